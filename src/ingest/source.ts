@@ -1,0 +1,147 @@
+/**
+ * Opens a dump (local path or http(s) URL) as a stream of decompressed XML bytes.
+ * Compression is recognised by magic bytes, not by file name, and decoded by the
+ * system's bzip2/xz/gzip in a separate process (so it runs on its own core).
+ */
+import { DumpError } from "./errors";
+
+export type Compression = "bzip2" | "xz" | "gzip" | "none";
+
+export interface DumpSource {
+  /** What the user passed. */
+  readonly spec: string;
+  readonly compression: Compression;
+  /** Size of the compressed input, when known (files, or HTTP with Content-Length). */
+  readonly totalBytes: number | undefined;
+  /** Compressed bytes consumed so far, for progress. */
+  bytesRead(): number;
+  /** Decompressed XML. */
+  readonly xml: ReadableStream<Uint8Array>;
+  /** Resolves when the decoder has exited cleanly; rejects with a DumpError naming the damage otherwise. */
+  finished(): Promise<void>;
+  /** Stops reading and kills the decoder. */
+  cancel(): void;
+}
+
+const DECODERS: Record<Exclude<Compression, "none">, string[]> = {
+  bzip2: ["bzip2", "-dc"],
+  xz: ["xz", "-dc"],
+  gzip: ["gzip", "-dc"],
+};
+
+export function detectCompression(head: Uint8Array): Compression {
+  const b = head;
+  if (b[0] === 0x42 && b[1] === 0x5a && b[2] === 0x68) return "bzip2";
+  if (b[0] === 0xfd && b[1] === 0x37 && b[2] === 0x7a && b[3] === 0x58 && b[4] === 0x5a && b[5] === 0x00) return "xz";
+  if (b[0] === 0x1f && b[1] === 0x8b) return "gzip";
+  return "none";
+}
+
+function isUrl(spec: string): boolean {
+  return /^https?:\/\//i.test(spec);
+}
+
+async function openRaw(spec: string): Promise<{ stream: ReadableStream<Uint8Array>; size: number | undefined }> {
+  if (isUrl(spec)) {
+    let res: Response;
+    try {
+      res = await fetch(spec, { redirect: "follow" });
+    } catch (err) {
+      throw new DumpError(
+        `cannot reach ${spec}: ${(err as Error).message}. Check the address and your network, or pass a local file with --dump <path>.`,
+      );
+    }
+    if (!res.ok || !res.body) {
+      throw new DumpError(
+        `cannot download ${spec}: HTTP ${res.status} ${res.statusText}. Check the address, or pass a local file with --dump <path>.`,
+      );
+    }
+    const len = Number(res.headers.get("content-length"));
+    return { stream: res.body, size: Number.isFinite(len) && len > 0 ? len : undefined };
+  }
+  const file = Bun.file(spec);
+  if (!(await file.exists())) {
+    throw new DumpError(`dump not found: ${spec}. Pass an existing file or an http(s) URL with --dump.`);
+  }
+  return { stream: file.stream(), size: file.size };
+}
+
+/** Reads the first chunk of a stream and returns it with a stream that replays it. */
+async function peek(stream: ReadableStream<Uint8Array>): Promise<{ head: Uint8Array; stream: ReadableStream<Uint8Array> }> {
+  const reader = stream.getReader();
+  const first = await reader.read();
+  const head = first.done ? new Uint8Array(0) : first.value;
+  const replay = new ReadableStream<Uint8Array>({
+    start(ctl) {
+      if (head.byteLength) ctl.enqueue(head);
+    },
+    async pull(ctl) {
+      const { done, value } = await reader.read();
+      if (done) ctl.close();
+      else ctl.enqueue(value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+  return { head, stream: replay };
+}
+
+export async function openDump(spec: string): Promise<DumpSource> {
+  const raw = await openRaw(spec);
+  const { head, stream } = await peek(raw.stream);
+  if (head.byteLength === 0) throw new DumpError(`${spec} is empty: it holds no XML.`);
+  const compression = detectCompression(head);
+
+  let read = 0;
+  const counted = stream.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, ctl) {
+        read += chunk.byteLength;
+        ctl.enqueue(chunk);
+      },
+    }),
+  );
+
+  if (compression === "none") {
+    return {
+      spec,
+      compression,
+      totalBytes: raw.size,
+      bytesRead: () => read,
+      xml: counted,
+      finished: async () => {},
+      cancel: () => void counted.cancel().catch(() => {}),
+    };
+  }
+
+  const argv = DECODERS[compression];
+  let proc: Bun.Subprocess<ReadableStream<Uint8Array>, "pipe", "pipe">;
+  try {
+    proc = Bun.spawn(argv, { stdin: counted, stdout: "pipe", stderr: "pipe" });
+  } catch {
+    throw new DumpError(
+      `${spec} is ${compression}-compressed, but the '${argv[0]}' command is not installed. Install it (apt-get install ${argv[0] === "xz" ? "xz-utils" : argv[0]}) and try again.`,
+    );
+  }
+  const stderr = new Response(proc.stderr).text();
+  return {
+    spec,
+    compression,
+    totalBytes: raw.size,
+    bytesRead: () => read,
+    xml: proc.stdout,
+    async finished() {
+      const code = await proc.exited;
+      if (code !== 0 && proc.signalCode === null) {
+        const why = (await stderr).trim().split("\n").filter(Boolean).pop() ?? `exit code ${code}`;
+        throw new DumpError(`${spec}: the ${compression} stream is damaged (${why.replace(/^[^:]*:\s*/, "")})`, {
+          damaged: true,
+        });
+      }
+    },
+    cancel() {
+      proc.kill();
+    },
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * Cleans the plain text wtf_wikipedia produces: decodes entities, drops markup it left
+ * behind, and removes the traces that removed markup leaves in prose, such as "()",
+ * "( , )", ",," or " ,".
+ */
+import { decodeHTML } from "entities";
+import { IDEOGRAPHIC_STOP, STOP_PLACEHOLDER } from "./markup";
+
+const LEFTOVER_TAG = /<\/?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?\/?>/g;
+const LEFTOVER_TEMPLATE = /\{\{[^{}]*\}\}/g;
+const WIKI_TOKENS = /\{\{|\}\}|\[\[|\]\]|\{\||\|\}|'{2,}/g;
+/** Brackets holding nothing but punctuation, spaces and dashes: what is left where markup was. */
+const EMPTY_BRACKETS = /[(（]\s*(?:[,，、;；:：.。\-–—/|·]\s*)*[)）]|\[\s*(?:[,;:.\-–—/|]\s*)*\]/g;
+const SPACE_BEFORE_PUNCT = /[ \t\u00a0]+([,.;:!?)\]}，、。；：）])/g;
+const SPACE_AFTER_OPEN = /([(\[（])[ \t\u00a0]+/g;
+const REPEATED_COMMA = /([,，、])(?:\s*[,，、])+/g;
+const COMMA_BEFORE_STOP = /[,，、;]\s*([.。!?)）])/g;
+const OPEN_THEN_COMMA = /([(（])\s*[,，、;]\s*/g;
+/** Quotes left empty where a template inside them was dropped. */
+const EMPTY_QUOTES = /«\s*»|„\s*“|“\s*”|(?<=\s)""(?=[\s,.;:])/g;
+/** Table cell attributes wtf leaves when a table is malformed. */
+const CELL_ATTRIBUTES = /(?:^|\s)(?:[a-z-]+\s*=\s*(?:"[^"]*"|[^\s|]*)\s*)+\|(?!\|)/gim;
+/** List markers of nested or malformed lists. */
+const LINE_MARKERS = /^[*#:;]+\s*/gm;
+const SPACES = /[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]+/g;
+
+export function cleanText(raw: string): string {
+  let s = raw.replaceAll(STOP_PLACEHOLDER, IDEOGRAPHIC_STOP);
+  s = decodeHTML(s);
+  s = s.replace(LEFTOVER_TAG, " ");
+  for (let i = 0; i < 3 && s.includes("{{"); i++) s = s.replace(LEFTOVER_TEMPLATE, "");
+  s = s.replace(WIKI_TOKENS, "");
+  s = s.replace(CELL_ATTRIBUTES, " ");
+  s = s.replace(LINE_MARKERS, "");
+  s = s.replace(SPACES, " ");
+  // Each pass can expose another empty pair, e.g. "( () )".
+  for (let i = 0; i < 3; i++) {
+    const before = s;
+    s = s.replace(EMPTY_BRACKETS, "");
+    s = s.replace(EMPTY_QUOTES, "");
+    s = s.replace(OPEN_THEN_COMMA, "$1");
+    s = s.replace(COMMA_BEFORE_STOP, "$1");
+    s = s.replace(REPEATED_COMMA, "$1");
+    s = s.replace(SPACE_BEFORE_PUNCT, "$1");
+    s = s.replace(SPACE_AFTER_OPEN, "$1");
+    s = s.replace(SPACES, " ");
+    if (s === before) break;
+  }
+  return s
+    .split("\n")
+    .map((line) => line.trim())
+    .join("\n")
+    .replace(/^[,;:，、]\s*/, "")
+    .trim();
+}
+
+/** Markup that must never reach a chunk. Counted by tests and by `bun run leaks`. */
+export const LEAK_PATTERNS: readonly string[] = [
+  "{{",
+  "}}",
+  "[[",
+  "]]",
+  "<ref",
+  "</",
+  "{|",
+  "|}",
+  "'''",
+  "&nbsp;",
+  "&amp;",
+  "()",
+];
+
+const EMPTY_PARENS = /\(\s*\)/;
+
+/** The leak patterns found in a text (each at most once). */
+export function findLeaks(text: string): string[] {
+  const found: string[] = [];
+  for (const p of LEAK_PATTERNS) {
+    if (p === "()" ? EMPTY_PARENS.test(text) : text.includes(p)) found.push(p);
+  }
+  return found;
+}

@@ -1,0 +1,61 @@
+/**
+ * The snapshot: everything the service serves, in one msgpackr file.
+ *
+ * Layout (little-endian):
+ *   "TOMESNAP" | u32 format version | u32 reserved | u64 meta length | u64 content length
+ *   | sha256(meta ‖ content), 32 bytes | meta | content
+ * meta and content are msgpackr-encoded. meta.contentHash is sha256(content): it names the
+ * data independently of when it was built.
+ */
+import type { Chunk, Redirect, SectionHead, SourceReport, Wiki } from "../ingest";
+
+export const MAGIC = "TOMESNAP";
+export const FORMAT_VERSION = 1;
+export const HEADER_BYTES = 8 + 4 + 4 + 8 + 8 + 32;
+export const SNAPSHOT_EXTENSION = ".tome";
+
+export interface SnapshotPage {
+  pageId: number;
+  revId: number;
+  title: string;
+  /** ISO 8601, UTC. */
+  timestamp: string;
+  tsUnix: number;
+  /** Every heading, in order, including those with no text of their own. */
+  sections: SectionHead[];
+  chunks: Chunk[];
+}
+
+export interface SnapshotMeta {
+  formatVersion: number;
+  /** ISO 8601, UTC. */
+  createdAt: string;
+  wiki: Wiki;
+  sources: SourceReport[];
+  truncated: boolean;
+  indexedPages: number;
+  indexedChunks: number;
+  skippedRedirects: number;
+  chunkWords: number;
+  /** sha256 of the content section, hex. */
+  contentHash: string;
+}
+
+export interface SnapshotContent {
+  /** Sorted by page id. */
+  pages: SnapshotPage[];
+  /** Redirect title → target title, sorted by title. */
+  redirects: Redirect[];
+}
+
+export interface Snapshot extends SnapshotContent {
+  meta: SnapshotMeta;
+}
+
+/** A snapshot that cannot be written or loaded. The message is written for the user. */
+export class SnapshotError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SnapshotError";
+  }
+}

@@ -1,0 +1,102 @@
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { Packr } from "msgpackr";
+import type { IngestResult } from "../ingest";
+import {
+  FORMAT_VERSION,
+  HEADER_BYTES,
+  MAGIC,
+  type Snapshot,
+  type SnapshotContent,
+  SnapshotError,
+  type SnapshotMeta,
+} from "./format";
+
+const packr = new Packr({ useRecords: true, moreTypes: false });
+
+/** Turns an ingest result into a snapshot (in memory). */
+export function fromIngest(result: IngestResult, chunkWords: number, createdAt = new Date()): Snapshot {
+  const pages = result.articles.map(({ pageId, revId, title, timestamp, tsUnix, sections, chunks }) => ({
+    pageId,
+    revId,
+    title,
+    timestamp,
+    tsUnix,
+    sections,
+    chunks,
+  }));
+  const meta: SnapshotMeta = {
+    formatVersion: FORMAT_VERSION,
+    createdAt: createdAt.toISOString(),
+    wiki: result.wiki,
+    sources: result.sources,
+    truncated: result.truncated,
+    indexedPages: pages.length,
+    indexedChunks: pages.reduce((n, p) => n + p.chunks.length, 0),
+    skippedRedirects: result.redirects.length,
+    chunkWords,
+    contentHash: "",
+  };
+  return { meta, pages, redirects: result.redirects };
+}
+
+export function encodeSnapshot(snapshot: Snapshot): Uint8Array {
+  const content: SnapshotContent = { pages: snapshot.pages, redirects: snapshot.redirects };
+  const contentBytes = packr.pack(content);
+  const meta: SnapshotMeta = { ...snapshot.meta, contentHash: sha256Hex(contentBytes) };
+  snapshot.meta.contentHash = meta.contentHash;
+  const metaBytes = packr.pack(meta);
+
+  const file = new Uint8Array(HEADER_BYTES + metaBytes.byteLength + contentBytes.byteLength);
+  const view = new DataView(file.buffer);
+  file.set(new TextEncoder().encode(MAGIC), 0);
+  view.setUint32(8, FORMAT_VERSION, true);
+  view.setUint32(12, 0, true);
+  view.setBigUint64(16, BigInt(metaBytes.byteLength), true);
+  view.setBigUint64(24, BigInt(contentBytes.byteLength), true);
+  file.set(metaBytes, HEADER_BYTES);
+  file.set(contentBytes, HEADER_BYTES + metaBytes.byteLength);
+  const hasher = new Bun.CryptoHasher("sha256");
+  hasher.update(file.subarray(HEADER_BYTES));
+  file.set(hasher.digest() as Uint8Array, 32);
+  return file;
+}
+
+/**
+ * Writes to a temporary file beside the target, flushes it to disk, then renames it into
+ * place: a crash at any moment leaves either the old file or the new one, never a broken one.
+ */
+export function writeSnapshot(path: string, snapshot: Snapshot): { bytes: number } {
+  const bytes = encodeSnapshot(snapshot);
+  const dir = dirname(path);
+  mkdirSync(dir, { recursive: true });
+  const tmp = join(dir, `.${basename(path)}.${process.pid}.tmp`);
+  try {
+    const fd = openSync(tmp, "w", 0o644);
+    try {
+      let off = 0;
+      while (off < bytes.byteLength) off += writeSync(fd, bytes, off);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw new SnapshotError(`cannot write the snapshot to ${path}: ${(err as Error).message}`);
+  }
+  try {
+    const dfd = openSync(dir, "r");
+    fsyncSync(dfd);
+    closeSync(dfd);
+  } catch {
+    // Some filesystems cannot fsync a directory; the rename itself is still atomic.
+  }
+  return { bytes: bytes.byteLength };
+}
+
+export function sha256Hex(bytes: Uint8Array): string {
+  const h = new Bun.CryptoHasher("sha256");
+  h.update(bytes);
+  return h.digest("hex");
+}
