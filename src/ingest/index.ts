@@ -17,7 +17,7 @@ export type { Chunk, SectionHead } from "./chunk";
 export { wordCount } from "./chunk";
 export { DumpError } from "./errors";
 export type { SiteInfo } from "./mediawiki";
-export { findLeaks, LEAK_PATTERNS } from "./wikitext";
+export { countLeaks, findLeaks, LEAK_PATTERNS } from "./wikitext";
 
 export const DEFAULT_CHUNK_WORDS = 300;
 

@@ -7,9 +7,10 @@ import wtf from "wtf_wikipedia";
 import { namespaceNormalizer, stripMarkup } from "./markup";
 import { wikiNames } from "./namespaces";
 import { isSourceSection } from "./sections";
+import { installTemplates } from "./templates";
 import { cleanText } from "./text";
 
-export { findLeaks, LEAK_PATTERNS } from "./text";
+export { countLeaks, findLeaks, LEAK_PATTERNS } from "./text";
 
 /** A paragraph, or a list with one item per line. */
 export interface Block {
@@ -35,6 +36,7 @@ export type Converter = (wikitext: string) => ArticleSection[];
 
 /** A converter for one wiki: it knows that wiki's language and namespace names. */
 export function makeConverter(wiki: WikiContext): Converter {
+  installTemplates();
   const normalize = namespaceNormalizer(wikiNames(wiki.lang, wiki.namespaces));
   return (wikitext) => toSections(stripMarkup(wikitext, normalize), wiki.lang);
 }

@@ -36,6 +36,7 @@ export function cleanText(raw: string): string {
   // Each pass can expose another empty pair, e.g. "( () )".
   for (let i = 0; i < 3; i++) {
     const before = s;
+    s = s.replace(WIKI_TOKENS, "");
     s = s.replace(EMPTY_BRACKETS, "");
     s = s.replace(EMPTY_QUOTES, "");
     s = s.replace(OPEN_THEN_COMMA, "$1");
@@ -79,4 +80,11 @@ export function findLeaks(text: string): string[] {
     if (p === "()" ? EMPTY_PARENS.test(text) : text.includes(p)) found.push(p);
   }
   return found;
+}
+
+/** How many chunks contain each leak pattern; every pattern is listed, 0 included. */
+export function countLeaks(texts: Iterable<string>): Record<string, number> {
+  const counts = Object.fromEntries(LEAK_PATTERNS.map((p) => [p, 0])) as Record<string, number>;
+  for (const text of texts) for (const p of findLeaks(text)) counts[p]!++;
+  return counts;
 }
