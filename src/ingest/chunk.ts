@@ -20,15 +20,21 @@ export interface Chunk {
  * Scripts written without spaces count by characters: two of them weigh one word, so a
  * 300-word budget holds about 600 Japanese characters.
  */
-const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/gu;
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 export const UNSPACED_CHARS_PER_WORD = 2;
+
+function charLength(s: string): number {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
 
 export function wordCount(text: string): number {
   let n = 0;
   for (const token of text.split(/\s+/)) {
     if (!token) continue;
-    const unspaced = token.match(UNSPACED)?.length ?? 0;
-    n += unspaced ? Math.max(1, Math.ceil(unspaced / UNSPACED_CHARS_PER_WORD)) : 1;
+    // A run mixing unspaced script with digits or Latin letters is weighed by all its characters.
+    n += UNSPACED.test(token) ? Math.ceil(charLength(token) / UNSPACED_CHARS_PER_WORD) : 1;
   }
   return n;
 }

@@ -200,16 +200,11 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
         if (accepted >= limit) source.cancel();
         else await source.finished();
       } catch (err) {
-        if (!(err instanceof DumpError) || !err.damaged) {
-          source.cancel();
-          throw err;
-        }
         // The decoder's own complaint, when there is one, says more than the XML parser's.
-        const decoderError = await source.finished().then(
-          () => null,
-          (e: unknown) => e as DumpError,
-        );
+        const decoderError = err instanceof DumpError ? await source.decoderError() : null;
+        source.cancel();
         const damage = decoderError ?? err;
+        if (!(damage instanceof DumpError) || !damage.damaged) throw damage;
         if (!options.allowTruncated) {
           throw new DumpError(
             `${damage.message}\nNo snapshot was written. Use a complete dump, or pass --allow-truncated to keep the complete pages read before the damage.`,

@@ -19,9 +19,16 @@ export interface DumpSource {
   readonly xml: ReadableStream<Uint8Array>;
   /** Resolves when the decoder has exited cleanly; rejects with a DumpError naming the damage otherwise. */
   finished(): Promise<void>;
+  /**
+   * After the XML ended badly: the decoder's own complaint if it failed (waiting briefly
+   * for it to exit), else null. The decoder is stopped either way.
+   */
+  decoderError(): Promise<DumpError | null>;
   /** Stops reading and kills the decoder. */
   cancel(): void;
 }
+
+const DECODER_GRACE_MS = 2000;
 
 const DECODERS: Record<Exclude<Compression, "none">, string[]> = {
   bzip2: ["bzip2", "-dc"],
@@ -111,6 +118,7 @@ export async function openDump(spec: string): Promise<DumpSource> {
       bytesRead: () => read,
       xml: counted,
       finished: async () => {},
+      decoderError: async () => null,
       cancel: () => void counted.cancel().catch(() => {}),
     };
   }
@@ -125,6 +133,15 @@ export async function openDump(spec: string): Promise<DumpSource> {
     );
   }
   const stderr = new Response(proc.stderr).text();
+  const failure = async (code: number): Promise<DumpError | null> => {
+    if (code === 0 || proc.signalCode !== null) return null;
+    // The decoders put the reason on their first line: "bzip2: Data integrity error…", "xz: (stdin): Unexpected end of input".
+    const first = (await stderr).trim().split("\n")[0] || `exit code ${code}`;
+    const why = first.replace(/^[\w.-]+:\s*(\(stdin\):\s*)?/, "").replace(/\.$/, "");
+    return new DumpError(`${spec}: the ${compression} stream is damaged (${why})`, {
+      damaged: true,
+    });
+  };
   return {
     spec,
     compression,
@@ -132,13 +149,16 @@ export async function openDump(spec: string): Promise<DumpSource> {
     bytesRead: () => read,
     xml: proc.stdout,
     async finished() {
-      const code = await proc.exited;
-      if (code !== 0 && proc.signalCode === null) {
-        const why = (await stderr).trim().split("\n").filter(Boolean).pop() ?? `exit code ${code}`;
-        throw new DumpError(`${spec}: the ${compression} stream is damaged (${why.replace(/^[^:]*:\s*/, "")})`, {
-          damaged: true,
-        });
+      const err = await failure(await proc.exited);
+      if (err) throw err;
+    },
+    async decoderError() {
+      const code = await Promise.race([proc.exited, Bun.sleep(DECODER_GRACE_MS).then(() => null)]);
+      if (code === null) {
+        proc.kill();
+        return null;
       }
+      return failure(code);
     },
     cancel() {
       proc.kill();

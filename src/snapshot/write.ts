@@ -69,9 +69,9 @@ export function encodeSnapshot(snapshot: Snapshot): Uint8Array {
 export function writeSnapshot(path: string, snapshot: Snapshot): { bytes: number } {
   const bytes = encodeSnapshot(snapshot);
   const dir = dirname(path);
-  mkdirSync(dir, { recursive: true });
   const tmp = join(dir, `.${basename(path)}.${process.pid}.tmp`);
   try {
+    mkdirSync(dir, { recursive: true });
     const fd = openSync(tmp, "w", 0o644);
     try {
       let off = 0;

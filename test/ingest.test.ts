@@ -1,0 +1,287 @@
+import { describe, expect, test } from "bun:test";
+import { countLeaks, DumpError, ingest, wordCount } from "../src/ingest";
+import { ALL_DUMPS, EN_2006, EN_2006_TRUNCATED, EN_2016, ingested, SQUAD, TRUNCATED_XZ, dump } from "./helpers";
+
+const byTitle = (r: Awaited<ReturnType<typeof ingest>>, title: string) => r.articles.find((a) => a.title === title)!;
+
+describe("counts on the real dumps", () => {
+  // Expected figures were counted independently, with Python's ElementTree over the same files.
+  test("enwiki-2016-sample: 106 articles, 99 namespace-0 redirects", async () => {
+    const r = await ingested({ dumps: [EN_2016] });
+    expect(r.articles.length).toBe(106);
+    expect(r.redirects.length).toBe(99);
+    expect(r.sources[0]).toMatchObject({ schema: "0.10", compression: "bzip2", articles: 106, redirects: 99, truncated: false });
+    expect(r.wiki).toMatchObject({ host: "en.wikipedia.org", dbname: "enwiki", lang: "en" });
+    expect(r.truncated).toBe(false);
+    expect(r.failures).toEqual([]);
+  });
+
+  test("squad-dev-articles: 48 articles, no redirects", async () => {
+    const r = await ingested({ dumps: [SQUAD] });
+    expect(r.articles.length).toBe(48);
+    expect(r.redirects.length).toBe(0);
+    const chunks = r.articles.reduce((n, a) => n + a.chunks.length, 0);
+    expect(chunks).toBeGreaterThan(48 * 5);
+  });
+
+  test("redirects are kept as a title → target map", async () => {
+    const r = await ingested({ dumps: [EN_2016] });
+    expect(r.redirects).toContainEqual({ title: "AccessibleComputing", target: "Computer accessibility" });
+    expect(r.articles.some((a) => a.title === "AccessibleComputing")).toBe(false);
+  });
+});
+
+describe("schema 0.3 export (enwik8, 2006)", () => {
+  test("namespace from the title prefix, redirects from #REDIRECT text", async () => {
+    const r = await ingested({ dumps: [EN_2006] });
+    expect(r.sources[0]!.schema).toBe("0.3");
+    expect(r.wiki.host).toBe("en.wikipedia.org");
+    expect(r.articles.length).toBe(248);
+    expect(r.redirects.length).toBe(242);
+    // "AaA" is `#REDIRECT [[AAA]]` with no <redirect> element in 0.3.
+    expect(r.redirects).toContainEqual({ title: "AaA", target: "AAA" });
+    // No page of another namespace (Wikipedia:, Talk:, Image:, ...) is indexed.
+    expect(r.articles.filter((a) => /^(Talk|User|Wikipedia|Image|Template|Category|Help|Portal|MediaWiki):/.test(a.title))).toEqual([]);
+  });
+});
+
+describe("merging dumps of one wiki", () => {
+  test("the 2006 and 2016 samples merge, and the newest revision wins", async () => {
+    const [merged, old, recent] = await Promise.all([
+      ingested({ dumps: [EN_2006, EN_2016] }),
+      ingested({ dumps: [EN_2006] }),
+      ingested({ dumps: [EN_2016] }),
+    ]);
+    // Counted independently: 248 page ids whose newest revision is an article, 242 redirects.
+    expect(merged.articles.length).toBe(248);
+    expect(merged.redirects.length).toBe(242);
+    const oldIds = new Map(old.articles.map((a) => [a.pageId, a]));
+    const shared = recent.articles.filter((a) => oldIds.has(a.pageId));
+    expect(shared.length).toBe(101);
+    for (const a of shared) {
+      const m = merged.articles.find((x) => x.pageId === a.pageId)!;
+      expect(m.revId).toBe(a.revId);
+      expect(m.timestamp.startsWith("2016") || m.timestamp > oldIds.get(a.pageId)!.timestamp).toBe(true);
+    }
+    // A 2006 redirect that became an article by 2016 is an article.
+    expect(merged.articles.find((a) => a.pageId === 643)?.title).toBe("Appellate court");
+  });
+
+  test("the order of --dump does not matter", async () => {
+    const [a, b] = await Promise.all([ingested({ dumps: [EN_2006, EN_2016] }), ingested({ dumps: [EN_2016, EN_2006] })]);
+    expect(a.articles.map((x) => [x.pageId, x.revId])).toEqual(b.articles.map((x) => [x.pageId, x.revId]));
+  });
+
+  test("dumps of different wikis are refused", async () => {
+    const err = await ingest({ dumps: [EN_2016, TRUNCATED_XZ[3]!], allowTruncated: true }).catch((e) => e);
+    expect(err).toBeInstanceOf(DumpError);
+    expect(err.message).toContain("one snapshot holds one wiki");
+    expect(err.message).toContain("ja.wikipedia.org");
+  });
+});
+
+describe("damaged dumps", () => {
+  test("a truncated dump fails by default and says where", async () => {
+    const err = await ingest({ dumps: [EN_2006_TRUNCATED] }).catch((e) => e);
+    expect(err).toBeInstanceOf(DumpError);
+    expect(err.damaged).toBe(true);
+    expect(err.message).toContain("enwik8-head-truncated.xml.bz2");
+    expect(err.message).toMatch(/line \d+, byte \d+/);
+    expect(err.message).toContain('the last was "Alliaceae"');
+    expect(err.message).toContain("--allow-truncated");
+  });
+
+  test("--allow-truncated keeps every complete page before the damage", async () => {
+    const [cut, whole] = await Promise.all([
+      ingested({ dumps: [EN_2006_TRUNCATED], allowTruncated: true }),
+      ingested({ dumps: [EN_2006] }),
+    ]);
+    expect(cut.truncated).toBe(true);
+    expect(cut.sources[0]!.truncated).toBe(true);
+    expect(cut.sources[0]!.damage).toContain("line");
+    // The truncated copy holds the same 491 complete pages, then a page cut in half.
+    expect(cut.articles.map((a) => a.revId)).toEqual(whole.articles.map((a) => a.revId));
+  });
+
+  test.each(TRUNCATED_XZ.map((p) => [p.split("/").pop()!, p]))("%s fails by default, works with --allow-truncated", async (_name, path) => {
+    const err = await ingest({ dumps: [path], limit: 1_000_000 }).catch((e) => e);
+    expect(err).toBeInstanceOf(DumpError);
+    expect(err.message).toContain("truncated or corrupt");
+    const r = await ingested({ dumps: [path], allowTruncated: true });
+    expect(r.truncated).toBe(true);
+    expect(r.articles.length).toBeGreaterThan(150);
+  });
+});
+
+describe("clean text", () => {
+  test("no chunk or heading of any shared dump leaks markup", async () => {
+    for (const path of ALL_DUMPS) {
+      const r = await ingested({ dumps: [path], allowTruncated: true });
+      const texts = r.articles.flatMap((a) => [...a.chunks.map((c) => c.text), ...a.sections.map((s) => s.heading)]);
+      expect(texts.length).toBeGreaterThan(500);
+      const counts = countLeaks(texts);
+      expect({ dump: path.split("/").pop(), counts }).toEqual({
+        dump: path.split("/").pop(),
+        counts: Object.fromEntries(Object.keys(counts).map((k) => [k, 0])),
+      });
+    }
+  });
+
+  test("source-only sections are dropped, in every language", async () => {
+    const dropped = /^(References|Notes|External links|Further reading|Bibliography|See also|Παραπομπές|Εξωτερικοί σύνδεσμοι|Примітки|Посилання|Див\. також|脚注|出典|外部リンク|関連項目|Tham khảo|Liên kết ngoài|Xem thêm|Ծանոթագրություններ|Արտաքին հղումներ|তথ্যসূত্র|বহিঃসংযোগ|संदर्भ|बाह्य दुवे)$/;
+    for (const path of ALL_DUMPS) {
+      const r = await ingested({ dumps: [path], allowTruncated: true });
+      const found = r.articles.flatMap((a) => a.sections.filter((s) => dropped.test(s.heading)).map((s) => `${a.title}: ${s.heading}`));
+      expect(found).toEqual([]);
+    }
+  });
+
+  test("no chunk starts or ends with whitespace, or holds runs of spaces", async () => {
+    const r = await ingested({ dumps: [EN_2016] });
+    for (const a of r.articles)
+      for (const c of a.chunks) {
+        expect(c.text).toBe(c.text.trim());
+        expect(c.text).not.toMatch(/ {2}| ,|,,|\( *\)/);
+      }
+  });
+
+  test("Albedo: a section and a chunk, word for word", async () => {
+    const r = await ingested({ dumps: [EN_2016] });
+    const albedo = byTitle(r, "Albedo");
+    expect(albedo.pageId).toBe(39);
+    expect(albedo.revId).toBe(715952044);
+    expect(albedo.timestamp).toBe("2016-04-18T23:12:22Z");
+    expect(albedo.tsUnix).toBe(Date.UTC(2016, 3, 18, 23, 12, 22) / 1000);
+    expect(albedo.sections.slice(0, 5)).toEqual([
+      { heading: "", level: 0 },
+      { heading: "Terrestrial albedo", level: 1 },
+      { heading: "White-sky and black-sky albedo", level: 2 },
+      { heading: "Astronomical albedo", level: 1 },
+      { heading: "Examples of terrestrial albedo effects", level: 1 },
+    ]);
+    const chunk = albedo.chunks[2]!;
+    expect(albedo.sections[chunk.section]!.heading).toBe("White-sky and black-sky albedo");
+    expect(chunk.text).toBe(
+      "It has been shown that for many applications involving terrestrial albedo, the albedo at a particular solar zenith angle θi can reasonably be approximated by the proportionate sum of two terms: the directional-hemispherical reflectance at that solar zenith angle, and the bi-hemispherical reflectance, the proportion concerned being defined as the proportion of diffuse illumination.\n\n" +
+        "Albedo can then be given as:\n\n" +
+        "Directional-hemispherical reflectance is sometimes referred to as black-sky albedo and bi-hemispherical reflectance as white-sky albedo. These terms are important because they allow the albedo to be calculated for any given illumination conditions from a knowledge of the intrinsic properties of the surface.",
+    );
+    expect(albedo.chunks[0]!.text.split("\n\n")[0]).toBe(
+      'Albedo or reflection coefficient, derived from Latin albedo "whiteness" (or reflected sunlight) in turn from albus "white", is the diffuse reflectivity or reflecting power of a surface.',
+    );
+    // Sections that only list sources are gone; "Other types of albedo" is the last one kept.
+    expect(albedo.sections.at(-1)!.heading).toBe("Other types of albedo");
+  });
+
+  test("list items are kept one per line", async () => {
+    const r = await ingested({ dumps: [EN_2016] });
+    const lists = r.articles.flatMap((a) => a.chunks).filter((c) => c.text.split("\n").length > 5 && !c.text.includes("\n\n"));
+    expect(lists.length).toBeGreaterThan(10);
+  });
+});
+
+describe("sections and chunks", () => {
+  test("chunks stay within --chunk-words and within their section", async () => {
+    for (const words of [300, 80]) {
+      const r = await ingested({ dumps: [EN_2016], chunkWords: words });
+      for (const a of r.articles) {
+        let last = 0;
+        for (const c of a.chunks) {
+          expect(wordCount(c.text)).toBeLessThanOrEqual(words);
+          expect(c.section).toBeGreaterThanOrEqual(last); // in order, never interleaved
+          expect(c.section).toBeLessThan(a.sections.length);
+          last = c.section;
+        }
+      }
+    }
+  });
+
+  test("smaller budgets give more chunks, and paragraphs are packed whole", async () => {
+    const [big, small] = await Promise.all([ingested({ dumps: [EN_2016] }), ingested({ dumps: [EN_2016], chunkWords: 80 })]);
+    const count = (r: typeof big) => r.articles.reduce((n, a) => n + a.chunks.length, 0);
+    expect(count(small)).toBeGreaterThan(count(big) * 2);
+    const albedo = byTitle(big, "Albedo");
+    // The intro's five paragraphs fit in 300 words: one chunk holds them all.
+    expect(albedo.chunks[0]!.text.split("\n\n").length).toBe(5);
+  });
+
+  test("Japanese is sized by characters (two to a word)", async () => {
+    const r = await ingested({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });
+    const kana = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
+    // Chunks written mostly in Japanese; chunks of Latin names separated by spaces count by words.
+    const japanese = r.articles.flatMap((a) => a.chunks).filter((c) => (c.text.match(kana)?.length ?? 0) > 0.8 * [...c.text].length);
+    const lengths = japanese.map((c) => [...c.text].length);
+    expect(Math.max(...lengths)).toBeLessThanOrEqual(300 * 2 + 50);
+    // Full chunks are hundreds of characters, not the 300 words' worth of a spaced script.
+    const full = lengths.filter((n) => n > 400).length;
+    expect(full).toBeGreaterThan(100);
+    // Japanese full stops survive as they are.
+    expect(r.articles.some((a) => a.chunks.some((c) => c.text.includes("。")))).toBe(true);
+  });
+
+  test("--limit stops after n articles", async () => {
+    const r = await ingest({ dumps: [EN_2016], limit: 7 });
+    expect(r.articles.length).toBe(7);
+  });
+});
+
+describe("inputs", () => {
+  test("compression is known by magic bytes, not by name; plain and gzip XML work too", async () => {
+    const { tempDir } = await import("./helpers");
+    const dir = tempDir();
+    const bz = `${dir}/misnamed.xml`;
+    await Bun.write(bz, Bun.file(SQUAD));
+    const plain = `${dir}/plain.bin`;
+    const xml = await new Response(Bun.spawn(["bzip2", "-dc", SQUAD]).stdout).arrayBuffer();
+    await Bun.write(plain, xml);
+    const gz = `${dir}/gz.dat`;
+    await Bun.write(gz, Bun.gzipSync(new Uint8Array(xml)));
+    for (const path of [bz, plain, gz]) {
+      const r = await ingest({ dumps: [path] });
+      expect(r.articles.length).toBe(48);
+    }
+    expect((await ingest({ dumps: [gz] })).sources[0]!.compression).toBe("gzip");
+    expect((await ingest({ dumps: [plain] })).sources[0]!.compression).toBe("none");
+  });
+
+  test("an http URL is streamed", async () => {
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(Bun.file(SQUAD)) });
+    try {
+      const r = await ingest({ dumps: [`http://127.0.0.1:${server.port}/squad.xml.bz2`] });
+      expect(r.articles.length).toBe(48);
+    } finally {
+      server.stop(true);
+    }
+  });
+
+  test("an unreachable URL, a missing file and a non-dump give clear errors", async () => {
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("no", { status: 404 }) });
+    try {
+      const e404 = await ingest({ dumps: [`http://127.0.0.1:${server.port}/x.xml`] }).catch((e) => e);
+      expect(e404.message).toContain("HTTP 404");
+    } finally {
+      server.stop(true);
+    }
+    const missing = await ingest({ dumps: ["/nonexistent/dump.xml.bz2"] }).catch((e) => e);
+    expect(missing.message).toContain("dump not found");
+    const notXml = await ingest({ dumps: [dump("../../spec/api.md")] }).catch((e) => e);
+    expect(notXml).toBeInstanceOf(DumpError);
+    expect(notXml.message).toContain("not a MediaWiki XML export");
+  });
+
+  test("a corrupt compressed stream is reported as damage", async () => {
+    const { tempDir } = await import("./helpers");
+    const bytes = new Uint8Array(await Bun.file(SQUAD).arrayBuffer());
+    bytes.fill(0x55, 400_000, 400_400); // in the second bzip2 block: the first one decodes
+    const path = `${tempDir()}/corrupt.xml.bz2`;
+    await Bun.write(path, bytes);
+    const err = await ingest({ dumps: [path] }).catch((e) => e);
+    expect(err).toBeInstanceOf(DumpError);
+    expect(err.damaged).toBe(true);
+    expect(err.message).toContain("the bzip2 stream is damaged (Data integrity error when decompressing)");
+    const kept = await ingest({ dumps: [path], allowTruncated: true });
+    expect(kept.truncated).toBe(true);
+    expect(kept.articles.length).toBeGreaterThan(0);
+    expect(kept.articles.length).toBeLessThan(48);
+  });
+});
