@@ -55,12 +55,12 @@ async function openRaw(spec: string): Promise<{ stream: ReadableStream<Uint8Arra
       res = await fetch(spec, { redirect: "follow" });
     } catch (err) {
       throw new DumpError(
-        `cannot reach ${spec}: ${(err as Error).message}. Check the address and your network, or pass a local file with --dump <path>.`,
+        `cannot reach ${spec}: ${(err as Error).message}. Check the address and the network, or use a local dump file.`,
       );
     }
     if (!res.ok || !res.body) {
       throw new DumpError(
-        `cannot download ${spec}: HTTP ${res.status} ${res.statusText}. Check the address, or pass a local file with --dump <path>.`,
+        `cannot download ${spec}: HTTP ${res.status} ${res.statusText}. Check the address, or use a local dump file.`,
       );
     }
     const len = Number(res.headers.get("content-length"));

@@ -1,0 +1,53 @@
+/**
+ * bun run start — serves the newest snapshot in snapshots/ (or TOME_SNAPSHOT). When there
+ * is none, builds one first from TOME_DUMP (a path or URL; by default the latest Simple
+ * English Wikipedia pages-articles dump).
+ */
+import { DumpError } from "../ingest";
+import { latestSnapshot, readSnapshot, SnapshotError } from "../snapshot";
+import { buildSnapshot } from "./snapshot-build";
+import { DEFAULT_CHUNK_WORDS } from "../ingest";
+
+export const DEFAULT_DUMP = "https://dumps.wikimedia.org/simplewiki/latest/simplewiki-latest-pages-articles.xml.bz2";
+const SNAPSHOT_DIR = "snapshots";
+
+const HELP = `Usage: bun run start
+
+Environment:
+  TOME_SNAPSHOT  snapshot to serve (default: the newest *.tome in ${SNAPSHOT_DIR}/)
+  TOME_DUMP      dump to build a snapshot from when there is none (path or URL;
+                 default: ${DEFAULT_DUMP})
+  PORT           HTTP port (default 8080)
+`;
+
+/** The snapshot to serve, building one first if there is none. */
+export async function ensureSnapshot(env = process.env): Promise<string> {
+  const explicit = env.TOME_SNAPSHOT;
+  if (explicit) return explicit;
+  const found = latestSnapshot(SNAPSHOT_DIR);
+  if (found) return found;
+  const dump = env.TOME_DUMP || DEFAULT_DUMP;
+  console.error(`No snapshot in ${SNAPSHOT_DIR}/: building one from ${dump} (set TOME_DUMP to use another dump).`);
+  return buildSnapshot({ dumps: [dump], chunkWords: DEFAULT_CHUNK_WORDS, allowTruncated: false });
+}
+
+if (import.meta.main) {
+  if (Bun.argv.includes("--help") || Bun.argv.includes("-h")) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  try {
+    const path = await ensureSnapshot();
+    const snapshot = await readSnapshot(path);
+    const m = snapshot.meta;
+    console.error(`Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}.`);
+    // The HTTP API (issue 4) is served from here once it exists.
+    console.error("The HTTP API is not part of this build yet: the snapshot is verified and ready.");
+  } catch (err) {
+    if (err instanceof DumpError || err instanceof SnapshotError) {
+      console.error(`start: ${err.message}`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
