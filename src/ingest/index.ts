@@ -157,6 +157,7 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
         for await (const item of readExport(source.xml, spec)) {
           if (item.kind === "site") {
             const site = item.site;
+            report.schema = site.schema;
             if (wiki && !sameWiki(wiki, site)) {
               throw new DumpError(
                 `${spec} is from ${site.host || site.dbname}, but the snapshot is of ${wiki.host || wiki.dbname}: one snapshot holds one wiki. Build a separate snapshot for each wiki.`,
@@ -169,7 +170,6 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
               sitename: site.sitename,
             };
             if (!wiki.dbname && site.dbname) wiki.dbname = site.dbname;
-            report.schema = site.schema;
             pool.configure({ ...site, lang: site.lang || wiki.lang }, chunkWords);
             continue;
           }
@@ -201,7 +201,9 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
         else await source.finished();
       } catch (err) {
         // The decoder's own complaint, when there is one, says more than the XML parser's.
-        const decoderError = err instanceof DumpError ? await source.decoderError() : null;
+        // (Asked only when the XML itself went wrong: the decoder may still be busy otherwise.)
+        const xmlFailed = err instanceof DumpError && (err.damaged || !report.schema);
+        const decoderError = xmlFailed ? await source.decoderError() : null;
         source.cancel();
         const damage = decoderError ?? err;
         if (!(damage instanceof DumpError) || !damage.damaged) throw damage;

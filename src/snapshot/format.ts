@@ -7,24 +7,15 @@
  * meta and content are msgpackr-encoded. meta.contentHash is sha256(content): it names the
  * data independently of when it was built.
  */
-import type { Chunk, Redirect, SectionHead, SourceReport, Wiki } from "../ingest";
+import type { Article, Redirect, SourceReport, Wiki } from "../ingest";
 
 export const MAGIC = "TOMESNAP";
 export const FORMAT_VERSION = 1;
 export const HEADER_BYTES = 8 + 4 + 4 + 8 + 8 + 32;
 export const SNAPSHOT_EXTENSION = ".tome";
 
-export interface SnapshotPage {
-  pageId: number;
-  revId: number;
-  title: string;
-  /** ISO 8601, UTC. */
-  timestamp: string;
-  tsUnix: number;
-  /** Every heading, in order, including those with no text of their own. */
-  sections: SectionHead[];
-  chunks: Chunk[];
-}
+/** An article as ingest made it, less its build statistics. */
+export type SnapshotPage = Omit<Article, "wikitextLength">;
 
 export interface SnapshotMeta {
   formatVersion: number;
