@@ -2,5 +2,5 @@
 export { FORMAT_VERSION, SNAPSHOT_EXTENSION, SnapshotError } from "./format";
 export type { Snapshot, SnapshotMeta, SnapshotPage } from "./format";
 export { decodeSnapshot, readSnapshot, readSnapshotMeta } from "./read";
-export { encodeSnapshot, fromIngest, writeSnapshot } from "./write";
+export { atomicWrite, encodeSnapshot, fromIngest, writeSnapshot } from "./write";
 export { latestSnapshot } from "./locate";

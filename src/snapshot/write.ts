@@ -62,17 +62,27 @@ export function encodeSnapshot(snapshot: Snapshot): Uint8Array {
   return file;
 }
 
+/** Writes a snapshot atomically (see atomicWrite). */
+export function writeSnapshot(path: string, snapshot: Snapshot): { bytes: number } {
+  const bytes = encodeSnapshot(snapshot);
+  try {
+    atomicWrite(path, bytes);
+  } catch (err) {
+    throw new SnapshotError(`cannot write the snapshot to ${path}: ${(err as Error).message}`);
+  }
+  return { bytes: bytes.byteLength };
+}
+
 /**
  * Writes to a temporary file beside the target, flushes it to disk, then renames it into
  * place: a crash at any moment leaves either the old file or the new one, never a broken one.
  */
-export function writeSnapshot(path: string, snapshot: Snapshot): { bytes: number } {
-  const bytes = encodeSnapshot(snapshot);
+export function atomicWrite(path: string, bytes: Uint8Array, mode = 0o644): void {
   const dir = dirname(path);
   const tmp = join(dir, `.${basename(path)}.${process.pid}.tmp`);
   try {
     mkdirSync(dir, { recursive: true });
-    const fd = openSync(tmp, "w", 0o644);
+    const fd = openSync(tmp, "w", mode);
     try {
       let off = 0;
       while (off < bytes.byteLength) off += writeSync(fd, bytes, off);
@@ -83,7 +93,7 @@ export function writeSnapshot(path: string, snapshot: Snapshot): { bytes: number
     renameSync(tmp, path);
   } catch (err) {
     rmSync(tmp, { force: true });
-    throw new SnapshotError(`cannot write the snapshot to ${path}: ${(err as Error).message}`);
+    throw err;
   }
   try {
     const dfd = openSync(dir, "r");
@@ -92,7 +102,6 @@ export function writeSnapshot(path: string, snapshot: Snapshot): { bytes: number
   } catch {
     // Some filesystems cannot fsync a directory; the rename itself is still atomic.
   }
-  return { bytes: bytes.byteLength };
 }
 
 export function sha256Hex(bytes: Uint8Array): string {

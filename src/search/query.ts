@@ -1,0 +1,49 @@
+/** A search query, analysed: its words, its quoted phrases, and whether the last word is a prefix. */
+import { fold, terms } from "./analyze";
+
+export interface ParsedQuery {
+  /** Every folded word, phrases' words included, first occurrence order. */
+  words: string[];
+  /** Quoted phrases, as folded word sequences of two words or more. */
+  phrases: string[][];
+  /** The last word is still being typed: match it as a prefix. */
+  prefixLast: boolean;
+  /** The query as a title: folded, `_` as space, single spaces. */
+  asTitle: string;
+}
+
+const QUOTED = /["“”„«»]([^"“”„«»]*)["“”„«»]/g;
+const QUOTES = /["“”„«»]/g;
+const MIN_PREFIX = 2;
+
+export function parseQuery(q: string, lang: string): ParsedQuery {
+  const phrases: string[][] = [];
+  const words: string[] = [];
+  const seen = new Set<string>();
+  const add = (w: string) => {
+    if (!seen.has(w)) {
+      seen.add(w);
+      words.push(w);
+    }
+  };
+  const rest = q.replace(QUOTED, (_m, inner: string) => {
+    const ws = terms(inner, lang);
+    ws.forEach(add);
+    if (ws.length > 1) phrases.push(ws);
+    return " ";
+  });
+  // An unbalanced quote is plain text.
+  const free = terms(rest.replace(QUOTES, " "), lang);
+  free.forEach(add);
+  const trimmed = q.trimEnd();
+  const endsInWord = /[\p{L}\p{N}\p{M}]$/u.test(trimmed) && !QUOTES.test(trimmed.slice(-1));
+  QUOTES.lastIndex = 0;
+  const last = free.at(-1);
+  const prefixLast = endsInWord && last !== undefined && last === words.at(-1) && [...last].length >= MIN_PREFIX;
+  return { words, phrases, prefixLast, asTitle: titleKey(q) };
+}
+
+/** How titles are compared: case- and accent-insensitive, `_` = space. */
+export function titleKey(title: string): string {
+  return fold(title.replace(/_/g, " ").replace(/\s+/g, " ").trim());
+}
