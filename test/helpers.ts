@@ -30,3 +30,23 @@ export function ingested(options: IngestOptions): Promise<IngestResult> {
 export function tempDir(prefix = "tome-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
+
+import { open as openEngine, type Engine } from "../src/search";
+import { fromIngest, writeSnapshot } from "../src/snapshot";
+
+const engines = new Map<string, Promise<Engine>>();
+
+/** A search engine over a snapshot built from the given dumps (built once per test run). */
+export function engineFor(options: IngestOptions): Promise<Engine> {
+  const key = JSON.stringify(options);
+  let p = engines.get(key);
+  if (!p) {
+    p = (async () => {
+      const path = join(tempDir(), "test.tome");
+      writeSnapshot(path, fromIngest(await ingested(options), options.chunkWords ?? 300));
+      return openEngine(path);
+    })();
+    engines.set(key, p);
+  }
+  return p;
+}

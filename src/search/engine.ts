@@ -12,7 +12,7 @@
  */
 import MiniSearch, { type SearchResult as MiniResult } from "minisearch";
 import type { Snapshot, SnapshotPage } from "../snapshot";
-import { terms, tokens } from "./analyze";
+import { indexKey, termOfKey, terms } from "./analyze";
 import { formatText, formatTitle } from "./highlight";
 import { parseQuery, titleKey, type ParsedQuery } from "./query";
 
@@ -64,7 +64,7 @@ export function textIndexOptions(lang: string) {
   return {
     fields: TEXT_FIELDS,
     tokenize: (s: string) => terms(s, lang),
-    processTerm: (t: string) => t,
+    processTerm: indexKey,
     // The page title in every chunk entry: questions name the topic more often than the passage does.
     searchOptions: { boost: { text: 1, section: 0.5, title: 0.5 } },
   };
@@ -74,7 +74,7 @@ export function titleIndexOptions(lang: string) {
   return {
     fields: TITLE_FIELDS,
     tokenize: (s: string) => terms(s, lang),
-    processTerm: (t: string) => t,
+    processTerm: indexKey,
     searchOptions: { boost: { title: 2, aliases: 1 } },
   };
 }
@@ -188,7 +188,7 @@ export class Engine {
 
   /** Whether a word occurs in the text shard. (MiniSearch keeps its term map private.) */
   private known(term: string): boolean {
-    return (this.text as unknown as { _index: { has(t: string): boolean } })._index.has(term);
+    return (this.text as unknown as { _index: { has(t: string): boolean } })._index.has(indexKey(term));
   }
 
   private textSearch(query: ParsedQuery, combineWith: "AND" | "OR", fuzzy: boolean, filter?: (r: MiniResult) => boolean): MiniResult[] {
@@ -196,7 +196,7 @@ export class Engine {
     return this.text.search(query.words.join(" "), {
       combineWith,
       tokenize: SEARCH_TOKENIZE,
-      processTerm: (t) => t,
+      processTerm: indexKey,
       prefix: (_t, i) => query.prefixLast && i === last,
       fuzzy: fuzzy ? (t) => (this.known(t) ? 0 : typos(t)) : false,
       filter,
@@ -219,7 +219,7 @@ export class Engine {
     const addTier = (results: MiniResult[], tier: number) => {
       for (const r of results) {
         if (candidates.has(r.id)) continue;
-        candidates.set(r.id, { chunk: r.id, score: r.score, tier, terms: r.terms });
+        candidates.set(r.id, { chunk: r.id, score: r.score, tier, terms: r.terms.map(termOfKey) });
       }
     };
     const units = () => (onlyPage >= 0 ? candidates.size : countPages(candidates.keys(), this.pageOfChunk));
@@ -280,7 +280,7 @@ export class Engine {
   private titleGroups(query: ParsedQuery): Map<number, number> {
     const groups = new Map<number, number>();
     const last = query.words.length - 1;
-    const opts = { tokenize: SEARCH_TOKENIZE, processTerm: (t: string) => t };
+    const opts = { tokenize: SEARCH_TOKENIZE, processTerm: indexKey };
     for (const r of this.titleIndex.search(query.words.join(" "), {
       ...opts,
       combineWith: "AND",

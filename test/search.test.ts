@@ -1,0 +1,258 @@
+import { describe, expect, test } from "bun:test";
+import { CROP_MARKER, fold, open, terms } from "../src/search";
+import { EN_2006, EN_2016, engineFor, SQUAD, TRUNCATED_XZ } from "./helpers";
+
+const en = () => engineFor({ dumps: [EN_2006, EN_2016] });
+const squad = () => engineFor({ dumps: [SQUAD] });
+const ja = () => engineFor({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });
+
+const plain = (formatted: string) => formatted.replaceAll("<em>", "").replaceAll("</em>", "");
+const unescape = (s: string) => s.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&amp;", "&");
+const chunkText = (h: { page: { chunks: { text: string }[] }; chunk: number }) => h.page.chunks[h.chunk]!.text;
+
+describe("analysis", () => {
+  test("case, accents, numbers, and scripts without spaces", () => {
+    expect(terms("Café ÉCOLE naïve 1760 Ά")).toEqual(["cafe", "ecole", "naive", "1760", "α"]);
+    expect(fold("Đà Nẵng")).toBe("đa nang");
+    expect(terms("東京都に住む", "ja").length).toBeGreaterThan(2);
+    expect(terms("मराठी भाषा")).toEqual(["मराठी", "भाषा"]); // Indic vowel signs are not accents
+  });
+});
+
+describe("dedup and page_id (D7)", () => {
+  test("one hit per page, and estimatedTotalHits counts pages", async () => {
+    const tome = await en();
+    const r = tome.search("albedo", { limit: 50 });
+    const pages = r.hits.map((h) => h.page.pageId);
+    expect(new Set(pages).size).toBe(pages.length);
+    // Counted independently: pages with a chunk holding the word (or titled with it).
+    const expected = tome.snapshot.pages.filter(
+      (p) => p.chunks.some((c) => terms(c.text).includes("albedo")) || terms(p.title).includes("albedo"),
+    ).length;
+    expect(r.estimatedTotalHits).toBe(expected);
+    expect(r.hits.length).toBe(Math.min(50, expected));
+  });
+
+  test("with page_id, the matching chunks of that page, best first", async () => {
+    const tome = await en();
+    const albedo = tome.pageByTitle("Albedo")!;
+    const r = tome.search("snow", { pageId: albedo.pageId, limit: 50 });
+    const expected = albedo.chunks.filter((c) => terms(c.text).includes("snow") || terms(albedo.sections[c.section]!.heading).includes("snow"));
+    expect(r.estimatedTotalHits).toBe(expected.length);
+    expect(r.hits.every((h) => h.page.pageId === albedo.pageId)).toBe(true);
+    expect(new Set(r.hits.map((h) => h.chunk)).size).toBe(r.hits.length);
+    const scores = r.hits.map((h) => h.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+    expect(tome.search("snow", { pageId: 999_999_999 }).hits).toEqual([]);
+  });
+});
+
+describe("title priority and redirects (D8, D13)", () => {
+  test("an exact title ranks first, whatever the case, accents or underscores", async () => {
+    const tome = await en();
+    for (const q of ["albedo", "ALBEDO", "Albédo"]) expect(tome.search(q).hits[0]!.page.title).toBe("Albedo");
+    expect(tome.search("abraham_lincoln").hits[0]!.page.title).toBe("Abraham Lincoln");
+  });
+
+  test("pages whose title matches rank above pages that only mention the words", async () => {
+    const tome = await en();
+    const r = tome.search("academy award", { limit: 50 });
+    // The last word is a prefix: "Academy Awards" matches "academy award".
+    const titled = r.hits.map((h) => terms(h.page.title).includes("academy") && terms(h.page.title).some((t) => t.startsWith("award")));
+    expect(titled[0]).toBe(true);
+    const firstOther = titled.indexOf(false);
+    expect(firstOther).toBeGreaterThan(0);
+    expect(titled.slice(firstOther).includes(true)).toBe(false);
+  });
+
+  test("a redirect title finds its target first", async () => {
+    const tome = await en();
+    const redirects = tome.snapshot.redirects.filter((r) => tome.pageByTitle(r.target) && !tome.pageByTitle(r.title)?.title.startsWith(r.title));
+    expect(redirects.length).toBeGreaterThan(20);
+    for (const r of redirects.slice(0, 20)) {
+      expect(tome.lucky(r.title)!.page.title).toBe(tome.pageByTitle(r.target)!.title);
+      expect(tome.search(r.title).hits[0]!.page.title).toBe(tome.pageByTitle(r.target)!.title);
+    }
+  });
+
+  test("lucky: exact title wins with chunk 0; else the best hit; nothing → undefined", async () => {
+    const tome = await en();
+    const exact = tome.lucky("Albedo")!;
+    expect(exact.page.title).toBe("Albedo");
+    expect(exact.hit.chunk).toBe(0);
+    expect(exact.totalResults).toBe(tome.search("Albedo").estimatedTotalHits);
+    const best = tome.lucky("reflectivity of snow and clouds")!;
+    expect(best.page.pageId).toBe(tome.search("reflectivity of snow and clouds").hits[0]!.page.pageId);
+    expect(tome.lucky("zzqxv qqqzzx")).toBeUndefined();
+  });
+});
+
+describe("query semantics (D6)", () => {
+  test("pages with every word come first; with none, fewer words still match", async () => {
+    const tome = await en();
+    const r = tome.search("albedo snow", { limit: 20 });
+    const all = r.hits.map((h) => {
+      const words = terms(chunkText(h) + " " + h.page.title);
+      return words.includes("albedo") && words.includes("snow");
+    });
+    expect(all[0]).toBe(true);
+    expect(all.slice(all.indexOf(false)).includes(true)).toBe(false);
+    const fewer = tome.search("albedo zzqxvnotaword");
+    expect(fewer.hits[0]!.page.title).toBe("Albedo");
+  });
+
+  test("quoted phrases match as phrases", async () => {
+    const tome = await squad();
+    const r = tome.search('"alternating current"', { limit: 50 });
+    expect(r.hits.length).toBeGreaterThan(0);
+    for (const h of r.hits) expect(chunkText(h).toLowerCase()).toContain("alternating current");
+    const reversed = tome.search('"current alternating"', { limit: 50 });
+    for (const h of reversed.hits) expect(chunkText(h).toLowerCase()).toContain("current alternating");
+    expect(reversed.hits.length).toBeLessThan(r.hits.length);
+  });
+
+  test("typos are tolerated in longer words", async () => {
+    const tome = await en();
+    expect(tome.search("albedp").hits[0]!.page.title).toBe("Albedo"); // 1 typo in 6 letters
+    expect(tome.search("photovoltaik").hits.length).toBeGreaterThan(0); // 1 typo in 12 letters
+    expect(tome.search("snov").hits.some((h) => h.page.title === "Albedo" && /\bsnow\b/i.test(chunkText(h)))).toBe(false); // 4 letters: no typo
+  });
+
+  test("the last word matches as a prefix unless followed by a space", async () => {
+    const tome = await en();
+    const prefixed = tome.search("solar photovolt");
+    expect(prefixed.hits.length).toBeGreaterThan(0);
+    expect(prefixed.hits.some((h) => /photovoltaic/i.test(chunkText(h)))).toBe(true);
+    expect(tome.search("solar photovolt ").hits.some((h) => /photovolt\b/i.test(chunkText(h)))).toBe(false);
+  });
+
+  test("paging: offset/limit slice one ranking; past the end is empty", async () => {
+    const tome = await en();
+    const all = tome.search("the", { limit: 50 });
+    const page2 = tome.search("the", { limit: 10, offset: 10 });
+    expect(page2.hits.map((h) => h.page.pageId)).toEqual(all.hits.slice(10, 20).map((h) => h.page.pageId));
+    expect(page2.estimatedTotalHits).toBe(all.estimatedTotalHits);
+    const far = tome.search("the", { offset: 1_000_000 });
+    expect(far.hits).toEqual([]);
+    expect(far.estimatedTotalHits).toBe(all.estimatedTotalHits);
+  });
+});
+
+describe("_formatted (D9)", () => {
+  test("crop length in code points, word boundaries, and the marker", async () => {
+    const tome = await en();
+    for (const crop of [50, 120, 400, 2000]) {
+      for (const h of tome.search("albedo of snow", { cropLength: crop, limit: 20 }).hits) {
+        const text = chunkText(h);
+        const shown = unescape(plain(h.formatted.text));
+        const body = shown.replace(new RegExp(`^${CROP_MARKER}|${CROP_MARKER}$`, "g"), "");
+        expect([...body].length).toBeLessThanOrEqual(crop);
+        expect(text).toContain(body);
+        expect(shown.startsWith(CROP_MARKER)).toBe(!text.startsWith(body));
+        expect(shown.endsWith(CROP_MARKER)).toBe(!text.endsWith(body));
+        if ([...text].length <= crop) expect(shown).toBe(text);
+        // Cut at word boundaries: the text around the window is not a letter of the same word.
+        const at = text.indexOf(body);
+        if (at > 0) expect(/[\p{L}\p{N}]/u.test(text[at - 1]!) && /[\p{L}\p{N}]/u.test(body[0]!)).toBe(false);
+      }
+    }
+  });
+
+  test("the crop window sits on the matched words", async () => {
+    const tome = await en();
+    const h = tome.search("photovoltaic", { cropLength: 80 }).hits[0]!;
+    expect(h.formatted.text).toContain("<em>");
+  });
+
+  test("highlight on wraps every matched word; off leaves no tags", async () => {
+    const tome = await en();
+    const on = tome.search("albedo snow", { limit: 5 });
+    for (const h of on.hits) {
+      // "snow", the last word, is also a prefix ("snowmelt").
+      for (const m of h.formatted.text.matchAll(/<em>(.*?)<\/em>/g)) expect(fold(m[1]!) === "albedo" || fold(m[1]!).startsWith("snow")).toBe(true);
+      expect(h.formatted.title.includes("<em>")).toBe(terms(h.page.title).some((t) => t === "albedo" || t === "snow"));
+    }
+    const off = tome.search("albedo snow", { limit: 5, highlight: false });
+    for (const h of off.hits) {
+      expect(h.formatted.text).not.toContain("<em>");
+      expect(h.formatted.title).toBe(h.page.title);
+    }
+  });
+
+  test("everything else is HTML-escaped", async () => {
+    const tome = await squad();
+    const h = tome.search("Tesla Electric Light Manufacturing", { cropLength: 2000 }).hits.find((x) => chunkText(x).includes("&"))!;
+    expect(h).toBeDefined();
+    const stripped = plain(h.formatted.text);
+    expect(stripped).not.toMatch(/[<>]/);
+    expect(stripped).not.toMatch(/&(?!amp;|lt;|gt;)/);
+    expect(stripped).toContain("&amp;");
+  });
+});
+
+describe("Japanese", () => {
+  test("words are found inside unspaced text and highlighted", async () => {
+    const tome = await ja();
+    const r = tome.search("東京");
+    expect(r.hits.length).toBeGreaterThan(3);
+    expect(r.hits[0]!.formatted.text).toContain("<em>東京</em>");
+    const title = tome.snapshot.pages.find((p) => p.title === "日本語");
+    if (title) expect(tome.search("日本語").hits[0]!.page.title).toBe("日本語");
+  });
+});
+
+describe("hostile queries never throw", () => {
+  test("edge cases", async () => {
+    const tome = await en();
+    for (const q of ["", "   ", "...", '"', '""', '"unbalanced', "a\u0000b", "(((", "[a-z]+*", ".*", "\\", "🙂🙃", "שָׁלוֹם עולם", "مرحبا", "x".repeat(500), "a ".repeat(250), "AND OR NOT", "-", "*"]) {
+      const r = tome.search(q);
+      expect(Array.isArray(r.hits)).toBe(true);
+      expect(r.estimatedTotalHits).toBeGreaterThanOrEqual(0);
+      tome.lucky(q);
+    }
+    expect(tome.search("...").hits).toEqual([]);
+  });
+
+  test("fuzz: 2,000 random queries", async () => {
+    const tome = await en();
+    const alphabet = ['"', " ", "a", "e", "s", "t", "albedo", "\u0000", "(", ")", "*", "?", "é", "東", "🙂", "\u202e", "_", "-", "\\", "|", "'", "[", "]", "{"];
+    let seed = 42;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+    for (let i = 0; i < 2000; i++) {
+      let q = "";
+      for (let j = rand(30); j > 0; j--) q += alphabet[rand(alphabet.length)];
+      const r = tome.search(q, { limit: 1 + rand(50), offset: rand(3), cropLength: 50 + rand(1950), highlight: rand(2) === 0 });
+      for (const h of r.hits) expect(typeof h.formatted.text).toBe("string");
+    }
+  });
+});
+
+describe("stored indexes", () => {
+  test("built once beside the snapshot, loaded after, rebuilt when damaged", async () => {
+    const { ingested, tempDir } = await import("./helpers");
+    const { fromIngest, writeSnapshot } = await import("../src/snapshot");
+    const { indexPath } = await import("../src/search");
+    const path = `${tempDir()}/s.tome`;
+    writeSnapshot(path, fromIngest(await ingested({ dumps: [SQUAD] }), 300));
+    const logs: string[] = [];
+    const log = (l: string) => logs.push(l);
+    const first = await open(path, { log });
+    expect(logs.length).toBe(1);
+    expect(logs[0]).toContain("building the search indexes");
+    expect(await Bun.file(indexPath(path)).exists()).toBe(true);
+    const second = await open(path, { log });
+    expect(logs.length).toBe(1); // loaded, not rebuilt
+    const q = "Which NFL team represented the AFC at Super Bowl 50?";
+    expect(second.search(q).hits.map((h) => [h.page.pageId, h.chunk])).toEqual(first.search(q).hits.map((h) => [h.page.pageId, h.chunk]));
+    const bytes = new Uint8Array(await Bun.file(indexPath(path)).arrayBuffer());
+    bytes[bytes.length >> 1]! ^= 0xff;
+    await Bun.write(indexPath(path), bytes);
+    const third = await open(path, { log });
+    expect(logs.length).toBe(2); // damaged: rebuilt
+    expect(third.search(q).hits[0]!.page.title).toBe("Super Bowl 50");
+    // A snapshot with other content does not use these indexes.
+    writeSnapshot(path, fromIngest(await ingested({ dumps: [SQUAD], chunkWords: 80 }), 80));
+    await open(path, { log });
+    expect(logs.length).toBe(3);
+  });
+});
