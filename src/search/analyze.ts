@@ -47,40 +47,45 @@ function segmenter(lang: string): Intl.Segmenter {
   return s;
 }
 
-/** Words of a text with their positions. */
+/** Words of a text with their positions. Runs of unspaced script are split by Intl.Segmenter. */
 export function tokens(text: string, lang = ""): Token[] {
   const out: Token[] = [];
-  if (UNSPACED.test(text)) {
-    for (const seg of segmenter(lang).segment(text)) {
+  for (const m of text.matchAll(WORD)) {
+    const run = m[0];
+    if (!UNSPACED.test(run)) {
+      out.push({ term: fold(run), start: m.index, end: m.index + run.length });
+      continue;
+    }
+    for (const seg of segmenter(lang).segment(run)) {
       if (!seg.isWordLike) continue;
       const term = fold(seg.segment);
-      if (term) out.push({ term, start: seg.index, end: seg.index + seg.segment.length });
+      if (term) out.push({ term, start: m.index + seg.index, end: m.index + seg.index + seg.segment.length });
     }
-    return out;
-  }
-  for (const m of text.matchAll(WORD)) {
-    const term = fold(m[0]);
-    if (term) out.push({ term, start: m.index, end: m.index + m[0].length });
   }
   return out;
 }
 
 /** Folded words of a text, for the index. */
 export function terms(text: string, lang = ""): string[] {
-  if (UNSPACED.test(text)) return tokens(text, lang).map((t) => t.term);
   if (ASCII.test(text)) return text.toLowerCase().match(ASCII_WORD) ?? [];
   const out: string[] = [];
-  for (const m of text.matchAll(WORD)) out.push(fold(m[0]));
+  for (const m of text.matchAll(WORD)) {
+    const run = m[0];
+    if (!UNSPACED.test(run)) out.push(fold(run));
+    else for (const seg of segmenter(lang).segment(run)) if (seg.isWordLike) out.push(fold(seg.segment));
+  }
   return out;
 }
 
 /**
- * MiniSearch's radix tree scans a node's children one by one. Words of ideographic scripts
- * start with thousands of different characters, which makes that scan slow (25 s to index
- * 6,000 Japanese chunks). Two bucket characters in front, from the first character's code
- * point, keep every node small. Applied to index and query terms alike.
+ * MiniSearch's radix tree scans a node's children one by one. Words of scripts with many
+ * letters (ideographs above all, but also a vocabulary mixing Greek, Cyrillic, Bengali…)
+ * give the root thousands of children, which makes every insertion and lookup slow (25 s
+ * to index 6,000 Japanese chunks). Two bucket characters in front of every non-ASCII word,
+ * from its first code point, keep each node small. Applied to index and query terms alike;
+ * a typo in the first letter of such a word costs more than one edit.
  */
-const BUCKET_FROM = 0x2e80;
+const BUCKET_FROM = 0x80;
 export function indexKey(term: string): string {
   const cp = term.codePointAt(0) ?? 0;
   if (cp < BUCKET_FROM) return term;

@@ -55,7 +55,8 @@ const PROXIMITY_WINDOW = 20;
 /** A page's score: its best chunk's, plus this share of its second, and its square of its third. */
 const PAGE_EVIDENCE = 0.5;
 /** How many candidates are checked for quoted phrases before the rest is estimated. */
-const PHRASE_CHECKS = 4000;
+const PHRASE_CHECKS = 1000;
+const PHRASE_SAMPLE = 200;
 
 export const TEXT_FIELDS = ["text", "section", "title"];
 export const TITLE_FIELDS = ["title", "aliases"];
@@ -227,12 +228,14 @@ export class Engine {
     const typoable = query.words.some((w) => typos(w) > 0 && !this.known(w));
     addTier(this.textSearch(query, "AND", false, filter), 0);
     if (!enough(units()) && typoable) addTier(this.textSearch(query, "AND", true, filter), 1);
-    if (!enough(units()) && query.words.length > 1) addTier(this.textSearch(query, "OR", false, filter), 2);
-    if (!enough(units()) && query.words.length > 1 && typoable) addTier(this.textSearch(query, "OR", true, filter), 3);
+    // A quoted phrase needs all its words: the fewer-words tiers cannot hold one.
+    const fewer = query.words.length > 1 && !query.phrases.length;
+    if (!enough(units()) && fewer) addTier(this.textSearch(query, "OR", false, filter), 2);
+    if (!enough(units()) && fewer && typoable) addTier(this.textSearch(query, "OR", true, filter), 3);
 
     let list = [...candidates.values()];
     let estimate = 1;
-    if (query.phrases.length) ({ list, estimate } = this.keepPhrases(list, query));
+    if (query.phrases.length) ({ list, estimate } = this.keepPhrases(list, query, need));
 
     if (onlyPage >= 0) {
       list.sort(byTierScore);
@@ -300,17 +303,26 @@ export class Engine {
     return groups;
   }
 
-  /** Keeps the chunks holding every quoted phrase; checks the best ones and estimates the rest. */
-  private keepPhrases(list: Candidate[], query: ParsedQuery): { list: Candidate[]; estimate: number } {
+  /**
+   * Keeps the chunks holding every quoted phrase. Checks candidates best first until enough
+   * pages are found (and at least a sample), then estimates the rest from the share that held.
+   */
+  private keepPhrases(list: Candidate[], query: ParsedQuery, need: number): { list: Candidate[]; estimate: number } {
     list.sort(byTierScore);
     const kept: Candidate[] = [];
-    const checked = Math.min(list.length, PHRASE_CHECKS);
-    for (let i = 0; i < checked; i++) {
+    const pages = new Set<number>();
+    let checked = 0;
+    for (let i = 0; i < list.length && i < PHRASE_CHECKS; i++) {
+      if (pages.size >= need && i >= PHRASE_SAMPLE) break;
+      checked = i + 1;
       const c = list[i]!;
       const page = this.pages[this.pageOfChunk[c.chunk]!]!;
       const chunk = page.chunks[c.chunk - this.firstChunk[this.pageOfChunk[c.chunk]!]!]!;
       const words = [...terms(chunk.text, this.lang), "\u0000", ...terms(page.sections[chunk.section]?.heading ?? "", this.lang)];
-      if (query.phrases.every((ph) => containsSequence(words, ph))) kept.push(c);
+      if (query.phrases.every((ph) => containsSequence(words, ph))) {
+        kept.push(c);
+        pages.add(this.pageOfChunk[c.chunk]!);
+      }
     }
     const estimate = checked < list.length && checked > 0 ? list.length / checked : 1;
     return { list: kept, estimate };

@@ -10,7 +10,7 @@ import { ANALYZER_VERSION } from "./analyze";
 import { aliasesByPage, textIndexOptions, titleIndexOptions } from "./engine";
 
 /** Bump when what is indexed changes (fields, options). */
-const STORE_FORMAT = 3;
+const STORE_FORMAT = 4;
 const packr = new Packr({ useRecords: true, moreTypes: false });
 
 interface Stored {
