@@ -4,7 +4,8 @@
  * English Wikipedia pages-articles dump).
  */
 import { DumpError } from "../ingest";
-import { latestSnapshot, readSnapshot, SnapshotError } from "../snapshot";
+import { open } from "../search";
+import { latestSnapshot, SnapshotError } from "../snapshot";
 import { buildSnapshot } from "./snapshot-build";
 import { DEFAULT_CHUNK_WORDS } from "../ingest";
 
@@ -38,11 +39,14 @@ if (import.meta.main) {
   }
   try {
     const path = await ensureSnapshot();
-    const snapshot = await readSnapshot(path);
-    const m = snapshot.meta;
-    console.error(`Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}.`);
+    const started = performance.now();
+    const tome = await open(path, { log: (l) => console.error(l) });
+    const m = tome.snapshot.meta;
+    console.error(
+      `Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
+    );
     // The HTTP API (issue 4) is served from here once it exists.
-    console.error("The HTTP API is not part of this build yet: the snapshot is verified and ready.");
+    console.error("The HTTP API is not part of this build yet: the snapshot and its indexes are loaded and verified.");
   } catch (err) {
     if (err instanceof DumpError || err instanceof SnapshotError) {
       console.error(`start: ${err.message}`);
