@@ -256,3 +256,17 @@ describe("stored indexes", () => {
     expect(logs.length).toBe(3);
   });
 });
+
+describe("pages without text", () => {
+  test("a page whose content was all dropped never breaks search or lucky", async () => {
+    const tome = await engineFor({ dumps: [TRUNCATED_XZ[4]!], allowTruncated: true }); // mrwiki: infobox-only stubs
+    const empty = tome.snapshot.pages.filter((p) => !p.chunks.length);
+    expect(empty.length).toBeGreaterThan(100);
+    for (const p of empty.slice(0, 50)) {
+      const r = tome.search(p.title);
+      for (const h of r.hits) expect(h.page.chunks[h.chunk]).toBeDefined();
+      const lucky = tome.lucky(p.title);
+      if (lucky) expect(lucky.page.chunks.length).toBeGreaterThan(0);
+    }
+  });
+});

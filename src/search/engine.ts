@@ -129,7 +129,8 @@ export class Engine {
       this.firstChunk[i] = g;
       this.pageOfChunk.fill(i, g, g + p.chunks.length);
       g += p.chunks.length;
-      this.titles.set(titleKey(p.title), i);
+      // A page with no text (its whole content was tables or lists of sources) is no answer.
+      if (p.chunks.length) this.titles.set(titleKey(p.title), i);
     });
     this.firstChunk[this.pages.length] = g;
     for (const [from, pageIdx] of resolveRedirects(snapshot, this.titles)) {
@@ -262,7 +263,7 @@ export class Engine {
     }
     const groups = this.titleGroups(query);
     for (const p of groups.keys()) {
-      if (best.has(p) || query.phrases.length) continue;
+      if (best.has(p) || query.phrases.length || !this.pages[p]!.chunks.length) continue;
       // A title match with no chunk holding the words: its intro stands for it.
       best.set(p, { chunk: this.firstChunk[p]!, score: 0, tier: 4, terms: [] });
     }
