@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { open } from "../src/search";
 import { readSnapshot } from "../src/snapshot";
 import { EN_2006_TRUNCATED, SQUAD, tempDir } from "./helpers";
 
@@ -32,6 +33,14 @@ describe("bun run snapshot:build", () => {
     expect(code).toBe(0);
     expect(stderr).toContain(`wrote ${out}: 10 pages`);
     expect((await readSnapshot(out)).pages.length).toBe(10);
+    // The search indexes are built now and kept beside it, so the server boots by decoding them.
+    expect(stderr).toContain("search indexes in");
+    const logs: string[] = [];
+    await open(out, { log: (l) => logs.push(l) });
+    expect(logs).toEqual([]);
+    const bare = join(tempDir(), "bare.tome");
+    expect((await run([BUILD, "--dump", SQUAD, "--out", bare, "--limit", "3", "--no-index"])).code).toBe(0);
+    expect(existsSync(`${bare}.idx`)).toBe(false);
   });
 
   test("a truncated dump fails with the place of the damage and writes nothing", async () => {

@@ -2,7 +2,8 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_CHUNK_WORDS, DumpError, ingest } from "../ingest";
-import { fromIngest, SNAPSHOT_EXTENSION, SnapshotError, writeSnapshot } from "../snapshot";
+import { buildIndexes, encodeIndexes, indexPath } from "../search";
+import { atomicWrite, fromIngest, SNAPSHOT_EXTENSION, SnapshotError, writeSnapshot } from "../snapshot";
 import { ingestProgress } from "./progress";
 
 const HELP = `Usage: bun run snapshot:build --dump <path|url> [--dump <path|url> …] [options]
@@ -20,6 +21,8 @@ Options:
   --allow-truncated     keep the complete pages of a truncated or corrupt dump, and mark the
                         snapshot truncated, instead of failing
   --workers <n>         parsing workers (default: one per core)
+  --no-index            do not build the search indexes now (the server builds them at
+                        its first boot instead, and keeps them beside the snapshot)
   -h, --help            show this help
 
 Example:
@@ -33,6 +36,8 @@ export interface BuildArgs {
   chunkWords: number;
   allowTruncated: boolean;
   workers?: number;
+  /** Build and keep the search indexes beside the snapshot (default true). */
+  index?: boolean;
 }
 
 function positiveInt(name: string, value: string | undefined): number | undefined {
@@ -55,6 +60,7 @@ export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
         "chunk-words": { type: "string" },
         "allow-truncated": { type: "boolean", default: false },
         workers: { type: "string" },
+        "no-index": { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
       strict: true,
@@ -73,6 +79,7 @@ export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
     chunkWords: positiveInt("chunk-words", v["chunk-words"]) ?? DEFAULT_CHUNK_WORDS,
     allowTruncated: v["allow-truncated"] ?? false,
     workers: positiveInt("workers", v.workers),
+    index: !v["no-index"],
   };
 }
 
@@ -104,9 +111,15 @@ export async function buildSnapshot(args: BuildArgs, log: (line: string) => void
   const out = args.out ?? join("snapshots", `${result.wiki.dbname || result.wiki.host}${SNAPSHOT_EXTENSION}`);
   const { bytes } = writeSnapshot(out, snapshot);
   const m = snapshot.meta;
+  let indexNote = "";
+  if (args.index !== false) {
+    const t = performance.now();
+    atomicWrite(indexPath(out), encodeIndexes(snapshot, buildIndexes(snapshot)));
+    indexNote = `, search indexes in ${((performance.now() - t) / 1000).toFixed(1)} s`;
+  }
   log(
     `wrote ${out}: ${m.indexedPages} pages, ${m.indexedChunks} chunks, ${m.skippedRedirects} redirects, ` +
-      `${(bytes / 1e6).toFixed(1)} MB${m.truncated ? ", truncated" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      `${(bytes / 1e6).toFixed(1)} MB${m.truncated ? ", truncated" : ""}${indexNote}, in ${((performance.now() - started) / 1000).toFixed(1)} s`,
   );
   return out;
 }
