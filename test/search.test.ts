@@ -109,6 +109,10 @@ describe("query semantics (D6)", () => {
     const reversed = tome.search('"current alternating"', { limit: 50 });
     for (const h of reversed.hits) expect(chunkText(h).toLowerCase()).toContain("current alternating");
     expect(reversed.hits.length).toBeLessThan(r.hits.length);
+    // Other words are optional as usual: a phrase with a word found nowhere still matches.
+    const withMissing = tome.search('"alternating current" zzqxvnotaword', { limit: 50 });
+    expect(withMissing.hits.length).toBe(r.hits.length);
+    for (const h of withMissing.hits) expect(chunkText(h).toLowerCase()).toContain("alternating current");
   });
 
   test("typos are tolerated in longer words", async () => {

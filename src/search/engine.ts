@@ -229,10 +229,14 @@ export class Engine {
     const typoable = query.words.some((w) => typos(w) > 0 && !this.known(w));
     addTier(this.textSearch(query, "AND", false, filter), 0);
     if (!enough(units()) && typoable) addTier(this.textSearch(query, "AND", true, filter), 1);
-    // A quoted phrase needs all its words: the fewer-words tiers cannot hold one.
-    const fewer = query.words.length > 1 && !query.phrases.length;
-    if (!enough(units()) && fewer) addTier(this.textSearch(query, "OR", false, filter), 2);
-    if (!enough(units()) && fewer && typoable) addTier(this.textSearch(query, "OR", true, filter), 3);
+    // Fewer words: any of them; with quoted phrases, every phrase word and any of the others
+    // (searched as the phrase words alone: the phrase check below does the rest).
+    const fewer = query.words.length > 1;
+    const phrases = query.phrases.length > 0;
+    if (!enough(units()) && fewer) {
+      addTier(phrases ? this.textSearch(phraseWords(query), "AND", false, filter) : this.textSearch(query, "OR", false, filter), 2);
+    }
+    if (!enough(units()) && fewer && typoable && !phrases) addTier(this.textSearch(query, "OR", true, filter), 3);
 
     let list = [...candidates.values()];
     let estimate = 1;
@@ -343,6 +347,10 @@ export class Engine {
 
 const byTierScore = (a: Candidate, b: Candidate) => a.tier - b.tier || b.score - a.score;
 const byRank = (a: PageCandidate, b: PageCandidate) => a.group - b.group || byTierScore(a.best, b.best);
+
+function phraseWords(query: ParsedQuery): ParsedQuery {
+  return { ...query, words: [...new Set(query.phrases.flat())], prefixLast: false };
+}
 
 function pushRunnerUp(map: Map<number, [number, number]>, page: number, score: number): void {
   const r = map.get(page);
