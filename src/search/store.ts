@@ -5,7 +5,7 @@
  */
 import MiniSearch, { type AsPlainObject } from "minisearch";
 import { Packr } from "msgpackr";
-import { atomicWrite, type Snapshot } from "../snapshot";
+import { atomicWrite, sameBytes, sha256, type Snapshot } from "../snapshot";
 import { ANALYZER_VERSION } from "./analyze";
 import { aliasesByPage, textIndexOptions, titleIndexOptions } from "./engine";
 
@@ -65,7 +65,7 @@ export async function loadIndexes(path: string, snapshot: Snapshot): Promise<Ind
   const bytes = new Uint8Array(await file.arrayBuffer());
   if (bytes.byteLength < 32) return null;
   const body = bytes.subarray(32);
-  if (!sha256(body).every((b, i) => b === bytes[i])) return null;
+  if (!sameBytes(sha256(body), bytes.subarray(0, 32))) return null;
   let stored: Stored;
   try {
     stored = packr.unpack(body) as Stored;
@@ -99,10 +99,4 @@ export async function indexesFor(
     log(`could not keep the indexes in ${path} (${(err as Error).message}); they will be rebuilt at the next boot`);
   }
   return built;
-}
-
-function sha256(bytes: Uint8Array): Uint8Array {
-  const h = new Bun.CryptoHasher("sha256");
-  h.update(bytes);
-  return h.digest() as Uint8Array;
 }

@@ -4,3 +4,4 @@ export type { Snapshot, SnapshotMeta, SnapshotPage } from "./format";
 export { decodeSnapshot, readSnapshot, readSnapshotMeta } from "./read";
 export { atomicWrite, encodeSnapshot, fromIngest, writeSnapshot } from "./write";
 export { latestSnapshot } from "./locate";
+export { sameBytes, sha256 } from "./hash";

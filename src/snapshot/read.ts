@@ -1,4 +1,5 @@
 import { Unpackr } from "msgpackr";
+import { sameBytes, sha256 } from "./hash";
 import { FORMAT_VERSION, HEADER_BYTES, MAGIC, type Snapshot, type SnapshotContent, SnapshotError, type SnapshotMeta } from "./format";
 
 const unpackr = new Unpackr({ useRecords: true, moreTypes: false });
@@ -32,10 +33,7 @@ function readHeader(path: string, bytes: Uint8Array): Header {
 }
 
 function verify(path: string, bytes: Uint8Array, header: Header): void {
-  const hasher = new Bun.CryptoHasher("sha256");
-  hasher.update(bytes.subarray(HEADER_BYTES));
-  const actual = hasher.digest() as Uint8Array;
-  if (!actual.every((b, i) => b === header.checksum[i])) {
+  if (!sameBytes(sha256(bytes.subarray(HEADER_BYTES)), header.checksum)) {
     throw new SnapshotError(`${path} is corrupt: its checksum does not match its content. Rebuild it with \`bun run snapshot:build\`.`);
   }
 }

@@ -1,6 +1,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { Packr } from "msgpackr";
+import { sha256, sha256Hex } from "./hash";
 import type { IngestResult } from "../ingest";
 import {
   FORMAT_VERSION,
@@ -56,9 +57,7 @@ export function encodeSnapshot(snapshot: Snapshot): Uint8Array {
   view.setBigUint64(24, BigInt(contentBytes.byteLength), true);
   file.set(metaBytes, HEADER_BYTES);
   file.set(contentBytes, HEADER_BYTES + metaBytes.byteLength);
-  const hasher = new Bun.CryptoHasher("sha256");
-  hasher.update(file.subarray(HEADER_BYTES));
-  file.set(hasher.digest() as Uint8Array, 32);
+  file.set(sha256(file.subarray(HEADER_BYTES)), 32);
   return file;
 }
 
@@ -102,10 +101,4 @@ export function atomicWrite(path: string, bytes: Uint8Array, mode = 0o644): void
   } catch {
     // Some filesystems cannot fsync a directory; the rename itself is still atomic.
   }
-}
-
-export function sha256Hex(bytes: Uint8Array): string {
-  const h = new Bun.CryptoHasher("sha256");
-  h.update(bytes);
-  return h.digest("hex");
 }
