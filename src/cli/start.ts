@@ -3,11 +3,10 @@
  * is none, builds one first from TOME_DUMP (a path or URL; by default the latest Simple
  * English Wikipedia pages-articles dump).
  */
-import { DumpError } from "../ingest";
+import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { open } from "../search";
 import { latestSnapshot, SnapshotError } from "../snapshot";
 import { buildSnapshot } from "./snapshot-build";
-import { DEFAULT_CHUNK_WORDS } from "../ingest";
 
 export const DEFAULT_DUMP = "https://dumps.wikimedia.org/simplewiki/latest/simplewiki-latest-pages-articles.xml.bz2";
 const SNAPSHOT_DIR = "snapshots";

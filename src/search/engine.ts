@@ -218,13 +218,15 @@ export class Engine {
 
     // Tiers: every word exactly; every word allowing typos; fewer words.
     const candidates = new Map<number, Candidate>();
+    const pagesFound = new Set<number>();
     const addTier = (results: MiniResult[], tier: number) => {
       for (const r of results) {
         if (candidates.has(r.id)) continue;
         candidates.set(r.id, { chunk: r.id, score: r.score, tier, terms: r.terms.map(termOfKey) });
+        pagesFound.add(this.pageOfChunk[r.id]!);
       }
     };
-    const units = () => (onlyPage >= 0 ? candidates.size : countPages(candidates.keys(), this.pageOfChunk));
+    const units = () => (onlyPage >= 0 ? candidates.size : pagesFound.size);
     // Typos are looked for only in words the index does not know.
     const typoable = query.words.some((w) => typos(w) > 0 && !this.known(w));
     addTier(this.textSearch(query, "AND", false, filter), 0);
@@ -357,12 +359,6 @@ function pushRunnerUp(map: Map<number, [number, number]>, page: number, score: n
   if (!r) map.set(page, [score, 0]);
   else if (score > r[0]) map.set(page, [score, r[0]]);
   else if (score > r[1]) r[1] = score;
-}
-
-function countPages(chunks: Iterable<number>, pageOfChunk: Int32Array): number {
-  const seen = new Set<number>();
-  for (const c of chunks) seen.add(pageOfChunk[c]!);
-  return seen.size;
 }
 
 function containsSequence(words: string[], seq: string[]): boolean {

@@ -41,6 +41,10 @@ export function fromIngest(result: IngestResult, chunkWords: number, createdAt =
   return { meta, pages, redirects: result.redirects };
 }
 
+/**
+ * Encodes a snapshot file. Also records the content hash in `snapshot.meta`, so that the
+ * indexes built from this snapshot in the same process name the content they belong to.
+ */
 export function encodeSnapshot(snapshot: Snapshot): Uint8Array {
   const content: SnapshotContent = { pages: snapshot.pages, redirects: snapshot.redirects };
   const contentBytes = packr.pack(content);
