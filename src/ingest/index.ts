@@ -16,6 +16,7 @@ export type { Article } from "./article";
 export type { Chunk, SectionHead } from "./chunk";
 export { wordCount } from "./chunk";
 export { DumpError } from "./errors";
+export { modifications } from "./modifications";
 export type { SiteInfo } from "./mediawiki";
 export { countLeaks, findLeaks, LEAK_PATTERNS } from "./wikitext";
 

@@ -48,6 +48,13 @@ export interface LuckyResult {
   processingTimeMs: number;
 }
 
+export interface ChangesResult {
+  /** Pages with tsUnix >= since, ordered by tsUnix then page id (D12), within the window. */
+  pages: SnapshotPage[];
+  /** Every page with tsUnix >= since. */
+  total: number;
+}
+
 export const DEFAULTS = { limit: 10, offset: 0, cropLength: 400, highlight: true } as const;
 
 /** How many of the best pages get the word-proximity bonus. */
@@ -112,6 +119,8 @@ export class Engine {
   private readonly firstChunk: Int32Array;
   /** titleKey → page index, redirects resolved. */
   private readonly titles = new Map<string, number>();
+  /** Page indexes by (tsUnix, pageId), built on the first changes() call. */
+  private byTime: Int32Array | undefined;
 
   constructor(
     readonly snapshot: Snapshot,
@@ -147,6 +156,30 @@ export class Engine {
   pageByTitle(title: string): SnapshotPage | undefined {
     const i = this.titles.get(titleKey(title));
     return i === undefined ? undefined : this.pages[i];
+  }
+
+  /** Pages changed at or after `since` (Unix seconds), oldest first, then by page id (D12). */
+  changes(since: number, offset: number, limit: number): ChangesResult {
+    const order = (this.byTime ??= this.timeOrder());
+    let lo = 0;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.pages[order[mid]!]!.tsUnix < since) lo = mid + 1;
+      else hi = mid;
+    }
+    const total = order.length - lo;
+    const start = Math.min(order.length, lo + offset);
+    const end = Math.min(order.length, start + limit);
+    const pages: SnapshotPage[] = [];
+    for (let i = start; i < end; i++) pages.push(this.pages[order[i]!]!);
+    return { pages, total };
+  }
+
+  private timeOrder(): Int32Array {
+    const order = Int32Array.from(this.pages.keys());
+    const pages = this.pages;
+    return order.sort((a, b) => pages[a]!.tsUnix - pages[b]!.tsUnix || pages[a]!.pageId - pages[b]!.pageId);
   }
 
   search(q: string, options: SearchOptions = {}): SearchResult {

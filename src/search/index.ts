@@ -10,7 +10,7 @@ import { Engine } from "./engine";
 import { indexesFor } from "./store";
 
 export { ANALYZER_VERSION, fold, terms, tokens } from "./analyze";
-export { DEFAULTS, Engine, type Hit, type LuckyResult, type SearchOptions, type SearchResult } from "./engine";
+export { DEFAULTS, Engine, type ChangesResult, type Hit, type LuckyResult, type SearchOptions, type SearchResult } from "./engine";
 export { CROP_MARKER, escapeHtml } from "./highlight";
 export { buildIndexes, encodeIndexes, indexPath, indexesFor, loadIndexes } from "./store";
 

@@ -1,0 +1,69 @@
+/**
+ * The Elysia application: every route of api.md on one loaded snapshot, errors as D1, and the
+ * OpenAPI document (from the same TypeBox schemas) at /v1/openapi.json with its UI at /docs.
+ */
+import { swagger } from "@elysiajs/swagger";
+import { Elysia } from "elysia";
+import type { Engine } from "../search";
+import { apiContext } from "./context";
+import { ApiError, INTERNAL_ERROR } from "./errors";
+import { aboutRoutes } from "./routes/about";
+import { changesRoutes } from "./routes/changes";
+import { luckyRoutes } from "./routes/lucky";
+import { pageRoutes } from "./routes/pages";
+import { searchRoutes } from "./routes/search";
+
+export const OPENAPI_PATH = "/v1/openapi.json";
+export const DOCS_PATH = "/docs";
+
+export interface AppOptions {
+  /** Where server faults are reported (the client only sees D1's internal_error). */
+  logError?: (error: unknown, request: Request) => void;
+}
+
+export function createApp(engine: Engine, options: AppOptions = {}) {
+  const ctx = apiContext(engine);
+  const logError = options.logError ?? ((error) => console.error(error));
+  return (
+    // Responses are built in their exact shape: no normalizing copy.
+    new Elysia({ normalize: false })
+      .onError({ as: "global" }, ({ error, code, set, request }) => {
+        if (error instanceof ApiError) {
+          set.status = error.status;
+          return error.body;
+        }
+        if (code === "NOT_FOUND") {
+          set.status = 404;
+          return { error: "not found", message: `There is no such route. The API is described at ${OPENAPI_PATH}.` };
+        }
+        // The strict reader (params.ts) refuses every bad request before Elysia's validation
+        // runs, so anything left is a fault of ours, as is a response that fails its schema.
+        logError(error, request);
+        set.status = 500;
+        return INTERNAL_ERROR;
+      })
+      .use(
+        swagger({
+          path: DOCS_PATH,
+          specPath: OPENAPI_PATH,
+          exclude: [DOCS_PATH, OPENAPI_PATH],
+          documentation: {
+            info: {
+              title: "Tome",
+              version: "1",
+              description:
+                "Searches and serves encyclopedia article text, cleaned and cut into passages, with source and license attribution. " +
+                "The content is CC BY-SA 4.0: see /v1/license. Errors are {error, message, details?} (D1).",
+            },
+          },
+        }),
+      )
+      .use(aboutRoutes(ctx))
+      .use(searchRoutes(ctx))
+      .use(pageRoutes(ctx))
+      .use(changesRoutes(ctx))
+      .use(luckyRoutes(ctx))
+  );
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,55 @@
+/** What the routes serve from: one loaded snapshot, its engine, and its resources. */
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { Engine } from "../search";
+import { Attributions, LICENSE } from "./attribution";
+import { Resources } from "./resources";
+import type { LicenseResponse, MetaResponse } from "./schemas";
+
+export interface ApiContext {
+  engine: Engine;
+  resources: Resources;
+  attributions: Attributions;
+  /** /v1/license and /v1/meta never change while a snapshot is loaded. */
+  license: LicenseResponse;
+  meta: MetaResponse;
+}
+
+export function apiContext(engine: Engine): ApiContext {
+  const m = engine.snapshot.meta;
+  const attributions = new Attributions(m);
+  const resources = new Resources(m.wiki.host, attributions);
+  const license = attributions.licenseDocument();
+  return {
+    engine,
+    resources,
+    attributions,
+    license,
+    meta: {
+      search_engine_version: { commitSha: m.contentHash, commitDate: m.createdAt, pkgVersion: packageVersion("minisearch") },
+      indexes: { pages: `${m.wiki.dbname}-pages`, chunks: `${m.wiki.dbname}-chunks` },
+      content_source: { name: license.source.name, project: m.wiki.host, license: { ...LICENSE } },
+      dataset: {
+        created_at: m.createdAt,
+        indexed_pages: m.indexedPages,
+        indexed_chunks: m.indexedChunks,
+        skipped_redirects: m.skippedRedirects,
+      },
+      attribution: attributions.dataset,
+    },
+  };
+}
+
+/** An installed package's version (MiniSearch's exports hide its package.json from import). */
+function packageVersion(name: string): string {
+  let dir = dirname(Bun.resolveSync(name, import.meta.dir));
+  while (dir !== dirname(dir)) {
+    const file = join(dir, "package.json");
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version?: string };
+      if (pkg.name === name && pkg.version) return pkg.version;
+    }
+    dir = dirname(dir);
+  }
+  return "unknown";
+}

@@ -1,0 +1,118 @@
+/**
+ * Strict reading of query strings and path parameters, driven by the route's TypeBox schema
+ * (schemas.ts). Elysia's own coercion is lenient (" 5", "0x10", "5.0" and "1e1" all pass as
+ * numbers, a repeated parameter silently keeps one value), and the decisions are not:
+ *   D3 integers are base-10 digits only, within bounds, never clamped; a parameter given twice is refused
+ *   D4 booleans are true|false|1|0, any case
+ *   D5 an unknown enum value names the allowed ones
+ *   D6 q is trimmed; absent or blank is `missing q`, over 500 characters is refused
+ * Unknown parameters are ignored (D3).
+ */
+import { CloneType, Kind, type Static, type TObject, type TSchema } from "@sinclair/typebox";
+import { ApiError, invalidParameter } from "./errors";
+import { MAX_INTEGER } from "./schemas";
+
+const DIGITS = /^[0-9]+$/;
+const BOOLEAN = /^(true|false|1|0)$/i;
+
+/** A schema's static type, with the properties that have defaults no longer optional (readQuery fills them). */
+export type Filled<T extends TObject> = Static<T> & {
+  [K in keyof T["properties"] as T["properties"][K] extends { default: unknown } ? K : never]-?: Exclude<Static<T["properties"][K]>, undefined>;
+};
+
+/**
+ * An Elysia transform hook that replaces the lenient parse of the query and path with the
+ * strict one, before Elysia's own validation (which then sees typed values).
+ */
+export function strict(spec: { query?: TObject; params?: TObject } & ReadOptions) {
+  // Elysia rewrites a route's schemas in place for its coercion: read from copies of the originals.
+  const query = spec.query && CloneType(spec.query);
+  const params = spec.params && CloneType(spec.params);
+  return (ctx: { request: Request; query: unknown; params: unknown }) => {
+    if (params) ctx.params = readParams(params, ctx.params as Record<string, string>, spec);
+    if (query) ctx.query = readQuery(query, ctx.request.url, spec);
+  };
+}
+
+/** Reads a property from its raw text, or throws the ApiError the client should see. */
+type Reader = (raw: string) => unknown;
+
+export interface ReadOptions {
+  /** Readers for properties whose rule no schema keyword states (e.g. D12's `since`). */
+  readers?: Record<string, Reader>;
+  /** The error code for any invalid value of a property, where api.md names one. */
+  codes?: Record<string, string>;
+}
+
+/** The query string of `url` as the schema's typed object, defaults filled in. */
+export function readQuery<T extends TObject>(schema: T, url: string, options: ReadOptions = {}): Filled<T> {
+  const q = url.indexOf("?");
+  const search = new URLSearchParams(q < 0 ? "" : url.slice(q + 1));
+  const out: Record<string, unknown> = {};
+  const required = new Set(schema.required ?? []);
+  for (const [name, prop] of Object.entries(schema.properties)) {
+    const values = search.getAll(name);
+    if (values.length > 1) throw invalidParameter(name, values.join(","), "given once");
+    let raw = values[0];
+    if (raw !== undefined && prop["x-trimmed"]) raw = raw.trim();
+    if (raw === undefined || (raw === "" && required.has(name))) {
+      if (required.has(name)) throw new ApiError(400, `missing ${name}`, `The query parameter ${name} is required.`);
+      if (prop.default !== undefined) out[name] = prop.default;
+      continue;
+    }
+    out[name] = read(name, prop, raw, options);
+  }
+  return out as Filled<T>;
+}
+
+/** Path parameters (split out and percent-decoded by the router) as the schema's typed object. */
+export function readParams<T extends TObject>(schema: T, params: Record<string, string | undefined>, options: ReadOptions = {}): T["static"] {
+  const out: Record<string, unknown> = {};
+  for (const [name, prop] of Object.entries(schema.properties)) {
+    out[name] = read(name, prop, params[name] ?? "", options);
+  }
+  return out as T["static"];
+}
+
+function read(name: string, prop: TSchema, raw: string, options: ReadOptions): unknown {
+  const custom = options.readers?.[name];
+  if (custom) return custom(raw);
+  const fail = (constraint: string) => {
+    const code = options.codes?.[name];
+    return code ? new ApiError(400, code, `${name} must be ${constraint}.`, { parameter: name, value: raw, constraint }) : invalidParameter(name, raw, constraint);
+  };
+  if (prop.type === "integer") {
+    const lo = (prop.minimum as number | undefined) ?? 0;
+    const hi = (prop.maximum as number | undefined) ?? MAX_INTEGER;
+    const constraint = `an integer from ${lo} to ${hi} (base-10 digits)`;
+    if (!DIGITS.test(raw)) throw fail(constraint);
+    const n = Number(raw);
+    if (n < lo || n > hi) throw fail(constraint);
+    return n;
+  }
+  if (prop.type === "boolean") {
+    if (!BOOLEAN.test(raw)) throw fail("true, false, 1 or 0");
+    return raw === "1" || raw.toLowerCase() === "true";
+  }
+  const allowed = literals(prop);
+  if (allowed) {
+    if (!allowed.includes(raw)) throw fail(`one of ${allowed.join(", ")}`);
+    return raw;
+  }
+  if (prop.type === "string") {
+    const max = prop.maxLength as number | undefined;
+    // Characters as users count them (code points), not UTF-16 units.
+    if (max !== undefined && [...raw].length > max) throw fail(`at most ${max} characters`);
+    const pattern = prop.pattern as string | undefined;
+    if (pattern !== undefined && !new RegExp(pattern).test(raw)) throw fail(prop.description ? `of the form ${prop.description}` : `matching ${pattern}`);
+    return raw;
+  }
+  throw new Error(`no reader for parameter ${name} (${String(prop[Kind])})`);
+}
+
+/** The values of a union of literals (an enum), if the schema is one. */
+function literals(prop: TSchema): string[] | undefined {
+  const anyOf = prop.anyOf as TSchema[] | undefined;
+  if (!anyOf?.length || !anyOf.every((s) => typeof s.const === "string")) return undefined;
+  return anyOf.map((s) => s.const as string);
+}

@@ -1,0 +1,108 @@
+/**
+ * Snapshot pages and search hits as the API's resources (api.md 2). One instance per loaded
+ * snapshot: it knows the wiki's host (D14) and its attribution (D16).
+ */
+import type { Hit } from "../search";
+import type { SnapshotPage } from "../snapshot";
+import { articleUrl, Attributions, LICENSE, SHORT_LICENSE, sourceOf } from "./attribution";
+import type { Chunk, LuckyPage, Page, PageChunk, SearchHit } from "./schemas";
+
+export class Resources {
+  readonly attributions: Attributions;
+
+  constructor(
+    readonly project: string,
+    attributions: Attributions,
+  ) {
+    this.attributions = attributions;
+  }
+
+  url(page: SnapshotPage): string {
+    return articleUrl(this.project, page.title);
+  }
+
+  page(page: SnapshotPage): Page {
+    const url = this.url(page);
+    return {
+      id: String(page.pageId),
+      page_id: page.pageId,
+      rev_id: page.revId,
+      title: page.title,
+      url,
+      timestamp: page.timestamp,
+      ts_unix: page.tsUnix,
+      source: sourceOf(this.project, page, url),
+      license: { ...SHORT_LICENSE },
+    };
+  }
+
+  luckyPage(page: SnapshotPage): LuckyPage {
+    const url = this.url(page);
+    return {
+      page_id: String(page.pageId),
+      title: page.title,
+      url,
+      rev_id: page.revId,
+      timestamp: page.timestamp,
+      source: sourceOf(this.project, page, url),
+      license: { ...SHORT_LICENSE },
+    };
+  }
+
+  /** The chunks [offset, offset + limit) of a page, in page-response shape. */
+  chunks(page: SnapshotPage, offset: number, limit: number): PageChunk[] {
+    const end = Math.min(page.chunks.length, offset + limit);
+    const out: PageChunk[] = [];
+    for (let i = offset; i < end; i++) {
+      const c = page.chunks[i]!;
+      out.push({
+        id: `${page.pageId}_${i}`,
+        page_id: page.pageId,
+        title: page.title,
+        section: page.sections[c.section]?.heading ?? "",
+        text: c.text,
+        chunk_id: i,
+      });
+    }
+    return out;
+  }
+
+  chunk(page: SnapshotPage, index: number): Chunk {
+    const c = page.chunks[index]!;
+    const url = this.url(page);
+    return {
+      id: `${page.pageId}_${index}`,
+      page_id: page.pageId,
+      rev_id: page.revId,
+      title: page.title,
+      section: page.sections[c.section]?.heading ?? "",
+      text: c.text,
+      chunk_id: index,
+      url,
+      timestamp: page.timestamp,
+      source: sourceOf(this.project, page, url),
+      license: { ...LICENSE },
+      modified: true,
+      modifications: this.attributions.modifications,
+    };
+  }
+
+  hit(hit: Hit): SearchHit {
+    const { page, chunk } = hit;
+    const c = page.chunks[chunk]!;
+    const url = this.url(page);
+    return {
+      id: `${page.pageId}_${chunk}`,
+      page_id: page.pageId,
+      rev_id: page.revId,
+      title: page.title,
+      section: page.sections[c.section]?.heading ?? "",
+      text: c.text,
+      chunk_id: chunk,
+      url,
+      source: sourceOf(this.project, page, url),
+      license: { ...SHORT_LICENSE },
+      _formatted: hit.formatted,
+    };
+  }
+}

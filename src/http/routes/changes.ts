@@ -1,0 +1,67 @@
+/** GET /v1/changes (api.md 4.3; D12). */
+import { Elysia } from "elysia";
+import type { ApiContext } from "../context";
+import { ApiError } from "../errors";
+import { strict, type Filled } from "../params";
+import { ChangesQuery, ChangesResponse, ErrorBody } from "../schemas";
+
+const SINCE_ERROR = "since must be unix seconds or RFC3339";
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+
+export const changesRoutes = ({ engine, resources, attributions }: ApiContext) =>
+  new Elysia().get(
+    "/v1/changes",
+    (ctx) => {
+      const query = ctx.query as Filled<typeof ChangesQuery>;
+      const { pages, total } = engine.changes(query.since as number, query.offset, query.limit);
+      return {
+        results: pages.map((p) => resources.page(p)),
+        offset: query.offset,
+        limit: query.limit,
+        total,
+        attribution: attributions.results,
+      };
+    },
+    {
+      query: ChangesQuery,
+      transform: strict({ query: ChangesQuery, readers: { since: readSince } }),
+      response: { 200: ChangesResponse, 400: ErrorBody },
+      detail: {
+        summary: "Pages changed since a time",
+        description: "Pages whose last modification is at or after since, ordered by ts_unix then page_id, so a client can poll with the last ts_unix it saw (D12).",
+      },
+    },
+  );
+
+/** D12: Unix seconds (digits only) or an RFC 3339 date-time with a zone, as whole Unix seconds (never below 0). */
+export function readSince(raw: string): number {
+  const fail = () =>
+    new ApiError(400, SINCE_ERROR, "since must be Unix seconds (digits only) or an RFC 3339 date-time with a zone, such as 2016-01-31T12:00:00Z.", {
+      parameter: "since",
+      value: raw.slice(0, 200),
+      constraint: "unix seconds or RFC3339",
+    });
+  if (/^[0-9]+$/.test(raw)) {
+    const n = Number(raw);
+    if (n > Number.MAX_SAFE_INTEGER) throw fail();
+    return n;
+  }
+  const m = RFC3339.exec(raw);
+  if (!m) throw fail();
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const fraction = m[7] ? Number(m[7]) : 0;
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 60) throw fail();
+  let offset = 0;
+  if (!m[8]) {
+    const [oh, om] = [Number(m[10]), Number(m[11])];
+    if (oh > 23 || om > 59) throw fail();
+    offset = (m[9] === "-" ? -1 : 1) * (oh * 3600 + om * 60);
+  }
+  // A leap second (:60) is the first instant of the next minute.
+  const seconds = Date.UTC(year, month - 1, day, hour, minute, 0) / 1000 + second + fraction - offset;
+  return Math.max(0, Math.ceil(seconds));
+}
+
+function daysIn(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}

@@ -1,0 +1,47 @@
+/** GET /v1/lucky (api.md 4.5; D13). */
+import { Elysia } from "elysia";
+import type { ApiContext } from "../context";
+import { ApiError } from "../errors";
+import { strict, type Filled } from "../params";
+import { ErrorBody, LuckyQuery, LuckyResponse } from "../schemas";
+import { joinText } from "./pages";
+
+/** D13: all of the page's chunks, as a page response's default window. */
+const LUCKY_CHUNKS = 10_000;
+
+export const luckyRoutes = ({ engine, resources, attributions }: ApiContext) =>
+  new Elysia().get(
+    "/v1/lucky",
+    (ctx) => {
+      const query = ctx.query as Filled<typeof LuckyQuery>;
+      const started = performance.now();
+      const found = engine.lucky(query.q);
+      if (!found) throw new ApiError(404, "no results found", "No page matches this query.");
+      const { page } = found;
+      const shown = resources.luckyPage(page);
+      const results = resources.chunks(page, 0, LUCKY_CHUNKS);
+      return {
+        page: shown,
+        chunks: { results, offset: 0, limit: LUCKY_CHUNKS, total: page.chunks.length },
+        ...(query.format === "concat" ? { text: joinText(results) } : {}),
+        search_context: {
+          query: query.q,
+          matched_chunk: resources.hit(found.hit),
+          total_results: found.totalResults,
+          search_time_ms: Math.round(found.processingTimeMs),
+        },
+        attribution: attributions.page(page.title, shown.url),
+        processingTimeMs: Math.round(performance.now() - started),
+      };
+    },
+    {
+      query: LuckyQuery,
+      transform: strict({ query: LuckyQuery }),
+      response: { 200: LuckyResponse, 400: ErrorBody, 404: ErrorBody },
+      detail: {
+        summary: "The best page for a query",
+        description: "An exact title or redirect match wins; otherwise the page of the best search hit, with all its chunks (D13).",
+      },
+    },
+  );
+

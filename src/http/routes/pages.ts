@@ -1,0 +1,56 @@
+/** GET /v1/page/{page_id} (api.md 4.2; D10) and GET /v1/chunk/{id} (api.md 4.4; D11). */
+import { Elysia } from "elysia";
+import type { ApiContext } from "../context";
+import { notFound } from "../errors";
+import { strict, type Filled } from "../params";
+import { Chunk, ChunkParams, ErrorBody, PageParams, PageQuery, PageResponse } from "../schemas";
+
+const PAGE_ID = { codes: { page_id: "page_id must be an integer" } };
+
+export const pageRoutes = ({ engine, resources, attributions }: ApiContext) =>
+  new Elysia()
+    .get(
+      "/v1/page/:page_id",
+      (ctx) => {
+        const { page_id } = ctx.params as Filled<typeof PageParams>;
+        const query = ctx.query as Filled<typeof PageQuery>;
+        const page = engine.page(page_id);
+        if (!page) throw notFound(`There is no page with id ${page_id}.`);
+        const results = resources.chunks(page, query.offset, query.max_chunks);
+        const shown = resources.page(page);
+        return {
+          page: shown,
+          chunks: { results, offset: query.offset, limit: query.max_chunks, total: page.chunks.length },
+          ...(query.format === "concat" ? { text: joinText(results) } : {}),
+          attribution: attributions.page(page.title, shown.url),
+        };
+      },
+      {
+        params: PageParams,
+        query: PageQuery,
+        transform: strict({ params: PageParams, query: PageQuery, ...PAGE_ID }),
+        response: { 200: PageResponse, 400: ErrorBody, 404: ErrorBody },
+        detail: { summary: "A page and its chunks", description: "Page metadata and a window of its chunks; format=concat adds them joined as one text (D10)." },
+      },
+    )
+    .get(
+      "/v1/chunk/:id",
+      (ctx) => {
+        const { id } = ctx.params as Filled<typeof ChunkParams>;
+        const [pageId, index] = id.split("_").map(Number) as [number, number];
+        const page = engine.page(pageId);
+        if (!page || index >= page.chunks.length) throw notFound(`There is no chunk with id ${id}.`);
+        return resources.chunk(page, index);
+      },
+      {
+        params: ChunkParams,
+        transform: strict({ params: ChunkParams }),
+        response: { 200: Chunk, 400: ErrorBody, 404: ErrorBody },
+        detail: { summary: "One chunk", description: "One chunk by its id {page_id}_{chunk_index} (D11)." },
+      },
+    );
+
+/** D10: the returned chunks joined by a blank line. */
+export function joinText(chunks: { text: string }[]): string {
+  return chunks.map((c) => c.text).join("\n\n");
+}

@@ -1,0 +1,42 @@
+/** GET /v1/search (api.md 4.1; D6–D9). */
+import { Elysia } from "elysia";
+import type { ApiContext } from "../context";
+import { strict, type Filled } from "../params";
+import { ErrorBody, SearchQuery, SearchResponse } from "../schemas";
+
+export const searchRoutes = ({ engine, resources, attributions }: ApiContext) =>
+  new Elysia().get(
+    "/v1/search",
+    (ctx) => {
+      const query = ctx.query as Filled<typeof SearchQuery>;
+      const started = performance.now();
+      const result = engine.search(query.q, {
+        limit: query.limit,
+        offset: query.offset,
+        pageId: query.page_id,
+        cropLength: query.crop_length,
+        highlight: query.highlight,
+      });
+      const hits = result.hits.map((h) => resources.hit(h));
+      return {
+        hits,
+        query: query.q,
+        processingTimeMs: Math.round(performance.now() - started),
+        limit: query.limit,
+        offset: query.offset,
+        estimatedTotalHits: result.estimatedTotalHits,
+        attribution: attributions.results,
+      };
+    },
+    {
+      query: SearchQuery,
+      transform: strict({ query: SearchQuery }),
+      response: { 200: SearchResponse, 400: ErrorBody },
+      detail: {
+        summary: "Search chunks",
+        description:
+          "Full-text search over chunks: one hit per page (its best chunk), title matches first, pages with every word before pages with some (D6–D9). " +
+          "With page_id, the matching chunks of that page.",
+      },
+    },
+  );

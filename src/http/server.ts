@@ -1,0 +1,94 @@
+/**
+ * The HTTP server around the app: what every response gets (D22: JSON charset, CORS,
+ * X-Request-Id; HEAD and OPTIONS; 405 for other methods), one log line per request, and a
+ * graceful stop that lets in-flight requests finish.
+ */
+import type { Server } from "bun";
+import type { App } from "./app";
+import { INTERNAL_ERROR } from "./errors";
+
+export interface ServeOptions {
+  port: number;
+  hostname?: string;
+  /** One line per request: method, path, status, milliseconds, request id. */
+  log?: (line: string) => void;
+}
+
+export interface RunningServer {
+  url: URL;
+  server: Server<undefined>;
+  /** Requests being answered now. */
+  inFlight(): number;
+  /** Stops accepting connections and resolves once in-flight requests are answered. */
+  stop(): Promise<void>;
+}
+
+const ALLOWED_METHODS = "GET, HEAD, OPTIONS";
+const CORS = {
+  "access-control-allow-origin": "*",
+  "access-control-allow-methods": ALLOWED_METHODS,
+  "access-control-allow-headers": "X-API-Key, Authorization, Content-Type, X-Request-Id",
+  "access-control-expose-headers":
+    "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, X-Quota-Reset, Retry-After, X-Credit-Cost, Content-Disposition",
+  "access-control-max-age": "86400",
+};
+const JSON_TYPE = "application/json; charset=utf-8";
+const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function serve(app: App, options: ServeOptions): RunningServer {
+  const log = options.log ?? ((line) => console.log(line));
+  let inFlight = 0;
+
+  const handle = async (request: Request): Promise<Response> => {
+    const method = request.method;
+    if (method === "OPTIONS") return new Response(null, { status: 204 });
+    if (method !== "GET" && method !== "HEAD") {
+      return Response.json({ error: "method not allowed", message: `The API is read-only: use GET (or HEAD, OPTIONS), not ${method}.` }, { status: 405, headers: { allow: ALLOWED_METHODS } });
+    }
+    const response = await app.handle(method === "HEAD" ? new Request(request, { method: "GET" }) : request);
+    if (method !== "HEAD") return response;
+    const length = (await response.arrayBuffer()).byteLength;
+    const head = new Response(null, response);
+    head.headers.set("content-length", String(length));
+    return head;
+  };
+
+  const server = Bun.serve({
+    port: options.port,
+    hostname: options.hostname,
+    development: false,
+    async fetch(request) {
+      const started = performance.now();
+      inFlight++;
+      const given = request.headers.get("x-request-id");
+      const id = given && CLIENT_ID.test(given) ? given : crypto.randomUUID();
+      let response: Response;
+      try {
+        response = await handle(request);
+      } catch (error) {
+        console.error(`request ${id} failed:`, error);
+        response = Response.json(INTERNAL_ERROR, { status: 500 });
+      } finally {
+        inFlight--;
+      }
+      const headers = response.headers;
+      const type = headers.get("content-type");
+      if (type?.startsWith("application/json")) headers.set("content-type", JSON_TYPE);
+      for (const [k, v] of Object.entries(CORS)) headers.set(k, v);
+      headers.set("x-request-id", id);
+      const path = request.url.slice(request.url.indexOf("/", 8)).split("?", 1)[0];
+      log(`${request.method} ${path} ${response.status} ${(performance.now() - started).toFixed(1)}ms ${id}`);
+      return response;
+    },
+    error() {
+      return Response.json(INTERNAL_ERROR, { status: 500, headers: { "content-type": JSON_TYPE } });
+    },
+  });
+
+  return {
+    url: server.url,
+    server,
+    inFlight: () => inFlight,
+    stop: () => server.stop(false),
+  };
+}
