@@ -34,19 +34,80 @@ export function tempDir(prefix = "tome-test-"): string {
 import { open as openEngine, type Engine } from "../src/search";
 import { fromIngest, writeSnapshot } from "../src/snapshot";
 
+const snapshots = new Map<string, Promise<string>>();
 const engines = new Map<string, Promise<Engine>>();
 
-/** A search engine over a snapshot built from the given dumps (built once per test run). */
-export function engineFor(options: IngestOptions): Promise<Engine> {
+/** The path of a snapshot built from the given dumps (built once per test run). */
+export function snapshotFor(options: IngestOptions): Promise<string> {
   const key = JSON.stringify(options);
-  let p = engines.get(key);
+  let p = snapshots.get(key);
   if (!p) {
     p = (async () => {
       const path = join(tempDir(), "test.tome");
       writeSnapshot(path, fromIngest(await ingested(options), options.chunkWords ?? 300));
-      return openEngine(path);
+      return path;
     })();
+    snapshots.set(key, p);
+  }
+  return p;
+}
+
+/** A search engine over snapshotFor(options). */
+export function engineFor(options: IngestOptions): Promise<Engine> {
+  const key = JSON.stringify(options);
+  let p = engines.get(key);
+  if (!p) {
+    p = snapshotFor(options).then((path) => openEngine(path));
     engines.set(key, p);
   }
   return p;
+}
+
+export const ROOT = resolve(import.meta.dir, "..");
+
+export interface ServerProcess {
+  url: string;
+  proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  /** Everything the server has written so far. */
+  stdout(): string;
+  stderr(): string;
+  /** SIGTERM, then its exit code. */
+  stop(): Promise<number>;
+}
+
+/** Starts `bun run start` (the real server) on a free port and waits until it serves. */
+export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+  const proc = Bun.spawn(["bun", join(ROOT, "src/cli/start.ts")], {
+    cwd: env.CWD ?? ROOT,
+    env: { ...process.env, PORT: "0", ...env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let out = "";
+  let err = "";
+  const drain = async (stream: ReadableStream<Uint8Array>, add: (s: string) => void) => {
+    const decoder = new TextDecoder();
+    for await (const part of stream) add(decoder.decode(part, { stream: true }));
+  };
+  void drain(proc.stdout, (s) => (out += s));
+  void drain(proc.stderr, (s) => (err += s));
+  const deadline = Date.now() + 60_000;
+  let url: string | undefined;
+  while (!url) {
+    url = /serving on (http:\/\/\S+?) /.exec(err)?.[1];
+    if (url) break;
+    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start:\n${err}`);
+    await Bun.sleep(20);
+  }
+  return {
+    url,
+    proc,
+    stdout: () => out,
+    stderr: () => err,
+    stop: async () => {
+      proc.kill("SIGTERM");
+      return proc.exited;
+    },
+  };
 }

@@ -60,8 +60,10 @@ if (import.meta.main) {
     const running = serve(createApp(tome), { port });
     console.error(`Tome is serving on ${running.url.origin} (API docs: ${running.url.origin}${DOCS_PATH}). Stop it with Ctrl-C or SIGTERM.`);
     const stop = async (signal: string) => {
-      console.error(`${signal}: finishing ${running.inFlight()} request(s) in flight, then stopping.`);
+      console.error(`${signal}: no new connections; finishing the requests in flight.`);
+      const before = running.answered();
       await running.stop();
+      console.error(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
       process.exit(0);
     };
     process.once("SIGTERM", () => void stop("SIGTERM"));

@@ -3,12 +3,22 @@
  * handlers' types and of the OpenAPI document. Field names, types and bounds follow api.md
  * sections 2, 4 and 8; the decisions (D…) are in ../shared/spec/decisions.md.
  */
-import { Type as t, type Static, type TSchema } from "@sinclair/typebox";
+import { Kind, Type as t, TypeRegistry, type Static, type TSchema } from "@sinclair/typebox";
 
 /** D3: integers up to 2^53-1. */
 export const MAX_INTEGER = Number.MAX_SAFE_INTEGER;
 
 const Url = t.String({ format: "uri" });
+
+// A string whose length bounds count characters (code points), as JSON Schema's maxLength
+// means and D6 asks; TypeBox's own String counts UTF-16 units.
+TypeRegistry.Set<{ minLength?: number; maxLength?: number }>("Text", (schema, value) => {
+  if (typeof value !== "string") return false;
+  const n = [...value].length;
+  return n >= (schema.minLength ?? 0) && n <= (schema.maxLength ?? Infinity);
+});
+const Text = (options: { minLength?: number; maxLength?: number; description?: string; [k: string]: unknown }) =>
+  t.Unsafe<string>({ ...options, type: "string", [Kind]: "Text" });
 const IsoTime = t.String({ format: "date-time", description: "ISO 8601, UTC" });
 
 // ---- resources (api.md 2) ----
@@ -238,7 +248,7 @@ function int(minimum: number, maximum: number, def: number | undefined, descript
 }
 
 export const SearchQuery = t.Object({
-  q: t.String({ minLength: 1, maxLength: 500, "x-trimmed": true, description: "Search query, trimmed (D6). Text in double quotes is a phrase." }),
+  q: Text({ minLength: 1, maxLength: 500, "x-trimmed": true, description: "Search query, trimmed (D6): 1 to 500 characters. Text in double quotes is a phrase." }),
   limit: t.Optional(int(1, 50, 10, "Hits per page")),
   offset: t.Optional(int(0, 1_000_000, 0, "Hits to skip")),
   page_id: t.Optional(int(0, MAX_INTEGER, undefined, "Only this page's chunks, each a hit (D7)")),

@@ -17,8 +17,8 @@ export interface ServeOptions {
 export interface RunningServer {
   url: URL;
   server: Server<undefined>;
-  /** Requests being answered now. */
-  inFlight(): number;
+  /** Responses sent so far. */
+  answered(): number;
   /** Stops accepting connections and resolves once in-flight requests are answered. */
   stop(): Promise<void>;
 }
@@ -37,7 +37,7 @@ const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function serve(app: App, options: ServeOptions): RunningServer {
   const log = options.log ?? ((line) => console.log(line));
-  let inFlight = 0;
+  let answered = 0;
 
   const handle = async (request: Request): Promise<Response> => {
     const method = request.method;
@@ -59,7 +59,6 @@ export function serve(app: App, options: ServeOptions): RunningServer {
     development: false,
     async fetch(request) {
       const started = performance.now();
-      inFlight++;
       const given = request.headers.get("x-request-id");
       const id = given && CLIENT_ID.test(given) ? given : crypto.randomUUID();
       let response: Response;
@@ -68,8 +67,6 @@ export function serve(app: App, options: ServeOptions): RunningServer {
       } catch (error) {
         console.error(`request ${id} failed:`, error);
         response = Response.json(INTERNAL_ERROR, { status: 500 });
-      } finally {
-        inFlight--;
       }
       const headers = response.headers;
       const type = headers.get("content-type");
@@ -77,6 +74,7 @@ export function serve(app: App, options: ServeOptions): RunningServer {
       for (const [k, v] of Object.entries(CORS)) headers.set(k, v);
       headers.set("x-request-id", id);
       const path = request.url.slice(request.url.indexOf("/", 8)).split("?", 1)[0];
+      answered++;
       log(`${request.method} ${path} ${response.status} ${(performance.now() - started).toFixed(1)}ms ${id}`);
       return response;
     },
@@ -88,7 +86,7 @@ export function serve(app: App, options: ServeOptions): RunningServer {
   return {
     url: server.url,
     server,
-    inFlight: () => inFlight,
+    answered: () => answered,
     stop: () => server.stop(false),
   };
 }

@@ -1,6 +1,7 @@
 /** GET /v1/changes (api.md 4.3; D12). */
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
+import { described, JSON_ONLY } from "../docs";
 import { ApiError } from "../errors";
 import { strict, type Filled } from "../params";
 import { ChangesQuery, ChangesResponse, ErrorBody } from "../schemas";
@@ -25,7 +26,11 @@ export const changesRoutes = ({ engine, resources, attributions }: ApiContext) =
     {
       query: ChangesQuery,
       transform: strict({ query: ChangesQuery, readers: { since: readSince } }),
-      response: { 200: ChangesResponse, 400: ErrorBody },
+      parse: JSON_ONLY,
+      response: {
+        200: described(ChangesResponse, "Pages with ts_unix >= since, by ts_unix then page_id (D12)"),
+        400: described(ErrorBody, "`since must be unix seconds or RFC3339`, or `invalid_parameter` for limit or offset (D3, D12)"),
+      },
       detail: {
         summary: "Pages changed since a time",
         description: "Pages whose last modification is at or after since, ordered by ts_unix then page_id, so a client can poll with the last ts_unix it saw (D12).",

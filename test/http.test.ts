@@ -1,0 +1,740 @@
+/**
+ * Contract tests: the real server (`bun run start`) on a snapshot of the shared English dumps
+ * (enwiki-2016-sample + enwik8-head), checked over HTTP against api.md and decisions.md.
+ * Expected values come from the snapshot itself, read independently of the server.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { articleUrl, createApp, LICENSE } from "../src/http";
+import type { Engine } from "../src/search";
+import { readSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
+import { EN_2006, EN_2016, engineFor, ROOT, snapshotFor, startServer, type ServerProcess } from "./helpers";
+
+const DUMPS = { dumps: [EN_2016, EN_2006] };
+const MAX = Number.MAX_SAFE_INTEGER;
+
+let server: ServerProcess;
+let snap: Snapshot;
+let engine: Engine;
+let base: string;
+
+beforeAll(async () => {
+  const path = await snapshotFor(DUMPS);
+  [snap, engine] = await Promise.all([readSnapshot(path), engineFor(DUMPS)]);
+  server = await startServer({ TOME_SNAPSHOT: path });
+  base = server.url;
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+type Json = Record<string, any>;
+
+async function get(path: string, init?: RequestInit): Promise<{ status: number; body: Json; headers: Headers }> {
+  const res = await fetch(base + path, init);
+  const text = await res.text();
+  let body: Json = {};
+  if (text) body = JSON.parse(text);
+  return { status: res.status, body, headers: res.headers };
+}
+
+async function ok(path: string): Promise<Json> {
+  const r = await get(path);
+  if (r.status !== 200) throw new Error(`${path} → ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/** A D1 error body with exactly this status and code. */
+async function fails(path: string, status: number, code: string): Promise<Json> {
+  const r = await get(path);
+  expect({ path, status: r.status, error: r.body.error }).toEqual({ path, status, error: code });
+  expect(typeof r.body.message).toBe("string");
+  expect(r.body.message.length).toBeGreaterThan(0);
+  const keys = Object.keys(r.body).sort();
+  expect(keys.filter((k) => !["details", "error", "message"].includes(k))).toEqual([]);
+  if (code === "invalid_parameter") {
+    expect(Object.keys(r.body.details).sort()).toEqual(["constraint", "parameter", "value"]);
+  }
+  return r.body;
+}
+
+const page = (id: number) => snap.pages.find((p) => p.pageId === id)!;
+const isInt = (v: unknown) => typeof v === "number" && Number.isInteger(v);
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+const sectionOf = (p: SnapshotPage, i: number) => p.sections[p.chunks[i]!.section]?.heading ?? "";
+
+function expectSource(source: Json, p: SnapshotPage) {
+  expect(source).toEqual({
+    project: "en.wikipedia.org",
+    page_id: p.pageId,
+    revision_id: p.revId,
+    source_url: articleUrl("en.wikipedia.org", p.title),
+    permalink: `https://en.wikipedia.org/w/index.php?curid=${p.pageId}&oldid=${p.revId}`,
+  });
+}
+
+const SHORT_LICENSE = { name: LICENSE.name, url: LICENSE.url };
+
+function expectAttribution(a: Json) {
+  expect(Object.keys(a).sort()).toEqual(["attribution_notice", "license", "modifications", "modified", "wikimedia_terms"]);
+  expect(a.license).toEqual({ ...LICENSE });
+  expect(a.modified).toBe(true);
+  expect(a.modifications.length).toBeGreaterThan(2);
+  for (const m of a.modifications) expect(typeof m).toBe("string");
+  expect(a.attribution_notice).toContain("CC BY-SA 4.0");
+  expect(a.wikimedia_terms).toBe("https://foundation.wikimedia.org/wiki/Terms_of_Use");
+}
+
+function expectHit(h: Json) {
+  expect(Object.keys(h).sort()).toEqual(["_formatted", "chunk_id", "id", "license", "page_id", "rev_id", "section", "source", "text", "title", "url"].sort());
+  const p = page(h.page_id);
+  expect(isInt(h.page_id) && isInt(h.rev_id) && isInt(h.chunk_id)).toBe(true);
+  expect(h.id).toBe(`${p.pageId}_${h.chunk_id}`);
+  expect(h.rev_id).toBe(p.revId);
+  expect(h.title).toBe(p.title);
+  expect(h.section).toBe(sectionOf(p, h.chunk_id));
+  // D9: text is the whole chunk.
+  expect(h.text).toBe(p.chunks[h.chunk_id]!.text);
+  expect(h.url).toBe(articleUrl("en.wikipedia.org", p.title));
+  expectSource(h.source, p);
+  expect(h.license).toEqual(SHORT_LICENSE);
+  expect(Object.keys(h._formatted).sort()).toEqual(["text", "title"]);
+}
+
+function expectPage(pg: Json, p: SnapshotPage) {
+  expect(pg).toEqual({
+    id: String(p.pageId),
+    page_id: p.pageId,
+    rev_id: p.revId,
+    title: p.title,
+    url: articleUrl("en.wikipedia.org", p.title),
+    timestamp: p.timestamp,
+    ts_unix: p.tsUnix,
+    source: pg.source,
+    license: SHORT_LICENSE,
+  });
+  expect(pg.timestamp).toMatch(ISO_UTC);
+  expect(Date.parse(pg.timestamp) / 1000).toBe(pg.ts_unix);
+  expectSource(pg.source, p);
+}
+
+const longest = () => snap.pages.reduce((a, b) => (b.chunks.length > a.chunks.length ? b : a));
+
+describe("D22: every response", () => {
+  test("JSON with charset, CORS and a request id, on success and on every kind of error", async () => {
+    for (const path of ["/healthz", "/v1/meta", "/v1/search", "/v1/page/abc", "/nope", "/v1/chunk/1_99999"]) {
+      const r = await fetch(base + path);
+      expect(r.headers.get("content-type")).toBe("application/json; charset=utf-8");
+      expect(r.headers.get("access-control-allow-origin")).toBe("*");
+      expect(r.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+      await r.text();
+    }
+    const ids = await Promise.all([1, 2, 3].map(async () => (await fetch(base + "/healthz")).headers.get("x-request-id")));
+    expect(new Set(ids).size).toBe(3);
+  });
+
+  test("X-Request-Id: a client's safe id is kept, an unsafe one replaced", async () => {
+    const kept = await fetch(base + "/healthz", { headers: { "X-Request-Id": "trace-42.a:b" } });
+    expect(kept.headers.get("x-request-id")).toBe("trace-42.a:b");
+    const replaced = await fetch(base + "/healthz", { headers: { "X-Request-Id": "<script>" } });
+    expect(replaced.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  test("HEAD works wherever GET does: same status and headers, no body, the GET body's length", async () => {
+    for (const path of ["/v1/chunk/39_2", "/v1/search?q=albedo", "/v1/page/39?format=concat", "/v1/page/abc", "/nope"]) {
+      const [g, h] = await Promise.all([fetch(base + path), fetch(base + path, { method: "HEAD" })]);
+      const body = await g.arrayBuffer();
+      expect(h.status).toBe(g.status);
+      expect(h.headers.get("content-type")).toBe(g.headers.get("content-type"));
+      expect(Number(h.headers.get("content-length"))).toBe(body.byteLength);
+      expect((await h.arrayBuffer()).byteLength).toBe(0);
+    }
+  });
+
+  test("OPTIONS preflight is answered without a key, allowing any origin and the key headers", async () => {
+    const r = await fetch(base + "/v1/search?q=x", {
+      method: "OPTIONS",
+      headers: { Origin: "https://example.org", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-api-key" },
+    });
+    expect(r.status).toBe(204);
+    expect(r.headers.get("access-control-allow-origin")).toBe("*");
+    const allowed = r.headers.get("access-control-allow-headers")!.toLowerCase();
+    expect(allowed).toContain("x-api-key");
+    expect(allowed).toContain("authorization");
+    expect(r.headers.get("access-control-allow-methods")).toContain("GET");
+    expect(r.headers.get("x-request-id")).toBeTruthy();
+  });
+
+  test("other methods: 405 with Allow; unknown routes: 404 not found (D1)", async () => {
+    for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
+      const r = await fetch(base + "/v1/search?q=x", { method });
+      expect(r.status).toBe(405);
+      expect(r.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
+      expect(((await r.json()) as Json).error).toBe("method not allowed");
+    }
+    for (const path of ["/nope", "/v1", "/v1/", "/v2/search?q=x", "/v1/page/39/extra", "/v1/searchx?q=x", "/v1/page/"]) await fails(path, 404, "not found");
+  });
+
+  test("one log line per request: method, path, status, milliseconds", async () => {
+    await fetch(base + "/v1/chunk/39_2?trace=log-check");
+    await Bun.sleep(50);
+    expect(server.stdout()).toMatch(/^GET \/v1\/chunk\/39_2 200 \d+\.\dms [0-9a-f-]{36}$/m);
+    // The query string (users' text) is not logged.
+    expect(server.stdout()).not.toContain("log-check");
+  });
+});
+
+describe("/healthz", () => {
+  test("answers ok", async () => {
+    expect(await ok("/healthz")).toEqual({ status: "ok" });
+  });
+});
+
+describe("GET /v1/search", () => {
+  test("every field and its type; hits are the engine's, one per page (D7)", async () => {
+    const body = await ok("/v1/search?q=albedo%20of%20snow&limit=20");
+    expect(Object.keys(body).sort()).toEqual(["attribution", "estimatedTotalHits", "hits", "limit", "offset", "processingTimeMs", "query"]);
+    expect(body.query).toBe("albedo of snow");
+    expect(body.limit).toBe(20);
+    expect(body.offset).toBe(0);
+    expect(isInt(body.processingTimeMs) && body.processingTimeMs >= 0).toBe(true);
+    expect(isInt(body.estimatedTotalHits)).toBe(true);
+    expectAttribution(body.attribution);
+    expect(body.attribution.attribution_notice).toContain("Each result links to its source");
+    const expected = engine.search("albedo of snow", { limit: 20 });
+    expect(body.hits.map((h: Json) => h.id)).toEqual(expected.hits.map((h) => `${h.page.pageId}_${h.chunk}`));
+    expect(body.estimatedTotalHits).toBe(expected.estimatedTotalHits);
+    expect(body.hits.length).toBe(20);
+    expect(new Set(body.hits.map((h: Json) => h.page_id)).size).toBe(body.hits.length);
+    for (const h of body.hits) expectHit(h);
+  });
+
+  test("defaults: limit 10, offset 0, crop 400, highlight on; q is trimmed (D6)", async () => {
+    const body = await ok("/v1/search?q=%20%20albedo%20%20");
+    expect(body.query).toBe("albedo");
+    expect(body.limit).toBe(10);
+    expect(body.offset).toBe(0);
+    expect(body.hits[0].page_id).toBe(39);
+    expect(body.hits[0]._formatted.title).toBe("<em>Albedo</em>");
+    const crop = body.hits.map((h: Json) => [...h._formatted.text.replace(/<\/?em>/g, "").replace(/…/g, "")].length);
+    expect(Math.max(...crop)).toBeLessThanOrEqual(400);
+    expect(Math.max(...crop)).toBeGreaterThan(300);
+  });
+
+  test("highlight=false keeps _formatted, cropped, without tags (D9)", async () => {
+    for (const v of ["false", "FALSE", "0", "False"]) {
+      const body = await ok(`/v1/search?q=albedo&crop_length=80&highlight=${v}`);
+      for (const h of body.hits) {
+        expect(h._formatted.text).not.toContain("<em>");
+        expect(h._formatted.title).toBe(h.title.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"));
+        expect([...h._formatted.text.replace(/…/g, "")].length).toBeLessThanOrEqual(80);
+      }
+    }
+    for (const v of ["true", "TRUE", "1", "True"]) {
+      expect((await ok(`/v1/search?q=albedo&highlight=${v}`)).hits[0]._formatted.text).toContain("<em>");
+    }
+  });
+
+  test("crop_length at both bounds (D9)", async () => {
+    for (const n of [50, 2000]) {
+      const body = await ok(`/v1/search?q=albedo&crop_length=${n}`);
+      for (const h of body.hits) expect([...h._formatted.text.replace(/<\/?em>/g, "").replace(/…/g, "")].length).toBeLessThanOrEqual(n);
+    }
+    await fails("/v1/search?q=albedo&crop_length=49", 400, "invalid_parameter");
+    await fails("/v1/search?q=albedo&crop_length=2001", 400, "invalid_parameter");
+  });
+
+  test("limit and offset at both bounds; paging over pages", async () => {
+    expect((await ok("/v1/search?q=the&limit=1")).hits.length).toBe(1);
+    const all = await ok("/v1/search?q=the&limit=50");
+    expect(all.hits.length).toBe(50);
+    const second = await ok("/v1/search?q=the&limit=10&offset=10");
+    expect(second.hits.map((h: Json) => h.id)).toEqual(all.hits.slice(10, 20).map((h: Json) => h.id));
+    const far = await ok("/v1/search?q=the&offset=1000000");
+    expect(far.hits).toEqual([]);
+    expect(far.offset).toBe(1000000);
+    expect(far.estimatedTotalHits).toBe(all.estimatedTotalHits);
+    await fails("/v1/search?q=the&limit=0", 400, "invalid_parameter");
+    await fails("/v1/search?q=the&limit=51", 400, "invalid_parameter");
+    await fails("/v1/search?q=the&offset=1000001", 400, "invalid_parameter");
+  });
+
+  test("page_id: that page's matching chunks, each a hit, counted (D7)", async () => {
+    const body = await ok("/v1/search?q=albedo&page_id=39&limit=50");
+    const p = page(39);
+    const matching = p.chunks.filter((c) => /albedo/i.test(c.text + " " + p.title)).length;
+    expect(body.hits.length).toBeGreaterThan(1);
+    expect(body.estimatedTotalHits).toBe(body.hits.length);
+    expect(body.hits.length).toBeLessThanOrEqual(p.chunks.length);
+    expect(body.hits.length).toBeGreaterThanOrEqual(Math.min(50, matching));
+    for (const h of body.hits) expect(h.page_id).toBe(39);
+    expect(new Set(body.hits.map((h: Json) => h.chunk_id)).size).toBe(body.hits.length);
+    expect((await ok(`/v1/search?q=albedo&page_id=${MAX}`)).hits).toEqual([]);
+    await fails(`/v1/search?q=albedo&page_id=${MAX + 1}`, 400, "invalid_parameter");
+    await fails("/v1/search?q=albedo&page_id=-1", 400, "invalid_parameter");
+  });
+
+  test("title priority: an exact title or redirect ranks first (D8)", async () => {
+    const redirect = snap.redirects.find((r) => snap.pages.some((p) => p.title === r.target && p.chunks.length))!;
+    const target = snap.pages.find((p) => p.title === redirect.target)!;
+    expect((await ok(`/v1/search?q=${encodeURIComponent(redirect.title)}`)).hits[0].page_id).toBe(target.pageId);
+    expect((await ok(`/v1/search?q=${encodeURIComponent(target.title.toUpperCase())}`)).hits[0].page_id).toBe(target.pageId);
+  });
+
+  test("a quoted phrase must match as a phrase (D6)", async () => {
+    const body = await ok(`/v1/search?q=${encodeURIComponent('"solar zenith angle"')}&limit=50`);
+    expect(body.hits.length).toBeGreaterThan(0);
+    for (const h of body.hits) {
+      const text = page(h.page_id).chunks.map((c) => c.text).join(" ").toLowerCase().replace(/\s+/g, " ");
+      expect(text).toContain("solar zenith angle");
+    }
+  });
+
+  test("missing q: absent, empty or blank (D6)", async () => {
+    for (const path of ["/v1/search", "/v1/search?q=", "/v1/search?q=%20%09%20", "/v1/search?limit=5", "/v1/search?Q=albedo"]) await fails(path, 400, "missing q");
+  });
+
+  test("q up to 500 characters; 501 is refused (D6)", async () => {
+    const word = "albedo ";
+    const q500 = (word.repeat(80)).slice(0, 500);
+    expect([...q500].length).toBe(500);
+    await ok(`/v1/search?q=${encodeURIComponent(q500)}`);
+    const body = await fails(`/v1/search?q=${encodeURIComponent(q500 + "x")}`, 400, "invalid_parameter");
+    expect(body.details.parameter).toBe("q");
+    // Counted in characters: 500 emoji (1000 UTF-16 units) are 500 characters.
+    await ok(`/v1/search?q=${encodeURIComponent("😀".repeat(500))}`);
+  });
+
+  test("hostile queries never produce a 500 (D6)", async () => {
+    const hostile = [
+      '"', '"""', '"unbalanced', "((((", "[a-z]+$", ".*", "\\", "%", "%%", "a:b", "*", "?", "+-!", "&&||", "<script>alert(1)</script>",
+      "\u0000", "a\u0000b", "\u202eevil", "مرحبا بالعالم", "😀🎉", "'; DROP TABLE pages; --", "{{template}}", "[[link]]", "NOT AND OR",
+      "a".repeat(500), "\u200b\u200b", "日本語の検索", "ά έ ή", "-1e308", "__proto__", "constructor", "hasOwnProperty",
+    ];
+    for (const q of hostile) {
+      const r = await get(`/v1/search?q=${encodeURIComponent(q)}&limit=50&crop_length=50`);
+      expect([200, 400]).toContain(r.status);
+      if (r.status === 400) expect(["missing q", "invalid_parameter"]).toContain(r.body.error);
+      else for (const h of r.body.hits) expect(h._formatted.text).not.toMatch(/<(?!\/?em>)/);
+    }
+    // Raw, malformed percent-encoding in the query string.
+    for (const raw of ["q=%ED%A0%80", "q=%C0%AF", "q=%", "q=%zz", "q=%E0%A4%A", "q=a&&&limit=2", "q=a&=b&limit=3", "&&q=albedo"]) {
+      const r = await get(`/v1/search?${raw}`);
+      expect([200, 400]).toContain(r.status);
+    }
+  });
+});
+
+describe("D3–D5: parameter rules", () => {
+  test("integers are base-10 digits only, never clamped (D3)", async () => {
+    for (const v of [" 5", "5 ", "+5", "-1", "1e1", "0x10", "5.0", "5.", ".5", "", "five", "1_000", "٥", "Infinity", "NaN"]) {
+      const body = await fails(`/v1/search?q=albedo&limit=${encodeURIComponent(v)}`, 400, "invalid_parameter");
+      expect(body.details).toEqual({ parameter: "limit", value: v, constraint: "an integer from 1 to 50 (base-10 digits)" });
+    }
+    // Leading zeros are still base-10 digits.
+    expect((await ok("/v1/search?q=albedo&limit=05")).limit).toBe(5);
+    await fails(`/v1/page/39?offset=${MAX + 1}`, 400, "invalid_parameter");
+    expect((await ok(`/v1/page/39?offset=${MAX}`)).chunks.results).toEqual([]);
+    await fails("/v1/page/39?offset=99999999999999999999999", 400, "invalid_parameter");
+  });
+
+  test("a parameter given twice is refused; unknown parameters are ignored (D3)", async () => {
+    const body = await fails("/v1/search?q=albedo&limit=1&limit=2", 400, "invalid_parameter");
+    expect(body.details.parameter).toBe("limit");
+    await fails("/v1/search?q=albedo&q=snow", 400, "invalid_parameter");
+    await fails("/v1/page/39?format=chunks&format=chunks", 400, "invalid_parameter");
+    await fails("/v1/changes?since=1&since=2", 400, "invalid_parameter");
+    const ignored = await ok("/v1/search?q=albedo&foo=bar&foo=baz&LIMIT=99");
+    expect(ignored.limit).toBe(10);
+  });
+
+  test("booleans: true|false|1|0 in any case (D4)", async () => {
+    for (const v of ["yes", "no", "on", "2", "", "t", "truee"]) {
+      const body = await fails(`/v1/search?q=albedo&highlight=${v}`, 400, "invalid_parameter");
+      expect(body.details.parameter).toBe("highlight");
+    }
+  });
+
+  test("an unknown format names the allowed values (D5)", async () => {
+    for (const path of ["/v1/page/39?format=xml", "/v1/lucky?q=albedo&format=CONCAT", "/v1/page/39?format="]) {
+      const body = await fails(path, 400, "invalid_parameter");
+      expect(body.details.parameter).toBe("format");
+      expect(body.message).toContain("chunks");
+      expect(body.message).toContain("concat");
+    }
+  });
+});
+
+describe("GET /v1/page/{page_id}", () => {
+  test("every field and its type (format=chunks is the default)", async () => {
+    const p = page(39);
+    const body = await ok("/v1/page/39");
+    expect(Object.keys(body).sort()).toEqual(["attribution", "chunks", "page"]);
+    expectPage(body.page, p);
+    expect(body.chunks.offset).toBe(0);
+    expect(body.chunks.limit).toBe(10000);
+    expect(body.chunks.total).toBe(p.chunks.length);
+    expect(body.chunks.results.length).toBe(p.chunks.length);
+    body.chunks.results.forEach((c: Json, i: number) => {
+      expect(c).toEqual({ id: `39_${i}`, page_id: 39, title: "Albedo", section: sectionOf(p, i), text: p.chunks[i]!.text, chunk_id: i });
+    });
+    expectAttribution(body.attribution);
+    // D16: for one page the notice names the article and its address.
+    expect(body.attribution.attribution_notice).toContain('"Albedo"');
+    expect(body.attribution.attribution_notice).toContain("https://en.wikipedia.org/wiki/Albedo");
+  });
+
+  test("format=concat: text joins the returned window with a blank line; results stay (D10)", async () => {
+    const p = page(39);
+    const body = await ok("/v1/page/39?format=concat&offset=2&max_chunks=3");
+    expect(body.chunks.results.map((c: Json) => c.chunk_id)).toEqual([2, 3, 4]);
+    expect(body.chunks.limit).toBe(3);
+    expect(body.chunks.offset).toBe(2);
+    expect(body.text).toBe(p.chunks.slice(2, 5).map((c) => c.text).join("\n\n"));
+    const whole = await ok("/v1/page/39?format=concat");
+    expect(whole.text).toBe(p.chunks.map((c) => c.text).join("\n\n"));
+  });
+
+  test("max_chunks at both bounds; an offset past the end is empty, not an error (D10)", async () => {
+    const p = longest();
+    expect((await ok(`/v1/page/${p.pageId}?max_chunks=1`)).chunks.results.length).toBe(1);
+    const max = await ok(`/v1/page/${p.pageId}?max_chunks=200000`);
+    expect(max.chunks.results.length).toBe(p.chunks.length);
+    expect(max.chunks.limit).toBe(200000);
+    await fails("/v1/page/39?max_chunks=0", 400, "invalid_parameter");
+    await fails("/v1/page/39?max_chunks=200001", 400, "invalid_parameter");
+    const past = await ok(`/v1/page/39?offset=${p.chunks.length + 5}&format=concat`);
+    expect(past.chunks.results).toEqual([]);
+    expect(past.chunks.total).toBe(page(39).chunks.length);
+    expect(past.text).toBe("");
+  });
+
+  test("a page with no chunks is still a page", async () => {
+    const empty = snap.pages.find((p) => p.chunks.length === 0);
+    if (!empty) return expect(snap.pages.every((p) => p.chunks.length > 0)).toBe(true);
+    const body = await ok(`/v1/page/${empty.pageId}?format=concat`);
+    expect(body.chunks.total).toBe(0);
+    expect(body.text).toBe("");
+  });
+
+  test("page_id must be an integer; an absent page is not found", async () => {
+    for (const id of ["abc", "-1", "1.5", "1e3", "0x1F", "%20%2039", "39abc", String(MAX + 1), "99999999999999999999"]) {
+      await fails(`/v1/page/${id}`, 400, "page_id must be an integer");
+    }
+    await fails("/v1/page/999999999", 404, "not found");
+    await fails(`/v1/page/${MAX}`, 404, "not found");
+    await fails("/v1/page/0", 404, "not found");
+    // Percent-encoded digits are digits.
+    expect((await ok("/v1/page/%33%39?max_chunks=1")).page.page_id).toBe(39);
+  });
+
+  test("titles are percent-encoded in URLs as Wikipedia does (D14)", async () => {
+    expect(articleUrl("en.wikipedia.org", "Ender's Game")).toBe("https://en.wikipedia.org/wiki/Ender%27s_Game");
+    expect(articleUrl("en.wikipedia.org", "Abstract (law)")).toBe("https://en.wikipedia.org/wiki/Abstract_(law)");
+    expect(articleUrl("en.wikipedia.org", "AC/DC")).toBe("https://en.wikipedia.org/wiki/AC/DC");
+    expect(articleUrl("en.wikipedia.org", "C++")).toBe("https://en.wikipedia.org/wiki/C%2B%2B");
+    expect(articleUrl("en.wikipedia.org", "What? & Why: 100%")).toBe("https://en.wikipedia.org/wiki/What%3F_%26_Why:_100%25");
+    expect(articleUrl("el.wikipedia.org", "Ελλάδα")).toBe("https://el.wikipedia.org/wiki/%CE%95%CE%BB%CE%BB%CE%AC%CE%B4%CE%B1");
+    const withParens = snap.pages.find((p) => p.title.includes("("))!;
+    const body = await ok(`/v1/page/${withParens.pageId}?max_chunks=1`);
+    expect(body.page.url).toBe(`https://en.wikipedia.org/wiki/${withParens.title.replaceAll(" ", "_")}`);
+  });
+});
+
+describe("GET /v1/chunk/{id}", () => {
+  test("every field and its type", async () => {
+    const p = page(39);
+    const body = await ok("/v1/chunk/39_2");
+    expect(body).toEqual({
+      id: "39_2",
+      page_id: 39,
+      rev_id: p.revId,
+      title: "Albedo",
+      section: sectionOf(p, 2),
+      text: p.chunks[2]!.text,
+      chunk_id: 2,
+      url: "https://en.wikipedia.org/wiki/Albedo",
+      timestamp: p.timestamp,
+      source: body.source,
+      license: { ...LICENSE },
+      modified: true,
+      modifications: body.modifications,
+    });
+    expect(body.section).toBe("White-sky and black-sky albedo");
+    expect(body.timestamp).toMatch(ISO_UTC);
+    expectSource(body.source, p);
+    expect(body.modifications.length).toBeGreaterThan(2);
+    const last = p.chunks.length - 1;
+    expect((await ok(`/v1/chunk/39_${last}`)).chunk_id).toBe(last);
+  });
+
+  test("malformed ids are 400 invalid_parameter; well-formed but absent are 404 (D11)", async () => {
+    for (const id of ["39", "39_", "_2", "39_x", "39-2", "39_2_1", "a_b", "39_-1", "39_%202", "-39_2"]) {
+      const body = await fails(`/v1/chunk/${id}`, 400, "invalid_parameter");
+      expect(body.details.parameter).toBe("id");
+    }
+    await fails(`/v1/chunk/39_${page(39).chunks.length}`, 404, "not found");
+    await fails("/v1/chunk/999999999_0", 404, "not found");
+    await fails("/v1/chunk/99999999999999999999_0", 404, "not found");
+  });
+});
+
+describe("GET /v1/changes", () => {
+  const order = () => [...snap.pages].sort((a, b) => a.tsUnix - b.tsUnix || a.pageId - b.pageId);
+
+  test("every field; since omitted is 0: every page, by ts_unix then page_id (D12)", async () => {
+    const body = await ok("/v1/changes?limit=1000");
+    expect(Object.keys(body).sort()).toEqual(["attribution", "limit", "offset", "results", "total"]);
+    expect(body.total).toBe(snap.pages.length);
+    expect(body.limit).toBe(1000);
+    expect(body.offset).toBe(0);
+    expect(body.results.map((p: Json) => p.page_id)).toEqual(order().map((p) => p.pageId));
+    for (const r of body.results) expectPage(r, page(r.page_id));
+    expectAttribution(body.attribution);
+    const byDefault = await ok("/v1/changes");
+    expect(byDefault.limit).toBe(100);
+    expect(byDefault.results.length).toBe(100);
+  });
+
+  test("since includes ts_unix >= since, as Unix seconds or RFC 3339 with any zone (D12)", async () => {
+    const pivot = order()[150]!;
+    const expected = order().filter((p) => p.tsUnix >= pivot.tsUnix);
+    const iso = new Date(pivot.tsUnix * 1000).toISOString();
+    const at = (d: number) => new Date((pivot.tsUnix + d) * 1000).toISOString().replace(".000Z", "");
+    const forms = [
+      String(pivot.tsUnix),
+      iso,
+      iso.replace(".000Z", "Z"),
+      iso.replace("T", "t").replace("Z", "z"),
+      `${at(2 * 3600)}+02:00`,
+      `${at(-(5 * 3600 + 30 * 60))}-05:30`,
+    ];
+    for (const since of forms) {
+      const body = await ok(`/v1/changes?limit=1000&since=${encodeURIComponent(since)}`);
+      expect({ since, total: body.total }).toEqual({ since, total: expected.length });
+      expect(body.results.map((p: Json) => p.page_id)).toEqual(expected.map((p) => p.pageId));
+    }
+    // A fraction of a second after the pivot excludes it.
+    const after = await ok(`/v1/changes?limit=1000&since=${encodeURIComponent(iso.replace(".000Z", ".5Z"))}`);
+    expect(after.total).toBe(order().filter((p) => p.tsUnix > pivot.tsUnix).length);
+    expect((await ok(`/v1/changes?since=${MAX}`)).total).toBe(0);
+    expect((await ok("/v1/changes?since=0")).total).toBe(snap.pages.length);
+    expect((await ok("/v1/changes?since=1900-01-01T00:00:00Z")).total).toBe(snap.pages.length);
+  });
+
+  test("polling with offset walks the same order", async () => {
+    const all = (await ok("/v1/changes?limit=1000")).results.map((p: Json) => p.page_id);
+    const second = await ok("/v1/changes?limit=7&offset=7");
+    expect(second.results.map((p: Json) => p.page_id)).toEqual(all.slice(7, 14));
+    expect((await ok("/v1/changes?offset=100000")).results).toEqual([]);
+  });
+
+  test("limit at both bounds", async () => {
+    expect((await ok("/v1/changes?limit=1")).results.length).toBe(1);
+    expect((await ok("/v1/changes?limit=1000")).results.length).toBe(snap.pages.length);
+    await fails("/v1/changes?limit=0", 400, "invalid_parameter");
+    await fails("/v1/changes?limit=1001", 400, "invalid_parameter");
+  });
+
+  test("since in neither format (D12)", async () => {
+    const bad = [
+      "", "yesterday", "-5", "+5", "1e9", "1.5", " 5", "2016-01-01", "2016-01-01T00:00:00", "2016-01-01 00:00:00Z", "2016-13-01T00:00:00Z",
+      "2016-02-30T00:00:00Z", "2016-01-01T24:00:00Z", "2016-01-01T00:60:00Z", "2016-01-01T00:00:00+25:00", "2016-01-01T00:00Z",
+      "20160101T000000Z", "2016-01-01T00:00:00.Z", String(MAX + 1), "Mon, 01 Jan 2016 00:00:00 GMT",
+    ];
+    for (const since of bad) {
+      const body = await fails(`/v1/changes?since=${encodeURIComponent(since)}`, 400, "since must be unix seconds or RFC3339");
+      expect(body.details.parameter).toBe("since");
+    }
+  });
+});
+
+describe("GET /v1/lucky", () => {
+  test("an exact title wins; every field and its type; concat by default (D13)", async () => {
+    const p = page(39);
+    const body = await ok("/v1/lucky?q=albedo");
+    expect(Object.keys(body).sort()).toEqual(["attribution", "chunks", "page", "processingTimeMs", "search_context", "text"]);
+    expect(body.page).toEqual({
+      page_id: "39",
+      title: "Albedo",
+      url: "https://en.wikipedia.org/wiki/Albedo",
+      rev_id: p.revId,
+      timestamp: p.timestamp,
+      source: body.page.source,
+      license: SHORT_LICENSE,
+    });
+    expectSource(body.page.source, p);
+    expect(body.chunks).toEqual({ results: body.chunks.results, offset: 0, limit: 10000, total: p.chunks.length });
+    expect(body.chunks.results.length).toBe(p.chunks.length);
+    expect(body.text).toBe(p.chunks.map((c) => c.text).join("\n\n"));
+    const ctx = body.search_context;
+    expect(Object.keys(ctx).sort()).toEqual(["matched_chunk", "query", "search_time_ms", "total_results"]);
+    expect(ctx.query).toBe("albedo");
+    expect(isInt(ctx.search_time_ms) && isInt(ctx.total_results) && isInt(body.processingTimeMs)).toBe(true);
+    expect(ctx.total_results).toBe(engine.search("albedo").estimatedTotalHits);
+    expectHit(ctx.matched_chunk);
+    // Chunk 0 for an exact title match.
+    expect(ctx.matched_chunk.id).toBe("39_0");
+    expectAttribution(body.attribution);
+    expect(body.attribution.attribution_notice).toContain("Albedo");
+  });
+
+  test("format=chunks: no text field", async () => {
+    const body = await ok("/v1/lucky?q=albedo&format=chunks");
+    expect(body.text).toBeUndefined();
+    expect(body.chunks.results[0]).toEqual({ id: "39_0", page_id: 39, title: "Albedo", section: "", text: page(39).chunks[0]!.text, chunk_id: 0 });
+  });
+
+  test("redirects resolve to their target; without a title match, the best hit's page", async () => {
+    const redirect = snap.redirects.find((r) => snap.pages.some((p) => p.title === r.target && p.chunks.length))!;
+    const target = snap.pages.find((p) => p.title === redirect.target)!;
+    expect((await ok(`/v1/lucky?q=${encodeURIComponent(redirect.title)}`)).page.page_id).toBe(String(target.pageId));
+    const q = "reflectivity of fresh snow";
+    const best = engine.search(q, { limit: 1 }).hits[0]!;
+    const body = await ok(`/v1/lucky?q=${encodeURIComponent(q)}`);
+    expect(body.page.page_id).toBe(String(best.page.pageId));
+    expect(body.search_context.matched_chunk.id).toBe(`${best.page.pageId}_${best.chunk}`);
+  });
+
+  test("missing q, too long, nothing found", async () => {
+    for (const path of ["/v1/lucky", "/v1/lucky?q=", "/v1/lucky?q=%20", "/v1/lucky?format=chunks"]) await fails(path, 400, "missing q");
+    await fails(`/v1/lucky?q=${"a".repeat(501)}`, 400, "invalid_parameter");
+    await fails("/v1/lucky?q=qqqzzzxxyyqq", 404, "no results found");
+    await fails(`/v1/lucky?q=${encodeURIComponent('"!!!"')}`, 404, "no results found");
+  });
+});
+
+describe("GET /v1/license and /v1/meta", () => {
+  test("license: every key of api.md 4.7, with real text", async () => {
+    const body = await ok("/v1/license");
+    expect(Object.keys(body).sort()).toEqual(["api_service_note", "attribution_requirements", "content_license", "modifications", "source", "trademark_disclaimer"]);
+    expect(Object.keys(body.content_license).sort()).toEqual(["full_name", "name", "summary", "url"]);
+    expect(body.content_license).toMatchObject({ ...LICENSE });
+    expect(Object.keys(body.source).sort()).toEqual(["name", "project", "reuse_info", "terms_url"]);
+    expect(body.source.project).toBe("en.wikipedia.org");
+    expect(body.modifications.modified).toBe(true);
+    expect(body.modifications.changes_made.length).toBeGreaterThan(2);
+    expect(Object.keys(body.attribution_requirements).sort()).toEqual(["changes", "credit", "license_notice", "no_additional_restrictions", "share_alike"]);
+    const strings = [body.content_license.summary, body.source.name, body.source.reuse_info, body.modifications.note, ...Object.values(body.attribution_requirements), body.api_service_note, body.trademark_disclaimer];
+    for (const s of strings) expect(s).toBeString();
+    for (const s of [body.content_license.summary, body.modifications.note, ...Object.values(body.attribution_requirements), body.api_service_note, body.trademark_disclaimer]) {
+      expect((s as string).split(" ").length).toBeGreaterThan(8);
+    }
+    expect(body.source.reuse_info).toMatch(/^https:\/\/en\.wikipedia\.org\//);
+    expect(body.attribution_requirements.share_alike).toContain("same license");
+    expect(body.trademark_disclaimer).toContain("Wikimedia Foundation");
+  });
+
+  test("meta: D17 from the loaded snapshot", async () => {
+    const body = await ok("/v1/meta");
+    const minisearch = JSON.parse(await Bun.file(`${ROOT}/node_modules/minisearch/package.json`).text()).version;
+    expect(body.search_engine_version).toEqual({ commitSha: snap.meta.contentHash, commitDate: snap.meta.createdAt, pkgVersion: minisearch });
+    expect(body.search_engine_version.commitSha).toMatch(/^[0-9a-f]{64}$/);
+    expect(body.indexes).toEqual({ pages: "enwiki-pages", chunks: "enwiki-chunks" });
+    expect(body.content_source).toEqual({ name: "Wikipedia", project: "en.wikipedia.org", license: { ...LICENSE } });
+    expect(body.dataset).toEqual({
+      created_at: snap.meta.createdAt,
+      indexed_pages: snap.pages.length,
+      indexed_chunks: snap.pages.reduce((n, p) => n + p.chunks.length, 0),
+      skipped_redirects: snap.redirects.length,
+    });
+    expectAttribution(body.attribution);
+  });
+});
+
+describe("OpenAPI", () => {
+  test("/v1/openapi.json documents every route, parameter, bound, default, error and header", async () => {
+    const doc = await ok("/v1/openapi.json");
+    expect(doc.openapi).toMatch(/^3\./);
+    const paths = doc.paths as Json;
+    expect(Object.keys(paths).sort()).toEqual(["/healthz", "/v1/changes", "/v1/chunk/{id}", "/v1/license", "/v1/lucky", "/v1/meta", "/v1/page/{page_id}", "/v1/search"]);
+    const param = (path: string, name: string) => paths[path].get.parameters.find((p: Json) => p.name === name);
+    expect(param("/v1/search", "q")).toMatchObject({ in: "query", required: true, schema: { type: "string", maxLength: 500 } });
+    expect(param("/v1/search", "limit")).toMatchObject({ required: false, schema: { type: "integer", minimum: 1, maximum: 50, default: 10 } });
+    expect(param("/v1/search", "offset").schema).toMatchObject({ minimum: 0, maximum: 1_000_000, default: 0 });
+    expect(param("/v1/search", "crop_length").schema).toMatchObject({ minimum: 50, maximum: 2000, default: 400 });
+    expect(param("/v1/search", "highlight").schema).toMatchObject({ type: "boolean", default: true });
+    expect(param("/v1/search", "page_id").schema).toMatchObject({ type: "integer" });
+    expect(param("/v1/page/{page_id}", "page_id")).toMatchObject({ in: "path", required: true, schema: { type: "integer" } });
+    expect(param("/v1/page/{page_id}", "max_chunks").schema).toMatchObject({ minimum: 1, maximum: 200_000, default: 10_000 });
+    expect(param("/v1/page/{page_id}", "format").schema.default).toBe("chunks");
+    expect(param("/v1/lucky", "format").schema.default).toBe("concat");
+    expect(param("/v1/changes", "limit").schema).toMatchObject({ minimum: 1, maximum: 1000, default: 100 });
+    expect(param("/v1/changes", "since").schema.anyOf.length).toBe(2);
+    expect(param("/v1/chunk/{id}", "id")).toMatchObject({ in: "path", schema: { pattern: "^[0-9]+_[0-9]+$" } });
+    const errors: Record<string, string[]> = {
+      "/v1/search": ["200", "400"],
+      "/v1/page/{page_id}": ["200", "400", "404"],
+      "/v1/chunk/{id}": ["200", "400", "404"],
+      "/v1/changes": ["200", "400"],
+      "/v1/lucky": ["200", "400", "404"],
+      "/v1/license": ["200"],
+      "/v1/meta": ["200"],
+    };
+    for (const [path, statuses] of Object.entries(errors)) {
+      const responses = paths[path].get.responses;
+      expect(Object.keys(responses).sort()).toEqual(statuses);
+      for (const s of statuses) {
+        expect(responses[s].description.length).toBeGreaterThan(5);
+        expect(Object.keys(responses[s].content)).toEqual(["application/json"]);
+        expect(responses[s].headers["X-Request-Id"]).toBeDefined();
+      }
+    }
+    expect(paths["/v1/search"].get.responses["400"].description).toContain("missing q");
+    const hit = paths["/v1/search"].get.responses["200"].content["application/json"].schema.properties.hits.items;
+    expect(Object.keys(hit.properties).sort()).toEqual(["_formatted", "chunk_id", "id", "license", "page_id", "rev_id", "section", "source", "text", "title", "url"].sort());
+  });
+
+  test("/docs serves the API reference UI", async () => {
+    const r = await fetch(base + "/docs");
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toContain("text/html");
+    expect(await r.text()).toContain("openapi.json");
+  });
+});
+
+describe("server faults", () => {
+  test("a 500 is D1's internal_error, with no stack trace or path, and is logged", async () => {
+    const broken = Object.create(engine) as Engine;
+    broken.search = () => {
+      throw new Error(`boom at ${ROOT}/src/search/engine.ts:1`);
+    };
+    const logged: unknown[] = [];
+    const app = createApp(broken, { logError: (e) => logged.push(e) });
+    const res = await app.handle(new Request("http://localhost/v1/search?q=albedo"));
+    expect(res.status).toBe(500);
+    const text = await res.text();
+    expect(JSON.parse(text)).toEqual({ error: "internal_error", message: expect.any(String) });
+    expect(text).not.toContain("boom");
+    expect(text).not.toContain("/src/");
+    expect(logged.length).toBe(1);
+  });
+});
+
+describe("bun run start", () => {
+  test("SIGTERM lets in-flight requests finish, then exits 0", async () => {
+    const other = await startServer({ TOME_SNAPSHOT: await snapshotFor(DUMPS) });
+    const p = longest();
+    const pending = Array.from({ length: 40 }, (_, i) => fetch(`${other.url}/v1/search?q=the%20of%20and%20${i}&limit=50&crop_length=2000`).then(async (r) => [r.status, (await r.json() as Json).hits.length]));
+    const concat = fetch(`${other.url}/v1/page/${p.pageId}?format=concat`).then((r) => r.status);
+    // Long enough for the connections to be accepted, not for 40 such searches to be answered.
+    await Bun.sleep(150);
+    const code = await other.stop();
+    const results = await Promise.all(pending);
+    expect(await concat).toBe(200);
+    for (const [status, hits] of results) {
+      expect(status).toBe(200);
+      expect(hits).toBe(50);
+    }
+    expect(code).toBe(0);
+    expect(other.stderr()).toMatch(/Stopped: \d+ request\(s\) answered after SIGTERM\./);
+    // And it is gone.
+    expect(await fetch(`${other.url}/healthz`).then(() => "answered", () => "refused")).toBe("refused");
+  });
+
+  test("a bad PORT is refused with a clear message", async () => {
+    const proc = Bun.spawn(["bun", `${ROOT}/src/cli/start.ts`], { env: { ...process.env, PORT: "eighty", TOME_SNAPSHOT: await snapshotFor(DUMPS) }, stderr: "pipe", stdout: "ignore" });
+    expect(await proc.exited).toBe(2);
+    expect(await new Response(proc.stderr).text()).toContain("PORT must be a number");
+  });
+});
