@@ -1,9 +1,12 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { open } from "../src/search";
 import { readSnapshot } from "../src/snapshot";
-import { EN_2006_TRUNCATED, SQUAD, tempDir } from "./helpers";
+import { EN_2006_TRUNCATED, SQUAD, startServer, tempDir } from "./helpers";
+
+// Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
+setDefaultTimeout(120_000);
 
 const ROOT = resolve(import.meta.dir, "..");
 
@@ -74,13 +77,18 @@ describe("bun run snapshot:build", () => {
 });
 
 describe("bun run start", () => {
-  test("builds a snapshot from TOME_DUMP when there is none", async () => {
+  test("builds a snapshot from TOME_DUMP when there is none, then serves it", async () => {
     const cwd = tempDir();
-    const { stderr, code } = await run([join(ROOT, "src/cli/start.ts")], { CWD: cwd, TOME_DUMP: SQUAD, TOME_SNAPSHOT: "" });
-    expect(stderr).toContain(`No snapshot in snapshots/: building one from ${SQUAD}`);
-    expect(code).toBe(0);
-    expect(existsSync(join(cwd, "snapshots", "enwiki.tome"))).toBe(true);
-    expect(stderr).toContain("Loaded snapshots/enwiki.tome: en.wikipedia.org, 48 pages");
+    const server = await startServer({ CWD: cwd, TOME_DUMP: SQUAD, TOME_SNAPSHOT: "" });
+    try {
+      expect(server.stderr()).toContain(`No snapshot in snapshots/: building one from ${SQUAD}`);
+      expect(existsSync(join(cwd, "snapshots", "enwiki.tome"))).toBe(true);
+      expect(server.stderr()).toContain("Loaded snapshots/enwiki.tome: en.wikipedia.org, 48 pages");
+      const meta = (await (await fetch(`${server.url}/v1/meta`)).json()) as { dataset: { indexed_pages: number } };
+      expect(meta.dataset.indexed_pages).toBe(48);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
   });
 
   test("an unreachable default dump gives a clear message", async () => {

@@ -3,11 +3,14 @@
  * (enwiki-2016-sample + enwik8-head), checked over HTTP against api.md and decisions.md.
  * Expected values come from the snapshot itself, read independently of the server.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { articleUrl, createApp, LICENSE } from "../src/http";
 import type { Engine } from "../src/search";
 import { readSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
 import { EN_2006, EN_2016, engineFor, ROOT, snapshotFor, startServer, type ServerProcess } from "./helpers";
+
+// Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
+setDefaultTimeout(120_000);
 
 const DUMPS = { dumps: [EN_2016, EN_2006] };
 const MAX = Number.MAX_SAFE_INTEGER;

@@ -1,6 +1,9 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { countLeaks, DumpError, ingest, wordCount } from "../src/ingest";
 import { ALL_DUMPS, EN_2006, EN_2006_TRUNCATED, EN_2016, ingested, SQUAD, TRUNCATED_XZ, dump } from "./helpers";
+
+// Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
+setDefaultTimeout(120_000);
 
 const byTitle = (r: Awaited<ReturnType<typeof ingest>>, title: string) => r.articles.find((a) => a.title === title)!;
 

@@ -1,6 +1,9 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { CROP_MARKER, fold, open, terms } from "../src/search";
 import { EN_2006, EN_2016, engineFor, SQUAD, TRUNCATED_XZ } from "./helpers";
+
+// Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
+setDefaultTimeout(120_000);
 
 const en = () => engineFor({ dumps: [EN_2006, EN_2016] });
 const squad = () => engineFor({ dumps: [SQUAD] });

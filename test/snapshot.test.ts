@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_CHUNK_WORDS } from "../src/ingest";
@@ -13,6 +13,9 @@ import {
   writeSnapshot,
 } from "../src/snapshot";
 import { EN_2006_TRUNCATED, EN_2016, ingested, tempDir } from "./helpers";
+
+// Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
+setDefaultTimeout(120_000);
 
 async function built() {
   return fromIngest(await ingested({ dumps: [EN_2016] }), DEFAULT_CHUNK_WORDS, new Date("2026-01-02T03:04:05Z"));
