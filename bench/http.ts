@@ -1,0 +1,194 @@
+/**
+ * bun bench/http.ts [--duration S] [--connections N] [--rounds R] [--snapshot FILE] [--json]
+ *
+ * The real server (`bun run start`, its own process) on a snapshot of the shared English
+ * dumps, loaded with autocannon from this process (2 cores: one each). Reports requests/s
+ * and p50/p99 latency per scenario, as medians over rounds that interleave the scenarios,
+ * and the ratio of search requests/s to /healthz requests/s measured in the same round.
+ *
+ * Scenarios: /healthz; a search mix (the query kinds of bench/search.ts); the same with
+ * limit=50; /v1/page over every page; /v1/chunk over random chunks; format=concat over the
+ * longest real page, and over a page of 10,000 chunks (the shared text, repeated: no page
+ * of the shared dumps is that long) served by a second server from its own snapshot.
+ */
+import autocannon from "autocannon";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { ingest } from "../src/ingest";
+import { fromIngest, readSnapshot, writeSnapshot, type Snapshot } from "../src/snapshot";
+import { queryMix } from "./queries";
+
+const { values } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: {
+    duration: { type: "string", default: "5" },
+    connections: { type: "string", default: "10" },
+    rounds: { type: "string", default: "3" },
+    snapshot: { type: "string" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+});
+if (values.help) {
+  console.log(`Usage: bun bench/http.ts [--duration S] [--connections N] [--rounds R] [--snapshot FILE] [--json]
+
+  --duration S      seconds per scenario and round (default 5)
+  --connections N   concurrent connections (default 10)
+  --rounds R        rounds; figures are medians over them (default 3)
+  --snapshot FILE   serve this snapshot as is (default: build one from the shared English
+                    dumps, plus a 10,000-chunk page)`);
+  process.exit(0);
+}
+const duration = Number(values.duration);
+const connections = Number(values.connections);
+const rounds = Number(values.rounds);
+const ROOT = resolve(import.meta.dir, "..");
+const DUMPS = resolve(ROOT, "../shared/data/dumps");
+const LONG_CHUNKS = 10_000;
+
+const tempDir = (await Bun.$`mktemp -d`.text()).trim();
+
+/** The shared English dumps' snapshot, or the one given. */
+async function sharedSnapshot(): Promise<{ path: string; snapshot: Snapshot }> {
+  if (values.snapshot) return { path: values.snapshot, snapshot: await readSnapshot(values.snapshot) };
+  console.error("building a snapshot of enwiki-2016-sample + enwik8-head…");
+  const result = await ingest({ dumps: [join(DUMPS, "enwiki-2016-sample.xml.bz2"), join(DUMPS, "enwik8-head.xml.bz2")] });
+  const snapshot = fromIngest(result, 300);
+  const path = join(tempDir, "shared.tome");
+  writeSnapshot(path, snapshot);
+  return { path, snapshot };
+}
+
+/** A snapshot of one page of 10,000 chunks (the shared text, repeated), served by its own server so it does not skew the others. */
+function longPageSnapshot(shared: Snapshot): { path: string; pageId: number } {
+  const texts = shared.pages.flatMap((p) => p.chunks.map((c) => c.text));
+  const pageId = 1;
+  const snapshot: Snapshot = {
+    meta: { ...shared.meta, indexedPages: 1, indexedChunks: LONG_CHUNKS, skippedRedirects: 0 },
+    redirects: [],
+    pages: [
+      {
+        pageId,
+        revId: 1,
+        title: "Benchmark page of 10,000 chunks",
+        timestamp: "2016-01-01T00:00:00Z",
+        tsUnix: 1451606400,
+        sections: [{ heading: "", level: 1 }],
+        chunks: Array.from({ length: LONG_CHUNKS }, (_, i) => ({ section: 0, text: texts[i % texts.length]! })),
+      },
+    ],
+  };
+  const path = join(tempDir, "long-page.tome");
+  writeSnapshot(path, snapshot);
+  return { path, pageId };
+}
+
+async function startServer(snapshotPath: string): Promise<{ url: string; stop(): Promise<number> }> {
+  const proc = Bun.spawn(["bun", join(ROOT, "src/cli/start.ts")], {
+    env: { ...process.env, PORT: "0", TOME_SNAPSHOT: snapshotPath },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  let stderr = "";
+  void (async () => {
+    for await (const part of proc.stderr) stderr += new TextDecoder().decode(part);
+  })();
+  for (let waited = 0; ; waited += 50) {
+    const url = /serving on (http:\/\/\S+?) /.exec(stderr)?.[1];
+    if (url) return { url, stop: () => (proc.kill("SIGTERM"), proc.exited) };
+    if (proc.exitCode !== null || waited > 600_000) throw new Error(`the server did not start:\n${stderr}`);
+    await Bun.sleep(50);
+  }
+}
+
+const { path, snapshot } = await sharedSnapshot();
+const long = longPageSnapshot(snapshot);
+console.error("starting the servers (the first start builds the search indexes)…");
+const [main, longServer] = await Promise.all([startServer(path), startServer(long.path)]);
+
+// Request lists, fixed per scenario.
+const mix = queryMix(snapshot);
+const queries = Object.values(mix).flatMap((make) => Array.from({ length: 100 }, make)).filter((q) => q.replace(/"/g, "").trim());
+const withText = snapshot.pages.filter((p) => p.chunks.length);
+const longest = withText.reduce((a, b) => (b.chunks.length > a.chunks.length ? b : a));
+let seed = 11;
+const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296);
+const chunkIds = Array.from({ length: 1000 }, () => {
+  const p = withText[Math.floor(random() * withText.length)]!;
+  return `${p.pageId}_${Math.floor(random() * p.chunks.length)}`;
+});
+
+// The format=concat scenarios use one connection: their responses are megabytes, and with
+// ten at once the figure would be queueing (and the client's parsing), not the server's work.
+const scenarios: Record<string, { url: string; paths: string[]; connections?: number }> = {
+  "/healthz": { url: main.url, paths: ["/healthz"] },
+  "search mix": { url: main.url, paths: queries.map((q) => `/v1/search?q=${encodeURIComponent(q)}`) },
+  "search mix, limit=50": { url: main.url, paths: queries.map((q) => `/v1/search?q=${encodeURIComponent(q)}&limit=50`) },
+  "/v1/page (every page)": { url: main.url, paths: withText.map((p) => `/v1/page/${p.pageId}`) },
+  "/v1/chunk (random)": { url: main.url, paths: chunkIds.map((id) => `/v1/chunk/${id}`) },
+  [`/v1/page concat, longest real page (${longest.chunks.length} chunks)`]: { url: main.url, paths: [`/v1/page/${longest.pageId}?format=concat`], connections: 1 },
+  [`/v1/page concat, ${LONG_CHUNKS} chunks`]: { url: longServer.url, paths: [`/v1/page/${long.pageId}?format=concat`], connections: 1 },
+};
+
+interface Run {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function load(scenario: { url: string; paths: string[]; connections?: number }, seconds = duration): Promise<Run> {
+  const { url, paths } = scenario;
+  const r = await autocannon({ url, connections: scenario.connections ?? connections, duration: seconds, requests: paths.map((p) => ({ method: "GET", path: p })) });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
+}
+
+// Warm-up: every scenario once, briefly.
+for (const scenario of Object.values(scenarios)) await load(scenario, 1);
+
+const runs: Record<string, Run[]> = Object.fromEntries(Object.keys(scenarios).map((k) => [k, []]));
+const ratios: number[] = [];
+for (let round = 1; round <= rounds; round++) {
+  for (const [name, scenario] of Object.entries(scenarios)) {
+    const r = await load(scenario);
+    runs[name]!.push(r);
+    console.error(`round ${round}: ${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${r.non2xx || r.errors ? `, ${r.non2xx} non-2xx, ${r.errors} errors` : ""}`);
+  }
+  ratios.push(runs["search mix"]!.at(-1)!.rps / runs["/healthz"]!.at(-1)!.rps);
+}
+
+await Promise.all([main.stop(), longServer.stop()]);
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const table = Object.entries(runs).map(([name, rs]) => ({
+  scenario: name,
+  connections: scenarios[name]!.connections ?? connections,
+  requestsPerSecond: median(rs.map((r) => r.rps)),
+  p50Ms: median(rs.map((r) => r.p50)),
+  p99Ms: median(rs.map((r) => r.p99)),
+  failures: rs.reduce((n, r) => n + r.non2xx + r.errors, 0),
+}));
+const report = {
+  snapshot: path,
+  pages: snapshot.pages.length,
+  longPageSnapshot: long.path,
+  chunks: snapshot.meta.indexedChunks,
+  connections,
+  durationSeconds: duration,
+  rounds,
+  scenarios: table,
+  searchToHealthzRatio: median(ratios),
+};
+if (values.json) console.log(JSON.stringify(report, null, 2));
+else {
+  console.log(`${report.pages} pages, ${report.chunks} chunks; ${connections} connections, ${duration} s per scenario, medians of ${rounds} rounds`);
+  console.log("| scenario | connections | requests/s | p50 ms | p99 ms | non-2xx or errors |");
+  console.log("|---|---|---|---|---|---|");
+  for (const r of table) console.log(`| ${r.scenario} | ${r.connections} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50Ms} | ${r.p99Ms} | ${r.failures} |`);
+  console.log(`search mix requests/s ÷ /healthz requests/s: ${report.searchToHealthzRatio.toFixed(3)} (median of the per-round ratios)`);
+}

@@ -1,0 +1,48 @@
+/**
+ * The query mix of the search benchmarks, drawn from a snapshot's own text with a fixed seed
+ * so that every kind has matches: single words, 2-4 words, phrases, very common words, typos,
+ * prefixes and Japanese.
+ */
+import { terms } from "../src/search";
+import type { Snapshot } from "../src/snapshot";
+
+export function queryMix(snapshot: Snapshot, seedValue = 7): Record<string, () => string> {
+  let seed = seedValue;
+  const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296);
+  const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]!;
+  const pages = snapshot.pages.filter((p) => p.chunks.length);
+  const lang = snapshot.meta.wiki.lang;
+  const sampleWords = (n: number, filter: (w: string) => boolean = () => true): string[] => {
+    for (let tries = 0; tries < 100; tries++) {
+      const p = pick(pages);
+      const c = pick(p.chunks);
+      const ws = terms(c.text, lang).filter(filter);
+      if (ws.length >= n) {
+        const at = Math.floor(random() * (ws.length - n + 1));
+        return ws.slice(at, at + n);
+      }
+    }
+    return [];
+  };
+  const frequency = new Map<string, number>();
+  for (let i = 0; i < 2000; i++) for (const w of sampleWords(1)) frequency.set(w, (frequency.get(w) ?? 0) + 1);
+  const common = [...frequency.entries()].sort((a, b) => b[1] - a[1]).slice(0, 10).map(([w]) => w);
+  const japanese = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
+  const long = (w: string) => [...w].length >= 6 && !japanese.test(w);
+  const typo = (w: string) => {
+    const cs = [...w];
+    const i = 1 + Math.floor(random() * (cs.length - 2));
+    cs[i] = cs[i] === "e" ? "a" : "e";
+    return cs.join("");
+  };
+
+  return {
+    "single word": () => sampleWords(1).join(" "),
+    "2-4 words": () => sampleWords(2 + Math.floor(random() * 3)).join(" "),
+    phrase: () => `"${sampleWords(2 + Math.floor(random() * 2)).join(" ")}"`,
+    "very common": () => pick(common),
+    typo: () => typo(sampleWords(1, long)[0] ?? "encyclopedia"),
+    prefix: () => [...(sampleWords(1, long)[0] ?? "encyclopedia")].slice(0, 4).join(""),
+    japanese: () => sampleWords(1, (w) => japanese.test(w)).join(" "),
+  };
+}
