@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_CHUNK_WORDS, DumpError, ingest } from "../ingest";
 import { buildIndexes, encodeIndexes, indexPath } from "../search";
-import { atomicWrite, fromIngest, SNAPSHOT_EXTENSION, SnapshotError, writeSnapshot } from "../snapshot";
+import { atomicWrite } from "../files";
+import { fromIngest, SNAPSHOT_EXTENSION, SnapshotError, writeSnapshot } from "../snapshot";
 import { ingestProgress } from "./progress";
 
 const HELP = `Usage: bun run snapshot:build --dump <path|url> [--dump <path|url> …] [options]

@@ -1,8 +1,10 @@
 /**
- * bun run start — serves the API (PORT, default 8080) from the newest snapshot in snapshots/ (or TOME_SNAPSHOT). When there
- * is none, builds one first from TOME_DUMP (a path or URL; by default the latest Simple
- * English Wikipedia pages-articles dump).
+ * bun run start — serves the API (PORT, default 8080) from the newest snapshot in
+ * snapshots/ (or TOME_SNAPSHOT), with the keys and usage under TOME_DATA. When there is no
+ * snapshot, builds one first from TOME_DUMP (a path or URL; by default the latest Simple
+ * English Wikipedia pages-articles dump). When there is no key, creates one and prints it.
  */
+import { Access, createKey, DEFAULT_DATA_DIR, KeyStoreError, updateKeyFile, UsageError } from "../access";
 import { createApp, DOCS_PATH, serve } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { open } from "../search";
@@ -20,7 +22,35 @@ Environment:
   TOME_DUMP      dump to build a snapshot from when there is none (path or URL;
                  default: ${DEFAULT_DUMP})
   PORT           HTTP port (default 8080; 0 picks a free one)
+  TOME_DATA      API keys and usage counters (default ./${DEFAULT_DATA_DIR}); manage keys with
+                 "bun run keys"
+  TOME_AUTH      "off" serves every route without a key, for benchmarks and local use only
 `;
+
+/** Keys and usage, or none when TOME_AUTH=off. Creates the first key when there is none. */
+function openAccess(env = process.env): Access | undefined {
+  if (env.TOME_AUTH === "off") {
+    console.error("WARNING: TOME_AUTH=off: every route answers without a key, with no rate limit or quota. For benchmarks and local use only.");
+    return undefined;
+  }
+  if (env.TOME_AUTH !== undefined && env.TOME_AUTH !== "" && env.TOME_AUTH !== "on") {
+    console.error(`start: TOME_AUTH must be "on" (the default) or "off", not "${env.TOME_AUTH}".`);
+    process.exit(2);
+  }
+  const dataDir = env.TOME_DATA || DEFAULT_DATA_DIR;
+  const access = new Access({ dataDir });
+  if (!access.hasKeys) {
+    const { key, record } = updateKeyFile(dataDir, (file) =>
+      createKey(file, { name: "default", account: "default", plan: "enterprise", scope: "full", now: Date.now() }),
+    );
+    console.error(
+      `No API key existed in ${dataDir}/, so one was created (${record.id}, account default, enterprise plan):\n\n` +
+        `    ${key}\n\nIt is shown only this once: keep it. Send it as X-API-Key (or Authorization: Bearer). ` +
+        `Manage keys with "bun run keys" (see --help).`,
+    );
+  }
+  return access;
+}
 
 /** The snapshot to serve, building one first if there is none. */
 export async function ensureSnapshot(env = process.env): Promise<string> {
@@ -49,6 +79,7 @@ if (import.meta.main) {
     process.exit(0);
   }
   try {
+    const access = openAccess();
     const path = await ensureSnapshot();
     const started = performance.now();
     const tome = await open(path, { log: (l) => console.error(l) });
@@ -57,19 +88,21 @@ if (import.meta.main) {
       `Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
     );
     const port = readPort(process.env.PORT);
-    const running = serve(createApp(tome), { port });
+    const running = serve(createApp(tome, { access }), { port });
+    access?.start();
     console.error(`Tome is serving on ${running.url.origin} (API docs: ${running.url.origin}${DOCS_PATH}). Stop it with Ctrl-C or SIGTERM.`);
     const stop = async (signal: string) => {
       console.error(`${signal}: no new connections; finishing the requests in flight.`);
       const before = running.answered();
       await running.stop();
+      access?.stop();
       console.error(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
       process.exit(0);
     };
     process.once("SIGTERM", () => void stop("SIGTERM"));
     process.once("SIGINT", () => void stop("SIGINT"));
   } catch (err) {
-    if (err instanceof DumpError || err instanceof SnapshotError) {
+    if (err instanceof DumpError || err instanceof SnapshotError || err instanceof KeyStoreError || err instanceof UsageError) {
       console.error(`start: ${err.message}`);
       process.exit(1);
     }

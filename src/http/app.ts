@@ -4,8 +4,11 @@
  */
 import { swagger } from "@elysiajs/swagger";
 import { Elysia } from "elysia";
+import type { Access } from "../access";
 import type { Engine } from "../search";
+import { accessControl } from "./access";
 import { apiContext } from "./context";
+import { SECURITY_SCHEMES } from "./docs";
 import { ApiError, INTERNAL_ERROR } from "./errors";
 import { aboutRoutes } from "./routes/about";
 import { changesRoutes } from "./routes/changes";
@@ -17,6 +20,8 @@ export const OPENAPI_PATH = "/v1/openapi.json";
 export const DOCS_PATH = "/docs";
 
 export interface AppOptions {
+  /** Keys, rate limits and quotas. Without it every route answers without a key (benchmarks, local use). */
+  access?: Access;
   /** Where server faults are reported (the client only sees D1's internal_error). */
   logError?: (error: unknown, request: Request) => void;
 }
@@ -24,9 +29,11 @@ export interface AppOptions {
 export function createApp(engine: Engine, options: AppOptions = {}) {
   const ctx = apiContext(engine);
   const logError = options.logError ?? ((error) => console.error(error));
+  // Responses are built in their exact shape: no normalizing copy.
   return (
-    // Responses are built in their exact shape: no normalizing copy.
     new Elysia({ normalize: false })
+      // First, so that it runs before routing and validation (D2).
+      .use(accessControl(options.access))
       .onError({ as: "global" }, ({ error, code, set, request }) => {
         if (error instanceof ApiError) {
           set.status = error.status;
@@ -48,12 +55,14 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
           specPath: OPENAPI_PATH,
           exclude: [DOCS_PATH, OPENAPI_PATH],
           documentation: {
+            components: { securitySchemes: SECURITY_SCHEMES },
             info: {
               title: "Tome",
               version: "1",
               description:
                 "Searches and serves encyclopedia article text, cleaned and cut into passages, with source and license attribution. " +
-                "The content is CC BY-SA 4.0: see /v1/license. Errors are {error, message, details?} (D1).",
+                "The content is CC BY-SA 4.0: see /v1/license. Errors are {error, message, details?} (D1). " +
+                "Every /v1 route needs an API key (X-API-Key, or Authorization: Bearer); /healthz and this document do not.",
             },
           },
         }),

@@ -32,7 +32,7 @@ export class Resources {
       timestamp: page.timestamp,
       ts_unix: page.tsUnix,
       source: sourceOf(this.project, page, url),
-      license: { ...SHORT_LICENSE },
+      license: SHORT_LICENSE,
     };
   }
 
@@ -45,7 +45,7 @@ export class Resources {
       rev_id: page.revId,
       timestamp: page.timestamp,
       source: sourceOf(this.project, page, url),
-      license: { ...SHORT_LICENSE },
+      license: SHORT_LICENSE,
     };
   }
 
@@ -81,7 +81,7 @@ export class Resources {
       url,
       timestamp: page.timestamp,
       source: sourceOf(this.project, page, url),
-      license: { ...LICENSE },
+      license: LICENSE,
       modified: true,
       modifications: this.attributions.modifications,
     };
@@ -101,7 +101,7 @@ export class Resources {
       chunk_id: chunk,
       url,
       source: sourceOf(this.project, page, url),
-      license: { ...SHORT_LICENSE },
+      license: SHORT_LICENSE,
       _formatted: hit.formatted,
     };
   }

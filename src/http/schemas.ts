@@ -239,6 +239,17 @@ export const ErrorBody = t.Object(
   { description: "Error (D1)" },
 );
 
+export const LimitErrorBody = t.Object(
+  {
+    error: t.Union([t.Literal("rate_limit_exceeded"), t.Literal("quota_exceeded")]),
+    message: t.String(),
+    retry_after: t.Integer({ description: "Whole seconds to wait, as Retry-After" }),
+    quota_limit: t.Optional(t.Integer({ description: "quota_exceeded: the month's credits" })),
+    quota_used: t.Optional(t.Integer({ description: "quota_exceeded: credits spent this month" })),
+  },
+  { description: "A limit reached (D19, D20)" },
+);
+
 // ---- requests ----
 
 function int(minimum: number, maximum: number, def: number, description: string): ReturnType<typeof t.Integer> & { default: number };

@@ -5,7 +5,8 @@
  */
 import MiniSearch, { type AsPlainObject } from "minisearch";
 import { Packr } from "msgpackr";
-import { atomicWrite, sameBytes, sha256, type Snapshot } from "../snapshot";
+import { atomicWrite } from "../files";
+import { sameBytes, sha256, type Snapshot } from "../snapshot";
 import { ANALYZER_VERSION } from "./analyze";
 import { aliasesByPage, textIndexOptions, titleIndexOptions } from "./engine";
 

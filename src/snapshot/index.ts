@@ -2,6 +2,6 @@
 export { FORMAT_VERSION, SNAPSHOT_EXTENSION, SnapshotError } from "./format";
 export type { Snapshot, SnapshotMeta, SnapshotPage } from "./format";
 export { decodeSnapshot, readSnapshot, readSnapshotMeta } from "./read";
-export { atomicWrite, encodeSnapshot, fromIngest, writeSnapshot } from "./write";
+export { encodeSnapshot, fromIngest, writeSnapshot } from "./write";
 export { latestSnapshot } from "./locate";
 export { sameBytes, sha256 } from "./hash";

@@ -1,6 +1,5 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
 import { Packr } from "msgpackr";
+import { atomicWrite } from "../files";
 import { sha256, sha256Hex } from "./hash";
 import type { IngestResult } from "../ingest";
 import {
@@ -74,35 +73,4 @@ export function writeSnapshot(path: string, snapshot: Snapshot): { bytes: number
     throw new SnapshotError(`cannot write the snapshot to ${path}: ${(err as Error).message}`);
   }
   return { bytes: bytes.byteLength };
-}
-
-/**
- * Writes to a temporary file beside the target, flushes it to disk, then renames it into
- * place: a crash at any moment leaves either the old file or the new one, never a broken one.
- */
-export function atomicWrite(path: string, bytes: Uint8Array, mode = 0o644): void {
-  const dir = dirname(path);
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.tmp`);
-  try {
-    mkdirSync(dir, { recursive: true });
-    const fd = openSync(tmp, "w", mode);
-    try {
-      let off = 0;
-      while (off < bytes.byteLength) off += writeSync(fd, bytes, off);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-  try {
-    const dfd = openSync(dir, "r");
-    fsyncSync(dfd);
-    closeSync(dfd);
-  } catch {
-    // Some filesystems cannot fsync a directory; the rename itself is still atomic.
-  }
 }

@@ -1,7 +1,7 @@
 /** GET /v1/changes (api.md 4.3; D12). */
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
-import { described, JSON_ONLY } from "../docs";
+import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
 import { ApiError } from "../errors";
 import { strict, type Filled } from "../params";
 import { ChangesQuery, ChangesResponse, ErrorBody } from "../schemas";
@@ -30,8 +30,10 @@ export const changesRoutes = ({ engine, resources, attributions }: ApiContext) =
       response: {
         200: described(ChangesResponse, "Pages with ts_unix >= since, by ts_unix then page_id (D12)"),
         400: described(ErrorBody, "`since must be unix seconds or RFC3339`, or `invalid_parameter` for limit or offset (D3, D12)"),
+        ...KEY_ERRORS,
       },
       detail: {
+        ...KEYED,
         summary: "Pages changed since a time",
         description: "Pages whose last modification is at or after since, ordered by ts_unix then page_id, so a client can poll with the last ts_unix it saw (D12).",
       },

@@ -1,7 +1,7 @@
 /** GET /v1/lucky (api.md 4.5; D13). */
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
-import { described, JSON_ONLY } from "../docs";
+import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
 import { ApiError } from "../errors";
 import { strict, type Filled } from "../params";
 import { ErrorBody, LuckyQuery, LuckyResponse } from "../schemas";
@@ -43,8 +43,10 @@ export const luckyRoutes = ({ engine, resources, attributions }: ApiContext) =>
         200: described(LuckyResponse, "The best page with all its chunks (D13)"),
         400: described(ErrorBody, "`missing q`, or `invalid_parameter` for q over 500 characters or an unknown format (D5, D6)"),
         404: described(ErrorBody, "`no results found`: nothing matches"),
+        ...KEY_ERRORS,
       },
       detail: {
+        ...KEYED,
         summary: "The best page for a query",
         description: "An exact title or redirect match wins; otherwise the page of the best search hit, with all its chunks (D13).",
       },

@@ -1,7 +1,7 @@
 /** GET /v1/page/{page_id} (api.md 4.2; D10) and GET /v1/chunk/{id} (api.md 4.4; D11). */
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
-import { described, JSON_ONLY } from "../docs";
+import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
 import { notFound } from "../errors";
 import { strict, type Filled } from "../params";
 import { Chunk, ChunkParams, ErrorBody, PageParams, PageQuery, PageResponse } from "../schemas";
@@ -35,8 +35,10 @@ export const pageRoutes = ({ engine, resources, attributions }: ApiContext) =>
           200: described(PageResponse, "The page and the requested window of its chunks; an offset past the end gives empty results (D10)"),
           400: described(ErrorBody, "`page_id must be an integer` for the path, or `invalid_parameter` for format, max_chunks or offset (D3, D5)"),
           404: described(ErrorBody, "`not found`: no page has this id"),
+          ...KEY_ERRORS,
         },
-        detail: { summary: "A page and its chunks", description: "Page metadata and a window of its chunks; format=concat adds them joined as one text (D10)." },
+        detail: {
+        ...KEYED, summary: "A page and its chunks", description: "Page metadata and a window of its chunks; format=concat adds them joined as one text (D10)." },
       },
     )
     .get(
@@ -56,8 +58,10 @@ export const pageRoutes = ({ engine, resources, attributions }: ApiContext) =>
           200: described(Chunk, "The chunk, with its source, license and modifications"),
           400: described(ErrorBody, "`invalid_parameter`: the id is not {page_id}_{chunk_index} in base-10 digits (D11)"),
           404: described(ErrorBody, "`not found`: well-formed, but no such chunk (D11)"),
+          ...KEY_ERRORS,
         },
-        detail: { summary: "One chunk", description: "One chunk by its id {page_id}_{chunk_index} (D11)." },
+        detail: {
+        ...KEYED, summary: "One chunk", description: "One chunk by its id {page_id}_{chunk_index} (D11)." },
       },
     );
 

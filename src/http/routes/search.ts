@@ -1,7 +1,7 @@
 /** GET /v1/search (api.md 4.1; D6–D9). */
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
-import { described, JSON_ONLY } from "../docs";
+import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
 import { strict, type Filled } from "../params";
 import { ErrorBody, SearchQuery, SearchResponse } from "../schemas";
 
@@ -36,8 +36,10 @@ export const searchRoutes = ({ engine, resources, attributions }: ApiContext) =>
       response: {
         200: described(SearchResponse, "One hit per page, best first (D7, D8); with page_id, that page's matching chunks"),
         400: described(ErrorBody, "`missing q` (absent or blank), or `invalid_parameter` with details: q over 500 characters, a bad or repeated limit, offset, page_id, crop_length or highlight (D1, D3–D6)"),
+        ...KEY_ERRORS,
       },
       detail: {
+        ...KEYED,
         summary: "Search chunks",
         description:
           "Full-text search over chunks: one hit per page (its best chunk), title matches first, pages with every word before pages with some (D6–D9). " +

@@ -1,0 +1,121 @@
+/**
+ * access: API keys, plans, rate limits and quotas (api.md sections 3, 5, 8; D2, D18–D21),
+ * kept under TOME_DATA. The key tool (src/cli/keys.ts) writes the key store; the server
+ * reads it through an Access, which also counts usage.
+ */
+import { KeyRing, keysPath, KEY_SHAPE, stateOf, type ActiveKey } from "./keys";
+import { RateLimiter, type RateDecision } from "./rate";
+import { monthEnd, monthOf, UsageLedger, usagePath } from "./usage";
+
+export { KeyStoreError, KEY_SHAPE, keysPath, readKeyFile, stateOf, updateKeyFile, createKey, revokeKey, setPlan, SCOPES, type KeyRecord, type Scope, type KeyState } from "./keys";
+export { ENTERPRISE_DEFAULT_RATE, isPlan, limitsOf, PLAN_NAMES, PLANS, type Plan, type PlanName } from "./plans";
+export { FLUSH_INTERVAL_MS, monthOf, readUsage, UsageError, usagePath } from "./usage";
+
+export const DEFAULT_DATA_DIR = "data";
+
+/** D20: what a successful request costs. */
+export const COST = { request: 1, pdf: 10 } as const;
+
+export type Authentication =
+  | { ok: true; key: ActiveKey }
+  | { ok: false; status: 401 | 403; body: { error: string; message: string } };
+
+export interface QuotaState {
+  limit: number;
+  remaining: number;
+  spent: number;
+  /** Unix seconds: 00:00:00 UTC on the 1st of next month. */
+  reset: number;
+}
+
+/** One request's claim on its account's quota. */
+export interface Hold {
+  account: string;
+  month: string;
+  cost: number;
+}
+
+export interface AccessOptions {
+  dataDir: string;
+  /** The clock (ms since the epoch); tests move it. */
+  now?: () => number;
+}
+
+export class Access {
+  readonly dataDir: string;
+  readonly now: () => number;
+  private readonly keys: KeyRing;
+  private readonly usage: UsageLedger;
+  private readonly rates = new RateLimiter();
+
+  /** Reads the key store and the usage file; a damaged one throws, with what to do. */
+  constructor(options: AccessOptions) {
+    this.dataDir = options.dataDir;
+    this.now = options.now ?? Date.now;
+    this.keys = new KeyRing(keysPath(this.dataDir));
+    this.usage = new UsageLedger(usagePath(this.dataDir));
+  }
+
+  get hasKeys(): boolean {
+    return !this.keys.empty;
+  }
+
+  start(): void {
+    this.usage.start();
+  }
+
+  /** Saves the last counts. */
+  stop(): void {
+    this.usage.stop();
+  }
+
+  /** D18 and api.md section 5: X-API-Key wins over Authorization: Bearer. */
+  authenticate(headers: Headers): Authentication {
+    const key = headers.get("x-api-key")?.trim() || bearer(headers.get("authorization"));
+    if (!key) {
+      return { ok: false, status: 401, body: { error: "unauthorized", message: "An API key is required via the X-API-Key header (or Authorization: Bearer <key>)." } };
+    }
+    const forbidden = (why = "") => ({ ok: false as const, status: 403 as const, body: { error: "forbidden", message: `The API key is invalid or revoked.${why}` } });
+    if (!KEY_SHAPE.test(key)) return forbidden();
+    const found = this.keys.find(key);
+    if (!found) return forbidden();
+    const now = this.now();
+    const state = stateOf(found.record, now);
+    if (state === "revoked") return forbidden();
+    if (state === "expired") return forbidden(` It expired at ${found.record.expires_at}.`);
+    this.usage.touch(found.record.id, now);
+    return { ok: true, key: found };
+  }
+
+  admit(key: ActiveKey): RateDecision {
+    return this.rates.admit(key.record.id, key.limits.rate, this.now());
+  }
+
+  quota(key: ActiveKey, held = 0): QuotaState {
+    const now = this.now();
+    const month = monthOf(now);
+    const limit = key.limits.quota;
+    return {
+      limit,
+      remaining: Math.max(0, this.usage.remaining(key.account, month, limit) + held),
+      spent: this.usage.spent(key.account, month),
+      reset: monthEnd(now),
+    };
+  }
+
+  /** Holds a request's cost (D20), or says the quota lacks it. */
+  hold(key: ActiveKey, cost: number): Hold | undefined {
+    const month = monthOf(this.now());
+    return this.usage.hold(key.account, month, cost, key.limits.quota) ? { account: key.account, month, cost } : undefined;
+  }
+
+  /** A 2xx answer spends the hold; anything else gives it back. */
+  settle(hold: Hold, succeeded: boolean): void {
+    this.usage.settle(hold.account, hold.month, hold.cost, succeeded);
+  }
+}
+
+function bearer(header: string | null): string | undefined {
+  const m = header && /^bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : undefined;
+}

@@ -1,0 +1,163 @@
+/**
+ * Usage: credits spent per account per UTC month (D20), and when each key was last used.
+ * Counted in memory, saved to TOME_DATA/usage.json at most 100 ms after a change, by an
+ * atomic rename: a `kill -9` loses at most the last 100 ms of counts and never leaves a
+ * broken file. The file carries a checksum; a damaged one is refused with a clear message,
+ * never silently reset.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { atomicWrite } from "../files";
+
+export const FLUSH_INTERVAL_MS = 100;
+
+export interface UsageData {
+  /** "YYYY-MM" → account → credits spent. */
+  months: Record<string, Record<string, number>>;
+  /** key id → ISO 8601 time of its last request. */
+  last_used: Record<string, string>;
+}
+
+interface UsageFile extends UsageData {
+  format: "tome-usage";
+  version: 1;
+  /** sha256 of JSON.stringify({months, last_used}). */
+  checksum: string;
+}
+
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+export function usagePath(dataDir: string): string {
+  return join(dataDir, "usage.json");
+}
+
+/** "YYYY-MM" of a UTC time. */
+export function monthOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 7);
+}
+
+/** Unix seconds of 00:00:00 UTC on the 1st of the next month. */
+export function monthEnd(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / 1000;
+}
+
+const checksum = (data: UsageData) => createHash("sha256").update(JSON.stringify({ months: data.months, last_used: data.last_used })).digest("hex");
+
+/** Reads and verifies usage.json; a missing file is no usage yet. */
+export function readUsage(path: string): UsageData {
+  if (!existsSync(path)) return { months: {}, last_used: {} };
+  const fail = (why: string) =>
+    new UsageError(
+      `${path} is damaged (${why}), so this month's usage is unknown. Restore it from a backup; ` +
+        `or, to start counting from zero (every account's usage this month is lost), move it away.`,
+    );
+  let file: UsageFile;
+  try {
+    file = JSON.parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    throw fail(`not valid JSON: ${(err as Error).message}`);
+  }
+  if (!file || typeof file !== "object" || file.format !== "tome-usage") throw fail("not a Tome usage file");
+  if (file.version !== 1) throw fail(`version ${String(file.version)} is not one this Tome reads`);
+  if (!file.months || typeof file.months !== "object" || !file.last_used || typeof file.last_used !== "object") throw fail("counters missing");
+  for (const [month, accounts] of Object.entries(file.months)) {
+    if (!/^\d{4}-\d{2}$/.test(month)) throw fail(`bad month ${month}`);
+    for (const n of Object.values(accounts)) if (!Number.isSafeInteger(n) || n < 0) throw fail(`bad counter in ${month}`);
+  }
+  if (file.checksum !== checksum(file)) throw fail("checksum mismatch");
+  return { months: file.months, last_used: file.last_used };
+}
+
+export function writeUsage(path: string, data: UsageData): void {
+  const file: UsageFile = { format: "tome-usage", version: 1, months: data.months, last_used: data.last_used, checksum: checksum(data) };
+  // Not fsynced: a killed process loses nothing the kernel has; only a power cut could.
+  atomicWrite(path, JSON.stringify(file), { mode: 0o600, durable: false });
+}
+
+/** The server's usage: spent credits (saved) and credits held by requests in flight (not saved). */
+export class UsageLedger {
+  private readonly data: UsageData;
+  /** "YYYY-MM\0account" → credits held by requests not yet answered. */
+  private readonly held = new Map<string, number>();
+  private dirty = false;
+  private lastFlush = performance.now();
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(private readonly path: string) {
+    this.data = readUsage(path);
+  }
+
+  /** Saves every FLUSH_INTERVAL_MS while there are changes. */
+  start(): void {
+    this.timer ??= setInterval(() => this.flush(), FLUSH_INTERVAL_MS);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.flush();
+  }
+
+  flush(): void {
+    if (!this.dirty) return;
+    this.dirty = false;
+    this.lastFlush = performance.now();
+    try {
+      writeUsage(this.path, this.data);
+    } catch (err) {
+      this.dirty = true;
+      console.error(`cannot save usage to ${this.path}: ${(err as Error).message}`);
+    }
+  }
+
+  spent(account: string, month: string): number {
+    return this.data.months[month]?.[account] ?? 0;
+  }
+
+  private heldBy(account: string, month: string): number {
+    return this.held.get(`${month}\0${account}`) ?? 0;
+  }
+
+  /** Credits left: the quota less what is spent and what requests in flight hold. */
+  remaining(account: string, month: string, quota: number): number {
+    return Math.max(0, quota - this.spent(account, month) - this.heldBy(account, month));
+  }
+
+  /** Holds `cost` credits for a request, if they are there (concurrent requests never overspend). */
+  hold(account: string, month: string, cost: number, quota: number): boolean {
+    if (this.remaining(account, month, quota) < cost) return false;
+    const k = `${month}\0${account}`;
+    this.held.set(k, this.heldBy(account, month) + cost);
+    return true;
+  }
+
+  /** Ends a hold: spends it (a 2xx answer) or gives it back. */
+  settle(account: string, month: string, cost: number, spend: boolean): void {
+    const k = `${month}\0${account}`;
+    const left = this.heldBy(account, month) - cost;
+    if (left > 0) this.held.set(k, left);
+    else this.held.delete(k);
+    if (!spend) return;
+    const m = (this.data.months[month] ??= {});
+    m[account] = (m[account] ?? 0) + cost;
+    this.changed();
+  }
+
+  touch(keyId: string, now: number): void {
+    this.data.last_used[keyId] = new Date(now).toISOString();
+    this.changed();
+  }
+
+  /** Marks a change; saves at once if the last save is 100 ms old (timers lag on a busy server). */
+  private changed(): void {
+    this.dirty = true;
+    if (performance.now() - this.lastFlush >= FLUSH_INTERVAL_MS) this.flush();
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Access control in the request's life (D2): authentication (401/403) and the rate limit
+ * (429) before anything else, even routing; parameters are then validated by the route;
+ * then the quota (429) holds the request's cost, which a 2xx answer spends and anything
+ * else gives back (D20). Every authenticated response carries the X-RateLimit-* and
+ * X-Quota-* headers (D19, D20).
+ */
+import { Elysia } from "elysia";
+import { COST, type Access, type Hold, type QuotaState } from "../access";
+import type { ActiveKey } from "../access/keys";
+
+/** Paths that answer without a key: liveness and the API's own description. */
+export const OPEN_PATHS = new Set(["/healthz", "/docs", "/v1/openapi.json"]);
+
+interface Grant {
+  key: ActiveKey;
+  hold?: Hold;
+}
+
+const pathOf = (url: string) => {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  const q = url.indexOf("?", start);
+  return url.slice(start, q < 0 ? undefined : q);
+};
+
+export function costOf(path: string): number {
+  return path.startsWith("/v1/pdf/") ? COST.pdf : COST.request;
+}
+
+function quotaHeaders(headers: Record<string, string | number>, q: QuotaState): void {
+  const unlimited = !Number.isFinite(q.limit);
+  headers["x-quota-limit"] = unlimited ? "unlimited" : String(q.limit);
+  headers["x-quota-remaining"] = unlimited ? "unlimited" : String(q.remaining);
+  headers["x-quota-reset"] = String(q.reset);
+}
+
+/** The hooks; without an Access they let everything through (benchmarks, local use). */
+export function accessControl(access: Access | undefined) {
+  const grants = new WeakMap<Request, Grant>();
+  return new Elysia({ name: "access-control" })
+    .onRequest(({ request, set }) => {
+      if (!access) return;
+      const path = pathOf(request.url);
+      if (OPEN_PATHS.has(path) || (path !== "/v1" && !path.startsWith("/v1/"))) return;
+      const auth = access.authenticate(request.headers);
+      if (!auth.ok) {
+        set.status = auth.status;
+        return auth.body;
+      }
+      const rate = access.admit(auth.key);
+      const headers = set.headers as Record<string, string | number>;
+      headers["x-ratelimit-limit"] = String(rate.limit);
+      headers["x-ratelimit-remaining"] = String(rate.remaining);
+      headers["x-ratelimit-reset"] = String(rate.reset);
+      quotaHeaders(headers, access.quota(auth.key));
+      if (!rate.admitted) {
+        const retry = Math.max(1, Math.ceil(rate.reset - access.now() / 1000));
+        headers["retry-after"] = String(retry);
+        set.status = 429;
+        return {
+          error: "rate_limit_exceeded",
+          message: `Too many requests: this key's plan allows ${rate.limit} per second. Retry after ${retry} s.`,
+          retry_after: retry,
+        };
+      }
+      grants.set(request, { key: auth.key });
+    })
+    .onBeforeHandle({ as: "global" }, ({ request, set }) => {
+      const grant = grants.get(request);
+      if (!grant || !access) return;
+      const cost = costOf(pathOf(request.url));
+      const hold = access.hold(grant.key, cost);
+      const headers = set.headers as Record<string, string | number>;
+      const q = access.quota(grant.key);
+      quotaHeaders(headers, q);
+      if (!hold) {
+        const retry = Math.max(1, Math.ceil(q.reset - access.now() / 1000));
+        headers["retry-after"] = String(retry);
+        set.status = 429;
+        return {
+          error: "quota_exceeded",
+          message: `The monthly quota lacks the ${cost} credit${cost > 1 ? "s" : ""} this request costs: ${q.remaining} of ${q.limit} remain until ${new Date(q.reset * 1000).toISOString()}.`,
+          quota_limit: q.limit,
+          quota_used: q.spent,
+          retry_after: retry,
+        };
+      }
+      grant.hold = hold;
+    })
+    .onError({ as: "global" }, ({ request, set }) => {
+      // The answer is an error: its hold will be given back, so say so in the header now.
+      const grant = grants.get(request);
+      if (grant?.hold && access) quotaHeaders(set.headers as Record<string, string | number>, access.quota(grant.key, grant.hold.cost));
+    })
+    .onAfterResponse({ as: "global" }, ({ request, set }) => {
+      const grant = grants.get(request);
+      if (!grant?.hold || !access) return;
+      const status = typeof set.status === "number" ? set.status : 200;
+      access.settle(grant.hold, status >= 200 && status < 300);
+      grant.hold = undefined;
+    });
+}
