@@ -67,6 +67,8 @@ export const ROOT = resolve(import.meta.dir, "..");
 
 export interface ServerProcess {
   url: string;
+  /** The key the server created at its first start, if it printed one. */
+  key?: string;
   proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
   /** Everything the server has written so far. */
   stdout(): string;
@@ -75,8 +77,12 @@ export interface ServerProcess {
   stop(): Promise<number>;
 }
 
-/** Starts `bun run start` (the real server) on a free port and waits until it serves. */
+/**
+ * Starts `bun run start` (the real server) on a free port and waits until it serves. Its keys
+ * and usage live in TOME_DATA: a fresh directory unless env names one.
+ */
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+  env = { TOME_DATA: tempDir("tome-data-"), ...env };
   const proc = Bun.spawn(["bun", join(ROOT, "src/cli/start.ts")], {
     cwd: env.CWD ?? ROOT,
     env: { ...process.env, PORT: "0", ...env },
@@ -102,6 +108,7 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   }
   return {
     url,
+    key: /^\s+(wk_[A-Za-z0-9]{32})$/m.exec(err)?.[1],
     proc,
     stdout: () => out,
     stderr: () => err,

@@ -19,12 +19,19 @@ let server: ServerProcess;
 let snap: Snapshot;
 let engine: Engine;
 let base: string;
+let key: string;
+
+/** fetch with the server's key. */
+function api(path: string, init: RequestInit = {}, url = base, apiKey = key): Promise<Response> {
+  return fetch(url + path, { ...init, headers: { "X-API-Key": apiKey, ...(init.headers as Record<string, string>) } });
+}
 
 beforeAll(async () => {
   const path = await snapshotFor(DUMPS);
   [snap, engine] = await Promise.all([readSnapshot(path), engineFor(DUMPS)]);
   server = await startServer({ TOME_SNAPSHOT: path });
   base = server.url;
+  key = server.key!;
 });
 
 afterAll(async () => {
@@ -34,7 +41,7 @@ afterAll(async () => {
 type Json = Record<string, any>;
 
 async function get(path: string, init?: RequestInit): Promise<{ status: number; body: Json; headers: Headers }> {
-  const res = await fetch(base + path, init);
+  const res = await api(path, init);
   const text = await res.text();
   let body: Json = {};
   if (text) body = JSON.parse(text);
@@ -126,26 +133,26 @@ const longest = () => snap.pages.reduce((a, b) => (b.chunks.length > a.chunks.le
 describe("D22: every response", () => {
   test("JSON with charset, CORS and a request id, on success and on every kind of error", async () => {
     for (const path of ["/healthz", "/v1/meta", "/v1/search", "/v1/page/abc", "/nope", "/v1/chunk/1_99999"]) {
-      const r = await fetch(base + path);
+      const r = await api(path);
       expect(r.headers.get("content-type")).toBe("application/json; charset=utf-8");
       expect(r.headers.get("access-control-allow-origin")).toBe("*");
       expect(r.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
       await r.text();
     }
-    const ids = await Promise.all([1, 2, 3].map(async () => (await fetch(base + "/healthz")).headers.get("x-request-id")));
+    const ids = await Promise.all([1, 2, 3].map(async () => (await api("/healthz")).headers.get("x-request-id")));
     expect(new Set(ids).size).toBe(3);
   });
 
   test("X-Request-Id: a client's safe id is kept, an unsafe one replaced", async () => {
-    const kept = await fetch(base + "/healthz", { headers: { "X-Request-Id": "trace-42.a:b" } });
+    const kept = await api("/healthz", { headers: { "X-Request-Id": "trace-42.a:b" } });
     expect(kept.headers.get("x-request-id")).toBe("trace-42.a:b");
-    const replaced = await fetch(base + "/healthz", { headers: { "X-Request-Id": "<script>" } });
+    const replaced = await api("/healthz", { headers: { "X-Request-Id": "<script>" } });
     expect(replaced.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   test("HEAD works wherever GET does: same status and headers, no body, the GET body's length", async () => {
     for (const path of ["/v1/chunk/39_2", "/v1/search?q=albedo", "/v1/page/39?format=concat", "/v1/page/abc", "/nope"]) {
-      const [g, h] = await Promise.all([fetch(base + path), fetch(base + path, { method: "HEAD" })]);
+      const [g, h] = await Promise.all([api(path), api(path, { method: "HEAD" })]);
       const body = await g.arrayBuffer();
       expect(h.status).toBe(g.status);
       expect(h.headers.get("content-type")).toBe(g.headers.get("content-type"));
@@ -170,7 +177,7 @@ describe("D22: every response", () => {
 
   test("other methods: 405 with Allow; unknown routes: 404 not found (D1)", async () => {
     for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
-      const r = await fetch(base + "/v1/search?q=x", { method });
+      const r = await api("/v1/search?q=x", { method });
       expect(r.status).toBe(405);
       expect(r.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
       expect(((await r.json()) as Json).error).toBe("method not allowed");
@@ -179,7 +186,7 @@ describe("D22: every response", () => {
   });
 
   test("one log line per request: method, path, status, milliseconds", async () => {
-    await fetch(base + "/v1/chunk/39_2?trace=log-check");
+    await api("/v1/chunk/39_2?trace=log-check");
     await Bun.sleep(50);
     expect(server.stdout()).toMatch(/^GET \/v1\/chunk\/39_2 200 \d+\.\dms [0-9a-f-]{36}$/m);
     // The query string (users' text) is not logged.
@@ -665,31 +672,44 @@ describe("OpenAPI", () => {
     expect(param("/v1/changes", "limit").schema).toMatchObject({ minimum: 1, maximum: 1000, default: 100 });
     expect(param("/v1/changes", "since").schema.anyOf.length).toBe(2);
     expect(param("/v1/chunk/{id}", "id")).toMatchObject({ in: "path", schema: { pattern: "^[0-9]+_[0-9]+$" } });
+    const keyed = ["401", "403", "429"];
     const errors: Record<string, string[]> = {
-      "/v1/search": ["200", "400"],
-      "/v1/page/{page_id}": ["200", "400", "404"],
-      "/v1/chunk/{id}": ["200", "400", "404"],
-      "/v1/changes": ["200", "400"],
-      "/v1/lucky": ["200", "400", "404"],
-      "/v1/license": ["200"],
-      "/v1/meta": ["200"],
+      "/v1/search": ["200", "400", ...keyed],
+      "/v1/page/{page_id}": ["200", "400", "404", ...keyed],
+      "/v1/chunk/{id}": ["200", "400", "404", ...keyed],
+      "/v1/changes": ["200", "400", ...keyed],
+      "/v1/lucky": ["200", "400", "404", ...keyed],
+      "/v1/license": ["200", ...keyed],
+      "/v1/meta": ["200", ...keyed],
     };
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["apiKey", "bearer"]);
+    expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: "apiKey", in: "header", name: "X-API-Key" });
     for (const [path, statuses] of Object.entries(errors)) {
-      const responses = paths[path].get.responses;
-      expect(Object.keys(responses).sort()).toEqual(statuses);
+      const op = paths[path].get;
+      expect(op.security).toEqual([{ apiKey: [] }, { bearer: [] }]);
+      const responses = op.responses;
+      expect(Object.keys(responses).sort()).toEqual(statuses.sort());
       for (const s of statuses) {
         expect(responses[s].description.length).toBeGreaterThan(5);
         expect(Object.keys(responses[s].content)).toEqual(["application/json"]);
         expect(responses[s].headers["X-Request-Id"]).toBeDefined();
+        const limited = !["401", "403"].includes(s);
+        for (const h of ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Quota-Limit", "X-Quota-Remaining", "X-Quota-Reset"]) {
+          expect({ path, s, h, documented: h in responses[s].headers }).toEqual({ path, s, h, documented: limited });
+        }
       }
+      expect(responses["429"].headers["Retry-After"]).toBeDefined();
+      expect(Object.keys(responses["429"].content["application/json"].schema.properties).sort()).toEqual(["error", "message", "quota_limit", "quota_used", "retry_after"]);
     }
+    expect(paths["/healthz"].get.security).toBeUndefined();
+    expect(Object.keys(paths["/healthz"].get.responses)).toEqual(["200"]);
     expect(paths["/v1/search"].get.responses["400"].description).toContain("missing q");
     const hit = paths["/v1/search"].get.responses["200"].content["application/json"].schema.properties.hits.items;
     expect(Object.keys(hit.properties).sort()).toEqual(["_formatted", "chunk_id", "id", "license", "page_id", "rev_id", "section", "source", "text", "title", "url"].sort());
   });
 
   test("/docs serves the API reference UI", async () => {
-    const r = await fetch(base + "/docs");
+    const r = await api("/docs");
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toContain("text/html");
     expect(await r.text()).toContain("openapi.json");
@@ -717,9 +737,10 @@ describe("server faults", () => {
 describe("bun run start", () => {
   test("SIGTERM lets in-flight requests finish, then exits 0", async () => {
     const other = await startServer({ TOME_SNAPSHOT: await snapshotFor(DUMPS) });
+    const otherKey = other.key!;
     const p = longest();
-    const pending = Array.from({ length: 40 }, (_, i) => fetch(`${other.url}/v1/search?q=the%20of%20and%20${i}&limit=50&crop_length=2000`).then(async (r) => [r.status, (await r.json() as Json).hits.length]));
-    const concat = fetch(`${other.url}/v1/page/${p.pageId}?format=concat`).then((r) => r.status);
+    const pending = Array.from({ length: 40 }, (_, i) => api(`/v1/search?q=the%20of%20and%20${i}&limit=50&crop_length=2000`, {}, other.url, otherKey).then(async (r) => [r.status, (await r.json() as Json).hits.length]));
+    const concat = api(`/v1/page/${p.pageId}?format=concat`, {}, other.url, otherKey).then((r) => r.status);
     // Long enough for the connections to be accepted, not for 40 such searches to be answered.
     await Bun.sleep(150);
     const code = await other.stop();
