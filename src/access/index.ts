@@ -23,7 +23,8 @@ export type Authentication =
 export interface QuotaState {
   limit: number;
   remaining: number;
-  spent: number;
+  /** Spent this month, plus what requests in flight hold. */
+  used: number;
   /** Unix seconds: 00:00:00 UTC on the 1st of next month. */
   reset: number;
 }
@@ -98,7 +99,7 @@ export class Access {
     return {
       limit,
       remaining: Math.max(0, this.usage.remaining(key.account, month, limit) + held),
-      spent: this.usage.spent(key.account, month),
+      used: this.usage.spent(key.account, month) + this.usage.holding(key.account, month) - held,
       reset: monthEnd(now),
     };
   }

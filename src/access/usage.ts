@@ -121,6 +121,11 @@ export class UsageLedger {
     return this.data.months[month]?.[account] ?? 0;
   }
 
+  /** Credits held by requests in flight. */
+  holding(account: string, month: string): number {
+    return this.heldBy(account, month);
+  }
+
   private heldBy(account: string, month: string): number {
     return this.held.get(`${month}\0${account}`) ?? 0;
   }

@@ -81,7 +81,7 @@ export function accessControl(access: Access | undefined) {
           error: "quota_exceeded",
           message: `The monthly quota lacks the ${cost} credit${cost > 1 ? "s" : ""} this request costs: ${q.remaining} of ${q.limit} remain until ${new Date(q.reset * 1000).toISOString()}.`,
           quota_limit: q.limit,
-          quota_used: q.spent,
+          quota_used: q.used,
           retry_after: retry,
         };
       }

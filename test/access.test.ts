@@ -1,0 +1,404 @@
+/**
+ * Access control with the real server and the real key tool (api.md sections 3, 5, 8; D2,
+ * D18–D21). Month rollover runs the same app in process, where the test holds the clock.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Access, readUsage, usagePath } from "../src/access";
+import { UsageLedger, writeUsage } from "../src/access/usage";
+import { createApp, serve } from "../src/http";
+import { EN_2016, engineFor, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
+
+// Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
+setDefaultTimeout(120_000);
+
+const DUMPS = { dumps: [EN_2016] };
+type Json = Record<string, any>;
+
+/** Runs the real key tool on a data directory. */
+async function keys(dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const proc = Bun.spawn(["bun", join(ROOT, "src/cli/keys.ts"), ...args], { env: { ...process.env, TOME_DATA: dataDir }, stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+/** A new key, from `keys create --json`. */
+async function newKey(dataDir: string, ...args: string[]): Promise<Json> {
+  const r = await keys(dataDir, "create", "--json", ...args);
+  if (r.code !== 0) throw new Error(r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+async function call(url: string, key: string | undefined, path = "/v1/chunk/39_2", headers: Record<string, string> = {}) {
+  const res = await fetch(url + path, { headers: key ? { "X-API-Key": key, ...headers } : headers });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as Json) : {}, headers: res.headers };
+}
+
+const LIMIT_HEADERS = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "x-quota-limit", "x-quota-remaining", "x-quota-reset"];
+
+let snapshot: string;
+let data: string;
+let server: ServerProcess;
+
+beforeAll(async () => {
+  snapshot = await snapshotFor(DUMPS);
+  data = tempDir("tome-data-");
+  server = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe("the first start", () => {
+  test("creates one enterprise key for account default, prints it once, and not again", async () => {
+    expect(server.key).toMatch(/^wk_[A-Za-z0-9]{32}$/);
+    expect(server.stderr()).toContain("It is shown only this once");
+    const list = JSON.parse((await keys(data, "list", "--json")).stdout) as Json[];
+    expect(list.map((k) => [k.name, k.account, k.plan, k.scopes, k.state])).toEqual([["default", "default", "enterprise", ["full"], "active"]]);
+    expect((await call(server.url, server.key)).status).toBe(200);
+    const again = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: tempDir("tome-data-") });
+    const dir = again.stderr();
+    await again.stop();
+    expect(dir).toContain("No API key existed");
+    // The same data directory: no new key.
+    await server.stop();
+    server = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
+    expect(server.key).toBeUndefined();
+    expect(server.stderr()).not.toContain("No API key existed");
+    expect(JSON.parse((await keys(data, "list", "--json")).stdout).length).toBe(1);
+  });
+});
+
+describe("authentication (api.md section 5, D18)", () => {
+  let key: string;
+  beforeAll(async () => {
+    key = (await newKey(data, "--name", "auth", "--account", "auth", "--plan", "business")).key;
+  });
+
+  test("no key: 401 unauthorized, saying to use X-API-Key", async () => {
+    const cases: Record<string, string>[] = [{}, { "X-API-Key": "" }, { Authorization: "Basic dXNlcjpwYXNz" }, { Authorization: "Bearer" }, { Authorization: "Bearer " }];
+    for (const headers of cases) {
+      const r = await call(server.url, undefined, "/v1/chunk/39_2", headers);
+      expect(r.status).toBe(401);
+      expect(r.body).toEqual({ error: "unauthorized", message: expect.stringContaining("X-API-Key") });
+      for (const h of LIMIT_HEADERS) expect(r.headers.get(h)).toBeNull();
+      expect(r.headers.get("x-request-id")).toBeTruthy();
+    }
+  });
+
+  test("malformed, unknown or revoked keys: 403 forbidden, invalid or revoked", async () => {
+    const bad = ["wk_short", `wk_${"a".repeat(31)}!`, `xx_${"a".repeat(32)}`, `wk_${"a".repeat(33)}`, `wk_${"A".repeat(32)}`, key.toLowerCase() === key ? key.toUpperCase() : key.toLowerCase()];
+    for (const k of bad) {
+      const r = await call(server.url, k);
+      expect(r.status).toBe(403);
+      expect(r.body).toEqual({ error: "forbidden", message: expect.stringContaining("invalid or revoked") });
+      for (const h of LIMIT_HEADERS) expect(r.headers.get(h)).toBeNull();
+    }
+  });
+
+  test("X-API-Key or Authorization: Bearer (any case); X-API-Key wins when both are sent", async () => {
+    expect((await call(server.url, key)).status).toBe(200);
+    for (const scheme of ["Bearer", "bearer", "BEARER", "bEaReR"]) {
+      expect((await call(server.url, undefined, "/v1/chunk/39_2", { Authorization: `${scheme} ${key}` })).status).toBe(200);
+    }
+    expect((await call(server.url, `wk_${"B".repeat(32)}`, "/v1/chunk/39_2", { Authorization: `Bearer ${key}` })).status).toBe(403);
+    expect((await call(server.url, key, "/v1/chunk/39_2", { Authorization: `Bearer wk_${"B".repeat(32)}` })).status).toBe(200);
+  });
+
+  test("D2: an unauthenticated request learns nothing: 401 before validation or routing", async () => {
+    for (const path of ["/v1/page/abc", "/v1/search", "/v1/chunk/x", "/v1/nope", "/v1/page/99999999"]) {
+      expect((await call(server.url, undefined, path)).status).toBe(401);
+      expect((await call(server.url, `wk_${"C".repeat(32)}`, path)).status).toBe(403);
+    }
+    // Liveness, the API's description and CORS preflight need no key.
+    for (const path of ["/healthz", "/v1/openapi.json", "/docs"]) expect((await fetch(server.url + path)).status).toBe(200);
+    expect((await fetch(server.url + "/v1/search?q=x", { method: "OPTIONS" })).status).toBe(204);
+  });
+
+  test("every authenticated response carries the rate and quota headers, errors included", async () => {
+    for (const [path, status] of [["/v1/chunk/39_2", 200], ["/v1/page/abc", 400], ["/v1/chunk/39_99999", 404], ["/v1/nope", 404]] as const) {
+      const r = await call(server.url, key, path);
+      expect(r.status).toBe(status);
+      expect(r.headers.get("x-ratelimit-limit")).toBe("100");
+      expect(Number(r.headers.get("x-ratelimit-remaining"))).toBeLessThan(100);
+      expect(Number(r.headers.get("x-ratelimit-reset"))).toBe(Math.floor(Date.now() / 1000) + 1);
+      expect(r.headers.get("x-quota-limit")).toBe("1000000");
+      expect(Number(r.headers.get("x-quota-remaining"))).toBeGreaterThan(999_000);
+      const d = new Date();
+      expect(Number(r.headers.get("x-quota-reset"))).toBe(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / 1000);
+    }
+    const enterprise = await call(server.url, (await newKey(data, "--name", "e", "--account", "big", "--plan", "enterprise")).key);
+    expect(enterprise.headers.get("x-quota-limit")).toBe("unlimited");
+    expect(enterprise.headers.get("x-quota-remaining")).toBe("unlimited");
+  });
+});
+
+describe("the key tool and a running server (D18)", () => {
+  test("a new key works, a revoked key stops, a plan change applies: on the next request, no restart", async () => {
+    const made = await newKey(data, "--name", "live", "--account", "live", "--plan", "free");
+    expect((await call(server.url, made.key)).status).toBe(200);
+    expect((await call(server.url, made.key)).headers.get("x-ratelimit-limit")).toBe("10");
+    expect((await keys(data, "plan", "--account", "live", "--plan", "starter")).code).toBe(0);
+    const after = await call(server.url, made.key);
+    expect(after.headers.get("x-ratelimit-limit")).toBe("25");
+    expect(after.headers.get("x-quota-limit")).toBe("50000");
+    const revoked = await keys(data, "revoke", made.id);
+    expect(revoked.code).toBe(0);
+    const r = await call(server.url, made.key);
+    expect(r.status).toBe(403);
+    expect(r.body.error).toBe("forbidden");
+    const list = JSON.parse((await keys(data, "list", "--json")).stdout) as Json[];
+    expect(list.find((k) => k.id === made.id)!.state).toBe("revoked");
+  });
+
+  test("enterprise rate is set per account", async () => {
+    const made = await newKey(data, "--name", "ent", "--account", "ent", "--plan", "enterprise");
+    expect((await call(server.url, made.key)).headers.get("x-ratelimit-limit")).toBe("1000");
+    expect((await keys(data, "plan", "--account", "ent", "--plan", "enterprise", "--rate", "7")).code).toBe(0);
+    expect((await call(server.url, made.key)).headers.get("x-ratelimit-limit")).toBe("7");
+    const refused = await keys(data, "plan", "--account", "ent", "--plan", "free", "--rate", "7");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("--rate is for the enterprise plan only");
+  });
+
+  test("an expired key is refused with 403", async () => {
+    const expired = await newKey(data, "--name", "old", "--account", "exp", "--expires", "2020-01-01");
+    expect(expired.expires_at).toBe("2020-01-01T00:00:00.000Z");
+    const r = await call(server.url, expired.key);
+    expect(r.status).toBe(403);
+    expect(r.body.message).toContain("invalid or revoked");
+    expect(r.body.message).toContain("expired");
+    const future = await newKey(data, "--name", "new", "--account", "exp", "--expires", "2999-01-01");
+    expect((await call(server.url, future.key)).status).toBe(200);
+    const list = JSON.parse((await keys(data, "list", "--json")).stdout) as Json[];
+    expect(list.find((k) => k.id === expired.id)!.state).toBe("expired");
+  });
+
+  test("keys per plan (D21): one more is refused with a clear message; revoking makes room", async () => {
+    const made: Json[] = [];
+    for (let i = 0; i < 3; i++) made.push(await newKey(data, "--name", `k${i}`, "--account", "small", "--plan", "free"));
+    const refused = await keys(data, "create", "--name", "k3", "--account", "small");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("already holds 3 active keys, the most its free plan allows");
+    expect(refused.stdout).toBe("");
+    await keys(data, "revoke", made[0]!.id);
+    expect((await keys(data, "create", "--name", "k3", "--account", "small")).code).toBe(0);
+    await keys(data, "plan", "--account", "small", "--plan", "starter");
+    for (let i = 4; i < 6; i++) expect((await keys(data, "create", "--name", `k${i}`, "--account", "small")).code).toBe(0);
+    expect((await keys(data, "create", "--name", "k6", "--account", "small")).stderr).toContain("5 active keys, the most its starter plan allows");
+  });
+
+  test("only a hash is stored, files are the owner's only, the key is never listed", async () => {
+    const made = await newKey(data, "--name", "secret", "--account", "sec");
+    const stored = readFileSync(join(data, "keys.json"), "utf8");
+    expect(stored).not.toContain(made.key);
+    expect(stored).toContain(new Bun.CryptoHasher("sha256").update(made.key).digest("hex"));
+    expect(statSync(join(data, "keys.json")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(data, "usage.json")).mode & 0o777).toBe(0o600);
+    const list = await keys(data, "list");
+    const listJson = await keys(data, "list", "--json");
+    expect(list.stdout + listJson.stdout).not.toContain(made.key);
+    expect(list.stdout).toContain(made.id);
+    for (const field of ["id", "name", "account", "plan", "scopes", "state", "created_at", "last_used_at", "usage_this_month"]) {
+      expect(JSON.parse(listJson.stdout)[0]).toHaveProperty(field);
+    }
+    expect(Object.keys(made).sort()).toEqual(["account", "created_at", "expires_at", "id", "key", "name", "plan", "scopes"]);
+  });
+
+  test("--help on each command; bad arguments exit 2 with the usage", async () => {
+    for (const cmd of ["create", "list", "revoke", "plan"]) {
+      const r = await keys(data, cmd, "--help");
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`bun run keys ${cmd}`);
+    }
+    expect((await keys(data, "--help")).stdout).toContain("Commands:");
+    for (const args of [["create"], ["create", "--name", "x", "--plan", "gold"], ["create", "--name", "x", "--expires", "2020-02-30"], ["create", "--name", "x", "--scope", "admin"], ["plan", "--account", "a"], ["frobnicate"], ["create", "--name", "x", "--bogus"]]) {
+      const r = await keys(data, ...args);
+      expect({ args, code: r.code }).toEqual({ args, code: 2 });
+      expect(r.stderr.length).toBeGreaterThan(20);
+    }
+    expect((await keys(data, "revoke", "key_nope")).stderr).toContain("there is no key key_nope");
+  });
+});
+
+describe("rate limit (D19)", () => {
+  test("exactly the plan's number per second, with 200 requests in flight at once, over several seconds", async () => {
+    const { key } = await newKey(data, "--name", "rate", "--account", "rate", "--plan", "free");
+    const admitted = new Map<number, number>();
+    const refused = new Map<number, number>();
+    const until = Date.now() + 3200;
+    let bursts = 0;
+    while (Date.now() < until) {
+      bursts++;
+      const results = await Promise.all(Array.from({ length: 200 }, () => call(server.url, key, "/healthz".replace("/healthz", "/v1/license"))));
+      for (const r of results) {
+        const window = Number(r.headers.get("x-ratelimit-reset")) - 1;
+        const into = r.status === 200 ? admitted : refused;
+        into.set(window, (into.get(window) ?? 0) + 1);
+        expect([200, 429]).toContain(r.status);
+        if (r.status === 429) {
+          expect(r.body).toEqual({ error: "rate_limit_exceeded", message: expect.any(String), retry_after: 1 });
+          expect(r.headers.get("retry-after")).toBe("1");
+          expect(r.headers.get("x-ratelimit-remaining")).toBe("0");
+        }
+      }
+    }
+    const windows = [...new Set([...admitted.keys(), ...refused.keys()])].sort();
+    expect(bursts).toBeGreaterThan(2);
+    expect(windows.length).toBeGreaterThanOrEqual(3);
+    for (const w of windows) expect(admitted.get(w) ?? 0).toBeLessThanOrEqual(10);
+    // Every second the bursts covered whole admitted exactly 10.
+    for (const w of windows.slice(1, -1)) expect({ w, admitted: admitted.get(w) }).toEqual({ w, admitted: 10 });
+    // Refusals cost nothing: the account spent one credit per admitted request.
+    await Bun.sleep(150);
+    const used = readUsage(usagePath(data)).months[new Date().toISOString().slice(0, 7)]?.rate;
+    expect(used).toBe([...admitted.values()].reduce((a, b) => a + b, 0));
+  });
+});
+
+describe("quota (D20)", () => {
+  test("exact with 200 concurrent requests: never spent past the quota; 4xx cost nothing", async () => {
+    // Four keys of one business account (quota 1,000,000; 100 per second per key), 50 credits left.
+    const own = tempDir("tome-data-");
+    const made: Json[] = [];
+    for (let i = 0; i < 4; i++) made.push(await newKey(own, "--name", `q${i}`, "--account", "acct", "--plan", "business"));
+    const month = new Date().toISOString().slice(0, 7);
+    writeUsage(usagePath(own), { months: { [month]: { acct: 999_950 } }, last_used: {} });
+    const s = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: own });
+    try {
+      // Errors first: a 400 and a 404 spend nothing.
+      expect((await call(s.url, made[0]!.key, "/v1/page/abc")).headers.get("x-quota-remaining")).toBe("50");
+      expect((await call(s.url, made[0]!.key, "/v1/chunk/39_99999")).headers.get("x-quota-remaining")).toBe("50");
+      const results = await Promise.all(Array.from({ length: 200 }, (_, i) => call(s.url, made[i % 4]!.key, `/v1/chunk/39_${i % 5}`)));
+      const ok = results.filter((r) => r.status === 200);
+      const over = results.filter((r) => r.status === 429);
+      expect(ok.length).toBe(50);
+      expect(over.length).toBe(150);
+      for (const r of over) {
+        expect(r.body).toEqual({ error: "quota_exceeded", message: expect.any(String), quota_limit: 1_000_000, quota_used: 1_000_000, retry_after: expect.any(Number) });
+        const reset = Number(r.headers.get("x-quota-reset"));
+        expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+        expect(Math.abs(Number(r.headers.get("retry-after")) - (reset - Date.now() / 1000))).toBeLessThan(5);
+        expect(r.headers.get("x-quota-remaining")).toBe("0");
+      }
+      const remaining = ok.map((r) => Number(r.headers.get("x-quota-remaining"))).sort((a, b) => a - b);
+      expect(remaining).toEqual(Array.from({ length: 50 }, (_, i) => i));
+      await Bun.sleep(150);
+      expect(readUsage(usagePath(own)).months[month]!.acct).toBe(1_000_000);
+      // Validation comes before the quota (D2): a bad request still gets its 400.
+      expect((await call(s.url, made[1]!.key, "/v1/page/abc")).status).toBe(400);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  test("a PDF costs 10: with 9 credits left it is refused and nothing is spent", () => {
+    // The PDF route comes with its own issue; the rule is the ledger's, checked here.
+    const dir = tempDir("tome-data-");
+    writeUsage(usagePath(dir), { months: { "2026-11": { a: 4991 } }, last_used: {} });
+    const fresh = new UsageLedger(usagePath(dir));
+    expect(fresh.remaining("a", "2026-11", 5000)).toBe(9);
+    expect(fresh.hold("a", "2026-11", 10, 5000)).toBe(false);
+    expect(fresh.spent("a", "2026-11")).toBe(4991);
+    expect(fresh.hold("a", "2026-11", 1, 5000)).toBe(true);
+    expect(fresh.remaining("a", "2026-11", 5000)).toBe(8);
+    fresh.settle("a", "2026-11", 1, false);
+    expect(fresh.remaining("a", "2026-11", 5000)).toBe(9);
+  });
+
+  test("the month rolls over at 00:00:00 UTC on the 1st (the test holds the clock)", async () => {
+    const dir = tempDir("tome-data-");
+    const { key } = await newKey(dir, "--name", "m", "--account", "m", "--plan", "free");
+    writeUsage(usagePath(dir), { months: { "2026-11": { m: 5000 } }, last_used: {} });
+    let now = Date.parse("2026-11-30T23:59:59.500Z");
+    const access = new Access({ dataDir: dir, now: () => now });
+    const running = serve(createApp(await engineFor(DUMPS), { access }), { port: 0, log: () => {} });
+    try {
+      const before = await call(running.url.origin, key);
+      expect(before.status).toBe(429);
+      expect(before.body.error).toBe("quota_exceeded");
+      expect(before.headers.get("x-quota-reset")).toBe(String(Date.parse("2026-12-01T00:00:00Z") / 1000));
+      expect(before.headers.get("retry-after")).toBe("1");
+      now = Date.parse("2026-12-01T00:00:00.000Z");
+      const after = await call(running.url.origin, key);
+      expect(after.status).toBe(200);
+      expect(after.headers.get("x-quota-remaining")).toBe("4999");
+      expect(after.headers.get("x-quota-reset")).toBe(String(Date.parse("2027-01-01T00:00:00Z") / 1000));
+      access.stop();
+      expect(readUsage(usagePath(dir)).months).toEqual({ "2026-11": { m: 5000 }, "2026-12": { m: 1 } });
+    } finally {
+      await running.stop();
+    }
+  });
+});
+
+describe("usage on disk", () => {
+  test("survives kill -9 within 100 ms, and a restart picks up where it left off", async () => {
+    const dir = tempDir("tome-data-");
+    const { key } = await newKey(dir, "--name", "k", "--account", "crash", "--plan", "business");
+    const s = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: dir });
+    const done: number[] = [];
+    const stopAt = performance.now() + 1500;
+    // Four clients, one request each at a time, until the kill.
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (performance.now() < stopAt) {
+          const r = await call(s.url, key, "/v1/license");
+          if (r.status === 200) done.push(performance.now());
+          // Stay under the 100 per second rate limit (4 clients).
+          await Bun.sleep(45);
+        }
+      }),
+    );
+    s.proc.kill("SIGKILL");
+    const killedAt = performance.now();
+    await s.proc.exited;
+    const month = new Date().toISOString().slice(0, 7);
+    const saved = readUsage(usagePath(dir)).months[month]!.crash!;
+    const beforeBound = done.filter((t) => t <= killedAt - 100).length;
+    expect(done.length).toBeGreaterThan(50);
+    expect(saved).toBeLessThanOrEqual(done.length);
+    expect(saved).toBeGreaterThanOrEqual(beforeBound);
+    // A restart picks up the saved count.
+    const again = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: dir });
+    try {
+      for (let i = 0; i < 5; i++) expect((await call(again.url, key, "/v1/license")).status).toBe(200);
+      const r = await call(again.url, key, "/v1/license");
+      expect(Number(r.headers.get("x-quota-remaining"))).toBe(1_000_000 - saved - 6);
+    } finally {
+      expect(await again.stop()).toBe(0);
+    }
+    // A graceful stop saves the last counts.
+    expect(readUsage(usagePath(dir)).months[month]!.crash).toBe(saved + 6);
+  });
+
+  test("a garbage or truncated usage file is a clear error, never a silent reset", async () => {
+    const dir = tempDir("tome-data-");
+    await newKey(dir, "--name", "k", "--account", "g");
+    writeUsage(usagePath(dir), { months: { "2026-11": { g: 1234 } }, last_used: {} });
+    const valid = readFileSync(usagePath(dir), "utf8");
+    const damaged = {
+      truncated: valid.slice(0, Math.floor(valid.length / 2)),
+      garbage: "\u0000\u0001garbage",
+      "counter altered": valid.replace("1234", "1"),
+      empty: "",
+    };
+    for (const [what, text] of Object.entries(damaged)) {
+      writeFileSync(usagePath(dir), text);
+      const proc = Bun.spawn(["bun", join(ROOT, "src/cli/start.ts")], { env: { ...process.env, PORT: "0", TOME_SNAPSHOT: snapshot, TOME_DATA: dir }, stdout: "ignore", stderr: "pipe" });
+      const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+      expect({ what, code }).toEqual({ what, code: 1 });
+      expect(stderr).toContain(`${usagePath(dir)} is damaged`);
+      expect(stderr).toContain("Restore it from a backup");
+      expect(stderr).not.toContain("    at ");
+      // Untouched.
+      expect(readFileSync(usagePath(dir), "utf8")).toBe(text);
+      const list = await keys(dir, "list");
+      expect(list.code).toBe(1);
+      expect(list.stderr).toContain("is damaged");
+    }
+  });
+});
