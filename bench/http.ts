@@ -9,7 +9,9 @@
  * Scenarios: /healthz; a search mix (the query kinds of bench/search.ts); the same with
  * limit=50; /v1/page over every page; /v1/chunk over random chunks; format=concat over the
  * longest real page, and over a page of 10,000 chunks (the shared text, repeated: no page
- * of the shared dumps is that long) served by a second server from its own snapshot.
+ * of the shared dumps is that long) served by a second server from its own snapshot; and
+ * /v1/chunk on a third server with TOME_AUTH=off, for what keys, rate limits and quota cost.
+ * Requests carry an enterprise key whose rate limit is set out of the way.
  */
 import autocannon from "autocannon";
 import { join, resolve } from "node:path";
@@ -83,9 +85,18 @@ function longPageSnapshot(shared: Snapshot): { path: string; pageId: number } {
   return { path, pageId };
 }
 
-async function startServer(snapshotPath: string): Promise<{ url: string; stop(): Promise<number> }> {
+/** Keys for the benchmark: an enterprise account whose rate limit is out of the way. */
+async function benchKey(dataDir: string): Promise<string> {
+  const tool = join(ROOT, "src/cli/keys.ts");
+  const env = { ...process.env, TOME_DATA: dataDir };
+  const made = JSON.parse(await Bun.$`bun ${tool} create --name bench --account bench --plan enterprise --json`.env(env).text());
+  await Bun.$`bun ${tool} plan --account bench --plan enterprise --rate 1000000`.env(env).quiet();
+  return made.key;
+}
+
+async function startServer(snapshotPath: string, auth: "on" | "off" = "on"): Promise<{ url: string; stop(): Promise<number> }> {
   const proc = Bun.spawn(["bun", join(ROOT, "src/cli/start.ts")], {
-    env: { ...process.env, PORT: "0", TOME_SNAPSHOT: snapshotPath },
+    env: { ...process.env, PORT: "0", TOME_SNAPSHOT: snapshotPath, TOME_DATA: join(tempDir, `data-${auth}`), TOME_AUTH: auth },
     stdout: "ignore",
     stderr: "pipe",
   });
@@ -103,8 +114,11 @@ async function startServer(snapshotPath: string): Promise<{ url: string; stop():
 
 const { path, snapshot } = await sharedSnapshot();
 const long = longPageSnapshot(snapshot);
+const key = await benchKey(join(tempDir, "data-on"));
 console.error("starting the servers (the first start builds the search indexes)…");
 const [main, longServer] = await Promise.all([startServer(path), startServer(long.path)]);
+// The same snapshot with authentication and accounting skipped, to measure what they cost.
+const open = await startServer(path, "off");
 
 // Request lists, fixed per scenario.
 const mix = queryMix(snapshot);
@@ -126,6 +140,7 @@ const scenarios: Record<string, { url: string; paths: string[]; connections?: nu
   "search mix, limit=50": { url: main.url, paths: queries.map((q) => `/v1/search?q=${encodeURIComponent(q)}&limit=50`) },
   "/v1/page (every page)": { url: main.url, paths: withText.map((p) => `/v1/page/${p.pageId}`) },
   "/v1/chunk (random)": { url: main.url, paths: chunkIds.map((id) => `/v1/chunk/${id}`) },
+  "/v1/chunk (random), auth skipped": { url: open.url, paths: chunkIds.map((id) => `/v1/chunk/${id}`) },
   [`/v1/page concat, longest real page (${longest.chunks.length} chunks)`]: { url: main.url, paths: [`/v1/page/${longest.pageId}?format=concat`], connections: 1 },
   [`/v1/page concat, ${LONG_CHUNKS} chunks`]: { url: longServer.url, paths: [`/v1/page/${long.pageId}?format=concat`], connections: 1 },
 };
@@ -140,7 +155,7 @@ interface Run {
 
 async function load(scenario: { url: string; paths: string[]; connections?: number }, seconds = duration): Promise<Run> {
   const { url, paths } = scenario;
-  const r = await autocannon({ url, connections: scenario.connections ?? connections, duration: seconds, requests: paths.map((p) => ({ method: "GET", path: p })) });
+  const r = await autocannon({ url, connections: scenario.connections ?? connections, duration: seconds, headers: { "x-api-key": key }, requests: paths.map((p) => ({ method: "GET", path: p })) });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
 }
 
@@ -149,6 +164,7 @@ for (const scenario of Object.values(scenarios)) await load(scenario, 1);
 
 const runs: Record<string, Run[]> = Object.fromEntries(Object.keys(scenarios).map((k) => [k, []]));
 const ratios: number[] = [];
+const authCosts: number[] = [];
 for (let round = 1; round <= rounds; round++) {
   for (const [name, scenario] of Object.entries(scenarios)) {
     const r = await load(scenario);
@@ -156,9 +172,10 @@ for (let round = 1; round <= rounds; round++) {
     console.error(`round ${round}: ${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${r.non2xx || r.errors ? `, ${r.non2xx} non-2xx, ${r.errors} errors` : ""}`);
   }
   ratios.push(runs["search mix"]!.at(-1)!.rps / runs["/healthz"]!.at(-1)!.rps);
+  authCosts.push(1 - runs["/v1/chunk (random)"]!.at(-1)!.rps / runs["/v1/chunk (random), auth skipped"]!.at(-1)!.rps);
 }
 
-await Promise.all([main.stop(), longServer.stop()]);
+await Promise.all([main.stop(), longServer.stop(), open.stop()]);
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -183,6 +200,8 @@ const report = {
   rounds,
   scenarios: table,
   searchToHealthzRatio: median(ratios),
+  /** 1 − authenticated /v1/chunk requests/s ÷ the same with auth skipped. */
+  authOverhead: median(authCosts),
 };
 if (values.json) console.log(JSON.stringify(report, null, 2));
 else {
@@ -191,4 +210,5 @@ else {
   console.log("|---|---|---|---|---|---|");
   for (const r of table) console.log(`| ${r.scenario} | ${r.connections} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50Ms} | ${r.p99Ms} | ${r.failures} |`);
   console.log(`search mix requests/s ÷ /healthz requests/s: ${report.searchToHealthzRatio.toFixed(3)} (median of the per-round ratios)`);
+  console.log(`authentication and accounting cost on /v1/chunk: ${(report.authOverhead * 100).toFixed(1)}% of requests/s (median of the per-round figures)`);
 }

@@ -3,7 +3,7 @@
  * kept under TOME_DATA. The key tool (src/cli/keys.ts) writes the key store; the server
  * reads it through an Access, which also counts usage.
  */
-import { KeyRing, keysPath, KEY_SHAPE, stateOf, type ActiveKey } from "./keys";
+import { KeyRing, KEY_SHAPE, stateOf, type ActiveKey } from "./keys";
 import { RateLimiter, type RateDecision } from "./rate";
 import { monthEnd, monthOf, UsageLedger, usagePath } from "./usage";
 
@@ -48,12 +48,14 @@ export class Access {
   private readonly keys: KeyRing;
   private readonly usage: UsageLedger;
   private readonly rates = new RateLimiter();
+  /** The current UTC month and when it ends, recomputed only when it does. */
+  private month = { name: "", end: 0 };
 
   /** Reads the key store and the usage file; a damaged one throws, with what to do. */
   constructor(options: AccessOptions) {
     this.dataDir = options.dataDir;
     this.now = options.now ?? Date.now;
-    this.keys = new KeyRing(keysPath(this.dataDir));
+    this.keys = new KeyRing(this.dataDir);
     this.usage = new UsageLedger(usagePath(this.dataDir));
   }
 
@@ -92,21 +94,25 @@ export class Access {
     return this.rates.admit(key.record.id, key.limits.rate, this.now());
   }
 
+  private currentMonth(now: number): { name: string; end: number } {
+    if (now >= this.month.end * 1000 || now < (this.month.end - 31 * 86400) * 1000) this.month = { name: monthOf(now), end: monthEnd(now) };
+    return this.month;
+  }
+
   quota(key: ActiveKey, held = 0): QuotaState {
-    const now = this.now();
-    const month = monthOf(now);
+    const { name: month, end } = this.currentMonth(this.now());
     const limit = key.limits.quota;
     return {
       limit,
       remaining: Math.max(0, this.usage.remaining(key.account, month, limit) + held),
       used: this.usage.spent(key.account, month) + this.usage.holding(key.account, month) - held,
-      reset: monthEnd(now),
+      reset: end,
     };
   }
 
   /** Holds a request's cost (D20), or says the quota lacks it. */
   hold(key: ActiveKey, cost: number): Hold | undefined {
-    const month = monthOf(this.now());
+    const month = this.currentMonth(this.now()).name;
     return this.usage.hold(key.account, month, cost, key.limits.quota) ? { account: key.account, month, cost } : undefined;
   }
 

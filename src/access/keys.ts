@@ -1,12 +1,14 @@
 /**
  * The key store: accounts (plan, enterprise rate) and API keys, in TOME_DATA/keys.json.
  * Only a sha256 of each key is kept (keys are 190 bits of randomness, so a fast hash is
- * enough). The key tool writes the file (atomically, under a lock); the server only reads
- * it, and re-reads it when it changes, checked on every request (D18: a revoke takes effect
- * on the next request).
+ * enough). The key tool writes the file (atomically, under a lock), then bumps a counter in
+ * keys.gen in place; the server keeps keys.gen mapped in memory and reads the counter on
+ * every request, so a change takes effect on the next request (D18) for the price of a
+ * memory read. A hand edit of keys.json is noticed within a second (the server also looks
+ * at the file's inode, mtime and size once a second).
  */
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWrite } from "../files";
 import { isPlan, limitsOf, PLANS, type Plan, type PlanName } from "./plans";
@@ -59,6 +61,32 @@ export class KeyStoreError extends Error {
 
 export function keysPath(dataDir: string): string {
   return join(dataDir, "keys.json");
+}
+
+export function generationPath(dataDir: string): string {
+  return join(dataDir, "keys.gen");
+}
+
+const GENERATION_BYTES = 8;
+
+/** Creates keys.gen if it is missing (a zero counter). */
+function ensureGeneration(path: string): void {
+  if (!existsSync(path)) writeFileSync(path, new Uint8Array(GENERATION_BYTES), { mode: 0o600, flag: "wx" });
+}
+
+/** Tells running servers that keys.json changed: the counter in keys.gen, written in place. */
+function bumpGeneration(path: string): void {
+  ensureGeneration(path);
+  const fd = openSync(path, "r+");
+  try {
+    const bytes = new Uint8Array(4);
+    readSync(fd, bytes, 0, 4, 0);
+    const view = new DataView(bytes.buffer);
+    view.setUint32(0, (view.getUint32(0, true) + 1) >>> 0, true);
+    writeSync(fd, bytes, 0, 4, 0);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export function hashKey(key: string): string {
@@ -149,6 +177,7 @@ export function updateKeyFile<T>(dataDir: string, change: (file: KeyFile) => T):
     const file = readKeyFile(path);
     const result = change(file);
     writeKeyFile(path, file);
+    bumpGeneration(generationPath(dataDir));
     return result;
   } finally {
     closeSync(fd);
@@ -234,15 +263,29 @@ export interface ActiveKey {
 }
 
 /**
- * The server's view of keys.json: looked up by hash in memory, re-read when the file
- * changes (checked with one stat per call).
+ * The server's view of keys.json: looked up by hash in memory, re-read when the key tool
+ * says it changed (keys.gen), or when the file itself did (looked at once a second).
  */
 export class KeyRing {
   private byHash = new Map<string, KeyRecord>();
   private accounts: Record<string, Account> = {};
-  private seen = "";
+  /** key → its sha256, for keys seen lately. */
+  private readonly hashes = new Map<string, string>();
+  private readonly path: string;
+  private readonly generation: DataView;
+  private seenGeneration = -1;
+  private lastStat = 0;
+  private ino = -1;
+  private mtimeMs = 0;
+  private size = 0;
 
-  constructor(private readonly path: string) {
+  constructor(dataDir: string) {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    this.path = keysPath(dataDir);
+    const gen = generationPath(dataDir);
+    ensureGeneration(gen);
+    const mapped = Bun.mmap(gen, { shared: true });
+    this.generation = new DataView(mapped.buffer, mapped.byteOffset, GENERATION_BYTES);
     this.refresh();
   }
 
@@ -254,24 +297,31 @@ export class KeyRing {
 
   /** Re-reads the file if it changed; a damaged file throws (the caller fails closed). */
   refresh(): void {
-    let stamp = "missing";
-    try {
-      const s = statSync(this.path, { bigint: true });
-      stamp = `${s.ino}:${s.mtimeNs}:${s.size}`;
-    } catch {
-      // No file yet: no keys.
-    }
-    if (stamp === this.seen) return;
+    const generation = this.generation.getUint32(0, true);
+    const now = performance.now();
+    if (generation === this.seenGeneration && now - this.lastStat < 1000) return;
+    this.lastStat = now;
+    // The tool replaces the file by a rename (a new inode); mtime and size catch an edit in place.
+    const s = statSync(this.path, { throwIfNoEntry: false });
+    const [ino, mtimeMs, size] = s ? [s.ino, s.mtimeMs, s.size] : [-1, 0, 0];
+    if (generation === this.seenGeneration && ino === this.ino && mtimeMs === this.mtimeMs && size === this.size) return;
     const file = readKeyFile(this.path);
     this.byHash = new Map(file.keys.map((k) => [k.hash, k]));
     this.accounts = file.accounts;
-    this.seen = stamp;
+    [this.ino, this.mtimeMs, this.size, this.seenGeneration] = [ino, mtimeMs, size, generation];
   }
 
   /** The key, if it exists (whatever its state). */
   find(key: string): ActiveKey | undefined {
     this.refresh();
-    const record = this.byHash.get(hashKey(key));
+    let hash = this.hashes.get(key);
+    if (hash === undefined) {
+      hash = hashKey(key);
+      // Bounded: a flood of made-up keys cannot grow it without end.
+      if (this.hashes.size >= 10_000) this.hashes.clear();
+      this.hashes.set(key, hash);
+    }
+    const record = this.byHash.get(hash);
     if (!record) return undefined;
     const account = this.accounts[record.account]!;
     return { record, account: record.account, limits: limitsOf(account.plan, account.rate) };

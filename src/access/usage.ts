@@ -86,6 +86,8 @@ export class UsageLedger {
   private readonly data: UsageData;
   /** "YYYY-MM\0account" → credits held by requests not yet answered. */
   private readonly held = new Map<string, number>();
+  /** key id → ms of its last request, not yet written into data.last_used. */
+  private readonly lastUsed = new Map<string, number>();
   private dirty = false;
   private lastFlush = performance.now();
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -109,6 +111,8 @@ export class UsageLedger {
     if (!this.dirty) return;
     this.dirty = false;
     this.lastFlush = performance.now();
+    for (const [id, ms] of this.lastUsed) this.data.last_used[id] = new Date(ms).toISOString();
+    this.lastUsed.clear();
     try {
       writeUsage(this.path, this.data);
     } catch (err) {
@@ -156,7 +160,7 @@ export class UsageLedger {
   }
 
   touch(keyId: string, now: number): void {
-    this.data.last_used[keyId] = new Date(now).toISOString();
+    this.lastUsed.set(keyId, now);
     this.changed();
   }
 

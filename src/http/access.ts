@@ -14,6 +14,7 @@ export const OPEN_PATHS = new Set(["/healthz", "/docs", "/v1/openapi.json"]);
 
 interface Grant {
   key: ActiveKey;
+  path: string;
   hold?: Hold;
 }
 
@@ -52,8 +53,8 @@ export function accessControl(access: Access | undefined) {
       headers["x-ratelimit-limit"] = String(rate.limit);
       headers["x-ratelimit-remaining"] = String(rate.remaining);
       headers["x-ratelimit-reset"] = String(rate.reset);
-      quotaHeaders(headers, access.quota(auth.key));
       if (!rate.admitted) {
+        quotaHeaders(headers, access.quota(auth.key));
         const retry = Math.max(1, Math.ceil(rate.reset - access.now() / 1000));
         headers["retry-after"] = String(retry);
         set.status = 429;
@@ -63,12 +64,13 @@ export function accessControl(access: Access | undefined) {
           retry_after: retry,
         };
       }
-      grants.set(request, { key: auth.key });
+      // The quota headers are set once the route holds its cost, or by onError if it never does.
+      grants.set(request, { key: auth.key, path });
     })
     .onBeforeHandle({ as: "global" }, ({ request, set }) => {
       const grant = grants.get(request);
       if (!grant || !access) return;
-      const cost = costOf(pathOf(request.url));
+      const cost = costOf(grant.path);
       const hold = access.hold(grant.key, cost);
       const headers = set.headers as Record<string, string | number>;
       const q = access.quota(grant.key);
@@ -88,9 +90,9 @@ export function accessControl(access: Access | undefined) {
       grant.hold = hold;
     })
     .onError({ as: "global" }, ({ request, set }) => {
-      // The answer is an error: its hold will be given back, so say so in the header now.
+      // The answer is an error: a hold will be given back, so say so in the header now.
       const grant = grants.get(request);
-      if (grant?.hold && access) quotaHeaders(set.headers as Record<string, string | number>, access.quota(grant.key, grant.hold.cost));
+      if (grant && access) quotaHeaders(set.headers as Record<string, string | number>, access.quota(grant.key, grant.hold?.cost ?? 0));
     })
     .onAfterResponse({ as: "global" }, ({ request, set }) => {
       const grant = grants.get(request);
