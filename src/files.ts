@@ -22,8 +22,14 @@ export function atomicWrite(path: string, bytes: Uint8Array | string, options: A
   const dir = dirname(path);
   const tmp = join(dir, `.${basename(path)}.${process.pid}.tmp`);
   try {
-    mkdirSync(dir, { recursive: true });
-    const fd = openSync(tmp, "w", mode);
+    let fd: number;
+    try {
+      fd = openSync(tmp, "w", mode);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      mkdirSync(dir, { recursive: true });
+      fd = openSync(tmp, "w", mode);
+    }
     try {
       let off = 0;
       while (off < data.byteLength) off += writeSync(fd, data, off);

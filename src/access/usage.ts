@@ -84,8 +84,8 @@ export function writeUsage(path: string, data: UsageData): void {
 /** The server's usage: spent credits (saved) and credits held by requests in flight (not saved). */
 export class UsageLedger {
   private readonly data: UsageData;
-  /** "YYYY-MM\0account" → credits held by requests not yet answered. */
-  private readonly held = new Map<string, number>();
+  /** month → account → credits held by requests not yet answered. */
+  private readonly held = new Map<string, Map<string, number>>();
   /** key id → ms of its last request, not yet written into data.last_used. */
   private readonly lastUsed = new Map<string, number>();
   private dirty = false;
@@ -131,7 +131,7 @@ export class UsageLedger {
   }
 
   private heldBy(account: string, month: string): number {
-    return this.held.get(`${month}\0${account}`) ?? 0;
+    return this.held.get(month)?.get(account) ?? 0;
   }
 
   /** Credits left: the quota less what is spent and what requests in flight hold. */
@@ -142,20 +142,24 @@ export class UsageLedger {
   /** Holds `cost` credits for a request, if they are there (concurrent requests never overspend). */
   hold(account: string, month: string, cost: number, quota: number): boolean {
     if (this.remaining(account, month, quota) < cost) return false;
-    const k = `${month}\0${account}`;
-    this.held.set(k, this.heldBy(account, month) + cost);
+    let m = this.held.get(month);
+    if (!m) this.held.set(month, (m = new Map()));
+    m.set(account, (m.get(account) ?? 0) + cost);
     return true;
   }
 
   /** Ends a hold: spends it (a 2xx answer) or gives it back. */
   settle(account: string, month: string, cost: number, spend: boolean): void {
-    const k = `${month}\0${account}`;
-    const left = this.heldBy(account, month) - cost;
-    if (left > 0) this.held.set(k, left);
-    else this.held.delete(k);
+    const m = this.held.get(month);
+    const left = (m?.get(account) ?? 0) - cost;
+    if (left > 0) m!.set(account, left);
+    else if (m) {
+      m.delete(account);
+      if (!m.size) this.held.delete(month);
+    }
     if (!spend) return;
-    const m = (this.data.months[month] ??= {});
-    m[account] = (m[account] ?? 0) + cost;
+    const spentIn = (this.data.months[month] ??= {});
+    spentIn[account] = (spentIn[account] ?? 0) + cost;
     this.changed();
   }
 

@@ -10,7 +10,7 @@ import { INTERNAL_ERROR } from "./errors";
 export interface ServeOptions {
   port: number;
   hostname?: string;
-  /** One line per request: method, path, status, milliseconds, request id. */
+  /** One line per request: method, path, status, milliseconds, request id (default: stdout, buffered up to 50 ms). */
   log?: (line: string) => void;
 }
 
@@ -24,24 +24,42 @@ export interface RunningServer {
 }
 
 const ALLOWED_METHODS = "GET, HEAD, OPTIONS";
-const CORS = {
-  "access-control-allow-origin": "*",
+const EXPOSED =
+  "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, X-Quota-Reset, Retry-After, X-Credit-Cost, Content-Disposition";
+/** What a preflight (OPTIONS) answer says (D22); other answers only need the origin and the exposed headers. */
+const PREFLIGHT = {
   "access-control-allow-methods": ALLOWED_METHODS,
   "access-control-allow-headers": "X-API-Key, Authorization, Content-Type, X-Request-Id",
-  "access-control-expose-headers":
-    "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, X-Quota-Reset, Retry-After, X-Credit-Cost, Content-Disposition",
   "access-control-max-age": "86400",
 };
 const JSON_TYPE = "application/json; charset=utf-8";
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** Request log lines to stdout, buffered: a write per line would cost more than most requests. */
+function stdoutLog(): { log: (line: string) => void; flush: () => void } {
+  const out = Bun.stdout.writer({ highWaterMark: 64 * 1024 });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const flush = () => {
+    timer = undefined;
+    void out.flush();
+  };
+  return {
+    log: (line) => {
+      out.write(line + "\n");
+      timer ??= setTimeout(flush, 50);
+    },
+    flush,
+  };
+}
+
 export function serve(app: App, options: ServeOptions): RunningServer {
-  const log = options.log ?? ((line) => console.log(line));
+  const logger = options.log ? { log: options.log, flush: () => {} } : stdoutLog();
+  const log = logger.log;
   let answered = 0;
 
   const handle = async (request: Request): Promise<Response> => {
     const method = request.method;
-    if (method === "OPTIONS") return new Response(null, { status: 204 });
+    if (method === "OPTIONS") return new Response(null, { status: 204, headers: PREFLIGHT });
     if (method !== "GET" && method !== "HEAD") {
       return Response.json({ error: "method not allowed", message: `The API is read-only: use GET (or HEAD, OPTIONS), not ${method}.` }, { status: 405, headers: { allow: ALLOWED_METHODS } });
     }
@@ -71,7 +89,8 @@ export function serve(app: App, options: ServeOptions): RunningServer {
       const headers = response.headers;
       const type = headers.get("content-type");
       if (type?.startsWith("application/json")) headers.set("content-type", JSON_TYPE);
-      for (const [k, v] of Object.entries(CORS)) headers.set(k, v);
+      headers.set("access-control-allow-origin", "*");
+      headers.set("access-control-expose-headers", EXPOSED);
       headers.set("x-request-id", id);
       const path = request.url.slice(request.url.indexOf("/", 8)).split("?", 1)[0];
       answered++;
@@ -87,6 +106,9 @@ export function serve(app: App, options: ServeOptions): RunningServer {
     url: server.url,
     server,
     answered: () => answered,
-    stop: () => server.stop(false),
+    stop: async () => {
+      await server.stop(false);
+      logger.flush();
+    },
   };
 }
