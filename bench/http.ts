@@ -14,6 +14,7 @@
  * Requests carry an enterprise key whose rate limit is set out of the way.
  */
 import autocannon from "autocannon";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ingest } from "../src/ingest";
@@ -94,7 +95,13 @@ async function benchKey(dataDir: string): Promise<string> {
   return made.key;
 }
 
-async function startServer(snapshotPath: string, auth: "on" | "off" = "on"): Promise<{ url: string; stop(): Promise<number> }> {
+/** CPU milliseconds a process has used (all its threads), from /proc. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+async function startServer(snapshotPath: string, auth: "on" | "off" = "on"): Promise<{ url: string; pid: number; stop(): Promise<number> }> {
   const proc = Bun.spawn(["bun", join(ROOT, "src/cli/start.ts")], {
     env: { ...process.env, PORT: "0", TOME_SNAPSHOT: snapshotPath, TOME_DATA: join(tempDir, `data-${auth}`), TOME_AUTH: auth },
     stdout: "ignore",
@@ -106,7 +113,7 @@ async function startServer(snapshotPath: string, auth: "on" | "off" = "on"): Pro
   })();
   for (let waited = 0; ; waited += 50) {
     const url = /serving on (http:\/\/\S+?) /.exec(stderr)?.[1];
-    if (url) return { url, stop: () => (proc.kill("SIGTERM"), proc.exited) };
+    if (url) return { url, pid: proc.pid, stop: () => (proc.kill("SIGTERM"), proc.exited) };
     if (proc.exitCode !== null || waited > 600_000) throw new Error(`the server did not start:\n${stderr}`);
     await Bun.sleep(50);
   }
@@ -134,7 +141,13 @@ const chunkIds = Array.from({ length: 1000 }, () => {
 
 // The format=concat scenarios use one connection: their responses are megabytes, and with
 // ten at once the figure would be queueing (and the client's parsing), not the server's work.
-const scenarios: Record<string, { url: string; paths: string[]; connections?: number }> = {
+interface Scenario {
+  url: string;
+  paths: string[];
+  connections?: number;
+}
+const pidOf = new Map([main, longServer, open].map((s) => [s.url, s.pid]));
+const scenarios: Record<string, Scenario> = {
   "/healthz": { url: main.url, paths: ["/healthz"] },
   "search mix": { url: main.url, paths: queries.map((q) => `/v1/search?q=${encodeURIComponent(q)}`) },
   "search mix, limit=50": { url: main.url, paths: queries.map((q) => `/v1/search?q=${encodeURIComponent(q)}&limit=50`) },
@@ -147,16 +160,21 @@ const scenarios: Record<string, { url: string; paths: string[]; connections?: nu
 
 interface Run {
   rps: number;
+  /** Server CPU time per request (all threads), µs: what the server spends, whatever the client costs. */
+  cpuUs: number;
   p50: number;
   p99: number;
   non2xx: number;
   errors: number;
 }
 
-async function load(scenario: { url: string; paths: string[]; connections?: number }, seconds = duration): Promise<Run> {
+async function load(scenario: Scenario, seconds = duration): Promise<Run> {
   const { url, paths } = scenario;
+  const pid = pidOf.get(url)!;
+  const cpu0 = cpuMs(pid);
   const r = await autocannon({ url, connections: scenario.connections ?? connections, duration: seconds, headers: { "x-api-key": key }, requests: paths.map((p) => ({ method: "GET", path: p })) });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
+  const cpuUs = ((cpuMs(pid) - cpu0) * 1000) / Math.max(1, r.requests.total);
+  return { rps: r.requests.average, cpuUs, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
 }
 
 // Warm-up: every scenario once, briefly.
@@ -165,14 +183,16 @@ for (const scenario of Object.values(scenarios)) await load(scenario, 1);
 const runs: Record<string, Run[]> = Object.fromEntries(Object.keys(scenarios).map((k) => [k, []]));
 const ratios: number[] = [];
 const authCosts: number[] = [];
+const authCpu: number[] = [];
 for (let round = 1; round <= rounds; round++) {
   for (const [name, scenario] of Object.entries(scenarios)) {
     const r = await load(scenario);
     runs[name]!.push(r);
-    console.error(`round ${round}: ${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${r.non2xx || r.errors ? `, ${r.non2xx} non-2xx, ${r.errors} errors` : ""}`);
+    console.error(`round ${round}: ${name}: ${r.rps.toFixed(0)} req/s, ${r.cpuUs.toFixed(1)} µs server CPU/request, p50 ${r.p50} ms, p99 ${r.p99} ms${r.non2xx || r.errors ? `, ${r.non2xx} non-2xx, ${r.errors} errors` : ""}`);
   }
   ratios.push(runs["search mix"]!.at(-1)!.rps / runs["/healthz"]!.at(-1)!.rps);
   authCosts.push(1 - runs["/v1/chunk (random)"]!.at(-1)!.rps / runs["/v1/chunk (random), auth skipped"]!.at(-1)!.rps);
+  authCpu.push(runs["/v1/chunk (random)"]!.at(-1)!.cpuUs - runs["/v1/chunk (random), auth skipped"]!.at(-1)!.cpuUs);
 }
 
 await Promise.all([main.stop(), longServer.stop(), open.stop()]);
@@ -186,6 +206,7 @@ const table = Object.entries(runs).map(([name, rs]) => ({
   scenario: name,
   connections: scenarios[name]!.connections ?? connections,
   requestsPerSecond: median(rs.map((r) => r.rps)),
+  serverCpuUsPerRequest: median(rs.map((r) => r.cpuUs)),
   p50Ms: median(rs.map((r) => r.p50)),
   p99Ms: median(rs.map((r) => r.p99)),
   failures: rs.reduce((n, r) => n + r.non2xx + r.errors, 0),
@@ -202,13 +223,20 @@ const report = {
   searchToHealthzRatio: median(ratios),
   /** 1 − authenticated /v1/chunk requests/s ÷ the same with auth skipped. */
   authOverhead: median(authCosts),
+  /** Server CPU µs per request that authentication and accounting add on /v1/chunk. */
+  authCpuUs: median(authCpu),
 };
 if (values.json) console.log(JSON.stringify(report, null, 2));
 else {
   console.log(`${report.pages} pages, ${report.chunks} chunks; ${connections} connections, ${duration} s per scenario, medians of ${rounds} rounds`);
-  console.log("| scenario | connections | requests/s | p50 ms | p99 ms | non-2xx or errors |");
-  console.log("|---|---|---|---|---|---|");
-  for (const r of table) console.log(`| ${r.scenario} | ${r.connections} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50Ms} | ${r.p99Ms} | ${r.failures} |`);
+  console.log("| scenario | connections | requests/s | server CPU µs/request | p50 ms | p99 ms | non-2xx or errors |");
+  console.log("|---|---|---|---|---|---|---|");
+  for (const r of table) {
+    console.log(`| ${r.scenario} | ${r.connections} | ${r.requestsPerSecond.toFixed(0)} | ${r.serverCpuUsPerRequest.toFixed(1)} | ${r.p50Ms} | ${r.p99Ms} | ${r.failures} |`);
+  }
   console.log(`search mix requests/s ÷ /healthz requests/s: ${report.searchToHealthzRatio.toFixed(3)} (median of the per-round ratios)`);
-  console.log(`authentication and accounting cost on /v1/chunk: ${(report.authOverhead * 100).toFixed(1)}% of requests/s (median of the per-round figures)`);
+  console.log(
+    `authentication and accounting cost on /v1/chunk: ${(report.authOverhead * 100).toFixed(1)}% of requests/s, ` +
+      `${report.authCpuUs.toFixed(1)} µs of server CPU per request (medians of the per-round figures)`,
+  );
 }

@@ -3,11 +3,14 @@
  * (429) before anything else, even routing; parameters are then validated by the route;
  * then the quota (429) holds the request's cost, which a 2xx answer spends and anything
  * else gives back (D20). Every authenticated response carries the X-RateLimit-* and
- * X-Quota-* headers (D19, D20).
+ * X-Quota-* headers (D19, D20): they are kept with the request's grant and written by the
+ * server when the response leaves (limitHeaders), which costs far less than Elysia's
+ * set.headers.
  */
 import { Elysia } from "elysia";
 import { COST, type Access, type Hold, type QuotaState } from "../access";
 import type { ActiveKey } from "../access/keys";
+import type { RateDecision } from "../access/rate";
 
 /** Paths that answer without a key: liveness and the API's own description. */
 export const OPEN_PATHS = new Set(["/healthz", "/docs", "/v1/openapi.json"]);
@@ -15,7 +18,11 @@ export const OPEN_PATHS = new Set(["/healthz", "/docs", "/v1/openapi.json"]);
 interface Grant {
   key: ActiveKey;
   path: string;
+  rate: RateDecision;
   hold?: Hold;
+  /** The quota as the response reports it; computed when the response leaves if unset. */
+  quota?: QuotaState;
+  retryAfter?: number;
 }
 
 const pathOf = (url: string) => {
@@ -28,16 +35,40 @@ export function costOf(path: string): number {
   return path.startsWith("/v1/pdf/") ? COST.pdf : COST.request;
 }
 
-function quotaHeaders(headers: Record<string, string | number>, q: QuotaState): void {
+function headersOf(rate: RateDecision, q: QuotaState, retryAfter: number | undefined): [string, string][] {
   const unlimited = !Number.isFinite(q.limit);
-  headers["x-quota-limit"] = unlimited ? "unlimited" : String(q.limit);
-  headers["x-quota-remaining"] = unlimited ? "unlimited" : String(q.remaining);
-  headers["x-quota-reset"] = String(q.reset);
+  const h: [string, string][] = [
+    ["x-ratelimit-limit", String(rate.limit)],
+    ["x-ratelimit-remaining", String(rate.remaining)],
+    ["x-ratelimit-reset", String(rate.reset)],
+    ["x-quota-limit", unlimited ? "unlimited" : String(q.limit)],
+    ["x-quota-remaining", unlimited ? "unlimited" : String(q.remaining)],
+    ["x-quota-reset", String(q.reset)],
+  ];
+  if (retryAfter !== undefined) h.push(["retry-after", String(retryAfter)]);
+  return h;
 }
 
-/** The hooks; without an Access they let everything through (benchmarks, local use). */
-export function accessControl(access: Access | undefined) {
+export interface AccessControl {
+  /** The Elysia hooks; without an Access they let everything through (benchmarks, local use). */
+  plugin: ReturnType<typeof hooks>;
+  /** The limit headers for the response to this request, if it is an authenticated one. */
+  limitHeaders(request: Request): [string, string][] | undefined;
+}
+
+export function accessControl(access: Access | undefined): AccessControl {
   const grants = new WeakMap<Request, Grant>();
+  return {
+    plugin: hooks(access, grants),
+    limitHeaders(request) {
+      const grant = grants.get(request);
+      if (!grant || !access) return undefined;
+      return headersOf(grant.rate, grant.quota ?? access.quota(grant.key), grant.retryAfter);
+    },
+  };
+}
+
+function hooks(access: Access | undefined, grants: WeakMap<Request, Grant>) {
   return new Elysia({ name: "access-control" })
     .onRequest(({ request, set }) => {
       if (!access) return;
@@ -49,14 +80,9 @@ export function accessControl(access: Access | undefined) {
         return auth.body;
       }
       const rate = access.admit(auth.key);
-      const headers = set.headers as Record<string, string | number>;
-      headers["x-ratelimit-limit"] = String(rate.limit);
-      headers["x-ratelimit-remaining"] = String(rate.remaining);
-      headers["x-ratelimit-reset"] = String(rate.reset);
       if (!rate.admitted) {
-        quotaHeaders(headers, access.quota(auth.key));
         const retry = Math.max(1, Math.ceil(rate.reset - access.now() / 1000));
-        headers["retry-after"] = String(retry);
+        grants.set(request, { key: auth.key, path, rate, retryAfter: retry });
         set.status = 429;
         return {
           error: "rate_limit_exceeded",
@@ -64,20 +90,18 @@ export function accessControl(access: Access | undefined) {
           retry_after: retry,
         };
       }
-      // The quota headers are set once the route holds its cost, or by onError if it never does.
-      grants.set(request, { key: auth.key, path });
+      grants.set(request, { key: auth.key, path, rate });
     })
     .onBeforeHandle({ as: "global" }, ({ request, set }) => {
       const grant = grants.get(request);
       if (!grant || !access) return;
       const cost = costOf(grant.path);
       const hold = access.hold(grant.key, cost);
-      const headers = set.headers as Record<string, string | number>;
       const q = access.quota(grant.key);
-      quotaHeaders(headers, q);
+      grant.quota = q;
       if (!hold) {
         const retry = Math.max(1, Math.ceil(q.reset - access.now() / 1000));
-        headers["retry-after"] = String(retry);
+        grant.retryAfter = retry;
         set.status = 429;
         return {
           error: "quota_exceeded",
@@ -89,10 +113,10 @@ export function accessControl(access: Access | undefined) {
       }
       grant.hold = hold;
     })
-    .onError({ as: "global" }, ({ request, set }) => {
-      // The answer is an error: a hold will be given back, so say so in the header now.
+    .onError({ as: "global" }, ({ request }) => {
+      // The answer is an error: a hold will be given back, so report the quota without it.
       const grant = grants.get(request);
-      if (grant && access) quotaHeaders(set.headers as Record<string, string | number>, access.quota(grant.key, grant.hold?.cost ?? 0));
+      if (grant && access) grant.quota = access.quota(grant.key, grant.hold?.cost ?? 0);
     })
     .onAfterResponse({ as: "global" }, ({ request, set }) => {
       const grant = grants.get(request);

@@ -29,11 +29,12 @@ export interface AppOptions {
 export function createApp(engine: Engine, options: AppOptions = {}) {
   const ctx = apiContext(engine);
   const logError = options.logError ?? ((error) => console.error(error));
+  const access = accessControl(options.access);
   // Responses are built in their exact shape: no normalizing copy.
-  return (
+  const app = (
     new Elysia({ normalize: false })
       // First, so that it runs before routing and validation (D2).
-      .use(accessControl(options.access))
+      .use(access.plugin)
       .onError({ as: "global" }, ({ error, code, set, request }) => {
         if (error instanceof ApiError) {
           set.status = error.status;
@@ -73,6 +74,17 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
       .use(changesRoutes(ctx))
       .use(luckyRoutes(ctx))
   );
+  // The limit headers are written by the server as a response leaves (see access.ts):
+  // in process, answer through respond() to get them.
+  return Object.assign(app, { limitHeaders: access.limitHeaders });
+}
+
+/** app.handle, plus the limit headers of an authenticated request. */
+export async function respond(app: App, request: Request): Promise<Response> {
+  const response = await app.handle(request);
+  const limits = app.limitHeaders(request);
+  if (limits) for (const [k, v] of limits) response.headers.set(k, v);
+  return response;
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -4,7 +4,7 @@
  * graceful stop that lets in-flight requests finish.
  */
 import type { Server } from "bun";
-import type { App } from "./app";
+import { respond, type App } from "./app";
 import { INTERNAL_ERROR } from "./errors";
 
 export interface ServeOptions {
@@ -63,7 +63,7 @@ export function serve(app: App, options: ServeOptions): RunningServer {
     if (method !== "GET" && method !== "HEAD") {
       return Response.json({ error: "method not allowed", message: `The API is read-only: use GET (or HEAD, OPTIONS), not ${method}.` }, { status: 405, headers: { allow: ALLOWED_METHODS } });
     }
-    const response = await app.handle(method === "HEAD" ? new Request(request, { method: "GET" }) : request);
+    const response = await respond(app, method === "HEAD" ? new Request(request, { method: "GET" }) : request);
     if (method !== "HEAD") return response;
     const length = (await response.arrayBuffer()).byteLength;
     const head = new Response(null, response);
