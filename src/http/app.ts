@@ -5,6 +5,7 @@
 import { swagger } from "@elysiajs/swagger";
 import { Elysia } from "elysia";
 import type { Access } from "../access";
+import { PdfRenderer, type PdfRenderService } from "../pdf";
 import type { Engine } from "../search";
 import { accessControl } from "./access";
 import { apiContext } from "./context";
@@ -13,6 +14,7 @@ import { ApiError, INTERNAL_ERROR } from "./errors";
 import { aboutRoutes } from "./routes/about";
 import { changesRoutes } from "./routes/changes";
 import { luckyRoutes } from "./routes/lucky";
+import { pdfRoutes } from "./routes/pdf";
 import { pageRoutes } from "./routes/pages";
 import { searchRoutes } from "./routes/search";
 
@@ -22,8 +24,10 @@ export const DOCS_PATH = "/docs";
 export interface AppOptions {
   /** Keys, rate limits and quotas. Without it every route answers without a key (benchmarks, local use). */
   access?: Access;
+  /** Renders PDFs (default: a PdfRenderer with its worker thread). */
+  pdf?: PdfRenderService;
   /** Where server faults are reported (the client only sees D1's internal_error). */
-  logError?: (error: unknown, request: Request) => void;
+  logError?: (error: unknown, request: Request | undefined) => void;
 }
 
 export function createApp(engine: Engine, options: AppOptions = {}) {
@@ -73,6 +77,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
       .use(pageRoutes(ctx))
       .use(changesRoutes(ctx))
       .use(luckyRoutes(ctx))
+      .use(pdfRoutes(ctx, options.pdf ?? new PdfRenderer(), (error) => logError(error, undefined)))
   );
   // The limit headers are written by the server as a response leaves (see access.ts):
   // in process, answer through respond() to get them.

@@ -18,7 +18,7 @@ export interface ApiContext {
 export function apiContext(engine: Engine): ApiContext {
   const m = engine.snapshot.meta;
   const attributions = new Attributions(m);
-  const resources = new Resources(m.wiki.host, attributions);
+  const resources = new Resources(m, attributions);
   const license = attributions.licenseDocument();
   return {
     engine,

@@ -2,8 +2,9 @@
  * Snapshot pages and search hits as the API's resources (api.md 2). One instance per loaded
  * snapshot: it knows the wiki's host (D14) and its attribution (D16).
  */
+import type { PdfArticle } from "../pdf";
 import type { Hit } from "../search";
-import type { SnapshotPage } from "../snapshot";
+import type { SnapshotMeta, SnapshotPage } from "../snapshot";
 import { articleUrl, Attributions, LICENSE, SHORT_LICENSE, sourceOf } from "./attribution";
 import type { Chunk, LuckyPage, Page, PageChunk, SearchHit } from "./schemas";
 
@@ -11,10 +12,14 @@ export class Resources {
   readonly attributions: Attributions;
 
   constructor(
-    readonly project: string,
+    readonly meta: SnapshotMeta,
     attributions: Attributions,
   ) {
     this.attributions = attributions;
+  }
+
+  get project(): string {
+    return this.meta.wiki.host;
   }
 
   url(page: SnapshotPage): string {
@@ -83,6 +88,27 @@ export class Resources {
       source: sourceOf(this.project, page, url),
       license: LICENSE,
       modified: true,
+      modifications: this.attributions.modifications,
+    };
+  }
+
+  /** The page as the PDF shows it: sections in order (headings of empty ones too), chunks cut back into paragraphs. */
+  pdfArticle(page: SnapshotPage): PdfArticle {
+    const sections = page.sections.map((s) => ({ heading: s.heading, level: s.level, paragraphs: [] as string[] }));
+    for (const c of page.chunks) sections[c.section]?.paragraphs.push(...c.text.split("\n\n"));
+    const url = this.url(page);
+    return {
+      pageId: page.pageId,
+      revId: page.revId,
+      title: page.title,
+      lang: this.meta.wiki.lang,
+      sitename: this.meta.wiki.sitename || "Wikipedia",
+      url,
+      permalink: sourceOf(this.project, page, url).permalink,
+      timestamp: page.timestamp,
+      retrievedAt: this.meta.createdAt,
+      sections,
+      license: LICENSE,
       modifications: this.attributions.modifications,
     };
   }

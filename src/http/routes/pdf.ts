@@ -1,0 +1,87 @@
+/** GET /v1/pdf/{page_id} and /v1/pdf/{page_id}.pdf (api.md 4.6). */
+import { Type as t } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+import type { PdfRenderService } from "../../pdf";
+import type { ApiContext } from "../context";
+import { described, KEY_ERRORS, KEYED } from "../docs";
+import { ApiError } from "../errors";
+import { strict, type Filled } from "../params";
+import { ErrorBody, MAX_INTEGER } from "../schemas";
+
+const PAGE_ID_ERROR = "page_id must be an integer";
+
+export const PdfParams = t.Object({
+  page_id: t.Integer({ minimum: 0, maximum: MAX_INTEGER, description: "Page id (base-10 digits), optionally followed by .pdf" }),
+});
+
+/** The path's page id, with or without ".pdf". */
+function readPdfId(raw: string): number {
+  const digits = raw.endsWith(".pdf") ? raw.slice(0, -4) : raw;
+  const n = /^[0-9]+$/.test(digits) ? Number(digits) : NaN;
+  if (!(n <= MAX_INTEGER)) {
+    throw new ApiError(400, PAGE_ID_ERROR, "page_id must be an integer (base-10 digits), optionally followed by .pdf.", {
+      parameter: "page_id",
+      value: raw.slice(0, 200),
+      constraint: "an integer from 0 to 9007199254740991 (base-10 digits)",
+    });
+  }
+  return n;
+}
+
+export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderService, logError: (error: unknown) => void) =>
+  new Elysia().get(
+    "/v1/pdf/:page_id",
+    async (ctx) => {
+      const { page_id } = ctx.params as Filled<typeof PdfParams>;
+      const page = engine.page(page_id);
+      if (!page) throw new ApiError(404, "page not found", `There is no page with id ${page_id}.`);
+      let bytes: Uint8Array;
+      try {
+        bytes = await pdf.render(resources.pdfArticle(page));
+      } catch (err) {
+        logError(err);
+        throw new ApiError(500, "PDF generation failed", "The PDF could not be generated; nothing was charged. Please try again later.");
+      }
+      return new Response(bytes, {
+        headers: {
+          "content-type": "application/pdf",
+          "content-disposition": contentDisposition(page.title),
+          "content-length": String(bytes.byteLength),
+          "x-credit-cost": "10",
+        },
+      });
+    },
+    {
+      params: PdfParams,
+      transform: strict({ params: PdfParams, readers: { page_id: readPdfId } }),
+      response: {
+        200: described(t.Any({ type: "string", format: "binary", description: "An A4 PDF of the page" }), "The PDF (Content-Type application/pdf, X-Credit-Cost 10)"),
+        400: described(ErrorBody, "`page_id must be an integer`"),
+        404: described(ErrorBody, "`page not found`"),
+        500: described(ErrorBody, "`PDF generation failed`: nothing is charged"),
+        ...KEY_ERRORS,
+      },
+      detail: {
+        ...KEYED,
+        summary: "The page as a PDF",
+        description:
+          "An A4 PDF of the page: title, headings, paragraphs and lists, a footer with page numbers and the license on every page, " +
+          "and the source attribution with links at the end. Costs 10 credits; with fewer left, 429 quota_exceeded. Also at /v1/pdf/{page_id}.pdf.",
+      },
+    },
+  );
+
+/** attachment; an ASCII filename for old clients, the real title in filename* (RFC 6266, RFC 5987). */
+export function contentDisposition(title: string): string {
+  const ascii =
+    title
+      .normalize("NFKD")
+      .replace(/[\u0300-\u036f]/g, "")
+      .replace(/[^\x20-\x7e]+/g, "_")
+      .replace(/["\\/:*?<>|%;]+/g, "_")
+      .replace(/\s+/g, " ")
+      .trim()
+      .slice(0, 150) || "article";
+  const encoded = encodeURIComponent(`${title}.pdf`).replace(/['()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase());
+  return `attachment; filename="${ascii}.pdf"; filename*=UTF-8''${encoded}`;
+}

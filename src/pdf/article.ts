@@ -1,0 +1,27 @@
+/** What a PDF shows: one page of the snapshot with its source, license and modifications (D14–D16). */
+export interface PdfSection {
+  heading: string;
+  /** 1 for the introduction (no heading), 2 for ==, 3 for ===, … */
+  level: number;
+  /** Paragraphs; a paragraph of several lines is a list, one item a line. */
+  paragraphs: string[];
+}
+
+export interface PdfArticle {
+  pageId: number;
+  revId: number;
+  title: string;
+  /** The wiki's language code, for word breaking. */
+  lang: string;
+  /** e.g. "Wikipedia". */
+  sitename: string;
+  url: string;
+  permalink: string;
+  /** ISO 8601: when the text was retrieved (the revision's time). */
+  timestamp: string;
+  /** ISO 8601: when the snapshot was built. */
+  retrievedAt: string;
+  sections: PdfSection[];
+  license: { name: string; full_name: string; url: string };
+  modifications: string[];
+}

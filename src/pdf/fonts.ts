@@ -1,0 +1,187 @@
+/**
+ * Fonts: the Noto families from npm, chosen per run of text by which font has the glyphs
+ * (Noto Sans for Latin, Vietnamese, Greek, Cyrillic and Devanagari; then Armenian, Bengali,
+ * Japanese). Each is embedded subsetted, and only if the document uses it.
+ */
+// @pdf-lib/fontkit's Indic shaper (Bengali, Devanagari) expects Babel's regenerator runtime as a global.
+import "regenerator-runtime/runtime";
+import fontkit from "@pdf-lib/fontkit";
+import type { PDFDocument, PDFFont } from "pdf-lib";
+import { readFileSync } from "node:fs";
+
+interface Family {
+  name: string;
+  regular: string;
+  bold: string;
+}
+
+const resolve = (path: string) => Bun.resolveSync(path, import.meta.dir);
+
+/**
+ * Noto Sans as Google Fonts cuts it by script (@fontsource: unhinted WOFF; the hinted TTF
+ * of Noto Sans loses glyphs when fontkit subsets it), then Armenian, Bengali and Japanese.
+ */
+const FAMILIES: Family[] = [
+  ...["latin", "latin-ext", "vietnamese", "greek", "greek-ext", "cyrillic", "cyrillic-ext", "devanagari"].map((subset) => ({
+    name: `NotoSans ${subset}`,
+    regular: resolve(`@fontsource/noto-sans/files/noto-sans-${subset}-400-normal.woff`),
+    bold: resolve(`@fontsource/noto-sans/files/noto-sans-${subset}-700-normal.woff`),
+  })),
+  ...[
+    ["noto-sans-armenian", "NotoSansArmenian"],
+    ["noto-sans-bengali", "NotoSansBengali"],
+    ["noto-sans-jp", "NotoSansJP"],
+  ].map(([pkg, file]) => ({
+    name: file!,
+    regular: resolve(`@expo-google-fonts/${pkg}/400Regular/${file}_400Regular.ttf`),
+    bold: resolve(`@expo-google-fonts/${pkg}/700Bold/${file}_700Bold.ttf`),
+  })),
+];
+
+interface LoadedFace {
+  bytes: Uint8Array;
+  /** For glyph coverage (fontkit's own parse of the file). */
+  coverage: { hasGlyphForCodePoint(cp: number): boolean };
+}
+
+let faces: { regular: LoadedFace; bold: LoadedFace }[] | undefined;
+
+/** Reads every font once per process (about 11 MB, most of it Japanese). */
+function loadFaces() {
+  faces ??= FAMILIES.map((f) => {
+    const load = (path: string): LoadedFace => {
+      const bytes = new Uint8Array(readFileSync(path));
+      return { bytes, coverage: fontkit.create(bytes) as unknown as LoadedFace["coverage"] };
+    };
+    return { regular: load(f.regular), bold: load(f.bold) };
+  });
+  return faces;
+}
+
+type Layout = (text: string, features?: unknown) => { glyphs: unknown[] };
+
+/**
+ * pdf-lib lays out (shapes) every string it measures or draws, and fontkit's layout is slow.
+ * Shaping never crosses a space, so lay out each word once and reuse it.
+ */
+function memoizeLayout(font: PDFFont): void {
+  const fk = (font as unknown as { embedder: { font: { layout: Layout } } }).embedder.font;
+  const layout = fk.layout.bind(fk);
+  const words = new Map<string, unknown[]>();
+  fk.layout = (text, features) => {
+    const glyphs: unknown[] = [];
+    for (const part of text.split(/(?<= )|(?= )/)) {
+      let g = words.get(part);
+      if (!g) {
+        g = layout(part, features).glyphs;
+        words.set(part, g);
+      }
+      for (const x of g) glyphs.push(x);
+    }
+    return { glyphs };
+  };
+}
+
+export const FAMILY_NAMES = FAMILIES.map((f) => f.name);
+
+export interface Run {
+  text: string;
+  font: PDFFont;
+}
+
+/** Text widths at size 1, per font: words repeat, and pdf-lib lays text out anew on every call. */
+const widths = new WeakMap<PDFFont, Map<string, number>>();
+
+export function widthOf(run: Run, size: number): number {
+  let m = widths.get(run.font);
+  if (!m) widths.set(run.font, (m = new Map()));
+  let w = m.get(run.text);
+  if (w === undefined) {
+    w = run.font.widthOfTextAtSize(run.text, 1000) / 1000;
+    if (m.size > 50_000) m.clear();
+    m.set(run.text, w);
+  }
+  return w * size;
+}
+
+/** The fonts of one document: which family covers a character, embedded on first use. */
+export class FontSet {
+  private readonly embedded = new Map<string, PDFFont>();
+  private readonly familyOf = new Map<number, number>();
+  /** Characters no font has: left out (and counted), rather than drawn as boxes. */
+  missing = 0;
+
+  private constructor(private readonly pdf: PDFDocument) {}
+
+  static async for(pdf: PDFDocument): Promise<FontSet> {
+    pdf.registerFontkit(fontkit);
+    loadFaces();
+    const set = new FontSet(pdf);
+    await set.font(0, false);
+    await set.font(0, true);
+    return set;
+  }
+
+  private async font(family: number, bold: boolean): Promise<PDFFont> {
+    const key = `${family}${bold ? "b" : "r"}`;
+    let f = this.embedded.get(key);
+    if (!f) {
+      const face = loadFaces()[family]![bold ? "bold" : "regular"];
+      f = await this.pdf.embedFont(face.bytes, { subset: true });
+      memoizeLayout(f);
+      this.embedded.set(key, f);
+    }
+    return f;
+  }
+
+  /** The family that draws a code point: the first that has it; -1 for none. */
+  private family(cp: number): number {
+    let f = this.familyOf.get(cp);
+    if (f === undefined) {
+      f = loadFaces().findIndex((face) => face.regular.coverage.hasGlyphForCodePoint(cp));
+      this.familyOf.set(cp, f);
+    }
+    return f;
+  }
+
+  /** Embeds what `text` needs (call before runs()). */
+  async prepare(text: string, bold: boolean): Promise<void> {
+    const needed = new Set<number>();
+    for (const ch of text) {
+      const f = this.family(ch.codePointAt(0)!);
+      if (f > 0) needed.add(f);
+    }
+    for (const f of needed) await this.font(f, bold);
+  }
+
+  /**
+   * Splits text into runs of one font each. Spaces and marks that every font has stay with
+   * the run they are in; characters no font has are dropped.
+   */
+  runs(text: string, bold: boolean): Run[] {
+    const out: Run[] = [];
+    let current = -1;
+    let buf = "";
+    const flush = () => {
+      if (buf) out.push({ text: buf, font: this.embedded.get(`${current}${bold ? "b" : "r"}`)! });
+      buf = "";
+    };
+    for (const ch of text) {
+      const cp = ch.codePointAt(0)!;
+      let f = this.family(cp);
+      if (f < 0) {
+        this.missing++;
+        continue;
+      }
+      // Common characters (spaces, digits, punctuation) continue the current run when its font has them.
+      if (current >= 0 && f !== current && loadFaces()[current]!.regular.coverage.hasGlyphForCodePoint(cp)) f = current;
+      if (f !== current) {
+        flush();
+        current = f;
+      }
+      buf += ch;
+    }
+    flush();
+    return out;
+  }
+}

@@ -1,0 +1,268 @@
+/**
+ * One article → an A4 PDF (pdf-lib): the title, each heading at its level's size, the
+ * paragraphs wrapped at word boundaries (Intl.Segmenter, so Japanese breaks between words),
+ * lists as bulleted items, a footer on every page ("page N of M" and the license), and the
+ * source attribution with links at the end.
+ *
+ * pdf-lib draws glyphs as the font's cmap gives them: no complex-script shaping (see README).
+ */
+import { PDFDocument, PDFString, rgb, type PDFPage } from "pdf-lib";
+import type { PdfArticle } from "./article";
+import { FontSet, widthOf, type Run } from "./fonts";
+
+const A4: [number, number] = [595.28, 841.89];
+const MARGIN = { top: 64, bottom: 72, side: 62 };
+const TEXT_WIDTH = A4[0] - 2 * MARGIN.side;
+const FOOTER_Y = 36;
+
+const STYLE = {
+  title: { size: 22, bold: true, before: 0, after: 14 },
+  h2: { size: 16, bold: true, before: 16, after: 6 },
+  h3: { size: 13.5, bold: true, before: 12, after: 5 },
+  h4: { size: 11.5, bold: true, before: 10, after: 4 },
+  body: { size: 10.5, bold: false, before: 0, after: 7 },
+  small: { size: 9, bold: false, before: 0, after: 4 },
+  footer: { size: 8, bold: false, before: 0, after: 0 },
+} as const;
+type Style = (typeof STYLE)[keyof typeof STYLE];
+
+const LINE_HEIGHT = 1.4;
+const LIST_INDENT = 16;
+const INK = rgb(0.1, 0.1, 0.1);
+const GREY = rgb(0.4, 0.4, 0.4);
+const LINK = rgb(0.05, 0.3, 0.7);
+
+interface Piece extends Run {
+  width: number;
+  link?: string;
+}
+
+interface Line {
+  pieces: Piece[];
+  style: Style;
+  indent: number;
+  bullet?: boolean;
+}
+
+export interface RenderOptions {
+  /** The document's creation date (default: now). */
+  now?: Date;
+}
+
+export async function renderPdf(article: PdfArticle, options: RenderOptions = {}): Promise<Uint8Array> {
+  const pdf = await PDFDocument.create();
+  const fonts = await FontSet.for(pdf);
+  const w = new Writer(pdf, fonts, article.lang);
+
+  await w.block(article.title, STYLE.title);
+  for (const section of article.sections) {
+    if (section.heading) await w.block(section.heading, section.level <= 2 ? STYLE.h2 : section.level === 3 ? STYLE.h3 : STYLE.h4, { keepWithNext: true });
+    for (const p of section.paragraphs) {
+      const lines = p.split("\n").map((l) => l.trim()).filter(Boolean);
+      if (lines.length > 1) for (const item of lines) await w.block(item, STYLE.body, { bullet: true, after: 2 });
+      else if (lines[0]) await w.block(lines[0], STYLE.body);
+    }
+  }
+
+  // Attribution (D16): where the text comes from, under which license, what was changed.
+  const retrieved = article.retrievedAt.slice(0, 10);
+  await w.block("Source and license", STYLE.h2, { keepWithNext: true });
+  await w.block(
+    [
+      { text: `This document reproduces the text of the ${article.sitename} article "${article.title}" (` },
+      { text: article.url, link: article.url },
+      { text: `), written by ${article.sitename} contributors: revision ${article.revId} of ${article.timestamp.slice(0, 10)} (` },
+      { text: article.permalink, link: article.permalink },
+      { text: `), retrieved ${retrieved}.` },
+    ],
+    STYLE.small,
+  );
+  await w.block(
+    [
+      { text: `It is available under the ${article.license.full_name} license (${article.license.name}): ` },
+      { text: article.license.url, link: article.license.url },
+      { text: ". You may share and adapt it if you credit the authors, link to the license and share alike." },
+    ],
+    STYLE.small,
+  );
+  await w.block("The text was modified from the original:", STYLE.small, { after: 2 });
+  for (const m of article.modifications) await w.block(m, STYLE.small, { bullet: true, after: 2 });
+
+  w.footers(article.license);
+
+  pdf.setTitle(article.title, { showInWindowTitleBar: true });
+  pdf.setAuthor(`${article.sitename} contributors`);
+  pdf.setSubject(`${article.sitename} article "${article.title}", revision ${article.revId} (${article.url}); ${article.license.name}`);
+  pdf.setKeywords([article.sitename, article.title, article.license.name]);
+  pdf.setLanguage(article.lang);
+  pdf.setCreator("Tome");
+  pdf.setProducer("Tome with pdf-lib");
+  const now = options.now ?? new Date();
+  pdf.setCreationDate(now);
+  pdf.setModificationDate(now);
+  return pdf.save();
+}
+
+interface BlockOptions {
+  bullet?: boolean;
+  keepWithNext?: boolean;
+  after?: number;
+}
+
+/** Lays out blocks of text down the pages. */
+class Writer {
+  private page!: PDFPage;
+  private y = 0;
+  private readonly pages: PDFPage[] = [];
+  private readonly words: Intl.Segmenter;
+  private readonly graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+  constructor(
+    private readonly pdf: PDFDocument,
+    private readonly fonts: FontSet,
+    lang: string,
+  ) {
+    this.words = new Intl.Segmenter(lang, { granularity: "word" });
+    this.newPage();
+  }
+
+  private newPage(): void {
+    this.page = this.pdf.addPage(A4);
+    this.pages.push(this.page);
+    this.y = A4[1] - MARGIN.top;
+  }
+
+  private lineHeight(style: Style): number {
+    return style.size * LINE_HEIGHT;
+  }
+
+  async block(text: string | { text: string; link?: string }[], style: Style, options: BlockOptions = {}): Promise<void> {
+    const parts = typeof text === "string" ? [{ text }] : text;
+    for (const p of parts) await this.fonts.prepare(p.text, style.bold);
+    const indent = options.bullet ? LIST_INDENT : 0;
+    const lines = this.wrap(parts, style, TEXT_WIDTH - indent, indent);
+    if (!lines.length) return;
+    if (options.bullet) lines[0]!.bullet = true;
+    const lh = this.lineHeight(style);
+    if (this.y !== A4[1] - MARGIN.top) this.y -= style.before;
+    // A heading stays with at least two lines of what follows.
+    const need = options.keepWithNext ? lines.length * lh + 2 * this.lineHeight(STYLE.body) : lh;
+    if (this.y - need < MARGIN.bottom) this.newPage();
+    for (const line of lines) {
+      if (this.y - lh < MARGIN.bottom) this.newPage();
+      this.y -= lh;
+      this.draw(line);
+    }
+    this.y -= options.after ?? style.after;
+  }
+
+  private draw(line: Line): void {
+    const { size } = line.style;
+    let x = MARGIN.side + line.indent;
+    if (line.bullet) {
+      const bullet = this.fonts.runs("•", false)[0];
+      if (bullet) this.page.drawText("•", { x: MARGIN.side + 4, y: this.y, size, font: bullet.font, color: INK });
+    }
+    for (const p of line.pieces) {
+      this.page.drawText(p.text, { x, y: this.y, size, font: p.font, color: p.link ? LINK : INK });
+      if (p.link) this.linkArea(x, this.y - size * 0.25, p.width, size * 1.15, p.link);
+      x += p.width;
+    }
+  }
+
+  private linkArea(x: number, y: number, width: number, height: number, url: string): void {
+    const annot = this.pdf.context.obj({
+      Type: "Annot",
+      Subtype: "Link",
+      Rect: [x, y, x + width, y + height],
+      Border: [0, 0, 0],
+      A: { Type: "Action", S: "URI", URI: PDFString.of(url) },
+    });
+    this.page.node.addAnnot(this.pdf.context.register(annot));
+  }
+
+  /** Breaks text into lines no wider than `width`: at word boundaries, or inside a word too long for a line. */
+  private wrap(parts: { text: string; link?: string }[], style: Style, width: number, indent: number): Line[] {
+    const lines: Line[] = [];
+    let pieces: Piece[] = [];
+    let x = 0;
+    let pendingSpace: Piece[] = [];
+    const push = () => {
+      if (pieces.length) lines.push({ pieces, style, indent });
+      pieces = [];
+      x = 0;
+      pendingSpace = [];
+    };
+    const measure = (text: string, link?: string): Piece[] =>
+      this.fonts.runs(text, style.bold).map((r) => ({ ...r, link, width: widthOf(r, style.size) }));
+    for (const part of parts) {
+      const clean = part.text.replace(/[\u0000-\u0008\u000B-\u001F\u007F]/g, "").replace(/\s+/g, " ");
+      for (const { segment } of this.words.segment(clean)) {
+        if (/^\s+$/.test(segment)) {
+          if (x > 0) pendingSpace = measure(" ", part.link);
+          continue;
+        }
+        let word = measure(segment, part.link);
+        let ww = word.reduce((n, p) => n + p.width, 0);
+        const sw = pendingSpace.reduce((n, p) => n + p.width, 0);
+        if (x > 0 && x + sw + ww > width) push();
+        else if (x > 0) {
+          pieces.push(...pendingSpace);
+          x += sw;
+        }
+        pendingSpace = [];
+        if (ww > width) {
+          // A word (or a run of unspaced text) longer than a line: break between graphemes.
+          for (const { segment: g } of this.graphemes.segment(segment)) {
+            const gp = measure(g, part.link);
+            const gw = gp.reduce((n, p) => n + p.width, 0);
+            if (x > 0 && x + gw > width) push();
+            pieces.push(...gp);
+            x += gw;
+          }
+          continue;
+        }
+        pieces.push(...word);
+        x += ww;
+        word = [];
+        ww = 0;
+      }
+    }
+    push();
+    return lines.map((l) => ({ ...l, pieces: merge(l.pieces) }));
+  }
+
+  /** "page N of M" and the license line on every page. */
+  footers(license: { name: string; url: string }): void {
+    const total = this.pages.length;
+    const font = this.fonts.runs("a", false)[0]!.font;
+    const size = STYLE.footer.size;
+    this.pages.forEach((page, i) => {
+      page.drawLine({
+        start: { x: MARGIN.side, y: FOOTER_Y + 14 },
+        end: { x: A4[0] - MARGIN.side, y: FOOTER_Y + 14 },
+        thickness: 0.5,
+        color: GREY,
+      });
+      const left = `${license.name} · ${license.url}`;
+      page.drawText(left, { x: MARGIN.side, y: FOOTER_Y, size, font, color: GREY });
+      const prefixWidth = font.widthOfTextAtSize(`${license.name} · `, size);
+      const urlWidth = font.widthOfTextAtSize(license.url, size);
+      this.page = page;
+      this.linkArea(MARGIN.side + prefixWidth, FOOTER_Y - 2, urlWidth, size * 1.2, license.url);
+      const right = `page ${i + 1} of ${total}`;
+      page.drawText(right, { x: A4[0] - MARGIN.side - font.widthOfTextAtSize(right, size), y: FOOTER_Y, size, font, color: GREY });
+    });
+  }
+}
+
+/** Joins neighbouring pieces of one font and link, so each is drawn (and extracted) as one string. */
+function merge(pieces: Piece[]): Piece[] {
+  const out: Piece[] = [];
+  for (const p of pieces) {
+    const last = out.at(-1);
+    if (last && last.font === p.font && last.link === p.link) out[out.length - 1] = { ...last, text: last.text + p.text, width: last.width + p.width };
+    else out.push({ ...p });
+  }
+  return out;
+}
