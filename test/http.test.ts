@@ -657,7 +657,8 @@ describe("OpenAPI", () => {
     const doc = await ok("/v1/openapi.json");
     expect(doc.openapi).toMatch(/^3\./);
     const paths = doc.paths as Json;
-    expect(Object.keys(paths).sort()).toEqual(["/healthz", "/v1/changes", "/v1/chunk/{id}", "/v1/license", "/v1/lucky", "/v1/meta", "/v1/page/{page_id}", "/v1/search"]);
+    expect(Object.keys(paths).sort()).toEqual(["/healthz", "/v1/changes", "/v1/chunk/{id}", "/v1/license", "/v1/lucky", "/v1/meta", "/v1/page/{page_id}", "/v1/pdf/{page_id}", "/v1/search"]);
+    expect(Object.keys(paths["/v1/pdf/{page_id}"].get.responses).sort()).toEqual(["200", "400", "401", "403", "404", "429", "500"]);
     const param = (path: string, name: string) => paths[path].get.parameters.find((p: Json) => p.name === name);
     expect(param("/v1/search", "q")).toMatchObject({ in: "query", required: true, schema: { type: "string", maxLength: 500 } });
     expect(param("/v1/search", "limit")).toMatchObject({ required: false, schema: { type: "integer", minimum: 1, maximum: 50, default: 10 } });

@@ -84,6 +84,12 @@ function memoizeLayout(font: PDFFont): void {
 
 export const FAMILY_NAMES = FAMILIES.map((f) => f.name);
 
+/** Whether some font can draw this character (others are left out of the PDF). */
+export function canRender(char: string): boolean {
+  const cp = char.codePointAt(0)!;
+  return loadFaces().some((face) => face.regular.coverage.hasGlyphForCodePoint(cp));
+}
+
 export interface Run {
   text: string;
   font: PDFFont;
@@ -155,8 +161,8 @@ export class FontSet {
   }
 
   /**
-   * Splits text into runs of one font each. Spaces and marks that every font has stay with
-   * the run they are in; characters no font has are dropped.
+   * Splits text into runs of one font each. Spaces stay with the run they are in; characters
+   * no font has are dropped.
    */
   runs(text: string, bold: boolean): Run[] {
     const out: Run[] = [];
@@ -173,8 +179,9 @@ export class FontSet {
         this.missing++;
         continue;
       }
-      // Common characters (spaces, digits, punctuation) continue the current run when its font has them.
-      if (current >= 0 && f !== current && loadFaces()[current]!.regular.coverage.hasGlyphForCodePoint(cp)) f = current;
+      // A space continues the current run; anything else takes the first font that has it (a
+      // script's subset may map common punctuation without a usable glyph).
+      if (current >= 0 && f !== current && cp === 0x20) f = current;
       if (f !== current) {
         flush();
         current = f;

@@ -27,6 +27,8 @@ const STYLE = {
 type Style = (typeof STYLE)[keyof typeof STYLE];
 
 const LINE_HEIGHT = 1.4;
+/** Scripts written without spaces between words. */
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}]/u;
 const LIST_INDENT = 16;
 const INK = rgb(0.1, 0.1, 0.1);
 const GREY = rgb(0.4, 0.4, 0.4);
@@ -91,7 +93,7 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
   w.footers(article.license);
 
   pdf.setTitle(article.title, { showInWindowTitleBar: true });
-  pdf.setAuthor(`${article.sitename} contributors`);
+  pdf.setAuthor("Wikipedia contributors");
   pdf.setSubject(`${article.sitename} article "${article.title}", revision ${article.revId} (${article.url}); ${article.license.name}`);
   pdf.setKeywords([article.sitename, article.title, article.license.name]);
   pdf.setLanguage(article.lang);
@@ -181,6 +183,18 @@ class Writer {
     this.page.node.addAnnot(this.pdf.context.register(annot));
   }
 
+  /**
+   * The units a line may break between: words at spaces; inside text written without spaces
+   * (Japanese, Chinese), the words Intl.Segmenter finds. Spaces come back as " ".
+   */
+  private *breakable(text: string): Generator<string> {
+    for (const token of text.split(/( )/)) {
+      if (!token) continue;
+      if (UNSPACED.test(token)) for (const { segment } of this.words.segment(token)) yield segment;
+      else yield token;
+    }
+  }
+
   /** Breaks text into lines no wider than `width`: at word boundaries, or inside a word too long for a line. */
   private wrap(parts: { text: string; link?: string }[], style: Style, width: number, indent: number): Line[] {
     const lines: Line[] = [];
@@ -196,8 +210,8 @@ class Writer {
     const measure = (text: string, link?: string): Piece[] =>
       this.fonts.runs(text, style.bold).map((r) => ({ ...r, link, width: widthOf(r, style.size) }));
     for (const part of parts) {
-      const clean = part.text.replace(/[\u0000-\u0008\u000B-\u001F\u007F]/g, "").replace(/\s+/g, " ");
-      for (const { segment } of this.words.segment(clean)) {
+      const clean = drawable(part.text);
+      for (const segment of this.breakable(clean)) {
         if (/^\s+$/.test(segment)) {
           if (x > 0) pendingSpace = measure(" ", part.link);
           continue;
@@ -254,6 +268,20 @@ class Writer {
       page.drawText(right, { x: A4[0] - MARGIN.side - font.widthOfTextAtSize(right, size), y: FOOTER_Y, size, font, color: GREY });
     });
   }
+}
+
+/**
+ * Text as drawn: no control characters or soft hyphens, no-break spaces as spaces, the
+ * no-break hyphen as a hyphen. fontkit gives one glyph one set of code points (those it was
+ * first asked for), and pdf-lib's ToUnicode map follows it: when two characters share a
+ * glyph, the text extracted from the PDF would show one of them for both.
+ */
+function drawable(text: string): string {
+  return text
+    .replace(/[\u0000-\u0008\u000B-\u001F\u007F\u00AD]/g, "")
+    .replace(/[\u00A0\u2007\u202F]/g, " ")
+    .replace(/\u2011/g, "-")
+    .replace(/\s+/g, " ");
 }
 
 /** Joins neighbouring pieces of one font and link, so each is drawn (and extracted) as one string. */
