@@ -84,7 +84,9 @@ describe("bun run start", () => {
       expect(server.stderr()).toContain(`No snapshot in snapshots/: building one from ${SQUAD}`);
       expect(existsSync(join(cwd, "snapshots", "enwiki.tome"))).toBe(true);
       expect(server.stderr()).toContain("Loaded snapshots/enwiki.tome: en.wikipedia.org, 48 pages");
-      const meta = (await (await fetch(`${server.url}/v1/meta`)).json()) as { dataset: { indexed_pages: number } };
+      // Its first start also made the first key, and printed it.
+      expect(server.key).toMatch(/^wk_/);
+      const meta = (await (await fetch(`${server.url}/v1/meta`, { headers: { "X-API-Key": server.key! } })).json()) as { dataset: { indexed_pages: number } };
       expect(meta.dataset.indexed_pages).toBe(48);
     } finally {
       expect(await server.stop()).toBe(0);
