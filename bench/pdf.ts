@@ -10,6 +10,7 @@
 import autocannon from "autocannon";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { PDFDocument } from "pdf-lib";
 import { Attributions } from "../src/http/attribution";
 import { Resources } from "../src/http/resources";
 import { ingest } from "../src/ingest";
@@ -63,13 +64,13 @@ async function renderFigures(entry: (typeof all)[number]) {
   const article = resources.pdfArticle(entry.page);
   await renderPdf(article); // fonts loaded, code warm
   const times: number[] = [];
-  let bytes = new Uint8Array();
+  let bytes: Uint8Array = new Uint8Array();
   for (let i = 0; i < rounds; i++) {
     const t = performance.now();
     bytes = await renderPdf(article);
     times.push(performance.now() - t);
   }
-  const pages = Number(/\/Type \/Pages[^>]*\/Count (\d+)/.exec(new TextDecoder("latin1").decode(bytes))?.[1] ?? NaN);
+  const pages = (await PDFDocument.load(bytes)).getPageCount();
   return { wiki: entry.s.name, title: entry.page.title, pageId: entry.page.pageId, chunks: entry.page.chunks.length, characters: entry.length, renderMs: median(times), bytes: bytes.byteLength, pdfPages: pages };
 }
 

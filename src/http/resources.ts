@@ -73,6 +73,17 @@ export class Resources {
   }
 
   chunk(page: SnapshotPage, index: number): Chunk {
+    return {
+      ...this.located(page, index),
+      timestamp: page.timestamp,
+      license: LICENSE,
+      modified: true,
+      modifications: this.attributions.modifications,
+    };
+  }
+
+  /** The fields a search hit and a single chunk share: the chunk, its revision and where it comes from. */
+  private located(page: SnapshotPage, index: number) {
     const c = page.chunks[index]!;
     const url = this.url(page);
     return {
@@ -84,11 +95,7 @@ export class Resources {
       text: c.text,
       chunk_id: index,
       url,
-      timestamp: page.timestamp,
       source: sourceOf(this.project, page, url),
-      license: LICENSE,
-      modified: true,
-      modifications: this.attributions.modifications,
     };
   }
 
@@ -114,21 +121,6 @@ export class Resources {
   }
 
   hit(hit: Hit): SearchHit {
-    const { page, chunk } = hit;
-    const c = page.chunks[chunk]!;
-    const url = this.url(page);
-    return {
-      id: `${page.pageId}_${chunk}`,
-      page_id: page.pageId,
-      rev_id: page.revId,
-      title: page.title,
-      section: page.sections[c.section]?.heading ?? "",
-      text: c.text,
-      chunk_id: chunk,
-      url,
-      source: sourceOf(this.project, page, url),
-      license: SHORT_LICENSE,
-      _formatted: hit.formatted,
-    };
+    return { ...this.located(hit.page, hit.chunk), license: SHORT_LICENSE, _formatted: hit.formatted };
   }
 }
