@@ -217,9 +217,14 @@ describe("the document", () => {
       for (let n = 1; n <= pages; n++) expect(extracted).toContain(`page ${n} of ${pages}`);
       expect(extracted.split("CC BY-SA 4.0 · https://creativecommons.org/licenses/by-sa/4.0/").length - 1).toBe(pages);
       expect(extracted).toContain("Creative Commons Attribution-ShareAlike 4.0 International");
-      expect(extracted).toContain(`revision ${page.revId}`);
-      expect(extracted).toContain("retrieved");
-      expect(extracted).toContain("Converted from wikitext markup to plain text");
+      // The attribution, whole on the last page: source, revision, retrieval date, modifications.
+      const last = await tool(["pdftotext", "-enc", "UTF-8", "-f", String(pages), "-l", String(pages), await pdfFile(bytes), "-"]);
+      expect(last).toContain("Source and license");
+      expect(last).toContain(`revision ${page.revId}`);
+      expect(last).toContain(`curid=${page.pageId}&oldid=${page.revId}`);
+      expect(last).toContain(`retrieved ${engine.snapshot.meta.createdAt.slice(0, 10)}`);
+      expect(last).toContain("Creative Commons Attribution-ShareAlike 4.0 International");
+      for (const m of ["Converted from wikitext markup to plain text", "Split into sections by heading hierarchy"]) expect(last).toContain(m);
     });
   }
 
@@ -227,6 +232,7 @@ describe("the document", () => {
     const page = en.page(39)!;
     const doc = await PDFDocument.load(await pdfOf(en, page));
     const links: string[] = [];
+    const lastPage: string[] = [];
     for (const p of doc.getPages()) {
       const annots = p.node.Annots();
       if (!annots) continue;
@@ -234,11 +240,14 @@ describe("the document", () => {
         const a = annots.lookup(i, PDFDict);
         expect(a.get(PDFName.of("Subtype"))).toEqual(PDFName.of("Link"));
         const action = a.lookup(PDFName.of("A"), PDFDict);
-        links.push((action.lookup(PDFName.of("URI")) as PDFString).decodeText());
+        const uri = (action.lookup(PDFName.of("URI")) as PDFString).decodeText();
+        links.push(uri);
+        if (p === doc.getPages().at(-1)) lastPage.push(uri);
       }
     }
-    expect(links).toContain("https://en.wikipedia.org/wiki/Albedo");
-    expect(links).toContain(`https://en.wikipedia.org/w/index.php?curid=39&oldid=${page.revId}`);
+    // The attribution, with its links, is whole on the last page.
+    expect(lastPage).toContain("https://en.wikipedia.org/wiki/Albedo");
+    expect(lastPage).toContain(`https://en.wikipedia.org/w/index.php?curid=39&oldid=${page.revId}`);
     // The license link in every page's footer, and in the attribution (where a line break may cut it in two).
     expect(links.filter((l) => l === "https://creativecommons.org/licenses/by-sa/4.0/").length).toBeGreaterThanOrEqual(doc.getPageCount() + 1);
     for (const p of doc.getPages()) expect(p.node.Annots()?.size() ?? 0).toBeGreaterThan(0);

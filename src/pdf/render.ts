@@ -67,28 +67,37 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
   }
 
   // Attribution (D16): where the text comes from, under which license, what was changed.
+  // Kept whole, so that it is all on the last page.
   const retrieved = article.retrievedAt.slice(0, 10);
-  await w.block("Source and license", STYLE.h2, { keepWithNext: true });
-  await w.block(
+  const attribution: [Parts, Style, BlockOptions][] = [
+    ["Source and license", STYLE.h2, {}],
     [
-      { text: `This document reproduces the text of the ${article.sitename} article "${article.title}" (` },
-      { text: article.url, link: article.url },
-      { text: `), written by ${article.sitename} contributors: revision ${article.revId} of ${article.timestamp.slice(0, 10)} (` },
-      { text: article.permalink, link: article.permalink },
-      { text: `), retrieved ${retrieved}.` },
+      [
+        { text: `This document reproduces the text of the ${article.sitename} article "${article.title}" (` },
+        { text: article.url, link: article.url },
+        { text: `), written by ${article.sitename} contributors: revision ${article.revId} of ${article.timestamp.slice(0, 10)} (` },
+        { text: article.permalink, link: article.permalink },
+        { text: `), retrieved ${retrieved}.` },
+      ],
+      STYLE.small,
+      {},
     ],
-    STYLE.small,
-  );
-  await w.block(
     [
-      { text: `It is available under the ${article.license.full_name} license (${article.license.name}): ` },
-      { text: article.license.url, link: article.license.url },
-      { text: ". You may share and adapt it if you credit the authors, link to the license and share alike." },
+      [
+        { text: `It is available under the ${article.license.full_name} license (${article.license.name}): ` },
+        { text: article.license.url, link: article.license.url },
+        { text: ". You may share and adapt it if you credit the authors, link to the license and share alike." },
+      ],
+      STYLE.small,
+      {},
     ],
-    STYLE.small,
-  );
-  await w.block("The text was modified from the original:", STYLE.small, { after: 2 });
-  for (const m of article.modifications) await w.block(m, STYLE.small, { bullet: true, after: 2 });
+    ["The text was modified from the original:", STYLE.small, { after: 2 }],
+    ...article.modifications.map((m): [Parts, Style, BlockOptions] => [m, STYLE.small, { bullet: true, after: 2 }]),
+  ];
+  let height = 0;
+  for (const [parts, style, opts] of attribution) height += await w.heightOf(parts, style, opts);
+  w.ensure(height);
+  for (const [parts, style, opts] of attribution) await w.block(parts, style, opts);
 
   w.footers(article.license);
 
@@ -104,6 +113,8 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
   pdf.setModificationDate(now);
   return pdf.save();
 }
+
+type Parts = string | { text: string; link?: string }[];
 
 interface BlockOptions {
   bullet?: boolean;
@@ -138,11 +149,26 @@ class Writer {
     return style.size * LINE_HEIGHT;
   }
 
-  async block(text: string | { text: string; link?: string }[], style: Style, options: BlockOptions = {}): Promise<void> {
+  /** The height a block takes, drawn on its own. */
+  async heightOf(text: Parts, style: Style, options: BlockOptions = {}): Promise<number> {
+    const lines = await this.lines(text, style, options);
+    return style.before + lines.length * this.lineHeight(style) + (options.after ?? style.after);
+  }
+
+  /** Starts a new page unless `height` fits on this one. */
+  ensure(height: number): void {
+    if (this.y - height < MARGIN.bottom && this.y !== A4[1] - MARGIN.top) this.newPage();
+  }
+
+  private async lines(text: Parts, style: Style, options: BlockOptions): Promise<Line[]> {
     const parts = typeof text === "string" ? [{ text }] : text;
     for (const p of parts) await this.fonts.prepare(p.text, style.bold);
     const indent = options.bullet ? LIST_INDENT : 0;
-    const lines = this.wrap(parts, style, TEXT_WIDTH - indent, indent);
+    return this.wrap(parts, style, TEXT_WIDTH - indent, indent);
+  }
+
+  async block(text: Parts, style: Style, options: BlockOptions = {}): Promise<void> {
+    const lines = await this.lines(text, style, options);
     if (!lines.length) return;
     if (options.bullet) lines[0]!.bullet = true;
     const lh = this.lineHeight(style);
