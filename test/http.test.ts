@@ -742,11 +742,17 @@ describe("bun run start", () => {
     const p = longest();
     const pending = Array.from({ length: 40 }, (_, i) => api(`/v1/search?q=the%20of%20and%20${i}&limit=50&crop_length=2000`, {}, other.url, otherKey).then(async (r) => [r.status, (await r.json() as Json).hits.length]));
     const concat = api(`/v1/page/${p.pageId}?format=concat`, {}, other.url, otherKey).then((r) => r.status);
+    // A PDF renders in a worker for a second or so: certainly in flight when SIGTERM comes.
+    const pdf = api(`/v1/pdf/${p.pageId}`, {}, other.url, otherKey).then(async (r) => [r.status, (await r.arrayBuffer()).byteLength]);
     // Long enough for the connections to be accepted, not for 40 such searches to be answered.
     await Bun.sleep(150);
     const code = await other.stop();
     const results = await Promise.all(pending);
     expect(await concat).toBe(200);
+    const [pdfStatus, pdfBytes] = await pdf;
+    expect(pdfStatus).toBe(200);
+    expect(pdfBytes).toBeGreaterThan(10_000);
+    expect(Number(/Stopped: (\d+) request\(s\) answered after SIGTERM\./.exec(other.stderr())?.[1])).toBeGreaterThanOrEqual(1);
     for (const [status, hits] of results) {
       expect(status).toBe(200);
       expect(hits).toBe(50);
