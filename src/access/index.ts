@@ -7,7 +7,8 @@ import { KeyRing, KEY_SHAPE, stateOf, type ActiveKey } from "./keys";
 import { RateLimiter, type RateDecision } from "./rate";
 import { monthEnd, monthOf, UsageLedger, usagePath } from "./usage";
 
-export { KeyStoreError, KEY_SHAPE, keysPath, readKeyFile, stateOf, updateKeyFile, createKey, revokeKey, setPlan, SCOPES, type KeyRecord, type Scope, type KeyState } from "./keys";
+export { KeyStoreError, KEY_SHAPE, keysPath, readKeyFile, stateOf, updateKeyFile, createKey, revokeKey, setPlan, SCOPES, type ActiveKey, type KeyRecord, type Scope, type KeyState } from "./keys";
+export type { RateDecision } from "./rate";
 export { ENTERPRISE_DEFAULT_RATE, isPlan, limitsOf, PLAN_NAMES, PLANS, type Plan, type PlanName } from "./plans";
 export { FLUSH_INTERVAL_MS, monthOf, readUsage, UsageError, usagePath } from "./usage";
 

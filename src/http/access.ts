@@ -8,9 +8,7 @@
  * set.headers.
  */
 import { Elysia } from "elysia";
-import { COST, type Access, type Hold, type QuotaState } from "../access";
-import type { ActiveKey } from "../access/keys";
-import type { RateDecision } from "../access/rate";
+import { COST, type Access, type ActiveKey, type Hold, type QuotaState, type RateDecision } from "../access";
 
 /** Paths that answer without a key: liveness and the API's own description. */
 export const OPEN_PATHS = new Set(["/healthz", "/docs", "/v1/openapi.json"]);
