@@ -753,6 +753,9 @@ describe("bun run start", () => {
     expect(pdfStatus).toBe(200);
     expect(pdfBytes).toBeGreaterThan(10_000);
     expect(Number(/Stopped: (\d+) request\(s\) answered after SIGTERM\./.exec(other.stderr())?.[1])).toBeGreaterThanOrEqual(1);
+    // Its log line was written before the exit (the log is buffered).
+    await Bun.sleep(50);
+    expect(other.stdout()).toMatch(new RegExp(`^GET /v1/pdf/${p.pageId} 200 `, "m"));
     for (const [status, hits] of results) {
       expect(status).toBe(200);
       expect(hits).toBe(50);

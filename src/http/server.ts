@@ -36,24 +36,24 @@ const JSON_TYPE = "application/json; charset=utf-8";
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Request log lines to stdout, buffered: a write per line would cost more than most requests. */
-function stdoutLog(): { log: (line: string) => void; flush: () => void } {
+function stdoutLog(): { log: (line: string) => void; flush: () => Promise<unknown> } {
   const out = Bun.stdout.writer({ highWaterMark: 64 * 1024 });
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const flush = () => {
+  const flush = async () => {
     timer = undefined;
-    void out.flush();
+    await out.flush();
   };
   return {
     log: (line) => {
       out.write(line + "\n");
-      timer ??= setTimeout(flush, 50);
+      timer ??= setTimeout(() => void flush(), 50);
     },
     flush,
   };
 }
 
 export function serve(app: App, options: ServeOptions): RunningServer {
-  const logger = options.log ? { log: options.log, flush: () => {} } : stdoutLog();
+  const logger = options.log ? { log: options.log, flush: async () => {} } : stdoutLog();
   const log = logger.log;
   let answered = 0;
 
@@ -108,7 +108,7 @@ export function serve(app: App, options: ServeOptions): RunningServer {
     answered: () => answered,
     stop: async () => {
       await server.stop(false);
-      logger.flush();
+      await logger.flush();
     },
   };
 }
