@@ -12,8 +12,9 @@ import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ingest } from "../src/ingest";
+import { sharedDumps } from "../src/cli/shared-data";
 
-const SHARED = resolve(import.meta.dir, "../../shared/data/dumps");
+const SHARED = sharedDumps();
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),

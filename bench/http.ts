@@ -20,6 +20,7 @@ import { parseArgs } from "node:util";
 import { ingest } from "../src/ingest";
 import { fromIngest, readSnapshot, writeSnapshot, type Snapshot } from "../src/snapshot";
 import { queryMix } from "./queries";
+import { sharedDumps } from "../src/cli/shared-data";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -46,7 +47,7 @@ const duration = Number(values.duration);
 const connections = Number(values.connections);
 const rounds = Number(values.rounds);
 const ROOT = resolve(import.meta.dir, "..");
-const DUMPS = resolve(ROOT, "../shared/data/dumps");
+const DUMPS = sharedDumps();
 const LONG_CHUNKS = 10_000;
 
 const tempDir = (await Bun.$`mktemp -d`.text()).trim();

@@ -20,8 +20,9 @@ import { ingest } from "../src/ingest";
 import { readExport } from "../src/ingest/mediawiki";
 import { openDump } from "../src/ingest/source";
 import { fromIngest, writeSnapshot } from "../src/snapshot";
+import { sharedDumps } from "../src/cli/shared-data";
 
-const SHARED = resolve(import.meta.dir, "../../shared/data/dumps");
+const SHARED = sharedDumps();
 
 interface Sample {
   dump: string;

@@ -16,6 +16,7 @@ import { Resources } from "../src/http/resources";
 import { ingest } from "../src/ingest";
 import { renderPdf } from "../src/pdf";
 import { fromIngest, writeSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
+import { sharedDumps } from "../src/cli/shared-data";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -28,7 +29,7 @@ if (values.help) {
 const rounds = Number(values.rounds);
 const duration = Number(values.duration);
 const ROOT = resolve(import.meta.dir, "..");
-const DUMPS = resolve(ROOT, "../shared/data/dumps");
+const DUMPS = sharedDumps();
 const tmp = (await Bun.$`mktemp -d`.text()).trim();
 
 const WIKIS: Record<string, string[]> = {

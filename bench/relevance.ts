@@ -14,8 +14,9 @@ import MiniSearch from "minisearch";
 import { ingest } from "../src/ingest";
 import { open } from "../src/search";
 import { fromIngest, writeSnapshot } from "../src/snapshot";
+import { sharedData } from "../src/cli/shared-data";
 
-const SHARED = resolve(import.meta.dir, "../../shared/data");
+const SHARED = sharedData();
 
 interface Question {
   question: string;

@@ -2,9 +2,10 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { sharedDumps } from "../src/cli/shared-data";
 import { ingest, type IngestOptions, type IngestResult } from "../src/ingest";
 
-export const DUMPS = resolve(import.meta.dir, "../../shared/data/dumps");
+export const DUMPS = sharedDumps();
 export const dump = (name: string) => join(DUMPS, name);
 
 export const EN_2016 = dump("enwiki-2016-sample.xml.bz2");

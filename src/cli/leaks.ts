@@ -1,16 +1,16 @@
 /** bun run leaks — counts markup that leaked into chunks, per dump. Exits 1 if any did. */
-import { existsSync, readdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { countLeaks, DumpError, ingest } from "../ingest";
-
-const SHARED_DUMPS = resolve(import.meta.dir, "../../../shared/data/dumps");
+import { sharedDumps } from "./shared-data";
 
 const HELP = `Usage: bun run leaks [--dump <path|url> …]
 
 Converts each dump (damaged ones up to the damage) and counts, per leak pattern, the chunks
 that still contain wiki markup: {{ }} [[ ]] <ref </ {| |} ''' &nbsp; &amp; and "()".
-Without --dump it checks every dump in ${SHARED_DUMPS}.
+Without --dump it checks every dump of the shared data (../shared/data/dumps, or
+TOME_SHARED_DATA/dumps).
 Exits 1 when any chunk leaks.
 `;
 
@@ -22,11 +22,15 @@ if (values.help) {
   process.stdout.write(HELP);
   process.exit(0);
 }
-const dumps =
-  values.dump ?? (existsSync(SHARED_DUMPS) ? readdirSync(SHARED_DUMPS).sort().map((f) => join(SHARED_DUMPS, f)) : []);
+let dumps = values.dump ?? [];
 if (!dumps.length) {
-  console.error(`leaks: no dumps found in ${SHARED_DUMPS}; pass --dump <path|url>.`);
-  process.exit(2);
+  try {
+    const dir = sharedDumps();
+    dumps = readdirSync(dir).sort().map((f) => join(dir, f));
+  } catch (err) {
+    console.error(`leaks: ${(err as Error).message} Or pass --dump <path|url>.`);
+    process.exit(2);
+  }
 }
 
 let total = 0;
