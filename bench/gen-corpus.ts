@@ -9,7 +9,7 @@
  */
 import { createWriteStream } from "node:fs";
 import { readdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ingest } from "../src/ingest";
 import { sharedDumps } from "../src/cli/shared-data";

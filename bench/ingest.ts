@@ -13,7 +13,7 @@
  */
 import { readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import wtf from "wtf_wikipedia";
 import { ingest } from "../src/ingest";

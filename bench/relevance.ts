@@ -7,7 +7,7 @@
  * Reports page Recall@1, Recall@10, MRR@10, and how often the top hit's chunk holds one
  * of the answers.
  */
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { tmpdir } from "node:os";
 import MiniSearch from "minisearch";

@@ -12,7 +12,7 @@ const ROOT = resolve(import.meta.dir, "../..");
 function originDir(): string | undefined {
   const r = Bun.spawnSync(["git", "-C", ROOT, "config", "--get", "remote.origin.url"], { stderr: "ignore" });
   const url = r.success ? r.stdout.toString().trim().replace(/^file:\/\//, "") : "";
-  return url && isAbsolute(url) ? url : undefined;
+  return url && isAbsolute(url) ? resolve(url) : undefined;
 }
 
 let found: string | undefined;
