@@ -8,27 +8,13 @@ import { join } from "node:path";
 import { Access, readUsage, usagePath } from "../src/access";
 import { UsageLedger, writeUsage } from "../src/access/usage";
 import { createApp, serve } from "../src/http";
-import { EN_2016, engineFor, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
+import { EN_2016, engineFor, keys, newKey, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
 
 const DUMPS = { dumps: [EN_2016] };
 type Json = Record<string, any>;
-
-/** Runs the real key tool on a data directory. */
-async function keys(dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = Bun.spawn(["bun", join(ROOT, "src/cli/keys.ts"), ...args], { env: { ...process.env, TOME_DATA: dataDir }, stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { code, stdout, stderr };
-}
-
-/** A new key, from `keys create --json`. */
-async function newKey(dataDir: string, ...args: string[]): Promise<Json> {
-  const r = await keys(dataDir, "create", "--json", ...args);
-  if (r.code !== 0) throw new Error(r.stderr);
-  return JSON.parse(r.stdout);
-}
 
 async function call(url: string, key: string | undefined, path = "/v1/chunk/39_2", headers: Record<string, string> = {}) {
   const res = await fetch(url + path, { headers: key ? { "X-API-Key": key, ...headers } : headers });

@@ -119,3 +119,17 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
     },
   };
 }
+
+/** Runs the real key tool (`bun run keys`) on a data directory. */
+export async function keys(dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const proc = Bun.spawn(["bun", join(ROOT, "src/cli/keys.ts"), ...args], { env: { ...process.env, TOME_DATA: dataDir }, stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+/** A new key, from `keys create --json`: {key, id, name, account, plan, scopes, expires_at, created_at}. */
+export async function newKey(dataDir: string, ...args: string[]): Promise<Record<string, any>> {
+  const r = await keys(dataDir, "create", "--json", ...args);
+  if (r.code !== 0) throw new Error(r.stderr);
+  return JSON.parse(r.stdout);
+}

@@ -1,6 +1,6 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { countLeaks, DumpError, ingest, wordCount } from "../src/ingest";
-import { ALL_DUMPS, EN_2006, EN_2006_TRUNCATED, EN_2016, ingested, SQUAD, TRUNCATED_XZ, dump } from "./helpers";
+import { ALL_DUMPS, dump, EN_2006, EN_2006_TRUNCATED, EN_2016, ingested, SQUAD, tempDir, TRUNCATED_XZ } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -230,7 +230,6 @@ describe("sections and chunks", () => {
 
 describe("inputs", () => {
   test("compression is known by magic bytes, not by name; plain and gzip XML work too", async () => {
-    const { tempDir } = await import("./helpers");
     const dir = tempDir();
     const bz = `${dir}/misnamed.xml`;
     await Bun.write(bz, Bun.file(SQUAD));
@@ -273,7 +272,6 @@ describe("inputs", () => {
   });
 
   test("a corrupt compressed stream is reported as damage", async () => {
-    const { tempDir } = await import("./helpers");
     const bytes = new Uint8Array(await Bun.file(SQUAD).arrayBuffer());
     bytes.fill(0x55, 400_000, 400_400); // in the second bzip2 block: the first one decodes
     const path = `${tempDir()}/corrupt.xml.bz2`;

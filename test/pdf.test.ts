@@ -5,14 +5,14 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { PDFDict, PDFDocument, PDFName, type PDFString } from "pdf-lib";
-import { usagePath, readUsage } from "../src/access";
+import { Access, createKey, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
-import { createApp } from "../src/http";
+import { createApp, serve } from "../src/http";
 import { canRender } from "../src/pdf";
 import { contentDisposition } from "../src/http/routes/pdf";
 import type { Engine } from "../src/search";
 import type { SnapshotPage } from "../src/snapshot";
-import { dump, EN_2016, engineFor, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
+import { dump, EN_2016, engineFor, newKey, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -103,14 +103,8 @@ describe("GET /v1/pdf/{page_id}", () => {
 
   test("quota: a PDF costs 10; with 9 credits left, 429 quota_exceeded and nothing spent", async () => {
     const dir = tempDir("tome-data-");
-    const keys = async (...args: string[]) => {
-      const proc = Bun.spawn(["bun", join(ROOT, "src/cli/keys.ts"), ...args], { env: { ...process.env, TOME_DATA: dir }, stdout: "pipe", stderr: "pipe" });
-      const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-      expect(code).toBe(0);
-      return JSON.parse(out) as Json;
-    };
-    const ten = await keys("create", "--json", "--name", "ten", "--account", "ten", "--plan", "free");
-    const nine = await keys("create", "--json", "--name", "nine", "--account", "nine", "--plan", "free");
+    const ten = await newKey(dir, "--name", "ten", "--account", "ten", "--plan", "free");
+    const nine = await newKey(dir, "--name", "nine", "--account", "nine", "--plan", "free");
     const month = new Date().toISOString().slice(0, 7);
     writeUsage(usagePath(dir), { months: { [month]: { ten: 4990, nine: 4991 } }, last_used: {} });
     const s = await startServer({ TOME_SNAPSHOT: await snapshotFor(EN), TOME_DATA: dir });
@@ -138,8 +132,6 @@ describe("GET /v1/pdf/{page_id}", () => {
 
   test("a rendering fault is 500 PDF generation failed: no detail leaked, nothing charged", async () => {
     const dir = tempDir("tome-data-");
-    const { Access } = await import("../src/access");
-    const { createKey, updateKeyFile } = await import("../src/access");
     const { key: k } = updateKeyFile(dir, (f) => createKey(f, { name: "f", account: "f", plan: "free", scope: "read", now: Date.now() }));
     const access = new Access({ dataDir: dir });
     const logged: unknown[] = [];
@@ -148,7 +140,6 @@ describe("GET /v1/pdf/{page_id}", () => {
       pdf: { render: async () => Promise.reject(new Error(`font table broken at ${ROOT}/src/pdf/fonts.ts:1`)) },
       logError: (e) => logged.push(e),
     });
-    const { serve } = await import("../src/http");
     const running = serve(app, { port: 0, log: () => {} });
     try {
       const r = await fetch(`${running.url.origin}/v1/pdf/39`, { headers: { "X-API-Key": k } });
@@ -274,7 +265,6 @@ describe("rendering does not freeze the server", () => {
   test("/v1/chunk keeps being answered while a long article renders", async () => {
     const engine = await engineFor(lang("el"));
     const longest = engine.snapshot.pages.reduce((a, b) => (b.chunks.length > a.chunks.length ? b : a));
-    const { serve } = await import("../src/http");
     const running = serve(createApp(engine), { port: 0, log: () => {} });
     try {
       const started = performance.now();

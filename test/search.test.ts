@@ -1,6 +1,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { CROP_MARKER, fold, open, terms } from "../src/search";
-import { EN_2006, EN_2016, engineFor, SQUAD, TRUNCATED_XZ } from "./helpers";
+import { CROP_MARKER, fold, indexPath, open, terms } from "../src/search";
+import { fromIngest, writeSnapshot } from "../src/snapshot";
+import { EN_2006, EN_2016, engineFor, ingested, SQUAD, tempDir, TRUNCATED_XZ } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -238,9 +239,6 @@ describe("hostile queries never throw", () => {
 
 describe("stored indexes", () => {
   test("built once beside the snapshot, loaded after, rebuilt when damaged", async () => {
-    const { ingested, tempDir } = await import("./helpers");
-    const { fromIngest, writeSnapshot } = await import("../src/snapshot");
-    const { indexPath } = await import("../src/search");
     const path = `${tempDir()}/s.tome`;
     writeSnapshot(path, fromIngest(await ingested({ dumps: [SQUAD] }), 300));
     const logs: string[] = [];

@@ -5,7 +5,7 @@
  */
 import { KeyRing, KEY_SHAPE, stateOf, type ActiveKey } from "./keys";
 import { RateLimiter, type RateDecision } from "./rate";
-import { monthEnd, monthOf, UsageLedger, usagePath } from "./usage";
+import { monthEnd, monthOf, monthStart, UsageLedger, usagePath } from "./usage";
 
 export { KeyStoreError, KEY_SHAPE, keysPath, readKeyFile, stateOf, updateKeyFile, createKey, revokeKey, setPlan, SCOPES, type ActiveKey, type KeyRecord, type Scope, type KeyState } from "./keys";
 export type { RateDecision } from "./rate";
@@ -49,8 +49,8 @@ export class Access {
   private readonly keys: KeyRing;
   private readonly usage: UsageLedger;
   private readonly rates = new RateLimiter();
-  /** The current UTC month and when it ends, recomputed only when it does. */
-  private month = { name: "", end: 0 };
+  /** The current UTC month: its name, and its start and end in Unix seconds; recomputed when the clock leaves it. */
+  private month = { name: "", start: 0, end: 0 };
 
   /** Reads the key store and the usage file; a damaged one throws, with what to do. */
   constructor(options: AccessOptions) {
@@ -96,7 +96,7 @@ export class Access {
   }
 
   private currentMonth(now: number): { name: string; end: number } {
-    if (now >= this.month.end * 1000 || now < (this.month.end - 31 * 86400) * 1000) this.month = { name: monthOf(now), end: monthEnd(now) };
+    if (now < this.month.start * 1000 || now >= this.month.end * 1000) this.month = { name: monthOf(now), start: monthStart(now), end: monthEnd(now) };
     return this.month;
   }
 

@@ -267,8 +267,7 @@ export interface ActiveKey {
  * says it changed (keys.gen), or when the file itself did (looked at once a second).
  */
 export class KeyRing {
-  private byHash = new Map<string, KeyRecord>();
-  private accounts: Record<string, Account> = {};
+  private byHash = new Map<string, ActiveKey>();
   /** key → its sha256, for keys seen lately. */
   private readonly hashes = new Map<string, string>();
   private readonly path: string;
@@ -306,8 +305,12 @@ export class KeyRing {
     const [ino, mtimeMs, size] = s ? [s.ino, s.mtimeMs, s.size] : [-1, 0, 0];
     if (generation === this.seenGeneration && ino === this.ino && mtimeMs === this.mtimeMs && size === this.size) return;
     const file = readKeyFile(this.path);
-    this.byHash = new Map(file.keys.map((k) => [k.hash, k]));
-    this.accounts = file.accounts;
+    this.byHash = new Map(
+      file.keys.map((record) => {
+        const account = file.accounts[record.account]!;
+        return [record.hash, { record, account: record.account, limits: limitsOf(account.plan, account.rate) }];
+      }),
+    );
     [this.ino, this.mtimeMs, this.size, this.seenGeneration] = [ino, mtimeMs, size, generation];
   }
 
@@ -321,9 +324,6 @@ export class KeyRing {
       if (this.hashes.size >= 10_000) this.hashes.clear();
       this.hashes.set(key, hash);
     }
-    const record = this.byHash.get(hash);
-    if (!record) return undefined;
-    const account = this.accounts[record.account]!;
-    return { record, account: record.account, limits: limitsOf(account.plan, account.rate) };
+    return this.byHash.get(hash);
   }
 }

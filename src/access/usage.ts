@@ -42,6 +42,12 @@ export function monthOf(ms: number): string {
   return new Date(ms).toISOString().slice(0, 7);
 }
 
+/** Unix seconds of 00:00:00 UTC on the 1st of the month. */
+export function monthStart(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / 1000;
+}
+
 /** Unix seconds of 00:00:00 UTC on the 1st of the next month. */
 export function monthEnd(ms: number): number {
   const d = new Date(ms);
@@ -127,16 +133,12 @@ export class UsageLedger {
 
   /** Credits held by requests in flight. */
   holding(account: string, month: string): number {
-    return this.heldBy(account, month);
-  }
-
-  private heldBy(account: string, month: string): number {
     return this.held.get(month)?.get(account) ?? 0;
   }
 
   /** Credits left: the quota less what is spent and what requests in flight hold. */
   remaining(account: string, month: string, quota: number): number {
-    return Math.max(0, quota - this.spent(account, month) - this.heldBy(account, month));
+    return Math.max(0, quota - this.spent(account, month) - this.holding(account, month));
   }
 
   /** Holds `cost` credits for a request, if they are there (concurrent requests never overspend). */

@@ -9,6 +9,7 @@
  */
 import { Elysia } from "elysia";
 import { COST, type Access, type ActiveKey, type Hold, type QuotaState, type RateDecision } from "../access";
+import { pathOf } from "./url";
 
 /** Paths that answer without a key: liveness and the API's own description. */
 export const OPEN_PATHS = new Set(["/healthz", "/docs", "/v1/openapi.json"]);
@@ -23,11 +24,6 @@ interface Grant {
   retryAfter?: number;
 }
 
-const pathOf = (url: string) => {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  const q = url.indexOf("?", start);
-  return url.slice(start, q < 0 ? undefined : q);
-};
 
 export function costOf(path: string): number {
   return path.startsWith("/v1/pdf/") ? COST.pdf : COST.request;

@@ -13,6 +13,9 @@ import { ApiError, invalidParameter } from "./errors";
 import { MAX_INTEGER } from "./schemas";
 
 const DIGITS = /^[0-9]+$/;
+/** Compiled schema patterns (a route's few, compiled once rather than per request). */
+const patterns = new Map<string, RegExp>();
+const compiled = (pattern: string) => patterns.get(pattern) ?? patterns.set(pattern, new RegExp(pattern)).get(pattern)!;
 const BOOLEAN = /^(true|false|1|0)$/i;
 
 /** A schema's static type, with the properties that have defaults no longer optional (readQuery fills them). */
@@ -21,16 +24,24 @@ export type Filled<T extends TObject> = Static<T> & {
 };
 
 /**
- * An Elysia transform hook that replaces the lenient parse of the query and path with the
- * strict one, before Elysia's own validation (which then sees typed values).
+ * A route's schemas and the Elysia transform hook that reads them strictly: spread it into
+ * the route's options. Elysia documents and types the route from `query`/`params`; the hook
+ * replaces its lenient parse with the strict one, before Elysia's own validation (which then
+ * sees typed values).
  */
-export function strict(spec: { query?: TObject; params?: TObject } & ReadOptions) {
+export function strict<Q extends TObject | undefined = undefined, P extends TObject | undefined = undefined>(
+  spec: { query?: Q; params?: P } & ReadOptions,
+): { query: Q; params: P; transform: (ctx: { request: Request; query: unknown; params: unknown }) => void } {
   // Elysia rewrites a route's schemas in place for its coercion: read from copies of the originals.
   const query = spec.query && CloneType(spec.query);
   const params = spec.params && CloneType(spec.params);
-  return (ctx: { request: Request; query: unknown; params: unknown }) => {
-    if (params) ctx.params = readParams(params, ctx.params as Record<string, string>, spec);
-    if (query) ctx.query = readQuery(query, ctx.request.url, spec);
+  return {
+    query: spec.query as Q,
+    params: spec.params as P,
+    transform: (ctx) => {
+      if (params) ctx.params = readParams(params, ctx.params as Record<string, string>, spec);
+      if (query) ctx.query = readQuery(query, ctx.request.url, spec);
+    },
   };
 }
 
@@ -104,7 +115,7 @@ function read(name: string, prop: TSchema, raw: string, options: ReadOptions): u
     // Characters as users count them (code points), not UTF-16 units.
     if (max !== undefined && [...raw].length > max) throw fail(`at most ${max} characters`);
     const pattern = prop.pattern as string | undefined;
-    if (pattern !== undefined && !new RegExp(pattern).test(raw)) throw fail(prop.description ? `of the form ${prop.description}` : `matching ${pattern}`);
+    if (pattern !== undefined && !compiled(pattern).test(raw)) throw fail(prop.description ? `of the form ${prop.description}` : `matching ${pattern}`);
     return raw;
   }
   throw new Error(`no reader for parameter ${name} (${String(prop[Kind])})`);

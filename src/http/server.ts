@@ -6,6 +6,7 @@
 import type { Server } from "bun";
 import { respond, type App } from "./app";
 import { INTERNAL_ERROR } from "./errors";
+import { pathOf } from "./url";
 
 export interface ServeOptions {
   port: number;
@@ -92,9 +93,8 @@ export function serve(app: App, options: ServeOptions): RunningServer {
       headers.set("access-control-allow-origin", "*");
       headers.set("access-control-expose-headers", EXPOSED);
       headers.set("x-request-id", id);
-      const path = request.url.slice(request.url.indexOf("/", 8)).split("?", 1)[0];
       answered++;
-      log(`${request.method} ${path} ${response.status} ${(performance.now() - started).toFixed(1)}ms ${id}`);
+      log(`${request.method} ${pathOf(request.url)} ${response.status} ${(performance.now() - started).toFixed(1)}ms ${id}`);
       return response;
     },
     error() {

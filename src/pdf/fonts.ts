@@ -82,12 +82,21 @@ function memoizeLayout(font: PDFFont): void {
   };
 }
 
-export const FAMILY_NAMES = FAMILIES.map((f) => f.name);
+/** family index of each code point asked about: the first family that has it; -1 for none. */
+const familyOf = new Map<number, number>();
+
+function familyFor(cp: number): number {
+  let f = familyOf.get(cp);
+  if (f === undefined) {
+    f = loadFaces().findIndex((face) => face.regular.coverage.hasGlyphForCodePoint(cp));
+    familyOf.set(cp, f);
+  }
+  return f;
+}
 
 /** Whether some font can draw this character (others are left out of the PDF). */
 export function canRender(char: string): boolean {
-  const cp = char.codePointAt(0)!;
-  return loadFaces().some((face) => face.regular.coverage.hasGlyphForCodePoint(cp));
+  return familyFor(char.codePointAt(0)!) >= 0;
 }
 
 export interface Run {
@@ -95,27 +104,9 @@ export interface Run {
   font: PDFFont;
 }
 
-/** Text widths at size 1, per font: words repeat, and pdf-lib lays text out anew on every call. */
-const widths = new WeakMap<PDFFont, Map<string, number>>();
-
-export function widthOf(run: Run, size: number): number {
-  let m = widths.get(run.font);
-  if (!m) widths.set(run.font, (m = new Map()));
-  let w = m.get(run.text);
-  if (w === undefined) {
-    w = run.font.widthOfTextAtSize(run.text, 1000) / 1000;
-    if (m.size > 50_000) m.clear();
-    m.set(run.text, w);
-  }
-  return w * size;
-}
-
 /** The fonts of one document: which family covers a character, embedded on first use. */
 export class FontSet {
   private readonly embedded = new Map<string, PDFFont>();
-  private readonly familyOf = new Map<number, number>();
-  /** Characters no font has: left out (and counted), rather than drawn as boxes. */
-  missing = 0;
 
   private constructor(private readonly pdf: PDFDocument) {}
 
@@ -140,21 +131,11 @@ export class FontSet {
     return f;
   }
 
-  /** The family that draws a code point: the first that has it; -1 for none. */
-  private family(cp: number): number {
-    let f = this.familyOf.get(cp);
-    if (f === undefined) {
-      f = loadFaces().findIndex((face) => face.regular.coverage.hasGlyphForCodePoint(cp));
-      this.familyOf.set(cp, f);
-    }
-    return f;
-  }
-
   /** Embeds what `text` needs (call before runs()). */
   async prepare(text: string, bold: boolean): Promise<void> {
     const needed = new Set<number>();
     for (const ch of text) {
-      const f = this.family(ch.codePointAt(0)!);
+      const f = familyFor(ch.codePointAt(0)!);
       if (f > 0) needed.add(f);
     }
     for (const f of needed) await this.font(f, bold);
@@ -174,11 +155,9 @@ export class FontSet {
     };
     for (const ch of text) {
       const cp = ch.codePointAt(0)!;
-      let f = this.family(cp);
-      if (f < 0) {
-        this.missing++;
-        continue;
-      }
+      let f = familyFor(cp);
+      // Left out rather than drawn as a box.
+      if (f < 0) continue;
       // A space continues the current run; anything else takes the first font that has it (a
       // script's subset may map common punctuation without a usable glyph).
       if (current >= 0 && f !== current && cp === 0x20) f = current;

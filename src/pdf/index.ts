@@ -1,6 +1,6 @@
 /** pdf: an article as an A4 PDF document, rendered off the server's thread. */
 export type { PdfArticle, PdfSection } from "./article";
-export { canRender, FAMILY_NAMES } from "./fonts";
+export { canRender } from "./fonts";
 export { renderPdf, type RenderOptions } from "./render";
 export { PdfError, PdfRenderer, type PdfRendererOptions } from "./renderer";
 

@@ -8,7 +8,7 @@
  */
 import { PDFDocument, PDFString, rgb, type PDFPage } from "pdf-lib";
 import type { PdfArticle } from "./article";
-import { FontSet, widthOf, type Run } from "./fonts";
+import { FontSet, type Run } from "./fonts";
 
 const A4: [number, number] = [595.28, 841.89];
 const MARGIN = { top: 64, bottom: 72, side: 62 };
@@ -94,10 +94,10 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
     ["The text was modified from the original:", STYLE.small, { after: 2 }],
     ...article.modifications.map((m): [Parts, Style, BlockOptions] => [m, STYLE.small, { bullet: true, after: 2 }]),
   ];
-  let height = 0;
-  for (const [parts, style, opts] of attribution) height += await w.heightOf(parts, style, opts);
-  w.ensure(height);
-  for (const [parts, style, opts] of attribution) await w.block(parts, style, opts);
+  const laidOut = [];
+  for (const [parts, style, opts] of attribution) laidOut.push({ lines: await w.lines(parts, style, opts), style, opts });
+  w.ensure(laidOut.reduce((h, b) => h + w.heightOf(b.lines, b.style, b.opts), 0));
+  for (const b of laidOut) w.place(b.lines, b.style, b.opts);
 
   w.footers(article.license);
 
@@ -149,9 +149,8 @@ class Writer {
     return style.size * LINE_HEIGHT;
   }
 
-  /** The height a block takes, drawn on its own. */
-  async heightOf(text: Parts, style: Style, options: BlockOptions = {}): Promise<number> {
-    const lines = await this.lines(text, style, options);
+  /** The height lines take as one block. */
+  heightOf(lines: Line[], style: Style, options: BlockOptions): number {
     return style.before + lines.length * this.lineHeight(style) + (options.after ?? style.after);
   }
 
@@ -160,7 +159,8 @@ class Writer {
     if (this.y - height < MARGIN.bottom && this.y !== A4[1] - MARGIN.top) this.newPage();
   }
 
-  private async lines(text: Parts, style: Style, options: BlockOptions): Promise<Line[]> {
+  /** A block's text, wrapped into lines (its fonts embedded). */
+  async lines(text: Parts, style: Style, options: BlockOptions = {}): Promise<Line[]> {
     const parts = typeof text === "string" ? [{ text }] : text;
     for (const p of parts) await this.fonts.prepare(p.text, style.bold);
     const indent = options.bullet ? LIST_INDENT : 0;
@@ -168,7 +168,11 @@ class Writer {
   }
 
   async block(text: Parts, style: Style, options: BlockOptions = {}): Promise<void> {
-    const lines = await this.lines(text, style, options);
+    this.place(await this.lines(text, style, options), style, options);
+  }
+
+  /** Draws a block's lines down the page, starting a new page where they run out. */
+  place(lines: Line[], style: Style, options: BlockOptions = {}): void {
     if (!lines.length) return;
     if (options.bullet) lines[0]!.bullet = true;
     const lh = this.lineHeight(style);
@@ -193,12 +197,12 @@ class Writer {
     }
     for (const p of line.pieces) {
       this.page.drawText(p.text, { x, y: this.y, size, font: p.font, color: p.link ? LINK : INK });
-      if (p.link) this.linkArea(x, this.y - size * 0.25, p.width, size * 1.15, p.link);
+      if (p.link) this.linkArea(this.page, x, this.y - size * 0.25, p.width, size * 1.15, p.link);
       x += p.width;
     }
   }
 
-  private linkArea(x: number, y: number, width: number, height: number, url: string): void {
+  private linkArea(page: PDFPage, x: number, y: number, width: number, height: number, url: string): void {
     const annot = this.pdf.context.obj({
       Type: "Annot",
       Subtype: "Link",
@@ -206,7 +210,7 @@ class Writer {
       Border: [0, 0, 0],
       A: { Type: "Action", S: "URI", URI: PDFString.of(url) },
     });
-    this.page.node.addAnnot(this.pdf.context.register(annot));
+    page.node.addAnnot(this.pdf.context.register(annot));
   }
 
   /**
@@ -234,7 +238,8 @@ class Writer {
       pendingSpace = [];
     };
     const measure = (text: string, link?: string): Piece[] =>
-      this.fonts.runs(text, style.bold).map((r) => ({ ...r, link, width: widthOf(r, style.size) }));
+      this.fonts.runs(text, style.bold).map((r) => ({ ...r, link, width: r.font.widthOfTextAtSize(r.text, style.size) }));
+    const widthOf = (ps: Piece[]) => ps.reduce((n, p) => n + p.width, 0);
     for (const part of parts) {
       const clean = drawable(part.text);
       for (const segment of this.breakable(clean)) {
@@ -242,9 +247,9 @@ class Writer {
           if (x > 0) pendingSpace = measure(" ", part.link);
           continue;
         }
-        let word = measure(segment, part.link);
-        let ww = word.reduce((n, p) => n + p.width, 0);
-        const sw = pendingSpace.reduce((n, p) => n + p.width, 0);
+        const word = measure(segment, part.link);
+        const ww = widthOf(word);
+        const sw = widthOf(pendingSpace);
         if (x > 0 && x + sw + ww > width) push();
         else if (x > 0) {
           pieces.push(...pendingSpace);
@@ -255,7 +260,7 @@ class Writer {
           // A word (or a run of unspaced text) longer than a line: break between graphemes.
           for (const { segment: g } of this.graphemes.segment(segment)) {
             const gp = measure(g, part.link);
-            const gw = gp.reduce((n, p) => n + p.width, 0);
+            const gw = widthOf(gp);
             if (x > 0 && x + gw > width) push();
             pieces.push(...gp);
             x += gw;
@@ -264,8 +269,6 @@ class Writer {
         }
         pieces.push(...word);
         x += ww;
-        word = [];
-        ww = 0;
       }
     }
     push();
@@ -288,8 +291,7 @@ class Writer {
       page.drawText(left, { x: MARGIN.side, y: FOOTER_Y, size, font, color: GREY });
       const prefixWidth = font.widthOfTextAtSize(`${license.name} · `, size);
       const urlWidth = font.widthOfTextAtSize(license.url, size);
-      this.page = page;
-      this.linkArea(MARGIN.side + prefixWidth, FOOTER_Y - 2, urlWidth, size * 1.2, license.url);
+      this.linkArea(page, MARGIN.side + prefixWidth, FOOTER_Y - 2, urlWidth, size * 1.2, license.url);
       const right = `page ${i + 1} of ${total}`;
       page.drawText(right, { x: A4[0] - MARGIN.side - font.widthOfTextAtSize(right, size), y: FOOTER_Y, size, font, color: GREY });
     });

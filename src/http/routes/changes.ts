@@ -24,8 +24,7 @@ export const changesRoutes = ({ engine, resources, attributions }: ApiContext) =
       };
     },
     {
-      query: ChangesQuery,
-      transform: strict({ query: ChangesQuery, readers: { since: readSince } }),
+      ...strict({ query: ChangesQuery, readers: { since: readSince } }),
       parse: JSON_ONLY,
       response: {
         200: described(ChangesResponse, "Pages with ts_unix >= since, by ts_unix then page_id (D12)"),

@@ -36,8 +36,7 @@ export const luckyRoutes = ({ engine, resources, attributions }: ApiContext) =>
       };
     },
     {
-      query: LuckyQuery,
-      transform: strict({ query: LuckyQuery }),
+      ...strict({ query: LuckyQuery }),
       parse: JSON_ONLY,
       response: {
         200: described(LuckyResponse, "The best page with all its chunks (D13)"),

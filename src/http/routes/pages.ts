@@ -27,9 +27,7 @@ export const pageRoutes = ({ engine, resources, attributions }: ApiContext) =>
         };
       },
       {
-        params: PageParams,
-        query: PageQuery,
-        transform: strict({ params: PageParams, query: PageQuery, ...PAGE_ID }),
+        ...strict({ params: PageParams, query: PageQuery, ...PAGE_ID }),
         parse: JSON_ONLY,
         response: {
           200: described(PageResponse, "The page and the requested window of its chunks; an offset past the end gives empty results (D10)"),
@@ -51,8 +49,7 @@ export const pageRoutes = ({ engine, resources, attributions }: ApiContext) =>
         return resources.chunk(page, index);
       },
       {
-        params: ChunkParams,
-        transform: strict({ params: ChunkParams }),
+        ...strict({ params: ChunkParams }),
         parse: JSON_ONLY,
         response: {
           200: described(Chunk, "The chunk, with its source, license and modifications"),

@@ -52,8 +52,7 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
       });
     },
     {
-      params: PdfParams,
-      transform: strict({ params: PdfParams, readers: { page_id: readPdfId } }),
+      ...strict({ params: PdfParams, readers: { page_id: readPdfId } }),
       response: {
         200: described(t.Any({ type: "string", format: "binary", description: "An A4 PDF of the page" }), "The PDF (Content-Type application/pdf, X-Credit-Cost 10)"),
         400: described(ErrorBody, "`page_id must be an integer`"),

@@ -30,8 +30,7 @@ export const searchRoutes = ({ engine, resources, attributions }: ApiContext) =>
       };
     },
     {
-      query: SearchQuery,
-      transform: strict({ query: SearchQuery }),
+      ...strict({ query: SearchQuery }),
       parse: JSON_ONLY,
       response: {
         200: described(SearchResponse, "One hit per page, best first (D7, D8); with page_id, that page's matching chunks"),
