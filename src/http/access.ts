@@ -3,9 +3,10 @@
  * (429) before anything else, even routing; parameters are then validated by the route;
  * then the quota (429) holds the request's cost, which a 2xx answer spends and anything
  * else gives back (D20). Every authenticated response carries the X-RateLimit-* and
- * X-Quota-* headers (D19, D20): they are kept with the request's grant and written by the
- * server when the response leaves (limitHeaders), which costs far less than Elysia's
- * set.headers.
+ * X-Quota-* headers (D19, D20): they are kept with the request's grant and written when
+ * the response is complete (finish), which costs far less than Elysia's set.headers. The
+ * hold is settled there too, before the response is returned, so a stop that follows the
+ * last answer never finds a count unsaved.
  */
 import { Elysia } from "elysia";
 import { COST, type Access, type ActiveKey, type Hold, type QuotaState, type RateDecision } from "../access";
@@ -19,8 +20,6 @@ interface Grant {
   path: string;
   rate: RateDecision;
   hold?: Hold;
-  /** The quota as the response reports it; computed when the response leaves if unset. */
-  quota?: QuotaState;
   retryAfter?: number;
 }
 
@@ -46,18 +45,25 @@ function headersOf(rate: RateDecision, q: QuotaState, retryAfter: number | undef
 export interface AccessControl {
   /** The Elysia hooks; without an Access they let everything through (benchmarks, local use). */
   plugin: ReturnType<typeof hooks>;
-  /** The limit headers for the response to this request, if it is an authenticated one. */
-  limitHeaders(request: Request): [string, string][] | undefined;
+  /**
+   * Called once the response's status is known: spends the request's held credits on a 2xx
+   * or gives them back (D20), and returns the limit headers if the request was authenticated.
+   */
+  finish(request: Request, status: number): [string, string][] | undefined;
 }
 
 export function accessControl(access: Access | undefined): AccessControl {
   const grants = new WeakMap<Request, Grant>();
   return {
     plugin: hooks(access, grants),
-    limitHeaders(request) {
+    finish(request, status) {
       const grant = grants.get(request);
       if (!grant || !access) return undefined;
-      return headersOf(grant.rate, grant.quota ?? access.quota(grant.key), grant.retryAfter);
+      if (grant.hold) {
+        access.settle(grant.hold, status >= 200 && status < 300);
+        grant.hold = undefined;
+      }
+      return headersOf(grant.rate, access.quota(grant.key), grant.retryAfter);
     },
   };
 }
@@ -91,9 +97,8 @@ function hooks(access: Access | undefined, grants: WeakMap<Request, Grant>) {
       if (!grant || !access) return;
       const cost = costOf(grant.path);
       const hold = access.hold(grant.key, cost);
-      const q = access.quota(grant.key);
-      grant.quota = q;
       if (!hold) {
+        const q = access.quota(grant.key);
         const retry = Math.max(1, Math.ceil(q.reset - access.now() / 1000));
         grant.retryAfter = retry;
         set.status = 429;
@@ -106,17 +111,5 @@ function hooks(access: Access | undefined, grants: WeakMap<Request, Grant>) {
         };
       }
       grant.hold = hold;
-    })
-    .onError({ as: "global" }, ({ request }) => {
-      // The answer is an error: a hold will be given back, so report the quota without it.
-      const grant = grants.get(request);
-      if (grant && access) grant.quota = access.quota(grant.key, grant.hold?.cost ?? 0);
-    })
-    .onAfterResponse({ as: "global" }, ({ request, set }) => {
-      const grant = grants.get(request);
-      if (!grant?.hold || !access) return;
-      const status = typeof set.status === "number" ? set.status : 200;
-      access.settle(grant.hold, status >= 200 && status < 300);
-      grant.hold = undefined;
     });
 }

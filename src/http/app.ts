@@ -79,15 +79,21 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
       .use(luckyRoutes(ctx))
       .use(pdfRoutes(ctx, options.pdf ?? new PdfRenderer(), (error) => logError(error, undefined)))
   );
-  // The limit headers are written by the server as a response leaves (see access.ts):
-  // in process, answer through respond() to get them.
-  return Object.assign(app, { limitHeaders: access.limitHeaders });
+  // Credits are settled and the limit headers written once the response is complete (see
+  // access.ts): in process, answer through respond().
+  return Object.assign(app, { finish: access.finish });
 }
 
-/** app.handle, plus the limit headers of an authenticated request. */
+/** app.handle, then the request's credits settled and its limit headers added. */
 export async function respond(app: App, request: Request): Promise<Response> {
-  const response = await app.handle(request);
-  const limits = app.limitHeaders(request);
+  let response: Response;
+  try {
+    response = await app.handle(request);
+  } catch (error) {
+    app.finish(request, 500);
+    throw error;
+  }
+  const limits = app.finish(request, response.status);
   if (limits) for (const [k, v] of limits) response.headers.set(k, v);
   return response;
 }
