@@ -10,11 +10,11 @@
  * then fewer words (exactly, then with typos); then BM25, raised for words that stand close
  * together.
  */
-import MiniSearch, { type SearchResult as MiniResult } from "minisearch";
 import type { Snapshot, SnapshotPage } from "../snapshot";
 import { indexKey, termOfKey, terms } from "./analyze";
 import { formatText, formatTitle } from "./highlight";
 import { parseQuery, titleKey, type ParsedQuery } from "./query";
+import { MAX_WORDS, popcount, type Derived, type Matches, type Shard, type ShardOptions, type WordSpec } from "./shard";
 
 export interface SearchOptions {
   limit?: number;
@@ -64,31 +64,22 @@ const PAGE_EVIDENCE = 0.5;
 /** How many candidates are checked for quoted phrases before the rest is estimated. */
 const PHRASE_CHECKS = 1000;
 const PHRASE_SAMPLE = 200;
+/** Ranking classes: group (0 exact title, 1 title match, 2 other) × tier (0–4). */
+const TIERS = 5;
 
 export const TEXT_FIELDS = ["text", "section", "title"];
+/** The page title in every chunk entry: questions name the topic more often than the passage does. */
+export const TEXT_BOOSTS = [1, 0.5, 0.5];
 export const TITLE_FIELDS = ["title", "aliases"];
+export const TITLE_BOOSTS = [2, 1];
 
-export function textIndexOptions(lang: string) {
-  return {
-    fields: TEXT_FIELDS,
-    tokenize: (s: string) => terms(s, lang),
-    processTerm: indexKey,
-    // The page title in every chunk entry: questions name the topic more often than the passage does.
-    searchOptions: { boost: { text: 1, section: 0.5, title: 0.5 } },
-  };
+export function textShardOptions(lang: string): ShardOptions {
+  return { fields: TEXT_FIELDS, tokenize: (s: string) => terms(s, lang), processTerm: indexKey };
 }
 
-export function titleIndexOptions(lang: string) {
-  return {
-    fields: TITLE_FIELDS,
-    tokenize: (s: string) => terms(s, lang),
-    processTerm: indexKey,
-    searchOptions: { boost: { title: 2, aliases: 1 } },
-  };
+export function titleShardOptions(lang: string): ShardOptions {
+  return { fields: TITLE_FIELDS, tokenize: (s: string) => terms(s, lang), processTerm: indexKey };
 }
-
-/** Query words arrive analysed already: split on the spaces they were joined with. */
-const SEARCH_TOKENIZE = (s: string) => s.split(" ");
 
 const typos = (term: string): number => {
   const n = [...term].length;
@@ -99,14 +90,60 @@ interface Candidate {
   chunk: number;
   score: number;
   tier: number;
-  /** Document terms that matched, for highlighting. */
-  terms: string[];
+  /** Document terms that matched, for highlighting; found when first needed. */
+  terms?: string[];
+  /** The index terms the candidate's search derived from the query. */
+  derived: Derived[];
+  /** Its place in the pool, while the search runs. */
+  position?: number;
 }
 
 interface PageCandidate {
   page: number;
   best: Candidate;
   group: number;
+}
+
+/**
+ * Chunks found by the passes of one search, each once: the first pass (tier) that found
+ * it keeps it. Buffers are the engine's, reused by every search (searches are synchronous).
+ */
+class Pool {
+  size = 0;
+  readonly docs: Uint32Array;
+  readonly scores: Float64Array;
+  readonly tiers: Uint8Array;
+  readonly derived: Derived[][] = [];
+  private readonly inPool: Uint8Array;
+  constructor(documents: number) {
+    this.docs = new Uint32Array(documents);
+    this.scores = new Float64Array(documents);
+    this.tiers = new Uint8Array(documents);
+    this.inPool = new Uint8Array(documents);
+  }
+  /** Adds the matches whose word mask passes, unless already in; returns how many were added. */
+  add(m: Matches, tier: number, keep: (mask: number) => boolean, added: (doc: number) => void): void {
+    this.derived[tier] = m.derived;
+    for (let i = 0; i < m.count; i++) {
+      const d = m.docs[i]!;
+      if (this.inPool[d] || !keep(m.masks[i]!)) continue;
+      this.inPool[d] = 1;
+      this.docs[this.size] = d;
+      this.scores[this.size] = m.scores[i]!;
+      this.tiers[this.size] = tier;
+      this.size++;
+      added(d);
+    }
+  }
+  candidate(i: number): Candidate {
+    const tier = this.tiers[i]!;
+    return { chunk: this.docs[i]!, score: this.scores[i]!, tier, derived: this.derived[tier] ?? [] };
+  }
+  clear(): void {
+    for (let i = 0; i < this.size; i++) this.inPool[this.docs[i]!] = 0;
+    this.size = 0;
+    this.derived.length = 0;
+  }
 }
 
 export class Engine {
@@ -121,11 +158,16 @@ export class Engine {
   private readonly titles = new Map<string, number>();
   /** Page indexes by (tsUnix, pageId), built on the first changes() call. */
   private byTime: Int32Array | undefined;
+  private readonly pool: Pool;
+  /** Per page, during a search: the pool index of its best chunk (-1: none yet) and its next two scores. */
+  private readonly pageBest: Int32Array;
+  private readonly pageSecond: Float64Array;
+  private readonly pageThird: Float64Array;
 
   constructor(
     readonly snapshot: Snapshot,
-    readonly text: MiniSearch,
-    readonly titleIndex: MiniSearch,
+    readonly text: Shard,
+    readonly titleIndex: Shard,
   ) {
     this.lang = snapshot.meta.wiki.lang;
     this.pages = snapshot.pages;
@@ -145,6 +187,10 @@ export class Engine {
     for (const [from, pageIdx] of resolveRedirects(snapshot, this.titles)) {
       if (!this.titles.has(from)) this.titles.set(from, pageIdx);
     }
+    this.pool = new Pool(total);
+    this.pageBest = new Int32Array(this.pages.length).fill(-1);
+    this.pageSecond = new Float64Array(this.pages.length);
+    this.pageThird = new Float64Array(this.pages.length);
   }
 
   page(pageId: number): SnapshotPage | undefined {
@@ -199,7 +245,7 @@ export class Engine {
     const query = parseQuery(q, this.lang);
     const ranked = this.rank(query, 1, undefined);
     const exact = this.titles.get(query.asTitle);
-    const top = exact !== undefined ? { page: exact, best: { chunk: this.firstChunk[exact]!, score: 0, tier: 0, terms: [] }, group: 0 } : ranked.pages[0];
+    const top = exact !== undefined ? { page: exact, best: { chunk: this.firstChunk[exact]!, score: 0, tier: 0, terms: [], derived: [] }, group: 0 } : ranked.pages[0];
     if (!top) return undefined;
     const hit = this.toHit(top.page, top.best, query, {});
     return { page: hit.page, hit, totalResults: ranked.total, processingTimeMs: performance.now() - started };
@@ -208,7 +254,7 @@ export class Engine {
   private toHit(pageIdx: number, c: Candidate, query: ParsedQuery, options: SearchOptions): Hit {
     const page = this.pages[pageIdx]!;
     const chunk = c.chunk - this.firstChunk[pageIdx]!;
-    const matched = new Set([...c.terms, ...query.words]);
+    const matched = new Set([...this.termsOf(c), ...query.words]);
     const highlight = options.highlight ?? DEFAULTS.highlight;
     return {
       page,
@@ -221,94 +267,163 @@ export class Engine {
     };
   }
 
-  /** Whether a word occurs in the text shard. (MiniSearch keeps its term map private.) */
-  private known(term: string): boolean {
-    return (this.text as unknown as { _index: { has(t: string): boolean } })._index.has(indexKey(term));
+  /** The index terms derived from the query that the candidate's chunk holds. */
+  private termsOf(c: Candidate): string[] {
+    if (!c.terms) {
+      const found = new Set<string>();
+      for (const d of c.derived) if (this.text.holds(d.term, c.chunk)) found.add(termOfKey(this.text.keyOf(d.term)));
+      c.terms = [...found];
+    }
+    return c.terms;
   }
 
-  private textSearch(query: ParsedQuery, combineWith: "AND" | "OR", fuzzy: boolean, filter?: (r: MiniResult) => boolean): MiniResult[] {
-    const last = query.words.length - 1;
-    return this.text.search(query.words.join(" "), {
-      combineWith,
-      tokenize: SEARCH_TOKENIZE,
-      processTerm: indexKey,
-      prefix: (_t, i) => query.prefixLast && i === last,
-      fuzzy: fuzzy ? (t) => (this.known(t) ? 0 : typos(t)) : false,
-      filter,
+  private specs(words: string[], prefixLast: boolean, fuzzy: boolean): WordSpec[] {
+    const last = words.length - 1;
+    return words.map((w, i) => {
+      const key = indexKey(w);
+      // Typos are looked for only in words the index does not know.
+      return { key, prefix: prefixLast && i === last, fuzzy: fuzzy && !this.text.has(key) ? typos(w) : 0 };
     });
   }
 
   private rank(query: ParsedQuery, need: number, pageId: number | undefined): { pages: PageCandidate[]; total: number } {
-    if (!query.words.length) return { pages: [], total: 0 };
-    let filter: ((r: MiniResult) => boolean) | undefined;
+    const words = query.words.slice(0, MAX_WORDS);
+    if (!words.length) return { pages: [], total: 0 };
     let onlyPage = -1;
+    let range: { from: number; to: number } | undefined;
     if (pageId !== undefined) {
       onlyPage = this.pageIndexById.get(pageId) ?? -2;
       if (onlyPage < 0) return { pages: [], total: 0 };
-      filter = (r) => this.pageOfChunk[r.id as number] === onlyPage;
+      range = { from: this.firstChunk[onlyPage]!, to: this.firstChunk[onlyPage + 1]! };
     }
-    const enough = (n: number) => n >= need;
-
-    // Tiers: every word exactly; every word allowing typos; fewer words.
-    const candidates = new Map<number, Candidate>();
-    const pagesFound = new Set<number>();
-    const addTier = (results: MiniResult[], tier: number) => {
-      for (const r of results) {
-        if (candidates.has(r.id)) continue;
-        candidates.set(r.id, { chunk: r.id, score: r.score, tier, terms: r.terms.map(termOfKey) });
-        pagesFound.add(this.pageOfChunk[r.id]!);
+    const prefixLast = query.prefixLast && words.length === query.words.length;
+    const full = 2 ** words.length - 1;
+    const isFull = (m: number) => m === full;
+    const isPartial = (m: number) => m !== full;
+    const pool = this.pool;
+    const pageSeen = this.pageBest;
+    const seenPages: number[] = [];
+    // Units: pages found so far (chunks, within one page).
+    const count = onlyPage >= 0 ? () => {} : (d: number) => {
+      const p = this.pageOfChunk[d]!;
+      if (pageSeen[p] === -1) {
+        pageSeen[p] = 0;
+        seenPages.push(p);
       }
     };
-    const units = () => (onlyPage >= 0 ? candidates.size : pagesFound.size);
-    // Typos are looked for only in words the index does not know.
-    const typoable = query.words.some((w) => typos(w) > 0 && !this.known(w));
-    addTier(this.textSearch(query, "AND", false, filter), 0);
-    if (!enough(units()) && typoable) addTier(this.textSearch(query, "AND", true, filter), 1);
-    // Fewer words: any of them; with quoted phrases, every phrase word and any of the others
-    // (searched as the phrase words alone: the phrase check below does the rest).
-    const fewer = query.words.length > 1;
-    const phrases = query.phrases.length > 0;
-    if (!enough(units()) && fewer) {
-      addTier(phrases ? this.textSearch(phraseWords(query), "AND", false, filter) : this.textSearch(query, "OR", false, filter), 2);
+    const units = () => (onlyPage >= 0 ? pool.size : seenPages.length);
+    const enough = () => units() >= need;
+    try {
+      // Tiers: every word exactly; every word allowing typos; fewer words (exactly, then with typos).
+      const exact = this.text.match(this.specs(words, prefixLast, false), range);
+      pool.add(exact, 0, isFull, count);
+      const typoable = words.some((w) => typos(w) > 0 && !this.text.has(indexKey(w)));
+      let fuzzy: Matches | undefined;
+      if (!enough() && typoable) {
+        fuzzy = this.text.match(this.specs(words, prefixLast, true), range);
+        pool.add(fuzzy, 1, isFull, count);
+      }
+      // Fewer words: any of them; with quoted phrases, every phrase word and any of the others
+      // (searched as the phrase words alone: the phrase check below does the rest).
+      const fewer = words.length > 1;
+      const phrases = query.phrases.length > 0;
+      if (!enough() && fewer) {
+        if (phrases) {
+          const phraseWords = [...new Set(query.phrases.flat())].slice(0, MAX_WORDS);
+          const fullPhrase = 2 ** phraseWords.length - 1;
+          pool.add(this.text.match(this.specs(phraseWords, false, false), range), 2, (m) => m === fullPhrase, count);
+        } else pool.add(exact, 2, isPartial, count);
+      }
+      if (!enough() && fewer && typoable && !phrases) pool.add(fuzzy!, 3, isPartial, count);
+    } finally {
+      for (const p of seenPages) pageSeen[p] = -1;
     }
-    if (!enough(units()) && fewer && typoable && !phrases) addTier(this.textSearch(query, "OR", true, filter), 3);
 
-    let list = [...candidates.values()];
-    let estimate = 1;
-    if (query.phrases.length) ({ list, estimate } = this.keepPhrases(list, query, need));
+    try {
+      let chosen: Candidate[] | undefined;
+      let estimate = 1;
+      if (query.phrases.length) ({ list: chosen, estimate } = this.keepPhrases(query, need));
 
-    if (onlyPage >= 0) {
-      list.sort(byTierScore);
-      this.proximity(list.slice(0, PROXIMITY_WINDOW), query);
-      list.sort(byTierScore);
-      const pages = list.map((c) => ({ page: onlyPage, best: c, group: 2 }));
-      return { pages, total: Math.round(list.length * estimate) };
+      if (onlyPage >= 0) {
+        const list = chosen ?? Array.from({ length: pool.size }, (_x, i) => pool.candidate(i));
+        list.sort(byTierScore);
+        this.proximity(list.slice(0, PROXIMITY_WINDOW), query);
+        list.sort(byTierScore);
+        const pages = list.map((c) => ({ page: onlyPage, best: c, group: 2 }));
+        return { pages, total: Math.round(list.length * estimate) };
+      }
+      return this.rankPages(query, need, chosen, estimate);
+    } finally {
+      pool.clear();
     }
+  }
 
-    // One hit per page: its best chunk, scored with the evidence of its next two.
-    const best = new Map<number, Candidate>();
-    const runnersUp = new Map<number, [number, number]>();
-    for (const c of list) {
-      const p = this.pageOfChunk[c.chunk]!;
-      const b = best.get(p);
-      if (!b || byTierScore(c, b) < 0) {
-        best.set(p, c);
-        if (b) pushRunnerUp(runnersUp, p, b.score);
-      } else pushRunnerUp(runnersUp, p, c.score);
-    }
-    for (const [p, [second, third]] of runnersUp) {
-      const c = best.get(p)!;
-      best.set(p, { ...c, score: c.score + PAGE_EVIDENCE * second + PAGE_EVIDENCE * PAGE_EVIDENCE * third });
+  /**
+   * One hit per page: its best chunk, scored with the evidence of its next two; then D8's
+   * title groups; the best `need` pages, in order.
+   */
+  private rankPages(query: ParsedQuery, need: number, chosen: Candidate[] | undefined, estimate: number): { pages: PageCandidate[]; total: number } {
+    const pool = this.pool;
+    const { pageBest, pageSecond, pageThird } = this;
+    const touched: number[] = [];
+    // Best chunk per page: with phrases, among the chunks kept (as pool positions); else the whole pool.
+    const positions = chosen ? chosen.map((c) => c.position!) : undefined;
+    const n = positions ? positions.length : pool.size;
+    for (let k = 0; k < n; k++) {
+      const i = positions ? positions[k]! : k;
+      const p = this.pageOfChunk[pool.docs[i]!]!;
+      const b = pageBest[p]!;
+      if (b === -1) {
+        pageBest[p] = i;
+        touched.push(p);
+        continue;
+      }
+      const better = pool.tiers[i]! < pool.tiers[b]! || (pool.tiers[i] === pool.tiers[b] && pool.scores[i]! > pool.scores[b]!);
+      const runnerUp = better ? pool.scores[b]! : pool.scores[i]!;
+      if (better) pageBest[p] = i;
+      if (runnerUp > pageSecond[p]!) {
+        pageThird[p] = pageSecond[p]!;
+        pageSecond[p] = runnerUp;
+      } else if (runnerUp > pageThird[p]!) pageThird[p] = runnerUp;
     }
     const groups = this.titleGroups(query);
-    for (const p of groups.keys()) {
-      if (best.has(p) || query.phrases.length || !this.pages[p]!.chunks.length) continue;
-      // A title match with no chunk holding the words: its intro stands for it.
-      best.set(p, { chunk: this.firstChunk[p]!, score: 0, tier: 4, terms: [] });
+    const count = touched.length;
+    const entries = count + groups.size;
+    const page = new Int32Array(entries);
+    const position = new Int32Array(entries);
+    const klass = new Uint8Array(entries);
+    const score = new Float64Array(entries);
+    for (let e = 0; e < count; e++) {
+      const p = touched[e]!;
+      const i = pageBest[p]!;
+      page[e] = p;
+      position[e] = i;
+      klass[e] = (groups.get(p) ?? 2) * TIERS + pool.tiers[i]!;
+      score[e] = pool.scores[i]! + PAGE_EVIDENCE * pageSecond[p]! + PAGE_EVIDENCE * PAGE_EVIDENCE * pageThird[p]!;
     }
-    const pages: PageCandidate[] = [];
-    for (const [p, c] of best) pages.push({ page: p, best: c, group: groups.get(p) ?? 2 });
-    pages.sort(byRank);
+    let total = count;
+    for (const [p, group] of groups) {
+      if (pageBest[p] !== -1 || query.phrases.length || !this.pages[p]!.chunks.length) continue;
+      // A title match with no chunk holding the words: its intro stands for it.
+      page[total] = p;
+      position[total] = -1;
+      klass[total] = group * TIERS + 4;
+      score[total] = 0;
+      total++;
+    }
+    for (const p of touched) {
+      pageBest[p] = -1;
+      pageSecond[p] = 0;
+      pageThird[p] = 0;
+    }
+
+    const order = bestEntries(klass, score, total, need);
+    const pages = order.map((e): PageCandidate => {
+      const i = position[e]!;
+      const c = i >= 0 ? pool.candidate(i) : { chunk: this.firstChunk[page[e]!]!, score: 0, tier: 4, derived: [] };
+      c.score = score[e]!;
+      return { page: page[e]!, best: c, group: Math.floor(klass[e]! / TIERS) };
+    });
     const top = pages.slice(0, PROXIMITY_WINDOW);
     this.proximity(
       top.map((p) => p.best),
@@ -316,26 +431,26 @@ export class Engine {
     );
     top.sort(byRank);
     for (let i = 0; i < top.length; i++) pages[i] = top[i]!;
-    return { pages, total: Math.round(pages.length * estimate) };
+    return { pages, total: Math.round(total * estimate) };
   }
 
   /** D8: 0 for the exact title (or redirect), 1 for titles holding every query word or made only of query words. */
   private titleGroups(query: ParsedQuery): Map<number, number> {
     const groups = new Map<number, number>();
-    const last = query.words.length - 1;
-    const opts = { tokenize: SEARCH_TOKENIZE, processTerm: indexKey };
-    for (const r of this.titleIndex.search(query.words.join(" "), {
-      ...opts,
-      combineWith: "AND",
-      prefix: (_t, i) => query.prefixLast && i === last,
-    })) {
-      groups.set(r.id as number, 1);
-    }
-    if (query.words.length > 1) {
-      const words = new Set(query.words);
-      for (const r of this.titleIndex.search(query.words.join(" "), { ...opts, combineWith: "OR" })) {
-        const title = terms(this.pages[r.id as number]!.title, this.lang);
-        if (title.length && title.every((t) => words.has(t))) groups.set(r.id as number, 1);
+    const words = query.words.slice(0, MAX_WORDS);
+    const full = 2 ** words.length - 1;
+    const last = words.length - 1;
+    const all = this.titleIndex.match(words.map((w, i) => ({ key: indexKey(w), prefix: query.prefixLast && i === last, fuzzy: 0 })));
+    for (let i = 0; i < all.count; i++) if (all.masks[i] === full) groups.set(all.docs[i]!, 1);
+    if (words.length > 1) {
+      // Titles made only of query words: as many of them as the title has distinct words.
+      const any = this.titleIndex.match(
+        words.map((w) => ({ key: indexKey(w), prefix: false, fuzzy: 0 })),
+        { fields: [0] },
+      );
+      for (let i = 0; i < any.count; i++) {
+        const d = any.docs[i]!;
+        if (popcount(any.masks[i]!) === this.titleIndex.fieldLength(0, d)) groups.set(d, 1);
       }
     }
     const exact = this.titles.get(query.asTitle);
@@ -347,24 +462,27 @@ export class Engine {
    * Keeps the chunks holding every quoted phrase. Checks candidates best first until enough
    * pages are found (and at least a sample), then estimates the rest from the share that held.
    */
-  private keepPhrases(list: Candidate[], query: ParsedQuery, need: number): { list: Candidate[]; estimate: number } {
-    list.sort(byTierScore);
+  private keepPhrases(query: ParsedQuery, need: number): { list: Candidate[]; estimate: number } {
+    const pool = this.pool;
+    const order = bestEntries(pool.tiers, pool.scores, pool.size, PHRASE_CHECKS);
     const kept: Candidate[] = [];
     const pages = new Set<number>();
     let checked = 0;
-    for (let i = 0; i < list.length && i < PHRASE_CHECKS; i++) {
-      if (pages.size >= need && i >= PHRASE_SAMPLE) break;
-      checked = i + 1;
-      const c = list[i]!;
-      const page = this.pages[this.pageOfChunk[c.chunk]!]!;
-      const chunk = page.chunks[c.chunk - this.firstChunk[this.pageOfChunk[c.chunk]!]!]!;
+    for (let k = 0; k < order.length; k++) {
+      if (pages.size >= need && k >= PHRASE_SAMPLE) break;
+      checked = k + 1;
+      const i = order[k]!;
+      const doc = pool.docs[i]!;
+      const p = this.pageOfChunk[doc]!;
+      const page = this.pages[p]!;
+      const chunk = page.chunks[doc - this.firstChunk[p]!]!;
       const words = [...terms(chunk.text, this.lang), "\u0000", ...terms(page.sections[chunk.section]?.heading ?? "", this.lang)];
       if (query.phrases.every((ph) => containsSequence(words, ph))) {
-        kept.push(c);
-        pages.add(this.pageOfChunk[c.chunk]!);
+        kept.push({ ...pool.candidate(i), position: i });
+        pages.add(p);
       }
     }
-    const estimate = checked < list.length && checked > 0 ? list.length / checked : 1;
+    const estimate = checked < pool.size && checked > 0 ? pool.size / checked : 1;
     return { list: kept, estimate };
   }
 
@@ -374,25 +492,85 @@ export class Engine {
     for (const c of list) {
       const p = this.pageOfChunk[c.chunk]!;
       const text = this.pages[p]!.chunks[c.chunk - this.firstChunk[p]!]!.text;
-      const span = smallestSpan(terms(text, this.lang), new Set([...c.terms, ...query.words]));
-      if (span > 0) c.score *= 1 + 1 / (1 + Math.max(0, span - c.terms.length));
+      const matched = this.termsOf(c);
+      const span = smallestSpan(terms(text, this.lang), new Set([...matched, ...query.words]));
+      if (span > 0) c.score *= 1 + 1 / (1 + Math.max(0, span - matched.length));
     }
+  }
+}
+
+/**
+ * The indexes of the best `need` entries of [0, n), by class (lower first) then score
+ * (higher first), in that order. Entries of the classes that all fit are taken whole; only
+ * the class where the cut falls is selected by score, with a bounded heap.
+ */
+function bestEntries(klass: Uint8Array, score: Float64Array, n: number, need: number): number[] {
+  const perClass = new Uint32Array(256);
+  for (let e = 0; e < n; e++) perClass[klass[e]!]!++;
+  let cut = 255;
+  let before = 0;
+  for (let c = 0; c < 256; c++) {
+    if (before + perClass[c]! >= need) {
+      cut = c;
+      break;
+    }
+    before += perClass[c]!;
+  }
+  const room = need - before;
+  const chosen: number[] = [];
+  const heap = new Heap(score, room);
+  for (let e = 0; e < n; e++) {
+    const c = klass[e]!;
+    if (c < cut) chosen.push(e);
+    else if (c === cut) heap.offer(e);
+  }
+  chosen.push(...heap.items());
+  return chosen.sort((a, b) => klass[a]! - klass[b]! || score[b]! - score[a]!);
+}
+
+/** The `room` entries of highest score seen, as a min-heap of entry indexes. */
+class Heap {
+  private readonly items_: number[] = [];
+  constructor(
+    private readonly score: Float64Array,
+    private readonly room: number,
+  ) {}
+  offer(e: number): void {
+    const h = this.items_;
+    const s = this.score;
+    if (this.room <= 0) return;
+    if (h.length < this.room) {
+      h.push(e);
+      let i = h.length - 1;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (s[h[parent]!]! <= s[h[i]!]!) break;
+        [h[parent], h[i]] = [h[i]!, h[parent]!];
+        i = parent;
+      }
+      return;
+    }
+    if (s[e]! <= s[h[0]!]!) return;
+    h[0] = e;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < h.length && s[h[l]!]! < s[h[m]!]!) m = l;
+      if (r < h.length && s[h[r]!]! < s[h[m]!]!) m = r;
+      if (m === i) break;
+      [h[m], h[i]] = [h[i]!, h[m]!];
+      i = m;
+    }
+  }
+  items(): number[] {
+    return this.items_;
   }
 }
 
 const byTierScore = (a: Candidate, b: Candidate) => a.tier - b.tier || b.score - a.score;
 const byRank = (a: PageCandidate, b: PageCandidate) => a.group - b.group || byTierScore(a.best, b.best);
-
-function phraseWords(query: ParsedQuery): ParsedQuery {
-  return { ...query, words: [...new Set(query.phrases.flat())], prefixLast: false };
-}
-
-function pushRunnerUp(map: Map<number, [number, number]>, page: number, score: number): void {
-  const r = map.get(page);
-  if (!r) map.set(page, [score, 0]);
-  else if (score > r[0]) map.set(page, [score, r[0]]);
-  else if (score > r[1]) r[1] = score;
-}
 
 function containsSequence(words: string[], seq: string[]): boolean {
   outer: for (let i = 0; i + seq.length <= words.length; i++) {
