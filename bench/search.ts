@@ -4,7 +4,8 @@
  * In process, one core. Measures, on a snapshot:
  *   - build time of the search indexes (first open, indexes not yet kept beside it)
  *   - boot time (open with the kept indexes: decode snapshot + indexes)
- *   - heap bytes per chunk after boot (heap after GC, minus the heap before)
+ *   - heap bytes per chunk after boot (JSC's heap size after GC, typed arrays and strings
+ *     included, minus the heap before), and the process's resident memory after boot
  *   - p50/p99 query latency for a mix: single words, 2–4 words, phrases, very common
  *     words, typos, prefixes, Japanese
  * Queries are drawn from the snapshot's own text (fixed seed), so every kind has matches.
@@ -45,6 +46,7 @@ const t1 = performance.now();
 const tome = await open(path);
 const bootSeconds = (performance.now() - t1) / 1000;
 const heapBytesPerChunk = (heap() - heapBefore) / chunks;
+const rssAfterBoot = process.memoryUsage().rss;
 
 const kinds = queryMix(tome.snapshot);
 
@@ -78,13 +80,14 @@ const report = {
   buildIndexSeconds,
   bootSeconds,
   heapBytesPerChunk,
+  rssAfterBoot,
   latencyMs: results,
   overall: { p50: percentile(all, 0.5), p99: percentile(all, 0.99), n: all.length },
 };
 if (values.json) console.log(JSON.stringify(report));
 else {
   console.log(`${path}: ${report.pages} pages, ${chunks} chunks`);
-  console.log(`index build ${buildIndexSeconds.toFixed(1)} s; boot ${bootSeconds.toFixed(2)} s; heap ${(heapBytesPerChunk / 1024).toFixed(2)} KB per chunk`);
+  console.log(`index build ${buildIndexSeconds.toFixed(1)} s; boot ${bootSeconds.toFixed(2)} s; heap ${(heapBytesPerChunk / 1024).toFixed(2)} KB per chunk; resident ${(rssAfterBoot / 2 ** 30).toFixed(2)} GiB after boot`);
   console.log("| queries | n | p50 ms | p99 ms | mean matching pages |");
   console.log("|---|---|---|---|---|");
   for (const [k, r] of Object.entries(results)) console.log(`| ${k} | ${r.n} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.meanHits.toFixed(0)} |`);

@@ -49,3 +49,34 @@ export function ingestProgress(stream: NodeJS.WriteStream = process.stderr): Ing
     },
   };
 }
+
+export interface IndexProgressDisplay {
+  update(shard: "text" | "titles", done: number, total: number): void;
+  stop(): void;
+}
+
+/** A bar per shard while the search indexes are built. */
+export function indexProgress(stream: NodeJS.WriteStream = process.stderr): IndexProgressDisplay {
+  if (!stream.isTTY) return { update() {}, stop() {} };
+  const bar = new SingleBar({
+    stream,
+    format: " search index: {shard} |{bar}| {percentage}% | {value}/{total} | {eta_formatted} left",
+    barsize: 24,
+    hideCursor: true,
+    clearOnComplete: false,
+  });
+  let current = "";
+  return {
+    update(shard, done, total) {
+      if (shard !== current) {
+        if (current) bar.stop();
+        bar.start(total, done, { shard });
+        current = shard;
+      } else bar.update(done);
+    },
+    stop() {
+      if (current) bar.stop();
+      current = "";
+    },
+  };
+}

@@ -5,7 +5,7 @@ import { DEFAULT_CHUNK_WORDS, DumpError, ingest } from "../ingest";
 import { buildIndexes, encodeIndexes, indexPath } from "../search";
 import { atomicWrite } from "../files";
 import { fromIngest, SNAPSHOT_EXTENSION, SnapshotError, writeSnapshot } from "../snapshot";
-import { ingestProgress } from "./progress";
+import { indexProgress, ingestProgress } from "./progress";
 
 const HELP = `Usage: bun run snapshot:build --dump <path|url> [--dump <path|url> …] [options]
 
@@ -115,7 +115,12 @@ export async function buildSnapshot(args: BuildArgs, log: (line: string) => void
   let indexNote = "";
   if (args.index !== false) {
     const t = performance.now();
-    atomicWrite(indexPath(out), encodeIndexes(snapshot, buildIndexes(snapshot)));
+    const bars = indexProgress();
+    try {
+      atomicWrite(indexPath(out), encodeIndexes(snapshot, buildIndexes(snapshot, bars.update)));
+    } finally {
+      bars.stop();
+    }
     indexNote = `, search indexes in ${((performance.now() - t) / 1000).toFixed(1)} s`;
   }
   log(

@@ -10,6 +10,7 @@ import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { open } from "../search";
 import { latestSnapshot, SnapshotError } from "../snapshot";
 import { buildSnapshot } from "./snapshot-build";
+import { indexProgress } from "./progress";
 
 export const DEFAULT_DUMP = "https://dumps.wikimedia.org/simplewiki/latest/simplewiki-latest-pages-articles.xml.bz2";
 const SNAPSHOT_DIR = "snapshots";
@@ -82,7 +83,8 @@ if (import.meta.main) {
     const access = openAccess();
     const path = await ensureSnapshot();
     const started = performance.now();
-    const tome = await open(path, { log: (l) => console.error(l) });
+    const bars = indexProgress();
+    const tome = await open(path, { log: (l) => console.error(l), progress: bars.update }).finally(() => bars.stop());
     const m = tome.snapshot.meta;
     console.error(
       `Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
