@@ -68,11 +68,34 @@ export function tokens(text: string, lang = ""): Token[] {
 /** Folded words of a text, for the index. */
 export function terms(text: string, lang = ""): string[] {
   if (ASCII.test(text)) return text.toLowerCase().match(ASCII_WORD) ?? [];
+  return words(text, lang).map(fold);
+}
+
+/** Runs of unspaced script seen lately, split into words: short runs recur. */
+let segmented = new Map<string, string[]>();
+const SEGMENTED_LIMIT = 100_000;
+
+/** The words of a text as written (terms() before folding). */
+export function words(text: string, lang = ""): string[] {
+  const runs = text.match(WORD) ?? [];
+  if (!UNSPACED.test(text)) return runs;
   const out: string[] = [];
-  for (const m of text.matchAll(WORD)) {
-    const run = m[0];
-    if (!UNSPACED.test(run)) out.push(fold(run));
-    else for (const seg of segmenter(lang).segment(run)) if (seg.isWordLike) out.push(fold(seg.segment));
+  for (const run of runs) {
+    if (!UNSPACED.test(run)) {
+      out.push(run);
+      continue;
+    }
+    const cacheKey = `${lang}\u0001${run}`;
+    let split = segmented.get(cacheKey);
+    if (!split) {
+      split = [];
+      for (const seg of segmenter(lang).segment(run)) if (seg.isWordLike) split.push(seg.segment);
+      if (run.length <= 32) {
+        if (segmented.size >= SEGMENTED_LIMIT) segmented = new Map();
+        segmented.set(cacheKey, split);
+      }
+    }
+    for (const w of split) out.push(w);
   }
   return out;
 }

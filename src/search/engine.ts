@@ -11,7 +11,7 @@
  * together.
  */
 import type { Snapshot, SnapshotPage } from "../snapshot";
-import { indexKey, termOfKey, terms } from "./analyze";
+import { fold, indexKey, termOfKey, terms, words } from "./analyze";
 import { formatText, formatTitle } from "./highlight";
 import { parseQuery, titleKey, type ParsedQuery } from "./query";
 import { MAX_WORDS, popcount, type Derived, type Matches, type Shard, type ShardOptions, type WordSpec } from "./shard";
@@ -73,12 +73,15 @@ export const TEXT_BOOSTS = [1, 0.5, 0.5];
 export const TITLE_FIELDS = ["title", "aliases"];
 export const TITLE_BOOSTS = [2, 1];
 
+/** Words as written, folded once per distinct word: the one analysis of analyze.ts, in two steps. */
+const analysis = (lang: string) => ({ tokenize: (s: string) => words(s, lang), processTerm: (w: string) => indexKey(fold(w)) });
+
 export function textShardOptions(lang: string): ShardOptions {
-  return { fields: TEXT_FIELDS, tokenize: (s: string) => terms(s, lang), processTerm: indexKey };
+  return { fields: TEXT_FIELDS, ...analysis(lang) };
 }
 
 export function titleShardOptions(lang: string): ShardOptions {
-  return { fields: TITLE_FIELDS, tokenize: (s: string) => terms(s, lang), processTerm: indexKey };
+  return { fields: TITLE_FIELDS, ...analysis(lang) };
 }
 
 const typos = (term: string): number => {

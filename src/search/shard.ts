@@ -1,23 +1,22 @@
 /**
- * A search shard: a MiniSearch index, frozen into typed arrays.
+ * A search shard: MiniSearch's index model, laid out flat in typed arrays.
  *
- * MiniSearch builds the index, a batch of documents at a time (its tokenizer, term
- * processing and field lengths). Its term → field → document → frequency Maps are then laid
- * out flat: for each (term, field), a run of document numbers in increasing order with their
- * term frequencies. The vocabulary stays in MiniSearch's own radix tree (SearchableMap) for
- * its prefix and fuzzy lookups, and queries are scored as MiniSearch scores them (BM25+ with
- * its parameters, its prefix and fuzzy weights, times the number of query words matched),
- * summed into accumulators indexed by document rather than a Map of result objects per
- * document. At a million chunks that is the difference between ~1 GB and more than 21 GB
- * of heap, and between milliseconds and seconds for a common word.
+ * What MiniSearch keeps as term → field → document → frequency Maps is here, for each
+ * (term, field), a run of document numbers in increasing order with their term
+ * frequencies, plus each document's field lengths. The vocabulary is MiniSearch's own
+ * radix tree (SearchableMap), for its prefix and fuzzy lookups. Queries are scored as
+ * MiniSearch scores them (BM25+ with its parameters, its prefix and fuzzy weights, times
+ * the number of query words matched), summed into accumulators indexed by document rather
+ * than into a Map of result objects per document. At a million chunks that is the
+ * difference between about 1 GB and more than 21 GB of heap, and between milliseconds and
+ * seconds for a common word.
  */
-import MiniSearch from "minisearch";
 import SearchableMap from "minisearch/SearchableMap";
 
 export interface ShardOptions {
   fields: string[];
   tokenize: (text: string) => string[];
-  /** Maps a token to the key it is indexed under. */
+  /** Maps a token to the key it is indexed under (many tokens may share a key). */
   processTerm: (term: string) => string;
 }
 
@@ -51,8 +50,6 @@ export const MAX_WORDS = 31;
 /** MiniSearch's defaults. */
 const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
 const WEIGHTS = { fuzzy: 0.45, prefix: 0.375 };
-/** Documents per MiniSearch batch at build time: bounds the build's memory. */
-const BATCH = 25_000;
 /** Term frequencies are kept in a byte: BM25 has long saturated by then. */
 const MAX_FREQ = 255;
 const MAX_LENGTH = 65_535;
@@ -99,8 +96,7 @@ export class Shard {
     this.freqs = data.freqs;
     this.lengths = data.fieldLengths;
     this.keys = data.vocabulary ? data.vocabulary.split("\n") : [];
-    this.vocabulary = new SearchableMap<number>();
-    this.keys.forEach((k, i) => this.vocabulary.set(k, i));
+    this.vocabulary = new SearchableMap<number>(radixTree(this.keys) as never);
     const n = this.documentCount;
     this.norms = this.fields.map((_f, f) => {
       const lengths = this.lengths.subarray(f * n, (f + 1) * n);
@@ -252,7 +248,11 @@ class Column<T extends Uint32Array | Uint8Array> {
 }
 
 /**
- * Builds a shard from `count` documents (document i is docAt(i), a string per field).
+ * Builds a shard from `count` documents (document i is docAt(i), a string per field), as
+ * MiniSearch's add() indexes a document: the field's tokens, each processed into its key;
+ * the term frequency is the key's count in the field, the field length its number of
+ * distinct tokens. (MiniSearch's own add() inserts every token into its radix tree, which
+ * at a vocabulary of 400,000 words made indexing a million chunks take hours.)
  * `progress` is told how many documents are indexed so far.
  */
 export function buildShard(
@@ -262,57 +262,101 @@ export function buildShard(
   progress: (done: number) => void = () => {},
 ): ShardData {
   const F = options.fields.length;
+  // token → term number, and key → term number (the term's key is processTerm(token)).
   const termOf = new Map<string, number>();
+  const termOfKey = new Map<string, number>();
   const keys: string[] = [];
   const fieldLengths = new Uint16Array(F * count);
-  // Postings in the order MiniSearch yields them (term by term within each batch).
+  // Postings in document order: (term * F + field, document, frequency).
   const postingKey = new Column((n) => new Uint32Array(n));
   const postingDoc = new Column((n) => new Uint32Array(n));
   const postingFreq = new Column((n) => new Uint8Array(n));
-  for (let start = 0; start < count; start += BATCH) {
-    const end = Math.min(count, start + BATCH);
-    const batch = new MiniSearch({ fields: options.fields, tokenize: options.tokenize, processTerm: options.processTerm, idField: "__id" });
-    for (let i = start; i < end; i++) batch.add({ __id: i, ...docAt(i) });
-    const internals = batch as unknown as MiniSearchInternals;
-    for (const [shortId, lengths] of internals._fieldLength) {
-      const doc = internals._documentIds.get(shortId)!;
-      for (let f = 0; f < F; f++) fieldLengths[f * count + doc] = Math.min(MAX_LENGTH, lengths[f] ?? 0);
-    }
-    for (const [key, byField] of internals._index) {
-      let term = termOf.get(key);
-      if (term === undefined) {
-        term = keys.length;
-        termOf.set(key, term);
-        keys.push(key);
-      }
-      for (const [field, byDoc] of byField) {
-        for (const [shortId, freq] of byDoc) {
-          postingKey.push(term * F + field);
-          postingDoc.push(internals._documentIds.get(shortId)!);
-          postingFreq.push(Math.min(MAX_FREQ, freq));
+  let tf = new Uint32Array(1 << 16);
+  // A page's title (and a section's heading) repeats in each of its chunks: analysed once.
+  const last = options.fields.map(() => ({ value: "\u0000", terms: [] as number[], freqs: [] as number[] }));
+  for (let i = 0; i < count; i++) {
+    const doc = docAt(i);
+    for (let f = 0; f < F; f++) {
+      const value = doc[options.fields[f]!] ?? "";
+      const cached = last[f]!;
+      if (value !== cached.value) {
+        const found: number[] = [];
+        for (const token of options.tokenize(value)) {
+          let term = termOf.get(token);
+          if (term === undefined) {
+            const key = options.processTerm(token);
+            term = termOfKey.get(key);
+            if (term === undefined) {
+              term = keys.length;
+              keys.push(key);
+              termOfKey.set(key, term);
+            }
+            termOf.set(token, term);
+            if (term >= tf.length) {
+              const grown = new Uint32Array(tf.length * 2);
+              grown.set(tf);
+              tf = grown;
+            }
+          }
+          if (tf[term]!++ === 0) found.push(term);
         }
+        cached.value = value;
+        cached.terms = found;
+        cached.freqs = found.map((t) => tf[t]!);
+        for (const t of found) tf[t] = 0;
+      }
+      fieldLengths[f * count + i] = Math.min(MAX_LENGTH, cached.terms.length);
+      for (let t = 0; t < cached.terms.length; t++) {
+        postingKey.push(cached.terms[t]! * F + f);
+        postingDoc.push(i);
+        postingFreq.push(Math.min(MAX_FREQ, cached.freqs[t]!));
       }
     }
-    progress(end);
+    if ((i + 1) % 10_000 === 0 || i + 1 === count) progress(i + 1);
   }
+  // Terms renumbered in key order, so that the vocabulary is stored sorted (see radixTree).
+  const byKey = keys.map((_k, t) => t).sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
+  const renumber = new Uint32Array(keys.length);
+  byKey.forEach((t, rank) => (renumber[t] = rank));
+  const rekey = (k: number) => renumber[Math.floor(k / F)]! * F + (k % F);
   // Counting sort by (term, field): stable, so each run keeps its documents in increasing order.
   const total = postingKey.length;
   const offsets = new Uint32Array(keys.length * F + 1);
-  for (let i = 0; i < total; i++) offsets[postingKey.get(i) + 1]!++;
+  for (let i = 0; i < total; i++) offsets[rekey(postingKey.get(i)) + 1]!++;
   for (let i = 1; i < offsets.length; i++) offsets[i]! += offsets[i - 1]!;
   const next = offsets.slice(0, -1);
   const docs = new Uint32Array(total);
   const freqs = new Uint8Array(total);
   for (let i = 0; i < total; i++) {
-    const at = next[postingKey.get(i)]!++;
+    const at = next[rekey(postingKey.get(i))]!++;
     docs[at] = postingDoc.get(i);
     freqs[at] = postingFreq.get(i);
   }
-  return { fields: options.fields, documentCount: count, vocabulary: keys.join("\n"), offsets, docs, freqs, fieldLengths };
+  return { fields: options.fields, documentCount: count, vocabulary: byKey.map((t) => keys[t]).join("\n"), offsets, docs, freqs, fieldLengths };
 }
 
-interface MiniSearchInternals {
-  _index: Iterable<[string, Map<number, Map<number, number>>]>;
-  _documentIds: Map<number, number>;
-  _fieldLength: Map<number, number[]>;
+/**
+ * MiniSearch's radix tree (a Map per node, edge label → child, "" → the value) over keys
+ * in sorted order, built in one pass: SearchableMap.set() scans each node's children in
+ * turn, which for 400,000 keys takes minutes.
+ */
+export function radixTree(keys: string[]): Map<string, unknown> {
+  const build = (lo: number, hi: number, depth: number): Map<string, unknown> => {
+    const node = new Map<string, unknown>();
+    let i = lo;
+    if (keys[i]!.length === depth) node.set("", i++);
+    while (i < hi) {
+      const c = keys[i]![depth];
+      let j = i + 1;
+      while (j < hi && keys[j]![depth] === c) j++;
+      const first = keys[i]!;
+      const lastKey = keys[j - 1]!;
+      let end = depth + 1;
+      while (end < first.length && end < lastKey.length && first[end] === lastKey[end]) end++;
+      node.set(first.slice(depth, end), build(i, j, end));
+      i = j;
+    }
+    return node;
+  };
+  return keys.length ? build(0, keys.length, 0) : new Map();
 }
