@@ -14,7 +14,7 @@ import type { Snapshot, SnapshotPage } from "../snapshot";
 import { fold, indexKey, termOfKey, terms, words } from "./analyze";
 import { formatText, formatTitle } from "./highlight";
 import { parseQuery, titleKey, type ParsedQuery } from "./query";
-import { MAX_WORDS, popcount, type Derived, type Matches, type Shard, type ShardOptions, type WordSpec } from "./shard";
+import { matchBuffer, MAX_WORDS, popcount, type Derived, type Matches, type Shard, type ShardOptions, type WordSpec } from "./shard";
 
 export interface SearchOptions {
   limit?: number;
@@ -124,19 +124,21 @@ class Pool {
     this.tiers = new Uint8Array(documents);
     this.inPool = new Uint8Array(documents);
   }
-  /** Adds the matches whose word mask passes, unless already in; returns how many were added. */
-  add(m: Matches, tier: number, keep: (mask: number) => boolean, added: (doc: number) => void): void {
+  /** Adds the matches holding every word of `full` (or, with partial, not every one), unless already in. */
+  add(m: Matches, tier: number, full: number, partial = false): void {
     this.derived[tier] = m.derived;
+    const { docs, scores, tiers, inPool } = this;
+    let size = this.size;
     for (let i = 0; i < m.count; i++) {
       const d = m.docs[i]!;
-      if (this.inPool[d] || !keep(m.masks[i]!)) continue;
-      this.inPool[d] = 1;
-      this.docs[this.size] = d;
-      this.scores[this.size] = m.scores[i]!;
-      this.tiers[this.size] = tier;
-      this.size++;
-      added(d);
+      if (inPool[d] || (m.masks[i] === full) === partial) continue;
+      inPool[d] = 1;
+      docs[size] = d;
+      scores[size] = m.scores[i]!;
+      tiers[size] = tier;
+      size++;
     }
+    this.size = size;
   }
   candidate(i: number): Candidate {
     const tier = this.tiers[i]!;
@@ -166,6 +168,10 @@ export class Engine {
   private readonly pageBest: Int32Array;
   private readonly pageSecond: Float64Array;
   private readonly pageThird: Float64Array;
+  /** Per page, during a search: its D8 group plus one (0: no title match). */
+  private readonly pageGroup: Uint8Array;
+  /** Match buffers of the text shard, reused by every search: exact, with typos, phrase words. */
+  private readonly buffers: Matches[] = [];
 
   constructor(
     readonly snapshot: Snapshot,
@@ -194,6 +200,7 @@ export class Engine {
     this.pageBest = new Int32Array(this.pages.length).fill(-1);
     this.pageSecond = new Float64Array(this.pages.length);
     this.pageThird = new Float64Array(this.pages.length);
+    this.pageGroup = new Uint8Array(this.pages.length);
   }
 
   page(pageId: number): SnapshotPage | undefined {
@@ -301,46 +308,29 @@ export class Engine {
     }
     const prefixLast = query.prefixLast && words.length === query.words.length;
     const full = 2 ** words.length - 1;
-    const isFull = (m: number) => m === full;
-    const isPartial = (m: number) => m !== full;
     const pool = this.pool;
-    const pageSeen = this.pageBest;
-    const seenPages: number[] = [];
-    // Units: pages found so far (chunks, within one page).
-    const count = onlyPage >= 0 ? () => {} : (d: number) => {
-      const p = this.pageOfChunk[d]!;
-      if (pageSeen[p] === -1) {
-        pageSeen[p] = 0;
-        seenPages.push(p);
-      }
-    };
-    const units = () => (onlyPage >= 0 ? pool.size : seenPages.length);
-    const enough = () => units() >= need;
-    try {
-      // Tiers: every word exactly; every word allowing typos; fewer words (exactly, then with typos).
-      const exact = this.text.match(this.specs(words, prefixLast, false), range);
-      pool.add(exact, 0, isFull, count);
-      const typoable = words.some((w) => typos(w) > 0 && !this.text.has(indexKey(w)));
-      let fuzzy: Matches | undefined;
-      if (!enough() && typoable) {
-        fuzzy = this.text.match(this.specs(words, prefixLast, true), range);
-        pool.add(fuzzy, 1, isFull, count);
-      }
-      // Fewer words: any of them; with quoted phrases, every phrase word and any of the others
-      // (searched as the phrase words alone: the phrase check below does the rest).
-      const fewer = words.length > 1;
-      const phrases = query.phrases.length > 0;
-      if (!enough() && fewer) {
-        if (phrases) {
-          const phraseWords = [...new Set(query.phrases.flat())].slice(0, MAX_WORDS);
-          const fullPhrase = 2 ** phraseWords.length - 1;
-          pool.add(this.text.match(this.specs(phraseWords, false, false), range), 2, (m) => m === fullPhrase, count);
-        } else pool.add(exact, 2, isPartial, count);
-      }
-      if (!enough() && fewer && typoable && !phrases) pool.add(fuzzy!, 3, isPartial, count);
-    } finally {
-      for (const p of seenPages) pageSeen[p] = -1;
+    const enough = () => (onlyPage >= 0 ? pool.size >= need : this.pagesReach(need));
+    const into = (i: number) => ({ ...range, into: (this.buffers[i] ??= matchBuffer(this.text.documentCount)) });
+    // Tiers: every word exactly; every word allowing typos; fewer words (exactly, then with typos).
+    const exact = this.text.match(this.specs(words, prefixLast, false), into(0));
+    pool.add(exact, 0, full);
+    const typoable = words.some((w) => typos(w) > 0 && !this.text.has(indexKey(w)));
+    let fuzzy: Matches | undefined;
+    if (!enough() && typoable) {
+      fuzzy = this.text.match(this.specs(words, prefixLast, true), into(1));
+      pool.add(fuzzy, 1, full);
     }
+    // Fewer words: any of them; with quoted phrases, every phrase word and any of the others
+    // (searched as the phrase words alone: the phrase check below does the rest).
+    const fewer = words.length > 1;
+    const phrases = query.phrases.length > 0;
+    if (!enough() && fewer) {
+      if (phrases) {
+        const phraseWords = [...new Set(query.phrases.flat())].slice(0, MAX_WORDS);
+        pool.add(this.text.match(this.specs(phraseWords, false, false), into(2)), 2, 2 ** phraseWords.length - 1);
+      } else pool.add(exact, 2, full, true);
+    }
+    if (!enough() && fewer && typoable && !phrases) pool.add(fuzzy!, 3, full, true);
 
     try {
       let chosen: Candidate[] | undefined;
@@ -359,6 +349,23 @@ export class Engine {
     } finally {
       pool.clear();
     }
+  }
+
+  /** Whether the pool's chunks come from `need` pages or more (counted until they do). */
+  private pagesReach(need: number): boolean {
+    const pool = this.pool;
+    if (pool.size < need) return false;
+    const marks = this.pageBest;
+    const marked: number[] = [];
+    for (let i = 0; i < pool.size && marked.length < need; i++) {
+      const p = this.pageOfChunk[pool.docs[i]!]!;
+      if (marks[p] === -1) {
+        marks[p] = 0;
+        marked.push(p);
+      }
+    }
+    for (const p of marked) marks[p] = -1;
+    return marked.length >= need;
   }
 
   /**
@@ -389,9 +396,10 @@ export class Engine {
         pageSecond[p] = runnerUp;
       } else if (runnerUp > pageThird[p]!) pageThird[p] = runnerUp;
     }
-    const groups = this.titleGroups(query);
+    const group = this.pageGroup;
+    const titled = this.markTitleGroups(query);
     const count = touched.length;
-    const entries = count + groups.size;
+    const entries = count + titled.length;
     const page = new Int32Array(entries);
     const position = new Int32Array(entries);
     const klass = new Uint8Array(entries);
@@ -401,18 +409,20 @@ export class Engine {
       const i = pageBest[p]!;
       page[e] = p;
       position[e] = i;
-      klass[e] = (groups.get(p) ?? 2) * TIERS + pool.tiers[i]!;
+      klass[e] = (group[p] ? group[p]! - 1 : 2) * TIERS + pool.tiers[i]!;
       score[e] = pool.scores[i]! + PAGE_EVIDENCE * pageSecond[p]! + PAGE_EVIDENCE * PAGE_EVIDENCE * pageThird[p]!;
     }
     let total = count;
-    for (const [p, group] of groups) {
-      if (pageBest[p] !== -1 || query.phrases.length || !this.pages[p]!.chunks.length) continue;
-      // A title match with no chunk holding the words: its intro stands for it.
-      page[total] = p;
-      position[total] = -1;
-      klass[total] = group * TIERS + 4;
-      score[total] = 0;
-      total++;
+    for (const p of titled) {
+      if (pageBest[p] === -1 && !query.phrases.length && this.pages[p]!.chunks.length) {
+        // A title match with no chunk holding the words: its intro stands for it.
+        page[total] = p;
+        position[total] = -1;
+        klass[total] = (group[p]! - 1) * TIERS + 4;
+        score[total] = 0;
+        total++;
+      }
+      group[p] = 0;
     }
     for (const p of touched) {
       pageBest[p] = -1;
@@ -437,14 +447,22 @@ export class Engine {
     return { pages, total: Math.round(total * estimate) };
   }
 
-  /** D8: 0 for the exact title (or redirect), 1 for titles holding every query word or made only of query words. */
-  private titleGroups(query: ParsedQuery): Map<number, number> {
-    const groups = new Map<number, number>();
+  /**
+   * D8: marks pageGroup with 1 for the exact title (or redirect), 2 for titles holding every
+   * query word or made only of query words; returns the pages marked.
+   */
+  private markTitleGroups(query: ParsedQuery): number[] {
+    const marked: number[] = [];
+    const group = this.pageGroup;
+    const mark = (p: number, g: number) => {
+      if (!group[p]) marked.push(p);
+      group[p] = g;
+    };
     const words = query.words.slice(0, MAX_WORDS);
     const full = 2 ** words.length - 1;
     const last = words.length - 1;
     const all = this.titleIndex.match(words.map((w, i) => ({ key: indexKey(w), prefix: query.prefixLast && i === last, fuzzy: 0 })));
-    for (let i = 0; i < all.count; i++) if (all.masks[i] === full) groups.set(all.docs[i]!, 1);
+    for (let i = 0; i < all.count; i++) if (all.masks[i] === full) mark(all.docs[i]!, 2);
     if (words.length > 1) {
       // Titles made only of query words: as many of them as the title has distinct words.
       const any = this.titleIndex.match(
@@ -453,12 +471,12 @@ export class Engine {
       );
       for (let i = 0; i < any.count; i++) {
         const d = any.docs[i]!;
-        if (popcount(any.masks[i]!) === this.titleIndex.fieldLength(0, d)) groups.set(d, 1);
+        if (popcount(any.masks[i]!) === this.titleIndex.fieldLength(0, d)) mark(d, 2);
       }
     }
     const exact = this.titles.get(query.asTitle);
-    if (exact !== undefined) groups.set(exact, 0);
-    return groups;
+    if (exact !== undefined) mark(exact, 1);
+    return marked;
   }
 
   /**

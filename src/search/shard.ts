@@ -154,9 +154,10 @@ export class Shard {
 
   /**
    * Scores every document holding any of the query words, in the given fields (all by
-   * default) and documents [from, to) (all by default).
+   * default) and documents [from, to) (all by default). The result goes `into` a buffer
+   * from matchBuffer() when one is given (no allocation), else into new arrays.
    */
-  match(words: WordSpec[], options: { fields?: number[]; from?: number; to?: number } = {}): Matches {
+  match(words: WordSpec[], options: { fields?: number[]; from?: number; to?: number; into?: Matches } = {}): Matches {
     const derived = this.derive(words);
     const F = this.fields.length;
     const fields = options.fields ?? this.fields.map((_f, i) => i);
@@ -189,10 +190,13 @@ export class Shard {
         }
       }
     }
-    const out: Matches = { count, docs: touched.slice(0, count), scores: new Float64Array(count), masks: new Uint32Array(count), derived };
+    const out = options.into && options.into.docs.length >= count ? options.into : matchBuffer(count);
+    out.count = count;
+    out.derived = derived;
     for (let i = 0; i < count; i++) {
-      const d = out.docs[i]!;
+      const d = touched[i]!;
       const m = masks[d]!;
+      out.docs[i] = d;
       out.masks[i] = m;
       // MiniSearch multiplies a document's score by the number of query words it holds.
       out.scores[i] = scores[d]! * popcount(m);
@@ -213,6 +217,11 @@ export class Shard {
     }
     return false;
   }
+}
+
+/** Room for the matches of up to n documents. */
+export function matchBuffer(n: number): Matches {
+  return { count: 0, docs: new Uint32Array(n), scores: new Float64Array(n), masks: new Uint32Array(n), derived: [] };
 }
 
 export function popcount(m: number): number {
