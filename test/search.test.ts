@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { CROP_MARKER, fold, indexPath, open, terms } from "../src/search";
+import { CROP_MARKER, fold, indexPath, open, phraseTest, terms } from "../src/search";
 import { fromIngest, writeSnapshot } from "../src/snapshot";
 import { EN_2006, EN_2016, engineFor, ingested, SQUAD, tempDir, TRUNCATED_XZ } from "./helpers";
 
@@ -117,6 +117,41 @@ describe("query semantics (D6)", () => {
     const withMissing = tome.search('"alternating current" zzqxvnotaword', { limit: 50 });
     expect(withMissing.hits.length).toBe(r.hits.length);
     for (const h of withMissing.hits) expect(chunkText(h).toLowerCase()).toContain("alternating current");
+  });
+
+  test("the phrase test agrees with consecutive words, on real text of five scripts", async () => {
+    const holds = (ws: string[], seq: string[]) => ws.some((_w, i) => seq.every((x, j) => ws[i + j] === x));
+    let random = 42;
+    const next = (n: number) => ((random = (Math.imul(random, 1664525) + 1013904223) >>> 0) % n);
+    let found = 0;
+    let absent = 0;
+    // English, Greek (final sigma), Japanese, Marathi, Vietnamese (stacked accents).
+    const sources = [await ingested({ dumps: [EN_2016] }), ...(await Promise.all([1, 3, 4, 6].map((i) => ingested({ dumps: [TRUNCATED_XZ[i]!], allowTruncated: true }))))];
+    for (const source of sources) {
+      const lang = source.wiki.lang;
+      const chunks = source.articles.flatMap((a) => a.chunks).filter((c) => terms(c.text, lang).length > 5);
+      for (let k = 0; k < 60; k++) {
+        const source = chunks[next(chunks.length)]!;
+        const ws = terms(source.text, lang);
+        const at = next(ws.length - 3);
+        const phrase = ws.slice(at, at + 2 + next(2));
+        // Its own text holds it; so may others, and a reversed phrase is mostly absent.
+        for (const text of [chunks[next(chunks.length)]!.text, chunks[next(chunks.length)]!.text]) {
+          for (const ph of [phrase, [...phrase].reverse()]) {
+            const expected = holds(terms(text, lang), ph);
+            expect(phraseTest(ph, lang)(text)).toBe(expected);
+            if (expected) found++;
+            else absent++;
+          }
+        }
+        expect(phraseTest(phrase, lang)(source.text)).toBe(true);
+      }
+    }
+    expect(absent).toBeGreaterThan(100);
+    expect(phraseTest(["cafe", "ecole"])("Un CAFÉ — École!")).toBe(true);
+    expect(phraseTest(["cafe", "ecole"])("cafeteria ecole")).toBe(false);
+    expect(phraseTest(["cafe", "ecole"])("cafe decole")).toBe(false);
+    expect(found + absent).toBeGreaterThan(0);
   });
 
   test("typos are tolerated in longer words", async () => {

@@ -100,6 +100,36 @@ export function words(text: string, lang = ""): string[] {
   return out;
 }
 
+/** A whole text folded as fold() folds each word. */
+function foldText(text: string): string {
+  if (ASCII.test(text)) return text.toLowerCase();
+  return text.normalize("NFKD").replace(DIACRITICS, "").toLowerCase().normalize("NFC");
+}
+
+const NOT_WORD = "[^\\p{L}\\p{M}\\p{N}]";
+
+/**
+ * A test for texts holding a phrase (folded words) as consecutive words. Where no unspaced
+ * script is involved, a pattern over the folded text, which spares splitting and folding
+ * every word; otherwise the words themselves.
+ */
+export function phraseTest(phrase: string[], lang = ""): (text: string) => boolean {
+  const byWords = (text: string) => containsSequence(terms(text, lang), phrase);
+  if (phrase.some((w) => UNSPACED.test(w))) return byWords;
+  const pattern = new RegExp(`(?<!\\p{L}|\\p{M}|\\p{N})${phrase.map(escapeRegExp).join(`${NOT_WORD}+`)}(?!\\p{L}|\\p{M}|\\p{N})`, "u");
+  return (text) => (UNSPACED.test(text) ? byWords(text) : pattern.test(foldText(text)));
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+function containsSequence(words: string[], seq: string[]): boolean {
+  outer: for (let i = 0; i + seq.length <= words.length; i++) {
+    for (let j = 0; j < seq.length; j++) if (words[i + j] !== seq[j]) continue outer;
+    return true;
+  }
+  return false;
+}
+
 /**
  * MiniSearch's radix tree scans a node's children one by one. Words of scripts with many
  * letters (ideographs above all, but also a vocabulary mixing Greek, Cyrillic, Bengali…)

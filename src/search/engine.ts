@@ -11,7 +11,7 @@
  * together.
  */
 import type { Snapshot, SnapshotPage } from "../snapshot";
-import { fold, indexKey, termOfKey, terms, words } from "./analyze";
+import { fold, indexKey, phraseTest, termOfKey, terms, words } from "./analyze";
 import { formatText, formatTitle } from "./highlight";
 import { parseQuery, titleKey, type ParsedQuery } from "./query";
 import { matchBuffer, MAX_WORDS, popcount, type Derived, type Matches, type Shard, type ShardOptions, type WordSpec } from "./shard";
@@ -379,17 +379,19 @@ export class Engine {
     // Best chunk per page: with phrases, among the chunks kept (as pool positions); else the whole pool.
     const positions = chosen ? chosen.map((c) => c.position!) : undefined;
     const n = positions ? positions.length : pool.size;
+    const { docs, tiers, scores } = pool;
+    const pageOfChunk = this.pageOfChunk;
     for (let k = 0; k < n; k++) {
       const i = positions ? positions[k]! : k;
-      const p = this.pageOfChunk[pool.docs[i]!]!;
+      const p = pageOfChunk[docs[i]!]!;
       const b = pageBest[p]!;
       if (b === -1) {
         pageBest[p] = i;
         touched.push(p);
         continue;
       }
-      const better = pool.tiers[i]! < pool.tiers[b]! || (pool.tiers[i] === pool.tiers[b] && pool.scores[i]! > pool.scores[b]!);
-      const runnerUp = better ? pool.scores[b]! : pool.scores[i]!;
+      const better = tiers[i]! < tiers[b]! || (tiers[i] === tiers[b] && scores[i]! > scores[b]!);
+      const runnerUp = better ? scores[b]! : scores[i]!;
       if (better) pageBest[p] = i;
       if (runnerUp > pageSecond[p]!) {
         pageThird[p] = pageSecond[p]!;
@@ -488,6 +490,7 @@ export class Engine {
     const order = bestEntries(pool.tiers, pool.scores, pool.size, PHRASE_CHECKS);
     const kept: Candidate[] = [];
     const pages = new Set<number>();
+    const tests = query.phrases.map((ph) => phraseTest(ph, this.lang));
     let checked = 0;
     for (let k = 0; k < order.length; k++) {
       if (pages.size >= need && k >= PHRASE_SAMPLE) break;
@@ -497,8 +500,8 @@ export class Engine {
       const p = this.pageOfChunk[doc]!;
       const page = this.pages[p]!;
       const chunk = page.chunks[doc - this.firstChunk[p]!]!;
-      const words = [...terms(chunk.text, this.lang), "\u0000", ...terms(page.sections[chunk.section]?.heading ?? "", this.lang)];
-      if (query.phrases.every((ph) => containsSequence(words, ph))) {
+      const heading = page.sections[chunk.section]?.heading ?? "";
+      if (tests.every((holds) => holds(chunk.text) || holds(heading))) {
         kept.push({ ...pool.candidate(i), position: i });
         pages.add(p);
       }
@@ -592,14 +595,6 @@ class Heap {
 
 const byTierScore = (a: Candidate, b: Candidate) => a.tier - b.tier || b.score - a.score;
 const byRank = (a: PageCandidate, b: PageCandidate) => a.group - b.group || byTierScore(a.best, b.best);
-
-function containsSequence(words: string[], seq: string[]): boolean {
-  outer: for (let i = 0; i + seq.length <= words.length; i++) {
-    for (let j = 0; j < seq.length; j++) if (words[i + j] !== seq[j]) continue outer;
-    return true;
-  }
-  return false;
-}
 
 /** The fewest consecutive words holding every distinct matched term (0 when fewer than two match). */
 function smallestSpan(toks: string[], wanted: Set<string>): number {
