@@ -151,6 +151,10 @@ describe("query semantics (D6)", () => {
     expect(phraseTest(["cafe", "ecole"])("Un CAFÉ — École!")).toBe(true);
     expect(phraseTest(["cafe", "ecole"])("cafeteria ecole")).toBe(false);
     expect(phraseTest(["cafe", "ecole"])("cafe decole")).toBe(false);
+    // Unspaced script beside the words is split off as words of its own.
+    for (const text of ["東京cafe école", "cafe école東京", "東京abc cafe école", "abc東京cafe école", "cafe東京école", "cafe école2"]) {
+      expect(phraseTest(["cafe", "ecole"], "ja")(text)).toBe(holds(terms(text, "ja"), ["cafe", "ecole"]));
+    }
     expect(found + absent).toBeGreaterThan(0);
   });
 

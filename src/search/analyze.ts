@@ -106,18 +106,17 @@ function foldText(text: string): string {
   return text.normalize("NFKD").replace(DIACRITICS, "").toLowerCase().normalize("NFC");
 }
 
-const NOT_WORD = "[^\\p{L}\\p{M}\\p{N}]";
-
 /**
- * A test for texts holding a phrase (folded words) as consecutive words. Where no unspaced
- * script is involved, a pattern over the folded text, which spares splitting and folding
- * every word; otherwise the words themselves.
+ * A test for texts holding a phrase (folded words) as consecutive words. Without unspaced
+ * script in the phrase, a pattern over the folded text, which spares splitting and folding
+ * every word: the phrase's words, apart from any word character outside unspaced scripts
+ * (those are split off as words of their own), with only non-word characters between.
  */
 export function phraseTest(phrase: string[], lang = ""): (text: string) => boolean {
-  const byWords = (text: string) => containsSequence(terms(text, lang), phrase);
-  if (phrase.some((w) => UNSPACED.test(w))) return byWords;
-  const pattern = new RegExp(`(?<!\\p{L}|\\p{M}|\\p{N})${phrase.map(escapeRegExp).join(`${NOT_WORD}+`)}(?!\\p{L}|\\p{M}|\\p{N})`, "u");
-  return (text) => (UNSPACED.test(text) ? byWords(text) : pattern.test(foldText(text)));
+  if (phrase.some((w) => UNSPACED.test(w))) return (text) => containsSequence(terms(text, lang), phrase);
+  const spaced = `(?:(?!${UNSPACED.source})[\\p{L}\\p{M}\\p{N}])`;
+  const pattern = new RegExp(`(?<!${spaced})${phrase.map(escapeRegExp).join("[^\\p{L}\\p{M}\\p{N}]+")}(?!${spaced})`, "u");
+  return (text) => pattern.test(foldText(text));
 }
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
