@@ -2,15 +2,16 @@
  * bun bench/search.ts <snapshot.tome> [--queries N] [--json]
  *
  * In process, one core. Measures, on a snapshot:
- *   - build time of the search indexes (first open, indexes not yet kept beside it)
+ *   - build time of the search indexes (first open, indexes not yet kept beside it:
+ *     snapshot decoding, index build, writing the indexes)
  *   - boot time (open with the kept indexes: decode snapshot + indexes)
  *   - heap bytes per chunk after boot (JSC's heap size after GC, typed arrays and strings
- *     included, minus the heap before), and what boot added to the resident memory;
- *     boot is measured in a fresh process (--boot-only)
+ *     included, minus the heap before), and what boot added to the resident memory
  *   - p50/p99 query latency for a mix: single words, 2–4 words, phrases, very common
  *     words, typos, prefixes, Japanese
- * Queries are drawn from the snapshot's own text (fixed seed), so every kind has matches.
- * Snapshot build time is measured by `bun run snapshot:build` itself (it prints it).
+ * Boot and queries run in a fresh process (--measure), as in a server: nothing of the
+ * build is left in its heap. Queries are drawn from the snapshot's own text (fixed seed),
+ * so every kind has matches. Snapshot build time is printed by `bun run snapshot:build`.
  */
 import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -23,7 +24,7 @@ const { values, positionals } = parseArgs({
   options: {
     queries: { type: "string", default: "200" },
     json: { type: "boolean" },
-    "boot-only": { type: "boolean" },
+    measure: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
   allowPositionals: true,
@@ -33,89 +34,96 @@ if (values.help || !positionals[0]) {
 
   --queries N   queries per kind (default 200)
   --json        one JSON object instead of the table
-  --boot-only   (used by the benchmark itself) open the snapshot with its kept indexes and
-                print boot time, heap and resident memory as JSON`);
+  --measure     (used by the benchmark itself) open the snapshot with its kept indexes,
+                run the queries, print boot time, memory and latencies as JSON`);
   process.exit(values.help ? 0 : 2);
 }
 const path = positionals[0];
 const perKind = Number(values.queries);
+
+interface Measured {
+  pages: number;
+  chunks: number;
+  bootSeconds: number;
+  heapBytes: number;
+  rssBytes: number;
+  latencyMs: Record<string, { p50: number; p99: number; n: number; meanHits: number }>;
+  overall: { p50: number; p99: number; n: number };
+}
 
 const heap = () => {
   Bun.gc(true);
   return heapStats().heapSize;
 };
 
-interface Boot {
-  bootSeconds: number;
-  heapBytes: number;
-  rssBytes: number;
-}
-
-// Boot is measured in a fresh process: nothing of the build is left in its heap.
-if (values["boot-only"]) {
-  const heapBefore = heap();
-  const rssBefore = process.memoryUsage().rss;
-  const t = performance.now();
-  const booted = await open(path);
-  const boot: Boot = { bootSeconds: (performance.now() - t) / 1000, heapBytes: heap() - heapBefore, rssBytes: process.memoryUsage().rss - rssBefore };
-  console.log(JSON.stringify({ ...boot, chunks: booted.snapshot.meta.indexedChunks }));
-  process.exit(0);
-}
-
-rmSync(indexPath(path), { force: true });
-const t0 = performance.now();
-const tome = await open(path);
-const buildIndexSeconds = (performance.now() - t0) / 1000;
-const chunks = tome.snapshot.meta.indexedChunks;
-
-const child = Bun.spawnSync(["bun", import.meta.path, path, "--boot-only"], { stderr: "inherit" });
-const boot = JSON.parse(child.stdout.toString().trim()) as Boot;
-const bootSeconds = boot.bootSeconds;
-const heapBytesPerChunk = boot.heapBytes / chunks;
-const rssAfterBoot = boot.rssBytes;
-
-const kinds = queryMix(tome.snapshot);
-
 const percentile = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
 };
 
-const results: Record<string, { p50: number; p99: number; n: number; meanHits: number }> = {};
-const all: number[] = [];
-for (const [kind, make] of Object.entries(kinds)) {
-  const queries = Array.from({ length: perKind }, make).filter((q) => q.replace(/"/g, "").trim());
-  if (!queries.length) continue;
-  for (const q of queries.slice(0, 10)) tome.search(q); // warm-up
-  const times: number[] = [];
-  let hits = 0;
-  for (const q of queries) {
-    const t = performance.now();
-    const r = tome.search(q);
-    times.push(performance.now() - t);
-    hits += r.estimatedTotalHits;
+async function measure(): Promise<Measured> {
+  const heapBefore = heap();
+  const rssBefore = process.memoryUsage().rss;
+  const t = performance.now();
+  const tome = await open(path);
+  const bootSeconds = (performance.now() - t) / 1000;
+  const heapBytes = heap() - heapBefore;
+  const rssBytes = process.memoryUsage().rss - rssBefore;
+  const latencyMs: Measured["latencyMs"] = {};
+  const all: number[] = [];
+  for (const [kind, make] of Object.entries(queryMix(tome.snapshot))) {
+    const queries = Array.from({ length: perKind }, make).filter((q) => q.replace(/"/g, "").trim());
+    if (!queries.length) continue;
+    for (const q of queries.slice(0, 10)) tome.search(q); // warm-up
+    const times: number[] = [];
+    let hits = 0;
+    for (const q of queries) {
+      const started = performance.now();
+      const r = tome.search(q);
+      times.push(performance.now() - started);
+      hits += r.estimatedTotalHits;
+    }
+    all.push(...times);
+    latencyMs[kind] = { p50: percentile(times, 0.5), p99: percentile(times, 0.99), n: times.length, meanHits: hits / times.length };
   }
-  all.push(...times);
-  results[kind] = { p50: percentile(times, 0.5), p99: percentile(times, 0.99), n: times.length, meanHits: hits / times.length };
+  return {
+    pages: tome.snapshot.pages.length,
+    chunks: tome.snapshot.meta.indexedChunks,
+    bootSeconds,
+    heapBytes,
+    rssBytes,
+    latencyMs,
+    overall: { p50: percentile(all, 0.5), p99: percentile(all, 0.99), n: all.length },
+  };
 }
 
-const report = {
-  snapshot: path,
-  pages: tome.snapshot.pages.length,
-  chunks,
-  buildIndexSeconds,
-  bootSeconds,
-  heapBytesPerChunk,
-  rssAfterBoot,
-  latencyMs: results,
-  overall: { p50: percentile(all, 0.5), p99: percentile(all, 0.99), n: all.length },
-};
+if (values.measure) {
+  console.log(JSON.stringify(await measure()));
+  process.exit(0);
+}
+
+rmSync(indexPath(path), { force: true });
+const t0 = performance.now();
+await open(path);
+const buildIndexSeconds = (performance.now() - t0) / 1000;
+
+const child = Bun.spawnSync(["bun", import.meta.path, path, "--measure", "--queries", String(perKind)], { stderr: "inherit" });
+if (child.exitCode !== 0) {
+  console.error(`the measuring process failed (exit ${child.exitCode})`);
+  process.exit(1);
+}
+const m = JSON.parse(child.stdout.toString().trim()) as Measured;
+const report = { snapshot: path, buildIndexSeconds, heapBytesPerChunk: m.heapBytes / m.chunks, ...m };
+
 if (values.json) console.log(JSON.stringify(report));
 else {
-  console.log(`${path}: ${report.pages} pages, ${chunks} chunks`);
-  console.log(`index build ${buildIndexSeconds.toFixed(1)} s; boot ${bootSeconds.toFixed(2)} s; heap ${(heapBytesPerChunk / 1024).toFixed(2)} KB per chunk; boot adds ${(rssAfterBoot / 2 ** 30).toFixed(2)} GiB resident`);
+  console.log(`${path}: ${m.pages} pages, ${m.chunks} chunks`);
+  console.log(
+    `index build ${buildIndexSeconds.toFixed(1)} s; boot ${m.bootSeconds.toFixed(2)} s; heap ${(report.heapBytesPerChunk / 1024).toFixed(2)} KB per chunk; ` +
+      `boot adds ${(m.rssBytes / 2 ** 30).toFixed(2)} GiB resident`,
+  );
   console.log("| queries | n | p50 ms | p99 ms | mean matching pages |");
   console.log("|---|---|---|---|---|");
-  for (const [k, r] of Object.entries(results)) console.log(`| ${k} | ${r.n} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.meanHits.toFixed(0)} |`);
-  console.log(`| **all** | ${report.overall.n} | ${report.overall.p50.toFixed(2)} | ${report.overall.p99.toFixed(2)} | |`);
+  for (const [k, r] of Object.entries(m.latencyMs)) console.log(`| ${k} | ${r.n} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.meanHits.toFixed(0)} |`);
+  console.log(`| **all** | ${m.overall.n} | ${m.overall.p50.toFixed(2)} | ${m.overall.p99.toFixed(2)} | |`);
 }
