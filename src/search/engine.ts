@@ -172,6 +172,16 @@ export class Engine {
   private readonly pageGroup: Uint8Array;
   /** Match buffers of the text shard, reused by every search: exact, with typos, phrase words. */
   private readonly buffers: Matches[] = [];
+  private readonly titleBuffers: Matches[] = [];
+  /**
+   * A search's pages (touched) and its ranking entries, one per page: reused, because
+   * large allocations at every query make the collector sweep the whole snapshot often.
+   */
+  private readonly touched: Int32Array;
+  private readonly entryPage: Int32Array;
+  private readonly entryPosition: Int32Array;
+  private readonly entryClass: Uint8Array;
+  private readonly entryScore: Float64Array;
 
   constructor(
     readonly snapshot: Snapshot,
@@ -201,6 +211,12 @@ export class Engine {
     this.pageSecond = new Float64Array(this.pages.length);
     this.pageThird = new Float64Array(this.pages.length);
     this.pageGroup = new Uint8Array(this.pages.length);
+    const n = this.pages.length;
+    this.touched = new Int32Array(n);
+    this.entryPage = new Int32Array(n);
+    this.entryPosition = new Int32Array(n);
+    this.entryClass = new Uint8Array(n);
+    this.entryScore = new Float64Array(n);
   }
 
   page(pageId: number): SnapshotPage | undefined {
@@ -375,7 +391,8 @@ export class Engine {
   private rankPages(query: ParsedQuery, need: number, chosen: Candidate[] | undefined, estimate: number): { pages: PageCandidate[]; total: number } {
     const pool = this.pool;
     const { pageBest, pageSecond, pageThird } = this;
-    const touched: number[] = [];
+    const { touched, entryPage: page, entryPosition: position, entryClass: klass, entryScore: score } = this;
+    let count = 0;
     // Best chunk per page: with phrases, among the chunks kept (as pool positions); else the whole pool.
     const positions = chosen ? chosen.map((c) => c.position!) : undefined;
     const n = positions ? positions.length : pool.size;
@@ -387,7 +404,7 @@ export class Engine {
       const b = pageBest[p]!;
       if (b === -1) {
         pageBest[p] = i;
-        touched.push(p);
+        touched[count++] = p;
         continue;
       }
       const better = tiers[i]! < tiers[b]! || (tiers[i] === tiers[b] && scores[i]! > scores[b]!);
@@ -400,12 +417,6 @@ export class Engine {
     }
     const group = this.pageGroup;
     const titled = this.markTitleGroups(query);
-    const count = touched.length;
-    const entries = count + titled.length;
-    const page = new Int32Array(entries);
-    const position = new Int32Array(entries);
-    const klass = new Uint8Array(entries);
-    const score = new Float64Array(entries);
     for (let e = 0; e < count; e++) {
       const p = touched[e]!;
       const i = pageBest[p]!;
@@ -426,7 +437,8 @@ export class Engine {
       }
       group[p] = 0;
     }
-    for (const p of touched) {
+    for (let e = 0; e < count; e++) {
+      const p = touched[e]!;
       pageBest[p] = -1;
       pageSecond[p] = 0;
       pageThird[p] = 0;
@@ -463,13 +475,17 @@ export class Engine {
     const words = query.words.slice(0, MAX_WORDS);
     const full = 2 ** words.length - 1;
     const last = words.length - 1;
-    const all = this.titleIndex.match(words.map((w, i) => ({ key: indexKey(w), prefix: query.prefixLast && i === last, fuzzy: 0 })));
+    const into = (i: number) => (this.titleBuffers[i] ??= matchBuffer(this.titleIndex.documentCount));
+    const all = this.titleIndex.match(
+      words.map((w, i) => ({ key: indexKey(w), prefix: query.prefixLast && i === last, fuzzy: 0 })),
+      { into: into(0) },
+    );
     for (let i = 0; i < all.count; i++) if (all.masks[i] === full) mark(all.docs[i]!, 2);
     if (words.length > 1) {
       // Titles made only of query words: as many of them as the title has distinct words.
       const any = this.titleIndex.match(
         words.map((w) => ({ key: indexKey(w), prefix: false, fuzzy: 0 })),
-        { fields: [0] },
+        { fields: [0], into: into(1) },
       );
       for (let i = 0; i < any.count; i++) {
         const d = any.docs[i]!;
