@@ -1,6 +1,7 @@
 /**
- * The search engine: a snapshot in memory with two MiniSearch shards, titles (one entry
- * per page, redirect titles as aliases) and text (one entry per chunk).
+ * The search engine: a snapshot in memory with two shards (shard.ts: MiniSearch's index
+ * model in typed arrays), titles (one entry per page, redirect titles as aliases) and text
+ * (one entry per chunk).
  *
  * Ranking, best first (decisions D6–D9):
  *   1. an exact title or redirect match (D8)
@@ -124,14 +125,18 @@ class Pool {
     this.tiers = new Uint8Array(documents);
     this.inPool = new Uint8Array(documents);
   }
-  /** Adds the matches holding every word of `full` (or, with partial, not every one), unless already in. */
-  add(m: Matches, tier: number, full: number, partial = false): void {
+  /**
+   * Adds the matches, unless already in, whose word mask is `mask` ("all"), is not it
+   * ("partial"), or has its bits ("having").
+   */
+  add(m: Matches, tier: number, mask: number, keep: "all" | "partial" | "having" = "all"): void {
     this.derived[tier] = m.derived;
     const { docs, scores, tiers, inPool } = this;
     let size = this.size;
     for (let i = 0; i < m.count; i++) {
       const d = m.docs[i]!;
-      if (inPool[d] || (m.masks[i] === full) === partial) continue;
+      const held = m.masks[i]!;
+      if (inPool[d] || (keep === "all" ? held !== mask : keep === "partial" ? held === mask : (held & mask) >>> 0 !== mask)) continue;
       inPool[d] = 1;
       docs[size] = d;
       scores[size] = m.scores[i]!;
@@ -342,11 +347,14 @@ export class Engine {
     const phrases = query.phrases.length > 0;
     if (!enough() && fewer) {
       if (phrases) {
-        const phraseWords = [...new Set(query.phrases.flat())].slice(0, MAX_WORDS);
-        pool.add(this.text.match(this.specs(phraseWords, false, false), into(2)), 2, 2 ** phraseWords.length - 1);
-      } else pool.add(exact, 2, full, true);
+        // The exact pass saw every word: the chunks holding each phrase word are among its matches.
+        const phraseWords = new Set(query.phrases.flat());
+        let having = 0;
+        words.forEach((w, i) => phraseWords.has(w) && (having |= 1 << i));
+        pool.add(exact, 2, having >>> 0, "having");
+      } else pool.add(exact, 2, full, "partial");
     }
-    if (!enough() && fewer && typoable && !phrases) pool.add(fuzzy!, 3, full, true);
+    if (!enough() && fewer && typoable && !phrases) pool.add(fuzzy!, 3, full, "partial");
 
     try {
       let chosen: Candidate[] | undefined;
