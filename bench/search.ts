@@ -1,5 +1,5 @@
 /**
- * bun bench/search.ts <snapshot.tome> [--queries N] [--json]
+ * bun bench/search.ts <snapshot.tome> [--queries N] [--runs R] [--reuse] [--json]
  *
  * In process, one core. Measures, on a snapshot:
  *   - build time of the search indexes (first open, indexes not yet kept beside it:
@@ -24,15 +24,19 @@ const { values, positionals } = parseArgs({
   options: {
     queries: { type: "string", default: "200" },
     json: { type: "boolean" },
+    runs: { type: "string", default: "1" },
+    reuse: { type: "boolean" },
     measure: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
   allowPositionals: true,
 });
 if (values.help || !positionals[0]) {
-  console.log(`Usage: bun bench/search.ts <snapshot.tome> [--queries N per kind] [--json]
+  console.log(`Usage: bun bench/search.ts <snapshot.tome> [--queries N per kind] [--runs R] [--reuse] [--json]
 
   --queries N   queries per kind (default 200)
+  --runs R      boot and query R times, each in a fresh process; figures are medians (default 1)
+  --reuse       keep the indexes already beside the snapshot (no build time is measured)
   --json        one JSON object instead of the table
   --measure     (used by the benchmark itself) open the snapshot with its kept indexes,
                 run the queries, print boot time, memory and latencies as JSON`);
@@ -102,24 +106,41 @@ if (values.measure) {
   process.exit(0);
 }
 
-rmSync(indexPath(path), { force: true });
-const t0 = performance.now();
-await open(path);
-const buildIndexSeconds = (performance.now() - t0) / 1000;
-
-const child = Bun.spawnSync(["bun", import.meta.path, path, "--measure", "--queries", String(perKind)], { stderr: "inherit" });
-if (child.exitCode !== 0) {
-  console.error(`the measuring process failed (exit ${child.exitCode})`);
-  process.exit(1);
+let buildIndexSeconds = Number.NaN;
+if (!values.reuse || !(await Bun.file(indexPath(path)).exists())) {
+  rmSync(indexPath(path), { force: true });
+  const t0 = performance.now();
+  await open(path);
+  buildIndexSeconds = (performance.now() - t0) / 1000;
 }
-const m = JSON.parse(child.stdout.toString().trim()) as Measured;
-const report = { snapshot: path, buildIndexSeconds, heapBytesPerChunk: m.heapBytes / m.chunks, ...m };
+
+const runs: Measured[] = [];
+for (let r = 0; r < Number(values.runs); r++) {
+  const child = Bun.spawnSync(["bun", import.meta.path, path, "--measure", "--queries", String(perKind)], { stderr: "inherit" });
+  if (child.exitCode !== 0) {
+    console.error(`the measuring process failed (exit ${child.exitCode})`);
+    process.exit(1);
+  }
+  runs.push(JSON.parse(child.stdout.toString().trim()) as Measured);
+}
+const median = (f: (m: Measured) => number) => percentile(runs.map(f), 0.5);
+const m: Measured = {
+  ...runs[0]!,
+  bootSeconds: median((x) => x.bootSeconds),
+  heapBytes: median((x) => x.heapBytes),
+  rssBytes: median((x) => x.rssBytes),
+  latencyMs: Object.fromEntries(
+    Object.entries(runs[0]!.latencyMs).map(([k, v]) => [k, { ...v, p50: median((x) => x.latencyMs[k]!.p50), p99: median((x) => x.latencyMs[k]!.p99) }]),
+  ),
+  overall: { ...runs[0]!.overall, p50: median((x) => x.overall.p50), p99: median((x) => x.overall.p99) },
+};
+const report = { snapshot: path, runs: runs.length, buildIndexSeconds, heapBytesPerChunk: m.heapBytes / m.chunks, ...m };
 
 if (values.json) console.log(JSON.stringify(report));
 else {
   console.log(`${path}: ${m.pages} pages, ${m.chunks} chunks`);
   console.log(
-    `index build ${buildIndexSeconds.toFixed(1)} s; boot ${m.bootSeconds.toFixed(2)} s; heap ${(report.heapBytesPerChunk / 1024).toFixed(2)} KB per chunk; ` +
+    `${runs.length > 1 ? `medians of ${runs.length} runs; ` : ""}index build ${Number.isNaN(buildIndexSeconds) ? "not measured (--reuse)" : `${buildIndexSeconds.toFixed(1)} s`}; boot ${m.bootSeconds.toFixed(2)} s; heap ${(report.heapBytesPerChunk / 1024).toFixed(2)} KB per chunk; ` +
       `boot adds ${(m.rssBytes / 2 ** 30).toFixed(2)} GiB resident`,
   );
   console.log("| queries | n | p50 ms | p99 ms | mean matching pages |");
