@@ -1,6 +1,11 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { CROP_MARKER, fold, indexPath, open, phraseTest, terms } from "../src/search";
+import SearchableMap from "minisearch/SearchableMap";
 import { fromIngest, writeSnapshot } from "../src/snapshot";
+import { indexKey } from "../src/search/analyze";
+import { buildShard, radixTree, Shard } from "../src/search/shard";
+import { TEXT_BOOSTS, TEXT_FIELDS, textShardOptions } from "../src/search/engine";
+import MiniSearch from "minisearch";
 import { EN_2006, EN_2016, engineFor, ingested, SQUAD, tempDir, TRUNCATED_XZ } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
@@ -300,6 +305,53 @@ describe("stored indexes", () => {
     writeSnapshot(path, fromIngest(await ingested({ dumps: [SQUAD], chunkWords: 80 }), 80));
     await open(path, { log });
     expect(logs.length).toBe(3);
+  });
+});
+
+describe("a shard scores as MiniSearch does", () => {
+  test("same documents and scores as MiniSearch's own index over the same chunks, for single words and AND/OR", async () => {
+    const source = await ingested({ dumps: [SQUAD] });
+    const docs = source.articles.flatMap((a) => a.chunks.map((c) => ({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title })));
+    const options = textShardOptions("en");
+    const shard = new Shard(buildShard(docs.length, (i) => docs[i]!, options), TEXT_BOOSTS);
+    const boost: Record<string, number> = Object.fromEntries(TEXT_FIELDS.map((f, i) => [f, TEXT_BOOSTS[i]!]));
+    const mini = new MiniSearch({ fields: TEXT_FIELDS, tokenize: (t) => terms(t, "en"), processTerm: indexKey, searchOptions: { boost } });
+    mini.addAll(docs.map((d, id) => ({ id, ...d })));
+    let compared = 0;
+    for (const q of ["the", "nfl", "super bowl", "oxygen water", "warsaw university"]) {
+      const ws = terms(q, "en");
+      for (const combineWith of ["AND", "OR"] as const) {
+        const expected = new Map(mini.search(q, { combineWith, tokenize: (t) => terms(t, "en") }).map((r) => [r.id as number, r.score]));
+        const m = shard.match(ws.map((w) => ({ key: indexKey(w), prefix: false, fuzzy: 0 })));
+        const got = new Map<number, number>();
+        for (let i = 0; i < m.count; i++) if (combineWith === "OR" || m.masks[i] === 2 ** ws.length - 1) got.set(m.docs[i]!, m.scores[i]!);
+        expect(got.size).toBe(expected.size);
+        expect(expected.size).toBeGreaterThan(0);
+        for (const [doc, score] of expected) expect(Math.abs(got.get(doc)! - score) / score).toBeLessThan(1e-5);
+        compared += expected.size;
+      }
+    }
+    expect(compared).toBeGreaterThan(1000);
+  });
+});
+
+describe("the vocabulary tree", () => {
+  test("built in one pass, it answers as MiniSearch's own SearchableMap built key by key", async () => {
+    const source = await ingested({ dumps: [TRUNCATED_XZ[1]!], allowTruncated: true }); // Greek, with Latin words
+    const all = [...new Set(source.articles.flatMap((a) => a.chunks.flatMap((c) => terms(c.text, "el"))).map(indexKey))].sort();
+    const keys = all.filter((_k, i) => i % 4 === 0); // a quarter: the key-by-key tree is the slow one
+    expect(keys.length).toBeGreaterThan(5000);
+    const fast = new SearchableMap<number>(radixTree(keys) as never);
+    const slow = new SearchableMap<number>();
+    keys.forEach((k, i) => slow.set(k, i));
+    expect(fast.size).toBe(keys.length);
+    for (let i = 0; i < keys.length; i += 101) {
+      const k = keys[i]!;
+      expect(fast.get(k)).toBe(i);
+      expect([...fast.atPrefix(k.slice(0, 3))].sort()).toEqual([...slow.atPrefix(k.slice(0, 3))].sort());
+      expect([...fast.fuzzyGet(k, 1)].sort()).toEqual([...slow.fuzzyGet(k, 1)].sort());
+    }
+    expect(fast.get("zzqxv")).toBeUndefined();
   });
 });
 
