@@ -23,7 +23,6 @@ interface Grant {
   retryAfter?: number;
 }
 
-
 export function costOf(path: string): number {
   return path.startsWith("/v1/pdf/") ? COST.pdf : COST.request;
 }

@@ -212,11 +212,11 @@ export class Engine {
       if (!this.titles.has(from)) this.titles.set(from, pageIdx);
     }
     this.pool = new Pool(total);
-    this.pageBest = new Int32Array(this.pages.length).fill(-1);
-    this.pageSecond = new Float64Array(this.pages.length);
-    this.pageThird = new Float64Array(this.pages.length);
-    this.pageGroup = new Uint8Array(this.pages.length);
     const n = this.pages.length;
+    this.pageBest = new Int32Array(n).fill(-1);
+    this.pageSecond = new Float64Array(n);
+    this.pageThird = new Float64Array(n);
+    this.pageGroup = new Uint8Array(n);
     this.touched = new Int32Array(n);
     this.entryPage = new Int32Array(n);
     this.entryPosition = new Int32Array(n);
@@ -333,12 +333,14 @@ export class Engine {
     const enough = () => (onlyPage >= 0 ? pool.size >= need : this.pagesReach(need));
     const into = (i: number) => ({ ...range, into: (this.buffers[i] ??= matchBuffer(this.text.documentCount)) });
     // Tiers: every word exactly; every word allowing typos; fewer words (exactly, then with typos).
-    const exact = this.text.match(this.specs(words, prefixLast, false), into(0));
+    const exactSpecs = this.specs(words, prefixLast, false);
+    const exact = this.text.match(exactSpecs, into(0));
     pool.add(exact, 0, full);
-    const typoable = words.some((w) => typos(w) > 0 && !this.text.has(indexKey(w)));
+    const fuzzySpecs = this.specs(words, prefixLast, true);
+    const typoable = fuzzySpecs.some((s) => s.fuzzy > 0);
     let fuzzy: Matches | undefined;
     if (!enough() && typoable) {
-      fuzzy = this.text.match(this.specs(words, prefixLast, true), into(1));
+      fuzzy = this.text.match(fuzzySpecs, into(1));
       pool.add(fuzzy, 1, full);
     }
     // Fewer words: any of them; with quoted phrases, every phrase word and any of the others
@@ -369,7 +371,7 @@ export class Engine {
         const pages = list.map((c) => ({ page: onlyPage, best: c, group: 2 }));
         return { pages, total: Math.round(list.length * estimate) };
       }
-      return this.rankPages(query, need, chosen, estimate);
+      return this.rankPages(query, exactSpecs, need, chosen, estimate);
     } finally {
       pool.clear();
     }
@@ -396,7 +398,13 @@ export class Engine {
    * One hit per page: its best chunk, scored with the evidence of its next two; then D8's
    * title groups; the best `need` pages, in order.
    */
-  private rankPages(query: ParsedQuery, need: number, chosen: Candidate[] | undefined, estimate: number): { pages: PageCandidate[]; total: number } {
+  private rankPages(
+    query: ParsedQuery,
+    specs: WordSpec[],
+    need: number,
+    chosen: Candidate[] | undefined,
+    estimate: number,
+  ): { pages: PageCandidate[]; total: number } {
     const pool = this.pool;
     const { pageBest, pageSecond, pageThird } = this;
     const { touched, entryPage: page, entryPosition: position, entryClass: klass, entryScore: score } = this;
@@ -424,14 +432,14 @@ export class Engine {
       } else if (runnerUp > pageThird[p]!) pageThird[p] = runnerUp;
     }
     const group = this.pageGroup;
-    const titled = this.markTitleGroups(query);
+    const titled = this.markTitleGroups(query, specs);
     for (let e = 0; e < count; e++) {
       const p = touched[e]!;
       const i = pageBest[p]!;
       page[e] = p;
       position[e] = i;
-      klass[e] = (group[p] ? group[p]! - 1 : 2) * TIERS + pool.tiers[i]!;
-      score[e] = pool.scores[i]! + PAGE_EVIDENCE * pageSecond[p]! + PAGE_EVIDENCE * PAGE_EVIDENCE * pageThird[p]!;
+      klass[e] = (group[p] ? group[p]! - 1 : 2) * TIERS + tiers[i]!;
+      score[e] = scores[i]! + PAGE_EVIDENCE * pageSecond[p]! + PAGE_EVIDENCE * PAGE_EVIDENCE * pageThird[p]!;
     }
     let total = count;
     for (const p of titled) {
@@ -471,28 +479,24 @@ export class Engine {
 
   /**
    * D8: marks pageGroup with 1 for the exact title (or redirect), 2 for titles holding every
-   * query word or made only of query words; returns the pages marked.
+   * query word or made only of query words; returns the pages marked. `specs` are the
+   * query's words as the text shard's exact pass searched them.
    */
-  private markTitleGroups(query: ParsedQuery): number[] {
+  private markTitleGroups(query: ParsedQuery, specs: WordSpec[]): number[] {
     const marked: number[] = [];
     const group = this.pageGroup;
     const mark = (p: number, g: number) => {
       if (!group[p]) marked.push(p);
       group[p] = g;
     };
-    const words = query.words.slice(0, MAX_WORDS);
-    const full = 2 ** words.length - 1;
-    const last = words.length - 1;
+    const full = 2 ** specs.length - 1;
     const into = (i: number) => (this.titleBuffers[i] ??= matchBuffer(this.titleIndex.documentCount));
-    const all = this.titleIndex.match(
-      words.map((w, i) => ({ key: indexKey(w), prefix: query.prefixLast && i === last, fuzzy: 0 })),
-      { into: into(0) },
-    );
+    const all = this.titleIndex.match(specs, { into: into(0) });
     for (let i = 0; i < all.count; i++) if (all.masks[i] === full) mark(all.docs[i]!, 2);
-    if (words.length > 1) {
+    if (specs.length > 1) {
       // Titles made only of query words: as many of them as the title has distinct words.
       const any = this.titleIndex.match(
-        words.map((w) => ({ key: indexKey(w), prefix: false, fuzzy: 0 })),
+        specs.map((s) => ({ ...s, prefix: false })),
         { fields: [0], into: into(1) },
       );
       for (let i = 0; i < any.count; i++) {

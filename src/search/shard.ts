@@ -58,8 +58,8 @@ const MAX_LENGTH = 65_535;
 export interface ShardData {
   fields: string[];
   documentCount: number;
-  /** Index keys, by term number, joined with "\n". */
-  vocabulary: string;
+  /** Index keys, by term number, in sorted order. */
+  vocabulary: string[];
   /** For term t and field f, postings offsets[t * F + f] up to offsets[t * F + f + 1]. */
   offsets: Uint32Array;
   docs: Uint32Array;
@@ -84,10 +84,7 @@ export class Shard {
   private readonly masks: Uint32Array;
   private readonly touched: Uint32Array;
 
-  constructor(
-    readonly data: ShardData,
-    boosts: number[],
-  ) {
+  constructor(data: ShardData, boosts: number[]) {
     this.fields = data.fields;
     this.documentCount = data.documentCount;
     this.boosts = boosts;
@@ -95,16 +92,16 @@ export class Shard {
     this.docs = data.docs;
     this.freqs = data.freqs;
     this.lengths = data.fieldLengths;
-    this.keys = data.vocabulary ? data.vocabulary.split("\n") : [];
+    this.keys = data.vocabulary;
     this.vocabulary = new SearchableMap<number>(radixTree(this.keys) as never);
     const n = this.documentCount;
     this.norms = this.fields.map((_f, f) => {
       const lengths = this.lengths.subarray(f * n, (f + 1) * n);
       let sum = 0;
       for (let d = 0; d < n; d++) sum += lengths[d]!;
-      const average = n ? sum / n : 1;
+      const average = sum / n || 1;
       const norm = new Float32Array(n);
-      for (let d = 0; d < n; d++) norm[d] = BM25.k * (1 - BM25.b + (BM25.b * lengths[d]!) / (average || 1));
+      for (let d = 0; d < n; d++) norm[d] = BM25.k * (1 - BM25.b + (BM25.b * lengths[d]!) / average);
       return norm;
     });
     this.scores = new Float64Array(n);
@@ -341,7 +338,7 @@ export function buildShard(
     docs[at] = postingDoc.get(i);
     freqs[at] = postingFreq.get(i);
   }
-  return { fields: options.fields, documentCount: count, vocabulary: byKey.map((t) => keys[t]).join("\n"), offsets, docs, freqs, fieldLengths };
+  return { fields: options.fields, documentCount: count, vocabulary: byKey.map((t) => keys[t]!), offsets, docs, freqs, fieldLengths };
 }
 
 /**

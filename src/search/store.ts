@@ -14,11 +14,17 @@ import { aliasesByPage, textShardOptions, titleShardOptions, TEXT_BOOSTS, TITLE_
 import { buildShard, Shard, type ShardData } from "./shard";
 
 /** Bump when what is indexed or how it is stored changes. */
-const STORE_FORMAT = 5;
+const STORE_FORMAT = 6;
 
 export interface Indexes {
   text: Shard;
   titles: Shard;
+}
+
+/** The indexes as built and stored: arrays only, no lookup structures. */
+export interface IndexData {
+  text: ShardData;
+  titles: ShardData;
 }
 
 const ARRAYS = ["offsets", "docs", "freqs", "fieldLengths"] as const;
@@ -28,7 +34,7 @@ const ARRAY_TYPES = { offsets: Uint32Array, docs: Uint32Array, freqs: Uint8Array
 interface StoredShard {
   fields: string[];
   documentCount: number;
-  vocabulary: [offset: number, bytes: number];
+  vocabulary: [offset: number, bytes: number, terms: number];
   arrays: Record<ArrayName, [offset: number, length: number]>;
 }
 
@@ -47,12 +53,11 @@ export interface BuildProgress {
   (shard: "text" | "titles", done: number, total: number): void;
 }
 
-export function buildIndexes(snapshot: Snapshot, progress: BuildProgress = () => {}): Indexes {
-  const data = buildIndexData(snapshot, progress);
+function shards(data: IndexData): Indexes {
   return { text: new Shard(data.text, TEXT_BOOSTS), titles: new Shard(data.titles, TITLE_BOOSTS) };
 }
 
-function buildIndexData(snapshot: Snapshot, progress: BuildProgress): { text: ShardData; titles: ShardData } {
+export function buildIndexes(snapshot: Snapshot, progress: BuildProgress = () => {}): IndexData {
   const lang = snapshot.meta.wiki.lang;
   const located: [page: number, chunk: number][] = [];
   snapshot.pages.forEach((page, p) => page.chunks.forEach((_c, c) => located.push([p, c])));
@@ -78,7 +83,7 @@ function buildIndexData(snapshot: Snapshot, progress: BuildProgress): { text: Sh
   return { text, titles };
 }
 
-export function encodeIndexes(snapshot: Snapshot, indexes: Indexes): Uint8Array {
+export function encodeIndexes(snapshot: Snapshot, indexes: IndexData): Uint8Array {
   const parts: Uint8Array[] = [];
   let at = 0;
   const place = (bytes: Uint8Array): number => {
@@ -92,15 +97,14 @@ export function encodeIndexes(snapshot: Snapshot, indexes: Indexes): Uint8Array 
     }
     return offset;
   };
-  const describe = (shard: Shard): StoredShard => {
-    const d = shard.data;
-    const vocabulary = new TextEncoder().encode(d.vocabulary);
+  const describe = (d: ShardData): StoredShard => {
+    const vocabulary = new TextEncoder().encode(d.vocabulary.join("\n"));
     const arrays = {} as StoredShard["arrays"];
     for (const name of ARRAYS) {
       const a = d[name];
       arrays[name] = [place(new Uint8Array(a.buffer, a.byteOffset, a.byteLength)), a.length];
     }
-    return { fields: d.fields, documentCount: d.documentCount, vocabulary: [place(vocabulary), vocabulary.byteLength], arrays };
+    return { fields: d.fields, documentCount: d.documentCount, vocabulary: [place(vocabulary), vocabulary.byteLength, d.vocabulary.length], arrays };
   };
   const header: Header = {
     format: STORE_FORMAT,
@@ -135,7 +139,7 @@ export async function loadIndexes(path: string, snapshot: Snapshot): Promise<Ind
     if (header.format !== STORE_FORMAT || header.analyzer !== ANALYZER_VERSION || header.contentHash !== snapshot.meta.contentHash) return null;
     const dataStart = align8(36 + length);
     const shard = (s: StoredShard): ShardData => {
-      const [vAt, vBytes] = s.vocabulary;
+      const [vAt, vBytes, terms] = s.vocabulary;
       const view = <T extends ArrayName>(name: T) => {
         const [offset, n] = s.arrays[name];
         return new ARRAY_TYPES[name](bytes.buffer, bytes.byteOffset + dataStart + offset, n) as ShardData[T];
@@ -143,17 +147,14 @@ export async function loadIndexes(path: string, snapshot: Snapshot): Promise<Ind
       return {
         fields: s.fields,
         documentCount: s.documentCount,
-        vocabulary: new TextDecoder().decode(bytes.subarray(dataStart + vAt, dataStart + vAt + vBytes)),
+        vocabulary: terms ? new TextDecoder().decode(bytes.subarray(dataStart + vAt, dataStart + vAt + vBytes)).split("\n") : [],
         offsets: view("offsets"),
         docs: view("docs"),
         freqs: view("freqs"),
         fieldLengths: view("fieldLengths"),
       };
     };
-    return {
-      text: new Shard(shard(header.shards.text), TEXT_BOOSTS),
-      titles: new Shard(shard(header.shards.titles), TITLE_BOOSTS),
-    };
+    return shards({ text: shard(header.shards.text), titles: shard(header.shards.titles) });
   } catch {
     return null;
   }
@@ -178,5 +179,5 @@ export async function indexesFor(
   } catch (err) {
     log(`could not keep the indexes in ${path} (${(err as Error).message}); they will be rebuilt at the next boot`);
   }
-  return built;
+  return shards(built);
 }
