@@ -16,7 +16,8 @@
 import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { heapStats } from "bun:jsc";
-import { indexPath, open } from "../src/search";
+import { Engine, indexPath, indexesFor, open } from "../src/search";
+import { readSnapshot } from "../src/snapshot";
 import { queryMix } from "./queries";
 
 const { values, positionals } = parseArgs({
@@ -51,6 +52,8 @@ interface Measured {
   bootSeconds: number;
   heapBytes: number;
   rssBytes: number;
+  /** Boot, step by step: seconds and heap bytes of the snapshot, its indexes, the engine. */
+  bootParts: Record<"snapshot" | "indexes" | "engine", { seconds: number; heapBytes: number }>;
   latencyMs: Record<string, { p50: number; p99: number; n: number; meanHits: number }>;
   overall: { p50: number; p99: number; n: number };
 }
@@ -68,9 +71,21 @@ const percentile = (xs: number[], p: number) => {
 async function measure(): Promise<Measured> {
   const heapBefore = heap();
   const rssBefore = process.memoryUsage().rss;
-  const t = performance.now();
-  const tome = await open(path);
-  const bootSeconds = (performance.now() - t) / 1000;
+  // open(), step by step.
+  let mark = { t: performance.now(), heap: heapBefore };
+  const step = () => {
+    const now = { t: performance.now(), heap: heap() };
+    const part = { seconds: (now.t - mark.t) / 1000, heapBytes: now.heap - mark.heap };
+    mark = { t: performance.now(), heap: now.heap };
+    return part;
+  };
+  const snapshot = await readSnapshot(path);
+  const snapshotPart = step();
+  const indexes = await indexesFor(path, snapshot);
+  const indexesPart = step();
+  const tome = new Engine(snapshot, indexes.text, indexes.titles);
+  const bootParts = { snapshot: snapshotPart, indexes: indexesPart, engine: step() };
+  const bootSeconds = bootParts.snapshot.seconds + bootParts.indexes.seconds + bootParts.engine.seconds;
   const heapBytes = heap() - heapBefore;
   const rssBytes = process.memoryUsage().rss - rssBefore;
   const latencyMs: Measured["latencyMs"] = {};
@@ -96,6 +111,7 @@ async function measure(): Promise<Measured> {
     bootSeconds,
     heapBytes,
     rssBytes,
+    bootParts,
     latencyMs,
     overall: { p50: percentile(all, 0.5), p99: percentile(all, 0.99), n: all.length },
   };
@@ -143,6 +159,8 @@ else {
     `${runs.length > 1 ? `medians of ${runs.length} runs; ` : ""}index build ${Number.isNaN(buildIndexSeconds) ? "not measured (--reuse)" : `${buildIndexSeconds.toFixed(1)} s`}; boot ${m.bootSeconds.toFixed(2)} s; heap ${(report.heapBytesPerChunk / 1024).toFixed(2)} KB per chunk; ` +
       `boot adds ${(m.rssBytes / 2 ** 30).toFixed(2)} GiB resident`,
   );
+  const parts = Object.entries(m.bootParts).map(([k, v]) => `${k} ${v.seconds.toFixed(2)} s, ${(v.heapBytes / m.chunks / 1024).toFixed(2)} KB/chunk`);
+  console.log(`boot, step by step (first run): ${parts.join("; ")}`);
   console.log("| queries | n | p50 ms | p99 ms | mean matching pages |");
   console.log("|---|---|---|---|---|");
   for (const [k, r] of Object.entries(m.latencyMs)) console.log(`| ${k} | ${r.n} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.meanHits.toFixed(0)} |`);
