@@ -274,8 +274,16 @@ describe("quota (D20)", () => {
       expect(remaining).toEqual(Array.from({ length: 50 }, (_, i) => i));
       await Bun.sleep(150);
       expect(readUsage(usagePath(own)).months[month]!.acct).toBe(1_000_000);
-      // Validation comes before the quota (D2): a bad request still gets its 400.
-      expect((await call(s.url, made[1]!.key, "/v1/page/abc")).status).toBe(400);
+      // Validation comes before the quota (D2): a bad request still gets its 400, an unknown
+      // route its 404, each with the limit headers; a good one is refused before its handler.
+      const bad = await call(s.url, made[1]!.key, "/v1/page/abc");
+      expect([bad.status, bad.body.error, bad.headers.get("x-quota-remaining")]).toEqual([400, "page_id must be an integer", "0"]);
+      const unknown = await call(s.url, made[1]!.key, "/v1/nothing");
+      expect([unknown.status, unknown.headers.get("x-quota-remaining"), unknown.headers.get("x-ratelimit-limit")]).toEqual([404, "0", "100"]);
+      expect((await call(s.url, made[2]!.key, "/v1/search?q=albedo&limit=0")).status).toBe(400);
+      expect((await call(s.url, made[2]!.key, "/v1/search?q=albedo")).body.error).toBe("quota_exceeded");
+      await Bun.sleep(150);
+      expect(readUsage(usagePath(own)).months[month]!.acct).toBe(1_000_000);
     } finally {
       await s.stop();
     }

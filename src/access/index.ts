@@ -17,9 +17,11 @@ export const DEFAULT_DATA_DIR = "data";
 /** D20: what a successful request costs. */
 export const COST = { request: 1, pdf: 10 } as const;
 
-export type Authentication =
-  | { ok: true; key: ActiveKey }
-  | { ok: false; status: 401 | 403; body: { error: string; message: string } };
+/** What the first checks of a request found: a key within its rate, a refusal, or a key over its rate. */
+export type Admission =
+  | { ok: true; key: ActiveKey; rate: RateDecision }
+  | { ok: false; status: 401 | 403; body: { error: string; message: string } }
+  | { ok: false; status: 429; key: ActiveKey; rate: RateDecision };
 
 export interface QuotaState {
   limit: number;
@@ -73,26 +75,25 @@ export class Access {
     this.usage.stop();
   }
 
-  /** D18 and api.md section 5: X-API-Key wins over Authorization: Bearer. */
-  authenticate(headers: Headers): Authentication {
+  /**
+   * D2's first checks, with one reading of the clock: the key (D18 and api.md section 5;
+   * X-API-Key wins over Authorization: Bearer), then its rate limit (D19).
+   */
+  admit(headers: Headers): Admission {
     const key = headers.get("x-api-key")?.trim() || bearer(headers.get("authorization"));
     if (!key) {
       return { ok: false, status: 401, body: { error: "unauthorized", message: "An API key is required via the X-API-Key header (or Authorization: Bearer <key>)." } };
     }
-    const forbidden = (why = "") => ({ ok: false as const, status: 403 as const, body: { error: "forbidden", message: `The API key is invalid or revoked.${why}` } });
-    if (!KEY_SHAPE.test(key)) return forbidden();
-    const found = this.keys.find(key);
-    if (!found) return forbidden();
+    const found = KEY_SHAPE.test(key) ? this.keys.find(key) : undefined;
     const now = this.now();
-    const state = stateOf(found.record, now);
-    if (state === "revoked") return forbidden();
-    if (state === "expired") return forbidden(` It expired at ${found.record.expires_at}.`);
+    const state = found && stateOf(found.record, now);
+    if (!found || state !== "active") {
+      const why = state === "expired" ? ` It expired at ${found!.record.expires_at}.` : "";
+      return { ok: false, status: 403, body: { error: "forbidden", message: `The API key is invalid or revoked.${why}` } };
+    }
     this.usage.touch(found.record.id, now);
-    return { ok: true, key: found };
-  }
-
-  admit(key: ActiveKey): RateDecision {
-    return this.rates.admit(key.record.id, key.limits.rate, this.now());
+    const rate = this.rates.admit(found.record.id, found.limits.rate, now);
+    return rate.admitted ? { ok: true, key: found, rate } : { ok: false, status: 429, key: found, rate };
   }
 
   private currentMonth(now: number): { name: string; end: number } {
@@ -100,13 +101,13 @@ export class Access {
     return this.month;
   }
 
-  quota(key: ActiveKey, held = 0): QuotaState {
+  quota(key: ActiveKey): QuotaState {
     const { name: month, end } = this.currentMonth(this.now());
     const limit = key.limits.quota;
     return {
       limit,
-      remaining: Math.max(0, this.usage.remaining(key.account, month, limit) + held),
-      used: this.usage.spent(key.account, month) + this.usage.holding(key.account, month) - held,
+      remaining: this.usage.remaining(key.account, month, limit),
+      used: this.usage.spent(key.account, month) + this.usage.holding(key.account, month),
       reset: end,
     };
   }

@@ -145,20 +145,20 @@ export class UsageLedger {
   hold(account: string, month: string, cost: number, quota: number): boolean {
     if (this.remaining(account, month, quota) < cost) return false;
     let m = this.held.get(month);
-    if (!m) this.held.set(month, (m = new Map()));
+    if (!m) {
+      // A new month: past months with nothing held are done with.
+      for (const [past, accounts] of this.held) if ([...accounts.values()].every((n) => n === 0)) this.held.delete(past);
+      this.held.set(month, (m = new Map()));
+    }
     m.set(account, (m.get(account) ?? 0) + cost);
     return true;
   }
 
   /** Ends a hold: spends it (a 2xx answer) or gives it back. */
   settle(account: string, month: string, cost: number, spend: boolean): void {
+    // Entries stay at zero rather than go: a request at a time would make and drop one each.
     const m = this.held.get(month);
-    const left = (m?.get(account) ?? 0) - cost;
-    if (left > 0) m!.set(account, left);
-    else if (m) {
-      m.delete(account);
-      if (!m.size) this.held.delete(month);
-    }
+    if (m) m.set(account, Math.max(0, (m.get(account) ?? 0) - cost));
     if (!spend) return;
     const spentIn = (this.data.months[month] ??= {});
     spentIn[account] = (spentIn[account] ?? 0) + cost;

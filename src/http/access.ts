@@ -1,25 +1,31 @@
 /**
- * Access control in the request's life (D2): authentication (401/403) and the rate limit
- * (429) before anything else, even routing; parameters are then validated by the route;
- * then the quota (429) holds the request's cost, which a 2xx answer spends and anything
- * else gives back (D20). Every authenticated response carries the X-RateLimit-* and
- * X-Quota-* headers (D19, D20): they are kept with the request's grant and written when
- * the response is complete (finish), which costs far less than Elysia's set.headers. The
- * hold is settled there too, before the response is returned, so a stop that follows the
- * last answer never finds a count unsaved.
+ * Access control in the request's life (D2): authentication (401/403), then the rate limit
+ * (429), then the route validates the parameters (400), then the quota (429), then the
+ * handler. Every authenticated response carries the X-RateLimit-* and X-Quota-* headers
+ * (D19, D20).
+ *
+ * The app's handle runs this around Elysia rather than in Elysia's hooks, which cost every
+ * request more than the checks themselves: admit authenticates and rate-limits before
+ * routing, and holds the request's cost from the quota at once. A request the quota cannot
+ * hold is answered by a second set of routes whose hook refuses it after validation (so a
+ * bad parameter still gets its 400). finish, once the status is known, spends the hold on a
+ * 2xx or gives it back (D20) and writes the limit headers — before the response is
+ * returned, so a stop that follows the last answer never finds a count unsaved.
  */
-import { Elysia } from "elysia";
-import { COST, type Access, type ActiveKey, type Hold, type QuotaState, type RateDecision } from "../access";
+import { Elysia, type AnyElysia } from "elysia";
+import { COST, type Access, type ActiveKey, type Hold, type RateDecision } from "../access";
 import { pathOf } from "./url";
 
 /** Paths that answer without a key: liveness and the API's own description. */
 export const OPEN_PATHS = new Set(["/healthz", "/docs", "/v1/openapi.json"]);
 
-interface Grant {
+/** An authenticated request within its rate: its key, and its cost held from the quota, if the quota had it. */
+export interface Grant {
+  request: Request;
   key: ActiveKey;
-  path: string;
+  cost: number;
   rate: RateDecision;
-  hold?: Hold;
+  hold: Hold | undefined;
   retryAfter?: number;
 }
 
@@ -27,88 +33,91 @@ export function costOf(path: string): number {
   return path.startsWith("/v1/pdf/") ? COST.pdf : COST.request;
 }
 
-function headersOf(rate: RateDecision, q: QuotaState, retryAfter: number | undefined): [string, string][] {
-  const unlimited = !Number.isFinite(q.limit);
-  const h: [string, string][] = [
-    ["x-ratelimit-limit", String(rate.limit)],
-    ["x-ratelimit-remaining", String(rate.remaining)],
-    ["x-ratelimit-reset", String(rate.reset)],
-    ["x-quota-limit", unlimited ? "unlimited" : String(q.limit)],
-    ["x-quota-remaining", unlimited ? "unlimited" : String(q.remaining)],
-    ["x-quota-reset", String(q.reset)],
-  ];
-  if (retryAfter !== undefined) h.push(["retry-after", String(retryAfter)]);
-  return h;
+export interface AccessControl {
+  /**
+   * Authenticates and rate-limits a request, and holds its cost: a refusal to send as is, a
+   * grant for finish, or undefined when the request needs no key (an open path, or no Access).
+   */
+  admit(request: Request): Response | Grant | undefined;
+  /** A hook that answers 429 quota_exceeded for the grant's request once its parameters are valid. */
+  quotaRefusal(): AnyElysia;
+  /** Spends or gives back the grant's hold by the status (D20), and writes the limit headers if given the response's. */
+  finish(grant: Grant, status: number, headers?: Headers): void;
 }
 
-export interface AccessControl {
-  /** The Elysia hooks; without an Access they let everything through (benchmarks, local use). */
-  plugin: ReturnType<typeof hooks>;
-  /**
-   * Called once the response's status is known: spends the request's held credits on a 2xx
-   * or gives them back (D20), and returns the limit headers if the request was authenticated.
-   */
-  finish(request: Request, status: number): [string, string][] | undefined;
-}
+/** Without an Access, every route answers without a key. */
+const OPEN: AccessControl = {
+  admit: () => undefined,
+  quotaRefusal: () => new Elysia(),
+  finish: () => {},
+};
 
 export function accessControl(access: Access | undefined): AccessControl {
-  const grants = new WeakMap<Request, Grant>();
-  return {
-    plugin: hooks(access, grants),
-    finish(request, status) {
-      const grant = grants.get(request);
-      if (!grant || !access) return undefined;
-      if (grant.hold) {
-        access.settle(grant.hold, status >= 200 && status < 300);
-        grant.hold = undefined;
-      }
-      return headersOf(grant.rate, access.quota(grant.key), grant.retryAfter);
-    },
-  };
-}
+  if (!access) return OPEN;
+  /** Requests the quota could not hold, between admit and their refusal. */
+  const refused = new Map<Request, Grant>();
 
-function hooks(access: Access | undefined, grants: WeakMap<Request, Grant>) {
-  return new Elysia({ name: "access-control" })
-    .onRequest(({ request, set }) => {
-      if (!access) return;
+  const writeLimits = (headers: Headers, { key, rate, retryAfter }: Grant) => {
+    const q = access.quota(key);
+    const unlimited = !Number.isFinite(q.limit);
+    headers.set("x-ratelimit-limit", String(rate.limit));
+    headers.set("x-ratelimit-remaining", String(rate.remaining));
+    headers.set("x-ratelimit-reset", String(rate.reset));
+    headers.set("x-quota-limit", unlimited ? "unlimited" : String(q.limit));
+    headers.set("x-quota-remaining", unlimited ? "unlimited" : String(q.remaining));
+    headers.set("x-quota-reset", String(q.reset));
+    if (retryAfter !== undefined) headers.set("retry-after", String(retryAfter));
+  };
+  const secondsUntil = (unixSeconds: number) => Math.max(1, Math.ceil(unixSeconds - access.now() / 1000));
+
+  return {
+    admit(request) {
       const path = pathOf(request.url);
-      if (OPEN_PATHS.has(path) || (path !== "/v1" && !path.startsWith("/v1/"))) return;
-      const auth = access.authenticate(request.headers);
-      if (!auth.ok) {
-        set.status = auth.status;
-        return auth.body;
+      if (OPEN_PATHS.has(path) || (path !== "/v1" && !path.startsWith("/v1/"))) return undefined;
+      const admission = access.admit(request.headers);
+      if (admission.ok) {
+        const cost = costOf(path);
+        const grant: Grant = { request, key: admission.key, cost, rate: admission.rate, hold: access.hold(admission.key, cost) };
+        if (!grant.hold) refused.set(request, grant);
+        return grant;
       }
-      const rate = access.admit(auth.key);
-      if (!rate.admitted) {
-        const retry = Math.max(1, Math.ceil(rate.reset - access.now() / 1000));
-        grants.set(request, { key: auth.key, path, rate, retryAfter: retry });
-        set.status = 429;
-        return {
+      if (admission.status !== 429) return Response.json(admission.body, { status: admission.status });
+      const { key, rate } = admission;
+      const retry = secondsUntil(rate.reset);
+      const refusal = Response.json(
+        {
           error: "rate_limit_exceeded",
           message: `Too many requests: this key's plan allows ${rate.limit} per second. Retry after ${retry} s.`,
           retry_after: retry,
-        };
-      }
-      grants.set(request, { key: auth.key, path, rate });
-    })
-    .onBeforeHandle({ as: "global" }, ({ request, set }) => {
-      const grant = grants.get(request);
-      if (!grant || !access) return;
-      const cost = costOf(grant.path);
-      const hold = access.hold(grant.key, cost);
-      if (!hold) {
+        },
+        { status: 429 },
+      );
+      writeLimits(refusal.headers, { request, key, cost: 0, rate, hold: undefined, retryAfter: retry });
+      return refusal;
+    },
+
+    quotaRefusal: () =>
+      new Elysia({ name: "quota-refusal" }).onBeforeHandle({ as: "global" }, ({ request, set }) => {
+        const grant = refused.get(request)!;
         const q = access.quota(grant.key);
-        const retry = Math.max(1, Math.ceil(q.reset - access.now() / 1000));
-        grant.retryAfter = retry;
+        grant.retryAfter = secondsUntil(q.reset);
         set.status = 429;
+        const { cost } = grant;
         return {
           error: "quota_exceeded",
           message: `The monthly quota lacks the ${cost} credit${cost > 1 ? "s" : ""} this request costs: ${q.remaining} of ${q.limit} remain until ${new Date(q.reset * 1000).toISOString()}.`,
           quota_limit: q.limit,
           quota_used: q.used,
-          retry_after: retry,
+          retry_after: grant.retryAfter,
         };
-      }
-      grant.hold = hold;
-    });
+      }),
+
+    finish(grant, status, headers) {
+      if (grant.hold) {
+        access.settle(grant.hold, status >= 200 && status < 300);
+        grant.hold = undefined;
+      } else refused.delete(grant.request);
+      if (headers) writeLimits(headers, grant);
+    },
+  };
 }

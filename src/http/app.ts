@@ -3,7 +3,7 @@
  * OpenAPI document (from the same TypeBox schemas) at /v1/openapi.json with its UI at /docs.
  */
 import { swagger } from "@elysiajs/swagger";
-import { Elysia } from "elysia";
+import { Elysia, type AnyElysia } from "elysia";
 import type { Access } from "../access";
 import { PdfRenderer, type PdfRenderService } from "../pdf";
 import type { Engine } from "../search";
@@ -33,12 +33,13 @@ export interface AppOptions {
 export function createApp(engine: Engine, options: AppOptions = {}) {
   const ctx = apiContext(engine);
   const logError = options.logError ?? ((error) => console.error(error));
+  const pdf = options.pdf ?? new PdfRenderer();
   const access = accessControl(options.access);
-  // Responses are built in their exact shape: no normalizing copy.
-  const app = (
+  /** The routes, after the given hooks; with the OpenAPI document and its UI unless told otherwise. */
+  const routesAfter = (hooks: AnyElysia, docs: boolean) =>
+    // Responses are built in their exact shape: no normalizing copy.
     new Elysia({ normalize: false })
-      // First, so that it runs before routing and validation (D2).
-      .use(access.plugin)
+      .use(hooks)
       .onError({ as: "global" }, ({ error, code, set, request }) => {
         if (error instanceof ApiError) {
           set.status = error.status;
@@ -54,48 +55,59 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
         set.status = 500;
         return INTERNAL_ERROR;
       })
-      .use(
-        swagger({
-          path: DOCS_PATH,
-          specPath: OPENAPI_PATH,
-          exclude: [DOCS_PATH, OPENAPI_PATH],
-          documentation: {
-            components: { securitySchemes: SECURITY_SCHEMES },
-            info: {
-              title: "Tome",
-              version: "1",
-              description:
-                "Searches and serves encyclopedia article text, cleaned and cut into passages, with source and license attribution. " +
-                "The content is CC BY-SA 4.0: see /v1/license. Errors are {error, message, details?} (D1). " +
-                "Every /v1 route needs an API key (X-API-Key, or Authorization: Bearer); /healthz and this document do not.",
-            },
-          },
-        }),
-      )
+      .use(docs ? openApi() : new Elysia())
       .use(aboutRoutes(ctx))
       .use(searchRoutes(ctx))
       .use(pageRoutes(ctx))
       .use(changesRoutes(ctx))
       .use(luckyRoutes(ctx))
-      .use(pdfRoutes(ctx, options.pdf ?? new PdfRenderer(), (error) => logError(error, undefined)))
-  );
-  // Credits are settled and the limit headers written once the response is complete (see
-  // access.ts): in process, answer through respond().
-  return Object.assign(app, { finish: access.finish });
+      .use(pdfRoutes(ctx, pdf, (error) => logError(error, undefined)));
+  const routes = routesAfter(new Elysia(), true);
+  /** For requests the quota cannot hold: built the first time one comes. */
+  let refusing: typeof routes | undefined;
+
+  return {
+    /** The Elysia application: the routes and the OpenAPI document. */
+    routes,
+    /**
+     * Answers a request: authentication, the rate limit and the quota's hold first (D2), then
+     * the routes, then the hold settled and the limit headers written (see access.ts).
+     */
+    async handle(request: Request): Promise<Response> {
+      const grant = access.admit(request);
+      if (!grant) return routes.handle(request);
+      if (grant instanceof Response) return grant;
+      const app = grant.hold ? routes : (refusing ??= routesAfter(access.quotaRefusal(), false));
+      let response: Response;
+      try {
+        response = await app.handle(request);
+      } catch (error) {
+        access.finish(grant, 500);
+        throw error;
+      }
+      access.finish(grant, response.status, response.headers);
+      return response;
+    },
+  };
 }
 
-/** app.handle, then the request's credits settled and its limit headers added. */
-export async function respond(app: App, request: Request): Promise<Response> {
-  let response: Response;
-  try {
-    response = await app.handle(request);
-  } catch (error) {
-    app.finish(request, 500);
-    throw error;
-  }
-  const limits = app.finish(request, response.status);
-  if (limits) for (const [k, v] of limits) response.headers.set(k, v);
-  return response;
+function openApi() {
+  return swagger({
+    path: DOCS_PATH,
+    specPath: OPENAPI_PATH,
+    exclude: [DOCS_PATH, OPENAPI_PATH],
+    documentation: {
+      components: { securitySchemes: SECURITY_SCHEMES },
+      info: {
+        title: "Tome",
+        version: "1",
+        description:
+          "Searches and serves encyclopedia article text, cleaned and cut into passages, with source and license attribution. " +
+          "The content is CC BY-SA 4.0: see /v1/license. Errors are {error, message, details?} (D1). " +
+          "Every /v1 route needs an API key (X-API-Key, or Authorization: Bearer); /healthz and this document do not.",
+      },
+    },
+  });
 }
 
 export type App = ReturnType<typeof createApp>;

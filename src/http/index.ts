@@ -1,5 +1,5 @@
 /** http: the API over one loaded snapshot (api.md, decisions.md). */
-export { createApp, DOCS_PATH, OPENAPI_PATH, respond, type App, type AppOptions } from "./app";
+export { createApp, DOCS_PATH, OPENAPI_PATH, type App, type AppOptions } from "./app";
 export { articleUrl, LICENSE } from "./attribution";
 export { ApiError } from "./errors";
 export { serve, type RunningServer, type ServeOptions } from "./server";

@@ -4,7 +4,7 @@
  * graceful stop that lets in-flight requests finish.
  */
 import type { Server } from "bun";
-import { respond, type App } from "./app";
+import type { App } from "./app";
 import { INTERNAL_ERROR } from "./errors";
 import { pathOf } from "./url";
 
@@ -53,23 +53,26 @@ function stdoutLog(): { log: (line: string) => void; flush: () => Promise<unknow
   };
 }
 
+/** A HEAD answer: the GET answer's status and headers, with its length but not its body. */
+async function withoutBody(get: Promise<Response>): Promise<Response> {
+  const response = await get;
+  const length = (await response.arrayBuffer()).byteLength;
+  const head = new Response(null, response);
+  head.headers.set("content-length", String(length));
+  return head;
+}
+
 export function serve(app: App, options: ServeOptions): RunningServer {
   const logger = options.log ? { log: options.log, flush: async () => {} } : stdoutLog();
   const log = logger.log;
   let answered = 0;
 
-  const handle = async (request: Request): Promise<Response> => {
+  const handle = (request: Request): Response | Promise<Response> => {
     const method = request.method;
+    if (method === "GET") return app.handle(request);
+    if (method === "HEAD") return withoutBody(app.handle(new Request(request, { method: "GET" })));
     if (method === "OPTIONS") return new Response(null, { status: 204, headers: PREFLIGHT });
-    if (method !== "GET" && method !== "HEAD") {
-      return Response.json({ error: "method not allowed", message: `The API is read-only: use GET (or HEAD, OPTIONS), not ${method}.` }, { status: 405, headers: { allow: ALLOWED_METHODS } });
-    }
-    const response = await respond(app, method === "HEAD" ? new Request(request, { method: "GET" }) : request);
-    if (method !== "HEAD") return response;
-    const length = (await response.arrayBuffer()).byteLength;
-    const head = new Response(null, response);
-    head.headers.set("content-length", String(length));
-    return head;
+    return Response.json({ error: "method not allowed", message: `The API is read-only: use GET (or HEAD, OPTIONS), not ${method}.` }, { status: 405, headers: { allow: ALLOWED_METHODS } });
   };
 
   const server = Bun.serve({
