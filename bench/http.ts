@@ -1,5 +1,5 @@
 /**
- * bun bench/http.ts [--duration S] [--connections N] [--rounds R] [--snapshot FILE] [--json]
+ * bun bench/http.ts [--duration S] [--connections N] [--rounds R] [--auth-pairs P] [--snapshot FILE] [--json]
  *
  * The real server (`bun run start`, its own process) on a snapshot of the shared English
  * dumps, loaded with autocannon from this process (2 cores: one each). Reports requests/s
@@ -12,9 +12,18 @@
  * of the shared dumps is that long) served by a second server from its own snapshot; and
  * /v1/chunk on a third server with TOME_AUTH=off, for what keys, rate limits and quota cost.
  * Requests carry an enterprise key whose rate limit is set out of the way.
+ *
+ * The servers run on core 0 and this process on core 1 (taskset, when there are two cores),
+ * so the load generator does not take the servers' CPU.
+ *
+ * That cost is measured between two servers that serve nothing but /v1/chunk, one with keys
+ * and one without (the main server's other work would weigh on one side only), loaded at the
+ * same time on the same core: this machine is shared, and runs one after the other differed
+ * by ±20% from the machine alone. P pairs of 2-second runs (one started each way, see below);
+ * the median and the quartiles of the pairs' figures.
  */
 import autocannon from "autocannon";
-import { readFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ingest } from "../src/ingest";
@@ -28,17 +37,20 @@ const { values } = parseArgs({
     duration: { type: "string", default: "5" },
     connections: { type: "string", default: "10" },
     rounds: { type: "string", default: "3" },
+    "auth-pairs": { type: "string", default: "10" },
     snapshot: { type: "string" },
     json: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
 });
 if (values.help) {
-  console.log(`Usage: bun bench/http.ts [--duration S] [--connections N] [--rounds R] [--snapshot FILE] [--json]
+  console.log(`Usage: bun bench/http.ts [--duration S] [--connections N] [--rounds R] [--auth-pairs P] [--snapshot FILE] [--json]
 
   --duration S      seconds per scenario and round (default 5)
   --connections N   concurrent connections (default 10)
   --rounds R        rounds; figures are medians over them (default 3)
+  --auth-pairs P    2-second runs of /v1/chunk with and without keys at the same time,
+                    for what authentication and accounting cost (default 10)
   --snapshot FILE   serve this snapshot as is (default: build one from the shared English
                     dumps, plus a 10,000-chunk page)`);
   process.exit(0);
@@ -46,6 +58,7 @@ if (values.help) {
 const duration = Number(values.duration);
 const connections = Number(values.connections);
 const rounds = Number(values.rounds);
+const authPairs = Number(values["auth-pairs"]);
 const ROOT = resolve(import.meta.dir, "..");
 const DUMPS = sharedDumps();
 const LONG_CHUNKS = 10_000;
@@ -87,6 +100,10 @@ function longPageSnapshot(shared: Snapshot): { path: string; pageId: number } {
   return { path, pageId };
 }
 
+/** Servers on core 0 and the load (this process) on core 1, when there are two cores and taskset. */
+const PIN = navigator.hardwareConcurrency >= 2 && Bun.which("taskset") !== null;
+if (PIN) await Bun.$`taskset -a -p -c 1 ${process.pid}`.quiet();
+
 /** Keys for the benchmark: an enterprise account whose rate limit is out of the way. */
 async function benchKey(dataDir: string): Promise<string> {
   const tool = join(ROOT, "src/cli/keys.ts");
@@ -102,9 +119,12 @@ function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
-async function startServer(snapshotPath: string, auth: "on" | "off" = "on"): Promise<{ url: string; pid: number; stop(): Promise<number> }> {
-  const proc = Bun.spawn(["bun", join(ROOT, "src/cli/start.ts")], {
-    env: { ...process.env, PORT: "0", TOME_SNAPSHOT: snapshotPath, TOME_DATA: join(tempDir, `data-${auth}`), TOME_AUTH: auth },
+/** A server in its own process, with its own TOME_DATA (a copy of the one holding the key). */
+async function startServer(snapshotPath: string, name: string, auth: "on" | "off" = "on"): Promise<{ url: string; pid: number; stop(): Promise<number> }> {
+  const data = join(tempDir, `data-${name}`);
+  if (auth === "on" && !existsSync(data)) cpSync(join(tempDir, "data-on"), data, { recursive: true });
+  const proc = Bun.spawn([...(PIN ? ["taskset", "-c", "0"] : []), "bun", join(ROOT, "src/cli/start.ts")], {
+    env: { ...process.env, PORT: "0", TOME_SNAPSHOT: snapshotPath, TOME_DATA: data, TOME_AUTH: auth },
     stdout: "ignore",
     stderr: "pipe",
   });
@@ -124,9 +144,12 @@ const { path, snapshot } = await sharedSnapshot();
 const long = longPageSnapshot(snapshot);
 const key = await benchKey(join(tempDir, "data-on"));
 console.error("starting the servers (the first start builds the search indexes)…");
-const [main, longServer] = await Promise.all([startServer(path), startServer(long.path)]);
+const [main, longServer] = await Promise.all([startServer(path, "main"), startServer(long.path, "long")]);
 // The same snapshot with authentication and accounting skipped, to measure what they cost.
-const open = await startServer(path, "off");
+const open = await startServer(path, "open", "off");
+// For the cost of keys, a server with them that also serves nothing but /v1/chunk: the main
+// server's history (search, long pages) would weigh on its figures and not on the other's.
+const keyedChunks = await startServer(path, "chunks");
 
 // Request lists, fixed per scenario.
 const mix = queryMix(snapshot);
@@ -147,7 +170,7 @@ interface Scenario {
   paths: string[];
   connections?: number;
 }
-const pidOf = new Map([main, longServer, open].map((s) => [s.url, s.pid]));
+const pidOf = new Map([main, longServer, open, keyedChunks].map((s) => [s.url, s.pid]));
 const scenarios: Record<string, Scenario> = {
   "/healthz": { url: main.url, paths: ["/healthz"] },
   "search mix": { url: main.url, paths: queries.map((q) => `/v1/search?q=${encodeURIComponent(q)}`) },
@@ -183,8 +206,6 @@ for (const scenario of Object.values(scenarios)) await load(scenario, 1);
 
 const runs: Record<string, Run[]> = Object.fromEntries(Object.keys(scenarios).map((k) => [k, []]));
 const ratios: number[] = [];
-const authCosts: number[] = [];
-const authCpu: number[] = [];
 for (let round = 1; round <= rounds; round++) {
   for (const [name, scenario] of Object.entries(scenarios)) {
     const r = await load(scenario);
@@ -192,17 +213,39 @@ for (let round = 1; round <= rounds; round++) {
     console.error(`round ${round}: ${name}: ${r.rps.toFixed(0)} req/s, ${r.cpuUs.toFixed(1)} µs server CPU/request, p50 ${r.p50} ms, p99 ${r.p99} ms${r.non2xx || r.errors ? `, ${r.non2xx} non-2xx, ${r.errors} errors` : ""}`);
   }
   ratios.push(runs["search mix"]!.at(-1)!.rps / runs["/healthz"]!.at(-1)!.rps);
-  authCosts.push(1 - runs["/v1/chunk (random)"]!.at(-1)!.rps / runs["/v1/chunk (random), auth skipped"]!.at(-1)!.rps);
-  authCpu.push(runs["/v1/chunk (random)"]!.at(-1)!.cpuUs - runs["/v1/chunk (random), auth skipped"]!.at(-1)!.cpuUs);
 }
 
-await Promise.all([main.stop(), longServer.stop(), open.stop()]);
+// What keys, rate limits and quota cost: the two /v1/chunk servers loaded at the same time,
+// sharing core 0, so that whatever else the machine does falls on both alike; each gets the
+// core's time in turn, and its requests/s then go as the inverse of its cost per request.
+// The load generator favours the run it starts first (by about 4% here), so a pair is two
+// such runs, one started each way, and its figure their geometric mean.
+const keyed = { url: keyedChunks.url, paths: scenarios["/v1/chunk (random)"]!.paths };
+const unkeyed = scenarios["/v1/chunk (random), auth skipped"]!;
+const authOverheads: number[] = [];
+const authCpu: number[] = [];
+await Promise.all([load(keyed, 1), load(unkeyed, 1)]);
+for (let pair = 1; pair <= authPairs; pair++) {
+  const [on1, off1] = await Promise.all([load(keyed, 2), load(unkeyed, 2)]);
+  const [off2, on2] = await Promise.all([load(unkeyed, 2), load(keyed, 2)]);
+  authOverheads.push(1 - Math.sqrt((on1.rps / off1.rps) * (on2.rps / off2.rps)));
+  authCpu.push((on1.cpuUs + on2.cpuUs - off1.cpuUs - off2.cpuUs) / 2);
+  console.error(
+    `auth pair ${pair}: with keys ${on1.rps.toFixed(0)} and ${on2.rps.toFixed(0)} req/s, without ${off1.rps.toFixed(0)} and ${off2.rps.toFixed(0)}: ` +
+      `${(authOverheads.at(-1)! * 100).toFixed(1)}%, ${authCpu.at(-1)!.toFixed(1)} µs server CPU/request`,
+  );
+}
 
-const median = (xs: number[]) => {
+await Promise.all([main, longServer, open, keyedChunks].map((s) => s.stop()));
+
+/** The q-quantile, interpolated (q = 0.5: the median). */
+const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  const at = (s.length - 1) * q;
+  const lo = Math.floor(at);
+  return s[lo]! + (s[Math.min(lo + 1, s.length - 1)]! - s[lo]!) * (at - lo);
 };
+const median = (xs: number[]) => quantile(xs, 0.5);
 const table = Object.entries(runs).map(([name, rs]) => ({
   scenario: name,
   connections: scenarios[name]!.connections ?? connections,
@@ -222,22 +265,27 @@ const report = {
   rounds,
   scenarios: table,
   searchToHealthzRatio: median(ratios),
-  /** 1 − authenticated /v1/chunk requests/s ÷ the same with auth skipped. */
-  authOverhead: median(authCosts),
-  /** Server CPU µs per request that authentication and accounting add on /v1/chunk. */
+  pinned: PIN,
+  authPairs,
+  /** 1 − authenticated /v1/chunk requests/s ÷ the same with auth skipped: median of the pairs, and their quartiles. */
+  authOverhead: median(authOverheads),
+  authOverheadQuartiles: [quantile(authOverheads, 0.25), quantile(authOverheads, 0.75)],
+  /** Server CPU µs per request that authentication and accounting add on /v1/chunk (median of the pairs). */
   authCpuUs: median(authCpu),
 };
 if (values.json) console.log(JSON.stringify(report, null, 2));
 else {
-  console.log(`${report.pages} pages, ${report.chunks} chunks; ${connections} connections, ${duration} s per scenario, medians of ${rounds} rounds`);
+  console.log(`${report.pages} pages, ${report.chunks} chunks; ${connections} connections, ${duration} s per scenario, medians of ${rounds} rounds${PIN ? "; servers on core 0, load on core 1" : ""}`);
   console.log("| scenario | connections | requests/s | server CPU µs/request | p50 ms | p99 ms | non-2xx or errors |");
   console.log("|---|---|---|---|---|---|---|");
   for (const r of table) {
     console.log(`| ${r.scenario} | ${r.connections} | ${r.requestsPerSecond.toFixed(0)} | ${r.serverCpuUsPerRequest.toFixed(1)} | ${r.p50Ms} | ${r.p99Ms} | ${r.failures} |`);
   }
   console.log(`search mix requests/s ÷ /healthz requests/s: ${report.searchToHealthzRatio.toFixed(3)} (median of the per-round ratios)`);
+  const [q1, q3] = report.authOverheadQuartiles;
   console.log(
-    `authentication and accounting cost on /v1/chunk: ${(report.authOverhead * 100).toFixed(1)}% of requests/s, ` +
-      `${report.authCpuUs.toFixed(1)} µs of server CPU per request (medians of the per-round figures)`,
+    `authentication and accounting cost on /v1/chunk: ${(report.authOverhead * 100).toFixed(1)}% of requests/s ` +
+      `(quartiles ${(q1! * 100).toFixed(1)}%–${(q3! * 100).toFixed(1)}%), ${report.authCpuUs.toFixed(1)} µs of server CPU per request ` +
+      `(medians of ${authPairs} pairs of simultaneous 2-second runs on one core)`,
   );
 }

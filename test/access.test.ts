@@ -370,6 +370,30 @@ describe("usage on disk", () => {
     expect(readUsage(usagePath(dir)).months[month]!.crash).toBe(saved + 6);
   });
 
+  test("a change is saved within 100 ms, and saves are at least 100 ms apart", async () => {
+    const path = usagePath(tempDir("tome-data-"));
+    const ledger = new UsageLedger(path);
+    ledger.start();
+    // A spend every millisecond for 600 ms, and what the file holds looked at as often.
+    const saved = new Set<number>();
+    const until = performance.now() + 600;
+    let spent = 0;
+    while (performance.now() < until) {
+      ledger.hold("a", "2026-11", 1, 5000);
+      ledger.settle("a", "2026-11", 1, true);
+      spent++;
+      saved.add(readUsage(path).months["2026-11"]?.a ?? 0);
+      await Bun.sleep(1);
+    }
+    // Saves seen: at most one per 100 ms (plus the empty start), and some.
+    expect(saved.size).toBeGreaterThanOrEqual(4);
+    expect(saved.size).toBeLessThanOrEqual(7);
+    // The last spend, left alone, reaches the file within 100 ms (and a little for the timer).
+    await Bun.sleep(130);
+    expect(readUsage(path).months["2026-11"]!.a).toBe(spent);
+    ledger.stop();
+  });
+
   test("a garbage or truncated usage file is a clear error, never a silent reset", async () => {
     const dir = tempDir("tome-data-");
     await newKey(dir, "--name", "k", "--account", "g");

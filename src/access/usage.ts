@@ -96,19 +96,22 @@ export class UsageLedger {
   private readonly lastUsed = new Map<string, number>();
   private dirty = false;
   private lastFlush = performance.now();
-  private timer: ReturnType<typeof setInterval> | undefined;
+  private started = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly path: string) {
     this.data = readUsage(path);
   }
 
-  /** Saves every FLUSH_INTERVAL_MS while there are changes. */
+  /** From now on a change is saved within FLUSH_INTERVAL_MS, by a timer if no later change saves it first. */
   start(): void {
-    this.timer ??= setInterval(() => this.flush(), FLUSH_INTERVAL_MS);
+    this.started = true;
+    if (this.dirty) this.schedule();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.started = false;
+    clearTimeout(this.timer);
     this.timer = undefined;
     this.flush();
   }
@@ -123,6 +126,7 @@ export class UsageLedger {
       writeUsage(this.path, this.data);
     } catch (err) {
       this.dirty = true;
+      this.schedule();
       console.error(`cannot save usage to ${this.path}: ${(err as Error).message}`);
     }
   }
@@ -170,9 +174,24 @@ export class UsageLedger {
     this.changed();
   }
 
-  /** Marks a change; saves at once if the last save is 100 ms old (timers lag on a busy server). */
+  /**
+   * Marks a change: saved at once if the last save is FLUSH_INTERVAL_MS old (a busy server's
+   * timers lag), else when it will be. Saves are never closer together than that: each costs
+   * a rename, which the file system makes far dearer than the few bytes written.
+   */
   private changed(): void {
     this.dirty = true;
     if (performance.now() - this.lastFlush >= FLUSH_INTERVAL_MS) this.flush();
+    else this.schedule();
+  }
+
+  private schedule(): void {
+    if (!this.started || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (!this.dirty) return;
+      if (performance.now() - this.lastFlush >= FLUSH_INTERVAL_MS) this.flush();
+      else this.schedule();
+    }, Math.max(0, this.lastFlush + FLUSH_INTERVAL_MS - performance.now()));
   }
 }
