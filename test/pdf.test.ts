@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
-import { PDFDict, PDFDocument, PDFName, type PDFString } from "pdf-lib";
+import fontkit from "@pdf-lib/fontkit";
+import { decodePDFRawStream, PDFDict, PDFDocument, PDFName, PDFRawStream, type PDFString } from "pdf-lib";
 import { Access, createKey, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { createApp, serve } from "../src/http";
@@ -43,6 +44,31 @@ const text = async (bytes: Uint8Array) => tool(["pdftotext", "-enc", "UTF-8", aw
 const squeeze = (s: string) => s.replace(/[\s•]+/g, "").normalize("NFD");
 /** What the PDF can show: characters no font has (⁊, emoji…) are left out. */
 const renderable = (s: string) => [...s.replace(/\u00AD/g, "")].filter((ch) => /\s/.test(ch) || canRender(ch)).join("");
+
+/**
+ * Per embedded font, its glyphs that draw nothing: undecodable, or without contours. A
+ * broken subset shows in pdftotext (the text is mapped) but not on the page.
+ */
+async function blankGlyphs(bytes: Uint8Array): Promise<Record<string, number>> {
+  const doc = await PDFDocument.load(bytes);
+  const blank: Record<string, number> = {};
+  for (const [, obj] of doc.context.enumerateIndirectObjects()) {
+    if (!(obj instanceof PDFDict) || obj.get(PDFName.of("Type")) !== PDFName.of("FontDescriptor")) continue;
+    const file = obj.lookup(PDFName.of("FontFile2"));
+    if (!(file instanceof PDFRawStream)) continue;
+    const font = fontkit.create(decodePDFRawStream(file).decode()) as unknown as { numGlyphs: number; getGlyph(id: number): { _decode(): { numberOfContours: number } | null } };
+    let n = 0;
+    for (let id = 1; id < font.numGlyphs; id++) {
+      try {
+        if (!font.getGlyph(id)._decode()?.numberOfContours) n++;
+      } catch {
+        n++;
+      }
+    }
+    blank[obj.get(PDFName.of("FontName"))!.toString()] = n;
+  }
+  return blank;
+}
 
 /** A page with text in several sections, not too long for a test. */
 const sample = (engine: Engine): SnapshotPage =>
@@ -189,6 +215,11 @@ describe("the document", () => {
       expect(props.CreationDate).toBeTruthy();
       const pages = Number(props.Pages);
       expect(pages).toBeGreaterThan(0);
+
+      // Every glyph drawn has its outline (a space has none: at most one such per font).
+      const blank = await blankGlyphs(bytes);
+      expect(Object.keys(blank).length).toBeGreaterThan(0);
+      for (const [font, n] of Object.entries(blank)) expect({ font, blank: n }).toEqual({ font, blank: Math.min(n, 1) });
 
       const extracted = await text(bytes);
       const flat = squeeze(extracted);

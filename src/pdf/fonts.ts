@@ -12,7 +12,8 @@ import { readFileSync } from "node:fs";
 interface Family {
   name: string;
   regular: string;
-  bold: string;
+  /** Without one, bold text is the regular face drawn with its outline stroked (Run.emboldened). */
+  bold?: string;
 }
 
 const resolve = (path: string) => Bun.resolveSync(path, import.meta.dir);
@@ -20,6 +21,8 @@ const resolve = (path: string) => Bun.resolveSync(path, import.meta.dir);
 /**
  * Noto Sans as Google Fonts cuts it by script (@fontsource: unhinted WOFF; the hinted TTF
  * of Noto Sans loses glyphs when fontkit subsets it), then Armenian, Bengali and Japanese.
+ * Japanese has no bold: fontkit's subset of NotoSansJP Bold leaves a third of a heading's
+ * glyphs undecodable, drawn as nothing (the title 音楽 and the heading 定義 were blank).
  */
 const FAMILIES: Family[] = [
   ...["latin", "latin-ext", "vietnamese", "greek", "greek-ext", "cyrillic", "cyrillic-ext", "devanagari"].map((subset) => ({
@@ -28,13 +31,13 @@ const FAMILIES: Family[] = [
     bold: resolve(`@fontsource/noto-sans/files/noto-sans-${subset}-700-normal.woff`),
   })),
   ...[
-    ["noto-sans-armenian", "NotoSansArmenian"],
-    ["noto-sans-bengali", "NotoSansBengali"],
-    ["noto-sans-jp", "NotoSansJP"],
-  ].map(([pkg, file]) => ({
-    name: file!,
+    ["noto-sans-armenian", "NotoSansArmenian", true],
+    ["noto-sans-bengali", "NotoSansBengali", true],
+    ["noto-sans-jp", "NotoSansJP", false],
+  ].map(([pkg, file, bold]) => ({
+    name: file as string,
     regular: resolve(`@expo-google-fonts/${pkg}/400Regular/${file}_400Regular.ttf`),
-    bold: resolve(`@expo-google-fonts/${pkg}/700Bold/${file}_700Bold.ttf`),
+    bold: bold ? resolve(`@expo-google-fonts/${pkg}/700Bold/${file}_700Bold.ttf`) : undefined,
   })),
 ];
 
@@ -44,7 +47,7 @@ interface LoadedFace {
   coverage: { hasGlyphForCodePoint(cp: number): boolean };
 }
 
-let faces: { regular: LoadedFace; bold: LoadedFace }[] | undefined;
+let faces: { regular: LoadedFace; bold: LoadedFace | undefined }[] | undefined;
 
 /** Reads every font once per process (about 11 MB, most of it Japanese). */
 function loadFaces() {
@@ -53,7 +56,7 @@ function loadFaces() {
       const bytes = new Uint8Array(readFileSync(path));
       return { bytes, coverage: fontkit.create(bytes) as unknown as LoadedFace["coverage"] };
     };
-    return { regular: load(f.regular), bold: load(f.bold) };
+    return { regular: load(f.regular), bold: f.bold ? load(f.bold) : undefined };
   });
   return faces;
 }
@@ -102,6 +105,8 @@ export function canRender(char: string): boolean {
 export interface Run {
   text: string;
   font: PDFFont;
+  /** Bold asked of a family without a bold face: draw the regular one with its outline stroked. */
+  emboldened: boolean;
 }
 
 /** The fonts of one document: which family covers a character, embedded on first use. */
@@ -120,10 +125,11 @@ export class FontSet {
   }
 
   private async font(family: number, bold: boolean): Promise<PDFFont> {
-    const key = `${family}${bold ? "b" : "r"}`;
+    const faces = loadFaces()[family]!;
+    const face = (bold && faces.bold) || faces.regular;
+    const key = `${family}${face === faces.bold ? "b" : "r"}`;
     let f = this.embedded.get(key);
     if (!f) {
-      const face = loadFaces()[family]![bold ? "bold" : "regular"];
       f = await this.pdf.embedFont(face.bytes, { subset: true });
       memoizeLayout(f);
       this.embedded.set(key, f);
@@ -150,7 +156,10 @@ export class FontSet {
     let current = -1;
     let buf = "";
     const flush = () => {
-      if (buf) out.push({ text: buf, font: this.embedded.get(`${current}${bold ? "b" : "r"}`)! });
+      if (buf) {
+        const hasBold = bold && loadFaces()[current]!.bold !== undefined;
+        out.push({ text: buf, font: this.embedded.get(`${current}${hasBold ? "b" : "r"}`)!, emboldened: bold && !hasBold });
+      }
       buf = "";
     };
     for (const ch of text) {

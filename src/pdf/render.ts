@@ -6,7 +6,7 @@
  *
  * pdf-lib draws glyphs as the font's cmap gives them: no complex-script shaping (see README).
  */
-import { PDFDocument, PDFString, rgb, type PDFPage } from "pdf-lib";
+import { PDFDocument, PDFString, popGraphicsState, pushGraphicsState, rgb, setLineWidth, setStrokingColor, setTextRenderingMode, TextRenderingMode, type PDFPage } from "pdf-lib";
 import type { PdfArticle } from "./article";
 import { FontSet, type Run } from "./fonts";
 
@@ -196,7 +196,11 @@ class Writer {
       if (bullet) this.page.drawText("•", { x: MARGIN.side + 4, y: this.y, size, font: bullet.font, color: INK });
     }
     for (const p of line.pieces) {
-      this.page.drawText(p.text, { x, y: this.y, size, font: p.font, color: p.link ? LINK : INK });
+      const color = p.link ? LINK : INK;
+      // Fill, then stroke the outline: bold for a family without a bold face.
+      if (p.emboldened) this.page.pushOperators(pushGraphicsState(), setTextRenderingMode(TextRenderingMode.FillAndOutline), setLineWidth(size * 0.04), setStrokingColor(color));
+      this.page.drawText(p.text, { x, y: this.y, size, font: p.font, color });
+      if (p.emboldened) this.page.pushOperators(popGraphicsState());
       if (p.link) this.linkArea(this.page, x, this.y - size * 0.25, p.width, size * 1.15, p.link);
       x += p.width;
     }
@@ -317,7 +321,7 @@ function merge(pieces: Piece[]): Piece[] {
   const out: Piece[] = [];
   for (const p of pieces) {
     const last = out.at(-1);
-    if (last && last.font === p.font && last.link === p.link) out[out.length - 1] = { ...last, text: last.text + p.text, width: last.width + p.width };
+    if (last && last.font === p.font && last.emboldened === p.emboldened && last.link === p.link) out[out.length - 1] = { ...last, text: last.text + p.text, width: last.width + p.width };
     else out.push({ ...p });
   }
   return out;
