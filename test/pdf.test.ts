@@ -242,6 +242,8 @@ describe("the document", () => {
       // The attribution, whole on the last page: source, revision, retrieval date, modifications.
       const last = await tool(["pdftotext", "-enc", "UTF-8", "-f", String(pages), "-l", String(pages), await pdfFile(bytes), "-"]);
       expect(last).toContain("Source and license");
+      // A link that follows "(" is one word with it: no line ends with the parenthesis.
+      expect(last.split("\n").filter((l) => l.trimEnd().endsWith("("))).toEqual([]);
       expect(last).toContain(`revision ${page.revId}`);
       expect(last).toContain(`curid=${page.pageId}&oldid=${page.revId}`);
       expect(last).toContain(`retrieved ${engine.snapshot.meta.createdAt.slice(0, 10)}`);

@@ -244,23 +244,36 @@ class Writer {
     const measure = (text: string, link?: string): Piece[] =>
       this.fonts.runs(text, style.bold).map((r) => ({ ...r, link, width: r.font.widthOfTextAtSize(r.text, style.size) }));
     const widthOf = (ps: Piece[]) => ps.reduce((n, p) => n + p.width, 0);
+    // The word the line ends with, while no space follows it: a part that starts right after
+    // it (a link after "(") continues that word, and moves to the next line with it.
+    let lastWord: Piece[] = [];
     for (const part of parts) {
       const clean = drawable(part.text);
+      let first = true;
       for (const segment of this.breakable(clean)) {
         if (/^\s+$/.test(segment)) {
           if (x > 0) pendingSpace = measure(" ", part.link);
+          lastWord = [];
+          first = false;
           continue;
         }
+        const glued = first ? lastWord : [];
+        first = false;
         const word = measure(segment, part.link);
         const ww = widthOf(word);
         const sw = widthOf(pendingSpace);
-        if (x > 0 && x + sw + ww > width) push();
-        else if (x > 0) {
+        if (x > 0 && x + sw + ww > width) {
+          const carried = glued.length < pieces.length ? glued : [];
+          pieces.splice(pieces.length - carried.length);
+          push();
+          pieces.push(...carried);
+          x = widthOf(carried);
+        } else if (x > 0) {
           pieces.push(...pendingSpace);
           x += sw;
         }
         pendingSpace = [];
-        if (ww > width) {
+        if (x + ww > width) {
           // A word (or a run of unspaced text) longer than a line: break between graphemes.
           for (const { segment: g } of this.graphemes.segment(segment)) {
             const gp = measure(g, part.link);
@@ -269,10 +282,12 @@ class Writer {
             pieces.push(...gp);
             x += gw;
           }
+          lastWord = [];
           continue;
         }
         pieces.push(...word);
         x += ww;
+        lastWord = [...glued, ...word];
       }
     }
     push();
