@@ -10,6 +10,7 @@
 import autocannon from "autocannon";
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { onServerCore, pinLoadGenerator } from "./cores";
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { rounds: { type: "string", default: "5" }, help: { type: "boolean", short: "h" } } });
 if (values.help) {
@@ -36,10 +37,9 @@ const cpuMs = (pid: number) => {
   const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
 };
-const PIN = navigator.hardwareConcurrency >= 2 && Bun.which("taskset") !== null;
-if (PIN) await Bun.$`taskset -a -p -c 1 ${process.pid}`.quiet();
+await pinLoadGenerator();
 async function start(limits: boolean) {
-  const proc = Bun.spawn([...(PIN ? ["taskset", "-c", "0"] : []), "bun", "-e", SERVER], { env: { ...process.env, LIMITS: limits ? "1" : "0" }, stdout: "pipe" });
+  const proc = Bun.spawn(onServerCore(["bun", "-e", SERVER]), { env: { ...process.env, LIMITS: limits ? "1" : "0" }, stdout: "pipe" });
   const reader = proc.stdout.getReader();
   const port = Number(new TextDecoder().decode((await reader.read()).value).trim());
   return { proc, url: `http://localhost:${port}/` };

@@ -30,6 +30,7 @@ import { ingest } from "../src/ingest";
 import { fromIngest, readSnapshot, writeSnapshot, type Snapshot } from "../src/snapshot";
 import { queryMix } from "./queries";
 import { sharedDumps } from "../src/cli/shared-data";
+import { onServerCore, pinLoadGenerator, PINNED } from "./cores";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -100,9 +101,7 @@ function longPageSnapshot(shared: Snapshot): { path: string; pageId: number } {
   return { path, pageId };
 }
 
-/** Servers on core 0 and the load (this process) on core 1, when there are two cores and taskset. */
-const PIN = navigator.hardwareConcurrency >= 2 && Bun.which("taskset") !== null;
-if (PIN) await Bun.$`taskset -a -p -c 1 ${process.pid}`.quiet();
+await pinLoadGenerator();
 
 /** Keys for the benchmark: an enterprise account whose rate limit is out of the way. */
 async function benchKey(dataDir: string): Promise<string> {
@@ -123,7 +122,7 @@ function cpuMs(pid: number): number {
 async function startServer(snapshotPath: string, name: string, auth: "on" | "off" = "on"): Promise<{ url: string; pid: number; stop(): Promise<number> }> {
   const data = join(tempDir, `data-${name}`);
   if (auth === "on" && !existsSync(data)) cpSync(join(tempDir, "data-on"), data, { recursive: true });
-  const proc = Bun.spawn([...(PIN ? ["taskset", "-c", "0"] : []), "bun", join(ROOT, "src/cli/start.ts")], {
+  const proc = Bun.spawn(onServerCore(["bun", join(ROOT, "src/cli/start.ts")]), {
     env: { ...process.env, PORT: "0", TOME_SNAPSHOT: snapshotPath, TOME_DATA: data, TOME_AUTH: auth },
     stdout: "ignore",
     stderr: "pipe",
@@ -265,7 +264,7 @@ const report = {
   rounds,
   scenarios: table,
   searchToHealthzRatio: median(ratios),
-  pinned: PIN,
+  pinned: PINNED,
   authPairs,
   /** 1 − authenticated /v1/chunk requests/s ÷ the same with auth skipped: median of the pairs, and their quartiles. */
   authOverhead: median(authOverheads),
@@ -275,7 +274,7 @@ const report = {
 };
 if (values.json) console.log(JSON.stringify(report, null, 2));
 else {
-  console.log(`${report.pages} pages, ${report.chunks} chunks; ${connections} connections, ${duration} s per scenario, medians of ${rounds} rounds${PIN ? "; servers on core 0, load on core 1" : ""}`);
+  console.log(`${report.pages} pages, ${report.chunks} chunks; ${connections} connections, ${duration} s per scenario, medians of ${rounds} rounds${PINNED ? "; servers on core 0, load on core 1" : ""}`);
   console.log("| scenario | connections | requests/s | server CPU µs/request | p50 ms | p99 ms | non-2xx or errors |");
   console.log("|---|---|---|---|---|---|---|");
   for (const r of table) {

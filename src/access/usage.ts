@@ -181,17 +181,21 @@ export class UsageLedger {
    */
   private changed(): void {
     this.dirty = true;
-    if (performance.now() - this.lastFlush >= FLUSH_INTERVAL_MS) this.flush();
-    else this.schedule();
+    this.saveWhenDue();
   }
 
-  private schedule(): void {
+  /** Saves now if the last save is FLUSH_INTERVAL_MS old, else arms the timer for when it will be. */
+  private saveWhenDue(): void {
+    const wait = this.lastFlush + FLUSH_INTERVAL_MS - performance.now();
+    if (wait <= 0) this.flush();
+    else this.schedule(wait);
+  }
+
+  private schedule(wait = 0): void {
     if (!this.started || this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      if (!this.dirty) return;
-      if (performance.now() - this.lastFlush >= FLUSH_INTERVAL_MS) this.flush();
-      else this.schedule();
-    }, Math.max(0, this.lastFlush + FLUSH_INTERVAL_MS - performance.now()));
+      if (this.dirty) this.saveWhenDue();
+    }, wait);
   }
 }

@@ -9,15 +9,14 @@ export interface IngestProgressDisplay {
 
 const mb = (n: number) => (n / 1e6).toFixed(1);
 
+/** Every bar of Tome's scripts: this format, the same width, left on screen when done. */
+function terminalBar(stream: NodeJS.WriteStream, format: string): SingleBar {
+  return new SingleBar({ stream, format, barsize: 24, hideCursor: true, clearOnComplete: false });
+}
+
 export function ingestProgress(stream: NodeJS.WriteStream = process.stderr): IngestProgressDisplay {
   if (!stream.isTTY) return { update() {}, stop() {} };
-  const bar = new SingleBar({
-    stream,
-    format: " {dump} |{bar}| {percentage}% | {read}/{size} MB | {articles} articles, {redirects} redirects | {rate} articles/s",
-    barsize: 24,
-    hideCursor: true,
-    clearOnComplete: false,
-  });
+  const bar = terminalBar(stream, " {dump} |{bar}| {percentage}% | {read}/{size} MB | {articles} articles, {redirects} redirects | {rate} articles/s");
   const started = performance.now();
   let current = "";
   let active = false;
@@ -58,13 +57,7 @@ export interface IndexProgressDisplay {
 /** A bar per shard while the search indexes are built. */
 export function indexProgress(stream: NodeJS.WriteStream = process.stderr): IndexProgressDisplay {
   if (!stream.isTTY) return { update() {}, stop() {} };
-  const bar = new SingleBar({
-    stream,
-    format: " search index: {shard} |{bar}| {percentage}% | {value}/{total} | {eta_formatted} left",
-    barsize: 24,
-    hideCursor: true,
-    clearOnComplete: false,
-  });
+  const bar = terminalBar(stream, " search index: {shard} |{bar}| {percentage}% | {value}/{total} | {eta_formatted} left");
   let current = "";
   return {
     update(shard, done, total) {

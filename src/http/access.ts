@@ -57,7 +57,7 @@ export function accessControl(access: Access | undefined): AccessControl {
   /** Requests the quota could not hold, between admit and their refusal. */
   const refused = new Map<Request, Grant>();
 
-  const writeLimits = (headers: Headers, { key, rate, retryAfter }: Grant) => {
+  const writeLimits = (headers: Headers, key: ActiveKey, rate: RateDecision, retryAfter: number | undefined) => {
     const q = access.quota(key);
     const unlimited = !Number.isFinite(q.limit);
     headers.set("x-ratelimit-limit", String(rate.limit));
@@ -92,7 +92,7 @@ export function accessControl(access: Access | undefined): AccessControl {
         },
         { status: 429 },
       );
-      writeLimits(refusal.headers, { request, key, cost: 0, rate, hold: undefined, retryAfter: retry });
+      writeLimits(refusal.headers, key, rate, retry);
       return refusal;
     },
 
@@ -117,7 +117,7 @@ export function accessControl(access: Access | undefined): AccessControl {
         access.settle(grant.hold, status >= 200 && status < 300);
         grant.hold = undefined;
       } else refused.delete(grant.request);
-      if (headers) writeLimits(headers, grant);
+      if (headers) writeLimits(headers, grant.key, grant.rate, grant.retryAfter);
     },
   };
 }

@@ -109,6 +109,13 @@ export interface Run {
   emboldened: boolean;
 }
 
+/** The face drawn for a family's regular or bold text: its bold, or its regular to be stroked. */
+function faceFor(family: number, bold: boolean): { key: string; face: LoadedFace; emboldened: boolean } {
+  const faces = loadFaces()[family]!;
+  if (bold && faces.bold) return { key: `${family}b`, face: faces.bold, emboldened: false };
+  return { key: `${family}r`, face: faces.regular, emboldened: bold };
+}
+
 /** The fonts of one document: which family covers a character, embedded on first use. */
 export class FontSet {
   private readonly embedded = new Map<string, PDFFont>();
@@ -125,9 +132,7 @@ export class FontSet {
   }
 
   private async font(family: number, bold: boolean): Promise<PDFFont> {
-    const faces = loadFaces()[family]!;
-    const face = (bold && faces.bold) || faces.regular;
-    const key = `${family}${face === faces.bold ? "b" : "r"}`;
+    const { key, face } = faceFor(family, bold);
     let f = this.embedded.get(key);
     if (!f) {
       f = await this.pdf.embedFont(face.bytes, { subset: true });
@@ -157,8 +162,8 @@ export class FontSet {
     let buf = "";
     const flush = () => {
       if (buf) {
-        const hasBold = bold && loadFaces()[current]!.bold !== undefined;
-        out.push({ text: buf, font: this.embedded.get(`${current}${hasBold ? "b" : "r"}`)!, emboldened: bold && !hasBold });
+        const { key, emboldened } = faceFor(current, bold);
+        out.push({ text: buf, font: this.embedded.get(key)!, emboldened });
       }
       buf = "";
     };
