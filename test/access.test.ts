@@ -295,12 +295,14 @@ describe("quota (D20)", () => {
     writeUsage(usagePath(dir), { months: { "2026-11": { a: 4991 } }, last_used: {} });
     const fresh = new UsageLedger(usagePath(dir));
     expect(fresh.remaining("a", "2026-11", 5000)).toBe(9);
-    expect(fresh.hold("a", "2026-11", 10, 5000)).toBe(false);
+    expect(fresh.hold("a", "2026-11", 10, 5000)).toBeUndefined();
     expect(fresh.spent("a", "2026-11")).toBe(4991);
-    expect(fresh.hold("a", "2026-11", 1, 5000)).toBe(true);
+    const meter = fresh.hold("a", "2026-11", 1, 5000)!;
+    expect(meter).toBeDefined();
     expect(fresh.remaining("a", "2026-11", 5000)).toBe(8);
-    fresh.settle("a", "2026-11", 1, false);
+    fresh.settle(meter, 1, false);
     expect(fresh.remaining("a", "2026-11", 5000)).toBe(9);
+    expect(fresh.spent("a", "2026-11")).toBe(4991);
   });
 
   test("the month rolls over at 00:00:00 UTC on the 1st (the test holds the clock)", async () => {
@@ -387,8 +389,7 @@ describe("usage on disk", () => {
     let spent = 0;
     while (performance.now() < until) {
       for (const busy = performance.now() + 30; performance.now() < busy; spent++) {
-        ledger.hold("a", "2026-11", 1, 1e12);
-        ledger.settle("a", "2026-11", 1, true);
+        ledger.settle(ledger.hold("a", "2026-11", 1, 1e12)!, 1, true);
       }
       await Bun.sleep(1);
     }

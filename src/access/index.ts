@@ -3,25 +3,44 @@
  * kept under TOME_DATA. The key tool (src/cli/keys.ts) writes the key store; the server
  * reads it through an Access, which also counts usage.
  */
-import { KeyRing, KEY_SHAPE, stateOf, type ActiveKey } from "./keys";
-import { RateLimiter, type RateDecision } from "./rate";
-import { monthEnd, monthOf, monthStart, UsageLedger, usagePath } from "./usage";
+import { KeyRing, UNLIMITED, type ActiveKey } from "./keys";
+import { RateLimiter } from "./rate";
+import { monthEnd, monthOf, monthStart, UsageLedger, usagePath, type Meter } from "./usage";
 
-export { KeyStoreError, KEY_SHAPE, keysPath, readKeyFile, stateOf, updateKeyFile, createKey, revokeKey, setPlan, SCOPES, type ActiveKey, type KeyRecord, type Scope, type KeyState } from "./keys";
-export type { RateDecision } from "./rate";
+export { KeyStoreError, KEY_SHAPE, keysPath, readKeyFile, stateOf, updateKeyFile, createKey, revokeKey, setPlan, SCOPES, UNLIMITED, type ActiveKey, type KeyRecord, type Scope, type KeyState } from "./keys";
 export { ENTERPRISE_DEFAULT_RATE, isPlan, limitsOf, PLAN_NAMES, PLANS, type Plan, type PlanName } from "./plans";
-export { FLUSH_INTERVAL_MS, monthOf, readUsage, UsageError, usagePath } from "./usage";
+export { FLUSH_INTERVAL_MS, monthOf, readUsage, UsageError, usagePath, type Meter } from "./usage";
 
 export const DEFAULT_DATA_DIR = "data";
 
 /** D20: what a successful request costs. */
 export const COST = { request: 1, pdf: 10 } as const;
 
-/** What the first checks of a request found: a key within its rate, a refusal, or a key over its rate. */
-export type Admission =
-  | { ok: true; key: ActiveKey; rate: RateDecision }
-  | { ok: false; status: 401 | 403; body: { error: string; message: string } }
-  | { ok: false; status: 429; key: ActiveKey; rate: RateDecision };
+/**
+ * A request with a valid key: where it stands in its key's rate window (D19) and, if it is
+ * within it, the quota meter holding its cost (D20).
+ */
+export interface Grant {
+  key: ActiveKey;
+  cost: number;
+  /** Requests the key may still make this second, after this one; -1 if this one is over the limit. */
+  rateRemaining: number;
+  /** Unix seconds when the rate window resets. */
+  rateReset: number;
+  /** The account's meter holding the cost, or undefined if the quota lacks it (or the rate refused the request). */
+  held: Meter | undefined;
+}
+
+/** A request without a usable key (api.md section 5). */
+export interface Refusal {
+  status: 401 | 403;
+  body: { error: string; message: string };
+}
+
+const NO_KEY: Refusal = {
+  status: 401,
+  body: { error: "unauthorized", message: "An API key is required via the X-API-Key header (or Authorization: Bearer <key>)." },
+};
 
 export interface QuotaState {
   limit: number;
@@ -30,13 +49,6 @@ export interface QuotaState {
   used: number;
   /** Unix seconds: 00:00:00 UTC on the 1st of next month. */
   reset: number;
-}
-
-/** One request's claim on its account's quota. */
-export interface Hold {
-  account: string;
-  month: string;
-  cost: number;
 }
 
 export interface AccessOptions {
@@ -52,7 +64,7 @@ export class Access {
   private readonly usage: UsageLedger;
   private readonly rates = new RateLimiter();
   /** The current UTC month: its name, and its start and end in Unix seconds; recomputed when the clock leaves it. */
-  private month = { name: "", start: 0, end: 0 };
+  private month = { name: "", start: 0, end: 0, endText: "" };
 
   /** Reads the key store and the usage file; a damaged one throws, with what to do. */
   constructor(options: AccessOptions) {
@@ -77,27 +89,38 @@ export class Access {
 
   /**
    * D2's first checks, with one reading of the clock: the key (D18 and api.md section 5;
-   * X-API-Key wins over Authorization: Bearer), then its rate limit (D19).
+   * X-API-Key wins over Authorization: Bearer), then its rate limit (D19); and for a request
+   * within its rate, its cost held from the quota (D20), to be settled once it is answered.
    */
-  admit(headers: Headers): Admission {
-    const key = headers.get("x-api-key")?.trim() || bearer(headers.get("authorization"));
-    if (!key) {
-      return { ok: false, status: 401, body: { error: "unauthorized", message: "An API key is required via the X-API-Key header (or Authorization: Bearer <key>)." } };
-    }
-    const found = KEY_SHAPE.test(key) ? this.keys.find(key) : undefined;
+  admit(headers: Headers, cost: number): Grant | Refusal {
+    const text = headers.get("x-api-key")?.trim() || bearer(headers.get("authorization"));
+    if (!text) return NO_KEY;
+    const key = this.keys.find(text);
     const now = this.now();
-    const state = found && stateOf(found.record, now);
-    if (!found || state !== "active") {
-      const why = state === "expired" ? ` It expired at ${found!.record.expires_at}.` : "";
-      return { ok: false, status: 403, body: { error: "forbidden", message: `The API key is invalid or revoked.${why}` } };
+    if (key === undefined || now >= key.endsAt) {
+      const why = key && !key.record.revoked_at ? ` It expired at ${key.record.expires_at}.` : "";
+      return { status: 403, body: { error: "forbidden", message: `The API key is invalid or revoked.${why}` } };
     }
-    this.usage.touch(found.record.id, now);
-    const rate = this.rates.admit(found.record.id, found.limits.rate, now);
-    return rate.admitted ? { ok: true, key: found, rate } : { ok: false, status: 429, key: found, rate };
+    const id = key.record.id;
+    this.usage.touch(id, now);
+    const second = Math.floor(now / 1000);
+    const rateRemaining = this.rates.admit(id, key.limits.rate, second);
+    const held = rateRemaining < 0 ? undefined : this.usage.hold(key.account, this.currentMonth(now).name, cost, key.limits.quota);
+    return { key, cost, rateRemaining, rateReset: second + 1, held };
   }
 
-  private currentMonth(now: number): { name: string; end: number } {
-    if (now < this.month.start * 1000 || now >= this.month.end * 1000) this.month = { name: monthOf(now), start: monthStart(now), end: monthEnd(now) };
+  /** A 2xx answer spends the grant's hold; anything else gives it back. */
+  settle(grant: Grant, succeeded: boolean): void {
+    if (grant.held === undefined) return;
+    this.usage.settle(grant.held, grant.cost, succeeded);
+    grant.held = undefined;
+  }
+
+  private currentMonth(now: number): { name: string; end: number; endText: string } {
+    if (now < this.month.start * 1000 || now >= this.month.end * 1000) {
+      const end = monthEnd(now);
+      this.month = { name: monthOf(now), start: monthStart(now), end, endText: String(end) };
+    }
     return this.month;
   }
 
@@ -112,15 +135,11 @@ export class Access {
     };
   }
 
-  /** Holds a request's cost (D20), or says the quota lacks it. */
-  hold(key: ActiveKey, cost: number): Hold | undefined {
-    const month = this.currentMonth(this.now()).name;
-    return this.usage.hold(key.account, month, cost, key.limits.quota) ? { account: key.account, month, cost } : undefined;
-  }
-
-  /** A 2xx answer spends the hold; anything else gives it back. */
-  settle(hold: Hold, succeeded: boolean): void {
-    this.usage.settle(hold.account, hold.month, hold.cost, succeeded);
+  /** X-Quota-Remaining and X-Quota-Reset (D20), as sent. */
+  quotaTexts(key: ActiveKey): [remaining: string, reset: string] {
+    const month = this.currentMonth(this.now());
+    if (key.quotaText === UNLIMITED) return [UNLIMITED, month.endText];
+    return [String(this.usage.remaining(key.account, month.name, key.limits.quota)), month.endText];
   }
 }
 

@@ -255,11 +255,26 @@ export function setPlan(file: KeyFile, account: string, plan: PlanName, rate?: n
   return a;
 }
 
-/** A key as the server holds it. */
+/** A key as the server holds it, with what each request needs of it worked out once. */
 export interface ActiveKey {
   record: KeyRecord;
   account: string;
   limits: Plan;
+  /** When the key stops working (ms since the epoch): its expiry, or -Infinity once revoked; Infinity if neither. */
+  endsAt: number;
+  /** X-RateLimit-Limit and X-Quota-Limit, as sent. */
+  rateText: string;
+  quotaText: string;
+}
+
+/** The text of an unlimited quota in the X-Quota-* headers (D20). */
+export const UNLIMITED = "unlimited";
+
+function activeKey(record: KeyRecord, account: Account): ActiveKey {
+  const limits = limitsOf(account.plan, account.rate);
+  const endsAt = record.revoked_at ? -Infinity : record.expires_at ? Date.parse(record.expires_at) : Infinity;
+  const quotaText = Number.isFinite(limits.quota) ? String(limits.quota) : UNLIMITED;
+  return { record, account: record.account, limits, endsAt, rateText: String(limits.rate), quotaText };
 }
 
 /**
@@ -268,8 +283,8 @@ export interface ActiveKey {
  */
 export class KeyRing {
   private byHash = new Map<string, ActiveKey>();
-  /** key → its sha256, for keys seen lately. */
-  private readonly hashes = new Map<string, string>();
+  /** Keys seen lately, as sent, to save hashing them on every request; emptied when the store is re-read. */
+  private readonly seen = new Map<string, ActiveKey>();
   private readonly path: string;
   private readonly generation: DataView;
   private seenGeneration = -1;
@@ -305,25 +320,22 @@ export class KeyRing {
     const [ino, mtimeMs, size] = s ? [s.ino, s.mtimeMs, s.size] : [-1, 0, 0];
     if (generation === this.seenGeneration && ino === this.ino && mtimeMs === this.mtimeMs && size === this.size) return;
     const file = readKeyFile(this.path);
-    this.byHash = new Map(
-      file.keys.map((record) => {
-        const account = file.accounts[record.account]!;
-        return [record.hash, { record, account: record.account, limits: limitsOf(account.plan, account.rate) }];
-      }),
-    );
+    this.byHash = new Map(file.keys.map((record) => [record.hash, activeKey(record, file.accounts[record.account]!)]));
+    this.seen.clear();
     [this.ino, this.mtimeMs, this.size, this.seenGeneration] = [ino, mtimeMs, size, generation];
   }
 
   /** The key, if it exists (whatever its state). */
   find(key: string): ActiveKey | undefined {
     this.refresh();
-    let hash = this.hashes.get(key);
-    if (hash === undefined) {
-      hash = hashKey(key);
-      // Bounded: a flood of made-up keys cannot grow it without end.
-      if (this.hashes.size >= 10_000) this.hashes.clear();
-      this.hashes.set(key, hash);
+    const seen = this.seen.get(key);
+    if (seen || !KEY_SHAPE.test(key)) return seen;
+    const found = this.byHash.get(hashKey(key));
+    if (found) {
+      // Bounded, though only keys of the store get in: their number is the store's.
+      if (this.seen.size >= 10_000) this.seen.clear();
+      this.seen.set(key, found);
     }
-    return this.byHash.get(hash);
+    return found;
   }
 }

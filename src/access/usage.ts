@@ -87,11 +87,20 @@ export function writeUsage(path: string, data: UsageData): void {
   atomicWrite(path, JSON.stringify(file), { mode: 0o600, durable: false });
 }
 
+/** An account's claim on one month's quota: the credits that its requests in flight hold. */
+export interface Meter {
+  readonly account: string;
+  readonly month: string;
+  held: number;
+  /** The month's spent counters, in the saved data (set on the first spend). */
+  spentIn?: Record<string, number>;
+}
+
 /** The server's usage: spent credits (saved) and credits held by requests in flight (not saved). */
 export class UsageLedger {
   private readonly data: UsageData;
-  /** month → account → credits held by requests not yet answered. */
-  private readonly held = new Map<string, Map<string, number>>();
+  /** account → its meter for the latest month it made a request in. */
+  private readonly meters = new Map<string, Meter>();
   /** key id → ms of its last request, not yet written into data.last_used. */
   private readonly lastUsed = new Map<string, number>();
   private dirty = false;
@@ -137,7 +146,8 @@ export class UsageLedger {
 
   /** Credits held by requests in flight. */
   holding(account: string, month: string): number {
-    return this.held.get(month)?.get(account) ?? 0;
+    const m = this.meters.get(account);
+    return m !== undefined && m.month === month ? m.held : 0;
   }
 
   /** Credits left: the quota less what is spent and what requests in flight hold. */
@@ -145,27 +155,25 @@ export class UsageLedger {
     return Math.max(0, quota - this.spent(account, month) - this.holding(account, month));
   }
 
-  /** Holds `cost` credits for a request, if they are there (concurrent requests never overspend). */
-  hold(account: string, month: string, cost: number, quota: number): boolean {
-    if (this.remaining(account, month, quota) < cost) return false;
-    let m = this.held.get(month);
-    if (!m) {
-      // A new month: past months with nothing held are done with.
-      for (const [past, accounts] of this.held) if ([...accounts.values()].every((n) => n === 0)) this.held.delete(past);
-      this.held.set(month, (m = new Map()));
-    }
-    m.set(account, (m.get(account) ?? 0) + cost);
-    return true;
+  /**
+   * Holds `cost` credits for a request, if they are there (concurrent requests never
+   * overspend): the meter to settle with, or undefined.
+   */
+  hold(account: string, month: string, cost: number, quota: number): Meter | undefined {
+    let m = this.meters.get(account);
+    // A new month gets a new meter; requests of the old one settle with theirs.
+    if (m === undefined || m.month !== month) this.meters.set(account, (m = { account, month, held: 0 }));
+    if (quota !== Infinity && quota - this.spent(account, month) - m.held < cost) return undefined;
+    m.held += cost;
+    return m;
   }
 
   /** Ends a hold: spends it (a 2xx answer) or gives it back. */
-  settle(account: string, month: string, cost: number, spend: boolean): void {
-    // Entries stay at zero rather than go: a request at a time would make and drop one each.
-    const m = this.held.get(month);
-    if (m) m.set(account, Math.max(0, (m.get(account) ?? 0) - cost));
+  settle(meter: Meter, cost: number, spend: boolean): void {
+    meter.held -= cost;
     if (!spend) return;
-    const spentIn = (this.data.months[month] ??= {});
-    spentIn[account] = (spentIn[account] ?? 0) + cost;
+    const spentIn = (meter.spentIn ??= this.data.months[meter.month] ??= {});
+    spentIn[meter.account] = (spentIn[meter.account] ?? 0) + cost;
     this.changed();
   }
 

@@ -13,19 +13,16 @@
  * returned, so a stop that follows the last answer never finds a count unsaved.
  */
 import { Elysia, type AnyElysia } from "elysia";
-import { COST, type Access, type ActiveKey, type Hold, type RateDecision } from "../access";
+import { COST, type Access, type Grant as AccessGrant } from "../access";
 import { pathOf } from "./url";
 
 /** Paths that answer without a key: liveness and the API's own description. */
 export const OPEN_PATHS = new Set(["/healthz", "/docs", "/v1/openapi.json"]);
 
-/** An authenticated request within its rate: its key, and its cost held from the quota, if the quota had it. */
-export interface Grant {
+/** A request with a valid key within its rate (see Access.admit), and what its answer needs. */
+export interface Grant extends AccessGrant {
   request: Request;
-  key: ActiveKey;
-  cost: number;
-  rate: RateDecision;
-  hold: Hold | undefined;
+  /** Retry-After of a quota refusal. */
   retryAfter?: number;
 }
 
@@ -56,16 +53,20 @@ export function accessControl(access: Access | undefined): AccessControl {
   if (!access) return OPEN;
   /** Requests the quota could not hold, between admit and their refusal. */
   const refused = new Map<Request, Grant>();
+  /** The last rate window's reset, as sent (it changes once a second). */
+  let reset = { at: 0, text: "0" };
 
-  const writeLimits = (headers: Headers, key: ActiveKey, rate: RateDecision, retryAfter: number | undefined) => {
-    const q = access.quota(key);
-    const unlimited = !Number.isFinite(q.limit);
-    headers.set("x-ratelimit-limit", String(rate.limit));
-    headers.set("x-ratelimit-remaining", String(rate.remaining));
-    headers.set("x-ratelimit-reset", String(rate.reset));
-    headers.set("x-quota-limit", unlimited ? "unlimited" : String(q.limit));
-    headers.set("x-quota-remaining", unlimited ? "unlimited" : String(q.remaining));
-    headers.set("x-quota-reset", String(q.reset));
+  /** X-RateLimit-* (D19) and X-Quota-* (D20), and Retry-After if given. */
+  const writeLimits = (headers: Headers, grant: AccessGrant, retryAfter: number | undefined) => {
+    const { key, rateReset } = grant;
+    if (reset.at !== rateReset) reset = { at: rateReset, text: String(rateReset) };
+    const [quotaRemaining, quotaReset] = access.quotaTexts(key);
+    headers.set("x-ratelimit-limit", key.rateText);
+    headers.set("x-ratelimit-remaining", String(Math.max(0, grant.rateRemaining)));
+    headers.set("x-ratelimit-reset", reset.text);
+    headers.set("x-quota-limit", key.quotaText);
+    headers.set("x-quota-remaining", quotaRemaining);
+    headers.set("x-quota-reset", quotaReset);
     if (retryAfter !== undefined) headers.set("retry-after", String(retryAfter));
   };
   const secondsUntil = (unixSeconds: number) => Math.max(1, Math.ceil(unixSeconds - access.now() / 1000));
@@ -74,25 +75,25 @@ export function accessControl(access: Access | undefined): AccessControl {
     admit(request) {
       const path = pathOf(request.url);
       if (OPEN_PATHS.has(path) || (path !== "/v1" && !path.startsWith("/v1/"))) return undefined;
-      const admission = access.admit(request.headers);
-      if (admission.ok) {
-        const cost = costOf(path);
-        const grant: Grant = { request, key: admission.key, cost, rate: admission.rate, hold: access.hold(admission.key, cost) };
-        if (!grant.hold) refused.set(request, grant);
+      const admitted = access.admit(request.headers, costOf(path));
+      if ("status" in admitted) return Response.json(admitted.body, { status: admitted.status });
+      if (admitted.rateRemaining >= 0) {
+        const grant = admitted as Grant;
+        grant.request = request;
+        if (!grant.held) refused.set(request, grant);
         return grant;
       }
-      if (admission.status !== 429) return Response.json(admission.body, { status: admission.status });
-      const { key, rate } = admission;
-      const retry = secondsUntil(rate.reset);
+      const limit = admitted.key.limits.rate;
+      const retry = secondsUntil(admitted.rateReset);
       const refusal = Response.json(
         {
           error: "rate_limit_exceeded",
-          message: `Too many requests: this key's plan allows ${rate.limit} per second. Retry after ${retry} s.`,
+          message: `Too many requests: this key's plan allows ${limit} per second. Retry after ${retry} s.`,
           retry_after: retry,
         },
         { status: 429 },
       );
-      writeLimits(refusal.headers, key, rate, retry);
+      writeLimits(refusal.headers, admitted, retry);
       return refusal;
     },
 
@@ -113,11 +114,9 @@ export function accessControl(access: Access | undefined): AccessControl {
       }),
 
     finish(grant, status, headers) {
-      if (grant.hold) {
-        access.settle(grant.hold, status >= 200 && status < 300);
-        grant.hold = undefined;
-      } else refused.delete(grant.request);
-      if (headers) writeLimits(headers, grant.key, grant.rate, grant.retryAfter);
+      if (grant.held) access.settle(grant, status >= 200 && status < 300);
+      else refused.delete(grant.request);
+      if (headers) writeLimits(headers, grant, grant.retryAfter);
     },
   };
 }

@@ -77,7 +77,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
       const grant = access.admit(request);
       if (!grant) return routes.handle(request);
       if (grant instanceof Response) return grant;
-      const app = grant.hold ? routes : (refusing ??= routesAfter(access.quotaRefusal(), false));
+      const app = grant.held ? routes : (refusing ??= routesAfter(access.quotaRefusal(), false));
       let response: Response;
       try {
         response = await app.handle(request);
