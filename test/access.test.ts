@@ -95,12 +95,12 @@ describe("authentication (api.md section 5, D18)", () => {
   });
 
   test("D2: an unauthenticated request learns nothing: 401 before validation or routing", async () => {
-    for (const path of ["/v1/page/abc", "/v1/search", "/v1/chunk/x", "/v1/nope", "/v1/page/99999999"]) {
+    for (const path of ["/v1/page/abc", "/v1/search", "/v1/chunk/x", "/v1/nope", "/v1/page/99999999", "/v1", "/v1?q=x", "/v1/", "/v1/openapi.json/x", "/v1/openapi.jsonx"]) {
       expect((await call(server.url, undefined, path)).status).toBe(401);
       expect((await call(server.url, `wk_${"C".repeat(32)}`, path)).status).toBe(403);
     }
     // Liveness, the API's description and CORS preflight need no key.
-    for (const path of ["/healthz", "/v1/openapi.json", "/docs"]) expect((await fetch(server.url + path)).status).toBe(200);
+    for (const path of ["/healthz", "/v1/openapi.json", "/v1/openapi.json?x=1", "/docs"]) expect((await fetch(server.url + path)).status).toBe(200);
     expect((await fetch(server.url + "/v1/search?q=x", { method: "OPTIONS" })).status).toBe(204);
   });
 

@@ -14,10 +14,17 @@
  */
 import { Elysia, type AnyElysia } from "elysia";
 import { COST, type Access, type Grant as AccessGrant } from "../access";
-import { pathOf } from "./url";
+import { pathIs, pathStart } from "./url";
 
-/** Paths that answer without a key: liveness and the API's own description. */
-export const OPEN_PATHS = new Set(["/healthz", "/docs", "/v1/openapi.json"]);
+/** The one path under /v1 that answers without a key: the API's own description (as do /healthz and /docs). */
+const OPEN_V1_PATH = "/v1/openapi.json";
+
+/** Where the path of a request that needs a key starts in its URL, or -1 (read in place: this runs on every request). */
+function keyedPathStart(url: string): number {
+  const start = pathStart(url);
+  if (pathIs(url, start, "/v1")) return start;
+  return url.startsWith("/v1/", start) && !pathIs(url, start, OPEN_V1_PATH) ? start : -1;
+}
 
 /** A request with a valid key within its rate (see Access.admit), and what its answer needs. */
 export interface Grant extends AccessGrant {
@@ -26,8 +33,9 @@ export interface Grant extends AccessGrant {
   retryAfter?: number;
 }
 
-export function costOf(path: string): number {
-  return path.startsWith("/v1/pdf/") ? COST.pdf : COST.request;
+/** What a request costs (D20), from its URL and where its path starts. */
+export function costOf(url: string, pathStart: number): number {
+  return url.startsWith("/v1/pdf/", pathStart) ? COST.pdf : COST.request;
 }
 
 export interface AccessControl {
@@ -73,9 +81,10 @@ export function accessControl(access: Access | undefined): AccessControl {
 
   return {
     admit(request) {
-      const path = pathOf(request.url);
-      if (OPEN_PATHS.has(path) || (path !== "/v1" && !path.startsWith("/v1/"))) return undefined;
-      const admitted = access.admit(request.headers, costOf(path));
+      const url = request.url;
+      const start = keyedPathStart(url);
+      if (start < 0) return undefined;
+      const admitted = access.admit(request.headers, costOf(url, start));
       if ("status" in admitted) return Response.json(admitted.body, { status: admitted.status });
       if (admitted.rateRemaining >= 0) {
         const grant = admitted as Grant;
