@@ -7,7 +7,7 @@ import { KeyRing, UNLIMITED, type ActiveKey } from "./keys";
 import { RateLimiter } from "./rate";
 import { monthEnd, monthOf, monthStart, UsageLedger, usagePath, type Meter } from "./usage";
 
-export { KeyStoreError, KEY_SHAPE, keysPath, readKeyFile, stateOf, updateKeyFile, createKey, revokeKey, setPlan, SCOPES, UNLIMITED, type ActiveKey, type KeyRecord, type Scope, type KeyState } from "./keys";
+export { KeyStoreError, KEY_SHAPE, keysPath, readKeyFile, stateOf, updateKeyFile, createKey, revokeKey, setPlan, SCOPES, type ActiveKey, type KeyRecord, type Scope, type KeyState } from "./keys";
 export { ENTERPRISE_DEFAULT_RATE, isPlan, limitsOf, PLAN_NAMES, PLANS, type Plan, type PlanName } from "./plans";
 export { FLUSH_INTERVAL_MS, monthOf, readUsage, UsageError, usagePath, type Meter } from "./usage";
 
@@ -109,7 +109,7 @@ export class Access {
     return { key, cost, rateRemaining, rateReset: second + 1, held };
   }
 
-  /** A 2xx answer spends the grant's hold; anything else gives it back. */
+  /** A 2xx answer spends the grant's hold; anything else gives it back. Once only; a grant the quota refused holds nothing. */
   settle(grant: Grant, succeeded: boolean): void {
     if (grant.held === undefined) return;
     this.usage.settle(grant.held, grant.cost, succeeded);

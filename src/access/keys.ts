@@ -331,11 +331,8 @@ export class KeyRing {
     const seen = this.seen.get(key);
     if (seen || !KEY_SHAPE.test(key)) return seen;
     const found = this.byHash.get(hashKey(key));
-    if (found) {
-      // Bounded, though only keys of the store get in: their number is the store's.
-      if (this.seen.size >= 10_000) this.seen.clear();
-      this.seen.set(key, found);
-    }
+    // Only keys of the store get in, so it never holds more than the store has.
+    if (found) this.seen.set(key, found);
     return found;
   }
 }

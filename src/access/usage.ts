@@ -92,8 +92,6 @@ export interface Meter {
   readonly account: string;
   readonly month: string;
   held: number;
-  /** The month's spent counters, in the saved data (set on the first spend). */
-  spentIn?: Record<string, number>;
 }
 
 /** The server's usage: spent credits (saved) and credits held by requests in flight (not saved). */
@@ -163,7 +161,7 @@ export class UsageLedger {
     let m = this.meters.get(account);
     // A new month gets a new meter; requests of the old one settle with theirs.
     if (m === undefined || m.month !== month) this.meters.set(account, (m = { account, month, held: 0 }));
-    if (quota !== Infinity && quota - this.spent(account, month) - m.held < cost) return undefined;
+    if (quota - this.spent(account, month) - m.held < cost) return undefined;
     m.held += cost;
     return m;
   }
@@ -172,7 +170,7 @@ export class UsageLedger {
   settle(meter: Meter, cost: number, spend: boolean): void {
     meter.held -= cost;
     if (!spend) return;
-    const spentIn = (meter.spentIn ??= this.data.months[meter.month] ??= {});
+    const spentIn = (this.data.months[meter.month] ??= {});
     spentIn[meter.account] = (spentIn[meter.account] ?? 0) + cost;
     this.changed();
   }

@@ -26,15 +26,13 @@ function keyedPathStart(url: string): number {
   return url.startsWith("/v1/", start) && !pathIs(url, start, OPEN_V1_PATH) ? start : -1;
 }
 
-/** A request with a valid key within its rate (see Access.admit), and what its answer needs. */
+/** A request with a valid key within its rate (see Access.admit), and the Retry-After of its quota refusal, if it gets one. */
 export interface Grant extends AccessGrant {
-  request: Request;
-  /** Retry-After of a quota refusal. */
   retryAfter?: number;
 }
 
 /** What a request costs (D20), from its URL and where its path starts. */
-export function costOf(url: string, pathStart: number): number {
+function costOf(url: string, pathStart: number): number {
   return url.startsWith("/v1/pdf/", pathStart) ? COST.pdf : COST.request;
 }
 
@@ -59,8 +57,8 @@ const OPEN: AccessControl = {
 
 export function accessControl(access: Access | undefined): AccessControl {
   if (!access) return OPEN;
-  /** Requests the quota could not hold, between admit and their refusal. */
-  const refused = new Map<Request, Grant>();
+  /** Requests the quota could not hold, for the hook that refuses them (gone with the request). */
+  const refused = new WeakMap<Request, Grant>();
   /** The last rate window's reset, as sent (it changes once a second). */
   let reset = { at: 0, text: "0" };
 
@@ -87,10 +85,8 @@ export function accessControl(access: Access | undefined): AccessControl {
       const admitted = access.admit(request.headers, costOf(url, start));
       if ("status" in admitted) return Response.json(admitted.body, { status: admitted.status });
       if (admitted.rateRemaining >= 0) {
-        const grant = admitted as Grant;
-        grant.request = request;
-        if (!grant.held) refused.set(request, grant);
-        return grant;
+        if (!admitted.held) refused.set(request, admitted);
+        return admitted;
       }
       const limit = admitted.key.limits.rate;
       const retry = secondsUntil(admitted.rateReset);
@@ -123,8 +119,7 @@ export function accessControl(access: Access | undefined): AccessControl {
       }),
 
     finish(grant, status, headers) {
-      if (grant.held) access.settle(grant, status >= 200 && status < 300);
-      else refused.delete(grant.request);
+      access.settle(grant, status >= 200 && status < 300);
       if (headers) writeLimits(headers, grant, grant.retryAfter);
     },
   };
