@@ -24,13 +24,12 @@
  */
 import autocannon from "autocannon";
 import { cpSync, existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { ingest } from "../src/ingest";
-import { fromIngest, readSnapshot, writeSnapshot, type Snapshot } from "../src/snapshot";
-import { queryMix } from "./queries";
-import { sharedDumps } from "../src/cli/shared-data";
+import { writeSnapshot, type Snapshot } from "../src/snapshot";
 import { onServerCore, pinLoadGenerator, PINNED } from "./cores";
+import { queryMix } from "./queries";
+import { benchKey, benchSnapshot, randomChunkIds, ROOT, spawnServer, type BenchServer } from "./servers";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -60,22 +59,9 @@ const duration = Number(values.duration);
 const connections = Number(values.connections);
 const rounds = Number(values.rounds);
 const authPairs = Number(values["auth-pairs"]);
-const ROOT = resolve(import.meta.dir, "..");
-const DUMPS = sharedDumps();
 const LONG_CHUNKS = 10_000;
 
 const tempDir = (await Bun.$`mktemp -d`.text()).trim();
-
-/** The shared English dumps' snapshot, or the one given. */
-async function sharedSnapshot(): Promise<{ path: string; snapshot: Snapshot }> {
-  if (values.snapshot) return { path: values.snapshot, snapshot: await readSnapshot(values.snapshot) };
-  console.error("building a snapshot of enwiki-2016-sample + enwik8-head…");
-  const result = await ingest({ dumps: [join(DUMPS, "enwiki-2016-sample.xml.bz2"), join(DUMPS, "enwik8-head.xml.bz2")] });
-  const snapshot = fromIngest(result, 300);
-  const path = join(tempDir, "shared.tome");
-  writeSnapshot(path, snapshot);
-  return { path, snapshot };
-}
 
 /** A snapshot of one page of 10,000 chunks (the shared text, repeated), served by its own server so it does not skew the others. */
 function longPageSnapshot(shared: Snapshot): { path: string; pageId: number } {
@@ -103,15 +89,6 @@ function longPageSnapshot(shared: Snapshot): { path: string; pageId: number } {
 
 await pinLoadGenerator();
 
-/** Keys for the benchmark: an enterprise account whose rate limit is out of the way. */
-async function benchKey(dataDir: string): Promise<string> {
-  const tool = join(ROOT, "src/cli/keys.ts");
-  const env = { ...process.env, TOME_DATA: dataDir };
-  const made = JSON.parse(await Bun.$`bun ${tool} create --name bench --account bench --plan enterprise --json`.env(env).text());
-  await Bun.$`bun ${tool} plan --account bench --plan enterprise --rate 1000000`.env(env).quiet();
-  return made.key;
-}
-
 /** CPU milliseconds a process has used (all its threads), from /proc. */
 function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
@@ -119,27 +96,13 @@ function cpuMs(pid: number): number {
 }
 
 /** A server in its own process, with its own TOME_DATA (a copy of the one holding the key). */
-async function startServer(snapshotPath: string, name: string, auth: "on" | "off" = "on"): Promise<{ url: string; pid: number; stop(): Promise<number> }> {
+async function startServer(snapshotPath: string, name: string, auth: "on" | "off" = "on"): Promise<BenchServer> {
   const data = join(tempDir, `data-${name}`);
   if (auth === "on" && !existsSync(data)) cpSync(join(tempDir, "data-on"), data, { recursive: true });
-  const proc = Bun.spawn(onServerCore(["bun", join(ROOT, "src/cli/start.ts")]), {
-    env: { ...process.env, PORT: "0", TOME_SNAPSHOT: snapshotPath, TOME_DATA: data, TOME_AUTH: auth },
-    stdout: "ignore",
-    stderr: "pipe",
-  });
-  let stderr = "";
-  void (async () => {
-    for await (const part of proc.stderr) stderr += new TextDecoder().decode(part);
-  })();
-  for (let waited = 0; ; waited += 50) {
-    const url = /serving on (http:\/\/\S+?) /.exec(stderr)?.[1];
-    if (url) return { url, pid: proc.pid, stop: () => (proc.kill("SIGTERM"), proc.exited) };
-    if (proc.exitCode !== null || waited > 600_000) throw new Error(`the server did not start:\n${stderr}`);
-    await Bun.sleep(50);
-  }
+  return spawnServer(onServerCore(["bun", join(ROOT, "src/cli/start.ts")]), { TOME_SNAPSHOT: snapshotPath, TOME_DATA: data, TOME_AUTH: auth });
 }
 
-const { path, snapshot } = await sharedSnapshot();
+const { path, snapshot } = await benchSnapshot(values.snapshot, tempDir);
 const long = longPageSnapshot(snapshot);
 const key = await benchKey(join(tempDir, "data-on"));
 console.error("starting the servers (the first start builds the search indexes)…");
@@ -155,12 +118,7 @@ const mix = queryMix(snapshot);
 const queries = Object.values(mix).flatMap((make) => Array.from({ length: 100 }, make)).filter((q) => q.replace(/"/g, "").trim());
 const withText = snapshot.pages.filter((p) => p.chunks.length);
 const longest = withText.reduce((a, b) => (b.chunks.length > a.chunks.length ? b : a));
-let seed = 11;
-const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296);
-const chunkIds = Array.from({ length: 1000 }, () => {
-  const p = withText[Math.floor(random() * withText.length)]!;
-  return `${p.pageId}_${Math.floor(random() * p.chunks.length)}`;
-});
+const chunkIds = randomChunkIds(snapshot);
 
 // The format=concat scenarios use one connection: their responses are megabytes, and with
 // ten at once the figure would be queueing (and the client's parsing), not the server's work.

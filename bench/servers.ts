@@ -1,0 +1,61 @@
+/** What the HTTP benchmarks share: the snapshot they serve, a key, servers in their own processes, and the requests. */
+import { join, resolve } from "node:path";
+import { sharedDumps } from "../src/cli/shared-data";
+import { ingest } from "../src/ingest";
+import { fromIngest, readSnapshot, writeSnapshot, type Snapshot } from "../src/snapshot";
+
+export const ROOT = resolve(import.meta.dir, "..");
+
+/** The given snapshot, or one built into dir from the shared English dumps (enwiki-2016-sample + enwik8-head). */
+export async function benchSnapshot(given: string | undefined, dir: string): Promise<{ path: string; snapshot: Snapshot }> {
+  if (given) return { path: given, snapshot: await readSnapshot(given) };
+  console.error("building a snapshot of enwiki-2016-sample + enwik8-head…");
+  const dumps = sharedDumps();
+  const result = await ingest({ dumps: [join(dumps, "enwiki-2016-sample.xml.bz2"), join(dumps, "enwik8-head.xml.bz2")] });
+  const snapshot = fromIngest(result, 300);
+  const path = join(dir, "shared.tome");
+  writeSnapshot(path, snapshot);
+  return { path, snapshot };
+}
+
+/** A key in dataDir for an enterprise account whose rate limit is out of the way (made with the key tool of root). */
+export async function benchKey(dataDir: string, root = ROOT): Promise<string> {
+  const tool = join(root, "src/cli/keys.ts");
+  const env = { ...process.env, TOME_DATA: dataDir };
+  const made = JSON.parse(await Bun.$`bun ${tool} create --name bench --account bench --plan enterprise --json`.env(env).text());
+  await Bun.$`bun ${tool} plan --account bench --plan enterprise --rate 1000000`.env(env).quiet();
+  return made.key;
+}
+
+export interface BenchServer {
+  url: string;
+  pid: number;
+  /** SIGTERM, and the exit code. */
+  stop(): Promise<number>;
+}
+
+/** Runs command (a server: src/cli/start.ts, perhaps behind taskset or valgrind) and waits until it says where it serves. */
+export async function spawnServer(command: string[], env: Record<string, string | undefined>): Promise<BenchServer> {
+  const proc = Bun.spawn(command, { env: { ...process.env, PORT: "0", ...env }, stdout: "ignore", stderr: "pipe" });
+  let stderr = "";
+  void (async () => {
+    for await (const part of proc.stderr) stderr += new TextDecoder().decode(part);
+  })();
+  for (let waited = 0; ; waited += 50) {
+    const url = /serving on (http:\/\/\S+?) /.exec(stderr)?.[1];
+    if (url) return { url, pid: proc.pid, stop: () => (proc.kill("SIGTERM"), proc.exited) };
+    if (proc.exitCode !== null || waited > 600_000) throw new Error(`the server did not start:\n${stderr}`);
+    await Bun.sleep(50);
+  }
+}
+
+/** count chunk ids of the snapshot, drawn at random with a fixed seed. */
+export function randomChunkIds(snapshot: Snapshot, count = 1000): string[] {
+  const withText = snapshot.pages.filter((p) => p.chunks.length);
+  let seed = 11;
+  const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296);
+  return Array.from({ length: count }, () => {
+    const p = withText[Math.floor(random() * withText.length)]!;
+    return `${p.pageId}_${Math.floor(random() * p.chunks.length)}`;
+  });
+}
