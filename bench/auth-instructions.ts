@@ -5,11 +5,11 @@
  * rather than timed: two servers serving random chunks, one with keys and one with
  * TOME_AUTH=off, run under valgrind's callgrind; after a warm-up (enough requests for the
  * JIT's top tier), the instructions of each server's main thread over the same number of
- * requests. The count hardly depends on what else the machine does (runs of the same code
- * agree within about 1%), so it can tell apart changes smaller than the noise of
- * bench/http.ts's timed pairs on this shared machine. It does not see what the kernel does
- * (sockets, file writes) nor cache misses, and leaves out the JIT's and the collector's own
- * threads; bench/http.ts's requests/s remain the figure that counts.
+ * requests. Unlike a timing, the count does not depend on what else this shared machine
+ * is doing; it still varies between runs of the same code (by up to about 4% of a request,
+ * as the JIT's choices differ), so compare the medians of a few runs. It does not see what
+ * the kernel does (sockets, file writes) nor cache misses, and leaves out the JIT's and the
+ * collector's own threads: bench/http.ts's requests/s remain the figure that counts.
  *
  * --root DIR measures another checkout (its src/) with this script, for a before/after.
  * Needs valgrind (Debian: apt-get install valgrind). About 3 minutes on this machine.
