@@ -85,20 +85,24 @@ function mainThreadInstructions(server: Counted): number {
 
 console.error(`starting both servers under callgrind (${root})…`);
 const servers = await Promise.all([countedServer("on"), countedServer("off")]);
-console.error(`warming up: ${warmup} requests to each…`);
-await Promise.all(servers.map((s) => load(s, warmup)));
-console.error(`counting ${requests} requests on each…`);
-await Promise.all(
-  servers.map(async (s) => {
-    await Bun.$`callgrind_control -i on ${s.pid}`.quiet();
-    await load(s, requests);
-    await Bun.$`callgrind_control -i off ${s.pid}`.quiet();
-    await Bun.$`callgrind_control -d ${s.pid}`.quiet();
-  }),
-);
-const [keyed, open] = servers.map((s) => mainThreadInstructions(s) / requests) as [number, number];
-await Promise.all(servers.map((s) => s.stop()));
-await Bun.$`rm -rf ${tempDir}`.quiet();
+let keyed: number, open: number;
+try {
+  console.error(`warming up: ${warmup} requests to each…`);
+  await Promise.all(servers.map((s) => load(s, warmup)));
+  console.error(`counting ${requests} requests on each…`);
+  await Promise.all(
+    servers.map(async (s) => {
+      await Bun.$`callgrind_control -i on ${s.pid}`.quiet();
+      await load(s, requests);
+      await Bun.$`callgrind_control -i off ${s.pid}`.quiet();
+      await Bun.$`callgrind_control -d ${s.pid}`.quiet();
+    }),
+  );
+  [keyed, open] = servers.map((s) => mainThreadInstructions(s) / requests) as [number, number];
+} finally {
+  await Promise.all(servers.map((s) => s.stop()));
+  await Bun.$`rm -rf ${tempDir}`.quiet();
+}
 
 const report = { root, warmup, requests, keyedInstructionsPerRequest: keyed, openInstructionsPerRequest: open, authInstructionsPerRequest: keyed - open, authShare: 1 - open / keyed };
 if (values.json) console.log(JSON.stringify(report, null, 2));
