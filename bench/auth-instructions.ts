@@ -15,7 +15,7 @@
  * Needs valgrind (Debian: apt-get install valgrind). About 3 minutes on this machine.
  */
 import autocannon from "autocannon";
-import { cpSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { benchKey, benchSnapshot, randomChunkIds, ROOT, spawnServer, type BenchServer } from "./servers";
@@ -54,7 +54,6 @@ const tempDir = (await Bun.$`mktemp -d`.text()).trim();
 
 const { path, snapshot } = await benchSnapshot(values.snapshot, tempDir);
 const key = await benchKey(join(tempDir, "data-on"), root);
-cpSync(join(tempDir, "data-on"), join(tempDir, "data-off"), { recursive: true });
 const paths = randomChunkIds(snapshot).map((id) => `/v1/chunk/${id}`);
 
 interface Counted extends BenchServer {

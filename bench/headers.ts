@@ -8,9 +8,10 @@
  * alternating rounds; the servers on core 0 and the load on core 1, as in bench/http.ts.
  */
 import autocannon from "autocannon";
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { onServerCore, pinLoadGenerator } from "./cores";
+import { cpuMs } from "./servers";
+import { median } from "./stats";
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { rounds: { type: "string", default: "5" }, help: { type: "boolean", short: "h" } } });
 if (values.help) {
@@ -33,10 +34,6 @@ const s = Bun.serve({ port: 0, fetch: () => {
 } });
 console.log(s.port);
 `;
-const cpuMs = (pid: number) => {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-};
 await pinLoadGenerator();
 async function start(limits: boolean) {
   const proc = Bun.spawn(onServerCore(["bun", "-e", SERVER]), { env: { ...process.env, LIMITS: limits ? "1" : "0" }, stdout: "pipe" });
@@ -55,7 +52,6 @@ await run(servers.with);
 const rows: { without: { rps: number; cpuUs: number }; with: { rps: number; cpuUs: number } }[] = [];
 for (let i = 0; i < Number(values.rounds); i++) rows.push({ without: await run(servers.without), with: await run(servers.with) });
 for (const s of Object.values(servers)) s.proc.kill();
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const extraCpu = median(rows.map((r) => r.with.cpuUs - r.without.cpuUs));
 const rpsCost = median(rows.map((r) => 1 - r.with.rps / r.without.rps));
 console.log(`without the six headers: ${median(rows.map((r) => r.without.rps)).toFixed(0)} req/s, ${median(rows.map((r) => r.without.cpuUs)).toFixed(1)} µs server CPU/request`);

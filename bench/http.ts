@@ -23,13 +23,14 @@
  * the median and the quartiles of the pairs' figures.
  */
 import autocannon from "autocannon";
-import { cpSync, existsSync, readFileSync } from "node:fs";
+import { cpSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { writeSnapshot, type Snapshot } from "../src/snapshot";
 import { onServerCore, pinLoadGenerator, PINNED } from "./cores";
 import { queryMix } from "./queries";
-import { benchKey, benchSnapshot, randomChunkIds, ROOT, spawnServer, type BenchServer } from "./servers";
+import { benchKey, benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer, type BenchServer } from "./servers";
+import { median, quantile } from "./stats";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -88,12 +89,6 @@ function longPageSnapshot(shared: Snapshot): { path: string; pageId: number } {
 }
 
 await pinLoadGenerator();
-
-/** CPU milliseconds a process has used (all its threads), from /proc. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
 
 /** A server in its own process, with its own TOME_DATA (a copy of the one holding the key). */
 async function startServer(snapshotPath: string, name: string, auth: "on" | "off" = "on"): Promise<BenchServer> {
@@ -195,14 +190,6 @@ for (let pair = 1; pair <= authPairs; pair++) {
 
 await Promise.all([main, longServer, open, keyedChunks].map((s) => s.stop()));
 
-/** The q-quantile, interpolated (q = 0.5: the median). */
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const at = (s.length - 1) * q;
-  const lo = Math.floor(at);
-  return s[lo]! + (s[Math.min(lo + 1, s.length - 1)]! - s[lo]!) * (at - lo);
-};
-const median = (xs: number[]) => quantile(xs, 0.5);
 const table = Object.entries(runs).map(([name, rs]) => ({
   scenario: name,
   connections: scenarios[name]!.connections ?? connections,

@@ -21,6 +21,7 @@ import { readExport } from "../src/ingest/mediawiki";
 import { openDump } from "../src/ingest/source";
 import { fromIngest, writeSnapshot } from "../src/snapshot";
 import { sharedDumps } from "../src/cli/shared-data";
+import { median } from "./stats";
 
 const SHARED = sharedDumps();
 
@@ -80,11 +81,6 @@ async function child(dump: string): Promise<Sample> {
   };
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 async function main() {
   const { values, positionals } = parseArgs({

@@ -17,6 +17,7 @@ import { ingest } from "../src/ingest";
 import { renderPdf } from "../src/pdf";
 import { fromIngest, writeSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
 import { sharedDumps } from "../src/cli/shared-data";
+import { median } from "./stats";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -54,11 +55,6 @@ all.sort((a, b) => a.length - b.length);
 const longest = all.at(-1)!;
 const medianPage = all[Math.floor(all.length / 2)]!;
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 async function renderFigures(entry: (typeof all)[number]) {
   const resources = new Resources(entry.s.snapshot.meta, new Attributions(entry.s.snapshot.meta));

@@ -1,4 +1,5 @@
 /** What the HTTP benchmarks share: the snapshot they serve, a key, servers in their own processes, and the requests. */
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { sharedDumps } from "../src/cli/shared-data";
 import { ingest } from "../src/ingest";
@@ -47,6 +48,12 @@ export async function spawnServer(command: string[], env: Record<string, string 
     if (proc.exitCode !== null || waited > 600_000) throw new Error(`the server did not start:\n${stderr}`);
     await Bun.sleep(50);
   }
+}
+
+/** CPU milliseconds a process has used (all its threads), from /proc. */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 /** count chunk ids of the snapshot, drawn at random with a fixed seed. */
