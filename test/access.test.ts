@@ -311,7 +311,7 @@ describe("quota (D20)", () => {
     writeUsage(usagePath(dir), { months: { "2026-11": { m: 5000 } }, last_used: {} });
     let now = Date.parse("2026-11-30T23:59:59.500Z");
     const access = new Access({ dataDir: dir, now: () => now });
-    const running = serve(createApp(await engineFor(DUMPS), { access }), { port: 0, log: () => {} });
+    const running = serve(createApp(await engineFor(DUMPS), { access }), { port: 0 });
     try {
       const before = await call(running.url.origin, key);
       expect(before.status).toBe(429);

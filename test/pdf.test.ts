@@ -166,7 +166,7 @@ describe("GET /v1/pdf/{page_id}", () => {
       pdf: { render: async () => Promise.reject(new Error(`font table broken at ${ROOT}/src/pdf/fonts.ts:1`)) },
       logError: (e) => logged.push(e),
     });
-    const running = serve(app, { port: 0, log: () => {} });
+    const running = serve(app, { port: 0 });
     try {
       const r = await fetch(`${running.url.origin}/v1/pdf/39`, { headers: { "X-API-Key": k } });
       const text = await r.text();
@@ -298,7 +298,7 @@ describe("rendering does not freeze the server", () => {
   test("/v1/chunk keeps being answered while a long article renders", async () => {
     const engine = await engineFor(lang("el"));
     const longest = engine.snapshot.pages.reduce((a, b) => (b.chunks.length > a.chunks.length ? b : a));
-    const running = serve(createApp(engine), { port: 0, log: () => {} });
+    const running = serve(createApp(engine), { port: 0 });
     try {
       const started = performance.now();
       let pdfDone = 0;

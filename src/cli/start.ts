@@ -5,7 +5,7 @@
  * English Wikipedia pages-articles dump). When there is no key, creates one and prints it.
  */
 import { Access, createKey, DEFAULT_DATA_DIR, KeyStoreError, updateKeyFile, UsageError } from "../access";
-import { createApp, DOCS_PATH, serve } from "../http";
+import { createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { open } from "../search";
 import { latestSnapshot, SnapshotError } from "../snapshot";
@@ -90,13 +90,15 @@ if (import.meta.main) {
       `Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
     );
     const port = readPort(process.env.PORT);
-    const running = serve(createApp(tome, { access }), { port });
+    const requests = stdoutLog();
+    const running = serve(createApp(tome, { access, log: requests.sink }), { port });
     access?.start();
     console.error(`Tome is serving on ${running.url.origin} (API docs: ${running.url.origin}${DOCS_PATH}). Stop it with Ctrl-C or SIGTERM.`);
     const stop = async (signal: string) => {
       console.error(`${signal}: no new connections; finishing the requests in flight.`);
       const before = running.answered();
       await running.stop();
+      await requests.flush();
       access?.stop();
       console.error(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
       process.exit(0);

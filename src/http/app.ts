@@ -1,22 +1,30 @@
 /**
- * The Elysia application: every route of api.md on one loaded snapshot, errors as D1, and the
- * OpenAPI document (from the same TypeBox schemas) at /v1/openapi.json with its UI at /docs.
+ * The application: the request pipeline (pipeline.ts; its steps in steps/) around the Elysia
+ * routes of api.md on one loaded snapshot, errors as D1, and the OpenAPI document (from the
+ * same TypeBox schemas) at /v1/openapi.json with its UI at /docs.
  */
 import { swagger } from "@elysiajs/swagger";
-import { Elysia, type AnyElysia } from "elysia";
+import type { Server } from "bun";
+import { Elysia } from "elysia";
 import type { Access } from "../access";
 import { PdfRenderer, type PdfRenderService } from "../pdf";
 import type { Engine } from "../search";
-import { accessControl } from "./access";
 import { apiContext } from "./context";
 import { SECURITY_SCHEMES } from "./docs";
 import { ApiError, INTERNAL_ERROR } from "./errors";
+import { compose, exchange, type Step } from "./pipeline";
 import { aboutRoutes } from "./routes/about";
 import { changesRoutes } from "./routes/changes";
 import { luckyRoutes } from "./routes/lucky";
 import { pdfRoutes } from "./routes/pdf";
 import { pageRoutes } from "./routes/pages";
 import { searchRoutes } from "./routes/search";
+import { faults } from "./steps/faults";
+import { keys } from "./steps/keys";
+import { log, type LogSink } from "./steps/log";
+import { methods } from "./steps/methods";
+import { responseHeaders } from "./steps/response-headers";
+import { target } from "./steps/target";
 
 export const OPENAPI_PATH = "/v1/openapi.json";
 export const DOCS_PATH = "/docs";
@@ -28,66 +36,57 @@ export interface AppOptions {
   pdf?: PdfRenderService;
   /** Where server faults are reported (the client only sees D1's internal_error). */
   logError?: (error: unknown, request: Request | undefined) => void;
+  /** One line per request (none by default; `bun run start` logs to stdout). */
+  log?: LogSink;
 }
 
 export function createApp(engine: Engine, options: AppOptions = {}) {
   const ctx = apiContext(engine);
   const logError = options.logError ?? ((error) => console.error(error));
   const pdf = options.pdf ?? new PdfRenderer();
-  const access = accessControl(options.access);
-  /** The routes, after the given hooks; with the OpenAPI document and its UI unless told otherwise. */
-  const routesAfter = (hooks: AnyElysia, docs: boolean) =>
-    // Responses are built in their exact shape: no normalizing copy.
-    new Elysia({ normalize: false })
-      .use(hooks)
-      .onError({ as: "global" }, ({ error, code, set, request }) => {
-        if (error instanceof ApiError) {
-          set.status = error.status;
-          return error.body;
-        }
-        if (code === "NOT_FOUND") {
-          set.status = 404;
-          return { error: "not found", message: `There is no such route. The API is described at ${OPENAPI_PATH}.` };
-        }
-        // The strict reader (params.ts) refuses every bad request before Elysia's validation
-        // runs, so anything left is a fault of ours, as is a response that fails its schema.
-        logError(error, request);
-        set.status = 500;
-        return INTERNAL_ERROR;
-      })
-      .use(docs ? openApi() : new Elysia())
-      .use(aboutRoutes(ctx))
-      .use(searchRoutes(ctx))
-      .use(pageRoutes(ctx))
-      .use(changesRoutes(ctx))
-      .use(luckyRoutes(ctx))
-      .use(pdfRoutes(ctx, pdf, (error) => logError(error, undefined)));
-  const routes = routesAfter(new Elysia(), true);
-  /** For requests the quota cannot hold: built the first time one comes. */
-  let refusing: typeof routes | undefined;
+  // Responses are built in their exact shape: no normalizing copy. The path is read from the
+  // first "/" after the scheme, as the target step reads it (not from a fixed offset).
+  const routes = new Elysia({ normalize: false, handler: { standardHostname: false } })
+    .onError({ as: "global" }, ({ error, code, set, request }) => {
+      if (error instanceof ApiError) {
+        set.status = error.status;
+        return error.body;
+      }
+      if (code === "NOT_FOUND") {
+        set.status = 404;
+        return { error: "not found", message: `There is no such route. The API is described at ${OPENAPI_PATH}.` };
+      }
+      // The strict reader (params.ts) refuses every bad request before Elysia's validation
+      // runs, so anything left is a fault of ours, as is a response that fails its schema.
+      logError(error, request);
+      set.status = 500;
+      return INTERNAL_ERROR;
+    })
+    .use(openApi())
+    .use(aboutRoutes(ctx))
+    .use(searchRoutes(ctx))
+    .use(pageRoutes(ctx))
+    .use(changesRoutes(ctx))
+    .use(luckyRoutes(ctx))
+    .use(pdfRoutes(ctx, pdf, (error) => logError(error, undefined)));
+
+  const steps: Step[] = [
+    responseHeaders,
+    ...(options.log ? [log(options.log)] : []),
+    faults((error, x) => logError(error, x.request)),
+    target,
+    methods,
+    keys(options.access),
+  ];
+  const handler = compose(steps, (x) => routes.handle(x.request));
 
   return {
-    /** The Elysia application: the routes and the OpenAPI document. */
+    /** The Elysia routes and the OpenAPI document. */
     routes,
-    /**
-     * Answers a request: authentication, the rate limit and the quota's hold first (D2), then
-     * the routes, then the hold settled and the limit headers written (see access.ts).
-     */
-    async handle(request: Request): Promise<Response> {
-      const grant = access.admit(request);
-      if (!grant) return routes.handle(request);
-      if (grant instanceof Response) return grant;
-      const app = grant.held ? routes : (refusing ??= routesAfter(access.quotaRefusal(), false));
-      let response: Response;
-      try {
-        response = await app.handle(request);
-      } catch (error) {
-        access.finish(grant, 500);
-        throw error;
-      }
-      access.finish(grant, response.status, response.headers);
-      return response;
-    },
+    /** Answers a request through the whole pipeline. */
+    handle: (request: Request, server?: Server<undefined>): Response | Promise<Response> => handler(exchange(request, server)),
+    /** Stops what the app runs beside the server (the PDF renderer's worker). */
+    close: () => pdf.close?.(),
   };
 }
 

@@ -8,13 +8,17 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly details?: ErrorBody["details"],
+    /** Fields beside error and message that the answer documents (a 429's quota_limit, retry_after…). */
+    readonly extra?: Record<string, number | string>,
   ) {
     super(message);
     this.name = "ApiError";
   }
 
   get body(): ErrorBody {
-    return this.details ? { error: this.code, message: this.message, details: this.details } : { error: this.code, message: this.message };
+    const body = { error: this.code, message: this.message, ...this.extra } as ErrorBody;
+    if (this.details) body.details = this.details;
+    return body;
   }
 }
 

@@ -3,3 +3,4 @@ export { createApp, DOCS_PATH, OPENAPI_PATH, type App, type AppOptions } from ".
 export { articleUrl, LICENSE } from "./attribution";
 export { ApiError } from "./errors";
 export { serve, type RunningServer, type ServeOptions } from "./server";
+export { stdoutLog } from "./steps/log";

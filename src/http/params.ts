@@ -11,6 +11,7 @@
 import { CloneType, Kind, type Static, type TObject, type TSchema } from "@sinclair/typebox";
 import { ApiError, invalidParameter } from "./errors";
 import { MAX_INTEGER } from "./schemas";
+import { quotaRefusal } from "./steps/keys";
 
 const DIGITS = /^[0-9]+$/;
 /** Compiled schema patterns (a route's few, compiled once rather than per request). */
@@ -41,8 +42,19 @@ export function strict<Q extends TObject | undefined = undefined, P extends TObj
     transform: (ctx) => {
       if (params) ctx.params = readParams(params, ctx.params as Record<string, string>, spec);
       if (query) ctx.query = readQuery(query, ctx.request.url, spec);
+      quotaGate(ctx);
     },
   };
+}
+
+/**
+ * D2's last check before the handler: a request whose cost the quota could not hold is refused
+ * here, once its parameters are known to be valid. Routes without parameters use it as their
+ * transform; strict() calls it after reading.
+ */
+export function quotaGate(ctx: { request: Request }): void {
+  const refusal = quotaRefusal(ctx.request);
+  if (refusal) throw refusal;
 }
 
 /** Reads a property from its raw text, or throws the ApiError the client should see. */

@@ -7,4 +7,6 @@ export { PdfError, PdfRenderer, type PdfRendererOptions } from "./renderer";
 /** What renders PDFs for the server (PdfRenderer, or a stand-in in tests). */
 export interface PdfRenderService {
   render(article: import("./article").PdfArticle): Promise<Uint8Array>;
+  /** Stops its workers, if it has any. */
+  close?(): void;
 }

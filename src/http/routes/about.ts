@@ -2,16 +2,19 @@
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { COMMON_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
+import { quotaGate } from "../params";
 import { Health, LicenseResponse, MetaResponse } from "../schemas";
 
 export const aboutRoutes = ({ license, meta }: ApiContext) =>
   new Elysia()
     .get("/v1/license", () => license, {
+      transform: quotaGate,
       parse: JSON_ONLY,
       response: { 200: described(LicenseResponse, "License, source and attribution requirements"), ...KEY_ERRORS },
       detail: { ...KEYED, summary: "License and attribution requirements", description: "How the content is licensed and how to credit it (api.md 4.7)." },
     })
     .get("/v1/meta", () => meta, {
+      transform: quotaGate,
       parse: JSON_ONLY,
       response: { 200: described(MetaResponse, "Search engine version, indexes, source and dataset"), ...KEY_ERRORS },
       detail: { ...KEYED, summary: "Dataset and index metadata", description: "The loaded snapshot and its indexes (D17)." },

@@ -1,0 +1,113 @@
+/**
+ * D2's access checks, around the routes: the key (401/403), its rate (429), and the request's
+ * cost held from the account's quota; on the way out the hold is spent on a 2xx that reached
+ * the client or given back (D20), and the X-RateLimit-* and X-Quota-* headers are written
+ * (D19, D20). Every path needs a key but the few open ones (deny by default).
+ *
+ * A request the quota cannot hold still has its parameters read first (D2: 400 before the
+ * quota's 429): the route's strict reader asks quotaRefusal() once they are valid.
+ */
+import { COST, type Access, type Grant } from "../../access";
+import { ApiError } from "../errors";
+import type { Exchange, Step } from "../pipeline";
+
+/** What answers without a key: the liveness check, the API's description and its UI. */
+const OPEN_PATHS = new Set(["/healthz", "/v1/openapi.json", "/docs"]);
+const OPEN_PREFIX = "/docs/";
+
+export function needsKey(path: string): boolean {
+  return !OPEN_PATHS.has(path) && !path.startsWith(OPEN_PREFIX);
+}
+
+const PDF_PREFIX = "/v1/pdf/";
+
+/** Requests the quota could not hold, each with the refusal its route throws once its parameters are valid. */
+const overQuota = new WeakMap<Request, () => ApiError>();
+
+/** The quota's 429 for this request, if its cost could not be held (called by the route after reading its parameters). */
+export function quotaRefusal(request: Request): ApiError | undefined {
+  return overQuota.get(request)?.();
+}
+
+export function keys(access: Access | undefined): Step {
+  if (!access) return (x, next) => next(x);
+  /** The last rate window's reset, as sent (it changes once a second). */
+  let reset = { at: 0, text: "0" };
+  const secondsUntil = (unixSeconds: number) => Math.max(1, Math.ceil(unixSeconds - access.now() / 1000));
+
+  /** X-RateLimit-* (D19) and X-Quota-* (D20), and Retry-After if given. */
+  const writeLimits = (headers: Headers, grant: Grant, retryAfter: number | undefined) => {
+    const { key, rateReset } = grant;
+    if (reset.at !== rateReset) reset = { at: rateReset, text: String(rateReset) };
+    const [quotaRemaining, quotaReset] = access.quotaTexts(key);
+    headers.set("x-ratelimit-limit", key.rateText);
+    headers.set("x-ratelimit-remaining", String(Math.max(0, grant.rateRemaining)));
+    headers.set("x-ratelimit-reset", reset.text);
+    headers.set("x-quota-limit", key.quotaText);
+    headers.set("x-quota-remaining", quotaRemaining);
+    headers.set("x-quota-reset", quotaReset);
+    if (retryAfter !== undefined) headers.set("retry-after", String(retryAfter));
+  };
+
+  const rateRefusal = (grant: Grant) => {
+    const retry = secondsUntil(grant.rateReset);
+    const refusal = Response.json(
+      {
+        error: "rate_limit_exceeded",
+        message: `Too many requests: this key's plan allows ${grant.key.limits.rate} per second. Retry after ${retry} s.`,
+        retry_after: retry,
+      },
+      { status: 429 },
+    );
+    writeLimits(refusal.headers, grant, retry);
+    return refusal;
+  };
+
+  const quotaError = (grant: Grant, box: { retryAfter?: number }) => () => {
+    const q = access.quota(grant.key);
+    box.retryAfter = secondsUntil(q.reset);
+    const { cost } = grant;
+    return new ApiError(
+      429,
+      "quota_exceeded",
+      `The monthly quota lacks the ${cost} credit${cost > 1 ? "s" : ""} this request costs: ${q.remaining} of ${q.limit} remain until ${new Date(q.reset * 1000).toISOString()}.`,
+      undefined,
+      { quota_limit: q.limit, quota_used: q.used, retry_after: box.retryAfter },
+    );
+  };
+
+  /** Whether the answer counts as delivered work (D20): a 2xx, to a client still there, that did the work it charges for. */
+  const succeeded = (x: Exchange, grant: Grant, response: Response) => {
+    if (response.status < 200 || response.status >= 300) return false;
+    if (grant.cost === COST.request) return true;
+    // A PDF: not charged when the client left before it was ready, nor for a HEAD that rendered nothing.
+    return !x.request.signal.aborted && response.headers.get("x-credit-cost") !== "0";
+  };
+
+  return function checkKey(x, next) {
+    if (!needsKey(x.path)) return next(x);
+    const cost = x.path.startsWith(PDF_PREFIX) ? COST.pdf : COST.request;
+    const grant = access.admit(x.request.headers, cost);
+    if ("status" in grant) return Response.json(grant.body, { status: grant.status });
+    if (grant.rateRemaining < 0) return rateRefusal(grant);
+    const box: { retryAfter?: number } = {};
+    if (!grant.held) overQuota.set(x.request, quotaError(grant, box));
+    const settle = (response: Response) => {
+      access.settle(grant, succeeded(x, grant, response));
+      writeLimits(response.headers, grant, box.retryAfter);
+      return response;
+    };
+    let response: Response | Promise<Response>;
+    try {
+      response = next(x);
+    } catch (error) {
+      access.settle(grant, false);
+      throw error;
+    }
+    if (!(response instanceof Promise)) return settle(response);
+    return response.then(settle, (error) => {
+      access.settle(grant, false);
+      throw error;
+    });
+  };
+}

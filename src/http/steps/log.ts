@@ -1,0 +1,32 @@
+/** One line per request (method, path without the query, status, milliseconds, request id), and the buffered stdout sink. */
+import { then, type Step } from "../pipeline";
+
+export type LogSink = (line: string) => void;
+
+export function log(sink: LogSink): Step {
+  return function logRequest(x, next) {
+    const started = performance.now();
+    return then(next(x), (response) => {
+      const path = x.pathStart >= 0 ? x.path : "-";
+      sink(`${x.request.method} ${path} ${response.status} ${(performance.now() - started).toFixed(1)}ms ${x.id}`);
+      return response;
+    });
+  };
+}
+
+/** Log lines to stdout, buffered: a write per line would cost more than most requests. */
+export function stdoutLog(): { sink: LogSink; flush: () => Promise<unknown> } {
+  const out = Bun.stdout.writer({ highWaterMark: 64 * 1024 });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const flush = async () => {
+    timer = undefined;
+    await out.flush();
+  };
+  return {
+    sink: (line) => {
+      out.write(line + "\n");
+      timer ??= setTimeout(() => void flush(), 50);
+    },
+    flush,
+  };
+}

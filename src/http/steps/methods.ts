@@ -1,0 +1,36 @@
+/**
+ * The API is read-only (D22): GET; HEAD answered as its GET without the body (the routes see a
+ * GET, with x.head set); OPTIONS preflight answered here, without a key; anything else 405.
+ */
+import type { Step } from "../pipeline";
+
+const ALLOWED_METHODS = "GET, HEAD, OPTIONS";
+const PREFLIGHT = {
+  "access-control-allow-methods": ALLOWED_METHODS,
+  "access-control-allow-headers": "X-API-Key, Authorization, Content-Type, X-Request-Id",
+  "access-control-max-age": "86400",
+};
+
+/** The GET answer's status and headers, with its length but not its body (an answer made without a body, such as an unrendered PDF's, says no length). */
+async function withoutBody(get: Response): Promise<Response> {
+  if (get.body === null) return get;
+  const length = (await get.arrayBuffer()).byteLength;
+  const head = new Response(null, get);
+  if (!head.headers.has("content-length")) head.headers.set("content-length", String(length));
+  return head;
+}
+
+export const methods: Step = (x, next) => {
+  const method = x.request.method;
+  if (method === "GET") return next(x);
+  if (method === "HEAD") {
+    x.head = true;
+    x.request = new Request(x.request, { method: "GET" });
+    return Promise.resolve(next(x)).then(withoutBody);
+  }
+  if (method === "OPTIONS") return new Response(null, { status: 204, headers: PREFLIGHT });
+  return Response.json(
+    { error: "method not allowed", message: `The API is read-only: use GET (or HEAD, OPTIONS), not ${method}.` },
+    { status: 405, headers: { allow: ALLOWED_METHODS } },
+  );
+};

@@ -1,0 +1,28 @@
+/**
+ * The request's path, decided once for every later step and the router. Bun gives request.url
+ * as a bare path when the Host header is missing or invalid ("", "a/", "a b"), and as
+ * http://{host}{path} otherwise, however short the host ("api", "x:1"). A URL that is not the
+ * latter is refused with a 400 before anything reads it; otherwise the path starts at the first
+ * "/" after "http://", which is where the router (Elysia with standardHostname off) reads it.
+ */
+import { ApiError } from "../errors";
+import type { Step } from "../pipeline";
+
+const SCHEME = "http://";
+
+/** Where the path starts in a request URL as Bun gives it, or -1 if the URL is not absolute http. */
+export function pathStartOf(url: string): number {
+  return url.startsWith(SCHEME) ? url.indexOf("/", SCHEME.length) : -1;
+}
+
+const UNREADABLE = new ApiError(400, "bad_request", "The request has no valid Host header, so its address cannot be read. Send Host: with the server's name or address.");
+
+export const target: Step = (x, next) => {
+  const url = x.request.url;
+  const start = pathStartOf(url);
+  if (start < 0) return Response.json(UNREADABLE.body, { status: 400 });
+  const query = url.indexOf("?", start);
+  x.pathStart = start;
+  x.path = query < 0 ? url.slice(start) : url.slice(start, query);
+  return next(x);
+};

@@ -1,0 +1,104 @@
+/**
+ * The request pipeline decides once what a request's path is: the key check and the router read
+ * the same path, however the request line and Host header are formed (raw sockets, HTTP/1.0
+ * and 1.1), so no /v1 route answers without a key.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { EN_2006, EN_2016, snapshotFor, startServer, type ServerProcess } from "./helpers";
+import { rawGet, rawRequest } from "./raw-http";
+
+setDefaultTimeout(120_000);
+
+let server: ServerProcess;
+let key: string;
+
+beforeAll(async () => {
+  server = await startServer({ TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016, EN_2006] }) });
+  key = server.key!;
+});
+afterAll(() => server?.stop());
+
+/** Every keyed route, answering 200 with a valid key. */
+const ROUTES = [
+  "/v1/search?q=albedo",
+  "/v1/page/39",
+  "/v1/chunk/39_0",
+  "/v1/changes",
+  "/v1/lucky?q=Albedo",
+  "/v1/pdf/39",
+  "/v1/pdf/39.pdf",
+  "/v1/license",
+  "/v1/meta",
+];
+
+/** Host header lines Bun cannot make an absolute URL of (missing, empty, invalid). */
+const UNREADABLE_HOSTS: [string, string[]][] = [
+  ["no Host", []],
+  ["Host: (empty)", ["Host:"]],
+  ["Host: a/", ["Host: a/"]],
+  ["Host: a b", ["Host: a b"]],
+  ["Host: a?b", ["Host: a?b"]],
+  ["Host: a@b", ["Host: a@b"]],
+];
+/** Legitimate Host headers, short ones included. */
+const READABLE_HOSTS: [string, string[]][] = [
+  ["Host: ab", ["Host: ab"]],
+  ["Host: x:1", ["Host: x:1"]],
+  ["Host: api", ["Host: api"]],
+  ["Host: a", ["Host: a"]],
+  ["Host: tome.example.org", ["Host: tome.example.org"]],
+  ["Host: [::1]:80", ["Host: [::1]:80"]],
+];
+
+describe("every route and Host form, over a raw socket", () => {
+  for (const version of ["1.0", "1.1"] as const) {
+    test(`HTTP/${version}: an unreadable Host gets a 400 JSON error and never data, with or without a key`, async () => {
+      for (const [name, hostLines] of UNREADABLE_HOSTS) {
+        if (version === "1.1" && !hostLines.length) continue; // Bun itself refuses HTTP/1.1 without Host (below)
+        for (const route of ROUTES) {
+          for (const withKey of [false, true]) {
+            const lines = withKey ? [...hostLines, `X-API-Key: ${key}`] : hostLines;
+            const r = await rawRequest(server.url, rawGet(route, version, lines));
+            expect({ name, route, withKey, status: r.status, error: JSON.parse(r.body).error }).toEqual({ name, route, withKey, status: 400, error: "bad_request" });
+            expect(r.headers["content-type"]).toBe("application/json; charset=utf-8");
+            expect(r.headers["x-request-id"]).toBeTruthy();
+            expect(r.headers["x-quota-remaining"]).toBeUndefined();
+          }
+        }
+      }
+    });
+
+    test(`HTTP/${version}: a readable Host, however short, needs a key on every route and is routed by its real path`, async () => {
+      for (const [name, hostLines] of READABLE_HOSTS) {
+        for (const route of ROUTES) {
+          const refused = await rawRequest(server.url, rawGet(route, version, hostLines));
+          expect({ name, route, status: refused.status, error: JSON.parse(refused.body).error }).toEqual({ name, route, status: 401, error: "unauthorized" });
+          const served = await rawRequest(server.url, rawGet(route, version, [...hostLines, `X-API-Key: ${key}`]));
+          expect({ name, route, status: served.status }).toEqual({ name, route, status: 200 });
+          expect(served.headers["x-quota-limit"]).toBeTruthy();
+        }
+        // A path that only ends like a route is not that route, with or without a key.
+        for (const path of ["/x/v1/search?q=albedo", "/ab/v1/chunk/39_0", "//v1/chunk/39_0", "/x/v1/pdf/39"]) {
+          const refused = await rawRequest(server.url, rawGet(path, version, hostLines));
+          expect({ name, path, status: refused.status }).toEqual({ name, path, status: 401 });
+          const keyed = await rawRequest(server.url, rawGet(path, version, [...hostLines, `X-API-Key: ${key}`]));
+          expect({ name, path, status: keyed.status, error: JSON.parse(keyed.body).error }).toEqual({ name, path, status: 404, error: "not found" });
+        }
+      }
+    });
+  }
+
+  test("the open paths answer without a key under a short Host", async () => {
+    for (const path of ["/healthz", "/v1/openapi.json", "/docs"]) {
+      const r = await rawRequest(server.url, rawGet(path, "1.1", ["Host: ab"]));
+      expect({ path, status: r.status }).toEqual({ path, status: 200 });
+    }
+  });
+
+  test("paths that only resemble an open one need a key", async () => {
+    for (const path of ["/healthz/x", "/v1/openapi.json/x", "/docsx", "/x/healthz", "/x/docs", "/%761/chunk/39_0", "/V1/chunk/39_0", "/v1/openapi.json/../chunk/39_0"]) {
+      const r = await rawRequest(server.url, rawGet(path, "1.1", ["Host: localhost"]));
+      expect({ path, status: r.status }).toEqual({ path, status: 401 });
+    }
+  });
+});

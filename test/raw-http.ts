@@ -1,0 +1,42 @@
+/** A raw HTTP/1.x exchange over a socket: for requests fetch() cannot make (no Host, odd Host, HTTP/1.0). */
+import { connect } from "node:net";
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Sends `text` as is to host:port and reads until the server closes (or timeoutMs passes). */
+export function rawRequest(url: string, text: string, timeoutMs = 10_000): Promise<RawResponse> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname.replace(/^\[|\]$/g, ""));
+    const parts: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no complete answer within ${timeoutMs} ms to ${JSON.stringify(text.slice(0, 80))}`));
+    }, timeoutMs);
+    socket.on("data", (d) => parts.push(d));
+    socket.on("error", (e) => (clearTimeout(timer), reject(e)));
+    socket.on("close", () => {
+      clearTimeout(timer);
+      const all = Buffer.concat(parts).toString("latin1");
+      const end = all.indexOf("\r\n\r\n");
+      const [statusLine = "", ...lines] = all.slice(0, end < 0 ? all.length : end).split("\r\n");
+      const headers: Record<string, string> = {};
+      for (const line of lines) {
+        const colon = line.indexOf(":");
+        headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      resolve({ status: Number(statusLine.split(" ")[1]), headers, body: end < 0 ? "" : Buffer.from(all.slice(end + 4), "latin1").toString("utf8") });
+    });
+    socket.write(text);
+  });
+}
+
+/** A GET request line and headers, closing the connection after the answer (HTTP/1.0 closes by itself). */
+export function rawGet(path: string, version: "1.0" | "1.1", headerLines: string[]): string {
+  const close = version === "1.1" ? ["Connection: close"] : [];
+  return [`GET ${path} HTTP/${version}`, ...headerLines, ...close, "", ""].join("\r\n");
+}
