@@ -24,6 +24,8 @@ export interface SearchOptions {
   pageId?: number;
   cropLength?: number;
   highlight?: boolean;
+  /** Milliseconds of work after which the search returns the best it has found (default GUARDS.budgetMs). */
+  budgetMs?: number;
 }
 
 export interface Hit {
@@ -65,6 +67,15 @@ const PAGE_EVIDENCE = 0.5;
 /** How many candidates are checked for quoted phrases before the rest is estimated. */
 const PHRASE_CHECKS = 1000;
 const PHRASE_SAMPLE = 200;
+/**
+ * What one search may cost, whatever its query (the guards Meilisearch has): words past
+ * maxWords are ignored; typos are looked for in at most typoWords words (the first the index
+ * does not know), and each word expands to at most MAX_EXPANSIONS terms by prefix and by
+ * typo (shard.ts); past budgetMs, the search skips its remaining passes and checks and answers
+ * with the best it has.
+ */
+export const GUARDS = { maxWords: MAX_WORDS, typoWords: 4, budgetMs: 20 } as const;
+
 /** Ranking classes: group (0 exact title, 1 title match, 2 other) × tier (0–4). */
 const TIERS = 5;
 
@@ -187,6 +198,8 @@ export class Engine {
   private readonly entryPosition: Int32Array;
   private readonly entryClass: Uint8Array;
   private readonly entryScore: Float64Array;
+  /** When the current search must stop adding work (performance.now() time). */
+  private deadline = Infinity;
 
   constructor(
     readonly snapshot: Snapshot,
@@ -264,6 +277,7 @@ export class Engine {
     const limit = options.limit ?? DEFAULTS.limit;
     const offset = options.offset ?? DEFAULTS.offset;
     const query = parseQuery(q, this.lang);
+    this.deadline = started + (options.budgetMs ?? GUARDS.budgetMs);
     const ranked = this.rank(query, offset + limit, options.pageId);
     const window = ranked.pages.slice(offset, offset + limit);
     const hits = window.map((p) => this.toHit(p.page, p.best, query, options));
@@ -274,7 +288,9 @@ export class Engine {
   lucky(q: string): LuckyResult | undefined {
     const started = performance.now();
     const query = parseQuery(q, this.lang);
-    const ranked = this.rank(query, 1, undefined);
+    this.deadline = started + GUARDS.budgetMs;
+    // As deep as a default search, so that total_results is that search's estimatedTotalHits.
+    const ranked = this.rank(query, DEFAULTS.offset + DEFAULTS.limit, undefined);
     const exact = this.titles.get(query.asTitle);
     const top = exact !== undefined ? { page: exact, best: { chunk: this.firstChunk[exact]!, score: 0, tier: 0, terms: [], derived: [] }, group: 0 } : ranked.pages[0];
     if (!top) return undefined;
@@ -308,17 +324,25 @@ export class Engine {
     return c.terms;
   }
 
+  /** Whether the current search has used its time budget. */
+  private late(): boolean {
+    return performance.now() > this.deadline;
+  }
+
   private specs(words: string[], prefixLast: boolean, fuzzy: boolean): WordSpec[] {
     const last = words.length - 1;
+    let typoWords = 0;
     return words.map((w, i) => {
       const key = indexKey(w);
-      // Typos are looked for only in words the index does not know.
-      return { key, prefix: prefixLast && i === last, fuzzy: fuzzy && !this.text.has(key) ? typos(w) : 0 };
+      // Typos are looked for only in words the index does not know, and in a few of them.
+      const distance = fuzzy && typoWords < GUARDS.typoWords && !this.text.has(key) ? typos(w) : 0;
+      if (distance) typoWords++;
+      return { key, prefix: prefixLast && i === last, fuzzy: distance };
     });
   }
 
   private rank(query: ParsedQuery, need: number, pageId: number | undefined): { pages: PageCandidate[]; total: number } {
-    const words = query.words.slice(0, MAX_WORDS);
+    const words = query.words.slice(0, GUARDS.maxWords);
     if (!words.length) return { pages: [], total: 0 };
     let onlyPage = -1;
     let range: { from: number; to: number } | undefined;
@@ -330,7 +354,7 @@ export class Engine {
     const prefixLast = query.prefixLast && words.length === query.words.length;
     const full = 2 ** words.length - 1;
     const pool = this.pool;
-    const enough = () => (onlyPage >= 0 ? pool.size >= need : this.pagesReach(need));
+    const enough = () => this.late() || (onlyPage >= 0 ? pool.size >= need : this.pagesReach(need));
     const into = (i: number) => ({ ...range, into: (this.buffers[i] ??= matchBuffer(this.text.documentCount)) });
     // Tiers: every word exactly; every word allowing typos; fewer words (exactly, then with typos).
     const exactSpecs = this.specs(words, prefixLast, false);
@@ -338,11 +362,11 @@ export class Engine {
     pool.add(exact, 0, full);
     const fuzzySpecs = this.specs(words, prefixLast, true);
     const typoable = fuzzySpecs.some((s) => s.fuzzy > 0);
-    let fuzzy: Matches | undefined;
-    if (!enough() && typoable) {
-      fuzzy = this.text.match(fuzzySpecs, into(1));
-      pool.add(fuzzy, 1, full);
-    }
+    // Run whenever a word may hold a typo (not only when the exact pass found too little), so
+    // that the matching pages counted below do not depend on how many hits were asked for.
+    const fuzzy = typoable && !this.late() ? this.text.match(fuzzySpecs, into(1)) : undefined;
+    if (fuzzy && !enough()) pool.add(fuzzy, 1, full);
+    const matching = onlyPage >= 0 ? 0 : this.countPages(exact, fuzzy);
     // Fewer words: any of them; with quoted phrases, every phrase word and any of the others
     // (searched as the phrase words alone: the phrase check below does the rest).
     const fewer = words.length > 1;
@@ -356,7 +380,7 @@ export class Engine {
         pool.add(exact, 2, having >>> 0, "having");
       } else pool.add(exact, 2, full, "partial");
     }
-    if (!enough() && fewer && typoable && !phrases) pool.add(fuzzy!, 3, full, "partial");
+    if (fuzzy && !enough() && fewer && !phrases) pool.add(fuzzy, 3, full, "partial");
 
     try {
       let chosen: Candidate[] | undefined;
@@ -371,10 +395,27 @@ export class Engine {
         const pages = list.map((c) => ({ page: onlyPage, best: c, group: 2 }));
         return { pages, total: Math.round(list.length * estimate) };
       }
-      return this.rankPages(query, exactSpecs, need, chosen, estimate);
+      return this.rankPages(query, exactSpecs, need, chosen, estimate, matching);
     } finally {
       pool.clear();
     }
+  }
+
+  /** Pages holding any query word, exactly or (in the typo pass) with typos. */
+  private countPages(exact: Matches, fuzzy: Matches | undefined): number {
+    const marks = this.pageBest;
+    const marked: number[] = [];
+    for (const m of fuzzy ? [exact, fuzzy] : [exact]) {
+      for (let i = 0; i < m.count; i++) {
+        const p = this.pageOfChunk[m.docs[i]!]!;
+        if (marks[p] === -1) {
+          marks[p] = 0;
+          marked.push(p);
+        }
+      }
+    }
+    for (const p of marked) marks[p] = -1;
+    return marked.length;
   }
 
   /** Whether the pool's chunks come from `need` pages or more (counted until they do). */
@@ -404,6 +445,7 @@ export class Engine {
     need: number,
     chosen: Candidate[] | undefined,
     estimate: number,
+    matching: number,
   ): { pages: PageCandidate[]; total: number } {
     const pool = this.pool;
     const { pageBest, pageSecond, pageThird } = this;
@@ -474,7 +516,9 @@ export class Engine {
     );
     top.sort(byRank);
     for (let i = 0; i < top.length; i++) pages[i] = top[i]!;
-    return { pages, total: Math.round(total * estimate) };
+    // Every page holding a query word (and any title match whose chunks do not), unless
+    // phrases filtered them: then the share of checked candidates that held them.
+    return { pages, total: chosen ? Math.round(total * estimate) : Math.max(matching, total) };
   }
 
   /**
@@ -521,7 +565,7 @@ export class Engine {
     const tests = query.phrases.map((ph) => phraseTest(ph, this.lang));
     let checked = 0;
     for (let k = 0; k < order.length; k++) {
-      if (pages.size >= need && k >= PHRASE_SAMPLE) break;
+      if ((pages.size >= need && k >= PHRASE_SAMPLE) || (k % 16 === 15 && this.late())) break;
       checked = k + 1;
       const i = order[k]!;
       const doc = pool.docs[i]!;

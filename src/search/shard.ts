@@ -47,6 +47,13 @@ export interface Matches {
 /** A mask holds one bit per query word: words past this many are not matched. */
 export const MAX_WORDS = 31;
 
+/**
+ * What one query word may expand to, as Meilisearch bounds its derivations: at most this many
+ * index terms by prefix and this many by typo, the most frequent kept, so that a short prefix
+ * or a long word with two typos costs the same small amount in any vocabulary.
+ */
+export const MAX_EXPANSIONS = 50;
+
 /** MiniSearch's defaults. */
 const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
 const WEIGHTS = { fuzzy: 0.45, prefix: 0.375 };
@@ -124,7 +131,16 @@ export class Shard {
     return this.lengths[field * this.documentCount + doc]!;
   }
 
-  /** The index terms each query word matches, with MiniSearch's weights for prefix and fuzzy matches. */
+  /** Documents holding a term, in any field (postings counted twice where two fields hold it). */
+  frequency(term: number): number {
+    const F = this.fields.length;
+    return this.offsets[term * F + F]! - this.offsets[term * F]!;
+  }
+
+  /**
+   * The index terms each query word matches, with MiniSearch's weights for prefix and fuzzy
+   * matches; at most MAX_EXPANSIONS of each kind per word, the most frequent first.
+   */
   derive(words: WordSpec[]): Derived[] {
     const out: Derived[] = [];
     words.slice(0, MAX_WORDS).forEach((w, word) => {
@@ -132,21 +148,31 @@ export class Shard {
       if (exact !== undefined) out.push({ word, term: exact, weight: 1 });
       const prefixed = new Set<string>();
       if (w.prefix) {
+        const found: Derived[] = [];
         for (const [key, term] of this.vocabulary.atPrefix(w.key)) {
           const distance = key.length - w.key.length;
           if (!distance) continue;
           prefixed.add(key);
-          out.push({ word, term, weight: (WEIGHTS.prefix * key.length) / (key.length + 0.3 * distance) });
+          found.push({ word, term, weight: (WEIGHTS.prefix * key.length) / (key.length + 0.3 * distance) });
         }
+        out.push(...this.mostFrequent(found));
       }
       if (w.fuzzy > 0) {
+        const found: Derived[] = [];
         for (const [key, [term, distance]] of this.vocabulary.fuzzyGet(w.key, w.fuzzy)) {
           if (!distance || prefixed.has(key)) continue;
-          out.push({ word, term, weight: (WEIGHTS.fuzzy * key.length) / (key.length + distance) });
+          found.push({ word, term, weight: (WEIGHTS.fuzzy * key.length) / (key.length + distance) });
         }
+        out.push(...this.mostFrequent(found));
       }
     });
     return out;
+  }
+
+  /** The MAX_EXPANSIONS most frequent of a word's derived terms (ties: the lower term number, for a stable order). */
+  private mostFrequent(found: Derived[]): Derived[] {
+    if (found.length <= MAX_EXPANSIONS) return found;
+    return found.sort((a, b) => this.frequency(b.term) - this.frequency(a.term) || a.term - b.term).slice(0, MAX_EXPANSIONS);
   }
 
   /**
