@@ -3,11 +3,30 @@
  * kept under TOME_DATA. The key tool (src/cli/keys.ts) writes the key store; the server
  * reads it through an Access, which also counts usage.
  */
-import { KeyRing, UNLIMITED, type ActiveKey } from "./keys";
+import { checkKeyStore, type Scope } from "./keys";
 import { RateLimiter } from "./rate";
+import { KeyRing, UNLIMITED, type ActiveKey } from "./ring";
 import { monthEnd, monthOf, monthStart, UsageLedger, usagePath, type Meter } from "./usage";
 
-export { KeyStoreError, KEY_SHAPE, keysPath, readKeyFile, stateOf, updateKeyFile, createKey, revokeKey, setPlan, SCOPES, type ActiveKey, type KeyRecord, type Scope, type KeyState } from "./keys";
+export {
+  checkKeyStore,
+  createKey,
+  findKey,
+  KEY_SHAPE,
+  KeyStoreError,
+  keysPath,
+  readKeyFile,
+  revokeKey,
+  SCOPES,
+  setPlan,
+  stateOf,
+  updateKeyFile,
+  type KeyRecord,
+  type KeyState,
+  type KeyStoreState,
+  type Scope,
+} from "./keys";
+export type { ActiveKey } from "./ring";
 export { ENTERPRISE_DEFAULT_RATE, isPlan, limitsOf, PLAN_NAMES, PLANS, type Plan, type PlanName } from "./plans";
 export { FLUSH_INTERVAL_MS, monthOf, readUsage, UsageError, usagePath, type Meter } from "./usage";
 
@@ -15,6 +34,9 @@ export const DEFAULT_DATA_DIR = "data";
 
 /** D20: what a successful request costs. */
 export const COST = { request: 1, pdf: 10 } as const;
+
+/** The scope a request needs (admit's `needs`): a read key may do everything but render a PDF. */
+export const NEEDS = { request: "read", pdf: "full" } as const satisfies Record<keyof typeof COST, Scope>;
 
 /**
  * A request with a valid key: where it stands in its key's rate window (D19) and, if it is
@@ -42,6 +64,23 @@ const NO_KEY: Refusal = {
   body: { error: "unauthorized", message: "An API key is required via the X-API-Key header (or Authorization: Bearer <key>)." },
 };
 
+const READ_SCOPE: Refusal = {
+  status: 403,
+  body: {
+    error: "forbidden",
+    message:
+      "This API key's scope is read, which does not allow this request (rendering a PDF needs scope full). " +
+      "Use a key with scope full: one is made with bun run keys create --name NAME --scope full.",
+  },
+};
+
+/** Whether the server serves from its key store as it is on disk (Access.health). */
+export interface Health {
+  ok: boolean;
+  /** What is wrong, one sentence each, naming no file path (for /healthz); the server's log has the detail. */
+  problems: string[];
+}
+
 export interface QuotaState {
   limit: number;
   remaining: number;
@@ -55,6 +94,8 @@ export interface AccessOptions {
   dataDir: string;
   /** The clock (ms since the epoch); tests move it. */
   now?: () => number;
+  /** Where problems met while serving go (default console.error). */
+  log?: (line: string) => void;
 }
 
 export class Access {
@@ -66,16 +107,41 @@ export class Access {
   /** The current UTC month: its name, and its start and end in Unix seconds; recomputed when the clock leaves it. */
   private month = { name: "", start: 0, end: 0, endText: "" };
 
-  /** Reads the key store and the usage file; a damaged one throws, with what to do. */
+  /**
+   * True when the data directory held no key store at all (checkKeyStore: "fresh"): the
+   * server's first start, which should create the first key (updateKeyFile + createKey).
+   */
+  readonly firstStart: boolean;
+
+  /**
+   * Reads the key store and the usage file. Throws a KeyStoreError or UsageError, saying what
+   * is wrong and what to do, for a store that is empty, damaged, or missing where an earlier
+   * one leaves traces (checkKeyStore), and for a damaged usage file.
+   */
   constructor(options: AccessOptions) {
     this.dataDir = options.dataDir;
     this.now = options.now ?? Date.now;
-    this.keys = new KeyRing(this.dataDir);
+    // Before anything is written here: keys.gen, made by the key ring, is one of the traces it looks for.
+    this.firstStart = checkKeyStore(this.dataDir) === "fresh";
     this.usage = new UsageLedger(usagePath(this.dataDir));
+    this.keys = new KeyRing(this.dataDir, options.log ?? ((line) => console.error(line)));
   }
 
+  /** Whether the store holds any key (right after construction, false only on a first start). */
   get hasKeys(): boolean {
     return !this.keys.empty;
+  }
+
+  /**
+   * Whether the keys served are the key store's as it is on disk. While keys.json is damaged
+   * or gone the server keeps serving the keys it last read (logged once), and this says so.
+   */
+  health(): Health {
+    this.keys.refresh();
+    const problem = this.keys.problem;
+    if (!problem) return { ok: true, problems: [] };
+    const since = new Date(problem.since).toISOString();
+    return { ok: false, problems: [`the key store cannot be read since ${since}: the keys last read are served (the server's log says what is wrong)`] };
   }
 
   start(): void {
@@ -89,10 +155,11 @@ export class Access {
 
   /**
    * D2's first checks, with one reading of the clock: the key (D18 and api.md section 5;
-   * X-API-Key wins over Authorization: Bearer), then its rate limit (D19); and for a request
-   * within its rate, its cost held from the quota (D20), to be settled once it is answered.
+   * X-API-Key wins over Authorization: Bearer) and its scope (a read key asking for what
+   * needs full: 403), then its rate limit (D19); and for a request within its rate, its cost
+   * held from the quota (D20), to be settled once it is answered.
    */
-  admit(headers: Headers, cost: number): Grant | Refusal {
+  admit(headers: Headers, cost: number, needs: Scope = NEEDS.request): Grant | Refusal {
     const text = headers.get("x-api-key")?.trim() || bearer(headers.get("authorization"));
     if (!text) return NO_KEY;
     const key = this.keys.find(text);
@@ -101,6 +168,7 @@ export class Access {
       const why = key && !key.record.revoked_at ? ` It expired at ${key.record.expires_at}.` : "";
       return { status: 403, body: { error: "forbidden", message: `The API key is invalid or revoked.${why}` } };
     }
+    if (needs === "full" && key.scope !== "full") return READ_SCOPE;
     const id = key.record.id;
     this.usage.touch(id, now);
     const second = Math.floor(now / 1000);

@@ -1,17 +1,20 @@
 /**
  * The key store: accounts (plan, enterprise rate) and API keys, in TOME_DATA/keys.json.
  * Only a sha256 of each key is kept (keys are 190 bits of randomness, so a fast hash is
- * enough). The key tool writes the file (atomically, under a lock), then bumps a counter in
- * keys.gen in place; the server keeps keys.gen mapped in memory and reads the counter on
- * every request, so a change takes effect on the next request (D18) for the price of a
- * memory read. A hand edit of keys.json is noticed within a second (the server also looks
- * at the file's inode, mtime and size once a second).
+ * enough). The key tool writes the file (atomically, under a lock), then bumps the counter in
+ * keys.gen (generation.ts) that running servers watch (ring.ts). A store that is empty,
+ * damaged or gone is refused, never silently replaced (checkKeyStore).
  */
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWrite } from "../files";
-import { isPlan, limitsOf, PLANS, type Plan, type PlanName } from "./plans";
+import { KeyStoreError } from "./errors";
+import { bumpGeneration, checkGeneration, generationPath, readGeneration } from "./generation";
+import { usagePath } from "./usage";
+import { isPlan, PLANS, type PlanName } from "./plans";
+
+export { KeyStoreError };
 
 export const KEY_PREFIX = "wk_";
 const KEY_BODY = 32;
@@ -51,42 +54,8 @@ export interface KeyFile {
 
 export type KeyState = "active" | "revoked" | "expired";
 
-/** A problem with the key store, said for the person at the terminal. */
-export class KeyStoreError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "KeyStoreError";
-  }
-}
-
 export function keysPath(dataDir: string): string {
   return join(dataDir, "keys.json");
-}
-
-export function generationPath(dataDir: string): string {
-  return join(dataDir, "keys.gen");
-}
-
-const GENERATION_BYTES = 8;
-
-/** Creates keys.gen if it is missing (a zero counter). */
-function ensureGeneration(path: string): void {
-  if (!existsSync(path)) writeFileSync(path, new Uint8Array(GENERATION_BYTES), { mode: 0o600, flag: "wx" });
-}
-
-/** Tells running servers that keys.json changed: the counter in keys.gen, written in place. */
-function bumpGeneration(path: string): void {
-  ensureGeneration(path);
-  const fd = openSync(path, "r+");
-  try {
-    const bytes = new Uint8Array(4);
-    readSync(fd, bytes, 0, 4, 0);
-    const view = new DataView(bytes.buffer);
-    view.setUint32(0, (view.getUint32(0, true) + 1) >>> 0, true);
-    writeSync(fd, bytes, 0, 4, 0);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 export function hashKey(key: string): string {
@@ -117,18 +86,55 @@ export function stateOf(key: KeyRecord, now: number): KeyState {
 
 const EMPTY: KeyFile = { format: "tome-keys", version: 1, accounts: {}, keys: [] };
 
-/** Reads and checks keys.json; a missing file is an empty store. */
+/** Reads and checks keys.json; a missing file is an empty store (for the key tool, which makes it). */
 export function readKeyFile(path: string): KeyFile {
   if (!existsSync(path)) return structuredClone(EMPTY);
+  return parseKeyFile(path, readFileSync(path, "utf8"));
+}
+
+/** Checks the text of keys.json, read from path; anything but a whole store throws, saying what is wrong. */
+export function parseKeyFile(path: string, text: string): KeyFile {
+  const restore = "Restore it from a backup; nothing was changed.";
+  if (!text.trim()) throw new KeyStoreError(`${path} is empty (a crash or a full disk may have cut it short). ${restore}`);
   let data: unknown;
   try {
-    data = JSON.parse(readFileSync(path, "utf8"));
+    data = JSON.parse(text);
   } catch (err) {
-    throw new KeyStoreError(`${path} is not valid JSON (${(err as Error).message}). Restore it from a backup; nothing was changed.`);
+    throw new KeyStoreError(`${path} is not valid JSON (${(err as Error).message}). ${restore}`);
   }
   const problem = checkKeyFile(data);
-  if (problem) throw new KeyStoreError(`${path} is damaged: ${problem}. Restore it from a backup; nothing was changed.`);
+  if (problem) throw new KeyStoreError(`${path} is damaged: ${problem}. ${restore}`);
   return data as KeyFile;
+}
+
+/** What a server finds under its data directory: no key store yet, or one to serve (see checkKeyStore). */
+export type KeyStoreState = "fresh" | "present";
+
+/**
+ * Whether a server may start on dataDir, read before it touches anything there. "fresh": no
+ * store at all (no keys.json, no usage.json, keys.gen never bumped): a first start, which
+ * creates the first key. "present": keys.json is a whole store with at least one key.
+ * Anything else throws a KeyStoreError saying what is wrong and what to do — an empty or
+ * damaged keys.json, or a missing one where an earlier store leaves traces — since starting
+ * anew there would silently turn every earlier key away.
+ */
+export function checkKeyStore(dataDir: string): KeyStoreState {
+  const path = keysPath(dataDir);
+  const generation = generationPath(dataDir);
+  checkGeneration(generation);
+  if (!existsSync(path)) {
+    const traces = [readGeneration(generation) > 0 && generation, existsSync(usagePath(dataDir)) && usagePath(dataDir)].filter(Boolean);
+    if (!traces.length) return "fresh";
+    throw new KeyStoreError(
+      `${path} is missing, but ${traces.join(" and ")} show${traces.length > 1 ? "" : "s"} that a key store was kept here: ` +
+        `starting without it would refuse every earlier key. Restore keys.json from a backup. To start a new store instead ` +
+        `(every earlier key stays refused), create its first key: bun run keys create --name NAME --scope full`,
+    );
+  }
+  if (!readKeyFile(path).keys.length) {
+    throw new KeyStoreError(`${path} holds no key, so every request would be refused. Create one: bun run keys create --name NAME --scope full`);
+  }
+  return "present";
 }
 
 function checkKeyFile(data: unknown): string | undefined {
@@ -144,6 +150,10 @@ function checkKeyFile(data: unknown): string | undefined {
     if (!k || typeof k.id !== "string" || !/^[0-9a-f]{64}$/.test(k.hash) || typeof k.account !== "string" || !f.accounts[k.account]) {
       return `key ${String(k?.id)} is incomplete or names an unknown account`;
     }
+    if (!Array.isArray(k.scopes) || !k.scopes.length || !k.scopes.every((s) => SCOPES.includes(s))) return `key ${k.id} has no valid scopes`;
+    // An expiry that does not parse would never end.
+    if (k.expires_at !== null && !(typeof k.expires_at === "string" && !Number.isNaN(Date.parse(k.expires_at)))) return `key ${k.id} has an invalid expires_at`;
+    if (k.revoked_at !== null && typeof k.revoked_at !== "string") return `key ${k.id} has an invalid revoked_at`;
   }
   return undefined;
 }
@@ -174,6 +184,8 @@ export function updateKeyFile<T>(dataDir: string, change: (file: KeyFile) => T):
     }
   }
   try {
+    // Checked before anything is written: a change the servers cannot be told of is not made.
+    checkGeneration(generationPath(dataDir));
     const file = readKeyFile(path);
     const result = change(file);
     writeKeyFile(path, file);
@@ -237,9 +249,26 @@ export function createKey(file: KeyFile, o: CreateKeyOptions): { key: string; re
   return { key, record, account };
 }
 
-export function revokeKey(file: KeyFile, id: string, now: number): KeyRecord {
-  const record = file.keys.find((k) => k.id === id);
-  if (!record) throw new KeyStoreError(`there is no key ${id}. See the ids with: bun run keys list`);
+/**
+ * The record of a key named by its id, or by the key's own text (matched by its hash). The
+ * text is never repeated in a message: it may be a live key.
+ */
+export function findKey(file: KeyFile, idOrKey: string): KeyRecord {
+  if (!idOrKey.startsWith(KEY_PREFIX)) {
+    const record = file.keys.find((k) => k.id === idOrKey);
+    if (!record) throw new KeyStoreError(`there is no key ${idOrKey}. See the ids with: bun run keys list`);
+    return record;
+  }
+  if (!KEY_SHAPE.test(idOrKey)) throw new KeyStoreError(`the key given is not a whole key (${KEY_PREFIX} and ${KEY_BODY} letters or digits). Give the key's text or its id (see bun run keys list).`);
+  const hash = hashKey(idOrKey);
+  const record = file.keys.find((k) => k.hash === hash);
+  if (!record) throw new KeyStoreError("the key given is not in this store (TOME_DATA). See the ids with: bun run keys list");
+  return record;
+}
+
+/** Revokes a key named by its id or its text (findKey). */
+export function revokeKey(file: KeyFile, idOrKey: string, now: number): KeyRecord {
+  const record = findKey(file, idOrKey);
   record.revoked_at ??= new Date(now).toISOString();
   return record;
 }
@@ -253,86 +282,4 @@ export function setPlan(file: KeyFile, account: string, plan: PlanName, rate?: n
     if (rate !== undefined) a.rate = rate;
   } else delete a.rate;
   return a;
-}
-
-/** A key as the server holds it, with what each request needs of it worked out once. */
-export interface ActiveKey {
-  record: KeyRecord;
-  account: string;
-  limits: Plan;
-  /** When the key stops working (ms since the epoch): its expiry, or -Infinity once revoked; Infinity if neither. */
-  endsAt: number;
-  /** X-RateLimit-Limit and X-Quota-Limit, as sent. */
-  rateText: string;
-  quotaText: string;
-}
-
-/** The text of an unlimited quota in the X-Quota-* headers (D20). */
-export const UNLIMITED = "unlimited";
-
-function activeKey(record: KeyRecord, account: Account): ActiveKey {
-  const limits = limitsOf(account.plan, account.rate);
-  const endsAt = record.revoked_at ? -Infinity : record.expires_at ? Date.parse(record.expires_at) : Infinity;
-  const quotaText = Number.isFinite(limits.quota) ? String(limits.quota) : UNLIMITED;
-  return { record, account: record.account, limits, endsAt, rateText: String(limits.rate), quotaText };
-}
-
-/**
- * The server's view of keys.json: looked up by hash in memory, re-read when the key tool
- * says it changed (keys.gen), or when the file itself did (looked at once a second).
- */
-export class KeyRing {
-  private byHash = new Map<string, ActiveKey>();
-  /** Keys seen lately, as sent, to save hashing them on every request; emptied when the store is re-read. */
-  private readonly seen = new Map<string, ActiveKey>();
-  private readonly path: string;
-  private readonly generation: DataView;
-  private seenGeneration = -1;
-  private lastStat = 0;
-  private ino = -1;
-  private mtimeMs = 0;
-  private size = 0;
-
-  constructor(dataDir: string) {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    this.path = keysPath(dataDir);
-    const gen = generationPath(dataDir);
-    ensureGeneration(gen);
-    const mapped = Bun.mmap(gen, { shared: true });
-    this.generation = new DataView(mapped.buffer, mapped.byteOffset, GENERATION_BYTES);
-    this.refresh();
-  }
-
-  /** Whether the store holds any key at all. */
-  get empty(): boolean {
-    this.refresh();
-    return this.byHash.size === 0;
-  }
-
-  /** Re-reads the file if it changed; a damaged file throws (the caller fails closed). */
-  refresh(): void {
-    const generation = this.generation.getUint32(0, true);
-    const now = performance.now();
-    if (generation === this.seenGeneration && now - this.lastStat < 1000) return;
-    this.lastStat = now;
-    // The tool replaces the file by a rename (a new inode); mtime and size catch an edit in place.
-    const s = statSync(this.path, { throwIfNoEntry: false });
-    const [ino, mtimeMs, size] = s ? [s.ino, s.mtimeMs, s.size] : [-1, 0, 0];
-    if (generation === this.seenGeneration && ino === this.ino && mtimeMs === this.mtimeMs && size === this.size) return;
-    const file = readKeyFile(this.path);
-    this.byHash = new Map(file.keys.map((record) => [record.hash, activeKey(record, file.accounts[record.account]!)]));
-    this.seen.clear();
-    [this.ino, this.mtimeMs, this.size, this.seenGeneration] = [ino, mtimeMs, size, generation];
-  }
-
-  /** The key, if it exists (whatever its state). */
-  find(key: string): ActiveKey | undefined {
-    this.refresh();
-    const seen = this.seen.get(key);
-    if (seen || !KEY_SHAPE.test(key)) return seen;
-    const found = this.byHash.get(hashKey(key));
-    // Only keys of the store get in, so it never holds more than the store has.
-    if (found) this.seen.set(key, found);
-    return found;
-  }
 }

@@ -46,8 +46,9 @@ Everything is kept under TOME_DATA (default ./${DEFAULT_DATA_DIR}).
   --account ID         the account it belongs to (default: "default"); a new account is made
   --plan PLAN          a new account's plan: ${PLAN_NAMES.join(", ")} (default free);
                        an existing account keeps its plan (change it with "keys plan")
-  --scope read|full    what the key may do (default read)
-  --expires DATE       the key stops working at 00:00 UTC on this date
+  --scope read|full    what the key may do: read, every route but the PDF render;
+                       full, every route (default read)
+  --expires DATE       the key stops working at 00:00 UTC on this date (a later day than today)
   --json               print {key, id, name, account, plan, scopes, expires_at, created_at}
 
 The key is printed once: only its hash is kept. Keys per account: free 3, starter 5,
@@ -58,10 +59,11 @@ growth 10, business 20, enterprise unlimited (D21).
 Every key: id, name, account, plan, scopes, state (active, revoked, expired), created,
 last used, and its account's usage this month. The keys themselves are never shown again.
 `,
-  revoke: `Usage: bun run keys revoke ID
+  revoke: `Usage: bun run keys revoke ID|KEY
 
-Revokes the key with this id (see "keys list"). A running server refuses it (403) from its
-next request on.
+Revokes the key with this id (see "keys list"), or the key given by its own text (wk_…,
+matched by its hash; never printed). A running server refuses it (403) from its next
+request on.
 `,
   plan: `Usage: bun run keys plan --account ID --plan PLAN [--rate N]
 
@@ -94,11 +96,17 @@ function planArg(value: string | undefined): PlanName | undefined {
   return value;
 }
 
-function expiryArg(value: string | undefined): string | undefined {
+function expiryArg(value: string | undefined, now: number): string | undefined {
   if (value === undefined) return undefined;
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   const ms = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
   if (!m || new Date(ms).toISOString().slice(0, 10) !== value) throw new UsageMistake(`--expires must be a date as YYYY-MM-DD, not "${value}"`);
+  if (ms <= now) {
+    throw new UsageMistake(
+      `--expires ${value} is not in the future: the key would stop working at 00:00 UTC that day, which has passed ` +
+        `(it is now ${new Date(now).toISOString()}). Give a later date, or leave --expires out for a key that does not expire.`,
+    );
+  }
   return new Date(ms).toISOString();
 }
 
@@ -118,8 +126,9 @@ function create(args: string[]): void {
   const account = values.account ?? "default";
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(account)) throw new UsageMistake("--account must be 1 to 64 letters, digits, '.', '_' or '-'");
   const plan = planArg(values.plan);
-  const expiresAt = expiryArg(values.expires);
-  const made = updateKeyFile(dataDir(), (file) => createKey(file, { name: values.name!.trim(), account, plan, scope, expiresAt, now: Date.now() }));
+  const now = Date.now();
+  const expiresAt = expiryArg(values.expires, now);
+  const made = updateKeyFile(dataDir(), (file) => createKey(file, { name: values.name!.trim(), account, plan, scope, expiresAt, now }));
   const { key, record } = made;
   if (values.json) {
     const out = { key, id: record.id, name: record.name, account: record.account, plan: made.account.plan, scopes: record.scopes, expires_at: record.expires_at, created_at: record.created_at };
@@ -172,9 +181,9 @@ function list(args: string[]): void {
 function revoke(args: string[]): void {
   const { values, positionals } = parse(args, {}, 1);
   if (values.help) return void process.stdout.write(HELP.revoke!);
-  const id = positionals[0];
-  if (!id) throw new UsageMistake("which key? bun run keys revoke ID (ids: bun run keys list)");
-  const record = updateKeyFile(dataDir(), (file) => revokeKey(file, id, Date.now()));
+  const idOrKey = positionals[0];
+  if (!idOrKey) throw new UsageMistake("which key? bun run keys revoke ID|KEY (ids: bun run keys list)");
+  const record = updateKeyFile(dataDir(), (file) => revokeKey(file, idOrKey, Date.now()));
   console.error(`Revoked ${record.id} ("${record.name}", account ${record.account}) at ${record.revoked_at}.`);
 }
 

@@ -1,0 +1,129 @@
+/**
+ * The server's view of keys.json: keys looked up by hash in memory, re-read when the key tool
+ * says the store changed (keys.gen, on the next request: D18), or when the file itself did
+ * (its inode, mtime and size, looked at once a second, catch a hand edit).
+ *
+ * A store damaged or removed while the server runs is never served from: the server keeps
+ * the keys it last read, logs the problem once and reports it (problem), and takes the file
+ * again as soon as it is whole.
+ */
+import { readFileSync, statSync } from "node:fs";
+import { KeyStoreError } from "./errors";
+import { generationPath, mapGeneration } from "./generation";
+import { hashKey, KEY_SHAPE, keysPath, parseKeyFile, type Account, type KeyRecord, type Scope } from "./keys";
+import { limitsOf, type Plan } from "./plans";
+
+/** A key as the server holds it, with what each request needs of it worked out once. */
+export interface ActiveKey {
+  record: KeyRecord;
+  account: string;
+  limits: Plan;
+  /** What the key may do: "full" if its scopes include it, else "read". */
+  scope: Scope;
+  /** When the key stops working (ms since the epoch): its expiry, or -Infinity once revoked; Infinity if neither. */
+  endsAt: number;
+  /** X-RateLimit-Limit and X-Quota-Limit, as sent. */
+  rateText: string;
+  quotaText: string;
+}
+
+/** The text of an unlimited quota in the X-Quota-* headers (D20). */
+export const UNLIMITED = "unlimited";
+
+function activeKey(record: KeyRecord, account: Account): ActiveKey {
+  const limits = limitsOf(account.plan, account.rate);
+  const endsAt = record.revoked_at ? -Infinity : record.expires_at ? Date.parse(record.expires_at) : Infinity;
+  const quotaText = Number.isFinite(limits.quota) ? String(limits.quota) : UNLIMITED;
+  const scope = record.scopes.includes("full") ? "full" : "read";
+  return { record, account: record.account, limits, scope, endsAt, rateText: String(limits.rate), quotaText };
+}
+
+/** Why keys.json cannot be served from, and since when (ms since the epoch). */
+export interface StoreProblem {
+  message: string;
+  since: number;
+}
+
+export class KeyRing {
+  private byHash = new Map<string, ActiveKey>();
+  /** Keys seen lately, as sent, to save hashing them on every request; emptied when the store is re-read. */
+  private readonly seen = new Map<string, ActiveKey>();
+  private readonly path: string;
+  private readonly generation: DataView;
+  private seenGeneration = -1;
+  private lastStat = 0;
+  private ino = -1;
+  private mtimeMs = 0;
+  private size = 0;
+  /** Whether a store was ever read: from then on a missing keys.json is a problem, not "no key yet". */
+  private loaded = false;
+  /** Set while the keys served are not the file's (it is damaged or gone). */
+  problem: StoreProblem | undefined;
+
+  /** Reads the store (a missing one is no key yet); a damaged one throws, for the server to refuse to start. */
+  constructor(
+    dataDir: string,
+    private readonly log: (line: string) => void,
+  ) {
+    this.path = keysPath(dataDir);
+    this.generation = mapGeneration(generationPath(dataDir));
+    this.lastStat = performance.now();
+    this.reload(this.generation.getUint32(0, true));
+  }
+
+  /** Whether the store holds any key at all. */
+  get empty(): boolean {
+    this.refresh();
+    return this.byHash.size === 0;
+  }
+
+  /** Re-reads the file if it changed; a damaged or missing one leaves the keys as they were, and sets problem. */
+  refresh(): void {
+    const generation = this.generation.getUint32(0, true);
+    const now = performance.now();
+    if (generation === this.seenGeneration && now - this.lastStat < 1000) return;
+    this.lastStat = now;
+    try {
+      this.reload(generation);
+    } catch (err) {
+      const message = err instanceof KeyStoreError ? err.message : `cannot read ${this.path}: ${(err as Error).message}.`;
+      this.problem ??= { message, since: Date.now() };
+      this.problem.message = message;
+      this.log(
+        `${message} Until it is whole again, the server keeps the ${this.byHash.size} key(s) it last read: ` +
+          `new keys, revocations and plan changes wait for it.`,
+      );
+    }
+  }
+
+  /** Reads keys.json if it changed since it was last looked at; throws if it is damaged, or gone after a store was read. */
+  private reload(generation: number): void {
+    const s = statSync(this.path, { throwIfNoEntry: false });
+    // The tool replaces the file by a rename (a new inode); mtime and size catch an edit in place.
+    const [ino, mtimeMs, size] = s ? [s.ino, s.mtimeMs, s.size] : [-1, 0, 0];
+    if (generation === this.seenGeneration && ino === this.ino && mtimeMs === this.mtimeMs && size === this.size) return;
+    // Each version of the file is read once, whole or not: a damaged one is reported once, not every second.
+    [this.ino, this.mtimeMs, this.size, this.seenGeneration] = [ino, mtimeMs, size, generation];
+    if (!s && !this.loaded) return;
+    if (!s) throw new KeyStoreError(`${this.path} is missing. Restore it from a backup.`);
+    const file = parseKeyFile(this.path, readFileSync(this.path, "utf8"));
+    this.byHash = new Map(file.keys.map((record) => [record.hash, activeKey(record, file.accounts[record.account]!)]));
+    this.seen.clear();
+    this.loaded = true;
+    if (this.problem) {
+      this.log(`${this.path} is whole again: serving its ${this.byHash.size} key(s).`);
+      this.problem = undefined;
+    }
+  }
+
+  /** The key, if it exists (whatever its state). */
+  find(key: string): ActiveKey | undefined {
+    this.refresh();
+    const seen = this.seen.get(key);
+    if (seen || !KEY_SHAPE.test(key)) return seen;
+    const found = this.byHash.get(hashKey(key));
+    // Only keys of the store get in, so it never holds more than the store has.
+    if (found) this.seen.set(key, found);
+    return found;
+  }
+}

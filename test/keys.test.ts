@@ -1,0 +1,259 @@
+/**
+ * The key store's edge cases and the key tool (issue 13): a damaged keys.gen or an empty,
+ * damaged or missing keys.json is refused at start, never silently replaced; a store damaged
+ * while the server runs leaves it serving its last good keys, and says so in its health;
+ * revoke by the key's own text; no expiry in the past; scopes that hold.
+ */
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Access, checkKeyStore, COST, keysPath, NEEDS, updateKeyFile, type KeyStoreState } from "../src/access";
+import { writeUsage } from "../src/access/usage";
+import { keys, newKey, ROOT, snapshotFor, SQUAD, startServer, tempDir } from "./helpers";
+
+// Per file (bun applies it to the current file only): one test builds a snapshot from a real dump.
+setDefaultTimeout(120_000);
+
+type Json = Record<string, any>;
+const genPath = (dir: string) => join(dir, "keys.gen");
+const headersOf = (key: string) => new Headers({ "X-API-Key": key });
+
+/** Runs `bun run start` on dataDir until it exits: a refusal comes before any snapshot is read. */
+async function start(dataDir: string) {
+  const proc = Bun.spawn(["bun", join(ROOT, "src/cli/start.ts")], {
+    env: { ...process.env, PORT: "0", TOME_SNAPSHOT: join(dataDir, "no-such.tome"), TOME_DATA: dataDir },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, out: stdout + stderr };
+}
+
+/** The files of a data directory, as they are. */
+function filesOf(dir: string): Record<string, string | null> {
+  const read = (name: string) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), "latin1") : null);
+  return { "keys.json": read("keys.json"), "keys.gen": read("keys.gen"), "usage.json": read("usage.json") };
+}
+
+/** A refusal to start: exit 1, the message, no stack, no key made, nothing under dataDir changed. */
+async function expectRefused(dir: string, ...says: string[]) {
+  const before = filesOf(dir);
+  const { code, out } = await start(dir);
+  expect({ code, out }).toEqual({ code: 1, out: expect.stringContaining(says[0]!) });
+  for (const s of says) expect(out).toContain(s);
+  expect(out).not.toContain("    at ");
+  expect(out).not.toContain("No API key existed");
+  expect(out).not.toMatch(/wk_[A-Za-z0-9]{32}/);
+  expect(filesOf(dir)).toEqual(before);
+}
+
+describe("a damaged keys.gen", () => {
+  test("start and the key tool refuse an empty or garbage keys.gen: which file, what is wrong, what to do; no stack", async () => {
+    const dir = tempDir("tome-data-");
+    await newKey(dir, "--name", "k", "--scope", "full");
+    for (const content of ["", "garbage", "0123456789abcdef"]) {
+      writeFileSync(genPath(dir), content);
+      await expectRefused(dir, `${genPath(dir)} is damaged`, `holds ${content.length} bytes where Tome writes 8`, "delete it and start again");
+      const before = filesOf(dir);
+      const tool = await keys(dir, "create", "--name", "k2");
+      expect({ code: tool.code, stdout: tool.stdout }).toEqual({ code: 1, stdout: "" });
+      expect(tool.stderr).toContain(`${genPath(dir)} is damaged`);
+      expect(tool.stderr).not.toContain("    at ");
+      expect(filesOf(dir)).toEqual(before);
+    }
+    // Deleted, as the message says: it is made anew and the store is served.
+    rmSync(genPath(dir));
+    expect(new Access({ dataDir: dir }).hasKeys).toBe(true);
+    expect(readFileSync(genPath(dir)).length).toBe(8);
+  });
+});
+
+describe("start with an empty, damaged or missing keys.json", () => {
+  test("a missing keys.json where an earlier store left keys.gen or usage.json is refused, and the way on is the key tool", async () => {
+    const withGen = tempDir("tome-data-");
+    await newKey(withGen, "--name", "k");
+    rmSync(keysPath(withGen));
+    await expectRefused(withGen, `${keysPath(withGen)} is missing, but ${genPath(withGen)} shows that a key store was kept here`, "Restore keys.json from a backup", "bun run keys create");
+
+    const withUsage = tempDir("tome-data-");
+    writeUsage(join(withUsage, "usage.json"), { months: { "2026-11": { default: 12 } }, last_used: {} });
+    await expectRefused(withUsage, `${keysPath(withUsage)} is missing, but ${join(withUsage, "usage.json")} shows`);
+
+    // A new store, made on purpose with the key tool, is served.
+    await newKey(withGen, "--name", "new", "--scope", "full");
+    expect(checkKeyStore(withGen)).toBe("present");
+  });
+
+  test("an empty keys.json is refused: no bytes, blanks, or a store without a key", async () => {
+    const dir = tempDir("tome-data-");
+    await newKey(dir, "--name", "k");
+    const cases: Record<string, [text: string, says: string]> = {
+      "no bytes": ["", "is empty (a crash or a full disk may have cut it short). Restore it from a backup"],
+      blanks: ["\n  \n", "is empty"],
+      "no key": [JSON.stringify({ format: "tome-keys", version: 1, accounts: {}, keys: [] }), "holds no key, so every request would be refused. Create one: bun run keys create"],
+    };
+    for (const [text, says] of Object.values(cases)) {
+      writeFileSync(keysPath(dir), text);
+      await expectRefused(dir, `${keysPath(dir)} ${says}`);
+    }
+  });
+
+  test("a store whose keys would misbehave is damaged: unknown scopes, an expiry that does not parse", async () => {
+    const dir = tempDir("tome-data-");
+    await newKey(dir, "--name", "k");
+    const good = JSON.parse(readFileSync(keysPath(dir), "utf8"));
+    for (const [field, value, says] of [["scopes", ["admin"], "has no valid scopes"], ["expires_at", "someday", "has an invalid expires_at"]] as const) {
+      writeFileSync(keysPath(dir), JSON.stringify({ ...good, keys: [{ ...good.keys[0], [field]: value }] }));
+      await expectRefused(dir, `${keysPath(dir)} is damaged: key ${good.keys[0].id} ${says}`);
+    }
+  });
+
+  test("only a data directory with no store at all is a first start, also after one that stopped before its first key", () => {
+    const dir = tempDir("tome-data-");
+    const states: KeyStoreState[] = [checkKeyStore(dir)];
+    // The key ring has made keys.gen, but no key was written yet.
+    const access = new Access({ dataDir: dir });
+    expect(access.firstStart).toBe(true);
+    expect(existsSync(genPath(dir))).toBe(true);
+    states.push(checkKeyStore(dir));
+    expect(states).toEqual(["fresh", "fresh"]);
+  });
+});
+
+describe("keys.json damaged while the server runs", () => {
+  test("the server keeps serving its last good keys, logs the damage once, and takes the file again when it is whole", async () => {
+    const dir = tempDir("tome-data-");
+    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD] }), TOME_DATA: dir });
+    try {
+      const key = server.key!;
+      const status = async () => (await fetch(`${server.url}/v1/license`, { headers: { "X-API-Key": key } })).status;
+      expect(await status()).toBe(200);
+      const good = readFileSync(keysPath(dir), "utf8");
+      // A hand edit that broke it (in place, as an editor might).
+      writeFileSync(keysPath(dir), good.slice(0, 40));
+      const statuses: number[] = [];
+      for (const until = Date.now() + 2500; Date.now() < until; await Bun.sleep(100)) statuses.push(await status());
+      expect(statuses.filter((s) => s !== 200)).toEqual([]);
+      expect(server.stderr().split(`${keysPath(dir)} is not valid JSON`).length - 1).toBe(1);
+      expect(server.stderr()).toContain("the server keeps the 1 key(s) it last read");
+      // Repaired, with the key revoked meanwhile: the next look at the file takes it.
+      const repaired = JSON.parse(good);
+      repaired.keys[0].revoked_at = new Date().toISOString();
+      writeFileSync(keysPath(dir), JSON.stringify(repaired));
+      await Bun.sleep(1100);
+      expect(await status()).toBe(403);
+      expect(server.stderr()).toContain(`${keysPath(dir)} is whole again: serving its 1 key(s).`);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  test("health: ok; then a problem (no path) while keys.json is damaged or gone, the request still served; ok again once whole", async () => {
+    const dir = tempDir("tome-data-");
+    const { key } = await newKey(dir, "--name", "k");
+    const logged: string[] = [];
+    const access = new Access({ dataDir: dir, log: (line) => logged.push(line) });
+    const admitted = () => {
+      const grant = access.admit(headersOf(key), COST.request);
+      expect("status" in grant ? grant : "granted").toBe("granted");
+      if (!("status" in grant)) access.settle(grant, false);
+    };
+    expect(access.health()).toEqual({ ok: true, problems: [] });
+    const good = readFileSync(keysPath(dir), "utf8");
+    const unhealthy = () => {
+      const health = access.health();
+      expect(health).toEqual({ ok: false, problems: [expect.stringContaining("the key store cannot be read since")] });
+      expect(health.problems[0]).not.toContain(dir);
+    };
+
+    writeFileSync(keysPath(dir), "garbage");
+    await Bun.sleep(1100);
+    admitted();
+    unhealthy();
+    await Bun.sleep(1100);
+    admitted();
+    unhealthy();
+    expect(logged.length).toBe(1);
+    expect(logged[0]).toContain(`${keysPath(dir)} is not valid JSON`);
+
+    rmSync(keysPath(dir));
+    await Bun.sleep(1100);
+    admitted();
+    unhealthy();
+    expect(logged.length).toBe(2);
+    expect(logged[1]).toContain(`${keysPath(dir)} is missing`);
+
+    writeFileSync(keysPath(dir), good);
+    await Bun.sleep(1100);
+    expect(access.health()).toEqual({ ok: true, problems: [] });
+    admitted();
+    expect(logged.slice(2)).toEqual([`${keysPath(dir)} is whole again: serving its 1 key(s).`]);
+    access.stop();
+  });
+});
+
+describe("the key tool", () => {
+  test("revoke takes the key's own text as well as its id, matched by its hash, and never prints it", async () => {
+    const dir = tempDir("tome-data-");
+    const made = await newKey(dir, "--name", "k");
+    const unknown = `wk_${"Z".repeat(32)}`;
+    for (const [text, says] of [[unknown, "the key given is not in this store"], ["wk_short", "the key given is not a whole key"]] as const) {
+      const r = await keys(dir, "revoke", text);
+      expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: "" });
+      expect(r.stderr).toContain(says);
+      expect(r.stderr).not.toContain(text);
+    }
+    const r = await keys(dir, "revoke", made.key);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`Revoked ${made.id} ("k", account default)`);
+    expect(r.stdout + r.stderr).not.toContain(made.key);
+    const list = JSON.parse((await keys(dir, "list", "--json")).stdout) as Json[];
+    expect(list.map((k) => [k.id, k.state])).toEqual([[made.id, "revoked"]]);
+  });
+
+  test("--expires in the past, or today (00:00 UTC has passed), is refused; tomorrow is taken", async () => {
+    const dir = tempDir("tome-data-");
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    for (const date of ["2020-01-01", day(0)]) {
+      const r = await keys(dir, "create", "--name", "k", "--expires", date);
+      expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 2, stdout: "" });
+      expect(r.stderr).toContain(`--expires ${date} is not in the future`);
+      expect(r.stderr).toContain("Give a later date");
+    }
+    expect(existsSync(keysPath(dir))).toBe(false);
+    const made = await newKey(dir, "--name", "k", "--expires", day(1));
+    expect(made.expires_at).toBe(`${day(1)}T00:00:00.000Z`);
+  });
+
+  test("scopes hold: a read key may do everything but render a PDF (403, saying why and what to do); a full key may", async () => {
+    const dir = tempDir("tome-data-");
+    const read = await newKey(dir, "--name", "r", "--scope", "read");
+    const full = await newKey(dir, "--name", "f", "--scope", "full");
+    const access = new Access({ dataDir: dir });
+    const outcome = (key: string, cost: number, needs: "read" | "full") => {
+      const r = access.admit(headersOf(key), cost, needs);
+      if ("status" in r) return r;
+      access.settle(r, true);
+      return "granted";
+    };
+    expect(outcome(read.key, COST.request, NEEDS.request)).toBe("granted");
+    expect(outcome(full.key, COST.request, NEEDS.request)).toBe("granted");
+    expect(outcome(full.key, COST.pdf, NEEDS.pdf)).toBe("granted");
+    expect(outcome(read.key, COST.pdf, NEEDS.pdf)).toEqual({
+      status: 403,
+      body: { error: "forbidden", message: expect.stringContaining("This API key's scope is read, which does not allow this request") },
+    });
+    expect((outcome(read.key, COST.pdf, NEEDS.pdf) as Json).body.message).toContain("bun run keys create --name NAME --scope full");
+    // A refusal costs nothing: the account spent 1 + 1 + 10.
+    const known = access.admit(headersOf(read.key), COST.request);
+    expect("status" in known ? known : access.quota(known.key).used).toBe(12 + 1);
+    access.stop();
+  });
+
+  test("updateKeyFile never writes over a damaged store", () => {
+    const dir = tempDir("tome-data-");
+    writeFileSync(keysPath(dir), "");
+    expect(() => updateKeyFile(dir, () => undefined)).toThrow(`${keysPath(dir)} is empty`);
+    expect(readFileSync(keysPath(dir), "utf8")).toBe("");
+  });
+});
