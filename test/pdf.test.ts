@@ -129,8 +129,8 @@ describe("GET /v1/pdf/{page_id}", () => {
 
   test("quota: a PDF costs 10; with 9 credits left, 429 quota_exceeded and nothing spent", async () => {
     const dir = tempDir("tome-data-");
-    const ten = await newKey(dir, "--name", "ten", "--account", "ten", "--plan", "free");
-    const nine = await newKey(dir, "--name", "nine", "--account", "nine", "--plan", "free");
+    const ten = await newKey(dir, "--name", "ten", "--account", "ten", "--plan", "free", "--scope", "full");
+    const nine = await newKey(dir, "--name", "nine", "--account", "nine", "--plan", "free", "--scope", "full");
     const month = new Date().toISOString().slice(0, 7);
     writeUsage(usagePath(dir), { months: { [month]: { ten: 4990, nine: 4991 } }, last_used: {} });
     const s = await startServer({ TOME_SNAPSHOT: await snapshotFor(EN), TOME_DATA: dir });
@@ -158,7 +158,7 @@ describe("GET /v1/pdf/{page_id}", () => {
 
   test("a rendering fault is 500 PDF generation failed: no detail leaked, nothing charged", async () => {
     const dir = tempDir("tome-data-");
-    const { key: k } = updateKeyFile(dir, (f) => createKey(f, { name: "f", account: "f", plan: "free", scope: "read", now: Date.now() }));
+    const { key: k } = updateKeyFile(dir, (f) => createKey(f, { name: "f", account: "f", plan: "free", scope: "full", now: Date.now() }));
     const access = new Access({ dataDir: dir });
     const logged: unknown[] = [];
     const app = createApp(en, {

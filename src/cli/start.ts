@@ -40,7 +40,7 @@ function openAccess(env = process.env): Access | undefined {
   }
   const dataDir = env.TOME_DATA || DEFAULT_DATA_DIR;
   const access = new Access({ dataDir });
-  if (!access.hasKeys) {
+  if (access.firstStart) {
     const { key, record } = updateKeyFile(dataDir, (file) =>
       createKey(file, { name: "default", account: "default", plan: "enterprise", scope: "full", now: Date.now() }),
     );

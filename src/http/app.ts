@@ -41,7 +41,8 @@ export interface AppOptions {
 }
 
 export function createApp(engine: Engine, options: AppOptions = {}) {
-  const ctx = apiContext(engine);
+  const access = options.access;
+  const ctx = apiContext(engine, access ? [() => access.health()] : []);
   const logError = options.logError ?? ((error) => console.error(error));
   const pdf = options.pdf ?? new PdfRenderer();
   // Responses are built in their exact shape: no normalizing copy. The path is read from the
@@ -76,7 +77,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     faults((error, x) => logError(error, x.request)),
     target,
     methods,
-    keys(options.access),
+    keys(access),
   ];
   const handler = compose(steps, (x) => routes.handle(x.request));
 

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import type { Engine } from "../search";
 import { Attributions, LICENSE } from "./attribution";
 import { Resources } from "./resources";
-import type { LicenseResponse, MetaResponse } from "./schemas";
+import type { Health, LicenseResponse, MetaResponse } from "./schemas";
 
 export interface ApiContext {
   engine: Engine;
@@ -13,15 +13,27 @@ export interface ApiContext {
   /** /v1/license and /v1/meta never change while a snapshot is loaded. */
   license: LicenseResponse;
   meta: MetaResponse;
+  /** What /healthz says: ok, or degraded with the problems an operator must see. */
+  health: () => Health;
 }
 
-export function apiContext(engine: Engine): ApiContext {
+const HEALTHY: Health = { status: "ok" };
+
+/** The problems of the parts the server depends on (the key store), as /healthz reports them. */
+export type HealthCheck = () => { ok: boolean; problems: string[] };
+
+export function apiContext(engine: Engine, checks: HealthCheck[] = []): ApiContext {
   const m = engine.snapshot.meta;
   const attributions = new Attributions(m);
   const resources = new Resources(m, attributions);
   const license = attributions.licenseDocument();
+  const health = () => {
+    const problems = checks.flatMap((check) => check().problems);
+    return problems.length ? { status: "degraded" as const, problems } : HEALTHY;
+  };
   return {
     engine,
+    health,
     resources,
     attributions,
     license,

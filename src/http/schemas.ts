@@ -220,7 +220,10 @@ export const MetaResponse = t.Object({
   attribution: Attribution,
 });
 
-export const Health = t.Object({ status: t.Literal("ok") });
+export const Health = t.Object({
+  status: t.Union([t.Literal("ok"), t.Literal("degraded")], { description: "ok, or degraded: the server answers, but something needs an operator (see problems)" }),
+  problems: t.Optional(t.Array(t.String(), { description: "What is wrong, one sentence each" })),
+});
 
 // ---- errors (D1) ----
 
@@ -312,4 +315,5 @@ export type LuckyPage = Static<typeof LuckyPage>;
 export type LicenseResponse = Static<typeof LicenseResponse>;
 export type MetaResponse = Static<typeof MetaResponse>;
 export type ErrorBody = Static<typeof ErrorBody>;
+export type Health = Static<typeof Health>;
 export type AnySchema = TSchema;

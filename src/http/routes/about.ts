@@ -5,7 +5,7 @@ import { COMMON_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs
 import { quotaGate } from "../params";
 import { Health, LicenseResponse, MetaResponse } from "../schemas";
 
-export const aboutRoutes = ({ license, meta }: ApiContext) =>
+export const aboutRoutes = ({ license, meta, health }: ApiContext) =>
   new Elysia()
     .get("/v1/license", () => license, {
       transform: quotaGate,
@@ -19,7 +19,7 @@ export const aboutRoutes = ({ license, meta }: ApiContext) =>
       response: { 200: described(MetaResponse, "Search engine version, indexes, source and dataset"), ...KEY_ERRORS },
       detail: { ...KEYED, summary: "Dataset and index metadata", description: "The loaded snapshot and its indexes (D17)." },
     })
-    .get("/healthz", () => ({ status: "ok" as const }), {
+    .get("/healthz", health, {
       parse: JSON_ONLY,
       response: { 200: described(Health, "The server is up and its snapshot loaded", COMMON_HEADERS) },
       detail: { summary: "Liveness", description: "Answers without a key once the snapshot is loaded." },

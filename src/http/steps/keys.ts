@@ -7,7 +7,7 @@
  * A request the quota cannot hold still has its parameters read first (D2: 400 before the
  * quota's 429): the route's strict reader asks quotaRefusal() once they are valid.
  */
-import { COST, type Access, type Grant } from "../../access";
+import { COST, NEEDS, type Access, type Grant } from "../../access";
 import { ApiError } from "../errors";
 import type { Exchange, Step } from "../pipeline";
 
@@ -86,8 +86,8 @@ export function keys(access: Access | undefined): Step {
 
   return function checkKey(x, next) {
     if (!needsKey(x.path)) return next(x);
-    const cost = x.path.startsWith(PDF_PREFIX) ? COST.pdf : COST.request;
-    const grant = access.admit(x.request.headers, cost);
+    const pdf = x.path.startsWith(PDF_PREFIX);
+    const grant = access.admit(x.request.headers, pdf ? COST.pdf : COST.request, pdf ? NEEDS.pdf : NEEDS.request);
     if ("status" in grant) return Response.json(grant.body, { status: grant.status });
     if (grant.rateRemaining < 0) return rateRefusal(grant);
     const box: { retryAfter?: number } = {};
