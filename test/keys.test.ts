@@ -136,6 +136,8 @@ describe("keys.json damaged while the server runs", () => {
       expect(statuses.filter((s) => s !== 200)).toEqual([]);
       expect(server.stderr().split(`${keysPath(dir)} is not valid JSON`).length - 1).toBe(1);
       expect(server.stderr()).toContain("the server keeps the 1 key(s) it last read");
+      const health = await (await fetch(`${server.url}/healthz`)).json();
+      expect(health).toEqual({ status: "degraded", problems: [expect.stringContaining("the key store cannot be read since")] });
       // Repaired, with the key revoked meanwhile: the next look at the file takes it.
       const repaired = JSON.parse(good);
       repaired.keys[0].revoked_at = new Date().toISOString();
@@ -143,6 +145,7 @@ describe("keys.json damaged while the server runs", () => {
       await Bun.sleep(1100);
       expect(await status()).toBe(403);
       expect(server.stderr()).toContain(`${keysPath(dir)} is whole again: serving its 1 key(s).`);
+      expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ status: "ok" });
     } finally {
       expect(await server.stop()).toBe(0);
     }
@@ -248,6 +251,25 @@ describe("the key tool", () => {
     const known = access.admit(headersOf(read.key), COST.request);
     expect("status" in known ? known : access.quota(known.key).used).toBe(12 + 1);
     access.stop();
+  });
+
+  test("over HTTP, a read key gets 403 forbidden for a PDF, in either path form, and its other routes; a full key gets the PDF", async () => {
+    const dir = tempDir("tome-data-");
+    const read = await newKey(dir, "--name", "r", "--scope", "read");
+    const full = await newKey(dir, "--name", "f", "--scope", "full");
+    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD] }), TOME_DATA: dir });
+    try {
+      const get = (path: string, key: string) => fetch(server.url + path, { headers: { "X-API-Key": key } });
+      for (const path of ["/v1/pdf/5000001", "/v1/pdf/5000001.pdf"]) {
+        const refused = await get(path, read.key);
+        expect([refused.status, ((await refused.json()) as { error: string }).error]).toEqual([403, "forbidden"]);
+      }
+      expect((await get("/v1/chunk/5000001_0", read.key)).status).toBe(200);
+      const pdf = await get("/v1/pdf/5000001", full.key);
+      expect([pdf.status, pdf.headers.get("content-type")]).toEqual([200, "application/pdf"]);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
   });
 
   test("updateKeyFile never writes over a damaged store", () => {

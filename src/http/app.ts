@@ -24,10 +24,13 @@ import { keys } from "./steps/keys";
 import { log, type LogSink } from "./steps/log";
 import { methods } from "./steps/methods";
 import { responseHeaders } from "./steps/response-headers";
+import { socketTime } from "./steps/socket-time";
 import { target } from "./steps/target";
 
 export const OPENAPI_PATH = "/v1/openapi.json";
 export const DOCS_PATH = "/docs";
+/** How long a PDF request's connection may stay silent: the render queue's wait plus a render's time limit. */
+const PDF_SOCKET_SECONDS = 180;
 
 export interface AppOptions {
   /** Keys, rate limits and quotas. Without it every route answers without a key (benchmarks, local use). */
@@ -51,6 +54,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     .onError({ as: "global" }, ({ error, code, set, request }) => {
       if (error instanceof ApiError) {
         set.status = error.status;
+        if (error.headers) Object.assign(set.headers, error.headers);
         return error.body;
       }
       if (code === "NOT_FOUND") {
@@ -76,6 +80,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     ...(options.log ? [log(options.log)] : []),
     faults((error, x) => logError(error, x.request)),
     target,
+    socketTime(PDF_SOCKET_SECONDS),
     methods,
     keys(access),
   ];

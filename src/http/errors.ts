@@ -10,6 +10,8 @@ export class ApiError extends Error {
     readonly details?: ErrorBody["details"],
     /** Fields beside error and message that the answer documents (a 429's quota_limit, retry_after…). */
     readonly extra?: Record<string, number | string>,
+    /** Headers the answer carries (Retry-After). */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
     this.name = "ApiError";

@@ -2,11 +2,13 @@
 export type { PdfArticle, PdfSection } from "./article";
 export { canRender } from "./fonts";
 export { renderPdf, type RenderOptions } from "./render";
-export { PdfError, PdfRenderer, type PdfRendererOptions } from "./renderer";
+export { PdfAbortedError, PdfBusyError, PdfError, PdfRenderer, type PdfRendererOptions } from "./renderer";
 
 /** What renders PDFs for the server (PdfRenderer, or a stand-in in tests). */
 export interface PdfRenderService {
-  render(article: import("./article").PdfArticle): Promise<Uint8Array>;
+  render(article: import("./article").PdfArticle, signal?: AbortSignal): Promise<Uint8Array>;
+  /** The revision's PDF if it is kept, without rendering (for HEAD). */
+  cachedPdf?(pageId: number, revId: number): Uint8Array | undefined;
   /** Stops its workers, if it has any. */
   close?(): void;
 }

@@ -1,6 +1,13 @@
 /**
- * PdfRenderer: renders in a worker thread, so the server keeps answering while a long article
- * renders, and keeps recent renders (a revision's PDF never changes).
+ * PdfRenderer: renders in worker threads, so the server keeps answering while a long article
+ * renders, through a bounded queue, and keeps recent renders (a revision's PDF never changes).
+ *
+ * Each worker renders one article at a time, in the order they were asked for: renders never
+ * interleave, so the first asked is the first done and memory holds one render per worker.
+ * The queue is bounded by count and by the text it holds; past either bound a render is
+ * refused at once (PdfBusyError, with the wait to suggest) instead of waiting without end. A
+ * render's time limit runs from when it starts, not from when it was queued. A request that
+ * leaves (its signal aborts) before its render starts is taken out of the queue.
  */
 import type { PdfArticle } from "./article";
 
@@ -11,74 +18,200 @@ export class PdfError extends Error {
   }
 }
 
+/** The queue is full: try again after retryAfter seconds. */
+export class PdfBusyError extends PdfError {
+  constructor(readonly retryAfter: number) {
+    super(`the PDF queue is full; retry after ${retryAfter} s`);
+    this.name = "PdfBusyError";
+  }
+}
+
+/** The request left before its render started. */
+export class PdfAbortedError extends PdfError {
+  constructor() {
+    super("the request left before its PDF was rendered");
+    this.name = "PdfAbortedError";
+  }
+}
+
 export interface PdfRendererOptions {
   /** Total bytes of PDFs kept (default 64 MB). */
   cacheBytes?: number;
-  /** A render that takes longer fails (default 60 s). */
+  /** A render that takes longer than this from its start fails (default 60 s). */
   timeoutMs?: number;
+  /** Renders at once, one per worker thread (default 1). */
+  workers?: number;
+  /** Renders waiting for a worker, at most (default 16). */
+  queueLength?: number;
+  /** Characters of article text waiting for a worker, at most (default 8 million). */
+  queueChars?: number;
 }
 
-interface Pending {
-  resolve: (bytes: Uint8Array) => void;
-  reject: (err: Error) => void;
-  timer: ReturnType<typeof setTimeout>;
+/** One revision's render, and the requests waiting for it. */
+interface Job {
+  key: string;
+  article: PdfArticle;
+  chars: number;
+  waiters: Set<Waiter>;
 }
+
+interface Waiter {
+  resolve: (bytes: Uint8Array) => void;
+  reject: (error: Error) => void;
+}
+
+interface Slot {
+  worker: Worker | undefined;
+  job: Job | undefined;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  started: number;
+}
+
+/** Until renders have been timed, what one is assumed to take. */
+const ASSUMED_RENDER_MS = 1000;
 
 export class PdfRenderer {
-  private worker: Worker | undefined;
-  private nextId = 1;
-  private readonly pending = new Map<number, Pending>();
   private readonly cache = new Map<string, Uint8Array>();
-  /** Renders under way, so that concurrent requests for one revision render it once. */
-  private readonly inFlight = new Map<string, Promise<Uint8Array>>();
   private cached = 0;
+  private readonly queue: Job[] = [];
+  private queuedChars = 0;
+  /** Jobs queued or rendering, by revision, so that concurrent requests for one revision render it once. */
+  private readonly jobs = new Map<string, Job>();
+  private readonly slots: Slot[];
+  /** Recent render times, for the wait a full queue suggests. */
+  private averageMs = ASSUMED_RENDER_MS;
   private readonly cacheBytes: number;
   private readonly timeoutMs: number;
+  private readonly queueLength: number;
+  private readonly queueChars: number;
 
   constructor(options: PdfRendererOptions = {}) {
     this.cacheBytes = options.cacheBytes ?? 64 * 1024 * 1024;
     this.timeoutMs = options.timeoutMs ?? 60_000;
+    this.queueLength = options.queueLength ?? 16;
+    this.queueChars = options.queueChars ?? 8_000_000;
+    this.slots = Array.from({ length: Math.max(1, options.workers ?? 1) }, () => ({ worker: undefined, job: undefined, timer: undefined, started: 0 }));
   }
 
-  render(article: PdfArticle): Promise<Uint8Array> {
-    const key = `${article.pageId}:${article.revId}`;
+  /** The revision's PDF if it is kept, without rendering. */
+  cachedPdf(pageId: number, revId: number): Uint8Array | undefined {
+    const key = `${pageId}:${revId}`;
     const hit = this.cache.get(key);
     if (hit) {
       this.cache.delete(key);
       this.cache.set(key, hit);
-      return Promise.resolve(hit);
     }
-    let p = this.inFlight.get(key);
-    if (!p) {
-      p = this.renderInWorker(article).then(
-        (bytes) => {
-          this.inFlight.delete(key);
-          this.keep(key, bytes);
-          return bytes;
-        },
-        (err) => {
-          this.inFlight.delete(key);
-          throw err;
-        },
-      );
-      this.inFlight.set(key, p);
+    return hit;
+  }
+
+  /** Renders (or finds kept) the article's PDF; fails with PdfBusyError when the queue is full, PdfAbortedError if signal aborts first. */
+  render(article: PdfArticle, signal?: AbortSignal): Promise<Uint8Array> {
+    const hit = this.cachedPdf(article.pageId, article.revId);
+    if (hit) return Promise.resolve(hit);
+    if (signal?.aborted) return Promise.reject(new PdfAbortedError());
+    const key = `${article.pageId}:${article.revId}`;
+    let job = this.jobs.get(key);
+    if (!job) {
+      const chars = textSize(article);
+      if (this.queue.length >= this.queueLength || (this.queue.length > 0 && this.queuedChars + chars > this.queueChars)) {
+        return Promise.reject(new PdfBusyError(this.suggestedWait()));
+      }
+      job = { key, article, chars, waiters: new Set() };
+      this.jobs.set(key, job);
+      this.queue.push(job);
+      this.queuedChars += chars;
     }
-    return p;
+    const joined = job;
+    return new Promise<Uint8Array>((resolve, reject) => {
+      const waiter: Waiter = { resolve, reject };
+      joined.waiters.add(waiter);
+      signal?.addEventListener("abort", () => this.leave(joined, waiter), { once: true });
+      this.next();
+    });
+  }
+
+  /** Renders waiting and under way. */
+  load(): { queued: number; rendering: number } {
+    return { queued: this.queue.length, rendering: this.slots.filter((s) => s.job).length };
   }
 
   close(): void {
-    this.restart("the PDF renderer stopped");
+    for (const slot of this.slots) this.stopSlot(slot, new PdfError("the PDF renderer stopped"));
+    for (const job of this.queue.splice(0)) this.finish(job, new PdfError("the PDF renderer stopped"));
+    this.queuedChars = 0;
   }
 
-  /** Ends the worker, failing every render it held. */
-  private restart(reason: string): void {
-    this.worker?.terminate();
-    this.worker = undefined;
-    for (const p of this.pending.values()) {
-      clearTimeout(p.timer);
-      p.reject(new PdfError(reason));
+  /** Seconds until the queue, as it stands, would be rendered. */
+  private suggestedWait(): number {
+    const renders = this.queue.length + this.slots.length;
+    return Math.max(1, Math.ceil((renders * this.averageMs) / this.slots.length / 1000));
+  }
+
+  /** A waiter left: a job nobody waits for any more is dropped if it has not started. */
+  private leave(job: Job, waiter: Waiter): void {
+    if (!job.waiters.delete(waiter)) return;
+    waiter.reject(new PdfAbortedError());
+    if (job.waiters.size || !this.queue.includes(job)) return;
+    this.queue.splice(this.queue.indexOf(job), 1);
+    this.queuedChars -= job.chars;
+    this.jobs.delete(job.key);
+  }
+
+  /** Starts queued jobs on idle workers. */
+  private next(): void {
+    for (const slot of this.slots) {
+      if (slot.job || !this.queue.length) continue;
+      const job = this.queue.shift()!;
+      this.queuedChars -= job.chars;
+      slot.job = job;
+      slot.started = performance.now();
+      slot.worker ??= this.startWorker(slot);
+      // The worker may be stuck: stop it, and start afresh on the next job.
+      slot.timer = setTimeout(() => this.stopSlot(slot, new PdfError(`rendering took longer than ${this.timeoutMs} ms`)), this.timeoutMs);
+      slot.worker.postMessage({ article: job.article });
     }
-    this.pending.clear();
+  }
+
+  private startWorker(slot: Slot): Worker {
+    const worker = new Worker(new URL("./worker.ts", import.meta.url).href);
+    worker.onmessage = (event: MessageEvent<{ bytes?: Uint8Array; error?: string }>) => {
+      const job = slot.job;
+      if (!job) return;
+      clearTimeout(slot.timer);
+      slot.job = undefined;
+      const { bytes, error } = event.data;
+      if (bytes) {
+        this.averageMs = 0.8 * this.averageMs + 0.2 * (performance.now() - slot.started);
+        this.keep(job.key, bytes);
+        this.finish(job, bytes);
+      } else this.finish(job, new PdfError(error ?? "the PDF could not be rendered"));
+      this.next();
+    };
+    // The worker died: fail its job, and start a new one on the next.
+    worker.onerror = (event) => this.stopSlot(slot, new PdfError(`the PDF worker failed: ${event.message}`));
+    // A renderer alone must not keep the process alive.
+    worker.unref();
+    return worker;
+  }
+
+  /** Ends a slot's worker, failing the job it held; the queue goes on with a new worker. */
+  private stopSlot(slot: Slot, error: PdfError): void {
+    clearTimeout(slot.timer);
+    slot.worker?.terminate();
+    slot.worker = undefined;
+    const job = slot.job;
+    slot.job = undefined;
+    if (job) this.finish(job, error);
+    if (this.queue.length) queueMicrotask(() => this.next());
+  }
+
+  private finish(job: Job, outcome: Uint8Array | Error): void {
+    this.jobs.delete(job.key);
+    for (const waiter of job.waiters) {
+      if (outcome instanceof Error) waiter.reject(outcome);
+      else waiter.resolve(outcome);
+    }
+    job.waiters.clear();
   }
 
   private keep(key: string, bytes: Uint8Array): void {
@@ -91,32 +224,10 @@ export class PdfRenderer {
       this.cached -= v.byteLength;
     }
   }
+}
 
-  private startWorker(): Worker {
-    const worker = new Worker(new URL("./worker.ts", import.meta.url).href);
-    worker.onmessage = (event: MessageEvent<{ id: number; bytes?: Uint8Array; error?: string }>) => {
-      const p = this.pending.get(event.data.id);
-      if (!p) return;
-      this.pending.delete(event.data.id);
-      clearTimeout(p.timer);
-      if (event.data.bytes) p.resolve(event.data.bytes);
-      else p.reject(new PdfError(event.data.error ?? "the PDF could not be rendered"));
-    };
-    // The worker died: fail what it held, and start a new one on the next render.
-    worker.onerror = (event) => this.restart(`the PDF worker failed: ${event.message}`);
-    // A renderer alone must not keep the process alive.
-    worker.unref();
-    return worker;
-  }
-
-  private renderInWorker(article: PdfArticle): Promise<Uint8Array> {
-    this.worker ??= this.startWorker();
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      // The worker may be stuck: start afresh.
-      const timer = setTimeout(() => this.restart(`rendering took longer than ${this.timeoutMs} ms`), this.timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
-      this.worker!.postMessage({ id, article });
-    });
-  }
+function textSize(article: PdfArticle): number {
+  let chars = article.title.length;
+  for (const section of article.sections) for (const p of section.paragraphs) chars += p.length;
+  return chars;
 }

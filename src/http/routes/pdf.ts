@@ -1,12 +1,13 @@
 /** GET /v1/pdf/{page_id} and /v1/pdf/{page_id}.pdf (api.md 4.6). */
 import { Type as t } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import type { PdfRenderService } from "../../pdf";
+import { PdfAbortedError, PdfBusyError, type PdfRenderService } from "../../pdf";
 import type { ApiContext } from "../context";
 import { described, KEY_ERRORS, KEYED } from "../docs";
 import { ApiError } from "../errors";
 import { strict, type Filled } from "../params";
 import { ErrorBody, MAX_INTEGER } from "../schemas";
+import { isHead } from "../steps/methods";
 
 const PAGE_ID_ERROR = "page_id must be an integer";
 
@@ -35,21 +36,25 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
       const { page_id } = ctx.params as Filled<typeof PdfParams>;
       const page = engine.page(page_id);
       if (!page) throw new ApiError(404, "page not found", `There is no page with id ${page_id}.`);
+      const headers = { "content-type": "application/pdf", "content-disposition": contentDisposition(page.title), "x-credit-cost": "10" };
+      if (isHead(ctx.request)) {
+        // A HEAD renders nothing: the kept PDF's headers if there is one, else the headers without a length, free.
+        const kept = pdf.cachedPdf?.(page.pageId, page.revId);
+        return kept ? new Response(kept, { headers }) : new Response(null, { headers: { ...headers, "x-credit-cost": "0" } });
+      }
+      const signal = ctx.request.signal;
       let bytes: Uint8Array;
       try {
-        bytes = await pdf.render(resources.pdfArticle(page));
+        bytes = await pdf.render(resources.pdfArticle(page), signal);
       } catch (err) {
+        if (err instanceof PdfBusyError) throw busy(err.retryAfter);
+        if (err instanceof PdfAbortedError) return gone();
         logError(err);
         throw new ApiError(500, "PDF generation failed", "The PDF could not be generated; nothing was charged. Please try again later.");
       }
-      return new Response(bytes, {
-        headers: {
-          "content-type": "application/pdf",
-          "content-disposition": contentDisposition(page.title),
-          "content-length": String(bytes.byteLength),
-          "x-credit-cost": "10",
-        },
-      });
+      // The client left while it rendered: nothing to deliver, nothing charged (the PDF is kept for next time).
+      if (signal.aborted) return gone();
+      return new Response(bytes, { headers: { ...headers, "content-length": String(bytes.byteLength) } });
     },
     {
       ...strict({ params: PdfParams, readers: { page_id: readPdfId } }),
@@ -58,6 +63,7 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
         400: described(ErrorBody, "`page_id must be an integer`"),
         404: described(ErrorBody, "`page not found`"),
         500: described(ErrorBody, "`PDF generation failed`: nothing is charged"),
+        503: described(ErrorBody, "`service_unavailable`: too many PDFs are being rendered; Retry-After says when to come back, and nothing is charged"),
         ...KEY_ERRORS,
       },
       detail: {
@@ -69,6 +75,21 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
       },
     },
   );
+
+/** The renderer's queue is full: 503, with when to come back; nothing is charged. */
+function busy(retryAfter: number): ApiError {
+  return new ApiError(
+    503,
+    "service_unavailable",
+    `Too many PDFs are being rendered; nothing was charged. Retry after ${retryAfter} s.`,
+    undefined,
+    { retry_after: retryAfter },
+    { "retry-after": String(retryAfter) },
+  );
+}
+
+/** An answer for a client that has gone (499, as nginx logs it): never delivered, never charged. */
+const gone = () => new Response(null, { status: 499 });
 
 /** attachment; an ASCII filename for old clients, the real title in filename* (RFC 6266, RFC 5987). */
 export function contentDisposition(title: string): string {

@@ -20,12 +20,17 @@ async function withoutBody(get: Response): Promise<Response> {
   return head;
 }
 
+/** GET requests made from a HEAD, for the routes that answer HEAD with less work (the PDF). */
+const fromHead = new WeakSet<Request>();
+export const isHead = (request: Request): boolean => fromHead.has(request);
+
 export const methods: Step = (x, next) => {
   const method = x.request.method;
   if (method === "GET") return next(x);
   if (method === "HEAD") {
     x.head = true;
     x.request = new Request(x.request, { method: "GET" });
+    fromHead.add(x.request);
     return Promise.resolve(next(x)).then(withoutBody);
   }
   if (method === "OPTIONS") return new Response(null, { status: 204, headers: PREFLIGHT });
