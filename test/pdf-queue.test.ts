@@ -1,0 +1,178 @@
+/**
+ * PDF renders under load: a bounded queue that renders in order (503 with Retry-After, free,
+ * when full), a time limit counted from each render's start, nothing charged for an answer
+ * that was not delivered, and HEAD that renders nothing. Real renders of the shared dumps.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Access, createKey, readUsage, updateKeyFile, usagePath } from "../src/access";
+import { createApp, serve, type RunningServer } from "../src/http";
+import { apiContext } from "../src/http/context";
+import { PdfAbortedError, PdfBusyError, PdfRenderer, type PdfArticle } from "../src/pdf";
+import type { Engine } from "../src/search";
+import { EN_2006, EN_2016, engineFor, tempDir } from "./helpers";
+
+setDefaultTimeout(180_000);
+
+let engine: Engine;
+let articles: PdfArticle[];
+
+beforeAll(async () => {
+  engine = await engineFor({ dumps: [EN_2016, EN_2006] });
+  const { resources } = apiContext(engine);
+  // Pages with text, smallest first: quick renders.
+  articles = engine.snapshot.pages
+    .filter((p) => p.chunks.length)
+    .sort((a, b) => a.chunks.length - b.chunks.length)
+    .map((p) => resources.pdfArticle(p));
+});
+
+describe("the render queue", () => {
+  test("renders one at a time in the order asked, and refuses at once past its length", async () => {
+    const renderer = new PdfRenderer({ queueLength: 3 });
+    try {
+      const done: number[] = [];
+      // One starts at once; three wait; the fifth finds the queue full.
+      const asked = articles.slice(0, 4).map((a) => renderer.render(a).then(() => done.push(a.pageId)));
+      expect(renderer.load()).toEqual({ queued: 3, rendering: 1 });
+      const refused = await renderer.render(articles[4]!).then(
+        () => "rendered",
+        (e) => e,
+      );
+      expect(refused).toBeInstanceOf(PdfBusyError);
+      expect((refused as PdfBusyError).retryAfter).toBeGreaterThanOrEqual(1);
+      await Promise.all(asked);
+      expect(done).toEqual(articles.slice(0, 4).map((a) => a.pageId));
+      // The same revision asked twice while queued renders once; a kept one comes back at once.
+      expect(renderer.cachedPdf(articles[0]!.pageId, articles[0]!.revId)).toBeInstanceOf(Uint8Array);
+    } finally {
+      renderer.close();
+    }
+  });
+
+  test("the time limit runs from a render's start: renders queued longer than it still succeed", async () => {
+    const probe = new PdfRenderer();
+    let oneMs: number;
+    try {
+      await probe.render(articles[10]!); // warm: fonts loaded
+      const t = performance.now();
+      await probe.render(articles[11]!);
+      oneMs = performance.now() - t;
+    } finally {
+      probe.close();
+    }
+    const limit = Math.max(400, oneMs * 6);
+    const renderer = new PdfRenderer({ timeoutMs: limit, queueLength: 32 });
+    try {
+      await renderer.render(articles[10]!);
+      const started = performance.now();
+      const all = await Promise.allSettled(articles.slice(12, 40).map((a) => renderer.render(a)));
+      const waited = performance.now() - started;
+      expect(waited).toBeGreaterThan(limit); // the last ones waited longer than the limit…
+      expect(all.filter((r) => r.status === "rejected")).toEqual([]); // …and were rendered all the same
+    } finally {
+      renderer.close();
+    }
+  });
+
+  test("a request that leaves before its render starts is taken out of the queue", async () => {
+    const renderer = new PdfRenderer();
+    try {
+      const first = renderer.render(articles[50]!);
+      const leaving = new AbortController();
+      const second = renderer.render(articles[51]!, leaving.signal);
+      expect(renderer.load()).toEqual({ queued: 1, rendering: 1 });
+      leaving.abort();
+      expect(await second.then(() => "rendered", (e) => e)).toBeInstanceOf(PdfAbortedError);
+      expect(renderer.load()).toEqual({ queued: 0, rendering: 1 });
+      await first;
+      expect(renderer.cachedPdf(articles[51]!.pageId, articles[51]!.revId)).toBeUndefined();
+    } finally {
+      renderer.close();
+    }
+  });
+});
+
+describe("PDFs over HTTP under load", () => {
+  let running: RunningServer;
+  let access: Access;
+  let dir: string;
+  const keyOf: Record<string, string> = {};
+  const month = new Date().toISOString().slice(0, 7);
+
+  beforeAll(() => {
+    dir = tempDir("tome-data-");
+    for (const name of ["heavy", "light", "leaver", "header"]) {
+      keyOf[name] = updateKeyFile(dir, (f) => createKey(f, { name, account: name, plan: "business", scope: "full", now: Date.now() })).key;
+    }
+    access = new Access({ dataDir: dir });
+    access.start();
+    running = serve(createApp(engine, { access, pdf: new PdfRenderer({ queueLength: 8 }) }), { port: 0, hostname: "127.0.0.1" });
+  });
+  afterAll(async () => {
+    await running?.stop();
+    access?.stop();
+  });
+
+  const get = (key: string, path: string, init: RequestInit = {}) => fetch(`${running.url.origin}${path}`, { ...init, headers: { "X-API-Key": key } });
+  const spent = async (account: string) => {
+    await Bun.sleep(250); // the usage file is saved within 100 ms of a change
+    return readUsage(usagePath(dir)).months[month]?.[account] ?? 0;
+  };
+
+  test("80 concurrent uncached PDFs: every one answered whole (a PDF, or 503 with Retry-After), and only the PDFs delivered are charged", async () => {
+    const pages = articles.slice(100, 180);
+    expect(pages.length).toBe(80);
+    const answers = await Promise.all(
+      pages.map(async (a) => {
+        const r = await get(keyOf.heavy!, `/v1/pdf/${a.pageId}`);
+        const body = new Uint8Array(await r.arrayBuffer());
+        return { status: r.status, retryAfter: r.headers.get("retry-after"), type: r.headers.get("content-type"), pdf: new TextDecoder().decode(body.slice(0, 5)) };
+      }),
+    );
+    const delivered = answers.filter((a) => a.status === 200);
+    const refused = answers.filter((a) => a.status === 503);
+    expect(delivered.length + refused.length).toBe(80);
+    expect(delivered.length).toBeGreaterThanOrEqual(9); // one rendering and eight queued at the least
+    expect(refused.length).toBeGreaterThan(0);
+    for (const d of delivered) expect([d.type, d.pdf]).toEqual(["application/pdf", "%PDF-"]);
+    for (const r of refused) {
+      expect(Number(r.retryAfter)).toBeGreaterThanOrEqual(1);
+      expect(r.type).toBe("application/json; charset=utf-8");
+    }
+    expect(await spent("heavy")).toBe(10 * delivered.length);
+
+    // Meanwhile-free again: another key's small PDF renders at once.
+    const t = performance.now();
+    const small = await get(keyOf.light!, `/v1/pdf/${articles[0]!.pageId}`);
+    expect(small.status).toBe(200);
+    await small.arrayBuffer();
+    expect(performance.now() - t).toBeLessThan(10_000);
+  });
+
+  test("a client that leaves while its PDF waits or renders is not charged", async () => {
+    // Occupy the renderer, then ask and leave.
+    const busy = articles.slice(190, 194).map((a) => get(keyOf.light!, `/v1/pdf/${a.pageId}`).then((r) => r.arrayBuffer()));
+    const leave = new AbortController();
+    const leaving = get(keyOf.leaver!, `/v1/pdf/${articles[195]!.pageId}`, { signal: leave.signal }).catch((e) => e);
+    await Bun.sleep(50);
+    leave.abort();
+    expect(await leaving).toBeInstanceOf(Error);
+    await Promise.all(busy);
+    expect(await spent("leaver")).toBe(0);
+  });
+
+  test("HEAD renders nothing and costs nothing unless the PDF is kept; then it costs what the GET costs", async () => {
+    const page = articles[200]!;
+    const head = () => get(keyOf.header!, `/v1/pdf/${page.pageId}`, { method: "HEAD" });
+    const first = await head();
+    // Not rendered: X-Credit-Cost 0 says so (Bun itself writes Content-Length: 0 on a bodiless answer).
+    expect([first.status, first.headers.get("content-type"), first.headers.get("x-credit-cost")]).toEqual([200, "application/pdf", "0"]);
+    expect(await spent("header")).toBe(0);
+    const rendered = await get(keyOf.header!, `/v1/pdf/${page.pageId}`);
+    const length = (await rendered.arrayBuffer()).byteLength;
+    expect(await spent("header")).toBe(10);
+    const kept = await head();
+    expect([kept.status, kept.headers.get("x-credit-cost"), kept.headers.get("content-length")]).toEqual([200, "10", String(length)]);
+    expect(await spent("header")).toBe(20);
+  });
+});
