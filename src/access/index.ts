@@ -5,6 +5,7 @@
  */
 import { checkKeyStore, type Scope } from "./keys";
 import { RateLimiter } from "./rate";
+import { WorkShare } from "./work";
 import { KeyRing, UNLIMITED, type ActiveKey } from "./ring";
 import { monthEnd, monthOf, monthStart, UsageLedger, usagePath, type Meter } from "./usage";
 
@@ -51,6 +52,8 @@ export interface Grant {
   rateReset: number;
   /** The account's meter holding the cost, or undefined if the quota lacks it (or the rate refused the request). */
   held: Meter | undefined;
+  /** 0, or the seconds to wait when the key has used its share of server time (WorkShare): the request is refused. */
+  workWait: number;
 }
 
 /** A request without a usable key (api.md section 5). */
@@ -96,7 +99,12 @@ export interface AccessOptions {
   now?: () => number;
   /** Where problems met while serving go (default console.error). */
   log?: (line: string) => void;
+  /** Milliseconds of the server's thread one key may use per second (default DEFAULT_KEY_MS_PER_SECOND; 0: no limit). */
+  keyMsPerSecond?: number;
 }
+
+/** A quarter of the server's thread per key: three keys at their worst still leave room for a fourth. */
+export const DEFAULT_KEY_MS_PER_SECOND = 250;
 
 export class Access {
   readonly dataDir: string;
@@ -104,6 +112,7 @@ export class Access {
   private readonly keys: KeyRing;
   private readonly usage: UsageLedger;
   private readonly rates = new RateLimiter();
+  private readonly work: WorkShare;
   /** The current UTC month: its name, and its start and end in Unix seconds; recomputed when the clock leaves it. */
   private month = { name: "", start: 0, end: 0, endText: "" };
 
@@ -121,6 +130,7 @@ export class Access {
   constructor(options: AccessOptions) {
     this.dataDir = options.dataDir;
     this.now = options.now ?? Date.now;
+    this.work = new WorkShare(options.keyMsPerSecond ?? DEFAULT_KEY_MS_PER_SECOND);
     // Before anything is written here: keys.gen, made by the key ring, is one of the traces it looks for.
     this.firstStart = checkKeyStore(this.dataDir) === "fresh";
     this.usage = new UsageLedger(usagePath(this.dataDir));
@@ -173,8 +183,14 @@ export class Access {
     this.usage.touch(id, now);
     const second = Math.floor(now / 1000);
     const rateRemaining = this.rates.admit(id, key.limits.rate, second);
-    const held = rateRemaining < 0 ? undefined : this.usage.hold(key.account, this.currentMonth(now).name, cost, key.limits.quota);
-    return { key, cost, rateRemaining, rateReset: second + 1, held };
+    const workWait = rateRemaining < 0 ? 0 : this.work.wait(id, now);
+    const held = rateRemaining < 0 || workWait ? undefined : this.usage.hold(key.account, this.currentMonth(now).name, cost, key.limits.quota);
+    return { key, cost, rateRemaining, rateReset: second + 1, held, workWait };
+  }
+
+  /** What a request of the grant's key cost the server's thread, in milliseconds (WorkShare). */
+  spent(grant: Grant, ms: number): void {
+    this.work.spend(grant.key.record.id, ms, this.now());
   }
 
   /** A 2xx answer spends the grant's hold; anything else gives it back. Once only; a grant the quota refused holds nothing. */

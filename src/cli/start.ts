@@ -4,7 +4,7 @@
  * snapshot, builds one first from TOME_DUMP (a path or URL; by default the latest Simple
  * English Wikipedia pages-articles dump). When there is no key, creates one and prints it.
  */
-import { Access, createKey, DEFAULT_DATA_DIR, KeyStoreError, updateKeyFile, UsageError } from "../access";
+import { Access, createKey, DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND, KeyStoreError, updateKeyFile, UsageError } from "../access";
 import { createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { open } from "../search";
@@ -26,6 +26,9 @@ Environment:
   TOME_DATA      API keys and usage counters (default ./${DEFAULT_DATA_DIR}); manage keys with
                  "bun run keys"
   TOME_AUTH      "off" serves every route without a key, for benchmarks and local use only
+  TOME_KEY_MS_PER_SECOND
+                 milliseconds of the server's thread one key may use per second, on average
+                 (default ${DEFAULT_KEY_MS_PER_SECOND}; 0: no limit); past it, 429 rate_limit_exceeded
 `;
 
 /** Keys and usage, or none when TOME_AUTH=off. Creates the first key when there is none. */
@@ -39,7 +42,12 @@ function openAccess(env = process.env): Access | undefined {
     process.exit(2);
   }
   const dataDir = env.TOME_DATA || DEFAULT_DATA_DIR;
-  const access = new Access({ dataDir });
+  const share = env.TOME_KEY_MS_PER_SECOND;
+  if (share !== undefined && share !== "" && !/^[0-9]+$/.test(share)) {
+    console.error(`start: TOME_KEY_MS_PER_SECOND must be a whole number of milliseconds (0: no limit), not "${share}".`);
+    process.exit(2);
+  }
+  const access = new Access({ dataDir, keyMsPerSecond: share ? Number(share) : undefined });
   if (access.firstStart) {
     const { key, record } = updateKeyFile(dataDir, (file) =>
       createKey(file, { name: "default", account: "default", plan: "enterprise", scope: "full", now: Date.now() }),

@@ -50,15 +50,11 @@ export function keys(access: Access | undefined): Step {
   };
 
   const rateRefusal = (grant: Grant) => {
-    const retry = secondsUntil(grant.rateReset);
-    const refusal = Response.json(
-      {
-        error: "rate_limit_exceeded",
-        message: `Too many requests: this key's plan allows ${grant.key.limits.rate} per second. Retry after ${retry} s.`,
-        retry_after: retry,
-      },
-      { status: 429 },
-    );
+    const retry = grant.workWait || secondsUntil(grant.rateReset);
+    const message = grant.workWait
+      ? `Too much work: this key's requests have used their share of the server's time (searches cost more than other requests). Retry after ${retry} s.`
+      : `Too many requests: this key's plan allows ${grant.key.limits.rate} per second. Retry after ${retry} s.`;
+    const refusal = Response.json({ error: "rate_limit_exceeded", message, retry_after: retry }, { status: 429 });
     writeLimits(refusal.headers, grant, retry);
     return refusal;
   };
@@ -89,10 +85,13 @@ export function keys(access: Access | undefined): Step {
     const pdf = x.path.startsWith(PDF_PREFIX);
     const grant = access.admit(x.request.headers, pdf ? COST.pdf : COST.request, pdf ? NEEDS.pdf : NEEDS.request);
     if ("status" in grant) return Response.json(grant.body, { status: grant.status });
-    if (grant.rateRemaining < 0) return rateRefusal(grant);
+    if (grant.rateRemaining < 0 || grant.workWait) return rateRefusal(grant);
     const box: { retryAfter?: number } = {};
     if (!grant.held) overQuota.set(x.request, quotaError(grant, box));
+    const started = performance.now();
     const settle = (response: Response) => {
+      // A PDF's time is the render queue's, not this thread's.
+      if (!pdf) access.spent(grant, performance.now() - started);
       access.settle(grant, succeeded(x, grant, response));
       writeLimits(response.headers, grant, box.retryAfter);
       return response;
