@@ -198,6 +198,13 @@ describe("start: where it listens", () => {
 });
 
 describe("start: keys and dumps", () => {
+  test("arguments are refused: its settings are environment variables", async () => {
+    const { stderr, code } = await run([START, "--port", "8081"], { CWD: tempDir(), TOME_DUMP: "/nonexistent/dump.xml.bz2", TOME_SNAPSHOT: "" });
+    expect(code).toBe(2);
+    expect(stderr).toContain("takes no arguments");
+    expect(stderr).toContain("PORT=");
+  });
+
   test("a missing TOME_DUMP names TOME_DUMP, not a --dump flag start does not have", async () => {
     const { code, stderr } = await startOnce({ CWD: tempDir(), TOME_DUMP: "/nonexistent/dump.xml.bz2", TOME_SNAPSHOT: "" });
     expect(code).toBe(1);
@@ -270,7 +277,9 @@ describe("npm start / npm test (src/cli/run.sh)", () => {
     expect(url).toBeDefined();
     proc.kill("SIGTERM");
     await proc.exited;
-    await reading;
+    // Not `await reading`: a server npm left behind would keep the pipe open.
+    for (const deadline = Date.now() + 5_000; !stderr.includes("Stopped:") && Date.now() < deadline; ) await Bun.sleep(20);
+    void reading;
     expect(stderr).toContain("Stopped: 0 request(s) answered after SIGTERM.");
     expect(await fetch(`${url}/healthz`).then(() => "answered", () => "refused")).toBe("refused");
   });

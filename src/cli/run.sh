@@ -23,7 +23,7 @@ EOF
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 say() { echo "run.sh: $*" >&2; }
-installed=""
+installed=()
 
 command_name=${1:-}
 case "$command_name" in
@@ -47,15 +47,22 @@ done
 
 ensure_bun() {
   if command -v bun >/dev/null 2>&1; then return; fi
-  local prefix
+  local prefix dir
   prefix=$(npm prefix -g 2>/dev/null)
+  # Installed by an earlier run into a directory that is not on PATH.
+  for dir in "$prefix/bin" "$HOME/.local/bin"; do
+    if [ -x "$dir/bun" ]; then
+      export PATH="$dir:$PATH"
+      return
+    fi
+  done
   if [ -w "$prefix" ] || [ -w "$prefix/lib" ]; then
-    installed+=" Bun"
+    installed+=(Bun)
     say "Bun is not installed: npm install -g bun"
     npm install -g bun >&2
   else
     prefix="$HOME/.local"
-    installed+=" Bun"
+    installed+=(Bun)
     say "Bun is not installed and npm's global directory is not writable: npm install -g --prefix $prefix bun"
     npm install -g --prefix "$prefix" bun >&2
     say "Bun is in $prefix/bin: add it to PATH to run bun yourself."
@@ -68,7 +75,7 @@ ensure_bun() {
 ensure_dependencies() {
   local log
   if [ ! -d node_modules ]; then
-    installed+=" dependencies"
+    installed+=("the dependencies")
     say "installing the dependencies: bun install --frozen-lockfile"
     bun install --frozen-lockfile >&2
     return
@@ -79,7 +86,7 @@ ensure_dependencies() {
     exit 1
   fi
   # Silent when nothing was missing.
-  case "$log" in *"(no changes)"*) ;; *) installed+=" dependencies"; echo "$log" >&2 ;; esac
+  case "$log" in *"(no changes)"*) ;; *) installed+=("the dependencies"); echo "$log" >&2 ;; esac
 }
 
 # tool:package pairs, installed with apt-get when missing.
@@ -97,7 +104,7 @@ ensure_tools() {
   done
   [ ${#missing[@]} -eq 0 ] && return
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    installed+=" ${packages[*]}"
+    installed+=("${packages[@]}")
     say "installing ${packages[*]} (for ${missing[*]}): apt-get install"
     DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >&2
@@ -108,7 +115,7 @@ ensure_tools() {
     say "$advice, then run this again."
     exit 1
   fi
-  say "warning: $advice; they are needed to build a snapshot from a compressed dump."
+  say "warning: $advice (needed to build a snapshot from a compressed dump)."
 }
 
 ensure_bun
@@ -119,8 +126,8 @@ else
   ensure_tools required bzip2:bzip2 xz:xz-utils gzip:gzip pdftotext:poppler-utils pdfinfo:poppler-utils
 fi
 
-if [ -n "$installed" ]; then
-  say "installed:$installed; bun $(bun --version)."
+if [ ${#installed[@]} -gt 0 ]; then
+  say "installed $(IFS=,; echo "${installed[*]}" | sed 's/,/, /g'); bun $(bun --version)."
 elif [ "$command_name" = setup ]; then
   say "bun $(bun --version), the dependencies and the system tools: already installed."
 fi

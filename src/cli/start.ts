@@ -94,6 +94,10 @@ if (import.meta.main) {
     process.stdout.write(HELP);
     process.exit(0);
   }
+  if (Bun.argv.length > 2) {
+    console.error(`start: it takes no arguments, not "${Bun.argv.slice(2).join(" ")}": its settings are environment variables, e.g. PORT=8081 bun run start (see --help).`);
+    process.exit(2);
+  }
   try {
     const access = openAccess();
     const address = await readAddress();
