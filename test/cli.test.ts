@@ -1,9 +1,9 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { open } from "../src/search";
 import { readSnapshot } from "../src/snapshot";
-import { EN_2006_TRUNCATED, SQUAD, startServer, tempDir } from "./helpers";
+import { EN_2006_TRUNCATED, SQUAD, snapshotFor, startServer, tempDir } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -98,5 +98,209 @@ describe("bun run start", () => {
     const { stderr, code } = await run([join(ROOT, "src/cli/start.ts")], { CWD: cwd, TOME_DUMP: "http://127.0.0.1:9/x.xml.bz2", TOME_SNAPSHOT: "" });
     expect(code).toBe(1);
     expect(stderr).toContain("cannot reach http://127.0.0.1:9/x.xml.bz2");
+  });
+});
+
+const START = join(ROOT, "src/cli/start.ts");
+
+/** Starts start.ts and waits for it to exit, or to serve (then stops it): its exit code is null when it served. */
+async function startOnce(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const proc = Bun.spawn(["bun", START], { env: { ...process.env, TOME_DATA: tempDir("tome-data-"), ...env }, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  let stderr = "";
+  const decoder = new TextDecoder();
+  const reading = (async () => {
+    for await (const part of proc.stderr) stderr += decoder.decode(part, { stream: true });
+  })();
+  const deadline = Date.now() + 60_000;
+  while (proc.exitCode === null && !stderr.includes("serving on") && Date.now() < deadline) await Bun.sleep(20);
+  if (proc.exitCode === null) {
+    proc.kill("SIGTERM");
+    await proc.exited;
+    await reading;
+    return { code: null, stderr };
+  }
+  await reading;
+  return { code: proc.exitCode, stderr };
+}
+
+describe("start: where it listens", () => {
+  test("a second server on a busy port is refused, saying which port and what to do", async () => {
+    const snapshot = await snapshotFor({ dumps: [SQUAD], limit: 10 });
+    const first = await startServer({ TOME_SNAPSHOT: snapshot });
+    try {
+      const port = new URL(first.url).port;
+      const second = await startOnce({ TOME_SNAPSHOT: snapshot, PORT: port });
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(`port ${port} is already in use`);
+      expect(second.stderr).toContain("PORT=");
+      expect(second.stderr).not.toContain("    at ");
+      // The first one still has the port to itself.
+      expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
+  });
+
+  test("a port another program holds is refused the same way, without a stack trace", async () => {
+    const other = Bun.listen({ hostname: "0.0.0.0", port: 0, socket: { data() {} } });
+    try {
+      const { code, stderr } = await startOnce({ TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD], limit: 10 }), PORT: String(other.port) });
+      expect(code).toBe(1);
+      expect(stderr).toContain(`port ${other.port} is already in use`);
+      expect(stderr).not.toContain("    at ");
+    } finally {
+      other.stop(true);
+    }
+  });
+
+  test("HOST is the address it listens on, and the banner says so", async () => {
+    const snapshot = await snapshotFor({ dumps: [SQUAD], limit: 10 });
+    const server = await startServer({ TOME_SNAPSHOT: snapshot, HOST: "127.0.0.1", TOME_AUTH: "off" });
+    try {
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(server.stderr()).toContain("listening on 127.0.0.1 only");
+      const port = new URL(server.url).port;
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      // Not on the IPv6 loopback: only where HOST says.
+      expect(await fetch(`http://[::1]:${port}/healthz`).then(() => "answered", () => "refused")).toBe("refused");
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+    const v6 = await startServer({ TOME_SNAPSHOT: snapshot, HOST: "::1", TOME_AUTH: "off" });
+    try {
+      expect(v6.url).toMatch(/^http:\/\/\[::1\]:\d+$/);
+      expect((await fetch(`${v6.url}/healthz`)).status).toBe(200);
+    } finally {
+      expect(await v6.stop()).toBe(0);
+    }
+  });
+
+  test("without HOST it listens on every interface, and says which URL to use", async () => {
+    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD], limit: 10 }), TOME_AUTH: "off" });
+    try {
+      expect(server.url).toMatch(/^http:\/\/localhost:\d+$/);
+      expect(server.stderr()).toContain("listening on every interface");
+      const port = new URL(server.url).port;
+      for (const address of ["127.0.0.1", "[::1]"]) expect((await fetch(`http://${address}:${port}/healthz`)).status).toBe(200);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  test("a HOST that is not an address of this machine is refused, exit 2", async () => {
+    for (const host of ["no such host", "192.0.2.1"]) {
+      const { code, stderr } = await startOnce({ TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD], limit: 10 }), HOST: host, PORT: "0" });
+      expect(code).toBe(2);
+      expect(stderr).toContain(`HOST "${host}"`);
+      expect(stderr).not.toContain("    at ");
+    }
+  });
+});
+
+describe("start: keys and dumps", () => {
+  test("arguments are refused: its settings are environment variables", async () => {
+    const { stderr, code } = await run([START, "--port", "8081"], { CWD: tempDir(), TOME_DUMP: "/nonexistent/dump.xml.bz2", TOME_SNAPSHOT: "" });
+    expect(code).toBe(2);
+    expect(stderr).toContain("takes no arguments");
+    expect(stderr).toContain("PORT=");
+  });
+
+  test("a missing TOME_DUMP names TOME_DUMP, not a --dump flag start does not have", async () => {
+    const { code, stderr } = await startOnce({ CWD: tempDir(), TOME_DUMP: "/nonexistent/dump.xml.bz2", TOME_SNAPSHOT: "" });
+    expect(code).toBe(1);
+    expect(stderr).toContain("TOME_DUMP");
+    expect(stderr).toContain("/nonexistent/dump.xml.bz2");
+    expect(stderr).not.toContain("--dump");
+  });
+
+  test("a start that fails makes no key; the start that serves makes it, and later starts say how to make another", async () => {
+    const data = tempDir("tome-data-");
+    const failed = await startOnce({ TOME_DATA: data, TOME_DUMP: "/nonexistent/dump.xml.bz2", TOME_SNAPSHOT: "" });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).not.toMatch(/wk_[A-Za-z0-9]{32}/);
+    const snapshot = await snapshotFor({ dumps: [SQUAD], limit: 10 });
+    const first = await startServer({ TOME_DATA: data, TOME_SNAPSHOT: snapshot });
+    try {
+      expect(first.key).toMatch(/^wk_/);
+      expect((await fetch(`${first.url}/v1/meta`, { headers: { "X-API-Key": first.key! } })).status).toBe(200);
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
+    const again = await startServer({ TOME_DATA: data, TOME_SNAPSHOT: snapshot });
+    try {
+      expect(again.key).toBeUndefined();
+      const hint = /bun run keys create --name \S+ --plan enterprise --scope full/.exec(again.stderr())?.[0];
+      expect(hint).toBeDefined();
+      // The command it names works, and its key is accepted by the running server.
+      const made = Bun.spawnSync(["bash", "-c", hint!.replace(/--name \S+/, "--name ops")], { cwd: ROOT, env: { ...process.env, TOME_DATA: data } });
+      expect(made.exitCode).toBe(0);
+      const key = /wk_[A-Za-z0-9]{32}/.exec(made.stdout.toString())?.[0];
+      expect((await fetch(`${again.url}/v1/meta`, { headers: { "X-API-Key": key! } })).status).toBe(200);
+    } finally {
+      expect(await again.stop()).toBe(0);
+    }
+  });
+});
+
+const RUN = join(ROOT, "src/cli/run.sh");
+
+describe("npm start / npm test (src/cli/run.sh)", () => {
+  test("--help says what it installs and what it runs", async () => {
+    const help = Bun.spawnSync(["bash", RUN, "--help"]);
+    expect(help.exitCode).toBe(0);
+    for (const word of ["npm start", "npm test", "npm install -g bun", "bun install --frozen-lockfile", "poppler-utils"]) expect(help.stdout.toString()).toContain(word);
+  });
+
+  test("npm start and bun run start reach the server (its --help)", async () => {
+    for (const argv of [["npm", "start", "--", "--help"], ["bun", "run", "start", "--help"]]) {
+      const r = Bun.spawnSync(argv, { cwd: ROOT });
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout.toString()).toContain("HOST");
+    }
+  });
+
+  test("SIGTERM to npm start reaches the server, which stops gracefully", async () => {
+    const proc = Bun.spawn(["npm", "start"], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: "0", HOST: "127.0.0.1", TOME_AUTH: "off", TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD], limit: 10 }) },
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "pipe",
+    });
+    let stderr = "";
+    const decoder = new TextDecoder();
+    const reading = (async () => {
+      for await (const part of proc.stderr) stderr += decoder.decode(part, { stream: true });
+    })();
+    let url: string | undefined;
+    for (const deadline = Date.now() + 60_000; !url && proc.exitCode === null && Date.now() < deadline; await Bun.sleep(20)) url = /serving on (http:\/\/\S+?) /.exec(stderr)?.[1];
+    expect(url).toBeDefined();
+    proc.kill("SIGTERM");
+    await proc.exited;
+    // Not `await reading`: a server npm left behind would keep the pipe open.
+    for (const deadline = Date.now() + 5_000; !stderr.includes("Stopped:") && Date.now() < deadline; ) await Bun.sleep(20);
+    void reading;
+    expect(stderr).toContain("Stopped: 0 request(s) answered after SIGTERM.");
+    expect(await fetch(`${url}/healthz`).then(() => "answered", () => "refused")).toBe("refused");
+  });
+
+  test("with everything installed, it installs nothing and needs no network", async () => {
+    // npm and apt-get that only record being called, and registries that cannot be reached.
+    const bin = tempDir("tome-bin-");
+    const calls = join(bin, "calls");
+    writeFileSync(calls, "");
+    for (const tool of ["npm", "apt-get"]) {
+      writeFileSync(join(bin, tool), `#!/bin/sh\necho "${tool} $*" >> ${calls}\nexit 1\n`);
+      chmodSync(join(bin, tool), 0o755);
+    }
+    const r = Bun.spawnSync(["bash", RUN, "setup"], {
+      cwd: tempDir(),
+      env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, NPM_CONFIG_REGISTRY: "http://127.0.0.1:9/", BUN_CONFIG_REGISTRY: "http://127.0.0.1:9/" },
+    });
+    const stderr = r.stderr.toString();
+    expect(r.exitCode).toBe(0);
+    expect(stderr).toContain(`bun ${Bun.version}`);
+    expect(stderr).toContain("already installed");
+    expect(readFileSync(calls, "utf8")).toBe("");
   });
 });

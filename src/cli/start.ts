@@ -1,37 +1,46 @@
 /**
- * bun run start — serves the API (PORT, default 8080) from the newest snapshot in
- * snapshots/ (or TOME_SNAPSHOT), with the keys and usage under TOME_DATA. When there is no
- * snapshot, builds one first from TOME_DUMP (a path or URL; by default the latest Simple
- * English Wikipedia pages-articles dump). When there is no key, creates one and prints it.
+ * bun run start — serves the API from the newest snapshot in snapshots/ (or TOME_SNAPSHOT), on
+ * HOST (default: every interface) and PORT (default 8080), with the keys and usage under
+ * TOME_DATA. When there is no snapshot, builds one first from TOME_DUMP (a path or URL; by
+ * default the latest Simple English Wikipedia pages-articles dump). When there is no key,
+ * creates one and prints it once the server is up. `npm start` runs this after installing
+ * what is missing (src/cli/run.sh).
  */
+import { existsSync } from "node:fs";
 import { Access, createKey, DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND, KeyStoreError, updateKeyFile, UsageError } from "../access";
 import { createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { open } from "../search";
 import { latestSnapshot, SnapshotError } from "../snapshot";
 import { buildSnapshot } from "./snapshot-build";
+import { describeListening, ensurePortFree, listenFailure, ListenError, readAddress } from "./listen";
 import { indexProgress } from "./progress";
 
 export const DEFAULT_DUMP = "https://dumps.wikimedia.org/simplewiki/latest/simplewiki-latest-pages-articles.xml.bz2";
 const SNAPSHOT_DIR = "snapshots";
-const DEFAULT_PORT = 8080;
+/** The command that makes a key with every right, on the account the first start creates. */
+const NEW_KEY_COMMAND = "bun run keys create --name NAME --plan enterprise --scope full";
 
-const HELP = `Usage: bun run start
+const HELP = `Usage: bun run start     (npm start also installs Bun and the dependencies when missing)
 
 Environment:
   TOME_SNAPSHOT  snapshot to serve (default: the newest *.tome in ${SNAPSHOT_DIR}/)
   TOME_DUMP      dump to build a snapshot from when there is none (path or URL;
                  default: ${DEFAULT_DUMP})
-  PORT           HTTP port (default 8080; 0 picks a free one)
+  HOST           address to listen on (default: every interface, IPv4 and IPv6;
+                 127.0.0.1 keeps it to this machine); a name listens on its first address
+  PORT           HTTP port (default 8080; 0 picks a free one). A port another process
+                 listens on is refused.
   TOME_DATA      API keys and usage counters (default ./${DEFAULT_DATA_DIR}); manage keys with
-                 "bun run keys"
+                 "bun run keys". The first start that serves creates a key and prints it once;
+                 make another with: ${NEW_KEY_COMMAND}
   TOME_AUTH      "off" serves every route without a key, for benchmarks and local use only
   TOME_KEY_MS_PER_SECOND
                  milliseconds of the server's thread one key may use per second, on average
                  (default ${DEFAULT_KEY_MS_PER_SECOND}; 0: no limit); past it, 429 rate_limit_exceeded
 `;
 
-/** Keys and usage, or none when TOME_AUTH=off. Creates the first key when there is none. */
+/** Keys and usage, or none when TOME_AUTH=off. */
 function openAccess(env = process.env): Access | undefined {
   if (env.TOME_AUTH === "off") {
     console.error("WARNING: TOME_AUTH=off: every route answers without a key, with no rate limit or quota. For benchmarks and local use only.");
@@ -41,24 +50,37 @@ function openAccess(env = process.env): Access | undefined {
     console.error(`start: TOME_AUTH must be "on" (the default) or "off", not "${env.TOME_AUTH}".`);
     process.exit(2);
   }
-  const dataDir = env.TOME_DATA || DEFAULT_DATA_DIR;
   const share = env.TOME_KEY_MS_PER_SECOND;
   if (share !== undefined && share !== "" && !/^[0-9]+$/.test(share)) {
     console.error(`start: TOME_KEY_MS_PER_SECOND must be a whole number of milliseconds (0: no limit), not "${share}".`);
     process.exit(2);
   }
-  const access = new Access({ dataDir, keyMsPerSecond: share ? Number(share) : undefined });
-  if (access.firstStart) {
-    const { key, record } = updateKeyFile(dataDir, (file) =>
-      createKey(file, { name: "default", account: "default", plan: "enterprise", scope: "full", now: Date.now() }),
-    );
-    console.error(
-      `No API key existed in ${dataDir}/, so one was created (${record.id}, account default, enterprise plan):\n\n` +
-        `    ${key}\n\nIt is shown only this once: keep it. Send it as X-API-Key (or Authorization: Bearer). ` +
-        `Manage keys with "bun run keys" (see --help).`,
-    );
+  return new Access({ dataDir: dataDirOf(env), keyMsPerSecond: share ? Number(share) : undefined });
+}
+
+function dataDirOf(env = process.env): string {
+  return env.TOME_DATA || DEFAULT_DATA_DIR;
+}
+
+/**
+ * Once the server is up (so that a start that fails never shows a key nobody keeps): the first
+ * key when the store is new, else how to make one.
+ */
+function announceKeys(access: Access, env = process.env): void {
+  const dataDir = dataDirOf(env);
+  const command = env.TOME_DATA ? `TOME_DATA=${env.TOME_DATA} ${NEW_KEY_COMMAND}` : NEW_KEY_COMMAND;
+  if (!access.firstStart) {
+    console.error(`API keys are in ${dataDir}/. Without one at hand, make one with: ${command}`);
+    return;
   }
-  return access;
+  const { key, record } = updateKeyFile(dataDir, (file) =>
+    createKey(file, { name: "default", account: "default", plan: "enterprise", scope: "full", now: Date.now() }),
+  );
+  console.error(
+    `No API key existed in ${dataDir}/, so one was created (${record.id}, account default, enterprise plan):\n\n` +
+      `    ${key}\n\nIt is shown only this once: keep it. Send it as X-API-Key (or Authorization: Bearer). ` +
+      `Lost it? Make another with: ${command}. Manage keys with "bun run keys" (see --help).`,
+  );
 }
 
 /** The snapshot to serve, building one first if there is none. */
@@ -68,18 +90,11 @@ export async function ensureSnapshot(env = process.env): Promise<string> {
   const found = latestSnapshot(SNAPSHOT_DIR);
   if (found) return found;
   const dump = env.TOME_DUMP || DEFAULT_DUMP;
+  if (!/^https?:\/\//i.test(dump) && !existsSync(dump)) {
+    throw new DumpError(`TOME_DUMP is ${dump}, which does not exist. Set TOME_DUMP to a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve.`);
+  }
   console.error(`No snapshot in ${SNAPSHOT_DIR}/: building one from ${dump} (set TOME_DUMP to use another dump).`);
   return buildSnapshot({ dumps: [dump], chunkWords: DEFAULT_CHUNK_WORDS, allowTruncated: false });
-}
-
-function readPort(raw: string | undefined): number {
-  if (raw === undefined || raw === "") return DEFAULT_PORT;
-  const port = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
-  if (!(port <= 65535)) {
-    console.error(`start: PORT must be a number from 0 to 65535 (0 picks a free port), not "${raw}".`);
-    process.exit(2);
-  }
-  return port;
 }
 
 if (import.meta.main) {
@@ -87,8 +102,15 @@ if (import.meta.main) {
     process.stdout.write(HELP);
     process.exit(0);
   }
+  if (Bun.argv.length > 2) {
+    console.error(`start: it takes no arguments, not "${Bun.argv.slice(2).join(" ")}": its settings are environment variables, e.g. PORT=8081 bun run start (see --help).`);
+    process.exit(2);
+  }
   try {
     const access = openAccess();
+    const address = await readAddress();
+    // Checked before a snapshot build or load that can take minutes, and again just before serving.
+    ensurePortFree(address);
     const path = await ensureSnapshot();
     const started = performance.now();
     const bars = indexProgress();
@@ -97,11 +119,18 @@ if (import.meta.main) {
     console.error(
       `Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
     );
-    const port = readPort(process.env.PORT);
+    ensurePortFree(address);
     const requests = stdoutLog();
-    const running = serve(createApp(tome, { access, log: requests.sink }), { port });
+    let running: ReturnType<typeof serve>;
+    try {
+      running = serve(createApp(tome, { access, log: requests.sink }), address);
+    } catch (err) {
+      throw listenFailure(err, address);
+    }
     access?.start();
-    console.error(`Tome is serving on ${running.url.origin} (API docs: ${running.url.origin}${DOCS_PATH}). Stop it with Ctrl-C or SIGTERM.`);
+    if (access) announceKeys(access);
+    const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
+    console.error(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
     const stop = async (signal: string) => {
       console.error(`${signal}: no new connections; finishing the requests in flight.`);
       const before = running.answered();
@@ -114,6 +143,10 @@ if (import.meta.main) {
     process.once("SIGTERM", () => void stop("SIGTERM"));
     process.once("SIGINT", () => void stop("SIGINT"));
   } catch (err) {
+    if (err instanceof ListenError) {
+      console.error(`start: ${err.message}`);
+      process.exit(err.exitCode);
+    }
     if (err instanceof DumpError || err instanceof SnapshotError || err instanceof KeyStoreError || err instanceof UsageError) {
       console.error(`start: ${err.message}`);
       process.exit(1);

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# npm start / npm test (package.json's "start" and "test"): installs what is missing (Bun from
+# npm, the locked dependencies, the system tools), then runs the server or the tests with Bun.
+# Needs only bash and npm, so that a fresh machine runs the project with one command.
+set -euo pipefail
+
+usage() {
+  cat <<'EOF'
+Usage: npm start [-- start's options]      (same as: bash src/cli/run.sh start; bun run start)
+       npm test  [-- bun test's options]   (same as: bash src/cli/run.sh test;  bun run test)
+       bash src/cli/run.sh setup           install what is missing, run nothing
+
+Each first installs what is missing, then runs Bun in the repository's directory:
+  - Bun, with "npm install -g bun" (into ~/.local when npm's global directory is not writable);
+  - the dependencies, with "bun install --frozen-lockfile" (it checks them against bun.lock,
+    offline when they are already there);
+  - the system tools: bzip2, xz and gzip (to read compressed dumps) and, for test and setup,
+    pdftotext and pdfinfo (package poppler-utils), with apt-get when run as root; otherwise it
+    says what to install.
+Then start runs "bun src/cli/start.ts" (see npm start -- --help) and test runs "bun test".
+EOF
+}
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+say() { echo "run.sh: $*" >&2; }
+installed=()
+
+command_name=${1:-}
+case "$command_name" in
+  -h | --help | help) usage; exit 0 ;;
+  start | test | setup) shift ;;
+  *) usage >&2; exit 2 ;;
+esac
+
+# --help after a command: this usage, then the command's own, without installing anything for it.
+for arg in "$@"; do
+  case "$arg" in -h | --help)
+    usage
+    if command -v bun >/dev/null 2>&1 && [ -d node_modules ]; then
+      echo
+      case "$command_name" in start) exec bun src/cli/start.ts --help ;; test) exec bun test --help ;; esac
+    fi
+    exit 0
+    ;;
+  esac
+done
+
+ensure_bun() {
+  if command -v bun >/dev/null 2>&1; then return; fi
+  local prefix dir
+  prefix=$(npm prefix -g 2>/dev/null)
+  # Installed by an earlier run into a directory that is not on PATH.
+  for dir in "$prefix/bin" "$HOME/.local/bin"; do
+    if [ -x "$dir/bun" ]; then
+      export PATH="$dir:$PATH"
+      return
+    fi
+  done
+  if [ -w "$prefix" ] || [ -w "$prefix/lib" ]; then
+    installed+=(Bun)
+    say "Bun is not installed: npm install -g bun"
+    npm install -g bun >&2
+  else
+    prefix="$HOME/.local"
+    installed+=(Bun)
+    say "Bun is not installed and npm's global directory is not writable: npm install -g --prefix $prefix bun"
+    npm install -g --prefix "$prefix" bun >&2
+    say "Bun is in $prefix/bin: add it to PATH to run bun yourself."
+  fi
+  export PATH="$prefix/bin:$PATH"
+  hash -r
+  command -v bun >/dev/null 2>&1 || { say "npm installed Bun, but no bun command is to be found in $prefix/bin or on PATH."; exit 1; }
+}
+
+ensure_dependencies() {
+  local log
+  if [ ! -d node_modules ]; then
+    installed+=("the dependencies")
+    say "installing the dependencies: bun install --frozen-lockfile"
+    bun install --frozen-lockfile >&2
+    return
+  fi
+  if ! log=$(bun install --frozen-lockfile 2>&1); then
+    echo "$log" >&2
+    say "bun install --frozen-lockfile failed (above): the dependencies do not match bun.lock, or could not be downloaded."
+    exit 1
+  fi
+  # Silent when nothing was missing.
+  case "$log" in *"(no changes)"*) ;; *) installed+=("the dependencies"); echo "$log" >&2 ;; esac
+}
+
+# tool:package pairs, installed with apt-get when missing.
+ensure_tools() {
+  local required=$1
+  shift
+  local missing=() packages=() pair tool package
+  for pair in "$@"; do
+    tool=${pair%%:*}
+    package=${pair#*:}
+    if ! command -v "$tool" >/dev/null 2>&1; then
+      missing+=("$tool")
+      case " ${packages[*]-} " in *" $package "*) ;; *) packages+=("$package") ;; esac
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    installed+=("${packages[@]}")
+    say "installing ${packages[*]} (for ${missing[*]}): apt-get install"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >&2
+    return
+  fi
+  local advice="${missing[*]} missing: install ${packages[*]} (Debian/Ubuntu: sudo apt-get install ${packages[*]})"
+  if [ "$required" = required ]; then
+    say "$advice, then run this again."
+    exit 1
+  fi
+  say "warning: $advice (needed to build a snapshot from a compressed dump)."
+}
+
+ensure_bun
+ensure_dependencies
+if [ "$command_name" = start ]; then
+  ensure_tools optional bzip2:bzip2 xz:xz-utils gzip:gzip
+else
+  ensure_tools required bzip2:bzip2 xz:xz-utils gzip:gzip pdftotext:poppler-utils pdfinfo:poppler-utils
+fi
+
+if [ ${#installed[@]} -gt 0 ]; then
+  say "installed $(IFS=,; echo "${installed[*]}" | sed 's/,/, /g'); bun $(bun --version)."
+elif [ "$command_name" = setup ]; then
+  say "bun $(bun --version), the dependencies and the system tools: already installed."
+fi
+case "$command_name" in
+  start) exec bun src/cli/start.ts "$@" ;;
+  test) exec bun test "$@" ;;
+esac
