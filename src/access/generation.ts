@@ -4,8 +4,8 @@
  * every request, for the price of a memory read. It holds nothing else: a damaged one can be
  * deleted and is made anew.
  */
-import { closeSync, existsSync, openSync, readSync, statSync, writeFileSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { KeyStoreError } from "./errors";
 
 /** The file's whole size; the counter is its first 4 bytes (little-endian). */
@@ -42,10 +42,12 @@ export function readGeneration(path: string): number {
   }
 }
 
-/** Creates keys.gen if it is missing (a zero counter); refuses a damaged one. */
+/** Creates keys.gen (and its data directory) if it is missing (a zero counter); refuses a damaged one. */
 function ensureGeneration(path: string): void {
-  if (!existsSync(path)) writeFileSync(path, new Uint8Array(GENERATION_BYTES), { mode: 0o600, flag: "wx" });
-  else checkGeneration(path);
+  if (!existsSync(path)) {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    writeFileSync(path, new Uint8Array(GENERATION_BYTES), { mode: 0o600, flag: "wx" });
+  } else checkGeneration(path);
 }
 
 /** Tells running servers that keys.json changed: the counter in keys.gen, written in place. */
