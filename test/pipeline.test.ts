@@ -102,3 +102,21 @@ describe("every route and Host form, over a raw socket", () => {
     }
   });
 });
+
+describe("answers Bun's HTTP parser makes itself, before the pipeline sees a request", () => {
+  // Bun (uWS) answers these with a fixed status line and "Connection: close", no body: no
+  // hook lets Tome make them JSON or give them an X-Request-Id (README, "The HTTP API"). What
+  // matters is that they carry no data, and that this test says so if Bun ever changes them.
+  test("oversized headers, a broken request line, an unknown version, HTTP/1.1 without Host", async () => {
+    const cases: [string, string, number][] = [
+      ["headers over 64 KiB", `GET /v1/chunk/39_0 HTTP/1.1\r\nHost: a\r\nX-Api-Key: ${key}\r\nX-Big: ${"a".repeat(70_000)}\r\n\r\n`, 431],
+      ["a request line that is not one", "GARBAGE\r\n\r\n", 400],
+      ["HTTP/3.0 on a socket", `GET /v1/chunk/39_0 HTTP/3.0\r\nHost: a\r\nX-Api-Key: ${key}\r\n\r\n`, 505],
+      ["HTTP/1.1 without Host", `GET /v1/chunk/39_0 HTTP/1.1\r\nX-Api-Key: ${key}\r\nConnection: close\r\n\r\n`, 400],
+    ];
+    for (const [name, text, status] of cases) {
+      const r = await rawRequest(server.url, text);
+      expect({ name, status: r.status, body: r.body }).toEqual({ name, status, body: "" });
+    }
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * Limits that see cost: a key may keep the server's thread busy for a bounded share of each
+ * second (WorkShare), so one key's expensive searches are refused before they slow the others.
+ */
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { createKey, updateKeyFile } from "../src/access";
+import { WorkShare } from "../src/access/work";
+import { EN_2006, EN_2016, snapshotFor, startServer, tempDir } from "./helpers";
+
+setDefaultTimeout(120_000);
+
+describe("WorkShare", () => {
+  test("a key may spend its share of a second; past it, it waits until the share has grown back", () => {
+    const share = new WorkShare(100);
+    expect(share.wait("a", 0)).toBe(0);
+    share.spend("a", 60, 0);
+    expect(share.wait("a", 0)).toBe(0); // 40 ms left
+    share.spend("a", 60, 0);
+    expect(share.wait("a", 0)).toBe(1); // 20 ms owed
+    expect(share.wait("a", 100)).toBe(1); // 10 ms of it grown back, 10 still owed
+    expect(share.wait("a", 250)).toBe(0);
+    share.spend("a", 450, 250); // one long request: owes 4 s (15 ms left - 450)
+    expect(share.wait("a", 250)).toBe(5);
+    // Another key is not touched; the bucket never grows past one second's share.
+    expect(share.wait("b", 250)).toBe(0);
+    share.spend("c", 0, 0);
+    share.spend("c", 150, 10_000);
+    expect(share.wait("c", 10_000)).toBe(1);
+  });
+
+  test("no limit when the share is 0", () => {
+    const share = new WorkShare(0);
+    share.spend("a", 1e9, 0);
+    expect(share.wait("a", 0)).toBe(0);
+  });
+});
+
+describe("over HTTP", () => {
+  test("a key sending costly searches is refused (429 rate_limit_exceeded, Retry-After) within its rate; another key is still served", async () => {
+    const dir = tempDir("tome-data-");
+    const keyOf = (name: string) => updateKeyFile(dir, (f) => createKey(f, { name, account: name, plan: "business", scope: "read", now: Date.now() })).key;
+    const heavy = keyOf("heavy");
+    const other = keyOf("other");
+    // A small share, so that a few searches of the shared dumps use it up.
+    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016, EN_2006] }), TOME_DATA: dir, TOME_KEY_MS_PER_SECOND: "5" });
+    try {
+      const q = encodeURIComponent("the of and in to a is was for on as by with from that at his which");
+      const statuses: number[] = [];
+      let refusal: Response | undefined;
+      for (let i = 0; i < 40 && !refusal; i++) {
+        const r = await fetch(`${server.url}/v1/search?q=${q}&limit=50`, { headers: { "X-API-Key": heavy } });
+        statuses.push(r.status);
+        if (r.status === 429) refusal = r;
+        else await r.arrayBuffer();
+      }
+      expect(statuses[0]).toBe(200);
+      expect(refusal?.status).toBe(429);
+      const body = (await refusal!.json()) as Record<string, unknown>;
+      expect(body).toEqual({ error: "rate_limit_exceeded", message: expect.stringContaining("share of the server's time"), retry_after: expect.any(Number) });
+      expect(Number(refusal!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(refusal!.headers.get("x-ratelimit-limit")).toBe("100");
+      // Far within the plan's 100 per second: the refusal was for cost, not count.
+      expect(statuses.length).toBeLessThan(40);
+      expect((await fetch(`${server.url}/v1/chunk/39_0`, { headers: { "X-API-Key": other } })).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
+});
