@@ -2,11 +2,11 @@
 export type { PdfArticle, PdfSection } from "./article";
 export { canRender } from "./fonts";
 export { renderPdf, type RenderOptions } from "./render";
-export { PdfAbortedError, PdfBusyError, PdfError, PdfRenderer, type PdfRendererOptions } from "./renderer";
+export { PdfAbortedError, PdfBusyError, PdfError, PdfRenderer, type PdfRendererOptions, type RenderRequest } from "./renderer";
 
 /** What renders PDFs for the server (PdfRenderer, or a stand-in in tests). */
 export interface PdfRenderService {
-  render(article: import("./article").PdfArticle, signal?: AbortSignal): Promise<Uint8Array>;
+  render(article: import("./article").PdfArticle, request?: import("./renderer").RenderRequest): Promise<Uint8Array>;
   /** The revision's PDF if it is kept, without rendering (for HEAD). */
   cachedPdf?(pageId: number, revId: number): Uint8Array | undefined;
   /** Stops its workers, if it has any. */

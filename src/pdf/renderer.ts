@@ -4,8 +4,10 @@
  *
  * Each worker renders one article at a time, in the order they were asked for: renders never
  * interleave, so the first asked is the first done and memory holds one render per worker.
- * The queue is bounded by count and by the text it holds; past either bound a render is
- * refused at once (PdfBusyError, with the wait to suggest) instead of waiting without end. A
+ * The queue is bounded by count and by the text it holds, and so is each requester's share of
+ * it (its API key's); past a bound a render is refused at once (PdfBusyError, with the wait to
+ * suggest) instead of waiting without end. Workers take requesters' renders in turn (round
+ * robin), so one requester's many renders do not hold back another's one. A
  * render's time limit runs from when it starts, not from when it was queued. A request that
  * leaves (its signal aborts) before its render starts is taken out of the queue.
  */
@@ -45,6 +47,15 @@ export interface PdfRendererOptions {
   queueLength?: number;
   /** Characters of article text waiting for a worker, at most (default 8 million). */
   queueChars?: number;
+  /** Renders one requester may have waiting, at most (default 4). */
+  perRequester?: number;
+}
+
+export interface RenderRequest {
+  /** Leaving: a render nobody waits for any more is taken out of the queue. */
+  signal?: AbortSignal;
+  /** Who asks (an API key's id), for the fair share of the queue. */
+  requester?: string;
 }
 
 /** One revision's render, and the requests waiting for it. */
@@ -52,6 +63,7 @@ interface Job {
   key: string;
   article: PdfArticle;
   chars: number;
+  requester: string;
   waiters: Set<Waiter>;
 }
 
@@ -73,7 +85,12 @@ const ASSUMED_RENDER_MS = 1000;
 export class PdfRenderer {
   private readonly cache = new Map<string, Uint8Array>();
   private cached = 0;
-  private readonly queue: Job[] = [];
+  /** Waiting jobs per requester, in the order asked. */
+  private readonly queues = new Map<string, Job[]>();
+  /** When each requester last had a render started (a counter): the one served longest ago goes next. */
+  private readonly lastServed = new Map<string, number>();
+  private served = 0;
+  private queued = 0;
   private queuedChars = 0;
   /** Jobs queued or rendering, by revision, so that concurrent requests for one revision render it once. */
   private readonly jobs = new Map<string, Job>();
@@ -84,12 +101,14 @@ export class PdfRenderer {
   private readonly timeoutMs: number;
   private readonly queueLength: number;
   private readonly queueChars: number;
+  private readonly perRequester: number;
 
   constructor(options: PdfRendererOptions = {}) {
     this.cacheBytes = options.cacheBytes ?? 64 * 1024 * 1024;
     this.timeoutMs = options.timeoutMs ?? 60_000;
     this.queueLength = options.queueLength ?? 16;
     this.queueChars = options.queueChars ?? 8_000_000;
+    this.perRequester = options.perRequester ?? 4;
     this.slots = Array.from({ length: Math.max(1, options.workers ?? 1) }, () => ({ worker: undefined, job: undefined, timer: undefined, started: 0 }));
   }
 
@@ -104,8 +123,11 @@ export class PdfRenderer {
     return hit;
   }
 
-  /** Renders (or finds kept) the article's PDF; fails with PdfBusyError when the queue is full, PdfAbortedError if signal aborts first. */
-  render(article: PdfArticle, signal?: AbortSignal): Promise<Uint8Array> {
+  /**
+   * Renders (or finds kept) the article's PDF; fails with PdfBusyError when the queue, or the
+   * requester's share of it, is full, and with PdfAbortedError if the signal aborts first.
+   */
+  render(article: PdfArticle, { signal, requester = "" }: RenderRequest = {}): Promise<Uint8Array> {
     const hit = this.cachedPdf(article.pageId, article.revId);
     if (hit) return Promise.resolve(hit);
     if (signal?.aborted) return Promise.reject(new PdfAbortedError());
@@ -113,12 +135,14 @@ export class PdfRenderer {
     let job = this.jobs.get(key);
     if (!job) {
       const chars = textSize(article);
-      if (this.queue.length >= this.queueLength || (this.queue.length > 0 && this.queuedChars + chars > this.queueChars)) {
-        return Promise.reject(new PdfBusyError(this.suggestedWait()));
-      }
-      job = { key, article, chars, waiters: new Set() };
+      const mine = this.queues.get(requester);
+      const full = this.queued >= this.queueLength || (this.queued > 0 && this.queuedChars + chars > this.queueChars);
+      if (full || (mine?.length ?? 0) >= this.perRequester) return Promise.reject(new PdfBusyError(this.suggestedWait()));
+      job = { key, article, chars, requester, waiters: new Set() };
       this.jobs.set(key, job);
-      this.queue.push(job);
+      if (mine) mine.push(job);
+      else this.queues.set(requester, [job]);
+      this.queued++;
       this.queuedChars += chars;
     }
     const joined = job;
@@ -132,37 +156,55 @@ export class PdfRenderer {
 
   /** Renders waiting and under way. */
   load(): { queued: number; rendering: number } {
-    return { queued: this.queue.length, rendering: this.slots.filter((s) => s.job).length };
+    return { queued: this.queued, rendering: this.slots.filter((s) => s.job).length };
   }
 
   close(): void {
     for (const slot of this.slots) this.stopSlot(slot, new PdfError("the PDF renderer stopped"));
-    for (const job of this.queue.splice(0)) this.finish(job, new PdfError("the PDF renderer stopped"));
+    for (const jobs of this.queues.values()) for (const job of jobs) this.finish(job, new PdfError("the PDF renderer stopped"));
+    this.queues.clear();
+    this.queued = 0;
     this.queuedChars = 0;
   }
 
   /** Seconds until the queue, as it stands, would be rendered. */
   private suggestedWait(): number {
-    const renders = this.queue.length + this.slots.length;
+    const renders = this.queued + this.slots.length;
     return Math.max(1, Math.ceil((renders * this.averageMs) / this.slots.length / 1000));
+  }
+
+  /** Takes a waiting job out of its requester's queue. */
+  private dequeue(job: Job): void {
+    const jobs = this.queues.get(job.requester)!;
+    jobs.splice(jobs.indexOf(job), 1);
+    if (!jobs.length) this.queues.delete(job.requester);
+    this.queued--;
+    this.queuedChars -= job.chars;
   }
 
   /** A waiter left: a job nobody waits for any more is dropped if it has not started. */
   private leave(job: Job, waiter: Waiter): void {
     if (!job.waiters.delete(waiter)) return;
     waiter.reject(new PdfAbortedError());
-    if (job.waiters.size || !this.queue.includes(job)) return;
-    this.queue.splice(this.queue.indexOf(job), 1);
-    this.queuedChars -= job.chars;
+    if (job.waiters.size || !this.queues.get(job.requester)?.includes(job)) return;
+    this.dequeue(job);
     this.jobs.delete(job.key);
   }
 
-  /** Starts queued jobs on idle workers. */
+  /** Starts queued jobs on idle workers, in turn: the requester served longest ago (or never) first. */
   private next(): void {
     for (const slot of this.slots) {
-      if (slot.job || !this.queue.length) continue;
-      const job = this.queue.shift()!;
-      this.queuedChars -= job.chars;
+      if (slot.job || !this.queued) continue;
+      let chosen: Job[] | undefined;
+      let oldest = Infinity;
+      for (const [requester, jobs] of this.queues) {
+        const last = this.lastServed.get(requester) ?? -1;
+        if (last < oldest) [oldest, chosen] = [last, jobs];
+      }
+      const job = chosen![0]!;
+      this.dequeue(job);
+      this.lastServed.delete(job.requester); // re-inserted last: the map stays ordered by age, and bounded by the requesters seen
+      this.lastServed.set(job.requester, this.served++);
       slot.job = job;
       slot.started = performance.now();
       slot.worker ??= this.startWorker(slot);
@@ -202,7 +244,7 @@ export class PdfRenderer {
     const job = slot.job;
     slot.job = undefined;
     if (job) this.finish(job, error);
-    if (this.queue.length) queueMicrotask(() => this.next());
+    if (this.queued) queueMicrotask(() => this.next());
   }
 
   private finish(job: Job, outcome: Uint8Array | Error): void {

@@ -7,6 +7,7 @@ import { described, KEY_ERRORS, KEYED } from "../docs";
 import { ApiError } from "../errors";
 import { strict, type Filled } from "../params";
 import { ErrorBody, MAX_INTEGER } from "../schemas";
+import { requesterOf } from "../steps/keys";
 import { isHead } from "../steps/methods";
 
 const PAGE_ID_ERROR = "page_id must be an integer";
@@ -45,7 +46,7 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
       const signal = ctx.request.signal;
       let bytes: Uint8Array;
       try {
-        bytes = await pdf.render(resources.pdfArticle(page), signal);
+        bytes = await pdf.render(resources.pdfArticle(page), { signal, requester: requesterOf(ctx.request) });
       } catch (err) {
         if (err instanceof PdfBusyError) throw busy(err.retryAfter);
         if (err instanceof PdfAbortedError) return gone();

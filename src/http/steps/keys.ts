@@ -24,6 +24,10 @@ const PDF_PREFIX = "/v1/pdf/";
 /** Requests the quota could not hold, each with the refusal its route throws once its parameters are valid. */
 const overQuota = new WeakMap<Request, () => ApiError>();
 
+/** PDF requests by the id of the key that asked, for the render queue's fair share. */
+const requesters = new WeakMap<Request, string>();
+export const requesterOf = (request: Request): string | undefined => requesters.get(request);
+
 /** The quota's 429 for this request, if its cost could not be held (called by the route after reading its parameters). */
 export function quotaRefusal(request: Request): ApiError | undefined {
   return overQuota.get(request)?.();
@@ -88,6 +92,7 @@ export function keys(access: Access | undefined): Step {
     if (grant.rateRemaining < 0 || grant.workWait) return rateRefusal(grant);
     const box: { retryAfter?: number } = {};
     if (!grant.held) overQuota.set(x.request, quotaError(grant, box));
+    if (pdf) requesters.set(x.request, grant.key.record.id);
     const started = performance.now();
     const settle = (response: Response) => {
       // A PDF's time is the render queue's, not this thread's.
