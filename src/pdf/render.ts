@@ -15,16 +15,30 @@ const MARGIN = { top: 64, bottom: 72, side: 62 };
 const TEXT_WIDTH = A4[0] - 2 * MARGIN.side;
 const FOOTER_Y = 36;
 
+interface Style {
+  size: number;
+  bold: boolean;
+  /** Space above and below a block, in points. */
+  before: number;
+  after: number;
+}
+
 const STYLE = {
   title: { size: 22, bold: true, before: 0, after: 14 },
-  h2: { size: 16, bold: true, before: 16, after: 6 },
-  h3: { size: 13.5, bold: true, before: 12, after: 5 },
-  h4: { size: 11.5, bold: true, before: 10, after: 4 },
   body: { size: 10.5, bold: false, before: 0, after: 7 },
   small: { size: 9, bold: false, before: 0, after: 4 },
   footer: { size: 8, bold: false, before: 0, after: 0 },
-} as const;
-type Style = (typeof STYLE)[keyof typeof STYLE];
+} satisfies Record<string, Style>;
+
+/** Headings by level, "== h ==" (1) to "====== h ======" (5): each smaller than the one above, all between the title and the text. */
+const HEADINGS: Style[] = [
+  { size: 16, bold: true, before: 16, after: 6 },
+  { size: 14, bold: true, before: 13, after: 5 },
+  { size: 12.5, bold: true, before: 11, after: 4 },
+  { size: 11.5, bold: true, before: 10, after: 4 },
+  { size: 11, bold: true, before: 9, after: 3 },
+];
+const heading = (level: number): Style => HEADINGS[Math.min(Math.max(level, 1), HEADINGS.length) - 1]!;
 
 const LINE_HEIGHT = 1.4;
 /** Scripts written without spaces between words. */
@@ -58,7 +72,7 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
 
   await w.block(article.title, STYLE.title);
   for (const section of article.sections) {
-    if (section.heading) await w.block(section.heading, section.level <= 2 ? STYLE.h2 : section.level === 3 ? STYLE.h3 : STYLE.h4, { keepWithNext: true });
+    if (section.heading) await w.block(section.heading, heading(section.level), { keepWithNext: true });
     for (const p of section.paragraphs) {
       const lines = p.split("\n").map((l) => l.trim()).filter(Boolean);
       if (lines.length > 1) for (const item of lines) await w.block(item, STYLE.body, { bullet: true, after: 2 });
@@ -70,7 +84,7 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
   // Kept whole, so that it is all on the last page.
   const retrieved = article.retrievedAt.slice(0, 10);
   const attribution: [Parts, Style, BlockOptions][] = [
-    ["Source and license", STYLE.h2, {}],
+    ["Source and license", heading(1), {}],
     [
       [
         { text: `This document reproduces the text of the ${article.sitename} article "${article.title}" (` },
