@@ -1,6 +1,6 @@
 /**
  * One article → an A4 PDF (pdf-lib): the title, each heading at its level's size, the
- * paragraphs wrapped at word boundaries (Intl.Segmenter, so Japanese breaks between words),
+ * paragraphs wrapped where a line may break (linebreak.ts: Japanese between words, by its rules),
  * lists as bulleted items, a footer on every page ("page N of M" and the license), and the
  * source attribution with links at the end.
  *
@@ -9,6 +9,7 @@
 import { PDFDocument, PDFString, popGraphicsState, pushGraphicsState, rgb, setLineWidth, setStrokingColor, setTextRenderingMode, TextRenderingMode, type PDFPage } from "pdf-lib";
 import type { PdfArticle } from "./article";
 import { FontSet, type Run } from "./fonts";
+import { LineBreaker } from "./linebreak";
 
 const A4: [number, number] = [595.28, 841.89];
 const MARGIN = { top: 64, bottom: 72, side: 62 };
@@ -41,8 +42,6 @@ const HEADINGS: Style[] = [
 const heading = (level: number): Style => HEADINGS[Math.min(Math.max(level, 1), HEADINGS.length) - 1]!;
 
 const LINE_HEIGHT = 1.4;
-/** Scripts written without spaces between words. */
-const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}]/u;
 const LIST_INDENT = 16;
 const INK = rgb(0.1, 0.1, 0.1);
 const GREY = rgb(0.4, 0.4, 0.4);
@@ -141,15 +140,14 @@ class Writer {
   private page!: PDFPage;
   private y = 0;
   private readonly pages: PDFPage[] = [];
-  private readonly words: Intl.Segmenter;
-  private readonly graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+  private readonly breaker: LineBreaker;
 
   constructor(
     private readonly pdf: PDFDocument,
     private readonly fonts: FontSet,
     lang: string,
   ) {
-    this.words = new Intl.Segmenter(lang, { granularity: "word" });
+    this.breaker = new LineBreaker(lang);
     this.newPage();
   }
 
@@ -231,19 +229,7 @@ class Writer {
     page.node.addAnnot(this.pdf.context.register(annot));
   }
 
-  /**
-   * The units a line may break between: words at spaces; inside text written without spaces
-   * (Japanese, Chinese), the words Intl.Segmenter finds. Spaces come back as " ".
-   */
-  private *breakable(text: string): Generator<string> {
-    for (const token of text.split(/( )/)) {
-      if (!token) continue;
-      if (UNSPACED.test(token)) for (const { segment } of this.words.segment(token)) yield segment;
-      else yield token;
-    }
-  }
-
-  /** Breaks text into lines no wider than `width`: at word boundaries, or inside a word too long for a line. */
+  /** Breaks text into lines no wider than `width`: where LineBreaker allows, or inside a word too long for a line. */
   private wrap(parts: { text: string; link?: string }[], style: Style, width: number, indent: number): Line[] {
     const lines: Line[] = [];
     let pieces: Piece[] = [];
@@ -264,7 +250,7 @@ class Writer {
     for (const part of parts) {
       const clean = drawable(part.text);
       let first = true;
-      for (const segment of this.breakable(clean)) {
+      for (const segment of this.breaker.units(clean)) {
         if (/^\s+$/.test(segment)) {
           if (x > 0) pendingSpace = measure(" ", part.link);
           lastWord = [];
@@ -289,7 +275,7 @@ class Writer {
         pendingSpace = [];
         if (x + ww > width) {
           // A word (or a run of unspaced text) longer than a line: break between graphemes.
-          for (const { segment: g } of this.graphemes.segment(segment)) {
+          for (const g of this.breaker.pieces(segment)) {
             const gp = measure(g, part.link);
             const gw = widthOf(gp);
             if (x > 0 && x + gw > width) push();
