@@ -13,8 +13,10 @@ export interface PdfArticle {
   title: string;
   /** The wiki's language code, for word breaking. */
   lang: string;
-  /** e.g. "Wikipedia". */
+  /** The wiki's own name, in its language (e.g. "Βικιπαίδεια"): a keyword, not used in the English sentences. */
   sitename: string;
+  /** The wiki's host (D14), e.g. "el.wikipedia.org". */
+  project: string;
   url: string;
   permalink: string;
   /** ISO 8601: when the text was retrieved (the revision's time). */

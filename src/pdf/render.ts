@@ -8,6 +8,7 @@
  */
 import { PDFDocument, PDFString, popGraphicsState, pushGraphicsState, rgb, setLineWidth, setStrokingColor, setTextRenderingMode, TextRenderingMode, type PDFPage } from "pdf-lib";
 import type { PdfArticle } from "./article";
+import { creditFor } from "./credit";
 import { FontSet, type Run } from "./fonts";
 import { LineBreaker } from "./linebreak";
 
@@ -82,13 +83,14 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
   // Attribution (D16): where the text comes from, under which license, what was changed.
   // Kept whole, so that it is all on the last page.
   const retrieved = article.retrievedAt.slice(0, 10);
+  const credit = creditFor(article.project, article.lang, article.title);
   const attribution: [Parts, Style, BlockOptions][] = [
     ["Source and license", heading(1), {}],
     [
       [
-        { text: `This document reproduces the text of the ${article.sitename} article "${article.title}" (` },
+        { text: `This document reproduces the text of the ${credit.article} (` },
         { text: article.url, link: article.url },
-        { text: `), written by ${article.sitename} contributors: revision ${article.revId} of ${article.timestamp.slice(0, 10)} (` },
+        { text: `), written by ${credit.authors}: revision ${article.revId} of ${article.timestamp.slice(0, 10)} (` },
         { text: article.permalink, link: article.permalink },
         { text: `), retrieved ${retrieved}.` },
       ],
@@ -115,8 +117,8 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
   w.footers(article.license);
 
   pdf.setTitle(article.title, { showInWindowTitleBar: true });
-  pdf.setAuthor("Wikipedia contributors");
-  pdf.setSubject(`${article.sitename} article "${article.title}", revision ${article.revId} (${article.url}); ${article.license.name}`);
+  pdf.setAuthor(credit.authors);
+  pdf.setSubject(`${credit.article[0]!.toUpperCase()}${credit.article.slice(1)}, revision ${article.revId} (${article.url}); ${article.license.name}`);
   pdf.setKeywords([article.sitename, article.title, article.license.name]);
   pdf.setLanguage(article.lang);
   pdf.setCreator("Tome");
