@@ -11,6 +11,7 @@ import { Access, createKey, readUsage, updateKeyFile, usagePath } from "../src/a
 import { writeUsage } from "../src/access/usage";
 import { createApp, serve } from "../src/http";
 import { canRender } from "../src/pdf";
+import { creditFor } from "../src/pdf/credit";
 import { contentDisposition } from "../src/http/routes/pdf";
 import type { Engine } from "../src/search";
 import type { SnapshotPage } from "../src/snapshot";
@@ -382,6 +383,12 @@ describe("the document", () => {
       const right = Math.max(...(await sizedLines(bytes)).map((l) => l.right));
       expect(right).toBeLessThanOrEqual(595.28 - 62 + 0.5);
     }
+  });
+
+  test("the attribution names a wiki in English: its language and project, or its host", () => {
+    expect(creditFor("fr.wiktionary.org", "fr", "chat")).toEqual({ article: 'French Wiktionary article "chat"', authors: "Wiktionary contributors" });
+    expect(creditFor("simple.wikipedia.org", "simple", "Cat")).toEqual({ article: 'Wikipedia article "Cat"', authors: "Wikipedia contributors" });
+    expect(creditFor("wiki.example.org", "de", "Katze")).toEqual({ article: 'article "Katze" from wiki.example.org', authors: "wiki.example.org contributors" });
   });
 
   test("Bengali and Marathi come out as their own characters", async () => {
