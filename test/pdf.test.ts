@@ -5,11 +5,13 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import fontkit from "@pdf-lib/fontkit";
+import { decodeXML } from "entities";
 import { decodePDFRawStream, PDFDict, PDFDocument, PDFName, PDFRawStream, type PDFString } from "pdf-lib";
 import { Access, createKey, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { createApp, serve } from "../src/http";
 import { canRender } from "../src/pdf";
+import { creditFor } from "../src/pdf/credit";
 import { contentDisposition } from "../src/http/routes/pdf";
 import type { Engine } from "../src/search";
 import type { SnapshotPage } from "../src/snapshot";
@@ -40,10 +42,30 @@ const info = async (bytes: Uint8Array) => {
   return Object.fromEntries(out.split("\n").filter((l) => l.includes(":")).map((l) => [l.slice(0, l.indexOf(":")).trim(), l.slice(l.indexOf(":") + 1).trim()]));
 };
 const text = async (bytes: Uint8Array) => tool(["pdftotext", "-enc", "UTF-8", await pdfFile(bytes), "-"]);
+const withoutFooters = (extracted: string) =>
+  extracted
+    .split("\n")
+    .filter((l) => !/^(CC BY-SA 4\.0 · https:\/\/creativecommons\.org\/licenses\/by-sa\/4\.0\/|page \d+ of \d+)$/.test(l.trim()))
+    .join("\n");
 /** Text as compared: no whitespace, no list bullets, canonical decomposition (shapers split Bengali ো into ে + া). */
 const squeeze = (s: string) => s.replace(/[\s•]+/g, "").normalize("NFD");
 /** What the PDF can show: characters no font has (⁊, emoji…) are left out. */
 const renderable = (s: string) => [...s.replace(/\u00AD/g, "")].filter((ch) => /\s/.test(ch) || canRender(ch)).join("");
+
+/**
+ * The lines of text pdftohtml finds (a line is split where its font changes), each with its
+ * font size and right edge in points (pdftohtml's sizes are whole numbers at its zoom, 3).
+ */
+async function sizedLines(bytes: Uint8Array): Promise<{ text: string; size: number; right: number }[]> {
+  const zoom = 3;
+  const xml = await tool(["pdftohtml", "-xml", "-i", "-stdout", "-zoom", String(zoom), await pdfFile(bytes)]);
+  const sizes = new Map([...xml.matchAll(/<fontspec id="(\d+)" size="(\d+)"/g)].map((m) => [m[1]!, Number(m[2]) / zoom]));
+  return [...xml.matchAll(/<text top="[\d.-]+" left="([\d.-]+)" width="([\d.-]+)" height="[\d.-]+" font="(\d+)">(.*?)<\/text>/g)].map((m) => ({
+    text: decodeXML(m[4]!.replace(/<[^>]*>/g, "")),
+    size: sizes.get(m[3]!)!,
+    right: (Number(m[1]) + Number(m[2])) / zoom,
+  }));
+}
 
 /**
  * Per embedded font, its glyphs that draw nothing: undecodable, or without contours. A
@@ -106,8 +128,18 @@ describe("GET /v1/pdf/{page_id}", () => {
       expect(r.headers.get("x-ratelimit-limit")).toBeTruthy();
       expect(new TextDecoder().decode(bytes.subarray(0, 5))).toBe("%PDF-");
     }
-    expect(contentDisposition("Ελλάδα")).toBe(`attachment; filename="_.pdf"; filename*=UTF-8''%CE%95%CE%BB%CE%BB%CE%AC%CE%B4%CE%B1.pdf`);
-    expect(contentDisposition('Café "AC/DC" (band)')).toBe(`attachment; filename="Cafe _AC_DC_ (band).pdf"; filename*=UTF-8''Caf%C3%A9%20%22AC%2FDC%22%20%28band%29.pdf`);
+    expect(contentDisposition('Café "AC/DC" (band)', 1)).toBe(`attachment; filename="Cafe _AC_DC_ (band).pdf"; filename*=UTF-8''Caf%C3%A9%20%22AC%2FDC%22%20%28band%29.pdf`);
+  });
+
+  test("the ASCII filename of a title in another script: transliterated, or the page id when nothing readable remains", () => {
+    expect(contentDisposition("Ελλάδα", 12)).toBe(`attachment; filename="Ellada.pdf"; filename*=UTF-8''%CE%95%CE%BB%CE%BB%CE%AC%CE%B4%CE%B1.pdf`);
+    expect(contentDisposition("Україна", 7)).toStartWith(`attachment; filename="Ukraina.pdf"; filename*=UTF-8''%D0%A3`);
+    expect(contentDisposition("Ωμέγα (γράμμα)", 7)).toStartWith(`attachment; filename="Omega (gramma).pdf";`);
+    // Kana have one reading; a Han character's depends on the language (音楽 is ongaku, not yinle).
+    expect(contentDisposition("アンパサンド", 5)).toStartWith(`attachment; filename="anpasando.pdf";`);
+    expect(contentDisposition("音楽", 5)).toBe(`attachment; filename="page-5.pdf"; filename*=UTF-8''%E9%9F%B3%E6%A5%BD.pdf`);
+    expect(contentDisposition("東京タワー", 9)).toStartWith(`attachment; filename="page-9.pdf";`);
+    expect(contentDisposition("???", 3)).toStartWith(`attachment; filename="page-3.pdf";`);
   });
 
   test("errors: page_id must be an integer; page not found; HEAD works", async () => {
@@ -186,11 +218,12 @@ describe("GET /v1/pdf/{page_id}", () => {
 });
 
 /** Renders a page through the route, in process (no key needed without an Access). */
-async function pdfOf(engine: Engine, page: SnapshotPage): Promise<Uint8Array> {
+async function pdfResponse(engine: Engine, page: SnapshotPage): Promise<{ bytes: Uint8Array; disposition: string }> {
   const r = await createApp(engine).handle(new Request(`http://localhost/v1/pdf/${page.pageId}`));
   expect(r.status).toBe(200);
-  return new Uint8Array(await r.arrayBuffer());
+  return { bytes: new Uint8Array(await r.arrayBuffer()), disposition: r.headers.get("content-disposition")! };
 }
+const pdfOf = async (engine: Engine, page: SnapshotPage) => (await pdfResponse(engine, page)).bytes;
 
 describe("the document", () => {
   const cases = [
@@ -204,12 +237,16 @@ describe("the document", () => {
     test(`${name}: A4, its properties, and its title, headings, text, footer and license as text`, async () => {
       const engine = await engineFor(opts);
       const page = name === "English" ? engine.page(39)! : sample(engine);
-      const bytes = await pdfOf(engine, page);
+      const { bytes, disposition } = await pdfResponse(engine, page);
+      // The ASCII filename says something readable, or names the page.
+      const ascii = /filename="([^"]*)\.pdf"/.exec(disposition)![1]!;
+      expect({ ascii, readable: /[A-Za-z0-9]/.test(ascii) }).toEqual({ ascii, readable: true });
+      expect(disposition).toEndWith(`filename*=UTF-8''${encodeURIComponent(page.title).replace(/['()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase())}.pdf`);
       const props = await info(bytes);
       expect(props["Page size"]).toBe("595.28 x 841.89 pts (A4)");
       expect(props.Title).toBe(page.title);
       expect(props.Author).toBe("Wikipedia contributors");
-      expect(props.Subject).toContain(page.title);
+      expect(props.Subject).toStartWith(`${name} Wikipedia article "${page.title}"`);
       expect(props.Subject).toContain("CC BY-SA 4.0");
       expect(props.Producer).toContain("Tome");
       expect(props.CreationDate).toBeTruthy();
@@ -222,7 +259,8 @@ describe("the document", () => {
       for (const [font, n] of Object.entries(blank)) expect({ font, blank: n }).toEqual({ font, blank: Math.min(n, 1) });
 
       const extracted = await text(bytes);
-      const flat = squeeze(extracted);
+      // A paragraph may go on over a page break, past the footer.
+      const flat = squeeze(withoutFooters(extracted));
       expect(flat).toContain(squeeze(renderable(page.title)));
       for (const s of page.sections) {
         if (s.heading) expect({ heading: s.heading, found: flat.includes(squeeze(renderable(s.heading))) }).toEqual({ heading: s.heading, found: true });
@@ -242,6 +280,13 @@ describe("the document", () => {
       // The attribution, whole on the last page: source, revision, retrieval date, modifications.
       const last = await tool(["pdftotext", "-enc", "UTF-8", "-f", String(pages), "-l", String(pages), await pdfFile(bytes), "-"]);
       expect(last).toContain("Source and license");
+      // The attribution's sentences are English throughout: they name the wiki in English, and
+      // the only other script in them is the article's title (the wiki's own name, Βικιπαίδεια, is not).
+      const attribution = last.slice(last.indexOf("Source and license"));
+      expect(attribution.replace(/\s+/g, " ")).toContain(`text of the ${name} Wikipedia article "`);
+      expect(attribution.replace(/\s+/g, " ")).toContain("written by Wikipedia contributors");
+      const foreign = squeeze(attribution).replaceAll(squeeze(renderable(page.title)), "").match(/[^\p{Script=Latin}\p{Script=Common}\p{Script=Inherited}]/gu);
+      expect(foreign).toBeNull();
       // A link that follows "(" is one word with it: no line ends with the parenthesis.
       expect(last.split("\n").filter((l) => l.trimEnd().endsWith("("))).toEqual([]);
       expect(last).toContain(`revision ${page.revId}`);
@@ -275,6 +320,75 @@ describe("the document", () => {
     // The license link in every page's footer, and in the attribution (where a line break may cut it in two).
     expect(links.filter((l) => l === "https://creativecommons.org/licenses/by-sa/4.0/").length).toBeGreaterThanOrEqual(doc.getPageCount() + 1);
     for (const p of doc.getPages()) expect(p.node.Annots()?.size() ?? 0).toBeGreaterThan(0);
+  });
+
+  test("each heading level has its own size: smaller with depth, below the title, above the text", async () => {
+    // Albedo: == and === headings; 1780 (Ukrainian): == to =====; 音楽家 (Japanese): == to ====.
+    for (const [opts, id] of [[EN, 39], [lang("uk"), 1044], [lang("ja"), 141]] as const) {
+      const engine = await engineFor(opts);
+      const page = engine.page(id)!;
+      const lines = await sizedLines(await pdfOf(engine, page));
+      // Headings are looked for in order, each after the one before.
+      let from = 0;
+      const sizeOf = (text: string): number[] => {
+        const wanted = squeeze(renderable(text));
+        // A heading is one line or several in a row (pdftohtml also splits a line where the font changes).
+        for (let i = from; i < lines.length; i++) {
+          let joined = "";
+          for (let j = i; j < lines.length && wanted.startsWith(joined + squeeze(lines[j]!.text)); j++) {
+            joined += squeeze(lines[j]!.text);
+            if (joined !== wanted) continue;
+            from = j + 1;
+            return [...new Set(lines.slice(i, j + 1).map((l) => l.size))];
+          }
+        }
+        return [];
+      };
+      const title = sizeOf(page.title)[0]!;
+      const byLevel = new Map<number, Set<number>>();
+      for (const s of page.sections.filter((s) => s.heading)) {
+        const sizes = sizeOf(s.heading);
+        expect({ heading: s.heading, sizes: sizes.length }).toEqual({ heading: s.heading, sizes: 1 });
+        byLevel.set(s.level, (byLevel.get(s.level) ?? new Set()).add(sizes[0]!));
+      }
+      const levels = [...byLevel.keys()].sort();
+      expect(levels.length).toBeGreaterThanOrEqual(id === 39 ? 2 : 3);
+      const counts = new Map<number, number>();
+      for (const l of lines) counts.set(l.size, (counts.get(l.size) ?? 0) + 1);
+      const body = [...counts].sort((a, b) => b[1] - a[1])[0]![0];
+      const sizes = [title, ...levels.map((l) => [...byLevel.get(l)!]), body];
+      // Title, then one size per level (largest first), then the body text: strictly decreasing.
+      for (const s of sizes.slice(1, -1)) expect({ title: page.title, sizes: (s as number[]).length }).toEqual({ title: page.title, sizes: 1 });
+      const flat = sizes.flat();
+      expect({ title: page.title, flat }).toEqual({ title: page.title, flat: [...flat].sort((a, b) => b - a) });
+      expect(new Set(flat).size).toBe(flat.length);
+    }
+  });
+
+  test("Japanese lines follow kinsoku: none starts with closing punctuation or small kana, none ends with an opening bracket", async () => {
+    const engine = await engineFor(lang("ja"));
+    // Pages whose lines broke against these rules: こどもの文化, 自然言語処理, 音楽家, 言語学, 合理主義哲学.
+    for (const id of [59, 67, 141, 159, 215]) {
+      const page = engine.page(id)!;
+      const bytes = await pdfOf(engine, page);
+      const lines = (await text(bytes)).split("\n").map((l) => l.trim()).filter(Boolean);
+      expect(lines.filter((l) => /^[、。，．・：；！？）］｝〕〉》」』】ー々ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ]/u.test(l))).toEqual([]);
+      expect(lines.filter((l) => /[（［｛〔〈《「『【]$/u.test(l))).toEqual([]);
+      // Nothing is lost or pushed past the right margin by keeping those characters together.
+      const flat = squeeze(withoutFooters(lines.join("\n")));
+      for (const c of page.chunks) {
+        const t = squeeze(renderable(c.text));
+        expect({ end: t.slice(-30), found: flat.includes(t.slice(-30)) }).toEqual({ end: t.slice(-30), found: true });
+      }
+      const right = Math.max(...(await sizedLines(bytes)).map((l) => l.right));
+      expect(right).toBeLessThanOrEqual(595.28 - 62 + 0.5);
+    }
+  });
+
+  test("the attribution names a wiki in English: its language and project, or its host", () => {
+    expect(creditFor("fr.wiktionary.org", "fr", "chat")).toEqual({ article: 'French Wiktionary article "chat"', authors: "Wiktionary contributors" });
+    expect(creditFor("simple.wikipedia.org", "simple", "Cat")).toEqual({ article: 'Wikipedia article "Cat"', authors: "Wikipedia contributors" });
+    expect(creditFor("wiki.example.org", "de", "Katze")).toEqual({ article: 'article "Katze" from wiki.example.org', authors: "wiki.example.org contributors" });
   });
 
   test("Bengali and Marathi come out as their own characters", async () => {

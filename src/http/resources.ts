@@ -110,6 +110,7 @@ export class Resources {
       title: page.title,
       lang: this.meta.wiki.lang,
       sitename: this.meta.wiki.sitename || "Wikipedia",
+      project: this.project,
       url,
       permalink: sourceOf(this.project, page, url).permalink,
       timestamp: page.timestamp,

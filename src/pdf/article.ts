@@ -1,7 +1,7 @@
 /** What a PDF shows: one page of the snapshot with its source, license and modifications (D14–D16). */
 export interface PdfSection {
   heading: string;
-  /** 1 for the introduction (no heading), 2 for ==, 3 for ===, … */
+  /** 0 for the introduction (no heading), 1 for "== h ==", 2 for "=== h ===", … (as the snapshot has it). */
   level: number;
   /** Paragraphs; a paragraph of several lines is a list, one item a line. */
   paragraphs: string[];
@@ -13,8 +13,10 @@ export interface PdfArticle {
   title: string;
   /** The wiki's language code, for word breaking. */
   lang: string;
-  /** e.g. "Wikipedia". */
+  /** The wiki's own name, in its language (e.g. "Βικιπαίδεια"): a keyword, not used in the English sentences. */
   sitename: string;
+  /** The wiki's host (D14), e.g. "el.wikipedia.org". */
+  project: string;
   url: string;
   permalink: string;
   /** ISO 8601: when the text was retrieved (the revision's time). */

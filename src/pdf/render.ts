@@ -1,6 +1,6 @@
 /**
  * One article → an A4 PDF (pdf-lib): the title, each heading at its level's size, the
- * paragraphs wrapped at word boundaries (Intl.Segmenter, so Japanese breaks between words),
+ * paragraphs wrapped where a line may break (linebreak.ts: Japanese between words, by its rules),
  * lists as bulleted items, a footer on every page ("page N of M" and the license), and the
  * source attribution with links at the end.
  *
@@ -8,27 +8,41 @@
  */
 import { PDFDocument, PDFString, popGraphicsState, pushGraphicsState, rgb, setLineWidth, setStrokingColor, setTextRenderingMode, TextRenderingMode, type PDFPage } from "pdf-lib";
 import type { PdfArticle } from "./article";
+import { creditFor } from "./credit";
 import { FontSet, type Run } from "./fonts";
+import { LineBreaker } from "./linebreak";
 
 const A4: [number, number] = [595.28, 841.89];
 const MARGIN = { top: 64, bottom: 72, side: 62 };
 const TEXT_WIDTH = A4[0] - 2 * MARGIN.side;
 const FOOTER_Y = 36;
 
+interface Style {
+  size: number;
+  bold: boolean;
+  /** Space above and below a block, in points. */
+  before: number;
+  after: number;
+}
+
 const STYLE = {
   title: { size: 22, bold: true, before: 0, after: 14 },
-  h2: { size: 16, bold: true, before: 16, after: 6 },
-  h3: { size: 13.5, bold: true, before: 12, after: 5 },
-  h4: { size: 11.5, bold: true, before: 10, after: 4 },
   body: { size: 10.5, bold: false, before: 0, after: 7 },
   small: { size: 9, bold: false, before: 0, after: 4 },
   footer: { size: 8, bold: false, before: 0, after: 0 },
-} as const;
-type Style = (typeof STYLE)[keyof typeof STYLE];
+} satisfies Record<string, Style>;
+
+/** Headings by level, "== h ==" (1) to "====== h ======" (5): each smaller than the one above, all between the title and the text. */
+const HEADINGS: Style[] = [
+  { size: 16, bold: true, before: 16, after: 6 },
+  { size: 14, bold: true, before: 13, after: 5 },
+  { size: 12.5, bold: true, before: 11, after: 4 },
+  { size: 11.5, bold: true, before: 10, after: 4 },
+  { size: 11, bold: true, before: 9, after: 3 },
+];
+const heading = (level: number): Style => HEADINGS[Math.min(Math.max(level, 1), HEADINGS.length) - 1]!;
 
 const LINE_HEIGHT = 1.4;
-/** Scripts written without spaces between words. */
-const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}]/u;
 const LIST_INDENT = 16;
 const INK = rgb(0.1, 0.1, 0.1);
 const GREY = rgb(0.4, 0.4, 0.4);
@@ -58,7 +72,7 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
 
   await w.block(article.title, STYLE.title);
   for (const section of article.sections) {
-    if (section.heading) await w.block(section.heading, section.level <= 2 ? STYLE.h2 : section.level === 3 ? STYLE.h3 : STYLE.h4, { keepWithNext: true });
+    if (section.heading) await w.block(section.heading, heading(section.level), { keepWithNext: true });
     for (const p of section.paragraphs) {
       const lines = p.split("\n").map((l) => l.trim()).filter(Boolean);
       if (lines.length > 1) for (const item of lines) await w.block(item, STYLE.body, { bullet: true, after: 2 });
@@ -69,13 +83,14 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
   // Attribution (D16): where the text comes from, under which license, what was changed.
   // Kept whole, so that it is all on the last page.
   const retrieved = article.retrievedAt.slice(0, 10);
+  const credit = creditFor(article.project, article.lang, article.title);
   const attribution: [Parts, Style, BlockOptions][] = [
-    ["Source and license", STYLE.h2, {}],
+    ["Source and license", heading(1), {}],
     [
       [
-        { text: `This document reproduces the text of the ${article.sitename} article "${article.title}" (` },
+        { text: `This document reproduces the text of the ${credit.article} (` },
         { text: article.url, link: article.url },
-        { text: `), written by ${article.sitename} contributors: revision ${article.revId} of ${article.timestamp.slice(0, 10)} (` },
+        { text: `), written by ${credit.authors}: revision ${article.revId} of ${article.timestamp.slice(0, 10)} (` },
         { text: article.permalink, link: article.permalink },
         { text: `), retrieved ${retrieved}.` },
       ],
@@ -102,8 +117,8 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
   w.footers(article.license);
 
   pdf.setTitle(article.title, { showInWindowTitleBar: true });
-  pdf.setAuthor("Wikipedia contributors");
-  pdf.setSubject(`${article.sitename} article "${article.title}", revision ${article.revId} (${article.url}); ${article.license.name}`);
+  pdf.setAuthor(credit.authors);
+  pdf.setSubject(`${credit.article[0]!.toUpperCase()}${credit.article.slice(1)}, revision ${article.revId} (${article.url}); ${article.license.name}`);
   pdf.setKeywords([article.sitename, article.title, article.license.name]);
   pdf.setLanguage(article.lang);
   pdf.setCreator("Tome");
@@ -127,15 +142,14 @@ class Writer {
   private page!: PDFPage;
   private y = 0;
   private readonly pages: PDFPage[] = [];
-  private readonly words: Intl.Segmenter;
-  private readonly graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+  private readonly breaker: LineBreaker;
 
   constructor(
     private readonly pdf: PDFDocument,
     private readonly fonts: FontSet,
     lang: string,
   ) {
-    this.words = new Intl.Segmenter(lang, { granularity: "word" });
+    this.breaker = new LineBreaker(lang);
     this.newPage();
   }
 
@@ -217,19 +231,7 @@ class Writer {
     page.node.addAnnot(this.pdf.context.register(annot));
   }
 
-  /**
-   * The units a line may break between: words at spaces; inside text written without spaces
-   * (Japanese, Chinese), the words Intl.Segmenter finds. Spaces come back as " ".
-   */
-  private *breakable(text: string): Generator<string> {
-    for (const token of text.split(/( )/)) {
-      if (!token) continue;
-      if (UNSPACED.test(token)) for (const { segment } of this.words.segment(token)) yield segment;
-      else yield token;
-    }
-  }
-
-  /** Breaks text into lines no wider than `width`: at word boundaries, or inside a word too long for a line. */
+  /** Breaks text into lines no wider than `width`: where LineBreaker allows, or inside a word too long for a line. */
   private wrap(parts: { text: string; link?: string }[], style: Style, width: number, indent: number): Line[] {
     const lines: Line[] = [];
     let pieces: Piece[] = [];
@@ -250,7 +252,7 @@ class Writer {
     for (const part of parts) {
       const clean = drawable(part.text);
       let first = true;
-      for (const segment of this.breakable(clean)) {
+      for (const segment of this.breaker.units(clean)) {
         if (/^\s+$/.test(segment)) {
           if (x > 0) pendingSpace = measure(" ", part.link);
           lastWord = [];
@@ -275,7 +277,7 @@ class Writer {
         pendingSpace = [];
         if (x + ww > width) {
           // A word (or a run of unspaced text) longer than a line: break between graphemes.
-          for (const { segment: g } of this.graphemes.segment(segment)) {
+          for (const g of this.breaker.pieces(segment)) {
             const gp = measure(g, part.link);
             const gw = widthOf(gp);
             if (x > 0 && x + gw > width) push();

@@ -1,5 +1,6 @@
 /** GET /v1/pdf/{page_id} and /v1/pdf/{page_id}.pdf (api.md 4.6). */
 import { Type as t } from "@sinclair/typebox";
+import anyAscii from "any-ascii";
 import { Elysia } from "elysia";
 import { PdfAbortedError, PdfBusyError, type PdfRenderService } from "../../pdf";
 import type { ApiContext } from "../context";
@@ -37,7 +38,7 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
       const { page_id } = ctx.params as Filled<typeof PdfParams>;
       const page = engine.page(page_id);
       if (!page) throw new ApiError(404, "page not found", `There is no page with id ${page_id}.`);
-      const headers = { "content-type": "application/pdf", "content-disposition": contentDisposition(page.title), "x-credit-cost": "10" };
+      const headers = { "content-type": "application/pdf", "content-disposition": contentDisposition(page.title, page.pageId), "x-credit-cost": "10" };
       if (isHead(ctx.request)) {
         // A HEAD renders nothing: the kept PDF's headers if there is one, else the headers without a length, free.
         const kept = pdf.cachedPdf?.(page.pageId, page.revId);
@@ -92,17 +93,22 @@ function busy(retryAfter: number): ApiError {
 /** An answer for a client that has gone (499, as nginx logs it): never delivered, never charged. */
 const gone = () => new Response(null, { status: 499 });
 
-/** attachment; an ASCII filename for old clients, the real title in filename* (RFC 6266, RFC 5987). */
-export function contentDisposition(title: string): string {
-  const ascii =
-    title
-      .normalize("NFKD")
-      .replace(/[\u0300-\u036f]/g, "")
-      .replace(/[^\x20-\x7e]+/g, "_")
-      .replace(/["\\/:*?<>|%;]+/g, "_")
-      .replace(/\s+/g, " ")
-      .trim()
-      .slice(0, 150) || "article";
+/**
+ * attachment; an ASCII filename for old clients, the real title in filename* (RFC 6266, RFC 5987).
+ * The ASCII name is the title transliterated (any-ascii): Greek, Cyrillic, kana… A Han
+ * character is read differently in each language (音楽 is ongaku in Japanese, yinyue in
+ * Chinese), so a title with one, or with no letter or digit left, is named by its page id.
+ */
+export function contentDisposition(title: string, pageId: number): string {
+  const ascii = /\p{Script=Han}/u.test(title)
+    ? ""
+    : anyAscii(title)
+        .replace(/[^\x20-\x7e]+/g, "_")
+        .replace(/["\\/:*?<>|%;]+/g, "_")
+        .replace(/\s+/g, " ")
+        .trim()
+        .slice(0, 150);
+  const name = /[A-Za-z0-9]/.test(ascii) ? ascii : `page-${pageId}`;
   const encoded = encodeURIComponent(`${title}.pdf`).replace(/['()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase());
-  return `attachment; filename="${ascii}.pdf"; filename*=UTF-8''${encoded}`;
+  return `attachment; filename="${name}.pdf"; filename*=UTF-8''${encoded}`;
 }
