@@ -1,0 +1,68 @@
+/**
+ * What one search may cost, and what it counts: the guards (GUARDS, MAX_EXPANSIONS) bound a
+ * hostile query's work, and estimatedTotalHits is the same however many hits are asked for,
+ * so lucky's total_results equals search's. Real snapshot of the shared English dumps.
+ */
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { GUARDS } from "../src/search/engine";
+import { MAX_EXPANSIONS } from "../src/search/shard";
+import { EN_2006, EN_2016, engineFor } from "./helpers";
+
+setDefaultTimeout(120_000);
+
+const en = () => engineFor({ dumps: [EN_2006, EN_2016] });
+
+describe("estimatedTotalHits", () => {
+  const QUERIES = ["who founded anarchism", "albedo of snow", "Albert Einstien", "the", "ana", "a b c", '"the moon" albedo', "philosophy of mind and language"];
+
+  test("does not depend on limit or offset (without quoted phrases, whose share is sampled)", async () => {
+    const engine = await en();
+    for (const q of QUERIES.filter((q) => !q.includes('"'))) {
+      const totals = [1, 10, 50].flatMap((limit) => [0, 20].map((offset) => engine.search(q, { limit, offset, budgetMs: Infinity }).estimatedTotalHits));
+      expect({ q, totals: new Set(totals).size }).toEqual({ q, totals: 1 });
+    }
+  });
+
+  test("lucky's total_results is search's estimatedTotalHits ('who founded anarchism': 1 against 71 before)", async () => {
+    const engine = await en();
+    for (const q of QUERIES) {
+      expect({ q, lucky: engine.lucky(q)?.totalResults }).toEqual({ q, lucky: engine.search(q).estimatedTotalHits });
+    }
+    expect(engine.search("who founded anarchism").estimatedTotalHits).toBeGreaterThan(1);
+  });
+});
+
+describe("guards", () => {
+  test("a word expands to at most MAX_EXPANSIONS terms by prefix, the most frequent kept", async () => {
+    const engine = await en();
+    const all = [...engine.text["vocabulary"].atPrefix("a")].length;
+    expect(all).toBeGreaterThan(MAX_EXPANSIONS * 10);
+    const derived = engine.text.derive([{ key: "a", prefix: true, fuzzy: 0 }]);
+    const prefixed = derived.filter((d) => engine.text.keyOf(d.term) !== "a");
+    expect(prefixed.length).toBe(MAX_EXPANSIONS);
+    const kept = Math.min(...prefixed.map((d) => engine.text.frequency(d.term)));
+    const dropped = [...engine.text["vocabulary"].atPrefix("a")].map(([, term]) => term as number).filter((t) => !prefixed.some((d) => d.term === t) && engine.text.keyOf(t) !== "a");
+    expect(Math.max(...dropped.map((t) => engine.text.frequency(t)))).toBeLessThanOrEqual(kept);
+  });
+
+  test("typos are looked for in at most GUARDS.typoWords words", async () => {
+    const engine = await en();
+    const specs = engine["specs"](["anarchizm", "philosofy", "einstien", "albedoo", "autizm", "aristotel"], false, true) as { fuzzy: number }[];
+    expect(specs.filter((s) => s.fuzzy > 0).length).toBe(GUARDS.typoWords);
+  });
+
+  test("a hostile query costs a bounded time: 500 characters of long nonsense words, with and without the budget", async () => {
+    const engine = await en();
+    let seed = 7;
+    const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
+    const word = (n: number) => Array.from({ length: n }, () => "abcdefghijklmnopqrstuvwxyz"[Math.floor(random() * 26)]).join("");
+    const q = Array.from({ length: 50 }, () => word(9)).join(" ").slice(0, 500);
+    // Work, not time, is what a test can assert on a shared machine: the typo pass derives
+    // terms for at most typoWords words, however many the query has.
+    const specs = engine["specs"](q.split(" "), true, true) as { fuzzy: number }[];
+    expect(specs.filter((s) => s.fuzzy > 0).length).toBeLessThanOrEqual(GUARDS.typoWords);
+    // With no time left, a search answers at once with what its first pass found.
+    const result = engine.search("the of and in to a is was", { budgetMs: 0 });
+    expect(result.hits.length).toBeGreaterThan(0);
+  });
+});
