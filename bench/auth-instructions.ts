@@ -18,7 +18,7 @@ import autocannon from "autocannon";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { benchKey, benchSnapshot, randomChunkIds, ROOT, spawnServer, type BenchServer } from "./servers";
+import { BENCH_WORK_SHARE, benchKey, benchSnapshot, randomChunkIds, ROOT, spawnServer, type BenchServer } from "./servers";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -65,7 +65,7 @@ interface Counted extends BenchServer {
 async function countedServer(auth: "on" | "off"): Promise<Counted> {
   const out = join(tempDir, `callgrind-${auth}.out`);
   const command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes", `--callgrind-out-file=${out}`, "bun", join(root, "src/cli/start.ts")];
-  const server = await spawnServer(command, { TOME_SNAPSHOT: path, TOME_DATA: join(tempDir, `data-${auth}`), TOME_AUTH: auth });
+  const server = await spawnServer(command, { TOME_SNAPSHOT: path, TOME_DATA: join(tempDir, `data-${auth}`), TOME_AUTH: auth, TOME_KEY_MS_PER_SECOND: BENCH_WORK_SHARE });
   return { ...server, name: auth === "on" ? "with keys" : "auth skipped", out };
 }
 

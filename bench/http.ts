@@ -29,7 +29,7 @@ import { parseArgs } from "node:util";
 import { writeSnapshot, type Snapshot } from "../src/snapshot";
 import { onServerCore, pinLoadGenerator, PINNED } from "./cores";
 import { queryMix } from "./queries";
-import { benchKey, benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer, type BenchServer } from "./servers";
+import { BENCH_WORK_SHARE, benchKey, benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer, type BenchServer } from "./servers";
 import { median, quantile } from "./stats";
 
 const { values } = parseArgs({
@@ -94,7 +94,7 @@ await pinLoadGenerator();
 async function startServer(snapshotPath: string, name: string, auth: "on" | "off" = "on"): Promise<BenchServer> {
   const data = join(tempDir, `data-${name}`);
   if (auth === "on" && !existsSync(data)) cpSync(join(tempDir, "data-on"), data, { recursive: true });
-  return spawnServer(onServerCore(["bun", join(ROOT, "src/cli/start.ts")]), { TOME_SNAPSHOT: snapshotPath, TOME_DATA: data, TOME_AUTH: auth });
+  return spawnServer(onServerCore(["bun", join(ROOT, "src/cli/start.ts")]), { TOME_SNAPSHOT: snapshotPath, TOME_DATA: data, TOME_AUTH: auth, TOME_KEY_MS_PER_SECOND: BENCH_WORK_SHARE });
 }
 
 const { path, snapshot } = await benchSnapshot(values.snapshot, tempDir);

@@ -10,8 +10,9 @@ import { EN_2006, EN_2016, snapshotFor, startServer, tempDir } from "./helpers";
 setDefaultTimeout(120_000);
 
 describe("WorkShare", () => {
-  test("a key may spend its share of a second; past it, it waits until the share has grown back", () => {
+  test("a key may spend its share of a second; past it, while another key uses the server, it waits until the share has grown back", () => {
     const share = new WorkShare(100);
+    expect(share.wait("other", 0)).toBe(0);
     expect(share.wait("a", 0)).toBe(0);
     share.spend("a", 60, 0);
     expect(share.wait("a", 0)).toBe(0); // 40 ms left
@@ -25,7 +26,18 @@ describe("WorkShare", () => {
     expect(share.wait("b", 250)).toBe(0);
     share.spend("c", 0, 0);
     share.spend("c", 150, 10_000);
+    expect(share.wait("b", 10_000)).toBe(0);
     expect(share.wait("c", 10_000)).toBe(1);
+  });
+
+  test("a key alone on the server is not held to its share: the share binds only while another key was active in the last second", () => {
+    const share = new WorkShare(100);
+    expect(share.wait("a", 0)).toBe(0);
+    share.spend("a", 500, 0);
+    expect(share.wait("a", 10)).toBe(0); // nobody else: go on
+    expect(share.wait("b", 20)).toBe(0); // another key comes
+    expect(share.wait("a", 30)).toBe(4); // now a is held to its share (owes ~397 ms)
+    expect(share.wait("a", 1100)).toBe(0); // b quiet for a second: a is alone again
   });
 
   test("no limit when the share is 0", () => {
@@ -41,12 +53,15 @@ describe("over HTTP", () => {
     const keyOf = (name: string) => updateKeyFile(dir, (f) => createKey(f, { name, account: name, plan: "business", scope: "read", now: Date.now() })).key;
     const heavy = keyOf("heavy");
     const other = keyOf("other");
-    // A small share, so that a few searches of the shared dumps use it up.
-    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016, EN_2006] }), TOME_DATA: dir, TOME_KEY_MS_PER_SECOND: "5" });
+    const fresh = keyOf("fresh");
+    // A small share, so that a few searches of the shared dumps use it up (within the second the other key's request counts).
+    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016, EN_2006] }), TOME_DATA: dir, TOME_KEY_MS_PER_SECOND: "20" });
     try {
       const q = encodeURIComponent("the of and in to a is was for on as by with from that at his which");
       const statuses: number[] = [];
       let refusal: Response | undefined;
+      // The other key uses the server too (the share binds only while another key has been active in the last second).
+      expect((await fetch(`${server.url}/v1/chunk/39_0`, { headers: { "X-API-Key": other } })).status).toBe(200);
       for (let i = 0; i < 40 && !refusal; i++) {
         const r = await fetch(`${server.url}/v1/search?q=${q}&limit=50`, { headers: { "X-API-Key": heavy } });
         statuses.push(r.status);
@@ -61,7 +76,12 @@ describe("over HTTP", () => {
       expect(refusal!.headers.get("x-ratelimit-limit")).toBe("100");
       // Far within the plan's 100 per second: the refusal was for cost, not count.
       expect(statuses.length).toBeLessThan(40);
-      expect((await fetch(`${server.url}/v1/chunk/39_0`, { headers: { "X-API-Key": other } })).status).toBe(200);
+      // The refusal is the heavy key's own: a key that has not used its share is served.
+      expect((await fetch(`${server.url}/v1/chunk/39_0`, { headers: { "X-API-Key": fresh } })).status).toBe(200);
+      // Alone for a second, the heavy key is served again whatever it owes.
+      await Bun.sleep(1100);
+      const alone = await fetch(`${server.url}/v1/search?q=${q}&limit=50`, { headers: { "X-API-Key": heavy } });
+      expect([alone.status, alone.status === 200 ? "" : await alone.text()]).toEqual([200, ""]);
     } finally {
       await server.stop();
     }
