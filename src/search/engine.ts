@@ -74,7 +74,7 @@ const PHRASE_SAMPLE = 200;
  * typo (shard.ts); past budgetMs, the search skips its remaining passes and checks and answers
  * with the best it has.
  */
-export const GUARDS = { maxWords: MAX_WORDS, typoWords: 4, budgetMs: 20 } as const;
+export const GUARDS = { maxWords: MAX_WORDS, typoWords: 4, budgetMs: 100 } as const;
 
 /** Ranking classes: group (0 exact title, 1 title match, 2 other) × tier (0–4). */
 const TIERS = 5;

@@ -4,6 +4,7 @@ import type { ApiContext } from "../context";
 import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
 import { ApiError } from "../errors";
 import { strict, type Filled } from "../params";
+import { meterWork } from "../steps/keys";
 import { ErrorBody, LuckyQuery, LuckyResponse } from "../schemas";
 import { joinText } from "./pages";
 
@@ -17,6 +18,7 @@ export const luckyRoutes = ({ engine, resources, attributions }: ApiContext) =>
       const query = ctx.query as Filled<typeof LuckyQuery>;
       const started = performance.now();
       const found = engine.lucky(query.q);
+      if (found) meterWork(ctx.request, found.processingTimeMs);
       if (!found) throw new ApiError(404, "no results found", "No page matches this query.");
       const { page } = found;
       const shown = resources.luckyPage(page);

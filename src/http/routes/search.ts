@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
 import { strict, type Filled } from "../params";
+import { meterWork } from "../steps/keys";
 import { ErrorBody, SearchQuery, SearchResponse } from "../schemas";
 
 export const searchRoutes = ({ engine, resources, attributions }: ApiContext) =>
@@ -18,6 +19,7 @@ export const searchRoutes = ({ engine, resources, attributions }: ApiContext) =>
         cropLength: query.crop_length,
         highlight: query.highlight,
       });
+      meterWork(ctx.request, result.processingTimeMs);
       const hits = result.hits.map((h) => resources.hit(h));
       return {
         hits,

@@ -24,6 +24,19 @@ const PDF_PREFIX = "/v1/pdf/";
 /** Requests the quota could not hold, each with the refusal its route throws once its parameters are valid. */
 const overQuota = new WeakMap<Request, () => ApiError>();
 
+/**
+ * Searches (and lucky lookups) by their grant, for the work share (D25): the route reports
+ * what the engine spent, measured inside it (a wall clock around the whole request would
+ * count the time other requests' work interleaved with it).
+ */
+const metered = new WeakMap<Request, (ms: number) => void>();
+const METERED_PREFIXES = ["/v1/search", "/v1/lucky"];
+
+/** Counts the engine's milliseconds for a search or lucky request against its key's share of server time. */
+export function meterWork(request: Request, ms: number): void {
+  metered.get(request)?.(ms);
+}
+
 /** PDF requests by the id of the key that asked, for the render queue's fair share. */
 const requesters = new WeakMap<Request, string>();
 export const requesterOf = (request: Request): string | undefined => requesters.get(request);
@@ -93,10 +106,8 @@ export function keys(access: Access | undefined): Step {
     const box: { retryAfter?: number } = {};
     if (!grant.held) overQuota.set(x.request, quotaError(grant, box));
     if (pdf) requesters.set(x.request, grant.key.record.id);
-    const started = performance.now();
+    else if (METERED_PREFIXES.some((prefix) => x.path.startsWith(prefix))) metered.set(x.request, (ms) => access.spent(grant, ms));
     const settle = (response: Response) => {
-      // A PDF's time is the render queue's, not this thread's.
-      if (!pdf) access.spent(grant, performance.now() - started);
       access.settle(grant, succeeded(x, grant, response));
       writeLimits(response.headers, grant, box.retryAfter);
       return response;
