@@ -2,14 +2,13 @@
  * The Elysia application: every route of api.md on one loaded snapshot, errors as D1, and the
  * OpenAPI document (from the same TypeBox schemas) at /v1/openapi.json with its UI at /docs.
  */
-import { swagger } from "@elysiajs/swagger";
 import { Elysia, type AnyElysia } from "elysia";
 import type { Access } from "../access";
 import { PdfRenderer, type PdfRenderService } from "../pdf";
 import type { Engine } from "../search";
 import { accessControl } from "./access";
 import { apiContext } from "./context";
-import { SECURITY_SCHEMES } from "./docs";
+import { DOCS_PATH, OPENAPI_PATH, openApi } from "./docs";
 import { ApiError, INTERNAL_ERROR } from "./errors";
 import { aboutRoutes } from "./routes/about";
 import { changesRoutes } from "./routes/changes";
@@ -18,8 +17,7 @@ import { pdfRoutes } from "./routes/pdf";
 import { pageRoutes } from "./routes/pages";
 import { searchRoutes } from "./routes/search";
 
-export const OPENAPI_PATH = "/v1/openapi.json";
-export const DOCS_PATH = "/docs";
+export { DOCS_PATH, OPENAPI_PATH };
 
 export interface AppOptions {
   /** Keys, rate limits and quotas. Without it every route answers without a key (benchmarks, local use). */
@@ -89,25 +87,6 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
       return response;
     },
   };
-}
-
-function openApi() {
-  return swagger({
-    path: DOCS_PATH,
-    specPath: OPENAPI_PATH,
-    exclude: [DOCS_PATH, OPENAPI_PATH],
-    documentation: {
-      components: { securitySchemes: SECURITY_SCHEMES },
-      info: {
-        title: "Tome",
-        version: "1",
-        description:
-          "Searches and serves encyclopedia article text, cleaned and cut into passages, with source and license attribution. " +
-          "The content is CC BY-SA 4.0: see /v1/license. Errors are {error, message, details?} (D1). " +
-          "Every /v1 route needs an API key (X-API-Key, or Authorization: Bearer); /healthz and this document do not.",
-      },
-    },
-  });
 }
 
 export type App = ReturnType<typeof createApp>;
