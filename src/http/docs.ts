@@ -104,7 +104,7 @@ export const KEY_ERRORS = {
 /** How to send a key. */
 export const SECURITY_SCHEMES = {
   apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "`wk_` followed by 32 letters and digits" },
-  bearer: { type: "http", scheme: "bearer", description: "Authorization: Bearer <key>; X-API-Key wins when both are sent" },
+  bearer: { type: "http", scheme: "bearer", description: "`Authorization: Bearer wk_…`; X-API-Key wins when both are sent" },
 } as const;
 
 export const KEYED: { security: Record<string, string[]>[] } = { security: [{ apiKey: [] }, { bearer: [] }] };

@@ -91,11 +91,11 @@ export const SearchHit = t.Object(
     license: License,
     _formatted: t.Object(
       {
-        title: t.String({ description: "The title, matches in <em> when highlight=true, HTML-escaped", examples: [EXAMPLE.formatted.title] }),
+        title: t.String({ description: "The title, matches in `<em>` when highlight=true, HTML-escaped", examples: [EXAMPLE.formatted.title] }),
         text: t.String({
           description:
             "The text cropped to crop_length characters around the densest run of matches, cut at word boundaries with … where cut; " +
-            "matches in <em> when highlight=true; HTML-escaped, so safe to insert as HTML",
+            "matches in `<em>` when highlight=true; HTML-escaped, so safe to insert as HTML",
           examples: [EXAMPLE.formatted.text],
         }),
       },
@@ -327,9 +327,9 @@ export const SearchQuery = t.Object({
   limit: t.Optional(int(1, 50, 10, "Hits per page")),
   offset: t.Optional(int(0, 1_000_000, 0, "Hits to skip")),
   page_id: t.Optional(int(0, MAX_INTEGER, undefined, "Search only this page: its matching chunks, each a hit")),
-  crop_length: t.Optional(int(50, 2000, 400, "Length of _formatted.text in characters")),
+  crop_length: t.Optional(int(50, 2000, 400, "Length of `_formatted.text` in characters")),
   highlight: t.Optional(
-    t.Boolean({ default: true, description: "Wrap matches in <em> in _formatted: true, false, 1 or 0, any case" }) as ReturnType<typeof t.Boolean> & { default: boolean },
+    t.Boolean({ default: true, description: "Wrap matches in `<em>` in `_formatted`: true, false, 1 or 0, any case" }) as ReturnType<typeof t.Boolean> & { default: boolean },
   ),
 });
 
