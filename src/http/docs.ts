@@ -111,7 +111,7 @@ export const KEYED: { security: Record<string, string[]>[] } = { security: [{ ap
 /** For a route that needs no key. */
 export const OPEN: { security: Record<string, string[]>[] } = { security: [] };
 
-/** What a route's responses hold, for parse: the API answers JSON only. */
+/** The routes' `parse`: they read no body. (The document takes each response's media type from `described`.) */
 export const JSON_ONLY = "application/json" as const;
 
 const INFO = {

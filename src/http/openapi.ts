@@ -57,10 +57,24 @@ type Json = Record<string, unknown>;
 
 // Keywords whose values are data, not schemas.
 const VALUE_KEYWORDS = new Set(["examples", "default", "const", "enum", "required"]);
+// Elysia adds `additionalProperties: false` to a route's response schemas when it compiles the
+// route (at its first request), and our schemas never set it: the document leaves it out, so
+// that it does not depend on which routes have answered.
+const LEFT_OUT = "additionalProperties";
+
+/** A schema's identity: its JSON, without what Elysia may have added. */
+const identity = (schema: unknown) => JSON.stringify(schema, (key, value) => (key === LEFT_OUT ? undefined : value));
 
 export function openApiDocument(routes: readonly ApiRoute[], parts: DocumentParts): Json {
-  const names = new Map(Object.entries(parts.components).map(([name, schema]) => [JSON.stringify(schema), name]));
+  const names = new Map(Object.entries(parts.components).map(([name, schema]) => [identity(schema), name]));
   const toSchema = (schema: unknown, self?: string) => emitSchema(schema, names, self);
+  const headers: Record<string, HeaderDoc> = {};
+  /** A reference to the header, named in components/headers (one description per name). */
+  const header = (name: string, doc: HeaderDoc) => {
+    if (headers[name] && identity(headers[name]) !== identity(doc)) throw new Error(`two descriptions of the header ${name}`);
+    headers[name] = doc;
+    return { $ref: `#/components/headers/${name}` };
+  };
   const paths: Record<string, Json> = {};
   for (const route of routes) {
     const detail = route.hooks.detail ?? {};
@@ -70,7 +84,7 @@ export function openApiDocument(routes: readonly ApiRoute[], parts: DocumentPart
     const operation: Json = {
       ...documented,
       parameters: [...parameters(route.hooks.params, "path", toSchema), ...parameters(route.hooks.query, "query", toSchema)],
-      responses: responses(route, toSchema),
+      responses: responses(route, toSchema, header),
     };
     const path = route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
     paths[path] = { ...paths[path], [method]: operation };
@@ -85,6 +99,7 @@ export function openApiDocument(routes: readonly ApiRoute[], parts: DocumentPart
     paths,
     components: {
       schemas: Object.fromEntries(Object.entries(parts.components).map(([name, schema]) => [name, toSchema(schema, name)])),
+      headers,
       securitySchemes: parts.securitySchemes,
     },
   };
@@ -107,29 +122,30 @@ function parameters(schema: unknown, where: "path" | "query", toSchema: (s: unkn
   });
 }
 
-function responses(route: ApiRoute, toSchema: (s: unknown) => unknown): Json {
+function responses(route: ApiRoute, toSchema: (s: unknown) => unknown, header: (name: string, doc: HeaderDoc) => Json): Json {
   const out: Json = {};
   for (const [status, schema] of Object.entries((route.hooks.response ?? {}) as Record<string, TSchema>)) {
     const doc = (schema as { [RESPONSE_DOC]?: ResponseDoc })[RESPONSE_DOC];
     if (!doc) throw new Error(`${route.method} ${route.path}: response ${status} has no documentation (wrap its schema in described())`);
     const examples = doc.examples && Object.fromEntries(Object.entries(doc.examples).map(([name, value]) => [name, { value }]));
-    out[status] = { description: doc.description, headers: doc.headers, content: { [doc.mediaType]: { schema: toSchema(schema), ...(examples ? { examples } : {}) } } };
+    const headers = Object.fromEntries(Object.entries(doc.headers).map(([name, h]) => [name, header(name, h)]));
+    out[status] = { description: doc.description, headers, content: { [doc.mediaType]: { schema: toSchema(schema), ...(examples ? { examples } : {}) } } };
   }
   return out;
 }
 
 /**
- * A TypeBox schema as plain JSON Schema: TypeBox's symbols and our `x-` markers left out, and
- * every named schema but `self` replaced by a reference to it.
+ * A TypeBox schema as plain JSON Schema: TypeBox's symbols, our `x-` markers and LEFT_OUT left
+ * out, and every named schema but `self` replaced by a reference to it.
  */
 function emitSchema(schema: unknown, names: Map<string, string>, self?: string): unknown {
   if (Array.isArray(schema)) return schema.map((s) => emitSchema(s, names));
   if (typeof schema !== "object" || schema === null) return schema;
-  const name = names.get(JSON.stringify(schema));
+  const name = names.get(identity(schema));
   if (name && name !== self) return { $ref: `#/components/schemas/${name}` };
   const out: Json = {};
   for (const [key, value] of Object.entries(schema)) {
-    if (key.startsWith("x-")) continue;
+    if (key.startsWith("x-") || key === LEFT_OUT) continue;
     if (key === "properties") out[key] = Object.fromEntries(Object.entries(value as Json).map(([k, v]) => [k, emitSchema(v, names)]));
     else out[key] = VALUE_KEYWORDS.has(key) ? value : emitSchema(value, names);
   }
