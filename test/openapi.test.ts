@@ -84,8 +84,8 @@ function schemas(): { at: string; schema: Json }[] {
 describe("/v1/openapi.json", () => {
   test("is valid OpenAPI 3.1: Redocly's recommended rules find no error", async () => {
     expect(doc.openapi).toBe("3.1.0");
-    // Imported here, not at the top: bun test loads every file's imports at its start, and this
-    // large one then slowed the timing-sensitive tests of the files run first.
+    // Imported here, not at the top: imported there, this large package made a timing-sensitive
+    // test of http.test.ts (HEAD's length of a search answer) fail when both files ran together.
     const { createConfig, lintFromString } = await import("@redocly/openapi-core");
     const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: "openapi.json", config: await createConfig({ extends: ["recommended"] }) });
     const found = problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
