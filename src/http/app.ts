@@ -3,14 +3,13 @@
  * routes of api.md on one loaded snapshot, errors as D1, and the OpenAPI document (from the
  * same TypeBox schemas) at /v1/openapi.json with its UI at /docs.
  */
-import { swagger } from "@elysiajs/swagger";
 import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Access } from "../access";
 import { PdfRenderer, type PdfRenderService } from "../pdf";
 import type { Engine } from "../search";
 import { apiContext } from "./context";
-import { SECURITY_SCHEMES } from "./docs";
+import { DOCS_PATH, OPENAPI_PATH, openApi } from "./docs";
 import { ApiError, INTERNAL_ERROR } from "./errors";
 import { compose, exchange, type Step } from "./pipeline";
 import { aboutRoutes } from "./routes/about";
@@ -27,8 +26,7 @@ import { responseHeaders } from "./steps/response-headers";
 import { socketTime } from "./steps/socket-time";
 import { target } from "./steps/target";
 
-export const OPENAPI_PATH = "/v1/openapi.json";
-export const DOCS_PATH = "/docs";
+export { DOCS_PATH, OPENAPI_PATH };
 /** How long a PDF request's connection may stay silent: the render queue's wait plus a render's time limit. */
 const PDF_SOCKET_SECONDS = 180;
 
@@ -94,25 +92,6 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     /** Stops what the app runs beside the server (the PDF renderer's worker). */
     close: () => pdf.close?.(),
   };
-}
-
-function openApi() {
-  return swagger({
-    path: DOCS_PATH,
-    specPath: OPENAPI_PATH,
-    exclude: [DOCS_PATH, OPENAPI_PATH],
-    documentation: {
-      components: { securitySchemes: SECURITY_SCHEMES },
-      info: {
-        title: "Tome",
-        version: "1",
-        description:
-          "Searches and serves encyclopedia article text, cleaned and cut into passages, with source and license attribution. " +
-          "The content is CC BY-SA 4.0: see /v1/license. Errors are {error, message, details?} (D1). " +
-          "Every /v1 route needs an API key (X-API-Key, or Authorization: Bearer); /healthz and this document do not.",
-      },
-    },
-  });
 }
 
 export type App = ReturnType<typeof createApp>;

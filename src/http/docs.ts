@@ -1,55 +1,228 @@
 /**
- * OpenAPI details the schemas alone do not carry: each response's description and headers.
- * They ride on the response schema itself (as extra keywords, which validation ignores), so
- * the document is still generated from the route's own schemas.
+ * The API's documentation: what each response means and carries (its description, media type
+ * and headers, attached to the route's own response schema by `described`), the OpenAPI
+ * document built from the routes (openapi.ts) at /v1/openapi.json, and its reader, Swagger
+ * UI, at /docs, served from the installed swagger-ui-dist package so that it works offline.
  */
 import type { TSchema } from "@sinclair/typebox";
+import { Elysia, type DocumentDecoration } from "elysia";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { ALSO_AT, openApiDocument, RESPONSE_DOC, type ApiRoute, type HeaderDoc, type ResponseDoc } from "./openapi";
+import * as schemas from "./schemas";
 import { ErrorBody, LimitErrorBody } from "./schemas";
 
-type Headers = Record<string, { description: string; schema: { type: string } }>;
+export const OPENAPI_PATH = "/v1/openapi.json";
+export const DOCS_PATH = "/docs";
 
-const header = (description: string, type = "string") => ({ description, schema: { type } });
+type Headers = Record<string, HeaderDoc>;
 
-/** Sent with every response (D22). */
+const header = (description: string, schema: Record<string, unknown>, example: unknown): HeaderDoc => ({ description, schema, example });
+const unlimitedOr = { anyOf: [{ type: "integer", minimum: 0 }, { type: "string", const: "unlimited" }] };
+
+/** Sent with every response. */
 export const COMMON_HEADERS: Headers = {
-  "X-Request-Id": header("The request's id: the client's own X-Request-Id when it is a safe token, otherwise a new UUID (D22)"),
-  "Access-Control-Allow-Origin": header("Always * (D22)"),
+  "X-Request-Id": header(
+    "The request's id, for support: the client's own X-Request-Id when it is a safe token, otherwise a new UUID",
+    { type: "string" },
+    "0b6a8f7e-3c1d-4f5a-9e2b-7d4c6a1f8e30",
+  ),
+  "Access-Control-Allow-Origin": header("Always `*`: any web page may call the API", { type: "string", const: "*" }, "*"),
 };
 
-/** Sent with every response to a request with a valid key (D19, D20). */
+/** Sent with every response to a request with a valid key. */
 export const KEYED_HEADERS: Headers = {
   ...COMMON_HEADERS,
-  "X-RateLimit-Limit": header("Requests per second this key may make (D19)", "integer"),
-  "X-RateLimit-Remaining": header("Requests left in the current second", "integer"),
-  "X-RateLimit-Reset": header("Unix seconds when the current second's window ends", "integer"),
-  "X-Quota-Limit": header("Credits per UTC month for the key's account, or `unlimited` (D20)"),
-  "X-Quota-Remaining": header("Credits left this month (never negative), or `unlimited`"),
-  "X-Quota-Reset": header("Unix seconds of 00:00:00 UTC on the 1st of next month", "integer"),
+  "X-RateLimit-Limit": header("Requests per second this key may make (by its plan)", { type: "integer", minimum: 1 }, 10),
+  "X-RateLimit-Remaining": header("Requests left in the current second", { type: "integer", minimum: 0 }, 9),
+  "X-RateLimit-Reset": header("Unix seconds when the current second's window ends", { type: "integer" }, 1764460801),
+  "X-Quota-Limit": header("Credits per UTC calendar month for the key's account, or `unlimited`", unlimitedOr, 5000),
+  "X-Quota-Remaining": header("Credits left this month (never negative), or `unlimited`", unlimitedOr, 4999),
+  "X-Quota-Reset": header("Unix seconds of 00:00:00 UTC on the 1st of next month, when the quota resets", { type: "integer" }, 1764547200),
 };
 
-/** The schema, documented as a response with this description and these headers. */
-export function described<T extends TSchema>(schema: T, description: string, headers: Headers = KEYED_HEADERS): T {
-  return { ...schema, description, headers };
+/** Sent with a PDF. */
+export const PDF_HEADERS: Headers = {
+  ...KEYED_HEADERS,
+  "Content-Disposition": header(
+    "`attachment`, with a filename made from the article's title and ending in `.pdf`: an ASCII `filename` and the exact title in `filename*`",
+    { type: "string" },
+    `attachment; filename="Albedo.pdf"; filename*=UTF-8''Albedo.pdf`,
+  ),
+  "X-Credit-Cost": header("Credits this response cost: a PDF costs 10; a HEAD that rendered nothing, 0", { type: "integer", enum: [0, 10] }, 10),
+};
+
+/** Sent with an answer that says when to come back. */
+export const RETRY_HEADERS: Headers = {
+  ...KEYED_HEADERS,
+  "Retry-After": header("Whole seconds to wait before trying again, at least 1", { type: "integer", minimum: 1 }, 1),
+};
+
+export interface ResponseOptions {
+  /** The response's headers (default: KEYED_HEADERS). */
+  headers?: Headers;
+  /** Its media type (default: application/json). */
+  mediaType?: string;
+  /** Real answers, by name, where the schema's own examples would mislead (such as each error code). */
+  examples?: Record<string, unknown>;
 }
 
-/** The answers every keyed route can give before its own work (api.md sections 5 and 7; D2, D18–D20). */
+/** The schema, documented as a response with this description (and headers, media type, examples). */
+export function described<T extends TSchema>(schema: T, description: string, options: ResponseOptions = {}): T {
+  const doc: ResponseDoc = { description, headers: options.headers ?? KEYED_HEADERS, mediaType: options.mediaType ?? "application/json", examples: options.examples };
+  return { ...schema, [RESPONSE_DOC]: doc };
+}
+
+/** A route's documentation also names this second path, where the same operation answers (spread into `detail`). */
+export function alsoAt(path: string, operationId: string, summary: string): DocumentDecoration {
+  return { [ALSO_AT]: { path, operationId, summary } } as DocumentDecoration;
+}
+
+/** The answers every keyed route can give before its own work: authentication, then the rate limit and the quota. */
 export const KEY_ERRORS = {
-  401: described(ErrorBody, "`unauthorized`: no API key in X-API-Key or Authorization: Bearer", COMMON_HEADERS),
-  403: described(ErrorBody, "`forbidden`: the key is malformed, unknown, revoked or expired (D18)", COMMON_HEADERS),
+  401: described(ErrorBody, "`unauthorized`: no API key in X-API-Key or Authorization: Bearer", {
+    headers: COMMON_HEADERS,
+    examples: { unauthorized: { error: "unauthorized", message: "An API key is required via the X-API-Key header (or Authorization: Bearer <key>)." } },
+  }),
+  403: described(ErrorBody, "`forbidden`: the key is malformed, unknown, revoked or expired", {
+    headers: COMMON_HEADERS,
+    examples: { forbidden: { error: "forbidden", message: "The API key is invalid or revoked." } },
+  }),
   429: described(
     LimitErrorBody,
-    "`rate_limit_exceeded` (the key's requests per second, D19) or `quota_exceeded` (the account's monthly credits, D20); nothing is spent",
-    { ...KEYED_HEADERS, "Retry-After": header("Whole seconds to wait, at least 1", "integer") },
+    "`rate_limit_exceeded` (the key's requests per second) or `quota_exceeded` (the account's credits for the month); nothing is spent",
+    {
+      headers: RETRY_HEADERS,
+      examples: {
+        rate_limit_exceeded: { error: "rate_limit_exceeded", message: "Too many requests: this key's plan allows 10 per second. Retry after 1 s.", retry_after: 1 },
+        quota_exceeded: {
+          error: "quota_exceeded",
+          message: "The monthly quota lacks the 10 credits this request costs: 5 of 5000 remain until 2025-12-01T00:00:00.000Z.",
+          quota_limit: 5000,
+          quota_used: 4995,
+          retry_after: 86400,
+        },
+      },
+    },
   ),
 };
 
-/** How to send a key (api.md section 5), for the OpenAPI document. */
+/** How to send a key. */
 export const SECURITY_SCHEMES = {
-  apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "wk_ followed by 32 letters and digits" },
-  bearer: { type: "http", scheme: "bearer", description: "Authorization: Bearer <key>; X-API-Key wins when both are sent" },
+  apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "`wk_` followed by 32 letters and digits" },
+  bearer: { type: "http", scheme: "bearer", description: "`Authorization: Bearer wk_…`; X-API-Key wins when both are sent" },
 } as const;
 
 export const KEYED: { security: Record<string, string[]>[] } = { security: [{ apiKey: [] }, { bearer: [] }] };
+/** For a route that needs no key. */
+export const OPEN: { security: Record<string, string[]>[] } = { security: [] };
 
-/** What a route's responses hold, for parse: the API answers JSON only. */
+/** The routes' `parse`: they read no body. (The document takes each response's media type from `described`.) */
 export const JSON_ONLY = "application/json" as const;
+
+const INFO = {
+  title: "Tome",
+  version: "1",
+  description: [
+    "Searches and serves encyclopedia article text, cleaned and cut into passages (chunks), with source and license attribution.",
+    "",
+    "**Keys.** Every /v1 route needs an API key, sent as `X-API-Key: wk_…` or `Authorization: Bearer wk_…`; /healthz, /docs and this document do not. " +
+      "Each key has a rate limit in requests per second, and its account a monthly quota of credits: a successful response costs 1 credit, a PDF 10; " +
+      "errors and refusals cost nothing. Every response to a keyed request reports both in its X-RateLimit-* and X-Quota-* headers.",
+    "",
+    '**Errors** are JSON: `{"error": CODE, "message": SENTENCE}`, with `details: {parameter, value, constraint}` for an invalid parameter. ' +
+      "Integer parameters take base-10 digits only; a parameter given twice is refused; unknown parameters are ignored.",
+    "",
+    "**Content.** The text is from Wikipedia and stays under CC BY-SA 4.0: every response carries its source and an attribution; /v1/license says how to credit it.",
+  ].join("\n"),
+};
+
+const TAGS = [
+  { name: "Search", description: "Full-text search over the chunks, and the best page for a query" },
+  { name: "Pages", description: "Pages, chunks, recent changes and PDFs" },
+  { name: "Service", description: "License, dataset metadata and liveness" },
+];
+
+/** The response schemas that get a name in the document (the rest are written out where they are used). */
+const COMPONENTS: Record<string, TSchema> = {
+  Source: schemas.Source,
+  License: schemas.License,
+  FullLicense: schemas.FullLicense,
+  Attribution: schemas.Attribution,
+  PageChunk: schemas.PageChunk,
+  SearchHit: schemas.SearchHit,
+  Chunk: schemas.Chunk,
+  Page: schemas.Page,
+  LuckyPage: schemas.LuckyPage,
+  ChunkWindow: schemas.ChunkWindow,
+  SearchResponse: schemas.SearchResponse,
+  PageResponse: schemas.PageResponse,
+  ChangesResponse: schemas.ChangesResponse,
+  LuckyResponse: schemas.LuckyResponse,
+  LicenseResponse: schemas.LicenseResponse,
+  MetaResponse: schemas.MetaResponse,
+  Health: schemas.Health,
+  Error: schemas.ErrorBody,
+  LimitError: schemas.LimitErrorBody,
+  Unavailable: schemas.UnavailableBody,
+};
+
+const SWAGGER_UI = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import.meta.dir));
+const SWAGGER_UI_VERSION = (JSON.parse(readFileSync(join(SWAGGER_UI, "package.json"), "utf8")) as { version: string }).version;
+/** The UI's files, each at DOCS_PATH/assets/<name>. */
+const ASSETS = ["swagger-ui-bundle.js", "swagger-ui.css", "favicon-32x32.png"];
+const asset = (name: string) => `${DOCS_PATH}/assets/${name}?v=${SWAGGER_UI_VERSION}`;
+
+// Absolute URLs, so that /docs/ loads the same files as /docs. No validatorUrl: Swagger UI would
+// otherwise send the document to validator.swagger.io.
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${INFO.title} API</title>
+<link rel="stylesheet" href="${asset("swagger-ui.css")}">
+<link rel="icon" type="image/png" href="${asset("favicon-32x32.png")}">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="${asset("swagger-ui-bundle.js")}"></script>
+<script>
+window.ui = SwaggerUIBundle({ url: ${JSON.stringify(OPENAPI_PATH)}, dom_id: "#swagger-ui", validatorUrl: null, deepLinking: true });
+</script>
+</body>
+</html>
+`;
+
+const HIDDEN = { detail: { hide: true } };
+
+/** The OpenAPI document of the app's routes at OPENAPI_PATH, and Swagger UI reading it at DOCS_PATH. */
+export function openApi() {
+  const plugin = new Elysia();
+  let document: string | undefined;
+  const serveDocument = () => {
+    // Built at the first request, when every route is registered. Elysia hands a plugin the
+    // routes of the app that uses it, as its own OpenAPI plugins read them.
+    document ??= JSON.stringify(
+      openApiDocument((plugin as unknown as { getGlobalRoutes(): ApiRoute[] }).getGlobalRoutes(), {
+        info: INFO,
+        servers: [{ url: "/", description: "This server" }],
+        tags: TAGS,
+        securitySchemes: SECURITY_SCHEMES,
+        components: COMPONENTS,
+      }),
+    );
+    return new Response(document, { headers: { "content-type": "application/json; charset=utf-8" } });
+  };
+  plugin
+    .get(DOCS_PATH, () => new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }), HIDDEN)
+    .get(OPENAPI_PATH, serveDocument, HIDDEN);
+  for (const name of ASSETS) {
+    plugin.get(
+      `${DOCS_PATH}/assets/${name}`,
+      () => new Response(Bun.file(join(SWAGGER_UI, name)), { headers: { "cache-control": "public, max-age=31536000, immutable" } }),
+      HIDDEN,
+    );
+  }
+  return plugin;
+}

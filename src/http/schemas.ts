@@ -1,14 +1,21 @@
 /**
  * The API's TypeBox schemas: the one source of request validation (see params.ts), of the
- * handlers' types and of the OpenAPI document. Field names, types and bounds follow api.md
- * sections 2, 4 and 8; the decisions (D…) are in ../shared/spec/decisions.md.
+ * handlers' types and of the OpenAPI document (their descriptions and examples are what its
+ * readers see). Field names, types and bounds follow api.md sections 2, 4 and 8; the decisions
+ * (D…) are in ../shared/spec/decisions.md.
  */
 import { Kind, Type as t, TypeRegistry, type Static, type TSchema } from "@sinclair/typebox";
+import { EXAMPLE } from "./examples";
 
 /** D3: integers up to 2^53-1. */
 export const MAX_INTEGER = Number.MAX_SAFE_INTEGER;
 
-const Url = t.String({ format: "uri" });
+const Url = (example: string, description?: string) => t.String({ format: "uri", ...(description ? { description } : {}), examples: [example] });
+const PageId = t.Integer({ description: "Page id in the source wiki", examples: [EXAMPLE.page.page_id] });
+const RevId = t.Integer({ description: "Revision id of the page's text", examples: [EXAMPLE.page.rev_id] });
+const Title = t.String({ description: "Article title", examples: [EXAMPLE.page.title] });
+const ArticleUrl = Url(EXAMPLE.page.url, "The article's address");
+const Modifications = t.Array(t.String(), { description: "The transformations applied to the source text", examples: [EXAMPLE.attribution.modifications] });
 
 // A string whose length bounds count characters (code points), as JSON Schema's maxLength
 // means and D6 asks; TypeBox's own String counts UTF-16 units.
@@ -19,57 +26,58 @@ TypeRegistry.Set<{ minLength?: number; maxLength?: number }>("Text", (schema, va
 });
 const Text = (options: { minLength?: number; maxLength?: number; description?: string; [k: string]: unknown }) =>
   t.Unsafe<string>({ ...options, type: "string", [Kind]: "Text" });
-const IsoTime = t.String({ format: "date-time", description: "ISO 8601, UTC" });
+const IsoTime = t.String({ format: "date-time", description: "Last modification, ISO 8601, UTC", examples: [EXAMPLE.page.timestamp] });
 
 // ---- resources (api.md 2) ----
 
-export const License = t.Object(
-  {
-    name: t.String({ examples: ["CC BY-SA 4.0"] }),
-    url: Url,
-  },
-  { description: "Content license (D15)" },
-);
+const licenseName = t.String({ description: "The license's short name", examples: [EXAMPLE.license.name] });
+const licenseFullName = t.String({ description: "The license's full name", examples: [EXAMPLE.license.full_name] });
+const licenseUrl = Url(EXAMPLE.license.url, "The license's text");
+
+export const License = t.Object({ name: licenseName, url: licenseUrl }, { description: "The content's license: always CC BY-SA 4.0" });
 
 export const FullLicense = t.Object(
-  {
-    name: t.String({ examples: ["CC BY-SA 4.0"] }),
-    full_name: t.String({ examples: ["Creative Commons Attribution-ShareAlike 4.0 International"] }),
-    url: Url,
-  },
-  { description: "Content license with its full name (D15)" },
+  { name: licenseName, full_name: licenseFullName, url: licenseUrl },
+  { description: "The content's license, with its full name" },
 );
+
+const Project = t.String({ description: "Host name of the source wiki", examples: [EXAMPLE.source.project] });
 
 export const Source = t.Object(
   {
-    project: t.String({ description: "Host name of the source wiki", examples: ["en.wikipedia.org"] }),
-    page_id: t.Integer(),
-    revision_id: t.Integer(),
-    source_url: Url,
-    permalink: t.String({ format: "uri", description: "The page at this revision (D14)" }),
+    project: Project,
+    page_id: PageId,
+    revision_id: RevId,
+    source_url: ArticleUrl,
+    permalink: Url(EXAMPLE.source.permalink, "The page at this exact revision"),
   },
-  { description: "Where the text comes from (D14)" },
+  { description: "Where the text comes from" },
 );
+
+const WikimediaTerms = Url(EXAMPLE.attribution.wikimedia_terms, "The Wikimedia Foundation's terms of use");
 
 export const Attribution = t.Object(
   {
     license: FullLicense,
-    modified: t.Boolean(),
-    modifications: t.Array(t.String(), { description: "Transformations applied to the source text" }),
-    attribution_notice: t.String({ description: "A sentence a reuser can paste" }),
-    wikimedia_terms: Url,
+    modified: t.Boolean({ description: "Always true: the text is not the source's markup", examples: [true] }),
+    modifications: Modifications,
+    attribution_notice: t.String({
+      description: "A sentence a reuser can paste: for one page it names the article and its address; for lists it says each result links to its source",
+      examples: [EXAMPLE.attribution.attribution_notice],
+    }),
+    wikimedia_terms: WikimediaTerms,
   },
-  { description: "How to credit the content (D16)" },
+  { description: "How to credit the content" },
 );
 
-const chunkId = t.String({ pattern: "^[0-9]+_[0-9]+$", description: "{page_id}_{chunk_id}", examples: ["39_2"] });
+const chunkId = t.String({ pattern: "^[0-9]+_[0-9]+$", description: "{page_id}_{chunk_id}", examples: [EXAMPLE.chunk.id] });
 const chunkCore = {
   id: chunkId,
-  page_id: t.Integer(),
-  title: t.String(),
-  section: t.String({ description: "Section heading; empty for the introduction" }),
-  text: t.String(),
-  chunk_id: t.Integer({ description: "0-based position within the page" }),
+  page_id: PageId,
+  title: Title,
+  section: t.String({ description: "Section heading; empty for the introduction", examples: [EXAMPLE.chunk.section] }),
+  text: t.String({ description: "The passage's plain text, paragraphs separated by a blank line", examples: [EXAMPLE.chunk.text] }),
+  chunk_id: t.Integer({ description: "0-based position within the page", examples: [EXAMPLE.chunk.chunk_id] }),
 };
 
 export const PageChunk = t.Object(chunkCore, { description: "A chunk inside a page response" });
@@ -77,48 +85,53 @@ export const PageChunk = t.Object(chunkCore, { description: "A chunk inside a pa
 export const SearchHit = t.Object(
   {
     ...chunkCore,
-    rev_id: t.Integer(),
-    url: Url,
+    rev_id: RevId,
+    url: ArticleUrl,
     source: Source,
     license: License,
     _formatted: t.Object(
       {
-        title: t.String(),
-        text: t.String({ description: "Cropped to crop_length, matches in <em> when highlight=true, HTML-escaped (D9)" }),
+        title: t.String({ description: "The title, matches in `<em>` when highlight=true, HTML-escaped", examples: [EXAMPLE.formatted.title] }),
+        text: t.String({
+          description:
+            "The text cropped to crop_length characters around the densest run of matches, cut at word boundaries with … where cut; " +
+            "matches in `<em>` when highlight=true; HTML-escaped, so safe to insert as HTML",
+          examples: [EXAMPLE.formatted.text],
+        }),
       },
-      { description: "D9" },
+      { description: "The hit's title and text for display" },
     ),
   },
-  { description: "A search hit: the best chunk of a page (D7)" },
+  { description: "A search hit: the best-matching chunk of a page (with page_id, one matching chunk of that page)" },
 );
 
 export const Chunk = t.Object(
   {
     ...chunkCore,
-    rev_id: t.Integer(),
-    url: Url,
+    rev_id: RevId,
+    url: ArticleUrl,
     timestamp: IsoTime,
     source: Source,
     license: FullLicense,
-    modified: t.Boolean(),
-    modifications: t.Array(t.String()),
+    modified: t.Boolean({ description: "Always true: the text is not the source's markup", examples: [true] }),
+    modifications: Modifications,
   },
-  { description: "One chunk" },
+  { description: "One chunk, with its source, license and modifications" },
 );
 
 const pageCore = {
-  rev_id: t.Integer(),
-  title: t.String(),
-  url: Url,
+  rev_id: RevId,
+  title: Title,
+  url: ArticleUrl,
   timestamp: IsoTime,
 };
 
 export const Page = t.Object(
   {
-    id: t.String({ description: "The page id as a string" }),
-    page_id: t.Integer(),
+    id: t.String({ description: "The page id as a string", examples: [String(EXAMPLE.page.page_id)] }),
+    page_id: PageId,
     ...pageCore,
-    ts_unix: t.Integer({ description: "Last modification, Unix seconds" }),
+    ts_unix: t.Integer({ description: "Last modification, Unix seconds", examples: [EXAMPLE.page.ts_unix] }),
     source: Source,
     license: License,
   },
@@ -127,7 +140,7 @@ export const Page = t.Object(
 
 export const LuckyPage = t.Object(
   {
-    page_id: t.String({ description: "A string here (api.md 2.2, D13)" }),
+    page_id: t.String({ description: "The page id, as a string in this response", examples: [String(EXAMPLE.page.page_id)] }),
     ...pageCore,
     source: Source,
     license: License,
@@ -135,87 +148,129 @@ export const LuckyPage = t.Object(
   { description: "The page of a lucky lookup" },
 );
 
-export const ChunkWindow = t.Object({
-  results: t.Array(PageChunk),
-  offset: t.Integer(),
-  limit: t.Integer({ description: "The applied max_chunks" }),
-  total: t.Integer({ description: "Chunks in the page" }),
-});
+const count = (description: string, example: number) => t.Integer({ description, examples: [example] });
+
+export const ChunkWindow = t.Object(
+  {
+    results: t.Array(PageChunk),
+    offset: count("Chunks skipped", 0),
+    limit: count("The applied max_chunks", 10000),
+    total: count("Chunks in the page", EXAMPLE.chunk.chunks_in_page),
+  },
+  { description: "A window of a page's chunks, in order" },
+);
 
 // ---- responses (api.md 4) ----
 
+const processingTimeMs = count("Time the server took, in milliseconds", 3);
+const concatText = t.String({
+  description: 'With format=concat: the text of the returned chunks joined by a blank line ("\\n\\n")',
+  examples: [EXAMPLE.chunk.text],
+});
+
 export const SearchResponse = t.Object({
   hits: t.Array(SearchHit),
-  query: t.String({ description: "The query as given" }),
-  processingTimeMs: t.Integer(),
-  limit: t.Integer(),
-  offset: t.Integer(),
-  estimatedTotalHits: t.Integer({ description: "Matching pages; with page_id, matching chunks (D7)" }),
+  query: t.String({ description: "The query as given", examples: [EXAMPLE.query] }),
+  processingTimeMs,
+  limit: count("Hits per page", 10),
+  offset: count("Hits skipped", 0),
+  estimatedTotalHits: count("Matching pages; with page_id, matching chunks of that page", EXAMPLE.total_hits),
   attribution: Attribution,
 });
 
 export const PageResponse = t.Object({
   page: Page,
   chunks: ChunkWindow,
-  text: t.Optional(t.String({ description: 'With format=concat: the returned chunks joined by "\\n\\n" (D10)' })),
+  text: t.Optional(concatText),
   attribution: Attribution,
 });
 
 export const ChangesResponse = t.Object({
-  results: t.Array(Page, { description: "Ordered by ts_unix, then page_id (D12)" }),
-  offset: t.Integer(),
-  limit: t.Integer(),
-  total: t.Integer({ description: "Pages with ts_unix >= since" }),
+  results: t.Array(Page, { description: "Ordered by ts_unix, then page_id" }),
+  offset: count("Pages skipped", 0),
+  limit: count("Pages per response", 100),
+  total: count("Pages with ts_unix >= since", 67),
   attribution: Attribution,
 });
 
 export const LuckyResponse = t.Object({
   page: LuckyPage,
   chunks: ChunkWindow,
-  text: t.Optional(t.String({ description: "With format=concat (the default)" })),
-  search_context: t.Object({
-    query: t.String(),
-    matched_chunk: SearchHit,
-    total_results: t.Integer(),
-    search_time_ms: t.Integer(),
-  }),
+  text: t.Optional(concatText),
+  search_context: t.Object(
+    {
+      query: t.String({ description: "The query as given", examples: [EXAMPLE.query] }),
+      matched_chunk: SearchHit,
+      total_results: count("Pages matching the query, as a search's estimatedTotalHits", EXAMPLE.total_hits),
+      search_time_ms: count("Time the search took, in milliseconds", 2),
+    },
+    { description: "The search that chose the page" },
+  ),
   attribution: Attribution,
-  processingTimeMs: t.Integer(),
+  processingTimeMs,
 });
 
+const text = (description: string, example: string) => t.String({ description, examples: [example] });
+const doc = EXAMPLE.licenseDocument;
+
 export const LicenseResponse = t.Object({
-  content_license: t.Object({ name: t.String(), full_name: t.String(), url: Url, summary: t.String() }),
-  source: t.Object({ name: t.String(), project: t.String(), terms_url: Url, reuse_info: t.String() }),
-  modifications: t.Object({ modified: t.Boolean(), changes_made: t.Array(t.String()), note: t.String() }),
-  attribution_requirements: t.Object({
-    credit: t.String(),
-    license_notice: t.String(),
-    changes: t.String(),
-    share_alike: t.String(),
-    no_additional_restrictions: t.String(),
+  content_license: t.Object({
+    name: licenseName,
+    full_name: licenseFullName,
+    url: licenseUrl,
+    summary: text("What the license allows and asks, in brief", EXAMPLE.license.summary),
   }),
-  api_service_note: t.String(),
-  trademark_disclaimer: t.String(),
+  source: t.Object({
+    name: text("The source wiki's name", doc.source.name),
+    project: Project,
+    terms_url: WikimediaTerms,
+    reuse_info: Url(doc.source.reuse_info, "The source's own guide to reusing its content"),
+  }),
+  modifications: t.Object({
+    modified: t.Boolean({ description: "Always true", examples: [true] }),
+    changes_made: Modifications,
+    note: text("What the modifications do and do not change", doc.note),
+  }),
+  attribution_requirements: t.Object(
+    {
+      credit: text("Whom to credit and how", doc.attribution_requirements.credit),
+      license_notice: text("Which license to name", doc.attribution_requirements.license_notice),
+      changes: text("Which changes to state", doc.attribution_requirements.changes),
+      share_alike: text("How to license adaptations", doc.attribution_requirements.share_alike),
+      no_additional_restrictions: text("What not to add", doc.attribution_requirements.no_additional_restrictions),
+    },
+    { description: "What a reuser must do" },
+  ),
+  api_service_note: text("How the service's terms relate to the content's license", doc.api_service_note),
+  trademark_disclaimer: text("The trademark notice", doc.trademark_disclaimer),
 });
+
+const meta = EXAMPLE.meta;
 
 export const MetaResponse = t.Object({
   search_engine_version: t.Object(
     {
-      commitSha: t.String({ description: "sha256 of the loaded snapshot's content" }),
-      commitDate: t.String({ format: "date-time", description: "When the snapshot was built" }),
-      pkgVersion: t.String({ description: "Version of the search library" }),
+      commitSha: text("sha256 of the loaded snapshot's content: it names the index build", meta.commitSha),
+      commitDate: t.String({ format: "date-time", description: "When the snapshot was built", examples: [meta.commitDate] }),
+      pkgVersion: text("Version of the search library", meta.pkgVersion),
     },
-    { description: "D17" },
+    { description: "The loaded index build" },
   ),
-  indexes: t.Object({ pages: t.String(), chunks: t.String() }),
-  content_source: t.Object({ name: t.String(), project: t.String(), license: FullLicense }),
+  indexes: t.Object(
+    { pages: text("The pages index", meta.indexes.pages), chunks: text("The chunks index", meta.indexes.chunks) },
+    { description: "The loaded indexes" },
+  ),
+  content_source: t.Object({ name: text("The source wiki's name", doc.source.name), project: Project, license: FullLicense }),
   dataset: t.Optional(
-    t.Object({
-      created_at: IsoTime,
-      indexed_pages: t.Integer(),
-      indexed_chunks: t.Integer(),
-      skipped_redirects: t.Integer(),
-    }),
+    t.Object(
+      {
+        created_at: t.String({ format: "date-time", description: "When the snapshot was built", examples: [meta.commitDate] }),
+        indexed_pages: count("Pages in the snapshot", meta.dataset.indexed_pages),
+        indexed_chunks: count("Chunks in the snapshot", meta.dataset.indexed_chunks),
+        skipped_redirects: count("Redirect pages read from the dump and kept only as alternative titles", meta.dataset.skipped_redirects),
+      },
+      { description: "The loaded snapshot" },
+    ),
   ),
   attribution: Attribution,
 });
@@ -229,28 +284,40 @@ export const Health = t.Object({
 
 export const ErrorBody = t.Object(
   {
-    error: t.String({ description: "api.md's error text, or invalid_parameter (D1)" }),
-    message: t.String(),
+    error: t.String({ description: "The error's code, such as `missing q`, `not found` or `invalid_parameter`", examples: ["invalid_parameter"] }),
+    message: t.String({ description: "What went wrong and what to do, in a sentence", examples: ["limit must be an integer from 1 to 50 (base-10 digits)."] }),
     details: t.Optional(
-      t.Object({
-        parameter: t.String(),
-        value: t.String(),
-        constraint: t.String(),
-      }),
+      t.Object(
+        {
+          parameter: text("The parameter", "limit"),
+          value: text("Its value as given (at most 200 characters)", "99"),
+          constraint: text("What it must be", "an integer from 1 to 50 (base-10 digits)"),
+        },
+        { description: "With invalid_parameter: which parameter, and why" },
+      ),
     ),
   },
-  { description: "Error (D1)" },
+  { description: "An error" },
 );
 
 export const LimitErrorBody = t.Object(
   {
     error: t.Union([t.Literal("rate_limit_exceeded"), t.Literal("quota_exceeded")]),
+    message: t.String({ description: "What went wrong and when to retry", examples: ["Too many requests: this key's plan allows 10 per second. Retry after 1 s."] }),
+    retry_after: t.Integer({ description: "Whole seconds to wait, as Retry-After", examples: [1] }),
+    quota_limit: t.Optional(t.Integer({ description: "With quota_exceeded: the month's credits", examples: [5000] })),
+    quota_used: t.Optional(t.Integer({ description: "With quota_exceeded: credits spent this month", examples: [4995] })),
+  },
+  { description: "A limit reached: the key's requests per second, or the account's credits for the month" },
+);
+
+export const UnavailableBody = t.Object(
+  {
+    error: t.Literal("service_unavailable"),
     message: t.String(),
     retry_after: t.Integer({ description: "Whole seconds to wait, as Retry-After" }),
-    quota_limit: t.Optional(t.Integer({ description: "quota_exceeded: the month's credits" })),
-    quota_used: t.Optional(t.Integer({ description: "quota_exceeded: credits spent this month" })),
   },
-  { description: "A limit reached (D19, D20)" },
+  { description: "The server is too busy for this request now; nothing was charged" },
 );
 
 // ---- requests ----
@@ -262,20 +329,30 @@ function int(minimum: number, maximum: number, def: number | undefined, descript
 }
 
 export const SearchQuery = t.Object({
-  q: Text({ minLength: 1, maxLength: 500, "x-trimmed": true, description: "Search query, trimmed (D6): 1 to 500 characters. Text in double quotes is a phrase." }),
+  q: Text({
+    minLength: 1,
+    maxLength: 500,
+    "x-trimmed": true,
+    description: "Search query: 1 to 500 characters, leading and trailing spaces ignored. Text in double quotes must match as a phrase.",
+    examples: [EXAMPLE.query],
+  }),
   limit: t.Optional(int(1, 50, 10, "Hits per page")),
   offset: t.Optional(int(0, 1_000_000, 0, "Hits to skip")),
-  page_id: t.Optional(int(0, MAX_INTEGER, undefined, "Only this page's chunks, each a hit (D7)")),
-  crop_length: t.Optional(int(50, 2000, 400, "Length of _formatted.text in characters (D9)")),
-  highlight: t.Optional(t.Boolean({ default: true, description: "true|false|1|0, any case (D4)" }) as ReturnType<typeof t.Boolean> & { default: boolean }),
+  page_id: t.Optional(int(0, MAX_INTEGER, undefined, "Search only this page: its matching chunks, each a hit")),
+  crop_length: t.Optional(int(50, 2000, 400, "Length of `_formatted.text` in characters")),
+  highlight: t.Optional(
+    t.Boolean({ default: true, description: "Wrap matches in `<em>` in `_formatted`: true, false, 1 or 0, any case" }) as ReturnType<typeof t.Boolean> & { default: boolean },
+  ),
 });
 
 const Format = (def: "chunks" | "concat") =>
-  t.Union([t.Literal("chunks"), t.Literal("concat")], { default: def, description: "chunks, or concat for one text field (D5, D10)" }) as ReturnType<
+  t.Union([t.Literal("chunks"), t.Literal("concat")], { default: def, description: "chunks, or concat to add the chunks' text joined in one text field" }) as ReturnType<
     typeof t.Union<[ReturnType<typeof t.Literal<"chunks">>, ReturnType<typeof t.Literal<"concat">>]>
   > & { default: string };
 
-export const PageParams = t.Object({ page_id: int(0, MAX_INTEGER, undefined, "Page id (base-10 digits)") });
+export const PageParams = t.Object({
+  page_id: t.Integer({ minimum: 0, maximum: MAX_INTEGER, description: "Page id (base-10 digits)", examples: [EXAMPLE.page.page_id] }),
+});
 
 export const PageQuery = t.Object({
   format: t.Optional(Format("chunks")),
@@ -289,7 +366,8 @@ export const ChangesQuery = t.Object({
   since: t.Optional(
     t.Union([t.Integer({ minimum: 0, maximum: MAX_INTEGER }), t.String({ format: "date-time" })], {
       default: 0,
-      description: "Unix seconds (digits) or an RFC 3339 date-time with a zone (D12)",
+      description: "Unix seconds (digits) or an RFC 3339 date-time with a zone (Z or ±hh:mm); pages changed at or after it",
+      examples: [EXAMPLE.since],
     }) as ReturnType<typeof t.Union<[ReturnType<typeof t.Integer>, ReturnType<typeof t.String>]>> & { default: number },
   ),
   limit: t.Optional(int(1, 1000, 100, "Pages per response")),

@@ -27,14 +27,29 @@ export const changesRoutes = ({ engine, resources, attributions }: ApiContext) =
       ...strict({ query: ChangesQuery, readers: { since: readSince } }),
       parse: JSON_ONLY,
       response: {
-        200: described(ChangesResponse, "Pages with ts_unix >= since, by ts_unix then page_id (D12)"),
-        400: described(ErrorBody, "`since must be unix seconds or RFC3339`, or `invalid_parameter` for limit or offset (D3, D12)"),
+        200: described(ChangesResponse, "Pages with ts_unix >= since, by ts_unix then page_id"),
+        400: described(ErrorBody, "`since must be unix seconds or RFC3339`, or `invalid_parameter` for limit or offset", {
+          examples: {
+            [SINCE_ERROR]: {
+              error: SINCE_ERROR,
+              message: "since must be Unix seconds (digits only) or an RFC 3339 date-time with a zone, such as 2016-01-31T12:00:00Z.",
+              details: { parameter: "since", value: "yesterday", constraint: "unix seconds or RFC3339" },
+            },
+            invalid_parameter: {
+              error: "invalid_parameter",
+              message: "limit must be an integer from 1 to 1000 (base-10 digits).",
+              details: { parameter: "limit", value: "0", constraint: "an integer from 1 to 1000 (base-10 digits)" },
+            },
+          },
+        }),
         ...KEY_ERRORS,
       },
       detail: {
         ...KEYED,
+        operationId: "listChanges",
+        tags: ["Pages"],
         summary: "Pages changed since a time",
-        description: "Pages whose last modification is at or after since, ordered by ts_unix then page_id, so a client can poll with the last ts_unix it saw (D12).",
+        description: "Pages whose last modification is at or after since, ordered by ts_unix then page_id, so a client can poll with the last ts_unix it saw.",
       },
     },
   );

@@ -41,15 +41,30 @@ export const luckyRoutes = ({ engine, resources, attributions }: ApiContext) =>
       ...strict({ query: LuckyQuery }),
       parse: JSON_ONLY,
       response: {
-        200: described(LuckyResponse, "The best page with all its chunks (D13)"),
-        400: described(ErrorBody, "`missing q`, or `invalid_parameter` for q over 500 characters or an unknown format (D5, D6)"),
-        404: described(ErrorBody, "`no results found`: nothing matches"),
+        200: described(LuckyResponse, "The best page with all its chunks"),
+        400: described(ErrorBody, "`missing q`, or `invalid_parameter` for q over 500 characters or an unknown format", {
+          examples: {
+            "missing q": { error: "missing q", message: "The query parameter q is required." },
+            invalid_parameter: {
+              error: "invalid_parameter",
+              message: "format must be one of chunks, concat.",
+              details: { parameter: "format", value: "x", constraint: "one of chunks, concat" },
+            },
+          },
+        }),
+        404: described(ErrorBody, "`no results found`: nothing matches", {
+          examples: { "no results found": { error: "no results found", message: "No page matches this query." } },
+        }),
         ...KEY_ERRORS,
       },
       detail: {
         ...KEYED,
+        operationId: "lucky",
+        tags: ["Search"],
         summary: "The best page for a query",
-        description: "An exact title or redirect match wins; otherwise the page of the best search hit, with all its chunks (D13).",
+        description:
+          "An exact title match (any case, redirects followed) wins; otherwise the page of the best search hit. " +
+          "The page comes with all its chunks, and by default (format=concat) their text joined in one field.",
       },
     },
   );

@@ -30,13 +30,33 @@ export const pageRoutes = ({ engine, resources, attributions }: ApiContext) =>
         ...strict({ params: PageParams, query: PageQuery, ...PAGE_ID }),
         parse: JSON_ONLY,
         response: {
-          200: described(PageResponse, "The page and the requested window of its chunks; an offset past the end gives empty results (D10)"),
-          400: described(ErrorBody, "`page_id must be an integer` for the path, or `invalid_parameter` for format, max_chunks or offset (D3, D5)"),
-          404: described(ErrorBody, "`not found`: no page has this id"),
+          200: described(PageResponse, "The page and the requested window of its chunks; an offset past the end gives empty results"),
+          400: described(ErrorBody, "`page_id must be an integer` for the path, or `invalid_parameter` for format, max_chunks or offset", {
+            examples: {
+              "page_id must be an integer": {
+                error: "page_id must be an integer",
+                message: "page_id must be an integer from 0 to 9007199254740991 (base-10 digits).",
+                details: { parameter: "page_id", value: "abc", constraint: "an integer from 0 to 9007199254740991 (base-10 digits)" },
+              },
+              invalid_parameter: {
+                error: "invalid_parameter",
+                message: "format must be one of chunks, concat.",
+                details: { parameter: "format", value: "html", constraint: "one of chunks, concat" },
+              },
+            },
+          }),
+          404: described(ErrorBody, "`not found`: no page has this id", {
+            examples: { "not found": { error: "not found", message: "There is no page with id 1." } },
+          }),
           ...KEY_ERRORS,
         },
         detail: {
-        ...KEYED, summary: "A page and its chunks", description: "Page metadata and a window of its chunks; format=concat adds them joined as one text (D10)." },
+          ...KEYED,
+          operationId: "getPage",
+          tags: ["Pages"],
+          summary: "A page and its chunks",
+          description: "The page and a window of its chunks (all of them by default); format=concat adds their text joined in one field.",
+        },
       },
     )
     .get(
@@ -53,12 +73,21 @@ export const pageRoutes = ({ engine, resources, attributions }: ApiContext) =>
         parse: JSON_ONLY,
         response: {
           200: described(Chunk, "The chunk, with its source, license and modifications"),
-          400: described(ErrorBody, "`invalid_parameter`: the id is not {page_id}_{chunk_index} in base-10 digits (D11)"),
-          404: described(ErrorBody, "`not found`: well-formed, but no such chunk (D11)"),
+          400: described(ErrorBody, "`invalid_parameter`: the id is not {page_id}_{chunk_index} in base-10 digits", {
+            examples: {
+              invalid_parameter: {
+                error: "invalid_parameter",
+                message: "id must be of the form {page_id}_{chunk_id}.",
+                details: { parameter: "id", value: "39-0", constraint: "of the form {page_id}_{chunk_id}" },
+              },
+            },
+          }),
+          404: described(ErrorBody, "`not found`: well-formed, but no such chunk", {
+            examples: { "not found": { error: "not found", message: "There is no chunk with id 39_99." } },
+          }),
           ...KEY_ERRORS,
         },
-        detail: {
-        ...KEYED, summary: "One chunk", description: "One chunk by its id {page_id}_{chunk_index} (D11)." },
+        detail: { ...KEYED, operationId: "getChunk", tags: ["Pages"], summary: "One chunk", description: "One chunk by its id, {page_id}_{chunk_index}." },
       },
     );
 

@@ -4,17 +4,18 @@ import anyAscii from "any-ascii";
 import { Elysia } from "elysia";
 import { PdfAbortedError, PdfBusyError, type PdfRenderService } from "../../pdf";
 import type { ApiContext } from "../context";
-import { described, KEY_ERRORS, KEYED } from "../docs";
+import { alsoAt, described, KEY_ERRORS, KEYED, PDF_HEADERS, RETRY_HEADERS } from "../docs";
 import { ApiError } from "../errors";
 import { strict, type Filled } from "../params";
-import { ErrorBody, MAX_INTEGER } from "../schemas";
+import { EXAMPLE } from "../examples";
+import { ErrorBody, MAX_INTEGER, UnavailableBody } from "../schemas";
 import { requesterOf } from "../steps/keys";
 import { isHead } from "../steps/methods";
 
 const PAGE_ID_ERROR = "page_id must be an integer";
 
 export const PdfParams = t.Object({
-  page_id: t.Integer({ minimum: 0, maximum: MAX_INTEGER, description: "Page id (base-10 digits), optionally followed by .pdf" }),
+  page_id: t.Integer({ minimum: 0, maximum: MAX_INTEGER, description: "Page id (base-10 digits)", examples: [EXAMPLE.page.page_id] }),
 });
 
 /** The path's page id, with or without ".pdf". */
@@ -61,19 +62,52 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
     {
       ...strict({ params: PdfParams, readers: { page_id: readPdfId } }),
       response: {
-        200: described(t.Any({ type: "string", format: "binary", description: "An A4 PDF of the page" }), "The PDF (Content-Type application/pdf, X-Credit-Cost 10)"),
-        400: described(ErrorBody, "`page_id must be an integer`"),
-        404: described(ErrorBody, "`page not found`"),
-        500: described(ErrorBody, "`PDF generation failed`: nothing is charged"),
-        503: described(ErrorBody, "`service_unavailable`: too many PDFs are being rendered; Retry-After says when to come back, and nothing is charged"),
+        200: described(t.Any({ type: "string", format: "binary", description: "An A4 PDF of the page" }), "The page as a PDF file, to download", {
+          headers: PDF_HEADERS,
+          mediaType: "application/pdf",
+        }),
+        400: described(ErrorBody, "`page_id must be an integer`", {
+          examples: {
+            [PAGE_ID_ERROR]: {
+              error: PAGE_ID_ERROR,
+              message: "page_id must be an integer (base-10 digits), optionally followed by .pdf.",
+              details: { parameter: "page_id", value: "abc", constraint: "an integer from 0 to 9007199254740991 (base-10 digits)" },
+            },
+          },
+        }),
+        404: described(ErrorBody, "`page not found`", {
+          examples: { "page not found": { error: "page not found", message: "There is no page with id 1." } },
+        }),
+        500: described(ErrorBody, "`PDF generation failed`: nothing is charged", {
+          examples: {
+            "PDF generation failed": {
+              error: "PDF generation failed",
+              message: "The PDF could not be generated; nothing was charged. Please try again later.",
+            },
+          },
+        }),
+        503: described(UnavailableBody, "`service_unavailable`: too many PDFs are being rendered; nothing is charged. Retry-After says when to come back", {
+          headers: RETRY_HEADERS,
+          examples: {
+            service_unavailable: {
+              error: "service_unavailable",
+              message: "Too many PDFs are being rendered; nothing was charged. Retry after 4 s.",
+              retry_after: 4,
+            },
+          },
+        }),
         ...KEY_ERRORS,
       },
       detail: {
         ...KEYED,
+        ...alsoAt("/v1/pdf/{page_id}.pdf", "getPagePdfFile", "The page as a PDF (the same, at an address ending in .pdf)"),
+        operationId: "getPagePdf",
+        tags: ["Pages"],
         summary: "The page as a PDF",
         description:
           "An A4 PDF of the page: title, headings, paragraphs and lists, a footer with page numbers and the license on every page, " +
-          "and the source attribution with links at the end. Costs 10 credits; with fewer left, 429 quota_exceeded. Also at /v1/pdf/{page_id}.pdf.",
+          "and the source attribution with links at the end. Costs 10 credits; with fewer left, 429 quota_exceeded. " +
+          "/v1/pdf/{page_id} and /v1/pdf/{page_id}.pdf are the same.",
       },
     },
   );

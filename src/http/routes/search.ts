@@ -35,16 +35,32 @@ export const searchRoutes = ({ engine, resources, attributions }: ApiContext) =>
       ...strict({ query: SearchQuery }),
       parse: JSON_ONLY,
       response: {
-        200: described(SearchResponse, "One hit per page, best first (D7, D8); with page_id, that page's matching chunks"),
-        400: described(ErrorBody, "`missing q` (absent or blank), or `invalid_parameter` with details: q over 500 characters, a bad or repeated limit, offset, page_id, crop_length or highlight (D1, D3–D6)"),
+        200: described(SearchResponse, "One hit per page, best first; with page_id, that page's matching chunks"),
+        400: described(
+          ErrorBody,
+          "`missing q` (absent or blank), or `invalid_parameter` with details: q over 500 characters, a bad or repeated limit, offset, page_id, crop_length or highlight",
+          {
+            examples: {
+              "missing q": { error: "missing q", message: "The query parameter q is required." },
+              invalid_parameter: {
+                error: "invalid_parameter",
+                message: "limit must be an integer from 1 to 50 (base-10 digits).",
+                details: { parameter: "limit", value: "99", constraint: "an integer from 1 to 50 (base-10 digits)" },
+              },
+            },
+          },
+        ),
         ...KEY_ERRORS,
       },
       detail: {
         ...KEYED,
+        operationId: "search",
+        tags: ["Search"],
         summary: "Search chunks",
         description:
-          "Full-text search over chunks: one hit per page (its best chunk), title matches first, pages with every word before pages with some (D6–D9). " +
-          "With page_id, the matching chunks of that page.",
+          "Full-text search over chunks: one hit per page (its best chunk), pages whose title matches first (an exact title first of all), " +
+          "then pages with every word before pages with some. Text in double quotes must match as a phrase. " +
+          "With page_id, the matching chunks of that one page.",
       },
     },
   );

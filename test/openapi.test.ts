@@ -1,0 +1,402 @@
+/**
+ * The API's documentation, checked for real: /v1/openapi.json against a validator (Redocly's
+ * recommended rules) and against the server's own answers on enwiki-2016-sample (its examples,
+ * headers and media types), and /docs opened in headless Chromium with no network but our
+ * server.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Access } from "../src/access";
+import { createApp, serve, type RunningServer } from "../src/http";
+import type { Engine } from "../src/search";
+import { openChromium } from "./chromium";
+import { EN_2016, engineFor, newKey, tempDir } from "./helpers";
+
+// Per file: the snapshot is built from the real dump.
+setDefaultTimeout(120_000);
+
+type Json = Record<string, any>;
+
+const DUMPS = { dumps: [EN_2016] };
+let engine: Engine;
+let running: RunningServer;
+let base: string;
+/** A business key (100 requests a second): the tests' own. */
+let key: string;
+/** A free key (10 a second), to be rate-limited. */
+let freeKey: string;
+let doc: Json;
+
+beforeAll(async () => {
+  const data = tempDir("tome-data-");
+  engine = await engineFor(DUMPS);
+  key = (await newKey(data, "--name", "docs", "--account", "docs", "--plan", "business")).key;
+  freeKey = (await newKey(data, "--name", "free", "--account", "free", "--plan", "free")).key;
+  running = serve(createApp(engine, { access: new Access({ dataDir: data }) }), { port: 0, hostname: "127.0.0.1" });
+  base = running.url.origin;
+  const r = await fetch(`${base}/v1/openapi.json`);
+  expect(r.status).toBe(200);
+  doc = (await r.json()) as Json;
+});
+
+afterAll(async () => {
+  await running?.stop();
+});
+
+function get(path: string, apiKey: string | null = key): Promise<Response> {
+  return fetch(base + path, { headers: apiKey ? { "X-API-Key": apiKey } : {} });
+}
+
+async function body(path: string): Promise<Json> {
+  const r = await get(path);
+  if (r.status !== 200) throw new Error(`${path} → ${r.status} ${await r.text()}`);
+  return (await r.json()) as Json;
+}
+
+/** Every operation of the document, with its path and method. */
+function operations(): { path: string; method: string; op: Json }[] {
+  return Object.entries(doc.paths as Json).flatMap(([path, item]) => Object.entries(item as Json).map(([method, op]) => ({ path, method, op })));
+}
+
+/** The schema a $ref names, or the schema itself. */
+function resolve(schema: Json): Json {
+  return schema.$ref ? doc.components.schemas[schema.$ref.replace("#/components/schemas/", "")] : schema;
+}
+
+/** Every schema object in the document (components and inline, nested ones included), with where it is. */
+function schemas(): { at: string; schema: Json }[] {
+  const out: { at: string; schema: Json }[] = [];
+  const walk = (schema: Json, at: string) => {
+    out.push({ at, schema });
+    for (const [k, v] of Object.entries(schema.properties ?? {})) walk(v as Json, `${at}.${k}`);
+    if (schema.items) walk(schema.items, `${at}[]`);
+    for (const [i, s] of (schema.anyOf ?? []).entries()) walk(s, `${at}|${i}`);
+  };
+  for (const [name, s] of Object.entries(doc.components.schemas as Json)) walk(s as Json, name);
+  for (const { path, method, op } of operations()) {
+    for (const p of op.parameters ?? []) walk(p.schema, `parameter ${method} ${path} ${p.name}`);
+    for (const [status, r] of Object.entries(op.responses as Json)) {
+      for (const [type, media] of Object.entries((r as Json).content ?? {})) walk((media as Json).schema, `${method} ${path} ${status} ${type}`);
+    }
+  }
+  return out;
+}
+
+describe("/v1/openapi.json", () => {
+  test("is valid OpenAPI 3.1: Redocly's recommended rules find no error", async () => {
+    expect(doc.openapi).toBe("3.1.0");
+    // Imported here, not at the top: imported there, this large package made a timing-sensitive
+    // test of http.test.ts (HEAD's length of a search answer) fail when both files ran together.
+    const { createConfig, lintFromString } = await import("@redocly/openapi-core");
+    const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: "openapi.json", config: await createConfig({ extends: ["recommended"] }) });
+    const found = problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
+    expect(found.filter((p) => p.startsWith("error"))).toEqual([]);
+    // The two warnings left: api.md gives the service itself no license (the content's is in
+    // the description), and /healthz has no 4xx answer to document.
+    expect(found).toEqual([
+      "warn info-license: Info object should contain `license` field. at #/info",
+      "warn operation-4xx-response: Operation must have at least one `4XX` response. at #/paths/~1healthz/get/responses",
+    ]);
+  });
+
+  test("is the same whether or not the routes have answered before", async () => {
+    // Elysia adds to a route's schemas when the route first answers.
+    const pdf = { render: async () => new Uint8Array() };
+    const fresh = createApp(engine, { pdf });
+    const before = await (await fresh.handle(new Request("http://localhost/v1/openapi.json"))).text();
+    const used = createApp(engine, { pdf });
+    for (const { path } of operations()) await used.handle(new Request(`http://localhost${path.replace("{page_id}", "39").replace("{id}", "39_0")}?q=albedo`));
+    expect(await (await used.handle(new Request("http://localhost/v1/openapi.json"))).text()).toBe(before);
+  });
+
+  test("declares a server, and every route with a unique operationId", () => {
+    expect(doc.servers).toEqual([{ url: "/", description: expect.any(String) }]);
+    const ops = operations();
+    expect(ops.map((o) => `${o.method} ${o.path}`).sort()).toEqual(
+      [
+        "/healthz",
+        "/v1/changes",
+        "/v1/chunk/{id}",
+        "/v1/license",
+        "/v1/lucky",
+        "/v1/meta",
+        "/v1/page/{page_id}",
+        "/v1/pdf/{page_id}",
+        "/v1/pdf/{page_id}.pdf",
+        "/v1/search",
+      ].map((p) => `get ${p}`),
+    );
+    expect(new Set(ops.map((o) => o.op.operationId)).size).toBe(ops.length);
+  });
+
+  test("documents every parameter with its bounds and default, and every route's answers", () => {
+    const param = (path: string, name: string) => doc.paths[path].get.parameters.find((p: Json) => p.name === name);
+    expect(param("/v1/search", "q")).toMatchObject({ in: "query", required: true, schema: { type: "string", maxLength: 500 } });
+    expect(param("/v1/search", "limit")).toMatchObject({ required: false, schema: { type: "integer", minimum: 1, maximum: 50, default: 10 } });
+    expect(param("/v1/search", "offset").schema).toMatchObject({ minimum: 0, maximum: 1_000_000, default: 0 });
+    expect(param("/v1/search", "crop_length").schema).toMatchObject({ minimum: 50, maximum: 2000, default: 400 });
+    expect(param("/v1/search", "highlight").schema).toMatchObject({ type: "boolean", default: true });
+    expect(param("/v1/search", "page_id").schema).toMatchObject({ type: "integer" });
+    expect(param("/v1/page/{page_id}", "page_id")).toMatchObject({ in: "path", required: true, schema: { type: "integer" } });
+    expect(param("/v1/page/{page_id}", "max_chunks").schema).toMatchObject({ minimum: 1, maximum: 200_000, default: 10_000 });
+    expect(param("/v1/page/{page_id}", "format").schema.default).toBe("chunks");
+    expect(param("/v1/lucky", "format").schema.default).toBe("concat");
+    expect(param("/v1/changes", "limit").schema).toMatchObject({ minimum: 1, maximum: 1000, default: 100 });
+    expect(param("/v1/changes", "since").schema.anyOf.length).toBe(2);
+    expect(param("/v1/chunk/{id}", "id")).toMatchObject({ in: "path", schema: { pattern: "^[0-9]+_[0-9]+$" } });
+    const keyed = ["401", "403", "429"];
+    const answers: Record<string, string[]> = {
+      "/v1/search": ["200", "400", ...keyed],
+      "/v1/page/{page_id}": ["200", "400", "404", ...keyed],
+      "/v1/chunk/{id}": ["200", "400", "404", ...keyed],
+      "/v1/changes": ["200", "400", ...keyed],
+      "/v1/lucky": ["200", "400", "404", ...keyed],
+      "/v1/license": ["200", ...keyed],
+      "/v1/meta": ["200", ...keyed],
+    };
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["apiKey", "bearer"]);
+    expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: "apiKey", in: "header", name: "X-API-Key" });
+    for (const [path, statuses] of Object.entries(answers)) {
+      const op = doc.paths[path].get;
+      expect(op.security).toEqual([{ apiKey: [] }, { bearer: [] }]);
+      expect(Object.keys(op.responses).sort()).toEqual(statuses.sort());
+      for (const s of statuses) {
+        expect(op.responses[s].description.length).toBeGreaterThan(5);
+        expect(Object.keys(op.responses[s].content)).toEqual(["application/json"]);
+      }
+      expect(Object.keys(resolve(op.responses["429"].content["application/json"].schema).properties).sort()).toEqual(["error", "message", "quota_limit", "quota_used", "retry_after"]);
+    }
+    // /healthz needs no key, and says so.
+    expect(doc.paths["/healthz"].get.security).toEqual([]);
+    expect(Object.keys(doc.paths["/healthz"].get.responses)).toEqual(["200"]);
+    expect(doc.paths["/v1/search"].get.responses["400"].description).toContain("missing q");
+    const hit = resolve(resolve(doc.paths["/v1/search"].get.responses["200"].content["application/json"].schema).properties.hits.items);
+    expect(Object.keys(hit.properties).sort()).toEqual(["_formatted", "chunk_id", "id", "license", "page_id", "rev_id", "section", "source", "text", "title", "url"].sort());
+  });
+
+  test("the PDF is application/pdf at both addresses, its errors JSON", async () => {
+    for (const path of ["/v1/pdf/{page_id}", "/v1/pdf/{page_id}.pdf"]) {
+      const responses = doc.paths[path].get.responses;
+      expect(Object.keys(responses).sort()).toEqual(["200", "400", "401", "403", "404", "429", "500"]);
+      expect(Object.keys(responses["200"].content)).toEqual(["application/pdf"]);
+      expect(responses["200"].content["application/pdf"].schema).toMatchObject({ type: "string", format: "binary" });
+      for (const status of ["400", "404", "429", "500"]) expect(Object.keys(responses[status].content)).toEqual(["application/json"]);
+      expect(doc.paths[path].get.parameters).toEqual([expect.objectContaining({ name: "page_id", in: "path", required: true, schema: expect.objectContaining({ type: "integer" }) })]);
+    }
+    for (const path of ["/v1/pdf/39", "/v1/pdf/39.pdf"]) {
+      const r = await get(path);
+      expect(r.status).toBe(200);
+      expect(r.headers.get("content-type")).toBe("application/pdf");
+    }
+  });
+
+  test("headers are declared as response headers, never inside a schema, and the server sends them", async () => {
+    const inSchemas = schemas().filter(({ schema }) => "headers" in schema);
+    expect(inSchemas.map((s) => s.at)).toEqual([]);
+    const limits = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Quota-Limit", "X-Quota-Remaining", "X-Quota-Reset"];
+    for (const { path, op } of operations()) {
+      for (const [status, r] of Object.entries(op.responses as Json)) {
+        const names = Object.keys((r as Json).headers);
+        expect({ path, status, requestId: names.includes("X-Request-Id") }).toEqual({ path, status, requestId: true });
+        const keyed = op.security.length > 0 && !["401", "403"].includes(status);
+        expect({ path, status, limits: limits.filter((h) => names.includes(h)) }).toEqual({ path, status, limits: keyed ? limits : [] });
+      }
+      if (op.security.length) expect(Object.keys(op.responses["429"].headers)).toContain("Retry-After");
+    }
+    const pdf = doc.paths["/v1/pdf/{page_id}"].get.responses["200"].headers;
+    expect(Object.keys(pdf)).toEqual(expect.arrayContaining(["Content-Disposition", "X-Credit-Cost", ...limits]));
+    // What the document promises, the server sends.
+    for (const [path, documented] of [
+      ["/v1/pdf/39", pdf],
+      ["/v1/chunk/39_0", doc.paths["/v1/chunk/{id}"].get.responses["200"].headers],
+    ] as const) {
+      const sent = (await get(path)).headers;
+      for (const name of Object.keys(documented)) expect({ path, name, sent: sent.has(name) }).toEqual({ path, name, sent: true });
+    }
+    const disposition = doc.components.headers[pdf["Content-Disposition"].$ref.replace("#/components/headers/", "")];
+    expect((await get("/v1/pdf/39")).headers.get("content-disposition")).toBe(disposition.example);
+  });
+
+  test("speaks to users: no internal references (decision ids, api.md sections), no stray HTML in the Markdown", () => {
+    const strings: string[] = [];
+    const descriptions: string[] = [];
+    const walk = (v: unknown, key?: string) => {
+      if (typeof v === "string") (key === "description" ? descriptions : strings).push(v);
+      else if (v && typeof v === "object") Object.entries(v).forEach(([k, w]) => walk(w, k));
+    };
+    walk(doc);
+    expect([...strings, ...descriptions].filter((s) => /\bD\d{1,2}\b|api\.md|decisions\.md|\bsection \d/.test(s))).toEqual([]);
+    // Descriptions are CommonMark: a tag outside a code span would vanish or format the text.
+    expect(descriptions.filter((s) => /<[a-z]/i.test(s.replace(/`[^`]*`/g, "")))).toEqual([]);
+  });
+
+  test("every response field has an example: no bare `string` placeholders", () => {
+    const leaves = schemas().filter(({ at, schema }) => {
+      const leaf = ["string", "integer", "boolean", "number"].includes(schema.type) || (schema.type === "array" && !schema.items?.$ref && !schema.items?.properties);
+      // Parameters carry theirs beside the schema; an array's example covers its items; a
+      // union's members are enum values; a PDF has no text to show.
+      return leaf && !at.startsWith("parameter ") && !at.includes("|") && !at.endsWith("[]") && schema.const === undefined && schema.format !== "binary";
+    });
+    expect(leaves.length).toBeGreaterThan(50);
+    expect(leaves.filter(({ schema }) => schema.examples === undefined).map((l) => l.at)).toEqual([]);
+  });
+
+  test("the examples are real: what the server answers on enwiki-2016-sample", async () => {
+    const [chunk, page, hits, search, lucky, changes, license, meta] = await Promise.all([
+      body("/v1/chunk/39_0"),
+      body("/v1/page/39"),
+      body("/v1/search?q=albedo&page_id=39&limit=50"),
+      body("/v1/search?q=albedo"),
+      body("/v1/lucky?q=albedo"),
+      body(`/v1/changes?since=${doc.paths["/v1/changes"].get.parameters.find((p: Json) => p.name === "since").example}`),
+      body("/v1/license"),
+      body("/v1/meta"),
+    ]);
+    const hit = hits.hits.find((h: Json) => h.id === "39_0");
+    const compared: string[] = [];
+    /** Each example in the schema equals the answer's value there (a long text: its start). */
+    const check = (schema: Json, value: unknown, at: string) => {
+      schema = resolve(schema);
+      if (schema.examples !== undefined && value !== undefined && !VARYING.has(at.split(".").pop()!) && !OTHER_NOTICE.test(at)) {
+        const example = schema.examples[0];
+        if (typeof example === "string" && typeof value === "string" && at.endsWith(".text") && example.length > 100) {
+          expect({ at, starts: value.startsWith(example) }).toEqual({ at, starts: true });
+        } else expect({ at, value }).toEqual({ at, value: example });
+        compared.push(at);
+      }
+      if (schema.properties && value && typeof value === "object") {
+        for (const [k, s] of Object.entries(schema.properties)) check(s as Json, (value as Json)[k], `${at}.${k}`);
+      }
+      if (schema.items && Array.isArray(value) && schema.examples === undefined) check(schema.items, value[0], `${at}[0]`);
+    };
+    const component = (name: string) => doc.components.schemas[name];
+    check(component("Chunk"), chunk, "chunk");
+    check(component("PageResponse"), page, "page");
+    check(component("SearchHit"), hit, "hit");
+    check(component("SearchResponse"), { ...search, hits: [hit] }, "search");
+    check(component("LuckyResponse"), { ...lucky, text: lucky.chunks.results[0].text }, "lucky");
+    check(component("ChangesResponse"), changes, "changes");
+    check(component("LicenseResponse"), license, "license");
+    check(component("MetaResponse"), meta, "meta");
+    // The varying ones: of the right form.
+    expect(meta.search_engine_version.commitSha).toMatch(/^[0-9a-f]{64}$/);
+    expect(component("MetaResponse").properties.search_engine_version.properties.commitSha.examples[0]).toMatch(/^[0-9a-f]{64}$/);
+    expect(compared.length).toBeGreaterThan(80);
+    expect(compared).toEqual(expect.arrayContaining(["chunk.title", "chunk.text", "chunk.source.permalink", "hit._formatted.text", "license.attribution_requirements.credit", "meta.dataset.indexed_chunks"]));
+    // Parameters: the example of each is a value the server accepts.
+    for (const { path, op } of operations()) {
+      for (const p of op.parameters.filter((p: Json) => p.example !== undefined)) {
+        const url = p.in === "path" ? path.replace(`{${p.name}}`, String(p.example)) : `${path.replace("{page_id}", "39").replace("{id}", "39_0")}?${p.name}=${encodeURIComponent(p.example)}`;
+        if (url.includes("{")) continue;
+        expect({ url, status: (await get(url)).status }).toEqual({ url, status: 200 });
+      }
+    }
+  });
+
+  test("the error examples are the server's own answers", async () => {
+    // How to get each documented example from the server: [key, path], by operationId, status and name.
+    const free = () => freeKey;
+    const requests: Record<string, [(() => string) | string | null, string]> = {
+      "search 400 missing q": [key, "/v1/search"],
+      "search 400 invalid_parameter": [key, "/v1/search?q=albedo&limit=99"],
+      "getPage 400 page_id must be an integer": [key, "/v1/page/abc"],
+      "getPage 400 invalid_parameter": [key, "/v1/page/39?format=html"],
+      "getPage 404 not found": [key, "/v1/page/1"],
+      "getChunk 400 invalid_parameter": [key, "/v1/chunk/39-0"],
+      "getChunk 404 not found": [key, "/v1/chunk/39_99"],
+      "listChanges 400 since must be unix seconds or RFC3339": [key, "/v1/changes?since=yesterday"],
+      "listChanges 400 invalid_parameter": [key, "/v1/changes?limit=0"],
+      "lucky 400 missing q": [key, "/v1/lucky"],
+      "lucky 400 invalid_parameter": [key, "/v1/lucky?q=a&format=x"],
+      "lucky 404 no results found": [key, "/v1/lucky?q=qqqqzzzzxx"],
+      "getPagePdf 400 page_id must be an integer": [key, "/v1/pdf/abc"],
+      "getPagePdf 404 page not found": [key, "/v1/pdf/1"],
+      "getPagePdfFile 400 page_id must be an integer": [key, "/v1/pdf/abc"],
+      "getPagePdfFile 404 page not found": [key, "/v1/pdf/1.pdf"],
+      "* 401 unauthorized": [null, "/v1/search?q=albedo"],
+      "* 403 forbidden": [`wk_${"F".repeat(32)}`, "/v1/search?q=albedo"],
+      "* 429 rate_limit_exceeded": [free, "/v1/chunk/39_0"],
+    };
+    const pdfFails = createApp(engine, { pdf: { render: () => Promise.reject(new Error("no fonts")) }, logError: () => {} });
+    let checked = 0;
+    for (const { op } of operations()) {
+      for (const [status, r] of Object.entries(op.responses as Json)) {
+        for (const [name, { value }] of Object.entries(((r as Json).content["application/json"]?.examples ?? {}) as Record<string, { value: Json }>)) {
+          const id = `${op.operationId} ${status} ${name}`;
+          let answer: Response;
+          if (status === "500") answer = await pdfFails.handle(new Request("http://localhost/v1/pdf/39"));
+          else if (name === "quota_exceeded") continue; // needs a spent month: its shape is checked below
+          else {
+            const how = requests[id] ?? requests[`* ${status} ${name}`];
+            if (!how) throw new Error(`no request in this test gives the example ${id}`);
+            const [apiKey, path] = how;
+            answer = await (typeof apiKey === "function" ? rateLimited(apiKey(), path) : get(path, apiKey));
+          }
+          expect({ id, status: answer.status, body: await answer.json() }).toEqual({ id, status: Number(status), body: value });
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(30);
+    const quota = doc.paths["/v1/search"].get.responses["429"].content["application/json"].examples.quota_exceeded.value;
+    expect(Object.keys(quota).sort()).toEqual(Object.keys(resolve(doc.paths["/v1/search"].get.responses["429"].content["application/json"].schema).properties).sort());
+    expect(quota.message).toMatch(/^The monthly quota lacks the 10 credits this request costs: \d+ of \d+ remain until \d{4}-\d\d-01T00:00:00\.000Z\.$/);
+  });
+});
+
+/** The 429 a burst of requests past a free key's 10 a second gets. */
+async function rateLimited(apiKey: string, path: string): Promise<Response> {
+  const answers = await Promise.all(Array.from({ length: 15 }, () => get(path, apiKey)));
+  const refused = answers.find((a) => a.status === 429);
+  if (!refused) throw new Error("15 requests at once were not rate-limited");
+  return refused;
+}
+
+// Values that differ between requests or builds (checked for their form instead).
+const VARYING = new Set(["processingTimeMs", "search_time_ms", "commitSha", "commitDate", "created_at"]);
+// The attribution's example is one page's notice; lists and the dataset have their own wording.
+const OTHER_NOTICE = /^(search|changes|meta)\.attribution\.attribution_notice$/;
+
+describe("/docs", () => {
+  test("needs no key: the page, the UI's files and the document", async () => {
+    for (const path of ["/docs", "/docs/"]) {
+      const r = await get(path, null);
+      expect(r.status).toBe(200);
+      expect(r.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      const html = await r.text();
+      const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+      expect(assets.length).toBe(3);
+      for (const asset of assets) {
+        expect(asset.startsWith("/docs/assets/")).toBe(true);
+        expect({ asset, status: (await get(asset, null)).status }).toEqual({ asset, status: 200 });
+      }
+      expect(html).toContain('"/v1/openapi.json"');
+    }
+    expect((await get("/v1/openapi.json", null)).status).toBe(200);
+    expect((await get("/docs/assets/package.json", null)).status).toBe(404);
+  });
+
+  test("renders every operation and the examples in headless Chromium, from our server alone", async () => {
+    const tab = await openChromium();
+    try {
+      const documented = operations()
+        .map((o) => `${o.method.toUpperCase()} ${o.path}`)
+        .sort();
+      for (const path of ["/docs", "/docs/"]) {
+        // The anchor opens /v1/chunk/{id}, whose example answer is page 39's first chunk.
+        await tab.navigate(`${base}${path}#/Pages/getChunk`);
+        await tab.waitFor("document.querySelectorAll('.opblock').length > 0");
+        const shown = await tab.evaluate<string[]>(
+          "[...document.querySelectorAll('.opblock')].map(o => o.querySelector('.opblock-summary-method').textContent + ' ' + o.querySelector('.opblock-summary-path').dataset.path)",
+        );
+        expect(shown.sort()).toEqual(documented);
+        await tab.waitFor("document.querySelector('#operations-Pages-getChunk .responses-wrapper')?.innerText.includes('Albedo or reflection coefficient')");
+        expect(tab.requests.filter((url) => !url.startsWith(`${base}/`) && !url.startsWith("data:"))).toEqual([]);
+        expect(tab.requests).toContain(`${base}/v1/openapi.json`);
+      }
+      // To look at it: TOME_DOCS_SCREENSHOT=/tmp/docs.png bun test test/openapi.test.ts
+      if (process.env.TOME_DOCS_SCREENSHOT) await tab.screenshot(process.env.TOME_DOCS_SCREENSHOT);
+    } finally {
+      await tab.close();
+    }
+  });
+});
