@@ -11,18 +11,20 @@ Usage: npm start [-- start's options]      (same as: bash src/cli/run.sh start; 
        bash src/cli/run.sh setup           install what is missing, run nothing
 
 Each first installs what is missing, then runs Bun in the repository's directory:
-  - Bun, with "npm install -g bun" (into ~/.local when npm's global directory is not writable);
+  - Bun 1.4.5, with "npm install -g bun@1.4.5" (into ~/.local when npm's global directory is not writable);
   - the dependencies, with "bun install --frozen-lockfile" (it checks them against bun.lock,
     offline when they are already there);
   - the system tools: bzip2, xz and gzip (to read compressed dumps) and, for test and setup,
-    pdftotext and pdfinfo (package poppler-utils), with apt-get when run as root; otherwise it
-    says what to install.
+    pdftotext and pdfinfo (package poppler-utils) and chromium (the docs page test), with
+    apt-get when run as root; otherwise it says what to install.
 Then start runs "bun src/cli/start.ts" (see npm start -- --help) and test runs "bun test".
 EOF
 }
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 say() { echo "run.sh: $*" >&2; }
+# The Bun the project is tested with (a newer one may change what the tests pin down).
+BUN_PACKAGE=bun@1.4.5
 installed=()
 
 command_name=${1:-}
@@ -58,13 +60,13 @@ ensure_bun() {
   done
   if [ -w "$prefix" ] || [ -w "$prefix/lib" ]; then
     installed+=(Bun)
-    say "Bun is not installed: npm install -g bun"
-    npm install -g bun >&2
+    say "Bun is not installed: npm install -g $BUN_PACKAGE"
+    npm install -g "$BUN_PACKAGE" >&2
   else
     prefix="$HOME/.local"
     installed+=(Bun)
-    say "Bun is not installed and npm's global directory is not writable: npm install -g --prefix $prefix bun"
-    npm install -g --prefix "$prefix" bun >&2
+    say "Bun is not installed and npm's global directory is not writable: npm install -g --prefix $prefix $BUN_PACKAGE"
+    npm install -g --prefix "$prefix" "$BUN_PACKAGE" >&2
     say "Bun is in $prefix/bin: add it to PATH to run bun yourself."
   fi
   export PATH="$prefix/bin:$PATH"
@@ -123,7 +125,7 @@ ensure_dependencies
 if [ "$command_name" = start ]; then
   ensure_tools optional bzip2:bzip2 xz:xz-utils gzip:gzip
 else
-  ensure_tools required bzip2:bzip2 xz:xz-utils gzip:gzip pdftotext:poppler-utils pdfinfo:poppler-utils
+  ensure_tools required bzip2:bzip2 xz:xz-utils gzip:gzip pdftotext:poppler-utils pdfinfo:poppler-utils chromium:chromium
 fi
 
 if [ ${#installed[@]} -gt 0 ]; then
