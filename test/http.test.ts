@@ -156,7 +156,9 @@ describe("D22: every response", () => {
       const body = await g.arrayBuffer();
       expect(h.status).toBe(g.status);
       expect(h.headers.get("content-type")).toBe(g.headers.get("content-type"));
-      expect(Number(h.headers.get("content-length"))).toBe(body.byteLength);
+      // A search's body holds its processingTimeMs, whose digits may differ between the two requests.
+      const slack = path.includes("search") ? 2 : 0;
+      expect(Math.abs(Number(h.headers.get("content-length")) - body.byteLength)).toBeLessThanOrEqual(slack);
       expect((await h.arrayBuffer()).byteLength).toBe(0);
     }
   });

@@ -20,6 +20,13 @@ export function needsKey(path: string): boolean {
 }
 
 const PDF_PREFIX = "/v1/pdf/";
+const SEARCH_PREFIX = "/v1/search";
+const LUCKY_PREFIX = "/v1/lucky";
+
+/** A grant the quota could not hold, with the Retry-After its refusal said. */
+interface RefusedGrant extends Grant {
+  retryAfter?: number;
+}
 
 /** Requests the quota could not hold, each with the refusal its route throws once its parameters are valid. */
 const overQuota = new WeakMap<Request, () => ApiError>();
@@ -30,7 +37,6 @@ const overQuota = new WeakMap<Request, () => ApiError>();
  * count the time other requests' work interleaved with it).
  */
 const metered = new WeakMap<Request, (ms: number) => void>();
-const METERED_PREFIXES = ["/v1/search", "/v1/lucky"];
 
 /** Counts the engine's milliseconds for a search or lucky request against its key's share of server time. */
 export function meterWork(request: Request, ms: number): void {
@@ -76,16 +82,17 @@ export function keys(access: Access | undefined): Step {
     return refusal;
   };
 
-  const quotaError = (grant: Grant, box: { retryAfter?: number }) => () => {
+  /** The quota's refusal, thrown by the route; its Retry-After is then written with the limits. */
+  const quotaError = (grant: RefusedGrant) => () => {
     const q = access.quota(grant.key);
-    box.retryAfter = secondsUntil(q.reset);
+    grant.retryAfter = secondsUntil(q.reset);
     const { cost } = grant;
     return new ApiError(
       429,
       "quota_exceeded",
       `The monthly quota lacks the ${cost} credit${cost > 1 ? "s" : ""} this request costs: ${q.remaining} of ${q.limit} remain until ${new Date(q.reset * 1000).toISOString()}.`,
       undefined,
-      { quota_limit: q.limit, quota_used: q.used, retry_after: box.retryAfter },
+      { quota_limit: q.limit, quota_used: q.used, retry_after: grant.retryAfter },
     );
   };
 
@@ -103,13 +110,12 @@ export function keys(access: Access | undefined): Step {
     const grant = access.admit(x.request.headers, pdf ? COST.pdf : COST.request, pdf ? NEEDS.pdf : NEEDS.request);
     if ("status" in grant) return Response.json(grant.body, { status: grant.status });
     if (grant.rateRemaining < 0 || grant.workWait) return rateRefusal(grant);
-    const box: { retryAfter?: number } = {};
-    if (!grant.held) overQuota.set(x.request, quotaError(grant, box));
+    if (!grant.held) overQuota.set(x.request, quotaError(grant));
     if (pdf) requesters.set(x.request, grant.key.record.id);
-    else if (METERED_PREFIXES.some((prefix) => x.path.startsWith(prefix))) metered.set(x.request, (ms) => access.spent(grant, ms));
+    else if (x.path.startsWith(SEARCH_PREFIX) || x.path.startsWith(LUCKY_PREFIX)) metered.set(x.request, (ms) => access.spent(grant, ms));
     const settle = (response: Response) => {
       access.settle(grant, succeeded(x, grant, response));
-      writeLimits(response.headers, grant, box.retryAfter);
+      writeLimits(response.headers, grant, (grant as RefusedGrant).retryAfter);
       return response;
     };
     let response: Response | Promise<Response>;
