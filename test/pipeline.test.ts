@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { EN_2006, EN_2016, snapshotFor, startServer, type ServerProcess } from "./helpers";
+import { compose, exchange, type Step } from "../src/http/pipeline";
 import { rawGet, rawRequest } from "./raw-http";
 
 setDefaultTimeout(120_000);
@@ -118,5 +119,37 @@ describe("answers Bun's HTTP parser makes itself, before the pipeline sees a req
       const r = await rawRequest(server.url, text);
       expect({ name, status: r.status, body: r.body }).toEqual({ name, status, body: "" });
     }
+  });
+});
+
+describe("compose", () => {
+  const trace: string[] = [];
+  const step = (name: string, answer?: "answer" | "throw"): Step => ({
+    before: () => {
+      trace.push(`${name}>`);
+      if (answer === "throw") throw new Error(name);
+      return answer ? new Response(name) : undefined;
+    },
+    after: (_x, response) => (trace.push(`<${name}`), response),
+  });
+  const fault = () => new Response("fault", { status: 500 });
+  const run = async (steps: Step[], routes: () => Response | Promise<Response>) => {
+    trace.length = 0;
+    const response = await compose(steps, routes, fault)(exchange(new Request("http://localhost/")));
+    return { body: await response.text(), trace: [...trace] };
+  };
+
+  test("steps run in order before the routes and in reverse after them, around one await of the routes", async () => {
+    expect(await run([step("a"), step("b")], async () => new Response("routes"))).toEqual({ body: "routes", trace: ["a>", "b>", "<b", "<a"] });
+  });
+
+  test("a step that answers ends the request: only the steps before it see the answer on the way out", async () => {
+    expect(await run([step("a"), step("b", "answer"), step("c")], () => new Response("routes"))).toEqual({ body: "b", trace: ["a>", "b>", "<a"] });
+  });
+
+  test("a fault, in a step or in the routes (thrown or rejected), is the fault answer, seen on the way out", async () => {
+    expect(await run([step("a"), step("b", "throw"), step("c")], () => new Response("routes"))).toEqual({ body: "fault", trace: ["a>", "b>", "<a"] });
+    expect(await run([step("a")], () => { throw new Error("sync"); })).toEqual({ body: "fault", trace: ["a>", "<a"] });
+    expect(await run([step("a")], async () => { throw new Error("async"); })).toEqual({ body: "fault", trace: ["a>", "<a"] });
   });
 });

@@ -76,13 +76,16 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
   const steps: Step[] = [
     responseHeaders,
     ...(options.log ? [log(options.log)] : []),
-    faults((error, x) => logError(error, x.request)),
     target,
     socketTime(PDF_SOCKET_SECONDS),
     methods,
     keys(access),
   ];
-  const handler = compose(steps, (x) => routes.handle(x.request));
+  const handler = compose(
+    steps,
+    (x) => routes.handle(x.request),
+    faults((error, x) => logError(error, x.request)),
+  );
 
   return {
     /** The Elysia routes and the OpenAPI document. */

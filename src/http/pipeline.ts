@@ -1,44 +1,85 @@
 /**
- * The request pipeline, like Hono's compose: a list of steps around the routes, each of
- * which answers the request itself or hands it on with `next`. The chain is linked once, when
- * the app is made, so a request allocates nothing for it but its Exchange.
+ * The request pipeline, like Hono's compose: a list of steps around the routes, linked once
+ * when the app is made. Each step may act before the routes (and answer there, ending the
+ * request) and after them, on the way out, in reverse order; a step that answered early is
+ * seen on the way out by the steps before it only. The routes are awaited once, whatever the
+ * number of steps: the steps' own work is synchronous (HEAD's body count aside).
  *
- * The steps, in order (app.ts lists them): response headers (D22) → log → faults (500) →
- * target (the request's one path) → methods (HEAD, OPTIONS, 405) → keys (D2: 401/403, 429,
- * quota hold) → the routes.
+ * The steps, in order (app.ts lists them): response headers (D22) → log → target (the
+ * request's one path) → socket time → methods (HEAD, OPTIONS, 405) → keys (D2: 401/403, 429,
+ * quota hold) → the routes; a fault anywhere after the first steps becomes a 500.
  */
 import type { Server } from "bun";
+import type { Grant } from "../access";
 
-/** One request on its way through the pipeline. */
+/** One request on its way through the pipeline: what the steps learn of it, each its own fields. */
 export interface Exchange {
   request: Request;
   /** The server that received it, when it came over HTTP (for per-request socket timeouts). */
   server: Server<undefined> | undefined;
   /** X-Request-Id (D22), set by the first step. */
   id: string;
+  /** When the log step saw it (performance.now()). */
+  started: number;
   /**
    * The request's path without its query, decided once by the target step: the key check and
-   * the router both read this path (where it starts in request.url: pathStart).
+   * the router both read this path (it starts at pathStart in request.url; -1 before the
+   * target step, or when the URL could not be read).
    */
   path: string;
   pathStart: number;
   /** A HEAD request, answered as its GET without the body. */
   head: boolean;
+  /** The key's grant, from the keys step, settled on the way out. */
+  grant: Grant | undefined;
+}
+
+export interface Step {
+  /** Before the routes: an answer ends the request here. */
+  before?(x: Exchange): Response | undefined;
+  /** On the way out, with the answer so far. */
+  after?(x: Exchange, response: Response): Response | Promise<Response>;
 }
 
 export type Handler = (x: Exchange) => Response | Promise<Response>;
-export type Step = (x: Exchange, next: Handler) => Response | Promise<Response>;
 
-/** The steps around the last handler, linked once. */
-export function compose(steps: readonly Step[], last: Handler): Handler {
-  return steps.reduceRight<Handler>((next, step) => (x) => step(x, next), last);
+/** The steps around the routes, linked once; `fault` answers for a route that throws. */
+export function compose(steps: readonly Step[], routes: Handler, fault: (x: Exchange, error: unknown) => Response): Handler {
+  const befores = steps.map((s) => s.before);
+  const afters = steps.map((s) => s.after);
+  const n = steps.length;
+
+  /** The way out: the `after` of each step before `from`, last first. */
+  const out = (x: Exchange, response: Response, from: number): Response | Promise<Response> => {
+    for (let i = from - 1; i >= 0; i--) {
+      const after = afters[i];
+      if (!after) continue;
+      const next = after(x, response);
+      if (next instanceof Promise) return next.then((r) => out(x, r, i));
+      response = next;
+    }
+    return response;
+  };
+
+  return (x) => {
+    let i = 0;
+    let answer: Response | Promise<Response> | undefined;
+    try {
+      for (; i < n && !answer; i++) answer = befores[i]?.(x);
+      if (answer) i--; // answered by step i: the way out starts before it
+      else answer = routes(x);
+    } catch (error) {
+      return out(x, fault(x, error), i);
+    }
+    // i is now the step that answered, or n when the routes did.
+    if (!(answer instanceof Promise)) return out(x, answer, i);
+    return answer.then(
+      (response) => out(x, response, n),
+      (error) => out(x, fault(x, error), n),
+    );
+  };
 }
 
 export function exchange(request: Request, server?: Server<undefined>): Exchange {
-  return { request, server, id: "", path: "", pathStart: -1, head: false };
-}
-
-/** Runs `after` on the response, at once when it is ready (no promise made per step on the sync path). */
-export function then(response: Response | Promise<Response>, after: (r: Response) => Response): Response | Promise<Response> {
-  return response instanceof Promise ? response.then(after) : after(response);
+  return { request, server, id: "", started: 0, path: "", pathStart: -1, head: false, grant: undefined };
 }

@@ -1,18 +1,10 @@
-/** A fault of ours becomes D1's 500 internal_error: logged here, never a stack trace or a path in the answer. */
+/** A fault of ours becomes D1's 500 internal_error: reported here, never a stack trace or a path in the answer. */
 import { INTERNAL_ERROR } from "../errors";
-import type { Exchange, Step } from "../pipeline";
+import type { Exchange } from "../pipeline";
 
-export function faults(report: (error: unknown, x: Exchange) => void): Step {
-  const fail = (error: unknown, x: Exchange) => {
+export function faults(report: (error: unknown, x: Exchange) => void): (x: Exchange, error: unknown) => Response {
+  return (x, error) => {
     report(error, x);
     return Response.json(INTERNAL_ERROR, { status: 500 });
-  };
-  return function catchFaults(x, next) {
-    try {
-      const response = next(x);
-      return response instanceof Promise ? response.catch((error) => fail(error, x)) : response;
-    } catch (error) {
-      return fail(error, x);
-    }
   };
 }

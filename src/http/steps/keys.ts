@@ -53,7 +53,7 @@ export function quotaRefusal(request: Request): ApiError | undefined {
 }
 
 export function keys(access: Access | undefined): Step {
-  if (!access) return (x, next) => next(x);
+  if (!access) return {};
   /** The last rate window's reset, as sent (it changes once a second). */
   let reset = { at: 0, text: "0" };
   const secondsUntil = (unixSeconds: number) => Math.max(1, Math.ceil(unixSeconds - access.now() / 1000));
@@ -104,31 +104,25 @@ export function keys(access: Access | undefined): Step {
     return !x.request.signal.aborted && response.headers.get("x-credit-cost") !== "0";
   };
 
-  return function checkKey(x, next) {
-    if (!needsKey(x.path)) return next(x);
-    const pdf = x.path.startsWith(PDF_PREFIX);
-    const grant = access.admit(x.request.headers, pdf ? COST.pdf : COST.request, pdf ? NEEDS.pdf : NEEDS.request);
-    if ("status" in grant) return Response.json(grant.body, { status: grant.status });
-    if (grant.rateRemaining < 0 || grant.workWait) return rateRefusal(grant);
-    if (!grant.held) overQuota.set(x.request, quotaError(grant));
-    if (pdf) requesters.set(x.request, grant.key.record.id);
-    else if (x.path.startsWith(SEARCH_PREFIX) || x.path.startsWith(LUCKY_PREFIX)) metered.set(x.request, (ms) => access.spent(grant, ms));
-    const settle = (response: Response) => {
+  return {
+    before(x) {
+      if (!needsKey(x.path)) return undefined;
+      const pdf = x.path.startsWith(PDF_PREFIX);
+      const grant = access.admit(x.request.headers, pdf ? COST.pdf : COST.request, pdf ? NEEDS.pdf : NEEDS.request);
+      if ("status" in grant) return Response.json(grant.body, { status: grant.status });
+      if (grant.rateRemaining < 0 || grant.workWait) return rateRefusal(grant);
+      x.grant = grant;
+      if (!grant.held) overQuota.set(x.request, quotaError(grant));
+      if (pdf) requesters.set(x.request, grant.key.record.id);
+      else if (x.path.startsWith(SEARCH_PREFIX) || x.path.startsWith(LUCKY_PREFIX)) metered.set(x.request, (ms) => access.spent(grant, ms));
+      return undefined;
+    },
+    after(x, response) {
+      const grant = x.grant;
+      if (!grant) return response;
       access.settle(grant, succeeded(x, grant, response));
       writeLimits(response.headers, grant, (grant as RefusedGrant).retryAfter);
       return response;
-    };
-    let response: Response | Promise<Response>;
-    try {
-      response = next(x);
-    } catch (error) {
-      access.settle(grant, false);
-      throw error;
-    }
-    if (!(response instanceof Promise)) return settle(response);
-    return response.then(settle, (error) => {
-      access.settle(grant, false);
-      throw error;
-    });
+    },
   };
 }

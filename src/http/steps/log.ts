@@ -1,16 +1,19 @@
 /** One line per request (method, path without the query, status, milliseconds, request id), and the buffered stdout sink. */
-import { then, type Step } from "../pipeline";
+import type { Step } from "../pipeline";
 
 export type LogSink = (line: string) => void;
 
 export function log(sink: LogSink): Step {
-  return function logRequest(x, next) {
-    const started = performance.now();
-    return then(next(x), (response) => {
+  return {
+    before(x) {
+      x.started = performance.now();
+      return undefined;
+    },
+    after(x, response) {
       const path = x.pathStart >= 0 ? x.path : "-";
-      sink(`${x.request.method} ${path} ${response.status} ${(performance.now() - started).toFixed(1)}ms ${x.id}`);
+      sink(`${x.request.method} ${path} ${response.status} ${(performance.now() - x.started).toFixed(1)}ms ${x.id}`);
       return response;
-    });
+    },
   };
 }
 

@@ -24,18 +24,21 @@ async function withoutBody(get: Response): Promise<Response> {
 const fromHead = new WeakSet<Request>();
 export const isHead = (request: Request): boolean => fromHead.has(request);
 
-export const methods: Step = (x, next) => {
-  const method = x.request.method;
-  if (method === "GET") return next(x);
-  if (method === "HEAD") {
-    x.head = true;
-    x.request = new Request(x.request, { method: "GET" });
-    fromHead.add(x.request);
-    return Promise.resolve(next(x)).then(withoutBody);
-  }
-  if (method === "OPTIONS") return new Response(null, { status: 204, headers: PREFLIGHT });
-  return Response.json(
-    { error: "method not allowed", message: `The API is read-only: use GET (or HEAD, OPTIONS), not ${method}.` },
-    { status: 405, headers: { allow: ALLOWED_METHODS } },
-  );
+export const methods: Step = {
+  before(x) {
+    const method = x.request.method;
+    if (method === "GET") return undefined;
+    if (method === "HEAD") {
+      x.head = true;
+      x.request = new Request(x.request, { method: "GET" });
+      fromHead.add(x.request);
+      return undefined;
+    }
+    if (method === "OPTIONS") return new Response(null, { status: 204, headers: PREFLIGHT });
+    return Response.json(
+      { error: "method not allowed", message: `The API is read-only: use GET (or HEAD, OPTIONS), not ${method}.` },
+      { status: 405, headers: { allow: ALLOWED_METHODS } },
+    );
+  },
+  after: (x, response) => (x.head ? withoutBody(response) : response),
 };

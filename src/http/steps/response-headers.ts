@@ -2,22 +2,25 @@
  * What every response carries (D22): X-Request-Id (the client's own when it is a safe token,
  * else a new UUID), CORS headers, and `charset=utf-8` on JSON.
  */
-import { then, type Step } from "../pipeline";
+import type { Step } from "../pipeline";
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const JSON_TYPE = "application/json; charset=utf-8";
 export const EXPOSED_HEADERS =
   "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, X-Quota-Reset, Retry-After, X-Credit-Cost, Content-Disposition";
 
-export const responseHeaders: Step = (x, next) => {
-  const given = x.request.headers.get("x-request-id");
-  x.id = given && CLIENT_ID.test(given) ? given : crypto.randomUUID();
-  return then(next(x), (response) => {
+export const responseHeaders: Step = {
+  before(x) {
+    const given = x.request.headers.get("x-request-id");
+    x.id = given && CLIENT_ID.test(given) ? given : crypto.randomUUID();
+    return undefined;
+  },
+  after(x, response) {
     const headers = response.headers;
     if (headers.get("content-type")?.startsWith("application/json")) headers.set("content-type", JSON_TYPE);
     headers.set("access-control-allow-origin", "*");
     headers.set("access-control-expose-headers", EXPOSED_HEADERS);
     headers.set("x-request-id", x.id);
     return response;
-  });
+  },
 };

@@ -7,8 +7,10 @@ import type { Step } from "../pipeline";
 const SLOW_PREFIX = "/v1/pdf/";
 
 export function socketTime(seconds: number): Step {
-  return function keepSlowOpen(x, next) {
-    if (x.server && x.path.startsWith(SLOW_PREFIX)) x.server.timeout(x.request, seconds);
-    return next(x);
+  return {
+    before(x) {
+      if (x.server && x.path.startsWith(SLOW_PREFIX)) x.server.timeout(x.request, seconds);
+      return undefined;
+    },
   };
 }

@@ -17,12 +17,14 @@ export function pathStartOf(url: string): number {
 
 const UNREADABLE = new ApiError(400, "bad_request", "The request has no valid Host header, so its address cannot be read. Send Host: with the server's name or address.");
 
-export const target: Step = (x, next) => {
-  const url = x.request.url;
-  const start = pathStartOf(url);
-  if (start < 0) return Response.json(UNREADABLE.body, { status: 400 });
-  const query = url.indexOf("?", start);
-  x.pathStart = start;
-  x.path = query < 0 ? url.slice(start) : url.slice(start, query);
-  return next(x);
+export const target: Step = {
+  before(x) {
+    const url = x.request.url;
+    const start = pathStartOf(url);
+    if (start < 0) return Response.json(UNREADABLE.body, { status: 400 });
+    const query = url.indexOf("?", start);
+    x.pathStart = start;
+    x.path = query < 0 ? url.slice(start) : url.slice(start, query);
+    return undefined;
+  },
 };
