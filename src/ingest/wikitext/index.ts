@@ -4,6 +4,7 @@
  * the sections that only list sources.
  */
 import wtf from "wtf_wikipedia";
+import { separateLists } from "./lists";
 import { namespaceNormalizer, stripMarkup } from "./markup";
 import { wikiNames } from "./namespaces";
 import { isSourceSection } from "./sections";
@@ -38,7 +39,7 @@ export type Converter = (wikitext: string) => ArticleSection[];
 export function makeConverter(wiki: WikiContext): Converter {
   installTemplates();
   const normalize = namespaceNormalizer(wikiNames(wiki.lang, wiki.namespaces));
-  return (wikitext) => toSections(stripMarkup(wikitext, normalize), wiki.lang);
+  return (wikitext) => toSections(separateLists(stripMarkup(wikitext, normalize)), wiki.lang);
 }
 
 function toSections(wikitext: string, lang: string): ArticleSection[] {
