@@ -4,7 +4,7 @@
  * the sections that only list sources.
  */
 import wtf from "wtf_wikipedia";
-import { separateLists } from "./lists";
+import { separateLists, TERM_END, TERM_START } from "./lists";
 import { namespaceNormalizer, stripMarkup } from "./markup";
 import { wikiNames } from "./namespaces";
 import { isSourceSection } from "./sections";
@@ -64,7 +64,8 @@ function toSections(wikitext: string, lang: string): ArticleSection[] {
         paragraph
           .sentences()
           .map((s) => s.text())
-          .join(" "),
+          .join(" ")
+          .replace(TERM_LINE, "$1\n"),
       );
       if (hasWords(prose)) blocks.push({ list: false, text: prose });
       for (const list of paragraph.lists()) {
@@ -85,6 +86,9 @@ interface WtfParagraph {
   sentences(): { text(): string }[];
   lists(): { lines(): { text(): string }[] }[];
 }
+
+/** A definition term heading its paragraph (./lists): a line of its own above the text. */
+const TERM_LINE = new RegExp(`${TERM_START}\\s*([^${TERM_END}]*?)\\s*${TERM_END}\\s*`, "g");
 
 const WORD = /[\p{L}\p{N}]/u;
 function hasWords(s: string): boolean {
