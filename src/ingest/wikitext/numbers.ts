@@ -6,7 +6,7 @@
  */
 import { decodeHTML } from "entities";
 import { toSubscript, toSuperscript } from "./scripts";
-import { texToText } from "./tex";
+import { fractionText, texToText } from "./tex";
 
 /** wtf_wikipedia's template parameter parser: named and positional values as plain text. */
 export type Parse = (body: string, order?: string[]) => Record<string, string | string[] | undefined>;
@@ -22,12 +22,12 @@ export function raised(s: string): string {
   return toSuperscript(plain) ?? `^${[...plain].length === 1 ? plain : `(${plain})`}`;
 }
 
-/** {{frac|2}} → "1/2", {{frac|3|4}} → "3/4", {{frac|1|1|2}} → "1 1/2". */
+/** {{frac|2}} → "1/2", {{frac|3|4}} → "3/4", {{frac|1|1|2}} → "1 1/2", {{sfrac|3n + 1|2}} → "(3n + 1)/2". */
 const fraction: TemplateFn = (body, _list, parse) => {
   const p = parse(body, ["a", "b", "c"]);
   const [a, b, c] = [text(p.a), text(p.b), text(p.c)];
-  if (c) return `${a} ${b}/${c}`.trim();
-  if (b) return `${a}/${b}`;
+  if (c) return `${a} ${fractionText(b, c)}`.trim();
+  if (b) return fractionText(a, b);
   return a ? `1/${a}` : "/";
 };
 

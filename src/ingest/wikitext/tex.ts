@@ -382,6 +382,10 @@ function atomic(s: string): boolean {
 const SIMPLE_DENOMINATOR = /^(?:\d+(?:\.\d+)?|[d∂]?\p{L}[\p{M}′⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻ⁿⁱ₀-₉₊₋ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ]*)$/u;
 
 /** "a/b"; "(a + 1)/(2b)" where a side is more than one term ("m/3M" would read as (m/3)M). */
+export function fractionText(numerator: string, denominator: string): string {
+  return withoutEndMark(fraction(numerator, denominator));
+}
+
 function fraction(numerator: string, denominator: string): string {
   const n = numerator.trim();
   const d = denominator.trim();
@@ -406,10 +410,11 @@ function subscript(s: string): string {
   return [...s].length === 1 ? `_${s}${AFTER_TERM}` : `_(${s})`;
 }
 
+/** x̄, p⃗; composed where Unicode has the letter with its accent (ᾱ), as MediaWiki stores text. */
 function accent(s: string, mark: string): string {
   const chars = [...s];
-  if (chars.length <= 1 || mark === "\u0305") return chars.map((c) => c + mark).join("");
-  return s + mark;
+  const marked = chars.length <= 1 || mark === "\u0305" ? chars.map((c) => c + mark).join("") : s + mark;
+  return marked.normalize("NFC");
 }
 
 const DIGIT_GROUPS = new RegExp(`(\\d,)${AFTER_PUNCTUATION}(?=\\d)`, "g");
