@@ -1,3 +1,4 @@
+/** Text cleaning: one small inline case per rule, then the same rules on real pages of the shared dumps. */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { countLeaks, findLeaks } from "../src/ingest";
 import { makeConverter } from "../src/ingest/wikitext";

@@ -1,7 +1,8 @@
 /**
  * Wikitext → clean sections of plain-text blocks.
- * wtf_wikipedia does the parsing; this module removes what it leaves behind and drops
- * the sections that only list sources.
+ * wtf_wikipedia does the parsing; formulas and lists are prepared for it beforehand
+ * (./markup, ./lists), and this module removes what it leaves behind and drops the
+ * sections that only list sources.
  */
 import wtf from "wtf_wikipedia";
 import { separateLists, TERM_END, TERM_START } from "./lists";

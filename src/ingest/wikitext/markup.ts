@@ -7,7 +7,6 @@
 import { chemToText } from "./chem";
 import { texToText } from "./tex";
 
-
 /** Tags dropped with everything inside them. */
 const DROPPED_TAGS = [
   "ref",

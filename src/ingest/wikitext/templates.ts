@@ -32,8 +32,9 @@ const FALLBACKS: Record<string, (body: string, parse: Parse) => string> = {
 
 /** wtf's handlers sometimes return a number, or undefined; the text of the sentence needs a string. */
 function guarded(name: string, handler: TemplateFn): TemplateFn {
-  return (body, list, parse) => {
-    const out: unknown = handler(body, list, parse);
+  return (body, list, parse, ...rest: unknown[]) => {
+    // Some of wtf's handlers read the document, passed after the parser.
+    const out: unknown = (handler as (...args: unknown[]) => unknown)(body, list, parse, ...rest);
     const text = typeof out === "number" ? String(out) : out;
     if (typeof text === "string" && !hasArtifact(text, body)) return text;
     return FALLBACKS[name]?.(body, parse) ?? "";

@@ -7,95 +7,22 @@
  */
 import { chemToText } from "./chem";
 import { toSubscript, toSuperscript } from "./scripts";
-
-const GREEK: Record<string, string> = {
-  alpha: "α", beta: "β", gamma: "γ", delta: "δ", epsilon: "ϵ", varepsilon: "ε", zeta: "ζ", eta: "η",
-  theta: "θ", vartheta: "ϑ", iota: "ι", kappa: "κ", varkappa: "ϰ", lambda: "λ", mu: "μ", nu: "ν",
-  xi: "ξ", omicron: "ο", pi: "π", varpi: "ϖ", rho: "ρ", varrho: "ϱ", sigma: "σ", varsigma: "ς",
-  tau: "τ", upsilon: "υ", phi: "ϕ", varphi: "φ", chi: "χ", psi: "ψ", omega: "ω",
-  Gamma: "Γ", Delta: "Δ", Theta: "Θ", Lambda: "Λ", Xi: "Ξ", Pi: "Π", Sigma: "Σ", Upsilon: "Υ",
-  Phi: "Φ", Psi: "Ψ", Omega: "Ω", digamma: "ϝ",
-};
-
-/** Binary operators: a space either side, unless nothing stands before them ("−1"). */
-const BINARY: Record<string, string> = {
-  times: "×", cdot: "·", sdot: "·", div: "÷", pm: "±", plusmn: "±", mp: "∓", ast: "∗", star: "⋆", circ: "∘",
-  bullet: "•", bull: "•", oplus: "⊕", ominus: "⊖", otimes: "⊗", odot: "⊙", cup: "∪", cap: "∩",
-  setminus: "∖", wedge: "∧", land: "∧", and: "∧", vee: "∨", lor: "∨", or: "∨", sqcup: "⊔", sqcap: "⊓",
-};
-
-/** Relations and arrows: a space either side. */
-const RELATIONS: Record<string, string> = {
-  leq: "≤", le: "≤", geq: "≥", ge: "≥", neq: "≠", ne: "≠", ll: "≪", gg: "≫", approx: "≈", sim: "∼",
-  simeq: "≃", cong: "≅", equiv: "≡", propto: "∝", thicksim: "∼", doteq: "≐", prec: "≺", succ: "≻",
-  in: "∈", isin: "∈", ni: "∋", notin: "∉", subset: "⊂", sub: "⊂", supset: "⊃",
-  subseteq: "⊆", sube: "⊆", supseteq: "⊇", supe: "⊇", perp: "⊥", parallel: "∥", mid: "∣",
-  models: "⊨", vdash: "⊢", dashv: "⊣", to: "→", rightarrow: "→", rarr: "→", leftarrow: "←",
-  larr: "←", gets: "←", leftrightarrow: "↔", harr: "↔", Rightarrow: "⇒", Rarr: "⇒", Leftarrow: "⇐",
-  Larr: "⇐", Leftrightarrow: "⇔", Harr: "⇔", implies: "⟹", iff: "⟺", mapsto: "↦",
-  longrightarrow: "⟶", longleftarrow: "⟵", Longrightarrow: "⟹", longmapsto: "⟼", uparrow: "↑",
-  uarr: "↑", downarrow: "↓", darr: "↓", hookrightarrow: "↪", rightleftharpoons: "⇌",
-};
-
-/** Sums and integrals: spaced from what stands either side, like function names. */
-const BIG_OPERATORS: Record<string, string> = {
-  sum: "∑", prod: "∏", coprod: "∐", int: "∫", iint: "∬", iiint: "∭", oint: "∮", bigcup: "⋃", bigcap: "⋂",
-  bigoplus: "⨁", bigotimes: "⨂", bigvee: "⋁", bigwedge: "⋀",
-};
-
-/** Symbols written as they are. */
-const SYMBOLS: Record<string, string> = {
-  infty: "∞", infin: "∞", partial: "∂", part: "∂", empty: "∅", alef: "ℵ", alefsym: "ℵ", real: "ℜ",
-  image: "ℑ", weierp: "℘", lang: "⟨", rang: "⟩", Complex: "ℂ", Reals: "ℝ", natnums: "ℕ", O: "∅", nabla: "∇", forall: "∀", exists: "∃", exist: "∃", nexists: "∄",
-  neg: "¬", lnot: "¬", emptyset: "∅", varnothing: "∅", aleph: "ℵ", beth: "ℶ", hbar: "ℏ", ell: "ℓ",
-  wp: "℘", Re: "ℜ", Im: "ℑ", angle: "∠", triangle: "△", Box: "□", square: "□", Diamond: "◇",
-  bigstar: "★", prime: "′", degree: "°", ldots: "…", dots: "…", dotsc: "…", dotsb: "…", cdots: "⋯",
-  vdots: "⋮", ddots: "⋱", langle: "⟨", rangle: "⟩", lfloor: "⌊", rfloor: "⌋", lceil: "⌈", rceil: "⌉", vert: "|", Vert: "‖",
-  lbrace: "{", rbrace: "}", surd: "√", top: "⊤", bot: "⊥", dagger: "†", ddagger: "‡", S: "§",
-  checkmark: "✓", clubsuit: "♣", diamondsuit: "♢", heartsuit: "♡", spadesuit: "♠", natural: "♮",
-  flat: "♭", sharp: "♯", N: "ℕ", Z: "ℤ", Q: "ℚ", R: "ℝ", C: "ℂ", Alpha: "Α", Beta: "Β", Epsilon: "Ε",
-  Zeta: "Ζ", Eta: "Η", Iota: "Ι", Kappa: "Κ", Mu: "Μ", Nu: "Ν", Omicron: "Ο", Rho: "Ρ", Tau: "Τ", Chi: "Χ",
-};
-
-/** Named functions, written upright and followed by a space before their argument. */
-const FUNCTIONS = new Set([
-  "sin", "cos", "tan", "cot", "sec", "csc", "sinh", "cosh", "tanh", "coth", "arcsin", "arccos", "arctan",
-  "log", "ln", "lg", "exp", "lim", "liminf", "limsup", "max", "min", "sup", "inf", "det", "dim", "ker",
-  "deg", "gcd", "arg", "hom", "Pr", "mod", "bmod",
-]);
-
-/** Commands whose one argument is shown as it is (fonts). */
-const SHOW_ARGUMENT = new Set([
-  "mathbf", "mathrm", "mathit", "mathsf", "mathtt", "mathcal", "mathfrak", "mathscr", "mathnormal",
-  "boldsymbol", "bold", "bm", "pmb", "mathop", "mathbin", "mathrel", "mathord", "underline", "underbrace",
-  "overbrace", "boxed", "ensuremath",
-]);
-
-/** Commands whose argument is text: its spaces are kept. */
-const TEXT_ARGUMENT = new Set(["text", "textrm", "textit", "textbf", "textsf", "texttt", "textnormal", "mbox", "hbox", "fbox", "emph"]);
-
-/** Commands dropped with their one argument. */
-const DROP_ARGUMENT = new Set(["label", "tag", "color", "hspace", "vspace", "phantom", "hphantom", "vphantom", "begin", "end"]);
-
-/** Commands that only change size or style: dropped. */
-const DROPPED = new Set([
-  "left", "right", "middle", "big", "Big", "bigg", "Bigg", "bigl", "bigr", "Bigl", "Bigr", "biggl", "biggr",
-  "Biggl", "Biggr", "displaystyle", "textstyle", "scriptstyle", "scriptscriptstyle", "limits", "nolimits",
-  "rm", "bf", "it", "sf", "tt", "cal", "nonumber", "notag", "mathstrut", "strut", "relax", "Huge", "huge",
-  "LARGE", "Large", "large", "small", "tiny", "normalsize",
-]);
-
-const SPACES = new Set([",", ":", ";", " ", ">", "quad", "qquad", "enspace", "thinspace", "medspace", "thickspace"]);
-
-const ACCENTS: Record<string, string> = {
-  bar: "\u0304", overline: "\u0305", hat: "\u0302", widehat: "\u0302", tilde: "\u0303", widetilde: "\u0303",
-  vec: "\u20d7", overrightarrow: "\u20d7", dot: "\u0307", ddot: "\u0308", acute: "\u0301", grave: "\u0300",
-  check: "\u030c", breve: "\u0306",
-};
-
-const DOUBLE_STRUCK: Record<string, string> = { C: "ℂ", H: "ℍ", N: "ℕ", P: "ℙ", Q: "ℚ", R: "ℝ", Z: "ℤ" };
-
-const NEGATED: Record<string, string> = { "=": "≠", "∈": "∉", "≡": "≢", "⊂": "⊄", "⊆": "⊈", "∃": "∄", "<": "≮", ">": "≯" };
+import {
+  ACCENTS,
+  BIG_OPERATORS,
+  BINARY,
+  DOUBLE_STRUCK,
+  DROP_ARGUMENT,
+  DROPPED,
+  FUNCTIONS,
+  GREEK,
+  NEGATED,
+  RELATIONS,
+  SHOW_ARGUMENT,
+  SPACES,
+  SYMBOLS,
+  TEXT_ARGUMENT,
+} from "./tex-symbols";
 
 /** Marks the end of a function name or fraction; becomes a space only before a letter or digit. */
 const AFTER_TERM = "\u0001";
@@ -104,8 +31,15 @@ const BEFORE_TERM = "\u0003";
 /** Marks a comma or semicolon; becomes a space unless it separates digits ("332,946"). */
 const AFTER_PUNCTUATION = "\u0002";
 
-/** What a binary operator after this text would be unary for: nothing, an opening bracket, another operator. */
-const OPERAND_MISSING = /(?:^|[([{⟨,;=<>:≤≥≠→←↔⇒⇐⇔∈∉⊂⊃⊆⊇≈∼≡∣+−×·÷±∓|^_\u0002\u0003])\s*$/;
+/** After these (or nothing) a "+" or "−" is a sign, not an operation between two terms. */
+const NO_OPERAND = new Set([..."([{⟨,;=<>:≤≥≠→←↔⇒⇐⇔∈∉⊂⊃⊆⊇≈∼≡∣+−×·÷±∓|^_", AFTER_PUNCTUATION, BEFORE_TERM]);
+
+/** The last character of s that is not a space; "" if none. */
+function lastVisible(s: string): string {
+  let i = s.length - 1;
+  while (i >= 0 && /\s/.test(s[i]!)) i--;
+  return i < 0 ? "" : s[i]!;
+}
 
 const withoutEndMark = (s: string) => (s.endsWith(AFTER_TERM) ? s.slice(0, -1) : s);
 
@@ -264,7 +198,8 @@ class Renderer {
   }
 
   private binary(op: string): string {
-    return OPERAND_MISSING.test(this.before) ? op : ` ${op} `;
+    const last = lastVisible(this.before);
+    return !last || NO_OPERAND.has(last) ? op : ` ${op} `;
   }
 
   private atom(): string {

@@ -79,7 +79,7 @@ export const LEAK_PATTERNS: readonly string[] = [
 
 const EMPTY_PARENS = /\(\s*\)/;
 
-/** How often `p` occurs in `text`. */
+/** How often artifact word `p` occurs in `text`; for markup, 1 when it occurs at all. */
 function occurrences(p: string, text: string): number {
   const artifact = ARTIFACT_PATTERNS[p];
   if (artifact) return text.match(artifact)?.length ?? 0;
