@@ -1,14 +1,17 @@
-/** bun run leaks — counts markup that leaked into chunks, per dump. Exits 1 if any did. */
+/** bun run leaks — counts markup and "undefined"/"NaN" renderings that leaked into chunks, per dump. Exits 1 if any did. */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { countLeaks, DumpError, ingest } from "../ingest";
+import { DumpError } from "../ingest";
+import { dumpLeaks } from "../ingest/leaks";
 import { sharedDumps } from "./shared-data";
 
 const HELP = `Usage: bun run leaks [--dump <path|url> …]
 
 Converts each dump (damaged ones up to the damage) and counts, per leak pattern, the chunks
-that still contain wiki markup: {{ }} [[ ]] <ref </ {| |} ''' &nbsp; &amp; and "()".
+and headings that still contain wiki markup: {{ }} [[ ]] <ref </ {| |} ''' &nbsp; &amp; and "()",
+or what a template rendered from a missing value: undefined, NaN (as a word) and [object.
+Those words count only beyond the times the page's own wikitext holds them.
 Without --dump it checks every dump of the shared data (../shared/data/dumps, or
 TOME_SHARED_DATA/dumps).
 Exits 1 when any chunk leaks.
@@ -36,9 +39,7 @@ if (!dumps.length) {
 let total = 0;
 for (const dump of dumps) {
   try {
-    const result = await ingest({ dumps: [dump], allowTruncated: true });
-    const texts = result.articles.flatMap((a) => [...a.chunks.map((c) => c.text), ...a.sections.map((s) => s.heading)]);
-    const counts = countLeaks(texts);
+    const { articles, texts, counts } = await dumpLeaks(dump);
     const leaked = Object.values(counts).reduce((a, b) => a + b, 0);
     total += leaked;
     const detail = Object.entries(counts)
@@ -46,7 +47,7 @@ for (const dump of dumps) {
       .map(([p, n]) => `${p}×${n}`)
       .join(" ");
     console.log(
-      `${dump.split("/").pop()}: ${result.articles.length} articles, ${texts.length} chunks and headings, ${leaked} leaks${detail ? ` (${detail})` : ""}`,
+      `${dump.split("/").pop()}: ${articles} articles, ${texts} chunks and headings, ${leaked} leaks${detail ? ` (${detail})` : ""}`,
     );
   } catch (err) {
     if (!(err instanceof DumpError)) throw err;

@@ -17,7 +17,7 @@ export type { Chunk, SectionHead } from "./chunk";
 export { wordCount } from "./chunk";
 export { DumpError } from "./errors";
 export { modifications } from "./modifications";
-export type { SiteInfo } from "./mediawiki";
+export type { RawPage, SiteInfo } from "./mediawiki";
 export { countLeaks, findLeaks, LEAK_PATTERNS } from "./wikitext";
 
 export const DEFAULT_CHUNK_WORDS = 300;
@@ -32,6 +32,8 @@ export interface IngestOptions {
   /** Parsing workers; default: one per core. */
   workers?: number;
   onProgress?: (progress: IngestProgress) => void;
+  /** Called with each namespace-0 page sent to conversion, e.g. to compare the text made with its source. */
+  onPage?: (page: RawPage) => void;
 }
 
 export interface IngestProgress {
@@ -186,6 +188,7 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
             if (!prior || prior.kind !== "article") accepted++;
             claims.set(page.pageId, claim);
             articles.delete(page.pageId);
+            options.onPage?.(page);
             await pool.submit(page);
           } else {
             if (prior?.kind === "article") accepted--;

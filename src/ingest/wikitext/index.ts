@@ -1,9 +1,11 @@
 /**
  * Wikitext → clean sections of plain-text blocks.
- * wtf_wikipedia does the parsing; this module removes what it leaves behind and drops
- * the sections that only list sources.
+ * wtf_wikipedia does the parsing; formulas and lists are prepared for it beforehand
+ * (./markup, ./lists), and this module removes what it leaves behind and drops the
+ * sections that only list sources.
  */
 import wtf from "wtf_wikipedia";
+import { separateLists, TERM_END, TERM_START } from "./lists";
 import { namespaceNormalizer, stripMarkup } from "./markup";
 import { wikiNames } from "./namespaces";
 import { isSourceSection } from "./sections";
@@ -38,7 +40,7 @@ export type Converter = (wikitext: string) => ArticleSection[];
 export function makeConverter(wiki: WikiContext): Converter {
   installTemplates();
   const normalize = namespaceNormalizer(wikiNames(wiki.lang, wiki.namespaces));
-  return (wikitext) => toSections(stripMarkup(wikitext, normalize), wiki.lang);
+  return (wikitext) => toSections(separateLists(stripMarkup(wikitext, normalize)), wiki.lang);
 }
 
 function toSections(wikitext: string, lang: string): ArticleSection[] {
@@ -63,7 +65,8 @@ function toSections(wikitext: string, lang: string): ArticleSection[] {
         paragraph
           .sentences()
           .map((s) => s.text())
-          .join(" "),
+          .join(" ")
+          .replace(TERM_LINE, "$1\n"),
       );
       if (hasWords(prose)) blocks.push({ list: false, text: prose });
       for (const list of paragraph.lists()) {
@@ -84,6 +87,9 @@ interface WtfParagraph {
   sentences(): { text(): string }[];
   lists(): { lines(): { text(): string }[] }[];
 }
+
+/** A definition term heading its paragraph (./lists): a line of its own above the text. */
+const TERM_LINE = new RegExp(`${TERM_START}\\s*([^${TERM_END}]*?)\\s*${TERM_END}\\s*`, "g");
 
 const WORD = /[\p{L}\p{N}]/u;
 function hasWords(s: string): boolean {

@@ -1,16 +1,16 @@
 /**
- * Markup removed before wtf_wikipedia parses the page: extension tags whose content is
- * not prose (formulas, galleries, code, maps...) and references, which wtf would
- * otherwise leave as stray punctuation.
+ * Markup handled before wtf_wikipedia parses the page: formulas (<math>, <chem>) become
+ * plain text, as wtf would drop them and leave a hole in the sentence; extension tags
+ * whose content is not prose (galleries, code, maps...) and references, which wtf would
+ * otherwise leave as stray punctuation, are removed.
  */
+import { chemToText } from "./chem";
+import { texToText } from "./tex";
 
 /** Tags dropped with everything inside them. */
 const DROPPED_TAGS = [
   "ref",
   "references",
-  "math",
-  "chem",
-  "ce",
   "score",
   "timeline",
   "graph",
@@ -39,6 +39,16 @@ const UNPAIRED = new RegExp(`</?(${DROPPED_TAGS.join("|")}|templatestyles)\\b[^>
 const COMMENT = /<!--[\s\S]*?(?:-->|$)/g;
 const NOWIKI = /<nowiki\s*>([\s\S]*?)<\/nowiki\s*>|<nowiki\s*\/>/gi;
 const MAGIC_WORDS = /__[A-ZÀ-ÿ\p{Lu}]+__/gu;
+const MATH = /<math\b[^>]*?(?<!\/)>([\s\S]*?)<\/math\s*>/gi;
+const CHEM = /<(chem|ce)\b[^>]*?(?<!\/)>([\s\S]*?)<\/\1\s*>/gi;
+/** Formula tags never closed, or empty ones: dropped alone. */
+const FORMULA_TAG = /<\/?(math|chem|ce)\b[^>]*>/gi;
+
+/** Characters wtf would read as markup; "&" too in text that holds no entities (formulas). */
+const WIKI_SYNTAX = /[[\]{}|'<>*#:;=]/g;
+const WIKI_SYNTAX_OR_AMPERSAND = /[[\]{}|'<>*#:;=&]/g;
+/** Written as numeric entities, which wtf leaves alone and cleanText decodes. */
+const asEntity = (c: string) => `&#${c.charCodeAt(0)};`;
 
 /** Japanese full stops survive wtf's sentence splitter only when hidden from it. */
 export const IDEOGRAPHIC_STOP = "\u3002";
@@ -70,13 +80,14 @@ export function namespaceNormalizer(names: WikiNames): (s: string) => string {
 
 export function stripMarkup(wikitext: string, normalizeNamespaces: (s: string) => string = (s) => s): string {
   let s = normalizeNamespaces(wikitext.replace(COMMENT, ""));
+  s = s.replace(MATH, (_m, tex: string) => texToText(tex).replace(WIKI_SYNTAX_OR_AMPERSAND, asEntity));
+  s = s.replace(CHEM, (_m, _tag, formula: string) => chemToText(formula).replace(WIKI_SYNTAX_OR_AMPERSAND, asEntity));
+  s = s.replace(FORMULA_TAG, "");
   s = s.replace(PAIRED, "");
   s = s.replace(SELF_CLOSING, "");
   s = s.replace(UNPAIRED, "");
   // nowiki content is literal text; escape what wtf would read as markup.
-  s = s.replace(NOWIKI, (_m, inner: string | undefined) =>
-    (inner ?? "").replace(/[[\]{}|'<>*#:;=]/g, (c) => `&#${c.charCodeAt(0)};`),
-  );
+  s = s.replace(NOWIKI, (_m, inner: string | undefined) => (inner ?? "").replace(WIKI_SYNTAX, asEntity));
   s = s.replace(MAGIC_WORDS, "");
   s = dropFileLinks(s);
   return s.replaceAll(IDEOGRAPHIC_STOP, STOP_PLACEHOLDER);

@@ -1,0 +1,38 @@
+/**
+ * Leaks in one dump's text: markup left in its chunks and headings, and words JavaScript
+ * writes for a missing value ("undefined", "NaN") that the page's wikitext does not hold.
+ * Used by `bun run leaks` and the tests.
+ */
+import { ingest } from "./index";
+import { countArtifacts } from "./wikitext/artifacts";
+import { countLeaks, LEAK_PATTERNS } from "./wikitext/text";
+
+export interface DumpLeaks {
+  articles: number;
+  /** Chunks and headings checked. */
+  texts: number;
+  /** Per leak pattern, the texts that hold it. */
+  counts: Record<string, number>;
+}
+
+/** Converts a dump (a damaged one up to the damage) and counts its leaks. */
+export async function dumpLeaks(dump: string): Promise<DumpLeaks> {
+  const authored = new Map<number, Map<string, number>>();
+  const result = await ingest({
+    dumps: [dump],
+    allowTruncated: true,
+    onPage: (page) => {
+      const words = countArtifacts(page.text);
+      if (words.size) authored.set(page.pageId, words);
+      else authored.delete(page.pageId);
+    },
+  });
+  const counts = Object.fromEntries(LEAK_PATTERNS.map((p) => [p, 0])) as Record<string, number>;
+  let texts = 0;
+  for (const article of result.articles) {
+    const own = [...article.chunks.map((c) => c.text), ...article.sections.map((s) => s.heading)];
+    texts += own.length;
+    for (const [p, n] of Object.entries(countLeaks(own, authored.get(article.pageId)))) counts[p]! += n;
+  }
+  return { articles: result.articles.length, texts, counts };
+}
