@@ -9,6 +9,7 @@ import { Access } from "../src/access";
 import { createApp, serve, type RunningServer } from "../src/http";
 import type { Engine } from "../src/search";
 import { openChromium } from "./chromium";
+import { PdfBusyError } from "../src/pdf";
 import { EN_2016, engineFor, newKey, tempDir } from "./helpers";
 
 // Per file: the snapshot is built from the real dump.
@@ -29,8 +30,8 @@ let doc: Json;
 beforeAll(async () => {
   const data = tempDir("tome-data-");
   engine = await engineFor(DUMPS);
-  key = (await newKey(data, "--name", "docs", "--account", "docs", "--plan", "business")).key;
-  freeKey = (await newKey(data, "--name", "free", "--account", "free", "--plan", "free")).key;
+  key = (await newKey(data, "--name", "docs", "--account", "docs", "--plan", "business", "--scope", "full")).key;
+  freeKey = (await newKey(data, "--name", "free", "--account", "free", "--plan", "free", "--scope", "full")).key;
   running = serve(createApp(engine, { access: new Access({ dataDir: data }) }), { port: 0, hostname: "127.0.0.1" });
   base = running.url.origin;
   const r = await fetch(`${base}/v1/openapi.json`);
@@ -176,10 +177,10 @@ describe("/v1/openapi.json", () => {
   test("the PDF is application/pdf at both addresses, its errors JSON", async () => {
     for (const path of ["/v1/pdf/{page_id}", "/v1/pdf/{page_id}.pdf"]) {
       const responses = doc.paths[path].get.responses;
-      expect(Object.keys(responses).sort()).toEqual(["200", "400", "401", "403", "404", "429", "500"]);
+      expect(Object.keys(responses).sort()).toEqual(["200", "400", "401", "403", "404", "429", "500", "503"]);
       expect(Object.keys(responses["200"].content)).toEqual(["application/pdf"]);
       expect(responses["200"].content["application/pdf"].schema).toMatchObject({ type: "string", format: "binary" });
-      for (const status of ["400", "404", "429", "500"]) expect(Object.keys(responses[status].content)).toEqual(["application/json"]);
+      for (const status of ["400", "404", "429", "500", "503"]) expect(Object.keys(responses[status].content)).toEqual(["application/json"]);
       expect(doc.paths[path].get.parameters).toEqual([expect.objectContaining({ name: "page_id", in: "path", required: true, schema: expect.objectContaining({ type: "integer" }) })]);
     }
     for (const path of ["/v1/pdf/39", "/v1/pdf/39.pdf"]) {
@@ -317,6 +318,7 @@ describe("/v1/openapi.json", () => {
       "* 429 rate_limit_exceeded": [free, "/v1/chunk/39_0"],
     };
     const pdfFails = createApp(engine, { pdf: { render: () => Promise.reject(new Error("no fonts")) }, logError: () => {} });
+    const pdfBusy = createApp(engine, { pdf: { render: () => Promise.reject(new PdfBusyError(4)) } });
     let checked = 0;
     for (const { op } of operations()) {
       for (const [status, r] of Object.entries(op.responses as Json)) {
@@ -324,6 +326,10 @@ describe("/v1/openapi.json", () => {
           const id = `${op.operationId} ${status} ${name}`;
           let answer: Response;
           if (status === "500") answer = await pdfFails.handle(new Request("http://localhost/v1/pdf/39"));
+          else if (status === "503") {
+            answer = await pdfBusy.handle(new Request("http://localhost/v1/pdf/39"));
+            expect(answer.headers.get("retry-after")).toBe("4");
+          }
           else if (name === "quota_exceeded") continue; // needs a spent month: its shape is checked below
           else {
             const how = requests[id] ?? requests[`* ${status} ${name}`];

@@ -52,6 +52,7 @@ export const EXAMPLE = {
   attribution: {
     modifications: [
       "Converted from wikitext markup to plain text",
+      "Rendered mathematical and chemical formulas and number templates as plain text (Unicode symbols, a/b for fractions)",
       "Removed HTML tags, references and footnotes, most templates, infoboxes, tables, images and their captions",
       "Removed sections that only list sources or links (such as References, External links and See also)",
       "Split into sections by heading hierarchy",

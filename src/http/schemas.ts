@@ -277,7 +277,12 @@ export const MetaResponse = t.Object({
 
 export const Health = t.Object({
   status: t.Union([t.Literal("ok"), t.Literal("degraded")], { description: "ok, or degraded: the server answers, but something needs an operator (see problems)" }),
-  problems: t.Optional(t.Array(t.String(), { description: "What is wrong, one sentence each" })),
+  problems: t.Optional(
+    t.Array(t.String(), {
+      description: "What is wrong, one sentence each",
+      examples: [["the key store cannot be read since 2026-11-23T08:00:00.000Z: the server serves the keys it last read (see its log)"]],
+    }),
+  ),
 });
 
 // ---- errors (D1) ----
@@ -314,8 +319,8 @@ export const LimitErrorBody = t.Object(
 export const UnavailableBody = t.Object(
   {
     error: t.Literal("service_unavailable"),
-    message: t.String(),
-    retry_after: t.Integer({ description: "Whole seconds to wait, as Retry-After" }),
+    message: t.String({ examples: ["Too many PDFs are being rendered; nothing was charged. Retry after 4 s."] }),
+    retry_after: t.Integer({ description: "Whole seconds to wait, as Retry-After", examples: [4] }),
   },
   { description: "The server is too busy for this request now; nothing was charged" },
 );
