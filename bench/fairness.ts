@@ -1,5 +1,5 @@
 /**
- * bun bench/fairness.ts [--duration S] [--rounds R] [--connections N] [--plan PLAN] [--snapshot FILE] [--json]
+ * bun bench/fairness.ts [--duration S] [--rounds R] [--connections N] [--plan PLAN] [--snapshot FILE] [--root DIR] [--json]
  *
  * Whether one key can slow the server for the others (issue 13). The real server on core 0;
  * from core 1, a victim key loads the cheap route /v1/chunk with autocannon (N connections,
@@ -12,7 +12,7 @@
 import autocannon from "autocannon";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { onServerCore, pinLoadGenerator } from "./cores";
 import { benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer } from "./servers";
@@ -25,6 +25,7 @@ const HELP = `Usage: bun bench/fairness.ts [options]
   --connections N   the victim's autocannon connections (default 10)
   --plan PLAN       the attacker's plan, whose rate it sends at (default growth)
   --snapshot FILE   serve this snapshot (default: one built from the shared English dumps)
+  --root DIR        the checkout whose server and key tool to run (default: this one), for a before/after
   --json            print the figures as JSON
 `;
 
@@ -36,6 +37,7 @@ const { values } = parseArgs({
     connections: { type: "string", default: "10" },
     plan: { type: "string", default: "growth" },
     snapshot: { type: "string" },
+    root: { type: "string" },
     json: { type: "boolean", default: false },
     help: { type: "boolean", short: "h", default: false },
   },
@@ -71,7 +73,8 @@ await pinLoadGenerator();
 const work = mkdtempSync(join(tmpdir(), "tome-fairness-"));
 const { path } = await benchSnapshot(values.snapshot, work);
 const dataDir = join(work, "data");
-const tool = join(ROOT, "src/cli/keys.ts");
+const root = values.root ? resolve(values.root) : ROOT;
+const tool = join(root, "src/cli/keys.ts");
 const env = { ...process.env, TOME_DATA: dataDir };
 const keyOf = async (name: string, plan: string) =>
   JSON.parse(await Bun.$`bun ${tool} create --name ${name} --account ${name} --plan ${plan} --json`.env(env).text()).key as string;
@@ -80,7 +83,7 @@ const victimKey = await keyOf("victim", "business");
 // The victim's plan must not be what limits it: its rate out of the way.
 await Bun.$`bun ${tool} plan --account victim --plan enterprise --rate 1000000`.env(env).quiet();
 
-const server = await spawnServer(onServerCore(["bun", join(ROOT, "src/cli/start.ts")]), { TOME_SNAPSHOT: path, TOME_DATA: dataDir });
+const server = await spawnServer(onServerCore(["bun", join(root, "src/cli/start.ts")]), { TOME_SNAPSHOT: path, TOME_DATA: dataDir });
 const { readSnapshot } = await import("../src/snapshot");
 const chunkIds = randomChunkIds(await readSnapshot(path));
 const queries = worstQueries();
