@@ -6,6 +6,8 @@
  * PDF. Reports how many were delivered (200), refused (503 with Retry-After) or otherwise
  * answered, the credits charged (from usage.json, after the server saved it), the small
  * PDF's time, and the server's resident memory before and at its peak (polled from /proc).
+ * Credits are read once the server is idle: renders still under way may charge after
+ * their connections closed.
  */
 import { readFileSync } from "node:fs";
 import { mkdtempSync } from "node:fs";
@@ -15,7 +17,7 @@ import { parseArgs } from "node:util";
 import { readUsage, usagePath } from "../src/access";
 import { readSnapshot } from "../src/snapshot";
 import { onServerCore, pinLoadGenerator } from "./cores";
-import { benchSnapshot, ROOT, spawnServer } from "./servers";
+import { benchSnapshot, cpuMs, ROOT, spawnServer } from "./servers";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -55,7 +57,11 @@ const many = pages.slice(0, n);
 const small = pages.at(-1)!;
 
 const server = await spawnServer(onServerCore(["bun", join(ROOT, "src/cli/start.ts")]), { TOME_SNAPSHOT: path, TOME_DATA: dataDir });
-const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, "utf8"))![1]) / 1024;
+/** The server's resident MB (0 once it has exited). */
+const rss = () => {
+  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, "utf8"));
+  return m ? Number(m[1]) / 1024 : 0;
+};
 try {
   await (await fetch(`${server.url}/healthz`)).arrayBuffer();
   const rssBefore = rss();
@@ -70,10 +76,14 @@ try {
   });
   await Bun.sleep(20);
   const t = performance.now();
-  const smallAnswer = await fetch(`${server.url}/v1/pdf/${small.pageId}`, { headers: { "x-api-key": light } });
-  await smallAnswer.arrayBuffer();
+  // A connection closed without an answer counts as status 0.
+  const smallAnswer = await fetch(`${server.url}/v1/pdf/${small.pageId}`, { headers: { "x-api-key": light } })
+    .then(async (r) => (await r.arrayBuffer(), r.status))
+    .catch(() => 0);
   const smallMs = performance.now() - t;
   const results = await Promise.all(answers);
+  // Renders may go on after their connections closed (and charge then): wait until the server is idle.
+  for (let before = -1, now = cpuMs(server.pid); now !== before; before = now, now = cpuMs(server.pid)) await Bun.sleep(1000);
   clearInterval(poll);
   await Bun.sleep(300); // usage.json is saved within 100 ms of a change
   const month = new Date().toISOString().slice(0, 7);
@@ -83,11 +93,12 @@ try {
     concurrent: n,
     delivered: count(200),
     refused503: count(503),
+    /** Status 0: the connection closed with no answer. */
     other: results.filter((r) => r.status !== 200 && r.status !== 503).map((r) => r.status),
     charged: usage.heavy ?? 0,
     chargedExpected: 10 * count(200),
     lastAnswerMs: Math.round(Math.max(...results.map((r) => r.ms))),
-    smallPdf: { status: smallAnswer.status, ms: Math.round(smallMs), charged: usage.light ?? 0 },
+    smallPdf: { status: smallAnswer, ms: Math.round(smallMs), charged: usage.light ?? 0 },
     rssMB: { before: Math.round(rssBefore), peak: Math.round(rssPeak) },
   };
   if (values.json) console.log(JSON.stringify(figures, null, 2));
