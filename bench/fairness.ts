@@ -49,7 +49,7 @@ if (values.help) {
 const duration = Number(values.duration);
 const rounds = Number(values.rounds);
 const connections = Number(values.connections);
-const RATES: Record<string, number> = { free: 10, starter: 25, growth: 50, business: 100 };
+const RATES: Record<string, number> = { free: 10, starter: 25, growth: 50, business: 100, enterprise: 1000 };
 const planRate = RATES[values.plan!];
 if (!planRate) throw new Error(`--plan must be one of ${Object.keys(RATES).join(", ")}`);
 const rate: number = planRate;
