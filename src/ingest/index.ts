@@ -109,7 +109,7 @@ const newer = (a: { tsUnix: number; revId: number }, b: { tsUnix: number; revId:
   a.tsUnix !== b.tsUnix ? a.tsUnix > b.tsUnix : a.revId > b.revId;
 
 export async function ingest(options: IngestOptions): Promise<IngestResult> {
-  if (!options.dumps.length) throw new DumpError("no dump given: pass at least one --dump <path|url>.");
+  if (!options.dumps.length) throw new DumpError("no dump given: ingest needs at least one dump path or URL.");
   const chunkWords = options.chunkWords ?? DEFAULT_CHUNK_WORDS;
   const limit = options.limit ?? Infinity;
   const claims = new Map<number, Claim>();

@@ -68,7 +68,7 @@ async function openRaw(spec: string): Promise<{ stream: ReadableStream<Uint8Arra
   }
   const file = Bun.file(spec);
   if (!(await file.exists())) {
-    throw new DumpError(`dump not found: ${spec}. Pass an existing file or an http(s) URL with --dump.`);
+    throw new DumpError(`dump not found: ${spec}. Give an existing file or an http(s) URL.`);
   }
   return { stream: file.stream(), size: file.size };
 }
