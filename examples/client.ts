@@ -3,11 +3,11 @@
  *
  * Run the demo against a running server (`bun run start` prints a key at its first start):
  *
- *     TOME_URL=http://localhost:3000 TOME_API_KEY=wk_... bun examples/client.ts "albedo"
+ *     TOME_URL=http://localhost:8080 TOME_API_KEY=wk_... bun examples/client.ts "albedo"
  *
  * Or use the class:
  *
- *     const tome = new TomeClient({ url: "http://localhost:3000", apiKey: "wk_..." });
+ *     const tome = new TomeClient({ url: "http://localhost:8080", apiKey: "wk_..." });
  *     const { hits } = await tome.search("albedo", { limit: 3 });
  *
  * The response types are the server's own TypeBox schemas, imported as types only: this file has

@@ -4,7 +4,7 @@
  *
  * Run the demo against a running server (`bun run start` prints a key at its first start):
  *
- *     TOME_URL=http://localhost:3000 TOME_API_KEY=wk_... bun examples/langchain-retriever.ts "albedo of snow"
+ *     TOME_URL=http://localhost:8080 TOME_API_KEY=wk_... bun examples/langchain-retriever.ts "albedo of snow"
  *
  * In a chain, use it as any retriever: `const docs = await new TomeRetriever({ k: 4 }).invoke(question)`.
  * Each Document's pageContent is a chunk's whole text; its metadata says where the text comes from

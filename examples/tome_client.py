@@ -2,12 +2,12 @@
 
 Run the demo against a running server (`bun run start` prints a key at its first start):
 
-    TOME_URL=http://localhost:3000 TOME_API_KEY=wk_... python3 examples/tome_client.py "albedo"
+    TOME_URL=http://localhost:8080 TOME_API_KEY=wk_... python3 examples/tome_client.py "albedo"
 
 Or use the class:
 
     from tome_client import TomeClient, TomeError
-    tome = TomeClient("http://localhost:3000", "wk_...")
+    tome = TomeClient("http://localhost:8080", "wk_...")
     for hit in tome.search("albedo", limit=3)["hits"]:
         print(hit["title"], hit["url"], hit["license"]["name"])
 
