@@ -278,3 +278,26 @@ describe("/mcp on the server", () => {
     }
   });
 });
+
+describe("bun run mcp", () => {
+  const run = async (args: string[], env: Record<string, string>, cwd = ROOT) => {
+    const proc = Bun.spawn(["bun", join(ROOT, "src/cli/mcp.ts"), ...args], { cwd, env: { ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    return { stdout, stderr, code };
+  };
+
+  test("--help says how to run it and which snapshot it serves", async () => {
+    const r = await run(["--help"], {});
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("TOME_SNAPSHOT");
+    expect(r.stdout).toContain("/mcp");
+  });
+
+  test("without a snapshot it says how to get one, on stderr, and exits 1 (stdout stays the protocol's)", async () => {
+    const r = await run([], { TOME_SNAPSHOT: "" }, tempDir());
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("mcp: no snapshot in snapshots/");
+    expect(r.stderr).toContain("TOME_SNAPSHOT");
+  });
+});
