@@ -1,11 +1,13 @@
 /**
  * The application: the request pipeline (pipeline.ts; its steps in steps/) around the Elysia
  * routes of api.md on one loaded snapshot, errors as D1, and the OpenAPI document (from the
- * same TypeBox schemas) at /v1/openapi.json with its UI at /docs.
+ * same TypeBox schemas) at /v1/openapi.json with its UI at /docs. POST /mcp, the MCP server
+ * (../mcp), sits beside the routes, behind the same steps.
  */
 import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Access } from "../access";
+import { mcpOverHttp, mcpTools } from "../mcp";
 import { PdfRenderer, type PdfRenderService } from "../pdf";
 import type { Engine } from "../search";
 import { apiContext } from "./context";
@@ -21,7 +23,7 @@ import { searchRoutes } from "./routes/search";
 import { faults } from "./steps/faults";
 import { keys } from "./steps/keys";
 import { log, type LogSink } from "./steps/log";
-import { methods } from "./steps/methods";
+import { MCP_PATH, methods } from "./steps/methods";
 import { responseHeaders } from "./steps/response-headers";
 import { socketTime } from "./steps/socket-time";
 import { target } from "./steps/target";
@@ -73,6 +75,8 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     .use(luckyRoutes(ctx))
     .use(pdfRoutes(ctx, pdf, (error) => logError(error, undefined)));
 
+  const mcp = mcpOverHttp(mcpTools(ctx, { logError: (error) => logError(error, undefined) }));
+
   const steps: Step[] = [
     responseHeaders,
     ...(options.log ? [log(options.log)] : []),
@@ -83,7 +87,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
   ];
   const handler = compose(
     steps,
-    (x) => routes.handle(x.request),
+    (x) => (x.path === MCP_PATH ? mcp(x.request) : routes.handle(x.request)),
     faults((error, x) => logError(error, x.request)),
   );
 

@@ -10,6 +10,7 @@
 import { COST, NEEDS, type Access, type Grant } from "../../access";
 import { ApiError } from "../errors";
 import type { Exchange, Step } from "../pipeline";
+import { MCP_PATH } from "./methods";
 
 /** What answers without a key: the liveness check, the API's description and its UI. */
 const OPEN_PATHS = new Set(["/healthz", "/v1/openapi.json", "/docs"]);
@@ -32,13 +33,13 @@ interface RefusedGrant extends Grant {
 const overQuota = new WeakMap<Request, () => ApiError>();
 
 /**
- * Searches (and lucky lookups) by their grant, for the work share (D25): the route reports
- * what the engine spent, measured inside it (a wall clock around the whole request would
- * count the time other requests' work interleaved with it).
+ * Searches, lucky lookups and MCP requests (whose tools search) by their grant, for the work
+ * share (D25): the route or tool reports what the engine spent, measured inside it (a wall
+ * clock around the whole request would count the time other requests' work interleaved with it).
  */
 const metered = new WeakMap<Request, (ms: number) => void>();
 
-/** Counts the engine's milliseconds for a search or lucky request against its key's share of server time. */
+/** Counts the engine's milliseconds for a search, lucky or MCP request against its key's share of server time. */
 export function meterWork(request: Request, ms: number): void {
   metered.get(request)?.(ms);
 }
@@ -114,7 +115,7 @@ export function keys(access: Access | undefined): Step {
       x.grant = grant;
       if (!grant.held) overQuota.set(x.request, quotaError(grant));
       if (pdf) requesters.set(x.request, grant.key.record.id);
-      else if (x.path.startsWith(SEARCH_PREFIX) || x.path.startsWith(LUCKY_PREFIX)) metered.set(x.request, (ms) => access.spent(grant, ms));
+      else if (x.path.startsWith(SEARCH_PREFIX) || x.path.startsWith(LUCKY_PREFIX) || x.path === MCP_PATH) metered.set(x.request, (ms) => access.spent(grant, ms));
       return undefined;
     },
     after(x, response) {

@@ -1,14 +1,25 @@
 /**
  * The API is read-only (D22): GET; HEAD answered as its GET without the body (the routes see a
  * GET, with x.head set); OPTIONS preflight answered here, without a key; anything else 405.
+ * /mcp alone takes POST, and only POST: MCP's streamable HTTP transport, stateless, has no GET
+ * stream and no session to DELETE.
  */
 import type { Step } from "../pipeline";
 
+export const MCP_PATH = "/mcp";
+
 const ALLOWED_METHODS = "GET, HEAD, OPTIONS";
+const MCP_METHODS = "POST, OPTIONS";
+const ALLOWED_HEADERS = "X-API-Key, Authorization, Content-Type, X-Request-Id";
 const PREFLIGHT = {
   "access-control-allow-methods": ALLOWED_METHODS,
-  "access-control-allow-headers": "X-API-Key, Authorization, Content-Type, X-Request-Id",
+  "access-control-allow-headers": ALLOWED_HEADERS,
   "access-control-max-age": "86400",
+};
+const MCP_PREFLIGHT = {
+  ...PREFLIGHT,
+  "access-control-allow-methods": MCP_METHODS,
+  "access-control-allow-headers": `${ALLOWED_HEADERS}, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID`,
 };
 
 /** The GET answer's status and headers, with its length but not its body (an answer made without a body, such as an unrendered PDF's, says no length). */
@@ -24,9 +35,16 @@ async function withoutBody(get: Response): Promise<Response> {
 const fromHead = new WeakSet<Request>();
 export const isHead = (request: Request): boolean => fromHead.has(request);
 
+const notAllowed = (message: string, allow: string) => Response.json({ error: "method not allowed", message }, { status: 405, headers: { allow } });
+
 export const methods: Step = {
   before(x) {
     const method = x.request.method;
+    if (x.path === MCP_PATH) {
+      if (method === "POST") return undefined;
+      if (method === "OPTIONS") return new Response(null, { status: 204, headers: MCP_PREFLIGHT });
+      return notAllowed(`${MCP_PATH} is MCP's streamable HTTP transport, without sessions: POST JSON-RPC messages to it, not ${method}.`, MCP_METHODS);
+    }
     if (method === "GET") return undefined;
     if (method === "HEAD") {
       x.head = true;
@@ -35,10 +53,7 @@ export const methods: Step = {
       return undefined;
     }
     if (method === "OPTIONS") return new Response(null, { status: 204, headers: PREFLIGHT });
-    return Response.json(
-      { error: "method not allowed", message: `The API is read-only: use GET (or HEAD, OPTIONS), not ${method}.` },
-      { status: 405, headers: { allow: ALLOWED_METHODS } },
-    );
+    return notAllowed(`The API is read-only: use GET (or HEAD, OPTIONS), not ${method}.`, ALLOWED_METHODS);
   },
   after: (x, response) => (x.head ? withoutBody(response) : response),
 };

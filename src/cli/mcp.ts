@@ -1,0 +1,56 @@
+/**
+ * bun run mcp — the MCP server over stdio, for a desktop MCP client that starts it: the tools
+ * of src/mcp on a local snapshot (TOME_SNAPSHOT, else the newest in snapshots/, as `bun run
+ * start` finds it), with no key. stdout carries the protocol only; everything else goes to
+ * stderr. Unlike start, it builds no snapshot: a client would time out waiting for one.
+ */
+import { apiContext } from "../http/context";
+import { mcpTools } from "../mcp";
+import { open } from "../search";
+import { latestSnapshot, SnapshotError } from "../snapshot";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+
+/** Where `bun run start` keeps and finds snapshots (start.ts). */
+const SNAPSHOT_DIR = "snapshots";
+
+const HELP = `Usage: bun run mcp     (run from the repository, or give TOME_SNAPSHOT)
+
+The MCP server over stdio (JSON-RPC on stdin and stdout), for an MCP client that starts it:
+tools search, get_page, get_chunk, lucky and changes on a local snapshot, with no key.
+The running server (bun run start) also serves MCP over HTTP at /mcp, with an API key.
+
+Environment:
+  TOME_SNAPSHOT  snapshot to serve (default: the newest *.tome in ${SNAPSHOT_DIR}/; make one
+                 with bun run start or bun run snapshot:build)
+`;
+
+if (import.meta.main) {
+  if (Bun.argv.includes("--help") || Bun.argv.includes("-h")) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  if (Bun.argv.length > 2) {
+    console.error(`mcp: it takes no arguments, not "${Bun.argv.slice(2).join(" ")}": set TOME_SNAPSHOT to choose the snapshot (see --help).`);
+    process.exit(2);
+  }
+  const path = process.env.TOME_SNAPSHOT || latestSnapshot(SNAPSHOT_DIR);
+  if (!path) {
+    console.error(`mcp: no snapshot in ${SNAPSHOT_DIR}/ (looked from ${process.cwd()}). Build one with bun run start or bun run snapshot:build, or set TOME_SNAPSHOT to a .tome file.`);
+    process.exit(1);
+  }
+  try {
+    const engine = await open(path, { log: (line) => console.error(line) });
+    const tools = mcpTools(apiContext(engine), { logError: (error) => console.error(error) });
+    await tools.server().connect(new StdioServerTransport());
+    const m = engine.snapshot.meta;
+    console.error(`mcp: serving ${path} (${m.wiki.host}, ${m.indexedPages} pages) over stdio.`);
+    // The client ends the server by closing its stdin.
+    process.stdin.once("end", () => process.exit(0));
+  } catch (err) {
+    if (err instanceof SnapshotError) {
+      console.error(`mcp: ${err.message}`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}

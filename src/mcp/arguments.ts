@@ -1,0 +1,38 @@
+/**
+ * A tool's JSON arguments read by the REST routes' strict rules (../http/params.ts, D3–D6):
+ * each scalar is turned back into the text a query string would carry and read by readQuery
+ * against the same TypeBox schema, so `limit: 99`, `limit: 2.5` and `format: "html"` fail as
+ * they do over REST, with the same messages. Two rules are the tool's own: an argument the
+ * tool does not take is refused (a model's misspelt name should not be silently ignored), and
+ * the messages say "argument" where a route says "query parameter".
+ */
+import type { TObject } from "@sinclair/typebox";
+import { ApiError, invalidParameter } from "../http/errors";
+import { readQuery, type Filled, type ReadOptions } from "../http/params";
+
+export function readArguments<T extends TObject>(schema: T, args: Record<string, unknown> | undefined, options: ReadOptions = {}): Filled<T> {
+  const given = args ?? {};
+  const names = Object.keys(schema.properties);
+  const unknown = Object.keys(given).filter((name) => !names.includes(name));
+  if (unknown.length) {
+    const name = unknown[0]!;
+    throw new ApiError(400, "invalid_parameter", `Unknown argument ${name}: this tool takes ${names.join(", ")}.`, {
+      parameter: name,
+      value: String(JSON.stringify(given[name])).slice(0, 200),
+      constraint: `one of ${names.join(", ")}`,
+    });
+  }
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(given)) {
+    // null stands for "not given", as clients send it for optional arguments they leave empty.
+    if (value === null || value === undefined) continue;
+    if (typeof value === "string") query.set(name, value);
+    else if (typeof value === "number" || typeof value === "boolean") query.set(name, String(value));
+    else throw invalidParameter(name, JSON.stringify(value), "a string, a number or a boolean");
+  }
+  for (const name of schema.required ?? []) {
+    const value = query.get(name);
+    if (value === null || value.trim() === "") throw new ApiError(400, `missing ${name}`, `The argument ${name} is required.`);
+  }
+  return readQuery(schema, `?${query}`, options);
+}

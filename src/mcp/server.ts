@@ -1,0 +1,77 @@
+/**
+ * The MCP server over one loaded snapshot, built with the official SDK's low-level Server so
+ * that the tools' schemas are the API's own JSON Schemas (TypeBox), not a second copy in Zod.
+ * A tool's bad argument or missing page is a tool error (isError) with the route's message; a
+ * fault of ours is logged and answered as D1's internal_error, without its details.
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as ListedTool } from "@modelcontextprotocol/sdk/types.js";
+import type { TSchema } from "@sinclair/typebox";
+import pkg from "../../package.json";
+import type { ApiContext } from "../http/context";
+import { ApiError, INTERNAL_ERROR } from "../http/errors";
+import { toolsOf, type CallContext, type Tool } from "./tools";
+
+/** A TypeBox schema as plain JSON Schema: its symbols dropped, and the x- extensions only the REST reader uses. */
+function jsonSchema(schema: TSchema): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(schema, (key, value) => (key.startsWith("x-") ? undefined : value)));
+}
+
+function listed(tool: Tool): ListedTool {
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: { ...jsonSchema(tool.input), type: "object", additionalProperties: false },
+    outputSchema: { ...jsonSchema(tool.output), type: "object" },
+    annotations: { title: tool.title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  };
+}
+
+const failure = (code: string, message: string): CallToolResult => ({ isError: true, content: [{ type: "text", text: `${code}: ${message}` }] });
+
+export interface McpOptions {
+  /** Where faults are reported (the caller only sees internal_error). */
+  logError: (error: unknown) => void;
+}
+
+/** The tools of one snapshot, listed once; server() makes an SDK server for one connection (stdio) or one request (HTTP, stateless). */
+export function mcpTools(ctx: ApiContext, options: McpOptions) {
+  const tools = toolsOf(ctx);
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const list = tools.map(listed);
+  const m = ctx.meta;
+  const instructions =
+    `Tome serves the text of ${m.content_source.name} (${m.content_source.project}) articles from a snapshot built ${m.search_engine_version.commitDate}` +
+    (m.dataset ? `: ${m.dataset.indexed_pages} articles cut into ${m.dataset.indexed_chunks} passages` : "") +
+    ". Find passages with search, read an article with get_page or lucky, one passage with get_chunk, and what changed with changes. " +
+    "The text is under CC BY-SA 4.0 and was modified from the source (see attribution.modifications): when you use it, credit each " +
+    "article by its title and url, name the license, and say the text was modified. Every result's attribution says how.";
+
+  const call = (tool: Tool, args: Record<string, unknown> | undefined, context: CallContext): CallToolResult => {
+    try {
+      const { structured, text } = tool.call(args, context);
+      return { content: [{ type: "text", text }], structuredContent: structured };
+    } catch (error) {
+      if (error instanceof ApiError) return failure(error.code, error.message);
+      options.logError(error);
+      return failure(INTERNAL_ERROR.error, INTERNAL_ERROR.message);
+    }
+  };
+
+  return {
+    tools: list,
+    server(context: CallContext = {}): Server {
+      const server = new Server({ name: "tome", title: "Tome", version: pkg.version }, { capabilities: { tools: {} }, instructions });
+      server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: list }));
+      server.setRequestHandler(CallToolRequestSchema, (request) => {
+        const tool = byName.get(request.params.name);
+        if (!tool) throw new McpError(ErrorCode.InvalidParams, `There is no tool ${request.params.name}: the tools are ${[...byName.keys()].join(", ")}.`);
+        return call(tool, request.params.arguments, context);
+      });
+      return server;
+    },
+  };
+}
+
+export type McpTools = ReturnType<typeof mcpTools>;

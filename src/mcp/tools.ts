@@ -1,0 +1,217 @@
+/**
+ * The MCP tools: search, get_page, get_chunk, lucky and changes, over the engine and resources
+ * of one loaded snapshot. Each takes the REST route's TypeBox schema as its input schema (read
+ * by the same strict rules, arguments.ts) and answers the REST route's body as its structured
+ * content, attribution included, with readable text beside it (text.ts). The bodies are built
+ * as the routes build them (routes/*.ts).
+ */
+import { CloneType, Type as t, type TObject, type TSchema } from "@sinclair/typebox";
+import type { ApiContext } from "../http/context";
+import { ApiError, notFound } from "../http/errors";
+import type { Filled, ReadOptions } from "../http/params";
+import { readSince } from "../http/routes/changes";
+import { joinText } from "../http/routes/pages";
+import {
+  Attribution,
+  ChangesQuery,
+  ChangesResponse,
+  Chunk,
+  ChunkParams,
+  LuckyQuery,
+  LuckyResponse,
+  PageParams,
+  PageQuery,
+  PageResponse,
+  SearchQuery,
+  SearchResponse,
+} from "../http/schemas";
+import { readArguments } from "./arguments";
+import { changesText, chunkText, luckyText, pageText, searchText } from "./text";
+
+/** D13: all of the page's chunks, as lucky's REST route gives them. */
+const LUCKY_CHUNKS = 10_000;
+
+// Copies taken before any Elysia app is made: Elysia rewrites a route's schemas in place.
+const Inputs = {
+  search: CloneType(SearchQuery),
+  get_page: t.Object({ page_id: CloneType(PageParams.properties.page_id), ...CloneType(PageQuery).properties }),
+  get_chunk: CloneType(ChunkParams),
+  lucky: CloneType(LuckyQuery),
+  changes: CloneType(ChangesQuery),
+};
+const Outputs = {
+  search: CloneType(SearchResponse),
+  get_page: CloneType(PageResponse),
+  // A chunk's REST body names its source and license; a tool's result also says how to credit it.
+  get_chunk: t.Object({ ...CloneType(Chunk).properties, attribution: CloneType(Attribution) }),
+  lucky: CloneType(LuckyResponse),
+  changes: CloneType(ChangesResponse),
+};
+
+/** What a tool call may report: the engine's milliseconds, counted against the caller's work share (D25). */
+export interface CallContext {
+  meter?: (ms: number) => void;
+}
+
+export interface Answer {
+  structured: Record<string, unknown>;
+  text: string;
+}
+
+export interface Tool {
+  name: string;
+  title: string;
+  description: string;
+  input: TObject;
+  output: TSchema;
+  /** Reads the arguments strictly and answers, or throws the ApiError the caller should see. */
+  call(args: Record<string, unknown> | undefined, context: CallContext): Answer;
+}
+
+function tool<I extends TObject>(spec: {
+  name: keyof typeof Inputs;
+  title: string;
+  description: string;
+  read?: ReadOptions;
+  run(args: Filled<I>, context: CallContext): Answer;
+}): Tool {
+  const input = Inputs[spec.name] as unknown as I;
+  return {
+    name: spec.name,
+    title: spec.title,
+    description: spec.description,
+    input,
+    output: Outputs[spec.name],
+    call: (args, context) => spec.run(readArguments(input, args, spec.read), context),
+  };
+}
+
+export function toolsOf({ engine, resources, attributions, meta }: ApiContext): Tool[] {
+  const site = `${meta.content_source.name} (${meta.content_source.project})`;
+  const cite =
+    "Cite what you use by its article title and url (or source.permalink, the exact revision), and say the text is from " +
+    `${meta.content_source.name} under CC BY-SA 4.0, modified: the attribution object in every result says how.`;
+
+  const readPage = (pageId: number, offset: number, maxChunks: number, format: string) => {
+    const page = engine.page(pageId);
+    if (!page) throw notFound(`There is no page with id ${pageId}.`);
+    const results = resources.chunks(page, offset, maxChunks);
+    const shown = resources.page(page);
+    return {
+      page: shown,
+      chunks: { results, offset, limit: maxChunks, total: page.chunks.length },
+      ...(format === "concat" ? { text: joinText(results) } : {}),
+      attribution: attributions.page(page.title, shown.url),
+    };
+  };
+
+  return [
+    tool<typeof Inputs.search>({
+      name: "search",
+      title: "Search articles",
+      description:
+        `Full-text search over the passages of ${site} articles. Returns up to limit hits, best first, one per article: its best-matching ` +
+        "passage, with the passage's text, section and id, the article's title, page_id and url, and a permalink to the revision. " +
+        "Articles whose title matches come first, then those containing every word. Put words in double quotes to require the phrase. " +
+        "Use it to find which articles cover a subject; then read a whole article with get_page (its page_id) or one passage with " +
+        "get_chunk (its id). With page_id, it lists the matching passages of that one article instead. " +
+        cite,
+      run(q, { meter }) {
+        const started = performance.now();
+        const result = engine.search(q.q, { limit: q.limit, offset: q.offset, pageId: q.page_id, cropLength: q.crop_length, highlight: q.highlight });
+        meter?.(result.processingTimeMs);
+        const body = {
+          hits: result.hits.map((h) => resources.hit(h)),
+          query: q.q,
+          processingTimeMs: Math.round(performance.now() - started),
+          limit: q.limit,
+          offset: q.offset,
+          estimatedTotalHits: result.estimatedTotalHits,
+          attribution: attributions.results,
+        };
+        return { structured: body, text: searchText(body) };
+      },
+    }),
+    tool<typeof Inputs.get_page>({
+      name: "get_page",
+      title: "Read an article",
+      description:
+        "Reads one article by its page_id (from search, lucky or changes): its passages (chunks) in order, each with its section, and " +
+        "the article's title, url, revision and last modification time. All passages by default; max_chunks and offset read a long " +
+        "article in windows (chunks.total says how many there are). format=concat also joins their text in one text field. " +
+        cite,
+      read: { codes: { page_id: "page_id must be an integer" } },
+      run: (q) => {
+        const body = readPage(q.page_id, q.offset, q.max_chunks, q.format);
+        return { structured: body, text: pageText(body) };
+      },
+    }),
+    tool<typeof Inputs.get_chunk>({
+      name: "get_chunk",
+      title: "Read a passage",
+      description:
+        "Reads one passage by its id, {page_id}_{chunk_index}, as search hits name it: its text and section, the article's title and " +
+        "url, a permalink to the revision, the license and the changes made to the source text. Use it to quote or check a passage " +
+        "found earlier. " +
+        cite,
+      run: (q) => {
+        const [pageId, index] = q.id.split("_").map(Number) as [number, number];
+        const page = engine.page(pageId);
+        if (!page || index >= page.chunks.length) throw notFound(`There is no chunk with id ${q.id}.`);
+        const chunk = resources.chunk(page, index);
+        const body = { ...chunk, attribution: attributions.page(page.title, chunk.url) };
+        return { structured: body, text: chunkText(body) };
+      },
+    }),
+    tool<typeof Inputs.lucky>({
+      name: "lucky",
+      title: "The article for a subject",
+      description:
+        "Finds the one article that best answers a query and returns it whole: an exact title match (any case, redirects followed) " +
+        "wins, else the article of the best search hit. Returns the article with all its passages, their text joined (format=concat, " +
+        "the default), and the passage that matched (search_context). Use it when the query names a subject and you want its article " +
+        "rather than a list of hits. " +
+        cite,
+      run(q, { meter }) {
+        const started = performance.now();
+        const found = engine.lucky(q.q);
+        if (found) meter?.(found.processingTimeMs);
+        if (!found) throw new ApiError(404, "no results found", "No page matches this query.");
+        const { page } = found;
+        const shown = resources.luckyPage(page);
+        const results = resources.chunks(page, 0, LUCKY_CHUNKS);
+        const body = {
+          page: shown,
+          chunks: { results, offset: 0, limit: LUCKY_CHUNKS, total: page.chunks.length },
+          ...(q.format === "concat" ? { text: joinText(results) } : {}),
+          search_context: {
+            query: q.q,
+            matched_chunk: resources.hit(found.hit),
+            total_results: found.totalResults,
+            search_time_ms: Math.round(found.processingTimeMs),
+          },
+          attribution: attributions.page(page.title, shown.url),
+          processingTimeMs: Math.round(performance.now() - started),
+        };
+        return { structured: body, text: luckyText(body) };
+      },
+    }),
+    tool<typeof Inputs.changes>({
+      name: "changes",
+      title: "Articles changed since a time",
+      description:
+        "Lists the articles last changed at or after since (Unix seconds, or an RFC 3339 date-time with a zone such as " +
+        "2016-01-31T12:00:00Z; by default 0, every article), oldest change first (by ts_unix, then page_id), each with its page_id, " +
+        "title, url, revision and time. Page through them with offset and limit; total says how many there are. Use it to see what " +
+        "the snapshot holds or what changed since you last looked (pass the last ts_unix you saw); read an article with get_page. " +
+        cite,
+      read: { readers: { since: readSince } },
+      run: (q) => {
+        const since = q.since as number;
+        const { pages, total } = engine.changes(since, q.offset, q.limit);
+        const body = { results: pages.map((p) => resources.page(p)), offset: q.offset, limit: q.limit, total, attribution: attributions.results };
+        return { structured: body, text: changesText(body, since) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,303 @@
+/**
+ * The MCP server, through the official SDK's client: over stdio (`bun src/cli/mcp.ts` on a
+ * snapshot of the shared English dumps) and over HTTP (POST /mcp on the real server, with a
+ * key). Each tool's structured content is checked against what the REST route answers for the
+ * same question on the same snapshot; /mcp is checked for its key, credit, work share and methods.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { createKey, updateKeyFile } from "../src/access";
+import { ChangesQuery, LuckyQuery, PageQuery, SearchQuery } from "../src/http/schemas";
+import { EN_2006, EN_2016, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
+
+setDefaultTimeout(120_000);
+
+type Json = Record<string, any>;
+const DUMPS = { dumps: [EN_2016, EN_2006] };
+const TOOLS = ["search", "get_page", "get_chunk", "lucky", "changes"];
+
+let snapshot: string;
+let server: ServerProcess;
+let key: string;
+
+/** A key on its own account, on a plan with a monthly quota (so X-Quota-Remaining counts). */
+function keyIn(dir: string, name: string): string {
+  return updateKeyFile(dir, (f) => createKey(f, { name, account: name, plan: "business", scope: "read", now: Date.now() })).key;
+}
+
+beforeAll(async () => {
+  snapshot = await snapshotFor(DUMPS);
+  const dir = tempDir("tome-data-");
+  key = keyIn(dir, "mcp");
+  server = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: dir });
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+async function rest(path: string): Promise<Json> {
+  const r = await fetch(server.url + path, { headers: { "X-API-Key": key } });
+  expect(r.status).toBe(200);
+  return (await r.json()) as Json;
+}
+
+/** A body without the times, which differ from one answer to the next. */
+function timeless(body: Json): Json {
+  const { processingTimeMs: _, ...rest } = body;
+  if (rest.search_context) rest.search_context = { ...rest.search_context, search_time_ms: 0 };
+  return rest;
+}
+
+async function stdioClient(): Promise<Client> {
+  const client = new Client({ name: "tome-test", version: "1" });
+  const env = { ...(process.env as Record<string, string>), TOME_SNAPSHOT: snapshot };
+  await client.connect(new StdioClientTransport({ command: "bun", args: [join(ROOT, "src/cli/mcp.ts")], cwd: ROOT, env, stderr: "pipe" }));
+  return client;
+}
+
+/** An HTTP client with the key; `seen` collects every answer's status and X-Quota-Remaining. */
+async function httpClient(seen: { method: string; status: number; quota: string | null }[] = []): Promise<Client> {
+  const client = new Client({ name: "tome-test", version: "1" });
+  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+    requestInit: { headers: { "X-API-Key": key } },
+    fetch: async (url, init) => {
+      const response = await fetch(url, init);
+      seen.push({ method: init?.method ?? "GET", status: response.status, quota: response.headers.get("x-quota-remaining") });
+      return response;
+    },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+const text = (result: Json) => (result.content as { type: string; text: string }[]).map((c) => c.text).join("\n");
+
+for (const [name, connect] of [
+  ["stdio", stdioClient],
+  ["HTTP", () => httpClient()],
+] as const) {
+  describe(`over ${name}`, () => {
+    let client: Client;
+    beforeAll(async () => {
+      client = await connect();
+    });
+    afterAll(async () => {
+      await client?.close();
+    });
+
+    test("lists the five tools, each described for a model, with the REST routes' schemas as input", async () => {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toEqual(TOOLS);
+      for (const tool of tools) {
+        expect(tool.description).toContain("attribution");
+        expect(tool.annotations?.readOnlyHint).toBe(true);
+        expect(tool.outputSchema?.type).toBe("object");
+      }
+      const input = Object.fromEntries(tools.map((t) => [t.name, t.inputSchema as Json]));
+      expect(input.search!.required).toEqual(["q"]);
+      expect(input.search!.properties.limit).toMatchObject({ type: "integer", minimum: 1, maximum: SearchQuery.properties.limit.maximum, default: 10 });
+      expect(input.search!.properties.q).toMatchObject({ type: "string", maxLength: SearchQuery.properties.q.maxLength });
+      expect(Object.keys(input.search!.properties)).toEqual(Object.keys(SearchQuery.properties));
+      expect(Object.keys(input.get_page!.properties)).toEqual(["page_id", ...Object.keys(PageQuery.properties)]);
+      expect(input.get_page!.required).toEqual(["page_id"]);
+      expect(input.get_chunk!.properties.id.pattern).toBe("^[0-9]+_[0-9]+$");
+      expect(Object.keys(input.lucky!.properties)).toEqual(Object.keys(LuckyQuery.properties));
+      expect(Object.keys(input.changes!.properties)).toEqual(Object.keys(ChangesQuery.properties));
+      expect(input.changes!.properties.since.anyOf).toHaveLength(2);
+    });
+
+    test("search: the REST body as structured content, the passages and their attribution as text", async () => {
+      const result = (await client.callTool({ name: "search", arguments: { q: "albedo", limit: 3 } })) as Json;
+      expect(result.isError).toBeFalsy();
+      const expected = await rest("/v1/search?q=albedo&limit=3");
+      expect(timeless(result.structuredContent)).toEqual(timeless(expected));
+      const first = expected.hits[0];
+      expect(first.title).toBe("Albedo");
+      const shown = text(result);
+      expect(shown).toContain(first.url);
+      expect(shown).toContain(first.source.permalink);
+      expect(shown).toContain(`passage ${first.id}`);
+      expect(shown).toContain(first.text.slice(0, 200));
+      expect(shown).toContain(expected.attribution.attribution_notice);
+    });
+
+    test("get_page: a window of the article, as /v1/page answers it", async () => {
+      const result = (await client.callTool({ name: "get_page", arguments: { page_id: 39, max_chunks: 2, offset: 1, format: "concat" } })) as Json;
+      const expected = await rest("/v1/page/39?max_chunks=2&offset=1&format=concat");
+      expect(result.structuredContent).toEqual(expected);
+      const shown = text(result);
+      expect(shown).toContain("Albedo (page_id 39");
+      expect(shown).toContain("Passages 2 to 3 of");
+      expect(shown).toContain(expected.chunks.results[1].text);
+      expect(shown).toContain(expected.attribution.attribution_notice);
+    });
+
+    test("get_chunk: the chunk as /v1/chunk answers it, with the page's attribution", async () => {
+      const result = (await client.callTool({ name: "get_chunk", arguments: { id: "39_0" } })) as Json;
+      const chunk = await rest("/v1/chunk/39_0");
+      const page = await rest("/v1/page/39?max_chunks=1");
+      expect(result.structuredContent).toEqual({ ...chunk, attribution: page.attribution });
+      expect(text(result)).toContain(chunk.text);
+      expect(text(result)).toContain(page.attribution.attribution_notice);
+    });
+
+    test("lucky: the article whole, as /v1/lucky answers it", async () => {
+      const result = (await client.callTool({ name: "lucky", arguments: { q: "albedo" } })) as Json;
+      const expected = await rest("/v1/lucky?q=albedo");
+      expect(timeless(result.structuredContent)).toEqual(timeless(expected));
+      expect(expected.page.title).toBe("Albedo");
+      const shown = text(result);
+      expect(shown).toContain('The article for "albedo"');
+      for (const chunk of expected.chunks.results) expect(shown).toContain(chunk.text);
+      expect(shown).toContain(expected.attribution.attribution_notice);
+    });
+
+    test("changes: since as an RFC 3339 date, as /v1/changes answers it", async () => {
+      const result = (await client.callTool({ name: "changes", arguments: { since: "2016-04-18T23:12:22Z", limit: 3 } })) as Json;
+      const expected = await rest("/v1/changes?since=2016-04-18T23:12:22Z&limit=3");
+      expect(result.structuredContent).toEqual(expected);
+      expect(expected.results[0].page_id).toBe(39);
+      expect(text(result)).toContain(`- Albedo (page_id 39`);
+      expect(text(result)).toContain(expected.attribution.attribution_notice);
+    });
+
+    test("a bad argument, or no such page, is a tool error with the route's message", async () => {
+      const fails = async (tool: string, args: Json) => {
+        const result = (await client.callTool({ name: tool, arguments: args })) as Json;
+        expect(result.isError).toBe(true);
+        expect(result.structuredContent).toBeUndefined();
+        return text(result);
+      };
+      expect(await fails("search", { q: "albedo", limit: 99 })).toBe("invalid_parameter: limit must be an integer from 1 to 50 (base-10 digits).");
+      expect(await fails("search", { q: "albedo", limit: 2.5 })).toBe("invalid_parameter: limit must be an integer from 1 to 50 (base-10 digits).");
+      expect(await fails("search", { q: "   " })).toBe("missing q: The argument q is required.");
+      expect(await fails("search", {})).toBe("missing q: The argument q is required.");
+      expect(await fails("search", { q: "x".repeat(501) })).toBe("invalid_parameter: q must be at most 500 characters.");
+      expect(await fails("search", { q: "albedo", limt: 5 })).toContain("Unknown argument limt: this tool takes q, limit,");
+      expect(await fails("search", { q: ["albedo"] })).toBe("invalid_parameter: q must be a string, a number or a boolean.");
+      expect(await fails("get_page", { page_id: "abc" })).toStartWith("page_id must be an integer: page_id must be an integer from 0 to");
+      expect(await fails("get_page", { page_id: 1 })).toBe("not found: There is no page with id 1.");
+      expect(await fails("get_page", { page_id: 39, format: "html" })).toBe("invalid_parameter: format must be one of chunks, concat.");
+      expect(await fails("get_chunk", { id: "39-0" })).toBe("invalid_parameter: id must be of the form {page_id}_{chunk_id}.");
+      expect(await fails("get_chunk", { id: "39_99999" })).toBe("not found: There is no chunk with id 39_99999.");
+      expect(await fails("lucky", { q: "zzqxjv" })).toBe("no results found: No page matches this query.");
+      expect(await fails("changes", { since: "yesterday" })).toStartWith("since must be unix seconds or RFC3339: ");
+      // The server is still there.
+      expect(((await client.callTool({ name: "get_chunk", arguments: { id: "39_0" } })) as Json).isError).toBeFalsy();
+    });
+
+    test("an unknown tool is a protocol error naming the tools", async () => {
+      expect(client.callTool({ name: "find", arguments: {} })).rejects.toThrow("There is no tool find: the tools are search, get_page, get_chunk, lucky, changes.");
+    });
+  });
+}
+
+/** A raw JSON-RPC POST to /mcp (stateless: a tools/call needs no initialize first). */
+function post(message: Json, headers: Record<string, string> = {}, url = server.url): Promise<Response> {
+  return fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers },
+    body: JSON.stringify({ jsonrpc: "2.0", ...message }),
+  });
+}
+
+describe("/mcp on the server", () => {
+  test("needs a key: 401 without one", async () => {
+    const r = await post({ id: 1, method: "tools/list" });
+    expect(r.status).toBe(401);
+    expect(((await r.json()) as Json).error).toBeString();
+  });
+
+  test("each answered POST costs one credit (X-Quota-Remaining moves by one), a tool error included", async () => {
+    const seen: { method: string; status: number; quota: string | null }[] = [];
+    const client = await httpClient(seen);
+    try {
+      await client.callTool({ name: "search", arguments: { q: "albedo" } });
+      await client.callTool({ name: "search", arguments: { q: "albedo", limit: 99 } });
+    } finally {
+      await client.close();
+    }
+    const posts = seen.filter((s) => s.method === "POST");
+    // initialize, notifications/initialized (202), then the two calls.
+    expect(posts.map((p) => p.status)).toEqual([200, 202, 200, 200]);
+    const quotas = posts.map((p) => Number(p.quota));
+    expect(quotas.slice(1).map((q, i) => quotas[i]! - q)).toEqual([1, 1, 1]);
+    // The client's GET for a server stream is refused (stateless), without a key and without a charge.
+    expect(seen.filter((s) => s.method === "GET").map((s) => s.status)).toEqual([405]);
+  });
+
+  test("a tools/call answers JSON with the key's limits", async () => {
+    const r = await post({ id: 7, method: "tools/call", params: { name: "get_chunk", arguments: { id: "39_0" } } }, { "X-API-Key": key });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(r.headers.get("x-quota-remaining")).toMatch(/^[0-9]+$/);
+    const body = (await r.json()) as Json;
+    expect(body.id).toBe(7);
+    expect(body.result.structuredContent.id).toBe("39_0");
+  });
+
+  test("takes POST (and OPTIONS) only; the REST routes still refuse POST", async () => {
+    for (const method of ["GET", "HEAD", "DELETE", "PUT"]) {
+      const r = await fetch(`${server.url}/mcp`, { method, headers: { "X-API-Key": key } });
+      expect({ method, status: r.status, allow: r.headers.get("allow") }).toEqual({ method, status: 405, allow: "POST, OPTIONS" });
+    }
+    const preflight = await fetch(`${server.url}/mcp`, { method: "OPTIONS" });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-methods")).toBe("POST, OPTIONS");
+    expect(preflight.headers.get("access-control-allow-headers")).toContain("Mcp-Protocol-Version");
+    const search = await fetch(`${server.url}/v1/search?q=albedo`, { method: "POST", headers: { "X-API-Key": key } });
+    expect(search.status).toBe(405);
+    expect(search.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
+  });
+
+  test("search calls count their engine time against the key's work share (429 rate_limit_exceeded)", async () => {
+    const dir = tempDir("tome-data-");
+    const heavy = keyIn(dir, "heavy");
+    const other = keyIn(dir, "other");
+    const small = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: dir, TOME_KEY_MS_PER_SECOND: "20" });
+    try {
+      // The share binds only while another key has been active in the last second.
+      expect((await fetch(`${small.url}/v1/chunk/39_0`, { headers: { "X-API-Key": other } })).status).toBe(200);
+      const q = "the of and in to a is was for on as by with from that at his which";
+      const statuses: number[] = [];
+      let refusal: Json | undefined;
+      for (let i = 0; i < 40 && !refusal; i++) {
+        const r = await post({ id: i, method: "tools/call", params: { name: "search", arguments: { q, limit: 50 } } }, { "X-API-Key": heavy }, small.url);
+        statuses.push(r.status);
+        const body = (await r.json()) as Json;
+        if (r.status === 429) refusal = body;
+      }
+      expect(statuses[0]).toBe(200);
+      expect(refusal).toEqual({ error: "rate_limit_exceeded", message: expect.stringContaining("share of the server's time"), retry_after: expect.any(Number) });
+    } finally {
+      await small.stop();
+    }
+  });
+});
+
+describe("bun run mcp", () => {
+  const run = async (args: string[], env: Record<string, string>, cwd = ROOT) => {
+    const proc = Bun.spawn(["bun", join(ROOT, "src/cli/mcp.ts"), ...args], { cwd, env: { ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    return { stdout, stderr, code };
+  };
+
+  test("--help says how to run it and which snapshot it serves", async () => {
+    const r = await run(["--help"], {});
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("TOME_SNAPSHOT");
+    expect(r.stdout).toContain("/mcp");
+  });
+
+  test("without a snapshot it says how to get one, on stderr, and exits 1 (stdout stays the protocol's)", async () => {
+    const r = await run([], { TOME_SNAPSHOT: "" }, tempDir());
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("mcp: no snapshot in snapshots/");
+    expect(r.stderr).toContain("TOME_SNAPSHOT");
+  });
+});
