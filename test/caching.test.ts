@@ -118,7 +118,7 @@ describe("If-None-Match", () => {
       const r = await get(path, { "If-None-Match": stale });
       expect({ stale, status: r.status }).toEqual({ stale, status: 200 });
       expect(r.headers.get("etag")).toBe(etag);
-      expect((await r.json()).page.page_id).toBe(39);
+      expect(((await r.json()) as { page: { page_id: number } }).page.page_id).toBe(39);
     }
     for (const matching of [`${other}, ${etag}`, `W/${etag}`, `"x,y", W/"a" ,${etag}`, "*", ` * `]) {
       await expectNotModified(await get(path, { "If-None-Match": matching }), etag);

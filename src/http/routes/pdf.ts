@@ -4,7 +4,7 @@ import anyAscii from "any-ascii";
 import { Elysia } from "elysia";
 import { PdfAbortedError, PdfBusyError, type PdfArticle, type PdfRenderService } from "../../pdf";
 import type { ApiContext } from "../context";
-import { alsoAt, described, KEY_ERRORS, KEYED, PDF_HEADERS, RETRY_HEADERS } from "../docs";
+import { alsoAt, described, KEY_ERRORS, KEYED, NOT_MODIFIED, PDF_HEADERS, RETRY_HEADERS } from "../docs";
 import { ApiError } from "../errors";
 import { strict, type Filled } from "../params";
 import { EXAMPLE } from "../examples";
@@ -77,6 +77,7 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
           headers: PDF_HEADERS,
           mediaType: "application/pdf",
         }),
+        ...NOT_MODIFIED,
         400: described(ErrorBody, "`page_id must be an integer`", {
           examples: {
             [PAGE_ID_ERROR]: {
