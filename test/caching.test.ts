@@ -170,6 +170,17 @@ describe("the PDF", () => {
   });
 });
 
+test("a web page's script may send If-None-Match and read the ETag (CORS)", async () => {
+  const preflight = await fetch(running.url.origin + "/v1/page/39", {
+    method: "OPTIONS",
+    headers: { Origin: "https://example.org", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-api-key, if-none-match" },
+  });
+  expect(preflight.status).toBe(204);
+  expect(preflight.headers.get("access-control-allow-headers")!.toLowerCase().split(/,\s*/)).toContain("if-none-match");
+  const r = await get("/v1/page/39", { Origin: "https://example.org" });
+  expect(r.headers.get("access-control-expose-headers")!.toLowerCase().split(/,\s*/)).toContain("etag");
+});
+
 test("If-None-Match is read as a list of entity tags", () => {
   expect(noneMatchHits(null, `"a"`)).toBe(false);
   expect(noneMatchHits(`"a"`, `W/"a"`)).toBe(true);

@@ -7,7 +7,7 @@ import type { Step } from "../pipeline";
 const ALLOWED_METHODS = "GET, HEAD, OPTIONS";
 const PREFLIGHT = {
   "access-control-allow-methods": ALLOWED_METHODS,
-  "access-control-allow-headers": "X-API-Key, Authorization, Content-Type, X-Request-Id",
+  "access-control-allow-headers": "X-API-Key, Authorization, Content-Type, X-Request-Id, If-None-Match",
   "access-control-max-age": "86400",
 };
 
