@@ -170,6 +170,15 @@ describe("the PDF", () => {
   });
 });
 
+test("a snapshot of the same revisions chunked otherwise gives other ETags", async () => {
+  const rechunked = createApp(await engineFor({ dumps: [EN_2016], chunkWords: 120 }), { pdf: renderer });
+  for (const path of ["/v1/chunk/39_0", "/v1/page/39", "/v1/pdf/39"]) {
+    const here = (await get(path)).headers.get("etag");
+    const there = (await rechunked.handle(new Request(`http://localhost${path}`))).headers.get("etag");
+    expect({ path, here: here !== null, there: there !== null, same: here === there }).toEqual({ path, here: true, there: true, same: false });
+  }
+});
+
 test("a web page's script may send If-None-Match and read the ETag (CORS)", async () => {
   const preflight = await fetch(running.url.origin + "/v1/page/39", {
     method: "OPTIONS",
