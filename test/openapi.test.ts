@@ -147,12 +147,12 @@ describe("/v1/openapi.json", () => {
     const keyed = ["401", "403", "429"];
     const answers: Record<string, string[]> = {
       "/v1/search": ["200", "400", ...keyed],
-      "/v1/page/{page_id}": ["200", "400", "404", ...keyed],
-      "/v1/chunk/{id}": ["200", "400", "404", ...keyed],
-      "/v1/changes": ["200", "400", ...keyed],
+      "/v1/page/{page_id}": ["200", "304", "400", "404", ...keyed],
+      "/v1/chunk/{id}": ["200", "304", "400", "404", ...keyed],
+      "/v1/changes": ["200", "304", "400", ...keyed],
       "/v1/lucky": ["200", "400", "404", ...keyed],
-      "/v1/license": ["200", ...keyed],
-      "/v1/meta": ["200", ...keyed],
+      "/v1/license": ["200", "304", ...keyed],
+      "/v1/meta": ["200", "304", ...keyed],
     };
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["apiKey", "bearer"]);
     expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: "apiKey", in: "header", name: "X-API-Key" });
@@ -162,7 +162,8 @@ describe("/v1/openapi.json", () => {
       expect(Object.keys(op.responses).sort()).toEqual(statuses.sort());
       for (const s of statuses) {
         expect(op.responses[s].description.length).toBeGreaterThan(5);
-        expect(Object.keys(op.responses[s].content)).toEqual(["application/json"]);
+        // A 304 has no body.
+        expect(Object.keys(op.responses[s].content ?? {})).toEqual(s === "304" ? [] : ["application/json"]);
       }
       expect(Object.keys(resolve(op.responses["429"].content["application/json"].schema).properties).sort()).toEqual(["error", "message", "quota_limit", "quota_used", "retry_after"]);
     }
@@ -177,7 +178,7 @@ describe("/v1/openapi.json", () => {
   test("the PDF is application/pdf at both addresses, its errors JSON", async () => {
     for (const path of ["/v1/pdf/{page_id}", "/v1/pdf/{page_id}.pdf"]) {
       const responses = doc.paths[path].get.responses;
-      expect(Object.keys(responses).sort()).toEqual(["200", "400", "401", "403", "404", "429", "500", "503"]);
+      expect(Object.keys(responses).sort()).toEqual(["200", "304", "400", "401", "403", "404", "429", "500", "503"]);
       expect(Object.keys(responses["200"].content)).toEqual(["application/pdf"]);
       expect(responses["200"].content["application/pdf"].schema).toMatchObject({ type: "string", format: "binary" });
       for (const status of ["400", "404", "429", "500", "503"]) expect(Object.keys(responses[status].content)).toEqual(["application/json"]);
@@ -322,7 +323,7 @@ describe("/v1/openapi.json", () => {
     let checked = 0;
     for (const { op } of operations()) {
       for (const [status, r] of Object.entries(op.responses as Json)) {
-        for (const [name, { value }] of Object.entries(((r as Json).content["application/json"]?.examples ?? {}) as Record<string, { value: Json }>)) {
+        for (const [name, { value }] of Object.entries(((r as Json).content?.["application/json"]?.examples ?? {}) as Record<string, { value: Json }>)) {
           const id = `${op.operationId} ${status} ${name}`;
           let answer: Response;
           if (status === "500") answer = await pdfFails.handle(new Request("http://localhost/v1/pdf/39"));

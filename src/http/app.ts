@@ -20,6 +20,7 @@ import { luckyRoutes } from "./routes/lucky";
 import { pdfRoutes } from "./routes/pdf";
 import { pageRoutes } from "./routes/pages";
 import { searchRoutes } from "./routes/search";
+import { conditional } from "./steps/conditional";
 import { faults } from "./steps/faults";
 import { keys } from "./steps/keys";
 import { log, type LogSink } from "./steps/log";
@@ -84,6 +85,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     socketTime(PDF_SOCKET_SECONDS),
     methods,
     keys(access),
+    conditional,
   ];
   const handler = compose(
     steps,

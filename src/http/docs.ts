@@ -4,7 +4,7 @@
  * document built from the routes (openapi.ts) at /v1/openapi.json, and its reader, Swagger
  * UI, at /docs, served from the installed swagger-ui-dist package so that it works offline.
  */
-import type { TSchema } from "@sinclair/typebox";
+import { Type as t, type TSchema } from "@sinclair/typebox";
 import { Elysia, type DocumentDecoration } from "elysia";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -41,9 +41,27 @@ export const KEYED_HEADERS: Headers = {
   "X-Quota-Reset": header("Unix seconds of 00:00:00 UTC on the 1st of next month, when the quota resets", { type: "integer" }, 1764547200),
 };
 
+/** Sent with an answer a client may keep and revalidate, and with its 304. */
+const CACHE_HEADERS: Headers = {
+  ETag: header(
+    "The answer's version. Send it back in If-None-Match to get 304 Not Modified, without a body and without cost, while it is still the answer. " +
+      "A hash of the body (so it changes with the query string, and with a new snapshot); a PDF's is weak (`W/…`), from the article it is made of",
+    { type: "string" },
+    '"9c1f0e6a2b7d4c3e"',
+  ),
+  "Cache-Control": header(
+    "`private, no-cache`: no shared cache may keep the answer (it needs a key), and the client's own cache asks again, with If-None-Match, before each reuse",
+    { type: "string", const: "private, no-cache" },
+    "private, no-cache",
+  ),
+};
+
+/** Sent with a JSON answer that has an ETag. */
+export const CACHED_HEADERS: Headers = { ...KEYED_HEADERS, ...CACHE_HEADERS };
+
 /** Sent with a PDF. */
 export const PDF_HEADERS: Headers = {
-  ...KEYED_HEADERS,
+  ...CACHED_HEADERS,
   "Content-Disposition": header(
     "`attachment`, with a filename made from the article's title and ending in `.pdf`: an ASCII `filename` and the exact title in `filename*`",
     { type: "string" },
@@ -61,7 +79,7 @@ export const RETRY_HEADERS: Headers = {
 export interface ResponseOptions {
   /** The response's headers (default: KEYED_HEADERS). */
   headers?: Headers;
-  /** Its media type (default: application/json). */
+  /** Its media type (default: application/json; "" for an answer without a body). */
   mediaType?: string;
   /** Real answers, by name, where the schema's own examples would mislead (such as each error code). */
   examples?: Record<string, unknown>;
@@ -107,6 +125,14 @@ export const KEY_ERRORS = {
   ),
 };
 
+/** The answer to If-None-Match naming the current ETag, for the routes whose answers have one. */
+export const NOT_MODIFIED = {
+  304: described(t.Void(), "Not Modified: the ETag in If-None-Match is still the answer's. No body; costs no credit, but counts against the rate limit", {
+    headers: CACHED_HEADERS,
+    mediaType: "",
+  }),
+};
+
 /** How to send a key. */
 export const SECURITY_SCHEMES = {
   apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "`wk_` followed by 32 letters and digits" },
@@ -129,6 +155,11 @@ const INFO = {
     "**Keys.** Every /v1 route needs an API key, sent as `X-API-Key: wk_…` or `Authorization: Bearer wk_…`; /healthz, /docs and this document do not. " +
       "Each key has a rate limit in requests per second, and its account a monthly quota of credits: a successful response costs 1 credit, a PDF 10; " +
       "errors and refusals cost nothing. Every response to a keyed request reports both in its X-RateLimit-* and X-Quota-* headers.",
+    "",
+    "**Caching.** Pages, chunks, changes, the license, the metadata and PDFs carry an `ETag` and `Cache-Control: private, no-cache`. " +
+      "Send the ETag back in `If-None-Match`: while the answer is unchanged, the server replies 304 Not Modified without a body, which costs no credit " +
+      "(it still counts against the rate limit, and carries the X-RateLimit-* and X-Quota-* headers). A PDF is not rendered to answer a 304. " +
+      "Searches and lucky answers report their processing time, so they are never the same twice: they have no ETag, and are sent with `Cache-Control: no-store`, as errors are.",
     "",
     '**Errors** are JSON: `{"error": CODE, "message": SENTENCE}`, with `details: {parameter, value, constraint}` for an invalid parameter. ' +
       "Integer parameters take base-10 digits only; a parameter given twice is refused; unknown parameters are ignored.",

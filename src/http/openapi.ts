@@ -21,6 +21,7 @@ export interface HeaderDoc {
 export interface ResponseDoc {
   description: string;
   headers: Record<string, HeaderDoc>;
+  /** "" for an answer without a body. */
   mediaType: string;
   /** Named example bodies. */
   examples?: Record<string, unknown>;
@@ -129,7 +130,8 @@ function responses(route: ApiRoute, toSchema: (s: unknown) => unknown, header: (
     if (!doc) throw new Error(`${route.method} ${route.path}: response ${status} has no documentation (wrap its schema in described())`);
     const examples = doc.examples && Object.fromEntries(Object.entries(doc.examples).map(([name, value]) => [name, { value }]));
     const headers = Object.fromEntries(Object.entries(doc.headers).map(([name, h]) => [name, header(name, h)]));
-    out[status] = { description: doc.description, headers, content: { [doc.mediaType]: { schema: toSchema(schema), ...(examples ? { examples } : {}) } } };
+    const content = doc.mediaType ? { content: { [doc.mediaType]: { schema: toSchema(schema), ...(examples ? { examples } : {}) } } } : {};
+    out[status] = { description: doc.description, headers, ...content };
   }
   return out;
 }

@@ -3,11 +3,13 @@
  * when the app is made. Each step may act before the routes (and answer there, ending the
  * request) and after them, on the way out, in reverse order; a step that answered early is
  * seen on the way out by the steps before it only. The routes are awaited once, whatever the
- * number of steps: the steps' own work is synchronous (HEAD's body count aside).
+ * number of steps: the steps' own work is synchronous (HEAD's body count and the ETag's body
+ * hash aside).
  *
  * The steps, in order (app.ts lists them): response headers (D22) → log → target (the
  * request's one path) → socket time → methods (HEAD, OPTIONS, 405) → keys (D2: 401/403, 429,
- * quota hold) → the routes; a fault anywhere after the first steps becomes a 500.
+ * quota hold) → conditional (ETag, Cache-Control, 304) → the routes; a fault anywhere after the
+ * first steps becomes a 500.
  */
 import type { Server } from "bun";
 import type { Grant } from "../access";

@@ -1,7 +1,7 @@
 /** GET /v1/license (api.md 4.7), GET /v1/meta (api.md 4.8; D17) and GET /healthz. */
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
-import { COMMON_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, OPEN } from "../docs";
+import { CACHED_HEADERS, COMMON_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED, OPEN } from "../docs";
 import { quotaGate } from "../params";
 import { Health, LicenseResponse, MetaResponse } from "../schemas";
 
@@ -10,7 +10,7 @@ export const aboutRoutes = ({ license, meta, health }: ApiContext) =>
     .get("/v1/license", () => license, {
       transform: quotaGate,
       parse: JSON_ONLY,
-      response: { 200: described(LicenseResponse, "License, source and attribution requirements"), ...KEY_ERRORS },
+      response: { 200: described(LicenseResponse, "License, source and attribution requirements", { headers: CACHED_HEADERS }), ...NOT_MODIFIED, ...KEY_ERRORS },
       detail: {
         ...KEYED,
         operationId: "getLicense",
@@ -22,7 +22,7 @@ export const aboutRoutes = ({ license, meta, health }: ApiContext) =>
     .get("/v1/meta", () => meta, {
       transform: quotaGate,
       parse: JSON_ONLY,
-      response: { 200: described(MetaResponse, "Search engine version, indexes, source and dataset"), ...KEY_ERRORS },
+      response: { 200: described(MetaResponse, "Search engine version, indexes, source and dataset", { headers: CACHED_HEADERS }), ...NOT_MODIFIED, ...KEY_ERRORS },
       detail: {
         ...KEYED,
         operationId: "getMeta",

@@ -1,7 +1,7 @@
 /** GET /v1/changes (api.md 4.3; D12). */
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
-import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
+import { CACHED_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED } from "../docs";
 import { ApiError } from "../errors";
 import { strict, type Filled } from "../params";
 import { ChangesQuery, ChangesResponse, ErrorBody } from "../schemas";
@@ -27,7 +27,8 @@ export const changesRoutes = ({ engine, resources, attributions }: ApiContext) =
       ...strict({ query: ChangesQuery, readers: { since: readSince } }),
       parse: JSON_ONLY,
       response: {
-        200: described(ChangesResponse, "Pages with ts_unix >= since, by ts_unix then page_id"),
+        200: described(ChangesResponse, "Pages with ts_unix >= since, by ts_unix then page_id", { headers: CACHED_HEADERS }),
+        ...NOT_MODIFIED,
         400: described(ErrorBody, "`since must be unix seconds or RFC3339`, or `invalid_parameter` for limit or offset", {
           examples: {
             [SINCE_ERROR]: {

@@ -1,7 +1,7 @@
 /** GET /v1/page/{page_id} (api.md 4.2; D10) and GET /v1/chunk/{id} (api.md 4.4; D11). */
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
-import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
+import { CACHED_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED } from "../docs";
 import { notFound } from "../errors";
 import { strict, type Filled } from "../params";
 import { Chunk, ChunkParams, ErrorBody, PageParams, PageQuery, PageResponse } from "../schemas";
@@ -30,7 +30,8 @@ export const pageRoutes = ({ engine, resources, attributions }: ApiContext) =>
         ...strict({ params: PageParams, query: PageQuery, ...PAGE_ID }),
         parse: JSON_ONLY,
         response: {
-          200: described(PageResponse, "The page and the requested window of its chunks; an offset past the end gives empty results"),
+          200: described(PageResponse, "The page and the requested window of its chunks; an offset past the end gives empty results", { headers: CACHED_HEADERS }),
+          ...NOT_MODIFIED,
           400: described(ErrorBody, "`page_id must be an integer` for the path, or `invalid_parameter` for format, max_chunks or offset", {
             examples: {
               "page_id must be an integer": {
@@ -72,7 +73,8 @@ export const pageRoutes = ({ engine, resources, attributions }: ApiContext) =>
         ...strict({ params: ChunkParams }),
         parse: JSON_ONLY,
         response: {
-          200: described(Chunk, "The chunk, with its source, license and modifications"),
+          200: described(Chunk, "The chunk, with its source, license and modifications", { headers: CACHED_HEADERS }),
+          ...NOT_MODIFIED,
           400: described(ErrorBody, "`invalid_parameter`: the id is not {page_id}_{chunk_index} in base-10 digits", {
             examples: {
               invalid_parameter: {

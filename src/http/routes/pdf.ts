@@ -2,13 +2,14 @@
 import { Type as t } from "@sinclair/typebox";
 import anyAscii from "any-ascii";
 import { Elysia } from "elysia";
-import { PdfAbortedError, PdfBusyError, type PdfRenderService } from "../../pdf";
+import { PdfAbortedError, PdfBusyError, type PdfArticle, type PdfRenderService } from "../../pdf";
 import type { ApiContext } from "../context";
-import { alsoAt, described, KEY_ERRORS, KEYED, PDF_HEADERS, RETRY_HEADERS } from "../docs";
+import { alsoAt, described, KEY_ERRORS, KEYED, NOT_MODIFIED, PDF_HEADERS, RETRY_HEADERS } from "../docs";
 import { ApiError } from "../errors";
 import { strict, type Filled } from "../params";
 import { EXAMPLE } from "../examples";
 import { ErrorBody, MAX_INTEGER, UnavailableBody } from "../schemas";
+import { notModified, REVALIDATE, wantsNotModified } from "../steps/conditional";
 import { requesterOf } from "../steps/keys";
 import { isHead } from "../steps/methods";
 
@@ -39,7 +40,17 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
       const { page_id } = ctx.params as Filled<typeof PdfParams>;
       const page = engine.page(page_id);
       if (!page) throw new ApiError(404, "page not found", `There is no page with id ${page_id}.`);
-      const headers = { "content-type": "application/pdf", "content-disposition": contentDisposition(page.title, page.pageId), "x-credit-cost": "10" };
+      const article = resources.pdfArticle(page);
+      const etag = pdfEtag(article);
+      // Before any rendering: a 304 renders nothing, and costs nothing.
+      if (wantsNotModified(ctx.request, etag)) return notModified(etag);
+      const headers = {
+        "content-type": "application/pdf",
+        "content-disposition": contentDisposition(page.title, page.pageId),
+        "x-credit-cost": "10",
+        etag,
+        "cache-control": REVALIDATE,
+      };
       if (isHead(ctx.request)) {
         // A HEAD renders nothing: the kept PDF's headers if there is one, else the headers without a length, free.
         const kept = pdf.cachedPdf?.(page.pageId, page.revId);
@@ -48,7 +59,7 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
       const signal = ctx.request.signal;
       let bytes: Uint8Array;
       try {
-        bytes = await pdf.render(resources.pdfArticle(page), { signal, requester: requesterOf(ctx.request) });
+        bytes = await pdf.render(article, { signal, requester: requesterOf(ctx.request) });
       } catch (err) {
         if (err instanceof PdfBusyError) throw busy(err.retryAfter);
         if (err instanceof PdfAbortedError) return gone();
@@ -66,6 +77,7 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
           headers: PDF_HEADERS,
           mediaType: "application/pdf",
         }),
+        ...NOT_MODIFIED,
         400: described(ErrorBody, "`page_id must be an integer`", {
           examples: {
             [PAGE_ID_ERROR]: {
@@ -111,6 +123,16 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
       },
     },
   );
+
+/**
+ * The PDF's ETag, known before rendering: a hash of everything the renderer is given (the
+ * page's revision and text, the snapshot's date and wiki, the license). Weak, because two
+ * renders of one article are the same document but not the same bytes (each has its own
+ * creation date, and a newer renderer may lay it out differently).
+ */
+export function pdfEtag(article: PdfArticle): string {
+  return `W/"${Bun.hash(JSON.stringify(article)).toString(16).padStart(16, "0")}"`;
+}
 
 /** The renderer's queue is full: 503, with when to come back; nothing is charged. */
 function busy(retryAfter: number): ApiError {

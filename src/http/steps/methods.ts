@@ -10,7 +10,7 @@ export const MCP_PATH = "/mcp";
 
 const ALLOWED_METHODS = "GET, HEAD, OPTIONS";
 const MCP_METHODS = "POST, OPTIONS";
-const ALLOWED_HEADERS = "X-API-Key, Authorization, Content-Type, X-Request-Id";
+const ALLOWED_HEADERS = "X-API-Key, Authorization, Content-Type, X-Request-Id, If-None-Match";
 const PREFLIGHT = {
   "access-control-allow-methods": ALLOWED_METHODS,
   "access-control-allow-headers": ALLOWED_HEADERS,

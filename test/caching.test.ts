@@ -1,0 +1,201 @@
+/**
+ * HTTP caching: ETag and Cache-Control on the keyed answers, If-None-Match's 304 (free, still
+ * rate-limited, with the limit headers), the PDF's 304 without rendering, and HEAD. A real
+ * server on a snapshot of enwiki-2016-sample, with keys in a temporary data directory.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Access } from "../src/access";
+import { createApp, serve, type RunningServer } from "../src/http";
+import type { PdfArticle, PdfRenderService } from "../src/pdf";
+import { noneMatchHits } from "../src/http/steps/conditional";
+import { EN_2016, engineFor, newKey, tempDir } from "./helpers";
+
+// Per file: the snapshot is built from the real dump.
+setDefaultTimeout(120_000);
+
+let running: RunningServer;
+let key: string;
+/** The PDFs the stub renderer made: a 304 must not add to them. */
+const rendered: number[] = [];
+const renderer: PdfRenderService = {
+  render: async (article: PdfArticle) => {
+    rendered.push(article.pageId);
+    return new TextEncoder().encode(`%PDF-1.7 ${article.title} ${rendered.length}`);
+  },
+};
+
+beforeAll(async () => {
+  const data = tempDir("tome-data-");
+  key = (await newKey(data, "--name", "cache", "--account", "cache", "--plan", "business", "--scope", "full")).key;
+  running = serve(createApp(await engineFor({ dumps: [EN_2016] }), { access: new Access({ dataDir: data }), pdf: renderer }), { port: 0, hostname: "127.0.0.1" });
+});
+
+afterAll(async () => {
+  await running?.stop();
+});
+
+function get(path: string, headers: Record<string, string> = {}, method = "GET"): Promise<Response> {
+  return fetch(running.url.origin + path, { method, headers: { "X-API-Key": key, ...headers } });
+}
+
+const quotaLeft = (r: Response) => Number(r.headers.get("x-quota-remaining"));
+
+/** A 304 as RFC 9110 wants it: no body, the ETag, and here the key's limits as on any answer. */
+async function expectNotModified(r: Response, etag: string) {
+  expect(r.status).toBe(304);
+  expect(new Uint8Array(await r.arrayBuffer()).byteLength).toBe(0);
+  expect(r.headers.get("etag")).toBe(etag);
+  expect(r.headers.get("cache-control")).toBe("private, no-cache");
+  for (const h of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "x-quota-limit", "x-quota-remaining", "x-quota-reset", "x-request-id"]) {
+    expect({ h, sent: r.headers.has(h) }).toEqual({ h, sent: true });
+  }
+}
+
+describe("ETag and Cache-Control", () => {
+  test("a page's ETag is stable across identical requests, and differs with the query string", async () => {
+    const etags = new Map<string, string>();
+    for (const query of ["", "?offset=1", "?max_chunks=1", "?format=concat", "?offset=1&max_chunks=1"]) {
+      const [a, b] = [await get(`/v1/page/39${query}`), await get(`/v1/page/39${query}`)];
+      expect(a.status).toBe(200);
+      const etag = a.headers.get("etag")!;
+      expect(etag).toMatch(/^"[0-9a-f]{16}"$/);
+      expect(b.headers.get("etag")).toBe(etag);
+      expect(await a.text()).toBe(await b.text());
+      expect(a.headers.get("cache-control")).toBe("private, no-cache");
+      etags.set(query, etag);
+    }
+    expect(new Set(etags.values()).size).toBe(etags.size);
+  });
+
+  test("chunks, changes, license and meta have ETags; different resources differ", async () => {
+    const paths = ["/v1/chunk/39_0", "/v1/chunk/39_1", "/v1/changes?since=0", "/v1/changes?since=0&limit=1", "/v1/license", "/v1/meta"];
+    const etags: string[] = [];
+    for (const path of paths) {
+      const r = await get(path);
+      expect({ path, status: r.status, cache: r.headers.get("cache-control") }).toEqual({ path, status: 200, cache: "private, no-cache" });
+      etags.push(r.headers.get("etag")!);
+      expect((await get(path)).headers.get("etag")).toBe(etags.at(-1)!);
+    }
+    expect(new Set(etags).size).toBe(paths.length);
+  });
+
+  test("searches and lucky answers (their processing time differs each time) and errors are never stored", async () => {
+    for (const path of ["/v1/search?q=albedo", "/v1/lucky?q=albedo", "/v1/page/1", "/v1/page/abc", "/v1/chunk/39_99"]) {
+      const r = await get(path);
+      expect({ path, etag: r.headers.get("etag"), cache: r.headers.get("cache-control") }).toEqual({ path, etag: null, cache: "no-store" });
+    }
+  });
+});
+
+describe("If-None-Match", () => {
+  test("the current ETag gets a 304 without a body, which costs no credit", async () => {
+    for (const path of ["/v1/page/39?max_chunks=2", "/v1/chunk/39_0", "/v1/changes?since=0&limit=3", "/v1/license", "/v1/meta"]) {
+      const first = await get(path);
+      const etag = first.headers.get("etag")!;
+      const left = quotaLeft(first);
+      await expectNotModified(await get(path, { "If-None-Match": etag }), etag);
+      const r = await get(path, { "If-None-Match": etag });
+      expect({ path, left: quotaLeft(r) }).toEqual({ path, left });
+      // The next full answer costs its credit, as before.
+      expect({ path, left: quotaLeft(await get(path)) }).toEqual({ path, left: left - 1 });
+    }
+  });
+
+  test("a 304 still counts against the rate limit", async () => {
+    const first = await get("/v1/license");
+    const etag = first.headers.get("etag")!;
+    const answers = await Promise.all(Array.from({ length: 5 }, () => get("/v1/license", { "If-None-Match": etag })));
+    const remaining = answers.map((r) => Number(r.headers.get("x-ratelimit-remaining")));
+    expect(answers.every((r) => r.status === 304)).toBe(true);
+    expect(new Set(remaining).size).toBeGreaterThan(1);
+  });
+
+  test("a stale or other ETag gets the full answer; a list, W/ and * are read as RFC 9110 says", async () => {
+    const path = "/v1/page/39?max_chunks=1";
+    const etag = (await get(path)).headers.get("etag")!;
+    const other = (await get("/v1/page/39?max_chunks=2")).headers.get("etag")!;
+    for (const stale of [other, `"0000000000000000"`, etag.slice(1, -1), "garbage", ""]) {
+      const r = await get(path, { "If-None-Match": stale });
+      expect({ stale, status: r.status }).toEqual({ stale, status: 200 });
+      expect(r.headers.get("etag")).toBe(etag);
+      expect(((await r.json()) as { page: { page_id: number } }).page.page_id).toBe(39);
+    }
+    for (const matching of [`${other}, ${etag}`, `W/${etag}`, `"x,y", W/"a" ,${etag}`, "*", ` * `]) {
+      await expectNotModified(await get(path, { "If-None-Match": matching }), etag);
+    }
+  });
+
+  test("searches have no ETag to match; only * gets a 304", async () => {
+    const page = (await get("/v1/page/39")).headers.get("etag")!;
+    expect((await get("/v1/search?q=albedo", { "If-None-Match": page })).status).toBe(200);
+    const star = await get("/v1/search?q=albedo", { "If-None-Match": "*" });
+    expect(star.status).toBe(304);
+    expect(await star.text()).toBe("");
+  });
+
+  test("HEAD: the same ETag as GET, and a 304 for it", async () => {
+    for (const path of ["/v1/page/39", "/v1/chunk/39_0", "/v1/meta"]) {
+      const etag = (await get(path)).headers.get("etag")!;
+      const head = await get(path, {}, "HEAD");
+      expect({ path, status: head.status, etag: head.headers.get("etag") }).toEqual({ path, status: 200, etag });
+      await expectNotModified(await get(path, { "If-None-Match": etag }, "HEAD"), etag);
+    }
+  });
+});
+
+describe("the PDF", () => {
+  test("has a weak ETag known before rendering; its 304 renders nothing and costs nothing", async () => {
+    const first = await get("/v1/pdf/39");
+    expect(first.status).toBe(200);
+    const etag = first.headers.get("etag")!;
+    expect(etag).toMatch(/^W\/"[0-9a-f]{16}"$/);
+    expect(first.headers.get("cache-control")).toBe("private, no-cache");
+    expect((await get("/v1/pdf/39.pdf")).headers.get("etag")).toBe(etag);
+    const renders = rendered.length;
+    const left = quotaLeft(await get("/v1/license"));
+
+    await expectNotModified(await get("/v1/pdf/39", { "If-None-Match": etag }), etag);
+    await expectNotModified(await get("/v1/pdf/39.pdf", { "If-None-Match": `"other", ${etag}` }), etag);
+    await expectNotModified(await get("/v1/pdf/39", { "If-None-Match": etag }, "HEAD"), etag);
+    expect(rendered.length).toBe(renders);
+    expect(quotaLeft(await get("/v1/pdf/39", { "If-None-Match": etag }))).toBe(left);
+
+    // A HEAD that renders nothing still gives the ETag; another page's ETag renders the PDF.
+    expect((await get("/v1/pdf/39", {}, "HEAD")).headers.get("etag")).toBe(etag);
+    const other = await get("/v1/pdf/12", { "If-None-Match": etag });
+    expect(other.status).toBe(200);
+    expect(other.headers.get("etag")).not.toBe(etag);
+    expect(rendered.length).toBe(renders + 1);
+    expect(quotaLeft(other)).toBe(left - 10);
+  });
+});
+
+test("a snapshot of the same revisions chunked otherwise gives other ETags", async () => {
+  const rechunked = createApp(await engineFor({ dumps: [EN_2016], chunkWords: 120 }), { pdf: renderer });
+  for (const path of ["/v1/chunk/39_0", "/v1/page/39", "/v1/pdf/39"]) {
+    const here = (await get(path)).headers.get("etag");
+    const there = (await rechunked.handle(new Request(`http://localhost${path}`))).headers.get("etag");
+    expect({ path, here: here !== null, there: there !== null, same: here === there }).toEqual({ path, here: true, there: true, same: false });
+  }
+});
+
+test("a web page's script may send If-None-Match and read the ETag (CORS)", async () => {
+  const preflight = await fetch(running.url.origin + "/v1/page/39", {
+    method: "OPTIONS",
+    headers: { Origin: "https://example.org", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-api-key, if-none-match" },
+  });
+  expect(preflight.status).toBe(204);
+  expect(preflight.headers.get("access-control-allow-headers")!.toLowerCase().split(/,\s*/)).toContain("if-none-match");
+  const r = await get("/v1/page/39", { Origin: "https://example.org" });
+  expect(r.headers.get("access-control-expose-headers")!.toLowerCase().split(/,\s*/)).toContain("etag");
+});
+
+test("If-None-Match is read as a list of entity tags", () => {
+  expect(noneMatchHits(null, `"a"`)).toBe(false);
+  expect(noneMatchHits(`"a"`, `W/"a"`)).toBe(true);
+  expect(noneMatchHits(`"b" , "a"`, `"a"`)).toBe(true);
+  expect(noneMatchHits(`, ,"a",`, `"a"`)).toBe(true);
+  expect(noneMatchHits(`"a`, `"a"`)).toBe(false);
+  expect(noneMatchHits(`a, "a"`, `"a"`)).toBe(false);
+  expect(noneMatchHits(`"b", *`, `"a"`)).toBe(false);
+});
