@@ -4,6 +4,7 @@
  * reads it through an Access, which also counts usage.
  */
 import { checkKeyStore, type Scope } from "./keys";
+import { PLAN_NAMES, type PlanName } from "./plans";
 import { RateLimiter } from "./rate";
 import { WorkShare } from "./work";
 import { KeyRing, UNLIMITED, type ActiveKey } from "./ring";
@@ -116,6 +117,8 @@ export class Access {
   private readonly usage: UsageLedger;
   private readonly rates = new RateLimiter();
   private readonly work: WorkShare;
+  /** Credits spent since the server started, by the plan of the account that spent them (for /metrics). */
+  private readonly spentByPlan = new Map<PlanName, number>(PLAN_NAMES.map((plan) => [plan, 0]));
   /** The current UTC month: its name, and its start and end in Unix seconds; recomputed when the clock leaves it. */
   private month = { name: "", start: 0, end: 0, endText: "" };
 
@@ -201,6 +204,12 @@ export class Access {
     if (grant.held === undefined) return;
     this.usage.settle(grant.held, grant.cost, succeeded);
     grant.held = undefined;
+    if (succeeded) this.spentByPlan.set(grant.key.plan, this.spentByPlan.get(grant.key.plan)! + grant.cost);
+  }
+
+  /** Credits spent since the server started, by plan (every plan, 0 for those that spent none). */
+  creditsSpent(): ReadonlyMap<PlanName, number> {
+    return this.spentByPlan;
   }
 
   private currentMonth(now: number): { name: string; end: number; endText: string } {

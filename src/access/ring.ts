@@ -11,12 +11,14 @@ import { readFileSync, statSync } from "node:fs";
 import { KeyStoreError } from "./errors";
 import { generationPath, mapGeneration } from "./generation";
 import { hashKey, KEY_SHAPE, keysPath, parseKeyFile, type Account, type KeyRecord, type Scope } from "./keys";
-import { limitsOf, type Plan } from "./plans";
+import { limitsOf, type Plan, type PlanName } from "./plans";
 
 /** A key as the server holds it, with what each request needs of it worked out once. */
 export interface ActiveKey {
   record: KeyRecord;
   account: string;
+  /** The account's plan. */
+  plan: PlanName;
   limits: Plan;
   /** What the key may do: "full" if its scopes include it, else "read". */
   scope: Scope;
@@ -35,7 +37,7 @@ function activeKey(record: KeyRecord, account: Account): ActiveKey {
   const endsAt = record.revoked_at ? -Infinity : record.expires_at ? Date.parse(record.expires_at) : Infinity;
   const quotaText = Number.isFinite(limits.quota) ? String(limits.quota) : UNLIMITED;
   const scope = record.scopes.includes("full") ? "full" : "read";
-  return { record, account: record.account, limits, scope, endsAt, rateText: String(limits.rate), quotaText };
+  return { record, account: record.account, plan: account.plan, limits, scope, endsAt, rateText: String(limits.rate), quotaText };
 }
 
 /** Why keys.json cannot be served from, and since when (ms since the epoch). */

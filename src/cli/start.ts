@@ -34,6 +34,9 @@ Environment:
   TOME_DATA      API keys and usage counters (default ./${DEFAULT_DATA_DIR}); manage keys with
                  "bun run keys". The first start that serves creates a key and prints it once;
                  make another with: ${NEW_KEY_COMMAND}
+  TOME_ADMIN_TOKEN
+                 opens GET /metrics (Prometheus text) to Authorization: Bearer <token>;
+                 at least 16 characters, no spaces. Unset: /metrics is not served (404)
   TOME_AUTH      "off" serves every route without a key, for benchmarks and local use only
   TOME_KEY_MS_PER_SECOND
                  milliseconds of the server's thread one key may use per second, on average
@@ -56,6 +59,17 @@ function openAccess(env = process.env): Access | undefined {
     process.exit(2);
   }
   return new Access({ dataDir: dataDirOf(env), keyMsPerSecond: share ? Number(share) : undefined });
+}
+
+/** The admin token that opens /metrics, if set. */
+function adminTokenOf(env = process.env): string | undefined {
+  const token = env.TOME_ADMIN_TOKEN;
+  if (token === undefined || token === "") return undefined;
+  if (!/^[\x21-\x7e]{16,}$/.test(token)) {
+    console.error("start: TOME_ADMIN_TOKEN must be at least 16 printable ASCII characters with no spaces (e.g. from: openssl rand -hex 32).");
+    process.exit(2);
+  }
+  return token;
 }
 
 function dataDirOf(env = process.env): string {
@@ -108,6 +122,7 @@ if (import.meta.main) {
   }
   try {
     const access = openAccess();
+    const adminToken = adminTokenOf();
     const address = await readAddress();
     // Checked before a snapshot build or load that can take minutes, and again just before serving.
     ensurePortFree(address);
@@ -123,7 +138,7 @@ if (import.meta.main) {
     const requests = stdoutLog();
     let running: ReturnType<typeof serve>;
     try {
-      running = serve(createApp(tome, { access, log: requests.sink }), address);
+      running = serve(createApp(tome, { access, log: requests.sink, adminToken }), address);
     } catch (err) {
       throw listenFailure(err, address);
     }

@@ -13,6 +13,7 @@ import type { Engine } from "../search";
 import { apiContext } from "./context";
 import { DOCS_PATH, OPENAPI_PATH, openApi } from "./docs";
 import { ApiError, INTERNAL_ERROR } from "./errors";
+import { Metrics } from "./metrics";
 import { compose, exchange, type Step } from "./pipeline";
 import { aboutRoutes } from "./routes/about";
 import { changesRoutes } from "./routes/changes";
@@ -24,6 +25,7 @@ import { conditional } from "./steps/conditional";
 import { faults } from "./steps/faults";
 import { keys } from "./steps/keys";
 import { log, type LogSink } from "./steps/log";
+import { measure, metricsEndpoint } from "./steps/metrics";
 import { MCP_PATH, methods } from "./steps/methods";
 import { responseHeaders } from "./steps/response-headers";
 import { socketTime } from "./steps/socket-time";
@@ -42,6 +44,8 @@ export interface AppOptions {
   logError?: (error: unknown, request: Request | undefined) => void;
   /** One line per request (none by default; `bun run start` logs to stdout). */
   log?: LogSink;
+  /** Opens /metrics to Authorization: Bearer <adminToken> (TOME_ADMIN_TOKEN). Without it, /metrics is 404 and nothing is measured. */
+  adminToken?: string;
 }
 
 export function createApp(engine: Engine, options: AppOptions = {}) {
@@ -78,12 +82,15 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
 
   const mcp = mcpOverHttp(mcpTools(ctx, { logError: (error) => logError(error, undefined) }));
 
+  const metrics = options.adminToken ? new Metrics({ engine, access, pdf, routes: [...routes.routes.map((r) => r.path), MCP_PATH] }) : undefined;
   const steps: Step[] = [
+    ...(metrics ? [measure(metrics)] : []),
     responseHeaders,
     ...(options.log ? [log(options.log)] : []),
     target,
     socketTime(PDF_SOCKET_SECONDS),
     methods,
+    metricsEndpoint(metrics, options.adminToken),
     keys(access),
     conditional,
   ];
@@ -98,8 +105,11 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     routes,
     /** Answers a request through the whole pipeline. */
     handle: (request: Request, server?: Server<undefined>): Response | Promise<Response> => handler(exchange(request, server)),
-    /** Stops what the app runs beside the server (the PDF renderer's worker). */
-    close: () => pdf.close?.(),
+    /** Stops what the app runs beside the server (the PDF renderer's worker, the metrics' watch on the engine). */
+    close: () => {
+      metrics?.close();
+      pdf.close?.();
+    },
   };
 }
 

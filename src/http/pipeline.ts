@@ -6,10 +6,10 @@
  * number of steps: the steps' own work is synchronous (HEAD's body count and the ETag's body
  * hash aside).
  *
- * The steps, in order (app.ts lists them): response headers (D22) → log → target (the
- * request's one path) → socket time → methods (HEAD, OPTIONS, 405) → keys (D2: 401/403, 429,
- * quota hold) → conditional (ETag, Cache-Control, 304) → the routes; a fault anywhere after the
- * first steps becomes a 500.
+ * The steps, in order (app.ts lists them): measure (for /metrics) → response headers (D22) →
+ * log → target (the request's one path) → socket time → methods (HEAD, OPTIONS, 405) → the
+ * /metrics endpoint (admin token) → keys (D2: 401/403, 429, quota hold) → conditional (ETag,
+ * Cache-Control, 304) → the routes; a fault anywhere after the first steps becomes a 500.
  */
 import type { Server } from "bun";
 import type { Grant } from "../access";
@@ -21,7 +21,7 @@ export interface Exchange {
   server: Server<undefined> | undefined;
   /** X-Request-Id (D22), set by the first step. */
   id: string;
-  /** When the log step saw it (performance.now()). */
+  /** When the measure or log step saw it (performance.now()). */
   started: number;
   /**
    * The request's path without its query, decided once by the target step: the key check and

@@ -58,6 +58,19 @@ export interface RenderRequest {
   requester?: string;
 }
 
+/** What the renderer has done since it started (the server's /metrics). */
+export interface PdfStats {
+  /** Renders finished, and failed (an error or the time limit). */
+  renders: number;
+  failures: number;
+  /** render() calls answered with a kept PDF. */
+  cacheHits: number;
+  /** render() calls refused because the queue, or the requester's share of it, was full. */
+  refusals: number;
+  queued: number;
+  rendering: number;
+}
+
 /** One revision's render, and the requests waiting for it. */
 interface Job {
   key: string;
@@ -102,6 +115,7 @@ export class PdfRenderer {
   private readonly queueLength: number;
   private readonly queueChars: number;
   private readonly perRequester: number;
+  private readonly counts = { renders: 0, failures: 0, cacheHits: 0, refusals: 0 };
 
   constructor(options: PdfRendererOptions = {}) {
     this.cacheBytes = options.cacheBytes ?? 64 * 1024 * 1024;
@@ -129,7 +143,10 @@ export class PdfRenderer {
    */
   render(article: PdfArticle, { signal, requester = "" }: RenderRequest = {}): Promise<Uint8Array> {
     const hit = this.cachedPdf(article.pageId, article.revId);
-    if (hit) return Promise.resolve(hit);
+    if (hit) {
+      this.counts.cacheHits++;
+      return Promise.resolve(hit);
+    }
     if (signal?.aborted) return Promise.reject(new PdfAbortedError());
     const key = `${article.pageId}:${article.revId}`;
     let job = this.jobs.get(key);
@@ -137,7 +154,10 @@ export class PdfRenderer {
       const chars = textSize(article);
       const mine = this.queues.get(requester);
       const full = this.queued >= this.queueLength || (this.queued > 0 && this.queuedChars + chars > this.queueChars);
-      if (full || (mine?.length ?? 0) >= this.perRequester) return Promise.reject(new PdfBusyError(this.suggestedWait()));
+      if (full || (mine?.length ?? 0) >= this.perRequester) {
+        this.counts.refusals++;
+        return Promise.reject(new PdfBusyError(this.suggestedWait()));
+      }
       job = { key, article, chars, requester, waiters: new Set() };
       this.jobs.set(key, job);
       if (mine) mine.push(job);
@@ -159,8 +179,12 @@ export class PdfRenderer {
     return { queued: this.queued, rendering: this.slots.filter((s) => s.job).length };
   }
 
+  stats(): PdfStats {
+    return { ...this.counts, ...this.load() };
+  }
+
   close(): void {
-    for (const slot of this.slots) this.stopSlot(slot, new PdfError("the PDF renderer stopped"));
+    for (const slot of this.slots) this.stopSlot(slot, new PdfError("the PDF renderer stopped"), false);
     for (const jobs of this.queues.values()) for (const job of jobs) this.finish(job, new PdfError("the PDF renderer stopped"));
     this.queues.clear();
     this.queued = 0;
@@ -223,10 +247,14 @@ export class PdfRenderer {
       slot.job = undefined;
       const { bytes, error } = event.data;
       if (bytes) {
+        this.counts.renders++;
         this.averageMs = 0.8 * this.averageMs + 0.2 * (performance.now() - slot.started);
         this.keep(job.key, bytes);
         this.finish(job, bytes);
-      } else this.finish(job, new PdfError(error ?? "the PDF could not be rendered"));
+      } else {
+        this.counts.failures++;
+        this.finish(job, new PdfError(error ?? "the PDF could not be rendered"));
+      }
       this.next();
     };
     // The worker died: fail its job, and start a new one on the next.
@@ -236,13 +264,14 @@ export class PdfRenderer {
     return worker;
   }
 
-  /** Ends a slot's worker, failing the job it held; the queue goes on with a new worker. */
-  private stopSlot(slot: Slot, error: PdfError): void {
+  /** Ends a slot's worker, failing the job it held (counted as a failed render unless the renderer is closing); the queue goes on with a new worker. */
+  private stopSlot(slot: Slot, error: PdfError, failed = true): void {
     clearTimeout(slot.timer);
     slot.worker?.terminate();
     slot.worker = undefined;
     const job = slot.job;
     slot.job = undefined;
+    if (job && failed) this.counts.failures++;
     if (job) this.finish(job, error);
     if (this.queued) queueMicrotask(() => this.next());
   }

@@ -36,11 +36,18 @@ export interface Hit {
   formatted: { title: string; text: string };
 }
 
+/** What one search read: documents (chunks and titles) scored by its passes, and the postings read to find them. */
+export interface SearchWork {
+  candidates: number;
+  postings: number;
+}
+
 export interface SearchResult {
   hits: Hit[];
   /** Matching pages (chunks of the page with pageId). */
   estimatedTotalHits: number;
   processingTimeMs: number;
+  work: SearchWork;
 }
 
 export interface LuckyResult {
@@ -49,6 +56,7 @@ export interface LuckyResult {
   hit: Hit;
   totalResults: number;
   processingTimeMs: number;
+  work: SearchWork;
 }
 
 export interface ChangesResult {
@@ -200,6 +208,11 @@ export class Engine {
   private readonly entryScore: Float64Array;
   /** When the current search must stop adding work (performance.now() time). */
   private deadline = Infinity;
+  /** The current search's work so far. */
+  private candidates = 0;
+  private postings = 0;
+  /** Told the work of every search and lucky lookup (the server's /metrics). */
+  private readonly watchers = new Set<(work: SearchWork) => void>();
 
   constructor(
     readonly snapshot: Snapshot,
@@ -272,16 +285,23 @@ export class Engine {
     return order.sort((a, b) => pages[a]!.tsUnix - pages[b]!.tsUnix || pages[a]!.pageId - pages[b]!.pageId);
   }
 
+  /** Calls `watcher` with the work of every later search and lucky lookup, until the function returned is called. */
+  watch(watcher: (work: SearchWork) => void): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
   search(q: string, options: SearchOptions = {}): SearchResult {
     const started = performance.now();
     const limit = options.limit ?? DEFAULTS.limit;
     const offset = options.offset ?? DEFAULTS.offset;
     const query = parseQuery(q, this.lang);
     this.deadline = started + (options.budgetMs ?? GUARDS.budgetMs);
+    this.candidates = this.postings = 0;
     const ranked = this.rank(query, offset + limit, options.pageId);
     const window = ranked.pages.slice(offset, offset + limit);
     const hits = window.map((p) => this.toHit(p.page, p.best, query, options));
-    return { hits, estimatedTotalHits: ranked.total, processingTimeMs: performance.now() - started };
+    return { hits, estimatedTotalHits: ranked.total, processingTimeMs: performance.now() - started, work: this.workDone() };
   }
 
   /** D13: an exact title (redirects resolved) wins; otherwise the page of the best hit. */
@@ -289,13 +309,29 @@ export class Engine {
     const started = performance.now();
     const query = parseQuery(q, this.lang);
     this.deadline = started + GUARDS.budgetMs;
+    this.candidates = this.postings = 0;
     // As deep as a default search, so that total_results is that search's estimatedTotalHits.
     const ranked = this.rank(query, DEFAULTS.offset + DEFAULTS.limit, undefined);
+    const work = this.workDone();
     const exact = this.titles.get(query.asTitle);
     const top = exact !== undefined ? { page: exact, best: { chunk: this.firstChunk[exact]!, score: 0, tier: 0, terms: [], derived: [] }, group: 0 } : ranked.pages[0];
     if (!top) return undefined;
     const hit = this.toHit(top.page, top.best, query, {});
-    return { page: hit.page, hit, totalResults: ranked.total, processingTimeMs: performance.now() - started };
+    return { page: hit.page, hit, totalResults: ranked.total, processingTimeMs: performance.now() - started, work };
+  }
+
+  /** The current search's work, told to the watchers. */
+  private workDone(): SearchWork {
+    const work = { candidates: this.candidates, postings: this.postings };
+    for (const watcher of this.watchers) watcher(work);
+    return work;
+  }
+
+  /** Counts a pass's matches as the current search's work. */
+  private counted(m: Matches): Matches {
+    this.candidates += m.count;
+    this.postings += m.postings;
+    return m;
   }
 
   private toHit(pageIdx: number, c: Candidate, query: ParsedQuery, options: SearchOptions): Hit {
@@ -358,13 +394,13 @@ export class Engine {
     const into = (i: number) => ({ ...range, into: (this.buffers[i] ??= matchBuffer(this.text.documentCount)) });
     // Tiers: every word exactly; every word allowing typos; fewer words (exactly, then with typos).
     const exactSpecs = this.specs(words, prefixLast, false);
-    const exact = this.text.match(exactSpecs, into(0));
+    const exact = this.counted(this.text.match(exactSpecs, into(0)));
     pool.add(exact, 0, full);
     const fuzzySpecs = this.specs(words, prefixLast, true);
     const typoable = fuzzySpecs.some((s) => s.fuzzy > 0);
     // Run whenever a word may hold a typo (not only when the exact pass found too little), so
     // that the matching pages counted below do not depend on how many hits were asked for.
-    const fuzzy = typoable && !this.late() ? this.text.match(fuzzySpecs, into(1)) : undefined;
+    const fuzzy = typoable && !this.late() ? this.counted(this.text.match(fuzzySpecs, into(1))) : undefined;
     if (fuzzy && !enough()) pool.add(fuzzy, 1, full);
     const matching = onlyPage >= 0 ? 0 : this.countPages(exact, fuzzy);
     // Fewer words: any of them; with quoted phrases, every phrase word and any of the others
@@ -535,13 +571,15 @@ export class Engine {
     };
     const full = 2 ** specs.length - 1;
     const into = (i: number) => (this.titleBuffers[i] ??= matchBuffer(this.titleIndex.documentCount));
-    const all = this.titleIndex.match(specs, { into: into(0) });
+    const all = this.counted(this.titleIndex.match(specs, { into: into(0) }));
     for (let i = 0; i < all.count; i++) if (all.masks[i] === full) mark(all.docs[i]!, 2);
     if (specs.length > 1) {
       // Titles made only of query words: as many of them as the title has distinct words.
-      const any = this.titleIndex.match(
-        specs.map((s) => ({ ...s, prefix: false })),
-        { fields: [0], into: into(1) },
+      const any = this.counted(
+        this.titleIndex.match(
+          specs.map((s) => ({ ...s, prefix: false })),
+          { fields: [0], into: into(1) },
+        ),
       );
       for (let i = 0; i < any.count; i++) {
         const d = any.docs[i]!;

@@ -38,6 +38,8 @@ export interface Derived {
 /** The documents a query touched, each with its score and the query words it holds (bit i = word i). */
 export interface Matches {
   count: number;
+  /** Postings read to find them (the search's work, for /metrics). */
+  postings: number;
   docs: Uint32Array;
   scores: Float64Array;
   masks: Uint32Array;
@@ -191,6 +193,7 @@ export class Shard {
     const N = this.documentCount;
     const k1 = BM25.k + 1;
     let count = 0;
+    let postings = 0;
     for (const { word, term, weight } of derived) {
       const bit = (1 << word) >>> 0;
       for (const f of fields) {
@@ -204,6 +207,7 @@ export class Shard {
           hi = lowerBound(docs, lo, hi, to);
         }
         const norm = this.norms[f]!;
+        postings += hi - lo;
         for (let p = lo; p < hi; p++) {
           const d = docs[p]!;
           const tf = freqs[p]!;
@@ -215,6 +219,7 @@ export class Shard {
     }
     const out = options.into && options.into.docs.length >= count ? options.into : matchBuffer(count);
     out.count = count;
+    out.postings = postings;
     out.derived = derived;
     for (let i = 0; i < count; i++) {
       const d = touched[i]!;
@@ -244,7 +249,7 @@ export class Shard {
 
 /** Room for the matches of up to n documents. */
 export function matchBuffer(n: number): Matches {
-  return { count: 0, docs: new Uint32Array(n), scores: new Float64Array(n), masks: new Uint32Array(n), derived: [] };
+  return { count: 0, postings: 0, docs: new Uint32Array(n), scores: new Float64Array(n), masks: new Uint32Array(n), derived: [] };
 }
 
 export function popcount(m: number): number {

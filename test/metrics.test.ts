@@ -1,0 +1,216 @@
+/**
+ * /metrics (Prometheus text): scraped from the real server with the admin token, before and
+ * after requests of each kind; closed to everyone else; not served without TOME_ADMIN_TOKEN.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { join } from "node:path";
+import { createApp } from "../src/http/app";
+import { engineFor, newKey, ROOT, snapshotFor, SQUAD, startServer, tempDir, type ServerProcess } from "./helpers";
+
+setDefaultTimeout(120_000);
+
+const TOKEN = "metrics-test-token-0123456789abcdef";
+const PAGE_ID = 5000001;
+const SQUAD_OPTIONS = { dumps: [SQUAD] };
+
+type Samples = Map<string, number>;
+
+const NAME = "[a-zA-Z_:][a-zA-Z0-9_:]*";
+const LABEL_VALUE = '"(?:[^"\\\\\\n]|\\\\["\\\\n])*"';
+const LABELS = `\\{(?:[a-zA-Z_][a-zA-Z0-9_]*=${LABEL_VALUE}(?:,[a-zA-Z_][a-zA-Z0-9_]*=${LABEL_VALUE})*)?\\}`;
+const VALUE = "(?:[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?Inf|NaN)";
+const SAMPLE = new RegExp(`^(${NAME})(${LABELS})? (${VALUE})(?: -?[0-9]+)?$`);
+const HELP = new RegExp(`^# HELP (${NAME}) .*$`);
+const TYPE = new RegExp(`^# TYPE (${NAME}) (counter|gauge|histogram|summary|untyped)$`);
+const HISTOGRAM_SUFFIXES = ["_bucket", "_sum", "_count"];
+
+/**
+ * Reads the text format strictly (every line a HELP, a TYPE, a sample or empty; every sample
+ * of a declared family, each family declared once): the samples, keyed by name and labels as
+ * written.
+ */
+function parse(text: string): Samples {
+  const types = new Map<string, string>();
+  const samples: Samples = new Map();
+  for (const line of text.split("\n")) {
+    if (line === "" || HELP.test(line)) continue;
+    const type = TYPE.exec(line);
+    if (type) {
+      if (types.has(type[1]!)) throw new Error(`family declared twice: ${line}`);
+      types.set(type[1]!, type[2]!);
+      continue;
+    }
+    const sample = SAMPLE.exec(line);
+    if (!sample) throw new Error(`not a line of the Prometheus text format: ${JSON.stringify(line)}`);
+    const name = sample[1]!;
+    const family = types.has(name) ? name : HISTOGRAM_SUFFIXES.map((s) => (name.endsWith(s) ? name.slice(0, -s.length) : "")).find((f) => types.get(f) === "histogram");
+    if (!family) throw new Error(`a sample of no declared family: ${line}`);
+    const key = name + (sample[2] ?? "");
+    if (samples.has(key)) throw new Error(`sample repeated: ${line}`);
+    samples.set(key, Number(sample[3]));
+  }
+  return samples;
+}
+
+/** A sample's value, 0 when absent (a series appears with its first event). */
+const value = (samples: Samples, key: string) => samples.get(key) ?? 0;
+
+describe("/metrics on the real server, with TOME_ADMIN_TOKEN", () => {
+  let server: ServerProcess;
+  let free: string;
+  let growth: string;
+  const scrape = async () => {
+    const response = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
+    return parse(await response.text());
+  };
+  const get = (path: string, key?: string) => fetch(server.url + path, { headers: key ? { "X-API-Key": key } : {} });
+
+  beforeAll(async () => {
+    const data = tempDir("tome-data-");
+    free = (await newKey(data, "--name", "f", "--account", "a-free", "--plan", "free", "--scope", "full")).key;
+    growth = (await newKey(data, "--name", "g", "--account", "a-growth", "--plan", "growth")).key;
+    server = await startServer({ TOME_SNAPSHOT: await snapshotFor(SQUAD_OPTIONS), TOME_DATA: data, TOME_ADMIN_TOKEN: TOKEN });
+  });
+  afterAll(async () => {
+    expect(await server.stop()).toBe(0);
+  });
+
+  test("the counters move by what was asked: requests by route template and status, latency, search work, credits by plan, PDFs", async () => {
+    const engine = await engineFor(SQUAD_OPTIONS);
+    const query = engine.page(PAGE_ID)!.title;
+    const before = await scrape();
+
+    const statuses = [
+      (await get(`/v1/search?q=${encodeURIComponent(query)}`, free)).status,
+      (await get(`/v1/search?q=${encodeURIComponent(query)}`)).status, // no key: refused before the engine
+      (await get(`/v1/page/${PAGE_ID}`, free)).status,
+      (await get(`/v1/page/${PAGE_ID}`, growth)).status,
+      (await get("/v1/page/999999999", free)).status,
+      (await get("/no/such/route/4711", free)).status,
+      (await get(`/v1/pdf/${PAGE_ID}`, free)).status,
+      (await get(`/v1/pdf/${PAGE_ID}.pdf`, free)).status, // the same revision: the kept PDF
+    ];
+    expect(statuses).toEqual([200, 401, 200, 200, 404, 404, 200, 200]);
+    const after = await scrape();
+    const delta = (key: string) => value(after, key) - value(before, key);
+
+    const requests = (route: string, status: number) => delta(`tome_http_requests_total{route="${route}",status="${status}"}`);
+    expect({
+      search200: requests("/v1/search", 200),
+      search401: requests("/v1/search", 401),
+      page200: requests("/v1/page/{page_id}", 200),
+      page404: requests("/v1/page/{page_id}", 404),
+      unmatched404: requests("unmatched", 404),
+      pdf200: requests("/v1/pdf/{page_id}", 200),
+    }).toEqual({ search200: 1, search401: 1, page200: 2, page404: 1, unmatched404: 1, pdf200: 2 });
+    // No raw path is a label.
+    expect([...after.keys()].filter((k) => k.includes(String(PAGE_ID)) || k.includes("4711"))).toEqual([]);
+
+    const latency = (route: string) => delta(`tome_http_request_duration_seconds_count{route="${route}"}`);
+    expect([latency("/v1/search"), latency("/v1/page/{page_id}"), latency("unmatched"), latency("/v1/pdf/{page_id}")]).toEqual([2, 3, 1, 2]);
+    expect(delta('tome_http_request_duration_seconds_bucket{le="+Inf",route="/v1/search"}')).toBe(2);
+    expect(delta('tome_http_request_duration_seconds_sum{route="/v1/pdf/{page_id}"}')).toBeGreaterThan(0);
+
+    // One search reached the engine; its work is the engine's for that query on the same snapshot.
+    const { work } = engine.search(query);
+    expect(work.candidates).toBeGreaterThan(0);
+    expect(work.postings).toBeGreaterThanOrEqual(work.candidates);
+    expect([delta("tome_search_candidates_count"), delta("tome_search_candidates_sum")]).toEqual([1, work.candidates]);
+    expect([delta("tome_search_postings_count"), delta("tome_search_postings_sum")]).toEqual([1, work.postings]);
+
+    // Free: a search, a page and two PDFs (1 + 1 + 10 + 10); growth: a page; the 404s and the 401 cost nothing.
+    expect([delta('tome_credits_spent_total{plan="free"}'), delta('tome_credits_spent_total{plan="growth"}'), delta('tome_credits_spent_total{plan="enterprise"}')]).toEqual([22, 1, 0]);
+
+    expect({
+      renders: delta("tome_pdf_renders_total"),
+      hits: delta("tome_pdf_cache_hits_total"),
+      failures: delta("tome_pdf_render_failures_total"),
+      refused: delta("tome_pdf_refused_total"),
+    }).toEqual({ renders: 1, hits: 1, failures: 0, refused: 0 });
+    expect(value(after, 'tome_pdf_queue{state="queued"}')).toBe(0);
+  });
+
+  test("the snapshot gauges are the snapshot's", async () => {
+    const meta = (await engineFor(SQUAD_OPTIONS)).snapshot.meta;
+    const samples = await scrape();
+    expect(samples.get("tome_snapshot_pages")).toBe(meta.indexedPages);
+    expect(samples.get("tome_snapshot_chunks")).toBe(meta.indexedChunks);
+    expect(samples.get("tome_snapshot_built_at_seconds")).toBe(Date.parse(meta.createdAt) / 1000);
+    const info = `tome_snapshot_info{wiki="${meta.wiki.host}",lang="${meta.wiki.lang}",built_at="${meta.createdAt}",content_hash="${meta.contentHash}"}`;
+    expect(samples.get(info)).toBe(1);
+    expect(samples.get("process_start_time_seconds")).toBeGreaterThan(0);
+  });
+
+  test("without the admin token: 401 with nothing or only an API key, 403 with a wrong token or an API key as the bearer", async () => {
+    const metrics = (headers: Record<string, string>) => fetch(`${server.url}/metrics`, { headers });
+    const answers = [
+      await metrics({}),
+      await metrics({ "X-API-Key": free }),
+      await metrics({ authorization: `Basic ${btoa(`admin:${TOKEN}`)}` }),
+      await metrics({ authorization: `Bearer ${TOKEN}x` }),
+      await metrics({ authorization: `Bearer ${free}` }),
+      await metrics({ authorization: `Bearer ${TOKEN.slice(0, -1)}` }),
+    ];
+    const seen = await Promise.all(answers.map(async (r) => [r.status, ((await r.json()) as { error: string }).error]));
+    expect(seen).toEqual([
+      [401, "unauthorized"],
+      [401, "unauthorized"],
+      [401, "unauthorized"],
+      [403, "forbidden"],
+      [403, "forbidden"],
+      [403, "forbidden"],
+    ]);
+    expect(answers[0]!.headers.get("www-authenticate")).toBe('Bearer realm="metrics"');
+  });
+});
+
+describe("/metrics without TOME_ADMIN_TOKEN", () => {
+  test("is not served: 404, with or without a key or a bearer", async () => {
+    const data = tempDir("tome-data-");
+    const { key } = await newKey(data, "--name", "k", "--plan", "enterprise");
+    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor(SQUAD_OPTIONS), TOME_DATA: data, TOME_ADMIN_TOKEN: "" });
+    try {
+      const statuses = [];
+      for (const headers of [{}, { "X-API-Key": key }, { authorization: `Bearer ${TOKEN}` }] as Record<string, string>[]) {
+        const r = await fetch(`${server.url}/metrics`, { headers });
+        statuses.push([r.status, ((await r.json()) as { error: string }).error]);
+      }
+      expect(statuses).toEqual([
+        [404, "not found"],
+        [404, "not found"],
+        [404, "not found"],
+      ]);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  test("a token too short to be safe is refused at start", async () => {
+    const proc = Bun.spawn(["bun", join(ROOT, "src/cli/start.ts")], {
+      env: { ...process.env, PORT: "0", TOME_ADMIN_TOKEN: "short", TOME_SNAPSHOT: "/nonexistent.tome", TOME_DATA: tempDir("tome-data-") },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    expect(code).toBe(2);
+    expect(stderr).toContain("TOME_ADMIN_TOKEN must be at least 16");
+  });
+});
+
+describe("route labels", () => {
+  test("every path is labelled by its route's template, and paths no route serves share one label", async () => {
+    const app = createApp(await engineFor(SQUAD_OPTIONS), { adminToken: TOKEN });
+    try {
+      const paths = ["/v1/chunk/5000001_0", "/v1/chunk/x", "/v1/pdf/7.pdf", "/v1/meta/", "/healthz", "/docs/assets/swagger-ui.css"];
+      for (let i = 0; i < 50; i++) paths.push(`/random/${i}/${"x".repeat(i)}`, `/v1/page/${i}/extra`);
+      for (const path of paths) await app.handle(new Request(`http://tome${path}`, { method: path.startsWith("/docs") ? "HEAD" : "GET" }));
+      const text = await (await app.handle(new Request("http://tome/metrics", { headers: { authorization: `Bearer ${TOKEN}` } }))).text();
+      const routes = new Set([...parse(text).keys()].filter((k) => k.startsWith("tome_http_requests_total")).map((k) => /route="([^"]*)"/.exec(k)![1]).filter((r) => r !== "/metrics"));
+      expect([...routes].sort()).toEqual(["/docs/assets/swagger-ui.css", "/healthz", "/v1/chunk/{id}", "/v1/meta", "/v1/pdf/{page_id}", "unmatched"]);
+    } finally {
+      app.close();
+    }
+  });
+});
