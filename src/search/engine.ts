@@ -84,6 +84,12 @@ const PHRASE_SAMPLE = 200;
  */
 export const GUARDS = { maxWords: MAX_WORDS, typoWords: 4, budgetMs: 100 } as const;
 
+/** The share of a query's information (its words' IDF) that a title made only of query words must hold to rank as a title match. */
+const TITLE_COVERAGE = 0.5;
+
+/** Below that share, such a page's score is raised by this many times the share it holds. */
+const TITLE_BOOST = 2;
+
 /** Ranking classes: group (0 exact title, 1 title match, 2 other) × tier (0–4). */
 const TIERS = 5;
 
@@ -194,6 +200,8 @@ export class Engine {
   private readonly pageThird: Float64Array;
   /** Per page, during a search: its D8 group plus one (0: no title match). */
   private readonly pageGroup: Uint8Array;
+  /** Per page, during a search: the share of the query's information its title holds, when not enough for a title match. */
+  private readonly titleBoost: Float64Array;
   /** Match buffers of the text shard, reused by every search: exact, with typos, phrase words. */
   private readonly buffers: Matches[] = [];
   private readonly titleBuffers: Matches[] = [];
@@ -243,6 +251,7 @@ export class Engine {
     this.pageSecond = new Float64Array(n);
     this.pageThird = new Float64Array(n);
     this.pageGroup = new Uint8Array(n);
+    this.titleBoost = new Float64Array(n);
     this.touched = new Int32Array(n);
     this.entryPage = new Int32Array(n);
     this.entryPosition = new Int32Array(n);
@@ -517,10 +526,12 @@ export class Engine {
       page[e] = p;
       position[e] = i;
       klass[e] = (group[p] ? group[p]! - 1 : 2) * TIERS + tiers[i]!;
-      score[e] = scores[i]! + PAGE_EVIDENCE * pageSecond[p]! + PAGE_EVIDENCE * PAGE_EVIDENCE * pageThird[p]!;
+      score[e] = (scores[i]! + PAGE_EVIDENCE * pageSecond[p]! + PAGE_EVIDENCE * PAGE_EVIDENCE * pageThird[p]!) * (1 + TITLE_BOOST * this.titleBoost[p]!);
     }
     let total = count;
     for (const p of titled) {
+      this.titleBoost[p] = 0;
+      if (!group[p]) continue;
       if (pageBest[p] === -1 && !query.phrases.length && this.pages[p]!.chunks.length) {
         // A title match with no chunk holding the words: its intro stands for it.
         page[total] = p;
@@ -574,7 +585,11 @@ export class Engine {
     const all = this.counted(this.titleIndex.match(specs, { into: into(0) }));
     for (let i = 0; i < all.count; i++) if (all.masks[i] === full) mark(all.docs[i]!, 2);
     if (specs.length > 1) {
-      // Titles made only of query words: as many of them as the title has distinct words.
+      // Titles made only of query words (as many of them as the title has distinct words), when
+      // those words carry at least TITLE_COVERAGE of the query's information: "A" or "Africa" is
+      // not what a long question holding "a" or "Africa" is about.
+      const idf = specs.map((s) => this.text.idf(s.key, 0));
+      const information = idf.reduce((a, b) => a + b, 0);
       const any = this.counted(
         this.titleIndex.match(
           specs.map((s) => ({ ...s, prefix: false })),
@@ -583,7 +598,15 @@ export class Engine {
       );
       for (let i = 0; i < any.count; i++) {
         const d = any.docs[i]!;
-        if (popcount(any.masks[i]!) === this.titleIndex.fieldLength(0, d)) mark(d, 2);
+        const held = any.masks[i]!;
+        if (popcount(held) !== this.titleIndex.fieldLength(0, d)) continue;
+        let covered = 0;
+        for (let w = 0; w < specs.length; w++) if (held & (1 << w)) covered += idf[w]!;
+        if (covered >= TITLE_COVERAGE * information) mark(d, 2);
+        else if (information > 0) {
+          if (!group[d] && !this.titleBoost[d]) marked.push(d);
+          this.titleBoost[d] = Math.max(this.titleBoost[d]!, covered / information);
+        }
       }
     }
     const exact = this.titles.get(query.asTitle);

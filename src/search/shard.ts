@@ -133,6 +133,18 @@ export class Shard {
     return this.lengths[field * this.documentCount + doc]!;
   }
 
+  /**
+   * How informative a key is in one field: BM25's inverse document frequency, as match()
+   * weighs it (0 for a key the index does not hold).
+   */
+  idf(key: string, field: number): number {
+    const term = this.vocabulary.get(key);
+    if (term === undefined) return 0;
+    const F = this.fields.length;
+    const df = this.offsets[term * F + field + 1]! - this.offsets[term * F + field]!;
+    return df ? Math.log(1 + (this.documentCount - df + 0.5) / (df + 0.5)) : 0;
+  }
+
   /** Documents holding a term, in any field (postings counted twice where two fields hold it). */
   frequency(term: number): number {
     const F = this.fields.length;
