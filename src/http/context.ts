@@ -2,12 +2,15 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Engine } from "../search";
+import { answers, type Answers } from "./answers";
 import { Attributions, LICENSE } from "./attribution";
 import { Resources } from "./resources";
 import type { Health, LicenseResponse, MetaResponse } from "./schemas";
 
 export interface ApiContext {
   engine: Engine;
+  /** The answers' bodies, for the routes and the MCP tools alike. */
+  answers: Answers;
   resources: Resources;
   attributions: Attributions;
   /** /v1/license and /v1/meta never change while a snapshot is loaded. */
@@ -33,6 +36,7 @@ export function apiContext(engine: Engine, checks: HealthCheck[] = []): ApiConte
   };
   return {
     engine,
+    answers: answers(engine, resources, attributions),
     health,
     resources,
     attributions,

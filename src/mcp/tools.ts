@@ -7,10 +7,8 @@
  */
 import { CloneType, Type as t, type TObject, type TSchema } from "@sinclair/typebox";
 import type { ApiContext } from "../http/context";
-import { ApiError, notFound } from "../http/errors";
 import type { Filled, ReadOptions } from "../http/params";
 import { readSince } from "../http/routes/changes";
-import { joinText } from "../http/routes/pages";
 import {
   Attribution,
   ChangesQuery,
@@ -28,8 +26,6 @@ import {
 import { readArguments } from "./arguments";
 import { changesText, chunkText, luckyText, pageText, searchText } from "./text";
 
-/** D13: all of the page's chunks, as lucky's REST route gives them. */
-const LUCKY_CHUNKS = 10_000;
 
 // Copies taken before any Elysia app is made: Elysia rewrites a route's schemas in place.
 const Inputs = {
@@ -86,24 +82,11 @@ function tool<I extends TObject>(spec: {
   };
 }
 
-export function toolsOf({ engine, resources, attributions, meta }: ApiContext): Tool[] {
+export function toolsOf({ answers, attributions, meta }: ApiContext): Tool[] {
   const site = `${meta.content_source.name} (${meta.content_source.project})`;
   const cite =
     "Cite what you use by its article title and url (or source.permalink, the exact revision), and say the text is from " +
     `${meta.content_source.name} under CC BY-SA 4.0, modified: the attribution object in every result says how.`;
-
-  const readPage = (pageId: number, offset: number, maxChunks: number, format: string) => {
-    const page = engine.page(pageId);
-    if (!page) throw notFound(`There is no page with id ${pageId}.`);
-    const results = resources.chunks(page, offset, maxChunks);
-    const shown = resources.page(page);
-    return {
-      page: shown,
-      chunks: { results, offset, limit: maxChunks, total: page.chunks.length },
-      ...(format === "concat" ? { text: joinText(results) } : {}),
-      attribution: attributions.page(page.title, shown.url),
-    };
-  };
 
   return [
     tool<typeof Inputs.search>({
@@ -117,18 +100,7 @@ export function toolsOf({ engine, resources, attributions, meta }: ApiContext): 
         "get_chunk (its id). With page_id, it lists the matching passages of that one article instead. " +
         cite,
       run(q, { meter }) {
-        const started = performance.now();
-        const result = engine.search(q.q, { limit: q.limit, offset: q.offset, pageId: q.page_id, cropLength: q.crop_length, highlight: q.highlight });
-        meter?.(result.processingTimeMs);
-        const body = {
-          hits: result.hits.map((h) => resources.hit(h)),
-          query: q.q,
-          processingTimeMs: Math.round(performance.now() - started),
-          limit: q.limit,
-          offset: q.offset,
-          estimatedTotalHits: result.estimatedTotalHits,
-          attribution: attributions.results,
-        };
+        const body = answers.search(q, meter);
         return { structured: body, text: searchText(body) };
       },
     }),
@@ -142,7 +114,7 @@ export function toolsOf({ engine, resources, attributions, meta }: ApiContext): 
         cite,
       read: { codes: { page_id: "page_id must be an integer" } },
       run: (q) => {
-        const body = readPage(q.page_id, q.offset, q.max_chunks, q.format);
+        const body = answers.page(q.page_id, q);
         return { structured: body, text: pageText(body) };
       },
     }),
@@ -155,10 +127,7 @@ export function toolsOf({ engine, resources, attributions, meta }: ApiContext): 
         "found earlier. " +
         cite,
       run: (q) => {
-        const [pageId, index] = q.id.split("_").map(Number) as [number, number];
-        const page = engine.page(pageId);
-        if (!page || index >= page.chunks.length) throw notFound(`There is no chunk with id ${q.id}.`);
-        const chunk = resources.chunk(page, index);
+        const { page, chunk } = answers.chunk(q.id);
         const body = { ...chunk, attribution: attributions.page(page.title, chunk.url) };
         return { structured: body, text: chunkText(body) };
       },
@@ -173,26 +142,7 @@ export function toolsOf({ engine, resources, attributions, meta }: ApiContext): 
         "rather than a list of hits. " +
         cite,
       run(q, { meter }) {
-        const started = performance.now();
-        const found = engine.lucky(q.q);
-        if (found) meter?.(found.processingTimeMs);
-        if (!found) throw new ApiError(404, "no results found", "No page matches this query.");
-        const { page } = found;
-        const shown = resources.luckyPage(page);
-        const results = resources.chunks(page, 0, LUCKY_CHUNKS);
-        const body = {
-          page: shown,
-          chunks: { results, offset: 0, limit: LUCKY_CHUNKS, total: page.chunks.length },
-          ...(q.format === "concat" ? { text: joinText(results) } : {}),
-          search_context: {
-            query: q.q,
-            matched_chunk: resources.hit(found.hit),
-            total_results: found.totalResults,
-            search_time_ms: Math.round(found.processingTimeMs),
-          },
-          attribution: attributions.page(page.title, shown.url),
-          processingTimeMs: Math.round(performance.now() - started),
-        };
+        const body = answers.lucky(q, meter);
         return { structured: body, text: luckyText(body) };
       },
     }),
@@ -208,8 +158,7 @@ export function toolsOf({ engine, resources, attributions, meta }: ApiContext): 
       read: { readers: { since: readSince } },
       run: (q) => {
         const since = q.since as number;
-        const { pages, total } = engine.changes(since, q.offset, q.limit);
-        const body = { results: pages.map((p) => resources.page(p)), offset: q.offset, limit: q.limit, total, attribution: attributions.results };
+        const body = answers.changes({ ...q, since });
         return { structured: body, text: changesText(body, since) };
       },
     }),

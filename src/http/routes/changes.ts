@@ -9,19 +9,12 @@ import { ChangesQuery, ChangesResponse, ErrorBody } from "../schemas";
 const SINCE_ERROR = "since must be unix seconds or RFC3339";
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
-export const changesRoutes = ({ engine, resources, attributions }: ApiContext) =>
+export const changesRoutes = ({ answers }: ApiContext) =>
   new Elysia().get(
     "/v1/changes",
     (ctx) => {
       const query = ctx.query as Filled<typeof ChangesQuery>;
-      const { pages, total } = engine.changes(query.since as number, query.offset, query.limit);
-      return {
-        results: pages.map((p) => resources.page(p)),
-        offset: query.offset,
-        limit: query.limit,
-        total,
-        attribution: attributions.results,
-      };
+      return answers.changes({ ...query, since: query.since as number });
     },
     {
       ...strict({ query: ChangesQuery, readers: { since: readSince } }),

@@ -2,41 +2,15 @@
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
-import { ApiError } from "../errors";
 import { strict, type Filled } from "../params";
 import { meterWork } from "../steps/keys";
 import { ErrorBody, LuckyQuery, LuckyResponse } from "../schemas";
-import { joinText } from "./pages";
 
-/** D13: all of the page's chunks, as a page response's default window. */
-const LUCKY_CHUNKS = 10_000;
 
-export const luckyRoutes = ({ engine, resources, attributions }: ApiContext) =>
+export const luckyRoutes = ({ answers }: ApiContext) =>
   new Elysia().get(
     "/v1/lucky",
-    (ctx) => {
-      const query = ctx.query as Filled<typeof LuckyQuery>;
-      const started = performance.now();
-      const found = engine.lucky(query.q);
-      if (found) meterWork(ctx.request, found.processingTimeMs);
-      if (!found) throw new ApiError(404, "no results found", "No page matches this query.");
-      const { page } = found;
-      const shown = resources.luckyPage(page);
-      const results = resources.chunks(page, 0, LUCKY_CHUNKS);
-      return {
-        page: shown,
-        chunks: { results, offset: 0, limit: LUCKY_CHUNKS, total: page.chunks.length },
-        ...(query.format === "concat" ? { text: joinText(results) } : {}),
-        search_context: {
-          query: query.q,
-          matched_chunk: resources.hit(found.hit),
-          total_results: found.totalResults,
-          search_time_ms: Math.round(found.processingTimeMs),
-        },
-        attribution: attributions.page(page.title, shown.url),
-        processingTimeMs: Math.round(performance.now() - started),
-      };
-    },
+    (ctx) => answers.lucky(ctx.query as Filled<typeof LuckyQuery>, (ms) => meterWork(ctx.request, ms)),
     {
       ...strict({ query: LuckyQuery }),
       parse: JSON_ONLY,

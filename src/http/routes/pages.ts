@@ -2,30 +2,16 @@
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { CACHED_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED } from "../docs";
-import { notFound } from "../errors";
 import { strict, type Filled } from "../params";
 import { Chunk, ChunkParams, ErrorBody, PageParams, PageQuery, PageResponse } from "../schemas";
 
 const PAGE_ID = { codes: { page_id: "page_id must be an integer" } };
 
-export const pageRoutes = ({ engine, resources, attributions }: ApiContext) =>
+export const pageRoutes = ({ answers }: ApiContext) =>
   new Elysia()
     .get(
       "/v1/page/:page_id",
-      (ctx) => {
-        const { page_id } = ctx.params as Filled<typeof PageParams>;
-        const query = ctx.query as Filled<typeof PageQuery>;
-        const page = engine.page(page_id);
-        if (!page) throw notFound(`There is no page with id ${page_id}.`);
-        const results = resources.chunks(page, query.offset, query.max_chunks);
-        const shown = resources.page(page);
-        return {
-          page: shown,
-          chunks: { results, offset: query.offset, limit: query.max_chunks, total: page.chunks.length },
-          ...(query.format === "concat" ? { text: joinText(results) } : {}),
-          attribution: attributions.page(page.title, shown.url),
-        };
-      },
+      (ctx) => answers.page((ctx.params as Filled<typeof PageParams>).page_id, ctx.query as Filled<typeof PageQuery>),
       {
         ...strict({ params: PageParams, query: PageQuery, ...PAGE_ID }),
         parse: JSON_ONLY,
@@ -62,13 +48,7 @@ export const pageRoutes = ({ engine, resources, attributions }: ApiContext) =>
     )
     .get(
       "/v1/chunk/:id",
-      (ctx) => {
-        const { id } = ctx.params as Filled<typeof ChunkParams>;
-        const [pageId, index] = id.split("_").map(Number) as [number, number];
-        const page = engine.page(pageId);
-        if (!page || index >= page.chunks.length) throw notFound(`There is no chunk with id ${id}.`);
-        return resources.chunk(page, index);
-      },
+      (ctx) => answers.chunk((ctx.params as Filled<typeof ChunkParams>).id).chunk,
       {
         ...strict({ params: ChunkParams }),
         parse: JSON_ONLY,
@@ -94,6 +74,3 @@ export const pageRoutes = ({ engine, resources, attributions }: ApiContext) =>
     );
 
 /** D10: the returned chunks joined by a blank line. */
-export function joinText(chunks: { text: string }[]): string {
-  return chunks.map((c) => c.text).join("\n\n");
-}

@@ -6,31 +6,10 @@ import { strict, type Filled } from "../params";
 import { meterWork } from "../steps/keys";
 import { ErrorBody, SearchQuery, SearchResponse } from "../schemas";
 
-export const searchRoutes = ({ engine, resources, attributions }: ApiContext) =>
+export const searchRoutes = ({ answers }: ApiContext) =>
   new Elysia().get(
     "/v1/search",
-    (ctx) => {
-      const query = ctx.query as Filled<typeof SearchQuery>;
-      const started = performance.now();
-      const result = engine.search(query.q, {
-        limit: query.limit,
-        offset: query.offset,
-        pageId: query.page_id,
-        cropLength: query.crop_length,
-        highlight: query.highlight,
-      });
-      meterWork(ctx.request, result.processingTimeMs);
-      const hits = result.hits.map((h) => resources.hit(h));
-      return {
-        hits,
-        query: query.q,
-        processingTimeMs: Math.round(performance.now() - started),
-        limit: query.limit,
-        offset: query.offset,
-        estimatedTotalHits: result.estimatedTotalHits,
-        attribution: attributions.results,
-      };
-    },
+    (ctx) => answers.search(ctx.query as Filled<typeof SearchQuery>, (ms) => meterWork(ctx.request, ms)),
     {
       ...strict({ query: SearchQuery }),
       parse: JSON_ONLY,
