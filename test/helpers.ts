@@ -80,10 +80,12 @@ export interface ServerProcess {
 
 /**
  * Starts `bun run start` (the real server) on a free port and waits until it serves. Its keys
- * and usage live in TOME_DATA: a fresh directory unless env names one.
+ * and usage live in TOME_DATA: a fresh directory unless env names one. The work share (D25)
+ * is off unless env sets TOME_KEY_MS_PER_SECOND: it counts wall time, which a machine busy
+ * with the other test files inflates, and only its own tests are about it.
  */
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  env = { TOME_DATA: tempDir("tome-data-"), ...env };
+  env = { TOME_DATA: tempDir("tome-data-"), TOME_KEY_MS_PER_SECOND: "0", ...env };
   const proc = Bun.spawn(["bun", join(ROOT, "src/cli/start.ts")], {
     cwd: env.CWD ?? ROOT,
     env: { ...process.env, PORT: "0", ...env },

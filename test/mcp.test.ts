@@ -264,8 +264,8 @@ describe("/mcp on the server", () => {
       const statuses: number[] = [];
       let refusal: Json | undefined;
       for (let i = 0; i < 40 && !refusal; i++) {
-        // The share binds only while another key has been active in the last second (a chunk costs it nothing).
-        expect((await fetch(`${small.url}/v1/chunk/39_0`, { headers: { "X-API-Key": other } })).status).toBe(200);
+        // The share binds only while another key has been active in the last second (a few cheap chunks keep it within its own).
+        if (i % 5 === 0) expect((await fetch(`${small.url}/v1/chunk/39_0`, { headers: { "X-API-Key": other } })).status).toBe(200);
         const r = await post({ id: i, method: "tools/call", params: { name: "search", arguments: { q, limit: 50 } } }, { "X-API-Key": heavy }, small.url);
         statuses.push(r.status);
         const body = (await r.json()) as Json;

@@ -3,13 +3,12 @@ import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
 import { strict, type Filled } from "../params";
-import { meterWork } from "../steps/keys";
 import { ErrorBody, SearchQuery, SearchResponse } from "../schemas";
 
 export const searchRoutes = ({ answers }: ApiContext) =>
   new Elysia().get(
     "/v1/search",
-    (ctx) => answers.search(ctx.query as Filled<typeof SearchQuery>, (ms) => meterWork(ctx.request, ms)),
+    (ctx) => answers.search(ctx.query as Filled<typeof SearchQuery>),
     {
       ...strict({ query: SearchQuery }),
       parse: JSON_ONLY,

@@ -21,8 +21,6 @@ export function needsKey(path: string): boolean {
 }
 
 const PDF_PREFIX = "/v1/pdf/";
-const SEARCH_PREFIX = "/v1/search";
-const LUCKY_PREFIX = "/v1/lucky";
 
 /** A grant the quota could not hold, with the Retry-After its refusal said. */
 interface RefusedGrant extends Grant {
@@ -33,13 +31,13 @@ interface RefusedGrant extends Grant {
 const overQuota = new WeakMap<Request, () => ApiError>();
 
 /**
- * Searches, lucky lookups and MCP requests (whose tools search) by their grant, for the work
- * share (D25): the route or tool reports what the engine spent, measured inside it (a wall
- * clock around the whole request would count the time other requests' work interleaved with it).
+ * MCP requests by their grant, for the work share (D25): the MCP transport answers after
+ * awaits, so its tools report the engine's time themselves. Every other route's time is what
+ * the routes take to build and serialize the answer (x.routeMs: Elysia does it all before it
+ * returns), counted on the way out.
  */
 const metered = new WeakMap<Request, (ms: number) => void>();
 
-/** Counts the engine's milliseconds for a search, lucky or MCP request against its key's share of server time. */
 export function meterWork(request: Request, ms: number): void {
   metered.get(request)?.(ms);
 }
@@ -115,12 +113,14 @@ export function keys(access: Access | undefined): Step {
       x.grant = grant;
       if (!grant.held) overQuota.set(x.request, quotaError(grant));
       if (pdf) requesters.set(x.request, grant.key.record.id);
-      else if (x.path.startsWith(SEARCH_PREFIX) || x.path.startsWith(LUCKY_PREFIX) || x.path === MCP_PATH) metered.set(x.request, (ms) => access.spent(grant, ms));
+      else if (x.path === MCP_PATH) metered.set(x.request, (ms) => access.spent(grant, ms));
       return undefined;
     },
     after(x, response) {
       const grant = x.grant;
       if (!grant) return response;
+      // A PDF's render is the render queue's time, not this thread's.
+      if (grant.cost === COST.request) access.spent(grant, x.routeMs);
       access.settle(grant, succeeded(x, grant, response));
       writeLimits(response.headers, grant, (grant as RefusedGrant).retryAfter);
       return response;
