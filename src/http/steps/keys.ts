@@ -74,7 +74,7 @@ export function keys(access: Access | undefined): Step {
   const rateRefusal = (grant: Grant) => {
     const retry = grant.workWait || secondsUntil(grant.rateReset);
     const message = grant.workWait
-      ? `Too much work: this key's requests have used their share of the server's time (searches cost more than other requests). Retry after ${retry} s.`
+      ? `Too much work: this key's requests have used their share of the server's time (costly searches and large pages count for more). Retry after ${retry} s.`
       : `Too many requests: this key's plan allows ${grant.key.limits.rate} per second. Retry after ${retry} s.`;
     const refusal = Response.json({ error: "rate_limit_exceeded", message, retry_after: retry }, { status: 429 });
     writeLimits(refusal.headers, grant, retry);
