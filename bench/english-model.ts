@@ -1,0 +1,165 @@
+/**
+ * A model of English Wikipedia measured on the shared English dumps through the real pipeline
+ * (src/ingest): the shapes of real articles (sections, headings, paragraph lengths), how many
+ * redirects and links they carry, and a word law: the real surface words with their real
+ * frequencies at the head, then a Zipf tail p(r) ∝ r^-s with s = 1/β of the dumps' Heaps' law,
+ * so that vocabulary keeps growing with size as it does in Wikipedia. Past the real vocabulary
+ * the tail's words are made up, letter by letter, by a Markov chain trained on the real words.
+ */
+import { join } from "node:path";
+import { sharedDumps } from "../src/cli/shared-data";
+import { ingest, wordCount, type IngestResult } from "../src/ingest";
+import { words } from "../src/search/analyze";
+import { corpusStats, type CorpusStats } from "./corpus-stats";
+
+export const ENGLISH_DUMPS = ["enwiki-2016-sample.xml.bz2", "enwik8-head.xml.bz2"];
+
+/** One real article: its sections, each with its heading level and its paragraphs' word counts. */
+export interface PageShape {
+  /** Chunks the real article was cut into. */
+  chunks: number;
+  sections: { level: number; headingWords: number; blocks: number[] }[];
+}
+
+export interface EnglishModel {
+  real: IngestResult;
+  realStats: CorpusStats;
+  shapes: PageShape[];
+  redirectsPerArticle: number;
+  linksPerWord: number;
+  /** Draws a word by rank from a uniform number in [0, 1). */
+  word(u: number): string;
+  /** The made-up word of a rank past the real vocabulary (pure: the same rank gives the same word). */
+  syntheticWord(rank: number): string;
+  vocabulary: number;
+  zipfTail: number;
+}
+
+/** A small fast PRNG (mulberry32), seeded: the generator is deterministic. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Words this often seen or more keep their measured frequency; rarer ones follow the fitted tail. */
+const HEAD_MIN_COUNT = 5;
+
+export async function englishModel(): Promise<EnglishModel> {
+  const dir = sharedDumps();
+  let links = 0;
+  const real = await ingest({
+    dumps: ENGLISH_DUMPS.map((f) => join(dir, f)),
+    onPage: (p) => {
+      if (p.ns === 0 && !/^\s*#redirect/i.test(p.text)) links += p.text.split("[[").length - 1;
+    },
+  });
+  const realStats = corpusStats([real]);
+
+  const shapes: PageShape[] = [];
+  const counts = new Map<string, number>();
+  for (const a of real.articles) {
+    const sections = a.sections.map((s) => ({ level: s.level, headingWords: Math.max(1, wordCount(s.heading)), blocks: [] as number[] }));
+    for (const c of a.chunks) {
+      for (const block of c.text.split("\n\n")) sections[c.section]!.blocks.push(wordCount(block));
+      for (const w of words(c.text, "en")) counts.set(w, (counts.get(w) ?? 0) + 1);
+    }
+    shapes.push({ chunks: a.chunks.length, sections });
+  }
+  const ranked = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  const vocab = ranked.map(([w]) => w);
+  const total = ranked.reduce((s, [, n]) => s + n, 0);
+  const head = ranked.findIndex(([, n]) => n < HEAD_MIN_COUNT);
+  const headCumulative = new Float64Array(head);
+  let sum = 0;
+  for (let r = 0; r < head; r++) headCumulative[r] = sum += ranked[r]![1] / total;
+  const headMass = sum;
+  const s = 1 / realStats.heaps.beta;
+
+  const markov = trainMarkov(vocab.slice(head).filter((w) => /^[A-Za-z]{3,}$/.test(w)));
+  const known = new Set(vocab);
+  const capitalShare = vocab.slice(head).filter((w) => /^[A-Z]/.test(w)).length / Math.max(1, vocab.length - head);
+  let made = new Map<number, string>();
+  const syntheticWord = (rank: number): string => {
+    const cached = made.get(rank);
+    if (cached !== undefined) return cached;
+    if (made.size >= 1_000_000) made = new Map();
+    const w = makeWord(rank);
+    made.set(rank, w);
+    return w;
+  };
+  const makeWord = (rank: number): string => {
+    const random = prng(Math.imul(rank % 2147483647, 2654435761) ^ (rank / 2147483647));
+    for (;;) {
+      let w = markov(random);
+      if (random() < capitalShare) w = w.charAt(0).toUpperCase() + w.slice(1);
+      if (!known.has(w)) return w;
+    }
+  };
+
+  return {
+    real,
+    realStats,
+    shapes,
+    redirectsPerArticle: real.redirects.length / real.articles.length,
+    linksPerWord: links / realStats.tokens,
+    vocabulary: vocab.length,
+    zipfTail: s,
+    syntheticWord,
+    word(u) {
+      if (u < headMass) {
+        let lo = 0;
+        let hi = head - 1;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (headCumulative[mid]! < u) lo = mid + 1;
+          else hi = mid;
+        }
+        return vocab[lo]!;
+      }
+      // The tail, a continuous Pareto past the head, inverted: rank = head · v^(-1/(s-1)).
+      const v = (u - headMass) / (1 - headMass) || Number.MIN_VALUE;
+      const rank = Math.min(Math.floor(head * v ** (-1 / (s - 1))), 1e15);
+      return rank < vocab.length ? vocab[rank]! : syntheticWord(rank);
+    },
+  };
+}
+
+/** An order-2 letter chain over the given words: returns a maker of new words of 3 to 14 letters. */
+function trainMarkov(sample: string[]): (random: () => number) => string {
+  const next = new Map<string, Map<string, number>>();
+  for (const w of sample) {
+    const s = `^^${w.toLowerCase()}$`;
+    for (let i = 2; i < s.length; i++) {
+      const key = s.slice(i - 2, i);
+      const m = next.get(key) ?? new Map<string, number>();
+      m.set(s[i]!, (m.get(s[i]!) ?? 0) + 1);
+      next.set(key, m);
+    }
+  }
+  const table = new Map<string, { letters: string[]; cumulative: number[] }>();
+  for (const [key, m] of next) {
+    let c = 0;
+    const entries = [...m.entries()].sort();
+    table.set(key, { letters: entries.map(([l]) => l), cumulative: entries.map(([, n]) => (c += n)) });
+  }
+  return (random) => {
+    for (;;) {
+      let w = "^^";
+      while (w.length < 16) {
+        const t = table.get(w.slice(-2))!;
+        const x = random() * t.cumulative[t.cumulative.length - 1]!;
+        const letter = t.letters[t.cumulative.findIndex((c) => c > x)]!;
+        if (letter === "$") break;
+        w += letter;
+      }
+      const word = w.slice(2);
+      if (word.length >= 3 && word.length <= 14) return word;
+    }
+  };
+}
