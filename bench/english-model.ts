@@ -134,33 +134,34 @@ export async function englishModel(): Promise<EnglishModel> {
 
 /** An order-2 letter chain over the given words: returns a maker of new words of 3 to 14 letters. */
 function trainMarkov(sample: string[]): (random: () => number) => string {
-  const next = new Map<string, Map<string, number>>();
+  // Letters are a–z (0–25); 26 marks a word's edges. A state is the last two letters, 27·a + b.
+  const EDGE = 26;
+  const counts = new Float64Array(27 * 27 * 27);
   for (const w of sample) {
-    const s = `^^${w.toLowerCase()}$`;
-    for (let i = 2; i < s.length; i++) {
-      const key = s.slice(i - 2, i);
-      const m = next.get(key) ?? new Map<string, number>();
-      m.set(s[i]!, (m.get(s[i]!) ?? 0) + 1);
-      next.set(key, m);
+    let a = EDGE;
+    let b = EDGE;
+    for (const ch of w.toLowerCase() + "$") {
+      const c = ch === "$" ? EDGE : ch.charCodeAt(0) - 97;
+      counts[(27 * a + b) * 27 + c]!++;
+      a = b;
+      b = c;
     }
   }
-  const table = new Map<string, { letters: string[]; cumulative: number[] }>();
-  for (const [key, m] of next) {
-    let c = 0;
-    const entries = [...m.entries()].sort();
-    table.set(key, { letters: entries.map(([l]) => l), cumulative: entries.map(([, n]) => (c += n)) });
-  }
+  // Cumulative counts per state, inverted by a linear scan (27 letters at most).
+  for (let s = 0; s < 27 * 27; s++) for (let c = 1; c < 27; c++) counts[s * 27 + c]! += counts[s * 27 + c - 1]!;
   return (random) => {
     for (;;) {
-      let w = "^^";
-      while (w.length < 16) {
-        const t = table.get(w.slice(-2))!;
-        const x = random() * t.cumulative[t.cumulative.length - 1]!;
-        const letter = t.letters[t.cumulative.findIndex((c) => c > x)]!;
-        if (letter === "$") break;
-        w += letter;
+      let word = "";
+      let state = 27 * EDGE + EDGE;
+      while (word.length < 15) {
+        const base = state * 27;
+        const x = random() * counts[base + 26]!;
+        let c = 0;
+        while (counts[base + c]! <= x) c++;
+        if (c === EDGE) break;
+        word += String.fromCharCode(97 + c);
+        state = (state % 27) * 27 + c;
       }
-      const word = w.slice(2);
       if (word.length >= 3 && word.length <= 14) return word;
     }
   };
@@ -178,38 +179,38 @@ export async function generateEnglish(model: EnglishModel, out: string, chunks: 
     for (let x = n + syllables.length; x > 0; x = Math.floor(x / syllables.length)) s = syllables[x % syllables.length] + s;
     return cap(s);
   };
-  /** The title of page number n, a pure function of n: links and redirects name earlier pages with it. */
+  /** The title of page number n, unique: a pure function of n. */
   const titleOf = (n: number) => {
     const r = prng(seed ^ Math.imul(n, 0x9e3779b1));
     const words = Math.floor(r() * 3);
     const prefix = Array.from({ length: words }, () => cap(model.word(0.6 + 0.4 * r())));
     return [...prefix, name(n)].join(" ").replace(/[[\]|{}#<>]/g, "");
   };
-  const sentence = (n: number, pageNo: number) => {
+  const sentence = (n: number) => {
     const ws: string[] = [];
     for (let i = 0; i < n; i++) {
       const w = model.word(random());
-      ws.push(random() < model.linksPerWord && pageNo > 1 ? `[[${titleOf(1 + Math.floor(random() * (pageNo - 1)))}|${w}]]` : w);
+      ws.push(random() < model.linksPerWord ? `[[${w}]]` : w);
     }
     return `${ws.join(" ")}.`;
   };
-  const paragraph = (words: number, pageNo: number) => {
+  const paragraph = (words: number) => {
     const out: string[] = [];
     for (let left = words; left > 0; ) {
       const n = Math.min(left, 8 + Math.floor(random() * 28));
-      out.push(sentence(n, pageNo));
+      out.push(sentence(n));
       left -= n;
     }
     return out.join(" ");
   };
-  const wikitext = (shape: PageShape, pageNo: number) => {
+  const wikitext = (shape: PageShape) => {
     const parts: string[] = [];
     shape.sections.forEach((s, i) => {
       if (i > 0) {
         const eq = "=".repeat(Math.max(2, s.level));
         parts.push(`${eq} ${cap(Array.from({ length: s.headingWords }, () => model.word(random())).join(" "))} ${eq}`);
       }
-      for (const words of s.blocks) parts.push(paragraph(words, pageNo));
+      for (const words of s.blocks) parts.push(paragraph(words));
     });
     return parts.join("\n\n");
   };
@@ -236,7 +237,7 @@ export async function generateEnglish(model: EnglishModel, out: string, chunks: 
   while (written < chunks) {
     const i = Math.floor(random() * model.shapes.length);
     const title = titleOf(++n);
-    await write(page(n, title, wikitext(model.shapes[i]!, n)));
+    await write(page(n, title, wikitext(model.shapes[i]!)));
     pages++;
     written += chunksOf[i]!;
     // Redirects to this page, as many per article on average as in the dumps.
