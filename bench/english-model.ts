@@ -34,6 +34,9 @@ export interface EnglishModel {
   /** The made-up word of a rank past the real vocabulary (pure: the same rank gives the same word). */
   syntheticWord(rank: number): string;
   vocabulary: number;
+  /** Share of tokens drawn from the real words at their measured frequency. */
+  headShare: number;
+  headWords: number;
   zipfTail: number;
 }
 
@@ -111,6 +114,8 @@ export async function englishModel(): Promise<EnglishModel> {
     redirectsPerArticle: real.redirects.length / real.articles.length,
     linksPerWord: links / realStats.tokens,
     vocabulary: vocab.length,
+    headShare: headMass,
+    headWords: head,
     zipfTail: s,
     syntheticWord,
     word(u) {

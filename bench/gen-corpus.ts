@@ -56,7 +56,7 @@ if (!Number.isInteger(seed)) fail(`--seed must be a whole number, not ${values.s
 console.error(`measuring ${ENGLISH_DUMPS.join(" + ")}…`);
 const model = await englishModel();
 console.error(
-  `model: ${model.shapes.length} article shapes, ${model.vocabulary} real words, Zipf tail s = ${model.zipfTail.toFixed(3)}, ` +
+  `model: ${model.shapes.length} article shapes, ${model.vocabulary} real words (${model.headWords} of them at their measured frequency: ${(model.headShare * 100).toFixed(1)}% of tokens), Zipf tail s = ${model.zipfTail.toFixed(3)}, ` +
     `${model.redirectsPerArticle.toFixed(3)} redirects per article, ${(model.linksPerWord * 100).toFixed(2)} links per 100 words`,
 );
 const bar = process.stderr.isTTY
