@@ -26,3 +26,18 @@ describe("title rule: a title made only of query words counts by the information
     expect(titles(tome, "Who coined the term asteroid?")[0]).toBe("Asteroid");
   });
 });
+
+describe("quotes: a quoted phrase is required only when some chunk holds it (D36)", () => {
+  test("a claim quoting words no page holds together is searched by its words (straight and typographic quotes)", async () => {
+    const tome = await en();
+    const claim = "It “certainly puts the kibosh on everyone saying that Antarctica’s ice is just going up and up,” Meier said.";
+    expect(titles(tome, claim)[0]).toBe("Antarctica");
+    expect(titles(tome, 'Antarctica "certainly puts the kibosh"')[0]).toBe("Antarctica");
+  });
+
+  test("a phrase that exists is still required", async () => {
+    const tome = await en();
+    expect(titles(tome, '"sea ice" Antarctica')).toEqual(["Atlantic Ocean", "Arctic Ocean"]);
+    expect(titles(tome, "“sea ice” Antarctica")).toEqual(["Atlantic Ocean", "Arctic Ocean"]);
+  });
+});

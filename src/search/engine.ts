@@ -386,7 +386,8 @@ export class Engine {
     });
   }
 
-  private rank(query: ParsedQuery, need: number, pageId: number | undefined): { pages: PageCandidate[]; total: number } {
+  private rank(parsed: ParsedQuery, need: number, pageId: number | undefined): { pages: PageCandidate[]; total: number } {
+    const query = this.existingPhrases(parsed);
     const words = query.words.slice(0, GUARDS.maxWords);
     if (!words.length) return { pages: [], total: 0 };
     let onlyPage = -1;
@@ -615,6 +616,38 @@ export class Engine {
   }
 
   /**
+   * The query with only the quoted phrases some chunk holds (D36): a claim quoting a title
+   * or a saying loosely is searched by its words rather than answered with nothing. Checks at
+   * most PHRASE_CHECKS chunks holding a phrase's words; a phrase found in none of them counts
+   * as absent.
+   */
+  private existingPhrases(query: ParsedQuery): ParsedQuery {
+    if (!query.phrases.length) return query;
+    const phrases = query.phrases.filter((phrase) => {
+      if (this.late()) return true;
+      const specs = phrase.map((w) => ({ key: indexKey(w), prefix: false, fuzzy: 0 }));
+      const m = this.counted(this.text.match(specs, { into: (this.buffers[2] ??= matchBuffer(this.text.documentCount)) }));
+      const full = 2 ** specs.length - 1;
+      const holds = phraseTest(phrase, this.lang);
+      for (let i = 0, checked = 0; i < m.count && checked < PHRASE_CHECKS; i++) {
+        if (m.masks[i] !== full) continue;
+        checked++;
+        if (this.chunkHolds(m.docs[i]!, holds)) return true;
+      }
+      return false;
+    });
+    return phrases.length === query.phrases.length ? query : { ...query, phrases };
+  }
+
+  /** Whether a chunk's text or its section heading passes a phrase test. */
+  private chunkHolds(doc: number, holds: (text: string) => boolean): boolean {
+    const p = this.pageOfChunk[doc]!;
+    const page = this.pages[p]!;
+    const chunk = page.chunks[doc - this.firstChunk[p]!]!;
+    return holds(chunk.text) || holds(page.sections[chunk.section]?.heading ?? "");
+  }
+
+  /**
    * Keeps the chunks holding every quoted phrase. Checks candidates best first until enough
    * pages are found (and at least a sample), then estimates the rest from the share that held.
    */
@@ -631,10 +664,7 @@ export class Engine {
       const i = order[k]!;
       const doc = pool.docs[i]!;
       const p = this.pageOfChunk[doc]!;
-      const page = this.pages[p]!;
-      const chunk = page.chunks[doc - this.firstChunk[p]!]!;
-      const heading = page.sections[chunk.section]?.heading ?? "";
-      if (tests.every((holds) => holds(chunk.text) || holds(heading))) {
+      if (tests.every((holds) => this.chunkHolds(doc, holds))) {
         kept.push({ ...pool.candidate(i), position: i });
         pages.add(p);
       }
