@@ -41,3 +41,18 @@ describe("quotes: a quoted phrase is required only when some chunk holds it (D36
     expect(titles(tome, "“sea ice” Antarctica")).toEqual(["Atlantic Ocean", "Arctic Ocean"]);
   });
 });
+
+describe("typos: two adjacent letters swapped are one typo (Damerau-Levenshtein)", () => {
+  test('"Einstien" and "Albret Einstien" find Albert Einstein first', async () => {
+    const tome = await en();
+    expect(titles(tome, "Einstien")[0]).toBe("Albert Einstein");
+    expect(titles(tome, "Albret Einstien")[0]).toBe("Albert Einstein");
+  });
+
+  test("in a word of nine letters or more, a swap plus one more typo is two typos", async () => {
+    const tome = await en();
+    // Each is three edits apart by Levenshtein: the swap ("hc", "si") and a wrong last letter.
+    expect(titles(tome, "anarhcisn")[0]).toBe("Anarchism");
+    expect(titles(tome, "arsitotlr")[0]).toBe("Aristotle");
+  });
+});

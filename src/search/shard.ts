@@ -56,6 +56,17 @@ export const MAX_WORDS = 31;
  */
 export const MAX_EXPANSIONS = 50;
 
+/** The word with two adjacent letters swapped, each distinct way (the word itself excluded). */
+function adjacentSwaps(key: string): Set<string> {
+  const letters = [...key];
+  const out = new Set<string>();
+  for (let i = 0; i + 1 < letters.length; i++) {
+    if (letters[i] === letters[i + 1]) continue;
+    out.add([...letters.slice(0, i), letters[i + 1], letters[i], ...letters.slice(i + 2)].join(""));
+  }
+  return out;
+}
+
 /** MiniSearch's defaults. */
 const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
 const WEIGHTS = { fuzzy: 0.45, prefix: 0.375 };
@@ -92,6 +103,8 @@ export class Shard {
   private readonly scores: Float64Array;
   private readonly masks: Uint32Array;
   private readonly touched: Uint32Array;
+  /** The longest index key, in UTF-16 units (at least its letters). */
+  private readonly longestKey: number;
 
   constructor(data: ShardData, boosts: number[]) {
     this.fields = data.fields;
@@ -103,6 +116,7 @@ export class Shard {
     this.lengths = data.fieldLengths;
     this.keys = data.vocabulary;
     this.vocabulary = new SearchableMap<number>(radixTree(this.keys) as never);
+    this.longestKey = this.keys.reduce((longest, k) => Math.max(longest, k.length), 0);
     const n = this.documentCount;
     this.norms = this.fields.map((_f, f) => {
       const lengths = this.lengths.subarray(f * n, (f + 1) * n);
@@ -172,11 +186,23 @@ export class Shard {
         out.push(...this.mostFrequent(found));
       }
       if (w.fuzzy > 0) {
-        const found: Derived[] = [];
-        for (const [key, [term, distance]] of this.vocabulary.fuzzyGet(w.key, w.fuzzy)) {
-          if (!distance || prefixed.has(key)) continue;
-          found.push({ word, term, weight: (WEIGHTS.fuzzy * key.length) / (key.length + distance) });
+        const typos = new Map<string, { term: number; distance: number }>();
+        const keep = (key: string, term: number, distance: number) => {
+          if (key === w.key || prefixed.has(key)) return;
+          const known = typos.get(key);
+          if (!known || distance < known.distance) typos.set(key, { term, distance });
+        };
+        for (const [key, [term, distance]] of this.vocabulary.fuzzyGet(w.key, w.fuzzy)) keep(key, term, distance);
+        // Damerau: two adjacent letters swapped are one typo ("einstien"), not two.
+        // No key is within the typos allowed of a word longer than any key by more than that.
+        const swaps = [...w.key].length <= this.longestKey + w.fuzzy ? adjacentSwaps(w.key) : [];
+        for (const swapped of swaps) {
+          const term = this.vocabulary.get(swapped);
+          if (term !== undefined) keep(swapped, term, 1);
+          if (w.fuzzy > 1) for (const [key, [t, distance]] of this.vocabulary.fuzzyGet(swapped, 1)) keep(key, t, 1 + distance);
         }
+        const found: Derived[] = [];
+        for (const [key, { term, distance }] of typos) found.push({ word, term, weight: (WEIGHTS.fuzzy * key.length) / (key.length + distance) });
         out.push(...this.mostFrequent(found));
       }
     });
