@@ -56,14 +56,73 @@ export const MAX_WORDS = 31;
  */
 export const MAX_EXPANSIONS = 50;
 
-/** The word with two adjacent letters swapped, each distinct way (the word itself excluded). */
-function adjacentSwaps(key: string): Set<string> {
-  const letters = [...key];
-  const out = new Set<string>();
-  for (let i = 0; i + 1 < letters.length; i++) {
-    if (letters[i] === letters[i + 1]) continue;
-    out.add([...letters.slice(0, i), letters[i + 1], letters[i], ...letters.slice(i + 2)].join(""));
-  }
+/**
+ * The keys within `max` edits of `query`, with their term numbers and distances, where an edit
+ * is a letter inserted, deleted or replaced, or two adjacent letters swapped ("einstien"): the
+ * optimal string alignment distance, as Meilisearch counts typos. One walk of the radix tree,
+ * one row of the distance matrix per key letter (its band within max of the diagonal, as
+ * MiniSearch's fuzzy search computes), a branch left as soon as its row exceeds max.
+ */
+export function typoNeighbours(tree: Map<string, unknown>, query: string, max: number): [string, number, number][] {
+  const out: [string, number, number][] = [];
+  const m = query.length;
+  const width = m + 1;
+  const depthLimit = m + max;
+  const rows = new Uint16Array((depthLimit + 1) * width);
+  for (let j = 0; j <= m; j++) rows[j] = j;
+  const q = new Uint16Array(m + 1);
+  for (let j = 1; j <= m; j++) q[j] = query.charCodeAt(j - 1);
+  // The key's letters so far, from index 1.
+  const key = new Uint16Array(depthLimit + 1);
+  const walk = (node: Map<string, unknown>, depth: number, prefix: string) => {
+    for (const [label, child] of node) {
+      if (label === "") {
+        const d = rows[depth * width + m]!;
+        if (Math.abs(depth - m) <= max && d <= max) out.push([prefix, child as number, d]);
+        continue;
+      }
+      let r = depth;
+      let alive = true;
+      for (let c = 0; c < label.length; c++) {
+        if (r >= depthLimit) {
+          alive = false;
+          break;
+        }
+        r++;
+        const k = label.charCodeAt(c);
+        key[r] = k;
+        const row = r * width;
+        const above = row - width;
+        rows[row] = r;
+        let least = r;
+        // Only the band of columns within max of the diagonal can hold max or less: the rest
+        // is not computed, and a sentinel either side stands for it.
+        const lo = r > max ? r - max : 1;
+        const hi = r + max < m ? r + max : m;
+        if (lo > 1) rows[row + lo - 1] = max + 1;
+        if (hi < m) rows[row + hi + 1] = max + 1;
+        for (let j = lo; j <= hi; j++) {
+          let d = rows[above + j - 1]! + (k === q[j] ? 0 : 1);
+          const del = rows[above + j]! + 1;
+          if (del < d) d = del;
+          const ins = rows[row + j - 1]! + 1;
+          if (ins < d) d = ins;
+          if (r > 1 && j > 1 && k === q[j - 1] && key[r - 1] === q[j]) {
+            const swap = rows[above - width + j - 2]! + 1;
+            if (swap < d) d = swap;
+          }
+          rows[row + j] = d;
+          if (d < least) least = d;
+        }
+        if (least > max) {
+          alive = false;
+          break;
+        }
+      }
+      if (alive) walk(child as Map<string, unknown>, r, prefix + label);
+    }
+  };
+  walk(tree, 0, "");
   return out;
 }
 
@@ -103,8 +162,8 @@ export class Shard {
   private readonly scores: Float64Array;
   private readonly masks: Uint32Array;
   private readonly touched: Uint32Array;
-  /** The longest index key, in UTF-16 units (at least its letters). */
-  private readonly longestKey: number;
+  /** The vocabulary's radix tree: edge label → child, "" → term number. */
+  private readonly tree: Map<string, unknown>;
 
   constructor(data: ShardData, boosts: number[]) {
     this.fields = data.fields;
@@ -115,8 +174,8 @@ export class Shard {
     this.freqs = data.freqs;
     this.lengths = data.fieldLengths;
     this.keys = data.vocabulary;
-    this.vocabulary = new SearchableMap<number>(radixTree(this.keys) as never);
-    this.longestKey = this.keys.reduce((longest, k) => Math.max(longest, k.length), 0);
+    this.tree = radixTree(this.keys);
+    this.vocabulary = new SearchableMap<number>(this.tree as never);
     const n = this.documentCount;
     this.norms = this.fields.map((_f, f) => {
       const lengths = this.lengths.subarray(f * n, (f + 1) * n);
@@ -186,23 +245,11 @@ export class Shard {
         out.push(...this.mostFrequent(found));
       }
       if (w.fuzzy > 0) {
-        const typos = new Map<string, { term: number; distance: number }>();
-        const keep = (key: string, term: number, distance: number) => {
-          if (key === w.key || prefixed.has(key)) return;
-          const known = typos.get(key);
-          if (!known || distance < known.distance) typos.set(key, { term, distance });
-        };
-        for (const [key, [term, distance]] of this.vocabulary.fuzzyGet(w.key, w.fuzzy)) keep(key, term, distance);
-        // Damerau: two adjacent letters swapped are one typo ("einstien"), not two.
-        // No key is within the typos allowed of a word longer than any key by more than that.
-        const swaps = [...w.key].length <= this.longestKey + w.fuzzy ? adjacentSwaps(w.key) : [];
-        for (const swapped of swaps) {
-          const term = this.vocabulary.get(swapped);
-          if (term !== undefined) keep(swapped, term, 1);
-          if (w.fuzzy > 1) for (const [key, [t, distance]] of this.vocabulary.fuzzyGet(swapped, 1)) keep(key, t, 1 + distance);
-        }
         const found: Derived[] = [];
-        for (const [key, { term, distance }] of typos) found.push({ word, term, weight: (WEIGHTS.fuzzy * key.length) / (key.length + distance) });
+        for (const [key, term, distance] of typoNeighbours(this.tree, w.key, w.fuzzy)) {
+          if (!distance || prefixed.has(key)) continue;
+          found.push({ word, term, weight: (WEIGHTS.fuzzy * key.length) / (key.length + distance) });
+        }
         out.push(...this.mostFrequent(found));
       }
     });
