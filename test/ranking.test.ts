@@ -56,3 +56,12 @@ describe("typos: two adjacent letters swapped are one typo (Damerau-Levenshtein)
     expect(titles(tome, "arsitotlr")[0]).toBe("Aristotle");
   });
 });
+
+describe("function words (stopwords-iso) are optional in the all-words tier", () => {
+  test("the chunk about the landing beats one that also holds “where did the … on”", async () => {
+    const tome = await en();
+    const [top] = tome.search("where did the apollo 11 astronauts land on the moon").hits;
+    expect(top!.page.title).toBe("Apollo 11");
+    expect(top!.page.sections[top!.page.chunks[top!.chunk]!.section]?.heading).toBe("Lunar surface operations");
+  });
+});
