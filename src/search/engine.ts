@@ -15,6 +15,7 @@ import type { Snapshot, SnapshotPage } from "../snapshot";
 import { fold, indexKey, phraseTest, termOfKey, terms, words } from "./analyze";
 import { formatText, formatTitle } from "./highlight";
 import { parseQuery, titleKey, type ParsedQuery } from "./query";
+import stopwordsIso from "stopwords-iso/stopwords-iso.json";
 import { matchBuffer, MAX_WORDS, popcount, type Derived, type Matches, type Shard, type ShardOptions, type WordSpec } from "./shard";
 
 export interface SearchOptions {
@@ -108,6 +109,18 @@ export function textShardOptions(lang: string): ShardOptions {
 
 export function titleShardOptions(lang: string): ShardOptions {
   return { fields: TITLE_FIELDS, ...analysis(lang) };
+}
+
+const functionWordSets = new Map<string, Set<string>>();
+/** A language's function words, folded (stopwords-iso). */
+function functionWords(lang: string): Set<string> {
+  let set = functionWordSets.get(lang);
+  if (!set) {
+    const list = (stopwordsIso as Record<string, string[]>)[lang] ?? [];
+    set = new Set(list.map((w) => fold(w)));
+    functionWordSets.set(lang, set);
+  }
+  return set;
 }
 
 const typos = (term: string): number => {
@@ -386,7 +399,8 @@ export class Engine {
     });
   }
 
-  private rank(query: ParsedQuery, need: number, pageId: number | undefined): { pages: PageCandidate[]; total: number } {
+  private rank(parsed: ParsedQuery, need: number, pageId: number | undefined): { pages: PageCandidate[]; total: number } {
+    const query = this.existingPhrases(parsed);
     const words = query.words.slice(0, GUARDS.maxWords);
     if (!words.length) return { pages: [], total: 0 };
     let onlyPage = -1;
@@ -398,19 +412,24 @@ export class Engine {
     }
     const prefixLast = query.prefixLast && words.length === query.words.length;
     const full = 2 ** words.length - 1;
+    // Function words are optional in the all-words tiers: a chunk holding every informative word holds "all".
+    const stop = functionWords(this.lang);
+    let informative = 0;
+    words.forEach((w, i) => stop.has(w) || (informative |= 1 << i));
+    const required = informative ? informative >>> 0 : full;
     const pool = this.pool;
     const enough = () => this.late() || (onlyPage >= 0 ? pool.size >= need : this.pagesReach(need));
     const into = (i: number) => ({ ...range, into: (this.buffers[i] ??= matchBuffer(this.text.documentCount)) });
     // Tiers: every word exactly; every word allowing typos; fewer words (exactly, then with typos).
     const exactSpecs = this.specs(words, prefixLast, false);
     const exact = this.counted(this.text.match(exactSpecs, into(0)));
-    pool.add(exact, 0, full);
+    pool.add(exact, 0, required, "having");
     const fuzzySpecs = this.specs(words, prefixLast, true);
     const typoable = fuzzySpecs.some((s) => s.fuzzy > 0);
     // Run whenever a word may hold a typo (not only when the exact pass found too little), so
     // that the matching pages counted below do not depend on how many hits were asked for.
     const fuzzy = typoable && !this.late() ? this.counted(this.text.match(fuzzySpecs, into(1))) : undefined;
-    if (fuzzy && !enough()) pool.add(fuzzy, 1, full);
+    if (fuzzy && !enough()) pool.add(fuzzy, 1, required, "having");
     const matching = onlyPage >= 0 ? 0 : this.countPages(exact, fuzzy);
     // Fewer words: any of them; with quoted phrases, every phrase word and any of the others
     // (searched as the phrase words alone: the phrase check below does the rest).
@@ -615,6 +634,38 @@ export class Engine {
   }
 
   /**
+   * The query with only the quoted phrases some chunk holds (D36): a claim quoting a title
+   * or a saying loosely is searched by its words rather than answered with nothing. Checks at
+   * most PHRASE_CHECKS chunks holding a phrase's words; a phrase found in none of them counts
+   * as absent.
+   */
+  private existingPhrases(query: ParsedQuery): ParsedQuery {
+    if (!query.phrases.length) return query;
+    const phrases = query.phrases.filter((phrase) => {
+      if (this.late()) return true;
+      const specs = phrase.map((w) => ({ key: indexKey(w), prefix: false, fuzzy: 0 }));
+      const m = this.counted(this.text.match(specs, { into: (this.buffers[2] ??= matchBuffer(this.text.documentCount)) }));
+      const full = 2 ** specs.length - 1;
+      const holds = phraseTest(phrase, this.lang);
+      for (let i = 0, checked = 0; i < m.count && checked < PHRASE_CHECKS; i++) {
+        if (m.masks[i] !== full) continue;
+        checked++;
+        if (this.chunkHolds(m.docs[i]!, holds)) return true;
+      }
+      return false;
+    });
+    return phrases.length === query.phrases.length ? query : { ...query, phrases };
+  }
+
+  /** Whether a chunk's text or its section heading passes a phrase test. */
+  private chunkHolds(doc: number, holds: (text: string) => boolean): boolean {
+    const p = this.pageOfChunk[doc]!;
+    const page = this.pages[p]!;
+    const chunk = page.chunks[doc - this.firstChunk[p]!]!;
+    return holds(chunk.text) || holds(page.sections[chunk.section]?.heading ?? "");
+  }
+
+  /**
    * Keeps the chunks holding every quoted phrase. Checks candidates best first until enough
    * pages are found (and at least a sample), then estimates the rest from the share that held.
    */
@@ -631,10 +682,7 @@ export class Engine {
       const i = order[k]!;
       const doc = pool.docs[i]!;
       const p = this.pageOfChunk[doc]!;
-      const page = this.pages[p]!;
-      const chunk = page.chunks[doc - this.firstChunk[p]!]!;
-      const heading = page.sections[chunk.section]?.heading ?? "";
-      if (tests.every((holds) => holds(chunk.text) || holds(heading))) {
+      if (tests.every((holds) => this.chunkHolds(doc, holds))) {
         kept.push({ ...pool.candidate(i), position: i });
         pages.add(p);
       }

@@ -56,6 +56,76 @@ export const MAX_WORDS = 31;
  */
 export const MAX_EXPANSIONS = 50;
 
+/**
+ * The keys within `max` edits of `query`, with their term numbers and distances, where an edit
+ * is a letter inserted, deleted or replaced, or two adjacent letters swapped ("einstien"): the
+ * optimal string alignment distance, as Meilisearch counts typos. One walk of the radix tree,
+ * one row of the distance matrix per key letter (its band within max of the diagonal, as
+ * MiniSearch's fuzzy search computes), a branch left as soon as its row exceeds max.
+ */
+export function typoNeighbours(tree: Map<string, unknown>, query: string, max: number): [string, number, number][] {
+  const out: [string, number, number][] = [];
+  const m = query.length;
+  const width = m + 1;
+  const depthLimit = m + max;
+  const rows = new Uint16Array((depthLimit + 1) * width);
+  for (let j = 0; j <= m; j++) rows[j] = j;
+  const q = new Uint16Array(m + 1);
+  for (let j = 1; j <= m; j++) q[j] = query.charCodeAt(j - 1);
+  // The key's letters so far, from index 1.
+  const key = new Uint16Array(depthLimit + 1);
+  const walk = (node: Map<string, unknown>, depth: number, prefix: string) => {
+    for (const [label, child] of node) {
+      if (label === "") {
+        const d = rows[depth * width + m]!;
+        if (Math.abs(depth - m) <= max && d <= max) out.push([prefix, child as number, d]);
+        continue;
+      }
+      let r = depth;
+      let alive = true;
+      for (let c = 0; c < label.length; c++) {
+        if (r >= depthLimit) {
+          alive = false;
+          break;
+        }
+        r++;
+        const k = label.charCodeAt(c);
+        key[r] = k;
+        const row = r * width;
+        const above = row - width;
+        rows[row] = r;
+        let least = r;
+        // Only the band of columns within max of the diagonal can hold max or less: the rest
+        // is not computed, and a sentinel either side stands for it.
+        const lo = r > max ? r - max : 1;
+        const hi = r + max < m ? r + max : m;
+        if (lo > 1) rows[row + lo - 1] = max + 1;
+        if (hi < m) rows[row + hi + 1] = max + 1;
+        for (let j = lo; j <= hi; j++) {
+          let d = rows[above + j - 1]! + (k === q[j] ? 0 : 1);
+          const del = rows[above + j]! + 1;
+          if (del < d) d = del;
+          const ins = rows[row + j - 1]! + 1;
+          if (ins < d) d = ins;
+          if (r > 1 && j > 1 && k === q[j - 1] && key[r - 1] === q[j]) {
+            const swap = rows[above - width + j - 2]! + 1;
+            if (swap < d) d = swap;
+          }
+          rows[row + j] = d;
+          if (d < least) least = d;
+        }
+        if (least > max) {
+          alive = false;
+          break;
+        }
+      }
+      if (alive) walk(child as Map<string, unknown>, r, prefix + label);
+    }
+  };
+  walk(tree, 0, "");
+  return out;
+}
+
 /** MiniSearch's defaults. */
 const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
 const WEIGHTS = { fuzzy: 0.45, prefix: 0.375 };
@@ -92,6 +162,8 @@ export class Shard {
   private readonly scores: Float64Array;
   private readonly masks: Uint32Array;
   private readonly touched: Uint32Array;
+  /** The vocabulary's radix tree: edge label → child, "" → term number. */
+  private readonly tree: Map<string, unknown>;
 
   constructor(data: ShardData, boosts: number[]) {
     this.fields = data.fields;
@@ -102,7 +174,8 @@ export class Shard {
     this.freqs = data.freqs;
     this.lengths = data.fieldLengths;
     this.keys = data.vocabulary;
-    this.vocabulary = new SearchableMap<number>(radixTree(this.keys) as never);
+    this.tree = radixTree(this.keys);
+    this.vocabulary = new SearchableMap<number>(this.tree as never);
     const n = this.documentCount;
     this.norms = this.fields.map((_f, f) => {
       const lengths = this.lengths.subarray(f * n, (f + 1) * n);
@@ -173,7 +246,7 @@ export class Shard {
       }
       if (w.fuzzy > 0) {
         const found: Derived[] = [];
-        for (const [key, [term, distance]] of this.vocabulary.fuzzyGet(w.key, w.fuzzy)) {
+        for (const [key, term, distance] of typoNeighbours(this.tree, w.key, w.fuzzy)) {
           if (!distance || prefixed.has(key)) continue;
           found.push({ word, term, weight: (WEIGHTS.fuzzy * key.length) / (key.length + distance) });
         }
