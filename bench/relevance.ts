@@ -120,7 +120,7 @@ async function corpus(dumps: string[], dir: string) {
   const pageIndex = new Map(pages.map((p, i) => [p.pageId, i]));
   const systems: Record<(typeof SYSTEMS)[number], System> = {
     tome: (q) => {
-      const { hits } = tome.search(q.slice(0, 500), { limit: K, highlight: false });
+      const { hits } = tome.search(q.slice(0, 500), { limit: K, highlight: false, budgetMs: Infinity });
       return { pages: hits.map((h) => pageIndex.get(h.page.pageId)!), topChunk: hits[0] ? hits[0].page.chunks[hits[0].chunk]!.text : "" };
     },
     bm25: (q) => {
