@@ -96,13 +96,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
   ];
   const handler = compose(
     steps,
-    (x) => {
-      // Elysia builds and serializes the whole answer before it returns: this is its cost (D25).
-      const started = performance.now();
-      const answer = x.path === MCP_PATH ? mcp(x.request) : routes.handle(x.request);
-      x.routeMs = performance.now() - started;
-      return answer;
-    },
+    (x) => (x.path === MCP_PATH ? mcp(x.request) : routes.handle(x.request)),
     faults((error, x) => logError(error, x.request)),
   );
 

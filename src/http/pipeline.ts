@@ -34,8 +34,6 @@ export interface Exchange {
   head: boolean;
   /** The key's grant, from the keys step, settled on the way out. */
   grant: Grant | undefined;
-  /** Milliseconds the routes took before returning (the whole answer, built and serialized). */
-  routeMs: number;
 }
 
 export interface Step {
@@ -85,5 +83,5 @@ export function compose(steps: readonly Step[], routes: Handler, fault: (x: Exch
 }
 
 export function exchange(request: Request, server?: Server<undefined>): Exchange {
-  return { request, server, id: "", started: 0, path: "", pathStart: -1, head: false, grant: undefined, routeMs: 0 };
+  return { request, server, id: "", started: 0, path: "", pathStart: -1, head: false, grant: undefined };
 }

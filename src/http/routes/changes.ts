@@ -4,6 +4,7 @@ import type { ApiContext } from "../context";
 import { CACHED_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED } from "../docs";
 import { ApiError } from "../errors";
 import { strict, type Filled } from "../params";
+import { timed } from "../steps/keys";
 import { ChangesQuery, ChangesResponse, ErrorBody } from "../schemas";
 
 const SINCE_ERROR = "since must be unix seconds or RFC3339";
@@ -14,7 +15,7 @@ export const changesRoutes = ({ answers }: ApiContext) =>
     "/v1/changes",
     (ctx) => {
       const query = ctx.query as Filled<typeof ChangesQuery>;
-      return answers.changes({ ...query, since: query.since as number });
+      return timed(ctx.request, () => answers.changes({ ...query, since: query.since as number }));
     },
     {
       ...strict({ query: ChangesQuery, readers: { since: readSince } }),

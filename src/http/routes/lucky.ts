@@ -3,13 +3,14 @@ import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
 import { strict, type Filled } from "../params";
+import { timed } from "../steps/keys";
 import { ErrorBody, LuckyQuery, LuckyResponse } from "../schemas";
 
 
 export const luckyRoutes = ({ answers }: ApiContext) =>
   new Elysia().get(
     "/v1/lucky",
-    (ctx) => answers.lucky(ctx.query as Filled<typeof LuckyQuery>),
+    (ctx) => timed(ctx.request, () => answers.lucky(ctx.query as Filled<typeof LuckyQuery>)),
     {
       ...strict({ query: LuckyQuery }),
       parse: JSON_ONLY,

@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { CACHED_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED } from "../docs";
 import { strict, type Filled } from "../params";
+import { timed } from "../steps/keys";
 import { Chunk, ChunkParams, ErrorBody, PageParams, PageQuery, PageResponse } from "../schemas";
 
 const PAGE_ID = { codes: { page_id: "page_id must be an integer" } };
@@ -11,7 +12,7 @@ export const pageRoutes = ({ answers }: ApiContext) =>
   new Elysia()
     .get(
       "/v1/page/:page_id",
-      (ctx) => answers.page((ctx.params as Filled<typeof PageParams>).page_id, ctx.query as Filled<typeof PageQuery>),
+      (ctx) => timed(ctx.request, () => answers.page((ctx.params as Filled<typeof PageParams>).page_id, ctx.query as Filled<typeof PageQuery>)),
       {
         ...strict({ params: PageParams, query: PageQuery, ...PAGE_ID }),
         parse: JSON_ONLY,
@@ -48,7 +49,7 @@ export const pageRoutes = ({ answers }: ApiContext) =>
     )
     .get(
       "/v1/chunk/:id",
-      (ctx) => answers.chunk((ctx.params as Filled<typeof ChunkParams>).id).chunk,
+      (ctx) => timed(ctx.request, () => answers.chunk((ctx.params as Filled<typeof ChunkParams>).id).chunk),
       {
         ...strict({ params: ChunkParams }),
         parse: JSON_ONLY,

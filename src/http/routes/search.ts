@@ -3,12 +3,13 @@ import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
 import { strict, type Filled } from "../params";
+import { timed } from "../steps/keys";
 import { ErrorBody, SearchQuery, SearchResponse } from "../schemas";
 
 export const searchRoutes = ({ answers }: ApiContext) =>
   new Elysia().get(
     "/v1/search",
-    (ctx) => answers.search(ctx.query as Filled<typeof SearchQuery>),
+    (ctx) => timed(ctx.request, () => answers.search(ctx.query as Filled<typeof SearchQuery>)),
     {
       ...strict({ query: SearchQuery }),
       parse: JSON_ONLY,

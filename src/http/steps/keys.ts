@@ -10,7 +10,6 @@
 import { COST, NEEDS, type Access, type Grant } from "../../access";
 import { ApiError } from "../errors";
 import type { Exchange, Step } from "../pipeline";
-import { MCP_PATH } from "./methods";
 
 /** What answers without a key: the liveness check, the API's description and its UI. */
 const OPEN_PATHS = new Set(["/healthz", "/v1/openapi.json", "/docs"]);
@@ -31,15 +30,26 @@ interface RefusedGrant extends Grant {
 const overQuota = new WeakMap<Request, () => ApiError>();
 
 /**
- * MCP requests by their grant, for the work share (D25): the MCP transport answers after
- * awaits, so its tools report the engine's time themselves. Every other route's time is what
- * the routes take to build and serialize the answer (x.routeMs: Elysia does it all before it
- * returns), counted on the way out.
+ * Keyed requests (but PDFs) by their grant's meter, for the work share (D25): a route times the
+ * building of its answer (timed) and an MCP tool its engine calls, and the time is counted
+ * against the key. (Elysia runs a route's handler after an await, so the pipeline cannot time
+ * it from outside without counting what other requests did meanwhile.)
  */
 const metered = new WeakMap<Request, (ms: number) => void>();
 
+/** Counts milliseconds of work for this request against its key's share of server time. */
 export function meterWork(request: Request, ms: number): void {
   metered.get(request)?.(ms);
+}
+
+/** Builds a route's answer, counting the time it takes against the request's key's share (D25). */
+export function timed<T>(request: Request, build: () => T): T {
+  const started = performance.now();
+  try {
+    return build();
+  } finally {
+    meterWork(request, performance.now() - started);
+  }
 }
 
 /** PDF requests by the id of the key that asked, for the render queue's fair share. */
@@ -113,14 +123,12 @@ export function keys(access: Access | undefined): Step {
       x.grant = grant;
       if (!grant.held) overQuota.set(x.request, quotaError(grant));
       if (pdf) requesters.set(x.request, grant.key.record.id);
-      else if (x.path === MCP_PATH) metered.set(x.request, (ms) => access.spent(grant, ms));
+      else metered.set(x.request, (ms) => access.spent(grant, ms));
       return undefined;
     },
     after(x, response) {
       const grant = x.grant;
       if (!grant) return response;
-      // A PDF's render is the render queue's time, not this thread's.
-      if (grant.cost === COST.request) access.spent(grant, x.routeMs);
       access.settle(grant, succeeded(x, grant, response));
       writeLimits(response.headers, grant, (grant as RefusedGrant).retryAfter);
       return response;
