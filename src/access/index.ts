@@ -3,6 +3,7 @@
  * kept under TOME_DATA. The key tool (src/cli/keys.ts) writes the key store; the server
  * reads it through an Access, which also counts usage.
  */
+import { invalidKey, keyText, NO_KEY, READ_SCOPE, type Gate, type Grant, type Health, type QuotaState, type Refusal } from "./grant";
 import { checkKeyStore, type Scope } from "./keys";
 import { PLAN_NAMES, type PlanName } from "./plans";
 import { RateLimiter } from "./rate";
@@ -29,6 +30,7 @@ export {
   type Scope,
 } from "./keys";
 export type { ActiveKey } from "./ring";
+export type { Gate, Grant, Health, Hold, QuotaState, Refusal } from "./grant";
 export { ENTERPRISE_DEFAULT_RATE, isPlan, limitsOf, PLAN_NAMES, PLANS, type Plan, type PlanName } from "./plans";
 export { FLUSH_INTERVAL_MS, monthOf, readUsage, UsageError, usagePath, type Meter } from "./usage";
 
@@ -39,60 +41,6 @@ export const COST = { request: 1, pdf: 10 } as const;
 
 /** The scope a request needs (admit's `needs`): a read key may do everything but render a PDF. */
 export const NEEDS = { request: "read", pdf: "full" } as const satisfies Record<keyof typeof COST, Scope>;
-
-/**
- * A request with a valid key: where it stands in its key's rate window (D19) and, if it is
- * within it, the quota meter holding its cost (D20).
- */
-export interface Grant {
-  key: ActiveKey;
-  cost: number;
-  /** Requests the key may still make this second, after this one; -1 if this one is over the limit. */
-  rateRemaining: number;
-  /** Unix seconds when the rate window resets. */
-  rateReset: number;
-  /** The account's meter holding the cost, or undefined if the quota lacks it (or the rate refused the request). */
-  held: Meter | undefined;
-  /** 0, or the seconds to wait when the key has used its share of server time (WorkShare): the request is refused. */
-  workWait: number;
-}
-
-/** A request without a usable key (api.md section 5). */
-export interface Refusal {
-  status: 401 | 403;
-  body: { error: string; message: string };
-}
-
-const NO_KEY: Refusal = {
-  status: 401,
-  body: { error: "unauthorized", message: "An API key is required via the X-API-Key header (or Authorization: Bearer <key>)." },
-};
-
-const READ_SCOPE: Refusal = {
-  status: 403,
-  body: {
-    error: "forbidden",
-    message:
-      "This API key's scope is read, which does not allow this request (rendering a PDF needs scope full). " +
-      "Use a key with scope full: one is made with bun run keys create --name NAME --scope full.",
-  },
-};
-
-/** Whether the server serves from its key store as it is on disk (Access.health). */
-export interface Health {
-  ok: boolean;
-  /** What is wrong, one sentence each, naming no file path (for /healthz); the server's log has the detail. */
-  problems: string[];
-}
-
-export interface QuotaState {
-  limit: number;
-  remaining: number;
-  /** Spent this month, plus what requests in flight hold. */
-  used: number;
-  /** Unix seconds: 00:00:00 UTC on the 1st of next month. */
-  reset: number;
-}
 
 export interface AccessOptions {
   dataDir: string;
@@ -110,7 +58,7 @@ export interface AccessOptions {
  */
 export const DEFAULT_KEY_MS_PER_SECOND = 100;
 
-export class Access {
+export class Access implements Gate {
   readonly dataDir: string;
   readonly now: () => number;
   private readonly keys: KeyRing;
@@ -176,14 +124,11 @@ export class Access {
    * held from the quota (D20), to be settled once it is answered.
    */
   admit(headers: Headers, cost: number, needs: Scope = NEEDS.request): Grant | Refusal {
-    const text = headers.get("x-api-key")?.trim() || bearer(headers.get("authorization"));
+    const text = keyText(headers);
     if (!text) return NO_KEY;
     const key = this.keys.find(text);
     const now = this.now();
-    if (key === undefined || now >= key.endsAt) {
-      const why = key && !key.record.revoked_at ? ` It expired at ${key.record.expires_at}.` : "";
-      return { status: 403, body: { error: "forbidden", message: `The API key is invalid or revoked.${why}` } };
-    }
+    if (key === undefined || now >= key.endsAt) return invalidKey(key);
     if (needs === "full" && key.scope !== "full") return READ_SCOPE;
     const id = key.record.id;
     this.usage.touch(id, now);
@@ -202,7 +147,7 @@ export class Access {
   /** A 2xx answer spends the grant's hold; anything else gives it back. Once only; a grant the quota refused holds nothing. */
   settle(grant: Grant, succeeded: boolean): void {
     if (grant.held === undefined) return;
-    this.usage.settle(grant.held, grant.cost, succeeded);
+    this.usage.settle(grant.held as Meter, grant.cost, succeeded);
     grant.held = undefined;
     if (succeeded) this.spentByPlan.set(grant.key.plan, this.spentByPlan.get(grant.key.plan)! + grant.cost);
   }
@@ -231,15 +176,18 @@ export class Access {
     };
   }
 
+  quotaOf(grant: Grant): QuotaState {
+    return this.quota(grant.key);
+  }
+
+  quotaTextsOf(grant: Grant): [remaining: string, reset: string] {
+    return this.quotaTexts(grant.key);
+  }
+
   /** X-Quota-Remaining and X-Quota-Reset (D20), as sent. */
   quotaTexts(key: ActiveKey): [remaining: string, reset: string] {
     const month = this.currentMonth(this.now());
     if (key.quotaText === UNLIMITED) return [UNLIMITED, month.endText];
     return [String(this.usage.remaining(key.account, month.name, key.limits.quota)), month.endText];
   }
-}
-
-function bearer(header: string | null): string | undefined {
-  const m = header && /^bearer\s+(\S+)\s*$/i.exec(header);
-  return m ? m[1] : undefined;
 }

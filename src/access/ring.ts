@@ -32,7 +32,7 @@ export interface ActiveKey {
 /** The text of an unlimited quota in the X-Quota-* headers (D20). */
 export const UNLIMITED = "unlimited";
 
-function activeKey(record: KeyRecord, account: Account): ActiveKey {
+export function activeKey(record: KeyRecord, account: Account): ActiveKey {
   const limits = limitsOf(account.plan, account.rate);
   const endsAt = record.revoked_at ? -Infinity : record.expires_at ? Date.parse(record.expires_at) : Infinity;
   const quotaText = Number.isFinite(limits.quota) ? String(limits.quota) : UNLIMITED;

@@ -1,9 +1,11 @@
 /**
- * bun run keys — the dashboard: API keys and plans, kept under TOME_DATA (default ./data).
- * Keys are never managed through the public API (api.md section 2.6). A running server
- * sees every change on its next request.
+ * bun run keys — the dashboard: API keys and plans, kept under TOME_DATA (default ./data), or
+ * in Redis when TOME_REDIS_URL is set (key-store.ts). Keys are never managed through the public
+ * API (api.md section 2.6). A running server (every replica, with Redis) sees every change on
+ * its next request. `import` and `export` move a store and this month's usage between the two.
  */
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
+import { existsSync } from "node:fs";
 import {
   createKey,
   DEFAULT_DATA_DIR,
@@ -26,6 +28,8 @@ import {
   type PlanName,
   type Scope,
 } from "../access";
+import { writeUsage } from "../access/usage";
+import { dataDirOf, keyStoreOf, openRedis, type KeyToolStore } from "./key-store";
 
 const HELP: Record<string, string> = {
   main: `Usage: bun run keys <command> [options]
@@ -35,9 +39,12 @@ Commands:
   list     list keys, their state and their account's usage this month
   revoke   revoke a key: it stops working on the server's next request
   plan     change an account's plan
+  import   move the keys and this month's usage from TOME_DATA into Redis (TOME_REDIS_URL)
+  export   move the keys and this month's usage from Redis (TOME_REDIS_URL) into TOME_DATA
 
 Run "bun run keys <command> --help" for a command's options.
-Everything is kept under TOME_DATA (default ./${DEFAULT_DATA_DIR}).
+Everything is kept under TOME_DATA (default ./${DEFAULT_DATA_DIR}), or in Redis when
+TOME_REDIS_URL is set (redis://HOST:PORT), as the server keeps it.
 `,
   create: `Usage: bun run keys create --name NAME [--account ID] [--plan PLAN] [--scope read|full]
                            [--expires YYYY-MM-DD] [--json]
@@ -72,11 +79,23 @@ request on.
 
 Takes effect on a running server's next request.
 `,
+  import: `Usage: TOME_REDIS_URL=redis://HOST:PORT TOME_DATA=DIR bun run keys import
+
+Copies keys.json (every key and account) and this month's usage and last uses from
+usage.json in TOME_DATA into Redis, for servers started with TOME_REDIS_URL. Refused when
+Redis already holds keys. TOME_DATA is left as it was: stop the servers that used it first.
+`,
+  export: `Usage: TOME_REDIS_URL=redis://HOST:PORT TOME_DATA=DIR bun run keys export
+
+Writes Redis's keys and accounts into TOME_DATA/keys.json, and this month's usage and last
+uses into TOME_DATA/usage.json, for a single server without Redis. Refused when TOME_DATA
+already holds a key store or usage. Redis is left as it was.
+`,
 };
 
 class UsageMistake extends Error {}
 
-const dataDir = () => process.env.TOME_DATA || DEFAULT_DATA_DIR;
+const dataDir = () => dataDirOf();
 
 const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
 
@@ -110,7 +129,7 @@ function expiryArg(value: string | undefined, now: number): string | undefined {
   return new Date(ms).toISOString();
 }
 
-function create(args: string[]): void {
+async function create(args: string[], store: KeyToolStore): Promise<void> {
   const { values } = parse(args, {
     name: { type: "string" },
     account: { type: "string" },
@@ -128,7 +147,7 @@ function create(args: string[]): void {
   const plan = planArg(values.plan);
   const now = Date.now();
   const expiresAt = expiryArg(values.expires, now);
-  const made = updateKeyFile(dataDir(), (file) => createKey(file, { name: values.name!.trim(), account, plan, scope, expiresAt, now }));
+  const made = await store.update((file) => createKey(file, { name: values.name!.trim(), account, plan, scope, expiresAt, now }));
   const { key, record } = made;
   if (values.json) {
     const out = { key, id: record.id, name: record.name, account: record.account, plan: made.account.plan, scopes: record.scopes, expires_at: record.expires_at, created_at: record.created_at };
@@ -142,13 +161,12 @@ function create(args: string[]): void {
   );
 }
 
-function list(args: string[]): void {
+async function list(args: string[], store: KeyToolStore): Promise<void> {
   const { values } = parse(args, { json: { type: "boolean" } });
   if (values.help) return void process.stdout.write(HELP.list!);
-  const file = readKeyFile(keysPath(dataDir()));
-  const usage = readUsage(usagePath(dataDir()));
   const now = Date.now();
   const month = monthOf(now);
+  const { file, usage } = await store.read(month);
   const rows = file.keys.map((k) => {
     const account = file.accounts[k.account]!;
     const limits = limitsOf(account.plan, account.rate);
@@ -169,7 +187,7 @@ function list(args: string[]): void {
     };
   });
   if (values.json) return console.log(JSON.stringify(rows, null, 2));
-  if (!rows.length) return console.log(`No keys in ${keysPath(dataDir())}. Create one with: bun run keys create --name NAME`);
+  if (!rows.length) return console.log(`No keys in ${store.where}. Create one with: bun run keys create --name NAME`);
   const table = [["ID", "NAME", "ACCOUNT", "PLAN", "SCOPES", "STATE", "CREATED", "LAST USED", `USAGE ${month}`]];
   for (const r of rows) {
     table.push([r.id, r.name, r.account, r.plan, r.scopes.join(","), r.state, r.created_at.slice(0, 10), r.last_used_at?.replace("T", " ").slice(0, 19) ?? "never", `${r.usage_this_month} / ${r.quota}`]);
@@ -178,16 +196,16 @@ function list(args: string[]): void {
   for (const row of table) console.log(row.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd());
 }
 
-function revoke(args: string[]): void {
+async function revoke(args: string[], store: KeyToolStore): Promise<void> {
   const { values, positionals } = parse(args, {}, 1);
   if (values.help) return void process.stdout.write(HELP.revoke!);
   const idOrKey = positionals[0];
   if (!idOrKey) throw new UsageMistake("which key? bun run keys revoke ID|KEY (ids: bun run keys list)");
-  const record = updateKeyFile(dataDir(), (file) => revokeKey(file, idOrKey, Date.now()));
+  const record = await store.update((file) => revokeKey(file, idOrKey, Date.now()));
   console.error(`Revoked ${record.id} ("${record.name}", account ${record.account}) at ${record.revoked_at}.`);
 }
 
-function plan(args: string[]): void {
+async function plan(args: string[], store: KeyToolStore): Promise<void> {
   const { values } = parse(args, { account: { type: "string" }, plan: { type: "string" }, rate: { type: "string" } });
   if (values.help) return void process.stdout.write(HELP.plan!);
   if (!values.account) throw new UsageMistake("--account is required");
@@ -198,7 +216,7 @@ function plan(args: string[]): void {
     rate = /^[0-9]+$/.test(values.rate) ? Number(values.rate) : NaN;
     if (!(rate >= 1 && rate <= 1_000_000)) throw new UsageMistake("--rate must be a whole number of requests per second from 1 to 1000000");
   }
-  const a = updateKeyFile(dataDir(), (file) => setPlan(file, values.account!, p, rate));
+  const a = await store.update((file) => setPlan(file, values.account!, p, rate));
   const limits = limitsOf(a.plan, a.rate);
   console.error(
     `Account ${values.account} is on the ${a.plan} plan: ${limits.rate} requests per second per key, ` +
@@ -206,7 +224,61 @@ function plan(args: string[]): void {
   );
 }
 
-const COMMANDS: Record<string, (args: string[]) => void> = { create, list, revoke, plan };
+/** TOME_DATA → Redis. */
+async function importStore(args: string[]): Promise<void> {
+  const { values } = parse(args, {});
+  if (values.help) return void process.stdout.write(HELP.import!);
+  const dir = dataDir();
+  if (!existsSync(keysPath(dir))) throw new KeyStoreError(`${keysPath(dir)} does not exist: there is nothing to import (TOME_DATA is ${dir}).`);
+  const file = readKeyFile(keysPath(dir));
+  const usage = readUsage(usagePath(dir));
+  const month = monthOf(Date.now());
+  const redis = await openRedis();
+  try {
+    if (!(await redis.importStore(file, usage, month))) {
+      throw new KeyStoreError(`Redis at ${redis.address} already holds keys; nothing was imported. Import only into a Redis that holds no Tome keys.`);
+    }
+    const credits = Object.values(usage.months[month] ?? {}).reduce((a, b) => a + b, 0);
+    console.error(
+      `Imported ${file.keys.length} key(s) of ${Object.keys(file.accounts).length} account(s) and ${month}'s usage (${credits} credits) ` +
+        `from ${dir} into Redis at ${redis.address}. Start the servers with TOME_REDIS_URL set; ${dir} is no longer read by them.`,
+    );
+  } finally {
+    redis.close();
+  }
+}
+
+/** Redis → TOME_DATA. */
+async function exportStore(args: string[]): Promise<void> {
+  const { values } = parse(args, {});
+  if (values.help) return void process.stdout.write(HELP.export!);
+  const dir = dataDir();
+  for (const path of [keysPath(dir), usagePath(dir)]) {
+    if (existsSync(path)) throw new KeyStoreError(`${path} already exists: export only into a TOME_DATA without a key store or usage; nothing was written.`);
+  }
+  const month = monthOf(Date.now());
+  const redis = await openRedis();
+  try {
+    const { file } = await redis.read();
+    const usage = await redis.usage(month);
+    updateKeyFile(dir, (target) => {
+      if (target.keys.length) throw new KeyStoreError(`${keysPath(dir)} appeared meanwhile; nothing was written.`);
+      Object.assign(target, file);
+    });
+    writeUsage(usagePath(dir), usage);
+    const credits = Object.values(usage.months[month] ?? {}).reduce((a, b) => a + b, 0);
+    console.error(
+      `Exported ${file.keys.length} key(s) of ${Object.keys(file.accounts).length} account(s) and ${month}'s usage (${credits} credits) ` +
+        `from Redis at ${redis.address} into ${dir}. Start a server without TOME_REDIS_URL to serve from it.`,
+    );
+  } finally {
+    redis.close();
+  }
+}
+
+const COMMANDS: Record<string, (args: string[], store: KeyToolStore) => Promise<void>> = { create, list, revoke, plan };
+/** Commands that name both stores themselves. */
+const MOVES: Record<string, (args: string[]) => Promise<void>> = { import: importStore, export: exportStore };
 
 if (import.meta.main) {
   const [command, ...rest] = Bun.argv.slice(2);
@@ -215,12 +287,15 @@ if (import.meta.main) {
     process.exit(command ? 0 : 2);
   }
   const run = COMMANDS[command];
-  if (!run) {
+  const move = MOVES[command];
+  if (!run && !move) {
     console.error(`keys: unknown command "${command}".\n\n${HELP.main}`);
     process.exit(2);
   }
+  const store = keyStoreOf();
   try {
-    run(rest);
+    if (move) await move(rest);
+    else await run!(rest, store);
   } catch (err) {
     if (err instanceof UsageMistake) {
       console.error(`keys ${command}: ${err.message}\n\n${HELP[command]}`);
@@ -231,5 +306,7 @@ if (import.meta.main) {
       process.exit(1);
     }
     throw err;
+  } finally {
+    store.close();
   }
 }

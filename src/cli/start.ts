@@ -8,6 +8,7 @@
  */
 import { existsSync } from "node:fs";
 import { Access, createKey, DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND, KeyStoreError, updateKeyFile, UsageError } from "../access";
+import { checkRedisUrl, RedisAccess } from "../access/redis";
 import { createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { open } from "../search";
@@ -37,14 +38,18 @@ Environment:
   TOME_ADMIN_TOKEN
                  opens GET /metrics (Prometheus text) to Authorization: Bearer <token>;
                  at least 16 characters, no spaces. Unset: /metrics is not served (404)
+  TOME_REDIS_URL keys, rate limits and quotas in Redis (redis://HOST:PORT), shared by every
+                 replica using the same Redis (behind a load balancer); manage keys with
+                 "TOME_REDIS_URL=… bun run keys". Unset: kept in files under TOME_DATA.
+                 Redis unreachable: keyed requests get 503 until it answers again
   TOME_AUTH      "off" serves every route without a key, for benchmarks and local use only
   TOME_KEY_MS_PER_SECOND
                  milliseconds of the server's thread one key may use per second, on average
                  (default ${DEFAULT_KEY_MS_PER_SECOND}; 0: no limit); past it, 429 rate_limit_exceeded
 `;
 
-/** Keys and usage, or none when TOME_AUTH=off. */
-function openAccess(env = process.env): Access | undefined {
+/** Keys and usage (in files, or in Redis with TOME_REDIS_URL), or none when TOME_AUTH=off. */
+function openAccess(env = process.env): Access | RedisAccess | undefined {
   if (env.TOME_AUTH === "off") {
     console.error("WARNING: TOME_AUTH=off: every route answers without a key, with no rate limit or quota. For benchmarks and local use only.");
     return undefined;
@@ -58,7 +63,30 @@ function openAccess(env = process.env): Access | undefined {
     console.error(`start: TOME_KEY_MS_PER_SECOND must be a whole number of milliseconds (0: no limit), not "${share}".`);
     process.exit(2);
   }
-  return new Access({ dataDir: dataDirOf(env), keyMsPerSecond: share ? Number(share) : undefined });
+  const keyMsPerSecond = share ? Number(share) : undefined;
+  const redisUrl = env.TOME_REDIS_URL;
+  if (redisUrl) {
+    const wrong = checkRedisUrl(redisUrl);
+    if (wrong) {
+      console.error(`start: ${wrong}`);
+      process.exit(2);
+    }
+    return new RedisAccess({ url: redisUrl, keyMsPerSecond: keyMsPerSecond ?? DEFAULT_KEY_MS_PER_SECOND });
+  }
+  return new Access({ dataDir: dataDirOf(env), keyMsPerSecond });
+}
+
+/** Once the server is up: whether Redis holds a key, else how to make one (a replica never makes one: several start at once). */
+async function announceRedisKeys(access: RedisAccess): Promise<void> {
+  const count = await access.keyCount();
+  const where = `Redis at ${access.redis.address}`;
+  if (count === undefined) console.error(`${where} cannot be reached yet: requests that need a key get 503 until it answers.`);
+  else if (count === 0) {
+    console.error(
+      `${where} holds no API key yet. Make one with: TOME_REDIS_URL=… ${NEW_KEY_COMMAND}, ` +
+        `or move a file store in with: TOME_DATA=DIR TOME_REDIS_URL=… bun run keys import`,
+    );
+  } else console.error(`API keys, rate limits and quotas are in ${where} (${count} key(s)); manage them with TOME_REDIS_URL=… bun run keys.`);
 }
 
 /** The admin token that opens /metrics, if set. */
@@ -122,6 +150,8 @@ if (import.meta.main) {
   }
   try {
     const access = openAccess();
+    // Connecting early; an unreachable Redis is not fatal (503 until it answers).
+    if (access instanceof RedisAccess) await access.start();
     const adminToken = adminTokenOf();
     const address = await readAddress();
     // Checked before a snapshot build or load that can take minutes, and again just before serving.
@@ -142,8 +172,10 @@ if (import.meta.main) {
     } catch (err) {
       throw listenFailure(err, address);
     }
-    access?.start();
-    if (access) announceKeys(access);
+    if (access instanceof Access) {
+      access.start();
+      announceKeys(access);
+    } else if (access) await announceRedisKeys(access);
     const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
     console.error(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
     const stop = async (signal: string) => {

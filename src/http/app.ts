@@ -6,7 +6,7 @@
  */
 import type { Server } from "bun";
 import { Elysia } from "elysia";
-import type { Access } from "../access";
+import type { Gate } from "../access";
 import { mcpOverHttp, mcpTools } from "../mcp";
 import { PdfRenderer, type PdfRenderService } from "../pdf";
 import type { Engine } from "../search";
@@ -37,7 +37,7 @@ const PDF_SOCKET_SECONDS = 180;
 
 export interface AppOptions {
   /** Keys, rate limits and quotas. Without it every route answers without a key (benchmarks, local use). */
-  access?: Access;
+  access?: Gate;
   /** Renders PDFs (default: a PdfRenderer with its worker thread). */
   pdf?: PdfRenderService;
   /** Where server faults are reported (the client only sees D1's internal_error). */

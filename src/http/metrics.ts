@@ -7,7 +7,7 @@
  * number of series stays bounded whatever clients ask for; paths no route serves share one label.
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { Access } from "../access";
+import type { Gate } from "../access";
 import type { PdfRenderService, PdfStats } from "../pdf";
 import type { Engine } from "../search";
 
@@ -21,7 +21,7 @@ const WORK_BUCKETS = [10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 10
 
 export interface MetricsSources {
   engine: Engine;
-  access: Access | undefined;
+  access: Gate | undefined;
   pdf: PdfRenderService;
   /** The routes' path templates, as the router has them (/v1/page/:page_id). */
   routes: readonly string[];

@@ -9,7 +9,9 @@
  * The steps, in order (app.ts lists them): measure (for /metrics) → response headers (D22) →
  * log → target (the request's one path) → socket time → methods (HEAD, OPTIONS, 405) → the
  * /metrics endpoint (admin token) → keys (D2: 401/403, 429, quota hold) → conditional (ETag,
- * Cache-Control, 304) → the routes; a fault anywhere after the first steps becomes a 500.
+ * Cache-Control, 304) → the routes; a fault anywhere after the first steps becomes a 500. Only the keys
+ * step ever waits before the routes, and only with keys in Redis: without it every step but the routes is
+ * synchronous.
  */
 import type { Server } from "bun";
 import type { Grant } from "../access";
@@ -37,8 +39,8 @@ export interface Exchange {
 }
 
 export interface Step {
-  /** Before the routes: an answer ends the request here. */
-  before?(x: Exchange): Response | undefined;
+  /** Before the routes: an answer ends the request here. A step may need to wait (the keys step, on Redis): a Promise. */
+  before?(x: Exchange): Response | undefined | Promise<Response | undefined>;
   /** On the way out, with the answer so far. */
   after?(x: Exchange, response: Response): Response | Promise<Response>;
 }
@@ -63,23 +65,34 @@ export function compose(steps: readonly Step[], routes: Handler, fault: (x: Exch
     return response;
   };
 
-  return (x) => {
-    let i = 0;
-    let answer: Response | Promise<Response> | undefined;
+  /** Runs the steps from `from` on, then the routes; a step that answers later (a Promise) is awaited before the next. */
+  const run = (x: Exchange, from: number): Response | Promise<Response> => {
+    let i = from;
+    let early: Response | Promise<Response | undefined> | undefined;
+    let answer: Response | Promise<Response>;
     try {
-      for (; i < n && !answer; i++) answer = befores[i]?.(x);
-      if (answer) i--; // answered by step i: the way out starts before it
-      else answer = routes(x);
+      for (; i < n && !early; i++) early = befores[i]?.(x);
+      if (!early) answer = routes(x);
     } catch (error) {
       return out(x, fault(x, error), i);
     }
-    // i is now the step that answered, or n when the routes did.
-    if (!(answer instanceof Promise)) return out(x, answer, i);
-    return answer.then(
+    if (early) {
+      // Answered by step i: the way out starts before it.
+      const at = i - 1;
+      if (!(early instanceof Promise)) return out(x, early, at);
+      return early.then(
+        (response) => (response ? out(x, response, at) : run(x, at + 1)),
+        (error) => out(x, fault(x, error), at),
+      );
+    }
+    if (!(answer! instanceof Promise)) return out(x, answer!, n);
+    return answer!.then(
       (response) => out(x, response, n),
       (error) => out(x, fault(x, error), n),
     );
   };
+
+  return (x) => run(x, 0);
 }
 
 export function exchange(request: Request, server?: Server<undefined>): Exchange {

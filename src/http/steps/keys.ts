@@ -6,8 +6,11 @@
  *
  * A request the quota cannot hold still has its parameters read first (D2: 400 before the
  * quota's 429): the route's strict reader asks quotaRefusal() once they are valid.
+ *
+ * With keys in Redis (TOME_REDIS_URL) admission and settlement each wait for Redis; when it
+ * cannot be reached, keyed requests get 503 service_unavailable with Retry-After (fail closed).
  */
-import { COST, NEEDS, type Access, type Grant } from "../../access";
+import { COST, NEEDS, type Gate, type Grant, type Refusal } from "../../access";
 import { ApiError } from "../errors";
 import type { Exchange, Step } from "../pipeline";
 
@@ -61,7 +64,25 @@ export function quotaRefusal(request: Request): ApiError | undefined {
   return overQuota.get(request)?.();
 }
 
-export function keys(access: Access | undefined): Step {
+/** A refusal before any grant: 401/403 for the key, 503 when the key store cannot be reached. */
+function refused(refusal: Refusal): Response {
+  const response = Response.json(refusal.body, { status: refusal.status });
+  if (refusal.retryAfter !== undefined) response.headers.set("retry-after", String(refusal.retryAfter));
+  return response;
+}
+
+/** A 2xx whose credit the key store did not take (Redis went away meanwhile): withheld, as nothing unpaid goes out. */
+function unsettled(): Response {
+  const retry = 2;
+  const body = {
+    error: "service_unavailable",
+    message: `The service could not record this request's cost (its shared store is unreachable), so its answer is withheld; nothing was charged. Retry after ${retry} s.`,
+    retry_after: retry,
+  };
+  return Response.json(body, { status: 503, headers: { "retry-after": String(retry) } });
+}
+
+export function keys(access: Gate | undefined): Step {
   if (!access) return {};
   /** The last rate window's reset, as sent (it changes once a second). */
   let reset = { at: 0, text: "0" };
@@ -71,7 +92,7 @@ export function keys(access: Access | undefined): Step {
   const writeLimits = (headers: Headers, grant: Grant, retryAfter: number | undefined) => {
     const { key, rateReset } = grant;
     if (reset.at !== rateReset) reset = { at: rateReset, text: String(rateReset) };
-    const [quotaRemaining, quotaReset] = access.quotaTexts(key);
+    const [quotaRemaining, quotaReset] = access.quotaTextsOf(grant);
     headers.set("x-ratelimit-limit", key.rateText);
     headers.set("x-ratelimit-remaining", String(Math.max(0, grant.rateRemaining)));
     headers.set("x-ratelimit-reset", reset.text);
@@ -93,7 +114,7 @@ export function keys(access: Access | undefined): Step {
 
   /** The quota's refusal, thrown by the route; its Retry-After is then written with the limits. */
   const quotaError = (grant: RefusedGrant) => () => {
-    const q = access.quota(grant.key);
+    const q = access.quotaOf(grant);
     grant.retryAfter = secondsUntil(q.reset);
     const { cost } = grant;
     return new ApiError(
@@ -113,23 +134,36 @@ export function keys(access: Access | undefined): Step {
     return !x.request.signal.aborted && response.headers.get("x-credit-cost") !== "0";
   };
 
+  /** Whether the request goes on to the routes (undefined) or is answered here. */
+  const decide = (x: Exchange, grant: Grant | Refusal, pdf: boolean): Response | undefined => {
+    if ("status" in grant) return refused(grant);
+    if (grant.rateRemaining < 0 || grant.workWait) return rateRefusal(grant);
+    x.grant = grant;
+    if (!grant.held) overQuota.set(x.request, quotaError(grant));
+    if (pdf) requesters.set(x.request, grant.key.record.id);
+    else metered.set(x.request, (ms) => access.spent(grant, ms));
+    return undefined;
+  };
+
   return {
     before(x) {
       if (!needsKey(x.path)) return undefined;
       const pdf = x.path.startsWith(PDF_PREFIX);
       const grant = access.admit(x.request.headers, pdf ? COST.pdf : COST.request, pdf ? NEEDS.pdf : NEEDS.request);
-      if ("status" in grant) return Response.json(grant.body, { status: grant.status });
-      if (grant.rateRemaining < 0 || grant.workWait) return rateRefusal(grant);
-      x.grant = grant;
-      if (!grant.held) overQuota.set(x.request, quotaError(grant));
-      if (pdf) requesters.set(x.request, grant.key.record.id);
-      else metered.set(x.request, (ms) => access.spent(grant, ms));
-      return undefined;
+      if (grant instanceof Promise) return grant.then((g) => decide(x, g, pdf));
+      return decide(x, grant, pdf);
     },
     after(x, response) {
       const grant = x.grant;
       if (!grant) return response;
-      access.settle(grant, succeeded(x, grant, response));
+      const settled = access.settle(grant, succeeded(x, grant, response));
+      if (settled instanceof Promise) {
+        return settled.then((deliver) => {
+          const answer = deliver ? response : unsettled();
+          writeLimits(answer.headers, grant, deliver ? (grant as RefusedGrant).retryAfter : undefined);
+          return answer;
+        });
+      }
       writeLimits(response.headers, grant, (grant as RefusedGrant).retryAfter);
       return response;
     },

@@ -1,0 +1,108 @@
+/**
+ * What both key stores answer a request with (the file store, index.ts's Access, and Redis,
+ * redis/access.ts's RedisAccess): a grant or a refusal, and the Gate that the HTTP keys step
+ * drives. The file store answers at once; Redis answers after its round trip (a Promise).
+ */
+import type { Scope } from "./keys";
+import type { PlanName } from "./plans";
+import type { ActiveKey } from "./ring";
+
+/** An account's claim on one month's quota, held by a request in flight until it is settled. */
+export interface Hold {
+  readonly account: string;
+  readonly month: string;
+}
+
+/**
+ * A request with a valid key: where it stands in its key's rate window (D19) and, if it is
+ * within it, the quota hold of its cost (D20).
+ */
+export interface Grant {
+  key: ActiveKey;
+  cost: number;
+  /** Requests the key may still make this second, after this one; -1 if this one is over the limit. */
+  rateRemaining: number;
+  /** Unix seconds when the rate window resets. */
+  rateReset: number;
+  /** The hold of the cost, or undefined if the quota lacks it (or the rate refused the request). */
+  held: Hold | undefined;
+  /** 0, or the seconds to wait when the key has used its share of server time (WorkShare): the request is refused. */
+  workWait: number;
+}
+
+/** A request without a usable key (api.md section 5), or, with Redis unreachable, one that cannot be checked (503). */
+export interface Refusal {
+  status: 401 | 403 | 503;
+  body: { error: string; message: string; retry_after?: number };
+  /** Seconds, sent as Retry-After (with 503). */
+  retryAfter?: number;
+}
+
+export const NO_KEY: Refusal = {
+  status: 401,
+  body: { error: "unauthorized", message: "An API key is required via the X-API-Key header (or Authorization: Bearer <key>)." },
+};
+
+export const READ_SCOPE: Refusal = {
+  status: 403,
+  body: {
+    error: "forbidden",
+    message:
+      "This API key's scope is read, which does not allow this request (rendering a PDF needs scope full). " +
+      "Use a key with scope full: one is made with bun run keys create --name NAME --scope full.",
+  },
+};
+
+/** 403 for a key that is unknown, revoked or expired. */
+export function invalidKey(key: ActiveKey | undefined): Refusal {
+  const why = key && !key.record.revoked_at ? ` It expired at ${key.record.expires_at}.` : "";
+  return { status: 403, body: { error: "forbidden", message: `The API key is invalid or revoked.${why}` } };
+}
+
+/** The key sent: X-API-Key wins over Authorization: Bearer (api.md section 5). */
+export function keyText(headers: Headers): string | undefined {
+  const text = headers.get("x-api-key")?.trim();
+  if (text) return text;
+  const header = headers.get("authorization");
+  const m = header && /^bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : undefined;
+}
+
+/** Whether the server serves from its key store as it is (Gate.health). */
+export interface Health {
+  ok: boolean;
+  /** What is wrong, one sentence each, naming no file path or address (for /healthz); the server's log has the detail. */
+  problems: string[];
+}
+
+export interface QuotaState {
+  limit: number;
+  remaining: number;
+  /** Spent this month, plus what requests in flight hold. */
+  used: number;
+  /** Unix seconds: 00:00:00 UTC on the 1st of next month. */
+  reset: number;
+}
+
+/** Keys, rate limits and quotas as the HTTP pipeline sees them, whichever store keeps them. */
+export interface Gate {
+  /** The clock (ms since the epoch). */
+  readonly now: () => number;
+  /** D2's first checks: the key, its scope, its rate (D19), and the cost held from the quota (D20). */
+  admit(headers: Headers, cost: number, needs?: Scope): Grant | Refusal | Promise<Grant | Refusal>;
+  /** What a request of the grant's key cost the server's thread, in milliseconds (D25). */
+  spent(grant: Grant, ms: number): void;
+  /**
+   * A 2xx answer spends the grant's hold; anything else gives it back. Once only. The file store
+   * settles at once; Redis resolves to whether the store took the settlement (false: unreachable).
+   */
+  settle(grant: Grant, succeeded: boolean): void | Promise<boolean>;
+  /** The grant's account's quota, as of its latest word from the store. */
+  quotaOf(grant: Grant): QuotaState;
+  /** X-Quota-Remaining and X-Quota-Reset (D20), as sent. */
+  quotaTextsOf(grant: Grant): [remaining: string, reset: string];
+  /** For /healthz. */
+  health(): Health;
+  /** Credits spent through this server since it started, by plan (for /metrics). */
+  creditsSpent(): ReadonlyMap<PlanName, number>;
+}

@@ -1,0 +1,216 @@
+/**
+ * Keys, rate limits and quotas kept in Redis (TOME_REDIS_URL), for replicas behind a load
+ * balancer: every request is admitted by one script (scripts.ts ADMIT: the key, its rate
+ * window, the quota hold, atomically) and settled by another once its status is known, and the
+ * answer waits for the settlement's acknowledgement, so a replica killed at any moment has no
+ * credit of its own to lose. Nothing about keys is cached across requests, so a revocation
+ * holds from every replica's next request. The work share (D25) stays each replica's own: it
+ * measures that replica's thread.
+ *
+ * Redis unreachable: keyed requests are refused with 503 service_unavailable and Retry-After
+ * (fail closed, no free traffic), /healthz says degraded, and service resumes by itself once
+ * Redis answers again (connection.ts).
+ */
+import { randomAlphanumeric, hashKey, KEY_SHAPE, type Account, type KeyRecord, type Scope } from "../keys";
+import { invalidKey, keyText, NO_KEY, READ_SCOPE, type Gate, type Grant, type Health, type Hold, type QuotaState, type Refusal } from "../grant";
+import { PLAN_NAMES, type PlanName } from "../plans";
+import { activeKey, UNLIMITED, type ActiveKey } from "../ring";
+import { monthEnd, monthOf, monthStart } from "../usage";
+import { WorkShare } from "../work";
+import { RedisConnection } from "./connection";
+import { ADMIT, HOLD_LEASE_MS, SCRIPTS, SETTLE } from "./scripts";
+
+/** Seconds a client is told to wait while Redis is unreachable (a probe runs every 250 ms). */
+export const UNAVAILABLE_RETRY_AFTER = 2;
+
+const UNAVAILABLE: Refusal = {
+  status: 503,
+  body: {
+    error: "service_unavailable",
+    message: `The service cannot check API keys right now (its shared store is unreachable); nothing was charged. Retry after ${UNAVAILABLE_RETRY_AFTER} s.`,
+    retry_after: UNAVAILABLE_RETRY_AFTER,
+  },
+  retryAfter: UNAVAILABLE_RETRY_AFTER,
+};
+
+/** A hold in Redis: its id in the account's holds (empty for an unlimited quota, which holds nothing). */
+interface RedisHold extends Hold {
+  readonly holdId: string;
+}
+
+/** A grant with the account's ledger as Redis last reported it (for X-Quota-Remaining and the quota's 429). */
+interface RedisGrant extends Grant {
+  spentThisMonth: number;
+  heldThisMonth: number;
+  month: { name: string; end: number; endText: string };
+}
+
+export interface RedisAccessOptions {
+  url: string;
+  /** The clock (ms since the epoch). Replicas must keep theirs in step (NTP): rate windows are named by it. */
+  now?: () => number;
+  log?: (line: string) => void;
+  /** As AccessOptions.keyMsPerSecond: this replica's thread time per key per second (0: no limit). */
+  keyMsPerSecond: number;
+}
+
+/** Kept keys as sent (text → sha256) and as built (record and account JSON → ActiveKey) stay below this. */
+const CACHE_LIMIT = 10_000;
+
+export class RedisAccess implements Gate {
+  readonly now: () => number;
+  readonly redis: RedisConnection;
+  private readonly work: WorkShare;
+  /** This replica's name in the holds it takes (hold ids must be unique across replicas). */
+  private readonly replica = randomAlphanumeric(10);
+  private holds = 0;
+  /** Hashing is skipped for a key seen lately; only keys Redis knows are kept. */
+  private readonly hashes = new Map<string, string>();
+  /** A key's record and account as Redis returned them → the ActiveKey built from them once. */
+  private readonly built = new Map<string, ActiveKey>();
+  private readonly spentByPlan = new Map<PlanName, number>(PLAN_NAMES.map((plan) => [plan, 0]));
+  private month = { name: "", start: 0, end: 0, endText: "" };
+
+  constructor(options: RedisAccessOptions) {
+    this.now = options.now ?? Date.now;
+    this.work = new WorkShare(options.keyMsPerSecond);
+    this.redis = new RedisConnection(options.url, SCRIPTS, options.log);
+  }
+
+  /** Connects (an unreachable Redis is an outage, probed until it answers, not an error). */
+  start(): Promise<void> {
+    return this.redis.open();
+  }
+
+  stop(): void {
+    this.redis.close();
+  }
+
+  /** How many keys Redis holds (for the start's announcement); undefined while it is unreachable. */
+  async keyCount(): Promise<number | undefined> {
+    return this.redis.command("HLEN", ["tome:keys"]).then(Number, () => undefined);
+  }
+
+  health(): Health {
+    const outage = this.redis.outage;
+    if (!outage) return { ok: true, problems: [] };
+    return {
+      ok: false,
+      problems: [`the shared store of keys and quotas (Redis) cannot be reached since ${new Date(outage.since).toISOString()}: requests that need a key get 503 until it answers again`],
+    };
+  }
+
+  admit(headers: Headers, cost: number, needs: Scope = "read"): Grant | Refusal | Promise<Grant | Refusal> {
+    const text = keyText(headers);
+    if (!text) return NO_KEY;
+    if (!KEY_SHAPE.test(text)) return invalidKey(undefined);
+    if (this.redis.outage) return UNAVAILABLE;
+    const now = this.now();
+    const month = this.currentMonth(now);
+    const sha = this.hashes.get(text) ?? hashKey(text);
+    const holdId = `${this.replica}:${++this.holds}`;
+    const args = [sha, String(now), String(cost), needs === "full" ? "1" : "0", month.name, holdId, String(HOLD_LEASE_MS)];
+    return this.redis.run(ADMIT, args).then(
+      (reply: any[]) => this.answer(reply, { text, sha, now, cost, month, holdId }),
+      () => UNAVAILABLE,
+    );
+  }
+
+  private answer(
+    reply: any[],
+    r: { text: string; sha: string; now: number; cost: number; month: RedisGrant["month"]; holdId: string },
+  ): Grant | Refusal {
+    const status = Number(reply[0]);
+    if (status === 0) return invalidKey(undefined);
+    if (this.hashes.size >= CACHE_LIMIT) this.hashes.clear();
+    this.hashes.set(r.text, r.sha);
+    const key = this.keyOf(String(reply[1]), String(reply[2]));
+    if (status === 1) return invalidKey(key);
+    if (status === 2) return READ_SCOPE;
+    const rateRemaining = Number(reply[3]);
+    const id = key.record.id;
+    const workWait = rateRemaining < 0 ? 0 : this.work.wait(id, r.now);
+    const holdState = Number(reply[6]);
+    let held: RedisHold | undefined;
+    if (holdState === 1) held = { account: key.account, month: r.month.name, holdId: r.holdId };
+    else if (holdState === 2) held = { account: key.account, month: r.month.name, holdId: "" };
+    const grant: RedisGrant = {
+      key,
+      cost: r.cost,
+      rateRemaining,
+      rateReset: Math.floor(r.now / 1000) + 1,
+      held,
+      workWait,
+      spentThisMonth: Number(reply[4]),
+      heldThisMonth: Number(reply[5]),
+      month: r.month,
+    };
+    // Over its share of this replica's time: refused (429), so its hold goes back; were this
+    // lost, the hold would lapse by itself.
+    if (workWait && held) void this.settle(grant, false);
+    return grant;
+  }
+
+  /** The ActiveKey of a record and account as Redis sent them, built once per version of them. */
+  private keyOf(recordJson: string, accountJson: string): ActiveKey {
+    const cacheKey = `${recordJson}\n${accountJson}`;
+    let key = this.built.get(cacheKey);
+    if (!key) {
+      if (this.built.size >= CACHE_LIMIT) this.built.clear();
+      key = activeKey(JSON.parse(recordJson) as KeyRecord, JSON.parse(accountJson) as Account);
+      this.built.set(cacheKey, key);
+    }
+    return key;
+  }
+
+  spent(grant: Grant, ms: number): void {
+    this.work.spend(grant.key.record.id, ms, this.now());
+  }
+
+  /**
+   * Resolves once Redis has the settlement: true when the answer may go out. A 2xx whose
+   * spending Redis did not take resolves false (the answer is withheld: no free traffic);
+   * a refund that did not reach Redis is made good by the hold's lapse.
+   */
+  settle(grant: Grant, succeeded: boolean): void | Promise<boolean> {
+    const hold = grant.held as RedisHold | undefined;
+    if (hold === undefined) return;
+    grant.held = undefined;
+    const g = grant as RedisGrant;
+    const quota = Number.isFinite(g.key.limits.quota) ? String(g.key.limits.quota) : "-1";
+    const args = [hold.month, hold.account, hold.holdId, String(g.cost), succeeded ? "1" : "0", quota];
+    return this.redis.run(SETTLE, args).then(
+      (reply: any[]) => {
+        if (hold.month === g.month.name) [g.spentThisMonth, g.heldThisMonth] = [Number(reply[0]), Number(reply[1])];
+        if (succeeded) this.spentByPlan.set(g.key.plan, this.spentByPlan.get(g.key.plan)! + g.cost);
+        return true;
+      },
+      () => !succeeded,
+    );
+  }
+
+  creditsSpent(): ReadonlyMap<PlanName, number> {
+    return this.spentByPlan;
+  }
+
+  quotaOf(grant: Grant): QuotaState {
+    const g = grant as RedisGrant;
+    const limit = g.key.limits.quota;
+    const used = g.spentThisMonth + g.heldThisMonth;
+    return { limit, remaining: Math.max(0, limit - used), used, reset: g.month.end };
+  }
+
+  quotaTextsOf(grant: Grant): [remaining: string, reset: string] {
+    const g = grant as RedisGrant;
+    if (g.key.quotaText === UNLIMITED) return [UNLIMITED, g.month.endText];
+    return [String(this.quotaOf(g).remaining), g.month.endText];
+  }
+
+  private currentMonth(now: number): RedisGrant["month"] {
+    if (now < this.month.start * 1000 || now >= this.month.end * 1000) {
+      const end = monthEnd(now);
+      this.month = { name: monthOf(now), start: monthStart(now), end, endText: String(end) };
+    }
+    return this.month;
+  }
+}

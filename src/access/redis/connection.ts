@@ -1,0 +1,191 @@
+/**
+ * A replica's connection to Redis (TOME_REDIS_URL), through Bun's built-in client, made to fail
+ * closed and fast: commands are never queued while the connection is down, a command that
+ * fails or takes longer than COMMAND_TIMEOUT_MS marks Redis unreachable, and from then on every
+ * command fails at once (requests get 503, none waits on a dead socket) until a probe (a PING
+ * every PROBE_MS) is answered. Scripts run by EVALSHA, loaded with SCRIPT LOAD on each connect;
+ * a Redis that restarted without them answers NOSCRIPT, and the script is then sent whole (EVAL).
+ */
+import { RedisClient } from "bun";
+import { createHash } from "node:crypto";
+
+/** Longer than any healthy Redis takes (a fork or an fsync stall included); then Redis counts as unreachable. */
+export const COMMAND_TIMEOUT_MS = 2000;
+const CONNECT_TIMEOUT_MS = 2000;
+export const PROBE_MS = 250;
+
+/** Redis could not be reached, or did not answer in time: the request is refused (503), never let through. */
+export class RedisUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "RedisUnavailable";
+  }
+}
+
+/** A Lua script and its SHA-1, as EVALSHA names it. */
+export interface Script {
+  readonly name: string;
+  readonly text: string;
+  readonly sha: string;
+}
+
+export function script(name: string, text: string): Script {
+  return { name, text, sha: createHash("sha1").update(text).digest("hex") };
+}
+
+/** Where Redis is, for messages: the URL without its password. */
+export function redisAddress(url: string): string {
+  try {
+    const u = new URL(url);
+    u.password = "";
+    u.username = "";
+    return u.toString().replace(/\/$/, "");
+  } catch {
+    return "(a URL that cannot be read)";
+  }
+}
+
+/** Checks TOME_REDIS_URL's shape (redis:// or rediss://, or a unix socket) before any connection is tried. */
+export function checkRedisUrl(url: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return `TOME_REDIS_URL is not a URL: give it as redis://HOST:PORT (or rediss:// for TLS, redis+unix:///path/to/socket).`;
+  }
+  if (!["redis:", "rediss:", "valkey:", "valkeys:", "redis+unix:", "redis+tls+unix:", "valkey+unix:"].includes(u.protocol)) {
+    return `TOME_REDIS_URL must start with redis:// or rediss:// (or redis+unix://), not ${u.protocol}//.`;
+  }
+  return undefined;
+}
+
+export interface Outage {
+  /** When Redis was first found unreachable (ms since the epoch). */
+  since: number;
+  reason: string;
+}
+
+export class RedisConnection {
+  private readonly client: RedisClient;
+  private readonly scripts: Script[];
+  /** Set while Redis is unreachable: commands fail at once until a probe is answered. */
+  outage: Outage | undefined;
+  private probe: ReturnType<typeof setInterval> | undefined;
+  private probing = false;
+  private closed = false;
+
+  constructor(
+    readonly url: string,
+    scripts: Script[],
+    private readonly log: (line: string) => void = (line) => console.error(line),
+  ) {
+    this.scripts = scripts;
+    this.client = new RedisClient(url, {
+      enableOfflineQueue: false,
+      connectionTimeout: CONNECT_TIMEOUT_MS,
+      autoReconnect: true,
+      maxRetries: 0xffffffff,
+    });
+    this.client.onconnect = () => void this.loadScripts();
+    this.client.onclose = (error) => {
+      if (!this.closed) this.fail(`the connection closed (${error?.message ?? "no reason given"})`);
+    };
+  }
+
+  get address(): string {
+    return redisAddress(this.url);
+  }
+
+  /** Connects; a Redis that cannot be reached yet is an outage (probed until it answers), not an error. */
+  async open(): Promise<void> {
+    try {
+      await this.client.connect();
+      await this.loadScripts();
+    } catch (err) {
+      this.fail((err as Error).message);
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    clearInterval(this.probe);
+    this.probe = undefined;
+    this.client.close();
+  }
+
+  /** Runs a script: EVALSHA, or EVAL when Redis lacks it. Throws RedisUnavailable when Redis cannot answer. */
+  async run(s: Script, args: string[]): Promise<any> {
+    try {
+      return await this.command("EVALSHA", [s.sha, "0", ...args]);
+    } catch (err) {
+      if (!String((err as Error).message).startsWith("NOSCRIPT")) throw err;
+      return this.command("EVAL", [s.text, "0", ...args]);
+    }
+  }
+
+  /**
+   * Sends a command. A reply that is a Redis error (other than NOSCRIPT, which run handles)
+   * rethrows as RedisUnavailable too: a Redis that cannot persist (MISCONF) or is out of
+   * memory must refuse traffic as a dead one does.
+   */
+  async command(name: string, args: string[]): Promise<any> {
+    if (this.outage) throw new RedisUnavailable(`Redis at ${this.address} is unreachable: ${this.outage.reason}`);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RedisUnavailable(`Redis did not answer ${name} within ${COMMAND_TIMEOUT_MS} ms`)), COMMAND_TIMEOUT_MS);
+    });
+    try {
+      return await Promise.race([this.client.send(name, args), timeout]);
+    } catch (err) {
+      const message = (err as Error).message ?? String(err);
+      if (message.startsWith("NOSCRIPT")) throw err;
+      this.fail(message);
+      throw err instanceof RedisUnavailable ? err : new RedisUnavailable(message);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async loadScripts(): Promise<void> {
+    try {
+      for (const s of this.scripts) await this.client.send("SCRIPT", ["LOAD", s.text]);
+    } catch {
+      // EVALSHA falls back to EVAL; a Redis that is gone again is found by the next command.
+    }
+  }
+
+  /** Marks Redis unreachable (logged once per outage) and probes until it answers. */
+  private fail(reason: string): void {
+    if (this.closed) return;
+    if (!this.outage) {
+      this.outage = { since: Date.now(), reason };
+      this.log(`Redis at ${this.address} is unreachable (${reason}): requests that need a key get 503 until it answers again.`);
+    }
+    this.probe ??= setInterval(() => void this.probeOnce(), PROBE_MS);
+  }
+
+  private async probeOnce(): Promise<void> {
+    if (this.probing || this.closed) return;
+    this.probing = true;
+    try {
+      if (!this.client.connected) await this.client.connect();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("PING timed out")), COMMAND_TIMEOUT_MS)));
+      try {
+        await Promise.race([this.client.send("PING", []), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+      await this.loadScripts();
+      const down = this.outage ? ((Date.now() - this.outage.since) / 1000).toFixed(1) : "0";
+      this.outage = undefined;
+      clearInterval(this.probe);
+      this.probe = undefined;
+      this.log(`Redis at ${this.address} answers again (after ${down} s): serving keyed requests.`);
+    } catch {
+      // Still down: the next probe tries again.
+    } finally {
+      this.probing = false;
+    }
+  }
+}

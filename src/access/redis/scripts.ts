@@ -1,0 +1,161 @@
+/**
+ * The Lua scripts Redis runs for Tome, each atomically (Redis runs one script at a time), so
+ * that replicas sharing one Redis count exactly. What is kept, under the prefix `tome:`:
+ *
+ *   tome:keys              hash  key id → the key's record (JSON, as in keys.json)
+ *   tome:accounts          hash  account → {plan, rate?} (JSON, as in keys.json)
+ *   tome:auth              hash  sha256 of a key → "ENDS SCOPE ACCOUNT ID" (ENDS: ms when it stops working; 0 once revoked)
+ *   tome:keys:version      int   bumped by every change of the three above (the key tool's compare-and-set)
+ *   tome:last_used         hash  key id → ms of its last request
+ *   tome:rate:ID:SECOND    int   requests of key ID admitted in that Unix second (D19); expires after 2 s
+ *   tome:spent:YYYY-MM     hash  account → credits spent that UTC month (D20)
+ *   tome:held:YYYY-MM      hash  account → credits held by requests in flight
+ *   tome:holds:YYYY-MM:ACCOUNT  zset  each hold in flight ("REPLICA:SEQ:COST"), scored by when it lapses
+ *
+ * A hold lapses HOLD_LEASE_MS after it was taken: a replica killed with requests in flight
+ * never settles them, and their credits come back to the account then (the requests were
+ * never answered, so they cost nothing). The plans' limits are written into the admission
+ * script from plans.ts, so a replica and its script always agree.
+ */
+import { PLAN_NAMES, PLANS } from "../plans";
+import { script } from "./connection";
+
+/** Longer than any request can take (a PDF's queue and render are bounded by 180 s). */
+export const HOLD_LEASE_MS = 5 * 60_000;
+
+/** ENDS in tome:auth for a key that never expires (within a double's exact integers, as Lua reads it). */
+export const NEVER_ENDS = Number.MAX_SAFE_INTEGER;
+
+const planTable = PLAN_NAMES.map((name) => {
+  const { rate, quota } = PLANS[name];
+  return `${name} = {${rate}, ${Number.isFinite(quota) ? quota : -1}}`;
+}).join(", ");
+
+/**
+ * Admission, one round trip per request. ARGV: sha256 of the key, now (ms), cost, needs full
+ * (1/0), month (YYYY-MM), hold id, lease (ms). Replies {0} for an unknown key; {1, record,
+ * account} for a revoked or expired one; {2, record, account} when the scope lacks full; else
+ * {3, record, account, rate remaining (-1: over the limit), spent, held, hold (0 none, 1 held,
+ * 2 unlimited quota: nothing to hold)}. Spent and held are the month's, this request's hold included.
+ */
+export const ADMIT = script(
+  "admit",
+  `local PLANS = {${planTable}}
+local sha, now, cost, needsFull, month, holdId, lease = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7])
+local auth = redis.call('HGET', 'tome:auth', sha)
+if not auth then return {0} end
+local ends, scope, account, id = string.match(auth, '^(%S+) (%S+) (%S+) (%S+)$')
+local record = redis.call('HGET', 'tome:keys', id)
+local accountJson = redis.call('HGET', 'tome:accounts', account)
+if not record or not accountJson then return {0} end
+if now >= tonumber(ends) then return {1, record, accountJson} end
+if needsFull == '1' and scope ~= 'full' then return {2, record, accountJson} end
+redis.call('HSET', 'tome:last_used', id, ARGV[2])
+local acct = cjson.decode(accountJson)
+local plan = PLANS[acct.plan]
+if not plan then return redis.error_reply('account ' .. account .. ' has an unknown plan') end
+local rate, quota = plan[1], plan[2]
+if acct.plan == 'enterprise' and type(acct.rate) == 'number' then rate = acct.rate end
+local window = 'tome:rate:' .. id .. ':' .. string.format('%d', math.floor(now / 1000))
+local count = tonumber(redis.call('GET', window) or '0')
+local rateRemaining = -1
+if count < rate then
+  count = redis.call('INCR', window)
+  if count == 1 then redis.call('PEXPIRE', window, 2000) end
+  rateRemaining = rate - count
+end
+local spentKey, heldKey, holdsKey = 'tome:spent:' .. month, 'tome:held:' .. month, 'tome:holds:' .. month .. ':' .. account
+if quota >= 0 then
+  local lapsed = redis.call('ZRANGEBYSCORE', holdsKey, '-inf', ARGV[2], 'LIMIT', 0, 100)
+  if #lapsed > 0 then
+    local back = 0
+    for _, member in ipairs(lapsed) do back = back + tonumber(string.match(member, ':(%d+)$')) end
+    redis.call('ZREM', holdsKey, unpack(lapsed))
+    redis.call('HINCRBY', heldKey, account, -back)
+  end
+end
+local spent = tonumber(redis.call('HGET', spentKey, account) or '0')
+local held = tonumber(redis.call('HGET', heldKey, account) or '0')
+local hold = 0
+if rateRemaining >= 0 then
+  if quota < 0 then
+    hold = 2
+  elseif quota - spent - held >= cost then
+    redis.call('ZADD', holdsKey, string.format('%d', now + lease), holdId .. ':' .. cost)
+    held = redis.call('HINCRBY', heldKey, account, cost)
+    hold = 1
+  end
+end
+return {3, record, accountJson, rateRemaining, spent, held, hold}`,
+);
+
+/**
+ * Settlement, when the answer's status is known. ARGV: month, account, hold id ("" for an
+ * unlimited quota, which holds nothing), cost, spend (1: a 2xx; 0: give it back), quota (-1:
+ * unlimited). A hold that lapsed meanwhile was given back already: a 2xx then spends only what
+ * the quota still has, so the quota is never overspent. Replies {spent, held}.
+ */
+export const SETTLE = script(
+  "settle",
+  `local month, account, holdId, cost, spend, quota = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5] == '1', tonumber(ARGV[6])
+local spentKey, heldKey, holdsKey = 'tome:spent:' .. month, 'tome:held:' .. month, 'tome:holds:' .. month .. ':' .. account
+local kept = 1
+if holdId ~= '' then
+  kept = redis.call('ZREM', holdsKey, holdId .. ':' .. cost)
+  if kept == 1 then redis.call('HINCRBY', heldKey, account, -cost) end
+end
+local spent = tonumber(redis.call('HGET', spentKey, account) or '0')
+local held = tonumber(redis.call('HGET', heldKey, account) or '0')
+if spend then
+  local charge = cost
+  if kept == 0 and quota >= 0 then charge = math.max(0, math.min(cost, quota - spent - held)) end
+  if charge > 0 then spent = redis.call('HINCRBY', spentKey, account, charge) end
+end
+return {spent, held}`,
+);
+
+/** The key store at one instant: {version, [id, record, …], [account, json, …]}. */
+export const READ_KEYS = script(
+  "read-keys",
+  `return {redis.call('GET', 'tome:keys:version') or '0', redis.call('HGETALL', 'tome:keys'), redis.call('HGETALL', 'tome:accounts')}`,
+);
+
+/**
+ * A change by the key tool, if the store is still at the version it read (else -1: read again).
+ * ARGV: version, number of keys N, then per key: id, sha256, record, auth entry; then account, json pairs.
+ */
+export const WRITE_KEYS = script(
+  "write-keys",
+  `if (redis.call('GET', 'tome:keys:version') or '0') ~= ARGV[1] then return -1 end
+local n, i = tonumber(ARGV[2]), 3
+for _ = 1, n do
+  redis.call('HSET', 'tome:keys', ARGV[i], ARGV[i + 2])
+  redis.call('HSET', 'tome:auth', ARGV[i + 1], ARGV[i + 3])
+  i = i + 4
+end
+while i <= #ARGV do
+  redis.call('HSET', 'tome:accounts', ARGV[i], ARGV[i + 1])
+  i = i + 2
+end
+return redis.call('INCR', 'tome:keys:version')`,
+);
+
+/**
+ * `keys import`: a whole store and a month's usage, into a Redis that holds no key (else -1).
+ * ARGV: JSON {keys: [[id, sha256, record, auth]], accounts: [[name, json]], month, spent: [[account, n]], last_used: [[id, ms]]}.
+ */
+export const IMPORT = script(
+  "import",
+  `if redis.call('HLEN', 'tome:keys') > 0 then return -1 end
+local data = cjson.decode(ARGV[1])
+for _, k in ipairs(data.keys) do
+  redis.call('HSET', 'tome:keys', k[1], k[3])
+  redis.call('HSET', 'tome:auth', k[2], k[4])
+end
+for _, a in ipairs(data.accounts) do redis.call('HSET', 'tome:accounts', a[1], a[2]) end
+for _, s in ipairs(data.spent) do redis.call('HSET', 'tome:spent:' .. data.month, s[1], string.format('%d', s[2])) end
+for _, u in ipairs(data.last_used) do redis.call('HSET', 'tome:last_used', u[1], string.format('%d', u[2])) end
+return redis.call('INCR', 'tome:keys:version')`,
+);
+
+export const SCRIPTS = [ADMIT, SETTLE, READ_KEYS, WRITE_KEYS, IMPORT];

@@ -1,0 +1,60 @@
+/**
+ * Where the key tool keeps keys: the files under TOME_DATA, or Redis when TOME_REDIS_URL is
+ * set (as the server does). Both are read whole and changed under their own guard: keys.json
+ * under its lock file, Redis by compare-and-set.
+ */
+import { DEFAULT_DATA_DIR, keysPath, readKeyFile, readUsage, updateKeyFile, usagePath } from "../access";
+import type { KeyFile } from "../access/keys";
+import { KeyStoreError } from "../access/errors";
+import { checkRedisUrl, RedisKeyStore } from "../access/redis";
+import { redisAddress } from "../access/redis/connection";
+import type { UsageData } from "../access/usage";
+
+export interface KeyToolStore {
+  /** Where the keys are, for messages: "data/keys.json" or "Redis at redis://…". */
+  readonly where: string;
+  /** Applies a change to the whole store; whatever it returns is returned. */
+  update<T>(change: (file: KeyFile) => T): Promise<T>;
+  /** The keys and the usage of `month`. */
+  read(month: string): Promise<{ file: KeyFile; usage: UsageData }>;
+  close(): void;
+}
+
+export const dataDirOf = (env = process.env) => env.TOME_DATA || DEFAULT_DATA_DIR;
+
+/** The Redis of TOME_REDIS_URL, or a KeyStoreError when it is unset, wrong or unreachable. */
+export async function openRedis(env = process.env): Promise<RedisKeyStore> {
+  const url = env.TOME_REDIS_URL;
+  if (!url) throw new KeyStoreError("TOME_REDIS_URL is not set: say which Redis, e.g. TOME_REDIS_URL=redis://127.0.0.1:6379.");
+  const wrong = checkRedisUrl(url);
+  if (wrong) throw new KeyStoreError(wrong);
+  return RedisKeyStore.open(url);
+}
+
+/**
+ * The store env names, opened on first use (a command's --help or a bad argument never waits on
+ * Redis). With Redis, close() ends the connection.
+ */
+export function keyStoreOf(env = process.env): KeyToolStore {
+  const url = env.TOME_REDIS_URL;
+  if (url) {
+    let redis: Promise<RedisKeyStore> | undefined;
+    const open = () => (redis ??= openRedis(env));
+    return {
+      where: `Redis at ${redisAddress(url)}`,
+      update: async (change) => (await open()).update(change),
+      read: async (month) => {
+        const r = await open();
+        return { file: (await r.read()).file, usage: await r.usage(month) };
+      },
+      close: () => void redis?.then((r) => r.close(), () => {}),
+    };
+  }
+  const dataDir = dataDirOf(env);
+  return {
+    where: keysPath(dataDir),
+    update: async (change) => updateKeyFile(dataDir, change),
+    read: async () => ({ file: readKeyFile(keysPath(dataDir)), usage: readUsage(usagePath(dataDir)) }),
+    close: () => {},
+  };
+}

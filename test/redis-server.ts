@@ -1,0 +1,61 @@
+/**
+ * A real redis-server (Debian's package; src/cli/run.sh setup installs it) started by a test on
+ * a free port, with its own temporary directory and the persistence docs/redis.md asks for
+ * (AOF, appendfsync everysec). Never the machine's own Redis service.
+ */
+import { spawn, spawnSync } from "bun";
+import { join } from "node:path";
+import { tempDir } from "./helpers";
+
+export interface RedisServer {
+  url: string;
+  port: number;
+  dir: string;
+  /** Stops it at once (SIGKILL): what a crash or a cut network looks like to the replicas. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port and directory (it reloads its AOF). */
+  restart(): Promise<void>;
+  /** Runs redis-cli against it; its output. */
+  cli(...args: string[]): string;
+  stop(): Promise<void>;
+}
+
+/** A port nothing listens on now. */
+export function freePort(): number {
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  return port;
+}
+
+export async function startRedis(): Promise<RedisServer> {
+  const dir = tempDir("tome-redis-");
+  const port = freePort();
+  let proc: ReturnType<typeof spawn> | undefined;
+  const cli = (...args: string[]) => spawnSync(["redis-cli", "-p", String(port), ...args]).stdout.toString().trim();
+  const launch = async () => {
+    proc = spawn(
+      ["redis-server", "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--logfile", join(dir, "redis.log")],
+      { stdout: "ignore", stderr: "ignore", stdin: "ignore" },
+    );
+    const deadline = Date.now() + 10_000;
+    while (cli("PING") !== "PONG") {
+      if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`redis-server did not start on port ${port} (see ${dir}/redis.log)`);
+      await Bun.sleep(20);
+    }
+  };
+  await launch();
+  const kill = async () => {
+    proc?.kill("SIGKILL");
+    await proc?.exited;
+  };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    dir,
+    kill,
+    restart: launch,
+    cli,
+    stop: kill,
+  };
+}
