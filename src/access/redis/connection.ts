@@ -83,8 +83,8 @@ export class RedisConnection {
     this.client = new RedisClient(url, {
       enableOfflineQueue: false,
       connectionTimeout: CONNECT_TIMEOUT_MS,
-      autoReconnect: true,
-      maxRetries: 0xffffffff,
+      // The probe reconnects: Bun's own reconnection keeps connect() waiting while Redis is down.
+      autoReconnect: false,
     });
     this.client.onconnect = () => void this.loadScripts();
     this.client.onclose = (error) => {

@@ -1,0 +1,305 @@
+/**
+ * Replicas sharing keys, rate limits and quotas through Redis (TOME_REDIS_URL; issue 18): three
+ * real servers on one snapshot and one real redis-server started here, with the real key tool.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { readKeyFile, readUsage, usagePath } from "../src/access";
+import { writeUsage } from "../src/access/usage";
+import { EN_2016, keys, newKey, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
+import { startRedis, type RedisServer } from "./redis-server";
+
+setDefaultTimeout(60_000);
+
+type Json = Record<string, any>;
+const month = () => new Date().toISOString().slice(0, 7);
+
+let snapshot: string;
+let redis: RedisServer;
+let replicas: ServerProcess[] = [];
+
+/** The key tool against a Redis (and, for import and export, a data directory). */
+async function keysOn(url: string, args: string[], dataDir = tempDir("tome-data-")) {
+  const proc = Bun.spawn(["bun", join(ROOT, "src/cli/keys.ts"), ...args], {
+    env: { ...process.env, TOME_REDIS_URL: url, TOME_DATA: dataDir },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+async function keyOn(url: string, ...args: string[]): Promise<Json> {
+  const r = await keysOn(url, ["create", "--json", ...args]);
+  if (r.code !== 0) throw new Error(r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+async function call(url: string, key: string | undefined, path = "/v1/chunk/39_2") {
+  const res = await fetch(url + path, { headers: key ? { "X-API-Key": key } : {} });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as Json) : {}, headers: res.headers };
+}
+
+const startReplica = (url = redis.url) => startServer({ TOME_SNAPSHOT: snapshot, TOME_REDIS_URL: url });
+
+beforeAll(async () => {
+  snapshot = await snapshotFor({ dumps: [EN_2016] });
+  redis = await startRedis();
+  replicas = await Promise.all([startReplica(), startReplica(), startReplica()]);
+});
+
+afterAll(async () => {
+  await Promise.all(replicas.map((r) => r.stop()));
+  await redis?.stop();
+});
+
+describe("three replicas on one Redis", () => {
+  test("a replica makes no key of its own, and says how to make one", () => {
+    for (const r of replicas) {
+      expect(r.key).toBeUndefined();
+      expect(r.stderr()).toContain("holds no API key yet");
+    }
+  });
+
+  test("per key, the answers of all replicas counted per second never exceed the plan's rate", async () => {
+    const { key } = await keyOn(redis.url, "--name", "rate", "--account", "rate", "--plan", "free");
+    const admitted = new Map<number, number>();
+    const until = Date.now() + 2600;
+    while (Date.now() < until) {
+      const results = await Promise.all(Array.from({ length: 60 }, (_, i) => call(replicas[i % 3]!.url, key, "/v1/license")));
+      for (const r of results) {
+        expect([200, 429]).toContain(r.status);
+        const window = Number(r.headers.get("x-ratelimit-reset")) - 1;
+        if (r.status === 200) admitted.set(window, (admitted.get(window) ?? 0) + 1);
+        else expect([r.body.error, r.headers.get("retry-after"), r.headers.get("x-ratelimit-remaining")]).toEqual(["rate_limit_exceeded", "1", "0"]);
+      }
+    }
+    const windows = [...admitted.keys()].sort();
+    expect(windows.length).toBeGreaterThanOrEqual(3);
+    for (const w of windows) expect(admitted.get(w)!).toBeLessThanOrEqual(10);
+    // The seconds the bursts covered whole admitted exactly the rate, not 3 × it.
+    for (const w of windows.slice(1, -1)) expect({ w, admitted: admitted.get(w) }).toEqual({ w, admitted: 10 });
+    const spent = Number(redis.cli("HGET", `tome:spent:${month()}`, "rate"));
+    expect(spent).toBe([...admitted.values()].reduce((a, b) => a + b, 0));
+  });
+
+  test("the quota is never overspent: 200 requests in flight over 3 replicas and 4 keys, 50 credits left", async () => {
+    const made: Json[] = [];
+    for (let i = 0; i < 4; i++) made.push(await keyOn(redis.url, "--name", `q${i}`, "--account", "acct", "--plan", "business"));
+    redis.cli("HSET", `tome:spent:${month()}`, "acct", "999950");
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => call(replicas[i % 3]!.url, made[i % 4]!.key, `/v1/chunk/39_${i % 5}`)));
+    const ok = results.filter((r) => r.status === 200);
+    const over = results.filter((r) => r.status === 429);
+    expect([ok.length, over.length]).toEqual([50, 150]);
+    for (const r of over) {
+      expect(r.body).toEqual({ error: "quota_exceeded", message: expect.any(String), quota_limit: 1_000_000, quota_used: 1_000_000, retry_after: expect.any(Number) });
+      expect(r.headers.get("x-quota-remaining")).toBe("0");
+      expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    }
+    expect(Number(redis.cli("HGET", `tome:spent:${month()}`, "acct"))).toBe(1_000_000);
+    expect(Number(redis.cli("HGET", `tome:held:${month()}`, "acct"))).toBe(0);
+    // Errors cost nothing, on any replica.
+    const bad = await call(replicas[1]!.url, made[0]!.key, "/v1/page/abc");
+    expect([bad.status, bad.headers.get("x-quota-remaining")]).toEqual([400, "0"]);
+  });
+
+  test("D19 and D20 headers are those of a single server with files", async () => {
+    const data = tempDir("tome-data-");
+    const single = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
+    try {
+      const fileKey = (await newKey(data, "--name", "h", "--account", "h", "--plan", "free")).key;
+      const redisKey = (await keyOn(redis.url, "--name", "h", "--account", "h", "--plan", "free")).key;
+      writeUsage(usagePath(data), { months: { [month()]: { h: 4995 } }, last_used: {} });
+      redis.cli("HSET", `tome:spent:${month()}`, "h", "4995");
+      // A restart reads the usage written above.
+      await single.stop();
+      const fileServer = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
+      const paths = ["/v1/chunk/39_2", "/v1/page/abc", "/v1/chunk/39_99999", "/v1/nothing", ...Array.from({ length: 12 }, () => "/v1/chunk/39_1")];
+      const seen = async (url: string, key: string) => {
+        // Within one second, as the rate window is.
+        while (Date.now() % 1000 > 500) await Bun.sleep(10);
+        const out: string[][] = [];
+        for (const path of paths) {
+          const r = await call(url, key, path);
+          const headers = [...r.headers].filter(([h]) => /^x-(ratelimit|quota)-|^retry-after$/.test(h) && h !== "x-ratelimit-reset");
+          // The quota's Retry-After counts the seconds to the month's end, which pass between the two runs.
+          const shown = headers.map(([h, v]) => `${h}: ${h === "retry-after" && r.body.error === "quota_exceeded" ? "(to the month's end)" : v}`);
+          out.push([String(r.status), r.body.error ?? "", ...shown.sort()]);
+          expect(Number(r.headers.get("x-ratelimit-reset"))).toBe(Math.floor(Date.now() / 1000) + 1);
+        }
+        return out;
+      };
+      try {
+        const fromFiles = await seen(fileServer.url, fileKey);
+        const fromRedis = await seen(replicas[2]!.url, redisKey);
+        expect(fromRedis).toEqual(fromFiles);
+        // The sequence met each case: 200s, a 400, 404s, the quota's and the rate's 429s.
+        expect(fromFiles.map((r) => r[0] + (r[0] === "429" ? ` ${r[1]}` : ""))).toEqual([
+          "200", "400", "404", "404", "200", "200", "200", "200",
+          "429 quota_exceeded", "429 quota_exceeded",
+          ...Array.from({ length: 6 }, () => "429 rate_limit_exceeded"),
+        ]);
+      } finally {
+        await fileServer.stop();
+      }
+    } finally {
+      await single.stop();
+    }
+  });
+
+  test("the key tool on Redis: a revocation and a plan change hold on every replica's next request", async () => {
+    const made = await keyOn(redis.url, "--name", "rev", "--account", "rev", "--plan", "free");
+    for (const r of replicas) expect((await call(r.url, made.key)).headers.get("x-ratelimit-limit")).toBe("10");
+    expect((await keysOn(redis.url, ["plan", "--account", "rev", "--plan", "growth"])).code).toBe(0);
+    for (const r of replicas) expect((await call(r.url, made.key)).headers.get("x-ratelimit-limit")).toBe("50");
+    expect((await keysOn(redis.url, ["revoke", made.id])).code).toBe(0);
+    for (const r of replicas) {
+      const refused = await call(r.url, made.key);
+      expect([refused.status, refused.body.message]).toEqual([403, "The API key is invalid or revoked."]);
+    }
+    const listed = JSON.parse((await keysOn(redis.url, ["list", "--json"])).stdout) as Json[];
+    const row = listed.find((k) => k.id === made.id)!;
+    expect([row.state, row.plan, row.usage_this_month, row.last_used_at === null]).toEqual(["revoked", "growth", 6, false]);
+    expect(JSON.stringify(listed)).not.toContain(made.key);
+  });
+
+  test("keys per plan (D21) hold when key commands race: 6 creates at once, 3 made", async () => {
+    const runs = await Promise.all(Array.from({ length: 6 }, (_, i) => keysOn(redis.url, ["create", "--name", `r${i}`, "--account", "race"])));
+    expect(runs.filter((r) => r.code === 0).length).toBe(3);
+    for (const r of runs.filter((r) => r.code !== 0)) expect(r.stderr).toContain("already holds 3 active keys");
+    const listed = JSON.parse((await keysOn(redis.url, ["list", "--json"])).stdout) as Json[];
+    expect(listed.filter((k) => k.account === "race").length).toBe(3);
+  });
+
+  test("kill -9 of a replica loses nothing: every answer it gave is spent, and the others go on", async () => {
+    const { key } = await keyOn(redis.url, "--name", "kill", "--account", "kill", "--plan", "business");
+    const victim = await startReplica();
+    let ok = 0;
+    let inFlight = 0;
+    let stop = false;
+    const worker = async () => {
+      while (!stop) {
+        inFlight++;
+        try {
+          const r = await fetch(victim.url + "/v1/chunk/39_3", { headers: { "X-API-Key": key } });
+          await r.arrayBuffer();
+          if (r.status === 200) ok++;
+        } catch {
+          return; // the replica is gone
+        } finally {
+          inFlight--;
+        }
+        await Bun.sleep(5);
+      }
+    };
+    const workers = Array.from({ length: 8 }, worker);
+    await Bun.sleep(700);
+    victim.proc.kill("SIGKILL");
+    const holding = inFlight;
+    stop = true;
+    await Promise.all(workers);
+    await victim.proc.exited;
+    const spent = Number(redis.cli("HGET", `tome:spent:${month()}`, "kill"));
+    const held = Number(redis.cli("HGET", `tome:held:${month()}`, "kill") || "0");
+    expect(ok).toBeGreaterThan(20);
+    // Each answer was settled before it was sent: none is missing. At most the requests in
+    // flight at the kill were settled without reaching the client, or hold credits until their lease lapses.
+    expect(spent).toBeGreaterThanOrEqual(ok);
+    expect(spent + held - ok).toBeLessThanOrEqual(holding);
+    await Bun.sleep(1000); // past the key's rate window, which the workers filled
+    const next = await call(replicas[0]!.url, key);
+    expect(next.status).toBe(200);
+    expect(Number(next.headers.get("x-quota-remaining"))).toBe(1_000_000 - spent - held - 1);
+  });
+});
+
+describe("Redis unreachable", () => {
+  test("keyed requests get 503 with Retry-After on every replica, /healthz is degraded, and all recover when it returns", async () => {
+    const { key } = await keyOn(redis.url, "--name", "down", "--account", "down", "--plan", "starter");
+    expect((await call(replicas[0]!.url, key)).status).toBe(200);
+    await redis.kill();
+    for (const r of replicas) {
+      const refused = await call(r.url, key);
+      expect(refused.status).toBe(503);
+      expect(refused.body).toEqual({ error: "service_unavailable", message: expect.stringContaining("nothing was charged"), retry_after: 2 });
+      expect(refused.headers.get("retry-after")).toBe("2");
+      expect(refused.headers.get("x-quota-remaining")).toBeNull();
+      // Without a key, still 401: nothing needs Redis to say so.
+      expect((await call(r.url, undefined)).status).toBe(401);
+      const health = await call(r.url, undefined, "/healthz");
+      expect(health.status).toBe(200);
+      expect(health.body).toEqual({ status: "degraded", problems: [expect.stringContaining("(Redis) cannot be reached since")] });
+    }
+    await redis.restart();
+    const deadline = Date.now() + 10_000;
+    for (const r of replicas) {
+      let status = 0;
+      while (status !== 200 && Date.now() < deadline) {
+        status = (await call(r.url, key)).status;
+        if (status !== 200) await Bun.sleep(100);
+      }
+      expect(status).toBe(200);
+      expect((await call(r.url, undefined, "/healthz")).body).toEqual({ status: "ok" });
+      expect(r.stderr()).toContain("answers again");
+    }
+    // The key and its usage outlived the Redis restart (AOF).
+    expect(Number(redis.cli("HGET", `tome:spent:${month()}`, "down"))).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe("keys import and export", () => {
+  test("move keys and this month's usage from files into an empty Redis and back", async () => {
+    const data = tempDir("tome-data-");
+    const a = await newKey(data, "--name", "a", "--account", "mover", "--plan", "starter");
+    const b = await newKey(data, "--name", "b", "--account", "mover", "--scope", "full");
+    expect((await keys(data, "revoke", b.id)).code).toBe(0);
+    writeUsage(usagePath(data), { months: { [month()]: { mover: 1234 }, "2001-01": { mover: 7 } }, last_used: { [a.id]: "2026-01-02T03:04:05.000Z" } });
+    const empty = await startRedis();
+    try {
+      const imported = await keysOn(empty.url, ["import"], data);
+      expect([imported.code, imported.stderr]).toEqual([0, expect.stringContaining("Imported 2 key(s) of 1 account(s)")]);
+      expect((await keysOn(empty.url, ["import"], data)).stderr).toContain("already holds keys; nothing was imported");
+      const s = await startReplica(empty.url);
+      try {
+        const r = await call(s.url, a.key);
+        expect([r.status, r.headers.get("x-quota-remaining")]).toEqual([200, String(50_000 - 1234 - 1)]);
+        expect((await call(s.url, b.key)).status).toBe(403);
+      } finally {
+        await s.stop();
+      }
+      const out = tempDir("tome-data-");
+      const exported = await keysOn(empty.url, ["export"], out);
+      expect([exported.code, exported.stderr]).toEqual([0, expect.stringContaining("Exported 2 key(s)")]);
+      expect((await keysOn(empty.url, ["export"], out)).stderr).toContain("already exists");
+      const before = readKeyFile(join(data, "keys.json"));
+      const after = readKeyFile(join(out, "keys.json"));
+      expect(after.accounts).toEqual(before.accounts);
+      expect([...after.keys].sort((x, y) => x.id.localeCompare(y.id))).toEqual([...before.keys].sort((x, y) => x.id.localeCompare(y.id)));
+      const usage = readUsage(usagePath(out));
+      expect(usage.months).toEqual({ [month()]: { mover: 1235 } });
+      expect(Date.parse(usage.last_used[a.id]!)).toBeGreaterThan(Date.parse("2026-01-02T03:04:05.000Z"));
+      // A single server serves the exported store.
+      const single = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: out });
+      try {
+        const r = await call(single.url, a.key);
+        expect([r.status, r.headers.get("x-quota-remaining")]).toEqual([200, String(50_000 - 1235 - 1)]);
+      } finally {
+        await single.stop();
+      }
+      expect(existsSync(join(out, "keys.gen"))).toBe(true);
+    } finally {
+      await empty.stop();
+    }
+  });
+
+  test("a wrong or unreachable TOME_REDIS_URL is a clear error, never a stack trace", async () => {
+    const wrong = await keysOn("http://127.0.0.1:1", ["list"]);
+    expect([wrong.code, wrong.stderr.trim()]).toEqual([1, "keys list: TOME_REDIS_URL must start with redis:// or rediss:// (or redis+unix://), not http://."]);
+    const gone = await keysOn("redis://127.0.0.1:1", ["create", "--name", "x"]);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain("keys create: cannot reach Redis at redis://127.0.0.1:1 (TOME_REDIS_URL)");
+    expect(gone.stderr).not.toContain("    at ");
+  });
+});
