@@ -15,8 +15,10 @@ Each first installs what is missing, then runs Bun in the repository's directory
   - the dependencies, with "bun install --frozen-lockfile" (it checks them against bun.lock,
     offline when they are already there);
   - the system tools: bzip2, xz and gzip (to read compressed dumps) and, for test and setup,
-    pdftotext and pdfinfo (package poppler-utils), chromium (the docs page test) and python3
-    (the Python client example), with apt-get when run as root; otherwise it says what to install.
+    pdftotext and pdfinfo (package poppler-utils), chromium (the docs page test), python3
+    (the Python client example), redis-server, redis-cli (redis-tools) and haproxy (the
+    replica tests, which start their own; never the machine's Redis service), with apt-get
+    when run as root; otherwise it says what to install.
 Then start runs "bun src/cli/start.ts" (see npm start -- --help) and test runs "bun test".
 EOF
 }
@@ -125,7 +127,8 @@ ensure_dependencies
 if [ "$command_name" = start ]; then
   ensure_tools optional bzip2:bzip2 xz:xz-utils gzip:gzip
 else
-  ensure_tools required bzip2:bzip2 xz:xz-utils gzip:gzip pdftotext:poppler-utils pdfinfo:poppler-utils chromium:chromium python3:python3
+  ensure_tools required bzip2:bzip2 xz:xz-utils gzip:gzip pdftotext:poppler-utils pdfinfo:poppler-utils chromium:chromium python3:python3 \
+    redis-server:redis-server redis-cli:redis-tools haproxy:haproxy
 fi
 
 if [ ${#installed[@]} -gt 0 ]; then

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Three Tome replicas of one snapshot behind HAProxy, sharing keys, rate limits and quotas
+# through one Redis (docs/redis.md): the deployment of deploy/compose.yaml as plain commands,
+# with Debian's redis-server and haproxy (apt-get install redis-server haproxy). Everything runs
+# on this machine, each process in the background, its pid and log in RUN_DIR.
+#
+#   TOME_SNAPSHOT=snapshots/x.tome deploy/replicas.sh start    start Redis, the replicas, HAProxy
+#   deploy/replicas.sh stop                                    stop them (Redis last, after its AOF is written)
+#
+# Settings (environment): TOME_SNAPSHOT (required for start), RUN_DIR (default deploy/run),
+# PORT (HAProxy's, default 8080), REDIS_PORT (default 6379), REPLICA_PORTS (default
+# "8081 8082 8083"; one replica per port). test/replicas.test.ts runs this script.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+mkdir -p "${RUN_DIR:-deploy/run}"
+RUN_DIR=$(cd "${RUN_DIR:-deploy/run}" && pwd)
+PORT=${PORT:-8080}
+REDIS_PORT=${REDIS_PORT:-6379}
+REPLICA_PORTS=${REPLICA_PORTS:-8081 8082 8083}
+REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
+say() { echo "replicas.sh: $*" >&2; }
+
+# Waits until a command succeeds, or gives up after 60 s naming what it waited for.
+wait_for() {
+  local what=$1
+  shift
+  for _ in $(seq 1 600); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  say "gave up waiting for $what (see the logs in $RUN_DIR)"
+  return 1
+}
+
+# Whether a URL answers 2xx (with Bun's fetch: curl may not be installed).
+answers() {
+  bun -e "process.exit((await fetch('$1').catch(() => ({ ok: false }))).ok ? 0 : 1)"
+}
+
+start() {
+  : "${TOME_SNAPSHOT:?set TOME_SNAPSHOT to the snapshot the replicas serve}"
+  for tool in redis-server redis-cli haproxy bun; do
+    command -v "$tool" >/dev/null || { say "$tool is missing (Debian: apt-get install redis-server haproxy; bun: npm install -g bun)"; exit 1; }
+  done
+  mkdir -p "$RUN_DIR/redis"
+
+  # 1. Redis, with the persistence Tome needs: the AOF, fsynced every second.
+  redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$RUN_DIR/redis" \
+    --appendonly yes --appendfsync everysec --save "" \
+    --daemonize yes --pidfile "$RUN_DIR/redis.pid" --logfile "$RUN_DIR/redis.log"
+  wait_for "Redis on port $REDIS_PORT" redis-cli -p "$REDIS_PORT" ping
+
+  # 2. The replicas: the same snapshot, the same Redis, each on its own port.
+  local i=0 port
+  for port in $REPLICA_PORTS; do
+    i=$((i + 1))
+    HOST=127.0.0.1 PORT=$port TOME_SNAPSHOT=$TOME_SNAPSHOT TOME_REDIS_URL=$REDIS_URL \
+      nohup bun src/cli/start.ts >"$RUN_DIR/replica-$i.log" 2>&1 &
+    echo $! >"$RUN_DIR/replica-$i.pid"
+  done
+  i=0
+  for port in $REPLICA_PORTS; do
+    i=$((i + 1))
+    wait_for "replica $i on port $port" grep -q "is serving on" "$RUN_DIR/replica-$i.log"
+  done
+
+  # 3. HAProxy in front: round robin, each replica checked on /healthz.
+  {
+    cat <<EOF
+global
+    maxconn 4096
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 200s
+    timeout server 200s
+    option httpchk
+    http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host localhost
+    http-check expect status 200
+frontend tome
+    bind 127.0.0.1:$PORT
+    default_backend replicas
+backend replicas
+    balance roundrobin
+EOF
+    i=0
+    for port in $REPLICA_PORTS; do
+      i=$((i + 1))
+      echo "    server replica$i 127.0.0.1:$port check inter 1s"
+    done
+  } >"$RUN_DIR/haproxy.cfg"
+  haproxy -c -q -f "$RUN_DIR/haproxy.cfg"
+  haproxy -D -f "$RUN_DIR/haproxy.cfg" -p "$RUN_DIR/haproxy.pid"
+  wait_for "HAProxy on port $PORT" answers "http://127.0.0.1:$PORT/healthz"
+
+  say "serving on http://127.0.0.1:$PORT ($i replicas, Redis at $REDIS_URL; logs and pids in $RUN_DIR)."
+  say "make a key with: TOME_REDIS_URL=$REDIS_URL bun run keys create --name NAME"
+}
+
+# Stops the process whose pid is in a file (SIGTERM, then waits for it), if it runs.
+stop_pid() {
+  local file=$1 pid
+  [ -f "$file" ] || return 0
+  pid=$(cat "$file")
+  if kill "$pid" 2>/dev/null; then
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  rm -f "$file"
+}
+
+stop() {
+  stop_pid "$RUN_DIR/haproxy.pid"
+  local file
+  for file in "$RUN_DIR"/replica-*.pid; do stop_pid "$file"; done
+  # SHUTDOWN writes the AOF out before Redis exits.
+  if [ -f "$RUN_DIR/redis.pid" ]; then
+    redis-cli -p "$REDIS_PORT" shutdown >/dev/null 2>&1 || true
+    stop_pid "$RUN_DIR/redis.pid"
+  fi
+  say "stopped."
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  *) echo "Usage: TOME_SNAPSHOT=FILE $0 start | $0 stop   (settings: see the comment at the top)" >&2; exit 2 ;;
+esac

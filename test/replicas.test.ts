@@ -1,0 +1,71 @@
+/**
+ * The deployment example, as its plain commands (deploy/replicas.sh): Redis, three replicas and
+ * HAProxy started by the script, used through HAProxy, and stopped by it.
+ */
+import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { EN_2016, ROOT, snapshotFor, tempDir } from "./helpers";
+import { freePort } from "./redis-server";
+
+setDefaultTimeout(90_000);
+
+const runDir = tempDir("tome-deploy-");
+const ports = { PORT: freePort(), REDIS_PORT: freePort(), REPLICA_PORTS: [freePort(), freePort(), freePort()].join(" ") };
+const env = { ...process.env, RUN_DIR: runDir, PORT: String(ports.PORT), REDIS_PORT: String(ports.REDIS_PORT), REPLICA_PORTS: ports.REPLICA_PORTS };
+const script = join(ROOT, "deploy/replicas.sh");
+
+async function run(args: string[], extra: Record<string, string> = {}) {
+  const proc = Bun.spawn(["bash", script, ...args], { env: { ...env, ...extra }, stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+/** Whether a process runs (a zombie that init has not reaped yet does not: daemons are reparented to it). */
+const alive = (pid: number) => {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+};
+
+let pids: number[] = [];
+
+afterAll(async () => {
+  await run(["stop"]);
+});
+
+test("deploy/replicas.sh starts Redis, 3 replicas and HAProxy; they share one quota; stop ends them all", async () => {
+  const snapshot = await snapshotFor({ dumps: [EN_2016] });
+  const started = await run(["start"], { TOME_SNAPSHOT: snapshot });
+  expect([started.code, started.stderr]).toEqual([0, expect.stringContaining(`serving on http://127.0.0.1:${ports.PORT} (3 replicas`)]);
+  pids = ["redis", "haproxy", "replica-1", "replica-2", "replica-3"].map((name) => Number(readFileSync(join(runDir, `${name}.pid`), "utf8")));
+  for (const pid of pids) expect(alive(pid)).toBe(true);
+
+  const made = Bun.spawnSync(["bun", join(ROOT, "src/cli/keys.ts"), "create", "--json", "--name", "lb", "--plan", "growth"], {
+    env: { ...process.env, TOME_REDIS_URL: `redis://127.0.0.1:${ports.REDIS_PORT}` },
+  });
+  const key = JSON.parse(made.stdout.toString()).key as string;
+  const url = `http://127.0.0.1:${ports.PORT}`;
+  const statuses: number[] = [];
+  const remaining: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    const r = await fetch(`${url}/v1/chunk/39_2`, { headers: { "X-API-Key": key } });
+    await r.arrayBuffer();
+    statuses.push(r.status);
+    remaining.push(Number(r.headers.get("x-quota-remaining")));
+  }
+  expect(statuses).toEqual(Array.from({ length: 30 }, () => 200));
+  // One account's quota, whichever replica answered: it falls by one each time.
+  expect(remaining).toEqual(Array.from({ length: 30 }, (_, i) => 250_000 - 1 - i));
+  // HAProxy spread them over the three replicas (round robin).
+  for (const n of [1, 2, 3]) {
+    const answered = readFileSync(join(runDir, `replica-${n}.log`), "utf8").match(/GET \/v1\/chunk/g)?.length ?? 0;
+    expect({ n, answered }).toEqual({ n, answered: 10 });
+  }
+
+  const stopped = await run(["stop"]);
+  expect(stopped.code).toBe(0);
+  for (const pid of pids) expect(alive(pid)).toBe(false);
+});
