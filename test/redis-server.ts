@@ -15,6 +15,8 @@ export interface RedisServer {
   kill(): Promise<void>;
   /** Starts it again on the same port and directory (it reloads its AOF). */
   restart(): Promise<void>;
+  /** Its process id (to stop it with SIGSTOP: a Redis that hangs). */
+  pid(): number;
   /** Runs redis-cli against it; its output. */
   cli(...args: string[]): string;
   stop(): Promise<void>;
@@ -54,6 +56,7 @@ export async function startRedis(): Promise<RedisServer> {
     port,
     dir,
     kill,
+    pid: () => proc!.pid,
     restart: launch,
     cli,
     stop: kill,

@@ -247,6 +247,32 @@ describe("Redis unreachable", () => {
     // The key and its usage outlived the Redis restart (AOF).
     expect(Number(redis.cli("HGET", `tome:spent:${month()}`, "down"))).toBeGreaterThanOrEqual(4);
   });
+
+  test("a Redis that hangs (SIGSTOP) is unreachable after 2 s: 503, not requests waiting on it; it recovers when it runs again", async () => {
+    const { key } = await keyOn(redis.url, "--name", "hang", "--account", "hang", "--plan", "starter");
+    expect((await call(replicas[1]!.url, key)).status).toBe(200);
+    process.kill(redis.pid(), "SIGSTOP");
+    try {
+      const started = performance.now();
+      const stalled = await call(replicas[1]!.url, key);
+      const waited = performance.now() - started;
+      expect([stalled.status, stalled.body.error]).toEqual([503, "service_unavailable"]);
+      expect(waited).toBeGreaterThan(1900);
+      expect(waited).toBeLessThan(4000);
+      // From then on, refused at once.
+      const next = performance.now();
+      expect((await call(replicas[1]!.url, key)).status).toBe(503);
+      expect(performance.now() - next).toBeLessThan(500);
+    } finally {
+      process.kill(redis.pid(), "SIGCONT");
+    }
+    let status = 0;
+    for (const deadline = Date.now() + 10_000; status !== 200 && Date.now() < deadline; ) {
+      status = (await call(replicas[1]!.url, key)).status;
+      if (status !== 200) await Bun.sleep(100);
+    }
+    expect(status).toBe(200);
+  });
 });
 
 describe("keys import and export", () => {

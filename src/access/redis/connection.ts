@@ -66,13 +66,22 @@ export interface Outage {
 }
 
 export class RedisConnection {
-  private readonly client: RedisClient;
+  private client: RedisClient;
   private readonly scripts: Script[];
   /** Set while Redis is unreachable: commands fail at once until a probe is answered. */
   outage: Outage | undefined;
   private probe: ReturnType<typeof setInterval> | undefined;
   private probing = false;
   private closed = false;
+  /** Commands sent and not yet answered, and when Redis last answered one (or was first waited on). */
+  private pending = 0;
+  private progressAt = 0;
+  /**
+   * Redis answers in order: while commands wait, it must answer one every COMMAND_TIMEOUT_MS.
+   * One timer for all commands (a timer each costs more than the rest of a command): a Redis
+   * that stalls has its connection closed, which fails every command waiting on it.
+   */
+  private readonly watchdog: ReturnType<typeof setInterval>;
 
   constructor(
     readonly url: string,
@@ -80,16 +89,24 @@ export class RedisConnection {
     private readonly log: (line: string) => void = (line) => console.error(line),
   ) {
     this.scripts = scripts;
-    this.client = new RedisClient(url, {
-      enableOfflineQueue: false,
-      connectionTimeout: CONNECT_TIMEOUT_MS,
-      // The probe reconnects: Bun's own reconnection keeps connect() waiting while Redis is down.
-      autoReconnect: false,
-    });
-    this.client.onconnect = () => void this.loadScripts();
-    this.client.onclose = (error) => {
-      if (!this.closed) this.fail(`the connection closed (${error?.message ?? "no reason given"})`);
+    this.client = this.newClient();
+    this.watchdog = setInterval(() => {
+      if (this.pending > 0 && performance.now() - this.progressAt > COMMAND_TIMEOUT_MS) {
+        this.fail(`no answer within ${COMMAND_TIMEOUT_MS} ms`);
+        this.client.close();
+      }
+    }, PROBE_MS);
+    this.watchdog.unref();
+  }
+
+  /** A client that never queues a command while disconnected; the probe reconnects (Bun's own reconnection keeps connect() waiting while Redis is down). */
+  private newClient(): RedisClient {
+    const client = new RedisClient(this.url, { enableOfflineQueue: false, connectionTimeout: CONNECT_TIMEOUT_MS, autoReconnect: false });
+    client.onconnect = () => void this.loadScripts();
+    client.onclose = (error) => {
+      if (!this.closed && client === this.client) this.fail(`the connection closed (${error?.message ?? "no reason given"})`);
     };
+    return client;
   }
 
   get address(): string {
@@ -109,6 +126,7 @@ export class RedisConnection {
   close(): void {
     this.closed = true;
     clearInterval(this.probe);
+    clearInterval(this.watchdog);
     this.probe = undefined;
     this.client.close();
   }
@@ -130,19 +148,17 @@ export class RedisConnection {
    */
   async command(name: string, args: string[]): Promise<any> {
     if (this.outage) throw new RedisUnavailable(`Redis at ${this.address} is unreachable: ${this.outage.reason}`);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new RedisUnavailable(`Redis did not answer ${name} within ${COMMAND_TIMEOUT_MS} ms`)), COMMAND_TIMEOUT_MS);
-    });
+    if (this.pending++ === 0) this.progressAt = performance.now();
     try {
-      return await Promise.race([this.client.send(name, args), timeout]);
+      return await this.client.send(name, args);
     } catch (err) {
       const message = (err as Error).message ?? String(err);
       if (message.startsWith("NOSCRIPT")) throw err;
       this.fail(message);
-      throw err instanceof RedisUnavailable ? err : new RedisUnavailable(message);
+      throw new RedisUnavailable(message);
     } finally {
-      clearTimeout(timer);
+      this.pending--;
+      this.progressAt = performance.now();
     }
   }
 
@@ -164,18 +180,19 @@ export class RedisConnection {
     this.probe ??= setInterval(() => void this.probeOnce(), PROBE_MS);
   }
 
+  /** Reconnects if need be (on a new client: a stalled one was closed), then PINGs; success ends the outage. */
   private async probeOnce(): Promise<void> {
     if (this.probing || this.closed) return;
     this.probing = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      if (!this.client.connected) await this.client.connect();
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("PING timed out")), COMMAND_TIMEOUT_MS)));
-      try {
-        await Promise.race([this.client.send("PING", []), timeout]);
-      } finally {
-        clearTimeout(timer);
+      if (!this.client.connected) {
+        this.client.close();
+        this.client = this.newClient();
+        await this.client.connect();
       }
+      const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("PING timed out")), COMMAND_TIMEOUT_MS)));
+      await Promise.race([this.client.send("PING", []), timeout]);
       await this.loadScripts();
       const down = this.outage ? ((Date.now() - this.outage.since) / 1000).toFixed(1) : "0";
       this.outage = undefined;
@@ -185,6 +202,7 @@ export class RedisConnection {
     } catch {
       // Still down: the next probe tries again.
     } finally {
+      clearTimeout(timer);
       this.probing = false;
     }
   }
