@@ -152,6 +152,9 @@ describe("three replicas on one Redis", () => {
   test("the key tool on Redis: a revocation and a plan change hold on every replica's next request", async () => {
     const made = await keyOn(redis.url, "--name", "rev", "--account", "rev", "--plan", "free");
     for (const r of replicas) expect((await call(r.url, made.key)).headers.get("x-ratelimit-limit")).toBe("10");
+    // Scope (D23): a read key may not render a PDF, on any replica, and that costs nothing.
+    const pdf = await call(replicas[0]!.url, made.key, "/v1/pdf/39");
+    expect([pdf.status, pdf.body.message]).toEqual([403, expect.stringContaining("scope is read")]);
     expect((await keysOn(redis.url, ["plan", "--account", "rev", "--plan", "growth"])).code).toBe(0);
     for (const r of replicas) expect((await call(r.url, made.key)).headers.get("x-ratelimit-limit")).toBe("50");
     expect((await keysOn(redis.url, ["revoke", made.id])).code).toBe(0);

@@ -1,7 +1,8 @@
 /**
  * access: API keys, plans, rate limits and quotas (api.md sections 3, 5, 8; D2, D18–D21),
  * kept under TOME_DATA. The key tool (src/cli/keys.ts) writes the key store; the server
- * reads it through an Access, which also counts usage.
+ * reads it through an Access, which also counts usage. With TOME_REDIS_URL, replicas keep all
+ * of it in Redis instead (redis/: RedisAccess); both are Gates (grant.ts) to the HTTP pipeline.
  */
 import { invalidKey, keyText, NO_KEY, READ_SCOPE, type Gate, type Grant, type Health, type QuotaState, type Refusal } from "./grant";
 import { checkKeyStore, type Scope } from "./keys";

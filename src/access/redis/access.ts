@@ -54,7 +54,14 @@ export interface RedisAccessOptions {
   keyMsPerSecond: number;
 }
 
-/** Kept keys as sent (text → sha256) and as built (record and account JSON → ActiveKey) stay below this. */
+/** A key as the store held it at some version. */
+interface KnownKey {
+  sha: string;
+  version: string;
+  key: ActiveKey;
+}
+
+/** Keys kept as sent (RedisAccess.known) stay below this. */
 const CACHE_LIMIT = 10_000;
 
 export class RedisAccess implements Gate {
@@ -64,10 +71,12 @@ export class RedisAccess implements Gate {
   /** This replica's name in the holds it takes (hold ids must be unique across replicas). */
   private readonly replica = randomAlphanumeric(10);
   private holds = 0;
-  /** Hashing is skipped for a key seen lately; only keys Redis knows are kept. */
-  private readonly hashes = new Map<string, string>();
-  /** A key's record and account as Redis returned them → the ActiveKey built from them once. */
-  private readonly built = new Map<string, ActiveKey>();
+  /**
+   * Keys seen lately, as sent: their hash, and the key as the store held it at a version. Only
+   * keys Redis knows are kept; the admission script sends a key's record again only when the
+   * store has changed since that version.
+   */
+  private readonly known = new Map<string, KnownKey>();
   private readonly spentByPlan = new Map<PlanName, number>(PLAN_NAMES.map((plan) => [plan, 0]));
   private month = { name: "", start: 0, end: 0, endText: "" };
 
@@ -107,30 +116,32 @@ export class RedisAccess implements Gate {
     if (this.redis.outage) return UNAVAILABLE;
     const now = this.now();
     const month = this.currentMonth(now);
-    const sha = this.hashes.get(text) ?? hashKey(text);
+    const known = this.known.get(text);
+    const sha = known?.sha ?? hashKey(text);
     const holdId = `${this.replica}:${++this.holds}`;
-    const args = [sha, String(now), String(cost), needs === "full" ? "1" : "0", month.name, holdId, String(HOLD_LEASE_MS)];
+    const args = [sha, String(now), String(cost), needs === "full" ? "1" : "0", month.name, holdId, String(HOLD_LEASE_MS), known?.version ?? ""];
     return this.redis.run(ADMIT, args).then(
-      (reply: any[]) => this.answer(reply, { text, sha, now, cost, month, holdId }),
+      (reply: any[]) => this.answer(reply, { text, sha, known, now, cost, month, holdId }),
       () => UNAVAILABLE,
     );
   }
 
   private answer(
     reply: any[],
-    r: { text: string; sha: string; now: number; cost: number; month: RedisGrant["month"]; holdId: string },
+    r: { text: string; sha: string; known: KnownKey | undefined; now: number; cost: number; month: RedisGrant["month"]; holdId: string },
   ): Grant | Refusal {
     const status = Number(reply[0]);
-    if (status === 0) return invalidKey(undefined);
-    if (this.hashes.size >= CACHE_LIMIT) this.hashes.clear();
-    this.hashes.set(r.text, r.sha);
-    const key = this.keyOf(String(reply[1]), String(reply[2]));
+    if (status === 0) {
+      this.known.delete(r.text);
+      return invalidKey(undefined);
+    }
+    const key = this.keyOf(r, String(reply[1]), String(reply[2]), String(reply[3]));
     if (status === 1) return invalidKey(key);
     if (status === 2) return READ_SCOPE;
-    const rateRemaining = Number(reply[3]);
+    const rateRemaining = Number(reply[4]);
     const id = key.record.id;
     const workWait = rateRemaining < 0 ? 0 : this.work.wait(id, r.now);
-    const holdState = Number(reply[6]);
+    const holdState = Number(reply[7]);
     let held: RedisHold | undefined;
     if (holdState === 1) held = { account: key.account, month: r.month.name, holdId: r.holdId };
     else if (holdState === 2) held = { account: key.account, month: r.month.name, holdId: "" };
@@ -141,25 +152,25 @@ export class RedisAccess implements Gate {
       rateReset: Math.floor(r.now / 1000) + 1,
       held,
       workWait,
-      spentThisMonth: Number(reply[4]),
-      heldThisMonth: Number(reply[5]),
+      spentThisMonth: Number(reply[5]),
+      heldThisMonth: Number(reply[6]),
       month: r.month,
     };
     // Over its share of this replica's time: refused (429), so its hold goes back; were this
     // lost, the hold would lapse by itself.
-    if (workWait && held) void this.settle(grant, false);
+    if (workWait && held) {
+      if (holdState === 1) grant.heldThisMonth -= r.cost;
+      void this.settle(grant, false);
+    }
     return grant;
   }
 
-  /** The ActiveKey of a record and account as Redis sent them, built once per version of them. */
-  private keyOf(recordJson: string, accountJson: string): ActiveKey {
-    const cacheKey = `${recordJson}\n${accountJson}`;
-    let key = this.built.get(cacheKey);
-    if (!key) {
-      if (this.built.size >= CACHE_LIMIT) this.built.clear();
-      key = activeKey(JSON.parse(recordJson) as KeyRecord, JSON.parse(accountJson) as Account);
-      this.built.set(cacheKey, key);
-    }
+  /** The key the script answered for: the one held since `version`, or built from the record and account it sent. */
+  private keyOf(r: { text: string; sha: string; known: KnownKey | undefined }, version: string, recordJson: string, accountJson: string): ActiveKey {
+    if (recordJson === "" && r.known) return r.known.key;
+    const key = activeKey(JSON.parse(recordJson) as KeyRecord, JSON.parse(accountJson) as Account);
+    if (this.known.size >= CACHE_LIMIT) this.known.clear();
+    this.known.set(r.text, { sha: r.sha, version, key });
     return key;
   }
 

@@ -131,36 +131,55 @@ export class RedisConnection {
     this.client.close();
   }
 
-  /** Runs a script: EVALSHA, or EVAL when Redis lacks it. Throws RedisUnavailable when Redis cannot answer. */
-  async run(s: Script, args: string[]): Promise<any> {
-    try {
-      return await this.command("EVALSHA", [s.sha, "0", ...args]);
-    } catch (err) {
-      if (!String((err as Error).message).startsWith("NOSCRIPT")) throw err;
+  /**
+   * Runs a script: EVALSHA, or EVAL when Redis lacks it. Rejects with RedisUnavailable when
+   * Redis cannot answer. (Promise chains, not async functions: this runs twice per request.)
+   */
+  run(s: Script, args: string[]): Promise<any> {
+    if (this.outage) return Promise.reject(this.unreachable());
+    this.sent();
+    return this.client.send("EVALSHA", [s.sha, "0", ...args]).then(this.answered, (err: Error) => {
+      if (!String(err?.message).startsWith("NOSCRIPT")) return this.failed(err);
+      this.answered(undefined);
       return this.command("EVAL", [s.text, "0", ...args]);
-    }
+    });
   }
 
   /**
-   * Sends a command. A reply that is a Redis error (other than NOSCRIPT, which run handles)
-   * rethrows as RedisUnavailable too: a Redis that cannot persist (MISCONF) or is out of
-   * memory must refuse traffic as a dead one does.
+   * Sends a command. A reply that is a Redis error rejects as RedisUnavailable too: a Redis
+   * that cannot persist (MISCONF) or is out of memory must refuse traffic as a dead one does.
    */
-  async command(name: string, args: string[]): Promise<any> {
-    if (this.outage) throw new RedisUnavailable(`Redis at ${this.address} is unreachable: ${this.outage.reason}`);
-    if (this.pending++ === 0) this.progressAt = performance.now();
-    try {
-      return await this.client.send(name, args);
-    } catch (err) {
-      const message = (err as Error).message ?? String(err);
-      if (message.startsWith("NOSCRIPT")) throw err;
-      this.fail(message);
-      throw new RedisUnavailable(message);
-    } finally {
-      this.pending--;
-      this.progressAt = performance.now();
-    }
+  command(name: string, args: string[]): Promise<any> {
+    if (this.outage) return Promise.reject(this.unreachable());
+    this.sent();
+    return this.client.send(name, args).then(this.answered, this.failed);
   }
+
+  private unreachable(): RedisUnavailable {
+    return new RedisUnavailable(`Redis at ${this.address} is unreachable: ${this.outage?.reason}`);
+  }
+
+  private sent(): void {
+    if (this.pending++ === 0) this.progressAt = performance.now();
+  }
+
+  private readonly answered = <T>(reply: T): T => {
+    this.pending--;
+    this.progressAt = performance.now();
+    return reply;
+  };
+
+  private readonly failed = (err: unknown): never => {
+    this.answered(undefined);
+    const message = (err as Error)?.message ?? String(err);
+    // An error reply from a Redis that works refuses this command only (503, logged); one
+    // saying Redis cannot serve (cannot persist, out of memory, a read-only replica, loading
+    // or busy) and a lost connection make it unreachable until a probe is answered.
+    const serverError = (err as { code?: string })?.code === "ERR_REDIS_SERVER_ERROR";
+    if (serverError && !/^(MISCONF|OOM|READONLY|LOADING|BUSY|MASTERDOWN)/.test(message)) this.log(`Redis at ${this.address} refused a command: ${message}`);
+    else this.fail(message);
+    throw new RedisUnavailable(message);
+  };
 
   private async loadScripts(): Promise<void> {
     try {

@@ -33,10 +33,13 @@ const planTable = PLAN_NAMES.map((name) => {
 
 /**
  * Admission, one round trip per request. ARGV: sha256 of the key, now (ms), cost, needs full
- * (1/0), month (YYYY-MM), hold id, lease (ms). Replies {0} for an unknown key; {1, record,
- * account} for a revoked or expired one; {2, record, account} when the scope lacks full; else
- * {3, record, account, rate remaining (-1: over the limit), spent, held, hold (0 none, 1 held,
- * 2 unlimited quota: nothing to hold)}. Spent and held are the month's, this request's hold included.
+ * (1/0), month (YYYY-MM), hold id, lease (ms), and the store's version the replica last saw this
+ * key at. Replies {0} for an unknown key; else {status, version, record, account, …}, where
+ * record and account are the key's JSON, or "" when the version is the one the replica gave
+ * (it holds them already: every change of the store bumps the version). Status 1: revoked or
+ * expired; 2: the scope lacks full; 3: admitted to the rate check, followed by rate remaining
+ * (-1: over the limit), spent, held, hold (0 none, 1 held, 2 unlimited quota: nothing to hold).
+ * Spent and held are the month's, this request's hold included.
  */
 export const ADMIT = script(
   "admit",
@@ -45,11 +48,17 @@ local sha, now, cost, needsFull, month, holdId, lease = ARGV[1], tonumber(ARGV[2
 local auth = redis.call('HGET', 'tome:auth', sha)
 if not auth then return {0} end
 local ends, scope, account, id = string.match(auth, '^(%S+) (%S+) (%S+) (%S+)$')
-local record = redis.call('HGET', 'tome:keys', id)
 local accountJson = redis.call('HGET', 'tome:accounts', account)
-if not record or not accountJson then return {0} end
-if now >= tonumber(ends) then return {1, record, accountJson} end
-if needsFull == '1' and scope ~= 'full' then return {2, record, accountJson} end
+if not accountJson then return {0} end
+local version = redis.call('GET', 'tome:keys:version') or '0'
+local record, sentAccount = '', ''
+if version ~= ARGV[8] then
+  record = redis.call('HGET', 'tome:keys', id)
+  if not record then return {0} end
+  sentAccount = accountJson
+end
+if now >= tonumber(ends) then return {1, version, record, sentAccount} end
+if needsFull == '1' and scope ~= 'full' then return {2, version, record, sentAccount} end
 redis.call('HSET', 'tome:last_used', id, ARGV[2])
 local acct = cjson.decode(accountJson)
 local plan = PLANS[acct.plan]
@@ -86,7 +95,7 @@ if rateRemaining >= 0 then
     hold = 1
   end
 end
-return {3, record, accountJson, rateRemaining, spent, held, hold}`,
+return {3, version, record, sentAccount, rateRemaining, spent, held, hold}`,
 );
 
 /**
