@@ -7,7 +7,9 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { readKeyFile, readUsage, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
-import { EN_2016, keys, newKey, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
+import { RedisAccess } from "../src/access/redis";
+import { createApp } from "../src/http";
+import { EN_2016, engineFor, keys, newKey, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
 import { startRedis, type RedisServer } from "./redis-server";
 
 setDefaultTimeout(60_000);
@@ -275,6 +277,34 @@ describe("Redis unreachable", () => {
       if (status !== 200) await Bun.sleep(100);
     }
     expect(status).toBe(200);
+  });
+
+  test("an answer whose credit Redis can no longer take is withheld: 503, nothing free, nothing charged", async () => {
+    const { key } = await keyOn(redis.url, "--name", "late", "--account", "late", "--plan", "starter");
+    const access = new RedisAccess({ url: redis.url, keyMsPerSecond: 0, log: () => {} });
+    await access.start();
+    // Redis goes away between the request's admission and its settlement.
+    const gate = Object.assign(Object.create(access) as RedisAccess, {
+      admit: async (headers: Headers, cost: number, needs?: "read" | "full") => {
+        const grant = await access.admit(headers, cost, needs);
+        await redis.kill();
+        return grant;
+      },
+    });
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access: gate });
+    try {
+      const r = await app.handle(new Request("http://localhost/v1/chunk/39_2", { headers: { "X-API-Key": key } }));
+      const body = (await r.json()) as Json;
+      expect([r.status, body.error, r.headers.get("retry-after")]).toEqual([503, "service_unavailable", "2"]);
+      expect(body.message).toContain("its answer is withheld");
+    } finally {
+      app.close();
+      access.stop();
+      await redis.restart();
+    }
+    expect(redis.cli("HGET", `tome:spent:${month()}`, "late")).toBe("");
+    // Its hold stays until its lease lapses (the replica cannot tell whether Redis took the settlement).
+    expect(redis.cli("HGET", `tome:held:${month()}`, "late")).toBe("1");
   });
 });
 

@@ -3,7 +3,8 @@
  * balancer: every request is admitted by one script (scripts.ts ADMIT: the key, its rate
  * window, the quota hold, atomically) and settled by another once its status is known, and the
  * answer waits for the settlement's acknowledgement, so a replica killed at any moment has no
- * credit of its own to lose. Nothing about keys is cached across requests, so a revocation
+ * credit of its own to lose. The script checks the key itself on every request (a replica
+ * keeps only what it built from a key's record, by the store's version), so a revocation
  * holds from every replica's next request. The work share (D25) stays each replica's own: it
  * measures that replica's thread.
  *

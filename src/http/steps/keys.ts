@@ -11,6 +11,7 @@
  * cannot be reached, keyed requests get 503 service_unavailable with Retry-After (fail closed).
  */
 import { COST, NEEDS, type Gate, type Grant, type Refusal } from "../../access";
+import { UNAVAILABLE_RETRY_AFTER } from "../../access/redis";
 import { ApiError } from "../errors";
 import type { Exchange, Step } from "../pipeline";
 
@@ -73,7 +74,7 @@ function refused(refusal: Refusal): Response {
 
 /** A 2xx whose credit the key store did not take (Redis went away meanwhile): withheld, as nothing unpaid goes out. */
 function unsettled(): Response {
-  const retry = 2;
+  const retry = UNAVAILABLE_RETRY_AFTER;
   const body = {
     error: "service_unavailable",
     message: `The service could not record this request's cost (its shared store is unreachable), so its answer is withheld; nothing was charged. Retry after ${retry} s.`,
