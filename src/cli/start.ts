@@ -14,7 +14,6 @@ import { open } from "../search";
 import { latestSnapshot, SnapshotError } from "../snapshot";
 import { buildSnapshot } from "./snapshot-build";
 import { describeListening, ensurePortFree, listenFailure, ListenError, readAddress } from "./listen";
-import { indexProgress } from "./progress";
 
 export const DEFAULT_DUMP = "https://dumps.wikimedia.org/simplewiki/latest/simplewiki-latest-pages-articles.xml.bz2";
 const SNAPSHOT_DIR = "snapshots";
@@ -128,8 +127,7 @@ if (import.meta.main) {
     ensurePortFree(address);
     const path = await ensureSnapshot();
     const started = performance.now();
-    const bars = indexProgress();
-    const tome = await open(path, { log: (l) => console.error(l), progress: bars.update }).finally(() => bars.stop());
+    const tome = open(path);
     const m = tome.snapshot.meta;
     console.error(
       `Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
