@@ -66,7 +66,7 @@ const tempDir = (await Bun.$`mktemp -d`.text()).trim();
 
 /** A snapshot of one page of 10,000 chunks (the shared text, repeated), served by its own server so it does not skew the others. */
 function longPageSnapshot(shared: Snapshot): { path: string; pageId: number } {
-  const texts = shared.pages.flatMap((p) => p.chunks.map((c) => c.text));
+  const texts = shared.pages.list().flatMap((p) => p.chunks.map((c) => c.text));
   const pageId = 1;
   const snapshot: Snapshot = {
     meta: { ...shared.meta, indexedPages: 1, indexedChunks: LONG_CHUNKS, skippedRedirects: 0 },
@@ -111,7 +111,7 @@ const keyedChunks = await startServer(path, "chunks");
 // Request lists, fixed per scenario.
 const mix = queryMix(snapshot);
 const queries = Object.values(mix).flatMap((make) => Array.from({ length: 100 }, make)).filter((q) => q.replace(/"/g, "").trim());
-const withText = snapshot.pages.filter((p) => p.chunks.length);
+const withText = snapshot.pages.list().filter((p) => p.chunks.length);
 const longest = withText.reduce((a, b) => (b.chunks.length > a.chunks.length ? b : a));
 const chunkIds = randomChunkIds(snapshot);
 

@@ -52,7 +52,7 @@ const heavy = await keyOf("heavy");
 const light = await keyOf("light");
 
 // The largest pages first: the load the issue saw. The small one: the page with the fewest chunks.
-const pages = snapshot.pages.filter((p) => p.chunks.length).sort((a, b) => b.chunks.length - a.chunks.length);
+const pages = snapshot.pages.list().filter((p) => p.chunks.length).sort((a, b) => b.chunks.length - a.chunks.length);
 const many = pages.slice(0, n);
 const small = pages.at(-1)!;
 

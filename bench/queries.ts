@@ -10,7 +10,7 @@ export function queryMix(snapshot: Snapshot, seedValue = 7): Record<string, () =
   let seed = seedValue;
   const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296);
   const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]!;
-  const pages = snapshot.pages.filter((p) => p.chunks.length);
+  const pages = snapshot.pages.list().filter((p) => p.chunks.length);
   const lang = snapshot.meta.wiki.lang;
   const sampleWords = (n: number, filter: (w: string) => boolean = () => true): string[] => {
     for (let tries = 0; tries < 100; tries++) {

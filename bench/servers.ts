@@ -64,7 +64,7 @@ export function cpuMs(pid: number): number {
 
 /** count chunk ids of the snapshot, drawn at random with a fixed seed. */
 export function randomChunkIds(snapshot: Snapshot, count = 1000): string[] {
-  const withText = snapshot.pages.filter((p) => p.chunks.length);
+  const withText = snapshot.pages.list().filter((p) => p.chunks.length);
   let seed = 11;
   const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296);
   return Array.from({ length: count }, () => {

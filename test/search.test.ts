@@ -1,7 +1,6 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { CROP_MARKER, fold, indexPath, open, phraseTest, terms } from "../src/search";
+import { CROP_MARKER, fold, open, phraseTest, terms } from "../src/search";
 import SearchableMap from "minisearch/SearchableMap";
-import { fromIngest, writeSnapshot } from "../src/snapshot";
 import { indexKey } from "../src/search/analyze";
 import { buildShard, radixTree, Shard } from "../src/search/shard";
 import { TEXT_BOOSTS, TEXT_FIELDS, textShardOptions } from "../src/search/engine";
@@ -35,7 +34,7 @@ describe("dedup and page_id (D7)", () => {
     const pages = r.hits.map((h) => h.page.pageId);
     expect(new Set(pages).size).toBe(pages.length);
     // Counted independently: pages with a chunk holding the word (or titled with it).
-    const expected = tome.snapshot.pages.filter(
+    const expected = tome.snapshot.pages.list().filter(
       (p) => p.chunks.some((c) => terms(c.text).includes("albedo")) || terms(p.title).includes("albedo"),
     ).length;
     expect(r.estimatedTotalHits).toBe(expected);
@@ -252,7 +251,7 @@ describe("Japanese", () => {
     expect(r.hits.length).toBeGreaterThan(3);
     expect(r.hits[0]!.formatted.text).toContain("<em>東京</em>");
     // An exact Japanese title ranks first (the dump's own titles, e.g. 北海道).
-    const titled = tome.snapshot.pages.filter((p) => p.chunks.length && /^[\p{Script=Han}]+$/u.test(p.title)).slice(0, 10);
+    const titled = tome.snapshot.pages.list().filter((p) => p.chunks.length && /^[\p{Script=Han}]+$/u.test(p.title)).slice(0, 10);
     expect(titled.length).toBeGreaterThan(3);
     for (const p of titled) expect(tome.search(p.title).hits[0]!.page.title).toBe(p.title);
   });
@@ -281,33 +280,6 @@ describe("hostile queries never throw", () => {
       const r = tome.search(q, { limit: 1 + rand(50), offset: rand(3), cropLength: 50 + rand(1950), highlight: rand(2) === 0 });
       for (const h of r.hits) expect(typeof h.formatted.text).toBe("string");
     }
-  });
-});
-
-describe("stored indexes", () => {
-  test("built once beside the snapshot, loaded after, rebuilt when damaged", async () => {
-    const path = `${tempDir()}/s.tome`;
-    writeSnapshot(path, fromIngest(await ingested({ dumps: [SQUAD] }), 300));
-    const logs: string[] = [];
-    const log = (l: string) => logs.push(l);
-    const first = await open(path, { log });
-    expect(logs.length).toBe(1);
-    expect(logs[0]).toContain("building the search indexes");
-    expect(await Bun.file(indexPath(path)).exists()).toBe(true);
-    const second = await open(path, { log });
-    expect(logs.length).toBe(1); // loaded, not rebuilt
-    const q = "Which NFL team represented the AFC at Super Bowl 50?";
-    expect(second.search(q).hits.map((h) => [h.page.pageId, h.chunk])).toEqual(first.search(q).hits.map((h) => [h.page.pageId, h.chunk]));
-    const bytes = new Uint8Array(await Bun.file(indexPath(path)).arrayBuffer());
-    bytes[bytes.length >> 1]! ^= 0xff;
-    await Bun.write(indexPath(path), bytes);
-    const third = await open(path, { log });
-    expect(logs.length).toBe(2); // damaged: rebuilt
-    expect(third.search(q).hits[0]!.page.title).toBe("Super Bowl 50");
-    // A snapshot with other content does not use these indexes.
-    writeSnapshot(path, fromIngest(await ingested({ dumps: [SQUAD], chunkWords: 80 }), 80));
-    await open(path, { log });
-    expect(logs.length).toBe(3);
   });
 });
 
@@ -361,7 +333,7 @@ describe("the vocabulary tree", () => {
 describe("pages without text", () => {
   test("a page whose content was all dropped never breaks search or lucky", async () => {
     const tome = await engineFor({ dumps: [TRUNCATED_XZ[4]!], allowTruncated: true }); // mrwiki: infobox-only stubs
-    const empty = tome.snapshot.pages.filter((p) => !p.chunks.length);
+    const empty = tome.snapshot.pages.list().filter((p) => !p.chunks.length);
     expect(empty.length).toBeGreaterThan(100);
     for (const p of empty.slice(0, 50)) {
       const r = tome.search(p.title);
