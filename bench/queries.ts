@@ -6,6 +6,9 @@
 import { terms } from "../src/search";
 import type { Snapshot } from "../src/snapshot";
 
+/** The first search after boot: fixed, so that it reads nothing of the file that the mix's drawing would have warmed. */
+export const FIRST_QUERY = "history of the river valley";
+
 export function queryMix(snapshot: Snapshot, seedValue = 7): Record<string, () => string> {
   let seed = seedValue;
   const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296);

@@ -16,7 +16,7 @@ import { parseArgs } from "node:util";
 import { heapStats } from "bun:jsc";
 import { Engine, loadIndexes } from "../src/search";
 import { openSnapshot } from "../src/snapshot";
-import { queryMix } from "./queries";
+import { FIRST_QUERY, queryMix } from "./queries";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -55,8 +55,6 @@ interface Measured {
   latencyMs: Record<string, { p50: number; p99: number; n: number; meanHits: number }>;
   overall: { p50: number; p99: number; n: number };
 }
-
-export const FIRST_QUERY = "history of the river valley";
 
 const heap = () => {
   Bun.gc(true);
