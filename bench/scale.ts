@@ -12,7 +12,7 @@
  * smaller run (--against, written by --save), along the line through the two sizes.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { open } from "../src/search";
@@ -75,6 +75,9 @@ interface Served {
   memory: { rss: number; rssAnon: number; rssFile: number; rssShmem: number; hwm: number; snapshotMapped: number };
   /** The same after a full garbage collection. */
   afterGc: { rssAnon: number };
+  /** Private resident bytes before open(), and after it (before any search). */
+  rssAnonBeforeOpen: number;
+  rssAnonAfterOpen: number;
 }
 
 const status = () => {
@@ -97,9 +100,11 @@ function mappedResident(path: string): number {
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
 function serve(path: string): Served {
+  const rssAnonBeforeOpen = status().rssAnon;
   const t0 = performance.now();
   const tome = open(path);
   const openMs = performance.now() - t0;
+  const rssAnonAfterOpen = status().rssAnon;
   tome.search(FIRST_QUERY);
   const bootMs = performance.now();
   const firstSearchMs = bootMs - t0 - openMs;
@@ -137,6 +142,8 @@ function serve(path: string): Served {
     latencyMs: { median: quantile(sorted, 0.5), p90: quantile(sorted, 0.9), p99: quantile(sorted, 0.99), mean: times.reduce((a, b) => a + b, 0) / times.length },
     memory,
     afterGc: { rssAnon: status().rssAnon },
+    rssAnonBeforeOpen,
+    rssAnonAfterOpen,
   };
 }
 
@@ -213,6 +220,8 @@ async function build(dump: string, out: string, memory: string): Promise<Built> 
 }
 
 interface Figures {
+  /** /proc/loadavg's 1-minute figure when the build started, when it ended, and after serving (the machine is shared). */
+  load: number[];
   chunks: number;
   pages: number;
   command: { generate?: string; build: string; serve: string };
@@ -247,18 +256,23 @@ const out = join(work, "scale.tome");
 made.push(out);
 const buildCommand = `bun run snapshot:build --dump ${dump} --out ${out} --memory ${values.memory}`;
 console.error(`$ ${buildCommand}`);
+const loadNow = () => Number(readFileSync("/proc/loadavg", "utf8").split(" ")[0]);
+const load = [loadNow()];
 const built = await build(dump, out, values.memory!);
 const fileBytes = statSync(out).size;
+load.push(loadNow());
 
 const serveCommand = `bun bench/scale.ts --serve ${out} --queries ${queryCount}`;
 console.error(`$ ${serveCommand}`);
 const child = Bun.spawnSync(["bun", import.meta.path, "--serve", out, "--queries", String(queryCount)], { cwd: ROOT, stderr: "inherit" });
 if (child.exitCode !== 0) fail(`the serving process failed (exit ${child.exitCode})`);
 const served = JSON.parse(child.stdout.toString().trim()) as Served;
+load.push(loadNow());
 if (!values.keep) for (const f of made) rmSync(f, { force: true });
 if (!values.keep && !values.work) rmSync(work, { recursive: true, force: true });
 
 const figures: Figures = {
+  load,
   chunks: served.chunks,
   pages: served.pages,
   command: { generate: generateCommand, build: buildCommand, serve: serveCommand },
@@ -309,7 +323,9 @@ const rows: [string, string, string, string, string][] = [
     "≤ 2 GB",
   ],
   ["snapshot file", M(fileBytes), `${(fileBytes / n).toFixed(1)} B`, project(fileBytes, "bytes", (f) => f.fileBytes), ""],
-  ["serve: private resident (RssAnon)", `${M(s.memory.rssAnon)} (${M(s.afterGc.rssAnon)} after a full GC)`, `${(s.memory.rssAnon / n).toFixed(1)} B`, project(s.memory.rssAnon, "bytes", (f) => f.served.memory.rssAnon), ""],
+  [
+    "serve: private resident (RssAnon) after boot and the queries",
+    `${M(s.memory.rssAnon)} (${M(s.afterGc.rssAnon)} after a full GC; ${M(s.rssAnonBeforeOpen)} before open(), ${M(s.rssAnonAfterOpen)} after it)`, `${(s.memory.rssAnon / n).toFixed(1)} B`, project(s.memory.rssAnon, "bytes", (f) => f.served.memory.rssAnon), ""],
   [
     "serve: file-backed resident (RssFile)",
     `${M(s.memory.rssFile)}, of it the snapshot's mapping ${M(s.memory.snapshotMapped)} (${((100 * s.memory.snapshotMapped) / fileBytes).toFixed(0)}% of the file)`,
@@ -342,6 +358,7 @@ for (const r of rows) console.log(`| ${r.join(" | ")} |`);
 console.log(
   `\n${s.queries} queries (${Object.entries(s.kinds)
     .map(([k, c]) => `${k} ${c}`)
-    .join(", ")}), after 10 warm-up queries per kind; the serving process's peak RSS ${M(s.memory.hwm)}. Build measured by ${built.measuredBy}.`,
+    .join(", ")}), after 10 warm-up queries per kind; the serving process's peak RSS ${M(s.memory.hwm)}. Build measured by ${built.measuredBy}. ` +
+    `Load average (1 min) at the build's start, its end and after serving: ${load.map((l) => l.toFixed(1)).join(", ")} on ${availableParallelism()} cores.`,
 );
 console.log(`\n${generateCommand ? `    ${generateCommand}   # ${generateSeconds!.toFixed(0)} s\n` : ""}    ${buildCommand}\n    ${serveCommand}`);
