@@ -12,9 +12,10 @@ import { sameBytes, sha256, type Snapshot } from "../snapshot";
 import { ANALYZER_VERSION } from "./analyze";
 import { aliasesByPage, textShardOptions, titleShardOptions, TEXT_BOOSTS, TITLE_BOOSTS } from "./engine";
 import { buildShard, Shard, type ShardData } from "./shard";
+import { vocabularyArrays, vocabularyFromArrays, type VocabularyArrays } from "./vocabulary";
 
 /** Bump when what is indexed or how it is stored changes. */
-const STORE_FORMAT = 6;
+const STORE_FORMAT = 7;
 
 export interface Indexes {
   text: Shard;
@@ -30,11 +31,14 @@ export interface IndexData {
 const ARRAYS = ["offsets", "docs", "freqs", "fieldLengths"] as const;
 type ArrayName = (typeof ARRAYS)[number];
 const ARRAY_TYPES = { offsets: Uint32Array, docs: Uint32Array, freqs: Uint8Array, fieldLengths: Uint16Array };
+const VOCABULARY_TYPES = { Uint8Array, Uint16Array, Uint32Array };
+type VocabularyArrayType = keyof typeof VOCABULARY_TYPES;
 
 interface StoredShard {
   fields: string[];
   documentCount: number;
-  vocabulary: [offset: number, bytes: number, terms: number];
+  /** The vocabulary's arrays by name: where, how many elements, and of which type. */
+  vocabulary: Record<string, [offset: number, length: number, type: VocabularyArrayType]>;
   arrays: Record<ArrayName, [offset: number, length: number]>;
 }
 
@@ -98,13 +102,16 @@ export function encodeIndexes(snapshot: Snapshot, indexes: IndexData): Uint8Arra
     return offset;
   };
   const describe = (d: ShardData): StoredShard => {
-    const vocabulary = new TextEncoder().encode(d.vocabulary.join("\n"));
+    const vocabulary: StoredShard["vocabulary"] = {};
+    for (const [name, a] of Object.entries(vocabularyArrays(d.vocabulary))) {
+      vocabulary[name] = [place(new Uint8Array(a.buffer, a.byteOffset, a.byteLength)), a.length, a.constructor.name as VocabularyArrayType];
+    }
     const arrays = {} as StoredShard["arrays"];
     for (const name of ARRAYS) {
       const a = d[name];
       arrays[name] = [place(new Uint8Array(a.buffer, a.byteOffset, a.byteLength)), a.length];
     }
-    return { fields: d.fields, documentCount: d.documentCount, vocabulary: [place(vocabulary), vocabulary.byteLength, d.vocabulary.length], arrays };
+    return { fields: d.fields, documentCount: d.documentCount, vocabulary, arrays };
   };
   const header: Header = {
     format: STORE_FORMAT,
@@ -139,7 +146,10 @@ export async function loadIndexes(path: string, snapshot: Snapshot): Promise<Ind
     if (header.format !== STORE_FORMAT || header.analyzer !== ANALYZER_VERSION || header.contentHash !== snapshot.meta.contentHash) return null;
     const dataStart = align8(36 + length);
     const shard = (s: StoredShard): ShardData => {
-      const [vAt, vBytes, terms] = s.vocabulary;
+      const vocabulary: VocabularyArrays = {};
+      for (const [name, [offset, n, type]] of Object.entries(s.vocabulary)) {
+        vocabulary[name] = new VOCABULARY_TYPES[type](bytes.buffer, bytes.byteOffset + dataStart + offset, n);
+      }
       const view = <T extends ArrayName>(name: T) => {
         const [offset, n] = s.arrays[name];
         return new ARRAY_TYPES[name](bytes.buffer, bytes.byteOffset + dataStart + offset, n) as ShardData[T];
@@ -147,7 +157,7 @@ export async function loadIndexes(path: string, snapshot: Snapshot): Promise<Ind
       return {
         fields: s.fields,
         documentCount: s.documentCount,
-        vocabulary: terms ? new TextDecoder().decode(bytes.subarray(dataStart + vAt, dataStart + vAt + vBytes)).split("\n") : [],
+        vocabulary: vocabularyFromArrays(vocabulary),
         offsets: view("offsets"),
         docs: view("docs"),
         freqs: view("freqs"),
