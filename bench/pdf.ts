@@ -15,7 +15,8 @@ import { Attributions } from "../src/http/attribution";
 import { Resources } from "../src/http/resources";
 import { ingest } from "../src/ingest";
 import { renderPdf } from "../src/pdf";
-import { fromIngest, writeSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
+import { writeIngested } from "../src/build";
+import { openSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
 import { sharedDumps } from "../src/cli/shared-data";
 import { median } from "./stats";
 
@@ -43,10 +44,9 @@ console.error("building one snapshot per wiki…");
 const snapshots: { name: string; path: string; snapshot: Snapshot }[] = [];
 for (const [name, files] of Object.entries(WIKIS)) {
   const result = await ingest({ dumps: files.map((f) => join(DUMPS, f)), allowTruncated: true });
-  const snapshot = fromIngest(result, 300);
   const path = join(tmp, `${name}.tome`);
-  writeSnapshot(path, snapshot);
-  snapshots.push({ name, path, snapshot });
+  writeIngested(result, path, 300);
+  snapshots.push({ name, path, snapshot: openSnapshot(path) });
 }
 
 const textLength = (p: SnapshotPage) => p.chunks.reduce((n, c) => n + c.text.length, 0);
