@@ -2,7 +2,7 @@
  * The vocabulary in typed arrays answers as the radix tree of Maps it replaced (test/radix-tree.ts):
  * exact, prefix and typo lookups on the real vocabularies of the shared English dumps and of a
  * Japanese one, for their own keys and for misspellings of them; its writer refuses keys out of
- * order; its arrays survive the .idx file.
+ * order; its arrays survive the snapshot file.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import SearchableMap from "minisearch/SearchableMap";
