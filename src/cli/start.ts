@@ -141,6 +141,13 @@ if (import.meta.main) {
       throw listenFailure(err, address);
     }
     access?.start();
+    // The sections are hashed in the background (hashing them before serving would take minutes
+    // at full size); a damaged snapshot stops the server rather than being served.
+    void tome.snapshot.container.verify().then((damaged) => {
+      if (!damaged.length) return;
+      console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); stopping. Rebuild it with \`bun run snapshot:build\`, or copy it again.`);
+      process.exit(1);
+    });
     if (access) announceKeys(access);
     const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
     console.error(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);

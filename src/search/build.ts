@@ -10,10 +10,11 @@ import { mkdtempSync, rmSync, closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { openContainer, type Container } from "../snapshot/container";
 import { ContainerWriter } from "../snapshot/container";
-import { Growable, StringColumn, viewOf, type Redirect, type SnapshotSection } from "../snapshot";
+import { Growable, viewOf, type Redirect, type SnapshotSection } from "../snapshot";
 import { textShardOptions, titleShardOptions } from "./engine";
 import { aliasesOf, writeTitleLookup } from "./titles";
 import { buildShard, type ShardData } from "./shard";
+import { Vocabulary, VocabularyWriter, type VocabularyData } from "./vocabulary";
 
 /** Bytes of memory a chunk's inversion takes, about (postings columns, maps, the text held): measured on English. */
 const BYTES_PER_TEXT_BYTE = 6;
@@ -108,8 +109,8 @@ export class IndexBuilder {
 
 /** A shard's arrays as sections `${prefix}.…`. */
 export function writeShardData(out: ContainerWriter, prefix: string, d: ShardData): void {
-  out.section(`${prefix}.meta`, new TextEncoder().encode(JSON.stringify({ fields: d.fields, documentCount: d.documentCount, terms: d.vocabulary.length })));
-  out.section(`${prefix}.vocabulary`, new TextEncoder().encode(d.vocabulary.map((k) => `${k}\n`).join("")));
+  out.section(`${prefix}.meta`, new TextEncoder().encode(JSON.stringify({ fields: d.fields, documentCount: d.documentCount, terms: d.vocabulary.starts.length - 1 })));
+  writeVocabulary(out, prefix, d.vocabulary);
   out.section(`${prefix}.offsets`, d.offsets);
   out.section(`${prefix}.docs`, d.docs);
   out.section(`${prefix}.freqs`, d.freqs);
@@ -119,7 +120,7 @@ export function writeShardData(out: ContainerWriter, prefix: string, d: ShardDat
 /** A shard's arrays from its sections (views of the mapped file). */
 export function readShardData(container: Container, prefix: string): ShardData {
   const meta = JSON.parse(new TextDecoder().decode(container.section(`${prefix}.meta`))) as { fields: string[]; documentCount: number; terms: number };
-  const vocabulary = meta.terms ? new TextDecoder().decode(container.section(`${prefix}.vocabulary`)).split("\n").slice(0, meta.terms) : [];
+  const vocabulary = readVocabulary(container, prefix);
   return {
     fields: meta.fields,
     documentCount: meta.documentCount,
@@ -131,38 +132,31 @@ export function readShardData(container: Container, prefix: string): ShardData {
   };
 }
 
+function writeVocabulary(out: ContainerWriter, prefix: string, v: VocabularyData): void {
+  out.section(`${prefix}.vocabulary.chars`, v.chars);
+  out.section(`${prefix}.vocabulary.starts`, v.starts);
+}
+
+function readVocabulary(container: Container, prefix: string): VocabularyData {
+  return { chars: viewOf(Uint16Array, container.section(`${prefix}.vocabulary.chars`)), starts: viewOf(Uint32Array, container.section(`${prefix}.vocabulary.starts`)) };
+}
+
 /** A run's vocabulary, one key at a time, from its mapped bytes. */
 class RunCursor {
-  private readonly blob: Uint8Array;
-  private at = 0;
+  private readonly vocabulary: Vocabulary;
   term = -1;
   key = "";
   readonly data: ShardData;
   readonly base: number;
-  private static readonly decoder = new TextDecoder();
   constructor(container: Container) {
-    this.blob = container.section("run.vocabulary");
-    const meta = JSON.parse(new TextDecoder().decode(container.section("run.meta"))) as { terms: number; fields: string[]; documentCount: number };
-    this.data = {
-      fields: meta.fields,
-      documentCount: meta.documentCount,
-      vocabulary: [],
-      offsets: viewOf(Uint32Array, container.section("run.offsets")),
-      docs: viewOf(Uint32Array, container.section("run.docs")),
-      freqs: container.section("run.freqs"),
-      fieldLengths: viewOf(Uint16Array, container.section("run.fieldLengths")),
-    };
+    this.data = readShardData(container, "run");
+    this.vocabulary = new Vocabulary(this.data.vocabulary);
     this.base = (container.meta as { base: number }).base;
-    if (!meta.terms) this.at = this.blob.length + 1;
   }
   /** Moves to the next key; false at the end. */
   next(): boolean {
-    if (this.at >= this.blob.length) return false;
-    let end = this.blob.indexOf(10, this.at);
-    if (end < 0) end = this.blob.length;
-    this.key = RunCursor.decoder.decode(this.blob.subarray(this.at, end));
-    this.at = end + 1;
-    this.term++;
+    if (this.term + 1 >= this.vocabulary.size) return false;
+    this.key = this.vocabulary.keyOf(++this.term);
     return true;
   }
 }
@@ -224,7 +218,7 @@ function mergeRuns(
   const freqs = new Spool(join(dir, "merged.freqs"), 1);
   const offsets = new Growable(Uint32Array);
   offsets.push(0);
-  const vocabulary = new StringColumn();
+  const vocabulary = new VocabularyWriter();
   // A min-heap of cursors by key; ties in run order, so documents stay in order.
   const heap: RunCursor[] = [];
   const order = new Map(cursors.map((c, i) => [c, i]));
@@ -282,7 +276,7 @@ function mergeRuns(
       // Every chunk holding the key was left out: the key is dropped too.
       for (let f = 0; f < F; f++) offsets.length--;
     } else {
-      vocabulary.push(`${key}\n`);
+      vocabulary.add(key);
       terms++;
     }
     for (const c of holding) if (c.next()) push(c);
@@ -298,7 +292,7 @@ function mergeRuns(
     }
   }
   out.section("index.text.meta", new TextEncoder().encode(JSON.stringify({ fields, documentCount: documents, terms })));
-  out.section("index.text.vocabulary", vocabulary.blob());
+  writeVocabulary(out, "index.text", vocabulary.finish());
   out.section("index.text.offsets", offsets.view());
   docs.copyInto(out, "index.text.docs");
   freqs.copyInto(out, "index.text.freqs");
