@@ -178,9 +178,9 @@ async function build(dump: string, out: string, memory: string): Promise<Built> 
   if (existsSync("/usr/bin/time")) {
     const report = `${out}.time`;
     const r = await run(["/usr/bin/time", "-v", "-o", report, ...command]);
+    const text = existsSync(report) ? readFileSync(report, "utf8") : "";
+    rmSync(report, { force: true });
     if (r.code !== 0) throw new Error(`snapshot:build failed (exit ${r.code})`);
-    const text = readFileSync(report, "utf8");
-    rmSync(report);
     const field = (name: string) => /: (.*)$/.exec(text.split("\n").find((l) => l.includes(name)) ?? "")?.[1] ?? "";
     const wall = field("Elapsed (wall clock) time")
       .split(":")
