@@ -41,9 +41,9 @@ export class SnapshotBuild {
   }
 
   add(page: PageInput, lang: string): void {
-    this.index ??= new IndexBuilder(lang, this.options.memoryBytes ?? DEFAULT_MEMORY_BYTES, dirname(this.options.out));
+    this.indexFor(lang);
     this.writer.add(page);
-    this.index.addPage(page.title, page.sections, page.chunks);
+    this.index!.addPage(page.title, page.sections, page.chunks);
     this.arrivals.push({ pageId: page.pageId, revId: page.revId });
   }
 
@@ -58,8 +58,7 @@ export class SnapshotBuild {
       return true;
     }, redirects);
     const table = this.writer.out;
-    const index = (this.index ??= new IndexBuilder(about.wiki.lang, this.options.memoryBytes ?? DEFAULT_MEMORY_BYTES, dirname(this.options.out)));
-    const runs = index.runCount;
+    const index = this.indexFor(about.wiki.lang);
     index.finish(table, { docOfText: pages.docOfText, documents: pages.documents, titles: pages.titles, chunkCounts: pages.chunkCounts, redirects }, this.options.progress);
     const { meta, bytes } = this.writer.finish({
       createdAt: (this.options.createdAt ?? new Date()).toISOString(),
@@ -72,7 +71,12 @@ export class SnapshotBuild {
       chunkWords: this.options.chunkWords,
       modifications: modifications(this.options.chunkWords),
     });
-    return { meta, bytes, runs: Math.max(runs, index.runCount), text: this.writer.textBytes };
+    return { meta, bytes, runs: index.runCount, text: this.writer.textBytes };
+  }
+
+  /** The index builder, made with the first page (the wiki's language is known from then). */
+  private indexFor(lang: string): IndexBuilder {
+    return (this.index ??= new IndexBuilder(lang, this.options.memoryBytes ?? DEFAULT_MEMORY_BYTES, dirname(this.options.out)));
   }
 
   /** Removes every temporary file (after a failure or an interruption). */

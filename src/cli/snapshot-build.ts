@@ -111,7 +111,16 @@ export async function buildSnapshot(args: BuildArgs, log: (line: string) => void
         workers: args.workers,
         onProgress: (p) => progress.update(p),
       },
-      { out, chunkWords: args.chunkWords, memoryBytes: args.memoryBytes, progress: (stage, done, total) => (progress.stop(), bars.update(stage, done, total)) },
+      {
+        out,
+        chunkWords: args.chunkWords,
+        memoryBytes: args.memoryBytes,
+        // The index stages follow the reading of the dumps: its bar gives way to theirs.
+        progress: (stage, done, total) => {
+          progress.stop();
+          bars.update(stage, done, total);
+        },
+      },
     );
   } finally {
     progress.stop();

@@ -6,28 +6,28 @@
  * order; chunks of pages left out (an older revision, a title another page took) are dropped
  * and the rest renumbered, which keeps that order.
  */
-import { mkdtempSync, rmSync, closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { openContainer, type Container } from "../snapshot/container";
-import { ContainerWriter } from "../snapshot/container";
-import { Growable, viewOf, type Redirect, type SnapshotSection } from "../snapshot";
+import { type Container, ContainerWriter, Growable, openContainer, type Redirect, type SnapshotSection } from "../snapshot";
 import { textShardOptions, titleShardOptions } from "./engine";
-import { aliasesOf, writeTitleLookup } from "./titles";
 import { buildShard, type ShardData } from "./shard";
-import { Vocabulary, VocabularyWriter, type VocabularyData } from "./vocabulary";
+import { readShardData, writeShardData, writeVocabulary } from "./store";
+import { aliasesOf, writeTitleLookup } from "./titles";
+import { Vocabulary, VocabularyWriter } from "./vocabulary";
 
-/** Bytes of memory a chunk's inversion takes, about (postings columns, maps, the text held): measured on English. */
+/**
+ * Memory the inversion takes per character of text held, as estimated (postings columns, maps,
+ * the text itself). An estimate, not a bound: bench/RESULTS-scale.md measured a peak of 1.13 GB
+ * for a 500 MB budget, the runtime, workers and per-page tables included.
+ */
 const BYTES_PER_TEXT_BYTE = 6;
 
 export interface IndexBuildProgress {
   (stage: string, done: number, total: number): void;
 }
 
-interface Pending {
-  text: string;
-  section: string;
-  title: string;
-}
+/** A chunk's fields, by the text shard's field names. */
+type Pending = Record<"text" | "section" | "title", string>;
 
 export class IndexBuilder {
   private readonly dir: string;
@@ -64,7 +64,7 @@ export class IndexBuilder {
   private spill(): void {
     if (!this.pending.length) return;
     const docs = this.pending;
-    const data = buildShard(docs.length, (i) => docs[i]! as unknown as Record<string, string>, textShardOptions(this.lang));
+    const data = buildShard(docs.length, (i) => docs[i]!, textShardOptions(this.lang));
     const path = join(this.dir, `run-${this.runs.length}.bin`);
     const out = new ContainerWriter(path);
     writeShardData(out, "run", data);
@@ -86,7 +86,7 @@ export class IndexBuilder {
   ): void {
     try {
       this.spill();
-      mergeRuns(out, this.runs.map((p) => openContainer(p)), this.fields, kept.docOfText, kept.documents, progress);
+      mergeRuns(out, this.dir, this.runs.map((p) => openContainer(p)), this.fields, kept.docOfText, kept.documents, progress);
       const aliases = aliasesOf(kept.titles, kept.redirects);
       const titles = buildShard(
         kept.titles.length,
@@ -105,40 +105,6 @@ export class IndexBuilder {
   abandon(): void {
     rmSync(this.dir, { recursive: true, force: true });
   }
-}
-
-/** A shard's arrays as sections `${prefix}.…`. */
-export function writeShardData(out: ContainerWriter, prefix: string, d: ShardData): void {
-  out.section(`${prefix}.meta`, new TextEncoder().encode(JSON.stringify({ fields: d.fields, documentCount: d.documentCount, terms: d.vocabulary.starts.length - 1 })));
-  writeVocabulary(out, prefix, d.vocabulary);
-  out.section(`${prefix}.offsets`, d.offsets);
-  out.section(`${prefix}.docs`, d.docs);
-  out.section(`${prefix}.freqs`, d.freqs);
-  out.section(`${prefix}.fieldLengths`, d.fieldLengths);
-}
-
-/** A shard's arrays from its sections (views of the mapped file). */
-export function readShardData(container: Container, prefix: string): ShardData {
-  const meta = JSON.parse(new TextDecoder().decode(container.section(`${prefix}.meta`))) as { fields: string[]; documentCount: number; terms: number };
-  const vocabulary = readVocabulary(container, prefix);
-  return {
-    fields: meta.fields,
-    documentCount: meta.documentCount,
-    vocabulary,
-    offsets: viewOf(Uint32Array, container.section(`${prefix}.offsets`)),
-    docs: viewOf(Uint32Array, container.section(`${prefix}.docs`)),
-    freqs: container.section(`${prefix}.freqs`),
-    fieldLengths: viewOf(Uint16Array, container.section(`${prefix}.fieldLengths`)),
-  };
-}
-
-function writeVocabulary(out: ContainerWriter, prefix: string, v: VocabularyData): void {
-  out.section(`${prefix}.vocabulary.chars`, v.chars);
-  out.section(`${prefix}.vocabulary.starts`, v.starts);
-}
-
-function readVocabulary(container: Container, prefix: string): VocabularyData {
-  return { chars: viewOf(Uint16Array, container.section(`${prefix}.vocabulary.chars`)), starts: viewOf(Uint32Array, container.section(`${prefix}.vocabulary.starts`)) };
 }
 
 /** A run's vocabulary, one key at a time, from its mapped bytes. */
@@ -205,6 +171,7 @@ class Spool {
 
 function mergeRuns(
   out: ContainerWriter,
+  dir: string,
   runs: Container[],
   fields: string[],
   docOfText: Int32Array,
@@ -213,7 +180,6 @@ function mergeRuns(
 ): void {
   const F = fields.length;
   const cursors = runs.map((r) => new RunCursor(r));
-  const dir = runs[0] ? join(runs[0].path, "..") : ".";
   const docs = new Spool(join(dir, "merged.docs"), 4);
   const freqs = new Spool(join(dir, "merged.freqs"), 1);
   const offsets = new Growable(Uint32Array);
@@ -252,6 +218,7 @@ function mergeRuns(
   };
   for (const c of cursors) if (c.next()) push(c);
   let terms = 0;
+  let keys = 0;
   const holding: RunCursor[] = [];
   while (heap.length) {
     const key = heap[0]!.key;
@@ -280,7 +247,7 @@ function mergeRuns(
       terms++;
     }
     for (const c of holding) if (c.next()) push(c);
-    if (terms % 50_000 === 0) progress("merging the text index", terms, terms);
+    if (++keys % 50_000 === 0) progress("merging the text index (terms)", terms, terms);
   }
   const fieldLengths = new Uint16Array(F * documents);
   for (const c of cursors) {

@@ -17,6 +17,7 @@ import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync
 import { basename, dirname, join } from "node:path";
 import { Packr, Unpackr } from "msgpackr";
 import { SnapshotError } from "./format";
+import { sameBytes, sha256 } from "./hash";
 
 export const MAGIC = "TOMESNAP";
 export const FORMAT_VERSION = 2;
@@ -112,7 +113,7 @@ export class ContainerWriter {
     view.setUint32(8, FORMAT_VERSION, true);
     view.setBigUint64(16, BigInt(tableOffset), true);
     view.setBigUint64(24, BigInt(table.byteLength), true);
-    header.set(new Bun.CryptoHasher("sha256").update(table).digest() as Uint8Array, 32);
+    header.set(sha256(table), 32);
     writeAll(this.fd, header, 0);
     fsyncSync(this.fd);
     closeSync(this.fd);
@@ -227,8 +228,7 @@ export function openContainer(path: string): Container {
     }
     const table = new Uint8Array(tableLength);
     readSync(fd, table, 0, tableLength, tableOffset);
-    const hash = new Bun.CryptoHasher("sha256").update(table).digest() as Uint8Array;
-    if (!hash.every((b, i) => b === header[32 + i])) throw new SnapshotError(`${path} is corrupt: its table of contents does not match its checksum. ${rebuild}`);
+    if (!sameBytes(sha256(table), header.subarray(32, 64))) throw new SnapshotError(`${path} is corrupt: its table of contents does not match its checksum. ${rebuild}`);
     let parsed: Table;
     try {
       parsed = unpackr.unpack(table) as Table;

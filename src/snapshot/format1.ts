@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { Unpackr } from "msgpackr";
 import type { Redirect, SnapshotMeta, SnapshotPage } from "./format";
 import { SnapshotError } from "./format";
+import { sameBytes, sha256 } from "./hash";
 
 const unpackr = new Unpackr({ useRecords: true, moreTypes: false });
 const HEADER_BYTES = 64;
@@ -26,8 +27,7 @@ export function readFormat1(path: string): Format1 {
   const metaLength = Number(view.getBigUint64(16, true));
   const contentLength = Number(view.getBigUint64(24, true));
   if (bytes.byteLength !== HEADER_BYTES + metaLength + contentLength) throw new SnapshotError(`${path} is truncated; rebuild it from its dump instead.`);
-  const hash = new Bun.CryptoHasher("sha256").update(bytes.subarray(HEADER_BYTES)).digest() as Uint8Array;
-  if (!hash.every((b, i) => b === bytes[32 + i])) throw new SnapshotError(`${path} is corrupt: its checksum does not match; rebuild it from its dump instead.`);
+  if (!sameBytes(sha256(bytes.subarray(HEADER_BYTES)), bytes.subarray(32, 64))) throw new SnapshotError(`${path} is corrupt: its checksum does not match; rebuild it from its dump instead.`);
   const meta = unpackr.unpack(bytes.subarray(HEADER_BYTES, HEADER_BYTES + metaLength)) as Format1["meta"];
   const content = unpackr.unpack(bytes.subarray(HEADER_BYTES + metaLength)) as { pages: SnapshotPage[]; redirects: Redirect[] };
   return { meta, pages: content.pages, redirects: content.redirects };

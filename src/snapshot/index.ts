@@ -5,7 +5,7 @@ export { openSnapshot, readSnapshotMeta, type Snapshot } from "./read";
 export { SnapshotWriter, type PageInput } from "./write";
 export { readFormat1 } from "./format1";
 export { Growable, StoredStrings, StringColumn, viewOf } from "./columns";
-export type { Container, ContainerWriter } from "./container";
+export { ContainerWriter, openContainer, type Container } from "./container";
 export { PageTable, isoSeconds } from "./pages";
 export { latestSnapshot } from "./locate";
 export { sameBytes, sha256 } from "./hash";

@@ -131,7 +131,7 @@ export class TextStore {
     }
     const part = this.parts[this.blockPart[b]!]!;
     const start = this.blockStart[b]!;
-    bytes = new Uint8Array(Bun.zstdDecompressSync(part.subarray(start, start + this.blockLength[b]!)));
+    bytes = Bun.zstdDecompressSync(part.subarray(start, start + this.blockLength[b]!));
     this.cache.set(b, bytes);
     if (this.cache.size > CACHE_BLOCKS) this.cache.delete(this.cache.keys().next().value!);
     return bytes;
