@@ -71,7 +71,7 @@ function worstQueries(): string[] {
 
 await pinLoadGenerator();
 const work = mkdtempSync(join(tmpdir(), "tome-fairness-"));
-const { path } = await benchSnapshot(values.snapshot, work);
+const { path, snapshot } = await benchSnapshot(values.snapshot, work);
 const dataDir = join(work, "data");
 const root = values.root ? resolve(values.root) : ROOT;
 const tool = join(root, "src/cli/keys.ts");
@@ -84,8 +84,7 @@ const victimKey = await keyOf("victim", "business");
 await Bun.$`bun ${tool} plan --account victim --plan enterprise --rate 1000000`.env(env).quiet();
 
 const server = await spawnServer(onServerCore(["bun", join(root, "src/cli/start.ts")]), { TOME_SNAPSHOT: path, TOME_DATA: dataDir });
-const { readSnapshot } = await import("../src/snapshot");
-const chunkIds = randomChunkIds(await readSnapshot(path));
+const chunkIds = randomChunkIds(snapshot);
 const queries = worstQueries();
 
 async function victim(): Promise<{ p50: number; p99: number; rps: number }> {

@@ -26,7 +26,8 @@ import autocannon from "autocannon";
 import { cpSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { writeSnapshot, type Snapshot } from "../src/snapshot";
+import { buildFromPages } from "../src/build";
+import type { Snapshot } from "../src/snapshot";
 import { onServerCore, pinLoadGenerator, PINNED } from "./cores";
 import { queryMix } from "./queries";
 import { BENCH_WORK_SHARE, benchKey, benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer, type BenchServer } from "./servers";
@@ -66,25 +67,21 @@ const tempDir = (await Bun.$`mktemp -d`.text()).trim();
 
 /** A snapshot of one page of 10,000 chunks (the shared text, repeated), served by its own server so it does not skew the others. */
 function longPageSnapshot(shared: Snapshot): { path: string; pageId: number } {
-  const texts = shared.pages.flatMap((p) => p.chunks.map((c) => c.text));
+  const table = shared.pages;
+  const texts: string[] = [];
+  for (let i = 0; i < table.length && texts.length < LONG_CHUNKS; i++) for (let c = 0; c < table.chunkCounts[i]!; c++) texts.push(table.chunkText(i, c));
   const pageId = 1;
-  const snapshot: Snapshot = {
-    meta: { ...shared.meta, indexedPages: 1, indexedChunks: LONG_CHUNKS, skippedRedirects: 0 },
-    redirects: [],
-    pages: [
-      {
-        pageId,
-        revId: 1,
-        title: "Benchmark page of 10,000 chunks",
-        timestamp: "2016-01-01T00:00:00Z",
-        tsUnix: 1451606400,
-        sections: [{ heading: "", level: 1 }],
-        chunks: Array.from({ length: LONG_CHUNKS }, (_, i) => ({ section: 0, text: texts[i % texts.length]! })),
-      },
-    ],
+  const page = {
+    pageId,
+    revId: 1,
+    title: "Benchmark page of 10,000 chunks",
+    tsUnix: 1451606400,
+    sections: [{ heading: "", level: 1 }],
+    chunks: Array.from({ length: LONG_CHUNKS }, (_, i) => ({ section: 0, text: texts[i % texts.length]! })),
   };
   const path = join(tempDir, "long-page.tome");
-  writeSnapshot(path, snapshot);
+  const { meta } = shared;
+  buildFromPages([page], [], { wiki: meta.wiki, sources: meta.sources, truncated: meta.truncated }, { out: path, chunkWords: meta.chunkWords, createdAt: new Date(meta.createdAt) });
   return { path, pageId };
 }
 
@@ -111,7 +108,7 @@ const keyedChunks = await startServer(path, "chunks");
 // Request lists, fixed per scenario.
 const mix = queryMix(snapshot);
 const queries = Object.values(mix).flatMap((make) => Array.from({ length: 100 }, make)).filter((q) => q.replace(/"/g, "").trim());
-const withText = snapshot.pages.filter((p) => p.chunks.length);
+const withText = snapshot.pages.list().filter((p) => p.chunks.length);
 const longest = withText.reduce((a, b) => (b.chunks.length > a.chunks.length ? b : a));
 const chunkIds = randomChunkIds(snapshot);
 

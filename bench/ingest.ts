@@ -19,7 +19,7 @@ import wtf from "wtf_wikipedia";
 import { ingest } from "../src/ingest";
 import { readExport } from "../src/ingest/mediawiki";
 import { openDump } from "../src/ingest/source";
-import { fromIngest, writeSnapshot } from "../src/snapshot";
+import { writeIngested } from "../src/build";
 import { sharedDumps } from "../src/cli/shared-data";
 import { median } from "./stats";
 
@@ -42,7 +42,7 @@ async function child(dump: string): Promise<Sample> {
   const t0 = performance.now();
   const result = await ingest({ dumps: [dump], allowTruncated: true });
   const out = join(tmpdir(), `tome-bench-${process.pid}.tome`);
-  const { bytes } = writeSnapshot(out, fromIngest(result, 300));
+  const { bytes } = writeIngested(result, out, 300);
   const pipelineWall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const pipelineCpu = (cpu.user + cpu.system) / 1e6;

@@ -15,7 +15,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { readUsage, usagePath } from "../src/access";
-import { readSnapshot } from "../src/snapshot";
 import { onServerCore, pinLoadGenerator } from "./cores";
 import { benchSnapshot, cpuMs, ROOT, spawnServer } from "./servers";
 
@@ -41,8 +40,7 @@ const n = Number(values.concurrent);
 
 await pinLoadGenerator();
 const work = mkdtempSync(join(tmpdir(), "tome-pdf-load-"));
-const { path } = await benchSnapshot(values.snapshot, work);
-const snapshot = await readSnapshot(path);
+const { path, snapshot } = await benchSnapshot(values.snapshot, work);
 const dataDir = join(work, "data");
 const tool = join(ROOT, "src/cli/keys.ts");
 const env = { ...process.env, TOME_DATA: dataDir };
@@ -52,7 +50,7 @@ const heavy = await keyOf("heavy");
 const light = await keyOf("light");
 
 // The largest pages first: the load the issue saw. The small one: the page with the fewest chunks.
-const pages = snapshot.pages.filter((p) => p.chunks.length).sort((a, b) => b.chunks.length - a.chunks.length);
+const pages = snapshot.pages.list().filter((p) => p.chunks.length).sort((a, b) => b.chunks.length - a.chunks.length);
 const many = pages.slice(0, n);
 const small = pages.at(-1)!;
 

@@ -15,7 +15,8 @@ import { Attributions } from "../src/http/attribution";
 import { Resources } from "../src/http/resources";
 import { ingest } from "../src/ingest";
 import { renderPdf } from "../src/pdf";
-import { fromIngest, writeSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
+import { writeIngested } from "../src/build";
+import { openSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
 import { sharedDumps } from "../src/cli/shared-data";
 import { median } from "./stats";
 
@@ -43,14 +44,13 @@ console.error("building one snapshot per wiki…");
 const snapshots: { name: string; path: string; snapshot: Snapshot }[] = [];
 for (const [name, files] of Object.entries(WIKIS)) {
   const result = await ingest({ dumps: files.map((f) => join(DUMPS, f)), allowTruncated: true });
-  const snapshot = fromIngest(result, 300);
   const path = join(tmp, `${name}.tome`);
-  writeSnapshot(path, snapshot);
-  snapshots.push({ name, path, snapshot });
+  writeIngested(result, path, 300);
+  snapshots.push({ name, path, snapshot: openSnapshot(path) });
 }
 
 const textLength = (p: SnapshotPage) => p.chunks.reduce((n, c) => n + c.text.length, 0);
-const all = snapshots.flatMap((s) => s.snapshot.pages.filter((p) => p.chunks.length).map((page) => ({ s, page, length: textLength(page) })));
+const all = snapshots.flatMap((s) => s.snapshot.pages.list().filter((p) => p.chunks.length).map((page) => ({ s, page, length: textLength(page) })));
 all.sort((a, b) => a.length - b.length);
 const longest = all.at(-1)!;
 const medianPage = all[Math.floor(all.length / 2)]!;
@@ -92,7 +92,7 @@ while (!(url = /serving on (http:\/\/\S+?) /.exec(stderr)?.[1])) {
 }
 const base = url;
 
-const pagesWithText = longest.s.snapshot.pages.filter((p) => p.chunks.length >= 10).sort((a, b) => b.chunks.length - a.chunks.length);
+const pagesWithText = longest.s.snapshot.pages.list().filter((p) => p.chunks.length >= 10).sort((a, b) => b.chunks.length - a.chunks.length);
 const chunkPaths = pagesWithText.slice(0, 200).map((p) => ({ path: `/v1/chunk/${p.pageId}_0` }));
 const chunkLoad = async () => (await autocannon({ url: base, connections: 10, duration, requests: chunkPaths })).requests.average;
 

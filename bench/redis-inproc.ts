@@ -48,7 +48,7 @@ const { path, snapshot } = await benchSnapshot(values.snapshot, tempDir);
 const data = join(tempDir, "data");
 const key = await benchKey(data);
 await Bun.$`bun ${join(ROOT, "src/cli/keys.ts")} import`.env({ ...process.env, TOME_DATA: data, TOME_REDIS_URL: url }).quiet();
-const engine = await open(path, {});
+const engine = open(path);
 
 const files = new Access({ dataDir: data, keyMsPerSecond: 0 });
 files.start();

@@ -24,7 +24,7 @@ import MiniSearch from "minisearch";
 import { sharedData } from "../src/cli/shared-data";
 import { ingest } from "../src/ingest";
 import { open, terms, type Engine } from "../src/search";
-import { fromIngest, writeSnapshot } from "../src/snapshot";
+import { writeIngested } from "../src/build";
 
 const USAGE = `Usage: bun bench/relevance.ts [--limit N] [--only squad|qrels] [--json]
   --limit N   the first N SQuAD questions (default: all 10,570); the qrels are always all run
@@ -83,9 +83,9 @@ function parse() {
 /** A snapshot of the dumps, opened, with its two baselines built over the same chunks. */
 async function corpus(dumps: string[], dir: string) {
   const path = join(dir, `${dumps.length}-${Date.now()}.tome`);
-  writeSnapshot(path, fromIngest(await ingest({ dumps }), 300));
-  const tome = await open(path);
-  const pages = tome.snapshot.pages;
+  writeIngested(await ingest({ dumps }), path, 300);
+  const tome = open(path);
+  const pages = tome.snapshot.pages.list();
   const chunkPage: number[] = [];
   const chunkText: string[] = [];
 
@@ -133,7 +133,6 @@ async function corpus(dumps: string[], dir: string) {
   const cleanup = () => {
     db.close();
     rmSync(path, { force: true });
-    rmSync(`${path}.idx`, { force: true });
   };
   return { tome, systems, pageIndex, cleanup, size: { pages: pages.length, chunks: chunkText.length } };
 }

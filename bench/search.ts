@@ -1,10 +1,9 @@
 /**
- * bun bench/search.ts <snapshot.tome> [--queries N] [--runs R] [--reuse] [--json]
+ * bun bench/search.ts <snapshot.tome> [--queries N] [--runs R] [--json]
  *
  * In process, one core. Measures, on a snapshot:
- *   - build time of the search indexes (first open, indexes not yet kept beside it:
- *     snapshot decoding, index build, writing the indexes)
- *   - boot time (open with the kept indexes: decode snapshot + indexes)
+ *   - boot time: open() of the snapshot (format 2: its sections mapped, not decoded; the
+ *     search indexes are sections of the same file), step by step, and the first search
  *   - heap bytes per chunk after boot (JSC's heap size after GC, typed arrays and strings
  *     included, minus the heap before), and what boot added to the resident memory
  *   - p50/p99 query latency for a mix: single words, 2–4 words, phrases, very common
@@ -13,12 +12,11 @@
  * build is left in its heap. Queries are drawn from the snapshot's own text (fixed seed),
  * so every kind has matches. Snapshot build time is printed by `bun run snapshot:build`.
  */
-import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { heapStats } from "bun:jsc";
-import { Engine, indexPath, indexesFor, open } from "../src/search";
-import { readSnapshot } from "../src/snapshot";
-import { queryMix } from "./queries";
+import { Engine, loadIndexes } from "../src/search";
+import { openSnapshot } from "../src/snapshot";
+import { FIRST_QUERY, queryMix } from "./queries";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -26,20 +24,18 @@ const { values, positionals } = parseArgs({
     queries: { type: "string", default: "200" },
     json: { type: "boolean" },
     runs: { type: "string", default: "1" },
-    reuse: { type: "boolean" },
     measure: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
   allowPositionals: true,
 });
 if (values.help || !positionals[0]) {
-  console.log(`Usage: bun bench/search.ts <snapshot.tome> [--queries N per kind] [--runs R] [--reuse] [--json]
+  console.log(`Usage: bun bench/search.ts <snapshot.tome> [--queries N per kind] [--runs R] [--json]
 
   --queries N   queries per kind (default 200)
   --runs R      boot and query R times, each in a fresh process; figures are medians (default 1)
-  --reuse       keep the indexes already beside the snapshot (no build time is measured)
   --json        one JSON object instead of the table
-  --measure     (used by the benchmark itself) open the snapshot with its kept indexes,
+  --measure     (used by the benchmark itself) open the snapshot,
                 run the queries, print boot time, memory and latencies as JSON`);
   process.exit(values.help ? 0 : 2);
 }
@@ -50,6 +46,8 @@ interface Measured {
   pages: number;
   chunks: number;
   bootSeconds: number;
+  /** The first search after boot (its pages of the file not yet read), in ms. */
+  firstSearchMs: number;
   heapBytes: number;
   rssBytes: number;
   /** Boot, step by step: seconds and heap bytes of the snapshot, its indexes, the engine. */
@@ -79,18 +77,23 @@ async function measure(): Promise<Measured> {
     mark = { t: performance.now(), heap: now.heap };
     return part;
   };
-  const snapshot = await readSnapshot(path);
+  const snapshot = openSnapshot(path);
   const snapshotPart = step();
-  const indexes = await indexesFor(path, snapshot);
+  const indexes = loadIndexes(snapshot);
   const indexesPart = step();
   const tome = new Engine(snapshot, indexes.text, indexes.titles);
   const bootParts = { snapshot: snapshotPart, indexes: indexesPart, engine: step() };
   const bootSeconds = bootParts.snapshot.seconds + bootParts.indexes.seconds + bootParts.engine.seconds;
   const heapBytes = heap() - heapBefore;
   const rssBytes = process.memoryUsage().rss - rssBefore;
+  // A fixed query, before the mix reads any text: nothing of the file is warm but what open() read.
+  const firstStarted = performance.now();
+  tome.search(FIRST_QUERY);
+  const firstSearchMs = performance.now() - firstStarted;
+  const mix = queryMix(tome.snapshot);
   const latencyMs: Measured["latencyMs"] = {};
   const all: number[] = [];
-  for (const [kind, make] of Object.entries(queryMix(tome.snapshot))) {
+  for (const [kind, make] of Object.entries(mix)) {
     const queries = Array.from({ length: perKind }, make).filter((q) => q.replace(/"/g, "").trim());
     if (!queries.length) continue;
     for (const q of queries.slice(0, 10)) tome.search(q); // warm-up
@@ -109,6 +112,7 @@ async function measure(): Promise<Measured> {
     pages: tome.snapshot.pages.length,
     chunks: tome.snapshot.meta.indexedChunks,
     bootSeconds,
+    firstSearchMs,
     heapBytes,
     rssBytes,
     bootParts,
@@ -120,14 +124,6 @@ async function measure(): Promise<Measured> {
 if (values.measure) {
   console.log(JSON.stringify(await measure()));
   process.exit(0);
-}
-
-let buildIndexSeconds = Number.NaN;
-if (!values.reuse || !(await Bun.file(indexPath(path)).exists())) {
-  rmSync(indexPath(path), { force: true });
-  const t0 = performance.now();
-  await open(path);
-  buildIndexSeconds = (performance.now() - t0) / 1000;
 }
 
 const runs: Measured[] = [];
@@ -143,6 +139,7 @@ const median = (f: (m: Measured) => number) => percentile(runs.map(f), 0.5);
 const m: Measured = {
   ...runs[0]!,
   bootSeconds: median((x) => x.bootSeconds),
+  firstSearchMs: median((x) => x.firstSearchMs),
   heapBytes: median((x) => x.heapBytes),
   rssBytes: median((x) => x.rssBytes),
   latencyMs: Object.fromEntries(
@@ -150,13 +147,13 @@ const m: Measured = {
   ),
   overall: { ...runs[0]!.overall, p50: median((x) => x.overall.p50), p99: median((x) => x.overall.p99) },
 };
-const report = { snapshot: path, runs: runs.length, buildIndexSeconds, heapBytesPerChunk: m.heapBytes / m.chunks, ...m };
+const report = { snapshot: path, runs: runs.length, heapBytesPerChunk: m.heapBytes / m.chunks, ...m };
 
 if (values.json) console.log(JSON.stringify(report));
 else {
   console.log(`${path}: ${m.pages} pages, ${m.chunks} chunks`);
   console.log(
-    `${runs.length > 1 ? `medians of ${runs.length} runs; ` : ""}index build ${Number.isNaN(buildIndexSeconds) ? "not measured (--reuse)" : `${buildIndexSeconds.toFixed(1)} s`}; boot ${m.bootSeconds.toFixed(2)} s; heap ${(report.heapBytesPerChunk / 1024).toFixed(2)} KB per chunk; ` +
+    `${runs.length > 1 ? `medians of ${runs.length} runs; ` : ""}boot (open) ${m.bootSeconds.toFixed(3)} s, first search ${m.firstSearchMs.toFixed(1)} ms; heap ${(report.heapBytesPerChunk / 1024).toFixed(2)} KB per chunk; ` +
       `boot adds ${(m.rssBytes / 2 ** 30).toFixed(2)} GiB resident`,
   );
   const parts = Object.entries(m.bootParts).map(([k, v]) => `${k} ${v.seconds.toFixed(2)} s, ${(v.heapBytes / m.chunks / 1024).toFixed(2)} KB/chunk`);

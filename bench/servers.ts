@@ -2,21 +2,22 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { sharedDumps } from "../src/cli/shared-data";
+import { writeIngested } from "../src/build";
 import { ingest } from "../src/ingest";
-import { fromIngest, readSnapshot, writeSnapshot, type Snapshot } from "../src/snapshot";
+import { openSnapshot, type Snapshot } from "../src/snapshot";
+import { pagesWithText } from "./queries";
 
 export const ROOT = resolve(import.meta.dir, "..");
 
 /** The given snapshot, or one built into dir from the shared English dumps (enwiki-2016-sample + enwik8-head). */
 export async function benchSnapshot(given: string | undefined, dir: string): Promise<{ path: string; snapshot: Snapshot }> {
-  if (given) return { path: given, snapshot: await readSnapshot(given) };
+  if (given) return { path: given, snapshot: openSnapshot(given) };
   console.error("building a snapshot of enwiki-2016-sample + enwik8-head…");
   const dumps = sharedDumps();
   const result = await ingest({ dumps: [join(dumps, "enwiki-2016-sample.xml.bz2"), join(dumps, "enwik8-head.xml.bz2")] });
-  const snapshot = fromIngest(result, 300);
   const path = join(dir, "shared.tome");
-  writeSnapshot(path, snapshot);
-  return { path, snapshot };
+  writeIngested(result, path, 300);
+  return { path, snapshot: openSnapshot(path) };
 }
 
 /**
@@ -64,11 +65,13 @@ export function cpuMs(pid: number): number {
 
 /** count chunk ids of the snapshot, drawn at random with a fixed seed. */
 export function randomChunkIds(snapshot: Snapshot, count = 1000): string[] {
-  const withText = snapshot.pages.filter((p) => p.chunks.length);
+  const table = snapshot.pages;
+  const withText = pagesWithText(snapshot);
   let seed = 11;
   const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296);
   return Array.from({ length: count }, () => {
-    const p = withText[Math.floor(random() * withText.length)]!;
-    return `${p.pageId}_${Math.floor(random() * p.chunks.length)}`;
+    const i = withText[Math.floor(random() * withText.length)]!;
+    return `${table.ids[i]}_${Math.floor(random() * table.chunkCounts[i]!)}`;
   });
 }
+

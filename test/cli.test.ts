@@ -1,8 +1,8 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { open } from "../src/search";
-import { readSnapshot } from "../src/snapshot";
+import { openSnapshot } from "../src/snapshot";
 import { EN_2006_TRUNCATED, SQUAD, snapshotFor, startServer, tempDir } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
@@ -35,15 +35,10 @@ describe("bun run snapshot:build", () => {
     const { stderr, code } = await run([BUILD, "--dump", SQUAD, "--out", out, "--limit", "10"]);
     expect(code).toBe(0);
     expect(stderr).toContain(`wrote ${out}: 10 pages`);
-    expect((await readSnapshot(out)).pages.length).toBe(10);
-    // The search indexes are built now and kept beside it, so the server boots by decoding them.
-    expect(stderr).toContain("search indexes in");
-    const logs: string[] = [];
-    await open(out, { log: (l) => logs.push(l) });
-    expect(logs).toEqual([]);
-    const bare = join(tempDir(), "bare.tome");
-    expect((await run([BUILD, "--dump", SQUAD, "--out", bare, "--limit", "3", "--no-index"])).code).toBe(0);
-    expect(existsSync(`${bare}.idx`)).toBe(false);
+    expect(openSnapshot(out).pages.length).toBe(10);
+    // The search indexes are in the same file: nothing is built at boot, nothing kept beside it.
+    expect(open(out).search("Super Bowl").hits.length).toBeGreaterThan(0);
+    expect(readdirSync(dirname(out))).toEqual(["squad.tome"]);
   });
 
   test("a truncated dump fails with the place of the damage and writes nothing", async () => {
@@ -58,7 +53,7 @@ describe("bun run snapshot:build", () => {
     const ok = await run([BUILD, "--dump", EN_2006_TRUNCATED, "--out", out, "--allow-truncated"]);
     expect(ok.code).toBe(0);
     expect(ok.stderr).toContain("TRUNCATED");
-    expect((await readSnapshot(out)).meta.truncated).toBe(true);
+    expect((openSnapshot(out)).meta.truncated).toBe(true);
   });
 
   test("bad arguments get a usage error, exit 2", async () => {
@@ -302,5 +297,55 @@ describe("npm start / npm test (src/cli/run.sh)", () => {
     expect(stderr).toContain(`bun ${Bun.version}`);
     expect(stderr).toContain("already installed");
     expect(readFileSync(calls, "utf8")).toBe("");
+  });
+});
+
+describe("bun run snapshot:verify and snapshot:convert", () => {
+  const VERIFY = join(ROOT, "src/cli/snapshot-verify.ts");
+  const CONVERT = join(ROOT, "src/cli/snapshot-convert.ts");
+
+  test("verify passes a whole snapshot and names the damaged section of an altered one", async () => {
+    expect((await run([VERIFY, "--help"])).stdout).toContain("Usage: bun run snapshot:verify");
+    expect((await run([VERIFY])).code).toBe(2);
+    const path = join(tempDir(), "v.tome");
+    writeFileSync(path, readFileSync(await snapshotFor({ dumps: [SQUAD] })));
+    const whole = await run([VERIFY, path]);
+    expect([whole.code, whole.stderr]).toEqual([0, expect.stringContaining("whole")]);
+    const section = openSnapshot(path).container.sections.find((s) => s.name === "index.text.docs")!;
+    const bytes = readFileSync(path);
+    bytes[section.offset + 3]! ^= 0x10;
+    writeFileSync(path, bytes);
+    const damaged = await run([VERIFY, path]);
+    expect(damaged.code).toBe(1);
+    expect(damaged.stderr).toContain("index.text.docs do not match their hash");
+    expect(damaged.stderr).not.toContain("    at ");
+  });
+
+  test("convert turns a format-1 file into format 2 with the same pages, and serving a format-1 file says how", async () => {
+    const source = await openSnapshot(await snapshotFor({ dumps: [SQUAD] }));
+    const pages = source.pages.list().map((p) => ({ ...p, chunks: p.chunks.map((c) => ({ section: c.section, text: c.text })) }));
+    // A format-1 file as the previous Tome wrote it: header, sha256, msgpackr meta and content.
+    const packr = new (await import("msgpackr")).Packr({ useRecords: true, moreTypes: false });
+    const { modifications: _m, ...meta1 } = { ...source.meta, formatVersion: 1 };
+    const metaBytes = packr.pack(meta1);
+    const content = packr.pack({ pages, redirects: source.redirects });
+    const file = new Uint8Array(64 + metaBytes.length + content.length);
+    const view = new DataView(file.buffer);
+    file.set(new TextEncoder().encode("TOMESNAP"));
+    view.setUint32(8, 1, true);
+    view.setBigUint64(16, BigInt(metaBytes.length), true);
+    view.setBigUint64(24, BigInt(content.length), true);
+    file.set(metaBytes, 64);
+    file.set(content, 64 + metaBytes.length);
+    file.set(new Bun.CryptoHasher("sha256").update(file.subarray(64)).digest() as Uint8Array, 32);
+    const old = join(tempDir(), "old.tome");
+    writeFileSync(old, file);
+    expect(() => open(old)).toThrow(/format 1.*bun run snapshot:convert/);
+    const converted = await run([CONVERT, old]);
+    expect(converted.code).toBe(0);
+    const back = openSnapshot(old);
+    expect(back.meta.formatVersion).toBe(2);
+    expect(back.pages.list().map((p) => [p.pageId, p.title, p.chunks.map((c) => c.text)])).toEqual(pages.map((p) => [p.pageId, p.title, p.chunks.map((c) => c.text)]));
+    expect(open(old).search("Super Bowl 50").hits[0]!.page.title).toBe("Super Bowl 50");
   });
 });

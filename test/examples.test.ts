@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TomeClient, TomeError } from "../examples/client";
 import { TomeRetriever } from "../examples/langchain-retriever";
-import { readSnapshot, type Snapshot } from "../src/snapshot";
+import { openSnapshot, type Snapshot } from "../src/snapshot";
 import { EN_2006, EN_2016, newKey, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
 
 setDefaultTimeout(180_000);
@@ -27,7 +27,7 @@ type Json = Record<string, any>;
 
 beforeAll(async () => {
   const path = await snapshotFor(DUMPS);
-  snap = await readSnapshot(path);
+  snap = openSnapshot(path);
   const data = tempDir("tome-data-");
   server = await startServer({ TOME_SNAPSHOT: path, TOME_DATA: data });
   key = server.key!;
@@ -53,7 +53,7 @@ function stable(body: Json): Json {
 
 /** The page a search for its exact title must put first (D8), read from the snapshot. */
 const albedo = () => {
-  const page = snap.pages.find((p) => p.title === "Albedo");
+  const page = snap.pages.list().find((p) => p.title === "Albedo");
   if (!page) throw new Error("the snapshot has no page titled Albedo");
   return page;
 };

@@ -33,7 +33,7 @@ export function tempDir(prefix = "tome-test-"): string {
 }
 
 import { open as openEngine, type Engine } from "../src/search";
-import { fromIngest, writeSnapshot } from "../src/snapshot";
+import { writeIngested } from "../src/build";
 
 const snapshots = new Map<string, Promise<string>>();
 const engines = new Map<string, Promise<Engine>>();
@@ -45,7 +45,7 @@ export function snapshotFor(options: IngestOptions): Promise<string> {
   if (!p) {
     p = (async () => {
       const path = join(tempDir(), "test.tome");
-      writeSnapshot(path, fromIngest(await ingested(options), options.chunkWords ?? 300));
+      writeIngested(await ingested(options), path, options.chunkWords ?? 300);
       return path;
     })();
     snapshots.set(key, p);

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { articleUrl, createApp, LICENSE } from "../src/http";
 import type { Engine } from "../src/search";
-import { readSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
+import { openSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
 import { dump, EN_2006, EN_2016, engineFor, ROOT, snapshotFor, startServer, type ServerProcess } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
@@ -28,7 +28,7 @@ function api(path: string, init: RequestInit = {}, url = base, apiKey = key): Pr
 
 beforeAll(async () => {
   const path = await snapshotFor(DUMPS);
-  [snap, engine] = await Promise.all([readSnapshot(path), engineFor(DUMPS)]);
+  [snap, engine] = await Promise.all([openSnapshot(path), engineFor(DUMPS)]);
   server = await startServer({ TOME_SNAPSHOT: path });
   base = server.url;
   key = server.key!;
@@ -68,7 +68,7 @@ async function fails(path: string, status: number, code: string): Promise<Json> 
   return r.body;
 }
 
-const page = (id: number) => snap.pages.find((p) => p.pageId === id)!;
+const page = (id: number) => snap.pages.list().find((p) => p.pageId === id)!;
 const isInt = (v: unknown) => typeof v === "number" && Number.isInteger(v);
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const sectionOf = (p: SnapshotPage, i: number) => p.sections[p.chunks[i]!.section]?.heading ?? "";
@@ -128,7 +128,7 @@ function expectPage(pg: Json, p: SnapshotPage) {
   expectSource(pg.source, p);
 }
 
-const longest = () => snap.pages.reduce((a, b) => (b.chunks.length > a.chunks.length ? b : a));
+const longest = () => snap.pages.list().reduce((a, b) => (b.chunks.length > a.chunks.length ? b : a));
 
 describe("D22: every response", () => {
   test("JSON with charset, CORS and a request id, on success and on every kind of error", async () => {
@@ -287,8 +287,8 @@ describe("GET /v1/search", () => {
   });
 
   test("title priority: an exact title or redirect ranks first (D8)", async () => {
-    const redirect = snap.redirects.find((r) => snap.pages.some((p) => p.title === r.target && p.chunks.length))!;
-    const target = snap.pages.find((p) => p.title === redirect.target)!;
+    const redirect = snap.redirects.find((r) => snap.pages.list().some((p) => p.title === r.target && p.chunks.length))!;
+    const target = snap.pages.list().find((p) => p.title === redirect.target)!;
     expect((await ok(`/v1/search?q=${encodeURIComponent(redirect.title)}`)).hits[0].page_id).toBe(target.pageId);
     expect((await ok(`/v1/search?q=${encodeURIComponent(target.title.toUpperCase())}`)).hits[0].page_id).toBe(target.pageId);
   });
@@ -424,7 +424,7 @@ describe("GET /v1/page/{page_id}", () => {
   test("a page with no chunks is still a page (mrwiki's infobox-only stubs)", async () => {
     // The English dumps have none: serve the Marathi one in process.
     const mr = await engineFor({ dumps: [dump("mrwiki-head-truncated.xml.xz")], allowTruncated: true });
-    const empty = mr.snapshot.pages.find((p) => p.chunks.length === 0)!;
+    const empty = mr.snapshot.pages.list().find((p) => p.chunks.length === 0)!;
     expect(empty).toBeDefined();
     const res = await createApp(mr).handle(new Request(`http://localhost/v1/page/${empty.pageId}?format=concat`));
     expect(res.status).toBe(200);
@@ -453,7 +453,7 @@ describe("GET /v1/page/{page_id}", () => {
     expect(articleUrl("en.wikipedia.org", "C++")).toBe("https://en.wikipedia.org/wiki/C%2B%2B");
     expect(articleUrl("en.wikipedia.org", "What? & Why: 100%")).toBe("https://en.wikipedia.org/wiki/What%3F_%26_Why:_100%25");
     expect(articleUrl("el.wikipedia.org", "Ελλάδα")).toBe("https://el.wikipedia.org/wiki/%CE%95%CE%BB%CE%BB%CE%AC%CE%B4%CE%B1");
-    const withParens = snap.pages.find((p) => p.title.includes("("))!;
+    const withParens = snap.pages.list().find((p) => p.title.includes("("))!;
     const body = await ok(`/v1/page/${withParens.pageId}?max_chunks=1`);
     expect(body.page.url).toBe(`https://en.wikipedia.org/wiki/${withParens.title.replaceAll(" ", "_")}`);
   });
@@ -498,7 +498,7 @@ describe("GET /v1/chunk/{id}", () => {
 });
 
 describe("GET /v1/changes", () => {
-  const order = () => [...snap.pages].sort((a, b) => a.tsUnix - b.tsUnix || a.pageId - b.pageId);
+  const order = () => snap.pages.list().sort((a, b) => a.tsUnix - b.tsUnix || a.pageId - b.pageId);
 
   test("every field; since omitted is 0: every page, by ts_unix then page_id (D12)", async () => {
     const body = await ok("/v1/changes?limit=1000");
@@ -604,8 +604,8 @@ describe("GET /v1/lucky", () => {
   });
 
   test("redirects resolve to their target; without a title match, the best hit's page", async () => {
-    const redirect = snap.redirects.find((r) => snap.pages.some((p) => p.title === r.target && p.chunks.length))!;
-    const target = snap.pages.find((p) => p.title === redirect.target)!;
+    const redirect = snap.redirects.find((r) => snap.pages.list().some((p) => p.title === r.target && p.chunks.length))!;
+    const target = snap.pages.list().find((p) => p.title === redirect.target)!;
     expect((await ok(`/v1/lucky?q=${encodeURIComponent(redirect.title)}`)).page.page_id).toBe(String(target.pageId));
     const q = "reflectivity of fresh snow";
     const best = engine.search(q, { limit: 1 }).hits[0]!;
@@ -653,7 +653,7 @@ describe("GET /v1/license and /v1/meta", () => {
     expect(body.dataset).toEqual({
       created_at: snap.meta.createdAt,
       indexed_pages: snap.pages.length,
-      indexed_chunks: snap.pages.reduce((n, p) => n + p.chunks.length, 0),
+      indexed_chunks: snap.pages.list().reduce((n, p) => n + p.chunks.length, 0),
       skipped_redirects: snap.redirects.length,
     });
     expectAttribution(body.attribution);

@@ -21,6 +21,7 @@ beforeAll(async () => {
   const { resources } = apiContext(engine);
   // Pages with text, smallest first: quick renders.
   articles = engine.snapshot.pages
+    .list()
     .filter((p) => p.chunks.length)
     .sort((a, b) => a.chunks.length - b.chunks.length)
     .map((p) => resources.pdfArticle(p));

@@ -94,7 +94,7 @@ async function blankGlyphs(bytes: Uint8Array): Promise<Record<string, number>> {
 
 /** A page with text in several sections, not too long for a test. */
 const sample = (engine: Engine): SnapshotPage =>
-  engine.snapshot.pages.find((p) => p.chunks.length >= 8 && p.chunks.length <= 25 && p.sections.filter((s) => s.heading).length >= 3)!;
+  engine.snapshot.pages.list().find((p) => p.chunks.length >= 8 && p.chunks.length <= 25 && p.sections.filter((s) => s.heading).length >= 3)!;
 
 let en: Engine;
 let server: ServerProcess;
@@ -394,7 +394,7 @@ describe("the document", () => {
   test("Bengali and Marathi come out as their own characters", async () => {
     for (const l of ["bn", "mr"]) {
       const engine = await engineFor(lang(l));
-      const page = engine.snapshot.pages.find((p) => p.chunks.length >= 3 && p.chunks.length <= 10)!;
+      const page = engine.snapshot.pages.list().find((p) => p.chunks.length >= 3 && p.chunks.length <= 10)!;
       const extracted = await text(await pdfOf(engine, page));
       const script = l === "bn" ? /[ঀ-৿]/gu : /[ऀ-ॿ]/gu;
       const expected = new Set(page.chunks.map((c) => c.text).join("").normalize("NFD").match(script));
@@ -411,7 +411,7 @@ describe("the document", () => {
 describe("rendering does not freeze the server", () => {
   test("/v1/chunk keeps being answered while a long article renders", async () => {
     const engine = await engineFor(lang("el"));
-    const longest = engine.snapshot.pages.reduce((a, b) => (b.chunks.length > a.chunks.length ? b : a));
+    const longest = engine.snapshot.pages.list().reduce((a, b) => (b.chunks.length > a.chunks.length ? b : a));
     const running = serve(createApp(engine), { port: 0 });
     try {
       const started = performance.now();

@@ -1,9 +1,9 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { CROP_MARKER, fold, indexPath, open, phraseTest, terms } from "../src/search";
+import { CROP_MARKER, fold, open, phraseTest, terms } from "../src/search";
 import SearchableMap from "minisearch/SearchableMap";
-import { fromIngest, writeSnapshot } from "../src/snapshot";
 import { indexKey } from "../src/search/analyze";
-import { buildShard, radixTree, Shard } from "../src/search/shard";
+import { buildShard, Shard } from "../src/search/shard";
+import { Vocabulary, vocabularyOf } from "../src/search/vocabulary";
 import { TEXT_BOOSTS, TEXT_FIELDS, textShardOptions } from "../src/search/engine";
 import MiniSearch from "minisearch";
 import { EN_2006, EN_2016, engineFor, ingested, SQUAD, tempDir, TRUNCATED_XZ } from "./helpers";
@@ -35,7 +35,7 @@ describe("dedup and page_id (D7)", () => {
     const pages = r.hits.map((h) => h.page.pageId);
     expect(new Set(pages).size).toBe(pages.length);
     // Counted independently: pages with a chunk holding the word (or titled with it).
-    const expected = tome.snapshot.pages.filter(
+    const expected = tome.snapshot.pages.list().filter(
       (p) => p.chunks.some((c) => terms(c.text).includes("albedo")) || terms(p.title).includes("albedo"),
     ).length;
     expect(r.estimatedTotalHits).toBe(expected);
@@ -252,7 +252,7 @@ describe("Japanese", () => {
     expect(r.hits.length).toBeGreaterThan(3);
     expect(r.hits[0]!.formatted.text).toContain("<em>東京</em>");
     // An exact Japanese title ranks first (the dump's own titles, e.g. 北海道).
-    const titled = tome.snapshot.pages.filter((p) => p.chunks.length && /^[\p{Script=Han}]+$/u.test(p.title)).slice(0, 10);
+    const titled = tome.snapshot.pages.list().filter((p) => p.chunks.length && /^[\p{Script=Han}]+$/u.test(p.title)).slice(0, 10);
     expect(titled.length).toBeGreaterThan(3);
     for (const p of titled) expect(tome.search(p.title).hits[0]!.page.title).toBe(p.title);
   });
@@ -284,33 +284,6 @@ describe("hostile queries never throw", () => {
   });
 });
 
-describe("stored indexes", () => {
-  test("built once beside the snapshot, loaded after, rebuilt when damaged", async () => {
-    const path = `${tempDir()}/s.tome`;
-    writeSnapshot(path, fromIngest(await ingested({ dumps: [SQUAD] }), 300));
-    const logs: string[] = [];
-    const log = (l: string) => logs.push(l);
-    const first = await open(path, { log });
-    expect(logs.length).toBe(1);
-    expect(logs[0]).toContain("building the search indexes");
-    expect(await Bun.file(indexPath(path)).exists()).toBe(true);
-    const second = await open(path, { log });
-    expect(logs.length).toBe(1); // loaded, not rebuilt
-    const q = "Which NFL team represented the AFC at Super Bowl 50?";
-    expect(second.search(q).hits.map((h) => [h.page.pageId, h.chunk])).toEqual(first.search(q).hits.map((h) => [h.page.pageId, h.chunk]));
-    const bytes = new Uint8Array(await Bun.file(indexPath(path)).arrayBuffer());
-    bytes[bytes.length >> 1]! ^= 0xff;
-    await Bun.write(indexPath(path), bytes);
-    const third = await open(path, { log });
-    expect(logs.length).toBe(2); // damaged: rebuilt
-    expect(third.search(q).hits[0]!.page.title).toBe("Super Bowl 50");
-    // A snapshot with other content does not use these indexes.
-    writeSnapshot(path, fromIngest(await ingested({ dumps: [SQUAD], chunkWords: 80 }), 80));
-    await open(path, { log });
-    expect(logs.length).toBe(3);
-  });
-});
-
 describe("a shard scores as MiniSearch does", () => {
   test("same documents and scores as MiniSearch's own index over the same chunks, for single words and AND/OR", async () => {
     const source = await ingested({ dumps: [SQUAD] });
@@ -338,13 +311,13 @@ describe("a shard scores as MiniSearch does", () => {
   });
 });
 
-describe("the vocabulary tree", () => {
-  test("built in one pass, it answers as MiniSearch's own SearchableMap built key by key", async () => {
+describe("the vocabulary", () => {
+  test("answers as MiniSearch's own SearchableMap built key by key (its fuzzy matches among the typo neighbours)", async () => {
     const source = await ingested({ dumps: [TRUNCATED_XZ[1]!], allowTruncated: true }); // Greek, with Latin words
     const all = [...new Set(source.articles.flatMap((a) => a.chunks.flatMap((c) => terms(c.text, "el"))).map(indexKey))].sort();
     const keys = all.filter((_k, i) => i % 4 === 0); // a quarter: the key-by-key tree is the slow one
     expect(keys.length).toBeGreaterThan(5000);
-    const fast = new SearchableMap<number>(radixTree(keys) as never);
+    const fast = new Vocabulary(vocabularyOf(keys));
     const slow = new SearchableMap<number>();
     keys.forEach((k, i) => slow.set(k, i));
     expect(fast.size).toBe(keys.length);
@@ -352,7 +325,9 @@ describe("the vocabulary tree", () => {
       const k = keys[i]!;
       expect(fast.get(k)).toBe(i);
       expect([...fast.atPrefix(k.slice(0, 3))].sort()).toEqual([...slow.atPrefix(k.slice(0, 3))].sort());
-      expect([...fast.fuzzyGet(k, 1)].sort()).toEqual([...slow.fuzzyGet(k, 1)].sort());
+      // SearchableMap counts Levenshtein edits; typoNeighbours also counts a swap as one.
+      const typos = new Map(fast.typoNeighbours(k, 1).map(([key, , d]) => [key, d]));
+      for (const [key, [, d]] of slow.fuzzyGet(k, 1)) expect(typos.get(key)).toBe(d);
     }
     expect(fast.get("zzqxv")).toBeUndefined();
   });
@@ -361,7 +336,7 @@ describe("the vocabulary tree", () => {
 describe("pages without text", () => {
   test("a page whose content was all dropped never breaks search or lucky", async () => {
     const tome = await engineFor({ dumps: [TRUNCATED_XZ[4]!], allowTruncated: true }); // mrwiki: infobox-only stubs
-    const empty = tome.snapshot.pages.filter((p) => !p.chunks.length);
+    const empty = tome.snapshot.pages.list().filter((p) => !p.chunks.length);
     expect(empty.length).toBeGreaterThan(100);
     for (const p of empty.slice(0, 50)) {
       const r = tome.search(p.title);

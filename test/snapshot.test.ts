@@ -1,112 +1,132 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_CHUNK_WORDS } from "../src/ingest";
-import {
-  decodeSnapshot,
-  encodeSnapshot,
-  fromIngest,
-  latestSnapshot,
-  readSnapshot,
-  readSnapshotMeta,
-  SnapshotError,
-  writeSnapshot,
-} from "../src/snapshot";
+import { writeIngested } from "../src/build";
+import { DEFAULT_CHUNK_WORDS, modifications } from "../src/ingest";
+import { latestSnapshot, openSnapshot, readSnapshotMeta, SnapshotError } from "../src/snapshot";
 import { EN_2006_TRUNCATED, EN_2016, ingested, tempDir } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
 
-async function built() {
-  return fromIngest(await ingested({ dumps: [EN_2016] }), DEFAULT_CHUNK_WORDS, new Date("2026-01-02T03:04:05Z"));
+async function builtAt(path: string, createdAt = new Date("2026-01-02T03:04:05Z"), chunkWords = DEFAULT_CHUNK_WORDS) {
+  return writeIngested(await ingested({ dumps: [EN_2016], chunkWords }), path, chunkWords, createdAt);
 }
 
-describe("snapshot file", () => {
-  test("round trip keeps pages, chunks, redirects and metadata", async () => {
-    const snap = await built();
+describe("snapshot file (format 2)", () => {
+  test("round trip keeps every page, section, chunk text, redirect and the metadata", async () => {
+    const source = await ingested({ dumps: [EN_2016] });
     const dir = tempDir();
     const path = join(dir, "en.tome");
-    writeSnapshot(path, snap);
-    const back = await readSnapshot(path);
-    expect(back.pages).toEqual(snap.pages);
-    expect(back.redirects).toEqual(snap.redirects);
+    await builtAt(path);
+    const back = openSnapshot(path);
+    expect(back.pages.length).toBe(source.articles.length);
+    source.articles.forEach((a, i) => {
+      const p = back.pages.at(i);
+      expect([p.pageId, p.revId, p.title, p.timestamp, p.tsUnix]).toEqual([a.pageId, a.revId, a.title, a.timestamp, a.tsUnix]);
+      expect(p.sections).toEqual(a.sections);
+      expect(p.chunks.map((c) => [c.section, c.text])).toEqual(a.chunks.map((c) => [c.section, c.text]));
+    });
+    expect(back.redirects).toEqual(source.redirects);
     expect(back.meta).toMatchObject({
-      formatVersion: 1,
+      formatVersion: 2,
       createdAt: "2026-01-02T03:04:05.000Z",
       wiki: { host: "en.wikipedia.org", dbname: "enwiki", lang: "en", sitename: "Wikipedia" },
       truncated: false,
       indexedPages: 106,
-      indexedChunks: snap.pages.reduce((n, p) => n + p.chunks.length, 0),
+      indexedChunks: source.articles.reduce((n, a) => n + a.chunks.length, 0),
       skippedRedirects: 99,
       chunkWords: 300,
+      modifications: modifications(300),
     });
     expect(back.meta.contentHash).toMatch(/^[0-9a-f]{64}$/);
     expect(back.meta.sources[0]!.dump).toBe(EN_2016);
-    expect(await readSnapshotMeta(path)).toEqual(back.meta);
-    // Nothing is left beside it: the temporary file was renamed into place.
+    expect(readSnapshotMeta(path)).toEqual(back.meta);
+    // Nothing is left beside it: the temporary file and the index runs are gone.
     expect(readdirSync(dir)).toEqual(["en.tome"]);
   });
 
   test("the content hash names the content, not the build time", async () => {
-    const snap = await built();
-    const again = fromIngest(await ingested({ dumps: [EN_2016] }), DEFAULT_CHUNK_WORDS, new Date());
-    encodeSnapshot(snap);
-    encodeSnapshot(again);
-    expect(again.meta.contentHash).toBe(snap.meta.contentHash);
-    const other = fromIngest(await ingested({ dumps: [EN_2016], chunkWords: 80 }), 80);
-    encodeSnapshot(other);
-    expect(other.meta.contentHash).not.toBe(snap.meta.contentHash);
+    const dir = tempDir();
+    const a = (await builtAt(join(dir, "a.tome"))).meta.contentHash;
+    const b = (await builtAt(join(dir, "b.tome"), new Date())).meta.contentHash;
+    const c = (await builtAt(join(dir, "c.tome"), new Date(), 80)).meta.contentHash;
+    expect(b).toBe(a);
+    expect(c).not.toBe(a);
   });
 
-  test("a truncated snapshot file is refused", async () => {
-    const bytes = encodeSnapshot(await built());
-    expect(() => decodeSnapshot("x.tome", bytes.subarray(0, bytes.length - 1000))).toThrow(/truncated: \d+ bytes, expected \d+/);
-    expect(() => decodeSnapshot("x.tome", bytes.subarray(0, 20))).toThrow(SnapshotError);
+  test("a truncated file is refused at open, with what to do", async () => {
+    const dir = tempDir();
+    const path = join(dir, "s.tome");
+    await builtAt(path);
+    const bytes = readFileSync(path);
+    writeFileSync(path, bytes.subarray(0, bytes.length - 1000));
+    expect(() => openSnapshot(path)).toThrow(/truncated: \d+ bytes, expected \d+\. Rebuild it/);
+    writeFileSync(path, bytes.subarray(0, 20));
+    expect(() => openSnapshot(path)).toThrow(SnapshotError);
   });
 
-  test("an altered snapshot is refused, never half-loaded", async () => {
-    const bytes = encodeSnapshot(await built());
-    for (const at of [70, Math.floor(bytes.length / 2), bytes.length - 1]) {
-      const copy = bytes.slice();
-      copy[at]! ^= 0x01;
-      expect(() => decodeSnapshot("x.tome", copy)).toThrow(/corrupt: its checksum does not match/);
-    }
+  test("damage in the table is refused at open; damage in a section is found by verify()", async () => {
+    const dir = tempDir();
+    const path = join(dir, "s.tome");
+    await builtAt(path);
+    const bytes = readFileSync(path);
+    const copy = Buffer.from(bytes);
+    copy[copy.length - 5]! ^= 0x01;
+    writeFileSync(path, copy);
+    expect(() => openSnapshot(path)).toThrow(/corrupt: its table of contents does not match its checksum/);
+    writeFileSync(path, bytes);
+    const whole = openSnapshot(path);
+    expect(await whole.container.verify()).toEqual([]);
+    const text = whole.container.sections.find((s) => s.name === "text.blocks.0")!;
+    const altered = Buffer.from(bytes);
+    altered[text.offset + (text.length >> 1)]! ^= 0x01;
+    writeFileSync(path, altered);
+    expect(await openSnapshot(path).container.verify()).toEqual(["text.blocks.0"]);
   });
 
-  test("a file that is not a snapshot, a future format and a missing file are refused clearly", async () => {
-    expect(() => decodeSnapshot("x.tome", new TextEncoder().encode("<mediawiki>…"))).toThrow(/not a Tome snapshot/);
-    const bytes = encodeSnapshot(await built());
-    new DataView(bytes.buffer).setUint32(8, 99, true);
-    expect(() => decodeSnapshot("x.tome", bytes)).toThrow(/format 99; this Tome reads format 1/);
-    expect(readSnapshot("/nonexistent/x.tome")).rejects.toThrow(/snapshot not found/);
+  test("a file that is not a snapshot, format 1, a future format and a missing file are refused clearly", async () => {
+    const dir = tempDir();
+    const path = join(dir, "x.tome");
+    writeFileSync(path, "<mediawiki>…");
+    expect(() => openSnapshot(path)).toThrow(/not a Tome snapshot/);
+    await builtAt(path);
+    const bytes = Buffer.from(readFileSync(path));
+    bytes.writeUInt32LE(1, 8);
+    writeFileSync(path, bytes);
+    expect(() => openSnapshot(path)).toThrow(/format 1, which this Tome no longer reads.*snapshot:convert/);
+    bytes.writeUInt32LE(99, 8);
+    writeFileSync(path, bytes);
+    expect(() => openSnapshot(path)).toThrow(/format 99; this Tome reads format 2/);
+    expect(() => openSnapshot("/nonexistent/x.tome")).toThrow(/snapshot not found/);
   });
 
   test("a truncated build is marked truncated", async () => {
-    const snap = fromIngest(await ingested({ dumps: [EN_2006_TRUNCATED], allowTruncated: true }), 300);
-    const back = decodeSnapshot("t.tome", encodeSnapshot(snap));
+    const path = join(tempDir(), "t.tome");
+    writeIngested(await ingested({ dumps: [EN_2006_TRUNCATED], allowTruncated: true }), path, 300);
+    const back = openSnapshot(path);
     expect(back.meta.truncated).toBe(true);
     expect(back.meta.sources[0]!.truncated).toBe(true);
     expect(back.meta.sources[0]!.damage).toContain("Alliaceae");
   });
 
-  test("writing over an existing snapshot replaces it whole", async () => {
+  test("writing over an existing snapshot replaces it whole; an unwritable place is a SnapshotError", async () => {
     const dir = tempDir();
     const path = join(dir, "s.tome");
-    const small = fromIngest(await ingested({ dumps: [EN_2016], chunkWords: 80 }), 80);
-    writeSnapshot(path, small);
-    writeSnapshot(path, await built());
-    expect((await readSnapshot(path)).meta.chunkWords).toBe(300);
-    expect(() => writeSnapshot(join("/proc", "nope", "s.tome"), small)).toThrow(SnapshotError);
+    await builtAt(path, new Date(), 80);
+    await builtAt(path);
+    expect(openSnapshot(path).meta.chunkWords).toBe(300);
+    expect(readdirSync(dir)).toEqual(["s.tome"]);
+    await expect(builtAt(join("/proc", "nope", "s.tome"))).rejects.toThrow();
   });
 
   test("latestSnapshot picks the newest .tome file", async () => {
     const dir = tempDir();
     expect(latestSnapshot(dir)).toBeUndefined();
     expect(latestSnapshot(join(dir, "missing"))).toBeUndefined();
-    const snap = await built();
-    writeSnapshot(join(dir, "a.tome"), snap);
+    await builtAt(join(dir, "a.tome"));
     await Bun.sleep(20);
-    writeSnapshot(join(dir, "b.tome"), snap);
+    await builtAt(join(dir, "b.tome"));
     await Bun.write(join(dir, "c.txt"), "x");
     expect(latestSnapshot(dir)).toBe(join(dir, "b.tome"));
   });

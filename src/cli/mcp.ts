@@ -39,7 +39,7 @@ if (import.meta.main) {
     process.exit(1);
   }
   try {
-    const engine = await open(path, { log: (line) => console.error(line) });
+    const engine = open(path);
     const tools = mcpTools(apiContext(engine), { logError: (error) => console.error(error) });
     await tools.server().connect(new StdioServerTransport());
     const m = engine.snapshot.meta;

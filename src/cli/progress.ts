@@ -50,14 +50,14 @@ export function ingestProgress(stream: NodeJS.WriteStream = process.stderr): Ing
 }
 
 export interface IndexProgressDisplay {
-  update(shard: "text" | "titles", done: number, total: number): void;
+  update(stage: string, done: number, total: number): void;
   stop(): void;
 }
 
 /** A bar per shard while the search indexes are built. */
 export function indexProgress(stream: NodeJS.WriteStream = process.stderr): IndexProgressDisplay {
   if (!stream.isTTY) return { update() {}, stop() {} };
-  const bar = terminalBar(stream, " search index: {shard} |{bar}| {percentage}% | {value}/{total} | {eta_formatted} left");
+  const bar = terminalBar(stream, " {shard} |{bar}| {value}/{total}");
   let current = "";
   return {
     update(shard, done, total) {

@@ -1,10 +1,10 @@
 /** bun run snapshot:build — MediaWiki dumps → a Tome snapshot. */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { DEFAULT_CHUNK_WORDS, DumpError, ingest } from "../ingest";
-import { buildIndexes, encodeIndexes, indexPath } from "../search";
-import { atomicWrite } from "../files";
-import { fromIngest, SNAPSHOT_EXTENSION, SnapshotError, writeSnapshot } from "../snapshot";
+import { renameSync } from "node:fs";
+import { buildFromDumps, DEFAULT_MEMORY_BYTES } from "../build";
+import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
+import { SNAPSHOT_EXTENSION, SnapshotError } from "../snapshot";
 import { indexProgress, ingestProgress } from "./progress";
 
 const HELP = `Usage: bun run snapshot:build --dump <path|url> [--dump <path|url> …] [options]
@@ -22,8 +22,10 @@ Options:
   --allow-truncated     keep the complete pages of a truncated or corrupt dump, and mark the
                         snapshot truncated, instead of failing
   --workers <n>         parsing workers (default: one per core)
-  --no-index            do not build the search indexes now (the server builds them at
-                        its first boot instead, and keeps them beside the snapshot)
+  --memory <size>       memory for the search index's inversion before it spills a sorted
+                        run to disk (e.g. 500M, 2G; default ${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G, a quarter of this
+                        machine's memory, at most 2G). Measured: peak 1.13 GB with
+                        500M on 200,000 chunks (bench/RESULTS-scale.md).
   -h, --help            show this help
 
 Example:
@@ -37,8 +39,8 @@ export interface BuildArgs {
   chunkWords: number;
   allowTruncated: boolean;
   workers?: number;
-  /** Build and keep the search indexes beside the snapshot (default true). */
-  index?: boolean;
+  /** Bytes the index inversion may hold before spilling a run. */
+  memoryBytes?: number;
 }
 
 function positiveInt(name: string, value: string | undefined): number | undefined {
@@ -48,6 +50,13 @@ function positiveInt(name: string, value: string | undefined): number | undefine
 }
 
 class UsageError extends Error {}
+
+function bytesOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const m = /^([0-9]+(?:\.[0-9]+)?)([KMG]?)B?$/i.exec(value.trim());
+  if (!m || Number(m[1]) <= 0) throw new UsageError(`--memory takes a size such as 500M or 2G, not "${value}".`);
+  return Math.round(Number(m[1]) * { "": 1, K: 1e3, M: 1e6, G: 1e9 }[m[2]!.toUpperCase() as "" | "K" | "M" | "G"]);
+}
 
 export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
   let parsed;
@@ -61,7 +70,7 @@ export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
         "chunk-words": { type: "string" },
         "allow-truncated": { type: "boolean", default: false },
         workers: { type: "string" },
-        "no-index": { type: "boolean", default: false },
+        memory: { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
       strict: true,
@@ -80,7 +89,7 @@ export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
     chunkWords: positiveInt("chunk-words", v["chunk-words"]) ?? DEFAULT_CHUNK_WORDS,
     allowTruncated: v["allow-truncated"] ?? false,
     workers: positiveInt("workers", v.workers),
-    index: !v["no-index"],
+    memoryBytes: bytesOf(v.memory),
   };
 }
 
@@ -88,46 +97,52 @@ export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
 export async function buildSnapshot(args: BuildArgs, log: (line: string) => void = (l) => console.error(l)): Promise<string> {
   const started = performance.now();
   const progress = ingestProgress();
-  let result;
+  const bars = indexProgress();
+  // Known only from the dump's site information; a default name waits for it.
+  const out = args.out ?? join("snapshots", `.pending-${process.pid}${SNAPSHOT_EXTENSION}`);
+  let report;
   try {
-    result = await ingest({
-      dumps: args.dumps,
-      limit: args.limit,
-      chunkWords: args.chunkWords,
-      allowTruncated: args.allowTruncated,
-      workers: args.workers,
-      onProgress: (p) => progress.update(p),
-    });
+    report = await buildFromDumps(
+      {
+        dumps: args.dumps,
+        limit: args.limit,
+        chunkWords: args.chunkWords,
+        allowTruncated: args.allowTruncated,
+        workers: args.workers,
+        onProgress: (p) => progress.update(p),
+      },
+      {
+        out,
+        chunkWords: args.chunkWords,
+        memoryBytes: args.memoryBytes,
+        // The index stages follow the reading of the dumps: its bar gives way to theirs.
+        progress: (stage, done, total) => {
+          progress.stop();
+          bars.update(stage, done, total);
+        },
+      },
+    );
   } finally {
     progress.stop();
+    bars.stop();
   }
+  const { result, meta: m, bytes } = report;
   for (const s of result.sources) {
     log(`${s.dump}: schema ${s.schema}, ${s.articles} articles, ${s.redirects} redirects${s.truncated ? " (TRUNCATED)" : ""}`);
     if (s.damage) log(`  kept the complete pages before the damage: ${s.damage}`);
   }
   for (const f of result.failures.slice(0, 20)) log(`  left out page ${f.pageId} "${f.title}": ${f.error}`);
   if (result.failures.length > 20) log(`  … and ${result.failures.length - 20} more pages left out`);
-
-  const snapshot = fromIngest(result, args.chunkWords);
-  const out = args.out ?? join("snapshots", `${result.wiki.dbname || result.wiki.host}${SNAPSHOT_EXTENSION}`);
-  const { bytes } = writeSnapshot(out, snapshot);
-  const m = snapshot.meta;
-  let indexNote = "";
-  if (args.index !== false) {
-    const t = performance.now();
-    const bars = indexProgress();
-    try {
-      atomicWrite(indexPath(out), encodeIndexes(snapshot, buildIndexes(snapshot, bars.update)));
-    } finally {
-      bars.stop();
-    }
-    indexNote = `, search indexes in ${((performance.now() - t) / 1000).toFixed(1)} s`;
+  let path = out;
+  if (!args.out) {
+    path = join("snapshots", `${result.wiki.dbname || result.wiki.host}${SNAPSHOT_EXTENSION}`);
+    renameSync(out, path);
   }
   log(
-    `wrote ${out}: ${m.indexedPages} pages, ${m.indexedChunks} chunks, ${m.skippedRedirects} redirects, ` +
-      `${(bytes / 1e6).toFixed(1)} MB${m.truncated ? ", truncated" : ""}${indexNote}, in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    `wrote ${path}: ${m.indexedPages} pages, ${m.indexedChunks} chunks, ${m.skippedRedirects} redirects, ` +
+      `${(bytes / 1e6).toFixed(1)} MB${m.truncated ? ", truncated" : ""}, ${report.runs} index run(s), in ${((performance.now() - started) / 1000).toFixed(1)} s`,
   );
-  return out;
+  return path;
 }
 
 if (import.meta.main) {

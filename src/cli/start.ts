@@ -15,7 +15,6 @@ import { open } from "../search";
 import { latestSnapshot, SnapshotError } from "../snapshot";
 import { buildSnapshot } from "./snapshot-build";
 import { describeListening, ensurePortFree, listenFailure, ListenError, readAddress } from "./listen";
-import { indexProgress } from "./progress";
 
 export const DEFAULT_DUMP = "https://dumps.wikimedia.org/simplewiki/latest/simplewiki-latest-pages-articles.xml.bz2";
 const SNAPSHOT_DIR = "snapshots";
@@ -158,8 +157,7 @@ if (import.meta.main) {
     ensurePortFree(address);
     const path = await ensureSnapshot();
     const started = performance.now();
-    const bars = indexProgress();
-    const tome = await open(path, { log: (l) => console.error(l), progress: bars.update }).finally(() => bars.stop());
+    const tome = open(path);
     const m = tome.snapshot.meta;
     console.error(
       `Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
@@ -172,10 +170,16 @@ if (import.meta.main) {
     } catch (err) {
       throw listenFailure(err, address);
     }
-    if (access instanceof Access) {
-      access.start();
-      announceKeys(access);
-    } else if (access) await announceRedisKeys(access);
+    if (access instanceof Access) access.start();
+    // The sections are hashed in the background (hashing them before serving would take minutes
+    // at full size); a damaged snapshot stops the server rather than being served.
+    void tome.snapshot.container.verify().then((damaged) => {
+      if (!damaged.length) return;
+      console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); stopping. Rebuild it with \`bun run snapshot:build\`, or copy it again.`);
+      process.exit(1);
+    });
+    if (access instanceof Access) announceKeys(access);
+    else if (access) await announceRedisKeys(access);
     const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
     console.error(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
     const stop = async (signal: string) => {

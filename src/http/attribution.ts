@@ -2,7 +2,6 @@
  * Source, license and attribution (D14–D16) and the license document (api.md 4.7). The text
  * is CC BY-SA 4.0 and stays so; these objects tell a reuser how to credit it.
  */
-import { modifications } from "../ingest";
 import type { SnapshotMeta } from "../snapshot";
 import type { Attribution, LicenseResponse, Source } from "./schemas";
 
@@ -47,7 +46,7 @@ export class Attributions {
   readonly dataset: Attribution;
 
   constructor(private readonly meta: SnapshotMeta) {
-    this.modifications = modifications(meta.chunkWords);
+    this.modifications = meta.modifications;
     const site = meta.wiki.sitename || "Wikipedia";
     this.results = this.make(
       `Text from ${site} (${meta.wiki.host}), by its contributors, under ${LICENSE.name} (${LICENSE.url}). ` +

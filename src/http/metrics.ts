@@ -111,16 +111,7 @@ export class Metrics {
 
     const stats = pdf.stats?.bind(pdf);
     if (stats) {
-      const counter = (name: string, help: string, read: (s: PdfStats) => number) =>
-        new Counter({
-          name,
-          help,
-          registers,
-          collect() {
-            this.reset();
-            this.inc(read(stats()));
-          },
-        });
+      const counter = (name: string, help: string, read: (s: PdfStats) => number) => readCounter(registers, name, help, () => read(stats()));
       counter("tome_pdf_renders_total", "PDFs rendered", (s) => s.renders);
       counter("tome_pdf_render_failures_total", "PDF renders that failed (an error or the time limit)", (s) => s.failures);
       counter("tome_pdf_cache_hits_total", "PDF requests answered with a kept PDF, without rendering", (s) => s.cacheHits);
@@ -179,18 +170,23 @@ export class Metrics {
  * default metrics: under Bun their nodejs_* heap figures are V8's shape filled with zeros, and
  * the event loop lag is NaN until it has samples.
  */
+/** A counter whose value is read from elsewhere at each scrape (a total kept by its owner). */
+function readCounter(registers: Registry[], name: string, help: string, read: () => number): Counter {
+  return new Counter({
+    name,
+    help,
+    registers,
+    collect() {
+      this.reset();
+      this.inc(read());
+    },
+  });
+}
+
 function processMetrics(registers: Registry[]): void {
   const seconds = (microseconds: number) => microseconds / 1e6;
   const cpu = (name: string, help: string, read: (usage: NodeJS.CpuUsage) => number) =>
-    new Counter({
-      name,
-      help,
-      registers,
-      collect() {
-        this.reset();
-        this.inc(seconds(read(process.cpuUsage())));
-      },
-    });
+    readCounter(registers, name, help, () => seconds(read(process.cpuUsage())));
   cpu("process_cpu_user_seconds_total", "User CPU time spent, in seconds", (u) => u.user);
   cpu("process_cpu_system_seconds_total", "System CPU time spent, in seconds", (u) => u.system);
   cpu("process_cpu_seconds_total", "User and system CPU time spent, in seconds", (u) => u.user + u.system);

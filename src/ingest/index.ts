@@ -32,6 +32,12 @@ export interface IngestOptions {
   /** Parsing workers; default: one per core. */
   workers?: number;
   onProgress?: (progress: IngestProgress) => void;
+  /**
+   * Called with each article as it is converted, in dump order, instead of keeping it: the
+   * result's articles then carry no sections or chunks (a build streams them to its file,
+   * and keeps those of the result's article ids and revisions).
+   */
+  onArticle?: (article: Article, wiki: Wiki) => void;
   /** Called with each namespace-0 page sent to conversion, e.g. to compare the text made with its source. */
   onPage?: (page: RawPage) => void;
 }
@@ -125,7 +131,10 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
       const claim = claims.get(article.pageId);
       // A later dump may have claimed the page with a newer revision meanwhile.
       if (claim?.kind === "article" && claim.revId === article.revId) {
-        articles.set(article.pageId, article);
+        if (options.onArticle) {
+          options.onArticle(article, wiki!);
+          articles.set(article.pageId, { ...article, sections: [], chunks: [] });
+        } else articles.set(article.pageId, article);
         wikitextChars += article.wikitextLength;
       }
     }

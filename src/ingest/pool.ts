@@ -22,6 +22,9 @@ export class ParserPool {
   private batch: RawPage[] = [];
   private batchChars = 0;
   private nextId = 0;
+  /** Results are handed on in the order their batches were sent, so that a build numbers pages the same way every time. */
+  private nextToDeliver = 0;
+  private readonly early = new Map<number, PoolResult>();
   private waiters: (() => void)[] = [];
   private failure: Error | null = null;
 
@@ -86,12 +89,17 @@ export class ParserPool {
   }
 
   private receive(worker: number, msg: WorkerResponse): void {
-    this.pending.delete(msg.id);
     this.inFlight[worker]!--;
-    try {
-      this.onResult({ articles: msg.articles, failures: msg.failures });
-    } catch (err) {
-      this.fail(err as Error);
+    this.early.set(msg.id, { articles: msg.articles, failures: msg.failures });
+    for (let next = this.early.get(this.nextToDeliver); next; next = this.early.get(this.nextToDeliver)) {
+      this.early.delete(this.nextToDeliver);
+      this.pending.delete(this.nextToDeliver);
+      this.nextToDeliver++;
+      try {
+        this.onResult(next);
+      } catch (err) {
+        this.fail(err as Error);
+      }
     }
     this.wake();
   }

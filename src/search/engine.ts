@@ -11,10 +11,11 @@
  * then fewer words (exactly, then with typos); then BM25, raised for words that stand close
  * together.
  */
-import type { Snapshot, SnapshotPage } from "../snapshot";
+import type { PageTable, Snapshot, SnapshotPage } from "../snapshot";
 import { fold, indexKey, phraseTest, termOfKey, terms, words } from "./analyze";
 import { formatText, formatTitle } from "./highlight";
 import { parseQuery, titleKey, type ParsedQuery } from "./query";
+import { TitleLookup } from "./titles";
 import stopwordsIso from "stopwords-iso/stopwords-iso.json";
 import { matchBuffer, MAX_WORDS, popcount, type Derived, type Matches, type Shard, type ShardOptions, type WordSpec } from "./shard";
 
@@ -196,14 +197,13 @@ class Pool {
 
 export class Engine {
   readonly lang: string;
-  private readonly pages: SnapshotPage[];
-  private readonly pageIndexById = new Map<number, number>();
+  private readonly pages: PageTable;
   /** Global chunk id → page index. */
   private readonly pageOfChunk: Int32Array;
   /** Page index → its first global chunk id. */
   private readonly firstChunk: Int32Array;
   /** titleKey → page index, redirects resolved. */
-  private readonly titles = new Map<string, number>();
+  private readonly titles: TitleLookup;
   /** Page indexes by (tsUnix, pageId), built on the first changes() call. */
   private byTime: Int32Array | undefined;
   private readonly pool: Pool;
@@ -242,22 +242,16 @@ export class Engine {
   ) {
     this.lang = snapshot.meta.wiki.lang;
     this.pages = snapshot.pages;
-    const total = snapshot.meta.indexedChunks;
+    this.titles = new TitleLookup(snapshot.container);
+    const total = text.documentCount;
     this.pageOfChunk = new Int32Array(total);
     this.firstChunk = new Int32Array(this.pages.length + 1);
-    let g = 0;
-    this.pages.forEach((p, i) => {
-      this.pageIndexById.set(p.pageId, i);
-      this.firstChunk[i] = g;
-      this.pageOfChunk.fill(i, g, g + p.chunks.length);
-      g += p.chunks.length;
-      // A page with no text (its whole content was tables or lists of sources) is no answer.
-      if (p.chunks.length) this.titles.set(titleKey(p.title), i);
-    });
-    this.firstChunk[this.pages.length] = g;
-    for (const [from, pageIdx] of resolveRedirects(snapshot, this.titles)) {
-      if (!this.titles.has(from)) this.titles.set(from, pageIdx);
+    const { firstDoc, chunkCounts } = this.pages;
+    for (let i = 0; i < this.pages.length; i++) {
+      this.firstChunk[i] = firstDoc[i]!;
+      this.pageOfChunk.fill(i, firstDoc[i]!, firstDoc[i]! + chunkCounts[i]!);
     }
+    this.firstChunk[this.pages.length] = total;
     this.pool = new Pool(total);
     const n = this.pages.length;
     this.pageBest = new Int32Array(n).fill(-1);
@@ -273,14 +267,14 @@ export class Engine {
   }
 
   page(pageId: number): SnapshotPage | undefined {
-    const i = this.pageIndexById.get(pageId);
-    return i === undefined ? undefined : this.pages[i];
+    const i = this.pages.indexOf(pageId);
+    return i < 0 ? undefined : this.pages.at(i);
   }
 
   /** The page a title or redirect names (case- and accent-insensitive, `_` = space). */
   pageByTitle(title: string): SnapshotPage | undefined {
     const i = this.titles.get(titleKey(title));
-    return i === undefined ? undefined : this.pages[i];
+    return i === undefined ? undefined : this.pages.at(i);
   }
 
   /** Pages changed at or after `since` (Unix seconds), oldest first, then by page id (D12). */
@@ -290,21 +284,21 @@ export class Engine {
     let hi = order.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.pages[order[mid]!]!.tsUnix < since) lo = mid + 1;
+      if (this.pages.ts[order[mid]!]! < since) lo = mid + 1;
       else hi = mid;
     }
     const total = order.length - lo;
     const start = Math.min(order.length, lo + offset);
     const end = Math.min(order.length, start + limit);
     const pages: SnapshotPage[] = [];
-    for (let i = start; i < end; i++) pages.push(this.pages[order[i]!]!);
+    for (let i = start; i < end; i++) pages.push(this.pages.at(order[i]!));
     return { pages, total };
   }
 
   private timeOrder(): Int32Array {
-    const order = Int32Array.from(this.pages.keys());
-    const pages = this.pages;
-    return order.sort((a, b) => pages[a]!.tsUnix - pages[b]!.tsUnix || pages[a]!.pageId - pages[b]!.pageId);
+    const order = Int32Array.from({ length: this.pages.length }, (_x, i) => i);
+    const { ts, ids } = this.pages;
+    return order.sort((a, b) => ts[a]! - ts[b]! || ids[a]! - ids[b]!);
   }
 
   /** Calls `watcher` with the work of every later search and lucky lookup, until the function returned is called. */
@@ -357,7 +351,7 @@ export class Engine {
   }
 
   private toHit(pageIdx: number, c: Candidate, query: ParsedQuery, options: SearchOptions): Hit {
-    const page = this.pages[pageIdx]!;
+    const page = this.pages.at(pageIdx);
     const chunk = c.chunk - this.firstChunk[pageIdx]!;
     const matched = new Set([...this.termsOf(c), ...query.words]);
     const highlight = options.highlight ?? DEFAULTS.highlight;
@@ -406,7 +400,7 @@ export class Engine {
     let onlyPage = -1;
     let range: { from: number; to: number } | undefined;
     if (pageId !== undefined) {
-      onlyPage = this.pageIndexById.get(pageId) ?? -2;
+      onlyPage = this.pages.indexOf(pageId);
       if (onlyPage < 0) return { pages: [], total: 0 };
       range = { from: this.firstChunk[onlyPage]!, to: this.firstChunk[onlyPage + 1]! };
     }
@@ -551,7 +545,7 @@ export class Engine {
     for (const p of titled) {
       this.titleBoost[p] = 0;
       if (!group[p]) continue;
-      if (pageBest[p] === -1 && !query.phrases.length && this.pages[p]!.chunks.length) {
+      if (pageBest[p] === -1 && !query.phrases.length && this.pages.chunkCounts[p]!) {
         // A title match with no chunk holding the words: its intro stands for it.
         page[total] = p;
         position[total] = -1;
@@ -660,9 +654,8 @@ export class Engine {
   /** Whether a chunk's text or its section heading passes a phrase test. */
   private chunkHolds(doc: number, holds: (text: string) => boolean): boolean {
     const p = this.pageOfChunk[doc]!;
-    const page = this.pages[p]!;
-    const chunk = page.chunks[doc - this.firstChunk[p]!]!;
-    return holds(chunk.text) || holds(page.sections[chunk.section]?.heading ?? "");
+    const c = doc - this.firstChunk[p]!;
+    return holds(this.pages.chunkText(p, c)) || holds(this.pages.chunkHeading(p, c));
   }
 
   /**
@@ -696,7 +689,7 @@ export class Engine {
     if (query.words.length < 2) return;
     for (const c of list) {
       const p = this.pageOfChunk[c.chunk]!;
-      const text = this.pages[p]!.chunks[c.chunk - this.firstChunk[p]!]!.text;
+      const text = this.pages.chunkText(p, c.chunk - this.firstChunk[p]!);
       const matched = this.termsOf(c);
       const span = smallestSpan(terms(text, this.lang), new Set([...matched, ...query.words]));
       if (span > 0) c.score *= 1 + 1 / (1 + Math.max(0, span - matched.length));
@@ -800,31 +793,4 @@ function smallestSpan(toks: string[], wanted: Set<string>): number {
     }
   }
   return best === Infinity ? 0 : best;
-}
-
-/** Redirect titles → page index, following chains of redirects (at most 5 hops). */
-function resolveRedirects(snapshot: Snapshot, titles: Map<string, number>): Map<string, number> {
-  const targets = new Map(snapshot.redirects.map((r) => [titleKey(r.title), titleKey(r.target)]));
-  const out = new Map<string, number>();
-  for (const from of targets.keys()) {
-    let to = targets.get(from)!;
-    for (let hops = 0; hops < 5 && !titles.has(to) && targets.has(to); hops++) to = targets.get(to)!;
-    const page = titles.get(to);
-    if (page !== undefined) out.set(from, page);
-  }
-  return out;
-}
-
-/** Titles of the redirects to each page, for the title shard's aliases. */
-export function aliasesByPage(snapshot: Snapshot): Map<number, string[]> {
-  const titles = new Map<string, number>();
-  snapshot.pages.forEach((p, i) => titles.set(titleKey(p.title), i));
-  const out = new Map<number, string[]>();
-  const byKey = new Map(snapshot.redirects.map((r) => [titleKey(r.title), r.title]));
-  for (const [from, page] of resolveRedirects(snapshot, titles)) {
-    const list = out.get(page) ?? [];
-    list.push(byKey.get(from)!);
-    out.set(page, list);
-  }
-  return out;
 }

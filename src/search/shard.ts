@@ -3,15 +3,15 @@
  *
  * What MiniSearch keeps as term → field → document → frequency Maps is here, for each
  * (term, field), a run of document numbers in increasing order with their term
- * frequencies, plus each document's field lengths. The vocabulary is MiniSearch's own
- * radix tree (SearchableMap), for its prefix and fuzzy lookups. Queries are scored as
+ * frequencies, plus each document's field lengths. The vocabulary (vocabulary.ts) is sorted
+ * keys in typed arrays, for exact, prefix and typo lookups. Queries are scored as
  * MiniSearch scores them (BM25+ with its parameters, its prefix and fuzzy weights, times
  * the number of query words matched), summed into accumulators indexed by document rather
  * than into a Map of result objects per document. At a million chunks that is the
  * difference between about 1 GB and more than 21 GB of heap, and between milliseconds and
  * seconds for a common word.
  */
-import SearchableMap from "minisearch/SearchableMap";
+import { Vocabulary, vocabularyOf, type VocabularyData } from "./vocabulary";
 
 export interface ShardOptions {
   fields: string[];
@@ -56,76 +56,6 @@ export const MAX_WORDS = 31;
  */
 export const MAX_EXPANSIONS = 50;
 
-/**
- * The keys within `max` edits of `query`, with their term numbers and distances, where an edit
- * is a letter inserted, deleted or replaced, or two adjacent letters swapped ("einstien"): the
- * optimal string alignment distance, as Meilisearch counts typos. One walk of the radix tree,
- * one row of the distance matrix per key letter (its band within max of the diagonal, as
- * MiniSearch's fuzzy search computes), a branch left as soon as its row exceeds max.
- */
-export function typoNeighbours(tree: Map<string, unknown>, query: string, max: number): [string, number, number][] {
-  const out: [string, number, number][] = [];
-  const m = query.length;
-  const width = m + 1;
-  const depthLimit = m + max;
-  const rows = new Uint16Array((depthLimit + 1) * width);
-  for (let j = 0; j <= m; j++) rows[j] = j;
-  const q = new Uint16Array(m + 1);
-  for (let j = 1; j <= m; j++) q[j] = query.charCodeAt(j - 1);
-  // The key's letters so far, from index 1.
-  const key = new Uint16Array(depthLimit + 1);
-  const walk = (node: Map<string, unknown>, depth: number, prefix: string) => {
-    for (const [label, child] of node) {
-      if (label === "") {
-        const d = rows[depth * width + m]!;
-        if (Math.abs(depth - m) <= max && d <= max) out.push([prefix, child as number, d]);
-        continue;
-      }
-      let r = depth;
-      let alive = true;
-      for (let c = 0; c < label.length; c++) {
-        if (r >= depthLimit) {
-          alive = false;
-          break;
-        }
-        r++;
-        const k = label.charCodeAt(c);
-        key[r] = k;
-        const row = r * width;
-        const above = row - width;
-        rows[row] = r;
-        let least = r;
-        // Only the band of columns within max of the diagonal can hold max or less: the rest
-        // is not computed, and a sentinel either side stands for it.
-        const lo = r > max ? r - max : 1;
-        const hi = r + max < m ? r + max : m;
-        if (lo > 1) rows[row + lo - 1] = max + 1;
-        if (hi < m) rows[row + hi + 1] = max + 1;
-        for (let j = lo; j <= hi; j++) {
-          let d = rows[above + j - 1]! + (k === q[j] ? 0 : 1);
-          const del = rows[above + j]! + 1;
-          if (del < d) d = del;
-          const ins = rows[row + j - 1]! + 1;
-          if (ins < d) d = ins;
-          if (r > 1 && j > 1 && k === q[j - 1] && key[r - 1] === q[j]) {
-            const swap = rows[above - width + j - 2]! + 1;
-            if (swap < d) d = swap;
-          }
-          rows[row + j] = d;
-          if (d < least) least = d;
-        }
-        if (least > max) {
-          alive = false;
-          break;
-        }
-      }
-      if (alive) walk(child as Map<string, unknown>, r, prefix + label);
-    }
-  };
-  walk(tree, 0, "");
-  return out;
-}
-
 /** MiniSearch's defaults. */
 const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
 const WEIGHTS = { fuzzy: 0.45, prefix: 0.375 };
@@ -138,7 +68,7 @@ export interface ShardData {
   fields: string[];
   documentCount: number;
   /** Index keys, by term number, in sorted order. */
-  vocabulary: string[];
+  vocabulary: VocabularyData;
   /** For term t and field f, postings offsets[t * F + f] up to offsets[t * F + f + 1]. */
   offsets: Uint32Array;
   docs: Uint32Array;
@@ -150,8 +80,7 @@ export interface ShardData {
 export class Shard {
   readonly fields: string[];
   readonly documentCount: number;
-  private readonly keys: string[];
-  private readonly vocabulary: SearchableMap<number>;
+  private readonly vocabulary: Vocabulary;
   private readonly offsets: Uint32Array;
   private readonly docs: Uint32Array;
   private readonly freqs: Uint8Array;
@@ -162,8 +91,6 @@ export class Shard {
   private readonly scores: Float64Array;
   private readonly masks: Uint32Array;
   private readonly touched: Uint32Array;
-  /** The vocabulary's radix tree: edge label → child, "" → term number. */
-  private readonly tree: Map<string, unknown>;
 
   constructor(data: ShardData, boosts: number[]) {
     this.fields = data.fields;
@@ -173,9 +100,7 @@ export class Shard {
     this.docs = data.docs;
     this.freqs = data.freqs;
     this.lengths = data.fieldLengths;
-    this.keys = data.vocabulary;
-    this.tree = radixTree(this.keys);
-    this.vocabulary = new SearchableMap<number>(this.tree as never);
+    this.vocabulary = new Vocabulary(data.vocabulary);
     const n = this.documentCount;
     this.norms = this.fields.map((_f, f) => {
       const lengths = this.lengths.subarray(f * n, (f + 1) * n);
@@ -193,12 +118,12 @@ export class Shard {
 
   /** Whether the index holds this key. */
   has(key: string): boolean {
-    return this.vocabulary.has(key);
+    return this.vocabulary.get(key) !== undefined;
   }
 
   /** The index key of a term number. */
   keyOf(term: number): string {
-    return this.keys[term]!;
+    return this.vocabulary.keyOf(term);
   }
 
   /** Unique terms of a document's field. */
@@ -233,23 +158,27 @@ export class Shard {
     words.slice(0, MAX_WORDS).forEach((w, word) => {
       const exact = this.vocabulary.get(w.key);
       if (exact !== undefined) out.push({ word, term: exact, weight: 1 });
-      const prefixed = new Set<string>();
+      const prefixed = new Set<number>();
       if (w.prefix) {
         const found: Derived[] = [];
-        for (const [key, term] of this.vocabulary.atPrefix(w.key)) {
-          const distance = key.length - w.key.length;
+        const [from, to] = this.vocabulary.prefixRange(w.key);
+        // Last key first, the order MiniSearch's atPrefix gave them in (it sets the order scores are summed in).
+        for (let term = to - 1; term >= from; term--) {
+          const length = this.vocabulary.keyLength(term);
+          const distance = length - w.key.length;
           if (!distance) continue;
-          prefixed.add(key);
-          found.push({ word, term, weight: (WEIGHTS.prefix * key.length) / (key.length + 0.3 * distance) });
+          prefixed.add(term);
+          found.push({ word, term, weight: (WEIGHTS.prefix * length) / (length + 0.3 * distance) });
         }
         out.push(...this.mostFrequent(found));
       }
       if (w.fuzzy > 0) {
         const found: Derived[] = [];
-        for (const [key, term, distance] of typoNeighbours(this.tree, w.key, w.fuzzy)) {
-          if (!distance || prefixed.has(key)) continue;
-          found.push({ word, term, weight: (WEIGHTS.fuzzy * key.length) / (key.length + distance) });
-        }
+        this.vocabulary.typoTerms(w.key, w.fuzzy, (term, distance) => {
+          if (!distance || prefixed.has(term)) return;
+          const length = this.vocabulary.keyLength(term);
+          found.push({ word, term, weight: (WEIGHTS.fuzzy * length) / (length + distance) });
+        });
         out.push(...this.mostFrequent(found));
       }
     });
@@ -436,7 +365,7 @@ export function buildShard(
     }
     if ((i + 1) % 10_000 === 0 || i + 1 === count) progress(i + 1);
   }
-  // Terms renumbered in key order, so that the vocabulary is stored sorted (see radixTree).
+  // Terms renumbered in key order, so that the vocabulary is stored sorted (see vocabulary.ts).
   const byKey = keys.map((_k, t) => t).sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
   const renumber = new Uint32Array(keys.length);
   byKey.forEach((t, rank) => (renumber[t] = rank));
@@ -454,31 +383,5 @@ export function buildShard(
     docs[at] = postingDoc.get(i);
     freqs[at] = postingFreq.get(i);
   }
-  return { fields: options.fields, documentCount: count, vocabulary: byKey.map((t) => keys[t]!), offsets, docs, freqs, fieldLengths };
-}
-
-/**
- * MiniSearch's radix tree (a Map per node, edge label → child, "" → the value) over keys
- * in sorted order, built in one pass: SearchableMap.set() scans each node's children in
- * turn, which for 400,000 keys takes minutes.
- */
-export function radixTree(keys: string[]): Map<string, unknown> {
-  const build = (lo: number, hi: number, depth: number): Map<string, unknown> => {
-    const node = new Map<string, unknown>();
-    let i = lo;
-    if (keys[i]!.length === depth) node.set("", i++);
-    while (i < hi) {
-      const c = keys[i]![depth];
-      let j = i + 1;
-      while (j < hi && keys[j]![depth] === c) j++;
-      const first = keys[i]!;
-      const lastKey = keys[j - 1]!;
-      let end = depth + 1;
-      while (end < first.length && end < lastKey.length && first[end] === lastKey[end]) end++;
-      node.set(first.slice(depth, end), build(i, j, end));
-      i = j;
-    }
-    return node;
-  };
-  return keys.length ? build(0, keys.length, 0) : new Map();
+  return { fields: options.fields, documentCount: count, vocabulary: vocabularyOf(byKey.map((t) => keys[t]!)), offsets, docs, freqs, fieldLengths };
 }

@@ -1,21 +1,55 @@
 /**
- * The snapshot: everything the service serves, in one msgpackr file.
- *
- * Layout (little-endian):
- *   "TOMESNAP" | u32 format version | u32 reserved | u64 meta length | u64 content length
- *   | sha256(meta ‖ content), 32 bytes | meta | content
- * meta and content are msgpackr-encoded. meta.contentHash is sha256(content): it names the
- * data independently of when it was built.
+ * What a snapshot holds, in the snapshot's own types: the file format is defined here, not
+ * by whatever ingest happens to produce. The bytes are laid out by container.ts (sections),
+ * text.ts (chunk text in compressed blocks) and pages.ts (the page table).
  */
-import type { Article, Redirect, SourceReport, Wiki } from "../ingest";
-
-export const MAGIC = "TOMESNAP";
-export const FORMAT_VERSION = 1;
-export const HEADER_BYTES = 8 + 4 + 4 + 8 + 8 + 32;
 export const SNAPSHOT_EXTENSION = ".tome";
+export { FORMAT_VERSION } from "./container";
 
-/** An article as ingest made it, less its build statistics. */
-export type SnapshotPage = Omit<Article, "wikitextLength">;
+export interface Wiki {
+  host: string;
+  dbname: string;
+  lang: string;
+  sitename: string;
+}
+
+export interface SourceReport {
+  dump: string;
+  schema: string;
+  compression: string;
+  articles: number;
+  redirects: number;
+  truncated: boolean;
+  damage?: string;
+}
+
+export interface SnapshotSection {
+  heading: string;
+  level: number;
+}
+
+export interface SnapshotChunk {
+  /** Index into the page's sections. */
+  section: number;
+  text: string;
+}
+
+/** A page as served. Stored pages read their sections and chunk text from the file when asked. */
+export interface SnapshotPage {
+  pageId: number;
+  revId: number;
+  title: string;
+  /** ISO 8601, UTC. */
+  timestamp: string;
+  tsUnix: number;
+  sections: SnapshotSection[];
+  chunks: SnapshotChunk[];
+}
+
+export interface Redirect {
+  title: string;
+  target: string;
+}
 
 export interface SnapshotMeta {
   formatVersion: number;
@@ -28,19 +62,10 @@ export interface SnapshotMeta {
   indexedChunks: number;
   skippedRedirects: number;
   chunkWords: number;
-  /** sha256 of the content section, hex. */
+  /** What the build did to the source text, as the attribution must say (recorded by the build that made the file). */
+  modifications: string[];
+  /** sha256 over the sections' hashes, hex: names the data independently of when it was built. */
   contentHash: string;
-}
-
-export interface SnapshotContent {
-  /** Sorted by page id. */
-  pages: SnapshotPage[];
-  /** Redirect title → target title, sorted by title. */
-  redirects: Redirect[];
-}
-
-export interface Snapshot extends SnapshotContent {
-  meta: SnapshotMeta;
 }
 
 /** A snapshot that cannot be written or loaded. The message is written for the user. */

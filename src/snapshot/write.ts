@@ -1,76 +1,73 @@
-import { Packr } from "msgpackr";
-import { atomicWrite } from "../files";
-import { sha256, sha256Hex } from "./hash";
-import type { IngestResult } from "../ingest";
-import {
-  FORMAT_VERSION,
-  HEADER_BYTES,
-  MAGIC,
-  type Snapshot,
-  type SnapshotContent,
-  SnapshotError,
-  type SnapshotMeta,
-} from "./format";
-
-const packr = new Packr({ useRecords: true, moreTypes: false });
-
-/** Turns an ingest result into a snapshot (in memory). */
-export function fromIngest(result: IngestResult, chunkWords: number, createdAt = new Date()): Snapshot {
-  const pages = result.articles.map(({ pageId, revId, title, timestamp, tsUnix, sections, chunks }) => ({
-    pageId,
-    revId,
-    title,
-    timestamp,
-    tsUnix,
-    sections,
-    chunks,
-  }));
-  const meta: SnapshotMeta = {
-    formatVersion: FORMAT_VERSION,
-    createdAt: createdAt.toISOString(),
-    wiki: result.wiki,
-    sources: result.sources,
-    truncated: result.truncated,
-    indexedPages: pages.length,
-    indexedChunks: pages.reduce((n, p) => n + p.chunks.length, 0),
-    skippedRedirects: result.redirects.length,
-    chunkWords,
-    contentHash: "",
-  };
-  return { meta, pages, redirects: result.redirects };
-}
-
 /**
- * Encodes a snapshot file. Also records the content hash in `snapshot.meta`, so that the
- * indexes built from this snapshot in the same process name the content they belong to.
+ * Writes a snapshot as a stream: each page's text is compressed into blocks as it arrives,
+ * its row kept in a few typed arrays; the search layer adds its sections to the same file
+ * (`out`) before finish() writes the table and renames the file into place.
  */
-export function encodeSnapshot(snapshot: Snapshot): Uint8Array {
-  const content: SnapshotContent = { pages: snapshot.pages, redirects: snapshot.redirects };
-  const contentBytes = packr.pack(content);
-  const meta: SnapshotMeta = { ...snapshot.meta, contentHash: sha256Hex(contentBytes) };
-  snapshot.meta.contentHash = meta.contentHash;
-  const metaBytes = packr.pack(meta);
+import { Packr } from "msgpackr";
+import { ContainerWriter } from "./container";
+import { FORMAT_VERSION, type Redirect, type SnapshotMeta, type SnapshotPage } from "./format";
+import { PageWriter } from "./pages";
+import { TextWriter } from "./text";
 
-  const file = new Uint8Array(HEADER_BYTES + metaBytes.byteLength + contentBytes.byteLength);
-  const view = new DataView(file.buffer);
-  file.set(new TextEncoder().encode(MAGIC), 0);
-  view.setUint32(8, FORMAT_VERSION, true);
-  view.setUint32(12, 0, true);
-  view.setBigUint64(16, BigInt(metaBytes.byteLength), true);
-  view.setBigUint64(24, BigInt(contentBytes.byteLength), true);
-  file.set(metaBytes, HEADER_BYTES);
-  file.set(contentBytes, HEADER_BYTES + metaBytes.byteLength);
-  file.set(sha256(file.subarray(HEADER_BYTES)), 32);
-  return file;
-}
+const packr = new Packr({ useRecords: false, moreTypes: false });
 
-/** Writes a snapshot atomically (see atomicWrite). */
-export function writeSnapshot(path: string, snapshot: Snapshot): { bytes: number } {
-  const bytes = encodeSnapshot(snapshot);
-  try {
-    atomicWrite(path, bytes);
-  } catch (err) {
-    throw new SnapshotError(`cannot write the snapshot to ${path}: ${(err as Error).message}`);
+export type PageInput = Omit<SnapshotPage, "timestamp">;
+
+export class SnapshotWriter {
+  readonly out: ContainerWriter;
+  private readonly text: TextWriter;
+  private readonly pages = new PageWriter();
+
+  constructor(readonly path: string) {
+    this.out = new ContainerWriter(path);
+    this.text = new TextWriter(this.out);
   }
-  return { bytes: bytes.byteLength };
+
+  /** Adds a page (its text goes to the file now); returns its arrival number. */
+  add(page: PageInput): number {
+    let firstText = -1;
+    for (const c of page.chunks) {
+      const n = this.text.add(c.text);
+      if (firstText < 0) firstText = n;
+    }
+    const arrival = this.pages.count;
+    this.pages.add({
+      pageId: page.pageId,
+      revId: page.revId,
+      tsUnix: page.tsUnix,
+      title: page.title,
+      sections: page.sections,
+      firstText: Math.max(0, firstText),
+      chunkSections: page.chunks.map((c) => c.section),
+    });
+    return arrival;
+  }
+
+  get textBytes(): { raw: number; compressed: number } {
+    return { raw: this.text.bytesIn, compressed: this.text.bytesOut };
+  }
+
+  /**
+   * Ends the text and writes the page table of the pages kept (see PageWriter.finish), and
+   * the redirects.
+   */
+  finishPages(keep: (arrival: number) => boolean, redirects: Redirect[]): ReturnType<PageWriter["finish"]> {
+    this.text.finish();
+    const done = this.pages.finish(this.out, keep);
+    this.out.section("redirects", packr.pack(redirects));
+    return done;
+  }
+
+  /** Writes the table and renames the file into place; returns the meta written and the file's size. */
+  finish(meta: Omit<SnapshotMeta, "formatVersion" | "contentHash">): { meta: SnapshotMeta; bytes: number } {
+    const hasher = new Bun.CryptoHasher("sha256");
+    for (const s of [...this.out.written].sort((a, b) => (a.name < b.name ? -1 : 1))) hasher.update(`${s.name}\n${s.sha256}\n`);
+    const full: SnapshotMeta = { formatVersion: FORMAT_VERSION, ...meta, contentHash: hasher.digest("hex") };
+    const bytes = this.out.finish(full);
+    return { meta: full, bytes };
+  }
+
+  abandon(): void {
+    this.out.abandon();
+  }
 }

@@ -1,0 +1,45 @@
+/** bun run snapshot:convert — turns a format-1 snapshot into format 2, without the dump. */
+import { parseArgs } from "node:util";
+import { buildFromPages } from "../build";
+import { readFormat1, SnapshotError } from "../snapshot";
+
+const HELP = `Usage: bun run snapshot:convert <old.tome> [--out <new.tome>]
+
+Converts a snapshot of format 1 (one msgpackr blob, decoded whole at boot) into format 2
+(sections mapped at boot, with the search index inside). The pages, chunks and redirects
+are kept as they are; the index is built anew. Without --out the file is replaced (the
+new file is renamed over it only when whole).
+`;
+
+if (import.meta.main) {
+  const args = Bun.argv.slice(2);
+  if (args.includes("-h") || args.includes("--help")) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  let inputs: string[] = [];
+  let out: string | undefined;
+  try {
+    const parsed = parseArgs({ args, options: { out: { type: "string" } }, allowPositionals: true, strict: true });
+    inputs = parsed.positionals;
+    out = parsed.values.out;
+  } catch {
+    inputs = [];
+  }
+  if (inputs.length !== 1) {
+    console.error(`snapshot:convert: give one format-1 snapshot, and optionally --out <file>.\nRun \`bun run snapshot:convert --help\` for usage.`);
+    process.exit(2);
+  }
+  try {
+    const old = readFormat1(inputs[0]!);
+    const target = out ?? inputs[0]!;
+    const report = buildFromPages(old.pages, old.redirects, old.meta, { out: target, chunkWords: old.meta.chunkWords, createdAt: new Date(old.meta.createdAt) });
+    console.error(`converted ${inputs[0]} → ${target}: ${report.meta.indexedPages} pages, ${report.meta.indexedChunks} chunks, ${(report.bytes / 1e6).toFixed(1)} MB.`);
+  } catch (err) {
+    if (err instanceof SnapshotError) {
+      console.error(`snapshot:convert: ${err.message}`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}

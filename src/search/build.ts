@@ -1,0 +1,267 @@
+/**
+ * Builds the search indexes into a snapshot file in bounded memory, as Lucene and Tantivy
+ * build segments: chunks are inverted in memory until the budget is reached, each batch
+ * written as a sorted run to a temporary folder, and the runs merged term by term at the end.
+ * Runs hold consecutive chunks, so a term's documents come out of the merge already in
+ * order; chunks of pages left out (an older revision, a title another page took) are dropped
+ * and the rest renumbered, which keeps that order.
+ */
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { type Container, ContainerWriter, Growable, openContainer, type Redirect, type SnapshotSection } from "../snapshot";
+import { textShardOptions, titleShardOptions } from "./engine";
+import { buildShard, type ShardData } from "./shard";
+import { readShardData, writeShardData, writeVocabulary } from "./store";
+import { aliasesOf, writeTitleLookup } from "./titles";
+import { Vocabulary, VocabularyWriter } from "./vocabulary";
+
+/**
+ * Memory the inversion takes per character of text held, as estimated (postings columns, maps,
+ * the text itself). An estimate, not a bound: bench/RESULTS-scale.md measured a peak of 1.13 GB
+ * for a 500 MB budget, the runtime, workers and per-page tables included.
+ */
+const BYTES_PER_TEXT_BYTE = 6;
+
+export interface IndexBuildProgress {
+  (stage: string, done: number, total: number): void;
+}
+
+/** A chunk's fields, by the text shard's field names. */
+type Pending = Record<"text" | "section" | "title", string>;
+
+export class IndexBuilder {
+  private readonly dir: string;
+  private readonly runs: string[] = [];
+  private pending: Pending[] = [];
+  private pendingBytes = 0;
+  private base = 0;
+  readonly fields: string[];
+
+  constructor(
+    private readonly lang: string,
+    private readonly memoryBytes: number,
+    besides: string,
+  ) {
+    this.dir = mkdtempSync(join(besides, ".tome-runs-"));
+    this.fields = textShardOptions(lang).fields;
+  }
+
+  /** How many runs were spilled so far. */
+  get runCount(): number {
+    return this.runs.length;
+  }
+
+  /** Adds a page's chunks, in the order the text store numbers them. */
+  addPage(title: string, sections: SnapshotSection[], chunks: { section: number; text: string }[]): void {
+    for (const c of chunks) {
+      const section = sections[c.section]?.heading ?? "";
+      this.pending.push({ text: c.text, section, title });
+      this.pendingBytes += c.text.length + section.length + title.length + 64;
+    }
+    if (this.pendingBytes * BYTES_PER_TEXT_BYTE >= this.memoryBytes) this.spill();
+  }
+
+  private spill(): void {
+    if (!this.pending.length) return;
+    const docs = this.pending;
+    const data = buildShard(docs.length, (i) => docs[i]!, textShardOptions(this.lang));
+    const path = join(this.dir, `run-${this.runs.length}.bin`);
+    const out = new ContainerWriter(path);
+    writeShardData(out, "run", data);
+    out.finish({ base: this.base, count: docs.length });
+    this.runs.push(path);
+    this.base += docs.length;
+    this.pending = [];
+    this.pendingBytes = 0;
+  }
+
+  /**
+   * Merges the runs into `out` (sections index.text.*), keeping the chunks docOfText keeps,
+   * then builds the title index and the title lookup from the pages kept.
+   */
+  finish(
+    out: ContainerWriter,
+    kept: { docOfText: Int32Array; documents: number; titles: string[]; chunkCounts: ArrayLike<number>; redirects: Redirect[] },
+    progress: IndexBuildProgress = () => {},
+  ): void {
+    try {
+      this.spill();
+      mergeRuns(out, this.dir, this.runs.map((p) => openContainer(p)), this.fields, kept.docOfText, kept.documents, progress);
+      const aliases = aliasesOf(kept.titles, kept.redirects);
+      const titles = buildShard(
+        kept.titles.length,
+        (i) => ({ title: kept.titles[i]!, aliases: (aliases.get(i) ?? []).join("\n") }),
+        titleShardOptions(this.lang),
+        (done) => progress("title index", done, kept.titles.length),
+      );
+      writeShardData(out, "index.titles", titles);
+      writeTitleLookup(out, kept.titles, kept.chunkCounts, kept.redirects);
+    } finally {
+      this.abandon();
+    }
+  }
+
+  /** Removes the runs (after success, failure or an interruption). */
+  abandon(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** A run's vocabulary, one key at a time, from its mapped bytes. */
+class RunCursor {
+  private readonly vocabulary: Vocabulary;
+  term = -1;
+  key = "";
+  readonly data: ShardData;
+  readonly base: number;
+  constructor(container: Container) {
+    this.data = readShardData(container, "run");
+    this.vocabulary = new Vocabulary(this.data.vocabulary);
+    this.base = (container.meta as { base: number }).base;
+  }
+  /** Moves to the next key; false at the end. */
+  next(): boolean {
+    if (this.term + 1 >= this.vocabulary.size) return false;
+    this.key = this.vocabulary.keyOf(++this.term);
+    return true;
+  }
+}
+
+/** Appends to a temporary file through a buffer. */
+class Spool {
+  private readonly fd: number;
+  private buffer: Uint8Array;
+  private used = 0;
+  length = 0;
+  constructor(
+    readonly path: string,
+    private readonly width: 1 | 4,
+  ) {
+    this.fd = openSync(path, "w");
+    this.buffer = new Uint8Array(1 << 20);
+  }
+  push(v: number): void {
+    if (this.used + this.width > this.buffer.length) this.flush();
+    if (this.width === 1) this.buffer[this.used] = v;
+    else {
+      this.buffer[this.used] = v & 255;
+      this.buffer[this.used + 1] = (v >>> 8) & 255;
+      this.buffer[this.used + 2] = (v >>> 16) & 255;
+      this.buffer[this.used + 3] = v >>> 24;
+    }
+    this.used += this.width;
+    this.length++;
+  }
+  flush(): void {
+    let off = 0;
+    while (off < this.used) off += writeSync(this.fd, this.buffer, off, this.used - off);
+    this.used = 0;
+  }
+  /** Copies the spooled bytes into a section of `out`. */
+  copyInto(out: ContainerWriter, name: string): void {
+    this.flush();
+    closeSync(this.fd);
+    out.begin(name);
+    const file = this.length ? Bun.mmap(this.path) : new Uint8Array(0);
+    for (let at = 0; at < file.byteLength; at += 64 << 20) out.write(file.subarray(at, Math.min(file.byteLength, at + (64 << 20))));
+    out.end();
+    rmSync(this.path, { force: true });
+  }
+}
+
+function mergeRuns(
+  out: ContainerWriter,
+  dir: string,
+  runs: Container[],
+  fields: string[],
+  docOfText: Int32Array,
+  documents: number,
+  progress: IndexBuildProgress,
+): void {
+  const F = fields.length;
+  const cursors = runs.map((r) => new RunCursor(r));
+  const docs = new Spool(join(dir, "merged.docs"), 4);
+  const freqs = new Spool(join(dir, "merged.freqs"), 1);
+  const offsets = new Growable(Uint32Array);
+  offsets.push(0);
+  const vocabulary = new VocabularyWriter();
+  // A min-heap of cursors by key; ties in run order, so documents stay in order.
+  const heap: RunCursor[] = [];
+  const order = new Map(cursors.map((c, i) => [c, i]));
+  const less = (a: RunCursor, b: RunCursor) => a.key < b.key || (a.key === b.key && order.get(a)! < order.get(b)!);
+  const push = (c: RunCursor) => {
+    heap.push(c);
+    for (let i = heap.length - 1; i > 0; ) {
+      const p = (i - 1) >> 1;
+      if (!less(heap[i]!, heap[p]!)) break;
+      [heap[i], heap[p]] = [heap[p]!, heap[i]!];
+      i = p;
+    }
+  };
+  const pop = (): RunCursor => {
+    const top = heap[0]!;
+    const last = heap.pop()!;
+    if (heap.length) {
+      heap[0] = last;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < heap.length && less(heap[l]!, heap[m]!)) m = l;
+        if (r < heap.length && less(heap[r]!, heap[m]!)) m = r;
+        if (m === i) break;
+        [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+        i = m;
+      }
+    }
+    return top;
+  };
+  for (const c of cursors) if (c.next()) push(c);
+  let terms = 0;
+  let keys = 0;
+  const holding: RunCursor[] = [];
+  while (heap.length) {
+    const key = heap[0]!.key;
+    holding.length = 0;
+    while (heap.length && heap[0]!.key === key) holding.push(pop());
+    const before = docs.length;
+    for (let f = 0; f < F; f++) {
+      for (const c of holding) {
+        const d = c.data;
+        const lo = d.offsets[c.term * F + f]!;
+        const hi = d.offsets[c.term * F + f + 1]!;
+        for (let p = lo; p < hi; p++) {
+          const doc = docOfText[c.base + d.docs[p]!]!;
+          if (doc < 0) continue;
+          docs.push(doc);
+          freqs.push(d.freqs[p]!);
+        }
+      }
+      offsets.push(docs.length);
+    }
+    if (docs.length === before) {
+      // Every chunk holding the key was left out: the key is dropped too.
+      for (let f = 0; f < F; f++) offsets.length--;
+    } else {
+      vocabulary.add(key);
+      terms++;
+    }
+    for (const c of holding) if (c.next()) push(c);
+    if (++keys % 50_000 === 0) progress("merging the text index (terms)", terms, terms);
+  }
+  const fieldLengths = new Uint16Array(F * documents);
+  for (const c of cursors) {
+    const n = c.data.documentCount;
+    for (let i = 0; i < n; i++) {
+      const doc = docOfText[c.base + i]!;
+      if (doc < 0) continue;
+      for (let f = 0; f < F; f++) fieldLengths[f * documents + doc] = c.data.fieldLengths[f * n + i]!;
+    }
+  }
+  out.section("index.text.meta", new TextEncoder().encode(JSON.stringify({ fields, documentCount: documents, terms })));
+  writeVocabulary(out, "index.text", vocabulary.finish());
+  out.section("index.text.offsets", offsets.view());
+  docs.copyInto(out, "index.text.docs");
+  freqs.copyInto(out, "index.text.freqs");
+  out.section("index.text.fieldLengths", fieldLengths);
+}

@@ -1,0 +1,275 @@
+/**
+ * The index keys of a shard, held in two typed arrays and nothing else, so that a vocabulary of
+ * millions of keys costs a few bytes per key and can be used straight from a mapped file.
+ *
+ * Keys are stored sorted in JS string order (UTF-16 code unit order), their code units one after
+ * another (`chars`), with where each key starts (`starts`). A key's term number is its rank.
+ * Exact lookups are binary searches; the keys starting with a prefix are a contiguous run of
+ * term numbers; typo lookups walk the trie that the sorted keys imply (a node is a run of keys
+ * sharing their first `depth` code units, its children the sub-runs split by the next code
+ * unit), computing the same banded rows of the optimal string alignment distance as a walk of
+ * MiniSearch's radix tree did, so that they find the same keys at the same distances.
+ */
+
+export interface VocabularyData {
+  /** Every key's UTF-16 code units, key after key in sorted order. */
+  chars: Uint16Array;
+  /** Key t is chars[starts[t]] up to chars[starts[t + 1]]: one entry more than there are keys. */
+  starts: Uint32Array;
+}
+
+export type VocabularyArrays = Record<string, Uint8Array | Uint16Array | Uint32Array>;
+
+export class Vocabulary {
+  readonly size: number;
+  private readonly chars: Uint16Array;
+  private readonly starts: Uint32Array;
+
+  constructor(data: VocabularyData) {
+    this.chars = data.chars;
+    this.starts = data.starts;
+    this.size = data.starts.length - 1;
+  }
+
+  /** The term number of a key, or undefined when the vocabulary does not hold it. */
+  get(key: string): number | undefined {
+    const t = this.lowerBound(key);
+    return t < this.size && this.compare(t, key) === 0 ? t : undefined;
+  }
+
+  keyOf(term: number): string {
+    return decode(this.chars, this.starts[term]!, this.starts[term + 1]!);
+  }
+
+  /** Length of a term's key in UTF-16 code units (what key.length would be, without making the key). */
+  keyLength(term: number): number {
+    return this.starts[term + 1]! - this.starts[term]!;
+  }
+
+  /** The term numbers [from, to) of the keys starting with prefix (the prefix itself included when it is a key). */
+  prefixRange(prefix: string): [from: number, to: number] {
+    const from = this.lowerBound(prefix);
+    let lo = from;
+    let hi = this.size;
+    // Keys from `from` on start with the prefix up to some point, and never after it.
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.startsWith(mid, prefix)) lo = mid + 1;
+      else hi = mid;
+    }
+    return [from, lo];
+  }
+
+  /** Every key starting with prefix, with its term number, in sorted order. */
+  *atPrefix(prefix: string): IterableIterator<[key: string, term: number]> {
+    const [from, to] = this.prefixRange(prefix);
+    for (let t = from; t < to; t++) yield [this.keyOf(t), t];
+  }
+
+  /**
+   * The keys within `max` edits of `query`, with their term numbers and distances, in sorted
+   * order, where an edit is a letter inserted, deleted or replaced, or two adjacent letters
+   * swapped ("einstien"): the optimal string alignment distance, as Meilisearch counts typos.
+   */
+  typoNeighbours(query: string, max: number): [key: string, term: number, distance: number][] {
+    const out: [string, number, number][] = [];
+    this.typoTerms(query, max, (term, distance) => out.push([this.keyOf(term), term, distance]));
+    return out;
+  }
+
+  /**
+   * typoNeighbours without making the keys: `found` is called with each term number and
+   * distance, in term order. One walk of the implied trie, one row of the distance matrix per
+   * key letter (its band within max of the diagonal, as MiniSearch's fuzzy search computes), a
+   * branch left as soon as its row exceeds max.
+   */
+  typoTerms(query: string, max: number, found: (term: number, distance: number) => void): void {
+    const { chars, starts } = this;
+    const m = query.length;
+    const width = m + 1;
+    const depthLimit = m + max;
+    const rows = new Uint16Array((depthLimit + 1) * width);
+    for (let j = 0; j <= m; j++) rows[j] = j;
+    const q = new Uint16Array(m + 1);
+    for (let j = 1; j <= m; j++) q[j] = query.charCodeAt(j - 1);
+    // The key's letters so far, from index 1.
+    const key = new Uint16Array(depthLimit + 1);
+    // Keys lo..hi-1 share their first `depth` code units, whose rows are computed.
+    const walk = (lo: number, hi: number, depth: number): void => {
+      if (starts[lo + 1]! - starts[lo]! === depth) {
+        const d = rows[depth * width + m]!;
+        if (Math.abs(depth - m) <= max && d <= max) found(lo, d);
+        lo++;
+      }
+      if (depth >= depthLimit) return;
+      const r = depth + 1;
+      const row = r * width;
+      const above = row - width;
+      // Only the band of columns within max of the diagonal can hold max or less: the rest is
+      // not computed, and a sentinel either side stands for it.
+      const bandLo = r > max ? r - max : 1;
+      const bandHi = r + max < m ? r + max : m;
+      while (lo < hi) {
+        // Every key left is longer than depth: the shortest sorts first.
+        const k = chars[starts[lo]! + depth]!;
+        const end = chars[starts[hi - 1]! + depth] === k ? hi : groupEnd(chars, starts, lo, hi, depth, k);
+        key[r] = k;
+        rows[row] = r;
+        let least = r;
+        if (bandLo > 1) rows[row + bandLo - 1] = max + 1;
+        if (bandHi < m) rows[row + bandHi + 1] = max + 1;
+        for (let j = bandLo; j <= bandHi; j++) {
+          let d = rows[above + j - 1]! + (k === q[j] ? 0 : 1);
+          const del = rows[above + j]! + 1;
+          if (del < d) d = del;
+          const ins = rows[row + j - 1]! + 1;
+          if (ins < d) d = ins;
+          if (r > 1 && j > 1 && k === q[j - 1] && key[r - 1] === q[j]) {
+            const swap = rows[above - width + j - 2]! + 1;
+            if (swap < d) d = swap;
+          }
+          rows[row + j] = d;
+          if (d < least) least = d;
+        }
+        if (least <= max) walk(lo, end, r);
+        lo = end;
+      }
+    };
+    if (this.size) walk(0, this.size, 0);
+  }
+
+  /** The first term whose key is not below `key`. */
+  private lowerBound(key: string): number {
+    let lo = 0;
+    let hi = this.size;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.compare(mid, key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Term's key against `key`, in JS string order: negative, 0 or positive. */
+  private compare(term: number, key: string): number {
+    const { chars } = this;
+    const s = this.starts[term]!;
+    const n = this.starts[term + 1]! - s;
+    const common = n < key.length ? n : key.length;
+    for (let i = 0; i < common; i++) {
+      const d = chars[s + i]! - key.charCodeAt(i);
+      if (d) return d;
+    }
+    return n - key.length;
+  }
+
+  private startsWith(term: number, prefix: string): boolean {
+    const s = this.starts[term]!;
+    if (this.starts[term + 1]! - s < prefix.length) return false;
+    for (let i = 0; i < prefix.length; i++) if (this.chars[s + i] !== prefix.charCodeAt(i)) return false;
+    return true;
+  }
+}
+
+/**
+ * The end of the run of keys from lo whose code unit at `depth` is k (keys lo..hi-1 share
+ * their first `depth`, so those with k there are contiguous): galloping, since most runs in a
+ * trie walk are short.
+ */
+function groupEnd(chars: Uint16Array, starts: Uint32Array, lo: number, hi: number, depth: number, k: number): number {
+  let inside = lo;
+  let step = 1;
+  while (lo + step < hi && chars[starts[lo + step]! + depth] === k) {
+    inside = lo + step;
+    step *= 2;
+  }
+  let outside = lo + step < hi ? lo + step : hi;
+  while (outside - inside > 1) {
+    const mid = (inside + outside) >>> 1;
+    if (chars[starts[mid]! + depth] === k) inside = mid;
+    else outside = mid;
+  }
+  return outside;
+}
+
+function decode(chars: Uint16Array, from: number, to: number): string {
+  // fromCharCode keeps every code unit as it is (TextDecoder would replace lone surrogates).
+  if (to - from <= 64) return String.fromCharCode.apply(null, chars.subarray(from, to) as unknown as number[]);
+  let s = "";
+  for (let at = from; at < to; at += 4096) s += String.fromCharCode.apply(null, chars.subarray(at, Math.min(to, at + 4096)) as unknown as number[]);
+  return s;
+}
+
+/**
+ * Writes a vocabulary key by key, in strictly increasing order, so that a build can stream
+ * millions of keys into it without holding them as strings. add() returns the key's term number.
+ */
+export class VocabularyWriter {
+  private chars = new Uint16Array(1 << 12);
+  private starts = new Uint32Array(1 << 10);
+  private count = 0;
+  private used = 0;
+
+  add(key: string): number {
+    if (this.count && !this.follows(key)) {
+      const previous = decode(this.chars, this.starts[this.count - 1]!, this.used);
+      throw new RangeError(`vocabulary keys must be added in strictly increasing order: ${JSON.stringify(key)} after ${JSON.stringify(previous)}`);
+    }
+    if (this.used + key.length > this.chars.length) this.chars = grown(this.chars, this.used + key.length);
+    if (this.count + 2 > this.starts.length) this.starts = grown(this.starts, this.count + 2);
+    this.starts[this.count] = this.used;
+    for (let i = 0; i < key.length; i++) this.chars[this.used + i] = key.charCodeAt(i);
+    this.used += key.length;
+    return this.count++;
+  }
+
+  /** The vocabulary written (in arrays of exactly its size); the writer is not to be used after. */
+  finish(): VocabularyData {
+    this.starts[this.count] = this.used;
+    return { chars: this.chars.slice(0, this.used), starts: this.starts.slice(0, this.count + 1) };
+  }
+
+  /** Whether key sorts after the last key added. */
+  private follows(key: string): boolean {
+    const s = this.starts[this.count - 1]!;
+    const n = this.used - s;
+    const common = n < key.length ? n : key.length;
+    for (let i = 0; i < common; i++) {
+      const d = key.charCodeAt(i) - this.chars[s + i]!;
+      if (d) return d > 0;
+    }
+    return key.length > n;
+  }
+}
+
+function grown<T extends Uint16Array | Uint32Array>(a: T, needed: number): T {
+  let n = a.length * 2;
+  while (n < needed) n *= 2;
+  const b = new (a.constructor as new (n: number) => T)(n);
+  b.set(a);
+  return b;
+}
+
+/** The vocabulary of keys already sorted in JS string order, without duplicates. */
+export function vocabularyOf(sortedKeys: string[]): VocabularyData {
+  const writer = new VocabularyWriter();
+  for (const key of sortedKeys) writer.add(key);
+  return writer.finish();
+}
+
+/** The typed arrays to store, by name, so the file layer can place each aligned and map it back. */
+export function vocabularyArrays(data: VocabularyData): VocabularyArrays {
+  return { chars: data.chars, starts: data.starts };
+}
+
+/** A vocabulary from its stored arrays; throws when they are not a vocabulary's (a damaged or foreign file). */
+export function vocabularyFromArrays(arrays: VocabularyArrays): VocabularyData {
+  const { chars, starts } = arrays;
+  if (!(chars instanceof Uint16Array) || !(starts instanceof Uint32Array) || starts.length < 1) {
+    throw new Error("not a vocabulary: expected chars (Uint16Array) and starts (Uint32Array)");
+  }
+  if (starts[0] !== 0 || starts[starts.length - 1] !== chars.length) {
+    throw new Error(`not a vocabulary: its starts run from ${starts[0]} to ${starts[starts.length - 1]} over ${chars.length} code units`);
+  }
+  return { chars, starts };
+}

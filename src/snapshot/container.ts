@@ -1,0 +1,245 @@
+/**
+ * Snapshot format 2: one file of named binary sections, written as a stream and mapped at
+ * boot (Bun.mmap), so that serving a snapshot costs its pages in the page cache rather than
+ * a heap of decoded objects.
+ *
+ * Layout (little-endian):
+ *   "TOMESNAP" | u32 format 2 | u32 reserved | u64 table offset | u64 table length
+ *   | sha256(table), 32 bytes | sections, each 8-byte aligned | table
+ * The table (msgpackr) holds the metadata and, per section, its offset, length and sha256.
+ *
+ * Integrity: opening checks the header, the file's length and the table's hash (cheap:
+ * truncation and a damaged table are refused at once). Sections are hashed by verify():
+ * `bun run snapshot:verify`, and the server in the background after boot, stopping if one
+ * does not match. Hashing 20 GB at every boot would cost minutes.
+ */
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { Packr, Unpackr } from "msgpackr";
+import { SnapshotError } from "./format";
+import { sameBytes, sha256 } from "./hash";
+
+export const MAGIC = "TOMESNAP";
+export const FORMAT_VERSION = 2;
+const HEADER_BYTES = 64;
+/** JavaScriptCore's largest ArrayBuffer is 4 GiB: sections stay below it. */
+export const MAX_SECTION_BYTES = 2 ** 32 - 4096;
+
+const packr = new Packr({ useRecords: false, moreTypes: false });
+const unpackr = new Unpackr({ useRecords: false, moreTypes: false });
+
+export interface SectionEntry {
+  name: string;
+  offset: number;
+  length: number;
+  sha256: string;
+}
+
+interface Table {
+  meta: unknown;
+  sections: SectionEntry[];
+}
+
+const rebuild = "Rebuild it with `bun run snapshot:build --dump <dump>`.";
+
+/** Writes a container as a stream of sections into a temporary file, renamed into place by finish(). */
+export class ContainerWriter {
+  private readonly fd: number;
+  private readonly tmp: string;
+  private at = HEADER_BYTES;
+  private readonly sections: SectionEntry[] = [];
+  private open: { name: string; offset: number; hasher: Bun.CryptoHasher } | undefined;
+  private done = false;
+
+  constructor(readonly path: string) {
+    this.tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+    try {
+      this.fd = openSync(this.tmp, "w", 0o644);
+    } catch (err) {
+      throw new SnapshotError(`cannot write the snapshot to ${path}: ${(err as Error).message}`);
+    }
+    writeAll(this.fd, new Uint8Array(HEADER_BYTES), 0);
+  }
+
+  /** Starts a section; write() its bytes, then end() it. */
+  begin(name: string): void {
+    if (this.open) throw new Error(`section ${this.open.name} is still open`);
+    if (this.sections.some((s) => s.name === name)) throw new Error(`section ${name} written twice`);
+    const pad = (8 - (this.at % 8)) % 8;
+    if (pad) {
+      writeAll(this.fd, new Uint8Array(pad), this.at);
+      this.at += pad;
+    }
+    this.open = { name, offset: this.at, hasher: new Bun.CryptoHasher("sha256") };
+  }
+
+  write(bytes: Uint8Array | ArrayBufferView): void {
+    const open = this.open!;
+    const view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (this.at - open.offset + view.byteLength > MAX_SECTION_BYTES) {
+      throw new SnapshotError(`section ${open.name} would pass 4 GiB; split it (a bug in the snapshot builder).`);
+    }
+    open.hasher.update(view);
+    writeAll(this.fd, view, this.at);
+    this.at += view.byteLength;
+  }
+
+  end(): void {
+    const open = this.open!;
+    this.sections.push({ name: open.name, offset: open.offset, length: this.at - open.offset, sha256: open.hasher.digest("hex") });
+    this.open = undefined;
+  }
+
+  /** A whole section at once. */
+  section(name: string, bytes: Uint8Array | ArrayBufferView): void {
+    this.begin(name);
+    this.write(bytes);
+    this.end();
+  }
+
+  /** The sections written so far. */
+  get written(): readonly SectionEntry[] {
+    return this.sections;
+  }
+
+  /** Writes the table and the header, flushes, and renames the file into place. Returns its size. */
+  finish(meta: unknown): number {
+    const table = packr.pack({ meta, sections: this.sections } satisfies Table);
+    const tableOffset = this.at;
+    writeAll(this.fd, table, tableOffset);
+    const header = new Uint8Array(HEADER_BYTES);
+    const view = new DataView(header.buffer);
+    header.set(new TextEncoder().encode(MAGIC), 0);
+    view.setUint32(8, FORMAT_VERSION, true);
+    view.setBigUint64(16, BigInt(tableOffset), true);
+    view.setBigUint64(24, BigInt(table.byteLength), true);
+    header.set(sha256(table), 32);
+    writeAll(this.fd, header, 0);
+    fsyncSync(this.fd);
+    closeSync(this.fd);
+    renameSync(this.tmp, this.path);
+    this.done = true;
+    try {
+      const dfd = openSync(dirname(this.path), "r");
+      fsyncSync(dfd);
+      closeSync(dfd);
+    } catch {
+      // Some filesystems cannot fsync a directory; the rename itself is atomic.
+    }
+    return tableOffset + table.byteLength;
+  }
+
+  /** Removes the temporary file (after a failure or an interruption). */
+  abandon(): void {
+    if (this.done) return;
+    try {
+      closeSync(this.fd);
+    } catch {
+      // already closed
+    }
+    rmSync(this.tmp, { force: true });
+    this.done = true;
+  }
+}
+
+function writeAll(fd: number, bytes: Uint8Array, position: number): void {
+  let off = 0;
+  while (off < bytes.byteLength) off += writeSync(fd, bytes, off, bytes.byteLength - off, position + off);
+}
+
+/** An opened container: its metadata, and its sections mapped on demand. */
+export class Container {
+  private readonly mapped = new Map<string, Uint8Array>();
+  constructor(
+    readonly path: string,
+    readonly meta: unknown,
+    readonly sections: SectionEntry[],
+    readonly bytes: number,
+  ) {}
+
+  has(name: string): boolean {
+    return this.sections.some((s) => s.name === name);
+  }
+
+  /** A section's bytes, mapped read-only from the file (not copied). */
+  section(name: string): Uint8Array {
+    let bytes = this.mapped.get(name);
+    if (!bytes) {
+      const entry = this.sections.find((s) => s.name === name);
+      if (!entry) throw new SnapshotError(`${this.path} has no section "${name}". ${rebuild}`);
+      bytes = entry.length ? Bun.mmap(this.path, { offset: entry.offset, size: entry.length, shared: true } as Parameters<typeof Bun.mmap>[1]) : new Uint8Array(0);
+      this.mapped.set(name, bytes);
+    }
+    return bytes;
+  }
+
+  /** Checks every section's hash; resolves to the names of the damaged ones (none: the file is whole). */
+  async verify(progress: (done: number, total: number) => void = () => {}): Promise<string[]> {
+    const damaged: string[] = [];
+    const total = this.sections.reduce((n, s) => n + s.length, 0);
+    let done = 0;
+    const slice = 16 << 20;
+    for (const entry of this.sections) {
+      const bytes = this.section(entry.name);
+      const hasher = new Bun.CryptoHasher("sha256");
+      for (let at = 0; at < bytes.byteLength; at += slice) {
+        hasher.update(bytes.subarray(at, Math.min(bytes.byteLength, at + slice)));
+        done += Math.min(slice, bytes.byteLength - at);
+        progress(done, total);
+        // Let a server answer between slices.
+        await new Promise((r) => setImmediate(r));
+      }
+      if (hasher.digest("hex") !== entry.sha256) damaged.push(entry.name);
+    }
+    return damaged;
+  }
+}
+
+/** Opens a container: checks its header, length and table; refuses a format-1 file with what to do. */
+export function openContainer(path: string): Container {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    throw new SnapshotError(`snapshot not found: ${path}. Build one with \`bun run snapshot:build --dump <path|url>\`.`);
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const header = new Uint8Array(HEADER_BYTES);
+    const read = readSync(fd, header, 0, HEADER_BYTES, 0);
+    if (read < 12 || new TextDecoder().decode(header.subarray(0, 8)) !== MAGIC) {
+      throw new SnapshotError(`${path} is not a Tome snapshot (no TOMESNAP header). ${rebuild}`);
+    }
+    const view = new DataView(header.buffer);
+    const version = view.getUint32(8, true);
+    if (version === 1) {
+      throw new SnapshotError(
+        `${path} has snapshot format 1, which this Tome no longer reads (format 2 is mapped, not decoded). ` +
+          `Convert it with \`bun run snapshot:convert ${path}\`, or rebuild it with \`bun run snapshot:build --dump <dump>\`.`,
+      );
+    }
+    if (version !== FORMAT_VERSION) throw new SnapshotError(`${path} has snapshot format ${version}; this Tome reads format ${FORMAT_VERSION}. ${rebuild}`);
+    if (read < HEADER_BYTES) throw new SnapshotError(`${path} is truncated: ${size} bytes, shorter than its header. ${rebuild}`);
+    const tableOffset = Number(view.getBigUint64(16, true));
+    const tableLength = Number(view.getBigUint64(24, true));
+    const expected = tableOffset + tableLength;
+    if (size !== expected) {
+      throw new SnapshotError(`${path} is ${size < expected ? "truncated" : "longer than its header says"}: ${size} bytes, expected ${expected}. ${rebuild}`);
+    }
+    const table = new Uint8Array(tableLength);
+    readSync(fd, table, 0, tableLength, tableOffset);
+    if (!sameBytes(sha256(table), header.subarray(32, 64))) throw new SnapshotError(`${path} is corrupt: its table of contents does not match its checksum. ${rebuild}`);
+    let parsed: Table;
+    try {
+      parsed = unpackr.unpack(table) as Table;
+    } catch (err) {
+      throw new SnapshotError(`${path} cannot be decoded (${(err as Error).message}). ${rebuild}`);
+    }
+    for (const s of parsed.sections) {
+      if (s.offset < HEADER_BYTES || s.offset + s.length > tableOffset) throw new SnapshotError(`${path} is corrupt: section ${s.name} lies outside the file. ${rebuild}`);
+    }
+    return new Container(path, parsed.meta, parsed.sections, size);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * Chunk text in zstd-compressed blocks of about BLOCK_BYTES: a block is decompressed only
+ * when a response shows one of its chunks, and the most recent blocks are kept.
+ *
+ * Sections: text.blocks.N (compressed blocks, each part under 4 GiB), text.blockPart (u8),
+ * text.blockStart (f64, offset within its part), text.blockLength (u32),
+ * text.blockFirst (u32, the first chunk of each block, and the chunk count last),
+ * text.chunkEnd (u32, each chunk's end within its block's decompressed bytes).
+ */
+import { Growable, viewOf } from "./columns";
+import { MAX_SECTION_BYTES, type Container, type ContainerWriter } from "./container";
+
+const BLOCK_BYTES = 64 * 1024;
+const ZSTD_LEVEL = 9;
+/** Decompressed blocks kept: 256 × 64 KB = 16 MB. */
+const CACHE_BLOCKS = 256;
+
+export class TextWriter {
+  private readonly encoder = new TextEncoder();
+  private pending = new Uint8Array(BLOCK_BYTES * 2);
+  private used = 0;
+  private chunks = 0;
+  private readonly blockPart = new Growable(Uint8Array);
+  private readonly blockStart = new Growable(Float64Array);
+  private readonly blockLength = new Growable(Uint32Array);
+  private readonly blockFirst = new Growable(Uint32Array);
+  private readonly chunkEnd = new Growable(Uint32Array);
+  private part = -1;
+  private partBytes = 0;
+  bytesIn = 0;
+  bytesOut = 0;
+
+  /** Text goes into `out`'s sections text.blocks.N, which stay open between add() calls. */
+  constructor(private readonly out: ContainerWriter) {}
+
+  /** Adds a chunk's text; returns its chunk number. */
+  add(text: string): number {
+    if (this.used === 0) this.blockFirst.push(this.chunks);
+    const need = this.used + text.length * 3;
+    if (need > this.pending.length) {
+      const grown = new Uint8Array(need * 2);
+      grown.set(this.pending.subarray(0, this.used));
+      this.pending = grown;
+    }
+    this.used += this.encoder.encodeInto(text, this.pending.subarray(this.used)).written;
+    this.chunkEnd.push(this.used);
+    if (this.used >= BLOCK_BYTES) this.flush();
+    return this.chunks++;
+  }
+
+  private flush(): void {
+    if (!this.used) return;
+    const block = Bun.zstdCompressSync(this.pending.subarray(0, this.used), { level: ZSTD_LEVEL });
+    if (this.part < 0 || this.partBytes + block.byteLength > MAX_SECTION_BYTES) {
+      if (this.part >= 0) this.out.end();
+      this.part++;
+      this.partBytes = 0;
+      this.out.begin(`text.blocks.${this.part}`);
+    }
+    this.blockPart.push(this.part);
+    this.blockStart.push(this.partBytes);
+    this.blockLength.push(block.byteLength);
+    this.out.write(block);
+    this.partBytes += block.byteLength;
+    this.bytesIn += this.used;
+    this.bytesOut += block.byteLength;
+    this.used = 0;
+  }
+
+  /** Ends the text sections and writes the block tables. */
+  finish(): void {
+    this.flush();
+    if (this.part >= 0) this.out.end();
+    this.blockFirst.push(this.chunks);
+    this.out.section("text.blockPart", this.blockPart.view());
+    this.out.section("text.blockStart", this.blockStart.view());
+    this.out.section("text.blockLength", this.blockLength.view());
+    this.out.section("text.blockFirst", this.blockFirst.view());
+    this.out.section("text.chunkEnd", this.chunkEnd.view());
+  }
+}
+
+export class TextStore {
+  private readonly parts: Uint8Array[] = [];
+  private readonly blockPart: Uint8Array;
+  private readonly blockStart: Float64Array;
+  private readonly blockLength: Uint32Array;
+  private readonly blockFirst: Uint32Array;
+  private readonly chunkEnd: Uint32Array;
+  private readonly cache = new Map<number, Uint8Array>();
+  private readonly decoder = new TextDecoder();
+
+  constructor(container: Container) {
+    for (let p = 0; container.has(`text.blocks.${p}`); p++) this.parts.push(container.section(`text.blocks.${p}`));
+    this.blockPart = container.section("text.blockPart");
+    this.blockStart = viewOf(Float64Array, container.section("text.blockStart"));
+    this.blockLength = viewOf(Uint32Array, container.section("text.blockLength"));
+    this.blockFirst = viewOf(Uint32Array, container.section("text.blockFirst"));
+    this.chunkEnd = viewOf(Uint32Array, container.section("text.chunkEnd"));
+  }
+
+  get chunkCount(): number {
+    return this.chunkEnd.length;
+  }
+
+  /** A chunk's text. */
+  chunk(i: number): string {
+    const b = this.blockOf(i);
+    const bytes = this.block(b);
+    const start = i === this.blockFirst[b] ? 0 : this.chunkEnd[i - 1]!;
+    return this.decoder.decode(bytes.subarray(start, this.chunkEnd[i]!));
+  }
+
+  private blockOf(chunk: number): number {
+    let lo = 0;
+    let hi = this.blockFirst.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (this.blockFirst[mid]! <= chunk) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  private block(b: number): Uint8Array {
+    let bytes = this.cache.get(b);
+    if (bytes) {
+      this.cache.delete(b);
+      this.cache.set(b, bytes);
+      return bytes;
+    }
+    const part = this.parts[this.blockPart[b]!]!;
+    const start = this.blockStart[b]!;
+    bytes = Bun.zstdDecompressSync(part.subarray(start, start + this.blockLength[b]!));
+    this.cache.set(b, bytes);
+    if (this.cache.size > CACHE_BLOCKS) this.cache.delete(this.cache.keys().next().value!);
+    return bytes;
+  }
+}

@@ -1,0 +1,54 @@
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { buildFromDumps } from "../src/build";
+import { open } from "../src/search";
+import { EN_2006, EN_2016, tempDir } from "./helpers";
+
+setDefaultTimeout(300_000);
+
+/** Queries from the pages' own words: titles, single words, pairs, prefixes, typos, phrases. */
+function queriesOf(engine: ReturnType<typeof open>): string[] {
+  const out: string[] = [];
+  const pages = engine.snapshot.pages;
+  for (let i = 0; i < pages.length && out.length < 300; i += 3) {
+    const title = pages.title(i);
+    const words = pages.chunkText(i, 0).split(/\s+/).filter((w) => /^[A-Za-z]{4,}$/.test(w));
+    out.push(title);
+    if (words.length >= 2) {
+      out.push(`${words[0]} ${words[1]}`, `"${words[0]} ${words[1]}"`, words[0]!.slice(0, 3));
+      const w = words[words.length - 1]!;
+      out.push(w.slice(0, 1) + w.slice(2, 3) + w.slice(1, 2) + w.slice(3));
+    }
+  }
+  return out;
+}
+
+describe("a build in bounded memory", () => {
+  test("a tiny budget (many runs merged) and a large one write the same snapshot and give the same answers", async () => {
+    const dir = tempDir();
+    const dumps = { dumps: [EN_2016, EN_2006] };
+    const createdAt = new Date("2026-01-01T00:00:00Z");
+    const small = await buildFromDumps(dumps, { out: join(dir, "small.tome"), chunkWords: 300, memoryBytes: 300_000, createdAt });
+    const large = await buildFromDumps(dumps, { out: join(dir, "large.tome"), chunkWords: 300, memoryBytes: 2e9, createdAt });
+    expect(small.runs).toBeGreaterThan(10);
+    expect(large.runs).toBe(1);
+    // Every section, the merged index included, is byte for byte the same.
+    expect(small.meta.contentHash).toBe(large.meta.contentHash);
+    expect(readdirSync(dir).sort()).toEqual(["large.tome", "small.tome"]);
+    const a = open(join(dir, "small.tome"));
+    const b = open(join(dir, "large.tome"));
+    const queries = queriesOf(b);
+    expect(queries.length).toBeGreaterThan(200);
+    let hits = 0;
+    for (const q of queries) {
+      const x = a.search(q, { limit: 10, budgetMs: Infinity });
+      const y = b.search(q, { limit: 10, budgetMs: Infinity });
+      expect(x.hits.map((h) => [h.page.pageId, h.chunk, h.score, h.formatted.text])).toEqual(y.hits.map((h) => [h.page.pageId, h.chunk, h.score, h.formatted.text]));
+      expect(x.estimatedTotalHits).toBe(y.estimatedTotalHits);
+      expect(a.lucky(q)?.page.pageId).toBe(b.lucky(q)?.page.pageId);
+      hits += y.hits.length;
+    }
+    expect(hits).toBeGreaterThan(queries.length * 3);
+  });
+});
