@@ -311,13 +311,13 @@ describe("bun run snapshot:verify and snapshot:convert", () => {
     writeFileSync(path, readFileSync(await snapshotFor({ dumps: [SQUAD] })));
     const whole = await run([VERIFY, path]);
     expect([whole.code, whole.stderr]).toEqual([0, expect.stringContaining("whole")]);
-    const section = openSnapshot(path).container.sections.find((s) => s.name === "index.text.docs")!;
+    const section = openSnapshot(path).container.sections.find((s) => s.name === "index.text.postings.0")!;
     const bytes = readFileSync(path);
     bytes[section.offset + 3]! ^= 0x10;
     writeFileSync(path, bytes);
     const damaged = await run([VERIFY, path]);
     expect(damaged.code).toBe(1);
-    expect(damaged.stderr).toContain("index.text.docs do not match their hash");
+    expect(damaged.stderr).toContain("index.text.postings.0 do not match their hash");
     expect(damaged.stderr).not.toContain("    at ");
   });
 

@@ -6,12 +6,13 @@
  * order; chunks of pages left out (an older revision, a title another page took) are dropped
  * and the rest renumbered, which keeps that order.
  */
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { type Container, ContainerWriter, Growable, openContainer, type Redirect, type SnapshotSection } from "../snapshot";
+import { type Container, ContainerWriter, Growable, MAX_SECTION_BYTES, openContainer, type Redirect, type SnapshotSection } from "../snapshot";
 import { textShardOptions, titleShardOptions } from "./engine";
-import { buildShard, type ShardData } from "./shard";
-import { readShardData, writeShardData, writeVocabulary } from "./store";
+import { buildShard, type ShardData, type ShardOptions } from "./shard";
+import { PostingsReader, PostingsWriter, type PostingsCursor } from "./postings";
+import { readShardData, writeShardData, writeShardTables } from "./store";
 import { aliasesOf, writeTitleLookup } from "./titles";
 import { Vocabulary, VocabularyWriter } from "./vocabulary";
 
@@ -86,7 +87,7 @@ export class IndexBuilder {
   ): void {
     try {
       this.spill();
-      mergeRuns(out, this.dir, this.runs.map((p) => openContainer(p)), this.fields, kept.docOfText, kept.documents, progress);
+      mergeRuns(out, this.runs.map((p) => openContainer(p)), textShardOptions(this.lang), kept.docOfText, kept.documents, progress);
       const aliases = aliasesOf(kept.titles, kept.redirects);
       const titles = buildShard(
         kept.titles.length,
@@ -113,9 +114,11 @@ class RunCursor {
   term = -1;
   key = "";
   readonly data: ShardData;
+  readonly postings: PostingsCursor;
   readonly base: number;
   constructor(container: Container) {
     this.data = readShardData(container, "run");
+    this.postings = new PostingsReader(this.data.postings).cursor();
     this.vocabulary = new Vocabulary(this.data.vocabulary);
     this.base = (container.meta as { base: number }).base;
   }
@@ -127,63 +130,64 @@ class RunCursor {
   }
 }
 
-/** Appends to a temporary file through a buffer. */
-class Spool {
-  private readonly fd: number;
-  private buffer: Uint8Array;
+/**
+ * Postings written as they come into sections `${prefix}.postings.N`, through a buffer: the
+ * writer hands over one list at a time, most of them a few bytes.
+ */
+class PostingsSections {
+  private readonly buffer = new Uint8Array(4 << 20);
   private used = 0;
-  length = 0;
+  private part = -1;
   constructor(
-    readonly path: string,
-    private readonly width: 1 | 4,
-  ) {
-    this.fd = openSync(path, "w");
-    this.buffer = new Uint8Array(1 << 20);
-  }
-  push(v: number): void {
-    if (this.used + this.width > this.buffer.length) this.flush();
-    if (this.width === 1) this.buffer[this.used] = v;
-    else {
-      this.buffer[this.used] = v & 255;
-      this.buffer[this.used + 1] = (v >>> 8) & 255;
-      this.buffer[this.used + 2] = (v >>> 16) & 255;
-      this.buffer[this.used + 3] = v >>> 24;
+    private readonly out: ContainerWriter,
+    private readonly prefix: string,
+  ) {}
+  /** The PostingsWriter sink. */
+  readonly sink = (part: number, bytes: Uint8Array): void => {
+    if (part !== this.part) {
+      this.close();
+      this.out.begin(`${this.prefix}.postings.${part}`);
+      this.part = part;
     }
-    this.used += this.width;
-    this.length++;
-  }
-  flush(): void {
-    let off = 0;
-    while (off < this.used) off += writeSync(this.fd, this.buffer, off, this.used - off);
+    if (this.used + bytes.byteLength > this.buffer.length) this.flush();
+    if (bytes.byteLength > this.buffer.length) this.out.write(bytes);
+    else {
+      this.buffer.set(bytes, this.used);
+      this.used += bytes.byteLength;
+    }
+  };
+  private flush(): void {
+    if (this.used) this.out.write(this.buffer.subarray(0, this.used));
     this.used = 0;
   }
-  /** Copies the spooled bytes into a section of `out`. */
-  copyInto(out: ContainerWriter, name: string): void {
+  private close(): void {
+    if (this.part < 0) return;
     this.flush();
-    closeSync(this.fd);
-    out.begin(name);
-    const file = this.length ? Bun.mmap(this.path) : new Uint8Array(0);
-    for (let at = 0; at < file.byteLength; at += 64 << 20) out.write(file.subarray(at, Math.min(file.byteLength, at + (64 << 20))));
-    out.end();
-    rmSync(this.path, { force: true });
+    this.out.end();
+  }
+  /** Ends the last part: the number of parts written. */
+  finish(): number {
+    this.close();
+    return this.part + 1;
   }
 }
 
 function mergeRuns(
   out: ContainerWriter,
-  dir: string,
   runs: Container[],
-  fields: string[],
+  options: ShardOptions,
   docOfText: Int32Array,
   documents: number,
   progress: IndexBuildProgress,
 ): void {
+  const fields = options.fields;
   const F = fields.length;
   const cursors = runs.map((r) => new RunCursor(r));
-  const docs = new Spool(join(dir, "merged.docs"), 4);
-  const freqs = new Spool(join(dir, "merged.freqs"), 1);
-  const offsets = new Growable(Uint32Array);
-  offsets.push(0);
+  const sections = new PostingsSections(out, "index.text");
+  const writer = new PostingsWriter(sections.sink, MAX_SECTION_BYTES - 8);
+  const keepsPositions = fields.map((f) => options.positionFields?.includes(f) ?? false);
+  const listAt = new Growable(Float64Array);
+  const listDf = new Growable(Uint32Array);
   const vocabulary = new VocabularyWriter();
   // A min-heap of cursors by key; ties in run order, so documents stay in order.
   const heap: RunCursor[] = [];
@@ -224,24 +228,35 @@ function mergeRuns(
     const key = heap[0]!.key;
     holding.length = 0;
     while (heap.length && heap[0]!.key === key) holding.push(pop());
-    const before = docs.length;
+    let kept = 0;
     for (let f = 0; f < F; f++) {
+      const positions = keepsPositions[f]!;
+      writer.begin(positions);
+      let df = 0;
       for (const c of holding) {
-        const d = c.data;
-        const lo = d.offsets[c.term * F + f]!;
-        const hi = d.offsets[c.term * F + f + 1]!;
-        for (let p = lo; p < hi; p++) {
-          const doc = docOfText[c.base + d.docs[p]!]!;
-          if (doc < 0) continue;
-          docs.push(doc);
-          freqs.push(d.freqs[p]!);
+        const list = c.term * F + f;
+        if (!c.data.listDf[list]) continue;
+        const cursor = c.postings.open(c.data.listAt[list]!);
+        for (let b = 0; b < cursor.blocks; b++) {
+          const n = positions ? cursor.decodePositions(b) : cursor.decode(b);
+          for (let i = 0; i < n; i++) {
+            const doc = docOfText[c.base + cursor.docs[i]!]!;
+            if (doc < 0) continue;
+            writer.add(doc, cursor.tfs[i]!);
+            df++;
+            if (positions) for (let at = cursor.positionStarts[i]!, end = cursor.positionStarts[i + 1]!; at < end; at++) writer.position(cursor.positionValues[at]!);
+          }
         }
       }
-      offsets.push(docs.length);
+      const address = writer.end();
+      listAt.push(df ? address : 0);
+      listDf.push(df);
+      kept += df;
     }
-    if (docs.length === before) {
+    if (!kept) {
       // Every chunk holding the key was left out: the key is dropped too.
-      for (let f = 0; f < F; f++) offsets.length--;
+      listAt.length -= F;
+      listDf.length -= F;
     } else {
       vocabulary.add(key);
       terms++;
@@ -249,6 +264,7 @@ function mergeRuns(
     for (const c of holding) if (c.next()) push(c);
     if (++keys % 50_000 === 0) progress("merging the text index (terms)", terms, terms);
   }
+  const postingsParts = sections.finish();
   const fieldLengths = new Uint16Array(F * documents);
   for (const c of cursors) {
     const n = c.data.documentCount;
@@ -258,10 +274,5 @@ function mergeRuns(
       for (let f = 0; f < F; f++) fieldLengths[f * documents + doc] = c.data.fieldLengths[f * n + i]!;
     }
   }
-  out.section("index.text.meta", new TextEncoder().encode(JSON.stringify({ fields, documentCount: documents, terms })));
-  writeVocabulary(out, "index.text", vocabulary.finish());
-  out.section("index.text.offsets", offsets.view());
-  docs.copyInto(out, "index.text.docs");
-  freqs.copyInto(out, "index.text.freqs");
-  out.section("index.text.fieldLengths", fieldLengths);
+  writeShardTables(out, "index.text", { fields, documentCount: documents, terms, postingsParts }, { vocabulary: vocabulary.finish(), listAt: listAt.view(), listDf: listDf.view(), fieldLengths });
 }

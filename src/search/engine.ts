@@ -105,7 +105,7 @@ export const TITLE_BOOSTS = [2, 1];
 const analysis = (lang: string) => ({ tokenize: (s: string) => words(s, lang), processTerm: (w: string) => indexKey(fold(w)) });
 
 export function textShardOptions(lang: string): ShardOptions {
-  return { fields: TEXT_FIELDS, ...analysis(lang) };
+  return { fields: TEXT_FIELDS, positionFields: ["text", "section"], ...analysis(lang) };
 }
 
 export function titleShardOptions(lang: string): ShardOptions {

@@ -2,8 +2,9 @@
  * A search shard: MiniSearch's index model, laid out flat in typed arrays.
  *
  * What MiniSearch keeps as term → field → document → frequency Maps is here, for each
- * (term, field), a run of document numbers in increasing order with their term
- * frequencies, plus each document's field lengths. The vocabulary (vocabulary.ts) is sorted
+ * (term, field), a postings list (postings.ts: document numbers in increasing order with
+ * their term frequencies and, for the fields that keep them, word positions, in compressed
+ * blocks), plus each document's field lengths. The vocabulary (vocabulary.ts) is sorted
  * keys in typed arrays, for exact, prefix and typo lookups. Queries are scored as
  * MiniSearch scores them (BM25+ with its parameters, its prefix and fuzzy weights, times
  * the number of query words matched), summed into accumulators indexed by document rather
@@ -11,6 +12,7 @@
  * difference between about 1 GB and more than 21 GB of heap, and between milliseconds and
  * seconds for a common word.
  */
+import { memoryPostings, PostingsReader, type PostingsCursor } from "./postings";
 import { Vocabulary, vocabularyOf, type VocabularyData } from "./vocabulary";
 
 export interface ShardOptions {
@@ -18,6 +20,8 @@ export interface ShardOptions {
   tokenize: (text: string) => string[];
   /** Maps a token to the key it is indexed under (many tokens may share a key). */
   processTerm: (term: string) => string;
+  /** Fields whose word positions are kept (token indexes in tokenize()'s output). */
+  positionFields?: string[];
 }
 
 /** A query word: its index key, and how it may also match. */
@@ -69,21 +73,25 @@ export interface ShardData {
   documentCount: number;
   /** Index keys, by term number, in sorted order. */
   vocabulary: VocabularyData;
-  /** For term t and field f, postings offsets[t * F + f] up to offsets[t * F + f + 1]. */
-  offsets: Uint32Array;
-  docs: Uint32Array;
-  freqs: Uint8Array;
+  /** Postings lists (postings.ts), in parts of less than 4 GiB. */
+  postings: Uint8Array[];
+  /** For term t and field f, the address in postings of its list, listAt[t * F + f], and its document count, listDf[t * F + f] (0: no list). */
+  listAt: Float64Array;
+  listDf: Uint32Array;
   /** Unique terms per document, field after field (documentCount each). */
   fieldLengths: Uint16Array;
 }
 
 export class Shard {
+  /** The arrays the shard reads. */
+  readonly data: ShardData;
   readonly fields: string[];
   readonly documentCount: number;
   private readonly vocabulary: Vocabulary;
-  private readonly offsets: Uint32Array;
-  private readonly docs: Uint32Array;
-  private readonly freqs: Uint8Array;
+  private readonly listAt: Float64Array;
+  private readonly listDf: Uint32Array;
+  /** One cursor over the postings, reused by every call (they are synchronous). */
+  private readonly cursor: PostingsCursor;
   private readonly lengths: Uint16Array;
   /** BM25's length normalisation, k·(1 − b + b·length/average), per field and document. */
   private readonly norms: Float32Array[];
@@ -93,12 +101,13 @@ export class Shard {
   private readonly touched: Uint32Array;
 
   constructor(data: ShardData, boosts: number[]) {
+    this.data = data;
     this.fields = data.fields;
     this.documentCount = data.documentCount;
     this.boosts = boosts;
-    this.offsets = data.offsets;
-    this.docs = data.docs;
-    this.freqs = data.freqs;
+    this.listAt = data.listAt;
+    this.listDf = data.listDf;
+    this.cursor = new PostingsReader(data.postings).cursor();
     this.lengths = data.fieldLengths;
     this.vocabulary = new Vocabulary(data.vocabulary);
     const n = this.documentCount;
@@ -138,15 +147,16 @@ export class Shard {
   idf(key: string, field: number): number {
     const term = this.vocabulary.get(key);
     if (term === undefined) return 0;
-    const F = this.fields.length;
-    const df = this.offsets[term * F + field + 1]! - this.offsets[term * F + field]!;
+    const df = this.listDf[term * this.fields.length + field]!;
     return df ? Math.log(1 + (this.documentCount - df + 0.5) / (df + 0.5)) : 0;
   }
 
   /** Documents holding a term, in any field (postings counted twice where two fields hold it). */
   frequency(term: number): number {
     const F = this.fields.length;
-    return this.offsets[term * F + F]! - this.offsets[term * F]!;
+    let df = 0;
+    for (let f = 0; f < F; f++) df += this.listDf[term * F + f]!;
+    return df;
   }
 
   /**
@@ -203,7 +213,9 @@ export class Shard {
     const from = options.from ?? 0;
     const to = options.to ?? this.documentCount;
     const whole = from === 0 && to === this.documentCount;
-    const { docs, freqs, scores, masks, touched, offsets } = this;
+    const { scores, masks, touched, listAt, listDf, cursor } = this;
+    const docs = cursor.docs;
+    const freqs = cursor.tfs;
     const N = this.documentCount;
     const k1 = BM25.k + 1;
     let count = 0;
@@ -211,23 +223,34 @@ export class Shard {
     for (const { word, term, weight } of derived) {
       const bit = (1 << word) >>> 0;
       for (const f of fields) {
-        let lo = offsets[term * F + f]!;
-        let hi = offsets[term * F + f + 1]!;
-        if (lo === hi) continue;
-        const df = hi - lo;
+        const df = listDf[term * F + f]!;
+        if (df === 0) continue;
         const w = weight * this.boosts[f]! * Math.log(1 + (N - df + 0.5) / (df + 0.5));
+        cursor.open(listAt[term * F + f]!);
+        let first = 0;
+        let end = cursor.blocks;
         if (!whole) {
-          lo = lowerBound(docs, lo, hi, from);
-          hi = lowerBound(docs, lo, hi, to);
+          first = cursor.blockOf(from);
+          const last = to > 0 ? cursor.blockOf(to - 1) : 0;
+          if (last < end) end = last + 1;
         }
         const norm = this.norms[f]!;
-        postings += hi - lo;
-        for (let p = lo; p < hi; p++) {
-          const d = docs[p]!;
-          const tf = freqs[p]!;
-          if (masks[d] === 0) touched[count++] = d;
-          scores[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
-          masks[d] = (masks[d]! | bit) >>> 0;
+        for (let b = first; b < end; b++) {
+          const n = cursor.decode(b);
+          let p = 0;
+          let hi = n;
+          if (!whole) {
+            while (p < n && docs[p]! < from) p++;
+            while (hi > p && docs[hi - 1]! >= to) hi--;
+          }
+          postings += hi - p;
+          for (; p < hi; p++) {
+            const d = docs[p]!;
+            const tf = freqs[p]!;
+            if (masks[d] === 0) touched[count++] = d;
+            scores[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
+            masks[d] = (masks[d]! | bit) >>> 0;
+          }
         }
       }
     }
@@ -252,12 +275,20 @@ export class Shard {
   holds(term: number, doc: number): boolean {
     const F = this.fields.length;
     for (let f = 0; f < F; f++) {
-      const lo = this.offsets[term * F + f]!;
-      const hi = this.offsets[term * F + f + 1]!;
-      const at = lowerBound(this.docs, lo, hi, doc);
-      if (at < hi && this.docs[at] === doc) return true;
+      if (this.listDf[term * F + f] && this.cursor.open(this.listAt[term * F + f]!).holds(doc)) return true;
     }
     return false;
+  }
+
+  /**
+   * A term's word positions in a document's field (token indexes in the field's tokenize()
+   * output), for the fields that keep them; undefined when the field does not hold the term
+   * there. A view of scratch memory, valid until the next call on this shard: copy it to keep it.
+   */
+  positions(term: number, field: number, doc: number): Uint32Array | undefined {
+    const i = term * this.fields.length + field;
+    if (!this.listDf[i]) return undefined;
+    return this.cursor.open(this.listAt[i]!).positions(doc);
   }
 }
 
@@ -270,15 +301,6 @@ export function popcount(m: number): number {
   m -= (m >>> 1) & 0x55555555;
   m = (m & 0x33333333) + ((m >>> 2) & 0x33333333);
   return (((m + (m >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-}
-
-function lowerBound(a: Uint32Array, lo: number, hi: number, value: number): number {
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (a[mid]! < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** A growable run of unsigned integers, kept in fixed blocks so growth never copies. */
@@ -321,10 +343,18 @@ export function buildShard(
   // Postings in document order: (term * F + field, document, frequency).
   const postingKey = new Column((n) => new Uint32Array(n));
   const postingDoc = new Column((n) => new Uint32Array(n));
-  const postingFreq = new Column((n) => new Uint8Array(n));
+  // The term frequency, uncapped (it is also the number of positions).
+  const postingFreq = new Column((n) => new Uint32Array(n));
+  // Where in positionData the posting's positions start (fields that keep positions).
+  const postingPositions = new Column((n) => new Uint32Array(n));
+  const positionData = new Column((n) => new Uint32Array(n));
+  const keepsPositions = options.fields.map((f) => options.positionFields?.includes(f) ?? false);
+  // The terms of the field's tokens in order, and where each term's positions go.
+  const sequence: number[] = [];
+  let slot = new Uint32Array(1 << 16);
   let tf = new Uint32Array(1 << 16);
   // A page's title (and a section's heading) repeats in each of its chunks: analysed once.
-  const last = options.fields.map(() => ({ value: "\u0000", terms: [] as number[], freqs: [] as number[] }));
+  const last = options.fields.map(() => ({ value: "\u0000", terms: [] as number[], freqs: [] as number[], positionsAt: [] as number[] }));
   for (let i = 0; i < count; i++) {
     const doc = docAt(i);
     for (let f = 0; f < F; f++) {
@@ -332,6 +362,7 @@ export function buildShard(
       const cached = last[f]!;
       if (value !== cached.value) {
         const found: number[] = [];
+        sequence.length = 0;
         for (const token of options.tokenize(value)) {
           let term = termOf.get(token);
           if (term === undefined) {
@@ -347,20 +378,36 @@ export function buildShard(
               const grown = new Uint32Array(tf.length * 2);
               grown.set(tf);
               tf = grown;
+              slot = new Uint32Array(tf.length);
             }
           }
           if (tf[term]!++ === 0) found.push(term);
+          if (keepsPositions[f]) sequence.push(term);
         }
         cached.value = value;
         cached.terms = found;
         cached.freqs = found.map((t) => tf[t]!);
+        if (keepsPositions[f]) {
+          // Each term's positions together, in the order of found.
+          const base = positionData.length;
+          let at = 0;
+          cached.positionsAt = found.map((t) => {
+            slot[t] = at;
+            at += tf[t]!;
+            return base + slot[t]!;
+          });
+          const grouped = new Uint32Array(sequence.length);
+          sequence.forEach((t, position) => (grouped[slot[t]!++] = position));
+          for (const position of grouped) positionData.push(position);
+        }
         for (const t of found) tf[t] = 0;
       }
       fieldLengths[f * count + i] = Math.min(MAX_LENGTH, cached.terms.length);
       for (let t = 0; t < cached.terms.length; t++) {
         postingKey.push(cached.terms[t]! * F + f);
         postingDoc.push(i);
-        postingFreq.push(Math.min(MAX_FREQ, cached.freqs[t]!));
+        postingFreq.push(cached.freqs[t]!);
+        postingPositions.push(keepsPositions[f] ? cached.positionsAt[t]! : 0);
       }
     }
     if ((i + 1) % 10_000 === 0 || i + 1 === count) progress(i + 1);
@@ -376,12 +423,26 @@ export function buildShard(
   for (let i = 0; i < total; i++) offsets[rekey(postingKey.get(i)) + 1]!++;
   for (let i = 1; i < offsets.length; i++) offsets[i]! += offsets[i - 1]!;
   const next = offsets.slice(0, -1);
-  const docs = new Uint32Array(total);
-  const freqs = new Uint8Array(total);
-  for (let i = 0; i < total; i++) {
-    const at = next[rekey(postingKey.get(i))]!++;
-    docs[at] = postingDoc.get(i);
-    freqs[at] = postingFreq.get(i);
+  const order = new Uint32Array(total);
+  for (let i = 0; i < total; i++) order[next[rekey(postingKey.get(i))]!++] = i;
+  const lists = keys.length * F;
+  const listAt = new Float64Array(lists);
+  const listDf = new Uint32Array(lists);
+  const { writer, parts } = memoryPostings();
+  for (let list = 0; list < lists; list++) {
+    const lo = offsets[list]!;
+    const hi = offsets[list + 1]!;
+    if (lo === hi) continue;
+    const positions = keepsPositions[list % F]!;
+    writer.begin(positions);
+    for (let p = lo; p < hi; p++) {
+      const i = order[p]!;
+      const freq = postingFreq.get(i);
+      writer.add(postingDoc.get(i), Math.min(MAX_FREQ, freq));
+      if (positions) for (let at = postingPositions.get(i), end = at + freq; at < end; at++) writer.position(positionData.get(at));
+    }
+    listAt[list] = writer.end();
+    listDf[list] = hi - lo;
   }
-  return { fields: options.fields, documentCount: count, vocabulary: vocabularyOf(byKey.map((t) => keys[t]!)), offsets, docs, freqs, fieldLengths };
+  return { fields: options.fields, documentCount: count, vocabulary: vocabularyOf(byKey.map((t) => keys[t]!)), postings: parts(), listAt, listDf, fieldLengths };
 }

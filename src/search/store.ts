@@ -1,6 +1,6 @@
 /**
- * The search indexes in a snapshot's sections (`${prefix}.meta`, vocabulary, offsets, docs,
- * freqs, fieldLengths): written by the build, mapped back as shards at boot.
+ * The search indexes in a snapshot's sections (`${prefix}.meta`, vocabulary, postings.N,
+ * listAt, listDf, fieldLengths): written by the build, mapped back as shards at boot.
  */
 import { type Container, type ContainerWriter, type Snapshot, viewOf } from "../snapshot";
 import { TEXT_BOOSTS, TITLE_BOOSTS } from "./engine";
@@ -18,25 +18,36 @@ export function loadIndexes(snapshot: Snapshot): Indexes {
 
 /** A shard's arrays as sections `${prefix}.…`. */
 export function writeShardData(out: ContainerWriter, prefix: string, d: ShardData): void {
-  out.section(`${prefix}.meta`, new TextEncoder().encode(JSON.stringify({ fields: d.fields, documentCount: d.documentCount, terms: d.vocabulary.starts.length - 1 })));
+  d.postings.forEach((part, i) => out.section(`${prefix}.postings.${i}`, part));
+  writeShardTables(out, prefix, { fields: d.fields, documentCount: d.documentCount, terms: d.vocabulary.starts.length - 1, postingsParts: d.postings.length }, d);
+}
+
+export interface ShardMeta {
+  fields: string[];
+  documentCount: number;
+  terms: number;
+  postingsParts: number;
+}
+
+/** Everything of a shard but its postings (which a merge streams into `${prefix}.postings.N` itself). */
+export function writeShardTables(out: ContainerWriter, prefix: string, meta: ShardMeta, d: Pick<ShardData, "vocabulary" | "listAt" | "listDf" | "fieldLengths">): void {
+  out.section(`${prefix}.meta`, new TextEncoder().encode(JSON.stringify(meta)));
   writeVocabulary(out, prefix, d.vocabulary);
-  out.section(`${prefix}.offsets`, d.offsets);
-  out.section(`${prefix}.docs`, d.docs);
-  out.section(`${prefix}.freqs`, d.freqs);
+  out.section(`${prefix}.listAt`, d.listAt);
+  out.section(`${prefix}.listDf`, d.listDf);
   out.section(`${prefix}.fieldLengths`, d.fieldLengths);
 }
 
 /** A shard's arrays from its sections (views of the mapped file). */
 export function readShardData(container: Container, prefix: string): ShardData {
-  const meta = JSON.parse(new TextDecoder().decode(container.section(`${prefix}.meta`))) as { fields: string[]; documentCount: number; terms: number };
-  const vocabulary = readVocabulary(container, prefix);
+  const meta = JSON.parse(new TextDecoder().decode(container.section(`${prefix}.meta`))) as ShardMeta;
   return {
     fields: meta.fields,
     documentCount: meta.documentCount,
-    vocabulary,
-    offsets: viewOf(Uint32Array, container.section(`${prefix}.offsets`)),
-    docs: viewOf(Uint32Array, container.section(`${prefix}.docs`)),
-    freqs: container.section(`${prefix}.freqs`),
+    vocabulary: readVocabulary(container, prefix),
+    postings: Array.from({ length: meta.postingsParts }, (_x, i) => container.section(`${prefix}.postings.${i}`)),
+    listAt: viewOf(Float64Array, container.section(`${prefix}.listAt`)),
+    listDf: viewOf(Uint32Array, container.section(`${prefix}.listDf`)),
     fieldLengths: viewOf(Uint16Array, container.section(`${prefix}.fieldLengths`)),
   };
 }

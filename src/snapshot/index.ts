@@ -5,7 +5,7 @@ export { openSnapshot, readSnapshotMeta, type Snapshot } from "./read";
 export { SnapshotWriter, type PageInput } from "./write";
 export { readFormat1 } from "./format1";
 export { Growable, StoredStrings, StringColumn, viewOf } from "./columns";
-export { ContainerWriter, openContainer, type Container } from "./container";
+export { ContainerWriter, MAX_SECTION_BYTES, openContainer, type Container } from "./container";
 export { PageTable, isoSeconds } from "./pages";
 export { latestSnapshot } from "./locate";
 export { sameBytes, sha256 } from "./hash";

@@ -1,0 +1,392 @@
+/**
+ * Block-compressed postings (src/search/postings.ts): lists of real postings written and read
+ * back, skip data, ranges, positions; and shards on them scoring exactly as the flat arrays
+ * they replace (a copy of the old flat layout and its match() is kept here as the oracle).
+ */
+import { describe, expect, test } from "bun:test";
+import { openSnapshot, type Snapshot } from "../src/snapshot";
+import { textShardOptions, TEXT_BOOSTS } from "../src/search/engine";
+import { BLOCK, memoryPostings, PostingsReader, type PostingsCursor } from "../src/search/postings";
+import { buildShard, Shard, popcount, type ShardData, type ShardOptions, type WordSpec } from "../src/search/shard";
+import { EN_2006, EN_2016, snapshotFor, TRUNCATED_XZ } from "./helpers";
+
+type Doc = Record<string, string>;
+
+function textDocs(snapshot: Snapshot): Doc[] {
+  return snapshot.pages.list().flatMap((page) =>
+    page.chunks.map((chunk) => ({ text: chunk.text, section: page.sections[chunk.section]?.heading ?? "", title: page.title })),
+  );
+}
+
+/** The old layout: for (term, field) list k, docs[offsets[k]..offsets[k+1]) with freqs, terms in key order. */
+interface Flat {
+  keys: string[];
+  offsets: Uint32Array;
+  docs: Uint32Array;
+  freqs: Uint8Array;
+}
+
+/** The old buildShard's postings, computed the plain way (tokens counted per document and field). */
+function flatPostings(docs: Doc[], options: ShardOptions): Flat {
+  const F = options.fields.length;
+  const lists = new Map<string, [number, number][]>();
+  docs.forEach((doc, d) => {
+    options.fields.forEach((field, f) => {
+      const counts = new Map<string, number>();
+      for (const token of options.tokenize(doc[field] ?? "")) {
+        const key = options.processTerm(token);
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+      for (const [key, n] of counts) {
+        const id = `${key}\u0000${f}`;
+        let list = lists.get(id);
+        if (!list) lists.set(id, (list = []));
+        list.push([d, Math.min(255, n)]);
+      }
+    });
+  });
+  const keys = [...new Set([...lists.keys()].map((id) => id.split("\u0000")[0]!))].sort((a, b) => (a < b ? -1 : 1));
+  const offsets = new Uint32Array(keys.length * F + 1);
+  let total = 0;
+  for (const l of lists.values()) total += l.length;
+  const flatDocs = new Uint32Array(total);
+  const freqs = new Uint8Array(total);
+  let at = 0;
+  keys.forEach((key, t) => {
+    for (let f = 0; f < F; f++) {
+      offsets[t * F + f] = at;
+      for (const [d, n] of lists.get(`${key}\u0000${f}`) ?? []) {
+        flatDocs[at] = d;
+        freqs[at++] = n;
+      }
+    }
+  });
+  offsets[keys.length * F] = at;
+  return { keys, offsets, docs: flatDocs, freqs };
+}
+
+const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
+
+function lowerBound(a: Uint32Array, lo: number, hi: number, value: number): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The old Shard.match() over flat arrays, verbatim but for its setting (the terms come from the new shard's derive()). */
+function flatMatch(shard: Shard, data: ShardData, flat: Flat, boosts: number[], words: WordSpec[], options: { fields?: number[]; from?: number; to?: number }) {
+  const derived = shard.derive(words);
+  const F = data.fields.length;
+  const N = data.documentCount;
+  const norms = data.fields.map((_f, f) => {
+    const lengths = data.fieldLengths.subarray(f * N, (f + 1) * N);
+    let sum = 0;
+    for (let d = 0; d < N; d++) sum += lengths[d]!;
+    const average = sum / N || 1;
+    const norm = new Float32Array(N);
+    for (let d = 0; d < N; d++) norm[d] = BM25.k * (1 - BM25.b + (BM25.b * lengths[d]!) / average);
+    return norm;
+  });
+  const fields = options.fields ?? data.fields.map((_f, i) => i);
+  const from = options.from ?? 0;
+  const to = options.to ?? N;
+  const whole = from === 0 && to === N;
+  const { docs, freqs, offsets } = flat;
+  const scores = new Float64Array(N);
+  const masks = new Uint32Array(N);
+  const touched: number[] = [];
+  const k1 = BM25.k + 1;
+  let postings = 0;
+  for (const { word, term, weight } of derived) {
+    const bit = (1 << word) >>> 0;
+    for (const f of fields) {
+      let lo = offsets[term * F + f]!;
+      let hi = offsets[term * F + f + 1]!;
+      if (lo === hi) continue;
+      const df = hi - lo;
+      const w = weight * boosts[f]! * Math.log(1 + (N - df + 0.5) / (df + 0.5));
+      if (!whole) {
+        lo = lowerBound(docs, lo, hi, from);
+        hi = lowerBound(docs, lo, hi, to);
+      }
+      const norm = norms[f]!;
+      postings += hi - lo;
+      for (let p = lo; p < hi; p++) {
+        const d = docs[p]!;
+        const tf = freqs[p]!;
+        if (masks[d] === 0) touched.push(d);
+        scores[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
+        masks[d] = (masks[d]! | bit) >>> 0;
+      }
+    }
+  }
+  return {
+    postings,
+    docs: touched,
+    masks: touched.map((d) => masks[d]!),
+    scores: touched.map((d) => scores[d]! * popcount(masks[d]!)),
+  };
+}
+
+/** A small deterministic generator (mulberry32). */
+function random(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Fixture {
+  docs: Doc[];
+  options: ShardOptions;
+  data: ShardData;
+  shard: Shard;
+  flat: Flat;
+}
+
+const fixtures = new Map<string, Promise<Fixture>>();
+function fixture(name: "en" | "ja"): Promise<Fixture> {
+  let p = fixtures.get(name);
+  if (!p) {
+    p = (async () => {
+      const path = name === "en" ? await snapshotFor({ dumps: [EN_2016, EN_2006] }) : await snapshotFor({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });
+      const snapshot = openSnapshot(path);
+      const docs = textDocs(snapshot);
+      const options = textShardOptions(snapshot.meta.wiki.lang);
+      const data = buildShard(docs.length, (i) => docs[i]!, options);
+      return { docs, options, data, shard: new Shard(data, TEXT_BOOSTS), flat: flatPostings(docs, options) };
+    })();
+    fixtures.set(name, p);
+  }
+  return p;
+}
+
+/** Every (doc, tf) of a list, block by block. */
+function readAll(cursor: PostingsCursor): [number[], number[]] {
+  const docs: number[] = [];
+  const tfs: number[] = [];
+  for (let b = 0; b < cursor.blocks; b++) {
+    const n = cursor.decode(b);
+    for (let i = 0; i < n; i++) {
+      docs.push(cursor.docs[i]!);
+      tfs.push(cursor.tfs[i]!);
+    }
+  }
+  return [docs, tfs];
+}
+
+/** Real lists of the given sizes, as (docs, tfs), and the longest last. */
+function realLists(flat: Flat, sizes: number[]): [Uint32Array, Uint8Array][] {
+  const out: [Uint32Array, Uint8Array][] = [];
+  const n = flat.offsets.length - 1;
+  let longest = 0;
+  for (let k = 1; k < n; k++) if (flat.offsets[k + 1]! - flat.offsets[k]! > flat.offsets[longest + 1]! - flat.offsets[longest]!) longest = k;
+  // The first list of each size or, when none has it, the first postings of the first longer one.
+  for (const size of sizes) {
+    let k = 0;
+    while (k < n && flat.offsets[k + 1]! - flat.offsets[k]! !== size) k++;
+    if (k === n) k = 0;
+    while (k < n && flat.offsets[k + 1]! - flat.offsets[k]! < size) k++;
+    const lo = flat.offsets[k]!;
+    out.push([flat.docs.subarray(lo, lo + size), flat.freqs.subarray(lo, lo + size)]);
+  }
+  out.push([flat.docs.subarray(flat.offsets[longest], flat.offsets[longest + 1]), flat.freqs.subarray(flat.offsets[longest], flat.offsets[longest + 1])]);
+  return out;
+}
+
+describe("the postings codec", () => {
+  test("real lists of 1, 127, 128, 129, 255, 256, 257 and thousands of postings read back whole, by range and by document, across several parts", async () => {
+    const { flat } = await fixture("en");
+    const lists = realLists(flat, [1, 2, 127, 128, 129, 255, 256, 257, 1000]);
+    expect(lists.length).toBe(10);
+    expect(lists.at(-1)![0].length).toBeGreaterThan(3000);
+    // A tiny part size, so that the lists spread over several parts.
+    const { writer, parts } = memoryPostings(8192);
+    const addresses = lists.map(([docs, tfs]) => {
+      writer.begin(false);
+      docs.forEach((d, i) => writer.add(d, tfs[i]!));
+      return writer.end();
+    });
+    const reader = new PostingsReader(parts());
+    expect(reader.parts.length).toBeGreaterThanOrEqual(2);
+    expect(reader.parts.every((p) => p.byteLength <= 8192 + 8)).toBe(true);
+    const cursor = reader.cursor();
+    const rand = random(7);
+    lists.forEach(([docs, tfs], l) => {
+      cursor.open(addresses[l]!);
+      expect(cursor.df).toBe(docs.length);
+      expect(cursor.blocks).toBe(Math.ceil(docs.length / BLOCK));
+      const [gotDocs, gotTfs] = readAll(cursor);
+      expect(gotDocs).toEqual([...docs]);
+      expect(gotTfs).toEqual([...tfs]);
+      for (let b = 0; b < cursor.blocks; b++) {
+        const block = [...tfs.subarray(b * BLOCK, (b + 1) * BLOCK)];
+        expect(cursor.lastDoc(b)).toBe(docs[Math.min(docs.length, (b + 1) * BLOCK) - 1]!);
+        expect(cursor.maxTf(b)).toBe(Math.max(...block));
+      }
+      // holds() at every block edge, just inside and outside it, and beyond the ends.
+      const probes = new Set<number>([0, docs[0]! - 1, docs.at(-1)! + 1, docs.at(-1)! + 1000]);
+      for (let i = 0; i < docs.length; i += BLOCK) for (const j of [i - 1, i, i + 1]) if (j >= 0 && j < docs.length) for (const delta of [-1, 0, 1]) probes.add(docs[j]! + delta);
+      for (let i = 0; i < 50; i++) probes.add(Math.floor(rand() * (docs.at(-1)! + 2)));
+      const inList = new Set(docs);
+      for (const doc of probes) {
+        if (doc < 0) continue;
+        expect(cursor.holds(doc)).toBe(inList.has(doc));
+        expect(cursor.tf(doc)).toBe(inList.has(doc) ? tfs[docs.indexOf(doc)]! : 0);
+      }
+      // Ranges [from, to), many crossing blocks.
+      for (let i = 0; i < 30; i++) {
+        const a = Math.floor(rand() * (docs.at(-1)! + 2));
+        const b = a + Math.floor(rand() * (docs.at(-1)! / 3 + 2));
+        const seen: number[] = [];
+        cursor.forEach((d, tf) => {
+          seen.push(d);
+          expect(tf).toBe(tfs[docs.indexOf(d)]!);
+        }, a, b);
+        expect(seen).toEqual([...docs].filter((d) => d >= a && d < b));
+      }
+    });
+  }, 300_000);
+
+  test("term frequencies up to 255 with more positions than that, and positions round trip", async () => {
+    const { flat } = await fixture("en");
+    const docs = realLists(flat, [300])[0]![0];
+    const rand = random(3);
+    // Real documents with made-up occurrences: some over the 255 cap, most 1.
+    const positions = [...docs].map((_d, i) => {
+      const n = i % 50 === 0 ? 256 + Math.floor(rand() * 100) : i % 7 === 0 ? 255 : 1 + Math.floor(rand() * 3);
+      const out: number[] = [];
+      let p = -1;
+      for (let j = 0; j < n; j++) out.push((p += 1 + Math.floor(rand() * (i % 3 === 0 ? 20_000 : 5))));
+      return out;
+    });
+    const { writer, parts } = memoryPostings();
+    writer.begin(true);
+    docs.forEach((d, i) => {
+      writer.add(d, Math.min(255, positions[i]!.length));
+      for (const p of positions[i]!) writer.position(p);
+    });
+    const address = writer.end();
+    const cursor = new PostingsReader(parts()).cursor().open(address);
+    expect(cursor.hasPositions).toBe(true);
+    const [, tfs] = readAll(cursor);
+    expect(tfs).toEqual(positions.map((p) => Math.min(255, p.length)));
+    expect(tfs.filter((t) => t === 255).length).toBeGreaterThan(10);
+    docs.forEach((d, i) => expect([...cursor.positions(d)!]).toEqual(positions[i]!));
+    expect(cursor.positions(docs.at(-1)! + 1)).toBeUndefined();
+    // A wrong number of positions for the term frequency is refused.
+    writer.begin(true);
+    writer.add(1, 2);
+    writer.position(4);
+    expect(() => writer.end()).toThrow(/positions/);
+    writer.begin(false);
+    writer.add(5, 1);
+    expect(() => writer.add(5, 1)).toThrow(/document 5 after 5/);
+    expect(() => writer.add(6, 0)).toThrow(/term frequency/);
+  }, 300_000);
+});
+
+describe("a shard on block postings", () => {
+  for (const name of ["en", "ja"] as const) {
+    test(`${name}: every list holds exactly the flat layout's postings, and positions match the field's tokens`, async () => {
+      const { data, shard, flat, docs, options } = await fixture(name);
+      const F = data.fields.length;
+      expect(data.listDf.length).toBe(flat.keys.length * F);
+      const cursor = new PostingsReader(data.postings).cursor();
+      for (let k = 0; k < data.listDf.length; k++) {
+        const lo = flat.offsets[k]!;
+        const hi = flat.offsets[k + 1]!;
+        expect(data.listDf[k]).toBe(hi - lo);
+        if (lo === hi) continue;
+        cursor.open(data.listAt[k]!);
+        let i = lo;
+        for (let b = 0; b < cursor.blocks; b++) {
+          const n = cursor.decode(b);
+          for (let j = 0; j < n; j++, i++) {
+            if (cursor.docs[j] !== flat.docs[i] || cursor.tfs[j] !== flat.freqs[i]) throw new Error(`list ${k} posting ${i - lo} differs`);
+          }
+        }
+        expect(i).toBe(hi);
+      }
+      // Positions: the token indexes of each key in the text and section fields of sampled documents.
+      const rand = random(11);
+      let checked = 0;
+      for (let s = 0; s < 60; s++) {
+        const d = Math.floor(rand() * docs.length);
+        for (const [field, f] of [["text", 0], ["section", 1]] as const) {
+          const expected = new Map<string, number[]>();
+          options.tokenize(docs[d]![field]!).forEach((token, i) => {
+            const key = options.processTerm(token);
+            expected.set(key, [...(expected.get(key) ?? []), i]);
+          });
+          for (const [key, list] of expected) {
+            const term = shard.derive([{ key, prefix: false, fuzzy: 0 }]).find((x) => x.weight === 1)!.term;
+            expect([...shard.positions(term, f, d)!]).toEqual(list);
+            expect(shard.holds(term, d)).toBe(true);
+            checked++;
+          }
+        }
+        // The title field keeps no positions.
+        const titleKey = options.processTerm(options.tokenize(docs[d]!.title!)[0]!);
+        const titleTerm = shard.derive([{ key: titleKey, prefix: false, fuzzy: 0 }])[0]!.term;
+        expect(shard.positions(titleTerm, 2, d)).toBeUndefined();
+      }
+      expect(checked).toBeGreaterThan(1000);
+    }, 300_000);
+  }
+
+  test("match() gives the flat layout's documents, scores, masks and postings counts for hundreds of real queries", async () => {
+    let compared = 0;
+    for (const name of ["en", "ja"] as const) {
+      const { data, shard, flat, docs, options } = await fixture(name);
+      const rand = random(name === "en" ? 1 : 2);
+      const N = data.documentCount;
+      const pickKey = () => {
+        for (;;) {
+          const tokens = options.tokenize(docs[Math.floor(rand() * docs.length)]!.text!);
+          if (tokens.length) return options.processTerm(tokens[Math.floor(rand() * tokens.length)]!);
+        }
+      };
+      const queries: { words: WordSpec[]; fields?: number[]; from?: number; to?: number }[] = [];
+      for (let q = 0; q < (name === "en" ? 240 : 80); q++) {
+        const kind = q % 6;
+        const words: WordSpec[] = [];
+        const n = 1 + Math.floor(rand() * 3);
+        for (let w = 0; w < n; w++) {
+          let key = pickKey();
+          if (kind === 1 && key.length > 3) key = key.slice(0, 2 + Math.floor(rand() * (key.length - 2)));
+          if (kind === 2 && key.length > 3) {
+            const at = Math.floor(rand() * key.length);
+            key = key.slice(0, at) + "xq"[Math.floor(rand() * 2)] + key.slice(at + 1);
+          }
+          words.push({ key, prefix: kind === 1 || kind === 5, fuzzy: kind === 2 ? 1 + Math.floor(rand() * 2) : 0 });
+        }
+        const query: (typeof queries)[number] = { words };
+        if (kind >= 3) {
+          query.from = Math.floor(rand() * N);
+          query.to = query.from + Math.floor(rand() * (N - query.from + 1));
+        }
+        if (kind === 4) query.fields = [Math.floor(rand() * 3)];
+        queries.push(query);
+      }
+      for (const q of queries) {
+        const { words, ...rest } = q;
+        const got = shard.match(words, rest);
+        const want = flatMatch(shard, data, flat, TEXT_BOOSTS, words, rest);
+        expect(got.postings).toBe(want.postings);
+        expect([...got.docs.subarray(0, got.count)]).toEqual(want.docs);
+        expect([...got.masks.subarray(0, got.count)]).toEqual(want.masks);
+        // Bit-identical scores: the same additions in the same order.
+        expect([...got.scores.subarray(0, got.count)]).toEqual(want.scores);
+        compared += got.count;
+      }
+      expect(queries.filter((q) => shard.match(q.words, q).count > 0).length).toBeGreaterThan(queries.length / 2);
+    }
+    expect(compared).toBeGreaterThan(10_000);
+  }, 300_000);
+});
