@@ -340,6 +340,60 @@ describe("a shard on block postings", () => {
     }, 300_000);
   }
 
+  for (const name of ["en", "ja"] as const) {
+    test(`${name}: phrases and the smallest span read from the positions agree with the field's tokens`, async () => {
+      const { shard, docs, options } = await fixture(name);
+      const rand = random(23);
+      const keysOf = (text: string) => options.tokenize(text).map((t) => options.processTerm(t));
+      const termOf = (key: string) => shard.termOf(key)!;
+      const holds = (ks: string[], seq: string[]) => ks.some((_k, i) => seq.every((x, j) => ks[i + j] === x));
+      const span = (ks: string[], wanted: Set<string>) => {
+        const present = new Set(ks.filter((k) => wanted.has(k)));
+        if (present.size < 2) return 0;
+        let best = Infinity;
+        for (let lo = 0; lo < ks.length; lo++) {
+          if (!present.has(ks[lo]!)) continue;
+          const seen = new Set<string>();
+          for (let hi = lo; hi < ks.length; hi++) {
+            if (present.has(ks[hi]!)) seen.add(ks[hi]!);
+            if (seen.size === present.size) {
+              best = Math.min(best, hi - lo + 1);
+              break;
+            }
+          }
+        }
+        return best;
+      };
+      let found = 0;
+      let absent = 0;
+      const long = docs.map((_d, i) => i).filter((i) => keysOf(docs[i]!.text!).length > 5);
+      for (let s = 0; s < 300; s++) {
+        const d = long[Math.floor(rand() * long.length)]!;
+        const ks = keysOf(docs[d]!.text!);
+        const at = Math.floor(rand() * (ks.length - 3));
+        const phrase = ks.slice(at, at + 2 + Math.floor(rand() * 2));
+        expect(shard.holdsSequence(phrase.map(termOf), 0, d)).toBe(true);
+        for (const e of [d, Math.floor(rand() * docs.length), Math.floor(rand() * docs.length)]) {
+          for (const [field, f] of [["text", 0], ["section", 1]] as const) {
+            const other = keysOf(docs[e]![field]!);
+            for (const seq of [phrase, [...phrase].reverse()]) {
+              const expected = holds(other, seq);
+              expect(shard.holdsSequence(seq.map(termOf), f, e)).toBe(expected);
+              if (expected) found++;
+              else absent++;
+            }
+          }
+          // Two to four words of the sampled text, some repeated in the document, some not in it.
+          const wanted = new Set([phrase[0]!, ks[Math.floor(rand() * ks.length)]!, ks[Math.floor(rand() * ks.length)]!]);
+          const other = keysOf(docs[e]!.text!);
+          expect(shard.smallestSpan([...wanted].map(termOf), 0, e)).toBe(span(other, wanted));
+        }
+      }
+      expect(found).toBeGreaterThan(300);
+      expect(absent).toBeGreaterThan(300);
+    }, 300_000);
+  }
+
   test("match() gives the flat layout's documents, scores, masks and postings counts for hundreds of real queries", async () => {
     let compared = 0;
     for (const name of ["en", "ja"] as const) {

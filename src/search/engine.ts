@@ -12,7 +12,7 @@
  * together.
  */
 import type { PageTable, Snapshot, SnapshotPage } from "../snapshot";
-import { fold, indexKey, phraseTest, termOfKey, terms, words } from "./analyze";
+import { fold, indexKey, termOfKey, words } from "./analyze";
 import { formatText, formatTitle } from "./highlight";
 import { parseQuery, titleKey, type ParsedQuery } from "./query";
 import { TitleLookup } from "./titles";
@@ -96,6 +96,8 @@ const TITLE_BOOST = 2;
 const TIERS = 5;
 
 export const TEXT_FIELDS = ["text", "section", "title"];
+const TEXT_FIELD = 0;
+const SECTION_FIELD = 1;
 /** The page title in every chunk entry: questions name the topic more often than the passage does. */
 export const TEXT_BOOSTS = [1, 0.5, 0.5];
 export const TITLE_FIELDS = ["title", "aliases"];
@@ -637,25 +639,35 @@ export class Engine {
     if (!query.phrases.length) return query;
     const phrases = query.phrases.filter((phrase) => {
       if (this.late()) return true;
+      const sequence = this.phraseTerms(phrase);
+      if (!sequence) return false;
       const specs = phrase.map((w) => ({ key: indexKey(w), prefix: false, fuzzy: 0 }));
       const m = this.counted(this.text.match(specs, { into: (this.buffers[2] ??= matchBuffer(this.text.documentCount)) }));
       const full = 2 ** specs.length - 1;
-      const holds = phraseTest(phrase, this.lang);
       for (let i = 0, checked = 0; i < m.count && checked < PHRASE_CHECKS; i++) {
         if (m.masks[i] !== full) continue;
         checked++;
-        if (this.chunkHolds(m.docs[i]!, holds)) return true;
+        if (this.chunkHolds(m.docs[i]!, sequence)) return true;
       }
       return false;
     });
     return phrases.length === query.phrases.length ? query : { ...query, phrases };
   }
 
-  /** Whether a chunk's text or its section heading passes a phrase test. */
-  private chunkHolds(doc: number, holds: (text: string) => boolean): boolean {
-    const p = this.pageOfChunk[doc]!;
-    const c = doc - this.firstChunk[p]!;
-    return holds(this.pages.chunkText(p, c)) || holds(this.pages.chunkHeading(p, c));
+  /** A phrase's words as text-shard term numbers; undefined when the index lacks one (no chunk holds it). */
+  private phraseTerms(phrase: string[]): number[] | undefined {
+    const sequence: number[] = [];
+    for (const w of phrase) {
+      const term = this.text.termOf(indexKey(w));
+      if (term === undefined) return undefined;
+      sequence.push(term);
+    }
+    return sequence;
+  }
+
+  /** Whether a chunk's text or its section heading holds a phrase's terms as consecutive words (from the positions). */
+  private chunkHolds(doc: number, sequence: number[]): boolean {
+    return this.text.holdsSequence(sequence, TEXT_FIELD, doc) || this.text.holdsSequence(sequence, SECTION_FIELD, doc);
   }
 
   /**
@@ -667,7 +679,8 @@ export class Engine {
     const order = bestEntries(pool.tiers, pool.scores, pool.size, PHRASE_CHECKS);
     const kept: Candidate[] = [];
     const pages = new Set<number>();
-    const tests = query.phrases.map((ph) => phraseTest(ph, this.lang));
+    const sequences = query.phrases.map((ph) => this.phraseTerms(ph));
+    if (sequences.some((seq) => !seq)) return { list: [], estimate: 1 };
     let checked = 0;
     for (let k = 0; k < order.length; k++) {
       if ((pages.size >= need && k >= PHRASE_SAMPLE) || (k % 16 === 15 && this.late())) break;
@@ -675,7 +688,7 @@ export class Engine {
       const i = order[k]!;
       const doc = pool.docs[i]!;
       const p = this.pageOfChunk[doc]!;
-      if (tests.every((holds) => this.chunkHolds(doc, holds))) {
+      if (sequences.every((seq) => this.chunkHolds(doc, seq!))) {
         kept.push({ ...pool.candidate(i), position: i });
         pages.add(p);
       }
@@ -684,14 +697,19 @@ export class Engine {
     return { list: kept, estimate };
   }
 
-  /** Raises chunks whose matched words stand close together. */
+  /** Raises chunks whose matched words stand close together (measured on the text's word positions). */
   private proximity(list: Candidate[], query: ParsedQuery): void {
     if (query.words.length < 2) return;
+    const queryTerms = new Set<number>();
+    for (const w of query.words) {
+      const term = this.text.termOf(indexKey(w));
+      if (term !== undefined) queryTerms.add(term);
+    }
     for (const c of list) {
-      const p = this.pageOfChunk[c.chunk]!;
-      const text = this.pages.chunkText(p, c.chunk - this.firstChunk[p]!);
+      const wanted = new Set(queryTerms);
+      for (const d of c.derived) wanted.add(d.term);
+      const span = this.text.smallestSpan([...wanted], TEXT_FIELD, c.chunk);
       const matched = this.termsOf(c);
-      const span = smallestSpan(terms(text, this.lang), new Set([...matched, ...query.words]));
       if (span > 0) c.score *= 1 + 1 / (1 + Math.max(0, span - matched.length));
     }
   }
@@ -770,27 +788,3 @@ class Heap {
 const byTierScore = (a: Candidate, b: Candidate) => a.tier - b.tier || b.score - a.score;
 const byRank = (a: PageCandidate, b: PageCandidate) => a.group - b.group || byTierScore(a.best, b.best);
 
-/** The fewest consecutive words holding every distinct matched term (0 when fewer than two match). */
-function smallestSpan(toks: string[], wanted: Set<string>): number {
-  const present = new Set(toks.filter((t) => wanted.has(t)));
-  if (present.size < 2) return 0;
-  const counts = new Map<string, number>();
-  let have = 0;
-  let best = Infinity;
-  for (let lo = 0, hi = 0; hi < toks.length; hi++) {
-    const t = toks[hi]!;
-    if (!present.has(t)) continue;
-    counts.set(t, (counts.get(t) ?? 0) + 1);
-    if (counts.get(t) === 1) have++;
-    while (have === present.size) {
-      best = Math.min(best, hi - lo + 1);
-      const l = toks[lo]!;
-      if (present.has(l)) {
-        counts.set(l, counts.get(l)! - 1);
-        if (counts.get(l) === 0) have--;
-      }
-      lo++;
-    }
-  }
-  return best === Infinity ? 0 : best;
-}

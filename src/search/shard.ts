@@ -290,6 +290,64 @@ export class Shard {
     if (!this.listDf[i]) return undefined;
     return this.cursor.open(this.listAt[i]!).positions(doc);
   }
+
+  /** The term number of an index key, if the index holds it. */
+  termOf(key: string): number | undefined {
+    return this.vocabulary.get(key);
+  }
+
+  /** Whether a document's field holds the terms as consecutive words (a quoted phrase). */
+  holdsSequence(terms: number[], field: number, doc: number): boolean {
+    const first = this.positions(terms[0]!, field, doc);
+    if (!first) return false;
+    // Start positions still possible, narrowed word by word.
+    let starts = this.sequenceScratch.length >= first.length ? this.sequenceScratch : (this.sequenceScratch = new Uint32Array(first.length * 2));
+    starts.set(first);
+    let n = first.length;
+    for (let w = 1; w < terms.length && n > 0; w++) {
+      const at = this.positions(terms[w]!, field, doc);
+      if (!at) return false;
+      let kept = 0;
+      let j = 0;
+      for (let i = 0; i < n; i++) {
+        const want = starts[i]! + w;
+        while (j < at.length && at[j]! < want) j++;
+        if (j < at.length && at[j] === want) starts[kept++] = starts[i]!;
+      }
+      n = kept;
+    }
+    return n > 0;
+  }
+  private sequenceScratch = new Uint32Array(64);
+
+  /**
+   * The fewest consecutive words of a document's field holding every one of the terms it
+   * holds (0 when it holds fewer than two of them), from the positions.
+   */
+  smallestSpan(terms: number[], field: number, doc: number): number {
+    const lists: Uint32Array[] = [];
+    for (const t of terms) {
+      const at = this.positions(t, field, doc);
+      if (at) lists.push(at.slice());
+    }
+    if (lists.length < 2) return 0;
+    // A window over the merged positions: advance the list whose current position is lowest.
+    const next = new Uint32Array(lists.length);
+    let best = Infinity;
+    for (;;) {
+      let lo = 0;
+      let hi = 0;
+      for (let k = 0; k < lists.length; k++) {
+        const p = lists[k]![next[k]!]!;
+        if (p < lists[lo]![next[lo]!]!) lo = k;
+        if (p > lists[hi]![next[hi]!]!) hi = k;
+      }
+      const span = lists[hi]![next[hi]!]! - lists[lo]![next[lo]!]! + 1;
+      if (span < best) best = span;
+      if (++next[lo]! >= lists[lo]!.length) break;
+    }
+    return best;
+  }
 }
 
 /** Room for the matches of up to n documents. */
