@@ -11,7 +11,7 @@
  * to 25M chunks with its arithmetic: proportionally to the chunks, or, given the figures of a
  * smaller run (--against, written by --save), along the line through the two sizes.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -239,6 +239,7 @@ if (!/^\d+(\.\d+)?[KMG]?$/i.test(values.memory!)) fail(`--memory is a size such 
 const against: Figures | undefined = values.against ? JSON.parse(readFileSync(values.against, "utf8")) : undefined;
 
 const work = values.work ? resolve(values.work) : mkdtempSync(join(tmpdir(), "tome-scale-"));
+mkdirSync(work, { recursive: true });
 const made: string[] = [];
 let dump = values.dump ? resolve(values.dump) : join(work, `english-${target}.xml`);
 let generateSeconds: number | undefined;

@@ -3,7 +3,8 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeIngested } from "../src/build";
 import { DEFAULT_CHUNK_WORDS, modifications } from "../src/ingest";
-import { latestSnapshot, openSnapshot, readSnapshotMeta, SnapshotError } from "../src/snapshot";
+import { latestSnapshot, openContainer, openSnapshot, readSnapshotMeta, SnapshotError } from "../src/snapshot";
+import { TextStore } from "../src/snapshot/text";
 import { EN_2006_TRUNCATED, EN_2016, ingested, tempDir } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
@@ -14,6 +15,25 @@ async function builtAt(path: string, createdAt = new Date("2026-01-02T03:04:05Z"
 }
 
 describe("snapshot file (format 2)", () => {
+  test("chunk text reads back right through block evictions (evicted blocks are freed at once)", async () => {
+    const source = await ingested({ dumps: [EN_2016] });
+    const path = join(tempDir(), "en.tome");
+    await builtAt(path);
+    const texts = source.articles.flatMap((a) => a.chunks.map((c) => c.text));
+    const store = new TextStore(openContainer(path), 2);
+    let random = 7;
+    const next = () => (random = (Math.imul(random, 1664525) + 1013904223) >>> 0) % texts.length;
+    const order = [...texts.keys(), ...Array.from({ length: texts.length }, next)];
+    let blocks = 0;
+    for (const i of order) {
+      const text = store.chunk(i);
+      if (text !== texts[i]) throw new Error(`chunk ${i} reads back wrong`);
+      blocks++;
+    }
+    expect(blocks).toBe(order.length);
+    expect(new TextStore(openContainer(path)).chunk(texts.length - 1)).toBe(texts.at(-1)!);
+  });
+
   test("round trip keeps every page, section, chunk text, redirect and the metadata", async () => {
     const source = await ingested({ dumps: [EN_2016] });
     const dir = tempDir();

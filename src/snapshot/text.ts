@@ -90,7 +90,10 @@ export class TextStore {
   private readonly cache = new Map<number, Uint8Array>();
   private readonly decoder = new TextDecoder();
 
-  constructor(container: Container) {
+  constructor(
+    container: Container,
+    private readonly cacheBlocks = CACHE_BLOCKS,
+  ) {
     for (let p = 0; container.has(`text.blocks.${p}`); p++) this.parts.push(container.section(`text.blocks.${p}`));
     this.blockPart = container.section("text.blockPart");
     this.blockStart = viewOf(Float64Array, container.section("text.blockStart"));
@@ -133,7 +136,23 @@ export class TextStore {
     const start = this.blockStart[b]!;
     bytes = Bun.zstdDecompressSync(part.subarray(start, start + this.blockLength[b]!));
     this.cache.set(b, bytes);
-    if (this.cache.size > CACHE_BLOCKS) this.cache.delete(this.cache.keys().next().value!);
+    if (this.cache.size > this.cacheBlocks) {
+      const oldest = this.cache.keys().next().value!;
+      release(this.cache.get(oldest)!);
+      this.cache.delete(oldest);
+    }
     return bytes;
   }
+}
+
+/**
+ * Frees a decompressed block now rather than when the collector gets to it: blocks live
+ * outside the JS heap, so the collector sees little pressure from them and, under phrase
+ * checks, lets gigabytes of evicted blocks pile up. Transferring the buffer to a new empty
+ * one detaches it and frees its bytes; only done when the block owns its whole buffer and
+ * nothing else can still hold a view of it (chunk() copies the text out).
+ */
+function release(block: Uint8Array): void {
+  const buffer = block.buffer;
+  if (buffer instanceof ArrayBuffer && block.byteOffset === 0 && block.byteLength === buffer.byteLength) buffer.transfer(0);
 }
