@@ -17,11 +17,19 @@ import { aliasesOf, writeTitleLookup } from "./titles";
 import { Vocabulary, VocabularyWriter } from "./vocabulary";
 
 /**
- * Memory the inversion takes per character of text held, as estimated (postings columns, maps,
- * the text itself). An estimate, not a bound: bench/RESULTS-scale.md measured a peak of 1.13 GB
- * for a 500 MB budget, the runtime, workers and per-page tables included.
+ * Memory the inversion takes per character of text held (the text itself, postings and
+ * position columns as they grow by doubling, maps), as measured on the English-like corpus:
+ * 83 M characters took the process from 404 MB to 1,292 MB (10.7 bytes a character), with
+ * some margin.
  */
-const BYTES_PER_TEXT_BYTE = 6;
+const BYTES_PER_TEXT_BYTE = 13;
+/**
+ * Documents and positions (a byte or two each) the merge reads between two remappings of the runs. Pages of a mapped file stay
+ * in the process's resident set once read (until the kernel needs them); remapping the runs
+ * and collecting the old mappings gives them back, so the merge's resident set stays flat
+ * however many runs there are.
+ */
+const REMAP_ENTRIES = 64 << 20;
 
 export interface IndexBuildProgress {
   (stage: string, done: number, total: number): void;
@@ -65,6 +73,8 @@ export class IndexBuilder {
   private spill(): void {
     if (!this.pending.length) return;
     const docs = this.pending;
+    // The ingest's garbage goes before the inversion allocates: it would otherwise add to the peak.
+    Bun.gc(true);
     const data = buildShard(docs.length, (i) => docs[i]!, textShardOptions(this.lang));
     const path = join(this.dir, `run-${this.runs.length}.bin`);
     const out = new ContainerWriter(path);
@@ -87,7 +97,7 @@ export class IndexBuilder {
   ): void {
     try {
       this.spill();
-      mergeRuns(out, this.runs.map((p) => openContainer(p)), textShardOptions(this.lang), kept.docOfText, kept.documents, progress);
+      mergeRuns(out, this.runs, textShardOptions(this.lang), kept.docOfText, kept.documents, progress);
       const aliases = aliasesOf(kept.titles, kept.redirects);
       const titles = buildShard(
         kept.titles.length,
@@ -110,17 +120,22 @@ export class IndexBuilder {
 
 /** A run's vocabulary, one key at a time, from its mapped bytes. */
 class RunCursor {
-  private readonly vocabulary: Vocabulary;
+  private vocabulary!: Vocabulary;
   term = -1;
   key = "";
-  readonly data: ShardData;
-  readonly postings: PostingsCursor;
+  data!: ShardData;
+  postings!: PostingsCursor;
   readonly base: number;
-  constructor(container: Container) {
+  constructor(private readonly path: string) {
+    this.base = (this.map().meta as { base: number }).base;
+  }
+  /** Maps the run afresh (the old mapping goes when collected), keeping the place. */
+  map(): Container {
+    const container = openContainer(this.path);
     this.data = readShardData(container, "run");
     this.postings = new PostingsReader(this.data.postings).cursor();
     this.vocabulary = new Vocabulary(this.data.vocabulary);
-    this.base = (container.meta as { base: number }).base;
+    return container;
   }
   /** Moves to the next key; false at the end. */
   next(): boolean {
@@ -174,7 +189,7 @@ class PostingsSections {
 
 function mergeRuns(
   out: ContainerWriter,
-  runs: Container[],
+  runs: string[],
   options: ShardOptions,
   docOfText: Int32Array,
   documents: number,
@@ -182,7 +197,7 @@ function mergeRuns(
 ): void {
   const fields = options.fields;
   const F = fields.length;
-  const cursors = runs.map((r) => new RunCursor(r));
+  const cursors = runs.map((path) => new RunCursor(path));
   const sections = new PostingsSections(out, "index.text");
   const writer = new PostingsWriter(sections.sink, MAX_SECTION_BYTES - 8);
   const keepsPositions = fields.map((f) => options.positionFields?.includes(f) ?? false);
@@ -224,7 +239,13 @@ function mergeRuns(
   let terms = 0;
   let keys = 0;
   const holding: RunCursor[] = [];
+  let read = 0;
   while (heap.length) {
+    if (read >= REMAP_ENTRIES) {
+      for (const c of cursors) c.map();
+      Bun.gc(true);
+      read = 0;
+    }
     const key = heap[0]!.key;
     holding.length = 0;
     while (heap.length && heap[0]!.key === key) holding.push(pop());
@@ -239,6 +260,7 @@ function mergeRuns(
         const cursor = c.postings.open(c.data.listAt[list]!);
         for (let b = 0; b < cursor.blocks; b++) {
           const n = positions ? cursor.decodePositions(b) : cursor.decode(b);
+          read += n + (positions ? cursor.positionStarts[n]! : 0);
           for (let i = 0; i < n; i++) {
             const doc = docOfText[c.base + cursor.docs[i]!]!;
             if (doc < 0) continue;
