@@ -69,3 +69,25 @@ test("deploy/replicas.sh starts Redis, 3 replicas and HAProxy; they share one qu
   expect(stopped.code).toBe(0);
   for (const pid of pids) expect(alive(pid)).toBe(false);
 });
+
+test("deploy/compose.yaml is the tested deployment in containers: three replicas on one Redis with the AOF, behind deploy/haproxy.cfg (which HAProxy accepts)", () => {
+  const compose = Bun.YAML.parse(readFileSync(join(ROOT, "deploy/compose.yaml"), "utf8")) as {
+    services: Record<string, { command?: string[]; environment?: Record<string, string>; volumes?: string[] }>;
+  };
+  const replicas = Object.keys(compose.services).filter((name) => compose.services[name]!.environment?.TOME_REDIS_URL);
+  expect(replicas).toEqual(["replica1", "replica2", "replica3"]);
+  for (const name of replicas) {
+    const env = compose.services[name]!.environment!;
+    expect(env.TOME_REDIS_URL).toBe("redis://redis:6379");
+    expect(env.TOME_SNAPSHOT).toStartWith("/app/snapshots/");
+    expect(compose.services[name]!.command).toEqual(["bun", "src/cli/start.ts"]);
+  }
+  expect(compose.services.redis!.command!.join(" ")).toContain("--appendonly yes --appendfsync everysec");
+  expect(compose.services.haproxy!.volumes).toContain("./haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro");
+  const cfg = readFileSync(join(ROOT, "deploy/haproxy.cfg"), "utf8");
+  const servers = [...cfg.matchAll(/^\s*server (\S+) (\S+):8080/gm)].map((m) => [m[1], m[2]]);
+  expect(servers).toEqual(replicas.map((r) => [r, r]));
+  const check = Bun.spawnSync(["haproxy", "-c", "-q", "-f", join(ROOT, "deploy/haproxy.cfg")]);
+  expect(check.stderr.toString()).toBe("");
+  expect(check.exitCode).toBe(0);
+});
