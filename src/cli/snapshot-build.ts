@@ -141,7 +141,8 @@ export async function buildSnapshot(args: BuildArgs, log: (line: string) => void
   }
   log(
     `wrote ${path}: ${m.indexedPages} pages, ${m.indexedChunks} chunks, ${m.skippedRedirects} redirects, ` +
-      `${(bytes / 1e6).toFixed(1)} MB${m.truncated ? ", truncated" : ""}, ${report.runs} index run(s), in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      `${(bytes / 1e6).toFixed(1)} MB${m.truncated ? ", truncated" : ""}, ${report.runs} index run(s), in ${((performance.now() - started) / 1000).toFixed(1)} s, ` +
+      `peak memory ${((process.resourceUsage().maxRSS * 1024) / 1e9).toFixed(2)} GB`,
   );
   return path;
 }
