@@ -34,7 +34,7 @@ describe("a build in bounded memory", () => {
       });
       const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
       expect(await proc.exited).toBe(0);
-      // The build's own report (its getrusage peak): the parent's view of a child's peak is the largest of all its children's.
+      // The build's own report (its VmHWM): rusage peaks of a spawned child start from the parent's size.
       const [, runs, peak] = /(\d+) index run\(s\), in [\d.]+ s, peak memory ([\d.]+) GB/.exec(out + err) ?? [];
       return { runs: Number(runs), peak: Number(peak) * 1e9 };
     };

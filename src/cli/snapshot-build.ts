@@ -1,7 +1,7 @@
 /** bun run snapshot:build — MediaWiki dumps → a Tome snapshot. */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { renameSync } from "node:fs";
+import { readFileSync, renameSync } from "node:fs";
 import { buildFromDumps, DEFAULT_MEMORY_BYTES } from "../build";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { SNAPSHOT_EXTENSION, SnapshotError } from "../snapshot";
@@ -142,7 +142,7 @@ export async function buildSnapshot(args: BuildArgs, log: (line: string) => void
   log(
     `wrote ${path}: ${m.indexedPages} pages, ${m.indexedChunks} chunks, ${m.skippedRedirects} redirects, ` +
       `${(bytes / 1e6).toFixed(1)} MB${m.truncated ? ", truncated" : ""}, ${report.runs} index run(s), in ${((performance.now() - started) / 1000).toFixed(1)} s, ` +
-      `peak memory ${((process.resourceUsage().maxRSS * 1024) / 1e9).toFixed(2)} GB`,
+      `peak memory ${(peakMemoryBytes() / 1e9).toFixed(2)} GB`,
   );
   return path;
 }
@@ -166,4 +166,18 @@ if (import.meta.main) {
     }
     throw err;
   }
+}
+
+/**
+ * This process's peak resident memory. Linux's VmHWM, not getrusage: a spawned process's
+ * rusage peak starts from its parent's size at the fork.
+ */
+function peakMemoryBytes(): number {
+  try {
+    const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"))?.[1];
+    if (kb) return Number(kb) * 1024;
+  } catch {
+    // not Linux
+  }
+  return process.resourceUsage().maxRSS * 1024;
 }
