@@ -64,14 +64,20 @@ function isWordChar(cp: number): boolean {
 
 /**
  * Scans the words of a text into the scratch arrays, as tokens() finds them, marking those
- * whose folded form `matched` holds. ASCII words are folded (lowercased, the same length)
- * only when some matched term has their length.
+ * whose folded form `matched` holds. ASCII words are folded (lowercased) only when the hash
+ * of their lowercase letters is some matched term's.
  */
+let hashedTerms: ReadonlySet<string> | undefined;
+let hashes = new Set<number>();
+
 function scan(text: string, lang: string, matched: ReadonlySet<string>): void {
   count = 0;
-  // Bit n: some matched term has n code units (n < 31); longer words are always checked.
-  let lengths = 0;
-  for (const term of matched) lengths |= term.length < 31 ? 1 << term.length : 1 << 31;
+  // A hit's title and text are scanned for the same terms: their hashes are made once.
+  if (matched !== hashedTerms) {
+    hashedTerms = matched;
+    hashes = new Set<number>();
+    for (const term of matched) hashes.add(hashOf(term, 0, term.length, false));
+  }
   const n = text.length;
   let i = 0;
   while (i < n) {
@@ -107,10 +113,8 @@ function scan(text: string, lang: string, matched: ReadonlySet<string>): void {
       if (cp >= 128) ascii = false;
       i += width;
     }
-    const length = i - start;
     if (ascii) {
-      const mayMatch = length < 31 ? lengths & (1 << length) : lengths & (1 << 31);
-      pushWord(start, i, mayMatch !== 0 && matched.has(text.slice(start, i).toLowerCase()));
+      pushWord(start, i, hashes.has(hashOf(text, start, i, true)) && matched.has(text.slice(start, i).toLowerCase()));
       continue;
     }
     const run = text.slice(start, i);
@@ -124,6 +128,17 @@ function scan(text: string, lang: string, matched: ReadonlySet<string>): void {
       if (term) pushWord(start + seg.index, start + seg.index + seg.segment.length, matched.has(term));
     }
   }
+}
+
+/** FNV-1a of the code units of s from start to end, ASCII capitals lowercased when `lower`. */
+function hashOf(s: string, start: number, end: number, lower: boolean): number {
+  let h = 0x811c9dc5;
+  for (let i = start; i < end; i++) {
+    let c = s.charCodeAt(i);
+    if (lower && c >= 65 && c <= 90) c += 32;
+    h = Math.imul(h ^ c, 0x01000193);
+  }
+  return h;
 }
 
 /** Fills codePoints with the code-point offset of every UTF-16 offset that starts a code point. */
