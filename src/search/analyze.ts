@@ -7,7 +7,8 @@
 /** Bump when analysis changes: stored indexes built with another version are rebuilt. */
 export const ANALYZER_VERSION = 1;
 
-const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+/** A character of a script written without spaces between words (split by Intl.Segmenter). */
+export const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 /** Combining diacritics of Latin, Greek and Cyrillic (and Vietnamese tones) — not the vowel signs of Indic scripts. */
 const DIACRITICS = /[\u0300-\u036f]/g;
@@ -38,7 +39,7 @@ export interface Token {
 }
 
 const segmenters = new Map<string, Intl.Segmenter>();
-function segmenter(lang: string): Intl.Segmenter {
+export function segmenter(lang: string): Intl.Segmenter {
   let s = segmenters.get(lang);
   if (!s) {
     s = new Intl.Segmenter(lang || undefined, { granularity: "word" });

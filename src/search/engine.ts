@@ -353,7 +353,7 @@ export class Engine {
   }
 
   private toHit(pageIdx: number, c: Candidate, query: ParsedQuery, options: SearchOptions): Hit {
-    const page = this.pages.at(pageIdx);
+    const page = this.pages.shown(pageIdx);
     const chunk = c.chunk - this.firstChunk[pageIdx]!;
     const matched = new Set([...this.termsOf(c), ...query.words]);
     const highlight = options.highlight ?? DEFAULTS.highlight;
@@ -363,7 +363,7 @@ export class Engine {
       score: c.score,
       formatted: {
         title: formatTitle(page.title, matched, highlight, this.lang),
-        text: formatText(page.chunks[chunk]!.text, matched, options.cropLength ?? DEFAULTS.cropLength, highlight, this.lang),
+        text: formatText(page.chunkText(chunk), matched, options.cropLength ?? DEFAULTS.cropLength, highlight, this.lang),
       },
     };
   }
@@ -679,8 +679,12 @@ export class Engine {
     const order = bestEntries(pool.tiers, pool.scores, pool.size, PHRASE_CHECKS);
     const kept: Candidate[] = [];
     const pages = new Set<number>();
-    const sequences = query.phrases.map((ph) => this.phraseTerms(ph));
-    if (sequences.some((seq) => !seq)) return { list: [], estimate: 1 };
+    const sequences: number[][] = [];
+    for (const phrase of query.phrases) {
+      const sequence = this.phraseTerms(phrase);
+      if (!sequence) return { list: [], estimate: 1 };
+      sequences.push(sequence);
+    }
     let checked = 0;
     for (let k = 0; k < order.length; k++) {
       if ((pages.size >= need && k >= PHRASE_SAMPLE) || (k % 16 === 15 && this.late())) break;
@@ -688,8 +692,12 @@ export class Engine {
       const i = order[k]!;
       const doc = pool.docs[i]!;
       const p = this.pageOfChunk[doc]!;
-      if (sequences.every((seq) => this.chunkHolds(doc, seq!))) {
-        kept.push({ ...pool.candidate(i), position: i });
+      let holdsAll = true;
+      for (let s = 0; s < sequences.length && holdsAll; s++) holdsAll = this.chunkHolds(doc, sequences[s]!);
+      if (holdsAll) {
+        const c = pool.candidate(i);
+        c.position = i;
+        kept.push(c);
         pages.add(p);
       }
     }
@@ -761,7 +769,10 @@ class Heap {
       while (i > 0) {
         const parent = (i - 1) >> 1;
         if (s[h[parent]!]! <= s[h[i]!]!) break;
-        [h[parent], h[i]] = [h[i]!, h[parent]!];
+        // Swapped through a local: a destructuring swap makes an array each time.
+        const t = h[parent]!;
+        h[parent] = h[i]!;
+        h[i] = t;
         i = parent;
       }
       return;
@@ -776,7 +787,9 @@ class Heap {
       if (l < h.length && s[h[l]!]! < s[h[m]!]!) m = l;
       if (r < h.length && s[h[r]!]! < s[h[m]!]!) m = r;
       if (m === i) break;
-      [h[m], h[i]] = [h[i]!, h[m]!];
+      const t = h[m]!;
+      h[m] = h[i]!;
+      h[i] = t;
       i = m;
     }
   }

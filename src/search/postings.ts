@@ -474,11 +474,20 @@ export class PostingsCursor {
    * copy it to keep it), or undefined when the list does not hold doc or has no positions.
    */
   positions(doc: number): Uint32Array | undefined {
-    if (!this.hasPositions) return undefined;
+    const count = this.positionsInto(doc);
+    return count < 0 ? undefined : this.positionScratch.subarray(0, count);
+  }
+
+  /**
+   * positions() without the view: the number of positions of doc (-1 when the list does not
+   * hold doc or has no positions), decoded into scratchPositions, valid until the next call.
+   */
+  positionsInto(doc: number): number {
+    if (!this.hasPositions) return -1;
     const b = this.blockOf(doc);
-    if (b >= this.blocks) return undefined;
+    if (b >= this.blocks) return -1;
     const index = this.indexIn(b, doc);
-    if (index < 0) return undefined;
+    if (index < 0) return -1;
     const bytes = this.bytes;
     let at = this.positionsAt + (this.df < BLOCK ? 0 : this.words[this.skip + 2 * this.blocks + b]!);
     const tfs = this.tfs;
@@ -504,7 +513,12 @@ export class PostingsCursor {
       at = this.next;
       out[i] = p;
     }
-    return out.subarray(0, count);
+    return count;
+  }
+
+  /** Where positionsInto() leaves its positions. */
+  get scratchPositions(): Uint32Array {
+    return this.positionScratch;
   }
 
   /** After decodePositions(b): document i of the block has positionValues[positionStarts[i]] up to positionValues[positionStarts[i + 1]]. */

@@ -165,40 +165,90 @@ export class Shard {
    */
   derive(words: WordSpec[]): Derived[] {
     const out: Derived[] = [];
-    words.slice(0, MAX_WORDS).forEach((w, word) => {
-      const exact = this.vocabulary.get(w.key);
+    const vocabulary = this.vocabulary;
+    const n = Math.min(words.length, MAX_WORDS);
+    for (let word = 0; word < n; word++) {
+      const w = words[word]!;
+      const exact = vocabulary.get(w.key);
       if (exact !== undefined) out.push({ word, term: exact, weight: 1 });
-      const prefixed = new Set<number>();
+      // Prefix expansions are the terms [from, to) longer than the key: often thousands for a
+      // short word, so they are gathered as term numbers and made objects only once chosen.
+      let from = 0;
+      let to = 0;
       if (w.prefix) {
-        const found: Derived[] = [];
-        const [from, to] = this.vocabulary.prefixRange(w.key);
+        [from, to] = vocabulary.prefixRange(w.key);
+        let found = 0;
         // Last key first, the order MiniSearch's atPrefix gave them in (it sets the order scores are summed in).
-        for (let term = to - 1; term >= from; term--) {
-          const length = this.vocabulary.keyLength(term);
+        for (let term = to - 1; term >= from; term--) if (vocabulary.keyLength(term) !== w.key.length) this.expansion(found++, term);
+        const kept = this.mostFrequent(found);
+        for (let i = 0; i < kept; i++) {
+          const term = this.expansions[i]!;
+          const length = vocabulary.keyLength(term);
           const distance = length - w.key.length;
-          if (!distance) continue;
-          prefixed.add(term);
-          found.push({ word, term, weight: (WEIGHTS.prefix * length) / (length + 0.3 * distance) });
+          out.push({ word, term, weight: (WEIGHTS.prefix * length) / (length + 0.3 * distance) });
         }
-        out.push(...this.mostFrequent(found));
       }
       if (w.fuzzy > 0) {
-        const found: Derived[] = [];
-        this.vocabulary.typoTerms(w.key, w.fuzzy, (term, distance) => {
-          if (!distance || prefixed.has(term)) return;
-          const length = this.vocabulary.keyLength(term);
-          found.push({ word, term, weight: (WEIGHTS.fuzzy * length) / (length + distance) });
+        let found = 0;
+        const keyLength = w.key.length;
+        vocabulary.typoTerms(w.key, w.fuzzy, (term, distance) => {
+          // Not the key itself, nor a term its prefix expansions hold.
+          if (!distance || (term >= from && term < to && vocabulary.keyLength(term) !== keyLength)) return;
+          this.expansionDistances[found] = distance;
+          this.expansion(found++, term);
         });
-        out.push(...this.mostFrequent(found));
+        const kept = this.mostFrequent(found);
+        for (let i = 0; i < kept; i++) {
+          const term = this.expansions[i]!;
+          const length = vocabulary.keyLength(term);
+          out.push({ word, term, weight: (WEIGHTS.fuzzy * length) / (length + this.expansionDistances[i]!) });
+        }
       }
-    });
+    }
     return out;
   }
 
-  /** The MAX_EXPANSIONS most frequent of a word's derived terms (ties: the lower term number, for a stable order). */
-  private mostFrequent(found: Derived[]): Derived[] {
-    if (found.length <= MAX_EXPANSIONS) return found;
-    return found.sort((a, b) => this.frequency(b.term) - this.frequency(a.term) || a.term - b.term).slice(0, MAX_EXPANSIONS);
+  /** A word's expansions while derive() chooses among them: term numbers, and (typos) their distances. */
+  private expansions = new Uint32Array(1024);
+  private expansionDistances = new Uint8Array(1024);
+  private expansionOrder = new Uint32Array(1024);
+  private readonly keptTerms = new Uint32Array(MAX_EXPANSIONS);
+  private readonly keptDistances = new Uint8Array(MAX_EXPANSIONS);
+
+  private expansion(i: number, term: number): void {
+    if (i >= this.expansions.length) {
+      const terms = new Uint32Array(this.expansions.length * 2);
+      terms.set(this.expansions);
+      this.expansions = terms;
+      const distances = new Uint8Array(terms.length);
+      distances.set(this.expansionDistances);
+      this.expansionDistances = distances;
+      this.expansionOrder = new Uint32Array(terms.length);
+    }
+    this.expansions[i] = term;
+  }
+
+  /**
+   * Keeps the MAX_EXPANSIONS most frequent of the first `found` expansions, in that order
+   * (ties: the lower term number, for a stable order), or all of them in their order when
+   * they are no more: their number, the kept ones first in expansions and expansionDistances.
+   */
+  private mostFrequent(found: number): number {
+    if (found <= MAX_EXPANSIONS) return found;
+    const terms = this.expansions;
+    const distances = this.expansionDistances;
+    const order = this.expansionOrder;
+    for (let i = 0; i < found; i++) order[i] = i;
+    const chosen = order.subarray(0, found).sort((a, b) => this.frequency(terms[b]!) - this.frequency(terms[a]!) || terms[a]! - terms[b]!);
+    // Gathered before writing back: the chosen positions are read from the lists being rewritten.
+    const { keptTerms, keptDistances } = this;
+    for (let i = 0; i < MAX_EXPANSIONS; i++) {
+      keptTerms[i] = terms[chosen[i]!]!;
+      keptDistances[i] = distances[chosen[i]!]!;
+    }
+    terms.set(keptTerms);
+    distances.set(keptDistances);
+    return MAX_EXPANSIONS;
   }
 
   /**
@@ -296,55 +346,89 @@ export class Shard {
     return this.vocabulary.get(key);
   }
 
+  /** A term's positions in a document's field into the cursor's scratch (positionsInto()): their number, -1 when none. */
+  private positionsInto(term: number, field: number, doc: number): number {
+    const i = term * this.fields.length + field;
+    if (!this.listDf[i]) return -1;
+    return this.cursor.open(this.listAt[i]!).positionsInto(doc);
+  }
+
   /** Whether a document's field holds the terms as consecutive words (a quoted phrase). */
   holdsSequence(terms: number[], field: number, doc: number): boolean {
-    const first = this.positions(terms[0]!, field, doc);
-    if (!first) return false;
+    const cursor = this.cursor;
+    const firstCount = this.positionsInto(terms[0]!, field, doc);
+    if (firstCount < 0) return false;
     // Start positions still possible, narrowed word by word.
-    let starts = this.sequenceScratch.length >= first.length ? this.sequenceScratch : (this.sequenceScratch = new Uint32Array(first.length * 2));
-    starts.set(first);
-    let n = first.length;
+    if (this.sequenceScratch.length < firstCount) this.sequenceScratch = new Uint32Array(firstCount * 2);
+    const starts = this.sequenceScratch;
+    const first = cursor.scratchPositions;
+    for (let i = 0; i < firstCount; i++) starts[i] = first[i]!;
+    let n = firstCount;
     for (let w = 1; w < terms.length && n > 0; w++) {
-      const at = this.positions(terms[w]!, field, doc);
-      if (!at) return false;
+      const count = this.positionsInto(terms[w]!, field, doc);
+      if (count < 0) return false;
+      const at = cursor.scratchPositions;
       let kept = 0;
       let j = 0;
       for (let i = 0; i < n; i++) {
         const want = starts[i]! + w;
-        while (j < at.length && at[j]! < want) j++;
-        if (j < at.length && at[j] === want) starts[kept++] = starts[i]!;
+        while (j < count && at[j]! < want) j++;
+        if (j < count && at[j] === want) starts[kept++] = starts[i]!;
       }
       n = kept;
     }
     return n > 0;
   }
   private sequenceScratch = new Uint32Array(64);
+  /** smallestSpan's lists, one after another in spanValues from spanStarts[k] to spanStarts[k + 1], and its cursor into each. */
+  private spanValues = new Uint32Array(256);
+  private spanStarts = new Uint32Array(MAX_WORDS * 4 + 1);
+  private spanNext = new Uint32Array(MAX_WORDS * 4);
 
   /**
    * The fewest consecutive words of a document's field holding every one of the terms it
    * holds (0 when it holds fewer than two of them), from the positions.
    */
   smallestSpan(terms: number[], field: number, doc: number): number {
-    const lists: Uint32Array[] = [];
-    for (const t of terms) {
-      const at = this.positions(t, field, doc);
-      if (at) lists.push(at.slice());
+    if (terms.length + 1 > this.spanStarts.length) {
+      this.spanStarts = new Uint32Array(terms.length + 1);
+      this.spanNext = new Uint32Array(terms.length);
     }
-    if (lists.length < 2) return 0;
+    const starts = this.spanStarts;
+    let lists = 0;
+    let used = 0;
+    for (const t of terms) {
+      const count = this.positionsInto(t, field, doc);
+      if (count < 0) continue;
+      if (used + count > this.spanValues.length) {
+        const grown = new Uint32Array(Math.max(used + count, this.spanValues.length * 2));
+        grown.set(this.spanValues.subarray(0, used));
+        this.spanValues = grown;
+      }
+      const from = this.cursor.scratchPositions;
+      const values = this.spanValues;
+      for (let i = 0; i < count; i++) values[used + i] = from[i]!;
+      starts[lists++] = used;
+      used += count;
+    }
+    starts[lists] = used;
+    if (lists < 2) return 0;
+    const values = this.spanValues;
     // A window over the merged positions: advance the list whose current position is lowest.
-    const next = new Uint32Array(lists.length);
+    const next = this.spanNext;
+    for (let k = 0; k < lists; k++) next[k] = starts[k]!;
     let best = Infinity;
     for (;;) {
       let lo = 0;
       let hi = 0;
-      for (let k = 0; k < lists.length; k++) {
-        const p = lists[k]![next[k]!]!;
-        if (p < lists[lo]![next[lo]!]!) lo = k;
-        if (p > lists[hi]![next[hi]!]!) hi = k;
+      for (let k = 0; k < lists; k++) {
+        const p = values[next[k]!]!;
+        if (p < values[next[lo]!]!) lo = k;
+        if (p > values[next[hi]!]!) hi = k;
       }
-      const span = lists[hi]![next[hi]!]! - lists[lo]![next[lo]!]! + 1;
+      const span = values[next[hi]!]! - values[next[lo]!]! + 1;
       if (span < best) best = span;
-      if (++next[lo]! >= lists[lo]!.length) break;
+      if (++next[lo]! >= starts[lo + 1]!) break;
     }
     return best;
   }

@@ -19,10 +19,11 @@ export class TitleLookup {
     let hi = this.keys.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.keys.at(mid) < key) lo = mid + 1;
+      if (this.keys.compare(mid, key) < 0) lo = mid + 1;
       else hi = mid;
     }
-    return lo < this.keys.length && this.keys.at(lo) === key ? this.pages[lo] : undefined;
+    // Compared in place: decoding a key at each step of every search's lookup made ~30 objects.
+    return lo < this.keys.length && this.keys.compare(lo, key) === 0 ? this.pages[lo] : undefined;
   }
 }
 

@@ -88,12 +88,13 @@ export class Vocabulary {
     const m = query.length;
     const width = m + 1;
     const depthLimit = m + max;
-    const rows = new Uint16Array((depthLimit + 1) * width);
+    // Scratch rows, query and key letters, zeroed as new arrays would be (typo lookups run at every search).
+    const rows = this.scratch(0, (depthLimit + 1) * width);
     for (let j = 0; j <= m; j++) rows[j] = j;
-    const q = new Uint16Array(m + 1);
+    const q = this.scratch(1, m + 1);
     for (let j = 1; j <= m; j++) q[j] = query.charCodeAt(j - 1);
     // The key's letters so far, from index 1.
-    const key = new Uint16Array(depthLimit + 1);
+    const key = this.scratch(2, depthLimit + 1);
     // Keys lo..hi-1 share their first `depth` code units, whose rows are computed.
     const walk = (lo: number, hi: number, depth: number): void => {
       if (starts[lo + 1]! - starts[lo]! === depth) {
@@ -136,6 +137,16 @@ export class Vocabulary {
       }
     };
     if (this.size) walk(0, this.size, 0);
+  }
+
+  private readonly scratches = [new Uint16Array(256), new Uint16Array(64), new Uint16Array(64)];
+
+  /** Scratch array k, at least n long, its first n zeroed. */
+  private scratch(k: number, n: number): Uint16Array {
+    let a = this.scratches[k]!;
+    if (a.length < n) a = this.scratches[k] = new Uint16Array(Math.max(n, a.length * 2));
+    else a.fill(0, 0, n);
+    return a;
   }
 
   /** The first term whose key is not below `key`. */

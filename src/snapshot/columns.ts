@@ -65,6 +65,46 @@ export class StoredStrings {
   at(i: number): string {
     return this.decoder.decode(this.blob.subarray(i ? this.ends[i - 1]! : 0, this.ends[i]!));
   }
+
+  /**
+   * String i against `key` in JS string order (UTF-16 code units), as `at(i) < key` and
+   * `at(i) === key` compare them, without making the string: negative, 0 or positive. The
+   * strings were written by TextEncoder (valid UTF-8); a leading BOM is skipped, as at() drops it.
+   */
+  compare(i: number, key: string): number {
+    const blob = this.blob;
+    let at = i ? this.ends[i - 1]! : 0;
+    const end = this.ends[i]!;
+    if (end - at >= 3 && blob[at] === 0xef && blob[at + 1] === 0xbb && blob[at + 2] === 0xbf) at += 3;
+    let k = 0;
+    while (at < end) {
+      const b = blob[at]!;
+      let cp: number;
+      if (b < 0x80) {
+        cp = b;
+        at++;
+      } else if (b < 0xe0) {
+        cp = ((b & 0x1f) << 6) | (blob[at + 1]! & 0x3f);
+        at += 2;
+      } else if (b < 0xf0) {
+        cp = ((b & 0x0f) << 12) | ((blob[at + 1]! & 0x3f) << 6) | (blob[at + 2]! & 0x3f);
+        at += 3;
+      } else {
+        cp = ((b & 0x07) << 18) | ((blob[at + 1]! & 0x3f) << 12) | ((blob[at + 2]! & 0x3f) << 6) | (blob[at + 3]! & 0x3f);
+        at += 4;
+      }
+      if (cp >= 0x10000) {
+        if (k >= key.length) return 1;
+        const d = 0xd800 + ((cp - 0x10000) >> 10) - key.charCodeAt(k++);
+        if (d) return d;
+        cp = 0xdc00 + ((cp - 0x10000) & 0x3ff);
+      }
+      if (k >= key.length) return 1;
+      const d = cp - key.charCodeAt(k++);
+      if (d) return d;
+    }
+    return k - key.length;
+  }
 }
 
 /** A typed-array view of a mapped section (sections are 8-byte aligned). */

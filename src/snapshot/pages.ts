@@ -169,6 +169,10 @@ export class PageTable {
     return this.titles.at(i);
   }
 
+  revOf(i: number): number {
+    return this.rev[i]!;
+  }
+
   /** The text of chunk c of page i. */
   chunkText(i: number, c: number): string {
     return this.text.chunk(this.firstText[i]! + c);
@@ -183,21 +187,39 @@ export class PageTable {
   /** Page i, as served. */
   at(i: number): SnapshotPage {
     const tsUnix = this.ts[i]!;
-    const sections: SnapshotSection[] = [];
-    const start = this.sectionStart[i]!;
-    for (let s = 0; s < this.sectionCount[i]!; s++) sections.push({ heading: this.headings.at(start + s), level: this.levels[start + s]! });
-    const first = this.firstText[i]!;
-    const chunks: SnapshotChunk[] = [];
-    for (let c = 0; c < this.chunkCounts[i]!; c++) chunks.push(new StoredChunk(this.text, first + c, this.chunkSection[first + c]!));
     return {
       pageId: this.ids[i]!,
       revId: this.rev[i]!,
       title: this.titles.at(i),
       timestamp: isoSeconds(tsUnix),
       tsUnix,
-      sections,
-      chunks,
+      sections: this.sectionsOf(i),
+      chunks: this.chunksOf(i),
     };
+  }
+
+  /**
+   * Page i as a search hit shows it: its title read now, its sections, chunks and timestamp
+   * only when asked for (a search ranks many pages and shows one chunk of each).
+   */
+  shown(i: number): SnapshotPage & { chunkText(c: number): string } {
+    return new StoredPage(this, i, this.titles.at(i));
+  }
+
+  /** Page i's sections. */
+  sectionsOf(i: number): SnapshotSection[] {
+    const sections: SnapshotSection[] = [];
+    const start = this.sectionStart[i]!;
+    for (let s = 0; s < this.sectionCount[i]!; s++) sections.push({ heading: this.headings.at(start + s), level: this.levels[start + s]! });
+    return sections;
+  }
+
+  /** Page i's chunks, their text read when first asked for; `known` is the text of chunk `knownAt`, already read. */
+  chunksOf(i: number, knownAt = -1, known?: string): SnapshotChunk[] {
+    const first = this.firstText[i]!;
+    const chunks: SnapshotChunk[] = [];
+    for (let c = 0; c < this.chunkCounts[i]!; c++) chunks.push(new StoredChunk(this.text, first + c, this.chunkSection[first + c]!, c === knownAt ? known : undefined));
+    return chunks;
   }
 
   /** Every page, as objects: for small snapshots (tests, tools), not for serving. */
@@ -210,13 +232,56 @@ export class PageTable {
   }
 }
 
+/** A page of the table whose sections, chunks and timestamp are made when first asked for. */
+class StoredPage implements SnapshotPage {
+  readonly pageId: number;
+  readonly revId: number;
+  readonly tsUnix: number;
+  private shownAt = -1;
+  private shownText: string | undefined;
+  private timestamp_: string | undefined;
+  private sections_: SnapshotSection[] | undefined;
+  private chunks_: SnapshotChunk[] | undefined;
+  constructor(
+    private readonly table: PageTable,
+    private readonly row: number,
+    readonly title: string,
+  ) {
+    this.pageId = table.ids[row]!;
+    this.revId = table.revOf(row);
+    this.tsUnix = table.ts[row]!;
+  }
+  get timestamp(): string {
+    return (this.timestamp_ ??= isoSeconds(this.tsUnix));
+  }
+  get sections(): SnapshotSection[] {
+    return (this.sections_ ??= this.table.sectionsOf(this.row));
+  }
+  get chunks(): SnapshotChunk[] {
+    return (this.chunks_ ??= this.table.chunksOf(this.row, this.shownAt, this.shownText));
+  }
+  /** The text of chunk c, kept for the chunks asked for later (a hit shows one chunk, and the response reads it again). */
+  chunkText(c: number): string {
+    if (this.chunks_) return this.chunks_[c]!.text;
+    if (this.shownAt !== c) {
+      this.shownText = this.table.chunkText(this.row, c);
+      this.shownAt = c;
+    }
+    return this.shownText!;
+  }
+  toJSON(): SnapshotPage {
+    const { pageId, revId, title, timestamp, tsUnix, sections, chunks } = this;
+    return { pageId, revId, title, timestamp, tsUnix, sections, chunks };
+  }
+}
+
 /** A chunk whose text is read from its block when first asked for. */
 class StoredChunk implements SnapshotChunk {
-  private cached: string | undefined;
   constructor(
     private readonly store: TextStore,
     private readonly at: number,
     readonly section: number,
+    private cached?: string,
   ) {}
   get text(): string {
     return (this.cached ??= this.store.chunk(this.at));
@@ -227,6 +292,7 @@ class StoredChunk implements SnapshotChunk {
 }
 
 /** ISO 8601 in whole seconds, as ingest writes timestamps. */
+const WHOLE_SECONDS = /\.000Z$/;
 export function isoSeconds(tsUnix: number): string {
-  return new Date(tsUnix * 1000).toISOString().replace(/\.000Z$/, "Z");
+  return new Date(tsUnix * 1000).toISOString().replace(WHOLE_SECONDS, "Z");
 }
