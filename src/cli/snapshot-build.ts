@@ -24,9 +24,9 @@ Options:
   --workers <n>         parsing workers (default: one per core)
   --memory <size>       memory for the search index's inversion before it spills a sorted
                         run to disk (e.g. 500M, 2G; default ${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G, a quarter of this
-                        machine's memory, at most 2G). The process peaks at about the
-                        budget plus 0.5 GB (runtime, parsing workers): measured 1.0 GB
-                        with 500M on 200,000 chunks (bench/RESULTS-scale.md).
+                        machine's memory, at most 2G). It bounds the inversion, not yet
+                        the final merge: with 500M the build peaked at 1.0 GB on 200,000
+                        chunks, 2.8 GB on 1M, 5.0 GB on 5M (bench/RESULTS-scale.md).
   -h, --help            show this help
 
 Example:
