@@ -26,10 +26,12 @@ import { ingest } from "../src/ingest";
 import { open, terms, type Engine } from "../src/search";
 import { writeIngested } from "../src/build";
 
-const USAGE = `Usage: bun bench/relevance.ts [--limit N] [--only squad|qrels] [--json]
+const USAGE = `Usage: bun bench/relevance.ts [--limit N] [--only squad|qrels] [--json] [--misses]
   --limit N   the first N SQuAD questions (default: all 10,570); the qrels are always all run
   --only X    run one set: squad or qrels
-  --json      print the figures as JSON instead of tables`;
+  --json      print the figures as JSON instead of tables
+  --misses    also list, to stderr, each query whose first gold page Tome ranks below 1st
+              (its rank, Tome's top 3 and BM25's rank of the gold page), for studying the ranking`;
 
 interface Query {
   text: string;
@@ -64,7 +66,7 @@ function parse() {
   try {
     const { values } = parseArgs({
       args: Bun.argv.slice(2),
-      options: { limit: { type: "string" }, only: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      options: { limit: { type: "string" }, only: { type: "string" }, json: { type: "boolean" }, misses: { type: "boolean" }, help: { type: "boolean", short: "h" } },
     });
     if (values.help) {
       console.log(USAGE);
@@ -73,7 +75,7 @@ function parse() {
     const limit = values.limit === undefined ? undefined : Number(values.limit);
     if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new Error(`--limit must be a positive whole number, not "${values.limit}"`);
     if (values.only !== undefined && values.only !== "squad" && values.only !== "qrels") throw new Error(`--only is squad or qrels, not "${values.only}"`);
-    return { limit, only: values.only, json: !!values.json };
+    return { limit, only: values.only, json: !!values.json, misses: !!values.misses };
   } catch (e) {
     console.error(`${(e as Error).message}\n${USAGE}`);
     process.exit(2);
@@ -134,7 +136,24 @@ async function corpus(dumps: string[], dir: string) {
     db.close();
     rmSync(path, { force: true });
   };
-  return { tome, systems, pageIndex, cleanup, size: { pages: pages.length, chunks: chunkText.length } };
+  const titleOf = (i: number) => pages[i]?.title ?? "?";
+  return { tome, systems, pageIndex, titleOf, cleanup, size: { pages: pages.length, chunks: chunkText.length } };
+}
+
+/** To stderr: each query whose best gold page Tome ranks below first, beside BM25's rank of it. */
+function listMisses(queries: Query[], c: { systems: Record<string, System>; titleOf: (i: number) => string }): void {
+  const rankOf = (pages: number[], q: Query) => {
+    const i = pages.findIndex((p) => q.gold.has(p));
+    return i < 0 ? "-" : String(i + 1);
+  };
+  for (const q of queries) {
+    const tome = c.systems.tome!(q.text).pages;
+    if (q.gold.has(tome[0]!)) continue;
+    const bm25 = c.systems.bm25!(q.text).pages;
+    const gold = [...q.gold.keys()].map(c.titleOf).join(" | ");
+    const top = tome.slice(0, 3).map(c.titleOf).join(" | ");
+    console.error(`${q.dataset}\ttome ${rankOf(tome, q)}\tbm25 ${rankOf(bm25, q)}\t${q.text.slice(0, 120)}\tgold: ${gold}\ttop: ${top}`);
+  }
 }
 
 function evaluate(queries: Query[], rank: System): Figures {
@@ -186,6 +205,7 @@ async function squad(dir: string, limit: number | undefined) {
     return { text: q.question, dataset: "squad", gold: new Map([[c.pageIndex.get(q.page_id) ?? -1, 1]]), answers: q.answers };
   });
   const rows = { squad: Object.fromEntries(SYSTEMS.map((s) => [s, evaluate(queries, c.systems[s])])) };
+  if (args.misses) listMisses(queries, c);
   c.cleanup();
   return { corpus: c.size, missingGold: queries.filter((q) => q.gold.has(-1)).length, rows };
 }
@@ -226,6 +246,7 @@ async function qrels(dir: string) {
     const subset = d === "total" ? queries : queries.filter((q) => q.dataset === d);
     rows[d] = Object.fromEntries(SYSTEMS.map((s) => [s, evaluate(subset, c.systems[s])]));
   }
+  if (args.misses) listMisses(queries, c);
   c.cleanup();
   return { corpus: c.size, missingGold: missing, queriesWithoutGold: byId.size - queries.length, rows };
 }

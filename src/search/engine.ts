@@ -15,6 +15,7 @@ import type { PageTable, Snapshot, SnapshotPage } from "../snapshot";
 import { fold, indexKey, termOfKey, words } from "./analyze";
 import { formatText, formatTitle } from "./highlight";
 import { parseQuery, titleKey, type ParsedQuery } from "./query";
+import { stemmerFor, variantRanges, type Stem } from "./stem";
 import { TitleLookup } from "./titles";
 import stopwordsIso from "stopwords-iso/stopwords-iso.json";
 import { matchBuffer, MAX_WORDS, popcount, type Derived, type Matches, type Shard, type ShardOptions, type WordSpec } from "./shard";
@@ -85,6 +86,10 @@ const PHRASE_SAMPLE = 200;
  * with the best it has.
  */
 export const GUARDS = { maxWords: MAX_WORDS, typoWords: 4, budgetMs: 100 } as const;
+
+/** Variants of a word are looked for when its stem's beginning has this many letters, and are at most VARIANT_SUFFIX longer. */
+const MIN_STEM = 3;
+const VARIANT_SUFFIX = 4;
 
 /** The share of a query's information (its words' IDF) that a title made only of query words must hold to rank as a title match. */
 const TITLE_COVERAGE = 0.5;
@@ -199,6 +204,8 @@ class Pool {
 
 export class Engine {
   readonly lang: string;
+  /** The language's stemmer, when it has one: a query word also matches its other forms. */
+  private readonly stem: Stem | undefined;
   private readonly pages: PageTable;
   /** Global chunk id → page index. */
   private readonly pageOfChunk: Int32Array;
@@ -243,6 +250,7 @@ export class Engine {
     readonly titleIndex: Shard,
   ) {
     this.lang = snapshot.meta.wiki.lang;
+    this.stem = stemmerFor(this.lang);
     this.pages = snapshot.pages;
     this.titles = new TitleLookup(snapshot.container);
     const total = text.documentCount;
@@ -383,16 +391,30 @@ export class Engine {
     return performance.now() > this.deadline;
   }
 
-  private specs(words: string[], prefixLast: boolean, fuzzy: boolean): WordSpec[] {
+  private specs(words: string[], prefixLast: boolean, fuzzy: boolean, variants: boolean): WordSpec[] {
     const last = words.length - 1;
     let typoWords = 0;
+    const stop = functionWords(this.lang);
     return words.map((w, i) => {
       const key = indexKey(w);
       // Typos are looked for only in words the index does not know, and in a few of them.
       const distance = fuzzy && typoWords < GUARDS.typoWords && !this.text.has(key) ? typos(w) : 0;
       if (distance) typoWords++;
-      return { key, prefix: prefixLast && i === last, fuzzy: distance };
+      const spec: WordSpec = { key, prefix: prefixLast && i === last, fuzzy: distance };
+      if (variants && this.stem && !stop.has(w)) spec.variants = this.variantsOf(w);
+      return spec;
     });
+  }
+
+  /** The index keys of `word`'s other forms: same stem, sharing its beginning, at most a few letters longer. */
+  private variantsOf(word: string): WordSpec["variants"] {
+    const stem = this.stem!;
+    const wanted = stem(word);
+    const ranges = variantRanges(word, wanted, MIN_STEM, VARIANT_SUFFIX);
+    if (!ranges.length) return undefined;
+    // Index keys of non-Latin words begin with two bucket characters (analyze.ts).
+    const extra = indexKey(word).length - word.length;
+    return { ranges: ranges.map((r) => ({ prefix: indexKey(r.prefix), longest: r.longest + extra })), accept: (k) => stem(termOfKey(k)) === wanted };
   }
 
   private rank(parsed: ParsedQuery, need: number, pageId: number | undefined): { pages: PageCandidate[]; total: number } {
@@ -417,10 +439,11 @@ export class Engine {
     const enough = () => this.late() || (onlyPage >= 0 ? pool.size >= need : this.pagesReach(need));
     const into = (i: number) => ({ ...range, into: (this.buffers[i] ??= matchBuffer(this.text.documentCount)) });
     // Tiers: every word exactly; every word allowing typos; fewer words (exactly, then with typos).
-    const exactSpecs = this.specs(words, prefixLast, false);
-    const exact = this.counted(this.text.match(exactSpecs, into(0)));
+    const exactSpecs = this.specs(words, prefixLast, false, false);
+    // Other forms of a word (its stem's) count as the word in every tier, weighed below it (shard.ts).
+    const exact = this.counted(this.text.match(this.specs(words, prefixLast, false, true), into(0)));
     pool.add(exact, 0, required, "having");
-    const fuzzySpecs = this.specs(words, prefixLast, true);
+    const fuzzySpecs = this.specs(words, prefixLast, true, true);
     const typoable = fuzzySpecs.some((s) => s.fuzzy > 0);
     // Run whenever a word may hold a typo (not only when the exact pass found too little), so
     // that the matching pages counted below do not depend on how many hits were asked for.
@@ -586,7 +609,7 @@ export class Engine {
   /**
    * D8: marks pageGroup with 1 for the exact title (or redirect), 2 for titles holding every
    * query word or made only of query words; returns the pages marked. `specs` are the
-   * query's words as the text shard's exact pass searched them.
+   * query's words as written: no typos, no other forms.
    */
   private markTitleGroups(query: ParsedQuery, specs: WordSpec[]): number[] {
     const marked: number[] = [];

@@ -30,6 +30,8 @@ export interface WordSpec {
   prefix: boolean;
   /** Largest edit distance allowed; 0 for exact (and prefix) matches only. */
   fuzzy: number;
+  /** Other forms of the word (its stem's): index keys that begin with a range's prefix, are at most its `longest` long, and that `accept` takes. */
+  variants?: { ranges: { prefix: string; longest: number }[]; accept: (key: string) => boolean };
 }
 
 /** A term of the index matched by a query word. */
@@ -62,7 +64,10 @@ export const MAX_EXPANSIONS = 50;
 
 /** MiniSearch's defaults. */
 const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
-const WEIGHTS = { fuzzy: 0.45, prefix: 0.375 };
+/** MiniSearch's weights for prefix and typo expansions; a word's other forms (its stem's) weigh less than either. */
+const WEIGHTS = { fuzzy: 0.45, prefix: 0.375, variant: 0.3 };
+/** How many keys of a variant prefix's range are looked at: a short stem's range can hold thousands of words. */
+const VARIANT_SCAN = 512;
 /** Term frequencies are kept in a byte: BM25 has long saturated by then. */
 const MAX_FREQ = 255;
 const MAX_LENGTH = 65_535;
@@ -188,12 +193,30 @@ export class Shard {
           out.push({ word, term, weight: (WEIGHTS.prefix * length) / (length + 0.3 * distance) });
         }
       }
+      const variantsFrom = out.length;
+      if (w.variants) {
+        const { ranges, accept } = w.variants;
+        let found = 0;
+        let [seenFrom, seenTo] = [0, 0];
+        for (const { prefix, longest } of ranges) {
+          const [start, end] = vocabulary.prefixRange(prefix);
+          for (let term = start; term < end && term < start + VARIANT_SCAN; term++) {
+            if (term === exact || (term >= from && term < to) || (term >= seenFrom && term < seenTo) || vocabulary.keyLength(term) > longest) continue;
+            if (accept(vocabulary.keyOf(term))) this.expansion(found++, term);
+          }
+          [seenFrom, seenTo] = [start, Math.min(end, start + VARIANT_SCAN)];
+        }
+        const kept = this.mostFrequent(found);
+        for (let i = 0; i < kept; i++) out.push({ word, term: this.expansions[i]!, weight: WEIGHTS.variant });
+      }
+      const variantsTo = out.length;
       if (w.fuzzy > 0) {
         let found = 0;
         const keyLength = w.key.length;
         vocabulary.typoTerms(w.key, w.fuzzy, (term, distance) => {
-          // Not the key itself, nor a term its prefix expansions hold.
+          // Not the key itself, nor a term its prefix expansions or its variants hold.
           if (!distance || (term >= from && term < to && vocabulary.keyLength(term) !== keyLength)) return;
+          for (let i = variantsFrom; i < variantsTo; i++) if (out[i]!.term === term) return;
           this.expansionDistances[found] = distance;
           this.expansion(found++, term);
         });
