@@ -386,7 +386,7 @@ describe("a shard on block postings", () => {
           // Two to four words of the sampled text, some repeated in the document, some not in it.
           const wanted = new Set([phrase[0]!, ks[Math.floor(rand() * ks.length)]!, ks[Math.floor(rand() * ks.length)]!]);
           const other = keysOf(docs[e]!.text!);
-          expect(shard.smallestSpan([...wanted].map(termOf), 0, e)).toBe(span(other, wanted));
+          expect(shard.smallestSpan([...wanted].map((w) => [termOf(w)]), 0, e)).toBe(span(other, wanted));
         }
       }
       expect(found).toBeGreaterThan(300);

@@ -1,6 +1,6 @@
 /** One ranking rule per test, on the real English dumps (enwik8-head + enwiki-2016-sample). */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { EN_2006, EN_2016, engineFor } from "./helpers";
+import { EN_2006, EN_2016, SQUAD, engineFor } from "./helpers";
 
 setDefaultTimeout(120_000);
 
@@ -104,5 +104,21 @@ describe("other forms of a word (its Snowball stem's) count as the word, weighed
     const { stemmerFor } = await import("../src/search/stem");
     expect(stemmerFor("ja")).toBeUndefined();
     expect(stemmerFor("en")!("countries")).toBe(stemmerFor("en")!("country"));
+  });
+});
+
+describe("passage choice: of a page's best chunks, the one where the question's words stand closest", () => {
+  const squad = () => engineFor({ dumps: [SQUAD] });
+  // SQuAD questions whose answer is not in their page's best-scored chunk, but in the one of
+  // its next best where the question's words stand together.
+  test.each([
+    ["What other city has hosted the Super Bowl ten times?", "New Orleans"],
+    ["Who recovered a Manning fumble?", "Ealy"],
+    ["How much older was Manning than Newton during Super Bowl 50?", "13 years"],
+  ])("%s → the passage holding “%s”", async (question, answer) => {
+    const tome = await squad();
+    const [top] = tome.search(question).hits;
+    expect(top!.page.title).toBe("Super Bowl 50");
+    expect(top!.page.chunks[top!.chunk]!.text).toContain(answer);
   });
 });

@@ -71,8 +71,9 @@ export interface ChangesResult {
 
 export const DEFAULTS = { limit: 10, offset: 0, cropLength: 400, highlight: true } as const;
 
-/** How many of the best pages get the word-proximity bonus. */
+/** How many of the best pages get the word-proximity bonus, and how many of each one's chunks compete to be its passage. */
 const PROXIMITY_WINDOW = 20;
+const PASSAGES = 3;
 /** A page's score: its best chunk's, plus this share of its second, and its square of its third. */
 const PAGE_EVIDENCE = 0.5;
 /** How many candidates are checked for quoted phrases before the rest is estimated. */
@@ -595,10 +596,11 @@ export class Engine {
       return { page: page[e]!, best: c, group: Math.floor(klass[e]! / TIERS) };
     });
     const top = pages.slice(0, PROXIMITY_WINDOW);
-    this.proximity(
+    if (chosen) this.proximity(
       top.map((p) => p.best),
       query,
     );
+    else this.choosePassages(top, query);
     top.sort(byRank);
     for (let i = 0; i < top.length; i++) pages[i] = top[i]!;
     // Every page holding a query word (and any title match whose chunks do not), unless
@@ -728,20 +730,49 @@ export class Engine {
     return { list: kept, estimate };
   }
 
+  /**
+   * The passage of each of the best pages: among the page's PASSAGES best-scored chunks of its
+   * best chunk's tier, the one whose score, raised by how close its words stand (proximity),
+   * is highest; the page's score follows by the same factor.
+   */
+  private choosePassages(top: PageCandidate[], query: ParsedQuery): void {
+    const pool = this.pool;
+    // pageBest is -1 for every page between rankings: borrowed to find the top pages' chunks.
+    const slot = this.pageBest;
+    top.forEach((p, k) => (slot[p.page] = k));
+    const lists: number[][] = top.map(() => []);
+    for (let i = 0; i < pool.size; i++) {
+      const k = slot[this.pageOfChunk[pool.docs[i]!]!]!;
+      if (k >= 0 && pool.tiers[i] === top[k]!.best.tier) lists[k]!.push(i);
+    }
+    for (const p of top) slot[p.page] = -1;
+    top.forEach((p, k) => {
+      const list = lists[k]!;
+      if (!list.length) return this.proximity([p.best], query);
+      list.sort((a, b) => pool.scores[b]! - pool.scores[a]!);
+      const candidates = list.slice(0, PASSAGES).map((i) => pool.candidate(i));
+      const raw = candidates[0]!.score;
+      this.proximity(candidates, query);
+      let chosen = candidates[0]!;
+      for (const c of candidates) if (c.score > chosen.score) chosen = c;
+      chosen.score = p.best.score * (chosen.score / raw);
+      p.best = chosen;
+    });
+  }
+
   /** Raises chunks whose matched words stand close together (measured on the text's word positions). */
   private proximity(list: Candidate[], query: ParsedQuery): void {
     if (query.words.length < 2) return;
-    const queryTerms = new Set<number>();
-    for (const w of query.words) {
-      const term = this.text.termOf(indexKey(w));
-      if (term !== undefined) queryTerms.add(term);
-    }
     for (const c of list) {
-      const wanted = new Set(queryTerms);
-      for (const d of c.derived) wanted.add(d.term);
-      const span = this.text.smallestSpan([...wanted], TEXT_FIELD, c.chunk);
-      const matched = this.termsOf(c);
-      if (span > 0) c.score *= 1 + 1 / (1 + Math.max(0, span - matched.length));
+      // A word's forms (itself, its other forms, its typos) are one group: any of them stands for it.
+      const groups = new Map<string, number[]>();
+      for (const w of query.words) {
+        const term = this.text.termOf(indexKey(w));
+        groups.set(w, term === undefined ? [] : [term]);
+      }
+      for (const d of c.derived) if (d.weight < 1) groups.get(query.words[d.word]!)!.push(d.term);
+      const span = this.text.smallestSpan([...groups.values()], TEXT_FIELD, c.chunk);
+      if (span > 0) c.score *= 1 + 1 / (1 + Math.max(0, span - this.text.spanGroups));
     }
   }
 }

@@ -407,34 +407,44 @@ export class Shard {
   private spanValues = new Uint32Array(256);
   private spanStarts = new Uint32Array(MAX_WORDS * 4 + 1);
   private spanNext = new Uint32Array(MAX_WORDS * 4);
+  /** How many of its groups the document held, in the last smallestSpan() call. */
+  spanGroups = 0;
 
   /**
-   * The fewest consecutive words of a document's field holding every one of the terms it
-   * holds (0 when it holds fewer than two of them), from the positions.
+   * The fewest consecutive words of a document's field holding one term of every group that
+   * it holds a term of (0 when it holds terms of fewer than two groups), from the positions.
+   * A group is a word's forms: the word, its other forms, its typos.
    */
-  smallestSpan(terms: number[], field: number, doc: number): number {
-    if (terms.length + 1 > this.spanStarts.length) {
-      this.spanStarts = new Uint32Array(terms.length + 1);
-      this.spanNext = new Uint32Array(terms.length);
+  smallestSpan(groups: number[][], field: number, doc: number): number {
+    this.spanGroups = 0;
+    if (groups.length + 1 > this.spanStarts.length) {
+      this.spanStarts = new Uint32Array(groups.length + 1);
+      this.spanNext = new Uint32Array(groups.length);
     }
     const starts = this.spanStarts;
     let lists = 0;
     let used = 0;
-    for (const t of terms) {
-      const count = this.positionsInto(t, field, doc);
-      if (count < 0) continue;
-      if (used + count > this.spanValues.length) {
-        const grown = new Uint32Array(Math.max(used + count, this.spanValues.length * 2));
-        grown.set(this.spanValues.subarray(0, used));
-        this.spanValues = grown;
+    for (const group of groups) {
+      const start = used;
+      for (const t of group) {
+        const count = this.positionsInto(t, field, doc);
+        if (count < 0) continue;
+        if (used + count > this.spanValues.length) {
+          const grown = new Uint32Array(Math.max(used + count, this.spanValues.length * 2));
+          grown.set(this.spanValues.subarray(0, used));
+          this.spanValues = grown;
+        }
+        const from = this.cursor.scratchPositions;
+        const values = this.spanValues;
+        for (let i = 0; i < count; i++) values[used + i] = from[i]!;
+        used += count;
       }
-      const from = this.cursor.scratchPositions;
-      const values = this.spanValues;
-      for (let i = 0; i < count; i++) values[used + i] = from[i]!;
-      starts[lists++] = used;
-      used += count;
+      if (used === start) continue;
+      if (group.length > 1) this.spanValues.subarray(start, used).sort();
+      starts[lists++] = start;
     }
     starts[lists] = used;
+    this.spanGroups = lists;
     if (lists < 2) return 0;
     const values = this.spanValues;
     // A window over the merged positions: advance the list whose current position is lowest.
