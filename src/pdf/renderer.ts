@@ -1,6 +1,6 @@
 /**
  * PdfRenderer: renders in worker threads, so the server keeps answering while a long article
- * renders, through a bounded queue, and keeps recent renders (a revision's PDF never changes).
+ * renders, through a bounded queue, and keeps recent renders (an article's PDF never changes).
  *
  * Each worker renders one article at a time, in the order they were asked for: renders never
  * interleave, so the first asked is the first done and memory holds one render per worker.
