@@ -211,7 +211,7 @@ describe("the server watching snapshots/", () => {
     const foreign = join(dir, "el.tome");
     writeIngested(el, foreign, 300);
     dropIn(foreign, join(served(), "e-foreign.tome"));
-    await until("foreign refused", async () => server.stderr(), (err) => /swap: refused \S*e-foreign\.tome .*snapshot of elwiki .*this server serves enwiki/.test(err));
+    await until("foreign refused", async () => server.stderr(), (err) => /swap: refused \S*e-foreign\.tome .*it is a snapshot of el\.wikipedia\.org, and this server serves en\.wikipedia\.org/.test(err));
     expect(await servedBy(server)).toBe(b.id);
     const page = await fetch(`${server.url}/v1/page/${pageId}`);
     expect(page.status).toBe(200);

@@ -153,8 +153,9 @@ export class SnapshotSwapper {
         this.log(`swap: ${path} holds the same content as ${served.path} (content hash ${served.id.slice(0, 12)}); nothing to do.`);
         return;
       }
-      if (meta.wiki.dbname !== now.wiki.dbname) {
-        throw new SnapshotError(`it is a snapshot of ${meta.wiki.dbname} (${meta.wiki.host}), and this server serves ${now.wiki.dbname}: restart the server to serve another wiki.`);
+      // The host names the wiki (D14: it is in every URL served); old dumps have no dbname.
+      if (meta.wiki.host !== now.wiki.host) {
+        throw new SnapshotError(`it is a snapshot of ${meta.wiki.host}, and this server serves ${now.wiki.host}: restart the server to serve another wiki.`);
       }
       const damaged = await engine.snapshot.container.verify();
       if (damaged.length) throw new SnapshotError(`it is damaged: section(s) ${damaged.join(", ")} do not match their hash. Copy or build it again.`);
