@@ -22,6 +22,7 @@ import { open, type Engine } from "../src/search";
 import { EN_2016, ingested, startServer, tempDir, TRUNCATED_XZ, type ServerProcess } from "./helpers";
 
 setDefaultTimeout(180_000);
+const ADMIN = "swap-test-admin-token-0123456789";
 
 interface Built {
   path: string;
@@ -90,7 +91,7 @@ describe("the server watching snapshots/", () => {
     cwd = tempDir("tome-swap-cwd-");
     mkdirSync(join(cwd, "snapshots"));
     copyFileSync(a.path, join(cwd, "snapshots/a.tome"));
-    server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "", TOME_ADMIN_TOKEN: ADMIN });
   });
   afterAll(() => server?.stop());
 
@@ -182,6 +183,14 @@ describe("the server watching snapshots/", () => {
     const text = await pdfText(await r.arrayBuffer());
     expect(text).toContain("retrieved 2026-02-01");
     expect(text).not.toContain("retrieved 2026-01-01");
+  });
+
+  test("/metrics names B as the snapshot served, and A no more", async () => {
+    const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } })).text();
+    expect(text).toContain(`content_hash="${b.id}"} 1`);
+    expect(text).not.toContain(a.id);
+    expect(text).toContain(`tome_snapshot_chunks ${b.engine.snapshot.meta.indexedChunks}`);
+    expect(text).toContain("tome_snapshots_retiring 0");
   });
 
   test("a conditional request with A's ETag gets B's answer, not a 304", async () => {

@@ -180,6 +180,8 @@ if (import.meta.main) {
     const path = await ensureSnapshot();
     const started = performance.now();
     const tome = open(path);
+    // All of it mapped from this file now: a newer snapshot renamed over the same name later is swapped in, never read through this one.
+    tome.snapshot.container.mapAll();
     const m = tome.snapshot.meta;
     console.error(
       `Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,

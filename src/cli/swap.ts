@@ -146,6 +146,7 @@ export class SnapshotSwapper {
     let opened: number;
     try {
       engine = open(path);
+      engine.snapshot.container.mapAll();
       opened = performance.now();
       const meta = engine.snapshot.meta;
       const now = served.engine.snapshot.meta;

@@ -176,6 +176,14 @@ export class Container {
     return bytes;
   }
 
+  /**
+   * Maps every section now, not when first read: a file renamed over this path later (a newer
+   * snapshot under the same name) can then never be read through this container.
+   */
+  mapAll(): void {
+    for (const entry of this.sections) this.section(entry.name);
+  }
+
   /** Checks every section's hash; resolves to the names of the damaged ones (none: the file is whole). */
   async verify(progress: (done: number, total: number) => void = () => {}): Promise<string[]> {
     const damaged: string[] = [];
