@@ -156,8 +156,9 @@ describe("the server watching snapshots/", () => {
     await until("B answering under load", async () => seen.get(b.id) ?? 0, (n) => n >= 400, 30);
     load.stop();
     const result = await finished;
-    console.error(`swap under load: B served ${swappedAfter} ms after it was renamed in; ${result.requests.total} answers (A ${seen.get(a.id)}, B ${seen.get(b.id)})\n${server.stderr().split("\n").filter((l) => l.startsWith("swap")).join("\n")}`);
-    expect(swappedAfter).toBeLessThan(5000);
+    console.error(`swap under load: B served ${swappedAfter} ms after it was renamed in; ${result.requests.total} answers (A ${seen.get(a.id)}, B ${seen.get(b.id)})`);
+    // About 2 s here (the watch's 0.5 s pause, then hashing B between the answers to 200 connections); a busy machine takes longer.
+    expect(swappedAfter).toBeLessThan(10_000);
     expect(wrong).toEqual([]);
     expect({ errors: result.errors, timeouts: result.timeouts, non2xx: result.non2xx }).toEqual({ errors: 0, timeouts: 0, non2xx: 0 });
     expect(answered).toBe(result.requests.total);
