@@ -22,7 +22,7 @@
  *   bun bench/swap.ts /tmp/syn20k.tome /tmp/hb/w1m4/scale.tome /tmp/syn20k.tome
  */
 import autocannon from "autocannon";
-import { copyFileSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { tempDir } from "../test/helpers";
@@ -141,6 +141,8 @@ try {
   load?.stop();
   server.kill("SIGTERM");
   await server.exited;
+  // The copies (a 1M-chunk one is 1 GB).
+  rmSync(dir, { recursive: true, force: true });
 }
 
 console.log(`bun bench/swap.ts --connections ${connections} ${files.join(" ")}`);
