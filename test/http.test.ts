@@ -3,6 +3,7 @@
  * (enwiki-2016-sample + enwik8-head), checked over HTTP against api.md and decisions.md.
  * Expected values come from the snapshot itself, read independently of the server.
  */
+import { basename } from "node:path";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { articleUrl, createApp, LICENSE } from "../src/http";
 import type { Engine } from "../src/search";
@@ -655,7 +656,10 @@ describe("GET /v1/license and /v1/meta", () => {
       indexed_pages: snap.pages.length,
       indexed_chunks: snap.pages.list().reduce((n, p) => n + p.chunks.length, 0),
       skipped_redirects: snap.redirects.length,
+      snapshot: basename(snap.path),
+      loaded_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });
+    expect(Date.parse(body.dataset.loaded_at)).toBeGreaterThanOrEqual(Date.parse(snap.meta.createdAt));
     expectAttribution(body.attribution);
   });
 });

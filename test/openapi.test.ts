@@ -359,7 +359,7 @@ async function rateLimited(apiKey: string, path: string): Promise<Response> {
 }
 
 // Values that differ between requests or builds (checked for their form instead).
-const VARYING = new Set(["processingTimeMs", "search_time_ms", "commitSha", "commitDate", "created_at"]);
+const VARYING = new Set(["processingTimeMs", "search_time_ms", "commitSha", "commitDate", "created_at", "snapshot", "loaded_at"]);
 // The attribution's example is one page's notice; lists and the dataset have their own wording.
 const OTHER_NOTICE = /^(search|changes|meta)\.attribution\.attribution_notice$/;
 

@@ -44,7 +44,7 @@ describe("the render queue", () => {
       await Promise.all(asked);
       expect(done).toEqual(articles.slice(0, 4).map((a) => a.pageId));
       // The same revision asked twice while queued renders once; a kept one comes back at once.
-      expect(renderer.cachedPdf(articles[0]!.pageId, articles[0]!.revId)).toBeInstanceOf(Uint8Array);
+      expect(renderer.cachedPdf(articles[0]!)).toBeInstanceOf(Uint8Array);
     } finally {
       renderer.close();
     }
@@ -103,7 +103,7 @@ describe("the render queue", () => {
       expect(await second.then(() => "rendered", (e) => e)).toBeInstanceOf(PdfAbortedError);
       expect(renderer.load()).toEqual({ queued: 0, rendering: 1 });
       await first;
-      expect(renderer.cachedPdf(articles[51]!.pageId, articles[51]!.revId)).toBeUndefined();
+      expect(renderer.cachedPdf(articles[51]!)).toBeUndefined();
     } finally {
       renderer.close();
     }

@@ -135,7 +135,7 @@ describe("compose", () => {
   const fault = () => new Response("fault", { status: 500 });
   const run = async (steps: Step[], routes: () => Response | Promise<Response>) => {
     trace.length = 0;
-    const response = await compose(steps, routes, fault)(exchange(new Request("http://localhost/")));
+    const response = await compose(steps, routes, fault)(exchange(new Request("http://localhost/"), undefined, { view: undefined, id: "", path: "", inFlight: 0, retired: false }));
     return { body: await response.text(), trace: [...trace] };
   };
 

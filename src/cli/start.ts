@@ -1,5 +1,6 @@
 /**
- * bun run start — serves the API from the newest snapshot in snapshots/ (or TOME_SNAPSHOT), on
+ * bun run start — serves the API from the newest snapshot in snapshots/ (or TOME_SNAPSHOT), and
+ * moves to a newer one when it appears there or on SIGHUP (swap.ts), on
  * HOST (default: every interface) and PORT (default 8080), with the keys and usage under
  * TOME_DATA. When there is no snapshot, builds one first from TOME_DUMP (a path or URL; by
  * default the latest Simple English Wikipedia pages-articles dump). When there is no key,
@@ -14,6 +15,7 @@ import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { open } from "../search";
 import { latestSnapshot, SnapshotError } from "../snapshot";
 import { buildSnapshot } from "./snapshot-build";
+import { newestIn, pinned, SnapshotSwapper } from "./swap";
 import { describeListening, ensurePortFree, listenFailure, ListenError, readAddress } from "./listen";
 
 export const DEFAULT_DUMP = "https://dumps.wikimedia.org/simplewiki/latest/simplewiki-latest-pages-articles.xml.bz2";
@@ -23,8 +25,18 @@ const NEW_KEY_COMMAND = "bun run keys create --name NAME --plan enterprise --sco
 
 const HELP = `Usage: bun run start     (npm start also installs Bun and the dependencies when missing)
 
+Snapshots: the server serves the newest *.tome in ${SNAPSHOT_DIR}/ and moves to a newer one when
+one is renamed into place there (write it under another name, e.g. a hidden one, then rename it:
+snapshot:build does), or on SIGHUP. The new snapshot is loaded beside the old one and every
+section's hash checked first; requests in flight finish on the snapshot they started on. One
+that fails to load or check (or is of another wiki) is logged, and the old one keeps serving.
+
 Environment:
-  TOME_SNAPSHOT  snapshot to serve (default: the newest *.tome in ${SNAPSHOT_DIR}/)
+  TOME_SNAPSHOT  snapshot to serve (default: the newest *.tome in ${SNAPSHOT_DIR}/). Pinned to this
+                 file: the server moves to what is renamed over it, and SIGHUP loads it again
+  TOME_SNAPSHOT_WATCH
+                 "off": do not watch the folder (e.g. on a network filesystem, where changes
+                 are not seen); a newer snapshot is then loaded on SIGHUP only
   TOME_DUMP      dump to build a snapshot from when there is none (path or URL;
                  default: ${DEFAULT_DUMP})
   HOST           address to listen on (default: every interface, IPv4 and IPv6;
@@ -86,6 +98,15 @@ async function announceRedisKeys(access: RedisAccess): Promise<void> {
         `or move a file store in with: TOME_DATA=DIR TOME_REDIS_URL=… bun run keys import`,
     );
   } else console.error(`API keys, rate limits and quotas are in ${where} (${count} key(s)); manage them with TOME_REDIS_URL=… bun run keys.`);
+}
+
+/** Whether to watch the snapshots' folder (TOME_SNAPSHOT_WATCH: on, the default, or off). */
+function watchSnapshots(env = process.env): boolean {
+  const value = env.TOME_SNAPSHOT_WATCH;
+  if (value === undefined || value === "" || value === "on") return true;
+  if (value === "off") return false;
+  console.error(`start: TOME_SNAPSHOT_WATCH must be "on" (the default) or "off", not "${value}".`);
+  process.exit(2);
 }
 
 /** The admin token that opens /metrics, if set. */
@@ -152,12 +173,15 @@ if (import.meta.main) {
     // Connecting early; an unreachable Redis is not fatal (503 until it answers).
     if (access instanceof RedisAccess) await access.start();
     const adminToken = adminTokenOf();
+    const watch = watchSnapshots();
     const address = await readAddress();
     // Checked before a snapshot build or load that can take minutes, and again just before serving.
     ensurePortFree(address);
     const path = await ensureSnapshot();
     const started = performance.now();
     const tome = open(path);
+    // All of it mapped from this file now: a newer snapshot renamed over the same name later is swapped in, never read through this one.
+    tome.snapshot.container.mapAll();
     const m = tome.snapshot.meta;
     console.error(
       `Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
@@ -165,8 +189,16 @@ if (import.meta.main) {
     ensurePortFree(address);
     const requests = stdoutLog();
     let running: ReturnType<typeof serve>;
+    // A snapshot swapped out is let go after its last request; collected soon after, so that its memory goes back at once.
+    const onFreed = (freed: { path: string }) =>
+      setTimeout(() => {
+        const started = performance.now();
+        Bun.gc(true);
+        console.error(`swap: ${freed.path} is let go: its requests in flight are answered (collected in ${(performance.now() - started).toFixed(0)} ms).`);
+      }, 0);
+    const app = createApp(tome, { access, log: requests.sink, adminToken, onFreed });
     try {
-      running = serve(createApp(tome, { access, log: requests.sink, adminToken }), address);
+      running = serve(app, address);
     } catch (err) {
       throw listenFailure(err, address);
     }
@@ -175,6 +207,8 @@ if (import.meta.main) {
     // at full size); a damaged snapshot stops the server rather than being served.
     void tome.snapshot.container.verify().then((damaged) => {
       if (!damaged.length) return;
+      // Swapped out meanwhile: it no longer matters.
+      if (app.served().engine !== tome) return console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); it is no longer served.`);
       console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); stopping. Rebuild it with \`bun run snapshot:build\`, or copy it again.`);
       process.exit(1);
     });
@@ -182,8 +216,15 @@ if (import.meta.main) {
     else if (access) await announceRedisKeys(access);
     const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
     console.error(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
+    const source = process.env.TOME_SNAPSHOT ? pinned(path) : newestIn(SNAPSHOT_DIR);
+    const swapper = new SnapshotSwapper(app, source, (line) => console.error(line));
+    process.on("SIGHUP", () => void swapper.check("SIGHUP"));
+    const watching = watch && swapper.watch();
+    const what = process.env.TOME_SNAPSHOT ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
+    console.error(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
     const stop = async (signal: string) => {
       console.error(`${signal}: no new connections; finishing the requests in flight.`);
+      swapper.stop();
       const before = running.answered();
       await running.stop();
       await requests.flush();

@@ -1,6 +1,7 @@
 /**
  * The application: the request pipeline (pipeline.ts; its steps in steps/) around the Elysia
- * routes of api.md on one loaded snapshot, errors as D1, and the OpenAPI document (from the
+ * routes of api.md on the snapshot served (current.ts: a newer one can be swapped in while
+ * serving; each request keeps the one it started on), errors as D1, and the OpenAPI document (from the
  * same TypeBox schemas) at /v1/openapi.json with its UI at /docs. POST /mcp, the MCP server
  * (../mcp), sits beside the routes, behind the same steps.
  */
@@ -9,8 +10,9 @@ import { Elysia } from "elysia";
 import type { Gate } from "../access";
 import { mcpOverHttp, mcpTools } from "../mcp";
 import { PdfRenderer, type PdfRenderService } from "../pdf";
-import type { Engine } from "../search";
-import { apiContext } from "./context";
+import type { Engine, SearchWork } from "../search";
+import { apiContext, type ApiContext } from "./context";
+import { CurrentSnapshot, type Served } from "./current";
 import { DOCS_PATH, OPENAPI_PATH, openApi } from "./docs";
 import { ApiError, INTERNAL_ERROR } from "./errors";
 import { Metrics } from "./metrics";
@@ -46,16 +48,115 @@ export interface AppOptions {
   log?: LogSink;
   /** Opens /metrics to Authorization: Bearer <adminToken> (TOME_ADMIN_TOKEN). Without it, /metrics is 404 and nothing is measured. */
   adminToken?: string;
+  /** Told when a snapshot swapped out has been let go (its last request in flight answered). */
+  onFreed?: (freed: { path: string; id: string }) => void;
 }
 
 export function createApp(engine: Engine, options: AppOptions = {}) {
   const access = options.access;
-  const ctx = apiContext(engine, access ? [() => access.health()] : []);
+  const checks = access ? [() => access.health()] : [];
   const logError = options.logError ?? ((error) => console.error(error));
   const pdf = options.pdf ?? new PdfRenderer();
+  /** The search work of every snapshot served, for /metrics (each snapshot's engine reports to these). */
+  const workWatchers = new Set<(work: SearchWork) => void>();
+
+  /** What the app makes of one snapshot: its routes and MCP tools, built over it alone. */
+  const viewOf = (engine: Engine) => {
+    const ctx = apiContext(engine, checks);
+    const mcp = mcpOverHttp(mcpTools(ctx, { logError: (error) => logError(error, undefined) }));
+    const unwatch = engine.watch((work) => {
+      for (const watcher of workWatchers) watcher(work);
+    });
+    return { engine, ctx, routes: snapshotRoutes(ctx, pdf, logError), mcp, unwatch };
+  };
+  type View = ReturnType<typeof viewOf>;
+  const served = (engine: Engine) => ({ view: viewOf(engine), id: engine.snapshot.meta.contentHash, path: engine.snapshot.path });
+  const current = new CurrentSnapshot<View>(served(engine), (freed) => {
+    freed.view.unwatch();
+    options.onFreed?.({ path: freed.path, id: freed.id });
+  });
+  const first = current.now.view.routes;
+
+  const metrics = options.adminToken
+    ? new Metrics({
+        snapshot: () => current.now.view.engine.snapshot.meta,
+        watch: (watcher) => {
+          workWatchers.add(watcher);
+          return () => workWatchers.delete(watcher);
+        },
+        retiring: () => current.retiringCount,
+        access,
+        pdf,
+        routes: [...first.routes.map((r) => r.path), MCP_PATH],
+      })
+    : undefined;
+  const steps: Step[] = [
+    ...(metrics ? [measure(metrics)] : []),
+    responseHeaders,
+    ...(options.log ? [log(options.log)] : []),
+    target,
+    socketTime(PDF_SOCKET_SECONDS),
+    methods,
+    metricsEndpoint(metrics, options.adminToken),
+    keys(access),
+    conditional,
+  ];
+  const handler = compose(
+    steps,
+    (x) => {
+      const view = (x.served as Served<View>).view;
+      return x.path === MCP_PATH ? view.mcp(x.request) : view.routes.handle(x.request);
+    },
+    faults((error, x) => logError(error, x.request)),
+  );
+
+  return {
+    /** The Elysia routes and the OpenAPI document (the first snapshot's: every snapshot's routes are alike). */
+    routes: first,
+    /**
+     * Answers a request through the whole pipeline, on the snapshot served when it arrives (taken
+     * once here, and held until its answer is made, whatever swap happens meanwhile).
+     */
+    handle: (request: Request, server?: Server<undefined>): Response | Promise<Response> => {
+      const held = current.acquire();
+      let answer: Response | Promise<Response>;
+      try {
+        answer = handler(exchange(request, server, held));
+      } catch (error) {
+        current.release(held);
+        throw error;
+      }
+      if (!(answer instanceof Promise)) {
+        current.release(held);
+        return answer;
+      }
+      return answer.finally(() => current.release(held));
+    },
+    /** The snapshot served now: its engine, path, content hash, and the requests in flight on it. */
+    served: () => {
+      const now = current.now;
+      return { engine: now.view.engine, path: now.path, id: now.id, inFlight: now.inFlight };
+    },
+    /** Serves this engine's snapshot from now on; the one it replaces is freed once its requests in flight are answered. */
+    swap: (engine: Engine): void => {
+      current.swap(served(engine));
+    },
+    /** Snapshots swapped out whose requests in flight are still being answered. */
+    retiring: () => current.retiringCount,
+    /** Stops what the app runs beside the server (the PDF renderer's worker, the metrics' watch on the engine). */
+    close: () => {
+      metrics?.close();
+      current.now.view.unwatch();
+      pdf.close?.();
+    },
+  };
+}
+
+/** The Elysia routes of api.md over one snapshot, errors as D1, and the OpenAPI document. */
+function snapshotRoutes(ctx: ApiContext, pdf: PdfRenderService, logError: (error: unknown, request: Request | undefined) => void) {
   // Responses are built in their exact shape: no normalizing copy. The path is read from the
   // first "/" after the scheme, as the target step reads it (not from a fixed offset).
-  const routes = new Elysia({ normalize: false, handler: { standardHostname: false } })
+  return new Elysia({ normalize: false, handler: { standardHostname: false } })
     .onError({ as: "global" }, ({ error, code, set, request }) => {
       if (error instanceof ApiError) {
         set.status = error.status;
@@ -79,38 +180,6 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     .use(changesRoutes(ctx))
     .use(luckyRoutes(ctx))
     .use(pdfRoutes(ctx, pdf, (error) => logError(error, undefined)));
-
-  const mcp = mcpOverHttp(mcpTools(ctx, { logError: (error) => logError(error, undefined) }));
-
-  const metrics = options.adminToken ? new Metrics({ engine, access, pdf, routes: [...routes.routes.map((r) => r.path), MCP_PATH] }) : undefined;
-  const steps: Step[] = [
-    ...(metrics ? [measure(metrics)] : []),
-    responseHeaders,
-    ...(options.log ? [log(options.log)] : []),
-    target,
-    socketTime(PDF_SOCKET_SECONDS),
-    methods,
-    metricsEndpoint(metrics, options.adminToken),
-    keys(access),
-    conditional,
-  ];
-  const handler = compose(
-    steps,
-    (x) => (x.path === MCP_PATH ? mcp(x.request) : routes.handle(x.request)),
-    faults((error, x) => logError(error, x.request)),
-  );
-
-  return {
-    /** The Elysia routes and the OpenAPI document. */
-    routes,
-    /** Answers a request through the whole pipeline. */
-    handle: (request: Request, server?: Server<undefined>): Response | Promise<Response> => handler(exchange(request, server)),
-    /** Stops what the app runs beside the server (the PDF renderer's worker, the metrics' watch on the engine). */
-    close: () => {
-      metrics?.close();
-      pdf.close?.();
-    },
-  };
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -1,6 +1,6 @@
 /** What the routes serve from: one loaded snapshot, its engine, and its resources. */
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { Engine } from "../search";
 import { answers, type Answers } from "./answers";
 import { Attributions, LICENSE } from "./attribution";
@@ -13,7 +13,7 @@ export interface ApiContext {
   answers: Answers;
   resources: Resources;
   attributions: Attributions;
-  /** /v1/license and /v1/meta never change while a snapshot is loaded. */
+  /** /v1/license and /v1/meta never change while a snapshot is served (a swap makes a new context). */
   license: LicenseResponse;
   meta: MetaResponse;
   /** What /healthz says: ok, or degraded with the problems an operator must see. */
@@ -50,6 +50,8 @@ export function apiContext(engine: Engine, checks: HealthCheck[] = []): ApiConte
         indexed_pages: m.indexedPages,
         indexed_chunks: m.indexedChunks,
         skipped_redirects: m.skippedRedirects,
+        snapshot: basename(engine.snapshot.path),
+        loaded_at: new Date().toISOString(),
       },
       attribution: attributions.dataset,
     },

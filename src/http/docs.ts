@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import { ALSO_AT, openApiDocument, RESPONSE_DOC, type ApiRoute, type HeaderDoc, type ResponseDoc } from "./openapi";
 import * as schemas from "./schemas";
 import { ErrorBody, LimitErrorBody } from "./schemas";
+import { EXAMPLE } from "./examples";
 
 export const OPENAPI_PATH = "/v1/openapi.json";
 export const DOCS_PATH = "/docs";
@@ -28,6 +29,11 @@ export const COMMON_HEADERS: Headers = {
     "0b6a8f7e-3c1d-4f5a-9e2b-7d4c6a1f8e30",
   ),
   "Access-Control-Allow-Origin": header("Always `*`: any web page may call the API", { type: "string", const: "*" }, "*"),
+  "X-Snapshot": header(
+    "The content hash (sha256, hex) of the snapshot that answered, as in /v1/meta's `search_engine_version.commitSha`: it changes when the server moves to a newer snapshot",
+    { type: "string", pattern: "^[0-9a-f]{64}$" },
+    EXAMPLE.meta.commitSha,
+  ),
 };
 
 /** Sent with every response to a request with a valid key. */

@@ -86,6 +86,6 @@ export const EXAMPLE = {
     commitDate: "2026-11-23T07:33:47.792Z",
     pkgVersion: "7.2.0",
     indexes: { pages: "enwiki-pages", chunks: "enwiki-chunks" },
-    dataset: { indexed_pages: 106, indexed_chunks: 2653, skipped_redirects: 99 },
+    dataset: { indexed_pages: 106, indexed_chunks: 2653, skipped_redirects: 99, snapshot: "enwiki-20160501.tome", loaded_at: "2026-11-23T07:40:02.115Z" },
   },
 };

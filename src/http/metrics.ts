@@ -1,7 +1,7 @@
 /**
  * What /metrics shows (Prometheus text format, prom-client), in a registry of its own per app:
- * requests by route and status and their latency, each search's work, the snapshot served,
- * credits spent by plan, the PDF renderer's work, and the process's CPU time and memory.
+ * requests by route and status and their latency, each search's work, the snapshot served (read
+ * at each scrape: a swap changes it), credits spent by plan, the PDF renderer's work, and the process's CPU time and memory.
  *
  * Routes are labelled by their template (/v1/page/{page_id}), never the raw path, so that the
  * number of series stays bounded whatever clients ask for; paths no route serves share one label.
@@ -9,7 +9,8 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Gate } from "../access";
 import type { PdfRenderService, PdfStats } from "../pdf";
-import type { Engine } from "../search";
+import type { SearchWork } from "../search";
+import type { SnapshotMeta } from "../snapshot";
 
 /** The route label of a path no route serves. */
 export const UNMATCHED = "unmatched";
@@ -20,7 +21,12 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 const WORK_BUCKETS = [10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000];
 
 export interface MetricsSources {
-  engine: Engine;
+  /** The snapshot served now (it changes when a newer one is swapped in). */
+  snapshot: () => SnapshotMeta;
+  /** Calls the watcher with each search's work, whichever snapshot it ran on, until the function returned is called. */
+  watch: (watcher: (work: SearchWork) => void) => () => void;
+  /** Snapshots swapped out that still answer requests in flight. */
+  retiring: () => number;
   access: Gate | undefined;
   pdf: PdfRenderService;
   /** The routes' path templates, as the router has them (/v1/page/:page_id). */
@@ -66,7 +72,7 @@ export class Metrics {
   private readonly statusLabels = new Map<string, Map<number, { route: string; status: string }>>();
   private readonly unwatch: () => void;
 
-  constructor({ engine, access, pdf, routes }: MetricsSources) {
+  constructor({ snapshot, watch, retiring, access, pdf, routes }: MetricsSources) {
     const registers = [this.registry];
     this.routes = new RouteLabels([...routes, "/metrics"]);
     this.requests = new Counter({ name: "tome_http_requests_total", help: "HTTP requests answered, by route template and status", labelNames: ["route", "status"], registers });
@@ -80,21 +86,43 @@ export class Metrics {
 
     const candidates = new Histogram({ name: "tome_search_candidates", help: "Documents (chunks and titles) scored per search or lucky lookup", buckets: WORK_BUCKETS, registers });
     const postings = new Histogram({ name: "tome_search_postings", help: "Index postings read per search or lucky lookup", buckets: WORK_BUCKETS, registers });
-    this.unwatch = engine.watch((work) => {
+    this.unwatch = watch((work) => {
       candidates.observe(work.candidates);
       postings.observe(work.postings);
     });
 
-    const meta = engine.snapshot.meta;
+    // Read at each scrape: a swap changes the snapshot served.
     new Gauge({
       name: "tome_snapshot_info",
       help: "The snapshot served (always 1): its wiki, language, build time (ISO 8601) and content hash",
       labelNames: ["wiki", "lang", "built_at", "content_hash"],
       registers,
-    }).set({ wiki: meta.wiki.host, lang: meta.wiki.lang, built_at: meta.createdAt, content_hash: meta.contentHash }, 1);
-    new Gauge({ name: "tome_snapshot_pages", help: "Pages in the snapshot served", registers }).set(meta.indexedPages);
-    new Gauge({ name: "tome_snapshot_chunks", help: "Chunks in the snapshot served", registers }).set(meta.indexedChunks);
-    new Gauge({ name: "tome_snapshot_built_at_seconds", help: "When the snapshot served was built (Unix time)", registers }).set(Date.parse(meta.createdAt) / 1000);
+      collect() {
+        const meta = snapshot();
+        this.reset();
+        this.set({ wiki: meta.wiki.host, lang: meta.wiki.lang, built_at: meta.createdAt, content_hash: meta.contentHash }, 1);
+      },
+    });
+    const gauge = (name: string, help: string, read: (meta: SnapshotMeta) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(read(snapshot()));
+        },
+      });
+    gauge("tome_snapshot_pages", "Pages in the snapshot served", (m) => m.indexedPages);
+    gauge("tome_snapshot_chunks", "Chunks in the snapshot served", (m) => m.indexedChunks);
+    gauge("tome_snapshot_built_at_seconds", "When the snapshot served was built (Unix time)", (m) => Date.parse(m.createdAt) / 1000);
+    new Gauge({
+      name: "tome_snapshots_retiring",
+      help: "Snapshots swapped out for a newer one that still answer requests in flight (then freed)",
+      registers,
+      collect() {
+        this.set(retiring());
+      },
+    });
 
     if (access) {
       new Counter({

@@ -15,6 +15,7 @@
  */
 import type { Server } from "bun";
 import type { Grant } from "../access";
+import type { Served } from "./current";
 
 /** One request on its way through the pipeline: what the steps learn of it, each its own fields. */
 export interface Exchange {
@@ -36,6 +37,8 @@ export interface Exchange {
   head: boolean;
   /** The key's grant, from the keys step, settled on the way out. */
   grant: Grant | undefined;
+  /** The snapshot this request is answered from, taken once as it arrived (current.ts). */
+  served: Served<unknown>;
 }
 
 export interface Step {
@@ -95,6 +98,6 @@ export function compose(steps: readonly Step[], routes: Handler, fault: (x: Exch
   return (x) => run(x, 0);
 }
 
-export function exchange(request: Request, server?: Server<undefined>): Exchange {
-  return { request, server, id: "", started: 0, path: "", pathStart: -1, head: false, grant: undefined };
+export function exchange(request: Request, server: Server<undefined> | undefined, served: Served<unknown>): Exchange {
+  return { request, server, id: "", started: 0, path: "", pathStart: -1, head: false, grant: undefined, served };
 }

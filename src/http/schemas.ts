@@ -268,6 +268,8 @@ export const MetaResponse = t.Object({
         indexed_pages: count("Pages in the snapshot", meta.dataset.indexed_pages),
         indexed_chunks: count("Chunks in the snapshot", meta.dataset.indexed_chunks),
         skipped_redirects: count("Redirect pages read from the dump and kept only as alternative titles", meta.dataset.skipped_redirects),
+        snapshot: text("The snapshot file served (its name; the server moves to a newer one when it appears)", meta.dataset.snapshot),
+        loaded_at: t.String({ format: "date-time", description: "When the server loaded this snapshot (at its start, or when it moved to it)", examples: [meta.dataset.loaded_at] }),
       },
       { description: "The loaded snapshot" },
     ),

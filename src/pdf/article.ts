@@ -27,3 +27,20 @@ export interface PdfArticle {
   license: { name: string; full_name: string; url: string };
   modifications: string[];
 }
+
+const keys = new WeakMap<PdfArticle, string>();
+
+/**
+ * What names the PDF of an article: a hash of everything the renderer is given (not only the
+ * revision: the same revision in a newer snapshot has another retrieval date, and another
+ * build may record other modifications). The PDF cache is keyed by it, so a swapped-in
+ * snapshot never gets a PDF made from the one before; the route's ETag is made from it too.
+ */
+export function articleKey(article: PdfArticle): string {
+  let key = keys.get(article);
+  if (key === undefined) {
+    key = Bun.hash(JSON.stringify(article)).toString(16).padStart(16, "0");
+    keys.set(article, key);
+  }
+  return key;
+}

@@ -1,5 +1,5 @@
 /** pdf: an article as an A4 PDF document, rendered off the server's thread. */
-export type { PdfArticle, PdfSection } from "./article";
+export { articleKey, type PdfArticle, type PdfSection } from "./article";
 export { canRender } from "./fonts";
 export { renderPdf, type RenderOptions } from "./render";
 export { PdfAbortedError, PdfBusyError, PdfError, PdfRenderer, type PdfRendererOptions, type PdfStats, type RenderRequest } from "./renderer";
@@ -7,8 +7,8 @@ export { PdfAbortedError, PdfBusyError, PdfError, PdfRenderer, type PdfRendererO
 /** What renders PDFs for the server (PdfRenderer, or a stand-in in tests). */
 export interface PdfRenderService {
   render(article: import("./article").PdfArticle, request?: import("./renderer").RenderRequest): Promise<Uint8Array>;
-  /** The revision's PDF if it is kept, without rendering (for HEAD). */
-  cachedPdf?(pageId: number, revId: number): Uint8Array | undefined;
+  /** The article's PDF if it is kept, without rendering (for HEAD). */
+  cachedPdf?(article: import("./article").PdfArticle): Uint8Array | undefined;
   /** What it has rendered, refused and found kept (for /metrics). */
   stats?(): import("./renderer").PdfStats;
   /** Stops its workers, if it has any. */

@@ -1,17 +1,19 @@
 /**
  * PdfRenderer: renders in worker threads, so the server keeps answering while a long article
- * renders, through a bounded queue, and keeps recent renders (a revision's PDF never changes).
+ * renders, through a bounded queue, and keeps recent renders (an article's PDF never changes).
  *
  * Each worker renders one article at a time, in the order they were asked for: renders never
  * interleave, so the first asked is the first done and memory holds one render per worker.
  * The queue is bounded by count and by the text it holds, and so is each requester's share of
  * it (its API key's); past a bound a render is refused at once (PdfBusyError, with the wait to
  * suggest) instead of waiting without end. Workers take requesters' renders in turn (round
- * robin), so one requester's many renders do not hold back another's one. A
+ * robin), so one requester's many renders do not hold back another's one. Renders are kept
+ * and shared by articleKey (a hash of all the article's content), never by page and revision
+ * alone: after a swap, a revision whose article differs (its retrieval date) is rendered anew. A
  * render's time limit runs from when it starts, not from when it was queued. A request that
  * leaves (its signal aborts) before its render starts is taken out of the queue.
  */
-import type { PdfArticle } from "./article";
+import { articleKey, type PdfArticle } from "./article";
 
 export class PdfError extends Error {
   constructor(message: string) {
@@ -71,7 +73,7 @@ export interface PdfStats {
   rendering: number;
 }
 
-/** One revision's render, and the requests waiting for it. */
+/** One article's render, and the requests waiting for it. */
 interface Job {
   key: string;
   article: PdfArticle;
@@ -105,7 +107,7 @@ export class PdfRenderer {
   private served = 0;
   private queued = 0;
   private queuedChars = 0;
-  /** Jobs queued or rendering, by revision, so that concurrent requests for one revision render it once. */
+  /** Jobs queued or rendering, by article, so that concurrent requests for one article render it once. */
   private readonly jobs = new Map<string, Job>();
   private readonly slots: Slot[];
   /** Recent render times, for the wait a full queue suggests. */
@@ -126,9 +128,9 @@ export class PdfRenderer {
     this.slots = Array.from({ length: Math.max(1, options.workers ?? 1) }, () => ({ worker: undefined, job: undefined, timer: undefined, started: 0 }));
   }
 
-  /** The revision's PDF if it is kept, without rendering. */
-  cachedPdf(pageId: number, revId: number): Uint8Array | undefined {
-    const key = `${pageId}:${revId}`;
+  /** The article's PDF if it is kept, without rendering. */
+  cachedPdf(article: PdfArticle): Uint8Array | undefined {
+    const key = articleKey(article);
     const hit = this.cache.get(key);
     if (hit) {
       this.cache.delete(key);
@@ -142,13 +144,13 @@ export class PdfRenderer {
    * requester's share of it, is full, and with PdfAbortedError if the signal aborts first.
    */
   render(article: PdfArticle, { signal, requester = "" }: RenderRequest = {}): Promise<Uint8Array> {
-    const hit = this.cachedPdf(article.pageId, article.revId);
+    const hit = this.cachedPdf(article);
     if (hit) {
       this.counts.cacheHits++;
       return Promise.resolve(hit);
     }
     if (signal?.aborted) return Promise.reject(new PdfAbortedError());
-    const key = `${article.pageId}:${article.revId}`;
+    const key = articleKey(article);
     let job = this.jobs.get(key);
     if (!job) {
       const chars = textSize(article);

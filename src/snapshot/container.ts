@@ -147,6 +147,9 @@ function writeAll(fd: number, bytes: Uint8Array, position: number): void {
   while (off < bytes.byteLength) off += writeSync(fd, bytes, off, bytes.byteLength - off, position + off);
 }
 
+/** Hashing time between two turns of the event loop while verifying. */
+const VERIFY_TURN_MS = 10;
+
 /** An opened container: its metadata, and its sections mapped on demand. */
 export class Container {
   private readonly mapped = new Map<string, Uint8Array>();
@@ -173,12 +176,21 @@ export class Container {
     return bytes;
   }
 
+  /**
+   * Maps every section now, not when first read: a file renamed over this path later (a newer
+   * snapshot under the same name) can then never be read through this container.
+   */
+  mapAll(): void {
+    for (const entry of this.sections) this.section(entry.name);
+  }
+
   /** Checks every section's hash; resolves to the names of the damaged ones (none: the file is whole). */
   async verify(progress: (done: number, total: number) => void = () => {}): Promise<string[]> {
     const damaged: string[] = [];
     const total = this.sections.reduce((n, s) => n + s.length, 0);
     let done = 0;
-    const slice = 16 << 20;
+    const slice = 4 << 20;
+    let resumed = performance.now();
     for (const entry of this.sections) {
       const bytes = this.section(entry.name);
       const hasher = new Bun.CryptoHasher("sha256");
@@ -186,8 +198,12 @@ export class Container {
         hasher.update(bytes.subarray(at, Math.min(bytes.byteLength, at + slice)));
         done += Math.min(slice, bytes.byteLength - at);
         progress(done, total);
-        // Let a server answer between slices.
-        await new Promise((r) => setImmediate(r));
+        // Let a server answer every 10 ms of hashing: not after every slice or section, since under load
+        // each turn of the event loop waits for every ready request (7.6 s for 4 MB at 200 connections).
+        if (performance.now() - resumed >= VERIFY_TURN_MS) {
+          await new Promise((r) => setImmediate(r));
+          resumed = performance.now();
+        }
       }
       if (hasher.digest("hex") !== entry.sha256) damaged.push(entry.name);
     }

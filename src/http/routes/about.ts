@@ -28,7 +28,9 @@ export const aboutRoutes = ({ license, meta, health }: ApiContext) =>
         operationId: "getMeta",
         tags: ["Service"],
         summary: "Dataset and index metadata",
-        description: "The loaded snapshot: its build, indexes, source and size.",
+        description:
+          "The snapshot served now: its build, indexes, source and size, its file and when it was loaded. " +
+          "The server moves to a newer snapshot when one appears; every answer names the one it came from in X-Snapshot.",
       },
     })
     .get("/healthz", health, {

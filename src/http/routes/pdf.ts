@@ -2,7 +2,7 @@
 import { Type as t } from "@sinclair/typebox";
 import anyAscii from "any-ascii";
 import { Elysia } from "elysia";
-import { PdfAbortedError, PdfBusyError, type PdfArticle, type PdfRenderService } from "../../pdf";
+import { articleKey, PdfAbortedError, PdfBusyError, type PdfArticle, type PdfRenderService } from "../../pdf";
 import type { ApiContext } from "../context";
 import { alsoAt, described, KEY_ERRORS, KEYED, NOT_MODIFIED, PDF_HEADERS, RETRY_HEADERS } from "../docs";
 import { ApiError } from "../errors";
@@ -53,7 +53,7 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
       };
       if (isHead(ctx.request)) {
         // A HEAD renders nothing: the kept PDF's headers if there is one, else the headers without a length, free.
-        const kept = pdf.cachedPdf?.(page.pageId, page.revId);
+        const kept = pdf.cachedPdf?.(article);
         return kept ? new Response(kept, { headers }) : new Response(null, { headers: { ...headers, "x-credit-cost": "0" } });
       }
       const signal = ctx.request.signal;
@@ -131,7 +131,7 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
  * creation date, and a newer renderer may lay it out differently).
  */
 export function pdfEtag(article: PdfArticle): string {
-  return `W/"${Bun.hash(JSON.stringify(article)).toString(16).padStart(16, "0")}"`;
+  return `W/"${articleKey(article)}"`;
 }
 
 /** The renderer's queue is full: 503, with when to come back; nothing is charged. */

@@ -1,13 +1,14 @@
 /**
  * What every response carries (D22): X-Request-Id (the client's own when it is a safe token,
- * else a new UUID), CORS headers, and `charset=utf-8` on JSON.
+ * else a new UUID), X-Snapshot (the content hash of the snapshot that answered: after a swap,
+ * a client can tell which one an answer came from), CORS headers, and `charset=utf-8` on JSON.
  */
 import type { Step } from "../pipeline";
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const JSON_TYPE = "application/json; charset=utf-8";
 export const EXPOSED_HEADERS =
-  "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, X-Quota-Reset, Retry-After, X-Credit-Cost, Content-Disposition, ETag";
+  "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, X-Quota-Reset, Retry-After, X-Credit-Cost, Content-Disposition, ETag, X-Snapshot";
 
 export const responseHeaders: Step = {
   before(x) {
@@ -21,6 +22,7 @@ export const responseHeaders: Step = {
     headers.set("access-control-allow-origin", "*");
     headers.set("access-control-expose-headers", EXPOSED_HEADERS);
     headers.set("x-request-id", x.id);
+    headers.set("x-snapshot", x.served.id);
     return response;
   },
 };
