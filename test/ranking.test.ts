@@ -122,3 +122,10 @@ describe("passage choice: of a page's best chunks, the one where the question's 
     expect(top!.page.chunks[top!.chunk]!.text).toContain(answer);
   });
 });
+
+describe("title rule: function words hold none of the query's information", () => {
+  test("“What country is Anatolia in?”: “what” and “in” do not dilute Anatolia's share", async () => {
+    const tome = await en();
+    expect(titles(tome, "What country is Anatolia in?")[0]).toBe("Anatolia");
+  });
+});

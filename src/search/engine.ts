@@ -628,7 +628,11 @@ export class Engine {
       // Titles made only of query words (as many of them as the title has distinct words), when
       // those words carry at least TITLE_COVERAGE of the query's information: "A" or "Africa" is
       // not what a long question holding "a" or "Africa" is about.
-      const idf = specs.map((s) => this.text.idf(s.key, 0));
+      // Function words hold no information here: common in questions, rare in encyclopedic text.
+      const stop = functionWords(this.lang);
+      const informative = query.words.slice(0, specs.length).map((w) => !stop.has(w));
+      const anyInformative = informative.some(Boolean);
+      const idf = specs.map((s, w) => (informative[w] || !anyInformative ? this.text.idf(s.key, 0) : 0));
       const information = idf.reduce((a, b) => a + b, 0);
       const any = this.counted(
         this.titleIndex.match(
