@@ -8,13 +8,14 @@
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { type Container, ContainerWriter, Growable, MAX_SECTION_BYTES, openContainer, type Redirect, type SnapshotSection } from "../snapshot";
+import { type Container, ContainerWriter, MAX_SECTION_BYTES, openContainer, type Redirect, type SnapshotSection } from "../snapshot";
 import { textShardOptions, titleShardOptions } from "./engine";
 import { buildShard, type ShardData, type ShardOptions } from "./shard";
 import { PostingsReader, PostingsWriter, type PostingsCursor } from "./postings";
-import { readShardData, writeShardData, writeShardTables } from "./store";
+import { readShardData, writeShardData, writeShardTableSources } from "./store";
+import { Spool } from "./spool";
 import { aliasesOf, writeTitleLookup } from "./titles";
-import { Vocabulary, VocabularyWriter } from "./vocabulary";
+import { Vocabulary } from "./vocabulary";
 import { logMemory } from "./memory-log";
 
 /**
@@ -101,7 +102,7 @@ export class IndexBuilder {
     try {
       this.spill();
       logMemory("merge: start");
-      mergeRuns(out, this.runs, textShardOptions(this.lang), kept.docOfText, kept.documents, progress);
+      mergeRuns(out, this.dir, this.runs, textShardOptions(this.lang), kept.docOfText, kept.documents, progress);
       logMemory("merge: done");
       const aliases = aliasesOf(kept.titles, kept.redirects);
       const titles = buildShard(
@@ -205,8 +206,14 @@ class PostingsSections {
   }
 }
 
+/**
+ * Merges the runs into out's sections index.text.*. The term tables (vocabulary, list
+ * addresses and sizes) go through spools in `dir` rather than memory: they grow with the
+ * vocabulary, and are written after the postings.
+ */
 export function mergeRuns(
   out: ContainerWriter,
+  dir: string,
   runs: string[],
   options: ShardOptions,
   docOfText: Int32Array,
@@ -219,9 +226,46 @@ export function mergeRuns(
   const sections = new PostingsSections(out, "index.text");
   const writer = new PostingsWriter(sections.sink, MAX_SECTION_BYTES - 8);
   const keepsPositions = fields.map((f) => options.positionFields?.includes(f) ?? false);
-  const listAt = new Growable(Float64Array);
-  const listDf = new Growable(Uint32Array);
-  const vocabulary = new VocabularyWriter();
+  const listAt = new Spool(join(dir, "listAt"), Float64Array);
+  const listDf = new Spool(join(dir, "listDf"), Uint32Array);
+  const vocabularyChars = new Spool(join(dir, "vocabulary.chars"), Uint16Array);
+  const vocabularyStarts = new Spool(join(dir, "vocabulary.starts"), Uint32Array);
+  try {
+    mergeInto(cursors, writer, keepsPositions, docOfText, { listAt, listDf, vocabularyChars, vocabularyStarts }, progress);
+    const postingsParts = sections.finish();
+    logMemory("merge: postings written");
+    const fieldLengths = new Uint16Array(F * documents);
+    for (const c of cursors) {
+      const n = c.data.documentCount;
+      for (let i = 0; i < n; i++) {
+        const doc = docOfText[c.base + i]!;
+        if (doc < 0) continue;
+        for (let f = 0; f < F; f++) fieldLengths[f * documents + doc] = c.data.fieldLengths[f * n + i]!;
+      }
+    }
+    const terms = vocabularyStarts.length - 1;
+    writeShardTableSources(out, "index.text", { fields, documentCount: documents, terms, postingsParts }, { vocabularyChars, vocabularyStarts, listAt, listDf, fieldLengths });
+  } finally {
+    for (const spool of [listAt, listDf, vocabularyChars, vocabularyStarts]) spool.close();
+  }
+}
+
+/** The merge proper: the runs' keys in order, each key's lists concatenated, renumbered and written. */
+function mergeInto(
+  cursors: RunCursor[],
+  writer: PostingsWriter,
+  keepsPositions: boolean[],
+  docOfText: Int32Array,
+  tables: { listAt: Spool<Float64Array>; listDf: Spool<Uint32Array>; vocabularyChars: Spool<Uint16Array>; vocabularyStarts: Spool<Uint32Array> },
+  progress: IndexBuildProgress,
+): void {
+  const F = keepsPositions.length;
+  const { listAt, listDf, vocabularyChars, vocabularyStarts } = tables;
+  // A key's lists, written to the tables only if the key is kept.
+  const keyAt = new Float64Array(F);
+  const keyDf = new Uint32Array(F);
+  let previous: RunCursor | undefined;
+  let previousTerm = -1;
   // A min-heap of cursors by key; ties in run order, so documents stay in order. Written
   // without destructuring swaps: each would allocate an array, millions of them per merge.
   const heap: RunCursor[] = [];
@@ -297,32 +341,29 @@ export function mergeRuns(
         }
       }
       const address = writer.end();
-      listAt.push(df ? address : 0);
-      listDf.push(df);
+      keyAt[f] = df ? address : 0;
+      keyDf[f] = df;
       kept += df;
     }
-    if (!kept) {
-      // Every chunk holding the key was left out: the key is dropped too.
-      listAt.length -= F;
-      listDf.length -= F;
-    } else {
-      vocabulary.addFrom(first.vocabulary, first.term);
+    // A key whose every chunk was left out is dropped.
+    if (kept) {
+      if (previous && previous.vocabulary.compareWith(previousTerm, first.vocabulary, first.term) >= 0) {
+        throw new Error(`merge: key ${JSON.stringify(first.vocabulary.keyOf(first.term))} after ${JSON.stringify(previous.vocabulary.keyOf(previousTerm))}`);
+      }
+      previous = first;
+      previousTerm = first.term;
+      for (let f = 0; f < F; f++) {
+        listAt.push(keyAt[f]!);
+        listDf.push(keyDf[f]!);
+      }
+      vocabularyStarts.push(vocabularyChars.length);
+      const codes = first.vocabulary.codes;
+      for (let i = first.vocabulary.keyStart(first.term), end = first.vocabulary.keyStart(first.term + 1); i < end; i++) vocabularyChars.push(codes[i]!);
       terms++;
     }
     for (const c of holding) if (c.next()) push(c);
     if (keys % 250_000 === 0) logMemory(`merge: ${keys} keys, ${terms} terms`);
     if (++keys % 50_000 === 0) progress("merging the text index (terms)", terms, terms);
   }
-  const postingsParts = sections.finish();
-  logMemory("merge: postings written");
-  const fieldLengths = new Uint16Array(F * documents);
-  for (const c of cursors) {
-    const n = c.data.documentCount;
-    for (let i = 0; i < n; i++) {
-      const doc = docOfText[c.base + i]!;
-      if (doc < 0) continue;
-      for (let f = 0; f < F; f++) fieldLengths[f * documents + doc] = c.data.fieldLengths[f * n + i]!;
-    }
-  }
-  writeShardTables(out, "index.text", { fields, documentCount: documents, terms, postingsParts }, { vocabulary: vocabulary.finish(), listAt: listAt.view(), listDf: listDf.view(), fieldLengths });
+  vocabularyStarts.push(vocabularyChars.length);
 }
