@@ -42,8 +42,9 @@ describe("a build in bounded memory", () => {
     const large = await build("2G");
     expect(large.runs).toBe(1);
     expect(small.runs).toBeGreaterThanOrEqual(5);
-    // Holding the whole inversion costs the large build about 120 MB more (measured: 230 MB against 354 MB).
-    expect(small.peak).toBeLessThan(large.peak - 60e6);
+    // Holding the whole inversion costs the large build about 40 MB more (measured: 220 MB against 260 MB;
+    // 230 against 354 before the inversion and the merge stopped making an object per document and per key).
+    expect(small.peak).toBeLessThan(large.peak - 20e6);
     // The budget plus the runtime and the ingest workers (about 230 MB on these dumps).
     expect(small.peak).toBeLessThan(4e6 + 400e6);
   });

@@ -9,6 +9,7 @@ import { mkdirSync } from "node:fs";
 import { ingest, modifications, type IngestOptions, type IngestResult } from "../ingest";
 import { SnapshotWriter, type PageInput, type Redirect, type SnapshotMeta, type SourceReport, type Wiki } from "../snapshot";
 import { IndexBuilder, type IndexBuildProgress } from "../search/build";
+import { logMemory } from "../search/memory-log";
 
 /** The default memory budget: a quarter of the machine's memory, at most 2 GB. */
 export const DEFAULT_MEMORY_BYTES = Math.min(2e9, Math.floor(totalmem() / 4));
@@ -49,6 +50,7 @@ export class SnapshotBuild {
 
   /** Keeps the pages `kept` lists (id and revision), writes everything else and renames the file into place. */
   finish(kept: { pageId: number; revId: number; title: string }[], redirects: Redirect[], about: { wiki: Wiki; sources: SourceReport[]; truncated: boolean }): BuildReport {
+    logMemory("ingest: done");
     const keep = new Map(kept.map((k) => [k.pageId, k.revId]));
     const taken = new Set<number>();
     const pages = this.writer.finishPages((a) => {
@@ -57,6 +59,7 @@ export class SnapshotBuild {
       taken.add(pageId);
       return true;
     }, redirects);
+    logMemory("page table: done");
     const table = this.writer.out;
     const index = this.indexFor(about.wiki.lang);
     index.finish(table, { docOfText: pages.docOfText, documents: pages.documents, titles: pages.titles, chunkCounts: pages.chunkCounts, redirects }, this.options.progress);

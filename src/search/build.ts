@@ -8,13 +8,15 @@
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { type Container, ContainerWriter, Growable, MAX_SECTION_BYTES, openContainer, type Redirect, type SnapshotSection } from "../snapshot";
+import { type Container, ContainerWriter, MAX_SECTION_BYTES, openContainer, type Redirect, type SnapshotSection } from "../snapshot";
 import { textShardOptions, titleShardOptions } from "./engine";
 import { buildShard, type ShardData, type ShardOptions } from "./shard";
 import { PostingsReader, PostingsWriter, type PostingsCursor } from "./postings";
-import { readShardData, writeShardData, writeShardTables } from "./store";
+import { readShardData, writeShardData, writeShardTableSources } from "./store";
+import { Spool } from "./spool";
 import { aliasesOf, writeTitleLookup } from "./titles";
-import { Vocabulary, VocabularyWriter } from "./vocabulary";
+import { Vocabulary } from "./vocabulary";
+import { logMemory } from "./memory-log";
 
 /**
  * Memory the inversion takes per character of text held (the text itself, postings and
@@ -75,12 +77,14 @@ export class IndexBuilder {
     const docs = this.pending;
     // The ingest's garbage goes before the inversion allocates: it would otherwise add to the peak.
     Bun.gc(true);
+    logMemory(`run ${this.runs.length}: before the inversion`);
     const data = buildShard(docs.length, (i) => docs[i]!, textShardOptions(this.lang));
     const path = join(this.dir, `run-${this.runs.length}.bin`);
     const out = new ContainerWriter(path);
     writeShardData(out, "run", data);
     out.finish({ base: this.base, count: docs.length });
     this.runs.push(path);
+    logMemory(`run ${this.runs.length - 1}: written`);
     this.base += docs.length;
     this.pending = [];
     this.pendingBytes = 0;
@@ -97,7 +101,9 @@ export class IndexBuilder {
   ): void {
     try {
       this.spill();
-      mergeRuns(out, this.runs, textShardOptions(this.lang), kept.docOfText, kept.documents, progress);
+      logMemory("merge: start");
+      mergeRuns(out, this.dir, this.runs, textShardOptions(this.lang), kept.docOfText, kept.documents, progress);
+      logMemory("merge: done");
       const aliases = aliasesOf(kept.titles, kept.redirects);
       const titles = buildShard(
         kept.titles.length,
@@ -107,6 +113,7 @@ export class IndexBuilder {
       );
       writeShardData(out, "index.titles", titles);
       writeTitleLookup(out, kept.titles, kept.chunkCounts, kept.redirects);
+      logMemory("title index: done");
     } finally {
       this.abandon();
     }
@@ -118,15 +125,18 @@ export class IndexBuilder {
   }
 }
 
-/** A run's vocabulary, one key at a time, from its mapped bytes. */
+/** A run's vocabulary, one key at a time, from its mapped bytes (keys compared in place, never made strings). */
 class RunCursor {
-  private vocabulary!: Vocabulary;
+  vocabulary!: Vocabulary;
   term = -1;
-  key = "";
   data!: ShardData;
   postings!: PostingsCursor;
   readonly base: number;
-  constructor(private readonly path: string) {
+  constructor(
+    private readonly path: string,
+    /** The run's place among the runs: equal keys are taken in this order. */
+    readonly rank: number,
+  ) {
     this.base = (this.map().meta as { base: number }).base;
   }
   /** Maps the run afresh (the old mapping goes when collected), keeping the place. */
@@ -140,8 +150,12 @@ class RunCursor {
   /** Moves to the next key; false at the end. */
   next(): boolean {
     if (this.term + 1 >= this.vocabulary.size) return false;
-    this.key = this.vocabulary.keyOf(++this.term);
+    this.term++;
     return true;
+  }
+  /** How this cursor's key compares with another's. */
+  compare(other: RunCursor): number {
+    return this.vocabulary.compareWith(this.term, other.vocabulary, other.term);
   }
 }
 
@@ -158,17 +172,22 @@ class PostingsSections {
     private readonly prefix: string,
   ) {}
   /** The PostingsWriter sink. */
-  readonly sink = (part: number, bytes: Uint8Array): void => {
+  readonly sink = (part: number, bytes: Uint8Array, length: number): void => {
     if (part !== this.part) {
       this.close();
       this.out.begin(`${this.prefix}.postings.${part}`);
       this.part = part;
     }
-    if (this.used + bytes.byteLength > this.buffer.length) this.flush();
-    if (bytes.byteLength > this.buffer.length) this.out.write(bytes);
-    else {
-      this.buffer.set(bytes, this.used);
-      this.used += bytes.byteLength;
+    if (this.used + length > this.buffer.length) this.flush();
+    if (length > this.buffer.length) this.out.write(bytes.subarray(0, length));
+    else if (length <= 64) {
+      // Most lists are a few bytes: copied without making a subarray object for each.
+      const buffer = this.buffer;
+      for (let i = 0, at = this.used; i < length; i++) buffer[at + i] = bytes[i]!;
+      this.used += length;
+    } else {
+      this.buffer.set(bytes.subarray(0, length), this.used);
+      this.used += length;
     }
   };
   private flush(): void {
@@ -187,8 +206,14 @@ class PostingsSections {
   }
 }
 
-function mergeRuns(
+/**
+ * Merges the runs into out's sections index.text.*. The term tables (vocabulary, list
+ * addresses and sizes) go through spools in `dir` rather than memory: they grow with the
+ * vocabulary, and are written after the postings.
+ */
+export function mergeRuns(
   out: ContainerWriter,
+  dir: string,
   runs: string[],
   options: ShardOptions,
   docOfText: Int32Array,
@@ -197,41 +222,85 @@ function mergeRuns(
 ): void {
   const fields = options.fields;
   const F = fields.length;
-  const cursors = runs.map((path) => new RunCursor(path));
+  const cursors = runs.map((path, rank) => new RunCursor(path, rank));
   const sections = new PostingsSections(out, "index.text");
   const writer = new PostingsWriter(sections.sink, MAX_SECTION_BYTES - 8);
   const keepsPositions = fields.map((f) => options.positionFields?.includes(f) ?? false);
-  const listAt = new Growable(Float64Array);
-  const listDf = new Growable(Uint32Array);
-  const vocabulary = new VocabularyWriter();
-  // A min-heap of cursors by key; ties in run order, so documents stay in order.
+  const listAt = new Spool(join(dir, "listAt"), Float64Array);
+  const listDf = new Spool(join(dir, "listDf"), Uint32Array);
+  const vocabularyChars = new Spool(join(dir, "vocabulary.chars"), Uint16Array);
+  const vocabularyStarts = new Spool(join(dir, "vocabulary.starts"), Uint32Array);
+  try {
+    mergeInto(cursors, writer, keepsPositions, docOfText, { listAt, listDf, vocabularyChars, vocabularyStarts }, progress);
+    const postingsParts = sections.finish();
+    logMemory("merge: postings written");
+    const fieldLengths = new Uint16Array(F * documents);
+    for (const c of cursors) {
+      const n = c.data.documentCount;
+      for (let i = 0; i < n; i++) {
+        const doc = docOfText[c.base + i]!;
+        if (doc < 0) continue;
+        for (let f = 0; f < F; f++) fieldLengths[f * documents + doc] = c.data.fieldLengths[f * n + i]!;
+      }
+    }
+    const terms = vocabularyStarts.length - 1;
+    writeShardTableSources(out, "index.text", { fields, documentCount: documents, terms, postingsParts }, { vocabularyChars, vocabularyStarts, listAt, listDf, fieldLengths });
+  } finally {
+    for (const spool of [listAt, listDf, vocabularyChars, vocabularyStarts]) spool.close();
+  }
+}
+
+/** The merge proper: the runs' keys in order, each key's lists concatenated, renumbered and written. */
+function mergeInto(
+  cursors: RunCursor[],
+  writer: PostingsWriter,
+  keepsPositions: boolean[],
+  docOfText: Int32Array,
+  tables: { listAt: Spool<Float64Array>; listDf: Spool<Uint32Array>; vocabularyChars: Spool<Uint16Array>; vocabularyStarts: Spool<Uint32Array> },
+  progress: IndexBuildProgress,
+): void {
+  const F = keepsPositions.length;
+  const { listAt, listDf, vocabularyChars, vocabularyStarts } = tables;
+  // A key's lists, written to the tables only if the key is kept.
+  const keyAt = new Float64Array(F);
+  const keyDf = new Uint32Array(F);
+  let previous: RunCursor | undefined;
+  let previousTerm = -1;
+  // A min-heap of cursors by key; ties in run order, so documents stay in order. Written
+  // without destructuring swaps: each would allocate an array, millions of them per merge.
   const heap: RunCursor[] = [];
-  const order = new Map(cursors.map((c, i) => [c, i]));
-  const less = (a: RunCursor, b: RunCursor) => a.key < b.key || (a.key === b.key && order.get(a)! < order.get(b)!);
+  const less = (a: RunCursor, b: RunCursor) => {
+    const d = a.compare(b);
+    return d < 0 || (d === 0 && a.rank < b.rank);
+  };
   const push = (c: RunCursor) => {
+    let i = heap.length;
     heap.push(c);
-    for (let i = heap.length - 1; i > 0; ) {
+    while (i > 0) {
       const p = (i - 1) >> 1;
-      if (!less(heap[i]!, heap[p]!)) break;
-      [heap[i], heap[p]] = [heap[p]!, heap[i]!];
+      const parent = heap[p]!;
+      if (!less(c, parent)) break;
+      heap[i] = parent;
       i = p;
     }
+    heap[i] = c;
   };
   const pop = (): RunCursor => {
     const top = heap[0]!;
     const last = heap.pop()!;
-    if (heap.length) {
-      heap[0] = last;
-      for (let i = 0; ; ) {
+    const n = heap.length;
+    if (n) {
+      let i = 0;
+      for (;;) {
         const l = 2 * i + 1;
+        if (l >= n) break;
         const r = l + 1;
-        let m = i;
-        if (l < heap.length && less(heap[l]!, heap[m]!)) m = l;
-        if (r < heap.length && less(heap[r]!, heap[m]!)) m = r;
-        if (m === i) break;
-        [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+        const m = r < n && less(heap[r]!, heap[l]!) ? r : l;
+        if (!less(heap[m]!, last)) break;
+        heap[i] = heap[m]!;
         i = m;
       }
+      heap[i] = last;
     }
     return top;
   };
@@ -246,9 +315,10 @@ function mergeRuns(
       Bun.gc(true);
       read = 0;
     }
-    const key = heap[0]!.key;
     holding.length = 0;
-    while (heap.length && heap[0]!.key === key) holding.push(pop());
+    const first = pop();
+    holding.push(first);
+    while (heap.length && heap[0]!.compare(first) === 0) holding.push(pop());
     let kept = 0;
     for (let f = 0; f < F; f++) {
       const positions = keepsPositions[f]!;
@@ -271,30 +341,29 @@ function mergeRuns(
         }
       }
       const address = writer.end();
-      listAt.push(df ? address : 0);
-      listDf.push(df);
+      keyAt[f] = df ? address : 0;
+      keyDf[f] = df;
       kept += df;
     }
-    if (!kept) {
-      // Every chunk holding the key was left out: the key is dropped too.
-      listAt.length -= F;
-      listDf.length -= F;
-    } else {
-      vocabulary.add(key);
+    // A key whose every chunk was left out is dropped.
+    if (kept) {
+      if (previous && previous.vocabulary.compareWith(previousTerm, first.vocabulary, first.term) >= 0) {
+        throw new Error(`merge: key ${JSON.stringify(first.vocabulary.keyOf(first.term))} after ${JSON.stringify(previous.vocabulary.keyOf(previousTerm))}`);
+      }
+      previous = first;
+      previousTerm = first.term;
+      for (let f = 0; f < F; f++) {
+        listAt.push(keyAt[f]!);
+        listDf.push(keyDf[f]!);
+      }
+      vocabularyStarts.push(vocabularyChars.length);
+      const codes = first.vocabulary.codes;
+      for (let i = first.vocabulary.keyStart(first.term), end = first.vocabulary.keyStart(first.term + 1); i < end; i++) vocabularyChars.push(codes[i]!);
       terms++;
     }
     for (const c of holding) if (c.next()) push(c);
+    if (keys % 250_000 === 0) logMemory(`merge: ${keys} keys, ${terms} terms`);
     if (++keys % 50_000 === 0) progress("merging the text index (terms)", terms, terms);
   }
-  const postingsParts = sections.finish();
-  const fieldLengths = new Uint16Array(F * documents);
-  for (const c of cursors) {
-    const n = c.data.documentCount;
-    for (let i = 0; i < n; i++) {
-      const doc = docOfText[c.base + i]!;
-      if (doc < 0) continue;
-      for (let f = 0; f < F; f++) fieldLengths[f * documents + doc] = c.data.fieldLengths[f * n + i]!;
-    }
-  }
-  writeShardTables(out, "index.text", { fields, documentCount: documents, terms, postingsParts }, { vocabulary: vocabulary.finish(), listAt: listAt.view(), listDf: listDf.view(), fieldLengths });
+  vocabularyStarts.push(vocabularyChars.length);
 }

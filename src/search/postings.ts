@@ -31,8 +31,11 @@ export const MAX_DOC = 2 ** 31 - 1;
 /** Parts are mapped 8-byte aligned: the skip arrays are read as Uint32 words. */
 const ALIGN = 4;
 
-/** Receives the written bytes in order, part by part. The bytes are only valid during the call. */
-export type PostingsSink = (part: number, bytes: Uint8Array) => void;
+/**
+ * Receives the written bytes in order, part by part: bytes[0, length), only valid during the
+ * call (a buffer and a length rather than a subarray, which would be an object per list).
+ */
+export type PostingsSink = (part: number, bytes: Uint8Array, length: number) => void;
 
 /** A byte buffer that grows by doubling, reused from list to list. */
 class Bytes {
@@ -68,9 +71,15 @@ class Bytes {
     d[this.length++] = v >>> 24;
   }
   append(b: Bytes): void {
-    this.room(b.length);
-    this.data.set(b.data.subarray(0, b.length), this.length);
-    this.length += b.length;
+    const n = b.length;
+    this.room(n);
+    // Short runs byte by byte: a subarray is an object, and a build appends one per document.
+    if (n <= 64) {
+      const from = b.data;
+      const to = this.data;
+      for (let i = 0, at = this.length; i < n; i++) to[at + i] = from[i]!;
+    } else this.data.set(b.data.subarray(0, n), this.length);
+    this.length += n;
   }
 }
 
@@ -183,7 +192,7 @@ export class PostingsWriter {
       address = this.layOut(0);
     }
     if (this.out.length > this.partLimit) throw new Error(`postings: a list of ${this.out.length} bytes does not fit a part`);
-    this.sink(this.part, this.out.data.subarray(0, this.out.length));
+    this.sink(this.part, this.out.data, this.out.length);
     this.partSize += this.out.length;
     this.bytes += this.out.length;
     const skips = df < BLOCK ? 0 : this.lastDocs.length * (this.withPositions ? 13 : 9);
@@ -239,9 +248,9 @@ export class PostingsWriter {
 /** Writes lists into memory, for a shard built at once: the parts as Uint8Arrays. */
 export function memoryPostings(partLimit?: number): { writer: PostingsWriter; parts: () => Uint8Array[] } {
   const chunks: Uint8Array[][] = [];
-  const writer = new PostingsWriter((part, bytes) => {
+  const writer = new PostingsWriter((part, bytes, length) => {
     while (chunks.length <= part) chunks.push([]);
-    chunks[part]!.push(bytes.slice());
+    chunks[part]!.push(bytes.slice(0, length));
   }, partLimit);
   const parts = () =>
     chunks.map((list) => {

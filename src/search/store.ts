@@ -31,11 +31,26 @@ export interface ShardMeta {
 
 /** Everything of a shard but its postings (which a merge streams into `${prefix}.postings.N` itself). */
 export function writeShardTables(out: ContainerWriter, prefix: string, meta: ShardMeta, d: Pick<ShardData, "vocabulary" | "listAt" | "listDf" | "fieldLengths">): void {
+  writeShardTableSources(out, prefix, meta, { vocabularyChars: d.vocabulary.chars, vocabularyStarts: d.vocabulary.starts, listAt: d.listAt, listDf: d.listDf, fieldLengths: d.fieldLengths });
+}
+
+/** A table's bytes: in memory, or held by something that copies them into a section (a spool of a merge). */
+export type TableBytes = ArrayBufferView | { copyInto(out: ContainerWriter, name: string): void };
+
+/** As writeShardTables, from tables that need not be in memory. */
+export function writeShardTableSources(
+  out: ContainerWriter,
+  prefix: string,
+  meta: ShardMeta,
+  t: Record<"vocabularyChars" | "vocabularyStarts" | "listAt" | "listDf" | "fieldLengths", TableBytes>,
+): void {
+  const write = (name: string, bytes: TableBytes) => ("copyInto" in bytes ? bytes.copyInto(out, name) : out.section(name, bytes));
   out.section(`${prefix}.meta`, new TextEncoder().encode(JSON.stringify(meta)));
-  writeVocabulary(out, prefix, d.vocabulary);
-  out.section(`${prefix}.listAt`, d.listAt);
-  out.section(`${prefix}.listDf`, d.listDf);
-  out.section(`${prefix}.fieldLengths`, d.fieldLengths);
+  write(`${prefix}.vocabulary.chars`, t.vocabularyChars);
+  write(`${prefix}.vocabulary.starts`, t.vocabularyStarts);
+  write(`${prefix}.listAt`, t.listAt);
+  write(`${prefix}.listDf`, t.listDf);
+  write(`${prefix}.fieldLengths`, t.fieldLengths);
 }
 
 /** A shard's arrays from its sections (views of the mapped file). */
@@ -50,11 +65,6 @@ export function readShardData(container: Container, prefix: string): ShardData {
     listDf: viewOf(Uint32Array, container.section(`${prefix}.listDf`)),
     fieldLengths: viewOf(Uint16Array, container.section(`${prefix}.fieldLengths`)),
   };
-}
-
-export function writeVocabulary(out: ContainerWriter, prefix: string, v: VocabularyData): void {
-  out.section(`${prefix}.vocabulary.chars`, v.chars);
-  out.section(`${prefix}.vocabulary.starts`, v.starts);
 }
 
 function readVocabulary(container: Container, prefix: string): VocabularyData {

@@ -37,8 +37,36 @@ export class Vocabulary {
     return t < this.size && this.compare(t, key) === 0 ? t : undefined;
   }
 
+  /** The code units of every key, key after key (keyStart() says where each starts). */
+  get codes(): Uint16Array {
+    return this.chars;
+  }
+
+  /** Where term's key starts in codes (and term + 1's, where it ends). */
+  keyStart(term: number): number {
+    return this.starts[term]!;
+  }
+
   keyOf(term: number): string {
     return decode(this.chars, this.starts[term]!, this.starts[term + 1]!);
+  }
+
+  /**
+   * How term's key compares with other's key u (negative, 0, positive), in JS string order,
+   * without making either string: a merge compares millions of keys.
+   */
+  compareWith(term: number, other: Vocabulary, u: number): number {
+    const a = this.chars;
+    const b = other.chars;
+    let i = this.starts[term]!;
+    const iEnd = this.starts[term + 1]!;
+    let j = other.starts[u]!;
+    const jEnd = other.starts[u + 1]!;
+    for (; i < iEnd && j < jEnd; i++, j++) {
+      const d = a[i]! - b[j]!;
+      if (d) return d;
+    }
+    return iEnd - i - (jEnd - j);
   }
 
   /** Length of a term's key in UTF-16 code units (what key.length would be, without making the key). */
@@ -232,6 +260,36 @@ export class VocabularyWriter {
     for (let i = 0; i < key.length; i++) this.chars[this.used + i] = key.charCodeAt(i);
     this.used += key.length;
     return this.count++;
+  }
+
+  /** Adds the key of `term` in `from` (copying its code units, without making a string). */
+  addFrom(from: Vocabulary, term: number): number {
+    const codes = from.codes;
+    const start = from.keyStart(term);
+    const end = from.keyStart(term + 1);
+    const n = end - start;
+    if (this.count && this.compareLast(codes, start, end) <= 0) {
+      return this.add(from.keyOf(term)); // throws, naming both keys
+    }
+    if (this.used + n > this.chars.length) this.chars = grown(this.chars, this.used + n);
+    if (this.count + 2 > this.starts.length) this.starts = grown(this.starts, this.count + 2);
+    this.starts[this.count] = this.used;
+    for (let i = 0; i < n; i++) this.chars[this.used + i] = codes[start + i]!;
+    this.used += n;
+    return this.count++;
+  }
+
+  /** How codes[start, end) compares with the last key added. */
+  private compareLast(codes: Uint16Array, start: number, end: number): number {
+    const s = this.starts[this.count - 1]!;
+    const n = this.used - s;
+    const m = end - start;
+    const common = n < m ? n : m;
+    for (let i = 0; i < common; i++) {
+      const d = codes[start + i]! - this.chars[s + i]!;
+      if (d) return d;
+    }
+    return m - n;
   }
 
   /** The vocabulary written (in arrays of exactly its size); the writer is not to be used after. */

@@ -1,0 +1,68 @@
+/**
+ * Numbers appended to a temporary file through a small buffer, then copied into a snapshot
+ * section: a merge's term tables (vocabulary, list addresses and sizes) grow with the
+ * vocabulary, millions of terms, and are only needed once the postings are written.
+ */
+import { closeSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import type { ContainerWriter } from "../snapshot";
+
+type Column = Float64Array | Uint32Array | Uint16Array;
+
+const COPY_BYTES = 4 << 20;
+
+export class Spool<T extends Column> {
+  private readonly fd: number;
+  private readonly buffer: T;
+  private used = 0;
+  /** Bytes in the file so far. */
+  private flushed = 0;
+  /** Values appended. */
+  length = 0;
+
+  constructor(
+    private readonly path: string,
+    make: new (n: number) => T,
+    bufferLength = 1 << 16,
+  ) {
+    this.fd = openSync(path, "w+");
+    this.buffer = new make(bufferLength);
+  }
+
+  push(v: number): void {
+    if (this.used === this.buffer.length) this.flush();
+    this.buffer[this.used++] = v;
+    this.length++;
+  }
+
+  /** Writes everything appended as the section `name` of out, and removes the file. */
+  copyInto(out: ContainerWriter, name: string): void {
+    this.flush();
+    out.begin(name);
+    const slice = new Uint8Array(COPY_BYTES);
+    for (let at = 0; at < this.flushed; ) {
+      const n = readSync(this.fd, slice, 0, Math.min(COPY_BYTES, this.flushed - at), at);
+      if (n <= 0) throw new Error(`${this.path}: read ${at} of ${this.flushed} bytes`);
+      out.write(slice.subarray(0, n));
+      at += n;
+    }
+    out.end();
+    this.close();
+  }
+
+  /** Closes and removes the file (also after a failure). */
+  close(): void {
+    try {
+      closeSync(this.fd);
+    } catch {
+      // already closed
+    }
+    rmSync(this.path, { force: true });
+  }
+
+  private flush(): void {
+    const bytes = new Uint8Array(this.buffer.buffer, this.buffer.byteOffset, this.used * this.buffer.BYTES_PER_ELEMENT);
+    for (let off = 0; off < bytes.byteLength; ) off += writeSync(this.fd, bytes, off, bytes.byteLength - off, this.flushed + off);
+    this.flushed += bytes.byteLength;
+    this.used = 0;
+  }
+}
