@@ -88,16 +88,21 @@ export class IndexBuilder {
 
   /**
    * Merges the runs into `out` (sections index.text.*), keeping the chunks docOfText keeps,
-   * then builds the title index and the title lookup from the pages kept.
+   * then builds the title index and the title lookup from the pages kept. With `base` (an
+   * update), the text index of that snapshot file is merged in first, as a run of its
+   * `documents` chunks numbered before the runs' (docOfText covers both).
    */
   finish(
     out: ContainerWriter,
     kept: { docOfText: Int32Array; documents: number; titles: string[]; chunkCounts: ArrayLike<number>; redirects: Redirect[] },
     progress: IndexBuildProgress = () => {},
+    base?: { path: string; documents: number },
   ): void {
     try {
       this.spill();
-      mergeRuns(out, this.runs, textShardOptions(this.lang), kept.docOfText, kept.documents, progress);
+      const sources = this.runs.map((path) => new RunCursor(path, "run", base?.documents ?? 0));
+      if (base) sources.unshift(new RunCursor(base.path, "index.text", 0));
+      mergeRuns(out, sources, textShardOptions(this.lang), kept.docOfText, kept.documents, progress);
       const aliases = aliasesOf(kept.titles, kept.redirects);
       const titles = buildShard(
         kept.titles.length,
@@ -118,7 +123,10 @@ export class IndexBuilder {
   }
 }
 
-/** A run's vocabulary, one key at a time, from its mapped bytes. */
+/**
+ * A run's vocabulary, one key at a time, from its mapped bytes (a spilled run, or a
+ * snapshot's text index). Its chunk i is number base + i in the merge's docOfText.
+ */
 class RunCursor {
   private vocabulary!: Vocabulary;
   term = -1;
@@ -126,13 +134,19 @@ class RunCursor {
   data!: ShardData;
   postings!: PostingsCursor;
   readonly base: number;
-  constructor(private readonly path: string) {
-    this.base = (this.map().meta as { base: number }).base;
+  constructor(
+    private readonly path: string,
+    private readonly prefix: string,
+    offset: number,
+  ) {
+    const meta = this.map().meta as { base?: number };
+    // A spilled run's metadata says where its chunks start; a snapshot's index starts at 0.
+    this.base = offset + (prefix === "run" ? meta.base! : 0);
   }
   /** Maps the run afresh (the old mapping goes when collected), keeping the place. */
   map(): Container {
     const container = openContainer(this.path);
-    this.data = readShardData(container, "run");
+    this.data = readShardData(container, this.prefix);
     this.postings = new PostingsReader(this.data.postings).cursor();
     this.vocabulary = new Vocabulary(this.data.vocabulary);
     return container;
@@ -189,7 +203,7 @@ class PostingsSections {
 
 function mergeRuns(
   out: ContainerWriter,
-  runs: string[],
+  cursors: RunCursor[],
   options: ShardOptions,
   docOfText: Int32Array,
   documents: number,
@@ -197,7 +211,6 @@ function mergeRuns(
 ): void {
   const fields = options.fields;
   const F = fields.length;
-  const cursors = runs.map((path) => new RunCursor(path));
   const sections = new PostingsSections(out, "index.text");
   const writer = new PostingsWriter(sections.sink, MAX_SECTION_BYTES - 8);
   const keepsPositions = fields.map((f) => options.positionFields?.includes(f) ?? false);
