@@ -3,7 +3,7 @@
  * enwiki-2016-sample (newer revisions of the same pages) against a full build over both.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildFromDumps } from "../src/build";
 import { updateSnapshot } from "../src/build/update";
@@ -228,5 +228,61 @@ describe("refusals: nothing is written, one line says what to do", () => {
     refused(await update("--base", bad, "--dump", EN_2016), /bad\.tome is corrupt \(section index\.text\.postings\.0 does not match its checksum\): nothing was written/);
     writeFileSync(bad, bytes.subarray(0, 100_000));
     refused(await update("--base", bad, "--dump", EN_2016), /bad\.tome is truncated/);
+  });
+});
+
+describe("snapshot:follow --from a local mirror", () => {
+  async function follow(...args: string[]): Promise<{ code: number; stderr: string }> {
+    const proc = Bun.spawn(["bun", "src/cli/snapshot-follow.ts", ...args, "--workers", "2"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    return { code, stderr };
+  }
+
+  test("applies the days published since the snapshot's newest page, remembers them, and leaves the result in the snapshots' folder", async () => {
+    const snapshots = tempDir("tome-follow-");
+    const mirror = tempDir("tome-incr-");
+    writeFileSync(join(snapshots, "enwiki.tome"), readFileSync(BASE));
+    const day = (d: string, status: string) => {
+      const at = join(mirror, "enwiki", d);
+      mkdirSync(at, { recursive: true });
+      symlinkSync(EN_2016, join(at, `enwiki-${d}-pages-meta-hist-incr.xml.bz2`));
+      writeFileSync(join(at, "status.txt"), status);
+    };
+    day("20160501", "done\n");
+    day("20160502", "in-progress\n");
+
+    const first = await follow("--dir", snapshots, "--from", mirror);
+    expect(first.code).toBe(0);
+    expect(first.stderr).toMatch(/applying 1 day\(s\) 20160501 to enwiki\.tome/);
+    const made = join(snapshots, "enwiki-20160501.tome");
+    expect(readdirSync(snapshots).sort()).toEqual(["enwiki-20160501.tome", "enwiki.tome"]);
+    const meta = readSnapshotMeta(made);
+    expect(meta.updates!.map((u) => u.days)).toEqual([["20160501"]]);
+    expect(meta.base).toBe(readSnapshotMeta(BASE).contentHash);
+    // The same pages and index as snapshot:update made from the same dump.
+    const index = (p: string) => openContainer(p).sections.filter((s) => /^(index\.|titles\.|pages\.(id|rev|ts)$)/.test(s.name)).map((s) => `${s.name} ${s.sha256}`);
+    expect(index(made)).toEqual(index(UPDATED));
+
+    // The day being written is not taken; nothing new: nothing written.
+    const second = await follow("--dir", snapshots, "--from", mirror);
+    expect(second.code).toBe(0);
+    expect(second.stderr).toMatch(/enwiki-20160501\.tome is up to date.*last applied: 20160501/);
+    expect(readdirSync(snapshots)).toHaveLength(2);
+
+    writeFileSync(join(mirror, "enwiki", "20160502", "status.txt"), "done\n");
+    const third = await follow("--dir", snapshots, "--from", mirror);
+    expect(third.code).toBe(0);
+    expect(readSnapshotMeta(join(snapshots, "enwiki-20160502.tome")).updates!.map((u) => [u.days, u.changed])).toEqual([
+      [["20160501"], meta.updates![0]!.changed],
+      [["20160502"], 0],
+    ]);
+  });
+
+  test("--help documents cron use", async () => {
+    const proc = Bun.spawn(["bun", "src/cli/snapshot-follow.ts", "--help"], { cwd: ROOT, stdout: "pipe" });
+    const help = await new Response(proc.stdout).text();
+    expect(await proc.exited).toBe(0);
+    expect(help).toMatch(/^\s*0 14 \* \* \*\s+cd .* bun run snapshot:follow/m);
+    expect(help).toContain("pages-meta-hist-incr.xml.bz2");
   });
 });

@@ -106,6 +106,10 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
     const empty: IngestResult = { wiki, articles: [], redirects: [], sources: [], truncated: false, failures: [], wikitextChars: 0, claims: new Map(), redirectPageIds: [] };
     const result = o.dumps.length
       ? await ingestDumps(o, base.meta.chunkWords, (a) => {
+          // A revision the base already has (or older), or a page to delete: its text would be dead weight in the file.
+          const row = base.pages.indexOf(a.pageId);
+          if (row >= 0 && !newer(a, { tsUnix: base.pages.ts[row]!, revId: base.pages.revOf(row) })) return;
+          if (o.deleted?.ids.has(a.pageId)) return;
           writer.add(a);
           index.addPage(a.title, a.sections, a.chunks);
           arrivals.push({ pageId: a.pageId, revId: a.revId });
