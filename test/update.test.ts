@@ -110,6 +110,10 @@ describe("snapshot:update (base 2006 + the 2016 dump)", () => {
       expect(updated.text.has(indexKey(word))).toBe(true);
       const hit = updated.search(word, { limit: 50 }).hits.find((h) => h.page.pageId === a.pageId);
       expect(hit?.formatted.text.toLowerCase()).toContain(word);
+      // Within the page alone (its chunks are numbered after the base's, out of page id order).
+      const within = updated.search(word, { pageId: a.pageId }).hits;
+      expect(within.length).toBeGreaterThan(0);
+      expect(within.every((h) => h.page.pageId === a.pageId)).toBe(true);
       found++;
     }
     expect(found).toBeGreaterThan(50);
