@@ -1,16 +1,16 @@
 /**
  * A synthetic "adds-changes" dump for snapshot:update figures: a share of the pages of a
  * generated corpus (bench/gen-corpus.ts output, one page element after another), each with a
- * newer revision (id and timestamp bumped) and altered text (paragraphs reordered, one
+ * newer revision (id bumped, timestamp on --day, after every page of the corpus) and altered text (paragraphs reordered, one
  * dropped when there are several, a new one added with a word no page had before).
  *
- *   bun bench/incr-dump.ts --in /tmp/hb/c1m.xml --share 0.01 --out /tmp/hb/incr/enwiki-20200201-pages-meta-hist-incr.xml
+ *   bun bench/incr-dump.ts --in /tmp/hb/c1m.xml --share 0.01 --out /tmp/hb/incr1m/enwiki-20210101-pages-meta-hist-incr.xml
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 
-const { values: v } = parseArgs({ options: { in: { type: "string" }, out: { type: "string" }, share: { type: "string", default: "0.01" }, day: { type: "string", default: "2020-02-01" } } });
+const { values: v } = parseArgs({ options: { in: { type: "string" }, out: { type: "string" }, share: { type: "string", default: "0.01" }, day: { type: "string", default: "2021-01-01" } } });
 if (!v.in || !v.out) throw new Error("usage: bun bench/incr-dump.ts --in <corpus.xml> --out <dump.xml> [--share 0.01] [--day YYYY-MM-DD]");
 const every = Math.round(1 / Number(v.share));
 mkdirSync(dirname(v.out), { recursive: true });

@@ -17,8 +17,9 @@ import { availableParallelism } from "node:os";
 import { basename, dirname } from "node:path";
 import { mkdirSync } from "node:fs";
 import { canonicalTitle, DumpError, ingest, newer, sameWiki, siteOf, type IngestProgress, type IngestResult } from "../ingest";
-import { type AppliedUpdate, openSnapshot, type Redirect, type Snapshot, SnapshotError, type SnapshotMeta, SnapshotWriter, viewOf } from "../snapshot";
+import { type AppliedUpdate, openContainer, openSnapshot, type Redirect, type Snapshot, SnapshotError, type SnapshotMeta, SnapshotWriter, viewOf } from "../snapshot";
 import { IndexBuilder, type IndexBuildProgress } from "../search/build";
+import { TextStore } from "../snapshot/text";
 import { DEFAULT_MEMORY_BYTES } from "./index";
 import type { Deletions } from "./deletions";
 
@@ -68,7 +69,9 @@ export function dayOfDump(spec: string): string | undefined {
 async function openBase(path: string): Promise<Snapshot> {
   const base = openSnapshot(path);
   if (!base.container.has("index.text.meta")) throw new SnapshotError(`${path} has no text index. Rebuild it with \`bun run snapshot:build --dump <dump>\`.`);
-  const damaged = await base.container.verify();
+  // Hashed through a mapping of its own, let go after: the pages read stay resident while mapped.
+  const damaged = await openContainer(path).verify();
+  Bun.gc(true);
   if (damaged.length) {
     throw new SnapshotError(
       `${path} is corrupt (section${damaged.length > 1 ? "s" : ""} ${damaged.slice(0, 3).join(", ")}${damaged.length > 3 ? ", …" : ""} do${damaged.length > 1 ? "" : "es"} not match ${damaged.length > 1 ? "their" : "its"} checksum): nothing was written. Update from an intact copy, or rebuild it with \`bun run snapshot:build --dump <dump>\`.`,
@@ -122,7 +125,9 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
     const pages = base.pages;
     const alive = new Uint8Array(base.text.chunkCount);
     for (const r of merged.baseRows) alive.fill(1, pages.firstText[r]!, pages.firstText[r]! + pages.chunkCounts[r]!);
-    const textNumber = writer.copyText(base.text, alive);
+    // Through a mapping of its own, let go after (as above): the base's text is read once.
+    const textNumber = writer.copyText(new TextStore(openContainer(o.base), 0), alive);
+    Bun.gc(true);
     const arrivalOfRow = new Map<number, number>();
     const firstTextOfRow = new Map<number, number>();
     for (const r of merged.baseRows) {
