@@ -17,7 +17,7 @@ import { availableParallelism } from "node:os";
 import { basename, dirname } from "node:path";
 import { mkdirSync } from "node:fs";
 import { canonicalTitle, DumpError, ingest, newer, sameWiki, siteOf, type IngestProgress, type IngestResult } from "../ingest";
-import { type AppliedUpdate, openContainer, openSnapshot, type Redirect, type Snapshot, SnapshotError, type SnapshotMeta, SnapshotWriter, viewOf } from "../snapshot";
+import { type AppliedUpdate, openContainer, openSnapshot, type PageTable, type Redirect, type Snapshot, SnapshotError, type SnapshotMeta, SnapshotWriter, viewOf } from "../snapshot";
 import { IndexBuilder, type IndexBuildProgress } from "../search/build";
 import { TextStore } from "../snapshot/text";
 import { DEFAULT_MEMORY_BYTES } from "./index";
@@ -123,10 +123,7 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
 
     // The base's surviving text, then its rows pointing at it.
     const pages = base.pages;
-    const alive = new Uint8Array(base.text.chunkCount);
-    for (const r of merged.baseRows) alive.fill(1, pages.firstText[r]!, pages.firstText[r]! + pages.chunkCounts[r]!);
-    // Through a mapping of its own, let go after (as above): the base's text is read once.
-    const textNumber = writer.copyText(new TextStore(openContainer(o.base), 0), alive);
+    const textNumber = copyText(writer, o.base, pages, merged.baseRows);
     Bun.gc(true);
     const arrivalOfRow = new Map<number, number>();
     const firstTextOfRow = new Map<number, number>();
@@ -189,6 +186,18 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
   }
+}
+
+/**
+ * Copies the text of the base's rows kept, through a mapping of its own that is let go after
+ * (the base's text is read once; its pages would stay resident while mapped). Returns each
+ * base chunk's number in the new text store.
+ */
+function copyText(writer: SnapshotWriter, path: string, pages: PageTable, rows: number[]): Int32Array {
+  const text = new TextStore(openContainer(path), 0);
+  const alive = new Uint8Array(text.chunkCount);
+  for (const r of rows) alive.fill(1, pages.firstText[r]!, pages.firstText[r]! + pages.chunkCounts[r]!);
+  return writer.copyText(text, alive);
 }
 
 /** Ingests the dumps, streaming each article to `add`; a damaged dump is refused whole. */

@@ -13,8 +13,6 @@ export interface Snapshot {
   /** The file's sections, for the layers that add their own (the search indexes). */
   container: Container;
   pages: PageTable;
-  /** The chunks' text (the page table reads it; an update copies it). */
-  text: TextStore;
   /** Redirect title → target title, sorted by title (decoded when first asked for). */
   readonly redirects: Redirect[];
 }
@@ -29,7 +27,6 @@ export function openSnapshot(path: string): Snapshot {
     path,
     container,
     pages,
-    text,
     get redirects() {
       return (redirects ??= unpackr.unpack(container.section("redirects")) as Redirect[]);
     },
