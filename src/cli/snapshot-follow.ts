@@ -1,5 +1,5 @@
 /** bun run snapshot:follow — keeps a snapshot up to date from its wiki's daily incremental dumps. */
-import { closeSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { appliedDays, dayOf, daysToApply, httpPlace, localPlace, nextDay, WIKIMEDIA_INCR, wikiOf, type DumpPlace } from "../build/follow";
@@ -154,7 +154,8 @@ function lock(dir: string): () => void {
       writeSync(fd, String(process.pid));
       closeSync(fd);
       return () => rmSync(path, { force: true });
-    } catch {
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw new SnapshotError(`cannot write the lock ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
       const pid = Number(readFileSync(path, "utf8"));
       let alive = false;
       try {
@@ -177,6 +178,7 @@ if (import.meta.main) {
       return;
     }
     const log = (line: string) => console.error(`${new Date().toISOString().slice(0, 19)}Z ${line}`);
+    if (!existsSync(args.dir)) throw new SnapshotError(`no folder ${args.dir}/. Build a snapshot there first with \`bun run snapshot:build --dump <dump>\`, or pass --dir.`);
     const unlock = lock(args.dir);
     process.on("exit", unlock);
     // While an update runs, its own handler removes its temporary files and exits.
