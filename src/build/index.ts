@@ -49,7 +49,12 @@ export class SnapshotBuild {
   }
 
   /** Keeps the pages `kept` lists (id and revision), writes everything else and renames the file into place. */
-  finish(kept: { pageId: number; revId: number; title: string }[], redirects: Redirect[], about: { wiki: Wiki; sources: SourceReport[]; truncated: boolean }): BuildReport {
+  finish(
+    kept: { pageId: number; revId: number; title: string }[],
+    redirects: Redirect[],
+    about: { wiki: Wiki; sources: SourceReport[]; truncated: boolean },
+    redirectPageIds?: number[],
+  ): BuildReport {
     logMemory("ingest: done");
     const keep = new Map(kept.map((k) => [k.pageId, k.revId]));
     const taken = new Set<number>();
@@ -58,7 +63,7 @@ export class SnapshotBuild {
       if (keep.get(pageId) !== revId || taken.has(pageId)) return false;
       taken.add(pageId);
       return true;
-    }, redirects);
+    }, redirects, undefined, redirectPageIds);
     logMemory("page table: done");
     const table = this.writer.out;
     const index = this.indexFor(about.wiki.lang);
@@ -104,7 +109,7 @@ export async function buildFromDumps(ingestOptions: Omit<IngestOptions, "onArtic
       ...ingestOptions,
       onArticle: (a, wiki) => build.add(a, wiki.lang),
     });
-    return { ...build.finish(result.articles, result.redirects, result), result };
+    return { ...build.finish(result.articles, result.redirects, result, result.redirectPageIds), result };
   } catch (err) {
     build.abandon();
     throw err;
@@ -118,7 +123,7 @@ export async function buildFromDumps(ingestOptions: Omit<IngestOptions, "onArtic
 export function buildFromPages(
   pages: Iterable<PageInput>,
   redirects: Redirect[],
-  about: { wiki: Wiki; sources: SourceReport[]; truncated: boolean },
+  about: { wiki: Wiki; sources: SourceReport[]; truncated: boolean; redirectPageIds?: number[] },
   options: BuildOptions,
 ): BuildReport {
   const build = new SnapshotBuild(options);
@@ -128,7 +133,7 @@ export function buildFromPages(
       build.add(p, about.wiki.lang);
       kept.push(p);
     }
-    return build.finish(kept, redirects, about);
+    return build.finish(kept, redirects, about, about.redirectPageIds);
   } catch (err) {
     build.abandon();
     throw err;

@@ -44,15 +44,15 @@ export interface BuildArgs {
   memoryBytes?: number;
 }
 
-function positiveInt(name: string, value: string | undefined): number | undefined {
+export function positiveInt(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^[0-9]+$/.test(value) || Number(value) < 1) throw new UsageError(`--${name} takes a whole number ≥ 1, not "${value}".`);
   return Number(value);
 }
 
-class UsageError extends Error {}
+export class UsageError extends Error {}
 
-function bytesOf(value: string | undefined): number | undefined {
+export function bytesOf(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const m = /^([0-9]+(?:\.[0-9]+)?)([KMG]?)B?$/i.exec(value.trim());
   if (!m || Number(m[1]) <= 0) throw new UsageError(`--memory takes a size such as 500M or 2G, not "${value}".`);
@@ -172,7 +172,7 @@ if (import.meta.main) {
  * This process's peak resident memory. Linux's VmHWM, not getrusage: a spawned process's
  * rusage peak starts from its parent's size at the fork.
  */
-function peakMemoryBytes(): number {
+export function peakMemoryBytes(): number {
   try {
     const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"))?.[1];
     if (kb) return Number(kb) * 1024;

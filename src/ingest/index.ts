@@ -88,9 +88,16 @@ export interface IngestResult {
   failures: { pageId: number; title: string; error: string }[];
   /** Characters of wikitext converted, for throughput figures. */
   wikitextChars: number;
+  /**
+   * The newest page read for each page id, article or redirect, before title clashes are
+   * resolved (an update weighs them against the snapshot it starts from).
+   */
+  claims: Map<number, Claim>;
+  /** The page id of each redirect, in the order of redirects. */
+  redirectPageIds: number[];
 }
 
-interface Claim {
+export interface Claim {
   kind: "article" | "redirect";
   title: string;
   revId: number;
@@ -106,12 +113,8 @@ export function canonicalTitle(title: string): string {
   return first.toUpperCase() + t.slice(first.length);
 }
 
-function sameWiki(a: Wiki, b: SiteInfo): boolean {
-  if (a.host && b.host) return a.host === b.host;
-  return a.dbname === b.dbname && a.lang === b.lang;
-}
-
-const newer = (a: { tsUnix: number; revId: number }, b: { tsUnix: number; revId: number }) =>
+/** Whether revision a is newer than b: the later timestamp, then the higher revision id. */
+export const newer = (a: { tsUnix: number; revId: number }, b: { tsUnix: number; revId: number }) =>
   a.tsUnix !== b.tsUnix ? a.tsUnix > b.tsUnix : a.revId > b.revId;
 
 export async function ingest(options: IngestOptions): Promise<IngestResult> {
@@ -263,13 +266,13 @@ function finish(
     if (!holder || newer(claim, holder.claim)) byTitle.set(claim.title, { pageId, claim });
   }
   const kept: Article[] = [];
-  const redirects: Redirect[] = [];
+  const redirectIds = new Map<Redirect, number>();
   for (const { pageId, claim } of byTitle.values()) {
     if (claim.kind === "article") kept.push(articles.get(pageId)!);
-    else if (claim.target && claim.target !== claim.title) redirects.push({ title: claim.title, target: claim.target });
+    else if (claim.target && claim.target !== claim.title) redirectIds.set({ title: claim.title, target: claim.target }, pageId);
   }
   kept.sort((a, b) => a.pageId - b.pageId);
-  redirects.sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0));
+  const redirects = [...redirectIds.keys()].sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0));
   return {
     wiki,
     articles: kept,
@@ -278,5 +281,27 @@ function finish(
     truncated: sources.some((s) => s.truncated),
     failures,
     wikitextChars,
+    claims,
+    redirectPageIds: redirects.map((r) => redirectIds.get(r)!),
   };
+}
+
+/** A dump's site information (its <siteinfo>), read without going further. */
+export async function siteOf(spec: string): Promise<SiteInfo> {
+  const source = await openDump(spec);
+  try {
+    for await (const item of readExport(source.xml, spec)) if (item.kind === "site") return item.site;
+  } catch (err) {
+    const decoderError = err instanceof DumpError ? await source.decoderError() : null;
+    throw decoderError ?? err;
+  } finally {
+    source.cancel();
+  }
+  throw new DumpError(`${spec} has no <siteinfo>: it is not a MediaWiki export.`);
+}
+
+/** Whether a dump's site information names the given wiki (by host when both have one, else dbname and language). */
+export function sameWiki(a: Wiki, b: SiteInfo): boolean {
+  if (a.host && b.host) return a.host === b.host;
+  return a.dbname === b.dbname && a.lang === b.lang;
 }

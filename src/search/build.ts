@@ -92,17 +92,24 @@ export class IndexBuilder {
 
   /**
    * Merges the runs into `out` (sections index.text.*), keeping the chunks docOfText keeps,
-   * then builds the title index and the title lookup from the pages kept.
+   * then builds the title index and the title lookup from the pages kept. With `base` (an
+   * update), the text index of that snapshot file is merged in first, as a run of its
+   * `documents` chunks numbered before the runs' (docOfText covers both).
    */
   finish(
     out: ContainerWriter,
     kept: { docOfText: Int32Array; documents: number; titles: string[]; chunkCounts: ArrayLike<number>; redirects: Redirect[] },
     progress: IndexBuildProgress = () => {},
+    base?: { path: string; documents: number },
   ): void {
     try {
       this.spill();
       logMemory("merge: start");
-      mergeRuns(out, this.dir, this.runs, textShardOptions(this.lang), kept.docOfText, kept.documents, progress);
+      // A base snapshot's text index (an update) is the oldest run: equal keys take it first.
+      const sources = this.runs.map((path) => ({ path, prefix: "run", offset: base?.documents ?? 0 }));
+      if (base) sources.unshift({ path: base.path, prefix: "index.text", offset: 0 });
+      const cursors = sources.map((s, rank) => new RunCursor(s.path, s.prefix, s.offset, rank));
+      mergeRuns(out, this.dir, cursors, textShardOptions(this.lang), kept.docOfText, kept.documents, progress);
       logMemory("merge: done");
       const aliases = aliasesOf(kept.titles, kept.redirects);
       const titles = buildShard(
@@ -125,7 +132,11 @@ export class IndexBuilder {
   }
 }
 
-/** A run's vocabulary, one key at a time, from its mapped bytes (keys compared in place, never made strings). */
+/**
+ * A run's vocabulary, one key at a time, from its mapped bytes (a spilled run, or a
+ * snapshot's text index; keys compared in place, never made strings). Its chunk i is number
+ * base + i in the merge's docOfText.
+ */
 class RunCursor {
   vocabulary!: Vocabulary;
   term = -1;
@@ -134,15 +145,19 @@ class RunCursor {
   readonly base: number;
   constructor(
     private readonly path: string,
+    private readonly prefix: string,
+    offset: number,
     /** The run's place among the runs: equal keys are taken in this order. */
     readonly rank: number,
   ) {
-    this.base = (this.map().meta as { base: number }).base;
+    const meta = this.map().meta as { base?: number };
+    // A spilled run's metadata says where its chunks start; a snapshot's index starts at 0.
+    this.base = offset + (prefix === "run" ? meta.base! : 0);
   }
   /** Maps the run afresh (the old mapping goes when collected), keeping the place. */
   map(): Container {
     const container = openContainer(this.path);
-    this.data = readShardData(container, "run");
+    this.data = readShardData(container, this.prefix);
     this.postings = new PostingsReader(this.data.postings).cursor();
     this.vocabulary = new Vocabulary(this.data.vocabulary);
     return container;
@@ -214,7 +229,7 @@ class PostingsSections {
 export function mergeRuns(
   out: ContainerWriter,
   dir: string,
-  runs: string[],
+  cursors: RunCursor[],
   options: ShardOptions,
   docOfText: Int32Array,
   documents: number,
@@ -222,7 +237,6 @@ export function mergeRuns(
 ): void {
   const fields = options.fields;
   const F = fields.length;
-  const cursors = runs.map((path, rank) => new RunCursor(path, rank));
   const sections = new PostingsSections(out, "index.text");
   const writer = new PostingsWriter(sections.sink, MAX_SECTION_BYTES - 8);
   const keepsPositions = fields.map((f) => options.positionFields?.includes(f) ?? false);

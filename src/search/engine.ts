@@ -427,7 +427,8 @@ export class Engine {
     if (pageId !== undefined) {
       onlyPage = this.pages.indexOf(pageId);
       if (onlyPage < 0) return { pages: [], total: 0 };
-      range = { from: this.firstChunk[onlyPage]!, to: this.firstChunk[onlyPage + 1]! };
+      // A page's chunks end where its count says: chunks are numbered in arrival order, not by page id (an update, several dumps).
+      range = { from: this.firstChunk[onlyPage]!, to: this.firstChunk[onlyPage]! + this.pages.chunkCounts[onlyPage]! };
     }
     const prefixLast = query.prefixLast && words.length === query.words.length;
     const full = 2 ** words.length - 1;

@@ -66,6 +66,28 @@ export interface SnapshotMeta {
   modifications: string[];
   /** sha256 over the sections' hashes, hex: names the data independently of when it was built. */
   contentHash: string;
+  /** Made by snapshot:update: the content hash of the snapshot it was updated from. */
+  base?: string;
+  /** The updates applied since the full build, oldest first (each update adds one). */
+  updates?: AppliedUpdate[];
+}
+
+/** One snapshot:update run, as the snapshot it made records it. */
+export interface AppliedUpdate {
+  /** ISO 8601, UTC. */
+  createdAt: string;
+  /** The content hash of the snapshot it started from. */
+  base: string;
+  /** The dumps applied, as given. */
+  dumps: string[];
+  /** The days of the incremental dumps among them (YYYYMMDD, from their names), for snapshot:follow. */
+  days: string[];
+  /** The deletion list applied, if any, and how many pages and redirects it removed. */
+  deleted?: { file: string; removed: number };
+  /** Pages whose revision changed, pages added, pages removed (deleted, or their title taken by another). */
+  changed: number;
+  added: number;
+  removed: number;
 }
 
 /** A snapshot that cannot be written or loaded. The message is written for the user. */

@@ -1,11 +1,11 @@
 /** snapshot: the file the service is served from. Written as a stream by the build, mapped at boot. */
 export { FORMAT_VERSION, SNAPSHOT_EXTENSION, SnapshotError } from "./format";
-export type { Redirect, SnapshotChunk, SnapshotMeta, SnapshotPage, SnapshotSection, SourceReport, Wiki } from "./format";
+export type { AppliedUpdate, Redirect, SnapshotChunk, SnapshotMeta, SnapshotPage, SnapshotSection, SourceReport, Wiki } from "./format";
 export { openSnapshot, readSnapshotMeta, type Snapshot } from "./read";
 export { SnapshotWriter, type PageInput } from "./write";
 export { readFormat1 } from "./format1";
 export { Growable, StoredStrings, StringColumn, viewOf } from "./columns";
 export { ContainerWriter, MAX_SECTION_BYTES, openContainer, type Container } from "./container";
-export { PageTable, isoSeconds } from "./pages";
+export { PageTable, isoSeconds, type PageRow } from "./pages";
 export { latestSnapshot } from "./locate";
 export { sameBytes, sha256 } from "./hash";

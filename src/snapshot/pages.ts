@@ -61,19 +61,22 @@ export class PageWriter {
 
   /**
    * Writes the pages that `keep` keeps (by arrival number), sorted by page id. Their chunks
-   * are numbered for the search index in arrival order, the others left out: returns each
+   * are numbered for the search index in arrival order (or in `docOrder`, arrival numbers
+   * listed in the order their chunks are to be numbered), the others left out: returns each
    * text chunk's document number (-1: left out) and the number of documents.
    */
   finish(
     out: ContainerWriter,
     keep: (arrival: number) => boolean,
+    docOrder?: ArrayLike<number>,
   ): { docOfText: Int32Array; documents: number; pages: number; titles: string[]; chunkCounts: Uint32Array } {
     const n = this.count;
     const docOfText = new Int32Array(this.chunkSection.length).fill(-1);
     const firstDoc = new Uint32Array(n);
     let documents = 0;
     const kept: number[] = [];
-    for (let a = 0; a < n; a++) {
+    for (let i = 0; i < (docOrder?.length ?? n); i++) {
+      const a = docOrder ? docOrder[i]! : i;
       if (!keep(a)) continue;
       kept.push(a);
       firstDoc[a] = documents;
@@ -119,7 +122,8 @@ export class PageTable {
   readonly ids: Uint32Array;
   private readonly rev: Float64Array;
   readonly ts: Float64Array;
-  private readonly firstText: Uint32Array;
+  /** Each page's first chunk in the text store. */
+  readonly firstText: Uint32Array;
   readonly firstDoc: Uint32Array;
   readonly chunkCounts: Uint32Array;
   private readonly sectionStart: Uint32Array;
@@ -182,6 +186,20 @@ export class PageTable {
   chunkHeading(i: number, c: number): string {
     const s = this.chunkSection[this.firstText[i]! + c]!;
     return s < this.sectionCount[i]! ? this.headings.at(this.sectionStart[i]! + s) : "";
+  }
+
+  /** Page i's row as a writer takes it (firstText: its first chunk in this file's text store). */
+  row(i: number): PageRow {
+    const first = this.firstText[i]!;
+    return {
+      pageId: this.ids[i]!,
+      revId: this.rev[i]!,
+      tsUnix: this.ts[i]!,
+      title: this.titles.at(i),
+      sections: this.sectionsOf(i),
+      firstText: first,
+      chunkSections: Array.from(this.chunkSection.subarray(first, first + this.chunkCounts[i]!)),
+    };
   }
 
   /** Page i, as served. */

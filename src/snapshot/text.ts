@@ -50,7 +50,61 @@ export class TextWriter {
 
   private flush(): void {
     if (!this.used) return;
-    const block = Bun.zstdCompressSync(this.pending.subarray(0, this.used), { level: ZSTD_LEVEL });
+    this.writeBlock(Bun.zstdCompressSync(this.pending.subarray(0, this.used), { level: ZSTD_LEVEL }), this.used);
+    this.used = 0;
+  }
+
+  /**
+   * Copies the chunks of another store that `alive` marks (one byte per chunk there), in
+   * their order: a block whose chunks all live is copied as it is compressed, the others'
+   * living chunks are added anew. Returns each chunk's number here (-1: not copied).
+   */
+  copyFrom(from: TextStore, alive: Uint8Array): Int32Array {
+    const numbers = new Int32Array(from.chunkCount).fill(-1);
+    const blocks = from.blockFirst.length - 1;
+    for (let b = 0; b < blocks; b++) {
+      const first = from.blockFirst[b]!;
+      const end = from.blockFirst[b + 1]!;
+      let living = 0;
+      for (let c = first; c < end; c++) living += alive[c]!;
+      if (!living) continue;
+      if (living === end - first) {
+        this.flush();
+        this.blockFirst.push(this.chunks);
+        for (let c = first; c < end; c++) {
+          this.chunkEnd.push(from.chunkEnd[c]!);
+          numbers[c] = this.chunks++;
+        }
+        this.writeBlock(from.compressedBlock(b), from.chunkEnd[end - 1]!);
+        continue;
+      }
+      const bytes = from.blockBytes(b);
+      for (let c = first; c < end; c++) {
+        if (!alive[c]) continue;
+        numbers[c] = this.addBytes(bytes.subarray(c === first ? 0 : from.chunkEnd[c - 1]!, from.chunkEnd[c]!));
+      }
+    }
+    return numbers;
+  }
+
+  /** Adds a chunk's text already encoded as UTF-8; returns its chunk number. */
+  private addBytes(text: Uint8Array): number {
+    if (this.used === 0) this.blockFirst.push(this.chunks);
+    const need = this.used + text.byteLength;
+    if (need > this.pending.length) {
+      const grown = new Uint8Array(need * 2);
+      grown.set(this.pending.subarray(0, this.used));
+      this.pending = grown;
+    }
+    this.pending.set(text, this.used);
+    this.used += text.byteLength;
+    this.chunkEnd.push(this.used);
+    if (this.used >= BLOCK_BYTES) this.flush();
+    return this.chunks++;
+  }
+
+  /** Writes a compressed block of `raw` bytes into the current part (a new one when full). */
+  private writeBlock(block: Uint8Array, raw: number): void {
     if (this.part < 0 || this.partBytes + block.byteLength > MAX_SECTION_BYTES) {
       if (this.part >= 0) this.out.end();
       this.part++;
@@ -62,9 +116,8 @@ export class TextWriter {
     this.blockLength.push(block.byteLength);
     this.out.write(block);
     this.partBytes += block.byteLength;
-    this.bytesIn += this.used;
+    this.bytesIn += raw;
     this.bytesOut += block.byteLength;
-    this.used = 0;
   }
 
   /** Ends the text sections and writes the block tables. */
@@ -85,8 +138,10 @@ export class TextStore {
   private readonly blockPart: Uint8Array;
   private readonly blockStart: Float64Array;
   private readonly blockLength: Uint32Array;
-  private readonly blockFirst: Uint32Array;
-  private readonly chunkEnd: Uint32Array;
+  /** The first chunk of each block, and the chunk count last. */
+  readonly blockFirst: Uint32Array;
+  /** Each chunk's end within its block's decompressed bytes. */
+  readonly chunkEnd: Uint32Array;
   private readonly cache = new Map<number, Uint8Array>();
   private readonly decoder = new TextDecoder();
 
@@ -123,6 +178,17 @@ export class TextStore {
       else hi = mid - 1;
     }
     return lo;
+  }
+
+  /** Block b as stored (compressed): a view of the mapped file. */
+  compressedBlock(b: number): Uint8Array {
+    const start = this.blockStart[b]!;
+    return this.parts[this.blockPart[b]!]!.subarray(start, start + this.blockLength[b]!);
+  }
+
+  /** Block b decompressed, not cached (a copy reads each block once). */
+  blockBytes(b: number): Uint8Array {
+    return Bun.zstdDecompressSync(this.compressedBlock(b));
   }
 
   private block(b: number): Uint8Array {

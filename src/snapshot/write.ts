@@ -6,8 +6,8 @@
 import { Packr } from "msgpackr";
 import { ContainerWriter } from "./container";
 import { FORMAT_VERSION, type Redirect, type SnapshotMeta, type SnapshotPage } from "./format";
-import { PageWriter } from "./pages";
-import { TextWriter } from "./text";
+import { PageWriter, type PageRow } from "./pages";
+import { TextWriter, type TextStore } from "./text";
 
 const packr = new Packr({ useRecords: false, moreTypes: false });
 
@@ -43,18 +43,32 @@ export class SnapshotWriter {
     return arrival;
   }
 
+  /** Adds a page whose text is already in the file (copied by copyText); returns its arrival number. */
+  addRow(row: PageRow): number {
+    const arrival = this.pages.count;
+    this.pages.add(row);
+    return arrival;
+  }
+
+  /** Copies the chunks of another snapshot's text that `alive` marks: each one's new number (-1: not copied). */
+  copyText(from: TextStore, alive: Uint8Array): Int32Array {
+    return this.text.copyFrom(from, alive);
+  }
+
   get textBytes(): { raw: number; compressed: number } {
     return { raw: this.text.bytesIn, compressed: this.text.bytesOut };
   }
 
   /**
    * Ends the text and writes the page table of the pages kept (see PageWriter.finish), and
-   * the redirects.
+   * the redirects (with their page ids, when given: in the same order).
    */
-  finishPages(keep: (arrival: number) => boolean, redirects: Redirect[]): ReturnType<PageWriter["finish"]> {
+  finishPages(keep: (arrival: number) => boolean, redirects: Redirect[], docOrder?: ArrayLike<number>, redirectPageIds?: ArrayLike<number>): ReturnType<PageWriter["finish"]> {
     this.text.finish();
-    const done = this.pages.finish(this.out, keep);
+    const done = this.pages.finish(this.out, keep, docOrder);
     this.out.section("redirects", packr.pack(redirects));
+    // The redirects' page ids, when known: an update replaces a redirect by its id (its title may change).
+    if (redirectPageIds) this.out.section("redirects.pageId", Uint32Array.from(redirectPageIds));
     return done;
   }
 

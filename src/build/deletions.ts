@@ -1,0 +1,52 @@
+/**
+ * The --deleted list of snapshot:update: pages (and redirects) to remove, one a line.
+ *
+ *   12345          a page id (a line of digits)
+ *   id:12345       a page id, said explicitly
+ *   Some title     a title (MediaWiki's form: `_` = space, first letter either case)
+ *   title:1984     a title, said explicitly (for titles made only of digits)
+ *
+ * Blank lines and lines starting with # are ignored.
+ */
+import { readFileSync } from "node:fs";
+import { canonicalTitle } from "../ingest";
+
+export interface Deletions {
+  /** The file read, for the snapshot's metadata. */
+  file: string;
+  ids: Set<number>;
+  /** Canonical titles. */
+  titles: Set<string>;
+}
+
+export class DeletionsError extends Error {}
+
+export function parseDeletions(text: string, file: string): Deletions {
+  const out: Deletions = { file, ids: new Set(), titles: new Set() };
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.trim();
+    if (!line || line.startsWith("#")) return;
+    const explicit = /^(id|title):\s*(.*)$/.exec(line);
+    const kind = explicit ? explicit[1] : /^[0-9]+$/.test(line) ? "id" : "title";
+    const value = explicit ? explicit[2]!.trim() : line;
+    if (kind === "id") {
+      if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new DeletionsError(`${file}, line ${i + 1}: "${value}" is not a page id.`);
+      out.ids.add(Number(value));
+    } else {
+      const title = canonicalTitle(value);
+      if (!title) throw new DeletionsError(`${file}, line ${i + 1}: an empty title.`);
+      out.titles.add(title);
+    }
+  });
+  return out;
+}
+
+export function readDeletions(file: string): Deletions {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new DeletionsError(`cannot read the deletion list ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+  }
+  return parseDeletions(text, file);
+}

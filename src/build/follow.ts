@@ -1,0 +1,129 @@
+/**
+ * follow: finds the daily incremental dumps a snapshot has not had yet, from Wikimedia
+ * (other/incr/<wiki>/<YYYYMMDD>/<wiki>-<YYYYMMDD>-pages-meta-hist-incr.xml.bz2, each day's
+ * directory saying "done" in its status.txt once complete) or from a local directory laid
+ * out the same way (or with the files side by side), and applies them in one update.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { DumpError } from "../ingest";
+import type { SnapshotMeta } from "../snapshot";
+
+export const WIKIMEDIA_INCR = "https://dumps.wikimedia.org/other/incr";
+
+/** The name of a day's incremental dump. */
+export const incrName = (wiki: string, day: string) => `${wiki}-${day}-pages-meta-hist-incr.xml.bz2`;
+
+/** The wiki's database name (enwiki), from the snapshot, or from a Wikipedia host when the dump had none. */
+export function wikiOf(meta: SnapshotMeta): string | undefined {
+  if (meta.wiki.dbname) return meta.wiki.dbname;
+  const m = /^([a-z0-9-]+)\.wikipedia\.org$/.exec(meta.wiki.host);
+  return m ? `${m[1]!.replace(/-/g, "_")}wiki` : undefined;
+}
+
+/** The days already applied to a snapshot (meta.updates), sorted. */
+export function appliedDays(meta: SnapshotMeta): string[] {
+  return [...new Set((meta.updates ?? []).flatMap((u) => u.days))].sort();
+}
+
+/** The day (YYYYMMDD, UTC) of a Unix time. */
+export const dayOf = (tsUnix: number) => new Date(tsUnix * 1000).toISOString().slice(0, 10).replace(/-/g, "");
+
+/** Where a day's dumps come from: a local directory or an HTTP(S) mirror of other/incr. */
+export interface DumpPlace {
+  /** The days published (complete) there, sorted. */
+  days(wiki: string): Promise<string[]>;
+  /** The path or URL of a day's dump. */
+  dump(wiki: string, day: string): string;
+}
+
+const DAY = /^(\d{8})$/;
+
+/** A local directory: <dir>/<wiki>/<day>/<name> (as mirrored) or <dir>/<name>. */
+export function localPlace(dir: string): DumpPlace {
+  if (!existsSync(dir)) throw new DumpError(`no such directory: ${dir}. Give the folder holding the incremental dumps.`);
+  const nested = (wiki: string, day: string) => join(dir, wiki, day, incrName(wiki, day));
+  return {
+    async days(wiki) {
+      const found = new Set<string>();
+      const flat = new RegExp(`^${wiki}-(\\d{8})-pages-meta-hist-incr\\.xml\\.bz2$`);
+      for (const name of readdirSync(dir)) {
+        const day = flat.exec(name)?.[1];
+        if (day) found.add(day);
+      }
+      if (existsSync(join(dir, wiki))) {
+        for (const day of readdirSync(join(dir, wiki))) {
+          if (!DAY.test(day) || !existsSync(nested(wiki, day))) continue;
+          const status = join(dir, wiki, day, "status.txt");
+          // A day being written is not taken; a copy without status.txt is.
+          if (existsSync(status) && !isDone(readFileSync(status, "utf8"))) continue;
+          found.add(day);
+        }
+      }
+      return [...found].sort();
+    },
+    dump(wiki, day) {
+      return existsSync(nested(wiki, day)) ? nested(wiki, day) : join(dir, incrName(wiki, day));
+    },
+  };
+}
+
+/** Wikimedia's layout over HTTP(S): the wiki's index lists the days, each day's status.txt says when it is done. */
+export function httpPlace(base: string, fetchImpl: typeof fetch = fetch): DumpPlace {
+  const root = base.replace(/\/+$/, "");
+  const get = async (url: string): Promise<Response> => {
+    try {
+      return await fetchImpl(url, { redirect: "follow" });
+    } catch (err) {
+      throw new DumpError(`cannot reach ${url}: ${(err as Error).message}. Check the network, or use --from <dir> with dumps fetched another way.`);
+    }
+  };
+  return {
+    async days(wiki) {
+      const index = await get(`${root}/${wiki}/`);
+      if (!index.ok) throw new DumpError(`cannot list ${root}/${wiki}/: HTTP ${index.status}. Check the wiki's name (--wiki) and the address (--url).`);
+      const listed = [...new Set([...(await index.text()).matchAll(/href="(\d{8})\/?"/g)].map((m) => m[1]!))].sort();
+      const done: string[] = [];
+      for (const day of listed) {
+        const status = await get(`${root}/${wiki}/${day}/status.txt`);
+        if (status.ok && isDone(await status.text())) done.push(day);
+      }
+      return done;
+    },
+    dump(wiki, day) {
+      return `${root}/${wiki}/${day}/${incrName(wiki, day)}`;
+    },
+  };
+}
+
+/** status.txt of a finished day: "done" (older runs) or "Status: done". */
+function isDone(status: string): boolean {
+  return /(^|\s|:)done\b/i.test(status.trim());
+}
+
+/** The next day after a YYYYMMDD day. */
+export function nextDay(day: string): string {
+  const d = new Date(Date.UTC(Number(day.slice(0, 4)), Number(day.slice(4, 6)) - 1, Number(day.slice(6, 8)) + 1));
+  return d.toISOString().slice(0, 10).replace(/-/g, "");
+}
+
+/**
+ * The days to apply: those published from `start` on (by default the day after the last one
+ * applied, or the day of the snapshot's newest page), and any days missing before them.
+ */
+export function daysToApply(published: string[], start: string): { days: string[]; missing: { first: string; last: string; count: number }[] } {
+  const days = published.filter((d) => d >= start);
+  const missing: { first: string; last: string; count: number }[] = [];
+  let from = start;
+  for (const day of days) {
+    if (day > from) missing.push({ first: from, last: previousDay(day), count: Math.round((dateOf(day) - dateOf(from)) / 86_400_000) });
+    from = nextDay(day);
+  }
+  return { days, missing };
+}
+
+const dateOf = (day: string) => Date.UTC(Number(day.slice(0, 4)), Number(day.slice(4, 6)) - 1, Number(day.slice(6, 8)));
+
+function previousDay(day: string): string {
+  return new Date(dateOf(day) - 86_400_000).toISOString().slice(0, 10).replace(/-/g, "");
+}

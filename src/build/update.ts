@@ -1,0 +1,293 @@
+/**
+ * update: a snapshot plus incremental dumps (and a list of deletions) → a new snapshot, at
+ * the cost of the change plus a merge rather than a full build. The dumps' pages are
+ * ingested and inverted as a build does it (bounded by the same memory budget); the base's
+ * page table is read and its surviving rows kept, its text blocks copied (as they are
+ * compressed, when every chunk in them survives), and its text index streamed term by term
+ * through the build's merge, replaced and deleted chunks dropped and the rest renumbered,
+ * together with the new pages' runs.
+ *
+ * The result is the snapshot a full build over the base's dumps and then these would make
+ * (D-update in the report): chunks of the base's surviving pages numbered first, in their
+ * order, then the new pages' in dump order; a newer revision replaces its page, an older or
+ * equal one is ignored; the newest page holding a title keeps it. A base written before
+ * redirects kept their page ids replaces its redirects by title only.
+ */
+import { availableParallelism } from "node:os";
+import { basename, dirname } from "node:path";
+import { mkdirSync } from "node:fs";
+import { canonicalTitle, DumpError, ingest, newer, sameWiki, siteOf, type IngestProgress, type IngestResult } from "../ingest";
+import { type AppliedUpdate, openContainer, openSnapshot, type PageTable, type Redirect, type Snapshot, SnapshotError, type SnapshotMeta, SnapshotWriter, viewOf } from "../snapshot";
+import { IndexBuilder, type IndexBuildProgress } from "../search/build";
+import { TextStore } from "../snapshot/text";
+import { DEFAULT_MEMORY_BYTES } from "./index";
+import type { Deletions } from "./deletions";
+
+export interface UpdateOptions {
+  base: string;
+  dumps: string[];
+  deleted?: Deletions;
+  out: string;
+  /** Bytes the new pages' inversion may use before spilling a run. */
+  memoryBytes?: number;
+  workers?: number;
+  createdAt?: Date;
+  /** The incremental dumps' days (YYYYMMDD); default: read from their names. */
+  days?: string[];
+  onProgress?: (progress: IngestProgress) => void;
+  progress?: IndexBuildProgress;
+}
+
+export interface UpdateReport {
+  meta: SnapshotMeta;
+  bytes: number;
+  runs: number;
+  applied: AppliedUpdate;
+  result: IngestResult;
+}
+
+/** A page id's claim on its page and title, from the base (row) or the dumps (arrival). */
+interface Holder {
+  kind: "article" | "redirect";
+  /** Unknown for the redirects of a base written without their ids. */
+  pageId: number | undefined;
+  /** Canonical. */
+  title: string;
+  revId: number;
+  tsUnix: number;
+  target?: string;
+  row?: number;
+  arrival?: number;
+}
+
+/** The day of an incremental dump, from its name (`enwiki-20240101-pages-meta-hist-incr.xml.bz2`). */
+export function dayOfDump(spec: string): string | undefined {
+  return /(?:^|[-_.])((?:19|20)\d{6})(?=[-_.])/.exec(basename(spec))?.[1];
+}
+
+/** Opens the base and checks it whole (every section's hash): a damaged base would pass its damage on. */
+async function openBase(path: string): Promise<Snapshot> {
+  const base = openSnapshot(path);
+  if (!base.container.has("index.text.meta")) throw new SnapshotError(`${path} has no text index. Rebuild it with \`bun run snapshot:build --dump <dump>\`.`);
+  // Hashed through a mapping of its own, let go after: the pages read stay resident while mapped.
+  const damaged = await openContainer(path).verify();
+  Bun.gc(true);
+  if (damaged.length) {
+    throw new SnapshotError(
+      `${path} is corrupt (section${damaged.length > 1 ? "s" : ""} ${damaged.slice(0, 3).join(", ")}${damaged.length > 3 ? ", …" : ""} do${damaged.length > 1 ? "" : "es"} not match ${damaged.length > 1 ? "their" : "its"} checksum): nothing was written. Update from an intact copy, or rebuild it with \`bun run snapshot:build --dump <dump>\`.`,
+    );
+  }
+  return base;
+}
+
+export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
+  if (!o.dumps.length && !o.deleted) throw new DumpError("nothing to apply: give at least one --dump or a --deleted list.");
+  const base = await openBase(o.base);
+  const wiki = { ...base.meta.wiki };
+  for (const dump of o.dumps) {
+    const site = await siteOf(dump);
+    if (!sameWiki(wiki, site)) {
+      throw new DumpError(
+        `${dump} is a dump of ${site.host || site.dbname || "another wiki"}, but ${o.base} is of ${wiki.host || wiki.dbname}: nothing was written. Apply only that wiki's dumps.`,
+      );
+    }
+    if (!wiki.dbname && site.dbname) wiki.dbname = site.dbname;
+  }
+  mkdirSync(dirname(o.out), { recursive: true });
+  const writer = new SnapshotWriter(o.out);
+  const index = new IndexBuilder(wiki.lang, o.memoryBytes ?? DEFAULT_MEMORY_BYTES, dirname(o.out));
+  const stop = () => {
+    index.abandon();
+    writer.abandon();
+    process.exit(130);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  try {
+    const arrivals: { pageId: number; revId: number }[] = [];
+    let newChunks = 0;
+    const empty: IngestResult = { wiki, articles: [], redirects: [], sources: [], truncated: false, failures: [], wikitextChars: 0, claims: new Map(), redirectPageIds: [] };
+    const result = o.dumps.length
+      ? await ingestDumps(o, base.meta.chunkWords, (a) => {
+          // A revision the base already has (or older), or a page to delete: its text would be dead weight in the file.
+          const row = base.pages.indexOf(a.pageId);
+          if (row >= 0 && !newer(a, { tsUnix: base.pages.ts[row]!, revId: base.pages.revOf(row) })) return;
+          if (o.deleted?.ids.has(a.pageId)) return;
+          writer.add(a);
+          index.addPage(a.title, a.sections, a.chunks);
+          arrivals.push({ pageId: a.pageId, revId: a.revId });
+          newChunks += a.chunks.length;
+        })
+      : empty;
+    const merged = resolve(base, arrivals, result, o.deleted);
+
+    // The base's surviving text, then its rows pointing at it.
+    const pages = base.pages;
+    const textNumber = copyText(writer, o.base, pages, merged.baseRows);
+    Bun.gc(true);
+    const arrivalOfRow = new Map<number, number>();
+    const firstTextOfRow = new Map<number, number>();
+    for (const r of merged.baseRows) {
+      const row = pages.row(r);
+      row.firstText = row.chunkSections.length ? textNumber[row.firstText]! : 0;
+      firstTextOfRow.set(r, row.firstText);
+      arrivalOfRow.set(r, writer.addRow(row));
+    }
+    const byDoc = [...merged.baseRows].sort((a, b) => pages.firstDoc[a]! - pages.firstDoc[b]!);
+    const docOrder = [...byDoc.map((r) => arrivalOfRow.get(r)!), ...merged.newArrivals];
+    const kept = new Uint8Array(arrivals.length + merged.baseRows.length);
+    for (const a of docOrder) kept[a] = 1;
+    const done = writer.finishPages((a) => kept[a] === 1, merged.redirects, docOrder, merged.redirectPageIds);
+
+    // The merge's numbering: the base's chunks (by their number in its index), then the new pages' (by arrival).
+    const baseDocuments = (JSON.parse(new TextDecoder().decode(base.container.section("index.text.meta"))) as { documentCount: number }).documentCount;
+    const docOf = new Int32Array(baseDocuments + newChunks).fill(-1);
+    for (const r of merged.baseRows) {
+      const from = pages.firstDoc[r]!;
+      const text = firstTextOfRow.get(r)!;
+      for (let c = 0; c < pages.chunkCounts[r]!; c++) docOf[from + c] = done.docOfText[text + c]!;
+    }
+    for (let t = 0; t < newChunks; t++) docOf[baseDocuments + t] = done.docOfText[t]!;
+    index.finish(writer.out, { docOfText: docOf, documents: done.documents, titles: done.titles, chunkCounts: done.chunkCounts, redirects: merged.redirects }, o.progress, {
+      path: o.base,
+      documents: baseDocuments,
+    });
+
+    const createdAt = (o.createdAt ?? new Date()).toISOString();
+    const applied: AppliedUpdate = {
+      createdAt,
+      base: base.meta.contentHash,
+      dumps: o.dumps,
+      days: o.days ?? o.dumps.map(dayOfDump).filter((d): d is string => d !== undefined),
+      ...(o.deleted ? { deleted: { file: o.deleted.file, removed: merged.deletedCount } } : {}),
+      changed: merged.changed,
+      added: merged.added,
+      removed: merged.removed,
+    };
+    const { meta, bytes } = writer.finish({
+      createdAt,
+      wiki,
+      sources: [...base.meta.sources, ...result.sources],
+      truncated: base.meta.truncated,
+      indexedPages: done.pages,
+      indexedChunks: done.documents,
+      skippedRedirects: merged.redirects.length,
+      chunkWords: base.meta.chunkWords,
+      modifications: base.meta.modifications,
+      base: base.meta.contentHash,
+      updates: [...(base.meta.updates ?? []), applied],
+    });
+    return { meta, bytes, runs: index.runCount, applied, result };
+  } catch (err) {
+    index.abandon();
+    writer.abandon();
+    throw err;
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  }
+}
+
+/**
+ * Copies the text of the base's rows kept, through a mapping of its own that is let go after
+ * (the base's text is read once; its pages would stay resident while mapped). Returns each
+ * base chunk's number in the new text store.
+ */
+function copyText(writer: SnapshotWriter, path: string, pages: PageTable, rows: number[]): Int32Array {
+  const text = new TextStore(openContainer(path), 0);
+  const alive = new Uint8Array(text.chunkCount);
+  for (const r of rows) alive.fill(1, pages.firstText[r]!, pages.firstText[r]! + pages.chunkCounts[r]!);
+  return writer.copyText(text, alive);
+}
+
+/** Ingests the dumps, streaming each article to `add`; a damaged dump is refused whole. */
+async function ingestDumps(o: UpdateOptions, chunkWords: number, add: (a: IngestResult["articles"][number]) => void): Promise<IngestResult> {
+  try {
+    return await ingest({ dumps: o.dumps, chunkWords, workers: o.workers ?? availableParallelism(), onProgress: o.onProgress, onArticle: add });
+  } catch (err) {
+    if (err instanceof DumpError && err.damaged) {
+      throw new DumpError(`${err.message.split("\n")[0]} Nothing was written: fetch the dump again (applying part of a day would leave pages stale).`, { damaged: true });
+    }
+    throw err;
+  }
+}
+
+/**
+ * Which pages and redirects the new snapshot holds: as ingest resolves several dumps (the
+ * newest revision of a page id wins; the newest page holding a title keeps it), the base's
+ * pages weighed as the oldest dump. The base keeps no page ids for redirects: they count as
+ * older than anything in the dumps, and are replaced or deleted by title.
+ */
+function resolve(
+  base: Snapshot,
+  arrivals: { pageId: number; revId: number }[],
+  result: IngestResult,
+  deleted: Deletions | undefined,
+): { baseRows: number[]; newArrivals: number[]; redirects: Redirect[]; redirectPageIds: number[] | undefined; changed: number; added: number; removed: number; deletedCount: number } {
+  const pages = base.pages;
+  const claims = new Map<number, Holder>();
+  for (let r = 0; r < pages.length; r++) {
+    const pageId = pages.ids[r]!;
+    claims.set(pageId, { kind: "article", pageId, title: canonicalTitle(pages.title(r)), revId: pages.revOf(r), tsUnix: pages.ts[r]!, row: r });
+  }
+  // The base's redirects, older than anything in the dumps (their revisions are not kept).
+  const baseRedirects: Holder[] = [];
+  const redirectIds = base.container.has("redirects.pageId") ? viewOf(Uint32Array, base.container.section("redirects.pageId")) : undefined;
+  base.redirects.forEach((r, i) => {
+    const h: Holder = { kind: "redirect", pageId: redirectIds?.[i], title: r.title, target: r.target, revId: -Infinity, tsUnix: -Infinity };
+    if (h.pageId === undefined) baseRedirects.push(h);
+    else claims.set(h.pageId, h);
+  });
+  // The arrival holding each page id's newest converted revision (a later one replaces an earlier).
+  const arrivalOf = new Map<number, number>();
+  arrivals.forEach((a, i) => arrivalOf.set(a.pageId, i));
+  for (const [pageId, c] of result.claims) {
+    const prior = claims.get(pageId);
+    if (prior && !newer(c, prior)) continue;
+    if (c.kind === "redirect") {
+      claims.set(pageId, { kind: "redirect", pageId, title: c.title, revId: c.revId, tsUnix: c.tsUnix, target: c.target });
+      continue;
+    }
+    const a = arrivalOf.get(pageId);
+    // Its wikitext could not be converted: a full build leaves the page out, older revision and all.
+    if (a === undefined || arrivals[a]!.revId !== c.revId) claims.delete(pageId);
+    else claims.set(pageId, { kind: "article", pageId, title: c.title, revId: c.revId, tsUnix: c.tsUnix, arrival: a });
+  }
+  let deletedCount = 0;
+  for (const id of deleted?.ids ?? []) if (claims.delete(id)) deletedCount++;
+  const byTitle = new Map<string, Holder>();
+  for (const c of [...baseRedirects, ...claims.values()]) {
+    if (deleted?.titles.has(c.title)) {
+      deletedCount++;
+      continue;
+    }
+    const holder = byTitle.get(c.title);
+    if (!holder || newer(c, holder)) byTitle.set(c.title, c);
+  }
+  const baseRows: number[] = [];
+  const newArrivals: number[] = [];
+  const redirectHolders: Holder[] = [];
+  const keptIds = new Set<number>();
+  for (const h of byTitle.values()) {
+    if (h.kind === "redirect") {
+      if (h.target && h.target !== h.title) redirectHolders.push(h);
+    } else if (h.row !== undefined) baseRows.push(h.row);
+    else newArrivals.push(h.arrival!);
+  }
+  baseRows.sort((a, b) => a - b);
+  newArrivals.sort((a, b) => a - b);
+  redirectHolders.sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0));
+  const redirects: Redirect[] = redirectHolders.map((h) => ({ title: h.title, target: h.target! }));
+  const everyId = redirectHolders.every((h) => h.pageId !== undefined);
+  const redirectPageIds = everyId ? redirectHolders.map((h) => h.pageId!) : undefined;
+  let changed = 0;
+  for (const a of newArrivals) {
+    const id = arrivals[a]!.pageId;
+    keptIds.add(id);
+    if (pages.indexOf(id) >= 0) changed++;
+  }
+  for (const r of baseRows) keptIds.add(pages.ids[r]!);
+  let removed = 0;
+  for (let r = 0; r < pages.length; r++) if (!keptIds.has(pages.ids[r]!)) removed++;
+  return { baseRows, newArrivals, redirects, redirectPageIds, changed, added: newArrivals.length - changed, removed, deletedCount };
+}

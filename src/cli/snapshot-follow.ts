@@ -1,0 +1,214 @@
+/** bun run snapshot:follow — keeps a snapshot up to date from its wiki's daily incremental dumps. */
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { parseArgs } from "node:util";
+import { appliedDays, dayOf, daysToApply, httpPlace, localPlace, nextDay, WIKIMEDIA_INCR, wikiOf, type DumpPlace } from "../build/follow";
+import { latestSnapshot, openSnapshot, SNAPSHOT_EXTENSION } from "../snapshot";
+import { SnapshotError } from "../snapshot";
+import { mainOf, runUpdate } from "./snapshot-update";
+import { bytesOf, positiveInt, UsageError } from "./snapshot-build";
+
+const HELP = `Usage: bun run snapshot:follow [options]
+
+Brings the newest snapshot in snapshots/ up to date: finds the daily incremental dumps of its
+wiki that it has not had yet (Wikimedia publishes one a day, about 12 hours behind, at
+${WIKIMEDIA_INCR}/<wiki>/<YYYYMMDD>/<wiki>-<YYYYMMDD>-pages-meta-hist-incr.xml.bz2,
+complete once that day's status.txt says "done"), applies them all in one snapshot:update,
+and writes the result beside it as snapshots/<wiki>-<last day>${SNAPSHOT_EXTENSION} (to a temporary file,
+renamed into place when whole). A running server (bun run start) picks it up.
+
+The days applied are recorded in the snapshot's metadata (meta.updates[].days): the next run
+starts after the last of them. The first run starts at the day of the snapshot's newest page.
+Days missing in between (Wikimedia keeps about two weeks, and sometimes skips a day) are
+reported and passed over: pages edited only on those days stay as they were until they are
+edited again or the next full build. Deletions and page moves are not in these dumps.
+
+Options:
+  --dir <dir>           where the snapshots are (default snapshots)
+  --snapshot <file>     start from this snapshot instead of the newest in --dir
+  --from <dir>          read the dumps from a local directory instead of Wikimedia: laid out
+                        as <dir>/<wiki>/<YYYYMMDD>/<file> (a mirror; a status.txt there must
+                        say "done") or with the files side by side in <dir>
+  --url <url>           a mirror of other/incr (default ${WIKIMEDIA_INCR})
+  --wiki <dbname>       the wiki's database name, e.g. enwiki (default: from the snapshot)
+  --start-day <YYYYMMDD>  apply days from this one on (skips days never published)
+  --every <hours>       keep running: look again every this many hours (default: run once)
+  --keep <n>            snapshots of this wiki made by snapshot:follow to keep (default 3; the
+                        older ones are deleted; others are never touched)
+  --memory <size>       as for snapshot:update
+  --workers <n>         parsing workers (default: one per core)
+  -h, --help            show this help
+
+Exit code: 0 when up to date (whether or not a day was applied), 1 on an error (nothing is
+written then; the next run tries again).
+
+From cron, once a day (at 14:00 UTC the previous day's dump is usually published):
+
+  0 14 * * *  cd /srv/tome && bun run snapshot:follow >> /var/log/tome-follow.log 2>&1
+
+Or as a long-running process instead of cron:  bun run snapshot:follow --every 6
+Two runs at once are refused (a lock file, snapshots/.follow.lock).
+`;
+
+interface FollowArgs {
+  dir: string;
+  snapshot?: string;
+  from?: string;
+  url: string;
+  wiki?: string;
+  startDay?: string;
+  everyHours?: number;
+  keep: number;
+  memoryBytes?: number;
+  workers?: number;
+}
+
+function parseFollowArgs(argv: string[]): FollowArgs | "help" {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: {
+        dir: { type: "string" },
+        snapshot: { type: "string" },
+        from: { type: "string" },
+        url: { type: "string" },
+        wiki: { type: "string" },
+        "start-day": { type: "string" },
+        every: { type: "string" },
+        keep: { type: "string" },
+        memory: { type: "string" },
+        workers: { type: "string" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const v = parsed.values;
+  if (v.help) return "help";
+  if (v["start-day"] !== undefined && !/^(19|20)\d{6}$/.test(v["start-day"])) throw new UsageError(`--start-day takes a day as YYYYMMDD, not "${v["start-day"]}".`);
+  if (v.every !== undefined && !(Number(v.every) > 0)) throw new UsageError(`--every takes a number of hours > 0, not "${v.every}".`);
+  if (v.from && v.url) throw new UsageError("--from and --url both say where the dumps are: give one.");
+  return {
+    dir: v.dir ?? "snapshots",
+    snapshot: v.snapshot,
+    from: v.from,
+    url: v.url ?? WIKIMEDIA_INCR,
+    wiki: v.wiki,
+    startDay: v["start-day"],
+    everyHours: v.every === undefined ? undefined : Number(v.every),
+    keep: positiveInt("keep", v.keep) ?? 3,
+    memoryBytes: bytesOf(v.memory),
+    workers: positiveInt("workers", v.workers),
+  };
+}
+
+/** One pass: applies what is new; returns the snapshot written, if any. */
+async function followOnce(args: FollowArgs, log: (line: string) => void): Promise<string | undefined> {
+  const current = args.snapshot ?? latestSnapshot(args.dir);
+  if (!current) throw new SnapshotError(`no snapshot in ${args.dir}/. Build one first with \`bun run snapshot:build --dump <dump>\`.`);
+  const snapshot = openSnapshot(current);
+  const meta = snapshot.meta;
+  const wiki = args.wiki ?? wikiOf(meta);
+  if (!wiki) throw new UsageError(`${current} does not name its wiki's database: pass --wiki <dbname> (e.g. enwiki).`);
+  const applied = appliedDays(meta);
+  let newest = 0;
+  for (const ts of snapshot.pages.ts) if (ts > newest) newest = ts;
+  const start = args.startDay ?? (applied.length ? nextDay(applied.at(-1)!) : dayOf(newest));
+  const place: DumpPlace = args.from ? localPlace(args.from) : httpPlace(args.url);
+  const { days, missing } = daysToApply(await place.days(wiki), start);
+  const fresh = days.filter((d) => !applied.includes(d));
+  if (!fresh.length) {
+    log(`${basename(current)} is up to date: no ${wiki} incremental dump from ${start} on${applied.length ? ` (last applied: ${applied.at(-1)})` : ""}.`);
+    return undefined;
+  }
+  for (const m of missing) log(`not published, passed over: ${m.first}${m.count > 1 ? `…${m.last} (${m.count} days)` : ""}`);
+  const out = join(args.dir, `${wiki}-${fresh.at(-1)}${SNAPSHOT_EXTENSION}`);
+  log(`applying ${fresh.length} day(s) ${fresh[0]}${fresh.length > 1 ? `…${fresh.at(-1)}` : ""} to ${basename(current)}`);
+  await runUpdate({ base: current, dumps: fresh.map((d) => place.dump(wiki, d)), out, memoryBytes: args.memoryBytes, workers: args.workers }, log, fresh);
+  prune(args.dir, wiki, args.keep, [out, current], log);
+  return out;
+}
+
+/** Deletes this wiki's follow-made snapshots (<wiki>-YYYYMMDD.tome) beyond the newest `keep`; never those in `spare`. */
+function prune(dir: string, wiki: string, keep: number, spare: string[], log: (line: string) => void): void {
+  const mine = new RegExp(`^${wiki}-\\d{8}\\${SNAPSHOT_EXTENSION}$`);
+  const made = readdirSync(dir).filter((n) => mine.test(n)).sort().reverse();
+  for (const name of made.slice(keep)) {
+    const path = join(dir, name);
+    if (spare.some((s) => basename(s) === name && dirname(s) === dir)) continue;
+    rmSync(path, { force: true });
+    log(`removed ${path} (--keep ${keep})`);
+  }
+}
+
+/** A lock file in the snapshots' folder: refuses a second follower while the first is alive. */
+function lock(dir: string): () => void {
+  const path = join(dir, ".follow.lock");
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, "wx");
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(path, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw new SnapshotError(`cannot write the lock ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+      const pid = Number(readFileSync(path, "utf8"));
+      let alive = false;
+      try {
+        alive = pid > 0 && process.kill(pid, 0);
+      } catch {
+        alive = false;
+      }
+      if (alive) throw new UsageError(`another snapshot:follow (pid ${pid}) is running on ${dir}/; wait for it to finish.`);
+      rmSync(path, { force: true });
+    }
+  }
+  throw new UsageError(`cannot take the lock ${path}.`);
+}
+
+if (import.meta.main) {
+  await mainOf("snapshot:follow", async () => {
+    const args = parseFollowArgs(Bun.argv.slice(2));
+    if (args === "help") {
+      process.stdout.write(HELP);
+      return;
+    }
+    const log = (line: string) => console.error(`${new Date().toISOString().slice(0, 19)}Z ${line}`);
+    if (!existsSync(args.dir)) throw new SnapshotError(`no folder ${args.dir}/. Build a snapshot there first with \`bun run snapshot:build --dump <dump>\`, or pass --dir.`);
+    const unlock = lock(args.dir);
+    process.on("exit", unlock);
+    // While an update runs, its own handler removes its temporary files and exits.
+    let updating = false;
+    process.on("SIGTERM", () => updating || process.exit(0));
+    const pass = async () => {
+      updating = true;
+      try {
+        await followOnce(args, log);
+      } finally {
+        updating = false;
+      }
+    };
+    try {
+      if (args.everyHours === undefined) {
+        await pass();
+        return;
+      }
+      for (;;) {
+        try {
+          await pass();
+        } catch (err) {
+          // A day that failed (network, a damaged download) is tried again next time.
+          log(`failed: ${(err as Error).message}`);
+        }
+        log(`next look in ${args.everyHours} h`);
+        await Bun.sleep(args.everyHours * 3600_000);
+      }
+    } finally {
+      unlock();
+    }
+  });
+}

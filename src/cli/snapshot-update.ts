@@ -1,0 +1,153 @@
+/** bun run snapshot:update — a snapshot plus incremental dumps (and deletions) → a new snapshot. */
+import { parseArgs } from "node:util";
+import { DeletionsError, readDeletions } from "../build/deletions";
+import { updateSnapshot, type UpdateReport } from "../build/update";
+import { DEFAULT_MEMORY_BYTES } from "../build";
+import { DumpError } from "../ingest";
+import { SnapshotError } from "../snapshot";
+import { indexProgress, ingestProgress } from "./progress";
+import { bytesOf, peakMemoryBytes, positiveInt, UsageError } from "./snapshot-build";
+
+const HELP = `Usage: bun run snapshot:update --base <snapshot> --dump <path|url> [--dump …] [--deleted <file>] --out <snapshot>
+
+Applies MediaWiki dumps of newer revisions (Wikimedia's daily "adds-changes" incremental
+dumps, other/incr/<wiki>/<YYYYMMDD>/, or any export of the same wiki) to a snapshot, and
+writes the result as a new snapshot. The base is left as it is.
+
+  - a newer revision of a page replaces it (an older or equal one is ignored);
+  - new pages are added; redirects are added, changed or replaced (a redirect that became
+    an article, an article that became a redirect);
+  - the pages and redirects named in --deleted are removed;
+  - the newest page holding a title keeps it, as in a full build.
+
+The result is what a full build over the base's dumps followed by these would give (the same
+pages, chunks, search index and rankings). It costs the change plus a merge of the base's
+index, not a rebuild. Its metadata records the base (content hash) and the dumps applied
+(meta.updates). /v1/changes?since=<time before the update> lists the pages it changed.
+
+The base is checked whole first (every section's checksum). A corrupt base, a damaged or
+truncated dump, or a dump of another wiki is refused, and nothing is written.
+
+Options:
+  --base <file>         the snapshot to start from (required)
+  --dump <path|url>     a dump to apply (plain, .bz2, .gz or .xz); repeat for several, oldest
+                        first
+  --deleted <file>      pages to remove, one a line: a page id (digits, or id:123), or a
+                        title (title:1984 for a title of digits); blank lines and # comments
+                        are ignored. Deletions are not in the incremental dumps (they come
+                        from the mediawiki.page_change event stream).
+  --out <file>          where to write the new snapshot (required; written to a temporary
+                        file and renamed into place)
+  --memory <size>       memory for the new pages' index inversion before it spills a run
+                        (e.g. 500M, 2G; default ${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G), as for snapshot:build
+  --workers <n>         parsing workers (default: one per core)
+  -h, --help            show this help
+
+Example:
+  bun run snapshot:update --base snapshots/enwiki.tome \\
+    --dump enwiki-20240102-pages-meta-hist-incr.xml.bz2 --out snapshots/enwiki-20240102.tome
+
+To follow a wiki day after day, see \`bun run snapshot:follow --help\`.
+`;
+
+export interface UpdateArgs {
+  base: string;
+  dumps: string[];
+  deleted?: string;
+  out: string;
+  memoryBytes?: number;
+  workers?: number;
+}
+
+export function parseUpdateArgs(argv: string[]): UpdateArgs | "help" {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: {
+        base: { type: "string" },
+        dump: { type: "string", multiple: true },
+        deleted: { type: "string" },
+        out: { type: "string" },
+        memory: { type: "string" },
+        workers: { type: "string" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const v = parsed.values;
+  if (v.help) return "help";
+  if (!v.base) throw new UsageError("no base given: pass --base <snapshot>.");
+  if (!v.dump?.length && !v.deleted) throw new UsageError("nothing to apply: pass --dump <path|url> (or --deleted <file>).");
+  if (!v.out) throw new UsageError("no output given: pass --out <snapshot>.");
+  return { base: v.base, dumps: v.dump ?? [], deleted: v.deleted, out: v.out, memoryBytes: bytesOf(v.memory), workers: positiveInt("workers", v.workers) };
+}
+
+/** Applies the update; messages go to `log`. */
+export async function runUpdate(args: UpdateArgs, log: (line: string) => void = (l) => console.error(l), days?: string[]): Promise<UpdateReport> {
+  const started = performance.now();
+  const deleted = args.deleted ? readDeletions(args.deleted) : undefined;
+  const progress = ingestProgress();
+  const bars = indexProgress();
+  let report: UpdateReport;
+  try {
+    report = await updateSnapshot({
+      base: args.base,
+      dumps: args.dumps,
+      deleted,
+      out: args.out,
+      memoryBytes: args.memoryBytes,
+      workers: args.workers,
+      days,
+      onProgress: (p) => progress.update(p),
+      progress: (stage, done, total) => {
+        progress.stop();
+        bars.update(stage, done, total);
+      },
+    });
+  } finally {
+    progress.stop();
+    bars.stop();
+  }
+  const { meta: m, applied: a, result } = report;
+  for (const s of result.sources) log(`${s.dump}: schema ${s.schema}, ${s.articles} articles, ${s.redirects} redirects`);
+  for (const f of result.failures.slice(0, 20)) log(`  left out page ${f.pageId} "${f.title}": ${f.error}`);
+  log(
+    `wrote ${args.out}: ${a.changed} pages changed, ${a.added} added, ${a.removed} removed${a.deleted ? ` (${a.deleted.removed} by ${a.deleted.file})` : ""}; ` +
+      `${m.indexedPages} pages, ${m.indexedChunks} chunks, ${m.skippedRedirects} redirects, ${(report.bytes / 1e6).toFixed(1)} MB, ${report.runs} index run(s), ` +
+      `in ${((performance.now() - started) / 1000).toFixed(1)} s, peak memory ${(peakMemoryBytes() / 1e9).toFixed(2)} GB`,
+  );
+  return report;
+}
+
+/** Runs a command's main, turning the errors a user can fix into one line and an exit code. */
+export async function mainOf(name: string, run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`${name}: ${err.message}\nRun \`bun run ${name} --help\` for usage.`);
+      process.exit(2);
+    }
+    if (err instanceof DumpError || err instanceof SnapshotError || err instanceof DeletionsError) {
+      console.error(`${name}: ${err.message}`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+if (import.meta.main) {
+  await mainOf("snapshot:update", async () => {
+    const args = parseUpdateArgs(Bun.argv.slice(2));
+    if (args === "help") {
+      process.stdout.write(HELP);
+      return;
+    }
+    await runUpdate(args);
+  });
+}

@@ -1,0 +1,292 @@
+/**
+ * snapshot:update on the shared dumps: a base built from enwik8-head (2006) updated with
+ * enwiki-2016-sample (newer revisions of the same pages) against a full build over both.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { buildFromDumps } from "../src/build";
+import { updateSnapshot } from "../src/build/update";
+import { parseDeletions } from "../src/build/deletions";
+import { type Article, ingest } from "../src/ingest";
+import { openContainer, readSnapshotMeta } from "../src/snapshot";
+import { type Engine, open } from "../src/search";
+import { indexKey } from "../src/search/analyze";
+import { EN_2006, EN_2016, ROOT, type ServerProcess, startServer, tempDir, TRUNCATED_XZ } from "./helpers";
+
+setDefaultTimeout(120_000);
+
+const dir = tempDir("tome-update-");
+const BASE = join(dir, "base.tome");
+const FULL = join(dir, "full.tome");
+const UPDATED = join(dir, "updated.tome");
+const SINCE_2007 = Date.parse("2007-01-01T00:00:00Z") / 1000;
+/** Lower-case words of a text. */
+const wordsOf = (text: string): string[] => text.toLowerCase().match(/\p{L}+/gu) ?? [];
+
+let base: Engine;
+let full: Engine;
+let updated: Engine;
+/** The 2016 dump's articles, read on their own (what the update should bring). */
+let articles2016: Article[];
+
+beforeAll(async () => {
+  await buildFromDumps({ dumps: [EN_2006], workers: 2 }, { out: BASE, chunkWords: 300 });
+  await buildFromDumps({ dumps: [EN_2006, EN_2016], workers: 2 }, { out: FULL, chunkWords: 300 });
+  await updateSnapshot({ base: BASE, dumps: [EN_2016], out: UPDATED, workers: 2, memoryBytes: 20e6 });
+  articles2016 = (await ingest({ dumps: [EN_2016], workers: 2 })).articles;
+  [base, full, updated] = [open(BASE), open(FULL), open(UPDATED)];
+});
+
+/** A search's answer, as compared: each hit's page, chunk, score and shown text. */
+const answer = (e: Engine, q: string) => e.search(q, { limit: 10 }).hits.map((h) => [h.page.pageId, h.chunk, h.score, h.formatted.text]);
+
+/** A few hundred queries: every title, two words of each page's first chunk, a prefix and a typo. */
+function queries(e: Engine): string[] {
+  const out = new Set<string>();
+  for (let i = 0; i < e.snapshot.pages.length; i++) {
+    const page = e.snapshot.pages.at(i);
+    out.add(page.title);
+    const words = wordsOf(page.chunks[0]?.text ?? "").filter((w) => w.length > 3);
+    if (words.length > 8) out.add(`${words[3]} ${words[8]}`);
+    if (words.length > 5) out.add(words[5]!.slice(0, 4));
+  }
+  out.add("anarchsm").add('"the first"').add("war of 1812");
+  return [...out];
+}
+
+describe("snapshot:update (base 2006 + the 2016 dump)", () => {
+  test("gives the snapshot a full build over both dumps gives: the same index bytes, pages, chunks, rankings and changes", () => {
+    const a = openContainer(FULL);
+    const b = openContainer(UPDATED);
+    const hash = (c: typeof a, name: string) => c.sections.find((s) => s.name === name)?.sha256;
+    // Text blocks and section tables are laid out differently (the update copies the base's blocks); everything else is the same bytes.
+    const same = a.sections.map((s) => s.name).filter((n) => /^(index\.|titles\.|redirects|pages\.(id|rev|ts|firstDoc|chunkCount|title|titleEnd|sectionCount)$)/.test(n));
+    expect(same.length).toBeGreaterThan(20);
+    for (const name of same) expect(`${name} ${hash(b, name)}`).toBe(`${name} ${hash(a, name)}`);
+
+    expect(updated.snapshot.pages.length).toBe(full.snapshot.pages.length);
+    for (let i = 0; i < full.snapshot.pages.length; i++) expect(JSON.parse(JSON.stringify(updated.snapshot.pages.at(i)))).toEqual(JSON.parse(JSON.stringify(full.snapshot.pages.at(i))));
+    expect(updated.snapshot.redirects).toEqual(full.snapshot.redirects);
+
+    const qs = queries(full);
+    expect(qs.length).toBeGreaterThan(300);
+    let differing = 0;
+    let answered = 0;
+    for (const q of qs) {
+      const x = answer(full, q);
+      if (x.length) answered++;
+      if (JSON.stringify(answer(updated, q)) !== JSON.stringify(x)) differing++;
+    }
+    expect(differing).toBe(0);
+    expect(answered).toBeGreaterThan(300);
+
+    const ids = (e: Engine) => e.changes(SINCE_2007, 0, 1000).pages.map((p) => [p.pageId, p.revId, p.tsUnix]);
+    expect(ids(updated)).toEqual(ids(full));
+  });
+
+  test("changes since 2007 lists exactly the pages the 2016 dump changed or added, oldest first, then by page id (D12)", () => {
+    expect(base.changes(SINCE_2007, 0, 1000).total).toBe(0);
+    const { pages, total } = updated.changes(SINCE_2007, 0, 1000);
+    const expected = articles2016.filter((a) => updated.page(a.pageId)?.revId === a.revId);
+    // All but the pages whose title an older page kept: that is at most a few.
+    expect(expected.length).toBeGreaterThan(articles2016.length - 5);
+    expect(total).toBe(expected.length);
+    expect(pages.map((p) => p.pageId).sort((x, y) => x - y)).toEqual(expected.map((a) => a.pageId).sort((x, y) => x - y));
+    const order = [...pages].sort((x, y) => x.tsUnix - y.tsUnix || x.pageId - y.pageId);
+    expect(pages.map((p) => p.pageId)).toEqual(order.map((p) => p.pageId));
+  });
+
+  test("each page of the 2016 dump has its 2016 rev_id and timestamp, and search finds its 2016 text", () => {
+    let found = 0;
+    for (const a of articles2016) {
+      const page = updated.page(a.pageId);
+      if (!page) continue;
+      expect([page.revId, page.timestamp]).toEqual([a.revId, a.timestamp]);
+      expect(page.chunks.map((c) => c.text)).toEqual(a.chunks.map((c) => c.text));
+      // A word of the 2016 text that the 2006 snapshot has nowhere.
+      const word = wordsOf(a.chunks.map((c) => c.text).join(" ")).find((w) => w.length > 6 && /^[a-z]+$/.test(w) && !base.text.has(indexKey(w)));
+      if (!word) continue;
+      expect(updated.text.has(indexKey(word))).toBe(true);
+      const hit = updated.search(word, { limit: 50 }).hits.find((h) => h.page.pageId === a.pageId);
+      expect(hit?.formatted.text.toLowerCase()).toContain(word);
+      // Within the page alone (its chunks are numbered after the base's, out of page id order).
+      const within = updated.search(word, { pageId: a.pageId }).hits;
+      expect(within.length).toBeGreaterThan(0);
+      expect(within.every((h) => h.page.pageId === a.pageId)).toBe(true);
+      found++;
+    }
+    expect(found).toBeGreaterThan(50);
+  });
+
+  test("the metadata records the base's content hash and the dumps applied", () => {
+    const meta = readSnapshotMeta(UPDATED);
+    expect(meta.base).toBe(readSnapshotMeta(BASE).contentHash);
+    expect(meta.updates).toHaveLength(1);
+    expect(meta.updates![0]).toMatchObject({ base: meta.base, dumps: [EN_2016] });
+    expect(meta.updates![0]!.changed + meta.updates![0]!.added).toBe(updated.changes(SINCE_2007, 0, 1000).total);
+    expect(meta.contentHash).not.toBe(meta.base);
+  });
+});
+
+describe("deletions", () => {
+  const DELETED = join(dir, "deleted.tome");
+  let server: ServerProcess;
+  let victim: { pageId: number; title: string; word: string };
+  let byTitle: { pageId: number; title: string };
+  let engine: Engine;
+
+  beforeAll(async () => {
+    // A page of the 2016 dump (so in changes), and a 2006 page named by its title.
+    const a = articles2016.find((x) => updated.page(x.pageId) && x.chunks.length > 2)!;
+    victim = { pageId: a.pageId, title: a.title, word: wordsOf(a.chunks[1]!.text).find((w) => w.length > 6)! };
+    const old = updated.snapshot.pages.list().find((p) => p.tsUnix < SINCE_2007 && p.chunks.length)!;
+    byTitle = { pageId: old.pageId, title: old.title };
+    const list = join(dir, "deleted.txt");
+    writeFileSync(list, `# removed\n${victim.pageId}\ntitle:${byTitle.title.replace(/ /g, "_")}\n`);
+    // Applied to the updated snapshot: a second update, of deletions alone.
+    const proc = Bun.spawn(["bun", "run", "snapshot:update", "--base", UPDATED, "--deleted", list, "--out", DELETED], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    if (code !== 0) throw new Error(err);
+    expect(err).toMatch(/0 pages changed, 0 added, 2 removed \(2 by .*deleted\.txt\)/);
+    engine = open(DELETED);
+    server = await startServer({ TOME_SNAPSHOT: DELETED, TOME_AUTH: "off" });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  test("a second update records its base and both updates", () => {
+    const meta = readSnapshotMeta(DELETED);
+    expect(meta.base).toBe(readSnapshotMeta(UPDATED).contentHash);
+    expect(meta.updates!.map((u) => [u.dumps, u.deleted?.removed])).toEqual([[[EN_2016], undefined], [[], 2]]);
+    expect(meta.indexedPages).toBe(updated.snapshot.pages.length - 2);
+  });
+
+  test("the list's format: ids, titles, explicit prefixes, comments", () => {
+    const d = parseDeletions("# c\n\n12\nid:13\nalbert_einstein\ntitle:1984\n", "f");
+    expect([...d.ids]).toEqual([12, 13]);
+    expect([...d.titles]).toEqual(["Albert einstein", "1984"]);
+    expect(() => parseDeletions("id:x12\n", "f")).toThrow(/line 1/);
+  });
+
+  test("a deleted id is gone from page, chunk, search, lucky and changes (404 where the route answers one)", async () => {
+    expect(updated.page(victim.pageId)).toBeDefined();
+    expect(engine.page(victim.pageId)).toBeUndefined();
+    expect(engine.pageByTitle(victim.title)).toBeUndefined();
+    expect(updated.search(victim.word, { limit: 50 }).hits.some((h) => h.page.pageId === victim.pageId)).toBe(true);
+    expect(engine.search(victim.word, { limit: 50 }).hits.some((h) => h.page.pageId === victim.pageId)).toBe(false);
+    expect(engine.search(victim.title, { limit: 50 }).hits.some((h) => h.page.pageId === victim.pageId)).toBe(false);
+    expect(engine.lucky(victim.title)?.page.pageId).not.toBe(victim.pageId);
+    expect(engine.changes(0, 0, 10_000).pages.some((p) => p.pageId === victim.pageId)).toBe(false);
+    expect(engine.page(byTitle.pageId)).toBeUndefined();
+
+    const get = (path: string) => fetch(`${server.url}${path}`);
+    expect((await get(`/v1/page/${victim.pageId}`)).status).toBe(404);
+    expect((await get(`/v1/chunk/${victim.pageId}_0`)).status).toBe(404);
+    expect((await get(`/v1/page/${byTitle.pageId}`)).status).toBe(404);
+    const search = (await (await get(`/v1/search?q=${encodeURIComponent(victim.word)}&limit=50`)).json()) as { hits: { page_id: string | number }[] };
+    expect(search.hits.length).toBeGreaterThan(0);
+    expect(search.hits.some((h) => Number(h.page_id) === victim.pageId)).toBe(false);
+    const lucky = await get(`/v1/lucky?q=${encodeURIComponent(victim.title)}`);
+    if (lucky.status === 200) expect(Number(((await lucky.json()) as { page: { page_id: string } }).page.page_id)).not.toBe(victim.pageId);
+    else expect(lucky.status).toBe(404);
+    const changes = (await (await get(`/v1/changes?since=2007-01-01T00:00:00Z&limit=1000`)).json()) as { results: { page_id: string | number }[]; total: number };
+    expect(changes.total).toBe(updated.changes(SINCE_2007, 0, 1000).total - 1);
+    expect(changes.results.some((p) => Number(p.page_id) === victim.pageId)).toBe(false);
+  });
+});
+
+describe("refusals: nothing is written, one line says what to do", () => {
+  async function update(...args: string[]): Promise<{ code: number; stderr: string; out: string }> {
+    const out = join(tempDir("tome-refused-"), "out.tome");
+    const proc = Bun.spawn(["bun", "src/cli/snapshot-update.ts", ...args, "--out", out, "--workers", "2"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    return { code, stderr, out };
+  }
+  function refused(r: { code: number; stderr: string; out: string }, says: RegExp): void {
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toMatch(says);
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+    expect(existsSync(r.out)).toBe(false);
+    expect(readdirSync(join(r.out, ".."))).toEqual([]);
+  }
+
+  test("a dump of another wiki", async () => {
+    refused(await update("--base", BASE, "--dump", TRUNCATED_XZ.find((d) => d.includes("viwiki"))!), /viwiki.*is a dump of vi\.wikipedia\.org, but .* is of en\.wikipedia\.org: nothing was written/);
+  });
+
+  test("a truncated dump", async () => {
+    const cut = join(dir, "cut.xml.bz2");
+    writeFileSync(cut, readFileSync(EN_2016).subarray(0, 300_000));
+    refused(await update("--base", BASE, "--dump", cut), /cut\.xml\.bz2.*(damaged|truncated).*Nothing was written: fetch the dump again/);
+  });
+
+  test("a corrupt base (a damaged section) and a truncated one", async () => {
+    const bad = join(dir, "bad.tome");
+    const bytes = readFileSync(BASE);
+    const at = openContainer(BASE).sections.find((s) => s.name === "index.text.postings.0")!.offset + 100;
+    bytes[at] = bytes[at]! ^ 0xff;
+    writeFileSync(bad, bytes);
+    refused(await update("--base", bad, "--dump", EN_2016), /bad\.tome is corrupt \(section index\.text\.postings\.0 does not match its checksum\): nothing was written/);
+    writeFileSync(bad, bytes.subarray(0, 100_000));
+    refused(await update("--base", bad, "--dump", EN_2016), /bad\.tome is truncated/);
+  });
+});
+
+describe("snapshot:follow --from a local mirror", () => {
+  async function follow(...args: string[]): Promise<{ code: number; stderr: string }> {
+    const proc = Bun.spawn(["bun", "src/cli/snapshot-follow.ts", ...args, "--workers", "2"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    return { code, stderr };
+  }
+
+  test("applies the days published since the snapshot's newest page, remembers them, and leaves the result in the snapshots' folder", async () => {
+    const snapshots = tempDir("tome-follow-");
+    const mirror = tempDir("tome-incr-");
+    writeFileSync(join(snapshots, "enwiki.tome"), readFileSync(BASE));
+    const day = (d: string, status: string) => {
+      const at = join(mirror, "enwiki", d);
+      mkdirSync(at, { recursive: true });
+      symlinkSync(EN_2016, join(at, `enwiki-${d}-pages-meta-hist-incr.xml.bz2`));
+      writeFileSync(join(at, "status.txt"), status);
+    };
+    day("20160501", "done\n");
+    day("20160502", "in-progress\n");
+
+    const first = await follow("--dir", snapshots, "--from", mirror);
+    expect(first.code).toBe(0);
+    expect(first.stderr).toMatch(/applying 1 day\(s\) 20160501 to enwiki\.tome/);
+    const made = join(snapshots, "enwiki-20160501.tome");
+    expect(readdirSync(snapshots).sort()).toEqual(["enwiki-20160501.tome", "enwiki.tome"]);
+    const meta = readSnapshotMeta(made);
+    expect(meta.updates!.map((u) => u.days)).toEqual([["20160501"]]);
+    expect(meta.base).toBe(readSnapshotMeta(BASE).contentHash);
+    // The same pages and index as snapshot:update made from the same dump.
+    const index = (p: string) => openContainer(p).sections.filter((s) => /^(index\.|titles\.|pages\.(id|rev|ts)$)/.test(s.name)).map((s) => `${s.name} ${s.sha256}`);
+    expect(index(made)).toEqual(index(UPDATED));
+
+    // The day being written is not taken; nothing new: nothing written.
+    const second = await follow("--dir", snapshots, "--from", mirror);
+    expect(second.code).toBe(0);
+    expect(second.stderr).toMatch(/enwiki-20160501\.tome is up to date.*last applied: 20160501/);
+    expect(readdirSync(snapshots)).toHaveLength(2);
+
+    writeFileSync(join(mirror, "enwiki", "20160502", "status.txt"), "done\n");
+    const third = await follow("--dir", snapshots, "--from", mirror);
+    expect(third.code).toBe(0);
+    expect(readSnapshotMeta(join(snapshots, "enwiki-20160502.tome")).updates!.map((u) => [u.days, u.changed])).toEqual([
+      [["20160501"], meta.updates![0]!.changed],
+      [["20160502"], 0],
+    ]);
+  });
+
+  test("--help documents cron use", async () => {
+    const proc = Bun.spawn(["bun", "src/cli/snapshot-follow.ts", "--help"], { cwd: ROOT, stdout: "pipe" });
+    const help = await new Response(proc.stdout).text();
+    expect(await proc.exited).toBe(0);
+    expect(help).toMatch(/^\s*0 14 \* \* \*\s+cd .* bun run snapshot:follow/m);
+    expect(help).toContain("pages-meta-hist-incr.xml.bz2");
+  });
+});
