@@ -108,12 +108,13 @@ describe("snapshot:update (base 2006 + the 2016 dump)", () => {
       const word = wordsOf(a.chunks.map((c) => c.text).join(" ")).find((w) => w.length > 6 && /^[a-z]+$/.test(w) && !base.text.has(indexKey(w)));
       if (!word) continue;
       expect(updated.text.has(indexKey(word))).toBe(true);
-      const hit = updated.search(word, { limit: 50 }).hits.find((h) => h.page.pageId === a.pageId);
-      expect(hit?.formatted.text.toLowerCase()).toContain(word);
+      // The page is found; its hit may be a chunk holding another form of the word (D43).
+      expect(updated.search(word, { limit: 50 }).hits.some((h) => h.page.pageId === a.pageId)).toBe(true);
       // Within the page alone (its chunks are numbered after the base's, out of page id order).
       const within = updated.search(word, { pageId: a.pageId }).hits;
       expect(within.length).toBeGreaterThan(0);
       expect(within.every((h) => h.page.pageId === a.pageId)).toBe(true);
+      expect(within.some((h) => h.page.chunks[h.chunk]!.text.toLowerCase().includes(word))).toBe(true);
       found++;
     }
     expect(found).toBeGreaterThan(50);
