@@ -768,15 +768,22 @@ export class Engine {
   /** Raises chunks whose matched words stand close together (measured on the text's word positions). */
   private proximity(list: Candidate[], query: ParsedQuery): void {
     if (query.words.length < 2) return;
+    // A word's forms (itself, its other forms, its typos) are one group: any of them stands for
+    // it. The groups depend on the pass that found the candidate: made once per pass.
+    const groupsOf = new Map<Derived[], number[][]>();
     for (const c of list) {
-      // A word's forms (itself, its other forms, its typos) are one group: any of them stands for it.
-      const groups = new Map<string, number[]>();
-      for (const w of query.words) {
-        const term = this.text.termOf(indexKey(w));
-        groups.set(w, term === undefined ? [] : [term]);
+      let groups = groupsOf.get(c.derived);
+      if (!groups) {
+        const byWord = new Map<string, number[]>();
+        for (const w of query.words) {
+          const term = this.text.termOf(indexKey(w));
+          byWord.set(w, term === undefined ? [] : [term]);
+        }
+        for (const d of c.derived) if (d.weight < 1) byWord.get(query.words[d.word]!)!.push(d.term);
+        groups = [...byWord.values()];
+        groupsOf.set(c.derived, groups);
       }
-      for (const d of c.derived) if (d.weight < 1) groups.get(query.words[d.word]!)!.push(d.term);
-      const span = this.text.smallestSpan([...groups.values()], TEXT_FIELD, c.chunk);
+      const span = this.text.smallestSpan(groups, TEXT_FIELD, c.chunk);
       if (span > 0) c.score *= 1 + 1 / (1 + Math.max(0, span - this.text.spanGroups));
     }
   }
