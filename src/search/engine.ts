@@ -597,7 +597,8 @@ export class Engine {
       return { page: page[e]!, best: c, group: Math.floor(klass[e]! / TIERS) };
     });
     const top = pages.slice(0, PROXIMITY_WINDOW);
-    if (chosen) this.proximity(
+    // With one word there is no proximity, and the best-scored chunk is the passage.
+    if (chosen || query.words.length < 2) this.proximity(
       top.map((p) => p.best),
       query,
     );

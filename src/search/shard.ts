@@ -68,6 +68,8 @@ const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
 const WEIGHTS = { fuzzy: 0.45, prefix: 0.375, variant: 0.3 };
 /** How many keys of a variant prefix's range are looked at: a short stem's range can hold thousands of words. */
 const VARIANT_SCAN = 512;
+/** How many of those keys, the most frequent, are stemmed to see whether they are forms of the word. */
+const VARIANT_CHECKS = 16;
 /** Term frequencies are kept in a byte: BM25 has long saturated by then. */
 const MAX_FREQ = 255;
 const MAX_LENGTH = 65_535;
@@ -202,11 +204,17 @@ export class Shard {
           const [start, end] = vocabulary.prefixRange(prefix);
           for (let term = start; term < end && term < start + VARIANT_SCAN; term++) {
             if (term === exact || (term >= from && term < to) || (term >= seenFrom && term < seenTo) || vocabulary.keyLength(term) > longest) continue;
-            if (accept(vocabulary.keyOf(term))) this.expansion(found++, term);
+            this.expansion(found++, term);
           }
           [seenFrom, seenTo] = [start, Math.min(end, start + VARIANT_SCAN)];
         }
-        const kept = this.mostFrequent(found);
+        // Stemming a word costs microseconds: only the most frequent candidates are asked.
+        const checked = this.mostFrequent(found, VARIANT_CHECKS);
+        let kept = 0;
+        for (let i = 0; i < checked; i++) {
+          const term = this.expansions[i]!;
+          if (accept(vocabulary.keyOf(term))) this.expansions[kept++] = term;
+        }
         for (let i = 0; i < kept; i++) out.push({ word, term: this.expansions[i]!, weight: WEIGHTS.variant });
       }
       const variantsTo = out.length;
@@ -256,8 +264,8 @@ export class Shard {
    * (ties: the lower term number, for a stable order), or all of them in their order when
    * they are no more: their number, the kept ones first in expansions and expansionDistances.
    */
-  private mostFrequent(found: number): number {
-    if (found <= MAX_EXPANSIONS) return found;
+  private mostFrequent(found: number, keep = MAX_EXPANSIONS): number {
+    if (found <= keep) return found;
     const terms = this.expansions;
     const distances = this.expansionDistances;
     const order = this.expansionOrder;
@@ -265,13 +273,13 @@ export class Shard {
     const chosen = order.subarray(0, found).sort((a, b) => this.frequency(terms[b]!) - this.frequency(terms[a]!) || terms[a]! - terms[b]!);
     // Gathered before writing back: the chosen positions are read from the lists being rewritten.
     const { keptTerms, keptDistances } = this;
-    for (let i = 0; i < MAX_EXPANSIONS; i++) {
+    for (let i = 0; i < keep; i++) {
       keptTerms[i] = terms[chosen[i]!]!;
       keptDistances[i] = distances[chosen[i]!]!;
     }
-    terms.set(keptTerms);
-    distances.set(keptDistances);
-    return MAX_EXPANSIONS;
+    terms.set(keptTerms.subarray(0, keep));
+    distances.set(keptDistances.subarray(0, keep));
+    return keep;
   }
 
   /**
