@@ -442,3 +442,17 @@ describe("rendering does not freeze the server", () => {
     }
   });
 });
+
+describe("line breaks in scripts written without spaces (one list with the chunker and the search, src/scripts.ts)", () => {
+  test.each([
+    ["km", "ភាសាខ្មែរគឺជាភាសាផ្លូវការរបស់ប្រទេសកម្ពុជា"],
+    ["lo", "ພາສາລາວເປັນພາສາທາງການ"],
+    ["my", "မြန်မာဘာသာစကားသည်မြန်မာနိုင်ငံ၏ရုံးသုံးဘာသာစကားဖြစ်သည်"],
+    ["th", "ภาษาไทยเป็นภาษาราชการของประเทศไทย"],
+  ])("%s: a line may break between the words Intl.Segmenter finds, not only at spaces", async (lang, text) => {
+    const { LineBreaker } = await import("../src/pdf/linebreak");
+    const units = [...new LineBreaker(lang).units(text)];
+    expect(units.length).toBeGreaterThan(2);
+    expect(units.join("")).toBe(text);
+  });
+});

@@ -3,6 +3,7 @@
  * (paragraphs, lists) are packed up to a word budget; a block over the budget is split at
  * sentence ends (list items first), and a sentence over it at word boundaries.
  */
+import { UNSPACED } from "../scripts";
 import type { ArticleSection } from "./wikitext";
 
 export interface SectionHead {
@@ -20,7 +21,6 @@ export interface Chunk {
  * Scripts written without spaces count by characters: two of them weigh one word, so a
  * 300-word budget holds about 600 Japanese characters.
  */
-const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 export const UNSPACED_CHARS_PER_WORD = 2;
 
 function charLength(s: string): number {

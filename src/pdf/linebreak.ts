@@ -1,14 +1,13 @@
 /**
  * Where a line of the PDF may break: at spaces; inside text written without spaces (Japanese,
- * Chinese, Thai) between the words Intl.Segmenter finds; and, in either, never against the
+ * Chinese, Thai, Lao, Khmer, Burmese) between the words Intl.Segmenter finds; and, in either, never against the
  * line-breaking rules of Chinese and Japanese (kinsoku shori, after JIS X 4051): no line starts
  * with closing punctuation, a prolonged sound or iteration mark or a small kana, and no line
  * ends with an opening bracket. Such a character stays with its neighbour, and moves to the
  * next line with it.
  */
 
-/** Scripts written without spaces between words. */
-const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}]/u;
+import { UNSPACED } from "../scripts";
 
 /** What may not start a line: closing brackets and quotes, punctuation, marks and small kana that belong to what precedes them. */
 const NO_START = /^[、。，．・：；！？‼⁇⁈⁉,.:;!?）］｝〕〉》」』】〙〗〟’”｠»)\]}ー々〻ゝゞヽヾ‐゠–〜～ぁぃぅぇぉっゃゅょゎゕゖァィゥェォッャュョヮヵヶㇰ-ㇿ]/u;

@@ -3,12 +3,11 @@
  * (Intl.Segmenter for scripts written without spaces), case folding and accent folding
  * (é = e, ά = α), numbers kept.
  */
+import { UNSPACED } from "../scripts";
 
 /** Bump when analysis changes: stored indexes built with another version are rebuilt. */
 export const ANALYZER_VERSION = 1;
 
-/** A character of a script written without spaces between words (split by Intl.Segmenter). */
-export const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 /** Combining diacritics of Latin, Greek and Cyrillic (and Vietnamese tones) — not the vowel signs of Indic scripts. */
 const DIACRITICS = /[\u0300-\u036f]/g;

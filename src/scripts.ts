@@ -1,0 +1,7 @@
+/**
+ * Writing systems, as every stage that cuts text into words sees them: one list, so that the
+ * chunker, the search's analysis and the PDF's line breaks agree on which text has no spaces.
+ */
+
+/** Scripts written without spaces between words: Intl.Segmenter finds their words. */
+export const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
