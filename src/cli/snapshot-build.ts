@@ -1,6 +1,6 @@
 /** bun run snapshot:build — MediaWiki dumps → a Tome snapshot. */
 import { join } from "node:path";
-import { parseArgs } from "node:util";
+import { parseArgs, type ParseArgsConfig } from "node:util";
 import { readFileSync, renameSync } from "node:fs";
 import { buildFromDumps, DEFAULT_MEMORY_BYTES } from "../build";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
@@ -59,29 +59,33 @@ export function bytesOf(value: string | undefined): number | undefined {
   return Math.round(Number(m[1]) * { "": 1, K: 1e3, M: 1e6, G: 1e9 }[m[2]!.toUpperCase() as "" | "K" | "M" | "G"]);
 }
 
-export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
-  let parsed;
+type OptionValues<O extends NonNullable<ParseArgsConfig["options"]>> = ReturnType<typeof parseArgs<{ options: O; strict: true; allowPositionals: false }>>["values"];
+
+/**
+ * A snapshot script's options, read strictly (no positionals), with -h/--help: the values, or
+ * "help". An unknown or malformed option is a UsageError.
+ */
+export function readOptions<const O extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: O): OptionValues<O> | "help" {
+  let values: Record<string, unknown>;
   try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        dump: { type: "string", multiple: true },
-        out: { type: "string" },
-        limit: { type: "string" },
-        "chunk-words": { type: "string" },
-        "allow-truncated": { type: "boolean", default: false },
-        workers: { type: "string" },
-        memory: { type: "string" },
-        help: { type: "boolean", short: "h", default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    });
+    ({ values } = parseArgs({ args: argv, options: { ...options, help: { type: "boolean", short: "h", default: false } }, strict: true, allowPositionals: false }));
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  const v = parsed.values;
-  if (v.help) return "help";
+  return values.help ? "help" : (values as OptionValues<O>);
+}
+
+export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
+  const v = readOptions(argv, {
+    dump: { type: "string", multiple: true },
+    out: { type: "string" },
+    limit: { type: "string" },
+    "chunk-words": { type: "string" },
+    "allow-truncated": { type: "boolean", default: false },
+    workers: { type: "string" },
+    memory: { type: "string" },
+  });
+  if (v === "help") return "help";
   if (!v.dump?.length) throw new UsageError("no dump given: pass --dump <path|url>.");
   return {
     dumps: v.dump,

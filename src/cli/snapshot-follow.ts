@@ -1,12 +1,11 @@
 /** bun run snapshot:follow — keeps a snapshot up to date from its wiki's daily incremental dumps. */
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { parseArgs } from "node:util";
 import { appliedDays, dayOf, daysToApply, httpPlace, localPlace, nextDay, WIKIMEDIA_INCR, wikiOf, type DumpPlace } from "../build/follow";
 import { latestSnapshot, openSnapshot, SNAPSHOT_EXTENSION } from "../snapshot";
 import { SnapshotError } from "../snapshot";
 import { mainOf, runUpdate } from "./snapshot-update";
-import { bytesOf, positiveInt, UsageError } from "./snapshot-build";
+import { bytesOf, positiveInt, readOptions, UsageError } from "./snapshot-build";
 
 const HELP = `Usage: bun run snapshot:follow [options]
 
@@ -64,31 +63,19 @@ interface FollowArgs {
 }
 
 function parseFollowArgs(argv: string[]): FollowArgs | "help" {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        dir: { type: "string" },
-        snapshot: { type: "string" },
-        from: { type: "string" },
-        url: { type: "string" },
-        wiki: { type: "string" },
-        "start-day": { type: "string" },
-        every: { type: "string" },
-        keep: { type: "string" },
-        memory: { type: "string" },
-        workers: { type: "string" },
-        help: { type: "boolean", short: "h", default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  const v = parsed.values;
-  if (v.help) return "help";
+  const v = readOptions(argv, {
+    dir: { type: "string" },
+    snapshot: { type: "string" },
+    from: { type: "string" },
+    url: { type: "string" },
+    wiki: { type: "string" },
+    "start-day": { type: "string" },
+    every: { type: "string" },
+    keep: { type: "string" },
+    memory: { type: "string" },
+    workers: { type: "string" },
+  });
+  if (v === "help") return "help";
   if (v["start-day"] !== undefined && !/^(19|20)\d{6}$/.test(v["start-day"])) throw new UsageError(`--start-day takes a day as YYYYMMDD, not "${v["start-day"]}".`);
   if (v.every !== undefined && !(Number(v.every) > 0)) throw new UsageError(`--every takes a number of hours > 0, not "${v.every}".`);
   if (v.from && v.url) throw new UsageError("--from and --url both say where the dumps are: give one.");

@@ -1,12 +1,11 @@
 /** bun run snapshot:update — a snapshot plus incremental dumps (and deletions) → a new snapshot. */
-import { parseArgs } from "node:util";
 import { DeletionsError, readDeletions } from "../build/deletions";
 import { updateSnapshot, type UpdateReport } from "../build/update";
 import { DEFAULT_MEMORY_BYTES } from "../build";
 import { DumpError } from "../ingest";
 import { SnapshotError } from "../snapshot";
 import { indexProgress, ingestProgress } from "./progress";
-import { bytesOf, peakMemoryBytes, positiveInt, UsageError } from "./snapshot-build";
+import { bytesOf, peakMemoryBytes, positiveInt, readOptions, UsageError } from "./snapshot-build";
 
 const HELP = `Usage: bun run snapshot:update --base <snapshot> --dump <path|url> [--dump …] [--deleted <file>] --out <snapshot>
 
@@ -60,27 +59,15 @@ export interface UpdateArgs {
 }
 
 export function parseUpdateArgs(argv: string[]): UpdateArgs | "help" {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        base: { type: "string" },
-        dump: { type: "string", multiple: true },
-        deleted: { type: "string" },
-        out: { type: "string" },
-        memory: { type: "string" },
-        workers: { type: "string" },
-        help: { type: "boolean", short: "h", default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  const v = parsed.values;
-  if (v.help) return "help";
+  const v = readOptions(argv, {
+    base: { type: "string" },
+    dump: { type: "string", multiple: true },
+    deleted: { type: "string" },
+    out: { type: "string" },
+    memory: { type: "string" },
+    workers: { type: "string" },
+  });
+  if (v === "help") return "help";
   if (!v.base) throw new UsageError("no base given: pass --base <snapshot>.");
   if (!v.dump?.length && !v.deleted) throw new UsageError("nothing to apply: pass --dump <path|url> (or --deleted <file>).");
   if (!v.out) throw new UsageError("no output given: pass --out <snapshot>.");
