@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { readFileSync, renameSync } from "node:fs";
 import { buildFromDumps, DEFAULT_MEMORY_BYTES } from "../build";
-import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
+import { DEFAULT_CHUNK_WORDS, DumpError, type IngestResult } from "../ingest";
 import { SNAPSHOT_EXTENSION, SnapshotError } from "../snapshot";
 import { indexProgress, ingestProgress } from "./progress";
 
@@ -98,6 +98,16 @@ export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
   };
 }
 
+/** What the dumps held, and the pages left out (the first 20), as builds and updates report them. */
+export function logSources(result: Pick<IngestResult, "sources" | "failures">, log: (line: string) => void): void {
+  for (const s of result.sources) {
+    log(`${s.dump}: schema ${s.schema}, ${s.articles} articles, ${s.redirects} redirects${s.truncated ? " (TRUNCATED)" : ""}`);
+    if (s.damage) log(`  kept the complete pages before the damage: ${s.damage}`);
+  }
+  for (const f of result.failures.slice(0, 20)) log(`  left out page ${f.pageId} "${f.title}": ${f.error}`);
+  if (result.failures.length > 20) log(`  … and ${result.failures.length - 20} more pages left out`);
+}
+
 /** Builds and writes a snapshot; returns its path. Messages go to stderr. */
 export async function buildSnapshot(args: BuildArgs, log: (line: string) => void = (l) => console.error(l)): Promise<string> {
   const started = performance.now();
@@ -132,12 +142,7 @@ export async function buildSnapshot(args: BuildArgs, log: (line: string) => void
     bars.stop();
   }
   const { result, meta: m, bytes } = report;
-  for (const s of result.sources) {
-    log(`${s.dump}: schema ${s.schema}, ${s.articles} articles, ${s.redirects} redirects${s.truncated ? " (TRUNCATED)" : ""}`);
-    if (s.damage) log(`  kept the complete pages before the damage: ${s.damage}`);
-  }
-  for (const f of result.failures.slice(0, 20)) log(`  left out page ${f.pageId} "${f.title}": ${f.error}`);
-  if (result.failures.length > 20) log(`  … and ${result.failures.length - 20} more pages left out`);
+  logSources(result, log);
   let path = out;
   if (!args.out) {
     path = join("snapshots", `${result.wiki.dbname || result.wiki.host}${SNAPSHOT_EXTENSION}`);

@@ -5,7 +5,7 @@ import { DEFAULT_MEMORY_BYTES } from "../build";
 import { DumpError } from "../ingest";
 import { SnapshotError } from "../snapshot";
 import { indexProgress, ingestProgress } from "./progress";
-import { bytesOf, peakMemoryBytes, positiveInt, readOptions, UsageError } from "./snapshot-build";
+import { bytesOf, logSources, peakMemoryBytes, positiveInt, readOptions, UsageError } from "./snapshot-build";
 
 const HELP = `Usage: bun run snapshot:update --base <snapshot> --dump <path|url> [--dump …] [--deleted <file>] --out <snapshot>
 
@@ -101,8 +101,7 @@ export async function runUpdate(args: UpdateArgs, log: (line: string) => void = 
     bars.stop();
   }
   const { meta: m, applied: a, result } = report;
-  for (const s of result.sources) log(`${s.dump}: schema ${s.schema}, ${s.articles} articles, ${s.redirects} redirects`);
-  for (const f of result.failures.slice(0, 20)) log(`  left out page ${f.pageId} "${f.title}": ${f.error}`);
+  logSources(result, log);
   log(
     `wrote ${args.out}: ${a.changed} pages changed, ${a.added} added, ${a.removed} removed${a.deleted ? ` (${a.deleted.removed} by ${a.deleted.file})` : ""}; ` +
       `${m.indexedPages} pages, ${m.indexedChunks} chunks, ${m.skippedRedirects} redirects, ${(report.bytes / 1e6).toFixed(1)} MB, ${report.runs} index run(s), ` +

@@ -441,11 +441,13 @@ export class Engine {
     const enough = () => this.late() || (onlyPage >= 0 ? pool.size >= need : this.pagesReach(need));
     const into = (i: number) => ({ ...range, into: (this.buffers[i] ??= matchBuffer(this.text.documentCount)) });
     // Tiers: every word exactly; every word allowing typos; fewer words (exactly, then with typos).
-    const exactSpecs = this.specs(words, prefixLast, false, false);
-    // Other forms of a word (its stem's) count as the word in every tier, weighed below it (shard.ts).
-    const exact = this.counted(this.text.match(this.specs(words, prefixLast, false, true), into(0)));
-    pool.add(exact, 0, required, "having");
+    // The words once, with their typo distances and other forms (their stem's): the exact pass
+    // leaves the typos out, the titles take the words as written.
     const fuzzySpecs = this.specs(words, prefixLast, true, true);
+    const titleSpecs = fuzzySpecs.map(({ key, prefix }) => ({ key, prefix, fuzzy: 0 }));
+    // Other forms of a word count as the word in every tier, weighed below it (shard.ts).
+    const exact = this.counted(this.text.match(fuzzySpecs.map((s) => (s.fuzzy ? { ...s, fuzzy: 0 } : s)), into(0)));
+    pool.add(exact, 0, required, "having");
     const typoable = fuzzySpecs.some((s) => s.fuzzy > 0);
     // Run whenever a word may hold a typo (not only when the exact pass found too little), so
     // that the matching pages counted below do not depend on how many hits were asked for.
@@ -480,7 +482,7 @@ export class Engine {
         const pages = list.map((c) => ({ page: onlyPage, best: c, group: 2 }));
         return { pages, total: Math.round(list.length * estimate) };
       }
-      return this.rankPages(query, exactSpecs, need, chosen, estimate, matching);
+      return this.rankPages(query, titleSpecs, informative, need, chosen, estimate, matching);
     } finally {
       pool.clear();
     }
@@ -527,6 +529,7 @@ export class Engine {
   private rankPages(
     query: ParsedQuery,
     specs: WordSpec[],
+    informative: number,
     need: number,
     chosen: Candidate[] | undefined,
     estimate: number,
@@ -559,7 +562,7 @@ export class Engine {
       } else if (runnerUp > pageThird[p]!) pageThird[p] = runnerUp;
     }
     const group = this.pageGroup;
-    const titled = this.markTitleGroups(query, specs);
+    const titled = this.markTitleGroups(query, specs, informative);
     for (let e = 0; e < count; e++) {
       const p = touched[e]!;
       const i = pageBest[p]!;
@@ -613,9 +616,10 @@ export class Engine {
   /**
    * D8: marks pageGroup with 1 for the exact title (or redirect), 2 for titles holding every
    * query word or made only of query words; returns the pages marked. `specs` are the
-   * query's words as written: no typos, no other forms.
+   * query's words as written: no typos, no other forms; `informative` has a bit for each
+   * word that is not a function word.
    */
-  private markTitleGroups(query: ParsedQuery, specs: WordSpec[]): number[] {
+  private markTitleGroups(query: ParsedQuery, specs: WordSpec[], informative: number): number[] {
     const marked: number[] = [];
     const group = this.pageGroup;
     const mark = (p: number, g: number) => {
@@ -631,10 +635,7 @@ export class Engine {
       // those words carry at least TITLE_COVERAGE of the query's information: "A" or "Africa" is
       // not what a long question holding "a" or "Africa" is about.
       // Function words hold no information here: common in questions, rare in encyclopedic text.
-      const stop = functionWords(this.lang);
-      const informative = query.words.slice(0, specs.length).map((w) => !stop.has(w));
-      const anyInformative = informative.some(Boolean);
-      const idf = specs.map((s, w) => (informative[w] || !anyInformative ? this.text.idf(s.key, 0) : 0));
+      const idf = specs.map((s, w) => (!informative || informative & (1 << w) ? this.text.idf(s.key, 0) : 0));
       const information = idf.reduce((a, b) => a + b, 0);
       const any = this.counted(
         this.titleIndex.match(

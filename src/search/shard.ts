@@ -199,14 +199,16 @@ export class Shard {
       if (w.variants) {
         const { ranges, accept } = w.variants;
         let found = 0;
-        let [seenFrom, seenTo] = [0, 0];
+        let seenFrom = 0;
+        let seenTo = 0;
         for (const { prefix, longest } of ranges) {
           const [start, end] = vocabulary.prefixRange(prefix);
           for (let term = start; term < end && term < start + VARIANT_SCAN; term++) {
             if (term === exact || (term >= from && term < to) || (term >= seenFrom && term < seenTo) || vocabulary.keyLength(term) > longest) continue;
             this.expansion(found++, term);
           }
-          [seenFrom, seenTo] = [start, Math.min(end, start + VARIANT_SCAN)];
+          seenFrom = start;
+          seenTo = Math.min(end, start + VARIANT_SCAN);
         }
         // Stemming a word costs microseconds: only the most frequent candidates are asked.
         const checked = this.mostFrequent(found, VARIANT_CHECKS);
