@@ -19,6 +19,7 @@ import { mkdirSync } from "node:fs";
 import { canonicalTitle, DumpError, ingest, newer, sameWiki, siteOf, type IngestProgress, type IngestResult } from "../ingest";
 import { type AppliedUpdate, openContainer, openSnapshot, type PageTable, type Redirect, type Snapshot, SnapshotError, type SnapshotMeta, SnapshotWriter, viewOf } from "../snapshot";
 import { IndexBuilder, type IndexBuildProgress } from "../search/build";
+import { readShardData } from "../search/store";
 import { TextStore } from "../snapshot/text";
 import { DEFAULT_MEMORY_BYTES } from "./index";
 import type { Deletions } from "./deletions";
@@ -140,7 +141,7 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
     const done = writer.finishPages((a) => kept[a] === 1, merged.redirects, docOrder, merged.redirectPageIds);
 
     // The merge's numbering: the base's chunks (by their number in its index), then the new pages' (by arrival).
-    const baseDocuments = (JSON.parse(new TextDecoder().decode(base.container.section("index.text.meta"))) as { documentCount: number }).documentCount;
+    const baseDocuments = readShardData(base.container, "index.text").documentCount;
     const docOf = new Int32Array(baseDocuments + newChunks).fill(-1);
     for (const r of merged.baseRows) {
       const from = pages.firstDoc[r]!;

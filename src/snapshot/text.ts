@@ -35,14 +35,24 @@ export class TextWriter {
 
   /** Adds a chunk's text; returns its chunk number. */
   add(text: string): number {
+    this.reserve(text.length * 3);
+    this.used += this.encoder.encodeInto(text, this.pending.subarray(this.used)).written;
+    return this.endChunk();
+  }
+
+  /** Room for `bytes` more bytes of the current chunk, which opens a block when none is open. */
+  private reserve(bytes: number): void {
     if (this.used === 0) this.blockFirst.push(this.chunks);
-    const need = this.used + text.length * 3;
+    const need = this.used + bytes;
     if (need > this.pending.length) {
       const grown = new Uint8Array(need * 2);
       grown.set(this.pending.subarray(0, this.used));
       this.pending = grown;
     }
-    this.used += this.encoder.encodeInto(text, this.pending.subarray(this.used)).written;
+  }
+
+  /** Ends the chunk written since the last one (flushing a full block): its chunk number. */
+  private endChunk(): number {
     this.chunkEnd.push(this.used);
     if (this.used >= BLOCK_BYTES) this.flush();
     return this.chunks++;
@@ -89,18 +99,10 @@ export class TextWriter {
 
   /** Adds a chunk's text already encoded as UTF-8; returns its chunk number. */
   private addBytes(text: Uint8Array): number {
-    if (this.used === 0) this.blockFirst.push(this.chunks);
-    const need = this.used + text.byteLength;
-    if (need > this.pending.length) {
-      const grown = new Uint8Array(need * 2);
-      grown.set(this.pending.subarray(0, this.used));
-      this.pending = grown;
-    }
+    this.reserve(text.byteLength);
     this.pending.set(text, this.used);
     this.used += text.byteLength;
-    this.chunkEnd.push(this.used);
-    if (this.used >= BLOCK_BYTES) this.flush();
-    return this.chunks++;
+    return this.endChunk();
   }
 
   /** Writes a compressed block of `raw` bytes into the current part (a new one when full). */
