@@ -126,7 +126,7 @@ async function swapTo(file: string, name: string): Promise<void> {
   const renamedToServedMs = Math.round(performance.now() - renamed);
   const tail = () => log.slice(seenBefore);
   const deadline = Date.now() + 60_000;
-  while (!/is let go/.test(tail()) && Date.now() < deadline) {
+  while (!/is let go: its requests in flight are answered/.test(tail()) && Date.now() < deadline) {
     sample();
     await Bun.sleep(50);
   }

@@ -37,6 +37,8 @@ let a: Built;
 let b: Built;
 /** A page with more chunks in B than in A: a page answer tells which snapshot made it. */
 let pageId: number;
+/** A's /v1/meta ETag, taken while A served. */
+let aMetaEtag: string;
 
 function built(path: string): Built {
   const engine = open(path);
@@ -150,9 +152,13 @@ describe("the server watching snapshots/", () => {
     });
     // B is dropped in once A has answered under the full load, and the load stops once B has too.
     await until("A answering under load", async () => seen.get(a.id) ?? 0, (n) => n >= 400, 30);
+    const aMeta = await fetch(`${server.url}/v1/meta`);
+    expect(aMeta.headers.get("x-snapshot")).toBe(a.id);
+    aMetaEtag = aMeta.headers.get("etag")!;
     const dropped = Date.now();
     dropIn(b.path, join(served(), "b.tome"));
-    const swappedAfter = await until("B served", () => servedBy(server), (id) => id === b.id).then(() => Date.now() - dropped);
+    // Waited for longer than the bound asserted below, so that the bound is what fails when it is passed.
+    const swappedAfter = await until("B served", () => servedBy(server), (id) => id === b.id, 30).then(() => Date.now() - dropped);
     await until("B answering under load", async () => seen.get(b.id) ?? 0, (n) => n >= 400, 30);
     load.stop();
     const result = await finished;
@@ -174,7 +180,8 @@ describe("the server watching snapshots/", () => {
     expect(pdf.headers.get("x-snapshot")).toBe(a.id);
     expect(await pdfText(await pdf.arrayBuffer())).toContain("retrieved 2026-01-01");
     // And A is let go once its requests in flight are answered.
-    await until("A let go", async () => server.stderr(), (err) => /swap: .*a\.tome is let go/.test(err));
+    // The line logged when A is freed (not the "let go once …" of the swap itself).
+    await until("A let go", async () => server.stderr(), (err) => /swap: \S*a\.tome is let go: its requests in flight are answered/.test(err));
   });
 
   test("after the swap the PDF is B's (a new retrieval date, a new ETag), not A's kept render", async () => {
@@ -202,6 +209,10 @@ describe("the server watching snapshots/", () => {
     const etag = first.headers.get("etag")!;
     expect((await fetch(`${server.url}/v1/meta`, { headers: { "if-none-match": etag } })).status).toBe(304);
     expect((await fetch(`${server.url}/v1/meta`, { headers: { "if-none-match": '"0000000000000000"' } })).status).toBe(200);
+    const withA = await fetch(`${server.url}/v1/meta`, { headers: { "if-none-match": aMetaEtag } });
+    expect(aMetaEtag).not.toBe(etag);
+    expect(withA.status).toBe(200);
+    expect(JSON.stringify(await withA.json())).toContain(b.id);
   });
 
   test("a truncated copy, a damaged copy and another wiki's snapshot are refused with one line each; B keeps serving", async () => {
