@@ -25,6 +25,7 @@ const { values, positionals } = parseArgs({
     json: { type: "boolean" },
     runs: { type: "string", default: "1" },
     measure: { type: "boolean" },
+    pruned: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
   allowPositionals: true,
@@ -35,6 +36,8 @@ if (values.help || !positionals[0]) {
   --queries N   queries per kind (default 200)
   --runs R      boot and query R times, each in a fresh process; figures are medians (default 1)
   --json        one JSON object instead of the table
+  --pruned      also run every query with the pruned search (issue 16), interleaved,
+                and report its latency, postings read and its speed-up against the exhaustive one
   --measure     (used by the benchmark itself) open the snapshot,
                 run the queries, print boot time, memory and latencies as JSON`);
   process.exit(values.help ? 0 : 2);
@@ -52,7 +55,7 @@ interface Measured {
   rssBytes: number;
   /** Boot, step by step: seconds and heap bytes of the snapshot, its indexes, the engine. */
   bootParts: Record<"snapshot" | "indexes" | "engine", { seconds: number; heapBytes: number }>;
-  latencyMs: Record<string, { p50: number; p99: number; n: number; meanHits: number }>;
+  latencyMs: Record<string, { p50: number; p99: number; n: number; meanHits: number; postings: number; pruned?: { p50: number; p99: number; postings: number } }>;
   overall: { p50: number; p99: number; n: number };
 }
 
@@ -98,15 +101,26 @@ async function measure(): Promise<Measured> {
     if (!queries.length) continue;
     for (const q of queries.slice(0, 10)) tome.search(q); // warm-up
     const times: number[] = [];
+    const prunedTimes: number[] = [];
     let hits = 0;
+    let postings = 0;
+    let prunedPostings = 0;
     for (const q of queries) {
       const started = performance.now();
       const r = tome.search(q);
       times.push(performance.now() - started);
       hits += r.estimatedTotalHits;
+      postings += r.work.postings;
+      if (values.pruned) {
+        const again = performance.now();
+        const p = tome.search(q, { pruning: {} });
+        prunedTimes.push(performance.now() - again);
+        prunedPostings += p.work.postings;
+      }
     }
     all.push(...times);
-    latencyMs[kind] = { p50: percentile(times, 0.5), p99: percentile(times, 0.99), n: times.length, meanHits: hits / times.length };
+    latencyMs[kind] = { p50: percentile(times, 0.5), p99: percentile(times, 0.99), n: times.length, meanHits: hits / times.length, postings: postings / times.length };
+    if (values.pruned) latencyMs[kind].pruned = { p50: percentile(prunedTimes, 0.5), p99: percentile(prunedTimes, 0.99), postings: prunedPostings / times.length };
   }
   return {
     pages: tome.snapshot.pages.length,
@@ -128,7 +142,7 @@ if (values.measure) {
 
 const runs: Measured[] = [];
 for (let r = 0; r < Number(values.runs); r++) {
-  const child = Bun.spawnSync(["bun", import.meta.path, path, "--measure", "--queries", String(perKind)], { stderr: "inherit" });
+  const child = Bun.spawnSync(["bun", import.meta.path, path, "--measure", "--queries", String(perKind), ...(values.pruned ? ["--pruned"] : [])], { stderr: "inherit" });
   if (child.exitCode !== 0) {
     console.error(`the measuring process failed (exit ${child.exitCode})`);
     process.exit(1);
@@ -158,8 +172,11 @@ else {
   );
   const parts = Object.entries(m.bootParts).map(([k, v]) => `${k} ${v.seconds.toFixed(2)} s, ${(v.heapBytes / m.chunks / 1024).toFixed(2)} KB/chunk`);
   console.log(`boot, step by step (first run): ${parts.join("; ")}`);
-  console.log("| queries | n | p50 ms | p99 ms | mean matching pages |");
-  console.log("|---|---|---|---|---|");
-  for (const [k, r] of Object.entries(m.latencyMs)) console.log(`| ${k} | ${r.n} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.meanHits.toFixed(0)} |`);
+  console.log("| queries | n | p50 ms | p99 ms | mean matching pages | postings per query |" + (values.pruned ? " pruned p50 ms | pruned p99 ms | pruned postings per query | p50 exhaustive ÷ pruned |" : ""));
+  console.log("|---|---|---|---|---|---|" + (values.pruned ? "---|---|---|---|" : ""));
+  for (const [k, r] of Object.entries(m.latencyMs)) {
+    const pruned = r.pruned ? ` ${r.pruned.p50.toFixed(2)} | ${r.pruned.p99.toFixed(2)} | ${r.pruned.postings.toFixed(0)} | ${(r.p50 / r.pruned.p50).toFixed(2)} |` : "";
+    console.log(`| ${k} | ${r.n} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.meanHits.toFixed(0)} | ${r.postings.toFixed(0)} |${pruned}`);
+  }
   console.log(`| **all** | ${m.overall.n} | ${m.overall.p50.toFixed(2)} | ${m.overall.p99.toFixed(2)} | |`);
 }

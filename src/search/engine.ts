@@ -18,7 +18,9 @@ import { parseQuery, titleKey, type ParsedQuery } from "./query";
 import { stemmerFor, variantRanges, type Stem } from "./stem";
 import { TitleLookup } from "./titles";
 import stopwordsIso from "stopwords-iso/stopwords-iso.json";
-import { matchBuffer, MAX_WORDS, popcount, type Derived, type Matches, type Shard, type ShardOptions, type WordSpec } from "./shard";
+import { matchBuffer, MAX_WORDS, popcount, type Derived, type Matches, type ScoredList, type Shard, type ShardOptions, type WordSpec } from "./shard";
+import { PAGE_EVIDENCE, PrunedRanking, TIERS, TITLE_BOOST } from "./pruned";
+import { bestEntries } from "./topk";
 
 export interface SearchOptions {
   limit?: number;
@@ -29,6 +31,12 @@ export interface SearchOptions {
   highlight?: boolean;
   /** Milliseconds of work after which the search returns the best it has found (default GUARDS.budgetMs). */
   budgetMs?: number;
+  /**
+   * The pruned search (pruned.ts), tried before the exhaustive one: for queries whose lists
+   * hold at least `from` postings, giving up past `workShare` of them. Off unless asked for:
+   * its bounds are still too loose to pay on common words (issue 16).
+   */
+  pruning?: { from?: number; workShare?: number };
 }
 
 export interface Hit {
@@ -74,8 +82,6 @@ export const DEFAULTS = { limit: 10, offset: 0, cropLength: 400, highlight: true
 /** How many of the best pages get the word-proximity bonus, and how many of each one's chunks compete to be its passage. */
 const PROXIMITY_WINDOW = 20;
 const PASSAGES = 3;
-/** A page's score: its best chunk's, plus this share of its second, and its square of its third. */
-const PAGE_EVIDENCE = 0.5;
 /** How many candidates are checked for quoted phrases before the rest is estimated. */
 const PHRASE_CHECKS = 1000;
 const PHRASE_SAMPLE = 200;
@@ -95,11 +101,11 @@ const VARIANT_SUFFIX = 4;
 /** The share of a query's information (its words' IDF) that a title made only of query words must hold to rank as a title match. */
 const TITLE_COVERAGE = 0.5;
 
-/** Below that share, such a page's score is raised by this many times the share it holds. */
-const TITLE_BOOST = 2;
-
-/** Ranking classes: group (0 exact title, 1 title match, 2 other) × tier (0–4). */
-const TIERS = 5;
+/**
+ * A query whose lists hold fewer postings is scored exhaustively: pruning would cost more
+ * than it saves, and the count of matching pages stays exact.
+ */
+export const PRUNE_FROM = 16_384;
 
 export const TEXT_FIELDS = ["text", "section", "title"];
 const TEXT_FIELD = 0;
@@ -217,6 +223,7 @@ export class Engine {
   /** Page indexes by (tsUnix, pageId), built on the first changes() call. */
   private byTime: Int32Array | undefined;
   private readonly pool: Pool;
+  private readonly pruner: PrunedRanking;
   /** Per page, during a search: the pool index of its best chunk (-1: none yet) and its next two scores. */
   private readonly pageBest: Int32Array;
   private readonly pageSecond: Float64Array;
@@ -264,6 +271,7 @@ export class Engine {
     }
     this.firstChunk[this.pages.length] = total;
     this.pool = new Pool(total);
+    this.pruner = new PrunedRanking(text, { pageOfChunk: this.pageOfChunk, firstChunk: this.firstChunk, chunkCounts: this.pages.chunkCounts });
     const n = this.pages.length;
     this.pageBest = new Int32Array(n).fill(-1);
     this.pageSecond = new Float64Array(n);
@@ -325,7 +333,7 @@ export class Engine {
     const query = parseQuery(q, this.lang);
     this.deadline = started + (options.budgetMs ?? GUARDS.budgetMs);
     this.candidates = this.postings = 0;
-    const ranked = this.rank(query, offset + limit, options.pageId);
+    const ranked = this.rank(query, offset + limit, options.pageId, options.pruning);
     const window = ranked.pages.slice(offset, offset + limit);
     const hits = window.map((p) => this.toHit(p.page, p.best, query, options));
     return { hits, estimatedTotalHits: ranked.total, processingTimeMs: performance.now() - started, work: this.workDone() };
@@ -418,7 +426,64 @@ export class Engine {
     return { ranges: ranges.map((r) => ({ prefix: indexKey(r.prefix), longest: r.longest + extra })), accept: (k) => stem(termOfKey(k)) === wanted };
   }
 
-  private rank(parsed: ParsedQuery, need: number, pageId: number | undefined): { pages: PageCandidate[]; total: number } {
+  /**
+   * The pruned search (pruned.ts), when the query's lists are long enough to be worth it and
+   * the answer is decided among chunks holding every required word; undefined otherwise.
+   */
+  private rankPruned(
+    query: ParsedQuery,
+    specs: WordSpec[],
+    titleSpecs: WordSpec[],
+    informative: number,
+    required: number,
+    need: number,
+    pruning: NonNullable<SearchOptions["pruning"]>,
+  ): { pages: PageCandidate[]; total: number } | undefined {
+    const derived = this.text.derive(specs);
+    const lists = this.text.scoredLists(derived);
+    let postings = 0;
+    for (const l of lists) postings += l.df;
+    if (postings < (pruning.from ?? PRUNE_FROM)) return undefined;
+    const titled = this.markTitleGroups(query, titleSpecs, informative);
+    try {
+      const ranked = this.pruner.rank({ lists, required, need, pageGroup: this.pageGroup, titleBoost: this.titleBoost, titled, mustReach: specs.length > 1, workShare: pruning.workShare });
+      if (!ranked) return undefined;
+      this.candidates += ranked.candidates;
+      this.postings += ranked.postings;
+      const pages = ranked.pages.map((r): PageCandidate => {
+        const best: Candidate = { chunk: r.chunks[0] ?? this.firstChunk[r.page]!, score: r.score, tier: r.klass % TIERS, derived };
+        return { page: r.page, best, group: Math.floor(r.klass / TIERS) };
+      });
+      const chunksOf = new Map(ranked.pages.map((r) => [r.page, r]));
+      this.passages(pages, query, (top) =>
+        top.map((p) => {
+          const r = chunksOf.get(p.page)!;
+          return r.chunks.slice(0, PASSAGES).map((chunk, i) => ({ chunk, score: r.chunkScores[i]!, tier: 0, derived }));
+        }),
+      );
+      return { pages, total: Math.max(pages.length, this.estimatedPages(lists, specs.length)) };
+    } finally {
+      for (const p of titled) {
+        this.titleBoost[p] = 0;
+        this.pageGroup[p] = 0;
+      }
+    }
+  }
+
+  /**
+   * Pages holding any of the query's words, estimated (D48): each word's chunks (its lists'
+   * postings, at most every chunk) spread over pages at random, and words independent.
+   */
+  private estimatedPages(lists: ScoredList[], words: number): number {
+    const pages = this.pages.length;
+    const chunksOf = new Float64Array(words);
+    for (const l of lists) chunksOf[l.word]! += l.df;
+    let none = 1;
+    for (const c of chunksOf) none *= Math.pow(1 - 1 / pages, Math.min(c, this.text.documentCount));
+    return Math.round(pages * (1 - none));
+  }
+
+  private rank(parsed: ParsedQuery, need: number, pageId: number | undefined, pruning?: SearchOptions["pruning"]): { pages: PageCandidate[]; total: number } {
     const query = this.existingPhrases(parsed);
     const words = query.words.slice(0, GUARDS.maxWords);
     if (!words.length) return { pages: [], total: 0 };
@@ -446,9 +511,14 @@ export class Engine {
     const fuzzySpecs = this.specs(words, prefixLast, true, true);
     const titleSpecs = fuzzySpecs.map(({ key, prefix }) => ({ key, prefix, fuzzy: 0 }));
     // Other forms of a word count as the word in every tier, weighed below it (shard.ts).
-    const exact = this.counted(this.text.match(fuzzySpecs.map((s) => (s.fuzzy ? { ...s, fuzzy: 0 } : s)), into(0)));
-    pool.add(exact, 0, required, "having");
+    const exactSpecs = fuzzySpecs.map((s) => (s.fuzzy ? { ...s, fuzzy: 0 } : s));
     const typoable = fuzzySpecs.some((s) => s.fuzzy > 0);
+    if (pruning && onlyPage < 0 && !query.phrases.length && !typoable) {
+      const pruned = this.rankPruned(query, exactSpecs, titleSpecs, informative, required, need, pruning);
+      if (pruned) return pruned;
+    }
+    const exact = this.counted(this.text.match(exactSpecs, into(0)));
+    pool.add(exact, 0, required, "having");
     // Run whenever a word may hold a typo (not only when the exact pass found too little), so
     // that the matching pages counted below do not depend on how many hits were asked for.
     const fuzzy = typoable && !this.late() ? this.counted(this.text.match(fuzzySpecs, into(1))) : undefined;
@@ -553,7 +623,7 @@ export class Engine {
         touched[count++] = p;
         continue;
       }
-      const better = tiers[i]! < tiers[b]! || (tiers[i] === tiers[b] && scores[i]! > scores[b]!);
+      const better = tiers[i]! < tiers[b]! || (tiers[i] === tiers[b] && (scores[i]! > scores[b]! || (scores[i] === scores[b] && docs[i]! < docs[b]!)));
       const runnerUp = better ? scores[b]! : scores[i]!;
       if (better) pageBest[p] = i;
       if (runnerUp > pageSecond[p]!) {
@@ -592,22 +662,14 @@ export class Engine {
       pageThird[p] = 0;
     }
 
-    const order = bestEntries(klass, score, total, need);
+    const order = bestEntries(klass, score, total, need, page);
     const pages = order.map((e): PageCandidate => {
       const i = position[e]!;
       const c = i >= 0 ? pool.candidate(i) : { chunk: this.firstChunk[page[e]!]!, score: 0, tier: 4, derived: [] };
       c.score = score[e]!;
       return { page: page[e]!, best: c, group: Math.floor(klass[e]! / TIERS) };
     });
-    const top = pages.slice(0, PROXIMITY_WINDOW);
-    // With one word there is no proximity, and the best-scored chunk is the passage.
-    if (chosen || query.words.length < 2) this.proximity(
-      top.map((p) => p.best),
-      query,
-    );
-    else this.choosePassages(top, query);
-    top.sort(byRank);
-    for (let i = 0; i < top.length; i++) pages[i] = top[i]!;
+    this.passages(pages, query, chosen ? undefined : (top) => this.poolPassages(top));
     // Every page holding a query word (and any title match whose chunks do not), unless
     // phrases filtered them: then the share of checked candidates that held them.
     return { pages, total: chosen ? Math.round(total * estimate) : Math.max(matching, total) };
@@ -708,7 +770,7 @@ export class Engine {
    */
   private keepPhrases(query: ParsedQuery, need: number): { list: Candidate[]; estimate: number } {
     const pool = this.pool;
-    const order = bestEntries(pool.tiers, pool.scores, pool.size, PHRASE_CHECKS);
+    const order = bestEntries(pool.tiers, pool.scores, pool.size, PHRASE_CHECKS, pool.docs);
     const kept: Candidate[] = [];
     const pages = new Set<number>();
     const sequences: number[][] = [];
@@ -738,11 +800,37 @@ export class Engine {
   }
 
   /**
-   * The passage of each of the best pages: among the page's PASSAGES best-scored chunks of its
-   * best chunk's tier, the one whose score, raised by how close its words stand (proximity),
-   * is highest; the page's score follows by the same factor.
+   * The passage of each of the best pages (the first PROXIMITY_WINDOW): among the page's
+   * PASSAGES best-scored chunks of its best chunk's tier (`candidatesOf`), the one whose score,
+   * raised by how close its words stand (proximity), is highest; the page's score follows by
+   * the same factor. With one word there is no proximity, and the best-scored chunk is the
+   * passage; with no candidates (phrases chose them), proximity raises the best chunk.
    */
-  private choosePassages(top: PageCandidate[], query: ParsedQuery): void {
+  private passages(pages: PageCandidate[], query: ParsedQuery, candidatesOf: ((top: PageCandidate[]) => Candidate[][]) | undefined): void {
+    const top = pages.slice(0, PROXIMITY_WINDOW);
+    if (!candidatesOf || query.words.length < 2) this.proximity(
+      top.map((p) => p.best),
+      query,
+    );
+    else {
+      const lists = candidatesOf(top);
+      top.forEach((p, k) => {
+        const candidates = lists[k]!;
+        if (!candidates.length) return this.proximity([p.best], query);
+        const raw = candidates[0]!.score;
+        this.proximity(candidates, query);
+        let chosen = candidates[0]!;
+        for (const c of candidates) if (c.score > chosen.score) chosen = c;
+        chosen.score = p.best.score * (chosen.score / raw);
+        p.best = chosen;
+      });
+    }
+    top.sort(byRank);
+    for (let i = 0; i < top.length; i++) pages[i] = top[i]!;
+  }
+
+  /** Each top page's PASSAGES best-scored chunks in the pool, of its best chunk's tier, best first. */
+  private poolPassages(top: PageCandidate[]): Candidate[][] {
     const pool = this.pool;
     // pageBest is -1 for every page between rankings: borrowed to find the top pages' chunks.
     const slot = this.pageBest;
@@ -753,17 +841,9 @@ export class Engine {
       if (k >= 0 && pool.tiers[i] === top[k]!.best.tier) lists[k]!.push(i);
     }
     for (const p of top) slot[p.page] = -1;
-    top.forEach((p, k) => {
-      const list = lists[k]!;
-      if (!list.length) return this.proximity([p.best], query);
-      list.sort((a, b) => pool.scores[b]! - pool.scores[a]!);
-      const candidates = list.slice(0, PASSAGES).map((i) => pool.candidate(i));
-      const raw = candidates[0]!.score;
-      this.proximity(candidates, query);
-      let chosen = candidates[0]!;
-      for (const c of candidates) if (c.score > chosen.score) chosen = c;
-      chosen.score = p.best.score * (chosen.score / raw);
-      p.best = chosen;
+    return lists.map((list) => {
+      list.sort((a, b) => pool.scores[b]! - pool.scores[a]! || pool.docs[a]! - pool.docs[b]!);
+      return list.slice(0, PASSAGES).map((i) => pool.candidate(i));
     });
   }
 
@@ -788,81 +868,6 @@ export class Engine {
       const span = this.text.smallestSpan(groups, TEXT_FIELD, c.chunk);
       if (span > 0) c.score *= 1 + 1 / (1 + Math.max(0, span - this.text.spanGroups));
     }
-  }
-}
-
-/**
- * The indexes of the best `need` entries of [0, n), by class (lower first) then score
- * (higher first), in that order. Entries of the classes that all fit are taken whole; only
- * the class where the cut falls is selected by score, with a bounded heap.
- */
-function bestEntries(klass: Uint8Array, score: Float64Array, n: number, need: number): number[] {
-  const perClass = new Uint32Array(256);
-  for (let e = 0; e < n; e++) perClass[klass[e]!]!++;
-  let cut = 255;
-  let before = 0;
-  for (let c = 0; c < 256; c++) {
-    if (before + perClass[c]! >= need) {
-      cut = c;
-      break;
-    }
-    before += perClass[c]!;
-  }
-  const room = need - before;
-  const chosen: number[] = [];
-  const heap = new Heap(score, room);
-  for (let e = 0; e < n; e++) {
-    const c = klass[e]!;
-    if (c < cut) chosen.push(e);
-    else if (c === cut) heap.offer(e);
-  }
-  chosen.push(...heap.items());
-  return chosen.sort((a, b) => klass[a]! - klass[b]! || score[b]! - score[a]!);
-}
-
-/** The `room` entries of highest score seen, as a min-heap of entry indexes. */
-class Heap {
-  private readonly items_: number[] = [];
-  constructor(
-    private readonly score: Float64Array,
-    private readonly room: number,
-  ) {}
-  offer(e: number): void {
-    const h = this.items_;
-    const s = this.score;
-    if (this.room <= 0) return;
-    if (h.length < this.room) {
-      h.push(e);
-      let i = h.length - 1;
-      while (i > 0) {
-        const parent = (i - 1) >> 1;
-        if (s[h[parent]!]! <= s[h[i]!]!) break;
-        // Swapped through a local: a destructuring swap makes an array each time.
-        const t = h[parent]!;
-        h[parent] = h[i]!;
-        h[i] = t;
-        i = parent;
-      }
-      return;
-    }
-    if (s[e]! <= s[h[0]!]!) return;
-    h[0] = e;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < h.length && s[h[l]!]! < s[h[m]!]!) m = l;
-      if (r < h.length && s[h[r]!]! < s[h[m]!]!) m = r;
-      if (m === i) break;
-      const t = h[m]!;
-      h[m] = h[i]!;
-      h[i] = t;
-      i = m;
-    }
-  }
-  items(): number[] {
-    return this.items_;
   }
 }
 

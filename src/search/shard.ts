@@ -63,7 +63,7 @@ export const MAX_WORDS = 31;
 export const MAX_EXPANSIONS = 50;
 
 /** MiniSearch's defaults. */
-const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
+export const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
 /** MiniSearch's weights for prefix and typo expansions; a word's other forms (its stem's) weigh less than either. */
 const WEIGHTS = { fuzzy: 0.45, prefix: 0.375, variant: 0.3 };
 /** How many keys of a variant prefix's range are looked at: a short stem's range can hold thousands of words. */
@@ -73,6 +73,19 @@ const VARIANT_CHECKS = 16;
 /** Term frequencies are kept in a byte: BM25 has long saturated by then. */
 const MAX_FREQ = 255;
 const MAX_LENGTH = 65_535;
+
+/**
+ * One postings list a query reads: a derived term in one field, with the BM25 weight of its
+ * postings (word weight × field boost × IDF) and the most one of its postings can add.
+ */
+export interface ScoredList {
+  word: number;
+  field: number;
+  address: number;
+  df: number;
+  weight: number;
+  max: number;
+}
 
 /** The flat arrays a shard is made of, as stored. */
 export interface ShardData {
@@ -101,7 +114,9 @@ export class Shard {
   private readonly cursor: PostingsCursor;
   private readonly lengths: Uint16Array;
   /** BM25's length normalisation, k·(1 − b + b·length/average), per field and document. */
-  private readonly norms: Float32Array[];
+  private readonly norm: Float32Array[];
+  /** Per field, the smallest normalisation: what a posting's score is bounded with. */
+  private readonly shortestNorm: number[];
   private readonly boosts: number[];
   private readonly scores: Float64Array;
   private readonly masks: Uint32Array;
@@ -118,7 +133,7 @@ export class Shard {
     this.lengths = data.fieldLengths;
     this.vocabulary = new Vocabulary(data.vocabulary);
     const n = this.documentCount;
-    this.norms = this.fields.map((_f, f) => {
+    this.norm = this.fields.map((_f, f) => {
       const lengths = this.lengths.subarray(f * n, (f + 1) * n);
       let sum = 0;
       for (let d = 0; d < n; d++) sum += lengths[d]!;
@@ -127,9 +142,52 @@ export class Shard {
       for (let d = 0; d < n; d++) norm[d] = BM25.k * (1 - BM25.b + (BM25.b * lengths[d]!) / average);
       return norm;
     });
+    // A posting's document holds the term, so its field is at least one word long.
+    this.shortestNorm = this.norm.map((norm, f) => {
+      const lengths = this.lengths.subarray(f * n, (f + 1) * n);
+      let least = Infinity;
+      for (let d = 0; d < n; d++) if (lengths[d]! > 0 && norm[d]! < least) least = norm[d]!;
+      return Number.isFinite(least) ? least : BM25.k * (1 - BM25.b);
+    });
     this.scores = new Float64Array(n);
     this.masks = new Uint32Array(n);
     this.touched = new Uint32Array(n);
+  }
+
+  /**
+   * The postings lists of derived terms, in match()'s order (term after term, field after
+   * field), each with its BM25 weight and an upper bound of what one posting adds: its
+   * largest term frequency over the shortest document of the field.
+   */
+  scoredLists(derived: Derived[], fields?: number[]): ScoredList[] {
+    const F = this.fields.length;
+    const N = this.documentCount;
+    const out: ScoredList[] = [];
+    const cursor = this.cursor;
+    for (const { word, term, weight } of derived) {
+      for (const f of fields ?? this.fields.map((_f, i) => i)) {
+        const df = this.listDf[term * F + f]!;
+        if (df === 0) continue;
+        const w = weight * this.boosts[f]! * Math.log(1 + (N - df + 0.5) / (df + 0.5));
+        const address = this.listAt[term * F + f]!;
+        cursor.open(address);
+        let maxTf = 0;
+        for (let b = 0; b < cursor.blocks; b++) maxTf = Math.max(maxTf, cursor.maxTf(b));
+        const max = w * (BM25.d + (maxTf * (BM25.k + 1)) / (maxTf + this.shortestNorm[f]!)) * (1 + 1e-9);
+        out.push({ word, field: f, address, df, weight: w, max });
+      }
+    }
+    return out;
+  }
+
+  /** BM25's length normalisation of a field, per document. */
+  norms(field: number): Float32Array {
+    return this.norm[field]!;
+  }
+
+  /** A cursor of its own over the shard's postings, for a reader that keeps lists open while the shard reads others. */
+  newCursor(): PostingsCursor {
+    return new PostingsReader(this.data.postings).cursor();
   }
 
   /** Whether the index holds this key. */
@@ -317,7 +375,7 @@ export class Shard {
           const last = to > 0 ? cursor.blockOf(to - 1) : 0;
           if (last < end) end = last + 1;
         }
-        const norm = this.norms[f]!;
+        const norm = this.norm[f]!;
         for (let b = first; b < end; b++) {
           const n = cursor.decode(b);
           let p = 0;

@@ -1,0 +1,519 @@
+/**
+ * The best pages of a search without scoring every posting: MaxScore (Turtle and Flood;
+ * Lucene's MaxScoreBulkScorer), lifted from documents to pages (issue 16).
+ *
+ * Lists are read from the one whose postings can add the most, into per-chunk accumulators,
+ * until what the unread lists could give a page none of whose chunks was seen falls below
+ * the page the ranking would cut at. The pages that could still rank are then scored
+ * exactly, from the blocks of every list that hold their chunks, in match()'s order of
+ * lists: their scores are the very numbers the exhaustive search computes. Pages are taken
+ * best bound first, until no bound left reaches the last page kept.
+ *
+ * It ranks what the exhaustive search ranks when its pool is the chunks holding every
+ * required word (tier 0): one word, or at least `need` pages with such a chunk. It returns
+ * undefined when it cannot show that, and the engine falls back to the exhaustive search.
+ */
+import type { PostingsCursor } from "./postings";
+import { BM25, popcount, type ScoredList, type Shard } from "./shard";
+import { bestEntries } from "./topk";
+
+/** A page's score: its best chunk's, plus this share of its second, and its square of its third (D43). */
+export const PAGE_EVIDENCE = 0.5;
+/** A boosted title raises its page's score by this many times the share of the query's information it holds. */
+export const TITLE_BOOST = 2;
+/** Ranking classes: group (0 exact title, 1 title match, 2 other) × tier (0–4). */
+export const TIERS = 5;
+/** The most a page's score can be over its best chunk's: 1 + 0.5 + 0.25. */
+const PAGE_FACTOR = 1 + PAGE_EVIDENCE + PAGE_EVIDENCE * PAGE_EVIDENCE;
+/** Whether to stop reading lists is asked before a list of at least this many postings: shorter ones cost less than the asking. */
+const CHECK_DF = 2048;
+/** Finding a page's block in a list and decoding it costs about as much as reading this many postings in order. */
+const SEEK_COST = 160;
+/**
+ * The pruned search gives up when it has read this share of the postings the exhaustive one
+ * would: its bounds are too loose for that query, and finishing would cost more than scoring all.
+ */
+const WORK_SHARE = 0.5;
+
+/** The chunk ranges of pages. */
+export interface PageLayout {
+  pageOfChunk: Int32Array;
+  firstChunk: Int32Array;
+  chunkCounts: ArrayLike<number>;
+}
+
+export interface PruneInput {
+  /** The pass's lists, in match()'s order. */
+  lists: ScoredList[];
+  /** The word bits a chunk must hold to rank (tier 0). */
+  required: number;
+  need: number;
+  /** Per page: its D8 group plus one (0: none), and its title boost share; `titled` lists the pages with either. */
+  pageGroup: Uint8Array;
+  titleBoost: Float64Array;
+  titled: number[];
+  /** Several words: the answer holds only when `need` pages have a tier-0 chunk (else the exhaustive search adds fewer-word tiers). */
+  mustReach: boolean;
+  /** The share of the exhaustive search's postings read after which it gives up (default WORK_SHARE). */
+  workShare?: number;
+}
+
+/** A ranked page: its class and score as the exhaustive ranking computes them, and its tier-0 chunks, best first. */
+export interface RankedPage {
+  page: number;
+  klass: number;
+  score: number;
+  chunks: number[];
+  chunkScores: number[];
+}
+
+export interface PruneResult {
+  pages: RankedPage[];
+  postings: number;
+  candidates: number;
+}
+
+export class PrunedRanking {
+  private readonly cursor: PostingsCursor;
+  private readonly norms: Float32Array[];
+  /** Per chunk: what the lists read so far gave it, and their word bits. */
+  private readonly partial: Float64Array;
+  private readonly partialMask: Uint32Array;
+  private readonly touched: Uint32Array;
+  private touchedCount = 0;
+  /** Per chunk, while pages are scored exactly. */
+  private readonly exact: Float64Array;
+  private readonly exactMask: Uint32Array;
+  /** Per page: whether it is being scored exactly. */
+  private readonly inBatch: Uint8Array;
+  /** Per page: its index among the candidates, -1 when not one. */
+  private readonly slot: Int32Array;
+  /** Per candidate: its page, bound (class and score), and (while bounds are made) its best three chunk bounds and chunks seen. */
+  private candidatePage = new Int32Array(1024);
+  private boundClass = new Uint8Array(1024);
+  private boundScore = new Float64Array(1024);
+  private first = new Float64Array(1024);
+  private second = new Float64Array(1024);
+  private third = new Float64Array(1024);
+  private seen = new Uint32Array(1024);
+  private candidateCount = 0;
+  private postings = 0;
+  /** Postings the pruned search may read before it gives up for the exhaustive one. */
+  private budget = 0;
+
+  constructor(
+    private readonly shard: Shard,
+    private readonly layout: PageLayout,
+  ) {
+    const n = shard.documentCount;
+    this.cursor = shard.newCursor();
+    this.norms = shard.fields.map((_f, f) => shard.norms(f));
+    this.partial = new Float64Array(n);
+    this.partialMask = new Uint32Array(n);
+    this.touched = new Uint32Array(n);
+    this.exact = new Float64Array(n);
+    this.exactMask = new Uint32Array(n);
+    this.slot = new Int32Array(layout.firstChunk.length).fill(-1);
+    this.inBatch = new Uint8Array(layout.firstChunk.length);
+  }
+
+  rank(input: PruneInput): PruneResult | undefined {
+    this.postings = 0;
+    let all = 0;
+    for (const l of input.lists) all += l.df;
+    this.budget = (input.workShare ?? WORK_SHARE) * all;
+    try {
+      return this.ranked(input);
+    } finally {
+      this.reset();
+    }
+  }
+
+  private ranked(input: PruneInput): PruneResult | undefined {
+    const { lists, need } = input;
+    // Read order: the list that can add the most first. What the unread lists can add: rest[i], their words: restWords[i].
+    const order = lists.map((_l, i) => i).sort((a, b) => lists[b]!.max - lists[a]!.max || a - b);
+    const rest = new Float64Array(order.length + 1);
+    const restWords = new Uint32Array(order.length + 1);
+    for (let i = order.length - 1; i >= 0; i--) {
+      const l = lists[order[i]!]!;
+      rest[i] = rest[i + 1]! + l.max;
+      restWords[i] = (restWords[i + 1]! | (1 << l.word)) >>> 0;
+    }
+    let read = 0;
+    for (; read < order.length; read++) {
+      const l = lists[order[read]!]!;
+      if (l.df >= CHECK_DF && l.df >= this.touchedCount && read > 0 && this.unseenCannotRank(input, rest[read]!, restWords[read]!)) break;
+      this.accumulate(l);
+      if (this.postings > this.budget) return undefined;
+    }
+    const unread = rest[read]!;
+    const unreadWords = restWords[read]!;
+    // A page none of whose chunks was read ranks as group 2, tier 0, at most this score.
+    const unseenBound = unread > 0 && (unreadWords & input.required) >>> 0 === input.required ? PAGE_FACTOR * unread * popcount(unreadWords) : -1;
+    this.bound(input, unread, unreadWords);
+    const candidates = this.candidateCount;
+
+    // Scored exactly: the best `need` bounds, then every page whose bound reaches the last page kept.
+    const ranked: RankedPage[] = [];
+    const firstRound = bestEntries(this.boundClass, this.boundScore, candidates, need, this.candidatePage);
+    this.scoreExactly(input, firstRound, ranked);
+    if (this.postings > this.budget) return undefined;
+    const reaching = ranked.filter((r) => r.klass % TIERS === 0).length;
+    if (input.mustReach && reaching < need) return undefined;
+    let kept = this.best(ranked, need);
+    const last = kept.length >= need ? kept[need - 1]! : undefined;
+    const done = new Set(firstRound);
+    let alive: number[] = [];
+    for (let e = 0; e < candidates; e++) {
+      if (done.has(e)) continue;
+      if (!last || reaches(this.boundClass[e]!, this.boundScore[e]!, last)) alive.push(this.candidatePage[e]!);
+    }
+    // The unread lists, best first, for the pages that may still rank: each list tightens their bounds.
+    for (let i = read; i < order.length && alive.length && last; i++) {
+      const l = lists[order[i]!]!;
+      this.readFor(l, alive);
+      // Bounds are tightened after the lists that cost more than the tightening.
+      if (l.df >= alive.length || i === order.length - 1) {
+        for (const p of alive) this.postings += this.layout.chunkCounts[p]!;
+        alive = alive.filter((p) => this.mayReach(input, p, rest[i + 1]!, restWords[i + 1]!, last));
+      }
+      if (this.postings > this.budget) return undefined;
+    }
+    const secondRound = alive.map((p) => this.slot[p]!);
+    this.scoreExactly(input, secondRound, ranked);
+    kept = this.best(ranked, need);
+    const cut = kept.length >= need ? kept[need - 1]! : undefined;
+    // Pages never seen must fall below the last page kept; by the check that stopped the reading, they do.
+    if (unseenBound >= 0 && (!cut || reaches(2 * TIERS, unseenBound, cut))) return undefined;
+    return { pages: kept, postings: this.postings, candidates };
+  }
+
+  /** The best `need` of the ranked pages: class, then score, then page order. */
+  private best(ranked: RankedPage[], need: number): RankedPage[] {
+    return [...ranked].sort((a, b) => a.klass - b.klass || b.score - a.score || a.page - b.page).slice(0, need);
+  }
+
+  /** Adds a list's postings to the accumulators of the pages' chunks: read whole, or at each page's block, whichever costs less. */
+  private readFor(l: ScoredList, pages: number[]): void {
+    const { firstChunk, chunkCounts, pageOfChunk } = this.layout;
+    let chunks = 0;
+    for (const p of pages) chunks += chunkCounts[p]!;
+    const { partial, partialMask, touched, cursor, inBatch } = this;
+    const norm = this.norms[l.field]!;
+    const bit = (1 << l.word) >>> 0;
+    const w = l.weight;
+    const k1 = BM25.k + 1;
+    const docs = cursor.docs;
+    const tfs = cursor.tfs;
+    let count = this.touchedCount;
+    const add = (d: number, tf: number) => {
+      if (partialMask[d] === 0) touched[count++] = d;
+      partial[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
+      partialMask[d] = (partialMask[d]! | bit) >>> 0;
+    };
+    cursor.open(l.address);
+    if (l.df <= SEEK_COST * pages.length || l.df <= chunks) {
+      for (const p of pages) inBatch[p] = 1;
+      for (let b = 0; b < cursor.blocks; b++) {
+        const n = cursor.decode(b);
+        for (let i = 0; i < n; i++) if (inBatch[pageOfChunk[docs[i]!]!]) add(docs[i]!, tfs[i]!);
+        this.postings += n;
+      }
+      for (const p of pages) inBatch[p] = 0;
+    } else {
+      const sorted = [...pages].sort((a, b) => firstChunk[a]! - firstChunk[b]!);
+      for (const p of sorted) {
+        const from = firstChunk[p]!;
+        const to = from + chunkCounts[p]!;
+        if (to === from) continue;
+        for (let b = cursor.blockOf(from); b < cursor.blocks; b++) {
+          const n = cursor.decode(b);
+          this.postings += n;
+          for (let i = 0; i < n; i++) if (docs[i]! >= from && docs[i]! < to) add(docs[i]!, tfs[i]!);
+          if (docs[n - 1]! >= to - 1) break;
+        }
+      }
+    }
+    this.touchedCount = count;
+  }
+
+  /** Whether a page may still reach the ranked page `last`, with the lists left unread adding at most `unread` to each chunk. */
+  private mayReach(input: PruneInput, p: number, unread: number, unreadWords: number, last: RankedPage): boolean {
+    const { required, pageGroup, titleBoost } = input;
+    const { firstChunk, chunkCounts } = this.layout;
+    const { partial, partialMask } = this;
+    let a = -1;
+    let b = -1;
+    let c = -1;
+    for (let d = firstChunk[p]!, to = d + chunkCounts[p]!; d < to; d++) {
+      const m = (partialMask[d]! | unreadWords) >>> 0;
+      if ((m & required) >>> 0 !== required) continue;
+      const s = (partial[d]! + unread) * popcount(m);
+      if (s > a) {
+        c = b;
+        b = a;
+        a = s;
+      } else if (s > b) {
+        c = b;
+        b = s;
+      } else if (s > c) c = s;
+    }
+    const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
+    if (a < 0) return group < 2 && chunkCounts[p] ? reaches(group * TIERS + 4, 0, last) : false;
+    const score = (a + PAGE_EVIDENCE * Math.max(0, b) + PAGE_EVIDENCE * PAGE_EVIDENCE * Math.max(0, c)) * (1 + TITLE_BOOST * titleBoost[p]!);
+    return reaches(group * TIERS, score, last);
+  }
+
+  /** Adds a list's postings to the chunks' accumulators. */
+  private accumulate(l: ScoredList): void {
+    const { partial, partialMask, touched, cursor } = this;
+    const norm = this.norms[l.field]!;
+    const bit = (1 << l.word) >>> 0;
+    const w = l.weight;
+    const k1 = BM25.k + 1;
+    const docs = cursor.docs;
+    const tfs = cursor.tfs;
+    let count = this.touchedCount;
+    cursor.open(l.address);
+    for (let b = 0; b < cursor.blocks; b++) {
+      const n = cursor.decode(b);
+      for (let i = 0; i < n; i++) {
+        const d = docs[i]!;
+        const tf = tfs[i]!;
+        if (partialMask[d] === 0) touched[count++] = d;
+        partial[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
+        partialMask[d] = (partialMask[d]! | bit) >>> 0;
+      }
+    }
+    this.postings += l.df;
+    this.touchedCount = count;
+  }
+
+  /**
+   * Whether at least `need` pages are sure to rank above any page none of whose chunks was
+   * read: pages whose chunks read so far hold every required word, scored from those
+   * chunks (a lower bound), and title matches (which rank above group 2 in any case).
+   */
+  private unseenCannotRank(input: PruneInput, unread: number, unreadWords: number): boolean {
+    const { required, need, pageGroup, titleBoost } = input;
+    const unseen = (unreadWords & required) >>> 0 === required ? PAGE_FACTOR * unread * popcount(unreadWords) : -1;
+    const { partial, partialMask, touched } = this;
+    const { pageOfChunk, chunkCounts } = this.layout;
+    let sure = 0;
+    for (const p of input.titled) if (pageGroup[p] && chunkCounts[p]) sure++;
+    if (sure >= need) return true;
+    // Lower bounds of group-2 pages: their best three chunks holding every required word.
+    this.candidateCount = 0;
+    // Counted as work: a pass over the chunks seen costs about a posting each.
+    this.postings += this.touchedCount;
+    for (let i = 0; i < this.touchedCount; i++) {
+      const d = touched[i]!;
+      const m = partialMask[d]!;
+      if ((m & required) >>> 0 !== required) continue;
+      const p = pageOfChunk[d]!;
+      if (pageGroup[p]) continue;
+      this.offer(p, partial[d]! * popcount(m));
+    }
+    for (let e = 0; e < this.candidateCount; e++) {
+      const p = this.candidatePage[e]!;
+      const score = (this.first[e]! + PAGE_EVIDENCE * this.second[e]! + PAGE_EVIDENCE * PAGE_EVIDENCE * this.third[e]!) * (1 + TITLE_BOOST * titleBoost[p]!);
+      if (score > unseen) sure++;
+    }
+    this.clearCandidates();
+    return sure >= need;
+  }
+
+  /** Adds a chunk's score (or bound) to its page's best three, the page becoming a candidate. */
+  private offer(p: number, s: number): number {
+    let e = this.slot[p]!;
+    if (e < 0) {
+      e = this.candidateCount++;
+      if (e >= this.candidatePage.length) this.grow();
+      this.slot[p] = e;
+      this.candidatePage[e] = p;
+      this.first[e] = this.second[e] = this.third[e] = -1;
+      this.seen[e] = 0;
+      this.boundClass[e] = 0;
+      this.boundScore[e] = 0;
+    }
+    if (s > this.first[e]!) {
+      this.third[e] = this.second[e]!;
+      this.second[e] = this.first[e]!;
+      this.first[e] = s;
+    } else if (s > this.second[e]!) {
+      this.third[e] = this.second[e]!;
+      this.second[e] = s;
+    } else if (s > this.third[e]!) this.third[e] = s;
+    return e;
+  }
+
+  /**
+   * Each page that may rank, with the most it may score: its chunks read so far at what they
+   * hold plus all the unread lists could add, its unread chunks at what those lists could
+   * give alone; title matches and boosted titles whatever their chunks.
+   */
+  private bound(input: PruneInput, unread: number, unreadWords: number): void {
+    const { required, pageGroup, titleBoost } = input;
+    const { partial, partialMask, touched } = this;
+    const { pageOfChunk, chunkCounts } = this.layout;
+    this.candidateCount = 0;
+    for (let i = 0; i < this.touchedCount; i++) {
+      const d = touched[i]!;
+      const m = (partialMask[d]! | unreadWords) >>> 0;
+      const p = pageOfChunk[d]!;
+      const e = (m & required) >>> 0 === required ? this.offer(p, (partial[d]! + unread) * popcount(m)) : this.offer(p, -1);
+      this.seen[e]!++;
+    }
+    for (const p of input.titled) if (this.slot[p]! < 0) this.offer(p, -1);
+    const unseen = (unreadWords & required) >>> 0 === required ? unread * popcount(unreadWords) : -1;
+    for (let e = 0; e < this.candidateCount; e++) {
+      const p = this.candidatePage[e]!;
+      // Up to three unread chunks stand among the best three.
+      const unreadChunks = Math.min(3, chunkCounts[p]! - this.seen[e]!);
+      if (unseen >= 0) for (let k = 0; k < unreadChunks; k++) this.place(e, unseen);
+      const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
+      if (this.first[e]! < 0) {
+        // No chunk can hold every required word: a title match still ranks, by its intro.
+        this.boundClass[e] = group < 2 && chunkCounts[p] ? group * TIERS + 4 : 255;
+        this.boundScore[e] = 0;
+        continue;
+      }
+      const s = (c: number) => Math.max(0, c);
+      this.boundClass[e] = group * TIERS;
+      this.boundScore[e] = (this.first[e]! + PAGE_EVIDENCE * s(this.second[e]!) + PAGE_EVIDENCE * PAGE_EVIDENCE * s(this.third[e]!)) * (1 + TITLE_BOOST * titleBoost[p]!);
+    }
+  }
+
+  private place(e: number, s: number): void {
+    if (s > this.first[e]!) {
+      this.third[e] = this.second[e]!;
+      this.second[e] = this.first[e]!;
+      this.first[e] = s;
+    } else if (s > this.second[e]!) {
+      this.third[e] = this.second[e]!;
+      this.second[e] = s;
+    } else if (s > this.third[e]!) this.third[e] = s;
+  }
+
+  /**
+   * Scores the candidates' pages exactly: every list, in match()'s order, over the blocks that
+   * hold their chunks; then each page as the exhaustive ranking does.
+   */
+  private scoreExactly(input: PruneInput, entries: number[], out: RankedPage[]): void {
+    if (!entries.length) return;
+    const { firstChunk, chunkCounts } = this.layout;
+    const pages = entries.map((e) => this.candidatePage[e]!).sort((a, b) => firstChunk[a]! - firstChunk[b]!);
+    const { exact, exactMask, cursor } = this;
+    const docs = cursor.docs;
+    const tfs = cursor.tfs;
+    const k1 = BM25.k + 1;
+    const { pageOfChunk } = this.layout;
+    const inBatch = this.inBatch;
+    let chunks = 0;
+    for (const p of pages) {
+      inBatch[p] = 1;
+      chunks += chunkCounts[p]!;
+    }
+    for (const l of input.lists) {
+      const norm = this.norms[l.field]!;
+      const bit = (1 << l.word) >>> 0;
+      const w = l.weight;
+      cursor.open(l.address);
+      // A list is read whole when that costs less than finding each page's block in it.
+      if (l.df <= SEEK_COST * pages.length || l.df <= chunks) {
+        for (let b = 0; b < cursor.blocks; b++) {
+          const n = cursor.decode(b);
+          for (let i = 0; i < n; i++) {
+            const d = docs[i]!;
+            if (!inBatch[pageOfChunk[d]!]) continue;
+            const tf = tfs[i]!;
+            exact[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
+            exactMask[d] = (exactMask[d]! | bit) >>> 0;
+          }
+          this.postings += n;
+        }
+        continue;
+      }
+      for (const p of pages) {
+        const from = firstChunk[p]!;
+        const to = from + chunkCounts[p]!;
+        if (to === from) continue;
+        for (let b = cursor.blockOf(from); b < cursor.blocks; b++) {
+          const n = cursor.decode(b);
+          this.postings += n;
+          for (let i = 0; i < n; i++) {
+            const d = docs[i]!;
+            if (d < from || d >= to) continue;
+            const tf = tfs[i]!;
+            exact[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
+            exactMask[d] = (exactMask[d]! | bit) >>> 0;
+          }
+          if (docs[n - 1]! >= to - 1) break;
+        }
+      }
+    }
+    for (const p of pages) inBatch[p] = 0;
+    const { required, pageGroup, titleBoost } = input;
+    for (const p of pages) {
+      const from = firstChunk[p]!;
+      const to = from + chunkCounts[p]!;
+      const chunks: number[] = [];
+      const scores: number[] = [];
+      for (let d = from; d < to; d++) {
+        const m = exactMask[d]!;
+        if (m && (m & required) >>> 0 === required) {
+          chunks.push(d);
+          scores.push(exact[d]! * popcount(m));
+        }
+        exact[d] = 0;
+        exactMask[d] = 0;
+      }
+      const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
+      if (!chunks.length) {
+        if (group < 2 && chunkCounts[p]) out.push({ page: p, klass: group * TIERS + 4, score: 0, chunks: [], chunkScores: [] });
+        continue;
+      }
+      const byScore = chunks.map((_c, i) => i).sort((a, b) => scores[b]! - scores[a]! || chunks[a]! - chunks[b]!);
+      const s = byScore.map((i) => scores[i]!);
+      const score = (s[0]! + PAGE_EVIDENCE * (s[1] ?? 0) + PAGE_EVIDENCE * PAGE_EVIDENCE * (s[2] ?? 0)) * (1 + TITLE_BOOST * titleBoost[p]!);
+      out.push({ page: p, klass: group * TIERS, score, chunks: byScore.map((i) => chunks[i]!), chunkScores: s });
+    }
+  }
+
+  private grow(): void {
+    const n = this.candidatePage.length * 2;
+    const grow = <T extends Int32Array | Uint8Array | Float64Array | Uint32Array>(a: T, make: (n: number) => T): T => {
+      const b = make(n);
+      b.set(a);
+      return b;
+    };
+    this.candidatePage = grow(this.candidatePage, (k) => new Int32Array(k));
+    this.boundClass = grow(this.boundClass, (k) => new Uint8Array(k));
+    this.boundScore = grow(this.boundScore, (k) => new Float64Array(k));
+    this.first = grow(this.first, (k) => new Float64Array(k));
+    this.second = grow(this.second, (k) => new Float64Array(k));
+    this.third = grow(this.third, (k) => new Float64Array(k));
+    this.seen = grow(this.seen, (k) => new Uint32Array(k));
+  }
+
+  private clearCandidates(): void {
+    for (let e = 0; e < this.candidateCount; e++) this.slot[this.candidatePage[e]!] = -1;
+    this.candidateCount = 0;
+  }
+
+  private reset(): void {
+    this.clearCandidates();
+    for (let i = 0; i < this.touchedCount; i++) {
+      const d = this.touched[i]!;
+      this.partial[d] = 0;
+      this.partialMask[d] = 0;
+    }
+    this.touchedCount = 0;
+  }
+}
+
+/** Whether a bound (class, score) may reach a ranked page: rank above it, or tie with it. */
+function reaches(klass: number, score: number, page: RankedPage): boolean {
+  return klass < page.klass || (klass === page.klass && score >= page.score);
+}

@@ -1,0 +1,84 @@
+/**
+ * The pruned search (src/search/pruned.ts) against its oracle, the exhaustive search: for
+ * thousands of random queries drawn from the shared dumps' own text, the same pages in the
+ * same order, the same chunks, scores within 1e-9.
+ */
+import { describe, expect, test } from "bun:test";
+import { terms, type Engine } from "../src/search";
+import { EN_2006, EN_2016, TRUNCATED_XZ, engineFor } from "./helpers";
+
+/** Every query is pruned, however short its lists, and never gives up. */
+const ALWAYS = { from: 0, workShare: Infinity };
+
+function queriesFrom(engine: Engine, count: number, seed: number): string[] {
+  let s = seed;
+  const random = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+  const table = engine.snapshot.pages;
+  const lang = engine.lang;
+  const rows = Array.from({ length: table.length }, (_x, i) => i).filter((i) => table.chunkCounts[i]! > 0);
+  const sample = (n: number): string[] => {
+    const p = rows[Math.floor(random() * rows.length)]!;
+    const ws = terms(table.chunkText(p, Math.floor(random() * table.chunkCounts[p]!)), lang);
+    const at = Math.floor(random() * Math.max(1, ws.length - n));
+    return ws.slice(at, at + n);
+  };
+  const frequency = new Map<string, number>();
+  for (let i = 0; i < 500; i++) for (const w of sample(1)) frequency.set(w, (frequency.get(w) ?? 0) + 1);
+  const common = [...frequency.entries()].sort((a, b) => b[1] - a[1]).slice(0, 20).map(([w]) => w);
+  const typo = (w: string) => {
+    const cs = [...w];
+    if (cs.length < 5) return w;
+    const i = 1 + Math.floor(random() * (cs.length - 2));
+    cs[i] = cs[i] === "e" ? "a" : "e";
+    return cs.join("");
+  };
+  const kinds: (() => string)[] = [
+    () => sample(1).join(" "),
+    () => common[Math.floor(random() * common.length)]!,
+    () => `${common[Math.floor(random() * common.length)]} ${common[Math.floor(random() * common.length)]}`,
+    () => sample(2 + Math.floor(random() * 5)).join(" "),
+    () => `what is the ${sample(1).join(" ")} of the ${sample(1).join(" ")}`,
+    () => `"${sample(2).join(" ")}"`,
+    () => sample(2).map(typo).join(" "),
+    () => [...(sample(1)[0] ?? "")].slice(0, 3 + Math.floor(random() * 3)).join(""),
+    () => `${sample(2).join(" ")} `,
+  ];
+  return Array.from({ length: count }, (_x, i) => kinds[i % kinds.length]!()).filter((q) => q.trim());
+}
+
+function compare(engine: Engine, queries: string[]): { pruned: number } {
+  let pruned = 0;
+  for (const q of queries) {
+    for (const [limit, offset] of [
+      [10, 0],
+      [3, 0],
+      [5, 10],
+    ] as const) {
+      const options = { limit, offset, budgetMs: Infinity, highlight: false };
+      const oracle = engine.search(q, options);
+      const fast = engine.search(q, { ...options, pruning: ALWAYS });
+      if (fast.work.postings !== oracle.work.postings) pruned++;
+      const shown = (r: typeof oracle) => r.hits.map((h) => `${h.page.pageId}#${h.chunk}`);
+      expect({ q, limit, offset, hits: shown(fast) }).toEqual({ q, limit, offset, hits: shown(oracle) });
+      oracle.hits.forEach((h, i) => expect(Math.abs(fast.hits[i]!.score - h.score)).toBeLessThanOrEqual(1e-9 * Math.max(1, h.score)));
+    }
+  }
+  return { pruned };
+}
+
+describe("the pruned search ranks as the exhaustive search", () => {
+  test("English: 1,800 random queries of every kind", async () => {
+    const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+    const { pruned } = compare(engine, queriesFrom(engine, 1800, 5));
+    // The comparison must exercise the pruning, not only its fallback to the exhaustive search.
+    expect(pruned).toBeGreaterThan(1800);
+  }, 300_000);
+
+  test("Japanese (no spaces, no stemmer) and Armenian", async () => {
+    for (const dump of TRUNCATED_XZ.filter((d) => /\/(ja|hy)wiki/.test(d))) {
+      const engine = await engineFor({ dumps: [dump], allowTruncated: true });
+      const { pruned } = compare(engine, queriesFrom(engine, 200, 9));
+      expect(pruned).toBeGreaterThan(60);
+    }
+  }, 300_000);
+});
