@@ -22,7 +22,7 @@ import type { Engine } from "../../src/search";
 import { wikiOf, type InlinePage } from "./wiki";
 
 const titles = (tome: Engine, q: string) => tome.search(q).hits.map((h) => h.page.title);
-/** A page whose wikitext is its lead paragraph, with the title in bold as Wikipedia writes it. */
+/** An article: its title and wikitext (a lead paragraph, and sections where a rule needs them). */
 const page = (title: string, text: string): InlinePage => ({ title, text });
 const redirect = (title: string, target: string): InlinePage => ({ title, text: target, redirect: true });
 
@@ -38,11 +38,13 @@ describe("tiers: every word, then every word with typos, then fewer words", () =
   ]);
 
   test("only Ernst Mach's long page holds both words: it ranks above the pages saying one of them more", async () => {
+    // The other three hold one word each: ordered by score.
     expect(titles(await wiki, "Einstein relativity")).toEqual(["Ernst Mach", "Special relativity", "Albert Einstein", "Mileva Marić"]);
   });
 
   test("the last word as a prefix counts as every word: “Einst” is Einstein", async () => {
     const { hits } = (await wiki).search("relativity Einst");
+    // "Special relativity" scores higher than Ernst Mach, but lacks a word.
     expect(hits.map((h) => h.page.title)).toEqual(["Ernst Mach", "Special relativity", "Albert Einstein", "Mileva Marić"]);
     expect(hits[1]!.score).toBeGreaterThan(hits[0]!.score);
   });
@@ -135,7 +137,8 @@ describe("title matches: every query word, or query words holding half the query
 
   test("a title made of the query's rare word ranks as a title match; one of its common word does not", async () => {
     // "Krakatoa" is in fewer pages than "eruption": the title "Krakatoa" holds most of the query's information,
-    // and ranks above "Sunda Strait" (which holds both words); "Eruption" holds less, and ranks below it.
+    // and ranks above "Sunda Strait" (which holds both words); "Eruption" holds less, and ranks below it,
+    // though above the other pages holding only "eruption", whose titles lack it.
     const { hits } = (await wiki).search("Krakatoa eruption");
     expect(hits.map((h) => h.page.title)).toEqual(["1883 eruption of Krakatoa", "Krakatoa", "Sunda Strait", "Eruption", "Mount Vesuvius", "Mount St. Helens"]);
     expect(hits[2]!.score).toBeGreaterThan(hits[1]!.score);
@@ -151,6 +154,8 @@ describe("title matches: every query word, or query words holding half the query
 
   test("function words (what, is, in) hold none of the information, though “what” is rare in the text", async () => {
     // Anatolia holds half of what "country" and "Anatolia" say: a title match, above Turkey, which holds both.
+    // Counted as information, the rare "what" (in Byzantine Empire) would leave Anatolia below Turkey.
+    // The other three hold one of the two words: ordered by score.
     expect(titles(await countries, "What country is Anatolia in?")).toEqual(["Anatolia", "Turkey", "Byzantine Empire", "Greece", "Armenia"]);
   });
 });
