@@ -2,12 +2,15 @@
  * Small wikis written inline, for the rule tests: pages as wikitext → a MediaWiki export →
  * the real pipeline (ingest, snapshot build, search engine), the way a dump becomes a snapshot.
  */
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { writeIngested } from "../../src/build";
 import { ingest, type Article } from "../../src/ingest";
 import { open, type Engine } from "../../src/search";
-import { tempDir } from "../helpers";
+
+/** A fresh directory; not test/helpers.ts's, which needs the shared dumps that these tests do without. */
+const tempDir = () => mkdtempSync(join(tmpdir(), "tome-rules-"));
 
 export interface InlinePage {
   title: string;
@@ -40,20 +43,22 @@ ${body}
 </mediawiki>`;
 }
 
+/** The export written to a fresh directory; its path. */
+function writeExport(pages: InlinePage[]): string {
+  const path = join(tempDir(), "pages.xml");
+  writeFileSync(path, exportXml(pages));
+  return path;
+}
+
 /** The pages ingested: articles (redirects left out), in page order. */
 export async function articlesOf(pages: InlinePage[]): Promise<Article[]> {
-  const path = join(tempDir("tome-rules-"), "pages.xml");
-  writeFileSync(path, exportXml(pages));
-  const result = await ingest({ dumps: [path], workers: 1 });
-  return result.articles;
+  return (await ingest({ dumps: [writeExport(pages)], workers: 1 })).articles;
 }
 
 /** A search engine over the pages, built as `snapshot:build` builds one (300-word chunks). */
 export async function wikiOf(pages: InlinePage[]): Promise<Engine> {
-  const dir = tempDir("tome-rules-");
-  const xml = join(dir, "pages.xml");
-  writeFileSync(xml, exportXml(pages));
-  const out = join(dir, "pages.tome");
+  const xml = writeExport(pages);
+  const out = join(dirname(xml), "pages.tome");
   writeIngested(await ingest({ dumps: [xml], workers: 1 }), out, 300);
   return open(out);
 }
