@@ -277,7 +277,8 @@ describe("function words (stopwords-iso) are optional in the every-word tier", (
   test("“who painted the Mona Lisa”: the page with every other word first, though it lacks “who”", async () => {
     const { hits } = search(await wiki, "who painted the Mona Lisa");
     expect(hits.map((h) => h.page.title)).toEqual(["Leonardo da Vinci", "Vincenzo Peruggia", "Rembrandt", "Louvre"]);
-    // Peruggia's short page, holding the rare "who", scores higher: the tier decides.
+    // Peruggia's short page, holding the rare "who", scores higher: the tier decides. The last two hold
+    // only "painted": by score.
     expect(hits[1]!.score).toBeGreaterThan(hits[0]!.score);
   });
 });
