@@ -4,11 +4,11 @@
  * same order, the same chunks, scores within 1e-9.
  */
 import { describe, expect, test } from "bun:test";
-import { terms, type Engine } from "../src/search";
+import { terms, type Engine, type Pruning } from "../src/search";
 import { EN_2006, EN_2016, TRUNCATED_XZ, engineFor } from "./helpers";
 
 /** Every query is pruned, however short its lists, and never gives up. */
-const ALWAYS = { from: 0, workShare: Infinity };
+const ALWAYS = { from: 0, workShare: Infinity, words: 31 };
 
 function queriesFrom(engine: Engine, count: number, seed: number): string[] {
   let s = seed;
@@ -55,7 +55,7 @@ function compare(engine: Engine, queries: string[]): { pruned: number } {
       [5, 10],
     ] as const) {
       const options = { limit, offset, budgetMs: Infinity, highlight: false };
-      const oracle = engine.search(q, options);
+      const oracle = engine.search(q, { ...options, pruning: false });
       const fast = engine.search(q, { ...options, pruning: ALWAYS });
       if (fast.work.postings !== oracle.work.postings) pruned++;
       const shown = (r: typeof oracle) => r.hits.map((h) => `${h.page.pageId}#${h.chunk}`);
@@ -67,6 +67,17 @@ function compare(engine: Engine, queries: string[]): { pruned: number } {
 }
 
 describe("the pruned search ranks as the exhaustive search", () => {
+  test("by default, a one-word query is pruned and a several-word one is not", async () => {
+    const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+    // These small snapshots' lists are below the default's threshold: compared with the threshold at 0, never giving up.
+    const lowest = { from: 0, workShare: Infinity };
+    const work = (q: string, pruning?: false | Pruning) => engine.search(q, { pruning, budgetMs: Infinity }).work.postings;
+    expect(work("the", lowest)).not.toBe(work("the", false));
+    expect(work("the history", lowest)).toBe(work("the history", false));
+    expect(work("the history", { ...lowest, words: 2 })).not.toBe(work("the history", false));
+    expect(work("the")).toBe(work("the", false));
+  }, 120_000);
+
   test("English: 1,800 random queries of every kind", async () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
     const { pruned } = compare(engine, queriesFrom(engine, 1800, 5));

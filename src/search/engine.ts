@@ -32,11 +32,18 @@ export interface SearchOptions {
   /** Milliseconds of work after which the search returns the best it has found (default GUARDS.budgetMs). */
   budgetMs?: number;
   /**
-   * The pruned search (pruned.ts), tried before the exhaustive one: for queries whose lists
-   * hold at least `from` postings, giving up past `workShare` of them. Off unless asked for:
-   * its bounds are still too loose to pay on common words (issue 16).
+   * The pruned search (pruned.ts), tried before the exhaustive one on queries of at most
+   * `words` words (default 1, and a word the index holds: where it pays, D48) whose lists hold
+   * at least `from` postings, giving up past `workShare` of them. `false` never tries it (the
+   * oracle it is tested against).
    */
-  pruning?: { from?: number; workShare?: number };
+  pruning?: false | Pruning;
+}
+
+export interface Pruning {
+  words?: number;
+  from?: number;
+  workShare?: number;
 }
 
 export interface Hit {
@@ -346,7 +353,7 @@ export class Engine {
     this.deadline = started + GUARDS.budgetMs;
     this.candidates = this.postings = 0;
     // As deep as a default search, so that total_results is that search's estimatedTotalHits.
-    const ranked = this.rank(query, DEFAULTS.offset + DEFAULTS.limit, undefined);
+    const ranked = this.rank(query, DEFAULTS.offset + DEFAULTS.limit, undefined, undefined);
     const work = this.workDone();
     const exact = this.titles.get(query.asTitle);
     const top = exact !== undefined ? { page: exact, best: { chunk: this.firstChunk[exact]!, score: 0, tier: 0, terms: [], derived: [] }, group: 0 } : ranked.pages[0];
@@ -437,7 +444,7 @@ export class Engine {
     informative: number,
     required: number,
     need: number,
-    pruning: NonNullable<SearchOptions["pruning"]>,
+    pruning: Pruning,
   ): { pages: PageCandidate[]; total: number } | undefined {
     const derived = this.text.derive(specs);
     const lists = this.text.scoredLists(derived);
@@ -513,8 +520,12 @@ export class Engine {
     // Other forms of a word count as the word in every tier, weighed below it (shard.ts).
     const exactSpecs = fuzzySpecs.map((s) => (s.fuzzy ? { ...s, fuzzy: 0 } : s));
     const typoable = fuzzySpecs.some((s) => s.fuzzy > 0);
-    if (pruning && onlyPage < 0 && !query.phrases.length && !typoable) {
-      const pruned = this.rankPruned(query, exactSpecs, titleSpecs, informative, required, need, pruning);
+    // By default, one word the index holds: on several words and on prefixes its bounds are still too loose to pay (D48).
+    const prune = pruning ?? {};
+    const pruneWords = prune ? (prune.words ?? 1) : 0;
+    const known = pruneWords > 1 || words.every((w) => this.text.has(indexKey(w)));
+    if (prune && words.length <= pruneWords && known && onlyPage < 0 && !query.phrases.length && !typoable) {
+      const pruned = this.rankPruned(query, exactSpecs, titleSpecs, informative, required, need, prune);
       if (pruned) return pruned;
     }
     const exact = this.counted(this.text.match(exactSpecs, into(0)));

@@ -10,7 +10,7 @@ import { Engine } from "./engine";
 import { loadIndexes } from "./store";
 
 export { ANALYZER_VERSION, fold, phraseTest, terms, tokens } from "./analyze";
-export { DEFAULTS, Engine, type ChangesResult, type Hit, type LuckyResult, type SearchOptions, type SearchResult, type SearchWork } from "./engine";
+export { DEFAULTS, Engine, type ChangesResult, type Hit, type LuckyResult, type Pruning, type SearchOptions, type SearchResult, type SearchWork } from "./engine";
 export { CROP_MARKER, escapeHtml } from "./highlight";
 export { IndexBuilder, type IndexBuildProgress } from "./build";
 export { loadIndexes } from "./store";

@@ -131,8 +131,15 @@ export class PrunedRanking {
 
   private ranked(input: PruneInput): PruneResult | undefined {
     const { lists, need } = input;
-    // Read order: the list that can add the most first. What the unread lists can add: rest[i], their words: restWords[i].
-    const order = lists.map((_l, i) => i).sort((a, b) => lists[b]!.max - lists[a]!.max || a - b);
+    // Read order: with several words, the rarest required word's lists first (every chunk that
+    // can rank holds it); then the list that can add the most first. What the unread lists can
+    // add: rest[i], their words: restWords[i].
+    const rarest = input.mustReach ? rarestWord(lists, input.required) : -1;
+    let rarestPostings = 0;
+    for (const l of lists) if (l.word === rarest) rarestPostings += l.df;
+    if (rarestPostings > this.budget) return undefined;
+    const first = (l: ScoredList) => (l.word === rarest ? 0 : 1);
+    const order = lists.map((_l, i) => i).sort((a, b) => first(lists[a]!) - first(lists[b]!) || lists[b]!.max - lists[a]!.max || a - b);
     const rest = new Float64Array(order.length + 1);
     const restWords = new Uint32Array(order.length + 1);
     for (let i = order.length - 1; i >= 0; i--) {
@@ -143,6 +150,7 @@ export class PrunedRanking {
     let read = 0;
     for (; read < order.length; read++) {
       const l = lists[order[read]!]!;
+      if (read > 0 && (restWords[read]! & input.required) >>> 0 !== input.required) break;
       if (l.df >= CHECK_DF && l.df >= this.touchedCount && read > 0 && this.unseenCannotRank(input, rest[read]!, restWords[read]!)) break;
       this.accumulate(l);
       if (this.postings > this.budget) return undefined;
@@ -156,17 +164,22 @@ export class PrunedRanking {
 
     // Scored exactly: the best `need` bounds, then every page whose bound reaches the last page kept.
     const ranked: RankedPage[] = [];
-    const firstRound = bestEntries(this.boundClass, this.boundScore, candidates, need, this.candidatePage);
-    this.scoreExactly(input, firstRound, ranked);
+    // Best bounds first, in rounds that double, until `need` pages rank (or none is left).
+    let round = need;
+    for (let scored = 0; ranked.length < need && scored < candidates; round *= 2) {
+      const entries = bestEntries(this.boundClass, this.boundScore, candidates, round, this.candidatePage).filter((e) => this.boundClass[e] !== 255);
+      this.scoreExactly(input, entries, ranked);
+      scored += entries.length;
+      // Scored already: marked with an impossible bound.
+      for (const e of entries) this.boundClass[e] = 255;
+      if (this.postings > this.budget || !entries.length) break;
+    }
     if (this.postings > this.budget) return undefined;
-    const reaching = ranked.filter((r) => r.klass % TIERS === 0).length;
-    if (input.mustReach && reaching < need) return undefined;
     let kept = this.best(ranked, need);
     const last = kept.length >= need ? kept[need - 1]! : undefined;
-    const done = new Set(firstRound);
     let alive: number[] = [];
     for (let e = 0; e < candidates; e++) {
-      if (done.has(e)) continue;
+      if (this.boundClass[e] === 255) continue;
       if (!last || reaches(this.boundClass[e]!, this.boundScore[e]!, last)) alive.push(this.candidatePage[e]!);
     }
     // The unread lists, best first, for the pages that may still rank: each list tightens their bounds.
@@ -183,6 +196,7 @@ export class PrunedRanking {
     const secondRound = alive.map((p) => this.slot[p]!);
     this.scoreExactly(input, secondRound, ranked);
     kept = this.best(ranked, need);
+    if (input.mustReach && ranked.filter((r) => r.klass % TIERS === 0).length < need) return undefined;
     const cut = kept.length >= need ? kept[need - 1]! : undefined;
     // Pages never seen must fall below the last page kept; by the check that stopped the reading, they do.
     if (unseenBound >= 0 && (!cut || reaches(2 * TIERS, unseenBound, cut))) return undefined;
@@ -207,17 +221,19 @@ export class PrunedRanking {
     const docs = cursor.docs;
     const tfs = cursor.tfs;
     let count = this.touchedCount;
-    const add = (d: number, tf: number) => {
-      if (partialMask[d] === 0) touched[count++] = d;
-      partial[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
-      partialMask[d] = (partialMask[d]! | bit) >>> 0;
-    };
     cursor.open(l.address);
     if (l.df <= SEEK_COST * pages.length || l.df <= chunks) {
       for (const p of pages) inBatch[p] = 1;
       for (let b = 0; b < cursor.blocks; b++) {
         const n = cursor.decode(b);
-        for (let i = 0; i < n; i++) if (inBatch[pageOfChunk[docs[i]!]!]) add(docs[i]!, tfs[i]!);
+        for (let i = 0; i < n; i++) {
+          const d = docs[i]!;
+          if (!inBatch[pageOfChunk[d]!]) continue;
+          const tf = tfs[i]!;
+          if (partialMask[d] === 0) touched[count++] = d;
+          partial[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
+          partialMask[d] = (partialMask[d]! | bit) >>> 0;
+        }
         this.postings += n;
       }
       for (const p of pages) inBatch[p] = 0;
@@ -230,7 +246,14 @@ export class PrunedRanking {
         for (let b = cursor.blockOf(from); b < cursor.blocks; b++) {
           const n = cursor.decode(b);
           this.postings += n;
-          for (let i = 0; i < n; i++) if (docs[i]! >= from && docs[i]! < to) add(docs[i]!, tfs[i]!);
+          for (let i = 0; i < n; i++) {
+            const d = docs[i]!;
+            if (d < from || d >= to) continue;
+            const tf = tfs[i]!;
+            if (partialMask[d] === 0) touched[count++] = d;
+            partial[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
+            partialMask[d] = (partialMask[d]! | bit) >>> 0;
+          }
           if (docs[n - 1]! >= to - 1) break;
         }
       }
@@ -511,6 +534,15 @@ export class PrunedRanking {
     }
     this.touchedCount = 0;
   }
+}
+
+/** The required word whose lists hold the fewest postings. */
+function rarestWord(lists: ScoredList[], required: number): number {
+  const postings = new Float64Array(32);
+  for (const l of lists) postings[l.word]! += l.df;
+  let rarest = -1;
+  for (let w = 0; w < 32; w++) if (required & (1 << w) && (rarest < 0 || postings[w]! < postings[rarest]!)) rarest = w;
+  return rarest;
 }
 
 /** Whether a bound (class, score) may reach a ranked page: rank above it, or tie with it. */

@@ -60,7 +60,7 @@ export const MAX_WORDS = 31;
  * index terms by prefix and this many by typo, the most frequent kept, so that a short prefix
  * or a long word with two typos costs the same small amount in any vocabulary.
  */
-export const MAX_EXPANSIONS = 50;
+export const MAX_EXPANSIONS = 10;
 
 /** MiniSearch's defaults. */
 export const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
