@@ -12,6 +12,7 @@ import { ALSO_AT, openApiDocument, RESPONSE_DOC, type ApiRoute, type HeaderDoc, 
 import * as schemas from "./schemas";
 import { ErrorBody, LimitErrorBody } from "./schemas";
 import { EXAMPLE } from "./examples";
+import { errorBody, ERRORS } from "./errors";
 
 export const OPENAPI_PATH = "/v1/openapi.json";
 export const DOCS_PATH = "/docs";
@@ -106,11 +107,11 @@ export function alsoAt(path: string, operationId: string, summary: string): Docu
 export const KEY_ERRORS = {
   401: described(ErrorBody, "`unauthorized`: no API key in X-API-Key or Authorization: Bearer", {
     headers: COMMON_HEADERS,
-    examples: { unauthorized: { error: "unauthorized", message: "An API key is required via the X-API-Key header (or Authorization: Bearer <key>)." } },
+    examples: { [ERRORS.unauthorized.code]: errorBody(ERRORS.unauthorized, "An API key is required via the X-API-Key header (or Authorization: Bearer <key>).") },
   }),
   403: described(ErrorBody, "`forbidden`: the key is malformed, unknown, revoked or expired", {
     headers: COMMON_HEADERS,
-    examples: { forbidden: { error: "forbidden", message: "The API key is invalid or revoked." } },
+    examples: { [ERRORS.forbidden.code]: errorBody(ERRORS.forbidden, "The API key is invalid or revoked.") },
   }),
   429: described(
     LimitErrorBody,
@@ -118,10 +119,12 @@ export const KEY_ERRORS = {
     {
       headers: RETRY_HEADERS,
       examples: {
-        rate_limit_exceeded: { error: "rate_limit_exceeded", message: "Too many requests: this key's plan allows 10 per second. Retry after 1 s.", retry_after: 1 },
-        quota_exceeded: {
-          error: "quota_exceeded",
-          message: "The monthly quota lacks the 10 credits this request costs: 5 of 5000 remain until 2025-12-01T00:00:00.000Z.",
+        [ERRORS.rateLimitExceeded.code]: {
+          ...errorBody(ERRORS.rateLimitExceeded, "Too many requests: this key's plan allows 10 per second. Retry after 1 s."),
+          retry_after: 1,
+        },
+        [ERRORS.quotaExceeded.code]: {
+          ...errorBody(ERRORS.quotaExceeded, 10, 5, 5000, Date.UTC(2025, 11, 1) / 1000),
           quota_limit: 5000,
           quota_used: 4995,
           retry_after: 86400,

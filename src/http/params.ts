@@ -9,7 +9,7 @@
  * Unknown parameters are ignored (D3).
  */
 import { CloneType, Kind, type Static, type TObject, type TSchema } from "@sinclair/typebox";
-import { ApiError, invalidParameter } from "./errors";
+import { invalidParameter, missingParameter, parameterError, type ParameterRow } from "./errors";
 import { MAX_INTEGER } from "./schemas";
 import { quotaRefusal } from "./steps/keys";
 
@@ -63,8 +63,8 @@ type Reader = (raw: string) => unknown;
 export interface ReadOptions {
   /** Readers for properties whose rule no schema keyword states (e.g. D12's `since`). */
   readers?: Record<string, Reader>;
-  /** The error code for any invalid value of a property, where api.md names one. */
-  codes?: Record<string, string>;
+  /** The error row for any invalid value of a property, where api.md names one (errors.ts). */
+  codes?: Record<string, ParameterRow>;
 }
 
 /** The query string of `url` as the schema's typed object, defaults filled in. */
@@ -79,7 +79,7 @@ export function readQuery<T extends TObject>(schema: T, url: string, options: Re
     let raw = values[0];
     if (raw !== undefined && prop["x-trimmed"]) raw = raw.trim();
     if (raw === undefined || (raw === "" && required.has(name))) {
-      if (required.has(name)) throw new ApiError(400, `missing ${name}`, `The query parameter ${name} is required.`);
+      if (required.has(name)) throw missingParameter(name, `The query parameter ${name} is required.`);
       if (prop.default !== undefined) out[name] = prop.default;
       continue;
     }
@@ -100,10 +100,7 @@ export function readParams<T extends TObject>(schema: T, params: Record<string, 
 function read(name: string, prop: TSchema, raw: string, options: ReadOptions): unknown {
   const custom = options.readers?.[name];
   if (custom) return custom(raw);
-  const fail = (constraint: string) => {
-    const code = options.codes?.[name];
-    return code ? new ApiError(400, code, `${name} must be ${constraint}.`, { parameter: name, value: raw, constraint }) : invalidParameter(name, raw, constraint);
-  };
+  const fail = (constraint: string) => parameterError(name, raw, constraint, options.codes?.[name]);
   if (prop.type === "integer") {
     const lo = (prop.minimum as number | undefined) ?? 0;
     const hi = (prop.maximum as number | undefined) ?? MAX_INTEGER;

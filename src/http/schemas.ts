@@ -5,6 +5,7 @@
  * (D…) are in ../shared/spec/decisions.md.
  */
 import { Kind, Type as t, TypeRegistry, type Static, type TSchema } from "@sinclair/typebox";
+import { ERRORS } from "./errors";
 import { EXAMPLE } from "./examples";
 
 /** D3: integers up to 2^53-1. */
@@ -309,7 +310,7 @@ export const ErrorBody = t.Object(
 
 export const LimitErrorBody = t.Object(
   {
-    error: t.Union([t.Literal("rate_limit_exceeded"), t.Literal("quota_exceeded")]),
+    error: t.Union([t.Literal(ERRORS.rateLimitExceeded.code), t.Literal(ERRORS.quotaExceeded.code)]),
     message: t.String({ description: "What went wrong and when to retry", examples: ["Too many requests: this key's plan allows 10 per second. Retry after 1 s."] }),
     retry_after: t.Integer({ description: "Whole seconds to wait, as Retry-After", examples: [1] }),
     quota_limit: t.Optional(t.Integer({ description: "With quota_exceeded: the month's credits", examples: [5000] })),
@@ -320,7 +321,7 @@ export const LimitErrorBody = t.Object(
 
 export const UnavailableBody = t.Object(
   {
-    error: t.Literal("service_unavailable"),
+    error: t.Literal(ERRORS.serviceUnavailable.code),
     message: t.String({ examples: ["Too many PDFs are being rendered; nothing was charged. Retry after 4 s."] }),
     retry_after: t.Integer({ description: "Whole seconds to wait, as Retry-After", examples: [4] }),
   },

@@ -5,6 +5,7 @@ import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
 import { strict, type Filled } from "../params";
 import { timed } from "../steps/keys";
 import { ErrorBody, LuckyQuery, LuckyResponse } from "../schemas";
+import { errorBody, ERRORS } from "../errors";
 
 
 export const luckyRoutes = ({ answers }: ApiContext) =>
@@ -18,16 +19,15 @@ export const luckyRoutes = ({ answers }: ApiContext) =>
         200: described(LuckyResponse, "The best page with all its chunks"),
         400: described(ErrorBody, "`missing q`, or `invalid_parameter` for q over 500 characters or an unknown format", {
           examples: {
-            "missing q": { error: "missing q", message: "The query parameter q is required." },
-            invalid_parameter: {
-              error: "invalid_parameter",
-              message: "format must be one of chunks, concat.",
+            [ERRORS.missingQ.code]: errorBody(ERRORS.missingQ),
+            [ERRORS.invalidParameter.code]: {
+              ...errorBody(ERRORS.invalidParameter, "format", "one of chunks, concat"),
               details: { parameter: "format", value: "x", constraint: "one of chunks, concat" },
             },
           },
         }),
         404: described(ErrorBody, "`no results found`: nothing matches", {
-          examples: { "no results found": { error: "no results found", message: "No page matches this query." } },
+          examples: { [ERRORS.noResults.code]: errorBody(ERRORS.noResults) },
         }),
         ...KEY_ERRORS,
       },

@@ -2,11 +2,12 @@
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { CACHED_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED } from "../docs";
+import { errorBody, ERRORS } from "../errors";
 import { strict, type Filled } from "../params";
 import { timed } from "../steps/keys";
 import { Chunk, ChunkParams, ErrorBody, PageParams, PageQuery, PageResponse } from "../schemas";
 
-const PAGE_ID = { codes: { page_id: "page_id must be an integer" } };
+const PAGE_ID = { codes: { page_id: ERRORS.pageIdNotInteger } };
 
 export const pageRoutes = ({ answers }: ApiContext) =>
   new Elysia()
@@ -21,20 +22,18 @@ export const pageRoutes = ({ answers }: ApiContext) =>
           ...NOT_MODIFIED,
           400: described(ErrorBody, "`page_id must be an integer` for the path, or `invalid_parameter` for format, max_chunks or offset", {
             examples: {
-              "page_id must be an integer": {
-                error: "page_id must be an integer",
-                message: "page_id must be an integer from 0 to 9007199254740991 (base-10 digits).",
+              [ERRORS.pageIdNotInteger.code]: {
+                ...errorBody(ERRORS.pageIdNotInteger, "page_id", "an integer from 0 to 9007199254740991 (base-10 digits)"),
                 details: { parameter: "page_id", value: "abc", constraint: "an integer from 0 to 9007199254740991 (base-10 digits)" },
               },
-              invalid_parameter: {
-                error: "invalid_parameter",
-                message: "format must be one of chunks, concat.",
+              [ERRORS.invalidParameter.code]: {
+                ...errorBody(ERRORS.invalidParameter, "format", "one of chunks, concat"),
                 details: { parameter: "format", value: "html", constraint: "one of chunks, concat" },
               },
             },
           }),
           404: described(ErrorBody, "`not found`: no page has this id", {
-            examples: { "not found": { error: "not found", message: "There is no page with id 1." } },
+            examples: { [ERRORS.notFound.code]: errorBody(ERRORS.notFound, "page with id 1") },
           }),
           ...KEY_ERRORS,
         },
@@ -59,15 +58,14 @@ export const pageRoutes = ({ answers }: ApiContext) =>
           ...NOT_MODIFIED,
           400: described(ErrorBody, "`invalid_parameter`: the id is not {page_id}_{chunk_index} in base-10 digits", {
             examples: {
-              invalid_parameter: {
-                error: "invalid_parameter",
-                message: "id must be of the form {page_id}_{chunk_id}.",
+              [ERRORS.invalidParameter.code]: {
+                ...errorBody(ERRORS.invalidParameter, "id", "of the form {page_id}_{chunk_id}"),
                 details: { parameter: "id", value: "39-0", constraint: "of the form {page_id}_{chunk_id}" },
               },
             },
           }),
           404: described(ErrorBody, "`not found`: well-formed, but no such chunk", {
-            examples: { "not found": { error: "not found", message: "There is no chunk with id 39_99." } },
+            examples: { [ERRORS.notFound.code]: errorBody(ERRORS.notFound, "chunk with id 39_99") },
           }),
           ...KEY_ERRORS,
         },
