@@ -85,7 +85,7 @@ describe("the error table", () => {
       [invalidKey(undefined), ERRORS.forbidden],
       [invalidKey(expired), ERRORS.forbidden],
     ] as const) {
-      expect([refusal.status, refusal.body.error]).toEqual([row.status, row.code]);
+      expect<unknown[]>([refusal.status, refusal.body.error]).toEqual([row.status, row.code]);
     }
   });
 });
