@@ -3,8 +3,7 @@
  * set (as the server does). Both are read whole and changed under their own guard: keys.json
  * under its lock file, Redis by compare-and-set.
  */
-import { DEFAULT_DATA_DIR, keysPath, readKeyFile, readUsage, updateKeyFile, usagePath } from "../access";
-import type { KeyFile } from "../access/keys";
+import { DEFAULT_DATA_DIR, keysPath, readKeyFile, readUsage, updateKeyFile, usagePath, type KeyFile } from "../access";
 import { KeyStoreError } from "../access/errors";
 import { checkRedisUrl, RedisKeyStore } from "../access/redis";
 import { redisAddress } from "../access/redis/connection";
