@@ -1,0 +1,180 @@
+/**
+ * The key store's file: accounts (plan, enterprise rate) and API keys (their sha256 only), in
+ * TOME_DATA/keys.json; its format, its checks, and its one writer, updateKeyFile (atomically,
+ * under a lock), which then bumps the counter in keys.gen (generation.ts) that running servers
+ * watch (ring.ts). A store that is empty, damaged or gone is refused, never silently replaced
+ * (checkKeyStore).
+ */
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { atomicWrite } from "../files";
+import { KeyStoreError } from "./errors";
+import { bumpGeneration, checkGeneration, generationPath, readGeneration } from "./generation";
+import { usagePath } from "./usage";
+import { isPlan, type PlanName } from "./plans";
+
+export type Scope = "read" | "full";
+export const SCOPES: readonly Scope[] = ["read", "full"];
+
+export interface Account {
+  plan: PlanName;
+  /** Enterprise only: requests per second per key. */
+  rate?: number;
+}
+
+export interface KeyRecord {
+  id: string;
+  /** sha256 of the key, hex. */
+  hash: string;
+  name: string;
+  account: string;
+  scopes: Scope[];
+  /** ISO 8601 UTC. */
+  created_at: string;
+  /** ISO 8601 UTC; the key stops working at this instant. */
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface KeyFile {
+  format: "tome-keys";
+  version: 1;
+  accounts: Record<string, Account>;
+  keys: KeyRecord[];
+}
+
+export type KeyState = "active" | "revoked" | "expired";
+
+export function keysPath(dataDir: string): string {
+  return join(dataDir, "keys.json");
+}
+
+export function stateOf(key: KeyRecord, now: number): KeyState {
+  if (key.revoked_at) return "revoked";
+  if (key.expires_at && Date.parse(key.expires_at) <= now) return "expired";
+  return "active";
+}
+
+const EMPTY: KeyFile = { format: "tome-keys", version: 1, accounts: {}, keys: [] };
+
+/** Reads and checks keys.json; a missing file is an empty store (for the key tool, which makes it). */
+export function readKeyFile(path: string): KeyFile {
+  if (!existsSync(path)) return structuredClone(EMPTY);
+  return parseKeyFile(path, readFileSync(path, "utf8"));
+}
+
+/** Checks the text of keys.json, read from path; anything but a whole store throws, saying what is wrong. */
+export function parseKeyFile(path: string, text: string): KeyFile {
+  const restore = "Restore it from a backup; nothing was changed.";
+  if (!text.trim()) throw new KeyStoreError(`${path} is empty (a crash or a full disk may have cut it short). ${restore}`);
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw new KeyStoreError(`${path} is not valid JSON (${(err as Error).message}). ${restore}`);
+  }
+  const problem = checkKeyFile(data);
+  if (problem) throw new KeyStoreError(`${path} is damaged: ${problem}. ${restore}`);
+  return data as KeyFile;
+}
+
+/** What a server finds under its data directory: no key store yet, or one to serve (see checkKeyStore). */
+export type KeyStoreState = "fresh" | "present";
+
+/**
+ * Whether a server may start on dataDir, read before it touches anything there. "fresh": no
+ * store at all (no keys.json, no usage.json, keys.gen never bumped): a first start, which
+ * creates the first key. "present": keys.json is a whole store with at least one key.
+ * Anything else throws a KeyStoreError saying what is wrong and what to do — an empty or
+ * damaged keys.json, or a missing one where an earlier store leaves traces — since starting
+ * anew there would silently turn every earlier key away.
+ */
+export function checkKeyStore(dataDir: string): KeyStoreState {
+  const path = keysPath(dataDir);
+  const generation = generationPath(dataDir);
+  checkGeneration(generation);
+  if (!existsSync(path)) {
+    const traces = [readGeneration(generation) > 0 && generation, existsSync(usagePath(dataDir)) && usagePath(dataDir)].filter(Boolean);
+    if (!traces.length) return "fresh";
+    throw new KeyStoreError(
+      `${path} is missing, but ${traces.join(" and ")} show${traces.length > 1 ? "" : "s"} that a key store was kept here: ` +
+        `starting without it would refuse every earlier key. Restore keys.json from a backup. To start a new store instead ` +
+        `(every earlier key stays refused), create its first key: bun run keys create --name NAME --scope full`,
+    );
+  }
+  if (!readKeyFile(path).keys.length) {
+    throw new KeyStoreError(`${path} holds no key, so every request would be refused. Create one: bun run keys create --name NAME --scope full`);
+  }
+  return "present";
+}
+
+function checkKeyFile(data: unknown): string | undefined {
+  const f = data as KeyFile;
+  if (!f || typeof f !== "object" || f.format !== "tome-keys") return "it is not a Tome key store";
+  if (f.version !== 1) return `its version ${String(f.version)} is not one this Tome reads`;
+  if (!f.accounts || typeof f.accounts !== "object" || !Array.isArray(f.keys)) return "accounts or keys are missing";
+  for (const [id, a] of Object.entries(f.accounts)) {
+    if (!a || !isPlan(a.plan)) return `account ${id} has no valid plan`;
+    if (a.rate !== undefined && !(Number.isInteger(a.rate) && a.rate > 0)) return `account ${id} has an invalid rate`;
+  }
+  for (const k of f.keys) {
+    if (!k || typeof k.id !== "string" || !/^[0-9a-f]{64}$/.test(k.hash) || typeof k.account !== "string" || !f.accounts[k.account]) {
+      return `key ${String(k?.id)} is incomplete or names an unknown account`;
+    }
+    if (!Array.isArray(k.scopes) || !k.scopes.length || !k.scopes.every((s) => SCOPES.includes(s))) return `key ${k.id} has no valid scopes`;
+    // An expiry that does not parse would never end.
+    if (k.expires_at !== null && !(typeof k.expires_at === "string" && !Number.isNaN(Date.parse(k.expires_at)))) return `key ${k.id} has an invalid expires_at`;
+    if (k.revoked_at !== null && typeof k.revoked_at !== "string") return `key ${k.id} has an invalid revoked_at`;
+  }
+  return undefined;
+}
+
+export function writeKeyFile(path: string, file: KeyFile): void {
+  atomicWrite(path, JSON.stringify(file, null, 2) + "\n", { mode: 0o600 });
+}
+
+/**
+ * Runs `change` on the store under an exclusive lock, and writes the result: two key
+ * commands at once never lose each other's change.
+ */
+export function updateKeyFile<T>(dataDir: string, change: (file: KeyFile) => T): T {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const path = keysPath(dataDir);
+  const lock = `${path}.lock`;
+  const deadline = Date.now() + 10_000;
+  let fd: number | undefined;
+  while (fd === undefined) {
+    try {
+      fd = openSync(lock, "wx", 0o600);
+      writeSync(fd, String(process.pid));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      if (staleLock(lock)) rmSync(lock, { force: true });
+      else if (Date.now() > deadline) throw new KeyStoreError(`${lock} is held by another key command. If none is running, delete the lock file.`);
+      else Bun.sleepSync(20);
+    }
+  }
+  try {
+    // Checked before anything is written: a change the servers cannot be told of is not made.
+    checkGeneration(generationPath(dataDir));
+    const file = readKeyFile(path);
+    const result = change(file);
+    writeKeyFile(path, file);
+    bumpGeneration(generationPath(dataDir));
+    return result;
+  } finally {
+    closeSync(fd);
+    rmSync(lock, { force: true });
+  }
+}
+
+function staleLock(lock: string): boolean {
+  try {
+    const pid = Number(readFileSync(lock, "utf8"));
+    if (!pid) return Date.now() - statSync(lock).mtimeMs > 10_000;
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ESRCH" || (err as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}
