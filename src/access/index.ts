@@ -19,7 +19,7 @@ export { KEY_SHAPE } from "./key-text";
 export type { KnownKey } from "./ring";
 export type { Gate, Grant, Health, Hold, QuotaState, Refusal } from "./grant";
 export { ENTERPRISE_DEFAULT_RATE, isPlan, limitsOf, PLAN_NAMES, PLANS, type Plan, type PlanName } from "./plans";
-export { FLUSH_INTERVAL_MS, monthOf, readUsage, UsageFileError, usagePath, type Meter } from "./usage";
+export { FLUSH_INTERVAL_MS, monthOf, readUsage, UsageFileError, usagePath, writeUsage, type Meter, type UsageData } from "./usage";
 
 export const DEFAULT_DATA_DIR = "data";
 

@@ -24,10 +24,10 @@ import {
   stateOf,
   updateKeyFile,
   usagePath,
+  writeUsage,
   type PlanName,
   type Scope,
 } from "../access";
-import { writeUsage } from "../access/usage";
 import { dataDirOf, keyStoreOf, openRedis, type KeyToolStore } from "./key-store";
 import { ArgumentError, mainOf } from "./main";
 
