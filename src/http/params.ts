@@ -24,9 +24,40 @@ export type Filled<T extends TObject> = Static<T> & {
   [K in keyof T["properties"] as T["properties"][K] extends { default: unknown } ? K : never]-?: Exclude<Static<T["properties"][K]>, undefined>;
 };
 
+/** Readers of properties by name (ReadOptions.readers). */
+type Readers = Record<string, Reader>;
+
+/** What a schema's properties are once read: defaults filled in, and a custom reader's property of the type it returns. */
+export type ReadOf<T extends TObject | undefined, R extends Readers = {}> = T extends TObject
+  ? Omit<Filled<T>, keyof R> & { [K in keyof R & keyof T["properties"]]: ReturnType<R[K]> }
+  : undefined;
+
+/** What a route's handler is given: its query and path parameters as read, and the request. */
+export interface RouteInput<Q extends TObject | undefined, P extends TObject | undefined, R extends Readers = {}> {
+  query: ReadOf<Q, R>;
+  params: ReadOf<P, R>;
+  request: Request;
+}
+
 /**
- * A route's schemas and the Elysia transform hook that reads them strictly: spread it into
- * the route's options. Elysia documents and types the route from `query`/`params`; the hook
+ * A route's strict reading and its handler, typed from its TypeBox schemas: spread `hooks`
+ * into the route's options and pass `handler` as its handler. The handler gets the query and
+ * path parameters as the transform hook read them (strict), typed from the schemas.
+ */
+export function route<Q extends TObject | undefined = undefined, P extends TObject | undefined = undefined, R extends Readers = {}, T = unknown>(
+  spec: { query?: Q; params?: P; readers?: R; codes?: ReadOptions["codes"] },
+  handle: (input: RouteInput<Q, P, R>) => T,
+) {
+  return {
+    hooks: strict(spec),
+    // The one cast: strict's transform has put what readQuery and readParams return in place of Elysia's own parse.
+    handler: (ctx: { query: unknown; params: unknown; request: Request }): T => handle(ctx as RouteInput<Q, P, R>),
+  };
+}
+
+/**
+ * A route's schemas and the Elysia transform hook that reads them strictly (route() spreads it
+ * into the route's options). Elysia documents and types the route from `query`/`params`; the hook
  * replaces its lenient parse with the strict one, before Elysia's own validation (which then
  * sees typed values).
  */

@@ -3,21 +3,19 @@ import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { CACHED_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED } from "../docs";
 import { ApiError, errorBody, ERRORS } from "../errors";
-import { strict, type Filled } from "../params";
+import { route } from "../params";
 import { timed } from "../steps/keys";
 import { ChangesQuery, ChangesResponse, ErrorBody } from "../schemas";
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
-export const changesRoutes = ({ answers }: ApiContext) =>
-  new Elysia().get(
+export const changesRoutes = ({ answers }: ApiContext) => {
+  const changes = route({ query: ChangesQuery, readers: { since: readSince } }, ({ query, request }) => timed(request, () => answers.changes(query)));
+  return new Elysia().get(
     "/v1/changes",
-    (ctx) => {
-      const query = ctx.query as Filled<typeof ChangesQuery>;
-      return timed(ctx.request, () => answers.changes({ ...query, since: query.since as number }));
-    },
+    changes.handler,
     {
-      ...strict({ query: ChangesQuery, readers: { since: readSince } }),
+      ...changes.hooks,
       parse: JSON_ONLY,
       response: {
         200: described(ChangesResponse, "Pages with ts_unix >= since, by ts_unix then page_id", { headers: CACHED_HEADERS }),
@@ -45,6 +43,7 @@ export const changesRoutes = ({ answers }: ApiContext) =>
       },
     },
   );
+};
 
 /** D12: Unix seconds (digits only) or an RFC 3339 date-time with a zone, as whole Unix seconds (never below 0). */
 export function readSince(raw: string): number {

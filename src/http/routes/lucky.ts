@@ -2,18 +2,19 @@
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
-import { strict, type Filled } from "../params";
+import { route } from "../params";
 import { timed } from "../steps/keys";
 import { ErrorBody, LuckyQuery, LuckyResponse } from "../schemas";
 import { errorBody, ERRORS } from "../errors";
 
 
-export const luckyRoutes = ({ answers }: ApiContext) =>
-  new Elysia().get(
+export const luckyRoutes = ({ answers }: ApiContext) => {
+  const lucky = route({ query: LuckyQuery }, ({ query, request }) => timed(request, () => answers.lucky(query)));
+  return new Elysia().get(
     "/v1/lucky",
-    (ctx) => timed(ctx.request, () => answers.lucky(ctx.query as Filled<typeof LuckyQuery>)),
+    lucky.handler,
     {
-      ...strict({ query: LuckyQuery }),
+      ...lucky.hooks,
       parse: JSON_ONLY,
       response: {
         200: described(LuckyResponse, "The best page with all its chunks"),
@@ -42,4 +43,4 @@ export const luckyRoutes = ({ answers }: ApiContext) =>
       },
     },
   );
-
+};

@@ -3,19 +3,22 @@ import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { CACHED_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED } from "../docs";
 import { errorBody, ERRORS } from "../errors";
-import { strict, type Filled } from "../params";
+import { route } from "../params";
 import { timed } from "../steps/keys";
 import { Chunk, ChunkParams, ErrorBody, PageParams, PageQuery, PageResponse } from "../schemas";
 
 const PAGE_ID = { codes: { page_id: ERRORS.pageIdNotInteger } };
 
-export const pageRoutes = ({ answers }: ApiContext) =>
-  new Elysia()
+export const pageRoutes = ({ answers }: ApiContext) => {
+  const page = route({ params: PageParams, query: PageQuery, ...PAGE_ID }, ({ params, query, request }) => timed(request, () => answers.page(params.page_id, query)));
+  // One chunk costs microseconds: not counted against the work share, so many of them never crowd out a key.
+  const chunk = route({ params: ChunkParams }, ({ params }) => answers.chunk(params.id).chunk);
+  return new Elysia()
     .get(
       "/v1/page/:page_id",
-      (ctx) => timed(ctx.request, () => answers.page((ctx.params as Filled<typeof PageParams>).page_id, ctx.query as Filled<typeof PageQuery>)),
+      page.handler,
       {
-        ...strict({ params: PageParams, query: PageQuery, ...PAGE_ID }),
+        ...page.hooks,
         parse: JSON_ONLY,
         response: {
           200: described(PageResponse, "The page and the requested window of its chunks; an offset past the end gives empty results", { headers: CACHED_HEADERS }),
@@ -48,10 +51,9 @@ export const pageRoutes = ({ answers }: ApiContext) =>
     )
     .get(
       "/v1/chunk/:id",
-      // One chunk costs microseconds: not counted against the work share, so many of them never crowd out a key.
-      (ctx) => answers.chunk((ctx.params as Filled<typeof ChunkParams>).id).chunk,
+      chunk.handler,
       {
-        ...strict({ params: ChunkParams }),
+        ...chunk.hooks,
         parse: JSON_ONLY,
         response: {
           200: described(Chunk, "The chunk, with its source, license and modifications", { headers: CACHED_HEADERS }),
@@ -72,5 +74,6 @@ export const pageRoutes = ({ answers }: ApiContext) =>
         detail: { ...KEYED, operationId: "getChunk", tags: ["Pages"], summary: "One chunk", description: "One chunk by its id, {page_id}_{chunk_index}." },
       },
     );
+};
 
 /** D10: the returned chunks joined by a blank line. */

@@ -6,7 +6,7 @@ import { articleKey, PdfAbortedError, PdfBusyError, type PdfArticle, type PdfRen
 import type { ApiContext } from "../context";
 import { alsoAt, described, KEY_ERRORS, KEYED, NOT_MODIFIED, PDF_HEADERS, RETRY_HEADERS } from "../docs";
 import { ApiError, apiError, errorBody, ERRORS, parameterError } from "../errors";
-import { strict, type Filled } from "../params";
+import { route } from "../params";
 import { EXAMPLE } from "../examples";
 import { ErrorBody, MAX_INTEGER, UnavailableBody } from "../schemas";
 import { notModified, REVALIDATE, wantsNotModified } from "../steps/conditional";
@@ -31,45 +31,46 @@ function readPdfId(raw: string): number {
   return n;
 }
 
-export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderService, logError: (error: unknown) => void) =>
-  new Elysia().get(
+export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderService, logError: (error: unknown) => void) => {
+  const pdfRoute = route({ params: PdfParams, readers: { page_id: readPdfId } }, async ({ params, request }) => {
+    const { page_id } = params;
+    const page = engine.page(page_id);
+    if (!page) throw apiError(ERRORS.pageNotFound, page_id);
+    const article = resources.pdfArticle(page);
+    const etag = pdfEtag(article);
+    // Before any rendering: a 304 renders nothing, and costs nothing.
+    if (wantsNotModified(request, etag)) return notModified(etag);
+    const headers = {
+      "content-type": "application/pdf",
+      "content-disposition": contentDisposition(page.title, page.pageId),
+      "x-credit-cost": "10",
+      etag,
+      "cache-control": REVALIDATE,
+    };
+    if (isHead(request)) {
+      // A HEAD renders nothing: the kept PDF's headers if there is one, else the headers without a length, free.
+      const kept = pdf.cachedPdf?.(article);
+      return kept ? new Response(kept, { headers }) : new Response(null, { headers: { ...headers, "x-credit-cost": "0" } });
+    }
+    const signal = request.signal;
+    let bytes: Uint8Array;
+    try {
+      bytes = await pdf.render(article, { signal, requester: requesterOf(request) });
+    } catch (err) {
+      if (err instanceof PdfBusyError) throw busy(err.retryAfter);
+      if (err instanceof PdfAbortedError) return gone();
+      logError(err);
+      throw apiError(ERRORS.pdfFailed);
+    }
+    // The client left while it rendered: nothing to deliver, nothing charged (the PDF is kept for next time).
+    if (signal.aborted) return gone();
+    return new Response(bytes, { headers: { ...headers, "content-length": String(bytes.byteLength) } });
+  });
+  return new Elysia().get(
     "/v1/pdf/:page_id",
-    async (ctx) => {
-      const { page_id } = ctx.params as Filled<typeof PdfParams>;
-      const page = engine.page(page_id);
-      if (!page) throw apiError(ERRORS.pageNotFound, page_id);
-      const article = resources.pdfArticle(page);
-      const etag = pdfEtag(article);
-      // Before any rendering: a 304 renders nothing, and costs nothing.
-      if (wantsNotModified(ctx.request, etag)) return notModified(etag);
-      const headers = {
-        "content-type": "application/pdf",
-        "content-disposition": contentDisposition(page.title, page.pageId),
-        "x-credit-cost": "10",
-        etag,
-        "cache-control": REVALIDATE,
-      };
-      if (isHead(ctx.request)) {
-        // A HEAD renders nothing: the kept PDF's headers if there is one, else the headers without a length, free.
-        const kept = pdf.cachedPdf?.(article);
-        return kept ? new Response(kept, { headers }) : new Response(null, { headers: { ...headers, "x-credit-cost": "0" } });
-      }
-      const signal = ctx.request.signal;
-      let bytes: Uint8Array;
-      try {
-        bytes = await pdf.render(article, { signal, requester: requesterOf(ctx.request) });
-      } catch (err) {
-        if (err instanceof PdfBusyError) throw busy(err.retryAfter);
-        if (err instanceof PdfAbortedError) return gone();
-        logError(err);
-        throw apiError(ERRORS.pdfFailed);
-      }
-      // The client left while it rendered: nothing to deliver, nothing charged (the PDF is kept for next time).
-      if (signal.aborted) return gone();
-      return new Response(bytes, { headers: { ...headers, "content-length": String(bytes.byteLength) } });
-    },
+    pdfRoute.handler,
     {
-      ...strict({ params: PdfParams, readers: { page_id: readPdfId } }),
+      ...pdfRoute.hooks,
       response: {
         200: described(t.Any({ type: "string", format: "binary", description: "An A4 PDF of the page" }), "The page as a PDF file, to download", {
           headers: PDF_HEADERS,
@@ -116,6 +117,7 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
       },
     },
   );
+};
 
 /**
  * The PDF's ETag, known before rendering: a hash of everything the renderer is given (the
