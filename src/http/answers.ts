@@ -7,9 +7,10 @@ import type { Engine } from "../search";
 import type { Attributions } from "./attribution";
 import { apiError, ERRORS, notFound } from "./errors";
 import type { Resources } from "./resources";
+import { MAX_CHUNKS_DEFAULT } from "./schemas";
 
 /** D13: lucky shows all of the page's chunks, as a page answer's default window. */
-const LUCKY_CHUNKS = 10_000;
+const LUCKY_CHUNKS = MAX_CHUNKS_DEFAULT;
 
 /** Told the engine's own time for a search or lucky lookup (the key's work share, D25). */
 type Meter = (ms: number) => void;

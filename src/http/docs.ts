@@ -6,6 +6,7 @@
  */
 import { Type as t, type TSchema } from "@sinclair/typebox";
 import { Elysia, type DocumentDecoration } from "elysia";
+import { COST } from "../access";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ALSO_AT, openApiDocument, RESPONSE_DOC, type ApiRoute, type HeaderDoc, type ResponseDoc } from "./openapi";
@@ -74,7 +75,7 @@ export const PDF_HEADERS: Headers = {
     { type: "string" },
     `attachment; filename="Albedo.pdf"; filename*=UTF-8''Albedo.pdf`,
   ),
-  "X-Credit-Cost": header("Credits this response cost: a PDF costs 10; a HEAD that rendered nothing, 0", { type: "integer", enum: [0, 10] }, 10),
+  "X-Credit-Cost": header(`Credits this response cost: a PDF costs ${COST.pdf}; a HEAD that rendered nothing, 0`, { type: "integer", enum: [0, COST.pdf] }, COST.pdf),
 };
 
 /** Sent with an answer that says when to come back. */
@@ -124,7 +125,7 @@ export const KEY_ERRORS = {
           retry_after: 1,
         },
         [ERRORS.quotaExceeded.code]: {
-          ...errorBody(ERRORS.quotaExceeded, 10, 5, 5000, Date.UTC(2025, 11, 1) / 1000),
+          ...errorBody(ERRORS.quotaExceeded, COST.pdf, 5, 5000, Date.UTC(2025, 11, 1) / 1000),
           quota_limit: 5000,
           quota_used: 4995,
           retry_after: 86400,
@@ -162,7 +163,7 @@ const INFO = {
     "Searches and serves encyclopedia article text, cleaned and cut into passages (chunks), with source and license attribution.",
     "",
     "**Keys.** Every /v1 route needs an API key, sent as `X-API-Key: wk_…` or `Authorization: Bearer wk_…`; /healthz, /docs and this document do not. " +
-      "Each key has a rate limit in requests per second, and its account a monthly quota of credits: a successful response costs 1 credit, a PDF 10; " +
+      `Each key has a rate limit in requests per second, and its account a monthly quota of credits: a successful response costs ${COST.request} credit, a PDF ${COST.pdf}; ` +
       "errors and refusals cost nothing. Every response to a keyed request reports both in its X-RateLimit-* and X-Quota-* headers.",
     "",
     "**Caching.** Pages, chunks, changes, the license, the metadata and PDFs carry an `ETag` and `Cache-Control: private, no-cache`. " +

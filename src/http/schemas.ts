@@ -5,11 +5,15 @@
  * (D…) are in ../shared/spec/decisions.md.
  */
 import { Kind, Type as t, TypeRegistry, type Static, type TSchema } from "@sinclair/typebox";
+import { DEFAULTS } from "../search";
 import { ERRORS } from "./errors";
 import { EXAMPLE } from "./examples";
 
 /** D3: integers up to 2^53-1. */
 export const MAX_INTEGER = Number.MAX_SAFE_INTEGER;
+
+/** api.md 4.2's max_chunks default: a page's chunks when none is given, and all lucky's page returns (api.md 4.5). */
+export const MAX_CHUNKS_DEFAULT = 10_000;
 
 const Url = (example: string, description?: string) => t.String({ format: "uri", ...(description ? { description } : {}), examples: [example] });
 const PageId = t.Integer({ description: "Page id in the source wiki", examples: [EXAMPLE.page.page_id] });
@@ -155,7 +159,7 @@ export const ChunkWindow = t.Object(
   {
     results: t.Array(PageChunk),
     offset: count("Chunks skipped", 0),
-    limit: count("The applied max_chunks", 10000),
+    limit: count("The applied max_chunks", MAX_CHUNKS_DEFAULT),
     total: count("Chunks in the page", EXAMPLE.chunk.chunks_in_page),
   },
   { description: "A window of a page's chunks, in order" },
@@ -173,7 +177,7 @@ export const SearchResponse = t.Object({
   hits: t.Array(SearchHit),
   query: t.String({ description: "The query as given", examples: [EXAMPLE.query] }),
   processingTimeMs,
-  limit: count("Hits per page", 10),
+  limit: count("Hits per page", DEFAULTS.limit),
   offset: count("Hits skipped", 0),
   estimatedTotalHits: count("Matching pages; with page_id, matching chunks of that page", EXAMPLE.total_hits),
   attribution: Attribution,
@@ -344,12 +348,12 @@ export const SearchQuery = t.Object({
     description: "Search query: 1 to 500 characters, leading and trailing spaces ignored. Text in double quotes must match as a phrase.",
     examples: [EXAMPLE.query],
   }),
-  limit: t.Optional(int(1, 50, 10, "Hits per page")),
-  offset: t.Optional(int(0, 1_000_000, 0, "Hits to skip")),
+  limit: t.Optional(int(1, 50, DEFAULTS.limit, "Hits per page")),
+  offset: t.Optional(int(0, 1_000_000, DEFAULTS.offset, "Hits to skip")),
   page_id: t.Optional(int(0, MAX_INTEGER, undefined, "Search only this page: its matching chunks, each a hit")),
-  crop_length: t.Optional(int(50, 2000, 400, "Length of `_formatted.text` in characters")),
+  crop_length: t.Optional(int(50, 2000, DEFAULTS.cropLength, "Length of `_formatted.text` in characters")),
   highlight: t.Optional(
-    t.Boolean({ default: true, description: "Wrap matches in `<em>` in `_formatted`: true, false, 1 or 0, any case" }) as ReturnType<typeof t.Boolean> & { default: boolean },
+    t.Boolean({ default: DEFAULTS.highlight, description: "Wrap matches in `<em>` in `_formatted`: true, false, 1 or 0, any case" }) as ReturnType<typeof t.Boolean> & { default: boolean },
   ),
 });
 
@@ -364,7 +368,7 @@ export const PageParams = t.Object({
 
 export const PageQuery = t.Object({
   format: t.Optional(Format("chunks")),
-  max_chunks: t.Optional(int(1, 200_000, 10_000, "Chunks to return")),
+  max_chunks: t.Optional(int(1, 200_000, MAX_CHUNKS_DEFAULT, "Chunks to return")),
   offset: t.Optional(int(0, MAX_INTEGER, 0, "Chunks to skip")),
 });
 

@@ -2,6 +2,7 @@
 import { Type as t } from "@sinclair/typebox";
 import anyAscii from "any-ascii";
 import { Elysia } from "elysia";
+import { COST } from "../../access";
 import { articleKey, PdfAbortedError, PdfBusyError, type PdfArticle, type PdfRenderService } from "../../pdf";
 import type { ApiContext } from "../context";
 import { alsoAt, described, KEY_ERRORS, KEYED, NOT_MODIFIED, PDF_HEADERS, RETRY_HEADERS } from "../docs";
@@ -43,7 +44,7 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
     const headers = {
       "content-type": "application/pdf",
       "content-disposition": contentDisposition(page.title, page.pageId),
-      "x-credit-cost": "10",
+      "x-credit-cost": String(COST.pdf),
       etag,
       "cache-control": REVALIDATE,
     };
@@ -112,7 +113,7 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
         summary: "The page as a PDF",
         description:
           "An A4 PDF of the page: title, headings, paragraphs and lists, a footer with page numbers and the license on every page, " +
-          "and the source attribution with links at the end. Costs 10 credits; with fewer left, 429 quota_exceeded. " +
+          `and the source attribution with links at the end. Costs ${COST.pdf} credits; with fewer left, 429 quota_exceeded. ` +
           "/v1/pdf/{page_id} and /v1/pdf/{page_id}.pdf are the same.",
       },
     },
