@@ -334,10 +334,19 @@ export const UnavailableBody = t.Object(
 
 // ---- requests ----
 
+/**
+ * The schema with a default, which its type states too (TypeBox's types leave options out):
+ * params.ts's Filled then makes the property required once read.
+ */
+function withDefault<T extends TSchema, D extends Static<T>>(schema: T, value: D): T & { default: D } {
+  return Object.assign(schema, { default: value });
+}
+
 function int(minimum: number, maximum: number, def: number, description: string): ReturnType<typeof t.Integer> & { default: number };
 function int(minimum: number, maximum: number, def: undefined, description: string): ReturnType<typeof t.Integer>;
 function int(minimum: number, maximum: number, def: number | undefined, description: string) {
-  return t.Integer(def === undefined ? { minimum, maximum, description } : { minimum, maximum, default: def, description });
+  const schema = t.Integer({ minimum, maximum, description });
+  return def === undefined ? schema : withDefault(schema, def);
 }
 
 export const SearchQuery = t.Object({
@@ -353,16 +362,19 @@ export const SearchQuery = t.Object({
   page_id: t.Optional(int(0, MAX_INTEGER, undefined, "Search only this page: its matching chunks, each a hit")),
   crop_length: t.Optional(int(50, 2000, DEFAULTS.cropLength, "Length of `_formatted.text` in characters")),
   highlight: t.Optional(
-    t.Boolean({ default: DEFAULTS.highlight, description: "Wrap matches in `<em>` in `_formatted`: true, false, 1 or 0, any case" }) as ReturnType<typeof t.Boolean> & { default: boolean },
+    withDefault(t.Boolean({ description: "Wrap matches in `<em>` in `_formatted`: true, false, 1 or 0, any case" }), DEFAULTS.highlight),
   ),
 });
 
 const Format = (def: "chunks" | "concat") =>
-  t.Union([t.Literal("chunks"), t.Literal("concat")], { default: def, description: "chunks, or concat to add the chunks' text joined in one text field" }) as ReturnType<
-    typeof t.Union<[ReturnType<typeof t.Literal<"chunks">>, ReturnType<typeof t.Literal<"concat">>]>
-  > & { default: string };
+  withDefault(t.Union([t.Literal("chunks"), t.Literal("concat")], { description: "chunks, or concat to add the chunks' text joined in one text field" }), def);
 
 export const PageParams = t.Object({
+  page_id: t.Integer({ minimum: 0, maximum: MAX_INTEGER, description: "Page id (base-10 digits)", examples: [EXAMPLE.page.page_id] }),
+});
+
+/** The PDF's page id: as PageParams, read with or without ".pdf" (routes/pdf.ts's reader). */
+export const PdfParams = t.Object({
   page_id: t.Integer({ minimum: 0, maximum: MAX_INTEGER, description: "Page id (base-10 digits)", examples: [EXAMPLE.page.page_id] }),
 });
 
@@ -376,11 +388,13 @@ export const ChunkParams = t.Object({ id: chunkId });
 
 export const ChangesQuery = t.Object({
   since: t.Optional(
-    t.Union([t.Integer({ minimum: 0, maximum: MAX_INTEGER }), t.String({ format: "date-time" })], {
-      default: 0,
-      description: "Unix seconds (digits) or an RFC 3339 date-time with a zone (Z or ±hh:mm); pages changed at or after it",
-      examples: [EXAMPLE.since],
-    }) as ReturnType<typeof t.Union<[ReturnType<typeof t.Integer>, ReturnType<typeof t.String>]>> & { default: number },
+    withDefault(
+      t.Union([t.Integer({ minimum: 0, maximum: MAX_INTEGER }), t.String({ format: "date-time" })], {
+        description: "Unix seconds (digits) or an RFC 3339 date-time with a zone (Z or ±hh:mm); pages changed at or after it",
+        examples: [EXAMPLE.since],
+      }),
+      0,
+    ),
   ),
   limit: t.Optional(int(1, 1000, 100, "Pages per response")),
   offset: t.Optional(int(0, MAX_INTEGER, 0, "Pages to skip")),

@@ -8,16 +8,11 @@ import type { ApiContext } from "../context";
 import { alsoAt, described, KEY_ERRORS, KEYED, NOT_MODIFIED, PDF_HEADERS, RETRY_HEADERS } from "../docs";
 import { ApiError, apiError, errorBody, ERRORS, parameterError } from "../errors";
 import { route } from "../params";
-import { EXAMPLE } from "../examples";
-import { ErrorBody, MAX_INTEGER, UnavailableBody } from "../schemas";
+import { ErrorBody, MAX_INTEGER, PdfParams, UnavailableBody } from "../schemas";
 import { notModified, REVALIDATE, wantsNotModified } from "../steps/conditional";
 import { requesterOf } from "../steps/keys";
 import { isHead } from "../steps/methods";
 
-
-export const PdfParams = t.Object({
-  page_id: t.Integer({ minimum: 0, maximum: MAX_INTEGER, description: "Page id (base-10 digits)", examples: [EXAMPLE.page.page_id] }),
-});
 
 const PAGE_ID_CONSTRAINT = `an integer from 0 to ${MAX_INTEGER} (base-10 digits)`;
 const PAGE_ID_MESSAGE = ERRORS.pageIdNotInteger.message("page_id", "an integer (base-10 digits), optionally followed by .pdf");
