@@ -4,7 +4,7 @@
  * store's refusals (written in the access layer, below HTTP) send the table's codes.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { invalidKey, NO_KEY, READ_SCOPE } from "../src/access/grant";
 import { sharedData } from "../src/cli/shared-data";
@@ -87,5 +87,22 @@ describe("the error table", () => {
     ] as const) {
       expect<unknown[]>([refusal.status, refusal.body.error]).toEqual([row.status, row.code]);
     }
+  });
+
+  test("the HTTP and MCP layers write no error code of their own: each names a row of the table", () => {
+    const root = join(import.meta.dir, "../src");
+    const files = ["http", "mcp"].flatMap((dir) =>
+      readdirSync(join(root, dir), { recursive: true, encoding: "utf8" })
+        .filter((f) => f.endsWith(".ts") && !(dir === "http" && f === "errors.ts"))
+        .map((f) => join(dir, f)),
+    );
+    expect(files.length).toBeGreaterThan(20);
+    const codes = rows.map((r) => r.code);
+    const literal = new RegExp(`(error: |new ApiError\\(\\d{3}, |\\[|^\\s*)"(${codes.join("|")})"`, "m");
+    const offenders = files.filter((f) => {
+      const text = readFileSync(join(root, f), "utf8");
+      return literal.test(text) || /new ApiError\(\d{3}/.test(text);
+    });
+    expect(offenders).toEqual([]);
   });
 });

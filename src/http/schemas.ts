@@ -296,7 +296,7 @@ export const Health = t.Object({
 
 export const ErrorBody = t.Object(
   {
-    error: t.String({ description: "The error's code, such as `missing q`, `not found` or `invalid_parameter`", examples: ["invalid_parameter"] }),
+    error: t.String({ description: "The error's code, such as `missing q`, `not found` or `invalid_parameter`", examples: [ERRORS.invalidParameter.code] }),
     message: t.String({ description: "What went wrong and what to do, in a sentence", examples: ["limit must be an integer from 1 to 50 (base-10 digits)."] }),
     details: t.Optional(
       t.Object(
