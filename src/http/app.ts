@@ -14,7 +14,7 @@ import type { Engine, SearchWork } from "../search";
 import { apiContext, type ApiContext } from "./context";
 import { CurrentSnapshot, type Served } from "./current";
 import { DOCS_PATH, OPENAPI_PATH, openApi } from "./docs";
-import { ApiError, errorBody, ERRORS, INTERNAL_ERROR, NO_SUCH_ROUTE } from "./errors";
+import { ApiError, errorBody, ERRORS, INTERNAL_ERROR, noSuchRoute } from "./errors";
 import { Metrics } from "./metrics";
 import { compose, exchange, type Step } from "./pipeline";
 import { aboutRoutes } from "./routes/about";
@@ -165,7 +165,7 @@ function snapshotRoutes(ctx: ApiContext, pdf: PdfRenderService, logError: (error
       }
       if (code === "NOT_FOUND") {
         set.status = ERRORS.notFound.status;
-        return errorBody(ERRORS.notFound, NO_SUCH_ROUTE(OPENAPI_PATH));
+        return errorBody(ERRORS.notFound, noSuchRoute(OPENAPI_PATH));
       }
       // The strict reader (params.ts) refuses every bad request before Elysia's validation
       // runs, so anything left is a fault of ours, as is a response that fails its schema.

@@ -56,7 +56,7 @@ export const ERRORS = {
 } as const;
 
 /** The unknown route's 404 (D1), wherever it is answered. */
-export const NO_SUCH_ROUTE = (openApiPath: string) => ERRORS.notFound.message(`such route. The API is described at ${openApiPath}`);
+export const noSuchRoute = (openApiPath: string) => ERRORS.notFound.message(`such route. The API is described at ${openApiPath}`);
 
 /** An error the client should see, with its status and D1 body. */
 export class ApiError extends Error {

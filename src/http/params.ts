@@ -61,7 +61,7 @@ export function route<Q extends TObject | undefined = undefined, P extends TObje
  * replaces its lenient parse with the strict one, before Elysia's own validation (which then
  * sees typed values).
  */
-export function strict<Q extends TObject | undefined = undefined, P extends TObject | undefined = undefined>(
+function strict<Q extends TObject | undefined = undefined, P extends TObject | undefined = undefined>(
   spec: { query?: Q; params?: P } & ReadOptions,
 ): { query: Q; params: P; transform: (ctx: { request: Request; query: unknown; params: unknown }) => void } {
   // Elysia rewrites a route's schemas in place for its coercion: read from copies of the originals.

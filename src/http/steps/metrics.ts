@@ -6,7 +6,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { OPENAPI_PATH } from "../docs";
-import { errorResponse, ERRORS, NO_SUCH_ROUTE } from "../errors";
+import { errorResponse, ERRORS, noSuchRoute } from "../errors";
 import type { Metrics } from "../metrics";
 import type { Exchange, Step } from "../pipeline";
 
@@ -38,7 +38,7 @@ export function metricsEndpoint(metrics: Metrics | undefined, adminToken: string
   return {
     before(x) {
       if (!isMetrics(x)) return undefined;
-      if (!metrics || !expected) return errorResponse(ERRORS.notFound, [NO_SUCH_ROUTE(OPENAPI_PATH)]);
+      if (!metrics || !expected) return errorResponse(ERRORS.notFound, [noSuchRoute(OPENAPI_PATH)]);
       const given = /^bearer\s+(\S+)\s*$/i.exec(x.request.headers.get("authorization") ?? "")?.[1];
       if (!given) return errorResponse(ERRORS.unauthorized, [NO_TOKEN], { headers: { "www-authenticate": 'Bearer realm="metrics"' } });
       // Compared as digests: equal lengths, so the comparison takes the same time whatever the token given.
