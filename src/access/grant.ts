@@ -3,9 +3,9 @@
  * redis/access.ts's RedisAccess): a grant or a refusal, and the Gate that the HTTP keys step
  * drives. The file store answers at once; Redis answers after its round trip (a Promise).
  */
-import type { Scope } from "./keys";
+import type { Scope } from "./store";
 import type { PlanName } from "./plans";
-import type { ActiveKey } from "./ring";
+import type { KnownKey } from "./ring";
 
 /** An account's claim on one month's quota, held by a request in flight until it is settled. */
 export interface Hold {
@@ -18,7 +18,7 @@ export interface Hold {
  * within it, the quota hold of its cost (D20).
  */
 export interface Grant {
-  key: ActiveKey;
+  key: KnownKey;
   cost: number;
   /** Requests the key may still make this second, after this one; -1 if this one is over the limit. */
   rateRemaining: number;
@@ -54,7 +54,7 @@ export const READ_SCOPE: Refusal = {
 };
 
 /** 403 for a key that is unknown, revoked or expired. */
-export function invalidKey(key: ActiveKey | undefined): Refusal {
+export function invalidKey(key: KnownKey | undefined): Refusal {
   const why = key && !key.record.revoked_at ? ` It expired at ${key.record.expires_at}.` : "";
   return { status: 403, body: { error: "forbidden", message: `The API key is invalid or revoked.${why}` } };
 }

@@ -5,35 +5,21 @@
  * of it in Redis instead (redis/: RedisAccess); both are Gates (grant.ts) to the HTTP pipeline.
  */
 import { invalidKey, keyText, NO_KEY, READ_SCOPE, type Gate, type Grant, type Health, type QuotaState, type Refusal } from "./grant";
-import { checkKeyStore, type Scope } from "./keys";
+import { checkKeyStore, type Scope } from "./store";
 import { PLAN_NAMES, type PlanName } from "./plans";
 import { RateLimiter } from "./rate";
 import { WorkShare } from "./work";
-import { KeyRing, UNLIMITED, type ActiveKey } from "./ring";
+import { KeyRing, UNLIMITED, type KnownKey } from "./ring";
 import { monthEnd, monthOf, monthStart, UsageLedger, usagePath, type Meter } from "./usage";
 
-export {
-  checkKeyStore,
-  createKey,
-  findKey,
-  KEY_SHAPE,
-  KeyStoreError,
-  keysPath,
-  readKeyFile,
-  revokeKey,
-  SCOPES,
-  setPlan,
-  stateOf,
-  updateKeyFile,
-  type KeyRecord,
-  type KeyState,
-  type KeyStoreState,
-  type Scope,
-} from "./keys";
-export type { ActiveKey } from "./ring";
+export { checkKeyStore, keysPath, readKeyFile, SCOPES, stateOf, updateKeyFile, type KeyFile, type KeyRecord, type KeyState, type KeyStoreState, type Scope } from "./store";
+export { createKey, findKey, revokeKey, setPlan } from "./commands";
+export { KeyStoreError } from "./errors";
+export { KEY_SHAPE } from "./key-text";
+export type { KnownKey } from "./ring";
 export type { Gate, Grant, Health, Hold, QuotaState, Refusal } from "./grant";
 export { ENTERPRISE_DEFAULT_RATE, isPlan, limitsOf, PLAN_NAMES, PLANS, type Plan, type PlanName } from "./plans";
-export { FLUSH_INTERVAL_MS, monthOf, readUsage, UsageError, usagePath, type Meter } from "./usage";
+export { FLUSH_INTERVAL_MS, monthOf, readUsage, UsageFileError, usagePath, writeUsage, type Meter, type UsageData } from "./usage";
 
 export const DEFAULT_DATA_DIR = "data";
 
@@ -78,7 +64,7 @@ export class Access implements Gate {
   readonly firstStart: boolean;
 
   /**
-   * Reads the key store and the usage file. Throws a KeyStoreError or UsageError, saying what
+   * Reads the key store and the usage file. Throws a KeyStoreError or UsageFileError, saying what
    * is wrong and what to do, for a store that is empty, damaged, or missing where an earlier
    * one leaves traces (checkKeyStore), and for a damaged usage file.
    */
@@ -166,7 +152,7 @@ export class Access implements Gate {
     return this.month;
   }
 
-  quota(key: ActiveKey): QuotaState {
+  quota(key: KnownKey): QuotaState {
     const { name: month, end } = this.currentMonth(this.now());
     const limit = key.limits.quota;
     return {
@@ -186,7 +172,7 @@ export class Access implements Gate {
   }
 
   /** X-Quota-Remaining and X-Quota-Reset (D20), as sent. */
-  quotaTexts(key: ActiveKey): [remaining: string, reset: string] {
+  quotaTexts(key: KnownKey): [remaining: string, reset: string] {
     const month = this.currentMonth(this.now());
     if (key.quotaText === UNLIMITED) return [UNLIMITED, month.endText];
     return [String(this.usage.remaining(key.account, month.name, key.limits.quota)), month.endText];

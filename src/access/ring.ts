@@ -10,11 +10,15 @@
 import { readFileSync, statSync } from "node:fs";
 import { KeyStoreError } from "./errors";
 import { generationPath, mapGeneration } from "./generation";
-import { hashKey, KEY_SHAPE, keysPath, parseKeyFile, type Account, type KeyRecord, type Scope } from "./keys";
+import { hashKey, KEY_SHAPE } from "./key-text";
+import { keysPath, parseKeyFile, type Account, type KeyRecord, type Scope } from "./store";
 import { limitsOf, type Plan, type PlanName } from "./plans";
 
-/** A key as the server holds it, with what each request needs of it worked out once. */
-export interface ActiveKey {
+/**
+ * A key of the store as the server holds it, whatever its state (active, revoked or expired:
+ * endsAt says), with what each request needs of it worked out once.
+ */
+export interface KnownKey {
   record: KeyRecord;
   account: string;
   /** The account's plan. */
@@ -32,7 +36,7 @@ export interface ActiveKey {
 /** The text of an unlimited quota in the X-Quota-* headers (D20). */
 export const UNLIMITED = "unlimited";
 
-export function activeKey(record: KeyRecord, account: Account): ActiveKey {
+export function knownKey(record: KeyRecord, account: Account): KnownKey {
   const limits = limitsOf(account.plan, account.rate);
   const endsAt = record.revoked_at ? -Infinity : record.expires_at ? Date.parse(record.expires_at) : Infinity;
   const quotaText = Number.isFinite(limits.quota) ? String(limits.quota) : UNLIMITED;
@@ -47,9 +51,9 @@ export interface StoreProblem {
 }
 
 export class KeyRing {
-  private byHash = new Map<string, ActiveKey>();
+  private byHash = new Map<string, KnownKey>();
   /** Keys seen lately, as sent, to save hashing them on every request; emptied when the store is re-read. */
-  private readonly seen = new Map<string, ActiveKey>();
+  private readonly seen = new Map<string, KnownKey>();
   private readonly path: string;
   private readonly generation: DataView;
   private seenGeneration = -1;
@@ -109,7 +113,7 @@ export class KeyRing {
     if (!s && !this.loaded) return;
     if (!s) throw new KeyStoreError(`${this.path} is missing. Restore it from a backup.`);
     const file = parseKeyFile(this.path, readFileSync(this.path, "utf8"));
-    this.byHash = new Map(file.keys.map((record) => [record.hash, activeKey(record, file.accounts[record.account]!)]));
+    this.byHash = new Map(file.keys.map((record) => [record.hash, knownKey(record, file.accounts[record.account]!)]));
     this.seen.clear();
     this.loaded = true;
     if (this.problem) {
@@ -119,7 +123,7 @@ export class KeyRing {
   }
 
   /** The key, if it exists (whatever its state). */
-  find(key: string): ActiveKey | undefined {
+  find(key: string): KnownKey | undefined {
     this.refresh();
     const seen = this.seen.get(key);
     if (seen || !KEY_SHAPE.test(key)) return seen;

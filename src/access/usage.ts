@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { UserError } from "../errors";
 import { atomicWrite } from "../files";
 
 export const FLUSH_INTERVAL_MS = 100;
@@ -26,12 +27,8 @@ interface UsageFile extends UsageData {
   checksum: string;
 }
 
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
-}
+/** A damaged usage.json, said for the person at the terminal. */
+export class UsageFileError extends UserError {}
 
 export function usagePath(dataDir: string): string {
   return join(dataDir, "usage.json");
@@ -60,7 +57,7 @@ const checksum = (data: UsageData) => createHash("sha256").update(JSON.stringify
 export function readUsage(path: string): UsageData {
   if (!existsSync(path)) return { months: {}, last_used: {} };
   const fail = (why: string) =>
-    new UsageError(
+    new UsageFileError(
       `${path} is damaged (${why}), so this month's usage is unknown. Restore it from a backup; ` +
         `or, to start counting from zero (every account's usage this month is lost), move it away.`,
     );

@@ -10,6 +10,7 @@
  */
 import { readFileSync } from "node:fs";
 import { canonicalTitle } from "../ingest";
+import { UserError } from "../errors";
 
 export interface Deletions {
   /** The file read, for the snapshot's metadata. */
@@ -19,7 +20,8 @@ export interface Deletions {
   titles: Set<string>;
 }
 
-export class DeletionsError extends Error {}
+/** A deletion list that cannot be read, said for the person at the terminal. */
+export class DeletionsError extends UserError {}
 
 export function parseDeletions(text: string, file: string): Deletions {
   const out: Deletions = { file, ids: new Set(), titles: new Set() };

@@ -3,12 +3,9 @@
  * set (as the server does). Both are read whole and changed under their own guard: keys.json
  * under its lock file, Redis by compare-and-set.
  */
-import { DEFAULT_DATA_DIR, keysPath, readKeyFile, readUsage, updateKeyFile, usagePath } from "../access";
-import type { KeyFile } from "../access/keys";
-import { KeyStoreError } from "../access/errors";
+import { DEFAULT_DATA_DIR, keysPath, readKeyFile, readUsage, updateKeyFile, usagePath, KeyStoreError, type KeyFile, type UsageData } from "../access";
 import { checkRedisUrl, RedisKeyStore } from "../access/redis";
 import { redisAddress } from "../access/redis/connection";
-import type { UsageData } from "../access/usage";
 
 export interface KeyToolStore {
   /** Where the keys are, for messages: "data/keys.json" or "Redis at redis://…". */

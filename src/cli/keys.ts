@@ -23,13 +23,13 @@ import {
   setPlan,
   stateOf,
   updateKeyFile,
-  UsageError,
   usagePath,
+  writeUsage,
   type PlanName,
   type Scope,
 } from "../access";
-import { writeUsage } from "../access/usage";
 import { dataDirOf, keyStoreOf, openRedis, type KeyToolStore } from "./key-store";
+import { ArgumentError, mainOf } from "./main";
 
 const HELP: Record<string, string> = {
   main: `Usage: bun run keys <command> [options]
@@ -93,8 +93,6 @@ already holds a key store or usage. Redis is left as it was.
 `,
 };
 
-class UsageMistake extends Error {}
-
 const dataDir = () => dataDirOf();
 
 const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
@@ -102,16 +100,16 @@ const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
 function parse<const O extends ParseArgsOptionsConfig>(args: string[], options: O, positionals = 0) {
   try {
     const parsed = parseArgs({ args, options: { ...options, ...HELP_OPTION }, allowPositionals: true, strict: true });
-    if (parsed.positionals.length > positionals) throw new UsageMistake(`unexpected argument: ${parsed.positionals[positionals]}`);
+    if (parsed.positionals.length > positionals) throw new ArgumentError(`unexpected argument: ${parsed.positionals[positionals]}`);
     return parsed;
   } catch (err) {
-    throw new UsageMistake((err as Error).message);
+    throw new ArgumentError((err as Error).message);
   }
 }
 
 function planArg(value: string | undefined): PlanName | undefined {
   if (value === undefined) return undefined;
-  if (!isPlan(value)) throw new UsageMistake(`--plan must be one of ${PLAN_NAMES.join(", ")}, not "${value}"`);
+  if (!isPlan(value)) throw new ArgumentError(`--plan must be one of ${PLAN_NAMES.join(", ")}, not "${value}"`);
   return value;
 }
 
@@ -119,9 +117,9 @@ function expiryArg(value: string | undefined, now: number): string | undefined {
   if (value === undefined) return undefined;
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   const ms = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
-  if (!m || new Date(ms).toISOString().slice(0, 10) !== value) throw new UsageMistake(`--expires must be a date as YYYY-MM-DD, not "${value}"`);
+  if (!m || new Date(ms).toISOString().slice(0, 10) !== value) throw new ArgumentError(`--expires must be a date as YYYY-MM-DD, not "${value}"`);
   if (ms <= now) {
-    throw new UsageMistake(
+    throw new ArgumentError(
       `--expires ${value} is not in the future: the key would stop working at 00:00 UTC that day, which has passed ` +
         `(it is now ${new Date(now).toISOString()}). Give a later date, or leave --expires out for a key that does not expire.`,
     );
@@ -139,11 +137,11 @@ async function create(args: string[], store: KeyToolStore): Promise<void> {
     json: { type: "boolean" },
   });
   if (values.help) return void process.stdout.write(HELP.create!);
-  if (!values.name?.trim()) throw new UsageMistake("--name is required");
+  if (!values.name?.trim()) throw new ArgumentError("--name is required");
   const scope = (values.scope ?? "read") as Scope;
-  if (!SCOPES.includes(scope)) throw new UsageMistake(`--scope must be read or full, not "${values.scope}"`);
+  if (!SCOPES.includes(scope)) throw new ArgumentError(`--scope must be read or full, not "${values.scope}"`);
   const account = values.account ?? "default";
-  if (!/^[A-Za-z0-9._-]{1,64}$/.test(account)) throw new UsageMistake("--account must be 1 to 64 letters, digits, '.', '_' or '-'");
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(account)) throw new ArgumentError("--account must be 1 to 64 letters, digits, '.', '_' or '-'");
   const plan = planArg(values.plan);
   const now = Date.now();
   const expiresAt = expiryArg(values.expires, now);
@@ -200,7 +198,7 @@ async function revoke(args: string[], store: KeyToolStore): Promise<void> {
   const { values, positionals } = parse(args, {}, 1);
   if (values.help) return void process.stdout.write(HELP.revoke!);
   const idOrKey = positionals[0];
-  if (!idOrKey) throw new UsageMistake("which key? bun run keys revoke ID|KEY (ids: bun run keys list)");
+  if (!idOrKey) throw new ArgumentError("which key? bun run keys revoke ID|KEY (ids: bun run keys list)");
   const record = await store.update((file) => revokeKey(file, idOrKey, Date.now()));
   console.error(`Revoked ${record.id} ("${record.name}", account ${record.account}) at ${record.revoked_at}.`);
 }
@@ -208,13 +206,13 @@ async function revoke(args: string[], store: KeyToolStore): Promise<void> {
 async function plan(args: string[], store: KeyToolStore): Promise<void> {
   const { values } = parse(args, { account: { type: "string" }, plan: { type: "string" }, rate: { type: "string" } });
   if (values.help) return void process.stdout.write(HELP.plan!);
-  if (!values.account) throw new UsageMistake("--account is required");
+  if (!values.account) throw new ArgumentError("--account is required");
   const p = planArg(values.plan);
-  if (!p) throw new UsageMistake("--plan is required");
+  if (!p) throw new ArgumentError("--plan is required");
   let rate: number | undefined;
   if (values.rate !== undefined) {
     rate = /^[0-9]+$/.test(values.rate) ? Number(values.rate) : NaN;
-    if (!(rate >= 1 && rate <= 1_000_000)) throw new UsageMistake("--rate must be a whole number of requests per second from 1 to 1000000");
+    if (!(rate >= 1 && rate <= 1_000_000)) throw new ArgumentError("--rate must be a whole number of requests per second from 1 to 1000000");
   }
   const a = await store.update((file) => setPlan(file, values.account!, p, rate));
   const limits = limitsOf(a.plan, a.rate);
@@ -294,18 +292,7 @@ if (import.meta.main) {
   }
   const store = keyStoreOf();
   try {
-    if (move) await move(rest);
-    else await run!(rest, store);
-  } catch (err) {
-    if (err instanceof UsageMistake) {
-      console.error(`keys ${command}: ${err.message}\n\n${HELP[command]}`);
-      process.exit(2);
-    }
-    if (err instanceof KeyStoreError || err instanceof UsageError) {
-      console.error(`keys ${command}: ${err.message}`);
-      process.exit(1);
-    }
-    throw err;
+    await mainOf(`keys ${command}`, () => (move ? move(rest) : run!(rest, store)), { usage: `\n${HELP[command]}` });
   } finally {
     store.close();
   }

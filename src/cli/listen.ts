@@ -4,16 +4,14 @@
  */
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
+import { UserError } from "../errors";
 
 export const DEFAULT_PORT = 8080;
 
 /** A refusal to start, with its exit code: 2 for a bad HOST or PORT, 1 for a port in use. */
-export class ListenError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: 1 | 2,
-  ) {
-    super(message);
+export class ListenError extends UserError {
+  constructor(message: string, exitCode: 1 | 2) {
+    super(message, exitCode);
   }
 }
 

@@ -9,6 +9,7 @@ import { mcpTools } from "../mcp";
 import { open } from "../search";
 import { latestSnapshot, SnapshotError } from "../snapshot";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { mainOf } from "./main";
 
 /** Where `bun run start` keeps and finds snapshots (start.ts). */
 const SNAPSHOT_DIR = "snapshots";
@@ -38,19 +39,17 @@ if (import.meta.main) {
     console.error(`mcp: no snapshot in ${SNAPSHOT_DIR}/ (looked from ${process.cwd()}). Build one with bun run start or bun run snapshot:build, or set TOME_SNAPSHOT to a .tome file.`);
     process.exit(1);
   }
-  try {
-    const engine = open(path);
-    const tools = mcpTools(apiContext(engine), { logError: (error) => console.error(error) });
-    await tools.server().connect(new StdioServerTransport());
-    const m = engine.snapshot.meta;
-    console.error(`mcp: serving ${path} (${m.wiki.host}, ${m.indexedPages} pages) over stdio.`);
-    // The client ends the server by closing its stdin.
-    process.stdin.once("end", () => process.exit(0));
-  } catch (err) {
-    if (err instanceof SnapshotError) {
-      console.error(`mcp: ${err.message}`);
-      process.exit(1);
-    }
-    throw err;
-  }
+  await mainOf(
+    "mcp",
+    async () => {
+      const engine = open(path);
+      const tools = mcpTools(apiContext(engine), { logError: (error) => console.error(error) });
+      await tools.server().connect(new StdioServerTransport());
+      const m = engine.snapshot.meta;
+      console.error(`mcp: serving ${path} (${m.wiki.host}, ${m.indexedPages} pages) over stdio.`);
+      // The client ends the server by closing its stdin.
+      process.stdin.once("end", () => process.exit(0));
+    },
+    { alsoUserErrors: [SnapshotError] },
+  );
 }

@@ -6,6 +6,7 @@ import { buildFromDumps, DEFAULT_MEMORY_BYTES } from "../build";
 import { DEFAULT_CHUNK_WORDS, DumpError, type IngestResult } from "../ingest";
 import { SNAPSHOT_EXTENSION, SnapshotError } from "../snapshot";
 import { indexProgress, ingestProgress } from "./progress";
+import { ArgumentError, mainOf } from "./main";
 
 const HELP = `Usage: bun run snapshot:build --dump <path|url> [--dump <path|url> …] [options]
 
@@ -46,16 +47,14 @@ export interface BuildArgs {
 
 export function positiveInt(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^[0-9]+$/.test(value) || Number(value) < 1) throw new UsageError(`--${name} takes a whole number ≥ 1, not "${value}".`);
+  if (!/^[0-9]+$/.test(value) || Number(value) < 1) throw new ArgumentError(`--${name} takes a whole number ≥ 1, not "${value}".`);
   return Number(value);
 }
-
-export class UsageError extends Error {}
 
 export function bytesOf(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const m = /^([0-9]+(?:\.[0-9]+)?)([KMG]?)B?$/i.exec(value.trim());
-  if (!m || Number(m[1]) <= 0) throw new UsageError(`--memory takes a size such as 500M or 2G, not "${value}".`);
+  if (!m || Number(m[1]) <= 0) throw new ArgumentError(`--memory takes a size such as 500M or 2G, not "${value}".`);
   return Math.round(Number(m[1]) * { "": 1, K: 1e3, M: 1e6, G: 1e9 }[m[2]!.toUpperCase() as "" | "K" | "M" | "G"]);
 }
 
@@ -63,14 +62,14 @@ type OptionValues<O extends NonNullable<ParseArgsConfig["options"]>> = ReturnTyp
 
 /**
  * A snapshot script's options, read strictly (no positionals), with -h/--help: the values, or
- * "help". An unknown or malformed option is a UsageError.
+ * "help". An unknown or malformed option is an ArgumentError.
  */
 export function readOptions<const O extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: O): OptionValues<O> | "help" {
   let values: Record<string, unknown>;
   try {
     ({ values } = parseArgs({ args: argv, options: { ...options, help: { type: "boolean", short: "h", default: false } }, strict: true, allowPositionals: false }));
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw new ArgumentError((err as Error).message);
   }
   return values.help ? "help" : (values as OptionValues<O>);
 }
@@ -86,7 +85,7 @@ export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
     memory: { type: "string" },
   });
   if (v === "help") return "help";
-  if (!v.dump?.length) throw new UsageError("no dump given: pass --dump <path|url>.");
+  if (!v.dump?.length) throw new ArgumentError("no dump given: pass --dump <path|url>.");
   return {
     dumps: v.dump,
     out: v.out,
@@ -157,24 +156,18 @@ export async function buildSnapshot(args: BuildArgs, log: (line: string) => void
 }
 
 if (import.meta.main) {
-  try {
-    const args = parseBuildArgs(Bun.argv.slice(2));
-    if (args === "help") {
-      process.stdout.write(HELP);
-      process.exit(0);
-    }
-    await buildSnapshot(args);
-  } catch (err) {
-    if (err instanceof UsageError) {
-      console.error(`snapshot:build: ${err.message}\nRun \`bun run snapshot:build --help\` for usage.`);
-      process.exit(2);
-    }
-    if (err instanceof DumpError || err instanceof SnapshotError) {
-      console.error(`snapshot:build: ${err.message}`);
-      process.exit(1);
-    }
-    throw err;
-  }
+  await mainOf(
+    "snapshot:build",
+    async () => {
+      const args = parseBuildArgs(Bun.argv.slice(2));
+      if (args === "help") {
+        process.stdout.write(HELP);
+        process.exit(0);
+      }
+      await buildSnapshot(args);
+    },
+    { alsoUserErrors: [DumpError, SnapshotError] },
+  );
 }
 
 /**

@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { buildFromPages } from "../build";
 import { readFormat1, SnapshotError } from "../snapshot";
+import { mainOf } from "./main";
 
 const HELP = `Usage: bun run snapshot:convert <old.tome> [--out <new.tome>]
 
@@ -30,16 +31,14 @@ if (import.meta.main) {
     console.error(`snapshot:convert: give one format-1 snapshot, and optionally --out <file>.\nRun \`bun run snapshot:convert --help\` for usage.`);
     process.exit(2);
   }
-  try {
-    const old = readFormat1(inputs[0]!);
-    const target = out ?? inputs[0]!;
-    const report = buildFromPages(old.pages, old.redirects, old.meta, { out: target, chunkWords: old.meta.chunkWords, createdAt: new Date(old.meta.createdAt) });
-    console.error(`converted ${inputs[0]} → ${target}: ${report.meta.indexedPages} pages, ${report.meta.indexedChunks} chunks, ${(report.bytes / 1e6).toFixed(1)} MB.`);
-  } catch (err) {
-    if (err instanceof SnapshotError) {
-      console.error(`snapshot:convert: ${err.message}`);
-      process.exit(1);
-    }
-    throw err;
-  }
+  await mainOf(
+    "snapshot:convert",
+    async () => {
+      const old = readFormat1(inputs[0]!);
+      const target = out ?? inputs[0]!;
+      const report = buildFromPages(old.pages, old.redirects, old.meta, { out: target, chunkWords: old.meta.chunkWords, createdAt: new Date(old.meta.createdAt) });
+      console.error(`converted ${inputs[0]} → ${target}: ${report.meta.indexedPages} pages, ${report.meta.indexedChunks} chunks, ${(report.bytes / 1e6).toFixed(1)} MB.`);
+    },
+    { alsoUserErrors: [SnapshotError] },
+  );
 }

@@ -4,8 +4,9 @@ import { basename, dirname, join } from "node:path";
 import { appliedDays, dayOf, daysToApply, httpPlace, localPlace, nextDay, WIKIMEDIA_INCR, wikiOf, type DumpPlace } from "../build/follow";
 import { latestSnapshot, openSnapshot, SNAPSHOT_EXTENSION } from "../snapshot";
 import { SnapshotError } from "../snapshot";
-import { mainOf, runUpdate } from "./snapshot-update";
-import { bytesOf, positiveInt, readOptions, UsageError } from "./snapshot-build";
+import { ArgumentError, mainOf } from "./main";
+import { runUpdate, SNAPSHOT_USER_ERRORS } from "./snapshot-update";
+import { bytesOf, positiveInt, readOptions } from "./snapshot-build";
 
 const HELP = `Usage: bun run snapshot:follow [options]
 
@@ -76,9 +77,9 @@ function parseFollowArgs(argv: string[]): FollowArgs | "help" {
     workers: { type: "string" },
   });
   if (v === "help") return "help";
-  if (v["start-day"] !== undefined && !/^(19|20)\d{6}$/.test(v["start-day"])) throw new UsageError(`--start-day takes a day as YYYYMMDD, not "${v["start-day"]}".`);
-  if (v.every !== undefined && !(Number(v.every) > 0)) throw new UsageError(`--every takes a number of hours > 0, not "${v.every}".`);
-  if (v.from && v.url) throw new UsageError("--from and --url both say where the dumps are: give one.");
+  if (v["start-day"] !== undefined && !/^(19|20)\d{6}$/.test(v["start-day"])) throw new ArgumentError(`--start-day takes a day as YYYYMMDD, not "${v["start-day"]}".`);
+  if (v.every !== undefined && !(Number(v.every) > 0)) throw new ArgumentError(`--every takes a number of hours > 0, not "${v.every}".`);
+  if (v.from && v.url) throw new ArgumentError("--from and --url both say where the dumps are: give one.");
   return {
     dir: v.dir ?? "snapshots",
     snapshot: v.snapshot,
@@ -100,7 +101,7 @@ async function followOnce(args: FollowArgs, log: (line: string) => void): Promis
   const snapshot = openSnapshot(current);
   const meta = snapshot.meta;
   const wiki = args.wiki ?? wikiOf(meta);
-  if (!wiki) throw new UsageError(`${current} does not name its wiki's database: pass --wiki <dbname> (e.g. enwiki).`);
+  if (!wiki) throw new ArgumentError(`${current} does not name its wiki's database: pass --wiki <dbname> (e.g. enwiki).`);
   const applied = appliedDays(meta);
   let newest = 0;
   for (const ts of snapshot.pages.ts) if (ts > newest) newest = ts;
@@ -150,11 +151,11 @@ function lock(dir: string): () => void {
       } catch {
         alive = false;
       }
-      if (alive) throw new UsageError(`another snapshot:follow (pid ${pid}) is running on ${dir}/; wait for it to finish.`);
+      if (alive) throw new ArgumentError(`another snapshot:follow (pid ${pid}) is running on ${dir}/; wait for it to finish.`);
       rmSync(path, { force: true });
     }
   }
-  throw new UsageError(`cannot take the lock ${path}.`);
+  throw new ArgumentError(`cannot take the lock ${path}.`);
 }
 
 if (import.meta.main) {
@@ -197,5 +198,5 @@ if (import.meta.main) {
     } finally {
       unlock();
     }
-  });
+  }, { alsoUserErrors: SNAPSHOT_USER_ERRORS });
 }

@@ -1,11 +1,12 @@
 /** bun run snapshot:update — a snapshot plus incremental dumps (and deletions) → a new snapshot. */
-import { DeletionsError, readDeletions } from "../build/deletions";
+import { readDeletions } from "../build/deletions";
 import { updateSnapshot, type UpdateReport } from "../build/update";
 import { DEFAULT_MEMORY_BYTES } from "../build";
 import { DumpError } from "../ingest";
 import { SnapshotError } from "../snapshot";
 import { indexProgress, ingestProgress } from "./progress";
-import { bytesOf, logSources, peakMemoryBytes, positiveInt, readOptions, UsageError } from "./snapshot-build";
+import { ArgumentError, mainOf } from "./main";
+import { bytesOf, logSources, peakMemoryBytes, positiveInt, readOptions } from "./snapshot-build";
 
 const HELP = `Usage: bun run snapshot:update --base <snapshot> --dump <path|url> [--dump …] [--deleted <file>] --out <snapshot>
 
@@ -68,9 +69,9 @@ export function parseUpdateArgs(argv: string[]): UpdateArgs | "help" {
     workers: { type: "string" },
   });
   if (v === "help") return "help";
-  if (!v.base) throw new UsageError("no base given: pass --base <snapshot>.");
-  if (!v.dump?.length && !v.deleted) throw new UsageError("nothing to apply: pass --dump <path|url> (or --deleted <file>).");
-  if (!v.out) throw new UsageError("no output given: pass --out <snapshot>.");
+  if (!v.base) throw new ArgumentError("no base given: pass --base <snapshot>.");
+  if (!v.dump?.length && !v.deleted) throw new ArgumentError("nothing to apply: pass --dump <path|url> (or --deleted <file>).");
+  if (!v.out) throw new ArgumentError("no output given: pass --out <snapshot>.");
   return { base: v.base, dumps: v.dump ?? [], deleted: v.deleted, out: v.out, memoryBytes: bytesOf(v.memory), workers: positiveInt("workers", v.workers) };
 }
 
@@ -110,22 +111,8 @@ export async function runUpdate(args: UpdateArgs, log: (line: string) => void = 
   return report;
 }
 
-/** Runs a command's main, turning the errors a user can fix into one line and an exit code. */
-export async function mainOf(name: string, run: () => Promise<void>): Promise<void> {
-  try {
-    await run();
-  } catch (err) {
-    if (err instanceof UsageError) {
-      console.error(`${name}: ${err.message}\nRun \`bun run ${name} --help\` for usage.`);
-      process.exit(2);
-    }
-    if (err instanceof DumpError || err instanceof SnapshotError || err instanceof DeletionsError) {
-      console.error(`${name}: ${err.message}`);
-      process.exit(1);
-    }
-    throw err;
-  }
-}
+/** The errors of snapshot:update and :follow that are the user's to fix, beside UserErrors (mainOf). */
+export const SNAPSHOT_USER_ERRORS = [DumpError, SnapshotError];
 
 if (import.meta.main) {
   await mainOf("snapshot:update", async () => {
@@ -135,5 +122,5 @@ if (import.meta.main) {
       return;
     }
     await runUpdate(args);
-  });
+  }, { alsoUserErrors: SNAPSHOT_USER_ERRORS });
 }

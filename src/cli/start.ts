@@ -8,7 +8,7 @@
  * what is missing (src/cli/run.sh).
  */
 import { existsSync } from "node:fs";
-import { Access, createKey, DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND, KeyStoreError, updateKeyFile, UsageError } from "../access";
+import { Access, createKey, DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND, updateKeyFile } from "../access";
 import { checkRedisUrl, RedisAccess } from "../access/redis";
 import { createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
@@ -16,7 +16,8 @@ import { open } from "../search";
 import { latestSnapshot, SnapshotError } from "../snapshot";
 import { buildSnapshot } from "./snapshot-build";
 import { newestIn, pinned, SnapshotSwapper } from "./swap";
-import { describeListening, ensurePortFree, listenFailure, ListenError, readAddress } from "./listen";
+import { describeListening, ensurePortFree, listenFailure, readAddress } from "./listen";
+import { mainOf } from "./main";
 
 export const DEFAULT_DUMP = "https://dumps.wikimedia.org/simplewiki/latest/simplewiki-latest-pages-articles.xml.bz2";
 const SNAPSHOT_DIR = "snapshots";
@@ -168,81 +169,75 @@ if (import.meta.main) {
     console.error(`start: it takes no arguments, not "${Bun.argv.slice(2).join(" ")}": its settings are environment variables, e.g. PORT=8081 bun run start (see --help).`);
     process.exit(2);
   }
-  try {
-    const access = openAccess();
-    // Connecting early; an unreachable Redis is not fatal (503 until it answers).
-    if (access instanceof RedisAccess) await access.start();
-    const adminToken = adminTokenOf();
-    const watch = watchSnapshots();
-    const address = await readAddress();
-    // Checked before a snapshot build or load that can take minutes, and again just before serving.
-    ensurePortFree(address);
-    const path = await ensureSnapshot();
-    const started = performance.now();
-    const tome = open(path);
-    // All of it mapped from this file now: a newer snapshot renamed over the same name later is swapped in, never read through this one.
-    tome.snapshot.container.mapAll();
-    const m = tome.snapshot.meta;
-    console.error(
-      `Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
-    );
-    ensurePortFree(address);
-    const requests = stdoutLog();
-    let running: ReturnType<typeof serve>;
-    // A snapshot swapped out is let go after its last request; collected soon after, so that its memory goes back at once.
-    const onFreed = (freed: { path: string }) =>
-      setTimeout(() => {
-        const started = performance.now();
-        Bun.gc(true);
-        console.error(`swap: ${freed.path} is let go: its requests in flight are answered (collected in ${(performance.now() - started).toFixed(0)} ms).`);
-      }, 0);
-    const app = createApp(tome, { access, log: requests.sink, adminToken, onFreed });
-    try {
-      running = serve(app, address);
-    } catch (err) {
-      throw listenFailure(err, address);
-    }
-    if (access instanceof Access) access.start();
-    // The sections are hashed in the background (hashing them before serving would take minutes
-    // at full size); a damaged snapshot stops the server rather than being served.
-    void tome.snapshot.container.verify().then((damaged) => {
-      if (!damaged.length) return;
-      // Swapped out meanwhile: it no longer matters.
-      if (app.served().engine !== tome) return console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); it is no longer served.`);
-      console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); stopping. Rebuild it with \`bun run snapshot:build\`, or copy it again.`);
-      process.exit(1);
-    });
-    if (access instanceof Access) announceKeys(access);
-    else if (access) await announceRedisKeys(access);
-    const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
-    console.error(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
-    const source = process.env.TOME_SNAPSHOT ? pinned(path) : newestIn(SNAPSHOT_DIR);
-    const swapper = new SnapshotSwapper(app, source, (line) => console.error(line));
-    process.on("SIGHUP", () => void swapper.check("SIGHUP"));
-    const watching = watch && swapper.watch();
-    const what = process.env.TOME_SNAPSHOT ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
-    console.error(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
-    const stop = async (signal: string) => {
-      console.error(`${signal}: no new connections; finishing the requests in flight.`);
-      swapper.stop();
-      const before = running.answered();
-      await running.stop();
-      await requests.flush();
-      access?.stop();
-      console.error(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
-      process.exit(0);
-    };
-    process.once("SIGTERM", () => void stop("SIGTERM"));
-    process.once("SIGINT", () => void stop("SIGINT"));
-  } catch (err) {
-    if (err instanceof ListenError) {
-      console.error(`start: ${err.message}`);
-      process.exit(err.exitCode);
-    }
-    if (err instanceof DumpError || err instanceof SnapshotError || err instanceof KeyStoreError || err instanceof UsageError) {
-      console.error(`start: ${err.message}`);
-      process.exit(1);
-    }
-    throw err;
-  }
+  await mainOf(
+    "start",
+    async () => {
+      const access = openAccess();
+      // Connecting early; an unreachable Redis is not fatal (503 until it answers).
+      if (access instanceof RedisAccess) await access.start();
+      const adminToken = adminTokenOf();
+      const watch = watchSnapshots();
+      const address = await readAddress();
+      // Checked before a snapshot build or load that can take minutes, and again just before serving.
+      ensurePortFree(address);
+      const path = await ensureSnapshot();
+      const started = performance.now();
+      const tome = open(path);
+      // All of it mapped from this file now: a newer snapshot renamed over the same name later is swapped in, never read through this one.
+      tome.snapshot.container.mapAll();
+      const m = tome.snapshot.meta;
+      console.error(
+        `Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
+      );
+      ensurePortFree(address);
+      const requests = stdoutLog();
+      let running: ReturnType<typeof serve>;
+      // A snapshot swapped out is let go after its last request; collected soon after, so that its memory goes back at once.
+      const onFreed = (freed: { path: string }) =>
+        setTimeout(() => {
+          const started = performance.now();
+          Bun.gc(true);
+          console.error(`swap: ${freed.path} is let go: its requests in flight are answered (collected in ${(performance.now() - started).toFixed(0)} ms).`);
+        }, 0);
+      const app = createApp(tome, { access, log: requests.sink, adminToken, onFreed });
+      try {
+        running = serve(app, address);
+      } catch (err) {
+        throw listenFailure(err, address);
+      }
+      if (access instanceof Access) access.start();
+      // The sections are hashed in the background (hashing them before serving would take minutes
+      // at full size); a damaged snapshot stops the server rather than being served.
+      void tome.snapshot.container.verify().then((damaged) => {
+        if (!damaged.length) return;
+        // Swapped out meanwhile: it no longer matters.
+        if (app.served().engine !== tome) return console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); it is no longer served.`);
+        console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); stopping. Rebuild it with \`bun run snapshot:build\`, or copy it again.`);
+        process.exit(1);
+      });
+      if (access instanceof Access) announceKeys(access);
+      else if (access) await announceRedisKeys(access);
+      const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
+      console.error(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
+      const source = process.env.TOME_SNAPSHOT ? pinned(path) : newestIn(SNAPSHOT_DIR);
+      const swapper = new SnapshotSwapper(app, source, (line) => console.error(line));
+      process.on("SIGHUP", () => void swapper.check("SIGHUP"));
+      const watching = watch && swapper.watch();
+      const what = process.env.TOME_SNAPSHOT ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
+      console.error(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
+      const stop = async (signal: string) => {
+        console.error(`${signal}: no new connections; finishing the requests in flight.`);
+        swapper.stop();
+        const before = running.answered();
+        await running.stop();
+        await requests.flush();
+        access?.stop();
+        console.error(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
+        process.exit(0);
+      };
+      process.once("SIGTERM", () => void stop("SIGTERM"));
+      process.once("SIGINT", () => void stop("SIGINT"));
+    },
+    { alsoUserErrors: [DumpError, SnapshotError] },
+  );
 }

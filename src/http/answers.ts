@@ -5,11 +5,12 @@
  */
 import type { Engine } from "../search";
 import type { Attributions } from "./attribution";
-import { ApiError, notFound } from "./errors";
+import { apiError, ERRORS, notFound } from "./errors";
 import type { Resources } from "./resources";
+import { MAX_CHUNKS_DEFAULT } from "./schemas";
 
 /** D13: lucky shows all of the page's chunks, as a page answer's default window. */
-const LUCKY_CHUNKS = 10_000;
+const LUCKY_CHUNKS = MAX_CHUNKS_DEFAULT;
 
 /** Told the engine's own time for a search or lucky lookup (the key's work share, D25). */
 type Meter = (ms: number) => void;
@@ -40,7 +41,7 @@ export function answers(engine: Engine, resources: Resources, attributions: Attr
 
     page(pageId: number, q: { offset: number; max_chunks: number; format: string }) {
       const page = engine.page(pageId);
-      if (!page) throw notFound(`There is no page with id ${pageId}.`);
+      if (!page) throw notFound(`page with id ${pageId}`);
       const results = resources.chunks(page, q.offset, q.max_chunks);
       const shown = resources.page(page);
       return {
@@ -55,7 +56,7 @@ export function answers(engine: Engine, resources: Resources, attributions: Attr
     chunk(id: string) {
       const [pageId, index] = id.split("_").map(Number) as [number, number];
       const page = engine.page(pageId);
-      if (!page || index >= page.chunks.length) throw notFound(`There is no chunk with id ${id}.`);
+      if (!page || index >= page.chunks.length) throw notFound(`chunk with id ${id}`);
       return { page, chunk: resources.chunk(page, index) };
     },
 
@@ -67,7 +68,7 @@ export function answers(engine: Engine, resources: Resources, attributions: Attr
     lucky(q: { q: string; format: string }, meter?: Meter) {
       const started = performance.now();
       const found = engine.lucky(q.q);
-      if (!found) throw new ApiError(404, "no results found", "No page matches this query.");
+      if (!found) throw apiError(ERRORS.noResults);
       meter?.(found.processingTimeMs);
       const { page } = found;
       const shown = resources.luckyPage(page);

@@ -14,7 +14,7 @@ import type { Engine, SearchWork } from "../search";
 import { apiContext, type ApiContext } from "./context";
 import { CurrentSnapshot, type Served } from "./current";
 import { DOCS_PATH, OPENAPI_PATH, openApi } from "./docs";
-import { ApiError, INTERNAL_ERROR } from "./errors";
+import { ApiError, errorBody, ERRORS, INTERNAL_ERROR, noSuchRoute } from "./errors";
 import { Metrics } from "./metrics";
 import { compose, exchange, type Step } from "./pipeline";
 import { aboutRoutes } from "./routes/about";
@@ -164,13 +164,13 @@ function snapshotRoutes(ctx: ApiContext, pdf: PdfRenderService, logError: (error
         return error.body;
       }
       if (code === "NOT_FOUND") {
-        set.status = 404;
-        return { error: "not found", message: `There is no such route. The API is described at ${OPENAPI_PATH}.` };
+        set.status = ERRORS.notFound.status;
+        return errorBody(ERRORS.notFound, noSuchRoute(OPENAPI_PATH));
       }
       // The strict reader (params.ts) refuses every bad request before Elysia's validation
       // runs, so anything left is a fault of ours, as is a response that fails its schema.
       logError(error, request);
-      set.status = 500;
+      set.status = ERRORS.internalError.status;
       return INTERNAL_ERROR;
     })
     .use(openApi())

@@ -6,12 +6,14 @@
  */
 import { Type as t, type TSchema } from "@sinclair/typebox";
 import { Elysia, type DocumentDecoration } from "elysia";
+import { COST } from "../access";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ALSO_AT, openApiDocument, RESPONSE_DOC, type ApiRoute, type HeaderDoc, type ResponseDoc } from "./openapi";
 import * as schemas from "./schemas";
 import { ErrorBody, LimitErrorBody } from "./schemas";
 import { EXAMPLE } from "./examples";
+import { errorBody, ERRORS } from "./errors";
 
 export const OPENAPI_PATH = "/v1/openapi.json";
 export const DOCS_PATH = "/docs";
@@ -73,7 +75,7 @@ export const PDF_HEADERS: Headers = {
     { type: "string" },
     `attachment; filename="Albedo.pdf"; filename*=UTF-8''Albedo.pdf`,
   ),
-  "X-Credit-Cost": header("Credits this response cost: a PDF costs 10; a HEAD that rendered nothing, 0", { type: "integer", enum: [0, 10] }, 10),
+  "X-Credit-Cost": header(`Credits this response cost: a PDF costs ${COST.pdf}; a HEAD that rendered nothing, 0`, { type: "integer", enum: [0, COST.pdf] }, COST.pdf),
 };
 
 /** Sent with an answer that says when to come back. */
@@ -106,11 +108,11 @@ export function alsoAt(path: string, operationId: string, summary: string): Docu
 export const KEY_ERRORS = {
   401: described(ErrorBody, "`unauthorized`: no API key in X-API-Key or Authorization: Bearer", {
     headers: COMMON_HEADERS,
-    examples: { unauthorized: { error: "unauthorized", message: "An API key is required via the X-API-Key header (or Authorization: Bearer <key>)." } },
+    examples: { [ERRORS.unauthorized.code]: errorBody(ERRORS.unauthorized, "An API key is required via the X-API-Key header (or Authorization: Bearer <key>).") },
   }),
   403: described(ErrorBody, "`forbidden`: the key is malformed, unknown, revoked or expired", {
     headers: COMMON_HEADERS,
-    examples: { forbidden: { error: "forbidden", message: "The API key is invalid or revoked." } },
+    examples: { [ERRORS.forbidden.code]: errorBody(ERRORS.forbidden, "The API key is invalid or revoked.") },
   }),
   429: described(
     LimitErrorBody,
@@ -118,10 +120,12 @@ export const KEY_ERRORS = {
     {
       headers: RETRY_HEADERS,
       examples: {
-        rate_limit_exceeded: { error: "rate_limit_exceeded", message: "Too many requests: this key's plan allows 10 per second. Retry after 1 s.", retry_after: 1 },
-        quota_exceeded: {
-          error: "quota_exceeded",
-          message: "The monthly quota lacks the 10 credits this request costs: 5 of 5000 remain until 2025-12-01T00:00:00.000Z.",
+        [ERRORS.rateLimitExceeded.code]: {
+          ...errorBody(ERRORS.rateLimitExceeded, "Too many requests: this key's plan allows 10 per second. Retry after 1 s."),
+          retry_after: 1,
+        },
+        [ERRORS.quotaExceeded.code]: {
+          ...errorBody(ERRORS.quotaExceeded, COST.pdf, 5, 5000, Date.UTC(2025, 11, 1) / 1000),
           quota_limit: 5000,
           quota_used: 4995,
           retry_after: 86400,
@@ -159,7 +163,7 @@ const INFO = {
     "Searches and serves encyclopedia article text, cleaned and cut into passages (chunks), with source and license attribution.",
     "",
     "**Keys.** Every /v1 route needs an API key, sent as `X-API-Key: wk_…` or `Authorization: Bearer wk_…`; /healthz, /docs and this document do not. " +
-      "Each key has a rate limit in requests per second, and its account a monthly quota of credits: a successful response costs 1 credit, a PDF 10; " +
+      `Each key has a rate limit in requests per second, and its account a monthly quota of credits: a successful response costs ${COST.request} credit, a PDF ${COST.pdf}; ` +
       "errors and refusals cost nothing. Every response to a keyed request reports both in its X-RateLimit-* and X-Quota-* headers.",
     "",
     "**Caching.** Pages, chunks, changes, the license, the metadata and PDFs carry an `ETag` and `Cache-Control: private, no-cache`. " +

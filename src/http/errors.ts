@@ -1,5 +1,62 @@
-/** D1: every error the API sends is `{error, message, details?}`; 500s say nothing about the server. */
+/**
+ * Every error code the API sends, with its HTTP status and its message: the one list (D1's
+ * `{error, message, details?}` bodies), as Meilisearch's error.rs lists its codes. Routes,
+ * steps and the strict reader name a row here rather than writing a code out; 500s say
+ * nothing about the server. api.md section 7 and decisions.md D1 name most codes: `spec`
+ * says which, and test/errors.test.ts holds the table and the spec to each other.
+ *
+ * Not here: the key store's refusals (access/grant.ts, access/redis/access.ts) write
+ * `unauthorized`, `forbidden` and `service_unavailable` in the access layer, below HTTP;
+ * test/errors.test.ts checks that they send these rows' codes and statuses.
+ */
 import type { ErrorBody } from "./schemas";
+
+/** One code: its status, where the spec names it ("tome": Tome's own, beyond the spec), and its message. */
+export interface ErrorRow<A extends unknown[] = never[]> {
+  readonly status: number;
+  readonly code: string;
+  readonly spec: "api.md" | "D1" | "tome";
+  readonly message: (...args: A) => string;
+}
+
+const row = <A extends unknown[]>(status: number, code: string, spec: ErrorRow["spec"], message: (...args: A) => string): ErrorRow<A> => ({
+  status,
+  code,
+  spec,
+  message,
+});
+
+/** A parameter's value broken a rule: "limit must be an integer from 1 to 50 (base-10 digits)." */
+const mustBe = (parameter: string, constraint: string) => `${parameter} must be ${constraint}.`;
+const given = (message: string) => message;
+
+export const ERRORS = {
+  missingQ: row(400, "missing q", "api.md", () => "The query parameter q is required."),
+  pageIdNotInteger: row(400, "page_id must be an integer", "api.md", mustBe),
+  sinceFormat: row(400, "since must be unix seconds or RFC3339", "api.md", () =>
+    "since must be Unix seconds (digits only) or an RFC 3339 date-time with a zone, such as 2016-01-31T12:00:00Z.",
+  ),
+  invalidParameter: row(400, "invalid_parameter", "D1", mustBe),
+  badRequest: row(400, "bad_request", "tome", () =>
+    "The request has no valid Host header, so its address cannot be read. Send Host: with the server's name or address.",
+  ),
+  unauthorized: row(401, "unauthorized", "api.md", given),
+  forbidden: row(403, "forbidden", "api.md", given),
+  notFound: row(404, "not found", "api.md", (what: string) => `There is no ${what}.`),
+  pageNotFound: row(404, "page not found", "api.md", (pageId: number) => `There is no page with id ${pageId}.`),
+  noResults: row(404, "no results found", "api.md", () => "No page matches this query."),
+  methodNotAllowed: row(405, "method not allowed", "tome", given),
+  rateLimitExceeded: row(429, "rate_limit_exceeded", "api.md", given),
+  quotaExceeded: row(429, "quota_exceeded", "api.md", (cost: number, remaining: number, limit: number, reset: number) =>
+    `The monthly quota lacks the ${cost} credit${cost > 1 ? "s" : ""} this request costs: ${remaining} of ${limit} remain until ${new Date(reset * 1000).toISOString()}.`,
+  ),
+  pdfFailed: row(500, "PDF generation failed", "api.md", () => "The PDF could not be generated; nothing was charged. Please try again later."),
+  internalError: row(500, "internal_error", "D1", () => "The server failed to answer this request. It has been logged; please try again later."),
+  serviceUnavailable: row(503, "service_unavailable", "tome", given),
+} as const;
+
+/** The unknown route's 404 (D1), wherever it is answered. */
+export const noSuchRoute = (openApiPath: string) => ERRORS.notFound.message(`such route. The API is described at ${openApiPath}`);
 
 /** An error the client should see, with its status and D1 body. */
 export class ApiError extends Error {
@@ -24,14 +81,49 @@ export class ApiError extends Error {
   }
 }
 
-/** D1's `invalid_parameter`, for the cases api.md leaves open. */
-export function invalidParameter(parameter: string, value: string, constraint: string): ApiError {
-  return new ApiError(400, "invalid_parameter", `${parameter} must be ${constraint}.`, { parameter, value: value.slice(0, 200), constraint });
+/** The error of a row, its message made from args. */
+export function apiError<A extends unknown[]>(row: ErrorRow<A>, ...args: A): ApiError {
+  return new ApiError(row.status, row.code, row.message(...args));
 }
 
-export const notFound = (message: string) => new ApiError(404, "not found", message);
+/** A row's body, for the steps that answer before the routes (and for the OpenAPI examples). */
+export function errorBody<A extends unknown[]>(row: ErrorRow<A>, ...args: A): { error: string; message: string } {
+  return { error: row.code, message: row.message(...args) };
+}
 
-export const INTERNAL_ERROR: ErrorBody = {
-  error: "internal_error",
-  message: "The server failed to answer this request. It has been logged; please try again later.",
-};
+/** A row's answer as a Response, for the steps. */
+export function errorResponse<A extends unknown[]>(row: ErrorRow<A>, args: A, init: { headers?: Record<string, string>; extra?: Record<string, number> } = {}): Response {
+  return Response.json({ ...errorBody(row, ...args), ...init.extra }, { status: row.status, headers: init.headers });
+}
+
+/** Rows whose message is "parameter must be constraint.", the ones a parameter's value can break. */
+export type ParameterRow = typeof ERRORS.invalidParameter | typeof ERRORS.pageIdNotInteger;
+
+/**
+ * A parameter's value refused, with D1's details: which parameter, its value (at most 200
+ * characters of it) and the rule. The row is D1's invalid_parameter unless api.md names one.
+ */
+export function parameterError(
+  parameter: string,
+  value: string,
+  constraint: string,
+  row: ParameterRow = ERRORS.invalidParameter,
+  message = row.message(parameter, constraint),
+): ApiError {
+  return new ApiError(row.status, row.code, message, { parameter, value: value.slice(0, 200), constraint });
+}
+
+/** D1's `invalid_parameter`, for the cases api.md leaves open. */
+export const invalidParameter = (parameter: string, value: string, constraint: string): ApiError => parameterError(parameter, value, constraint);
+
+/**
+ * D6's `missing q`; a required parameter by another name (the MCP tools' page_id or id) is
+ * refused the same way, `missing <name>`.
+ */
+export function missingParameter(name: string, message: string): ApiError {
+  return new ApiError(ERRORS.missingQ.status, name === "q" ? ERRORS.missingQ.code : `missing ${name}`, message);
+}
+
+export const notFound = (what: string) => apiError(ERRORS.notFound, what);
+
+export const INTERNAL_ERROR: ErrorBody = errorBody(ERRORS.internalError);

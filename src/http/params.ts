@@ -9,7 +9,7 @@
  * Unknown parameters are ignored (D3).
  */
 import { CloneType, Kind, type Static, type TObject, type TSchema } from "@sinclair/typebox";
-import { ApiError, invalidParameter } from "./errors";
+import { invalidParameter, missingParameter, parameterError, type ParameterRow } from "./errors";
 import { MAX_INTEGER } from "./schemas";
 import { quotaRefusal } from "./steps/keys";
 
@@ -24,13 +24,44 @@ export type Filled<T extends TObject> = Static<T> & {
   [K in keyof T["properties"] as T["properties"][K] extends { default: unknown } ? K : never]-?: Exclude<Static<T["properties"][K]>, undefined>;
 };
 
+/** Readers of properties by name (ReadOptions.readers). */
+type Readers = Record<string, Reader>;
+
+/** What a schema's properties are once read: defaults filled in, and a custom reader's property of the type it returns. */
+export type ReadOf<T extends TObject | undefined, R extends Readers = {}> = T extends TObject
+  ? Omit<Filled<T>, keyof R> & { [K in keyof R & keyof T["properties"]]: ReturnType<R[K]> }
+  : undefined;
+
+/** What a route's handler is given: its query and path parameters as read, and the request. */
+export interface RouteInput<Q extends TObject | undefined, P extends TObject | undefined, R extends Readers = {}> {
+  query: ReadOf<Q, R>;
+  params: ReadOf<P, R>;
+  request: Request;
+}
+
 /**
- * A route's schemas and the Elysia transform hook that reads them strictly: spread it into
- * the route's options. Elysia documents and types the route from `query`/`params`; the hook
+ * A route's strict reading and its handler, typed from its TypeBox schemas: spread `hooks`
+ * into the route's options and pass `handler` as its handler. The handler gets the query and
+ * path parameters as the transform hook read them (strict), typed from the schemas.
+ */
+export function route<Q extends TObject | undefined = undefined, P extends TObject | undefined = undefined, R extends Readers = {}, T = unknown>(
+  spec: { query?: Q; params?: P; readers?: R; codes?: ReadOptions["codes"] },
+  handle: (input: RouteInput<Q, P, R>) => T,
+) {
+  return {
+    hooks: strict(spec),
+    // The one cast: strict's transform has put what readQuery and readParams return in place of Elysia's own parse.
+    handler: (ctx: { query: unknown; params: unknown; request: Request }): T => handle(ctx as RouteInput<Q, P, R>),
+  };
+}
+
+/**
+ * A route's schemas and the Elysia transform hook that reads them strictly (route() spreads it
+ * into the route's options). Elysia documents and types the route from `query`/`params`; the hook
  * replaces its lenient parse with the strict one, before Elysia's own validation (which then
  * sees typed values).
  */
-export function strict<Q extends TObject | undefined = undefined, P extends TObject | undefined = undefined>(
+function strict<Q extends TObject | undefined = undefined, P extends TObject | undefined = undefined>(
   spec: { query?: Q; params?: P } & ReadOptions,
 ): { query: Q; params: P; transform: (ctx: { request: Request; query: unknown; params: unknown }) => void } {
   // Elysia rewrites a route's schemas in place for its coercion: read from copies of the originals.
@@ -63,8 +94,8 @@ type Reader = (raw: string) => unknown;
 export interface ReadOptions {
   /** Readers for properties whose rule no schema keyword states (e.g. D12's `since`). */
   readers?: Record<string, Reader>;
-  /** The error code for any invalid value of a property, where api.md names one. */
-  codes?: Record<string, string>;
+  /** The error row for any invalid value of a property, where api.md names one (errors.ts). */
+  codes?: Record<string, ParameterRow>;
 }
 
 /** The query string of `url` as the schema's typed object, defaults filled in. */
@@ -79,7 +110,7 @@ export function readQuery<T extends TObject>(schema: T, url: string, options: Re
     let raw = values[0];
     if (raw !== undefined && prop["x-trimmed"]) raw = raw.trim();
     if (raw === undefined || (raw === "" && required.has(name))) {
-      if (required.has(name)) throw new ApiError(400, `missing ${name}`, `The query parameter ${name} is required.`);
+      if (required.has(name)) throw missingParameter(name, `The query parameter ${name} is required.`);
       if (prop.default !== undefined) out[name] = prop.default;
       continue;
     }
@@ -100,10 +131,7 @@ export function readParams<T extends TObject>(schema: T, params: Record<string, 
 function read(name: string, prop: TSchema, raw: string, options: ReadOptions): unknown {
   const custom = options.readers?.[name];
   if (custom) return custom(raw);
-  const fail = (constraint: string) => {
-    const code = options.codes?.[name];
-    return code ? new ApiError(400, code, `${name} must be ${constraint}.`, { parameter: name, value: raw, constraint }) : invalidParameter(name, raw, constraint);
-  };
+  const fail = (constraint: string) => parameterError(name, raw, constraint, options.codes?.[name]);
   if (prop.type === "integer") {
     const lo = (prop.minimum as number | undefined) ?? 0;
     const hi = (prop.maximum as number | undefined) ?? MAX_INTEGER;

@@ -5,10 +5,15 @@
  * (D…) are in ../shared/spec/decisions.md.
  */
 import { Kind, Type as t, TypeRegistry, type Static, type TSchema } from "@sinclair/typebox";
+import { DEFAULTS } from "../search";
+import { ERRORS } from "./errors";
 import { EXAMPLE } from "./examples";
 
 /** D3: integers up to 2^53-1. */
 export const MAX_INTEGER = Number.MAX_SAFE_INTEGER;
+
+/** api.md 4.2's max_chunks default: a page's chunks when none is given, and all lucky's page returns (api.md 4.5). */
+export const MAX_CHUNKS_DEFAULT = 10_000;
 
 const Url = (example: string, description?: string) => t.String({ format: "uri", ...(description ? { description } : {}), examples: [example] });
 const PageId = t.Integer({ description: "Page id in the source wiki", examples: [EXAMPLE.page.page_id] });
@@ -154,7 +159,7 @@ export const ChunkWindow = t.Object(
   {
     results: t.Array(PageChunk),
     offset: count("Chunks skipped", 0),
-    limit: count("The applied max_chunks", 10000),
+    limit: count("The applied max_chunks", MAX_CHUNKS_DEFAULT),
     total: count("Chunks in the page", EXAMPLE.chunk.chunks_in_page),
   },
   { description: "A window of a page's chunks, in order" },
@@ -172,7 +177,7 @@ export const SearchResponse = t.Object({
   hits: t.Array(SearchHit),
   query: t.String({ description: "The query as given", examples: [EXAMPLE.query] }),
   processingTimeMs,
-  limit: count("Hits per page", 10),
+  limit: count("Hits per page", DEFAULTS.limit),
   offset: count("Hits skipped", 0),
   estimatedTotalHits: count("Matching pages; with page_id, matching chunks of that page", EXAMPLE.total_hits),
   attribution: Attribution,
@@ -291,7 +296,7 @@ export const Health = t.Object({
 
 export const ErrorBody = t.Object(
   {
-    error: t.String({ description: "The error's code, such as `missing q`, `not found` or `invalid_parameter`", examples: ["invalid_parameter"] }),
+    error: t.String({ description: "The error's code, such as `missing q`, `not found` or `invalid_parameter`", examples: [ERRORS.invalidParameter.code] }),
     message: t.String({ description: "What went wrong and what to do, in a sentence", examples: ["limit must be an integer from 1 to 50 (base-10 digits)."] }),
     details: t.Optional(
       t.Object(
@@ -309,7 +314,7 @@ export const ErrorBody = t.Object(
 
 export const LimitErrorBody = t.Object(
   {
-    error: t.Union([t.Literal("rate_limit_exceeded"), t.Literal("quota_exceeded")]),
+    error: t.Union([t.Literal(ERRORS.rateLimitExceeded.code), t.Literal(ERRORS.quotaExceeded.code)]),
     message: t.String({ description: "What went wrong and when to retry", examples: ["Too many requests: this key's plan allows 10 per second. Retry after 1 s."] }),
     retry_after: t.Integer({ description: "Whole seconds to wait, as Retry-After", examples: [1] }),
     quota_limit: t.Optional(t.Integer({ description: "With quota_exceeded: the month's credits", examples: [5000] })),
@@ -320,7 +325,7 @@ export const LimitErrorBody = t.Object(
 
 export const UnavailableBody = t.Object(
   {
-    error: t.Literal("service_unavailable"),
+    error: t.Literal(ERRORS.serviceUnavailable.code),
     message: t.String({ examples: ["Too many PDFs are being rendered; nothing was charged. Retry after 4 s."] }),
     retry_after: t.Integer({ description: "Whole seconds to wait, as Retry-After", examples: [4] }),
   },
@@ -329,10 +334,19 @@ export const UnavailableBody = t.Object(
 
 // ---- requests ----
 
+/**
+ * The schema with a default, which its type states too (TypeBox's types leave options out):
+ * params.ts's Filled then makes the property required once read.
+ */
+function withDefault<T extends TSchema, D extends Static<T>>(schema: T, value: D): T & { default: D } {
+  return Object.assign(schema, { default: value });
+}
+
 function int(minimum: number, maximum: number, def: number, description: string): ReturnType<typeof t.Integer> & { default: number };
 function int(minimum: number, maximum: number, def: undefined, description: string): ReturnType<typeof t.Integer>;
 function int(minimum: number, maximum: number, def: number | undefined, description: string) {
-  return t.Integer(def === undefined ? { minimum, maximum, description } : { minimum, maximum, default: def, description });
+  const schema = t.Integer({ minimum, maximum, description });
+  return def === undefined ? schema : withDefault(schema, def);
 }
 
 export const SearchQuery = t.Object({
@@ -343,27 +357,30 @@ export const SearchQuery = t.Object({
     description: "Search query: 1 to 500 characters, leading and trailing spaces ignored. Text in double quotes must match as a phrase.",
     examples: [EXAMPLE.query],
   }),
-  limit: t.Optional(int(1, 50, 10, "Hits per page")),
-  offset: t.Optional(int(0, 1_000_000, 0, "Hits to skip")),
+  limit: t.Optional(int(1, 50, DEFAULTS.limit, "Hits per page")),
+  offset: t.Optional(int(0, 1_000_000, DEFAULTS.offset, "Hits to skip")),
   page_id: t.Optional(int(0, MAX_INTEGER, undefined, "Search only this page: its matching chunks, each a hit")),
-  crop_length: t.Optional(int(50, 2000, 400, "Length of `_formatted.text` in characters")),
+  crop_length: t.Optional(int(50, 2000, DEFAULTS.cropLength, "Length of `_formatted.text` in characters")),
   highlight: t.Optional(
-    t.Boolean({ default: true, description: "Wrap matches in `<em>` in `_formatted`: true, false, 1 or 0, any case" }) as ReturnType<typeof t.Boolean> & { default: boolean },
+    withDefault(t.Boolean({ description: "Wrap matches in `<em>` in `_formatted`: true, false, 1 or 0, any case" }), DEFAULTS.highlight),
   ),
 });
 
 const Format = (def: "chunks" | "concat") =>
-  t.Union([t.Literal("chunks"), t.Literal("concat")], { default: def, description: "chunks, or concat to add the chunks' text joined in one text field" }) as ReturnType<
-    typeof t.Union<[ReturnType<typeof t.Literal<"chunks">>, ReturnType<typeof t.Literal<"concat">>]>
-  > & { default: string };
+  withDefault(t.Union([t.Literal("chunks"), t.Literal("concat")], { description: "chunks, or concat to add the chunks' text joined in one text field" }), def);
 
 export const PageParams = t.Object({
   page_id: t.Integer({ minimum: 0, maximum: MAX_INTEGER, description: "Page id (base-10 digits)", examples: [EXAMPLE.page.page_id] }),
 });
 
+/** The PDF's page id: as PageParams, read with or without ".pdf" (routes/pdf.ts's reader). */
+export const PdfParams = t.Object({
+  page_id: t.Integer({ minimum: 0, maximum: MAX_INTEGER, description: "Page id (base-10 digits)", examples: [EXAMPLE.page.page_id] }),
+});
+
 export const PageQuery = t.Object({
   format: t.Optional(Format("chunks")),
-  max_chunks: t.Optional(int(1, 200_000, 10_000, "Chunks to return")),
+  max_chunks: t.Optional(int(1, 200_000, MAX_CHUNKS_DEFAULT, "Chunks to return")),
   offset: t.Optional(int(0, MAX_INTEGER, 0, "Chunks to skip")),
 });
 
@@ -371,11 +388,13 @@ export const ChunkParams = t.Object({ id: chunkId });
 
 export const ChangesQuery = t.Object({
   since: t.Optional(
-    t.Union([t.Integer({ minimum: 0, maximum: MAX_INTEGER }), t.String({ format: "date-time" })], {
-      default: 0,
-      description: "Unix seconds (digits) or an RFC 3339 date-time with a zone (Z or ±hh:mm); pages changed at or after it",
-      examples: [EXAMPLE.since],
-    }) as ReturnType<typeof t.Union<[ReturnType<typeof t.Integer>, ReturnType<typeof t.String>]>> & { default: number },
+    withDefault(
+      t.Union([t.Integer({ minimum: 0, maximum: MAX_INTEGER }), t.String({ format: "date-time" })], {
+        description: "Unix seconds (digits) or an RFC 3339 date-time with a zone (Z or ±hh:mm); pages changed at or after it",
+        examples: [EXAMPLE.since],
+      }),
+      0,
+    ),
   ),
   limit: t.Optional(int(1, 1000, 100, "Pages per response")),
   offset: t.Optional(int(0, MAX_INTEGER, 0, "Pages to skip")),

@@ -7,7 +7,7 @@
  * the messages say "argument" where a route says "query parameter".
  */
 import type { TObject } from "@sinclair/typebox";
-import { ApiError, invalidParameter } from "../http/errors";
+import { invalidParameter, missingParameter, parameterError } from "../http/errors";
 import { readQuery, type Filled, type ReadOptions } from "../http/params";
 
 export function readArguments<T extends TObject>(schema: T, args: Record<string, unknown> | undefined, options: ReadOptions = {}): Filled<T> {
@@ -16,11 +16,8 @@ export function readArguments<T extends TObject>(schema: T, args: Record<string,
   const unknown = Object.keys(given).filter((name) => !names.includes(name));
   if (unknown.length) {
     const name = unknown[0]!;
-    throw new ApiError(400, "invalid_parameter", `Unknown argument ${name}: this tool takes ${names.join(", ")}.`, {
-      parameter: name,
-      value: String(JSON.stringify(given[name])).slice(0, 200),
-      constraint: `one of ${names.join(", ")}`,
-    });
+    const message = `Unknown argument ${name}: this tool takes ${names.join(", ")}.`;
+    throw parameterError(name, String(JSON.stringify(given[name])), `one of ${names.join(", ")}`, undefined, message);
   }
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(given)) {
@@ -32,7 +29,7 @@ export function readArguments<T extends TObject>(schema: T, args: Record<string,
   }
   for (const name of schema.required ?? []) {
     const value = query.get(name);
-    if (value === null || value.trim() === "") throw new ApiError(400, `missing ${name}`, `The argument ${name} is required.`);
+    if (value === null || value.trim() === "") throw missingParameter(name, `The argument ${name} is required.`);
   }
   return readQuery(schema, `?${query}`, options);
 }

@@ -7,6 +7,7 @@
  */
 import { CloneType, Type as t, type TObject, type TSchema } from "@sinclair/typebox";
 import type { ApiContext } from "../http/context";
+import { ERRORS } from "../http/errors";
 import type { Filled, ReadOptions } from "../http/params";
 import { readSince } from "../http/routes/changes";
 import {
@@ -112,7 +113,7 @@ export function toolsOf({ answers, attributions, meta }: ApiContext): Tool[] {
         "the article's title, url, revision and last modification time. All passages by default; max_chunks and offset read a long " +
         "article in windows (chunks.total says how many there are). format=concat also joins their text in one text field. " +
         cite,
-      read: { codes: { page_id: "page_id must be an integer" } },
+      read: { codes: { page_id: ERRORS.pageIdNotInteger } },
       run: (q) => {
         const body = answers.page(q.page_id, q);
         return { structured: body, text: pageText(body) };

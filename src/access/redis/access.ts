@@ -12,10 +12,11 @@
  * (fail closed, no free traffic), /healthz says degraded, and service resumes by itself once
  * Redis answers again (connection.ts).
  */
-import { randomAlphanumeric, hashKey, KEY_SHAPE, type Account, type KeyRecord, type Scope } from "../keys";
+import { hashKey, KEY_SHAPE, randomAlphanumeric } from "../key-text";
+import type { Account, KeyRecord, Scope } from "../store";
 import { invalidKey, keyText, NO_KEY, READ_SCOPE, type Gate, type Grant, type Health, type Hold, type QuotaState, type Refusal } from "../grant";
 import { PLAN_NAMES, type PlanName } from "../plans";
-import { activeKey, UNLIMITED, type ActiveKey } from "../ring";
+import { knownKey, UNLIMITED, type KnownKey } from "../ring";
 import { monthEnd, monthOf, monthStart } from "../usage";
 import { WorkShare } from "../work";
 import { RedisConnection } from "./connection";
@@ -55,11 +56,11 @@ export interface RedisAccessOptions {
   keyMsPerSecond: number;
 }
 
-/** A key as the store held it at some version. */
-interface KnownKey {
+/** A key as Redis held it at some version, kept by the key's text to save a lookup. */
+interface CachedKey {
   sha: string;
   version: string;
-  key: ActiveKey;
+  key: KnownKey;
 }
 
 /** Keys kept as sent (RedisAccess.known) stay below this. */
@@ -77,7 +78,7 @@ export class RedisAccess implements Gate {
    * keys Redis knows are kept; the admission script sends a key's record again only when the
    * store has changed since that version.
    */
-  private readonly known = new Map<string, KnownKey>();
+  private readonly known = new Map<string, CachedKey>();
   private readonly spentByPlan = new Map<PlanName, number>(PLAN_NAMES.map((plan) => [plan, 0]));
   private month = { name: "", start: 0, end: 0, endText: "" };
 
@@ -129,7 +130,7 @@ export class RedisAccess implements Gate {
 
   private answer(
     reply: any[],
-    r: { text: string; sha: string; known: KnownKey | undefined; now: number; cost: number; month: RedisGrant["month"]; holdId: string },
+    r: { text: string; sha: string; known: CachedKey | undefined; now: number; cost: number; month: RedisGrant["month"]; holdId: string },
   ): Grant | Refusal {
     const status = Number(reply[0]);
     if (status === 0) {
@@ -167,9 +168,9 @@ export class RedisAccess implements Gate {
   }
 
   /** The key the script answered for: the one held since `version`, or built from the record and account it sent. */
-  private keyOf(r: { text: string; sha: string; known: KnownKey | undefined }, version: string, recordJson: string, accountJson: string): ActiveKey {
+  private keyOf(r: { text: string; sha: string; known: CachedKey | undefined }, version: string, recordJson: string, accountJson: string): KnownKey {
     if (recordJson === "" && r.known) return r.known.key;
-    const key = activeKey(JSON.parse(recordJson) as KeyRecord, JSON.parse(accountJson) as Account);
+    const key = knownKey(JSON.parse(recordJson) as KeyRecord, JSON.parse(accountJson) as Account);
     if (this.known.size >= CACHE_LIMIT) this.known.clear();
     this.known.set(r.text, { sha: r.sha, version, key });
     return key;

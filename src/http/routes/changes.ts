@@ -2,37 +2,32 @@
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { CACHED_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED } from "../docs";
-import { ApiError } from "../errors";
-import { strict, type Filled } from "../params";
+import { ApiError, errorBody, ERRORS } from "../errors";
+import { route } from "../params";
 import { timed } from "../steps/keys";
 import { ChangesQuery, ChangesResponse, ErrorBody } from "../schemas";
 
-const SINCE_ERROR = "since must be unix seconds or RFC3339";
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
-export const changesRoutes = ({ answers }: ApiContext) =>
-  new Elysia().get(
+export const changesRoutes = ({ answers }: ApiContext) => {
+  const changes = route({ query: ChangesQuery, readers: { since: readSince } }, ({ query, request }) => timed(request, () => answers.changes(query)));
+  return new Elysia().get(
     "/v1/changes",
-    (ctx) => {
-      const query = ctx.query as Filled<typeof ChangesQuery>;
-      return timed(ctx.request, () => answers.changes({ ...query, since: query.since as number }));
-    },
+    changes.handler,
     {
-      ...strict({ query: ChangesQuery, readers: { since: readSince } }),
+      ...changes.hooks,
       parse: JSON_ONLY,
       response: {
         200: described(ChangesResponse, "Pages with ts_unix >= since, by ts_unix then page_id", { headers: CACHED_HEADERS }),
         ...NOT_MODIFIED,
         400: described(ErrorBody, "`since must be unix seconds or RFC3339`, or `invalid_parameter` for limit or offset", {
           examples: {
-            [SINCE_ERROR]: {
-              error: SINCE_ERROR,
-              message: "since must be Unix seconds (digits only) or an RFC 3339 date-time with a zone, such as 2016-01-31T12:00:00Z.",
+            [ERRORS.sinceFormat.code]: {
+              ...errorBody(ERRORS.sinceFormat),
               details: { parameter: "since", value: "yesterday", constraint: "unix seconds or RFC3339" },
             },
-            invalid_parameter: {
-              error: "invalid_parameter",
-              message: "limit must be an integer from 1 to 1000 (base-10 digits).",
+            [ERRORS.invalidParameter.code]: {
+              ...errorBody(ERRORS.invalidParameter, "limit", "an integer from 1 to 1000 (base-10 digits)"),
               details: { parameter: "limit", value: "0", constraint: "an integer from 1 to 1000 (base-10 digits)" },
             },
           },
@@ -48,15 +43,12 @@ export const changesRoutes = ({ answers }: ApiContext) =>
       },
     },
   );
+};
 
 /** D12: Unix seconds (digits only) or an RFC 3339 date-time with a zone, as whole Unix seconds (never below 0). */
 export function readSince(raw: string): number {
-  const fail = () =>
-    new ApiError(400, SINCE_ERROR, "since must be Unix seconds (digits only) or an RFC 3339 date-time with a zone, such as 2016-01-31T12:00:00Z.", {
-      parameter: "since",
-      value: raw.slice(0, 200),
-      constraint: "unix seconds or RFC3339",
-    });
+  const row = ERRORS.sinceFormat;
+  const fail = () => new ApiError(row.status, row.code, row.message(), { parameter: "since", value: raw.slice(0, 200), constraint: "unix seconds or RFC3339" });
   if (/^[0-9]+$/.test(raw)) {
     const n = Number(raw);
     if (n > Number.MAX_SAFE_INTEGER) throw fail();

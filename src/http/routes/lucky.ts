@@ -2,32 +2,33 @@
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
-import { strict, type Filled } from "../params";
+import { route } from "../params";
 import { timed } from "../steps/keys";
 import { ErrorBody, LuckyQuery, LuckyResponse } from "../schemas";
+import { errorBody, ERRORS } from "../errors";
 
 
-export const luckyRoutes = ({ answers }: ApiContext) =>
-  new Elysia().get(
+export const luckyRoutes = ({ answers }: ApiContext) => {
+  const lucky = route({ query: LuckyQuery }, ({ query, request }) => timed(request, () => answers.lucky(query)));
+  return new Elysia().get(
     "/v1/lucky",
-    (ctx) => timed(ctx.request, () => answers.lucky(ctx.query as Filled<typeof LuckyQuery>)),
+    lucky.handler,
     {
-      ...strict({ query: LuckyQuery }),
+      ...lucky.hooks,
       parse: JSON_ONLY,
       response: {
         200: described(LuckyResponse, "The best page with all its chunks"),
         400: described(ErrorBody, "`missing q`, or `invalid_parameter` for q over 500 characters or an unknown format", {
           examples: {
-            "missing q": { error: "missing q", message: "The query parameter q is required." },
-            invalid_parameter: {
-              error: "invalid_parameter",
-              message: "format must be one of chunks, concat.",
+            [ERRORS.missingQ.code]: errorBody(ERRORS.missingQ),
+            [ERRORS.invalidParameter.code]: {
+              ...errorBody(ERRORS.invalidParameter, "format", "one of chunks, concat"),
               details: { parameter: "format", value: "x", constraint: "one of chunks, concat" },
             },
           },
         }),
         404: described(ErrorBody, "`no results found`: nothing matches", {
-          examples: { "no results found": { error: "no results found", message: "No page matches this query." } },
+          examples: { [ERRORS.noResults.code]: errorBody(ERRORS.noResults) },
         }),
         ...KEY_ERRORS,
       },
@@ -42,4 +43,4 @@ export const luckyRoutes = ({ answers }: ApiContext) =>
       },
     },
   );
-
+};

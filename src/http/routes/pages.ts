@@ -2,39 +2,41 @@
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { CACHED_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED } from "../docs";
-import { strict, type Filled } from "../params";
+import { errorBody, ERRORS } from "../errors";
+import { route } from "../params";
 import { timed } from "../steps/keys";
 import { Chunk, ChunkParams, ErrorBody, PageParams, PageQuery, PageResponse } from "../schemas";
 
-const PAGE_ID = { codes: { page_id: "page_id must be an integer" } };
+const PAGE_ID = { codes: { page_id: ERRORS.pageIdNotInteger } };
 
-export const pageRoutes = ({ answers }: ApiContext) =>
-  new Elysia()
+export const pageRoutes = ({ answers }: ApiContext) => {
+  const page = route({ params: PageParams, query: PageQuery, ...PAGE_ID }, ({ params, query, request }) => timed(request, () => answers.page(params.page_id, query)));
+  // One chunk costs microseconds: not counted against the work share, so many of them never crowd out a key.
+  const chunk = route({ params: ChunkParams }, ({ params }) => answers.chunk(params.id).chunk);
+  return new Elysia()
     .get(
       "/v1/page/:page_id",
-      (ctx) => timed(ctx.request, () => answers.page((ctx.params as Filled<typeof PageParams>).page_id, ctx.query as Filled<typeof PageQuery>)),
+      page.handler,
       {
-        ...strict({ params: PageParams, query: PageQuery, ...PAGE_ID }),
+        ...page.hooks,
         parse: JSON_ONLY,
         response: {
           200: described(PageResponse, "The page and the requested window of its chunks; an offset past the end gives empty results", { headers: CACHED_HEADERS }),
           ...NOT_MODIFIED,
           400: described(ErrorBody, "`page_id must be an integer` for the path, or `invalid_parameter` for format, max_chunks or offset", {
             examples: {
-              "page_id must be an integer": {
-                error: "page_id must be an integer",
-                message: "page_id must be an integer from 0 to 9007199254740991 (base-10 digits).",
+              [ERRORS.pageIdNotInteger.code]: {
+                ...errorBody(ERRORS.pageIdNotInteger, "page_id", "an integer from 0 to 9007199254740991 (base-10 digits)"),
                 details: { parameter: "page_id", value: "abc", constraint: "an integer from 0 to 9007199254740991 (base-10 digits)" },
               },
-              invalid_parameter: {
-                error: "invalid_parameter",
-                message: "format must be one of chunks, concat.",
+              [ERRORS.invalidParameter.code]: {
+                ...errorBody(ERRORS.invalidParameter, "format", "one of chunks, concat"),
                 details: { parameter: "format", value: "html", constraint: "one of chunks, concat" },
               },
             },
           }),
           404: described(ErrorBody, "`not found`: no page has this id", {
-            examples: { "not found": { error: "not found", message: "There is no page with id 1." } },
+            examples: { [ERRORS.notFound.code]: errorBody(ERRORS.notFound, "page with id 1") },
           }),
           ...KEY_ERRORS,
         },
@@ -49,30 +51,29 @@ export const pageRoutes = ({ answers }: ApiContext) =>
     )
     .get(
       "/v1/chunk/:id",
-      // One chunk costs microseconds: not counted against the work share, so many of them never crowd out a key.
-      (ctx) => answers.chunk((ctx.params as Filled<typeof ChunkParams>).id).chunk,
+      chunk.handler,
       {
-        ...strict({ params: ChunkParams }),
+        ...chunk.hooks,
         parse: JSON_ONLY,
         response: {
           200: described(Chunk, "The chunk, with its source, license and modifications", { headers: CACHED_HEADERS }),
           ...NOT_MODIFIED,
           400: described(ErrorBody, "`invalid_parameter`: the id is not {page_id}_{chunk_index} in base-10 digits", {
             examples: {
-              invalid_parameter: {
-                error: "invalid_parameter",
-                message: "id must be of the form {page_id}_{chunk_id}.",
+              [ERRORS.invalidParameter.code]: {
+                ...errorBody(ERRORS.invalidParameter, "id", "of the form {page_id}_{chunk_id}"),
                 details: { parameter: "id", value: "39-0", constraint: "of the form {page_id}_{chunk_id}" },
               },
             },
           }),
           404: described(ErrorBody, "`not found`: well-formed, but no such chunk", {
-            examples: { "not found": { error: "not found", message: "There is no chunk with id 39_99." } },
+            examples: { [ERRORS.notFound.code]: errorBody(ERRORS.notFound, "chunk with id 39_99") },
           }),
           ...KEY_ERRORS,
         },
         detail: { ...KEYED, operationId: "getChunk", tags: ["Pages"], summary: "One chunk", description: "One chunk by its id, {page_id}_{chunk_index}." },
       },
     );
+};
 
 /** D10: the returned chunks joined by a blank line. */

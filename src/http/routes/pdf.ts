@@ -2,76 +2,71 @@
 import { Type as t } from "@sinclair/typebox";
 import anyAscii from "any-ascii";
 import { Elysia } from "elysia";
+import { COST } from "../../access";
 import { articleKey, PdfAbortedError, PdfBusyError, type PdfArticle, type PdfRenderService } from "../../pdf";
 import type { ApiContext } from "../context";
 import { alsoAt, described, KEY_ERRORS, KEYED, NOT_MODIFIED, PDF_HEADERS, RETRY_HEADERS } from "../docs";
-import { ApiError } from "../errors";
-import { strict, type Filled } from "../params";
-import { EXAMPLE } from "../examples";
-import { ErrorBody, MAX_INTEGER, UnavailableBody } from "../schemas";
+import { ApiError, apiError, errorBody, ERRORS, parameterError } from "../errors";
+import { route } from "../params";
+import { ErrorBody, MAX_INTEGER, PdfParams, UnavailableBody } from "../schemas";
 import { notModified, REVALIDATE, wantsNotModified } from "../steps/conditional";
 import { requesterOf } from "../steps/keys";
 import { isHead } from "../steps/methods";
 
-const PAGE_ID_ERROR = "page_id must be an integer";
 
-export const PdfParams = t.Object({
-  page_id: t.Integer({ minimum: 0, maximum: MAX_INTEGER, description: "Page id (base-10 digits)", examples: [EXAMPLE.page.page_id] }),
-});
+const PAGE_ID_CONSTRAINT = `an integer from 0 to ${MAX_INTEGER} (base-10 digits)`;
+const PAGE_ID_MESSAGE = ERRORS.pageIdNotInteger.message("page_id", "an integer (base-10 digits), optionally followed by .pdf");
 
 /** The path's page id, with or without ".pdf". */
 function readPdfId(raw: string): number {
   const digits = raw.endsWith(".pdf") ? raw.slice(0, -4) : raw;
   const n = /^[0-9]+$/.test(digits) ? Number(digits) : NaN;
   if (!(n <= MAX_INTEGER)) {
-    throw new ApiError(400, PAGE_ID_ERROR, "page_id must be an integer (base-10 digits), optionally followed by .pdf.", {
-      parameter: "page_id",
-      value: raw.slice(0, 200),
-      constraint: "an integer from 0 to 9007199254740991 (base-10 digits)",
-    });
+    throw parameterError("page_id", raw, PAGE_ID_CONSTRAINT, ERRORS.pageIdNotInteger, PAGE_ID_MESSAGE);
   }
   return n;
 }
 
-export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderService, logError: (error: unknown) => void) =>
-  new Elysia().get(
+export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderService, logError: (error: unknown) => void) => {
+  const pdfRoute = route({ params: PdfParams, readers: { page_id: readPdfId } }, async ({ params, request }) => {
+    const { page_id } = params;
+    const page = engine.page(page_id);
+    if (!page) throw apiError(ERRORS.pageNotFound, page_id);
+    const article = resources.pdfArticle(page);
+    const etag = pdfEtag(article);
+    // Before any rendering: a 304 renders nothing, and costs nothing.
+    if (wantsNotModified(request, etag)) return notModified(etag);
+    const headers = {
+      "content-type": "application/pdf",
+      "content-disposition": contentDisposition(page.title, page.pageId),
+      "x-credit-cost": String(COST.pdf),
+      etag,
+      "cache-control": REVALIDATE,
+    };
+    if (isHead(request)) {
+      // A HEAD renders nothing: the kept PDF's headers if there is one, else the headers without a length, free.
+      const kept = pdf.cachedPdf?.(article);
+      return kept ? new Response(kept, { headers }) : new Response(null, { headers: { ...headers, "x-credit-cost": "0" } });
+    }
+    const signal = request.signal;
+    let bytes: Uint8Array;
+    try {
+      bytes = await pdf.render(article, { signal, requester: requesterOf(request) });
+    } catch (err) {
+      if (err instanceof PdfBusyError) throw busy(err.retryAfter);
+      if (err instanceof PdfAbortedError) return gone();
+      logError(err);
+      throw apiError(ERRORS.pdfFailed);
+    }
+    // The client left while it rendered: nothing to deliver, nothing charged (the PDF is kept for next time).
+    if (signal.aborted) return gone();
+    return new Response(bytes, { headers: { ...headers, "content-length": String(bytes.byteLength) } });
+  });
+  return new Elysia().get(
     "/v1/pdf/:page_id",
-    async (ctx) => {
-      const { page_id } = ctx.params as Filled<typeof PdfParams>;
-      const page = engine.page(page_id);
-      if (!page) throw new ApiError(404, "page not found", `There is no page with id ${page_id}.`);
-      const article = resources.pdfArticle(page);
-      const etag = pdfEtag(article);
-      // Before any rendering: a 304 renders nothing, and costs nothing.
-      if (wantsNotModified(ctx.request, etag)) return notModified(etag);
-      const headers = {
-        "content-type": "application/pdf",
-        "content-disposition": contentDisposition(page.title, page.pageId),
-        "x-credit-cost": "10",
-        etag,
-        "cache-control": REVALIDATE,
-      };
-      if (isHead(ctx.request)) {
-        // A HEAD renders nothing: the kept PDF's headers if there is one, else the headers without a length, free.
-        const kept = pdf.cachedPdf?.(article);
-        return kept ? new Response(kept, { headers }) : new Response(null, { headers: { ...headers, "x-credit-cost": "0" } });
-      }
-      const signal = ctx.request.signal;
-      let bytes: Uint8Array;
-      try {
-        bytes = await pdf.render(article, { signal, requester: requesterOf(ctx.request) });
-      } catch (err) {
-        if (err instanceof PdfBusyError) throw busy(err.retryAfter);
-        if (err instanceof PdfAbortedError) return gone();
-        logError(err);
-        throw new ApiError(500, "PDF generation failed", "The PDF could not be generated; nothing was charged. Please try again later.");
-      }
-      // The client left while it rendered: nothing to deliver, nothing charged (the PDF is kept for next time).
-      if (signal.aborted) return gone();
-      return new Response(bytes, { headers: { ...headers, "content-length": String(bytes.byteLength) } });
-    },
+    pdfRoute.handler,
     {
-      ...strict({ params: PdfParams, readers: { page_id: readPdfId } }),
+      ...pdfRoute.hooks,
       response: {
         200: described(t.Any({ type: "string", format: "binary", description: "An A4 PDF of the page" }), "The page as a PDF file, to download", {
           headers: PDF_HEADERS,
@@ -80,30 +75,25 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
         ...NOT_MODIFIED,
         400: described(ErrorBody, "`page_id must be an integer`", {
           examples: {
-            [PAGE_ID_ERROR]: {
-              error: PAGE_ID_ERROR,
-              message: "page_id must be an integer (base-10 digits), optionally followed by .pdf.",
-              details: { parameter: "page_id", value: "abc", constraint: "an integer from 0 to 9007199254740991 (base-10 digits)" },
+            [ERRORS.pageIdNotInteger.code]: {
+              ...errorBody(ERRORS.pageIdNotInteger, "page_id", "an integer (base-10 digits), optionally followed by .pdf"),
+              details: { parameter: "page_id", value: "abc", constraint: PAGE_ID_CONSTRAINT },
             },
           },
         }),
         404: described(ErrorBody, "`page not found`", {
-          examples: { "page not found": { error: "page not found", message: "There is no page with id 1." } },
+          examples: { [ERRORS.pageNotFound.code]: errorBody(ERRORS.pageNotFound, 1) },
         }),
         500: described(ErrorBody, "`PDF generation failed`: nothing is charged", {
           examples: {
-            "PDF generation failed": {
-              error: "PDF generation failed",
-              message: "The PDF could not be generated; nothing was charged. Please try again later.",
-            },
+            [ERRORS.pdfFailed.code]: errorBody(ERRORS.pdfFailed),
           },
         }),
         503: described(UnavailableBody, "`service_unavailable`: too many PDFs are being rendered; nothing is charged. Retry-After says when to come back", {
           headers: RETRY_HEADERS,
           examples: {
-            service_unavailable: {
-              error: "service_unavailable",
-              message: "Too many PDFs are being rendered; nothing was charged. Retry after 4 s.",
+            [ERRORS.serviceUnavailable.code]: {
+              ...errorBody(ERRORS.serviceUnavailable, "Too many PDFs are being rendered; nothing was charged. Retry after 4 s."),
               retry_after: 4,
             },
           },
@@ -118,11 +108,12 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
         summary: "The page as a PDF",
         description:
           "An A4 PDF of the page: title, headings, paragraphs and lists, a footer with page numbers and the license on every page, " +
-          "and the source attribution with links at the end. Costs 10 credits; with fewer left, 429 quota_exceeded. " +
+          `and the source attribution with links at the end. Costs ${COST.pdf} credits; with fewer left, 429 quota_exceeded. ` +
           "/v1/pdf/{page_id} and /v1/pdf/{page_id}.pdf are the same.",
       },
     },
   );
+};
 
 /**
  * The PDF's ETag, known before rendering: a hash of everything the renderer is given (the
@@ -136,14 +127,9 @@ export function pdfEtag(article: PdfArticle): string {
 
 /** The renderer's queue is full: 503, with when to come back; nothing is charged. */
 function busy(retryAfter: number): ApiError {
-  return new ApiError(
-    503,
-    "service_unavailable",
-    `Too many PDFs are being rendered; nothing was charged. Retry after ${retryAfter} s.`,
-    undefined,
-    { retry_after: retryAfter },
-    { "retry-after": String(retryAfter) },
-  );
+  const row = ERRORS.serviceUnavailable;
+  const message = `Too many PDFs are being rendered; nothing was charged. Retry after ${retryAfter} s.`;
+  return new ApiError(row.status, row.code, message, undefined, { retry_after: retryAfter }, { "retry-after": String(retryAfter) });
 }
 
 /** An answer for a client that has gone (499, as nginx logs it): never delivered, never charged. */

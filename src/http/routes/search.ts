@@ -2,16 +2,18 @@
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
-import { strict, type Filled } from "../params";
+import { route } from "../params";
 import { timed } from "../steps/keys";
 import { ErrorBody, SearchQuery, SearchResponse } from "../schemas";
+import { errorBody, ERRORS } from "../errors";
 
-export const searchRoutes = ({ answers }: ApiContext) =>
-  new Elysia().get(
+export const searchRoutes = ({ answers }: ApiContext) => {
+  const search = route({ query: SearchQuery }, ({ query, request }) => timed(request, () => answers.search(query)));
+  return new Elysia().get(
     "/v1/search",
-    (ctx) => timed(ctx.request, () => answers.search(ctx.query as Filled<typeof SearchQuery>)),
+    search.handler,
     {
-      ...strict({ query: SearchQuery }),
+      ...search.hooks,
       parse: JSON_ONLY,
       response: {
         200: described(SearchResponse, "One hit per page, best first; with page_id, that page's matching chunks"),
@@ -20,10 +22,9 @@ export const searchRoutes = ({ answers }: ApiContext) =>
           "`missing q` (absent or blank), or `invalid_parameter` with details: q over 500 characters, a bad or repeated limit, offset, page_id, crop_length or highlight",
           {
             examples: {
-              "missing q": { error: "missing q", message: "The query parameter q is required." },
-              invalid_parameter: {
-                error: "invalid_parameter",
-                message: "limit must be an integer from 1 to 50 (base-10 digits).",
+              [ERRORS.missingQ.code]: errorBody(ERRORS.missingQ),
+              [ERRORS.invalidParameter.code]: {
+                ...errorBody(ERRORS.invalidParameter, "limit", "an integer from 1 to 50 (base-10 digits)"),
                 details: { parameter: "limit", value: "99", constraint: "an integer from 1 to 50 (base-10 digits)" },
               },
             },
@@ -43,3 +44,4 @@ export const searchRoutes = ({ answers }: ApiContext) =>
       },
     },
   );
+};

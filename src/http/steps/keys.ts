@@ -12,7 +12,7 @@
  */
 import { COST, NEEDS, type Gate, type Grant, type Refusal } from "../../access";
 import { UNAVAILABLE_RETRY_AFTER } from "../../access/redis";
-import { ApiError } from "../errors";
+import { ApiError, errorResponse, ERRORS } from "../errors";
 import type { Exchange, Step } from "../pipeline";
 
 /** What answers without a key: the liveness check, the API's description and its UI. */
@@ -75,12 +75,8 @@ function refused(refusal: Refusal): Response {
 /** A 2xx whose credit the key store did not take (Redis went away meanwhile): withheld, as nothing unpaid goes out. */
 function unsettled(): Response {
   const retry = UNAVAILABLE_RETRY_AFTER;
-  const body = {
-    error: "service_unavailable",
-    message: `The service could not record this request's cost (its shared store is unreachable), so its answer is withheld; nothing was charged. Retry after ${retry} s.`,
-    retry_after: retry,
-  };
-  return Response.json(body, { status: 503, headers: { "retry-after": String(retry) } });
+  const message = `The service could not record this request's cost (its shared store is unreachable), so its answer is withheld; nothing was charged. Retry after ${retry} s.`;
+  return errorResponse(ERRORS.serviceUnavailable, [message], { extra: { retry_after: retry }, headers: { "retry-after": String(retry) } });
 }
 
 export function keys(access: Gate | undefined): Step {
@@ -108,7 +104,7 @@ export function keys(access: Gate | undefined): Step {
     const message = grant.workWait
       ? `Too much work: this key's requests have used their share of the server's time (costly searches and large pages count for more). Retry after ${retry} s.`
       : `Too many requests: this key's plan allows ${grant.key.limits.rate} per second. Retry after ${retry} s.`;
-    const refusal = Response.json({ error: "rate_limit_exceeded", message, retry_after: retry }, { status: 429 });
+    const refusal = errorResponse(ERRORS.rateLimitExceeded, [message], { extra: { retry_after: retry } });
     writeLimits(refusal.headers, grant, retry);
     return refusal;
   };
@@ -117,14 +113,12 @@ export function keys(access: Gate | undefined): Step {
   const quotaError = (grant: RefusedGrant) => () => {
     const q = access.quotaOf(grant);
     grant.retryAfter = secondsUntil(q.reset);
-    const { cost } = grant;
-    return new ApiError(
-      429,
-      "quota_exceeded",
-      `The monthly quota lacks the ${cost} credit${cost > 1 ? "s" : ""} this request costs: ${q.remaining} of ${q.limit} remain until ${new Date(q.reset * 1000).toISOString()}.`,
-      undefined,
-      { quota_limit: q.limit, quota_used: q.used, retry_after: grant.retryAfter },
-    );
+    const row = ERRORS.quotaExceeded;
+    return new ApiError(row.status, row.code, row.message(grant.cost, q.remaining, q.limit, q.reset), undefined, {
+      quota_limit: q.limit,
+      quota_used: q.used,
+      retry_after: grant.retryAfter,
+    });
   };
 
   /** Whether the answer counts as delivered work (D20): a 2xx, to a client still there, that did the work it charges for. */

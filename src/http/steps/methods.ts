@@ -4,6 +4,7 @@
  * /mcp alone takes POST, and only POST: MCP's streamable HTTP transport, stateless, has no GET
  * stream and no session to DELETE.
  */
+import { errorResponse, ERRORS } from "../errors";
 import type { Step } from "../pipeline";
 
 export const MCP_PATH = "/mcp";
@@ -35,7 +36,7 @@ async function withoutBody(get: Response): Promise<Response> {
 const fromHead = new WeakSet<Request>();
 export const isHead = (request: Request): boolean => fromHead.has(request);
 
-const notAllowed = (message: string, allow: string) => Response.json({ error: "method not allowed", message }, { status: 405, headers: { allow } });
+const notAllowed = (message: string, allow: string) => errorResponse(ERRORS.methodNotAllowed, [message], { headers: { allow } });
 
 export const methods: Step = {
   before(x) {

@@ -6,6 +6,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { OPENAPI_PATH } from "../docs";
+import { errorResponse, ERRORS, noSuchRoute } from "../errors";
 import type { Metrics } from "../metrics";
 import type { Exchange, Step } from "../pipeline";
 
@@ -25,12 +26,8 @@ export function measure(metrics: Metrics): Step {
   };
 }
 
-const NOT_FOUND = { error: "not found", message: `There is no such route. The API is described at ${OPENAPI_PATH}.` };
-const NO_TOKEN = {
-  error: "unauthorized",
-  message: "/metrics needs the server's admin token (TOME_ADMIN_TOKEN) via the Authorization: Bearer <token> header; an API key does not open it.",
-};
-const WRONG_TOKEN = { error: "forbidden", message: "The admin token is wrong." };
+const NO_TOKEN = "/metrics needs the server's admin token (TOME_ADMIN_TOKEN) via the Authorization: Bearer <token> header; an API key does not open it.";
+const WRONG_TOKEN = "The admin token is wrong.";
 
 const digest = (text: string) => createHash("sha256").update(text).digest();
 
@@ -41,11 +38,11 @@ export function metricsEndpoint(metrics: Metrics | undefined, adminToken: string
   return {
     before(x) {
       if (!isMetrics(x)) return undefined;
-      if (!metrics || !expected) return Response.json(NOT_FOUND, { status: 404 });
+      if (!metrics || !expected) return errorResponse(ERRORS.notFound, [noSuchRoute(OPENAPI_PATH)]);
       const given = /^bearer\s+(\S+)\s*$/i.exec(x.request.headers.get("authorization") ?? "")?.[1];
-      if (!given) return Response.json(NO_TOKEN, { status: 401, headers: { "www-authenticate": 'Bearer realm="metrics"' } });
+      if (!given) return errorResponse(ERRORS.unauthorized, [NO_TOKEN], { headers: { "www-authenticate": 'Bearer realm="metrics"' } });
       // Compared as digests: equal lengths, so the comparison takes the same time whatever the token given.
-      if (!timingSafeEqual(digest(given), expected)) return Response.json(WRONG_TOKEN, { status: 403 });
+      if (!timingSafeEqual(digest(given), expected)) return errorResponse(ERRORS.forbidden, [WRONG_TOKEN]);
       // The steps answer synchronously; the registry's text comes as a promise, so the body waits for it.
       const text = metrics.text();
       const body = new ReadableStream<Uint8Array>({

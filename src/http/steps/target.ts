@@ -5,7 +5,7 @@
  * latter is refused with a 400 before anything reads it; otherwise the path starts at the first
  * "/" after "http://", which is where the router (Elysia with standardHostname off) reads it.
  */
-import { ApiError } from "../errors";
+import { errorResponse, ERRORS } from "../errors";
 import type { Step } from "../pipeline";
 
 const SCHEME = "http://";
@@ -15,13 +15,12 @@ export function pathStartOf(url: string): number {
   return url.startsWith(SCHEME) ? url.indexOf("/", SCHEME.length) : -1;
 }
 
-const UNREADABLE = new ApiError(400, "bad_request", "The request has no valid Host header, so its address cannot be read. Send Host: with the server's name or address.");
 
 export const target: Step = {
   before(x) {
     const url = x.request.url;
     const start = pathStartOf(url);
-    if (start < 0) return Response.json(UNREADABLE.body, { status: 400 });
+    if (start < 0) return errorResponse(ERRORS.badRequest, []);
     const query = url.indexOf("?", start);
     x.pathStart = start;
     x.path = query < 0 ? url.slice(start) : url.slice(start, query);

@@ -1,26 +1,17 @@
 /**
- * The key store: accounts (plan, enterprise rate) and API keys, in TOME_DATA/keys.json.
- * Only a sha256 of each key is kept (keys are 190 bits of randomness, so a fast hash is
- * enough). The key tool writes the file (atomically, under a lock), then bumps the counter in
- * keys.gen (generation.ts) that running servers watch (ring.ts). A store that is empty,
- * damaged or gone is refused, never silently replaced (checkKeyStore).
+ * The key store's file: accounts (plan, enterprise rate) and API keys (their sha256 only), in
+ * TOME_DATA/keys.json; its format, its checks, and its one writer, updateKeyFile (atomically,
+ * under a lock), which then bumps the counter in keys.gen (generation.ts) that running servers
+ * watch (ring.ts). A store that is empty, damaged or gone is refused, never silently replaced
+ * (checkKeyStore).
  */
-import { createHash, randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWrite } from "../files";
 import { KeyStoreError } from "./errors";
 import { bumpGeneration, checkGeneration, generationPath, readGeneration } from "./generation";
 import { usagePath } from "./usage";
-import { isPlan, PLANS, type PlanName } from "./plans";
-
-export { KeyStoreError };
-
-export const KEY_PREFIX = "wk_";
-const KEY_BODY = 32;
-const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-/** D18: the whole shape of a key. Anything else is refused before any lookup. */
-export const KEY_SHAPE = /^wk_[A-Za-z0-9]{32}$/;
+import { isPlan, type PlanName } from "./plans";
 
 export type Scope = "read" | "full";
 export const SCOPES: readonly Scope[] = ["read", "full"];
@@ -56,26 +47,6 @@ export type KeyState = "active" | "revoked" | "expired";
 
 export function keysPath(dataDir: string): string {
   return join(dataDir, "keys.json");
-}
-
-export function hashKey(key: string): string {
-  return createHash("sha256").update(key).digest("hex");
-}
-
-/** Uniform random characters from [A-Za-z0-9], by rejection sampling of crypto bytes. */
-export function randomAlphanumeric(n: number): string {
-  let out = "";
-  while (out.length < n) {
-    for (const b of randomBytes(n * 2)) {
-      if (b < 248) out += ALPHANUMERIC[b % 62];
-      if (out.length === n) break;
-    }
-  }
-  return out;
-}
-
-export function newKey(): string {
-  return KEY_PREFIX + randomAlphanumeric(KEY_BODY);
 }
 
 export function stateOf(key: KeyRecord, now: number): KeyState {
@@ -206,80 +177,4 @@ function staleLock(lock: string): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "ESRCH" || (err as NodeJS.ErrnoException).code === "ENOENT";
   }
-}
-
-export interface CreateKeyOptions {
-  name: string;
-  account: string;
-  /** Only for a new account (default free); an existing account keeps its plan. */
-  plan?: PlanName;
-  scope: Scope;
-  expiresAt?: string;
-  now: number;
-}
-
-/** Adds a key (D21: within the plan's number of keys). Returns the key, shown only now. */
-export function createKey(file: KeyFile, o: CreateKeyOptions): { key: string; record: KeyRecord; account: Account } {
-  const existing = file.accounts[o.account];
-  if (existing && o.plan && o.plan !== existing.plan) {
-    throw new KeyStoreError(`account ${o.account} is on the ${existing.plan} plan. Change it with: bun run keys plan --account ${o.account} --plan ${o.plan}`);
-  }
-  const account = existing ?? { plan: o.plan ?? "free" };
-  const limit = PLANS[account.plan].keys;
-  const held = file.keys.filter((k) => k.account === o.account && stateOf(k, o.now) === "active").length;
-  if (held >= limit) {
-    throw new KeyStoreError(
-      `account ${o.account} already holds ${held} active keys, the most its ${account.plan} plan allows (D21). ` +
-        `Revoke one (bun run keys revoke ID) or move the account to a larger plan (bun run keys plan --account ${o.account} --plan PLAN).`,
-    );
-  }
-  file.accounts[o.account] = account;
-  const key = newKey();
-  const record: KeyRecord = {
-    id: `key_${randomAlphanumeric(12)}`,
-    hash: hashKey(key),
-    name: o.name,
-    account: o.account,
-    scopes: [o.scope],
-    created_at: new Date(o.now).toISOString(),
-    expires_at: o.expiresAt ?? null,
-    revoked_at: null,
-  };
-  file.keys.push(record);
-  return { key, record, account };
-}
-
-/**
- * The record of a key named by its id, or by the key's own text (matched by its hash). The
- * text is never repeated in a message: it may be a live key.
- */
-export function findKey(file: KeyFile, idOrKey: string): KeyRecord {
-  if (!idOrKey.startsWith(KEY_PREFIX)) {
-    const record = file.keys.find((k) => k.id === idOrKey);
-    if (!record) throw new KeyStoreError(`there is no key ${idOrKey}. See the ids with: bun run keys list`);
-    return record;
-  }
-  if (!KEY_SHAPE.test(idOrKey)) throw new KeyStoreError(`the key given is not a whole key (${KEY_PREFIX} and ${KEY_BODY} letters or digits). Give the key's text or its id (see bun run keys list).`);
-  const hash = hashKey(idOrKey);
-  const record = file.keys.find((k) => k.hash === hash);
-  if (!record) throw new KeyStoreError("the key given is not in this store (TOME_DATA). See the ids with: bun run keys list");
-  return record;
-}
-
-/** Revokes a key named by its id or its text (findKey). */
-export function revokeKey(file: KeyFile, idOrKey: string, now: number): KeyRecord {
-  const record = findKey(file, idOrKey);
-  record.revoked_at ??= new Date(now).toISOString();
-  return record;
-}
-
-export function setPlan(file: KeyFile, account: string, plan: PlanName, rate?: number): Account {
-  const a = file.accounts[account];
-  if (!a) throw new KeyStoreError(`there is no account ${account}. Accounts are made with their first key: bun run keys create --account ${account} --name NAME`);
-  if (rate !== undefined && plan !== "enterprise") throw new KeyStoreError("--rate is for the enterprise plan only; the other plans' rates are fixed (api.md section 8).");
-  a.plan = plan;
-  if (plan === "enterprise") {
-    if (rate !== undefined) a.rate = rate;
-  } else delete a.rate;
-  return a;
 }

@@ -1,0 +1,39 @@
+/**
+ * How every CLI ends on an error the user can fix: `name: message` on stderr, with the usage
+ * hint after a mistake in the arguments, and the error's exit code; no stack trace. Any other
+ * error is ours, and is thrown as it is.
+ */
+import { UserError } from "../errors";
+
+/** A mistake in how a command was called (an unknown option, a missing value): exit code 2, with the usage hint. */
+export class ArgumentError extends UserError {
+  constructor(message: string) {
+    super(message, 2);
+  }
+}
+
+/** An error class whose errors are the user's to fix although it does not extend UserError (see mainOf). */
+type ErrorClass = abstract new (...args: never[]) => Error;
+
+export interface MainOptions {
+  /** What follows an ArgumentError's message (default: how to see the command's --help). */
+  usage?: string;
+  /**
+   * Error classes outside UserError that are also the user's to fix, exit code 1. DumpError
+   * (ingest) and SnapshotError (snapshot) are such until they extend UserError.
+   */
+  alsoUserErrors?: readonly ErrorClass[];
+}
+
+/** Runs a command's main, turning the errors a user can fix into one line and an exit code. */
+export async function mainOf(name: string, run: () => unknown, options: MainOptions = {}): Promise<void> {
+  try {
+    await run();
+  } catch (err) {
+    const exitCode = err instanceof UserError ? err.exitCode : options.alsoUserErrors?.some((c) => err instanceof c) ? 1 : undefined;
+    if (exitCode === undefined) throw err;
+    const usage = err instanceof ArgumentError ? `\n${options.usage ?? `Run \`bun run ${name} --help\` for usage.`}` : "";
+    console.error(`${name}: ${(err as Error).message}${usage}`);
+    process.exit(exitCode);
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * The error table (src/http/errors.ts) against the spec: every code api.md's section 7 lists
+ * is a row with its status, every row the table says the spec names is there, and the key
+ * store's refusals (written in the access layer, below HTTP) send the table's codes.
+ */
+import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { invalidKey, NO_KEY, READ_SCOPE } from "../src/access/grant";
+import { sharedData } from "../src/cli/shared-data";
+import { ERRORS, missingParameter } from "../src/http/errors";
+
+/** The spec lies beside the shared data (shared/spec, shared/data). */
+const SPEC = join(sharedData(), "../spec");
+const apiMd = readFileSync(join(SPEC, "api.md"), "utf8");
+const decisionsMd = readFileSync(join(SPEC, "decisions.md"), "utf8");
+
+/** api.md section 7's table: error text → status. */
+function apiErrors(): Map<string, number> {
+  const section = apiMd.slice(apiMd.indexOf("## 7. Errors"), apiMd.indexOf("## 8."));
+  const rows = [...section.matchAll(/^\|\s*(\d{3})\s*\|\s*`([^`]+)`\s*\|/gm)];
+  return new Map(rows.map((m) => [m[2]!, Number(m[1])]));
+}
+
+/** decisions.md D1's paragraph: the codes it names in backticks or as "error":"…". */
+function d1Text(): string {
+  const start = decisionsMd.indexOf("**D1 ");
+  return decisionsMd.slice(start, decisionsMd.indexOf("- **D2 ", start));
+}
+
+const rows = Object.values(ERRORS);
+
+describe("the error table", () => {
+  test("api.md's section 7 is read: eleven codes, each with a status", () => {
+    const spec = apiErrors();
+    expect(spec.size).toBe(11);
+    expect(spec.get("missing q")).toBe(400);
+  });
+
+  test("every code api.md lists is a row, with api.md's status", () => {
+    const table = new Map(rows.map((r) => [r.code, r]));
+    for (const [code, status] of apiErrors()) {
+      expect({ code, row: table.get(code) && { status: table.get(code)!.status, spec: table.get(code)!.spec } }).toEqual({
+        code,
+        row: { status, spec: "api.md" },
+      });
+    }
+  });
+
+  test("every row said to be api.md's is in api.md's table; every row said to be D1's is named by D1", () => {
+    const spec = apiErrors();
+    const d1 = d1Text();
+    for (const row of rows) {
+      if (row.spec === "api.md") expect({ code: row.code, status: spec.get(row.code) }).toEqual({ code: row.code, status: row.status });
+      if (row.spec === "D1") expect({ code: row.code, named: d1.includes(`\`${row.code}\``) || d1.includes(`"error":"${row.code}"`) }).toEqual({ code: row.code, named: true });
+    }
+  });
+
+  test("rows beyond the spec are not in it (else the row should say where the spec names it)", () => {
+    const spec = apiErrors();
+    const d1 = d1Text();
+    const beyond = rows.filter((r) => r.spec === "tome");
+    expect(beyond.map((r) => r.code).sort()).toEqual(["bad_request", "method not allowed", "service_unavailable"]);
+    for (const row of beyond) expect({ code: row.code, inSpec: spec.has(row.code) || d1.includes(`\`${row.code}\``) }).toEqual({ code: row.code, inSpec: false });
+    // D1 gives the 405 its status without naming a code.
+    expect(d1).toContain("405");
+    expect(ERRORS.methodNotAllowed.status).toBe(405);
+  });
+
+  test("codes are unique, and each status is an error status", () => {
+    expect(new Set(rows.map((r) => r.code)).size).toBe(rows.length);
+    for (const row of rows) expect(row.status >= 400 && row.status <= 599).toBe(true);
+  });
+
+  test("missing q: the required q is refused with the row's code and status", () => {
+    const error = missingParameter("q", ERRORS.missingQ.message());
+    expect([error.status, error.code, error.message]).toEqual([400, "missing q", "The query parameter q is required."]);
+  });
+
+  test("the key store's refusals send the table's codes and statuses", () => {
+    const expired = { record: { revoked_at: null, expires_at: "2020-01-01T00:00:00.000Z" } } as Parameters<typeof invalidKey>[0];
+    for (const [refusal, row] of [
+      [NO_KEY, ERRORS.unauthorized],
+      [READ_SCOPE, ERRORS.forbidden],
+      [invalidKey(undefined), ERRORS.forbidden],
+      [invalidKey(expired), ERRORS.forbidden],
+    ] as const) {
+      expect<unknown[]>([refusal.status, refusal.body.error]).toEqual([row.status, row.code]);
+    }
+  });
+
+  test("the HTTP and MCP layers write no error code of their own: each names a row of the table", () => {
+    const root = join(import.meta.dir, "../src");
+    const files = ["http", "mcp"].flatMap((dir) =>
+      readdirSync(join(root, dir), { recursive: true, encoding: "utf8" })
+        .filter((f) => f.endsWith(".ts") && !(dir === "http" && f === "errors.ts"))
+        .map((f) => join(dir, f)),
+    );
+    expect(files.length).toBeGreaterThan(20);
+    const codes = rows.map((r) => r.code);
+    const literal = new RegExp(`(error: |new ApiError\\(\\d{3}, |\\[|^\\s*)"(${codes.join("|")})"`, "m");
+    const offenders = files.filter((f) => {
+      const text = readFileSync(join(root, f), "utf8");
+      return literal.test(text) || /new ApiError\(\d{3}/.test(text);
+    });
+    expect(offenders).toEqual([]);
+  });
+});
