@@ -30,6 +30,15 @@ export interface BuildReport {
   text: { raw: number; compressed: number };
 }
 
+/** Where a snapshot's pages came from; and what was done to their text, when not this build's ingest. */
+export interface BuildAbout {
+  wiki: Wiki;
+  sources: SourceReport[];
+  truncated: boolean;
+  /** Recorded in the meta as is (a conversion keeps the old file's); default: what today's ingest does. */
+  modifications?: string[];
+}
+
 /** A build in progress: pages are added as they come, then finish() writes the file. */
 export class SnapshotBuild {
   private readonly writer: SnapshotWriter;
@@ -52,7 +61,7 @@ export class SnapshotBuild {
   finish(
     kept: { pageId: number; revId: number; title: string }[],
     redirects: Redirect[],
-    about: { wiki: Wiki; sources: SourceReport[]; truncated: boolean },
+    about: BuildAbout,
     redirectPageIds?: number[],
   ): BuildReport {
     logMemory("ingest: done");
@@ -77,7 +86,7 @@ export class SnapshotBuild {
       indexedChunks: pages.documents,
       skippedRedirects: redirects.length,
       chunkWords: this.options.chunkWords,
-      modifications: modifications(this.options.chunkWords),
+      modifications: about.modifications ?? modifications(this.options.chunkWords),
     });
     return { meta, bytes, runs: index.runCount, text: this.writer.textBytes };
   }
@@ -123,7 +132,7 @@ export async function buildFromDumps(ingestOptions: Omit<IngestOptions, "onArtic
 export function buildFromPages(
   pages: Iterable<PageInput>,
   redirects: Redirect[],
-  about: { wiki: Wiki; sources: SourceReport[]; truncated: boolean; redirectPageIds?: number[] },
+  about: BuildAbout & { redirectPageIds?: number[] },
   options: BuildOptions,
 ): BuildReport {
   const build = new SnapshotBuild(options);

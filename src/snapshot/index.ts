@@ -3,7 +3,7 @@ export { FORMAT_VERSION, SNAPSHOT_EXTENSION, SnapshotError } from "./format";
 export type { AppliedUpdate, Redirect, SnapshotChunk, SnapshotMeta, SnapshotPage, SnapshotSection, SourceReport, Wiki } from "./format";
 export { openSnapshot, readSnapshotMeta, type Snapshot } from "./read";
 export { SnapshotWriter, type PageInput } from "./write";
-export { readFormat1 } from "./format1";
+export { format1Modifications, readFormat1 } from "./format1";
 export { Growable, StoredStrings, StringColumn, viewOf } from "./columns";
 export { ContainerWriter, MAX_SECTION_BYTES, openContainer, type Container } from "./container";
 export { PageTable, isoSeconds, type PageRow } from "./pages";
