@@ -19,9 +19,9 @@ setDefaultTimeout(120_000);
 /** What GET /v1/license says was changed, and what a page's attribution lists, served in-process. */
 async function served(path: string): Promise<{ license: string[]; page: string[] }> {
   const app = createApp(open(path));
-  const license = await (await app.handle(new Request("http://tome.test/v1/license"))).json();
+  const license = (await (await app.handle(new Request("http://tome.test/v1/license"))).json()) as { modifications: { changes_made: string[] } };
   const { pages } = openSnapshot(path);
-  const page = await (await app.handle(new Request(`http://tome.test/v1/page/${pages.ids[0]}`))).json();
+  const page = (await (await app.handle(new Request(`http://tome.test/v1/page/${pages.ids[0]}`))).json()) as { attribution: { modifications: string[] } };
   return { license: license.modifications.changes_made, page: page.attribution.modifications };
 }
 
