@@ -5,8 +5,7 @@
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
-import { buildFromPages } from "../src/build";
-import { updateSnapshot } from "../src/build/update";
+import { buildFromPages, updateSnapshot } from "../src/build";
 import { createApp } from "../src/http";
 import { modifications } from "../src/ingest";
 import { format1Modifications, openSnapshot, readFormat1 } from "../src/snapshot";

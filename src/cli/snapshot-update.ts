@@ -1,7 +1,5 @@
 /** bun run snapshot:update — a snapshot plus incremental dumps (and deletions) → a new snapshot. */
-import { DeletionsError, readDeletions } from "../build/deletions";
-import { updateSnapshot, type UpdateReport } from "../build/update";
-import { DEFAULT_MEMORY_BYTES } from "../build";
+import { DEFAULT_MEMORY_BYTES, DeletionsError, readDeletions, updateSnapshot, type UpdateReport } from "../build";
 import { DumpError } from "../ingest";
 import { SnapshotError } from "../snapshot";
 import { indexProgress, ingestProgress } from "./progress";

@@ -1,5 +1,5 @@
 /**
- * One ingest run, in named steps: each dump is read in turn (readDump), its site information
+ * ingest(), one run in named steps: each dump is read in turn (readDump), its site information
  * merged into the wiki (takeSite), each namespace-0 page claimed or passed over (takePage)
  * and sent to the parsing workers, whose articles come back to converted(); a damaged dump
  * ends the run or is kept up to its damage (keepDamaged). result() resolves title clashes.
@@ -191,6 +191,35 @@ export class Ingestion {
     report.truncated = true;
     report.damage = damage.message;
   }
+}
+
+export async function ingest(options: IngestOptions): Promise<IngestResult> {
+  if (!options.dumps.length) throw new DumpError("no dump given: ingest needs at least one dump path or URL.");
+  const run = new Ingestion(options);
+  try {
+    for (const [dumpIndex, spec] of options.dumps.entries()) {
+      if (run.full) break;
+      await run.readDump(spec, dumpIndex);
+    }
+    await run.drain();
+  } finally {
+    run.close();
+  }
+  return run.result();
+}
+
+/** A dump's site information (its <siteinfo>), read without going further. */
+export async function siteOf(spec: string): Promise<SiteInfo> {
+  const source = await openDump(spec);
+  try {
+    for await (const item of readExport(source.xml, spec)) if (item.kind === "site") return item.site;
+  } catch (err) {
+    const decoderError = err instanceof DumpError ? await source.decoderError() : null;
+    throw decoderError ?? err;
+  } finally {
+    source.cancel();
+  }
+  throw new DumpError(`${spec} has no <siteinfo>: it is not a MediaWiki export.`);
 }
 
 /** Whether a dump's site information names the given wiki (by host when both have one, else dbname and language). */
