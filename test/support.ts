@@ -39,6 +39,53 @@ export async function buildSnapshot(options: IngestOptions, path: string, create
 /** The address a server logs when it is ready: "serving on http://host:port (…)". */
 export const SERVING_ON = /serving on (http:\/\/\S+?) /;
 
+/** A process started by launch(): its output is collected as it comes. */
+export interface Launched {
+  proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  stdout(): string;
+  stderr(): string;
+  /** The address it serves on, once it says so; undefined if it exits first or timeoutMs passes. */
+  serving(timeoutMs?: number): Promise<string | undefined>;
+  /** Its exit code, once it has exited and its output is read. */
+  exited(): Promise<number>;
+}
+
+/** Starts command with PORT=0 (unless env sets PORT) in ROOT (unless cwd is given), collecting its output. */
+export function launch(command: string[], env: Record<string, string | undefined>, cwd = ROOT): Launched {
+  const proc = Bun.spawn(command, { cwd, env: { ...process.env, PORT: "0", ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  let out = "";
+  let err = "";
+  const drain = async (stream: ReadableStream<Uint8Array>, add: (s: string) => void) => {
+    const decoder = new TextDecoder();
+    for await (const part of stream) add(decoder.decode(part, { stream: true }));
+  };
+  const read = Promise.all([drain(proc.stdout, (s) => (out += s)), drain(proc.stderr, (s) => (err += s))]);
+  return {
+    proc,
+    stdout: () => out,
+    stderr: () => err,
+    serving: async (timeoutMs = 60_000) => {
+      for (const deadline = Date.now() + timeoutMs; ; await Bun.sleep(20)) {
+        const url = SERVING_ON.exec(err)?.[1];
+        if (url) return url;
+        if (proc.exitCode !== null || Date.now() > deadline) return undefined;
+      }
+    },
+    exited: async () => {
+      const code = await proc.exited;
+      await read;
+      return code;
+    },
+  };
+}
+
+/** Runs command until it exits (a server that refuses to start, a tool): its exit code and output. */
+export async function runToExit(command: string[], env: Record<string, string | undefined>, cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
+  const run = launch(command, env, cwd);
+  const code = await run.exited();
+  return { code, stdout: run.stdout(), stderr: run.stderr() };
+}
+
 export interface SpawnedServer {
   url: string;
   pid: number;
@@ -51,49 +98,33 @@ export interface SpawnedServer {
 }
 
 /**
- * Runs command (a server: src/cli/start.ts, perhaps behind taskset or valgrind) on a free port
- * (unless env sets PORT) and waits until it logs where it serves; throws with its log if it
- * exits or takes longer than timeoutMs.
+ * Runs command (a server: src/cli/start.ts, perhaps behind npm, taskset or valgrind) and waits
+ * until it logs where it serves; throws with its log if it exits first or takes longer than
+ * timeoutMs.
  */
 export async function spawnServer(
   command: string[],
   env: Record<string, string | undefined>,
   options: { cwd?: string; timeoutMs?: number } = {},
 ): Promise<SpawnedServer> {
-  const proc = Bun.spawn(command, {
-    cwd: options.cwd ?? ROOT,
-    env: { ...process.env, PORT: "0", ...env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  let out = "";
-  let err = "";
-  const drain = async (stream: ReadableStream<Uint8Array>, add: (s: string) => void) => {
-    const decoder = new TextDecoder();
-    for await (const part of stream) add(decoder.decode(part, { stream: true }));
-  };
-  void drain(proc.stdout, (s) => (out += s));
-  void drain(proc.stderr, (s) => (err += s));
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
-  for (;;) {
-    const url = SERVING_ON.exec(err)?.[1];
-    if (url) {
-      return {
-        url,
-        pid: proc.pid,
-        proc,
-        stdout: () => out,
-        stderr: () => err,
-        stop: async () => {
-          proc.kill("SIGTERM");
-          return proc.exited;
-        },
-      };
-    }
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start:\n${err}`);
-    await Bun.sleep(20);
+  const run = launch(command, env, options.cwd);
+  const url = await run.serving(options.timeoutMs);
+  if (!url) {
+    run.proc.kill("SIGTERM");
+    throw new Error(`the server did not start:\n${run.stderr()}`);
   }
+  const { proc } = run;
+  return {
+    url,
+    pid: proc.pid,
+    proc,
+    stdout: run.stdout,
+    stderr: run.stderr,
+    stop: async () => {
+      proc.kill("SIGTERM");
+      return proc.exited;
+    },
+  };
 }
 
 /**
