@@ -8,15 +8,18 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Packr } from "msgpackr";
 import { writeIngested, type BuildReport } from "../src/build";
-import { sharedDumps } from "../src/cli/shared-data";
+import { sharedData, sharedDumps } from "../src/cli/shared-data";
 import { DEFAULT_CHUNK_WORDS, ingest, type IngestOptions, type IngestResult } from "../src/ingest";
 import type { Snapshot } from "../src/snapshot";
 
 export const ROOT = resolve(import.meta.dir, "..");
 export const START = join(ROOT, "src/cli/start.ts");
 
-export const DUMPS = sharedDumps();
-export const dump = (name: string) => join(DUMPS, name);
+/** The shared data's directory (dumps/, eval/). */
+export const sharedDataDir = (): string => sharedData();
+/** The shared dumps' directory (looked for when first asked: a benchmark given its own snapshot needs none). */
+export const dumpsDir = (): string => sharedDumps();
+export const dump = (name: string) => join(dumpsDir(), name);
 
 export function tempDir(prefix = "tome-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -39,9 +42,17 @@ export async function buildSnapshot(options: IngestOptions, path: string, create
 /** The address a server logs when it is ready: "serving on http://host:port (…)". */
 export const SERVING_ON = /serving on (http:\/\/\S+?) /;
 
+/** Where launch() runs a process, and whether its stdout is kept (a benchmark's server logs every request there). */
+export interface LaunchOptions {
+  /** Default: ROOT. */
+  cwd?: string;
+  /** Default: false (stdout is collected). */
+  ignoreStdout?: boolean;
+}
+
 /** A process started by launch(): its output is collected as it comes. */
 export interface Launched {
-  proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  proc: Bun.Subprocess<"ignore", "pipe" | "ignore", "pipe">;
   stdout(): string;
   stderr(): string;
   /** The address it serves on, once it says so; undefined if it exits first or timeoutMs passes. */
@@ -50,16 +61,22 @@ export interface Launched {
   exited(): Promise<number>;
 }
 
-/** Starts command with PORT=0 (unless env sets PORT) in ROOT (unless cwd is given), collecting its output. */
-export function launch(command: string[], env: Record<string, string | undefined>, cwd = ROOT): Launched {
-  const proc = Bun.spawn(command, { cwd, env: { ...process.env, PORT: "0", ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+/** Starts command with PORT=0 (unless env sets PORT), collecting its output. */
+export function launch(command: string[], env: Record<string, string | undefined>, options: LaunchOptions = {}): Launched {
+  const proc = Bun.spawn(command, {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, PORT: "0", ...env },
+    stdin: "ignore",
+    stdout: options.ignoreStdout ? "ignore" : "pipe",
+    stderr: "pipe",
+  });
   let out = "";
   let err = "";
-  const drain = async (stream: ReadableStream<Uint8Array>, add: (s: string) => void) => {
+  const drain = async (stream: ReadableStream<Uint8Array> | undefined, add: (s: string) => void) => {
     const decoder = new TextDecoder();
-    for await (const part of stream) add(decoder.decode(part, { stream: true }));
+    if (stream) for await (const part of stream) add(decoder.decode(part, { stream: true }));
   };
-  const read = Promise.all([drain(proc.stdout, (s) => (out += s)), drain(proc.stderr, (s) => (err += s))]);
+  const read = Promise.all([drain(proc.stdout ?? undefined, (s) => (out += s)), drain(proc.stderr, (s) => (err += s))]);
   return {
     proc,
     stdout: () => out,
@@ -81,7 +98,7 @@ export function launch(command: string[], env: Record<string, string | undefined
 
 /** Runs command until it exits (a server that refuses to start, a tool): its exit code and output. */
 export async function runToExit(command: string[], env: Record<string, string | undefined>, cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
-  const run = launch(command, env, cwd);
+  const run = launch(command, env, { cwd });
   const code = await run.exited();
   return { code, stdout: run.stdout(), stderr: run.stderr() };
 }
@@ -89,8 +106,8 @@ export async function runToExit(command: string[], env: Record<string, string | 
 export interface SpawnedServer {
   url: string;
   pid: number;
-  proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
-  /** Everything the server has written so far. */
+  proc: Launched["proc"];
+  /** Everything the server has written so far (no stdout if it was ignored). */
   stdout(): string;
   stderr(): string;
   /** SIGTERM, then its exit code. */
@@ -105,9 +122,9 @@ export interface SpawnedServer {
 export async function spawnServer(
   command: string[],
   env: Record<string, string | undefined>,
-  options: { cwd?: string; timeoutMs?: number } = {},
+  options: LaunchOptions & { timeoutMs?: number } = {},
 ): Promise<SpawnedServer> {
-  const run = launch(command, env, options.cwd);
+  const run = launch(command, env, options);
   const url = await run.serving(options.timeoutMs);
   if (!url) {
     run.proc.kill("SIGTERM");
