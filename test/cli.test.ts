@@ -236,7 +236,7 @@ describe("npm start / npm test (src/cli/run.sh)", () => {
   });
 
   test("SIGTERM to npm start reaches the server, which stops gracefully", async () => {
-    const server = await spawnServer(["npm", "start"], { HOST: "127.0.0.1", TOME_AUTH: "off", TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD], limit: 10 }) });
+    const server = await spawnServer(["npm", "start"], { HOST: "127.0.0.1", TOME_AUTH: "off", TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD], limit: 10 }) }, { ignoreStdout: true });
     const { url } = server;
     // stop() waits for npm only, not for the end of its output: a server npm left behind would keep the pipe open.
     await server.stop();
