@@ -9,7 +9,7 @@
  */
 import { createWriteStream } from "node:fs";
 import { join } from "node:path";
-import { sharedDumps } from "../src/cli/shared-data";
+import { dumpsDir } from "../test/support";
 import { ingest, wordCount, type IngestResult } from "../src/ingest";
 import { words } from "../src/search/analyze";
 import { corpusStats, type CorpusStats } from "./corpus-stats";
@@ -56,7 +56,7 @@ export function prng(seed: number): () => number {
 const HEAD_MIN_COUNT = 5;
 
 export async function englishModel(): Promise<EnglishModel> {
-  const dir = sharedDumps();
+  const dir = dumpsDir();
   let links = 0;
   const real = await ingest({
     dumps: ENGLISH_DUMPS.map((f) => join(dir, f)),

@@ -12,9 +12,9 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ingest } from "../src/ingest";
-import { sharedDumps } from "../src/cli/shared-data";
+import { dumpsDir } from "../test/support";
 
-const SHARED = sharedDumps();
+const SHARED = dumpsDir();
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),

@@ -19,11 +19,10 @@ import wtf from "wtf_wikipedia";
 import { ingest } from "../src/ingest";
 import { readExport } from "../src/ingest/mediawiki";
 import { openDump } from "../src/ingest/source";
-import { writeIngested } from "../src/build";
-import { sharedDumps } from "../src/cli/shared-data";
+import { dumpsDir, writeSnapshot } from "../test/support";
 import { median } from "./stats";
 
-const SHARED = sharedDumps();
+const SHARED = dumpsDir();
 
 interface Sample {
   dump: string;
@@ -40,9 +39,10 @@ interface Sample {
 async function child(dump: string): Promise<Sample> {
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const result = await ingest({ dumps: [dump], allowTruncated: true });
+  const options = { dumps: [dump], allowTruncated: true };
+  const result = await ingest(options);
   const out = join(tmpdir(), `tome-bench-${process.pid}.tome`);
-  const { bytes } = writeIngested(result, out, 300);
+  const { bytes } = writeSnapshot(result, out, options);
   const pipelineWall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const pipelineCpu = (cpu.user + cpu.system) / 1e6;

@@ -8,16 +8,15 @@
  *     different pages, one at a time), against requests/s without them, in the same run.
  */
 import autocannon from "autocannon";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { PDFDocument } from "pdf-lib";
 import { Attributions } from "../src/http/attribution";
 import { Resources } from "../src/http/resources";
-import { ingest } from "../src/ingest";
 import { renderPdf } from "../src/pdf";
-import { writeIngested } from "../src/build";
 import { openSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
-import { sharedDumps } from "../src/cli/shared-data";
+import { buildSnapshot, dump, START } from "../test/support";
+import { spawnServer } from "./servers";
 import { median } from "./stats";
 
 const { values } = parseArgs({
@@ -30,8 +29,6 @@ if (values.help) {
 }
 const rounds = Number(values.rounds);
 const duration = Number(values.duration);
-const ROOT = resolve(import.meta.dir, "..");
-const DUMPS = sharedDumps();
 const tmp = (await Bun.$`mktemp -d`.text()).trim();
 
 const WIKIS: Record<string, string[]> = {
@@ -43,9 +40,8 @@ const WIKIS: Record<string, string[]> = {
 console.error("building one snapshot per wiki…");
 const snapshots: { name: string; path: string; snapshot: Snapshot }[] = [];
 for (const [name, files] of Object.entries(WIKIS)) {
-  const result = await ingest({ dumps: files.map((f) => join(DUMPS, f)), allowTruncated: true });
   const path = join(tmp, `${name}.tome`);
-  writeIngested(result, path, 300);
+  await buildSnapshot({ dumps: files.map(dump), allowTruncated: true }, path);
   snapshots.push({ name, path, snapshot: openSnapshot(path) });
 }
 
@@ -76,21 +72,8 @@ const renders = { longest: await renderFigures(longest), median: await renderFig
 
 // The server, on the snapshot of the longest article, without keys (the renderer is the subject).
 console.error("starting the server…");
-const proc = Bun.spawn(["bun", join(ROOT, "src/cli/start.ts")], {
-  env: { ...process.env, PORT: "0", TOME_SNAPSHOT: longest.s.path, TOME_AUTH: "off", TOME_DATA: join(tmp, "data") },
-  stdout: "ignore",
-  stderr: "pipe",
-});
-let stderr = "";
-void (async () => {
-  for await (const part of proc.stderr) stderr += new TextDecoder().decode(part);
-})();
-let url: string | undefined;
-while (!(url = /serving on (http:\/\/\S+?) /.exec(stderr)?.[1])) {
-  if (proc.exitCode !== null) throw new Error(stderr);
-  await Bun.sleep(50);
-}
-const base = url;
+const server = await spawnServer(["bun", START], { TOME_SNAPSHOT: longest.s.path, TOME_AUTH: "off", TOME_DATA: join(tmp, "data") });
+const base = server.url;
 
 const pagesWithText = longest.s.snapshot.pages.list().filter((p) => p.chunks.length >= 10).sort((a, b) => b.chunks.length - a.chunks.length);
 const chunkPaths = pagesWithText.slice(0, 200).map((p) => ({ path: `/v1/chunk/${p.pageId}_0` }));
@@ -124,8 +107,7 @@ for (let round = 1; round <= rounds; round++) {
   pdfsDuringLoad += await client.stop();
   console.error(`round ${round}: /v1/chunk ${quiet.at(-1)!.toFixed(0)} req/s alone, ${busy.at(-1)!.toFixed(0)} req/s while PDFs render`);
 }
-proc.kill("SIGTERM");
-await proc.exited;
+await server.stop();
 
 const report = {
   renders,

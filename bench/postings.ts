@@ -12,10 +12,8 @@
  * word a prefix, typos fuzzy), plus the same words restricted to a range of documents.
  */
 import { parseArgs } from "node:util";
-import { sharedDumps } from "../src/cli/shared-data";
-import { ingest } from "../src/ingest";
 import { loadIndexes, terms } from "../src/search";
-import { writeIngested } from "../src/build";
+import { buildSnapshot, dump } from "../test/support";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -43,11 +41,11 @@ if (positionals[0]) {
   source = positionals[0];
   snapshot = openSnapshot(source);
 } else {
-  const dumps = ["enwiki-2016-sample.xml.bz2", "enwik8-head.xml.bz2"].map((d) => `${sharedDumps()}/${d}`);
+  const dumps = ["enwiki-2016-sample.xml.bz2", "enwik8-head.xml.bz2"].map(dump);
   source = "shared English dumps (enwiki-2016-sample + enwik8-head)";
   const dir = mkdtempSync(join(tmpdir(), "tome-postings-"));
   process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
-  writeIngested(await ingest({ dumps }), join(dir, "en.tome"), 300);
+  await buildSnapshot({ dumps }, join(dir, "en.tome"));
   snapshot = openSnapshot(join(dir, "en.tome"));
 }
 const lang = snapshot.meta.wiki.lang;

@@ -21,10 +21,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import MiniSearch from "minisearch";
-import { sharedData } from "../src/cli/shared-data";
-import { ingest } from "../src/ingest";
 import { open, terms, type Engine } from "../src/search";
-import { writeIngested } from "../src/build";
+import { buildSnapshot, sharedDataDir } from "../test/support";
 
 const USAGE = `Usage: bun bench/relevance.ts [--limit N] [--only squad|qrels] [--json] [--misses]
   --limit N   the first N SQuAD questions (default: all 10,570); the qrels are always all run
@@ -85,7 +83,7 @@ function parse() {
 /** A snapshot of the dumps, opened, with its two baselines built over the same chunks. */
 async function corpus(dumps: string[], dir: string) {
   const path = join(dir, `${dumps.length}-${Date.now()}.tome`);
-  writeIngested(await ingest({ dumps }), path, 300);
+  await buildSnapshot({ dumps }, path);
   const tome = open(path);
   const pages = tome.snapshot.pages.list();
   const chunkPage: number[] = [];
@@ -266,7 +264,7 @@ function table(title: string, rows: Record<string, Record<string, Figures>>): st
   return out.join("\n");
 }
 
-const SHARED = sharedData();
+const SHARED = sharedDataDir();
 const args = parse();
 const dir = mkdtempSync(join(tmpdir(), "tome-relevance-"));
 try {

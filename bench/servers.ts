@@ -1,22 +1,18 @@
 /** What the HTTP benchmarks share: the snapshot they serve, a key, servers in their own processes, and the requests. */
 import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { sharedDumps } from "../src/cli/shared-data";
-import { writeIngested } from "../src/build";
-import { ingest } from "../src/ingest";
+import { join } from "node:path";
 import { openSnapshot, type Snapshot } from "../src/snapshot";
+import { buildSnapshot, dump, ROOT, spawnServer as spawn, type SpawnedServer } from "../test/support";
 import { pagesWithText } from "./queries";
 
-export const ROOT = resolve(import.meta.dir, "..");
+export { ROOT } from "../test/support";
 
 /** The given snapshot, or one built into dir from the shared English dumps (enwiki-2016-sample + enwik8-head). */
 export async function benchSnapshot(given: string | undefined, dir: string): Promise<{ path: string; snapshot: Snapshot }> {
   if (given) return { path: given, snapshot: openSnapshot(given) };
   console.error("building a snapshot of enwiki-2016-sample + enwik8-head…");
-  const dumps = sharedDumps();
-  const result = await ingest({ dumps: [join(dumps, "enwiki-2016-sample.xml.bz2"), join(dumps, "enwik8-head.xml.bz2")] });
   const path = join(dir, "shared.tome");
-  writeIngested(result, path, 300);
+  await buildSnapshot({ dumps: [dump("enwiki-2016-sample.xml.bz2"), dump("enwik8-head.xml.bz2")] }, path);
   return { path, snapshot: openSnapshot(path) };
 }
 
@@ -35,26 +31,16 @@ export async function benchKey(dataDir: string, root = ROOT): Promise<string> {
   return made.key;
 }
 
-export interface BenchServer {
-  url: string;
-  pid: number;
-  /** SIGTERM, and the exit code. */
-  stop(): Promise<number>;
-}
+/** A server a benchmark started. */
+export type BenchServer = SpawnedServer;
 
-/** Runs command (a server: src/cli/start.ts, perhaps behind taskset or valgrind) and waits until it says where it serves. */
-export async function spawnServer(command: string[], env: Record<string, string | undefined>): Promise<BenchServer> {
-  const proc = Bun.spawn(command, { env: { ...process.env, PORT: "0", ...env }, stdout: "ignore", stderr: "pipe" });
-  let stderr = "";
-  void (async () => {
-    for await (const part of proc.stderr) stderr += new TextDecoder().decode(part);
-  })();
-  for (let waited = 0; ; waited += 50) {
-    const url = /serving on (http:\/\/\S+?) /.exec(stderr)?.[1];
-    if (url) return { url, pid: proc.pid, stop: () => (proc.kill("SIGTERM"), proc.exited) };
-    if (proc.exitCode !== null || waited > 600_000) throw new Error(`the server did not start:\n${stderr}`);
-    await Bun.sleep(50);
-  }
+/**
+ * Runs command (a server: src/cli/start.ts, perhaps behind taskset or valgrind) and waits until
+ * it says where it serves, as the tests start theirs (test/support.ts), but in the current
+ * directory, with its request log (stdout) dropped and up to 10 minutes to start (valgrind).
+ */
+export function spawnServer(command: string[], env: Record<string, string | undefined>, cwd = process.cwd()): Promise<BenchServer> {
+  return spawn(command, env, { cwd, ignoreStdout: true, timeoutMs: 600_000 });
 }
 
 /** CPU milliseconds a process has used (all its threads), from /proc. */

@@ -23,11 +23,11 @@
  */
 import autocannon from "autocannon";
 import { copyFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { tempDir } from "../test/helpers";
+import { START, tempDir } from "../test/support";
+import { spawnServer } from "./servers";
 
-const ROOT = resolve(import.meta.dir, "..");
 const { values, positionals: files } = parseArgs({ options: { connections: { type: "string", default: "0" } }, allowPositionals: true });
 const connections = Number(values.connections);
 if (files.length < 2 || !Number.isInteger(connections)) {
@@ -54,30 +54,10 @@ const dir = tempDir("tome-bench-swap-");
 mkdirSync(join(dir, "snapshots"));
 copyFileSync(files[0]!, join(dir, "snapshots/s0.tome"));
 
-const server = Bun.spawn(["bun", join(ROOT, "src/cli/start.ts")], {
-  cwd: dir,
-  env: { ...process.env, PORT: "0", HOST: "127.0.0.1", TOME_AUTH: "off", TOME_DATA: join(dir, "data"), TOME_SNAPSHOT: "" },
-  stdout: "ignore",
-  stderr: "pipe",
-});
-let log = "";
-void (async () => {
-  const decoder = new TextDecoder();
-  for await (const part of server.stderr) log += decoder.decode(part, { stream: true });
-})();
-
-async function waitFor(pattern: RegExp, seconds: number, sample?: () => void): Promise<RegExpExecArray> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const m = pattern.exec(log);
-    if (m) return m;
-    if (Date.now() > deadline || server.exitCode !== null) throw new Error(`not seen within ${seconds} s: ${pattern}\n${log}`);
-    sample?.();
-    await Bun.sleep(50);
-  }
-}
-
-const url = (await waitFor(/serving on (http:\/\/\S+?) /, 120))[1]!;
+const server = await spawnServer(["bun", START], { HOST: "127.0.0.1", TOME_AUTH: "off", TOME_DATA: join(dir, "data"), TOME_SNAPSHOT: "" }, dir);
+const { url } = server;
+/** The server's log so far. */
+const log = () => server.stderr();
 // The boot snapshot's background verify done, so that it does not overlap the first swap.
 await Bun.sleep(1000);
 const load = connections
@@ -109,22 +89,22 @@ async function swapTo(file: string, name: string): Promise<void> {
     const s = status(server.pid);
     for (const k of Object.keys(peak) as (keyof Status)[]) peak[k] = Math.max(peak[k], s[k]);
   };
-  const seenBefore = log.length;
+  const seenBefore = log().length;
   const renamed = performance.now();
   renameSync(hidden, join(dir, "snapshots", name));
   const served = new RegExp(`swap: now serving \\S*${name.replace(".", "\\.")} .*opened in ([\\d.]+ m?s), verified in ([\\d.]+ m?s), switched in ([\\d.]+ m?s)`, "y");
   let m: RegExpExecArray | null = null;
   while (!m) {
-    served.lastIndex = log.indexOf("swap: now serving", seenBefore);
-    m = served.lastIndex >= 0 ? served.exec(log) : null;
+    served.lastIndex = log().indexOf("swap: now serving", seenBefore);
+    m = served.lastIndex >= 0 ? served.exec(log()) : null;
     if (!m) {
-      if (/swap: refused/.test(log.slice(seenBefore))) throw new Error(log.slice(seenBefore));
+      if (/swap: refused/.test(log().slice(seenBefore))) throw new Error(log().slice(seenBefore));
       sample();
       await Bun.sleep(50);
     }
   }
   const renamedToServedMs = Math.round(performance.now() - renamed);
-  const tail = () => log.slice(seenBefore);
+  const tail = () => log().slice(seenBefore);
   const deadline = Date.now() + 60_000;
   while (!/is let go: its requests in flight are answered/.test(tail()) && Date.now() < deadline) {
     sample();
@@ -139,8 +119,7 @@ try {
   for (let i = 1; i < files.length; i++) await swapTo(files[i]!, `s${i}.tome`);
 } finally {
   load?.stop();
-  server.kill("SIGTERM");
-  await server.exited;
+  await server.stop();
   // The copies (a 1M-chunk one is 1 GB).
   rmSync(dir, { recursive: true, force: true });
 }
@@ -154,4 +133,4 @@ for (const r of rows) {
       `${mb(r.peak.hwm)} (anon ≤ ${mb(r.peak.anon)}, file ≤ ${mb(r.peak.file)}) | ${mb(r.afterLetGo.rss)} (${mb(r.afterLetGo.anon)}/${mb(r.afterLetGo.file)}) |`,
   );
 }
-console.log(log.split("\n").filter((l) => l.startsWith("swap")).join("\n"));
+console.log(log().split("\n").filter((l) => l.startsWith("swap")).join("\n"));

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { heapStats } from "bun:jsc";
 import SearchableMap from "minisearch/SearchableMap";
-import { sharedDumps } from "../src/cli/shared-data";
+import { dumpsDir } from "../test/support";
 import { ingest } from "../src/ingest";
 import { textShardOptions } from "../src/search/engine";
 import { buildShard } from "../src/search/shard";
@@ -145,7 +145,7 @@ function measure(name: string, keys: string[]): string[] {
 }
 
 const options = textShardOptions("en");
-const real = await ingest({ dumps: ENGLISH_DUMPS.map((f) => join(sharedDumps(), f)) });
+const real = await ingest({ dumps: ENGLISH_DUMPS.map((f) => join(dumpsDir(), f)) });
 const located = real.articles.flatMap((a) => a.chunks.map((c) => ({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title })));
 const shard = buildShard(located.length, (i) => located[i]!, options);
 const english = new Vocabulary(shard.vocabulary);

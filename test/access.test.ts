@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { Access, FLUSH_INTERVAL_MS, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { UsageLedger, writeUsage } from "../src/access/usage";
 import { createApp, serve } from "../src/http";
-import { EN_2016, engineFor, keys, newKey, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
+import { EN_2016, engineFor, keys, newKey, snapshotFor, START, startServer, tempDir, type ServerProcess } from "./helpers";
+import { runToExit } from "./support";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -416,8 +417,7 @@ describe("usage on disk", () => {
     };
     for (const [what, text] of Object.entries(damaged)) {
       writeFileSync(usagePath(dir), text);
-      const proc = Bun.spawn(["bun", join(ROOT, "src/cli/start.ts")], { env: { ...process.env, PORT: "0", TOME_SNAPSHOT: snapshot, TOME_DATA: dir }, stdout: "ignore", stderr: "pipe" });
-      const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+      const { code, stderr } = await runToExit(["bun", START], { TOME_SNAPSHOT: snapshot, TOME_DATA: dir });
       expect({ what, code }).toEqual({ what, code: 1 });
       expect(stderr).toContain(`${usagePath(dir)} is damaged`);
       expect(stderr).toContain("Restore it from a backup");

@@ -1,24 +1,18 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { open } from "../src/search";
 import { openSnapshot } from "../src/snapshot";
-import { EN_2006_TRUNCATED, SQUAD, snapshotFor, startServer, tempDir } from "./helpers";
+import { EN_2006_TRUNCATED, ROOT, SQUAD, snapshotFor, START, startServer, tempDir } from "./helpers";
+import { launch, runToExit, spawnServer, writeFormat1 } from "./support";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
 
-const ROOT = resolve(import.meta.dir, "..");
-
-async function run(args: string[], env: Record<string, string> = {}) {
-  const proc = Bun.spawn(["bun", "run", ...args], {
-    cwd: env.CWD ?? ROOT,
-    env: { ...process.env, ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { stdout, stderr, code };
+/** `bun run` with args until it exits; env.CWD, if set, is the directory it runs in. */
+function run(args: string[], env: Record<string, string> = {}) {
+  const { CWD, ...rest } = env;
+  return runToExit(["bun", "run", ...args], rest, CWD ?? ROOT);
 }
 
 const BUILD = join(ROOT, "src/cli/snapshot-build.ts");
@@ -96,26 +90,13 @@ describe("bun run start", () => {
   });
 });
 
-const START = join(ROOT, "src/cli/start.ts");
-
 /** Starts start.ts and waits for it to exit, or to serve (then stops it): its exit code is null when it served. */
 async function startOnce(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  const proc = Bun.spawn(["bun", START], { env: { ...process.env, TOME_DATA: tempDir("tome-data-"), ...env }, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
-  let stderr = "";
-  const decoder = new TextDecoder();
-  const reading = (async () => {
-    for await (const part of proc.stderr) stderr += decoder.decode(part, { stream: true });
-  })();
-  const deadline = Date.now() + 60_000;
-  while (proc.exitCode === null && !stderr.includes("serving on") && Date.now() < deadline) await Bun.sleep(20);
-  if (proc.exitCode === null) {
-    proc.kill("SIGTERM");
-    await proc.exited;
-    await reading;
-    return { code: null, stderr };
-  }
-  await reading;
-  return { code: proc.exitCode, stderr };
+  const run = launch(["bun", START], { TOME_DATA: tempDir("tome-data-"), ...env });
+  const served = (await run.serving()) !== undefined || run.proc.exitCode === null;
+  if (served) run.proc.kill("SIGTERM");
+  const code = await run.exited();
+  return { code: served ? null : code, stderr: run.stderr() };
 }
 
 describe("start: where it listens", () => {
@@ -255,27 +236,12 @@ describe("npm start / npm test (src/cli/run.sh)", () => {
   });
 
   test("SIGTERM to npm start reaches the server, which stops gracefully", async () => {
-    const proc = Bun.spawn(["npm", "start"], {
-      cwd: ROOT,
-      env: { ...process.env, PORT: "0", HOST: "127.0.0.1", TOME_AUTH: "off", TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD], limit: 10 }) },
-      stdin: "ignore",
-      stdout: "ignore",
-      stderr: "pipe",
-    });
-    let stderr = "";
-    const decoder = new TextDecoder();
-    const reading = (async () => {
-      for await (const part of proc.stderr) stderr += decoder.decode(part, { stream: true });
-    })();
-    let url: string | undefined;
-    for (const deadline = Date.now() + 60_000; !url && proc.exitCode === null && Date.now() < deadline; await Bun.sleep(20)) url = /serving on (http:\/\/\S+?) /.exec(stderr)?.[1];
-    expect(url).toBeDefined();
-    proc.kill("SIGTERM");
-    await proc.exited;
-    // Not `await reading`: a server npm left behind would keep the pipe open.
-    for (const deadline = Date.now() + 5_000; !stderr.includes("Stopped:") && Date.now() < deadline; ) await Bun.sleep(20);
-    void reading;
-    expect(stderr).toContain("Stopped: 0 request(s) answered after SIGTERM.");
+    const server = await spawnServer(["npm", "start"], { HOST: "127.0.0.1", TOME_AUTH: "off", TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD], limit: 10 }) }, { ignoreStdout: true });
+    const { url } = server;
+    // stop() waits for npm only, not for the end of its output: a server npm left behind would keep the pipe open.
+    await server.stop();
+    for (const deadline = Date.now() + 5_000; !server.stderr().includes("Stopped:") && Date.now() < deadline; ) await Bun.sleep(20);
+    expect(server.stderr()).toContain("Stopped: 0 request(s) answered after SIGTERM.");
     expect(await fetch(`${url}/healthz`).then(() => "answered", () => "refused")).toBe("refused");
   });
 
@@ -322,24 +288,10 @@ describe("bun run snapshot:verify and snapshot:convert", () => {
   });
 
   test("convert turns a format-1 file into format 2 with the same pages, and serving a format-1 file says how", async () => {
-    const source = await openSnapshot(await snapshotFor({ dumps: [SQUAD] }));
-    const pages = source.pages.list().map((p) => ({ ...p, chunks: p.chunks.map((c) => ({ section: c.section, text: c.text })) }));
-    // A format-1 file as the previous Tome wrote it: header, sha256, msgpackr meta and content.
-    const packr = new (await import("msgpackr")).Packr({ useRecords: true, moreTypes: false });
-    const { modifications: _m, ...meta1 } = { ...source.meta, formatVersion: 1 };
-    const metaBytes = packr.pack(meta1);
-    const content = packr.pack({ pages, redirects: source.redirects });
-    const file = new Uint8Array(64 + metaBytes.length + content.length);
-    const view = new DataView(file.buffer);
-    file.set(new TextEncoder().encode("TOMESNAP"));
-    view.setUint32(8, 1, true);
-    view.setBigUint64(16, BigInt(metaBytes.length), true);
-    view.setBigUint64(24, BigInt(content.length), true);
-    file.set(metaBytes, 64);
-    file.set(content, 64 + metaBytes.length);
-    file.set(new Bun.CryptoHasher("sha256").update(file.subarray(64)).digest() as Uint8Array, 32);
+    const source = openSnapshot(await snapshotFor({ dumps: [SQUAD] }));
+    const pages = source.pages.list();
     const old = join(tempDir(), "old.tome");
-    writeFileSync(old, file);
+    writeFormat1(old, source);
     expect(() => open(old)).toThrow(/format 1.*bun run snapshot:convert/);
     const converted = await run([CONVERT, old]);
     expect(converted.code).toBe(0);

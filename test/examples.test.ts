@@ -11,6 +11,7 @@ import { TomeClient, TomeError } from "../examples/client";
 import { TomeRetriever } from "../examples/langchain-retriever";
 import { openSnapshot, type Snapshot } from "../src/snapshot";
 import { EN_2006, EN_2016, newKey, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
+import { runToExit } from "./support";
 
 setDefaultTimeout(180_000);
 
@@ -64,11 +65,7 @@ function python3(): string {
   return path;
 }
 
-async function run(cmd: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { code, stdout, stderr };
-}
+const run = (cmd: string[], env: Record<string, string>) => runToExit(cmd, env);
 
 /** Checks a demo's printout: the top hits with their title, address, license and revision, then the notice. */
 async function expectDemo(stdout: string, query: string) {

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { articleUrl, createApp, LICENSE } from "../src/http";
 import type { Engine } from "../src/search";
 import { openSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
-import { dump, EN_2006, EN_2016, engineFor, ROOT, snapshotFor, startServer, type ServerProcess } from "./helpers";
+import { dump, EN_2006, EN_2016, engineFor, ROOT, snapshotFor, START, startServer, type ServerProcess } from "./helpers";
+import { runToExit } from "./support";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -714,8 +715,8 @@ describe("bun run start", () => {
   });
 
   test("a bad PORT is refused with a clear message", async () => {
-    const proc = Bun.spawn(["bun", `${ROOT}/src/cli/start.ts`], { env: { ...process.env, PORT: "eighty", TOME_SNAPSHOT: await snapshotFor(DUMPS) }, stderr: "pipe", stdout: "ignore" });
-    expect(await proc.exited).toBe(2);
-    expect(await new Response(proc.stderr).text()).toContain("PORT must be a number");
+    const { code, stderr } = await runToExit(["bun", START], { PORT: "eighty", TOME_SNAPSHOT: await snapshotFor(DUMPS) });
+    expect(code).toBe(2);
+    expect(stderr).toContain("PORT must be a number");
   });
 });

@@ -9,7 +9,8 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Access, checkKeyStore, COST, keysPath, NEEDS, updateKeyFile, type KeyStoreState } from "../src/access";
 import { writeUsage } from "../src/access/usage";
-import { keys, newKey, ROOT, snapshotFor, SQUAD, startServer, tempDir } from "./helpers";
+import { keys, newKey, snapshotFor, SQUAD, START, startServer, tempDir } from "./helpers";
+import { runToExit } from "./support";
 
 // Per file (bun applies it to the current file only): one test builds a snapshot from a real dump.
 setDefaultTimeout(120_000);
@@ -20,12 +21,7 @@ const headersOf = (key: string) => new Headers({ "X-API-Key": key });
 
 /** Runs `bun run start` on dataDir until it exits: a refusal comes before any snapshot is read. */
 async function start(dataDir: string) {
-  const proc = Bun.spawn(["bun", join(ROOT, "src/cli/start.ts")], {
-    env: { ...process.env, PORT: "0", TOME_SNAPSHOT: join(dataDir, "no-such.tome"), TOME_DATA: dataDir },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const { code, stdout, stderr } = await runToExit(["bun", START], { TOME_SNAPSHOT: join(dataDir, "no-such.tome"), TOME_DATA: dataDir });
   return { code, out: stdout + stderr };
 }
 

@@ -3,9 +3,9 @@
  * after requests of each kind; closed to everyone else; not served without TOME_ADMIN_TOKEN.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { join } from "node:path";
 import { createApp } from "../src/http/app";
-import { engineFor, newKey, ROOT, snapshotFor, SQUAD, startServer, tempDir, type ServerProcess } from "./helpers";
+import { engineFor, newKey, snapshotFor, SQUAD, START, startServer, tempDir, type ServerProcess } from "./helpers";
+import { runToExit } from "./support";
 
 setDefaultTimeout(120_000);
 
@@ -188,12 +188,7 @@ describe("/metrics without TOME_ADMIN_TOKEN", () => {
   });
 
   test("a token too short to be safe is refused at start", async () => {
-    const proc = Bun.spawn(["bun", join(ROOT, "src/cli/start.ts")], {
-      env: { ...process.env, PORT: "0", TOME_ADMIN_TOKEN: "short", TOME_SNAPSHOT: "/nonexistent.tome", TOME_DATA: tempDir("tome-data-") },
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    const { code, stderr } = await runToExit(["bun", START], { TOME_ADMIN_TOKEN: "short", TOME_SNAPSHOT: "/nonexistent.tome", TOME_DATA: tempDir("tome-data-") });
     expect(code).toBe(2);
     expect(stderr).toContain("TOME_ADMIN_TOKEN must be at least 16");
   });

@@ -10,6 +10,7 @@ import { writeUsage } from "../src/access/usage";
 import { RedisAccess } from "../src/access/redis";
 import { createApp } from "../src/http";
 import { EN_2016, engineFor, keys, newKey, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
+import { runToExit } from "./support";
 import { startRedis, type RedisServer } from "./redis-server";
 
 setDefaultTimeout(60_000);
@@ -22,14 +23,8 @@ let redis: RedisServer;
 let replicas: ServerProcess[] = [];
 
 /** The key tool against a Redis (and, for import and export, a data directory). */
-async function keysOn(url: string, args: string[], dataDir = tempDir("tome-data-")) {
-  const proc = Bun.spawn(["bun", join(ROOT, "src/cli/keys.ts"), ...args], {
-    env: { ...process.env, TOME_REDIS_URL: url, TOME_DATA: dataDir },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { code, stdout, stderr };
+function keysOn(url: string, args: string[], dataDir = tempDir("tome-data-")) {
+  return runToExit(["bun", join(ROOT, "src/cli/keys.ts"), ...args], { TOME_REDIS_URL: url, TOME_DATA: dataDir });
 }
 
 async function keyOn(url: string, ...args: string[]): Promise<Json> {

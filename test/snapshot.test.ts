@@ -1,17 +1,17 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeIngested } from "../src/build";
 import { DEFAULT_CHUNK_WORDS, modifications } from "../src/ingest";
-import { latestSnapshot, openContainer, openSnapshot, readSnapshotMeta, SnapshotError } from "../src/snapshot";
-import { TextStore } from "../src/snapshot/text";
+import { latestSnapshot, openContainer, openSnapshot, readSnapshotMeta, SnapshotError, TextStore } from "../src/snapshot";
 import { EN_2006_TRUNCATED, EN_2016, ingested, tempDir } from "./helpers";
+import { writeSnapshot } from "./support";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
 
 async function builtAt(path: string, createdAt = new Date("2026-01-02T03:04:05Z"), chunkWords = DEFAULT_CHUNK_WORDS) {
-  return writeIngested(await ingested({ dumps: [EN_2016], chunkWords }), path, chunkWords, createdAt);
+  const options = { dumps: [EN_2016], chunkWords };
+  return writeSnapshot(await ingested(options), path, options, createdAt);
 }
 
 describe("snapshot file (format 2)", () => {
@@ -123,7 +123,8 @@ describe("snapshot file (format 2)", () => {
 
   test("a truncated build is marked truncated", async () => {
     const path = join(tempDir(), "t.tome");
-    writeIngested(await ingested({ dumps: [EN_2006_TRUNCATED], allowTruncated: true }), path, 300);
+    const options = { dumps: [EN_2006_TRUNCATED], allowTruncated: true };
+    writeSnapshot(await ingested(options), path, options);
     const back = openSnapshot(path);
     expect(back.meta.truncated).toBe(true);
     expect(back.meta.sources[0]!.truncated).toBe(true);

@@ -12,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import autocannon from "autocannon";
 import { copyFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeIngested } from "../src/build";
 import { createApp } from "../src/http";
 import { Attributions } from "../src/http/attribution";
 import { Resources } from "../src/http/resources";
@@ -20,6 +19,7 @@ import type { PdfArticle, PdfRenderService } from "../src/pdf";
 import { PdfRenderer } from "../src/pdf";
 import { open, type Engine } from "../src/search";
 import { EN_2016, ingested, startServer, tempDir, TRUNCATED_XZ, type ServerProcess } from "./helpers";
+import { writeSnapshot } from "./support";
 
 setDefaultTimeout(180_000);
 const ADMIN = "swap-test-admin-token-0123456789";
@@ -77,8 +77,9 @@ async function pdfText(bytes: ArrayBuffer): Promise<string> {
 
 beforeAll(async () => {
   dir = tempDir("tome-swap-");
-  writeIngested(await ingested({ dumps: [EN_2016] }), join(dir, "a.tome"), 300, new Date("2026-01-01T00:00:00Z"));
-  writeIngested(await ingested({ dumps: [EN_2016], chunkWords: 120 }), join(dir, "b.tome"), 120, new Date("2026-02-01T00:00:00Z"));
+  const [optionsA, optionsB] = [{ dumps: [EN_2016] }, { dumps: [EN_2016], chunkWords: 120 }];
+  writeSnapshot(await ingested(optionsA), join(dir, "a.tome"), optionsA, new Date("2026-01-01T00:00:00Z"));
+  writeSnapshot(await ingested(optionsB), join(dir, "b.tome"), optionsB, new Date("2026-02-01T00:00:00Z"));
   a = built(join(dir, "a.tome"));
   b = built(join(dir, "b.tome"));
   pageId = [...a.totals.keys()].find((id) => b.totals.get(id)! > a.totals.get(id)! + 2)!;
@@ -228,9 +229,9 @@ describe("the server watching snapshots/", () => {
     await until("damaged refused", async () => server.stderr(), (err) => /swap: refused \S*d-damaged\.tome .*it is damaged: section\(s\) \S+ do not match their hash/.test(err));
     expect(await servedBy(server)).toBe(b.id);
 
-    const el = await ingested({ dumps: [TRUNCATED_XZ.find((p) => p.includes("elwiki"))!], limit: 20, allowTruncated: true });
+    const elOptions = { dumps: [TRUNCATED_XZ.find((p) => p.includes("elwiki"))!], limit: 20, allowTruncated: true };
     const foreign = join(dir, "el.tome");
-    writeIngested(el, foreign, 300);
+    writeSnapshot(await ingested(elOptions), foreign, elOptions);
     dropIn(foreign, join(served(), "e-foreign.tome"));
     await until("foreign refused", async () => server.stderr(), (err) => /swap: refused \S*e-foreign\.tome .*it is a snapshot of el\.wikipedia\.org, and this server serves en\.wikipedia\.org/.test(err));
     expect(await servedBy(server)).toBe(b.id);

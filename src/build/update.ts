@@ -16,12 +16,11 @@
 import { availableParallelism } from "node:os";
 import { basename, dirname } from "node:path";
 import { mkdirSync } from "node:fs";
-import { canonicalTitle, DumpError, ingest, newer, sameWiki, siteOf, type IngestProgress, type IngestResult } from "../ingest";
-import { type AppliedUpdate, openContainer, openSnapshot, type PageTable, type Redirect, type Snapshot, SnapshotError, type SnapshotMeta, SnapshotWriter, viewOf } from "../snapshot";
+import { canonicalTitle, DumpError, ingest, modifications, newer, sameWiki, siteOf, type IngestProgress, type IngestResult } from "../ingest";
+import { type AppliedUpdate, openContainer, openSnapshot, type PageTable, type Redirect, type Snapshot, SnapshotError, type SnapshotMeta, SnapshotWriter, TextStore, viewOf } from "../snapshot";
 import { IndexBuilder, type IndexBuildProgress } from "../search/build";
 import { readShardData } from "../search/store";
-import { TextStore } from "../snapshot/text";
-import { DEFAULT_MEMORY_BYTES } from "./index";
+import { DEFAULT_MEMORY_BYTES } from "./full";
 import type { Deletions } from "./deletions";
 
 export interface UpdateOptions {
@@ -174,7 +173,7 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
       indexedChunks: done.documents,
       skippedRedirects: merged.redirects.length,
       chunkWords: base.meta.chunkWords,
-      modifications: base.meta.modifications,
+      modifications: modificationsAfter(base.meta, result.articles.length > 0),
       base: base.meta.contentHash,
       updates: [...(base.meta.updates ?? []), applied],
     });
@@ -187,6 +186,15 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
   }
+}
+
+/**
+ * What the updated snapshot's text has been through: the base's record, and (when this update
+ * converted pages) anything today's ingest does that the base's build did not.
+ */
+function modificationsAfter(base: SnapshotMeta, converted: boolean): string[] {
+  if (!converted) return base.modifications;
+  return [...base.modifications, ...modifications(base.chunkWords).filter((m) => !base.modifications.includes(m))];
 }
 
 /**

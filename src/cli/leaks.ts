@@ -2,8 +2,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { DumpError } from "../ingest";
-import { dumpLeaks } from "../ingest/leaks";
+import { DumpError, dumpLeaks } from "../ingest";
 import { sharedDumps } from "./shared-data";
 
 const HELP = `Usage: bun run leaks [--dump <path|url> …]

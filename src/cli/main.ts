@@ -13,16 +13,10 @@ export class ArgumentError extends UserError {
 }
 
 /** An error class whose errors are the user's to fix although it does not extend UserError (see mainOf). */
-type ErrorClass = abstract new (...args: never[]) => Error;
 
 export interface MainOptions {
   /** What follows an ArgumentError's message (default: how to see the command's --help). */
   usage?: string;
-  /**
-   * Error classes outside UserError that are also the user's to fix, exit code 1. DumpError
-   * (ingest) and SnapshotError (snapshot) are such until they extend UserError.
-   */
-  alsoUserErrors?: readonly ErrorClass[];
 }
 
 /** Runs a command's main, turning the errors a user can fix into one line and an exit code. */
@@ -30,7 +24,7 @@ export async function mainOf(name: string, run: () => unknown, options: MainOpti
   try {
     await run();
   } catch (err) {
-    const exitCode = err instanceof UserError ? err.exitCode : options.alsoUserErrors?.some((c) => err instanceof c) ? 1 : undefined;
+    const exitCode = err instanceof UserError ? err.exitCode : undefined;
     if (exitCode === undefined) throw err;
     const usage = err instanceof ArgumentError ? `\n${options.usage ?? `Run \`bun run ${name} --help\` for usage.`}` : "";
     console.error(`${name}: ${(err as Error).message}${usage}`);

@@ -7,7 +7,7 @@
 import { apiContext } from "../http/context";
 import { mcpTools } from "../mcp";
 import { open } from "../search";
-import { latestSnapshot, SnapshotError } from "../snapshot";
+import { latestSnapshot } from "../snapshot";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { mainOf } from "./main";
 
@@ -50,6 +50,5 @@ if (import.meta.main) {
       // The client ends the server by closing its stdin.
       process.stdin.once("end", () => process.exit(0));
     },
-    { alsoUserErrors: [SnapshotError] },
   );
 }

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { readFileSync, renameSync } from "node:fs";
 import { buildFromDumps, DEFAULT_MEMORY_BYTES } from "../build";
-import { DEFAULT_CHUNK_WORDS, DumpError, type IngestResult } from "../ingest";
-import { SNAPSHOT_EXTENSION, SnapshotError } from "../snapshot";
+import { DEFAULT_CHUNK_WORDS, type IngestResult } from "../ingest";
+import { SNAPSHOT_EXTENSION } from "../snapshot";
 import { indexProgress, ingestProgress } from "./progress";
 import { ArgumentError, mainOf } from "./main";
 
@@ -166,7 +166,6 @@ if (import.meta.main) {
       }
       await buildSnapshot(args);
     },
-    { alsoUserErrors: [DumpError, SnapshotError] },
   );
 }
 

@@ -1,7 +1,7 @@
 /** bun run snapshot:convert — turns a format-1 snapshot into format 2, without the dump. */
 import { parseArgs } from "node:util";
 import { buildFromPages } from "../build";
-import { readFormat1, SnapshotError } from "../snapshot";
+import { readFormat1 } from "../snapshot";
 import { mainOf } from "./main";
 
 const HELP = `Usage: bun run snapshot:convert <old.tome> [--out <new.tome>]
@@ -39,6 +39,5 @@ if (import.meta.main) {
       const report = buildFromPages(old.pages, old.redirects, old.meta, { out: target, chunkWords: old.meta.chunkWords, createdAt: new Date(old.meta.createdAt) });
       console.error(`converted ${inputs[0]} → ${target}: ${report.meta.indexedPages} pages, ${report.meta.indexedChunks} chunks, ${(report.bytes / 1e6).toFixed(1)} MB.`);
     },
-    { alsoUserErrors: [SnapshotError] },
   );
 }

@@ -1,11 +1,11 @@
 /** bun run snapshot:follow — keeps a snapshot up to date from its wiki's daily incremental dumps. */
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { appliedDays, dayOf, daysToApply, httpPlace, localPlace, nextDay, WIKIMEDIA_INCR, wikiOf, type DumpPlace } from "../build/follow";
+import { appliedDays, dayOf, daysToApply, httpPlace, localPlace, nextDay, WIKIMEDIA_INCR, wikiOf, type DumpPlace } from "../build";
 import { latestSnapshot, openSnapshot, SNAPSHOT_EXTENSION } from "../snapshot";
 import { SnapshotError } from "../snapshot";
 import { ArgumentError, mainOf } from "./main";
-import { runUpdate, SNAPSHOT_USER_ERRORS } from "./snapshot-update";
+import { runUpdate } from "./snapshot-update";
 import { bytesOf, positiveInt, readOptions } from "./snapshot-build";
 
 const HELP = `Usage: bun run snapshot:follow [options]
@@ -198,5 +198,5 @@ if (import.meta.main) {
     } finally {
       unlock();
     }
-  }, { alsoUserErrors: SNAPSHOT_USER_ERRORS });
+  });
 }

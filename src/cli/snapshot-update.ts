@@ -1,9 +1,5 @@
 /** bun run snapshot:update — a snapshot plus incremental dumps (and deletions) → a new snapshot. */
-import { readDeletions } from "../build/deletions";
-import { updateSnapshot, type UpdateReport } from "../build/update";
-import { DEFAULT_MEMORY_BYTES } from "../build";
-import { DumpError } from "../ingest";
-import { SnapshotError } from "../snapshot";
+import { DEFAULT_MEMORY_BYTES, readDeletions, updateSnapshot, type UpdateReport } from "../build";
 import { indexProgress, ingestProgress } from "./progress";
 import { ArgumentError, mainOf } from "./main";
 import { bytesOf, logSources, peakMemoryBytes, positiveInt, readOptions } from "./snapshot-build";
@@ -112,7 +108,6 @@ export async function runUpdate(args: UpdateArgs, log: (line: string) => void = 
 }
 
 /** The errors of snapshot:update and :follow that are the user's to fix, beside UserErrors (mainOf). */
-export const SNAPSHOT_USER_ERRORS = [DumpError, SnapshotError];
 
 if (import.meta.main) {
   await mainOf("snapshot:update", async () => {
@@ -122,5 +117,5 @@ if (import.meta.main) {
       return;
     }
     await runUpdate(args);
-  }, { alsoUserErrors: SNAPSHOT_USER_ERRORS });
+  });
 }

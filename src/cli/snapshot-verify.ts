@@ -1,5 +1,5 @@
 /** bun run snapshot:verify — checks every section of a snapshot against its hash. */
-import { openSnapshot, SnapshotError } from "../snapshot";
+import { openSnapshot } from "../snapshot";
 import { mainOf } from "./main";
 
 const HELP = `Usage: bun run snapshot:verify <snapshot.tome>
@@ -41,6 +41,5 @@ if (import.meta.main) {
       }
       console.error(`${args[0]}: whole (${snapshot.container.sections.length} sections, ${(snapshot.container.bytes / 1e6).toFixed(1)} MB checked in ${((performance.now() - started) / 1000).toFixed(1)} s).`);
     },
-    { alsoUserErrors: [SnapshotError] },
   );
 }

@@ -13,7 +13,7 @@ import { checkRedisUrl, RedisAccess } from "../access/redis";
 import { createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { open } from "../search";
-import { latestSnapshot, SnapshotError } from "../snapshot";
+import { latestSnapshot } from "../snapshot";
 import { buildSnapshot } from "./snapshot-build";
 import { newestIn, pinned, SnapshotSwapper } from "./swap";
 import { describeListening, ensurePortFree, listenFailure, readAddress } from "./listen";
@@ -217,14 +217,8 @@ if (import.meta.main) {
       });
       if (access instanceof Access) announceKeys(access);
       else if (access) await announceRedisKeys(access);
-      const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
-      console.error(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
       const source = process.env.TOME_SNAPSHOT ? pinned(path) : newestIn(SNAPSHOT_DIR);
       const swapper = new SnapshotSwapper(app, source, (line) => console.error(line));
-      process.on("SIGHUP", () => void swapper.check("SIGHUP"));
-      const watching = watch && swapper.watch();
-      const what = process.env.TOME_SNAPSHOT ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
-      console.error(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
       const stop = async (signal: string) => {
         console.error(`${signal}: no new connections; finishing the requests in flight.`);
         swapper.stop();
@@ -235,9 +229,15 @@ if (import.meta.main) {
         console.error(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
         process.exit(0);
       };
+      // The signals are handled before the server says it serves: one sent as soon as it does is a graceful stop.
       process.once("SIGTERM", () => void stop("SIGTERM"));
       process.once("SIGINT", () => void stop("SIGINT"));
+      process.on("SIGHUP", () => void swapper.check("SIGHUP"));
+      const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
+      console.error(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
+      const watching = watch && swapper.watch();
+      const what = process.env.TOME_SNAPSHOT ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
+      console.error(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
     },
-    { alsoUserErrors: [DumpError, SnapshotError] },
   );
 }

@@ -3,7 +3,7 @@
  * writes for a missing value ("undefined", "NaN") that the page's wikitext does not hold.
  * Used by `bun run leaks` and the tests.
  */
-import { ingest } from "./index";
+import { ingest } from "./ingestion";
 import { countArtifacts } from "./wikitext/artifacts";
 import { countLeaks, LEAK_PATTERNS } from "./wikitext/text";
 

@@ -3,6 +3,8 @@
  * by whatever ingest happens to produce. The bytes are laid out by container.ts (sections),
  * text.ts (chunk text in compressed blocks) and pages.ts (the page table).
  */
+import { UserError } from "../errors";
+
 export const SNAPSHOT_EXTENSION = ".tome";
 export { FORMAT_VERSION } from "./container";
 
@@ -91,9 +93,4 @@ export interface AppliedUpdate {
 }
 
 /** A snapshot that cannot be written or loaded. The message is written for the user. */
-export class SnapshotError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "SnapshotError";
-  }
-}
+export class SnapshotError extends UserError {}

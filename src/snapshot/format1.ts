@@ -12,8 +12,25 @@ import { sameBytes, sha256 } from "./hash";
 const unpackr = new Unpackr({ useRecords: true, moreTypes: false });
 const HEADER_BYTES = 64;
 
+/**
+ * What the builds of format 1 did to the source text. A format-1 file does not record it (the
+ * server of its day asked ingest), so reading one supplies the list of the last format-1
+ * build (commit 06dec57^), which a conversion then records in the format-2 file.
+ */
+export function format1Modifications(chunkWords: number): string[] {
+  return [
+    "Converted from wikitext markup to plain text",
+    "Rendered mathematical and chemical formulas and number templates as plain text (Unicode symbols, a/b for fractions)",
+    "Removed HTML tags, references and footnotes, most templates, infoboxes, tables, images and their captions",
+    "Removed sections that only list sources or links (such as References, External links and See also)",
+    "Split into sections by heading hierarchy",
+    `Cut into passages (chunks) of at most ${chunkWords} words`,
+  ];
+}
+
 export interface Format1 {
-  meta: Omit<SnapshotMeta, "modifications">;
+  /** With the modifications of format1Modifications, which the file itself lacks. */
+  meta: SnapshotMeta;
   pages: SnapshotPage[];
   redirects: Redirect[];
 }
@@ -28,7 +45,8 @@ export function readFormat1(path: string): Format1 {
   const contentLength = Number(view.getBigUint64(24, true));
   if (bytes.byteLength !== HEADER_BYTES + metaLength + contentLength) throw new SnapshotError(`${path} is truncated; rebuild it from its dump instead.`);
   if (!sameBytes(sha256(bytes.subarray(HEADER_BYTES)), bytes.subarray(32, 64))) throw new SnapshotError(`${path} is corrupt: its checksum does not match; rebuild it from its dump instead.`);
-  const meta = unpackr.unpack(bytes.subarray(HEADER_BYTES, HEADER_BYTES + metaLength)) as Format1["meta"];
+  const stored = unpackr.unpack(bytes.subarray(HEADER_BYTES, HEADER_BYTES + metaLength)) as Omit<SnapshotMeta, "modifications">;
+  const meta: SnapshotMeta = { ...stored, modifications: format1Modifications(stored.chunkWords) };
   const content = unpackr.unpack(bytes.subarray(HEADER_BYTES + metaLength)) as { pages: SnapshotPage[]; redirects: Redirect[] };
   return { meta, pages: content.pages, redirects: content.redirects };
 }

@@ -1,0 +1,155 @@
+/**
+ * A full build: dumps → one snapshot file, in bounded memory. Ingest streams each article in;
+ * its text goes to the file at once (snapshot), its words into the search index's runs
+ * (search); the page table, the merged index and the table of contents follow at the end.
+ */
+import { availableParallelism, totalmem } from "node:os";
+import { dirname } from "node:path";
+import { mkdirSync } from "node:fs";
+import { ingest, modifications, type IngestOptions, type IngestResult } from "../ingest";
+import { SnapshotWriter, type PageInput, type Redirect, type SnapshotMeta, type SourceReport, type Wiki } from "../snapshot";
+import { IndexBuilder, type IndexBuildProgress } from "../search/build";
+import { logMemory } from "../search/memory-log";
+
+/** The default memory budget: a quarter of the machine's memory, at most 2 GB. */
+export const DEFAULT_MEMORY_BYTES = Math.min(2e9, Math.floor(totalmem() / 4));
+
+export interface BuildOptions {
+  out: string;
+  chunkWords: number;
+  /** Bytes the in-memory inversion may use before spilling a run. */
+  memoryBytes?: number;
+  createdAt?: Date;
+  progress?: IndexBuildProgress;
+}
+
+export interface BuildReport {
+  meta: SnapshotMeta;
+  bytes: number;
+  runs: number;
+  text: { raw: number; compressed: number };
+}
+
+/** Where a snapshot's pages came from; and what was done to their text, when not this build's ingest. */
+export interface BuildAbout {
+  wiki: Wiki;
+  sources: SourceReport[];
+  truncated: boolean;
+  /** Recorded in the meta as is (a conversion keeps the old file's); default: what today's ingest does. */
+  modifications?: string[];
+}
+
+/** A build in progress: pages are added as they come, then finish() writes the file. */
+export class SnapshotBuild {
+  private readonly writer: SnapshotWriter;
+  private index: IndexBuilder | undefined;
+  private readonly arrivals: { pageId: number; revId: number }[] = [];
+
+  constructor(private readonly options: BuildOptions) {
+    mkdirSync(dirname(options.out), { recursive: true });
+    this.writer = new SnapshotWriter(options.out);
+  }
+
+  add(page: PageInput, lang: string): void {
+    this.indexFor(lang);
+    this.writer.add(page);
+    this.index!.addPage(page.title, page.sections, page.chunks);
+    this.arrivals.push({ pageId: page.pageId, revId: page.revId });
+  }
+
+  /** Keeps the pages `kept` lists (id and revision), writes everything else and renames the file into place. */
+  finish(
+    kept: { pageId: number; revId: number; title: string }[],
+    redirects: Redirect[],
+    about: BuildAbout,
+    redirectPageIds?: number[],
+  ): BuildReport {
+    logMemory("ingest: done");
+    const keep = new Map(kept.map((k) => [k.pageId, k.revId]));
+    const taken = new Set<number>();
+    const pages = this.writer.finishPages((a) => {
+      const { pageId, revId } = this.arrivals[a]!;
+      if (keep.get(pageId) !== revId || taken.has(pageId)) return false;
+      taken.add(pageId);
+      return true;
+    }, redirects, undefined, redirectPageIds);
+    logMemory("page table: done");
+    const table = this.writer.out;
+    const index = this.indexFor(about.wiki.lang);
+    index.finish(table, { docOfText: pages.docOfText, documents: pages.documents, titles: pages.titles, chunkCounts: pages.chunkCounts, redirects }, this.options.progress);
+    const { meta, bytes } = this.writer.finish({
+      createdAt: (this.options.createdAt ?? new Date()).toISOString(),
+      wiki: about.wiki,
+      sources: about.sources,
+      truncated: about.truncated,
+      indexedPages: pages.pages,
+      indexedChunks: pages.documents,
+      skippedRedirects: redirects.length,
+      chunkWords: this.options.chunkWords,
+      modifications: about.modifications ?? modifications(this.options.chunkWords),
+    });
+    return { meta, bytes, runs: index.runCount, text: this.writer.textBytes };
+  }
+
+  /** The index builder, made with the first page (the wiki's language is known from then). */
+  private indexFor(lang: string): IndexBuilder {
+    return (this.index ??= new IndexBuilder(lang, this.options.memoryBytes ?? DEFAULT_MEMORY_BYTES, dirname(this.options.out)));
+  }
+
+  /** Removes every temporary file (after a failure or an interruption). */
+  abandon(): void {
+    this.index?.abandon();
+    this.writer.abandon();
+  }
+}
+
+/** Builds a snapshot from dumps. The file appears only when whole. */
+export async function buildFromDumps(ingestOptions: Omit<IngestOptions, "onArticle">, options: BuildOptions): Promise<BuildReport & { result: IngestResult }> {
+  const build = new SnapshotBuild(options);
+  const stop = () => {
+    build.abandon();
+    process.exit(130);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  try {
+    const result = await ingest({
+      workers: availableParallelism(),
+      ...ingestOptions,
+      onArticle: (a, wiki) => build.add(a, wiki.lang),
+    });
+    return { ...build.finish(result.articles, result.redirects, result, result.redirectPageIds), result };
+  } catch (err) {
+    build.abandon();
+    throw err;
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  }
+}
+
+/** Builds a snapshot from pages already in memory (tests, conversion of a format-1 file). */
+export function buildFromPages(
+  pages: Iterable<PageInput>,
+  redirects: Redirect[],
+  about: BuildAbout & { redirectPageIds?: number[] },
+  options: BuildOptions,
+): BuildReport {
+  const build = new SnapshotBuild(options);
+  try {
+    const kept: { pageId: number; revId: number; title: string }[] = [];
+    for (const p of pages) {
+      build.add(p, about.wiki.lang);
+      kept.push(p);
+    }
+    return build.finish(kept, redirects, about, about.redirectPageIds);
+  } catch (err) {
+    build.abandon();
+    throw err;
+  }
+}
+
+/** Writes an ingest result (held in memory) as a snapshot: for tests and small tools. */
+export function writeIngested(result: IngestResult, out: string, chunkWords: number, createdAt?: Date): BuildReport {
+  return buildFromPages(result.articles, result.redirects, result, { out, chunkWords, createdAt });
+}

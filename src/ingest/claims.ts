@@ -1,0 +1,62 @@
+/**
+ * Which revision of a page wins, and which page keeps a title. Two rules, for two places a
+ * page can be read more than once:
+ * - within one page of a history dump, the revision with the later timestamp (compared as the
+ *   dump writes it, ISO 8601); on a tie the first read stays;
+ * - across dumps, the page read with the later timestamp, then the higher revision id: its
+ *   claim replaces the older one, and the newest claim on a title keeps it.
+ */
+import { toUnix } from "./article";
+import type { RawPage } from "./mediawiki";
+
+/** What a page read asks of the snapshot: its page id's article or redirect, and its title. */
+export interface Claim {
+  kind: "article" | "redirect";
+  /** Canonical. */
+  title: string;
+  revId: number;
+  tsUnix: number;
+  target?: string;
+}
+
+/** A revision of a page in a history dump, as the reader holds it while it reads the page. */
+export interface HistoryRevision {
+  /** As written in the dump (ISO 8601). */
+  timestamp: string;
+}
+
+/** Within one page: whether revision a replaces b, the newest read so far (the first read when none). */
+export const newerInHistory = (a: HistoryRevision, b: HistoryRevision | null): boolean => !b || a.timestamp > b.timestamp;
+
+/** Across dumps: whether revision a is newer than b: the later timestamp, then the higher revision id. */
+export const newer = (a: { tsUnix: number; revId: number }, b: { tsUnix: number; revId: number }) =>
+  a.tsUnix !== b.tsUnix ? a.tsUnix > b.tsUnix : a.revId > b.revId;
+
+/** MediaWiki's canonical form of a title: spaces for underscores, no anchor, first letter upper case. */
+export function canonicalTitle(title: string): string {
+  const t = title.replace(/#.*$/s, "").replace(/_/g, " ").replace(/\s+/g, " ").trim();
+  if (!t) return t;
+  const first = String.fromCodePoint(t.codePointAt(0)!);
+  return first.toUpperCase() + t.slice(first.length);
+}
+
+export function claimFor(page: RawPage): Claim {
+  const base = { title: canonicalTitle(page.title), revId: page.revId, tsUnix: toUnix(page.timestamp) };
+  return page.redirect !== undefined
+    ? { ...base, kind: "redirect", target: canonicalTitle(page.redirect) }
+    : { ...base, kind: "article" };
+}
+
+/**
+ * The page that keeps each title: the newest claim on it, among the redirects and the articles
+ * `converted` holds (an article whose conversion failed claims nothing).
+ */
+export function titleHolders(claims: Map<number, Claim>, converted: (pageId: number) => boolean): Map<string, { pageId: number; claim: Claim }> {
+  const byTitle = new Map<string, { pageId: number; claim: Claim }>();
+  for (const [pageId, claim] of claims) {
+    if (claim.kind === "article" && !converted(pageId)) continue;
+    const holder = byTitle.get(claim.title);
+    if (!holder || newer(claim, holder.claim)) byTitle.set(claim.title, { pageId, claim });
+  }
+  return byTitle;
+}

@@ -1,0 +1,229 @@
+/**
+ * ingest(), one run in named steps: each dump is read in turn (readDump), its site information
+ * merged into the wiki (takeSite), each namespace-0 page claimed or passed over (takePage)
+ * and sent to the parsing workers, whose articles come back to converted(); a damaged dump
+ * ends the run or is kept up to its damage (keepDamaged). result() resolves title clashes.
+ */
+import { availableParallelism } from "node:os";
+import type { Article } from "./article";
+import { type Claim, claimFor, newer, titleHolders } from "./claims";
+import { DumpError } from "./errors";
+import { readExport, type RawPage, type SiteInfo } from "./mediawiki";
+import { ParserPool, type PoolResult } from "./pool";
+import { type DumpSource, openDump } from "./source";
+import { DEFAULT_CHUNK_WORDS, type IngestOptions, type IngestResult, type Redirect, type SourceReport, type Wiki } from "./types";
+
+/** What takePage did with a page: claimed it, passed over it, or stopped (the limit is reached). */
+type Taken = "claimed" | "passed" | "full";
+
+const PROGRESS_EVERY_MS = 100;
+
+export class Ingestion {
+  private readonly chunkWords: number;
+  private readonly limit: number;
+  private readonly claims = new Map<number, Claim>();
+  private readonly articles = new Map<number, Article>();
+  private readonly failures: IngestResult["failures"] = [];
+  private readonly sources: SourceReport[] = [];
+  private readonly pool: ParserPool;
+  private wiki: Wiki | null = null;
+  private wikitextChars = 0;
+  /** Article claims held: what the limit counts. */
+  private accepted = 0;
+
+  constructor(private readonly options: IngestOptions) {
+    this.chunkWords = options.chunkWords ?? DEFAULT_CHUNK_WORDS;
+    this.limit = options.limit ?? Infinity;
+    this.pool = new ParserPool(options.workers ?? availableParallelism(), (done) => this.converted(done));
+  }
+
+  get full(): boolean {
+    return this.accepted >= this.limit;
+  }
+
+  /** Reads one dump to its end (or to the limit, or to its damage when that may be kept). */
+  async readDump(spec: string, dumpIndex: number): Promise<void> {
+    const source = await openDump(spec);
+    const report: SourceReport = { dump: spec, schema: "", compression: source.compression, articles: 0, redirects: 0, truncated: false };
+    this.sources.push(report);
+    const progress = () =>
+      this.options.onProgress?.({
+        dump: spec,
+        dumpIndex,
+        dumpCount: this.options.dumps.length,
+        bytesRead: source.bytesRead(),
+        totalBytes: source.totalBytes,
+        articles: this.accepted,
+        redirects: report.redirects,
+      });
+    let lastProgress = 0;
+    try {
+      for await (const item of readExport(source.xml, spec)) {
+        if (item.kind === "site") {
+          this.takeSite(item.site, spec, report);
+          continue;
+        }
+        const taken = await this.takePage(item.page, report);
+        if (taken === "full") break;
+        if (taken === "passed") continue;
+        const now = performance.now();
+        if (now - lastProgress > PROGRESS_EVERY_MS) {
+          lastProgress = now;
+          progress();
+        }
+      }
+      if (this.full) source.cancel();
+      else await source.finished();
+    } catch (err) {
+      await this.keepDamaged(err, source, report);
+    }
+    progress();
+  }
+
+  /** Waits for the workers' last articles. */
+  drain(): Promise<void> {
+    return this.pool.drain();
+  }
+
+  close(): void {
+    this.pool.close();
+  }
+
+  /** Resolves title clashes (the newest page holding a title keeps it) and sorts the output. */
+  result(): IngestResult {
+    if (!this.wiki) throw new DumpError("no <siteinfo> found in the dumps: they are not MediaWiki exports.");
+    const kept: Article[] = [];
+    const redirectIds = new Map<Redirect, number>();
+    for (const { pageId, claim } of titleHolders(this.claims, (id) => this.articles.has(id)).values()) {
+      if (claim.kind === "article") kept.push(this.articles.get(pageId)!);
+      else if (claim.target && claim.target !== claim.title) redirectIds.set({ title: claim.title, target: claim.target }, pageId);
+    }
+    kept.sort((a, b) => a.pageId - b.pageId);
+    const redirects = [...redirectIds.keys()].sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0));
+    return {
+      wiki: this.wiki,
+      articles: kept,
+      redirects,
+      sources: this.sources,
+      truncated: this.sources.some((s) => s.truncated),
+      failures: this.failures,
+      wikitextChars: this.wikitextChars,
+      claims: this.claims,
+      redirectPageIds: redirects.map((r) => redirectIds.get(r)!),
+    };
+  }
+
+  /** A dump's <siteinfo>: it must be of the wiki read so far; the workers learn its namespaces. */
+  private takeSite(site: SiteInfo, spec: string, report: SourceReport): void {
+    report.schema = site.schema;
+    if (this.wiki && !sameWiki(this.wiki, site)) {
+      throw new DumpError(
+        `${spec} is from ${site.host || site.dbname}, but the snapshot is of ${this.wiki.host || this.wiki.dbname}: one snapshot holds one wiki. Build a separate snapshot for each wiki.`,
+      );
+    }
+    const wiki = (this.wiki ??= {
+      host: site.host || `${site.lang}.wikipedia.org`,
+      dbname: site.dbname,
+      lang: site.lang || site.host.split(".")[0] || "en",
+      sitename: site.sitename,
+    });
+    if (!wiki.dbname && site.dbname) wiki.dbname = site.dbname;
+    this.pool.configure({ ...site, lang: site.lang || wiki.lang }, this.chunkWords);
+  }
+
+  /**
+   * A page read: counted, then claimed if it is newer than the claim its id holds (claims.ts).
+   * A claimed article goes to the workers; a redirect replaces whatever the id held.
+   */
+  private async takePage(page: RawPage, report: SourceReport): Promise<Taken> {
+    if (page.ns !== 0) return "passed";
+    if (page.redirect !== undefined) report.redirects++;
+    else report.articles++;
+    const claim = claimFor(page);
+    const prior = this.claims.get(page.pageId);
+    if (prior && !newer(claim, prior)) return "passed";
+    if (claim.kind === "article") {
+      if (this.full) return "full";
+      if (!prior || prior.kind !== "article") this.accepted++;
+    } else if (prior?.kind === "article") this.accepted--;
+    this.claims.set(page.pageId, claim);
+    this.articles.delete(page.pageId);
+    if (claim.kind === "article") {
+      this.options.onPage?.(page);
+      await this.pool.submit(page);
+    }
+    return "claimed";
+  }
+
+  /** The workers' articles: kept (or streamed to onArticle) if their claim still stands. */
+  private converted({ articles, failures }: PoolResult): void {
+    for (const article of articles) {
+      const claim = this.claims.get(article.pageId);
+      // A later dump may have claimed the page with a newer revision meanwhile.
+      if (claim?.kind !== "article" || claim.revId !== article.revId) continue;
+      if (this.options.onArticle) {
+        this.options.onArticle(article, this.wiki!);
+        this.articles.set(article.pageId, { ...article, sections: [], chunks: [] });
+      } else this.articles.set(article.pageId, article);
+      this.wikitextChars += article.wikitextLength;
+    }
+    this.failures.push(...failures);
+  }
+
+  /**
+   * A dump that failed: damage is kept (the pages read before it stand) when the options allow
+   * it; anything else is thrown. The decoder's own complaint, when there is one, says more
+   * than the XML parser's (asked only when the XML itself went wrong: the decoder may still be
+   * busy otherwise).
+   */
+  private async keepDamaged(err: unknown, source: DumpSource, report: SourceReport): Promise<void> {
+    const xmlFailed = err instanceof DumpError && (err.damaged || !report.schema);
+    const decoderError = xmlFailed ? await source.decoderError() : null;
+    source.cancel();
+    const damage = decoderError ?? err;
+    if (!(damage instanceof DumpError) || !damage.damaged) throw damage;
+    if (!this.options.allowTruncated) {
+      throw new DumpError(
+        `${damage.message}\nNo snapshot was written. Use a complete dump, or pass --allow-truncated to keep the complete pages read before the damage.`,
+        { damaged: true },
+      );
+    }
+    report.truncated = true;
+    report.damage = damage.message;
+  }
+}
+
+export async function ingest(options: IngestOptions): Promise<IngestResult> {
+  if (!options.dumps.length) throw new DumpError("no dump given: ingest needs at least one dump path or URL.");
+  const run = new Ingestion(options);
+  try {
+    for (const [dumpIndex, spec] of options.dumps.entries()) {
+      if (run.full) break;
+      await run.readDump(spec, dumpIndex);
+    }
+    await run.drain();
+  } finally {
+    run.close();
+  }
+  return run.result();
+}
+
+/** A dump's site information (its <siteinfo>), read without going further. */
+export async function siteOf(spec: string): Promise<SiteInfo> {
+  const source = await openDump(spec);
+  try {
+    for await (const item of readExport(source.xml, spec)) if (item.kind === "site") return item.site;
+  } catch (err) {
+    const decoderError = err instanceof DumpError ? await source.decoderError() : null;
+    throw decoderError ?? err;
+  } finally {
+    source.cancel();
+  }
+  throw new DumpError(`${spec} has no <siteinfo>: it is not a MediaWiki export.`);
+}
+
+/** Whether a dump's site information names the given wiki (by host when both have one, else dbname and language). */
+export function sameWiki(a: Wiki, b: SiteInfo): boolean {
+  if (a.host && b.host) return a.host === b.host;
+  return a.dbname === b.dbname && a.lang === b.lang;
+}

@@ -1,0 +1,81 @@
+/** What ingest is asked (its options) and what it gives back (its result), with the records they hold. */
+import type { Article } from "./article";
+import type { Claim } from "./claims";
+import type { RawPage } from "./mediawiki";
+
+export const DEFAULT_CHUNK_WORDS = 300;
+
+export interface IngestOptions {
+  dumps: string[];
+  /** Stop after this many articles. */
+  limit?: number;
+  chunkWords?: number;
+  /** Keep the complete pages of a damaged dump instead of failing. */
+  allowTruncated?: boolean;
+  /** Parsing workers; default: one per core. */
+  workers?: number;
+  onProgress?: (progress: IngestProgress) => void;
+  /**
+   * Called with each article as it is converted, in dump order, instead of keeping it: the
+   * result's articles then carry no sections or chunks (a build streams them to its file,
+   * and keeps those of the result's article ids and revisions).
+   */
+  onArticle?: (article: Article, wiki: Wiki) => void;
+  /** Called with each namespace-0 page sent to conversion, e.g. to compare the text made with its source. */
+  onPage?: (page: RawPage) => void;
+}
+
+export interface IngestProgress {
+  dump: string;
+  dumpIndex: number;
+  dumpCount: number;
+  /** Compressed bytes read of this dump, and its size when known. */
+  bytesRead: number;
+  totalBytes: number | undefined;
+  articles: number;
+  redirects: number;
+}
+
+export interface Wiki {
+  host: string;
+  dbname: string;
+  lang: string;
+  sitename: string;
+}
+
+export interface Redirect {
+  title: string;
+  target: string;
+}
+
+export interface SourceReport {
+  dump: string;
+  schema: string;
+  compression: string;
+  /** Namespace-0 articles and redirects read from this dump. */
+  articles: number;
+  redirects: number;
+  truncated: boolean;
+  /** Where the dump was damaged, when it was. */
+  damage?: string;
+}
+
+export interface IngestResult {
+  wiki: Wiki;
+  /** Sorted by page id. */
+  articles: Article[];
+  redirects: Redirect[];
+  sources: SourceReport[];
+  truncated: boolean;
+  /** Pages whose wikitext could not be converted; they are left out. */
+  failures: { pageId: number; title: string; error: string }[];
+  /** Characters of wikitext converted, for throughput figures. */
+  wikitextChars: number;
+  /**
+   * The newest page read for each page id, article or redirect, before title clashes are
+   * resolved (an update weighs them against the snapshot it starts from).
+   */
+  claims: Map<number, Claim>;
+  /** The page id of each redirect, in the order of redirects. */
+  redirectPageIds: number[];
+}

@@ -1,0 +1,130 @@
+/**
+ * The layers of src/ import one way: dump → ingest → snapshot → search → http (data flows that
+ * way; a layer may import those before it, never one after it), with build joining ingest,
+ * snapshot and search, access and pdf beside them, and cli on top. And a folder is used
+ * through its index.ts: another folder's internals are not imported. Parsed from the source:
+ * every static import and export-from, and dynamic import() of a literal.
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+
+const SRC = resolve(import.meta.dir, "../src");
+
+/** What each part of src/ may import (a part is a folder, or a file at the top of src/). */
+const MAY_IMPORT: Record<string, string[]> = {
+  "files.ts": [],
+  "scripts.ts": [],
+  "errors.ts": [],
+  ingest: ["errors.ts", "files.ts", "scripts.ts"],
+  snapshot: ["errors.ts", "files.ts"],
+  search: ["errors.ts", "snapshot", "files.ts", "scripts.ts"],
+  build: ["errors.ts", "ingest", "snapshot", "search", "files.ts"],
+  access: ["errors.ts", "files.ts"],
+  pdf: ["errors.ts", "files.ts", "scripts.ts"],
+  mcp: ["errors.ts", "http", "access", "search", "snapshot", "pdf", "files.ts", "scripts.ts"],
+  http: ["errors.ts", "snapshot", "search", "access", "pdf", "files.ts", "scripts.ts"],
+  cli: ["errors.ts", "ingest", "snapshot", "search", "build", "access", "pdf", "mcp", "http", "files.ts", "scripts.ts"],
+};
+
+/**
+ * Imports that break the rules today, each with what fixing it needs. The test fails on any
+ * other, and on an entry here that no longer occurs (so the list only shrinks).
+ */
+const KNOWN: Record<string, string> = {
+  "build/full.ts → search/build.ts": "src/search/index.ts to export IndexBuilder and IndexBuildProgress",
+  "build/full.ts → search/memory-log.ts": "src/search/index.ts to export logMemory",
+  "build/update.ts → search/build.ts": "src/search/index.ts to export IndexBuilder and IndexBuildProgress",
+  "build/update.ts → search/store.ts": "src/search/index.ts to export readShardData",
+  "cli/key-store.ts → access/redis/index.ts": "src/access/index.ts to export checkRedisUrl and RedisKeyStore",
+  "cli/key-store.ts → access/redis/connection.ts": "src/access/index.ts to export redisAddress",
+  "cli/start.ts → access/redis/index.ts": "src/access/index.ts to export checkRedisUrl and RedisAccess",
+  "cli/mcp.ts → http/context.ts": "src/http/index.ts to export apiContext",
+  "http/steps/keys.ts → access/redis/index.ts": "src/access/index.ts to export UNAVAILABLE_RETRY_AFTER",
+  "http/app.ts → mcp/index.ts":
+    "a loop between folders: http mounts mcp while mcp imports http's internals (context, params, schemas, errors, steps/keys, routes/changes); mcp under http/, or their shared parts in a folder of their own",
+  "mcp/text.ts → http/schemas.ts": "the http ⇄ mcp loop fixed, or src/http/index.ts to export the schemas' types",
+  "mcp/arguments.ts → http/errors.ts": "the http ⇄ mcp loop fixed, or src/http/index.ts to export ApiError and invalidParameter",
+  "mcp/arguments.ts → http/params.ts": "the http ⇄ mcp loop fixed, or src/http/index.ts to export readQuery, Filled, ReadOptions",
+  "mcp/http.ts → http/steps/keys.ts": "the http ⇄ mcp loop fixed, or src/http/index.ts to export meterWork and quotaRefusal",
+  "mcp/tools.ts → http/errors.ts": "the http ⇄ mcp loop fixed, or src/http/index.ts to export the error table",
+  "mcp/tools.ts → http/context.ts": "the http ⇄ mcp loop fixed, or src/http/index.ts to export ApiContext",
+  "mcp/tools.ts → http/params.ts": "the http ⇄ mcp loop fixed, or src/http/index.ts to export Filled and ReadOptions",
+  "mcp/tools.ts → http/routes/changes.ts": "the http ⇄ mcp loop fixed, or src/http/index.ts to export readSince",
+  "mcp/tools.ts → http/schemas.ts": "the http ⇄ mcp loop fixed, or src/http/index.ts to export the schemas",
+  "mcp/server.ts → http/context.ts": "the http ⇄ mcp loop fixed, or src/http/index.ts to export ApiContext",
+  "mcp/server.ts → http/errors.ts": "the http ⇄ mcp loop fixed, or src/http/index.ts to export ApiError and INTERNAL_ERROR",
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith(".ts") ? [path] : [];
+  });
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\b[^"';]*?\bfrom\s*["']([^"']+)["']|(?:^|\n)\s*import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g;
+
+/** The module files a source file imports from src/ (relative imports only; packages are not layers). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const found: string[] = [];
+  for (const m of text.matchAll(IMPORT)) {
+    const spec = m[1] ?? m[2] ?? m[3]!;
+    if (!spec.startsWith(".")) continue;
+    const target = resolve(dirname(file), spec);
+    const module = [target, `${target}.ts`, join(target, "index.ts")].find((p) => existsSync(p) && statSync(p).isFile());
+    if (!module) throw new Error(`${relative(SRC, file)} imports ${spec}, which is not a file`);
+    if (module.startsWith(SRC + "/")) found.push(module);
+  }
+  return found;
+}
+
+/** The part of src/ a file belongs to: its top folder, or itself at the top. */
+const partOf = (file: string) => relative(SRC, file).split("/")[0]!;
+
+/** A part's public face: a folder's index.ts, or a top file itself. */
+const isFaceOf = (file: string, part: string) => relative(SRC, file) === (part.endsWith(".ts") ? part : `${part}/index.ts`);
+
+/** Every import from one part of src/ into another that breaks a rule, as "from → to" with the rule. */
+function violations(): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const file of sourceFiles(SRC)) {
+    const from = partOf(file);
+    for (const target of importsOf(file)) {
+      const to = partOf(target);
+      if (to === from) continue;
+      const edge = `${relative(SRC, file)} → ${relative(SRC, target)}`;
+      const allowed = MAY_IMPORT[from];
+      if (!allowed) found.set(edge, `${from} is not in MAY_IMPORT`);
+      else if (!allowed.includes(to)) found.set(edge, `${from} may not import ${to}`);
+      else if (!isFaceOf(target, to)) found.set(edge, `${to} is used through ${to}/index.ts`);
+    }
+  }
+  return found;
+}
+
+describe("layers of src/", () => {
+  const found = violations();
+
+  test("every part of src/ has its rules", () => {
+    const parts = new Set(readdirSync(SRC).filter((name) => name.endsWith(".ts") || statSync(join(SRC, name)).isDirectory()));
+    expect([...parts].filter((p) => !MAY_IMPORT[p])).toEqual([]);
+  });
+
+  test("nothing imports backwards or into another folder's internals, beyond the known list", () => {
+    const unknown = [...found].filter(([edge]) => !KNOWN[edge]).map(([edge, rule]) => `${edge} (${rule})`);
+    expect(unknown).toEqual([]);
+  });
+
+  test("the known list holds only imports that still break a rule", () => {
+    expect(Object.keys(KNOWN).filter((edge) => !found.has(edge))).toEqual([]);
+  });
+
+  test("the parser sees the imports it checks", () => {
+    // A file known to import across layers: if the pattern stopped matching, every test above would pass vacuously.
+    const ingested = importsOf(join(SRC, "build/full.ts")).map((f) => relative(SRC, f));
+    expect(ingested).toContain("ingest/index.ts");
+    expect(ingested).toContain("snapshot/index.ts");
+  });
+});

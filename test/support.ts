@@ -1,0 +1,169 @@
+/**
+ * What tests and benchmarks share: the shared dumps, building a snapshot from them, starting
+ * the real server in its own process and waiting until it serves, and writing the files of
+ * older formats. test/helpers.ts adds the per-run caches the test files use.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Packr } from "msgpackr";
+import { writeIngested, type BuildReport } from "../src/build";
+import { sharedData, sharedDumps } from "../src/cli/shared-data";
+import { DEFAULT_CHUNK_WORDS, ingest, type IngestOptions, type IngestResult } from "../src/ingest";
+import type { Snapshot } from "../src/snapshot";
+
+export const ROOT = resolve(import.meta.dir, "..");
+export const START = join(ROOT, "src/cli/start.ts");
+
+/** The shared data's directory (dumps/, eval/). */
+export const sharedDataDir = (): string => sharedData();
+/** The shared dumps' directory (looked for when first asked: a benchmark given its own snapshot needs none). */
+export const dumpsDir = (): string => sharedDumps();
+export const dump = (name: string) => join(dumpsDir(), name);
+
+export function tempDir(prefix = "tome-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** The chunk size a snapshot of these options is cut into (ingest's default unless they say). */
+export const chunkWordsOf = (options: IngestOptions): number => options.chunkWords ?? DEFAULT_CHUNK_WORDS;
+
+/** Writes an ingest result as a snapshot at path, cut as the result was. */
+export function writeSnapshot(result: IngestResult, path: string, options: IngestOptions, createdAt?: Date): BuildReport {
+  return writeIngested(result, path, chunkWordsOf(options), createdAt);
+}
+
+/** Ingests the dumps and writes them as a snapshot at path. */
+export async function buildSnapshot(options: IngestOptions, path: string, createdAt?: Date): Promise<BuildReport & { result: IngestResult }> {
+  const result = await ingest(options);
+  return { ...writeSnapshot(result, path, options, createdAt), result };
+}
+
+/** The address a server logs when it is ready: "serving on http://host:port (…)". */
+export const SERVING_ON = /serving on (http:\/\/\S+?) /;
+
+/** Where launch() runs a process, and whether its stdout is kept (a benchmark's server logs every request there). */
+export interface LaunchOptions {
+  /** Default: ROOT. */
+  cwd?: string;
+  /** Default: false (stdout is collected). */
+  ignoreStdout?: boolean;
+}
+
+/** A process started by launch(): its output is collected as it comes. */
+export interface Launched {
+  proc: Bun.Subprocess<"ignore", "pipe" | "ignore", "pipe">;
+  stdout(): string;
+  stderr(): string;
+  /** The address it serves on, once it says so; undefined if it exits first or timeoutMs passes. */
+  serving(timeoutMs?: number): Promise<string | undefined>;
+  /** Its exit code, once it has exited and its output is read. */
+  exited(): Promise<number>;
+}
+
+/** Starts command with PORT=0 (unless env sets PORT), collecting its output. */
+export function launch(command: string[], env: Record<string, string | undefined>, options: LaunchOptions = {}): Launched {
+  const proc = Bun.spawn(command, {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, PORT: "0", ...env },
+    stdin: "ignore",
+    stdout: options.ignoreStdout ? "ignore" : "pipe",
+    stderr: "pipe",
+  });
+  let out = "";
+  let err = "";
+  const drain = async (stream: ReadableStream<Uint8Array> | undefined, add: (s: string) => void) => {
+    const decoder = new TextDecoder();
+    if (stream) for await (const part of stream) add(decoder.decode(part, { stream: true }));
+  };
+  const read = Promise.all([drain(proc.stdout ?? undefined, (s) => (out += s)), drain(proc.stderr, (s) => (err += s))]);
+  return {
+    proc,
+    stdout: () => out,
+    stderr: () => err,
+    serving: async (timeoutMs = 60_000) => {
+      for (const deadline = Date.now() + timeoutMs; ; await Bun.sleep(20)) {
+        const url = SERVING_ON.exec(err)?.[1];
+        if (url) return url;
+        if (proc.exitCode !== null || Date.now() > deadline) return undefined;
+      }
+    },
+    exited: async () => {
+      const code = await proc.exited;
+      await read;
+      return code;
+    },
+  };
+}
+
+/** Runs command until it exits (a server that refuses to start, a tool): its exit code and output. */
+export async function runToExit(command: string[], env: Record<string, string | undefined>, cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
+  const run = launch(command, env, { cwd });
+  const code = await run.exited();
+  return { code, stdout: run.stdout(), stderr: run.stderr() };
+}
+
+export interface SpawnedServer {
+  url: string;
+  pid: number;
+  proc: Launched["proc"];
+  /** Everything the server has written so far (no stdout if it was ignored). */
+  stdout(): string;
+  stderr(): string;
+  /** SIGTERM, then its exit code. */
+  stop(): Promise<number>;
+}
+
+/**
+ * Runs command (a server: src/cli/start.ts, perhaps behind npm, taskset or valgrind) and waits
+ * until it logs where it serves; throws with its log if it exits first or takes longer than
+ * timeoutMs.
+ */
+export async function spawnServer(
+  command: string[],
+  env: Record<string, string | undefined>,
+  options: LaunchOptions & { timeoutMs?: number } = {},
+): Promise<SpawnedServer> {
+  const run = launch(command, env, options);
+  const url = await run.serving(options.timeoutMs);
+  if (!url) {
+    run.proc.kill("SIGTERM");
+    throw new Error(`the server did not start:\n${run.stderr()}`);
+  }
+  const { proc } = run;
+  return {
+    url,
+    pid: proc.pid,
+    proc,
+    stdout: run.stdout,
+    stderr: run.stderr,
+    stop: async () => {
+      proc.kill("SIGTERM");
+      return proc.exited;
+    },
+  };
+}
+
+/**
+ * Writes a snapshot's pages as a format-1 file, as the Tome of that format did: header,
+ * sha256, then msgpackr meta (without the modifications, which format 1 never recorded) and
+ * content. For the conversion's tests.
+ */
+export function writeFormat1(path: string, source: Snapshot): { chunkWords: number } {
+  const pages = source.pages.list().map((p) => ({ ...p, chunks: p.chunks.map((c) => ({ section: c.section, text: c.text })) }));
+  const packr = new Packr({ useRecords: true, moreTypes: false });
+  const { modifications: _recorded, ...meta1 } = { ...source.meta, formatVersion: 1 };
+  const metaBytes = packr.pack(meta1);
+  const content = packr.pack({ pages, redirects: source.redirects });
+  const file = new Uint8Array(64 + metaBytes.length + content.length);
+  const view = new DataView(file.buffer);
+  file.set(new TextEncoder().encode("TOMESNAP"));
+  view.setUint32(8, 1, true);
+  view.setBigUint64(16, BigInt(metaBytes.length), true);
+  view.setBigUint64(24, BigInt(content.length), true);
+  file.set(metaBytes, 64);
+  file.set(content, 64 + metaBytes.length);
+  file.set(new Bun.CryptoHasher("sha256").update(file.subarray(64)).digest() as Uint8Array, 32);
+  writeFileSync(path, file);
+  return { chunkWords: source.meta.chunkWords };
+}
