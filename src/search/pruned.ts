@@ -35,6 +35,13 @@ const SEEK_COST = 160;
  */
 const WORK_SHARE = 0.5;
 
+/** A list read in part: per block, the most a posting of a skipped block adds (0: the block was read), and the largest of those. */
+interface Partial {
+  list: ScoredList;
+  skipped: Float64Array;
+  max: number;
+}
+
 /** The chunk ranges of pages. */
 export interface PageLayout {
   pageOfChunk: Int32Array;
@@ -76,6 +83,8 @@ export interface PruneResult {
 export class PrunedRanking {
   private readonly cursor: PostingsCursor;
   private readonly norms: Float32Array[];
+  /** Per field, the smallest normalisation: what a block's postings are bounded with. */
+  private readonly shortest: number[];
   /** Per chunk: what the lists read so far gave it, and their word bits. */
   private readonly partial: Float64Array;
   private readonly partialMask: Uint32Array;
@@ -96,6 +105,8 @@ export class PrunedRanking {
   private second = new Float64Array(1024);
   private third = new Float64Array(1024);
   private seen = new Uint32Array(1024);
+  /** Per candidate, while bounds are made: what its chunks may still gain. */
+  private unread = new Float64Array(1024);
   private candidateCount = 0;
   private postings = 0;
   /** Postings the pruned search may read before it gives up for the exhaustive one. */
@@ -108,6 +119,7 @@ export class PrunedRanking {
     const n = shard.documentCount;
     this.cursor = shard.newCursor();
     this.norms = shard.fields.map((_f, f) => shard.norms(f));
+    this.shortest = shard.fields.map((_f, f) => shard.shortestNorm(f));
     this.partial = new Float64Array(n);
     this.partialMask = new Uint32Array(n);
     this.touched = new Uint32Array(n);
@@ -132,13 +144,14 @@ export class PrunedRanking {
   private ranked(input: PruneInput): PruneResult | undefined {
     const { lists, need } = input;
     // Read order: with several words, the rarest required word's lists first (every chunk that
-    // can rank holds it); then the list that can add the most first. What the unread lists can
+    // can rank holds it); each group the list that can add the most first. What the unread lists can
     // add: rest[i], their words: restWords[i].
     const rarest = input.mustReach ? rarestWord(lists, input.required) : -1;
     let rarestPostings = 0;
     for (const l of lists) if (l.word === rarest) rarestPostings += l.df;
     if (rarestPostings > this.budget) return undefined;
-    const first = (l: ScoredList) => (l.word === rarest ? 0 : 1);
+    // Then the short lists (cheap, and they give the floor the long ones' blocks are skipped under), then the rest.
+    const first = (l: ScoredList) => (l.word === rarest ? 0 : l.df < CHECK_DF ? 1 : 2);
     const order = lists.map((_l, i) => i).sort((a, b) => first(lists[a]!) - first(lists[b]!) || lists[b]!.max - lists[a]!.max || a - b);
     const rest = new Float64Array(order.length + 1);
     const restWords = new Uint32Array(order.length + 1);
@@ -148,18 +161,34 @@ export class PrunedRanking {
       restWords[i] = (restWords[i + 1]! | (1 << l.word)) >>> 0;
     }
     let read = 0;
+    // Lists read in part: per block, the most a skipped block's posting adds (0: read), and their largest.
+    const partials: Partial[] = [];
     for (; read < order.length; read++) {
       const l = lists[order[read]!]!;
       if (read > 0 && (restWords[read]! & input.required) >>> 0 !== input.required) break;
-      if (l.df >= CHECK_DF && l.df >= this.touchedCount && read > 0 && this.unseenCannotRank(input, rest[read]!, restWords[read]!)) break;
-      this.accumulate(l);
+      let floor = -Infinity;
+      // What the skipped blocks of lists read in part may add to a chunk none of whose postings was read.
+      const skippedMost = partials.reduce((sum, p) => sum + p.max, 0);
+      const words = popcount(partials.reduce((m, p) => (m | (1 << p.list.word)) >>> 0, restWords[read]!));
+      if (l.df >= CHECK_DF && l.df >= this.touchedCount && read > 0) {
+        // What `need` pages are sure to score above: a page none of whose chunks was read scores at most this much.
+        floor = this.sureFloor(input);
+        if (PAGE_FACTOR * (rest[read]! + skippedMost) * words < floor) break;
+      }
+      const skipped = this.accumulate(l, floor, rest[read + 1]! + skippedMost, words);
+      if (skipped) partials.push(skipped);
       if (this.postings > this.budget) return undefined;
     }
-    const unread = rest[read]!;
-    const unreadWords = restWords[read]!;
+    // The unread lists, and the skipped blocks of those read in part, bound what the chunks can still gain.
+    let unread = rest[read]!;
+    let unreadWords = restWords[read]!;
+    for (const p of partials) {
+      unread += p.max;
+      unreadWords = (unreadWords | (1 << p.list.word)) >>> 0;
+    }
     // A page none of whose chunks was read ranks as group 2, tier 0, at most this score.
     const unseenBound = unread > 0 && (unreadWords & input.required) >>> 0 === input.required ? PAGE_FACTOR * unread * popcount(unreadWords) : -1;
-    this.bound(input, unread, unreadWords);
+    this.bound(input, rest[read]!, unreadWords, partials);
     const candidates = this.candidateCount;
 
     // Scored exactly: the best `need` bounds, then every page whose bound reaches the last page kept.
@@ -182,14 +211,23 @@ export class PrunedRanking {
       if (this.boundClass[e] === 255) continue;
       if (!last || reaches(this.boundClass[e]!, this.boundScore[e]!, last)) alive.push(this.candidatePage[e]!);
     }
-    // The unread lists, best first, for the pages that may still rank: each list tightens their bounds.
-    for (let i = read; i < order.length && alive.length && last; i++) {
-      const l = lists[order[i]!]!;
-      this.readFor(l, alive);
+    // The skipped blocks, then the unread lists, best first, for the pages that may still rank: each tightens their bounds.
+    const steps: { list: ScoredList; skipped?: Float64Array; max: number }[] = [...partials, ...order.slice(read).map((i) => ({ list: lists[i]!, max: lists[i]!.max }))];
+    const stepRest = new Float64Array(steps.length + 1);
+    const stepWords = new Uint32Array(steps.length + 1);
+    for (let i = steps.length - 1; i >= 0; i--) {
+      stepRest[i] = stepRest[i + 1]! + steps[i]!.max;
+      stepWords[i] = (stepWords[i + 1]! | (1 << steps[i]!.list.word)) >>> 0;
+    }
+    for (let i = 0; i < steps.length && alive.length && last; i++) {
+      const { list, skipped } = steps[i]!;
+      this.readFor(list, alive, skipped);
       // Bounds are tightened after the lists that cost more than the tightening.
-      if (l.df >= alive.length || i === order.length - 1) {
+      if (list.df >= alive.length || i === steps.length - 1) {
         for (const p of alive) this.postings += this.layout.chunkCounts[p]!;
-        alive = alive.filter((p) => this.mayReach(input, p, rest[i + 1]!, restWords[i + 1]!, last));
+        const partialsFrom = Math.min(i + 1, partials.length);
+        const listsLeft = i < partials.length ? rest[read]! : stepRest[i + 1]!;
+        alive = alive.filter((p) => this.mayReach(input, p, listsLeft + this.skippedBound(p, partials, partialsFrom), stepWords[i + 1]!, last));
       }
       if (this.postings > this.budget) return undefined;
     }
@@ -209,7 +247,7 @@ export class PrunedRanking {
   }
 
   /** Adds a list's postings to the accumulators of the pages' chunks: read whole, or at each page's block, whichever costs less. */
-  private readFor(l: ScoredList, pages: number[]): void {
+  private readFor(l: ScoredList, pages: number[], skipped?: Float64Array): void {
     const { firstChunk, chunkCounts, pageOfChunk } = this.layout;
     let chunks = 0;
     for (const p of pages) chunks += chunkCounts[p]!;
@@ -225,6 +263,7 @@ export class PrunedRanking {
     if (l.df <= SEEK_COST * pages.length || l.df <= chunks) {
       for (const p of pages) inBatch[p] = 1;
       for (let b = 0; b < cursor.blocks; b++) {
+        if (skipped && !skipped[b]) continue;
         const n = cursor.decode(b);
         for (let i = 0; i < n; i++) {
           const d = docs[i]!;
@@ -244,6 +283,10 @@ export class PrunedRanking {
         const to = from + chunkCounts[p]!;
         if (to === from) continue;
         for (let b = cursor.blockOf(from); b < cursor.blocks; b++) {
+          if (skipped && !skipped[b]) {
+            if (cursor.lastDoc(b) >= to - 1) break;
+            continue;
+          }
           const n = cursor.decode(b);
           this.postings += n;
           for (let i = 0; i < n; i++) {
@@ -288,8 +331,12 @@ export class PrunedRanking {
     return reaches(group * TIERS, score, last);
   }
 
-  /** Adds a list's postings to the chunks' accumulators. */
-  private accumulate(l: ScoredList): void {
+  /**
+   * Adds a list's postings to the chunks' accumulators, but for the blocks whose postings
+   * cannot lift a page none of whose chunks was read to `floor` (with `after`, what the lists
+   * after it add, and `words` query words): those are skipped (block-max), and returned.
+   */
+  private accumulate(l: ScoredList, floor: number, after: number, words: number): Partial | undefined {
     const { partial, partialMask, touched, cursor } = this;
     const norm = this.norms[l.field]!;
     const bit = (1 << l.word) >>> 0;
@@ -297,9 +344,22 @@ export class PrunedRanking {
     const k1 = BM25.k + 1;
     const docs = cursor.docs;
     const tfs = cursor.tfs;
+    const shortest = this.shortest[l.field]!;
     let count = this.touchedCount;
+    let skipped: Float64Array | undefined;
+    let skippedMax = 0;
     cursor.open(l.address);
     for (let b = 0; b < cursor.blocks; b++) {
+      if (floor > -Infinity) {
+        const maxTf = cursor.maxTf(b);
+        const most = w * (BM25.d + (maxTf * k1) / (maxTf + shortest)) * (1 + 1e-9);
+        if (PAGE_FACTOR * (most + after) * words < floor) {
+          skipped ??= new Float64Array(cursor.blocks);
+          skipped[b] = most;
+          if (most > skippedMax) skippedMax = most;
+          continue;
+        }
+      }
       const n = cursor.decode(b);
       for (let i = 0; i < n; i++) {
         const d = docs[i]!;
@@ -308,25 +368,25 @@ export class PrunedRanking {
         partial[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
         partialMask[d] = (partialMask[d]! | bit) >>> 0;
       }
+      this.postings += n;
     }
-    this.postings += l.df;
     this.touchedCount = count;
+    return skipped && { list: l, skipped, max: skippedMax };
   }
 
   /**
-   * Whether at least `need` pages are sure to rank above any page none of whose chunks was
-   * read: pages whose chunks read so far hold every required word, scored from those
-   * chunks (a lower bound), and title matches (which rank above group 2 in any case).
+   * A score `need` pages are sure to rank above, whatever the lists not read add: title
+   * matches (which rank above group 2 in any case: +∞ when there are `need` of them), then
+   * group-2 pages scored from their chunks read so far that hold every required word (a lower
+   * bound). -∞ when there are not `need` such pages.
    */
-  private unseenCannotRank(input: PruneInput, unread: number, unreadWords: number): boolean {
+  private sureFloor(input: PruneInput): number {
     const { required, need, pageGroup, titleBoost } = input;
-    const unseen = (unreadWords & required) >>> 0 === required ? PAGE_FACTOR * unread * popcount(unreadWords) : -1;
     const { partial, partialMask, touched } = this;
     const { pageOfChunk, chunkCounts } = this.layout;
     let sure = 0;
     for (const p of input.titled) if (pageGroup[p] && chunkCounts[p]) sure++;
-    if (sure >= need) return true;
-    // Lower bounds of group-2 pages: their best three chunks holding every required word.
+    if (sure >= need) return Infinity;
     this.candidateCount = 0;
     // Counted as work: a pass over the chunks seen costs about a posting each.
     this.postings += this.touchedCount;
@@ -338,13 +398,16 @@ export class PrunedRanking {
       if (pageGroup[p]) continue;
       this.offer(p, partial[d]! * popcount(m));
     }
+    const scores = new Float64Array(this.candidateCount);
     for (let e = 0; e < this.candidateCount; e++) {
       const p = this.candidatePage[e]!;
-      const score = (this.first[e]! + PAGE_EVIDENCE * this.second[e]! + PAGE_EVIDENCE * PAGE_EVIDENCE * this.third[e]!) * (1 + TITLE_BOOST * titleBoost[p]!);
-      if (score > unseen) sure++;
+      scores[e] = (this.first[e]! + PAGE_EVIDENCE * this.second[e]! + PAGE_EVIDENCE * PAGE_EVIDENCE * this.third[e]!) * (1 + TITLE_BOOST * titleBoost[p]!);
     }
     this.clearCandidates();
-    return sure >= need;
+    const k = need - sure;
+    if (scores.length < k) return -Infinity;
+    // The k-th highest: `need` pages score at least that much; a page bounded strictly below it cannot rank.
+    return scores.sort().reverse()[k - 1]!;
   }
 
   /** Adds a chunk's score (or bound) to its page's best three, the page becoming a candidate. */
@@ -376,25 +439,31 @@ export class PrunedRanking {
    * hold plus all the unread lists could add, its unread chunks at what those lists could
    * give alone; title matches and boosted titles whatever their chunks.
    */
-  private bound(input: PruneInput, unread: number, unreadWords: number): void {
+  private bound(input: PruneInput, unreadLists: number, unreadWords: number, partials: Partial[]): void {
     const { required, pageGroup, titleBoost } = input;
     const { partial, partialMask, touched } = this;
     const { pageOfChunk, chunkCounts } = this.layout;
     this.candidateCount = 0;
+    for (let i = 0; i < this.touchedCount; i++) this.seen[this.offer(pageOfChunk[touched[i]!]!, -1)]!++;
+    for (const p of input.titled) if (this.slot[p]! < 0) this.offer(p, -1);
+    // What the unread lists and the skipped blocks that hold its chunks may add, per page.
+    if (this.unread.length < this.candidateCount) this.unread = new Float64Array(this.candidatePage.length);
+    const unread = this.unread;
+    for (let e = 0; e < this.candidateCount; e++) unread[e] = unreadLists + this.skippedBound(this.candidatePage[e]!, partials, 0);
+    const words = popcount(unreadWords);
     for (let i = 0; i < this.touchedCount; i++) {
       const d = touched[i]!;
       const m = (partialMask[d]! | unreadWords) >>> 0;
-      const p = pageOfChunk[d]!;
-      const e = (m & required) >>> 0 === required ? this.offer(p, (partial[d]! + unread) * popcount(m)) : this.offer(p, -1);
-      this.seen[e]!++;
+      if ((m & required) >>> 0 !== required) continue;
+      const e = this.slot[pageOfChunk[d]!]!;
+      this.place(e, (partial[d]! + unread[e]!) * popcount(m));
     }
-    for (const p of input.titled) if (this.slot[p]! < 0) this.offer(p, -1);
-    const unseen = (unreadWords & required) >>> 0 === required ? unread * popcount(unreadWords) : -1;
+    const unseenCan = (unreadWords & required) >>> 0 === required;
     for (let e = 0; e < this.candidateCount; e++) {
       const p = this.candidatePage[e]!;
       // Up to three unread chunks stand among the best three.
       const unreadChunks = Math.min(3, chunkCounts[p]! - this.seen[e]!);
-      if (unseen >= 0) for (let k = 0; k < unreadChunks; k++) this.place(e, unseen);
+      if (unseenCan) for (let k = 0; k < unreadChunks; k++) this.place(e, unread[e]! * words);
       const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
       if (this.first[e]! < 0) {
         // No chunk can hold every required word: a title match still ranks, by its intro.
@@ -406,6 +475,24 @@ export class PrunedRanking {
       this.boundClass[e] = group * TIERS;
       this.boundScore[e] = (this.first[e]! + PAGE_EVIDENCE * s(this.second[e]!) + PAGE_EVIDENCE * PAGE_EVIDENCE * s(this.third[e]!)) * (1 + TITLE_BOOST * titleBoost[p]!);
     }
+  }
+
+  /** The most the skipped blocks of partials[from…] that may hold a page's chunks add to one of them. */
+  private skippedBound(p: number, partials: Partial[], from: number): number {
+    if (from >= partials.length) return 0;
+    const { firstChunk, chunkCounts } = this.layout;
+    const first = firstChunk[p]!;
+    const last = first + Math.max(1, chunkCounts[p]!) - 1;
+    const cursor = this.cursor;
+    let sum = 0;
+    for (let k = from; k < partials.length; k++) {
+      const { list, skipped } = partials[k]!;
+      cursor.open(list.address);
+      let most = 0;
+      for (let b = cursor.blockOf(first), end = Math.min(cursor.blockOf(last), cursor.blocks - 1); b <= end; b++) if (skipped[b]! > most) most = skipped[b]!;
+      sum += most;
+    }
+    return sum;
   }
 
   private place(e: number, s: number): void {

@@ -117,7 +117,7 @@ export class Shard {
   /** BM25's length normalisation, k·(1 − b + b·length/average), per field and document. */
   private readonly norm: Float32Array[];
   /** Per field, the smallest normalisation: what a posting's score is bounded with. */
-  private readonly shortestNorm: number[];
+  private readonly shortestNorms: number[];
   private readonly boosts: number[];
   private readonly scores: Float64Array;
   private readonly masks: Uint32Array;
@@ -144,7 +144,7 @@ export class Shard {
       return norm;
     });
     // A posting's document holds the term, so its field is at least one word long.
-    this.shortestNorm = this.norm.map((norm, f) => {
+    this.shortestNorms = this.norm.map((norm, f) => {
       const lengths = this.lengths.subarray(f * n, (f + 1) * n);
       let least = Infinity;
       for (let d = 0; d < n; d++) if (lengths[d]! > 0 && norm[d]! < least) least = norm[d]!;
@@ -174,11 +174,16 @@ export class Shard {
         cursor.open(address);
         let maxTf = 0;
         for (let b = 0; b < cursor.blocks; b++) maxTf = Math.max(maxTf, cursor.maxTf(b));
-        const max = w * (BM25.d + (maxTf * (BM25.k + 1)) / (maxTf + this.shortestNorm[f]!)) * (1 + 1e-9);
+        const max = w * (BM25.d + (maxTf * (BM25.k + 1)) / (maxTf + this.shortestNorms[f]!)) * (1 + 1e-9);
         out.push({ word, field: f, address, df, weight: w, max });
       }
     }
     return out;
+  }
+
+  /** The smallest normalisation of a field's documents that hold a term: what bounds a posting's score. */
+  shortestNorm(field: number): number {
+    return this.shortestNorms[field]!;
   }
 
   /** BM25's length normalisation of a field, per document. */
