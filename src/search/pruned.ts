@@ -163,6 +163,8 @@ export class PrunedRanking {
     let read = 0;
     // Lists read in part: per block, the most a skipped block's posting adds (0: read), and their largest.
     const partials: Partial[] = [];
+    let sureTitled = 0;
+    for (const p of input.titled) if (input.pageGroup[p] && this.layout.chunkCounts[p]) sureTitled++;
     for (; read < order.length; read++) {
       const l = lists[order[read]!]!;
       if (read > 0 && (restWords[read]! & input.required) >>> 0 !== input.required) break;
@@ -170,12 +172,13 @@ export class PrunedRanking {
       // What the skipped blocks of lists read in part may add to a chunk none of whose postings was read.
       const skippedMost = partials.reduce((sum, p) => sum + p.max, 0);
       const words = popcount(partials.reduce((m, p) => (m | (1 << p.list.word)) >>> 0, restWords[read]!));
-      if (l.df >= CHECK_DF && l.df >= this.touchedCount && read > 0) {
+      const long = l.df >= CHECK_DF;
+      if (long) {
         // What `need` pages are sure to score above: a page none of whose chunks was read scores at most this much.
-        floor = this.sureFloor(input);
+        floor = read > 0 && l.df >= this.touchedCount ? this.sureFloor(input) : sureTitled >= input.need ? Infinity : -Infinity;
         if (PAGE_FACTOR * (rest[read]! + skippedMost) * words < floor) break;
       }
-      const skipped = this.accumulate(l, floor, rest[read + 1]! + skippedMost, words);
+      const skipped = this.accumulate(l, long ? { floor, after: rest[read + 1]! + skippedMost, words, input, room: input.need - sureTitled } : undefined);
       if (skipped) partials.push(skipped);
       if (this.postings > this.budget) return undefined;
     }
@@ -332,11 +335,13 @@ export class PrunedRanking {
   }
 
   /**
-   * Adds a list's postings to the chunks' accumulators, but for the blocks whose postings
-   * cannot lift a page none of whose chunks was read to `floor` (with `after`, what the lists
-   * after it add, and `words` query words): those are skipped (block-max), and returned.
+   * Adds a list's postings to the chunks' accumulators. With `skip`, the blocks whose postings
+   * cannot lift a page none of whose chunks was read to the floor (`after`: what the lists
+   * after it add; `words`: query words a chunk may hold) are skipped (block-max), and returned.
+   * The floor rises as the list is read: the pages its postings reach, in order, are scored
+   * from their chunks read so far (a lower bound), and the `room`-th best is a floor too.
    */
-  private accumulate(l: ScoredList, floor: number, after: number, words: number): Partial | undefined {
+  private accumulate(l: ScoredList, skip?: { floor: number; after: number; words: number; input: PruneInput; room: number }): Partial | undefined {
     const { partial, partialMask, touched, cursor } = this;
     const norm = this.norms[l.field]!;
     const bit = (1 << l.word) >>> 0;
@@ -345,15 +350,29 @@ export class PrunedRanking {
     const docs = cursor.docs;
     const tfs = cursor.tfs;
     const shortest = this.shortest[l.field]!;
+    const { pageOfChunk } = this.layout;
     let count = this.touchedCount;
     let skipped: Float64Array | undefined;
     let skippedMax = 0;
+    let floor = skip ? skip.floor : Infinity;
+    const best = skip && skip.room > 0 && floor < Infinity ? new TopScores(skip.room) : undefined;
+    const required = skip ? skip.input.required : 0;
+    // The page the postings are in, and its best three chunks' scores so far.
+    let page = -1;
+    let a = -1;
+    let b2 = -1;
+    let c = -1;
+    const close = () => {
+      if (page < 0 || a < 0 || skip!.input.pageGroup[page]) return;
+      const score = (a + PAGE_EVIDENCE * Math.max(0, b2) + PAGE_EVIDENCE * PAGE_EVIDENCE * Math.max(0, c)) * (1 + TITLE_BOOST * skip!.input.titleBoost[page]!);
+      if (best!.offer(score) && best!.full() && best!.least() > floor) floor = best!.least();
+    };
     cursor.open(l.address);
     for (let b = 0; b < cursor.blocks; b++) {
-      if (floor > -Infinity) {
+      if (skip) {
         const maxTf = cursor.maxTf(b);
         const most = w * (BM25.d + (maxTf * k1) / (maxTf + shortest)) * (1 + 1e-9);
-        if (PAGE_FACTOR * (most + after) * words < floor) {
+        if (PAGE_FACTOR * (most + skip.after) * skip.words < floor) {
           skipped ??= new Float64Array(cursor.blocks);
           skipped[b] = most;
           if (most > skippedMax) skippedMax = most;
@@ -366,10 +385,28 @@ export class PrunedRanking {
         const tf = tfs[i]!;
         if (partialMask[d] === 0) touched[count++] = d;
         partial[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
-        partialMask[d] = (partialMask[d]! | bit) >>> 0;
+        const m = (partialMask[d] = (partialMask[d]! | bit) >>> 0);
+        if (!best) continue;
+        const p = pageOfChunk[d]!;
+        if (p !== page) {
+          close();
+          page = p;
+          a = b2 = c = -1;
+        }
+        if ((m & required) >>> 0 !== required) continue;
+        const s = partial[d]! * popcount(m);
+        if (s > a) {
+          c = b2;
+          b2 = a;
+          a = s;
+        } else if (s > b2) {
+          c = b2;
+          b2 = s;
+        } else if (s > c) c = s;
       }
       this.postings += n;
     }
+    if (best) close();
     this.touchedCount = count;
     return skipped && { list: l, skipped, max: skippedMax };
   }
@@ -620,6 +657,53 @@ export class PrunedRanking {
       this.partialMask[d] = 0;
     }
     this.touchedCount = 0;
+  }
+}
+
+/** The `room` highest scores offered, as a min-heap. */
+class TopScores {
+  private readonly heap: Float64Array;
+  private size = 0;
+  constructor(room: number) {
+    this.heap = new Float64Array(room);
+  }
+  full(): boolean {
+    return this.size === this.heap.length;
+  }
+  least(): number {
+    return this.heap[0]!;
+  }
+  /** Whether the score was kept. */
+  offer(score: number): boolean {
+    const h = this.heap;
+    if (this.size < h.length) {
+      let i = this.size++;
+      h[i] = score;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (h[parent]! <= h[i]!) break;
+        const t = h[parent]!;
+        h[parent] = h[i]!;
+        h[i] = t;
+        i = parent;
+      }
+      return true;
+    }
+    if (score <= h[0]!) return false;
+    h[0] = score;
+    for (let i = 0; ; ) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < h.length && h[l]! < h[m]!) m = l;
+      if (r < h.length && h[r]! < h[m]!) m = r;
+      if (m === i) break;
+      const t = h[m]!;
+      h[m] = h[i]!;
+      h[i] = t;
+      i = m;
+    }
+    return true;
   }
 }
 
