@@ -26,7 +26,7 @@ export function tempDir(prefix = "tome-test-"): string {
 }
 
 /** The chunk size a snapshot of these options is cut into (ingest's default unless they say). */
-export const chunkWordsOf = (options: IngestOptions): number => options.chunkWords ?? DEFAULT_CHUNK_WORDS;
+const chunkWordsOf = (options: IngestOptions): number => options.chunkWords ?? DEFAULT_CHUNK_WORDS;
 
 /** Writes an ingest result as a snapshot at path, cut as the result was. */
 export function writeSnapshot(result: IngestResult, path: string, options: IngestOptions, createdAt?: Date): BuildReport {
@@ -40,7 +40,7 @@ export async function buildSnapshot(options: IngestOptions, path: string, create
 }
 
 /** The address a server logs when it is ready: "serving on http://host:port (…)". */
-export const SERVING_ON = /serving on (http:\/\/\S+?) /;
+const SERVING_ON = /serving on (http:\/\/\S+?) /;
 
 /** Where launch() runs a process, and whether its stdout is kept (a benchmark's server logs every request there). */
 export interface LaunchOptions {

@@ -129,7 +129,7 @@ function checkKeyFile(data: unknown): string | undefined {
   return undefined;
 }
 
-export function writeKeyFile(path: string, file: KeyFile): void {
+function writeKeyFile(path: string, file: KeyFile): void {
   atomicWrite(path, JSON.stringify(file, null, 2) + "\n", { mode: 0o600 });
 }
 

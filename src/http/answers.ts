@@ -16,7 +16,7 @@ const LUCKY_CHUNKS = MAX_CHUNKS_DEFAULT;
 type Meter = (ms: number) => void;
 
 /** D10: the chunks of a window joined into one text. */
-export function joinText(chunks: { text: string }[]): string {
+function joinText(chunks: { text: string }[]): string {
   return chunks.map((c) => c.text).join("\n\n");
 }
 

@@ -14,7 +14,7 @@ export const LICENSE = {
 /** D15: `full_name` only where api.md lists it. */
 export const SHORT_LICENSE = { name: LICENSE.name, url: LICENSE.url } as const;
 
-export const WIKIMEDIA_TERMS = "https://foundation.wikimedia.org/wiki/Terms_of_Use";
+const WIKIMEDIA_TERMS = "https://foundation.wikimedia.org/wiki/Terms_of_Use";
 
 // MediaWiki's wfUrlencode: rawurlencode, then these are left readable.
 const KEPT = /%(3B|40|24|21|2A|28|29|2C|2F|7E|3A)/g;

@@ -39,7 +39,7 @@ export const COMMON_HEADERS: Headers = {
 };
 
 /** Sent with every response to a request with a valid key. */
-export const KEYED_HEADERS: Headers = {
+const KEYED_HEADERS: Headers = {
   ...COMMON_HEADERS,
   "X-RateLimit-Limit": header("Requests per second this key may make (by its plan)", { type: "integer", minimum: 1 }, 10),
   "X-RateLimit-Remaining": header("Requests left in the current second", { type: "integer", minimum: 0 }, 9),
@@ -144,7 +144,7 @@ export const NOT_MODIFIED = {
 };
 
 /** How to send a key. */
-export const SECURITY_SCHEMES = {
+const SECURITY_SCHEMES = {
   apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "`wk_` followed by 32 letters and digits" },
   bearer: { type: "http", scheme: "bearer", description: "`Authorization: Bearer wk_…`; X-API-Key wins when both are sent" },
 } as const;

@@ -13,7 +13,7 @@ import type { SearchWork } from "../search";
 import type { SnapshotMeta } from "../snapshot";
 
 /** The route label of a path no route serves. */
-export const UNMATCHED = "unmatched";
+const UNMATCHED = "unmatched";
 
 /** Seconds: a chunk is answered in well under a millisecond, a PDF may wait in its queue for minutes. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 180];

@@ -27,7 +27,7 @@ export interface ResponseDoc {
   examples?: Record<string, unknown>;
 }
 
-export interface AlsoAt {
+interface AlsoAt {
   path: string;
   operationId: string;
   summary: string;

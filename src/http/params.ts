@@ -28,7 +28,7 @@ export type Filled<T extends TObject> = Static<T> & {
 type Readers = Record<string, Reader>;
 
 /** What a schema's properties are once read: defaults filled in, and a custom reader's property of the type it returns. */
-export type ReadOf<T extends TObject | undefined, R extends Readers = {}> = T extends TObject
+type ReadOf<T extends TObject | undefined, R extends Readers = {}> = T extends TObject
   ? Omit<Filled<T>, keyof R> & { [K in keyof R & keyof T["properties"]]: ReturnType<R[K]> }
   : undefined;
 
@@ -120,7 +120,7 @@ export function readQuery<T extends TObject>(schema: T, url: string, options: Re
 }
 
 /** Path parameters (split out and percent-decoded by the router) as the schema's typed object. */
-export function readParams<T extends TObject>(schema: T, params: Record<string, string | undefined>, options: ReadOptions = {}): T["static"] {
+function readParams<T extends TObject>(schema: T, params: Record<string, string | undefined>, options: ReadOptions = {}): T["static"] {
   const out: Record<string, unknown> = {};
   for (const [name, prop] of Object.entries(schema.properties)) {
     out[name] = read(name, prop, params[name] ?? "", options);

@@ -420,4 +420,3 @@ export type LicenseResponse = Static<typeof LicenseResponse>;
 export type MetaResponse = Static<typeof MetaResponse>;
 export type ErrorBody = Static<typeof ErrorBody>;
 export type Health = Static<typeof Health>;
-export type AnySchema = TSchema;

@@ -21,7 +21,7 @@ export interface Chunk {
  * Scripts written without spaces count by characters: two of them weigh one word, so a
  * 300-word budget holds about 600 Japanese characters.
  */
-export const UNSPACED_CHARS_PER_WORD = 2;
+const UNSPACED_CHARS_PER_WORD = 2;
 
 function charLength(s: string): number {
   let n = 0;

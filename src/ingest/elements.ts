@@ -200,7 +200,7 @@ function hostOf(base: string): string {
 }
 
 /** In schema 0.3 the namespace is only the title's prefix. */
-export function namespaceFromTitle(title: string, namespaces: Map<string, number>): number {
+function namespaceFromTitle(title: string, namespaces: Map<string, number>): number {
   const colon = title.indexOf(":");
   if (colon <= 0) return 0;
   const prefix = title.slice(0, colon);
@@ -210,7 +210,7 @@ export function namespaceFromTitle(title: string, namespaces: Map<string, number
 
 const REDIRECT_LINE = /^\s*#\s*REDIRECT\s*:?\s*\[\[([^\]|#]*)/i;
 
-export function redirectFromText(text: string): string | undefined {
+function redirectFromText(text: string): string | undefined {
   const m = REDIRECT_LINE.exec(text);
   return m ? m[1]!.trim() : undefined;
 }

@@ -18,7 +18,7 @@ type Taken = "claimed" | "passed" | "full";
 
 const PROGRESS_EVERY_MS = 100;
 
-export class Ingestion {
+class Ingestion {
   private readonly chunkWords: number;
   private readonly limit: number;
   private readonly claims = new Map<number, Claim>();

@@ -5,7 +5,7 @@
  */
 import { DumpError } from "./errors";
 
-export type Compression = "bzip2" | "xz" | "gzip" | "none";
+type Compression = "bzip2" | "xz" | "gzip" | "none";
 
 export interface DumpSource {
   /** What the user passed. */
@@ -36,7 +36,7 @@ const DECODERS: Record<Exclude<Compression, "none">, string[]> = {
   gzip: ["gzip", "-dc"],
 };
 
-export function detectCompression(head: Uint8Array): Compression {
+function detectCompression(head: Uint8Array): Compression {
   const b = head;
   if (b[0] === 0x42 && b[1] === 0x5a && b[2] === 0x68) return "bzip2";
   if (b[0] === 0xfd && b[1] === 0x37 && b[2] === 0x7a && b[3] === 0x58 && b[4] === 0x5a && b[5] === 0x00) return "xz";

@@ -50,7 +50,7 @@ export interface CallContext {
   meter?: (ms: number) => void;
 }
 
-export interface Answer {
+interface Answer {
   structured: Record<string, unknown>;
   text: string;
 }

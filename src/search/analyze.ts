@@ -29,7 +29,7 @@ export function fold(token: string): string {
   return folded;
 }
 
-export interface Token {
+interface Token {
   /** Folded form, as indexed. */
   term: string;
   /** UTF-16 offsets of the original word in the text. */

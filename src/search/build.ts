@@ -226,7 +226,7 @@ class PostingsSections {
  * addresses and sizes) go through spools in `dir` rather than memory: they grow with the
  * vocabulary, and are written after the postings.
  */
-export function mergeRuns(
+function mergeRuns(
   out: ContainerWriter,
   dir: string,
   cursors: RunCursor[],

@@ -24,10 +24,10 @@
  */
 
 export const BLOCK = 128;
-export const MAX_TF = 255;
+const MAX_TF = 255;
 const PART_BYTES = 2 ** 32;
 /** Document numbers stay below 2^31, so that decoding is all 32-bit integer arithmetic. */
-export const MAX_DOC = 2 ** 31 - 1;
+const MAX_DOC = 2 ** 31 - 1;
 /** Parts are mapped 8-byte aligned: the skip arrays are read as Uint32 words. */
 const ALIGN = 4;
 

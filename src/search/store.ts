@@ -30,7 +30,7 @@ export interface ShardMeta {
 }
 
 /** Everything of a shard but its postings (which a merge streams into `${prefix}.postings.N` itself). */
-export function writeShardTables(out: ContainerWriter, prefix: string, meta: ShardMeta, d: Pick<ShardData, "vocabulary" | "listAt" | "listDf" | "fieldLengths">): void {
+function writeShardTables(out: ContainerWriter, prefix: string, meta: ShardMeta, d: Pick<ShardData, "vocabulary" | "listAt" | "listDf" | "fieldLengths">): void {
   writeShardTableSources(out, prefix, meta, { vocabularyChars: d.vocabulary.chars, vocabularyStarts: d.vocabulary.starts, listAt: d.listAt, listDf: d.listDf, fieldLengths: d.fieldLengths });
 }
 

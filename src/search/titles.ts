@@ -49,7 +49,7 @@ export function writeTitleLookup(out: ContainerWriter, titles: string[], chunkCo
 }
 
 /** Redirect title keys → page, following chains of redirects (at most 5 hops). */
-export function resolveRedirectKeys(own: Map<string, number>, redirects: Redirect[]): Map<string, number> {
+function resolveRedirectKeys(own: Map<string, number>, redirects: Redirect[]): Map<string, number> {
   const targets = new Map(redirects.map((r) => [titleKey(r.title), titleKey(r.target)]));
   const out = new Map<string, number>();
   for (const from of targets.keys()) {

@@ -19,7 +19,7 @@ import { Packr, Unpackr } from "msgpackr";
 import { SnapshotError } from "./format";
 import { sameBytes, sha256 } from "./hash";
 
-export const MAGIC = "TOMESNAP";
+const MAGIC = "TOMESNAP";
 export const FORMAT_VERSION = 2;
 const HEADER_BYTES = 64;
 /** JavaScriptCore's largest ArrayBuffer is 4 GiB: sections stay below it. */

@@ -4,6 +4,4 @@ export function sha256(bytes: Uint8Array): Uint8Array {
   return h.digest() as Uint8Array;
 }
 
-export const sha256Hex = (bytes: Uint8Array): string => Buffer.from(sha256(bytes)).toString("hex");
-
 export const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((x, i) => x === b[i]);

@@ -22,7 +22,7 @@ export interface InlinePage {
 const escapeXml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 /** An English MediaWiki export (schema 0.10) of the pages, page ids 1, 2, 3… in order. */
-export function exportXml(pages: InlinePage[]): string {
+function exportXml(pages: InlinePage[]): string {
   const namespaces = [
     [6, "File"],
     [10, "Template"],

@@ -10,9 +10,9 @@ import { RedisClient } from "bun";
 import { createHash } from "node:crypto";
 
 /** Longer than any healthy Redis takes (a fork or an fsync stall included); then Redis counts as unreachable. */
-export const COMMAND_TIMEOUT_MS = 2000;
+const COMMAND_TIMEOUT_MS = 2000;
 const CONNECT_TIMEOUT_MS = 2000;
-export const PROBE_MS = 250;
+const PROBE_MS = 250;
 
 /** Redis could not be reached, or did not answer in time: the request is refused (503), never let through. */
 export class RedisUnavailable extends Error {

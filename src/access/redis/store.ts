@@ -13,7 +13,7 @@ import { RedisConnection, RedisUnavailable } from "./connection";
 import { IMPORT, NEVER_ENDS, READ_KEYS, SCRIPTS, WRITE_KEYS } from "./scripts";
 
 /** tome:auth's entry for a key: when it stops working, its scope, account and id (what admission needs). */
-export function authEntry(record: KeyRecord): string {
+function authEntry(record: KeyRecord): string {
   const ends = record.revoked_at ? 0 : record.expires_at ? Date.parse(record.expires_at) : NEVER_ENDS;
   return `${ends} ${record.scopes.includes("full") ? "full" : "read"} ${record.account} ${record.id}`;
 }

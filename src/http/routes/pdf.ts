@@ -121,7 +121,7 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
  * renders of one article are the same document but not the same bytes (each has its own
  * creation date, and a newer renderer may lay it out differently).
  */
-export function pdfEtag(article: PdfArticle): string {
+function pdfEtag(article: PdfArticle): string {
   return `W/"${articleKey(article)}"`;
 }
 

@@ -27,7 +27,7 @@ const NO_STORE = "no-store";
 const UNCACHED_PREFIXES = ["/v1/search", "/v1/lucky"];
 
 /** A strong ETag for these bytes. */
-export function bodyEtag(bytes: Uint8Array): string {
+function bodyEtag(bytes: Uint8Array): string {
   return `"${Bun.hash(bytes).toString(16).padStart(16, "0")}"`;
 }
 

@@ -10,7 +10,7 @@ import { errorResponse, ERRORS, noSuchRoute } from "../errors";
 import type { Metrics } from "../metrics";
 import type { Exchange, Step } from "../pipeline";
 
-export const METRICS_PATH = "/metrics";
+const METRICS_PATH = "/metrics";
 
 /** Counts each request by route and status, and its time, once it is answered. */
 export function measure(metrics: Metrics): Step {

@@ -7,7 +7,7 @@ import type { Step } from "../pipeline";
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const JSON_TYPE = "application/json; charset=utf-8";
-export const EXPOSED_HEADERS =
+const EXPOSED_HEADERS =
   "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, X-Quota-Reset, Retry-After, X-Credit-Cost, Content-Disposition, ETag, X-Snapshot";
 
 export const responseHeaders: Step = {

@@ -11,7 +11,7 @@ import type { Step } from "../pipeline";
 const SCHEME = "http://";
 
 /** Where the path starts in a request URL as Bun gives it, or -1 if the URL is not absolute http. */
-export function pathStartOf(url: string): number {
+function pathStartOf(url: string): number {
   return url.startsWith(SCHEME) ? url.indexOf("/", SCHEME.length) : -1;
 }
 

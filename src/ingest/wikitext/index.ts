@@ -15,7 +15,7 @@ import { cleanText } from "./text";
 export { countLeaks, findLeaks, LEAK_PATTERNS } from "./text";
 
 /** A paragraph, or a list with one item per line. */
-export interface Block {
+interface Block {
   list: boolean;
   text: string;
 }

@@ -17,7 +17,7 @@ const positional = (params: Record<string, string | string[] | undefined>): stri
   Array.isArray(params.list) ? params.list.map((v) => v.trim()) : [];
 
 /** "²³", or "^(…)" when Unicode has no superscript for some character. */
-export function raised(s: string): string {
+function raised(s: string): string {
   const plain = decodeHTML(s).trim();
   return toSuperscript(plain) ?? `^${[...plain].length === 1 ? plain : `(${plain})`}`;
 }
