@@ -6,6 +6,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { GUARDS } from "../src/search/engine";
 import { MAX_EXPANSIONS } from "../src/search/shard";
+import { wordSpecs } from "../src/search/stages/terms";
 import { EN_2006, EN_2016, engineFor } from "./helpers";
 
 setDefaultTimeout(120_000);
@@ -47,7 +48,7 @@ describe("guards", () => {
 
   test("typos are looked for in at most GUARDS.typoWords words", async () => {
     const engine = await en();
-    const specs = engine["specs"](["anarchizm", "philosofy", "einstien", "albedoo", "autizm", "aristotel"], false, true, true) as { fuzzy: number }[];
+    const specs = wordSpecs(engine, ["anarchizm", "philosofy", "einstien", "albedoo", "autizm", "aristotel"], false, true, true) as { fuzzy: number }[];
     expect(specs.filter((s) => s.fuzzy > 0).length).toBe(GUARDS.typoWords);
   });
 
@@ -59,7 +60,7 @@ describe("guards", () => {
     const q = Array.from({ length: 50 }, () => word(9)).join(" ").slice(0, 500);
     // Work, not time, is what a test can assert on a shared machine: the typo pass derives
     // terms for at most typoWords words, however many the query has.
-    const specs = engine["specs"](q.split(" "), true, true, true) as { fuzzy: number }[];
+    const specs = wordSpecs(engine, q.split(" "), true, true, true) as { fuzzy: number }[];
     expect(specs.filter((s) => s.fuzzy > 0).length).toBeLessThanOrEqual(GUARDS.typoWords);
     // With no time left, a search answers at once with what its first pass found.
     const result = engine.search("the of and in to a is was", { budgetMs: 0 });

@@ -1,6 +1,7 @@
 /** One ranking rule per test, on the real English dumps (enwik8-head + enwiki-2016-sample). */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { EN_2006, EN_2016, SQUAD, engineFor } from "./helpers";
+import { wordSpecs } from "../src/search/stages/terms";
 
 setDefaultTimeout(120_000);
 
@@ -70,7 +71,7 @@ describe("function words (stopwords-iso) are optional in the all-words tier", ()
 
 describe("other forms of a word (its Snowball stem's) count as the word, weighed below it", () => {
   const formsOf = (tome: Awaited<ReturnType<typeof en>>, word: string) => {
-    const specs = tome["specs"]([word], false, false, true);
+    const specs = wordSpecs(tome, [word], false, false, true);
     return Object.fromEntries(tome.text.derive(specs).map((d) => [tome.text.keyOf(d.term), d.weight]));
   };
 

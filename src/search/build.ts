@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type Container, ContainerWriter, MAX_SECTION_BYTES, openContainer, type Redirect, type SnapshotSection } from "../snapshot";
-import { textShardOptions, titleShardOptions } from "./engine";
+import { textShardOptions, titleShardOptions } from "./fields";
 import { buildShard, type ShardData, type ShardOptions } from "./shard";
 import { PostingsReader, PostingsWriter, type PostingsCursor } from "./postings";
 import { readShardData, writeShardData, writeShardTableSources } from "./store";

@@ -3,7 +3,7 @@
  * listAt, listDf, fieldLengths): written by the build, mapped back as shards at boot.
  */
 import { type Container, type ContainerWriter, type Snapshot, viewOf } from "../snapshot";
-import { TEXT_BOOSTS, TITLE_BOOSTS } from "./engine";
+import { TEXT_BOOSTS, TITLE_BOOSTS } from "./fields";
 import { Shard, type ShardData } from "./shard";
 import type { VocabularyData } from "./vocabulary";
 

@@ -1,0 +1,85 @@
+/**
+ * What a search is asked and what it answers: the engine's public types, its defaults and
+ * its guards. Every stage reads them here; engine.ts re-exports them.
+ */
+import type { SnapshotPage } from "../snapshot";
+import { MAX_WORDS } from "./shard";
+
+export interface SearchOptions {
+  limit?: number;
+  offset?: number;
+  /** Only this page's chunks, each a hit (D7). */
+  pageId?: number;
+  cropLength?: number;
+  highlight?: boolean;
+  /** Milliseconds of work after which the search returns the best it has found (default GUARDS.budgetMs). */
+  budgetMs?: number;
+  /**
+   * The pruned search (pruned.ts), tried before the exhaustive one on queries of at most
+   * `words` words (default 1, and a word the index holds: where it pays, D48) whose lists hold
+   * at least `from` postings, giving up past `workShare` of them. `false` never tries it (the
+   * oracle it is tested against).
+   */
+  pruning?: false | Pruning;
+}
+
+export interface Pruning {
+  words?: number;
+  from?: number;
+  workShare?: number;
+}
+
+export interface Hit {
+  page: SnapshotPage;
+  /** Index of the chunk within its page. */
+  chunk: number;
+  score: number;
+  formatted: { title: string; text: string };
+}
+
+/** What one search read: documents (chunks and titles) scored by its passes, and the postings read to find them. */
+export interface SearchWork {
+  candidates: number;
+  postings: number;
+}
+
+export interface SearchResult {
+  hits: Hit[];
+  /** Matching pages (chunks of the page with pageId). */
+  estimatedTotalHits: number;
+  processingTimeMs: number;
+  work: SearchWork;
+}
+
+export interface LuckyResult {
+  page: SnapshotPage;
+  /** The matched chunk in search-hit shape: chunk 0 for an exact title match. */
+  hit: Hit;
+  totalResults: number;
+  processingTimeMs: number;
+  work: SearchWork;
+}
+
+export interface ChangesResult {
+  /** Pages with tsUnix >= since, ordered by tsUnix then page id (D12), within the window. */
+  pages: SnapshotPage[];
+  /** Every page with tsUnix >= since. */
+  total: number;
+}
+
+export const DEFAULTS = { limit: 10, offset: 0, cropLength: 400, highlight: true } as const;
+
+/**
+ * What one search may cost, whatever its query (the guards Meilisearch has): words past
+ * maxWords are ignored; typos are looked for in at most typoWords words (the first the index
+ * does not know), and each word expands to at most MAX_EXPANSIONS terms by prefix and by
+ * typo (shard.ts); past budgetMs, the search skips its remaining passes and checks and answers
+ * with the best it has.
+ */
+export const GUARDS = { maxWords: MAX_WORDS, typoWords: 4, budgetMs: 100 } as const;
+
+/**
+ * A query whose lists hold fewer postings is scored exhaustively: pruning would cost more
+ * than it saves, and the count of matching pages stays exact.
+ */
+export const PRUNE_FROM = 16_384;

@@ -1,0 +1,89 @@
+/**
+ * Candidates: the exhaustive search's passes over the text shard, filling the pool in tiers,
+ * best first, until enough pages are found (or the time budget is spent):
+ *   0. chunks holding every required word exactly (or as another form of it);
+ *   1. every required word, allowing typos;
+ *   2. fewer words, exactly (with quoted phrases: every phrase word and any of the others);
+ *   3. fewer words, allowing typos.
+ * A chunk stays in the first tier that found it. The matching pages are counted from the
+ * exact and typo passes, whatever the depth asked for.
+ */
+import type { ParsedQuery } from "../query";
+import type { Matches } from "../shard";
+import type { SearchContext } from "./context";
+import type { QueryTerms } from "./terms";
+
+/** Where the passes look: the whole text shard, or one page's chunks (onlyPage ≥ 0). */
+export interface Scope {
+  onlyPage: number;
+  range?: { from: number; to: number };
+}
+
+/** Fills the pool; returns the pages holding any query word (0 within one page). */
+export function fillPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, need: number, scope: Scope): number {
+  const { text, meter, scratch } = ctx;
+  const { pool } = scratch;
+  const enough = () => meter.late() || (scope.onlyPage >= 0 ? pool.size >= need : pagesReach(ctx, need));
+  const into = (i: number) => ({ ...scope.range, into: scratch.textBuffer(i) });
+  const exact = meter.counted(text.match(terms.exact, into(0)));
+  pool.add(exact, 0, terms.required, "having");
+  // Run whenever a word may hold a typo (not only when the exact pass found too little), so
+  // that the matching pages counted below do not depend on how many hits were asked for.
+  const fuzzy = terms.typoable && !meter.late() ? meter.counted(text.match(terms.fuzzy, into(1))) : undefined;
+  if (fuzzy && !enough()) pool.add(fuzzy, 1, terms.required, "having");
+  const matching = scope.onlyPage >= 0 ? 0 : countPages(ctx, exact, fuzzy);
+  const fewer = terms.words.length > 1;
+  const phrases = query.phrases.length > 0;
+  if (!enough() && fewer) addFewerWords(ctx, query, terms, exact);
+  if (fuzzy && !enough() && fewer && !phrases) pool.add(fuzzy, 3, terms.full, "partial");
+  return matching;
+}
+
+/**
+ * Tier 2: any of the words; with quoted phrases, every phrase word and any of the others
+ * (searched as the phrase words alone: the phrase check does the rest). The exact pass saw
+ * every word: the chunks holding each phrase word are among its matches.
+ */
+function addFewerWords(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, exact: Matches): void {
+  const { pool } = ctx.scratch;
+  if (!query.phrases.length) return pool.add(exact, 2, terms.full, "partial");
+  const phraseWords = new Set(query.phrases.flat());
+  let having = 0;
+  terms.words.forEach((w, i) => phraseWords.has(w) && (having |= 1 << i));
+  pool.add(exact, 2, having >>> 0, "having");
+}
+
+/** Pages holding any query word, exactly or (in the typo pass) with typos. */
+function countPages(ctx: SearchContext, exact: Matches, fuzzy: Matches | undefined): number {
+  const { marks } = ctx.scratch;
+  const { pageOfChunk } = ctx.catalog;
+  marks.fresh();
+  let count = 0;
+  for (const m of fuzzy ? [exact, fuzzy] : [exact]) {
+    for (let i = 0; i < m.count; i++) {
+      const p = pageOfChunk[m.docs[i]!]!;
+      if (!marks.has(p)) {
+        marks.mark(p);
+        count++;
+      }
+    }
+  }
+  return count;
+}
+
+/** Whether the pool's chunks come from `need` pages or more (counted until they do). */
+function pagesReach(ctx: SearchContext, need: number): boolean {
+  const { pool, marks } = ctx.scratch;
+  if (pool.size < need) return false;
+  const { pageOfChunk } = ctx.catalog;
+  marks.fresh();
+  let count = 0;
+  for (let i = 0; i < pool.size && count < need; i++) {
+    const p = pageOfChunk[pool.docs[i]!]!;
+    if (!marks.has(p)) {
+      marks.mark(p);
+      count++;
+    }
+  }
+  return count >= need;
+}

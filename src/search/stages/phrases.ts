@@ -1,0 +1,94 @@
+/**
+ * Ranking rules D36/D37, quoted phrases: a phrase no chunk holds is dropped from the query
+ * (searched by its words), and the candidates kept are the chunks holding every phrase left,
+ * as consecutive words of the text or of the section heading (from the stored positions).
+ */
+import { indexKey } from "../analyze";
+import { SECTION_FIELD, TEXT_FIELD } from "../fields";
+import type { ParsedQuery } from "../query";
+import { bestEntries } from "../topk";
+import type { SearchContext } from "./context";
+import type { Candidate } from "./pool";
+
+/** How many candidates are checked for quoted phrases before the rest is estimated. */
+const PHRASE_CHECKS = 1000;
+const PHRASE_SAMPLE = 200;
+
+/**
+ * The query with only the quoted phrases some chunk holds (D36): a claim quoting a title
+ * or a saying loosely is searched by its words rather than answered with nothing. Checks at
+ * most PHRASE_CHECKS chunks holding a phrase's words; a phrase found in none of them counts
+ * as absent.
+ */
+export function existingPhrases(ctx: SearchContext, query: ParsedQuery): ParsedQuery {
+  if (!query.phrases.length) return query;
+  const phrases = query.phrases.filter((phrase) => ctx.meter.late() || someChunkHolds(ctx, phrase));
+  return phrases.length === query.phrases.length ? query : { ...query, phrases };
+}
+
+function someChunkHolds(ctx: SearchContext, phrase: string[]): boolean {
+  const sequence = phraseTerms(ctx, phrase);
+  if (!sequence) return false;
+  const specs = phrase.map((w) => ({ key: indexKey(w), prefix: false, fuzzy: 0 }));
+  const m = ctx.meter.counted(ctx.text.match(specs, { into: ctx.scratch.textBuffer(2) }));
+  const full = 2 ** specs.length - 1;
+  for (let i = 0, checked = 0; i < m.count && checked < PHRASE_CHECKS; i++) {
+    if (m.masks[i] !== full) continue;
+    checked++;
+    if (chunkHolds(ctx, m.docs[i]!, sequence)) return true;
+  }
+  return false;
+}
+
+/** A phrase's words as text-shard term numbers; undefined when the index lacks one (no chunk holds it). */
+function phraseTerms(ctx: SearchContext, phrase: string[]): number[] | undefined {
+  const sequence: number[] = [];
+  for (const w of phrase) {
+    const term = ctx.text.termOf(indexKey(w));
+    if (term === undefined) return undefined;
+    sequence.push(term);
+  }
+  return sequence;
+}
+
+/** Whether a chunk's text or its section heading holds a phrase's terms as consecutive words. */
+function chunkHolds(ctx: SearchContext, doc: number, sequence: number[]): boolean {
+  return ctx.text.holdsSequence(sequence, TEXT_FIELD, doc) || ctx.text.holdsSequence(sequence, SECTION_FIELD, doc);
+}
+
+/** The pool's chunks holding every phrase, and the factor that scales their count to the pool's. */
+export interface KeptPhrases {
+  list: Candidate[];
+  estimate: number;
+}
+
+/**
+ * Keeps the pool's chunks holding every quoted phrase. Checks candidates best first until
+ * enough pages are found (and at least a sample), then estimates the rest from the share that held.
+ */
+export function keepPhrases(ctx: SearchContext, query: ParsedQuery, need: number): KeptPhrases {
+  const { pool } = ctx.scratch;
+  const sequences: number[][] = [];
+  for (const phrase of query.phrases) {
+    const sequence = phraseTerms(ctx, phrase);
+    if (!sequence) return { list: [], estimate: 1 };
+    sequences.push(sequence);
+  }
+  const order = bestEntries(pool.tiers, pool.scores, pool.size, PHRASE_CHECKS, pool.docs);
+  const kept: Candidate[] = [];
+  const pages = new Set<number>();
+  let checked = 0;
+  for (let k = 0; k < order.length; k++) {
+    if ((pages.size >= need && k >= PHRASE_SAMPLE) || (k % 16 === 15 && ctx.meter.late())) break;
+    checked = k + 1;
+    const i = order[k]!;
+    const doc = pool.docs[i]!;
+    if (!sequences.every((sequence) => chunkHolds(ctx, doc, sequence))) continue;
+    const c = pool.candidate(i);
+    c.position = i;
+    kept.push(c);
+    pages.add(ctx.catalog.pageOfChunk[doc]!);
+  }
+  const estimate = checked < pool.size && checked > 0 ? pool.size / checked : 1;
+  return { list: kept, estimate };
+}

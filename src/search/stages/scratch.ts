@@ -1,0 +1,110 @@
+/**
+ * Every per-search buffer of one engine, in one place, with the one reset() that restores
+ * them after a search. They are allocated once and reused, because large allocations at
+ * every query make the collector sweep the whole snapshot often; a search writes only the
+ * entries of the pages and chunks it touches, and reset() visits only those.
+ */
+import { matchBuffer, type Matches } from "../shard";
+import { Pool } from "./pool";
+
+/** Marks on pages, each with a number; a new round unmarks every page without visiting any. */
+export class PageMarks {
+  private readonly round: Uint32Array;
+  private readonly value: Int32Array;
+  private current = 1;
+
+  constructor(pages: number) {
+    this.round = new Uint32Array(pages);
+    this.value = new Int32Array(pages);
+  }
+
+  /** Starts a new round: no page is marked. */
+  fresh(): void {
+    if (++this.current === 0xffffffff) {
+      this.round.fill(0);
+      this.current = 1;
+    }
+  }
+
+  has(page: number): boolean {
+    return this.round[page] === this.current;
+  }
+
+  mark(page: number, value = 0): void {
+    this.round[page] = this.current;
+    this.value[page] = value;
+  }
+
+  /** The page's number, -1 when unmarked this round. */
+  get(page: number): number {
+    return this.round[page] === this.current ? this.value[page]! : -1;
+  }
+}
+
+export class Scratch {
+  /** The exhaustive search's candidate chunks. */
+  readonly pool: Pool;
+  /** Per page: the pool index of its best chunk (-1: none) and its next two scores. */
+  readonly pageBest: Int32Array;
+  readonly pageSecond: Float64Array;
+  readonly pageThird: Float64Array;
+  /** The pages with a best chunk, in the order found: pageBest's first `touchedCount` entries set. */
+  readonly touched: Int32Array;
+  touchedCount = 0;
+  /** Per page: its D8 group plus one (0: no title match), and the share of the query's information its title holds when not enough for a match. */
+  readonly pageGroup: Uint8Array;
+  readonly titleBoost: Float64Array;
+  /** The pages given a group or a title boost (a page may be listed twice: once boosted, once grouped). */
+  readonly titled: number[] = [];
+  /** The ranking's entries, one per page: page, pool position (-1: its intro), class, score. */
+  readonly entryPage: Int32Array;
+  readonly entryPosition: Int32Array;
+  readonly entryClass: Uint8Array;
+  readonly entryScore: Float64Array;
+  /** Pages marked while counting or grouping; every use starts a new round. */
+  readonly marks: PageMarks;
+  private readonly textMatches: Matches[] = [];
+  private readonly titleMatches: Matches[] = [];
+
+  constructor(pages: number, chunks: number, private readonly titles: number) {
+    this.pool = new Pool(chunks);
+    this.pageBest = new Int32Array(pages).fill(-1);
+    this.pageSecond = new Float64Array(pages);
+    this.pageThird = new Float64Array(pages);
+    this.touched = new Int32Array(pages);
+    this.pageGroup = new Uint8Array(pages);
+    this.titleBoost = new Float64Array(pages);
+    this.entryPage = new Int32Array(pages);
+    this.entryPosition = new Int32Array(pages);
+    this.entryClass = new Uint8Array(pages);
+    this.entryScore = new Float64Array(pages);
+    this.marks = new PageMarks(pages);
+  }
+
+  /** The text shard's match buffer `i` (0 exact, 1 with typos, 2 phrase words). */
+  textBuffer(i: number): Matches {
+    return (this.textMatches[i] ??= matchBuffer(this.pool.docs.length));
+  }
+
+  /** The title shard's match buffer `i` (0 every word, 1 any word). */
+  titleBuffer(i: number): Matches {
+    return (this.titleMatches[i] ??= matchBuffer(this.titles));
+  }
+
+  /** Restores every buffer a search wrote to its state before the search. */
+  reset(): void {
+    for (let e = 0; e < this.touchedCount; e++) {
+      const p = this.touched[e]!;
+      this.pageBest[p] = -1;
+      this.pageSecond[p] = 0;
+      this.pageThird[p] = 0;
+    }
+    this.touchedCount = 0;
+    for (const p of this.titled) {
+      this.pageGroup[p] = 0;
+      this.titleBoost[p] = 0;
+    }
+    this.titled.length = 0;
+    this.pool.clear();
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The query's terms: what each query word may match in the index. Function words are
+ * optional in the all-words tiers; a word the index does not know may hold typos (up to a
+ * distance set by its length); the last word is a prefix while it is being typed; a word
+ * also matches its other forms (same stem, stem.ts).
+ */
+import stopwordsIso from "stopwords-iso/stopwords-iso.json";
+import { fold, indexKey, termOfKey } from "../analyze";
+import { GUARDS } from "../options";
+import type { ParsedQuery } from "../query";
+import type { Shard, WordSpec } from "../shard";
+import { variantRanges, type Stem } from "../stem";
+
+/** Variants of a word are looked for when its stem's beginning has this many letters, and are at most VARIANT_SUFFIX longer. */
+const MIN_STEM = 3;
+const VARIANT_SUFFIX = 4;
+
+/** A query's words, once analysed, and the specs each pass matches them with. */
+export interface QueryTerms {
+  /** At most GUARDS.maxWords words. */
+  words: string[];
+  /** One bit per word. */
+  full: number;
+  /** A bit for each word that is not a function word. */
+  informative: number;
+  /** The bits a chunk must hold to hold "every word": the informative ones, or all when none is. */
+  required: number;
+  /** With typo distances and other forms. */
+  fuzzy: WordSpec[];
+  /** The same without typos: the exact pass. */
+  exact: WordSpec[];
+  /** The words as written: no typos, no other forms (the titles). */
+  title: WordSpec[];
+  /** Whether some word may hold a typo. */
+  typoable: boolean;
+}
+
+const functionWordSets = new Map<string, Set<string>>();
+
+/** A language's function words, folded (stopwords-iso). */
+export function functionWords(lang: string): Set<string> {
+  let set = functionWordSets.get(lang);
+  if (!set) {
+    const list = (stopwordsIso as Record<string, string[]>)[lang] ?? [];
+    set = new Set(list.map((w) => fold(w)));
+    functionWordSets.set(lang, set);
+  }
+  return set;
+}
+
+const typos = (term: string): number => {
+  const n = [...term].length;
+  return n >= 9 ? 2 : n >= 5 ? 1 : 0;
+};
+
+/** What the terms are looked up in: the text shard, and the language's function words and stemmer. */
+export interface TermSource {
+  readonly text: Shard;
+  readonly lang: string;
+  /** Undefined: the language has no stemmer, and words match no other forms. */
+  readonly stem: Stem | undefined;
+}
+
+/** The terms of a query with words (the words past GUARDS.maxWords left out). */
+export function queryTerms(query: ParsedQuery, source: TermSource): QueryTerms {
+  const words = query.words.slice(0, GUARDS.maxWords);
+  const prefixLast = query.prefixLast && words.length === query.words.length;
+  const full = 2 ** words.length - 1;
+  const stop = functionWords(source.lang);
+  let informative = 0;
+  words.forEach((w, i) => stop.has(w) || (informative |= 1 << i));
+  const fuzzy = wordSpecs(source, words, prefixLast, true, true);
+  return {
+    words,
+    full,
+    informative,
+    required: informative ? informative >>> 0 : full,
+    fuzzy,
+    // Other forms of a word count as the word in every tier, weighed below it (shard.ts).
+    exact: fuzzy.map((s) => (s.fuzzy ? { ...s, fuzzy: 0 } : s)),
+    title: fuzzy.map(({ key, prefix }) => ({ key, prefix, fuzzy: 0 })),
+    typoable: fuzzy.some((s) => s.fuzzy > 0),
+  };
+}
+
+/**
+ * Each word's spec: its index key; a prefix when it is the last word and `prefixLast`; its
+ * typo distance when `fuzzy` (in at most GUARDS.typoWords words the index does not know);
+ * its other forms when `variants` (not for function words).
+ */
+export function wordSpecs(source: TermSource, words: string[], prefixLast: boolean, fuzzy: boolean, variants: boolean): WordSpec[] {
+  const { text, stem } = source;
+  const stop = functionWords(source.lang);
+  const last = words.length - 1;
+  let typoWords = 0;
+  return words.map((w, i) => {
+    const key = indexKey(w);
+    // Typos are looked for only in words the index does not know, and in a few of them.
+    const distance = fuzzy && typoWords < GUARDS.typoWords && !text.has(key) ? typos(w) : 0;
+    if (distance) typoWords++;
+    const spec: WordSpec = { key, prefix: prefixLast && i === last, fuzzy: distance };
+    if (variants && stem && !stop.has(w)) spec.variants = variantsOf(w, stem);
+    return spec;
+  });
+}
+
+/** The index keys of `word`'s other forms: same stem, sharing its beginning, at most a few letters longer. */
+export function variantsOf(word: string, stem: Stem): WordSpec["variants"] {
+  const wanted = stem(word);
+  const ranges = variantRanges(word, wanted, MIN_STEM, VARIANT_SUFFIX);
+  if (!ranges.length) return undefined;
+  // Index keys of non-Latin words begin with two bucket characters (analyze.ts).
+  const extra = indexKey(word).length - word.length;
+  return { ranges: ranges.map((r) => ({ prefix: indexKey(r.prefix), longest: r.longest + extra })), accept: (k) => stem(termOfKey(k)) === wanted };
+}
