@@ -17,7 +17,7 @@ import { buildSnapshot, dump } from "../test/support";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { textShardOptions, TEXT_BOOSTS } from "../src/search/engine";
+import { textShardOptions, TEXT_BOOSTS } from "../src/search/fields";
 import { PostingsReader } from "../src/search/postings";
 import { buildShard, matchBuffer, Shard, type WordSpec } from "../src/search/shard";
 import { openSnapshot, type Snapshot } from "../src/snapshot";

@@ -18,7 +18,7 @@ import { heapStats } from "bun:jsc";
 import SearchableMap from "minisearch/SearchableMap";
 import { dumpsDir } from "../test/support";
 import { ingest } from "../src/ingest";
-import { textShardOptions } from "../src/search/engine";
+import { textShardOptions } from "../src/search/fields";
 import { buildShard } from "../src/search/shard";
 import { Vocabulary, vocabularyArrays, vocabularyFromArrays, vocabularyOf } from "../src/search/vocabulary";
 import { radixTree, typoNeighbours } from "../test/radix-tree";

@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { openSnapshot, type Snapshot } from "../src/snapshot";
-import { textShardOptions, TEXT_BOOSTS } from "../src/search/engine";
+import { textShardOptions, TEXT_BOOSTS } from "../src/search/fields";
 import { BLOCK, memoryPostings, PostingsReader, type PostingsCursor } from "../src/search/postings";
 import { buildShard, Shard, popcount, type ShardData, type ShardOptions, type WordSpec } from "../src/search/shard";
 import { EN_2006, EN_2016, snapshotFor, TRUNCATED_XZ } from "./helpers";

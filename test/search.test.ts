@@ -4,7 +4,7 @@ import SearchableMap from "minisearch/SearchableMap";
 import { indexKey } from "../src/search/analyze";
 import { buildShard, Shard } from "../src/search/shard";
 import { Vocabulary, vocabularyOf } from "../src/search/vocabulary";
-import { TEXT_BOOSTS, TEXT_FIELDS, textShardOptions } from "../src/search/engine";
+import { TEXT_BOOSTS, TEXT_FIELDS, textShardOptions } from "../src/search/fields";
 import MiniSearch from "minisearch";
 import { EN_2006, EN_2016, engineFor, ingested, SQUAD, tempDir, TRUNCATED_XZ } from "./helpers";
 

@@ -35,8 +35,7 @@ import { pruningFor, rankPruned } from "./stages/prune";
 import { Scratch } from "./stages/scratch";
 import { queryTerms, type TermSource } from "./stages/terms";
 
-export { DEFAULTS, GUARDS, PRUNE_FROM, type ChangesResult, type Hit, type LuckyResult, type Pruning, type SearchOptions, type SearchResult, type SearchWork } from "./options";
-export { TEXT_BOOSTS, TEXT_FIELDS, TITLE_BOOSTS, TITLE_FIELDS, textShardOptions, titleShardOptions } from "./fields";
+export { DEFAULTS, GUARDS, type ChangesResult, type Hit, type LuckyResult, type Pruning, type SearchOptions, type SearchResult, type SearchWork } from "./options";
 
 const NOTHING: Ranking = { pages: [], total: 0 };
 

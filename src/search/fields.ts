@@ -11,7 +11,7 @@ export const TEXT_FIELD = 0;
 export const SECTION_FIELD = 1;
 /** The page title in every chunk entry: questions name the topic more often than the passage does. */
 export const TEXT_BOOSTS = [1, 0.5, 0.5];
-export const TITLE_FIELDS = ["title", "aliases"];
+const TITLE_FIELDS = ["title", "aliases"];
 export const TITLE_BOOSTS = [2, 1];
 
 /** Words as written, folded once per distinct word: the one analysis of analyze.ts, in two steps. */

@@ -66,7 +66,11 @@ export class Scratch {
   private readonly textMatches: Matches[] = [];
   private readonly titleMatches: Matches[] = [];
 
-  constructor(pages: number, chunks: number, private readonly titles: number) {
+  constructor(
+    pages: number,
+    chunks: number,
+    private readonly titles: number,
+  ) {
     this.pool = new Pool(chunks);
     this.pageBest = new Int32Array(pages).fill(-1);
     this.pageSecond = new Float64Array(pages);

@@ -38,7 +38,7 @@ export interface QueryTerms {
 const functionWordSets = new Map<string, Set<string>>();
 
 /** A language's function words, folded (stopwords-iso). */
-export function functionWords(lang: string): Set<string> {
+function functionWords(lang: string): Set<string> {
   let set = functionWordSets.get(lang);
   if (!set) {
     const list = (stopwordsIso as Record<string, string[]>)[lang] ?? [];
@@ -105,7 +105,7 @@ export function wordSpecs(source: TermSource, words: string[], prefixLast: boole
 }
 
 /** The index keys of `word`'s other forms: same stem, sharing its beginning, at most a few letters longer. */
-export function variantsOf(word: string, stem: Stem): WordSpec["variants"] {
+function variantsOf(word: string, stem: Stem): WordSpec["variants"] {
   const wanted = stem(word);
   const ranges = variantRanges(word, wanted, MIN_STEM, VARIANT_SUFFIX);
   if (!ranges.length) return undefined;
