@@ -22,7 +22,6 @@ import { DEFAULTS, GUARDS, type ChangesResult, type Hit, type LuckyResult, type 
 import { PrunedRanking } from "./pruned";
 import { parseQuery, type ParsedQuery } from "./query";
 import type { Shard } from "./shard";
-import { stemmerFor, type Stem } from "./stem";
 import { fillPool, type Scope } from "./stages/candidates";
 import { Catalog } from "./stages/catalog";
 import type { SearchContext } from "./stages/context";
@@ -33,19 +32,17 @@ import { existingPhrases, keepPhrases } from "./stages/phrases";
 import type { Candidate, PageCandidate, Ranking } from "./stages/pool";
 import { pruningFor, rankPruned } from "./stages/prune";
 import { Scratch } from "./stages/scratch";
-import { queryTerms, type TermSource } from "./stages/terms";
+import { queryTerms } from "./stages/terms";
 
 export { DEFAULTS, GUARDS, type ChangesResult, type Hit, type LuckyResult, type Pruning, type SearchOptions, type SearchResult, type SearchWork } from "./options";
 
 const NOTHING: Ranking = { pages: [], total: 0 };
 
-export class Engine implements SearchContext, TermSource {
+export class Engine {
   readonly lang: string;
-  readonly catalog: Catalog;
-  readonly scratch: Scratch;
-  readonly meter = new Meter();
-  /** The language's stemmer, when it has one: a query word also matches its other forms. */
-  readonly stem: Stem | undefined;
+  private readonly catalog: Catalog;
+  /** What the stages share: the catalogue, the shards, the scratch buffers, the meter. */
+  private readonly stages: SearchContext;
   private readonly pruner: PrunedRanking;
   /** Told the work of every search and lucky lookup (the server's /metrics). */
   private readonly watchers = new Set<(work: SearchWork) => void>();
@@ -56,9 +53,9 @@ export class Engine implements SearchContext, TermSource {
     readonly titleIndex: Shard,
   ) {
     this.lang = snapshot.meta.wiki.lang;
-    this.stem = stemmerFor(this.lang);
     this.catalog = new Catalog(snapshot, text.documentCount);
-    this.scratch = new Scratch(this.catalog.pageCount, text.documentCount, titleIndex.documentCount);
+    const scratch = new Scratch(this.catalog.pageCount, text.documentCount, titleIndex.documentCount);
+    this.stages = { lang: this.lang, catalog: this.catalog, text, titleIndex, scratch, meter: new Meter() };
     this.pruner = new PrunedRanking(text, this.catalog);
   }
 
@@ -87,11 +84,11 @@ export class Engine implements SearchContext, TermSource {
     const limit = options.limit ?? DEFAULTS.limit;
     const offset = options.offset ?? DEFAULTS.offset;
     const query = parseQuery(q, this.lang);
-    this.meter.start(started + (options.budgetMs ?? GUARDS.budgetMs));
+    this.stages.meter.start(started + (options.budgetMs ?? GUARDS.budgetMs));
     const { hits, total } = this.withScratch(() => {
       const ranked = this.rank(query, offset + limit, options.pageId, options.pruning);
       const window = ranked.pages.slice(offset, offset + limit);
-      return { hits: window.map((p) => toHit(this, p.page, p.best, query, options)), total: ranked.total };
+      return { hits: window.map((p) => toHit(this.stages, p.page, p.best, query, options)), total: ranked.total };
     });
     return { hits, estimatedTotalHits: total, processingTimeMs: performance.now() - started, work: this.workDone() };
   }
@@ -100,12 +97,12 @@ export class Engine implements SearchContext, TermSource {
   lucky(q: string): LuckyResult | undefined {
     const started = performance.now();
     const query = parseQuery(q, this.lang);
-    this.meter.start(started + GUARDS.budgetMs);
+    this.stages.meter.start(started + GUARDS.budgetMs);
     const found = this.withScratch(() => {
       // As deep as a default search, so that total_results is that search's estimatedTotalHits.
       const ranked = this.rank(query, DEFAULTS.offset + DEFAULTS.limit, undefined, undefined);
       const top = this.exactTitle(query) ?? ranked.pages[0];
-      return top && { hit: toHit(this, top.page, top.best, query, {}), total: ranked.total };
+      return top && { hit: toHit(this.stages, top.page, top.best, query, {}), total: ranked.total };
     });
     const work = this.workDone();
     if (!found) return undefined;
@@ -125,31 +122,31 @@ export class Engine implements SearchContext, TermSource {
     try {
       return stages();
     } finally {
-      this.scratch.reset();
+      this.stages.scratch.reset();
     }
   }
 
   /** The current search's work, told to the watchers. */
   private workDone(): SearchWork {
-    const work = this.meter.work();
+    const work = this.stages.meter.work();
     for (const watcher of this.watchers) watcher(work);
     return work;
   }
 
   /** The stages of a search, from the parsed query to the best `need` pages. */
   private rank(parsed: ParsedQuery, need: number, pageId: number | undefined, pruning: SearchOptions["pruning"]): Ranking {
-    const query = existingPhrases(this, parsed);
+    const query = existingPhrases(this.stages, parsed);
     if (!query.words.length) return NOTHING;
     const scope = this.scopeOf(pageId);
     if (!scope) return NOTHING;
-    const terms = queryTerms(query, this);
-    const prune = pruningFor(this, query, terms, pruning, scope.onlyPage);
-    const pruned = prune && rankPruned(this, this.pruner, query, terms, need, prune);
+    const terms = queryTerms(query, this.stages);
+    const prune = pruningFor(this.stages, query, terms, pruning, scope.onlyPage);
+    const pruned = prune && rankPruned(this.stages, this.pruner, query, terms, need, prune);
     if (pruned) return pruned;
-    const matching = fillPool(this, query, terms, need, scope);
-    const kept = query.phrases.length ? keepPhrases(this, query, need) : undefined;
-    if (scope.onlyPage >= 0) return rankChunksOfPage(this, query, scope.onlyPage, kept);
-    return rankPages(this, query, terms, need, kept, matching);
+    const matching = fillPool(this.stages, query, terms, need, scope);
+    const kept = query.phrases.length ? keepPhrases(this.stages, query, need) : undefined;
+    if (scope.onlyPage >= 0) return rankChunksOfPage(this.stages, query, scope.onlyPage, kept);
+    return rankPages(this.stages, query, terms, need, kept, matching);
   }
 
   /** Where a search looks: every chunk, or the chunks of the page with `pageId` (undefined: no such page). */

@@ -9,13 +9,13 @@
  * (pageBest/Second/Third for the pages in `touched`, the entries), and returns at most
  * `need` pages, best first, and the count of matching pages.
  */
-import { PAGE_EVIDENCE, TIERS, TITLE_BOOST } from "../pruned";
+import { PAGE_EVIDENCE, TITLE_BOOST } from "../pruned";
 import type { ParsedQuery } from "../query";
 import { bestEntries } from "../topk";
 import type { SearchContext } from "./context";
 import { byTierScore, choosePassages, poolPassages, proximity, PROXIMITY_WINDOW } from "./passages";
 import type { KeptPhrases } from "./phrases";
-import type { PageCandidate, Ranking } from "./pool";
+import { groupOf, rankClass, type PageCandidate, type Ranking } from "./pool";
 import type { QueryTerms } from "./terms";
 import { markTitleGroups } from "./title-groups";
 
@@ -37,7 +37,7 @@ export function rankPages(ctx: SearchContext, query: ParsedQuery, terms: QueryTe
     const i = entryPosition[e]!;
     const c = i >= 0 ? ctx.scratch.pool.candidate(i) : { chunk: ctx.catalog.firstChunk[entryPage[e]!]!, score: 0, tier: INTRO_TIER, derived: [] };
     c.score = entryScore[e]!;
-    return { page: entryPage[e]!, best: c, group: Math.floor(entryClass[e]! / TIERS) };
+    return { page: entryPage[e]!, best: c, group: groupOf(entryClass[e]!) };
   });
   choosePassages(ctx, pages, query, kept ? undefined : (top) => poolPassages(ctx, top));
   // Every page holding a query word (and any title match whose chunks do not), unless
@@ -85,7 +85,7 @@ function pageEntries(ctx: SearchContext, count: number): void {
     const i = pageBest[p]!;
     entryPage[e] = p;
     entryPosition[e] = i;
-    entryClass[e] = (pageGroup[p] ? pageGroup[p]! - 1 : OTHER_GROUP) * TIERS + pool.tiers[i]!;
+    entryClass[e] = rankClass(pageGroup[p] ? pageGroup[p]! - 1 : OTHER_GROUP, pool.tiers[i]!);
     const evidence = pool.scores[i]! + PAGE_EVIDENCE * pageSecond[p]! + PAGE_EVIDENCE * PAGE_EVIDENCE * pageThird[p]!;
     entryScore[e] = evidence * (1 + TITLE_BOOST * titleBoost[p]!);
   }
@@ -101,7 +101,7 @@ function introEntries(ctx: SearchContext, titled: number[], total: number): numb
     marks.mark(p);
     entryPage[total] = p;
     entryPosition[total] = -1;
-    entryClass[total] = (pageGroup[p]! - 1) * TIERS + INTRO_TIER;
+    entryClass[total] = rankClass(pageGroup[p]! - 1, INTRO_TIER);
     entryScore[total] = 0;
     total++;
   }

@@ -3,6 +3,7 @@
  * (pass) that found it first. The buffers live as long as the engine (in its Scratch) and are
  * reused by every search: searches are synchronous.
  */
+import { TIERS } from "../pruned";
 import type { Derived, Matches } from "../shard";
 
 export interface Candidate {
@@ -23,6 +24,11 @@ export interface PageCandidate {
   best: Candidate;
   group: number;
 }
+
+/** A ranking class, lower first: the D8 group, then the tier (0–4); what topk.ts sorts by before the score. */
+export const rankClass = (group: number, tier: number): number => group * TIERS + tier;
+export const groupOf = (klass: number): number => Math.floor(klass / TIERS);
+export const tierOf = (klass: number): number => klass % TIERS;
 
 /** Ranked pages, best first, and how many pages match in all. */
 export interface Ranking {

@@ -6,12 +6,12 @@
  */
 import { indexKey } from "../analyze";
 import { PRUNE_FROM, type Pruning } from "../options";
-import { TIERS, type PrunedRanking } from "../pruned";
+import type { PrunedRanking } from "../pruned";
 import type { ParsedQuery } from "../query";
 import type { ScoredList } from "../shard";
 import type { SearchContext } from "./context";
 import { choosePassages, PASSAGES } from "./passages";
-import type { Candidate, PageCandidate, Ranking } from "./pool";
+import { groupOf, tierOf, type Candidate, type PageCandidate, type Ranking } from "./pool";
 import type { QueryTerms } from "./terms";
 import { markTitleGroups } from "./title-groups";
 
@@ -39,8 +39,8 @@ export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: Par
   if (!ranked) return undefined;
   meter.add(ranked.candidates, ranked.postings);
   const pages = ranked.pages.map((r): PageCandidate => {
-    const best: Candidate = { chunk: r.chunks[0] ?? ctx.catalog.firstChunk[r.page]!, score: r.score, tier: r.klass % TIERS, derived };
-    return { page: r.page, best, group: Math.floor(r.klass / TIERS) };
+    const best: Candidate = { chunk: r.chunks[0] ?? ctx.catalog.firstChunk[r.page]!, score: r.score, tier: tierOf(r.klass), derived };
+    return { page: r.page, best, group: groupOf(r.klass) };
   });
   const chunksOf = new Map(ranked.pages.map((r) => [r.page, r]));
   choosePassages(ctx, pages, query, (top) =>

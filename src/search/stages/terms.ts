@@ -9,7 +9,7 @@ import { fold, indexKey, termOfKey } from "../analyze";
 import { GUARDS } from "../options";
 import type { ParsedQuery } from "../query";
 import type { Shard, WordSpec } from "../shard";
-import { variantRanges, type Stem } from "../stem";
+import { stemmerFor, variantRanges, type Stem } from "../stem";
 
 /** Variants of a word are looked for when its stem's beginning has this many letters, and are at most VARIANT_SUFFIX longer. */
 const MIN_STEM = 3;
@@ -53,12 +53,10 @@ const typos = (term: string): number => {
   return n >= 9 ? 2 : n >= 5 ? 1 : 0;
 };
 
-/** What the terms are looked up in: the text shard, and the language's function words and stemmer. */
+/** What the terms are looked up in: the text shard, and the language (its function words, its stemmer). */
 export interface TermSource {
   readonly text: Shard;
   readonly lang: string;
-  /** Undefined: the language has no stemmer, and words match no other forms. */
-  readonly stem: Stem | undefined;
 }
 
 /** The terms of a query with words (the words past GUARDS.maxWords left out). */
@@ -89,7 +87,9 @@ export function queryTerms(query: ParsedQuery, source: TermSource): QueryTerms {
  * its other forms when `variants` (not for function words).
  */
 export function wordSpecs(source: TermSource, words: string[], prefixLast: boolean, fuzzy: boolean, variants: boolean): WordSpec[] {
-  const { text, stem } = source;
+  const { text } = source;
+  // The language's stemmer, when it has one: a word also matches its other forms.
+  const stem = stemmerFor(source.lang);
   const stop = functionWords(source.lang);
   const last = words.length - 1;
   let typoWords = 0;
