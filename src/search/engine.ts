@@ -36,7 +36,7 @@ import { queryTerms } from "./stages/terms";
 
 export { DEFAULTS, GUARDS, type ChangesResult, type Hit, type LuckyResult, type Pruning, type SearchOptions, type SearchResult, type SearchWork } from "./options";
 
-const NOTHING: Ranking = { pages: [], total: 0 };
+const nothing = (): Ranking => ({ pages: [], total: 0 });
 
 export class Engine {
   readonly lang: string;
@@ -118,9 +118,9 @@ export class Engine {
   }
 
   /** Runs a search's stages, then restores the scratch buffers, whatever happened. */
-  private withScratch<T>(stages: () => T): T {
+  private withScratch<T>(run: () => T): T {
     try {
-      return stages();
+      return run();
     } finally {
       this.stages.scratch.reset();
     }
@@ -136,9 +136,9 @@ export class Engine {
   /** The stages of a search, from the parsed query to the best `need` pages. */
   private rank(parsed: ParsedQuery, need: number, pageId: number | undefined, pruning: SearchOptions["pruning"]): Ranking {
     const query = existingPhrases(this.stages, parsed);
-    if (!query.words.length) return NOTHING;
+    if (!query.words.length) return nothing();
     const scope = this.scopeOf(pageId);
-    if (!scope) return NOTHING;
+    if (!scope) return nothing();
     const terms = queryTerms(query, this.stages);
     const prune = pruningFor(this.stages, query, terms, pruning, scope.onlyPage);
     const pruned = prune && rankPruned(this.stages, this.pruner, query, terms, need, prune);
