@@ -120,7 +120,11 @@ export function sideBySide(realName: string, real: CorpusStats, synthName: strin
     ["tokens", String(real.tokens), String(synth.tokens)],
     ["vocabulary (distinct terms)", String(real.vocabulary), String(synth.vocabulary)],
   ];
-  for (const [label, key] of [["words per chunk", "wordsPerChunk"], ["chunks per page", "chunksPerPage"], ["sections per page", "sectionsPerPage"]] as const)
+  for (const [label, key] of [
+    ["words per chunk", "wordsPerChunk"],
+    ["chunks per page", "chunksPerPage"],
+    ["sections per page", "sectionsPerPage"],
+  ] as const)
     rows.push([`${label}: mean / median / p90`, `${f(real[key].mean)} / ${f(real[key].median)} / ${f(real[key].p90)}`, `${f(synth[key].mean)} / ${f(synth[key].median)} / ${f(synth[key].p90)}`]);
   rows.push(["Heaps' law V = k·n^β: k, β", `${f(real.heaps.k)}, ${f(real.heaps.beta, 3)}`, `${f(synth.heaps.k)}, ${f(synth.heaps.beta, 3)}`]);
   rows.push(["vocabulary predicted at 1e9 tokens", (real.heaps.k * 1e9 ** real.heaps.beta).toExponential(2), (synth.heaps.k * 1e9 ** synth.heaps.beta).toExponential(2)]);

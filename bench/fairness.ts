@@ -60,12 +60,18 @@ function worstQueries(): string[] {
   const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
   const word = (n: number) => Array.from({ length: n }, () => "abcdefghijklmnopqrstuvwxyz"[Math.floor(random() * 26)]).join("");
   return [
-    Array.from({ length: 50 }, () => word(9)).join(" ").slice(0, 500),
-    Array.from({ length: 12 }, () => word(40)).join(" ").slice(0, 500),
+    Array.from({ length: 50 }, () => word(9))
+      .join(" ")
+      .slice(0, 500),
+    Array.from({ length: 12 }, () => word(40))
+      .join(" ")
+      .slice(0, 500),
     "a b c d e f g h i j k l m n o p q r s t u v w x y z a b c d e f g h i j k l m n o p",
     "the of and in to a is was for on as by with from that at his which",
     '"the of and" "in the" "of the" a',
-    Array.from({ length: 60 }, (_, i) => ["anarchizm", "philosofy", "einstien", "albedoo", "autizm", "aristotel"][i % 6]).join(" ").slice(0, 500),
+    Array.from({ length: 60 }, (_, i) => ["anarchizm", "philosofy", "einstien", "albedoo", "autizm", "aristotel"][i % 6])
+      .join(" ")
+      .slice(0, 500),
   ];
 }
 
@@ -76,8 +82,7 @@ const dataDir = join(work, "data");
 const root = values.root ? resolve(values.root) : ROOT;
 const tool = join(root, "src/cli/keys.ts");
 const env = { ...process.env, TOME_DATA: dataDir };
-const keyOf = async (name: string, plan: string) =>
-  JSON.parse(await Bun.$`bun ${tool} create --name ${name} --account ${name} --plan ${plan} --json`.env(env).text()).key as string;
+const keyOf = async (name: string, plan: string) => JSON.parse(await Bun.$`bun ${tool} create --name ${name} --account ${name} --plan ${plan} --json`.env(env).text()).key as string;
 const attackerKey = await keyOf("attacker", values.plan!);
 const victimKey = await keyOf("victim", "business");
 // The victim's plan must not be what limits it: its rate out of the way.

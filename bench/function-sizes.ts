@@ -47,5 +47,10 @@ for (const dir of Bun.argv.slice(2)) {
     });
   }
   sizes.sort((a, b) => b[0] - a[0]);
-  console.log(`${dir}: ${list.length} files, ${lines} lines; largest: ${sizes.slice(0, top).map(([n, where]) => `${where} (${n})`).join("; ")}`);
+  console.log(
+    `${dir}: ${list.length} files, ${lines} lines; largest: ${sizes
+      .slice(0, top)
+      .map(([n, where]) => `${where} (${n})`)
+      .join("; ")}`,
+  );
 }

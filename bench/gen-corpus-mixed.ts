@@ -40,7 +40,7 @@ for (const file of readdirSync(SHARED).filter((f) => !f.includes("enwik8-head-tr
   const r = await ingest({ dumps: [join(SHARED, file)], allowTruncated: true });
   for (const a of r.articles)
     for (const c of a.chunks) {
-      const words = r.wiki.lang === "ja" ? [...JAPANESE.segment(c.text)].filter((s) => s.isWordLike).map((s) => s.segment) : c.text.match(WORD) ?? [];
+      const words = r.wiki.lang === "ja" ? [...JAPANESE.segment(c.text)].filter((s) => s.isWordLike).map((s) => s.segment) : (c.text.match(WORD) ?? []);
       for (const w of words) counts.set(w, (counts.get(w) ?? 0) + 1);
     }
   console.error(`vocabulary: read ${file}, ${counts.size} distinct words`);
@@ -52,7 +52,7 @@ let sum = 0;
 for (let r = 0; r < vocab.length; r++) cumulative[r] = sum += 1 / (r + 1);
 
 let seed = Number(values.seed);
-const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296);
+const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
 const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
 function word(): string {
   const x = random() * sum;

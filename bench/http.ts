@@ -107,7 +107,9 @@ const keyedChunks = await startServer(path, "chunks");
 
 // Request lists, fixed per scenario.
 const mix = queryMix(snapshot);
-const queries = Object.values(mix).flatMap((make) => Array.from({ length: 100 }, make)).filter((q) => q.replace(/"/g, "").trim());
+const queries = Object.values(mix)
+  .flatMap((make) => Array.from({ length: 100 }, make))
+  .filter((q) => q.replace(/"/g, "").trim());
 const withText = snapshot.pages.list().filter((p) => p.chunks.length);
 const longest = withText.reduce((a, b) => (b.chunks.length > a.chunks.length ? b : a));
 const chunkIds = randomChunkIds(snapshot);
@@ -159,7 +161,9 @@ for (let round = 1; round <= rounds; round++) {
   for (const [name, scenario] of Object.entries(scenarios)) {
     const r = await load(scenario);
     runs[name]!.push(r);
-    console.error(`round ${round}: ${name}: ${r.rps.toFixed(0)} req/s, ${r.cpuUs.toFixed(1)} µs server CPU/request, p50 ${r.p50} ms, p99 ${r.p99} ms${r.non2xx || r.errors ? `, ${r.non2xx} non-2xx, ${r.errors} errors` : ""}`);
+    console.error(
+      `round ${round}: ${name}: ${r.rps.toFixed(0)} req/s, ${r.cpuUs.toFixed(1)} µs server CPU/request, p50 ${r.p50} ms, p99 ${r.p99} ms${r.non2xx || r.errors ? `, ${r.non2xx} non-2xx, ${r.errors} errors` : ""}`,
+    );
   }
   ratios.push(runs["search mix"]!.at(-1)!.rps / runs["/healthz"]!.at(-1)!.rps);
 }
@@ -216,7 +220,9 @@ const report = {
 };
 if (values.json) console.log(JSON.stringify(report, null, 2));
 else {
-  console.log(`${report.pages} pages, ${report.chunks} chunks; ${connections} connections, ${duration} s per scenario, medians of ${rounds} rounds${PINNED ? "; servers on core 0, load on core 1" : ""}`);
+  console.log(
+    `${report.pages} pages, ${report.chunks} chunks; ${connections} connections, ${duration} s per scenario, medians of ${rounds} rounds${PINNED ? "; servers on core 0, load on core 1" : ""}`,
+  );
   console.log("| scenario | connections | requests/s | server CPU µs/request | p50 ms | p99 ms | non-2xx or errors |");
   console.log("|---|---|---|---|---|---|---|");
   for (const r of table) {

@@ -81,7 +81,6 @@ async function child(dump: string): Promise<Sample> {
   };
 }
 
-
 async function main() {
   const { values, positionals } = parseArgs({
     args: Bun.argv.slice(2),
@@ -96,7 +95,11 @@ async function main() {
     console.log(JSON.stringify(await child(values.child)));
     return;
   }
-  const dumps = positionals.length ? positionals : readdirSync(SHARED).sort().map((f) => join(SHARED, f));
+  const dumps = positionals.length
+    ? positionals
+    : readdirSync(SHARED)
+        .sort()
+        .map((f) => join(SHARED, f));
   const runs = Number(values.runs);
   const rows: Sample[] = [];
   for (const dump of dumps) {

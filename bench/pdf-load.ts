@@ -44,13 +44,15 @@ const { path, snapshot } = await benchSnapshot(values.snapshot, work);
 const dataDir = join(work, "data");
 const tool = join(ROOT, "src/cli/keys.ts");
 const env = { ...process.env, TOME_DATA: dataDir };
-const keyOf = async (name: string) =>
-  JSON.parse(await Bun.$`bun ${tool} create --name ${name} --account ${name} --plan business --scope full --json`.env(env).text()).key as string;
+const keyOf = async (name: string) => JSON.parse(await Bun.$`bun ${tool} create --name ${name} --account ${name} --plan business --scope full --json`.env(env).text()).key as string;
 const heavy = await keyOf("heavy");
 const light = await keyOf("light");
 
 // The largest pages first: the load the issue saw. The small one: the page with the fewest chunks.
-const pages = snapshot.pages.list().filter((p) => p.chunks.length).sort((a, b) => b.chunks.length - a.chunks.length);
+const pages = snapshot.pages
+  .list()
+  .filter((p) => p.chunks.length)
+  .sort((a, b) => b.chunks.length - a.chunks.length);
 const many = pages.slice(0, n);
 const small = pages.at(-1)!;
 
@@ -101,7 +103,9 @@ try {
   };
   if (values.json) console.log(JSON.stringify(figures, null, 2));
   else {
-    console.log(`${n} concurrent uncached PDFs: ${figures.delivered} delivered, ${figures.refused503} refused (503), other ${JSON.stringify(figures.other)}; all answered in ${figures.lastAnswerMs} ms`);
+    console.log(
+      `${n} concurrent uncached PDFs: ${figures.delivered} delivered, ${figures.refused503} refused (503), other ${JSON.stringify(figures.other)}; all answered in ${figures.lastAnswerMs} ms`,
+    );
     console.log(`charged ${figures.charged} credits (10 × delivered = ${figures.chargedExpected})`);
     console.log(`another key's small PDF meanwhile: ${figures.smallPdf.status} in ${figures.smallPdf.ms} ms, charged ${figures.smallPdf.charged}`);
     console.log(`server RSS: ${figures.rssMB.before} MB before, ${figures.rssMB.peak} MB at peak`);

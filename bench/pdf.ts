@@ -46,11 +46,15 @@ for (const [name, files] of Object.entries(WIKIS)) {
 }
 
 const textLength = (p: SnapshotPage) => p.chunks.reduce((n, c) => n + c.text.length, 0);
-const all = snapshots.flatMap((s) => s.snapshot.pages.list().filter((p) => p.chunks.length).map((page) => ({ s, page, length: textLength(page) })));
+const all = snapshots.flatMap((s) =>
+  s.snapshot.pages
+    .list()
+    .filter((p) => p.chunks.length)
+    .map((page) => ({ s, page, length: textLength(page) })),
+);
 all.sort((a, b) => a.length - b.length);
 const longest = all.at(-1)!;
 const medianPage = all[Math.floor(all.length / 2)]!;
-
 
 async function renderFigures(entry: (typeof all)[number]) {
   const resources = new Resources(entry.s.snapshot.meta, new Attributions(entry.s.snapshot.meta));
@@ -64,7 +68,16 @@ async function renderFigures(entry: (typeof all)[number]) {
     times.push(performance.now() - t);
   }
   const pages = (await PDFDocument.load(bytes)).getPageCount();
-  return { wiki: entry.s.name, title: entry.page.title, pageId: entry.page.pageId, chunks: entry.page.chunks.length, characters: entry.length, renderMs: median(times), bytes: bytes.byteLength, pdfPages: pages };
+  return {
+    wiki: entry.s.name,
+    title: entry.page.title,
+    pageId: entry.page.pageId,
+    chunks: entry.page.chunks.length,
+    characters: entry.length,
+    renderMs: median(times),
+    bytes: bytes.byteLength,
+    pdfPages: pages,
+  };
 }
 
 console.error("rendering…");
@@ -75,7 +88,10 @@ console.error("starting the server…");
 const server = await spawnServer(["bun", START], { TOME_SNAPSHOT: longest.s.path, TOME_AUTH: "off", TOME_DATA: join(tmp, "data") });
 const base = server.url;
 
-const pagesWithText = longest.s.snapshot.pages.list().filter((p) => p.chunks.length >= 10).sort((a, b) => b.chunks.length - a.chunks.length);
+const pagesWithText = longest.s.snapshot.pages
+  .list()
+  .filter((p) => p.chunks.length >= 10)
+  .sort((a, b) => b.chunks.length - a.chunks.length);
 const chunkPaths = pagesWithText.slice(0, 200).map((p) => ({ path: `/v1/chunk/${p.pageId}_0` }));
 const chunkLoad = async () => (await autocannon({ url: base, connections: 10, duration, requests: chunkPaths })).requests.average;
 

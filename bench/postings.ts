@@ -49,13 +49,16 @@ if (positionals[0]) {
   snapshot = openSnapshot(join(dir, "en.tome"));
 }
 const lang = snapshot.meta.wiki.lang;
-const docs = snapshot.pages.list().flatMap((page) =>
-  page.chunks.map((chunk) => ({ text: chunk.text, section: page.sections[chunk.section]?.heading ?? "", title: page.title })),
-);
+const docs = snapshot.pages.list().flatMap((page) => page.chunks.map((chunk) => ({ text: chunk.text, section: page.sections[chunk.section]?.heading ?? "", title: page.title })));
 const options = textShardOptions(lang);
 let t = performance.now();
 // A snapshot's text shard as the server has it (mapped from the file), or built in memory for the shared dumps.
-const shard = positionals[0] ? loadIndexes(snapshot).text : new Shard(buildShard(docs.length, (i) => docs[i]!, options), TEXT_BOOSTS);
+const shard = positionals[0]
+  ? loadIndexes(snapshot).text
+  : new Shard(
+      buildShard(docs.length, (i) => docs[i]!, options),
+      TEXT_BOOSTS,
+    );
 const data = shard.data;
 const buildMs = performance.now() - t;
 t = performance.now();
@@ -91,7 +94,9 @@ const termTable = data.listAt.byteLength + data.listDf.byteLength;
 const flatBytes = postings * 5 + (data.listAt.length + 1) * 4;
 const total = data.postings.reduce((s, p) => s + p.byteLength, 0);
 const per = (b: number, n: number) => (b / n).toFixed(2);
-console.log(`${source}: ${N} chunks, ${postings} postings (${per(postings, N)} per chunk; by field ${data.fields.map((f, i) => `${f} ${fieldPostings[i]}`).join(", ")}), ${data.listDf.length} (term, field) lists`);
+console.log(
+  `${source}: ${N} chunks, ${postings} postings (${per(postings, N)} per chunk; by field ${data.fields.map((f, i) => `${f} ${fieldPostings[i]}`).join(", ")}), ${data.listDf.length} (term, field) lists`,
+);
 console.log(`text shard built or loaded in ${(buildMs / 1000).toFixed(1)} s; flat arrays decoded from it in ${(flatMs / 1000).toFixed(1)} s`);
 console.log("\nbytes                          total       per posting   per chunk");
 const row = (name: string, b: number, n = postings) => console.log(`${name.padEnd(30)} ${String(b).padStart(11)} ${per(b, n).padStart(12)} ${per(b, N).padStart(11)}`);
@@ -108,7 +113,7 @@ const mix = queryMix(snapshot);
 const perKind = Number(values.queries);
 const queries: { kind: string; words: WordSpec[]; from?: number; to?: number }[] = [];
 let seed = 11;
-const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296);
+const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
 for (const [kind, make] of Object.entries(mix)) {
   for (let q = 0; q < perKind; q++) {
     const ws = terms(make(), lang);
@@ -152,10 +157,12 @@ console.log(`\nShard.match(), ${queries.length} queries × ${runs} runs (ms per 
 console.log("kind              blocks    flat   ratio");
 const kinds = [...new Set(queries.map((q) => q.kind))];
 const meanOf = (name: "blocks" | "flat", pick: (i: number) => boolean) =>
-  median(times[name].map((ts) => {
-    const xs = ts.filter((_t, i) => pick(i));
-    return xs.reduce((s, x) => s + x, 0) / xs.length;
-  }));
+  median(
+    times[name].map((ts) => {
+      const xs = ts.filter((_t, i) => pick(i));
+      return xs.reduce((s, x) => s + x, 0) / xs.length;
+    }),
+  );
 for (const kind of [...kinds, "all"]) {
   const pick = (i: number) => kind === "all" || queries[i]!.kind === kind;
   const b = meanOf("blocks", pick);

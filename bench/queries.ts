@@ -11,7 +11,7 @@ export const FIRST_QUERY = "history of the river valley";
 
 export function queryMix(snapshot: Snapshot, seedValue = 7): Record<string, () => string> {
   let seed = seedValue;
-  const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296);
+  const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
   const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]!;
   // Read from the page table's columns, so that a snapshot of millions of chunks needs no page objects.
   const table = snapshot.pages;
@@ -31,7 +31,10 @@ export function queryMix(snapshot: Snapshot, seedValue = 7): Record<string, () =
   };
   const frequency = new Map<string, number>();
   for (let i = 0; i < 2000; i++) for (const w of sampleWords(1)) frequency.set(w, (frequency.get(w) ?? 0) + 1);
-  const common = [...frequency.entries()].sort((a, b) => b[1] - a[1]).slice(0, 10).map(([w]) => w);
+  const common = [...frequency.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 10)
+    .map(([w]) => w);
   const japanese = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
   const long = (w: string) => [...w].length >= 6 && !japanese.test(w);
   const typo = (w: string) => {

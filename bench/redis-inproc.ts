@@ -42,7 +42,12 @@ const redisServer = Bun.spawn(["redis-server", "--port", String(port), "--bind",
   stderr: "ignore",
 });
 const url = `redis://127.0.0.1:${port}`;
-while (Bun.spawnSync(["redis-cli", "-p", String(port), "ping"]).stdout.toString().trim() !== "PONG") await Bun.sleep(25);
+while (
+  Bun.spawnSync(["redis-cli", "-p", String(port), "ping"])
+    .stdout.toString()
+    .trim() !== "PONG"
+)
+  await Bun.sleep(25);
 
 const { path, snapshot } = await benchSnapshot(values.snapshot, tempDir);
 const data = join(tempDir, "data");

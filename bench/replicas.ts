@@ -71,7 +71,13 @@ const redis = Bun.spawn(
   { stdout: "ignore", stderr: "ignore" },
 );
 const redisUrl = `redis://127.0.0.1:${redisPort}`;
-for (let i = 0; Bun.spawnSync(["redis-cli", "-p", String(redisPort), "ping"]).stdout.toString().trim() !== "PONG"; i++) {
+for (
+  let i = 0;
+  Bun.spawnSync(["redis-cli", "-p", String(redisPort), "ping"])
+    .stdout.toString()
+    .trim() !== "PONG";
+  i++
+) {
   if (i > 200) throw new Error("redis-server did not start");
   await Bun.sleep(25);
 }
@@ -180,7 +186,9 @@ else {
   console.log(`/v1/chunk, ${connections} connections, ${pairs} pairs of 2-second runs at the same time${PINNED ? " on core 0 (load generator and Redis on core 1)" : ""}:`);
   console.log("| keys in | requests/s | server CPU µs/request | Redis CPU µs/request | p50 ms | p99 ms | non-2xx or errors |");
   console.log("|---|---|---|---|---|---|---|");
-  console.log(`| files | ${report.files.requestsPerSecond.toFixed(0)} | ${report.files.serverCpuUsPerRequest.toFixed(1)} | – | ${report.files.p50Ms} | ${report.files.p99Ms} | ${report.files.failures} |`);
+  console.log(
+    `| files | ${report.files.requestsPerSecond.toFixed(0)} | ${report.files.serverCpuUsPerRequest.toFixed(1)} | – | ${report.files.p50Ms} | ${report.files.p99Ms} | ${report.files.failures} |`,
+  );
   console.log(
     `| Redis | ${report.redis.requestsPerSecond.toFixed(0)} | ${report.redis.serverCpuUsPerRequest.toFixed(1)} | ${report.redis.redisCpuUsPerRequest.toFixed(1)} | ${report.redis.p50Ms} | ${report.redis.p99Ms} | ${report.redis.failures} |`,
   );

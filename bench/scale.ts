@@ -326,7 +326,11 @@ const rows: [string, string, string, string, string][] = [
   ["snapshot file", M(fileBytes), `${(fileBytes / n).toFixed(1)} B`, project(fileBytes, "bytes", (f) => f.fileBytes), ""],
   [
     "serve: private resident (RssAnon) after boot and the queries",
-    `${M(s.memory.rssAnon)} (${M(s.afterGc.rssAnon)} after a full GC; ${M(s.rssAnonBeforeOpen)} before open(), ${M(s.rssAnonAfterOpen)} after it)`, `${(s.memory.rssAnon / n).toFixed(1)} B`, project(s.memory.rssAnon, "bytes", (f) => f.served.memory.rssAnon), ""],
+    `${M(s.memory.rssAnon)} (${M(s.afterGc.rssAnon)} after a full GC; ${M(s.rssAnonBeforeOpen)} before open(), ${M(s.rssAnonAfterOpen)} after it)`,
+    `${(s.memory.rssAnon / n).toFixed(1)} B`,
+    project(s.memory.rssAnon, "bytes", (f) => f.served.memory.rssAnon),
+    "",
+  ],
   [
     "serve: file-backed resident (RssFile)",
     `${M(s.memory.rssFile)}, of it the snapshot's mapping ${M(s.memory.snapshotMapped)} (${((100 * s.memory.snapshotMapped) / fileBytes).toFixed(0)}% of the file)`,

@@ -165,9 +165,7 @@ const m: Measured = {
   firstSearchMs: median((x) => x.firstSearchMs),
   heapBytes: median((x) => x.heapBytes),
   rssBytes: median((x) => x.rssBytes),
-  latencyMs: Object.fromEntries(
-    Object.entries(runs[0]!.latencyMs).map(([k, v]) => [k, { ...v, p50: median((x) => x.latencyMs[k]!.p50), p99: median((x) => x.latencyMs[k]!.p99) }]),
-  ),
+  latencyMs: Object.fromEntries(Object.entries(runs[0]!.latencyMs).map(([k, v]) => [k, { ...v, p50: median((x) => x.latencyMs[k]!.p50), p99: median((x) => x.latencyMs[k]!.p99) }])),
   overall: {
     ...runs[0]!.overall,
     p50: median((x) => x.overall.p50),
@@ -186,7 +184,12 @@ else {
   );
   const parts = Object.entries(m.bootParts).map(([k, v]) => `${k} ${v.seconds.toFixed(2)} s, ${(v.heapBytes / m.chunks / 1024).toFixed(2)} KB/chunk`);
   console.log(`boot, step by step (first run): ${parts.join("; ")}`);
-  console.log((values.pruned ? "| queries | n | exhaustive p50 ms | exhaustive p99 ms | mean matching pages | postings per query |" : "| queries | n | p50 ms | p99 ms | mean matching pages | postings per query |") + (values.pruned ? " default p50 ms | default p99 ms | default postings per query | p50 exhaustive ÷ default |" : ""));
+  console.log(
+    (values.pruned
+      ? "| queries | n | exhaustive p50 ms | exhaustive p99 ms | mean matching pages | postings per query |"
+      : "| queries | n | p50 ms | p99 ms | mean matching pages | postings per query |") +
+      (values.pruned ? " default p50 ms | default p99 ms | default postings per query | p50 exhaustive ÷ default |" : ""),
+  );
   console.log("|---|---|---|---|---|---|" + (values.pruned ? "---|---|---|---|" : ""));
   for (const [k, r] of Object.entries(m.latencyMs)) {
     const pruned = r.pruned ? ` ${r.pruned.p50.toFixed(2)} | ${r.pruned.p99.toFixed(2)} | ${r.pruned.postings.toFixed(0)} | ${(r.p50 / r.pruned.p50).toFixed(2)} |` : "";

@@ -54,10 +54,9 @@ export function randomChunkIds(snapshot: Snapshot, count = 1000): string[] {
   const table = snapshot.pages;
   const withText = pagesWithText(snapshot);
   let seed = 11;
-  const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296);
+  const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
   return Array.from({ length: count }, () => {
     const i = withText[Math.floor(random() * withText.length)]!;
     return `${table.ids[i]}_${Math.floor(random() * table.chunkCounts[i]!)}`;
   });
 }
-

@@ -60,9 +60,7 @@ const { url } = server;
 const log = () => server.stderr();
 // The boot snapshot's background verify done, so that it does not overlap the first swap.
 await Bun.sleep(1000);
-const load = connections
-  ? autocannon({ url, connections, duration: 3600, requests: [{ method: "GET", path: "/v1/search?q=history+of+science&limit=10" }] }, () => {})
-  : undefined;
+const load = connections ? autocannon({ url, connections, duration: 3600, requests: [{ method: "GET", path: "/v1/search?q=history+of+science&limit=10" }] }, () => {}) : undefined;
 
 interface Row {
   to: string;
@@ -133,4 +131,9 @@ for (const r of rows) {
       `${mb(r.peak.hwm)} (anon ≤ ${mb(r.peak.anon)}, file ≤ ${mb(r.peak.file)}) | ${mb(r.afterLetGo.rss)} (${mb(r.afterLetGo.anon)}/${mb(r.afterLetGo.file)}) |`,
   );
 }
-console.log(log().split("\n").filter((l) => l.startsWith("swap")).join("\n"));
+console.log(
+  log()
+    .split("\n")
+    .filter((l) => l.startsWith("swap"))
+    .join("\n"),
+);

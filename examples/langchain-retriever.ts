@@ -77,8 +77,7 @@ function metadataOf(hit: SearchHit, modifications: string[]): TomeDocumentMetada
     rev_id: hit.rev_id,
     license: { name: license.name, url: license.url },
     attribution:
-      `"${hit.title}" from ${source.project} (${hit.url}, revision ${source.permalink}), by its contributors, ` +
-      `under ${license.name} (${license.url}). The text was modified: see modifications.`,
+      `"${hit.title}" from ${source.project} (${hit.url}, revision ${source.permalink}), by its contributors, ` + `under ${license.name} (${license.url}). The text was modified: see modifications.`,
     modifications,
   };
 }

@@ -106,7 +106,12 @@ describe("authentication (api.md section 5, D18)", () => {
   });
 
   test("every authenticated response carries the rate and quota headers, errors included", async () => {
-    for (const [path, status] of [["/v1/chunk/39_2", 200], ["/v1/page/abc", 400], ["/v1/chunk/39_99999", 404], ["/v1/nope", 404]] as const) {
+    for (const [path, status] of [
+      ["/v1/chunk/39_2", 200],
+      ["/v1/page/abc", 400],
+      ["/v1/chunk/39_99999", 404],
+      ["/v1/nope", 404],
+    ] as const) {
       const r = await call(server.url, key, path);
       expect(r.status).toBe(status);
       expect(r.headers.get("x-ratelimit-limit")).toBe("100");
@@ -203,7 +208,15 @@ describe("the key tool and a running server (D18)", () => {
       expect(r.stdout).toContain(`bun run keys ${cmd}`);
     }
     expect((await keys(data, "--help")).stdout).toContain("Commands:");
-    for (const args of [["create"], ["create", "--name", "x", "--plan", "gold"], ["create", "--name", "x", "--expires", "2020-02-30"], ["create", "--name", "x", "--scope", "admin"], ["plan", "--account", "a"], ["frobnicate"], ["create", "--name", "x", "--bogus"]]) {
+    for (const args of [
+      ["create"],
+      ["create", "--name", "x", "--plan", "gold"],
+      ["create", "--name", "x", "--expires", "2020-02-30"],
+      ["create", "--name", "x", "--scope", "admin"],
+      ["plan", "--account", "a"],
+      ["frobnicate"],
+      ["create", "--name", "x", "--bogus"],
+    ]) {
       const r = await keys(data, ...args);
       expect({ args, code: r.code }).toEqual({ args, code: 2 });
       expect(r.stderr.length).toBeGreaterThan(20);

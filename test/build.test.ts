@@ -13,7 +13,10 @@ function queriesOf(engine: ReturnType<typeof open>): string[] {
   const pages = engine.snapshot.pages;
   for (let i = 0; i < pages.length && out.length < 300; i += 3) {
     const title = pages.title(i);
-    const words = pages.chunkText(i, 0).split(/\s+/).filter((w) => /^[A-Za-z]{4,}$/.test(w));
+    const words = pages
+      .chunkText(i, 0)
+      .split(/\s+/)
+      .filter((w) => /^[A-Za-z]{4,}$/.test(w));
     out.push(title);
     if (words.length >= 2) {
       out.push(`${words[0]} ${words[1]}`, `"${words[0]} ${words[1]}"`, words[0]!.slice(0, 3));

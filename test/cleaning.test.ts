@@ -38,9 +38,7 @@ describe("formulas stay in their sentence", () => {
   });
 
   test("{{val}} and {{e}}", () => {
-    expect(text("{{val|6.62607015|e=-34|u=J s}}, {{val|2.792847356|(23)}}, {{val|1.2|0.3|u=m}}, 6.02{{e|23}}")).toBe(
-      "6.62607015×10⁻³⁴ J s, 2.792847356(23), 1.2 ± 0.3 m, 6.02×10²³",
-    );
+    expect(text("{{val|6.62607015|e=-34|u=J s}}, {{val|2.792847356|(23)}}, {{val|1.2|0.3|u=m}}, 6.02{{e|23}}")).toBe("6.62607015×10⁻³⁴ J s, 2.792847356(23), 1.2 ± 0.3 m, 6.02×10²³");
   });
 
   test("{{convert}}, with or without its units", () => {
@@ -73,9 +71,7 @@ describe("definition lists keep the term with its text", () => {
   });
 
   test("a term above prose opens that prose's paragraph, in order", () => {
-    expect(text("Intro.\n\n;Fungi\nText about fungi.\n;Animals\n\nText about animals.")).toBe(
-      "Intro.\n\nFungi\nText about fungi.\n\nAnimals\nText about animals.",
-    );
+    expect(text("Intro.\n\n;Fungi\nText about fungi.\n;Animals\n\nText about animals.")).toBe("Intro.\n\nFungi\nText about fungi.\n\nAnimals\nText about animals.");
   });
 
   test("a list inside a paragraph stays between the sentences around it", () => {

@@ -47,7 +47,7 @@ describe("bun run snapshot:build", () => {
     const ok = await run([BUILD, "--dump", EN_2006_TRUNCATED, "--out", out, "--allow-truncated"]);
     expect(ok.code).toBe(0);
     expect(ok.stderr).toContain("TRUNCATED");
-    expect((openSnapshot(out)).meta.truncated).toBe(true);
+    expect(openSnapshot(out).meta.truncated).toBe(true);
   });
 
   test("bad arguments get a usage error, exit 2", async () => {
@@ -138,7 +138,12 @@ describe("start: where it listens", () => {
       const port = new URL(server.url).port;
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
       // Not on the IPv6 loopback: only where HOST says.
-      expect(await fetch(`http://[::1]:${port}/healthz`).then(() => "answered", () => "refused")).toBe("refused");
+      expect(
+        await fetch(`http://[::1]:${port}/healthz`).then(
+          () => "answered",
+          () => "refused",
+        ),
+      ).toBe("refused");
     } finally {
       expect(await server.stop()).toBe(0);
     }
@@ -228,7 +233,10 @@ describe("npm start / npm test (src/cli/run.sh)", () => {
   });
 
   test("npm start and bun run start reach the server (its --help)", async () => {
-    for (const argv of [["npm", "start", "--", "--help"], ["bun", "run", "start", "--help"]]) {
+    for (const argv of [
+      ["npm", "start", "--", "--help"],
+      ["bun", "run", "start", "--help"],
+    ]) {
       const r = Bun.spawnSync(argv, { cwd: ROOT });
       expect(r.exitCode).toBe(0);
       expect(r.stdout.toString()).toContain("HOST");
@@ -242,7 +250,12 @@ describe("npm start / npm test (src/cli/run.sh)", () => {
     await server.stop();
     for (const deadline = Date.now() + 5_000; !server.stderr().includes("Stopped:") && Date.now() < deadline; ) await Bun.sleep(20);
     expect(server.stderr()).toContain("Stopped: 0 request(s) answered after SIGTERM.");
-    expect(await fetch(`${url}/healthz`).then(() => "answered", () => "refused")).toBe("refused");
+    expect(
+      await fetch(`${url}/healthz`).then(
+        () => "answered",
+        () => "refused",
+      ),
+    ).toBe("refused");
   });
 
   test("with everything installed, it installs nothing and needs no network", async () => {

@@ -57,7 +57,9 @@ describe("guards", () => {
     let seed = 7;
     const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
     const word = (n: number) => Array.from({ length: n }, () => "abcdefghijklmnopqrstuvwxyz"[Math.floor(random() * 26)]).join("");
-    const q = Array.from({ length: 50 }, () => word(9)).join(" ").slice(0, 500);
+    const q = Array.from({ length: 50 }, () => word(9))
+      .join(" ")
+      .slice(0, 500);
     // Work, not time, is what a test can assert on a shared machine: the typo pass derives
     // terms for at most typoWords words, however many the query has.
     const specs = wordSpecs(engine, q.split(" "), true, true, true) as { fuzzy: number }[];

@@ -299,7 +299,11 @@ describe("GET /v1/search", () => {
     const body = await ok(`/v1/search?q=${encodeURIComponent('"solar zenith angle"')}&limit=50`);
     expect(body.hits.length).toBeGreaterThan(0);
     for (const h of body.hits) {
-      const text = page(h.page_id).chunks.map((c) => c.text).join(" ").toLowerCase().replace(/\s+/g, " ");
+      const text = page(h.page_id)
+        .chunks.map((c) => c.text)
+        .join(" ")
+        .toLowerCase()
+        .replace(/\s+/g, " ");
       expect(text).toContain("solar zenith angle");
     }
   });
@@ -310,7 +314,7 @@ describe("GET /v1/search", () => {
 
   test("q up to 500 characters; 501 is refused (D6)", async () => {
     const word = "albedo ";
-    const q500 = (word.repeat(80)).slice(0, 500);
+    const q500 = word.repeat(80).slice(0, 500);
     expect([...q500].length).toBe(500);
     await ok(`/v1/search?q=${encodeURIComponent(q500)}`);
     const body = await fails(`/v1/search?q=${encodeURIComponent(q500 + "x")}`, 400, "invalid_parameter");
@@ -321,9 +325,38 @@ describe("GET /v1/search", () => {
 
   test("hostile queries never produce a 500 (D6)", async () => {
     const hostile = [
-      '"', '"""', '"unbalanced', "((((", "[a-z]+$", ".*", "\\", "%", "%%", "a:b", "*", "?", "+-!", "&&||", "<script>alert(1)</script>",
-      "\u0000", "a\u0000b", "\u202eevil", "مرحبا بالعالم", "😀🎉", "'; DROP TABLE pages; --", "{{template}}", "[[link]]", "NOT AND OR",
-      "a".repeat(500), "\u200b\u200b", "日本語の検索", "ά έ ή", "-1e308", "__proto__", "constructor", "hasOwnProperty",
+      '"',
+      '"""',
+      '"unbalanced',
+      "((((",
+      "[a-z]+$",
+      ".*",
+      "\\",
+      "%",
+      "%%",
+      "a:b",
+      "*",
+      "?",
+      "+-!",
+      "&&||",
+      "<script>alert(1)</script>",
+      "\u0000",
+      "a\u0000b",
+      "\u202eevil",
+      "مرحبا بالعالم",
+      "😀🎉",
+      "'; DROP TABLE pages; --",
+      "{{template}}",
+      "[[link]]",
+      "NOT AND OR",
+      "a".repeat(500),
+      "\u200b\u200b",
+      "日本語の検索",
+      "ά έ ή",
+      "-1e308",
+      "__proto__",
+      "constructor",
+      "hasOwnProperty",
     ];
     for (const q of hostile) {
       const r = await get(`/v1/search?q=${encodeURIComponent(q)}&limit=50&crop_length=50`);
@@ -404,7 +437,12 @@ describe("GET /v1/page/{page_id}", () => {
     expect(body.chunks.results.map((c: Json) => c.chunk_id)).toEqual([2, 3, 4]);
     expect(body.chunks.limit).toBe(3);
     expect(body.chunks.offset).toBe(2);
-    expect(body.text).toBe(p.chunks.slice(2, 5).map((c) => c.text).join("\n\n"));
+    expect(body.text).toBe(
+      p.chunks
+        .slice(2, 5)
+        .map((c) => c.text)
+        .join("\n\n"),
+    );
     const whole = await ok("/v1/page/39?format=concat");
     expect(whole.text).toBe(p.chunks.map((c) => c.text).join("\n\n"));
   });
@@ -521,14 +559,7 @@ describe("GET /v1/changes", () => {
     const expected = order().filter((p) => p.tsUnix >= pivot.tsUnix);
     const iso = new Date(pivot.tsUnix * 1000).toISOString();
     const at = (d: number) => new Date((pivot.tsUnix + d) * 1000).toISOString().replace(".000Z", "");
-    const forms = [
-      String(pivot.tsUnix),
-      iso,
-      iso.replace(".000Z", "Z"),
-      iso.replace("T", "t").replace("Z", "z"),
-      `${at(2 * 3600)}+02:00`,
-      `${at(-(5 * 3600 + 30 * 60))}-05:30`,
-    ];
+    const forms = [String(pivot.tsUnix), iso, iso.replace(".000Z", "Z"), iso.replace("T", "t").replace("Z", "z"), `${at(2 * 3600)}+02:00`, `${at(-(5 * 3600 + 30 * 60))}-05:30`];
     for (const since of forms) {
       const body = await ok(`/v1/changes?limit=1000&since=${encodeURIComponent(since)}`);
       expect({ since, total: body.total }).toEqual({ since, total: expected.length });
@@ -558,9 +589,26 @@ describe("GET /v1/changes", () => {
 
   test("since in neither format (D12)", async () => {
     const bad = [
-      "", "yesterday", "-5", "+5", "1e9", "1.5", " 5", "2016-01-01", "2016-01-01T00:00:00", "2016-01-01 00:00:00Z", "2016-13-01T00:00:00Z",
-      "2016-02-30T00:00:00Z", "2016-01-01T24:00:00Z", "2016-01-01T00:60:00Z", "2016-01-01T00:00:00+25:00", "2016-01-01T00:00Z",
-      "20160101T000000Z", "2016-01-01T00:00:00.Z", String(MAX + 1), "Mon, 01 Jan 2016 00:00:00 GMT",
+      "",
+      "yesterday",
+      "-5",
+      "+5",
+      "1e9",
+      "1.5",
+      " 5",
+      "2016-01-01",
+      "2016-01-01T00:00:00",
+      "2016-01-01 00:00:00Z",
+      "2016-13-01T00:00:00Z",
+      "2016-02-30T00:00:00Z",
+      "2016-01-01T24:00:00Z",
+      "2016-01-01T00:60:00Z",
+      "2016-01-01T00:00:00+25:00",
+      "2016-01-01T00:00Z",
+      "20160101T000000Z",
+      "2016-01-01T00:00:00.Z",
+      String(MAX + 1),
+      "Mon, 01 Jan 2016 00:00:00 GMT",
     ];
     for (const since of bad) {
       const body = await fails(`/v1/changes?since=${encodeURIComponent(since)}`, 400, "since must be unix seconds or RFC3339");
@@ -635,7 +683,15 @@ describe("GET /v1/license and /v1/meta", () => {
     expect(body.modifications.modified).toBe(true);
     expect(body.modifications.changes_made.length).toBeGreaterThan(2);
     expect(Object.keys(body.attribution_requirements).sort()).toEqual(["changes", "credit", "license_notice", "no_additional_restrictions", "share_alike"]);
-    const strings = [body.content_license.summary, body.source.name, body.source.reuse_info, body.modifications.note, ...Object.values(body.attribution_requirements), body.api_service_note, body.trademark_disclaimer];
+    const strings = [
+      body.content_license.summary,
+      body.source.name,
+      body.source.reuse_info,
+      body.modifications.note,
+      ...Object.values(body.attribution_requirements),
+      body.api_service_note,
+      body.trademark_disclaimer,
+    ];
     for (const s of strings) expect(s).toBeString();
     for (const s of [body.content_license.summary, body.modifications.note, ...Object.values(body.attribution_requirements), body.api_service_note, body.trademark_disclaimer]) {
       expect((s as string).split(" ").length).toBeGreaterThan(8);
@@ -688,7 +744,9 @@ describe("bun run start", () => {
     const other = await startServer({ TOME_SNAPSHOT: await snapshotFor(DUMPS) });
     const otherKey = other.key!;
     const p = longest();
-    const pending = Array.from({ length: 40 }, (_, i) => api(`/v1/search?q=the%20of%20and%20${i}&limit=50&crop_length=2000`, {}, other.url, otherKey).then(async (r) => [r.status, (await r.json() as Json).hits.length]));
+    const pending = Array.from({ length: 40 }, (_, i) =>
+      api(`/v1/search?q=the%20of%20and%20${i}&limit=50&crop_length=2000`, {}, other.url, otherKey).then(async (r) => [r.status, ((await r.json()) as Json).hits.length]),
+    );
     const concat = api(`/v1/page/${p.pageId}?format=concat`, {}, other.url, otherKey).then((r) => r.status);
     // A PDF renders in a worker for a second or so: certainly in flight when SIGTERM comes.
     const pdf = api(`/v1/pdf/${p.pageId}`, {}, other.url, otherKey).then(async (r) => [r.status, (await r.arrayBuffer()).byteLength]);
@@ -711,7 +769,12 @@ describe("bun run start", () => {
     expect(code).toBe(0);
     expect(other.stderr()).toMatch(/Stopped: \d+ request\(s\) answered after SIGTERM\./);
     // And it is gone.
-    expect(await fetch(`${other.url}/healthz`).then(() => "answered", () => "refused")).toBe("refused");
+    expect(
+      await fetch(`${other.url}/healthz`).then(
+        () => "answered",
+        () => "refused",
+      ),
+    ).toBe("refused");
   });
 
   test("a bad PORT is refused with a clear message", async () => {

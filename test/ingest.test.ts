@@ -51,11 +51,7 @@ describe("schema 0.3 export (enwik8, 2006)", () => {
 
 describe("merging dumps of one wiki", () => {
   test("the 2006 and 2016 samples merge, and the newest revision wins", async () => {
-    const [merged, old, recent] = await Promise.all([
-      ingested({ dumps: [EN_2006, EN_2016] }),
-      ingested({ dumps: [EN_2006] }),
-      ingested({ dumps: [EN_2016] }),
-    ]);
+    const [merged, old, recent] = await Promise.all([ingested({ dumps: [EN_2006, EN_2016] }), ingested({ dumps: [EN_2006] }), ingested({ dumps: [EN_2016] })]);
     // Counted independently: 248 page ids whose newest revision is an article, 242 redirects.
     expect(merged.articles.length).toBe(248);
     expect(merged.redirects.length).toBe(242);
@@ -96,10 +92,7 @@ describe("damaged dumps", () => {
   });
 
   test("--allow-truncated keeps every complete page before the damage", async () => {
-    const [cut, whole] = await Promise.all([
-      ingested({ dumps: [EN_2006_TRUNCATED], allowTruncated: true }),
-      ingested({ dumps: [EN_2006] }),
-    ]);
+    const [cut, whole] = await Promise.all([ingested({ dumps: [EN_2006_TRUNCATED], allowTruncated: true }), ingested({ dumps: [EN_2006] })]);
     expect(cut.truncated).toBe(true);
     expect(cut.sources[0]!.truncated).toBe(true);
     expect(cut.sources[0]!.damage).toContain("line");
@@ -131,7 +124,8 @@ describe("clean text", () => {
   });
 
   test("source-only sections are dropped, in every language", async () => {
-    const dropped = /^(References|Notes|External links|Further reading|Bibliography|See also|Παραπομπές|Εξωτερικοί σύνδεσμοι|Примітки|Посилання|Див\. також|脚注|出典|外部リンク|関連項目|Tham khảo|Liên kết ngoài|Xem thêm|Ծանոթագրություններ|Արտաքին հղումներ|তথ্যসূত্র|বহিঃসংযোগ|संदर्भ|बाह्य दुवे)$/;
+    const dropped =
+      /^(References|Notes|External links|Further reading|Bibliography|See also|Παραπομπές|Εξωτερικοί σύνδεσμοι|Примітки|Посилання|Див\. також|脚注|出典|外部リンク|関連項目|Tham khảo|Liên kết ngoài|Xem thêm|Ծանոթագրություններ|Արտաքին հղումներ|তথ্যসূত্র|বহিঃসংযোগ|संदर्भ|बाह्य दुवे)$/;
     for (const path of ALL_DUMPS) {
       const r = await ingested({ dumps: [path], allowTruncated: true });
       const found = r.articles.flatMap((a) => a.sections.filter((s) => dropped.test(s.heading)).map((s) => `${a.title}: ${s.heading}`));

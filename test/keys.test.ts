@@ -98,7 +98,10 @@ describe("start with an empty, damaged or missing keys.json", () => {
     const dir = tempDir("tome-data-");
     await newKey(dir, "--name", "k");
     const good = JSON.parse(readFileSync(keysPath(dir), "utf8"));
-    for (const [field, value, says] of [["scopes", ["admin"], "has no valid scopes"], ["expires_at", "someday", "has an invalid expires_at"]] as const) {
+    for (const [field, value, says] of [
+      ["scopes", ["admin"], "has no valid scopes"],
+      ["expires_at", "someday", "has an invalid expires_at"],
+    ] as const) {
       writeFileSync(keysPath(dir), JSON.stringify({ ...good, keys: [{ ...good.keys[0], [field]: value }] }));
       await expectRefused(dir, `${keysPath(dir)} is damaged: key ${good.keys[0].id} ${says}`);
     }
@@ -199,7 +202,10 @@ describe("the key tool", () => {
     const dir = tempDir("tome-data-");
     const made = await newKey(dir, "--name", "k");
     const unknown = `wk_${"Z".repeat(32)}`;
-    for (const [text, says] of [[unknown, "the key given is not in this store"], ["wk_short", "the key given is not a whole key"]] as const) {
+    for (const [text, says] of [
+      [unknown, "the key given is not in this store"],
+      ["wk_short", "the key given is not a whole key"],
+    ] as const) {
       const r = await keys(dir, "revoke", text);
       expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: "" });
       expect(r.stderr).toContain(says);

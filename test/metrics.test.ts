@@ -202,7 +202,12 @@ describe("route labels", () => {
       for (let i = 0; i < 50; i++) paths.push(`/random/${i}/${"x".repeat(i)}`, `/v1/page/${i}/extra`);
       for (const path of paths) await app.handle(new Request(`http://tome${path}`, { method: path.startsWith("/docs") ? "HEAD" : "GET" }));
       const text = await (await app.handle(new Request("http://tome/metrics", { headers: { authorization: `Bearer ${TOKEN}` } }))).text();
-      const routes = new Set([...parse(text).keys()].filter((k) => k.startsWith("tome_http_requests_total")).map((k) => /route="([^"]*)"/.exec(k)![1]).filter((r) => r !== "/metrics"));
+      const routes = new Set(
+        [...parse(text).keys()]
+          .filter((k) => k.startsWith("tome_http_requests_total"))
+          .map((k) => /route="([^"]*)"/.exec(k)![1])
+          .filter((r) => r !== "/metrics"),
+      );
       expect([...routes].sort()).toEqual(["/docs/assets/swagger-ui.css", "/healthz", "/v1/chunk/{id}", "/v1/meta", "/v1/pdf/{page_id}", "unmatched"]);
     } finally {
       app.close();

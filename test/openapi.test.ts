@@ -113,18 +113,7 @@ describe("/v1/openapi.json", () => {
     expect(doc.servers).toEqual([{ url: "/", description: expect.any(String) }]);
     const ops = operations();
     expect(ops.map((o) => `${o.method} ${o.path}`).sort()).toEqual(
-      [
-        "/healthz",
-        "/v1/changes",
-        "/v1/chunk/{id}",
-        "/v1/license",
-        "/v1/lucky",
-        "/v1/meta",
-        "/v1/page/{page_id}",
-        "/v1/pdf/{page_id}",
-        "/v1/pdf/{page_id}.pdf",
-        "/v1/search",
-      ].map((p) => `get ${p}`),
+      ["/healthz", "/v1/changes", "/v1/chunk/{id}", "/v1/license", "/v1/lucky", "/v1/meta", "/v1/page/{page_id}", "/v1/pdf/{page_id}", "/v1/pdf/{page_id}.pdf", "/v1/search"].map((p) => `get ${p}`),
     );
     expect(new Set(ops.map((o) => o.op.operationId)).size).toBe(ops.length);
   });
@@ -283,7 +272,9 @@ describe("/v1/openapi.json", () => {
     expect(meta.search_engine_version.commitSha).toMatch(/^[0-9a-f]{64}$/);
     expect(component("MetaResponse").properties.search_engine_version.properties.commitSha.examples[0]).toMatch(/^[0-9a-f]{64}$/);
     expect(compared.length).toBeGreaterThan(80);
-    expect(compared).toEqual(expect.arrayContaining(["chunk.title", "chunk.text", "chunk.source.permalink", "hit._formatted.text", "license.attribution_requirements.credit", "meta.dataset.indexed_chunks"]));
+    expect(compared).toEqual(
+      expect.arrayContaining(["chunk.title", "chunk.text", "chunk.source.permalink", "hit._formatted.text", "license.attribution_requirements.credit", "meta.dataset.indexed_chunks"]),
+    );
     // Parameters: the example of each is a value the server accepts.
     for (const { path, op } of operations()) {
       for (const p of op.parameters.filter((p: Json) => p.example !== undefined)) {
@@ -330,8 +321,8 @@ describe("/v1/openapi.json", () => {
           else if (status === "503") {
             answer = await pdfBusy.handle(new Request("http://localhost/v1/pdf/39"));
             expect(answer.headers.get("retry-after")).toBe("4");
-          }
-          else if (name === "quota_exceeded") continue; // needs a spent month: its shape is checked below
+          } else if (name === "quota_exceeded")
+            continue; // needs a spent month: its shape is checked below
           else {
             const how = requests[id] ?? requests[`* ${status} ${name}`];
             if (!how) throw new Error(`no request in this test gives the example ${id}`);

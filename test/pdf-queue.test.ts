@@ -81,7 +81,10 @@ describe("the render queue", () => {
       const done: string[] = [];
       const ask = (a: PdfArticle, requester: string) => renderer.render(a, { requester }).then(() => done.push(`${requester}${a.pageId}`));
       const heavy = articles.slice(60, 64).map((a) => ask(a, "heavy")); // one renders, three wait: its share
-      const over = await renderer.render(articles[64]!, { requester: "heavy" }).then(() => "rendered", (e) => e);
+      const over = await renderer.render(articles[64]!, { requester: "heavy" }).then(
+        () => "rendered",
+        (e) => e,
+      );
       expect(over).toBeInstanceOf(PdfBusyError);
       const light = ask(articles[65]!, "light");
       await Promise.all([...heavy, light]);
@@ -100,7 +103,12 @@ describe("the render queue", () => {
       const second = renderer.render(articles[51]!, { signal: leaving.signal });
       expect(renderer.load()).toEqual({ queued: 1, rendering: 1 });
       leaving.abort();
-      expect(await second.then(() => "rendered", (e) => e)).toBeInstanceOf(PdfAbortedError);
+      expect(
+        await second.then(
+          () => "rendered",
+          (e) => e,
+        ),
+      ).toBeInstanceOf(PdfAbortedError);
       expect(renderer.load()).toEqual({ queued: 0, rendering: 1 });
       await first;
       expect(renderer.cachedPdf(articles[51]!)).toBeUndefined();

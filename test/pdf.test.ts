@@ -39,7 +39,12 @@ async function pdfFile(bytes: Uint8Array): Promise<string> {
 
 const info = async (bytes: Uint8Array) => {
   const out = await tool(["pdfinfo", await pdfFile(bytes)]);
-  return Object.fromEntries(out.split("\n").filter((l) => l.includes(":")).map((l) => [l.slice(0, l.indexOf(":")).trim(), l.slice(l.indexOf(":") + 1).trim()]));
+  return Object.fromEntries(
+    out
+      .split("\n")
+      .filter((l) => l.includes(":"))
+      .map((l) => [l.slice(0, l.indexOf(":")).trim(), l.slice(l.indexOf(":") + 1).trim()]),
+  );
 };
 const text = async (bytes: Uint8Array) => tool(["pdftotext", "-enc", "UTF-8", await pdfFile(bytes), "-"]);
 const withoutFooters = (extracted: string) =>
@@ -93,8 +98,7 @@ async function blankGlyphs(bytes: Uint8Array): Promise<Record<string, number>> {
 }
 
 /** A page with text in several sections, not too long for a test. */
-const sample = (engine: Engine): SnapshotPage =>
-  engine.snapshot.pages.list().find((p) => p.chunks.length >= 8 && p.chunks.length <= 25 && p.sections.filter((s) => s.heading).length >= 3)!;
+const sample = (engine: Engine): SnapshotPage => engine.snapshot.pages.list().find((p) => p.chunks.length >= 8 && p.chunks.length <= 25 && p.sections.filter((s) => s.heading).length >= 3)!;
 
 let en: Engine;
 let server: ServerProcess;
@@ -285,7 +289,9 @@ describe("the document", () => {
       const attribution = last.slice(last.indexOf("Source and license"));
       expect(attribution.replace(/\s+/g, " ")).toContain(`text of the ${name} Wikipedia article "`);
       expect(attribution.replace(/\s+/g, " ")).toContain("written by Wikipedia contributors");
-      const foreign = squeeze(attribution).replaceAll(squeeze(renderable(page.title)), "").match(/[^\p{Script=Latin}\p{Script=Common}\p{Script=Inherited}]/gu);
+      const foreign = squeeze(attribution)
+        .replaceAll(squeeze(renderable(page.title)), "")
+        .match(/[^\p{Script=Latin}\p{Script=Common}\p{Script=Inherited}]/gu);
       expect(foreign).toBeNull();
       // A link that follows "(" is one word with it: no line ends with the parenthesis.
       expect(last.split("\n").filter((l) => l.trimEnd().endsWith("("))).toEqual([]);
@@ -324,7 +330,11 @@ describe("the document", () => {
 
   test("each heading level has its own size: smaller with depth, below the title, above the text", async () => {
     // Albedo: == and === headings; 1780 (Ukrainian): == to =====; 音楽家 (Japanese): == to ====.
-    for (const [opts, id] of [[EN, 39], [lang("uk"), 1044], [lang("ja"), 141]] as const) {
+    for (const [opts, id] of [
+      [EN, 39],
+      [lang("uk"), 1044],
+      [lang("ja"), 141],
+    ] as const) {
       const engine = await engineFor(opts);
       const page = engine.page(id)!;
       const lines = await sizedLines(await pdfOf(engine, page));
@@ -371,7 +381,10 @@ describe("the document", () => {
     for (const id of [59, 67, 141, 159, 215]) {
       const page = engine.page(id)!;
       const bytes = await pdfOf(engine, page);
-      const lines = (await text(bytes)).split("\n").map((l) => l.trim()).filter(Boolean);
+      const lines = (await text(bytes))
+        .split("\n")
+        .map((l) => l.trim())
+        .filter(Boolean);
       expect(lines.filter((l) => /^[、。，．・：；！？）］｝〕〉》」』】ー々ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ]/u.test(l))).toEqual([]);
       expect(lines.filter((l) => /[（［｛〔〈《「『【]$/u.test(l))).toEqual([]);
       // Nothing is lost or pushed past the right margin by keeping those characters together.
@@ -397,7 +410,13 @@ describe("the document", () => {
       const page = engine.snapshot.pages.list().find((p) => p.chunks.length >= 3 && p.chunks.length <= 10)!;
       const extracted = await text(await pdfOf(engine, page));
       const script = l === "bn" ? /[ঀ-৿]/gu : /[ऀ-ॿ]/gu;
-      const expected = new Set(page.chunks.map((c) => c.text).join("").normalize("NFD").match(script));
+      const expected = new Set(
+        page.chunks
+          .map((c) => c.text)
+          .join("")
+          .normalize("NFD")
+          .match(script),
+      );
       const found = new Set(extracted.normalize("NFD").match(script));
       const missing = [...expected].filter((c) => !found.has(c));
       // Without shaping support in pdf-lib's text extraction map, a glyph that a shaper shares

@@ -20,17 +20,7 @@ beforeAll(async () => {
 afterAll(() => server?.stop());
 
 /** Every keyed route, answering 200 with a valid key. */
-const ROUTES = [
-  "/v1/search?q=albedo",
-  "/v1/page/39",
-  "/v1/chunk/39_0",
-  "/v1/changes",
-  "/v1/lucky?q=Albedo",
-  "/v1/pdf/39",
-  "/v1/pdf/39.pdf",
-  "/v1/license",
-  "/v1/meta",
-];
+const ROUTES = ["/v1/search?q=albedo", "/v1/page/39", "/v1/chunk/39_0", "/v1/changes", "/v1/lucky?q=Albedo", "/v1/pdf/39", "/v1/pdf/39.pdf", "/v1/license", "/v1/meta"];
 
 /** Host header lines Bun cannot make an absolute URL of (missing, empty, invalid). */
 const UNREADABLE_HOSTS: [string, string[]][] = [
@@ -149,7 +139,15 @@ describe("compose", () => {
 
   test("a fault, in a step or in the routes (thrown or rejected), is the fault answer, seen on the way out", async () => {
     expect(await run([step("a"), step("b", "throw"), step("c")], () => new Response("routes"))).toEqual({ body: "fault", trace: ["a>", "b>", "<a"] });
-    expect(await run([step("a")], () => { throw new Error("sync"); })).toEqual({ body: "fault", trace: ["a>", "<a"] });
-    expect(await run([step("a")], async () => { throw new Error("async"); })).toEqual({ body: "fault", trace: ["a>", "<a"] });
+    expect(
+      await run([step("a")], () => {
+        throw new Error("sync");
+      }),
+    ).toEqual({ body: "fault", trace: ["a>", "<a"] });
+    expect(
+      await run([step("a")], async () => {
+        throw new Error("async");
+      }),
+    ).toEqual({ body: "fault", trace: ["a>", "<a"] });
   });
 });

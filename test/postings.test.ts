@@ -13,9 +13,7 @@ import { EN_2006, EN_2016, snapshotFor, TRUNCATED_XZ } from "./helpers";
 type Doc = Record<string, string>;
 
 function textDocs(snapshot: Snapshot): Doc[] {
-  return snapshot.pages.list().flatMap((page) =>
-    page.chunks.map((chunk) => ({ text: chunk.text, section: page.sections[chunk.section]?.heading ?? "", title: page.title })),
-  );
+  return snapshot.pages.list().flatMap((page) => page.chunks.map((chunk) => ({ text: chunk.text, section: page.sections[chunk.section]?.heading ?? "", title: page.title })));
 }
 
 /** The old layout: for (term, field) list k, docs[offsets[k]..offsets[k+1]) with freqs, terms in key order. */
@@ -244,10 +242,14 @@ describe("the postings codec", () => {
         const a = Math.floor(rand() * (docs.at(-1)! + 2));
         const b = a + Math.floor(rand() * (docs.at(-1)! / 3 + 2));
         const seen: number[] = [];
-        cursor.forEach((d, tf) => {
-          seen.push(d);
-          expect(tf).toBe(tfs[docs.indexOf(d)]!);
-        }, a, b);
+        cursor.forEach(
+          (d, tf) => {
+            seen.push(d);
+            expect(tf).toBe(tfs[docs.indexOf(d)]!);
+          },
+          a,
+          b,
+        );
         expect(seen).toEqual([...docs].filter((d) => d >= a && d < b));
       }
     });
@@ -318,7 +320,10 @@ describe("a shard on block postings", () => {
       let checked = 0;
       for (let s = 0; s < 60; s++) {
         const d = Math.floor(rand() * docs.length);
-        for (const [field, f] of [["text", 0], ["section", 1]] as const) {
+        for (const [field, f] of [
+          ["text", 0],
+          ["section", 1],
+        ] as const) {
           const expected = new Map<string, number[]>();
           options.tokenize(docs[d]![field]!).forEach((token, i) => {
             const key = options.processTerm(token);
@@ -374,7 +379,10 @@ describe("a shard on block postings", () => {
         const phrase = ks.slice(at, at + 2 + Math.floor(rand() * 2));
         expect(shard.holdsSequence(phrase.map(termOf), 0, d)).toBe(true);
         for (const e of [d, Math.floor(rand() * docs.length), Math.floor(rand() * docs.length)]) {
-          for (const [field, f] of [["text", 0], ["section", 1]] as const) {
+          for (const [field, f] of [
+            ["text", 0],
+            ["section", 1],
+          ] as const) {
             const other = keysOf(docs[e]![field]!);
             for (const seq of [phrase, [...phrase].reverse()]) {
               const expected = holds(other, seq);
@@ -386,7 +394,13 @@ describe("a shard on block postings", () => {
           // Two to four words of the sampled text, some repeated in the document, some not in it.
           const wanted = new Set([phrase[0]!, ks[Math.floor(rand() * ks.length)]!, ks[Math.floor(rand() * ks.length)]!]);
           const other = keysOf(docs[e]!.text!);
-          expect(shard.smallestSpan([...wanted].map((w) => [termOf(w)]), 0, e)).toBe(span(other, wanted));
+          expect(
+            shard.smallestSpan(
+              [...wanted].map((w) => [termOf(w)]),
+              0,
+              e,
+            ),
+          ).toBe(span(other, wanted));
         }
       }
       expect(found).toBeGreaterThan(300);

@@ -24,7 +24,10 @@ function queriesFrom(engine: Engine, count: number, seed: number): string[] {
   };
   const frequency = new Map<string, number>();
   for (let i = 0; i < 500; i++) for (const w of sample(1)) frequency.set(w, (frequency.get(w) ?? 0) + 1);
-  const common = [...frequency.entries()].sort((a, b) => b[1] - a[1]).slice(0, 20).map(([w]) => w);
+  const common = [...frequency.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 20)
+    .map(([w]) => w);
   const typo = (w: string) => {
     const cs = [...w];
     if (cs.length < 5) return w;

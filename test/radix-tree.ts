@@ -99,4 +99,3 @@ export function radixTree(keys: string[]): Map<string, unknown> {
   };
   return keys.length ? build(0, keys.length, 0) : new Map();
 }
-

@@ -34,12 +34,16 @@ export async function startRedis(): Promise<RedisServer> {
   const dir = tempDir("tome-redis-");
   const port = freePort();
   let proc: ReturnType<typeof spawn> | undefined;
-  const cli = (...args: string[]) => spawnSync(["redis-cli", "-p", String(port), ...args]).stdout.toString().trim();
+  const cli = (...args: string[]) =>
+    spawnSync(["redis-cli", "-p", String(port), ...args])
+      .stdout.toString()
+      .trim();
   const launch = async () => {
-    proc = spawn(
-      ["redis-server", "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--logfile", join(dir, "redis.log")],
-      { stdout: "ignore", stderr: "ignore", stdin: "ignore" },
-    );
+    proc = spawn(["redis-server", "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--logfile", join(dir, "redis.log")], {
+      stdout: "ignore",
+      stderr: "ignore",
+      stdin: "ignore",
+    });
     const deadline = Date.now() + 10_000;
     while (cli("PING") !== "PONG") {
       if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`redis-server did not start on port ${port} (see ${dir}/redis.log)`);

@@ -134,8 +134,16 @@ describe("three replicas on one Redis", () => {
         expect(fromRedis).toEqual(fromFiles);
         // The sequence met each case: 200s, a 400, 404s, the quota's and the rate's 429s.
         expect(fromFiles.map((r) => r[0] + (r[0] === "429" ? ` ${r[1]}` : ""))).toEqual([
-          "200", "400", "404", "404", "200", "200", "200", "200",
-          "429 quota_exceeded", "429 quota_exceeded",
+          "200",
+          "400",
+          "404",
+          "404",
+          "200",
+          "200",
+          "200",
+          "200",
+          "429 quota_exceeded",
+          "429 quota_exceeded",
           ...Array.from({ length: 6 }, () => "429 rate_limit_exceeded"),
         ]);
       } finally {

@@ -35,9 +35,7 @@ describe("dedup and page_id (D7)", () => {
     const pages = r.hits.map((h) => h.page.pageId);
     expect(new Set(pages).size).toBe(pages.length);
     // Counted independently: pages with a chunk holding the word (or titled with it).
-    const expected = tome.snapshot.pages.list().filter(
-      (p) => p.chunks.some((c) => terms(c.text).includes("albedo")) || terms(p.title).includes("albedo"),
-    ).length;
+    const expected = tome.snapshot.pages.list().filter((p) => p.chunks.some((c) => terms(c.text).includes("albedo")) || terms(p.title).includes("albedo")).length;
     expect(r.estimatedTotalHits).toBe(expected);
     expect(r.hits.length).toBe(Math.min(50, expected));
   });
@@ -130,7 +128,7 @@ describe("query semantics (D6)", () => {
   test("the phrase test agrees with consecutive words, on real text of five scripts", async () => {
     const holds = (ws: string[], seq: string[]) => ws.some((_w, i) => seq.every((x, j) => ws[i + j] === x));
     let random = 42;
-    const next = (n: number) => ((random = (Math.imul(random, 1664525) + 1013904223) >>> 0) % n);
+    const next = (n: number) => (random = (Math.imul(random, 1664525) + 1013904223) >>> 0) % n;
     let found = 0;
     let absent = 0;
     // English, Greek (final sigma), Japanese, Marathi, Vietnamese (stacked accents).
@@ -252,7 +250,10 @@ describe("Japanese", () => {
     expect(r.hits.length).toBeGreaterThan(3);
     expect(r.hits[0]!.formatted.text).toContain("<em>東京</em>");
     // An exact Japanese title ranks first (the dump's own titles, e.g. 北海道).
-    const titled = tome.snapshot.pages.list().filter((p) => p.chunks.length && /^[\p{Script=Han}]+$/u.test(p.title)).slice(0, 10);
+    const titled = tome.snapshot.pages
+      .list()
+      .filter((p) => p.chunks.length && /^[\p{Script=Han}]+$/u.test(p.title))
+      .slice(0, 10);
     expect(titled.length).toBeGreaterThan(3);
     for (const p of titled) expect(tome.search(p.title).hits[0]!.page.title).toBe(p.title);
   });
@@ -274,7 +275,7 @@ describe("hostile queries never throw", () => {
     const tome = await en();
     const alphabet = ['"', " ", "a", "e", "s", "t", "albedo", "\u0000", "(", ")", "*", "?", "é", "東", "🙂", "\u202e", "_", "-", "\\", "|", "'", "[", "]", "{"];
     let seed = 42;
-    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+    const rand = (n: number) => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
     for (let i = 0; i < 2000; i++) {
       let q = "";
       for (let j = rand(30); j > 0; j--) q += alphabet[rand(alphabet.length)];
@@ -289,7 +290,10 @@ describe("a shard scores as MiniSearch does", () => {
     const source = await ingested({ dumps: [SQUAD] });
     const docs = source.articles.flatMap((a) => a.chunks.map((c) => ({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title })));
     const options = textShardOptions("en");
-    const shard = new Shard(buildShard(docs.length, (i) => docs[i]!, options), TEXT_BOOSTS);
+    const shard = new Shard(
+      buildShard(docs.length, (i) => docs[i]!, options),
+      TEXT_BOOSTS,
+    );
     const boost: Record<string, number> = Object.fromEntries(TEXT_FIELDS.map((f, i) => [f, TEXT_BOOSTS[i]!]));
     const mini = new MiniSearch({ fields: TEXT_FIELDS, tokenize: (t) => terms(t, "en"), processTerm: indexKey, searchOptions: { boost } });
     mini.addAll(docs.map((d, id) => ({ id, ...d })));

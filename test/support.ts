@@ -119,11 +119,7 @@ export interface SpawnedServer {
  * until it logs where it serves; throws with its log if it exits first or takes longer than
  * timeoutMs.
  */
-export async function spawnServer(
-  command: string[],
-  env: Record<string, string | undefined>,
-  options: LaunchOptions & { timeoutMs?: number } = {},
-): Promise<SpawnedServer> {
+export async function spawnServer(command: string[], env: Record<string, string | undefined>, options: LaunchOptions & { timeoutMs?: number } = {}): Promise<SpawnedServer> {
   const run = launch(command, env, options);
   const url = await run.serving(options.timeoutMs);
   if (!url) {

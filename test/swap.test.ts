@@ -142,9 +142,7 @@ describe("the server watching snapshots/", () => {
         path: "/v1/search?q=history&limit=5",
         // A hit's chunk id and text must be that snapshot's chunk.
         onResponse: (status: number, body: string, _c: unknown, headers: any) =>
-          check(status, body, headers, (s, r) =>
-            r.hits.length > 0 && r.hits.every((h: any) => s.engine.page(h.page_id)?.chunks[h.chunk_id]?.text === h.text),
-          ),
+          check(status, body, headers, (s, r) => r.hits.length > 0 && r.hits.every((h: any) => s.engine.page(h.page_id)?.chunks[h.chunk_id]?.text === h.text)),
       },
     ];
     let load!: autocannon.Instance;
@@ -152,15 +150,30 @@ describe("the server watching snapshots/", () => {
       load = autocannon({ url: server.url, connections: 200, duration: 60, requests }, (err, result) => (err ? reject(err) : resolve(result)));
     });
     // B is dropped in once A has answered under the full load, and the load stops once B has too.
-    await until("A answering under load", async () => seen.get(a.id) ?? 0, (n) => n >= 400, 30);
+    await until(
+      "A answering under load",
+      async () => seen.get(a.id) ?? 0,
+      (n) => n >= 400,
+      30,
+    );
     const aMeta = await fetch(`${server.url}/v1/meta`);
     expect(aMeta.headers.get("x-snapshot")).toBe(a.id);
     aMetaEtag = aMeta.headers.get("etag")!;
     const dropped = Date.now();
     dropIn(b.path, join(served(), "b.tome"));
     // Waited for longer than the bound asserted below, so that the bound is what fails when it is passed.
-    const swappedAfter = await until("B served", () => servedBy(server), (id) => id === b.id, 30).then(() => Date.now() - dropped);
-    await until("B answering under load", async () => seen.get(b.id) ?? 0, (n) => n >= 400, 30);
+    const swappedAfter = await until(
+      "B served",
+      () => servedBy(server),
+      (id) => id === b.id,
+      30,
+    ).then(() => Date.now() - dropped);
+    await until(
+      "B answering under load",
+      async () => seen.get(b.id) ?? 0,
+      (n) => n >= 400,
+      30,
+    );
     load.stop();
     const result = await finished;
     console.error(`swap under load: B served ${swappedAfter} ms after it was renamed in; ${result.requests.total} answers (A ${seen.get(a.id)}, B ${seen.get(b.id)})`);
@@ -182,7 +195,11 @@ describe("the server watching snapshots/", () => {
     expect(await pdfText(await pdf.arrayBuffer())).toContain("retrieved 2026-01-01");
     // And A is let go once its requests in flight are answered.
     // The line logged when A is freed (not the "let go once …" of the swap itself).
-    await until("A let go", async () => server.stderr(), (err) => /swap: \S*a\.tome is let go: its requests in flight are answered/.test(err));
+    await until(
+      "A let go",
+      async () => server.stderr(),
+      (err) => /swap: \S*a\.tome is let go: its requests in flight are answered/.test(err),
+    );
   });
 
   test("after the swap the PDF is B's (a new retrieval date, a new ETag), not A's kept render", async () => {
@@ -219,21 +236,33 @@ describe("the server watching snapshots/", () => {
   test("a truncated copy, a damaged copy and another wiki's snapshot are refused with one line each; B keeps serving", async () => {
     const whole = readFileSync(a.path);
     dropIn("", join(served(), "c-truncated.tome"), whole.subarray(0, Math.floor(whole.byteLength * 0.7)));
-    await until("truncated refused", async () => server.stderr(), (err) => /swap: refused \S*c-truncated\.tome \(after a change in snapshots\/\): \S+ is truncated/.test(err));
+    await until(
+      "truncated refused",
+      async () => server.stderr(),
+      (err) => /swap: refused \S*c-truncated\.tome \(after a change in snapshots\/\): \S+ is truncated/.test(err),
+    );
     expect(await servedBy(server)).toBe(b.id);
 
     // The same length and table, one byte changed inside a section: only the hashes see it (A's content, not B's: it is not skipped as the same).
     const damaged = new Uint8Array(whole);
     damaged[4096] = damaged[4096]! ^ 0xff;
     dropIn("", join(served(), "d-damaged.tome"), damaged);
-    await until("damaged refused", async () => server.stderr(), (err) => /swap: refused \S*d-damaged\.tome .*it is damaged: section\(s\) \S+ do not match their hash/.test(err));
+    await until(
+      "damaged refused",
+      async () => server.stderr(),
+      (err) => /swap: refused \S*d-damaged\.tome .*it is damaged: section\(s\) \S+ do not match their hash/.test(err),
+    );
     expect(await servedBy(server)).toBe(b.id);
 
     const elOptions = { dumps: [TRUNCATED_XZ.find((p) => p.includes("elwiki"))!], limit: 20, allowTruncated: true };
     const foreign = join(dir, "el.tome");
     writeSnapshot(await ingested(elOptions), foreign, elOptions);
     dropIn(foreign, join(served(), "e-foreign.tome"));
-    await until("foreign refused", async () => server.stderr(), (err) => /swap: refused \S*e-foreign\.tome .*it is a snapshot of el\.wikipedia\.org, and this server serves en\.wikipedia\.org/.test(err));
+    await until(
+      "foreign refused",
+      async () => server.stderr(),
+      (err) => /swap: refused \S*e-foreign\.tome .*it is a snapshot of el\.wikipedia\.org, and this server serves en\.wikipedia\.org/.test(err),
+    );
     expect(await servedBy(server)).toBe(b.id);
     const page = await fetch(`${server.url}/v1/page/${pageId}`);
     expect(page.status).toBe(200);
@@ -252,12 +281,20 @@ describe("a pinned snapshot (TOME_SNAPSHOT), not watched: SIGHUP", () => {
     try {
       expect(await servedBy(server)).toBe(a.id);
       server.proc.kill("SIGHUP");
-      await until("SIGHUP checked", async () => server.stderr(), (err) => err.includes("swap: SIGHUP: nothing newer than"));
+      await until(
+        "SIGHUP checked",
+        async () => server.stderr(),
+        (err) => err.includes("swap: SIGHUP: nothing newer than"),
+      );
       dropIn(b.path, pinnedPath);
       await Bun.sleep(1500);
       expect(await servedBy(server)).toBe(a.id);
       server.proc.kill("SIGHUP");
-      await until("B served after SIGHUP", () => servedBy(server), (id) => id === b.id);
+      await until(
+        "B served after SIGHUP",
+        () => servedBy(server),
+        (id) => id === b.id,
+      );
       expect(server.stderr()).toMatch(/swap: now serving \S*served\.tome \(after SIGHUP\)/);
       expect((await metaOf(server)).dataset.snapshot).toBe("served.tome");
     } finally {
@@ -281,7 +318,11 @@ describe("in process: a request in flight across a swap", () => {
     const app = createApp(a.engine, { pdf: waiting, onFreed: (f) => freed.push(f.id) });
     try {
       const inFlight = app.handle(new Request(`http://x/v1/pdf/${pageId}`));
-      await until("render started", async () => renders.length, (n) => n === 1);
+      await until(
+        "render started",
+        async () => renders.length,
+        (n) => n === 1,
+      );
       expect(app.served().inFlight).toBe(1);
       app.swap(b.engine);
       expect(app.retiring()).toBe(1);

@@ -161,7 +161,10 @@ describe("deletions", () => {
   test("a second update records its base and both updates", () => {
     const meta = readSnapshotMeta(DELETED);
     expect(meta.base).toBe(readSnapshotMeta(UPDATED).contentHash);
-    expect(meta.updates!.map((u) => [u.dumps, u.deleted?.removed])).toEqual([[[EN_2016], undefined], [[], 2]]);
+    expect(meta.updates!.map((u) => [u.dumps, u.deleted?.removed])).toEqual([
+      [[EN_2016], undefined],
+      [[], 2],
+    ]);
     expect(meta.indexedPages).toBe(updated.snapshot.pages.length - 2);
   });
 
@@ -266,7 +269,10 @@ describe("snapshot:follow --from a local mirror", () => {
     expect(meta.updates!.map((u) => u.days)).toEqual([["20160501"]]);
     expect(meta.base).toBe(readSnapshotMeta(BASE).contentHash);
     // The same pages and index as snapshot:update made from the same dump.
-    const index = (p: string) => openContainer(p).sections.filter((s) => /^(index\.|titles\.|pages\.(id|rev|ts)$)/.test(s.name)).map((s) => `${s.name} ${s.sha256}`);
+    const index = (p: string) =>
+      openContainer(p)
+        .sections.filter((s) => /^(index\.|titles\.|pages\.(id|rev|ts)$)/.test(s.name))
+        .map((s) => `${s.name} ${s.sha256}`);
     expect(index(made)).toEqual(index(UPDATED));
 
     // The day being written is not taken; nothing new: nothing written.

@@ -83,7 +83,14 @@ describe("the vocabulary of the shared English dumps", () => {
     for (let i = 1; i < keys.length; i++) expect(keys[i - 1]! < keys[i]!).toBe(true);
     // The keys are the corpus's words, as the analyzer makes them (non-ASCII ones with their buckets).
     const source = await ingested(EN);
-    const words = [...new Set(source.articles.slice(0, 200).flatMap((a) => a.chunks.flatMap((c) => terms(c.text, "en"))).map(indexKey))];
+    const words = [
+      ...new Set(
+        source.articles
+          .slice(0, 200)
+          .flatMap((a) => a.chunks.flatMap((c) => terms(c.text, "en")))
+          .map(indexKey),
+      ),
+    ];
     for (const w of words) expect(built.get(w)).toBeDefined();
     const nonAscii = keys.filter((k) => k.charCodeAt(0) >= 0xe000);
     expect(nonAscii.length).toBeGreaterThan(100);
@@ -102,7 +109,10 @@ describe("the vocabulary of the shared English dumps", () => {
     const engine = await engineFor(EN);
     const loaded = loadIndexes(openSnapshot(await snapshotFor(EN)));
     expect(loaded).not.toBeNull();
-    for (const [shard, own] of [["text", engine.text], ["titles", engine.titleIndex]] as const) {
+    for (const [shard, own] of [
+      ["text", engine.text],
+      ["titles", engine.titleIndex],
+    ] as const) {
       const a = own["vocabulary"] as Vocabulary;
       const b = loaded![shard]["vocabulary"] as Vocabulary;
       expect(b.size).toBe(a.size);

@@ -51,15 +51,17 @@ export function monthEnd(ms: number): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / 1000;
 }
 
-const checksum = (data: UsageData) => createHash("sha256").update(JSON.stringify({ months: data.months, last_used: data.last_used })).digest("hex");
+const checksum = (data: UsageData) =>
+  createHash("sha256")
+    .update(JSON.stringify({ months: data.months, last_used: data.last_used }))
+    .digest("hex");
 
 /** Reads and verifies usage.json; a missing file is no usage yet. */
 export function readUsage(path: string): UsageData {
   if (!existsSync(path)) return { months: {}, last_used: {} };
   const fail = (why: string) =>
     new UsageFileError(
-      `${path} is damaged (${why}), so this month's usage is unknown. Restore it from a backup; ` +
-        `or, to start counting from zero (every account's usage this month is lost), move it away.`,
+      `${path} is damaged (${why}), so this month's usage is unknown. Restore it from a backup; ` + `or, to start counting from zero (every account's usage this month is lost), move it away.`,
     );
   let file: UsageFile;
   try {

@@ -58,21 +58,21 @@ export class SnapshotBuild {
   }
 
   /** Keeps the pages `kept` lists (id and revision), writes everything else and renames the file into place. */
-  finish(
-    kept: { pageId: number; revId: number; title: string }[],
-    redirects: Redirect[],
-    about: BuildAbout,
-    redirectPageIds?: number[],
-  ): BuildReport {
+  finish(kept: { pageId: number; revId: number; title: string }[], redirects: Redirect[], about: BuildAbout, redirectPageIds?: number[]): BuildReport {
     logMemory("ingest: done");
     const keep = new Map(kept.map((k) => [k.pageId, k.revId]));
     const taken = new Set<number>();
-    const pages = this.writer.finishPages((a) => {
-      const { pageId, revId } = this.arrivals[a]!;
-      if (keep.get(pageId) !== revId || taken.has(pageId)) return false;
-      taken.add(pageId);
-      return true;
-    }, redirects, undefined, redirectPageIds);
+    const pages = this.writer.finishPages(
+      (a) => {
+        const { pageId, revId } = this.arrivals[a]!;
+        if (keep.get(pageId) !== revId || taken.has(pageId)) return false;
+        taken.add(pageId);
+        return true;
+      },
+      redirects,
+      undefined,
+      redirectPageIds,
+    );
     logMemory("page table: done");
     const table = this.writer.out;
     const index = this.indexFor(about.wiki.lang);
@@ -129,12 +129,7 @@ export async function buildFromDumps(ingestOptions: Omit<IngestOptions, "onArtic
 }
 
 /** Builds a snapshot from pages already in memory (tests, conversion of a format-1 file). */
-export function buildFromPages(
-  pages: Iterable<PageInput>,
-  redirects: Redirect[],
-  about: BuildAbout & { redirectPageIds?: number[] },
-  options: BuildOptions,
-): BuildReport {
+export function buildFromPages(pages: Iterable<PageInput>, redirects: Redirect[], about: BuildAbout & { redirectPageIds?: number[] }, options: BuildOptions): BuildReport {
   const build = new SnapshotBuild(options);
   try {
     const kept: { pageId: number; revId: number; title: string }[] = [];

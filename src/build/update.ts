@@ -87,9 +87,7 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
   for (const dump of o.dumps) {
     const site = await siteOf(dump);
     if (!sameWiki(wiki, site)) {
-      throw new DumpError(
-        `${dump} is a dump of ${site.host || site.dbname || "another wiki"}, but ${o.base} is of ${wiki.host || wiki.dbname}: nothing was written. Apply only that wiki's dumps.`,
-      );
+      throw new DumpError(`${dump} is a dump of ${site.host || site.dbname || "another wiki"}, but ${o.base} is of ${wiki.host || wiki.dbname}: nothing was written. Apply only that wiki's dumps.`);
     }
     if (!wiki.dbname && site.dbname) wiki.dbname = site.dbname;
   }

@@ -44,7 +44,11 @@ export function keyStoreOf(env = process.env): KeyToolStore {
         const r = await open();
         return { file: (await r.read()).file, usage: await r.usage(month) };
       },
-      close: () => void redis?.then((r) => r.close(), () => {}),
+      close: () =>
+        void redis?.then(
+          (r) => r.close(),
+          () => {},
+        ),
     };
   }
   const dataDir = dataDirOf(env);

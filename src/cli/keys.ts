@@ -188,10 +188,26 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
   if (!rows.length) return console.log(`No keys in ${store.where}. Create one with: bun run keys create --name NAME`);
   const table = [["ID", "NAME", "ACCOUNT", "PLAN", "SCOPES", "STATE", "CREATED", "LAST USED", `USAGE ${month}`]];
   for (const r of rows) {
-    table.push([r.id, r.name, r.account, r.plan, r.scopes.join(","), r.state, r.created_at.slice(0, 10), r.last_used_at?.replace("T", " ").slice(0, 19) ?? "never", `${r.usage_this_month} / ${r.quota}`]);
+    table.push([
+      r.id,
+      r.name,
+      r.account,
+      r.plan,
+      r.scopes.join(","),
+      r.state,
+      r.created_at.slice(0, 10),
+      r.last_used_at?.replace("T", " ").slice(0, 19) ?? "never",
+      `${r.usage_this_month} / ${r.quota}`,
+    ]);
   }
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-  for (const row of table) console.log(row.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd());
+  for (const row of table)
+    console.log(
+      row
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join("  ")
+        .trimEnd(),
+    );
 }
 
 async function revoke(args: string[], store: KeyToolStore): Promise<void> {
@@ -217,8 +233,7 @@ async function plan(args: string[], store: KeyToolStore): Promise<void> {
   const a = await store.update((file) => setPlan(file, values.account!, p, rate));
   const limits = limitsOf(a.plan, a.rate);
   console.error(
-    `Account ${values.account} is on the ${a.plan} plan: ${limits.rate} requests per second per key, ` +
-      `${Number.isFinite(limits.quota) ? `${limits.quota} credits a month` : "unlimited credits"}.`,
+    `Account ${values.account} is on the ${a.plan} plan: ${limits.rate} requests per second per key, ` + `${Number.isFinite(limits.quota) ? `${limits.quota} credits a month` : "unlimited credits"}.`,
   );
 }
 

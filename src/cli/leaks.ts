@@ -28,7 +28,9 @@ let dumps = values.dump ?? [];
 if (!dumps.length) {
   try {
     const dir = sharedDumps();
-    dumps = readdirSync(dir).sort().map((f) => join(dir, f));
+    dumps = readdirSync(dir)
+      .sort()
+      .map((f) => join(dir, f));
   } catch (err) {
     console.error(`leaks: ${(err as Error).message} Or pass --dump <path|url>.`);
     process.exit(2);
@@ -45,9 +47,7 @@ for (const dump of dumps) {
       .filter(([, n]) => n)
       .map(([p, n]) => `${p}×${n}`)
       .join(" ");
-    console.log(
-      `${dump.split("/").pop()}: ${articles} articles, ${texts} chunks and headings, ${leaked} leaks${detail ? ` (${detail})` : ""}`,
-    );
+    console.log(`${dump.split("/").pop()}: ${articles} articles, ${texts} chunks and headings, ${leaked} leaks${detail ? ` (${detail})` : ""}`);
   } catch (err) {
     if (!(err instanceof DumpError)) throw err;
     console.error(`leaks: ${err.message}`);

@@ -83,7 +83,10 @@ export function ensurePortFree(address: Address): void {
 /** The URL to use for a server bound to hostname (as given to Bun.serve) and port, and where it listens, in words. */
 export function describeListening(hostname: string | undefined, port: number): { url: string; where: string } {
   if (hostname === undefined || hostname === "::") {
-    return { url: `http://localhost:${port}`, where: `listening on every interface (IPv4 and IPv6), port ${port}: from another machine use this machine's address, or set HOST=127.0.0.1 to keep it to this one` };
+    return {
+      url: `http://localhost:${port}`,
+      where: `listening on every interface (IPv4 and IPv6), port ${port}: from another machine use this machine's address, or set HOST=127.0.0.1 to keep it to this one`,
+    };
   }
   if (hostname === "0.0.0.0") {
     return { url: `http://127.0.0.1:${port}`, where: `listening on every IPv4 interface, port ${port}: from another machine use this machine's address` };

@@ -39,16 +39,13 @@ if (import.meta.main) {
     console.error(`mcp: no snapshot in ${SNAPSHOT_DIR}/ (looked from ${process.cwd()}). Build one with bun run start or bun run snapshot:build, or set TOME_SNAPSHOT to a .tome file.`);
     process.exit(1);
   }
-  await mainOf(
-    "mcp",
-    async () => {
-      const engine = open(path);
-      const tools = mcpTools(apiContext(engine), { logError: (error) => console.error(error) });
-      await tools.server().connect(new StdioServerTransport());
-      const m = engine.snapshot.meta;
-      console.error(`mcp: serving ${path} (${m.wiki.host}, ${m.indexedPages} pages) over stdio.`);
-      // The client ends the server by closing its stdin.
-      process.stdin.once("end", () => process.exit(0));
-    },
-  );
+  await mainOf("mcp", async () => {
+    const engine = open(path);
+    const tools = mcpTools(apiContext(engine), { logError: (error) => console.error(error) });
+    await tools.server().connect(new StdioServerTransport());
+    const m = engine.snapshot.meta;
+    console.error(`mcp: serving ${path} (${m.wiki.host}, ${m.indexedPages} pages) over stdio.`);
+    // The client ends the server by closing its stdin.
+    process.stdin.once("end", () => process.exit(0));
+  });
 }

@@ -11,7 +11,12 @@ const ROOT = resolve(import.meta.dir, "../..");
 
 function originDir(): string | undefined {
   const r = Bun.spawnSync(["git", "-C", ROOT, "config", "--get", "remote.origin.url"], { stderr: "ignore" });
-  const url = r.success ? r.stdout.toString().trim().replace(/^file:\/\//, "") : "";
+  const url = r.success
+    ? r.stdout
+        .toString()
+        .trim()
+        .replace(/^file:\/\//, "")
+    : "";
   return url && isAbsolute(url) ? resolve(url) : undefined;
 }
 
@@ -21,9 +26,7 @@ let found: string | undefined;
 export function sharedData(): string {
   if (found) return found;
   const origin = originDir();
-  const candidates = [process.env.TOME_SHARED_DATA, join(dirname(ROOT), "shared/data"), origin && join(dirname(origin), "shared/data")].filter(
-    (p): p is string => !!p,
-  );
+  const candidates = [process.env.TOME_SHARED_DATA, join(dirname(ROOT), "shared/data"), origin && join(dirname(origin), "shared/data")].filter((p): p is string => !!p);
   found = candidates.find((p) => existsSync(join(p, "dumps")));
   if (!found) {
     throw new Error(`the shared data (dumps/, eval/) is not in ${candidates.join(" or ")}: set TOME_SHARED_DATA to its directory.`);

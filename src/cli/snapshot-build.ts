@@ -156,17 +156,14 @@ export async function buildSnapshot(args: BuildArgs, log: (line: string) => void
 }
 
 if (import.meta.main) {
-  await mainOf(
-    "snapshot:build",
-    async () => {
-      const args = parseBuildArgs(Bun.argv.slice(2));
-      if (args === "help") {
-        process.stdout.write(HELP);
-        process.exit(0);
-      }
-      await buildSnapshot(args);
-    },
-  );
+  await mainOf("snapshot:build", async () => {
+    const args = parseBuildArgs(Bun.argv.slice(2));
+    if (args === "help") {
+      process.stdout.write(HELP);
+      process.exit(0);
+    }
+    await buildSnapshot(args);
+  });
 }
 
 /**

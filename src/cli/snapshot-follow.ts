@@ -124,7 +124,10 @@ async function followOnce(args: FollowArgs, log: (line: string) => void): Promis
 /** Deletes this wiki's follow-made snapshots (<wiki>-YYYYMMDD.tome) beyond the newest `keep`; never those in `spare`. */
 function prune(dir: string, wiki: string, keep: number, spare: string[], log: (line: string) => void): void {
   const mine = new RegExp(`^${wiki}-\\d{8}\\${SNAPSHOT_EXTENSION}$`);
-  const made = readdirSync(dir).filter((n) => mine.test(n)).sort().reverse();
+  const made = readdirSync(dir)
+    .filter((n) => mine.test(n))
+    .sort()
+    .reverse();
   for (const name of made.slice(keep)) {
     const path = join(dir, name);
     if (spare.some((s) => basename(s) === name && dirname(s) === dir)) continue;

@@ -22,24 +22,23 @@ if (import.meta.main) {
     console.error(`snapshot:verify: give one snapshot file.\nRun \`bun run snapshot:verify --help\` for usage.`);
     process.exit(2);
   }
-  await mainOf(
-    "snapshot:verify",
-    async () => {
-      const snapshot = openSnapshot(args[0]!);
-      const started = performance.now();
-      let last = 0;
-      const damaged = await snapshot.container.verify((done, total) => {
-        if (process.stderr.isTTY && performance.now() - last > 200) {
-          last = performance.now();
-          process.stderr.write(`\r verifying ${((100 * done) / total).toFixed(0)}% of ${(total / 1e6).toFixed(0)} MB`);
-        }
-      });
-      if (process.stderr.isTTY) process.stderr.write("\n");
-      if (damaged.length) {
-        console.error(`snapshot:verify: ${args[0]} is damaged: section(s) ${damaged.join(", ")} do not match their hash. Rebuild it with \`bun run snapshot:build\`, or copy it again.`);
-        process.exit(1);
+  await mainOf("snapshot:verify", async () => {
+    const snapshot = openSnapshot(args[0]!);
+    const started = performance.now();
+    let last = 0;
+    const damaged = await snapshot.container.verify((done, total) => {
+      if (process.stderr.isTTY && performance.now() - last > 200) {
+        last = performance.now();
+        process.stderr.write(`\r verifying ${((100 * done) / total).toFixed(0)}% of ${(total / 1e6).toFixed(0)} MB`);
       }
-      console.error(`${args[0]}: whole (${snapshot.container.sections.length} sections, ${(snapshot.container.bytes / 1e6).toFixed(1)} MB checked in ${((performance.now() - started) / 1000).toFixed(1)} s).`);
-    },
-  );
+    });
+    if (process.stderr.isTTY) process.stderr.write("\n");
+    if (damaged.length) {
+      console.error(`snapshot:verify: ${args[0]} is damaged: section(s) ${damaged.join(", ")} do not match their hash. Rebuild it with \`bun run snapshot:build\`, or copy it again.`);
+      process.exit(1);
+    }
+    console.error(
+      `${args[0]}: whole (${snapshot.container.sections.length} sections, ${(snapshot.container.bytes / 1e6).toFixed(1)} MB checked in ${((performance.now() - started) / 1000).toFixed(1)} s).`,
+    );
+  });
 }

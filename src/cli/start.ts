@@ -94,10 +94,7 @@ async function announceRedisKeys(access: RedisAccess): Promise<void> {
   const where = `Redis at ${access.redis.address}`;
   if (count === undefined) console.error(`${where} cannot be reached yet: requests that need a key get 503 until it answers.`);
   else if (count === 0) {
-    console.error(
-      `${where} holds no API key yet. Make one with: TOME_REDIS_URL=… ${NEW_KEY_COMMAND}, ` +
-        `or move a file store in with: TOME_DATA=DIR TOME_REDIS_URL=… bun run keys import`,
-    );
+    console.error(`${where} holds no API key yet. Make one with: TOME_REDIS_URL=… ${NEW_KEY_COMMAND}, ` + `or move a file store in with: TOME_DATA=DIR TOME_REDIS_URL=… bun run keys import`);
   } else console.error(`API keys, rate limits and quotas are in ${where} (${count} key(s)); manage them with TOME_REDIS_URL=… bun run keys.`);
 }
 
@@ -136,9 +133,7 @@ function announceKeys(access: Access, env = process.env): void {
     console.error(`API keys are in ${dataDir}/. Without one at hand, make one with: ${command}`);
     return;
   }
-  const { key, record } = updateKeyFile(dataDir, (file) =>
-    createKey(file, { name: "default", account: "default", plan: "enterprise", scope: "full", now: Date.now() }),
-  );
+  const { key, record } = updateKeyFile(dataDir, (file) => createKey(file, { name: "default", account: "default", plan: "enterprise", scope: "full", now: Date.now() }));
   console.error(
     `No API key existed in ${dataDir}/, so one was created (${record.id}, account default, enterprise plan):\n\n` +
       `    ${key}\n\nIt is shown only this once: keep it. Send it as X-API-Key (or Authorization: Bearer). ` +
@@ -169,75 +164,70 @@ if (import.meta.main) {
     console.error(`start: it takes no arguments, not "${Bun.argv.slice(2).join(" ")}": its settings are environment variables, e.g. PORT=8081 bun run start (see --help).`);
     process.exit(2);
   }
-  await mainOf(
-    "start",
-    async () => {
-      const access = openAccess();
-      // Connecting early; an unreachable Redis is not fatal (503 until it answers).
-      if (access instanceof RedisAccess) await access.start();
-      const adminToken = adminTokenOf();
-      const watch = watchSnapshots();
-      const address = await readAddress();
-      // Checked before a snapshot build or load that can take minutes, and again just before serving.
-      ensurePortFree(address);
-      const path = await ensureSnapshot();
-      const started = performance.now();
-      const tome = open(path);
-      // All of it mapped from this file now: a newer snapshot renamed over the same name later is swapped in, never read through this one.
-      tome.snapshot.container.mapAll();
-      const m = tome.snapshot.meta;
-      console.error(
-        `Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
-      );
-      ensurePortFree(address);
-      const requests = stdoutLog();
-      let running: ReturnType<typeof serve>;
-      // A snapshot swapped out is let go after its last request; collected soon after, so that its memory goes back at once.
-      const onFreed = (freed: { path: string }) =>
-        setTimeout(() => {
-          const started = performance.now();
-          Bun.gc(true);
-          console.error(`swap: ${freed.path} is let go: its requests in flight are answered (collected in ${(performance.now() - started).toFixed(0)} ms).`);
-        }, 0);
-      const app = createApp(tome, { access, log: requests.sink, adminToken, onFreed });
-      try {
-        running = serve(app, address);
-      } catch (err) {
-        throw listenFailure(err, address);
-      }
-      if (access instanceof Access) access.start();
-      // The sections are hashed in the background (hashing them before serving would take minutes
-      // at full size); a damaged snapshot stops the server rather than being served.
-      void tome.snapshot.container.verify().then((damaged) => {
-        if (!damaged.length) return;
-        // Swapped out meanwhile: it no longer matters.
-        if (app.served().engine !== tome) return console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); it is no longer served.`);
-        console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); stopping. Rebuild it with \`bun run snapshot:build\`, or copy it again.`);
-        process.exit(1);
-      });
-      if (access instanceof Access) announceKeys(access);
-      else if (access) await announceRedisKeys(access);
-      const source = process.env.TOME_SNAPSHOT ? pinned(path) : newestIn(SNAPSHOT_DIR);
-      const swapper = new SnapshotSwapper(app, source, (line) => console.error(line));
-      const stop = async (signal: string) => {
-        console.error(`${signal}: no new connections; finishing the requests in flight.`);
-        swapper.stop();
-        const before = running.answered();
-        await running.stop();
-        await requests.flush();
-        access?.stop();
-        console.error(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
-        process.exit(0);
-      };
-      // The signals are handled before the server says it serves: one sent as soon as it does is a graceful stop.
-      process.once("SIGTERM", () => void stop("SIGTERM"));
-      process.once("SIGINT", () => void stop("SIGINT"));
-      process.on("SIGHUP", () => void swapper.check("SIGHUP"));
-      const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
-      console.error(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
-      const watching = watch && swapper.watch();
-      const what = process.env.TOME_SNAPSHOT ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
-      console.error(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
-    },
-  );
+  await mainOf("start", async () => {
+    const access = openAccess();
+    // Connecting early; an unreachable Redis is not fatal (503 until it answers).
+    if (access instanceof RedisAccess) await access.start();
+    const adminToken = adminTokenOf();
+    const watch = watchSnapshots();
+    const address = await readAddress();
+    // Checked before a snapshot build or load that can take minutes, and again just before serving.
+    ensurePortFree(address);
+    const path = await ensureSnapshot();
+    const started = performance.now();
+    const tome = open(path);
+    // All of it mapped from this file now: a newer snapshot renamed over the same name later is swapped in, never read through this one.
+    tome.snapshot.container.mapAll();
+    const m = tome.snapshot.meta;
+    console.error(`Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
+    ensurePortFree(address);
+    const requests = stdoutLog();
+    let running: ReturnType<typeof serve>;
+    // A snapshot swapped out is let go after its last request; collected soon after, so that its memory goes back at once.
+    const onFreed = (freed: { path: string }) =>
+      setTimeout(() => {
+        const started = performance.now();
+        Bun.gc(true);
+        console.error(`swap: ${freed.path} is let go: its requests in flight are answered (collected in ${(performance.now() - started).toFixed(0)} ms).`);
+      }, 0);
+    const app = createApp(tome, { access, log: requests.sink, adminToken, onFreed });
+    try {
+      running = serve(app, address);
+    } catch (err) {
+      throw listenFailure(err, address);
+    }
+    if (access instanceof Access) access.start();
+    // The sections are hashed in the background (hashing them before serving would take minutes
+    // at full size); a damaged snapshot stops the server rather than being served.
+    void tome.snapshot.container.verify().then((damaged) => {
+      if (!damaged.length) return;
+      // Swapped out meanwhile: it no longer matters.
+      if (app.served().engine !== tome) return console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); it is no longer served.`);
+      console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); stopping. Rebuild it with \`bun run snapshot:build\`, or copy it again.`);
+      process.exit(1);
+    });
+    if (access instanceof Access) announceKeys(access);
+    else if (access) await announceRedisKeys(access);
+    const source = process.env.TOME_SNAPSHOT ? pinned(path) : newestIn(SNAPSHOT_DIR);
+    const swapper = new SnapshotSwapper(app, source, (line) => console.error(line));
+    const stop = async (signal: string) => {
+      console.error(`${signal}: no new connections; finishing the requests in flight.`);
+      swapper.stop();
+      const before = running.answered();
+      await running.stop();
+      await requests.flush();
+      access?.stop();
+      console.error(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
+      process.exit(0);
+    };
+    // The signals are handled before the server says it serves: one sent as soon as it does is a graceful stop.
+    process.once("SIGTERM", () => void stop("SIGTERM"));
+    process.once("SIGINT", () => void stop("SIGINT"));
+    process.on("SIGHUP", () => void swapper.check("SIGHUP"));
+    const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
+    console.error(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
+    const watching = watch && swapper.watch();
+    const what = process.env.TOME_SNAPSHOT ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
+    console.error(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
+  });
 }

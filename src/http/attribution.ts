@@ -60,10 +60,7 @@ export class Attributions {
 
   /** For one page: names the article and its address. */
   page(title: string, url: string): Attribution {
-    return this.make(
-      `"${title}" from ${this.meta.wiki.sitename || "Wikipedia"} (${url}), by its contributors, under ${LICENSE.name} (${LICENSE.url}). ` +
-        `The text was modified: see modifications.`,
-    );
+    return this.make(`"${title}" from ${this.meta.wiki.sitename || "Wikipedia"} (${url}), by its contributors, under ${LICENSE.name} (${LICENSE.url}). ` + `The text was modified: see modifications.`);
   }
 
   private make(notice: string): Attribution {

@@ -21,15 +21,16 @@ export const DOCS_PATH = "/docs";
 type Headers = Record<string, HeaderDoc>;
 
 const header = (description: string, schema: Record<string, unknown>, example: unknown): HeaderDoc => ({ description, schema, example });
-const unlimitedOr = { anyOf: [{ type: "integer", minimum: 0 }, { type: "string", const: "unlimited" }] };
+const unlimitedOr = {
+  anyOf: [
+    { type: "integer", minimum: 0 },
+    { type: "string", const: "unlimited" },
+  ],
+};
 
 /** Sent with every response. */
 export const COMMON_HEADERS: Headers = {
-  "X-Request-Id": header(
-    "The request's id, for support: the client's own X-Request-Id when it is a safe token, otherwise a new UUID",
-    { type: "string" },
-    "0b6a8f7e-3c1d-4f5a-9e2b-7d4c6a1f8e30",
-  ),
+  "X-Request-Id": header("The request's id, for support: the client's own X-Request-Id when it is a safe token, otherwise a new UUID", { type: "string" }, "0b6a8f7e-3c1d-4f5a-9e2b-7d4c6a1f8e30"),
   "Access-Control-Allow-Origin": header("Always `*`: any web page may call the API", { type: "string", const: "*" }, "*"),
   "X-Snapshot": header(
     "The content hash (sha256, hex) of the snapshot that answered, as in /v1/meta's `search_engine_version.commitSha`: it changes when the server moves to a newer snapshot",
@@ -114,25 +115,21 @@ export const KEY_ERRORS = {
     headers: COMMON_HEADERS,
     examples: { [ERRORS.forbidden.code]: errorBody(ERRORS.forbidden, "The API key is invalid or revoked.") },
   }),
-  429: described(
-    LimitErrorBody,
-    "`rate_limit_exceeded` (the key's requests per second) or `quota_exceeded` (the account's credits for the month); nothing is spent",
-    {
-      headers: RETRY_HEADERS,
-      examples: {
-        [ERRORS.rateLimitExceeded.code]: {
-          ...errorBody(ERRORS.rateLimitExceeded, "Too many requests: this key's plan allows 10 per second. Retry after 1 s."),
-          retry_after: 1,
-        },
-        [ERRORS.quotaExceeded.code]: {
-          ...errorBody(ERRORS.quotaExceeded, COST.pdf, 5, 5000, Date.UTC(2025, 11, 1) / 1000),
-          quota_limit: 5000,
-          quota_used: 4995,
-          retry_after: 86400,
-        },
+  429: described(LimitErrorBody, "`rate_limit_exceeded` (the key's requests per second) or `quota_exceeded` (the account's credits for the month); nothing is spent", {
+    headers: RETRY_HEADERS,
+    examples: {
+      [ERRORS.rateLimitExceeded.code]: {
+        ...errorBody(ERRORS.rateLimitExceeded, "Too many requests: this key's plan allows 10 per second. Retry after 1 s."),
+        retry_after: 1,
+      },
+      [ERRORS.quotaExceeded.code]: {
+        ...errorBody(ERRORS.quotaExceeded, COST.pdf, 5, 5000, Date.UTC(2025, 11, 1) / 1000),
+        quota_limit: 5000,
+        quota_used: 4995,
+        retry_after: 86400,
       },
     },
-  ),
+  }),
 };
 
 /** The answer to If-None-Match naming the current ETag, for the routes whose answers have one. */
@@ -255,15 +252,9 @@ export function openApi() {
     );
     return new Response(document, { headers: { "content-type": "application/json; charset=utf-8" } });
   };
-  plugin
-    .get(DOCS_PATH, () => new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }), HIDDEN)
-    .get(OPENAPI_PATH, serveDocument, HIDDEN);
+  plugin.get(DOCS_PATH, () => new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }), HIDDEN).get(OPENAPI_PATH, serveDocument, HIDDEN);
   for (const name of ASSETS) {
-    plugin.get(
-      `${DOCS_PATH}/assets/${name}`,
-      () => new Response(Bun.file(join(SWAGGER_UI, name)), { headers: { "cache-control": "public, max-age=31536000, immutable" } }),
-      HIDDEN,
-    );
+    plugin.get(`${DOCS_PATH}/assets/${name}`, () => new Response(Bun.file(join(SWAGGER_UI, name)), { headers: { "cache-control": "public, max-age=31536000, immutable" } }), HIDDEN);
   }
   return plugin;
 }

@@ -33,13 +33,9 @@ const given = (message: string) => message;
 export const ERRORS = {
   missingQ: row(400, "missing q", "api.md", () => "The query parameter q is required."),
   pageIdNotInteger: row(400, "page_id must be an integer", "api.md", mustBe),
-  sinceFormat: row(400, "since must be unix seconds or RFC3339", "api.md", () =>
-    "since must be Unix seconds (digits only) or an RFC 3339 date-time with a zone, such as 2016-01-31T12:00:00Z.",
-  ),
+  sinceFormat: row(400, "since must be unix seconds or RFC3339", "api.md", () => "since must be Unix seconds (digits only) or an RFC 3339 date-time with a zone, such as 2016-01-31T12:00:00Z."),
   invalidParameter: row(400, "invalid_parameter", "D1", mustBe),
-  badRequest: row(400, "bad_request", "tome", () =>
-    "The request has no valid Host header, so its address cannot be read. Send Host: with the server's name or address.",
-  ),
+  badRequest: row(400, "bad_request", "tome", () => "The request has no valid Host header, so its address cannot be read. Send Host: with the server's name or address."),
   unauthorized: row(401, "unauthorized", "api.md", given),
   forbidden: row(403, "forbidden", "api.md", given),
   notFound: row(404, "not found", "api.md", (what: string) => `There is no ${what}.`),
@@ -47,8 +43,12 @@ export const ERRORS = {
   noResults: row(404, "no results found", "api.md", () => "No page matches this query."),
   methodNotAllowed: row(405, "method not allowed", "tome", given),
   rateLimitExceeded: row(429, "rate_limit_exceeded", "api.md", given),
-  quotaExceeded: row(429, "quota_exceeded", "api.md", (cost: number, remaining: number, limit: number, reset: number) =>
-    `The monthly quota lacks the ${cost} credit${cost > 1 ? "s" : ""} this request costs: ${remaining} of ${limit} remain until ${new Date(reset * 1000).toISOString()}.`,
+  quotaExceeded: row(
+    429,
+    "quota_exceeded",
+    "api.md",
+    (cost: number, remaining: number, limit: number, reset: number) =>
+      `The monthly quota lacks the ${cost} credit${cost > 1 ? "s" : ""} this request costs: ${remaining} of ${limit} remain until ${new Date(reset * 1000).toISOString()}.`,
   ),
   pdfFailed: row(500, "PDF generation failed", "api.md", () => "The PDF could not be generated; nothing was charged. Please try again later."),
   internalError: row(500, "internal_error", "D1", () => "The server failed to answer this request. It has been logged; please try again later."),
@@ -103,13 +103,7 @@ export type ParameterRow = typeof ERRORS.invalidParameter | typeof ERRORS.pageId
  * A parameter's value refused, with D1's details: which parameter, its value (at most 200
  * characters of it) and the rule. The row is D1's invalid_parameter unless api.md names one.
  */
-export function parameterError(
-  parameter: string,
-  value: string,
-  constraint: string,
-  row: ParameterRow = ERRORS.invalidParameter,
-  message = row.message(parameter, constraint),
-): ApiError {
+export function parameterError(parameter: string, value: string, constraint: string, row: ParameterRow = ERRORS.invalidParameter, message = row.message(parameter, constraint)): ApiError {
   return new ApiError(row.status, row.code, message, { parameter, value: value.slice(0, 200), constraint });
 }
 

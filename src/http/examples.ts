@@ -77,8 +77,7 @@ export const EXAMPLE = {
       "This API is a service for finding and delivering the text; the service's terms cover your use of the API. The content it returns " +
       "is not the service's property: it remains under CC BY-SA 4.0, whatever the terms of the service.",
     trademark_disclaimer:
-      "Wikipedia is a registered trademark of the Wikimedia Foundation, Inc., a non-profit organization. This service is not affiliated with, " +
-      "sponsored or endorsed by the Wikimedia Foundation.",
+      "Wikipedia is a registered trademark of the Wikimedia Foundation, Inc., a non-profit organization. This service is not affiliated with, " + "sponsored or endorsed by the Wikimedia Foundation.",
   },
   /** /v1/meta for a snapshot of enwiki-2016-sample alone. */
   meta: {

@@ -213,14 +213,11 @@ function readCounter(registers: Registry[], name: string, help: string, read: ()
 
 function processMetrics(registers: Registry[]): void {
   const seconds = (microseconds: number) => microseconds / 1e6;
-  const cpu = (name: string, help: string, read: (usage: NodeJS.CpuUsage) => number) =>
-    readCounter(registers, name, help, () => seconds(read(process.cpuUsage())));
+  const cpu = (name: string, help: string, read: (usage: NodeJS.CpuUsage) => number) => readCounter(registers, name, help, () => seconds(read(process.cpuUsage())));
   cpu("process_cpu_user_seconds_total", "User CPU time spent, in seconds", (u) => u.user);
   cpu("process_cpu_system_seconds_total", "System CPU time spent, in seconds", (u) => u.system);
   cpu("process_cpu_seconds_total", "User and system CPU time spent, in seconds", (u) => u.user + u.system);
-  new Gauge({ name: "process_start_time_seconds", help: "When the process started (Unix time, seconds)", registers }).set(
-    Math.round(Date.now() / 1000 - process.uptime()),
-  );
+  new Gauge({ name: "process_start_time_seconds", help: "When the process started (Unix time, seconds)", registers }).set(Math.round(Date.now() / 1000 - process.uptime()));
   new Gauge({
     name: "process_resident_memory_bytes",
     help: "Resident memory size, in bytes",

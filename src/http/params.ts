@@ -28,9 +28,7 @@ export type Filled<T extends TObject> = Static<T> & {
 type Readers = Record<string, Reader>;
 
 /** What a schema's properties are once read: defaults filled in, and a custom reader's property of the type it returns. */
-type ReadOf<T extends TObject | undefined, R extends Readers = {}> = T extends TObject
-  ? Omit<Filled<T>, keyof R> & { [K in keyof R & keyof T["properties"]]: ReturnType<R[K]> }
-  : undefined;
+type ReadOf<T extends TObject | undefined, R extends Readers = {}> = T extends TObject ? Omit<Filled<T>, keyof R> & { [K in keyof R & keyof T["properties"]]: ReturnType<R[K]> } : undefined;
 
 /** What a route's handler is given: its query and path parameters as read, and the request. */
 export interface RouteInput<Q extends TObject | undefined, P extends TObject | undefined, R extends Readers = {}> {

@@ -29,8 +29,7 @@ TypeRegistry.Set<{ minLength?: number; maxLength?: number }>("Text", (schema, va
   const n = [...value].length;
   return n >= (schema.minLength ?? 0) && n <= (schema.maxLength ?? Infinity);
 });
-const Text = (options: { minLength?: number; maxLength?: number; description?: string; [k: string]: unknown }) =>
-  t.Unsafe<string>({ ...options, type: "string", [Kind]: "Text" });
+const Text = (options: { minLength?: number; maxLength?: number; description?: string; [k: string]: unknown }) => t.Unsafe<string>({ ...options, type: "string", [Kind]: "Text" });
 const IsoTime = t.String({ format: "date-time", description: "Last modification, ISO 8601, UTC", examples: [EXAMPLE.page.timestamp] });
 
 // ---- resources (api.md 2) ----
@@ -41,10 +40,7 @@ const licenseUrl = Url(EXAMPLE.license.url, "The license's text");
 
 export const License = t.Object({ name: licenseName, url: licenseUrl }, { description: "The content's license: always CC BY-SA 4.0" });
 
-export const FullLicense = t.Object(
-  { name: licenseName, full_name: licenseFullName, url: licenseUrl },
-  { description: "The content's license, with its full name" },
-);
+export const FullLicense = t.Object({ name: licenseName, full_name: licenseFullName, url: licenseUrl }, { description: "The content's license, with its full name" });
 
 const Project = t.String({ description: "Host name of the source wiki", examples: [EXAMPLE.source.project] });
 
@@ -261,10 +257,7 @@ export const MetaResponse = t.Object({
     },
     { description: "The loaded index build" },
   ),
-  indexes: t.Object(
-    { pages: text("The pages index", meta.indexes.pages), chunks: text("The chunks index", meta.indexes.chunks) },
-    { description: "The loaded indexes" },
-  ),
+  indexes: t.Object({ pages: text("The pages index", meta.indexes.pages), chunks: text("The chunks index", meta.indexes.chunks) }, { description: "The loaded indexes" }),
   content_source: t.Object({ name: text("The source wiki's name", doc.source.name), project: Project, license: FullLicense }),
   dataset: t.Optional(
     t.Object(
@@ -361,9 +354,7 @@ export const SearchQuery = t.Object({
   offset: t.Optional(int(0, 1_000_000, DEFAULTS.offset, "Hits to skip")),
   page_id: t.Optional(int(0, MAX_INTEGER, undefined, "Search only this page: its matching chunks, each a hit")),
   crop_length: t.Optional(int(50, 2000, DEFAULTS.cropLength, "Length of `_formatted.text` in characters")),
-  highlight: t.Optional(
-    withDefault(t.Boolean({ description: "Wrap matches in `<em>` in `_formatted`: true, false, 1 or 0, any case" }), DEFAULTS.highlight),
-  ),
+  highlight: t.Optional(withDefault(t.Boolean({ description: "Wrap matches in `<em>` in `_formatted`: true, false, 1 or 0, any case" }), DEFAULTS.highlight)),
 });
 
 const Format = (def: "chunks" | "concat") =>

@@ -29,8 +29,7 @@ export interface HistoryRevision {
 export const newerInHistory = (a: HistoryRevision, b: HistoryRevision | null): boolean => !b || a.timestamp > b.timestamp;
 
 /** Across dumps: whether revision a is newer than b: the later timestamp, then the higher revision id. */
-export const newer = (a: { tsUnix: number; revId: number }, b: { tsUnix: number; revId: number }) =>
-  a.tsUnix !== b.tsUnix ? a.tsUnix > b.tsUnix : a.revId > b.revId;
+export const newer = (a: { tsUnix: number; revId: number }, b: { tsUnix: number; revId: number }) => (a.tsUnix !== b.tsUnix ? a.tsUnix > b.tsUnix : a.revId > b.revId);
 
 /** MediaWiki's canonical form of a title: spaces for underscores, no anchor, first letter upper case. */
 export function canonicalTitle(title: string): string {
@@ -42,9 +41,7 @@ export function canonicalTitle(title: string): string {
 
 export function claimFor(page: RawPage): Claim {
   const base = { title: canonicalTitle(page.title), revId: page.revId, tsUnix: toUnix(page.timestamp) };
-  return page.redirect !== undefined
-    ? { ...base, kind: "redirect", target: canonicalTitle(page.redirect) }
-    : { ...base, kind: "article" };
+  return page.redirect !== undefined ? { ...base, kind: "redirect", target: canonicalTitle(page.redirect) } : { ...base, kind: "article" };
 }
 
 /**

@@ -183,10 +183,7 @@ class Ingestion {
     const damage = decoderError ?? err;
     if (!(damage instanceof DumpError) || !damage.damaged) throw damage;
     if (!this.options.allowTruncated) {
-      throw new DumpError(
-        `${damage.message}\nNo snapshot was written. Use a complete dump, or pass --allow-truncated to keep the complete pages read before the damage.`,
-        { damaged: true },
-      );
+      throw new DumpError(`${damage.message}\nNo snapshot was written. Use a complete dump, or pass --allow-truncated to keep the complete pages read before the damage.`, { damaged: true });
     }
     report.truncated = true;
     report.damage = damage.message;

@@ -10,23 +10,9 @@ import type { ApiContext } from "../http/context";
 import { ERRORS } from "../http/errors";
 import type { Filled, ReadOptions } from "../http/params";
 import { readSince } from "../http/routes/changes";
-import {
-  Attribution,
-  ChangesQuery,
-  ChangesResponse,
-  Chunk,
-  ChunkParams,
-  LuckyQuery,
-  LuckyResponse,
-  PageParams,
-  PageQuery,
-  PageResponse,
-  SearchQuery,
-  SearchResponse,
-} from "../http/schemas";
+import { Attribution, ChangesQuery, ChangesResponse, Chunk, ChunkParams, LuckyQuery, LuckyResponse, PageParams, PageQuery, PageResponse, SearchQuery, SearchResponse } from "../http/schemas";
 import { readArguments } from "./arguments";
 import { changesText, chunkText, luckyText, pageText, searchText } from "./text";
-
 
 // Copies taken before any Elysia app is made: Elysia rewrites a route's schemas in place.
 const Inputs = {
@@ -65,13 +51,7 @@ export interface Tool {
   call(args: Record<string, unknown> | undefined, context: CallContext): Answer;
 }
 
-function tool<I extends TObject>(spec: {
-  name: keyof typeof Inputs;
-  title: string;
-  description: string;
-  read?: ReadOptions;
-  run(args: Filled<I>, context: CallContext): Answer;
-}): Tool {
+function tool<I extends TObject>(spec: { name: keyof typeof Inputs; title: string; description: string; read?: ReadOptions; run(args: Filled<I>, context: CallContext): Answer }): Tool {
   const input = Inputs[spec.name] as unknown as I;
   return {
     name: spec.name,

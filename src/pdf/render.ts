@@ -74,7 +74,10 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
   for (const section of article.sections) {
     if (section.heading) await w.block(section.heading, heading(section.level), { keepWithNext: true });
     for (const p of section.paragraphs) {
-      const lines = p.split("\n").map((l) => l.trim()).filter(Boolean);
+      const lines = p
+        .split("\n")
+        .map((l) => l.trim())
+        .filter(Boolean);
       if (lines.length > 1) for (const item of lines) await w.block(item, STYLE.body, { bullet: true, after: 2 });
       else if (lines[0]) await w.block(lines[0], STYLE.body);
     }
@@ -243,8 +246,7 @@ class Writer {
       x = 0;
       pendingSpace = [];
     };
-    const measure = (text: string, link?: string): Piece[] =>
-      this.fonts.runs(text, style.bold).map((r) => ({ ...r, link, width: r.font.widthOfTextAtSize(r.text, style.size) }));
+    const measure = (text: string, link?: string): Piece[] => this.fonts.runs(text, style.bold).map((r) => ({ ...r, link, width: r.font.widthOfTextAtSize(r.text, style.size) }));
     const widthOf = (ps: Piece[]) => ps.reduce((n, p) => n + p.width, 0);
     // The word the line ends with, while no space follows it: a part that starts right after
     // it (a link after "(") continues that word, and moves to the next line with it.

@@ -226,15 +226,7 @@ class PostingsSections {
  * addresses and sizes) go through spools in `dir` rather than memory: they grow with the
  * vocabulary, and are written after the postings.
  */
-function mergeRuns(
-  out: ContainerWriter,
-  dir: string,
-  cursors: RunCursor[],
-  options: ShardOptions,
-  docOfText: Int32Array,
-  documents: number,
-  progress: IndexBuildProgress,
-): void {
+function mergeRuns(out: ContainerWriter, dir: string, cursors: RunCursor[], options: ShardOptions, docOfText: Int32Array, documents: number, progress: IndexBuildProgress): void {
   const fields = options.fields;
   const F = fields.length;
   const sections = new PostingsSections(out, "index.text");

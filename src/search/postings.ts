@@ -604,4 +604,3 @@ export class PostingsCursor {
     return v;
   }
 }
-

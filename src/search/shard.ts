@@ -577,12 +577,7 @@ class Column<T extends Uint32Array | Uint8Array> {
  * at a vocabulary of 400,000 words made indexing a million chunks take hours.)
  * `progress` is told how many documents are indexed so far.
  */
-export function buildShard(
-  count: number,
-  docAt: (i: number) => Record<string, string>,
-  options: ShardOptions,
-  progress: (done: number) => void = () => {},
-): ShardData {
+export function buildShard(count: number, docAt: (i: number) => Record<string, string>, options: ShardOptions, progress: (done: number) => void = () => {}): ShardData {
   const F = options.fields.length;
   // token → term number, and key → term number (the term's key is processTerm(token)).
   const termOf = new Map<string, number>();

@@ -90,15 +90,36 @@ export class PageWriter {
       for (let i = 0; i < order.length; i++) out[i] = from(order[i]!);
       return out;
     };
-    out.section("pages.id", pick(Uint32Array, (a) => this.id.get(a)));
-    out.section("pages.rev", pick(Float64Array, (a) => this.rev.get(a)));
-    out.section("pages.ts", pick(Float64Array, (a) => this.ts.get(a)));
-    out.section("pages.firstText", pick(Uint32Array, (a) => this.firstText.get(a)));
-    out.section("pages.firstDoc", pick(Uint32Array, (a) => firstDoc[a]!));
+    out.section(
+      "pages.id",
+      pick(Uint32Array, (a) => this.id.get(a)),
+    );
+    out.section(
+      "pages.rev",
+      pick(Float64Array, (a) => this.rev.get(a)),
+    );
+    out.section(
+      "pages.ts",
+      pick(Float64Array, (a) => this.ts.get(a)),
+    );
+    out.section(
+      "pages.firstText",
+      pick(Uint32Array, (a) => this.firstText.get(a)),
+    );
+    out.section(
+      "pages.firstDoc",
+      pick(Uint32Array, (a) => firstDoc[a]!),
+    );
     const chunkCounts = pick(Uint32Array, (a) => this.chunkCount.get(a));
     out.section("pages.chunkCount", chunkCounts);
-    out.section("pages.sectionStart", pick(Uint32Array, (a) => this.sectionStart.get(a)));
-    out.section("pages.sectionCount", pick(Uint32Array, (a) => this.sectionCount.get(a)));
+    out.section(
+      "pages.sectionStart",
+      pick(Uint32Array, (a) => this.sectionStart.get(a)),
+    );
+    out.section(
+      "pages.sectionCount",
+      pick(Uint32Array, (a) => this.sectionCount.get(a)),
+    );
     const arrivalTitles = new StoredStrings(this.titles.blob(), this.titles.ends.view());
     const titles = new StringColumn();
     const titleList: string[] = [];

@@ -40,7 +40,11 @@ describe("references", () => {
     'Paris is the capital of France.<ref>{{cite web |url=https://example.org |title=Paris}}</ref> It lies on the Seine.<ref name="insee" /> About two million people live there.<ref name="insee">INSEE, 2020.</ref>',
     "Paris is the capital of France. It lies on the Seine. About two million people live there.",
   );
-  cleans("a tag never closed swallows nothing: the tag alone goes", "The bridge opened in 1607. <ref>Cited in a book\n\nThe next paragraph.", "The bridge opened in 1607. Cited in a book\n\nThe next paragraph.");
+  cleans(
+    "a tag never closed swallows nothing: the tag alone goes",
+    "The bridge opened in 1607. <ref>Cited in a book\n\nThe next paragraph.",
+    "The bridge opened in 1607. Cited in a book\n\nThe next paragraph.",
+  );
   cleans(
     "sections that only list sources or links go, with their subsections",
     "The Seine is a river.\n\n== History ==\nThe river was a trade route.\n\n== See also ==\n* [[Loire]]\n\n== References ==\n{{reflist}}\n\n=== Books ===\n* A book on rivers.\n\n== External links ==\n* [https://example.org Official site]",
@@ -86,7 +90,11 @@ describe("links", () => {
     "A [[Wikipedia:Manual of Style|style guide]], a [[wikt:city|city]] and [[:Category:Paris|the Paris category]].",
     "A style guide, a city and the Paris category.",
   );
-  cleans("an external link shows its text; a bare address stays", "See the [https://www.paris.fr official site] or https://www.paris.fr for more.", "See the official site or https://www.paris.fr for more.");
+  cleans(
+    "an external link shows its text; a bare address stays",
+    "See the [https://www.paris.fr official site] or https://www.paris.fr for more.",
+    "See the official site or https://www.paris.fr for more.",
+  );
   cleans(
     "a file or image goes with its caption, however nested",
     "[[File:Paris Night.jpg|thumb|The [[Eiffel Tower]] at night, {{circa|2010}}]]\nThe Eiffel Tower is in Paris.[[Image:Tower.png|left|A tower]]",
@@ -101,7 +109,11 @@ describe("tables, galleries and other blocks", () => {
     'Population by year:\n\n{| class="wikitable"\n|-\n! Year !! Population\n|-\n| 2020 || 2,145,906\n|}\n\nThe city has grown since 1800.',
     "Population by year:\n\nThe city has grown since 1800.",
   );
-  cleans("a gallery goes", "Photos of the city:\n<gallery>\nFile:Paris.jpg|The Seine\nFile:Louvre.jpg|The Louvre\n</gallery>\nThe city has many museums.", "Photos of the city:\n\nThe city has many museums.");
+  cleans(
+    "a gallery goes",
+    "Photos of the city:\n<gallery>\nFile:Paris.jpg|The Seine\nFile:Louvre.jpg|The Louvre\n</gallery>\nThe city has many museums.",
+    "Photos of the city:\n\nThe city has many museums.",
+  );
   cleans("a block quotation stays, in quotes", "<blockquote>Paris is well worth a mass.</blockquote> said Henry IV.", '"Paris is well worth a mass." said Henry IV.');
   cleans("a formula becomes text in its sentence", "Its density is <math>\\rho = m/V</math> and water is <chem>H2O</chem>.", "Its density is ρ = m/V and water is H₂O.");
 });

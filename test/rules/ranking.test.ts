@@ -101,7 +101,10 @@ describe("an exact title or redirect first (D8), and lucky's answer (D13)", () =
     page("Solar System", "The Solar System has eight planets. Mercury is closest to the Sun; after Mercury come Venus, Earth and Mars. Mercury has no moon."),
     page("Mercury (planet)", "Mercury is the smallest planet in the Solar System and the closest to the Sun. A year on Mercury lasts 88 days."),
     page("Mercury (element)", "Mercury is a chemical element with the symbol Hg. Mercury is the only metal that is liquid at room temperature, and mercury thermometers have long used it."),
-    page("Mercury", "Mercury is the name of a planet, of a chemical element and of the Roman god of trade, merchants and travellers, who carried the messages of the other gods on winged sandals. The name was later given to an American programme of spaceflight, to a record label, to a newspaper, to a car made in Detroit and to several ships of the Royal Navy."),
+    page(
+      "Mercury",
+      "Mercury is the name of a planet, of a chemical element and of the Roman god of trade, merchants and travellers, who carried the messages of the other gods on winged sandals. The name was later given to an American programme of spaceflight, to a record label, to a newspaper, to a car made in Detroit and to several ships of the Royal Navy.",
+    ),
     redirect("Quicksilver", "Mercury (element)"),
   ]);
 
@@ -171,7 +174,7 @@ describe("the last word is a prefix, unless the query ends in a mark or a quote 
     page("Leaf", "A leaf is green: its cells hold chlorophyll, a green pigment."),
   ]);
 
-  test("“photosynth” finds Photosynthesis; “photosynth?” and “\"photosynth\"” find nothing", async () => {
+  test('“photosynth” finds Photosynthesis; “photosynth?” and “"photosynth"” find nothing', async () => {
     const tome = await wiki;
     expect(titles(tome, "photosynth")).toEqual(["Photosynthesis"]);
     // A trailing space is trimmed (D6): still a prefix.
@@ -237,7 +240,10 @@ describe("a word's other forms (its stem's) count as the word, weighed below it 
 
 describe("proximity: words standing close raise a chunk (D43)", () => {
   const wiki = wikiOf([
-    page("Saros cycle", "The saros is a period of about eighteen years after which the Sun, Earth and Moon return to the same geometry, so that a solar eclipse repeats itself; astronomers of Babylon used it to predict when the next one would come."),
+    page(
+      "Saros cycle",
+      "The saros is a period of about eighteen years after which the Sun, Earth and Moon return to the same geometry, so that a solar eclipse repeats itself; astronomers of Babylon used it to predict when the next one would come.",
+    ),
     page("Corona", "The corona is seen in an eclipse, when the Moon hides the disc of the Sun. Solar probes study it."),
   ]);
 
@@ -268,7 +274,10 @@ describe("a page's hit is its passage: of its best chunks, the one whose words s
 
 describe("function words (stopwords-iso) are optional in the every-word tier", () => {
   const wiki = wikiOf([
-    page("Leonardo da Vinci", "Leonardo da Vinci was an Italian polymath of the High Renaissance, active as a painter, engineer, scientist and architect. Among his works, he painted the Mona Lisa and The Last Supper."),
+    page(
+      "Leonardo da Vinci",
+      "Leonardo da Vinci was an Italian polymath of the High Renaissance, active as a painter, engineer, scientist and architect. Among his works, he painted the Mona Lisa and The Last Supper.",
+    ),
     page("Vincenzo Peruggia", "Vincenzo Peruggia was the thief who stole the Mona Lisa."),
     page("Louvre", "The Louvre in Paris holds works painted by Raphael, Titian and Rembrandt."),
     page("Rembrandt", "Rembrandt painted The Night Watch in 1642."),

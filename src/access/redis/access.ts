@@ -128,10 +128,7 @@ export class RedisAccess implements Gate {
     );
   }
 
-  private answer(
-    reply: any[],
-    r: { text: string; sha: string; known: CachedKey | undefined; now: number; cost: number; month: RedisGrant["month"]; holdId: string },
-  ): Grant | Refusal {
+  private answer(reply: any[], r: { text: string; sha: string; known: CachedKey | undefined; now: number; cost: number; month: RedisGrant["month"]; holdId: string }): Grant | Refusal {
     const status = Number(reply[0]);
     if (status === 0) {
       this.known.delete(r.text);

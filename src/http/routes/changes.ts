@@ -11,38 +11,34 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:(
 
 export const changesRoutes = ({ answers }: ApiContext) => {
   const changes = route({ query: ChangesQuery, readers: { since: readSince } }, ({ query, request }) => timed(request, () => answers.changes(query)));
-  return new Elysia().get(
-    "/v1/changes",
-    changes.handler,
-    {
-      ...changes.hooks,
-      parse: JSON_ONLY,
-      response: {
-        200: described(ChangesResponse, "Pages with ts_unix >= since, by ts_unix then page_id", { headers: CACHED_HEADERS }),
-        ...NOT_MODIFIED,
-        400: described(ErrorBody, "`since must be unix seconds or RFC3339`, or `invalid_parameter` for limit or offset", {
-          examples: {
-            [ERRORS.sinceFormat.code]: {
-              ...errorBody(ERRORS.sinceFormat),
-              details: { parameter: "since", value: "yesterday", constraint: "unix seconds or RFC3339" },
-            },
-            [ERRORS.invalidParameter.code]: {
-              ...errorBody(ERRORS.invalidParameter, "limit", "an integer from 1 to 1000 (base-10 digits)"),
-              details: { parameter: "limit", value: "0", constraint: "an integer from 1 to 1000 (base-10 digits)" },
-            },
+  return new Elysia().get("/v1/changes", changes.handler, {
+    ...changes.hooks,
+    parse: JSON_ONLY,
+    response: {
+      200: described(ChangesResponse, "Pages with ts_unix >= since, by ts_unix then page_id", { headers: CACHED_HEADERS }),
+      ...NOT_MODIFIED,
+      400: described(ErrorBody, "`since must be unix seconds or RFC3339`, or `invalid_parameter` for limit or offset", {
+        examples: {
+          [ERRORS.sinceFormat.code]: {
+            ...errorBody(ERRORS.sinceFormat),
+            details: { parameter: "since", value: "yesterday", constraint: "unix seconds or RFC3339" },
           },
-        }),
-        ...KEY_ERRORS,
-      },
-      detail: {
-        ...KEYED,
-        operationId: "listChanges",
-        tags: ["Pages"],
-        summary: "Pages changed since a time",
-        description: "Pages whose last modification is at or after since, ordered by ts_unix then page_id, so a client can poll with the last ts_unix it saw.",
-      },
+          [ERRORS.invalidParameter.code]: {
+            ...errorBody(ERRORS.invalidParameter, "limit", "an integer from 1 to 1000 (base-10 digits)"),
+            details: { parameter: "limit", value: "0", constraint: "an integer from 1 to 1000 (base-10 digits)" },
+          },
+        },
+      }),
+      ...KEY_ERRORS,
     },
-  );
+    detail: {
+      ...KEYED,
+      operationId: "listChanges",
+      tags: ["Pages"],
+      summary: "Pages changed since a time",
+      description: "Pages whose last modification is at or after since, ordered by ts_unix then page_id, so a client can poll with the last ts_unix it saw.",
+    },
+  });
 };
 
 /** D12: Unix seconds (digits only) or an RFC 3339 date-time with a zone, as whole Unix seconds (never below 0). */

@@ -14,66 +14,58 @@ export const pageRoutes = ({ answers }: ApiContext) => {
   // One chunk costs microseconds: not counted against the work share, so many of them never crowd out a key.
   const chunk = route({ params: ChunkParams }, ({ params }) => answers.chunk(params.id).chunk);
   return new Elysia()
-    .get(
-      "/v1/page/:page_id",
-      page.handler,
-      {
-        ...page.hooks,
-        parse: JSON_ONLY,
-        response: {
-          200: described(PageResponse, "The page and the requested window of its chunks; an offset past the end gives empty results", { headers: CACHED_HEADERS }),
-          ...NOT_MODIFIED,
-          400: described(ErrorBody, "`page_id must be an integer` for the path, or `invalid_parameter` for format, max_chunks or offset", {
-            examples: {
-              [ERRORS.pageIdNotInteger.code]: {
-                ...errorBody(ERRORS.pageIdNotInteger, "page_id", "an integer from 0 to 9007199254740991 (base-10 digits)"),
-                details: { parameter: "page_id", value: "abc", constraint: "an integer from 0 to 9007199254740991 (base-10 digits)" },
-              },
-              [ERRORS.invalidParameter.code]: {
-                ...errorBody(ERRORS.invalidParameter, "format", "one of chunks, concat"),
-                details: { parameter: "format", value: "html", constraint: "one of chunks, concat" },
-              },
+    .get("/v1/page/:page_id", page.handler, {
+      ...page.hooks,
+      parse: JSON_ONLY,
+      response: {
+        200: described(PageResponse, "The page and the requested window of its chunks; an offset past the end gives empty results", { headers: CACHED_HEADERS }),
+        ...NOT_MODIFIED,
+        400: described(ErrorBody, "`page_id must be an integer` for the path, or `invalid_parameter` for format, max_chunks or offset", {
+          examples: {
+            [ERRORS.pageIdNotInteger.code]: {
+              ...errorBody(ERRORS.pageIdNotInteger, "page_id", "an integer from 0 to 9007199254740991 (base-10 digits)"),
+              details: { parameter: "page_id", value: "abc", constraint: "an integer from 0 to 9007199254740991 (base-10 digits)" },
             },
-          }),
-          404: described(ErrorBody, "`not found`: no page has this id", {
-            examples: { [ERRORS.notFound.code]: errorBody(ERRORS.notFound, "page with id 1") },
-          }),
-          ...KEY_ERRORS,
-        },
-        detail: {
-          ...KEYED,
-          operationId: "getPage",
-          tags: ["Pages"],
-          summary: "A page and its chunks",
-          description: "The page and a window of its chunks (all of them by default); format=concat adds their text joined in one field.",
-        },
-      },
-    )
-    .get(
-      "/v1/chunk/:id",
-      chunk.handler,
-      {
-        ...chunk.hooks,
-        parse: JSON_ONLY,
-        response: {
-          200: described(Chunk, "The chunk, with its source, license and modifications", { headers: CACHED_HEADERS }),
-          ...NOT_MODIFIED,
-          400: described(ErrorBody, "`invalid_parameter`: the id is not {page_id}_{chunk_index} in base-10 digits", {
-            examples: {
-              [ERRORS.invalidParameter.code]: {
-                ...errorBody(ERRORS.invalidParameter, "id", "of the form {page_id}_{chunk_id}"),
-                details: { parameter: "id", value: "39-0", constraint: "of the form {page_id}_{chunk_id}" },
-              },
+            [ERRORS.invalidParameter.code]: {
+              ...errorBody(ERRORS.invalidParameter, "format", "one of chunks, concat"),
+              details: { parameter: "format", value: "html", constraint: "one of chunks, concat" },
             },
-          }),
-          404: described(ErrorBody, "`not found`: well-formed, but no such chunk", {
-            examples: { [ERRORS.notFound.code]: errorBody(ERRORS.notFound, "chunk with id 39_99") },
-          }),
-          ...KEY_ERRORS,
-        },
-        detail: { ...KEYED, operationId: "getChunk", tags: ["Pages"], summary: "One chunk", description: "One chunk by its id, {page_id}_{chunk_index}." },
+          },
+        }),
+        404: described(ErrorBody, "`not found`: no page has this id", {
+          examples: { [ERRORS.notFound.code]: errorBody(ERRORS.notFound, "page with id 1") },
+        }),
+        ...KEY_ERRORS,
       },
-    );
+      detail: {
+        ...KEYED,
+        operationId: "getPage",
+        tags: ["Pages"],
+        summary: "A page and its chunks",
+        description: "The page and a window of its chunks (all of them by default); format=concat adds their text joined in one field.",
+      },
+    })
+    .get("/v1/chunk/:id", chunk.handler, {
+      ...chunk.hooks,
+      parse: JSON_ONLY,
+      response: {
+        200: described(Chunk, "The chunk, with its source, license and modifications", { headers: CACHED_HEADERS }),
+        ...NOT_MODIFIED,
+        400: described(ErrorBody, "`invalid_parameter`: the id is not {page_id}_{chunk_index} in base-10 digits", {
+          examples: {
+            [ERRORS.invalidParameter.code]: {
+              ...errorBody(ERRORS.invalidParameter, "id", "of the form {page_id}_{chunk_id}"),
+              details: { parameter: "id", value: "39-0", constraint: "of the form {page_id}_{chunk_id}" },
+            },
+          },
+        }),
+        404: described(ErrorBody, "`not found`: well-formed, but no such chunk", {
+          examples: { [ERRORS.notFound.code]: errorBody(ERRORS.notFound, "chunk with id 39_99") },
+        }),
+        ...KEY_ERRORS,
+      },
+      detail: { ...KEYED, operationId: "getChunk", tags: ["Pages"], summary: "One chunk", description: "One chunk by its id, {page_id}_{chunk_index}." },
+    });
 };
 
 /** D10: the returned chunks joined by a blank line. */

@@ -13,7 +13,6 @@ import { notModified, REVALIDATE, wantsNotModified } from "../steps/conditional"
 import { requesterOf } from "../steps/keys";
 import { isHead } from "../steps/methods";
 
-
 const PAGE_ID_CONSTRAINT = `an integer from 0 to ${MAX_INTEGER} (base-10 digits)`;
 const PAGE_ID_MESSAGE = ERRORS.pageIdNotInteger.message("page_id", "an integer (base-10 digits), optionally followed by .pdf");
 
@@ -62,57 +61,53 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
     if (signal.aborted) return gone();
     return new Response(bytes, { headers: { ...headers, "content-length": String(bytes.byteLength) } });
   });
-  return new Elysia().get(
-    "/v1/pdf/:page_id",
-    pdfRoute.handler,
-    {
-      ...pdfRoute.hooks,
-      response: {
-        200: described(t.Any({ type: "string", format: "binary", description: "An A4 PDF of the page" }), "The page as a PDF file, to download", {
-          headers: PDF_HEADERS,
-          mediaType: "application/pdf",
-        }),
-        ...NOT_MODIFIED,
-        400: described(ErrorBody, "`page_id must be an integer`", {
-          examples: {
-            [ERRORS.pageIdNotInteger.code]: {
-              ...errorBody(ERRORS.pageIdNotInteger, "page_id", "an integer (base-10 digits), optionally followed by .pdf"),
-              details: { parameter: "page_id", value: "abc", constraint: PAGE_ID_CONSTRAINT },
-            },
+  return new Elysia().get("/v1/pdf/:page_id", pdfRoute.handler, {
+    ...pdfRoute.hooks,
+    response: {
+      200: described(t.Any({ type: "string", format: "binary", description: "An A4 PDF of the page" }), "The page as a PDF file, to download", {
+        headers: PDF_HEADERS,
+        mediaType: "application/pdf",
+      }),
+      ...NOT_MODIFIED,
+      400: described(ErrorBody, "`page_id must be an integer`", {
+        examples: {
+          [ERRORS.pageIdNotInteger.code]: {
+            ...errorBody(ERRORS.pageIdNotInteger, "page_id", "an integer (base-10 digits), optionally followed by .pdf"),
+            details: { parameter: "page_id", value: "abc", constraint: PAGE_ID_CONSTRAINT },
           },
-        }),
-        404: described(ErrorBody, "`page not found`", {
-          examples: { [ERRORS.pageNotFound.code]: errorBody(ERRORS.pageNotFound, 1) },
-        }),
-        500: described(ErrorBody, "`PDF generation failed`: nothing is charged", {
-          examples: {
-            [ERRORS.pdfFailed.code]: errorBody(ERRORS.pdfFailed),
+        },
+      }),
+      404: described(ErrorBody, "`page not found`", {
+        examples: { [ERRORS.pageNotFound.code]: errorBody(ERRORS.pageNotFound, 1) },
+      }),
+      500: described(ErrorBody, "`PDF generation failed`: nothing is charged", {
+        examples: {
+          [ERRORS.pdfFailed.code]: errorBody(ERRORS.pdfFailed),
+        },
+      }),
+      503: described(UnavailableBody, "`service_unavailable`: too many PDFs are being rendered; nothing is charged. Retry-After says when to come back", {
+        headers: RETRY_HEADERS,
+        examples: {
+          [ERRORS.serviceUnavailable.code]: {
+            ...errorBody(ERRORS.serviceUnavailable, "Too many PDFs are being rendered; nothing was charged. Retry after 4 s."),
+            retry_after: 4,
           },
-        }),
-        503: described(UnavailableBody, "`service_unavailable`: too many PDFs are being rendered; nothing is charged. Retry-After says when to come back", {
-          headers: RETRY_HEADERS,
-          examples: {
-            [ERRORS.serviceUnavailable.code]: {
-              ...errorBody(ERRORS.serviceUnavailable, "Too many PDFs are being rendered; nothing was charged. Retry after 4 s."),
-              retry_after: 4,
-            },
-          },
-        }),
-        ...KEY_ERRORS,
-      },
-      detail: {
-        ...KEYED,
-        ...alsoAt("/v1/pdf/{page_id}.pdf", "getPagePdfFile", "The page as a PDF (the same, at an address ending in .pdf)"),
-        operationId: "getPagePdf",
-        tags: ["Pages"],
-        summary: "The page as a PDF",
-        description:
-          "An A4 PDF of the page: title, headings, paragraphs and lists, a footer with page numbers and the license on every page, " +
-          `and the source attribution with links at the end. Costs ${COST.pdf} credits; with fewer left, 429 quota_exceeded. ` +
-          "/v1/pdf/{page_id} and /v1/pdf/{page_id}.pdf are the same.",
-      },
+        },
+      }),
+      ...KEY_ERRORS,
     },
-  );
+    detail: {
+      ...KEYED,
+      ...alsoAt("/v1/pdf/{page_id}.pdf", "getPagePdfFile", "The page as a PDF (the same, at an address ending in .pdf)"),
+      operationId: "getPagePdf",
+      tags: ["Pages"],
+      summary: "The page as a PDF",
+      description:
+        "An A4 PDF of the page: title, headings, paragraphs and lists, a footer with page numbers and the license on every page, " +
+        `and the source attribution with links at the end. Costs ${COST.pdf} credits; with fewer left, 429 quota_exceeded. ` +
+        "/v1/pdf/{page_id} and /v1/pdf/{page_id}.pdf are the same.",
+    },
+  });
 };
 
 /**

@@ -9,39 +9,31 @@ import { errorBody, ERRORS } from "../errors";
 
 export const searchRoutes = ({ answers }: ApiContext) => {
   const search = route({ query: SearchQuery }, ({ query, request }) => timed(request, () => answers.search(query)));
-  return new Elysia().get(
-    "/v1/search",
-    search.handler,
-    {
-      ...search.hooks,
-      parse: JSON_ONLY,
-      response: {
-        200: described(SearchResponse, "One hit per page, best first; with page_id, that page's matching chunks"),
-        400: described(
-          ErrorBody,
-          "`missing q` (absent or blank), or `invalid_parameter` with details: q over 500 characters, a bad or repeated limit, offset, page_id, crop_length or highlight",
-          {
-            examples: {
-              [ERRORS.missingQ.code]: errorBody(ERRORS.missingQ),
-              [ERRORS.invalidParameter.code]: {
-                ...errorBody(ERRORS.invalidParameter, "limit", "an integer from 1 to 50 (base-10 digits)"),
-                details: { parameter: "limit", value: "99", constraint: "an integer from 1 to 50 (base-10 digits)" },
-              },
-            },
+  return new Elysia().get("/v1/search", search.handler, {
+    ...search.hooks,
+    parse: JSON_ONLY,
+    response: {
+      200: described(SearchResponse, "One hit per page, best first; with page_id, that page's matching chunks"),
+      400: described(ErrorBody, "`missing q` (absent or blank), or `invalid_parameter` with details: q over 500 characters, a bad or repeated limit, offset, page_id, crop_length or highlight", {
+        examples: {
+          [ERRORS.missingQ.code]: errorBody(ERRORS.missingQ),
+          [ERRORS.invalidParameter.code]: {
+            ...errorBody(ERRORS.invalidParameter, "limit", "an integer from 1 to 50 (base-10 digits)"),
+            details: { parameter: "limit", value: "99", constraint: "an integer from 1 to 50 (base-10 digits)" },
           },
-        ),
-        ...KEY_ERRORS,
-      },
-      detail: {
-        ...KEYED,
-        operationId: "search",
-        tags: ["Search"],
-        summary: "Search chunks",
-        description:
-          "Full-text search over chunks: one hit per page (its best chunk), pages whose title matches first (an exact title first of all), " +
-          "then pages with every word before pages with some. Text in double quotes must match as a phrase. " +
-          "With page_id, the matching chunks of that one page.",
-      },
+        },
+      }),
+      ...KEY_ERRORS,
     },
-  );
+    detail: {
+      ...KEYED,
+      operationId: "search",
+      tags: ["Search"],
+      summary: "Search chunks",
+      description:
+        "Full-text search over chunks: one hit per page (its best chunk), pages whose title matches first (an exact title first of all), " +
+        "then pages with every word before pages with some. Text in double quotes must match as a phrase. " +
+        "With page_id, the matching chunks of that one page.",
+    },
+  });
 };

@@ -15,7 +15,6 @@ function pathStartOf(url: string): number {
   return url.startsWith(SCHEME) ? url.indexOf("/", SCHEME.length) : -1;
 }
 
-
 export const target: Step = {
   before(x) {
     const url = x.request.url;

@@ -70,8 +70,7 @@ function classify(lines: string[]): Kind[] {
   let templateDepth = 0;
   let tableDepth = 0;
   return lines.map((line) => {
-    const kind: Kind =
-      templateDepth > 0 || tableDepth > 0 ? "nested" : !line.trim() ? "blank" : LIST_LINE.test(line) ? "list" : "prose";
+    const kind: Kind = templateDepth > 0 || tableDepth > 0 ? "nested" : !line.trim() ? "blank" : LIST_LINE.test(line) ? "list" : "prose";
     templateDepth = Math.max(0, templateDepth + count(line, "{{") - count(line, "}}"));
     if (TABLE_START.test(line)) tableDepth++;
     else if (TABLE_END.test(line)) tableDepth = Math.max(0, tableDepth - 1);

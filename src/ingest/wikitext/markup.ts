@@ -66,7 +66,11 @@ const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** Rewrites "[[চিত্র:x.jpg|…]]" as "[[File:x.jpg|…]]" so wtf removes it as it removes English ones. */
 export function namespaceNormalizer(names: WikiNames): (s: string) => string {
-  const alt = (list: string[]) => list.filter(Boolean).map((n) => escapeRegExp(n).replace(/[ _]/g, "[ _]")).join("|");
+  const alt = (list: string[]) =>
+    list
+      .filter(Boolean)
+      .map((n) => escapeRegExp(n).replace(/[ _]/g, "[ _]"))
+      .join("|");
   const file = alt(names.file);
   const category = alt(names.category);
   const fileRe = file ? new RegExp(`\\[\\[\\s*(?:${file})\\s*:`, "giu") : null;

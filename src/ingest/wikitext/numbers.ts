@@ -13,8 +13,7 @@ export type Parse = (body: string, order?: string[]) => Record<string, string | 
 export type TemplateFn = (body: string, list: unknown[], parse: Parse) => string;
 
 const text = (value: string | string[] | undefined): string => (typeof value === "string" ? value.trim() : "");
-const positional = (params: Record<string, string | string[] | undefined>): string[] =>
-  Array.isArray(params.list) ? params.list.map((v) => v.trim()) : [];
+const positional = (params: Record<string, string | string[] | undefined>): string[] => (Array.isArray(params.list) ? params.list.map((v) => v.trim()) : []);
 
 /** "²³", or "^(…)" when Unicode has no superscript for some character. */
 function raised(s: string): string {
