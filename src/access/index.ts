@@ -21,6 +21,9 @@ export type { Gate, Grant, Health, Hold, QuotaState, Refusal } from "./grant";
 export { ENTERPRISE_DEFAULT_RATE, isPlan, limitsOf, PLAN_NAMES, PLANS, type Plan, type PlanName } from "./plans";
 export { FLUSH_INTERVAL_MS, monthOf, readUsage, UsageFileError, usagePath, writeUsage, type Meter, type UsageData } from "./usage";
 
+export { checkRedisUrl, RedisAccess, RedisKeyStore, UNAVAILABLE_RETRY_AFTER } from "./redis";
+export { redisAddress } from "./redis/connection";
+
 export const DEFAULT_DATA_DIR = "data";
 
 /** D20: what a successful request costs. */

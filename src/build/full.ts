@@ -8,8 +8,7 @@ import { dirname } from "node:path";
 import { mkdirSync } from "node:fs";
 import { ingest, modifications, type IngestOptions, type IngestResult } from "../ingest";
 import { SnapshotWriter, type PageInput, type Redirect, type SnapshotMeta, type SourceReport, type Wiki } from "../snapshot";
-import { IndexBuilder, type IndexBuildProgress } from "../search/build";
-import { logMemory } from "../search/memory-log";
+import { IndexBuilder, logMemory, type IndexBuildProgress } from "../search";
 
 /** The default memory budget: a quarter of the machine's memory, at most 2 GB. */
 export const DEFAULT_MEMORY_BYTES = Math.min(2e9, Math.floor(totalmem() / 4));

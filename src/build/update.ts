@@ -18,8 +18,7 @@ import { basename, dirname } from "node:path";
 import { mkdirSync } from "node:fs";
 import { canonicalTitle, DumpError, ingest, modifications, newer, sameWiki, siteOf, type IngestProgress, type IngestResult } from "../ingest";
 import { type AppliedUpdate, openContainer, openSnapshot, type PageTable, type Redirect, type Snapshot, SnapshotError, type SnapshotMeta, SnapshotWriter, TextStore, viewOf } from "../snapshot";
-import { IndexBuilder, type IndexBuildProgress } from "../search/build";
-import { readShardData } from "../search/store";
+import { IndexBuilder, readShardData, type IndexBuildProgress } from "../search";
 import { DEFAULT_MEMORY_BYTES } from "./full";
 import type { Deletions } from "./deletions";
 

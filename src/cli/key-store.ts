@@ -3,9 +3,7 @@
  * set (as the server does). Both are read whole and changed under their own guard: keys.json
  * under its lock file, Redis by compare-and-set.
  */
-import { DEFAULT_DATA_DIR, keysPath, readKeyFile, readUsage, updateKeyFile, usagePath, KeyStoreError, type KeyFile, type UsageData } from "../access";
-import { checkRedisUrl, RedisKeyStore } from "../access/redis";
-import { redisAddress } from "../access/redis/connection";
+import { checkRedisUrl, DEFAULT_DATA_DIR, keysPath, redisAddress, RedisKeyStore, readKeyFile, readUsage, updateKeyFile, usagePath, KeyStoreError, type KeyFile, type UsageData } from "../access";
 
 export interface KeyToolStore {
   /** Where the keys are, for messages: "data/keys.json" or "Redis at redis://…". */

@@ -1,11 +1,10 @@
 /**
  * bun run mcp — the MCP server over stdio, for a desktop MCP client that starts it: the tools
- * of src/mcp on a local snapshot (TOME_SNAPSHOT, else the newest in snapshots/, as `bun run
+ * of src/http/mcp on a local snapshot (TOME_SNAPSHOT, else the newest in snapshots/, as `bun run
  * start` finds it), with no key. stdout carries the protocol only; everything else goes to
  * stderr. Unlike start, it builds no snapshot: a client would time out waiting for one.
  */
-import { apiContext } from "../http/context";
-import { mcpTools } from "../mcp";
+import { apiContext, mcpTools } from "../http";
 import { open } from "../search";
 import { latestSnapshot } from "../snapshot";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";

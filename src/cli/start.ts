@@ -8,8 +8,7 @@
  * what is missing (src/cli/run.sh).
  */
 import { existsSync } from "node:fs";
-import { Access, createKey, DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND, updateKeyFile } from "../access";
-import { checkRedisUrl, RedisAccess } from "../access/redis";
+import { Access, checkRedisUrl, createKey, DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND, RedisAccess, updateKeyFile } from "../access";
 import { createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { open } from "../search";

@@ -8,7 +8,7 @@
 import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Gate } from "../access";
-import { mcpOverHttp, mcpTools } from "../mcp";
+import { mcpOverHttp, mcpTools } from "./mcp";
 import { PdfRenderer, type PdfRenderService } from "../pdf";
 import type { Engine, SearchWork } from "../search";
 import { apiContext, type ApiContext } from "./context";

@@ -4,3 +4,5 @@ export { articleUrl, LICENSE } from "./attribution";
 export { ApiError } from "./errors";
 export { serve, type RunningServer, type ServeOptions } from "./server";
 export { stdoutLog } from "./steps/log";
+export { apiContext } from "./context";
+export { mcpTools } from "./mcp";

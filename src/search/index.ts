@@ -13,7 +13,8 @@ export { ANALYZER_VERSION, fold, phraseTest, terms, tokens } from "./analyze";
 export { DEFAULTS, Engine, type ChangesResult, type Hit, type LuckyResult, type Pruning, type SearchOptions, type SearchResult, type SearchWork } from "./engine";
 export { CROP_MARKER, escapeHtml } from "./highlight";
 export { IndexBuilder, type IndexBuildProgress } from "./build";
-export { loadIndexes } from "./store";
+export { loadIndexes, readShardData } from "./store";
+export { logMemory } from "./memory-log";
 
 /** Opens a snapshot (its sections mapped, not read) and its search indexes. */
 export function open(snapshotPath: string): Engine {

@@ -10,8 +10,7 @@
  * With keys in Redis (TOME_REDIS_URL) admission and settlement each wait for Redis; when it
  * cannot be reached, keyed requests get 503 service_unavailable with Retry-After (fail closed).
  */
-import { COST, NEEDS, type Gate, type Grant, type Refusal } from "../../access";
-import { UNAVAILABLE_RETRY_AFTER } from "../../access/redis";
+import { COST, NEEDS, UNAVAILABLE_RETRY_AFTER, type Gate, type Grant, type Refusal } from "../../access";
 import { ApiError, errorResponse, ERRORS } from "../errors";
 import type { Exchange, Step } from "../pipeline";
 

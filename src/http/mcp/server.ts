@@ -7,9 +7,9 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as ListedTool } from "@modelcontextprotocol/sdk/types.js";
 import type { TSchema } from "@sinclair/typebox";
-import pkg from "../../package.json";
-import type { ApiContext } from "../http/context";
-import { ApiError, INTERNAL_ERROR } from "../http/errors";
+import pkg from "../../../package.json";
+import type { ApiContext } from "../context";
+import { ApiError, INTERNAL_ERROR } from "../errors";
 import { toolsOf, type CallContext, type Tool } from "./tools";
 
 /** A TypeBox schema as plain JSON Schema: its symbols dropped, and the x- extensions only the REST reader uses. */

@@ -6,7 +6,7 @@
  * share (D25).
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { meterWork, quotaRefusal } from "../http/steps/keys";
+import { meterWork, quotaRefusal } from "../steps/keys";
 import type { McpTools } from "./server";
 
 /** A tool call's JSON-RPC message is small (a query is at most 500 characters). */

@@ -7,8 +7,8 @@
  * the messages say "argument" where a route says "query parameter".
  */
 import type { TObject } from "@sinclair/typebox";
-import { invalidParameter, missingParameter, parameterError } from "../http/errors";
-import { readQuery, type Filled, type ReadOptions } from "../http/params";
+import { invalidParameter, missingParameter, parameterError } from "../errors";
+import { readQuery, type Filled, type ReadOptions } from "../params";
 
 export function readArguments<T extends TObject>(schema: T, args: Record<string, unknown> | undefined, options: ReadOptions = {}): Filled<T> {
   const given = args ?? {};

@@ -4,7 +4,7 @@
  * facts as the structured content, which stays the REST body.
  */
 import type { Static } from "@sinclair/typebox";
-import type { Attribution, ChangesResponse, Chunk, LuckyResponse, PageChunk, PageResponse, SearchResponse, Source } from "../http/schemas";
+import type { Attribution, ChangesResponse, Chunk, LuckyResponse, PageChunk, PageResponse, SearchResponse, Source } from "../schemas";
 
 const notice = (a: Attribution) => `Attribution: ${a.attribution_notice}`;
 const section = (heading: string) => heading || "introduction";

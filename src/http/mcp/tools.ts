@@ -6,11 +6,11 @@
  * as the routes build them (routes/*.ts).
  */
 import { CloneType, Type as t, type TObject, type TSchema } from "@sinclair/typebox";
-import type { ApiContext } from "../http/context";
-import { ERRORS } from "../http/errors";
-import type { Filled, ReadOptions } from "../http/params";
-import { readSince } from "../http/routes/changes";
-import { Attribution, ChangesQuery, ChangesResponse, Chunk, ChunkParams, LuckyQuery, LuckyResponse, PageParams, PageQuery, PageResponse, SearchQuery, SearchResponse } from "../http/schemas";
+import type { ApiContext } from "../context";
+import { ERRORS } from "../errors";
+import type { Filled, ReadOptions } from "../params";
+import { readSince } from "../routes/changes";
+import { Attribution, ChangesQuery, ChangesResponse, Chunk, ChunkParams, LuckyQuery, LuckyResponse, PageParams, PageQuery, PageResponse, SearchQuery, SearchResponse } from "../schemas";
 import { readArguments } from "./arguments";
 import { changesText, chunkText, luckyText, pageText, searchText } from "./text";
 
