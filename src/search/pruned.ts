@@ -42,6 +42,19 @@ interface Partial {
   max: number;
 }
 
+/** The order lists are read in, what the lists from each on can add to a chunk, and their words. */
+interface ReadPlan {
+  order: number[];
+  rest: Float64Array;
+  restWords: Uint32Array;
+}
+
+/** How far the reading went: the lists read (order[0, read)), and those read in part. */
+interface Reading {
+  read: number;
+  partials: Partial[];
+}
+
 /** The chunk ranges of pages. */
 export interface PageLayout {
   pageOfChunk: Int32Array;
@@ -142,15 +155,41 @@ export class PrunedRanking {
   }
 
   private ranked(input: PruneInput): PruneResult | undefined {
-    const { lists, need } = input;
-    // Read order: with several words, the rarest required word's lists first (every chunk that
-    // can rank holds it); each group the list that can add the most first. What the unread lists can
-    // add: rest[i], their words: restWords[i].
+    const plan = this.readOrder(input);
+    const reading = plan && this.readLists(input, plan);
+    if (!plan || !reading) return undefined;
+    const unseenBound = this.boundCandidates(input, plan, reading);
+    const candidates = this.candidateCount;
+    const ranked: RankedPage[] = [];
+    if (!this.scoreBestBounds(input, ranked)) return undefined;
+    const last = this.best(ranked, input.need)[input.need - 1];
+    const alive = this.refine(input, plan, reading, this.mayStillRank(last), last);
+    if (!alive) return undefined;
+    this.scoreExactly(
+      input,
+      alive.map((p) => this.slot[p]!),
+      ranked,
+    );
+    const kept = this.best(ranked, input.need);
+    if (input.mustReach && ranked.filter((r) => r.klass % TIERS === 0).length < input.need) return undefined;
+    const cut = kept[input.need - 1];
+    // Pages never seen must fall below the last page kept; by the check that stopped the reading, they do.
+    if (unseenBound >= 0 && (!cut || reaches(2 * TIERS, unseenBound, cut))) return undefined;
+    return { pages: kept, postings: this.postings, candidates };
+  }
+
+  /**
+   * The order lists are read in: with several words, the rarest required word's lists first
+   * (every chunk that can rank holds it); then the short lists (cheap, and they give the floor
+   * the long ones' blocks are skipped under); then the rest; each group the list that can add
+   * the most first. With what the lists from each on can add (rest), and their words.
+   */
+  private readOrder(input: PruneInput): ReadPlan | undefined {
+    const { lists } = input;
     const rarest = input.mustReach ? rarestWord(lists, input.required) : -1;
     let rarestPostings = 0;
     for (const l of lists) if (l.word === rarest) rarestPostings += l.df;
     if (rarestPostings > this.budget) return undefined;
-    // Then the short lists (cheap, and they give the floor the long ones' blocks are skipped under), then the rest.
     const first = (l: ScoredList) => (l.word === rarest ? 0 : l.df < CHECK_DF ? 1 : 2);
     const order = lists.map((_l, i) => i).sort((a, b) => first(lists[a]!) - first(lists[b]!) || lists[b]!.max - lists[a]!.max || a - b);
     const rest = new Float64Array(order.length + 1);
@@ -160,11 +199,20 @@ export class PrunedRanking {
       rest[i] = rest[i + 1]! + l.max;
       restWords[i] = (restWords[i + 1]! | (1 << l.word)) >>> 0;
     }
-    let read = 0;
-    // Lists read in part: per block, the most a skipped block's posting adds (0: read), and their largest.
+    return { order, rest, restWords };
+  }
+
+  /**
+   * Reads the lists in order into the accumulators, skipping the blocks that cannot lift a page
+   * none of whose chunks was read to the floor, until no such page can rank at all (or the
+   * lists left cannot give a chunk every required word). Undefined past the budget.
+   */
+  private readLists(input: PruneInput, { order, rest, restWords }: ReadPlan): Reading | undefined {
+    const { lists } = input;
     const partials: Partial[] = [];
     let sureTitled = 0;
     for (const p of input.titled) if (input.pageGroup[p] && this.layout.chunkCounts[p]) sureTitled++;
+    let read = 0;
     for (; read < order.length; read++) {
       const l = lists[order[read]!]!;
       if (read > 0 && (restWords[read]! & input.required) >>> 0 !== input.required) break;
@@ -182,6 +230,11 @@ export class PrunedRanking {
       if (skipped) partials.push(skipped);
       if (this.postings > this.budget) return undefined;
     }
+    return { read, partials };
+  }
+
+  /** Bounds every page that may rank (bound()); returns the bound of a page none of whose chunks was read (-1: it cannot rank). */
+  private boundCandidates(input: PruneInput, { rest, restWords }: ReadPlan, { read, partials }: Reading): number {
     // The unread lists, and the skipped blocks of those read in part, bound what the chunks can still gain.
     let unread = rest[read]!;
     let unreadWords = restWords[read]!;
@@ -189,16 +242,14 @@ export class PrunedRanking {
       unread += p.max;
       unreadWords = (unreadWords | (1 << p.list.word)) >>> 0;
     }
-    // A page none of whose chunks was read ranks as group 2, tier 0, at most this score.
-    const unseenBound = unread > 0 && (unreadWords & input.required) >>> 0 === input.required ? PAGE_FACTOR * unread * popcount(unreadWords) : -1;
     this.bound(input, rest[read]!, unreadWords, partials);
-    const candidates = this.candidateCount;
+    return unread > 0 && (unreadWords & input.required) >>> 0 === input.required ? PAGE_FACTOR * unread * popcount(unreadWords) : -1;
+  }
 
-    // Scored exactly: the best `need` bounds, then every page whose bound reaches the last page kept.
-    const ranked: RankedPage[] = [];
-    // Best bounds first, in rounds that double, until `need` pages rank (or none is left).
-    let round = need;
-    for (let scored = 0; ranked.length < need && scored < candidates; round *= 2) {
+  /** Scores exactly the best bounds first, in rounds that double, until `need` pages rank (or none is left); false past the budget. */
+  private scoreBestBounds(input: PruneInput, ranked: RankedPage[]): boolean {
+    const candidates = this.candidateCount;
+    for (let scored = 0, round = input.need; ranked.length < input.need && scored < candidates; round *= 2) {
       const entries = bestEntries(this.boundClass, this.boundScore, candidates, round, this.candidatePage).filter((e) => this.boundClass[e] !== 255);
       this.scoreExactly(input, entries, ranked);
       scored += entries.length;
@@ -206,23 +257,34 @@ export class PrunedRanking {
       for (const e of entries) this.boundClass[e] = 255;
       if (this.postings > this.budget || !entries.length) break;
     }
-    if (this.postings > this.budget) return undefined;
-    let kept = this.best(ranked, need);
-    const last = kept.length >= need ? kept[need - 1]! : undefined;
-    let alive: number[] = [];
-    for (let e = 0; e < candidates; e++) {
+    return this.postings <= this.budget;
+  }
+
+  /** The candidates not scored yet whose bound reaches the last page kept (all of them when fewer than `need` rank). */
+  private mayStillRank(last: RankedPage | undefined): number[] {
+    const alive: number[] = [];
+    for (let e = 0; e < this.candidateCount; e++) {
       if (this.boundClass[e] === 255) continue;
       if (!last || reaches(this.boundClass[e]!, this.boundScore[e]!, last)) alive.push(this.candidatePage[e]!);
     }
-    // The skipped blocks, then the unread lists, best first, for the pages that may still rank: each tightens their bounds.
-    const steps: { list: ScoredList; skipped?: Float64Array; max: number }[] = [...partials, ...order.slice(read).map((i) => ({ list: lists[i]!, max: lists[i]!.max }))];
+    return alive;
+  }
+
+  /**
+   * The skipped blocks, then the unread lists, best first, read for the pages that may still
+   * rank: each tightens their bounds, and the pages that can no longer reach the last page
+   * kept drop out. The pages left; undefined past the budget.
+   */
+  private refine(input: PruneInput, { order, rest }: ReadPlan, { read, partials }: Reading, alive: number[], last: RankedPage | undefined): number[] | undefined {
+    if (!last) return alive;
+    const steps: { list: ScoredList; skipped?: Float64Array; max: number }[] = [...partials, ...order.slice(read).map((i) => ({ list: input.lists[i]!, max: input.lists[i]!.max }))];
     const stepRest = new Float64Array(steps.length + 1);
     const stepWords = new Uint32Array(steps.length + 1);
     for (let i = steps.length - 1; i >= 0; i--) {
       stepRest[i] = stepRest[i + 1]! + steps[i]!.max;
       stepWords[i] = (stepWords[i + 1]! | (1 << steps[i]!.list.word)) >>> 0;
     }
-    for (let i = 0; i < steps.length && alive.length && last; i++) {
+    for (let i = 0; i < steps.length && alive.length; i++) {
       const { list, skipped } = steps[i]!;
       this.readFor(list, alive, skipped);
       // Bounds are tightened after the lists that cost more than the tightening.
@@ -234,14 +296,7 @@ export class PrunedRanking {
       }
       if (this.postings > this.budget) return undefined;
     }
-    const secondRound = alive.map((p) => this.slot[p]!);
-    this.scoreExactly(input, secondRound, ranked);
-    kept = this.best(ranked, need);
-    if (input.mustReach && ranked.filter((r) => r.klass % TIERS === 0).length < need) return undefined;
-    const cut = kept.length >= need ? kept[need - 1]! : undefined;
-    // Pages never seen must fall below the last page kept; by the check that stopped the reading, they do.
-    if (unseenBound >= 0 && (!cut || reaches(2 * TIERS, unseenBound, cut))) return undefined;
-    return { pages: kept, postings: this.postings, candidates };
+    return alive;
   }
 
   /** The best `need` of the ranked pages: class, then score, then page order. */
@@ -249,12 +304,22 @@ export class PrunedRanking {
     return [...ranked].sort((a, b) => a.klass - b.klass || b.score - a.score || a.page - b.page).slice(0, need);
   }
 
-  /** Adds a list's postings to the accumulators of the pages' chunks: read whole, or at each page's block, whichever costs less. */
+  /** Adds a list's postings to the accumulators of the pages' chunks (of the skipped blocks only, if given). */
   private readFor(l: ScoredList, pages: number[], skipped?: Float64Array): void {
+    this.readInto(l, pages, this.partial, this.partialMask, skipped);
+  }
+
+  /**
+   * Adds a list's postings for the pages' chunks (`pages` in chunk order, or any order when
+   * read whole) into `scores` and `masks`: the list read whole, or at each page's block,
+   * whichever costs less. Chunks first reached in the partial accumulators are noted as touched.
+   */
+  private readInto(l: ScoredList, pages: number[], scores: Float64Array, masks: Uint32Array, skipped?: Float64Array): void {
     const { firstChunk, chunkCounts, pageOfChunk } = this.layout;
     let chunks = 0;
     for (const p of pages) chunks += chunkCounts[p]!;
-    const { partial, partialMask, touched, cursor, inBatch } = this;
+    const { touched, cursor, inBatch } = this;
+    const tracked = scores === this.partial;
     const norm = this.norms[l.field]!;
     const bit = (1 << l.word) >>> 0;
     const w = l.weight;
@@ -272,9 +337,9 @@ export class PrunedRanking {
           const d = docs[i]!;
           if (!inBatch[pageOfChunk[d]!]) continue;
           const tf = tfs[i]!;
-          if (partialMask[d] === 0) touched[count++] = d;
-          partial[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
-          partialMask[d] = (partialMask[d]! | bit) >>> 0;
+          if (tracked && masks[d] === 0) touched[count++] = d;
+          scores[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
+          masks[d] = (masks[d]! | bit) >>> 0;
         }
         this.postings += n;
       }
@@ -296,9 +361,9 @@ export class PrunedRanking {
             const d = docs[i]!;
             if (d < from || d >= to) continue;
             const tf = tfs[i]!;
-            if (partialMask[d] === 0) touched[count++] = d;
-            partial[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
-            partialMask[d] = (partialMask[d]! | bit) >>> 0;
+            if (tracked && masks[d] === 0) touched[count++] = d;
+            scores[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
+            masks[d] = (masks[d]! | bit) >>> 0;
           }
           if (docs[n - 1]! >= to - 1) break;
         }
@@ -549,83 +614,37 @@ export class PrunedRanking {
    */
   private scoreExactly(input: PruneInput, entries: number[], out: RankedPage[]): void {
     if (!entries.length) return;
-    const { firstChunk, chunkCounts } = this.layout;
-    const pages = entries.map((e) => this.candidatePage[e]!).sort((a, b) => firstChunk[a]! - firstChunk[b]!);
-    const { exact, exactMask, cursor } = this;
-    const docs = cursor.docs;
-    const tfs = cursor.tfs;
-    const k1 = BM25.k + 1;
-    const { pageOfChunk } = this.layout;
-    const inBatch = this.inBatch;
-    let chunks = 0;
+    const pages = entries.map((e) => this.candidatePage[e]!);
+    for (const l of input.lists) this.readInto(l, pages, this.exact, this.exactMask);
     for (const p of pages) {
-      inBatch[p] = 1;
-      chunks += chunkCounts[p]!;
+      const r = this.rankedPage(input, p);
+      if (r) out.push(r);
     }
-    for (const l of input.lists) {
-      const norm = this.norms[l.field]!;
-      const bit = (1 << l.word) >>> 0;
-      const w = l.weight;
-      cursor.open(l.address);
-      // A list is read whole when that costs less than finding each page's block in it.
-      if (l.df <= SEEK_COST * pages.length || l.df <= chunks) {
-        for (let b = 0; b < cursor.blocks; b++) {
-          const n = cursor.decode(b);
-          for (let i = 0; i < n; i++) {
-            const d = docs[i]!;
-            if (!inBatch[pageOfChunk[d]!]) continue;
-            const tf = tfs[i]!;
-            exact[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
-            exactMask[d] = (exactMask[d]! | bit) >>> 0;
-          }
-          this.postings += n;
-        }
-        continue;
-      }
-      for (const p of pages) {
-        const from = firstChunk[p]!;
-        const to = from + chunkCounts[p]!;
-        if (to === from) continue;
-        for (let b = cursor.blockOf(from); b < cursor.blocks; b++) {
-          const n = cursor.decode(b);
-          this.postings += n;
-          for (let i = 0; i < n; i++) {
-            const d = docs[i]!;
-            if (d < from || d >= to) continue;
-            const tf = tfs[i]!;
-            exact[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
-            exactMask[d] = (exactMask[d]! | bit) >>> 0;
-          }
-          if (docs[n - 1]! >= to - 1) break;
-        }
-      }
-    }
-    for (const p of pages) inBatch[p] = 0;
+  }
+
+  /** A page as the exhaustive ranking ranks it, from its chunks' exact scores (which it clears); undefined when it does not rank. */
+  private rankedPage(input: PruneInput, p: number): RankedPage | undefined {
+    const { exact, exactMask } = this;
     const { required, pageGroup, titleBoost } = input;
-    for (const p of pages) {
-      const from = firstChunk[p]!;
-      const to = from + chunkCounts[p]!;
-      const chunks: number[] = [];
-      const scores: number[] = [];
-      for (let d = from; d < to; d++) {
-        const m = exactMask[d]!;
-        if (m && (m & required) >>> 0 === required) {
-          chunks.push(d);
-          scores.push(exact[d]! * popcount(m));
-        }
-        exact[d] = 0;
-        exactMask[d] = 0;
+    const from = this.layout.firstChunk[p]!;
+    const count = this.layout.chunkCounts[p]!;
+    const chunks: number[] = [];
+    const scores: number[] = [];
+    for (let d = from; d < from + count; d++) {
+      const m = exactMask[d]!;
+      if (m && (m & required) >>> 0 === required) {
+        chunks.push(d);
+        scores.push(exact[d]! * popcount(m));
       }
-      const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
-      if (!chunks.length) {
-        if (group < 2 && chunkCounts[p]) out.push({ page: p, klass: group * TIERS + 4, score: 0, chunks: [], chunkScores: [] });
-        continue;
-      }
-      const byScore = chunks.map((_c, i) => i).sort((a, b) => scores[b]! - scores[a]! || chunks[a]! - chunks[b]!);
-      const s = byScore.map((i) => scores[i]!);
-      const score = (s[0]! + PAGE_EVIDENCE * (s[1] ?? 0) + PAGE_EVIDENCE * PAGE_EVIDENCE * (s[2] ?? 0)) * (1 + TITLE_BOOST * titleBoost[p]!);
-      out.push({ page: p, klass: group * TIERS, score, chunks: byScore.map((i) => chunks[i]!), chunkScores: s });
+      exact[d] = 0;
+      exactMask[d] = 0;
     }
+    const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
+    if (!chunks.length) return group < 2 && count ? { page: p, klass: group * TIERS + 4, score: 0, chunks: [], chunkScores: [] } : undefined;
+    const byScore = chunks.map((_c, i) => i).sort((a, b) => scores[b]! - scores[a]! || chunks[a]! - chunks[b]!);
+    const s = byScore.map((i) => scores[i]!);
+    const score = (s[0]! + PAGE_EVIDENCE * (s[1] ?? 0) + PAGE_EVIDENCE * PAGE_EVIDENCE * (s[2] ?? 0)) * (1 + TITLE_BOOST * titleBoost[p]!);
+    return { page: p, klass: group * TIERS, score, chunks: byScore.map((i) => chunks[i]!), chunkScores: s };
   }
 
   private grow(): void {
