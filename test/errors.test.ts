@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { invalidKey, NO_KEY, READ_SCOPE } from "../src/access/grant";
+import { REFUSAL_ROWS } from "../src/http/steps/keys";
 import { sharedData } from "../src/cli/shared-data";
 import { ERRORS, missingParameter } from "../src/http/errors";
 
@@ -77,7 +78,7 @@ describe("the error table", () => {
     expect([error.status, error.code, error.message]).toEqual([400, "missing q", "The query parameter q is required."]);
   });
 
-  test("the key store's refusals send the table's codes and statuses", () => {
+  test("the key store's refusals are answered with the table's rows: 401 without a key, 403 for an invalid key or a read key's PDF, 503 with no store", () => {
     const expired = { record: { revoked_at: null, expires_at: "2020-01-01T00:00:00.000Z" } } as Parameters<typeof invalidKey>[0];
     for (const [refusal, row] of [
       [NO_KEY, ERRORS.unauthorized],
@@ -85,18 +86,19 @@ describe("the error table", () => {
       [invalidKey(undefined), ERRORS.forbidden],
       [invalidKey(expired), ERRORS.forbidden],
     ] as const) {
-      expect<unknown[]>([refusal.status, refusal.body.error]).toEqual([row.status, row.code]);
+      expect(REFUSAL_ROWS[refusal.reason]).toBe(row);
     }
+    expect([REFUSAL_ROWS.unavailable.status, REFUSAL_ROWS.unavailable.code]).toEqual([503, "service_unavailable"]);
   });
 
-  test("the HTTP and MCP layers write no error code of their own: each names a row of the table", () => {
+  test("HTTP (its MCP tools included) and the access layer write no error code of their own: each names a row of the table", () => {
     const root = join(import.meta.dir, "../src");
-    const files = ["http", "mcp"].flatMap((dir) =>
+    const files = ["http", "access"].flatMap((dir) =>
       readdirSync(join(root, dir), { recursive: true, encoding: "utf8" })
         .filter((f) => f.endsWith(".ts") && !(dir === "http" && f === "errors.ts"))
         .map((f) => join(dir, f)),
     );
-    expect(files.length).toBeGreaterThan(20);
+    expect(files.length).toBeGreaterThan(40);
     const codes = rows.map((r) => r.code);
     const literal = new RegExp(`(error: |new ApiError\\(\\d{3}, |\\[|^\\s*)"(${codes.join("|")})"`, "m");
     const offenders = files.filter((f) => {

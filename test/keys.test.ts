@@ -160,8 +160,8 @@ describe("keys.json damaged while the server runs", () => {
     const access = new Access({ dataDir: dir, log: (line) => logged.push(line) });
     const admitted = () => {
       const grant = access.admit(headersOf(key), COST.request);
-      expect("status" in grant ? grant : "granted").toBe("granted");
-      if (!("status" in grant)) access.settle(grant, false);
+      expect("reason" in grant ? grant : "granted").toBe("granted");
+      if (!("reason" in grant)) access.settle(grant, false);
     };
     expect(access.health()).toEqual({ ok: true, problems: [] });
     const good = readFileSync(keysPath(dir), "utf8");
@@ -240,7 +240,7 @@ describe("the key tool", () => {
     const access = new Access({ dataDir: dir });
     const outcome = (key: string, cost: number, needs: "read" | "full") => {
       const r = access.admit(headersOf(key), cost, needs);
-      if ("status" in r) return r;
+      if ("reason" in r) return r;
       access.settle(r, true);
       return "granted";
     };
@@ -248,13 +248,13 @@ describe("the key tool", () => {
     expect(outcome(full.key, COST.request, NEEDS.request)).toBe("granted");
     expect(outcome(full.key, COST.pdf, NEEDS.pdf)).toBe("granted");
     expect(outcome(read.key, COST.pdf, NEEDS.pdf)).toEqual({
-      status: 403,
-      body: { error: "forbidden", message: expect.stringContaining("This API key's scope is read, which does not allow this request") },
+      reason: "read scope",
+      message: expect.stringContaining("This API key's scope is read, which does not allow this request"),
     });
-    expect((outcome(read.key, COST.pdf, NEEDS.pdf) as Json).body.message).toContain("bun run keys create --name NAME --scope full");
+    expect((outcome(read.key, COST.pdf, NEEDS.pdf) as Json).message).toContain("bun run keys create --name NAME --scope full");
     // A refusal costs nothing: the account spent 1 + 1 + 10.
     const known = access.admit(headersOf(read.key), COST.request);
-    expect("status" in known ? known : access.quota(known.key).used).toBe(12 + 1);
+    expect("reason" in known ? known : access.quota(known.key).used).toBe(12 + 1);
     access.stop();
   });
 

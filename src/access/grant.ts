@@ -31,32 +31,31 @@ export interface Grant {
 }
 
 /** A request without a usable key (api.md section 5), or, with Redis unreachable, one that cannot be checked (503). */
+/**
+ * Why a request's key is refused, in the access layer's words: HTTP turns the reason into its
+ * error table's row (src/http/errors.ts): no key → 401 unauthorized; an invalid key or a read
+ * key for a PDF → 403 forbidden; the key store unreachable → 503 service_unavailable.
+ */
 export interface Refusal {
-  status: 401 | 403 | 503;
-  body: { error: string; message: string; retry_after?: number };
-  /** Seconds, sent as Retry-After (with 503). */
+  reason: "no key" | "invalid key" | "read scope" | "unavailable";
+  message: string;
+  /** Seconds to wait before retrying (unavailable). */
   retryAfter?: number;
 }
 
-export const NO_KEY: Refusal = {
-  status: 401,
-  body: { error: "unauthorized", message: "An API key is required via the X-API-Key header (or Authorization: Bearer <key>)." },
-};
+export const NO_KEY: Refusal = { reason: "no key", message: "An API key is required via the X-API-Key header (or Authorization: Bearer <key>)." };
 
 export const READ_SCOPE: Refusal = {
-  status: 403,
-  body: {
-    error: "forbidden",
-    message:
-      "This API key's scope is read, which does not allow this request (rendering a PDF needs scope full). " +
-      "Use a key with scope full: one is made with bun run keys create --name NAME --scope full.",
-  },
+  reason: "read scope",
+  message:
+    "This API key's scope is read, which does not allow this request (rendering a PDF needs scope full). " +
+    "Use a key with scope full: one is made with bun run keys create --name NAME --scope full.",
 };
 
-/** 403 for a key that is unknown, revoked or expired. */
+/** A key that is unknown, revoked or expired. */
 export function invalidKey(key: KnownKey | undefined): Refusal {
   const why = key && !key.record.revoked_at ? ` It expired at ${key.record.expires_at}.` : "";
-  return { status: 403, body: { error: "forbidden", message: `The API key is invalid or revoked.${why}` } };
+  return { reason: "invalid key", message: `The API key is invalid or revoked.${why}` };
 }
 
 /** The key sent: X-API-Key wins over Authorization: Bearer (api.md section 5). */

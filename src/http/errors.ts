@@ -4,10 +4,8 @@
  * steps and the strict reader name a row here rather than writing a code out; 500s say
  * nothing about the server. api.md section 7 and decisions.md D1 name most codes: `spec`
  * says which, and test/errors.test.ts holds the table and the spec to each other.
- *
- * Not here: the key store's refusals (access/grant.ts, access/redis/access.ts) write
- * `unauthorized`, `forbidden` and `service_unavailable` in the access layer, below HTTP;
- * test/errors.test.ts checks that they send these rows' codes and statuses.
+ * The key store's refusals come from the access layer as reasons; steps/keys.ts answers each
+ * with its row here (REFUSAL_ROWS).
  */
 import type { ErrorBody } from "./schemas";
 

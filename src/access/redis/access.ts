@@ -26,12 +26,8 @@ import { ADMIT, HOLD_LEASE_MS, SCRIPTS, SETTLE } from "./scripts";
 export const UNAVAILABLE_RETRY_AFTER = 2;
 
 const UNAVAILABLE: Refusal = {
-  status: 503,
-  body: {
-    error: "service_unavailable",
-    message: `The service cannot check API keys right now (its shared store is unreachable); nothing was charged. Retry after ${UNAVAILABLE_RETRY_AFTER} s.`,
-    retry_after: UNAVAILABLE_RETRY_AFTER,
-  },
+  reason: "unavailable",
+  message: `The service cannot check API keys right now (its shared store is unreachable); nothing was charged. Retry after ${UNAVAILABLE_RETRY_AFTER} s.`,
   retryAfter: UNAVAILABLE_RETRY_AFTER,
 };
 

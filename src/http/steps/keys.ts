@@ -64,11 +64,19 @@ export function quotaRefusal(request: Request): ApiError | undefined {
   return overQuota.get(request)?.();
 }
 
+/** The error table's row for each reason the access layer refuses a key for. */
+export const REFUSAL_ROWS = {
+  "no key": ERRORS.unauthorized,
+  "invalid key": ERRORS.forbidden,
+  "read scope": ERRORS.forbidden,
+  unavailable: ERRORS.serviceUnavailable,
+} as const satisfies Record<Refusal["reason"], unknown>;
+
 /** A refusal before any grant: 401/403 for the key, 503 when the key store cannot be reached. */
 function refused(refusal: Refusal): Response {
-  const response = Response.json(refusal.body, { status: refusal.status });
-  if (refusal.retryAfter !== undefined) response.headers.set("retry-after", String(refusal.retryAfter));
-  return response;
+  const retry = refusal.retryAfter;
+  const init = retry === undefined ? {} : { extra: { retry_after: retry }, headers: { "retry-after": String(retry) } };
+  return errorResponse(REFUSAL_ROWS[refusal.reason], [refusal.message], init);
 }
 
 /** A 2xx whose credit the key store did not take (Redis went away meanwhile): withheld, as nothing unpaid goes out. */
@@ -130,7 +138,7 @@ export function keys(access: Gate | undefined): Step {
 
   /** Whether the request goes on to the routes (undefined) or is answered here. */
   const decide = (x: Exchange, grant: Grant | Refusal, pdf: boolean): Response | undefined => {
-    if ("status" in grant) return refused(grant);
+    if ("reason" in grant) return refused(grant);
     if (grant.rateRemaining < 0 || grant.workWait) return rateRefusal(grant);
     x.grant = grant;
     if (!grant.held) overQuota.set(x.request, quotaError(grant));
