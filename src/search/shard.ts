@@ -12,8 +12,10 @@
  * difference between about 1 GB and more than 21 GB of heap, and between milliseconds and
  * seconds for a common word.
  */
-import { memoryPostings, PostingsReader, type PostingsCursor } from "./postings";
-import { Vocabulary, vocabularyOf, type VocabularyData } from "./vocabulary";
+import { PostingsReader, type PostingsCursor } from "./postings";
+import { Vocabulary, type VocabularyData } from "./vocabulary";
+
+export { buildShard } from "./invert";
 
 export interface ShardOptions {
   fields: string[];
@@ -71,9 +73,6 @@ const WEIGHTS = { fuzzy: 0.45, prefix: 0.375, variant: 0.3 };
 const VARIANT_SCAN = 512;
 /** How many of those keys, the most frequent, are stemmed to see whether they are forms of the word. */
 const VARIANT_CHECKS = 16;
-/** Term frequencies are kept in a byte: BM25 has long saturated by then. */
-const MAX_FREQ = 255;
-const MAX_LENGTH = 65_535;
 
 /**
  * One postings list a query reads: a derived term in one field, with the BM25 weight of its
@@ -550,143 +549,4 @@ export function popcount(m: number): number {
   m -= (m >>> 1) & 0x55555555;
   m = (m & 0x33333333) + ((m >>> 2) & 0x33333333);
   return (((m + (m >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-}
-
-/** A growable run of unsigned integers, kept in fixed blocks so growth never copies. */
-class Column<T extends Uint32Array | Uint8Array> {
-  private static readonly SHIFT = 22;
-  private readonly blocks: T[] = [];
-  length = 0;
-  constructor(private readonly make: (n: number) => T) {}
-  push(v: number): void {
-    const at = this.length & ((1 << Column.SHIFT) - 1);
-    if (at === 0) this.blocks.push(this.make(1 << Column.SHIFT));
-    this.blocks[this.blocks.length - 1]![at] = v;
-    this.length++;
-  }
-  get(i: number): number {
-    return this.blocks[i >>> Column.SHIFT]![i & ((1 << Column.SHIFT) - 1)]!;
-  }
-}
-
-/**
- * Builds a shard from `count` documents (document i is docAt(i), a string per field), as
- * MiniSearch's add() indexes a document: the field's tokens, each processed into its key;
- * the term frequency is the key's count in the field, the field length its number of
- * distinct tokens. (MiniSearch's own add() inserts every token into its radix tree, which
- * at a vocabulary of 400,000 words made indexing a million chunks take hours.)
- * `progress` is told how many documents are indexed so far.
- */
-export function buildShard(count: number, docAt: (i: number) => Record<string, string>, options: ShardOptions, progress: (done: number) => void = () => {}): ShardData {
-  const F = options.fields.length;
-  // token → term number, and key → term number (the term's key is processTerm(token)).
-  const termOf = new Map<string, number>();
-  const termOfKey = new Map<string, number>();
-  const keys: string[] = [];
-  const fieldLengths = new Uint16Array(F * count);
-  // Postings in document order: (term * F + field, document, frequency).
-  const postingKey = new Column((n) => new Uint32Array(n));
-  const postingDoc = new Column((n) => new Uint32Array(n));
-  // The term frequency, uncapped (it is also the number of positions).
-  const postingFreq = new Column((n) => new Uint32Array(n));
-  // Where in positionData the posting's positions start (fields that keep positions).
-  const postingPositions = new Column((n) => new Uint32Array(n));
-  const positionData = new Column((n) => new Uint32Array(n));
-  const keepsPositions = options.fields.map((f) => options.positionFields?.includes(f) ?? false);
-  // The terms of the field's tokens in order, and where each term's positions go.
-  const sequence: number[] = [];
-  let slot = new Uint32Array(1 << 16);
-  let tf = new Uint32Array(1 << 16);
-  // A page's title (and a section's heading) repeats in each of its chunks: analysed once.
-  const last = options.fields.map(() => ({ value: "\u0000", terms: [] as number[], freqs: [] as number[], positionsAt: [] as number[] }));
-  for (let i = 0; i < count; i++) {
-    const doc = docAt(i);
-    for (let f = 0; f < F; f++) {
-      const value = doc[options.fields[f]!] ?? "";
-      const cached = last[f]!;
-      if (value !== cached.value) {
-        const found: number[] = [];
-        sequence.length = 0;
-        for (const token of options.tokenize(value)) {
-          let term = termOf.get(token);
-          if (term === undefined) {
-            const key = options.processTerm(token);
-            term = termOfKey.get(key);
-            if (term === undefined) {
-              term = keys.length;
-              keys.push(key);
-              termOfKey.set(key, term);
-            }
-            termOf.set(token, term);
-            if (term >= tf.length) {
-              const grown = new Uint32Array(tf.length * 2);
-              grown.set(tf);
-              tf = grown;
-              slot = new Uint32Array(tf.length);
-            }
-          }
-          if (tf[term]!++ === 0) found.push(term);
-          if (keepsPositions[f]) sequence.push(term);
-        }
-        cached.value = value;
-        cached.terms = found;
-        cached.freqs = found.map((t) => tf[t]!);
-        if (keepsPositions[f]) {
-          // Each term's positions together, in the order of found.
-          const base = positionData.length;
-          let at = 0;
-          cached.positionsAt = found.map((t) => {
-            slot[t] = at;
-            at += tf[t]!;
-            return base + slot[t]!;
-          });
-          const grouped = new Uint32Array(sequence.length);
-          sequence.forEach((t, position) => (grouped[slot[t]!++] = position));
-          for (const position of grouped) positionData.push(position);
-        }
-        for (const t of found) tf[t] = 0;
-      }
-      fieldLengths[f * count + i] = Math.min(MAX_LENGTH, cached.terms.length);
-      for (let t = 0; t < cached.terms.length; t++) {
-        postingKey.push(cached.terms[t]! * F + f);
-        postingDoc.push(i);
-        postingFreq.push(cached.freqs[t]!);
-        postingPositions.push(keepsPositions[f] ? cached.positionsAt[t]! : 0);
-      }
-    }
-    if ((i + 1) % 10_000 === 0 || i + 1 === count) progress(i + 1);
-  }
-  // Terms renumbered in key order, so that the vocabulary is stored sorted (see vocabulary.ts).
-  const byKey = keys.map((_k, t) => t).sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
-  const renumber = new Uint32Array(keys.length);
-  byKey.forEach((t, rank) => (renumber[t] = rank));
-  const rekey = (k: number) => renumber[Math.floor(k / F)]! * F + (k % F);
-  // Counting sort by (term, field): stable, so each run keeps its documents in increasing order.
-  const total = postingKey.length;
-  const offsets = new Uint32Array(keys.length * F + 1);
-  for (let i = 0; i < total; i++) offsets[rekey(postingKey.get(i)) + 1]!++;
-  for (let i = 1; i < offsets.length; i++) offsets[i]! += offsets[i - 1]!;
-  const next = offsets.slice(0, -1);
-  const order = new Uint32Array(total);
-  for (let i = 0; i < total; i++) order[next[rekey(postingKey.get(i))]!++] = i;
-  const lists = keys.length * F;
-  const listAt = new Float64Array(lists);
-  const listDf = new Uint32Array(lists);
-  const { writer, parts } = memoryPostings();
-  for (let list = 0; list < lists; list++) {
-    const lo = offsets[list]!;
-    const hi = offsets[list + 1]!;
-    if (lo === hi) continue;
-    const positions = keepsPositions[list % F]!;
-    writer.begin(positions);
-    for (let p = lo; p < hi; p++) {
-      const i = order[p]!;
-      const freq = postingFreq.get(i);
-      writer.add(postingDoc.get(i), Math.min(MAX_FREQ, freq));
-      if (positions) for (let at = postingPositions.get(i), end = at + freq; at < end; at++) writer.position(positionData.get(at));
-    }
-    listAt[list] = writer.end();
-    listDf[list] = hi - lo;
-  }
-  return { fields: options.fields, documentCount: count, vocabulary: vocabularyOf(byKey.map((t) => keys[t]!)), postings: parts(), listAt, listDf, fieldLengths };
 }

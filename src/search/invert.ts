@@ -1,0 +1,194 @@
+/**
+ * A shard built in memory from documents, as MiniSearch's add() indexes a document: each
+ * field's tokens, each processed into its key; the term frequency is the key's count in the
+ * field, the field length its number of distinct tokens. (MiniSearch's own add() inserts every
+ * token into its radix tree, which at a vocabulary of 400,000 words made indexing a million
+ * chunks take hours.) Large builds go through runs and a merge instead (build.ts).
+ */
+import { memoryPostings } from "./postings";
+import type { ShardData, ShardOptions } from "./shard";
+import { vocabularyOf } from "./vocabulary";
+
+/** Term frequencies are kept in a byte: BM25 has long saturated by then. */
+const MAX_FREQ = 255;
+const MAX_LENGTH = 65_535;
+
+/**
+ * Builds a shard from `count` documents (document i is docAt(i), a string per field).
+ * `progress` is told how many documents are indexed so far.
+ */
+export function buildShard(count: number, docAt: (i: number) => Record<string, string>, options: ShardOptions, progress: (done: number) => void = () => {}): ShardData {
+  const inversion = new Inversion(count, options);
+  for (let i = 0; i < count; i++) {
+    inversion.add(i, docAt(i));
+    if ((i + 1) % 10_000 === 0 || i + 1 === count) progress(i + 1);
+  }
+  return inversion.shard();
+}
+
+/** One field's value analysed: its distinct terms in order of appearance, their frequencies, and where each one's positions start. */
+interface AnalysedField {
+  value: string;
+  terms: number[];
+  freqs: number[];
+  positionsAt: number[];
+}
+
+/** Documents turned into postings in document order, then into lists sorted by term. */
+class Inversion {
+  private readonly fields: number;
+  /** token → term number, and key → term number (the term's key is processTerm(token)). */
+  private readonly termOf = new Map<string, number>();
+  private readonly termOfKey = new Map<string, number>();
+  private readonly keys: string[] = [];
+  private readonly fieldLengths: Uint16Array;
+  /** Postings in document order: (term * F + field, document, frequency). */
+  private readonly postingKey = new Column((n) => new Uint32Array(n));
+  private readonly postingDoc = new Column((n) => new Uint32Array(n));
+  /** The term frequency, uncapped (it is also the number of positions). */
+  private readonly postingFreq = new Column((n) => new Uint32Array(n));
+  /** Where in positionData the posting's positions start (fields that keep positions). */
+  private readonly postingPositions = new Column((n) => new Uint32Array(n));
+  private readonly positionData = new Column((n) => new Uint32Array(n));
+  private readonly keepsPositions: boolean[];
+  /** The terms of the field's tokens in order, and where each term's positions go. */
+  private readonly sequence: number[] = [];
+  private slot = new Uint32Array(1 << 16);
+  private tf = new Uint32Array(1 << 16);
+  /** A page's title (and a section's heading) repeats in each of its chunks: analysed once. */
+  private readonly last: AnalysedField[];
+
+  constructor(
+    private readonly count: number,
+    private readonly options: ShardOptions,
+  ) {
+    this.fields = options.fields.length;
+    this.fieldLengths = new Uint16Array(this.fields * count);
+    this.keepsPositions = options.fields.map((f) => options.positionFields?.includes(f) ?? false);
+    this.last = options.fields.map(() => ({ value: "\u0000", terms: [], freqs: [], positionsAt: [] }));
+  }
+
+  add(i: number, doc: Record<string, string>): void {
+    const F = this.fields;
+    for (let f = 0; f < F; f++) {
+      const value = doc[this.options.fields[f]!] ?? "";
+      const field = this.last[f]!.value === value ? this.last[f]! : (this.last[f] = this.analyse(value, f));
+      this.fieldLengths[f * this.count + i] = Math.min(MAX_LENGTH, field.terms.length);
+      for (let t = 0; t < field.terms.length; t++) {
+        this.postingKey.push(field.terms[t]! * F + f);
+        this.postingDoc.push(i);
+        this.postingFreq.push(field.freqs[t]!);
+        this.postingPositions.push(this.keepsPositions[f] ? field.positionsAt[t]! : 0);
+      }
+    }
+  }
+
+  /** A field's value: its distinct terms, their frequencies, and (fields that keep them) their positions, grouped by term. */
+  private analyse(value: string, f: number): AnalysedField {
+    const found: number[] = [];
+    const sequence = this.sequence;
+    sequence.length = 0;
+    for (const token of this.options.tokenize(value)) {
+      const term = this.termOfToken(token);
+      if (this.tf[term]!++ === 0) found.push(term);
+      if (this.keepsPositions[f]) sequence.push(term);
+    }
+    const tf = this.tf;
+    const field: AnalysedField = { value, terms: found, freqs: found.map((t) => tf[t]!), positionsAt: [] };
+    if (this.keepsPositions[f]) {
+      // Each term's positions together, in the order of found.
+      const slot = this.slot;
+      const base = this.positionData.length;
+      let at = 0;
+      field.positionsAt = found.map((t) => {
+        slot[t] = at;
+        at += tf[t]!;
+        return base + slot[t]!;
+      });
+      const grouped = new Uint32Array(sequence.length);
+      sequence.forEach((t, position) => (grouped[slot[t]!++] = position));
+      for (const position of grouped) this.positionData.push(position);
+    }
+    for (const t of found) tf[t] = 0;
+    return field;
+  }
+
+  /** A token's term number, a new one for a key not seen before. */
+  private termOfToken(token: string): number {
+    let term = this.termOf.get(token);
+    if (term !== undefined) return term;
+    const key = this.options.processTerm(token);
+    term = this.termOfKey.get(key);
+    if (term === undefined) {
+      term = this.keys.length;
+      this.keys.push(key);
+      this.termOfKey.set(key, term);
+    }
+    this.termOf.set(token, term);
+    if (term >= this.tf.length) {
+      const grown = new Uint32Array(this.tf.length * 2);
+      grown.set(this.tf);
+      this.tf = grown;
+      this.slot = new Uint32Array(grown.length);
+    }
+    return term;
+  }
+
+  /** The shard's arrays: terms renumbered in key order (the vocabulary is stored sorted, vocabulary.ts), one list per (term, field). */
+  shard(): ShardData {
+    const { keys, fields: F } = this;
+    const byKey = keys.map((_k, t) => t).sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
+    const renumber = new Uint32Array(keys.length);
+    byKey.forEach((t, rank) => (renumber[t] = rank));
+    const { offsets, order } = this.sortedByList((k) => renumber[Math.floor(k / F)]! * F + (k % F));
+    const lists = keys.length * F;
+    const listAt = new Float64Array(lists);
+    const listDf = new Uint32Array(lists);
+    const { writer, parts } = memoryPostings();
+    for (let list = 0; list < lists; list++) {
+      const lo = offsets[list]!;
+      const hi = offsets[list + 1]!;
+      if (lo === hi) continue;
+      const positions = this.keepsPositions[list % F]!;
+      writer.begin(positions);
+      for (let p = lo; p < hi; p++) {
+        const i = order[p]!;
+        const freq = this.postingFreq.get(i);
+        writer.add(this.postingDoc.get(i), Math.min(MAX_FREQ, freq));
+        if (positions) for (let at = this.postingPositions.get(i), end = at + freq; at < end; at++) writer.position(this.positionData.get(at));
+      }
+      listAt[list] = writer.end();
+      listDf[list] = hi - lo;
+    }
+    return { fields: this.options.fields, documentCount: this.count, vocabulary: vocabularyOf(byKey.map((t) => keys[t]!)), postings: parts(), listAt, listDf, fieldLengths: this.fieldLengths };
+  }
+
+  /** The postings in (term, field) order by a counting sort (stable: each list keeps its documents in increasing order), and where each list starts. */
+  private sortedByList(listOf: (key: number) => number): { offsets: Uint32Array; order: Uint32Array } {
+    const total = this.postingKey.length;
+    const offsets = new Uint32Array(this.keys.length * this.fields + 1);
+    for (let i = 0; i < total; i++) offsets[listOf(this.postingKey.get(i)) + 1]!++;
+    for (let i = 1; i < offsets.length; i++) offsets[i]! += offsets[i - 1]!;
+    const next = offsets.slice(0, -1);
+    const order = new Uint32Array(total);
+    for (let i = 0; i < total; i++) order[next[listOf(this.postingKey.get(i))]!++] = i;
+    return { offsets, order };
+  }
+}
+
+/** A growable run of unsigned integers, kept in fixed blocks so growth never copies. */
+class Column<T extends Uint32Array | Uint8Array> {
+  private static readonly SHIFT = 22;
+  private readonly blocks: T[] = [];
+  length = 0;
+  constructor(private readonly make: (n: number) => T) {}
+  push(v: number): void {
+    const at = this.length & ((1 << Column.SHIFT) - 1);
+    if (at === 0) this.blocks.push(this.make(1 << Column.SHIFT));
+    this.blocks[this.blocks.length - 1]![at] = v;
+    this.length++;
+  }
+  get(i: number): number {
+    return this.blocks[i >>> Column.SHIFT]![i & ((1 << Column.SHIFT) - 1)]!;
+  }
+}
