@@ -9,10 +9,22 @@ import type { Snapshot } from "../src/snapshot";
 /** The first search after boot: fixed, so that it reads nothing of the file that the mix's drawing would have warmed. */
 export const FIRST_QUERY = "history of the river valley";
 
-export function queryMix(snapshot: Snapshot, seedValue = 7): Record<string, () => string> {
+/** Random words of a snapshot's own text, with a fixed seed: what the query mixes of the benchmarks and tests are drawn from. */
+export interface QuerySampler {
+  /** Uniform in [0, 1), from the seed. */
+  random: () => number;
+  pick: <T>(xs: T[]) => T;
+  /** n consecutive words of a random chunk (that many of them passing `filter`); [] when none is found. */
+  sampleWords: (n: number, filter?: (w: string) => boolean) => string[];
+  /** The `count` most frequent of `samples` single words drawn. */
+  common: (count: number, samples: number) => string[];
+  /** The word with one letter inside it replaced (e ↔ a); words of fewer than 3 letters as they are. */
+  typo: (word: string) => string;
+}
+
+export function querySampler(snapshot: Snapshot, seedValue = 7): QuerySampler {
   let seed = seedValue;
   const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
-  const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]!;
   // Read from the page table's columns, so that a snapshot of millions of chunks needs no page objects.
   const table = snapshot.pages;
   const pages = pagesWithText(snapshot);
@@ -29,20 +41,33 @@ export function queryMix(snapshot: Snapshot, seedValue = 7): Record<string, () =
     }
     return [];
   };
-  const frequency = new Map<string, number>();
-  for (let i = 0; i < 2000; i++) for (const w of sampleWords(1)) frequency.set(w, (frequency.get(w) ?? 0) + 1);
-  const common = [...frequency.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, 10)
-    .map(([w]) => w);
+  return {
+    random,
+    pick: (xs) => xs[Math.floor(random() * xs.length)]!,
+    sampleWords,
+    common: (count, samples) => {
+      const frequency = new Map<string, number>();
+      for (let i = 0; i < samples; i++) for (const w of sampleWords(1)) frequency.set(w, (frequency.get(w) ?? 0) + 1);
+      return [...frequency.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, count)
+        .map(([w]) => w);
+    },
+    typo: (w) => {
+      const cs = [...w];
+      if (cs.length < 3) return w;
+      const i = 1 + Math.floor(random() * (cs.length - 2));
+      cs[i] = cs[i] === "e" ? "a" : "e";
+      return cs.join("");
+    },
+  };
+}
+
+export function queryMix(snapshot: Snapshot, seedValue = 7): Record<string, () => string> {
+  const { random, pick, sampleWords, common: mostFrequent, typo } = querySampler(snapshot, seedValue);
+  const common = mostFrequent(10, 2000);
   const japanese = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
   const long = (w: string) => [...w].length >= 6 && !japanese.test(w);
-  const typo = (w: string) => {
-    const cs = [...w];
-    const i = 1 + Math.floor(random() * (cs.length - 2));
-    cs[i] = cs[i] === "e" ? "a" : "e";
-    return cs.join("");
-  };
 
   return {
     "single word": () => sampleWords(1).join(" "),

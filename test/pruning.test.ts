@@ -4,41 +4,20 @@
  * same order, the same chunks, scores within 1e-9.
  */
 import { describe, expect, test } from "bun:test";
-import { terms, type Engine, type Pruning } from "../src/search";
+import { type Engine, type Pruning } from "../src/search";
+import { querySampler } from "../bench/queries";
 import { EN_2006, EN_2016, TRUNCATED_XZ, engineFor } from "./helpers";
 
 /** Every query is pruned, however short its lists, and never gives up. */
 const ALWAYS = { from: 0, workShare: Infinity, words: 31 };
 
 function queriesFrom(engine: Engine, count: number, seed: number): string[] {
-  let s = seed;
-  const random = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
-  const table = engine.snapshot.pages;
-  const lang = engine.lang;
-  const rows = Array.from({ length: table.length }, (_x, i) => i).filter((i) => table.chunkCounts[i]! > 0);
-  const sample = (n: number): string[] => {
-    const p = rows[Math.floor(random() * rows.length)]!;
-    const ws = terms(table.chunkText(p, Math.floor(random() * table.chunkCounts[p]!)), lang);
-    const at = Math.floor(random() * Math.max(1, ws.length - n));
-    return ws.slice(at, at + n);
-  };
-  const frequency = new Map<string, number>();
-  for (let i = 0; i < 500; i++) for (const w of sample(1)) frequency.set(w, (frequency.get(w) ?? 0) + 1);
-  const common = [...frequency.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, 20)
-    .map(([w]) => w);
-  const typo = (w: string) => {
-    const cs = [...w];
-    if (cs.length < 5) return w;
-    const i = 1 + Math.floor(random() * (cs.length - 2));
-    cs[i] = cs[i] === "e" ? "a" : "e";
-    return cs.join("");
-  };
+  const { random, pick, sampleWords: sample, common: mostFrequent, typo } = querySampler(engine.snapshot, seed);
+  const common = mostFrequent(20, 500);
   const kinds: (() => string)[] = [
     () => sample(1).join(" "),
-    () => common[Math.floor(random() * common.length)]!,
-    () => `${common[Math.floor(random() * common.length)]} ${common[Math.floor(random() * common.length)]}`,
+    () => pick(common),
+    () => `${pick(common)} ${pick(common)}`,
     () => sample(2 + Math.floor(random() * 5)).join(" "),
     () => `what is the ${sample(1).join(" ")} of the ${sample(1).join(" ")}`,
     () => `"${sample(2).join(" ")}"`,

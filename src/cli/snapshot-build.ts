@@ -4,7 +4,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { readFileSync, renameSync } from "node:fs";
 import { buildFromDumps, DEFAULT_MEMORY_BYTES } from "../build";
 import { DEFAULT_CHUNK_WORDS, type IngestResult } from "../ingest";
-import { SNAPSHOT_EXTENSION } from "../snapshot";
+import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
 import { indexProgress, ingestProgress } from "./progress";
 import { ArgumentError, mainOf } from "./main";
 
@@ -147,12 +147,16 @@ export async function buildSnapshot(args: BuildArgs, log: (line: string) => void
     path = join("snapshots", `${result.wiki.dbname || result.wiki.host}${SNAPSHOT_EXTENSION}`);
     renameSync(out, path);
   }
-  log(
-    `wrote ${path}: ${m.indexedPages} pages, ${m.indexedChunks} chunks, ${m.skippedRedirects} redirects, ` +
-      `${(bytes / 1e6).toFixed(1)} MB${m.truncated ? ", truncated" : ""}, ${report.runs} index run(s), in ${((performance.now() - started) / 1000).toFixed(1)} s, ` +
-      `peak memory ${(peakMemoryBytes() / 1e9).toFixed(2)} GB`,
-  );
+  log(`wrote ${path}: ${writtenSummary(m, bytes, report.runs, started)}`);
   return path;
+}
+
+/** What a build or an update wrote, for its last line: the snapshot's size, its index runs, the time since `started`, the peak memory. */
+export function writtenSummary(m: SnapshotMeta, bytes: number, runs: number, started: number): string {
+  return (
+    `${m.indexedPages} pages, ${m.indexedChunks} chunks, ${m.skippedRedirects} redirects, ${(bytes / 1e6).toFixed(1)} MB${m.truncated ? ", truncated" : ""}, ` +
+    `${runs} index run(s), in ${((performance.now() - started) / 1000).toFixed(1)} s, peak memory ${(peakMemoryBytes() / 1e9).toFixed(2)} GB`
+  );
 }
 
 if (import.meta.main) {

@@ -2,7 +2,7 @@
 import { DEFAULT_MEMORY_BYTES, readDeletions, updateSnapshot, type UpdateReport } from "../build";
 import { indexProgress, ingestProgress } from "./progress";
 import { ArgumentError, mainOf } from "./main";
-import { bytesOf, logSources, peakMemoryBytes, positiveInt, readOptions } from "./snapshot-build";
+import { bytesOf, logSources, positiveInt, readOptions, writtenSummary } from "./snapshot-build";
 
 const HELP = `Usage: bun run snapshot:update --base <snapshot> --dump <path|url> [--dump …] [--deleted <file>] --out <snapshot>
 
@@ -99,15 +99,10 @@ export async function runUpdate(args: UpdateArgs, log: (line: string) => void = 
   }
   const { meta: m, applied: a, result } = report;
   logSources(result, log);
-  log(
-    `wrote ${args.out}: ${a.changed} pages changed, ${a.added} added, ${a.removed} removed${a.deleted ? ` (${a.deleted.removed} by ${a.deleted.file})` : ""}; ` +
-      `${m.indexedPages} pages, ${m.indexedChunks} chunks, ${m.skippedRedirects} redirects, ${(report.bytes / 1e6).toFixed(1)} MB, ${report.runs} index run(s), ` +
-      `in ${((performance.now() - started) / 1000).toFixed(1)} s, peak memory ${(peakMemoryBytes() / 1e9).toFixed(2)} GB`,
-  );
+  const byList = a.deleted ? ` (${a.deleted.removed} by ${a.deleted.file})` : "";
+  log(`wrote ${args.out}: ${a.changed} pages changed, ${a.added} added, ${a.removed} removed${byList}; ${writtenSummary(m, report.bytes, report.runs, started)}`);
   return report;
 }
-
-/** The errors of snapshot:update and :follow that are the user's to fix, beside UserErrors (mainOf). */
 
 if (import.meta.main) {
   await mainOf("snapshot:update", async () => {

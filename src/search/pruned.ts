@@ -18,9 +18,9 @@ import { BM25, popcount, type ScoredList, type Shard } from "./shard";
 import { bestEntries } from "./topk";
 
 /** A page's score: its best chunk's, plus this share of its second, and its square of its third (D43). */
-export const PAGE_EVIDENCE = 0.5;
+const PAGE_EVIDENCE = 0.5;
 /** A boosted title raises its page's score by this many times the share of the query's information it holds. */
-export const TITLE_BOOST = 2;
+const TITLE_BOOST = 2;
 /** Ranking classes: group (0 exact title, 1 title match, 2 other) × tier (0–4). */
 export const TIERS = 5;
 /** The most a page's score can be over its best chunk's: 1 + 0.5 + 0.25. */
@@ -118,6 +118,8 @@ export class PrunedRanking {
   private second = new Float64Array(1024);
   private third = new Float64Array(1024);
   private seen = new Uint32Array(1024);
+  /** One page's best three chunk scores, while a list is read or a page's bound is made. */
+  private readonly bestThree = new BestThree();
   /** Per candidate, while bounds are made: what its chunks may still gain. */
   private unread = new Float64Array(1024);
   private candidateCount = 0;
@@ -377,26 +379,14 @@ export class PrunedRanking {
     const { required, pageGroup, titleBoost } = input;
     const { firstChunk, chunkCounts } = this.layout;
     const { partial, partialMask } = this;
-    let a = -1;
-    let b = -1;
-    let c = -1;
+    const best = this.bestThree.clear();
     for (let d = firstChunk[p]!, to = d + chunkCounts[p]!; d < to; d++) {
       const m = (partialMask[d]! | unreadWords) >>> 0;
-      if ((m & required) >>> 0 !== required) continue;
-      const s = (partial[d]! + unread) * popcount(m);
-      if (s > a) {
-        c = b;
-        b = a;
-        a = s;
-      } else if (s > b) {
-        c = b;
-        b = s;
-      } else if (s > c) c = s;
+      if ((m & required) >>> 0 === required) best.add((partial[d]! + unread) * popcount(m));
     }
     const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
-    if (a < 0) return group < 2 && chunkCounts[p] ? reaches(group * TIERS + 4, 0, last) : false;
-    const score = (a + PAGE_EVIDENCE * Math.max(0, b) + PAGE_EVIDENCE * PAGE_EVIDENCE * Math.max(0, c)) * (1 + TITLE_BOOST * titleBoost[p]!);
-    return reaches(group * TIERS, score, last);
+    if (best.a < 0) return group < 2 && chunkCounts[p] ? reaches(group * TIERS + 4, 0, last) : false;
+    return reaches(group * TIERS, best.score(titleBoost[p]!), last);
   }
 
   /**
@@ -424,13 +414,10 @@ export class PrunedRanking {
     const required = skip ? skip.input.required : 0;
     // The page the postings are in, and its best three chunks' scores so far.
     let page = -1;
-    let a = -1;
-    let b2 = -1;
-    let c = -1;
+    const chunksOfPage = this.bestThree.clear();
     const close = () => {
-      if (page < 0 || a < 0 || skip!.input.pageGroup[page]) return;
-      const score = (a + PAGE_EVIDENCE * Math.max(0, b2) + PAGE_EVIDENCE * PAGE_EVIDENCE * Math.max(0, c)) * (1 + TITLE_BOOST * skip!.input.titleBoost[page]!);
-      if (best!.offer(score) && best!.full() && best!.least() > floor) floor = best!.least();
+      if (page < 0 || chunksOfPage.a < 0 || skip!.input.pageGroup[page]) return;
+      if (best!.offer(chunksOfPage.score(skip!.input.titleBoost[page]!)) && best!.full() && best!.least() > floor) floor = best!.least();
     };
     cursor.open(l.address);
     for (let b = 0; b < cursor.blocks; b++) {
@@ -456,18 +443,9 @@ export class PrunedRanking {
         if (p !== page) {
           close();
           page = p;
-          a = b2 = c = -1;
+          chunksOfPage.clear();
         }
-        if ((m & required) >>> 0 !== required) continue;
-        const s = partial[d]! * popcount(m);
-        if (s > a) {
-          c = b2;
-          b2 = a;
-          a = s;
-        } else if (s > b2) {
-          c = b2;
-          b2 = s;
-        } else if (s > c) c = s;
+        if ((m & required) >>> 0 === required) chunksOfPage.add(partial[d]! * popcount(m));
       }
       this.postings += n;
     }
@@ -503,7 +481,7 @@ export class PrunedRanking {
     const scores = new Float64Array(this.candidateCount);
     for (let e = 0; e < this.candidateCount; e++) {
       const p = this.candidatePage[e]!;
-      scores[e] = (this.first[e]! + PAGE_EVIDENCE * this.second[e]! + PAGE_EVIDENCE * PAGE_EVIDENCE * this.third[e]!) * (1 + TITLE_BOOST * titleBoost[p]!);
+      scores[e] = pageScore(this.first[e]!, this.second[e]!, this.third[e]!, titleBoost[p]!);
     }
     this.clearCandidates();
     const k = need - sure;
@@ -525,14 +503,7 @@ export class PrunedRanking {
       this.boundClass[e] = 0;
       this.boundScore[e] = 0;
     }
-    if (s > this.first[e]!) {
-      this.third[e] = this.second[e]!;
-      this.second[e] = this.first[e]!;
-      this.first[e] = s;
-    } else if (s > this.second[e]!) {
-      this.third[e] = this.second[e]!;
-      this.second[e] = s;
-    } else if (s > this.third[e]!) this.third[e] = s;
+    this.place(e, s);
     return e;
   }
 
@@ -573,9 +544,8 @@ export class PrunedRanking {
         this.boundScore[e] = 0;
         continue;
       }
-      const s = (c: number) => Math.max(0, c);
       this.boundClass[e] = group * TIERS;
-      this.boundScore[e] = (this.first[e]! + PAGE_EVIDENCE * s(this.second[e]!) + PAGE_EVIDENCE * PAGE_EVIDENCE * s(this.third[e]!)) * (1 + TITLE_BOOST * titleBoost[p]!);
+      this.boundScore[e] = pageScore(this.first[e]!, this.second[e]!, this.third[e]!, titleBoost[p]!);
     }
   }
 
@@ -643,7 +613,7 @@ export class PrunedRanking {
     if (!chunks.length) return group < 2 && count ? { page: p, klass: group * TIERS + 4, score: 0, chunks: [], chunkScores: [] } : undefined;
     const byScore = chunks.map((_c, i) => i).sort((a, b) => scores[b]! - scores[a]! || chunks[a]! - chunks[b]!);
     const s = byScore.map((i) => scores[i]!);
-    const score = (s[0]! + PAGE_EVIDENCE * (s[1] ?? 0) + PAGE_EVIDENCE * PAGE_EVIDENCE * (s[2] ?? 0)) * (1 + TITLE_BOOST * titleBoost[p]!);
+    const score = pageScore(s[0]!, s[1] ?? 0, s[2] ?? 0, titleBoost[p]!);
     return { page: p, klass: group * TIERS, score, chunks: byScore.map((i) => chunks[i]!), chunkScores: s };
   }
 
@@ -676,6 +646,39 @@ export class PrunedRanking {
       this.partialMask[d] = 0;
     }
     this.touchedCount = 0;
+  }
+}
+
+/**
+ * A page's score from its best three chunks' (best first; -1 or 0: none), as the exhaustive
+ * ranking makes it (stages/pages.ts): the best, plus PAGE_EVIDENCE of the second and its
+ * square of the third, raised by the title boost.
+ */
+export function pageScore(first: number, second: number, third: number, titleBoost: number): number {
+  return (first + PAGE_EVIDENCE * Math.max(0, second) + PAGE_EVIDENCE * PAGE_EVIDENCE * Math.max(0, third)) * (1 + TITLE_BOOST * titleBoost);
+}
+
+/** The three highest scores added (-1: none yet). */
+class BestThree {
+  a = -1;
+  b = -1;
+  c = -1;
+  clear(): this {
+    this.a = this.b = this.c = -1;
+    return this;
+  }
+  add(s: number): void {
+    if (s > this.a) {
+      this.c = this.b;
+      this.b = this.a;
+      this.a = s;
+    } else if (s > this.b) {
+      this.c = this.b;
+      this.b = s;
+    } else if (s > this.c) this.c = s;
+  }
+  score(titleBoost: number): number {
+    return pageScore(this.a, this.b, this.c, titleBoost);
   }
 }
 

@@ -133,21 +133,23 @@ export class Shard {
     this.lengths = data.fieldLengths;
     this.vocabulary = new Vocabulary(data.vocabulary);
     const n = this.documentCount;
+    const normOf = (length: number, average: number) => BM25.k * (1 - BM25.b + (BM25.b * length) / average);
+    this.shortestNorms = [];
     this.norm = this.fields.map((_f, f) => {
       const lengths = this.lengths.subarray(f * n, (f + 1) * n);
       let sum = 0;
-      for (let d = 0; d < n; d++) sum += lengths[d]!;
+      // A posting's document holds the term, so its field is at least one word long: the shortest such field bounds a posting's score.
+      let shortest = Infinity;
+      for (let d = 0; d < n; d++) {
+        const length = lengths[d]!;
+        sum += length;
+        if (length > 0 && length < shortest) shortest = length;
+      }
       const average = sum / n || 1;
       const norm = new Float32Array(n);
-      for (let d = 0; d < n; d++) norm[d] = BM25.k * (1 - BM25.b + (BM25.b * lengths[d]!) / average);
+      for (let d = 0; d < n; d++) norm[d] = normOf(lengths[d]!, average);
+      this.shortestNorms.push(Math.fround(normOf(Number.isFinite(shortest) ? shortest : 0, average)));
       return norm;
-    });
-    // A posting's document holds the term, so its field is at least one word long.
-    this.shortestNorms = this.norm.map((norm, f) => {
-      const lengths = this.lengths.subarray(f * n, (f + 1) * n);
-      let least = Infinity;
-      for (let d = 0; d < n; d++) if (lengths[d]! > 0 && norm[d]! < least) least = norm[d]!;
-      return Number.isFinite(least) ? least : BM25.k * (1 - BM25.b);
     });
     this.scores = new Float64Array(n);
     this.masks = new Uint32Array(n);
@@ -183,6 +185,14 @@ export class Shard {
   /** The smallest normalisation of a field's documents that hold a term: what bounds a posting's score. */
   shortestNorm(field: number): number {
     return this.shortestNorms[field]!;
+  }
+
+  /** The postings a pass over these terms reads, in every field: from the list table, nothing decoded. */
+  postingsOf(derived: Derived[]): number {
+    const F = this.fields.length;
+    let postings = 0;
+    for (const { term } of derived) for (let f = 0; f < F; f++) postings += this.listDf[term * F + f]!;
+    return postings;
   }
 
   /** BM25's length normalisation of a field, per document. */
@@ -234,6 +244,19 @@ export class Shard {
    * matches; at most MAX_EXPANSIONS of each kind per word, the most frequent first.
    */
   derive(words: WordSpec[]): Derived[] {
+    // The pruned search and the exhaustive one after it derive the same specs: once is enough.
+    if (words === this.derivedFor) return this.derived;
+    const out = this.deriveAnew(words);
+    this.derivedFor = words;
+    this.derived = out;
+    return out;
+  }
+
+  /** The last derive() call's specs (an array a search makes and never changes) and its terms. */
+  private derivedFor: WordSpec[] | undefined;
+  private derived: Derived[] = [];
+
+  private deriveAnew(words: WordSpec[]): Derived[] {
     const out: Derived[] = [];
     const vocabulary = this.vocabulary;
     const n = Math.min(words.length, MAX_WORDS);

@@ -9,7 +9,7 @@
  * (pageBest/Second/Third for the pages in `touched`, the entries), and returns at most
  * `need` pages, best first, and the count of matching pages.
  */
-import { PAGE_EVIDENCE, TITLE_BOOST } from "../pruned";
+import { pageScore } from "../pruned";
 import type { ParsedQuery } from "../query";
 import { bestEntries } from "../topk";
 import type { SearchContext } from "./context";
@@ -86,8 +86,7 @@ function pageEntries(ctx: SearchContext, count: number): void {
     entryPage[e] = p;
     entryPosition[e] = i;
     entryClass[e] = rankClass(pageGroup[p] ? pageGroup[p]! - 1 : OTHER_GROUP, pool.tiers[i]!);
-    const evidence = pool.scores[i]! + PAGE_EVIDENCE * pageSecond[p]! + PAGE_EVIDENCE * PAGE_EVIDENCE * pageThird[p]!;
-    entryScore[e] = evidence * (1 + TITLE_BOOST * titleBoost[p]!);
+    entryScore[e] = pageScore(pool.scores[i]!, pageSecond[p]!, pageThird[p]!, titleBoost[p]!);
   }
 }
 

@@ -28,10 +28,9 @@ export function pruningFor(ctx: SearchContext, query: ParsedQuery, terms: QueryT
 export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: ParsedQuery, terms: QueryTerms, need: number, pruning: Pruning): Ranking | undefined {
   const { text, scratch, meter } = ctx;
   const derived = text.derive(terms.exact);
+  // Checked on the list table before the lists' bounds are read: most queries stop here.
+  if (text.postingsOf(derived) < (pruning.from ?? PRUNE_FROM)) return undefined;
   const lists = text.scoredLists(derived);
-  let postings = 0;
-  for (const l of lists) postings += l.df;
-  if (postings < (pruning.from ?? PRUNE_FROM)) return undefined;
   const titled = markTitleGroups(ctx, query, terms.title, terms.informative);
   const mustReach = terms.exact.length > 1;
   const { pageGroup, titleBoost } = scratch;
