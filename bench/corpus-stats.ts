@@ -30,6 +30,41 @@ export interface CorpusStats {
   top: { term: string; tokenShare: number; chunkShare: number }[];
   /** Share of chunks holding at least one of the 10 most common terms. */
   top10ChunkShare: number;
+  /** Distinct terms per chunk: the postings a chunk adds to the index. */
+  termsPerChunk: Spread;
+  /** Chunk text's size over its zstd size (level 9, blocks of 16 KB, as the snapshot stores it). */
+  textCompression: number;
+}
+
+const TEXT_BLOCK = 16 * 1024;
+
+/** The chunks' text in 16 KB blocks, compressed as src/snapshot/text.ts does: raw bytes over stored bytes. */
+function compressionOf(texts: string[]): number {
+  const encoder = new TextEncoder();
+  let raw = 0;
+  let stored = 0;
+  let block: Uint8Array[] = [];
+  let size = 0;
+  const flush = () => {
+    const bytes = new Uint8Array(size);
+    let at = 0;
+    for (const b of block) {
+      bytes.set(b, at);
+      at += b.length;
+    }
+    raw += size;
+    stored += Bun.zstdCompressSync(bytes, { level: 9 }).length;
+    block = [];
+    size = 0;
+  };
+  for (const t of texts) {
+    const b = encoder.encode(t);
+    block.push(b);
+    size += b.length;
+    if (size >= TEXT_BLOCK) flush();
+  }
+  if (size) flush();
+  return stored ? raw / stored : 0;
 }
 
 function spread(xs: number[]): Spread {
@@ -59,6 +94,7 @@ export function corpusStats(results: IngestResult[]): CorpusStats {
   const sectionsPerPage: number[] = [];
   const counts = new Map<string, number>();
   const chunkTerms: Set<string>[] = [];
+  const texts: string[] = [];
   const heapsPoints: [number, number][] = [];
   let tokens = 0;
   let nextPoint = 1000;
@@ -72,6 +108,7 @@ export function corpusStats(results: IngestResult[]): CorpusStats {
       sectionsPerPage.push(new Set(a.chunks.map((c) => c.section)).size);
       for (const c of a.chunks) {
         wordsPerChunk.push(wordCount(c.text));
+        texts.push(c.text);
         const ts = terms(c.text, r.wiki.lang);
         for (const t of ts) {
           counts.set(t, (counts.get(t) ?? 0) + 1);
@@ -105,6 +142,8 @@ export function corpusStats(results: IngestResult[]): CorpusStats {
     heaps: fitHeaps(heapsPoints),
     top,
     top10ChunkShare,
+    termsPerChunk: spread(chunkTerms.map((t) => t.size)),
+    textCompression: compressionOf(texts),
   };
 }
 
@@ -124,6 +163,7 @@ export function sideBySide(realName: string, real: CorpusStats, synthName: strin
     ["words per chunk", "wordsPerChunk"],
     ["chunks per page", "chunksPerPage"],
     ["sections per page", "sectionsPerPage"],
+    ["distinct terms per chunk", "termsPerChunk"],
   ] as const)
     rows.push([`${label}: mean / median / p90`, `${f(real[key].mean)} / ${f(real[key].median)} / ${f(real[key].p90)}`, `${f(synth[key].mean)} / ${f(synth[key].median)} / ${f(synth[key].p90)}`]);
   rows.push(["Heaps' law V = k·n^β: k, β", `${f(real.heaps.k)}, ${f(real.heaps.beta, 3)}`, `${f(synth.heaps.k)}, ${f(synth.heaps.beta, 3)}`]);
@@ -135,6 +175,7 @@ export function sideBySide(realName: string, real: CorpusStats, synthName: strin
     rows.push([`top word ${i + 1}`, cell(a), cell(b)]);
   }
   rows.push(["top 10 words: share of tokens", pct(real.top.reduce((s, t) => s + t.tokenShare, 0)), pct(synth.top.reduce((s, t) => s + t.tokenShare, 0))]);
+  rows.push(["chunk text over its zstd size (16 KB blocks, level 9)", f(real.textCompression, 2), f(synth.textCompression, 2)]);
   rows.push(["chunks holding one of the top 10 words", pct(real.top10ChunkShare), pct(synth.top10ChunkShare)]);
   return [`| | ${realName} | ${synthName} |`, "|---|---|---|", ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
 }
