@@ -14,7 +14,7 @@
  * undefined when it cannot show that, and the engine falls back to the exhaustive search.
  */
 import type { PostingsCursor } from "./postings";
-import { BM25, popcount, type ScoredList, type Shard } from "./shard";
+import { BM25, type FieldNorms, popcount, type ScoredList, type Shard } from "./shard";
 import { bestEntries } from "./topk";
 
 /** A page's score: its best chunk's, plus this share of its second, and its square of its third (D43). */
@@ -95,10 +95,10 @@ export interface PruneResult {
 
 export class PrunedRanking {
   private readonly cursor: PostingsCursor;
-  private readonly norms: Float32Array[];
+  private readonly norms: FieldNorms[];
   /** Per field, the smallest normalisation: what a block's postings are bounded with. */
   private readonly shortest: number[];
-  /** Per chunk: what the lists read so far gave it, and their word bits. */
+  /** Per chunk: what the lists read so far gave it, and their word bits (the shard's match() accumulators, borrowed). */
   private readonly partial: Float64Array;
   private readonly partialMask: Uint32Array;
   private readonly touched: Uint32Array;
@@ -135,9 +135,10 @@ export class PrunedRanking {
     this.cursor = shard.newCursor();
     this.norms = shard.fields.map((_f, f) => shard.norms(f));
     this.shortest = shard.fields.map((_f, f) => shard.shortestNorm(f));
-    this.partial = new Float64Array(n);
-    this.partialMask = new Uint32Array(n);
-    this.touched = new Uint32Array(n);
+    const { scores, masks, touched } = shard.accumulators();
+    this.partial = scores;
+    this.partialMask = masks;
+    this.touched = touched;
     this.exact = new Float64Array(n);
     this.exactMask = new Uint32Array(n);
     this.slot = new Int32Array(layout.firstChunk.length).fill(-1);
@@ -322,7 +323,7 @@ export class PrunedRanking {
     for (const p of pages) chunks += chunkCounts[p]!;
     const { touched, cursor, inBatch } = this;
     const tracked = scores === this.partial;
-    const norm = this.norms[l.field]!;
+    const { lengths, table } = this.norms[l.field]!;
     const bit = (1 << l.word) >>> 0;
     const w = l.weight;
     const k1 = BM25.k + 1;
@@ -340,7 +341,7 @@ export class PrunedRanking {
           if (!inBatch[pageOfChunk[d]!]) continue;
           const tf = tfs[i]!;
           if (tracked && masks[d] === 0) touched[count++] = d;
-          scores[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
+          scores[d]! += w * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));
           masks[d] = (masks[d]! | bit) >>> 0;
         }
         this.postings += n;
@@ -364,7 +365,7 @@ export class PrunedRanking {
             if (d < from || d >= to) continue;
             const tf = tfs[i]!;
             if (tracked && masks[d] === 0) touched[count++] = d;
-            scores[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
+            scores[d]! += w * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));
             masks[d] = (masks[d]! | bit) >>> 0;
           }
           if (docs[n - 1]! >= to - 1) break;
@@ -398,7 +399,7 @@ export class PrunedRanking {
    */
   private accumulate(l: ScoredList, skip?: { floor: number; after: number; words: number; input: PruneInput; room: number }): Partial | undefined {
     const { partial, partialMask, touched, cursor } = this;
-    const norm = this.norms[l.field]!;
+    const { lengths, table } = this.norms[l.field]!;
     const bit = (1 << l.word) >>> 0;
     const w = l.weight;
     const k1 = BM25.k + 1;
@@ -436,7 +437,7 @@ export class PrunedRanking {
         const d = docs[i]!;
         const tf = tfs[i]!;
         if (partialMask[d] === 0) touched[count++] = d;
-        partial[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
+        partial[d]! += w * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));
         const m = (partialMask[d] = (partialMask[d]! | bit) >>> 0);
         if (!best) continue;
         const p = pageOfChunk[d]!;

@@ -78,6 +78,11 @@ const VARIANT_CHECKS = 16;
  * One postings list a query reads: a derived term in one field, with the BM25 weight of its
  * postings (word weight × field boost × IDF) and the most one of its postings can add.
  */
+export interface FieldNorms {
+  lengths: Uint16Array;
+  table: Float32Array;
+}
+
 export interface ScoredList {
   word: number;
   field: number;
@@ -113,8 +118,8 @@ export class Shard {
   /** One cursor over the postings, reused by every call (they are synchronous). */
   private readonly cursor: PostingsCursor;
   private readonly lengths: Uint16Array;
-  /** BM25's length normalisation, k·(1 − b + b·length/average), per field and document. */
-  private readonly norm: Float32Array[];
+  /** BM25's length normalisation, k·(1 − b + b·length/average), per field and length. */
+  private readonly normTables: Float32Array[];
   /** Per field, the smallest normalisation: what a posting's score is bounded with. */
   private readonly shortestNorms: number[];
   private readonly boosts: number[];
@@ -135,7 +140,7 @@ export class Shard {
     const n = this.documentCount;
     const normOf = (length: number, average: number) => BM25.k * (1 - BM25.b + (BM25.b * length) / average);
     this.shortestNorms = [];
-    this.norm = this.fields.map((_f, f) => {
+    this.normTables = this.fields.map((_f, f) => {
       const lengths = this.lengths.subarray(f * n, (f + 1) * n);
       let sum = 0;
       // A posting's document holds the term, so its field is at least one word long: the shortest such field bounds a posting's score.
@@ -146,10 +151,11 @@ export class Shard {
         if (length > 0 && length < shortest) shortest = length;
       }
       const average = sum / n || 1;
-      const norm = new Float32Array(n);
-      for (let d = 0; d < n; d++) norm[d] = normOf(lengths[d]!, average);
+      // By length, not by document: a length is 16 bits, so the table is 256 KB whatever the corpus (4 bytes a document saved per field).
+      const table = new Float32Array(1 << 16);
+      for (let length = 0; length < table.length; length++) table[length] = normOf(length, average);
       this.shortestNorms.push(Math.fround(normOf(Number.isFinite(shortest) ? shortest : 0, average)));
-      return norm;
+      return table;
     });
     this.scores = new Float64Array(n);
     this.masks = new Uint32Array(n);
@@ -195,9 +201,19 @@ export class Shard {
     return postings;
   }
 
-  /** BM25's length normalisation of a field, per document. */
-  norms(field: number): Float32Array {
-    return this.norm[field]!;
+  /**
+   * The per-document buffers match() accumulates in: all zero outside a match() call. A caller
+   * that does not call match() on this shard meanwhile may use them, and must leave them zero.
+   * (The pruned search does: one set of per-chunk buffers instead of two.)
+   */
+  accumulators(): { scores: Float64Array; masks: Uint32Array; touched: Uint32Array } {
+    return { scores: this.scores, masks: this.masks, touched: this.touched };
+  }
+
+  /** A field's length per document, and BM25's length normalisation per length: a document's is table[lengths[d]]. */
+  norms(field: number): FieldNorms {
+    const n = this.documentCount;
+    return { lengths: this.lengths.subarray(field * n, (field + 1) * n), table: this.normTables[field]! };
   }
 
   /** A cursor of its own over the shard's postings, for a reader that keeps lists open while the shard reads others. */
@@ -403,7 +419,7 @@ export class Shard {
           const last = to > 0 ? cursor.blockOf(to - 1) : 0;
           if (last < end) end = last + 1;
         }
-        const norm = this.norm[f]!;
+        const { lengths, table } = this.norms(f);
         for (let b = first; b < end; b++) {
           const n = cursor.decode(b);
           let p = 0;
@@ -417,7 +433,7 @@ export class Shard {
             const d = docs[p]!;
             const tf = freqs[p]!;
             if (masks[d] === 0) touched[count++] = d;
-            scores[d]! += w * (BM25.d + (tf * k1) / (tf + norm[d]!));
+            scores[d]! += w * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));
             masks[d] = (masks[d]! | bit) >>> 0;
           }
         }
