@@ -103,7 +103,7 @@ export class PrunedRanking {
   private readonly partialMask: Uint32Array;
   private readonly touched: Uint32Array;
   private touchedCount = 0;
-  /** Per chunk, while pages are scored exactly. */
+  /** Per chunk, while pages are scored exactly: a buffer of the engine's lent for it (written only within the pages scored, each zeroed first). */
   private readonly exact: Float64Array;
   private readonly exactMask: Uint32Array;
   /** Per page: whether it is being scored exactly. */
@@ -130,8 +130,8 @@ export class PrunedRanking {
   constructor(
     private readonly shard: Shard,
     private readonly layout: PageLayout,
+    exact: { scores: Float64Array; masks: Uint32Array },
   ) {
-    const n = shard.documentCount;
     this.cursor = shard.newCursor();
     this.norms = shard.fields.map((_f, f) => shard.norms(f));
     this.shortest = shard.fields.map((_f, f) => shard.shortestNorm(f));
@@ -139,8 +139,8 @@ export class PrunedRanking {
     this.partial = scores;
     this.partialMask = masks;
     this.touched = touched;
-    this.exact = new Float64Array(n);
-    this.exactMask = new Uint32Array(n);
+    this.exact = exact.scores;
+    this.exactMask = exact.masks;
     this.slot = new Int32Array(layout.firstChunk.length).fill(-1);
     this.inBatch = new Uint8Array(layout.firstChunk.length);
   }
@@ -586,6 +586,11 @@ export class PrunedRanking {
   private scoreExactly(input: PruneInput, entries: number[], out: RankedPage[]): void {
     if (!entries.length) return;
     const pages = entries.map((e) => this.candidatePage[e]!);
+    const { firstChunk, chunkCounts } = this.layout;
+    for (const p of pages) {
+      this.exact.fill(0, firstChunk[p]!, firstChunk[p]! + chunkCounts[p]!);
+      this.exactMask.fill(0, firstChunk[p]!, firstChunk[p]! + chunkCounts[p]!);
+    }
     for (const l of input.lists) this.readInto(l, pages, this.exact, this.exactMask);
     for (const p of pages) {
       const r = this.rankedPage(input, p);
@@ -593,7 +598,7 @@ export class PrunedRanking {
     }
   }
 
-  /** A page as the exhaustive ranking ranks it, from its chunks' exact scores (which it clears); undefined when it does not rank. */
+  /** A page as the exhaustive ranking ranks it, from its chunks' exact scores; undefined when it does not rank. */
   private rankedPage(input: PruneInput, p: number): RankedPage | undefined {
     const { exact, exactMask } = this;
     const { required, pageGroup, titleBoost } = input;
@@ -607,8 +612,6 @@ export class PrunedRanking {
         chunks.push(d);
         scores.push(exact[d]! * popcount(m));
       }
-      exact[d] = 0;
-      exactMask[d] = 0;
     }
     const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
     if (!chunks.length) return group < 2 && count ? { page: p, klass: group * TIERS + 4, score: 0, chunks: [], chunkScores: [] } : undefined;

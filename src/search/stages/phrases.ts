@@ -30,7 +30,7 @@ function someChunkHolds(ctx: SearchContext, phrase: string[]): boolean {
   const sequence = phraseTerms(ctx, phrase);
   if (!sequence) return false;
   const specs = phrase.map((w) => ({ key: indexKey(w), prefix: false, fuzzy: 0 }));
-  const m = ctx.meter.counted(ctx.text.match(specs, { into: ctx.scratch.textBuffer(2) }));
+  const m = ctx.meter.counted(ctx.text.match(specs, { into: ctx.scratch.textBuffer(0) }));
   const full = 2 ** specs.length - 1;
   for (let i = 0, checked = 0; i < m.count && checked < PHRASE_CHECKS; i++) {
     if (m.masks[i] !== full) continue;

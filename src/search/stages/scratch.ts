@@ -85,7 +85,7 @@ export class Scratch {
     this.marks = new PageMarks(pages);
   }
 
-  /** The text shard's match buffer `i` (0 exact, 1 with typos, 2 phrase words). */
+  /** The text shard's match buffer `i`: 0 the exact pass (and, before it, the phrase check: its matches are dead by then), 1 the typo pass. */
   textBuffer(i: number): Matches {
     return (this.textMatches[i] ??= matchBuffer(this.pool.docs.length));
   }
