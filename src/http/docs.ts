@@ -9,7 +9,7 @@ import { Elysia, type DocumentDecoration } from "elysia";
 import { COST } from "../access";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { ALSO_AT, openApiDocument, RESPONSE_DOC, type ApiRoute, type HeaderDoc, type ResponseDoc } from "./openapi";
+import { ALSO_AT, openApiDocument, RESPONSE_DOC, UNCHECKED, type ApiRoute, type HeaderDoc, type ResponseDoc } from "./openapi";
 import * as schemas from "./schemas";
 import { ErrorBody, LimitErrorBody } from "./schemas";
 import { EXAMPLE } from "./examples";
@@ -92,12 +92,18 @@ export interface ResponseOptions {
   mediaType?: string;
   /** Real answers, by name, where the schema's own examples would mislead (such as each error code). */
   examples?: Record<string, unknown>;
+  /**
+   * false: Elysia does not check each answer against the schema (TypeBox, its formats' regular
+   * expressions included) before sending it. For a hot route whose answers TypeScript types
+   * from the schema and a test checks at run time; a search's check cost more than its own JSON.
+   */
+  checked?: boolean;
 }
 
 /** The schema, documented as a response with this description (and headers, media type, examples). */
 export function described<T extends TSchema>(schema: T, description: string, options: ResponseOptions = {}): T {
   const doc: ResponseDoc = { description, headers: options.headers ?? KEYED_HEADERS, mediaType: options.mediaType ?? "application/json", examples: options.examples };
-  return { ...schema, [RESPONSE_DOC]: doc };
+  return { ...schema, ...(options.checked === false ? { [UNCHECKED]: true } : {}), [RESPONSE_DOC]: doc };
 }
 
 /** A route's documentation also names this second path, where the same operation answers (spread into `detail`). */

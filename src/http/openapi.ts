@@ -58,13 +58,15 @@ type Json = Record<string, unknown>;
 
 // Keywords whose values are data, not schemas.
 const VALUE_KEYWORDS = new Set(["examples", "default", "const", "enum", "required"]);
+/** Elysia's mark on a response schema whose answers it does not check (docs.ts's `described`, option `checked`). */
+export const UNCHECKED = "noValidate";
 // Elysia adds `additionalProperties: false` to a route's response schemas when it compiles the
 // route (at its first request), and our schemas never set it: the document leaves it out, so
-// that it does not depend on which routes have answered.
-const LEFT_OUT = "additionalProperties";
+// that it does not depend on which routes have answered. UNCHECKED is Elysia's, not a keyword.
+const LEFT_OUT = new Set(["additionalProperties", UNCHECKED]);
 
 /** A schema's identity: its JSON, without what Elysia may have added. */
-const identity = (schema: unknown) => JSON.stringify(schema, (key, value) => (key === LEFT_OUT ? undefined : value));
+const identity = (schema: unknown) => JSON.stringify(schema, (key, value) => (LEFT_OUT.has(key) ? undefined : value));
 
 export function openApiDocument(routes: readonly ApiRoute[], parts: DocumentParts): Json {
   const names = new Map(Object.entries(parts.components).map(([name, schema]) => [identity(schema), name]));
@@ -147,7 +149,7 @@ function emitSchema(schema: unknown, names: Map<string, string>, self?: string):
   if (name && name !== self) return { $ref: `#/components/schemas/${name}` };
   const out: Json = {};
   for (const [key, value] of Object.entries(schema)) {
-    if (key.startsWith("x-") || key === LEFT_OUT) continue;
+    if (key.startsWith("x-") || LEFT_OUT.has(key)) continue;
     if (key === "properties") out[key] = Object.fromEntries(Object.entries(value as Json).map(([k, v]) => [k, emitSchema(v, names)]));
     else out[key] = VALUE_KEYWORDS.has(key) ? value : emitSchema(value, names);
   }

@@ -73,8 +73,9 @@ export class Resources {
   }
 
   chunk(page: SnapshotPage, index: number): Chunk {
+    const c = page.chunks[index]!;
     return {
-      ...this.located(page, index),
+      ...this.located(page, index, page.sections[c.section]?.heading ?? "", c.text),
       timestamp: page.timestamp,
       license: LICENSE,
       modified: true,
@@ -83,16 +84,15 @@ export class Resources {
   }
 
   /** The fields a search hit and a single chunk share: the chunk, its revision and where it comes from. */
-  private located(page: SnapshotPage, index: number) {
-    const c = page.chunks[index]!;
+  private located(page: SnapshotPage, index: number, section: string, text: string) {
     const url = this.url(page);
     return {
       id: `${page.pageId}_${index}`,
       page_id: page.pageId,
       rev_id: page.revId,
       title: page.title,
-      section: page.sections[c.section]?.heading ?? "",
-      text: c.text,
+      section,
+      text,
       chunk_id: index,
       url,
       source: sourceOf(this.project, page, url),
@@ -122,6 +122,6 @@ export class Resources {
   }
 
   hit(hit: Hit): SearchHit {
-    return { ...this.located(hit.page, hit.chunk), license: SHORT_LICENSE, _formatted: hit.formatted };
+    return { ...this.located(hit.page, hit.chunk, hit.section, hit.text), license: SHORT_LICENSE, _formatted: hit.formatted };
   }
 }

@@ -25,7 +25,7 @@ import type { Shard } from "./shard";
 import { fillPool, type Scope } from "./stages/candidates";
 import { Catalog } from "./stages/catalog";
 import type { SearchContext } from "./stages/context";
-import { toHit } from "./stages/format";
+import { hitFormatter } from "./stages/format";
 import { Meter } from "./stages/meter";
 import { rankChunksOfPage, rankPages } from "./stages/pages";
 import { existingPhrases, keepPhrases } from "./stages/phrases";
@@ -89,7 +89,8 @@ export class Engine {
     const { hits, total } = this.withScratch(() => {
       const ranked = this.rank(query, offset + limit, options.pageId, options.pruning);
       const window = ranked.pages.slice(offset, offset + limit);
-      return { hits: window.map((p) => toHit(this.stages, p.page, p.best, query, options)), total: ranked.total };
+      const format = hitFormatter(this.stages, query, options);
+      return { hits: window.map((p) => format(p.page, p.best)), total: ranked.total };
     });
     return { hits, estimatedTotalHits: total, processingTimeMs: performance.now() - started, work: this.workDone() };
   }
@@ -103,7 +104,7 @@ export class Engine {
       // As deep as a default search, so that total_results is that search's estimatedTotalHits.
       const ranked = this.rank(query, DEFAULTS.offset + DEFAULTS.limit, undefined, undefined);
       const top = this.exactTitle(query) ?? ranked.pages[0];
-      return top && { hit: toHit(this.stages, top.page, top.best, query, {}), total: ranked.total };
+      return top && { hit: hitFormatter(this.stages, query, {})(top.page, top.best), total: ranked.total };
     });
     const work = this.workDone();
     if (!found) return undefined;
@@ -114,7 +115,7 @@ export class Engine {
   private exactTitle(query: ParsedQuery): PageCandidate | undefined {
     const exact = this.catalog.titles.get(query.asTitle);
     if (exact === undefined) return undefined;
-    const best: Candidate = { chunk: this.catalog.firstChunk[exact]!, score: 0, tier: 0, terms: [], derived: [] };
+    const best: Candidate = { chunk: this.catalog.firstChunk[exact]!, score: 0, tier: 0, derived: [] };
     return { page: exact, best, group: 0 };
   }
 

@@ -63,33 +63,77 @@ function isWordChar(cp: number): boolean {
   return WORD_CHAR.test(String.fromCodePoint(cp));
 }
 
+/** Per ASCII code: 1 for a word character (digits and letters), 0 not. */
+const ASCII_WORD_CHAR = new Uint8Array(128);
+for (let c = 0; c < 128; c++) ASCII_WORD_CHAR[c] = isWordChar(c) ? 1 : 0;
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
 /**
  * Scans the words of a text into the scratch arrays, as tokens() finds them, marking those
- * whose folded form `matched` holds. ASCII words are folded (lowercased) only when the hash
- * of their lowercase letters is some matched term's.
+ * whose folded form `matched` holds. ASCII words (most words of most texts) are read in a
+ * loop of their own that hashes their lowercase letters as it goes: one is folded (lowercased)
+ * only when its hash is some matched term's. Returns whether the text has a high surrogate,
+ * that is whether its code-point offsets differ from its UTF-16 offsets.
  */
-let hashedTerms: ReadonlySet<string> | undefined;
-let hashes = new Set<number>();
+/** The terms a text's words are highlighted for: all that may be (`candidates`, one set shared by many hits), and whether one found in the text is (`has`). */
+export interface MatchedTerms {
+  readonly candidates: ReadonlySet<string>;
+  has(term: string): boolean;
+}
 
-function scan(text: string, lang: string, matched: ReadonlySet<string>): void {
+let hashedTerms: ReadonlySet<string> | undefined;
+/** The low bits of the matched terms' hashes, as a filter: a word whose hash misses it is not matched. */
+const HASH_BITS = 4095;
+const hashFilter = new Uint8Array(HASH_BITS + 1);
+/** Whether the text scanned has a high surrogate (set by scan and wordEnd). */
+let wide = false;
+
+function scan(text: string, lang: string, matched: MatchedTerms): boolean {
   count = 0;
-  // A hit's title and text are scanned for the same terms: their hashes are made once.
-  if (matched !== hashedTerms) {
-    hashedTerms = matched;
-    hashes = new Set<number>();
-    for (const term of matched) hashes.add(hashOf(term, 0, term.length, false));
+  wide = false;
+  // The hits of a search share their candidates: their hashes are made once.
+  if (matched.candidates !== hashedTerms) {
+    hashedTerms = matched.candidates;
+    hashFilter.fill(0);
+    for (const term of hashedTerms) hashFilter[hashOf(term) & HASH_BITS] = 1;
   }
   const n = text.length;
   let i = 0;
   while (i < n) {
     let c = text.charCodeAt(i);
-    let cp = c;
+    if (c < 128) {
+      if (ASCII_WORD_CHAR[c] === 0) {
+        i++;
+        continue;
+      }
+      const start = i;
+      let h = FNV_OFFSET;
+      do {
+        h = Math.imul(h ^ (c >= 65 && c <= 90 ? c + 32 : c), FNV_PRIME);
+        if (++i === n) break;
+        c = text.charCodeAt(i);
+      } while (c < 128 && ASCII_WORD_CHAR[c] === 1);
+      if (i === n || c < 128 || !startsWord(text, i, n)) {
+        pushWord(start, i, hashFilter[h & HASH_BITS] === 1 && matched.has(text.slice(start, i).toLowerCase()));
+        continue;
+      }
+      // A word character beyond ASCII goes on with the word.
+      i = wordEnd(text, i, n);
+      pushRun(text, start, i, lang, matched);
+      continue;
+    }
     let width = 1;
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
-      const low = text.charCodeAt(i + 1);
-      if (low >= 0xdc00 && low <= 0xdfff) {
-        cp = (c - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000;
-        width = 2;
+    let cp = c;
+    if (c >= 0xd800 && c <= 0xdbff) {
+      wide = true;
+      if (i + 1 < n) {
+        const low = text.charCodeAt(i + 1);
+        if (low >= 0xdc00 && low <= 0xdfff) {
+          cp = (c - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000;
+          width = 2;
+        }
       }
     }
     if (!isWordChar(cp)) {
@@ -97,49 +141,73 @@ function scan(text: string, lang: string, matched: ReadonlySet<string>): void {
       continue;
     }
     const start = i;
-    let ascii = cp < 128;
-    i += width;
-    while (i < n) {
-      c = text.charCodeAt(i);
-      cp = c;
-      width = 1;
-      if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+    i = wordEnd(text, i + width, n);
+    pushRun(text, start, i, lang, matched);
+  }
+  return wide;
+}
+
+/** Whether a word character starts at i (a surrogate pair read as one code point). */
+function startsWord(text: string, i: number, n: number): boolean {
+  const c = text.charCodeAt(i);
+  if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+    const low = text.charCodeAt(i + 1);
+    if (low >= 0xdc00 && low <= 0xdfff) return isWordChar((c - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000);
+  }
+  return isWordChar(c);
+}
+
+/** Where the run of word characters going on at i ends. */
+function wordEnd(text: string, i: number, n: number): number {
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    let cp = c;
+    let width = 1;
+    if (c >= 0xd800 && c <= 0xdbff) {
+      wide = true;
+      if (i + 1 < n) {
         const low = text.charCodeAt(i + 1);
         if (low >= 0xdc00 && low <= 0xdfff) {
           cp = (c - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000;
           width = 2;
         }
       }
-      if (!isWordChar(cp)) break;
-      if (cp >= 128) ascii = false;
-      i += width;
     }
-    if (ascii) {
-      pushWord(start, i, hashes.has(hashOf(text, start, i, true)) && matched.has(text.slice(start, i).toLowerCase()));
-      continue;
-    }
-    const run = text.slice(start, i);
-    if (!UNSPACED.test(run)) {
-      pushWord(start, i, matched.has(fold(run)));
-      continue;
-    }
-    for (const seg of segmenter(lang).segment(run)) {
-      if (!seg.isWordLike) continue;
-      const term = fold(seg.segment);
-      if (term) pushWord(start + seg.index, start + seg.index + seg.segment.length, matched.has(term));
-    }
+    if (!isWordChar(cp)) break;
+    i += width;
+  }
+  return i;
+}
+
+/** A run of word characters, not all ASCII, as its word (folded) or, in unspaced script, its words. */
+function pushRun(text: string, start: number, end: number, lang: string, matched: MatchedTerms): void {
+  const run = text.slice(start, end);
+  if (!UNSPACED.test(run)) {
+    pushWord(start, end, matched.has(fold(run)));
+    return;
+  }
+  for (const seg of segmenter(lang).segment(run)) {
+    if (!seg.isWordLike) continue;
+    const term = fold(seg.segment);
+    if (term) pushWord(start + seg.index, start + seg.index + seg.segment.length, matched.has(term));
   }
 }
 
-/** FNV-1a of the code units of s from start to end, ASCII capitals lowercased when `lower`. */
-function hashOf(s: string, start: number, end: number, lower: boolean): number {
-  let h = 0x811c9dc5;
-  for (let i = start; i < end; i++) {
-    let c = s.charCodeAt(i);
-    if (lower && c >= 65 && c <= 90) c += 32;
-    h = Math.imul(h ^ c, 0x01000193);
-  }
+/** FNV-1a of the code units of a term, as scan() hashes a word's lowercase letters. */
+function hashOf(term: string): number {
+  let h = FNV_OFFSET;
+  for (let i = 0; i < term.length; i++) h = Math.imul(h ^ term.charCodeAt(i), FNV_PRIME);
   return h;
+}
+
+/** Offsets that are their own code-point offsets (a text without surrogates), grown as longer texts come. */
+let identity = new Int32Array(0);
+function sameOffsets(length: number): Int32Array {
+  if (identity.length < length + 1) {
+    identity = new Int32Array(Math.max(length + 1, identity.length * 2));
+    for (let i = 0; i < identity.length; i++) identity[i] = i;
+  }
+  return identity;
 }
 
 /** Fills codePoints with the code-point offset of every UTF-16 offset that starts a code point. */
@@ -171,14 +239,13 @@ function render(text: string, from: number, to: number, highlight: boolean): str
   return out + escapeHtml(text.slice(at, to));
 }
 
-export function formatTitle(title: string, matched: ReadonlySet<string>, highlight: boolean, lang: string): string {
+export function formatTitle(title: string, matched: MatchedTerms, highlight: boolean, lang: string): string {
   scan(title, lang, matched);
   return render(title, 0, title.length, highlight);
 }
 
-export function formatText(text: string, matched: ReadonlySet<string>, cropLength: number, highlight: boolean, lang: string): string {
-  scan(text, lang, matched);
-  const cp = codePointOffsets(text);
+export function formatText(text: string, matched: MatchedTerms, cropLength: number, highlight: boolean, lang: string): string {
+  const cp = scan(text, lang, matched) ? codePointOffsets(text) : sameOffsets(text.length);
   const length = cp[text.length]!;
   if (length <= cropLength) return render(text, 0, text.length, highlight);
 

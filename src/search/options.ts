@@ -34,6 +34,9 @@ export interface Hit {
   /** Index of the chunk within its page. */
   chunk: number;
   score: number;
+  /** The chunk's text, and the heading of its section ("" for none). */
+  text: string;
+  section: string;
   formatted: { title: string; text: string };
 }
 

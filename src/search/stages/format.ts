@@ -1,36 +1,89 @@
 /**
  * Formatting: a ranked page's passage as a search hit, its title and text cropped and
  * highlighted (highlight.ts) with the query's words and the index terms its chunk holds.
+ *
+ * One formatter per search. The terms derived from the query are the same for every
+ * candidate of a ranking tier: their texts are read once per tier, and whether a hit's chunk
+ * holds one is asked only for those its title or text has (a typo or prefix query derives
+ * dozens of terms, and each question reads postings).
  */
 import { termOfKey } from "../analyze";
-import { formatText, formatTitle } from "../highlight";
+import { formatText, formatTitle, type MatchedTerms } from "../highlight";
 import { DEFAULTS, type Hit, type SearchOptions } from "../options";
 import type { ParsedQuery } from "../query";
+import type { Derived } from "../shard";
 import type { SearchContext } from "./context";
 import type { Candidate } from "./pool";
 
-export function toHit(ctx: SearchContext, pageIdx: number, c: Candidate, query: ParsedQuery, options: SearchOptions): Hit {
-  const page = ctx.catalog.pages.shown(pageIdx);
-  const chunk = c.chunk - ctx.catalog.firstChunk[pageIdx]!;
-  const matched = new Set([...termsOf(ctx, c), ...query.words]);
+/** A tier's derived terms as text: every term a hit may be highlighted for, and the index terms behind each derived one. */
+interface TierTerms {
+  candidates: Set<string>;
+  indexTerms: Map<string, number[]>;
+}
+
+export type HitFormatter = (pageIdx: number, c: Candidate) => Hit;
+
+export function hitFormatter(ctx: SearchContext, query: ParsedQuery, options: SearchOptions): HitFormatter {
   const highlight = options.highlight ?? DEFAULTS.highlight;
-  return {
-    page,
-    chunk,
-    score: c.score,
-    formatted: {
-      title: formatTitle(page.title, matched, highlight, ctx.lang),
-      text: formatText(page.chunkText(chunk), matched, options.cropLength ?? DEFAULTS.cropLength, highlight, ctx.lang),
-    },
+  const cropLength = options.cropLength ?? DEFAULTS.cropLength;
+  const queryWords = new Set(query.words);
+  const tiers = new Map<Derived[], TierTerms>();
+  const tierTerms = (derived: Derived[]): TierTerms => {
+    let terms = tiers.get(derived);
+    if (!terms) {
+      terms = { candidates: new Set(queryWords), indexTerms: new Map() };
+      for (const d of derived) {
+        const text = termOfKey(ctx.text.keyOf(d.term));
+        terms.candidates.add(text);
+        const known = terms.indexTerms.get(text);
+        if (known) known.push(d.term);
+        else terms.indexTerms.set(text, [d.term]);
+      }
+      tiers.set(derived, terms);
+    }
+    return terms;
+  };
+  return (pageIdx, c) => {
+    const page = ctx.catalog.pages.shown(pageIdx);
+    const chunk = c.chunk - ctx.catalog.firstChunk[pageIdx]!;
+    const text = page.chunkText(chunk);
+    const matched = new HitTerms(ctx, c.chunk, queryWords, tierTerms(c.derived));
+    return {
+      page,
+      chunk,
+      score: c.score,
+      text,
+      section: ctx.catalog.pages.chunkHeading(pageIdx, chunk),
+      formatted: {
+        title: formatTitle(page.title, matched, highlight, ctx.lang),
+        text: formatText(text, matched, cropLength, highlight, ctx.lang),
+      },
+    };
   };
 }
 
-/** The index terms derived from the query that the candidate's chunk holds. */
-function termsOf(ctx: SearchContext, c: Candidate): string[] {
-  if (!c.terms) {
-    const found = new Set<string>();
-    for (const d of c.derived) if (ctx.text.holds(d.term, c.chunk)) found.add(termOfKey(ctx.text.keyOf(d.term)));
-    c.terms = [...found];
+/** The terms of one hit: the query's words, and the derived terms its chunk holds (asked once each, when its title or text has one). */
+class HitTerms implements MatchedTerms {
+  readonly candidates: ReadonlySet<string>;
+  private readonly held = new Map<string, boolean>();
+
+  constructor(
+    private readonly ctx: SearchContext,
+    private readonly chunk: number,
+    private readonly queryWords: ReadonlySet<string>,
+    private readonly tier: TierTerms,
+  ) {
+    this.candidates = tier.candidates;
   }
-  return c.terms;
+
+  has(term: string): boolean {
+    if (this.queryWords.has(term)) return true;
+    let held = this.held.get(term);
+    if (held === undefined) {
+      const indexTerms = this.tier.indexTerms.get(term);
+      held = indexTerms !== undefined && indexTerms.some((t) => this.ctx.text.holds(t, this.chunk));
+      this.held.set(term, held);
+    }
+    return held;
+  }
 }

@@ -10,8 +10,6 @@ export interface Candidate {
   chunk: number;
   score: number;
   tier: number;
-  /** Document terms that matched, for highlighting; found when first needed. */
-  terms?: string[];
   /** The index terms the candidate's search derived from the query. */
   derived: Derived[];
   /** Its place in the pool, while the search runs. */

@@ -1,0 +1,197 @@
+/**
+ * Search hits as served: the crop and highlight of highlight.ts against a plain reading of D9
+ * (tokens() for the words, code points counted with Array.from), over every chunk of the
+ * shared dumps; the highlight of typo and prefix expansions (asked of the index only for the
+ * words a hit's text has); and search answers against their TypeBox schema, which Elysia
+ * no longer checks on each answer (docs.ts, `checked: false`).
+ */
+import { describe, expect, test } from "bun:test";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import type { TSchema } from "@sinclair/typebox";
+import { queryMix } from "../bench/queries";
+import { createApp } from "../src/http";
+import { SearchResponse } from "../src/http/schemas";
+import { CROP_MARKER, escapeHtml, fold, tokens, type Engine } from "../src/search";
+import { formatText, formatTitle, type MatchedTerms } from "../src/search/highlight";
+import { indexKey } from "../src/search/analyze";
+import { EN_2006, EN_2016, engineFor, TRUNCATED_XZ } from "./helpers";
+
+const en = () => engineFor({ dumps: [EN_2006, EN_2016] });
+const ja = () => engineFor({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });
+
+const terms = (set: Set<string>): MatchedTerms => ({ candidates: set, has: (t) => set.has(t) });
+
+/** D9 read plainly: the words (tokens()), the densest window of crop code points, cut at words, matched words in <em>. */
+function reference(text: string, matched: Set<string>, crop: number, highlight: boolean, lang: string): string {
+  const words = tokens(text, lang).map((t) => ({ ...t, hit: matched.has(t.term) }));
+  // UTF-16 offset → code-point offset, a high surrogate and the unit after it counting as one.
+  const cp: number[] = [];
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    cp[i] = n;
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) cp[++i] = n;
+    n++;
+  }
+  cp[text.length] = n;
+  const render = (from: number, to: number) => {
+    let out = "";
+    let at = from;
+    for (const w of words) {
+      if (!highlight || !w.hit || w.end <= from || w.start >= to) continue;
+      out += `${escapeHtml(text.slice(at, w.start))}<em>${escapeHtml(text.slice(w.start, w.end))}</em>`;
+      at = w.end;
+    }
+    return out + escapeHtml(text.slice(at, to));
+  };
+  if (n <= crop) return render(0, text.length);
+  const hits = words.filter((w) => w.hit);
+  let best = 0;
+  let bestCount = 0;
+  for (let i = 0; i < hits.length; i++) {
+    let j = i;
+    while (j < hits.length && cp[hits[j]!.end]! - cp[hits[i]!.start]! <= crop) j++;
+    if (j - i > bestCount) [best, bestCount] = [i, j - i];
+  }
+  let start = 0;
+  if (bestCount) {
+    const s = cp[hits[best]!.start]!;
+    const e = cp[hits[best + bestCount - 1]!.end]!;
+    start = Math.max(0, s - Math.floor((crop - (e - s)) / 2));
+  }
+  const end = Math.min(n, start + crop);
+  start = Math.max(0, end - crop);
+  const inside = words.filter((w) => cp[w.start]! >= start && cp[w.end]! <= end);
+  if (!inside.length) return (start > 0 ? CROP_MARKER : "") + escapeHtml(Array.from(text).slice(start, end).join("")) + (end < n ? CROP_MARKER : "");
+  const from = start === 0 ? 0 : inside[0]!.start;
+  let to = end === n ? text.length : inside.at(-1)!.end;
+  while (to < text.length && cp[to + 1]! - cp[from]! <= crop && /[^\s\p{L}\p{N}]/u.test(text[to]!)) to++;
+  return (from > 0 ? CROP_MARKER : "") + render(from, to) + (to < text.length ? CROP_MARKER : "");
+}
+
+/** Every chunk of the engine's snapshot, with a few of its own words (and a word of another chunk) as the matched terms. */
+function* chunkCases(engine: Engine): Generator<{ title: string; text: string; matched: Set<string> }> {
+  const table = engine.snapshot.pages;
+  let other = "history";
+  for (let i = 0; i < table.length; i++) {
+    const title = table.at(i).title;
+    for (let c = 0; c < table.chunkCounts[i]!; c++) {
+      const text = table.chunkText(i, c);
+      const words = tokens(text, engine.lang).map((t) => t.term);
+      const matched = new Set([other, ...words.filter((_, k) => k % 37 === 5)]);
+      if (words.length) other = words[words.length >> 1]!;
+      yield { title, text, matched };
+    }
+  }
+}
+
+describe("crop and highlight", () => {
+  for (const [name, engine] of [
+    ["English", en],
+    ["Japanese", ja],
+  ] as const) {
+    test(`agree with a plain reading of D9 on every chunk (${name})`, async () => {
+      const e = await engine();
+      let checked = 0;
+      let highlighted = 0;
+      let wide = 0;
+      for (const { title, text, matched } of chunkCases(e)) {
+        const m = terms(matched);
+        for (const crop of [50, 400]) {
+          const got = formatText(text, m, crop, true, e.lang);
+          expect(got).toBe(reference(text, matched, crop, true, e.lang));
+          if (got.includes("<em>")) highlighted++;
+        }
+        expect(formatText(text, m, 400, false, e.lang)).toBe(reference(text, matched, 400, false, e.lang));
+        expect(formatTitle(title, m, true, e.lang)).toBe(reference(title, matched, Number.MAX_SAFE_INTEGER, true, e.lang));
+        if (/[\ud800-\udbff]/.test(text)) wide++;
+        checked++;
+      }
+      expect(checked).toBeGreaterThan(1000);
+      expect(highlighted).toBeGreaterThan(checked);
+      if (name === "Japanese") expect(wide).toBeGreaterThan(0);
+    }, 120_000);
+  }
+
+  test("typo and prefix expansions are highlighted where the hit's chunk holds them, and nowhere else", async () => {
+    const e = await en();
+    const mix = queryMix(e.snapshot);
+    let expansions = 0;
+    for (const kind of ["typo", "prefix"] as const) {
+      for (let q = 0; q < 40; q++) {
+        const query = mix[kind]!();
+        const queryWord = fold(query.trim());
+        for (const hit of e.search(query, { cropLength: 2000 }).hits) {
+          const emphasised = [...`${hit.formatted.title} ${hit.formatted.text}`.matchAll(/<em>(.*?)<\/em>/g)].map((m) => fold(m[1]!.replace(/&amp;/g, "&")));
+          const chunk = e.snapshot.pages.ids.indexOf(hit.page.pageId);
+          for (const word of emphasised) {
+            if (word === queryWord) continue;
+            expansions++;
+            // An expansion is a term of the index that this very chunk holds (its text, section or title).
+            const term = e.text.termOf(indexKey(word));
+            expect(term).toBeDefined();
+            expect(e.text.holds(term!, firstChunkOf(e, chunk) + hit.chunk)).toBe(true);
+          }
+          // Every word of the shown text that the hit's chunk matched by its exact form is highlighted.
+          const shown = hit.formatted.text.replace(/<\/?em>/g, "");
+          for (const t of tokens(shown, e.lang)) if (t.term === queryWord) expect(hit.formatted.text).toContain(`<em>${shown.slice(t.start, t.end)}</em>`);
+        }
+      }
+    }
+    expect(expansions).toBeGreaterThan(50);
+  }, 120_000);
+});
+
+/** The engine's number of the first chunk of page row i (chunks are numbered page by page). */
+function firstChunkOf(e: Engine, row: number): number {
+  let first = 0;
+  for (let i = 0; i < row; i++) first += e.snapshot.pages.chunkCounts[i]!;
+  return first;
+}
+
+/** The schema with `additionalProperties: false` on every object, as Elysia checked answers. */
+function closed(schema: TSchema): TSchema {
+  if (Array.isArray(schema)) return schema.map(closed) as unknown as TSchema;
+  if (typeof schema !== "object" || schema === null) return schema;
+  const out: Record<string | symbol, unknown> = { ...schema };
+  for (const [k, v] of Object.entries(schema))
+    if (typeof v === "object" && v !== null && k !== "examples" && k !== "default")
+      out[k] = k === "properties" ? Object.fromEntries(Object.entries(v).map(([p, s]) => [p, closed(s as TSchema)])) : closed(v as TSchema);
+  if (schema.type === "object") out.additionalProperties = false;
+  return out as unknown as TSchema;
+}
+
+describe("search answers", () => {
+  test("match their schema (formats included), as Elysia no longer checks each one", async () => {
+    const e = await en();
+    const app = createApp(e);
+    const check = TypeCompiler.Compile(closed(SearchResponse));
+    const mix = queryMix(e.snapshot);
+    let hits = 0;
+    try {
+      for (const make of Object.values(mix)) {
+        for (let q = 0; q < 15; q++) {
+          const query = make();
+          if (!query.replace(/"/g, "").trim()) continue;
+          for (const extra of ["", "&limit=50&crop_length=50", "&highlight=false&offset=3"]) {
+            const res = await app.handle(new Request(`http://localhost/v1/search?q=${encodeURIComponent(query)}${extra}`));
+            expect(res.status).toBe(200);
+            const body = (await res.json()) as { hits: unknown[] };
+            const errors = [...check.Errors(body)].map((x) => `${x.path}: ${x.message}`);
+            expect(errors).toEqual([]);
+            hits += body.hits.length;
+          }
+        }
+      }
+      // The check itself refuses a broken answer (a bad url, a missing field).
+      const body = (await (await app.handle(new Request("http://localhost/v1/search?q=history"))).json()) as { hits: Record<string, unknown>[] };
+      expect(check.Check(body)).toBe(true);
+      expect(check.Check({ ...body, hits: [{ ...body.hits[0], url: "not a url" }] })).toBe(false);
+      const { _formatted: _, ...unformatted } = body.hits[0]!;
+      expect(check.Check({ ...body, hits: [unformatted] })).toBe(false);
+    } finally {
+      app.close();
+    }
+    expect(hits).toBeGreaterThan(500);
+  }, 120_000);
+});
