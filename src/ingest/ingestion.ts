@@ -23,6 +23,12 @@ class Ingestion {
   private readonly limit: number;
   private readonly claims = new Map<number, Claim>();
   private readonly articles = new Map<number, Article>();
+  /**
+   * The pages streamed to onArticle, by id: their claim holds the rest (revision, title, time).
+   * A page id, not a copy of the article: at millions of pages the copies were the largest
+   * share of what a build holds per page until its end.
+   */
+  private readonly streamed = new Set<number>();
   private readonly failures: IngestResult["failures"] = [];
   private readonly sources: SourceReport[] = [];
   private readonly pool: ParserPool;
@@ -85,6 +91,12 @@ class Ingestion {
     return this.pool.drain();
   }
 
+  /** A streamed article as the result lists it: from its claim, with no sections or chunks. */
+  private streamedArticle(pageId: number, claim: Claim): Article {
+    const timestamp = new Date(claim.tsUnix * 1000).toISOString().replace(/\.000Z$/, "Z");
+    return { pageId, revId: claim.revId, title: claim.title, timestamp, tsUnix: claim.tsUnix, sections: [], chunks: [], wikitextLength: 0 };
+  }
+
   close(): void {
     this.pool.close();
   }
@@ -94,8 +106,8 @@ class Ingestion {
     if (!this.wiki) throw new DumpError("no <siteinfo> found in the dumps: they are not MediaWiki exports.");
     const kept: Article[] = [];
     const redirectIds = new Map<Redirect, number>();
-    for (const { pageId, claim } of titleHolders(this.claims, (id) => this.articles.has(id)).values()) {
-      if (claim.kind === "article") kept.push(this.articles.get(pageId)!);
+    for (const { pageId, claim } of titleHolders(this.claims, (id) => this.articles.has(id) || this.streamed.has(id)).values()) {
+      if (claim.kind === "article") kept.push(this.articles.get(pageId) ?? this.streamedArticle(pageId, claim));
       else if (claim.target && claim.target !== claim.title) redirectIds.set({ title: claim.title, target: claim.target }, pageId);
     }
     kept.sort((a, b) => a.pageId - b.pageId);
@@ -148,6 +160,7 @@ class Ingestion {
     } else if (prior?.kind === "article") this.accepted--;
     this.claims.set(page.pageId, claim);
     this.articles.delete(page.pageId);
+    this.streamed.delete(page.pageId);
     if (claim.kind === "article") {
       this.options.onPage?.(page);
       await this.pool.submit(page);
@@ -163,7 +176,7 @@ class Ingestion {
       if (claim?.kind !== "article" || claim.revId !== article.revId) continue;
       if (this.options.onArticle) {
         this.options.onArticle(article, this.wiki!);
-        this.articles.set(article.pageId, { ...article, sections: [], chunks: [] });
+        this.streamed.add(article.pageId);
       } else this.articles.set(article.pageId, article);
       this.wikitextChars += article.wikitextLength;
     }

@@ -17,8 +17,9 @@ export interface IngestOptions {
   onProgress?: (progress: IngestProgress) => void;
   /**
    * Called with each article as it is converted, in dump order, instead of keeping it: the
-   * result's articles then carry no sections or chunks (a build streams them to its file,
-   * and keeps those of the result's article ids and revisions).
+   * result's articles then carry no sections or chunks, and only what their claim holds (id,
+   * revision, title, time): a build streams them to its file, and keeps those of the result's
+   * article ids and revisions.
    */
   onArticle?: (article: Article, wiki: Wiki) => void;
   /** Called with each namespace-0 page sent to conversion, e.g. to compare the text made with its source. */
