@@ -4,7 +4,11 @@
  * (Heaps' law) and the weight of the most common words. bench/gen-corpus.ts and its test compare
  * the synthetic corpus with the shared English dumps through these.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { wordCount, type IngestResult } from "../src/ingest";
+import { ContainerWriter, TextWriter } from "../src/snapshot";
 import { terms } from "../src/search/analyze";
 import { quantile } from "./stats";
 
@@ -32,39 +36,23 @@ export interface CorpusStats {
   top10ChunkShare: number;
   /** Distinct terms per chunk: the postings a chunk adds to the index. */
   termsPerChunk: Spread;
-  /** Chunk text's size over its zstd size (level 9, blocks of 16 KB, as the snapshot stores it). */
+  /** Chunk text's size over its stored size, in the snapshot's zstd blocks (src/snapshot/text.ts). */
   textCompression: number;
 }
 
-const TEXT_BLOCK = 16 * 1024;
-
-/** The chunks' text in 16 KB blocks, compressed as src/snapshot/text.ts does: raw bytes over stored bytes. */
+/** The chunks' text stored as a snapshot stores it (src/snapshot/text.ts, into a file thrown away): raw bytes over stored bytes. */
 function compressionOf(texts: string[]): number {
-  const encoder = new TextEncoder();
-  let raw = 0;
-  let stored = 0;
-  let block: Uint8Array[] = [];
-  let size = 0;
-  const flush = () => {
-    const bytes = new Uint8Array(size);
-    let at = 0;
-    for (const b of block) {
-      bytes.set(b, at);
-      at += b.length;
-    }
-    raw += size;
-    stored += Bun.zstdCompressSync(bytes, { level: 9 }).length;
-    block = [];
-    size = 0;
-  };
-  for (const t of texts) {
-    const b = encoder.encode(t);
-    block.push(b);
-    size += b.length;
-    if (size >= TEXT_BLOCK) flush();
+  const dir = mkdtempSync(join(tmpdir(), "tome-corpus-stats-"));
+  const out = new ContainerWriter(join(dir, "text.tome"));
+  try {
+    const writer = new TextWriter(out);
+    for (const t of texts) writer.add(t);
+    writer.finish();
+    return writer.bytesOut ? writer.bytesIn / writer.bytesOut : 0;
+  } finally {
+    out.abandon();
+    rmSync(dir, { recursive: true, force: true });
   }
-  if (size) flush();
-  return stored ? raw / stored : 0;
 }
 
 function spread(xs: number[]): Spread {

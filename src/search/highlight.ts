@@ -115,7 +115,7 @@ function scan(text: string, lang: string, matched: MatchedTerms): boolean {
         if (++i === n) break;
         c = text.charCodeAt(i);
       } while (c < 128 && ASCII_WORD_CHAR[c] === 1);
-      if (i === n || c < 128 || !startsWord(text, i, n)) {
+      if (i === n || c < 128 || !startsWord(text, i)) {
         pushWord(start, i, hashFilter[h & HASH_BITS] === 1 && matched.has(text.slice(start, i).toLowerCase()));
         continue;
       }
@@ -124,18 +124,9 @@ function scan(text: string, lang: string, matched: MatchedTerms): boolean {
       pushRun(text, start, i, lang, matched);
       continue;
     }
-    let width = 1;
-    let cp = c;
-    if (c >= 0xd800 && c <= 0xdbff) {
-      wide = true;
-      if (i + 1 < n) {
-        const low = text.charCodeAt(i + 1);
-        if (low >= 0xdc00 && low <= 0xdfff) {
-          cp = (c - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000;
-          width = 2;
-        }
-      }
-    }
+    if (c >= 0xd800 && c <= 0xdbff) wide = true;
+    const cp = text.codePointAt(i)!;
+    const width = cp > 0xffff ? 2 : 1;
     if (!isWordChar(cp)) {
       i += width;
       continue;
@@ -148,33 +139,18 @@ function scan(text: string, lang: string, matched: MatchedTerms): boolean {
 }
 
 /** Whether a word character starts at i (a surrogate pair read as one code point). */
-function startsWord(text: string, i: number, n: number): boolean {
-  const c = text.charCodeAt(i);
-  if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
-    const low = text.charCodeAt(i + 1);
-    if (low >= 0xdc00 && low <= 0xdfff) return isWordChar((c - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000);
-  }
-  return isWordChar(c);
+function startsWord(text: string, i: number): boolean {
+  return isWordChar(text.codePointAt(i)!);
 }
 
 /** Where the run of word characters going on at i ends. */
 function wordEnd(text: string, i: number, n: number): number {
   while (i < n) {
     const c = text.charCodeAt(i);
-    let cp = c;
-    let width = 1;
-    if (c >= 0xd800 && c <= 0xdbff) {
-      wide = true;
-      if (i + 1 < n) {
-        const low = text.charCodeAt(i + 1);
-        if (low >= 0xdc00 && low <= 0xdfff) {
-          cp = (c - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000;
-          width = 2;
-        }
-      }
-    }
+    if (c >= 0xd800 && c <= 0xdbff) wide = true;
+    const cp = c < 0xd800 ? c : text.codePointAt(i)!;
     if (!isWordChar(cp)) break;
-    i += width;
+    i += cp > 0xffff ? 2 : 1;
   }
   return i;
 }
