@@ -90,36 +90,19 @@ export class PageWriter {
       for (let i = 0; i < order.length; i++) out[i] = from(order[i]!);
       return out;
     };
-    out.section(
-      "pages.id",
-      pick(Uint32Array, (a) => this.id.get(a)),
-    );
-    out.section(
-      "pages.rev",
-      pick(Float64Array, (a) => this.rev.get(a)),
-    );
-    out.section(
-      "pages.ts",
-      pick(Float64Array, (a) => this.ts.get(a)),
-    );
-    out.section(
-      "pages.firstText",
-      pick(Uint32Array, (a) => this.firstText.get(a)),
-    );
-    out.section(
-      "pages.firstDoc",
-      pick(Uint32Array, (a) => firstDoc[a]!),
-    );
     const chunkCounts = pick(Uint32Array, (a) => this.chunkCount.get(a));
-    out.section("pages.chunkCount", chunkCounts);
-    out.section(
-      "pages.sectionStart",
-      pick(Uint32Array, (a) => this.sectionStart.get(a)),
-    );
-    out.section(
-      "pages.sectionCount",
-      pick(Uint32Array, (a) => this.sectionCount.get(a)),
-    );
+    // Each column is made as it is written, so that one at a time is held.
+    const columns: [string, () => Uint32Array | Float64Array][] = [
+      ["pages.id", () => pick(Uint32Array, (a) => this.id.get(a))],
+      ["pages.rev", () => pick(Float64Array, (a) => this.rev.get(a))],
+      ["pages.ts", () => pick(Float64Array, (a) => this.ts.get(a))],
+      ["pages.firstText", () => pick(Uint32Array, (a) => this.firstText.get(a))],
+      ["pages.firstDoc", () => pick(Uint32Array, (a) => firstDoc[a]!)],
+      ["pages.chunkCount", () => chunkCounts],
+      ["pages.sectionStart", () => pick(Uint32Array, (a) => this.sectionStart.get(a))],
+      ["pages.sectionCount", () => pick(Uint32Array, (a) => this.sectionCount.get(a))],
+    ];
+    for (const [name, column] of columns) out.section(name, column());
     const arrivalTitles = new StoredStrings(this.titles.blob(), this.titles.ends.view());
     const titles = new StringColumn();
     const titleList: string[] = [];
