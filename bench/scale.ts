@@ -16,6 +16,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { open } from "../src/search";
+import type { Snapshot } from "../src/snapshot";
 import { FIRST_QUERY, queryMix } from "./queries";
 
 const USAGE = `Usage: bun bench/scale.ts --chunks N [options]
@@ -78,6 +79,7 @@ interface Served {
   /** Private resident bytes before open(), and after it (before any search). */
   rssAnonBeforeOpen: number;
   rssAnonAfterOpen: number;
+  rssAnonBeforeQueries: number;
 }
 
 const status = () => {
@@ -109,17 +111,12 @@ function serve(path: string): Served {
   const bootMs = performance.now();
   const firstSearchMs = bootMs - t0 - openMs;
 
-  // The mix, drawn in turn kind by kind; a kind that gives only empty queries (Japanese, in English) is left out.
-  const mix = Object.entries(queryMix(tome.snapshot));
-  const usable = mix.filter(([, make]) => Array.from({ length: 5 }, make).some((q) => q.replace(/"/g, "").trim()));
-  const queries: { kind: string; q: string }[] = [];
-  for (let i = 0; queries.length < queryCount && i < queryCount * 10; i++) {
-    const [kind, make] = usable[i % usable.length]!;
-    const q = make();
-    if (q.replace(/"/g, "").trim()) queries.push({ kind, q });
-  }
-  // Warm-up as bench/search.ts does it: 10 of each kind, not timed.
-  for (const [, make] of usable) for (let i = 0; i < 10; i++) tome.search(make());
+  const { queries, warmUp } = drawQueries(tome.snapshot);
+  // The mix's word lists are the benchmark's, not the server's: collected (and given back) before the queries.
+  Bun.gc(true);
+  Bun.sleepSync(1000);
+  const rssAnonBeforeQueries = status().rssAnon;
+  for (const q of warmUp) tome.search(q);
   const times: number[] = [];
   const kinds: Record<string, number> = {};
   for (const { kind, q } of queries) {
@@ -144,7 +141,24 @@ function serve(path: string): Served {
     afterGc: { rssAnon: status().rssAnon },
     rssAnonBeforeOpen,
     rssAnonAfterOpen,
+    rssAnonBeforeQueries,
   };
+}
+
+/**
+ * The mix, drawn in turn kind by kind (a kind that gives only empty queries, Japanese in
+ * English, is left out); and the warm-up as bench/search.ts does it: 10 of each kind, not timed.
+ */
+function drawQueries(snapshot: Snapshot): { queries: { kind: string; q: string }[]; warmUp: string[] } {
+  const mix = Object.entries(queryMix(snapshot));
+  const usable = mix.filter(([, make]) => Array.from({ length: 5 }, make).some((q) => q.replace(/"/g, "").trim()));
+  const queries: { kind: string; q: string }[] = [];
+  for (let i = 0; queries.length < queryCount && i < queryCount * 10; i++) {
+    const [kind, make] = usable[i % usable.length]!;
+    const q = make();
+    if (q.replace(/"/g, "").trim()) queries.push({ kind, q });
+  }
+  return { queries, warmUp: usable.flatMap(([, make]) => Array.from({ length: 10 }, make)) };
 }
 
 if (values.serve) {
@@ -326,7 +340,7 @@ const rows: [string, string, string, string, string][] = [
   ["snapshot file", M(fileBytes), `${(fileBytes / n).toFixed(1)} B`, project(fileBytes, "bytes", (f) => f.fileBytes), ""],
   [
     "serve: private resident (RssAnon) after boot and the queries",
-    `${M(s.memory.rssAnon)} (${M(s.afterGc.rssAnon)} after a full GC; ${M(s.rssAnonBeforeOpen)} before open(), ${M(s.rssAnonAfterOpen)} after it)`,
+    `${M(s.memory.rssAnon)} (${M(s.afterGc.rssAnon)} after a full GC; ${M(s.rssAnonBeforeOpen)} before open(), ${M(s.rssAnonAfterOpen)} after it, ${M(s.rssAnonBeforeQueries)} after the first search, with the benchmark's query lists dropped)`,
     `${(s.memory.rssAnon / n).toFixed(1)} B`,
     project(s.memory.rssAnon, "bytes", (f) => f.served.memory.rssAnon),
     "",

@@ -1,4 +1,4 @@
-import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import { CROP_MARKER, fold, open, phraseTest, terms } from "../src/search";
 import SearchableMap from "minisearch/SearchableMap";
 import { indexKey } from "../src/search/analyze";
@@ -347,6 +347,25 @@ describe("pages without text", () => {
       for (const h of r.hits) expect(h.page.chunks[h.chunk]).toBeDefined();
       const lucky = tome.lucky(p.title);
       if (lucky) expect(lucky.page.chunks.length).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe("the garbage of searches", () => {
+  test("a search long enough after the last collection collects the young generation, once", async () => {
+    const tome = await squad();
+    const gc = spyOn(Bun, "gc");
+    try {
+      tome.search("albedo");
+      gc.mockClear();
+      tome.search("albedo");
+      expect(gc).not.toHaveBeenCalled();
+      await Bun.sleep(150);
+      tome.search("albedo");
+      tome.search("albedo");
+      expect(gc.mock.calls).toEqual([[false]]);
+    } finally {
+      gc.mockRestore();
     }
   });
 });

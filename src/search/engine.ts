@@ -38,6 +38,14 @@ export { DEFAULTS, GUARDS, type ChangesResult, type Hit, type LuckyResult, type 
 
 const nothing = (): Ranking => ({ pages: [], total: 0 });
 
+/**
+ * A young-generation collection at most this often, after a search. JavaScriptCore counts the
+ * mapped snapshot (gigabytes) as heap, so left to itself it collects rarely, and each search's
+ * garbage stays resident: at 5M chunks, RssAnon after 1,000 searches was 738 MB without, 430 MB
+ * with a collection every 20 searches (1.9 ms each).
+ */
+const COLLECT_EVERY_MS = 100;
+
 export class Engine {
   readonly lang: string;
   private readonly catalog: Catalog;
@@ -46,6 +54,7 @@ export class Engine {
   private readonly pruner: PrunedRanking;
   /** Told the work of every search and lucky lookup (the server's /metrics). */
   private readonly watchers = new Set<(work: SearchWork) => void>();
+  private collectedAt = performance.now();
 
   constructor(
     readonly snapshot: Snapshot,
@@ -125,7 +134,15 @@ export class Engine {
       return run();
     } finally {
       this.stages.scratch.reset();
+      this.collectYoung();
     }
+  }
+
+  private collectYoung(): void {
+    const now = performance.now();
+    if (now - this.collectedAt < COLLECT_EVERY_MS) return;
+    Bun.gc(false);
+    this.collectedAt = performance.now();
   }
 
   /** The current search's work, told to the watchers. */
