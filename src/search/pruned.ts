@@ -98,12 +98,12 @@ export class PrunedRanking {
   private readonly norms: FieldNorms[];
   /** Per field, the smallest normalisation: what a block's postings are bounded with. */
   private readonly shortest: number[];
-  /** Per chunk: what the lists read so far gave it, and their word bits (the shard's match() accumulators, borrowed). */
+  /** Per chunk: what the lists read so far gave it, and their word bits (the shard's match() accumulators, borrowed); the chunks reached, in a lent buffer's docs. */
   private readonly partial: Float64Array;
   private readonly partialMask: Uint32Array;
   private readonly touched: Uint32Array;
   private touchedCount = 0;
-  /** Per chunk, while pages are scored exactly: a buffer of the engine's lent for it (written only within the pages scored, each zeroed first). */
+  /** Per chunk, while pages are scored exactly: the lent buffer's scores and masks (written only within the pages scored, each zeroed first). */
   private readonly exact: Float64Array;
   private readonly exactMask: Uint32Array;
   /** Per page: whether it is being scored exactly. */
@@ -130,17 +130,17 @@ export class PrunedRanking {
   constructor(
     private readonly shard: Shard,
     private readonly layout: PageLayout,
-    exact: { scores: Float64Array; masks: Uint32Array },
+    lent: { docs: Uint32Array; scores: Float64Array; masks: Uint32Array },
   ) {
     this.cursor = shard.newCursor();
     this.norms = shard.fields.map((_f, f) => shard.norms(f));
     this.shortest = shard.fields.map((_f, f) => shard.shortestNorm(f));
-    const { scores, masks, touched } = shard.accumulators();
+    const { scores, masks } = shard.accumulators();
     this.partial = scores;
     this.partialMask = masks;
-    this.touched = touched;
-    this.exact = exact.scores;
-    this.exactMask = exact.masks;
+    this.touched = lent.docs;
+    this.exact = lent.scores;
+    this.exactMask = lent.masks;
     this.slot = new Int32Array(layout.firstChunk.length).fill(-1);
     this.inBatch = new Uint8Array(layout.firstChunk.length);
   }

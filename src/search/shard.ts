@@ -125,7 +125,8 @@ export class Shard {
   private readonly boosts: number[];
   private readonly scores: Float64Array;
   private readonly masks: Uint32Array;
-  private readonly touched: Uint32Array;
+  /** match()'s list of the documents reached, when its caller's buffer cannot hold them (made on first need). */
+  private touched: Uint32Array | undefined;
 
   constructor(data: ShardData, boosts: number[]) {
     this.data = data;
@@ -159,7 +160,6 @@ export class Shard {
     });
     this.scores = new Float64Array(n);
     this.masks = new Uint32Array(n);
-    this.touched = new Uint32Array(n);
   }
 
   /**
@@ -206,8 +206,8 @@ export class Shard {
    * that does not call match() on this shard meanwhile may use them, and must leave them zero.
    * (The pruned search does: one set of per-chunk buffers instead of two.)
    */
-  accumulators(): { scores: Float64Array; masks: Uint32Array; touched: Uint32Array } {
-    return { scores: this.scores, masks: this.masks, touched: this.touched };
+  accumulators(): { scores: Float64Array; masks: Uint32Array } {
+    return { scores: this.scores, masks: this.masks };
   }
 
   /** A field's length per document, and BM25's length normalisation per length: a document's is table[lengths[d]]. */
@@ -398,7 +398,9 @@ export class Shard {
     const from = options.from ?? 0;
     const to = options.to ?? this.documentCount;
     const whole = from === 0 && to === this.documentCount;
-    const { scores, masks, touched, listAt, listDf, cursor } = this;
+    const { scores, masks, listAt, listDf, cursor } = this;
+    // The documents reached go straight into the caller's buffer when it can hold them all.
+    const touched = options.into && options.into.docs.length >= to - from ? options.into.docs : (this.touched ??= new Uint32Array(this.documentCount));
     const docs = cursor.docs;
     const freqs = cursor.tfs;
     const N = this.documentCount;
