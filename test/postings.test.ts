@@ -204,7 +204,7 @@ describe("the postings codec", () => {
     expect(lists.length).toBe(10);
     expect(lists.at(-1)![0].length).toBeGreaterThan(3000);
     // A tiny part size, so that the lists spread over several parts.
-    const { writer, parts } = memoryPostings(8192);
+    const { writer, parts } = memoryPostings(2048);
     const addresses = lists.map(([docs, tfs]) => {
       writer.begin(false);
       docs.forEach((d, i) => writer.add(d, tfs[i]!));
@@ -212,7 +212,7 @@ describe("the postings codec", () => {
     });
     const reader = new PostingsReader(parts());
     expect(reader.parts.length).toBeGreaterThanOrEqual(2);
-    expect(reader.parts.every((p) => p.byteLength <= 8192 + 8)).toBe(true);
+    expect(reader.parts.every((p) => p.byteLength <= 2048 + 8)).toBe(true);
     const cursor = reader.cursor();
     const rand = random(7);
     lists.forEach(([docs, tfs], l) => {
