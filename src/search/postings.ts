@@ -610,7 +610,7 @@ export class PostingsCursor {
       const token = bytes[at]!;
       const width = token & 63;
       const end = at + 1 + ((n * width + 7) >>> 3);
-      if (token === width && width <= 25 && end + 3 <= bytes.length) {
+      if (token === width && width <= 25 && end + 4 <= bytes.length) {
         // The common case, unpacked and summed in one loop: no exceptions, every gap within one 32-bit read.
         const view = this.view;
         const mask = (1 << width) - 1;
