@@ -380,8 +380,6 @@ export function memoryPostings(partLimit?: number): { writer: PostingsWriter; pa
 export class PostingsReader {
   readonly parts: Uint8Array[];
   readonly words: Uint32Array[];
-  /** Little-endian 32-bit reads at any offset, for the packed runs. */
-  readonly views: DataView[];
 
   constructor(parts: Uint8Array[]) {
     this.parts = parts;
@@ -389,7 +387,6 @@ export class PostingsReader {
       if (p.byteOffset % ALIGN) throw new Error("postings: a part must start at a multiple of 4 bytes");
       return new Uint32Array(p.buffer, p.byteOffset, p.byteLength >>> 2);
     });
-    this.views = parts.map((p) => new DataView(p.buffer, p.byteOffset, p.byteLength));
   }
 
   /** A cursor with its own scratch arrays: one per concurrent reader, reused for list after list. */
@@ -402,21 +399,31 @@ export class PostingsReader {
  * Unpacks a packed run of m values (its token at `at`) into out[to, to + m), exceptions
  * patched in: where the run ends.
  */
-function unpack(bytes: Uint8Array, view: DataView, at: number, m: number, out: Uint32Array, to: number): number {
+function unpack(bytes: Uint8Array, at: number, m: number, out: Uint32Array, to: number): number {
   const token = bytes[at++]!;
   const width = token & 63;
   const end = at + ((m * width + 7) >>> 3);
   if (width === 0) out.fill(0, to, to + m);
-  else if (width <= 25 && end + 3 <= bytes.length) {
-    // Every value within one 32-bit read (7 bits of offset + 25).
+  else if (width <= 24) {
+    // Bits taken from an accumulator filled a byte at a time (at most 23 + 8 bits held): only the run's bytes are read.
     const mask = (1 << width) - 1;
-    for (let i = 0, bit = 0; i < m; i++, bit += width) out[to + i] = (view.getUint32(at + (bit >>> 3), true) >>> (bit & 7)) & mask;
+    let held = 0;
+    let bits = 0;
+    for (let i = 0; i < m; i++) {
+      while (bits < width) {
+        held |= bytes[at++]! << bits;
+        bits += 8;
+      }
+      out[to + i] = held & mask;
+      held >>>= width;
+      bits -= width;
+    }
   } else {
     const mask = width === 32 ? -1 : (1 << width) - 1;
     for (let i = 0, bit = 0; i < m; i++, bit += width) {
       const k = at + (bit >>> 3);
       const shift = bit & 7;
-      // Byte by byte: near a part's end, or wider than 25 bits (a fifth byte). Past the end, undefined reads as 0.
+      // Up to five bytes a value. Past a part's end (the last value's spare bytes), undefined reads as 0.
       let v = (bytes[k]! | (bytes[k + 1]! << 8) | (bytes[k + 2]! << 16) | (bytes[k + 3]! << 24)) >>> shift;
       if (shift + width > 32) v |= bytes[k + 4]! << (32 - shift);
       out[to + i] = v & mask;
@@ -458,8 +465,8 @@ function skipPacked(bytes: Uint8Array, at: number, m: number): number {
 }
 
 /** Reads a run of m position values (varints or packed) into out[to, to + m): where it ends. */
-function readRun(bytes: Uint8Array, view: DataView, at: number, m: number, out: Uint32Array, to: number): number {
-  if (m >= PACKED_FROM) return unpack(bytes, view, at, m, out, to);
+function readRun(bytes: Uint8Array, at: number, m: number, out: Uint32Array, to: number): number {
+  if (m >= PACKED_FROM) return unpack(bytes, at, m, out, to);
   for (let i = 0; i < m; i++) {
     let c = bytes[at++]!;
     let v = c & 127;
@@ -494,7 +501,6 @@ export class PostingsCursor {
   blocks = 0;
   hasPositions = false;
   private bytes: Uint8Array = new Uint8Array(0);
-  private view: DataView = new DataView(new ArrayBuffer(0));
   private words: Uint32Array = new Uint32Array(0);
   /** Word index of lastDoc[0] (long lists). */
   private skip = 0;
@@ -504,8 +510,7 @@ export class PostingsCursor {
   private decodedCount = 0;
   /** Where the decoded block's documents end: a short list's positions start there. */
   private docsEnd = 0;
-  /** Packed tf − 1 of a block, and a block's position values, before they are summed. */
-  private readonly raw = new Uint32Array(BLOCK);
+  /** The position values of the runs positionsInto() reads, before they are summed. */
   private runScratch = new Uint32Array(2 * RUN);
   private positionScratch = new Uint32Array(64);
 
@@ -522,7 +527,6 @@ export class PostingsCursor {
     const bytes = this.reader.parts[part];
     if (!bytes) throw new Error(`postings: no part ${part}`);
     this.bytes = bytes;
-    this.view = this.reader.views[part]!;
     this.words = this.reader.words[part]!;
     const v = this.varint32(bytes, at);
     at = this.next;
@@ -609,19 +613,24 @@ export class PostingsCursor {
     if (n >= PACKED_FROM) {
       const token = bytes[at]!;
       const width = token & 63;
-      const end = at + 1 + ((n * width + 7) >>> 3);
-      if (token === width && width <= 25 && end + 4 <= bytes.length) {
-        // The common case, unpacked and summed in one loop: no exceptions, every gap within one 32-bit read.
-        const view = this.view;
+      if (token === width && width <= 24) {
+        // The common case, unpacked and summed in one loop: no exceptions, gaps of at most 24 bits (see unpack()).
         const mask = (1 << width) - 1;
+        let held = 0;
+        let bits = 0;
         at++;
-        for (let i = 0, bit = 0; i < n; i++, bit += width) {
-          doc = (doc + ((view.getUint32(at + (bit >>> 3), true) >>> (bit & 7)) & mask) + 1) | 0;
+        for (let i = 0; i < n; i++) {
+          while (bits < width) {
+            held |= bytes[at++]! << bits;
+            bits += 8;
+          }
+          doc = (doc + (held & mask) + 1) | 0;
+          held >>>= width;
+          bits -= width;
           docs[i] = doc;
         }
-        at = end;
       } else {
-        at = unpack(bytes, this.view, at, n, docs, 0);
+        at = unpack(bytes, at, n, docs, 0);
         for (let i = 0; i < n; i++) {
           doc = (doc + docs[i]! + 1) | 0;
           docs[i] = doc;
@@ -632,9 +641,30 @@ export class PostingsCursor {
         tfs.fill(1, 0, n);
         at++;
       } else {
-        const raw = this.raw;
-        at = unpack(bytes, this.view, at, n, raw, 0);
-        for (let i = 0; i < n; i++) tfs[i] = raw[i]! + 1;
+        // tf − 1 is below 255: at most 8 bits, straight into tfs, and exceptions' high bits (a byte) added after.
+        const token = bytes[at++]!;
+        const width = token & 63;
+        const mask = (1 << width) - 1;
+        let held = 0;
+        let bits = 0;
+        for (let i = 0; i < n; i++) {
+          while (bits < width) {
+            held |= bytes[at++]! << bits;
+            bits += 8;
+          }
+          tfs[i] = (held & mask) + 1;
+          held >>>= width;
+          bits -= width;
+        }
+        if (token & 128) {
+          for (let e = bytes[at++]!; e > 0; e--) {
+            const index = bytes[at++]!;
+            // A varint of at most 8 bits: one or two bytes.
+            let high = bytes[at++]!;
+            if (high & 128) high = (high & 127) | (bytes[at++]! << 7);
+            tfs[index] = tfs[index]! + (high << width);
+          }
+        }
       }
     } else {
       for (let i = 0; i < n; i++) {
@@ -755,7 +785,7 @@ export class PostingsCursor {
     const upTo = first + count;
     if (upTo - from > this.runScratch.length) this.runScratch = new Uint32Array(upTo - from + RUN);
     const raw = this.runScratch;
-    for (let r = from; r < upTo; r += RUN) at = readRun(bytes, this.view, at, Math.min(RUN, total - r), raw, r - from);
+    for (let r = from; r < upTo; r += RUN) at = readRun(bytes, at, Math.min(RUN, total - r), raw, r - from);
     if (count > this.positionScratch.length) this.positionScratch = new Uint32Array(Math.max(count, this.positionScratch.length * 2));
     const out = this.positionScratch;
     let p = -1;
@@ -798,7 +828,7 @@ export class PostingsCursor {
     starts[n] = total;
     if (total > this.positionValues.length) this.positionValues = new Uint32Array(Math.max(total, this.positionValues.length * 2));
     const values = this.positionValues;
-    for (let r = 0; r < total; r += RUN) at = readRun(bytes, this.view, at, Math.min(RUN, total - r), values, r);
+    for (let r = 0; r < total; r += RUN) at = readRun(bytes, at, Math.min(RUN, total - r), values, r);
     for (let i = 0; i < n; i++) {
       let p = -1;
       for (let j = starts[i]!, end = starts[i + 1]!; j < end; j++) {
