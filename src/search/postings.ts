@@ -1,7 +1,7 @@
 /**
  * Postings lists, block-compressed as Lucene and Tantivy keep them (bit-packed blocks with
- * exceptions, PFOR), so that a shard's postings take about 1.5 bytes each and can be read
- * from a mapped file.
+ * exceptions, PFOR), so that a shard's postings take about 1.1 bytes each with their term
+ * frequencies (1.5 as varints, codec 1) and can be read from a mapped file.
  *
  * A list holds, for one (term, field), document numbers in increasing order, each with its
  * term frequency (1..255) and optionally its word positions. Documents go in blocks of 128
@@ -14,6 +14,7 @@
  *   short := docs(block 0) positions(block 0)           (positions start where docs end)
  *   long  := pad to 4 bytes | u32 docsLength | u32 lastDoc[B] | u32 docsStart[B]
  *            | [u32 positionsStart[B] if hasPositions] | u8 maxTf[B] | docs[B] | positions[B]
+ * (docsStart from the first block's documents, positionsStart from the first block's positions).
  *
  * A block of n documents, each gap the distance from the previous document (the list's
  * first from −1):
@@ -31,6 +32,9 @@
  * The width (0..32) is chosen per packed run for the fewest bytes: values wider than it are
  * exceptions, their high bits patched in. A width of 0 with no exceptions (all tfs 1) costs
  * the token alone.
+ *
+ * The codec's version is recorded in each shard's meta (postingsCodec, store.ts): a file of
+ * another codec is refused with how to rebuild it, never misread.
  *
  * The bytes come in parts of less than 4 GiB (JavaScriptCore's ArrayBuffer limit); a list
  * never straddles two. A list's address is part · 2^32 + its offset in the part.
