@@ -372,7 +372,11 @@ describe("the postings codec", () => {
     // One position each, all past 2^31: 32-bit values, packed at width 32.
     const far = consecutive.slice(0, 130).map((_d, i) => [2 ** 32 - 1 - 3 * (130 - i)]);
     const wide = roundTrip(consecutive.slice(0, 130), ones.slice(0, 130), far);
-    const widthZeroPositionless = roundTrip(consecutive.slice(0, 130), ones.slice(0, 130), consecutive.slice(0, 130).map(() => [0]));
+    const widthZeroPositionless = roundTrip(
+      consecutive.slice(0, 130),
+      ones.slice(0, 130),
+      consecutive.slice(0, 130).map(() => [0]),
+    );
     expect(wide - widthZeroPositionless).toBeGreaterThanOrEqual(130 * 4 - 4);
     expect(wide - widthZeroPositionless).toBeLessThanOrEqual(130 * 4 + 8);
     // Small gaps and tfs with a few far larger: exceptions, far smaller than packing all at the widest width.
@@ -394,8 +398,14 @@ describe("the postings codec", () => {
     roundTrip([0, top], [3, 1]);
     roundTrip([0, 1, 2, 3, top], [1, 2, 1, 255, 7]);
     const nearTop = Array.from({ length: 200 }, (_x, i) => top - 2 * (199 - i));
-    roundTrip(nearTop, nearTop.map((_x, i) => 1 + (i % 4)));
-    roundTrip([0, ...nearTop.slice(1)], nearTop.map((_x, i) => 1 + (i % 4)));
+    roundTrip(
+      nearTop,
+      nearTop.map((_x, i) => 1 + (i % 4)),
+    );
+    roundTrip(
+      [0, ...nearTop.slice(1)],
+      nearTop.map((_x, i) => 1 + (i % 4)),
+    );
     const { writer } = memoryPostings();
     writer.begin(false);
     expect(() => writer.add(top + 1, 1)).toThrow(/document 2147483648/);
