@@ -372,13 +372,13 @@ describe("the postings codec", () => {
     // One position each, all past 2^31: 32-bit values, packed at width 32.
     const far = consecutive.slice(0, 130).map((_d, i) => [2 ** 32 - 1 - 3 * (130 - i)]);
     const wide = roundTrip(consecutive.slice(0, 130), ones.slice(0, 130), far);
-    const widthZeroPositionless = roundTrip(
+    const positionsAtZero = roundTrip(
       consecutive.slice(0, 130),
       ones.slice(0, 130),
       consecutive.slice(0, 130).map(() => [0]),
     );
-    expect(wide - widthZeroPositionless).toBeGreaterThanOrEqual(130 * 4 - 4);
-    expect(wide - widthZeroPositionless).toBeLessThanOrEqual(130 * 4 + 8);
+    expect(wide - positionsAtZero).toBeGreaterThanOrEqual(130 * 4 - 4);
+    expect(wide - positionsAtZero).toBeLessThanOrEqual(130 * 4 + 8);
     // Small gaps and tfs with a few far larger: exceptions, far smaller than packing all at the widest width.
     const docs: number[] = [];
     let d = 0;
