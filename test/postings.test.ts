@@ -204,7 +204,7 @@ describe("the postings codec", () => {
     expect(lists.length).toBe(10);
     expect(lists.at(-1)![0].length).toBeGreaterThan(3000);
     // A tiny part size, so that the lists spread over several parts.
-    const { writer, parts } = memoryPostings(8192);
+    const { writer, parts } = memoryPostings(4096);
     const addresses = lists.map(([docs, tfs]) => {
       writer.begin(false);
       docs.forEach((d, i) => writer.add(d, tfs[i]!));
@@ -212,7 +212,7 @@ describe("the postings codec", () => {
     });
     const reader = new PostingsReader(parts());
     expect(reader.parts.length).toBeGreaterThanOrEqual(2);
-    expect(reader.parts.every((p) => p.byteLength <= 8192 + 8)).toBe(true);
+    expect(reader.parts.every((p) => p.byteLength <= 4096 + 8)).toBe(true);
     const cursor = reader.cursor();
     const rand = random(7);
     lists.forEach(([docs, tfs], l) => {
@@ -291,6 +291,125 @@ describe("the postings codec", () => {
     expect(() => writer.add(5, 1)).toThrow(/document 5 after 5/);
     expect(() => writer.add(6, 0)).toThrow(/term frequency/);
   }, 300_000);
+
+  /** A list written alone: (docs, tfs, positions per document or none), read back every way, and its size in bytes. */
+  function roundTrip(docs: number[], tfs: number[], positions?: number[][], exact = false): number {
+    const { writer, parts } = memoryPostings();
+    writer.begin(positions !== undefined);
+    docs.forEach((d, i) => {
+      writer.add(d, tfs[i]!);
+      for (const p of positions?.[i] ?? []) writer.position(p);
+    });
+    const address = writer.end();
+    const size = writer.bytes;
+    // Exactly the list's bytes, in a buffer of their own: reads near the part's end take the byte-by-byte way.
+    const part = exact ? new Uint8Array(parts()[0]!.subarray(0, size)) : parts()[0]!;
+    const cursor = new PostingsReader([part]).cursor().open(address);
+    expect(cursor.df).toBe(docs.length);
+    expect(cursor.blocks).toBe(Math.max(1, Math.ceil(docs.length / BLOCK)));
+    expect(readAll(cursor)).toEqual([docs, tfs]);
+    for (let b = 0; b < cursor.blocks; b++) {
+      expect(cursor.lastDoc(b)).toBe(docs[Math.min(docs.length, (b + 1) * BLOCK) - 1]!);
+      expect(cursor.maxTf(b)).toBe(Math.max(...tfs.slice(b * BLOCK, (b + 1) * BLOCK)));
+    }
+    docs.forEach((d, i) => {
+      expect(cursor.tf(d)).toBe(tfs[i]!);
+      if (positions) expect([...cursor.positions(d)!]).toEqual(positions[i]!);
+    });
+    expect(cursor.holds(docs.at(-1)! + 1)).toBe(false);
+    if (positions) {
+      // The merge's way: whole blocks with every document's positions.
+      const got: number[][] = [];
+      for (let b = 0; b < cursor.blocks; b++) {
+        const n = cursor.decodePositions(b);
+        for (let i = 0; i < n; i++) got.push([...cursor.positionValues.subarray(cursor.positionStarts[i], cursor.positionStarts[i + 1])]);
+      }
+      expect(got).toEqual(positions);
+    }
+    return size;
+  }
+
+  test("lists of 1 to 4 and 127, 128, 129, 255, 256 documents with positions: blocks and position runs varint-coded below 4 values, packed from 4", () => {
+    const rand = random(5);
+    for (const df of [1, 2, 3, 4, 5, 127, 128, 129, 255, 256]) {
+      for (const exact of [false, true]) {
+        const docs: number[] = [];
+        let d = Math.floor(rand() * 50);
+        for (let i = 0; i < df; i++) docs.push((d += 1 + Math.floor(rand() * (i % 9 === 0 ? 5000 : 20))));
+        const positions = docs.map((_d, i) => {
+          const out: number[] = [];
+          let p = Math.floor(rand() * 300) - 1;
+          for (let j = 0, n = i % 5 === 0 ? 3 + Math.floor(rand() * 6) : 1; j < n; j++) out.push((p += 1 + Math.floor(rand() * 40)));
+          return out;
+        });
+        roundTrip(
+          docs,
+          positions.map((p) => p.length),
+          positions,
+          exact,
+        );
+      }
+    }
+  });
+
+  test("term frequencies capped at 255 keep their true count of positions, in packed and varint blocks", () => {
+    for (const df of [2, 130]) {
+      const docs = Array.from({ length: df }, (_x, i) => 3 * i + 1);
+      const positions = docs.map((_d, i) => Array.from({ length: i % 3 === 0 ? 255 + i : i % 3 === 1 ? 255 : 2 }, (_y, j) => 2 * j + (i % 2)));
+      const tfs = positions.map((p) => Math.min(255, p.length));
+      roundTrip(docs, tfs, positions);
+      expect(tfs.filter((t) => t === 255).length).toBeGreaterThan(df / 2);
+    }
+  });
+
+  test("width 0 (consecutive documents, every tf 1), width 32 (positions near 2^32) and exceptions round trip, at the sizes they are meant to take", () => {
+    // 256 consecutive documents with tf 1: per block a token for the gaps and one for the tfs, nothing else.
+    const consecutive = Array.from({ length: 256 }, (_x, i) => i);
+    const ones = consecutive.map(() => 1);
+    const widthZero = roundTrip(consecutive, ones);
+    // Header (2 bytes), padding, u32 docsLength, 2 × (lastDoc, docsStart: 8 bytes, maxTf: 1), 2 × 2 tokens.
+    expect(widthZero).toBeLessThanOrEqual(2 + 3 + 4 + 18 + 4);
+    // One position each, all past 2^31: 32-bit values, packed at width 32.
+    const far = consecutive.slice(0, 130).map((_d, i) => [2 ** 32 - 1 - 3 * (130 - i)]);
+    const wide = roundTrip(consecutive.slice(0, 130), ones.slice(0, 130), far);
+    const positionsAtZero = roundTrip(
+      consecutive.slice(0, 130),
+      ones.slice(0, 130),
+      consecutive.slice(0, 130).map(() => [0]),
+    );
+    expect(wide - positionsAtZero).toBeGreaterThanOrEqual(130 * 4 - 4);
+    expect(wide - positionsAtZero).toBeLessThanOrEqual(130 * 4 + 8);
+    // Small gaps and tfs with a few far larger: exceptions, far smaller than packing all at the widest width.
+    const docs: number[] = [];
+    let d = 0;
+    for (let i = 0; i < 128; i++) docs.push((d += i % 40 === 7 ? 1_000_000 + i : 1 + (i % 3)));
+    const tfs = docs.map((_x, i) => (i % 50 === 3 ? 200 : 1 + (i % 2)));
+    const withExceptions = roundTrip(docs, tfs);
+    // Packed at the widest width (20 bits for the gaps, 8 for the tfs) the block alone would take 448 bytes; with exceptions, about 75.
+    expect(withExceptions).toBeLessThan(128);
+    // Every tf 1 but one of 255 (and one of 129): width 0, the exceptions' high bits a varint of two bytes.
+    const rare = docs.map((_x, i) => (i === 70 ? 255 : i === 5 ? 129 : 1));
+    expect(roundTrip(docs, rare) - roundTrip(docs, tfs)).toBeLessThan(0);
+  });
+
+  test("document numbers up to 2^31 − 1, alone, after 0 and in packed blocks", () => {
+    const top = 2 ** 31 - 1;
+    roundTrip([top], [1]);
+    roundTrip([0, top], [3, 1]);
+    roundTrip([0, 1, 2, 3, top], [1, 2, 1, 255, 7]);
+    const nearTop = Array.from({ length: 200 }, (_x, i) => top - 2 * (199 - i));
+    roundTrip(
+      nearTop,
+      nearTop.map((_x, i) => 1 + (i % 4)),
+    );
+    roundTrip(
+      [0, ...nearTop.slice(1)],
+      nearTop.map((_x, i) => 1 + (i % 4)),
+    );
+    const { writer } = memoryPostings();
+    writer.begin(false);
+    expect(() => writer.add(top + 1, 1)).toThrow(/document 2147483648/);
+  });
 });
 
 describe("a shard on block postings", () => {

@@ -2,7 +2,8 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_CHUNK_WORDS, modifications } from "../src/ingest";
-import { latestSnapshot, openContainer, openSnapshot, readSnapshotMeta, SnapshotError, TextStore } from "../src/snapshot";
+import { open } from "../src/search";
+import { ContainerWriter, latestSnapshot, openContainer, openSnapshot, readSnapshotMeta, SnapshotError, TextStore } from "../src/snapshot";
 import { EN_2006_TRUNCATED, EN_2016, ingested, tempDir } from "./helpers";
 import { writeSnapshot } from "./support";
 
@@ -119,6 +120,31 @@ describe("snapshot file (format 2)", () => {
     writeFileSync(path, bytes);
     expect(() => openSnapshot(path)).toThrow(/format 99; this Tome reads format 2/);
     expect(() => openSnapshot("/nonexistent/x.tome")).toThrow(/snapshot not found/);
+  });
+
+  test("a file whose search index is in the old postings codec (varints, no codec in the shard's meta) is refused with how to rebuild it", async () => {
+    const dir = tempDir();
+    const path = join(dir, "new.tome");
+    await builtAt(path);
+    expect(open(path).search("the").hits.length).toBeGreaterThan(0);
+    // The same file but for the shards' meta, which codec 1 wrote without postingsCodec.
+    const container = openContainer(path);
+    const old = join(dir, "old.tome");
+    const out = new ContainerWriter(old);
+    for (const { name } of container.sections) {
+      let bytes = container.section(name);
+      if (name.endsWith(".meta")) {
+        const meta = JSON.parse(new TextDecoder().decode(bytes));
+        expect(meta.postingsCodec).toBe(2);
+        delete meta.postingsCodec;
+        bytes = new TextEncoder().encode(JSON.stringify(meta));
+      }
+      out.section(name, bytes);
+    }
+    out.finish(container.meta);
+    expect(openSnapshot(old).meta.formatVersion).toBe(2);
+    expect(() => open(old)).toThrow(SnapshotError);
+    expect(() => open(old)).toThrow(/postings codec 1, and this Tome reads codec 2.*Rebuild it with `bun run snapshot:build --dump <dump>`/);
   });
 
   test("a truncated build is marked truncated", async () => {

@@ -1,41 +1,72 @@
 /**
- * Postings lists, block-compressed as Lucene and Tantivy keep them, so that a shard's
- * postings take about 2 bytes each instead of 5 and can be read from a mapped file.
+ * Postings lists, block-compressed as Lucene and Tantivy keep them (bit-packed blocks with
+ * exceptions, PFOR), so that a shard's postings take about 1.1 bytes each with their term
+ * frequencies (1.5 as varints, codec 1) and can be read from a mapped file.
  *
  * A list holds, for one (term, field), document numbers in increasing order, each with its
- * term frequency (1..255) and optionally its word positions. Documents go in blocks of 128:
- * each document is a varint of (gap − 1)·2 + (tf > 1), followed by a byte for tf when it is
- * more than 1 (most are 1). A list of 128 documents or more starts with skip data, one entry
- * per block in fixed-width arrays (so a document is found by binary search): the block's
- * last document, where its documents and positions start, and its largest tf (what a
- * block-max pruned search needs). A shorter list has no skip data.
+ * term frequency (1..255) and optionally its word positions. Documents go in blocks of 128
+ * (the last block of a list may be shorter). A list of 128 documents or more starts with skip
+ * data, one entry per block in fixed-width arrays (so a document is found by binary search):
+ * the block's last document, where its documents and positions start, and its largest tf
+ * (what a block-max pruned search needs). A shorter list has no skip data.
  *
- *   list  := varint(df·2 + hasPositions) long | short
- *   short := [varint(docsLength) if hasPositions] docs positions
+ *   list  := varint(df·2 + hasPositions) (long | short)
+ *   short := docs(block 0) positions(block 0)           (positions start where docs end)
  *   long  := pad to 4 bytes | u32 docsLength | u32 lastDoc[B] | u32 docsStart[B]
- *            | [u32 positionsStart[B] if hasPositions] | u8 maxTf[B] | docs positions
+ *            | [u32 positionsStart[B] if hasPositions] | u8 maxTf[B] | docs[B] | positions[B]
+ * (docsStart from the first block's documents, positionsStart from the first block's positions).
  *
- * A document's positions (token indexes within the field, increasing) are varints of the
- * first index and then of each gap − 1, preceded by their count only when tf is 255 (tf is
- * capped there; below it, the count is tf).
+ * A block of n documents, each gap the distance from the previous document (the list's
+ * first from −1):
+ *   n < 4:  per document varint((gap − 1)·2 + (tf > 1)), then a byte for tf when tf > 1
+ *   n ≥ 4:  packed(gap − 1 for each document) packed(tf − 1 for each document)
+ * A block's positions (token indexes within the field, increasing per document): first, for
+ * each document whose tf is 255 (tf is capped there), varint(its number of positions − 255);
+ * then the values of all its documents in a row (each document's first position, then each
+ * gap − 1 to its next), in runs of 128 values (the last run shorter): a run of fewer than 4
+ * values as varints, else packed.
+ *
+ *   packed(m values) := u8 token = width | (128 if exceptions) | ⌈m·width/8⌉ bytes: each value's
+ *                       low `width` bits, least significant bit first
+ *                       | [u8 e | e × (u8 index, varint(value >>> width)) if exceptions]
+ * The width (0..32) is chosen per packed run for the fewest bytes: values wider than it are
+ * exceptions, their high bits patched in. A width of 0 with no exceptions (all tfs 1) costs
+ * the token alone.
+ *
+ * The codec's version is recorded in each shard's meta (postingsCodec, store.ts): a file of
+ * another codec is refused with how to rebuild it, never misread.
  *
  * The bytes come in parts of less than 4 GiB (JavaScriptCore's ArrayBuffer limit); a list
  * never straddles two. A list's address is part · 2^32 + its offset in the part.
  */
 
 export const BLOCK = 128;
+/** The codec's version, recorded in a shard's meta: 1 was varints only (no field in the meta). */
+export const POSTINGS_CODEC = 2;
 const MAX_TF = 255;
 const PART_BYTES = 2 ** 32;
 /** Document numbers stay below 2^31, so that decoding is all 32-bit integer arithmetic. */
 const MAX_DOC = 2 ** 31 - 1;
+/** Positions are held in Uint32Arrays. */
+const MAX_POSITION = 2 ** 32 - 1;
 /** Parts are mapped 8-byte aligned: the skip arrays are read as Uint32 words. */
 const ALIGN = 4;
+/** Blocks and position runs of fewer values are varints: a packed run's token costs more than it saves there. */
+const PACKED_FROM = 4;
+/** Positions per packed run (an exception's index fits a byte). */
+const RUN = 128;
+const EXCEPTIONS = 128;
 
 /**
  * Receives the written bytes in order, part by part: bytes[0, length), only valid during the
  * call (a buffer and a length rather than a subarray, which would be an object per list).
  */
 export type PostingsSink = (part: number, bytes: Uint8Array, length: number) => void;
+
+/** Bits needed for v (0 for 0). */
+function widthOf(v: number): number {
+  return 32 - Math.clz32(v);
+}
 
 /** A byte buffer that grows by doubling, reused from list to list. */
 class Bytes {
@@ -73,7 +104,7 @@ class Bytes {
   append(b: Bytes): void {
     const n = b.length;
     this.room(n);
-    // Short runs byte by byte: a subarray is an object, and a build appends one per document.
+    // Short runs byte by byte: a subarray is an object, and a build appends two per list, most of them short.
     if (n <= 64) {
       const from = b.data;
       const to = this.data;
@@ -83,7 +114,7 @@ class Bytes {
   }
 }
 
-/** A growable Uint32 column (skip entries of the list being written). */
+/** A growable Uint32 column (skip entries and block values of the list being written). */
 class Words {
   data = new Uint32Array(64);
   length = 0;
@@ -97,6 +128,68 @@ class Words {
   }
 }
 
+/** How many values of each width a run has (0..32): the width is chosen from it alone. */
+const widthCounts = new Int32Array(33);
+
+/** Writes values[from, from + m) as a packed run (see the layout above), at the width that takes the fewest bytes. */
+function writePacked(out: Bytes, values: Uint32Array, from: number, m: number): void {
+  widthCounts.fill(0);
+  let widest = 0;
+  for (let i = from; i < from + m; i++) {
+    const w = widthOf(values[i]!);
+    widthCounts[w]!++;
+    if (w > widest) widest = w;
+  }
+  let width = widest;
+  let best = (m * widest + 7) >>> 3;
+  for (let b = widest - 1; b >= 0; b--) {
+    let exceptions = 0;
+    let extra = 0;
+    for (let w = b + 1; w <= widest; w++) {
+      const count = widthCounts[w]!;
+      exceptions += count;
+      extra += count * (1 + Math.ceil((w - b) / 7));
+    }
+    if (exceptions > EXCEPTIONS) break;
+    const cost = ((m * b + 7) >>> 3) + 1 + extra;
+    if (cost < best) {
+      best = cost;
+      width = b;
+    }
+  }
+  let exceptions = 0;
+  for (let w = width + 1; w <= widest; w++) exceptions += widthCounts[w]!;
+  out.byte(width | (exceptions ? 128 : 0));
+  const mask = width === 32 ? -1 : (1 << width) - 1;
+  // Up to 39 bits pending: kept in a double, exact below 2^53.
+  let pending = 0;
+  let bits = 0;
+  for (let i = from; i < from + m; i++) {
+    pending += ((values[i]! & mask) >>> 0) * 2 ** bits;
+    bits += width;
+    while (bits >= 8) {
+      out.byte(pending % 256);
+      pending = Math.floor(pending / 256);
+      bits -= 8;
+    }
+  }
+  if (bits > 0) out.byte(pending);
+  if (!exceptions) return;
+  out.byte(exceptions);
+  for (let i = from; i < from + m; i++) {
+    const v = values[i]!;
+    if (widthOf(v) <= width) continue;
+    out.byte(i - from);
+    out.varint(width === 0 ? v : Math.floor(v / 2 ** width));
+  }
+}
+
+/** Writes values[from, from + m) as a run of positions: varints when short, else packed. */
+function writeRun(out: Bytes, values: Uint32Array, from: number, m: number): void {
+  if (m >= PACKED_FROM) writePacked(out, values, from, m);
+  else for (let i = from; i < from + m; i++) out.varint(values[i]!);
+}
+
 /**
  * Writes lists one at a time: begin(), then add(doc, tf) for each document in increasing
  * order (each followed by its positions, if the list has them), then end() for its address.
@@ -107,17 +200,21 @@ export class PostingsWriter {
   private partSize = 0;
   private readonly docsArea = new Bytes();
   private readonly positionsArea = new Bytes();
-  private readonly docPositions = new Bytes();
   private readonly out = new Bytes();
   private readonly lastDocs = new Words();
   private readonly docStarts = new Words();
   private readonly positionStarts = new Words();
   private readonly maxTfs = new Words();
+  /** The block being filled: gap − 1 and tf − 1 of each document, its position values, and counts past 255. */
+  private readonly gaps = new Uint32Array(BLOCK);
+  private readonly tfs = new Uint32Array(BLOCK);
+  private readonly positionValues = new Words();
+  private readonly overflows = new Words();
+  private inBlock = 0;
   private open = false;
   private withPositions = false;
   private df = 0;
   private previousDoc = -1;
-  private blockBase = -1;
   private blockMaxTf = 0;
   private tf = 0;
   private positionCount = 0;
@@ -138,9 +235,10 @@ export class PostingsWriter {
     this.withPositions = positions;
     this.df = 0;
     this.previousDoc = -1;
-    this.blockBase = -1;
     this.blockMaxTf = 0;
     this.tf = 0;
+    this.inBlock = 0;
+    this.positionValues.length = this.overflows.length = 0;
     this.docsArea.length = this.positionsArea.length = 0;
     this.lastDocs.length = this.docStarts.length = this.positionStarts.length = this.maxTfs.length = 0;
   }
@@ -150,29 +248,22 @@ export class PostingsWriter {
     if (!(doc > this.previousDoc && doc <= MAX_DOC && Number.isInteger(doc))) throw new Error(`postings: document ${doc} after ${this.previousDoc}`);
     if (!(tf >= 1 && tf <= MAX_TF && Number.isInteger(tf))) throw new Error(`postings: term frequency ${tf} is not in 1..${MAX_TF}`);
     this.closeDoc();
-    if (this.df % BLOCK === 0) {
-      this.docStarts.push(this.docsArea.length);
-      this.positionStarts.push(this.positionsArea.length);
-    }
-    const gap = doc - this.blockBase - 1;
-    this.docsArea.varint(gap * 2 + (tf > 1 ? 1 : 0));
-    if (tf > 1) this.docsArea.byte(tf);
+    if (this.inBlock === BLOCK) this.closeBlock();
+    this.gaps[this.inBlock] = doc - this.previousDoc - 1;
+    this.tfs[this.inBlock++] = tf - 1;
     if (tf > this.blockMaxTf) this.blockMaxTf = tf;
     this.previousDoc = doc;
-    this.blockBase = doc;
     this.tf = tf;
     this.positionCount = 0;
     this.previousPosition = -1;
-    this.docPositions.length = 0;
     this.df++;
-    if (this.df % BLOCK === 0) this.closeBlock();
   }
 
   /** The next position of the document last added. */
   position(p: number): void {
     if (!this.withPositions || this.df === 0) throw new Error("postings: position() without a document in a list with positions");
-    if (!(p > this.previousPosition && Number.isInteger(p))) throw new Error(`postings: position ${p} after ${this.previousPosition}`);
-    this.docPositions.varint(p - this.previousPosition - 1);
+    if (!(p > this.previousPosition && p <= MAX_POSITION && Number.isInteger(p))) throw new Error(`postings: position ${p} after ${this.previousPosition}`);
+    this.positionValues.push(p - this.previousPosition - 1);
     this.previousPosition = p;
     this.positionCount++;
   }
@@ -184,7 +275,7 @@ export class PostingsWriter {
     this.closeDoc();
     const df = this.df;
     if (df === 0) return -1;
-    if (df % BLOCK !== 0) this.closeBlock();
+    this.closeBlock();
     let address = this.layOut(this.partSize);
     if (this.partSize > 0 && this.partSize + this.out.length > this.partLimit) {
       this.part++;
@@ -210,9 +301,7 @@ export class PostingsWriter {
     const df = this.df;
     const hasPositions = this.withPositions ? 1 : 0;
     out.varint(df * 2 + hasPositions);
-    if (df < BLOCK) {
-      if (hasPositions) out.varint(this.docsArea.length);
-    } else {
+    if (df >= BLOCK) {
       while ((offset + out.length) % ALIGN) out.byte(0);
       const blocks = this.lastDocs.length;
       out.u32(this.docsArea.length);
@@ -231,17 +320,38 @@ export class PostingsWriter {
     if (this.tf < MAX_TF ? this.positionCount !== this.tf : this.positionCount < MAX_TF) {
       throw new Error(`postings: document ${this.previousDoc} has ${this.positionCount} positions for a term frequency of ${this.tf}`);
     }
-    if (this.tf === MAX_TF) this.positionsArea.varint(this.positionCount);
-    this.positionsArea.append(this.docPositions);
-    this.docPositions.length = 0;
+    if (this.tf === MAX_TF) this.overflows.push(this.positionCount - MAX_TF);
     this.positionCount = 0;
     this.tf = 0;
   }
 
+  /** Encodes the block being filled into the documents' and positions' areas. */
   private closeBlock(): void {
+    const n = this.inBlock;
+    this.docStarts.push(this.docsArea.length);
+    this.positionStarts.push(this.positionsArea.length);
+    const docs = this.docsArea;
+    if (n >= PACKED_FROM) {
+      writePacked(docs, this.gaps, 0, n);
+      writePacked(docs, this.tfs, 0, n);
+    } else {
+      for (let i = 0; i < n; i++) {
+        const more = this.tfs[i]! > 0;
+        docs.varint(this.gaps[i]! * 2 + (more ? 1 : 0));
+        if (more) docs.byte(this.tfs[i]! + 1);
+      }
+    }
+    if (this.withPositions) {
+      const positions = this.positionsArea;
+      for (let i = 0; i < this.overflows.length; i++) positions.varint(this.overflows.data[i]!);
+      const values = this.positionValues;
+      for (let r = 0; r < values.length; r += RUN) writeRun(positions, values.data, r, Math.min(RUN, values.length - r));
+    }
     this.lastDocs.push(this.previousDoc);
     this.maxTfs.push(this.blockMaxTf);
     this.blockMaxTf = 0;
+    this.inBlock = 0;
+    this.positionValues.length = this.overflows.length = 0;
   }
 }
 
@@ -290,6 +400,99 @@ export class PostingsReader {
 }
 
 /**
+ * Unpacks a packed run of m values (its token at `at`) into out[to, to + m), exceptions
+ * patched in: where the run ends.
+ */
+function unpack(bytes: Uint8Array, at: number, m: number, out: Uint32Array, to: number): number {
+  const token = bytes[at++]!;
+  const width = token & 63;
+  const end = at + ((m * width + 7) >>> 3);
+  if (width === 0) out.fill(0, to, to + m);
+  else if (width <= 24) {
+    // Bits taken from an accumulator filled a byte at a time (at most 23 + 8 bits held): only the run's bytes are read.
+    const mask = (1 << width) - 1;
+    let held = 0;
+    let bits = 0;
+    for (let i = 0; i < m; i++) {
+      while (bits < width) {
+        held |= bytes[at++]! << bits;
+        bits += 8;
+      }
+      out[to + i] = held & mask;
+      held >>>= width;
+      bits -= width;
+    }
+  } else {
+    const mask = width === 32 ? -1 : (1 << width) - 1;
+    for (let i = 0, bit = 0; i < m; i++, bit += width) {
+      const k = at + (bit >>> 3);
+      const shift = bit & 7;
+      // Up to five bytes a value. Past a part's end (the last value's spare bytes), undefined reads as 0.
+      let v = (bytes[k]! | (bytes[k + 1]! << 8) | (bytes[k + 2]! << 16) | (bytes[k + 3]! << 24)) >>> shift;
+      if (shift + width > 32) v |= bytes[k + 4]! << (32 - shift);
+      out[to + i] = v & mask;
+    }
+  }
+  if (!(token & 128)) return end;
+  return patch(bytes, end, width, out, to);
+}
+
+/** Adds the exceptions' high bits (at `at`) to out[to + index]: where they end. */
+function patch(bytes: Uint8Array, at: number, width: number, out: Uint32Array, to: number): number {
+  const count = bytes[at++]!;
+  for (let e = 0; e < count; e++) {
+    const index = bytes[at++]!;
+    let c = bytes[at++]!;
+    let high = c & 127;
+    let scale = 128;
+    while (c & 128) {
+      c = bytes[at++]!;
+      high += (c & 127) * scale;
+      scale *= 128;
+    }
+    out[to + index] = out[to + index]! + high * 2 ** width;
+  }
+  return at;
+}
+
+/** Where a packed run of m values (its token at `at`) ends. */
+function skipPacked(bytes: Uint8Array, at: number, m: number): number {
+  const token = bytes[at++]!;
+  at += (m * (token & 63) + 7) >>> 3;
+  if (!(token & 128)) return at;
+  const count = bytes[at++]!;
+  for (let e = 0; e < count; e++) {
+    at++;
+    while (bytes[at++]! & 128);
+  }
+  return at;
+}
+
+/** Reads a run of m position values (varints or packed) into out[to, to + m): where it ends. */
+function readRun(bytes: Uint8Array, at: number, m: number, out: Uint32Array, to: number): number {
+  if (m >= PACKED_FROM) return unpack(bytes, at, m, out, to);
+  for (let i = 0; i < m; i++) {
+    let c = bytes[at++]!;
+    let v = c & 127;
+    let scale = 128;
+    while (c & 128) {
+      c = bytes[at++]!;
+      v += (c & 127) * scale;
+      scale *= 128;
+    }
+    out[to + i] = v;
+  }
+  return at;
+}
+
+/** Where a run of m position values ends. */
+function skipRun(bytes: Uint8Array, at: number, m: number): number {
+  if (m >= PACKED_FROM) return skipPacked(bytes, at, m);
+  while (m > 0) if (!(bytes[at++]! & 128)) m--;
+  return at;
+}
+
+/**
  * One list at a time: open(address), then its blocks decoded into `docs` and `tfs` (reused,
  * valid until the next decode), its skip data, lookups of a document and its positions.
  */
@@ -309,6 +512,10 @@ export class PostingsCursor {
   private positionsAt = 0;
   private decoded = -1;
   private decodedCount = 0;
+  /** Where the decoded block's documents end: a short list's positions start there. */
+  private docsEnd = 0;
+  /** The position values of the runs positionsInto() reads, before they are summed. */
+  private runScratch = new Uint32Array(2 * RUN);
   private positionScratch = new Uint32Array(64);
 
   constructor(private readonly reader: PostingsReader) {}
@@ -333,13 +540,8 @@ export class PostingsCursor {
     this.blocks = df < BLOCK ? 1 : ((df + BLOCK - 1) / BLOCK) | 0;
     this.decoded = -1;
     if (df < BLOCK) {
-      let docsLength = 0;
-      if (this.hasPositions) {
-        docsLength = this.varint32(bytes, at) >>> 0;
-        at = this.next;
-      }
       this.docsAt = at;
-      this.positionsAt = at + docsLength;
+      this.positionsAt = -1;
     } else {
       at = (at + ALIGN - 1) & ~(ALIGN - 1);
       const w = at >>> 2;
@@ -355,7 +557,14 @@ export class PostingsCursor {
   /** Where the open list's skip data, documents and positions take up bytes in its part: [skip bytes, documents' first byte, positions' first byte]. */
   regions(): [skips: number, docsAt: number, positionsAt: number] {
     const skips = this.df < BLOCK ? 0 : this.blocks * (this.hasPositions ? 13 : 9);
-    return [skips, this.docsAt, this.positionsAt];
+    return [skips, this.docsAt, this.positionsOf(0)];
+  }
+
+  /** Where block b's positions start (the block is decoded for a short list, whose positions follow its documents). */
+  private positionsOf(b: number): number {
+    if (this.df >= BLOCK) return this.positionsAt + (this.hasPositions ? this.words[this.skip + 2 * this.blocks + b]! : 0);
+    this.decode(0);
+    return this.docsEnd;
   }
 
   /** The last document of block b. */
@@ -405,31 +614,88 @@ export class PostingsCursor {
       doc = b > 0 ? this.words[this.skip + b - 1]! | 0 : -1;
     }
     const n = b < this.blocks - 1 ? BLOCK : this.df - BLOCK * (this.blocks - 1);
-    for (let i = 0; i < n; i++) {
-      // v = (gap − 1)·2 + (tf > 1) < 2^32: its top bits may make it a negative int32, which >>> reads right.
-      let c = bytes[at++]!;
-      let v = c & 127;
-      if (c & 128) {
-        c = bytes[at++]!;
-        v |= (c & 127) << 7;
-        if (c & 128) {
-          c = bytes[at++]!;
-          v |= (c & 127) << 14;
-          if (c & 128) {
-            c = bytes[at++]!;
-            v |= (c & 127) << 21;
-            if (c & 128) v |= bytes[at++]! << 28;
+    if (n >= PACKED_FROM) {
+      const token = bytes[at]!;
+      const width = token & 63;
+      if (token === width && width <= 24) {
+        // The common case, unpacked and summed in one loop: no exceptions, gaps of at most 24 bits (see unpack()).
+        const mask = (1 << width) - 1;
+        let held = 0;
+        let bits = 0;
+        at++;
+        for (let i = 0; i < n; i++) {
+          while (bits < width) {
+            held |= bytes[at++]! << bits;
+            bits += 8;
+          }
+          doc = (doc + (held & mask) + 1) | 0;
+          held >>>= width;
+          bits -= width;
+          docs[i] = doc;
+        }
+      } else {
+        at = unpack(bytes, at, n, docs, 0);
+        for (let i = 0; i < n; i++) {
+          doc = (doc + docs[i]! + 1) | 0;
+          docs[i] = doc;
+        }
+      }
+      if (bytes[at] === 0) {
+        // Every tf is 1: the token alone.
+        tfs.fill(1, 0, n);
+        at++;
+      } else {
+        // tf − 1 is below 255: at most 8 bits, straight into tfs, and exceptions' high bits (a byte) added after.
+        const token = bytes[at++]!;
+        const width = token & 63;
+        const mask = (1 << width) - 1;
+        let held = 0;
+        let bits = 0;
+        for (let i = 0; i < n; i++) {
+          while (bits < width) {
+            held |= bytes[at++]! << bits;
+            bits += 8;
+          }
+          tfs[i] = (held & mask) + 1;
+          held >>>= width;
+          bits -= width;
+        }
+        if (token & 128) {
+          for (let e = bytes[at++]!; e > 0; e--) {
+            const index = bytes[at++]!;
+            // A varint of at most 8 bits: one or two bytes.
+            let high = bytes[at++]!;
+            if (high & 128) high = (high & 127) | (bytes[at++]! << 7);
+            tfs[index] = tfs[index]! + (high << width);
           }
         }
       }
-      doc = (doc + (v >>> 1) + 1) | 0;
-      docs[i] = doc;
-      // tf without a branch (it is unpredictable in common words' lists): the next byte when
-      // the flag is set, else 1 (past a part's end the read is undefined, which also gives 1).
-      const more = v & 1;
-      tfs[i] = 1 + ((bytes[at]! - 1) & -more);
-      at += more;
+    } else {
+      for (let i = 0; i < n; i++) {
+        // v = (gap − 1)·2 + (tf > 1) < 2^32: its top bits may make it a negative int32, which >>> reads right.
+        let c = bytes[at++]!;
+        let v = c & 127;
+        if (c & 128) {
+          c = bytes[at++]!;
+          v |= (c & 127) << 7;
+          if (c & 128) {
+            c = bytes[at++]!;
+            v |= (c & 127) << 14;
+            if (c & 128) {
+              c = bytes[at++]!;
+              v |= (c & 127) << 21;
+              if (c & 128) v |= bytes[at++]! << 28;
+            }
+          }
+        }
+        doc = (doc + (v >>> 1) + 1) | 0;
+        docs[i] = doc;
+        const more = v & 1;
+        tfs[i] = 1 + ((bytes[at]! - 1) & -more);
+        at += more;
+      }
     }
+    this.docsEnd = at;
     this.decoded = b;
     this.decodedCount = n;
     return n;
@@ -490,6 +756,7 @@ export class PostingsCursor {
   /**
    * positions() without the view: the number of positions of doc (-1 when the list does not
    * hold doc or has no positions), decoded into scratchPositions, valid until the next call.
+   * Only the runs holding doc's positions are unpacked; those before are skipped.
    */
   positionsInto(doc: number): number {
     if (!this.hasPositions) return -1;
@@ -497,29 +764,37 @@ export class PostingsCursor {
     if (b >= this.blocks) return -1;
     const index = this.indexIn(b, doc);
     if (index < 0) return -1;
+    const n = this.decodedCount;
     const bytes = this.bytes;
-    let at = this.positionsAt + (this.df < BLOCK ? 0 : this.words[this.skip + 2 * this.blocks + b]!);
     const tfs = this.tfs;
-    for (let i = 0; i < index; i++) {
-      let count = tfs[i]!;
-      if (count === MAX_TF) {
-        count = this.varint(bytes, at);
+    let at = this.positionsOf(b);
+    // doc's first value in the block's row, its count, and the row's length (which says how long the last run is).
+    let first = 0;
+    let count = 0;
+    let total = 0;
+    for (let i = 0; i < n; i++) {
+      let c = tfs[i]!;
+      if (c === MAX_TF) {
+        c += this.varint(bytes, at);
         at = this.next;
       }
-      // Skip count varints: one final byte (high bit clear) each.
-      while (count > 0) if (!(bytes[at++]! & 128)) count--;
+      if (i === index) {
+        first = total;
+        count = c;
+      }
+      total += c;
     }
-    let count = tfs[index]!;
-    if (count === MAX_TF) {
-      count = this.varint(bytes, at);
-      at = this.next;
-    }
+    const from = first - (first % RUN);
+    for (let r = 0; r < from; r += RUN) at = skipRun(bytes, at, RUN);
+    const upTo = first + count;
+    if (upTo - from > this.runScratch.length) this.runScratch = new Uint32Array(upTo - from + RUN);
+    const raw = this.runScratch;
+    for (let r = from; r < upTo; r += RUN) at = readRun(bytes, at, Math.min(RUN, total - r), raw, r - from);
     if (count > this.positionScratch.length) this.positionScratch = new Uint32Array(Math.max(count, this.positionScratch.length * 2));
     const out = this.positionScratch;
     let p = -1;
-    for (let i = 0; i < count; i++) {
-      p += this.varint(bytes, at) + 1;
-      at = this.next;
+    for (let i = 0, j = first - from; i < count; i++, j++) {
+      p += raw[j]! + 1;
       out[i] = p;
     }
     return count;
@@ -542,28 +817,29 @@ export class PostingsCursor {
       return n;
     }
     const bytes = this.bytes;
-    let at = this.positionsAt + (this.df < BLOCK ? 0 : this.words[this.skip + 2 * this.blocks + b]!);
-    let k = 0;
+    let at = this.positionsOf(b);
+    const starts = this.positionStarts;
+    let total = 0;
     for (let i = 0; i < n; i++) {
-      let count = this.tfs[i]!;
-      if (count === MAX_TF) {
-        count = this.varint(bytes, at);
+      let c = this.tfs[i]!;
+      if (c === MAX_TF) {
+        c += this.varint(bytes, at);
         at = this.next;
       }
-      if (k + count > this.positionValues.length) {
-        const grown = new Uint32Array(Math.max(k + count, this.positionValues.length * 2));
-        grown.set(this.positionValues.subarray(0, k));
-        this.positionValues = grown;
-      }
-      this.positionStarts[i] = k;
+      starts[i] = total;
+      total += c;
+    }
+    starts[n] = total;
+    if (total > this.positionValues.length) this.positionValues = new Uint32Array(Math.max(total, this.positionValues.length * 2));
+    const values = this.positionValues;
+    for (let r = 0; r < total; r += RUN) at = readRun(bytes, at, Math.min(RUN, total - r), values, r);
+    for (let i = 0; i < n; i++) {
       let p = -1;
-      for (let j = 0; j < count; j++) {
-        p += this.varint(bytes, at) + 1;
-        at = this.next;
-        this.positionValues[k++] = p;
+      for (let j = starts[i]!, end = starts[i + 1]!; j < end; j++) {
+        p += values[j]! + 1;
+        values[j] = p;
       }
     }
-    this.positionStarts[n] = k;
     return n;
   }
 

@@ -2,8 +2,9 @@
  * The search indexes in a snapshot's sections (`${prefix}.meta`, vocabulary, postings.N,
  * listAt, listDf, fieldLengths): written by the build, mapped back as shards at boot.
  */
-import { type Container, type ContainerWriter, type Snapshot, viewOf } from "../snapshot";
+import { type Container, type ContainerWriter, type Snapshot, SnapshotError, viewOf } from "../snapshot";
 import { TEXT_BOOSTS, TITLE_BOOSTS } from "./fields";
+import { POSTINGS_CODEC } from "./postings";
 import { Shard, type ShardData } from "./shard";
 import type { VocabularyData } from "./vocabulary";
 
@@ -27,6 +28,8 @@ export interface ShardMeta {
   documentCount: number;
   terms: number;
   postingsParts: number;
+  /** The postings codec the lists are written in (postings.ts); absent in files of codec 1. */
+  postingsCodec?: number;
 }
 
 /** Everything of a shard but its postings (which a merge streams into `${prefix}.postings.N` itself). */
@@ -45,7 +48,7 @@ export function writeShardTableSources(
   t: Record<"vocabularyChars" | "vocabularyStarts" | "listAt" | "listDf" | "fieldLengths", TableBytes>,
 ): void {
   const write = (name: string, bytes: TableBytes) => ("copyInto" in bytes ? bytes.copyInto(out, name) : out.section(name, bytes));
-  out.section(`${prefix}.meta`, new TextEncoder().encode(JSON.stringify(meta)));
+  out.section(`${prefix}.meta`, new TextEncoder().encode(JSON.stringify({ ...meta, postingsCodec: POSTINGS_CODEC })));
   write(`${prefix}.vocabulary.chars`, t.vocabularyChars);
   write(`${prefix}.vocabulary.starts`, t.vocabularyStarts);
   write(`${prefix}.listAt`, t.listAt);
@@ -56,6 +59,13 @@ export function writeShardTableSources(
 /** A shard's arrays from its sections (views of the mapped file). */
 export function readShardData(container: Container, prefix: string): ShardData {
   const meta = JSON.parse(new TextDecoder().decode(container.section(`${prefix}.meta`))) as ShardMeta;
+  const codec = meta.postingsCodec ?? 1;
+  if (codec !== POSTINGS_CODEC) {
+    throw new SnapshotError(
+      `${container.path} holds its search index in postings codec ${codec}, and this Tome reads codec ${POSTINGS_CODEC} (bit-packed blocks). ` +
+        "Rebuild it with `bun run snapshot:build --dump <dump>`.",
+    );
+  }
   return {
     fields: meta.fields,
     documentCount: meta.documentCount,
