@@ -4,6 +4,7 @@
  * bench/postings.ts to compare against. The arrays are decoded from a shard's block postings.
  */
 import { PostingsReader } from "../src/search/postings";
+import { TermLists } from "../src/search/term-lists";
 import { matchBuffer, popcount, type Matches, type Shard, type ShardData, type WordSpec } from "../src/search/shard";
 
 const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
@@ -24,15 +25,18 @@ export class FlatShard {
     data: ShardData,
     private readonly boosts: number[],
   ) {
-    const lists = data.listDf.length;
+    const F = data.fields.length;
+    const table = new TermLists(data.lists);
+    const lists = (data.vocabulary.starts.length - 1) * F;
+    const dfOf = (k: number) => table.df(Math.floor(k / F), k % F);
     this.offsets = new Uint32Array(lists + 1);
-    for (let k = 0; k < lists; k++) this.offsets[k + 1] = this.offsets[k]! + data.listDf[k]!;
+    for (let k = 0; k < lists; k++) this.offsets[k + 1] = this.offsets[k]! + dfOf(k);
     this.docs = new Uint32Array(this.offsets[lists]!);
     this.freqs = new Uint8Array(this.offsets[lists]!);
     const cursor = new PostingsReader(data.postings).cursor();
     for (let k = 0; k < lists; k++) {
-      if (!data.listDf[k]) continue;
-      cursor.open(data.listAt[k]!);
+      if (!dfOf(k)) continue;
+      cursor.open(table.at(Math.floor(k / F), k % F));
       let at = this.offsets[k]!;
       for (let b = 0; b < cursor.blocks; b++) {
         const n = cursor.decode(b);

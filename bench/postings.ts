@@ -19,6 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { textShardOptions, TEXT_BOOSTS } from "../src/search/fields";
 import { PostingsReader } from "../src/search/postings";
+import { TermLists } from "../src/search/term-lists";
 import { buildShard, matchBuffer, Shard, type WordSpec } from "../src/search/shard";
 import { openSnapshot, type Snapshot } from "../src/snapshot";
 import { FlatShard } from "./flat-shard";
@@ -69,16 +70,22 @@ const flatMs = performance.now() - t;
 const N = data.documentCount;
 const F = data.fields.length;
 const cursor = new PostingsReader(data.postings).cursor();
-const order = [...data.listAt.keys()].filter((k) => data.listDf[k]! > 0).sort((a, b) => data.listAt[a]! - data.listAt[b]!);
+const lists = new TermLists(data.lists);
+const listCount = (data.vocabulary.starts.length - 1) * F;
+const dfOf = (k: number) => lists.df(Math.floor(k / F), k % F);
+const atOf = (k: number) => lists.at(Math.floor(k / F), k % F);
+const order = Array.from({ length: listCount }, (_x, k) => k)
+  .filter((k) => dfOf(k) > 0)
+  .sort((a, b) => atOf(a) - atOf(b));
 const bytes = { docs: 0, skips: 0, headers: 0, positions: 0 };
 let postings = 0;
 let positioned = 0;
 const fieldPostings = new Array<number>(F).fill(0);
 order.forEach((k, i) => {
-  const at = data.listAt[k]!;
+  const at = atOf(k);
   const part = Math.floor(at / 2 ** 32);
   const next = order[i + 1];
-  const end = next !== undefined && Math.floor(data.listAt[next]! / 2 ** 32) === part ? data.listAt[next]! : part * 2 ** 32 + data.postings[part]!.byteLength;
+  const end = next !== undefined && Math.floor(atOf(next) / 2 ** 32) === part ? atOf(next) : part * 2 ** 32 + data.postings[part]!.byteLength;
   cursor.open(at);
   const [skips, docsAt, positionsAt] = cursor.regions();
   const start = at - part * 2 ** 32;
@@ -90,12 +97,12 @@ order.forEach((k, i) => {
   fieldPostings[k % F]! += cursor.df;
   if (cursor.hasPositions) positioned += cursor.df;
 });
-const termTable = data.listAt.byteLength + data.listDf.byteLength;
-const flatBytes = postings * 5 + (data.listAt.length + 1) * 4;
+const termTable = Object.values(data.lists).reduce((sum, column) => sum + column.byteLength, 0);
+const flatBytes = postings * 5 + (listCount + 1) * 4;
 const total = data.postings.reduce((s, p) => s + p.byteLength, 0);
 const per = (b: number, n: number) => (b / n).toFixed(2);
 console.log(
-  `${source}: ${N} chunks, ${postings} postings (${per(postings, N)} per chunk; by field ${data.fields.map((f, i) => `${f} ${fieldPostings[i]}`).join(", ")}), ${data.listDf.length} (term, field) lists`,
+  `${source}: ${N} chunks, ${postings} postings (${per(postings, N)} per chunk; by field ${data.fields.map((f, i) => `${f} ${fieldPostings[i]}`).join(", ")}), ${listCount} (term, field) slots, ${data.lists.df.length} lists`,
 );
 console.log(`text shard built or loaded in ${(buildMs / 1000).toFixed(1)} s; flat arrays decoded from it in ${(flatMs / 1000).toFixed(1)} s`);
 console.log("\nbytes                          total       per posting   per chunk");
@@ -105,7 +112,7 @@ row("skip data", bytes.skips);
 row("list headers + padding", bytes.headers);
 row("positions (text, section)", bytes.positions, positioned);
 row("postings bytes, all", total);
-row("term table (listAt, listDf)", termTable);
+row("term table (lists.first, fields, at, df)", termTable);
 row("flat layout: docs+freqs+offsets", flatBytes);
 
 // Queries.

@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { openSnapshot, type Snapshot } from "../src/snapshot";
 import { textShardOptions, TEXT_BOOSTS } from "../src/search/fields";
 import { BLOCK, memoryPostings, PostingsReader, type PostingsCursor } from "../src/search/postings";
+import { TermLists } from "../src/search/term-lists";
 import { buildShard, Shard, popcount, type ShardData, type ShardOptions, type WordSpec } from "../src/search/shard";
 import { EN_2006, EN_2016, snapshotFor, TRUNCATED_XZ } from "./helpers";
 
@@ -417,14 +418,21 @@ describe("a shard on block postings", () => {
     test(`${name}: every list holds exactly the flat layout's postings, and positions match the field's tokens`, async () => {
       const { data, shard, flat, docs, options } = await fixture(name);
       const F = data.fields.length;
-      expect(data.listDf.length).toBe(flat.keys.length * F);
+      const lists = new TermLists(data.lists);
+      expect(data.lists.first.length).toBe(flat.keys.length);
       const cursor = new PostingsReader(data.postings).cursor();
-      for (let k = 0; k < data.listDf.length; k++) {
+      let present = 0;
+      for (let k = 0; k < flat.keys.length * F; k++) {
         const lo = flat.offsets[k]!;
         const hi = flat.offsets[k + 1]!;
-        expect(data.listDf[k]).toBe(hi - lo);
-        if (lo === hi) continue;
-        cursor.open(data.listAt[k]!);
+        const [term, field] = [Math.floor(k / F), k % F];
+        expect(lists.df(term, field)).toBe(hi - lo);
+        if (lo === hi) {
+          expect(lists.index(term, field)).toBe(-1);
+          continue;
+        }
+        expect(lists.index(term, field)).toBe(present++);
+        cursor.open(lists.at(term, field));
         let i = lo;
         for (let b = 0; b < cursor.blocks; b++) {
           const n = cursor.decode(b);
@@ -434,6 +442,7 @@ describe("a shard on block postings", () => {
         }
         expect(i).toBe(hi);
       }
+      expect(data.lists.df.length).toBe(present);
       // Positions: the token indexes of each key in the text and section fields of sampled documents.
       const rand = random(11);
       let checked = 0;

@@ -122,29 +122,36 @@ describe("snapshot file (format 2)", () => {
     expect(() => openSnapshot("/nonexistent/x.tome")).toThrow(/snapshot not found/);
   });
 
-  test("a file whose search index is in the old postings codec (varints, no codec in the shard's meta) is refused with how to rebuild it", async () => {
+  test("a file whose search index is in an older layout (varint postings; or term tables with empty entries) is refused with how to rebuild it", async () => {
     const dir = tempDir();
     const path = join(dir, "new.tome");
     await builtAt(path);
     expect(open(path).search("the").hits.length).toBeGreaterThan(0);
-    // The same file but for the shards' meta, which codec 1 wrote without postingsCodec.
-    const container = openContainer(path);
-    const old = join(dir, "old.tome");
-    const out = new ContainerWriter(old);
-    for (const { name } of container.sections) {
-      let bytes = container.section(name);
-      if (name.endsWith(".meta")) {
-        const meta = JSON.parse(new TextDecoder().decode(bytes));
-        expect(meta.postingsCodec).toBe(2);
-        delete meta.postingsCodec;
-        bytes = new TextEncoder().encode(JSON.stringify(meta));
+    // The same file but for the shards' meta: layout 1 recorded nothing, layout 2 its postings codec.
+    const older = (layout: number) => {
+      const container = openContainer(path);
+      const old = join(dir, `layout${layout}.tome`);
+      const out = new ContainerWriter(old);
+      for (const { name } of container.sections) {
+        let bytes = container.section(name);
+        if (name.endsWith(".meta")) {
+          const meta = JSON.parse(new TextDecoder().decode(bytes));
+          expect(meta.indexLayout).toBe(3);
+          delete meta.indexLayout;
+          if (layout === 2) meta.postingsCodec = 2;
+          bytes = new TextEncoder().encode(JSON.stringify(meta));
+        }
+        out.section(name, bytes);
       }
-      out.section(name, bytes);
+      out.finish(container.meta);
+      return old;
+    };
+    for (const layout of [1, 2]) {
+      const old = older(layout);
+      expect(openSnapshot(old).meta.formatVersion).toBe(2);
+      expect(() => open(old)).toThrow(SnapshotError);
+      expect(() => open(old)).toThrow(new RegExp(`layout ${layout}, and this Tome reads layout 3.*Rebuild it with \`bun run snapshot:build --dump <dump>\``));
     }
-    out.finish(container.meta);
-    expect(openSnapshot(old).meta.formatVersion).toBe(2);
-    expect(() => open(old)).toThrow(SnapshotError);
-    expect(() => open(old)).toThrow(/postings codec 1, and this Tome reads codec 2.*Rebuild it with `bun run snapshot:build --dump <dump>`/);
   });
 
   test("a truncated build is marked truncated", async () => {

@@ -16,6 +16,7 @@ import { readShardData, writeShardData, writeShardTableSources } from "./store";
 import { Spool } from "./spool";
 import { aliasesOf, writeTitleLookup } from "./titles";
 import { Vocabulary } from "./vocabulary";
+import { TermLists, TermListsWriter } from "./term-lists";
 import { logMemory } from "./memory-log";
 
 /**
@@ -152,6 +153,7 @@ class RunCursor {
   vocabulary!: Vocabulary;
   term = -1;
   data!: ShardData;
+  lists!: TermLists;
   postings!: PostingsCursor;
   readonly base: number;
   constructor(
@@ -169,6 +171,7 @@ class RunCursor {
   map(): Container {
     const container = openContainer(this.path);
     this.data = readShardData(container, this.prefix);
+    this.lists = new TermLists(this.data.lists);
     this.postings = new PostingsReader(this.data.postings).cursor();
     this.vocabulary = new Vocabulary(this.data.vocabulary);
     return container;
@@ -243,12 +246,16 @@ function mergeRuns(out: ContainerWriter, dir: string, cursors: RunCursor[], opti
   const sections = new PostingsSections(out, "index.text");
   const writer = new PostingsWriter(sections.sink, MAX_SECTION_BYTES - 8);
   const keepsPositions = fields.map((f) => options.positionFields?.includes(f) ?? false);
-  const listAt = new Spool(join(dir, "listAt"), Float64Array);
-  const listDf = new Spool(join(dir, "listDf"), Uint32Array);
+  const lists = {
+    first: new Spool(join(dir, "lists.first"), Uint32Array),
+    fields: new Spool(join(dir, "lists.fields"), Uint8Array),
+    at: new Spool(join(dir, "lists.at"), Float64Array),
+    df: new Spool(join(dir, "lists.df"), Uint32Array),
+  };
   const vocabularyChars = new Spool(join(dir, "vocabulary.chars"), Uint16Array);
   const vocabularyStarts = new Spool(join(dir, "vocabulary.starts"), Uint32Array);
   try {
-    mergeInto(cursors, writer, keepsPositions, docOfText, { listAt, listDf, vocabularyChars, vocabularyStarts }, progress);
+    mergeInto(cursors, writer, keepsPositions, docOfText, { lists: new TermListsWriter(lists), vocabularyChars, vocabularyStarts }, progress);
     const postingsParts = sections.finish();
     logMemory("merge: postings written");
     const fieldLengths = new Uint16Array(F * documents);
@@ -261,9 +268,9 @@ function mergeRuns(out: ContainerWriter, dir: string, cursors: RunCursor[], opti
       }
     }
     const terms = vocabularyStarts.length - 1;
-    writeShardTableSources(out, "index.text", { fields, documentCount: documents, terms, postingsParts }, { vocabularyChars, vocabularyStarts, listAt, listDf, fieldLengths });
+    writeShardTableSources(out, "index.text", { fields, documentCount: documents, terms, postingsParts }, { vocabularyChars, vocabularyStarts, ...lists, fieldLengths });
   } finally {
-    for (const spool of [listAt, listDf, vocabularyChars, vocabularyStarts]) spool.close();
+    for (const spool of [...Object.values(lists), vocabularyChars, vocabularyStarts]) spool.close();
   }
 }
 
@@ -273,11 +280,11 @@ function mergeInto(
   writer: PostingsWriter,
   keepsPositions: boolean[],
   docOfText: Int32Array,
-  tables: { listAt: Spool<Float64Array>; listDf: Spool<Uint32Array>; vocabularyChars: Spool<Uint16Array>; vocabularyStarts: Spool<Uint32Array> },
+  tables: { lists: TermListsWriter; vocabularyChars: Spool<Uint16Array>; vocabularyStarts: Spool<Uint32Array> },
   progress: IndexBuildProgress,
 ): void {
   const F = keepsPositions.length;
-  const { listAt, listDf, vocabularyChars, vocabularyStarts } = tables;
+  const { lists, vocabularyChars, vocabularyStarts } = tables;
   // A key's lists, written to the tables only if the key is kept.
   const keyAt = new Float64Array(F);
   const keyDf = new Uint32Array(F);
@@ -342,9 +349,8 @@ function mergeInto(
       writer.begin(positions);
       let df = 0;
       for (const c of holding) {
-        const list = c.term * F + f;
-        if (!c.data.listDf[list]) continue;
-        const cursor = c.postings.open(c.data.listAt[list]!);
+        if (!c.lists.df(c.term, f)) continue;
+        const cursor = c.postings.open(c.lists.at(c.term, f));
         for (let b = 0; b < cursor.blocks; b++) {
           const n = positions ? cursor.decodePositions(b) : cursor.decode(b);
           read += n + (positions ? cursor.positionStarts[n]! : 0);
@@ -369,10 +375,7 @@ function mergeInto(
       }
       previous = first;
       previousTerm = first.term;
-      for (let f = 0; f < F; f++) {
-        listAt.push(keyAt[f]!);
-        listDf.push(keyDf[f]!);
-      }
+      lists.add(keyAt, keyDf);
       vocabularyStarts.push(vocabularyChars.length);
       const codes = first.vocabulary.codes;
       for (let i = first.vocabulary.keyStart(first.term), end = first.vocabulary.keyStart(first.term + 1); i < end; i++) vocabularyChars.push(codes[i]!);

@@ -5,7 +5,9 @@
  * token into its radix tree, which at a vocabulary of 400,000 words made indexing a million
  * chunks take hours.) Large builds go through runs and a merge instead (build.ts).
  */
+import { Growable } from "../snapshot";
 import { memoryPostings } from "./postings";
+import { TermListsWriter } from "./term-lists";
 import type { ShardData, ShardOptions } from "./shard";
 import { vocabularyOf } from "./vocabulary";
 
@@ -141,26 +143,38 @@ class Inversion {
     const renumber = new Uint32Array(keys.length);
     byKey.forEach((t, rank) => (renumber[t] = rank));
     const { offsets, order } = this.sortedByList((k) => renumber[Math.floor(k / F)]! * F + (k % F));
-    const lists = keys.length * F;
-    const listAt = new Float64Array(lists);
-    const listDf = new Uint32Array(lists);
+    const columns = { first: new Growable(Uint32Array), fields: new Growable(Uint8Array), at: new Growable(Float64Array), df: new Growable(Uint32Array) };
+    const lists = new TermListsWriter(columns);
+    const termAt = new Float64Array(F);
+    const termDf = new Uint32Array(F);
     const { writer, parts } = memoryPostings();
-    for (let list = 0; list < lists; list++) {
-      const lo = offsets[list]!;
-      const hi = offsets[list + 1]!;
-      if (lo === hi) continue;
-      const positions = this.keepsPositions[list % F]!;
-      writer.begin(positions);
-      for (let p = lo; p < hi; p++) {
-        const i = order[p]!;
-        const freq = this.postingFreq.get(i);
-        writer.add(this.postingDoc.get(i), Math.min(MAX_FREQ, freq));
-        if (positions) for (let at = this.postingPositions.get(i), end = at + freq; at < end; at++) writer.position(this.positionData.get(at));
+    for (let term = 0; term < keys.length; term++) {
+      for (let f = 0; f < F; f++) {
+        const list = term * F + f;
+        const lo = offsets[list]!;
+        const hi = offsets[list + 1]!;
+        termDf[f] = hi - lo;
+        if (lo === hi) continue;
+        const positions = this.keepsPositions[f]!;
+        writer.begin(positions);
+        for (let p = lo; p < hi; p++) {
+          const i = order[p]!;
+          const freq = this.postingFreq.get(i);
+          writer.add(this.postingDoc.get(i), Math.min(MAX_FREQ, freq));
+          if (positions) for (let at = this.postingPositions.get(i), end = at + freq; at < end; at++) writer.position(this.positionData.get(at));
+        }
+        termAt[f] = writer.end();
       }
-      listAt[list] = writer.end();
-      listDf[list] = hi - lo;
+      lists.add(termAt, termDf);
     }
-    return { fields: this.options.fields, documentCount: this.count, vocabulary: vocabularyOf(byKey.map((t) => keys[t]!)), postings: parts(), listAt, listDf, fieldLengths: this.fieldLengths };
+    return {
+      fields: this.options.fields,
+      documentCount: this.count,
+      vocabulary: vocabularyOf(byKey.map((t) => keys[t]!)),
+      postings: parts(),
+      lists: { first: columns.first.view(), fields: columns.fields.view(), at: columns.at.view(), df: columns.df.view() },
+      fieldLengths: this.fieldLengths,
+    };
   }
 
   /** The postings in (term, field) order by a counting sort (stable: each list keeps its documents in increasing order), and where each list starts. */

@@ -33,16 +33,15 @@
  * exceptions, their high bits patched in. A width of 0 with no exceptions (all tfs 1) costs
  * the token alone.
  *
- * The codec's version is recorded in each shard's meta (postingsCodec, store.ts): a file of
- * another codec is refused with how to rebuild it, never misread.
+ * The codec is part of the index layout recorded in each shard's meta (indexLayout,
+ * store.ts: 1 was varints only): a file of another layout is refused with how to rebuild
+ * it, never misread.
  *
  * The bytes come in parts of less than 4 GiB (JavaScriptCore's ArrayBuffer limit); a list
  * never straddles two. A list's address is part · 2^32 + its offset in the part.
  */
 
 export const BLOCK = 128;
-/** The codec's version, recorded in a shard's meta: 1 was varints only (no field in the meta). */
-export const POSTINGS_CODEC = 2;
 const MAX_TF = 255;
 const PART_BYTES = 2 ** 32;
 /** Document numbers stay below 2^31, so that decoding is all 32-bit integer arithmetic. */

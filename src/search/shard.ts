@@ -14,6 +14,7 @@
  */
 import { PostingsReader, type PostingsCursor } from "./postings";
 import { Vocabulary, type VocabularyData } from "./vocabulary";
+import { TermLists, type TermListsData } from "./term-lists";
 
 export { buildShard } from "./invert";
 
@@ -100,9 +101,8 @@ export interface ShardData {
   vocabulary: VocabularyData;
   /** Postings lists (postings.ts), in parts of less than 4 GiB. */
   postings: Uint8Array[];
-  /** For term t and field f, the address in postings of its list, listAt[t * F + f], and its document count, listDf[t * F + f] (0: no list). */
-  listAt: Float64Array;
-  listDf: Uint32Array;
+  /** Each term's lists: their addresses in postings and document counts (term-lists.ts). */
+  lists: TermListsData;
   /** Unique terms per document, field after field (documentCount each). */
   fieldLengths: Uint16Array;
 }
@@ -113,8 +113,7 @@ export class Shard {
   readonly fields: string[];
   readonly documentCount: number;
   private readonly vocabulary: Vocabulary;
-  private readonly listAt: Float64Array;
-  private readonly listDf: Uint32Array;
+  private readonly lists: TermLists;
   /** One cursor over the postings, reused by every call (they are synchronous). */
   private readonly cursor: PostingsCursor;
   private readonly lengths: Uint16Array;
@@ -133,8 +132,7 @@ export class Shard {
     this.fields = data.fields;
     this.documentCount = data.documentCount;
     this.boosts = boosts;
-    this.listAt = data.listAt;
-    this.listDf = data.listDf;
+    this.lists = new TermLists(data.lists);
     this.cursor = new PostingsReader(data.postings).cursor();
     this.lengths = data.fieldLengths;
     this.vocabulary = new Vocabulary(data.vocabulary);
@@ -174,10 +172,10 @@ export class Shard {
     const cursor = this.cursor;
     for (const { word, term, weight } of derived) {
       for (const f of fields ?? this.fields.map((_f, i) => i)) {
-        const df = this.listDf[term * F + f]!;
+        const df = this.lists.df(term, f);
         if (df === 0) continue;
         const w = weight * this.boosts[f]! * Math.log(1 + (N - df + 0.5) / (df + 0.5));
-        const address = this.listAt[term * F + f]!;
+        const address = this.lists.at(term, f);
         cursor.open(address);
         let maxTf = 0;
         for (let b = 0; b < cursor.blocks; b++) maxTf = Math.max(maxTf, cursor.maxTf(b));
@@ -197,7 +195,7 @@ export class Shard {
   postingsOf(derived: Derived[]): number {
     const F = this.fields.length;
     let postings = 0;
-    for (const { term } of derived) for (let f = 0; f < F; f++) postings += this.listDf[term * F + f]!;
+    for (const { term } of derived) for (let f = 0; f < F; f++) postings += this.lists.df(term, f);
     return postings;
   }
 
@@ -243,7 +241,7 @@ export class Shard {
   idf(key: string, field: number): number {
     const term = this.vocabulary.get(key);
     if (term === undefined) return 0;
-    const df = this.listDf[term * this.fields.length + field]!;
+    const df = this.lists.df(term, field);
     return df ? Math.log(1 + (this.documentCount - df + 0.5) / (df + 0.5)) : 0;
   }
 
@@ -251,7 +249,7 @@ export class Shard {
   frequency(term: number): number {
     const F = this.fields.length;
     let df = 0;
-    for (let f = 0; f < F; f++) df += this.listDf[term * F + f]!;
+    for (let f = 0; f < F; f++) df += this.lists.df(term, f);
     return df;
   }
 
@@ -398,7 +396,7 @@ export class Shard {
     const from = options.from ?? 0;
     const to = options.to ?? this.documentCount;
     const whole = from === 0 && to === this.documentCount;
-    const { scores, masks, listAt, listDf, cursor } = this;
+    const { scores, masks, lists, cursor } = this;
     // The documents reached go straight into the caller's buffer when it can hold them all.
     const touched = options.into && options.into.docs.length >= to - from ? options.into.docs : (this.touched ??= new Uint32Array(this.documentCount));
     const docs = cursor.docs;
@@ -410,10 +408,10 @@ export class Shard {
     for (const { word, term, weight } of derived) {
       const bit = (1 << word) >>> 0;
       for (const f of fields) {
-        const df = listDf[term * F + f]!;
+        const df = lists.df(term, f);
         if (df === 0) continue;
         const w = weight * this.boosts[f]! * Math.log(1 + (N - df + 0.5) / (df + 0.5));
-        cursor.open(listAt[term * F + f]!);
+        cursor.open(lists.at(term, f));
         let first = 0;
         let end = cursor.blocks;
         if (!whole) {
@@ -462,7 +460,7 @@ export class Shard {
   holds(term: number, doc: number): boolean {
     const F = this.fields.length;
     for (let f = 0; f < F; f++) {
-      if (this.listDf[term * F + f] && this.cursor.open(this.listAt[term * F + f]!).holds(doc)) return true;
+      if (this.lists.df(term, f) && this.cursor.open(this.lists.at(term, f)).holds(doc)) return true;
     }
     return false;
   }
@@ -473,9 +471,8 @@ export class Shard {
    * there. A view of scratch memory, valid until the next call on this shard: copy it to keep it.
    */
   positions(term: number, field: number, doc: number): Uint32Array | undefined {
-    const i = term * this.fields.length + field;
-    if (!this.listDf[i]) return undefined;
-    return this.cursor.open(this.listAt[i]!).positions(doc);
+    if (!this.lists.df(term, field)) return undefined;
+    return this.cursor.open(this.lists.at(term, field)).positions(doc);
   }
 
   /** The term number of an index key, if the index holds it. */
@@ -485,9 +482,8 @@ export class Shard {
 
   /** A term's positions in a document's field into the cursor's scratch (positionsInto()): their number, -1 when none. */
   private positionsInto(term: number, field: number, doc: number): number {
-    const i = term * this.fields.length + field;
-    if (!this.listDf[i]) return -1;
-    return this.cursor.open(this.listAt[i]!).positionsInto(doc);
+    if (!this.lists.df(term, field)) return -1;
+    return this.cursor.open(this.lists.at(term, field)).positionsInto(doc);
   }
 
   /** Whether a document's field holds the terms as consecutive words (a quoted phrase). */

@@ -6,7 +6,7 @@
 import { closeSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import type { ContainerWriter } from "../snapshot";
 
-type Column = Float64Array | Uint32Array | Uint16Array;
+type Column = Float64Array | Uint32Array | Uint16Array | Uint8Array;
 
 const COPY_BYTES = 4 << 20;
 

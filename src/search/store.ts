@@ -4,7 +4,7 @@
  */
 import { type Container, type ContainerWriter, type Snapshot, SnapshotError, viewOf } from "../snapshot";
 import { TEXT_BOOSTS, TITLE_BOOSTS } from "./fields";
-import { POSTINGS_CODEC } from "./postings";
+import type { TermListsData } from "./term-lists";
 import { Shard, type ShardData } from "./shard";
 import type { VocabularyData } from "./vocabulary";
 
@@ -17,6 +17,8 @@ export function loadIndexes(snapshot: Snapshot): Indexes {
   return { text: new Shard(readShardData(snapshot.container, "index.text"), TEXT_BOOSTS), titles: new Shard(readShardData(snapshot.container, "index.titles"), TITLE_BOOSTS) };
 }
 
+const LIST_COLUMNS: (keyof TermListsData)[] = ["first", "fields", "at", "df"];
+
 /** A shard's arrays as sections `${prefix}.…`. */
 export function writeShardData(out: ContainerWriter, prefix: string, d: ShardData): void {
   d.postings.forEach((part, i) => out.section(`${prefix}.postings.${i}`, part));
@@ -28,13 +30,22 @@ export interface ShardMeta {
   documentCount: number;
   terms: number;
   postingsParts: number;
-  /** The postings codec the lists are written in (postings.ts); absent in files of codec 1. */
+  /** The layout of the postings and term tables (INDEX_LAYOUT); absent in files of layout 1. */
+  indexLayout?: number;
+  /** What layout 2 recorded its layout in. */
   postingsCodec?: number;
 }
 
+/**
+ * The index's layout, recorded in each shard's meta: 1 postings as varints; 2 bit-packed
+ * blocks (postings.ts); 3 the same blocks, and term tables with an entry only
+ * for the lists that exist (term-lists.ts).
+ */
+export const INDEX_LAYOUT = 3;
+
 /** Everything of a shard but its postings (which a merge streams into `${prefix}.postings.N` itself). */
-function writeShardTables(out: ContainerWriter, prefix: string, meta: ShardMeta, d: Pick<ShardData, "vocabulary" | "listAt" | "listDf" | "fieldLengths">): void {
-  writeShardTableSources(out, prefix, meta, { vocabularyChars: d.vocabulary.chars, vocabularyStarts: d.vocabulary.starts, listAt: d.listAt, listDf: d.listDf, fieldLengths: d.fieldLengths });
+function writeShardTables(out: ContainerWriter, prefix: string, meta: ShardMeta, d: Pick<ShardData, "vocabulary" | "lists" | "fieldLengths">): void {
+  writeShardTableSources(out, prefix, meta, { vocabularyChars: d.vocabulary.chars, vocabularyStarts: d.vocabulary.starts, ...d.lists, fieldLengths: d.fieldLengths });
 }
 
 /** A table's bytes: in memory, or held by something that copies them into a section (a spool of a merge). */
@@ -45,24 +56,23 @@ export function writeShardTableSources(
   out: ContainerWriter,
   prefix: string,
   meta: ShardMeta,
-  t: Record<"vocabularyChars" | "vocabularyStarts" | "listAt" | "listDf" | "fieldLengths", TableBytes>,
+  t: Record<"vocabularyChars" | "vocabularyStarts" | keyof TermListsData | "fieldLengths", TableBytes>,
 ): void {
   const write = (name: string, bytes: TableBytes) => ("copyInto" in bytes ? bytes.copyInto(out, name) : out.section(name, bytes));
-  out.section(`${prefix}.meta`, new TextEncoder().encode(JSON.stringify({ ...meta, postingsCodec: POSTINGS_CODEC })));
+  out.section(`${prefix}.meta`, new TextEncoder().encode(JSON.stringify({ ...meta, indexLayout: INDEX_LAYOUT })));
   write(`${prefix}.vocabulary.chars`, t.vocabularyChars);
   write(`${prefix}.vocabulary.starts`, t.vocabularyStarts);
-  write(`${prefix}.listAt`, t.listAt);
-  write(`${prefix}.listDf`, t.listDf);
+  for (const column of LIST_COLUMNS) write(`${prefix}.lists.${column}`, t[column]);
   write(`${prefix}.fieldLengths`, t.fieldLengths);
 }
 
 /** A shard's arrays from its sections (views of the mapped file). */
 export function readShardData(container: Container, prefix: string): ShardData {
   const meta = JSON.parse(new TextDecoder().decode(container.section(`${prefix}.meta`))) as ShardMeta;
-  const codec = meta.postingsCodec ?? 1;
-  if (codec !== POSTINGS_CODEC) {
+  const layout = meta.indexLayout ?? meta.postingsCodec ?? 1;
+  if (layout !== INDEX_LAYOUT) {
     throw new SnapshotError(
-      `${container.path} holds its search index in postings codec ${codec}, and this Tome reads codec ${POSTINGS_CODEC} (bit-packed blocks). ` +
+      `${container.path} holds its search index in layout ${layout}, and this Tome reads layout ${INDEX_LAYOUT} (postings in bit-packed blocks, term tables without empty entries). ` +
         "Rebuild it with `bun run snapshot:build --dump <dump>`.",
     );
   }
@@ -71,8 +81,12 @@ export function readShardData(container: Container, prefix: string): ShardData {
     documentCount: meta.documentCount,
     vocabulary: readVocabulary(container, prefix),
     postings: Array.from({ length: meta.postingsParts }, (_x, i) => container.section(`${prefix}.postings.${i}`)),
-    listAt: viewOf(Float64Array, container.section(`${prefix}.listAt`)),
-    listDf: viewOf(Uint32Array, container.section(`${prefix}.listDf`)),
+    lists: {
+      first: viewOf(Uint32Array, container.section(`${prefix}.lists.first`)),
+      fields: container.section(`${prefix}.lists.fields`),
+      at: viewOf(Float64Array, container.section(`${prefix}.lists.at`)),
+      df: viewOf(Uint32Array, container.section(`${prefix}.lists.df`)),
+    },
     fieldLengths: viewOf(Uint16Array, container.section(`${prefix}.fieldLengths`)),
   };
 }
