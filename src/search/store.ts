@@ -41,7 +41,7 @@ export interface ShardMeta {
  * blocks (postings.ts); 3 the same blocks, and term tables with an entry only
  * for the lists that exist (term-lists.ts).
  */
-export const INDEX_LAYOUT = 3;
+const INDEX_LAYOUT = 3;
 
 /** Everything of a shard but its postings (which a merge streams into `${prefix}.postings.N` itself). */
 function writeShardTables(out: ContainerWriter, prefix: string, meta: ShardMeta, d: Pick<ShardData, "vocabulary" | "lists" | "fieldLengths">): void {
