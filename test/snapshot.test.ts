@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_CHUNK_WORDS, modifications } from "../src/ingest";
 import { open } from "../src/search";
-import { ContainerWriter, latestSnapshot, openContainer, openSnapshot, readSnapshotMeta, SnapshotError, TextStore } from "../src/snapshot";
+import { ContainerWriter, latestSnapshot, openContainer, openSnapshot, readSnapshotMeta, SnapshotError, TextStore, TextWriter } from "../src/snapshot";
 import { EN_2006_TRUNCATED, EN_2016, ingested, tempDir } from "./helpers";
 import { writeSnapshot } from "./support";
 
@@ -16,6 +16,30 @@ async function builtAt(path: string, createdAt = new Date("2026-01-02T03:04:05Z"
 }
 
 describe("snapshot file (format 2)", () => {
+  test("text compressed in the background is written in order, the same bytes as on the main thread", async () => {
+    const source = await ingested({ dumps: [EN_2016] });
+    const texts = source.articles.flatMap((a) => a.chunks.map((c) => c.text));
+    const dir = tempDir();
+    const write = async (background: boolean) => {
+      const path = join(dir, `${background}.tome`);
+      const out = new ContainerWriter(path);
+      const writer = new TextWriter(out, background);
+      for (const t of texts) writer.add(t);
+      if (background) {
+        expect(() => writer.finish()).toThrow(/settle\(\) first/);
+        await writer.settle();
+      }
+      writer.finish();
+      out.finish({});
+      return openContainer(path);
+    };
+    const [main, background] = [await write(false), await write(true)];
+    expect(background.section("text.blockLength").byteLength).toBeGreaterThan(4 * 64); // more blocks than may compress at once
+    for (const { name } of main.sections) expect(Buffer.from(background.section(name)).equals(Buffer.from(main.section(name)))).toBe(true);
+    const store = new TextStore(background);
+    texts.forEach((t, i) => i % 7 === 0 && expect(store.chunk(i)).toBe(t));
+  });
+
   test("chunk text reads back right through block evictions (evicted blocks are freed at once)", async () => {
     const source = await ingested({ dumps: [EN_2016] });
     const path = join(tempDir(), "en.tome");

@@ -44,9 +44,18 @@ export class SnapshotBuild {
   private index: IndexBuilder | undefined;
   private readonly arrivals: { pageId: number; revId: number }[] = [];
 
-  constructor(private readonly options: BuildOptions) {
+  /** `background`: text compressed off the main thread; then settle() before finish(). */
+  constructor(
+    private readonly options: BuildOptions,
+    background = false,
+  ) {
     mkdirSync(dirname(options.out), { recursive: true });
-    this.writer = new SnapshotWriter(options.out);
+    this.writer = new SnapshotWriter(options.out, background);
+  }
+
+  /** Waits until the text of every page added is in the file. */
+  settle(): Promise<void> {
+    return this.writer.settleText();
   }
 
   add(page: PageInput, lang: string): void {
@@ -104,7 +113,7 @@ export class SnapshotBuild {
 
 /** Builds a snapshot from dumps. The file appears only when whole. */
 export async function buildFromDumps(ingestOptions: Omit<IngestOptions, "onArticle">, options: BuildOptions): Promise<BuildReport & { result: IngestResult }> {
-  const build = new SnapshotBuild(options);
+  const build = new SnapshotBuild(options, true);
   const stop = () => {
     build.abandon();
     process.exit(130);
@@ -117,6 +126,7 @@ export async function buildFromDumps(ingestOptions: Omit<IngestOptions, "onArtic
       ...ingestOptions,
       onArticle: (a, wiki) => build.add(a, wiki.lang),
     });
+    await build.settle();
     return { ...build.finish(result.articles, result.redirects, result, result.redirectPageIds), result };
   } catch (err) {
     build.abandon();

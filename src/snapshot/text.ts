@@ -18,6 +18,15 @@ const BLOCK_BYTES = 16 * 1024;
 const ZSTD_LEVEL = 9;
 /** Decompressed blocks kept: 1,024 × 16 KB = 16 MB. */
 const CACHE_BLOCKS = 1024;
+/** Blocks compressing off the main thread at once; past it, a block is compressed on the main thread. */
+const IN_FLIGHT = 64;
+
+/** A block on its way to the file: blocks are written in their order, whichever finishes first. */
+interface Compressing {
+  raw: number;
+  block?: Uint8Array;
+  done?: Promise<void>;
+}
 
 export class TextWriter {
   private readonly encoder = new TextEncoder();
@@ -31,11 +40,22 @@ export class TextWriter {
   private readonly chunkEnd = new Growable(Uint32Array);
   private part = -1;
   private partBytes = 0;
+  private readonly queue: Compressing[] = [];
+  private compressing = 0;
+  /** The first error of a block compressed or written in the background: settle() throws it. */
+  private failure: { error: unknown } | undefined;
   bytesIn = 0;
   bytesOut = 0;
 
-  /** Text goes into `out`'s sections text.blocks.N, which stay open between add() calls. */
-  constructor(private readonly out: ContainerWriter) {}
+  /**
+   * Text goes into `out`'s sections text.blocks.N, which stay open between add() calls. In the
+   * `background`, blocks are compressed on Bun's thread pool (zstd took a quarter of a build's
+   * main thread): then settle() before finish().
+   */
+  constructor(
+    private readonly out: ContainerWriter,
+    private readonly background = false,
+  ) {}
 
   /** Adds a chunk's text; returns its chunk number. */
   add(text: string): number {
@@ -63,9 +83,41 @@ export class TextWriter {
   }
 
   private flush(): void {
-    if (!this.used) return;
-    this.writeBlock(Bun.zstdCompressSync(this.pending.subarray(0, this.used), { level: ZSTD_LEVEL }), this.used);
+    const raw = this.used;
+    if (!raw) return;
     this.used = 0;
+    if (!this.background || this.compressing >= IN_FLIGHT) return this.enqueue({ raw, block: Bun.zstdCompressSync(this.pending.subarray(0, raw), { level: ZSTD_LEVEL }) });
+    const entry: Compressing = { raw };
+    this.compressing++;
+    entry.done = Bun.zstdCompress(this.pending.slice(0, raw), { level: ZSTD_LEVEL })
+      .then((block) => {
+        entry.block = block;
+        this.writeReady();
+      })
+      .catch((error: unknown) => void (this.failure ??= { error }))
+      .finally(() => this.compressing--);
+    this.queue.push(entry);
+  }
+
+  private enqueue(entry: Compressing): void {
+    this.queue.push(entry);
+    this.writeReady();
+  }
+
+  /** Writes the blocks at the head of the queue that are compressed. */
+  private writeReady(): void {
+    while (!this.failure && this.queue.length && this.queue[0]!.block) {
+      const { block, raw } = this.queue.shift()!;
+      this.writeBlock(block!, raw);
+    }
+  }
+
+  /** Flushes the last block and waits until every block is written (a failed compression throws). */
+  async settle(): Promise<void> {
+    this.flush();
+    await Promise.all(this.queue.map((entry) => entry.done));
+    if (this.failure) throw this.failure.error;
+    this.writeReady();
   }
 
   /**
@@ -89,7 +141,7 @@ export class TextWriter {
           this.chunkEnd.push(from.chunkEnd[c]!);
           numbers[c] = this.chunks++;
         }
-        this.writeBlock(from.compressedBlock(b), from.chunkEnd[end - 1]!);
+        this.enqueue({ raw: from.chunkEnd[end - 1]!, block: from.compressedBlock(b) });
         continue;
       }
       const bytes = from.blockBytes(b);
@@ -129,6 +181,7 @@ export class TextWriter {
   /** Ends the text sections and writes the block tables. */
   finish(): void {
     this.flush();
+    if (this.queue.length) throw new Error("text: finish() while blocks are compressing: settle() first");
     if (this.part >= 0) this.out.end();
     this.blockFirst.push(this.chunks);
     this.out.section("text.blockPart", this.blockPart.view());

@@ -18,9 +18,18 @@ export class SnapshotWriter {
   private readonly text: TextWriter;
   private readonly pages = new PageWriter();
 
-  constructor(readonly path: string) {
+  /** `background`: text compressed off the main thread (TextWriter); then settleText() before finishPages(). */
+  constructor(
+    readonly path: string,
+    background = false,
+  ) {
     this.out = new ContainerWriter(path);
-    this.text = new TextWriter(this.out);
+    this.text = new TextWriter(this.out, background);
+  }
+
+  /** Waits until every page's text added so far is in the file. */
+  settleText(): Promise<void> {
+    return this.text.settle();
   }
 
   /** Adds a page (its text goes to the file now); returns its arrival number. */
