@@ -9,7 +9,7 @@
  * pages.sectionCount (u32, into the section table), sections.level (u8), sections.heading +
  * sections.headingEnd, text.chunkSection (u16, each chunk's section within its page).
  */
-import { Growable, StoredStrings, StringColumn, viewOf } from "./columns";
+import { Growable, StoredStrings, StringColumn, viewOf } from "../columns";
 import type { Container, ContainerWriter } from "./container";
 import type { SnapshotChunk, SnapshotPage, SnapshotSection } from "./format";
 import type { TextStore } from "./text";
