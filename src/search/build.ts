@@ -14,7 +14,7 @@ import { buildShard, type ShardData, type ShardOptions } from "./shard";
 import { PostingsReader, PostingsWriter, type PostingsCursor } from "./postings";
 import { readShardData, writeShardData, writeShardTableSources } from "./store";
 import { Spool } from "./spool";
-import { resolveTitles } from "./title-keys";
+import { resolveTitles, type TitleList } from "./title-keys";
 import { writeTitleLookup } from "./titles";
 import { Vocabulary } from "./vocabulary";
 import { logMemory } from "./memory-log";
@@ -109,7 +109,7 @@ export class IndexBuilder {
    */
   finish(
     out: ContainerWriter,
-    kept: { docOfText: Int32Array; documents: number; titles: string[]; chunkCounts: ArrayLike<number>; redirects: Redirect[] },
+    kept: { docOfText: Int32Array; documents: number; titles: TitleList; chunkCounts: ArrayLike<number>; redirects: Redirect[] },
     progress: IndexBuildProgress = () => {},
     base?: { path: string; documents: number },
   ): void {
@@ -140,21 +140,21 @@ export class IndexBuilder {
    * inverted a batch at a time within the budget, each batch a run, the runs merged. One
    * title index inverted whole held about 1 KB per title at its end (with its redirects).
    */
-  private titleIndex(out: ContainerWriter, titles: string[], redirects: Redirect[], aliases: { start: Uint32Array; list: Uint32Array }, progress: IndexBuildProgress): void {
+  private titleIndex(out: ContainerWriter, titles: TitleList, redirects: Redirect[], aliases: { start: Uint32Array; list: Uint32Array }, progress: IndexBuildProgress): void {
     const options = titleShardOptions(this.lang);
     const aliasesOf = (i: number) => Array.from(aliases.list.subarray(aliases.start[i]!, aliases.start[i + 1]!), (r) => redirects[r]!.title).join("\n");
     const cursors: RunCursor[] = [];
     for (let start = 0; start < titles.length || !cursors.length; ) {
       let end = start;
       for (let bytes = 0; end < titles.length && (end === start || bytes * BYTES_PER_TEXT_BYTE < this.memoryBytes); end++) {
-        bytes += titles[end]!.length + 64;
+        bytes += titles.at(end)!.length + 64;
         for (let a = aliases.start[end]!; a < aliases.start[end + 1]!; a++) bytes += redirects[aliases.list[a]!]!.title.length + 1;
       }
       // The last run's garbage goes before this one allocates, as in spill().
       Bun.gc(true);
       const data = buildShard(
         end - start,
-        (i) => ({ title: titles[start + i]!, aliases: aliasesOf(start + i) }),
+        (i) => ({ title: titles.at(start + i)!, aliases: aliasesOf(start + i) }),
         options,
         (done) => progress("title index", start + done, titles.length),
       );

@@ -8,6 +8,12 @@
 import { Growable, type Redirect, StringColumn } from "../snapshot";
 import { titleKey } from "./query";
 
+/** Titles by index: a list, or a column of them (StoredStrings) read one at a time. */
+export interface TitleList {
+  readonly length: number;
+  at(i: number): string | undefined;
+}
+
 /** JS string order, then the index: a stable order of equal keys. */
 const byKey = (keys: string[]) => (a: number, b: number) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b);
 
@@ -71,9 +77,9 @@ class TitleKeys {
   constructor(
     private readonly chunkCounts: ArrayLike<number>,
     private readonly redirects: Redirect[],
-    titles: ArrayLike<string>,
+    titles: TitleList,
   ) {
-    this.pages = new SortedKeys(keysOf(titles.length, (i) => titles[i]!));
+    this.pages = new SortedKeys(keysOf(titles.length, (i) => titles.at(i)!));
     this.redirectKeys = new SortedKeys(keysOf(redirects.length, (i) => redirects[i]!.title));
     this.lastOf = new Int32Array(redirects.length).fill(-1);
     const { order } = this.redirectKeys;
@@ -191,11 +197,7 @@ class TitleKeys {
  * The title shard's aliases and the lookup's entries (TitleKeys.aliases and lookup), the keys
  * made for them let go on return.
  */
-export function resolveTitles(
-  chunkCounts: ArrayLike<number>,
-  redirects: Redirect[],
-  titles: ArrayLike<string>,
-): { aliases: ReturnType<TitleKeys["aliases"]>; lookup: ReturnType<TitleKeys["lookup"]> } {
+export function resolveTitles(chunkCounts: ArrayLike<number>, redirects: Redirect[], titles: TitleList): { aliases: ReturnType<TitleKeys["aliases"]>; lookup: ReturnType<TitleKeys["lookup"]> } {
   const keys = new TitleKeys(chunkCounts, redirects, titles);
   // Making the keys leaves several strings a title as garbage: collected between the steps, it does not pile up to the phase's peak.
   Bun.gc(true);
