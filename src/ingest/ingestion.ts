@@ -12,6 +12,7 @@ import { DumpError } from "./errors";
 import { readExport, type RawPage, type SiteInfo } from "./mediawiki";
 import { ParserPool, type PoolResult } from "./pool";
 import { type DumpSource, openDump } from "./source";
+import { StreamedArticle } from "./streamed";
 import { DEFAULT_CHUNK_WORDS, type IngestOptions, type IngestResult, type Redirect, type SourceReport, type Wiki } from "./types";
 
 /** What takePage did with a page: claimed it, passed over it, or stopped (the limit is reached). */
@@ -92,13 +93,6 @@ class Ingestion {
     return this.pool.drain();
   }
 
-  /** A streamed article as the result lists it: from its claim, with no sections or chunks. */
-  private streamedArticle(row: number): Article {
-    const { revId, title, tsUnix } = this.claims.claim(row);
-    const timestamp = new Date(tsUnix * 1000).toISOString().replace(/\.000Z$/, "Z");
-    return { pageId: this.claims.pageIdOf(row), revId, title, timestamp, tsUnix, sections: [], chunks: [], wikitextLength: 0 };
-  }
-
   close(): void {
     this.pool.close();
   }
@@ -112,7 +106,7 @@ class Ingestion {
     for (const row of titleHolders(claims, (r) => claims.isConverted(r))) {
       const pageId = claims.pageIdOf(row);
       if (claims.isArticle(row)) {
-        kept.push(this.articles.get(pageId) ?? this.streamedArticle(row));
+        kept.push(this.articles.get(pageId) ?? new StreamedArticle(claims, row));
         continue;
       }
       const { title, target } = claims.claim(row);
