@@ -2,8 +2,9 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { buildFromDumps } from "../src/build";
-import { open } from "../src/search";
-import { EN_2006, EN_2016, tempDir } from "./helpers";
+import { IndexBuilder, open } from "../src/search";
+import { ContainerWriter, openContainer, sameBytes } from "../src/snapshot";
+import { EN_2006, EN_2016, ingested, tempDir } from "./helpers";
 
 setDefaultTimeout(300_000);
 
@@ -77,5 +78,26 @@ describe("a build in bounded memory", () => {
       hits += y.hits.length;
     }
     expect(hits).toBeGreaterThan(queries.length * 3);
+  });
+});
+
+describe("the title index in bounded memory", () => {
+  test("built a few titles a run and merged, it is byte for byte the one built in one run", async () => {
+    const r = await ingested({ dumps: [EN_2006, EN_2016] });
+    const titles = r.articles.map((a) => a.title);
+    const chunkCounts = r.articles.map((a) => a.chunks.length);
+    const build = (memoryBytes: number) => {
+      const dir = tempDir();
+      const path = join(dir, "titles.bin");
+      const out = new ContainerWriter(path);
+      new IndexBuilder("en", memoryBytes, dir).finish(out, { docOfText: new Int32Array(0), documents: 0, titles, chunkCounts, redirects: r.redirects });
+      out.finish({});
+      return openContainer(path);
+    };
+    // 2 KB holds a title or two (and its aliases) a run: a couple of hundred runs here.
+    const [many, one] = [build(2_000), build(2e9)];
+    expect(many.sections.map((s) => s.name)).toEqual(one.sections.map((s) => s.name));
+    expect(one.sections.some((s) => s.name === "index.titles.postings.0")).toBe(true);
+    for (const s of one.sections) expect({ name: s.name, same: sameBytes(many.section(s.name), one.section(s.name)) }).toEqual({ name: s.name, same: true });
   });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { DumpError, ingest, wordCount } from "../src/ingest";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { DumpError, ingest, type RawPage, wordCount } from "../src/ingest";
 import { dumpLeaks } from "../src/ingest/leaks";
 import { ALL_DUMPS, dump, EN_2006, EN_2006_TRUNCATED, EN_2016, ingested, SQUAD, tempDir, TRUNCATED_XZ } from "./helpers";
 
@@ -70,6 +72,50 @@ describe("merging dumps of one wiki", () => {
   test("the order of --dump does not matter", async () => {
     const [a, b] = await Promise.all([ingested({ dumps: [EN_2006, EN_2016] }), ingested({ dumps: [EN_2016, EN_2006] })]);
     expect(a.articles.map((x) => [x.pageId, x.revId])).toEqual(b.articles.map((x) => [x.pageId, x.revId]));
+  });
+
+  test("a title two page ids claim goes to the newest claim (on a tie, the first read), whatever the order of the dumps", async () => {
+    const raw: RawPage[] = [];
+    const base = await ingest({ dumps: [EN_2016], onPage: (p) => raw.push(p) });
+    const [moved, kept, tied] = base.articles.filter((a) => a.chunks.length > 2);
+    const oldRedirect = base.redirects[0]!;
+    const rawOf = (id: number) => raw.find((p) => p.pageId === id)!;
+    const escape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+    const page = (id: number, title: string, rev: number, timestamp: string, text: string, redirect?: string) =>
+      `<page><title>${escape(title)}</title><ns>0</ns><id>${id}</id>${redirect ? `<redirect title="${escape(redirect)}" />` : ""}<revision><id>${rev}</id><timestamp>${timestamp}</timestamp><text xml:space="preserve">${escape(text)}</text></revision></page>`;
+    const extra = join(tempDir(), "extra.xml");
+    writeFileSync(
+      extra,
+      [
+        `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en"><siteinfo><sitename>Wikipedia</sitename><dbname>enwiki</dbname><base>https://en.wikipedia.org/wiki/Main_Page</base><namespaces><namespace key="0" /></namespaces></siteinfo>`,
+        // A newer page with the title of `moved` (a move): it takes the title, and the old page id is left out.
+        page(900000001, moved!.title, 900000001, "2030-01-01T00:00:00Z", rawOf(moved!.pageId).text),
+        // An older redirect with the title of `kept`: the article keeps it.
+        page(900000002, kept!.title, 1, "2001-01-01T00:00:00Z", `#REDIRECT [[${moved!.title}]]`, moved!.title),
+        // A newer redirect on the title of an existing redirect, elsewhere: it replaces it.
+        page(900000003, oldRedirect.title, 900000003, "2030-01-01T00:00:00Z", `#REDIRECT [[${kept!.title}]]`, kept!.title),
+        // Another page id with the very revision and time of `tied`: the first read keeps the title.
+        page(900000004, tied!.title, tied!.revId, rawOf(tied!.pageId).timestamp, rawOf(tied!.pageId).text),
+        "</mediawiki>",
+      ].join("\n"),
+    );
+    for (const [dumps, tiedHolder] of [
+      [[EN_2016, extra], tied!.pageId],
+      [[extra, EN_2016], 900000004],
+    ] as const) {
+      const r = await ingest({ dumps: [...dumps] });
+      const holder = (title: string) => r.articles.filter((a) => a.title === title).map((a) => a.pageId);
+      expect(holder(moved!.title)).toEqual([900000001]);
+      expect(r.articles.some((a) => a.pageId === moved!.pageId)).toBe(false);
+      expect(holder(kept!.title)).toEqual([kept!.pageId]);
+      expect(r.redirects.some((x) => x.title === kept!.title)).toBe(false);
+      const replaced = r.redirects.findIndex((x) => x.title === oldRedirect.title);
+      expect(r.redirects[replaced]).toEqual({ title: oldRedirect.title, target: kept!.title });
+      expect(r.redirectPageIds[replaced]).toBe(900000003);
+      expect(holder(tied!.title)).toEqual([tiedHolder]);
+      expect(r.articles.length).toBe(base.articles.length);
+      expect(r.redirects.length).toBe(base.redirects.length);
+    }
   });
 
   test("dumps of different wikis are refused", async () => {

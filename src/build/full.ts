@@ -7,7 +7,7 @@ import { availableParallelism, totalmem } from "node:os";
 import { dirname } from "node:path";
 import { mkdirSync } from "node:fs";
 import { ingest, modifications, type IngestOptions, type IngestResult } from "../ingest";
-import { SnapshotWriter, type PageInput, type Redirect, type SnapshotMeta, type SourceReport, type Wiki } from "../snapshot";
+import { Growable, SnapshotWriter, type PageInput, type Redirect, type SnapshotMeta, type SourceReport, type Wiki } from "../snapshot";
 import { IndexBuilder, logMemory, type IndexBuildProgress } from "../search";
 
 /** The default memory budget: a quarter of the machine's memory, at most 2 GB. */
@@ -42,7 +42,9 @@ export interface BuildAbout {
 export class SnapshotBuild {
   private readonly writer: SnapshotWriter;
   private index: IndexBuilder | undefined;
-  private readonly arrivals: { pageId: number; revId: number }[] = [];
+  /** Each page added's id and revision, by arrival: two columns, not an object a page. */
+  private readonly arrivalIds = new Growable(Uint32Array);
+  private readonly arrivalRevs = new Growable(Float64Array);
 
   /** `background`: text compressed off the main thread; then settle() before finish(). */
   constructor(
@@ -62,25 +64,15 @@ export class SnapshotBuild {
     this.indexFor(lang);
     this.writer.add(page);
     this.index!.addPage(page.title, page.sections, page.chunks);
-    this.arrivals.push({ pageId: page.pageId, revId: page.revId });
+    this.arrivalIds.push(page.pageId);
+    this.arrivalRevs.push(page.revId);
   }
 
   /** Keeps the pages `kept` lists (id and revision), writes everything else and renames the file into place. */
   finish(kept: { pageId: number; revId: number; title: string }[], redirects: Redirect[], about: BuildAbout, redirectPageIds?: number[]): BuildReport {
     logMemory("ingest: done");
-    const keep = new Map(kept.map((k) => [k.pageId, k.revId]));
-    const taken = new Set<number>();
-    const pages = this.writer.finishPages(
-      (a) => {
-        const { pageId, revId } = this.arrivals[a]!;
-        if (keep.get(pageId) !== revId || taken.has(pageId)) return false;
-        taken.add(pageId);
-        return true;
-      },
-      redirects,
-      undefined,
-      redirectPageIds,
-    );
+    const keep = keptRevisions(kept);
+    const pages = this.writer.finishPages((a) => keep.take(this.arrivalIds.get(a), this.arrivalRevs.get(a)), redirects, undefined, redirectPageIds);
     logMemory("page table: done");
     const table = this.writer.out;
     const index = this.indexFor(about.wiki.lang);
@@ -109,6 +101,38 @@ export class SnapshotBuild {
     this.index?.abandon();
     this.writer.abandon();
   }
+}
+
+/**
+ * The pages kept, by id and revision, sorted in typed arrays rather than a map: take(id, rev)
+ * says whether an arrival is kept, once per page id (a page id arrives again when several
+ * dumps hold it).
+ */
+function keptRevisions(kept: { pageId: number; revId: number }[]): { take(pageId: number, revId: number): boolean } {
+  const order = Uint32Array.from(kept.keys()).sort((a, b) => kept[a]!.pageId - kept[b]!.pageId || a - b);
+  const ids = new Float64Array(order.length);
+  const revs = new Float64Array(order.length);
+  order.forEach((k, i) => {
+    ids[i] = kept[k]!.pageId;
+    revs[i] = kept[k]!.revId;
+  });
+  const taken = new Uint8Array(order.length);
+  return {
+    take(pageId, revId) {
+      let lo = 0;
+      let hi = ids.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (ids[mid]! < pageId) lo = mid + 1;
+        else hi = mid;
+      }
+      // A page id listed twice: the map kept its last revision.
+      while (lo + 1 < ids.length && ids[lo + 1] === pageId) lo++;
+      if (lo >= ids.length || ids[lo] !== pageId || revs[lo] !== revId || taken[lo]) return false;
+      taken[lo] = 1;
+      return true;
+    },
+  };
 }
 
 /** Builds a snapshot from dumps. The file appears only when whole. */

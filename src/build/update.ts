@@ -16,7 +16,7 @@
 import { availableParallelism } from "node:os";
 import { basename, dirname } from "node:path";
 import { mkdirSync } from "node:fs";
-import { canonicalTitle, DumpError, ingest, modifications, newer, sameWiki, siteOf, type IngestProgress, type IngestResult } from "../ingest";
+import { canonicalTitle, ClaimTable, DumpError, ingest, modifications, newer, sameWiki, siteOf, type IngestProgress, type IngestResult } from "../ingest";
 import { type AppliedUpdate, openContainer, openSnapshot, type PageTable, type Redirect, type Snapshot, SnapshotError, type SnapshotMeta, SnapshotWriter, TextStore, viewOf } from "../snapshot";
 import { IndexBuilder, readShardData, type IndexBuildProgress } from "../search";
 import { DEFAULT_MEMORY_BYTES } from "./full";
@@ -103,7 +103,7 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
   try {
     const arrivals: { pageId: number; revId: number }[] = [];
     let newChunks = 0;
-    const empty: IngestResult = { wiki, articles: [], redirects: [], sources: [], truncated: false, failures: [], wikitextChars: 0, claims: new Map(), redirectPageIds: [] };
+    const empty: IngestResult = { wiki, articles: [], redirects: [], sources: [], truncated: false, failures: [], wikitextChars: 0, claims: new ClaimTable(), redirectPageIds: [] };
     const result = o.dumps.length
       ? await ingestDumps(o, base.meta.chunkWords, (a) => {
           // A revision the base already has (or older), or a page to delete: its text would be dead weight in the file.

@@ -7,6 +7,7 @@
  *   claim replaces the older one, and the newest claim on a title keeps it.
  */
 import { toUnix } from "./article";
+import type { ClaimTable } from "./claim-table";
 import type { RawPage } from "./mediawiki";
 
 /** What a page read asks of the snapshot: its page id's article or redirect, and its title. */
@@ -46,14 +47,24 @@ export function claimFor(page: RawPage): Claim {
 
 /**
  * The page that keeps each title: the newest claim on it, among the redirects and the articles
- * `converted` holds (an article whose conversion failed claims nothing).
+ * `converted` holds (an article whose conversion failed claims nothing); of equal claims, the
+ * page id claimed first. Returns the holders' rows, in no particular order. The rows are
+ * sorted by title (and row) rather than put in a map by title: one number a row, not an entry
+ * and a string.
  */
-export function titleHolders(claims: Map<number, Claim>, converted: (pageId: number) => boolean): Map<string, { pageId: number; claim: Claim }> {
-  const byTitle = new Map<string, { pageId: number; claim: Claim }>();
-  for (const [pageId, claim] of claims) {
-    if (claim.kind === "article" && !converted(pageId)) continue;
-    const holder = byTitle.get(claim.title);
-    if (!holder || newer(claim, holder.claim)) byTitle.set(claim.title, { pageId, claim });
+export function titleHolders(claims: ClaimTable, converted: (row: number) => boolean): number[] {
+  const rows: number[] = [];
+  for (let row = 0; row < claims.size; row++) if (!claims.isArticle(row) || converted(row)) rows.push(row);
+  const sorted = Uint32Array.from(rows).sort((a, b) => claims.compareTitles(a, b) || a - b);
+  const holders: number[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let holder = sorted[i]!;
+    let j = i + 1;
+    for (; j < sorted.length && claims.compareTitles(sorted[j]!, holder) === 0; j++) {
+      if (newer(claims.version(sorted[j]!), claims.version(holder))) holder = sorted[j]!;
+    }
+    holders.push(holder);
+    i = j;
   }
-  return byTitle;
+  return holders;
 }

@@ -6,11 +6,13 @@
  */
 import { availableParallelism } from "node:os";
 import type { Article } from "./article";
-import { type Claim, claimFor, newer, titleHolders } from "./claims";
+import { ClaimTable } from "./claim-table";
+import { claimFor, newer, titleHolders } from "./claims";
 import { DumpError } from "./errors";
 import { readExport, type RawPage, type SiteInfo } from "./mediawiki";
 import { ParserPool, type PoolResult } from "./pool";
 import { type DumpSource, openDump } from "./source";
+import { StreamedArticle } from "./streamed";
 import { DEFAULT_CHUNK_WORDS, type IngestOptions, type IngestResult, type Redirect, type SourceReport, type Wiki } from "./types";
 
 /** What takePage did with a page: claimed it, passed over it, or stopped (the limit is reached). */
@@ -21,14 +23,14 @@ const PROGRESS_EVERY_MS = 100;
 class Ingestion {
   private readonly chunkWords: number;
   private readonly limit: number;
-  private readonly claims = new Map<number, Claim>();
-  private readonly articles = new Map<number, Article>();
   /**
-   * The pages streamed to onArticle, by id: their claim holds the rest (revision, title, time).
-   * A page id, not a copy of the article: at millions of pages the copies were the largest
-   * share of what a build holds per page until its end.
+   * Each page id's claim; a claim's row is marked converted when its article is kept in
+   * `articles` or streamed to onArticle (a streamed page's claim holds the rest: revision,
+   * title, time; not a copy of the article, which at millions of pages was the largest share
+   * of what a build held per page until its end).
    */
-  private readonly streamed = new Set<number>();
+  private readonly claims = new ClaimTable();
+  private readonly articles = new Map<number, Article>();
   private readonly failures: IngestResult["failures"] = [];
   private readonly sources: SourceReport[] = [];
   private readonly pool: ParserPool;
@@ -91,12 +93,6 @@ class Ingestion {
     return this.pool.drain();
   }
 
-  /** A streamed article as the result lists it: from its claim, with no sections or chunks. */
-  private streamedArticle(pageId: number, claim: Claim): Article {
-    const timestamp = new Date(claim.tsUnix * 1000).toISOString().replace(/\.000Z$/, "Z");
-    return { pageId, revId: claim.revId, title: claim.title, timestamp, tsUnix: claim.tsUnix, sections: [], chunks: [], wikitextLength: 0 };
-  }
-
   close(): void {
     this.pool.close();
   }
@@ -106,9 +102,15 @@ class Ingestion {
     if (!this.wiki) throw new DumpError("no <siteinfo> found in the dumps: they are not MediaWiki exports.");
     const kept: Article[] = [];
     const redirectIds = new Map<Redirect, number>();
-    for (const { pageId, claim } of titleHolders(this.claims, (id) => this.articles.has(id) || this.streamed.has(id)).values()) {
-      if (claim.kind === "article") kept.push(this.articles.get(pageId) ?? this.streamedArticle(pageId, claim));
-      else if (claim.target && claim.target !== claim.title) redirectIds.set({ title: claim.title, target: claim.target }, pageId);
+    const claims = this.claims;
+    for (const row of titleHolders(claims, (r) => claims.isConverted(r))) {
+      const pageId = claims.pageIdOf(row);
+      if (claims.isArticle(row)) {
+        kept.push(this.articles.get(pageId) ?? new StreamedArticle(claims, row));
+        continue;
+      }
+      const { title, target } = claims.claim(row);
+      if (target && target !== title) redirectIds.set({ title, target }, pageId);
     }
     kept.sort((a, b) => a.pageId - b.pageId);
     const redirects = [...redirectIds.keys()].sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0));
@@ -152,15 +154,15 @@ class Ingestion {
     if (page.redirect !== undefined) report.redirects++;
     else report.articles++;
     const claim = claimFor(page);
-    const prior = this.claims.get(page.pageId);
-    if (prior && !newer(claim, prior)) return "passed";
+    const prior = this.claims.rowOf(page.pageId);
+    if (prior >= 0 && !newer(claim, this.claims.version(prior))) return "passed";
+    const priorArticle = prior >= 0 && this.claims.isArticle(prior);
     if (claim.kind === "article") {
       if (this.full) return "full";
-      if (!prior || prior.kind !== "article") this.accepted++;
-    } else if (prior?.kind === "article") this.accepted--;
+      if (!priorArticle) this.accepted++;
+    } else if (priorArticle) this.accepted--;
     this.claims.set(page.pageId, claim);
     this.articles.delete(page.pageId);
-    this.streamed.delete(page.pageId);
     if (claim.kind === "article") {
       this.options.onPage?.(page);
       await this.pool.submit(page);
@@ -171,13 +173,12 @@ class Ingestion {
   /** The workers' articles: kept (or streamed to onArticle) if their claim still stands. */
   private converted({ articles, failures }: PoolResult): void {
     for (const article of articles) {
-      const claim = this.claims.get(article.pageId);
+      const row = this.claims.rowOf(article.pageId);
       // A later dump may have claimed the page with a newer revision meanwhile.
-      if (claim?.kind !== "article" || claim.revId !== article.revId) continue;
-      if (this.options.onArticle) {
-        this.options.onArticle(article, this.wiki!);
-        this.streamed.add(article.pageId);
-      } else this.articles.set(article.pageId, article);
+      if (row < 0 || !this.claims.isArticle(row) || this.claims.revOf(row) !== article.revId) continue;
+      this.claims.markConverted(row);
+      if (this.options.onArticle) this.options.onArticle(article, this.wiki!);
+      else this.articles.set(article.pageId, article);
       this.wikitextChars += article.wikitextLength;
     }
     this.failures.push(...failures);

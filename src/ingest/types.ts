@@ -1,6 +1,6 @@
 /** What ingest is asked (its options) and what it gives back (its result), with the records they hold. */
 import type { Article } from "./article";
-import type { Claim } from "./claims";
+import type { ClaimTable } from "./claim-table";
 import type { RawPage } from "./mediawiki";
 
 export const DEFAULT_CHUNK_WORDS = 300;
@@ -76,7 +76,7 @@ export interface IngestResult {
    * The newest page read for each page id, article or redirect, before title clashes are
    * resolved (an update weighs them against the snapshot it starts from).
    */
-  claims: Map<number, Claim>;
+  claims: ClaimTable;
   /** The page id of each redirect, in the order of redirects. */
   redirectPageIds: number[];
 }

@@ -21,12 +21,18 @@ export function fold(token: string): string {
   if (ASCII.test(token)) return token.toLowerCase();
   let folded = cache.get(token);
   if (folded === undefined) {
-    folded = token.normalize("NFKD").replace(DIACRITICS, "").toLowerCase().normalize("NFC");
+    folded = foldUncached(token);
     // Words are Zipf-distributed: a bounded cache catches most of them.
     if (cache.size >= CACHE_LIMIT) cache = new Map();
     cache.set(token, folded);
   }
   return folded;
+}
+
+/** fold() without its cache: for whole titles, which would crowd the words out of it (and hold one entry a title at the end of a build). */
+export function foldUncached(text: string): string {
+  if (ASCII.test(text)) return text.toLowerCase();
+  return text.normalize("NFKD").replace(DIACRITICS, "").toLowerCase().normalize("NFC");
 }
 
 interface Token {

@@ -14,7 +14,8 @@ import { buildShard, type ShardData, type ShardOptions } from "./shard";
 import { PostingsReader, PostingsWriter, type PostingsCursor } from "./postings";
 import { readShardData, writeShardData, writeShardTableSources } from "./store";
 import { Spool } from "./spool";
-import { aliasesOf, writeTitleLookup } from "./titles";
+import { resolveTitles, type TitleList } from "./title-keys";
+import { writeTitleLookup } from "./titles";
 import { Vocabulary } from "./vocabulary";
 import { TermLists, TermListsWriter } from "./term-lists";
 import { logMemory } from "./memory-log";
@@ -33,6 +34,16 @@ const BYTES_PER_TEXT_BYTE = 13;
  * however many runs there are.
  */
 const REMAP_ENTRIES = 64 << 20;
+
+/** Where a merge writes: its sections' prefix, the stage its progress names, and whether its postings parts are padded. */
+interface MergeTarget {
+  prefix: string;
+  stage: string;
+  padParts: boolean;
+}
+const TEXT_INDEX: MergeTarget = { prefix: "index.text", stage: "merging the text index (terms)", padParts: false };
+/** The title index, merged from runs, comes out as the one shard built in memory it replaced wrote it: parts padded. */
+const TITLE_INDEX: MergeTarget = { prefix: "index.titles", stage: "merging the title index (terms)", padParts: true };
 
 export interface IndexBuildProgress {
   (stage: string, done: number, total: number): void;
@@ -99,7 +110,7 @@ export class IndexBuilder {
    */
   finish(
     out: ContainerWriter,
-    kept: { docOfText: Int32Array; documents: number; titles: string[]; chunkCounts: ArrayLike<number>; redirects: Redirect[] },
+    kept: { docOfText: Int32Array; documents: number; titles: TitleList; chunkCounts: ArrayLike<number>; redirects: Redirect[] },
     progress: IndexBuildProgress = () => {},
     base?: { path: string; documents: number },
   ): void {
@@ -112,21 +123,53 @@ export class IndexBuilder {
       // allocates, they no longer add to the build's peak (at 5M chunks they did: 2.70 GB).
       Bun.gc(true);
       logMemory("merge: collected");
-      const aliases = aliasesOf(kept.titles, kept.redirects);
-      // Its maps of every title and redirect are garbage already: gone before the inversion allocates.
+      // Every title key and redirect resolved once, for the aliases and the lookup; the keys are let go before the inversion allocates.
+      const { aliases, lookup } = resolveTitles(kept.chunkCounts, kept.redirects, kept.titles);
       Bun.gc(true);
-      const titles = buildShard(
-        kept.titles.length,
-        (i) => ({ title: kept.titles[i]!, aliases: (aliases.get(i) ?? []).join("\n") }),
-        titleShardOptions(this.lang),
-        (done) => progress("title index", done, kept.titles.length),
-      );
-      writeShardData(out, "index.titles", titles);
-      writeTitleLookup(out, kept.titles, kept.chunkCounts, kept.redirects);
+      logMemory("title index: keys resolved");
+      this.titleIndex(out, kept.titles, kept.redirects, aliases, progress);
+      logMemory("title index: merged");
+      writeTitleLookup(out, lookup);
       logMemory("title index: done");
     } finally {
       this.abandon();
     }
+  }
+
+  /**
+   * The title index (index.titles), built as the text index is: titles and their aliases
+   * inverted a batch at a time within the budget, each batch a run, the runs merged. One
+   * title index inverted whole held about 1 KB per title at its end (with its redirects).
+   */
+  private titleIndex(out: ContainerWriter, titles: TitleList, redirects: Redirect[], aliases: { start: Uint32Array; list: Uint32Array }, progress: IndexBuildProgress): void {
+    const options = titleShardOptions(this.lang);
+    const aliasesOf = (i: number) => Array.from(aliases.list.subarray(aliases.start[i]!, aliases.start[i + 1]!), (r) => redirects[r]!.title).join("\n");
+    const cursors: RunCursor[] = [];
+    for (let start = 0; start < titles.length || !cursors.length; ) {
+      let end = start;
+      for (let bytes = 0; end < titles.length && (end === start || bytes * BYTES_PER_TEXT_BYTE < this.memoryBytes); end++) {
+        bytes += titles.at(end)!.length + 64;
+        for (let a = aliases.start[end]!; a < aliases.start[end + 1]!; a++) bytes += redirects[aliases.list[a]!]!.title.length + 1;
+      }
+      // The last run's garbage goes before this one allocates, as in spill().
+      Bun.gc(true);
+      const data = buildShard(
+        end - start,
+        (i) => ({ title: titles.at(start + i)!, aliases: aliasesOf(start + i) }),
+        options,
+        (done) => progress("title index", start + done, titles.length),
+      );
+      const path = join(this.dir, `titles-${cursors.length}.bin`);
+      const run = new ContainerWriter(path);
+      writeShardData(run, "run", data);
+      run.finish({ base: start, count: end - start });
+      cursors.push(new RunCursor(path, "run", 0, cursors.length));
+      start = end;
+    }
+    const documents = titles.length;
+    const identity = new Int32Array(documents);
+    for (let i = 0; i < documents; i++) identity[i] = i;
+    mergeRuns(out, this.dir, cursors, options, identity, documents, progress, TITLE_INDEX);
   }
 
   /** The runs (and a base snapshot's text index) merged into `out`'s text index: the cursors live only here. */
@@ -196,9 +239,12 @@ class PostingsSections {
   private readonly buffer = new Uint8Array(4 << 20);
   private used = 0;
   private part = -1;
+  private partBytes = 0;
   constructor(
     private readonly out: ContainerWriter,
     private readonly prefix: string,
+    /** Whether each part is padded to whole 8-byte words, as a shard built in memory writes them (memoryPostings). */
+    private readonly padParts = false,
   ) {}
   /** The PostingsWriter sink. */
   readonly sink = (part: number, bytes: Uint8Array, length: number): void => {
@@ -206,7 +252,9 @@ class PostingsSections {
       this.close();
       this.out.begin(`${this.prefix}.postings.${part}`);
       this.part = part;
+      this.partBytes = 0;
     }
+    this.partBytes += length;
     if (this.used + length > this.buffer.length) this.flush();
     if (length > this.buffer.length) this.out.write(bytes.subarray(0, length));
     else if (length <= 64) {
@@ -226,6 +274,7 @@ class PostingsSections {
   private close(): void {
     if (this.part < 0) return;
     this.flush();
+    if (this.padParts && this.partBytes % 8) this.out.write(new Uint8Array(8 - (this.partBytes % 8)));
     this.out.end();
   }
   /** Ends the last part: the number of parts written. */
@@ -240,22 +289,31 @@ class PostingsSections {
  * addresses and sizes) go through spools in `dir` rather than memory: they grow with the
  * vocabulary, and are written after the postings.
  */
-function mergeRuns(out: ContainerWriter, dir: string, cursors: RunCursor[], options: ShardOptions, docOfText: Int32Array, documents: number, progress: IndexBuildProgress): void {
+function mergeRuns(
+  out: ContainerWriter,
+  dir: string,
+  cursors: RunCursor[],
+  options: ShardOptions,
+  docOfText: Int32Array,
+  documents: number,
+  progress: IndexBuildProgress,
+  into: MergeTarget = TEXT_INDEX,
+): void {
   const fields = options.fields;
   const F = fields.length;
-  const sections = new PostingsSections(out, "index.text");
+  const sections = new PostingsSections(out, into.prefix, into.padParts);
   const writer = new PostingsWriter(sections.sink, MAX_SECTION_BYTES - 8);
   const keepsPositions = fields.map((f) => options.positionFields?.includes(f) ?? false);
   const lists = {
-    first: new Spool(join(dir, "lists.first"), Uint32Array),
-    fields: new Spool(join(dir, "lists.fields"), Uint8Array),
-    at: new Spool(join(dir, "lists.at"), Float64Array),
-    df: new Spool(join(dir, "lists.df"), Uint32Array),
+    first: new Spool(join(dir, `${into.prefix}.lists.first`), Uint32Array),
+    fields: new Spool(join(dir, `${into.prefix}.lists.fields`), Uint8Array),
+    at: new Spool(join(dir, `${into.prefix}.lists.at`), Float64Array),
+    df: new Spool(join(dir, `${into.prefix}.lists.df`), Uint32Array),
   };
-  const vocabularyChars = new Spool(join(dir, "vocabulary.chars"), Uint16Array);
-  const vocabularyStarts = new Spool(join(dir, "vocabulary.starts"), Uint32Array);
+  const vocabularyChars = new Spool(join(dir, `${into.prefix}.vocabulary.chars`), Uint16Array);
+  const vocabularyStarts = new Spool(join(dir, `${into.prefix}.vocabulary.starts`), Uint32Array);
   try {
-    mergeInto(cursors, writer, keepsPositions, docOfText, { lists: new TermListsWriter(lists), vocabularyChars, vocabularyStarts }, progress);
+    mergeInto(cursors, writer, keepsPositions, docOfText, { lists: new TermListsWriter(lists), vocabularyChars, vocabularyStarts }, (terms) => progress(into.stage, terms, terms));
     const postingsParts = sections.finish();
     logMemory("merge: postings written");
     const fieldLengths = new Uint16Array(F * documents);
@@ -268,7 +326,7 @@ function mergeRuns(out: ContainerWriter, dir: string, cursors: RunCursor[], opti
       }
     }
     const terms = vocabularyStarts.length - 1;
-    writeShardTableSources(out, "index.text", { fields, documentCount: documents, terms, postingsParts }, { vocabularyChars, vocabularyStarts, ...lists, fieldLengths });
+    writeShardTableSources(out, into.prefix, { fields, documentCount: documents, terms, postingsParts }, { vocabularyChars, vocabularyStarts, ...lists, fieldLengths });
   } finally {
     for (const spool of [...Object.values(lists), vocabularyChars, vocabularyStarts]) spool.close();
   }
@@ -281,7 +339,7 @@ function mergeInto(
   keepsPositions: boolean[],
   docOfText: Int32Array,
   tables: { lists: TermListsWriter; vocabularyChars: Spool<Uint16Array>; vocabularyStarts: Spool<Uint32Array> },
-  progress: IndexBuildProgress,
+  progress: (terms: number) => void,
 ): void {
   const F = keepsPositions.length;
   const { lists, vocabularyChars, vocabularyStarts } = tables;
@@ -383,7 +441,7 @@ function mergeInto(
     }
     for (const c of holding) if (c.next()) push(c);
     if (keys % 250_000 === 0) logMemory(`merge: ${keys} keys, ${terms} terms`);
-    if (++keys % 50_000 === 0) progress("merging the text index (terms)", terms, terms);
+    if (++keys % 50_000 === 0) progress(terms);
   }
   vocabularyStarts.push(vocabularyChars.length);
 }

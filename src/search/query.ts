@@ -1,5 +1,5 @@
 /** A search query, analysed: its words, its quoted phrases, and whether the last word is a prefix. */
-import { fold, terms } from "./analyze";
+import { foldUncached, terms } from "./analyze";
 
 export interface ParsedQuery {
   /** Every folded word, phrases' words included, first occurrence order. */
@@ -45,5 +45,5 @@ export function parseQuery(q: string, lang: string): ParsedQuery {
 
 /** How titles are compared: case- and accent-insensitive, `_` = space. */
 export function titleKey(title: string): string {
-  return fold(title.replace(/_/g, " ").replace(/\s+/g, " ").trim());
+  return foldUncached(title.replace(/_/g, " ").replace(/\s+/g, " ").trim());
 }

@@ -9,7 +9,7 @@
  * pages.sectionCount (u32, into the section table), sections.level (u8), sections.heading +
  * sections.headingEnd, text.chunkSection (u16, each chunk's section within its page).
  */
-import { Growable, StoredStrings, StringColumn, viewOf } from "./columns";
+import { Growable, StoredStrings, StringColumn, viewOf } from "../columns";
 import type { Container, ContainerWriter } from "./container";
 import type { SnapshotChunk, SnapshotPage, SnapshotSection } from "./format";
 import type { TextStore } from "./text";
@@ -69,7 +69,7 @@ export class PageWriter {
     out: ContainerWriter,
     keep: (arrival: number) => boolean,
     docOrder?: ArrayLike<number>,
-  ): { docOfText: Int32Array; documents: number; pages: number; titles: string[]; chunkCounts: Uint32Array } {
+  ): { docOfText: Int32Array; documents: number; pages: number; titles: StoredStrings; chunkCounts: Uint32Array } {
     const n = this.count;
     const docOfText = new Int32Array(this.chunkSection.length).fill(-1);
     const firstDoc = new Uint32Array(n);
@@ -105,19 +105,15 @@ export class PageWriter {
     for (const [name, column] of columns) out.section(name, column());
     const arrivalTitles = new StoredStrings(this.titles.blob(), this.titles.ends.view());
     const titles = new StringColumn();
-    const titleList: string[] = [];
-    for (const a of order) {
-      const t = arrivalTitles.at(a);
-      titles.push(t);
-      titleList.push(t);
-    }
+    for (const a of order) titles.push(arrivalTitles.at(a));
     out.section("pages.title", titles.blob());
     out.section("pages.titleEnd", titles.ends.view());
     out.section("sections.level", this.levels.view());
     out.section("sections.heading", this.headings.blob());
     out.section("sections.headingEnd", this.headings.ends.view());
     out.section("text.chunkSection", this.chunkSection.view());
-    return { docOfText, documents, pages: order.length, titles: titleList, chunkCounts };
+    // The titles in page order, for the title index: read from their column, not held as a string each.
+    return { docOfText, documents, pages: order.length, titles: new StoredStrings(titles.blob(), titles.ends.view()), chunkCounts };
   }
 }
 

@@ -7,7 +7,7 @@
  * text.blockFirst (u32, the first chunk of each block, and the chunk count last),
  * text.chunkEnd (u32, each chunk's end within its block's decompressed bytes).
  */
-import { Growable, viewOf } from "./columns";
+import { Growable, viewOf } from "../columns";
 import { MAX_SECTION_BYTES, type Container, type ContainerWriter } from "./container";
 
 /**

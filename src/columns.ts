@@ -1,4 +1,4 @@
-/** Growable typed arrays for the build: appended to, then written out whole. */
+/** Growable typed arrays and UTF-8 string columns: what a build appends to (ingest, snapshot), then writes out or reads whole. */
 type Typed = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array;
 type Ctor<T extends Typed> = { new (n: number): T };
 
@@ -21,6 +21,10 @@ export class Growable<T extends Typed> {
   }
   get(i: number): number {
     return this.data[i]!;
+  }
+  /** Replaces value i (i < length). */
+  set(i: number, v: number): void {
+    this.data[i] = v;
   }
   /** The values so far (a view: valid until the next push). */
   view(): T {
@@ -64,6 +68,17 @@ export class StoredStrings {
   }
   at(i: number): string {
     return this.decoder.decode(this.blob.subarray(i ? this.ends[i - 1]! : 0, this.ends[i]!));
+  }
+
+  /** Strings i and j in UTF-8 byte order (code point order, not JS order): for grouping equal strings. */
+  compareAt(i: number, j: number): number {
+    const blob = this.blob;
+    let a = i ? this.ends[i - 1]! : 0;
+    let b = j ? this.ends[j - 1]! : 0;
+    const aEnd = this.ends[i]!;
+    const bEnd = this.ends[j]!;
+    for (; a < aEnd && b < bEnd; a++, b++) if (blob[a] !== blob[b]) return blob[a]! - blob[b]!;
+    return aEnd - a - (bEnd - b);
   }
 
   /**

@@ -1,0 +1,207 @@
+/**
+ * Every page's title key and every redirect's, resolved to its page once for both the title
+ * shard's aliases and the exact-title lookup (D8, D13). Held as the keys and index arrays
+ * sorted by key, searched by bisection, rather than maps of millions of entries: two such
+ * maps of every title (and two of every redirect) made the title index the build's largest
+ * cost per page at its end.
+ */
+import { Growable, type Redirect, StringColumn } from "../snapshot";
+import { titleKey } from "./query";
+
+/** Titles by index: a list, or a column of them (StoredStrings) read one at a time. */
+export interface TitleList {
+  readonly length: number;
+  at(i: number): string | undefined;
+}
+
+/** JS string order, then the index: a stable order of equal keys. */
+const byKey = (keys: string[]) => (a: number, b: number) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b);
+
+/** Indexes of `keys` sorted by key, and where each key's run of equal keys starts. */
+class SortedKeys {
+  readonly order: Uint32Array;
+  constructor(readonly keys: string[]) {
+    this.order = Uint32Array.from(keys.keys()).sort(byKey(keys));
+  }
+  /** The first position in `order` of `key`, or -1. */
+  find(key: string): number {
+    const { order, keys } = this;
+    let lo = 0;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (keys[order[mid]!]! < key) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < order.length && keys[order[lo]!] === key ? lo : -1;
+  }
+  /** The end of the run of equal keys starting at position p. */
+  runEnd(p: number): number {
+    const { order, keys } = this;
+    const key = keys[order[p]!];
+    let end = p + 1;
+    while (end < order.length && keys[order[end]!] === key) end++;
+    return end;
+  }
+}
+
+/**
+ * The title keys of n titles. Each key leaves a few strings behind: a young collection every
+ * 64K keys keeps them from piling up (by about 100 MB a million titles).
+ */
+function keysOf(n: number, titleAt: (i: number) => string): string[] {
+  const keys = new Array<string>(n);
+  for (let i = 0; i < n; i++) {
+    keys[i] = titleKey(titleAt(i));
+    if ((i & 0xffff) === 0xffff) Bun.gc(false);
+  }
+  return keys;
+}
+
+class TitleKeys {
+  private readonly pages: SortedKeys;
+  private readonly redirectKeys: SortedKeys;
+  /**
+   * The redirects kept, one per title key: the first of its key (whose place orders them) for
+   * the key's last (whose target and title count, as a map set in order would keep them).
+   */
+  private readonly lastOf: Int32Array;
+  /**
+   * Where the target of each redirect kept (by its first, as lastOf) is among the pages' keys
+   * and among the redirects' (a position in their order, -1 when not there): found once, for
+   * both resolutions, chains followed by number.
+   */
+  private readonly toPage: Int32Array;
+  private readonly toRedirect: Int32Array;
+
+  constructor(
+    private readonly chunkCounts: ArrayLike<number>,
+    private readonly redirects: Redirect[],
+    titles: TitleList,
+  ) {
+    this.pages = new SortedKeys(keysOf(titles.length, (i) => titles.at(i)!));
+    this.redirectKeys = new SortedKeys(keysOf(redirects.length, (i) => redirects[i]!.title));
+    this.lastOf = new Int32Array(redirects.length).fill(-1);
+    const { order } = this.redirectKeys;
+    for (let p = 0; p < order.length; ) {
+      const end = this.redirectKeys.runEnd(p);
+      this.lastOf[order[p]!] = order[end - 1]!;
+      p = end;
+    }
+    this.toPage = new Int32Array(redirects.length).fill(-1);
+    this.toRedirect = new Int32Array(redirects.length).fill(-1);
+    for (let r = 0; r < redirects.length; r++) {
+      const last = this.lastOf[r]!;
+      if (last < 0) continue;
+      const to = titleKey(redirects[last]!.target);
+      this.toPage[r] = this.pages.find(to);
+      this.toRedirect[r] = this.redirectKeys.find(to);
+      if ((r & 0xffff) === 0xffff) Bun.gc(false);
+    }
+  }
+
+  /** The page holding the key at position p of the pages' order: its last page, or (`withText`) its last with text; -1 when none. */
+  private pageAt(p: number, withText: boolean): number {
+    if (p < 0) return -1;
+    const order = this.pages.order;
+    for (let q = this.pages.runEnd(p) - 1; q >= p; q--) if (!withText || this.chunkCounts[order[q]!]) return order[q]!;
+    return -1;
+  }
+
+  /** The page a kept redirect (by its first) leads to, following chains of redirects (at most 5 hops); -1 when none. */
+  private resolve(first: number, withText: boolean): number {
+    let p = this.toPage[first]!;
+    let q = this.toRedirect[first]!;
+    for (let hops = 0; hops < 5 && this.pageAt(p, withText) < 0 && q >= 0; hops++) {
+      const next = this.redirectKeys.order[q]!;
+      p = this.toPage[next]!;
+      q = this.toRedirect[next]!;
+    }
+    return this.pageAt(p, withText);
+  }
+
+  /**
+   * The titles of the redirects to each page, for the title shard: page i's are
+   * list[start[i]] to list[start[i + 1]] (indexes into the redirects), in the order the
+   * redirects come.
+   */
+  aliases(): { start: Uint32Array; list: Uint32Array } {
+    const pageCount = this.chunkCounts.length;
+    const target = new Int32Array(this.redirects.length).fill(-1);
+    const start = new Uint32Array(pageCount + 1);
+    this.lastOf.forEach((last, r) => {
+      if (last < 0) return;
+      target[r] = this.resolve(r, false);
+      if (target[r] >= 0) start[target[r]! + 1]!++;
+    });
+    for (let i = 0; i < pageCount; i++) start[i + 1]! += start[i]!;
+    const list = new Uint32Array(start[pageCount]!);
+    const filled = start.slice(0, pageCount);
+    target.forEach((page, r) => {
+      if (page >= 0) list[filled[page]!++] = this.lastOf[r]!;
+    });
+    return { start, list };
+  }
+
+  /**
+   * The lookup's entries in key order: each key of a page with text (a page with no text is
+   * no answer), then each redirect's key not a page's, resolved to a page with text. The keys
+   * are UTF-8 in a column, not strings: they are held while the title index is built.
+   */
+  lookup(): { keys: StringColumn; page: Uint32Array } {
+    const pages = this.pages;
+    const redirects = this.redirectKeys;
+    const keys = new StringColumn();
+    const page = new Growable(Uint32Array);
+    let p = 0;
+    let r = 0;
+    let nextPage = -1;
+    let nextRedirect = -1;
+    let pageAt = -1;
+    let redirectAt = -1;
+    const advancePage = () => {
+      for (nextPage = -1; p < pages.order.length && nextPage < 0; ) {
+        const first = pages.order[p]!;
+        pageAt = this.pageAt(p, true);
+        p = pages.runEnd(p);
+        if (pageAt >= 0) nextPage = first;
+      }
+    };
+    const advanceRedirect = () => {
+      for (nextRedirect = -1; r < redirects.order.length && nextRedirect < 0; ) {
+        const first = redirects.order[r]!;
+        r = redirects.runEnd(r);
+        if (this.pageAt(pages.find(redirects.keys[first]!), true) >= 0) continue;
+        redirectAt = this.resolve(first, true);
+        if (redirectAt >= 0) nextRedirect = first;
+      }
+    };
+    advancePage();
+    advanceRedirect();
+    while (nextPage >= 0 || nextRedirect >= 0) {
+      if (nextPage >= 0 && (nextRedirect < 0 || pages.keys[nextPage]! < redirects.keys[nextRedirect]!)) {
+        keys.push(pages.keys[nextPage]!);
+        page.push(pageAt);
+        advancePage();
+      } else {
+        keys.push(redirects.keys[nextRedirect]!);
+        page.push(redirectAt);
+        advanceRedirect();
+      }
+    }
+    return { keys, page: page.view() };
+  }
+}
+
+/**
+ * The title shard's aliases and the lookup's entries (TitleKeys.aliases and lookup), the keys
+ * made for them let go on return.
+ */
+export function resolveTitles(chunkCounts: ArrayLike<number>, redirects: Redirect[], titles: TitleList): { aliases: ReturnType<TitleKeys["aliases"]>; lookup: ReturnType<TitleKeys["lookup"]> } {
+  const keys = new TitleKeys(chunkCounts, redirects, titles);
+  // Making the keys leaves several strings a title as garbage: collected between the steps, it does not pile up to the phase's peak.
+  Bun.gc(true);
+  const aliases = keys.aliases();
+  Bun.gc(true);
+  return { aliases, lookup: keys.lookup() };
+}
