@@ -247,10 +247,7 @@ export class Shard {
 
   /** Documents holding a term, in any field (postings counted twice where two fields hold it). */
   frequency(term: number): number {
-    const F = this.fields.length;
-    let df = 0;
-    for (let f = 0; f < F; f++) df += this.lists.df(term, f);
-    return df;
+    return this.lists.total(term);
   }
 
   /**
@@ -345,6 +342,8 @@ export class Shard {
   private expansions = new Uint32Array(1024);
   private expansionDistances = new Uint8Array(1024);
   private expansionOrder = new Uint32Array(1024);
+  /** The expansions' frequencies while they are sorted (a short prefix can have thousands). */
+  private expansionFrequency = new Float64Array(1024);
   private readonly keptTerms = new Uint32Array(Math.max(MAX_EXPANSIONS, VARIANT_CHECKS));
   private readonly keptDistances = new Uint8Array(Math.max(MAX_EXPANSIONS, VARIANT_CHECKS));
 
@@ -357,6 +356,7 @@ export class Shard {
       distances.set(this.expansionDistances);
       this.expansionDistances = distances;
       this.expansionOrder = new Uint32Array(terms.length);
+      this.expansionFrequency = new Float64Array(terms.length);
     }
     this.expansions[i] = term;
   }
@@ -371,8 +371,12 @@ export class Shard {
     const terms = this.expansions;
     const distances = this.expansionDistances;
     const order = this.expansionOrder;
-    for (let i = 0; i < found; i++) order[i] = i;
-    const chosen = order.subarray(0, found).sort((a, b) => this.frequency(terms[b]!) - this.frequency(terms[a]!) || terms[a]! - terms[b]!);
+    const frequency = this.expansionFrequency;
+    for (let i = 0; i < found; i++) {
+      order[i] = i;
+      frequency[i] = this.frequency(terms[i]!);
+    }
+    const chosen = order.subarray(0, found).sort((a, b) => frequency[b]! - frequency[a]! || terms[a]! - terms[b]!);
     // Gathered before writing back: the chosen positions are read from the lists being rewritten.
     const { keptTerms, keptDistances } = this;
     for (let i = 0; i < keep; i++) {

@@ -49,6 +49,15 @@ export class TermLists {
     return i < 0 ? 0 : this.counts[i]!;
   }
 
+  /** The document counts of term t's lists, all fields together. */
+  total(term: number): number {
+    const first = this.first[term]!;
+    const end = first + BITS[this.fields[term]!]!;
+    let sum = 0;
+    for (let i = first; i < end; i++) sum += this.counts[i]!;
+    return sum;
+  }
+
   /** The address of term t's list in field f (only when df() > 0). */
   at(term: number, field: number): number {
     return this.addresses[this.index(term, field)]!;
