@@ -126,3 +126,15 @@ export class StoredStrings {
 export function viewOf<T extends Typed>(make: { new (b: ArrayBufferLike, o: number, n: number): T; BYTES_PER_ELEMENT: number }, bytes: Uint8Array): T {
   return new make(bytes.buffer, bytes.byteOffset, bytes.byteLength / make.BYTES_PER_ELEMENT);
 }
+
+/** The first index of `sorted` (ascending) whose value is not below `value`; its length when none is. */
+export function lowerBound(sorted: ArrayLike<number>, value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

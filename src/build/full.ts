@@ -7,7 +7,7 @@ import { availableParallelism, totalmem } from "node:os";
 import { dirname } from "node:path";
 import { mkdirSync } from "node:fs";
 import { ingest, modifications, type IngestOptions, type IngestResult } from "../ingest";
-import { Growable, SnapshotWriter, type PageInput, type Redirect, type SnapshotMeta, type SourceReport, type Wiki } from "../snapshot";
+import { Growable, lowerBound, SnapshotWriter, type PageInput, type Redirect, type SnapshotMeta, type SourceReport, type Wiki } from "../snapshot";
 import { IndexBuilder, logMemory, type IndexBuildProgress } from "../search";
 
 /** The default memory budget: a quarter of the machine's memory, at most 2 GB. */
@@ -119,13 +119,7 @@ function keptRevisions(kept: { pageId: number; revId: number }[]): { take(pageId
   const taken = new Uint8Array(order.length);
   return {
     take(pageId, revId) {
-      let lo = 0;
-      let hi = ids.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (ids[mid]! < pageId) lo = mid + 1;
-        else hi = mid;
-      }
+      let lo = lowerBound(ids, pageId);
       // A page id listed twice: the map kept its last revision.
       while (lo + 1 < ids.length && ids[lo + 1] === pageId) lo++;
       if (lo >= ids.length || ids[lo] !== pageId || revs[lo] !== revId || taken[lo]) return false;

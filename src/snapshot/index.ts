@@ -4,7 +4,7 @@ export type { AppliedUpdate, Redirect, SnapshotChunk, SnapshotMeta, SnapshotPage
 export { openSnapshot, readSnapshotMeta, type Snapshot } from "./read";
 export { SnapshotWriter, type PageInput } from "./write";
 export { format1Modifications, readFormat1 } from "./format1";
-export { Growable, StoredStrings, StringColumn, viewOf } from "../columns";
+export { Growable, lowerBound, StoredStrings, StringColumn, viewOf } from "../columns";
 export { ContainerWriter, MAX_SECTION_BYTES, openContainer, type Container } from "./container";
 export { PageTable, isoSeconds, type PageRow } from "./pages";
 export { TextStore, TextWriter } from "./text";

@@ -9,7 +9,7 @@
  * pages.sectionCount (u32, into the section table), sections.level (u8), sections.heading +
  * sections.headingEnd, text.chunkSection (u16, each chunk's section within its page).
  */
-import { Growable, StoredStrings, StringColumn, viewOf } from "../columns";
+import { Growable, lowerBound, StoredStrings, StringColumn, viewOf } from "../columns";
 import type { Container, ContainerWriter } from "./container";
 import type { SnapshotChunk, SnapshotPage, SnapshotSection } from "./format";
 import type { TextStore } from "./text";
@@ -159,13 +159,7 @@ export class PageTable {
   /** The row of a page id, or -1. */
   indexOf(pageId: number): number {
     const ids = this.ids;
-    let lo = 0;
-    let hi = ids.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (ids[mid]! < pageId) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = lowerBound(ids, pageId);
     return lo < ids.length && ids[lo] === pageId ? lo : -1;
   }
 
