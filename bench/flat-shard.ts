@@ -36,7 +36,7 @@ export class FlatShard {
     const cursor = new PostingsReader(data.postings).cursor();
     for (let k = 0; k < lists; k++) {
       if (!dfOf(k)) continue;
-      cursor.open(table.at(Math.floor(k / F), k % F));
+      cursor.open(table.address(table.index(Math.floor(k / F), k % F)));
       let at = this.offsets[k]!;
       for (let b = 0; b < cursor.blocks; b++) {
         const n = cursor.decode(b);

@@ -73,7 +73,7 @@ const cursor = new PostingsReader(data.postings).cursor();
 const lists = new TermLists(data.lists);
 const listCount = (data.vocabulary.starts.length - 1) * F;
 const dfOf = (k: number) => lists.df(Math.floor(k / F), k % F);
-const atOf = (k: number) => lists.at(Math.floor(k / F), k % F);
+const atOf = (k: number) => lists.address(lists.index(Math.floor(k / F), k % F));
 const order = Array.from({ length: listCount }, (_x, k) => k)
   .filter((k) => dfOf(k) > 0)
   .sort((a, b) => atOf(a) - atOf(b));

@@ -431,8 +431,9 @@ describe("a shard on block postings", () => {
           expect(lists.index(term, field)).toBe(-1);
           continue;
         }
-        expect(lists.index(term, field)).toBe(present++);
-        cursor.open(lists.at(term, field));
+        const list = lists.index(term, field);
+        expect(list).toBe(present++);
+        cursor.open(lists.address(list));
         let i = lo;
         for (let b = 0; b < cursor.blocks; b++) {
           const n = cursor.decode(b);

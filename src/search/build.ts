@@ -407,8 +407,9 @@ function mergeInto(
       writer.begin(positions);
       let df = 0;
       for (const c of holding) {
-        if (!c.lists.df(c.term, f)) continue;
-        const cursor = c.postings.open(c.lists.at(c.term, f));
+        const list = c.lists.index(c.term, f);
+        if (list < 0) continue;
+        const cursor = c.postings.open(c.lists.address(list));
         for (let b = 0; b < cursor.blocks; b++) {
           const n = positions ? cursor.decodePositions(b) : cursor.decode(b);
           read += n + (positions ? cursor.positionStarts[n]! : 0);

@@ -172,10 +172,11 @@ export class Shard {
     const cursor = this.cursor;
     for (const { word, term, weight } of derived) {
       for (const f of fields ?? this.fields.map((_f, i) => i)) {
-        const df = this.lists.df(term, f);
-        if (df === 0) continue;
+        const list = this.lists.index(term, f);
+        if (list < 0) continue;
+        const df = this.lists.count(list);
         const w = weight * this.boosts[f]! * Math.log(1 + (N - df + 0.5) / (df + 0.5));
-        const address = this.lists.at(term, f);
+        const address = this.lists.address(list);
         cursor.open(address);
         let maxTf = 0;
         for (let b = 0; b < cursor.blocks; b++) maxTf = Math.max(maxTf, cursor.maxTf(b));
@@ -412,10 +413,11 @@ export class Shard {
     for (const { word, term, weight } of derived) {
       const bit = (1 << word) >>> 0;
       for (const f of fields) {
-        const df = lists.df(term, f);
-        if (df === 0) continue;
+        const list = lists.index(term, f);
+        if (list < 0) continue;
+        const df = lists.count(list);
         const w = weight * this.boosts[f]! * Math.log(1 + (N - df + 0.5) / (df + 0.5));
-        cursor.open(lists.at(term, f));
+        cursor.open(lists.address(list));
         let first = 0;
         let end = cursor.blocks;
         if (!whole) {
@@ -464,7 +466,8 @@ export class Shard {
   holds(term: number, doc: number): boolean {
     const F = this.fields.length;
     for (let f = 0; f < F; f++) {
-      if (this.lists.df(term, f) && this.cursor.open(this.lists.at(term, f)).holds(doc)) return true;
+      const list = this.lists.index(term, f);
+      if (list >= 0 && this.cursor.open(this.lists.address(list)).holds(doc)) return true;
     }
     return false;
   }
@@ -475,8 +478,8 @@ export class Shard {
    * there. A view of scratch memory, valid until the next call on this shard: copy it to keep it.
    */
   positions(term: number, field: number, doc: number): Uint32Array | undefined {
-    if (!this.lists.df(term, field)) return undefined;
-    return this.cursor.open(this.lists.at(term, field)).positions(doc);
+    const list = this.lists.index(term, field);
+    return list < 0 ? undefined : this.cursor.open(this.lists.address(list)).positions(doc);
   }
 
   /** The term number of an index key, if the index holds it. */
@@ -486,8 +489,8 @@ export class Shard {
 
   /** A term's positions in a document's field into the cursor's scratch (positionsInto()): their number, -1 when none. */
   private positionsInto(term: number, field: number, doc: number): number {
-    if (!this.lists.df(term, field)) return -1;
-    return this.cursor.open(this.lists.at(term, field)).positionsInto(doc);
+    const list = this.lists.index(term, field);
+    return list < 0 ? -1 : this.cursor.open(this.lists.address(list)).positionsInto(doc);
   }
 
   /** Whether a document's field holds the terms as consecutive words (a quoted phrase). */

@@ -1,6 +1,6 @@
 /**
  * The search indexes in a snapshot's sections (`${prefix}.meta`, vocabulary, postings.N,
- * listAt, listDf, fieldLengths): written by the build, mapped back as shards at boot.
+ * lists.first/fields/at/df, fieldLengths): written by the build, mapped back as shards at boot.
  */
 import { type Container, type ContainerWriter, type Snapshot, SnapshotError, viewOf } from "../snapshot";
 import { TEXT_BOOSTS, TITLE_BOOSTS } from "./fields";

@@ -49,6 +49,16 @@ export class TermLists {
     return i < 0 ? 0 : this.counts[i]!;
   }
 
+  /** List i's document count (i from index()). */
+  count(i: number): number {
+    return this.counts[i]!;
+  }
+
+  /** List i's address in the postings (i from index()). */
+  address(i: number): number {
+    return this.addresses[i]!;
+  }
+
   /** The document counts of term t's lists, all fields together. */
   total(term: number): number {
     const first = this.first[term]!;
@@ -56,11 +66,6 @@ export class TermLists {
     let sum = 0;
     for (let i = first; i < end; i++) sum += this.counts[i]!;
     return sum;
-  }
-
-  /** The address of term t's list in field f (only when df() > 0). */
-  at(term: number, field: number): number {
-    return this.addresses[this.index(term, field)]!;
   }
 }
 

@@ -115,9 +115,9 @@ export class TextWriter {
   /** Flushes the last block and waits until every block is written (a failed compression throws). */
   async settle(): Promise<void> {
     this.flush();
+    // Each block's handler writes the ready head of the queue: when the last is done, all are written.
     await Promise.all(this.queue.map((entry) => entry.done));
     if (this.failure) throw this.failure.error;
-    this.writeReady();
   }
 
   /**
