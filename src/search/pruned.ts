@@ -1,13 +1,17 @@
 /**
- * The best pages of a search without scoring every posting: MaxScore (Turtle and Flood;
- * Lucene's MaxScoreBulkScorer), lifted from documents to pages (issue 16).
+ * The best pages of a search without scoring every posting (issue 16).
  *
- * Lists are read from the one whose postings can add the most, into per-chunk accumulators,
+ * One word: MaxScore (Turtle and Flood; Lucene's MaxScoreBulkScorer), lifted from documents
+ * to pages. Lists are read from the one whose postings can add the most, into per-chunk accumulators,
  * until what the unread lists could give a page none of whose chunks was seen falls below
  * the page the ranking would cut at. The pages that could still rank are then scored
  * exactly, from the blocks of every list that hold their chunks, in match()'s order of
  * lists: their scores are the very numbers the exhaustive search computes. Pages are taken
  * best bound first, until no bound left reaches the last page kept.
+ *
+ * Several words: a conjunction. Only chunks holding every required word can rank, so they
+ * are found from the rarest word's lists, narrowed by the other rare ones, and scored from
+ * the blocks of every list that hold them (conjunction()).
  *
  * It ranks what the exhaustive search ranks when its pool is the chunks holding every
  * required word (tier 0): one word, or at least `need` pages with such a chunk. It returns
@@ -34,6 +38,13 @@ const SEEK_COST = 160;
  * would: its bounds are too loose for that query, and finishing would cost more than scoring all.
  */
 const WORK_SHARE = 0.5;
+
+/**
+ * Several words are narrowed to the chunks holding them all when the rarest is in at most this
+ * share of the chunks. Past it, nearly every chunk holds them all, and reading the lists twice
+ * (to narrow, then to score) costs more than scoring every posting once.
+ */
+const CONJUNCTION_SHARE = 1 / 4;
 
 /** A list read in part: per block, the most a posting of a skipped block adds (0: the block was read), and the largest of those. */
 interface Partial {
@@ -72,7 +83,7 @@ export interface PruneInput {
   pageGroup: Uint8Array;
   titleBoost: Float64Array;
   titled: number[];
-  /** Several words: the answer holds only when `need` pages have a tier-0 chunk (else the exhaustive search adds fewer-word tiers). */
+  /** Several words: ranked by conjunction(), and only when `need` pages have a tier-0 chunk (else the exhaustive search adds fewer-word tiers). */
   mustReach: boolean;
   /** The share of the exhaustive search's postings read after which it gives up (default WORK_SHARE). */
   workShare?: number;
@@ -158,9 +169,10 @@ export class PrunedRanking {
   }
 
   private ranked(input: PruneInput): PruneResult | undefined {
+    if (input.mustReach) return this.conjunction(input);
     const plan = this.readOrder(input);
-    const reading = plan && this.readLists(input, plan);
-    if (!plan || !reading) return undefined;
+    const reading = this.readLists(input, plan);
+    if (!reading) return undefined;
     const unseenBound = this.boundCandidates(input, plan, reading);
     const candidates = this.candidateCount;
     const ranked: RankedPage[] = [];
@@ -174,7 +186,6 @@ export class PrunedRanking {
       ranked,
     );
     const kept = this.best(ranked, input.need);
-    if (input.mustReach && ranked.filter((r) => r.klass % TIERS === 0).length < input.need) return undefined;
     const cut = kept[input.need - 1];
     // Pages never seen must fall below the last page kept; by the check that stopped the reading, they do.
     if (unseenBound >= 0 && (!cut || reaches(2 * TIERS, unseenBound, cut))) return undefined;
@@ -182,18 +193,121 @@ export class PrunedRanking {
   }
 
   /**
-   * The order lists are read in: with several words, the rarest required word's lists first
-   * (every chunk that can rank holds it); then the short lists (cheap, and they give the floor
-   * the long ones' blocks are skipped under); then the rest; each group the list that can add
-   * the most first. With what the lists from each on can add (rest), and their words.
+   * Several words, where a chunk ranks only when it holds every required word: those chunks
+   * are found from the rarest required word's lists, then narrowed word by word, each list
+   * decoded only at the blocks that hold chunks still in (a conjunction, as Lucene's
+   * ConjunctionDISI). The chunks left are then scored from every list, in match()'s order, at
+   * their blocks: they are the pool the exhaustive search ranks, with its very scores.
+   * Undefined when fewer than `need` pages hold such a chunk (the fewer-words tiers then
+   * count), or when the rarest word alone holds more postings than the budget.
    */
-  private readOrder(input: PruneInput): ReadPlan | undefined {
+  private conjunction(input: PruneInput): PruneResult | undefined {
+    const { lists, required, need } = input;
+    const postingsOf = new Float64Array(32);
+    for (const l of lists) postingsOf[l.word]! += l.df;
+    const words: number[] = [];
+    for (let w = 0; w < 32; w++) if (required & (1 << w)) words.push(w);
+    words.sort((a, b) => postingsOf[a]! - postingsOf[b]! || a - b);
+    const rarest = postingsOf[words[0]!]!;
+    if (!words.length || rarest > this.budget || rarest > CONJUNCTION_SHARE * this.shard.documentCount) return undefined;
+    const { partialMask, touched } = this;
+    for (const l of lists) if (l.word === words[0]) this.readAt(l, touched, 0, false);
+    let n = this.touchedCount;
+    const chunks = touched.subarray(0, n).sort();
+    // A word in most chunks would narrow them little, for a second decoding of its lists: the scoring's reading checks it.
+    const narrowing = words.slice(1).filter((w) => postingsOf[w]! <= CONJUNCTION_SHARE * this.shard.documentCount);
+    for (const w of narrowing) {
+      if (n < need) return undefined;
+      for (const l of lists) if (l.word === w) this.readAt(l, chunks, n, false);
+      const bit = (1 << w) >>> 0;
+      let kept = 0;
+      for (let i = 0; i < n; i++) {
+        const d = chunks[i]!;
+        if (partialMask[d]! & bit) chunks[kept++] = d;
+        else partialMask[d] = 0;
+      }
+      n = this.touchedCount = kept;
+    }
+    if (n < need) return undefined;
+    for (const l of lists) this.readAt(l, chunks, n, true);
+    return this.rankChunks(input, chunks, n);
+  }
+
+  /**
+   * Reads a list at `chunks[0, n)` (sorted), the chunks whose masks are set: adds the word's bit
+   * to their masks, and with `score` its postings' scores. The blocks that hold none of them
+   * are not decoded, unless the list is the shorter. With n = 0, the list is read whole and
+   * every chunk it holds is noted as touched (the first word's).
+   */
+  private readAt(l: ScoredList, chunks: Uint32Array, n: number, score: boolean): void {
+    const { partial, partialMask, touched, cursor } = this;
+    const { lengths, table } = this.norms[l.field]!;
+    const bit = (1 << l.word) >>> 0;
+    const w = l.weight;
+    const k1 = BM25.k + 1;
+    const docs = cursor.docs;
+    const tfs = cursor.tfs;
+    const first = n === 0;
+    const seek = !first && l.df > n;
+    let count = this.touchedCount;
+    cursor.open(l.address);
+    for (let b = 0, i = 0; b < cursor.blocks; b++) {
+      if (seek) {
+        if (i >= n) break;
+        const last = cursor.lastDoc(b);
+        if (chunks[i]! > last) continue;
+        while (i < n && chunks[i]! <= last) i++;
+      }
+      const m = cursor.decode(b);
+      this.postings += m;
+      for (let j = 0; j < m; j++) {
+        const d = docs[j]!;
+        if (partialMask[d] === 0) {
+          if (!first) continue;
+          touched[count++] = d;
+        }
+        partialMask[d] = (partialMask[d]! | bit) >>> 0;
+        if (!score) continue;
+        const tf = tfs[j]!;
+        partial[d]! += w * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));
+      }
+    }
+    this.touchedCount = count;
+  }
+
+  /** The best `need` pages of the chunks scored (sorted) that hold every required word, title matches among them, as the exhaustive search ranks them. */
+  private rankChunks(input: PruneInput, chunks: Uint32Array, n: number): PruneResult | undefined {
+    const { partial, partialMask } = this;
+    const { pageOfChunk, chunkCounts } = this.layout;
+    const { pageGroup, titleBoost, need, required } = input;
+    for (let i = 0; i < n; i++) {
+      const d = chunks[i]!;
+      const m = partialMask[d]!;
+      if ((m & required) >>> 0 === required) this.offer(pageOfChunk[d]!, partial[d]! * popcount(m));
+    }
+    const having = this.candidateCount;
+    if (having < need) return undefined;
+    for (const p of input.titled) if (this.slot[p]! < 0) this.offer(p, -1);
+    for (let e = 0; e < this.candidateCount; e++) {
+      const p = this.candidatePage[e]!;
+      const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
+      const klass = e < having ? group * TIERS : group < 2 && chunkCounts[p] ? group * TIERS + 4 : 255;
+      this.boundClass[e] = klass;
+      this.boundScore[e] = e < having ? pageScore(this.first[e]!, this.second[e]!, this.third[e]!, titleBoost[p]!) : 0;
+    }
+    const best = bestEntries(this.boundClass, this.boundScore, this.candidateCount, need, this.candidatePage);
+    const pages = best.map((e) => this.rankedPage(input, this.candidatePage[e]!, partial, partialMask)!);
+    return { pages, postings: this.postings, candidates: n };
+  }
+
+  /**
+   * The order lists are read in: the short lists first (cheap, and they give the floor the
+   * long ones' blocks are skipped under), then the rest; each group the list that can add the
+   * most first. With what the lists from each on can add (rest), and their words.
+   */
+  private readOrder(input: PruneInput): ReadPlan {
     const { lists } = input;
-    const rarest = input.mustReach ? rarestWord(lists, input.required) : -1;
-    let rarestPostings = 0;
-    for (const l of lists) if (l.word === rarest) rarestPostings += l.df;
-    if (rarestPostings > this.budget) return undefined;
-    const first = (l: ScoredList) => (l.word === rarest ? 0 : l.df < CHECK_DF ? 1 : 2);
+    const first = (l: ScoredList) => (l.df < CHECK_DF ? 0 : 1);
     const order = lists.map((_l, i) => i).sort((a, b) => first(lists[a]!) - first(lists[b]!) || lists[b]!.max - lists[a]!.max || a - b);
     const rest = new Float64Array(order.length + 1);
     const restWords = new Uint32Array(order.length + 1);
@@ -599,8 +713,7 @@ export class PrunedRanking {
   }
 
   /** A page as the exhaustive ranking ranks it, from its chunks' exact scores; undefined when it does not rank. */
-  private rankedPage(input: PruneInput, p: number): RankedPage | undefined {
-    const { exact, exactMask } = this;
+  private rankedPage(input: PruneInput, p: number, exact = this.exact, exactMask = this.exactMask): RankedPage | undefined {
     const { required, pageGroup, titleBoost } = input;
     const from = this.layout.firstChunk[p]!;
     const count = this.layout.chunkCounts[p]!;
@@ -731,15 +844,6 @@ class TopScores {
     }
     return true;
   }
-}
-
-/** The required word whose lists hold the fewest postings. */
-function rarestWord(lists: ScoredList[], required: number): number {
-  const postings = new Float64Array(32);
-  for (const l of lists) postings[l.word]! += l.df;
-  let rarest = -1;
-  for (let w = 0; w < 32; w++) if (required & (1 << w) && (rarest < 0 || postings[w]! < postings[rarest]!)) rarest = w;
-  return rarest;
 }
 
 /** Whether a bound (class, score) may reach a ranked page: rank above it, or tie with it. */

@@ -5,7 +5,7 @@
  * stages run. Its pages carry the classes and scores the exhaustive ranking computes.
  */
 import { indexKey } from "../analyze";
-import { PRUNE_FROM, type Pruning } from "../options";
+import { GUARDS, PRUNE_FROM, type Pruning } from "../options";
 import type { PrunedRanking } from "../pruned";
 import type { ParsedQuery } from "../query";
 import type { ScoredList } from "../shard";
@@ -15,13 +15,17 @@ import { groupOf, tierOf, type Candidate, type PageCandidate, type Ranking } fro
 import type { QueryTerms } from "./terms";
 import { markTitleGroups } from "./title-groups";
 
-/** The pruning asked for, when the query is one it may answer: few enough known words, no phrase, no typo, not within a page. */
+/**
+ * The pruning asked for, when the query is one it may answer: few enough words, no phrase, no
+ * typo, not within a page; one word only when the index holds it (a prefix's expansions alone
+ * bound its pages too loosely to pay, D48).
+ */
 export function pruningFor(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, pruning: false | Pruning | undefined, onlyPage: number): Pruning | undefined {
   const prune = pruning ?? {};
   if (!prune) return undefined;
-  const pruneWords = prune.words ?? 1;
-  const known = pruneWords > 1 || terms.words.every((w) => ctx.text.has(indexKey(w)));
-  return terms.words.length <= pruneWords && known && onlyPage < 0 && !query.phrases.length && !terms.typoable ? prune : undefined;
+  const words = terms.words.length;
+  const known = words > 1 || (prune.words ?? 1) > 1 || ctx.text.has(indexKey(terms.words[0]!));
+  return words <= (prune.words ?? GUARDS.maxWords) && known && onlyPage < 0 && !query.phrases.length && !terms.typoable ? prune : undefined;
 }
 
 /** The pruned ranking, or undefined when the query's lists are too short or the pruned search gives up. */
