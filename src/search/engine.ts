@@ -12,8 +12,9 @@
  * together.
  *
  * A search runs as named stages (stages/), like Meilisearch's execute_search:
- *   query → phrases that exist → the query's terms → the pruned top-k, when it answers →
- *   else candidates (the pool, in tiers) → kept phrases → pages ranked (title groups,
+ *   query → phrases that exist → the query's terms → the pruned top-k of one word, when it
+ *   answers → else candidates (the pool, in tiers; several words' tier 0 from their
+ *   conjunction, when it fills the page) → kept phrases → pages ranked (title groups,
  *   evidence, top-k, passages) → hits formatted.
  * Every per-search buffer is in one Scratch, restored after each search by its reset().
  */
@@ -30,7 +31,7 @@ import { Meter } from "./stages/meter";
 import { rankChunksOfPage, rankPages } from "./stages/pages";
 import { existingPhrases, keepPhrases } from "./stages/phrases";
 import type { Candidate, PageCandidate, Ranking } from "./stages/pool";
-import { pruningFor, rankPruned } from "./stages/prune";
+import { conjunctionFor, pruningFor, rankPruned } from "./stages/prune";
 import { Scratch } from "./stages/scratch";
 import { queryTerms } from "./stages/terms";
 
@@ -64,7 +65,7 @@ export class Engine {
     this.lang = snapshot.meta.wiki.lang;
     this.catalog = new Catalog(snapshot, text.documentCount);
     const scratch = new Scratch(this.catalog.pageCount, text.documentCount, titleIndex.documentCount);
-    this.stages = { lang: this.lang, catalog: this.catalog, text, titleIndex, scratch, meter: new Meter() };
+    this.stages = { lang: this.lang, catalog: this.catalog, text, titleIndex, textCursor: text.newCursor(), scratch, meter: new Meter() };
     // The typo pass's buffer is idle while the pruned search runs: it lends it its per-chunk scores.
     this.pruner = new PrunedRanking(text, this.catalog, scratch.textBuffer(1));
   }
@@ -162,7 +163,7 @@ export class Engine {
     const prune = pruningFor(this.stages, query, terms, pruning, scope.onlyPage);
     const pruned = prune && rankPruned(this.stages, this.pruner, query, terms, need, prune);
     if (pruned) return pruned;
-    const matching = fillPool(this.stages, query, terms, need, scope);
+    const matching = fillPool(this.stages, query, terms, need, scope, conjunctionFor(terms, pruning, scope.onlyPage));
     const kept = query.phrases.length ? keepPhrases(this.stages, query, need) : undefined;
     if (scope.onlyPage >= 0) return rankChunksOfPage(this.stages, query, scope.onlyPage, kept);
     return rankPages(this.stages, query, terms, need, kept, matching);

@@ -15,10 +15,11 @@ export interface SearchOptions {
   /** Milliseconds of work after which the search returns the best it has found (default GUARDS.budgetMs). */
   budgetMs?: number;
   /**
-   * The pruned search (pruned.ts), tried before the exhaustive one on queries of at most
-   * `words` words (default 1, and a word the index holds: where it pays, D48) whose lists hold
-   * at least `from` postings, giving up past `workShare` of them. `false` never tries it (the
-   * oracle it is tested against).
+   * Pruning (D48), on queries of at most `words` words (default GUARDS.maxWords) whose lists
+   * hold at least `from` postings: one word the index holds, by the pruned search (pruned.ts),
+   * giving up past `workShare` of those postings; several words, by their conjunction
+   * (conjunction.ts), when it fills the page. `false` never prunes (the oracle the pruning is
+   * tested against).
    */
   pruning?: false | Pruning;
 }
@@ -86,3 +87,10 @@ export const GUARDS = { maxWords: MAX_WORDS, typoWords: 4, budgetMs: 100 } as co
  * than it saves, and the count of matching pages stays exact.
  */
 export const PRUNE_FROM = 16_384;
+
+/**
+ * The pruned search gives up when it has read this share of the postings the exhaustive one
+ * would (its bounds are too loose for that query, and finishing would cost more than scoring
+ * all), and the conjunction is not tried when its rarest word holds more.
+ */
+export const WORK_SHARE = 0.5;

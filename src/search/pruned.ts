@@ -1,22 +1,19 @@
 /**
- * The best pages of a search without scoring every posting (issue 16).
+ * The best pages of a one-word search without scoring every posting: MaxScore (Turtle and
+ * Flood; Lucene's MaxScoreBulkScorer), lifted from documents to pages (issue 16). Several
+ * words are pruned by their conjunction instead (conjunction.ts).
  *
- * One word: MaxScore (Turtle and Flood; Lucene's MaxScoreBulkScorer), lifted from documents
- * to pages. Lists are read from the one whose postings can add the most, into per-chunk accumulators,
+ * Lists are read from the one whose postings can add the most, into per-chunk accumulators,
  * until what the unread lists could give a page none of whose chunks was seen falls below
  * the page the ranking would cut at. The pages that could still rank are then scored
  * exactly, from the blocks of every list that hold their chunks, in match()'s order of
  * lists: their scores are the very numbers the exhaustive search computes. Pages are taken
  * best bound first, until no bound left reaches the last page kept.
  *
- * Several words: a conjunction. Only chunks holding every required word can rank, so they
- * are found from the rarest word's lists, narrowed by the other rare ones, and scored from
- * the blocks of every list that hold them (conjunction()).
- *
- * It ranks what the exhaustive search ranks when its pool is the chunks holding every
- * required word (tier 0): one word, or at least `need` pages with such a chunk. It returns
- * undefined when it cannot show that, and the engine falls back to the exhaustive search.
+ * It ranks what the exhaustive search ranks: the chunks holding the word (tier 0). It returns
+ * undefined when it gives up, and the engine falls back to the exhaustive search.
  */
+import { WORK_SHARE } from "./options";
 import type { PostingsCursor } from "./postings";
 import { BM25, type FieldNorms, popcount, type ScoredList, type Shard } from "./shard";
 import { bestEntries } from "./topk";
@@ -33,18 +30,6 @@ const PAGE_FACTOR = 1 + PAGE_EVIDENCE + PAGE_EVIDENCE * PAGE_EVIDENCE;
 const CHECK_DF = 2048;
 /** Finding a page's block in a list and decoding it costs about as much as reading this many postings in order. */
 const SEEK_COST = 160;
-/**
- * The pruned search gives up when it has read this share of the postings the exhaustive one
- * would: its bounds are too loose for that query, and finishing would cost more than scoring all.
- */
-const WORK_SHARE = 0.5;
-
-/**
- * Several words are narrowed to the chunks holding them all when the rarest is in at most this
- * share of the chunks. Past it, nearly every chunk holds them all, and reading the lists twice
- * (to narrow, then to score) costs more than scoring every posting once.
- */
-const CONJUNCTION_SHARE = 1 / 4;
 
 /** A list read in part: per block, the most a posting of a skipped block adds (0: the block was read), and the largest of those. */
 interface Partial {
@@ -83,8 +68,6 @@ export interface PruneInput {
   pageGroup: Uint8Array;
   titleBoost: Float64Array;
   titled: number[];
-  /** Several words: ranked by conjunction(), and only when `need` pages have a tier-0 chunk (else the exhaustive search adds fewer-word tiers). */
-  mustReach: boolean;
   /** The share of the exhaustive search's postings read after which it gives up (default WORK_SHARE). */
   workShare?: number;
 }
@@ -169,7 +152,6 @@ export class PrunedRanking {
   }
 
   private ranked(input: PruneInput): PruneResult | undefined {
-    if (input.mustReach) return this.conjunction(input);
     const plan = this.readOrder(input);
     const reading = this.readLists(input, plan);
     if (!reading) return undefined;
@@ -190,114 +172,6 @@ export class PrunedRanking {
     // Pages never seen must fall below the last page kept; by the check that stopped the reading, they do.
     if (unseenBound >= 0 && (!cut || reaches(2 * TIERS, unseenBound, cut))) return undefined;
     return { pages: kept, postings: this.postings, candidates };
-  }
-
-  /**
-   * Several words, where a chunk ranks only when it holds every required word: those chunks
-   * are found from the rarest required word's lists, then narrowed word by word, each list
-   * decoded only at the blocks that hold chunks still in (a conjunction, as Lucene's
-   * ConjunctionDISI). The chunks left are then scored from every list, in match()'s order, at
-   * their blocks: they are the pool the exhaustive search ranks, with its very scores.
-   * Undefined when fewer than `need` pages hold such a chunk (the fewer-words tiers then
-   * count), or when the rarest word alone holds more postings than the budget.
-   */
-  private conjunction(input: PruneInput): PruneResult | undefined {
-    const { lists, required, need } = input;
-    const postingsOf = new Float64Array(32);
-    for (const l of lists) postingsOf[l.word]! += l.df;
-    const words: number[] = [];
-    for (let w = 0; w < 32; w++) if (required & (1 << w)) words.push(w);
-    words.sort((a, b) => postingsOf[a]! - postingsOf[b]! || a - b);
-    const rarest = postingsOf[words[0]!]!;
-    if (!words.length || rarest > this.budget || rarest > CONJUNCTION_SHARE * this.shard.documentCount) return undefined;
-    const { partialMask, touched } = this;
-    for (const l of lists) if (l.word === words[0]) this.readAt(l, touched, 0, false);
-    let n = this.touchedCount;
-    const chunks = touched.subarray(0, n).sort();
-    // A word in most chunks would narrow them little, for a second decoding of its lists: the scoring's reading checks it.
-    const narrowing = words.slice(1).filter((w) => postingsOf[w]! <= CONJUNCTION_SHARE * this.shard.documentCount);
-    for (const w of narrowing) {
-      if (n < need) return undefined;
-      for (const l of lists) if (l.word === w) this.readAt(l, chunks, n, false);
-      const bit = (1 << w) >>> 0;
-      let kept = 0;
-      for (let i = 0; i < n; i++) {
-        const d = chunks[i]!;
-        if (partialMask[d]! & bit) chunks[kept++] = d;
-        else partialMask[d] = 0;
-      }
-      n = this.touchedCount = kept;
-    }
-    if (n < need) return undefined;
-    for (const l of lists) this.readAt(l, chunks, n, true);
-    return this.rankChunks(input, chunks, n);
-  }
-
-  /**
-   * Reads a list at `chunks[0, n)` (sorted), the chunks whose masks are set: adds the word's bit
-   * to their masks, and with `score` its postings' scores. The blocks that hold none of them
-   * are not decoded, unless the list is the shorter. With n = 0, the list is read whole and
-   * every chunk it holds is noted as touched (the first word's).
-   */
-  private readAt(l: ScoredList, chunks: Uint32Array, n: number, score: boolean): void {
-    const { partial, partialMask, touched, cursor } = this;
-    const { lengths, table } = this.norms[l.field]!;
-    const bit = (1 << l.word) >>> 0;
-    const w = l.weight;
-    const k1 = BM25.k + 1;
-    const docs = cursor.docs;
-    const tfs = cursor.tfs;
-    const first = n === 0;
-    const seek = !first && l.df > n;
-    let count = this.touchedCount;
-    cursor.open(l.address);
-    for (let b = 0, i = 0; b < cursor.blocks; b++) {
-      if (seek) {
-        if (i >= n) break;
-        const last = cursor.lastDoc(b);
-        if (chunks[i]! > last) continue;
-        while (i < n && chunks[i]! <= last) i++;
-      }
-      const m = cursor.decode(b);
-      this.postings += m;
-      for (let j = 0; j < m; j++) {
-        const d = docs[j]!;
-        if (partialMask[d] === 0) {
-          if (!first) continue;
-          touched[count++] = d;
-        }
-        partialMask[d] = (partialMask[d]! | bit) >>> 0;
-        if (!score) continue;
-        const tf = tfs[j]!;
-        partial[d]! += w * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));
-      }
-    }
-    this.touchedCount = count;
-  }
-
-  /** The best `need` pages of the chunks scored (sorted) that hold every required word, title matches among them, as the exhaustive search ranks them. */
-  private rankChunks(input: PruneInput, chunks: Uint32Array, n: number): PruneResult | undefined {
-    const { partial, partialMask } = this;
-    const { pageOfChunk, chunkCounts } = this.layout;
-    const { pageGroup, titleBoost, need, required } = input;
-    for (let i = 0; i < n; i++) {
-      const d = chunks[i]!;
-      const m = partialMask[d]!;
-      if ((m & required) >>> 0 === required) this.offer(pageOfChunk[d]!, partial[d]! * popcount(m));
-    }
-    const having = this.candidateCount;
-    if (having < need) return undefined;
-    for (const p of input.titled) if (this.slot[p]! < 0) this.offer(p, -1);
-    for (let e = 0; e < this.candidateCount; e++) {
-      const p = this.candidatePage[e]!;
-      const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
-      const klass = e < having ? group * TIERS : group < 2 && chunkCounts[p] ? group * TIERS + 4 : 255;
-      this.boundClass[e] = klass;
-      this.boundScore[e] = e < having ? pageScore(this.first[e]!, this.second[e]!, this.third[e]!, titleBoost[p]!) : 0;
-    }
-    const best = bestEntries(this.boundClass, this.boundScore, this.candidateCount, need, this.candidatePage);
-    const pages = best.map((e) => this.rankedPage(input, this.candidatePage[e]!, partial, partialMask)!);
-    return { pages, postings: this.postings, candidates: n };
   }
 
   /**
@@ -713,7 +587,8 @@ export class PrunedRanking {
   }
 
   /** A page as the exhaustive ranking ranks it, from its chunks' exact scores; undefined when it does not rank. */
-  private rankedPage(input: PruneInput, p: number, exact = this.exact, exactMask = this.exactMask): RankedPage | undefined {
+  private rankedPage(input: PruneInput, p: number): RankedPage | undefined {
+    const { exact, exactMask } = this;
     const { required, pageGroup, titleBoost } = input;
     const from = this.layout.firstChunk[p]!;
     const count = this.layout.chunkCounts[p]!;

@@ -163,9 +163,10 @@ export class Shard {
   /**
    * The postings lists of derived terms, in match()'s order (term after term, field after
    * field), each with its BM25 weight and an upper bound of what one posting adds: its
-   * largest term frequency over the shortest document of the field.
+   * largest term frequency over the shortest document of the field (0 without `bounds`: the
+   * bound costs a look at every block's skip data).
    */
-  scoredLists(derived: Derived[], fields?: number[]): ScoredList[] {
+  scoredLists(derived: Derived[], fields?: number[], bounds = true): ScoredList[] {
     const F = this.fields.length;
     const N = this.documentCount;
     const out: ScoredList[] = [];
@@ -177,9 +178,8 @@ export class Shard {
         const df = this.lists.count(list);
         const w = weight * this.boosts[f]! * Math.log(1 + (N - df + 0.5) / (df + 0.5));
         const address = this.lists.address(list);
-        cursor.open(address);
         let maxTf = 0;
-        for (let b = 0; b < cursor.blocks; b++) maxTf = Math.max(maxTf, cursor.maxTf(b));
+        if (bounds) for (let b = 0, blocks = cursor.open(address).blocks; b < blocks; b++) maxTf = Math.max(maxTf, cursor.maxTf(b));
         const max = w * (BM25.d + (maxTf * (BM25.k + 1)) / (maxTf + this.shortestNorms[f]!)) * (1 + 1e-9);
         out.push({ word, field: f, address, df, weight: w, max });
       }

@@ -8,9 +8,12 @@
  * A chunk stays in the first tier that found it. The matching pages are counted from the
  * exact and typo passes, whatever the depth asked for.
  */
+import { matchAll } from "../conjunction";
+import { PRUNE_FROM, WORK_SHARE, type Pruning } from "../options";
 import type { ParsedQuery } from "../query";
 import type { Matches } from "../shard";
 import type { SearchContext } from "./context";
+import { estimatedPages } from "./prune";
 import type { QueryTerms } from "./terms";
 
 /** Where the passes look: the whole text shard, or one page's chunks (onlyPage ≥ 0). */
@@ -19,8 +22,13 @@ export interface Scope {
   range?: { from: number; to: number };
 }
 
-/** Fills the pool; returns the pages holding any query word (0 within one page). */
-export function fillPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, need: number, scope: Scope): number {
+/**
+ * Fills the pool; returns the pages holding any query word (0 within one page; estimated when
+ * the conjunction, allowed by `conjunction`, filled it).
+ */
+export function fillPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, need: number, scope: Scope, conjunction: Pruning | undefined): number {
+  const estimated = conjunction && conjunctionPool(ctx, terms, need, conjunction);
+  if (estimated !== undefined) return estimated;
   const { text, meter, scratch } = ctx;
   const { pool } = scratch;
   const enough = () => meter.late() || (scope.onlyPage >= 0 ? pool.size >= need : pagesReach(ctx, need));
@@ -37,6 +45,26 @@ export function fillPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTer
   if (!enough() && fewer) addFewerWords(ctx, query, terms, exact);
   if (fuzzy && !enough() && fewer && !phrases) pool.add(fuzzy, 3, terms.full, "partial");
   return matching;
+}
+
+/**
+ * Tier 0 alone, from the conjunction of the words (conjunction.ts), when it holds `need`
+ * pages: the exhaustive passes would add nothing that ranks. Returns the pages holding any
+ * word, estimated (D48); undefined, the pool left empty, when the conjunction does not pay or
+ * falls short.
+ */
+function conjunctionPool(ctx: SearchContext, terms: QueryTerms, need: number, pruning: Pruning): number | undefined {
+  const { text, scratch, meter } = ctx;
+  const derived = text.derive(terms.exact);
+  const postings = text.postingsOf(derived);
+  if (postings < (pruning.from ?? PRUNE_FROM)) return undefined;
+  const budget = (pruning.workShare ?? WORK_SHARE) * postings;
+  const all = matchAll(text, ctx.textCursor, terms.exact, terms.required, { into: scratch.textBuffer(0), budget, least: need });
+  if (!all) return undefined;
+  scratch.pool.add(meter.counted(all), 0, terms.required, "having");
+  if (pagesReach(ctx, need)) return estimatedPages(ctx, derived, terms.words.length);
+  scratch.pool.clear();
+  return undefined;
 }
 
 /**

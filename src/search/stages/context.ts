@@ -1,4 +1,5 @@
 /** What every stage of a search reads and writes: the engine's parts, shared by its stages. */
+import type { PostingsCursor } from "../postings";
 import type { Shard } from "../shard";
 import type { Catalog } from "./catalog";
 import type { Meter } from "./meter";
@@ -11,6 +12,8 @@ export interface SearchContext {
   readonly text: Shard;
   /** One entry per page: its title, its redirects' titles as aliases. */
   readonly titleIndex: Shard;
+  /** A cursor over the text shard's postings, for the stages that read lists themselves. */
+  readonly textCursor: PostingsCursor;
   readonly scratch: Scratch;
   readonly meter: Meter;
 }

@@ -4,6 +4,7 @@
  * as consecutive words of the text or of the section heading (from the stored positions).
  */
 import { indexKey } from "../analyze";
+import { matchAll } from "../conjunction";
 import { SECTION_FIELD, TEXT_FIELD } from "../fields";
 import type { ParsedQuery } from "../query";
 import { bestEntries } from "../topk";
@@ -17,8 +18,8 @@ const PHRASE_SAMPLE = 200;
 /**
  * The query with only the quoted phrases some chunk holds (D36): a claim quoting a title
  * or a saying loosely is searched by its words rather than answered with nothing. Checks at
- * most PHRASE_CHECKS chunks holding a phrase's words; a phrase found in none of them counts
- * as absent.
+ * most PHRASE_CHECKS chunks holding a phrase's words, the first in chunk order; a phrase found
+ * in none of them counts as absent.
  */
 export function existingPhrases(ctx: SearchContext, query: ParsedQuery): ParsedQuery {
   if (!query.phrases.length) return query;
@@ -30,13 +31,13 @@ function someChunkHolds(ctx: SearchContext, phrase: string[]): boolean {
   const sequence = phraseTerms(ctx, phrase);
   if (!sequence) return false;
   const specs = phrase.map((w) => ({ key: indexKey(w), prefix: false, fuzzy: 0 }));
-  const m = ctx.meter.counted(ctx.text.match(specs, { into: ctx.scratch.textBuffer(0) }));
   const full = 2 ** specs.length - 1;
-  for (let i = 0, checked = 0; i < m.count && checked < PHRASE_CHECKS; i++) {
-    if (m.masks[i] !== full) continue;
-    checked++;
-    if (chunkHolds(ctx, m.docs[i]!, sequence)) return true;
-  }
+  const into = ctx.scratch.textBuffer(0);
+  // The chunks holding every word, from their conjunction when it pays; checked in chunk order, however found.
+  const m = ctx.meter.counted(matchAll(ctx.text, ctx.textCursor, specs, full, { into }) ?? ctx.text.match(specs, { into }));
+  const holding = m.docs.slice(0, m.count).filter((_d, i) => m.masks[i] === full);
+  holding.sort();
+  for (let i = 0; i < holding.length && i < PHRASE_CHECKS; i++) if (chunkHolds(ctx, holding[i]!, sequence)) return true;
   return false;
 }
 

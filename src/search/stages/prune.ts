@@ -1,14 +1,15 @@
 /**
- * The pruned top-k (pruned.ts) as a stage: tried first on queries where it pays (by default
- * one word the index holds, D48), it answers when the query's lists are long enough and the
- * answer is decided among chunks holding every required word; otherwise the exhaustive
- * stages run. Its pages carry the classes and scores the exhaustive ranking computes.
+ * Pruning as stages (D48). One word: the pruned top-k (pruned.ts), tried first, answers when
+ * the word's lists are long enough, or the exhaustive stages run; its pages carry the classes
+ * and scores the exhaustive ranking computes. Several words: the conjunction fills the
+ * candidates' tier 0 (stages/candidates.ts). Either way, the pages matching any word are
+ * then estimated.
  */
 import { indexKey } from "../analyze";
 import { GUARDS, PRUNE_FROM, type Pruning } from "../options";
 import type { PrunedRanking } from "../pruned";
 import type { ParsedQuery } from "../query";
-import type { ScoredList } from "../shard";
+import type { Derived } from "../shard";
 import type { SearchContext } from "./context";
 import { choosePassages, PASSAGES } from "./passages";
 import { groupOf, tierOf, type Candidate, type PageCandidate, type Ranking } from "./pool";
@@ -16,16 +17,23 @@ import type { QueryTerms } from "./terms";
 import { markTitleGroups } from "./title-groups";
 
 /**
- * The pruning asked for, when the query is one it may answer: few enough words, no phrase, no
- * typo, not within a page; one word only when the index holds it (a prefix's expansions alone
- * bound its pages too loosely to pay, D48).
+ * The pruned search asked for, when the query is one it answers: one word, no phrase (a
+ * word quoted twice), no typo, not within a page; by default only a word the index holds (a prefix's expansions alone bound
+ * its pages too loosely to pay, D48).
  */
 export function pruningFor(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, pruning: false | Pruning | undefined, onlyPage: number): Pruning | undefined {
   const prune = pruning ?? {};
+  if (!prune || terms.words.length !== 1 || query.phrases.length || onlyPage >= 0 || terms.typoable) return undefined;
+  const known = (prune.words ?? 1) > 1 || ctx.text.has(indexKey(terms.words[0]!));
+  return known ? prune : undefined;
+}
+
+/** The conjunction asked for (stages/candidates.ts), when the query is one it answers: several words, at most `words`, no typo, not within a page. */
+export function conjunctionFor(terms: QueryTerms, pruning: false | Pruning | undefined, onlyPage: number): Pruning | undefined {
+  const prune = pruning ?? {};
   if (!prune) return undefined;
   const words = terms.words.length;
-  const known = words > 1 || (prune.words ?? 1) > 1 || ctx.text.has(indexKey(terms.words[0]!));
-  return words <= (prune.words ?? GUARDS.maxWords) && known && onlyPage < 0 && !query.phrases.length && !terms.typoable ? prune : undefined;
+  return words > 1 && words <= (prune.words ?? GUARDS.maxWords) && onlyPage < 0 && !terms.typoable ? prune : undefined;
 }
 
 /** The pruned ranking, or undefined when the query's lists are too short or the pruned search gives up. */
@@ -36,9 +44,8 @@ export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: Par
   if (text.postingsOf(derived) < (pruning.from ?? PRUNE_FROM)) return undefined;
   const lists = text.scoredLists(derived);
   const titled = markTitleGroups(ctx, query, terms.title, terms.informative);
-  const mustReach = terms.exact.length > 1;
   const { pageGroup, titleBoost } = scratch;
-  const ranked = pruner.rank({ lists, required: terms.required, need, pageGroup, titleBoost, titled, mustReach, workShare: pruning.workShare });
+  const ranked = pruner.rank({ lists, required: terms.required, need, pageGroup, titleBoost, titled, workShare: pruning.workShare });
   if (!ranked) return undefined;
   meter.add(ranked.candidates, ranked.postings);
   const pages = ranked.pages.map((r): PageCandidate => {
@@ -52,17 +59,17 @@ export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: Par
       return r.chunks.slice(0, PASSAGES).map((chunk, i) => ({ chunk, score: r.chunkScores[i]!, tier: 0, derived }));
     }),
   );
-  return { pages, total: Math.max(pages.length, estimatedPages(ctx, lists, terms.exact.length)) };
+  return { pages, total: Math.max(pages.length, estimatedPages(ctx, derived, terms.exact.length)) };
 }
 
 /**
- * Pages holding any of the query's words, estimated (D48): each word's chunks (its lists'
+ * Pages holding any of the query's words, estimated (D48): each word's chunks (its terms'
  * postings, at most every chunk) spread over pages at random, and words independent.
  */
-function estimatedPages(ctx: SearchContext, lists: ScoredList[], words: number): number {
+export function estimatedPages(ctx: SearchContext, derived: Derived[], words: number): number {
   const pages = ctx.catalog.pageCount;
   const chunksOf = new Float64Array(words);
-  for (const l of lists) chunksOf[l.word]! += l.df;
+  for (const d of derived) chunksOf[d.word]! += ctx.text.frequency(d.term);
   let none = 1;
   for (const c of chunksOf) none *= Math.pow(1 - 1 / pages, Math.min(c, ctx.text.documentCount));
   return Math.round(pages * (1 - none));

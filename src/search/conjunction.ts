@@ -1,0 +1,134 @@
+/**
+ * match() kept to the documents holding every required word: a conjunction, as Lucene's
+ * ConjunctionDISI leads with its rarest clause (issue 16).
+ *
+ * The documents are found from the rarest required word's lists, narrowed by each other rare
+ * word at the blocks that hold documents still in; then every list is read at their blocks
+ * only, in match()'s order, so that their scores are the very numbers match() computes.
+ * A query's tier 0 when it fills the page (stages/candidates.ts), for a share of the postings.
+ */
+import type { PostingsCursor } from "./postings";
+import { BM25, matchBuffer, popcount, type Matches, type ScoredList, type Shard, type WordSpec } from "./shard";
+
+/**
+ * The conjunction is tried when the rarest required word is in at most this share of the
+ * documents, and a word narrows the documents when it is in at most this share. Past it,
+ * nearly every document holds them all, and reading the lists twice (to narrow, then to
+ * score) costs more than match() reading them once.
+ */
+const CONJUNCTION_SHARE = 1 / 4;
+
+/**
+ * The documents holding every word of `required` (bits of `words`), with match()'s scores and
+ * masks; none once fewer than `least` are left. Undefined, having read nothing, when the
+ * rarest required word's lists hold more than `budget` postings or are too common to pay.
+ */
+export function matchAll(shard: Shard, cursor: PostingsCursor, words: WordSpec[], required: number, options: { into?: Matches; budget?: number; least?: number } = {}): Matches | undefined {
+  const derived = shard.derive(words);
+  const lists = shard.scoredLists(derived, undefined, false);
+  const postingsOf = new Float64Array(32);
+  for (const l of lists) postingsOf[l.word]! += l.df;
+  const common = CONJUNCTION_SHARE * shard.documentCount;
+  const order: number[] = [];
+  for (let w = 0; w < 32; w++) if (required & (1 << w)) order.push(w);
+  order.sort((a, b) => postingsOf[a]! - postingsOf[b]! || a - b);
+  const rarest = order.length ? postingsOf[order[0]!]! : Infinity;
+  if (rarest > common || rarest > (options.budget ?? Infinity)) return undefined;
+  const out = options.into && options.into.docs.length >= shard.documentCount ? options.into : matchBuffer(shard.documentCount);
+  const reader = new ListReader(shard, cursor, out.docs);
+  for (const l of lists) if (l.word === order[0]) reader.read(l, 0, false);
+  let n = reader.count;
+  const docs = out.docs.subarray(0, n).sort();
+  const { masks, scores } = shard.accumulators();
+  const least = options.least ?? 0;
+  for (const w of order.slice(1)) {
+    if (postingsOf[w]! > common) continue;
+    if (n < least) break;
+    for (const l of lists) if (l.word === w) reader.read(l, n, false);
+    const bit = (1 << w) >>> 0;
+    let kept = 0;
+    for (let i = 0; i < n; i++) {
+      const d = docs[i]!;
+      if (masks[d]! & bit) docs[kept++] = d;
+      else masks[d] = 0;
+    }
+    n = kept;
+  }
+  if (n >= least) for (const l of lists) reader.read(l, n, true);
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    const d = docs[i]!;
+    const m = masks[d]!;
+    if ((m & required) >>> 0 === required) {
+      out.docs[count] = d;
+      out.masks[count] = m;
+      // MiniSearch multiplies a document's score by the number of query words it holds.
+      out.scores[count++] = scores[d]! * popcount(m);
+    }
+    scores[d] = 0;
+    masks[d] = 0;
+  }
+  out.count = count < least ? 0 : count;
+  out.postings = reader.postings;
+  out.derived = derived;
+  return out;
+}
+
+/** Reads lists into the shard's accumulators, at the documents already reached. */
+class ListReader {
+  count = 0;
+  postings = 0;
+  private readonly scores: Float64Array;
+  private readonly masks: Uint32Array;
+
+  constructor(
+    private readonly shard: Shard,
+    private readonly cursor: PostingsCursor,
+    /** The documents reached, the first list's in the order found; then sorted, those still in first. */
+    private readonly docs: Uint32Array,
+  ) {
+    ({ scores: this.scores, masks: this.masks } = shard.accumulators());
+  }
+
+  /**
+   * Reads a list at docs[0, n), the documents whose masks are set: adds the word's bit to their
+   * masks, and with `score` its postings' scores. The blocks that hold none of them are not
+   * decoded, unless the list is the shorter. With n = 0, reads the list whole, noting each
+   * document it reaches.
+   */
+  read(l: ScoredList, n: number, score: boolean): void {
+    const { scores, masks, docs: at } = this;
+    const cursor = this.cursor.open(l.address);
+    const { lengths, table } = this.shard.norms(l.field);
+    const bit = (1 << l.word) >>> 0;
+    const w = l.weight;
+    const k1 = BM25.k + 1;
+    const docs = cursor.docs;
+    const tfs = cursor.tfs;
+    const first = n === 0;
+    const seek = !first && l.df > n;
+    let count = this.count;
+    for (let b = 0, i = 0; b < cursor.blocks; b++) {
+      if (seek) {
+        if (i >= n) break;
+        const last = cursor.lastDoc(b);
+        if (at[i]! > last) continue;
+        while (i < n && at[i]! <= last) i++;
+      }
+      const m = cursor.decode(b);
+      this.postings += m;
+      for (let j = 0; j < m; j++) {
+        const d = docs[j]!;
+        if (masks[d] === 0) {
+          if (!first) continue;
+          at[count++] = d;
+        }
+        masks[d] = (masks[d]! | bit) >>> 0;
+        if (!score) continue;
+        const tf = tfs[j]!;
+        scores[d]! += w * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));
+      }
+    }
+    this.count = count;
+  }
+}
