@@ -19,16 +19,25 @@ import { BM25, matchBuffer, popcount, type Matches, type ScoredList, type Shard,
 const CONJUNCTION_SHARE = 1 / 4;
 
 /**
- * The documents holding every word of `required` (bits of `words`), with match()'s scores and
- * masks; none once fewer than `least` are left. Undefined, having read nothing, when the
- * rarest required word's lists hold more than `budget` postings or are too common to pay.
+ * The documents holding every word of `required` (bits of `words`), in document order, with
+ * match()'s scores and masks; none once fewer than `least` are left. Undefined, having read
+ * nothing, when the rarest required word's lists hold more than `budget` postings or are too
+ * common to pay. Without `scored`, only the documents (masks: the required bits), for any
+ * words: each list is then read at most once.
  */
-export function matchAll(shard: Shard, cursor: PostingsCursor, words: WordSpec[], required: number, options: { into?: Matches; budget?: number; least?: number } = {}): Matches | undefined {
+export function matchAll(
+  shard: Shard,
+  cursor: PostingsCursor,
+  words: WordSpec[],
+  required: number,
+  options: { into?: Matches; budget?: number; least?: number; scored?: boolean } = {},
+): Matches | undefined {
+  const scored = options.scored ?? true;
   const derived = shard.derive(words);
   const lists = shard.scoredLists(derived, undefined, false);
   const postingsOf = new Float64Array(32);
   for (const l of lists) postingsOf[l.word]! += l.df;
-  const common = CONJUNCTION_SHARE * shard.documentCount;
+  const common = scored ? CONJUNCTION_SHARE * shard.documentCount : Infinity;
   const order: number[] = [];
   for (let w = 0; w < 32; w++) if (required & (1 << w)) order.push(w);
   order.sort((a, b) => postingsOf[a]! - postingsOf[b]! || a - b);
@@ -36,10 +45,14 @@ export function matchAll(shard: Shard, cursor: PostingsCursor, words: WordSpec[]
   if (rarest > common || rarest > (options.budget ?? Infinity)) return undefined;
   const out = options.into && options.into.docs.length >= shard.documentCount ? options.into : matchBuffer(shard.documentCount);
   const reader = new ListReader(shard, cursor, out.docs);
-  for (const l of lists) if (l.word === order[0]) reader.read(l, 0, false);
+  let firstLists = 0;
+  for (const l of lists) if (l.word === order[0] && ++firstLists) reader.read(l, 0, false);
   let n = reader.count;
-  const docs = out.docs.subarray(0, n).sort();
   const { masks, scores } = shard.accumulators();
+  const docs = out.docs.subarray(0, n);
+  // One list's documents come in order; several lists' are sorted, or (when they are many) found again by a pass over the masks.
+  if (firstLists > 1 && n > shard.documentCount / 16) for (let d = 0, k = 0; k < n; d++) masks[d] && (docs[k++] = d);
+  else if (firstLists > 1) docs.sort();
   const least = options.least ?? 0;
   for (const w of order.slice(1)) {
     if (postingsOf[w]! > common) continue;
@@ -54,7 +67,7 @@ export function matchAll(shard: Shard, cursor: PostingsCursor, words: WordSpec[]
     }
     n = kept;
   }
-  if (n >= least) for (const l of lists) reader.read(l, n, true);
+  if (scored && n >= least) for (const l of lists) reader.read(l, n, true);
   let count = 0;
   for (let i = 0; i < n; i++) {
     const d = docs[i]!;

@@ -33,11 +33,9 @@ function someChunkHolds(ctx: SearchContext, phrase: string[]): boolean {
   const specs = phrase.map((w) => ({ key: indexKey(w), prefix: false, fuzzy: 0 }));
   const full = 2 ** specs.length - 1;
   const into = ctx.scratch.textBuffer(0);
-  // The chunks holding every word, from their conjunction when it pays; checked in chunk order, however found.
-  const m = ctx.meter.counted(matchAll(ctx.text, ctx.textCursor, specs, full, { into }) ?? ctx.text.match(specs, { into }));
-  const holding = m.docs.slice(0, m.count).filter((_d, i) => m.masks[i] === full);
-  holding.sort();
-  for (let i = 0; i < holding.length && i < PHRASE_CHECKS; i++) if (chunkHolds(ctx, holding[i]!, sequence)) return true;
+  // The chunks holding every word (their conjunction: no scores needed), in chunk order.
+  const m = ctx.meter.counted(matchAll(ctx.text, ctx.textCursor, specs, full, { into, scored: false })!);
+  for (let i = 0; i < m.count && i < PHRASE_CHECKS; i++) if (chunkHolds(ctx, m.docs[i]!, sequence)) return true;
   return false;
 }
 
