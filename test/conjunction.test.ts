@@ -1,0 +1,68 @@
+/**
+ * The conjunction (src/search/conjunction.ts): match()'s documents holding every required
+ * word, with match()'s very scores and masks, in document order, whichever words narrow.
+ */
+import { describe, expect, test } from "bun:test";
+import { indexKey } from "../src/search/analyze";
+import { matchAll } from "../src/search/conjunction";
+import type { Matches, WordSpec } from "../src/search/shard";
+import { EN_2006, EN_2016, engineFor } from "./helpers";
+
+const specs = (...words: string[]): WordSpec[] => words.map((w, i) => ({ key: indexKey(w), prefix: i === words.length - 1, fuzzy: 0 }));
+
+/** match()'s documents whose masks hold `required`, as [doc, mask, score] in document order. */
+function holding(m: Matches, required: number): [number, number, number][] {
+  const rows: [number, number, number][] = [];
+  for (let i = 0; i < m.count; i++) if ((m.masks[i]! & required) >>> 0 === required) rows.push([m.docs[i]!, m.masks[i]!, m.scores[i]!]);
+  return rows.sort((a, b) => a[0] - b[0]);
+}
+
+const rows = (m: Matches): [number, number, number][] => Array.from({ length: m.count }, (_x, i) => [m.docs[i]!, m.masks[i]!, m.scores[i]!]);
+
+describe("the conjunction", () => {
+  test("gives match()'s documents holding every required word, with the same scores and masks", async () => {
+    const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
+    const cursor = text.newCursor();
+    const cases: [string[], number][] = [
+      [["history", "city"], 0b11],
+      [["the", "history", "of", "city"], 0b1010],
+      [["river", "valley", "the"], 0b011],
+      [["albedo", "planet"], 0b11],
+      [["history", "the"], 0b01],
+    ];
+    for (const [words, required] of cases) {
+      const words_ = specs(...words);
+      const expected = holding(text.match(words_), required);
+      const all = matchAll(text, cursor, words_, required, { budget: Infinity });
+      expect(all).toBeDefined();
+      expect({ words, rows: rows(all!) }).toEqual({ words, rows: expected });
+      expect(expected.length).toBeGreaterThan(0);
+    }
+  });
+
+  test("leaves the shard's accumulators clean: the match after it is unchanged", async () => {
+    const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
+    const before = rows(text.match(specs("history", "city")));
+    matchAll(text, text.newCursor(), specs("history", "of", "city"), 0b101, { least: 1_000_000 });
+    matchAll(text, text.newCursor(), specs("history", "of", "city"), 0b101, { scored: false });
+    expect(rows(text.match(specs("history", "city")))).toEqual(before);
+  });
+
+  test("without scores, the same documents, even of words in most chunks", async () => {
+    const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
+    const words = specs("of", "the");
+    const all = matchAll(text, text.newCursor(), words, 0b11, { scored: false })!;
+    expect(Array.from(all.docs.subarray(0, all.count))).toEqual(holding(text.match(words), 0b11).map(([d]) => d));
+    // With scores, words this common are left to match(): reading their lists twice would cost more.
+    expect(matchAll(text, text.newCursor(), words, 0b11)).toBeUndefined();
+  });
+
+  test("gives none once fewer than `least` documents are left", async () => {
+    const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
+    const words = specs("albedo", "planet");
+    const found = matchAll(text, text.newCursor(), words, 0b11)!.count;
+    expect(found).toBeGreaterThan(0);
+    expect(matchAll(text, text.newCursor(), words, 0b11, { least: found })!.count).toBe(found);
+    expect(matchAll(text, text.newCursor(), words, 0b11, { least: found + 1 })!.count).toBe(0);
+  });
+});
