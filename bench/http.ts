@@ -230,9 +230,11 @@ else {
   }
   console.log(`search mix requests/s ÷ /healthz requests/s: ${report.searchToHealthzRatio.toFixed(3)} (median of the per-round ratios)`);
   const [q1, q3] = report.authOverheadQuartiles;
-  console.log(
-    `authentication and accounting cost on /v1/chunk: ${(report.authOverhead * 100).toFixed(1)}% of requests/s ` +
-      `(quartiles ${(q1! * 100).toFixed(1)}%–${(q3! * 100).toFixed(1)}%), ${report.authCpuUs.toFixed(1)} µs of server CPU per request ` +
-      `(medians of ${authPairs} pairs of simultaneous 2-second runs on one core)`,
-  );
+  if (!authPairs) console.log("authentication and accounting cost on /v1/chunk: not measured (--auth-pairs 0)");
+  else
+    console.log(
+      `authentication and accounting cost on /v1/chunk: ${(report.authOverhead * 100).toFixed(1)}% of requests/s ` +
+        `(quartiles ${(q1! * 100).toFixed(1)}%–${(q3! * 100).toFixed(1)}%), ${report.authCpuUs.toFixed(1)} µs of server CPU per request ` +
+        `(medians of ${authPairs} pairs of simultaneous 2-second runs on one core)`,
+    );
 }

@@ -6,7 +6,9 @@
  *   2. fewer words, exactly (with quoted phrases: every phrase word and any of the others);
  *   3. fewer words, allowing typos.
  * A chunk stays in the first tier that found it. The matching pages are counted from the
- * exact and typo passes, whatever the depth asked for.
+ * exact and typo passes, whatever the depth asked for. Several words without typos first try
+ * their conjunction (conjunction.ts): tier 0 alone, when it holds enough pages, the matching
+ * pages then estimated (D48).
  */
 import { matchAll } from "../conjunction";
 import { PRUNE_FROM, WORK_SHARE, type Pruning } from "../options";

@@ -17,9 +17,9 @@ import type { QueryTerms } from "./terms";
 import { markTitleGroups } from "./title-groups";
 
 /**
- * The pruned search asked for, when the query is one it answers: one word, no phrase (a
- * word quoted twice), no typo, not within a page; by default only a word the index holds (a prefix's expansions alone bound
- * its pages too loosely to pay, D48).
+ * The pruned search asked for, when the query is one it answers: one word, no phrase (a word
+ * quoted twice), no typo, not within a page; by default only a word the index holds (a
+ * prefix's expansions alone bound its pages too loosely to pay, D48).
  */
 export function pruningFor(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, pruning: false | Pruning | undefined, onlyPage: number): Pruning | undefined {
   const prune = pruning ?? {};
