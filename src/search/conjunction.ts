@@ -45,14 +45,15 @@ export function matchAll(
   if (rarest > common || rarest > (options.budget ?? Infinity)) return undefined;
   const out = options.into && options.into.docs.length >= shard.documentCount ? options.into : matchBuffer(shard.documentCount);
   const reader = new ListReader(shard, cursor, out.docs);
-  let firstLists = 0;
-  for (const l of lists) if (l.word === order[0] && ++firstLists) reader.read(l, 0, false);
+  const firstLists = lists.filter((l) => l.word === order[0]);
+  for (const l of firstLists) reader.read(l, 0, false);
   let n = reader.count;
   const { masks, scores } = shard.accumulators();
   const docs = out.docs.subarray(0, n);
   // One list's documents come in order; several lists' are sorted, or (when they are many) found again by a pass over the masks.
-  if (firstLists > 1 && n > shard.documentCount / 16) for (let d = 0, k = 0; k < n; d++) masks[d] && (docs[k++] = d);
-  else if (firstLists > 1) docs.sort();
+  if (firstLists.length > 1 && n > shard.documentCount / 16) {
+    for (let d = 0, k = 0; k < n; d++) if (masks[d]) docs[k++] = d;
+  } else if (firstLists.length > 1) docs.sort();
   const least = options.least ?? 0;
   for (const w of order.slice(1)) {
     if (postingsOf[w]! > common) continue;
