@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { indexKey } from "../src/search/analyze";
 import { matchAll } from "../src/search/conjunction";
-import type { Matches, WordSpec } from "../src/search/shard";
+import { matchBuffer, type Matches, type WordSpec } from "../src/search/shard";
 import { EN_2006, EN_2016, engineFor } from "./helpers";
 
 const specs = (...words: string[]): WordSpec[] => words.map((w, i) => ({ key: indexKey(w), prefix: i === words.length - 1, fuzzy: 0 }));
@@ -64,5 +64,20 @@ describe("the conjunction", () => {
     expect(found).toBeGreaterThan(0);
     expect(matchAll(text, text.newCursor(), words, 0b11, { least: found })!.count).toBe(found);
     expect(matchAll(text, text.newCursor(), words, 0b11, { least: found + 1 })!.count).toBe(0);
+  });
+});
+
+describe("match buffers", () => {
+  test("a buffer too small for a pass is grown, and holds what a new one would", async () => {
+    const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
+    const words = specs("history", "the");
+    const fresh = text.match(words);
+    const small = matchBuffer(16);
+    const into = text.match(words, { into: small });
+    expect(into).toBe(small);
+    expect(small.docs.length).toBeGreaterThanOrEqual(fresh.count);
+    expect(rows(into)).toEqual(rows(fresh));
+    const all = matchAll(text, text.newCursor(), specs("history", "city"), 0b11, { into: matchBuffer(1), budget: Infinity })!;
+    expect(rows(all)).toEqual(holding(text.match(specs("history", "city")), 0b11));
   });
 });

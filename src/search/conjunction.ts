@@ -8,7 +8,7 @@
  * A query's tier 0 when it fills the page (stages/candidates.ts), for a share of the postings.
  */
 import type { PostingsCursor } from "./postings";
-import { BM25, matchBuffer, popcount, type Matches, type ScoredList, type Shard, type WordSpec } from "./shard";
+import { BM25, ensureRoom, matchBuffer, popcount, type Matches, type ScoredList, type Shard, type WordSpec } from "./shard";
 
 /**
  * The conjunction is tried when the rarest required word is in at most this share of the
@@ -43,7 +43,8 @@ export function matchAll(
   order.sort((a, b) => postingsOf[a]! - postingsOf[b]! || a - b);
   const rarest = order.length ? postingsOf[order[0]!]! : Infinity;
   if (rarest > common || rarest > (options.budget ?? Infinity)) return undefined;
-  const out = options.into && options.into.docs.length >= shard.documentCount ? options.into : matchBuffer(shard.documentCount);
+  const out = options.into ?? matchBuffer(0);
+  ensureRoom(out, Math.min(shard.documentCount, rarest));
   const reader = new ListReader(shard, cursor, out.docs);
   const firstLists = lists.filter((l) => l.word === order[0]);
   for (const l of firstLists) reader.read(l, 0, false);

@@ -66,8 +66,8 @@ export class Engine {
     this.catalog = new Catalog(snapshot, text.documentCount);
     const scratch = new Scratch(this.catalog.pageCount, text.documentCount, titleIndex.documentCount);
     this.stages = { lang: this.lang, catalog: this.catalog, text, titleIndex, textCursor: text.newCursor(), scratch, meter: new Meter() };
-    // The typo pass's buffer is idle while the pruned search runs: it lends it its per-chunk scores.
-    this.pruner = new PrunedRanking(text, this.catalog, scratch.textBuffer(1));
+    // The exact pass's buffer is idle while the pruned search runs (filled only after it): it lends it its per-chunk scores.
+    this.pruner = new PrunedRanking(text, this.catalog, scratch.textBuffer(0));
   }
 
   page(pageId: number): SnapshotPage | undefined {

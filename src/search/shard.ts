@@ -401,8 +401,9 @@ export class Shard {
     const to = options.to ?? this.documentCount;
     const whole = from === 0 && to === this.documentCount;
     const { scores, masks, lists, cursor } = this;
-    // The documents reached go straight into the caller's buffer when it can hold them all.
-    const touched = options.into && options.into.docs.length >= to - from ? options.into.docs : (this.touched ??= new Uint32Array(this.documentCount));
+    // The documents reached go straight into the caller's buffer, grown first if the lists could overflow it.
+    if (options.into) ensureRoom(options.into, Math.min(to - from, this.postingsBound(derived, fields)));
+    const touched = options.into ? options.into.docs : (this.touched ??= new Uint32Array(this.documentCount));
     const docs = cursor.docs;
     const freqs = cursor.tfs;
     const N = this.documentCount;
@@ -444,7 +445,7 @@ export class Shard {
         }
       }
     }
-    const out = options.into && options.into.docs.length >= count ? options.into : matchBuffer(count);
+    const out = options.into ?? matchBuffer(count);
     out.count = count;
     out.postings = postings;
     out.derived = derived;
@@ -459,6 +460,18 @@ export class Shard {
       masks[d] = 0;
     }
     return out;
+  }
+
+  /** The postings of the derived terms' lists in the given fields: at least the documents match() can reach. */
+  private postingsBound(derived: Derived[], fields: number[]): number {
+    let total = 0;
+    for (const { term } of derived) {
+      for (const f of fields) {
+        const list = this.lists.index(term, f);
+        if (list >= 0) total += this.lists.count(list);
+      }
+    }
+    return total;
   }
 
   /** Whether a document holds an index term, in any field. */
@@ -586,6 +599,18 @@ export class Shard {
 /** Room for the matches of up to n documents. */
 export function matchBuffer(n: number): Matches {
   return { count: 0, postings: 0, docs: new Uint32Array(n), scores: new Float64Array(n), masks: new Uint32Array(n), derived: [] };
+}
+
+/**
+ * Grows a buffer to hold n matches (its contents are not kept). A buffer sized for the
+ * rare passes (typos) stays small, instead of 16 bytes a document held from the start.
+ */
+export function ensureRoom(m: Matches, n: number): void {
+  if (m.docs.length >= n) return;
+  const size = Math.max(n, Math.floor(m.docs.length * 1.5));
+  m.docs = new Uint32Array(size);
+  m.scores = new Float64Array(size);
+  m.masks = new Uint32Array(size);
 }
 
 export function popcount(m: number): number {

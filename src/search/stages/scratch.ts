@@ -41,6 +41,9 @@ export class PageMarks {
   }
 }
 
+/** What a buffer that match() grows starts with. */
+const SMALL_BUFFER = 1024;
+
 export class Scratch {
   /** The exhaustive search's candidate chunks. */
   readonly pool: Pool;
@@ -85,14 +88,18 @@ export class Scratch {
     this.marks = new PageMarks(pages);
   }
 
-  /** The text shard's match buffer `i`: 0 the exact pass (and, before it, the phrase check: its matches are dead by then), 1 the typo pass. */
+  /**
+   * The text shard's match buffer `i`: 0 the exact pass (and, before it, the phrase check and
+   * the pruned search: their matches are dead by then), room for every chunk; 1 the typo pass,
+   * grown by match() as far as its passes reach (at 1M chunks, a sixth of them).
+   */
   textBuffer(i: number): Matches {
-    return (this.textMatches[i] ??= matchBuffer(this.pool.docs.length));
+    return (this.textMatches[i] ??= matchBuffer(i === 0 ? this.pool.docs.length : SMALL_BUFFER));
   }
 
-  /** The title shard's match buffer `i` (0 every word, 1 any word). */
+  /** The title shard's match buffer `i` (0 every word, 1 any word), grown by match() as needed. */
   titleBuffer(i: number): Matches {
-    return (this.titleMatches[i] ??= matchBuffer(this.titles));
+    return (this.titleMatches[i] ??= matchBuffer(Math.min(this.titles, SMALL_BUFFER)));
   }
 
   /** Restores every buffer a search wrote to its state before the search. */
