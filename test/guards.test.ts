@@ -31,6 +31,16 @@ describe("estimatedTotalHits", () => {
     }
     expect(engine.search("who founded anarchism").estimatedTotalHits).toBeGreaterThan(1);
   });
+
+  test("with quoted phrases, at most the pages holding a query word ('\"of the\"': 853 of 248 pages before)", async () => {
+    const engine = await en();
+    for (const q of ['"of the"', '"in a"', '"and the"', '"is a"', '"the the"']) {
+      const total = engine.search(q, { budgetMs: Infinity }).estimatedTotalHits;
+      const holdingAWord = engine.search(q.replace(/"/g, ""), { pruning: false, budgetMs: Infinity }).estimatedTotalHits;
+      expect({ q, total }).toEqual({ q, total: Math.min(total, holdingAWord) });
+      expect(total).toBeGreaterThan(0);
+    }
+  });
 });
 
 describe("guards", () => {

@@ -41,8 +41,10 @@ export function rankPages(ctx: SearchContext, query: ParsedQuery, terms: QueryTe
   });
   choosePassages(ctx, pages, query, kept ? undefined : (top) => poolPassages(ctx, top));
   // Every page holding a query word (and any title match whose chunks do not), unless
-  // phrases filtered them: then the share of checked candidates that held them.
-  return { pages, total: kept ? Math.round(total * kept.estimate) : Math.max(matching, total) };
+  // phrases filtered them: then the share of checked candidates that held them, scaled to the
+  // pool; a share of chunks scales pages only roughly, so never past the pages holding a word.
+  const any = Math.max(matching, total);
+  return { pages, total: kept ? Math.min(any, Math.round(total * kept.estimate)) : any };
 }
 
 /**
