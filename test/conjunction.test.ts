@@ -81,3 +81,28 @@ describe("match buffers", () => {
     expect(rows(all)).toEqual(holding(text.match(specs("history", "city")), 0b11));
   });
 });
+
+describe("the conjunction in a range of documents", () => {
+  test("gives the documents of the whole conjunction in [from, to), window after window", async () => {
+    const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
+    const words = specs("of", "the", "city");
+    const all = rows(matchAll(text, text.newCursor(), words, 0b111, { scored: false })!).map(([d]) => d);
+    expect(all.length).toBeGreaterThan(10);
+    const windows: number[] = [];
+    for (let from = 0, size = 64; from < text.documentCount; from += size, size *= 2) {
+      windows.push(...rows(matchAll(text, text.newCursor(), words, 0b111, { scored: false, from, to: from + size })!).map(([d]) => d));
+    }
+    expect(windows).toEqual(all);
+  });
+
+  test("a window none of whose documents holds the rarest word reads no other list, and leaves the accumulators clean", async () => {
+    const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
+    const before = rows(text.match(specs("history", "city")));
+    const albedo = rows(matchAll(text, text.newCursor(), specs("albedo", "the"), 0b11, { scored: false })!);
+    const first = albedo[0]![0];
+    expect(first).toBeGreaterThan(0);
+    const none = matchAll(text, text.newCursor(), specs("albedo", "the"), 0b11, { scored: false, from: 0, to: first })!;
+    expect(none.count).toBe(0);
+    expect(rows(text.match(specs("history", "city")))).toEqual(before);
+  });
+});

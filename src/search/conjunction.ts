@@ -23,14 +23,14 @@ const CONJUNCTION_SHARE = 1 / 4;
  * match()'s scores and masks; none once fewer than `least` are left. Undefined, having read
  * nothing, when the rarest required word's lists hold more than `budget` postings or are too
  * common to pay. Without `scored`, only the documents (masks: the required bits), for any
- * words: each list is then read at most once.
+ * words: each list is then read at most once. With `from` and `to`, only documents in [from, to).
  */
 export function matchAll(
   shard: Shard,
   cursor: PostingsCursor,
   words: WordSpec[],
   required: number,
-  options: { into?: Matches; budget?: number; least?: number; scored?: boolean } = {},
+  options: { into?: Matches; budget?: number; least?: number; scored?: boolean; from?: number; to?: number } = {},
 ): Matches | undefined {
   const scored = options.scored ?? true;
   const derived = shard.derive(words);
@@ -47,13 +47,13 @@ export function matchAll(
   ensureRoom(out, Math.min(shard.documentCount, rarest));
   const reader = new ListReader(shard, cursor, out.docs);
   const firstLists = lists.filter((l) => l.word === order[0]);
-  for (const l of firstLists) reader.read(l, 0, false);
+  for (const l of firstLists) reader.readWhole(l, options.from, options.to);
   let n = reader.count;
   const { masks, scores } = shard.accumulators();
   const docs = out.docs.subarray(0, n);
   // One list's documents come in order; several lists' are sorted, or (when they are many) found again by a pass over the masks.
   if (firstLists.length > 1 && n > shard.documentCount / 16) {
-    for (let d = 0, k = 0; k < n; d++) if (masks[d]) docs[k++] = d;
+    for (let d = options.from ?? 0, k = 0; k < n; d++) if (masks[d]) docs[k++] = d;
   } else if (firstLists.length > 1) docs.sort();
   const least = options.least ?? 0;
   for (const w of order.slice(1)) {
@@ -105,13 +105,21 @@ class ListReader {
     ({ scores: this.scores, masks: this.masks } = shard.accumulators());
   }
 
+  /** Reads a list whole (or its documents in [from, to)), noting each document it reaches and setting its bit. */
+  readWhole(l: ScoredList, from = 0, to = Infinity): void {
+    this.readList(l, 0, false, true, from, to);
+  }
+
   /**
    * Reads a list at docs[0, n), the documents whose masks are set: adds the word's bit to their
    * masks, and with `score` its postings' scores. The blocks that hold none of them are not
-   * decoded, unless the list is the shorter. With n = 0, reads the list whole, noting each
-   * document it reaches.
+   * decoded, unless the list is the shorter.
    */
   read(l: ScoredList, n: number, score: boolean): void {
+    this.readList(l, n, score, false, 0, Infinity);
+  }
+
+  private readList(l: ScoredList, n: number, score: boolean, first: boolean, from: number, to: number): void {
     const { scores, masks, docs: at } = this;
     const cursor = this.cursor.open(l.address);
     const { lengths, table } = this.shard.norms(l.field);
@@ -120,10 +128,11 @@ class ListReader {
     const k1 = BM25.k + 1;
     const docs = cursor.docs;
     const tfs = cursor.tfs;
-    const first = n === 0;
     const seek = !first && l.df > n;
     let count = this.count;
-    for (let b = 0, i = 0; b < cursor.blocks; b++) {
+    const start = from > 0 ? cursor.blockOf(from) : 0;
+    for (let b = start, i = 0; b < cursor.blocks; b++) {
+      if (b > start && cursor.lastDoc(b - 1) >= to - 1) break;
       if (seek) {
         if (i >= n) break;
         const last = cursor.lastDoc(b);
@@ -135,7 +144,7 @@ class ListReader {
       for (let j = 0; j < m; j++) {
         const d = docs[j]!;
         if (masks[d] === 0) {
-          if (!first) continue;
+          if (!first || d < from || d >= to) continue;
           at[count++] = d;
         }
         masks[d] = (masks[d]! | bit) >>> 0;

@@ -14,6 +14,8 @@ import type { Candidate } from "./pool";
 /** How many candidates are checked for quoted phrases before the rest is estimated. */
 const PHRASE_CHECKS = 1000;
 const PHRASE_SAMPLE = 200;
+/** The first window of chunks searched for a phrase's words; each next one is twice as wide. */
+const PHRASE_WINDOW = 4096;
 
 /**
  * The query with only the quoted phrases some chunk holds (D36): a claim quoting a title
@@ -33,9 +35,14 @@ function someChunkHolds(ctx: SearchContext, phrase: string[]): boolean {
   const specs = phrase.map((w) => ({ key: indexKey(w), prefix: false, fuzzy: 0 }));
   const full = 2 ** specs.length - 1;
   const into = ctx.scratch.textBuffer(0);
-  // The chunks holding every word (their conjunction: no scores needed), in chunk order.
-  const m = ctx.meter.counted(matchAll(ctx.text, ctx.textCursor, specs, full, { into, scored: false })!);
-  for (let i = 0; i < m.count && i < PHRASE_CHECKS; i++) if (chunkHolds(ctx, m.docs[i]!, sequence)) return true;
+  const chunks = ctx.text.documentCount;
+  let checked = 0;
+  // The chunks holding every word (their conjunction: no scores needed), in chunk order, a
+  // window at a time: words in most chunks need not be read past the first thousand.
+  for (let from = 0, size = PHRASE_WINDOW; from < chunks && checked < PHRASE_CHECKS; from += size, size *= 2) {
+    const m = ctx.meter.counted(matchAll(ctx.text, ctx.textCursor, specs, full, { into, scored: false, from, to: from + size })!);
+    for (let i = 0; i < m.count && checked < PHRASE_CHECKS; i++, checked++) if (chunkHolds(ctx, m.docs[i]!, sequence)) return true;
+  }
   return false;
 }
 
