@@ -7,6 +7,7 @@
  * only, in match()'s order, so that their scores are the very numbers match() computes.
  * A query's tier 0 when it fills the page (stages/candidates.ts), for a share of the postings.
  */
+import type { DenseList } from "./dense";
 import type { PostingsCursor } from "./postings";
 import { BM25, ensureRoom, matchBuffer, popcount, type Matches, type ScoredList, type Shard, type WordSpec } from "./shard";
 
@@ -120,6 +121,8 @@ class ListReader {
   }
 
   private readList(l: ScoredList, n: number, score: boolean, first: boolean, from: number, to: number): void {
+    const dense = first ? undefined : this.shard.dense(l);
+    if (dense) return this.readDense(l, dense, n, score);
     const { scores, masks, docs: at } = this;
     const cursor = this.cursor.open(l.address);
     const { lengths, table } = this.shard.norms(l.field);
@@ -154,5 +157,22 @@ class ListReader {
       }
     }
     this.count = count;
+  }
+
+  /** read() of a common list, from its nibbles: one lookup a document. */
+  private readDense(l: ScoredList, dense: DenseList, n: number, score: boolean): void {
+    const { scores, masks, docs: at } = this;
+    const { lengths, table } = this.shard.norms(l.field);
+    const bit = (1 << l.word) >>> 0;
+    const w = l.weight;
+    const k1 = BM25.k + 1;
+    for (let i = 0; i < n; i++) {
+      const d = at[i]!;
+      const tf = dense[d]!;
+      if (tf === 0) continue;
+      masks[d] = (masks[d]! | bit) >>> 0;
+      if (score) scores[d]! += w * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));
+    }
+    this.postings += n;
   }
 }

@@ -13,6 +13,7 @@
  * seconds for a common word.
  */
 import { PostingsReader, type PostingsCursor } from "./postings";
+import { DENSE_SHARE, DenseLists, type DenseList } from "./dense";
 import { Vocabulary, type VocabularyData } from "./vocabulary";
 import { TermLists, type TermListsData } from "./term-lists";
 
@@ -207,6 +208,18 @@ export class Shard {
   accumulators(): { scores: Float64Array; masks: Uint32Array } {
     return { scores: this.scores, masks: this.masks };
   }
+
+  /** A common list's frequencies as nibbles (dense.ts), made on first use; undefined for the others. */
+  dense(l: ScoredList): DenseList | undefined {
+    return l.df < DENSE_SHARE * this.documentCount ? undefined : this.denseOf(l.address, l.df);
+  }
+
+  private denseOf(address: number, df: number): DenseList | undefined {
+    this.denseLists ??= new DenseLists(this.documentCount, this.newCursor());
+    return this.denseLists.of(address, df);
+  }
+
+  private denseLists: DenseLists | undefined;
 
   /** A field's length per document, and BM25's length normalisation per length: a document's is table[lengths[d]]. */
   norms(field: number): FieldNorms {
