@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { type Container, ContainerWriter, MAX_SECTION_BYTES, openContainer, type Redirect, type SnapshotSection } from "../snapshot";
 import { textShardOptions, titleShardOptions } from "./fields";
 import { buildShard, type ShardData, type ShardOptions } from "./shard";
+import { Inversion } from "./invert";
 import { PostingsReader, PostingsWriter, type PostingsCursor } from "./postings";
 import { readShardData, writeShardData, writeShardTableSources } from "./store";
 import { Spool } from "./spool";
@@ -49,13 +50,13 @@ export interface IndexBuildProgress {
   (stage: string, done: number, total: number): void;
 }
 
-/** A chunk's fields, by the text shard's field names. */
-type Pending = Record<"text" | "section" | "title", string>;
-
 export class IndexBuilder {
   private readonly dir: string;
   private readonly runs: string[] = [];
-  private pending: Pending[] = [];
+  private readonly options: ShardOptions;
+  /** The run being inverted: each chunk is inverted as it arrives, its text not kept. */
+  private inversion: Inversion;
+  /** Characters of text the run has taken (with a little for each chunk): what the budget counts. */
   private pendingBytes = 0;
   private base = 0;
   readonly fields: string[];
@@ -66,7 +67,9 @@ export class IndexBuilder {
     besides: string,
   ) {
     this.dir = mkdtempSync(join(besides, ".tome-runs-"));
-    this.fields = textShardOptions(lang).fields;
+    this.options = textShardOptions(lang);
+    this.fields = this.options.fields;
+    this.inversion = new Inversion(this.options);
   }
 
   /** How many runs were spilled so far. */
@@ -78,27 +81,28 @@ export class IndexBuilder {
   addPage(title: string, sections: SnapshotSection[], chunks: { section: number; text: string }[]): void {
     for (const c of chunks) {
       const section = sections[c.section]?.heading ?? "";
-      this.pending.push({ text: c.text, section, title });
+      this.inversion.add({ text: c.text, section, title });
       this.pendingBytes += c.text.length + section.length + title.length + 64;
     }
     if (this.pendingBytes * BYTES_PER_TEXT_BYTE >= this.memoryBytes) this.spill();
   }
 
+  /** The run inverted so far, sorted and written to its file. */
   private spill(): void {
-    if (!this.pending.length) return;
-    const docs = this.pending;
-    // The ingest's garbage goes before the inversion allocates: it would otherwise add to the peak.
+    const count = this.inversion.count;
+    if (!count) return;
+    // The ingest's garbage goes before the sort allocates: it would otherwise add to the peak.
     Bun.gc(true);
-    logMemory(`run ${this.runs.length}: before the inversion`);
-    const data = buildShard(docs.length, (i) => docs[i]!, textShardOptions(this.lang));
+    logMemory(`run ${this.runs.length}: before the sort`);
+    const data = this.inversion.shard();
+    this.inversion = new Inversion(this.options);
     const path = join(this.dir, `run-${this.runs.length}.bin`);
     const out = new ContainerWriter(path);
     writeShardData(out, "run", data);
-    out.finish({ base: this.base, count: docs.length });
+    out.finish({ base: this.base, count });
     this.runs.push(path);
     logMemory(`run ${this.runs.length - 1}: written`);
-    this.base += docs.length;
-    this.pending = [];
+    this.base += count;
     this.pendingBytes = 0;
   }
 
@@ -178,7 +182,7 @@ export class IndexBuilder {
     const sources = this.runs.map((path) => ({ path, prefix: "run", offset: base?.documents ?? 0 }));
     if (base) sources.unshift({ path: base.path, prefix: "index.text", offset: 0 });
     const cursors = sources.map((s, rank) => new RunCursor(s.path, s.prefix, s.offset, rank));
-    mergeRuns(out, this.dir, cursors, textShardOptions(this.lang), kept.docOfText, kept.documents, progress);
+    mergeRuns(out, this.dir, cursors, this.options, kept.docOfText, kept.documents, progress);
   }
 
   /** Removes the runs (after success, failure or an interruption). */

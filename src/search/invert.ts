@@ -20,9 +20,9 @@ const MAX_LENGTH = 65_535;
  * `progress` is told how many documents are indexed so far.
  */
 export function buildShard(count: number, docAt: (i: number) => Record<string, string>, options: ShardOptions, progress: (done: number) => void = () => {}): ShardData {
-  const inversion = new Inversion(count, options);
+  const inversion = new Inversion(options);
   for (let i = 0; i < count; i++) {
-    inversion.add(i, docAt(i));
+    inversion.add(docAt(i));
     if ((i + 1) % 10_000 === 0 || i + 1 === count) progress(i + 1);
   }
   return inversion.shard();
@@ -36,14 +36,20 @@ interface AnalysedField {
   positionsAt: number[];
 }
 
-/** Documents turned into postings in document order, then into lists sorted by term. */
-class Inversion {
+/**
+ * Documents turned into postings in document order as they are added (a build inverts each
+ * page as it arrives, Lucene's way), then into lists sorted by term.
+ */
+export class Inversion {
   private readonly fields: number;
+  /** Documents added. */
+  count = 0;
   /** token → term number, and key → term number (the term's key is processTerm(token)). */
   private readonly termOf = new Map<string, number>();
   private readonly termOfKey = new Map<string, number>();
   private readonly keys: string[] = [];
-  private readonly fieldLengths: Uint16Array;
+  /** Each document's field lengths, F a document. */
+  private readonly fieldLengths = new Growable(Uint16Array);
   /** Postings in document order: (term * F + field, document, frequency). */
   private readonly postingKey = new Column((n) => new Uint32Array(n));
   private readonly postingDoc = new Column((n) => new Uint32Array(n));
@@ -60,22 +66,20 @@ class Inversion {
   /** A page's title (and a section's heading) repeats in each of its chunks: analysed once. */
   private readonly last: AnalysedField[];
 
-  constructor(
-    private readonly count: number,
-    private readonly options: ShardOptions,
-  ) {
+  constructor(private readonly options: ShardOptions) {
     this.fields = options.fields.length;
-    this.fieldLengths = new Uint16Array(this.fields * count);
     this.keepsPositions = options.fields.map((f) => options.positionFields?.includes(f) ?? false);
     this.last = options.fields.map(() => ({ value: "\u0000", terms: [], freqs: [], positionsAt: [] }));
   }
 
-  add(i: number, doc: Record<string, string>): void {
+  /** Adds the next document (number `count`). */
+  add(doc: Record<string, string>): void {
     const F = this.fields;
+    const i = this.count++;
     for (let f = 0; f < F; f++) {
       const value = doc[this.options.fields[f]!] ?? "";
       const field = this.last[f]!.value === value ? this.last[f]! : (this.last[f] = this.analyse(value, f));
-      this.fieldLengths[f * this.count + i] = Math.min(MAX_LENGTH, field.terms.length);
+      this.fieldLengths.push(Math.min(MAX_LENGTH, field.terms.length));
       for (let t = 0; t < field.terms.length; t++) {
         this.postingKey.push(field.terms[t]! * F + f);
         this.postingDoc.push(i);
@@ -173,8 +177,17 @@ class Inversion {
       vocabulary: vocabularyOf(byKey.map((t) => keys[t]!)),
       postings: parts(),
       lists: { first: columns.first.view(), fields: columns.fields.view(), at: columns.at.view(), df: columns.df.view() },
-      fieldLengths: this.fieldLengths,
+      fieldLengths: this.fieldLengthsByField(),
     };
+  }
+
+  /** The field lengths as a shard keeps them: field by field (f * count + document). */
+  private fieldLengthsByField(): Uint16Array {
+    const { count, fields: F } = this;
+    const byDoc = this.fieldLengths.view();
+    const byField = new Uint16Array(F * count);
+    for (let i = 0; i < count; i++) for (let f = 0; f < F; f++) byField[f * count + i] = byDoc[i * F + f]!;
+    return byField;
   }
 
   /** The postings in (term, field) order by a counting sort (stable: each list keeps its documents in increasing order), and where each list starts. */
