@@ -9,6 +9,7 @@ import { Growable } from "../snapshot";
 import { memoryPostings } from "./postings";
 import { TermListsWriter } from "./term-lists";
 import type { ShardData, ShardOptions } from "./shard";
+import { TokenTable } from "./token-table";
 import { vocabularyOf } from "./vocabulary";
 
 /** Term frequencies are kept in a byte: BM25 has long saturated by then. */
@@ -45,7 +46,7 @@ export class Inversion {
   /** Documents added. */
   count = 0;
   /** token → term number, and key → term number (the term's key is processTerm(token)). */
-  private readonly termOf = new Map<string, number>();
+  private readonly termOf = new TokenTable();
   private readonly termOfKey = new Map<string, number>();
   private readonly keys: string[] = [];
   /** Each document's field lengths, F a document. */
@@ -121,16 +122,16 @@ export class Inversion {
 
   /** A token's term number, a new one for a key not seen before. */
   private termOfToken(token: string): number {
-    let term = this.termOf.get(token);
-    if (term !== undefined) return term;
+    const known = this.termOf.get(token);
+    if (known >= 0) return known;
     const key = this.options.processTerm(token);
-    term = this.termOfKey.get(key);
+    let term = this.termOfKey.get(key);
     if (term === undefined) {
       term = this.keys.length;
       this.keys.push(key);
       this.termOfKey.set(key, term);
     }
-    this.termOf.set(token, term);
+    this.termOf.add(token, term);
     if (term >= this.tf.length) {
       const grown = new Uint32Array(this.tf.length * 2);
       grown.set(this.tf);
