@@ -52,13 +52,13 @@ export class Inversion {
   /** Each document's field lengths, F a document. */
   private readonly fieldLengths = new Growable(Uint16Array);
   /** Postings in document order: (term * F + field, document, frequency). */
-  private readonly postingKey = new Column((n) => new Uint32Array(n));
-  private readonly postingDoc = new Column((n) => new Uint32Array(n));
+  private readonly postingKey = new Column();
+  private readonly postingDoc = new Column();
   /** The term frequency, uncapped (it is also the number of positions). */
-  private readonly postingFreq = new Column((n) => new Uint32Array(n));
+  private readonly postingFreq = new Column();
   /** Where in positionData the posting's positions start (fields that keep positions). */
-  private readonly postingPositions = new Column((n) => new Uint32Array(n));
-  private readonly positionData = new Column((n) => new Uint32Array(n));
+  private readonly postingPositions = new Column();
+  private readonly positionData = new Column();
   private readonly keepsPositions: boolean[];
   /** The terms of the field's tokens in order, and where each term's positions go. */
   private readonly sequence: number[] = [];
@@ -67,10 +67,42 @@ export class Inversion {
   /** A page's title (and a section's heading) repeats in each of its chunks: analysed once. */
   private readonly last: AnalysedField[];
 
-  constructor(private readonly options: ShardOptions) {
+  /** With `data` (taken from another inversion, perhaps in another thread), one whose documents are added: it is only to be shard()ed. */
+  constructor(
+    private readonly options: ShardOptions,
+    data?: InvertedData,
+  ) {
     this.fields = options.fields.length;
     this.keepsPositions = options.fields.map((f) => options.positionFields?.includes(f) ?? false);
     this.last = options.fields.map(() => ({ value: "\u0000", terms: [], freqs: [], positionsAt: [] }));
+    if (!data) return;
+    this.count = data.count;
+    this.keys = data.keys;
+    for (const length of data.fieldLengths) this.fieldLengths.push(length);
+    this.postingKey = Column.of(data.postingKey);
+    this.postingDoc = Column.of(data.postingDoc);
+    this.postingFreq = Column.of(data.postingFreq);
+    this.postingPositions = Column.of(data.postingPositions);
+    this.positionData = Column.of(data.positionData);
+  }
+
+  /**
+   * The documents added, as what shard() needs in plain data that a worker can be sent, and
+   * the buffers to move there rather than copy. This inversion is spent.
+   */
+  take(): { data: InvertedData; transfer: ArrayBuffer[] } {
+    const data: InvertedData = {
+      count: this.count,
+      keys: this.keys,
+      fieldLengths: this.fieldLengths.view(),
+      postingKey: this.postingKey.data(),
+      postingDoc: this.postingDoc.data(),
+      postingFreq: this.postingFreq.data(),
+      postingPositions: this.postingPositions.data(),
+      positionData: this.positionData.data(),
+    };
+    const columns = [data.postingKey, data.postingDoc, data.postingFreq, data.postingPositions, data.positionData];
+    return { data, transfer: [data.fieldLengths.buffer as ArrayBuffer, ...columns.flatMap((c) => c.blocks.map((b) => b.buffer as ArrayBuffer))] };
   }
 
   /** Adds the next document (number `count`). */
@@ -204,15 +236,40 @@ export class Inversion {
   }
 }
 
+/** An inversion's documents as plain data (Inversion.take()). */
+export interface InvertedData {
+  count: number;
+  keys: string[];
+  fieldLengths: Uint16Array;
+  postingKey: ColumnData;
+  postingDoc: ColumnData;
+  postingFreq: ColumnData;
+  postingPositions: ColumnData;
+  positionData: ColumnData;
+}
+
+interface ColumnData {
+  blocks: Uint32Array[];
+  length: number;
+}
+
 /** A growable run of unsigned integers, kept in fixed blocks so growth never copies. */
-class Column<T extends Uint32Array | Uint8Array> {
+class Column {
   private static readonly SHIFT = 22;
-  private readonly blocks: T[] = [];
+  private blocks: Uint32Array[] = [];
   length = 0;
-  constructor(private readonly make: (n: number) => T) {}
+  static of(data: ColumnData): Column {
+    const column = new Column();
+    column.blocks = data.blocks;
+    column.length = data.length;
+    return column;
+  }
+  data(): ColumnData {
+    return { blocks: this.blocks, length: this.length };
+  }
   push(v: number): void {
     const at = this.length & ((1 << Column.SHIFT) - 1);
-    if (at === 0) this.blocks.push(this.make(1 << Column.SHIFT));
+    if (at === 0) this.blocks.push(new Uint32Array(1 << Column.SHIFT));
     this.blocks[this.blocks.length - 1]![at] = v;
     this.length++;
   }
