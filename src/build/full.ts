@@ -46,18 +46,26 @@ export class SnapshotBuild {
   private readonly arrivalIds = new Growable(Uint32Array);
   private readonly arrivalRevs = new Growable(Float64Array);
 
-  /** `background`: text compressed off the main thread; then settle() before finish(). */
+  /**
+   * `background`: text compressed and the index's runs inverted off the main thread; then
+   * ready() before each page is parsed, and settle() before finish().
+   */
   constructor(
     private readonly options: BuildOptions,
-    background = false,
+    private readonly background = false,
   ) {
     mkdirSync(dirname(options.out), { recursive: true });
     this.writer = new SnapshotWriter(options.out, background);
   }
 
-  /** Waits until the text of every page added is in the file. */
-  settle(): Promise<void> {
-    return this.writer.settleText();
+  /** Undefined when more pages may come now; otherwise a promise of when they may (the index is behind). */
+  ready(): Promise<void> | undefined {
+    return this.index?.ready();
+  }
+
+  /** Waits until the text of every page added is in the file, and the index's runs too. */
+  async settle(): Promise<void> {
+    await Promise.all([this.writer.settleText(), this.index?.settle()]);
   }
 
   add(page: PageInput, lang: string): void {
@@ -93,7 +101,7 @@ export class SnapshotBuild {
 
   /** The index builder, made with the first page (the wiki's language is known from then). */
   private indexFor(lang: string): IndexBuilder {
-    return (this.index ??= new IndexBuilder(lang, this.options.memoryBytes ?? DEFAULT_MEMORY_BYTES, dirname(this.options.out)));
+    return (this.index ??= new IndexBuilder(lang, this.options.memoryBytes ?? DEFAULT_MEMORY_BYTES, dirname(this.options.out), this.background));
   }
 
   /** Removes every temporary file (after a failure or an interruption). */
@@ -143,6 +151,7 @@ export async function buildFromDumps(ingestOptions: Omit<IngestOptions, "onArtic
       workers: availableParallelism(),
       ...ingestOptions,
       onArticle: (a, wiki) => build.add(a, wiki.lang),
+      ready: () => build.ready(),
     });
     await build.settle();
     return { ...build.finish(result.articles, result.redirects, result, result.redirectPageIds), result };

@@ -165,6 +165,8 @@ class Ingestion {
     this.articles.delete(page.pageId);
     if (claim.kind === "article") {
       this.options.onPage?.(page);
+      const behind = this.options.ready?.();
+      if (behind) await behind;
       await this.pool.submit(page);
     }
     return "claimed";

@@ -22,6 +22,11 @@ export interface IngestOptions {
    * article ids and revisions.
    */
   onArticle?: (article: Article, wiki: Wiki) => void;
+  /**
+   * Asked before each page is sent to be parsed: a promise holds the reading back until it
+   * resolves (onArticle's consumer is behind; pages already being parsed still come).
+   */
+  ready?: () => Promise<void> | undefined;
   /** Called with each namespace-0 page sent to conversion, e.g. to compare the text made with its source. */
   onPage?: (page: RawPage) => void;
 }

@@ -7,10 +7,12 @@
  * and the rest renumbered, which keeps that order.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { type Container, ContainerWriter, MAX_SECTION_BYTES, openContainer, type Redirect, type SnapshotSection } from "../snapshot";
 import { textShardOptions, titleShardOptions } from "./fields";
 import { buildShard, type ShardData, type ShardOptions } from "./shard";
+import { Inversion } from "./invert";
+import { RunSorter, writeRun } from "./runs";
 import { PostingsReader, PostingsWriter, type PostingsCursor } from "./postings";
 import { readShardData, writeShardData, writeShardTableSources } from "./store";
 import { Spool } from "./spool";
@@ -49,24 +51,34 @@ export interface IndexBuildProgress {
   (stage: string, done: number, total: number): void;
 }
 
-/** A chunk's fields, by the text shard's field names. */
-type Pending = Record<"text" | "section" | "title", string>;
-
 export class IndexBuilder {
   private readonly dir: string;
   private readonly runs: string[] = [];
-  private pending: Pending[] = [];
+  private readonly options: ShardOptions;
+  /** The run being inverted: each chunk is inverted as it arrives, its text not kept. */
+  private inversion: Inversion;
+  /** Characters of text the run has taken (with a little for each chunk): what the budget counts. */
   private pendingBytes = 0;
   private base = 0;
   readonly fields: string[];
+  /** In the background, the worker sorting and writing the runs; gone once settled. */
+  private sorter: RunSorter | undefined;
 
+  /**
+   * `background`: runs are sorted and written by a worker while the next one is inverted here
+   * (then ready() before each page is sent to be parsed, and settle() before finish()).
+   */
   constructor(
     private readonly lang: string,
     private readonly memoryBytes: number,
     besides: string,
+    background = false,
   ) {
     this.dir = mkdtempSync(join(besides, ".tome-runs-"));
-    this.fields = textShardOptions(lang).fields;
+    this.options = textShardOptions(lang);
+    this.fields = this.options.fields;
+    this.inversion = new Inversion(this.options);
+    if (background) this.sorter = new RunSorter((path) => this.written(path));
   }
 
   /** How many runs were spilled so far. */
@@ -78,28 +90,74 @@ export class IndexBuilder {
   addPage(title: string, sections: SnapshotSection[], chunks: { section: number; text: string }[]): void {
     for (const c of chunks) {
       const section = sections[c.section]?.heading ?? "";
-      this.pending.push({ text: c.text, section, title });
+      this.inversion.add({ text: c.text, section, title });
       this.pendingBytes += c.text.length + section.length + title.length + 64;
     }
-    if (this.pendingBytes * BYTES_PER_TEXT_BYTE >= this.memoryBytes) this.spill();
+    if (!this.full) return;
+    if (!this.sorter) this.spill();
+    else if (!this.sorter.busy) this.handOff();
+    else this.sorter.throwIfFailed();
   }
 
-  private spill(): void {
-    if (!this.pending.length) return;
-    const docs = this.pending;
-    // The ingest's garbage goes before the inversion allocates: it would otherwise add to the peak.
-    Bun.gc(true);
-    logMemory(`run ${this.runs.length}: before the inversion`);
-    const data = buildShard(docs.length, (i) => docs[i]!, textShardOptions(this.lang));
-    const path = join(this.dir, `run-${this.runs.length}.bin`);
-    const out = new ContainerWriter(path);
-    writeShardData(out, "run", data);
-    out.finish({ base: this.base, count: docs.length });
-    this.runs.push(path);
-    logMemory(`run ${this.runs.length - 1}: written`);
-    this.base += docs.length;
-    this.pending = [];
+  /** Whether the run being inverted fills the budget. */
+  private get full(): boolean {
+    return this.pendingBytes * BYTES_PER_TEXT_BYTE >= this.memoryBytes;
+  }
+
+  /**
+   * Undefined when more pages may come now; otherwise a promise of when they may: the run
+   * being inverted fills the budget while the worker still writes the last one. Pages already
+   * being parsed still come meanwhile (a few batches).
+   */
+  ready(): Promise<void> | undefined {
+    if (!this.sorter?.busy || !this.full) return undefined;
+    return this.sorter.next();
+  }
+
+  /** Waits for the worker's runs (then writes the last one here). */
+  async settle(): Promise<void> {
+    const sorter = this.sorter;
+    if (!sorter) return;
+    await sorter.idle();
+    sorter.close();
+    this.sorter = undefined;
+  }
+
+  /** The run inverted so far: its file and first chunk. A new run begins. */
+  private nextRun(): { path: string; base: number; inversion: Inversion } {
+    const run = { path: join(this.dir, `run-${this.runs.length}.bin`), base: this.base, inversion: this.inversion };
+    this.runs.push(run.path);
+    this.base += run.inversion.count;
+    this.inversion = new Inversion(this.options);
     this.pendingBytes = 0;
+    return run;
+  }
+
+  /** The run inverted so far, sorted and written to its file here. */
+  private spill(): void {
+    if (!this.inversion.count) return;
+    // The ingest's garbage goes before the sort allocates: it would otherwise add to the peak.
+    Bun.gc(true);
+    logMemory(`run ${this.runs.length}: before the sort`);
+    const { path, base, inversion } = this.nextRun();
+    writeRun(path, inversion, base);
+    logMemory(`run ${this.runs.length - 1}: written`);
+  }
+
+  /** The run inverted so far, sent to the worker to be sorted and written. */
+  private handOff(): void {
+    logMemory(`run ${this.runs.length}: to the worker`);
+    const { path, base, inversion } = this.nextRun();
+    this.sorter!.start(path, this.lang, base, inversion);
+    // What the worker was not sent (the run's token tables) and the ingest's garbage go now:
+    // the typed arrays hold most of it, which the collector, left alone, let pile up to 1 GB.
+    Bun.gc(true);
+  }
+
+  /** A run is in its file: the run inverted since goes to the worker at once if it fills the budget. */
+  private written(path: string): void {
+    logMemory(`${basename(path)}: written by the worker`);
+    if (this.full) this.handOff();
   }
 
   /**
@@ -115,6 +173,7 @@ export class IndexBuilder {
     base?: { path: string; documents: number },
   ): void {
     try {
+      if (this.sorter) throw new Error("index: finish() while runs are being written: settle() first");
       this.spill();
       logMemory("merge: start");
       this.mergeText(out, kept, progress, base);
@@ -178,12 +237,15 @@ export class IndexBuilder {
     const sources = this.runs.map((path) => ({ path, prefix: "run", offset: base?.documents ?? 0 }));
     if (base) sources.unshift({ path: base.path, prefix: "index.text", offset: 0 });
     const cursors = sources.map((s, rank) => new RunCursor(s.path, s.prefix, s.offset, rank));
-    mergeRuns(out, this.dir, cursors, textShardOptions(this.lang), kept.docOfText, kept.documents, progress);
+    mergeRuns(out, this.dir, cursors, this.options, kept.docOfText, kept.documents, progress);
   }
 
   /** Removes the runs (after success, failure or an interruption). */
   abandon(): void {
-    rmSync(this.dir, { recursive: true, force: true });
+    this.sorter?.close();
+    this.sorter = undefined;
+    // Retried: the worker, stopped, may have been writing a run.
+    rmSync(this.dir, { recursive: true, force: true, maxRetries: 3 });
   }
 }
 

@@ -9,6 +9,7 @@ import { Growable } from "../snapshot";
 import { memoryPostings } from "./postings";
 import { TermListsWriter } from "./term-lists";
 import type { ShardData, ShardOptions } from "./shard";
+import { TokenTable } from "./token-table";
 import { vocabularyOf } from "./vocabulary";
 
 /** Term frequencies are kept in a byte: BM25 has long saturated by then. */
@@ -20,9 +21,9 @@ const MAX_LENGTH = 65_535;
  * `progress` is told how many documents are indexed so far.
  */
 export function buildShard(count: number, docAt: (i: number) => Record<string, string>, options: ShardOptions, progress: (done: number) => void = () => {}): ShardData {
-  const inversion = new Inversion(count, options);
+  const inversion = new Inversion(options);
   for (let i = 0; i < count; i++) {
-    inversion.add(i, docAt(i));
+    inversion.add(docAt(i));
     if ((i + 1) % 10_000 === 0 || i + 1 === count) progress(i + 1);
   }
   return inversion.shard();
@@ -36,22 +37,28 @@ interface AnalysedField {
   positionsAt: number[];
 }
 
-/** Documents turned into postings in document order, then into lists sorted by term. */
-class Inversion {
+/**
+ * Documents turned into postings in document order as they are added (a build inverts each
+ * page as it arrives, Lucene's way), then into lists sorted by term.
+ */
+export class Inversion {
   private readonly fields: number;
+  /** Documents added. */
+  count = 0;
   /** token → term number, and key → term number (the term's key is processTerm(token)). */
-  private readonly termOf = new Map<string, number>();
+  private readonly termOf = new TokenTable();
   private readonly termOfKey = new Map<string, number>();
   private readonly keys: string[] = [];
-  private readonly fieldLengths: Uint16Array;
+  /** Each document's field lengths, F a document. */
+  private readonly fieldLengths = new Growable(Uint16Array);
   /** Postings in document order: (term * F + field, document, frequency). */
-  private readonly postingKey = new Column((n) => new Uint32Array(n));
-  private readonly postingDoc = new Column((n) => new Uint32Array(n));
+  private readonly postingKey = new Column();
+  private readonly postingDoc = new Column();
   /** The term frequency, uncapped (it is also the number of positions). */
-  private readonly postingFreq = new Column((n) => new Uint32Array(n));
+  private readonly postingFreq = new Column();
   /** Where in positionData the posting's positions start (fields that keep positions). */
-  private readonly postingPositions = new Column((n) => new Uint32Array(n));
-  private readonly positionData = new Column((n) => new Uint32Array(n));
+  private readonly postingPositions = new Column();
+  private readonly positionData = new Column();
   private readonly keepsPositions: boolean[];
   /** The terms of the field's tokens in order, and where each term's positions go. */
   private readonly sequence: number[] = [];
@@ -60,22 +67,52 @@ class Inversion {
   /** A page's title (and a section's heading) repeats in each of its chunks: analysed once. */
   private readonly last: AnalysedField[];
 
+  /** With `data` (taken from another inversion, perhaps in another thread), one whose documents are added: it is only to be shard()ed. */
   constructor(
-    private readonly count: number,
     private readonly options: ShardOptions,
+    data?: InvertedData,
   ) {
     this.fields = options.fields.length;
-    this.fieldLengths = new Uint16Array(this.fields * count);
     this.keepsPositions = options.fields.map((f) => options.positionFields?.includes(f) ?? false);
     this.last = options.fields.map(() => ({ value: "\u0000", terms: [], freqs: [], positionsAt: [] }));
+    if (!data) return;
+    this.count = data.count;
+    this.keys = data.keys;
+    for (const length of data.fieldLengths) this.fieldLengths.push(length);
+    this.postingKey = Column.of(data.postingKey);
+    this.postingDoc = Column.of(data.postingDoc);
+    this.postingFreq = Column.of(data.postingFreq);
+    this.postingPositions = Column.of(data.postingPositions);
+    this.positionData = Column.of(data.positionData);
   }
 
-  add(i: number, doc: Record<string, string>): void {
+  /**
+   * The documents added, as what shard() needs in plain data that a worker can be sent, and
+   * the buffers to move there rather than copy. This inversion is spent.
+   */
+  take(): { data: InvertedData; transfer: ArrayBuffer[] } {
+    const data: InvertedData = {
+      count: this.count,
+      keys: this.keys,
+      fieldLengths: this.fieldLengths.view(),
+      postingKey: this.postingKey.data(),
+      postingDoc: this.postingDoc.data(),
+      postingFreq: this.postingFreq.data(),
+      postingPositions: this.postingPositions.data(),
+      positionData: this.positionData.data(),
+    };
+    const columns = [data.postingKey, data.postingDoc, data.postingFreq, data.postingPositions, data.positionData];
+    return { data, transfer: [data.fieldLengths.buffer as ArrayBuffer, ...columns.flatMap((c) => c.blocks.map((b) => b.buffer as ArrayBuffer))] };
+  }
+
+  /** Adds the next document (number `count`). */
+  add(doc: Record<string, string>): void {
     const F = this.fields;
+    const i = this.count++;
     for (let f = 0; f < F; f++) {
       const value = doc[this.options.fields[f]!] ?? "";
       const field = this.last[f]!.value === value ? this.last[f]! : (this.last[f] = this.analyse(value, f));
-      this.fieldLengths[f * this.count + i] = Math.min(MAX_LENGTH, field.terms.length);
+      this.fieldLengths.push(Math.min(MAX_LENGTH, field.terms.length));
       for (let t = 0; t < field.terms.length; t++) {
         this.postingKey.push(field.terms[t]! * F + f);
         this.postingDoc.push(i);
@@ -117,16 +154,16 @@ class Inversion {
 
   /** A token's term number, a new one for a key not seen before. */
   private termOfToken(token: string): number {
-    let term = this.termOf.get(token);
-    if (term !== undefined) return term;
+    const known = this.termOf.get(token);
+    if (known >= 0) return known;
     const key = this.options.processTerm(token);
-    term = this.termOfKey.get(key);
+    let term = this.termOfKey.get(key);
     if (term === undefined) {
       term = this.keys.length;
       this.keys.push(key);
       this.termOfKey.set(key, term);
     }
-    this.termOf.set(token, term);
+    this.termOf.add(token, term);
     if (term >= this.tf.length) {
       const grown = new Uint32Array(this.tf.length * 2);
       grown.set(this.tf);
@@ -173,8 +210,17 @@ class Inversion {
       vocabulary: vocabularyOf(byKey.map((t) => keys[t]!)),
       postings: parts(),
       lists: { first: columns.first.view(), fields: columns.fields.view(), at: columns.at.view(), df: columns.df.view() },
-      fieldLengths: this.fieldLengths,
+      fieldLengths: this.fieldLengthsByField(),
     };
+  }
+
+  /** The field lengths as a shard keeps them: field by field (f * count + document). */
+  private fieldLengthsByField(): Uint16Array {
+    const { count, fields: F } = this;
+    const byDoc = this.fieldLengths.view();
+    const byField = new Uint16Array(F * count);
+    for (let i = 0; i < count; i++) for (let f = 0; f < F; f++) byField[f * count + i] = byDoc[i * F + f]!;
+    return byField;
   }
 
   /** The postings in (term, field) order by a counting sort (stable: each list keeps its documents in increasing order), and where each list starts. */
@@ -190,15 +236,40 @@ class Inversion {
   }
 }
 
+/** An inversion's documents as plain data (Inversion.take()). */
+export interface InvertedData {
+  count: number;
+  keys: string[];
+  fieldLengths: Uint16Array;
+  postingKey: ColumnData;
+  postingDoc: ColumnData;
+  postingFreq: ColumnData;
+  postingPositions: ColumnData;
+  positionData: ColumnData;
+}
+
+interface ColumnData {
+  blocks: Uint32Array[];
+  length: number;
+}
+
 /** A growable run of unsigned integers, kept in fixed blocks so growth never copies. */
-class Column<T extends Uint32Array | Uint8Array> {
+class Column {
   private static readonly SHIFT = 22;
-  private readonly blocks: T[] = [];
+  private blocks: Uint32Array[] = [];
   length = 0;
-  constructor(private readonly make: (n: number) => T) {}
+  static of(data: ColumnData): Column {
+    const column = new Column();
+    column.blocks = data.blocks;
+    column.length = data.length;
+    return column;
+  }
+  data(): ColumnData {
+    return { blocks: this.blocks, length: this.length };
+  }
   push(v: number): void {
     const at = this.length & ((1 << Column.SHIFT) - 1);
-    if (at === 0) this.blocks.push(this.make(1 << Column.SHIFT));
+    if (at === 0) this.blocks.push(new Uint32Array(1 << Column.SHIFT));
     this.blocks[this.blocks.length - 1]![at] = v;
     this.length++;
   }
