@@ -318,22 +318,6 @@ export class PrunedRanking {
     const docs = cursor.docs;
     const tfs = cursor.tfs;
     let count = this.touchedCount;
-    // A list in most chunks, read whole at no block left out: a byte a chunk (dense.ts).
-    const dense = skipped ? undefined : this.shard.dense(l);
-    if (dense) {
-      for (const p of pages) {
-        for (let d = firstChunk[p]!, to = d + chunkCounts[p]!; d < to; d++) {
-          const tf = dense[d]!;
-          if (tf === 0) continue;
-          if (tracked && masks[d] === 0) touched[count++] = d;
-          scores[d]! += w * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));
-          masks[d] = (masks[d]! | bit) >>> 0;
-        }
-      }
-      this.postings += chunks;
-      this.touchedCount = count;
-      return;
-    }
     cursor.open(l.address);
     if (l.df <= SEEK_COST * pages.length || l.df <= chunks) {
       for (const p of pages) inBatch[p] = 1;
