@@ -95,7 +95,7 @@ describe("the conjunction in a range of documents", () => {
     expect(windows).toEqual(all);
   });
 
-  test("a window none of whose documents holds the rarest word reads no other list, and leaves the accumulators clean", async () => {
+  test("a window none of whose documents holds the rarest word gives none, and leaves the accumulators clean", async () => {
     const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
     const before = rows(text.match(specs("history", "city")));
     const albedo = rows(matchAll(text, text.newCursor(), specs("albedo", "the"), 0b11, { scored: false })!);

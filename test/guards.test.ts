@@ -6,6 +6,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { GUARDS } from "../src/search/engine";
 import { MAX_EXPANSIONS } from "../src/search/shard";
+import { Meter } from "../src/search/stages/meter";
 import { wordSpecs } from "../src/search/stages/terms";
 import { EN_2006, EN_2016, engineFor } from "./helpers";
 
@@ -40,6 +41,21 @@ describe("estimatedTotalHits", () => {
       expect({ q, total }).toEqual({ q, total: Math.min(total, holdingAWord) });
       expect(total).toBeGreaterThan(0);
     }
+  });
+});
+
+describe("the time budget", () => {
+  test("does not count what the engine makes once for every later search (dense lists)", async () => {
+    let made = 0;
+    const meter = new Meter(() => made);
+    meter.start(performance.now() + 30);
+    made += 1_000;
+    await Bun.sleep(60);
+    expect(meter.late()).toBe(false);
+    const plain = new Meter();
+    plain.start(performance.now() + 30);
+    await Bun.sleep(60);
+    expect(plain.late()).toBe(true);
   });
 });
 

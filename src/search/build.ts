@@ -23,10 +23,12 @@ import { TermLists, TermListsWriter } from "./term-lists";
 import { logMemory } from "./memory-log";
 
 /**
- * Memory the inversion takes per character of text held (the text itself, postings and
- * position columns as they grow by doubling, maps), as measured on the English-like corpus:
- * 83 M characters took the process from 404 MB to 1,292 MB (10.7 bytes a character), with
- * some margin.
+ * Memory a run takes per character of its chunks' text (postings and position columns, maps),
+ * as measured when the text itself was held too (83 M characters took the process from 404 MB
+ * to 1,292 MB, 10.7 bytes a character), with some margin. Kept so that runs are cut where they
+ * were: the same runs, the same file. Now that the text is not held, it over-counts (200k
+ * chunks at 500M peaked at 0.70 GB, 0.85 before), which leaves room for the run the worker is
+ * writing while the next is inverted.
  */
 const BYTES_PER_TEXT_BYTE = 13;
 /**
@@ -93,10 +95,10 @@ export class IndexBuilder {
       this.inversion.add({ text: c.text, section, title });
       this.pendingBytes += c.text.length + section.length + title.length + 64;
     }
+    this.sorter?.throwIfFailed();
     if (!this.full) return;
     if (!this.sorter) this.spill();
     else if (!this.sorter.busy) this.handOff();
-    else this.sorter.throwIfFailed();
   }
 
   /** Whether the run being inverted fills the budget. */
@@ -110,6 +112,7 @@ export class IndexBuilder {
    * being parsed still come meanwhile (a few batches).
    */
   ready(): Promise<void> | undefined {
+    if (this.sorter?.failed) return this.sorter.next();
     if (!this.sorter?.busy || !this.full) return undefined;
     return this.sorter.next();
   }
@@ -242,10 +245,11 @@ export class IndexBuilder {
 
   /** Removes the runs (after success, failure or an interruption). */
   abandon(): void {
-    this.sorter?.close();
+    const remove = () => rmSync(this.dir, { recursive: true, force: true, maxRetries: 3 });
+    // Removed now, and again once the worker is gone: it may have been writing a run.
+    this.sorter?.close(remove);
     this.sorter = undefined;
-    // Retried: the worker, stopped, may have been writing a run.
-    rmSync(this.dir, { recursive: true, force: true, maxRetries: 3 });
+    remove();
   }
 }
 

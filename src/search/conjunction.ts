@@ -114,10 +114,11 @@ class ListReader {
   /**
    * Reads a list at docs[0, n), the documents whose masks are set: adds the word's bit to their
    * masks, and with `score` its postings' scores. The blocks that hold none of them are not
-   * decoded, unless the list is the shorter.
+   * decoded, unless the list is the shorter (then those outside them only).
    */
   read(l: ScoredList, n: number, score: boolean): void {
-    this.readList(l, n, score, false, 0, Infinity);
+    // Only the blocks from the first document still in to the last (they are in order).
+    if (n > 0) this.readList(l, n, score, false, this.docs[0]!, this.docs[n - 1]! + 1);
   }
 
   private readList(l: ScoredList, n: number, score: boolean, first: boolean, from: number, to: number): void {
@@ -159,7 +160,7 @@ class ListReader {
     this.count = count;
   }
 
-  /** read() of a common list, from its nibbles: one lookup a document. */
+  /** read() of a common list, from its byte a document (dense.ts): one lookup a document. */
   private readDense(l: ScoredList, dense: DenseList, n: number, score: boolean): void {
     const { scores, masks, docs: at } = this;
     const { lengths, table } = this.shard.norms(l.field);

@@ -129,6 +129,8 @@ export class PrunedRanking {
     this.cursor = shard.newCursor();
     this.norms = shard.fields.map((_f, f) => shard.norms(f));
     this.shortest = shard.fields.map((_f, f) => shard.shortestNorm(f));
+    // Lent arrays are taken once: they must already hold every chunk (a buffer match() grows would leave them behind).
+    if (lent.docs.length < shard.documentCount) throw new Error("pruned search: the lent buffer must hold every chunk");
     const { scores, masks } = shard.accumulators();
     this.partial = scores;
     this.partialMask = masks;

@@ -12,7 +12,8 @@ self.onmessage = (event: MessageEvent<RunRequest>) => {
     writeRunRequest(event.data);
     self.postMessage({ path } satisfies RunResponse);
   } catch (err) {
-    self.postMessage({ path, error: (err as Error)?.stack ?? String(err) } satisfies RunResponse);
+    // The message and its code (ENOSPC…) cross the thread; the stack would only bury them.
+    self.postMessage({ path, error: (err as Error)?.message ?? String(err), code: (err as NodeJS.ErrnoException)?.code } satisfies RunResponse);
   }
   // The run's garbage goes once this message is let go: not left to add to the next run's peak.
   setTimeout(() => Bun.gc(true), 0);

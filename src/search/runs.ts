@@ -16,10 +16,11 @@ export interface RunRequest {
   data: InvertedData;
 }
 
-/** What it answers: the run written, or why not. */
+/** What it answers: the run written, or why not (the error's message and code). */
 export interface RunResponse {
   path: string;
   error?: string;
+  code?: string;
 }
 
 /** Writes the inversion's documents (numbered from `base` in the whole build) to `path` as a run. */
@@ -48,8 +49,16 @@ export class RunSorter {
 
   constructor(private readonly written: (path: string) => void) {
     this.worker = new Worker(new URL("./run-worker.ts", import.meta.url).href);
-    this.worker.onmessage = ({ data }: MessageEvent<RunResponse>) => this.finished(data.path, data.error === undefined ? undefined : new Error(`writing the index run ${data.path}: ${data.error}`));
-    this.worker.onerror = (event) => this.finished("", new Error(`the index's sorting worker crashed: ${event.message}`));
+    this.worker.onmessage = ({ data }: MessageEvent<RunResponse>) => this.finished(data.path, data.error === undefined ? undefined : runError(data));
+    this.worker.onerror = (event) => this.finished("", new Error(`the index's sorting worker stopped: ${event.message}`));
+    this.worker.onmessageerror = () => this.finished("", new Error("the index's sorting worker sent an unreadable answer"));
+    // A worker gone while a run is in flight (killed, out of memory) must not leave the build waiting.
+    this.worker.addEventListener("close", () => this.running && this.finished("", new Error("the index's sorting worker stopped while writing a run")));
+  }
+
+  /** Whether a run failed: the build is to stop. */
+  get failed(): boolean {
+    return this.failure !== undefined;
   }
 
   /** Whether a run is being written. */
@@ -63,9 +72,9 @@ export class RunSorter {
     if (this.running) throw new Error("index: a run is already being written");
     let resolve!: () => void;
     const done = new Promise<void>((r) => (resolve = r));
-    this.running = { done, resolve };
     const { data, transfer } = inversion.take();
     this.worker.postMessage({ path, lang, base, data } satisfies RunRequest, transfer);
+    this.running = { done, resolve };
   }
 
   /** Resolves when the run being written (if any) is written; throws the worker's failure, if any. */
@@ -80,7 +89,10 @@ export class RunSorter {
     this.throwIfFailed();
   }
 
-  close(): void {
+  /** Stops the worker; `closed` is called once it is gone (a run it was writing may have left a file until then). */
+  close(closed?: () => void): void {
+    if (closed) this.worker.addEventListener("close", closed);
+    this.running = undefined;
     this.worker.terminate();
   }
 
@@ -92,7 +104,22 @@ export class RunSorter {
     const running = this.running;
     this.running = undefined;
     this.failure ??= failure;
-    if (!this.failure) this.written(path);
-    running?.resolve();
+    try {
+      if (!this.failure) this.written(path);
+    } catch (err) {
+      // Handing the next run over failed: the build learns it from next(), idle() or the next page.
+      this.failure = err as Error;
+    } finally {
+      running?.resolve();
+    }
   }
+}
+
+/** A run the worker could not write, as the user reads it: where, and why (ENOSPC: the disk is full). */
+function runError({ path, error, code }: RunResponse): Error {
+  const err = new Error(
+    `could not write the index's run ${path}: ${error}${code === "ENOSPC" ? " (the disk is full: free space beside the output, or give --memory more so fewer runs are written)" : ""}`,
+  ) as NodeJS.ErrnoException;
+  if (code) err.code = code;
+  return err;
 }

@@ -125,7 +125,7 @@ export class Shard {
   private readonly boosts: number[];
   private readonly scores: Float64Array;
   private readonly masks: Uint32Array;
-  /** match()'s list of the documents reached, when its caller's buffer cannot hold them (made on first need). */
+  /** match()'s list of the documents reached, when its caller gives no buffer (made on first need). */
   private touched: Uint32Array | undefined;
 
   constructor(data: ShardData, boosts: number[]) {
@@ -209,14 +209,15 @@ export class Shard {
     return { scores: this.scores, masks: this.masks };
   }
 
-  /** A common list's frequencies as nibbles (dense.ts), made on first use; undefined for the others. */
+  /** A common list's frequencies, a byte a document (dense.ts), made on first use; undefined for the others. */
   dense(l: ScoredList): DenseList | undefined {
-    return l.df < DENSE_SHARE * this.documentCount ? undefined : this.denseOf(l.address, l.df);
+    if (l.df < DENSE_SHARE * this.documentCount) return undefined;
+    return (this.denseLists ??= new DenseLists(this.documentCount, this.newCursor())).of(l.address);
   }
 
-  private denseOf(address: number, df: number): DenseList | undefined {
-    this.denseLists ??= new DenseLists(this.documentCount, this.newCursor());
-    return this.denseLists.of(address, df);
+  /** Milliseconds spent so far making dense lists (once for every later search: not a search's work). */
+  get denseMakingMs(): number {
+    return this.denseLists?.makingMs ?? 0;
   }
 
   private denseLists: DenseLists | undefined;
@@ -404,7 +405,8 @@ export class Shard {
   /**
    * Scores every document holding any of the query words, in the given fields (all by
    * default) and documents [from, to) (all by default). The result goes `into` a buffer
-   * from matchBuffer() when one is given (no allocation), else into new arrays.
+   * from matchBuffer() when one is given (grown first if its lists could overflow it), else
+   * into new arrays.
    */
   match(words: WordSpec[], options: { fields?: number[]; from?: number; to?: number; into?: Matches } = {}): Matches {
     const derived = this.derive(words);

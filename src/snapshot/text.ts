@@ -16,7 +16,7 @@ import { MAX_SECTION_BYTES, type Container, type ContainerWriter } from "./conta
  */
 const BLOCK_BYTES = 16 * 1024;
 const ZSTD_LEVEL = 9;
-/** Decompressed blocks kept: 256 × 16 KB = 4 MB, room for the hits of dozens of searches (a search formats at most 100). */
+/** Decompressed blocks kept: 256 × 16 KB = 4 MB, room for the hits of 25 searches of 10 (a search formats at most 100). */
 const CACHE_BLOCKS = 256;
 /** Blocks compressing off the main thread at once; past it, a block is compressed on the main thread. */
 const IN_FLIGHT = 64;

@@ -1,0 +1,54 @@
+/**
+ * The index build's run worker (src/search/runs.ts): a run it cannot write stops the build with
+ * where and why, not a hang; a run it writes is the run the main thread would write.
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { textShardOptions } from "../src/search/fields";
+import { Inversion } from "../src/search/invert";
+import { RunSorter, writeRun } from "../src/search/runs";
+import { EN_2016, ingested, tempDir } from "./helpers";
+
+async function inversionOf(count: number): Promise<Inversion> {
+  const { articles } = await ingested({ dumps: [EN_2016] });
+  const inversion = new Inversion(textShardOptions("en"));
+  for (const a of articles.slice(0, count)) for (const c of a.chunks) inversion.add({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title });
+  return inversion;
+}
+
+describe("the run worker", () => {
+  test("writes the run the main thread would write", async () => {
+    const dir = tempDir();
+    const here = join(dir, "here.bin");
+    writeRun(here, await inversionOf(20), 7);
+    const written: string[] = [];
+    const sorter = new RunSorter((path) => written.push(path));
+    sorter.start(join(dir, "there.bin"), "en", 7, await inversionOf(20));
+    await sorter.idle();
+    sorter.close();
+    expect(written).toEqual([join(dir, "there.bin")]);
+    expect(readFileSync(join(dir, "there.bin"))).toEqual(readFileSync(here));
+  });
+
+  test("a run it cannot write fails with the path and the reason, and the worker stops", async () => {
+    const dir = tempDir();
+    const path = join(dir, "no-such-folder", "run-0.bin");
+    const sorter = new RunSorter(() => {});
+    sorter.start(path, "en", 0, await inversionOf(5));
+    const failure = await sorter.next().then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    expect(failure?.message).toContain(`could not write the index's run ${path}`);
+    expect(failure?.message).toContain("ENOENT");
+    expect(failure?.message).not.toContain("    at ");
+    expect(sorter.failed).toBe(true);
+    expect(() => sorter.throwIfFailed()).toThrow(failure!.message);
+    let closed = false;
+    sorter.close(() => (closed = true));
+    await Bun.sleep(200);
+    expect(closed).toBe(true);
+    expect(existsSync(path)).toBe(false);
+  });
+});
