@@ -193,10 +193,18 @@ export class Shard {
     return this.shortestNorms[field]!;
   }
 
-  /** The postings a pass over these terms reads, in every field: from the list table, nothing decoded. */
-  postingsOf(derived: Derived[]): number {
+  /** The postings a pass over these terms reads, in every field (or in `fields`): from the list table, nothing decoded. */
+  postingsOf(derived: Derived[], fields?: number[]): number {
     let postings = 0;
-    for (const { term } of derived) postings += this.lists.total(term);
+    for (const { term } of derived) {
+      if (!fields) postings += this.lists.total(term);
+      else {
+        for (const f of fields) {
+          const list = this.lists.index(term, f);
+          if (list >= 0) postings += this.lists.count(list);
+        }
+      }
+    }
     return postings;
   }
 
@@ -417,7 +425,7 @@ export class Shard {
     const whole = from === 0 && to === this.documentCount;
     const { scores, masks, lists, cursor } = this;
     // The documents reached go straight into the caller's buffer, grown first if the lists could overflow it.
-    if (options.into) ensureRoom(options.into, Math.min(to - from, this.postingsBound(derived, fields)));
+    if (options.into) ensureRoom(options.into, Math.min(to - from, this.postingsOf(derived, options.fields)));
     const touched = options.into ? options.into.docs : (this.touched ??= new Uint32Array(this.documentCount));
     const docs = cursor.docs;
     const freqs = cursor.tfs;
@@ -475,18 +483,6 @@ export class Shard {
       masks[d] = 0;
     }
     return out;
-  }
-
-  /** The postings of the derived terms' lists in the given fields: at least the documents match() can reach. */
-  private postingsBound(derived: Derived[], fields: number[]): number {
-    let total = 0;
-    for (const { term } of derived) {
-      for (const f of fields) {
-        const list = this.lists.index(term, f);
-        if (list >= 0) total += this.lists.count(list);
-      }
-    }
-    return total;
   }
 
   /** Whether a document holds an index term, in any field. */
