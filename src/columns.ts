@@ -11,6 +11,13 @@ export class Growable<T extends Typed> {
   ) {
     this.data = new make(initial);
   }
+  /** One holding `values` as they are (adopted, not copied). */
+  static of<T extends Typed>(make: Ctor<T>, values: T): Growable<T> {
+    const grown = new Growable(make, 0);
+    grown.data = values;
+    grown.length = values.length;
+    return grown;
+  }
   push(v: number): void {
     if (this.length === this.data.length) {
       const grown = new this.make(this.data.length * 2);

@@ -78,7 +78,7 @@ export class Inversion {
     if (!data) return;
     this.count = data.count;
     this.keys = data.keys;
-    for (const length of data.fieldLengths) this.fieldLengths.push(length);
+    this.fieldLengths = Growable.of(Uint16Array, data.fieldLengths);
     this.postingKey = Column.of(data.postingKey);
     this.postingDoc = Column.of(data.postingDoc);
     this.postingFreq = Column.of(data.postingFreq);
@@ -240,7 +240,7 @@ export class Inversion {
 export interface InvertedData {
   count: number;
   keys: string[];
-  fieldLengths: Uint16Array;
+  fieldLengths: Uint16Array<ArrayBuffer>;
   postingKey: ColumnData;
   postingDoc: ColumnData;
   postingFreq: ColumnData;
