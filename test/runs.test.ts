@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { textShardOptions } from "../src/search/fields";
 import { Inversion } from "../src/search/invert";
+import { IndexBuilder } from "../src/search/build";
 import { RunSorter, writeRun } from "../src/search/runs";
 import { EN_2016, ingested, tempDir } from "./helpers";
 
@@ -49,5 +50,23 @@ describe("the run worker", () => {
     sorter.close(() => (closed = true));
     await Bun.sleep(200);
     expect(closed).toBe(true);
+  });
+});
+
+describe("runs cut by the budget", () => {
+  test("are the same with the worker as without it, however far behind the worker is", async () => {
+    const { articles } = await ingested({ dumps: [EN_2016] });
+    const runsOf = async (background: boolean) => {
+      const index = new IndexBuilder("en", 300_000, tempDir(), background);
+      // Added without a turn of the event loop: the worker, busy with the first run, falls behind.
+      for (const a of articles) index.addPage(a.title, a.sections, a.chunks);
+      await index.settle();
+      const count = index.runCount;
+      index.abandon();
+      return count;
+    };
+    const alone = await runsOf(false);
+    expect(alone).toBeGreaterThan(10);
+    expect(await runsOf(true)).toBe(alone);
   });
 });

@@ -65,6 +65,8 @@ export class IndexBuilder {
   readonly fields: string[];
   /** In the background, the worker sorting and writing the runs; gone once settled. */
   private sorter: RunSorter | undefined;
+  /** Runs cut while the worker was busy, in order: each goes to it once it is done with the one before. */
+  private readonly queued: { path: string; base: number; inversion: Inversion }[] = [];
 
   /**
    * `background`: runs are sorted and written by a worker while the next one is inverted here
@@ -97,8 +99,10 @@ export class IndexBuilder {
     }
     this.sorter?.throwIfFailed();
     if (!this.full) return;
-    if (!this.sorter) this.spill();
-    else if (!this.sorter.busy) this.handOff();
+    if (!this.sorter) return this.spill();
+    // Cut where the budget says, whatever the worker is doing: the same runs as without it.
+    this.queued.push(this.nextRun());
+    if (!this.sorter.busy) this.handOff();
   }
 
   /** Whether the run being inverted fills the budget. */
@@ -107,14 +111,13 @@ export class IndexBuilder {
   }
 
   /**
-   * Undefined when more pages may come now; otherwise a promise of when they may: the run
-   * being inverted fills the budget while the worker still writes the last one. Pages already
-   * being parsed still come meanwhile (a few batches).
+   * Undefined when more pages may come now; otherwise a promise of when they may: a run is cut
+   * and waits while the worker still writes the one before. Pages already being parsed still
+   * come meanwhile (a few batches).
    */
   ready(): Promise<void> | undefined {
-    if (this.sorter?.failed) return this.sorter.next();
-    if (!this.sorter?.busy || !this.full) return undefined;
-    return this.sorter.next();
+    if (!this.sorter) return undefined;
+    return this.sorter.failed || this.queued.length ? this.sorter.next() : undefined;
   }
 
   /** Waits for the worker's runs (then writes the last one here). */
@@ -147,20 +150,20 @@ export class IndexBuilder {
     logMemory(`run ${this.runs.length - 1}: written`);
   }
 
-  /** The run inverted so far, sent to the worker to be sorted and written. */
+  /** The first run waiting, sent to the worker to be sorted and written. */
   private handOff(): void {
-    logMemory(`run ${this.runs.length}: to the worker`);
-    const { path, base, inversion } = this.nextRun();
+    const { path, base, inversion } = this.queued.shift()!;
+    logMemory(`${basename(path)}: to the worker`);
     this.sorter!.start(path, this.lang, base, inversion);
     // What the worker was not sent (the run's token tables) and the ingest's garbage go now:
     // the typed arrays hold most of it, which the collector, left alone, let pile up to 1 GB.
     Bun.gc(true);
   }
 
-  /** A run is in its file: the run inverted since goes to the worker at once if it fills the budget. */
+  /** A run is in its file: the next one waiting goes to the worker at once. */
   private written(path: string): void {
     logMemory(`${basename(path)}: written by the worker`);
-    if (this.full) this.handOff();
+    if (this.queued.length) this.handOff();
   }
 
   /**
