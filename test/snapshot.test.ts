@@ -40,6 +40,65 @@ describe("snapshot file (format 2)", () => {
     texts.forEach((t, i) => i % 7 === 0 && expect(store.chunk(i)).toBe(t));
   });
 
+  test("text over 1 MB is compressed with a dictionary learnt from it: fewer bytes, the same text back; less text goes without one", async () => {
+    const source = await ingested({ dumps: [EN_2016] });
+    const texts = source.articles.flatMap((a) => a.chunks.map((c) => c.text));
+    const dir = tempDir();
+    const write = (name: string, chunks: string[], dictionary?: null) => {
+      const path = join(dir, `${name}.tome`);
+      const out = new ContainerWriter(path);
+      const writer = new TextWriter(out, false, dictionary);
+      for (const t of chunks) writer.add(t);
+      writer.finish();
+      out.finish({});
+      return openContainer(path);
+    };
+    const blockBytes = (c: ReturnType<typeof openContainer>) => c.sections.filter((s) => s.name.startsWith("text.blocks.")).reduce((n, s) => n + s.length, 0);
+    const learnt = write("learnt", texts);
+    const none = write("none", texts, null);
+    expect(learnt.has("text.dictionary")).toBe(true);
+    expect(none.has("text.dictionary")).toBe(false);
+    expect(blockBytes(learnt)).toBeLessThan(0.9 * blockBytes(none));
+    expect(blockBytes(learnt) + learnt.section("text.dictionary").byteLength).toBeLessThan(blockBytes(none));
+    for (const c of [learnt, none]) {
+      const store = new TextStore(c, 4);
+      texts.forEach((t, i) => expect(store.chunk(i)).toBe(t));
+    }
+    const few = texts.slice(0, 100);
+    expect(few.join("").length).toBeLessThan(1024 * 1024);
+    const small = write("small", few);
+    expect(small.has("text.dictionary")).toBe(false);
+    expect(new TextStore(small).chunk(99)).toBe(few[99]!);
+  });
+
+  test("an update copies the base's blocks as they are only when it compresses with the base's dictionary", async () => {
+    const source = await ingested({ dumps: [EN_2016] });
+    const texts = source.articles.flatMap((a) => a.chunks.map((c) => c.text));
+    const dir = tempDir();
+    const write = (name: string, fill: (writer: TextWriter) => void, dictionary?: Uint8Array | null) => {
+      const path = join(dir, `${name}.tome`);
+      const out = new ContainerWriter(path);
+      const writer = new TextWriter(out, false, dictionary);
+      fill(writer);
+      writer.finish();
+      out.finish({});
+      return openContainer(path);
+    };
+    const base = write("base", (w) => texts.forEach((t) => w.add(t)));
+    const baseText = new TextStore(base);
+    const alive = new Uint8Array(texts.length).fill(1);
+    alive[1] = 0;
+    for (const dictionary of [baseText.dictionary, null]) {
+      let numbers: Int32Array = new Int32Array(0);
+      const copy = write(`copy-${!!dictionary}`, (w) => void (numbers = w.copyFrom(baseText, alive)), dictionary);
+      const store = new TextStore(copy);
+      texts.forEach((t, i) => expect(i === 1 ? numbers[i] : store.chunk(numbers[i]!)).toBe(i === 1 ? -1 : t));
+      // The last block lives whole: the same compressed bytes, or not, as the dictionaries are the same.
+      const last = (s: TextStore) => s.compressedBlock(s.blockFirst.length - 2);
+      expect(Buffer.from(last(store)).equals(Buffer.from(last(baseText)))).toBe(!!dictionary);
+    }
+  });
+
   test("chunk text reads back right through block evictions (evicted blocks are freed at once)", async () => {
     const source = await ingested({ dumps: [EN_2016] });
     const path = join(tempDir(), "en.tome");

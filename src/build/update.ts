@@ -17,7 +17,20 @@ import { availableParallelism } from "node:os";
 import { basename, dirname } from "node:path";
 import { mkdirSync } from "node:fs";
 import { canonicalTitle, ClaimTable, DumpError, ingest, modifications, newer, sameWiki, siteOf, type IngestProgress, type IngestResult } from "../ingest";
-import { type AppliedUpdate, openContainer, openSnapshot, type PageTable, type Redirect, type Snapshot, SnapshotError, type SnapshotMeta, SnapshotWriter, TextStore, viewOf } from "../snapshot";
+import {
+  type AppliedUpdate,
+  openContainer,
+  openSnapshot,
+  type PageTable,
+  type Redirect,
+  type Snapshot,
+  SnapshotError,
+  type SnapshotMeta,
+  SnapshotWriter,
+  textDictionaryOf,
+  TextStore,
+  viewOf,
+} from "../snapshot";
 import { IndexBuilder, readShardData, type IndexBuildProgress } from "../search";
 import { DEFAULT_MEMORY_BYTES } from "./full";
 import type { Deletions } from "./deletions";
@@ -91,7 +104,8 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
     if (!wiki.dbname && site.dbname) wiki.dbname = site.dbname;
   }
   mkdirSync(dirname(o.out), { recursive: true });
-  const writer = new SnapshotWriter(o.out);
+  // The base's dictionary, so that its text blocks are copied as they are compressed.
+  const writer = new SnapshotWriter(o.out, false, textDictionaryOf(base.container));
   const index = new IndexBuilder(wiki.lang, o.memoryBytes ?? DEFAULT_MEMORY_BYTES, dirname(o.out));
   const stop = () => {
     index.abandon();

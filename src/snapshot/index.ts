@@ -7,6 +7,6 @@ export { format1Modifications, readFormat1 } from "./format1";
 export { Growable, lowerBound, StoredStrings, StringColumn, viewOf } from "../columns";
 export { ContainerWriter, MAX_SECTION_BYTES, openContainer, type Container } from "./container";
 export { PageTable, isoSeconds, type PageRow } from "./pages";
-export { TextStore, TextWriter } from "./text";
+export { TextStore, TextWriter, textDictionaryOf } from "./text";
 export { latestSnapshot } from "./locate";
 export { sameBytes, sha256 } from "./hash";

@@ -1,25 +1,78 @@
 /**
  * Chunk text in zstd-compressed blocks of about BLOCK_BYTES: a block is decompressed only
- * when a response shows one of its chunks, and the most recent blocks are kept.
+ * when a response shows one of its chunks, and the most recent blocks are kept. Every block
+ * is compressed with one dictionary, slices of the build's first text, written before them.
  *
- * Sections: text.blocks.N (compressed blocks, each part under 4 GiB), text.blockPart (u8),
+ * Sections: text.dictionary (zstd raw-content dictionary; absent: blocks compressed without
+ * one), text.blocks.N (compressed blocks, each part under 4 GiB), text.blockPart (u8),
  * text.blockStart (f64, offset within its part), text.blockLength (u32),
  * text.blockFirst (u32, the first chunk of each block, and the chunk count last),
  * text.chunkEnd (u32, each chunk's end within its block's decompressed bytes).
  */
+import { constants, zstdCompress, zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import { Growable, viewOf } from "../columns";
 import { MAX_SECTION_BYTES, type Container, type ContainerWriter } from "./container";
+import { sameBytes } from "./hash";
 
 /**
- * A hit's text costs the decompression of its block: at 16 KB about 75 µs on this machine,
- * against 200 µs at 64 KB, for 9% more compressed text (bench/RESULTS-scale.md, D49).
+ * A hit's text costs the decompression of its block. With the dictionary, 8 KB blocks take
+ * 16% fewer bytes than 16 KB blocks without one, and decompress as fast (D49).
  */
-const BLOCK_BYTES = 16 * 1024;
+const BLOCK_BYTES = 8 * 1024;
 const ZSTD_LEVEL = 9;
-/** Decompressed blocks kept: 256 × 16 KB = 4 MB, room for the hits of 25 searches of 10 (a search formats at most 100). */
-const CACHE_BLOCKS = 256;
-/** Blocks compressing off the main thread at once; past it, a block is compressed on the main thread. */
-const IN_FLIGHT = 64;
+/** Decompressed blocks kept: 512 × 8 KB = 4 MB, room for the hits of 50 searches of 10 (a search formats at most 100). */
+const CACHE_BLOCKS = 512;
+/** The dictionary: DICTIONARY_BYTES of slices spread over the first SAMPLE_BYTES of text. */
+const DICTIONARY_BYTES = 128 * 1024;
+const SLICE_BYTES = 512;
+const SAMPLE_BYTES = 4 * 1024 * 1024;
+/** Less text than this is compressed without a dictionary: the dictionary would weigh more than it saves. */
+const DICTIONARY_FROM = 1024 * 1024;
+/**
+ * Blocks compressing off the main thread at once; past it, a block is compressed on the main
+ * thread. Each holds a zstd context of about 2 MB with the dictionary: 64 at once took 134 MB.
+ */
+const IN_FLIGHT = 8;
+
+/** What a block is compressed with: a dictionary, or none (Bun's own zstd, the faster without one). */
+type Dictionary = Uint8Array | null;
+
+const withDictionary = (dictionary: Uint8Array) => ({ dictionary, params: { [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
+
+function compressSync(bytes: Uint8Array, dictionary: Dictionary): Uint8Array {
+  return dictionary ? zstdCompressSync(bytes, withDictionary(dictionary)) : Bun.zstdCompressSync(bytes, { level: ZSTD_LEVEL });
+}
+
+function compress(bytes: Uint8Array, dictionary: Dictionary): Promise<Uint8Array> {
+  if (!dictionary) return Bun.zstdCompress(bytes, { level: ZSTD_LEVEL });
+  return new Promise((resolve, reject) => zstdCompress(bytes, withDictionary(dictionary), (error, block) => (error ? reject(error) : resolve(block))));
+}
+
+function decompress(block: Uint8Array, dictionary: Dictionary): Uint8Array {
+  return dictionary ? zstdDecompressSync(block, { dictionary }) : Bun.zstdDecompressSync(block);
+}
+
+/** The dictionary a snapshot's text blocks were compressed with (null: none, as before there was one). */
+export function textDictionaryOf(container: Container): Dictionary {
+  return container.has("text.dictionary") ? container.section("text.dictionary") : null;
+}
+
+/** A raw-content dictionary: slices spread evenly over the sample's blocks (zstd finds repeats in it as in earlier text). */
+function dictionaryOf(sample: Uint8Array[], bytes: number): Dictionary {
+  if (bytes < DICTIONARY_FROM) return null;
+  const dictionary = new Uint8Array(DICTIONARY_BYTES);
+  const slices = DICTIONARY_BYTES / SLICE_BYTES;
+  const step = bytes / slices;
+  let block = 0;
+  let blockStart = 0;
+  for (let s = 0; s < slices; s++) {
+    const at = Math.floor(s * step);
+    while (at >= blockStart + sample[block]!.byteLength) blockStart += sample[block++]!.byteLength;
+    const from = Math.max(0, Math.min(at - blockStart, sample[block]!.byteLength - SLICE_BYTES));
+    dictionary.set(sample[block]!.subarray(from, Math.min(from + SLICE_BYTES, sample[block]!.byteLength)), s * SLICE_BYTES);
+  }
+  return dictionary;
+}
 
 /** A block on its way to the file: blocks are written in their order, whichever finishes first. */
 interface Compressing {
@@ -46,16 +99,39 @@ export class TextWriter {
   private failure: { error: unknown } | undefined;
   bytesIn = 0;
   bytesOut = 0;
+  /** Undefined while the first text is held to learn it from. */
+  private dictionary: Dictionary | undefined;
+  private sample: Uint8Array[] = [];
+  private sampleBytes = 0;
 
   /**
    * Text goes into `out`'s sections text.blocks.N, which stay open between add() calls. In the
    * `background`, blocks are compressed on Bun's thread pool (zstd took a quarter of a build's
-   * main thread): then settle() before finish().
+   * main thread): then settle() before finish(). `dictionary`: the one to compress with (null:
+   * none), as an update keeps its base's so as to copy its blocks; by default, one is made from
+   * the first text.
    */
   constructor(
     private readonly out: ContainerWriter,
     private readonly background = false,
-  ) {}
+    dictionary?: Dictionary,
+  ) {
+    if (dictionary !== undefined) this.useDictionary(dictionary);
+  }
+
+  private useDictionary(dictionary: Dictionary): void {
+    this.dictionary = dictionary;
+    if (dictionary) this.out.section("text.dictionary", dictionary);
+  }
+
+  /** Makes the dictionary from the text held, then compresses that text. */
+  private learn(): void {
+    if (this.dictionary !== undefined) return;
+    this.useDictionary(dictionaryOf(this.sample, this.sampleBytes));
+    const held = this.sample;
+    this.sample = [];
+    for (const bytes of held) this.compressBlock(bytes);
+  }
 
   /** Adds a chunk's text; returns its chunk number. */
   add(text: string): number {
@@ -86,10 +162,20 @@ export class TextWriter {
     const raw = this.used;
     if (!raw) return;
     this.used = 0;
-    if (!this.background || this.compressing >= IN_FLIGHT) return this.enqueue({ raw, block: Bun.zstdCompressSync(this.pending.subarray(0, raw), { level: ZSTD_LEVEL }) });
+    if (this.dictionary !== undefined) return this.compressBlock(this.pending.subarray(0, raw));
+    this.sample.push(this.pending.slice(0, raw));
+    this.sampleBytes += raw;
+    if (this.sampleBytes >= SAMPLE_BYTES) this.learn();
+  }
+
+  /** Compresses a block's bytes (copied when compressed in the background) and queues it to be written in its turn. */
+  private compressBlock(bytes: Uint8Array): void {
+    const raw = bytes.byteLength;
+    const dictionary = this.dictionary!;
+    if (!this.background || this.compressing >= IN_FLIGHT) return this.enqueue({ raw, block: compressSync(bytes, dictionary) });
     const entry: Compressing = { raw };
     this.compressing++;
-    entry.done = Bun.zstdCompress(this.pending.slice(0, raw), { level: ZSTD_LEVEL })
+    entry.done = compress(bytes.buffer === this.pending.buffer ? bytes.slice() : bytes, dictionary)
       .then((block) => {
         entry.block = block;
         this.writeReady();
@@ -115,6 +201,7 @@ export class TextWriter {
   /** Flushes the last block and waits until every block is written (a failed compression throws). */
   async settle(): Promise<void> {
     this.flush();
+    this.learn();
     // Each block's handler writes the ready head of the queue: when the last is done, all are written.
     await Promise.all(this.queue.map((entry) => entry.done));
     if (this.failure) throw this.failure.error;
@@ -127,6 +214,8 @@ export class TextWriter {
    */
   copyFrom(from: TextStore, alive: Uint8Array): Int32Array {
     const numbers = new Int32Array(from.chunkCount).fill(-1);
+    // A block is copied as it is only when this file decompresses it with the same dictionary.
+    const asCompressed = this.dictionary !== undefined && (this.dictionary && from.dictionary ? sameBytes(this.dictionary, from.dictionary) : this.dictionary === from.dictionary);
     const blocks = from.blockFirst.length - 1;
     for (let b = 0; b < blocks; b++) {
       const first = from.blockFirst[b]!;
@@ -134,7 +223,7 @@ export class TextWriter {
       let living = 0;
       for (let c = first; c < end; c++) living += alive[c]!;
       if (!living) continue;
-      if (living === end - first) {
+      if (asCompressed && living === end - first) {
         this.flush();
         this.blockFirst.push(this.chunks);
         for (let c = first; c < end; c++) {
@@ -181,6 +270,7 @@ export class TextWriter {
   /** Ends the text sections and writes the block tables. */
   finish(): void {
     this.flush();
+    this.learn();
     if (this.queue.length) throw new Error("text: finish() while blocks are compressing: settle() first");
     if (this.part >= 0) this.out.end();
     this.blockFirst.push(this.chunks);
@@ -201,6 +291,8 @@ export class TextStore {
   readonly blockFirst: Uint32Array;
   /** Each chunk's end within its block's decompressed bytes. */
   readonly chunkEnd: Uint32Array;
+  /** What every block was compressed with. */
+  readonly dictionary: Dictionary;
   private readonly cache = new Map<number, Uint8Array>();
   private readonly decoder = new TextDecoder();
 
@@ -214,6 +306,7 @@ export class TextStore {
     this.blockLength = viewOf(Uint32Array, container.section("text.blockLength"));
     this.blockFirst = viewOf(Uint32Array, container.section("text.blockFirst"));
     this.chunkEnd = viewOf(Uint32Array, container.section("text.chunkEnd"));
+    this.dictionary = textDictionaryOf(container);
   }
 
   get chunkCount(): number {
@@ -247,7 +340,7 @@ export class TextStore {
 
   /** Block b decompressed, not cached (a copy reads each block once). */
   blockBytes(b: number): Uint8Array {
-    return Bun.zstdDecompressSync(this.compressedBlock(b));
+    return decompress(this.compressedBlock(b), this.dictionary);
   }
 
   private block(b: number): Uint8Array {
@@ -257,9 +350,7 @@ export class TextStore {
       this.cache.set(b, bytes);
       return bytes;
     }
-    const part = this.parts[this.blockPart[b]!]!;
-    const start = this.blockStart[b]!;
-    bytes = Bun.zstdDecompressSync(part.subarray(start, start + this.blockLength[b]!));
+    bytes = this.blockBytes(b);
     this.cache.set(b, bytes);
     if (this.cache.size > this.cacheBlocks) {
       const oldest = this.cache.keys().next().value!;

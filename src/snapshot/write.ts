@@ -18,13 +18,17 @@ export class SnapshotWriter {
   private readonly text: TextWriter;
   private readonly pages = new PageWriter();
 
-  /** `background`: text compressed off the main thread (TextWriter); then settleText() before finishPages(). */
+  /**
+   * `background`: text compressed off the main thread (TextWriter); then settleText() before
+   * finishPages(). `textDictionary`: what to compress the text with (TextWriter).
+   */
   constructor(
     readonly path: string,
     background = false,
+    textDictionary?: Uint8Array | null,
   ) {
     this.out = new ContainerWriter(path);
-    this.text = new TextWriter(this.out, background);
+    this.text = new TextWriter(this.out, background, textDictionary);
   }
 
   /** Waits until every page's text added so far is in the file. */
