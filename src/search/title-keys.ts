@@ -5,7 +5,7 @@
  * maps of every title (and two of every redirect) made the title index the build's largest
  * cost per page at its end.
  */
-import { Growable, type Redirect, StringColumn } from "../snapshot";
+import { Growable, type RedirectList, StringColumn } from "../snapshot";
 import { titleKey } from "./query";
 
 /** Titles by index: a list, or a column of them (StoredStrings) read one at a time. */
@@ -76,11 +76,11 @@ class TitleKeys {
 
   constructor(
     private readonly chunkCounts: ArrayLike<number>,
-    private readonly redirects: Redirect[],
+    private readonly redirects: RedirectList,
     titles: TitleList,
   ) {
     this.pages = new SortedKeys(keysOf(titles.length, (i) => titles.at(i)!));
-    this.redirectKeys = new SortedKeys(keysOf(redirects.length, (i) => redirects[i]!.title));
+    this.redirectKeys = new SortedKeys(keysOf(redirects.length, (i) => redirects.title(i)));
     this.lastOf = new Int32Array(redirects.length).fill(-1);
     const { order } = this.redirectKeys;
     for (let p = 0; p < order.length; ) {
@@ -93,7 +93,7 @@ class TitleKeys {
     for (let r = 0; r < redirects.length; r++) {
       const last = this.lastOf[r]!;
       if (last < 0) continue;
-      const to = titleKey(redirects[last]!.target);
+      const to = titleKey(redirects.target(last));
       this.toPage[r] = this.pages.find(to);
       this.toRedirect[r] = this.redirectKeys.find(to);
       if ((r & 0xffff) === 0xffff) Bun.gc(false);
@@ -197,7 +197,7 @@ class TitleKeys {
  * The title shard's aliases and the lookup's entries (TitleKeys.aliases and lookup), the keys
  * made for them let go on return.
  */
-export function resolveTitles(chunkCounts: ArrayLike<number>, redirects: Redirect[], titles: TitleList): { aliases: ReturnType<TitleKeys["aliases"]>; lookup: ReturnType<TitleKeys["lookup"]> } {
+export function resolveTitles(chunkCounts: ArrayLike<number>, redirects: RedirectList, titles: TitleList): { aliases: ReturnType<TitleKeys["aliases"]>; lookup: ReturnType<TitleKeys["lookup"]> } {
   const keys = new TitleKeys(chunkCounts, redirects, titles);
   // Making the keys leaves several strings a title as garbage: collected between the steps, it does not pile up to the phase's peak.
   Bun.gc(true);
