@@ -43,8 +43,8 @@ export class SnapshotBuild {
   private readonly writer: SnapshotWriter;
   private index: IndexBuilder | undefined;
   /** Each page added's id and revision, by arrival: two columns, not an object a page. */
-  private readonly arrivalIds = new Growable(Uint32Array);
-  private readonly arrivalRevs = new Growable(Float64Array);
+  private arrivalIds = new Growable(Uint32Array);
+  private arrivalRevs = new Growable(Float64Array);
 
   /**
    * `background`: text compressed and the index's runs inverted off the main thread; then
@@ -81,6 +81,8 @@ export class SnapshotBuild {
     logMemory("ingest: done");
     const keep = keptRevisions(kept);
     const pages = this.writer.finishPages((a) => keep.take(this.arrivalIds.get(a), this.arrivalRevs.get(a)), redirects, undefined, redirectPageIds);
+    this.arrivalIds = new Growable(Uint32Array);
+    this.arrivalRevs = new Growable(Float64Array);
     logMemory("page table: done");
     const table = this.writer.out;
     const index = this.indexFor(about.wiki.lang);

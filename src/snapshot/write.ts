@@ -16,7 +16,7 @@ export type PageInput = Omit<SnapshotPage, "timestamp">;
 export class SnapshotWriter {
   readonly out: ContainerWriter;
   private readonly text: TextWriter;
-  private readonly pages = new PageWriter();
+  private pages = new PageWriter();
 
   /** `background`: text compressed off the main thread (TextWriter); then settleText() before finishPages(). */
   constructor(
@@ -75,6 +75,8 @@ export class SnapshotWriter {
   finishPages(keep: (arrival: number) => boolean, redirects: RedirectList, docOrder?: ArrayLike<number>, redirectPageIds?: ArrayLike<number>): ReturnType<PageWriter["finish"]> {
     this.text.finish();
     const done = this.pages.finish(this.out, keep, docOrder);
+    // The rows are in the file: let go, they would be held through the index's merge, to the build's end.
+    this.pages = new PageWriter();
     writeRedirects(this.out, redirects);
     // The redirects' page ids, when known: an update replaces a redirect by its id (its title may change).
     if (redirectPageIds) this.out.section("redirects.pageId", redirectPageIds instanceof Uint32Array ? redirectPageIds : Uint32Array.from(redirectPageIds));
