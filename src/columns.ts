@@ -55,6 +55,17 @@ export class StringColumn {
     this.used += this.encoder.encodeInto(s, this.bytes.subarray(this.used)).written;
     this.ends.push(this.used);
   }
+  /** A string already encoded (UTF-8 bytes, as push writes them). */
+  pushBytes(bytes: Uint8Array): void {
+    if (this.used + bytes.length > this.bytes.length) {
+      const grown = new Uint8Array(Math.max(this.used + bytes.length, this.bytes.length * 2));
+      grown.set(this.bytes.subarray(0, this.used));
+      this.bytes = grown;
+    }
+    this.bytes.set(bytes, this.used);
+    this.used += bytes.length;
+    this.ends.push(this.used);
+  }
   get length(): number {
     return this.ends.length;
   }
@@ -94,23 +105,25 @@ export class StoredStrings {
   }
 
   /**
-   * Strings i and j in JS string order (UTF-16 code units), as `at(i) < at(j)` orders them,
-   * without making either string: a build sorts millions of stored titles this way.
+   * Strings i and j (of `other`, default this) in JS string order (UTF-16 code units), as
+   * `at(i) < other.at(j)` orders them, without making either string: a build sorts millions
+   * of stored titles this way.
    */
-  compareAsStrings(i: number, j: number): number {
+  compareAsStrings(i: number, j: number, other: StoredStrings = this): number {
     const blob = this.blob;
+    const otherBlob = other.blob;
     let a = this.textStart(i);
-    let b = this.textStart(j);
+    let b = other.textStart(j);
     const aEnd = this.ends[i]!;
-    const bEnd = this.ends[j]!;
+    const bEnd = other.ends[j]!;
     while (a < aEnd && b < bEnd) {
-      if (blob[a] === blob[b] && blob[a]! < 0x80) {
+      if (blob[a] === otherBlob[b] && blob[a]! < 0x80) {
         a++;
         b++;
         continue;
       }
       const x = codePointAt(blob, a);
-      const y = codePointAt(blob, b);
+      const y = codePointAt(otherBlob, b);
       if (x !== y) return firstUnit(x) - firstUnit(y) || x - y;
       a += utf8Length(x);
       b += utf8Length(y);

@@ -13,9 +13,15 @@ describe("stored strings", () => {
     for (const s of strings) column.push(s);
     const stored = new StoredStrings(column.blob(), column.ends.view());
     const jsOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+    // And against another column (its strings in another order).
+    const others = [...strings].reverse();
+    const otherColumn = new StringColumn();
+    for (const s of others) otherColumn.push(s);
+    const other = new StoredStrings(otherColumn.blob(), otherColumn.ends.view());
     for (let i = 0; i < strings.length; i++) {
       for (let j = 0; j < strings.length; j++) {
         expect({ a: strings[i], b: strings[j], order: Math.sign(stored.compareAsStrings(i, j)) }).toEqual({ a: strings[i], b: strings[j], order: jsOrder(strings[i]!, strings[j]!) });
+        expect({ a: strings[i], b: others[j], order: Math.sign(stored.compareAsStrings(i, j, other)) }).toEqual({ a: strings[i], b: others[j], order: jsOrder(strings[i]!, others[j]!) });
       }
     }
   });
