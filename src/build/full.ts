@@ -203,5 +203,5 @@ export function buildFromPages(pages: Iterable<PageInput>, redirects: Redirect[]
 
 /** Writes an ingest result (held in memory) as a snapshot: for tests and small tools. */
 export function writeIngested(result: IngestResult, out: string, chunkWords: number, createdAt?: Date): BuildReport {
-  return buildFromPages(result.articles, result.redirects, { ...result, redirectPageIds: result.redirectPageIds }, { out, chunkWords, createdAt });
+  return buildFromPages(result.articles, result.redirects, result, { out, chunkWords, createdAt });
 }
