@@ -55,6 +55,17 @@ export class StringColumn {
     this.used += this.encoder.encodeInto(s, this.bytes.subarray(this.used)).written;
     this.ends.push(this.used);
   }
+  /** A string already encoded (UTF-8 bytes, as push writes them). */
+  pushBytes(bytes: Uint8Array): void {
+    if (this.used + bytes.length > this.bytes.length) {
+      const grown = new Uint8Array(Math.max(this.used + bytes.length, this.bytes.length * 2));
+      grown.set(this.bytes.subarray(0, this.used));
+      this.bytes = grown;
+    }
+    this.bytes.set(bytes, this.used);
+    this.used += bytes.length;
+    this.ends.push(this.used);
+  }
   get length(): number {
     return this.ends.length;
   }
@@ -74,7 +85,12 @@ export class StoredStrings {
     return this.ends.length;
   }
   at(i: number): string {
-    return this.decoder.decode(this.blob.subarray(i ? this.ends[i - 1]! : 0, this.ends[i]!));
+    return this.decoder.decode(this.bytesAt(i));
+  }
+
+  /** String i's UTF-8 bytes (a view). */
+  bytesAt(i: number): Uint8Array {
+    return this.blob.subarray(i ? this.ends[i - 1]! : 0, this.ends[i]!);
   }
 
   /** Strings i and j in UTF-8 byte order (code point order, not JS order): for grouping equal strings. */
@@ -86,6 +102,40 @@ export class StoredStrings {
     const bEnd = this.ends[j]!;
     for (; a < aEnd && b < bEnd; a++, b++) if (blob[a] !== blob[b]) return blob[a]! - blob[b]!;
     return aEnd - a - (bEnd - b);
+  }
+
+  /**
+   * Strings i and j (of `other`, default this) in JS string order (UTF-16 code units), as
+   * `at(i) < other.at(j)` orders them, without making either string: a build sorts millions
+   * of stored titles this way.
+   */
+  compareAsStrings(i: number, j: number, other: StoredStrings = this): number {
+    const blob = this.blob;
+    const otherBlob = other.blob;
+    let a = this.textStart(i);
+    let b = other.textStart(j);
+    const aEnd = this.ends[i]!;
+    const bEnd = other.ends[j]!;
+    while (a < aEnd && b < bEnd) {
+      if (blob[a] === otherBlob[b] && blob[a]! < 0x80) {
+        a++;
+        b++;
+        continue;
+      }
+      const x = codePointAt(blob, a);
+      const y = codePointAt(otherBlob, b);
+      if (x !== y) return firstUnit(x) - firstUnit(y) || x - y;
+      a += utf8Length(x);
+      b += utf8Length(y);
+    }
+    return (a < aEnd ? 1 : 0) - (b < bEnd ? 1 : 0);
+  }
+
+  /** Where string i's text starts: past a leading BOM, which at() drops. */
+  private textStart(i: number): number {
+    const blob = this.blob;
+    const at = i ? this.ends[i - 1]! : 0;
+    return this.ends[i]! - at >= 3 && blob[at] === 0xef && blob[at + 1] === 0xbb && blob[at + 2] === 0xbf ? at + 3 : at;
   }
 
   /**
@@ -128,6 +178,20 @@ export class StoredStrings {
     return k - key.length;
   }
 }
+
+/** The code point whose UTF-8 encoding starts at blob[at] (valid UTF-8, as TextEncoder writes it). */
+function codePointAt(blob: Uint8Array, at: number): number {
+  const b = blob[at]!;
+  if (b < 0x80) return b;
+  if (b < 0xe0) return ((b & 0x1f) << 6) | (blob[at + 1]! & 0x3f);
+  if (b < 0xf0) return ((b & 0x0f) << 12) | ((blob[at + 1]! & 0x3f) << 6) | (blob[at + 2]! & 0x3f);
+  return ((b & 0x07) << 18) | ((blob[at + 1]! & 0x3f) << 12) | ((blob[at + 2]! & 0x3f) << 6) | (blob[at + 3]! & 0x3f);
+}
+
+const utf8Length = (cp: number) => (cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4);
+
+/** A code point's first UTF-16 unit: its high surrogate when it needs two. */
+const firstUnit = (cp: number) => (cp < 0x10000 ? cp : 0xd800 + ((cp - 0x10000) >> 10));
 
 /** A typed-array view of a mapped section (sections are 8-byte aligned). */
 export function viewOf<T extends Typed>(make: { new (b: ArrayBufferLike, o: number, n: number): T; BYTES_PER_ELEMENT: number }, bytes: Uint8Array): T {

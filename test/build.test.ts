@@ -94,7 +94,7 @@ describe("the title index in bounded memory", () => {
       const dir = tempDir();
       const path = join(dir, "titles.bin");
       const out = new ContainerWriter(path);
-      new IndexBuilder("en", memoryBytes, dir).finish(out, { docOfText: new Int32Array(0), documents: 0, titles, chunkCounts, redirects: r.redirects });
+      new IndexBuilder("en", memoryBytes, dir).finish(out, { docOfText: new Int32Array(0), documents: 0, titles, chunkCounts, redirects: r.redirectList });
       out.finish({});
       return openContainer(path);
     };

@@ -7,7 +7,7 @@ import { availableParallelism, totalmem } from "node:os";
 import { dirname } from "node:path";
 import { mkdirSync } from "node:fs";
 import { ingest, modifications, type IngestOptions, type IngestResult } from "../ingest";
-import { Growable, lowerBound, SnapshotWriter, type PageInput, type Redirect, type SnapshotMeta, type SourceReport, type Wiki } from "../snapshot";
+import { Growable, lowerBound, redirectListOf, SnapshotWriter, type PageInput, type Redirect, type RedirectList, type SnapshotMeta, type SourceReport, type Wiki } from "../snapshot";
 import { IndexBuilder, logMemory, type IndexBuildProgress } from "../search";
 
 /** The default memory budget: a quarter of the machine's memory, at most 2 GB. */
@@ -43,8 +43,8 @@ export class SnapshotBuild {
   private readonly writer: SnapshotWriter;
   private index: IndexBuilder | undefined;
   /** Each page added's id and revision, by arrival: two columns, not an object a page. */
-  private readonly arrivalIds = new Growable(Uint32Array);
-  private readonly arrivalRevs = new Growable(Float64Array);
+  private arrivalIds = new Growable(Uint32Array);
+  private arrivalRevs = new Growable(Float64Array);
 
   /**
    * `background`: text compressed and the index's runs inverted off the main thread; then
@@ -77,10 +77,12 @@ export class SnapshotBuild {
   }
 
   /** Keeps the pages `kept` lists (id and revision), writes everything else and renames the file into place. */
-  finish(kept: { pageId: number; revId: number; title: string }[], redirects: Redirect[], about: BuildAbout, redirectPageIds?: number[]): BuildReport {
+  finish(kept: KeptPages, redirects: RedirectList, about: BuildAbout, redirectPageIds?: ArrayLike<number>): BuildReport {
     logMemory("ingest: done");
     const keep = keptRevisions(kept);
     const pages = this.writer.finishPages((a) => keep.take(this.arrivalIds.get(a), this.arrivalRevs.get(a)), redirects, undefined, redirectPageIds);
+    this.arrivalIds = new Growable(Uint32Array);
+    this.arrivalRevs = new Growable(Float64Array);
     logMemory("page table: done");
     const table = this.writer.out;
     const index = this.indexFor(about.wiki.lang);
@@ -111,19 +113,21 @@ export class SnapshotBuild {
   }
 }
 
+/** The pages a build keeps: their ids and revisions, in any order (a page id listed twice keeps its last). */
+interface KeptPages {
+  pageIds: ArrayLike<number>;
+  revIds: ArrayLike<number>;
+}
+
 /**
  * The pages kept, by id and revision, sorted in typed arrays rather than a map: take(id, rev)
  * says whether an arrival is kept, once per page id (a page id arrives again when several
  * dumps hold it).
  */
-function keptRevisions(kept: { pageId: number; revId: number }[]): { take(pageId: number, revId: number): boolean } {
-  const order = Uint32Array.from(kept.keys()).sort((a, b) => kept[a]!.pageId - kept[b]!.pageId || a - b);
-  const ids = new Float64Array(order.length);
-  const revs = new Float64Array(order.length);
-  order.forEach((k, i) => {
-    ids[i] = kept[k]!.pageId;
-    revs[i] = kept[k]!.revId;
-  });
+function keptRevisions(kept: KeptPages): { take(pageId: number, revId: number): boolean } {
+  const order = Uint32Array.from({ length: kept.pageIds.length }, (_, k) => k).sort((a, b) => kept.pageIds[a]! - kept.pageIds[b]! || a - b);
+  const ids = Float64Array.from(order, (k) => kept.pageIds[k]!);
+  const revs = Float64Array.from(order, (k) => kept.revIds[k]!);
   const taken = new Uint8Array(order.length);
   return {
     take(pageId, revId) {
@@ -137,8 +141,11 @@ function keptRevisions(kept: { pageId: number; revId: number }[]): { take(pageId
   };
 }
 
+/** What a build reports of its ingest. */
+type IngestSummary = Pick<IngestResult, "wiki" | "sources" | "truncated" | "failures" | "wikitextChars">;
+
 /** Builds a snapshot from dumps. The file appears only when whole. */
-export async function buildFromDumps(ingestOptions: Omit<IngestOptions, "onArticle">, options: BuildOptions): Promise<BuildReport & { result: IngestResult }> {
+export async function buildFromDumps(ingestOptions: Omit<IngestOptions, "onArticle">, options: BuildOptions): Promise<BuildReport & { result: IngestSummary }> {
   const build = new SnapshotBuild(options, true);
   const stop = () => {
     build.abandon();
@@ -147,14 +154,9 @@ export async function buildFromDumps(ingestOptions: Omit<IngestOptions, "onArtic
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   try {
-    const result = await ingest({
-      workers: availableParallelism(),
-      ...ingestOptions,
-      onArticle: (a, wiki) => build.add(a, wiki.lang),
-      ready: () => build.ready(),
-    });
+    const { result, kept, redirects } = await ingestInto(build, ingestOptions);
     await build.settle();
-    return { ...build.finish(result.articles, result.redirects, result, result.redirectPageIds), result };
+    return { ...build.finish(kept, redirects, result, redirects.pageIdList), result };
   } catch (err) {
     build.abandon();
     throw err;
@@ -164,16 +166,35 @@ export async function buildFromDumps(ingestOptions: Omit<IngestOptions, "onArtic
   }
 }
 
+/**
+ * Ingests the dumps into a build: returns what finish() needs, the redirects detached from
+ * the claims so that these are let go when this returns (an async function's locals live as
+ * long as it runs).
+ */
+async function ingestInto(build: SnapshotBuild, ingestOptions: Omit<IngestOptions, "onArticle">) {
+  const ingested = await ingest({
+    workers: availableParallelism(),
+    ...ingestOptions,
+    onArticle: (a, wiki) => build.add(a, wiki.lang),
+    ready: () => build.ready(),
+  });
+  const { wiki, sources, truncated, failures, wikitextChars, kept } = ingested;
+  const result: IngestSummary = { wiki, sources, truncated, failures, wikitextChars };
+  return { result, kept, redirects: ingested.redirectList.detach() };
+}
+
 /** Builds a snapshot from pages already in memory (tests, conversion of a format-1 file). */
 export function buildFromPages(pages: Iterable<PageInput>, redirects: Redirect[], about: BuildAbout & { redirectPageIds?: number[] }, options: BuildOptions): BuildReport {
   const build = new SnapshotBuild(options);
   try {
-    const kept: { pageId: number; revId: number; title: string }[] = [];
+    const pageIds = new Growable(Uint32Array);
+    const revIds = new Growable(Float64Array);
     for (const p of pages) {
       build.add(p, about.wiki.lang);
-      kept.push(p);
+      pageIds.push(p.pageId);
+      revIds.push(p.revId);
     }
-    return build.finish(kept, redirects, about, about.redirectPageIds);
+    return build.finish({ pageIds: pageIds.view(), revIds: revIds.view() }, redirectListOf(redirects), about, about.redirectPageIds);
   } catch (err) {
     build.abandon();
     throw err;

@@ -16,13 +16,14 @@
 import { availableParallelism } from "node:os";
 import { basename, dirname } from "node:path";
 import { mkdirSync } from "node:fs";
-import { canonicalTitle, ClaimTable, DumpError, ingest, modifications, newer, sameWiki, siteOf, type IngestProgress, type IngestResult } from "../ingest";
+import { canonicalTitle, ClaimedRedirects, ClaimTable, DumpError, ingest, modifications, newer, sameWiki, siteOf, type IngestProgress, type IngestResult } from "../ingest";
 import {
   type AppliedUpdate,
   openContainer,
   openSnapshot,
   type PageTable,
   type Redirect,
+  redirectListOf,
   type Snapshot,
   SnapshotError,
   type SnapshotMeta,
@@ -117,7 +118,20 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
   try {
     const arrivals: { pageId: number; revId: number }[] = [];
     let newChunks = 0;
-    const empty: IngestResult = { wiki, articles: [], redirects: [], sources: [], truncated: false, failures: [], wikitextChars: 0, claims: new ClaimTable(), redirectPageIds: [] };
+    const claims = new ClaimTable();
+    const empty: IngestResult = {
+      wiki,
+      articles: [],
+      redirects: [],
+      kept: { pageIds: new Uint32Array(0), revIds: new Float64Array(0) },
+      redirectList: new ClaimedRedirects(claims, new Uint32Array(0)),
+      sources: [],
+      truncated: false,
+      failures: [],
+      wikitextChars: 0,
+      claims,
+      redirectPageIds: [],
+    };
     const result = o.dumps.length
       ? await ingestDumps(o, base.meta.chunkWords, (a) => {
           // A revision the base already has (or older), or a page to delete: its text would be dead weight in the file.
@@ -148,7 +162,7 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
     const docOrder = [...byDoc.map((r) => arrivalOfRow.get(r)!), ...merged.newArrivals];
     const kept = new Uint8Array(arrivals.length + merged.baseRows.length);
     for (const a of docOrder) kept[a] = 1;
-    const done = writer.finishPages((a) => kept[a] === 1, merged.redirects, docOrder, merged.redirectPageIds);
+    const done = writer.finishPages((a) => kept[a] === 1, redirectListOf(merged.redirects), docOrder, merged.redirectPageIds);
 
     // The merge's numbering: the base's chunks (by their number in its index), then the new pages' (by arrival).
     const baseDocuments = readShardData(base.container, "index.text").documentCount;
@@ -159,7 +173,7 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
       for (let c = 0; c < pages.chunkCounts[r]!; c++) docOf[from + c] = done.docOfText[text + c]!;
     }
     for (let t = 0; t < newChunks; t++) docOf[baseDocuments + t] = done.docOfText[t]!;
-    index.finish(writer.out, { docOfText: docOf, documents: done.documents, titles: done.titles, chunkCounts: done.chunkCounts, redirects: merged.redirects }, o.progress, {
+    index.finish(writer.out, { docOfText: docOf, documents: done.documents, titles: done.titles, chunkCounts: done.chunkCounts, redirects: redirectListOf(merged.redirects) }, o.progress, {
       path: o.base,
       documents: baseDocuments,
     });
@@ -184,7 +198,7 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
       indexedChunks: done.documents,
       skippedRedirects: merged.redirects.length,
       chunkWords: base.meta.chunkWords,
-      modifications: modificationsAfter(base.meta, result.articles.length > 0),
+      modifications: modificationsAfter(base.meta, result.kept.pageIds.length > 0),
       base: base.meta.contentHash,
       updates: [...(base.meta.updates ?? []), applied],
     });

@@ -94,6 +94,30 @@ export class ClaimTable {
     return this.read().compareAt(this.titles.get(a), this.titles.get(b));
   }
 
+  /** Rows a and b by title in JS string order (as `title(a) < title(b)`), without making the strings. */
+  compareTitlesAsStrings(a: number, b: number): number {
+    return this.read().compareAsStrings(this.titles.get(a), this.titles.get(b));
+  }
+
+  /** Row `row`'s title and (a redirect's) target as UTF-8 bytes: views, valid until the next set(). */
+  bytesOf(row: number): { title: Uint8Array; target: Uint8Array } {
+    const strings = this.read();
+    const target = this.targets.get(row);
+    return { title: strings.bytesAt(this.titles.get(row)), target: target < 0 ? new Uint8Array(0) : strings.bytesAt(target) };
+  }
+
+  /** A redirect row's target. */
+  target(row: number): string {
+    return this.read().at(this.targets.get(row));
+  }
+
+  /** Whether a redirect row leads somewhere: its target is not empty and not its own title. */
+  leadsElsewhere(row: number): boolean {
+    const target = this.targets.get(row);
+    const ends = this.strings.ends;
+    return ends.get(target) > (target ? ends.get(target - 1) : 0) && this.read().compareAt(this.titles.get(row), target) !== 0;
+  }
+
   /** Row `row`'s claim as an object. */
   claim(row: number): Claim {
     const base = { title: this.title(row), revId: this.revs.get(row), tsUnix: this.times.get(row) };
@@ -131,6 +155,71 @@ export class ClaimTable {
     let s = Math.imul(pageId, FIBONACCI) >>> this.shift;
     while (this.slots[s]) s = (s + 1) & mask;
     this.slots[s] = row + 1;
+  }
+}
+
+/**
+ * Redirects read from the claims' rows (sorted by title), one number a redirect rather than an
+ * object and two strings: English Wikipedia has about 11 million, held until a build's end.
+ */
+export class ClaimedRedirects {
+  constructor(
+    private readonly claims: ClaimTable,
+    private readonly rows: Uint32Array,
+  ) {}
+  get length(): number {
+    return this.rows.length;
+  }
+  title(i: number): string {
+    return this.claims.title(this.rows[i]!);
+  }
+  target(i: number): string {
+    return this.claims.target(this.rows[i]!);
+  }
+  /** Each redirect's page id, in order. */
+  pageIds(): Uint32Array {
+    return this.rows.map((row) => this.claims.pageIdOf(row));
+  }
+
+  /**
+   * The same redirects in columns of their own (their titles and targets' UTF-8 bytes, sized
+   * exactly), so that the claims can be let go: a build holds the redirects to its end, and
+   * the claims of every article and redirect were most of what it held per page.
+   */
+  detach(): StoredRedirects {
+    let bytes = 0;
+    for (const row of this.rows) {
+      const { title, target } = this.claims.bytesOf(row);
+      bytes += title.length + target.length;
+    }
+    const blob = new Uint8Array(bytes);
+    const ends = new Uint32Array(this.rows.length * 2);
+    let at = 0;
+    this.rows.forEach((row, i) => {
+      const { title, target } = this.claims.bytesOf(row);
+      blob.set(title, at);
+      ends[2 * i] = at += title.length;
+      blob.set(target, at);
+      ends[2 * i + 1] = at += target.length;
+    });
+    return new StoredRedirects(new StoredStrings(blob, ends), this.pageIds());
+  }
+}
+
+/** Redirects in UTF-8 columns (ClaimedRedirects.detach): string 2i is redirect i's title, 2i + 1 its target. */
+class StoredRedirects {
+  constructor(
+    private readonly strings: StoredStrings,
+    readonly pageIdList: Uint32Array,
+  ) {}
+  get length(): number {
+    return this.pageIdList.length;
+  }
+  title(i: number): string {
+    return this.strings.at(2 * i);
+  }
+  target(i: number): string {
+    return this.strings.at(2 * i + 1);
   }
 }
 

@@ -7,7 +7,7 @@
 export type { Article } from "./article";
 export type { Chunk, SectionHead } from "./chunk";
 export { wordCount } from "./chunk";
-export { ClaimTable } from "./claim-table";
+export { ClaimedRedirects, ClaimTable } from "./claim-table";
 export { canonicalTitle, newer, type Claim } from "./claims";
 export { DumpError } from "./errors";
 export { ingest, sameWiki, siteOf } from "./ingestion";

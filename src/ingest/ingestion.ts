@@ -6,7 +6,8 @@
  */
 import { availableParallelism } from "node:os";
 import type { Article } from "./article";
-import { ClaimTable } from "./claim-table";
+import { Growable } from "../columns";
+import { ClaimedRedirects, ClaimTable } from "./claim-table";
 import { claimFor, newer, titleHolders } from "./claims";
 import { DumpError } from "./errors";
 import { readExport, type RawPage, type SiteInfo } from "./mediawiki";
@@ -97,33 +98,47 @@ class Ingestion {
     this.pool.close();
   }
 
-  /** Resolves title clashes (the newest page holding a title keeps it) and sorts the output. */
+  /**
+   * Resolves title clashes (the newest page holding a title keeps it) and sorts the output:
+   * the articles kept and the redirects as rows of the claims, their objects made only when
+   * asked for (a build reads the rows).
+   */
   result(): IngestResult {
     if (!this.wiki) throw new DumpError("no <siteinfo> found in the dumps: they are not MediaWiki exports.");
-    const kept: Article[] = [];
-    const redirectIds = new Map<Redirect, number>();
     const claims = this.claims;
+    const articleRows = new Growable(Uint32Array);
+    const redirectRows = new Growable(Uint32Array);
     for (const row of titleHolders(claims, (r) => claims.isConverted(r))) {
-      const pageId = claims.pageIdOf(row);
-      if (claims.isArticle(row)) {
-        kept.push(this.articles.get(pageId) ?? new StreamedArticle(claims, row));
-        continue;
-      }
-      const { title, target } = claims.claim(row);
-      if (target && target !== title) redirectIds.set({ title, target }, pageId);
+      if (claims.isArticle(row)) articleRows.push(row);
+      else if (claims.leadsElsewhere(row)) redirectRows.push(row);
     }
-    kept.sort((a, b) => a.pageId - b.pageId);
-    const redirects = [...redirectIds.keys()].sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0));
+    const keptRows = articleRows.view().sort((a, b) => claims.pageIdOf(a) - claims.pageIdOf(b));
+    const kept = { pageIds: keptRows.map((row) => claims.pageIdOf(row)), revIds: Float64Array.from(keptRows, (row) => claims.revOf(row)) };
+    const redirectList = new ClaimedRedirects(
+      claims,
+      redirectRows.view().sort((a, b) => claims.compareTitlesAsStrings(a, b)),
+    );
+    const held = this.articles;
+    let articles: Article[] | undefined;
+    let redirects: Redirect[] | undefined;
     return {
       wiki: this.wiki,
-      articles: kept,
-      redirects,
+      get articles() {
+        return (articles ??= Array.from(keptRows, (row) => held.get(claims.pageIdOf(row)) ?? new StreamedArticle(claims, row)));
+      },
+      get redirects() {
+        return (redirects ??= Array.from({ length: redirectList.length }, (_, i) => ({ title: redirectList.title(i), target: redirectList.target(i) })));
+      },
+      kept,
+      redirectList,
       sources: this.sources,
       truncated: this.sources.some((s) => s.truncated),
       failures: this.failures,
       wikitextChars: this.wikitextChars,
       claims: this.claims,
-      redirectPageIds: redirects.map((r) => redirectIds.get(r)!),
+      get redirectPageIds() {
+        return Array.from(redirectList.pageIds());
+      },
     };
   }
 

@@ -1,6 +1,6 @@
 /** What ingest is asked (its options) and what it gives back (its result), with the records they hold. */
 import type { Article } from "./article";
-import type { ClaimTable } from "./claim-table";
+import type { ClaimedRedirects, ClaimTable } from "./claim-table";
 import type { RawPage } from "./mediawiki";
 
 export const DEFAULT_CHUNK_WORDS = 300;
@@ -68,9 +68,14 @@ export interface SourceReport {
 
 export interface IngestResult {
   wiki: Wiki;
-  /** Sorted by page id. */
-  articles: Article[];
-  redirects: Redirect[];
+  /** Sorted by page id; made when first read (a build reads `kept`). */
+  readonly articles: Article[];
+  /** Made when first read from `redirectList`. */
+  readonly redirects: Redirect[];
+  /** The articles' ids and revisions, sorted by id: two columns, not an object an article. */
+  kept: { pageIds: Uint32Array; revIds: Float64Array };
+  /** The redirects kept, sorted by title: rows of the claims. */
+  redirectList: ClaimedRedirects;
   sources: SourceReport[];
   truncated: boolean;
   /** Pages whose wikitext could not be converted; they are left out. */
@@ -82,6 +87,6 @@ export interface IngestResult {
    * resolved (an update weighs them against the snapshot it starts from).
    */
   claims: ClaimTable;
-  /** The page id of each redirect, in the order of redirects. */
-  redirectPageIds: number[];
+  /** The page id of each redirect, in the order of redirects (made when read). */
+  readonly redirectPageIds: number[];
 }

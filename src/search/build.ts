@@ -8,7 +8,7 @@
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
-import { type Container, ContainerWriter, MAX_SECTION_BYTES, openContainer, type Redirect, type SnapshotSection } from "../snapshot";
+import { type Container, ContainerWriter, MAX_SECTION_BYTES, openContainer, type RedirectList, type SnapshotSection } from "../snapshot";
 import { textShardOptions, titleShardOptions } from "./fields";
 import { buildShard, type ShardData, type ShardOptions } from "./shard";
 import { Inversion } from "./invert";
@@ -174,7 +174,7 @@ export class IndexBuilder {
    */
   finish(
     out: ContainerWriter,
-    kept: { docOfText: Int32Array; documents: number; titles: TitleList; chunkCounts: ArrayLike<number>; redirects: Redirect[] },
+    kept: { docOfText: Int32Array; documents: number; titles: TitleList; chunkCounts: ArrayLike<number>; redirects: RedirectList },
     progress: IndexBuildProgress = () => {},
     base?: { path: string; documents: number },
   ): void {
@@ -206,15 +206,15 @@ export class IndexBuilder {
    * inverted a batch at a time within the budget, each batch a run, the runs merged. One
    * title index inverted whole held about 1 KB per title at its end (with its redirects).
    */
-  private titleIndex(out: ContainerWriter, titles: TitleList, redirects: Redirect[], aliases: { start: Uint32Array; list: Uint32Array }, progress: IndexBuildProgress): void {
+  private titleIndex(out: ContainerWriter, titles: TitleList, redirects: RedirectList, aliases: { start: Uint32Array; list: Uint32Array }, progress: IndexBuildProgress): void {
     const options = titleShardOptions(this.lang);
-    const aliasesOf = (i: number) => Array.from(aliases.list.subarray(aliases.start[i]!, aliases.start[i + 1]!), (r) => redirects[r]!.title).join("\n");
+    const aliasesOf = (i: number) => Array.from(aliases.list.subarray(aliases.start[i]!, aliases.start[i + 1]!), (r) => redirects.title(r)).join("\n");
     const cursors: RunCursor[] = [];
     for (let start = 0; start < titles.length || !cursors.length; ) {
       let end = start;
       for (let bytes = 0; end < titles.length && (end === start || bytes * BYTES_PER_TEXT_BYTE < this.memoryBytes); end++) {
         bytes += titles.at(end)!.length + 64;
-        for (let a = aliases.start[end]!; a < aliases.start[end + 1]!; a++) bytes += redirects[aliases.list[a]!]!.title.length + 1;
+        for (let a = aliases.start[end]!; a < aliases.start[end + 1]!; a++) bytes += redirects.title(aliases.list[a]!).length + 1;
       }
       // The last run's garbage goes before this one allocates, as in spill().
       Bun.gc(true);

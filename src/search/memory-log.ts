@@ -5,10 +5,13 @@
 import { readFileSync } from "node:fs";
 
 const enabled = !!process.env.TOME_DEBUG_MEM;
+/** TOME_DEBUG_MEM=gc: a full collection before each reading, so that the heap figures are what is live. */
+const collect = process.env.TOME_DEBUG_MEM === "gc";
 const started = performance.now();
 
 export function logMemory(phase: string): void {
   if (!enabled) return;
+  if (collect) Bun.gc(true);
   let status = "";
   try {
     status = readFileSync("/proc/self/status", "utf8");

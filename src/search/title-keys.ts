@@ -5,7 +5,7 @@
  * maps of every title (and two of every redirect) made the title index the build's largest
  * cost per page at its end.
  */
-import { Growable, type Redirect, StringColumn } from "../snapshot";
+import { Growable, type RedirectList, StoredStrings, StringColumn } from "../snapshot";
 import { titleKey } from "./query";
 
 /** Titles by index: a list, or a column of them (StoredStrings) read one at a time. */
@@ -14,34 +14,40 @@ export interface TitleList {
   at(i: number): string | undefined;
 }
 
-/** JS string order, then the index: a stable order of equal keys. */
-const byKey = (keys: string[]) => (a: number, b: number) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b);
-
-/** Indexes of `keys` sorted by key, and where each key's run of equal keys starts. */
+/** Title keys sorted, as UTF-8 in a column rather than a string each: their indexes in key order, equal keys by index. */
 class SortedKeys {
+  readonly keys: StoredStrings;
   readonly order: Uint32Array;
-  constructor(readonly keys: string[]) {
-    this.order = Uint32Array.from(keys.keys()).sort(byKey(keys));
+  constructor(n: number, titleAt: (i: number) => string) {
+    const keys = (this.keys = keysOf(n, titleAt));
+    this.order = Uint32Array.from({ length: n }, (_, i) => i).sort((a, b) => keys.compareAsStrings(a, b) || a - b);
   }
   /** The first position in `order` of `key`, or -1. */
   find(key: string): number {
-    const { order, keys } = this;
-    let lo = 0;
-    let hi = order.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (keys[order[mid]!]! < key) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < order.length && keys[order[lo]!] === key ? lo : -1;
+    return this.seek((i) => this.keys.compare(i, key));
+  }
+  /** The first position in `order` of key `at` of another column, or -1. */
+  findStored(other: StoredStrings, at: number): number {
+    return this.seek((i) => this.keys.compareAsStrings(i, at, other));
   }
   /** The end of the run of equal keys starting at position p. */
   runEnd(p: number): number {
     const { order, keys } = this;
-    const key = keys[order[p]!];
     let end = p + 1;
-    while (end < order.length && keys[order[end]!] === key) end++;
+    while (end < order.length && keys.compareAt(order[end]!, order[p]!) === 0) end++;
     return end;
+  }
+  /** Bisection: `against(i)` is key i against the key sought. */
+  private seek(against: (i: number) => number): number {
+    const order = this.order;
+    let lo = 0;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (against(order[mid]!) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < order.length && against(order[lo]!) === 0 ? lo : -1;
   }
 }
 
@@ -49,13 +55,13 @@ class SortedKeys {
  * The title keys of n titles. Each key leaves a few strings behind: a young collection every
  * 64K keys keeps them from piling up (by about 100 MB a million titles).
  */
-function keysOf(n: number, titleAt: (i: number) => string): string[] {
-  const keys = new Array<string>(n);
+function keysOf(n: number, titleAt: (i: number) => string): StoredStrings {
+  const keys = new StringColumn();
   for (let i = 0; i < n; i++) {
-    keys[i] = titleKey(titleAt(i));
+    keys.push(titleKey(titleAt(i)));
     if ((i & 0xffff) === 0xffff) Bun.gc(false);
   }
-  return keys;
+  return new StoredStrings(keys.blob(), keys.ends.view());
 }
 
 class TitleKeys {
@@ -76,11 +82,11 @@ class TitleKeys {
 
   constructor(
     private readonly chunkCounts: ArrayLike<number>,
-    private readonly redirects: Redirect[],
+    private readonly redirects: RedirectList,
     titles: TitleList,
   ) {
-    this.pages = new SortedKeys(keysOf(titles.length, (i) => titles.at(i)!));
-    this.redirectKeys = new SortedKeys(keysOf(redirects.length, (i) => redirects[i]!.title));
+    this.pages = new SortedKeys(titles.length, (i) => titles.at(i)!);
+    this.redirectKeys = new SortedKeys(redirects.length, (i) => redirects.title(i));
     this.lastOf = new Int32Array(redirects.length).fill(-1);
     const { order } = this.redirectKeys;
     for (let p = 0; p < order.length; ) {
@@ -93,7 +99,7 @@ class TitleKeys {
     for (let r = 0; r < redirects.length; r++) {
       const last = this.lastOf[r]!;
       if (last < 0) continue;
-      const to = titleKey(redirects[last]!.target);
+      const to = titleKey(redirects.target(last));
       this.toPage[r] = this.pages.find(to);
       this.toRedirect[r] = this.redirectKeys.find(to);
       if ((r & 0xffff) === 0xffff) Bun.gc(false);
@@ -171,7 +177,7 @@ class TitleKeys {
       for (nextRedirect = -1; r < redirects.order.length && nextRedirect < 0; ) {
         const first = redirects.order[r]!;
         r = redirects.runEnd(r);
-        if (this.pageAt(pages.find(redirects.keys[first]!), true) >= 0) continue;
+        if (this.pageAt(pages.findStored(redirects.keys, first), true) >= 0) continue;
         redirectAt = this.resolve(first, true);
         if (redirectAt >= 0) nextRedirect = first;
       }
@@ -179,12 +185,12 @@ class TitleKeys {
     advancePage();
     advanceRedirect();
     while (nextPage >= 0 || nextRedirect >= 0) {
-      if (nextPage >= 0 && (nextRedirect < 0 || pages.keys[nextPage]! < redirects.keys[nextRedirect]!)) {
-        keys.push(pages.keys[nextPage]!);
+      if (nextPage >= 0 && (nextRedirect < 0 || pages.keys.compareAsStrings(nextPage, nextRedirect, redirects.keys) < 0)) {
+        keys.pushBytes(pages.keys.bytesAt(nextPage));
         page.push(pageAt);
         advancePage();
       } else {
-        keys.push(redirects.keys[nextRedirect]!);
+        keys.pushBytes(redirects.keys.bytesAt(nextRedirect));
         page.push(redirectAt);
         advanceRedirect();
       }
@@ -197,7 +203,7 @@ class TitleKeys {
  * The title shard's aliases and the lookup's entries (TitleKeys.aliases and lookup), the keys
  * made for them let go on return.
  */
-export function resolveTitles(chunkCounts: ArrayLike<number>, redirects: Redirect[], titles: TitleList): { aliases: ReturnType<TitleKeys["aliases"]>; lookup: ReturnType<TitleKeys["lookup"]> } {
+export function resolveTitles(chunkCounts: ArrayLike<number>, redirects: RedirectList, titles: TitleList): { aliases: ReturnType<TitleKeys["aliases"]>; lookup: ReturnType<TitleKeys["lookup"]> } {
   const keys = new TitleKeys(chunkCounts, redirects, titles);
   // Making the keys leaves several strings a title as garbage: collected between the steps, it does not pile up to the phase's peak.
   Bun.gc(true);

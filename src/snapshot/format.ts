@@ -53,6 +53,18 @@ export interface Redirect {
   target: string;
 }
 
+/** Redirects by index, sorted by title: a list of objects, or a build's columns read one at a time. */
+export interface RedirectList {
+  readonly length: number;
+  title(i: number): string;
+  target(i: number): string;
+}
+
+/** A list of redirect objects as a RedirectList. */
+export function redirectListOf(redirects: readonly Redirect[]): RedirectList {
+  return { length: redirects.length, title: (i) => redirects[i]!.title, target: (i) => redirects[i]!.target };
+}
+
 export interface SnapshotMeta {
   formatVersion: number;
   /** ISO 8601, UTC. */

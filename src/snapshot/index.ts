@@ -1,6 +1,6 @@
 /** snapshot: the file the service is served from. Written as a stream by the build, mapped at boot. */
-export { FORMAT_VERSION, SNAPSHOT_EXTENSION, SnapshotError } from "./format";
-export type { AppliedUpdate, Redirect, SnapshotChunk, SnapshotMeta, SnapshotPage, SnapshotSection, SourceReport, Wiki } from "./format";
+export { FORMAT_VERSION, redirectListOf, SNAPSHOT_EXTENSION, SnapshotError } from "./format";
+export type { AppliedUpdate, Redirect, RedirectList, SnapshotChunk, SnapshotMeta, SnapshotPage, SnapshotSection, SourceReport, Wiki } from "./format";
 export { openSnapshot, readSnapshotMeta, type Snapshot } from "./read";
 export { SnapshotWriter, type PageInput } from "./write";
 export { format1Modifications, readFormat1 } from "./format1";

@@ -74,7 +74,7 @@ export class PageWriter {
     const docOfText = new Int32Array(this.chunkSection.length).fill(-1);
     const firstDoc = new Uint32Array(n);
     let documents = 0;
-    const kept: number[] = [];
+    const kept = new Growable(Uint32Array);
     for (let i = 0; i < (docOrder?.length ?? n); i++) {
       const a = docOrder ? docOrder[i]! : i;
       if (!keep(a)) continue;
@@ -84,7 +84,7 @@ export class PageWriter {
       for (let c = 0; c < this.chunkCount.get(a); c++) docOfText[first + c] = documents++;
     }
     const ids = this.id.view();
-    const order = Uint32Array.from(kept).sort((x, y) => ids[x]! - ids[y]!);
+    const order = kept.view().sort((x, y) => ids[x]! - ids[y]!);
     const pick = <T extends Uint32Array | Float64Array>(make: { new (n: number): T }, from: (a: number) => number): T => {
       const out = new make(order.length);
       for (let i = 0; i < order.length; i++) out[i] = from(order[i]!);

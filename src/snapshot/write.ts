@@ -5,7 +5,7 @@
  */
 import { Packr } from "msgpackr";
 import { ContainerWriter } from "./container";
-import { FORMAT_VERSION, type Redirect, type SnapshotMeta, type SnapshotPage } from "./format";
+import { FORMAT_VERSION, type RedirectList, type SnapshotMeta, type SnapshotPage } from "./format";
 import { PageWriter, type PageRow } from "./pages";
 import { TextWriter, type TextStore } from "./text";
 
@@ -16,7 +16,7 @@ export type PageInput = Omit<SnapshotPage, "timestamp">;
 export class SnapshotWriter {
   readonly out: ContainerWriter;
   private readonly text: TextWriter;
-  private readonly pages = new PageWriter();
+  private pages = new PageWriter();
 
   /**
    * `background`: text compressed off the main thread (TextWriter); then settleText() before
@@ -76,12 +76,14 @@ export class SnapshotWriter {
    * Ends the text and writes the page table of the pages kept (see PageWriter.finish), and
    * the redirects (with their page ids, when given: in the same order).
    */
-  finishPages(keep: (arrival: number) => boolean, redirects: Redirect[], docOrder?: ArrayLike<number>, redirectPageIds?: ArrayLike<number>): ReturnType<PageWriter["finish"]> {
+  finishPages(keep: (arrival: number) => boolean, redirects: RedirectList, docOrder?: ArrayLike<number>, redirectPageIds?: ArrayLike<number>): ReturnType<PageWriter["finish"]> {
     this.text.finish();
     const done = this.pages.finish(this.out, keep, docOrder);
-    this.out.section("redirects", packr.pack(redirects));
+    // The rows are in the file: let go, they would be held through the index's merge, to the build's end.
+    this.pages = new PageWriter();
+    writeRedirects(this.out, redirects);
     // The redirects' page ids, when known: an update replaces a redirect by its id (its title may change).
-    if (redirectPageIds) this.out.section("redirects.pageId", Uint32Array.from(redirectPageIds));
+    if (redirectPageIds) this.out.section("redirects.pageId", redirectPageIds instanceof Uint32Array ? redirectPageIds : Uint32Array.from(redirectPageIds));
     return done;
   }
 
@@ -97,4 +99,33 @@ export class SnapshotWriter {
   abandon(): void {
     this.out.abandon();
   }
+}
+
+const PACKED_BATCH_BYTES = 1 << 20;
+
+/**
+ * The redirects section: the msgpack array of {title, target} that packr.pack(list) makes,
+ * written a redirect at a time (the array's header, then each element's bytes) rather than
+ * as one list of objects and one buffer.
+ */
+export function writeRedirects(out: ContainerWriter, redirects: RedirectList): void {
+  const n = redirects.length;
+  out.begin("redirects");
+  out.write(n < 16 ? Uint8Array.of(0x90 | n) : n < 0x10000 ? Uint8Array.of(0xdc, n >> 8, n & 0xff) : Uint8Array.of(0xdd, n >>> 24, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff));
+  let batch = new Uint8Array(PACKED_BATCH_BYTES);
+  let used = 0;
+  for (let i = 0; i < n; i++) {
+    const packed = packr.pack({ title: redirects.title(i), target: redirects.target(i) });
+    if (used + packed.length > batch.length) {
+      out.write(batch.subarray(0, used));
+      used = 0;
+      if (packed.length > batch.length) batch = new Uint8Array(packed.length);
+    }
+    batch.set(packed, used);
+    used += packed.length;
+    // Each redirect packed leaves an object and two strings: collected as they go, they do not pile up to the build's peak.
+    if ((i & 0xffff) === 0xffff) Bun.gc(false);
+  }
+  out.write(batch.subarray(0, used));
+  out.end();
 }
