@@ -173,6 +173,16 @@ function trainMarkov(sample: string[]): (random: () => number) => string {
 }
 
 /** Writes `chunks` English-like chunks (about) to out; returns pages, redirects and chunks written. */
+/** The start of a synthetic export: the root element and its siteinfo (an English wiki, namespace 0). */
+export const SYNTHETIC_DUMP_HEAD = `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en">
+  <siteinfo>
+    <sitename>Synthetic English</sitename>
+    <dbname>enwiki</dbname>
+    <base>https://synthetic.example.org/wiki/Main_Page</base>
+    <namespaces><namespace key="0" /></namespaces>
+  </siteinfo>
+`;
+
 export async function generateEnglish(model: EnglishModel, out: string, chunks: number, seed: number, onProgress?: (chunks: number) => void) {
   const random = prng(seed);
   const cap = (w: string) => w.charAt(0).toUpperCase() + w.slice(1);
@@ -223,14 +233,7 @@ export async function generateEnglish(model: EnglishModel, out: string, chunks: 
 
   const file = createWriteStream(out);
   const write = (s: string) => new Promise<void>((res) => (file.write(s) ? res() : file.once("drain", () => res())));
-  await write(`<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en">
-  <siteinfo>
-    <sitename>Synthetic English</sitename>
-    <dbname>enwiki</dbname>
-    <base>https://synthetic.example.org/wiki/Main_Page</base>
-    <namespaces><namespace key="0" /></namespaces>
-  </siteinfo>
-`);
+  await write(SYNTHETIC_DUMP_HEAD);
   const page = (n: number, title: string, text: string) => {
     const ts = new Date(Date.UTC(2020, 0, 1) + n * 60_000).toISOString().replace(/\.000Z$/, "Z");
     return `  <page>\n    <title>${xml(title)}</title>\n    <ns>0</ns>\n    <id>${n}</id>\n    <revision>\n      <id>${1_000_000 + n}</id>\n      <timestamp>${ts}</timestamp>\n      <text xml:space="preserve">${xml(text)}</text>\n    </revision>\n  </page>\n`;

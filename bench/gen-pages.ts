@@ -8,11 +8,26 @@
  */
 import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { SYNTHETIC_DUMP_HEAD } from "./english-model";
 
-const { values } = parseArgs({ args: Bun.argv.slice(2), options: { articles: { type: "string" }, words: { type: "string" }, out: { type: "string" } }, strict: true });
+const USAGE = `Usage: bun bench/gen-pages.ts --articles N --words FILE --out FILE
+
+  --articles N   articles to write, each with 1.6 redirects on average
+  --words FILE   any text to draw the titles' and articles' words from (its first 4 MB)
+  --out FILE     the XML export to write
+  -h, --help     this help`;
+const { values } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: { articles: { type: "string" }, words: { type: "string" }, out: { type: "string" }, help: { type: "boolean", short: "h" } },
+  strict: true,
+});
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const n = Number(values.articles);
 if (!Number.isInteger(n) || n < 1 || !values.words || !values.out) {
-  console.error("Usage: bun bench/gen-pages.ts --articles N --words FILE --out FILE");
+  console.error(USAGE);
   process.exit(2);
 }
 const words = (await Bun.file(values.words).slice(0, 4_000_000).text())
@@ -28,14 +43,7 @@ const sentence = (k: number) => `${Array.from({ length: k }, word).join(" ")}.`;
 
 rmSync(values.out, { force: true });
 const sink = Bun.file(values.out).writer();
-sink.write(`<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en">
-  <siteinfo>
-    <sitename>Synthetic English</sitename>
-    <dbname>enwiki</dbname>
-    <base>https://synthetic.example.org/wiki/Main_Page</base>
-    <namespaces><namespace key="0" /></namespaces>
-  </siteinfo>
-`);
+sink.write(SYNTHETIC_DUMP_HEAD);
 let id = 1;
 const page = (title: string, text: string, redirect?: string) => {
   const pageId = id++;
