@@ -16,7 +16,7 @@ import { sameBytes } from "./hash";
 
 /**
  * A hit's text costs the decompression of its block. With the dictionary, 8 KB blocks take
- * 16% fewer bytes than 16 KB blocks without one, and decompress as fast (D49).
+ * 16% fewer bytes than 16 KB blocks without one, and decompress in about the same time (D49).
  */
 const BLOCK_BYTES = 8 * 1024;
 const ZSTD_LEVEL = 9;
