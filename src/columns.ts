@@ -46,28 +46,27 @@ export class StringColumn {
   private used = 0;
   readonly ends = new Growable(Uint32Array);
   push(s: string): void {
-    const need = this.used + s.length * 3;
-    if (need > this.bytes.length) {
-      const grown = new Uint8Array(Math.max(need, this.bytes.length * 2));
-      grown.set(this.bytes.subarray(0, this.used));
-      this.bytes = grown;
-    }
+    this.reserve(s.length * 3);
     this.used += this.encoder.encodeInto(s, this.bytes.subarray(this.used)).written;
     this.ends.push(this.used);
   }
   /** A string already encoded (UTF-8 bytes, as push writes them). */
   pushBytes(bytes: Uint8Array): void {
-    if (this.used + bytes.length > this.bytes.length) {
-      const grown = new Uint8Array(Math.max(this.used + bytes.length, this.bytes.length * 2));
-      grown.set(this.bytes.subarray(0, this.used));
-      this.bytes = grown;
-    }
+    this.reserve(bytes.length);
     this.bytes.set(bytes, this.used);
     this.used += bytes.length;
     this.ends.push(this.used);
   }
   get length(): number {
     return this.ends.length;
+  }
+  /** Room for `bytes` more bytes. */
+  private reserve(bytes: number): void {
+    const need = this.used + bytes;
+    if (need <= this.bytes.length) return;
+    const grown = new Uint8Array(Math.max(need, this.bytes.length * 2));
+    grown.set(this.bytes.subarray(0, this.used));
+    this.bytes = grown;
   }
   blob(): Uint8Array {
     return this.bytes.subarray(0, this.used);
@@ -145,29 +144,15 @@ export class StoredStrings {
    */
   compare(i: number, key: string): number {
     const blob = this.blob;
-    let at = i ? this.ends[i - 1]! : 0;
+    let at = this.textStart(i);
     const end = this.ends[i]!;
-    if (end - at >= 3 && blob[at] === 0xef && blob[at + 1] === 0xbb && blob[at + 2] === 0xbf) at += 3;
     let k = 0;
     while (at < end) {
-      const b = blob[at]!;
-      let cp: number;
-      if (b < 0x80) {
-        cp = b;
-        at++;
-      } else if (b < 0xe0) {
-        cp = ((b & 0x1f) << 6) | (blob[at + 1]! & 0x3f);
-        at += 2;
-      } else if (b < 0xf0) {
-        cp = ((b & 0x0f) << 12) | ((blob[at + 1]! & 0x3f) << 6) | (blob[at + 2]! & 0x3f);
-        at += 3;
-      } else {
-        cp = ((b & 0x07) << 18) | ((blob[at + 1]! & 0x3f) << 12) | ((blob[at + 2]! & 0x3f) << 6) | (blob[at + 3]! & 0x3f);
-        at += 4;
-      }
+      let cp = codePointAt(blob, at);
+      at += utf8Length(cp);
       if (cp >= 0x10000) {
         if (k >= key.length) return 1;
-        const d = 0xd800 + ((cp - 0x10000) >> 10) - key.charCodeAt(k++);
+        const d = firstUnit(cp) - key.charCodeAt(k++);
         if (d) return d;
         cp = 0xdc00 + ((cp - 0x10000) & 0x3ff);
       }

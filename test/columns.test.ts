@@ -6,7 +6,7 @@ import { writeRedirects } from "../src/snapshot/write";
 import { tempDir } from "./helpers";
 
 describe("stored strings", () => {
-  test("compareAsStrings orders stored strings as JS compares the strings (UTF-16 units, not code points)", () => {
+  test("compareAsStrings and compare order stored strings as JS compares the strings (UTF-16 units, not code points)", () => {
     // U+FF21 sorts after U+1F600 in UTF-8 and code point order, before it in JS order (a surrogate pair starts with 0xD83D).
     const strings = ["", "a", "ab", "b", "Ä", "\uff21", "\u{1f600}", "\u{1f600}a", "\u{1f601}", "\ue000", "z\u{10000}", "z\uffff", "Éa", "É", "abc", "ab\u00ff"];
     const column = new StringColumn();
@@ -22,6 +22,8 @@ describe("stored strings", () => {
       for (let j = 0; j < strings.length; j++) {
         expect({ a: strings[i], b: strings[j], order: Math.sign(stored.compareAsStrings(i, j)) }).toEqual({ a: strings[i], b: strings[j], order: jsOrder(strings[i]!, strings[j]!) });
         expect({ a: strings[i], b: others[j], order: Math.sign(stored.compareAsStrings(i, j, other)) }).toEqual({ a: strings[i], b: others[j], order: jsOrder(strings[i]!, others[j]!) });
+        // compare() against a JS string decodes the same way.
+        expect({ a: strings[i], b: strings[j], order: Math.sign(stored.compare(i, strings[j]!)) }).toEqual({ a: strings[i], b: strings[j], order: jsOrder(strings[i]!, strings[j]!) });
       }
     }
   });
