@@ -162,7 +162,8 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
     const docOrder = [...byDoc.map((r) => arrivalOfRow.get(r)!), ...merged.newArrivals];
     const kept = new Uint8Array(arrivals.length + merged.baseRows.length);
     for (const a of docOrder) kept[a] = 1;
-    const done = writer.finishPages((a) => kept[a] === 1, redirectListOf(merged.redirects), docOrder, merged.redirectPageIds);
+    const redirects = redirectListOf(merged.redirects);
+    const done = writer.finishPages((a) => kept[a] === 1, redirects, docOrder, merged.redirectPageIds);
 
     // The merge's numbering: the base's chunks (by their number in its index), then the new pages' (by arrival).
     const baseDocuments = readShardData(base.container, "index.text").documentCount;
@@ -173,7 +174,7 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
       for (let c = 0; c < pages.chunkCounts[r]!; c++) docOf[from + c] = done.docOfText[text + c]!;
     }
     for (let t = 0; t < newChunks; t++) docOf[baseDocuments + t] = done.docOfText[t]!;
-    index.finish(writer.out, { docOfText: docOf, documents: done.documents, titles: done.titles, chunkCounts: done.chunkCounts, redirects: redirectListOf(merged.redirects) }, o.progress, {
+    index.finish(writer.out, { docOfText: docOf, documents: done.documents, titles: done.titles, chunkCounts: done.chunkCounts, redirects }, o.progress, {
       path: o.base,
       documents: baseDocuments,
     });
