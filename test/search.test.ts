@@ -313,6 +313,35 @@ describe("a shard scores as MiniSearch does", () => {
     }
     expect(compared).toBeGreaterThan(1000);
   });
+
+  test("match() window by window sums the same numbers as list after list (several words, prefixes, typos)", async () => {
+    const source = await ingested({ dumps: [SQUAD] });
+    const docs = source.articles.flatMap((a) => a.chunks.map((c) => ({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title })));
+    const data = buildShard(docs.length, (i) => docs[i]!, textShardOptions("en"));
+    const windowed = new Shard(data, TEXT_BOOSTS, { matchWindow: 64 });
+    const whole = new Shard(data, TEXT_BOOSTS, { matchWindow: Infinity });
+    let compared = 0;
+    for (const q of ["the nfl", "super bowl champions", "oxygen water carbon", "warsaw university"]) {
+      for (const spec of [
+        { prefix: false, fuzzy: 0 },
+        { prefix: true, fuzzy: 0 },
+        { prefix: false, fuzzy: 1 },
+      ]) {
+        const words = terms(q, "en").map((w) => ({ key: indexKey(w), ...spec }));
+        const a = whole.match(words);
+        const b = windowed.match(words);
+        const sums = new Map<number, [number, number]>();
+        for (let i = 0; i < a.count; i++) sums.set(a.docs[i]!, [a.scores[i]!, a.masks[i]!]);
+        expect(b.count).toBe(a.count);
+        expect(b.postings).toBe(a.postings);
+        for (let i = 0; i < b.count; i++) expect([b.scores[i]!, b.masks[i]!]).toEqual(sums.get(b.docs[i]!)!);
+        // Window by window, the documents come in ascending windows.
+        for (let i = 1; i < b.count; i++) expect(Math.floor(b.docs[i]! / 64)).toBeGreaterThanOrEqual(Math.floor(b.docs[i - 1]! / 64));
+        compared += b.count;
+      }
+    }
+    expect(compared).toBeGreaterThan(2 * docs.length);
+  });
 });
 
 describe("the vocabulary", () => {
