@@ -141,7 +141,20 @@ class ListReader {
         if (i >= n) break;
         const last = cursor.lastDoc(b);
         if (at[i]! > last) continue;
+        const lo = i;
         while (i < n && at[i]! <= last) i++;
+        this.postings += cursor.decode(b);
+        // The documents still in against the block's, both in order: no look at the masks of the documents that are out.
+        for (let k = lo, j = 0; k < i; k++) {
+          const d = at[k]!;
+          while (docs[j]! < d) j++;
+          if (docs[j] !== d) continue;
+          masks[d] = (masks[d]! | bit) >>> 0;
+          if (!score) continue;
+          const tf = tfs[j]!;
+          scores[d]! += w * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));
+        }
+        continue;
       }
       const m = cursor.decode(b);
       this.postings += m;
