@@ -510,6 +510,16 @@ describe("GET /v1/page/{page_id}", () => {
     const withParens = snap.pages.list().find((p) => p.title.includes("("))!;
     const body = await ok(`/v1/page/${withParens.pageId}?max_chunks=1`);
     expect(body.page.url).toBe(`https://en.wikipedia.org/wiki/${withParens.title.replaceAll(" ", "_")}`);
+    // MediaWiki's wfUrlencode (rawurlencode, then ; @ $ ! * ( ) , / ~ : left readable), on every
+    // printable ASCII character, and on each title of the snapshot.
+    const wfUrlencode = (title: string) =>
+      [...new TextEncoder().encode(title.replaceAll(" ", "_"))]
+        .map((b) => (/[A-Za-z0-9_.~;@$!*(),/:-]/.test(String.fromCharCode(b)) && b < 128 ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, "0")}`))
+        .join("");
+    const ascii = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i));
+    for (const title of [...ascii.map((c) => `A${c}b`), ascii.join(""), ...snap.pages.list().map((p) => p.title)]) {
+      expect(articleUrl("en.wikipedia.org", title)).toBe(`https://en.wikipedia.org/wiki/${wfUrlencode(title)}`);
+    }
   });
 });
 

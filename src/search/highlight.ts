@@ -92,6 +92,8 @@ let slots = new Int32Array(0);
  * for the current table. Weakly held: a hit's terms reach its engine, which a swap lets go.
  */
 let answersOf = new WeakMap<MatchedTerms, Uint8Array>();
+/** The answers of the MatchedTerms of the scan under way, once looked up (undefined between scans). */
+let scanAnswers: Uint8Array | undefined;
 /** Whether the text scanned has a high surrogate (set by scan and wordEnd). */
 let wide = false;
 
@@ -118,8 +120,12 @@ function tableOf(candidates: ReadonlySet<string>): void {
 
 /** Whether candidate c is matched, asked of `matched` once. */
 function answer(matched: MatchedTerms, c: number): boolean {
-  let answers = answersOf.get(matched);
-  if (!answers) answersOf.set(matched, (answers = new Uint8Array(tableTerms.length)));
+  let answers = scanAnswers;
+  if (!answers) {
+    answers = answersOf.get(matched);
+    if (!answers) answersOf.set(matched, (answers = new Uint8Array(tableTerms.length)));
+    scanAnswers = answers;
+  }
   let a = answers[c]!;
   if (a === 0) answers[c] = a = matched.has(tableTerms[c]!) ? 1 : 2;
   return a === 1;
@@ -160,6 +166,7 @@ const lower = (c: number) => (c >= 65 && c <= 90 ? c + 32 : c);
  */
 function scan(text: string, lang: string, matched: MatchedTerms): boolean {
   wide = false;
+  scanAnswers = undefined;
   // The hits of a search share their candidates: their table is made once.
   if (matched.candidates !== tableFor) tableOf(matched.candidates);
   const n = text.length;
