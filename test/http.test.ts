@@ -410,6 +410,20 @@ describe("D3–D5: parameter rules", () => {
       expect(body.message).toContain("concat");
     }
   });
+
+  test("parameters are read once, strictly: Elysia parses no query string, headers or cookies for a route, nor checks them again", async () => {
+    const app = createApp(engine);
+    const routes = (app.routes as unknown as { routes: { method: string; path: string; composed?: unknown }[] }).routes;
+    const asked = { "/v1/search": "/v1/search?q=albedo", "/v1/page/:page_id": "/v1/page/39", "/v1/chunk/:id": "/v1/chunk/39_0", "/v1/changes": "/v1/changes", "/v1/lucky": "/v1/lucky?q=albedo" };
+    for (const [path, request] of Object.entries(asked)) {
+      expect((await app.handle(new Request(`http://localhost${request}`))).status).toBe(200);
+      // Elysia compiles a route's handler at its first request, from what the route's hooks and handler read.
+      const compiled = String(routes.find((r) => r.method === "GET" && r.path === path)?.composed);
+      expect(compiled).toContain("handler(c)");
+      for (const work of ["parseQueryFromURL", "parseCookie", "headers.toJSON", "validator.query", "validator.params"]) expect(compiled).not.toContain(work);
+    }
+    app.close();
+  });
 });
 
 describe("GET /v1/page/{page_id}", () => {
@@ -496,6 +510,16 @@ describe("GET /v1/page/{page_id}", () => {
     const withParens = snap.pages.list().find((p) => p.title.includes("("))!;
     const body = await ok(`/v1/page/${withParens.pageId}?max_chunks=1`);
     expect(body.page.url).toBe(`https://en.wikipedia.org/wiki/${withParens.title.replaceAll(" ", "_")}`);
+    // MediaWiki's wfUrlencode (rawurlencode, then ; @ $ ! * ( ) , / ~ : left readable), on every
+    // printable ASCII character, and on each title of the snapshot.
+    const wfUrlencode = (title: string) =>
+      [...new TextEncoder().encode(title.replaceAll(" ", "_"))]
+        .map((b) => (/[A-Za-z0-9_.~;@$!*(),/:-]/.test(String.fromCharCode(b)) && b < 128 ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, "0")}`))
+        .join("");
+    const ascii = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i));
+    for (const title of [...ascii.map((c) => `A${c}b`), ascii.join(""), ...snap.pages.list().map((p) => p.title)]) {
+      expect(articleUrl("en.wikipedia.org", title)).toBe(`https://en.wikipedia.org/wiki/${wfUrlencode(title)}`);
+    }
   });
 });
 

@@ -122,6 +122,29 @@ describe("the vocabulary of the shared English dumps", () => {
   });
 });
 
+describe("a vocabulary where a run of the trie holds more than 65,535 keys", () => {
+  test("answers typoNeighbours as the radix tree did (a typo walk steps over such a run by searching for its end)", () => {
+    const letters = "abcdefghijklmnopqrstuvwxyz";
+    // "a…" keys first, so that the 70,304 "b…" keys are the root's second child, then a few "c…".
+    const keys: string[] = ["a", "ab", "abc", "azure"];
+    for (let i = 0; i < 70_304; i++) keys.push(`b${letters[Math.floor(i / 2704) % 26]}${letters[Math.floor(i / 104) % 26]}${letters[Math.floor(i / 4) % 26]}${"aeio"[i % 4]}`);
+    keys.push("ca", "cab", "cbbae");
+    const sorted = [...new Set(keys)].sort();
+    expect(sorted.filter((k) => k.startsWith("b")).length).toBeGreaterThan(65_535);
+    const vocabulary = new Vocabulary(vocabularyOf(sorted));
+    const tree = radixTree(sorted);
+    let found = 0;
+    for (const q of ["bkmqe", "bkmqa", "bkqme", "cbbbe", "cabe", "bzzzo", "azur", "abcde", "bammo", "cbba"]) {
+      for (const max of [1, 2]) {
+        const expected = typoNeighbours(tree, q, max);
+        expect({ q, max, typos: vocabulary.typoNeighbours(q, max) }).toEqual({ q, max, typos: expected });
+        found += expected.length;
+      }
+    }
+    expect(found).toBeGreaterThan(100);
+  });
+});
+
 describe("the vocabulary of a Japanese dump (every key non-ASCII, many letters per node)", () => {
   test("answers get, atPrefix and typoNeighbours as the radix tree did", async () => {
     const source = await ingested({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });

@@ -19,8 +19,12 @@ const WIKIMEDIA_TERMS = "https://foundation.wikimedia.org/wiki/Terms_of_Use";
 // MediaWiki's wfUrlencode: rawurlencode, then these are left readable.
 const KEPT = /%(3B|40|24|21|2A|28|29|2C|2F|7E|3A)/g;
 
+/** Titles that the encoding below leaves as they are, spaces aside: ASCII letters, digits, - . _ ~ and what KEPT gives back. */
+const PLAIN_TITLE = /^[A-Za-z0-9 ._~;@$!*(),/:-]*$/;
+
 /** D14: the article's address, percent-encoded as Wikipedia does. */
 export function articleUrl(project: string, title: string): string {
+  if (PLAIN_TITLE.test(title)) return `https://${project}/wiki/${title.replaceAll(" ", "_")}`;
   const encoded = encodeURIComponent(title.replaceAll(" ", "_"))
     .replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase())
     .replace(KEPT, (m) => decodeURIComponent(m));

@@ -11,6 +11,8 @@ import type { TSchema } from "@sinclair/typebox";
 export const RESPONSE_DOC = Symbol("tome.response");
 /** Where a route's `detail` names a second path that the same operation answers at. */
 export const ALSO_AT = Symbol("tome.alsoAt");
+/** Where a route's hooks hold its query and path schemas, which its handler reads (params.ts's route()) and Elysia never sees. */
+export const PARAMETERS = Symbol("tome.parameters");
 
 export interface HeaderDoc {
   description: string;
@@ -38,8 +40,7 @@ export interface ApiRoute {
   method: string;
   path: string;
   hooks: {
-    params?: unknown;
-    query?: unknown;
+    [PARAMETERS]?: { params?: unknown; query?: unknown };
     response?: unknown;
     detail?: Record<string | symbol, unknown> & { hide?: boolean };
   };
@@ -86,7 +87,7 @@ export function openApiDocument(routes: readonly ApiRoute[], parts: DocumentPart
     const method = route.method.toLowerCase();
     const operation: Json = {
       ...documented,
-      parameters: [...parameters(route.hooks.params, "path", toSchema), ...parameters(route.hooks.query, "query", toSchema)],
+      parameters: [...parameters(route.hooks[PARAMETERS]?.params, "path", toSchema), ...parameters(route.hooks[PARAMETERS]?.query, "query", toSchema)],
       responses: responses(route, toSchema, header),
     };
     const path = route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");

@@ -8,8 +8,9 @@
  *   D6 q is trimmed; absent or blank is `missing q`, over 500 characters is refused
  * Unknown parameters are ignored (D3).
  */
-import { CloneType, Kind, type Static, type TObject, type TSchema } from "@sinclair/typebox";
+import { Kind, type Static, type TObject, type TSchema } from "@sinclair/typebox";
 import { invalidParameter, missingParameter, parameterError, type ParameterRow } from "./errors";
+import { PARAMETERS } from "./openapi";
 import { MAX_INTEGER } from "./schemas";
 import { quotaRefusal } from "./steps/keys";
 
@@ -39,47 +40,40 @@ export interface RouteInput<Q extends TObject | undefined, P extends TObject | u
 
 /**
  * A route's strict reading and its handler, typed from its TypeBox schemas: spread `hooks`
- * into the route's options and pass `handler` as its handler. The handler gets the query and
- * path parameters as the transform hook read them (strict), typed from the schemas.
+ * into the route's options and pass `handler` as its handler. The handler reads the query and
+ * path parameters strictly, then asks the quota (quotaGate), then calls `handle` with them.
+ *
+ * Elysia is given no query or path schema to parse and check again after the strict reading
+ * (it parsed the query string, checked the typed values and decoded them twice, a request's
+ * cookies and headers too, as a handler that takes the whole context might read them): the
+ * schemas ride on the hooks under PARAMETERS, for the OpenAPI document alone.
  */
 export function route<Q extends TObject | undefined = undefined, P extends TObject | undefined = undefined, R extends Readers = {}, T = unknown>(
   spec: { query?: Q; params?: P; readers?: R; codes?: ReadOptions["codes"] },
   handle: (input: RouteInput<Q, P, R>) => T,
 ) {
-  return {
-    hooks: strict(spec),
-    // The one cast: strict's transform has put what readQuery and readParams return in place of Elysia's own parse.
-    handler: (ctx: { query: unknown; params: unknown; request: Request }): T => handle(ctx as RouteInput<Q, P, R>),
+  const read = ({ params, request }: { params: Record<string, string | undefined>; request: Request }): RouteInput<Q, P, R> => {
+    // The path first: its error wins over the query's (as it did when a transform hook read them).
+    const pathParams = spec.params && readParams(spec.params, params, spec);
+    const input = { query: spec.query && readQuery(spec.query, request.url, spec), params: pathParams, request };
+    quotaGate(input);
+    // The one cast: readQuery and readParams return what the schemas (and readers) describe.
+    return input as RouteInput<Q, P, R>;
   };
-}
-
-/**
- * A route's schemas and the Elysia transform hook that reads them strictly (route() spreads it
- * into the route's options). Elysia documents and types the route from `query`/`params`; the hook
- * replaces its lenient parse with the strict one, before Elysia's own validation (which then
- * sees typed values).
- */
-function strict<Q extends TObject | undefined = undefined, P extends TObject | undefined = undefined>(
-  spec: { query?: Q; params?: P } & ReadOptions,
-): { query: Q; params: P; transform: (ctx: { request: Request; query: unknown; params: unknown }) => void } {
-  // Elysia rewrites a route's schemas in place for its coercion: read from copies of the originals.
-  const query = spec.query && CloneType(spec.query);
-  const params = spec.params && CloneType(spec.params);
-  return {
-    query: spec.query as Q,
-    params: spec.params as P,
-    transform: (ctx) => {
-      if (params) ctx.params = readParams(params, ctx.params as Record<string, string>, spec);
-      if (query) ctx.query = readQuery(query, ctx.request.url, spec);
-      quotaGate(ctx);
-    },
-  };
+  // Elysia reads a handler's source to know what of the request to parse before it: this one's
+  // parameter names the path parameters and the request alone. An async `handle` gets an async
+  // handler, which Elysia awaits (so that its errors reach the app's error handler).
+  const handler =
+    handle.constructor.name === "AsyncFunction"
+      ? async ({ params, request }: { params: Record<string, string | undefined>; request: Request }) => await handle(read({ params, request }))
+      : ({ params, request }: { params: Record<string, string | undefined>; request: Request }): T => handle(read({ params, request }));
+  return { hooks: { [PARAMETERS]: { query: spec.query, params: spec.params } }, handler };
 }
 
 /**
  * D2's last check before the handler: a request whose cost the quota could not hold is refused
  * here, once its parameters are known to be valid. Routes without parameters use it as their
- * transform; strict() calls it after reading.
+ * transform; route()'s handler calls it after reading.
  */
 export function quotaGate(ctx: { request: Request }): void {
   const refusal = quotaRefusal(ctx.request);

@@ -32,17 +32,16 @@ let matchedAt = new Uint8Array(1024);
 let hits = new Int32Array(1024);
 let codePoints = new Int32Array(4096);
 
+/** Room for the words of a text of n code units (at most one word a code unit). */
+function wordRoom(n: number): void {
+  if (starts.length > n) return;
+  const size = Math.max(n + 1, starts.length * 2);
+  starts = new Int32Array(size);
+  ends = new Int32Array(size);
+  matchedAt = new Uint8Array(size);
+}
+
 function pushWord(start: number, end: number, matched: boolean): void {
-  if (count === starts.length) {
-    const grow = <T extends Int32Array | Uint8Array>(a: T): T => {
-      const b = new (a.constructor as new (n: number) => T)(a.length * 2);
-      b.set(a);
-      return b;
-    };
-    starts = grow(starts);
-    ends = grow(ends);
-    matchedAt = grow(matchedAt);
-  }
   starts[count] = start;
   ends[count] = end;
   matchedAt[count] = matched ? 1 : 0;
@@ -63,65 +62,150 @@ function isWordChar(cp: number): boolean {
   return WORD_CHAR.test(String.fromCodePoint(cp));
 }
 
-/** Per ASCII code: 1 for a word character (digits and letters), 0 not. */
-const ASCII_WORD_CHAR = new Uint8Array(128);
-for (let c = 0; c < 128; c++) ASCII_WORD_CHAR[c] = isWordChar(c) ? 1 : 0;
+/** Per ASCII code: its lowercase code for a word character (digits and letters), 0 for the others. */
+const ASCII_WORD_LOWER = new Uint8Array(128);
+for (let c = 0; c < 128; c++) ASCII_WORD_LOWER[c] = isWordChar(c) ? String.fromCharCode(c).toLowerCase().charCodeAt(0) : 0;
 
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 
-/**
- * Scans the words of a text into the scratch arrays, as tokens() finds them, marking those
- * whose folded form `matched` holds. ASCII words (most words of most texts) are read in a
- * loop of their own that hashes their lowercase letters as it goes: one is folded (lowercased)
- * only when its hash is some matched term's. Returns whether the text has a high surrogate,
- * that is whether its code-point offsets differ from its UTF-16 offsets.
- */
 /** The terms a text's words are highlighted for: all that may be (`candidates`, one set shared by many hits), and whether one found in the text is (`has`). */
 export interface MatchedTerms {
+  /** Every term has() may take: has() is asked only of these. */
   readonly candidates: ReadonlySet<string>;
+  /** Asked at most once per candidate (the answer is kept for the object's later texts). */
   has(term: string): boolean;
 }
 
-let hashedTerms: ReadonlySet<string> | undefined;
-/** The low bits of the matched terms' hashes, as a filter: a word whose hash misses it is not matched. */
-const HASH_BITS = 4095;
-const hashFilter = new Uint8Array(HASH_BITS + 1);
+/**
+ * The candidates of the last scan, as an open-addressing table of their FNV-1a hashes: a word
+ * is looked up by the hash scan() makes as it reads it, and compared letter by letter, without
+ * making its string. Slots hold a candidate's index + 1 (0: empty).
+ */
+let tableFor: ReadonlySet<string> | undefined;
+let tableTerms: string[] = [];
+let tableMask = 0;
+let slotHashes = new Int32Array(0);
+let slots = new Int32Array(0);
+/**
+ * The answers of has() of each MatchedTerms, by candidate (0 not asked yet, 1 matched, 2 not),
+ * for the current table. Weakly held: a hit's terms reach its engine, which a swap lets go.
+ */
+let answersOf = new WeakMap<MatchedTerms, Uint8Array>();
+/** The answers of the MatchedTerms of the scan under way, once looked up (undefined between scans). */
+let scanAnswers: Uint8Array | undefined;
 /** Whether the text scanned has a high surrogate (set by scan and wordEnd). */
 let wide = false;
 
-function scan(text: string, lang: string, matched: MatchedTerms): boolean {
-  count = 0;
-  wide = false;
-  // The hits of a search share their candidates: their hashes are made once.
-  if (matched.candidates !== hashedTerms) {
-    hashedTerms = matched.candidates;
-    hashFilter.fill(0);
-    for (const term of hashedTerms) hashFilter[hashOf(term) & HASH_BITS] = 1;
+/** Makes the candidates' table, at most a quarter full (and 4,096 slots at least: few words reach the letter comparison). */
+function tableOf(candidates: ReadonlySet<string>): void {
+  tableFor = candidates;
+  tableTerms = [...candidates];
+  let size = 4096;
+  while (size < tableTerms.length * 4) size *= 2;
+  if (slots.length !== size) {
+    slots = new Int32Array(size);
+    slotHashes = new Int32Array(size);
+  } else slots.fill(0);
+  tableMask = size - 1;
+  for (let c = 0; c < tableTerms.length; c++) {
+    const h = hashOf(tableTerms[c]!);
+    let at = h & tableMask;
+    while (slots[at] !== 0) at = (at + 1) & tableMask;
+    slots[at] = c + 1;
+    slotHashes[at] = h;
   }
+  answersOf = new WeakMap();
+}
+
+/** Whether candidate c is matched, asked of `matched` once. */
+function answer(matched: MatchedTerms, c: number): boolean {
+  let answers = scanAnswers;
+  if (!answers) {
+    answers = answersOf.get(matched);
+    if (!answers) answersOf.set(matched, (answers = new Uint8Array(tableTerms.length)));
+    scanAnswers = answers;
+  }
+  let a = answers[c]!;
+  if (a === 0) answers[c] = a = matched.has(tableTerms[c]!) ? 1 : 2;
+  return a === 1;
+}
+
+/** Whether the ASCII word text[start, end), lowercased, whose FNV-1a hash is h, is a matched candidate. */
+function asciiWordMatched(text: string, start: number, end: number, h: number, matched: MatchedTerms): boolean {
+  const n = end - start;
+  for (let at = h & tableMask; slots[at] !== 0; at = (at + 1) & tableMask) {
+    if (slotHashes[at] !== h) continue;
+    const c = slots[at]! - 1;
+    const term = tableTerms[c]!;
+    if (term.length !== n) continue;
+    let k = 0;
+    while (k < n && lower(text.charCodeAt(start + k)) === term.charCodeAt(k)) k++;
+    if (k === n) return answer(matched, c);
+  }
+  return false;
+}
+
+/** Whether a folded term is a matched candidate. */
+function termMatched(term: string, matched: MatchedTerms): boolean {
+  const h = hashOf(term);
+  for (let at = h & tableMask; slots[at] !== 0; at = (at + 1) & tableMask) {
+    if (slotHashes[at] === h && tableTerms[slots[at]! - 1] === term) return answer(matched, slots[at]! - 1);
+  }
+  return false;
+}
+
+const lower = (c: number) => (c >= 65 && c <= 90 ? c + 32 : c);
+
+/**
+ * Scans the words of a text into the scratch arrays, as tokens() finds them, marking those
+ * whose folded form `matched` holds. ASCII words (most words of most texts) are read in a
+ * loop of their own that hashes their lowercase letters as it goes, and are looked up by that
+ * hash. Returns whether the text has a high surrogate, that is whether its code-point offsets
+ * differ from its UTF-16 offsets.
+ */
+function scan(text: string, lang: string, matched: MatchedTerms): boolean {
+  wide = false;
+  scanAnswers = undefined;
+  // The hits of a search share their candidates: their table is made once.
+  if (matched.candidates !== tableFor) tableOf(matched.candidates);
   const n = text.length;
+  wordRoom(n);
+  // The ASCII words are written through locals (module bindings cost more in this loop); count is kept in step around pushRun.
+  const wordStarts = starts;
+  const wordEnds = ends;
+  const wordMatched = matchedAt;
+  const filled = slots;
+  const mask = tableMask;
+  let words = 0;
   let i = 0;
   while (i < n) {
     let c = text.charCodeAt(i);
     if (c < 128) {
-      if (ASCII_WORD_CHAR[c] === 0) {
+      let lower = ASCII_WORD_LOWER[c]!;
+      if (lower === 0) {
         i++;
         continue;
       }
       const start = i;
       let h = FNV_OFFSET;
       do {
-        h = Math.imul(h ^ (c >= 65 && c <= 90 ? c + 32 : c), FNV_PRIME);
+        h = Math.imul(h ^ lower, FNV_PRIME);
         if (++i === n) break;
         c = text.charCodeAt(i);
-      } while (c < 128 && ASCII_WORD_CHAR[c] === 1);
+      } while (c < 128 && (lower = ASCII_WORD_LOWER[c]!) !== 0);
       if (i === n || c < 128 || !startsWord(text, i)) {
-        pushWord(start, i, hashFilter[h & HASH_BITS] === 1 && matched.has(text.slice(start, i).toLowerCase()));
+        wordStarts[words] = start;
+        wordEnds[words] = i;
+        wordMatched[words] = filled[h & mask] !== 0 && asciiWordMatched(text, start, i, h, matched) ? 1 : 0;
+        words++;
         continue;
       }
       // A word character beyond ASCII goes on with the word.
       i = wordEnd(text, i, n);
+      count = words;
       pushRun(text, start, i, lang, matched);
+      words = count;
       continue;
     }
     if (c >= 0xd800 && c <= 0xdbff) wide = true;
@@ -133,8 +217,11 @@ function scan(text: string, lang: string, matched: MatchedTerms): boolean {
     }
     const start = i;
     i = wordEnd(text, i + width, n);
+    count = words;
     pushRun(text, start, i, lang, matched);
+    words = count;
   }
+  count = words;
   return wide;
 }
 
@@ -159,13 +246,13 @@ function wordEnd(text: string, i: number, n: number): number {
 function pushRun(text: string, start: number, end: number, lang: string, matched: MatchedTerms): void {
   const run = text.slice(start, end);
   if (!UNSPACED.test(run)) {
-    pushWord(start, end, matched.has(fold(run)));
+    pushWord(start, end, termMatched(fold(run), matched));
     return;
   }
   for (const seg of segmenter(lang).segment(run)) {
     if (!seg.isWordLike) continue;
     const term = fold(seg.segment);
-    if (term) pushWord(start + seg.index, start + seg.index + seg.segment.length, matched.has(term));
+    if (term) pushWord(start + seg.index, start + seg.index + seg.segment.length, termMatched(term, matched));
   }
 }
 

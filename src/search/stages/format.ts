@@ -62,10 +62,9 @@ export function hitFormatter(ctx: SearchContext, query: ParsedQuery, options: Se
   };
 }
 
-/** The terms of one hit: the query's words, and the derived terms its chunk holds (asked once each, when its title or text has one). */
+/** The terms of one hit: the query's words, and the derived terms its chunk holds (highlight.ts asks once each, when its title or text has one). */
 class HitTerms implements MatchedTerms {
   readonly candidates: ReadonlySet<string>;
-  private readonly held = new Map<string, boolean>();
 
   constructor(
     private readonly ctx: SearchContext,
@@ -78,12 +77,7 @@ class HitTerms implements MatchedTerms {
 
   has(term: string): boolean {
     if (this.queryWords.has(term)) return true;
-    let held = this.held.get(term);
-    if (held === undefined) {
-      const indexTerms = this.tier.indexTerms.get(term);
-      held = indexTerms !== undefined && indexTerms.some((t) => this.ctx.text.holds(t, this.chunk));
-      this.held.set(term, held);
-    }
-    return held;
+    const indexTerms = this.tier.indexTerms.get(term);
+    return indexTerms !== undefined && indexTerms.some((t) => this.ctx.text.holds(t, this.chunk));
   }
 }
