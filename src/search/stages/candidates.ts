@@ -90,8 +90,11 @@ function countPages(ctx: SearchContext, exact: Matches, fuzzy: Matches | undefin
   marks.fresh();
   let count = 0;
   for (const m of fuzzy ? [exact, fuzzy] : [exact]) {
-    for (let i = 0; i < m.count; i++) {
+    // A list's chunks come in order, and a page's chunks are consecutive: most repeat the page before.
+    for (let i = 0, last = -1; i < m.count; i++) {
       const p = pageOfChunk[m.docs[i]!]!;
+      if (p === last) continue;
+      last = p;
       if (!marks.has(p)) {
         marks.mark(p);
         count++;
