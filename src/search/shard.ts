@@ -126,8 +126,8 @@ export class Shard {
   private readonly boosts: number[];
   private readonly scores: Float64Array;
   private readonly masks: Uint32Array;
-  /** match()'s list of the documents reached, when its caller gives no buffer (made on first need). */
-  private touched: Uint32Array | undefined;
+  /** match()'s cursors, one a list it reads at once (made as needed). */
+  private readonly listCursors: PostingsCursor[] = [];
 
   /** Documents a window of match() spans (MATCH_WINDOW; a test sets another). */
   private readonly matchWindow: number;
@@ -424,123 +424,56 @@ export class Shard {
    */
   match(words: WordSpec[], options: { fields?: number[]; from?: number; to?: number; into?: Matches } = {}): Matches {
     const derived = this.derive(words);
-    const F = this.fields.length;
     const fields = options.fields ?? this.fields.map((_f, i) => i);
     const from = options.from ?? 0;
     const to = options.to ?? this.documentCount;
-    const whole = from === 0 && to === this.documentCount;
-    const { scores, masks, lists, cursor } = this;
-    // The documents reached go straight into the caller's buffer, grown first if the lists could overflow it.
-    if (options.into) ensureRoom(options.into, Math.min(to - from, this.postingsOf(derived, options.fields)));
-    const N = this.documentCount;
-    if (whole && N > this.matchWindow && this.listCount(derived, fields) > 1) {
-      const out = options.into ?? matchBuffer(Math.min(N, this.postingsOf(derived, options.fields)));
-      this.matchWindows(derived, fields, out);
-      out.derived = derived;
-      return out;
-    }
-    const touched = options.into ? options.into.docs : (this.touched ??= new Uint32Array(this.documentCount));
-    const docs = cursor.docs;
-    const freqs = cursor.tfs;
-    const k1 = BM25.k + 1;
-    let count = 0;
-    let postings = 0;
-    for (const { word, term, weight } of derived) {
-      const bit = (1 << word) >>> 0;
-      for (const f of fields) {
-        const list = lists.index(term, f);
-        if (list < 0) continue;
-        const df = lists.count(list);
-        const w = weight * this.boosts[f]! * Math.log(1 + (N - df + 0.5) / (df + 0.5));
-        cursor.open(lists.address(list));
-        let first = 0;
-        let end = cursor.blocks;
-        if (!whole) {
-          first = cursor.blockOf(from);
-          const last = to > 0 ? cursor.blockOf(to - 1) : 0;
-          if (last < end) end = last + 1;
-        }
-        const { lengths, table } = this.norms(f);
-        for (let b = first; b < end; b++) {
-          const n = cursor.decode(b);
-          let p = 0;
-          let hi = n;
-          if (!whole) {
-            while (p < n && docs[p]! < from) p++;
-            while (hi > p && docs[hi - 1]! >= to) hi--;
-          }
-          postings += hi - p;
-          for (; p < hi; p++) {
-            const d = docs[p]!;
-            const tf = freqs[p]!;
-            if (masks[d] === 0) touched[count++] = d;
-            scores[d]! += w * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));
-            masks[d] = (masks[d]! | bit) >>> 0;
-          }
-        }
-      }
-    }
-    const out = options.into ?? matchBuffer(count);
-    out.count = count;
-    out.postings = postings;
+    // The documents reached go straight into the buffer, grown first if the lists could overflow it.
+    const room = Math.min(to - from, this.postingsOf(derived, options.fields));
+    const out = options.into ?? matchBuffer(room);
+    ensureRoom(out, room);
+    this.addLists(this.openLists(derived, fields, from), from, to, out);
     out.derived = derived;
-    if (touched !== out.docs) out.docs.set(touched.subarray(0, count));
-    this.collect(out, 0, count);
     return out;
   }
 
-  /** Moves the sums of out.docs[from, to) from the accumulators (left zero) into out. */
-  private collect(out: Matches, from: number, to: number): void {
-    const { scores, masks } = this;
-    const { docs, masks: outMasks, scores: outScores } = out;
-    for (let i = from; i < to; i++) {
-      const d = docs[i]!;
-      const m = masks[d]!;
-      outMasks[i] = m;
-      // MiniSearch multiplies a document's score by the number of query words it holds.
-      outScores[i] = scores[d]! * popcount(m);
-      scores[d] = 0;
-      masks[d] = 0;
-    }
-  }
-
-  /** How many (term, field) lists a pass over these terms reads. */
-  private listCount(derived: Derived[], fields: number[]): number {
-    let n = 0;
-    for (const { term } of derived) for (const f of fields) if (this.lists.index(term, f) >= 0) n++;
-    return n;
-  }
-
-  /**
-   * match() over several lists, window by window of documents (Lucene's BooleanScorer): every
-   * list adds its postings in the window before the next window starts. A document's sum is
-   * made in the same order as list after list, so its score is the same number; but the
-   * accumulators written stay in a window (a few hundred KB, in the core's cache) instead of
-   * scattered over all the shard's documents (60 MB at 5M chunks: a miss a posting).
-   */
-  private matchWindows(derived: Derived[], fields: number[], out: Matches): void {
-    const touched = out.docs;
-    const { scores, masks, lists } = this;
+  /** The (term, field) lists of a pass, in match()'s order, each on a cursor of its own at the block holding `from`. */
+  private openLists(derived: Derived[], fields: number[], from: number): OpenList[] {
+    const { lists } = this;
     const N = this.documentCount;
-    const k1 = BM25.k + 1;
-    const open: WindowList[] = [];
+    const open: OpenList[] = [];
     for (const { word, term, weight } of derived) {
       for (const f of fields) {
         const list = lists.index(term, f);
         if (list < 0) continue;
         const df = lists.count(list);
-        const cursor = (this.windowCursors[open.length] ??= this.reader.cursor());
+        const cursor = (this.listCursors[open.length] ??= this.reader.cursor());
         cursor.open(lists.address(list));
         const { lengths, table } = this.norms(f);
         const w = weight * this.boosts[f]! * Math.log(1 + (N - df + 0.5) / (df + 0.5));
-        open.push({ cursor, bit: (1 << word) >>> 0, weight: w, lengths, table, block: 0, at: 0, size: 0 });
+        open.push({ cursor, bit: (1 << word) >>> 0, weight: w, lengths, table, block: from > 0 ? cursor.blockOf(from) : 0, at: 0, size: 0 });
       }
     }
+    return open;
+  }
+
+  /**
+   * Adds the lists' postings in documents [from, to) into out, window by window of documents
+   * when there are several lists (Lucene's BooleanScorer): every list adds its postings in a
+   * window before the next window starts. A document's sum is made in the same order as list
+   * after list, so its score is the same number; but the accumulators written stay in a window
+   * (a few hundred KB, in the core's cache) instead of scattered over all the shard's documents
+   * (60 MB at 5M chunks: a miss a posting). Each window's sums are moved into out at its end.
+   */
+  private addLists(open: OpenList[], from: number, to: number, out: Matches): void {
+    const { scores, masks } = this;
+    const touched = out.docs;
+    const k1 = BM25.k + 1;
+    const window = open.length > 1 ? this.matchWindow : Infinity;
     let count = 0;
     let collected = 0;
     let postings = 0;
-    for (let lo = 0; lo < N; lo += this.matchWindow) {
-      const hi = Math.min(N, lo + this.matchWindow);
+    for (let lo = from; lo < to; lo += window) {
+      const hi = Math.min(to, lo + window);
       for (const l of open) {
         const { cursor, bit, weight: w, lengths, table } = l;
         const docs = cursor.docs;
@@ -552,11 +485,12 @@ export class Shard {
             if (l.block === cursor.blocks) break;
             n = cursor.decode(l.block++);
             p = 0;
-            postings += n;
+            while (p < n && docs[p]! < from) p++;
           }
           // Most blocks end inside the window; the one crossing its end stops at it.
           let end = n;
           if (docs[n - 1]! >= hi) for (end = p; end < n && docs[end]! < hi; ) end++;
+          postings += end - p;
           for (; p < end; p++) {
             const d = docs[p]!;
             const tf = freqs[p]!;
@@ -575,7 +509,21 @@ export class Shard {
     out.count = count;
     out.postings = postings;
   }
-  private readonly windowCursors: PostingsCursor[] = [];
+
+  /** Moves the sums of out.docs[from, to) from the accumulators (left zero) into out. */
+  private collect(out: Matches, from: number, to: number): void {
+    const { scores, masks } = this;
+    const { docs, masks: outMasks, scores: outScores } = out;
+    for (let i = from; i < to; i++) {
+      const d = docs[i]!;
+      const m = masks[d]!;
+      outMasks[i] = m;
+      // MiniSearch multiplies a document's score by the number of query words it holds.
+      outScores[i] = scores[d]! * popcount(m);
+      scores[d] = 0;
+      masks[d] = 0;
+    }
+  }
 
   /** Whether a document holds an index term, in any field. */
   holds(term: number, doc: number): boolean {
@@ -699,11 +647,11 @@ export class Shard {
   }
 }
 
-/** Documents a window of match() spans: its accumulators, 12 bytes a document, fit a core's L2 cache. */
+/** Documents a window of match() spans over several lists: their sums, 12 bytes a document, fit a core's L2 cache. */
 const MATCH_WINDOW = 1 << 15;
 
-/** One list of a windowed match(): its own cursor, its weight, and how far it has been read. */
-interface WindowList {
+/** One list match() reads: its own cursor, its weight, and how far it has been read. */
+interface OpenList {
   cursor: PostingsCursor;
   bit: number;
   weight: number;
