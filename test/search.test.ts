@@ -314,6 +314,38 @@ describe("a shard scores as MiniSearch does", () => {
     expect(compared).toBeGreaterThan(1000);
   });
 
+  test("match() within documents [from, to) gives the whole match's documents in that range, with the same scores", async () => {
+    const source = await ingested({ dumps: [SQUAD] });
+    const docs = source.articles.flatMap((a) => a.chunks.map((c) => ({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title })));
+    const shard = new Shard(
+      buildShard(docs.length, (i) => docs[i]!, textShardOptions("en")),
+      TEXT_BOOSTS,
+      { matchWindow: 64 },
+    );
+    let compared = 0;
+    for (const q of ["the", "super bowl champions", "oxygen"]) {
+      const words = terms(q, "en").map((w) => ({ key: indexKey(w), prefix: false, fuzzy: 0 }));
+      const whole = shard.match(words);
+      const sums = new Map<number, number>();
+      for (let i = 0; i < whole.count; i++) sums.set(whole.docs[i]!, whole.scores[i]!);
+      // Ranges that start and end inside postings blocks, and cross windows.
+      for (const [from, to] of [
+        [1, 130],
+        [129, 700],
+        [500, docs.length],
+      ]) {
+        const part = shard.match(words, { from, to });
+        const expected = [...sums.keys()].filter((d) => d >= from! && d < to!).sort((a, b) => a - b);
+        const got = Array.from(part.docs.subarray(0, part.count)).sort((a, b) => a - b);
+        expect(got).toEqual(expected);
+        expect(part.postings).toBeGreaterThanOrEqual(part.count);
+        for (let i = 0; i < part.count; i++) expect(part.scores[i]).toBe(sums.get(part.docs[i]!)!);
+        compared += part.count;
+      }
+    }
+    expect(compared).toBeGreaterThan(500);
+  });
+
   test("match() window by window sums the same numbers as list after list (several words, prefixes, typos)", async () => {
     const source = await ingested({ dumps: [SQUAD] });
     const docs = source.articles.flatMap((a) => a.chunks.map((c) => ({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title })));
