@@ -16,6 +16,24 @@ async function builtAt(path: string, createdAt = new Date("2026-01-02T03:04:05Z"
 }
 
 describe("snapshot file (format 2)", () => {
+  test("a sealed file opens with the sections so far; sections after the seal are in the finished file, nothing of the first table left", async () => {
+    const path = join(tempDir(), "sealed.tome");
+    const out = new ContainerWriter(path);
+    out.section("first", new Uint8Array([1, 2, 3]));
+    const sealed = openContainer(out.seal({ at: "seal", padding: "x".repeat(1000) }));
+    expect(sealed.sections.map((x) => x.name)).toEqual(["first"]);
+    expect([...sealed.section("first")]).toEqual([1, 2, 3]);
+    // With a shorter table than the first: the file must end at the new one.
+    out.section("second", new Uint8Array([9]));
+    const size = out.finish({ at: "finish" });
+    const done = openContainer(path);
+    expect(done.meta).toEqual({ at: "finish" });
+    expect(done.sections.map((x) => x.name)).toEqual(["first", "second"]);
+    expect([...done.section("second")]).toEqual([9]);
+    expect(done.bytes).toBe(size);
+    expect(await done.verify()).toEqual([]);
+  });
+
   test("text compressed in the background is written in order, the same bytes as on the main thread", async () => {
     const source = await ingested({ dumps: [EN_2016] });
     const texts = source.articles.flatMap((a) => a.chunks.map((c) => c.text));

@@ -8,7 +8,7 @@ import { dirname } from "node:path";
 import { mkdirSync } from "node:fs";
 import { ingest, modifications, type IngestOptions, type IngestResult } from "../ingest";
 import { Growable, lowerBound, redirectListOf, SnapshotWriter, type PageInput, type Redirect, type RedirectList, type SnapshotMeta, type SourceReport, type Wiki } from "../snapshot";
-import { IndexBuilder, logMemory, type IndexBuildProgress } from "../search";
+import { IndexBuilder, logMemory, pageOrderSection, type IndexBuildProgress } from "../search";
 
 /** The default memory budget: a quarter of the machine's memory, at most 2 GB. */
 export const DEFAULT_MEMORY_BYTES = Math.min(2e9, Math.floor(totalmem() / 4));
@@ -87,17 +87,20 @@ export class SnapshotBuild {
     const table = this.writer.out;
     const index = this.indexFor(about.wiki.lang);
     index.finish(table, { docOfText: pages.docOfText, documents: pages.documents, titles: pages.titles, chunkCounts: pages.chunkCounts, redirects }, this.options.progress);
-    const { meta, bytes } = this.writer.finish({
-      createdAt: (this.options.createdAt ?? new Date()).toISOString(),
-      wiki: about.wiki,
-      sources: about.sources,
-      truncated: about.truncated,
-      indexedPages: pages.pages,
-      indexedChunks: pages.documents,
-      skippedRedirects: redirects.length,
-      chunkWords: this.options.chunkWords,
-      modifications: about.modifications ?? modifications(this.options.chunkWords),
-    });
+    const { meta, bytes } = this.writer.finish(
+      {
+        createdAt: (this.options.createdAt ?? new Date()).toISOString(),
+        wiki: about.wiki,
+        sources: about.sources,
+        truncated: about.truncated,
+        indexedPages: pages.pages,
+        indexedChunks: pages.documents,
+        skippedRedirects: redirects.length,
+        chunkWords: this.options.chunkWords,
+        modifications: about.modifications ?? modifications(this.options.chunkWords),
+      },
+      (path) => [pageOrderSection(path, this.options.progress)],
+    );
     return { meta, bytes, runs: index.runCount, text: this.writer.textBytes };
   }
 

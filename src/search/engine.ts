@@ -19,7 +19,8 @@
  * Every per-search buffer is in one Scratch, restored after each search by its reset().
  */
 import type { Snapshot, SnapshotPage } from "../snapshot";
-import { DEFAULTS, GUARDS, type ChangesResult, type Hit, type LuckyResult, type SearchOptions, type SearchResult, type SearchWork } from "./options";
+import { buildPageOrders, ORDER_LENGTH, PageOrders } from "./orders";
+import { DEFAULTS, GUARDS, PRUNE_FROM, type ChangesResult, type Hit, type LuckyResult, type SearchOptions, type SearchResult, type SearchWork } from "./options";
 import { PrunedRanking } from "./pruned";
 import { parseQuery, type ParsedQuery } from "./query";
 import type { Shard } from "./shard";
@@ -61,11 +62,12 @@ export class Engine {
     readonly snapshot: Snapshot,
     readonly text: Shard,
     readonly titleIndex: Shard,
+    orders = PageOrders.of(snapshot.container),
   ) {
     this.lang = snapshot.meta.wiki.lang;
     this.catalog = new Catalog(snapshot, text.documentCount);
     const scratch = new Scratch(this.catalog.pageCount, text.documentCount, titleIndex.documentCount);
-    this.stages = { lang: this.lang, catalog: this.catalog, text, titleIndex, textCursor: text.newCursor(), scratch, meter: new Meter(() => text.denseMakingMs) };
+    this.stages = { lang: this.lang, catalog: this.catalog, text, titleIndex, textCursor: text.newCursor(), scratch, meter: new Meter(() => text.denseMakingMs), orders };
     // The exact pass's buffer is idle while the pruned search runs (filled only after it): it lends it its per-chunk scores.
     this.pruner = new PrunedRanking(text, this.catalog, scratch.textBuffer(0));
   }
@@ -103,6 +105,11 @@ export class Engine {
       return { hits: window.map((p) => format(p.page, p.best)), total: ranked.total };
     });
     return { hits, estimatedTotalHits: total, processingTimeMs: performance.now() - started, work: this.workDone() };
+  }
+
+  /** The page orders (D51) of this snapshot's words whose lists hold `least` postings or more, `length` pages each: a section's bytes. */
+  pageOrders(least = PRUNE_FROM, length = ORDER_LENGTH, progress?: (done: number, total: number) => void): Uint8Array {
+    return this.withScratch(() => buildPageOrders(this.stages, least, length, progress));
   }
 
   /** D13: an exact title (redirects resolved) wins; otherwise the page of the best hit. */

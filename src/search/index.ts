@@ -6,7 +6,10 @@
  *   const { hits } = tome.search("albedo of snow", { limit: 5 });
  */
 import { openSnapshot } from "../snapshot";
+import type { IndexBuildProgress } from "./build";
 import { Engine } from "./engine";
+import { PRUNE_FROM } from "./options";
+import { ORDER_LENGTH, ORDERS_SECTION } from "./orders";
 import { loadIndexes } from "./store";
 
 export { ANALYZER_VERSION, fold, phraseTest, terms, tokens } from "./analyze";
@@ -14,7 +17,14 @@ export { DEFAULTS, Engine, type ChangesResult, type Hit, type LuckyResult, type 
 export { CROP_MARKER, escapeHtml } from "./highlight";
 export { IndexBuilder, type IndexBuildProgress } from "./build";
 export { loadIndexes, readShardData } from "./store";
+export { PageOrders } from "./orders";
 export { logMemory } from "./memory-log";
+
+/** The page orders section (D51) of a snapshot whose other sections are written (SnapshotWriter.finish's `derive`). */
+export function pageOrderSection(snapshotPath: string, progress?: IndexBuildProgress): { name: string; bytes: Uint8Array } {
+  const stage = "ordering the pages of common words";
+  return { name: ORDERS_SECTION, bytes: open(snapshotPath).pageOrders(PRUNE_FROM, ORDER_LENGTH, progress && ((done, total) => progress(stage, done, total))) };
+}
 
 /** Opens a snapshot (its sections mapped, not read) and its search indexes. */
 export function open(snapshotPath: string): Engine {

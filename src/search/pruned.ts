@@ -26,6 +26,9 @@ const TITLE_BOOST = 2;
 export const TIERS = 5;
 /** The most a page's score can be over its best chunk's: 1 + 0.5 + 0.25. */
 const PAGE_FACTOR = 1 + PAGE_EVIDENCE + PAGE_EVIDENCE * PAGE_EVIDENCE;
+/** pageGroup's values (stages/title-groups.ts): an exact title, a title match. */
+const EXACT_TITLE = 1;
+const TITLE_MATCH = 2;
 /** Whether to stop reading lists is asked before a list of at least this many postings: shorter ones cost less than the asking. */
 const CHECK_DF = 2048;
 /** Finding a page's block in a list and decoding it costs about as much as reading this many postings in order. */
@@ -151,6 +154,57 @@ export class PrunedRanking {
     } finally {
       this.reset();
     }
+  }
+
+  /**
+   * A one-word search ranked from the word's pages in their order by score, as a search
+   * without title groups ranks them (`order`; `complete`: every page holding the word). Title
+   * groups come first, then the rest in that order: only the pages that can rank are scored.
+   * Undefined when the order cannot tell (a title boost, or too few pages in it).
+   */
+  rankInOrder(input: PruneInput, order: ArrayLike<number>, complete: boolean): PruneResult | undefined {
+    this.postings = 0;
+    try {
+      return this.inOrder(input, order, complete);
+    } finally {
+      this.reset();
+    }
+  }
+
+  private inOrder(input: PruneInput, order: ArrayLike<number>, complete: boolean): PruneResult | undefined {
+    const { need, pageGroup, titleBoost } = input;
+    const { chunkCounts } = this.layout;
+    const picks: number[] = [];
+    let exactTitles = 0;
+    let titleMatches = 0;
+    for (const p of input.titled) {
+      if (titleBoost[p]) return undefined;
+      if (this.slot[p]! >= 0 || !chunkCounts[p]) continue;
+      if (pageGroup[p] === EXACT_TITLE) {
+        exactTitles++;
+        picks.push(this.offer(p, -1));
+      } else if (pageGroup[p]) titleMatches++;
+    }
+    const room = Math.max(0, need - exactTitles);
+    const matchesWanted = Math.min(room, titleMatches);
+    const othersWanted = room - matchesWanted;
+    // Within a title group, pages rank by score as in the order; so do the untitled ones.
+    let matchesInOrder = 0;
+    let others = 0;
+    for (let i = 0; i < order.length && (matchesInOrder < matchesWanted || others < othersWanted); i++) {
+      const p = order[i]!;
+      const group = pageGroup[p];
+      if (group === EXACT_TITLE) continue;
+      if (group) {
+        if (matchesInOrder++ < matchesWanted) picks.push(this.offer(p, -1));
+      } else if (others++ < othersWanted) picks.push(this.offer(p, -1));
+    }
+    if (others < othersWanted && !complete) return undefined;
+    // Title matches past the order rank below those in it, and above every untitled page: scored when they may rank.
+    if (matchesInOrder < matchesWanted) for (const p of input.titled) if (pageGroup[p] === TITLE_MATCH && chunkCounts[p] && this.slot[p]! < 0) picks.push(this.offer(p, -1));
+    const ranked: RankedPage[] = [];
+    this.scoreExactly(input, picks, ranked);
+    return { pages: this.best(ranked, need), postings: this.postings, candidates: picks.length };
   }
 
   private ranked(input: PruneInput): PruneResult | undefined {

@@ -248,6 +248,13 @@ export class Shard {
   }
 
   /** Whether the index holds this key. */
+  /** The index keys of the terms whose lists hold `least` postings or more. */
+  keysWithPostings(least: number): string[] {
+    const keys: string[] = [];
+    for (let term = 0; term < this.vocabulary.size; term++) if (this.lists.total(term) >= least) keys.push(this.vocabulary.keyOf(term));
+    return keys;
+  }
+
   has(key: string): boolean {
     return this.vocabulary.get(key) !== undefined;
   }

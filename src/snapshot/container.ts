@@ -13,7 +13,7 @@
  * `bun run snapshot:verify`, and the server in the background after boot, stopping if one
  * does not match. Hashing 20 GB at every boot would cost minutes.
  */
-import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { Packr, Unpackr } from "msgpackr";
 import { SnapshotError } from "./format";
@@ -102,19 +102,18 @@ export class ContainerWriter {
     return this.sections;
   }
 
+  /**
+   * Writes the table and the header, so that the file opens as it is, at the temporary path
+   * returned; sections may still follow (over the table: finish() writes it again after them).
+   */
+  seal(meta: unknown): string {
+    this.writeTable(meta);
+    return this.tmp;
+  }
+
   /** Writes the table and the header, flushes, and renames the file into place. Returns its size. */
   finish(meta: unknown): number {
-    const table = packr.pack({ meta, sections: this.sections } satisfies Table);
-    const tableOffset = this.at;
-    writeAll(this.fd, table, tableOffset);
-    const header = new Uint8Array(HEADER_BYTES);
-    const view = new DataView(header.buffer);
-    header.set(new TextEncoder().encode(MAGIC), 0);
-    view.setUint32(8, FORMAT_VERSION, true);
-    view.setBigUint64(16, BigInt(tableOffset), true);
-    view.setBigUint64(24, BigInt(table.byteLength), true);
-    header.set(sha256(table), 32);
-    writeAll(this.fd, header, 0);
+    const size = this.writeTable(meta);
     fsyncSync(this.fd);
     closeSync(this.fd);
     renameSync(this.tmp, this.path);
@@ -126,6 +125,23 @@ export class ContainerWriter {
     } catch {
       // Some filesystems cannot fsync a directory; the rename itself is atomic.
     }
+    return size;
+  }
+
+  /** The table at the end of the sections, and the header pointing at it; the file cut after it. Returns the file's size. */
+  private writeTable(meta: unknown): number {
+    const table = packr.pack({ meta, sections: this.sections } satisfies Table);
+    const tableOffset = this.at;
+    writeAll(this.fd, table, tableOffset);
+    ftruncateSync(this.fd, tableOffset + table.byteLength);
+    const header = new Uint8Array(HEADER_BYTES);
+    const view = new DataView(header.buffer);
+    header.set(new TextEncoder().encode(MAGIC), 0);
+    view.setUint32(8, FORMAT_VERSION, true);
+    view.setBigUint64(16, BigInt(tableOffset), true);
+    view.setBigUint64(24, BigInt(table.byteLength), true);
+    header.set(sha256(table), 32);
+    writeAll(this.fd, header, 0);
     return tableOffset + table.byteLength;
   }
 

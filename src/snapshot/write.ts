@@ -87,11 +87,17 @@ export class SnapshotWriter {
     return done;
   }
 
-  /** Writes the table and renames the file into place; returns the meta written and the file's size. */
-  finish(meta: Omit<SnapshotMeta, "formatVersion" | "contentHash">): { meta: SnapshotMeta; bytes: number } {
+  /**
+   * Writes the table and renames the file into place; returns the meta written and the file's
+   * size. `derive` is given the file, whole but not yet in place, and returns sections made
+   * from it (the search's page orders), added before the rename. They are not in the content
+   * hash: they follow from the sections that are.
+   */
+  finish(meta: Omit<SnapshotMeta, "formatVersion" | "contentHash">, derive?: (path: string) => DerivedSection[]): { meta: SnapshotMeta; bytes: number } {
     const hasher = new Bun.CryptoHasher("sha256");
     for (const s of [...this.out.written].sort((a, b) => (a.name < b.name ? -1 : 1))) hasher.update(`${s.name}\n${s.sha256}\n`);
     const full: SnapshotMeta = { formatVersion: FORMAT_VERSION, ...meta, contentHash: hasher.digest("hex") };
+    if (derive) for (const { name, bytes } of derive(this.out.seal(full))) this.out.section(name, bytes);
     const bytes = this.out.finish(full);
     return { meta: full, bytes };
   }
@@ -99,6 +105,12 @@ export class SnapshotWriter {
   abandon(): void {
     this.out.abandon();
   }
+}
+
+/** A section made from a sealed snapshot (SnapshotWriter.finish). */
+export interface DerivedSection {
+  name: string;
+  bytes: Uint8Array;
 }
 
 const PACKED_BATCH_BYTES = 1 << 20;

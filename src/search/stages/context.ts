@@ -1,4 +1,5 @@
 /** What every stage of a search reads and writes: the engine's parts, shared by its stages. */
+import type { PageOrders } from "../orders";
 import type { PostingsCursor } from "../postings";
 import type { Shard } from "../shard";
 import type { Catalog } from "./catalog";
@@ -16,4 +17,6 @@ export interface SearchContext {
   readonly textCursor: PostingsCursor;
   readonly scratch: Scratch;
   readonly meter: Meter;
+  /** The one-word searches' page orders stored in the snapshot (D51), when it has them. */
+  readonly orders: PageOrders | undefined;
 }

@@ -45,7 +45,9 @@ export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: Par
   const lists = text.scoredLists(derived);
   const titled = markTitleGroups(ctx, query, terms.title, terms.informative);
   const { pageGroup, titleBoost } = scratch;
-  const ranked = pruner.rank({ lists, required: terms.required, need, pageGroup, titleBoost, titled, workShare: pruning.workShare });
+  const input = { lists, required: terms.required, need, pageGroup, titleBoost, titled, workShare: pruning.workShare };
+  const order = ctx.orders?.get(terms.exact[0]!);
+  const ranked = (order && pruner.rankInOrder(input, order.pages, order.pages.length === order.holding)) || pruner.rank(input);
   if (!ranked) return undefined;
   meter.add(ranked.candidates, ranked.postings);
   const pages = ranked.pages.map((r): PageCandidate => {
@@ -59,7 +61,7 @@ export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: Par
       return r.chunks.slice(0, PASSAGES).map((chunk, i) => ({ chunk, score: r.chunkScores[i]!, tier: 0, derived }));
     }),
   );
-  return { pages, total: Math.max(pages.length, estimatedPages(ctx, derived, terms.exact.length)) };
+  return { pages, total: Math.max(pages.length, order ? order.holding : estimatedPages(ctx, derived, terms.exact.length)) };
 }
 
 /**

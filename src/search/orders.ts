@@ -1,0 +1,159 @@
+/**
+ * Page orders (D51): for each word whose lists are long enough to be pruned, its pages in the
+ * order a one-word search ranks them when no title is involved, computed when the snapshot is
+ * built. Title groups and boosts depend only on the query's word too, but they are cheap to
+ * find at search time (the title shard), while this order costs every posting of the word:
+ * stored, a one-word search scores only the pages it returns.
+ *
+ * Each order is the first ORDER_LENGTH pages (score, then page), and the number of pages holding
+ * the word at all. The section, little-endian u32 words:
+ *   version | count | keys' byte length | keys (JSON array of strings, padded to 4 bytes)
+ *   | starts (count + 1) | holding (count) | pages (starts[count])
+ * A key is the word's index key after "1" when it is a prefix (the query's last word, typed
+ * on), "0" when it is not.
+ */
+import type { Container } from "../snapshot";
+import { pageScore } from "./pruned";
+import type { SearchContext } from "./stages/context";
+import { queryTerms } from "./stages/terms";
+import { parseQuery } from "./query";
+import { popcount, type WordSpec } from "./shard";
+import { termOfKey } from "./analyze";
+
+export const ORDERS_SECTION = "index.text.orders";
+/**
+ * Pages kept per word: deep pages of results, and enough that a word's title matches among
+ * them fill a page (with 100, "in" at 1M chunks, a prefix of 808 titles, scored all 808).
+ */
+export const ORDER_LENGTH = 1000;
+const VERSION = 1;
+
+/** A word's pages, best first, and how many pages hold it. */
+export interface PageOrder {
+  pages: Uint32Array;
+  holding: number;
+}
+
+/** The stored orders of a snapshot (absent in files built before them: every lookup is then undefined). */
+export class PageOrders {
+  private readonly entries = new Map<string, number>();
+  private readonly starts: Uint32Array;
+  private readonly holding: Uint32Array;
+  private readonly pages: Uint32Array;
+
+  constructor(bytes: Uint8Array) {
+    const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2);
+    if (words[0] !== VERSION) throw new Error(`page orders: version ${words[0]}, this Tome reads ${VERSION}`);
+    const count = words[1]!;
+    const keyBytes = words[2]!;
+    const keys = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + keyBytes))) as string[];
+    keys.forEach((k, i) => this.entries.set(k, i));
+    const at = 3 + ((keyBytes + 3) >>> 2);
+    this.starts = words.subarray(at, at + count + 1);
+    this.holding = words.subarray(at + count + 1, at + 2 * count + 1);
+    this.pages = words.subarray(at + 2 * count + 1);
+  }
+
+  static of(container: Container): PageOrders | undefined {
+    return container.has(ORDERS_SECTION) ? new PageOrders(container.section(ORDERS_SECTION)) : undefined;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The order of a query word as its spec says it (a prefix or not); undefined when none is stored. */
+  get(spec: WordSpec): PageOrder | undefined {
+    const i = this.entries.get(orderKey(spec.key, spec.prefix));
+    if (i === undefined) return undefined;
+    return { pages: this.pages.subarray(this.starts[i]!, this.starts[i + 1]!), holding: this.holding[i]! };
+  }
+}
+
+function orderKey(key: string, prefix: boolean): string {
+  return `${prefix ? 1 : 0}${key}`;
+}
+
+/**
+ * The orders, `length` pages long, of every word whose lists hold `least` postings or more (PRUNE_FROM when built), as the one-word
+ * search would rank its pages with no title group or boost: each page's best three chunks
+ * holding the word, scored by match() (the numbers the search computes).
+ */
+export function buildPageOrders(ctx: SearchContext, least: number, length: number, progress: (done: number, total: number) => void = () => {}): Uint8Array {
+  const { text, catalog, scratch } = ctx;
+  const keys = text.keysWithPostings(least);
+  const stored: string[] = [];
+  const orders: Uint32Array[] = [];
+  const holding: number[] = [];
+  const best = new Float64Array(3 * catalog.pageCount);
+  const chunksOf = new Uint8Array(catalog.pageCount);
+  keys.forEach((key, k) => {
+    progress(k, keys.length);
+    const word = termOfKey(key);
+    for (const prefix of [false, true]) {
+      // A query ending in a word types it on (a prefix); one ending in a full stop does not.
+      const query = parseQuery(prefix ? word : `${word}.`, ctx.lang);
+      if (query.words.length !== 1 || query.words[0] !== word || query.prefixLast !== prefix) continue;
+      const terms = queryTerms(query, ctx);
+      if (terms.typoable || text.postingsOf(text.derive(terms.exact)) < least) continue;
+      const matches = text.match(terms.exact, { into: scratch.textBuffer(0) });
+      const touched: number[] = [];
+      for (let i = 0; i < matches.count; i++) {
+        const d = matches.docs[i]!;
+        const m = matches.masks[i]!;
+        const p = catalog.pageOfChunk[d]!;
+        if (!chunksOf[p]) {
+          touched.push(p);
+          best[3 * p] = best[3 * p + 1] = best[3 * p + 2] = -1;
+        }
+        chunksOf[p] = 1;
+        if ((m & terms.required) >>> 0 !== terms.required) continue;
+        placeBestThree(best, 3 * p, matches.scores[i]! * popcount(m));
+      }
+      const scored = touched.filter((p) => best[3 * p]! >= 0).map((p) => ({ p, score: pageScore(best[3 * p]!, best[3 * p + 1]!, best[3 * p + 2]!, 0) }));
+      scored.sort((a, b) => b.score - a.score || a.p - b.p);
+      stored.push(orderKey(terms.exact[0]!.key, prefix));
+      orders.push(Uint32Array.from(scored.slice(0, length), (s) => s.p));
+      holding.push(touched.length);
+      for (const p of touched) chunksOf[p] = 0;
+    }
+  });
+  progress(keys.length, keys.length);
+  return packOrders(stored, orders, holding);
+}
+
+function placeBestThree(best: Float64Array, at: number, s: number): void {
+  if (s > best[at]!) {
+    best[at + 2] = best[at + 1]!;
+    best[at + 1] = best[at]!;
+    best[at] = s;
+  } else if (s > best[at + 1]!) {
+    best[at + 2] = best[at + 1]!;
+    best[at + 1] = s;
+  } else if (s > best[at + 2]!) best[at + 2] = s;
+}
+
+function packOrders(keys: string[], orders: Uint32Array[], holding: number[]): Uint8Array {
+  const keyBytes = new TextEncoder().encode(JSON.stringify(keys));
+  const keyWords = (keyBytes.byteLength + 3) >>> 2;
+  const total = orders.reduce((n, o) => n + o.length, 0);
+  const words = new Uint32Array(3 + keyWords + keys.length + 1 + keys.length + total);
+  words[0] = VERSION;
+  words[1] = keys.length;
+  words[2] = keyBytes.byteLength;
+  new Uint8Array(words.buffer).set(keyBytes, 12);
+  let at = 3 + keyWords;
+  const startsAt = at;
+  at += keys.length + 1;
+  const holdingAt = at;
+  at += keys.length;
+  let start = 0;
+  orders.forEach((o, i) => {
+    words[startsAt + i] = start;
+    words[holdingAt + i] = holding[i]!;
+    words.set(o, at + start);
+    start += o.length;
+  });
+  words[startsAt + keys.length] = start;
+  return new Uint8Array(words.buffer);
+}

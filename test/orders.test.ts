@@ -1,0 +1,93 @@
+/**
+ * Page orders (D51, src/search/orders.ts): a one-word search ranked from the order stored for
+ * its word ranks as the exhaustive search, title groups and paging included, and falls back
+ * when the order is too short to tell.
+ */
+import { describe, expect, test } from "bun:test";
+import { Engine, PageOrders, type Pruning } from "../src/search";
+import { querySampler } from "../bench/queries";
+import { EN_2006, EN_2016, engineFor } from "./helpers";
+
+/** The pruned search on whatever the lists' length (these snapshots are small), never giving up. */
+const PRUNED: Pruning = { from: 0, workShare: Infinity };
+
+/** One-word queries: words of the text, common words, and both as typed on (a prefix) or ended. */
+function oneWordQueries(engine: Engine, count: number): string[] {
+  const { pick, sampleWords, common } = querySampler(engine.snapshot, 11);
+  const frequent = common(40, 800);
+  return Array.from({ length: count }, (_x, i) => {
+    const word = i % 2 ? pick(frequent) : (sampleWords(1)[0] ?? "the");
+    return i % 4 < 2 ? word : `${word}.`;
+  });
+}
+
+/** The engine with orders `length` pages long for its words of `least` postings or more. */
+function withOrders(engine: Engine, least: number, length: number): { ordered: Engine; orders: PageOrders } {
+  const orders = new PageOrders(engine.pageOrders(least, length));
+  return { ordered: new Engine(engine.snapshot, engine.text, engine.titleIndex, orders), orders };
+}
+
+const shown = (r: ReturnType<Engine["search"]>) => r.hits.map((h) => `${h.page.pageId}#${h.chunk} ${h.score.toPrecision(12)}`);
+
+describe("page orders", () => {
+  test("one-word searches ranked from full orders rank as the exhaustive search", async () => {
+    const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+    // Every word of the index has its order.
+    const { ordered, orders } = withOrders(engine, 1, 1000);
+    expect(orders.size).toBeGreaterThan(50_000);
+    let fromOrders = 0;
+    let sameTotal = 0;
+    const queries = oneWordQueries(engine, 600);
+    for (const q of queries) {
+      for (const [limit, offset] of [
+        [10, 0],
+        [3, 7],
+        [50, 20],
+      ] as const) {
+        const options = { limit, offset, budgetMs: Infinity, highlight: false };
+        const oracle = engine.search(q, { ...options, pruning: false });
+        const fast = ordered.search(q, { ...options, pruning: PRUNED });
+        expect({ q, limit, offset, hits: shown(fast) }).toEqual({ q, limit, offset, hits: shown(oracle) });
+        // The stored count is of the pages holding the word; the exhaustive one adds title matches that do not.
+        expect({ q, lower: fast.estimatedTotalHits <= oracle.estimatedTotalHits }).toEqual({ q, lower: true });
+        if (fast.estimatedTotalHits === oracle.estimatedTotalHits) sameTotal++;
+        if (fast.work.postings < engine.search(q, { ...options, pruning: PRUNED }).work.postings) fromOrders++;
+      }
+    }
+    // The comparison must exercise the orders, not only the searches they leave to the pruned one.
+    expect(fromOrders).toBeGreaterThan(queries.length);
+    expect(sameTotal).toBeGreaterThan(queries.length * 2);
+  }, 300_000);
+
+  test("orders too short to tell leave the search to the pruned one, and rank the same", async () => {
+    const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+    const { ordered } = withOrders(engine, 40, 6);
+    let fellBack = 0;
+    for (const q of oneWordQueries(engine, 300)) {
+      for (const [limit, offset] of [
+        [4, 0],
+        [10, 0],
+        [5, 10],
+      ] as const) {
+        const options = { limit, offset, budgetMs: Infinity, highlight: false };
+        const oracle = engine.search(q, { ...options, pruning: false });
+        const fast = ordered.search(q, { ...options, pruning: PRUNED });
+        expect({ q, limit, offset, hits: shown(fast) }).toEqual({ q, limit, offset, hits: shown(oracle) });
+        if (fast.work.postings === engine.search(q, { ...options, pruning: PRUNED }).work.postings) fellBack++;
+      }
+    }
+    expect(fellBack).toBeGreaterThan(100);
+  }, 300_000);
+
+  test("a title match ranks above the word's best untitled pages, from the order or past its end", async () => {
+    const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+    // A word in many titles: the first page is title matches only, most of them past the order's two pages.
+    const q = "american";
+    const { ordered } = withOrders(engine, 40, 2);
+    const options = { limit: 5, budgetMs: Infinity, highlight: false };
+    const oracle = engine.search(q, { ...options, pruning: false });
+    expect(oracle.hits.length).toBe(5);
+    for (const h of oracle.hits) expect(h.page.title).toMatch(/\bamerican/i);
+    expect(shown(ordered.search(q, { ...options, pruning: PRUNED }))).toEqual(shown(oracle));
+  }, 120_000);
+});
