@@ -11,13 +11,14 @@ import { EN_2006, EN_2016, engineFor } from "./helpers";
 /** The pruned search on whatever the lists' length (these snapshots are small), never giving up. */
 const PRUNED: Pruning = { from: 0, workShare: Infinity };
 
-/** One-word queries: words of the text, common words, and both as typed on (a prefix) or ended. */
+/** One-word queries: words of the text, common words, both as typed on (a prefix) or ended, and beginnings of words. */
 function oneWordQueries(engine: Engine, count: number): string[] {
   const { pick, sampleWords, common } = querySampler(engine.snapshot, 11);
   const frequent = common(40, 800);
   return Array.from({ length: count }, (_x, i) => {
+    if (i % 6 >= 4) return [...(sampleWords(1, (w) => w.length >= 7)[0] ?? "history")].slice(0, 2 + (i % 3)).join("");
     const word = i % 2 ? pick(frequent) : (sampleWords(1)[0] ?? "the");
-    return i % 4 < 2 ? word : `${word}.`;
+    return i % 6 < 2 ? word : `${word}.`;
   });
 }
 
@@ -36,9 +37,10 @@ describe("page orders", () => {
     const { ordered, orders } = withOrders(engine, 1, 1000);
     expect(orders.size).toBeGreaterThan(50_000);
     let fromOrders = 0;
+    let prefixesFromOrders = 0;
     let sameTotal = 0;
     const queries = oneWordQueries(engine, 600);
-    for (const q of queries) {
+    for (const [i, q] of queries.entries()) {
       for (const [limit, offset] of [
         [10, 0],
         [3, 7],
@@ -51,11 +53,16 @@ describe("page orders", () => {
         // The stored count is of the pages holding the word; the exhaustive one adds title matches that do not.
         expect({ q, lower: fast.estimatedTotalHits <= oracle.estimatedTotalHits }).toEqual({ q, lower: true });
         if (fast.estimatedTotalHits === oracle.estimatedTotalHits) sameTotal++;
-        if (fast.work.postings < engine.search(q, { ...options, pruning: PRUNED }).work.postings) fromOrders++;
+        // Pages scored, against the chunks or pages the search without orders weighs.
+        if (fast.work.candidates < engine.search(q, { ...options, pruning: PRUNED }).work.candidates) {
+          fromOrders++;
+          if (i % 6 >= 4 && !engine.text.has(q)) prefixesFromOrders++;
+        }
       }
     }
-    // The comparison must exercise the orders, not only the searches they leave to the pruned one.
-    expect(fromOrders).toBeGreaterThan(queries.length);
+    // The comparison must exercise the orders, not only the searches they leave to the pruned one; beginnings of words too.
+    expect(fromOrders).toBeGreaterThan(queries.length * 2);
+    expect(prefixesFromOrders).toBeGreaterThan(queries.length / 3);
     expect(sameTotal).toBeGreaterThan(queries.length * 2);
   }, 300_000);
 

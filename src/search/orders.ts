@@ -1,7 +1,7 @@
 /**
- * Page orders (D51): for each word whose lists are long enough to be pruned, its pages in the
- * order a one-word search ranks them when no title is involved, computed when the snapshot is
- * built. Title groups and boosts depend only on the query's word too, but they are cheap to
+ * Page orders (D51): for each word whose lists are long enough to be pruned, and each short
+ * prefix whose words' lists are, its pages in the order a one-word search ranks them when no
+ * title is involved, computed when the snapshot is built. Title groups and boosts depend only on the query's word too, but they are cheap to
  * find at search time (the title shard), while this order costs every posting of the word:
  * stored, a one-word search scores only the pages it returns.
  *
@@ -18,7 +18,7 @@ import type { SearchContext } from "./stages/context";
 import { queryTerms } from "./stages/terms";
 import { parseQuery } from "./query";
 import { popcount, type WordSpec } from "./shard";
-import { termOfKey } from "./analyze";
+import { indexKey, termOfKey } from "./analyze";
 
 export const ORDERS_SECTION = "index.text.orders";
 /**
@@ -27,6 +27,9 @@ export const ORDERS_SECTION = "index.text.orders";
  */
 export const ORDER_LENGTH = 1000;
 const VERSION = 1;
+/** A prefix is the last query word of this many letters or more (query.ts), and of at most PREFIX_LETTERS without typos (terms.ts). */
+const MIN_PREFIX = 2;
+const PREFIX_LETTERS = 4;
 
 /** A word's pages, best first, and how many pages hold it. */
 export interface PageOrder {
@@ -75,51 +78,75 @@ function orderKey(key: string, prefix: boolean): string {
 }
 
 /**
- * The orders, `length` pages long, of every word whose lists hold `least` postings or more (PRUNE_FROM when built), as the one-word
- * search would rank its pages with no title group or boost: each page's best three chunks
- * holding the word, scored by match() (the numbers the search computes).
+ * The orders, `length` pages long, of the one-word queries whose lists hold `least` postings
+ * or more (PRUNE_FROM when built), as the search would rank their pages with no title group
+ * or boost: each page's best three chunks holding the word, scored by match() (the numbers
+ * the search computes).
  */
 export function buildPageOrders(ctx: SearchContext, least: number, length: number, progress: (done: number, total: number) => void = () => {}): Uint8Array {
   const { text, catalog, scratch } = ctx;
-  const keys = text.keysWithPostings(least);
+  const queries = orderedQueries(ctx, least);
   const stored: string[] = [];
+  const keys = new Set<string>();
   const orders: Uint32Array[] = [];
   const holding: number[] = [];
   const best = new Float64Array(3 * catalog.pageCount);
   const chunksOf = new Uint8Array(catalog.pageCount);
-  keys.forEach((key, k) => {
-    progress(k, keys.length);
-    const word = termOfKey(key);
-    for (const prefix of [false, true]) {
-      // A query ending in a word types it on (a prefix); one ending in a full stop does not.
-      const query = parseQuery(prefix ? word : `${word}.`, ctx.lang);
-      if (query.words.length !== 1 || query.words[0] !== word || query.prefixLast !== prefix) continue;
-      const terms = queryTerms(query, ctx);
-      if (terms.typoable || text.postingsOf(text.derive(terms.exact)) < least) continue;
-      const matches = text.match(terms.exact, { into: scratch.textBuffer(0) });
-      const touched: number[] = [];
-      for (let i = 0; i < matches.count; i++) {
-        const d = matches.docs[i]!;
-        const m = matches.masks[i]!;
-        const p = catalog.pageOfChunk[d]!;
-        if (!chunksOf[p]) {
-          touched.push(p);
-          best[3 * p] = best[3 * p + 1] = best[3 * p + 2] = -1;
-        }
-        chunksOf[p] = 1;
-        if ((m & terms.required) >>> 0 !== terms.required) continue;
-        placeBestThree(best, 3 * p, matches.scores[i]! * popcount(m));
+  queries.forEach((q, i) => {
+    if (i % 64 === 0) progress(i, queries.length);
+    const query = parseQuery(q, ctx.lang);
+    if (query.words.length !== 1) return;
+    const terms = queryTerms(query, ctx);
+    const key = orderKey(terms.exact[0]!.key, query.prefixLast);
+    if (terms.typoable || keys.has(key) || text.postingsOf(text.derive(terms.exact)) < least) return;
+    keys.add(key);
+    const matches = text.match(terms.exact, { into: scratch.textBuffer(0) });
+    const touched: number[] = [];
+    for (let i = 0; i < matches.count; i++) {
+      const d = matches.docs[i]!;
+      const m = matches.masks[i]!;
+      const p = catalog.pageOfChunk[d]!;
+      if (!chunksOf[p]) {
+        touched.push(p);
+        best[3 * p] = best[3 * p + 1] = best[3 * p + 2] = -1;
       }
-      const scored = touched.filter((p) => best[3 * p]! >= 0).map((p) => ({ p, score: pageScore(best[3 * p]!, best[3 * p + 1]!, best[3 * p + 2]!, 0) }));
-      scored.sort((a, b) => b.score - a.score || a.p - b.p);
-      stored.push(orderKey(terms.exact[0]!.key, prefix));
-      orders.push(Uint32Array.from(scored.slice(0, length), (s) => s.p));
-      holding.push(touched.length);
-      for (const p of touched) chunksOf[p] = 0;
+      chunksOf[p] = 1;
+      if ((m & terms.required) >>> 0 !== terms.required) continue;
+      placeBestThree(best, 3 * p, matches.scores[i]! * popcount(m));
+    }
+    const scored = touched.filter((p) => best[3 * p]! >= 0).map((p) => ({ p, score: pageScore(best[3 * p]!, best[3 * p + 1]!, best[3 * p + 2]!, 0) }));
+    scored.sort((a, b) => b.score - a.score || a.p - b.p);
+    stored.push(key);
+    orders.push(Uint32Array.from(scored.slice(0, length), (s) => s.p));
+    holding.push(touched.length);
+    for (const p of touched) chunksOf[p] = 0;
+  });
+  progress(queries.length, queries.length);
+  return packOrders(stored, orders, holding);
+}
+
+/**
+ * The one-word queries given an order: each word ended (a full stop ends it) whose lists hold
+ * `least` postings, typed on (a prefix) when it and the words it begins do; and each beginning
+ * of MIN_PREFIX to PREFIX_LETTERS letters that is not a word, whose words' lists hold `least`
+ * postings together (longer ones may hold typos: the pruned search leaves those). Meilisearch
+ * keeps the documents of frequent prefixes for the same reason (word_prefix_docids).
+ */
+function orderedQueries(ctx: SearchContext, least: number): string[] {
+  const words: string[] = [];
+  const prefixPostings = new Map<string, number>();
+  ctx.text.eachTerm((key, postings, withLonger) => {
+    const word = termOfKey(key);
+    if (postings >= least) words.push(`${word}.`);
+    if (withLonger >= least) words.push(word);
+    const letters = [...word];
+    for (let n = MIN_PREFIX; n < letters.length && n <= PREFIX_LETTERS; n++) {
+      const prefix = letters.slice(0, n).join("");
+      prefixPostings.set(prefix, (prefixPostings.get(prefix) ?? 0) + postings);
     }
   });
-  progress(keys.length, keys.length);
-  return packOrders(stored, orders, holding);
+  const prefixes = [...prefixPostings].filter(([prefix, postings]) => postings >= least && !ctx.text.has(indexKey(prefix))).map(([prefix]) => prefix);
+  return [...words, ...prefixes];
 }
 
 function placeBestThree(best: Float64Array, at: number, s: number): void {

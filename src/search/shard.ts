@@ -248,11 +248,16 @@ export class Shard {
   }
 
   /** Whether the index holds this key. */
-  /** The index keys of the terms whose lists hold `least` postings or more. */
-  keysWithPostings(least: number): string[] {
-    const keys: string[] = [];
-    for (let term = 0; term < this.vocabulary.size; term++) if (this.lists.total(term) >= least) keys.push(this.vocabulary.keyOf(term));
-    return keys;
+  /** Calls `visit` with every term's index key, its lists' postings, and those of every term it begins (itself included), in key order. */
+  eachTerm(visit: (key: string, postings: number, withLonger: number) => void): void {
+    const size = this.vocabulary.size;
+    const upTo = new Float64Array(size + 1);
+    for (let term = 0; term < size; term++) upTo[term + 1] = upTo[term]! + this.lists.total(term);
+    for (let term = 0; term < size; term++) {
+      const key = this.vocabulary.keyOf(term);
+      const [, to] = this.vocabulary.prefixRange(key);
+      visit(key, this.lists.total(term), upTo[to]! - upTo[term]!);
+    }
   }
 
   has(key: string): boolean {

@@ -18,14 +18,19 @@ import { markTitleGroups } from "./title-groups";
 
 /**
  * The pruned search asked for, when the query is one it answers: one word, no phrase (a word
- * quoted twice), no typo, not within a page; by default only a word the index holds (a
- * prefix's expansions alone bound its pages too loosely to pay, D48).
+ * quoted twice), no typo, not within a page; by default only a word the index holds or one
+ * with a stored page order (D51: a prefix's expansions alone bound its pages too loosely for
+ * the pruned search to pay, D48).
  */
 export function pruningFor(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, pruning: false | Pruning | undefined, onlyPage: number): Pruning | undefined {
   const prune = pruning ?? {};
   if (!prune || terms.words.length !== 1 || query.phrases.length || onlyPage >= 0 || terms.typoable) return undefined;
-  const known = (prune.words ?? 1) > 1 || ctx.text.has(indexKey(terms.words[0]!));
-  return known ? prune : undefined;
+  return prunesAlone(ctx, prune, terms) || ctx.orders?.get(terms.exact[0]!) ? prune : undefined;
+}
+
+/** Whether the pruned search may rank the word without a stored order: a word the index holds (D48). */
+function prunesAlone(ctx: SearchContext, prune: Pruning, terms: QueryTerms): boolean {
+  return (prune.words ?? 1) > 1 || ctx.text.has(indexKey(terms.words[0]!));
 }
 
 /** The conjunction asked for (stages/candidates.ts), when the query is one it answers: several words, at most `words`, no typo, not within a page. */
@@ -47,7 +52,7 @@ export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: Par
   const { pageGroup, titleBoost } = scratch;
   const input = { lists, required: terms.required, need, pageGroup, titleBoost, titled, workShare: pruning.workShare };
   const order = ctx.orders?.get(terms.exact[0]!);
-  const ranked = (order && pruner.rankInOrder(input, order.pages, order.pages.length === order.holding)) || pruner.rank(input);
+  const ranked = (order && pruner.rankInOrder(input, order.pages, order.pages.length === order.holding)) || (prunesAlone(ctx, pruning, terms) ? pruner.rank(input) : undefined);
   if (!ranked) return undefined;
   meter.add(ranked.candidates, ranked.postings);
   const pages = ranked.pages.map((r): PageCandidate => {
