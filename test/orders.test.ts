@@ -30,6 +30,24 @@ function withOrders(engine: Engine, least: number, length: number): { ordered: E
 
 const shown = (r: ReturnType<Engine["search"]>) => r.hits.map((h) => `${h.page.pageId}#${h.chunk} ${h.score.toPrecision(12)}`);
 
+type Result = ReturnType<Engine["search"]>;
+
+/**
+ * Each query at each [limit, offset], searched by the engine with orders and by the exhaustive
+ * search: the same hits. `seen` is told every pair, and what the engine without orders weighed.
+ */
+function compareAll(engine: Engine, ordered: Engine, queries: string[], pages: [number, number][], seen: (i: number, fast: Result, oracle: Result, unordered: Result) => void): void {
+  for (const [i, q] of queries.entries()) {
+    for (const [limit, offset] of pages) {
+      const options = { limit, offset, budgetMs: Infinity, highlight: false };
+      const oracle = engine.search(q, { ...options, pruning: false });
+      const fast = ordered.search(q, { ...options, pruning: PRUNED });
+      expect({ q, limit, offset, hits: shown(fast) }).toEqual({ q, limit, offset, hits: shown(oracle) });
+      seen(i, fast, oracle, engine.search(q, { ...options, pruning: PRUNED }));
+    }
+  }
+}
+
 describe("page orders", () => {
   test("one-word searches ranked from full orders rank as the exhaustive search", async () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
@@ -40,26 +58,27 @@ describe("page orders", () => {
     let prefixesFromOrders = 0;
     let sameTotal = 0;
     const queries = oneWordQueries(engine, 600);
-    for (const [i, q] of queries.entries()) {
-      for (const [limit, offset] of [
+    compareAll(
+      engine,
+      ordered,
+      queries,
+      [
         [10, 0],
         [3, 7],
         [50, 20],
-      ] as const) {
-        const options = { limit, offset, budgetMs: Infinity, highlight: false };
-        const oracle = engine.search(q, { ...options, pruning: false });
-        const fast = ordered.search(q, { ...options, pruning: PRUNED });
-        expect({ q, limit, offset, hits: shown(fast) }).toEqual({ q, limit, offset, hits: shown(oracle) });
+      ],
+      (i, fast, oracle, unordered) => {
+        const q = queries[i]!;
         // The stored count is of the pages holding the word; the exhaustive one adds title matches that do not.
         expect({ q, lower: fast.estimatedTotalHits <= oracle.estimatedTotalHits }).toEqual({ q, lower: true });
         if (fast.estimatedTotalHits === oracle.estimatedTotalHits) sameTotal++;
         // Pages scored, against the chunks or pages the search without orders weighs.
-        if (fast.work.candidates < engine.search(q, { ...options, pruning: PRUNED }).work.candidates) {
+        if (fast.work.candidates < unordered.work.candidates) {
           fromOrders++;
           if (i % 6 >= 4 && !engine.text.has(q)) prefixesFromOrders++;
         }
-      }
-    }
+      },
+    );
     // The comparison must exercise the orders, not only the searches they leave to the pruned one; beginnings of words too.
     expect(fromOrders).toBeGreaterThan(queries.length * 2);
     expect(prefixesFromOrders).toBeGreaterThan(queries.length / 3);
@@ -70,19 +89,19 @@ describe("page orders", () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
     const { ordered } = withOrders(engine, 40, 6);
     let fellBack = 0;
-    for (const q of oneWordQueries(engine, 300)) {
-      for (const [limit, offset] of [
+    compareAll(
+      engine,
+      ordered,
+      oneWordQueries(engine, 300),
+      [
         [4, 0],
         [10, 0],
         [5, 10],
-      ] as const) {
-        const options = { limit, offset, budgetMs: Infinity, highlight: false };
-        const oracle = engine.search(q, { ...options, pruning: false });
-        const fast = ordered.search(q, { ...options, pruning: PRUNED });
-        expect({ q, limit, offset, hits: shown(fast) }).toEqual({ q, limit, offset, hits: shown(oracle) });
-        if (fast.work.postings === engine.search(q, { ...options, pruning: PRUNED }).work.postings) fellBack++;
-      }
-    }
+      ],
+      (_i, fast, _oracle, unordered) => {
+        if (fast.work.postings === unordered.work.postings) fellBack++;
+      },
+    );
     expect(fellBack).toBeGreaterThan(100);
   }, 300_000);
 
