@@ -70,6 +70,9 @@ describe("guards", () => {
     const kept = Math.min(...prefixed.map((d) => engine.text.frequency(d.term)));
     const dropped = [...engine.text["vocabulary"].atPrefix("a")].map(([, term]) => term as number).filter((t) => !prefixed.some((d) => d.term === t) && engine.text.keyOf(t) !== "a");
     expect(Math.max(...dropped.map((t) => engine.text.frequency(t)))).toBeLessThanOrEqual(kept);
+    // In the order scores are summed in: most frequent first, ties by the lower term number.
+    const terms = prefixed.map((d) => d.term);
+    expect(terms).toEqual([...terms].sort((x, y) => engine.text.frequency(y) - engine.text.frequency(x) || x - y));
   });
 
   test("typos are looked for in at most GUARDS.typoWords words", async () => {

@@ -16,6 +16,7 @@ import { PostingsReader, type PostingsCursor } from "./postings";
 import { DENSE_SHARE, DenseLists, type DenseList } from "./dense";
 import { Vocabulary, type VocabularyData } from "./vocabulary";
 import { TermLists, type TermListsData } from "./term-lists";
+import { bestEntries } from "./topk";
 
 export { buildShard } from "./invert";
 
@@ -381,9 +382,9 @@ export class Shard {
   /** A word's expansions while derive() chooses among them: term numbers, and (typos) their distances. */
   private expansions = new Uint32Array(1024);
   private expansionDistances = new Uint8Array(1024);
-  private expansionOrder = new Uint32Array(1024);
-  /** The expansions' frequencies while they are sorted (a short prefix can have thousands). */
+  /** The expansions' frequencies while the most frequent are chosen (a short prefix can have thousands), and their one class for bestEntries. */
   private expansionFrequency = new Float64Array(1024);
+  private expansionClass = new Uint8Array(1024);
   private readonly keptTerms = new Uint32Array(Math.max(MAX_EXPANSIONS, VARIANT_CHECKS));
   private readonly keptDistances = new Uint8Array(Math.max(MAX_EXPANSIONS, VARIANT_CHECKS));
 
@@ -395,8 +396,8 @@ export class Shard {
       const distances = new Uint8Array(terms.length);
       distances.set(this.expansionDistances);
       this.expansionDistances = distances;
-      this.expansionOrder = new Uint32Array(terms.length);
       this.expansionFrequency = new Float64Array(terms.length);
+      this.expansionClass = new Uint8Array(terms.length);
     }
     this.expansions[i] = term;
   }
@@ -410,13 +411,10 @@ export class Shard {
     if (found <= keep) return found;
     const terms = this.expansions;
     const distances = this.expansionDistances;
-    const order = this.expansionOrder;
     const frequency = this.expansionFrequency;
-    for (let i = 0; i < found; i++) {
-      order[i] = i;
-      frequency[i] = this.frequency(terms[i]!);
-    }
-    const chosen = order.subarray(0, found).sort((a, b) => frequency[b]! - frequency[a]! || terms[a]! - terms[b]!);
+    for (let i = 0; i < found; i++) frequency[i] = this.frequency(terms[i]!);
+    // Selected, not sorted: "the" typed on has tens of thousands of expansions at 5M chunks.
+    const chosen = bestEntries(this.expansionClass, frequency, found, keep, terms);
     // Gathered before writing back: the chosen positions are read from the lists being rewritten.
     const { keptTerms, keptDistances } = this;
     for (let i = 0; i < keep; i++) {
