@@ -13,7 +13,7 @@
  * on), "0" when it is not.
  */
 import type { Container } from "../snapshot";
-import { pageScore } from "./pruned";
+import { pageScore, placeBestThree } from "./pruned";
 import type { SearchContext } from "./stages/context";
 import { queryTerms } from "./stages/terms";
 import { parseQuery } from "./query";
@@ -165,17 +165,6 @@ function orderedQueries(ctx: SearchContext, least: number): string[] {
   });
   const prefixes = [...prefixPostings].filter(([prefix, postings]) => postings >= least && !ctx.text.has(indexKey(prefix))).map(([prefix]) => prefix);
   return [...words, ...prefixes];
-}
-
-function placeBestThree(best: Float64Array, at: number, s: number): void {
-  if (s > best[at]!) {
-    best[at + 2] = best[at + 1]!;
-    best[at + 1] = best[at]!;
-    best[at] = s;
-  } else if (s > best[at + 1]!) {
-    best[at + 2] = best[at + 1]!;
-    best[at + 1] = s;
-  } else if (s > best[at + 2]!) best[at + 2] = s;
 }
 
 function packOrders(keys: string[], orders: Uint32Array[], holding: number[]): Uint8Array {

@@ -107,16 +107,14 @@ export class PrunedRanking {
   private readonly inBatch: Uint8Array;
   /** Per page: its index among the candidates, -1 when not one. */
   private readonly slot: Int32Array;
-  /** Per candidate: its page, bound (class and score), and (while bounds are made) its best three chunk bounds and chunks seen. */
+  /** Per candidate: its page, bound (class and score), and (while bounds are made) its best three chunk bounds (bestThrees[3e, 3e + 3)) and chunks seen. */
   private candidatePage = new Int32Array(1024);
   private boundClass = new Uint8Array(1024);
   private boundScore = new Float64Array(1024);
-  private first = new Float64Array(1024);
-  private second = new Float64Array(1024);
-  private third = new Float64Array(1024);
+  private bestThrees = new Float64Array(3 * 1024);
   private seen = new Uint32Array(1024);
   /** One page's best three chunk scores, while a list is read or a page's bound is made. */
-  private readonly bestThree = new BestThree();
+  private readonly pageBest = new Float64Array(3);
   /** Per candidate, while bounds are made: what its chunks may still gain. */
   private unread = new Float64Array(1024);
   private candidateCount = 0;
@@ -424,14 +422,14 @@ export class PrunedRanking {
     const { required, pageGroup, titleBoost } = input;
     const { firstChunk, chunkCounts } = this.layout;
     const { partial, partialMask } = this;
-    const best = this.bestThree.clear();
+    const best = this.pageBest.fill(-1);
     for (let d = firstChunk[p]!, to = d + chunkCounts[p]!; d < to; d++) {
       const m = (partialMask[d]! | unreadWords) >>> 0;
-      if ((m & required) >>> 0 === required) best.add((partial[d]! + unread) * popcount(m));
+      if ((m & required) >>> 0 === required) placeBestThree(best, 0, (partial[d]! + unread) * popcount(m));
     }
     const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
-    if (best.a < 0) return group < 2 && chunkCounts[p] ? reaches(group * TIERS + 4, 0, last) : false;
-    return reaches(group * TIERS, best.score(titleBoost[p]!), last);
+    if (best[0]! < 0) return group < 2 && chunkCounts[p] ? reaches(group * TIERS + 4, 0, last) : false;
+    return reaches(group * TIERS, bestThreeScore(best, 0, titleBoost[p]!), last);
   }
 
   /**
@@ -459,10 +457,10 @@ export class PrunedRanking {
     const required = skip ? skip.input.required : 0;
     // The page the postings are in, and its best three chunks' scores so far.
     let page = -1;
-    const chunksOfPage = this.bestThree.clear();
+    const chunksOfPage = this.pageBest.fill(-1);
     const close = () => {
-      if (page < 0 || chunksOfPage.a < 0 || skip!.input.pageGroup[page]) return;
-      if (best!.offer(chunksOfPage.score(skip!.input.titleBoost[page]!)) && best!.full() && best!.least() > floor) floor = best!.least();
+      if (page < 0 || chunksOfPage[0]! < 0 || skip!.input.pageGroup[page]) return;
+      if (best!.offer(bestThreeScore(chunksOfPage, 0, skip!.input.titleBoost[page]!)) && best!.full() && best!.least() > floor) floor = best!.least();
     };
     cursor.open(l.address);
     for (let b = 0; b < cursor.blocks; b++) {
@@ -488,9 +486,9 @@ export class PrunedRanking {
         if (p !== page) {
           close();
           page = p;
-          chunksOfPage.clear();
+          chunksOfPage.fill(-1);
         }
-        if ((m & required) >>> 0 === required) chunksOfPage.add(partial[d]! * popcount(m));
+        if ((m & required) >>> 0 === required) placeBestThree(chunksOfPage, 0, partial[d]! * popcount(m));
       }
       this.postings += n;
     }
@@ -526,7 +524,7 @@ export class PrunedRanking {
     const scores = new Float64Array(this.candidateCount);
     for (let e = 0; e < this.candidateCount; e++) {
       const p = this.candidatePage[e]!;
-      scores[e] = pageScore(this.first[e]!, this.second[e]!, this.third[e]!, titleBoost[p]!);
+      scores[e] = bestThreeScore(this.bestThrees, 3 * e, titleBoost[p]!);
     }
     this.clearCandidates();
     const k = need - sure;
@@ -543,7 +541,7 @@ export class PrunedRanking {
       if (e >= this.candidatePage.length) this.grow();
       this.slot[p] = e;
       this.candidatePage[e] = p;
-      this.first[e] = this.second[e] = this.third[e] = -1;
+      this.bestThrees.fill(-1, 3 * e, 3 * e + 3);
       this.seen[e] = 0;
       this.boundClass[e] = 0;
       this.boundScore[e] = 0;
@@ -583,14 +581,14 @@ export class PrunedRanking {
       const unreadChunks = Math.min(3, chunkCounts[p]! - this.seen[e]!);
       if (unseenCan) for (let k = 0; k < unreadChunks; k++) this.place(e, unread[e]! * words);
       const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
-      if (this.first[e]! < 0) {
+      if (this.bestThrees[3 * e]! < 0) {
         // No chunk can hold every required word: a title match still ranks, by its intro.
         this.boundClass[e] = group < 2 && chunkCounts[p] ? group * TIERS + 4 : 255;
         this.boundScore[e] = 0;
         continue;
       }
       this.boundClass[e] = group * TIERS;
-      this.boundScore[e] = pageScore(this.first[e]!, this.second[e]!, this.third[e]!, titleBoost[p]!);
+      this.boundScore[e] = bestThreeScore(this.bestThrees, 3 * e, titleBoost[p]!);
     }
   }
 
@@ -613,14 +611,7 @@ export class PrunedRanking {
   }
 
   private place(e: number, s: number): void {
-    if (s > this.first[e]!) {
-      this.third[e] = this.second[e]!;
-      this.second[e] = this.first[e]!;
-      this.first[e] = s;
-    } else if (s > this.second[e]!) {
-      this.third[e] = this.second[e]!;
-      this.second[e] = s;
-    } else if (s > this.third[e]!) this.third[e] = s;
+    placeBestThree(this.bestThrees, 3 * e, s);
   }
 
   /**
@@ -675,9 +666,9 @@ export class PrunedRanking {
     this.candidatePage = grow(this.candidatePage, (k) => new Int32Array(k));
     this.boundClass = grow(this.boundClass, (k) => new Uint8Array(k));
     this.boundScore = grow(this.boundScore, (k) => new Float64Array(k));
-    this.first = grow(this.first, (k) => new Float64Array(k));
-    this.second = grow(this.second, (k) => new Float64Array(k));
-    this.third = grow(this.third, (k) => new Float64Array(k));
+    const best = new Float64Array(3 * n);
+    best.set(this.bestThrees);
+    this.bestThrees = best;
     this.seen = grow(this.seen, (k) => new Uint32Array(k));
   }
 
@@ -706,28 +697,21 @@ export function pageScore(first: number, second: number, third: number, titleBoo
   return (first + PAGE_EVIDENCE * Math.max(0, second) + PAGE_EVIDENCE * PAGE_EVIDENCE * Math.max(0, third)) * (1 + TITLE_BOOST * titleBoost);
 }
 
-/** The three highest scores added (-1: none yet). */
-class BestThree {
-  a = -1;
-  b = -1;
-  c = -1;
-  clear(): this {
-    this.a = this.b = this.c = -1;
-    return this;
-  }
-  add(s: number): void {
-    if (s > this.a) {
-      this.c = this.b;
-      this.b = this.a;
-      this.a = s;
-    } else if (s > this.b) {
-      this.c = this.b;
-      this.b = s;
-    } else if (s > this.c) this.c = s;
-  }
-  score(titleBoost: number): number {
-    return pageScore(this.a, this.b, this.c, titleBoost);
-  }
+/** Adds a score to the three highest kept at best[at, at + 3), highest first (-1: none yet). */
+export function placeBestThree(best: Float64Array, at: number, s: number): void {
+  if (s > best[at]!) {
+    best[at + 2] = best[at + 1]!;
+    best[at + 1] = best[at]!;
+    best[at] = s;
+  } else if (s > best[at + 1]!) {
+    best[at + 2] = best[at + 1]!;
+    best[at + 1] = s;
+  } else if (s > best[at + 2]!) best[at + 2] = s;
+}
+
+/** pageScore() of the three highest kept at best[at, at + 3). */
+function bestThreeScore(best: Float64Array, at: number, titleBoost: number): number {
+  return pageScore(best[at]!, best[at + 1]!, best[at + 2]!, titleBoost);
 }
 
 /** The `room` highest scores offered, as a min-heap. */

@@ -8,6 +8,7 @@
 import { indexKey } from "../analyze";
 import { GUARDS, PRUNE_FROM, type Pruning } from "../options";
 import type { PrunedRanking } from "../pruned";
+import type { PageOrder } from "../orders";
 import type { ParsedQuery } from "../query";
 import type { Derived } from "../shard";
 import type { SearchContext } from "./context";
@@ -22,10 +23,17 @@ import { markTitleGroups } from "./title-groups";
  * with a stored page order (D51: a prefix's expansions alone bound its pages too loosely for
  * the pruned search to pay, D48).
  */
-export function pruningFor(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, pruning: false | Pruning | undefined, onlyPage: number): Pruning | undefined {
+export function pruningFor(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, pruning: false | Pruning | undefined, onlyPage: number): PruneAsked | undefined {
   const prune = pruning ?? {};
   if (!prune || terms.words.length !== 1 || query.phrases.length || onlyPage >= 0 || terms.typoable) return undefined;
-  return prunesAlone(ctx, prune, terms) || ctx.orders?.get(terms.exact[0]!) ? prune : undefined;
+  const order = ctx.orders?.get(terms.exact[0]!);
+  return order || prunesAlone(ctx, prune, terms) ? { pruning: prune, order } : undefined;
+}
+
+/** The pruned search asked for, and the word's stored page order when there is one (D51). */
+export interface PruneAsked {
+  pruning: Pruning;
+  order: PageOrder | undefined;
 }
 
 /** Whether the pruned search may rank the word without a stored order: a word the index holds (D48). */
@@ -42,7 +50,7 @@ export function conjunctionFor(terms: QueryTerms, pruning: false | Pruning | und
 }
 
 /** The pruned ranking, or undefined when the query's lists are too short or the pruned search gives up. */
-export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: ParsedQuery, terms: QueryTerms, need: number, pruning: Pruning): Ranking | undefined {
+export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: ParsedQuery, terms: QueryTerms, need: number, { pruning, order }: PruneAsked): Ranking | undefined {
   const { text, scratch, meter } = ctx;
   const derived = text.derive(terms.exact);
   // Checked on the list table before the lists' bounds are read: most queries stop here.
@@ -51,7 +59,6 @@ export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: Par
   const titled = markTitleGroups(ctx, query, terms.title, terms.informative);
   const { pageGroup, titleBoost } = scratch;
   const input = { lists, required: terms.required, need, pageGroup, titleBoost, titled, workShare: pruning.workShare };
-  const order = ctx.orders?.get(terms.exact[0]!);
   const ranked = (order && pruner.rankInOrder(input, order.pages, order.pages.length === order.holding)) || (prunesAlone(ctx, pruning, terms) ? pruner.rank(input) : undefined);
   if (!ranked) return undefined;
   meter.add(ranked.candidates, ranked.postings);
