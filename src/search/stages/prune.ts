@@ -27,13 +27,15 @@ export function pruningFor(ctx: SearchContext, query: ParsedQuery, terms: QueryT
   const prune = pruning ?? {};
   if (!prune || terms.words.length !== 1 || query.phrases.length || onlyPage >= 0 || terms.typoable) return undefined;
   const order = ctx.orders?.get(terms.exact[0]!);
-  return order || prunesAlone(ctx, prune, terms) ? { pruning: prune, order } : undefined;
+  const alone = prunesAlone(ctx, prune, terms);
+  return order || alone ? { pruning: prune, order, alone } : undefined;
 }
 
-/** The pruned search asked for, and the word's stored page order when there is one (D51). */
+/** The pruned search asked for, the word's stored page order when there is one (D51), and whether it may rank without it (prunesAlone). */
 export interface PruneAsked {
   pruning: Pruning;
   order: PageOrder | undefined;
+  alone: boolean;
 }
 
 /** Whether the pruned search may rank the word without a stored order: a word the index holds (D48). */
@@ -50,7 +52,7 @@ export function conjunctionFor(terms: QueryTerms, pruning: false | Pruning | und
 }
 
 /** The pruned ranking, or undefined when the query's lists are too short or the pruned search gives up. */
-export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: ParsedQuery, terms: QueryTerms, need: number, { pruning, order }: PruneAsked): Ranking | undefined {
+export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: ParsedQuery, terms: QueryTerms, need: number, { pruning, order, alone }: PruneAsked): Ranking | undefined {
   const { text, scratch, meter } = ctx;
   const derived = text.derive(terms.exact);
   // Checked on the list table before the lists' bounds are read: most queries stop here.
@@ -59,7 +61,7 @@ export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: Par
   const titled = markTitleGroups(ctx, query, terms.title, terms.informative);
   const { pageGroup, titleBoost } = scratch;
   const input = { lists, required: terms.required, need, pageGroup, titleBoost, titled, workShare: pruning.workShare };
-  const ranked = (order && pruner.rankInOrder(input, order.pages, order.pages.length === order.holding)) || (prunesAlone(ctx, pruning, terms) ? pruner.rank(input) : undefined);
+  const ranked = (order && pruner.rankInOrder(input, order.pages, order.pages.length === order.holding)) || (alone ? pruner.rank(input) : undefined);
   if (!ranked) return undefined;
   meter.add(ranked.candidates, ranked.postings);
   const pages = ranked.pages.map((r): PageCandidate => {
