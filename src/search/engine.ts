@@ -20,7 +20,7 @@
  */
 import type { Snapshot, SnapshotPage } from "../snapshot";
 import { buildPageOrders, ORDER_LENGTH, PageOrders } from "./orders";
-import { DEFAULTS, GUARDS, PRUNE_FROM, type ChangesResult, type Hit, type LuckyResult, type SearchOptions, type SearchResult, type SearchWork } from "./options";
+import { COLLECT_EVERY_MS, DEFAULTS, GUARDS, PRUNE_FROM, type ChangesResult, type Hit, type LuckyResult, type SearchOptions, type SearchResult, type SearchWork } from "./options";
 import { PrunedRanking } from "./pruned";
 import { parseQuery, type ParsedQuery } from "./query";
 import type { Shard } from "./shard";
@@ -39,14 +39,6 @@ import { queryTerms } from "./stages/terms";
 export { DEFAULTS, GUARDS, type ChangesResult, type Hit, type LuckyResult, type Pruning, type SearchOptions, type SearchResult, type SearchWork } from "./options";
 
 const nothing = (): Ranking => ({ pages: [], total: 0 });
-
-/**
- * A young-generation collection at most this often, after a search. JavaScriptCore counts the
- * mapped snapshot (gigabytes) as heap, so left to itself it collects rarely, and each search's
- * garbage stays resident: at 5M chunks, RssAnon after 1,000 searches was 738 MB without, 430 MB
- * with a collection every 20 searches (0.7 ms each: 37 ms in all).
- */
-const COLLECT_EVERY_MS = 100;
 
 export class Engine {
   readonly lang: string;

@@ -94,3 +94,12 @@ export const PRUNE_FROM = 16_384;
  * all), and the conjunction is not tried when its rarest word holds more.
  */
 export const WORK_SHARE = 0.5;
+
+/**
+ * A young-generation collection at most this often, after a search (engine.ts) and while the
+ * page orders are computed (orders.ts). JavaScriptCore counts the mapped snapshot (gigabytes)
+ * as heap, so left to itself it collects rarely, and each search's garbage stays resident: at
+ * 5M chunks, RssAnon after 1,000 searches was 738 MB without, 430 MB with a collection every
+ * 20 searches (0.7 ms each: 37 ms in all).
+ */
+export const COLLECT_EVERY_MS = 100;

@@ -18,6 +18,7 @@ import type { SearchContext } from "./stages/context";
 import { queryTerms } from "./stages/terms";
 import { parseQuery } from "./query";
 import { popcount, type WordSpec } from "./shard";
+import { COLLECT_EVERY_MS } from "./options";
 import { bestEntries } from "./topk";
 import { indexKey, termOfKey } from "./analyze";
 
@@ -31,8 +32,6 @@ const VERSION = 1;
 /** A prefix is the last query word of this many letters or more (query.ts), and of at most PREFIX_LETTERS without typos (terms.ts). */
 const MIN_PREFIX = 2;
 const PREFIX_LETTERS = 4;
-/** A young-generation collection at most this often while ordering (as engine.ts after a search). */
-const COLLECT_EVERY_MS = 100;
 
 /** A word's pages, best first, and how many pages hold it. */
 export interface PageOrder {
