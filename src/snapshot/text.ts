@@ -9,10 +9,11 @@
  * text.blockFirst (u32, the first chunk of each block, and the chunk count last),
  * text.chunkEnd (u32, each chunk's end within its block's decompressed bytes).
  */
-import { constants, zstdCompress, zstdCompressSync, zstdDecompressSync } from "node:zlib";
+import { constants, zstdCompress, zstdCompressSync } from "node:zlib";
 import { Growable, viewOf } from "../columns";
 import { MAX_SECTION_BYTES, type Container, type ContainerWriter } from "./container";
 import { sameBytes } from "./hash";
+import { blockDecompressor, type BlockDecompressor, type Dictionary } from "./zstd";
 
 /**
  * A hit's text costs the decompression of its block. With the dictionary, 8 KB blocks take
@@ -34,9 +35,6 @@ const DICTIONARY_FROM = 1024 * 1024;
  */
 const IN_FLIGHT = 8;
 
-/** What a block is compressed with: a dictionary, or none (Bun's own zstd, the faster without one). */
-type Dictionary = Uint8Array | null;
-
 const withDictionary = (dictionary: Uint8Array) => ({ dictionary, params: { [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
 
 function compressSync(bytes: Uint8Array, dictionary: Dictionary): Uint8Array {
@@ -46,10 +44,6 @@ function compressSync(bytes: Uint8Array, dictionary: Dictionary): Uint8Array {
 function compress(bytes: Uint8Array, dictionary: Dictionary): Promise<Uint8Array> {
   if (!dictionary) return Bun.zstdCompress(bytes, { level: ZSTD_LEVEL });
   return new Promise((resolve, reject) => zstdCompress(bytes, withDictionary(dictionary), (error, block) => (error ? reject(error) : resolve(block))));
-}
-
-function decompress(block: Uint8Array, dictionary: Dictionary): Uint8Array {
-  return dictionary ? zstdDecompressSync(block, { dictionary }) : Bun.zstdDecompressSync(block);
 }
 
 /** The dictionary a snapshot's text blocks were compressed with (null: none, as before there was one). */
@@ -295,6 +289,7 @@ export class TextStore {
   readonly dictionary: Dictionary;
   private readonly cache = new Map<number, Uint8Array>();
   private readonly decoder = new TextDecoder();
+  private readonly decompress: BlockDecompressor;
 
   constructor(
     container: Container,
@@ -307,6 +302,7 @@ export class TextStore {
     this.blockFirst = viewOf(Uint32Array, container.section("text.blockFirst"));
     this.chunkEnd = viewOf(Uint32Array, container.section("text.chunkEnd"));
     this.dictionary = textDictionaryOf(container);
+    this.decompress = blockDecompressor(this.dictionary);
   }
 
   get chunkCount(): number {
@@ -340,7 +336,7 @@ export class TextStore {
 
   /** Block b decompressed, not cached (a copy reads each block once). */
   blockBytes(b: number): Uint8Array {
-    return decompress(this.compressedBlock(b), this.dictionary);
+    return this.decompress(this.compressedBlock(b), this.chunkEnd[this.blockFirst[b + 1]! - 1]!);
   }
 
   private block(b: number): Uint8Array {
