@@ -75,6 +75,32 @@ describe("guards", () => {
     expect(terms).toEqual([...terms].sort((x, y) => engine.text.frequency(y) - engine.text.frequency(x) || x - y));
   });
 
+  test("a long prefix range keeps the very expansions that choosing from all its terms keeps, in their order", async () => {
+    const engine = await en();
+    const vocabulary = engine.text["vocabulary"];
+    const fromAll = (key: string) => {
+      const [from, to] = vocabulary.prefixRange(key) as [number, number];
+      const exact = vocabulary.get(key);
+      const terms = Array.from({ length: to - from }, (_x, i) => to - 1 - i).filter((t) => t !== exact);
+      if (terms.length <= MAX_EXPANSIONS) return terms;
+      return terms.sort((x, y) => engine.text.frequency(y) - engine.text.frequency(x) || x - y).slice(0, MAX_EXPANSIONS);
+    };
+    const letters = "abcdefghijklmnopqrstuvwxyz";
+    const keys = [...letters, ...[...letters].flatMap((a) => [...letters].map((b) => a + b)), "the", "int", "con", "pro"];
+    let long = 0;
+    for (const key of keys) {
+      const [from, to] = vocabulary.prefixRange(key) as [number, number];
+      if (to - from > 1_000) long++;
+      const exact = vocabulary.get(key);
+      const kept = engine.text
+        .derive([{ key, prefix: true, fuzzy: 0 }])
+        .filter((d) => d.term !== exact)
+        .map((d) => d.term);
+      if (JSON.stringify(kept) !== JSON.stringify(fromAll(key))) throw new Error(`"${key}" typed on keeps ${kept}, not ${fromAll(key)}`);
+    }
+    expect(long).toBeGreaterThan(10); // long ranges are chosen from their runs' most frequent terms (shard.ts prefixExpansions)
+  });
+
   test("typos are looked for in at most GUARDS.typoWords words", async () => {
     const engine = await en();
     const specs = wordSpecs(engine, ["anarchizm", "philosofy", "einstien", "albedoo", "autizm", "aristotel"], false, true, true) as { fuzzy: number }[];
