@@ -408,7 +408,7 @@ export class Shard {
     return found;
   }
 
-  /** Each run of FREQUENCY_RUN terms' greatest frequency, made on first use (a pass over the vocabulary: 1.5M terms at 5M chunks). */
+  /** Each run of FREQUENCY_RUN terms' greatest frequency, made on first use (a pass over the vocabulary: 4.26M terms and 28.5 ms at 5M chunks). */
   private runMostFrequent(): Float64Array {
     if (this.runMost) return this.runMost;
     const size = this.vocabulary.size;

@@ -2,8 +2,8 @@
  * Text blocks decompressed by the system's libzstd, through one decompression context and
  * the dictionary digested once (a ZSTD_DDict), as zstd's manual advises for many small
  * frames. node:zlib makes a context and loads the 128 KB dictionary anew for every block:
- * 41 µs a block of 8.8 KB against 24 here (bench/text-blocks.ts), and a search at 5M chunks
- * decompresses about 9 blocks. Where libzstd cannot be loaded, node:zlib does the work.
+ * 43.1 µs a block of 8.8 KB against 25.8 here at 5M chunks (bench/text-blocks.ts), and a
+ * search there decompresses about 9 blocks. Where libzstd cannot be loaded, node:zlib does the work.
  */
 import { dlopen, FFIType, type Pointer } from "bun:ffi";
 import { zstdDecompressSync } from "node:zlib";
@@ -34,6 +34,7 @@ function loadZstd() {
 }
 
 type Zstd = NonNullable<ReturnType<typeof loadZstd>>;
+/** null: not looked for yet; undefined: not there (or not wanted). */
 let zstd: Zstd | undefined | null = null;
 
 /** The system libzstd (undefined when none loads, or TOME_ZSTD=node asks for node:zlib). */
