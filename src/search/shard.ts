@@ -16,7 +16,7 @@ import { PostingsReader, type PostingsCursor } from "./postings";
 import { DENSE_SHARE, DenseLists, type DenseList } from "./dense";
 import { Vocabulary, type VocabularyData } from "./vocabulary";
 import { TermLists, type TermListsData } from "./term-lists";
-import { bestEntries } from "./topk";
+import { bestEntries, kthLargest } from "./topk";
 
 export { buildShard } from "./invert";
 
@@ -739,19 +739,4 @@ export function popcount(m: number): number {
   m -= (m >>> 1) & 0x55555555;
   m = (m & 0x33333333) + ((m >>> 2) & 0x33333333);
   return (((m + (m >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-}
-
-/** The k-th largest value (k ≤ values.length), by a bounded selection. */
-function kthLargest(values: Float64Array, k: number): number {
-  const best = new Float64Array(k).fill(-Infinity);
-  for (const v of values) {
-    if (v <= best[k - 1]!) continue;
-    let i = k - 1;
-    while (i > 0 && best[i - 1]! < v) {
-      best[i] = best[i - 1]!;
-      i--;
-    }
-    best[i] = v;
-  }
-  return best[k - 1]!;
 }

@@ -82,3 +82,18 @@ class Heap {
     return this.kept;
   }
 }
+
+/** The k-th largest value (k ≤ values.length), by a bounded selection. */
+export function kthLargest(values: Float64Array, k: number): number {
+  const best = new Float64Array(k).fill(-Infinity);
+  for (const v of values) {
+    if (v <= best[k - 1]!) continue;
+    let i = k - 1;
+    while (i > 0 && best[i - 1]! < v) {
+      best[i] = best[i - 1]!;
+      i--;
+    }
+    best[i] = v;
+  }
+  return best[k - 1]!;
+}
