@@ -15,8 +15,8 @@
 import type { Container } from "../snapshot";
 import { pageScore, placeBestThree } from "./pruned";
 import type { SearchContext } from "./stages/context";
-import { queryTerms } from "./stages/terms";
-import { parseQuery } from "./query";
+import { ONE_TYPO_FROM, queryTerms } from "./stages/terms";
+import { MIN_PREFIX, parseQuery } from "./query";
 import { popcount, type WordSpec } from "./shard";
 import { COLLECT_EVERY_MS } from "./options";
 import { bestEntries } from "./topk";
@@ -29,9 +29,8 @@ export const ORDERS_SECTION = "index.text.orders";
  */
 export const ORDER_LENGTH = 1000;
 const VERSION = 1;
-/** A prefix is the last query word of this many letters or more (query.ts), and of at most PREFIX_LETTERS without typos (terms.ts). */
-const MIN_PREFIX = 2;
-const PREFIX_LETTERS = 4;
+/** The longest beginnings given an order: longer ones may hold typos, which the pruned search leaves. */
+const PREFIX_LETTERS = ONE_TYPO_FROM - 1;
 
 /** A word's pages, best first, and how many pages hold it. */
 export interface PageOrder {

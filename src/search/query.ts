@@ -14,7 +14,8 @@ export interface ParsedQuery {
 
 const QUOTED = /["“”„«»]([^"“”„«»]*)["“”„«»]/g;
 const QUOTES = /["“”„«»]/g;
-const MIN_PREFIX = 2;
+/** The last query word is typed on (a prefix) when it has this many letters or more. */
+export const MIN_PREFIX = 2;
 
 export function parseQuery(q: string, lang: string): ParsedQuery {
   const phrases: string[][] = [];

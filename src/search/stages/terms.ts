@@ -48,9 +48,13 @@ function functionWords(lang: string): Set<string> {
   return set;
 }
 
+/** A word the index does not know may hold one typo from this many letters, two from TWO_TYPOS_FROM. */
+export const ONE_TYPO_FROM = 5;
+const TWO_TYPOS_FROM = 9;
+
 const typos = (term: string): number => {
   const n = [...term].length;
-  return n >= 9 ? 2 : n >= 5 ? 1 : 0;
+  return n >= TWO_TYPOS_FROM ? 2 : n >= ONE_TYPO_FROM ? 1 : 0;
 };
 
 /** What the terms are looked up in: the text shard, and the language (its function words, its stemmer). */
