@@ -1,9 +1,10 @@
 /**
  * Page orders (D51): for each word whose lists are long enough to be pruned, and each short
  * prefix whose words' lists are, its pages in the order a one-word search ranks them when no
- * title is involved, computed when the snapshot is built. Title groups and boosts depend only on the query's word too, but they are cheap to
- * find at search time (the title shard), while this order costs every posting of the word:
- * stored, a one-word search scores only the pages it returns.
+ * title is involved, computed when the snapshot is built. Title groups and boosts depend only
+ * on the query's word too, but they are cheap to find at search time (the title shard), while
+ * this order costs every posting of the word: stored, a one-word search scores only the pages
+ * it returns.
  *
  * Each order is the first ORDER_LENGTH pages (score, then page), and the number of pages holding
  * the word at all. The section, little-endian u32 words:
@@ -13,7 +14,7 @@
  * on), "0" when it is not.
  */
 import type { Container } from "../snapshot";
-import { pageScore, placeBestThree } from "./pruned";
+import { bestThreeScore, placeBestThree } from "./pruned";
 import type { SearchContext } from "./stages/context";
 import { ONE_TYPO_FROM, queryTerms } from "./stages/terms";
 import { MIN_PREFIX, parseQuery } from "./query";
@@ -131,7 +132,7 @@ export function buildPageOrders(ctx: SearchContext, least: number, length: numbe
       reached[p] = 0;
       if (best[3 * p]! < 0) continue;
       entryPage[entries] = p;
-      entryScore[entries++] = pageScore(best[3 * p]!, best[3 * p + 1]!, best[3 * p + 2]!, 0);
+      entryScore[entries++] = bestThreeScore(best, 3 * p, 0);
     }
     stored.push(key);
     orders.push(Uint32Array.from(bestEntries(entryClass, entryScore, entries, length, entryPage), (e) => entryPage[e]!));

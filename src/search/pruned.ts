@@ -710,7 +710,7 @@ export function placeBestThree(best: Float64Array, at: number, s: number): void 
 }
 
 /** pageScore() of the three highest kept at best[at, at + 3). */
-function bestThreeScore(best: Float64Array, at: number, titleBoost: number): number {
+export function bestThreeScore(best: Float64Array, at: number, titleBoost: number): number {
   return pageScore(best[at]!, best[at + 1]!, best[at + 2]!, titleBoost);
 }
 
