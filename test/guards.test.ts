@@ -8,7 +8,8 @@ import { GUARDS } from "../src/search/engine";
 import { MAX_EXPANSIONS } from "../src/search/shard";
 import { Meter } from "../src/search/stages/meter";
 import { wordSpecs } from "../src/search/stages/terms";
-import { EN_2006, EN_2016, engineFor } from "./helpers";
+import { open } from "../src/search";
+import { EN_2006, EN_2016, engineFor, snapshotFor } from "./helpers";
 
 setDefaultTimeout(120_000);
 
@@ -45,6 +46,16 @@ describe("estimatedTotalHits", () => {
 });
 
 describe("the time budget", () => {
+  test("does not count the vocabulary's run frequencies either, made once by the first long prefix", async () => {
+    const engine = open(await snapshotFor({ dumps: [EN_2006, EN_2016] }));
+    expect(engine.text.onceMakingMs).toBe(0);
+    engine.text.derive([{ key: "s", prefix: true, fuzzy: 0 }]);
+    const made = engine.text.onceMakingMs;
+    expect(made).toBeGreaterThan(0);
+    engine.text.derive([{ key: "c", prefix: true, fuzzy: 0 }]);
+    expect(engine.text.onceMakingMs).toBe(made);
+  });
+
   test("does not count what the engine makes once for every later search (dense lists)", async () => {
     let made = 0;
     const meter = new Meter(() => made);

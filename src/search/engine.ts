@@ -59,7 +59,7 @@ export class Engine {
     this.lang = snapshot.meta.wiki.lang;
     this.catalog = new Catalog(snapshot, text.documentCount);
     const scratch = new Scratch(this.catalog.pageCount, text.documentCount, titleIndex.documentCount);
-    this.stages = { lang: this.lang, catalog: this.catalog, text, titleIndex, textCursor: text.newCursor(), scratch, meter: new Meter(() => text.denseMakingMs), orders };
+    this.stages = { lang: this.lang, catalog: this.catalog, text, titleIndex, textCursor: text.newCursor(), scratch, meter: new Meter(() => text.onceMakingMs + titleIndex.onceMakingMs), orders };
     // The exact pass's buffer is idle while the pruned search runs (filled only after it): it lends it its per-chunk scores.
     this.pruner = new PrunedRanking(text, this.catalog, scratch.textBuffer(0));
   }

@@ -10,7 +10,7 @@ export class Meter {
   /** The engine's time not counted against a search (milliseconds so far), and its value when the search started. */
   private uncountedAtStart = 0;
 
-  /** `uncounted`: the time the engine spent, so far, on what is done once for every later search (dense.ts). */
+  /** `uncounted`: the time the engine spent, so far, on what is done once for every later search (Shard.onceMakingMs). */
   constructor(private readonly uncounted: () => number = () => 0) {}
 
   /** Starts a search that may work until `deadline`. */
