@@ -28,7 +28,8 @@ function withOrders(engine: Engine, least: number, length: number): { ordered: E
   return { ordered: new Engine(engine.snapshot, engine.text, engine.titleIndex, orders), orders };
 }
 
-const shown = (r: ReturnType<Engine["search"]>) => r.hits.map((h) => `${h.page.pageId}#${h.chunk} ${h.score.toPrecision(12)}`);
+/** A search's hits as compared: page, chunk, score, and the passage as cropped and highlighted (the words matched depend on the path too). */
+const shown = (r: ReturnType<Engine["search"]>) => r.hits.map((h) => `${h.page.pageId}#${h.chunk} ${h.score.toPrecision(12)} ${h.formatted.text}`);
 
 type Result = ReturnType<Engine["search"]>;
 
@@ -39,7 +40,7 @@ type Result = ReturnType<Engine["search"]>;
 function compareAll(engine: Engine, ordered: Engine, queries: string[], pages: [number, number][], seen: (i: number, fast: Result, oracle: Result, unordered: Result) => void): void {
   for (const [i, q] of queries.entries()) {
     for (const [limit, offset] of pages) {
-      const options = { limit, offset, budgetMs: Infinity, highlight: false };
+      const options = { limit, offset, budgetMs: Infinity };
       const oracle = engine.search(q, { ...options, pruning: false });
       const fast = ordered.search(q, { ...options, pruning: PRUNED });
       expect({ q, limit, offset, hits: shown(fast) }).toEqual({ q, limit, offset, hits: shown(oracle) });
@@ -105,12 +106,43 @@ describe("page orders", () => {
     expect(fellBack).toBeGreaterThan(100);
   }, 300_000);
 
+  test("several words, each with an order, rank as the exhaustive search, from the orders or after giving up", async () => {
+    const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+    // Orders of 50 pages: the threshold algorithm must stop on its bound, or give up, well before most orders end.
+    const { ordered } = withOrders(engine, 1, 50);
+    const { pick, sampleWords, common } = querySampler(engine.snapshot, 13);
+    const frequent = common(60, 800);
+    const queries = Array.from({ length: 240 }, (_x, i) => {
+      const words = Array.from({ length: 2 + (i % 3) }, (_w, k) => (k % 2 === i % 2 ? pick(frequent) : (sampleWords(1)[0] ?? "the")));
+      return i % 4 === 3 ? `${words.join(" ")}.` : words.join(" ");
+    });
+    let fromOrders = 0;
+    let gaveUp = 0;
+    compareAll(
+      engine,
+      ordered,
+      queries,
+      [
+        [10, 0],
+        [3, 7],
+        [20, 30],
+      ],
+      (_i, fast, _oracle, unordered) => {
+        if (fast.work.candidates < unordered.work.candidates) fromOrders++;
+        else if (fast.work.postings === unordered.work.postings) gaveUp++;
+      },
+    );
+    // Of the 720 searches, some answered from the orders with fewer pages scored, some given up on (110 and 229 when written).
+    expect(fromOrders).toBeGreaterThan(80);
+    expect(gaveUp).toBeGreaterThan(80);
+  }, 300_000);
+
   test("a title match ranks above the word's best untitled pages, from the order or past its end", async () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
     // A word in many titles: the first page is title matches only, most of them past the order's two pages.
     const q = "american";
     const { ordered } = withOrders(engine, 40, 2);
-    const options = { limit: 5, budgetMs: Infinity, highlight: false };
+    const options = { limit: 5, budgetMs: Infinity };
     const oracle = engine.search(q, { ...options, pruning: false });
     expect(oracle.hits.length).toBe(5);
     for (const h of oracle.hits) expect(h.page.title).toMatch(/\bamerican/i);

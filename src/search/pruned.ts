@@ -29,6 +29,8 @@ const PAGE_FACTOR = 1 + PAGE_EVIDENCE + PAGE_EVIDENCE * PAGE_EVIDENCE;
 /** pageGroup's values (stages/title-groups.ts): an exact title, a title match. */
 const EXACT_TITLE = 1;
 const TITLE_MATCH = 2;
+/** The class of a page with no title group whose chunks hold every required word. */
+const UNTITLED = 2 * TIERS;
 /** Whether to stop reading lists is asked before a list of at least this many postings: shorter ones cost less than the asking. */
 const CHECK_DF = 2048;
 /** Finding a page's block in a list and decoding it costs about as much as reading this many postings in order. */
@@ -73,6 +75,13 @@ export interface PruneInput {
   titled: number[];
   /** The share of the exhaustive search's postings read after which it gives up (default WORK_SHARE). */
   workShare?: number;
+}
+
+/** A word's stored page order (D51): its pages, best first; `complete` when they are all the pages holding it. */
+export interface WordOrder {
+  word: number;
+  pages: ArrayLike<number>;
+  complete: boolean;
 }
 
 /** A ranked page: its class and score as the exhaustive ranking computes them, and its tier-0 chunks, best first. */
@@ -205,6 +214,77 @@ export class PrunedRanking {
     return { pages: this.best(ranked, need), postings: this.postings, candidates: picks.length };
   }
 
+  /**
+   * A search of several words, each with its stored page order (D51), by Fagin's threshold
+   * algorithm. A page's score is convex in its chunks' scores (the best three, weighed) and a
+   * chunk's is at most the number of words times the sum of its one-word scores; so a page
+   * at depth m or deeper in every order scores at most that many times the sum of each
+   * order's page at depth m, scored for its word alone. Pages are taken from the orders' heads, twice as
+   * deep each round, and scored exactly, until that bound falls below the last page kept.
+   * Title matches and boosted titles are scored whatever their depth. Undefined when the
+   * orders end before the bound falls, or past the budget.
+   */
+  rankByOrders(input: PruneInput, orders: WordOrder[]): PruneResult | undefined {
+    this.postings = 0;
+    let all = 0;
+    for (const l of input.lists) all += l.df;
+    this.budget = (input.workShare ?? WORK_SHARE) * all;
+    try {
+      return this.byOrders(input, orders);
+    } finally {
+      this.reset();
+    }
+  }
+
+  private byOrders(input: PruneInput, orders: WordOrder[]): PruneResult | undefined {
+    const { need } = input;
+    const { chunkCounts } = this.layout;
+    const ranked: RankedPage[] = [];
+    const titled: number[] = [];
+    for (const p of input.titled) if (this.slot[p]! < 0 && chunkCounts[p]) titled.push(this.offer(p, -1));
+    this.scoreExactly(input, titled, ranked);
+    const deepest = Math.max(...orders.map((o) => o.pages.length));
+    let endBound: number | undefined;
+    for (let depth = 0, next = need; depth < deepest; next *= 2) {
+      const picks: number[] = [];
+      for (const { pages } of orders) {
+        for (let k = depth; k < Math.min(next, pages.length); k++) if (this.slot[pages[k]!]! < 0) picks.push(this.offer(pages[k]!, -1));
+      }
+      this.scoreExactly(input, picks, ranked);
+      depth = Math.min(next, deepest);
+      const last = ranked.length >= need ? this.best(ranked, need)[need - 1]! : undefined;
+      if (last && !reaches(UNTITLED, this.unseenBound(input, orders, depth), last)) return { pages: this.best(ranked, need), postings: this.postings, candidates: this.candidateCount };
+      if (this.postings > this.budget) return undefined;
+      // The last page kept barely moves after the first rounds: when even the orders' ends would not bound the pages past them below it, going on is mostly waste.
+      if (depth >= 2 * need && depth < deepest && (!last || reaches(UNTITLED, (endBound ??= this.unseenBound(input, orders, deepest)), last))) return undefined;
+    }
+    return undefined;
+  }
+
+  /**
+   * The most a page at depth `depth` or deeper in every order may score (-Infinity: it cannot
+   * hold every required word). Past its end, a complete order's word is in no such page.
+   */
+  private unseenBound(input: PruneInput, orders: WordOrder[], depth: number): number {
+    let sum = 0;
+    for (const { word, pages, complete } of orders) {
+      if (depth >= pages.length && complete) {
+        if (input.required & (1 << word)) return -Infinity;
+        continue;
+      }
+      sum += this.oneWordScore(input, word, pages[Math.min(depth, pages.length - 1)]!);
+    }
+    return sum * orders.length * (1 + 1e-9);
+  }
+
+  /** A candidate page's score in a search of one of the words alone (raised by its title boost, if any: a bound all the same). */
+  private oneWordScore(input: PruneInput, word: number, page: number): number {
+    const alone = { ...input, lists: input.lists.filter((l) => l.word === word), required: (1 << word) >>> 0 };
+    const scored: RankedPage[] = [];
+    this.scorePages(alone, [page], scored);
+    return scored[0]?.score ?? 0;
+  }
+
   private ranked(input: PruneInput): PruneResult | undefined {
     const plan = this.readOrder(input);
     const reading = this.readLists(input, plan);
@@ -224,7 +304,7 @@ export class PrunedRanking {
     const kept = this.best(ranked, input.need);
     const cut = kept[input.need - 1];
     // Pages never seen must fall below the last page kept; by the check that stopped the reading, they do.
-    if (unseenBound >= 0 && (!cut || reaches(2 * TIERS, unseenBound, cut))) return undefined;
+    if (unseenBound >= 0 && (!cut || reaches(UNTITLED, unseenBound, cut))) return undefined;
     return { pages: kept, postings: this.postings, candidates };
   }
 
@@ -619,8 +699,16 @@ export class PrunedRanking {
    * hold their chunks; then each page as the exhaustive ranking does.
    */
   private scoreExactly(input: PruneInput, entries: number[], out: RankedPage[]): void {
-    if (!entries.length) return;
-    const pages = entries.map((e) => this.candidatePage[e]!);
+    this.scorePages(
+      input,
+      entries.map((e) => this.candidatePage[e]!),
+      out,
+    );
+  }
+
+  /** scoreExactly() of pages, candidates or not. */
+  private scorePages(input: PruneInput, pages: number[], out: RankedPage[]): void {
+    if (!pages.length) return;
     const { firstChunk, chunkCounts } = this.layout;
     for (const p of pages) {
       this.exact.fill(0, firstChunk[p]!, firstChunk[p]! + chunkCounts[p]!);

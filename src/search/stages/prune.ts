@@ -7,7 +7,7 @@
  */
 import { indexKey } from "../analyze";
 import { GUARDS, PRUNE_FROM, type Pruning } from "../options";
-import type { PrunedRanking } from "../pruned";
+import type { PrunedRanking, WordOrder } from "../pruned";
 import type { PageOrder } from "../orders";
 import type { ParsedQuery } from "../query";
 import type { Derived } from "../shard";
@@ -25,17 +25,34 @@ import { markTitleGroups } from "./title-groups";
  */
 export function pruningFor(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, pruning: false | Pruning | undefined, onlyPage: number): PruneAsked | undefined {
   const prune = pruning ?? {};
-  if (!prune || terms.words.length !== 1 || query.phrases.length || onlyPage >= 0 || terms.typoable) return undefined;
+  if (!prune || query.phrases.length || onlyPage >= 0 || terms.typoable) return undefined;
+  if (terms.words.length > 1) {
+    const orders = wordOrders(ctx, terms);
+    return orders && { pruning: prune, order: undefined, alone: false, orders };
+  }
   const order = ctx.orders?.get(terms.exact[0]!);
   const alone = prunesAlone(ctx, prune, terms);
   return order || alone ? { pruning: prune, order, alone } : undefined;
 }
 
-/** The pruned search asked for, the word's stored page order when there is one (D51), and whether it may rank without it (prunesAlone). */
+/** The pruned search asked for, the word's stored page order when there is one (D51), and whether it may rank without it (prunesAlone); with several words, every word's order. */
 export interface PruneAsked {
   pruning: Pruning;
   order: PageOrder | undefined;
   alone: boolean;
+  orders?: WordOrder[];
+}
+
+/** Each word's stored order, when every word of several has one (at most GUARDS.maxWords). */
+function wordOrders(ctx: SearchContext, terms: QueryTerms): WordOrder[] | undefined {
+  if (!ctx.orders || terms.words.length > GUARDS.maxWords) return undefined;
+  const orders: WordOrder[] = [];
+  for (const [word, spec] of terms.exact.entries()) {
+    const order = ctx.orders.get(spec);
+    if (!order) return undefined;
+    orders.push({ word, pages: order.pages, complete: order.pages.length === order.holding });
+  }
+  return orders;
 }
 
 /** Whether the pruned search may rank the word without a stored order: a word the index holds (D48). */
@@ -52,7 +69,7 @@ export function conjunctionFor(terms: QueryTerms, pruning: false | Pruning | und
 }
 
 /** The pruned ranking, or undefined when the query's lists are too short or the pruned search gives up. */
-export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: ParsedQuery, terms: QueryTerms, need: number, { pruning, order, alone }: PruneAsked): Ranking | undefined {
+export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: ParsedQuery, terms: QueryTerms, need: number, { pruning, order, alone, orders }: PruneAsked): Ranking | undefined {
   const { text, scratch, meter } = ctx;
   const derived = text.derive(terms.exact);
   // Checked on the list table before the lists' bounds are read: most queries stop here.
@@ -61,11 +78,14 @@ export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: Par
   const titled = markTitleGroups(ctx, query, terms.title, terms.informative);
   const { pageGroup, titleBoost } = scratch;
   const input = { lists, required: terms.required, need, pageGroup, titleBoost, titled, workShare: pruning.workShare };
-  const ranked = (order && pruner.rankInOrder(input, order.pages, order.pages.length === order.holding)) || (alone ? pruner.rank(input) : undefined);
+  const ranked = orders ? pruner.rankByOrders(input, orders) : (order && pruner.rankInOrder(input, order.pages, order.pages.length === order.holding)) || (alone ? pruner.rank(input) : undefined);
   if (!ranked) return undefined;
   meter.add(ranked.candidates, ranked.postings);
   const pages = ranked.pages.map((r): PageCandidate => {
-    const best: Candidate = { chunk: r.chunks[0] ?? ctx.catalog.firstChunk[r.page]!, score: r.score, tier: tierOf(r.klass), derived };
+    // A title match none of whose chunks holds the words stands with its intro, highlighted for the query's words alone, as the exhaustive ranking shows it.
+    const best: Candidate = r.chunks.length
+      ? { chunk: r.chunks[0]!, score: r.score, tier: tierOf(r.klass), derived }
+      : { chunk: ctx.catalog.firstChunk[r.page]!, score: r.score, tier: tierOf(r.klass), derived: [] };
     return { page: r.page, best, group: groupOf(r.klass) };
   });
   const chunksOf = new Map(ranked.pages.map((r) => [r.page, r]));
