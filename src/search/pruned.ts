@@ -152,10 +152,7 @@ export class PrunedRanking {
   }
 
   rank(input: PruneInput): PruneResult | undefined {
-    this.postings = 0;
-    let all = 0;
-    for (const l of input.lists) all += l.df;
-    this.budget = (input.workShare ?? WORK_SHARE) * all;
+    this.budgetFor(input);
     try {
       return this.ranked(input);
     } finally {
@@ -219,21 +216,27 @@ export class PrunedRanking {
    * algorithm. A page's score is convex in its chunks' scores (the best three, weighed) and a
    * chunk's is at most the number of words times the sum of its one-word scores; so a page
    * at depth m or deeper in every order scores at most that many times the sum of each
-   * order's page at depth m, scored for its word alone. Pages are taken from the orders' heads, twice as
-   * deep each round, and scored exactly, until that bound falls below the last page kept.
-   * Title matches and boosted titles are scored whatever their depth. Undefined when the
-   * orders end before the bound falls, or past the budget.
+   * order's page at depth m, scored for its word alone. Pages are taken from the orders'
+   * heads, twice as deep each round, and scored exactly, until that bound falls below the
+   * last page kept. Title matches and boosted titles are scored whatever their depth.
+   * Undefined when the orders end before the bound falls, when even their ends would not
+   * bound the pages past them below the last page kept, or past the budget.
    */
   rankByOrders(input: PruneInput, orders: WordOrder[]): PruneResult | undefined {
-    this.postings = 0;
-    let all = 0;
-    for (const l of input.lists) all += l.df;
-    this.budget = (input.workShare ?? WORK_SHARE) * all;
+    this.budgetFor(input);
     try {
       return this.byOrders(input, orders);
     } finally {
       this.reset();
     }
+  }
+
+  /** Starts a search that may give up: no postings read yet, and its share of what the exhaustive search would read. */
+  private budgetFor(input: PruneInput): void {
+    this.postings = 0;
+    let all = 0;
+    for (const l of input.lists) all += l.df;
+    this.budget = (input.workShare ?? WORK_SHARE) * all;
   }
 
   private byOrders(input: PruneInput, orders: WordOrder[]): PruneResult | undefined {
@@ -255,7 +258,9 @@ export class PrunedRanking {
       const last = ranked.length >= need ? this.best(ranked, need)[need - 1]! : undefined;
       if (last && !reaches(UNTITLED, this.unseenBound(input, orders, depth), last)) return { pages: this.best(ranked, need), postings: this.postings, candidates: this.candidateCount };
       if (this.postings > this.budget) return undefined;
-      // The last page kept barely moves after the first rounds: when even the orders' ends would not bound the pages past them below it, going on is mostly waste.
+      // The last page kept moves little after the first rounds (at 5M chunks, 0.3–12% more after
+      // the second, in eight queries): when even the orders' ends do not bound the pages past
+      // them below it, the search would most likely read on to those ends and give up there.
       if (depth >= 2 * need && depth < deepest && (!last || reaches(UNTITLED, (endBound ??= this.unseenBound(input, orders, deepest)), last))) return undefined;
     }
     return undefined;
