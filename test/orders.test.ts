@@ -137,6 +137,17 @@ describe("page orders", () => {
     expect(gaveUp).toBeGreaterThan(80);
   }, 300_000);
 
+  test("several words from their orders are a pruned search: not asked with pruning off, nor past its number of words", async () => {
+    const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+    const { ordered } = withOrders(engine, 1, 1000);
+    const q = "history of the city";
+    const work = (pruning: false | Pruning) => ordered.search(q, { pruning, budgetMs: Infinity }).work.candidates;
+    const exhaustive = engine.search(q, { pruning: false, budgetMs: Infinity }).work.candidates;
+    expect(work(PRUNED)).toBeLessThan(exhaustive / 4);
+    expect(work(false)).toBe(exhaustive);
+    expect(work({ ...PRUNED, words: 3 })).toBeGreaterThan(work(PRUNED));
+  }, 120_000);
+
   test("a title match ranks above the word's best untitled pages, from the order or past its end", async () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
     // A word in many titles: the first page is title matches only, most of them past the order's two pages.

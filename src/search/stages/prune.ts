@@ -27,7 +27,7 @@ export function pruningFor(ctx: SearchContext, query: ParsedQuery, terms: QueryT
   const prune = pruning ?? {};
   if (!prune || query.phrases.length || onlyPage >= 0 || terms.typoable) return undefined;
   if (terms.words.length > 1) {
-    const orders = wordOrders(ctx, terms);
+    const orders = wordOrders(ctx, terms, prune.words ?? GUARDS.maxWords);
     return orders && { pruning: prune, order: undefined, alone: false, orders };
   }
   const order = ctx.orders?.get(terms.exact[0]!);
@@ -43,9 +43,9 @@ export interface PruneAsked {
   orders?: WordOrder[];
 }
 
-/** Each word's stored order, when every word of several has one (at most GUARDS.maxWords). */
-function wordOrders(ctx: SearchContext, terms: QueryTerms): WordOrder[] | undefined {
-  if (!ctx.orders || terms.words.length > GUARDS.maxWords) return undefined;
+/** Each word's stored order, when every word of several, at most `most`, has one. */
+function wordOrders(ctx: SearchContext, terms: QueryTerms, most: number): WordOrder[] | undefined {
+  if (!ctx.orders || terms.words.length > most) return undefined;
   const orders: WordOrder[] = [];
   for (const [word, spec] of terms.exact.entries()) {
     const order = ctx.orders.get(spec);
