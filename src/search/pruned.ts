@@ -1,7 +1,7 @@
 /**
  * The best pages of a one-word search without scoring every posting: MaxScore (Turtle and
  * Flood; Lucene's MaxScoreBulkScorer), lifted from documents to pages (issue 16). Several
- * words are pruned by their conjunction instead (conjunction.ts).
+ * words are pruned by their orders (below) or by their conjunction (conjunction.ts).
  *
  * Lists are read from the one whose postings can add the most, into per-chunk accumulators,
  * until what the unread lists could give a page none of whose chunks was seen falls below
@@ -11,7 +11,9 @@
  * best bound first, until no bound left reaches the last page kept.
  *
  * It ranks what the exhaustive search ranks: the chunks holding the word (tier 0). It returns
- * undefined when it gives up, and the engine falls back to the exhaustive search.
+ * undefined when it gives up, and the engine falls back to the exhaustive search. The same
+ * exact scoring ranks a one-word search from its stored page order (rankInOrder), and several
+ * words that each have one from their orders (rankByOrders).
  */
 import { WORK_SHARE } from "./options";
 import type { PostingsCursor } from "./postings";

@@ -1,9 +1,9 @@
 /**
  * Pruning as stages (D48). One word: the pruned top-k (pruned.ts), tried first, answers when
  * the word's lists are long enough, or the exhaustive stages run; its pages carry the classes
- * and scores the exhaustive ranking computes. Several words: the conjunction fills the
- * candidates' tier 0 (stages/candidates.ts). Either way, the pages matching any word are
- * then estimated.
+ * and scores the exhaustive ranking computes. Several words: ranked from their page orders
+ * when each has one (D51) and the orders tell, or else the conjunction fills the candidates'
+ * tier 0 (stages/candidates.ts). Either way, the pages matching any word are then estimated.
  */
 import { indexKey } from "../analyze";
 import { GUARDS, PRUNE_FROM, type Pruning } from "../options";
