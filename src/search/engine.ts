@@ -31,7 +31,7 @@ import { hitFormatter } from "./stages/format";
 import { Meter } from "./stages/meter";
 import { rankChunksOfPage, rankPages } from "./stages/pages";
 import { existingPhrases, keepPhrases } from "./stages/phrases";
-import type { Candidate, PageCandidate, Ranking } from "./stages/pool";
+import { intro, type PageCandidate, type Ranking } from "./stages/pool";
 import { conjunctionFor, pruningFor, rankPruned } from "./stages/prune";
 import { Scratch } from "./stages/scratch";
 import { queryTerms } from "./stages/terms";
@@ -124,8 +124,7 @@ export class Engine {
   private exactTitle(query: ParsedQuery): PageCandidate | undefined {
     const exact = this.catalog.titles.get(query.asTitle);
     if (exact === undefined) return undefined;
-    const best: Candidate = { chunk: this.catalog.firstChunk[exact]!, score: 0, tier: 0, derived: [] };
-    return { page: exact, best, group: 0 };
+    return { page: exact, best: intro(this.catalog.firstChunk[exact]!, 0), group: 0 };
   }
 
   /** Runs a search's stages, then restores the scratch buffers, whatever happened. */

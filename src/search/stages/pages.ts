@@ -15,12 +15,10 @@ import { bestEntries } from "../topk";
 import type { SearchContext } from "./context";
 import { byTierScore, choosePassages, poolPassages, proximity, PROXIMITY_WINDOW } from "./passages";
 import type { KeptPhrases } from "./phrases";
-import { groupOf, rankClass, type PageCandidate, type Ranking } from "./pool";
+import { groupOf, intro, INTRO_TIER, rankClass, type PageCandidate, type Ranking } from "./pool";
 import type { QueryTerms } from "./terms";
 import { markTitleGroups } from "./title-groups";
 
-/** The tier of a title match's intro, standing for a page none of whose chunks holds the words. */
-const INTRO_TIER = 4;
 /** The D8 group of a page with no title match. */
 const OTHER_GROUP = 2;
 
@@ -35,7 +33,7 @@ export function rankPages(ctx: SearchContext, query: ParsedQuery, terms: QueryTe
   const order = bestEntries(entryClass, entryScore, total, need, entryPage);
   const pages = order.map((e): PageCandidate => {
     const i = entryPosition[e]!;
-    const c = i >= 0 ? ctx.scratch.pool.candidate(i) : { chunk: ctx.catalog.firstChunk[entryPage[e]!]!, score: 0, tier: INTRO_TIER, derived: [] };
+    const c = i >= 0 ? ctx.scratch.pool.candidate(i) : intro(ctx.catalog.firstChunk[entryPage[e]!]!);
     c.score = entryScore[e]!;
     return { page: entryPage[e]!, best: c, group: groupOf(entryClass[e]!) };
   });

@@ -28,6 +28,12 @@ export const rankClass = (group: number, tier: number): number => group * TIERS 
 export const groupOf = (klass: number): number => Math.floor(klass / TIERS);
 export const tierOf = (klass: number): number => klass % TIERS;
 
+/** The tier of a title match's intro, standing for a page none of whose chunks holds the words. */
+export const INTRO_TIER = 4;
+
+/** A page's intro as its passage (from `firstChunk`), highlighted for the query's words alone: it holds no term derived from them. */
+export const intro = (firstChunk: number, tier = INTRO_TIER): Candidate => ({ chunk: firstChunk, score: 0, tier, derived: [] });
+
 /** Ranked pages, best first, and how many pages match in all. */
 export interface Ranking {
   pages: PageCandidate[];

@@ -13,7 +13,7 @@ import type { ParsedQuery } from "../query";
 import type { Derived } from "../shard";
 import type { SearchContext } from "./context";
 import { choosePassages, PASSAGES } from "./passages";
-import { groupOf, tierOf, type Candidate, type PageCandidate, type Ranking } from "./pool";
+import { groupOf, intro, tierOf, type Candidate, type PageCandidate, type Ranking } from "./pool";
 import type { QueryTerms } from "./terms";
 import { markTitleGroups } from "./title-groups";
 
@@ -82,10 +82,8 @@ export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: Par
   if (!ranked) return undefined;
   meter.add(ranked.candidates, ranked.postings);
   const pages = ranked.pages.map((r): PageCandidate => {
-    // A title match none of whose chunks holds the words stands with its intro, highlighted for the query's words alone, as the exhaustive ranking shows it.
-    const best: Candidate = r.chunks.length
-      ? { chunk: r.chunks[0]!, score: r.score, tier: tierOf(r.klass), derived }
-      : { chunk: ctx.catalog.firstChunk[r.page]!, score: r.score, tier: tierOf(r.klass), derived: [] };
+    // A title match none of whose chunks holds the words stands with its intro, as in the exhaustive ranking.
+    const best: Candidate = r.chunks.length ? { chunk: r.chunks[0]!, score: r.score, tier: tierOf(r.klass), derived } : intro(ctx.catalog.firstChunk[r.page]!);
     return { page: r.page, best, group: groupOf(r.klass) };
   });
   const chunksOf = new Map(ranked.pages.map((r) => [r.page, r]));
