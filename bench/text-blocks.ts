@@ -28,7 +28,6 @@ const blocks = store.blockFirst.length - 1;
 let seed = 1;
 const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 const chosen = Array.from({ length: Number(values.blocks) }, () => Math.floor(random() * blocks));
-const sizeOf = (b: number) => store.chunkEnd[store.blockFirst[b + 1]! - 1]!;
 let compressedBytes = 0;
 let touched = 0; // read so that the pages are mapped; the sum itself is not used
 for (const b of chosen) {
@@ -41,12 +40,12 @@ const micros: Record<keyof typeof ways, number[]> = { system: [], node: [] };
 for (let round = 0; round < Number(values.rounds); round++) {
   for (const way of round % 2 ? (["node", "system"] as const) : (["system", "node"] as const)) {
     const started = performance.now();
-    for (const b of chosen) ways[way](store.compressedBlock(b), sizeOf(b));
+    for (const b of chosen) ways[way](store.compressedBlock(b), store.blockSize(b));
     micros[way].push(((performance.now() - started) * 1000) / chosen.length);
   }
 }
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[v.length >> 1]!;
-const rawBytes = chosen.reduce((n, b) => n + sizeOf(b), 0) / chosen.length;
+const rawBytes = chosen.reduce((n, b) => n + store.blockSize(b), 0) / chosen.length;
 console.log(
   `${blocks} blocks, ${chosen.length} decompressed a round: ${rawBytes.toFixed(0)} bytes each (${(compressedBytes / chosen.length).toFixed(0)} compressed), dictionary ${store.dictionary ? `${store.dictionary.byteLength} bytes` : "none"}`,
 );

@@ -19,8 +19,6 @@ async function storeOf(withDictionary: boolean): Promise<{ store: TextStore; tex
   return { store: new TextStore(openContainer(path)), texts };
 }
 
-const sizeOf = (store: TextStore, b: number) => store.chunkEnd[store.blockFirst[b + 1]! - 1]!;
-
 describe("text blocks", () => {
   test("the system's libzstd is used where it is installed (Debian's libzstd1)", () => {
     if (process.env.TOME_ZSTD === "node") return expect(zstdInUse()).toBe("node");
@@ -38,8 +36,8 @@ describe("text blocks", () => {
       expect(blocks).toBeGreaterThan(10);
       let bytes = 0;
       for (let b = 0; b < blocks; b++) {
-        const a = system(store.compressedBlock(b), sizeOf(store, b));
-        if (!Buffer.from(a).equals(Buffer.from(node(store.compressedBlock(b), sizeOf(store, b))))) throw new Error(`block ${b} differs`);
+        const a = system(store.compressedBlock(b), store.blockSize(b));
+        if (!Buffer.from(a).equals(Buffer.from(node(store.compressedBlock(b), store.blockSize(b))))) throw new Error(`block ${b} differs`);
         bytes += a.byteLength;
       }
       expect(bytes).toBe(Buffer.byteLength(texts.join("")));
@@ -52,10 +50,10 @@ describe("text blocks", () => {
     block.fill(0x5a, 8, block.byteLength - 8);
     for (const via of ["system", "node"] as const) {
       const decompress = blockDecompressor(store.dictionary, via);
-      expect(() => decompress(block, sizeOf(store, 3))).toThrow(/^a text block is damaged: zstd says/);
+      expect(() => decompress(block, store.blockSize(3))).toThrow(/^a text block is damaged: zstd says/);
       // Whole, but not the size its chunks say: damaged too.
-      expect(() => decompress(store.compressedBlock(3), sizeOf(store, 3) - 1)).toThrow(/^a text block is damaged/);
-      expect(() => decompress(store.compressedBlock(3), sizeOf(store, 3) + 1)).toThrow(/^a text block is damaged: it holds/);
+      expect(() => decompress(store.compressedBlock(3), store.blockSize(3) - 1)).toThrow(/^a text block is damaged/);
+      expect(() => decompress(store.compressedBlock(3), store.blockSize(3) + 1)).toThrow(/^a text block is damaged: it holds/);
     }
   });
 });

@@ -336,7 +336,12 @@ export class TextStore {
 
   /** Block b decompressed, not cached (a copy reads each block once). */
   blockBytes(b: number): Uint8Array {
-    return this.decompress(this.compressedBlock(b), this.chunkEnd[this.blockFirst[b + 1]! - 1]!);
+    return this.decompress(this.compressedBlock(b), this.blockSize(b));
+  }
+
+  /** Block b's size decompressed: where its last chunk ends. */
+  blockSize(b: number): number {
+    return this.chunkEnd[this.blockFirst[b + 1]! - 1]!;
   }
 
   private block(b: number): Uint8Array {
