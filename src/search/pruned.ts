@@ -26,6 +26,8 @@ const PAGE_EVIDENCE = 0.5;
 const TITLE_BOOST = 2;
 /** Ranking classes: group (0 exact title, 1 title match, 2 other) × tier (0–4). */
 export const TIERS = 5;
+/** The tier of a title match's intro, standing for a page none of whose chunks holds the words: the last. */
+export const INTRO_TIER = TIERS - 1;
 /** The most a page's score can be over its best chunk's: 1 + 0.5 + 0.25. */
 const PAGE_FACTOR = 1 + PAGE_EVIDENCE + PAGE_EVIDENCE * PAGE_EVIDENCE;
 /** pageGroup's values (stages/title-groups.ts): an exact title, a title match. */
@@ -515,7 +517,7 @@ export class PrunedRanking {
       if ((m & required) >>> 0 === required) placeBestThree(best, 0, (partial[d]! + unread) * popcount(m));
     }
     const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
-    if (best[0]! < 0) return group < 2 && chunkCounts[p] ? reaches(group * TIERS + 4, 0, last) : false;
+    if (best[0]! < 0) return group < 2 && chunkCounts[p] ? reaches(group * TIERS + INTRO_TIER, 0, last) : false;
     return reaches(group * TIERS, bestThreeScore(best, 0, titleBoost[p]!), last);
   }
 
@@ -670,7 +672,7 @@ export class PrunedRanking {
       const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
       if (this.bestThrees[3 * e]! < 0) {
         // No chunk can hold every required word: a title match still ranks, by its intro.
-        this.boundClass[e] = group < 2 && chunkCounts[p] ? group * TIERS + 4 : 255;
+        this.boundClass[e] = group < 2 && chunkCounts[p] ? group * TIERS + INTRO_TIER : 255;
         this.boundScore[e] = 0;
         continue;
       }
@@ -744,7 +746,7 @@ export class PrunedRanking {
       }
     }
     const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
-    if (!chunks.length) return group < 2 && count ? { page: p, klass: group * TIERS + 4, score: 0, chunks: [], chunkScores: [] } : undefined;
+    if (!chunks.length) return group < 2 && count ? { page: p, klass: group * TIERS + INTRO_TIER, score: 0, chunks: [], chunkScores: [] } : undefined;
     const byScore = chunks.map((_c, i) => i).sort((a, b) => scores[b]! - scores[a]! || chunks[a]! - chunks[b]!);
     const s = byScore.map((i) => scores[i]!);
     const score = pageScore(s[0]!, s[1] ?? 0, s[2] ?? 0, titleBoost[p]!);

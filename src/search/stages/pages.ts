@@ -9,13 +9,13 @@
  * (pageBest/Second/Third for the pages in `touched`, the entries), and returns at most
  * `need` pages, best first, and the count of matching pages.
  */
-import { pageScore } from "../pruned";
+import { INTRO_TIER, pageScore } from "../pruned";
 import type { ParsedQuery } from "../query";
 import { bestEntries } from "../topk";
 import type { SearchContext } from "./context";
 import { byTierScore, choosePassages, poolPassages, proximity, PROXIMITY_WINDOW } from "./passages";
 import type { KeptPhrases } from "./phrases";
-import { groupOf, intro, INTRO_TIER, rankClass, type PageCandidate, type Ranking } from "./pool";
+import { groupOf, intro, rankClass, type PageCandidate, type Ranking } from "./pool";
 import type { QueryTerms } from "./terms";
 import { markTitleGroups } from "./title-groups";
 

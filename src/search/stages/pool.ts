@@ -3,7 +3,7 @@
  * (pass) that found it first. The buffers live as long as the engine (in its Scratch) and are
  * reused by every search: searches are synchronous.
  */
-import { TIERS } from "../pruned";
+import { INTRO_TIER, TIERS } from "../pruned";
 import type { Derived, Matches } from "../shard";
 
 export interface Candidate {
@@ -27,9 +27,6 @@ export interface PageCandidate {
 export const rankClass = (group: number, tier: number): number => group * TIERS + tier;
 export const groupOf = (klass: number): number => Math.floor(klass / TIERS);
 export const tierOf = (klass: number): number => klass % TIERS;
-
-/** The tier of a title match's intro, standing for a page none of whose chunks holds the words. */
-export const INTRO_TIER = 4;
 
 /** A page's intro as its passage (from `firstChunk`), highlighted for the query's words alone: it holds no term derived from them. */
 export const intro = (firstChunk: number, tier = INTRO_TIER): Candidate => ({ chunk: firstChunk, score: 0, tier, derived: [] });
