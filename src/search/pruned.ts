@@ -259,8 +259,9 @@ export class PrunedRanking {
       }
       this.scoreExactly(input, picks, ranked);
       depth = Math.min(next, deepest);
-      const last = ranked.length >= need ? this.best(ranked, need)[need - 1]! : undefined;
-      if (last && !reaches(UNTITLED, this.unseenBound(input, orders, depth), last)) return { pages: this.best(ranked, need), postings: this.postings, candidates: this.candidateCount };
+      const kept = ranked.length >= need ? this.best(ranked, need) : undefined;
+      const last = kept?.[need - 1];
+      if (last && !reaches(UNTITLED, this.unseenBound(input, orders, depth), last)) return { pages: kept!, postings: this.postings, candidates: this.candidateCount };
       if (this.postings > this.budget) return undefined;
       // The last page kept moves little after the first rounds (at 5M chunks, 0.3–12% more after
       // the second, in eight queries): when even the orders' ends do not bound the pages past
@@ -763,9 +764,7 @@ export class PrunedRanking {
     this.candidatePage = grow(this.candidatePage, (k) => new Int32Array(k));
     this.boundClass = grow(this.boundClass, (k) => new Uint8Array(k));
     this.boundScore = grow(this.boundScore, (k) => new Float64Array(k));
-    const best = new Float64Array(3 * n);
-    best.set(this.bestThrees);
-    this.bestThrees = best;
+    this.bestThrees = grow(this.bestThrees, (k) => new Float64Array(3 * k));
     this.seen = grow(this.seen, (k) => new Uint32Array(k));
   }
 
