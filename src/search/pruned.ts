@@ -264,7 +264,7 @@ export class PrunedRanking {
       if (last && !reaches(UNTITLED, this.unseenBound(input, orders, depth), last)) return { pages: kept!, postings: this.postings, candidates: this.candidateCount };
       if (this.postings > this.budget) return undefined;
       // The last page kept moves little after the first rounds (at 5M chunks, 0.3–12% more after
-      // the second, in eight queries): when even the orders' ends do not bound the pages past
+      // the second, in seven queries): when even the orders' ends do not bound the pages past
       // them below it, the search would most likely read on to those ends and give up there.
       if (depth >= 2 * need && depth < deepest && (!last || reaches(UNTITLED, (endBound ??= this.unseenBound(input, orders, deepest)), last))) return undefined;
     }
