@@ -13,9 +13,10 @@
  *
  * A search runs as named stages (stages/), like Meilisearch's execute_search:
  *   query → phrases that exist → the query's terms → the pruned top-k of one word, when it
- *   answers → else candidates (the pool, in tiers; several words' tier 0 from their
- *   conjunction, when it fills the page) → kept phrases → pages ranked (title groups,
- *   evidence, top-k, passages) → hits formatted.
+ *   answers → else several words' conjunction, when it fills the page, or when it falls
+ *   short, the pages past it from the words' orders (D52) → else candidates (the pool, in
+ *   tiers) → kept phrases → pages ranked (title groups, evidence, top-k, passages) → hits
+ *   formatted.
  * Every per-search buffer is in one Scratch, restored after each search by its reset().
  */
 import type { Snapshot, SnapshotPage } from "../snapshot";
@@ -24,7 +25,7 @@ import { COLLECT_EVERY_MS, DEFAULTS, GUARDS, PRUNE_FROM, type ChangesResult, typ
 import { PrunedRanking } from "./pruned";
 import { parseQuery, type ParsedQuery } from "./query";
 import type { Shard } from "./shard";
-import { fillPool, type Scope } from "./stages/candidates";
+import { conjunctionPool, fillPool, type Scope } from "./stages/candidates";
 import { Catalog } from "./stages/catalog";
 import type { SearchContext } from "./stages/context";
 import { hitFormatter } from "./stages/format";
@@ -32,7 +33,7 @@ import { Meter } from "./stages/meter";
 import { rankChunksOfPage, rankPages } from "./stages/pages";
 import { existingPhrases, keepPhrases } from "./stages/phrases";
 import { intro, type PageCandidate, type Ranking } from "./stages/pool";
-import { conjunctionFor, pruningFor, rankPruned } from "./stages/prune";
+import { conjunctionFor, fewerWordsFor, pruningFor, rankPruned } from "./stages/prune";
 import { Scratch } from "./stages/scratch";
 import { queryTerms } from "./stages/terms";
 
@@ -161,7 +162,12 @@ export class Engine {
     const prune = pruningFor(this.stages, query, terms, pruning, scope.onlyPage);
     const pruned = prune && rankPruned(this.stages, this.pruner, query, terms, need, prune);
     if (pruned) return pruned;
-    const matching = fillPool(this.stages, query, terms, need, scope, conjunctionFor(terms, pruning, scope.onlyPage));
+    const conjunction = conjunctionFor(terms, pruning, scope.onlyPage);
+    const joined = conjunction && conjunctionPool(this.stages, terms, need, conjunction);
+    const past = joined === "short" ? fewerWordsFor(query, conjunction!) : undefined;
+    const pastJoined = past && rankPruned(this.stages, this.pruner, query, terms, need, past);
+    if (pastJoined) return pastJoined;
+    const matching = typeof joined === "object" ? joined.matching : fillPool(this.stages, query, terms, need, scope);
     const kept = query.phrases.length ? keepPhrases(this.stages, query, need) : undefined;
     if (scope.onlyPage >= 0) return rankChunksOfPage(this.stages, query, scope.onlyPage, kept);
     return rankPages(this.stages, query, terms, need, kept, matching);

@@ -28,6 +28,8 @@ const TITLE_BOOST = 2;
 export const TIERS = 5;
 /** The tier of a title match's intro, standing for a page none of whose chunks holds the words: the last. */
 export const INTRO_TIER = TIERS - 1;
+/** The tier of chunks holding some of the words, not every required one (stages/candidates.ts). */
+const FEWER_TIER = 2;
 /** The most a page's score can be over its best chunk's: 1 + 0.5 + 0.25. */
 const PAGE_FACTOR = 1 + PAGE_EVIDENCE + PAGE_EVIDENCE * PAGE_EVIDENCE;
 /** pageGroup's values (stages/title-groups.ts): an exact title, a title match. */
@@ -79,6 +81,13 @@ export interface PruneInput {
   titled: number[];
   /** The share of the exhaustive search's postings read after which it gives up (default WORK_SHARE). */
   workShare?: number;
+  /**
+   * Chunks holding only some of the words rank too, in FEWER_TIER below those holding every
+   * required word; every page holding them all is then among `apart` (stages/prune.ts).
+   */
+  fewer?: boolean;
+  /** Pages rankByOrders() scores first, whatever their depth, beside the title matches. */
+  apart?: number[];
 }
 
 /** A word's stored page order (D51): its pages, best first; `complete` when they are all the pages holding it. */
@@ -222,7 +231,9 @@ export class PrunedRanking {
    * at depth m or deeper in every order scores at most that many times the sum of each
    * order's page at depth m, scored for its word alone. Pages are taken from the orders'
    * heads, twice as deep each round, and scored exactly, until that bound falls below the
-   * last page kept. Title matches and boosted titles are scored whatever their depth.
+   * last page kept. Title matches, boosted titles and the pages `apart` are scored whatever
+   * their depth. With `fewer`, the pages past the orders rank in FEWER_TIER: the orders then
+   * need not be every word's, only those of the words the pages apart leave out.
    * Undefined when the orders end before the bound falls, when even their ends would not
    * bound the pages past them below the last page kept, or past the budget.
    */
@@ -248,8 +259,10 @@ export class PrunedRanking {
     const { chunkCounts } = this.layout;
     const ranked: RankedPage[] = [];
     const titled: number[] = [];
-    for (const p of input.titled) if (this.slot[p]! < 0 && chunkCounts[p]) titled.push(this.offer(p, -1));
+    for (const p of [...input.titled, ...(input.apart ?? [])]) if (this.slot[p]! < 0 && chunkCounts[p]) titled.push(this.offer(p, -1));
     this.scoreExactly(input, titled, ranked);
+    // A page none of the orders reached ranks untitled, and (with `fewer`) holds some of the words only.
+    const unseen = input.fewer ? UNTITLED + FEWER_TIER : UNTITLED;
     const deepest = Math.max(...orders.map((o) => o.pages.length));
     let endBound: number | undefined;
     for (let depth = 0, next = need; depth < deepest; next *= 2) {
@@ -261,12 +274,12 @@ export class PrunedRanking {
       depth = Math.min(next, deepest);
       const kept = ranked.length >= need ? this.best(ranked, need) : undefined;
       const last = kept?.[need - 1];
-      if (last && !reaches(UNTITLED, this.unseenBound(input, orders, depth), last)) return { pages: kept!, postings: this.postings, candidates: this.candidateCount };
+      if (last && !reaches(unseen, this.unseenBound(input, orders, depth), last)) return { pages: kept!, postings: this.postings, candidates: this.candidateCount };
       if (this.postings > this.budget) return undefined;
       // The last page kept moves little after the first rounds (at 5M chunks, 0.3–12% more after
       // the second, in seven queries): when even the orders' ends do not bound the pages past
       // them below it, the search would most likely read on to those ends and give up there.
-      if (depth >= 2 * need && depth < deepest && (!last || reaches(UNTITLED, (endBound ??= this.unseenBound(input, orders, deepest)), last))) return undefined;
+      if (depth >= 2 * need && depth < deepest && (!last || reaches(unseen, (endBound ??= this.unseenBound(input, orders, deepest)), last))) return undefined;
     }
     return undefined;
   }
@@ -279,7 +292,7 @@ export class PrunedRanking {
     let sum = 0;
     for (const { word, pages, complete } of orders) {
       if (depth >= pages.length && complete) {
-        if (input.required & (1 << word)) return -Infinity;
+        if (input.required & (1 << word) && !input.fewer) return -Infinity;
         continue;
       }
       sum += this.oneWordScore(input, word, pages[Math.min(depth, pages.length - 1)]!);
@@ -731,27 +744,37 @@ export class PrunedRanking {
     }
   }
 
-  /** A page as the exhaustive ranking ranks it, from its chunks' exact scores; undefined when it does not rank. */
+  /**
+   * A page as the exhaustive ranking ranks it, from its chunks' exact scores (stages/pages.ts):
+   * its best chunk, lowest tier first, then its next two scores of any tier; its chunks of the
+   * best one's tier, best first. Undefined when it does not rank.
+   */
   private rankedPage(input: PruneInput, p: number): RankedPage | undefined {
     const { exact, exactMask } = this;
-    const { required, pageGroup, titleBoost } = input;
+    const { required, pageGroup, titleBoost, fewer } = input;
     const from = this.layout.firstChunk[p]!;
     const count = this.layout.chunkCounts[p]!;
     const chunks: number[] = [];
     const scores: number[] = [];
+    const tiers: number[] = [];
     for (let d = from; d < from + count; d++) {
       const m = exactMask[d]!;
-      if (m && (m & required) >>> 0 === required) {
+      const holding = (m & required) >>> 0 === required;
+      if (m && (holding || fewer)) {
         chunks.push(d);
         scores.push(exact[d]! * popcount(m));
+        tiers.push(holding ? 0 : FEWER_TIER);
       }
     }
     const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
     if (!chunks.length) return group < 2 && count ? { page: p, klass: group * TIERS + INTRO_TIER, score: 0, chunks: [], chunkScores: [] } : undefined;
-    const byScore = chunks.map((_c, i) => i).sort((a, b) => scores[b]! - scores[a]! || chunks[a]! - chunks[b]!);
-    const s = byScore.map((i) => scores[i]!);
-    const score = pageScore(s[0]!, s[1] ?? 0, s[2] ?? 0, titleBoost[p]!);
-    return { page: p, klass: group * TIERS, score, chunks: byScore.map((i) => chunks[i]!), chunkScores: s };
+    const byRank = chunks.map((_c, i) => i).sort((a, b) => tiers[a]! - tiers[b]! || scores[b]! - scores[a]! || chunks[a]! - chunks[b]!);
+    const tier = tiers[byRank[0]!]!;
+    const evidence = this.pageBest.fill(-1);
+    for (const i of byRank.slice(1)) placeBestThree(evidence, 0, scores[i]!);
+    const score = pageScore(scores[byRank[0]!]!, evidence[0]!, evidence[1]!, titleBoost[p]!);
+    const own = byRank.filter((i) => tiers[i] === tier);
+    return { page: p, klass: group * TIERS + tier, score, chunks: own.map((i) => chunks[i]!), chunkScores: own.map((i) => scores[i]!) };
   }
 
   private grow(): void {

@@ -6,9 +6,10 @@
  *   2. fewer words, exactly (with quoted phrases: every phrase word and any of the others);
  *   3. fewer words, allowing typos.
  * A chunk stays in the first tier that found it. The matching pages are counted from the
- * exact and typo passes, whatever the depth asked for. Several words without typos first try
- * their conjunction (conjunction.ts): tier 0 alone, when it holds enough pages, the matching
- * pages then estimated (D48).
+ * exact and typo passes, whatever the depth asked for. Several words without typos are first
+ * tried by their conjunction (conjunction.ts, conjunctionPool): tier 0 alone, when it holds
+ * enough pages, the matching pages then estimated (D48); when it falls short, the engine tries
+ * the pages past it from the words' orders (stages/prune.ts, D52) before these passes.
  */
 import { matchAll } from "../conjunction";
 import { PRUNE_FROM, WORK_SHARE, type Pruning } from "../options";
@@ -24,13 +25,8 @@ export interface Scope {
   range?: { from: number; to: number };
 }
 
-/**
- * Fills the pool; returns the pages holding any query word (0 within one page; estimated when
- * the conjunction, allowed by `conjunction`, filled it).
- */
-export function fillPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, need: number, scope: Scope, conjunction: Pruning | undefined): number {
-  const estimated = conjunction && conjunctionPool(ctx, terms, need, conjunction);
-  if (estimated !== undefined) return estimated;
+/** Fills the pool by the exhaustive passes; returns the pages holding any query word (0 within one page). */
+export function fillPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, need: number, scope: Scope): number {
   const { text, meter, scratch } = ctx;
   const { pool } = scratch;
   const enough = () => meter.late() || (scope.onlyPage >= 0 ? pool.size >= need : pagesReach(ctx, need));
@@ -49,13 +45,15 @@ export function fillPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTer
   return matching;
 }
 
+/** What the conjunction made of tier 0: the pool filled, with the pages holding any word (estimated); fewer pages than asked for, the pool left empty; or nothing, when it does not pay. */
+type Conjoined = { matching: number } | "short" | undefined;
+
 /**
  * Tier 0 alone, from the conjunction of the words (conjunction.ts), when it holds `need`
- * pages: the exhaustive passes would add nothing that ranks. Returns the pages holding any
- * word, estimated (D48); undefined, the pool left empty, when the conjunction does not pay or
- * falls short.
+ * pages: the exhaustive passes would add nothing that ranks. The pages holding any word are
+ * then estimated (D48).
  */
-function conjunctionPool(ctx: SearchContext, terms: QueryTerms, need: number, pruning: Pruning): number | undefined {
+export function conjunctionPool(ctx: SearchContext, terms: QueryTerms, need: number, pruning: Pruning): Conjoined {
   const { text, scratch, meter } = ctx;
   const derived = text.derive(terms.exact);
   const postings = text.postingsOf(derived);
@@ -64,9 +62,9 @@ function conjunctionPool(ctx: SearchContext, terms: QueryTerms, need: number, pr
   const all = matchAll(text, ctx.textCursor, terms.exact, terms.required, { into: scratch.textBuffer(0), budget, least: need });
   if (!all) return undefined;
   scratch.pool.add(meter.counted(all), 0, terms.required, "having");
-  if (pagesReach(ctx, need)) return estimatedPages(ctx, derived, terms.words.length);
+  if (pagesReach(ctx, need)) return { matching: estimatedPages(ctx, derived, terms.words.length) };
   scratch.pool.clear();
-  return undefined;
+  return "short";
 }
 
 /**

@@ -7,10 +7,11 @@
  */
 import { indexKey } from "../analyze";
 import { GUARDS, PRUNE_FROM, type Pruning } from "../options";
-import type { PrunedRanking, WordOrder } from "../pruned";
+import { matchAll } from "../conjunction";
+import type { PrunedRanking, PruneInput, PruneResult, WordOrder } from "../pruned";
 import type { PageOrder } from "../orders";
 import type { ParsedQuery } from "../query";
-import type { Derived } from "../shard";
+import type { Derived, Matches } from "../shard";
 import type { SearchContext } from "./context";
 import { choosePassages, PASSAGES } from "./passages";
 import { groupOf, intro, tierOf, type Candidate, type PageCandidate, type Ranking } from "./pool";
@@ -35,24 +36,44 @@ export function pruningFor(ctx: SearchContext, query: ParsedQuery, terms: QueryT
   return order || alone ? { pruning: prune, order, alone } : undefined;
 }
 
-/** The pruned search asked for, the word's stored page order when there is one (D51), and whether it may rank without it (prunesAlone); with several words, every word's order. */
+/**
+ * The pruned search asked for, the word's stored page order when there is one (D51), and
+ * whether it may rank without it (prunesAlone); with several words, every word's order, or
+ * `fewer`: the pages past those holding every word (fewerWordsFor).
+ */
 export interface PruneAsked {
   pruning: Pruning;
   order: PageOrder | undefined;
   alone: boolean;
   orders?: WordOrder[];
+  fewer?: boolean;
 }
+
+/**
+ * The pruned search of several words whose conjunction fell short of the pages asked for
+ * (D52): the pages past it, holding only some of the words. Not with quoted phrases, whose
+ * check keeps chunks rather than pages (stages/phrases.ts).
+ */
+export function fewerWordsFor(query: ParsedQuery, conjunction: Pruning): PruneAsked | undefined {
+  return query.phrases.length ? undefined : { pruning: conjunction, order: undefined, alone: false, fewer: true };
+}
+
+/** The most postings the words with no stored order may hold, for their pages to be scored apart (rankPastConjunction). */
+const APART_POSTINGS = 4096;
 
 /** Each word's stored order, when every word of several, at most `most`, has one. */
 function wordOrders(ctx: SearchContext, terms: QueryTerms, most: number): WordOrder[] | undefined {
-  if (!ctx.orders || terms.words.length > most) return undefined;
-  const orders: WordOrder[] = [];
-  for (const [word, spec] of terms.exact.entries()) {
-    const order = ctx.orders.get(spec);
-    if (!order) return undefined;
-    orders.push({ word, pages: order.pages, complete: order.pages.length === order.holding });
-  }
-  return orders;
+  if (terms.words.length > most) return undefined;
+  const orders = ordersOf(ctx, terms);
+  return orders.every((o) => o !== undefined) ? orders : undefined;
+}
+
+/** Each word's stored order, or undefined for a word with none. */
+function ordersOf(ctx: SearchContext, terms: QueryTerms): (WordOrder | undefined)[] {
+  return terms.exact.map((spec, word) => {
+    const order = ctx.orders?.get(spec);
+    return order && { word, pages: order.pages, complete: order.pages.length === order.holding };
+  });
 }
 
 /** Whether the pruned search may rank the word without a stored order: a word the index holds (D48). */
@@ -69,7 +90,7 @@ export function conjunctionFor(terms: QueryTerms, pruning: false | Pruning | und
 }
 
 /** The pruned ranking, or undefined when the query's lists are too short or the pruned search gives up. */
-export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: ParsedQuery, terms: QueryTerms, need: number, { pruning, order, alone, orders }: PruneAsked): Ranking | undefined {
+export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: ParsedQuery, terms: QueryTerms, need: number, { pruning, order, alone, orders, fewer }: PruneAsked): Ranking | undefined {
   const { text, scratch, meter } = ctx;
   const derived = text.derive(terms.exact);
   // Checked on the list table before the lists' bounds are read: most queries stop here.
@@ -78,7 +99,11 @@ export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: Par
   const titled = markTitleGroups(ctx, query, terms.title, terms.informative);
   const { pageGroup, titleBoost } = scratch;
   const input = { lists, required: terms.required, need, pageGroup, titleBoost, titled, workShare: pruning.workShare };
-  const ranked = orders ? pruner.rankByOrders(input, orders) : (order && pruner.rankInOrder(input, order.pages, order.pages.length === order.holding)) || (alone ? pruner.rank(input) : undefined);
+  const ranked = fewer
+    ? rankPastConjunction(ctx, pruner, terms, input)
+    : orders
+      ? pruner.rankByOrders(input, orders)
+      : (order && pruner.rankInOrder(input, order.pages, order.pages.length === order.holding)) || (alone ? pruner.rank(input) : undefined);
   if (!ranked) return undefined;
   meter.add(ranked.candidates, ranked.postings);
   const pages = ranked.pages.map((r): PageCandidate => {
@@ -90,10 +115,36 @@ export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: Par
   choosePassages(ctx, pages, query, (top) =>
     top.map((p) => {
       const r = chunksOf.get(p.page)!;
-      return r.chunks.slice(0, PASSAGES).map((chunk, i) => ({ chunk, score: r.chunkScores[i]!, tier: 0, derived }));
+      return r.chunks.slice(0, PASSAGES).map((chunk, i) => ({ chunk, score: r.chunkScores[i]!, tier: tierOf(r.klass), derived }));
     }),
   );
   return { pages, total: Math.max(pages.length, order ? order.holding : estimatedPages(ctx, derived, terms.exact.length)) };
+}
+
+/**
+ * Several words whose conjunction fell short (D52), ranked from the orders of the words that
+ * have one: the pages holding every required word, and those holding a word with no order,
+ * are scored apart, and every other page holds some of the ordered words only. Undefined when
+ * no word has an order, or when the words with none hold too many postings.
+ */
+function rankPastConjunction(ctx: SearchContext, pruner: PrunedRanking, terms: QueryTerms, input: PruneInput): PruneResult | undefined {
+  const orders = ordersOf(ctx, terms);
+  const unordered = terms.exact.filter((_s, w) => !orders[w]);
+  const ordered = orders.filter((o) => o !== undefined);
+  if (!ordered.length || ctx.text.postingsOf(ctx.text.derive(unordered)) > APART_POSTINGS) return undefined;
+  const all = matchAll(ctx.text, ctx.textCursor, terms.exact, terms.required, { into: ctx.scratch.textBuffer(1), scored: false });
+  if (!all) return undefined;
+  const holding = pagesOf(ctx, ctx.meter.counted(all));
+  const apart = unordered.length ? [...holding, ...pagesOf(ctx, ctx.meter.counted(ctx.text.match(unordered, { into: ctx.scratch.textBuffer(1) })))] : holding;
+  return pruner.rankByOrders({ ...input, fewer: true, apart }, ordered);
+}
+
+/** The pages of the matches' chunks, each once. */
+function pagesOf(ctx: SearchContext, m: Matches): number[] {
+  const { pageOfChunk } = ctx.catalog;
+  const pages = new Set<number>();
+  for (let i = 0; i < m.count; i++) pages.add(pageOfChunk[m.docs[i]!]!);
+  return [...pages];
 }
 
 /**
