@@ -128,23 +128,33 @@ export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: Par
  * no word has an order, or when the words with none hold too many postings.
  */
 function rankPastConjunction(ctx: SearchContext, pruner: PrunedRanking, terms: QueryTerms, input: PruneInput): PruneResult | undefined {
+  const { text, textCursor, scratch, meter } = ctx;
   const orders = ordersOf(ctx, terms);
-  const unordered = terms.exact.filter((_s, w) => !orders[w]);
   const ordered = orders.filter((o) => o !== undefined);
-  if (!ordered.length || ctx.text.postingsOf(ctx.text.derive(unordered)) > APART_POSTINGS) return undefined;
-  const all = matchAll(ctx.text, ctx.textCursor, terms.exact, terms.required, { into: ctx.scratch.textBuffer(1), scored: false });
+  let unorderedPostings = 0;
+  for (const l of input.lists) if (!orders[l.word]) unorderedPostings += l.df;
+  if (!ordered.length || unorderedPostings > APART_POSTINGS) return undefined;
+  const all = matchAll(text, textCursor, terms.exact, terms.required, { into: scratch.textBuffer(1), scored: false });
   if (!all) return undefined;
-  const holding = pagesOf(ctx, ctx.meter.counted(all));
-  const apart = unordered.length ? [...holding, ...pagesOf(ctx, ctx.meter.counted(ctx.text.match(unordered, { into: ctx.scratch.textBuffer(1) })))] : holding;
+  scratch.marks.fresh();
+  const apart: number[] = [];
+  addPages(ctx, meter.counted(all), apart);
+  const unordered = terms.exact.filter((_s, w) => !orders[w]);
+  if (unordered.length) addPages(ctx, meter.counted(text.match(unordered, { into: scratch.textBuffer(1) })), apart);
   return pruner.rankByOrders({ ...input, fewer: true, apart }, ordered);
 }
 
-/** The pages of the matches' chunks, each once. */
-function pagesOf(ctx: SearchContext, m: Matches): number[] {
+/** Adds to `pages` the pages of the matches' chunks not marked yet (Scratch.marks), marking them. */
+function addPages(ctx: SearchContext, m: Matches, pages: number[]): void {
   const { pageOfChunk } = ctx.catalog;
-  const pages = new Set<number>();
-  for (let i = 0; i < m.count; i++) pages.add(pageOfChunk[m.docs[i]!]!);
-  return [...pages];
+  const { marks } = ctx.scratch;
+  for (let i = 0; i < m.count; i++) {
+    const p = pageOfChunk[m.docs[i]!]!;
+    if (!marks.has(p)) {
+      marks.mark(p);
+      pages.push(p);
+    }
+  }
 }
 
 /**
