@@ -28,8 +28,8 @@ const TITLE_BOOST = 2;
 export const TIERS = 5;
 /** The tier of a title match's intro, standing for a page none of whose chunks holds the words: the last. */
 export const INTRO_TIER = TIERS - 1;
-/** The tier of chunks holding some of the words, not every required one (stages/candidates.ts). */
-const FEWER_TIER = 2;
+/** The tier of chunks holding some of the words exactly, not every required one (stages/candidates.ts adds them). */
+export const FEWER_TIER = 2;
 /** The most a page's score can be over its best chunk's: 1 + 0.5 + 0.25. */
 const PAGE_FACTOR = 1 + PAGE_EVIDENCE + PAGE_EVIDENCE * PAGE_EVIDENCE;
 /** pageGroup's values (stages/title-groups.ts): an exact title, a title match. */

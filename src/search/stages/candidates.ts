@@ -13,6 +13,7 @@
  */
 import { matchAll } from "../conjunction";
 import { PRUNE_FROM, WORK_SHARE, type Pruning } from "../options";
+import { FEWER_TIER } from "../pruned";
 import type { ParsedQuery } from "../query";
 import type { Matches } from "../shard";
 import type { SearchContext } from "./context";
@@ -74,11 +75,11 @@ export function conjunctionPool(ctx: SearchContext, terms: QueryTerms, need: num
  */
 function addFewerWords(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, exact: Matches): void {
   const { pool } = ctx.scratch;
-  if (!query.phrases.length) return pool.add(exact, 2, terms.full, "partial");
+  if (!query.phrases.length) return pool.add(exact, FEWER_TIER, terms.full, "partial");
   const phraseWords = new Set(query.phrases.flat());
   let having = 0;
   terms.words.forEach((w, i) => phraseWords.has(w) && (having |= 1 << i));
-  pool.add(exact, 2, having >>> 0, "having");
+  pool.add(exact, FEWER_TIER, having >>> 0, "having");
 }
 
 /** Pages holding any query word, exactly or (in the typo pass) with typos. */
