@@ -10,7 +10,8 @@
  * lists: their scores are the very numbers the exhaustive search computes. Pages are taken
  * best bound first, until no bound left reaches the last page kept.
  *
- * It ranks what the exhaustive search ranks: the chunks holding the word (tier 0). It returns
+ * It ranks what the exhaustive search ranks: the chunks holding the word (tier 0; past a
+ * conjunction that falls short, the fewer-words tier too, rankByOrders). It returns
  * undefined when it gives up, and the engine falls back to the exhaustive search. The same
  * exact scoring ranks a one-word search from its stored page order (rankInOrder), and several
  * words that each have one from their orders (rankByOrders).
@@ -97,7 +98,7 @@ export interface WordOrder {
   complete: boolean;
 }
 
-/** A ranked page: its class and score as the exhaustive ranking computes them, and its tier-0 chunks, best first. */
+/** A ranked page: its class and score as the exhaustive ranking computes them, and its chunks of its best chunk's tier, best first. */
 export interface RankedPage {
   page: number;
   klass: number;
@@ -258,9 +259,9 @@ export class PrunedRanking {
     const { need } = input;
     const { chunkCounts } = this.layout;
     const ranked: RankedPage[] = [];
-    const titled: number[] = [];
-    for (const p of [...input.titled, ...(input.apart ?? [])]) if (this.slot[p]! < 0 && chunkCounts[p]) titled.push(this.offer(p, -1));
-    this.scoreExactly(input, titled, ranked);
+    const first: number[] = [];
+    for (const p of [...input.titled, ...(input.apart ?? [])]) if (this.slot[p]! < 0 && chunkCounts[p]) first.push(this.offer(p, -1));
+    this.scoreExactly(input, first, ranked);
     // A page none of the orders reached ranks untitled, and (with `fewer`) holds some of the words only.
     const unseen = input.fewer ? UNTITLED + FEWER_TIER : UNTITLED;
     const deepest = Math.max(...orders.map((o) => o.pages.length));

@@ -3,7 +3,9 @@
  * the word's lists are long enough, or the exhaustive stages run; its pages carry the classes
  * and scores the exhaustive ranking computes. Several words: ranked from their page orders
  * when each has one (D51) and the orders tell, or else the conjunction fills the candidates'
- * tier 0 (stages/candidates.ts). Either way, the pages matching any word are then estimated.
+ * tier 0 (stages/candidates.ts); when it falls short, the pages past it are ranked from the
+ * orders of the words that have one (D52). Either way, the pages matching any word are then
+ * estimated.
  */
 import { indexKey } from "../analyze";
 import { GUARDS, PRUNE_FROM, type Pruning } from "../options";
