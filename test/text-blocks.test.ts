@@ -7,7 +7,7 @@ import { EN_2016, ingested, tempDir } from "./helpers";
 setDefaultTimeout(60_000);
 
 /** The EN_2016 dump's chunk texts in a text store: compressed with a dictionary learnt from them, or with none. */
-async function storeOf(withDictionary: boolean): Promise<{ store: TextStore; texts: string[] }> {
+async function storeOf(withDictionary: boolean): Promise<{ store: TextStore; texts: string[]; path: string }> {
   const source = await ingested({ dumps: [EN_2016] });
   const texts = source.articles.flatMap((a) => a.chunks.map((c) => c.text));
   const path = join(tempDir(), `text-${withDictionary}.tome`);
@@ -16,7 +16,7 @@ async function storeOf(withDictionary: boolean): Promise<{ store: TextStore; tex
   for (const t of texts) writer.add(t);
   writer.finish();
   out.finish({});
-  return { store: new TextStore(openContainer(path)), texts };
+  return { store: new TextStore(openContainer(path)), texts, path };
 }
 
 describe("text blocks", () => {
@@ -43,6 +43,31 @@ describe("text blocks", () => {
       expect(bytes).toBe(Buffer.byteLength(texts.join("")));
     });
   }
+
+  test("every chunk reads back as written when the few blocks kept are evicted over and over (their rooms reused)", async () => {
+    const { texts, path } = await storeOf(true);
+    const small = new TextStore(openContainer(path), 3);
+    let seed = 3;
+    const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
+    for (let k = 0; k < 4000; k++) {
+      const c = Math.floor(random() * texts.length);
+      if (small.chunk(c) !== texts[c]) throw new Error(`chunk ${c} differs after ${k} reads`);
+    }
+  });
+
+  test("a block decompressed into a buffer given fills its first bytes, both ways, as into a new one", async () => {
+    const { store } = await storeOf(true);
+    for (const via of ["system", "node"] as const) {
+      const decompress = blockDecompressor(store.dictionary, via);
+      const room = new Uint8Array(64 * 1024).fill(7);
+      for (const b of [0, 3, 5]) {
+        const size = store.blockSize(b);
+        const into = decompress(store.compressedBlock(b), size, room);
+        expect(into.buffer).toBe(room.buffer);
+        expect(Buffer.from(into).equals(Buffer.from(decompress(store.compressedBlock(b), size)))).toBe(true);
+      }
+    }
+  });
 
   test("a damaged block is an error naming it damaged, both ways, never wrong text", async () => {
     const { store } = await storeOf(true);

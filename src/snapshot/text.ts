@@ -23,6 +23,8 @@ const BLOCK_BYTES = 8 * 1024;
 const ZSTD_LEVEL = 9;
 /** Decompressed blocks kept: 512 × 8 KB = 4 MB, room for the hits of 50 searches of 10 (a search formats at most 100). */
 const CACHE_BLOCKS = 512;
+/** A kept block's room, reused when it is evicted: a block is at least BLOCK_BYTES, plus its last chunk. Larger blocks get their own. */
+const SLOT_BYTES = 2 * BLOCK_BYTES;
 /** The dictionary: DICTIONARY_BYTES of slices spread over the first SAMPLE_BYTES of text. */
 const DICTIONARY_BYTES = 128 * 1024;
 const SLICE_BYTES = 512;
@@ -287,7 +289,11 @@ export class TextStore {
   readonly chunkEnd: Uint32Array;
   /** What every block was compressed with. */
   readonly dictionary: Dictionary;
+  /** The blocks kept, least recently used first: views of slots, or (past SLOT_BYTES) their own bytes. */
   private readonly cache = new Map<number, Uint8Array>();
+  /** Every slot's buffer, and the slots of evicted blocks, to decompress the next ones into. */
+  private readonly slots = new Set<ArrayBufferLike>();
+  private readonly freeSlots: Uint8Array[] = [];
   private readonly decoder = new TextDecoder();
   private readonly decompress: BlockDecompressor;
 
@@ -351,14 +357,24 @@ export class TextStore {
       this.cache.set(b, bytes);
       return bytes;
     }
-    bytes = this.blockBytes(b);
-    this.cache.set(b, bytes);
-    if (this.cache.size > this.cacheBlocks) {
+    if (this.cache.size >= this.cacheBlocks) {
       const oldest = this.cache.keys().next().value!;
-      release(this.cache.get(oldest)!);
+      const evicted = this.cache.get(oldest)!;
       this.cache.delete(oldest);
+      if (this.slots.has(evicted.buffer)) this.freeSlots.push(new Uint8Array(evicted.buffer));
+      else release(evicted);
     }
+    const size = this.blockSize(b);
+    const slot = size <= SLOT_BYTES ? (this.freeSlots.pop() ?? this.newSlot()) : undefined;
+    bytes = this.decompress(this.compressedBlock(b), size, slot);
+    this.cache.set(b, bytes);
     return bytes;
+  }
+
+  private newSlot(): Uint8Array {
+    const slot = new Uint8Array(SLOT_BYTES);
+    this.slots.add(slot.buffer);
+    return slot;
   }
 }
 

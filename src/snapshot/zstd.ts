@@ -11,8 +11,12 @@ import { zstdDecompressSync } from "node:zlib";
 /** What a block was compressed with: a dictionary, or none. */
 export type Dictionary = Uint8Array | null;
 
-/** Decompresses a block of a known size; throws when the block is damaged. */
-export type BlockDecompressor = (block: Uint8Array, size: number) => Uint8Array;
+/**
+ * Decompresses a block of a known size; throws when the block is damaged. With `into` (at
+ * least `size` bytes), into its first `size` bytes, and returns a view of them: a reused buffer
+ * spares the allocation of a new one (6 µs for 8 KB here, a third of the decompression).
+ */
+export type BlockDecompressor = (block: Uint8Array, size: number, into?: Uint8Array) => Uint8Array;
 
 const LIBRARIES = ["libzstd.so.1", "libzstd.so", "libzstd.1.dylib", "libzstd.dylib"];
 
@@ -57,15 +61,21 @@ const contexts = new FinalizationRegistry<{ dctx: Pointer; ddict: Pointer | null
 
 /** A decompressor for blocks compressed with `dictionary`; `via` asks for one implementation (tests and bench/text-blocks.ts compare them). */
 export function blockDecompressor(dictionary: Dictionary, via = zstdInUse()): BlockDecompressor {
-  if (via === "node") return (block, size) => sized(nodeDecompress(block, dictionary), size);
+  if (via === "node")
+    return (block, size, into) => {
+      const bytes = sized(nodeDecompress(block, dictionary), size);
+      if (!into) return bytes;
+      into.set(bytes);
+      return into.subarray(0, size);
+    };
   const lib = systemZstd();
   if (!lib) throw new Error("libzstd is not installed (Debian: apt-get install libzstd1)");
   // Typed as bigint too (a 64-bit value); Bun hands pointers to JavaScript as numbers.
   const dctx = lib.ZSTD_createDCtx() as Pointer | null;
   const ddict = dictionary ? (lib.ZSTD_createDDict(dictionary, dictionary.byteLength) as Pointer | null) : null;
   if (!dctx || (dictionary && !ddict)) throw new Error("libzstd could not make a decompression context (out of memory?)");
-  const decompress: BlockDecompressor = (block, size) => {
-    const out = new Uint8Array(size);
+  const decompress: BlockDecompressor = (block, size, into) => {
+    const out = into ?? new Uint8Array(size);
     const written = lib.ZSTD_decompress_usingDDict(dctx, out, size, block, block.byteLength, ddict);
     if (lib.ZSTD_isError(written)) throw new Error(`a text block is damaged: zstd says "${lib.ZSTD_getErrorName(written)}"`);
     return sized(out.subarray(0, Number(written)), size);
