@@ -94,6 +94,7 @@ export interface ScoredList {
   address: number;
   df: number;
   weight: number;
+  /** The most one posting adds; 0 when made without bounds (only the pruned ranking without orders reads it). */
   max: number;
 }
 
