@@ -21,7 +21,7 @@ import { blockDecompressor, type BlockDecompressor, type Dictionary } from "./zs
  */
 const BLOCK_BYTES = 8 * 1024;
 const ZSTD_LEVEL = 9;
-/** Decompressed blocks kept: 512 × 8 KB = 4 MB, room for the hits of 50 searches of 10 (a search formats at most 100). */
+/** Decompressed blocks kept, room for the hits of 50 searches of 10 (a search formats at most 100): 512 × SLOT_BYTES = 8 MB at most. */
 const CACHE_BLOCKS = 512;
 /** A kept block's room, reused when it is evicted: a block is at least BLOCK_BYTES, plus its last chunk. Larger blocks get their own. */
 const SLOT_BYTES = 2 * BLOCK_BYTES;
