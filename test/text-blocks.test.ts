@@ -47,6 +47,7 @@ describe("text blocks", () => {
   test("every chunk reads back as written when the few blocks kept are evicted over and over (their rooms reused)", async () => {
     const { texts, path } = await storeOf(true);
     const small = new TextStore(openContainer(path), 3);
+    expect(small.blockFirst.length - 1).toBeGreaterThan(10);
     let seed = 3;
     const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
     for (let k = 0; k < 4000; k++) {
@@ -55,7 +56,7 @@ describe("text blocks", () => {
     }
   });
 
-  test("a block decompressed into a buffer given fills its first bytes, both ways, as into a new one", async () => {
+  test("a block decompressed into a buffer given fills its first bytes, both ways, as into a new one; into a new one when the buffer is too short", async () => {
     const { store } = await storeOf(true);
     for (const via of ["system", "node"] as const) {
       const decompress = blockDecompressor(store.dictionary, via);
@@ -65,6 +66,11 @@ describe("text blocks", () => {
         const into = decompress(store.compressedBlock(b), size, room);
         expect(into.buffer).toBe(room.buffer);
         expect(Buffer.from(into).equals(Buffer.from(decompress(store.compressedBlock(b), size)))).toBe(true);
+        // Too short a buffer is not written past its end: the block gets a new one.
+        const short = new Uint8Array(16);
+        const own = decompress(store.compressedBlock(b), size, short);
+        expect(own.buffer).not.toBe(short.buffer);
+        expect(Buffer.from(own).equals(Buffer.from(into))).toBe(true);
       }
     }
   });
