@@ -12,7 +12,7 @@ import { EN_2006, EN_2016, engineFor } from "./helpers";
 describe("dense lists", () => {
   test("hold every document's frequency of a common word, large ones too (above 15: not a nibble)", async () => {
     const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
-    const [the] = text.scoredLists(text.derive([{ key: indexKey("the"), prefix: false, fuzzy: 0 }]), [TEXT_FIELD], false);
+    const [the] = text.scoredLists(text.derive([{ key: indexKey("the"), prefix: false, fuzzy: 0 }]), [TEXT_FIELD]);
     expect(the!.df).toBeGreaterThanOrEqual(DENSE_SHARE * text.documentCount);
     const expected = new Uint32Array(text.documentCount);
     const cursor = text.newCursor().open(the!.address);
@@ -28,7 +28,7 @@ describe("dense lists", () => {
 
   test("are made only for lists in half the documents or more", async () => {
     const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
-    const [albedo] = text.scoredLists(text.derive([{ key: indexKey("albedo"), prefix: false, fuzzy: 0 }]), [TEXT_FIELD], false);
+    const [albedo] = text.scoredLists(text.derive([{ key: indexKey("albedo"), prefix: false, fuzzy: 0 }]), [TEXT_FIELD]);
     expect(albedo!.df).toBeLessThan(DENSE_SHARE * text.documentCount);
     expect(text.dense(albedo!)).toBeUndefined();
   });

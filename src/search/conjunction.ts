@@ -35,7 +35,7 @@ export function matchAll(
 ): Matches | undefined {
   const scored = options.scored ?? true;
   const derived = shard.derive(words);
-  const lists = shard.scoredLists(derived, undefined, false);
+  const lists = shard.scoredLists(derived);
   const postingsOf = new Float64Array(32);
   for (const l of lists) postingsOf[l.word]! += l.df;
   const common = scored ? CONJUNCTION_SHARE * shard.documentCount : Infinity;

@@ -168,7 +168,7 @@ export class PrunedRanking {
   rank(input: PruneInput): PruneResult | undefined {
     this.budgetFor(input);
     try {
-      return this.ranked(input);
+      return this.ranked({ ...input, lists: this.shard.withBounds(input.lists) });
     } finally {
       this.reset();
     }
