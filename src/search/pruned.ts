@@ -19,7 +19,7 @@
 import { WORK_SHARE } from "./options";
 import type { PostingsCursor } from "./postings";
 import { BM25, type FieldNorms, popcount, type ScoredList, type Shard } from "./shard";
-import { bestEntries } from "./topk";
+import { bestEntries, TopScores } from "./topk";
 
 /** A page's score: its best chunk's, plus this share of its second, and its square of its third (D43). */
 const PAGE_EVIDENCE = 0.5;
@@ -832,53 +832,6 @@ export function placeBestThree(best: Float64Array, at: number, s: number): void 
 /** pageScore() of the three highest kept at best[at, at + 3). */
 export function bestThreeScore(best: Float64Array, at: number, titleBoost: number): number {
   return pageScore(best[at]!, best[at + 1]!, best[at + 2]!, titleBoost);
-}
-
-/** The `room` highest scores offered, as a min-heap. */
-class TopScores {
-  private readonly heap: Float64Array;
-  private size = 0;
-  constructor(room: number) {
-    this.heap = new Float64Array(room);
-  }
-  full(): boolean {
-    return this.size === this.heap.length;
-  }
-  least(): number {
-    return this.heap[0]!;
-  }
-  /** Whether the score was kept. */
-  offer(score: number): boolean {
-    const h = this.heap;
-    if (this.size < h.length) {
-      let i = this.size++;
-      h[i] = score;
-      while (i > 0) {
-        const parent = (i - 1) >> 1;
-        if (h[parent]! <= h[i]!) break;
-        const t = h[parent]!;
-        h[parent] = h[i]!;
-        h[i] = t;
-        i = parent;
-      }
-      return true;
-    }
-    if (score <= h[0]!) return false;
-    h[0] = score;
-    for (let i = 0; ; ) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < h.length && h[l]! < h[m]!) m = l;
-      if (r < h.length && h[r]! < h[m]!) m = r;
-      if (m === i) break;
-      const t = h[m]!;
-      h[m] = h[i]!;
-      h[i] = t;
-      i = m;
-    }
-    return true;
-  }
 }
 
 /** Whether a bound (class, score) may reach a ranked page: rank above it, or tie with it. */

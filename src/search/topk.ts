@@ -83,17 +83,56 @@ class Heap {
   }
 }
 
-/** The k-th largest value (k ≤ values.length), by a bounded selection. */
-export function kthLargest(values: Float64Array, k: number): number {
-  const best = new Float64Array(k).fill(-Infinity);
-  for (const v of values) {
-    if (v <= best[k - 1]!) continue;
-    let i = k - 1;
-    while (i > 0 && best[i - 1]! < v) {
-      best[i] = best[i - 1]!;
-      i--;
-    }
-    best[i] = v;
+/** The `room` highest scores offered, as a min-heap. */
+export class TopScores {
+  private readonly heap: Float64Array;
+  private size = 0;
+  constructor(room: number) {
+    this.heap = new Float64Array(room);
   }
-  return best[k - 1]!;
+  full(): boolean {
+    return this.size === this.heap.length;
+  }
+  least(): number {
+    return this.heap[0]!;
+  }
+  /** Whether the score was kept. */
+  offer(score: number): boolean {
+    const h = this.heap;
+    if (this.size < h.length) {
+      let i = this.size++;
+      h[i] = score;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (h[parent]! <= h[i]!) break;
+        const t = h[parent]!;
+        h[parent] = h[i]!;
+        h[i] = t;
+        i = parent;
+      }
+      return true;
+    }
+    if (score <= h[0]!) return false;
+    h[0] = score;
+    for (let i = 0; ; ) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < h.length && h[l]! < h[m]!) m = l;
+      if (r < h.length && h[r]! < h[m]!) m = r;
+      if (m === i) break;
+      const t = h[m]!;
+      h[m] = h[i]!;
+      h[i] = t;
+      i = m;
+    }
+    return true;
+  }
+}
+
+/** The k-th largest value (k ≤ values.length). */
+export function kthLargest(values: Float64Array, k: number): number {
+  const top = new TopScores(k);
+  for (const v of values) top.offer(v);
+  return top.least();
 }
