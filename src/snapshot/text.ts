@@ -21,7 +21,7 @@ import { blockDecompressor, type BlockDecompressor, type Dictionary } from "./zs
  */
 const BLOCK_BYTES = 8 * 1024;
 const ZSTD_LEVEL = 9;
-/** Decompressed blocks kept, room for the hits of 50 searches of 10 (a search formats at most 100): 512 × SLOT_BYTES = 8 MB at most. */
+/** Decompressed blocks kept, room for the hits of 50 searches of 10 (a search formats at most 100): one slot of SLOT_BYTES each, and one more, about 8 MB at most. */
 const CACHE_BLOCKS = 512;
 /** A kept block's room, reused when it is evicted: a block is at least BLOCK_BYTES, plus its last chunk. Larger blocks get their own. */
 const SLOT_BYTES = 2 * BLOCK_BYTES;
@@ -291,8 +291,7 @@ export class TextStore {
   readonly dictionary: Dictionary;
   /** The blocks kept, least recently used first: views of slots, or (past SLOT_BYTES) their own bytes. */
   private readonly cache = new Map<number, Uint8Array>();
-  /** Every slot's buffer, and the slots of evicted blocks, to decompress the next ones into. */
-  private readonly slots = new Set<ArrayBufferLike>();
+  /** The slots of evicted blocks, to decompress the next ones into. */
   private readonly freeSlots: Uint8Array[] = [];
   private readonly decoder = new TextDecoder();
   private readonly decompress: BlockDecompressor;
@@ -357,24 +356,19 @@ export class TextStore {
       this.cache.set(b, bytes);
       return bytes;
     }
-    if (this.cache.size >= this.cacheBlocks) {
+    const size = this.blockSize(b);
+    const slot = size <= SLOT_BYTES ? (this.freeSlots.pop() ?? new Uint8Array(SLOT_BYTES)) : undefined;
+    bytes = this.decompress(this.compressedBlock(b), size, slot);
+    this.cache.set(b, bytes);
+    if (this.cache.size > this.cacheBlocks) {
       const oldest = this.cache.keys().next().value!;
       const evicted = this.cache.get(oldest)!;
       this.cache.delete(oldest);
-      if (this.slots.has(evicted.buffer)) this.freeSlots.push(new Uint8Array(evicted.buffer));
+      // Whether a block sits in a slot follows from its size. (With no block kept, the one just made is freed, read by its caller first.)
+      if (this.blockSize(oldest) <= SLOT_BYTES) this.freeSlots.push(new Uint8Array(evicted.buffer));
       else release(evicted);
     }
-    const size = this.blockSize(b);
-    const slot = size <= SLOT_BYTES ? (this.freeSlots.pop() ?? this.newSlot()) : undefined;
-    bytes = this.decompress(this.compressedBlock(b), size, slot);
-    this.cache.set(b, bytes);
     return bytes;
-  }
-
-  private newSlot(): Uint8Array {
-    const slot = new Uint8Array(SLOT_BYTES);
-    this.slots.add(slot.buffer);
-    return slot;
   }
 }
 
