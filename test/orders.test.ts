@@ -167,6 +167,39 @@ describe("page orders", () => {
     expect(past).toBeGreaterThan(60);
   }, 300_000);
 
+  test("one word with typos ranks from its typo terms' orders as the exhaustive search, the pages of terms with none bounded apart", async () => {
+    const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+    const { sampleWords, typo } = querySampler(engine.snapshot, 19);
+    // English words of 5 letters or more with one letter changed; some as typed on (a prefix), some ended.
+    const queries = Array.from({ length: 240 }, (_x, i) => {
+      const word = typo(sampleWords(1, (w) => /^[a-z]{5,}$/.test(w))[0] ?? "history");
+      return i % 3 === 2 ? `${word}.` : word;
+    });
+    // Every term ordered; then only terms of 20 postings or more (the others' pages bounded apart), in orders of 30 pages that often end.
+    for (const [least, length, fewest] of [
+      [1, 1000, 250],
+      [20, 30, 150],
+    ] as const) {
+      const { ordered } = withOrders(engine, least, length);
+      let fromOrders = 0;
+      compareAll(
+        engine,
+        ordered,
+        queries,
+        [
+          [10, 0],
+          [3, 7],
+        ],
+        // Tiny lists: the orders' pages may outnumber the chunks the exhaustive search scores, so any other work tells the path.
+        (_i, fast, _oracle, unordered) => {
+          if (fast.work.postings !== unordered.work.postings || fast.work.candidates !== unordered.work.candidates) fromOrders++;
+        },
+      );
+      // Of the 480 searches, 394 (every term ordered) and 268 answered from the orders when written.
+      expect({ least, fromOrders: fromOrders > fewest }).toEqual({ least, fromOrders: true });
+    }
+  }, 300_000);
+
   test("several words from their orders are a pruned search: not asked with pruning off, nor past its number of words", async () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
     const { ordered } = withOrders(engine, 1, 1000);

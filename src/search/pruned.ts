@@ -29,6 +29,8 @@ const TITLE_BOOST = 2;
 export const TIERS = 5;
 /** The tier of a title match's intro, standing for a page none of whose chunks holds the words: the last. */
 export const INTRO_TIER = TIERS - 1;
+/** The tier of chunks holding every required word, some with typos (stages/candidates.ts adds them). */
+export const TYPO_TIER = 1;
 /** The tier of chunks holding some of the words exactly, not every required one (stages/candidates.ts adds them). */
 export const FEWER_TIER = 2;
 /** The most a page's score can be over its best chunk's: 1 + 0.5 + 0.25. */
@@ -63,6 +65,13 @@ interface Reading {
   partials: Partial[];
 }
 
+/** The pages of PruneInput.bounded, and the most the other lists can add to a chunk (their words: `words`). */
+interface BoundedPages {
+  pages: number[];
+  unread: number;
+  words: number;
+}
+
 /** The chunk ranges of pages. */
 export interface PageLayout {
   pageOfChunk: Int32Array;
@@ -89,13 +98,23 @@ export interface PruneInput {
   fewer?: boolean;
   /** Pages rankByOrders() scores first, whatever their depth, beside the title matches. */
   apart?: number[];
+  /**
+   * Lists of `lists` whose pages rankByOrders() ranks whatever their depth, each scored only
+   * when it may rank: bounded by those lists' postings plus the most the others can add.
+   */
+  bounded?: ScoredList[];
 }
 
-/** A word's stored page order (D51): its pages, best first; `complete` when they are all the pages holding it. */
+/**
+ * A word's stored page order (D51): its pages, best first; `complete` when they are all the
+ * pages holding it. `lists`: what the order ranks pages by, weighed as the query weighs them,
+ * when that is not the query's lists of the word (an order of one of its typo terms, D53).
+ */
 export interface WordOrder {
   word: number;
   pages: ArrayLike<number>;
   complete: boolean;
+  lists?: ScoredList[];
 }
 
 /** A ranked page: its class and score as the exhaustive ranking computes them, and its chunks of its best chunk's tier, best first. */
@@ -264,6 +283,7 @@ export class PrunedRanking {
     this.scoreExactly(input, first, ranked);
     // A page none of the orders reached ranks untitled, and (with `fewer`) holds some of the words only.
     const unseen = input.fewer ? UNTITLED + FEWER_TIER : UNTITLED;
+    const bounded = input.bounded && this.boundedPages(input, input.bounded);
     const deepest = Math.max(...orders.map((o) => o.pages.length));
     let endBound: number | undefined;
     for (let depth = 0, next = need; depth < deepest; next *= 2) {
@@ -275,35 +295,84 @@ export class PrunedRanking {
       depth = Math.min(next, deepest);
       const kept = ranked.length >= need ? this.best(ranked, need) : undefined;
       const last = kept?.[need - 1];
-      if (last && !reaches(unseen, this.unseenBound(input, orders, depth), last)) return { pages: kept!, postings: this.postings, candidates: this.candidateCount };
+      if (last && !reaches(unseen, this.unseenBound(input, orders, depth), last)) return this.withBounded(input, bounded, ranked, last);
       if (this.postings > this.budget) return undefined;
       // The last page kept moves little after the first rounds (at 5M chunks, 0.3–12% more after
       // the second, in seven queries): when even the orders' ends do not bound the pages past
       // them below it, the search would most likely read on to those ends and give up there.
       if (depth >= 2 * need && depth < deepest && (!last || reaches(unseen, (endBound ??= this.unseenBound(input, orders, deepest)), last))) return undefined;
     }
+    // Fewer than `need` pages, and past the orders' ends no page holds the word: those ranked are all there are (with several words, fewer words would rank next).
+    const oneWord = input.lists.every((l) => l.word === input.lists[0]!.word);
+    if (oneWord && !input.fewer && this.unseenBound(input, orders, deepest) === -Infinity) return this.withBounded(input, bounded, ranked, undefined);
     return undefined;
   }
 
   /**
+   * The best `need` ranked pages, once the bounded pages that may reach the last page kept (all
+   * of them when there is none) are scored: they only raise it, so the bounds checked stay below.
+   */
+  private withBounded(input: PruneInput, bounded: BoundedPages | undefined, ranked: RankedPage[], last: RankedPage | undefined): PruneResult {
+    const rising = bounded ? bounded.pages.filter((p) => this.slot[p]! < 0 && (!last || this.mayReach(input, p, bounded.unread, bounded.words, last))) : [];
+    this.scoreExactly(
+      input,
+      rising.map((p) => this.offer(p, -1)),
+      ranked,
+    );
+    return { pages: this.best(ranked, input.need), postings: this.postings, candidates: this.candidateCount };
+  }
+
+  /**
+   * The pages holding the postings of `bounded` (read whole into the partial accumulators, for
+   * mayReach()), with the most the other lists can add to a chunk, and their words.
+   */
+  private boundedPages(input: PruneInput, bounded: ScoredList[]): BoundedPages {
+    for (const l of bounded) this.accumulate(l);
+    const { pageOfChunk } = this.layout;
+    const { inBatch, touched } = this;
+    const pages: number[] = [];
+    for (let i = 0; i < this.touchedCount; i++) {
+      const p = pageOfChunk[touched[i]!]!;
+      if (!inBatch[p]) {
+        inBatch[p] = 1;
+        pages.push(p);
+      }
+    }
+    for (const p of pages) inBatch[p] = 0;
+    const apart = new Set(bounded.map((l) => l.address));
+    let unread = 0;
+    let words = 0;
+    for (const l of this.shard.withBounds(input.lists.filter((l) => !apart.has(l.address)))) {
+      unread += l.max;
+      words |= 1 << l.word;
+    }
+    return { pages, unread, words };
+  }
+
+  /**
    * The most a page at depth `depth` or deeper in every order may score (-Infinity: it cannot
-   * hold every required word). Past its end, a complete order's word is in no such page.
+   * hold every required word). Past its end, a complete order's term is in no such page. A
+   * page's score is at most the sum of its scores for each order's lists alone (the best three
+   * chunks, weighed, are a convex function of the chunks' scores), times its number of words.
    */
   private unseenBound(input: PruneInput, orders: WordOrder[], depth: number): number {
     let sum = 0;
-    for (const { word, pages, complete } of orders) {
-      if (depth >= pages.length && complete) {
-        if (input.required & (1 << word) && !input.fewer) return -Infinity;
-        continue;
-      }
-      sum += this.oneWordScore(input, word, pages[Math.min(depth, pages.length - 1)]!);
+    let words = 0;
+    let held = 0;
+    for (const order of orders) {
+      const { word, pages, complete } = order;
+      words |= 1 << word;
+      if (depth >= pages.length && complete) continue;
+      held |= 1 << word;
+      sum += this.orderScore(input, order, pages[Math.min(depth, pages.length - 1)]!);
     }
-    return sum * orders.length * (1 + 1e-9);
+    if (input.required & words & ~held && !input.fewer) return -Infinity;
+    return sum * popcount(words) * (1 + 1e-9);
   }
 
-  /** A candidate page's score in a search of one of the words alone (raised by its title boost, if any: a bound all the same). */
-  private oneWordScore(input: PruneInput, word: number, page: number): number {
-    const alone = { ...input, lists: input.lists.filter((l) => l.word === word), required: (1 << word) >>> 0 };
+  /** A candidate page's score for an order's lists alone (raised by its title boost, if any: a bound all the same). */
+  private orderScore(input: PruneInput, { word, lists }: WordOrder, page: number): number {
+    const alone = { ...input, lists: lists ?? input.lists.filter((l) => l.word === word), required: (1 << word) >>> 0 };
     const scored: RankedPage[] = [];
     this.scorePages(alone, [page], scored);
     return scored[0]?.score ?? 0;

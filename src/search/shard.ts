@@ -302,20 +302,23 @@ export class Shard {
 
   /**
    * The index terms each query word matches, with MiniSearch's weights for prefix and fuzzy
-   * matches; at most MAX_EXPANSIONS of each kind per word, the most frequent first.
+   * matches; at most MAX_EXPANSIONS of each kind per word, the most frequent first. Without
+   * `remember`, not kept for the next call (specs made for one look, which would push out a
+   * search's own).
    */
-  derive(words: WordSpec[]): Derived[] {
-    // The pruned search and the exhaustive one after it derive the same specs: once is enough.
-    if (words === this.derivedFor) return this.derived;
-    const out = this.deriveAnew(words);
-    this.derivedFor = words;
-    this.derived = out;
-    return out;
+  derive(words: WordSpec[], remember = true): Derived[] {
+    // The pruned search and the exhaustive one after it derive the same specs, a query's exact
+    // ones and its typo ones (a walk of the vocabulary): once each is enough.
+    const [last, before] = this.derivedFor;
+    if (words === last?.words) return last.derived;
+    if (words === before?.words) return before.derived;
+    const derived = this.deriveAnew(words);
+    if (remember) this.derivedFor = [{ words, derived }, last];
+    return derived;
   }
 
-  /** The last derive() call's specs (an array a search makes and never changes) and its terms. */
-  private derivedFor: WordSpec[] | undefined;
-  private derived: Derived[] = [];
+  /** The last two derive() calls' specs (arrays a search makes and never changes) and their terms, the last first. */
+  private derivedFor: [last?: { words: WordSpec[]; derived: Derived[] }, before?: { words: WordSpec[]; derived: Derived[] }] = [];
 
   private deriveAnew(words: WordSpec[]): Derived[] {
     const out: Derived[] = [];

@@ -13,7 +13,7 @@
  */
 import { matchAll } from "../conjunction";
 import { PRUNE_FROM, WORK_SHARE, type Pruning } from "../options";
-import { FEWER_TIER } from "../pruned";
+import { FEWER_TIER, TYPO_TIER } from "../pruned";
 import type { ParsedQuery } from "../query";
 import type { Matches } from "../shard";
 import type { SearchContext } from "./context";
@@ -37,7 +37,7 @@ export function fillPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTer
   // Run whenever a word may hold a typo (not only when the exact pass found too little), so
   // that the matching pages counted below do not depend on how many hits were asked for.
   const fuzzy = terms.typoable && !meter.late() ? meter.counted(text.match(terms.fuzzy, into(1))) : undefined;
-  if (fuzzy && !enough()) pool.add(fuzzy, 1, terms.required, "having");
+  if (fuzzy && !enough()) pool.add(fuzzy, TYPO_TIER, terms.required, "having");
   const matching = scope.onlyPage >= 0 ? 0 : countPages(ctx, exact, fuzzy);
   const fewer = terms.words.length > 1;
   const phrases = query.phrases.length > 0;

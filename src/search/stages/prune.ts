@@ -7,17 +7,17 @@
  * orders of the words that have one (D52). Either way, the pages matching any word are then
  * estimated.
  */
-import { indexKey } from "../analyze";
+import { indexKey, termOfKey } from "../analyze";
 import { GUARDS, PRUNE_FROM, type Pruning } from "../options";
 import { matchAll } from "../conjunction";
-import type { PrunedRanking, PruneInput, PruneResult, WordOrder } from "../pruned";
+import { TYPO_TIER, type PrunedRanking, type PruneInput, type PruneResult, type RankedPage, type WordOrder } from "../pruned";
 import type { PageOrder } from "../orders";
 import type { ParsedQuery } from "../query";
-import type { Derived, Matches } from "../shard";
+import type { Derived, Matches, Shard, WordSpec } from "../shard";
 import type { SearchContext } from "./context";
 import { choosePassages, PASSAGES } from "./passages";
 import { groupOf, intro, tierOf, type Candidate, type PageCandidate, type Ranking } from "./pool";
-import type { QueryTerms } from "./terms";
+import { wordSpecs, type QueryTerms } from "./terms";
 import { markTitleGroups } from "./title-groups";
 
 /**
@@ -28,7 +28,8 @@ import { markTitleGroups } from "./title-groups";
  */
 export function pruningFor(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, pruning: false | Pruning | undefined, onlyPage: number): PruneAsked | undefined {
   const prune = pruning ?? {};
-  if (!prune || query.phrases.length || onlyPage >= 0 || terms.typoable) return undefined;
+  if (!prune || query.phrases.length || onlyPage >= 0) return undefined;
+  if (terms.typoable) return typosOrdered(ctx, terms) ? { pruning: prune, order: undefined, alone: false, typos: true } : undefined;
   if (terms.words.length > 1) {
     const orders = wordOrders(ctx, terms, prune.words ?? GUARDS.maxWords);
     return orders && { pruning: prune, order: undefined, alone: false, orders };
@@ -49,6 +50,8 @@ export interface PruneAsked {
   alone: boolean;
   orders?: WordOrder[];
   fewer?: boolean;
+  /** One word with typos, ranked from its typo terms' orders (typosOrdered). */
+  typos?: boolean;
 }
 
 /**
@@ -78,6 +81,51 @@ function ordersOf(ctx: SearchContext, terms: QueryTerms): (WordOrder | undefined
   });
 }
 
+/**
+ * Whether a query is one word with typos ranked from its typo terms' stored orders (D53):
+ * none of its chunks holds the word exactly, so every match is in the typo tier; some of its
+ * typo terms have an order, and the others hold at most APART_POSTINGS postings (their pages
+ * are scored apart).
+ */
+function typosOrdered({ text, orders }: SearchContext, terms: QueryTerms): boolean {
+  if (!orders || terms.words.length > 1 || text.derive(terms.exact).length) return false;
+  let ordered = 0;
+  let unorderedPostings = 0;
+  for (const d of text.derive(terms.fuzzy)) {
+    if (orders.get(typoTermSpec(text, d))) ordered++;
+    else unorderedPostings += text.postingsOf([d]);
+  }
+  return ordered > 0 && unorderedPostings <= APART_POSTINGS;
+}
+
+/** A typo term as a query word of its own, with its other forms: the spec its stored order was ranked by (orders.ts). */
+function typoTermSpec(text: Shard, d: Derived): WordSpec {
+  return { key: text.keyOf(d.term), prefix: false, fuzzy: 0 };
+}
+
+/**
+ * One word with typos (typosOrdered), ranked from its typo terms' orders, each bounding its
+ * pages by its term's lists and its other forms', weighed by the term's typo weight; the
+ * pages holding the terms with no order are bounded apart (PruneInput.bounded).
+ */
+function rankTypos(ctx: SearchContext, pruner: PrunedRanking, input: PruneInput, derived: Derived[]): PruneResult | undefined {
+  const { text, orders } = ctx;
+  const ordered: WordOrder[] = [];
+  const unordered: Derived[] = [];
+  for (const d of derived) {
+    const spec = typoTermSpec(text, d);
+    const order = orders?.get(spec);
+    if (!order) {
+      unordered.push(d);
+      continue;
+    }
+    const own = wordSpecs(ctx, [termOfKey(spec.key)], false, false, true);
+    const lists = text.scoredLists(text.derive(own, false)).map((l) => ({ ...l, weight: l.weight * d.weight }));
+    ordered.push({ word: d.word, pages: order.pages, complete: order.pages.length === order.holding, lists });
+  }
+  return pruner.rankByOrders({ ...input, bounded: text.scoredLists(unordered) }, ordered);
+}
+
 /** Whether the pruned search may rank the word without a stored order: a word the index holds (D48). */
 function prunesAlone(ctx: SearchContext, prune: Pruning, terms: QueryTerms): boolean {
   return (prune.words ?? 1) > 1 || ctx.text.has(indexKey(terms.words[0]!));
@@ -92,35 +140,46 @@ export function conjunctionFor(terms: QueryTerms, pruning: false | Pruning | und
 }
 
 /** The pruned ranking, or undefined when the query's lists are too short or the pruned search gives up. */
-export function rankPruned(ctx: SearchContext, pruner: PrunedRanking, query: ParsedQuery, terms: QueryTerms, need: number, { pruning, order, alone, orders, fewer }: PruneAsked): Ranking | undefined {
+export function rankPruned(
+  ctx: SearchContext,
+  pruner: PrunedRanking,
+  query: ParsedQuery,
+  terms: QueryTerms,
+  need: number,
+  { pruning, order, alone, orders, fewer, typos }: PruneAsked,
+): Ranking | undefined {
   const { text, scratch, meter } = ctx;
-  const derived = text.derive(terms.exact);
+  const derived = text.derive(typos ? terms.fuzzy : terms.exact);
   // Checked on the list table before the lists' bounds are read: most queries stop here.
   if (text.postingsOf(derived) < (pruning.from ?? PRUNE_FROM)) return undefined;
   const lists = text.scoredLists(derived);
   const titled = markTitleGroups(ctx, query, terms.title, terms.informative);
   const { pageGroup, titleBoost } = scratch;
   const input = { lists, required: terms.required, need, pageGroup, titleBoost, titled, workShare: pruning.workShare };
-  const ranked = fewer
-    ? rankPastConjunction(ctx, pruner, terms, input)
-    : orders
-      ? pruner.rankByOrders(input, orders)
-      : (order && pruner.rankInOrder(input, order.pages, order.pages.length === order.holding)) || (alone ? pruner.rank(input) : undefined);
+  const ranked = typos
+    ? rankTypos(ctx, pruner, input, derived)
+    : fewer
+      ? rankPastConjunction(ctx, pruner, terms, input)
+      : orders
+        ? pruner.rankByOrders(input, orders)
+        : (order && pruner.rankInOrder(input, order.pages, order.pages.length === order.holding)) || (alone ? pruner.rank(input) : undefined);
   if (!ranked) return undefined;
   meter.add(ranked.candidates, ranked.postings);
+  // The pruned search ranks the typo pass's chunks as holding the word: the exhaustive one ranks them in the typo tier.
+  const tier = (r: RankedPage) => tierOf(r.klass) + (typos ? TYPO_TIER : 0);
   const pages = ranked.pages.map((r): PageCandidate => {
     // A title match none of whose chunks holds the words stands with its intro, as in the exhaustive ranking.
-    const best: Candidate = r.chunks.length ? { chunk: r.chunks[0]!, score: r.score, tier: tierOf(r.klass), derived } : intro(ctx.catalog.firstChunk[r.page]!);
+    const best: Candidate = r.chunks.length ? { chunk: r.chunks[0]!, score: r.score, tier: tier(r), derived } : intro(ctx.catalog.firstChunk[r.page]!);
     return { page: r.page, best, group: groupOf(r.klass) };
   });
   const chunksOf = new Map(ranked.pages.map((r) => [r.page, r]));
   choosePassages(ctx, pages, query, (top) =>
     top.map((p) => {
       const r = chunksOf.get(p.page)!;
-      return r.chunks.slice(0, PASSAGES).map((chunk, i) => ({ chunk, score: r.chunkScores[i]!, tier: tierOf(r.klass), derived }));
+      return r.chunks.slice(0, PASSAGES).map((chunk, i) => ({ chunk, score: r.chunkScores[i]!, tier: tier(r), derived }));
     }),
   );
-  return { pages, total: Math.max(pages.length, order ? order.holding : estimatedPages(ctx, derived, terms.exact.length)) };
+  return { pages, total: Math.max(pages.length, order ? order.holding : estimatedPages(ctx, derived, terms.words.length)) };
 }
 
 /**
