@@ -4,7 +4,8 @@
  * and scores the exhaustive ranking computes. Several words: ranked from their page orders
  * when each has one (D51) and the orders tell, or else the conjunction fills the candidates'
  * tier 0 (stages/candidates.ts); when it falls short, the pages past it are ranked from the
- * orders of the words that have one (D52). Either way, the pages matching any word are then
+ * orders of the words that have one (D52). One word with typos and no exact match: ranked
+ * from its typo terms' orders (D53). Either way, the pages matching any word are then
  * estimated.
  */
 import { indexKey, termOfKey } from "../analyze";
@@ -21,10 +22,11 @@ import { wordSpecs, type QueryTerms } from "./terms";
 import { markTitleGroups } from "./title-groups";
 
 /**
- * The pruned search asked for, when the query is one it answers: one word, no phrase (a word
- * quoted twice), no typo, not within a page; by default only a word the index holds or one
- * with a stored page order (D51: a prefix's expansions alone bound its pages too loosely for
- * the pruned search to pay, D48).
+ * The pruned search asked for, when the query is one it answers: no phrase (a word quoted
+ * twice), not within a page; one word with typos when its typo terms have orders (D53);
+ * several words when each has an order (D51); one word without typos, by default only one
+ * the index holds or one with a stored page order (D51: a prefix's expansions alone bound its
+ * pages too loosely for the pruned search to pay, D48).
  */
 export function pruningFor(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, pruning: false | Pruning | undefined, onlyPage: number): PruneAsked | undefined {
   const prune = pruning ?? {};
