@@ -302,18 +302,15 @@ export class PrunedRanking {
       // them below it, the search would most likely read on to those ends and give up there.
       if (depth >= 2 * need && depth < deepest && (!last || reaches(unseen, (endBound ??= this.unseenBound(input, orders, deepest)), last))) return undefined;
     }
-    // Fewer than `need` pages, and past the orders' ends no page holds the word: those ranked are all there are (with several words, fewer words would rank next).
-    const oneWord = input.lists.every((l) => l.word === input.lists[0]!.word);
-    if (oneWord && !input.fewer && this.unseenBound(input, orders, deepest) === -Infinity) return this.withBounded(input, bounded, ranked, undefined);
     return undefined;
   }
 
   /**
-   * The best `need` ranked pages, once the bounded pages that may reach the last page kept (all
-   * of them when there is none) are scored: they only raise it, so the bounds checked stay below.
+   * The best `need` ranked pages, once the bounded pages that may reach the last page kept are
+   * scored: they only raise it, so the bounds checked stay below it.
    */
-  private withBounded(input: PruneInput, bounded: BoundedPages | undefined, ranked: RankedPage[], last: RankedPage | undefined): PruneResult {
-    const rising = bounded ? bounded.pages.filter((p) => this.slot[p]! < 0 && (!last || this.mayReach(input, p, bounded.unread, bounded.words, last))) : [];
+  private withBounded(input: PruneInput, bounded: BoundedPages | undefined, ranked: RankedPage[], last: RankedPage): PruneResult {
+    const rising = bounded ? bounded.pages.filter((p) => this.slot[p]! < 0 && this.mayReach(input, p, bounded.unread, bounded.words, last)) : [];
     this.scoreExactly(
       input,
       rising.map((p) => this.offer(p, -1)),
