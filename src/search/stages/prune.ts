@@ -31,7 +31,10 @@ import { markTitleGroups } from "./title-groups";
 export function pruningFor(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, pruning: false | Pruning | undefined, onlyPage: number): PruneAsked | undefined {
   const prune = pruning ?? {};
   if (!prune || query.phrases.length || onlyPage >= 0) return undefined;
-  if (terms.typoable) return typosOrdered(ctx, terms) ? { pruning: prune, order: undefined, alone: false, typos: true } : undefined;
+  if (terms.typoable) {
+    const typos = typoTerms(ctx, terms);
+    return typos && { pruning: prune, order: undefined, alone: false, typos };
+  }
   if (terms.words.length > 1) {
     const orders = wordOrders(ctx, terms, prune.words ?? GUARDS.maxWords);
     return orders && { pruning: prune, order: undefined, alone: false, orders };
@@ -52,8 +55,8 @@ export interface PruneAsked {
   alone: boolean;
   orders?: WordOrder[];
   fewer?: boolean;
-  /** One word with typos, ranked from its typo terms' orders (typosOrdered). */
-  typos?: boolean;
+  /** One word with typos: its typo terms, ranked from their orders (typoTerms). */
+  typos?: TypoTerms;
 }
 
 /**
@@ -83,21 +86,31 @@ function ordersOf(ctx: SearchContext, terms: QueryTerms): (WordOrder | undefined
   });
 }
 
+/** A word's typo terms with a stored order, each with it, and those with none. */
+interface TypoTerms {
+  ordered: { term: Derived; order: PageOrder }[];
+  unordered: Derived[];
+}
+
 /**
- * Whether a query is one word with typos ranked from its typo terms' stored orders (D53):
+ * The typo terms of a query of one word ranked from its typo terms' stored orders (D53):
  * none of its chunks holds the word exactly, so every match is in the typo tier; some of its
  * typo terms have an order, and the others hold at most APART_POSTINGS postings (their pages
- * are scored apart).
+ * are bounded apart). Undefined for any other query.
  */
-function typosOrdered({ text, orders }: SearchContext, terms: QueryTerms): boolean {
-  if (!orders || terms.words.length > 1 || text.derive(terms.exact).length) return false;
-  let ordered = 0;
+function typoTerms({ text, orders }: SearchContext, terms: QueryTerms): TypoTerms | undefined {
+  if (!orders || terms.words.length > 1 || text.derive(terms.exact).length) return undefined;
+  const typos: TypoTerms = { ordered: [], unordered: [] };
   let unorderedPostings = 0;
-  for (const d of text.derive(terms.fuzzy)) {
-    if (orders.get(typoTermSpec(text, d))) ordered++;
-    else unorderedPostings += text.postingsOf([d]);
+  for (const term of text.derive(terms.fuzzy)) {
+    const order = orders.get(typoTermSpec(text, term));
+    if (order) typos.ordered.push({ term, order });
+    else {
+      typos.unordered.push(term);
+      unorderedPostings += text.postingsOf([term]);
+    }
   }
-  return ordered > 0 && unorderedPostings <= APART_POSTINGS;
+  return typos.ordered.length && unorderedPostings <= APART_POSTINGS ? typos : undefined;
 }
 
 /** A typo term as a query word of its own, with its other forms: the spec its stored order was ranked by (orders.ts). */
@@ -106,26 +119,18 @@ function typoTermSpec(text: Shard, d: Derived): WordSpec {
 }
 
 /**
- * One word with typos (typosOrdered), ranked from its typo terms' orders, each bounding its
+ * One word with typos (typoTerms), ranked from its typo terms' orders, each bounding its
  * pages by its term's lists and its other forms', weighed by the term's typo weight; the
  * pages holding the terms with no order are bounded apart (PruneInput.bounded).
  */
-function rankTypos(ctx: SearchContext, pruner: PrunedRanking, input: PruneInput, derived: Derived[]): PruneResult | undefined {
-  const { text, orders } = ctx;
-  const ordered: WordOrder[] = [];
-  const unordered: Derived[] = [];
-  for (const d of derived) {
-    const spec = typoTermSpec(text, d);
-    const order = orders?.get(spec);
-    if (!order) {
-      unordered.push(d);
-      continue;
-    }
-    const own = wordSpecs(ctx, [termOfKey(spec.key)], false, false, true);
-    const lists = text.scoredLists(text.derive(own, false)).map((l) => ({ ...l, weight: l.weight * d.weight }));
-    ordered.push({ word: d.word, pages: order.pages, complete: order.pages.length === order.holding, lists });
-  }
-  return pruner.rankByOrders({ ...input, bounded: text.scoredLists(unordered) }, ordered);
+function rankTypos(ctx: SearchContext, pruner: PrunedRanking, input: PruneInput, { ordered, unordered }: TypoTerms): PruneResult | undefined {
+  const { text } = ctx;
+  const orders = ordered.map(({ term, order }): WordOrder => {
+    const own = wordSpecs(ctx, [termOfKey(text.keyOf(term.term))], false, false, true);
+    const lists = text.scoredLists(text.derive(own, false)).map((l) => ({ ...l, weight: l.weight * term.weight }));
+    return { word: term.word, pages: order.pages, complete: order.pages.length === order.holding, lists };
+  });
+  return pruner.rankByOrders({ ...input, bounded: text.scoredLists(unordered) }, orders);
 }
 
 /** Whether the pruned search may rank the word without a stored order: a word the index holds (D48). */
@@ -159,7 +164,7 @@ export function rankPruned(
   const { pageGroup, titleBoost } = scratch;
   const input = { lists, required: terms.required, need, pageGroup, titleBoost, titled, workShare: pruning.workShare };
   const ranked = typos
-    ? rankTypos(ctx, pruner, input, derived)
+    ? rankTypos(ctx, pruner, input, typos)
     : fewer
       ? rankPastConjunction(ctx, pruner, terms, input)
       : orders
