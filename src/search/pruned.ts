@@ -65,13 +65,6 @@ interface Reading {
   partials: Partial[];
 }
 
-/** The pages of PruneInput.bounded, and the most the other lists can add to a chunk (their words: `words`). */
-interface BoundedPages {
-  pages: number[];
-  unread: number;
-  words: number;
-}
-
 /** The chunk ranges of pages. */
 export interface PageLayout {
   pageOfChunk: Int32Array;
@@ -283,7 +276,7 @@ export class PrunedRanking {
     this.scoreExactly(input, first, ranked);
     // A page none of the orders reached ranks untitled, and (with `fewer`) holds some of the words only.
     const unseen = input.fewer ? UNTITLED + FEWER_TIER : UNTITLED;
-    const bounded = input.bounded && this.boundedPages(input, input.bounded);
+    const bounded = input.bounded?.length ? this.boundedPages(input.bounded) : undefined;
     const deepest = Math.max(...orders.map((o) => o.pages.length));
     let endBound: number | undefined;
     for (let depth = 0, next = need; depth < deepest; next *= 2) {
@@ -309,8 +302,10 @@ export class PrunedRanking {
    * The best `need` ranked pages, once the bounded pages that may reach the last page kept are
    * scored: they only raise it, so the bounds checked stay below it.
    */
-  private withBounded(input: PruneInput, bounded: BoundedPages | undefined, ranked: RankedPage[], last: RankedPage): PruneResult {
-    const rising = bounded ? bounded.pages.filter((p) => this.slot[p]! < 0 && this.mayReach(input, p, bounded.unread, bounded.words, last)) : [];
+  private withBounded(input: PruneInput, bounded: number[] | undefined, ranked: RankedPage[], last: RankedPage): PruneResult {
+    const unscored = bounded?.filter((p) => this.slot[p]! < 0) ?? [];
+    const { unread, words } = unscored.length ? this.unreadBound(input, input.bounded!) : { unread: 0, words: 0 };
+    const rising = unscored.filter((p) => this.mayReach(input, p, unread, words, last));
     this.scoreExactly(
       input,
       rising.map((p) => this.offer(p, -1)),
@@ -319,11 +314,8 @@ export class PrunedRanking {
     return { pages: this.best(ranked, input.need), postings: this.postings, candidates: this.candidateCount };
   }
 
-  /**
-   * The pages holding the postings of `bounded` (read whole into the partial accumulators, for
-   * mayReach()), with the most the other lists can add to a chunk, and their words.
-   */
-  private boundedPages(input: PruneInput, bounded: ScoredList[]): BoundedPages {
+  /** The pages holding the postings of `bounded`, read whole into the partial accumulators (for mayReach()). */
+  private boundedPages(bounded: ScoredList[]): number[] {
     for (const l of bounded) this.accumulate(l);
     const { pageOfChunk } = this.layout;
     const { inBatch, touched } = this;
@@ -336,6 +328,11 @@ export class PrunedRanking {
       }
     }
     for (const p of pages) inBatch[p] = 0;
+    return pages;
+  }
+
+  /** The most the lists other than `bounded` can add to a chunk (reading their bounds), and their words. */
+  private unreadBound(input: PruneInput, bounded: ScoredList[]): { unread: number; words: number } {
     const apart = new Set(bounded.map((l) => l.address));
     let unread = 0;
     let words = 0;
@@ -343,7 +340,7 @@ export class PrunedRanking {
       unread += l.max;
       words |= 1 << l.word;
     }
-    return { pages, unread, words };
+    return { unread, words };
   }
 
   /**
