@@ -17,6 +17,7 @@
  * words that each have one from their orders (rankByOrders).
  */
 import { WORK_SHARE } from "./options";
+import type { PageOrder } from "./orders";
 import type { PostingsCursor } from "./postings";
 import { BM25, type FieldNorms, popcount, type ScoredList, type Shard } from "./shard";
 import { bestEntries, TopScores } from "./topk";
@@ -99,16 +100,18 @@ export interface PruneInput {
 }
 
 /**
- * A word's stored page order (D51): its pages, best first; `complete` when they are all the
- * pages holding it. `lists`: what the order ranks pages by, weighed as the query weighs them,
- * when that is not the query's lists of the word (an order of one of its typo terms, D53).
+ * A query word's stored page order (D51). `lists`: what the order ranks pages by, weighed as
+ * the query weighs them, when that is not the query's lists of the word (an order of one of
+ * its typo terms, D53).
  */
 export interface WordOrder {
   word: number;
-  pages: ArrayLike<number>;
-  complete: boolean;
+  order: PageOrder;
   lists?: ScoredList[];
 }
+
+/** Whether an order holds every page holding its word (not only the first ORDER_LENGTH). */
+const complete = (order: PageOrder): boolean => order.pages.length === order.holding;
 
 /** A ranked page: its class and score as the exhaustive ranking computes them, and its chunks of its best chunk's tier, best first. */
 export interface RankedPage {
@@ -188,14 +191,14 @@ export class PrunedRanking {
 
   /**
    * A one-word search ranked from the word's pages in their order by score, as a search
-   * without title groups ranks them (`order`; `complete`: every page holding the word). Title
+   * without title groups ranks them (`order`, complete or not). Title
    * groups come first, then the rest in that order: only the pages that can rank are scored.
    * Undefined when the order cannot tell (a title boost, or too few pages in it).
    */
-  rankInOrder(input: PruneInput, order: ArrayLike<number>, complete: boolean): PruneResult | undefined {
+  rankInOrder(input: PruneInput, order: PageOrder): PruneResult | undefined {
     this.postings = 0;
     try {
-      return this.inOrder(input, order, complete);
+      return this.inOrder(input, order.pages, complete(order));
     } finally {
       this.reset();
     }
@@ -277,11 +280,12 @@ export class PrunedRanking {
     // A page none of the orders reached ranks untitled, and (with `fewer`) holds some of the words only.
     const unseen = input.fewer ? UNTITLED + FEWER_TIER : UNTITLED;
     const bounded = input.bounded?.length ? this.boundedPages(input.bounded) : undefined;
-    const deepest = Math.max(...orders.map((o) => o.pages.length));
+    const deepest = Math.max(...orders.map((o) => o.order.pages.length));
     let endBound: number | undefined;
     for (let depth = 0, next = need; depth < deepest; next *= 2) {
       const picks: number[] = [];
-      for (const { pages } of orders) {
+      for (const { order } of orders) {
+        const { pages } = order;
         for (let k = depth; k < Math.min(next, pages.length); k++) if (this.slot[pages[k]!]! < 0) picks.push(this.offer(pages[k]!, -1));
       }
       this.scoreExactly(input, picks, ranked);
@@ -353,12 +357,12 @@ export class PrunedRanking {
     let sum = 0;
     let words = 0;
     let held = 0;
-    for (const order of orders) {
-      const { word, pages, complete } = order;
+    for (const wordOrder of orders) {
+      const { word, order } = wordOrder;
       words |= 1 << word;
-      if (depth >= pages.length && complete) continue;
+      if (depth >= order.pages.length && complete(order)) continue;
       held |= 1 << word;
-      sum += this.orderScore(input, order, pages[Math.min(depth, pages.length - 1)]!);
+      sum += this.orderScore(input, wordOrder, order.pages[Math.min(depth, order.pages.length - 1)]!);
     }
     if (input.required & words & ~held && !input.fewer) return -Infinity;
     return sum * popcount(words) * (1 + 1e-9);

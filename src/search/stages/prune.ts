@@ -82,7 +82,7 @@ function wordOrders(ctx: SearchContext, terms: QueryTerms, most: number): WordOr
 function ordersOf(ctx: SearchContext, terms: QueryTerms): (WordOrder | undefined)[] {
   return terms.exact.map((spec, word) => {
     const order = ctx.orders?.get(spec);
-    return order && { word, pages: order.pages, complete: order.pages.length === order.holding };
+    return order && { word, order };
   });
 }
 
@@ -128,7 +128,7 @@ function rankTypos(ctx: SearchContext, pruner: PrunedRanking, input: PruneInput,
   const orders = ordered.map(({ term, order }): WordOrder => {
     const own = wordSpecs(ctx, [termOfKey(text.keyOf(term.term))], false, false, true);
     const lists = text.scoredLists(text.derive(own, false)).map((l) => ({ ...l, weight: l.weight * term.weight }));
-    return { word: term.word, pages: order.pages, complete: order.pages.length === order.holding, lists };
+    return { word: term.word, order, lists };
   });
   return pruner.rankByOrders({ ...input, bounded: text.scoredLists(unordered) }, orders);
 }
@@ -169,7 +169,7 @@ export function rankPruned(
       ? rankPastConjunction(ctx, pruner, terms, input)
       : orders
         ? pruner.rankByOrders(input, orders)
-        : (order && pruner.rankInOrder(input, order.pages, order.pages.length === order.holding)) || (alone ? pruner.rank(input) : undefined);
+        : (order && pruner.rankInOrder(input, order)) || (alone ? pruner.rank(input) : undefined);
   if (!ranked) return undefined;
   meter.add(ranked.candidates, ranked.postings);
   // The pruned search ranks the typo pass's chunks as holding the word: the exhaustive one ranks them in the typo tier.
