@@ -50,6 +50,15 @@ function compareAll(engine: Engine, ordered: Engine, queries: string[], pages: [
   }
 }
 
+/** compareAll() of the queries at each [limit, offset], counting the searches `counts` says yes to (given the engine with orders' result, then the one without's). */
+function countWhere(engine: Engine, ordered: Engine, queries: string[], pages: [number, number][], counts: (fast: Result, unordered: Result) => boolean): number {
+  let n = 0;
+  compareAll(engine, ordered, queries, pages, (_i, fast, _oracle, unordered) => {
+    if (counts(fast, unordered)) n++;
+  });
+  return n;
+}
+
 describe("page orders", () => {
   test("one-word searches ranked from full orders rank as the exhaustive search", async () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
@@ -90,20 +99,12 @@ describe("page orders", () => {
   test("orders too short to tell leave the search to the pruned one, and rank the same", async () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
     const { ordered } = withOrders(engine, 40, 6);
-    let fellBack = 0;
-    compareAll(
-      engine,
-      ordered,
-      oneWordQueries(engine, 300),
-      [
-        [4, 0],
-        [10, 0],
-        [5, 10],
-      ],
-      (_i, fast, _oracle, unordered) => {
-        if (fast.work.postings === unordered.work.postings) fellBack++;
-      },
-    );
+    const pages: [number, number][] = [
+      [4, 0],
+      [10, 0],
+      [5, 10],
+    ];
+    const fellBack = countWhere(engine, ordered, oneWordQueries(engine, 300), pages, (fast, unordered) => fast.work.postings === unordered.work.postings);
     expect(fellBack).toBeGreaterThan(100);
   }, 300_000);
 
@@ -150,19 +151,11 @@ describe("page orders", () => {
       const words = [pick(frequent), sampleWords(1, unordered)[0] ?? "the", ...Array.from({ length: i % 3 }, () => pick(frequent))];
       return i % 4 === 3 ? `${words.join(" ")}.` : words.join(" ");
     });
-    let past = 0;
-    compareAll(
-      engine,
-      ordered,
-      queries,
-      [
-        [10, 0],
-        [3, 7],
-      ],
-      (_i, fast, _oracle, unordered) => {
-        if (fast.work.candidates < unordered.work.candidates) past++;
-      },
-    );
+    const pages: [number, number][] = [
+      [10, 0],
+      [3, 7],
+    ];
+    const past = countWhere(engine, ordered, queries, pages, (fast, unordered) => fast.work.candidates < unordered.work.candidates);
     // Of the 400 searches, 186 answered past the conjunction when written.
     expect(past).toBeGreaterThan(60);
   }, 300_000);
@@ -181,20 +174,12 @@ describe("page orders", () => {
       [20, 30, 150],
     ] as const) {
       const { ordered } = withOrders(engine, least, length);
-      let fromOrders = 0;
-      compareAll(
-        engine,
-        ordered,
-        queries,
-        [
-          [10, 0],
-          [3, 7],
-        ],
-        // Tiny lists: the orders' pages may outnumber the chunks the exhaustive search scores, so any other work tells the path.
-        (_i, fast, _oracle, unordered) => {
-          if (fast.work.postings !== unordered.work.postings || fast.work.candidates !== unordered.work.candidates) fromOrders++;
-        },
-      );
+      const pages: [number, number][] = [
+        [10, 0],
+        [3, 7],
+      ];
+      // Tiny lists: the orders' pages may outnumber the chunks the exhaustive search scores, so any other work tells the path.
+      const fromOrders = countWhere(engine, ordered, queries, pages, (fast, unordered) => fast.work.postings !== unordered.work.postings || fast.work.candidates !== unordered.work.candidates);
       // Of the 480 searches, 394 (every term ordered) and 268 answered from the orders when written.
       expect({ least, fromOrders: fromOrders > fewest }).toEqual({ least, fromOrders: true });
     }
