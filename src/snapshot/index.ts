@@ -7,7 +7,7 @@ export { format1Modifications, readFormat1 } from "./format1";
 export { Growable, lowerBound, StoredStrings, StringColumn, viewOf } from "../columns";
 export { ContainerWriter, MAX_SECTION_BYTES, openContainer, type Container } from "./container";
 export { PageTable, isoSeconds, type PageRow } from "./pages";
-export { TextStore, TextWriter, textDictionaryOf } from "./text";
+export { compressTextBlock, TextStore, TextWriter, textDictionaryOf } from "./text";
 export { blockDecompressor, zstdInUse } from "./zstd";
 export { latestSnapshot } from "./locate";
 export { sameBytes, sha256 } from "./hash";
