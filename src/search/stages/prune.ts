@@ -56,7 +56,7 @@ export interface PruneAsked {
   orders?: WordOrder[];
   fewer?: boolean;
   /** One word with typos: its typo terms, ranked from their orders (typoTerms). */
-  typos?: TypoTerms;
+  typos?: ByOrder<Derived>;
 }
 
 /**
@@ -68,28 +68,41 @@ export function fewerWordsFor(query: ParsedQuery, conjunction: Pruning): PruneAs
   return query.phrases.length ? undefined : { pruning: conjunction, order: undefined, alone: false, fewer: true };
 }
 
-/** The most postings the words with no stored order may hold, for their pages to be scored apart (rankPastConjunction). */
+/** The most postings the words or typo terms with no stored order may hold, for their pages to be scored or bounded apart (D52, D53). */
 const APART_POSTINGS = 4096;
 
 /** Each word's stored order, when every word of several, at most `most`, has one. */
 function wordOrders(ctx: SearchContext, terms: QueryTerms, most: number): WordOrder[] | undefined {
   if (terms.words.length > most) return undefined;
-  const orders = ordersOf(ctx, terms);
-  return orders.every((o) => o !== undefined) ? orders : undefined;
-}
-
-/** Each word's stored order, or undefined for a word with none. */
-function ordersOf(ctx: SearchContext, terms: QueryTerms): (WordOrder | undefined)[] {
-  return terms.exact.map((spec, word) => {
+  const orders = terms.exact.map((spec, word) => {
     const order = ctx.orders?.get(spec);
     return order && { word, order };
   });
+  return orders.every((o) => o !== undefined) ? orders : undefined;
 }
 
-/** A word's typo terms with a stored order, each with it, and those with none. */
-interface TypoTerms {
-  ordered: { term: Derived; order: PageOrder }[];
-  unordered: Derived[];
+/** Words or typo terms with a stored order, each with it, and those with none. */
+interface ByOrder<T> {
+  ordered: { item: T; order: PageOrder }[];
+  unordered: T[];
+}
+
+/**
+ * The items split by whether they have a stored order; undefined unless some have one and
+ * those with none hold at most APART_POSTINGS postings in all.
+ */
+function splitByOrder<T>(items: T[], orderOf: (item: T) => PageOrder | undefined, postingsOf: (item: T) => number): ByOrder<T> | undefined {
+  const split: ByOrder<T> = { ordered: [], unordered: [] };
+  let unorderedPostings = 0;
+  for (const item of items) {
+    const order = orderOf(item);
+    if (order) split.ordered.push({ item, order });
+    else {
+      split.unordered.push(item);
+      unorderedPostings += postingsOf(item);
+    }
+  }
+  return split.ordered.length && unorderedPostings <= APART_POSTINGS ? split : undefined;
 }
 
 /**
@@ -98,19 +111,13 @@ interface TypoTerms {
  * typo terms have an order, and the others hold at most APART_POSTINGS postings (their pages
  * are bounded apart). Undefined for any other query.
  */
-function typoTerms({ text, orders }: SearchContext, terms: QueryTerms): TypoTerms | undefined {
+function typoTerms({ text, orders }: SearchContext, terms: QueryTerms): ByOrder<Derived> | undefined {
   if (!orders || terms.words.length > 1 || text.derive(terms.exact).length) return undefined;
-  const typos: TypoTerms = { ordered: [], unordered: [] };
-  let unorderedPostings = 0;
-  for (const term of text.derive(terms.fuzzy)) {
-    const order = orders.get(typoTermSpec(text, term));
-    if (order) typos.ordered.push({ term, order });
-    else {
-      typos.unordered.push(term);
-      unorderedPostings += text.postingsOf([term]);
-    }
-  }
-  return typos.ordered.length && unorderedPostings <= APART_POSTINGS ? typos : undefined;
+  return splitByOrder(
+    text.derive(terms.fuzzy),
+    (term) => orders.get(typoTermSpec(text, term)),
+    (term) => text.postingsOf([term]),
+  );
 }
 
 /** A typo term as a query word of its own, with its other forms: the spec its stored order was ranked by (orders.ts). */
@@ -123,9 +130,9 @@ function typoTermSpec(text: Shard, d: Derived): WordSpec {
  * pages by its term's lists and its other forms', weighed by the term's typo weight; the
  * pages holding the terms with no order are bounded apart (PruneInput.bounded).
  */
-function rankTypos(ctx: SearchContext, pruner: PrunedRanking, input: PruneInput, { ordered, unordered }: TypoTerms): PruneResult | undefined {
+function rankTypos(ctx: SearchContext, pruner: PrunedRanking, input: PruneInput, { ordered, unordered }: ByOrder<Derived>): PruneResult | undefined {
   const { text } = ctx;
-  const orders = ordered.map(({ term, order }): WordOrder => {
+  const orders = ordered.map(({ item: term, order }): WordOrder => {
     const own = wordSpecs(ctx, [termOfKey(text.keyOf(term.term))], false, false, true);
     const lists = text.scoredLists(text.derive(own, false)).map((l) => ({ ...l, weight: l.weight * term.weight }));
     return { word: term.word, order, lists };
@@ -197,19 +204,24 @@ export function rankPruned(
  */
 function rankPastConjunction(ctx: SearchContext, pruner: PrunedRanking, terms: QueryTerms, input: PruneInput): PruneResult | undefined {
   const { text, textCursor, scratch, meter } = ctx;
-  const orders = ordersOf(ctx, terms);
-  const ordered = orders.filter((o) => o !== undefined);
-  let unorderedPostings = 0;
-  for (const l of input.lists) if (!orders[l.word]) unorderedPostings += l.df;
-  if (!ordered.length || unorderedPostings > APART_POSTINGS) return undefined;
+  const postingsOf = (word: number) => input.lists.reduce((n, l) => (l.word === word ? n + l.df : n), 0);
+  const split = splitByOrder(
+    terms.exact.map((_s, word) => word),
+    (word) => ctx.orders?.get(terms.exact[word]!),
+    postingsOf,
+  );
+  if (!split) return undefined;
   const all = matchAll(text, textCursor, terms.exact, terms.required, { into: scratch.textBuffer(1), scored: false });
   if (!all) return undefined;
   scratch.marks.fresh();
   const apart: number[] = [];
   addPages(ctx, meter.counted(all), apart);
-  const unordered = terms.exact.filter((_s, w) => !orders[w]);
+  const unordered = split.unordered.map((word) => terms.exact[word]!);
   if (unordered.length) addPages(ctx, meter.counted(text.match(unordered, { into: scratch.textBuffer(1) })), apart);
-  return pruner.rankByOrders({ ...input, fewer: true, apart }, ordered);
+  return pruner.rankByOrders(
+    { ...input, fewer: true, apart },
+    split.ordered.map(({ item: word, order }) => ({ word, order })),
+  );
 }
 
 /** Adds to `pages` the pages of the matches' chunks not marked yet (Scratch.marks), marking them. */
