@@ -110,6 +110,9 @@ export interface WordOrder {
   lists?: ScoredList[];
 }
 
+/** A word's order with the lists it ranks pages by: its own `lists`, or the query's lists of the word. */
+type ListedOrder = Required<WordOrder>;
+
 /** Whether an order holds every page holding its word (not only the first ORDER_LENGTH). */
 const complete = (order: PageOrder): boolean => order.pages.length === order.holding;
 
@@ -270,8 +273,10 @@ export class PrunedRanking {
     this.budget = (input.workShare ?? WORK_SHARE) * all;
   }
 
-  private byOrders(input: PruneInput, orders: WordOrder[]): PruneResult | undefined {
+  private byOrders(input: PruneInput, wordOrders: WordOrder[]): PruneResult | undefined {
     const { need } = input;
+    // Each order's lists, found once: its bound scores a page by them every round.
+    const orders = wordOrders.map((o): ListedOrder => ({ ...o, lists: o.lists ?? input.lists.filter((l) => l.word === o.word) }));
     const { chunkCounts } = this.layout;
     const ranked: RankedPage[] = [];
     const first: number[] = [];
@@ -353,7 +358,7 @@ export class PrunedRanking {
    * page's score is at most the sum of its scores for each order's lists alone (the best three
    * chunks, weighed, are a convex function of the chunks' scores), times its number of words.
    */
-  private unseenBound(input: PruneInput, orders: WordOrder[], depth: number): number {
+  private unseenBound(input: PruneInput, orders: ListedOrder[], depth: number): number {
     let sum = 0;
     let words = 0;
     let held = 0;
@@ -369,8 +374,8 @@ export class PrunedRanking {
   }
 
   /** A candidate page's score for an order's lists alone (raised by its title boost, if any: a bound all the same). */
-  private orderScore(input: PruneInput, { word, lists }: WordOrder, page: number): number {
-    const alone = { ...input, lists: lists ?? input.lists.filter((l) => l.word === word), required: (1 << word) >>> 0 };
+  private orderScore(input: PruneInput, { word, lists }: ListedOrder, page: number): number {
+    const alone = { ...input, lists, required: (1 << word) >>> 0 };
     const scored: RankedPage[] = [];
     this.scorePages(alone, [page], scored);
     return scored[0]?.score ?? 0;
