@@ -254,13 +254,55 @@ describe("/mcp on the server", () => {
     expect(search.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
   });
 
-  test("search calls count their engine time against the key's work share (429 rate_limit_exceeded)", async () => {
+  test("a JSON-RPC batch is refused whole (400, -32600), costing no credit: each call is its own request (D54)", async () => {
+    const call = (i: number) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "get_page", arguments: { page_id: 39 } } });
+    const quotaOf = (r: Response) => Number(r.headers.get("x-quota-remaining"));
+    const before = await post({ id: 0, method: "tools/list" }, { "X-API-Key": key });
+    const batch = await fetch(`${server.url}/mcp`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", "X-API-Key": key },
+      body: JSON.stringify(Array.from({ length: 100 }, (_, i) => call(i))),
+    });
+    expect(batch.status).toBe(400);
+    const body = (await batch.json()) as Json;
+    expect(body.error.code).toBe(-32600);
+    expect(body.error.message).toContain("one message per request");
+    expect(JSON.stringify(body)).not.toContain("structuredContent");
+    // The tools/list cost one credit; the refused batch none.
+    expect(quotaOf(batch)).toBe(quotaOf(before));
+    const single = await post(call(1), { "X-API-Key": key });
+    expect(single.status).toBe(200);
+    expect(quotaOf(single)).toBe(quotaOf(before) - 1);
+  });
+
+  test("a body nested past 32 levels is refused (400) before it is parsed, a body over 64 KiB with 413, neither charged", async () => {
+    const raw = (body: string) =>
+      fetch(`${server.url}/mcp`, { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", "X-API-Key": key }, body });
+    const deep = await raw("[".repeat(30_000) + "]".repeat(30_000));
+    expect(deep.status).toBe(400);
+    expect(((await deep.json()) as Json).error.message).toContain("nests deeper than 32");
+    const hidden = await raw(
+      JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "search", arguments: { q: 1 } } }).replace("1}}}", `${"[".repeat(40)}1${"]".repeat(40)}}}}`),
+    );
+    expect(hidden.status).toBe(400);
+    // A string full of brackets is not nesting.
+    const quoted = await post({ id: 2, method: "tools/call", params: { name: "search", arguments: { q: "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[albedo" } } }, { "X-API-Key": key });
+    expect(quoted.status).toBe(200);
+    const large = await raw(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { pad: "x".repeat(70_000) } }));
+    expect(large.status).toBe(413);
+    expect(Number(large.headers.get("x-quota-remaining"))).toBe(Number(quoted.headers.get("x-quota-remaining")));
+    expect(Number(hidden.headers.get("x-quota-remaining"))).toBe(Number(deep.headers.get("x-quota-remaining")));
+  });
+
+  test.each(["search", "get_page"])("%s calls count their time against the key's work share (429 rate_limit_exceeded)", async (tool) => {
     const dir = tempDir("tome-data-");
     const heavy = keyIn(dir, "heavy");
     const other = keyIn(dir, "other");
-    const small = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: dir, TOME_KEY_MS_PER_SECOND: "20" });
+    // get_page answers from the page table, far cheaper than a search: a smaller share shows it is counted too.
+    const small = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: dir, TOME_KEY_MS_PER_SECOND: tool === "search" ? "20" : "2" });
     try {
       const q = "the of and in to a is was for on as by with from that at his which";
+      const args = tool === "search" ? { q, limit: 50 } : { page_id: 39 };
       // Warm the chunk route with a key of its own (a first answer also compiles the route), then let that activity age out.
       await (await fetch(`${small.url}/v1/chunk/39_0`, { headers: { "X-API-Key": keyIn(dir, "warm") } })).arrayBuffer();
       await Bun.sleep(1100);
@@ -269,7 +311,7 @@ describe("/mcp on the server", () => {
       for (let i = 0; i < 40 && !refusal; i++) {
         // The share binds only while another key has been active in the last second (a few cheap chunks keep it within its own).
         if (i % 5 === 0) expect((await fetch(`${small.url}/v1/chunk/39_0`, { headers: { "X-API-Key": other } })).status).toBe(200);
-        const r = await post({ id: i, method: "tools/call", params: { name: "search", arguments: { q, limit: 50 } } }, { "X-API-Key": heavy }, small.url);
+        const r = await post({ id: i, method: "tools/call", params: { name: tool, arguments: args } }, { "X-API-Key": heavy }, small.url);
         statuses.push(r.status);
         const body = (await r.json()) as Json;
         if (r.status === 429) refusal = body;

@@ -36,8 +36,23 @@ describe("WorkShare", () => {
     share.spend("a", 500, 0);
     expect(share.wait("a", 10)).toBe(0); // nobody else: go on
     expect(share.wait("b", 20)).toBe(0); // another key comes
-    expect(share.wait("a", 30)).toBe(4); // now a is held to its share (owes ~397 ms)
+    expect(share.wait("a", 30)).toBe(1); // now a is held to its share, but owed at most one second's share while alone (D57)
     expect(share.wait("a", 1100)).toBe(0); // b quiet for a second: a is alone again
+  });
+
+  test("a key's debt while alone has a floor of one second's share: once another key comes, it waits at most a second (D57)", () => {
+    const share = new WorkShare(100);
+    for (let t = 0; t < 60_000; t += 10) {
+      expect(share.wait("a", t)).toBe(0);
+      share.spend("a", 10, t); // the whole thread, for a minute
+    }
+    expect(share.wait("b", 60_000)).toBe(0);
+    expect(share.wait("a", 60_001)).toBe(1);
+    expect(share.wait("a", 61_000)).toBe(0); // a second later it is served again
+    // While another key is there the debt is not floored: a costly request is paid for in full.
+    expect(share.wait("b", 61_000)).toBe(0);
+    share.spend("a", 1000, 61_001);
+    expect(share.wait("a", 61_002)).toBe(10);
   });
 
   test("no limit when the share is 0", () => {

@@ -5,6 +5,11 @@
  * only binds while another key is using the server too (one has in the last second): a key
  * alone may use the whole server, and a key past its share is refused so that the others are
  * not slowed by it.
+ *
+ * The debt has a floor while a key is alone (D57): what it spends then is owed only down to one
+ * second's share, so when another key appears it waits at most about a second, however long it
+ * had the server to itself. While others are there its debt is not floored: a request that
+ * cost a second is paid for with ten seconds of waiting at a 100 ms share.
  */
 export class WorkShare {
   /** Per key id: milliseconds it may still spend, as of `at` (ms since the epoch). */
@@ -27,10 +32,10 @@ export class WorkShare {
     this.lastAt = now;
     const bucket = this.buckets.get(keyId);
     if (!bucket) return 0;
-    const left = Math.min(this.msPerSecond, bucket.left + ((now - bucket.at) * this.msPerSecond) / 1000);
+    const left = this.refilled(bucket, now);
     bucket.left = left;
     bucket.at = now;
-    if (left > 0 || now - this.otherAt >= 1000) return 0;
+    if (left > 0 || this.alone(keyId, now)) return 0;
     return Math.max(1, Math.ceil(-left / this.msPerSecond));
   }
 
@@ -39,7 +44,18 @@ export class WorkShare {
     if (this.msPerSecond <= 0) return;
     let bucket = this.buckets.get(keyId);
     if (!bucket) this.buckets.set(keyId, (bucket = { left: this.msPerSecond, at: now }));
-    bucket.left = Math.min(this.msPerSecond, bucket.left + ((now - bucket.at) * this.msPerSecond) / 1000) - ms;
+    const left = this.refilled(bucket, now) - ms;
+    bucket.left = this.alone(keyId, now) ? Math.max(-this.msPerSecond, left) : left;
     bucket.at = now;
+  }
+
+  private refilled(bucket: { left: number; at: number }, now: number): number {
+    return Math.min(this.msPerSecond, bucket.left + ((now - bucket.at) * this.msPerSecond) / 1000);
+  }
+
+  /** Whether no key but this one has made a request in the last second. */
+  private alone(keyId: string, now: number): boolean {
+    const otherAt = keyId === this.lastKey ? this.otherAt : this.lastAt;
+    return now - otherAt >= 1000;
   }
 }

@@ -12,9 +12,6 @@ import { MAX_CHUNKS_DEFAULT } from "./schemas";
 /** D13: lucky shows all of the page's chunks, as a page answer's default window. */
 const LUCKY_CHUNKS = MAX_CHUNKS_DEFAULT;
 
-/** Told the engine's own time for a search or lucky lookup (the key's work share, D25). */
-type Meter = (ms: number) => void;
-
 /** D10: the chunks of a window joined into one text. */
 function joinText(chunks: { text: string }[]): string {
   return chunks.map((c) => c.text).join("\n\n");
@@ -24,10 +21,9 @@ export type Answers = ReturnType<typeof answers>;
 
 export function answers(engine: Engine, resources: Resources, attributions: Attributions) {
   return {
-    search(q: { q: string; limit: number; offset: number; page_id?: number; crop_length: number; highlight: boolean }, meter?: Meter) {
+    search(q: { q: string; limit: number; offset: number; page_id?: number; crop_length: number; highlight: boolean }) {
       const started = performance.now();
       const result = engine.search(q.q, { limit: q.limit, offset: q.offset, pageId: q.page_id, cropLength: q.crop_length, highlight: q.highlight });
-      meter?.(result.processingTimeMs);
       return {
         hits: result.hits.map((h) => resources.hit(h)),
         query: q.q,
@@ -65,11 +61,10 @@ export function answers(engine: Engine, resources: Resources, attributions: Attr
       return { results: pages.map((p) => resources.page(p)), offset: q.offset, limit: q.limit, total, attribution: attributions.results };
     },
 
-    lucky(q: { q: string; format: string }, meter?: Meter) {
+    lucky(q: { q: string; format: string }) {
       const started = performance.now();
       const found = engine.lucky(q.q);
       if (!found) throw apiError(ERRORS.noResults);
-      meter?.(found.processingTimeMs);
       const { page } = found;
       const shown = resources.luckyPage(page);
       const results = resources.chunks(page, 0, LUCKY_CHUNKS);

@@ -2,27 +2,99 @@
  * POST /mcp: MCP's streamable HTTP transport on the running server, stateless (a new SDK server
  * and transport per request, no session), answering JSON. It sits behind the same pipeline as
  * the REST routes: the keys step has already checked the key and its rate and held the
- * request's credit (D32); a search or lucky call's engine time counts against the key's work
- * share (D25).
+ * request's credit (D32), and it times the whole request against the key's work share (D57).
+ *
+ * One message a request (D54): a JSON-RPC batch is refused, so that every tool call is one
+ * request against the rate limit and one credit, as its REST request is. The body is bounded
+ * before it is parsed: its declared and its read length (64 KiB), then its nesting (32 levels,
+ * by a scan that costs a pass over the bytes), so that no body makes the parser or the SDK's
+ * schema checks work for long.
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { meterWork, quotaRefusal } from "../steps/keys";
+import { outsideWork, quotaRefusal } from "../steps/keys";
 import type { McpTools } from "./server";
 
 /** A tool call's JSON-RPC message is small (a query is at most 500 characters). */
-const MAX_BODY_BYTES = 64 * 1024;
+export const MAX_BODY_BYTES = 64 * 1024;
+/** A tool call nests 4 levels ({params: {arguments: {…}}}); clients' extensions a few more. */
+export const MAX_DEPTH = 32;
+
+/** JSON-RPC's error codes (JSON-RPC 2.0 section 5.1). */
+const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
+
+function rpcError(status: number, code: number, message: string): Response {
+  return Response.json({ jsonrpc: "2.0", id: null, error: { code, message } }, { status });
+}
+
+const tooLarge = () => rpcError(413, INVALID_REQUEST, `Invalid Request: the body is over ${MAX_BODY_BYTES} bytes; a tool call's message is far smaller.`);
+
+/** The body's text, or undefined once it is past the bound (reading stops there). */
+async function boundedText(request: Request): Promise<string | undefined> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > MAX_BODY_BYTES) return undefined;
+  if (!request.body) return "";
+  const parts: Uint8Array[] = [];
+  let length = 0;
+  for await (const part of request.body) {
+    length += part.byteLength;
+    if (length > MAX_BODY_BYTES) return undefined;
+    parts.push(part);
+  }
+  return new TextDecoder().decode(Buffer.concat(parts));
+}
+
+/** How deep the JSON text's arrays and objects nest, counted until it passes `limit` (strings skipped). */
+export function nestingDepth(text: string, limit: number): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // A string: skip to its closing quote, past escaped characters.
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > deepest && (deepest = depth) > limit) return deepest;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
+}
 
 export function mcpOverHttp(tools: McpTools): (request: Request) => Promise<Response> {
   return async (request) => {
     const refusal = quotaRefusal(request);
     if (refusal) return Response.json(refusal.body, { status: refusal.status });
-    const server = tools.server({ meter: (ms) => meterWork(request, ms) });
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MAX_BODY_BYTES });
-    await server.connect(transport);
-    try {
-      return await transport.handleRequest(request);
-    } finally {
-      await server.close();
+    if (request.method !== "POST") return serve(tools, request, undefined);
+    const text = await outsideWork(request, boundedText(request));
+    if (text === undefined) return tooLarge();
+    if (nestingDepth(text, MAX_DEPTH) > MAX_DEPTH) {
+      return rpcError(400, INVALID_REQUEST, `Invalid Request: the message nests deeper than ${MAX_DEPTH} levels; a tool call's message nests 4.`);
     }
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      return rpcError(400, PARSE_ERROR, "Parse error: the body is not JSON.");
+    }
+    if (Array.isArray(message)) {
+      return rpcError(
+        400,
+        INVALID_REQUEST,
+        "Invalid Request: JSON-RPC batches are not accepted (MCP removed them in its 2025-06-18 revision): send one message per request, " +
+          "so that each call counts against the key's rate limit and credits as its REST request does.",
+      );
+    }
+    return serve(tools, request, message);
   };
+}
+
+async function serve(tools: McpTools, request: Request, parsedBody: unknown): Promise<Response> {
+  const server = tools.server();
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MAX_BODY_BYTES });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+  } finally {
+    await server.close();
+  }
 }

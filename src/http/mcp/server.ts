@@ -10,7 +10,7 @@ import type { TSchema } from "@sinclair/typebox";
 import pkg from "../../../package.json";
 import type { ApiContext } from "../context";
 import { ApiError, INTERNAL_ERROR } from "../errors";
-import { toolsOf, type CallContext, type Tool } from "./tools";
+import { toolsOf, type Tool } from "./tools";
 
 /** A TypeBox schema as plain JSON Schema: its symbols dropped, and the x- extensions only the REST reader uses. */
 function jsonSchema(schema: TSchema): Record<string, unknown> {
@@ -48,9 +48,9 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
     "The text is under CC BY-SA 4.0 and was modified from the source (see attribution.modifications): when you use it, credit each " +
     "article by its title and url, name the license, and say the text was modified. Every result's attribution says how.";
 
-  const call = (tool: Tool, args: Record<string, unknown> | undefined, context: CallContext): CallToolResult => {
+  const call = (tool: Tool, args: Record<string, unknown> | undefined): CallToolResult => {
     try {
-      const { structured, text } = tool.call(args, context);
+      const { structured, text } = tool.call(args);
       return { content: [{ type: "text", text }], structuredContent: structured };
     } catch (error) {
       if (error instanceof ApiError) return failure(error.code, error.message);
@@ -61,13 +61,13 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
 
   return {
     tools: list,
-    server(context: CallContext = {}): Server {
+    server(): Server {
       const server = new Server({ name: "tome", title: "Tome", version: pkg.version }, { capabilities: { tools: {} }, instructions });
       server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: list }));
       server.setRequestHandler(CallToolRequestSchema, (request) => {
         const tool = byName.get(request.params.name);
         if (!tool) throw new McpError(ErrorCode.InvalidParams, `There is no tool ${request.params.name}: the tools are ${[...byName.keys()].join(", ")}.`);
-        return call(tool, request.params.arguments, context);
+        return call(tool, request.params.arguments);
       });
       return server;
     },

@@ -31,11 +31,6 @@ const Outputs = {
   changes: CloneType(ChangesResponse),
 };
 
-/** What a tool call may report: the engine's milliseconds, counted against the caller's work share (D25). */
-export interface CallContext {
-  meter?: (ms: number) => void;
-}
-
 interface Answer {
   structured: Record<string, unknown>;
   text: string;
@@ -48,10 +43,10 @@ export interface Tool {
   input: TObject;
   output: TSchema;
   /** Reads the arguments strictly and answers, or throws the ApiError the caller should see. */
-  call(args: Record<string, unknown> | undefined, context: CallContext): Answer;
+  call(args: Record<string, unknown> | undefined): Answer;
 }
 
-function tool<I extends TObject>(spec: { name: keyof typeof Inputs; title: string; description: string; read?: ReadOptions; run(args: Filled<I>, context: CallContext): Answer }): Tool {
+function tool<I extends TObject>(spec: { name: keyof typeof Inputs; title: string; description: string; read?: ReadOptions; run(args: Filled<I>): Answer }): Tool {
   const input = Inputs[spec.name] as unknown as I;
   return {
     name: spec.name,
@@ -59,7 +54,7 @@ function tool<I extends TObject>(spec: { name: keyof typeof Inputs; title: strin
     description: spec.description,
     input,
     output: Outputs[spec.name],
-    call: (args, context) => spec.run(readArguments(input, args, spec.read), context),
+    call: (args) => spec.run(readArguments(input, args, spec.read)),
   };
 }
 
@@ -80,8 +75,8 @@ export function toolsOf({ answers, attributions, meta }: ApiContext): Tool[] {
         "Use it to find which articles cover a subject; then read a whole article with get_page (its page_id) or one passage with " +
         "get_chunk (its id). With page_id, it lists the matching passages of that one article instead. " +
         cite,
-      run(q, { meter }) {
-        const body = answers.search(q, meter);
+      run(q) {
+        const body = answers.search(q);
         return { structured: body, text: searchText(body) };
       },
     }),
@@ -122,8 +117,8 @@ export function toolsOf({ answers, attributions, meta }: ApiContext): Tool[] {
         "the default), and the passage that matched (search_context). Use it when the query names a subject and you want its article " +
         "rather than a list of hits. " +
         cite,
-      run(q, { meter }) {
-        const body = answers.lucky(q, meter);
+      run(q) {
+        const body = answers.lucky(q);
         return { structured: body, text: luckyText(body) };
       },
     }),

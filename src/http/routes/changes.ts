@@ -4,13 +4,12 @@ import type { ApiContext } from "../context";
 import { CACHED_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED } from "../docs";
 import { ApiError, errorBody, ERRORS } from "../errors";
 import { route } from "../params";
-import { timed } from "../steps/keys";
 import { ChangesQuery, ChangesResponse, ErrorBody } from "../schemas";
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
 export const changesRoutes = ({ answers }: ApiContext) => {
-  const changes = route({ query: ChangesQuery, readers: { since: readSince } }, ({ query, request }) => timed(request, () => answers.changes(query)));
+  const changes = route({ query: ChangesQuery, readers: { since: readSince } }, ({ query }) => answers.changes(query));
   return new Elysia().get("/v1/changes", changes.handler, {
     ...changes.hooks,
     parse: JSON_ONLY,

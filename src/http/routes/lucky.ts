@@ -3,12 +3,11 @@ import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
 import { route } from "../params";
-import { timed } from "../steps/keys";
 import { ErrorBody, LuckyQuery, LuckyResponse } from "../schemas";
 import { errorBody, ERRORS } from "../errors";
 
 export const luckyRoutes = ({ answers }: ApiContext) => {
-  const lucky = route({ query: LuckyQuery }, ({ query, request }) => timed(request, () => answers.lucky(query)));
+  const lucky = route({ query: LuckyQuery }, ({ query }) => answers.lucky(query));
   return new Elysia().get("/v1/lucky", lucky.handler, {
     ...lucky.hooks,
     parse: JSON_ONLY,

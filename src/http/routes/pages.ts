@@ -4,14 +4,12 @@ import type { ApiContext } from "../context";
 import { CACHED_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED } from "../docs";
 import { errorBody, ERRORS } from "../errors";
 import { route } from "../params";
-import { timed } from "../steps/keys";
 import { Chunk, ChunkParams, ErrorBody, PageParams, PageQuery, PageResponse } from "../schemas";
 
 const PAGE_ID = { codes: { page_id: ERRORS.pageIdNotInteger } };
 
 export const pageRoutes = ({ answers }: ApiContext) => {
-  const page = route({ params: PageParams, query: PageQuery, ...PAGE_ID }, ({ params, query, request }) => timed(request, () => answers.page(params.page_id, query)));
-  // One chunk costs microseconds: not counted against the work share, so many of them never crowd out a key.
+  const page = route({ params: PageParams, query: PageQuery, ...PAGE_ID }, ({ params, query }) => answers.page(params.page_id, query));
   const chunk = route({ params: ChunkParams }, ({ params }) => answers.chunk(params.id).chunk);
   return new Elysia()
     .get("/v1/page/:page_id", page.handler, {

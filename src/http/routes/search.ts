@@ -3,12 +3,11 @@ import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
 import { route } from "../params";
-import { timed } from "../steps/keys";
 import { ErrorBody, SearchQuery, SearchResponse } from "../schemas";
 import { errorBody, ERRORS } from "../errors";
 
 export const searchRoutes = ({ answers }: ApiContext) => {
-  const search = route({ query: SearchQuery }, ({ query, request }) => timed(request, () => answers.search(query)));
+  const search = route({ query: SearchQuery }, ({ query }) => answers.search(query));
   return new Elysia().get("/v1/search", search.handler, {
     ...search.hooks,
     parse: JSON_ONLY,

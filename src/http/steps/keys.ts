@@ -33,25 +33,22 @@ interface RefusedGrant extends Grant {
 const overQuota = new WeakMap<Request, () => ApiError>();
 
 /**
- * Keyed requests (but PDFs) by their grant's meter, for the work share (D25): a route times the
- * building of its answer (timed) and an MCP tool its engine calls, and the time is counted
- * against the key. (Elysia runs a route's handler after an await, so the pipeline cannot time
- * it from outside without counting what other requests did meanwhile.)
+ * Keyed requests (but PDFs) on their way through, for the work share (D25, D57): the whole
+ * request is timed on the server's thread, from its admission to its settlement (the route,
+ * the answer's validation and serialization, the ETag's hash), less what it waited for outside
+ * the thread (outsideWork). Bun runs a request's microtasks before it takes the next request, so
+ * the time between is this request's alone unless it awaited real input or output.
  */
-const metered = new WeakMap<Request, (ms: number) => void>();
+const stopwatches = new WeakMap<Request, { started: number; waited: number }>();
 
-/** Counts milliseconds of work for this request against its key's share of server time. */
-export function meterWork(request: Request, ms: number): void {
-  metered.get(request)?.(ms);
-}
-
-/** Builds a route's answer, counting the time it takes against the request's key's share (D25). */
-export function timed<T>(request: Request, build: () => T): T {
+/** Awaits something outside the server's thread (a request body still arriving): the wait is not the key's work. */
+export async function outsideWork<T>(request: Request, pending: Promise<T>): Promise<T> {
   const started = performance.now();
   try {
-    return build();
+    return await pending;
   } finally {
-    meterWork(request, performance.now() - started);
+    const watch = stopwatches.get(request);
+    if (watch) watch.waited += performance.now() - started;
   }
 }
 
@@ -143,7 +140,7 @@ export function keys(access: Gate | undefined): Step {
     x.grant = grant;
     if (!grant.held) overQuota.set(x.request, quotaError(grant));
     if (pdf) requesters.set(x.request, grant.key.record.id);
-    else metered.set(x.request, (ms) => access.spent(grant, ms));
+    else stopwatches.set(x.request, { started: performance.now(), waited: 0 });
     return undefined;
   };
 
@@ -158,6 +155,8 @@ export function keys(access: Gate | undefined): Step {
     after(x, response) {
       const grant = x.grant;
       if (!grant) return response;
+      const watch = stopwatches.get(x.request);
+      if (watch) access.spent(grant, performance.now() - watch.started - watch.waited);
       const settled = access.settle(grant, succeeded(x, grant, response));
       if (settled instanceof Promise) {
         return settled.then((deliver) => {
