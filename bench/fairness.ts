@@ -1,11 +1,17 @@
 /**
- * bun bench/fairness.ts [--duration S] [--rounds R] [--connections N] [--plan PLAN] [--snapshot FILE] [--root DIR] [--json]
+ * bun bench/fairness.ts [--attack KIND] [--rate N] [--duration S] [--rounds R] [--connections N] [--plan PLAN] [--snapshot FILE] [--root DIR] [--json]
  *
- * Whether one key can slow the server for the others (issue 13). The real server on core 0;
+ * Whether one key can slow the server for the others (issues 13, 43). The real server on core 0;
  * from core 1, a victim key loads the cheap route /v1/chunk with autocannon (N connections,
- * closed loop), alone ("idle") and while an attacker key sends worst-case searches at its
- * plan's whole rate, open loop ("attack"): 500-character queries of long nonsense words
- * (typo expansion), long words, a one-letter prefix, common words and quoted common words.
+ * closed loop), alone ("idle") and while an attacker key sends its requests at its plan's
+ * whole rate (or --rate), open loop ("attack"). The attacks (--attack):
+ *   search        worst-case searches: 500-character queries of long nonsense words (typo
+ *                 expansion), long words, a one-letter prefix, common words, quoted common words
+ *   mcp-batch     /mcp JSON-RPC batches of 100 get_page calls of the longest page (D54 refuses them)
+ *   mcp-get-page  /mcp get_page calls of the longest page, one a request
+ *   mcp-deep      /mcp bodies of 64 KB nested 30,000 arrays deep
+ *   page-concat   /v1/page/{longest}?format=concat
+ *   changes       /v1/changes?limit=1000
  * Rounds alternate idle and attack; the figures are medians over rounds. The target: the
  * victim's p99 under attack stays under 3× its idle p99.
  */
@@ -20,6 +26,8 @@ import { median } from "./stats";
 
 const HELP = `Usage: bun bench/fairness.ts [options]
 
+  --attack KIND     search, mcp-batch, mcp-get-page, mcp-deep, page-concat or changes (default search)
+  --rate N          the attacker's requests per second (default: its plan's rate; its plan's rate is raised to N)
   --duration S      seconds per run (default 5)
   --rounds R        idle/attack pairs (default 3)
   --connections N   the victim's autocannon connections (default 10)
@@ -32,6 +40,8 @@ const HELP = `Usage: bun bench/fairness.ts [options]
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
   options: {
+    attack: { type: "string", default: "search" },
+    rate: { type: "string" },
     duration: { type: "string", default: "5" },
     rounds: { type: "string", default: "3" },
     connections: { type: "string", default: "10" },
@@ -52,7 +62,7 @@ const connections = Number(values.connections);
 const RATES: Record<string, number> = { free: 10, starter: 25, growth: 50, business: 100, enterprise: 1000 };
 const planRate = RATES[values.plan!];
 if (!planRate) throw new Error(`--plan must be one of ${Object.keys(RATES).join(", ")}`);
-const rate: number = planRate;
+const rate: number = values.rate ? Number(values.rate) : planRate;
 
 /** Worst cases of today's engine: typo expansion of long unknown words, prefix expansion, common words, phrases of common words. */
 function worstQueries(): string[] {
@@ -84,6 +94,7 @@ const tool = join(root, "src/cli/keys.ts");
 const env = { ...process.env, TOME_DATA: dataDir };
 const keyOf = async (name: string, plan: string) => JSON.parse(await Bun.$`bun ${tool} create --name ${name} --account ${name} --plan ${plan} --json`.env(env).text()).key as string;
 const attackerKey = await keyOf("attacker", values.plan!);
+if (rate > planRate) await Bun.$`bun ${tool} plan --account attacker --plan ${values.plan} --rate ${rate}`.env(env).quiet();
 const victimKey = await keyOf("victim", "business");
 // The victim's plan must not be what limits it: its rate out of the way.
 await Bun.$`bun ${tool} plan --account victim --plan enterprise --rate 1000000`.env(env).quiet();
@@ -91,6 +102,25 @@ await Bun.$`bun ${tool} plan --account victim --plan enterprise --rate 1000000`.
 const server = await spawnServer(onServerCore(["bun", join(root, "src/cli/start.ts")]), { TOME_SNAPSHOT: path, TOME_DATA: dataDir });
 const chunkIds = randomChunkIds(snapshot);
 const queries = worstQueries();
+const table = snapshot.pages;
+let longestRow = 0;
+for (let i = 1; i < table.ids.length; i++) if (table.chunkCounts[i]! > table.chunkCounts[longestRow]!) longestRow = i;
+const longest = table.ids[longestRow]!;
+
+const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+const getPage = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "get_page", arguments: { page_id: longest } } });
+/** The attacker's n-th request, as fetch's arguments. */
+const ATTACKS: Record<string, (n: number) => [string, RequestInit]> = {
+  search: (n) => [`/v1/search?q=${encodeURIComponent(queries[n % queries.length]!)}`, {}],
+  "mcp-batch": (n) => ["/mcp", { method: "POST", headers: MCP_HEADERS, body: JSON.stringify(Array.from({ length: 100 }, (_, i) => getPage(n * 100 + i))) }],
+  "mcp-get-page": (n) => ["/mcp", { method: "POST", headers: MCP_HEADERS, body: JSON.stringify(getPage(n)) }],
+  "mcp-deep": () => ["/mcp", { method: "POST", headers: MCP_HEADERS, body: "[".repeat(30_000) + "]".repeat(30_000) }],
+  "page-concat": () => [`/v1/page/${longest}?format=concat`, {}],
+  changes: () => ["/v1/changes?limit=1000", {}],
+};
+const chosen = ATTACKS[values.attack!];
+if (!chosen) throw new Error(`--attack must be one of ${Object.keys(ATTACKS).join(", ")}`);
+const attackRequest = chosen;
 
 async function victim(): Promise<{ p50: number; p99: number; rps: number }> {
   let i = 0;
@@ -110,8 +140,8 @@ function attack(): { stop: () => Promise<Record<number, number>> } {
   const inFlight = new Set<Promise<void>>();
   let n = 0;
   const timer = setInterval(() => {
-    const q = queries[n++ % queries.length]!;
-    const p = fetch(`${server.url}/v1/search?q=${encodeURIComponent(q)}`, { headers: { "x-api-key": attackerKey } })
+    const [path, init] = attackRequest(n++);
+    const p = fetch(server.url + path, { ...init, headers: { ...(init.headers as Record<string, string>), "x-api-key": attackerKey } })
       .then(async (r) => {
         await r.arrayBuffer();
         statuses[r.status] = (statuses[r.status] ?? 0) + 1;
@@ -151,6 +181,7 @@ try {
 }
 
 const figures = {
+  attack: values.attack,
   plan: values.plan,
   attackerRate: rate,
   victimIdle: { p50: median(idle.map((x) => x.p50)), p99: median(idle.map((x) => x.p99)), rps: Math.round(median(idle.map((x) => x.rps))) },
@@ -163,7 +194,7 @@ const figures = {
 if (values.json) console.log(JSON.stringify(figures, null, 2));
 else {
   console.log(`victim /v1/chunk (${connections} connections): idle p50 ${figures.victimIdle.p50} ms, p99 ${figures.victimIdle.p99} ms, ${figures.victimIdle.rps} req/s`);
-  console.log(`under attack (${values.plan} key, ${rate}/s of worst-case searches): p50 ${figures.victimAttacked.p50} ms, p99 ${figures.victimAttacked.p99} ms, ${figures.victimAttacked.rps} req/s`);
+  console.log(`under attack (${values.plan} key, ${rate}/s of ${values.attack}): p50 ${figures.victimAttacked.p50} ms, p99 ${figures.victimAttacked.p99} ms, ${figures.victimAttacked.rps} req/s`);
   console.log(`p99 under attack ÷ idle: ${figures.p99Ratio.toFixed(2)} (target < 3); throughput ratio ${figures.throughputRatio.toFixed(2)}`);
   console.log(`attacker answers per round: ${JSON.stringify(attackerStatuses)}`);
 }

@@ -122,6 +122,10 @@ describe("/metrics on the real server, with TOME_ADMIN_TOKEN", () => {
 
     // Free: a search, a page and two PDFs (1 + 1 + 10 + 10); growth: a page; the 404s and the 401 cost nothing.
     expect([delta('tome_credits_spent_total{plan="free"}'), delta('tome_credits_spent_total{plan="growth"}'), delta('tome_credits_spent_total{plan="enterprise"}')]).toEqual([22, 1, 0]);
+    // Work charged to the shares (D57): every keyed answer but the PDFs (their own queue), none to a plan that made no request.
+    expect(delta('tome_work_charged_seconds_total{plan="free"}')).toBeGreaterThan(0);
+    expect(delta('tome_work_charged_seconds_total{plan="growth"}')).toBeGreaterThan(0);
+    expect(delta('tome_work_charged_seconds_total{plan="enterprise"}')).toBe(0);
 
     expect({
       renders: delta("tome_pdf_renders_total"),

@@ -104,4 +104,6 @@ export interface Gate {
   health(): Health;
   /** Credits spent through this server since it started, by plan (for /metrics). */
   creditsSpent(): ReadonlyMap<PlanName, number>;
+  /** Milliseconds of this server's thread charged to keys' work shares since it started, by plan (for /metrics). */
+  workCharged(): ReadonlyMap<PlanName, number>;
 }

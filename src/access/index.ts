@@ -57,6 +57,8 @@ export class Access implements Gate {
   private readonly work: WorkShare;
   /** Credits spent since the server started, by the plan of the account that spent them (for /metrics). */
   private readonly spentByPlan = new Map<PlanName, number>(PLAN_NAMES.map((plan) => [plan, 0]));
+  /** Milliseconds charged to work shares since the server started, by plan (for /metrics). */
+  private readonly workByPlan = new Map<PlanName, number>(PLAN_NAMES.map((plan) => [plan, 0]));
   /** The current UTC month: its name, and its start and end in Unix seconds; recomputed when the clock leaves it. */
   private month = { name: "", start: 0, end: 0, endText: "" };
 
@@ -132,6 +134,7 @@ export class Access implements Gate {
   /** What a request of the grant's key cost the server's thread, in milliseconds (WorkShare). */
   spent(grant: Grant, ms: number): void {
     this.work.spend(grant.key.record.id, ms, this.now());
+    this.workByPlan.set(grant.key.plan, this.workByPlan.get(grant.key.plan)! + ms);
   }
 
   /** A 2xx answer spends the grant's hold; anything else gives it back. Once only; a grant the quota refused holds nothing. */
@@ -145,6 +148,10 @@ export class Access implements Gate {
   /** Credits spent since the server started, by plan (every plan, 0 for those that spent none). */
   creditsSpent(): ReadonlyMap<PlanName, number> {
     return this.spentByPlan;
+  }
+
+  workCharged(): ReadonlyMap<PlanName, number> {
+    return this.workByPlan;
   }
 
   private currentMonth(now: number): { name: string; end: number; endText: string } {

@@ -135,6 +135,16 @@ export class Metrics {
           for (const [plan, credits] of access.creditsSpent()) this.inc({ plan }, credits);
         },
       });
+      new Counter({
+        name: "tome_work_charged_seconds_total",
+        help: "Seconds of the server's thread charged to keys' work shares since the server started, by plan",
+        labelNames: ["plan"],
+        registers,
+        collect() {
+          this.reset();
+          for (const [plan, ms] of access.workCharged()) this.inc({ plan }, ms / 1000);
+        },
+      });
     }
 
     const stats = pdf.stats?.bind(pdf);

@@ -20,7 +20,7 @@ import { knownKey, UNLIMITED, type KnownKey } from "../ring";
 import { monthEnd, monthOf, monthStart } from "../usage";
 import { WorkShare } from "../work";
 import { RedisConnection } from "./connection";
-import { ADMIT, HOLD_LEASE_MS, SCRIPTS, SETTLE } from "./scripts";
+import { ADMIT, HOLD_LEASE_MS, REQUEST_HOLD_LEASE_MS, SCRIPTS, SETTLE } from "./scripts";
 
 /** Seconds a client is told to wait while Redis is unreachable (a probe runs every 250 ms). */
 export const UNAVAILABLE_RETRY_AFTER = 2;
@@ -76,6 +76,8 @@ export class RedisAccess implements Gate {
    */
   private readonly known = new Map<string, CachedKey>();
   private readonly spentByPlan = new Map<PlanName, number>(PLAN_NAMES.map((plan) => [plan, 0]));
+  /** Milliseconds charged to work shares since the server started, by plan (for /metrics). */
+  private readonly workByPlan = new Map<PlanName, number>(PLAN_NAMES.map((plan) => [plan, 0]));
   private month = { name: "", start: 0, end: 0, endText: "" };
 
   constructor(options: RedisAccessOptions) {
@@ -117,7 +119,9 @@ export class RedisAccess implements Gate {
     const known = this.known.get(text);
     const sha = known?.sha ?? hashKey(text);
     const holdId = `${this.replica}:${++this.holds}`;
-    const args = [sha, String(now), String(cost), needs === "full" ? "1" : "0", month.name, holdId, String(HOLD_LEASE_MS), known?.version ?? ""];
+    // Only a PDF costs more than one credit (D20), and only it may take minutes.
+    const lease = cost > 1 ? HOLD_LEASE_MS : REQUEST_HOLD_LEASE_MS;
+    const args = [sha, String(now), String(cost), needs === "full" ? "1" : "0", month.name, holdId, String(lease), known?.version ?? ""];
     return this.redis.run(ADMIT, args).then(
       (reply: any[]) => this.answer(reply, { text, sha, known, now, cost, month, holdId }),
       () => UNAVAILABLE,
@@ -171,6 +175,7 @@ export class RedisAccess implements Gate {
 
   spent(grant: Grant, ms: number): void {
     this.work.spend(grant.key.record.id, ms, this.now());
+    this.workByPlan.set(grant.key.plan, this.workByPlan.get(grant.key.plan)! + ms);
   }
 
   /**
@@ -197,6 +202,10 @@ export class RedisAccess implements Gate {
 
   creditsSpent(): ReadonlyMap<PlanName, number> {
     return this.spentByPlan;
+  }
+
+  workCharged(): ReadonlyMap<PlanName, number> {
+    return this.workByPlan;
   }
 
   quotaOf(grant: Grant): QuotaState {

@@ -12,7 +12,7 @@
  *   tome:held:YYYY-MM      hash  account → credits held by requests in flight
  *   tome:holds:YYYY-MM:ACCOUNT  zset  each hold in flight ("REPLICA:SEQ:COST"), scored by when it lapses
  *
- * A hold lapses HOLD_LEASE_MS after it was taken: a replica killed with requests in flight
+ * A hold lapses HOLD_LEASE_MS (a PDF) or REQUEST_HOLD_LEASE_MS after it was taken: a replica killed with requests in flight
  * never settles them, and their credits come back to the account then (the requests were
  * never answered, so they cost nothing). The plans' limits are written into the admission
  * script from plans.ts, so a replica and its script always agree.
@@ -20,8 +20,10 @@
 import { PLAN_NAMES, PLANS } from "../plans";
 import { script } from "./connection";
 
-/** Longer than any request can take (a PDF's queue and render are bounded by 180 s). */
+/** Longer than a PDF can take (its queue and render are bounded by 180 s). */
 export const HOLD_LEASE_MS = 5 * 60_000;
+/** Longer than any other request can take: it is settled before its body is sent, within its search budget and its route's work (D58). */
+export const REQUEST_HOLD_LEASE_MS = 30_000;
 
 /** ENDS in tome:auth for a key that never expires (within a double's exact integers, as Lua reads it). */
 export const NEVER_ENDS = Number.MAX_SAFE_INTEGER;
