@@ -3,9 +3,10 @@
  * second (WorkShare), so one key's expensive searches are refused before they slow the others.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { createKey, updateKeyFile } from "../src/access";
+import { Access, createKey, updateKeyFile } from "../src/access";
+import { createApp } from "../src/http";
 import { WorkShare } from "../src/access/work";
-import { EN_2006, EN_2016, snapshotFor, startServer, tempDir } from "./helpers";
+import { EN_2006, EN_2016, engineFor, snapshotFor, startServer, tempDir } from "./helpers";
 
 setDefaultTimeout(120_000);
 
@@ -115,6 +116,61 @@ describe("over HTTP", () => {
       await Bun.sleep(1100);
       const alone = await fetch(`${server.url}/v1/search?q=${q}&limit=50`, { headers: { "X-API-Key": heavy } });
       expect([alone.status, alone.status === 200 ? "" : await alone.text()]).toEqual([200, ""]);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("what a request is charged (D57)", () => {
+  test("the whole request on the server's thread: a large page's validation, serialization and ETag count, not only its building", async () => {
+    const engine = await engineFor({ dumps: [EN_2016, EN_2006] });
+    const dir = tempDir("tome-data-");
+    const key = updateKeyFile(dir, (f) => createKey(f, { name: "k", account: "k", plan: "enterprise", scope: "read", now: Date.now() })).key;
+    const access = new Access({ dataDir: dir });
+    const app = createApp(engine, { access, pdf: { render: () => Promise.reject(new Error("no PDFs")), close() {} } as never });
+    try {
+      const pages = engine.snapshot.pages;
+      let longest = 0;
+      for (let i = 1; i < pages.length; i++) if (pages.chunkCounts[i]! > pages.chunkCounts[longest]!) longest = i;
+      const url = `http://localhost/v1/page/${pages.ids[longest]}?format=concat`;
+      const ask = async () => (await app.handle(new Request(url, { headers: { "X-API-Key": key } }))).arrayBuffer();
+      for (let i = 0; i < 20; i++) await ask();
+      const charged = () => access.workCharged().get("enterprise")!;
+      const before = charged();
+      const started = performance.now();
+      for (let i = 0; i < 50; i++) await ask();
+      const wall = performance.now() - started;
+      // Nothing else runs on this thread: the charge is nearly all of the time. Timing only the
+      // building of the body (as before D57) charged about a sixth of it.
+      expect((charged() - before) / wall).toBeGreaterThan(0.7);
+    } finally {
+      app.close();
+      access.stop();
+    }
+  });
+
+  test("over HTTP: a key that had the server to itself for seconds is refused for at most about a second once another key comes", async () => {
+    const dir = tempDir("tome-data-");
+    const keyOf = (name: string) => updateKeyFile(dir, (f) => createKey(f, { name, account: name, plan: "enterprise", scope: "read", now: Date.now() })).key;
+    const [alone, other] = [keyOf("alone"), keyOf("other")];
+    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016, EN_2006] }), TOME_DATA: dir, TOME_KEY_MS_PER_SECOND: "50" });
+    try {
+      const q = encodeURIComponent("the of and in to a is was for on as by with from that at his which");
+      const search = (key: string) => fetch(`${server.url}/v1/search?q=${q}&limit=50`, { headers: { "X-API-Key": key } });
+      // Two seconds of searches alone: far past a 50 ms share, all served.
+      const until = Date.now() + 2000;
+      while (Date.now() < until) expect((await search(alone)).status).toBe(200);
+      const chunk = (key: string) => fetch(`${server.url}/v1/chunk/39_0`, { headers: { "X-API-Key": key } });
+      expect((await chunk(other)).status).toBe(200);
+      // Now held to its share, it owes at most one second's: refused for a second, not for the minutes its searches cost.
+      const refused = await chunk(alone);
+      expect([refused.status, refused.headers.get("retry-after")]).toEqual([429, "1"]);
+      await Bun.sleep(600);
+      expect((await chunk(other)).status).toBe(200);
+      await Bun.sleep(600);
+      expect((await chunk(other)).status).toBe(200);
+      expect((await chunk(alone)).status).toBe(200);
     } finally {
       await server.stop();
     }
