@@ -64,7 +64,10 @@ growth 10, business 20, enterprise unlimited (D21).
   list: `Usage: bun run keys list [--json]
 
 Every key: id, name, account, plan, scopes, state (active, revoked, expired), created,
-last used, and its account's usage this month. The keys themselves are never shown again.
+expires and last used; then every account: its plan, active keys, and its usage this month
+against its quota (credits are counted per account, not per key). The keys themselves are
+never shown again. --json prints one object per key; its usage_this_month is its
+account's.
 `,
   revoke: `Usage: bun run keys revoke ID|KEY
 
@@ -179,6 +182,7 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
       expires_at: k.expires_at,
       revoked_at: k.revoked_at,
       last_used_at: usage.last_used[k.id] ?? null,
+      // The account's, not the key's (credits are counted per account).
       usage_this_month: usage.months[month]?.[k.account] ?? 0,
       quota: Number.isFinite(limits.quota) ? limits.quota : "unlimited",
       rate_per_second: limits.rate,
@@ -186,20 +190,25 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
   });
   if (values.json) return console.log(JSON.stringify(rows, null, 2));
   if (!rows.length) return console.log(`No keys in ${store.where}. Create one with: bun run keys create --name NAME`);
-  const table = [["ID", "NAME", "ACCOUNT", "PLAN", "SCOPES", "STATE", "CREATED", "LAST USED", `USAGE ${month}`]];
+  const time = (iso: string | null, never: string) => iso?.replace("T", " ").slice(0, 19) ?? never;
+  const keyTable = [["ID", "NAME", "ACCOUNT", "PLAN", "SCOPES", "STATE", "CREATED", "EXPIRES", "LAST USED"]];
   for (const r of rows) {
-    table.push([
-      r.id,
-      r.name,
-      r.account,
-      r.plan,
-      r.scopes.join(","),
-      r.state,
-      r.created_at.slice(0, 10),
-      r.last_used_at?.replace("T", " ").slice(0, 19) ?? "never",
-      `${r.usage_this_month} / ${r.quota}`,
-    ]);
+    keyTable.push([r.id, r.name, r.account, r.plan, r.scopes.join(","), r.state, r.created_at.slice(0, 10), time(r.expires_at, "never"), time(r.last_used_at, "never")]);
   }
+  // Credits are the account's (api.md section 8): one line per account, not repeated on each of its keys.
+  const accountTable = [["ACCOUNT", "PLAN", "ACTIVE KEYS", `USAGE ${month}`, "RATE/S PER KEY"]];
+  for (const [name, a] of Object.entries(file.accounts)) {
+    const first = rows.find((r) => r.account === name);
+    if (!first) continue;
+    const active = rows.filter((r) => r.account === name && r.state === "active").length;
+    accountTable.push([name, a.plan, String(active), `${first.usage_this_month} / ${first.quota}`, String(first.rate_per_second)]);
+  }
+  printTable(keyTable);
+  console.log("");
+  printTable(accountTable);
+}
+
+function printTable(table: string[][]): void {
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   for (const row of table)
     console.log(
