@@ -29,7 +29,7 @@ import {
   type Scope,
 } from "../access";
 import { dataDirOf, keyStoreOf, openRedis, type KeyToolStore } from "./key-store";
-import { ArgumentError, mainOf } from "./main";
+import { ArgumentError, mainOf, note } from "./main";
 
 const HELP: Record<string, string> = {
   main: `Usage: bun run keys <command> [options]
@@ -156,7 +156,7 @@ async function create(args: string[], store: KeyToolStore): Promise<void> {
     return;
   }
   console.log(key);
-  console.error(
+  note(
     `Created ${record.id} ("${record.name}") for account ${record.account} (${made.account.plan} plan, scope ${scope}` +
       `${record.expires_at ? `, expires ${record.expires_at}` : ""}). This is the only time the key is shown: keep it.`,
   );
@@ -225,7 +225,7 @@ async function revoke(args: string[], store: KeyToolStore): Promise<void> {
   const idOrKey = positionals[0];
   if (!idOrKey) throw new ArgumentError("which key? bun run keys revoke ID|KEY (ids: bun run keys list)");
   const record = await store.update((file) => revokeKey(file, idOrKey, Date.now()));
-  console.error(`Revoked ${record.id} ("${record.name}", account ${record.account}) at ${record.revoked_at}.`);
+  note(`Revoked ${record.id} ("${record.name}", account ${record.account}) at ${record.revoked_at}.`);
 }
 
 async function plan(args: string[], store: KeyToolStore): Promise<void> {
@@ -241,7 +241,7 @@ async function plan(args: string[], store: KeyToolStore): Promise<void> {
   }
   const a = await store.update((file) => setPlan(file, values.account!, p, rate));
   const limits = limitsOf(a.plan, a.rate);
-  console.error(
+  note(
     `Account ${values.account} is on the ${a.plan} plan: ${limits.rate} requests per second per key, ` + `${Number.isFinite(limits.quota) ? `${limits.quota} credits a month` : "unlimited credits"}.`,
   );
 }
@@ -261,7 +261,7 @@ async function importStore(args: string[]): Promise<void> {
       throw new KeyStoreError(`Redis at ${redis.address} already holds keys; nothing was imported. Import only into a Redis that holds no Tome keys.`);
     }
     const credits = Object.values(usage.months[month] ?? {}).reduce((a, b) => a + b, 0);
-    console.error(
+    note(
       `Imported ${file.keys.length} key(s) of ${Object.keys(file.accounts).length} account(s) and ${month}'s usage (${credits} credits) ` +
         `from ${dir} into Redis at ${redis.address}. Start the servers with TOME_REDIS_URL set; ${dir} is no longer read by them.`,
     );
@@ -289,7 +289,7 @@ async function exportStore(args: string[]): Promise<void> {
     });
     writeUsage(usagePath(dir), usage);
     const credits = Object.values(usage.months[month] ?? {}).reduce((a, b) => a + b, 0);
-    console.error(
+    note(
       `Exported ${file.keys.length} key(s) of ${Object.keys(file.accounts).length} account(s) and ${month}'s usage (${credits} credits) ` +
         `from Redis at ${redis.address} into ${dir}. Start a server without TOME_REDIS_URL to serve from it.`,
     );
