@@ -84,6 +84,11 @@ describe("authentication (api.md section 5, D18)", () => {
       expect(r.body).toEqual({ error: "forbidden", message: expect.stringContaining("invalid or revoked") });
       for (const h of LIMIT_HEADERS) expect(r.headers.get(h)).toBeNull();
     }
+    // A Bearer credential that is more than a key is a malformed key, not a missing one (D18).
+    for (const authorization of [`Bearer ${key} extra`, `Bearer wk_x ${key}`, `Bearer ${key},x`]) {
+      const r = await call(server.url, undefined, "/v1/chunk/39_2", { Authorization: authorization });
+      expect({ authorization, status: r.status, body: r.body }).toEqual({ authorization, status: 403, body: { error: "forbidden", message: expect.stringContaining("invalid or revoked") } });
+    }
   });
 
   test("X-API-Key or Authorization: Bearer (any case); X-API-Key wins when both are sent", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { open } from "../src/search";
 import { openSnapshot } from "../src/snapshot";
@@ -24,15 +24,28 @@ describe("bun run snapshot:build", () => {
     for (const opt of ["--dump", "--out", "--limit", "--chunk-words", "--allow-truncated"]) expect(stdout).toContain(opt);
   });
 
-  test("builds a snapshot and reports what it wrote", async () => {
+  test("builds a snapshot and reports what it wrote, on stdout: with --limit 10, 10 articles read and 10 pages written", async () => {
     const out = join(tempDir(), "squad.tome");
-    const { stderr, code } = await run([BUILD, "--dump", SQUAD, "--out", out, "--limit", "10"]);
+    const { stdout, stderr, code } = await run([BUILD, "--dump", SQUAD, "--out", out, "--limit", "10"]);
     expect(code).toBe(0);
-    expect(stderr).toContain(`wrote ${out}: 10 pages`);
+    expect(stdout).toContain(`${SQUAD}: schema 0.10, 10 articles, 0 redirects\n`);
+    expect(stdout).toContain(`wrote ${out}: 10 pages`);
+    expect(stderr).toBe("");
     expect(openSnapshot(out).pages.length).toBe(10);
     // The search indexes are in the same file: nothing is built at boot, nothing kept beside it.
     expect(open(out).search("Super Bowl").hits.length).toBeGreaterThan(0);
     expect(readdirSync(dirname(out))).toEqual(["squad.tome"]);
+  });
+
+  test("on a terminal, its report is not printed in red (as console.error prints)", () => {
+    const out = join(tempDir(), "squad.tome");
+    // script(1) gives the build a terminal for stdout and stderr.
+    const r = Bun.spawnSync(["script", "-qec", `bun ${BUILD} --dump ${SQUAD} --out ${out} --limit 3`, "/dev/null"], { cwd: ROOT });
+    const shown = r.stdout.toString();
+    expect(r.exitCode).toBe(0);
+    expect(shown).toContain(`wrote ${out}: 3 pages`);
+    expect(shown).toContain("3 articles");
+    expect(shown).not.toContain("\x1b[31m");
   });
 
   test("a truncated dump fails with the place of the damage and writes nothing", async () => {
@@ -46,7 +59,7 @@ describe("bun run snapshot:build", () => {
     expect(readdirSync(dir)).toEqual([]);
     const ok = await run([BUILD, "--dump", EN_2006_TRUNCATED, "--out", out, "--allow-truncated"]);
     expect(ok.code).toBe(0);
-    expect(ok.stderr).toContain("TRUNCATED");
+    expect(ok.stdout).toContain("TRUNCATED");
     expect(openSnapshot(out).meta.truncated).toBe(true);
   });
 
@@ -241,6 +254,22 @@ describe("npm start / npm test (src/cli/run.sh)", () => {
       expect(r.exitCode).toBe(0);
       expect(r.stdout.toString()).toContain("HOST");
     }
+  });
+
+  test("on a machine without Bun, npm start -- --help installs it and prints the server's settings after the installer's usage", () => {
+    // A PATH with only what run.sh needs besides Bun, and an npm whose global install of Bun links the real one.
+    const bin = tempDir("tome-bin-");
+    const prefix = tempDir("tome-prefix-");
+    for (const tool of ["bash", "dirname", "cat", "sed", "id"]) symlinkSync(Bun.which(tool)!, join(bin, tool));
+    const npm = `#!/bin/sh\ncase "$1 $2" in\n  "prefix -g") echo "${prefix}" ;;\n  "install -g") /bin/mkdir -p "${prefix}/bin" && /bin/ln -s "${process.execPath}" "${prefix}/bin/bun" ;;\nesac\n`;
+    writeFileSync(join(bin, "npm"), npm);
+    chmodSync(join(bin, "npm"), 0o755);
+    const r = Bun.spawnSync([join(bin, "bash"), RUN, "start", "--help"], { cwd: tempDir(), env: { PATH: bin, HOME: tempDir() } });
+    const [stdout, stderr] = [r.stdout.toString(), r.stderr.toString()];
+    expect({ code: r.exitCode, stderr }).toEqual({ code: 0, stderr: expect.stringContaining("run.sh: Bun is not installed: npm install -g bun@") });
+    expect(existsSync(join(prefix, "bin", "bun"))).toBe(true);
+    expect(stdout).toStartWith("Usage: npm start");
+    for (const setting of ["TOME_SNAPSHOT", "TOME_DUMP", "HOST", "PORT", "TOME_DATA", "TOME_REDIS_URL", "TOME_KEY_MS_PER_SECOND"]) expect(stdout).toContain(`\n  ${setting}`);
   });
 
   test("SIGTERM to npm start reaches the server, which stops gracefully", async () => {

@@ -186,7 +186,9 @@ describe("D22: every response", () => {
       expect(r.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
       expect(((await r.json()) as Json).error).toBe("method not allowed");
     }
-    for (const path of ["/nope", "/v1", "/v1/", "/v2/search?q=x", "/v1/page/39/extra", "/v1/searchx?q=x", "/v1/page/"]) await fails(path, 404, "not found");
+    for (const path of ["/nope", "/v1", "/v1/", "/v2/search?q=x", "/v1/page/39/extra", "/v1/searchx?q=x", "/v1/page/"]) {
+      expect((await fails(path, 404, "not found")).message).toBe("There is no such route. The API is described at /v1/openapi.json.");
+    }
   });
 
   test("one log line per request: method, path, status, milliseconds", async () => {

@@ -5,7 +5,7 @@
  * revoke by the key's own text; no expiry in the past; scopes that hold.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Access, checkKeyStore, COST, keysPath, NEEDS, updateKeyFile, type KeyStoreState } from "../src/access";
 import { writeUsage } from "../src/access/usage";
@@ -104,6 +104,18 @@ describe("start with an empty, damaged or missing keys.json", () => {
     ] as const) {
       writeFileSync(keysPath(dir), JSON.stringify({ ...good, keys: [{ ...good.keys[0], [field]: value }] }));
       await expectRefused(dir, `${keysPath(dir)} is damaged: key ${good.keys[0].id} ${says}`);
+    }
+  });
+
+  test("keys.json that is a directory: start and the key tool say so, without a stack trace", async () => {
+    const dir = tempDir("tome-data-");
+    mkdirSync(keysPath(dir));
+    const says = `${keysPath(dir)} is a directory, not the key store's file. Move it away and restore keys.json from a backup; nothing was changed.`;
+    const { code, out } = await start(dir);
+    expect({ code, out: out.trim() }).toEqual({ code: 1, out: `start: ${says}` });
+    for (const args of [["list"], ["create", "--name", "k"], ["revoke", "key_x"]]) {
+      const r = await keys(dir, ...args);
+      expect({ args, code: r.code, stdout: r.stdout, stderr: r.stderr.trim() }).toEqual({ args, code: 1, stdout: "", stderr: `keys ${args[0]}: ${says}` });
     }
   });
 
@@ -217,6 +229,44 @@ describe("the key tool", () => {
     expect(r.stdout + r.stderr).not.toContain(made.key);
     const list = JSON.parse((await keys(dir, "list", "--json")).stdout) as Json[];
     expect(list.map((k) => [k.id, k.state])).toEqual([[made.id, "revoked"]]);
+    // Again: refused, saying when, and nothing changed (the operator may have named the wrong key).
+    const before = filesOf(dir);
+    const again = await keys(dir, "revoke", made.id);
+    expect({ code: again.code, stdout: again.stdout, stderr: again.stderr.trim() }).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `keys revoke: ${made.id} ("k", account default) was already revoked at ${list[0]!.revoked_at}; nothing was changed. To stop a key that still works, find its id with: bun run keys list`,
+    });
+    expect(filesOf(dir)).toEqual(before);
+  });
+
+  test("list: each key with its expiry; each account's usage once, on its own line", async () => {
+    const dir = tempDir("tome-data-");
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const a = await newKey(dir, "--name", "a", "--account", "acme", "--plan", "starter", "--expires", tomorrow);
+    await newKey(dir, "--name", "b", "--account", "acme");
+    await newKey(dir, "--name", "c", "--account", "solo");
+    await keys(dir, "revoke", a.id);
+    const month = new Date().toISOString().slice(0, 7);
+    writeUsage(join(dir, "usage.json"), { months: { [month]: { acme: 1234, solo: 5 } }, last_used: {} });
+    const r = await keys(dir, "list");
+    expect(r.code).toBe(0);
+    const [keyLines, accountLines] = r.stdout
+      .trim()
+      .split("\n\n")
+      .map((block) => block.split("\n").map((line) => line.split(/ {2,}/)));
+    expect(keyLines![0]).toEqual(["ID", "NAME", "ACCOUNT", "PLAN", "SCOPES", "STATE", "CREATED", "EXPIRES", "LAST USED"]);
+    expect(keyLines!.slice(1).map((l) => [l[1], l[5], l[7]])).toEqual([
+      ["a", "revoked", `${tomorrow} 00:00:00`],
+      ["b", "active", "never"],
+      ["c", "active", "never"],
+    ]);
+    expect(r.stdout.match(/1234/g)).toHaveLength(1);
+    expect(accountLines).toEqual([
+      ["ACCOUNT", "PLAN", "ACTIVE KEYS", `USAGE ${month}`, "RATE/S PER KEY"],
+      ["acme", "starter", "1", "1234 / 50000", "25"],
+      ["solo", "free", "1", "5 / 5000", "10"],
+    ]);
   });
 
   test("--expires in the past, or today (00:00 UTC has passed), is refused; tomorrow is taken", async () => {

@@ -10,7 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createKey, updateKeyFile } from "../src/access";
-import { ChangesQuery, LuckyQuery, PageQuery, SearchQuery } from "../src/http/schemas";
+import { ChangesQuery, PageQuery, SearchQuery } from "../src/http/schemas";
 import { EN_2006, EN_2016, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
 
 setDefaultTimeout(120_000);
@@ -43,6 +43,17 @@ async function rest(path: string): Promise<Json> {
   const r = await fetch(server.url + path, { headers: { "X-API-Key": key } });
   expect(r.status).toBe(200);
   return (await r.json()) as Json;
+}
+
+/** A page or lucky body as get_page and lucky answer it: the passages' text is in the text content only (D59). */
+function textless(body: Json): Json {
+  const { text: _, ...rest } = body;
+  const out: Json = { ...rest, chunks: { ...body.chunks, results: body.chunks.results.map(({ text: _text, ...chunk }: Json) => chunk) } };
+  if (body.search_context) {
+    const { text: _matched, ...matched } = body.search_context.matched_chunk;
+    out.search_context = { ...body.search_context, matched_chunk: matched };
+  }
+  return out;
 }
 
 /** A body without the times, which differ from one answer to the next. */
@@ -102,10 +113,13 @@ for (const [name, connect] of [
       expect(input.search!.properties.limit).toMatchObject({ type: "integer", minimum: 1, maximum: SearchQuery.properties.limit.maximum, default: 10 });
       expect(input.search!.properties.q).toMatchObject({ type: "string", maxLength: SearchQuery.properties.q.maxLength });
       expect(Object.keys(input.search!.properties)).toEqual(Object.keys(SearchQuery.properties));
-      expect(Object.keys(input.get_page!.properties)).toEqual(["page_id", ...Object.keys(PageQuery.properties)]);
+      // The article tools answer a window of 10 passages by default, and take no format (D59).
+      expect(Object.keys(input.get_page!.properties)).toEqual(["page_id", "max_chunks", "offset"]);
+      expect(input.get_page!.properties.max_chunks).toMatchObject({ type: "integer", minimum: 1, maximum: PageQuery.properties.max_chunks.maximum, default: 10 });
       expect(input.get_page!.required).toEqual(["page_id"]);
       expect(input.get_chunk!.properties.id.pattern).toBe("^[0-9]+_[0-9]+$");
-      expect(Object.keys(input.lucky!.properties)).toEqual(Object.keys(LuckyQuery.properties));
+      expect(Object.keys(input.lucky!.properties)).toEqual(["q", "max_chunks"]);
+      expect(input.lucky!.properties.max_chunks.default).toBe(10);
       expect(Object.keys(input.changes!.properties)).toEqual(Object.keys(ChangesQuery.properties));
       expect(input.changes!.properties.since.anyOf).toHaveLength(2);
     });
@@ -125,15 +139,19 @@ for (const [name, connect] of [
       expect(shown).toContain(expected.attribution.attribution_notice);
     });
 
-    test("get_page: a window of the article, as /v1/page answers it", async () => {
-      const result = (await client.callTool({ name: "get_page", arguments: { page_id: 39, max_chunks: 2, offset: 1, format: "concat" } })) as Json;
-      const expected = await rest("/v1/page/39?max_chunks=2&offset=1&format=concat");
-      expect(result.structuredContent).toEqual(expected);
+    test("get_page: a window of the article, as /v1/page answers it, the passages' text in the text only", async () => {
+      const result = (await client.callTool({ name: "get_page", arguments: { page_id: 39, max_chunks: 2, offset: 1 } })) as Json;
+      const expected = await rest("/v1/page/39?max_chunks=2&offset=1");
+      expect(result.structuredContent).toEqual(textless(expected));
       const shown = text(result);
       expect(shown).toContain("Albedo (page_id 39");
       expect(shown).toContain("Passages 2 to 3 of");
       expect(shown).toContain(expected.chunks.results[1].text);
+      expect(shown).toContain(`follow: get_page with page_id 39 and offset 3.`);
       expect(shown).toContain(expected.attribution.attribution_notice);
+      // By default a window of 10 passages.
+      const first = (await client.callTool({ name: "get_page", arguments: { page_id: 39 } })) as Json;
+      expect(first.structuredContent).toEqual(textless(await rest("/v1/page/39?max_chunks=10")));
     });
 
     test("get_chunk: the chunk as /v1/chunk answers it, with the page's attribution", async () => {
@@ -145,15 +163,23 @@ for (const [name, connect] of [
       expect(text(result)).toContain(page.attribution.attribution_notice);
     });
 
-    test("lucky: the article whole, as /v1/lucky answers it", async () => {
+    test("lucky: the article's first 10 passages, as /v1/lucky answers them, their text in the text only", async () => {
       const result = (await client.callTool({ name: "lucky", arguments: { q: "albedo" } })) as Json;
-      const expected = await rest("/v1/lucky?q=albedo");
-      expect(timeless(result.structuredContent)).toEqual(timeless(expected));
-      expect(expected.page.title).toBe("Albedo");
+      const whole = await rest("/v1/lucky?q=albedo&format=chunks");
+      expect(whole.page.title).toBe("Albedo");
+      expect(whole.chunks.total).toBeGreaterThan(10);
+      const window = { ...whole, chunks: { ...whole.chunks, results: whole.chunks.results.slice(0, 10), limit: 10 } };
+      expect(timeless(result.structuredContent)).toEqual(timeless(textless(window)));
       const shown = text(result);
       expect(shown).toContain('The article for "albedo"');
-      for (const chunk of expected.chunks.results) expect(shown).toContain(chunk.text);
-      expect(shown).toContain(expected.attribution.attribution_notice);
+      for (const chunk of window.chunks.results) expect(shown).toContain(chunk.text);
+      expect(shown).not.toContain(whole.chunks.results[10].text);
+      expect(shown).toContain(`follow: get_page with page_id ${whole.page.page_id} and offset 10.`);
+      expect(shown).toContain(whole.attribution.attribution_notice);
+      // max_chunks asks for the article whole.
+      const all = (await client.callTool({ name: "lucky", arguments: { q: "albedo", max_chunks: 1000 } })) as Json;
+      expect(timeless(all.structuredContent)).toEqual(timeless(textless({ ...whole, chunks: { ...whole.chunks, limit: 1000 } })));
+      for (const chunk of whole.chunks.results) expect(text(all)).toContain(chunk.text);
     });
 
     test("changes: since as an RFC 3339 date, as /v1/changes answers it", async () => {
@@ -181,7 +207,8 @@ for (const [name, connect] of [
       expect(await fails("search", { q: ["albedo"] })).toBe("invalid_parameter: q must be a string, a number or a boolean.");
       expect(await fails("get_page", { page_id: "abc" })).toStartWith("page_id must be an integer: page_id must be an integer from 0 to");
       expect(await fails("get_page", { page_id: 1 })).toBe("not found: There is no page with id 1.");
-      expect(await fails("get_page", { page_id: 39, format: "html" })).toBe("invalid_parameter: format must be one of chunks, concat.");
+      expect(await fails("get_page", { page_id: 39, format: "concat" })).toBe("invalid_parameter: Unknown argument format: this tool takes page_id, max_chunks, offset.");
+      expect(await fails("get_page", { page_id: 39, max_chunks: 0 })).toStartWith("invalid_parameter: max_chunks must be an integer from 1 to");
       expect(await fails("get_chunk", { id: "39-0" })).toBe("invalid_parameter: id must be of the form {page_id}_{chunk_id}.");
       expect(await fails("get_chunk", { id: "39_99999" })).toBe("not found: There is no chunk with id 39_99999.");
       expect(await fails("lucky", { q: "zzqxjv" })).toBe("no results found: No page matches this query.");
@@ -228,6 +255,34 @@ describe("/mcp on the server", () => {
     expect(quotas.slice(1).map((q, i) => quotas[i]! - q)).toEqual([1, 1, 1]);
     // The client's GET for a server stream is refused (stateless), without a key and without a charge.
     expect(seen.filter((s) => s.method === "GET").map((s) => s.status)).toEqual([405]);
+  });
+
+  test("lucky for a long article is bounded by default, and sends each passage's text once (D59)", async () => {
+    const call = async (args: Json) => {
+      const r = await post({ id: 1, method: "tools/call", params: { name: "lucky", arguments: { q: "Abraham Lincoln", ...args } } }, { "X-API-Key": key });
+      expect(r.status).toBe(200);
+      const raw = await r.text();
+      return { raw, result: JSON.parse(raw).result as Json };
+    };
+    const { raw, result } = await call({});
+    expect(result.structuredContent.page.title).toBe("Abraham Lincoln");
+    const pageId = result.structuredContent.page.page_id;
+    const all = await rest(`/v1/page/${pageId}`);
+    expect(all.chunks.total).toBeGreaterThan(10);
+    const wholeBytes = all.chunks.results.reduce((n: number, c: Json) => n + c.text.length, 0);
+    expect(raw.length).toBeLessThan(wholeBytes / 3);
+    expect(result.structuredContent.chunks.results).toHaveLength(10);
+    // Each passage shown appears once in the answer, in the text content.
+    const times = (haystack: string, needle: string) => haystack.split(needle).length - 1;
+    for (const chunk of all.chunks.results.slice(0, 10)) expect(times(raw, JSON.stringify(chunk.text).slice(1, -1))).toBe(1);
+    // The passage that matched is in the text once, in the window or after it.
+    const one = await call({ max_chunks: 1 });
+    const matched = one.result.structuredContent.search_context.matched_chunk;
+    expect(matched.text).toBeUndefined();
+    expect(times(one.raw, JSON.stringify(all.chunks.results[matched.chunk_id].text).slice(1, -1))).toBe(1);
+    const more = await call({ max_chunks: 200_000 });
+    expect(more.result.structuredContent.chunks.results).toHaveLength(all.chunks.total);
+    for (const chunk of all.chunks.results) expect(times(more.raw, JSON.stringify(chunk.text).slice(1, -1))).toBe(1);
   });
 
   test("a tools/call answers JSON with the key's limits", async () => {

@@ -179,13 +179,11 @@ describe("/metrics without TOME_ADMIN_TOKEN", () => {
       const statuses = [];
       for (const headers of [{}, { "X-API-Key": key }, { authorization: `Bearer ${TOKEN}` }] as Record<string, string>[]) {
         const r = await fetch(`${server.url}/metrics`, { headers });
-        statuses.push([r.status, ((await r.json()) as { error: string }).error]);
+        const body = (await r.json()) as { error: string; message: string };
+        statuses.push([r.status, body.error, body.message]);
       }
-      expect(statuses).toEqual([
-        [404, "not found"],
-        [404, "not found"],
-        [404, "not found"],
-      ]);
+      const noRoute = [404, "not found", "There is no such route. The API is described at /v1/openapi.json."];
+      expect(statuses).toEqual([noRoute, noRoute, noRoute]);
     } finally {
       expect(await server.stop()).toBe(0);
     }

@@ -66,10 +66,19 @@ export function findKey(file: KeyFile, idOrKey: string): KeyRecord {
   return record;
 }
 
-/** Revokes a key named by its id or its text (findKey). */
+/**
+ * Revokes a key named by its id or its text (findKey). One already revoked is refused, nothing
+ * changed: whoever revokes means to stop a key that works, and may have named the wrong one.
+ */
 export function revokeKey(file: KeyFile, idOrKey: string, now: number): KeyRecord {
   const record = findKey(file, idOrKey);
-  record.revoked_at ??= new Date(now).toISOString();
+  if (record.revoked_at) {
+    throw new KeyStoreError(
+      `${record.id} ("${record.name}", account ${record.account}) was already revoked at ${record.revoked_at}; nothing was changed. ` +
+        "To stop a key that still works, find its id with: bun run keys list",
+    );
+  }
+  record.revoked_at = new Date(now).toISOString();
   return record;
 }
 

@@ -58,12 +58,16 @@ export function invalidKey(key: KnownKey | undefined): Refusal {
   return { reason: "invalid key", message: `The API key is invalid or revoked.${why}` };
 }
 
-/** The key sent: X-API-Key wins over Authorization: Bearer (api.md section 5). */
+/**
+ * The key sent: X-API-Key wins over Authorization: Bearer (api.md section 5). Whatever follows
+ * "Bearer " is the key sent, so "Bearer <key> extra" is a malformed key (403, D18), not none
+ * (401); only a header with no Bearer credential at all sends no key.
+ */
 export function keyText(headers: Headers): string | undefined {
   const text = headers.get("x-api-key")?.trim();
   if (text) return text;
   const header = headers.get("authorization");
-  const m = header && /^bearer\s+(\S+)\s*$/i.exec(header);
+  const m = header && /^bearer\s+(\S.*?)\s*$/is.exec(header);
   return m ? m[1] : undefined;
 }
 

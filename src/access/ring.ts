@@ -7,11 +7,11 @@
  * the keys it last read, logs the problem once and reports it (problem), and takes the file
  * again as soon as it is whole.
  */
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { KeyStoreError } from "./errors";
 import { generationPath, mapGeneration } from "./generation";
 import { hashKey, KEY_SHAPE } from "./key-text";
-import { keysPath, parseKeyFile, type Account, type KeyRecord, type Scope } from "./store";
+import { keysPath, parseKeyFile, readKeyText, type Account, type KeyRecord, type Scope } from "./store";
 import { limitsOf, type Plan, type PlanName } from "./plans";
 
 /**
@@ -109,7 +109,7 @@ export class KeyRing {
     [this.ino, this.mtimeMs, this.size, this.seenGeneration] = [ino, mtimeMs, size, generation];
     if (!s && !this.loaded) return;
     if (!s) throw new KeyStoreError(`${this.path} is missing. Restore it from a backup.`);
-    const file = parseKeyFile(this.path, readFileSync(this.path, "utf8"));
+    const file = parseKeyFile(this.path, readKeyText(this.path));
     this.byHash = new Map(file.keys.map((record) => [record.hash, knownKey(record, file.accounts[record.account]!)]));
     this.seen.clear();
     this.loaded = true;

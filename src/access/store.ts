@@ -60,7 +60,18 @@ const EMPTY: KeyFile = { format: "tome-keys", version: 1, accounts: {}, keys: []
 /** Reads and checks keys.json; a missing file is an empty store (for the key tool, which makes it). */
 export function readKeyFile(path: string): KeyFile {
   if (!existsSync(path)) return structuredClone(EMPTY);
-  return parseKeyFile(path, readFileSync(path, "utf8"));
+  return parseKeyFile(path, readKeyText(path));
+}
+
+/** The text of keys.json; a path that cannot be read (a directory, no permission) throws a KeyStoreError saying so, not the system's error. */
+export function readKeyText(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EISDIR") throw new KeyStoreError(`${path} is a directory, not the key store's file. Move it away and restore keys.json from a backup; nothing was changed.`);
+    throw new KeyStoreError(`${path} cannot be read (${code ?? (err as Error).message}). Make it a file this user can read; nothing was changed.`);
+  }
 }
 
 /** Checks the text of keys.json, read from path; anything but a whole store throws, saying what is wrong. */

@@ -29,7 +29,7 @@ import {
   type Scope,
 } from "../access";
 import { dataDirOf, keyStoreOf, openRedis, type KeyToolStore } from "./key-store";
-import { ArgumentError, mainOf } from "./main";
+import { ArgumentError, mainOf, note } from "./main";
 
 const HELP: Record<string, string> = {
   main: `Usage: bun run keys <command> [options]
@@ -64,7 +64,10 @@ growth 10, business 20, enterprise unlimited (D21).
   list: `Usage: bun run keys list [--json]
 
 Every key: id, name, account, plan, scopes, state (active, revoked, expired), created,
-last used, and its account's usage this month. The keys themselves are never shown again.
+expires and last used; then every account: its plan, active keys, and its usage this month
+against its quota (credits are counted per account, not per key). The keys themselves are
+never shown again. --json prints one object per key; its usage_this_month is its
+account's.
 `,
   revoke: `Usage: bun run keys revoke ID|KEY
 
@@ -153,7 +156,7 @@ async function create(args: string[], store: KeyToolStore): Promise<void> {
     return;
   }
   console.log(key);
-  console.error(
+  note(
     `Created ${record.id} ("${record.name}") for account ${record.account} (${made.account.plan} plan, scope ${scope}` +
       `${record.expires_at ? `, expires ${record.expires_at}` : ""}). This is the only time the key is shown: keep it.`,
   );
@@ -179,6 +182,7 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
       expires_at: k.expires_at,
       revoked_at: k.revoked_at,
       last_used_at: usage.last_used[k.id] ?? null,
+      // The account's, not the key's (credits are counted per account).
       usage_this_month: usage.months[month]?.[k.account] ?? 0,
       quota: Number.isFinite(limits.quota) ? limits.quota : "unlimited",
       rate_per_second: limits.rate,
@@ -186,20 +190,25 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
   });
   if (values.json) return console.log(JSON.stringify(rows, null, 2));
   if (!rows.length) return console.log(`No keys in ${store.where}. Create one with: bun run keys create --name NAME`);
-  const table = [["ID", "NAME", "ACCOUNT", "PLAN", "SCOPES", "STATE", "CREATED", "LAST USED", `USAGE ${month}`]];
+  const time = (iso: string | null, never: string) => iso?.replace("T", " ").slice(0, 19) ?? never;
+  const keyTable = [["ID", "NAME", "ACCOUNT", "PLAN", "SCOPES", "STATE", "CREATED", "EXPIRES", "LAST USED"]];
   for (const r of rows) {
-    table.push([
-      r.id,
-      r.name,
-      r.account,
-      r.plan,
-      r.scopes.join(","),
-      r.state,
-      r.created_at.slice(0, 10),
-      r.last_used_at?.replace("T", " ").slice(0, 19) ?? "never",
-      `${r.usage_this_month} / ${r.quota}`,
-    ]);
+    keyTable.push([r.id, r.name, r.account, r.plan, r.scopes.join(","), r.state, r.created_at.slice(0, 10), time(r.expires_at, "never"), time(r.last_used_at, "never")]);
   }
+  // Credits are the account's (api.md section 8): one line per account, not repeated on each of its keys.
+  const accountTable = [["ACCOUNT", "PLAN", "ACTIVE KEYS", `USAGE ${month}`, "RATE/S PER KEY"]];
+  for (const [name, a] of Object.entries(file.accounts)) {
+    const first = rows.find((r) => r.account === name);
+    if (!first) continue;
+    const active = rows.filter((r) => r.account === name && r.state === "active").length;
+    accountTable.push([name, a.plan, String(active), `${first.usage_this_month} / ${first.quota}`, String(first.rate_per_second)]);
+  }
+  printTable(keyTable);
+  console.log("");
+  printTable(accountTable);
+}
+
+function printTable(table: string[][]): void {
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   for (const row of table)
     console.log(
@@ -216,7 +225,7 @@ async function revoke(args: string[], store: KeyToolStore): Promise<void> {
   const idOrKey = positionals[0];
   if (!idOrKey) throw new ArgumentError("which key? bun run keys revoke ID|KEY (ids: bun run keys list)");
   const record = await store.update((file) => revokeKey(file, idOrKey, Date.now()));
-  console.error(`Revoked ${record.id} ("${record.name}", account ${record.account}) at ${record.revoked_at}.`);
+  note(`Revoked ${record.id} ("${record.name}", account ${record.account}) at ${record.revoked_at}.`);
 }
 
 async function plan(args: string[], store: KeyToolStore): Promise<void> {
@@ -232,7 +241,7 @@ async function plan(args: string[], store: KeyToolStore): Promise<void> {
   }
   const a = await store.update((file) => setPlan(file, values.account!, p, rate));
   const limits = limitsOf(a.plan, a.rate);
-  console.error(
+  note(
     `Account ${values.account} is on the ${a.plan} plan: ${limits.rate} requests per second per key, ` + `${Number.isFinite(limits.quota) ? `${limits.quota} credits a month` : "unlimited credits"}.`,
   );
 }
@@ -252,7 +261,7 @@ async function importStore(args: string[]): Promise<void> {
       throw new KeyStoreError(`Redis at ${redis.address} already holds keys; nothing was imported. Import only into a Redis that holds no Tome keys.`);
     }
     const credits = Object.values(usage.months[month] ?? {}).reduce((a, b) => a + b, 0);
-    console.error(
+    note(
       `Imported ${file.keys.length} key(s) of ${Object.keys(file.accounts).length} account(s) and ${month}'s usage (${credits} credits) ` +
         `from ${dir} into Redis at ${redis.address}. Start the servers with TOME_REDIS_URL set; ${dir} is no longer read by them.`,
     );
@@ -280,7 +289,7 @@ async function exportStore(args: string[]): Promise<void> {
     });
     writeUsage(usagePath(dir), usage);
     const credits = Object.values(usage.months[month] ?? {}).reduce((a, b) => a + b, 0);
-    console.error(
+    note(
       `Exported ${file.keys.length} key(s) of ${Object.keys(file.accounts).length} account(s) and ${month}'s usage (${credits} credits) ` +
         `from Redis at ${redis.address} into ${dir}. Start a server without TOME_REDIS_URL to serve from it.`,
     );

@@ -19,6 +19,11 @@ export interface MainOptions {
   usage?: string;
 }
 
+/** A line for the person at the terminal on stderr, as it is: console.error prints in red on a terminal, which says "error". */
+export function note(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
 /** Runs a command's main, turning the errors a user can fix into one line and an exit code. */
 export async function mainOf(name: string, run: () => unknown, options: MainOptions = {}): Promise<void> {
   try {

@@ -36,17 +36,9 @@ case "$command_name" in
   *) usage >&2; exit 2 ;;
 esac
 
-# --help after a command: this usage, then the command's own, without installing anything for it.
+help_wanted=
 for arg in "$@"; do
-  case "$arg" in -h | --help)
-    usage
-    if command -v bun >/dev/null 2>&1 && [ -d node_modules ]; then
-      echo
-      case "$command_name" in start) exec bun src/cli/start.ts --help ;; test) exec bun test --help ;; esac
-    fi
-    exit 0
-    ;;
-  esac
+  case "$arg" in -h | --help) help_wanted=1 ;; esac
 done
 
 ensure_bun() {
@@ -121,6 +113,18 @@ ensure_tools() {
   fi
   say "warning: $advice (needed to build a snapshot from a compressed dump)."
 }
+
+# --help after a command: this usage, then the command's own. The server's settings are its
+# --help, which needs Bun and the dependencies: on a fresh machine they are installed first
+# (as npm start would), the system tools are not.
+if [ -n "$help_wanted" ]; then
+  usage
+  [ "$command_name" = setup ] && exit 0
+  ensure_bun
+  [ "$command_name" = start ] && ensure_dependencies
+  echo
+  case "$command_name" in start) exec bun src/cli/start.ts --help ;; test) exec bun test --help ;; esac
+fi
 
 ensure_bun
 ensure_dependencies

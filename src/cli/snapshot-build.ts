@@ -12,7 +12,9 @@ const HELP = `Usage: bun run snapshot:build --dump <path|url> [--dump <path|url>
 
 Builds a Tome snapshot from MediaWiki XML dumps (schema 0.3 to 0.11; plain, .bz2, .gz or
 .xz, recognised by content). Several dumps of the same wiki merge: the newest revision of
-each page wins. Dumps of different wikis are refused.
+each page wins. Dumps of different wikis are refused. What each dump held (the articles
+read, at most --limit) and what was written are reported on stdout; the progress bars and
+errors go to stderr.
 
 Options:
   --dump <path|url>     a dump file or http(s) URL; repeat for several (required)
@@ -107,8 +109,11 @@ export function logSources(result: Pick<IngestResult, "sources" | "failures">, l
   if (result.failures.length > 20) log(`  … and ${result.failures.length - 20} more pages left out`);
 }
 
-/** Builds and writes a snapshot; returns its path. Messages go to stderr. */
-export async function buildSnapshot(args: BuildArgs, log: (line: string) => void = (l) => console.error(l)): Promise<string> {
+/**
+ * Builds and writes a snapshot; returns its path. Its report goes to stdout (console.error
+ * prints in red on a terminal, as if it had failed); the bars and errors go to stderr.
+ */
+export async function buildSnapshot(args: BuildArgs, log: (line: string) => void = (l) => console.log(l)): Promise<string> {
   const started = performance.now();
   const progress = ingestProgress();
   const bars = indexProgress();

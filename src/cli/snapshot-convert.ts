@@ -2,7 +2,7 @@
 import { parseArgs } from "node:util";
 import { buildFromPages } from "../build";
 import { readFormat1 } from "../snapshot";
-import { mainOf } from "./main";
+import { mainOf, note } from "./main";
 
 const HELP = `Usage: bun run snapshot:convert <old.tome> [--out <new.tome>]
 
@@ -35,6 +35,6 @@ if (import.meta.main) {
     const old = readFormat1(inputs[0]!);
     const target = out ?? inputs[0]!;
     const report = buildFromPages(old.pages, old.redirects, old.meta, { out: target, chunkWords: old.meta.chunkWords, createdAt: new Date(old.meta.createdAt) });
-    console.error(`converted ${inputs[0]} → ${target}: ${report.meta.indexedPages} pages, ${report.meta.indexedChunks} chunks, ${(report.bytes / 1e6).toFixed(1)} MB.`);
+    note(`converted ${inputs[0]} → ${target}: ${report.meta.indexedPages} pages, ${report.meta.indexedChunks} chunks, ${(report.bytes / 1e6).toFixed(1)} MB.`);
   });
 }

@@ -4,7 +4,7 @@ import { basename, dirname, join } from "node:path";
 import { appliedDays, dayOf, daysToApply, httpPlace, localPlace, nextDay, WIKIMEDIA_INCR, wikiOf, type DumpPlace } from "../build";
 import { latestSnapshot, openSnapshot, SNAPSHOT_EXTENSION } from "../snapshot";
 import { SnapshotError } from "../snapshot";
-import { ArgumentError, mainOf } from "./main";
+import { ArgumentError, mainOf, note } from "./main";
 import { runUpdate } from "./snapshot-update";
 import { bytesOf, positiveInt, readOptions } from "./snapshot-build";
 
@@ -168,7 +168,7 @@ if (import.meta.main) {
       process.stdout.write(HELP);
       return;
     }
-    const log = (line: string) => console.error(`${new Date().toISOString().slice(0, 19)}Z ${line}`);
+    const log = (line: string) => note(`${new Date().toISOString().slice(0, 19)}Z ${line}`);
     if (!existsSync(args.dir)) throw new SnapshotError(`no folder ${args.dir}/. Build a snapshot there first with \`bun run snapshot:build --dump <dump>\`, or pass --dir.`);
     const unlock = lock(args.dir);
     process.on("exit", unlock);

@@ -1,7 +1,7 @@
 /** bun run snapshot:update — a snapshot plus incremental dumps (and deletions) → a new snapshot. */
 import { DEFAULT_MEMORY_BYTES, readDeletions, updateSnapshot, type UpdateReport } from "../build";
 import { indexProgress, ingestProgress } from "./progress";
-import { ArgumentError, mainOf } from "./main";
+import { ArgumentError, mainOf, note } from "./main";
 import { bytesOf, logSources, positiveInt, readOptions, writtenSummary } from "./snapshot-build";
 
 const HELP = `Usage: bun run snapshot:update --base <snapshot> --dump <path|url> [--dump …] [--deleted <file>] --out <snapshot>
@@ -72,7 +72,7 @@ export function parseUpdateArgs(argv: string[]): UpdateArgs | "help" {
 }
 
 /** Applies the update; messages go to `log`. */
-export async function runUpdate(args: UpdateArgs, log: (line: string) => void = (l) => console.error(l), days?: string[]): Promise<UpdateReport> {
+export async function runUpdate(args: UpdateArgs, log: (line: string) => void = note, days?: string[]): Promise<UpdateReport> {
   const started = performance.now();
   const deleted = args.deleted ? readDeletions(args.deleted) : undefined;
   const progress = ingestProgress();

@@ -16,7 +16,7 @@ import { latestSnapshot } from "../snapshot";
 import { buildSnapshot } from "./snapshot-build";
 import { newestIn, pinned, SnapshotSwapper } from "./swap";
 import { describeListening, ensurePortFree, listenFailure, readAddress } from "./listen";
-import { mainOf } from "./main";
+import { mainOf, note } from "./main";
 
 export const DEFAULT_DUMP = "https://dumps.wikimedia.org/simplewiki/latest/simplewiki-latest-pages-articles.xml.bz2";
 const SNAPSHOT_DIR = "snapshots";
@@ -151,7 +151,8 @@ export async function ensureSnapshot(env = process.env): Promise<string> {
     throw new DumpError(`TOME_DUMP is ${dump}, which does not exist. Set TOME_DUMP to a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve.`);
   }
   console.error(`No snapshot in ${SNAPSHOT_DIR}/: building one from ${dump} (set TOME_DUMP to use another dump).`);
-  return buildSnapshot({ dumps: [dump], chunkWords: DEFAULT_CHUNK_WORDS, allowTruncated: false });
+  // On stderr, where the server says what it does (stdout is its request log), uncoloured.
+  return buildSnapshot({ dumps: [dump], chunkWords: DEFAULT_CHUNK_WORDS, allowTruncated: false }, note);
 }
 
 if (import.meta.main) {

@@ -61,16 +61,18 @@ export function answers(engine: Engine, resources: Resources, attributions: Attr
       return { results: pages.map((p) => resources.page(p)), offset: q.offset, limit: q.limit, total, attribution: attributions.results };
     },
 
-    lucky(q: { q: string; format: string }) {
+    /** max_chunks is the MCP tool's (D59); the route always shows LUCKY_CHUNKS. */
+    lucky(q: { q: string; format: string; max_chunks?: number }) {
       const started = performance.now();
       const found = engine.lucky(q.q);
       if (!found) throw apiError(ERRORS.noResults);
       const { page } = found;
       const shown = resources.luckyPage(page);
-      const results = resources.chunks(page, 0, LUCKY_CHUNKS);
+      const limit = q.max_chunks ?? LUCKY_CHUNKS;
+      const results = resources.chunks(page, 0, limit);
       return {
         page: shown,
-        chunks: { results, offset: 0, limit: LUCKY_CHUNKS, total: page.chunks.length },
+        chunks: { results, offset: 0, limit, total: page.chunks.length },
         ...(q.format === "concat" ? { text: joinText(results) } : {}),
         search_context: {
           query: q.q,

@@ -53,8 +53,8 @@ export const ERRORS = {
   serviceUnavailable: row(503, "service_unavailable", "tome", given),
 } as const;
 
-/** The unknown route's 404 (D1), wherever it is answered. */
-export const noSuchRoute = (openApiPath: string) => ERRORS.notFound.message(`such route. The API is described at ${openApiPath}`);
+/** What the unknown route's 404 (D1) says there is no: notFound's argument, wherever it is answered. */
+export const noSuchRoute = (openApiPath: string) => `such route. The API is described at ${openApiPath}`;
 
 /** An error the client should see, with its status and D1 body. */
 export class ApiError extends Error {

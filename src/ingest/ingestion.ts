@@ -166,14 +166,15 @@ class Ingestion {
    */
   private async takePage(page: RawPage, report: SourceReport): Promise<Taken> {
     if (page.ns !== 0) return "passed";
+    const claim = claimFor(page);
+    // The article that finds the limit reached is not read on, nor counted: with --limit n, n articles read.
+    if (claim.kind === "article" && this.full) return "full";
     if (page.redirect !== undefined) report.redirects++;
     else report.articles++;
-    const claim = claimFor(page);
     const prior = this.claims.rowOf(page.pageId);
     if (prior >= 0 && !newer(claim, this.claims.version(prior))) return "passed";
     const priorArticle = prior >= 0 && this.claims.isArticle(prior);
     if (claim.kind === "article") {
-      if (this.full) return "full";
       if (!priorArticle) this.accepted++;
     } else if (priorArticle) this.accepted--;
     this.claims.set(page.pageId, claim);

@@ -1,7 +1,8 @@
 /**
  * The tools' results as text a model reads: the passages themselves, each with what to cite it
  * by (title, url, revision permalink, passage id), and the attribution notice last. The same
- * facts as the structured content, which stays the REST body.
+ * facts as the structured content, which is the REST body (for get_page and lucky without the
+ * passages' text, which is sent once, here: D59).
  */
 import type { Static } from "@sinclair/typebox";
 import type { Attribution, ChangesResponse, Chunk, LuckyResponse, PageChunk, PageResponse, SearchResponse, Source } from "../schemas";
@@ -32,10 +33,13 @@ function passages(chunks: PageChunk[]): string {
 function article(r: Static<typeof PageResponse> | Static<typeof LuckyResponse>): string {
   const { page, chunks } = r;
   const head = `${page.title} (page_id ${page.page_id}, revision ${page.rev_id}, last changed ${page.timestamp})\n${cited(page.url, page.source)}`;
+  const end = chunks.offset + chunks.results.length;
   const window = chunks.results.length
-    ? `Passages ${chunks.offset + 1} to ${chunks.offset + chunks.results.length} of ${chunks.total}:\n\n${passages(chunks.results)}`
+    ? `Passages ${chunks.offset + 1} to ${end} of ${chunks.total}:\n\n${passages(chunks.results)}`
     : `No passage from offset ${chunks.offset}: the article has ${chunks.total}.`;
-  return `${head}\n\n${window}`;
+  // The tools answer a window (D59): say how to read on rather than leave the article cut short silently.
+  const more = chunks.results.length && end < chunks.total ? `\n\n(Passages ${end + 1} to ${chunks.total} follow: get_page with page_id ${page.page_id} and offset ${end}.)` : "";
+  return `${head}\n\n${window}${more}`;
 }
 
 export function pageText(r: Static<typeof PageResponse>): string {
@@ -44,7 +48,11 @@ export function pageText(r: Static<typeof PageResponse>): string {
 
 export function luckyText(r: Static<typeof LuckyResponse>): string {
   const matched = r.search_context.matched_chunk;
-  return `The article for "${r.search_context.query}" (it matched passage ${matched.id}, ${section(matched.section)}):\n\n${article(r)}\n\n${notice(r.attribution)}`;
+  const { offset, results } = r.chunks;
+  // The structured content leaves the matched passage's text out too (D59): shown here when the window does not hold it.
+  const shown = matched.chunk_id >= offset && matched.chunk_id < offset + results.length;
+  const outside = shown ? "" : `\n\nThe passage that matched (${matched.id}, ${section(matched.section)}):\n\n${matched.text}`;
+  return `The article for "${r.search_context.query}" (it matched passage ${matched.id}, ${section(matched.section)}):\n\n${article(r)}${outside}\n\n${notice(r.attribution)}`;
 }
 
 export function chunkText(c: Static<typeof Chunk> & { attribution: Attribution }): string {

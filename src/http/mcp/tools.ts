@@ -3,33 +3,80 @@
  * of one loaded snapshot. Each takes the REST route's TypeBox schema as its input schema (read
  * by the same strict rules, arguments.ts) and answers the REST route's body as its structured
  * content, attribution included, with readable text beside it (text.ts). The bodies are built
- * as the routes build them (routes/*.ts).
+ * as the routes build them (routes/*.ts). get_page and lucky differ (D59): they answer a window
+ * of MCP_CHUNKS passages unless asked for more, and the passages' text is in the readable text
+ * only, not in the structured content too.
  */
 import { CloneType, Type as t, type TObject, type TSchema } from "@sinclair/typebox";
 import type { ApiContext } from "../context";
 import { ERRORS } from "../errors";
 import type { Filled, ReadOptions } from "../params";
 import { readSince } from "../routes/changes";
-import { Attribution, ChangesQuery, ChangesResponse, Chunk, ChunkParams, LuckyQuery, LuckyResponse, PageParams, PageQuery, PageResponse, SearchQuery, SearchResponse } from "../schemas";
+import {
+  Attribution,
+  ChangesQuery,
+  ChangesResponse,
+  Chunk,
+  ChunkParams,
+  ChunkWindow,
+  LuckyQuery,
+  LuckyResponse,
+  PageChunk,
+  PageParams,
+  PageQuery,
+  PageResponse,
+  SearchQuery,
+  SearchResponse,
+} from "../schemas";
 import { readArguments } from "./arguments";
 import { changesText, chunkText, luckyText, pageText, searchText } from "./text";
 
+/** D59: the passages get_page and lucky answer unless max_chunks asks for more (a long article is 300 KB whole). */
+const MCP_CHUNKS = 10;
+
 // Copies taken before any Elysia app is made: Elysia rewrites a route's schemas in place.
+const maxChunks = () => Object.assign(CloneType(PageQuery.properties.max_chunks), { default: MCP_CHUNKS, description: "Passages to return; read on with get_page's offset" });
 const Inputs = {
   search: CloneType(SearchQuery),
-  get_page: t.Object({ page_id: CloneType(PageParams.properties.page_id), ...CloneType(PageQuery).properties }),
+  // No format: the passages' text is the readable text, so concat would add nothing (D59).
+  get_page: t.Object({ page_id: CloneType(PageParams.properties.page_id), max_chunks: maxChunks(), offset: CloneType(PageQuery.properties.offset) }),
   get_chunk: CloneType(ChunkParams),
-  lucky: CloneType(LuckyQuery),
+  lucky: t.Object({ q: CloneType(LuckyQuery.properties.q), max_chunks: maxChunks() }),
   changes: CloneType(ChangesQuery),
 };
+
+/** An article body's window with the passages' text left out: the readable text carries it (D59). */
+const TextlessWindow = t.Object({ ...CloneType(ChunkWindow).properties, results: t.Array(t.Omit(CloneType(PageChunk), ["text"])) });
+function textless<T extends TObject>(body: T) {
+  const { text: _, ...rest } = CloneType(body).properties;
+  return t.Object({ ...rest, chunks: TextlessWindow });
+}
+const luckyOutput = () => {
+  const output = textless(LuckyResponse);
+  const context = CloneType(LuckyResponse.properties.search_context);
+  const search_context = t.Object({ ...context.properties, matched_chunk: t.Omit(context.properties.matched_chunk, ["text"]) }, { description: context.description });
+  return t.Object({ ...output.properties, search_context });
+};
+
 const Outputs = {
   search: CloneType(SearchResponse),
-  get_page: CloneType(PageResponse),
+  get_page: textless(PageResponse),
   // A chunk's REST body names its source and license; a tool's result also says how to credit it.
   get_chunk: t.Object({ ...CloneType(Chunk).properties, attribution: CloneType(Attribution) }),
-  lucky: CloneType(LuckyResponse),
+  lucky: luckyOutput(),
   changes: CloneType(ChangesResponse),
 };
+
+/** The body without its passages' text (structured content beside text that has it). */
+function withoutText<B extends { chunks: { results: { text: string }[] }; text?: string }>(body: B): Record<string, unknown> {
+  const { text: _, ...rest } = body;
+  return { ...rest, chunks: { ...body.chunks, results: body.chunks.results.map(({ text: _text, ...chunk }) => chunk) } };
+}
+
+function luckyWithoutText(body: ReturnType<ApiContext["answers"]["lucky"]>): Record<string, unknown> {
+  const { text: _, ...matched } = body.search_context.matched_chunk;
+  return { ...withoutText(body), search_context: { ...body.search_context, matched_chunk: matched } };
+}
 
 interface Answer {
   structured: Record<string, unknown>;
@@ -85,13 +132,14 @@ export function toolsOf({ answers, attributions, meta }: ApiContext): Tool[] {
       title: "Read an article",
       description:
         "Reads one article by its page_id (from search, lucky or changes): its passages (chunks) in order, each with its section, and " +
-        "the article's title, url, revision and last modification time. All passages by default; max_chunks and offset read a long " +
-        "article in windows (chunks.total says how many there are). format=concat also joins their text in one text field. " +
+        `the article's title, url, revision and last modification time. ${MCP_CHUNKS} passages from offset (0, the start) by default; ` +
+        "max_chunks asks for more, offset reads on (chunks.total says how many there are). The passages' text is in the text " +
+        "content; the structured content lists them (id, section) without it. " +
         cite,
       read: { codes: { page_id: ERRORS.pageIdNotInteger } },
       run: (q) => {
-        const body = answers.page(q.page_id, q);
-        return { structured: body, text: pageText(body) };
+        const body = answers.page(q.page_id, { ...q, format: "chunks" });
+        return { structured: withoutText(body), text: pageText(body) };
       },
     }),
     tool<typeof Inputs.get_chunk>({
@@ -112,14 +160,15 @@ export function toolsOf({ answers, attributions, meta }: ApiContext): Tool[] {
       name: "lucky",
       title: "The article for a subject",
       description:
-        "Finds the one article that best answers a query and returns it whole: an exact title match (any case, redirects followed) " +
-        "wins, else the article of the best search hit. Returns the article with all its passages, their text joined (format=concat, " +
-        "the default), and the passage that matched (search_context). Use it when the query names a subject and you want its article " +
-        "rather than a list of hits. " +
+        "Finds the one article that best answers a query and returns its start: an exact title match (any case, redirects followed) " +
+        `wins, else the article of the best search hit. Returns the article's first ${MCP_CHUNKS} passages (max_chunks asks for more; ` +
+        "get_page with its page_id and offset reads on) and the passage that matched (search_context). The passages' text is in " +
+        "the text content; the structured content lists them (id, section) without it. Use it when the query names a subject and " +
+        "you want its article rather than a list of hits. " +
         cite,
       run(q) {
-        const body = answers.lucky(q);
-        return { structured: body, text: luckyText(body) };
+        const body = answers.lucky({ ...q, format: "chunks" });
+        return { structured: luckyWithoutText(body), text: luckyText(body) };
       },
     }),
     tool<typeof Inputs.changes>({
