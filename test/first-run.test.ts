@@ -61,8 +61,16 @@ describe("npm start with no snapshot", () => {
       expect(sample).toBeDefined();
       // Nothing was written where it runs: snapshots/ stays for the real corpus.
       expect(existsSync(join(cwd, "snapshots"))).toBe(false);
-      const search = (await (await fetch(`${server.url}/v1/search?q=albedo&limit=3`)).json()) as { results: { title: string }[] };
-      expect(search.results.map((r) => r.title)).toContain("Albedo");
+      const search = (await (await fetch(`${server.url}/v1/search?q=albedo&limit=3`)).json()) as { hits: { title: string }[] };
+      expect(search.hits.map((h) => h.title)).toContain("Albedo");
+      // Search, page, PDF and docs: what issue 49 asks of a first run.
+      const page = await fetch(`${server.url}/v1/page/39`);
+      expect({ status: page.status, title: ((await page.json()) as { page: { title: string } }).page.title }).toEqual({ status: 200, title: "Albedo" });
+      const pdf = await fetch(`${server.url}/v1/pdf/39`);
+      expect({ status: pdf.status, type: pdf.headers.get("content-type") }).toEqual({ status: 200, type: "application/pdf" });
+      expect(new TextDecoder().decode((await pdf.arrayBuffer()).slice(0, 5))).toBe("%PDF-");
+      const docs = await fetch(`${server.url}/docs`);
+      expect(docs.status).toBe(200);
     } finally {
       expect(await server.stop()).toBe(0);
     }
