@@ -88,7 +88,7 @@ async function main() {
     allowPositionals: true,
   });
   if (values.help) {
-    console.log("Usage: bun bench/ingest.ts [--runs N] [dump …]   (default: every dump in ../shared/data/dumps)");
+    console.log("Usage: bun bench/ingest.ts [--runs N] [dump …]   (default: every dump in test/fixtures/data/dumps)");
     return;
   }
   if (values.child) {

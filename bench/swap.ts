@@ -13,8 +13,8 @@
  *
  * --connections N keeps N autocannon connections on /v1/search during the swaps (default 0).
  * The figures in the report: English, from two snapshot:build outputs of the shared dumps,
- *   bun run snapshot:build --dump ../shared/data/dumps/enwiki-2016-sample.xml.bz2 --out /tmp/en-2016.tome
- *   bun run snapshot:build --dump ../shared/data/dumps/enwik8-head.xml.bz2 --out /tmp/en-2006.tome
+ *   bun run snapshot:build --dump test/fixtures/data/dumps/enwiki-2016-sample.xml.bz2 --out /tmp/en-2016.tome
+ *   bun run snapshot:build --dump test/fixtures/data/dumps/enwik8-head.xml.bz2 --out /tmp/en-2006.tome
  *   bun bench/swap.ts /tmp/en-2016.tome /tmp/en-2006.tome
  * and 1M chunks, between a small synthetic snapshot of the same host and the big one, both ways:
  *   bun bench/gen-corpus.ts --chunks 20000 --out /tmp/syn20k.xml

@@ -11,7 +11,7 @@ import { REFUSAL_ROWS } from "../src/http/steps/keys";
 import { sharedData } from "../src/cli/shared-data";
 import { ERRORS, missingParameter } from "../src/http/errors";
 
-/** The spec lies beside the shared data (shared/spec, shared/data). */
+/** The spec lies beside the data (test/fixtures/spec beside test/fixtures/data, as shared/spec beside shared/data). */
 const SPEC = join(sharedData(), "../spec");
 const apiMd = readFileSync(join(SPEC, "api.md"), "utf8");
 const decisionsMd = readFileSync(join(SPEC, "decisions.md"), "utf8");

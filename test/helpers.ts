@@ -1,5 +1,5 @@
 /**
- * Shared fixtures of the test files: the real dumps in ../shared/data/dumps, converted once per
+ * Shared fixtures of the test files: the real dumps in test/fixtures/data/dumps, converted once per
  * test run (ingested, snapshotFor, engineFor), the real server and key tool. Building and
  * spawning themselves live in support.ts, which the benchmarks use too.
  */

@@ -15,9 +15,9 @@ import type { Snapshot } from "../src/snapshot";
 export const ROOT = resolve(import.meta.dir, "..");
 export const START = join(ROOT, "src/cli/start.ts");
 
-/** The shared data's directory (dumps/, eval/). */
+/** The data's directory (dumps/, eval/): test/fixtures/data unless overridden (src/cli/shared-data.ts). */
 export const sharedDataDir = (): string => sharedData();
-/** The shared dumps' directory (looked for when first asked: a benchmark given its own snapshot needs none). */
+/** The dumps' directory (looked for when first asked: a benchmark given its own snapshot needs none). */
 export const dumpsDir = (): string => sharedDumps();
 export const dump = (name: string) => join(dumpsDir(), name);
 

@@ -11,8 +11,8 @@ Converts each dump (damaged ones up to the damage) and counts, per leak pattern,
 and headings that still contain wiki markup: {{ }} [[ ]] <ref </ {| |} ''' &nbsp; &amp; and "()",
 or what a template rendered from a missing value: undefined, NaN (as a word) and [object.
 Those words count only beyond the times the page's own wikitext holds them.
-Without --dump it checks every dump of the shared data (../shared/data/dumps, or
-TOME_SHARED_DATA/dumps).
+Without --dump it checks every dump in test/fixtures/data/dumps (or in TOME_SHARED_DATA/dumps,
+or ../shared/data/dumps, when there).
 Exits 1 when any chunk leaks.
 `;
 

@@ -73,3 +73,47 @@ export function indexProgress(stream: NodeJS.WriteStream = process.stderr): Inde
     },
   };
 }
+
+export interface DownloadProgressDisplay {
+  update(received: number, total: number | undefined): void;
+  stop(): void;
+}
+
+/** A bar while a dump downloads; off a terminal, a line at every tenth (or every 100 MB when the size is unknown). */
+export function downloadProgress(name: string, stream: NodeJS.WriteStream = process.stderr): DownloadProgressDisplay {
+  const started = performance.now();
+  let from: number | undefined;
+  const rate = (received: number) => mb((received - (from ?? received)) / Math.max((performance.now() - started) / 1000, 0.001));
+  if (!stream.isTTY) {
+    let said = -1;
+    return {
+      update(received, total) {
+        from ??= received;
+        const step = total ? Math.floor((received / total) * 10) : Math.floor(received / 1e8);
+        if (step === said) return;
+        said = step;
+        stream.write(`download ${name}: ${mb(received)}${total ? ` of ${mb(total)} MB (${step * 10}%)` : " MB"}, ${rate(received)} MB/s\n`);
+      },
+      stop() {},
+    };
+  }
+  const bar = terminalBar(stream, ` ${name} |{bar}| {percentage}% | {got}/{size} MB | {rate} MB/s`);
+  let active = false;
+  return {
+    update(received, total) {
+      from ??= received;
+      const payload = { got: mb(received), size: total ? mb(total) : "?", rate: rate(received) };
+      if (!active) {
+        bar.start(total ?? Math.max(received, 1), received, payload);
+        active = true;
+      } else {
+        bar.setTotal(total ?? Math.max(received, 1));
+        bar.update(received, payload);
+      }
+    },
+    stop() {
+      if (active) bar.stop();
+      active = false;
+    },
+  };
+}

@@ -33,7 +33,7 @@ Options:
   -h, --help            show this help
 
 Example:
-  bun run snapshot:build --dump ../shared/data/dumps/enwiki-2016-sample.xml.bz2 --out snapshots/en.tome
+  bun run snapshot:build --dump test/fixtures/data/dumps/enwiki-2016-sample.xml.bz2 --out snapshots/en.tome
 `;
 
 export interface BuildArgs {

@@ -2,24 +2,40 @@
  * bun run start — serves the API from the newest snapshot in snapshots/ (or TOME_SNAPSHOT), and
  * moves to a newer one when it appears there or on SIGHUP (swap.ts), on
  * HOST (default: every interface) and PORT (default 8080), with the keys and usage under
- * TOME_DATA. When there is no snapshot, builds one first from TOME_DUMP (a path or URL; by
- * default the latest Simple English Wikipedia pages-articles dump). When there is no key,
+ * TOME_DATA. When there is no snapshot, builds one first from TOME_DUMP (simple, en, a path or
+ * a URL, downloaded resumably into dumps/) or, with none, from the sample of English Wikipedia
+ * the repository carries, in seconds and offline (README D60). When there is no key,
  * creates one and prints it once the server is up. `npm start` runs this after installing
  * what is missing (src/cli/run.sh).
  */
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join, relative } from "node:path";
 import { Access, checkRedisUrl, createKey, DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND, RedisAccess, updateKeyFile } from "../access";
 import { createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { open } from "../search";
 import { latestSnapshot } from "../snapshot";
 import { buildSnapshot } from "./snapshot-build";
+import { download } from "./download";
+import { downloadProgress } from "./progress";
+import { FIXTURES_DATA } from "./shared-data";
 import { newestIn, pinned, SnapshotSwapper } from "./swap";
 import { describeListening, ensurePortFree, listenFailure, readAddress } from "./listen";
 import { mainOf, note } from "./main";
 
-export const DEFAULT_DUMP = "https://dumps.wikimedia.org/simplewiki/latest/simplewiki-latest-pages-articles.xml.bz2";
+/** What TOME_DUMP may name instead of a path or URL. */
+const NAMED_DUMPS: Record<string, string> = {
+  simple: "https://dumps.wikimedia.org/simplewiki/latest/simplewiki-latest-pages-articles.xml.bz2",
+  en: "https://dumps.wikimedia.org/enwiki/latest/enwiki-latest-pages-articles.xml.bz2",
+};
+/** Served when nothing else is set: real articles, built in seconds, with no network. */
+const SAMPLE_DUMP = join(FIXTURES_DATA, "dumps/enwiki-2016-sample.xml.bz2");
 const SNAPSHOT_DIR = "snapshots";
+/** The sample's path as the user would type it: relative from the repository, as npm start runs. */
+const SAMPLE_SHOWN = relative(process.cwd(), SAMPLE_DUMP).startsWith("..") ? SAMPLE_DUMP : relative(process.cwd(), SAMPLE_DUMP);
+/** Where a dump given by URL is downloaded to, and kept (a build that fails need not download it again). */
+const DOWNLOAD_DIR = "dumps";
 /** The command that makes a key with every right, on the account the first start creates. */
 const NEW_KEY_COMMAND = "bun run keys create --name NAME --plan enterprise --scope full";
 
@@ -37,8 +53,12 @@ Environment:
   TOME_SNAPSHOT_WATCH
                  "off": do not watch the folder (e.g. on a network filesystem, where changes
                  are not seen); a newer snapshot is then loaded on SIGHUP only
-  TOME_DUMP      dump to build a snapshot from when there is none (path or URL;
-                 default: ${DEFAULT_DUMP})
+  TOME_DUMP      dump to build a snapshot from when there is none: "simple" (the latest Simple
+                 English Wikipedia, a few hundred MB), "en" (English Wikipedia, over 20 GB),
+                 a file (plain, .bz2, .gz or .xz) or an http(s) URL. A URL is downloaded into
+                 ${DOWNLOAD_DIR}/ first, with a progress bar, and resumed where it stopped when
+                 run again. Unset: a sample of English Wikipedia that ships with Tome
+                 (${SAMPLE_SHOWN}), built in seconds into a temporary folder
   HOST           address to listen on (default: every interface, IPv4 and IPv6;
                  127.0.0.1 keeps it to this machine); a name listens on its first address
   PORT           HTTP port (default 8080; 0 picks a free one). A port another process
@@ -91,10 +111,10 @@ function openAccess(env = process.env): Access | RedisAccess | undefined {
 async function announceRedisKeys(access: RedisAccess): Promise<void> {
   const count = await access.keyCount();
   const where = `Redis at ${access.redis.address}`;
-  if (count === undefined) console.error(`${where} cannot be reached yet: requests that need a key get 503 until it answers.`);
+  if (count === undefined) note(`${where} cannot be reached yet: requests that need a key get 503 until it answers.`);
   else if (count === 0) {
-    console.error(`${where} holds no API key yet. Make one with: TOME_REDIS_URL=… ${NEW_KEY_COMMAND}, ` + `or move a file store in with: TOME_DATA=DIR TOME_REDIS_URL=… bun run keys import`);
-  } else console.error(`API keys, rate limits and quotas are in ${where} (${count} key(s)); manage them with TOME_REDIS_URL=… bun run keys.`);
+    note(`${where} holds no API key yet. Make one with: TOME_REDIS_URL=… ${NEW_KEY_COMMAND}, ` + `or move a file store in with: TOME_DATA=DIR TOME_REDIS_URL=… bun run keys import`);
+  } else note(`API keys, rate limits and quotas are in ${where} (${count} key(s)); manage them with TOME_REDIS_URL=… bun run keys.`);
 }
 
 /** Whether to watch the snapshots' folder (TOME_SNAPSHOT_WATCH: on, the default, or off). */
@@ -129,7 +149,7 @@ function announceKeys(access: Access, env = process.env): void {
   const dataDir = dataDirOf(env);
   const command = env.TOME_DATA ? `TOME_DATA=${env.TOME_DATA} ${NEW_KEY_COMMAND}` : NEW_KEY_COMMAND;
   if (!access.firstStart) {
-    console.error(`API keys are in ${dataDir}/. Without one at hand, make one with: ${command}`);
+    note(`API keys are in ${dataDir}/. Without one at hand, make one with: ${command}`);
     return;
   }
   const { key, record } = updateKeyFile(dataDir, (file) => createKey(file, { name: "default", account: "default", plan: "enterprise", scope: "full", now: Date.now() }));
@@ -140,19 +160,69 @@ function announceKeys(access: Access, env = process.env): void {
   );
 }
 
+/** The snapshot to serve; sample when it is the sample, built into the temporary folder `sample`. */
+interface ToServe {
+  path: string;
+  sample?: string;
+}
+
 /** The snapshot to serve, building one first if there is none. */
-export async function ensureSnapshot(env = process.env): Promise<string> {
+export async function ensureSnapshot(env = process.env): Promise<ToServe> {
   const explicit = env.TOME_SNAPSHOT;
-  if (explicit) return explicit;
+  if (explicit) return { path: explicit };
   const found = latestSnapshot(SNAPSHOT_DIR);
-  if (found) return found;
-  const dump = env.TOME_DUMP || DEFAULT_DUMP;
-  if (!/^https?:\/\//i.test(dump) && !existsSync(dump)) {
-    throw new DumpError(`TOME_DUMP is ${dump}, which does not exist. Set TOME_DUMP to a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve.`);
+  if (found) {
+    if (env.TOME_DUMP) note(`TOME_DUMP is set, but ${found} exists: serving it. Move it out of ${SNAPSHOT_DIR}/ to build from TOME_DUMP.`);
+    return { path: found };
   }
-  console.error(`No snapshot in ${SNAPSHOT_DIR}/: building one from ${dump} (set TOME_DUMP to use another dump).`);
+  if (!env.TOME_DUMP) {
+    const sample = mkdtempSync(join(tmpdir(), "tome-sample-"));
+    note(`No snapshot in ${SNAPSHOT_DIR}/ and no TOME_DUMP: building the sample that ships with Tome, from ${SAMPLE_SHOWN}.`);
+    const path = await buildSnapshot({ dumps: [SAMPLE_DUMP], out: join(sample, "enwiki-sample.tome"), chunkWords: DEFAULT_CHUNK_WORDS, allowTruncated: false }, note);
+    return { path, sample };
+  }
+  let dump = NAMED_DUMPS[env.TOME_DUMP] ?? env.TOME_DUMP;
+  if (/^https?:\/\//i.test(dump)) dump = await downloadDump(dump);
+  else if (!existsSync(dump)) {
+    throw new DumpError(
+      `TOME_DUMP is ${dump}, which does not exist. Set TOME_DUMP to simple or en (the latest Simple English or English Wikipedia), a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve.`,
+    );
+  }
+  note(`No snapshot in ${SNAPSHOT_DIR}/: building one from ${dump} (set TOME_DUMP to use another dump).`);
   // On stderr, where the server says what it does (stdout is its request log), uncoloured.
-  return buildSnapshot({ dumps: [dump], chunkWords: DEFAULT_CHUNK_WORDS, allowTruncated: false }, note);
+  return { path: await buildSnapshot({ dumps: [dump], chunkWords: DEFAULT_CHUNK_WORDS, allowTruncated: false }, note) };
+}
+
+/** Downloads a dump into DOWNLOAD_DIR (resuming a part left there), and returns its path. */
+async function downloadDump(url: string): Promise<string> {
+  const name = basename(new URL(url).pathname) || "dump";
+  const dest = join(DOWNLOAD_DIR, name);
+  if (existsSync(dest)) {
+    note(`Using ${dest}, downloaded earlier from ${url} (delete it to download again).`);
+    return dest;
+  }
+  mkdirSync(DOWNLOAD_DIR, { recursive: true });
+  note(`No snapshot in ${SNAPSHOT_DIR}/: downloading ${url} into ${dest} (stopped, it resumes where it was when run again).`);
+  const bar = downloadProgress(name);
+  try {
+    await download(url, dest, { onProgress: (received, total) => bar.update(received, total), log: (line) => note(line) });
+  } finally {
+    bar.stop();
+  }
+  note(`Downloaded ${dest}; it is kept, to build again without downloading: delete it once the snapshot is built to free the space.`);
+  return dest;
+}
+
+/** After the sample serves: what it is, and how to serve a whole wiki. */
+function sampleBanner(pages: number): string {
+  return (
+    `\nThis is a SAMPLE: ${pages} articles of English Wikipedia (2016), shipped with Tome to show it working.\n` +
+    `To serve a whole wiki, stop it and start it again with one of:\n` +
+    `    TOME_DUMP=simple npm start     # Simple English Wikipedia: a few hundred MB to download\n` +
+    `    TOME_DUMP=en npm start         # English Wikipedia: over 20 GB to download, then a build of hours\n` +
+    `    TOME_DUMP=PATH_OR_URL npm start\n` +
+    `A download shows its progress and resumes where it stopped when run again; the snapshot built goes to ${SNAPSHOT_DIR}/ and is served from then on.\n`
+  );
 }
 
 if (import.meta.main) {
@@ -173,13 +243,13 @@ if (import.meta.main) {
     const address = await readAddress();
     // Checked before a snapshot build or load that can take minutes, and again just before serving.
     ensurePortFree(address);
-    const path = await ensureSnapshot();
+    const { path, sample } = await ensureSnapshot();
     const started = performance.now();
     const tome = open(path);
     // All of it mapped from this file now: a newer snapshot renamed over the same name later is swapped in, never read through this one.
     tome.snapshot.container.mapAll();
     const m = tome.snapshot.meta;
-    console.error(`Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
+    note(`Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
     ensurePortFree(address);
     const requests = stdoutLog();
     let running: ReturnType<typeof serve>;
@@ -208,7 +278,7 @@ if (import.meta.main) {
     });
     if (access instanceof Access) announceKeys(access);
     else if (access) await announceRedisKeys(access);
-    const source = process.env.TOME_SNAPSHOT ? pinned(path) : newestIn(SNAPSHOT_DIR);
+    const source = process.env.TOME_SNAPSHOT || sample ? pinned(path) : newestIn(SNAPSHOT_DIR);
     const swapper = new SnapshotSwapper(app, source, (line) => console.error(line));
     const stop = async (signal: string) => {
       console.error(`${signal}: no new connections; finishing the requests in flight.`);
@@ -217,6 +287,7 @@ if (import.meta.main) {
       await running.stop();
       await requests.flush();
       access?.stop();
+      if (sample) rmSync(sample, { recursive: true, force: true });
       console.error(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
       process.exit(0);
     };
@@ -226,8 +297,12 @@ if (import.meta.main) {
     process.on("SIGHUP", () => void swapper.check("SIGHUP"));
     const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
     console.error(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
-    const watching = watch && swapper.watch();
-    const what = process.env.TOME_SNAPSHOT ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
-    console.error(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
+    // The sample is not replaced: a snapshot of another wiki would be refused by the swap anyway.
+    if (sample) note(sampleBanner(m.indexedPages));
+    else {
+      const watching = watch && swapper.watch();
+      const what = process.env.TOME_SNAPSHOT ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
+      console.error(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
+    }
   });
 }

@@ -15,9 +15,9 @@ import { outsideWork, quotaRefusal } from "../steps/keys";
 import type { McpTools } from "./server";
 
 /** A tool call's JSON-RPC message is small (a query is at most 500 characters). */
-export const MAX_BODY_BYTES = 64 * 1024;
+const MAX_BODY_BYTES = 64 * 1024;
 /** A tool call nests 4 levels ({params: {arguments: {…}}}); clients' extensions a few more. */
-export const MAX_DEPTH = 32;
+const MAX_DEPTH = 32;
 
 /** JSON-RPC's error codes (JSON-RPC 2.0 section 5.1). */
 const PARSE_ERROR = -32700;
@@ -45,7 +45,7 @@ async function boundedText(request: Request): Promise<string | undefined> {
 }
 
 /** How deep the JSON text's arrays and objects nest, counted until it passes `limit` (strings skipped). */
-export function nestingDepth(text: string, limit: number): number {
+function nestingDepth(text: string, limit: number): number {
   let depth = 0;
   let deepest = 0;
   for (let i = 0; i < text.length; i++) {

@@ -1,0 +1,130 @@
+/**
+ * The resumable download npm start uses for TOME_DUMP=simple, en or a URL (src/cli/download.ts),
+ * against a local server on 127.0.0.1 that serves a fixture dump, honours Range and If-Range,
+ * and can drop the connection halfway through a body.
+ */
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { download } from "../src/cli/download";
+import { EN_2016, tempDir } from "./helpers";
+
+setDefaultTimeout(30_000);
+
+const DUMP = new Uint8Array(readFileSync(EN_2016));
+
+/** What the server is asked, and what it does next. */
+const server = {
+  content: DUMP,
+  etag: '"v1"',
+  /** Drop the connection after this many bytes of the next body (then serve whole bodies again). */
+  dropAfter: undefined as number | undefined,
+  /** After the drop, answer this many requests 503 (the server down for a while). */
+  downAfterDrop: 0,
+  down: 0,
+  requests: [] as { range: string | null; ifRange: string | null }[],
+};
+
+const http = Bun.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  fetch(req) {
+    const range = req.headers.get("range");
+    const ifRange = req.headers.get("if-range");
+    server.requests.push({ range, ifRange });
+    if (server.down > 0) {
+      server.down--;
+      return new Response("down", { status: 503 });
+    }
+    const { content, etag } = server;
+    let start = 0;
+    const m = range && (!ifRange || ifRange === etag) ? /^bytes=(\d+)-$/.exec(range) : null;
+    if (m) start = Number(m[1]);
+    if (start >= content.length && m) return new Response(null, { status: 416, headers: { "content-range": `bytes */${content.length}` } });
+    const headers: Record<string, string> = { etag, "content-length": String(content.length - start), "accept-ranges": "bytes" };
+    if (m) headers["content-range"] = `bytes ${start}-${content.length - 1}/${content.length}`;
+    const drop = server.dropAfter;
+    server.dropAfter = undefined;
+    if (drop !== undefined) server.down = server.downAfterDrop;
+    const rest = content.subarray(start);
+    const body =
+      drop === undefined
+        ? rest
+        : new ReadableStream<Uint8Array>({
+            async pull(ctl) {
+              ctl.enqueue(rest.subarray(0, drop));
+              await Bun.sleep(20);
+              ctl.error(new Error("dropped on purpose"));
+            },
+          });
+    return new Response(body, { status: m ? 206 : 200, headers });
+  },
+  error: () => new Response(null, { status: 500 }),
+});
+const URL_ = `http://127.0.0.1:${http.port}/enwiki-2016-sample.xml.bz2`;
+
+afterAll(() => http.stop(true));
+
+function reset(dropAfter?: number) {
+  server.content = DUMP;
+  server.etag = '"v1"';
+  server.dropAfter = dropAfter;
+  server.down = 0;
+  server.downAfterDrop = 0;
+  server.requests = [];
+}
+
+describe("download", () => {
+  test("a connection dropped halfway is resumed with a Range request, and the file is whole", async () => {
+    const half = DUMP.length >> 1;
+    reset(half);
+    const dest = join(tempDir(), "dump.xml.bz2");
+    const progress: number[] = [];
+    await download(URL_, dest, { retryDelayMs: 10, onProgress: (received) => progress.push(received) });
+    expect(Buffer.compare(readFileSync(dest), DUMP)).toBe(0);
+    expect(existsSync(`${dest}.part`)).toBe(false);
+    expect(server.requests.length).toBe(2);
+    expect(server.requests[0]!.range).toBeNull();
+    // It asked for the rest only: from the bytes it had kept, with the version it had seen.
+    expect(server.requests[1]).toEqual({ range: `bytes=${half}-`, ifRange: '"v1"' });
+    expect(progress.at(-1)).toBe(DUMP.length);
+  });
+
+  test("a run that gives up keeps the part, and the next run resumes from it", async () => {
+    const third = Math.floor(DUMP.length / 3);
+    reset(third);
+    // Dropped a third of the way, then down for longer than the retries wait.
+    server.downAfterDrop = 3;
+    const dest = join(tempDir(), "dump.xml.bz2");
+    const failed = (await download(URL_, dest, { retries: 2, retryDelayMs: 10 }).catch((e: Error) => e)) as Error;
+    expect(failed.message).toContain("HTTP 503");
+    expect(failed.message).toContain("run again to resume from there");
+    expect(existsSync(dest)).toBe(false);
+    expect(readFileSync(`${dest}.part`).length).toBe(third);
+    server.requests = [];
+    await download(URL_, dest, { retryDelayMs: 10 });
+    expect(Buffer.compare(readFileSync(dest), DUMP)).toBe(0);
+    expect(server.requests).toEqual([{ range: `bytes=${third}-`, ifRange: '"v1"' }]);
+  });
+
+  test("a part of a file the server has since replaced is not spliced: the new file is downloaded from its start", async () => {
+    reset();
+    const dest = join(tempDir(), "dump.xml.bz2");
+    writeFileSync(`${dest}.part`, DUMP.subarray(0, 1000));
+    writeFileSync(`${dest}.part.version`, '"v1"');
+    const replaced = DUMP.slice();
+    replaced[500] = replaced[500]! ^ 0xff;
+    server.content = replaced;
+    server.etag = '"v2"';
+    await download(URL_, dest, { retryDelayMs: 10 });
+    expect(server.requests[0]).toEqual({ range: "bytes=1000-", ifRange: '"v1"' });
+    expect(Buffer.compare(readFileSync(dest), replaced)).toBe(0);
+  });
+
+  test("an address nothing answers at fails at once, saying so", async () => {
+    const started = performance.now();
+    const err = await download("http://127.0.0.1:9/x.xml.bz2", join(tempDir(), "x")).catch((e: Error) => e);
+    expect((err as Error).message).toContain("cannot reach http://127.0.0.1:9/x.xml.bz2");
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+});
