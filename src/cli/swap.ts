@@ -1,5 +1,5 @@
 /**
- * Moves the running server to a newer snapshot (issue 17). It watches snapshots/ (or, with
+ * Moves the running server to a newer snapshot (issue 17), the newest data first (D55). It watches snapshots/ (or, with
  * TOME_SNAPSHOT, that one file's folder for that file) and reacts to SIGHUP; on either it
  * loads the snapshot that should be served beside the one served, checks it whole, and swaps it
  * in (the app keeps each request in flight on the snapshot it started on: ../http/current.ts).
