@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import autocannon from "autocannon";
-import { copyFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createApp } from "../src/http";
 import { Attributions } from "../src/http/attribution";
@@ -18,8 +18,8 @@ import { Resources } from "../src/http/resources";
 import type { PdfArticle, PdfRenderService } from "../src/pdf";
 import { PdfRenderer } from "../src/pdf";
 import { open, type Engine } from "../src/search";
-import { EN_2016, ingested, startServer, tempDir, TRUNCATED_XZ, type ServerProcess } from "./helpers";
-import { writeSnapshot } from "./support";
+import { EN_2006, EN_2016, ingested, START, startServer, tempDir, TRUNCATED_XZ, type ServerProcess } from "./helpers";
+import { runToExit, writeSnapshot } from "./support";
 
 setDefaultTimeout(180_000);
 const ADMIN = "swap-test-admin-token-0123456789";
@@ -35,6 +35,8 @@ interface Built {
 let dir: string;
 let a: Built;
 let b: Built;
+/** A's content built later (2026-03-01): the same data as A and B, the newest build of the three. */
+let cPath: string;
 /** A page with more chunks in B than in A: a page answer tells which snapshot made it. */
 let pageId: number;
 /** A's /v1/meta ETag, taken while A served. */
@@ -66,7 +68,8 @@ async function until<T>(what: string, read: () => Promise<T>, done: (value: T) =
 }
 
 const metaOf = async (server: ServerProcess) => (await (await fetch(`${server.url}/v1/meta`)).json()) as any;
-const servedBy = async (server: ServerProcess) => (await metaOf(server)).search_engine_version.commitSha as string;
+/** The content hash of the snapshot served (undefined while none may be read: a 503). */
+const servedBy = async (server: ServerProcess) => (await metaOf(server)).search_engine_version?.commitSha as string;
 
 async function pdfText(bytes: ArrayBuffer): Promise<string> {
   const file = join(dir, `p-${Math.random().toString(36).slice(2)}.pdf`);
@@ -80,6 +83,8 @@ beforeAll(async () => {
   const [optionsA, optionsB] = [{ dumps: [EN_2016] }, { dumps: [EN_2016], chunkWords: 120 }];
   writeSnapshot(await ingested(optionsA), join(dir, "a.tome"), optionsA, new Date("2026-01-01T00:00:00Z"));
   writeSnapshot(await ingested(optionsB), join(dir, "b.tome"), optionsB, new Date("2026-02-01T00:00:00Z"));
+  cPath = join(dir, "c.tome");
+  writeSnapshot(await ingested(optionsA), cPath, optionsA, new Date("2026-03-01T00:00:00Z"));
   a = built(join(dir, "a.tome"));
   b = built(join(dir, "b.tome"));
   pageId = [...a.totals.keys()].find((id) => b.totals.get(id)! > a.totals.get(id)! + 2)!;
@@ -234,7 +239,7 @@ describe("the server watching snapshots/", () => {
   });
 
   test("a truncated copy, a damaged copy and another wiki's snapshot are refused with one line each; B keeps serving", async () => {
-    const whole = readFileSync(a.path);
+    const whole = readFileSync(cPath);
     dropIn("", join(served(), "c-truncated.tome"), whole.subarray(0, Math.floor(whole.byteLength * 0.7)));
     await until(
       "truncated refused",
@@ -243,7 +248,8 @@ describe("the server watching snapshots/", () => {
     );
     expect(await servedBy(server)).toBe(b.id);
 
-    // The same length and table, one byte changed inside a section: only the hashes see it (A's content, not B's: it is not skipped as the same).
+    // The same length and table, one byte changed inside a section: only the hashes see it (A's content, not B's: it is not skipped
+    // as the same; built after B, so that it comes first in the order of D55).
     const damaged = new Uint8Array(whole);
     damaged[4096] = damaged[4096]! ^ 0xff;
     dropIn("", join(served(), "d-damaged.tome"), damaged);
@@ -269,6 +275,171 @@ describe("the server watching snapshots/", () => {
     expect(((await page.json()) as any).chunks.total).toBe(b.totals.get(pageId)!);
     // One line per refusal, not one per event.
     expect(server.stderr().match(/swap: refused/g)!.length).toBe(3);
+  });
+});
+
+describe("whatever is put in snapshots/, the server starts and keeps serving (issue 43)", () => {
+  /** Every kind of file that is not a snapshot to serve, put into a folder: their names. */
+  function junk(folder: string): string[] {
+    symlinkSync(join(folder, "nowhere.bin"), join(folder, "dangling.tome"));
+    symlinkSync("looping.tome", join(folder, "looping.tome"));
+    writeFileSync(join(folder, "empty.tome"), "");
+    mkdirSync(join(folder, "directory.tome"));
+    writeFileSync(join(folder, "foreign.tome"), "PK\x03\x04 not a snapshot at all");
+    // A sparse file: a hole where the header should be.
+    writeFileSync(join(folder, "sparse.tome"), "");
+    truncateSync(join(folder, "sparse.tome"), 64 << 20);
+    // Opening a FIFO to read waits for a writer: it must be skipped, not opened.
+    Bun.spawnSync(["mkfifo", join(folder, "fifo.tome")]);
+    return ["dangling", "looping", "empty", "directory", "foreign", "sparse", "fifo"];
+  }
+
+  test("skipped at start with one line each; a link to nothing added while serving is one line more; B keeps serving", async () => {
+    const cwd = tempDir("tome-swap-junk-");
+    const folder = join(cwd, "snapshots");
+    mkdirSync(folder);
+    const names = junk(folder);
+    copyFileSync(b.path, join(folder, "b.tome"));
+    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    try {
+      expect(await servedBy(server)).toBe(b.id);
+      for (const name of names) expect(server.stderr().match(new RegExp(`start: skipped snapshots/${name}\\.tome: `, "g"))?.length).toBe(1);
+      expect(server.stderr()).toContain("snapshots/dangling.tome: it is a link to nothing");
+      expect(server.stderr()).toContain("snapshots/looping.tome: it is a link that loops");
+      symlinkSync(join(folder, "gone.bin"), join(folder, "later.tome"));
+      await until(
+        "the new link refused",
+        async () => server.stderr(),
+        (err) => /swap: refused \S*later\.tome \(after a change in snapshots\/\): it is a link to nothing/.test(err),
+      );
+      server.proc.kill("SIGHUP");
+      await until(
+        "SIGHUP checked",
+        async () => server.stderr(),
+        (err) => err.includes("swap: SIGHUP: nothing newer than"),
+      );
+      expect(server.proc.exitCode).toBeNull();
+      expect(await servedBy(server)).toBe(b.id);
+      // Each file once, however many checks ran.
+      expect(server.stderr().match(/swap: refused \S*later\.tome/g)!.length).toBe(1);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("with nothing usable in snapshots/, start says so, naming each file, before building from TOME_DUMP", async () => {
+    const cwd = tempDir("tome-swap-nothing-");
+    mkdirSync(join(cwd, "snapshots"));
+    junk(join(cwd, "snapshots"));
+    const run = await runToExit(["bun", START], { TOME_AUTH: "off", TOME_SNAPSHOT: "", TOME_DUMP: join(cwd, "no-such-dump.xml.bz2"), PORT: "0" }, cwd);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain("start: no usable snapshot in snapshots/ (7 file(s) skipped, above).");
+    expect(run.stderr).toContain("no-such-dump.xml.bz2, which does not exist");
+    expect(run.stderr).not.toMatch(/ENOENT|ELOOP|at .*\.ts:\d+/);
+  });
+});
+
+describe("which snapshot folder mode serves (D55), and the first one let go (issue 43)", () => {
+  test("an older dump built later does not replace newer data; removing the served file moves to the best left, and the first snapshot is unmapped", async () => {
+    const cwd = tempDir("tome-swap-order-");
+    const folder = join(cwd, "snapshots");
+    mkdirSync(folder);
+    copyFileSync(b.path, join(folder, "b.tome"));
+    // Data of 2006, built after B: the file written last, holding the oldest data.
+    const oldOptions = { dumps: [EN_2006], limit: 40 };
+    const old = join(dir, "old.tome");
+    writeSnapshot(await ingested(oldOptions), old, oldOptions, new Date("2026-06-01T00:00:00Z"));
+    const oldId = open(old).snapshot.meta.contentHash;
+    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    try {
+      expect(await servedBy(server)).toBe(b.id);
+      dropIn(old, join(folder, "en-2006.tome"));
+      await Bun.sleep(1500);
+      server.proc.kill("SIGHUP");
+      await until(
+        "SIGHUP checked",
+        async () => server.stderr(),
+        (err) => err.includes("swap: SIGHUP: nothing newer than snapshots/b.tome"),
+      );
+      expect(await servedBy(server)).toBe(b.id);
+      const mapsOf = () => readFileSync(`/proc/${server.pid}/maps`, "utf8");
+      expect(mapsOf()).toContain("/snapshots/b.tome");
+
+      rmSync(join(folder, "b.tome"));
+      await until(
+        "the older snapshot served once B is removed",
+        () => servedBy(server),
+        (id) => id === oldId,
+      );
+      expect(server.stderr()).toMatch(/swap: now serving \S*en-2006\.tome \(after a change in snapshots\/\)/);
+      await until(
+        "B let go",
+        async () => server.stderr(),
+        (err) => /swap: \S*b\.tome is let go: its requests in flight are answered/.test(err),
+      );
+      // B was the snapshot the server started on: once let go, nothing of it stays mapped.
+      await until(
+        "B unmapped",
+        async () => mapsOf().includes("/snapshots/b.tome"),
+        (mapped) => !mapped,
+      );
+      expect(mapsOf()).toContain("/snapshots/en-2006.tome");
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("files written over in place while served (D56)", () => {
+  test("cp over the served snapshot is seen at once: logged, not read, and the new content served once whole", async () => {
+    const cwd = tempDir("tome-swap-inplace-");
+    const folder = join(cwd, "snapshots");
+    mkdirSync(folder);
+    copyFileSync(a.path, join(folder, "served.tome"));
+    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    try {
+      expect(await servedBy(server)).toBe(a.id);
+      const copied = Bun.spawnSync(["cp", b.path, join(folder, "served.tome")]);
+      expect(copied.exitCode).toBe(0);
+      await until(
+        "the rewrite seen",
+        async () => server.stderr(),
+        (err) => err.includes("served.tome is being written over in place while it is served"),
+      );
+      await until(
+        "B served from the rewritten file",
+        () => servedBy(server),
+        (id) => id === b.id,
+      );
+      expect(server.proc.exitCode).toBeNull();
+      expect(server.stderr()).toContain("copy it to a temporary name in the same folder, then mv it into place");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("keys.gen cut short or written over in place: keyed requests are still answered", async () => {
+    const cwd = tempDir("tome-swap-keysgen-");
+    mkdirSync(join(cwd, "snapshots"));
+    copyFileSync(a.path, join(cwd, "snapshots/a.tome"));
+    const data = tempDir("tome-swap-keysgen-data-");
+    const server = await startServer({ CWD: cwd, TOME_SNAPSHOT: "", TOME_DATA: data });
+    try {
+      const ask = () => fetch(`${server.url}/v1/meta`, { headers: { "x-api-key": server.key! } });
+      expect((await ask()).status).toBe(200);
+      const gen = join(data, "keys.gen");
+      const before = readFileSync(gen);
+      // A mapped file cut to nothing: reading it was SIGBUS (exit 135).
+      truncateSync(gen, 0);
+      expect((await ask()).status).toBe(200);
+      Bun.spawnSync(["cp", "/dev/null", gen]);
+      expect((await ask()).status).toBe(200);
+      writeFileSync(gen, before);
+      expect((await ask()).status).toBe(200);
+      expect(server.proc.exitCode).toBeNull();
+    } finally {
+      await server.stop();
+    }
   });
 });
 

@@ -1,10 +1,11 @@
 /**
  * keys.gen: the counter that tells running servers keys.json changed (D18). The key tool
- * bumps it in place after each write; a server keeps it mapped in memory and reads it on
- * every request, for the price of a memory read. It holds nothing else: a damaged one can be
- * deleted and is made anew.
+ * bumps it in place after each write (4 bytes, one write); a server keeps it open and reads it
+ * on every request (one pread, about a microsecond). It is read, not mapped: a mapped file cut
+ * short by a write in place (`cp` over it) would kill the server with SIGBUS (D56). It holds
+ * nothing else: a damaged one can be deleted and is made anew.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { KeyStoreError } from "./errors";
 
@@ -15,7 +16,7 @@ export function generationPath(dataDir: string): string {
   return join(dataDir, "keys.gen");
 }
 
-/** Refuses a keys.gen that Tome did not write (mapping one would crash the server); a missing one is fine. */
+/** Refuses a keys.gen that Tome did not write; a missing one is fine. */
 export function checkGeneration(path: string): void {
   const s = statSync(path, { throwIfNoEntry: false });
   if (!s) return;
@@ -65,11 +66,39 @@ export function bumpGeneration(path: string): void {
 }
 
 /**
- * keys.gen mapped in memory (made if missing), for a server to read the counter on every
- * request: `view.getUint32(0, true)`.
+ * keys.gen held open (made if missing), for a server to read the counter on every request. A
+ * file cut short reads as the counter last read; one replaced (renamed over, or deleted and
+ * made anew) is opened again by follow(), which the server calls about once a second.
  */
-export function mapGeneration(path: string): DataView {
-  ensureGeneration(path);
-  const mapped = Bun.mmap(path, { shared: true });
-  return new DataView(mapped.buffer, mapped.byteOffset, GENERATION_BYTES);
+export class GenerationCounter {
+  private fd: number;
+  private ino: number;
+  private last = 0;
+  private readonly bytes = new Uint8Array(4);
+  private readonly view = new DataView(this.bytes.buffer);
+
+  constructor(private readonly path: string) {
+    ensureGeneration(path);
+    this.fd = openSync(path, "r");
+    this.ino = fstatSync(this.fd).ino;
+  }
+
+  read(): number {
+    if (readSync(this.fd, this.bytes, 0, 4, 0) === 4) this.last = this.view.getUint32(0, true);
+    return this.last;
+  }
+
+  /** Opens the file again if the name now holds another one. */
+  follow(): void {
+    const s = statSync(this.path, { throwIfNoEntry: false });
+    if (!s || s.ino === this.ino || !s.isFile()) return;
+    try {
+      const fd = openSync(this.path, "r");
+      closeSync(this.fd);
+      this.fd = fd;
+      this.ino = fstatSync(fd).ino;
+    } catch {
+      // Gone again or unreadable: the file open now keeps answering.
+    }
+  }
 }

@@ -9,7 +9,7 @@
  */
 import { statSync } from "node:fs";
 import { KeyStoreError } from "./errors";
-import { generationPath, mapGeneration } from "./generation";
+import { GenerationCounter, generationPath } from "./generation";
 import { hashKey, KEY_SHAPE } from "./key-text";
 import { keysPath, parseKeyFile, readKeyText, type Account, type KeyRecord, type Scope } from "./store";
 import { limitsOf, type Plan, type PlanName } from "./plans";
@@ -55,7 +55,7 @@ export class KeyRing {
   /** Keys seen lately, as sent, to save hashing them on every request; emptied when the store is re-read. */
   private readonly seen = new Map<string, KnownKey>();
   private readonly path: string;
-  private readonly generation: DataView;
+  private readonly generation: GenerationCounter;
   private seenGeneration = -1;
   private lastStat = 0;
   private ino = -1;
@@ -72,9 +72,9 @@ export class KeyRing {
     private readonly log: (line: string) => void,
   ) {
     this.path = keysPath(dataDir);
-    this.generation = mapGeneration(generationPath(dataDir));
+    this.generation = new GenerationCounter(generationPath(dataDir));
     this.lastStat = performance.now();
-    this.reload(this.generation.getUint32(0, true));
+    this.reload(this.generation.read());
   }
 
   /** Whether the store holds any key at all. */
@@ -85,10 +85,11 @@ export class KeyRing {
 
   /** Re-reads the file if it changed; a damaged or missing one leaves the keys as they were, and sets problem. */
   refresh(): void {
-    const generation = this.generation.getUint32(0, true);
+    const generation = this.generation.read();
     const now = performance.now();
     if (generation === this.seenGeneration && now - this.lastStat < 1000) return;
     this.lastStat = now;
+    this.generation.follow();
     try {
       this.reload(generation);
     } catch (err) {

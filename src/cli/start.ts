@@ -12,10 +12,10 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
 import { Access, checkRedisUrl, createKey, DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND, RedisAccess, updateKeyFile } from "../access";
-import { createApp, DOCS_PATH, serve, stdoutLog } from "../http";
+import { type App, createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
-import { open } from "../search";
-import { latestSnapshot } from "../snapshot";
+import { type Engine, open } from "../search";
+import { snapshotsIn } from "../snapshot";
 import { buildSnapshot } from "./snapshot-build";
 import { download } from "./download";
 import { downloadProgress } from "./progress";
@@ -166,15 +166,47 @@ interface ToServe {
   sample?: string;
 }
 
+/**
+ * Opens the snapshot to serve first and makes the app over it; its sections are then hashed in
+ * the background (hashing them before serving would take minutes at full size), and a damaged
+ * snapshot stops the server rather than being served.
+ */
+function serveFirst(path: string, makeApp: (tome: Engine) => App): App {
+  const started = performance.now();
+  const tome = open(path);
+  // All of it mapped from this file now: a newer snapshot renamed over the same name later is swapped in, never read through this one.
+  tome.snapshot.container.mapAll();
+  const m = tome.snapshot.meta;
+  note(`Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
+  const app = makeApp(tome);
+  // Held weakly: the first snapshot is let go after a swap like any other (issue 43).
+  const first = new WeakRef(tome);
+  tome.snapshot.container.verify().then(
+    (damaged) => {
+      if (!damaged.length) return;
+      // Swapped out meanwhile: it no longer matters.
+      if (app.served().engine !== first.deref()) return console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); it is no longer served.`);
+      console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); stopping. Rebuild it with \`bun run snapshot:build\`, or copy it again.`);
+      process.exit(1);
+    },
+    // Stopped: its file is being written over in place (swap.ts says so).
+    (err: Error) => console.error(`start: checking ${path} stopped: ${err.message}`),
+  );
+  return app;
+}
+
 /** The snapshot to serve, building one first if there is none. */
 export async function ensureSnapshot(env = process.env): Promise<ToServe> {
   const explicit = env.TOME_SNAPSHOT;
   if (explicit) return { path: explicit };
-  const found = latestSnapshot(SNAPSHOT_DIR);
+  const { usable, skipped } = snapshotsIn(SNAPSHOT_DIR);
+  for (const file of skipped) note(`start: skipped ${file.path}: ${file.reason}`);
+  const found = usable[0]?.path;
   if (found) {
     if (env.TOME_DUMP) note(`TOME_DUMP is set, but ${found} exists: serving it. Move it out of ${SNAPSHOT_DIR}/ to build from TOME_DUMP.`);
     return { path: found };
   }
+  if (skipped.length) note(`start: no usable snapshot in ${SNAPSHOT_DIR}/ (${skipped.length} file(s) skipped, above).`);
   if (!env.TOME_DUMP) {
     const sample = mkdtempSync(join(tmpdir(), "tome-sample-"));
     note(`No snapshot in ${SNAPSHOT_DIR}/ and no TOME_DUMP: building the sample that ships with Tome, from ${SAMPLE_SHOWN}.`);
@@ -244,13 +276,6 @@ if (import.meta.main) {
     // Checked before a snapshot build or load that can take minutes, and again just before serving.
     ensurePortFree(address);
     const { path, sample } = await ensureSnapshot();
-    const started = performance.now();
-    const tome = open(path);
-    // All of it mapped from this file now: a newer snapshot renamed over the same name later is swapped in, never read through this one.
-    tome.snapshot.container.mapAll();
-    const m = tome.snapshot.meta;
-    note(`Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
-    ensurePortFree(address);
     const requests = stdoutLog();
     let running: ReturnType<typeof serve>;
     // A snapshot swapped out is let go after its last request; collected soon after, so that its memory goes back at once.
@@ -260,22 +285,15 @@ if (import.meta.main) {
         Bun.gc(true);
         console.error(`swap: ${freed.path} is let go: its requests in flight are answered (collected in ${(performance.now() - started).toFixed(0)} ms).`);
       }, 0);
-    const app = createApp(tome, { access, log: requests.sink, adminToken, onFreed });
+    // Opened in a function of its own: no closure of this one may hold the first snapshot once it is swapped out.
+    const app = serveFirst(path, (tome) => createApp(tome, { access, log: requests.sink, adminToken, onFreed }));
+    ensurePortFree(address);
     try {
       running = serve(app, address);
     } catch (err) {
       throw listenFailure(err, address);
     }
     if (access instanceof Access) access.start();
-    // The sections are hashed in the background (hashing them before serving would take minutes
-    // at full size); a damaged snapshot stops the server rather than being served.
-    void tome.snapshot.container.verify().then((damaged) => {
-      if (!damaged.length) return;
-      // Swapped out meanwhile: it no longer matters.
-      if (app.served().engine !== tome) return console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); it is no longer served.`);
-      console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); stopping. Rebuild it with \`bun run snapshot:build\`, or copy it again.`);
-      process.exit(1);
-    });
     if (access instanceof Access) announceKeys(access);
     else if (access) await announceRedisKeys(access);
     const source = process.env.TOME_SNAPSHOT || sample ? pinned(path) : newestIn(SNAPSHOT_DIR);
@@ -298,7 +316,7 @@ if (import.meta.main) {
     const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
     console.error(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
     // The sample is not replaced: a snapshot of another wiki would be refused by the swap anyway.
-    if (sample) note(sampleBanner(m.indexedPages));
+    if (sample) note(sampleBanner(app.served().engine.snapshot.meta.indexedPages));
     else {
       const watching = watch && swapper.watch();
       const what = process.env.TOME_SNAPSHOT ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;

@@ -1,5 +1,5 @@
 /**
- * Moves the running server to a newer snapshot (issue 17). It watches snapshots/ (or, with
+ * Moves the running server to a newer snapshot (issue 17), the newest data first (D55). It watches snapshots/ (or, with
  * TOME_SNAPSHOT, that one file's folder for that file) and reacts to SIGHUP; on either it
  * loads the snapshot that should be served beside the one served, checks it whole, and swaps it
  * in (the app keeps each request in flight on the snapshot it started on: ../http/current.ts).
@@ -15,28 +15,35 @@
  * Files being written are ignored: a snapshot is complete when it is renamed into place under
  * a name ending in .tome (snapshot:build writes a hidden temporary file, then renames it).
  */
-import { type FSWatcher, statSync, watch } from "node:fs";
+import { type FSWatcher, watch } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { type Engine, open } from "../search";
-import { latestSnapshot, SNAPSHOT_EXTENSION, SnapshotError } from "../snapshot";
+import { bySnapshotOrder, identityOf, isSnapshotFile, openContainer, type SkippedFile, type SnapshotFile, snapshotFile, snapshotsIn, SNAPSHOT_EXTENSION, SnapshotError } from "../snapshot";
 
 /** Where the snapshot to serve comes from. */
 export interface SnapshotSource {
-  /** The snapshot that should be served now, if there is one. */
-  candidate(): string | undefined;
+  /** The snapshots that could be served, best first (D55), and the files that cannot. */
+  look(): { usable: SnapshotFile[]; skipped: SkippedFile[] };
   /** The folder to watch, and the file names in it whose changes matter. */
   dir: string;
   relevant(name: string): boolean;
 }
 
-/** The newest *.tome in a folder. */
+/** The *.tome files of a folder, the newest data first (D55). */
 export function newestIn(dir: string): SnapshotSource {
-  return { candidate: () => latestSnapshot(dir), dir, relevant: (name) => name.endsWith(SNAPSHOT_EXTENSION) && !name.startsWith(".") };
+  return { look: () => snapshotsIn(dir), dir, relevant: (name) => name.endsWith(SNAPSHOT_EXTENSION) && !name.startsWith(".") };
 }
 
 /** One file, pinned (TOME_SNAPSHOT): replacing it (renamed over) serves the new one. */
 export function pinned(path: string): SnapshotSource {
-  return { candidate: () => path, dir: dirname(path), relevant: (name) => name === basename(path) };
+  return {
+    look: () => {
+      const found = snapshotFile(path);
+      return isSnapshotFile(found) ? { usable: [found], skipped: [] } : { usable: [], skipped: [found] };
+    },
+    dir: dirname(path),
+    relevant: (name) => name === basename(path),
+  };
 }
 
 /** The server as the swap sees it. */
@@ -44,6 +51,8 @@ export interface Swappable {
   /** The snapshot served now, and its requests in flight. */
   served(): { engine: Engine; path: string; id: string; inFlight: number };
   swap(engine: Engine): void;
+  /** Answers 503 until the next swap: the snapshot served must not be read any more. */
+  suspend(reason: string): void;
 }
 
 export interface SwapReport {
@@ -58,19 +67,15 @@ export interface SwapReport {
   inFlight: number;
 }
 
-/** What a file is, to tell a changed file from one already seen under the same name. */
-function identity(path: string): string | undefined {
-  try {
-    const s = statSync(path);
-    return `${s.ino}:${s.size}:${s.mtimeMs}`;
-  } catch {
-    return undefined;
-  }
-}
+type Outcome = "swapped" | "refused" | "same";
 
 export class SnapshotSwapper {
-  /** Files already dealt with (served, refused, or holding the same content), by resolved path: their identity then. */
-  private readonly seen = new Map<string, string>();
+  /** Files already dealt with (refused, or holding the content served), by resolved path: their identity then; not tried again until it changes. */
+  private readonly dealtWith = new Map<string, string>();
+  /** The file served: its resolved path, its identity when it was opened, and its place in the order (D55). */
+  private served: { path: string; identity: string | undefined; file: SnapshotFile | undefined };
+  /** Set once the file served is written over in place (D56), until a swap. */
+  private suspended = false;
   private watcher: FSWatcher | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private running: Promise<void> | undefined;
@@ -84,9 +89,8 @@ export class SnapshotSwapper {
     private readonly onSwap: (report: SwapReport) => void = () => {},
     private readonly debounceMs = 500,
   ) {
-    const served = app.served().path;
-    const id = identity(served);
-    if (id) this.seen.set(resolve(served), id);
+    const found = snapshotFile(app.served().path);
+    this.served = { path: resolve(found.path), identity: found.identity, file: isSnapshotFile(found) ? found : undefined };
   }
 
   /** Watches the source's folder; false (and a log line) if it cannot be watched. */
@@ -94,6 +98,8 @@ export class SnapshotSwapper {
     try {
       this.watcher = watch(this.source.dir, (_event, name) => {
         if (name && !this.source.relevant(name)) return;
+        // At once, not after the pause: a request reading the file cut short would kill the process.
+        if (!name || resolve(this.source.dir, name) === this.served.path) this.guardServed();
         clearTimeout(this.timer);
         this.timer = setTimeout(() => void this.check(`a change in ${this.source.dir}/`), this.debounceMs);
       });
@@ -108,6 +114,39 @@ export class SnapshotSwapper {
   stop(): void {
     clearTimeout(this.timer);
     this.watcher?.close();
+  }
+
+  /**
+   * The file served is mapped: written over in place (the same inode, another size or table),
+   * reading it could kill the process with SIGBUS, so it is not read any more, and requests get
+   * 503 until a whole snapshot is swapped in (D56). Renamed over or removed, the mapping holds.
+   */
+  private guardServed(): void {
+    if (this.suspended || !this.served.identity) return;
+    const now = identityOf(this.served.path);
+    if (!now || now === this.served.identity) return;
+    const [ino, size] = now.split(":");
+    const [servedIno, servedSize] = this.served.identity.split(":");
+    if (ino !== servedIno) return;
+    const engine = this.app.served().engine;
+    if (size === servedSize) {
+      try {
+        // Touched, or written over with the same bytes: the same table, read (not mapped) from the file.
+        const table = openContainer(this.served.path);
+        const same = table.sections.every((s, i) => s.sha256 === engine.snapshot.container.sections[i]?.sha256 && s.offset === engine.snapshot.container.sections[i]?.offset);
+        if (same && table.sections.length === engine.snapshot.container.sections.length) {
+          this.served.identity = now;
+          return;
+        }
+      } catch {
+        // Not whole: being written.
+      }
+    }
+    this.suspended = true;
+    const why = `${this.served.path} is being written over in place while it is served (it is mapped; reading it now could kill the server)`;
+    engine.snapshot.container.stopReading(why);
+    this.app.suspend(`The snapshot is being replaced; retry in a few seconds.`);
+    this.log(`swap: ERROR: ${why}. Requests get 503 until a whole snapshot is loaded. ` + `Never copy over a served snapshot: copy it to a temporary name in the same folder, then mv it into place.`);
   }
 
   /** Looks for a snapshot to move to and moves to it; one check at a time (a check asked meanwhile runs after). */
@@ -129,18 +168,40 @@ export class SnapshotSwapper {
   }
 
   private async attempt(reason: string): Promise<void> {
+    this.guardServed();
+    const { usable, skipped } = this.source.look();
+    for (const file of skipped) {
+      const key = resolve(file.path);
+      const seenAs = file.identity ?? `skipped: ${file.reason}`;
+      if ((key === this.served.path && !this.suspended) || this.dealtWith.get(key) === seenAs) continue;
+      this.dealtWith.set(key, seenAs);
+      this.log(`swap: refused ${file.path} (after ${reason}): ${file.reason}. Still serving ${this.app.served().path}.`);
+    }
+    // A snapshot served whose file is still there keeps its place in the order (even if that
+    // file no longer opens: its mapping holds what was renamed over); one removed gives way to the best left.
+    const servedThere = identityOf(this.served.path) !== undefined;
+    for (const file of usable) {
+      const key = resolve(file.path);
+      const atServed = key === this.served.path;
+      if (!this.suspended) {
+        if (atServed && file.identity === this.served.identity) break;
+        if (!atServed && servedThere && this.served.file && bySnapshotOrder(file, this.served.file) > 0) break;
+      }
+      if (this.dealtWith.get(key) !== file.identity) {
+        this.dealtWith.set(key, file.identity);
+        if ((await this.tryServing(file, reason)) === "swapped") return;
+      }
+      if (atServed && !this.suspended) break;
+    }
+    if (reason !== "SIGHUP") return;
+    const served = this.app.served().path;
+    if (servedThere) this.log(`swap: SIGHUP: nothing newer than ${served}, which is still served.`);
+    else this.log(`swap: SIGHUP: ${served} is removed, and no other snapshot can be served; still serving it.`);
+  }
+
+  private async tryServing(file: SnapshotFile, reason: string): Promise<Outcome> {
     const served = this.app.served();
-    const path = this.source.candidate();
-    const id = path && identity(path);
-    if (!path || !id) {
-      if (reason === "SIGHUP") this.log(`swap: SIGHUP: no snapshot to load${path ? ` (${path} cannot be read)` : ""}; still serving ${served.path}.`);
-      return;
-    }
-    if (this.seen.get(resolve(path)) === id) {
-      if (reason === "SIGHUP") this.log(`swap: SIGHUP: nothing newer than ${served.path}, which is still served.`);
-      return;
-    }
-    this.seen.set(resolve(path), id);
+    const { path } = file;
     const started = performance.now();
     let engine: Engine;
     let opened: number;
@@ -150,9 +211,9 @@ export class SnapshotSwapper {
       opened = performance.now();
       const meta = engine.snapshot.meta;
       const now = served.engine.snapshot.meta;
-      if (meta.contentHash === served.id) {
+      if (meta.contentHash === served.id && !this.suspended) {
         this.log(`swap: ${path} holds the same content as ${served.path} (content hash ${served.id.slice(0, 12)}); nothing to do.`);
-        return;
+        return "same";
       }
       // The host names the wiki (D14: it is in every URL served); old dumps have no dbname.
       if (meta.wiki.host !== now.wiki.host) {
@@ -163,11 +224,13 @@ export class SnapshotSwapper {
     } catch (err) {
       const message = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ");
       this.log(`swap: refused ${path} (after ${reason}): ${message} Still serving ${served.path}.`);
-      return;
+      return "refused";
     }
     const verified = performance.now();
     const previous = this.app.served();
     this.app.swap(engine);
+    this.served = { path: resolve(path), identity: file.identity, file };
+    this.suspended = false;
     const switched = performance.now();
     const report: SwapReport = {
       path,
@@ -184,6 +247,7 @@ export class SnapshotSwapper {
         `${previous.path} is let go once its ${previous.inFlight} request(s) in flight are answered.`,
     );
     this.onSwap(report);
+    return "swapped";
   }
 }
 

@@ -14,7 +14,7 @@ import type { Engine, SearchWork } from "../search";
 import { apiContext, type ApiContext } from "./context";
 import { CurrentSnapshot, type Served } from "./current";
 import { DOCS_PATH, OPENAPI_PATH, openApi } from "./docs";
-import { ApiError, errorBody, ERRORS, INTERNAL_ERROR, noSuchRoute } from "./errors";
+import { ApiError, errorBody, errorResponse, ERRORS, INTERNAL_ERROR, noSuchRoute } from "./errors";
 import { Metrics } from "./metrics";
 import { compose, exchange, type Step } from "./pipeline";
 import { aboutRoutes } from "./routes/about";
@@ -75,7 +75,8 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     freed.view.unwatch();
     options.onFreed?.({ path: freed.path, id: freed.id });
   });
-  const first = current.now.view.routes;
+  /** Why no snapshot may be read now (the one served is being written over in place: D56), until the next swap. */
+  let unavailable: string | undefined;
 
   const metrics = options.adminToken
     ? new Metrics({
@@ -87,7 +88,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
         retiring: () => current.retiringCount,
         access,
         pdf,
-        routes: [...first.routes.map((r) => r.path), MCP_PATH],
+        routes: [...current.now.view.routes.routes.map((r) => r.path), MCP_PATH],
       })
     : undefined;
   const steps: Step[] = [
@@ -104,6 +105,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
   const handler = compose(
     steps,
     (x) => {
+      if (unavailable !== undefined) return errorResponse(ERRORS.serviceUnavailable, [unavailable], { extra: { retry_after: 5 }, headers: { "retry-after": "5" } });
       const view = (x.served as Served<View>).view;
       return x.path === MCP_PATH ? view.mcp(x.request) : view.routes.handle(x.request);
     },
@@ -111,8 +113,10 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
   );
 
   return {
-    /** The Elysia routes and the OpenAPI document (the first snapshot's: every snapshot's routes are alike). */
-    routes: first,
+    /** The Elysia routes and the OpenAPI document, over the snapshot served now (a getter: holding them would hold that snapshot after it is swapped out). */
+    get routes() {
+      return current.now.view.routes;
+    },
     /**
      * Answers a request through the whole pipeline, on the snapshot served when it arrives (taken
      * once here, and held until its answer is made, whatever swap happens meanwhile).
@@ -140,6 +144,14 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     /** Serves this engine's snapshot from now on; the one it replaces is freed once its requests in flight are answered. */
     swap: (engine: Engine): void => {
       current.swap(served(engine));
+      unavailable = undefined;
+    },
+    /**
+     * Stops reading the snapshot served (its file is being written over in place: reading its
+     * mapping could kill the process, D56): every request answers 503 until the next swap.
+     */
+    suspend: (reason: string): void => {
+      unavailable = reason;
     },
     /** Snapshots swapped out whose requests in flight are still being answered. */
     retiring: () => current.retiringCount,

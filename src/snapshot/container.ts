@@ -169,6 +169,8 @@ const VERIFY_TURN_MS = 10;
 /** An opened container: its metadata, and its sections mapped on demand. */
 export class Container {
   private readonly mapped = new Map<string, Uint8Array>();
+  /** Set when the file is being written over in place: nothing more may be read from its mapping (D56). */
+  private stopped: string | undefined;
   constructor(
     readonly path: string,
     readonly meta: unknown,
@@ -192,12 +194,31 @@ export class Container {
     return bytes;
   }
 
+  /** A section's bytes read from the file (a copy, nothing mapped): for a look at a file not served. */
+  read(name: string): Uint8Array {
+    const entry = this.sections.find((s) => s.name === name);
+    if (!entry) throw new SnapshotError(`${this.path} has no section "${name}". ${rebuild}`);
+    const bytes = new Uint8Array(entry.length);
+    const fd = openSync(this.path, "r");
+    try {
+      if (readSync(fd, bytes, 0, entry.length, entry.offset) !== entry.length) throw new SnapshotError(`${this.path} is truncated: section ${name} is cut short. ${rebuild}`);
+    } finally {
+      closeSync(fd);
+    }
+    return bytes;
+  }
+
   /**
    * Maps every section now, not when first read: a file renamed over this path later (a newer
    * snapshot under the same name) can then never be read through this container.
    */
   mapAll(): void {
     for (const entry of this.sections) this.section(entry.name);
+  }
+
+  /** Stops a verify() under way, at its next turn: the file is being written over in place, and reading its mapping could kill the process (D56). */
+  stopReading(why: string): void {
+    this.stopped = why;
   }
 
   /** Checks every section's hash; resolves to the names of the damaged ones (none: the file is whole). */
@@ -211,6 +232,7 @@ export class Container {
       const bytes = this.section(entry.name);
       const hasher = new Bun.CryptoHasher("sha256");
       for (let at = 0; at < bytes.byteLength; at += slice) {
+        if (this.stopped) throw new SnapshotError(this.stopped);
         hasher.update(bytes.subarray(at, Math.min(bytes.byteLength, at + slice)));
         done += Math.min(slice, bytes.byteLength - at);
         progress(done, total);
@@ -232,7 +254,9 @@ export function openContainer(path: string): Container {
   let fd: number;
   try {
     fd = openSync(path, "r");
-  } catch {
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT") throw new SnapshotError(`${path} cannot be read (${code ?? (err as Error).message}).`);
     throw new SnapshotError(`snapshot not found: ${path}. Build one with \`bun run snapshot:build --dump <path|url>\`.`);
   }
   try {

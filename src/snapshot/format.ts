@@ -69,6 +69,8 @@ export interface SnapshotMeta {
   formatVersion: number;
   /** ISO 8601, UTC. */
   createdAt: string;
+  /** The newest revision among its pages (ISO 8601, UTC): how new its data is (D55). Snapshots written before it have none. */
+  newestRevision?: string;
   wiki: Wiki;
   sources: SourceReport[];
   truncated: boolean;

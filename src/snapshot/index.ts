@@ -9,5 +9,5 @@ export { ContainerWriter, MAX_SECTION_BYTES, openContainer, type Container } fro
 export { PageTable, isoSeconds, type PageRow } from "./pages";
 export { compressTextBlock, TextStore, TextWriter, textDictionaryOf } from "./text";
 export { blockDecompressor, zstdInUse } from "./zstd";
-export { latestSnapshot } from "./locate";
+export { bySnapshotOrder, identityOf, isSnapshotFile, latestSnapshot, snapshotFile, snapshotsIn, type SkippedFile, type SnapshotFile } from "./locate";
 export { sameBytes, sha256 } from "./hash";

@@ -69,7 +69,7 @@ export class PageWriter {
     out: ContainerWriter,
     keep: (arrival: number) => boolean,
     docOrder?: ArrayLike<number>,
-  ): { docOfText: Int32Array; documents: number; pages: number; titles: StoredStrings; chunkCounts: Uint32Array } {
+  ): { docOfText: Int32Array; documents: number; pages: number; titles: StoredStrings; chunkCounts: Uint32Array; newestTs: number } {
     const n = this.count;
     const docOfText = new Int32Array(this.chunkSection.length).fill(-1);
     const firstDoc = new Uint32Array(n);
@@ -91,6 +91,8 @@ export class PageWriter {
       return out;
     };
     const chunkCounts = pick(Uint32Array, (a) => this.chunkCount.get(a));
+    let newestTs = 0;
+    for (const a of order) newestTs = Math.max(newestTs, this.ts.get(a));
     // Each column is made as it is written, so that one at a time is held.
     const columns: [string, () => Uint32Array | Float64Array][] = [
       ["pages.id", () => pick(Uint32Array, (a) => this.id.get(a))],
@@ -113,7 +115,7 @@ export class PageWriter {
     out.section("sections.headingEnd", this.headings.ends.view());
     out.section("text.chunkSection", this.chunkSection.view());
     // The titles in page order, for the title index: read from their column, not held as a string each.
-    return { docOfText, documents, pages: order.length, titles: new StoredStrings(titles.blob(), titles.ends.view()), chunkCounts };
+    return { docOfText, documents, pages: order.length, titles: new StoredStrings(titles.blob(), titles.ends.view()), chunkCounts, newestTs };
   }
 }
 

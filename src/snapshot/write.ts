@@ -6,7 +6,7 @@
 import { Packr } from "msgpackr";
 import { ContainerWriter } from "./container";
 import { FORMAT_VERSION, type RedirectList, type SnapshotMeta, type SnapshotPage } from "./format";
-import { PageWriter, type PageRow } from "./pages";
+import { isoSeconds, PageWriter, type PageRow } from "./pages";
 import { TextWriter, type TextStore } from "./text";
 
 const packr = new Packr({ useRecords: false, moreTypes: false });
@@ -17,6 +17,8 @@ export class SnapshotWriter {
   readonly out: ContainerWriter;
   private readonly text: TextWriter;
   private pages = new PageWriter();
+  /** The newest revision time among the pages kept (unix seconds), once finishPages() has written them. */
+  private newestTs: number | undefined;
 
   /**
    * `background`: text compressed off the main thread (TextWriter); then settleText() before
@@ -79,6 +81,7 @@ export class SnapshotWriter {
   finishPages(keep: (arrival: number) => boolean, redirects: RedirectList, docOrder?: ArrayLike<number>, redirectPageIds?: ArrayLike<number>): ReturnType<PageWriter["finish"]> {
     this.text.finish();
     const done = this.pages.finish(this.out, keep, docOrder);
+    this.newestTs = done.newestTs;
     // The rows are in the file: let go, they would be held through the index's merge, to the build's end.
     this.pages = new PageWriter();
     writeRedirects(this.out, redirects);
@@ -96,7 +99,8 @@ export class SnapshotWriter {
   finish(meta: Omit<SnapshotMeta, "formatVersion" | "contentHash">, derive?: (path: string) => DerivedSection[]): { meta: SnapshotMeta; bytes: number } {
     const hasher = new Bun.CryptoHasher("sha256");
     for (const s of [...this.out.written].sort((a, b) => (a.name < b.name ? -1 : 1))) hasher.update(`${s.name}\n${s.sha256}\n`);
-    const full: SnapshotMeta = { formatVersion: FORMAT_VERSION, ...meta, contentHash: hasher.digest("hex") };
+    const newestRevision = this.newestTs === undefined ? {} : { newestRevision: isoSeconds(this.newestTs) };
+    const full: SnapshotMeta = { formatVersion: FORMAT_VERSION, ...meta, ...newestRevision, contentHash: hasher.digest("hex") };
     if (derive) for (const { name, bytes } of derive(this.out.seal(full))) this.out.section(name, bytes);
     const bytes = this.out.finish(full);
     return { meta: full, bytes };
