@@ -3,7 +3,7 @@
  *
  * Whether one key can slow the server for the others (issues 13, 43). The real server on core 0;
  * from core 1, a victim key loads the cheap route /v1/chunk with autocannon (N connections,
- * closed loop), alone ("idle") and while an attacker key sends its requests at its plan's
+ * --victim-rate requests a second in all), alone ("idle") and while an attacker key sends its requests at its plan's
  * whole rate (or --rate), open loop ("attack"). The attacks (--attack):
  *   search        worst-case searches: 500-character queries of long nonsense words (typo
  *                 expansion), long words, a one-letter prefix, common words, quoted common words
@@ -31,6 +31,7 @@ const HELP = `Usage: bun bench/fairness.ts [options]
   --duration S      seconds per run (default 5)
   --rounds R        idle/attack pairs (default 3)
   --connections N   the victim's autocannon connections (default 10)
+  --victim-rate N   the victim's requests per second, all connections together (default 200: a client within its share)
   --plan PLAN       the attacker's plan, whose rate it sends at (default growth)
   --snapshot FILE   serve this snapshot (default: one built from the shared English dumps)
   --root DIR        the checkout whose server and key tool to run (default: this one), for a before/after
@@ -45,6 +46,7 @@ const { values } = parseArgs({
     duration: { type: "string", default: "5" },
     rounds: { type: "string", default: "3" },
     connections: { type: "string", default: "10" },
+    "victim-rate": { type: "string", default: "200" },
     plan: { type: "string", default: "growth" },
     snapshot: { type: "string" },
     root: { type: "string" },
@@ -128,9 +130,11 @@ async function victim(): Promise<{ p50: number; p99: number; rps: number }> {
     url: server.url,
     connections,
     duration,
+    overallRate: Number(values["victim-rate"]),
     headers: { "x-api-key": victimKey },
     requests: [{ setupRequest: (req) => ({ ...req, path: `/v1/chunk/${chunkIds[i++ % chunkIds.length]}` }) }],
   });
+  if (result.non2xx) console.error(`the victim got ${result.non2xx} answers that were not 2xx`);
   return { p50: result.latency.p50, p99: result.latency.p99, rps: result.requests.average };
 }
 
