@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { onServerCore, pinLoadGenerator } from "./cores";
+import { longestPageId } from "./queries";
 import { benchKey, benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer } from "./servers";
 import { median } from "./stats";
 
@@ -58,11 +59,7 @@ const server = await spawnServer(onServerCore(["bun", join(ROOT, "src/cli/start.
   TOME_KEY_MS_PER_SECOND: "1000000000",
 });
 
-/** The longest page's id (most chunks), for the big answers. */
-const table = snapshot.pages;
-let longest = 0;
-for (let i = 1; i < table.ids.length; i++) if (table.chunkCounts[i]! > table.chunkCounts[longest]!) longest = i;
-const bigPage = table.ids[longest]!;
+const bigPage = longestPageId(snapshot);
 const chunkIds = randomChunkIds(snapshot);
 
 const mcp = (name: string, args: Record<string, unknown>) => ({

@@ -21,6 +21,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { onServerCore, pinLoadGenerator } from "./cores";
+import { longestPageId } from "./queries";
 import { benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer } from "./servers";
 import { median } from "./stats";
 
@@ -104,10 +105,7 @@ await Bun.$`bun ${tool} plan --account victim --plan enterprise --rate 1000000`.
 const server = await spawnServer(onServerCore(["bun", join(root, "src/cli/start.ts")]), { TOME_SNAPSHOT: path, TOME_DATA: dataDir });
 const chunkIds = randomChunkIds(snapshot);
 const queries = worstQueries();
-const table = snapshot.pages;
-let longestRow = 0;
-for (let i = 1; i < table.ids.length; i++) if (table.chunkCounts[i]! > table.chunkCounts[longestRow]!) longestRow = i;
-const longest = table.ids[longestRow]!;
+const longest = longestPageId(snapshot);
 
 const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 const getPage = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "get_page", arguments: { page_id: longest } } });

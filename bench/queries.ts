@@ -88,3 +88,11 @@ export function pagesWithText(snapshot: Snapshot): Uint32Array {
   for (let i = 0; i < counts.length; i++) if (counts[i]) rows[n++] = i;
   return rows.subarray(0, n);
 }
+
+/** The id of the page with the most chunks: the largest answer of /v1/page. */
+export function longestPageId(snapshot: Snapshot): number {
+  const { ids, chunkCounts } = snapshot.pages;
+  let longest = 0;
+  for (let i = 1; i < ids.length; i++) if (chunkCounts[i]! > chunkCounts[longest]!) longest = i;
+  return ids[longest]!;
+}

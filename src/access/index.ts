@@ -6,7 +6,7 @@
  */
 import { invalidKey, keyText, NO_KEY, READ_SCOPE, type Gate, type Grant, type Health, type QuotaState, type Refusal } from "./grant";
 import { checkKeyStore, type Scope } from "./store";
-import { PLAN_NAMES, type PlanName } from "./plans";
+import { PlanTally, type PlanName } from "./plans";
 import { RateLimiter } from "./rate";
 import { WorkShare } from "./work";
 import { KeyRing, UNLIMITED, type KnownKey } from "./ring";
@@ -56,9 +56,9 @@ export class Access implements Gate {
   private readonly rates = new RateLimiter();
   private readonly work: WorkShare;
   /** Credits spent since the server started, by the plan of the account that spent them (for /metrics). */
-  private readonly spentByPlan = new Map<PlanName, number>(PLAN_NAMES.map((plan) => [plan, 0]));
+  private readonly spentByPlan = new PlanTally();
   /** Milliseconds charged to work shares since the server started, by plan (for /metrics). */
-  private readonly workByPlan = new Map<PlanName, number>(PLAN_NAMES.map((plan) => [plan, 0]));
+  private readonly workByPlan = new PlanTally();
   /** The current UTC month: its name, and its start and end in Unix seconds; recomputed when the clock leaves it. */
   private month = { name: "", start: 0, end: 0, endText: "" };
 
@@ -134,7 +134,7 @@ export class Access implements Gate {
   /** What a request of the grant's key cost the server's thread, in milliseconds (WorkShare). */
   spent(grant: Grant, ms: number): void {
     this.work.spend(grant.key.record.id, ms, this.now());
-    this.workByPlan.set(grant.key.plan, this.workByPlan.get(grant.key.plan)! + ms);
+    this.workByPlan.add(grant.key.plan, ms);
   }
 
   /** A 2xx answer spends the grant's hold; anything else gives it back. Once only; a grant the quota refused holds nothing. */
@@ -142,16 +142,16 @@ export class Access implements Gate {
     if (grant.held === undefined) return;
     this.usage.settle(grant.held as Meter, grant.cost, succeeded);
     grant.held = undefined;
-    if (succeeded) this.spentByPlan.set(grant.key.plan, this.spentByPlan.get(grant.key.plan)! + grant.cost);
+    if (succeeded) this.spentByPlan.add(grant.key.plan, grant.cost);
   }
 
   /** Credits spent since the server started, by plan (every plan, 0 for those that spent none). */
   creditsSpent(): ReadonlyMap<PlanName, number> {
-    return this.spentByPlan;
+    return this.spentByPlan.all;
   }
 
   workCharged(): ReadonlyMap<PlanName, number> {
-    return this.workByPlan;
+    return this.workByPlan.all;
   }
 
   private currentMonth(now: number): { name: string; end: number; endText: string } {

@@ -31,3 +31,16 @@ export function limitsOf(plan: PlanName, rate?: number): Plan {
   const base = PLANS[plan];
   return plan === "enterprise" && rate !== undefined ? { ...base, rate } : base;
 }
+
+/** A count per plan, every plan from 0 (credits spent, work charged: for /metrics). */
+export class PlanTally {
+  private readonly counts = new Map<PlanName, number>(PLAN_NAMES.map((plan) => [plan, 0]));
+
+  add(plan: PlanName, n: number): void {
+    this.counts.set(plan, this.counts.get(plan)! + n);
+  }
+
+  get all(): ReadonlyMap<PlanName, number> {
+    return this.counts;
+  }
+}

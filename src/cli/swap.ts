@@ -125,28 +125,31 @@ export class SnapshotSwapper {
     if (this.suspended || !this.served.identity) return;
     const now = identityOf(this.served.path);
     if (!now || now === this.served.identity) return;
+    // Identities are "inode:size:mtime": renamed over (another inode), the mapping holds.
     const [ino, size] = now.split(":");
     const [servedIno, servedSize] = this.served.identity.split(":");
     if (ino !== servedIno) return;
     const engine = this.app.served().engine;
-    if (size === servedSize) {
-      try {
-        // Touched, or written over with the same bytes: the same table, read (not mapped) from the file.
-        const table = openContainer(this.served.path);
-        const same = table.sections.every((s, i) => s.sha256 === engine.snapshot.container.sections[i]?.sha256 && s.offset === engine.snapshot.container.sections[i]?.offset);
-        if (same && table.sections.length === engine.snapshot.container.sections.length) {
-          this.served.identity = now;
-          return;
-        }
-      } catch {
-        // Not whole: being written.
-      }
+    if (size === servedSize && this.sameTable(engine)) {
+      this.served.identity = now;
+      return;
     }
     this.suspended = true;
     const why = `${this.served.path} is being written over in place while it is served (it is mapped; reading it now could kill the server)`;
     engine.snapshot.container.stopReading(why);
     this.app.suspend(`The snapshot is being replaced; retry in a few seconds.`);
     this.log(`swap: ERROR: ${why}. Requests get 503 until a whole snapshot is loaded. ` + `Never copy over a served snapshot: copy it to a temporary name in the same folder, then mv it into place.`);
+  }
+
+  /** Whether the file served still holds the table it was opened with (touched, or written over with the same bytes): read, not mapped. */
+  private sameTable(engine: Engine): boolean {
+    const served = engine.snapshot.container.sections;
+    try {
+      const table = openContainer(this.served.path).sections;
+      return table.length === served.length && table.every((s, i) => s.sha256 === served[i]!.sha256 && s.offset === served[i]!.offset);
+    } catch {
+      return false; // not whole: being written
+    }
   }
 
   /** Looks for a snapshot to move to and moves to it; one check at a time (a check asked meanwhile runs after). */

@@ -15,7 +15,7 @@
 import { hashKey, KEY_SHAPE, randomAlphanumeric } from "../key-text";
 import type { Account, KeyRecord, Scope } from "../store";
 import { invalidKey, keyText, NO_KEY, READ_SCOPE, type Gate, type Grant, type Health, type Hold, type QuotaState, type Refusal } from "../grant";
-import { PLAN_NAMES, type PlanName } from "../plans";
+import { PlanTally, type PlanName } from "../plans";
 import { knownKey, UNLIMITED, type KnownKey } from "../ring";
 import { monthEnd, monthOf, monthStart } from "../usage";
 import { WorkShare } from "../work";
@@ -75,9 +75,9 @@ export class RedisAccess implements Gate {
    * store has changed since that version.
    */
   private readonly known = new Map<string, CachedKey>();
-  private readonly spentByPlan = new Map<PlanName, number>(PLAN_NAMES.map((plan) => [plan, 0]));
+  private readonly spentByPlan = new PlanTally();
   /** Milliseconds charged to work shares since the server started, by plan (for /metrics). */
-  private readonly workByPlan = new Map<PlanName, number>(PLAN_NAMES.map((plan) => [plan, 0]));
+  private readonly workByPlan = new PlanTally();
   private month = { name: "", start: 0, end: 0, endText: "" };
 
   constructor(options: RedisAccessOptions) {
@@ -175,7 +175,7 @@ export class RedisAccess implements Gate {
 
   spent(grant: Grant, ms: number): void {
     this.work.spend(grant.key.record.id, ms, this.now());
-    this.workByPlan.set(grant.key.plan, this.workByPlan.get(grant.key.plan)! + ms);
+    this.workByPlan.add(grant.key.plan, ms);
   }
 
   /**
@@ -193,7 +193,7 @@ export class RedisAccess implements Gate {
     return this.redis.run(SETTLE, args).then(
       (reply: any[]) => {
         if (hold.month === g.month.name) [g.spentThisMonth, g.heldThisMonth] = [Number(reply[0]), Number(reply[1])];
-        if (succeeded) this.spentByPlan.set(g.key.plan, this.spentByPlan.get(g.key.plan)! + g.cost);
+        if (succeeded) this.spentByPlan.add(g.key.plan, g.cost);
         return true;
       },
       () => !succeeded,
@@ -201,11 +201,11 @@ export class RedisAccess implements Gate {
   }
 
   creditsSpent(): ReadonlyMap<PlanName, number> {
-    return this.spentByPlan;
+    return this.spentByPlan.all;
   }
 
   workCharged(): ReadonlyMap<PlanName, number> {
-    return this.workByPlan;
+    return this.workByPlan.all;
   }
 
   quotaOf(grant: Grant): QuotaState {
