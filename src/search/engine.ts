@@ -31,6 +31,7 @@ import type { SearchContext } from "./stages/context";
 import { hitFormatter } from "./stages/format";
 import { Meter } from "./stages/meter";
 import { rankChunksOfPage, rankPages } from "./stages/pages";
+import { PROXIMITY_WINDOW } from "./stages/passages";
 import { existingPhrases, keepPhrases } from "./stages/phrases";
 import { intro, type PageCandidate, type Ranking } from "./stages/pool";
 import { conjunctionFor, fewerWordsFor, pruningFor, rankPruned } from "./stages/prune";
@@ -153,7 +154,9 @@ export class Engine {
   }
 
   /** The stages of a search, from the parsed query to the best `need` pages. */
-  private rank(parsed: ParsedQuery, need: number, pageId: number | undefined, pruning: SearchOptions["pruning"]): Ranking {
+  private rank(parsed: ParsedQuery, asked: number, pageId: number | undefined, pruning: SearchOptions["pruning"]): Ranking {
+    // The pages proximity reorders are always ranked, however few were asked for: the order never depends on the window (D61).
+    const need = Math.max(asked, PROXIMITY_WINDOW);
     const query = existingPhrases(this.stages, parsed);
     if (!query.words.length) return nothing();
     const scope = this.scopeOf(pageId);
@@ -162,13 +165,13 @@ export class Engine {
     const prune = pruningFor(this.stages, query, terms, pruning, scope.onlyPage);
     const pruned = prune && rankPruned(this.stages, this.pruner, query, terms, need, prune);
     if (pruned) return pruned;
-    const conjunction = conjunctionFor(terms, pruning, scope.onlyPage);
-    const joined = conjunction && conjunctionPool(this.stages, terms, need, conjunction);
+    const conjunction = conjunctionFor(query, terms, pruning, scope.onlyPage);
+    const joined = conjunction && conjunctionPool(this.stages, query, terms, need, conjunction);
     const past = joined === "short" ? fewerWordsFor(query, conjunction!) : undefined;
     const pastJoined = past && rankPruned(this.stages, this.pruner, query, terms, need, past);
     if (pastJoined) return pastJoined;
-    const matching = typeof joined === "object" ? joined.matching : fillPool(this.stages, query, terms, need, scope);
-    const kept = query.phrases.length ? keepPhrases(this.stages, query, need) : undefined;
+    const matching = typeof joined === "object" ? joined.matching : fillPool(this.stages, query, terms, scope);
+    const kept = query.phrases.length ? keepPhrases(this.stages, query) : undefined;
     if (scope.onlyPage >= 0) return rankChunksOfPage(this.stages, query, scope.onlyPage, kept);
     return rankPages(this.stages, query, terms, need, kept, matching);
   }

@@ -819,8 +819,8 @@ export class PrunedRanking {
 
   /**
    * A page as the exhaustive ranking ranks it, from its chunks' exact scores (stages/pages.ts):
-   * its best chunk, lowest tier first, then its next two scores of any tier; its chunks of the
-   * best one's tier, best first. Undefined when it does not rank.
+   * its best chunk, lowest tier first, then its next two scores of that tier (D61); its chunks
+   * of the best one's tier, best first. Undefined when it does not rank.
    */
   private rankedPage(input: PruneInput, p: number): RankedPage | undefined {
     const { exact, exactMask } = this;
@@ -830,10 +830,12 @@ export class PrunedRanking {
     const chunks: number[] = [];
     const scores: number[] = [];
     const tiers: number[] = [];
+    // A title match ranks by its best chunk whatever its tier, as in the exhaustive ranking (D61).
+    const anyTier = fewer || pageGroup[p]! > 0;
     for (let d = from; d < from + count; d++) {
       const m = exactMask[d]!;
       const holding = (m & required) >>> 0 === required;
-      if (m && (holding || fewer)) {
+      if (m && (holding || anyTier)) {
         chunks.push(d);
         scores.push(exact[d]! * popcount(m));
         tiers.push(holding ? 0 : FEWER_TIER);
@@ -844,7 +846,7 @@ export class PrunedRanking {
     const byRank = chunks.map((_c, i) => i).sort((a, b) => tiers[a]! - tiers[b]! || scores[b]! - scores[a]! || chunks[a]! - chunks[b]!);
     const tier = tiers[byRank[0]!]!;
     const evidence = this.pageBest.fill(-1);
-    for (const i of byRank.slice(1)) placeBestThree(evidence, 0, scores[i]!);
+    for (const i of byRank.slice(1)) if (tiers[i] === tier) placeBestThree(evidence, 0, scores[i]!);
     const score = pageScore(scores[byRank[0]!]!, evidence[0]!, evidence[1]!, titleBoost[p]!);
     const own = byRank.filter((i) => tiers[i] === tier);
     return { page: p, klass: group * TIERS + tier, score, chunks: own.map((i) => chunks[i]!), chunkScores: own.map((i) => scores[i]!) };

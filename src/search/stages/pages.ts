@@ -64,7 +64,16 @@ function bestChunkPerPage(ctx: SearchContext, positions: number[] | undefined): 
       touched[count++] = p;
       continue;
     }
-    const better = tiers[i]! < tiers[b]! || (tiers[i] === tiers[b] && (scores[i]! > scores[b]! || (scores[i] === scores[b] && docs[i]! < docs[b]!)));
+    // A page's evidence is its other chunks of its best chunk's tier (D61): lower tiers, which
+    // a pass may or may not have added, never change its score.
+    if (tiers[i]! > tiers[b]!) continue;
+    if (tiers[i]! < tiers[b]!) {
+      pageBest[p] = i;
+      pageSecond[p] = 0;
+      pageThird[p] = 0;
+      continue;
+    }
+    const better = scores[i]! > scores[b]! || (scores[i] === scores[b] && docs[i]! < docs[b]!);
     const runnerUp = better ? scores[b]! : scores[i]!;
     if (better) pageBest[p] = i;
     if (runnerUp > pageSecond[p]!) {

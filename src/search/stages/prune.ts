@@ -145,10 +145,14 @@ function prunesAlone(ctx: SearchContext, prune: Pruning, terms: QueryTerms): boo
   return (prune.words ?? 1) > 1 || ctx.text.has(indexKey(terms.words[0]!));
 }
 
-/** The conjunction asked for (stages/candidates.ts), when the query is one it answers: several words, at most `words`, no typo, not within a page. */
-export function conjunctionFor(terms: QueryTerms, pruning: false | Pruning | undefined, onlyPage: number): Pruning | undefined {
+/**
+ * The conjunction asked for (stages/candidates.ts), when the query is one it answers: several
+ * words, at most `words`, no typo, no quoted phrase (the phrase check may leave fewer pages
+ * than the conjunction found, and the pages past them hold only some words), not within a page.
+ */
+export function conjunctionFor(query: ParsedQuery, terms: QueryTerms, pruning: false | Pruning | undefined, onlyPage: number): Pruning | undefined {
   const prune = pruning ?? {};
-  if (!prune) return undefined;
+  if (!prune || query.phrases.length) return undefined;
   const words = terms.words.length;
   return words > 1 && words <= (prune.words ?? GUARDS.maxWords) && onlyPage < 0 && !terms.typoable ? prune : undefined;
 }
