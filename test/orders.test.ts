@@ -60,6 +60,15 @@ function countWhere(engine: Engine, ordered: Engine, queries: string[], pages: [
 }
 
 describe("page orders", () => {
+  test("orders made under other ranking rules are refused, with how to rebuild (D61)", async () => {
+    const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+    const bytes = engine.pageOrders(1, 10);
+    expect(new PageOrders(bytes).size).toBeGreaterThan(0);
+    const words = new Uint32Array(bytes.buffer, bytes.byteOffset, 1);
+    words[0] = (words[0]! + 1) >>> 0;
+    expect(() => new PageOrders(bytes)).toThrow(/other ranking rules.*snapshot:build/);
+  });
+
   test("one-word searches ranked from full orders rank as the exhaustive search", async () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
     // Every word of the index has its order.

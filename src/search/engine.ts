@@ -23,6 +23,7 @@ import type { Snapshot, SnapshotPage } from "../snapshot";
 import { buildPageOrders, ORDER_LENGTH, PageOrders } from "./orders";
 import { COLLECT_EVERY_MS, DEFAULTS, GUARDS, PRUNE_FROM, type ChangesResult, type Hit, type LuckyResult, type SearchOptions, type SearchResult, type SearchWork } from "./options";
 import { PrunedRanking } from "./pruned";
+import { PROXIMITY_WINDOW } from "./rules";
 import { parseQuery, type ParsedQuery } from "./query";
 import type { Shard } from "./shard";
 import { conjunctionPool, fillPool, type Scope } from "./stages/candidates";
@@ -31,7 +32,6 @@ import type { SearchContext } from "./stages/context";
 import { hitFormatter } from "./stages/format";
 import { Meter } from "./stages/meter";
 import { rankChunksOfPage, rankPages } from "./stages/pages";
-import { PROXIMITY_WINDOW } from "./stages/passages";
 import { existingPhrases, keepPhrases } from "./stages/phrases";
 import { intro, type PageCandidate, type Ranking } from "./stages/pool";
 import { conjunctionFor, fewerWordsFor, pruningFor, rankPruned } from "./stages/prune";
@@ -93,7 +93,7 @@ export class Engine {
     const query = parseQuery(q, this.lang);
     this.stages.meter.start(started + (options.budgetMs ?? GUARDS.budgetMs));
     const { hits, total } = this.withScratch(() => {
-      const ranked = this.rank(query, offset + limit, options.pageId, options.pruning);
+      const ranked = this.rank(query, offset, offset + limit, options.pageId, options.pruning);
       const window = ranked.pages.slice(offset, offset + limit);
       const format = hitFormatter(this.stages, query, options);
       return { hits: window.map((p) => format(p.page, p.best)), total: ranked.total };
@@ -113,7 +113,7 @@ export class Engine {
     this.stages.meter.start(started + GUARDS.budgetMs);
     const found = this.withScratch(() => {
       // As deep as a default search, so that total_results is that search's estimatedTotalHits.
-      const ranked = this.rank(query, DEFAULTS.offset + DEFAULTS.limit, undefined, undefined);
+      const ranked = this.rank(query, 0, DEFAULTS.offset + DEFAULTS.limit, undefined, undefined);
       const top = this.exactTitle(query) ?? ranked.pages[0];
       return top && { hit: hitFormatter(this.stages, query, {})(top.page, top.best), total: ranked.total };
     });
@@ -154,7 +154,7 @@ export class Engine {
   }
 
   /** The stages of a search, from the parsed query to the best `need` pages. */
-  private rank(parsed: ParsedQuery, asked: number, pageId: number | undefined, pruning: SearchOptions["pruning"]): Ranking {
+  private rank(parsed: ParsedQuery, from: number, asked: number, pageId: number | undefined, pruning: SearchOptions["pruning"]): Ranking {
     // The pages proximity reorders are always ranked, however few were asked for: the order never depends on the window (D61).
     const need = Math.max(asked, PROXIMITY_WINDOW);
     const query = existingPhrases(this.stages, parsed);
@@ -163,17 +163,17 @@ export class Engine {
     if (!scope) return nothing();
     const terms = queryTerms(query, this.stages);
     const prune = pruningFor(this.stages, query, terms, pruning, scope.onlyPage);
-    const pruned = prune && rankPruned(this.stages, this.pruner, query, terms, need, prune);
+    const pruned = prune && rankPruned(this.stages, this.pruner, query, terms, from, need, prune);
     if (pruned) return pruned;
     const conjunction = conjunctionFor(query, terms, pruning, scope.onlyPage);
     const joined = conjunction && conjunctionPool(this.stages, query, terms, need, conjunction);
     const past = joined === "short" ? fewerWordsFor(query, conjunction!) : undefined;
-    const pastJoined = past && rankPruned(this.stages, this.pruner, query, terms, need, past);
+    const pastJoined = past && rankPruned(this.stages, this.pruner, query, terms, from, need, past);
     if (pastJoined) return pastJoined;
     const matching = typeof joined === "object" ? joined.matching : fillPool(this.stages, query, terms, scope);
     const kept = query.phrases.length ? keepPhrases(this.stages, query) : undefined;
     if (scope.onlyPage >= 0) return rankChunksOfPage(this.stages, query, scope.onlyPage, kept);
-    return rankPages(this.stages, query, terms, need, kept, matching);
+    return rankPages(this.stages, query, terms, from, need, kept, matching);
   }
 
   /** Where a search looks: every chunk, or the chunks of the page with `pageId` (undefined: no such page). */

@@ -20,22 +20,9 @@ import { WORK_SHARE } from "./options";
 import type { PageOrder } from "./orders";
 import type { PostingsCursor } from "./postings";
 import { BM25, type FieldNorms, popcount, type ScoredList, type Shard } from "./shard";
+import { bestThreeScore, FEWER_TIER, INTRO_TIER, PAGE_FACTOR, pageScore, placeBestThree, TIERS } from "./rules";
 import { bestEntries, TopScores } from "./topk";
 
-/** A page's score: its best chunk's, plus this share of its second, and its square of its third (D43). */
-const PAGE_EVIDENCE = 0.5;
-/** A boosted title raises its page's score by this many times the share of the query's information it holds. */
-const TITLE_BOOST = 2;
-/** Ranking classes: group (0 exact title, 1 title match, 2 other) × tier (0–4). */
-export const TIERS = 5;
-/** The tier of a title match's intro, standing for a page none of whose chunks holds the words: the last. */
-export const INTRO_TIER = TIERS - 1;
-/** The tier of chunks holding every required word, some with typos (stages/candidates.ts adds them). */
-export const TYPO_TIER = 1;
-/** The tier of chunks holding some of the words exactly, not every required one (stages/candidates.ts adds them). */
-export const FEWER_TIER = 2;
-/** The most a page's score can be over its best chunk's: 1 + 0.5 + 0.25. */
-const PAGE_FACTOR = 1 + PAGE_EVIDENCE + PAGE_EVIDENCE * PAGE_EVIDENCE;
 /** pageGroup's values (stages/title-groups.ts): an exact title, a title match. */
 const EXACT_TITLE = 1;
 const TITLE_MATCH = 2;
@@ -880,32 +867,6 @@ export class PrunedRanking {
     }
     this.touchedCount = 0;
   }
-}
-
-/**
- * A page's score from its best three chunks' (best first; -1 or 0: none), as the exhaustive
- * ranking makes it (stages/pages.ts): the best, plus PAGE_EVIDENCE of the second and its
- * square of the third, raised by the title boost.
- */
-export function pageScore(first: number, second: number, third: number, titleBoost: number): number {
-  return (first + PAGE_EVIDENCE * Math.max(0, second) + PAGE_EVIDENCE * PAGE_EVIDENCE * Math.max(0, third)) * (1 + TITLE_BOOST * titleBoost);
-}
-
-/** Adds a score to the three highest kept at best[at, at + 3), highest first (-1: none yet). */
-export function placeBestThree(best: Float64Array, at: number, s: number): void {
-  if (s > best[at]!) {
-    best[at + 2] = best[at + 1]!;
-    best[at + 1] = best[at]!;
-    best[at] = s;
-  } else if (s > best[at + 1]!) {
-    best[at + 2] = best[at + 1]!;
-    best[at + 1] = s;
-  } else if (s > best[at + 2]!) best[at + 2] = s;
-}
-
-/** pageScore() of the three highest kept at best[at, at + 3). */
-export function bestThreeScore(best: Float64Array, at: number, titleBoost: number): number {
-  return pageScore(best[at]!, best[at + 1]!, best[at + 2]!, titleBoost);
 }
 
 /** Whether a bound (class, score) may reach a ranked page: rank above it, or tie with it. */
