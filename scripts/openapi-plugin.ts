@@ -135,10 +135,12 @@ async function stable(app: { handle(r: Request): Response | Promise<Response> },
 /** The server's own answers to bad requests: they must not change because the document was built. */
 const BAD = ["/v1/search?q=albedo&limit=99", "/v1/search?q=albedo&limit=5.0", "/v1/search?q=albedo&limit=5&limit=6", "/v1/page/abc", "/v1/chunk/39-0", "/v1/pdf/39.pdf", "/v1/changes?since=yesterday"];
 async function answers(app: { handle(r: Request): Response | Promise<Response> }): Promise<string[]> {
-  return Promise.all(BAD.map(async (path) => {
-    const r = await app.handle(request(path));
-    return `${path} → ${r.status} ${r.headers.get("content-type")?.startsWith("application/pdf") ? "(a PDF)" : (await r.text()).slice(0, 60)}`;
-  }));
+  return Promise.all(
+    BAD.map(async (path) => {
+      const r = await app.handle(request(path));
+      return `${path} → ${r.status} ${r.headers.get("content-type")?.startsWith("application/pdf") ? "(a PDF)" : (await r.text()).slice(0, 60)}`;
+    }),
+  );
 }
 
 /** A header object's own description and example (what Swagger UI's header table and a client generator read), or "bare". */
@@ -147,21 +149,53 @@ function headerDocs(doc: Json, header: Json): string {
   return typeof h.description === "string" && h.example !== undefined ? "described" : "bare";
 }
 const headers = (doc: Json, of: (name: string, header: Json) => string) =>
-  perOperation(doc, perResponse((r) => Object.entries((r.headers ?? {}) as Json).map(([name, h]) => of(name, h as Json))));
+  perOperation(
+    doc,
+    perResponse((r) => Object.entries((r.headers ?? {}) as Json).map(([name, h]) => of(name, h as Json))),
+  );
 const parameters = (doc: Json, of: (p: Json) => string) => perOperation(doc, (op) => (op.parameters ?? []).map(of));
 
 const CHECKS: [string, (doc: Json) => unknown][] = [
-  ["operations (method, path)", (doc) => operations(doc).map((o) => `${o.method} ${o.path}`).sort()],
+  [
+    "operations (method, path)",
+    (doc) =>
+      operations(doc)
+        .map((o) => `${o.method} ${o.path}`)
+        .sort(),
+  ],
   ["operation ids", (doc) => perOperation(doc, (op) => op.operationId)],
   ["statuses answered", (doc) => perOperation(doc, (op) => Object.keys(op.responses ?? {}))],
-  ["response descriptions", (doc) => perOperation(doc, perResponse((r) => r.description))],
-  ["media types", (doc) => perOperation(doc, perResponse((r) => Object.keys(r.content ?? {})))],
+  [
+    "response descriptions",
+    (doc) =>
+      perOperation(
+        doc,
+        perResponse((r) => r.description),
+      ),
+  ],
+  [
+    "media types",
+    (doc) =>
+      perOperation(
+        doc,
+        perResponse((r) => Object.keys(r.content ?? {})),
+      ),
+  ],
   ["response headers (rate limit, quota, X-Credit-Cost, ETag…)", (doc) => headers(doc, (name) => name)],
   ["each header's description and example on the header object", (doc) => headers(doc, (name, h) => `${name} ${headerDocs(doc, h)}`)],
-  ["named examples (the error answers the tests compare with the server's)", (doc) => perOperation(doc, perResponse((r) => Object.keys(r.content?.["application/json"]?.examples ?? {})))],
+  [
+    "named examples (the error answers the tests compare with the server's)",
+    (doc) =>
+      perOperation(
+        doc,
+        perResponse((r) => Object.keys(r.content?.["application/json"]?.examples ?? {})),
+      ),
+  ],
   ["parameters (name, in, required)", (doc) => parameters(doc, (p) => `${p.name} ${p.in} ${p.required}`)],
-  ["each parameter's description and example on the parameter (what Swagger UI shows and fills in)", (doc) =>
-    parameters(doc, (p) => `${p.name} ${p.description ? "described" : "-"} ${p.example !== undefined ? "example" : "-"}`)],
+  [
+    "each parameter's description and example on the parameter (what Swagger UI shows and fills in)",
+    (doc) => parameters(doc, (p) => `${p.name} ${p.description ? "described" : "-"} ${p.example !== undefined ? "example" : "-"}`),
+  ],
   ["security", (doc) => perOperation(doc, (op) => op.security)],
   ["named schemas", (doc) => Object.keys(doc.components?.schemas ?? {}).sort()],
 ];
@@ -192,10 +226,24 @@ if (values.chromium) {
       await tab.navigate(`${server.url.origin}${path}`);
       const listed = await tab
         .waitFor("document.querySelectorAll('.opblock').length > 0", 10_000)
-        .then(() => tab.evaluate<string[]>("[...document.querySelectorAll('.opblock')].map(o => o.querySelector('.opblock-summary-method').textContent.toLowerCase() + ' ' + o.querySelector('.opblock-summary-path').dataset.path)"))
+        .then(() =>
+          tab.evaluate<string[]>(
+            "[...document.querySelectorAll('.opblock')].map(o => o.querySelector('.opblock-summary-method').textContent.toLowerCase() + ' ' + o.querySelector('.opblock-summary-path').dataset.path)",
+          ),
+        )
         .catch(() => tab.evaluate<string[]>("[document.body.innerText.slice(0, 80)]"));
-      compare(`Chromium: the operations ${path} lists`, operations(todayDoc).map((o) => `${o.method} ${o.path}`).sort(), listed.sort());
-      compare(`Chromium: requests ${path} makes to another host`, [], tab.requests.filter((url) => !url.startsWith(`${server.url.origin}/`) && !url.startsWith("data:")));
+      compare(
+        `Chromium: the operations ${path} lists`,
+        operations(todayDoc)
+          .map((o) => `${o.method} ${o.path}`)
+          .sort(),
+        listed.sort(),
+      );
+      compare(
+        `Chromium: requests ${path} makes to another host`,
+        [],
+        tab.requests.filter((url) => !url.startsWith(`${server.url.origin}/`) && !url.startsWith("data:")),
+      );
     }
   } finally {
     await tab.close();
@@ -219,4 +267,3 @@ for (const row of rows) {
 }
 process.stdout.write(`\n${rows.filter(same).length} of ${rows.length} checks the same\n`);
 today.close();
-
