@@ -320,7 +320,7 @@ describe("quota (D20)", () => {
     const meter = fresh.hold("a", "2026-11", 1, 5000)!;
     expect(meter).toBeDefined();
     expect(fresh.remaining("a", "2026-11", 5000)).toBe(8);
-    fresh.settle(meter, 1, false);
+    fresh.settle(meter, 1, false, "key_test", Date.now());
     expect(fresh.remaining("a", "2026-11", 5000)).toBe(9);
     expect(fresh.spent("a", "2026-11")).toBe(4991);
   });
@@ -409,7 +409,7 @@ describe("usage on disk", () => {
     let spent = 0;
     while (performance.now() < until) {
       for (const busy = performance.now() + 30; performance.now() < busy; spent++) {
-        ledger.settle(ledger.hold("a", "2026-11", 1, 1e12)!, 1, true);
+        ledger.settle(ledger.hold("a", "2026-11", 1, 1e12)!, 1, true, "key_test", Date.now());
       }
       await Bun.sleep(1);
     }

@@ -20,6 +20,8 @@ export interface Account {
   plan: PlanName;
   /** Enterprise only: requests per second per key. */
   rate?: number;
+  /** sha256 (hex) of the account holder's dashboard sign-in token (accounts.ts), if one was issued. */
+  dashboard_token?: string;
 }
 
 export interface KeyRecord {
@@ -127,6 +129,7 @@ function checkKeyFile(data: unknown): string | undefined {
   for (const [id, a] of Object.entries(f.accounts)) {
     if (!a || !isPlan(a.plan)) return `account ${id} has no valid plan`;
     if (a.rate !== undefined && !(Number.isInteger(a.rate) && a.rate > 0)) return `account ${id} has an invalid rate`;
+    if (a.dashboard_token !== undefined && !/^[0-9a-f]{64}$/.test(a.dashboard_token)) return `account ${id} has an invalid dashboard_token`;
   }
   for (const k of f.keys) {
     if (!k || typeof k.id !== "string" || !/^[0-9a-f]{64}$/.test(k.hash) || typeof k.account !== "string" || !f.accounts[k.account]) {
