@@ -28,6 +28,8 @@ export interface KeyRecord {
   id: string;
   /** sha256 of the key, hex. */
   hash: string;
+  /** The key's first characters (wk_ and 4 of its 32), for people to tell keys apart; absent on keys made before they were kept. */
+  prefix?: string;
   name: string;
   account: string;
   scopes: Scope[];
@@ -97,7 +99,8 @@ export type KeyStoreState = "fresh" | "present";
 /**
  * Whether a server may start on dataDir, read before it touches anything there. "fresh": no
  * store at all (no keys.json, no usage.json, keys.gen never bumped): a first start, which
- * creates the first key. "present": keys.json is a whole store with at least one key.
+ * creates the first key. "present": keys.json is a whole store with at least one key, or an
+ * account given the dashboard (where its holder makes keys).
  * Anything else throws a KeyStoreError saying what is wrong and what to do — an empty or
  * damaged keys.json, or a missing one where an earlier store leaves traces — since starting
  * anew there would silently turn every earlier key away.
@@ -115,7 +118,9 @@ export function checkKeyStore(dataDir: string): KeyStoreState {
         `(every earlier key stays refused), create its first key: bun run keys create --name NAME --scope full`,
     );
   }
-  if (!readKeyFile(path).keys.length) {
+  const file = readKeyFile(path);
+  // Accounts given the dashboard make their own keys there.
+  if (!file.keys.length && !Object.values(file.accounts).some((a) => a.dashboard_token)) {
     throw new KeyStoreError(`${path} holds no key, so every request would be refused. Create one: bun run keys create --name NAME --scope full`);
   }
   return "present";
@@ -139,6 +144,7 @@ function checkKeyFile(data: unknown): string | undefined {
     // An expiry that does not parse would never end.
     if (k.expires_at !== null && !(typeof k.expires_at === "string" && !Number.isNaN(Date.parse(k.expires_at)))) return `key ${k.id} has an invalid expires_at`;
     if (k.revoked_at !== null && typeof k.revoked_at !== "string") return `key ${k.id} has an invalid revoked_at`;
+    if (k.prefix !== undefined && !/^wk_[A-Za-z0-9]{4}$/.test(k.prefix)) return `key ${k.id} has an invalid prefix`;
   }
   return undefined;
 }
