@@ -67,6 +67,7 @@ const asset = (name: string) => readFileSync(join(import.meta.dir, name), "utf8"
 const STATIC: Record<string, { body: string; type: string }> = {
   [ASSETS.css]: { body: asset("dashboard.css"), type: "text/css; charset=utf-8" },
   [ASSETS.js]: { body: asset("dashboard.js"), type: "text/javascript; charset=utf-8" },
+  [ASSETS.icon]: { body: asset("icon.svg"), type: "image/svg+xml" },
 };
 
 const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
@@ -120,7 +121,8 @@ export function dashboard(o: DashboardOptions): Step {
     headers.set("cache-control", "no-store");
     headers.set("x-content-type-options", "nosniff");
     headers.set("x-frame-options", "DENY");
-    headers.set("referrer-policy", "no-referrer");
+    // same-origin, not no-referrer: with no-referrer Chromium sends its forms with `Origin: null`, which the origin check refuses.
+    headers.set("referrer-policy", "same-origin");
     headers.set("cross-origin-opener-policy", "same-origin");
     headers.set("cross-origin-resource-policy", "same-origin");
     if (secureOf(request)) headers.set("strict-transport-security", "max-age=31536000");

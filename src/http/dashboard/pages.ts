@@ -8,7 +8,7 @@ import type { KeyState, Plan, PlanName, Scope } from "../../access";
 import { usageChart, type DayUse } from "./chart";
 import { html, type Html } from "./html";
 
-export const ASSETS = { css: "/dashboard/dashboard.css", js: "/dashboard/dashboard.js" };
+export const ASSETS = { css: "/dashboard/dashboard.css", js: "/dashboard/dashboard.js", icon: "/dashboard/icon.svg" };
 
 interface Frame {
   title: string;
@@ -22,7 +22,8 @@ export function page(f: Frame): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
+<link rel="icon" href="${ASSETS.icon}" type="image/svg+xml">
 <title>${f.title} · Tome dashboard</title>
 <link rel="stylesheet" href="${ASSETS.css}">
 <script src="${ASSETS.js}" defer></script>
