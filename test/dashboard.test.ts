@@ -78,7 +78,7 @@ async function createKey(page: Page, name: string, scope: "read" | "full" = "rea
   await page.type("#name", name);
   await page.click(`input[name=scope][value=${scope}]`);
   const status = await submit(page, "form[action='/dashboard/keys'] button[type=submit]");
-  const key = await page.$eval("#new-key", (el) => (el as HTMLInputElement).value).catch(() => "");
+  const key = await page.$eval("#new-key", (el) => el.getAttribute("value")).catch(() => "");
   return { status, key };
 }
 
@@ -155,7 +155,7 @@ describe("one server, keys in files", () => {
     expect(made.status).toBe(201);
     expect(made.key).toMatch(/^wk_[A-Za-z0-9]{32}$/);
     // The copy button is shown by the script, and copies the key.
-    expect(await page.$eval("button[data-copy]", (b) => (b as HTMLButtonElement).hidden)).toBe(false);
+    expect(await page.$eval("button[data-copy]", (b) => b.hasAttribute("hidden"))).toBe(false);
     await shoot(page, "key-created");
 
     expect(await search(base, made.key)).toBe(200);
@@ -183,8 +183,12 @@ describe("one server, keys in files", () => {
     await page.goto(`${base}/dashboard`);
     expect(await page.$eval(".alert.warn", (el) => el.textContent)).toContain("allows 3 active keys, and you have 3");
     await shoot(page, "plan-full");
-    const csrf = await page.$eval("input[name=csrf]", (el) => (el as HTMLInputElement).value);
-    const over = await fetch(`${base}/dashboard/keys`, { method: "POST", headers: { cookie: await cookieHeader(page), "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ csrf, name: "Four", scope: "read" }) });
+    const csrf = await page.$eval("input[name=csrf]", (el) => el.getAttribute("value"));
+    const over = await fetch(`${base}/dashboard/keys`, {
+      method: "POST",
+      headers: { cookie: await cookieHeader(page), "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ csrf, name: "Four", scope: "read" }),
+    });
     expect(over.status).toBe(409);
     expect(await over.text()).toContain("no key was created");
 
@@ -200,7 +204,7 @@ describe("one server, keys in files", () => {
     const page = await newPage();
     expect(await signIn(page, base, token)).toBe(200);
     const cookie = await cookieHeader(page);
-    const csrf = await page.$eval("input[name=csrf]", (el) => (el as HTMLInputElement).value);
+    const csrf = await page.$eval("input[name=csrf]", (el) => el.getAttribute("value"));
     const post = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
       fetch(`${base}${path}`, { method: "POST", redirect: "manual", headers: { cookie, "content-type": "application/x-www-form-urlencoded", ...headers }, body: new URLSearchParams(fields) });
     const id = await page.$eval("a[href$='/revoke']", (a) => a.getAttribute("href")!.split("/")[3]!);
@@ -217,7 +221,7 @@ describe("one server, keys in files", () => {
     expect((await fetch(`${base}/dashboard/sign-in`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `token=${token}` })).status).toBe(403);
 
     const key = JSON.parse((await keys(data, "create", "--json", "--name", "k", "--account", "ops")).stdout).key as string;
-    for (const headers of [{ "x-api-key": key }, { authorization: `Bearer ${key}` }, { cookie: `tome_session=${key}` }]) {
+    for (const headers of [{ "x-api-key": key }, { authorization: `Bearer ${key}` }, { cookie: `tome_session=${key}` }] as Record<string, string>[]) {
       const r = await fetch(`${base}/dashboard`, { headers, redirect: "manual" });
       expect([r.status, r.headers.get("location")]).toEqual([303, "/dashboard/sign-in"]);
     }
@@ -250,7 +254,7 @@ describe("one server, keys in files", () => {
     const made = await createKey(page, "No script", "full");
     expect(made).toEqual({ status: 201, key: expect.stringMatching(/^wk_/) });
     // Without the script the copy button stays hidden; the key is in a field to select.
-    expect(await page.$eval("button[data-copy]", (b) => (b as HTMLButtonElement).hidden)).toBe(true);
+    expect(await page.$eval("button[data-copy]", (b) => b.hasAttribute("hidden"))).toBe(true);
     await shoot(page, "key-created-no-js");
     await page.close();
   });
@@ -267,7 +271,7 @@ describe("one server, keys in files", () => {
     expect(await page.$eval("[role=status]", (el) => el.textContent)).toBe("Account acme is now on the starter plan.");
     await page.type("#account", "globex");
     expect(await submit(page, "form[action='/dashboard/accounts'] button")).toBe(201);
-    const issued = await page.$eval("#new-key", (el) => (el as HTMLInputElement).value);
+    const issued = await page.$eval("#new-key", (el) => el.getAttribute("value"));
     expect(issued).toMatch(/^wd_[A-Za-z0-9]{32}\.globex$/);
     await shoot(page, "operator-issued");
     await page.close();
@@ -295,7 +299,8 @@ describe("one server, keys in files", () => {
       const form = await fetch(`${base}/dashboard/sign-in`);
       const cookie = form.headers.get("set-cookie")!.split(";")[0]!;
       const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!;
-      return (await fetch(`${base}/dashboard/sign-in`, { method: "POST", headers: { cookie, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ csrf, token }) })).status;
+      return (await fetch(`${base}/dashboard/sign-in`, { method: "POST", headers: { cookie, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ csrf, token }) }))
+        .status;
     };
     const wrong = (account: string) => `wd_${"A".repeat(32)}.${account}`;
     const statuses = [];

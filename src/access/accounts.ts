@@ -17,7 +17,7 @@ import type { UsageData } from "./usage";
  * name lets failed sign-ins be counted per account; the prefix tells it from an API key (wk_),
  * which is never taken as one.
  */
-export const DASHBOARD_TOKEN_SHAPE = /^wd_[A-Za-z0-9]{32}\.([A-Za-z0-9._-]{1,64})$/;
+const DASHBOARD_TOKEN_SHAPE = /^wd_[A-Za-z0-9]{32}\.([A-Za-z0-9._-]{1,64})$/;
 export const ACCOUNT_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** How long a dashboard session lasts from its sign-in (then the holder signs in again). */

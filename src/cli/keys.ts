@@ -333,7 +333,8 @@ async function account(args: string[], store: KeyToolStore): Promise<void> {
   const made = await store.update((file) => (which === "create" ? createAccountAccess(file, name, plan) : { created: false, ...replaceAccountToken(file, name) }));
   if (values.json) return console.log(JSON.stringify({ account: name, plan: made.account.plan, dashboard_token: made.token }, null, 2));
   console.log(made.token);
-  const what = which === "token" ? "A new dashboard sign-in token (the old one no longer works)" : made.created ? "Created the account, and its dashboard sign-in token" : "The dashboard sign-in token";
+  const what =
+    which === "token" ? "A new dashboard sign-in token (the old one no longer works)" : made.created ? "Created the account, and its dashboard sign-in token" : "The dashboard sign-in token";
   note(`${what} for account ${name} (${made.account.plan} plan). It is shown only this once: give it to the account holder, who signs in at /dashboard.`);
 }
 

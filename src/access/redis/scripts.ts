@@ -29,7 +29,7 @@ export const HOLD_LEASE_MS = 5 * 60_000;
 export const REQUEST_HOLD_LEASE_MS = 30_000;
 
 /** How long a day's per-key counts are kept: this month's and the last are shown. */
-export const USE_DAYS_MS = 70 * 86_400_000;
+const USE_DAYS_MS = 70 * 86_400_000;
 
 /** ENDS in tome:auth for a key that never expires (within a double's exact integers, as Lua reads it). */
 export const NEVER_ENDS = Number.MAX_SAFE_INTEGER;

@@ -42,7 +42,7 @@ import type { Step } from "../pipeline";
 import { accountPage, adminPage, ASSETS, messagePage, revokePage, signInPage, type AccountSummary, type AccountView, type KeyRow } from "./pages";
 import type { DayUse } from "./chart";
 
-export const DASHBOARD_PATH = "/dashboard";
+const DASHBOARD_PATH = "/dashboard";
 
 export function isDashboard(path: string): boolean {
   return path === DASHBOARD_PATH || path.startsWith(`${DASHBOARD_PATH}/`);
@@ -111,8 +111,7 @@ export function dashboard(o: DashboardOptions): Step {
    */
   const secureOf = (request: Request) => publicHttps || request.url.startsWith("https:") || request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https";
   const names = (secure: boolean) => (secure ? { session: "__Secure-tome_session", signIn: "__Secure-tome_sign_in" } : { session: "tome_session", signIn: "tome_sign_in" });
-  const cookie = (name: string, value: string, maxAge: number, secure: boolean) =>
-    `${name}=${value}; Path=${DASHBOARD_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure ? "; Secure" : ""}`;
+  const cookie = (name: string, value: string, maxAge: number, secure: boolean) => `${name}=${value}; Path=${DASHBOARD_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure ? "; Secure" : ""}`;
 
   const respond = (request: Request, status: number, body: string | null, extra: Record<string, string> | [string, string][] = {}): Response => {
     const headers = new Headers(extra);
@@ -128,8 +127,7 @@ export function dashboard(o: DashboardOptions): Step {
     if (secureOf(request)) headers.set("strict-transport-security", "max-age=31536000");
     return new Response(request.method === "HEAD" ? null : body, { status, headers });
   };
-  const redirect = (request: Request, to: string, setCookies: string[] = []) =>
-    respond(request, 303, null, [["location", to], ...setCookies.map((c): [string, string] => ["set-cookie", c])]);
+  const redirect = (request: Request, to: string, setCookies: string[] = []) => respond(request, 303, null, [["location", to], ...setCookies.map((c): [string, string] => ["set-cookie", c])]);
 
   /** The session of this request's cookie, if it is live and its token is still the account's. */
   const sessionOf = async (request: Request): Promise<{ session: Session; hash: string; file: KeyFile } | undefined> => {
@@ -309,7 +307,9 @@ export function dashboard(o: DashboardOptions): Step {
         const limit = limitsOf(a.plan, a.rate).keys;
         const active = f.keys.filter((k) => k.account === session.account && stateOf(k, now()) === "active").length;
         if (active >= limit) {
-          throw new KeyStoreError(`Your ${a.plan} plan allows ${limit} active keys, and you have ${active}: no key was created. Revoke a key to create another, or ask your operator for a larger plan.`);
+          throw new KeyStoreError(
+            `Your ${a.plan} plan allows ${limit} active keys, and you have ${active}: no key was created. Revoke a key to create another, or ask your operator for a larger plan.`,
+          );
         }
         return createKey(f, { name, account: session.account, scope, expiresAt, now: now() });
       });
@@ -410,9 +410,12 @@ export function dashboard(o: DashboardOptions): Step {
       if (!isDashboard(x.path)) return undefined;
       const address = x.server?.requestIP(x.request)?.address ?? "unknown";
       return handle(x.request, x.path, address).catch((err) => {
-        if (err instanceof Refused) return respond(x.request, err.status, messagePage({ title: err.title, message: err.message, back: { href: DASHBOARD_PATH, label: "Back to the dashboard" } }), err.headers);
+        if (err instanceof Refused)
+          return respond(x.request, err.status, messagePage({ title: err.title, message: err.message, back: { href: DASHBOARD_PATH, label: "Back to the dashboard" } }), err.headers);
         if (err instanceof KeyStoreError) {
-          return respond(x.request, 503, messagePage({ title: "Try again shortly", message: "The dashboard cannot reach its store of keys right now; nothing was changed. Try again in a moment." }), { "retry-after": "5" });
+          return respond(x.request, 503, messagePage({ title: "Try again shortly", message: "The dashboard cannot reach its store of keys right now; nothing was changed. Try again in a moment." }), {
+            "retry-after": "5",
+          });
         }
         throw err;
       });

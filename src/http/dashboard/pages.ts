@@ -17,7 +17,7 @@ interface Frame {
   body: Html;
 }
 
-export function page(f: Frame): string {
+function page(f: Frame): string {
   return `<!doctype html>${html`<html lang="en">
 <head>
 <meta charset="utf-8">
@@ -230,7 +230,15 @@ export interface AccountSummary {
   dashboard: boolean;
 }
 
-export function adminPage(o: { csrf: string; accounts: AccountSummary[]; plans: readonly PlanName[]; monthName: string; notice?: string; error?: string; issued?: { account: string; token: string } }): string {
+export function adminPage(o: {
+  csrf: string;
+  accounts: AccountSummary[];
+  plans: readonly PlanName[];
+  monthName: string;
+  notice?: string;
+  error?: string;
+  issued?: { account: string; token: string };
+}): string {
   const planOptions = (selected: PlanName | undefined) => o.plans.map((p) => html`<option value="${p}" ${p === selected ? html`selected` : ""}>${p}</option>`);
   const rows = o.accounts.map(
     (a) => html`<tr>
