@@ -353,6 +353,35 @@ describe("quota (D20)", () => {
 });
 
 describe("usage on disk", () => {
+  test("each key's requests and credits by UTC day (the dashboard's) are saved with the checksum; a file without them still reads; days before last month go", () => {
+    const path = usagePath(tempDir("tome-data-"));
+    const ledger = new UsageLedger(path);
+    const at = (iso: string) => Date.parse(iso);
+    ledger.touch("key_a", at("2026-09-30T12:00:00Z"));
+    // A request counts when made; its credits when its 2xx is settled (a 4xx spends none).
+    for (const [time, ok] of [["2026-11-02T23:59:59.999Z", true], ["2026-11-03T00:00:00Z", true], ["2026-11-03T01:00:00Z", false]] as const) {
+      ledger.touch("key_a", at(time));
+      ledger.settle(ledger.hold("acct", "2026-11", 1, 5000)!, 1, ok, "key_a", at(time));
+    }
+    ledger.touch("key_b", at("2026-11-03T02:00:00Z"));
+    ledger.settle(ledger.hold("acct", "2026-11", 10, 5000)!, 10, true, "key_b", at("2026-11-03T02:00:00Z"));
+    ledger.flush();
+    const saved = readUsage(path);
+    // September went when November began: the dashboard shows this month and keeps the last.
+    expect(saved.key_days).toEqual({ "2026-11-02": { key_a: [1, 1] }, "2026-11-03": { key_a: [2, 1], key_b: [1, 10] } });
+    expect(saved.months).toEqual({ "2026-11": { acct: 12 } });
+    expect(new UsageLedger(path).monthOf("2026-11").key_days).toEqual(saved.key_days!);
+    // A counter changed by hand breaks the checksum.
+    const file = JSON.parse(readFileSync(path, "utf8"));
+    file.key_days["2026-11-02"].key_a = [1, 0];
+    writeFileSync(path, JSON.stringify(file));
+    expect(() => readUsage(path)).toThrow("checksum mismatch");
+    // A usage.json written before key_days reads as it did.
+    writeUsage(path, { months: { "2026-11": { acct: 3 } }, last_used: {} });
+    expect(JSON.parse(readFileSync(path, "utf8")).key_days).toBeUndefined();
+    expect(readUsage(path)).toEqual({ months: { "2026-11": { acct: 3 } }, last_used: {} });
+  });
+
   test("survives kill -9 within 100 ms, and a restart picks up where it left off", async () => {
     const dir = tempDir("tome-data-");
     const { key } = await newKey(dir, "--name", "k", "--account", "crash", "--plan", "business");
