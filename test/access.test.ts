@@ -359,7 +359,11 @@ describe("usage on disk", () => {
     const at = (iso: string) => Date.parse(iso);
     ledger.touch("key_a", at("2026-09-30T12:00:00Z"));
     // A request counts when made; its credits when its 2xx is settled (a 4xx spends none).
-    for (const [time, ok] of [["2026-11-02T23:59:59.999Z", true], ["2026-11-03T00:00:00Z", true], ["2026-11-03T01:00:00Z", false]] as const) {
+    for (const [time, ok] of [
+      ["2026-11-02T23:59:59.999Z", true],
+      ["2026-11-03T00:00:00Z", true],
+      ["2026-11-03T01:00:00Z", false],
+    ] as const) {
       ledger.touch("key_a", at(time));
       ledger.settle(ledger.hold("acct", "2026-11", 1, 5000)!, 1, ok, "key_a", at(time));
     }

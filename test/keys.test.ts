@@ -379,7 +379,11 @@ describe("the key tool", () => {
       expect(r.stderr).toContain(says);
       expect(r.stderr).not.toContain("    at ");
     }
-    for (const args of [["account", "--help"], ["account", "create", "--help"], ["account", "token", "-h"]]) {
+    for (const args of [
+      ["account", "--help"],
+      ["account", "create", "--help"],
+      ["account", "token", "-h"],
+    ]) {
       const help = await keys(dir, ...args);
       expect([help.code, help.stdout]).toEqual([0, expect.stringContaining("Usage: bun run keys account create --account NAME [--plan PLAN] [--json]")]);
     }
