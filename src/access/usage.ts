@@ -118,8 +118,8 @@ export class UsageLedger {
   /** key id → ms of its last request, not yet written into data.last_used. */
   private readonly lastUsed = new Map<string, number>();
   private dirty = false;
-  /** The UTC day requests are counted in now (ms bounds), and its counters in data.key_days. */
-  private day = { start: 0, end: 0, keys: {} as KeyDays[string] };
+  /** The UTC day requests are counted in now (ms bounds), and its counters in data.key_days (also by key in a Map: faster to find than in the object). */
+  private day = { start: 0, end: 0, keys: {} as KeyDays[string], byKey: new Map<string, [number, number]>() };
   private lastFlush = performance.now();
   private started = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -204,7 +204,9 @@ export class UsageLedger {
   /** The key's [requests, credits] on now's UTC day. */
   private useOf(keyId: string, now: number): [number, number] {
     if (now < this.day.start || now >= this.day.end) this.newDay(now);
-    return (this.day.keys[keyId] ??= [0, 0]);
+    let use = this.day.byKey.get(keyId);
+    if (use === undefined) this.day.byKey.set(keyId, (use = this.day.keys[keyId] ??= [0, 0]));
+    return use;
   }
 
   /** Moves to now's UTC day; days before last month are dropped (the dashboard shows this month's). */
@@ -215,7 +217,8 @@ export class UsageLedger {
     const lastMonth = monthOf(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1));
     for (const old of Object.keys(days)) if (old.slice(0, 7) < lastMonth) delete days[old];
     const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
-    this.day = { start, end: start + 86_400_000, keys: (days[name] ??= {}) };
+    const keys = (days[name] ??= {});
+    this.day = { start, end: start + 86_400_000, keys, byKey: new Map(Object.entries(keys)) };
   }
 
   /** A month's usage as saved and as counted since (for the dashboard): credits per account, [requests, credits] per key per day, last uses. */
