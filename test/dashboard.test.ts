@@ -9,7 +9,7 @@
  * test-artifacts/dashboard/ (kept by CI).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { EN_2016, keys, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
@@ -280,6 +280,41 @@ describe("one server, keys in files", () => {
     expect(await signIn(holder, base, issued)).toBe(200);
     expect(await holder.$eval("h1", (el) => el.textContent)).toBe("globex");
     await holder.close();
+  });
+
+  test("every page passes axe-core's WCAG 2.1 A and AA checks (labels, contrast, landmarks, names)", async () => {
+    const AXE = readFileSync(join(ROOT, "node_modules/axe-core/axe.min.js"), "utf8");
+    /** Violations on the page as it is: rule id, then the first offending element. */
+    const audit = async (page: Page) => {
+      await page.addScriptTag({ content: AXE });
+      return page.evaluate(async () => {
+        type Result = { id: string; nodes: { html: string }[] }[];
+        const axe = (globalThis as unknown as { axe: { run(o: object): Promise<{ violations: Result; passes: Result }> } }).axe;
+        const { violations, passes } = await axe.run({ runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } });
+        // A page axe found nothing to check on would pass by saying nothing.
+        if (!passes.some((p) => p.id === "color-contrast")) return ["axe checked no contrast"];
+        return violations.map((v) => `${v.id}: ${v.nodes[0]?.html}`);
+      });
+    };
+    const page = await newPage();
+    // Only so that axe's own script may be added to the page: the pages' CSP stands everywhere else.
+    await page.setBypassCSP(true);
+    await page.goto(`${base}/dashboard/sign-in`);
+    const found: Record<string, string[]> = { "sign-in": await audit(page) };
+    expect(await signIn(page, base, token)).toBe(200);
+    found.account = await audit(page);
+    await revoke(page, "Two");
+    found["revoke-confirm"] = await audit(page);
+    await page.goto(`${base}/dashboard`);
+    expect((await createKey(page, "Audited")).status).toBe(201);
+    found["key-created"] = await audit(page);
+    expect(await submit(page, "form[action='/dashboard/sign-out'] button")).toBe(200);
+    expect(await signIn(page, base, "wrong")).toBe(401);
+    found["sign-in-error"] = await audit(page);
+    expect(await signIn(page, base, ADMIN_TOKEN)).toBe(200);
+    found.operator = await audit(page);
+    expect(found).toEqual({ "sign-in": [], account: [], "revoke-confirm": [], "key-created": [], "sign-in-error": [], operator: [] });
+    await page.close();
   });
 
   test("a replaced token, and every session made with it, stop working", async () => {
