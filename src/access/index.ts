@@ -24,6 +24,7 @@ export {
   hashToken,
   replaceAccountToken,
   SESSION_MS,
+  SIGN_IN_WINDOW_MS,
   type AccountStore,
   type Session,
 } from "./accounts";

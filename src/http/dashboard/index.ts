@@ -33,14 +33,15 @@ import {
   revokeKey,
   SESSION_MS,
   setPlan,
+  SIGN_IN_WINDOW_MS,
   stateOf,
   type AccountStore,
   type KeyFile,
   type Session,
 } from "../../access";
 import type { Step } from "../pipeline";
-import { accountPage, adminPage, ASSETS, messagePage, revokePage, signInPage, type AccountSummary, type AccountView, type KeyRow } from "./pages";
-import type { DayUse } from "./chart";
+import { accountPage, adminPage, ASSETS, messagePage, revokePage, signInPage, type AccountView } from "./pages";
+import { accountSummaries, accountViewOf, monthAt, type Month } from "./views";
 
 const DASHBOARD_PATH = "/dashboard";
 
@@ -61,7 +62,6 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 /** A form's body is a few fields; anything longer is not one of ours. */
 const MAX_FORM_BYTES = 8192;
 const SIGN_IN_COOKIE_SECONDS = 3600;
-const MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 
 const asset = (name: string) => readFileSync(join(import.meta.dir, name), "utf8");
 const STATIC: Record<string, { body: string; type: string }> = {
@@ -180,7 +180,7 @@ export function dashboard(o: DashboardOptions): Step {
     const t = now();
     const account = accountOfToken(token);
     const tooMany = (who: string) => {
-      const retry = Math.ceil((15 * 60_000 - (t % (15 * 60_000))) / 60_000);
+      const retry = Math.ceil((SIGN_IN_WINDOW_MS - (t % SIGN_IN_WINDOW_MS)) / 60_000);
       return signInForm(request, 429, `Too many failed sign-ins ${who}. Try again in ${retry} minute${retry === 1 ? "" : "s"}.`, { "retry-after": String(retry * 60) });
     };
     if ((await store.failures(`address:${address}`, false, t)) >= ADDRESS_FAILURES) return tooMany("from your address");
@@ -205,84 +205,19 @@ export function dashboard(o: DashboardOptions): Step {
     return redirect(request, DASHBOARD_PATH, [cookie(names(secure).session, id, Math.floor(SESSION_MS / 1000), secure), cookie(names(secure).signIn, "", 0, secure)]);
   };
 
-  const monthView = async (file: KeyFile) => {
+  /** This month's usage, as the store has it now. */
+  const thisMonth = async (): Promise<Month> => {
     const t = now();
-    const month = monthOf(t);
-    const usage = await store.usage(month);
-    const d = new Date(t);
-    const daysInMonth = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate();
-    return { t, month, usage, today: d.getUTCDate(), daysInMonth, monthName: MONTH_NAMES[d.getUTCMonth()]!, reset: new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)).toISOString(), file };
+    return monthAt(await store.usage(monthOf(t)), t);
   };
-
-  const accountView = async (file: KeyFile, session: Session, extra: Partial<AccountView> = {}): Promise<AccountView> => {
-    const m = await monthView(file);
-    const a = file.accounts[session.account]!;
-    const limits = limitsOf(a.plan, a.rate);
-    const mine = file.keys.filter((k) => k.account === session.account);
-    const use = (id: string): [number, number] => {
-      let requests = 0;
-      let credits = 0;
-      for (const keys of Object.values(m.usage.key_days ?? {})) {
-        const u = keys[id];
-        if (u) [requests, credits] = [requests + u[0], credits + u[1]];
-      }
-      return [requests, credits];
-    };
-    const keys: KeyRow[] = mine
-      .map((k) => {
-        const [requests, credits] = use(k.id);
-        return {
-          id: k.id,
-          name: k.name,
-          prefix: k.prefix ?? "",
-          scope: k.scopes.includes("full") ? ("full" as const) : ("read" as const),
-          created: k.created_at,
-          expires: k.expires_at,
-          lastUsed: m.usage.last_used[k.id] ?? null,
-          state: stateOf(k, m.t),
-          requests,
-          credits,
-        };
-      })
-      .sort((x, y) => Number(x.state !== "active") - Number(y.state !== "active") || y.created.localeCompare(x.created));
-    const ids = new Set(mine.map((k) => k.id));
-    const days: DayUse[] = Array.from({ length: m.daysInMonth }, (_, i) => {
-      const keysOfDay = m.usage.key_days?.[`${m.month}-${String(i + 1).padStart(2, "0")}`] ?? {};
-      let requests = 0;
-      let credits = 0;
-      for (const [id, u] of Object.entries(keysOfDay)) if (ids.has(id)) [requests, credits] = [requests + u[0], credits + u[1]];
-      return { day: i + 1, requests, credits };
-    });
-    return {
-      account: session.account,
-      plan: a.plan,
-      limits,
-      activeKeys: keys.filter((k) => k.state === "active").length,
-      keys,
-      spent: m.usage.months[m.month]?.[session.account] ?? 0,
-      days,
-      today: m.today,
-      monthName: m.monthName,
-      reset: m.reset,
-      csrf: session.csrf,
-      todayIso: new Date(m.t + 86_400_000).toISOString().slice(0, 10),
-      ...extra,
-    };
-  };
-
+  const accountView = async (file: KeyFile, session: Session, extra: Partial<AccountView> = {}): Promise<AccountView> => ({
+    ...accountViewOf(file, session.account, await thisMonth()),
+    csrf: session.csrf,
+    ...extra,
+  });
   const adminView = async (file: KeyFile, session: Session, extra: { notice?: string; error?: string; issued?: { account: string; token: string } } = {}) => {
-    const m = await monthView(file);
-    const accounts: AccountSummary[] = Object.entries(file.accounts)
-      .map(([name, a]) => ({
-        name,
-        plan: a.plan,
-        activeKeys: file.keys.filter((k) => k.account === name && stateOf(k, m.t) === "active").length,
-        spent: m.usage.months[m.month]?.[name] ?? 0,
-        quota: limitsOf(a.plan, a.rate).quota,
-        dashboard: Boolean(a.dashboard_token),
-      }))
-      .sort((x, y) => x.name.localeCompare(y.name));
-    return adminPage({ csrf: session.csrf, accounts, plans: PLAN_NAMES, monthName: m.monthName, ...extra });
+    const m = await thisMonth();
+    return adminPage({ csrf: session.csrf, accounts: accountSummaries(file, m), plans: PLAN_NAMES, monthName: m.monthName, ...extra });
   };
 
   /** Create a key: name, scope, optional expiry, within the plan's count (D21). */

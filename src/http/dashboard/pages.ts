@@ -104,8 +104,8 @@ export interface AccountView {
   error?: string;
   /** What the create form held when it was refused. */
   form?: { name: string; scope: string; expires: string };
-  /** Today as YYYY-MM-DD (the expiry's earliest day is tomorrow). */
-  todayIso: string;
+  /** The earliest expiry a key may be given (tomorrow, UTC), YYYY-MM-DD. */
+  firstExpiry: string;
 }
 
 const number = (n: number) => (Number.isFinite(n) ? n.toLocaleString("en-US") : "Unlimited");
@@ -151,7 +151,7 @@ ${csrfField(v.csrf)}
 <label class="choice"><input type="radio" name="scope" value="read" ${f.scope !== "full" ? html`checked` : ""} ${full ? html`disabled` : ""}> <span><strong>Read</strong> — search, pages and chunks</span></label>
 <label class="choice"><input type="radio" name="scope" value="full" ${f.scope === "full" ? html`checked` : ""} ${full ? html`disabled` : ""}> <span><strong>Full</strong> — also renders PDFs</span></label>
 </fieldset>
-<div class="field"><label for="expires">Expires <span class="optional">(optional)</span></label><input id="expires" name="expires" type="date" min="${v.todayIso}" value="${f.expires}" aria-describedby="expires-help" ${full ? html`disabled` : ""}><p id="expires-help" class="help">The key stops working at 00:00 UTC on this day. Leave empty for a key that does not expire.</p></div>
+<div class="field"><label for="expires">Expires <span class="optional">(optional)</span></label><input id="expires" name="expires" type="date" min="${v.firstExpiry}" value="${f.expires}" aria-describedby="expires-help" ${full ? html`disabled` : ""}><p id="expires-help" class="help">The key stops working at 00:00 UTC on this day. Leave empty for a key that does not expire.</p></div>
 <div class="field submit"><button class="button primary" type="submit" ${full ? html`disabled` : ""}>Create key</button></div>
 </form>
 </section>`;
