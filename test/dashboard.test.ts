@@ -217,6 +217,23 @@ describe("one server, keys in files", () => {
     // Nothing changed: the key is still active.
     await page.reload();
     expect(await page.content()).not.toContain("Replayed");
+    // Bad input gets a clear 4xx, the form kept; nothing is made.
+    const bad: [Record<string, string>, number, string][] = [
+      [{ csrf, name: " ", scope: "read" }, 400, "Give the key a name of 1 to 100 characters."],
+      [{ csrf, name: "x".repeat(101), scope: "read" }, 400, "Give the key a name of 1 to 100 characters."],
+      [{ csrf, name: "Bad scope", scope: "admin" }, 400, "Choose the key&apos;s scope: read or full."],
+      [{ csrf, name: "Past", scope: "read", expires: "2020-01-01" }, 400, "The expiry must be a day after today"],
+      [{ csrf, name: "Not a date", scope: "read", expires: "2027-02-30" }, 400, "The expiry must be a date (YYYY-MM-DD), or empty."],
+    ];
+    for (const [fields, status, says] of bad) {
+      const r = await post("/dashboard/keys", fields);
+      expect([r.status, await r.text()]).toEqual([status, expect.stringContaining(says)]);
+    }
+    const json = await fetch(`${base}/dashboard/keys`, { method: "POST", headers: { cookie, "content-type": "application/json" }, body: JSON.stringify({ csrf, name: "j" }) });
+    expect(json.status).toBe(415);
+    expect((await fetch(`${base}/dashboard/keys`, { method: "PUT", headers: { cookie } })).headers.get("allow")).toBe("GET, HEAD, POST");
+    expect((await fetch(`${base}/dashboard/nothing`, { headers: { cookie } })).status).toBe(404);
+    expect((await fetch(`${base}/dashboard/keys/key_000000000000/revoke`, { headers: { cookie } })).status).toBe(404);
     // A sign-in form without its cookie's token.
     expect((await fetch(`${base}/dashboard/sign-in`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `token=${token}` })).status).toBe(403);
 
@@ -386,6 +403,12 @@ describe("two replicas on one Redis", () => {
     expect(await submit(page, "form[action$='/revoke'] button[type=submit]")).toBe(200);
     expect(await search(b, made.key)).toBe(403);
     expect(await search(a, made.key)).toBe(403);
+    // Redis gone: the dashboard says so (503, nothing changed), as the API does.
+    const cookie = await cookieHeader(page);
+    await redis.kill();
+    const down = await fetch(`${b}/dashboard`, { headers: { cookie } });
+    expect([down.status, down.headers.get("retry-after")]).toEqual([503, "5"]);
+    expect(await down.text()).toContain("cannot reach its store of keys right now; nothing was changed");
     await page.close();
   });
 });
