@@ -132,7 +132,7 @@ function keyTable(v: AccountView): Html {
   );
   return html`<div class="table-wrap"><table class="keys">
 <caption class="visually-hidden">Your API keys, with their use this month</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scope</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col" class="num">Requests<span class="th-sub"> this month</span></th><th scope="col" class="num">Credits<span class="th-sub"> this month</span></th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scope</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col" class="num">Requests<span class="visually-hidden"> this month</span></th><th scope="col" class="num">Credits<span class="visually-hidden"> this month</span></th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${rows}</tbody>
 </table></div>`;
 }
@@ -198,7 +198,7 @@ ${usageChart(v.days, v.today, v.monthName)}
 </section>
 </div>
 <section class="card" aria-labelledby="keys-title">
-<h2 id="keys-title">API keys</h2>
+<div class="card-head"><h2 id="keys-title">API keys</h2><p class="help">Requests and credits are this month's (UTC).</p></div>
 ${keyTable(v)}
 </section>
 ${createForm(v)}`,
