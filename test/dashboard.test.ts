@@ -210,7 +210,7 @@ describe("one server, keys in files", () => {
     const id = await page.$eval("a[href$='/revoke']", (a) => a.getAttribute("href")!.split("/")[3]!);
     expect((await post(`/dashboard/keys/${id}/revoke`, {})).status).toBe(403);
     expect((await post(`/dashboard/keys/${id}/revoke`, { csrf: "x".repeat(43) })).status).toBe(403);
-    expect((await post(`/dashboard/keys/${id}/revoke`, { csrf }, { origin: "http://evil.example" })).status).toBe(403);
+    for (const origin of ["http://evil.example", "null", "not a url"]) expect((await post(`/dashboard/keys/${id}/revoke`, { csrf }, { origin })).status).toBe(403);
     const res = await post("/dashboard/keys", { name: "Replayed", scope: "read" });
     expect(res.status).toBe(403);
     expect(await res.text()).toContain("nothing was done");
@@ -411,6 +411,11 @@ describe("two replicas on one Redis", () => {
     expect(await down.text()).toContain("cannot reach its store of keys right now; nothing was changed");
     await page.close();
   });
+});
+
+test("TOME_PUBLIC_URL must be an http(s) URL: start says so and stops", async () => {
+  const r = await runToExit(["bun", join(ROOT, "src/cli/start.ts")], { TOME_PUBLIC_URL: "tome.example.com", TOME_DATA: tempDir("tome-dash-") });
+  expect([r.code, r.stderr.trim()]).toEqual([2, 'start: TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT], not "tome.example.com".']);
 });
 
 test("no page loaded anything from another origin", () => {

@@ -287,6 +287,7 @@ if (import.meta.main) {
     // Connecting early; an unreachable Redis is not fatal (503 until it answers).
     if (access instanceof RedisAccess) await access.start();
     const adminToken = adminTokenOf();
+    const publicUrl = publicUrlOf();
     const watch = watchSnapshots();
     const address = await readAddress();
     // Checked before a snapshot build or load that can take minutes, and again just before serving.
@@ -302,7 +303,7 @@ if (import.meta.main) {
         console.error(`swap: ${freed.path} is let go: its requests in flight are answered (collected in ${(performance.now() - started).toFixed(0)} ms).`);
       }, 0);
     // Opened in a function of its own: no closure of this one may hold the first snapshot once it is swapped out.
-    const app = serveFirst(path, (tome) => createApp(tome, { access, log: requests.sink, adminToken, onFreed, accounts: access?.accounts(), publicUrl: publicUrlOf() }));
+    const app = serveFirst(path, (tome) => createApp(tome, { access, log: requests.sink, adminToken, onFreed, accounts: access?.accounts(), publicUrl }));
     ensurePortFree(address);
     try {
       running = serve(app, address);

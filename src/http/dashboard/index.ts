@@ -103,6 +103,14 @@ export function dashboard(o: DashboardOptions): Step {
   const now = o.now ?? Date.now;
   const publicHttps = o.publicUrl?.startsWith("https://") ?? false;
   const adminHash = o.adminToken ? hashToken(o.adminToken) : undefined;
+  const publicOrigin = o.publicUrl ? new URL(o.publicUrl).origin : undefined;
+
+  /** Whether a form's Origin is this server: the host it was asked for, or TOME_PUBLIC_URL's (a proxy may pass another Host). */
+  const sameOrigin = (origin: string, request: Request): boolean => {
+    if (origin === publicOrigin) return true;
+    const host = request.headers.get("host");
+    return URL.canParse(origin) && host !== null && new URL(origin).host === host;
+  };
 
   /**
    * D70's rule: cookies are Secure when TOME_PUBLIC_URL is https, or the request came over
@@ -148,11 +156,7 @@ export function dashboard(o: DashboardOptions): Step {
   /** The fields of a form POST, after its CSRF token is checked against `expected`. */
   const formOf = async (request: Request, expected: string | undefined): Promise<URLSearchParams> => {
     const origin = request.headers.get("origin");
-    const host = request.headers.get("host");
-    if (origin !== null && origin !== "null" && (!host || new URL(origin).host !== host)) {
-      throw new Refused(403, "Refused", "This form was sent from another site, so it was not acted on.");
-    }
-    if (origin === "null") throw new Refused(403, "Refused", "This form was sent from another site, so it was not acted on.");
+    if (origin !== null && !sameOrigin(origin, request)) throw new Refused(403, "Refused", "This form was sent from another site, so it was not acted on.");
     const type = request.headers.get("content-type") ?? "";
     if (!type.startsWith("application/x-www-form-urlencoded")) throw new Refused(415, "Not a form", "The dashboard takes its own forms only (application/x-www-form-urlencoded).");
     const length = Number(request.headers.get("content-length") ?? "0");
