@@ -77,7 +77,8 @@ Environment:
   TOME_PUBLIC_URL
                  where clients reach this server (e.g. https://tome.example.com): an https
                  URL makes the dashboard's cookies Secure (so do https requests and
-                 X-Forwarded-Proto: https from a proxy)
+                 X-Forwarded-Proto: https from a proxy), and its forms may come from
+                 this origin whatever Host header a proxy passes
   TOME_AUTH      "off" serves every route without a key, for benchmarks and local use only
   TOME_KEY_MS_PER_SECOND
                  milliseconds of the server's thread one key may use per second, on average
