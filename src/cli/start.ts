@@ -67,12 +67,18 @@ Environment:
                  "bun run keys". The first start that serves creates a key and prints it once;
                  make another with: ${NEW_KEY_COMMAND}
   TOME_ADMIN_TOKEN
-                 opens GET /metrics (Prometheus text) to Authorization: Bearer <token>;
+                 opens GET /metrics (Prometheus text) to Authorization: Bearer <token>,
+                 and the operator's view of /dashboard to whoever signs in with it;
                  at least 16 characters, no spaces. Unset: /metrics is not served (404)
   TOME_REDIS_URL keys, rate limits and quotas in Redis (redis://HOST:PORT), shared by every
                  replica using the same Redis (behind a load balancer); manage keys with
                  "TOME_REDIS_URL=… bun run keys". Unset: kept in files under TOME_DATA.
                  Redis unreachable: keyed requests get 503 until it answers again
+  TOME_PUBLIC_URL
+                 where clients reach this server (e.g. https://tome.example.com): an https
+                 URL makes the dashboard's cookies Secure (so do https requests and
+                 X-Forwarded-Proto: https from a proxy), and its forms may come from
+                 this origin whatever Host header a proxy passes
   TOME_AUTH      "off" serves every route without a key, for benchmarks and local use only
   TOME_KEY_MS_PER_SECOND
                  milliseconds of the server's thread one key may use per second, on average
@@ -135,6 +141,17 @@ function adminTokenOf(env = process.env): string | undefined {
     process.exit(2);
   }
   return token;
+}
+
+/** TOME_PUBLIC_URL, if set: an http(s) URL. */
+function publicUrlOf(env = process.env): string | undefined {
+  const url = env.TOME_PUBLIC_URL;
+  if (!url) return undefined;
+  if (!/^https?:\/\/[^\s/]+/.test(url)) {
+    console.error(`start: TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT], not "${url}".`);
+    process.exit(2);
+  }
+  return url;
 }
 
 function dataDirOf(env = process.env): string {
@@ -271,6 +288,7 @@ if (import.meta.main) {
     // Connecting early; an unreachable Redis is not fatal (503 until it answers).
     if (access instanceof RedisAccess) await access.start();
     const adminToken = adminTokenOf();
+    const publicUrl = publicUrlOf();
     const watch = watchSnapshots();
     const address = await readAddress();
     // Checked before a snapshot build or load that can take minutes, and again just before serving.
@@ -286,7 +304,7 @@ if (import.meta.main) {
         console.error(`swap: ${freed.path} is let go: its requests in flight are answered (collected in ${(performance.now() - started).toFixed(0)} ms).`);
       }, 0);
     // Opened in a function of its own: no closure of this one may hold the first snapshot once it is swapped out.
-    const app = serveFirst(path, (tome) => createApp(tome, { access, log: requests.sink, adminToken, onFreed }));
+    const app = serveFirst(path, (tome) => createApp(tome, { access, log: requests.sink, adminToken, onFreed, accounts: access?.accounts(), publicUrl }));
     ensurePortFree(address);
     try {
       running = serve(app, address);
