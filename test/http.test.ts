@@ -1,6 +1,6 @@
 /**
  * Contract tests: the real server (`bun run start`) on a snapshot of the shared English dumps
- * (enwiki-2016-sample + enwik8-head), checked over HTTP against api.md and decisions.md.
+ * (enwiki-2016-sample + enwik8-head), checked over HTTP against api.md and docs/decisions/.
  * Expected values come from the snapshot itself, read independently of the server.
  */
 import { basename } from "node:path";

@@ -4,7 +4,7 @@
  * HOST (default: every interface) and PORT (default 8080), with the keys and usage under
  * TOME_DATA. When there is no snapshot, builds one first from TOME_DUMP (simple, en, a path or
  * a URL, downloaded resumably into dumps/) or, with none, from the sample of English Wikipedia
- * the repository carries, in seconds and offline (README D60). When there is no key,
+ * the repository carries, in seconds and offline (D60, docs/decisions/). When there is no key,
  * creates one and prints it once the server is up. `npm start` runs this after installing
  * what is missing (src/cli/run.sh).
  */
