@@ -42,9 +42,18 @@ type Zstd = NonNullable<ReturnType<typeof loadZstd>>;
 /** null: not looked for yet; undefined: not there (or not wanted). */
 let zstd: Zstd | undefined | null = null;
 
-/** The system libzstd (undefined when none loads, or TOME_ZSTD=node asks for node:zlib). */
+/** Which decompressor is preferred (the TOME_ZSTD setting, handed down by the command: src/cli/config.ts). */
+let preferred: "system" | "node" = "system";
+
+/** Prefers the system libzstd (the default, where one loads) or node:zlib, for the blocks decompressed from now on. */
+export function preferZstd(kind: "system" | "node"): void {
+  if (kind !== preferred) zstd = null;
+  preferred = kind;
+}
+
+/** The system libzstd (undefined when none loads, or node:zlib is preferred). */
 function systemZstd(): Zstd | undefined {
-  if (zstd === null) zstd = process.env.TOME_ZSTD === "node" ? undefined : loadZstd();
+  if (zstd === null) zstd = preferred === "node" ? undefined : loadZstd();
   return zstd;
 }
 
