@@ -9,7 +9,7 @@ import { Access, FLUSH_INTERVAL_MS, readUsage, updateKeyFile, usagePath } from "
 import { UsageLedger, writeUsage } from "../src/access/usage";
 import { createApp, serve } from "../src/http";
 import { EN_2016, engineFor, keys, newKey, snapshotFor, START, startServer, tempDir, type ServerProcess } from "./helpers";
-import { runToExit } from "./support";
+import { runToExit } from "../bench/support";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);

@@ -11,7 +11,7 @@ import { TomeClient, TomeError } from "../examples/client";
 import { TomeRetriever } from "../examples/langchain-retriever";
 import { openSnapshot, type Snapshot } from "../src/snapshot";
 import { EN_2006, EN_2016, newKey, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
-import { runToExit } from "./support";
+import { runToExit } from "../bench/support";
 
 setDefaultTimeout(180_000);
 

@@ -6,9 +6,9 @@
 import { join } from "node:path";
 import { ingest, type IngestOptions, type IngestResult } from "../src/ingest";
 import { open as openEngine, type Engine } from "../src/search";
-import { dump, ROOT, runToExit, spawnServer, START, tempDir, writeSnapshot, type SpawnedServer } from "./support";
+import { dump, ROOT, runToExit, spawnServer, START, tempDir, writeSnapshot, type SpawnedServer } from "../bench/support";
 
-export { dump, ROOT, START, tempDir } from "./support";
+export { dump, ROOT, START, tempDir } from "../bench/support";
 
 export const EN_2016 = dump("enwiki-2016-sample.xml.bz2");
 export const EN_2006 = dump("enwik8-head.xml.bz2");

@@ -9,7 +9,7 @@ import { articleUrl, createApp, LICENSE } from "../src/http";
 import type { Engine } from "../src/search";
 import { openSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
 import { dump, EN_2006, EN_2016, engineFor, ROOT, snapshotFor, START, startServer, type ServerProcess } from "./helpers";
-import { runToExit } from "./support";
+import { runToExit } from "../bench/support";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);

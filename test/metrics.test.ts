@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp } from "../src/http/app";
 import { engineFor, newKey, snapshotFor, SQUAD, START, startServer, tempDir, type ServerProcess } from "./helpers";
-import { runToExit } from "./support";
+import { runToExit } from "../bench/support";
 
 setDefaultTimeout(120_000);
 

@@ -11,7 +11,7 @@ import { modifications } from "../src/ingest";
 import { format1Modifications, openSnapshot, readFormat1 } from "../src/snapshot";
 import { open } from "../src/search";
 import { SQUAD, ingested, snapshotFor, tempDir } from "./helpers";
-import { writeFormat1 } from "./support";
+import { writeFormat1 } from "../bench/support";
 
 setDefaultTimeout(120_000);
 

@@ -10,7 +10,7 @@ import { writeUsage } from "../src/access/usage";
 import { RedisAccess } from "../src/access/redis";
 import { createApp } from "../src/http";
 import { EN_2016, engineFor, keys, newKey, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
-import { runToExit } from "./support";
+import { runToExit } from "../bench/support";
 import { startRedis, type RedisServer } from "./redis-server";
 
 setDefaultTimeout(60_000);

@@ -39,7 +39,7 @@ const IN_FLIGHT = 8;
 
 const withDictionary = (dictionary: Uint8Array) => ({ dictionary, params: { [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
 
-/** A text block compressed as the build compresses it (bench/text-blocks.ts compares block sizes with it). */
+/** A text block compressed as the build compresses it (bench/search/text-blocks.ts compares block sizes with it). */
 export function compressTextBlock(bytes: Uint8Array, dictionary: Dictionary): Uint8Array {
   return dictionary ? zstdCompressSync(bytes, withDictionary(dictionary)) : Bun.zstdCompressSync(bytes, { level: ZSTD_LEVEL });
 }
