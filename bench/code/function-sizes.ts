@@ -23,6 +23,10 @@ const START = new RegExp(
 const KEYWORDS = new Set(["if", "for", "while", "switch", "catch", "return"]);
 const top = Number(process.env.TOP ?? 4);
 
+if (Bun.argv.length < 3 || Bun.argv.includes("--help")) {
+  console.log("Usage: bun bench/code/function-sizes.ts <dir>… (TOP=n for more than 4)");
+  process.exit(Bun.argv.length < 3 ? 2 : 0);
+}
 for (const dir of Bun.argv.slice(2)) {
   let lines = 0;
   const sizes: [number, string][] = [];

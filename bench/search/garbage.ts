@@ -11,9 +11,9 @@ import { open } from "../../src/search";
 import { queryMix } from "../queries";
 
 const [path, count = "100"] = process.argv.slice(2);
-if (!path) {
+if (!path || path === "--help") {
   console.error("usage: bun bench/search/garbage.ts SNAPSHOT [COUNT]");
-  process.exit(2);
+  process.exit(path ? 0 : 2);
 }
 const n = Number(count);
 const tome = open(path);

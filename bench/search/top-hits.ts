@@ -12,9 +12,9 @@ import { GUARDS } from "../../src/search/engine";
 import { queryMix } from "../queries";
 
 const [path, count = "350"] = process.argv.slice(2);
-if (!path) {
+if (!path || path === "--help") {
   console.error("usage: bun bench/search/top-hits.ts SNAPSHOT [QUERIES]");
-  process.exit(2);
+  process.exit(path ? 0 : 2);
 }
 (GUARDS as { budgetMs: number }).budgetMs = 1e9;
 const tome = open(path);

@@ -26,8 +26,17 @@ import { ENGLISH_DUMPS, englishModel, prng } from "../corpus/english-model";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { large: { type: "string", default: "2000000" }, queries: { type: "string", default: "2000" }, rounds: { type: "string", default: "5" } },
+  options: {
+    help: { type: "boolean" },
+    large: { type: "string", default: "2000000" },
+    queries: { type: "string", default: "2000" },
+    rounds: { type: "string", default: "5" },
+  },
 });
+if (values.help) {
+  console.log("Usage: bun bench/search/vocabulary.ts [--large N (default 2000000)] [--queries N (default 2000)] [--rounds R (default 5)]");
+  process.exit(0);
+}
 const LARGE = Number(values.large);
 const QUERIES = Number(values.queries);
 const ROUNDS = Number(values.rounds);

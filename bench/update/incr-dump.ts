@@ -10,7 +10,13 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 
-const { values: v } = parseArgs({ options: { in: { type: "string" }, out: { type: "string" }, share: { type: "string", default: "0.01" }, day: { type: "string", default: "2021-01-01" } } });
+const { values: v } = parseArgs({
+  options: { help: { type: "boolean" }, in: { type: "string" }, out: { type: "string" }, share: { type: "string", default: "0.01" }, day: { type: "string", default: "2021-01-01" } },
+});
+if (v.help) {
+  console.log("Usage: bun bench/update/incr-dump.ts --in <corpus.xml> --out <dump.xml> [--share 0.01] [--day YYYY-MM-DD]");
+  process.exit(0);
+}
 if (!v.in || !v.out) throw new Error("usage: bun bench/update/incr-dump.ts --in <corpus.xml> --out <dump.xml> [--share 0.01] [--day YYYY-MM-DD]");
 const every = Math.round(1 / Number(v.share));
 mkdirSync(dirname(v.out), { recursive: true });

@@ -28,11 +28,11 @@ import { parseArgs } from "node:util";
 import { START, tempDir } from "../support";
 import { spawnServer } from "../servers";
 
-const { values, positionals: files } = parseArgs({ options: { connections: { type: "string", default: "0" } }, allowPositionals: true });
+const { values, positionals: files } = parseArgs({ options: { connections: { type: "string", default: "0" }, help: { type: "boolean" } }, allowPositionals: true });
 const connections = Number(values.connections);
-if (files.length < 2 || !Number.isInteger(connections)) {
+if (values.help || files.length < 2 || !Number.isInteger(connections)) {
   console.error("Usage: bun bench/update/swap.ts [--connections N] FIRST.tome NEXT.tome [NEXT.tome…]");
-  process.exit(2);
+  process.exit(values.help ? 0 : 2);
 }
 
 interface Status {
