@@ -8,8 +8,7 @@ import { join } from "node:path";
 import { Access, FLUSH_INTERVAL_MS, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { UsageLedger, writeUsage } from "../src/access/usage";
 import { createApp, serve } from "../src/http";
-import { EN_2016, engineFor, keys, newKey, snapshotFor, START, startServer, tempDir, type ServerProcess } from "./helpers";
-import { runToExit } from "../bench/support";
+import { EN_2016, engineFor, keys, newKey, runToExit, type ServerProcess, snapshotFor, START, startServer, tempDir } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);

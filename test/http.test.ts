@@ -8,8 +8,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { articleUrl, createApp, LICENSE } from "../src/http";
 import type { Engine } from "../src/search";
 import { openSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
-import { dump, EN_2006, EN_2016, engineFor, ROOT, snapshotFor, START, startServer, type ServerProcess } from "./helpers";
-import { runToExit } from "../bench/support";
+import { dump, EN_2006, EN_2016, engineFor, ROOT, runToExit, type ServerProcess, snapshotFor, START, startServer } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);

@@ -9,8 +9,7 @@ import { readKeyFile, readUsage, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { RedisAccess } from "../src/access/redis";
 import { createApp } from "../src/http";
-import { EN_2016, engineFor, keys, newKey, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
-import { runToExit } from "../bench/support";
+import { EN_2016, engineFor, keys, newKey, ROOT, runToExit, type ServerProcess, snapshotFor, startServer, tempDir } from "./helpers";
 import { startRedis, type RedisServer } from "./redis-server";
 
 setDefaultTimeout(60_000);

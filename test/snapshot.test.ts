@@ -4,8 +4,7 @@ import { join } from "node:path";
 import { DEFAULT_CHUNK_WORDS, modifications } from "../src/ingest";
 import { open } from "../src/search";
 import { ContainerWriter, latestSnapshot, openContainer, openSnapshot, readSnapshotMeta, SnapshotError, TextStore, TextWriter } from "../src/snapshot";
-import { EN_2006_TRUNCATED, EN_2016, ingested, tempDir } from "./helpers";
-import { writeSnapshot } from "../bench/support";
+import { EN_2006_TRUNCATED, EN_2016, ingested, tempDir, writeSnapshot } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);

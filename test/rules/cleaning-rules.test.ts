@@ -1,14 +1,14 @@
 /**
  * The cleaning rules of ingest, one inline wikitext case each with the exact text it becomes (as
  * wtf_wikipedia's tests show each kind of markup). Every case is a page of one small export that
- * goes through ingest() whole (wiki.ts): what a test sees is what a snapshot would hold. A page's
+ * goes through ingest() whole (test/helpers.ts: articlesOf): what a test sees is what a snapshot would hold. A page's
  * text is its chunks joined by a blank line, each under its section's heading written as
- * "== heading ==". Formulas, numbers and definition lists have more cases in test/cleaning.test.ts;
+ * "== heading ==". Formulas, numbers and definition lists have more cases in test/wikitext-converter.test.ts;
  * the real dumps stay the integration layer there and in test/ingest.test.ts.
  */
 import { describe, expect, test } from "bun:test";
 import type { Article } from "../../src/ingest";
-import { articlesOf, type InlinePage } from "./wiki";
+import { articlesOf, type InlinePage } from "../helpers";
 
 const pages: InlinePage[] = [];
 let ingested: Promise<Map<string, Article>> | undefined;

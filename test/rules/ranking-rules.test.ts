@@ -1,11 +1,11 @@
 /**
  * The ranking rules, one small inline wiki each, with the exact order expected (as MiniSearch's
  * tests and Meilisearch's tests/typo.rs show theirs). Each wiki goes through the real pipeline
- * (wiki.ts) and is read only through Engine.search() and lucky(), so the tests hold for any
+ * (test/helpers.ts: wikiOf) and is read only through Engine.search() and lucky(), so the tests hold for any
  * engine that ranks by the same rules. The real-dump suites (test/ranking.test.ts,
  * test/search.test.ts) stay the integration layer.
  *
- * The rules (README "Search, in process"; decisions D6–D9, D13, D36, D37, D43):
+ * The rules (docs/search.md; decisions D6–D9, D13, D36, D37, D43):
  *   1. an exact title or redirect first (D8, D13);
  *   2. then pages whose title holds every query word, or is made of query words holding at
  *      least half of the query's information (D36);
@@ -19,7 +19,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { Engine, SearchOptions } from "../../src/search";
-import { wikiOf, type InlinePage } from "./wiki";
+import { wikiOf, type InlinePage } from "../helpers";
 
 /**
  * A search without its time budget (100 ms): a rule test wants the whole ranking, and the first
