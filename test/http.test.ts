@@ -726,10 +726,10 @@ describe("GET /v1/license and /v1/meta", () => {
     expect(body.trademark_disclaimer).toContain("Wikimedia Foundation");
   });
 
-  test("meta: D17 from the loaded snapshot", async () => {
+  test("meta: D17 from the loaded snapshot, with Tome's own version as the engine's (D76)", async () => {
     const body = await ok("/v1/meta");
-    const minisearch = JSON.parse(await Bun.file(`${ROOT}/node_modules/minisearch/package.json`).text()).version;
-    expect(body.search_engine_version).toEqual({ commitSha: snap.meta.contentHash, commitDate: snap.meta.createdAt, pkgVersion: minisearch });
+    const tome = JSON.parse(await Bun.file(`${ROOT}/package.json`).text()).version;
+    expect(body.search_engine_version).toEqual({ commitSha: snap.meta.contentHash, commitDate: snap.meta.createdAt, pkgVersion: tome });
     expect(body.search_engine_version.commitSha).toMatch(/^[0-9a-f]{64}$/);
     expect(body.indexes).toEqual({ pages: "enwiki-pages", chunks: "enwiki-chunks" });
     expect(body.content_source).toEqual({ name: "Wikipedia", project: "en.wikipedia.org", license: { ...LICENSE } });

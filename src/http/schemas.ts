@@ -253,7 +253,7 @@ export const MetaResponse = t.Object({
     {
       commitSha: text("sha256 of the loaded snapshot's content: it names the index build", meta.commitSha),
       commitDate: t.String({ format: "date-time", description: "When the snapshot was built", examples: [meta.commitDate] }),
-      pkgVersion: text("Version of the search library", meta.pkgVersion),
+      pkgVersion: text("Version of Tome, whose own engine answers the searches", meta.pkgVersion),
     },
     { description: "The loaded index build" },
   ),
