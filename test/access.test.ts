@@ -106,7 +106,7 @@ describe("authentication (api.md section 5, D18)", () => {
     }
     // Liveness, the API's description and CORS preflight need no key.
     for (const path of ["/healthz", "/v1/openapi.json", "/v1/openapi.json?x=1", "/docs"]) expect((await fetch(server.url + path)).status).toBe(200);
-    expect((await fetch(server.url + "/v1/search?q=x", { method: "OPTIONS" })).status).toBe(204);
+    expect((await fetch(`${server.url}/v1/search?q=x`, { method: "OPTIONS" })).status).toBe(204);
   });
 
   test("every authenticated response carries the rate and quota headers, errors included", async () => {

@@ -165,7 +165,7 @@ describe("D22: every response", () => {
   });
 
   test("OPTIONS preflight is answered without a key, allowing any origin and the key headers", async () => {
-    const r = await fetch(base + "/v1/search?q=x", {
+    const r = await fetch(`${base}/v1/search?q=x`, {
       method: "OPTIONS",
       headers: { Origin: "https://example.org", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-api-key" },
     });
@@ -277,7 +277,7 @@ describe("GET /v1/search", () => {
   test("page_id: that page's matching chunks, each a hit, counted (D7)", async () => {
     const body = await ok("/v1/search?q=albedo&page_id=39&limit=50");
     const p = page(39);
-    const matching = p.chunks.filter((c) => /albedo/i.test(c.text + " " + p.title)).length;
+    const matching = p.chunks.filter((c) => /albedo/i.test(`${c.text} ${p.title}`)).length;
     expect(body.hits.length).toBeGreaterThan(1);
     expect(body.estimatedTotalHits).toBe(body.hits.length);
     expect(body.hits.length).toBeLessThanOrEqual(p.chunks.length);
@@ -318,7 +318,7 @@ describe("GET /v1/search", () => {
     const q500 = word.repeat(80).slice(0, 500);
     expect([...q500].length).toBe(500);
     await ok(`/v1/search?q=${encodeURIComponent(q500)}`);
-    const body = await fails(`/v1/search?q=${encodeURIComponent(q500 + "x")}`, 400, "invalid_parameter");
+    const body = await fails(`/v1/search?q=${encodeURIComponent(`${q500}x`)}`, 400, "invalid_parameter");
     expect(body.details.parameter).toBe("q");
     // Counted in characters: 500 emoji (1000 UTF-16 units) are 500 characters.
     await ok(`/v1/search?q=${encodeURIComponent("😀".repeat(500))}`);

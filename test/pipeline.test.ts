@@ -120,7 +120,10 @@ describe("compose", () => {
       if (answer === "throw") throw new Error(name);
       return answer ? new Response(name) : undefined;
     },
-    after: (_x, response) => (trace.push(`<${name}`), response),
+    after: (_x, response) => {
+      trace.push(`<${name}`);
+      return response;
+    },
   });
   const fault = () => new Response("fault", { status: 500 });
   const run = async (steps: Step[], routes: () => Response | Promise<Response>) => {

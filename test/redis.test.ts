@@ -190,7 +190,7 @@ describe("three replicas on one Redis", () => {
       while (!stop) {
         inFlight++;
         try {
-          const r = await fetch(victim.url + "/v1/chunk/39_3", { headers: { "X-API-Key": key } });
+          const r = await fetch(`${victim.url}/v1/chunk/39_3`, { headers: { "X-API-Key": key } });
           await r.arrayBuffer();
           if (r.status === 200) ok++;
         } catch {

@@ -45,7 +45,10 @@ for (const dir of Bun.argv.slice(2)) {
         const later = text[j]!;
         if (!later.trim()) continue;
         const laterIndent = later.length - later.trimStart().length;
-        if (laterIndent === indent && /^\s*[})]/.test(later)) return void sizes.push([j - i + 1, `${file}:${i + 1} ${name}`]);
+        if (laterIndent === indent && /^\s*[})]/.test(later)) {
+          sizes.push([j - i + 1, `${file}:${i + 1} ${name}`]);
+          return;
+        }
         if (laterIndent < indent) return;
       }
     });

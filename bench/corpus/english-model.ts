@@ -145,7 +145,7 @@ function trainMarkov(sample: string[]): (random: () => number) => string {
   for (const w of sample) {
     let a = EDGE;
     let b = EDGE;
-    for (const ch of w.toLowerCase() + "$") {
+    for (const ch of `${w.toLowerCase()}$`) {
       const c = ch === "$" ? EDGE : ch.charCodeAt(0) - 97;
       counts[(27 * a + b) * 27 + c]!++;
       a = b;

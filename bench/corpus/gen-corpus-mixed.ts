@@ -78,7 +78,7 @@ function sentence(): string {
     else if (roll < 0.04) w = `'''${w}'''`;
     ws.push(w);
   }
-  return cap(ws.join(" ")) + ".";
+  return `${cap(ws.join(" "))}.`;
 }
 
 function paragraph(words: number): string {

@@ -37,7 +37,7 @@ const words = (await Bun.file(values.words).slice(0, 4_000_000).text())
 let seed = 1;
 const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
 const word = () => words[Math.floor(random() * words.length)]!;
-const escape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+const escapeXml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 const capital = (s: string) => s[0]!.toUpperCase() + s.slice(1);
 const sentence = (k: number) => `${Array.from({ length: k }, word).join(" ")}.`;
 
@@ -47,9 +47,9 @@ sink.write(SYNTHETIC_DUMP_HEAD);
 let id = 1;
 const page = (title: string, text: string, redirect?: string) => {
   const pageId = id++;
-  const redirectTag = redirect ? `    <redirect title="${escape(redirect)}" />\n` : "";
+  const redirectTag = redirect ? `    <redirect title="${escapeXml(redirect)}" />\n` : "";
   sink.write(
-    `  <page>\n    <title>${escape(title)}</title>\n    <ns>0</ns>\n    <id>${pageId}</id>\n${redirectTag}    <revision>\n      <id>${1_000_000 + pageId}</id>\n      <timestamp>2020-01-01T00:01:00Z</timestamp>\n      <text xml:space="preserve">${escape(text)}</text>\n    </revision>\n  </page>\n`,
+    `  <page>\n    <title>${escapeXml(title)}</title>\n    <ns>0</ns>\n    <id>${pageId}</id>\n${redirectTag}    <revision>\n      <id>${1_000_000 + pageId}</id>\n      <timestamp>2020-01-01T00:01:00Z</timestamp>\n      <text xml:space="preserve">${escapeXml(text)}</text>\n    </revision>\n  </page>\n`,
   );
 };
 for (let i = 0; i < n; i++) {

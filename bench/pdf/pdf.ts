@@ -108,7 +108,13 @@ function pdfClient() {
       if (r.status === 200) rendered++;
     }
   })();
-  return { stop: async () => ((stop = true), await done, rendered) };
+  return {
+    stop: async () => {
+      stop = true;
+      await done;
+      return rendered;
+    },
+  };
 }
 
 await chunkLoad();

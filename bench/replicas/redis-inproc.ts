@@ -65,7 +65,11 @@ function waitingOn(wait: () => Promise<unknown>): Gate {
   const gate = Object.create(files) as Gate;
   return Object.assign(gate, {
     admit: (headers: Headers, cost: number, needs?: "read" | "full"): Promise<Grant | Refusal> => wait().then(() => files.admit(headers, cost, needs)),
-    settle: (grant: Grant, ok: boolean): Promise<boolean> => wait().then(() => (files.settle(grant, ok), true)),
+    settle: (grant: Grant, ok: boolean): Promise<boolean> =>
+      wait().then(() => {
+        files.settle(grant, ok);
+        return true;
+      }),
     now: files.now,
   });
 }

@@ -46,7 +46,7 @@ export function typoNeighbours(tree: Map<string, unknown>, query: string, max: n
         // Only the band of columns within max of the diagonal can hold max or less: the rest
         // is not computed, and a sentinel either side stands for it.
         const lo = r > max ? r - max : 1;
-        const hi = r + max < m ? r + max : m;
+        const hi = Math.min(r + max, m);
         if (lo > 1) rows[row + lo - 1] = max + 1;
         if (hi < m) rows[row + hi + 1] = max + 1;
         for (let j = lo; j <= hi; j++) {

@@ -45,7 +45,8 @@ if (values.sizes) {
 const blocks = store.blockFirst.length - 1;
 const chosen = Array.from({ length: Number(values.blocks) }, () => Math.floor(random() * blocks));
 let compressedBytes = 0;
-let touched = 0; // read so that the pages are mapped; the sum itself is not used
+// biome-ignore lint/correctness/noUnusedVariables: summed so that the pages are read (mapped in); the sum itself is not used
+let touched = 0;
 for (const b of chosen) {
   const block = store.compressedBlock(b);
   for (let i = 0; i < block.byteLength; i += 1024) touched += block[i]!;

@@ -159,7 +159,10 @@ export class TextWriter {
     const raw = this.used;
     if (!raw) return;
     this.used = 0;
-    if (this.dictionary !== undefined) return this.compressBlock(this.pending.subarray(0, raw));
+    if (this.dictionary !== undefined) {
+      this.compressBlock(this.pending.subarray(0, raw));
+      return;
+    }
     this.sample.push(this.pending.slice(0, raw));
     this.sampleBytes += raw;
     if (this.sampleBytes >= SAMPLE_BYTES) this.learn();
@@ -169,7 +172,10 @@ export class TextWriter {
   private compressBlock(bytes: Uint8Array): void {
     const raw = bytes.byteLength;
     const dictionary = this.dictionary!;
-    if (!this.background || this.compressing >= IN_FLIGHT) return this.enqueue({ raw, block: compressTextBlock(bytes, dictionary) });
+    if (!this.background || this.compressing >= IN_FLIGHT) {
+      this.enqueue({ raw, block: compressTextBlock(bytes, dictionary) });
+      return;
+    }
     const entry: Compressing = { raw };
     this.compressing++;
     entry.done = compress(bytes.buffer === this.pending.buffer ? bytes.slice() : bytes, dictionary)
