@@ -191,7 +191,7 @@ export function settingsHelp(names: readonly Name[]): string {
 
 /** The README's table of every setting. */
 export function settingsTable(): string {
-  const cell = (text: string) => text.replaceAll("|", "\\|");
+  const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("*", "\\*").replaceAll("<", "&lt;");
   return ["| setting | default | meaning | read by |", "| --- | --- | --- | --- |", ...SETTINGS.map((s) => `| \`${s.name}\` | ${cell(s.default)} | ${cell(s.meaning)} | ${s.usedBy} |`), ""].join("\n");
 }
 
