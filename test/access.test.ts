@@ -8,8 +8,7 @@ import { join } from "node:path";
 import { Access, FLUSH_INTERVAL_MS, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { UsageLedger, writeUsage } from "../src/access/usage";
 import { createApp, serve } from "../src/http";
-import { EN_2016, engineFor, keys, newKey, snapshotFor, START, startServer, tempDir, type ServerProcess } from "./helpers";
-import { runToExit } from "./support";
+import { EN_2016, engineFor, keys, newKey, runToExit, type ServerProcess, snapshotFor, START, startServer, tempDir } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -107,7 +106,7 @@ describe("authentication (api.md section 5, D18)", () => {
     }
     // Liveness, the API's description and CORS preflight need no key.
     for (const path of ["/healthz", "/v1/openapi.json", "/v1/openapi.json?x=1", "/docs"]) expect((await fetch(server.url + path)).status).toBe(200);
-    expect((await fetch(server.url + "/v1/search?q=x", { method: "OPTIONS" })).status).toBe(204);
+    expect((await fetch(`${server.url}/v1/search?q=x`, { method: "OPTIONS" })).status).toBe(204);
   });
 
   test("every authenticated response carries the rate and quota headers, errors included", async () => {

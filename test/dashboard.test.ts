@@ -12,9 +12,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
-import { EN_2016, keys, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
+import { EN_2016, keys, ROOT, runToExit, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
 import { startRedis, type RedisServer } from "./redis-server";
-import { runToExit } from "./support";
 
 setDefaultTimeout(180_000);
 
@@ -101,7 +100,11 @@ async function revoke(page: Page, name: string): Promise<void> {
   await Promise.all([page.waitForNavigation(), page.click(`xpath/.//tr[td[@data-label='Name'][normalize-space()='${name}']]//a[contains(@href,'/revoke')]`)]);
 }
 
-const search = (base: string, key: string) => fetch(`${base}/v1/search?q=anarchism`, { headers: { "X-API-Key": key } }).then(async (r) => (await r.arrayBuffer(), r.status));
+const search = (base: string, key: string) =>
+  fetch(`${base}/v1/search?q=anarchism`, { headers: { "X-API-Key": key } }).then(async (r) => {
+    await r.arrayBuffer();
+    return r.status;
+  });
 
 /** The session cookie the page holds, as a Cookie header. */
 async function cookieHeader(page: Page): Promise<string> {

@@ -9,8 +9,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import { Access, checkKeyStore, COST, keysPath, NEEDS, updateKeyFile, type KeyStoreState } from "../src/access";
 import { writeUsage } from "../src/access/usage";
-import { keys, newKey, snapshotFor, SQUAD, START, startServer, tempDir } from "./helpers";
-import { runToExit } from "./support";
+import { keys, newKey, runToExit, snapshotFor, SQUAD, START, startServer, tempDir } from "./helpers";
 
 // Per file (bun applies it to the current file only): one test builds a snapshot from a real dump.
 setDefaultTimeout(120_000);

@@ -212,7 +212,7 @@ describe("/v1/openapi.json", () => {
     const descriptions: string[] = [];
     const walk = (v: unknown, key?: string) => {
       if (typeof v === "string") (key === "description" ? descriptions : strings).push(v);
-      else if (v && typeof v === "object") Object.entries(v).forEach(([k, w]) => walk(w, k));
+      else if (v && typeof v === "object") for (const [k, w] of Object.entries(v)) walk(w, k);
     };
     walk(doc);
     expect([...strings, ...descriptions].filter((s) => /\bD\d{1,2}\b|api\.md|decisions\.md|\bsection \d/.test(s))).toEqual([]);

@@ -57,7 +57,7 @@ export interface AccessOptions {
 }
 
 /**
- * A tenth of the server's thread per key while others use it too: measured (bench/fairness.ts),
+ * A tenth of the server's thread per key while others use it too: measured (bench/load/fairness.ts),
  * a key sending the costliest searches then leaves another key's p99 within 3× its idle p99.
  */
 export const DEFAULT_KEY_MS_PER_SECOND = 100;

@@ -31,7 +31,8 @@ import {
   type PlanName,
   type Scope,
 } from "../access";
-import { dataDirOf, keyStoreOf, openRedis, type KeyToolStore } from "./key-store";
+import type { Config } from "./config";
+import { keyStoreOf, openRedis, type KeyToolStore } from "./key-store";
 import { ArgumentError, mainOf, note } from "./main";
 
 const HELP: Record<string, string> = {
@@ -116,7 +117,9 @@ already holds a key store or usage. Redis is left as it was.
 `,
 };
 
-const dataDir = () => dataDirOf();
+/** The settings, read once by mainOf. */
+let settings: Config;
+const dataDir = () => settings.dataDir;
 
 const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
 
@@ -275,7 +278,7 @@ async function importStore(args: string[]): Promise<void> {
   const file = readKeyFile(keysPath(dir));
   const usage = readUsage(usagePath(dir));
   const month = monthOf(Date.now());
-  const redis = await openRedis();
+  const redis = await openRedis(settings.redisUrl);
   try {
     if (!(await redis.importStore(file, usage, month))) {
       throw new KeyStoreError(`Redis at ${redis.address} already holds keys; nothing was imported. Import only into a Redis that holds no Tome keys.`);
@@ -299,7 +302,7 @@ async function exportStore(args: string[]): Promise<void> {
     if (existsSync(path)) throw new KeyStoreError(`${path} already exists: export only into a TOME_DATA without a key store or usage; nothing was written.`);
   }
   const month = monthOf(Date.now());
-  const redis = await openRedis();
+  const redis = await openRedis(settings.redisUrl);
   try {
     const { file } = await redis.read();
     const usage = await redis.usage(month);
@@ -354,10 +357,19 @@ if (import.meta.main) {
     console.error(`keys: unknown command "${command}".\n\n${HELP.main}`);
     process.exit(2);
   }
-  const store = keyStoreOf();
+  let store: KeyToolStore | undefined;
   try {
-    await mainOf(`keys ${command}`, () => (move ? move(rest) : run!(rest, store)), { usage: `\n${HELP[command]}` });
+    await mainOf(
+      `keys ${command}`,
+      (config) => {
+        settings = config;
+        if (move) return move(rest);
+        store = keyStoreOf(config);
+        return run!(rest, store);
+      },
+      { usage: `\n${HELP[command]}` },
+    );
   } finally {
-    store.close();
+    store?.close();
   }
 }

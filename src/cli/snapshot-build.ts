@@ -29,7 +29,7 @@ Options:
                         run to disk (e.g. 500M, 2G; default ${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G, a quarter of this
                         machine's memory, at most 2G). The merge of the runs stays below
                         the inversion's peak: with 500M the build peaked at 0.70 GB on
-                        200,000 chunks and 0.80 GB on 1M (bench/RESULTS-scale.md).
+                        200,000 chunks and 0.80 GB on 1M (bench/scale/RESULTS.md).
   -h, --help            show this help
 
 Example:

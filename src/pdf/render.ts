@@ -4,7 +4,7 @@
  * lists as bulleted items, a footer on every page ("page N of M" and the license), and the
  * source attribution with links at the end.
  *
- * pdf-lib draws glyphs as the font's cmap gives them: no complex-script shaping (see README).
+ * pdf-lib draws glyphs as the font's cmap gives them: no complex-script shaping (see docs/api.md, "PDFs").
  */
 import { PDFDocument, PDFString, popGraphicsState, pushGraphicsState, rgb, setLineWidth, setStrokingColor, setTextRenderingMode, TextRenderingMode, type PDFPage } from "pdf-lib";
 import type { PdfArticle } from "./article";
@@ -328,11 +328,14 @@ class Writer {
  * glyph, the text extracted from the PDF would show one of them for both.
  */
 function drawable(text: string): string {
-  return text
-    .replace(/[\u0000-\u0008\u000B-\u001F\u007F\u00AD]/g, "")
-    .replace(/[\u00A0\u2007\u202F]/g, " ")
-    .replace(/\u2011/g, "-")
-    .replace(/\s+/g, " ");
+  return (
+    text
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: removing the control characters a PDF cannot show is the point
+      .replace(/[\u0000-\u0008\u000B-\u001F\u007F\u00AD]/g, "")
+      .replace(/[\u00A0\u2007\u202F]/g, " ")
+      .replace(/\u2011/g, "-")
+      .replace(/\s+/g, " ")
+  );
 }
 
 /** Joins neighbouring pieces of one font and link, so each is drawn (and extracted) as one string. */

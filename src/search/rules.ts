@@ -17,9 +17,9 @@ import { ANALYZER_VERSION } from "./analyze";
 import { BM25, WEIGHTS } from "./shard";
 
 /** A page's score: its best chunk's, plus this share of its second, and its square of its third (D43), of the best one's tier (D61). */
-export const PAGE_EVIDENCE = 0.5;
+const PAGE_EVIDENCE = 0.5;
 /** A boosted title raises its page's score by this many times the share of the query's information it holds. */
-export const TITLE_BOOST = 2;
+const TITLE_BOOST = 2;
 /** Ranking classes: group (0 exact title, 1 title match, 2 other) × tier (0–4). */
 export const TIERS = 5;
 /** The tier of a title match's intro, standing for a page none of whose chunks holds the words: the last. */

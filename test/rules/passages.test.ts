@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { Engine, SearchOptions } from "../../src/search";
-import { wikiOf, type InlinePage } from "./wiki";
+import { type InlinePage, wikiOf } from "../helpers";
 
 const search = (tome: Engine, q: string, options: SearchOptions = {}) => tome.search(q, { budgetMs: 60_000, ...options });
 const page = (title: string, text: string): InlinePage => ({ title, text });
