@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import MiniSearch from "minisearch";
-import { open, terms, type Engine } from "../../src/search";
+import { open, terms } from "../../src/search";
 import { buildSnapshot, sharedDataDir } from "../support";
 
 const USAGE = `Usage: bun bench/relevance/relevance.ts [--limit N] [--only squad|qrels] [--json] [--misses]

@@ -275,7 +275,7 @@ const against: Figures | undefined = values.against ? JSON.parse(readFileSync(va
 const work = values.work ? resolve(values.work) : mkdtempSync(join(tmpdir(), "tome-scale-"));
 mkdirSync(work, { recursive: true });
 const made: string[] = [];
-let dump = values.dump ? resolve(values.dump) : join(work, `english-${target}.xml`);
+const dump = values.dump ? resolve(values.dump) : join(work, `english-${target}.xml`);
 let generateSeconds: number | undefined;
 let generateCommand: string | undefined;
 if (!values.dump) {

@@ -190,7 +190,7 @@ else {
       : "| queries | n | p50 ms | p99 ms | mean matching pages | postings per query |") +
       (values.pruned ? " default p50 ms | default p99 ms | default postings per query | p50 exhaustive ÷ default |" : ""),
   );
-  console.log("|---|---|---|---|---|---|" + (values.pruned ? "---|---|---|---|" : ""));
+  console.log(`|---|---|---|---|---|---|${values.pruned ? "---|---|---|---|" : ""}`);
   for (const [k, r] of Object.entries(m.latencyMs)) {
     const pruned = r.pruned ? ` ${r.pruned.p50.toFixed(2)} | ${r.pruned.p99.toFixed(2)} | ${r.pruned.postings.toFixed(0)} | ${(r.p50 / r.pruned.p50).toFixed(2)} |` : "";
     console.log(`| ${k} | ${r.n} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.meanHits.toFixed(0)} | ${r.postings.toFixed(0)} |${pruned}`);

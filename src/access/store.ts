@@ -150,7 +150,7 @@ function checkKeyFile(data: unknown): string | undefined {
 }
 
 function writeKeyFile(path: string, file: KeyFile): void {
-  atomicWrite(path, JSON.stringify(file, null, 2) + "\n", { mode: 0o600 });
+  atomicWrite(path, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
 }
 
 /**

@@ -71,7 +71,7 @@ export function readUsage(path: string): UsageData {
   if (!existsSync(path)) return { months: {}, last_used: {} };
   const fail = (why: string) =>
     new UsageFileError(
-      `${path} is damaged (${why}), so this month's usage is unknown. Restore it from a backup; ` + `or, to start counting from zero (every account's usage this month is lost), move it away.`,
+      `${path} is damaged (${why}), so this month's usage is unknown. Restore it from a backup; or, to start counting from zero (every account's usage this month is lost), move it away.`,
     );
   let file: UsageFile;
   try {

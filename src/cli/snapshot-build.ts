@@ -119,7 +119,7 @@ export async function buildSnapshot(args: BuildArgs, log: (line: string) => void
   const bars = indexProgress();
   // Known only from the dump's site information; a default name waits for it.
   const out = args.out ?? join("snapshots", `.pending-${process.pid}${SNAPSHOT_EXTENSION}`);
-  let report;
+  let report: Awaited<ReturnType<typeof buildFromDumps>>;
   try {
     report = await buildFromDumps(
       {

@@ -73,7 +73,7 @@ async function announceRedisKeys(access: RedisAccess): Promise<void> {
   const where = `Redis at ${access.redis.address}`;
   if (count === undefined) note(`${where} cannot be reached yet: requests that need a key get 503 until it answers.`);
   else if (count === 0) {
-    note(`${where} holds no API key yet. Make one with: TOME_REDIS_URL=… ${NEW_KEY_COMMAND}, ` + `or move a file store in with: TOME_DATA=DIR TOME_REDIS_URL=… bun run keys import`);
+    note(`${where} holds no API key yet. Make one with: TOME_REDIS_URL=… ${NEW_KEY_COMMAND}, or move a file store in with: TOME_DATA=DIR TOME_REDIS_URL=… bun run keys import`);
   } else note(`API keys, rate limits and quotas are in ${where} (${count} key(s)); manage them with TOME_REDIS_URL=… bun run keys.`);
 }
 

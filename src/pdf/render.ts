@@ -328,14 +328,11 @@ class Writer {
  * glyph, the text extracted from the PDF would show one of them for both.
  */
 function drawable(text: string): string {
-  return (
-    text
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: removing the control characters a PDF cannot show is the point
-      .replace(/[\u0000-\u0008\u000B-\u001F\u007F\u00AD]/g, "")
-      .replace(/[\u00A0\u2007\u202F]/g, " ")
-      .replace(/\u2011/g, "-")
-      .replace(/\s+/g, " ")
-  );
+  return text
+    .replace(/[\u0000-\u0008\u000B-\u001F\u007F\u00AD]/g, "")
+    .replace(/[\u00A0\u2007\u202F]/g, " ")
+    .replace(/\u2011/g, "-")
+    .replace(/\s+/g, " ");
 }
 
 /** Joins neighbouring pieces of one font and link, so each is drawn (and extracted) as one string. */

@@ -7,7 +7,7 @@
  * `keys export`).
  */
 import { KeyStoreError } from "../errors";
-import { type Account, type KeyFile, type KeyRecord } from "../store";
+import type { Account, KeyFile, KeyRecord } from "../store";
 import type { UsageData } from "../usage";
 import { RedisConnection, RedisUnavailable } from "./connection";
 import { IMPORT, NEVER_ENDS, READ_KEYS, SCRIPTS, WRITE_KEYS } from "./scripts";
