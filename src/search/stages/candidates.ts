@@ -48,6 +48,22 @@ export function fillPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTer
   return matching;
 }
 
+/**
+ * A query of quoted phrases and nothing else: its candidates are the chunks holding every word
+ * (their conjunction, conjunction.ts), the only ones a phrase can stand in; the exhaustive
+ * passes would find the same after the phrase check, reading every posting of every word.
+ * False when the conjunction does not pay (every word common): fillPool() then runs.
+ */
+export function phrasePool(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, scope: Scope): boolean {
+  const quoted = new Set(query.phrases.flat());
+  if (!query.phrases.length || terms.typoable || !terms.words.every((w) => quoted.has(w))) return false;
+  const { text, scratch, meter } = ctx;
+  const all = matchAll(text, ctx.textCursor, terms.exact, terms.full, { into: scratch.textBuffer(0), ...scope.range });
+  if (!all) return false;
+  scratch.pool.add(meter.counted(all), 0, terms.full, "having");
+  return true;
+}
+
 /** What the conjunction made of tier 0: the pool filled, with the pages holding any word (estimated); fewer pages than asked for, the pool left empty; or nothing, when it does not pay. */
 type Conjoined = { matching: number } | "short" | undefined;
 
