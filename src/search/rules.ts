@@ -31,7 +31,7 @@ export const FEWER_TIER = 2;
 /** The most a page's score can be over its best chunk's: 1 + 0.5 + 0.25. */
 export const PAGE_FACTOR = 1 + PAGE_EVIDENCE + PAGE_EVIDENCE * PAGE_EVIDENCE;
 /** How many of the best pages are reordered by their passage's proximity: always ranked, whatever the window (D61). */
-export const PROXIMITY_WINDOW = 20;
+export const PROXIMITY_WINDOW = 10;
 /** What a word's other form weighs in choosing a passage, against the word itself (D62); MiniSearch's 0.3 ranks the pages. */
 export const PASSAGE_VARIANT_WEIGHT = 0.45;
 /**
