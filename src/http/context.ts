@@ -1,11 +1,12 @@
 /** What the routes serve from: one loaded snapshot, its engine, and its resources. */
-import { existsSync, readFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename } from "node:path";
 import type { Engine } from "../search";
 import { answers, type Answers } from "./answers";
 import { Attributions, LICENSE } from "./attribution";
 import { Resources } from "./resources";
 import type { Health, LicenseResponse, MetaResponse } from "./schemas";
+// A macro: read when the code is bundled (bun run compile), where no node_modules is beside it.
+import { packageVersion } from "./package-version" with { type: "macro" };
 
 export interface ApiContext {
   engine: Engine;
@@ -56,18 +57,4 @@ export function apiContext(engine: Engine, checks: HealthCheck[] = []): ApiConte
       attribution: attributions.dataset,
     },
   };
-}
-
-/** An installed package's version (MiniSearch's exports hide its package.json from import). */
-function packageVersion(name: string): string {
-  let dir = dirname(Bun.resolveSync(name, import.meta.dir));
-  while (dir !== dirname(dir)) {
-    const file = join(dir, "package.json");
-    if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version?: string };
-      if (pkg.name === name && pkg.version) return pkg.version;
-    }
-    dir = dirname(dir);
-  }
-  return "unknown";
 }

@@ -1,0 +1,25 @@
+// Files imported `with { type: "file" }` (fonts, Swagger UI's assets, the sample dump): each is its path.
+declare module "*.woff" {
+  const path: string;
+  export default path;
+}
+declare module "*.ttf" {
+  const path: string;
+  export default path;
+}
+declare module "*.png" {
+  const path: string;
+  export default path;
+}
+declare module "*.css" {
+  const path: string;
+  export default path;
+}
+declare module "*.bz2" {
+  const path: string;
+  export default path;
+}
+declare module "swagger-ui-dist/swagger-ui-bundle.js" {
+  const path: string;
+  export default path;
+}
