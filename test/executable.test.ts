@@ -1,0 +1,159 @@
+/**
+ * The executable (bun run compile, issue 45): built here, copied alone into an empty folder and
+ * run with a PATH that holds no Bun (only the bzip2 the dump needs), it builds a snapshot from a
+ * real dump, creates a key, serves the API, its docs and a PDF, and exports every chunk.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { gunzipSync, zstdDecompressSync } from "node:zlib";
+import { compile } from "../src/cli/compile";
+import { EN_2016, tempDir } from "./helpers";
+import { runToExit, spawnServer, type SpawnedServer } from "./support";
+
+setDefaultTimeout(180_000);
+
+const home = tempDir("tome-executable-");
+const folder = join(home, "empty");
+const bin = join(home, "bin");
+const tome = join(folder, "tome");
+/** No Bun, no node_modules: the folder, and a PATH of the dump's decompressor only. */
+const env = { PATH: bin, TOME_SNAPSHOT: "", TOME_DUMP: "", TOME_DATA: "", TOME_REDIS_URL: "", TOME_AUTH: "", HOST: "127.0.0.1" };
+const run = (...args: string[]) => runToExit([tome, ...args], env, folder);
+
+let server: SpawnedServer;
+let key: string;
+let chunks: number;
+
+beforeAll(async () => {
+  const built = join(home, "dist/tome");
+  await compile(built);
+  mkdirSync(folder);
+  mkdirSync(bin);
+  copyFileSync(built, tome);
+  Bun.spawnSync(["chmod", "+x", tome]);
+  symlinkSync(Bun.which("bzip2")!, join(bin, "bzip2"));
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+const get = (path: string, auth = true) => fetch(`${server.url}${path}`, { headers: auth ? { authorization: `Bearer ${key}` } : {} });
+
+describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
+  test("the folder holds the executable only, and its PATH finds no bun", () => {
+    expect(readdirSync(folder)).toEqual(["tome"]);
+    const which = Bun.spawnSync(["/bin/sh", "-c", "command -v bun"], { env });
+    expect(which.exitCode).not.toBe(0);
+  });
+
+  test("--help lists every command", async () => {
+    const r = await run("--help");
+    expect(r.code).toBe(0);
+    for (const name of ["start", "snapshot:build", "snapshot:update", "snapshot:follow", "snapshot:verify", "snapshot:export", "keys", "mcp"]) {
+      expect(r.stdout).toContain(`  ${name} `);
+      const help = await run(name, "--help");
+      expect({ name, code: help.code }).toEqual({ name, code: 0 });
+      expect(help.stdout).toContain("Usage:");
+    }
+    const unknown = await run("serve");
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "serve"');
+  });
+
+  test("snapshot:build from a real dump (its ingest and index workers inside), then snapshot:verify", async () => {
+    const r = await run("snapshot:build", "--dump", EN_2016, "--out", "snapshots/en.tome");
+    expect(r.stderr).toContain("wrote snapshots/en.tome: 106 pages");
+    expect(r.code).toBe(0);
+    chunks = Number(/106 pages, (\d+) chunks/.exec(r.stderr)![1]);
+    const verified = await run("snapshot:verify", "snapshots/en.tome");
+    expect(verified.code).toBe(0);
+  });
+
+  test("keys create, then start serves the snapshot with that key", async () => {
+    const r = await run("keys", "create", "--name", "ci", "--plan", "enterprise", "--scope", "full", "--json");
+    expect(r.code).toBe(0);
+    key = JSON.parse(r.stdout).key;
+    server = await spawnServer([tome, "start"], env, { cwd: folder });
+    expect(server.stderr()).toContain("Loaded snapshots/en.tome: en.wikipedia.org, 106 pages");
+  });
+
+  test("search needs the key, and finds", async () => {
+    expect((await get("/v1/search?q=anarchism", false)).status).toBe(401);
+    const res = await get("/v1/search?q=anarchism&limit=3&show_ranking_score=true");
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { hits: { title: string; _rankingScore: number }[] };
+    expect(body.hits[0]!.title).toBe("Anarchism");
+    expect(body.hits[0]!._rankingScore).toBeGreaterThan(0);
+  });
+
+  test("the docs and Swagger UI's files come from inside the executable", async () => {
+    expect((await get("/docs", false)).status).toBe(200);
+    const page = await (await get("/docs", false)).text();
+    for (const asset of page.matchAll(/(?:src|href)="(\/docs\/assets\/[^"?]+)/g)) {
+      const res = await get(asset[1]!, false);
+      expect({ asset: asset[1], status: res.status }).toEqual({ asset: asset[1], status: 200 });
+      expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+    }
+    const doc = (await (await get("/v1/openapi.json", false)).json()) as { openapi: string };
+    expect(doc.openapi).toStartWith("3.");
+  });
+
+  test("a PDF, drawn by the PDF worker with the fonts inside the executable", async () => {
+    const res = await get("/v1/pdf/12");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/pdf");
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    expect(new TextDecoder().decode(bytes.subarray(0, 5))).toBe("%PDF-");
+    expect(bytes.length).toBeGreaterThan(20_000);
+  });
+
+  test("snapshot:export writes every chunk once, in page then chunk order, each what /v1/chunk/{id} answers", async () => {
+    const r = await run("snapshot:export", "--snapshot", "snapshots/en.tome", "--out", "all.jsonl.zst");
+    expect(r.code).toBe(0);
+    const lines = zstdDecompressSync(readFileSync(join(folder, "all.jsonl.zst")))
+      .toString()
+      .trimEnd()
+      .split("\n");
+    const rows = lines.map((line) => JSON.parse(line) as Record<string, any>);
+    expect(rows.length).toBe(chunks);
+    expect(new Set(rows.map((c) => c.id)).size).toBe(chunks);
+    for (let i = 1; i < rows.length; i++) {
+      const [a, b] = [rows[i - 1]!, rows[i]!];
+      const inOrder = a.page_id < b.page_id ? b.chunk_id === 0 : a.page_id === b.page_id && b.chunk_id === a.chunk_id + 1;
+      expect({ after: a.id, id: b.id, inOrder }).toEqual({ after: a.id, id: b.id, inOrder: true });
+    }
+    expect(Object.keys(rows[0]!)).toEqual(["id", "page_id", "rev_id", "title", "section", "text", "chunk_id", "url", "source", "timestamp", "license", "modified", "modifications"]);
+    // A sample spread over the whole export, compared field by field with the API's answer.
+    for (let i = 0; i < rows.length; i += Math.floor(rows.length / 25)) {
+      const res = await get(`/v1/chunk/${rows[i]!.id}`);
+      expect(res.status).toBe(200);
+      expect(rows[i]).toEqual((await res.json()) as Record<string, any>);
+    }
+  });
+
+  test("snapshot:export --since has the pages /v1/changes lists for it; - writes to stdout, .gz is gzip", async () => {
+    const all = (await (await get("/v1/changes?limit=1000")).json()) as { results: { page_id: number; ts_unix: number }[] };
+    const times = all.results.map((p) => p.ts_unix);
+    const since = times[Math.floor(times.length / 2)]!;
+    const changed = (await (await get(`/v1/changes?since=${since}&limit=1000`)).json()) as { results: { page_id: number }[]; total: number };
+    const iso = new Date(since * 1000).toISOString().replace(".000Z", "Z");
+    const r = await run("snapshot:export", "--snapshot", "snapshots/en.tome", "--since", iso, "--out", "changed.jsonl.gz");
+    expect(r.code).toBe(0);
+    const rows = gunzipSync(readFileSync(join(folder, "changed.jsonl.gz")))
+      .toString()
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { page_id: number });
+    const pages = [...new Set(rows.map((c) => c.page_id))].sort((a, b) => a - b);
+    expect(pages).toEqual(changed.results.map((p) => p.page_id).sort((a, b) => a - b));
+    expect(pages.length).toBe(changed.total);
+    const stdout = await run("snapshot:export", "--snapshot", "snapshots/en.tome", "--since", String(since));
+    expect(stdout.code).toBe(0);
+    expect(stdout.stdout.trimEnd().split("\n").length).toBe(rows.length);
+    const wrong = await run("snapshot:export", "--snapshot", "snapshots/en.tome", "--since", "yesterday");
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('--since takes Unix seconds or an RFC 3339 date-time with a zone (2026-01-01T00:00:00Z), not "yesterday"');
+  });
+});
