@@ -4,11 +4,14 @@
  * real dump, creates a key, serves the API, its docs and a PDF, and exports every chunk.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync, zstdDecompressSync } from "node:zlib";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { compile } from "../src/cli/compile";
-import { EN_2016, tempDir } from "./helpers";
+import { EN_2016, ROOT, tempDir } from "./helpers";
+import { startRedis } from "./redis-server";
 import { runToExit, spawnServer, type SpawnedServer } from "./support";
 
 setDefaultTimeout(180_000);
@@ -62,11 +65,14 @@ describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
     expect(unknown.stderr).toContain('unknown command "serve"');
   });
 
-  test("snapshot:build from a real dump (its ingest and index workers inside), then snapshot:verify", async () => {
-    const r = await run("snapshot:build", "--dump", EN_2016, "--out", "snapshots/en.tome");
-    expect(r.stderr).toContain("wrote snapshots/en.tome: 106 pages");
+  test("snapshot:build from a real dump (its parsing and run-sorting workers inside), then snapshot:verify", async () => {
+    // --memory 1M: the index spills runs, which the sorting worker (search/run-worker.ts) writes.
+    const r = await run("snapshot:build", "--dump", EN_2016, "--out", "snapshots/en.tome", "--memory", "1M");
+    const said = r.stdout + r.stderr;
+    expect(said).toContain("wrote snapshots/en.tome: 106 pages");
     expect(r.code).toBe(0);
-    chunks = Number(/106 pages, (\d+) chunks/.exec(r.stderr)![1]);
+    chunks = Number(/106 pages, (\d+) chunks/.exec(said)![1]);
+    expect(Number(/(\d+) index run\(s\)/.exec(said)![1])).toBeGreaterThan(1);
     const verified = await run("snapshot:verify", "snapshots/en.tome");
     expect(verified.code).toBe(0);
   });
@@ -91,10 +97,13 @@ describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
   test("the docs and Swagger UI's files come from inside the executable", async () => {
     expect((await get("/docs", false)).status).toBe(200);
     const page = await (await get("/docs", false)).text();
-    for (const asset of page.matchAll(/(?:src|href)="(\/docs\/assets\/[^"?]+)/g)) {
-      const res = await get(asset[1]!, false);
-      expect({ asset: asset[1], status: res.status }).toEqual({ asset: asset[1], status: 200 });
-      expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+    const assets = [...page.matchAll(/(?:src|href)="\/docs\/assets\/([^"?]+)/g)].map((m) => m[1]!);
+    expect(assets.length).toBe(3);
+    for (const name of assets) {
+      const res = await get(`/docs/assets/${name}`, false);
+      expect({ name, status: res.status }).toEqual({ name, status: 200 });
+      const same = Buffer.from(await res.arrayBuffer()).equals(readFileSync(join(ROOT, "node_modules/swagger-ui-dist", name)));
+      expect({ name, same }).toEqual({ name, same: true });
     }
     const doc = (await (await get("/v1/openapi.json", false)).json()) as { openapi: string };
     expect(doc.openapi).toStartWith("3.");
@@ -107,6 +116,17 @@ describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
     const bytes = new Uint8Array(await res.arrayBuffer());
     expect(new TextDecoder().decode(bytes.subarray(0, 5))).toBe("%PDF-");
     expect(bytes.length).toBeGreaterThan(20_000);
+  });
+
+  test("mcp answers an MCP client over stdio on the snapshot", async () => {
+    const client = new Client({ name: "test", version: "1" });
+    await client.connect(new StdioClientTransport({ command: tome, args: ["mcp"], cwd: folder, env: { ...env, TOME_SNAPSHOT: "snapshots/en.tome" }, stderr: "ignore" }));
+    try {
+      const result = (await client.callTool({ name: "search", arguments: { q: "anarchism", limit: 1 } })) as unknown as { structuredContent: { hits: { title: string }[] } };
+      expect(result.structuredContent.hits[0]!.title).toBe("Anarchism");
+    } finally {
+      await client.close();
+    }
   });
 
   test("snapshot:export writes every chunk once, in page then chunk order, each what /v1/chunk/{id} answers", async () => {
@@ -155,5 +175,57 @@ describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
     const wrong = await run("snapshot:export", "--snapshot", "snapshots/en.tome", "--since", "yesterday");
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain('--since takes Unix seconds or an RFC 3339 date-time with a zone (2026-01-01T00:00:00Z), not "yesterday"');
+  });
+});
+
+type Service = { command?: string[]; environment?: Record<string, string>; build?: { context: string; dockerfile: string }; volumes?: string[]; depends_on?: string[] };
+
+describe("deploy/Dockerfile and deploy/compose.executable.yaml, their steps run with the executable directly (no container runtime here)", () => {
+  const dockerfile = readFileSync(join(ROOT, "deploy/Dockerfile"), "utf8");
+  const compose = Bun.YAML.parse(readFileSync(join(ROOT, "deploy/compose.executable.yaml"), "utf8")) as { services: Record<string, Service> };
+  const replicas = Object.entries(compose.services).filter(([, s]) => s.command?.[0] === "start");
+  /** The image's environment (its ENV line), as a replica starts with it. */
+  const imageEnv = Object.fromEntries([.../^ENV (.+)$/m.exec(dockerfile)![1]!.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
+
+  test("the image holds the executable alone, run as tome <command>, start by default", () => {
+    expect(dockerfile.match(/^COPY .+$/gm)).toEqual(["COPY --chmod=755 tome /usr/local/bin/tome"]);
+    expect(dockerfile).toContain('ENTRYPOINT ["tome"]');
+    expect(dockerfile).toContain('CMD ["start"]');
+    expect(imageEnv).toMatchObject({ HOST: "0.0.0.0", PORT: "8080" });
+    expect(replicas.length).toBe(2);
+    for (const [, s] of replicas) {
+      expect(s.build).toEqual({ context: "../dist", dockerfile: "../deploy/Dockerfile" });
+      expect(s.environment!.TOME_REDIS_URL).toBe("redis://redis:6379");
+      expect(s.volumes).toEqual(["./snapshots:/srv/tome/snapshots"]);
+      expect(s.depends_on).toEqual(["redis"]);
+    }
+    expect(compose.services.redis!.command!.join(" ")).toContain("--appendonly yes --appendfsync everysec");
+  });
+
+  test("two replicas on one Redis, from a folder holding the executable and snapshots/: a key made once opens both", async () => {
+    const redis = await startRedis();
+    const workdir = join(home, "srv-tome");
+    mkdirSync(join(workdir, "snapshots"), { recursive: true });
+    copyFileSync(tome, join(workdir, "tome"));
+    Bun.spawnSync(["chmod", "+x", join(workdir, "tome")]);
+    cpSync(join(folder, "snapshots/en.tome"), join(workdir, "snapshots/en.tome"));
+    // The compose file's environment on the image's, with Redis where the test runs it and a free port each.
+    const envOf = (s: Service) => ({ ...env, ...imageEnv, ...s.environment, TOME_REDIS_URL: redis.url, HOST: "127.0.0.1", PORT: "0", TOME_DATA: join(workdir, "data") });
+    const started: SpawnedServer[] = [];
+    try {
+      for (const [, s] of replicas) started.push(await spawnServer([join(workdir, "tome"), ...s.command!], envOf(s), { cwd: workdir }));
+      const made = await runToExit([join(workdir, "tome"), "keys", "create", "--name", "compose", "--plan", "enterprise", "--scope", "full", "--json"], envOf(compose.services.tome!), workdir);
+      expect(made.code).toBe(0);
+      const shared = JSON.parse(made.stdout).key as string;
+      for (const replica of started) {
+        expect(replica.stderr()).toContain("Loaded snapshots/en.tome");
+        expect((await fetch(`${replica.url}/v1/search?q=albedo`)).status).toBe(401);
+        const res = await fetch(`${replica.url}/v1/search?q=albedo`, { headers: { authorization: `Bearer ${shared}` } });
+        expect(res.status).toBe(200);
+      }
+    } finally {
+      for (const replica of started) await replica.stop();
+      await redis.stop();
+    }
   });
 });

@@ -106,7 +106,7 @@ describe("show_ranking_score on /v1/search", () => {
 
 describe("show_ranking_score on the MCP search tool", () => {
   test("adds _rankingScore to the structured hits and the score to the text", async () => {
-    const server = mcpTools(apiContext(await en())).server();
+    const server = mcpTools(apiContext(await en()), { logError: (error) => console.error(error) }).server();
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: "test", version: "1" });
