@@ -10,6 +10,7 @@ import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { createGzip, createZstdCompress } from "node:zlib";
+import { UserError } from "../errors";
 import { ApiError, Attributions, readSince, Resources } from "../http";
 import { latestSnapshot, openSnapshot, type Snapshot } from "../snapshot";
 import { countProgress } from "./progress";
@@ -110,20 +111,23 @@ function compressorFor(out: string) {
   return undefined;
 }
 
-/** Writes the export; returns the chunks written. */
-export async function runExport(args: ExportArgs, stdout: Writable = process.stdout): Promise<number> {
+/** Writes the export; returns the chunks written, or undefined when the reader of standard output stopped first. */
+export async function runExport(args: ExportArgs, stdout: Writable = process.stdout): Promise<number | undefined> {
   const snapshot = openSnapshot(args.snapshot);
   const { rows, chunks } = exportedRows(snapshot, args.since);
   const progress = countProgress(basename(args.snapshot), chunks, "chunks");
   const lines = Readable.from(exportLines(snapshot, rows, progress.update), { objectMode: false });
   const compressor = compressorFor(args.out);
   const partial = args.out === "-" ? undefined : join(dirname(args.out), `.${basename(args.out)}.partial`);
+  if (partial && !existsSync(dirname(args.out))) throw new UserError(`no folder ${dirname(args.out)}/ to write ${basename(args.out)} in.`);
   const sink = partial ? createWriteStream(partial) : stdout;
   try {
     await (compressor ? pipeline(lines, compressor, sink, { end: !!partial }) : pipeline(lines, sink, { end: !!partial }));
     if (partial) renameSync(partial, args.out);
   } catch (err) {
     if (partial && existsSync(partial)) rmSync(partial);
+    // The reader of standard output stopped (| head): what it read is what it wanted.
+    if (!partial && (err as NodeJS.ErrnoException).code === "EPIPE") return undefined;
     throw err;
   } finally {
     progress.stop();
@@ -141,6 +145,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     const started = performance.now();
     const chunks = await runExport(args);
+    if (chunks === undefined) return;
     const seconds = (performance.now() - started) / 1000;
     note(
       `snapshot:export: ${chunks} chunks of ${args.snapshot} → ${args.out === "-" ? "standard output" : args.out} in ${seconds.toFixed(1)} s (${Math.round(chunks / Math.max(seconds, 0.001))} chunks/s).`,
