@@ -23,6 +23,7 @@ import type { Snapshot, SnapshotPage } from "../snapshot";
 import { buildPageOrders, ORDER_LENGTH, PageOrders } from "./orders";
 import { COLLECT_EVERY_MS, DEFAULTS, GUARDS, PRUNE_FROM, type ChangesResult, type Hit, type LuckyResult, type SearchOptions, type SearchResult, type SearchWork } from "./options";
 import { PrunedRanking } from "./pruned";
+import { PROXIMITY_WINDOW } from "./rules";
 import { parseQuery, type ParsedQuery } from "./query";
 import type { Shard } from "./shard";
 import { conjunctionPool, fillPool, type Scope } from "./stages/candidates";
@@ -92,7 +93,7 @@ export class Engine {
     const query = parseQuery(q, this.lang);
     this.stages.meter.start(started + (options.budgetMs ?? GUARDS.budgetMs));
     const { hits, total } = this.withScratch(() => {
-      const ranked = this.rank(query, offset + limit, options.pageId, options.pruning);
+      const ranked = this.rank(query, offset, offset + limit, options.pageId, options.pruning);
       const window = ranked.pages.slice(offset, offset + limit);
       const format = hitFormatter(this.stages, query, options);
       return { hits: window.map((p) => format(p.page, p.best, p.group)), total: ranked.total };
@@ -112,7 +113,7 @@ export class Engine {
     this.stages.meter.start(started + GUARDS.budgetMs);
     const found = this.withScratch(() => {
       // As deep as a default search, so that total_results is that search's estimatedTotalHits.
-      const ranked = this.rank(query, DEFAULTS.offset + DEFAULTS.limit, undefined, undefined);
+      const ranked = this.rank(query, 0, DEFAULTS.offset + DEFAULTS.limit, undefined, undefined);
       const top = this.exactTitle(query) ?? ranked.pages[0];
       return top && { hit: hitFormatter(this.stages, query, {})(top.page, top.best, top.group), total: ranked.total };
     });
@@ -153,24 +154,26 @@ export class Engine {
   }
 
   /** The stages of a search, from the parsed query to the best `need` pages. */
-  private rank(parsed: ParsedQuery, need: number, pageId: number | undefined, pruning: SearchOptions["pruning"]): Ranking {
+  private rank(parsed: ParsedQuery, from: number, asked: number, pageId: number | undefined, pruning: SearchOptions["pruning"]): Ranking {
+    // The pages proximity reorders are always ranked, however few were asked for: the order never depends on the window (D61).
+    const need = Math.max(asked, PROXIMITY_WINDOW);
     const query = existingPhrases(this.stages, parsed);
     if (!query.words.length) return nothing();
     const scope = this.scopeOf(pageId);
     if (!scope) return nothing();
     const terms = queryTerms(query, this.stages);
     const prune = pruningFor(this.stages, query, terms, pruning, scope.onlyPage);
-    const pruned = prune && rankPruned(this.stages, this.pruner, query, terms, need, prune);
+    const pruned = prune && rankPruned(this.stages, this.pruner, query, terms, from, need, prune);
     if (pruned) return pruned;
-    const conjunction = conjunctionFor(terms, pruning, scope.onlyPage);
-    const joined = conjunction && conjunctionPool(this.stages, terms, need, conjunction);
+    const conjunction = conjunctionFor(query, terms, pruning, scope.onlyPage);
+    const joined = conjunction && conjunctionPool(this.stages, query, terms, need, conjunction);
     const past = joined === "short" ? fewerWordsFor(query, conjunction!) : undefined;
-    const pastJoined = past && rankPruned(this.stages, this.pruner, query, terms, need, past);
+    const pastJoined = past && rankPruned(this.stages, this.pruner, query, terms, from, need, past);
     if (pastJoined) return pastJoined;
-    const matching = typeof joined === "object" ? joined.matching : fillPool(this.stages, query, terms, need, scope);
-    const kept = query.phrases.length ? keepPhrases(this.stages, query, need) : undefined;
+    const matching = typeof joined === "object" ? joined.matching : fillPool(this.stages, query, terms, scope);
+    const kept = query.phrases.length ? keepPhrases(this.stages, query) : undefined;
     if (scope.onlyPage >= 0) return rankChunksOfPage(this.stages, query, scope.onlyPage, kept);
-    return rankPages(this.stages, query, terms, need, kept, matching);
+    return rankPages(this.stages, query, terms, from, need, kept, matching);
   }
 
   /** Where a search looks: every chunk, or the chunks of the page with `pageId` (undefined: no such page). */

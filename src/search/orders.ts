@@ -8,13 +8,13 @@
  *
  * Each order is the first ORDER_LENGTH pages (score, then page), and the number of pages holding
  * the word at all. The section, little-endian u32 words:
- *   version | count | keys' byte length | keys (JSON array of strings, padded to 4 bytes)
+ *   the rules' fingerprint (rules.ts) | count | keys' byte length | keys (JSON array of strings, padded to 4 bytes)
  *   | starts (count + 1) | holding (count) | pages (starts[count])
  * A key is the word's index key after "1" when it is a prefix (the query's last word, typed
  * on), "0" when it is not.
  */
 import type { Container } from "../snapshot";
-import { bestThreeScore, placeBestThree } from "./pruned";
+import { bestThreeScore, placeBestThree, RULES_FINGERPRINT } from "./rules";
 import type { SearchContext } from "./stages/context";
 import { ONE_TYPO_FROM, queryTerms } from "./stages/terms";
 import { MIN_PREFIX, parseQuery } from "./query";
@@ -29,7 +29,6 @@ export const ORDERS_SECTION = "index.text.orders";
  * them fill a page (with 100, "in" at 1M chunks, a prefix of 808 titles, scored all 808).
  */
 export const ORDER_LENGTH = 1000;
-const VERSION = 1;
 /** The longest beginnings given an order: longer ones may hold typos, which the pruned search leaves. */
 const PREFIX_LETTERS = ONE_TYPO_FROM - 1;
 
@@ -48,7 +47,11 @@ export class PageOrders {
 
   constructor(bytes: Uint8Array) {
     const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2);
-    if (words[0] !== VERSION) throw new Error(`page orders: version ${words[0]}, this Tome reads ${VERSION}`);
+    // Orders are ranking output: made under other rules they would rank wrongly (D61).
+    if (words[0] !== RULES_FINGERPRINT)
+      throw new Error(
+        `this snapshot's page orders were made under other ranking rules (${words[0]}; this Tome ranks by ${RULES_FINGERPRINT}). Rebuild it from its dump with \`bun run snapshot:build\` (or \`bun run snapshot:update\` from it), then start again.`,
+      );
     const count = words[1]!;
     const keyBytes = words[2]!;
     const keys = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + keyBytes))) as string[];
@@ -171,7 +174,7 @@ function packOrders(keys: string[], orders: Uint32Array[], holding: number[]): U
   const keyWords = (keyBytes.byteLength + 3) >>> 2;
   const total = orders.reduce((n, o) => n + o.length, 0);
   const words = new Uint32Array(3 + keyWords + keys.length + 1 + keys.length + total);
-  words[0] = VERSION;
+  words[0] = RULES_FINGERPRINT;
   words[1] = keys.length;
   words[2] = keyBytes.byteLength;
   new Uint8Array(words.buffer).set(keyBytes, 12);

@@ -20,22 +20,9 @@ import { WORK_SHARE } from "./options";
 import type { PageOrder } from "./orders";
 import type { PostingsCursor } from "./postings";
 import { BM25, type FieldNorms, popcount, type ScoredList, type Shard } from "./shard";
+import { bestThreeScore, FEWER_TIER, INTRO_TIER, PAGE_FACTOR, pageScore, placeBestThree, TIERS } from "./rules";
 import { bestEntries, TopScores } from "./topk";
 
-/** A page's score: its best chunk's, plus this share of its second, and its square of its third (D43). */
-const PAGE_EVIDENCE = 0.5;
-/** A boosted title raises its page's score by this many times the share of the query's information it holds. */
-const TITLE_BOOST = 2;
-/** Ranking classes: group (0 exact title, 1 title match, 2 other) × tier (0–4). */
-export const TIERS = 5;
-/** The tier of a title match's intro, standing for a page none of whose chunks holds the words: the last. */
-export const INTRO_TIER = TIERS - 1;
-/** The tier of chunks holding every required word, some with typos (stages/candidates.ts adds them). */
-export const TYPO_TIER = 1;
-/** The tier of chunks holding some of the words exactly, not every required one (stages/candidates.ts adds them). */
-export const FEWER_TIER = 2;
-/** The most a page's score can be over its best chunk's: 1 + 0.5 + 0.25. */
-const PAGE_FACTOR = 1 + PAGE_EVIDENCE + PAGE_EVIDENCE * PAGE_EVIDENCE;
 /** pageGroup's values (stages/title-groups.ts): an exact title, a title match. */
 const EXACT_TITLE = 1;
 const TITLE_MATCH = 2;
@@ -819,8 +806,8 @@ export class PrunedRanking {
 
   /**
    * A page as the exhaustive ranking ranks it, from its chunks' exact scores (stages/pages.ts):
-   * its best chunk, lowest tier first, then its next two scores of any tier; its chunks of the
-   * best one's tier, best first. Undefined when it does not rank.
+   * its best chunk, lowest tier first, then its next two scores of that tier (D61); its chunks
+   * of the best one's tier, best first. Undefined when it does not rank.
    */
   private rankedPage(input: PruneInput, p: number): RankedPage | undefined {
     const { exact, exactMask } = this;
@@ -830,10 +817,12 @@ export class PrunedRanking {
     const chunks: number[] = [];
     const scores: number[] = [];
     const tiers: number[] = [];
+    // A title match ranks by its best chunk whatever its tier, as in the exhaustive ranking (D61).
+    const anyTier = fewer || pageGroup[p]! > 0;
     for (let d = from; d < from + count; d++) {
       const m = exactMask[d]!;
       const holding = (m & required) >>> 0 === required;
-      if (m && (holding || fewer)) {
+      if (m && (holding || anyTier)) {
         chunks.push(d);
         scores.push(exact[d]! * popcount(m));
         tiers.push(holding ? 0 : FEWER_TIER);
@@ -844,7 +833,7 @@ export class PrunedRanking {
     const byRank = chunks.map((_c, i) => i).sort((a, b) => tiers[a]! - tiers[b]! || scores[b]! - scores[a]! || chunks[a]! - chunks[b]!);
     const tier = tiers[byRank[0]!]!;
     const evidence = this.pageBest.fill(-1);
-    for (const i of byRank.slice(1)) placeBestThree(evidence, 0, scores[i]!);
+    for (const i of byRank.slice(1)) if (tiers[i] === tier) placeBestThree(evidence, 0, scores[i]!);
     const score = pageScore(scores[byRank[0]!]!, evidence[0]!, evidence[1]!, titleBoost[p]!);
     const own = byRank.filter((i) => tiers[i] === tier);
     return { page: p, klass: group * TIERS + tier, score, chunks: own.map((i) => chunks[i]!), chunkScores: own.map((i) => scores[i]!) };
@@ -878,32 +867,6 @@ export class PrunedRanking {
     }
     this.touchedCount = 0;
   }
-}
-
-/**
- * A page's score from its best three chunks' (best first; -1 or 0: none), as the exhaustive
- * ranking makes it (stages/pages.ts): the best, plus PAGE_EVIDENCE of the second and its
- * square of the third, raised by the title boost.
- */
-export function pageScore(first: number, second: number, third: number, titleBoost: number): number {
-  return (first + PAGE_EVIDENCE * Math.max(0, second) + PAGE_EVIDENCE * PAGE_EVIDENCE * Math.max(0, third)) * (1 + TITLE_BOOST * titleBoost);
-}
-
-/** Adds a score to the three highest kept at best[at, at + 3), highest first (-1: none yet). */
-export function placeBestThree(best: Float64Array, at: number, s: number): void {
-  if (s > best[at]!) {
-    best[at + 2] = best[at + 1]!;
-    best[at + 1] = best[at]!;
-    best[at] = s;
-  } else if (s > best[at + 1]!) {
-    best[at + 2] = best[at + 1]!;
-    best[at + 1] = s;
-  } else if (s > best[at + 2]!) best[at + 2] = s;
-}
-
-/** pageScore() of the three highest kept at best[at, at + 3). */
-export function bestThreeScore(best: Float64Array, at: number, titleBoost: number): number {
-  return pageScore(best[at]!, best[at + 1]!, best[at + 2]!, titleBoost);
 }
 
 /** Whether a bound (class, score) may reach a ranked page: rank above it, or tie with it. */

@@ -44,6 +44,8 @@ export interface Derived {
   word: number;
   term: number;
   weight: number;
+  /** Another form of the word (same stem), not the word itself, a prefix's completion or a typo. */
+  variant?: boolean;
 }
 
 /** The documents a query touched, each with its score and the query words it holds (bit i = word i). */
@@ -55,6 +57,14 @@ export interface Matches {
   scores: Float64Array;
   masks: Uint32Array;
   derived: Derived[];
+}
+
+/** Where match() looks (fields and documents [from, to): all by default), and the buffer its result goes into. */
+export interface MatchOptions {
+  fields?: number[];
+  from?: number;
+  to?: number;
+  into?: Matches;
 }
 
 /** A mask holds one bit per query word: words past this many are not matched. */
@@ -71,7 +81,7 @@ export const MAX_EXPANSIONS = 10;
 /** MiniSearch's defaults. */
 export const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
 /** MiniSearch's weights for prefix and typo expansions; a word's other forms (its stem's) weigh less than either. */
-const WEIGHTS = { fuzzy: 0.45, prefix: 0.375, variant: 0.3 };
+export const WEIGHTS = { fuzzy: 0.45, prefix: 0.375, variant: 0.3 };
 /** How many keys of a variant prefix's range are looked at: a short stem's range can hold thousands of words. */
 const VARIANT_SCAN = 512;
 /** Terms a run of the vocabulary holds, whose greatest frequency is kept to find a prefix's most frequent terms (prefixExpansions). */
@@ -364,7 +374,7 @@ export class Shard {
           const term = this.expansions[i]!;
           if (accept(vocabulary.keyOf(term))) this.expansions[kept++] = term;
         }
-        for (let i = 0; i < kept; i++) out.push({ word, term: this.expansions[i]!, weight: WEIGHTS.variant });
+        for (let i = 0; i < kept; i++) out.push({ word, term: this.expansions[i]!, weight: WEIGHTS.variant, variant: true });
       }
       const variantsTo = out.length;
       if (w.fuzzy > 0) {
@@ -490,8 +500,12 @@ export class Shard {
    * from matchBuffer() when one is given (grown first if its lists could overflow it), else
    * into new arrays.
    */
-  match(words: WordSpec[], options: { fields?: number[]; from?: number; to?: number; into?: Matches } = {}): Matches {
-    const derived = this.derive(words);
+  match(words: WordSpec[], options: MatchOptions = {}): Matches {
+    return this.matchTerms(this.derive(words), options);
+  }
+
+  /** match() of terms already derived (weighed as the caller chooses). */
+  matchTerms(derived: Derived[], options: MatchOptions = {}): Matches {
     const fields = options.fields ?? this.fields.map((_f, i) => i);
     const from = options.from ?? 0;
     const to = options.to ?? this.documentCount;

@@ -3,6 +3,7 @@
  * lists.first/fields/at/df, fieldLengths): written by the build, mapped back as shards at boot.
  */
 import { type Container, type ContainerWriter, type Snapshot, SnapshotError, viewOf } from "../snapshot";
+import { ANALYZER_VERSION } from "./analyze";
 import { TEXT_BOOSTS, TITLE_BOOSTS } from "./fields";
 import type { TermListsData } from "./term-lists";
 import { Shard, type ShardData } from "./shard";
@@ -34,6 +35,8 @@ export interface ShardMeta {
   indexLayout?: number;
   /** What layout 2 recorded its layout in. */
   postingsCodec?: number;
+  /** The ANALYZER_VERSION the index's terms were made with; absent in files written before it was recorded (version 1). */
+  analyzer?: number;
 }
 
 /**
@@ -59,7 +62,7 @@ export function writeShardTableSources(
   t: Record<"vocabularyChars" | "vocabularyStarts" | keyof TermListsData | "fieldLengths", TableBytes>,
 ): void {
   const write = (name: string, bytes: TableBytes) => ("copyInto" in bytes ? bytes.copyInto(out, name) : out.section(name, bytes));
-  out.section(`${prefix}.meta`, new TextEncoder().encode(JSON.stringify({ ...meta, indexLayout: INDEX_LAYOUT })));
+  out.section(`${prefix}.meta`, new TextEncoder().encode(JSON.stringify({ ...meta, indexLayout: INDEX_LAYOUT, analyzer: ANALYZER_VERSION })));
   write(`${prefix}.vocabulary.chars`, t.vocabularyChars);
   write(`${prefix}.vocabulary.starts`, t.vocabularyStarts);
   for (const column of LIST_COLUMNS) write(`${prefix}.lists.${column}`, t[column]);
@@ -73,6 +76,13 @@ export function readShardData(container: Container, prefix: string): ShardData {
   if (layout !== INDEX_LAYOUT) {
     throw new SnapshotError(
       `${container.path} holds its search index in layout ${layout}, and this Tome reads layout ${INDEX_LAYOUT} (postings in bit-packed blocks, term tables without empty entries). ` +
+        "Rebuild it with `bun run snapshot:build --dump <dump>`.",
+    );
+  }
+  // Terms made by another analysis would not match the query's: every search would miss.
+  if ((meta.analyzer ?? 1) !== ANALYZER_VERSION) {
+    throw new SnapshotError(
+      `${container.path} was indexed with analyzer version ${meta.analyzer ?? 1}, and this Tome analyzes text with version ${ANALYZER_VERSION}. ` +
         "Rebuild it with `bun run snapshot:build --dump <dump>`.",
     );
   }

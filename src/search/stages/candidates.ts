@@ -13,12 +13,13 @@
  */
 import { matchAll } from "../conjunction";
 import { PRUNE_FROM, WORK_SHARE, type Pruning } from "../options";
-import { FEWER_TIER, TYPO_TIER } from "../pruned";
+import { FEWER_TIER, TYPO_TIER } from "../rules";
 import type { ParsedQuery } from "../query";
 import type { Matches } from "../shard";
 import type { SearchContext } from "./context";
 import { estimatedPages } from "./prune";
 import type { QueryTerms } from "./terms";
+import { markTitleGroups } from "./title-groups";
 
 /** Where the passes look: the whole text shard, or one page's chunks (onlyPage ≥ 0). */
 export interface Scope {
@@ -27,10 +28,11 @@ export interface Scope {
 }
 
 /** Fills the pool by the exhaustive passes; returns the pages holding any query word (0 within one page). */
-export function fillPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, need: number, scope: Scope): number {
+export function fillPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, scope: Scope): number {
   const { text, meter, scratch } = ctx;
   const { pool } = scratch;
-  const enough = () => meter.late() || (scope.onlyPage >= 0 ? pool.size >= need : pagesReach(ctx, need));
+  // Every tier is added, however few pages were asked for: a page's rank must not depend on the window (D61).
+  const enough = () => meter.late();
   const into = (i: number) => ({ ...scope.range, into: scratch.textBuffer(i) });
   const exact = meter.counted(text.match(terms.exact, into(0)));
   pool.add(exact, 0, terms.required, "having");
@@ -54,7 +56,7 @@ type Conjoined = { matching: number } | "short" | undefined;
  * pages: the exhaustive passes would add nothing that ranks. The pages holding any word are
  * then estimated (D48).
  */
-export function conjunctionPool(ctx: SearchContext, terms: QueryTerms, need: number, pruning: Pruning): Conjoined {
+export function conjunctionPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, need: number, pruning: Pruning): Conjoined {
   const { text, scratch, meter } = ctx;
   const derived = text.derive(terms.exact);
   const postings = text.postingsOf(derived);
@@ -63,9 +65,26 @@ export function conjunctionPool(ctx: SearchContext, terms: QueryTerms, need: num
   const all = matchAll(text, ctx.textCursor, terms.exact, terms.required, { into: scratch.textBuffer(0), budget, least: need });
   if (!all) return undefined;
   scratch.pool.add(meter.counted(all), 0, terms.required, "having");
-  if (pagesReach(ctx, need)) return { matching: estimatedPages(ctx, derived, terms.words.length) };
-  scratch.pool.clear();
-  return "short";
+  if (!pagesReach(ctx, need)) {
+    scratch.pool.clear();
+    return "short";
+  }
+  addTitleMatches(ctx, query, terms);
+  return { matching: estimatedPages(ctx, derived, terms.words.length) };
+}
+
+/**
+ * The chunks of the title matches that hold only some of the words: a title match ranks above
+ * the pages holding every word whatever its tier, by its best chunk (D61), as the exhaustive
+ * passes find it. Title matches are few; each is matched within its own chunks.
+ */
+function addTitleMatches(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms): void {
+  const { text, scratch, meter, catalog } = ctx;
+  for (const p of markTitleGroups(ctx, query, terms.title, terms.informative)) {
+    if (!scratch.pageGroup[p]) continue;
+    const { from, to } = catalog.chunkRange(p);
+    scratch.pool.add(meter.counted(text.match(terms.exact, { from, to, into: scratch.textBuffer(1) })), FEWER_TIER, terms.full, "partial");
+  }
 }
 
 /**

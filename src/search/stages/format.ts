@@ -15,6 +15,7 @@ import { rankingScore } from "../ranking-score";
 import type { Derived } from "../shard";
 import type { SearchContext } from "./context";
 import type { Candidate } from "./pool";
+import { functionWords } from "./terms";
 
 /** A tier's derived terms as text: every term a hit may be highlighted for, and the index terms behind each derived one. */
 interface TierTerms {
@@ -28,13 +29,15 @@ export type HitFormatter = (pageIdx: number, c: Candidate, group: number) => Hit
 export function hitFormatter(ctx: SearchContext, query: ParsedQuery, options: SearchOptions): HitFormatter {
   const highlight = options.highlight ?? DEFAULTS.highlight;
   const cropLength = options.cropLength ?? DEFAULTS.cropLength;
-  const queryWords = new Set(query.words);
+  const shown = highlighted(query, ctx.lang);
+  const queryWords = new Set(query.words.filter((_w, i) => shown[i]));
   const tiers = new Map<Derived[], TierTerms>();
   const tierTerms = (derived: Derived[]): TierTerms => {
     let terms = tiers.get(derived);
     if (!terms) {
       terms = { candidates: new Set(queryWords), indexTerms: new Map() };
       for (const d of derived) {
+        if (!shown[d.word]) continue;
         const text = termOfKey(ctx.text.keyOf(d.term));
         terms.candidates.add(text);
         const known = terms.indexTerms.get(text);
@@ -63,6 +66,17 @@ export function hitFormatter(ctx: SearchContext, query: ParsedQuery, options: Se
       },
     };
   };
+}
+
+/**
+ * Which query words are highlighted (D62): a function word only within a quoted phrase, or
+ * when the query holds nothing else; alone it marks every other sentence and says nothing.
+ */
+function highlighted(query: ParsedQuery, lang: string): boolean[] {
+  const stop = functionWords(lang);
+  const quoted = new Set(query.phrases.flat());
+  const informative = query.words.some((w) => !stop.has(w));
+  return query.words.map((w) => !informative || !stop.has(w) || quoted.has(w));
 }
 
 /** The terms of one hit: the query's words, and the derived terms its chunk holds (highlight.ts asks once each, when its title or text has one). */

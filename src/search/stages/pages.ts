@@ -9,13 +9,13 @@
  * (pageBest/Second/Third for the pages in `touched`, the entries), and returns at most
  * `need` pages, best first, and the count of matching pages.
  */
-import { INTRO_TIER, pageScore } from "../pruned";
+import { groupOf, INTRO_TIER, pageScore, PROXIMITY_WINDOW, rankClass } from "../rules";
 import type { ParsedQuery } from "../query";
 import { bestEntries } from "../topk";
 import type { SearchContext } from "./context";
-import { byTierScore, choosePassages, poolPassages, proximity, PROXIMITY_WINDOW } from "./passages";
+import { byTierScore, Passages, proximity } from "./passages";
 import type { KeptPhrases } from "./phrases";
-import { groupOf, intro, rankClass, type PageCandidate, type Ranking } from "./pool";
+import { intro, type PageCandidate, type Ranking } from "./pool";
 import type { QueryTerms } from "./terms";
 import { markTitleGroups } from "./title-groups";
 
@@ -23,7 +23,7 @@ import { markTitleGroups } from "./title-groups";
 const OTHER_GROUP = 2;
 
 /** Ranks the pool's pages; `kept`: the chunks quoted phrases kept, and `matching`: the pages holding any query word. */
-export function rankPages(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, need: number, kept: KeptPhrases | undefined, matching: number): Ranking {
+export function rankPages(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, from: number, need: number, kept: KeptPhrases | undefined, matching: number): Ranking {
   const positions = kept ? kept.list.map((c) => c.position!) : undefined;
   const count = bestChunkPerPage(ctx, positions);
   const titled = markTitleGroups(ctx, query, terms.title, terms.informative);
@@ -37,7 +37,7 @@ export function rankPages(ctx: SearchContext, query: ParsedQuery, terms: QueryTe
     c.score = entryScore[e]!;
     return { page: entryPage[e]!, best: c, group: groupOf(entryClass[e]!) };
   });
-  choosePassages(ctx, pages, query, kept ? undefined : (top) => poolPassages(ctx, top));
+  new Passages(ctx, query, terms, kept !== undefined).rerank(pages, from, need);
   // Every page holding a query word (and any title match whose chunks do not), unless
   // phrases filtered them: then the share of checked candidates that held them, scaled to the
   // pool; a share of chunks scales pages only roughly, so never past the pages holding a word.
@@ -64,7 +64,16 @@ function bestChunkPerPage(ctx: SearchContext, positions: number[] | undefined): 
       touched[count++] = p;
       continue;
     }
-    const better = tiers[i]! < tiers[b]! || (tiers[i] === tiers[b] && (scores[i]! > scores[b]! || (scores[i] === scores[b] && docs[i]! < docs[b]!)));
+    // A page's evidence is its other chunks of its best chunk's tier (D61): lower tiers, which
+    // a pass may or may not have added, never change its score.
+    if (tiers[i]! > tiers[b]!) continue;
+    if (tiers[i]! < tiers[b]!) {
+      pageBest[p] = i;
+      pageSecond[p] = 0;
+      pageThird[p] = 0;
+      continue;
+    }
+    const better = scores[i]! > scores[b]! || (scores[i] === scores[b] && docs[i]! < docs[b]!);
     const runnerUp = better ? scores[b]! : scores[i]!;
     if (better) pageBest[p] = i;
     if (runnerUp > pageSecond[p]!) {

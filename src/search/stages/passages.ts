@@ -1,96 +1,130 @@
 /**
- * Ranking rule, proximity and the passage: among the best pages, a chunk whose matched words
- * stand close together is raised, and each page's passage is its best chunk so raised. Runs
- * after the top pages are chosen; it reorders them, it adds or removes none.
+ * Ranking rules of the passage and proximity (D62). A page's passage is the chunk a reader
+ * would quote for the query, chosen within the page alone:
+ *   1. the chunk holding the most of the query's informative words (function words never
+ *      count; a word's other forms count as the word; a section heading counts as the chunk's);
+ *   2. then the highest score over those words, raised by how close they stand (proximity);
+ *   3. then the first chunk.
+ * The first PROXIMITY_WINDOW pages of the order are then reordered by their passage's
+ * proximity (their score times its factor). The order never depends on the window asked for:
+ * those pages are always ranked (engine.ts), and a page's passage depends on its chunks only.
  */
 import { indexKey } from "../analyze";
-import { TEXT_FIELD } from "../fields";
+import { SECTION_FIELD, TEXT_FIELD } from "../fields";
 import type { ParsedQuery } from "../query";
 import type { Derived } from "../shard";
 import type { SearchContext } from "./context";
+import { INTRO_TIER, PASSAGE_VARIANT_WEIGHT, PROXIMITY_WINDOW, proximityFactor } from "../rules";
 import type { Candidate, PageCandidate } from "./pool";
+import type { QueryTerms } from "./terms";
 
-/** How many of the best pages get the word-proximity bonus, and how many of each one's chunks compete to be its passage. */
-export const PROXIMITY_WINDOW = 20;
-export const PASSAGES = 3;
+/** How many of a page's chunks, best first by words held and score, are measured for proximity. */
+const SPANS_MEASURED = 8;
+export const byTierScore = (a: Candidate, b: Candidate) => a.tier - b.tier || b.score - a.score || a.chunk - b.chunk;
+const byRank = (a: PageCandidate, b: PageCandidate) => a.group - b.group || byTierScore(a.best, b.best) || a.page - b.page;
 
-export const byTierScore = (a: Candidate, b: Candidate) => a.tier - b.tier || b.score - a.score;
-const byRank = (a: PageCandidate, b: PageCandidate) => a.group - b.group || byTierScore(a.best, b.best);
+/** What passages are chosen with, made once per search: the query's informative terms per tier's terms. */
+export class Passages {
+  private readonly weighed = new Map<Derived[], Derived[]>();
+  private readonly groups = new Map<Derived[], number[][]>();
 
-/** Each top page's candidate passages, best-scored first. */
-export type PassageSource = (top: PageCandidate[]) => Candidate[][];
+  constructor(
+    private readonly ctx: SearchContext,
+    private readonly query: ParsedQuery,
+    private readonly terms: QueryTerms,
+    /** Quoted phrases chose the candidates: a page's passage is its best chunk holding them. */
+    private readonly phrases: boolean,
+  ) {}
 
-/**
- * The passage of each of the best pages (the first PROXIMITY_WINDOW): among the page's
- * PASSAGES best-scored chunks of its best chunk's tier (`candidatesOf`), the one whose score,
- * raised by how close its words stand (proximity), is highest; the page's score follows by
- * the same factor. With one word there is no proximity, and the best-scored chunk is the
- * passage; with no candidates (phrases chose them), proximity raises the best chunk.
- */
-export function choosePassages(ctx: SearchContext, pages: PageCandidate[], query: ParsedQuery, candidatesOf: PassageSource | undefined): void {
-  const top = pages.slice(0, PROXIMITY_WINDOW);
-  if (!candidatesOf || query.words.length < 2)
-    proximity(
-      ctx,
-      top.map((p) => p.best),
-      query,
-    );
-  else {
-    const lists = candidatesOf(top);
-    top.forEach((p, k) => choosePassage(ctx, p, lists[k]!, query));
+  /**
+   * Reorders the first PROXIMITY_WINDOW pages by their passage's proximity, choosing their
+   * passages; then chooses the passages of pages [from, to) not chosen yet.
+   */
+  rerank(pages: PageCandidate[], from = 0, to = PROXIMITY_WINDOW): void {
+    const top = pages.slice(0, PROXIMITY_WINDOW);
+    for (const p of top) {
+      const factor = this.choose(p);
+      p.best.score *= factor;
+    }
+    top.sort(byRank);
+    for (let i = 0; i < top.length; i++) pages[i] = top[i]!;
+    for (let i = Math.max(from, PROXIMITY_WINDOW); i < Math.min(to, pages.length); i++) this.choose(pages[i]!);
   }
-  top.sort(byRank);
-  for (let i = 0; i < top.length; i++) pages[i] = top[i]!;
-}
 
-function choosePassage(ctx: SearchContext, page: PageCandidate, candidates: Candidate[], query: ParsedQuery): void {
-  if (!candidates.length) return proximity(ctx, [page.best], query);
-  const raw = candidates[0]!.score;
-  proximity(ctx, candidates, query);
-  let chosen = candidates[0]!;
-  for (const c of candidates) if (c.score > chosen.score) chosen = c;
-  chosen.score = page.best.score * (chosen.score / raw);
-  page.best = chosen;
-}
-
-/** Each top page's PASSAGES best-scored chunks in the pool, of its best chunk's tier, best first. */
-export function poolPassages(ctx: SearchContext, top: PageCandidate[]): Candidate[][] {
-  const { pool, marks } = ctx.scratch;
-  const { pageOfChunk } = ctx.catalog;
-  marks.fresh();
-  top.forEach((p, k) => marks.mark(p.page, k));
-  const lists: number[][] = top.map(() => []);
-  for (let i = 0; i < pool.size; i++) {
-    const k = marks.get(pageOfChunk[pool.docs[i]!]!);
-    if (k >= 0 && pool.tiers[i] === top[k]!.best.tier) lists[k]!.push(i);
+  /** Makes the page's passage its best, with the page's score; returns the passage's proximity factor. */
+  private choose(page: PageCandidate): number {
+    const { best } = page;
+    if (this.phrases || best.tier >= INTRO_TIER) return this.factor(best.derived, best.chunk);
+    const passage = this.passageOf(page.page, best);
+    if (!passage) return this.factor(best.derived, best.chunk);
+    page.best = { chunk: passage.chunk, score: best.score, tier: best.tier, derived: best.derived };
+    return passage.factor;
   }
-  return lists.map((list) => {
-    list.sort((a, b) => pool.scores[b]! - pool.scores[a]! || pool.docs[a]! - pool.docs[b]!);
-    return list.slice(0, PASSAGES).map((i) => pool.candidate(i));
-  });
+
+  /** The page's passage among its chunks, by the rules above; undefined when no chunk holds an informative word in its text or heading. */
+  private passageOf(pageIdx: number, best: Candidate): { chunk: number; factor: number } | undefined {
+    const { text, catalog, scratch } = this.ctx;
+    const derived = this.informative(best.derived);
+    if (!derived.length) return undefined;
+    const { from, to } = catalog.chunkRange(pageIdx);
+    const m = text.matchTerms(derived, { fields: [TEXT_FIELD, SECTION_FIELD], from, to, into: scratch.textBuffer(2) });
+    this.ctx.meter.counted(m);
+    if (!m.count) return undefined;
+    const order = Array.from({ length: m.count }, (_x, i) => i);
+    order.sort((a, b) => m.scores[b]! - m.scores[a]! || m.docs[a]! - m.docs[b]!);
+    let chosen = { chunk: m.docs[order[0]!]!, factor: 1, key: -1 };
+    for (const i of order.slice(0, SPANS_MEASURED)) {
+      const factor = this.factor(best.derived, m.docs[i]!);
+      const key = m.scores[i]! * factor;
+      if (key > chosen.key || (key === chosen.key && m.docs[i]! < chosen.chunk)) chosen = { chunk: m.docs[i]!, factor, key };
+    }
+    return chosen;
+  }
+
+  /** A tier's terms of the informative words (all words when none is), a word's other forms weighing as the word. */
+  private informative(derived: Derived[]): Derived[] {
+    let out = this.weighed.get(derived);
+    if (!out) {
+      const { informative } = this.terms;
+      out = derived.filter((d) => !informative || informative & (1 << d.word)).map((d) => (d.variant ? { ...d, weight: PASSAGE_VARIANT_WEIGHT } : d));
+      this.weighed.set(derived, out);
+    }
+    return out;
+  }
+
+  /** The proximity factor of a chunk's informative words, in its text. */
+  private factor(derived: Derived[], chunk: number): number {
+    if (this.query.words.length < 2) return 1;
+    let groups = this.groups.get(derived);
+    if (!groups) this.groups.set(derived, (groups = wordGroups(this.ctx, derived, this.query, this.terms.informative)));
+    const { text } = this.ctx;
+    return proximityFactor(text.smallestSpan(groups, TEXT_FIELD, chunk), text.spanGroups);
+  }
 }
 
-/** Raises chunks whose matched words stand close together (measured on the text's word positions). */
+/** Raises chunks whose matched words stand close together (one page's chunks, D7). */
 export function proximity(ctx: SearchContext, list: Candidate[], query: ParsedQuery): void {
   if (query.words.length < 2) return;
-  const { text } = ctx;
-  // The groups depend on the pass that found the candidate: made once per pass.
   const groupsOf = new Map<Derived[], number[][]>();
   for (const c of list) {
     let groups = groupsOf.get(c.derived);
-    if (!groups) groupsOf.set(c.derived, (groups = wordGroups(ctx, c.derived, query)));
-    const span = text.smallestSpan(groups, TEXT_FIELD, c.chunk);
-    if (span > 0) c.score *= 1 + 1 / (1 + Math.max(0, span - text.spanGroups));
+    if (!groups) groupsOf.set(c.derived, (groups = wordGroups(ctx, c.derived, query, 0)));
+    c.score *= proximityFactor(ctx.text.smallestSpan(groups, TEXT_FIELD, c.chunk), ctx.text.spanGroups);
   }
 }
 
-/** A word's forms (itself, its other forms, its typos) are one group: any of them stands for it. */
-function wordGroups(ctx: SearchContext, derived: Derived[], query: ParsedQuery): number[][] {
+/**
+ * A word's forms (itself, its other forms, its typos) are one group: any of them stands for
+ * it. Only informative words form groups (every word when `informative` is 0 or none is).
+ */
+function wordGroups(ctx: SearchContext, derived: Derived[], query: ParsedQuery, informative: number): number[][] {
+  const counts = (w: number) => !informative || (informative & (1 << w)) !== 0;
   const byWord = new Map<string, number[]>();
-  for (const w of query.words) {
+  query.words.forEach((w, i) => {
+    if (!counts(i) || byWord.has(w)) return;
     const term = ctx.text.termOf(indexKey(w));
     byWord.set(w, term === undefined ? [] : [term]);
-  }
-  for (const d of derived) if (d.weight < 1) byWord.get(query.words[d.word]!)!.push(d.term);
+  });
+  for (const d of derived) if (d.weight < 1 || d.variant) byWord.get(query.words[d.word]!)?.push(d.term);
   return [...byWord.values()];
 }

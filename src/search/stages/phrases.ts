@@ -7,13 +7,11 @@ import { indexKey } from "../analyze";
 import { matchAll } from "../conjunction";
 import { SECTION_FIELD, TEXT_FIELD } from "../fields";
 import type { ParsedQuery } from "../query";
-import { bestEntries } from "../topk";
 import type { SearchContext } from "./context";
 import type { Candidate } from "./pool";
 
-/** How many candidates are checked for quoted phrases before the rest is estimated. */
+/** How many chunks holding a phrase's words are checked for the phrase before it counts as absent. */
 const PHRASE_CHECKS = 1000;
-const PHRASE_SAMPLE = 200;
 /** The first window of chunks searched for a phrase's words; each next one is twice as wide. */
 const PHRASE_WINDOW = 4096;
 
@@ -62,17 +60,18 @@ function chunkHolds(ctx: SearchContext, doc: number, sequence: number[]): boolea
   return ctx.text.holdsSequence(sequence, TEXT_FIELD, doc) || ctx.text.holdsSequence(sequence, SECTION_FIELD, doc);
 }
 
-/** The pool's chunks holding every phrase, and the factor that scales their count to the pool's. */
+/** The pool's chunks holding every phrase, and the factor that scales their count to the pool's (1 when every candidate was checked). */
 export interface KeptPhrases {
   list: Candidate[];
   estimate: number;
 }
 
 /**
- * Keeps the pool's chunks holding every quoted phrase. Checks candidates best first until
- * enough pages are found (and at least a sample), then estimates the rest from the share that held.
+ * Keeps the pool's chunks holding every quoted phrase: every candidate is checked, so that a
+ * page's rank never depends on how many pages were asked for (D61). Only the time budget
+ * stops the checks early; the share that held then scales the count.
  */
-export function keepPhrases(ctx: SearchContext, query: ParsedQuery, need: number): KeptPhrases {
+export function keepPhrases(ctx: SearchContext, query: ParsedQuery): KeptPhrases {
   const { pool } = ctx.scratch;
   const sequences: number[][] = [];
   for (const phrase of query.phrases) {
@@ -80,20 +79,15 @@ export function keepPhrases(ctx: SearchContext, query: ParsedQuery, need: number
     if (!sequence) return { list: [], estimate: 1 };
     sequences.push(sequence);
   }
-  const order = bestEntries(pool.tiers, pool.scores, pool.size, PHRASE_CHECKS, pool.docs);
   const kept: Candidate[] = [];
-  const pages = new Set<number>();
   let checked = 0;
-  for (let k = 0; k < order.length; k++) {
-    if ((pages.size >= need && k >= PHRASE_SAMPLE) || (k % 16 === 15 && ctx.meter.late())) break;
-    checked = k + 1;
-    const i = order[k]!;
-    const doc = pool.docs[i]!;
-    if (!sequences.every((sequence) => chunkHolds(ctx, doc, sequence))) continue;
+  for (let i = 0; i < pool.size; i++) {
+    if (i % 64 === 63 && ctx.meter.late()) break;
+    checked = i + 1;
+    if (!sequences.every((sequence) => chunkHolds(ctx, pool.docs[i]!, sequence))) continue;
     const c = pool.candidate(i);
     c.position = i;
     kept.push(c);
-    pages.add(ctx.catalog.pageOfChunk[doc]!);
   }
   const estimate = checked < pool.size && checked > 0 ? pool.size / checked : 1;
   return { list: kept, estimate };

@@ -3,7 +3,7 @@
  * (pass) that found it first. The buffers live as long as the engine (in its Scratch) and are
  * reused by every search: searches are synchronous.
  */
-import { INTRO_TIER, TIERS } from "../pruned";
+import { INTRO_TIER } from "../rules";
 import type { Derived, Matches } from "../shard";
 
 export interface Candidate {
@@ -22,11 +22,6 @@ export interface PageCandidate {
   best: Candidate;
   group: number;
 }
-
-/** A ranking class, lower first: the D8 group, then the tier (0–4); what topk.ts sorts by before the score. */
-export const rankClass = (group: number, tier: number): number => group * TIERS + tier;
-export const groupOf = (klass: number): number => Math.floor(klass / TIERS);
-export const tierOf = (klass: number): number => klass % TIERS;
 
 /** A page's intro as its passage (from `firstChunk`), highlighted for the query's words alone: it holds no term derived from them. */
 export const intro = (firstChunk: number, tier = INTRO_TIER): Candidate => ({ chunk: firstChunk, score: 0, tier, derived: [] });

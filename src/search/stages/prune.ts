@@ -11,13 +11,14 @@
 import { indexKey, termOfKey } from "../analyze";
 import { GUARDS, PRUNE_FROM, type Pruning } from "../options";
 import { matchAll } from "../conjunction";
-import { TYPO_TIER, type PrunedRanking, type PruneInput, type PruneResult, type RankedPage, type WordOrder } from "../pruned";
+import { groupOf, tierOf, TYPO_TIER } from "../rules";
+import { type PrunedRanking, type PruneInput, type PruneResult, type RankedPage, type WordOrder } from "../pruned";
 import type { PageOrder } from "../orders";
 import type { ParsedQuery } from "../query";
 import type { Derived, Matches, Shard, WordSpec } from "../shard";
 import type { SearchContext } from "./context";
-import { choosePassages, PASSAGES } from "./passages";
-import { groupOf, intro, tierOf, type Candidate, type PageCandidate, type Ranking } from "./pool";
+import { Passages } from "./passages";
+import { intro, type Candidate, type PageCandidate, type Ranking } from "./pool";
 import { wordSpecs, type QueryTerms } from "./terms";
 import { markTitleGroups } from "./title-groups";
 
@@ -145,10 +146,14 @@ function prunesAlone(ctx: SearchContext, prune: Pruning, terms: QueryTerms): boo
   return (prune.words ?? 1) > 1 || ctx.text.has(indexKey(terms.words[0]!));
 }
 
-/** The conjunction asked for (stages/candidates.ts), when the query is one it answers: several words, at most `words`, no typo, not within a page. */
-export function conjunctionFor(terms: QueryTerms, pruning: false | Pruning | undefined, onlyPage: number): Pruning | undefined {
+/**
+ * The conjunction asked for (stages/candidates.ts), when the query is one it answers: several
+ * words, at most `words`, no typo, no quoted phrase (the phrase check may leave fewer pages
+ * than the conjunction found, and the pages past them hold only some words), not within a page.
+ */
+export function conjunctionFor(query: ParsedQuery, terms: QueryTerms, pruning: false | Pruning | undefined, onlyPage: number): Pruning | undefined {
   const prune = pruning ?? {};
-  if (!prune) return undefined;
+  if (!prune || query.phrases.length) return undefined;
   const words = terms.words.length;
   return words > 1 && words <= (prune.words ?? GUARDS.maxWords) && onlyPage < 0 && !terms.typoable ? prune : undefined;
 }
@@ -159,6 +164,7 @@ export function rankPruned(
   pruner: PrunedRanking,
   query: ParsedQuery,
   terms: QueryTerms,
+  from: number,
   need: number,
   { pruning, order, alone, orders, fewer, typos }: PruneAsked,
 ): Ranking | undefined {
@@ -186,13 +192,7 @@ export function rankPruned(
     const best: Candidate = r.chunks.length ? { chunk: r.chunks[0]!, score: r.score, tier: tier(r), derived } : intro(ctx.catalog.firstChunk[r.page]!);
     return { page: r.page, best, group: groupOf(r.klass) };
   });
-  const chunksOf = new Map(ranked.pages.map((r) => [r.page, r]));
-  choosePassages(ctx, pages, query, (top) =>
-    top.map((p) => {
-      const r = chunksOf.get(p.page)!;
-      return r.chunks.slice(0, PASSAGES).map((chunk, i) => ({ chunk, score: r.chunkScores[i]!, tier: tier(r), derived }));
-    }),
-  );
+  new Passages(ctx, query, terms, false).rerank(pages, from, need);
   return { pages, total: Math.max(pages.length, order ? order.holding : estimatedPages(ctx, derived, terms.words.length)) };
 }
 

@@ -38,7 +38,7 @@ export interface QueryTerms {
 const functionWordSets = new Map<string, Set<string>>();
 
 /** A language's function words, folded (stopwords-iso). */
-function functionWords(lang: string): Set<string> {
+export function functionWords(lang: string): Set<string> {
   let set = functionWordSets.get(lang);
   if (!set) {
     const list = (stopwordsIso as Record<string, string[]>)[lang] ?? [];
