@@ -6,7 +6,7 @@
  * highest; within the band, the engine's score saturated, s / (s + SATURATION), places it.
  * The engine ranks by class, then score, so the value follows its order.
  */
-import { TIERS } from "./pruned";
+import { TIERS } from "./rules";
 
 /** Ranking classes: three D8 groups of TIERS tiers each. */
 const CLASSES = 3 * TIERS;
