@@ -2,10 +2,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { openSnapshot, type Snapshot } from "../src/snapshot";
-import { buildSnapshot, dump, ROOT, spawnServer as spawn, type SpawnedServer } from "../test/support";
+import { buildSnapshot, dump, ROOT, spawnServer as spawn, type SpawnedServer } from "./support";
 import { pagesWithText } from "./queries";
 
-export { ROOT } from "../test/support";
+export { ROOT } from "./support";
 
 /** The given snapshot, or one built into dir from the shared English dumps (enwiki-2016-sample + enwik8-head). */
 export async function benchSnapshot(given: string | undefined, dir: string): Promise<{ path: string; snapshot: Snapshot }> {
@@ -36,7 +36,7 @@ export type BenchServer = SpawnedServer;
 
 /**
  * Runs command (a server: src/cli/start.ts, perhaps behind taskset or valgrind) and waits until
- * it says where it serves, as the tests start theirs (test/support.ts), but in the current
+ * it says where it serves, as the tests start theirs (bench/support.ts), but in the current
  * directory, with its request log (stdout) dropped and up to 10 minutes to start (valgrind).
  */
 export function spawnServer(command: string[], env: Record<string, string | undefined>, cwd = process.cwd()): Promise<BenchServer> {

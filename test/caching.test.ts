@@ -180,7 +180,7 @@ test("a snapshot of the same revisions chunked otherwise gives other ETags", asy
 });
 
 test("a web page's script may send If-None-Match and read the ETag (CORS)", async () => {
-  const preflight = await fetch(running.url.origin + "/v1/page/39", {
+  const preflight = await fetch(`${running.url.origin}/v1/page/39`, {
     method: "OPTIONS",
     headers: { Origin: "https://example.org", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-api-key, if-none-match" },
   });

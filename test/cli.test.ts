@@ -3,8 +3,7 @@ import { chmodSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFil
 import { dirname, join } from "node:path";
 import { open } from "../src/search";
 import { openSnapshot } from "../src/snapshot";
-import { EN_2006_TRUNCATED, ROOT, SQUAD, snapshotFor, START, startServer, tempDir } from "./helpers";
-import { launch, runToExit, spawnServer, writeFormat1 } from "./support";
+import { EN_2006_TRUNCATED, launch, ROOT, runToExit, snapshotFor, spawnServer, SQUAD, START, startServer, tempDir, writeFormat1 } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);

@@ -10,8 +10,7 @@ import * as lancedb from "@lancedb/lancedb";
 import { join } from "node:path";
 import { batches, deterministicHashEmbedding, type Embed, loadExport, nearest, readExport, syncChanges } from "../examples/embedding-pipeline";
 import { openSnapshot } from "../src/snapshot";
-import { EN_2016, newKey, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
-import { runToExit } from "./support";
+import { EN_2016, newKey, ROOT, runToExit, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
 
 setDefaultTimeout(180_000);
 

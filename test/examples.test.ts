@@ -10,8 +10,7 @@ import { join } from "node:path";
 import { TomeClient, TomeError } from "../examples/client";
 import { TomeRetriever } from "../examples/langchain-retriever";
 import { openSnapshot, type Snapshot } from "../src/snapshot";
-import { EN_2006, EN_2016, newKey, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
-import { runToExit } from "./support";
+import { EN_2006, EN_2016, newKey, ROOT, runToExit, type ServerProcess, snapshotFor, startServer, tempDir } from "./helpers";
 
 setDefaultTimeout(180_000);
 

@@ -10,9 +10,8 @@ import { gunzipSync, zstdDecompressSync } from "node:zlib";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { compile } from "../src/cli/compile";
-import { EN_2016, ROOT, tempDir } from "./helpers";
+import { EN_2016, ROOT, runToExit, type ServerProcess, spawnServer, tempDir } from "./helpers";
 import { startRedis } from "./redis-server";
-import { runToExit, spawnServer, type SpawnedServer } from "./support";
 
 setDefaultTimeout(180_000);
 
@@ -24,7 +23,7 @@ const tome = join(folder, "tome");
 const env = { PATH: bin, TOME_SNAPSHOT: "", TOME_DUMP: "", TOME_DATA: "", TOME_REDIS_URL: "", TOME_AUTH: "", HOST: "127.0.0.1" };
 const run = (...args: string[]) => runToExit([tome, ...args], env, folder);
 
-let server: SpawnedServer;
+let server: ServerProcess;
 let key: string;
 let chunks: number;
 
@@ -217,7 +216,7 @@ describe("deploy/Dockerfile and deploy/compose.executable.yaml, their steps run 
     cpSync(join(folder, "snapshots/en.tome"), join(workdir, "snapshots/en.tome"));
     // The compose file's environment on the image's, with Redis where the test runs it and a free port each.
     const envOf = (s: Service) => ({ ...env, ...imageEnv, ...s.environment, TOME_REDIS_URL: redis.url, HOST: "127.0.0.1", PORT: "0", TOME_DATA: join(workdir, "data") });
-    const started: SpawnedServer[] = [];
+    const started: ServerProcess[] = [];
     try {
       for (const [, s] of replicas) started.push(await spawnServer([join(workdir, "tome"), ...s.command!], envOf(s), { cwd: workdir }));
       const made = await runToExit([join(workdir, "tome"), "keys", "create", "--name", "compose", "--plan", "enterprise", "--scope", "full", "--json"], envOf(compose.services.tome!), workdir);

@@ -1,5 +1,5 @@
 /**
- * A clone stands alone (README D60): its data lookup finds the fixtures it carries when nothing
+ * A clone stands alone (D60, docs/decisions/): its data lookup finds the fixtures it carries when nothing
  * is beside it, the fixtures are the shared data byte for byte, and `npm start` with nothing set
  * serves the sample at once, or downloads and builds the dump TOME_DUMP names.
  */

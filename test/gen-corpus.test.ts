@@ -1,12 +1,12 @@
 /**
- * bench/gen-corpus.ts, English-like mode: a small synthetic corpus, cut by the real pipeline,
+ * bench/corpus/gen-corpus.ts, English-like mode: a small synthetic corpus, cut by the real pipeline,
  * has the statistics of the shared English dumps within the tolerances below, and the same seed
  * gives the same file.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { corpusStats, type CorpusStats } from "../bench/corpus-stats";
-import { englishModel, generateEnglish, type EnglishModel } from "../bench/english-model";
+import { corpusStats, type CorpusStats } from "../bench/corpus/corpus-stats";
+import { englishModel, generateEnglish, type EnglishModel } from "../bench/corpus/english-model";
 import { ingest } from "../src/ingest";
 import { ROOT, tempDir } from "./helpers";
 
@@ -70,7 +70,7 @@ describe("an English-like corpus of 2,000 chunks", () => {
 
 describe("the command line", () => {
   const run = async (...args: string[]) => {
-    const proc = Bun.spawn(["bun", join(ROOT, "bench/gen-corpus.ts"), ...args], { stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(["bun", join(ROOT, "bench/corpus/gen-corpus.ts"), ...args], { stdout: "pipe", stderr: "pipe" });
     const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
     return { stdout, stderr, code };
   };

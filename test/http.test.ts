@@ -1,6 +1,6 @@
 /**
  * Contract tests: the real server (`bun run start`) on a snapshot of the shared English dumps
- * (enwiki-2016-sample + enwik8-head), checked over HTTP against api.md and decisions.md.
+ * (enwiki-2016-sample + enwik8-head), checked over HTTP against api.md and docs/decisions/.
  * Expected values come from the snapshot itself, read independently of the server.
  */
 import { basename } from "node:path";
@@ -8,8 +8,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { articleUrl, createApp, LICENSE } from "../src/http";
 import type { Engine } from "../src/search";
 import { openSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
-import { dump, EN_2006, EN_2016, engineFor, ROOT, snapshotFor, START, startServer, type ServerProcess } from "./helpers";
-import { runToExit } from "./support";
+import { dump, EN_2006, EN_2016, engineFor, ROOT, runToExit, type ServerProcess, snapshotFor, START, startServer } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -166,7 +165,7 @@ describe("D22: every response", () => {
   });
 
   test("OPTIONS preflight is answered without a key, allowing any origin and the key headers", async () => {
-    const r = await fetch(base + "/v1/search?q=x", {
+    const r = await fetch(`${base}/v1/search?q=x`, {
       method: "OPTIONS",
       headers: { Origin: "https://example.org", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-api-key" },
     });
@@ -278,7 +277,7 @@ describe("GET /v1/search", () => {
   test("page_id: that page's matching chunks, each a hit, counted (D7)", async () => {
     const body = await ok("/v1/search?q=albedo&page_id=39&limit=50");
     const p = page(39);
-    const matching = p.chunks.filter((c) => /albedo/i.test(c.text + " " + p.title)).length;
+    const matching = p.chunks.filter((c) => /albedo/i.test(`${c.text} ${p.title}`)).length;
     expect(body.hits.length).toBeGreaterThan(1);
     expect(body.estimatedTotalHits).toBe(body.hits.length);
     expect(body.hits.length).toBeLessThanOrEqual(p.chunks.length);
@@ -319,7 +318,7 @@ describe("GET /v1/search", () => {
     const q500 = word.repeat(80).slice(0, 500);
     expect([...q500].length).toBe(500);
     await ok(`/v1/search?q=${encodeURIComponent(q500)}`);
-    const body = await fails(`/v1/search?q=${encodeURIComponent(q500 + "x")}`, 400, "invalid_parameter");
+    const body = await fails(`/v1/search?q=${encodeURIComponent(`${q500}x`)}`, 400, "invalid_parameter");
     expect(body.details.parameter).toBe("q");
     // Counted in characters: 500 emoji (1000 UTF-16 units) are 500 characters.
     await ok(`/v1/search?q=${encodeURIComponent("😀".repeat(500))}`);
@@ -727,10 +726,10 @@ describe("GET /v1/license and /v1/meta", () => {
     expect(body.trademark_disclaimer).toContain("Wikimedia Foundation");
   });
 
-  test("meta: D17 from the loaded snapshot", async () => {
+  test("meta: D17 from the loaded snapshot, with Tome's own version as the engine's (D76)", async () => {
     const body = await ok("/v1/meta");
-    const minisearch = JSON.parse(await Bun.file(`${ROOT}/node_modules/minisearch/package.json`).text()).version;
-    expect(body.search_engine_version).toEqual({ commitSha: snap.meta.contentHash, commitDate: snap.meta.createdAt, pkgVersion: minisearch });
+    const tome = JSON.parse(await Bun.file(`${ROOT}/package.json`).text()).version;
+    expect(body.search_engine_version).toEqual({ commitSha: snap.meta.contentHash, commitDate: snap.meta.createdAt, pkgVersion: tome });
     expect(body.search_engine_version.commitSha).toMatch(/^[0-9a-f]{64}$/);
     expect(body.indexes).toEqual({ pages: "enwiki-pages", chunks: "enwiki-chunks" });
     expect(body.content_source).toEqual({ name: "Wikipedia", project: "en.wikipedia.org", license: { ...LICENSE } });

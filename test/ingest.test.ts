@@ -80,9 +80,9 @@ describe("merging dumps of one wiki", () => {
     const [moved, kept, tied] = base.articles.filter((a) => a.chunks.length > 2);
     const oldRedirect = base.redirects[0]!;
     const rawOf = (id: number) => raw.find((p) => p.pageId === id)!;
-    const escape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+    const escapeXml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
     const page = (id: number, title: string, rev: number, timestamp: string, text: string, redirect?: string) =>
-      `<page><title>${escape(title)}</title><ns>0</ns><id>${id}</id>${redirect ? `<redirect title="${escape(redirect)}" />` : ""}<revision><id>${rev}</id><timestamp>${timestamp}</timestamp><text xml:space="preserve">${escape(text)}</text></revision></page>`;
+      `<page><title>${escapeXml(title)}</title><ns>0</ns><id>${id}</id>${redirect ? `<redirect title="${escapeXml(redirect)}" />` : ""}<revision><id>${rev}</id><timestamp>${timestamp}</timestamp><text xml:space="preserve">${escapeXml(text)}</text></revision></page>`;
     const extra = join(tempDir(), "extra.xml");
     writeFileSync(
       extra,

@@ -9,8 +9,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import { Access, checkKeyStore, COST, keysPath, NEEDS, updateKeyFile, type KeyStoreState } from "../src/access";
 import { writeUsage } from "../src/access/usage";
-import { keys, newKey, snapshotFor, SQUAD, START, startServer, tempDir } from "./helpers";
-import { runToExit } from "./support";
+import { keys, newKey, runToExit, snapshotFor, SQUAD, START, startServer, tempDir } from "./helpers";
 
 // Per file (bun applies it to the current file only): one test builds a snapshot from a real dump.
 setDefaultTimeout(120_000);
@@ -332,5 +331,61 @@ describe("the key tool", () => {
     writeFileSync(keysPath(dir), "");
     expect(() => updateKeyFile(dir, () => undefined)).toThrow(`${keysPath(dir)} is empty`);
     expect(readFileSync(keysPath(dir), "utf8")).toBe("");
+  });
+
+  test("account create and account token: a sign-in token printed once, kept as its hash; the old one replaced; --help; clear refusals", async () => {
+    const dir = tempDir("tome-data-");
+    const made = await keys(dir, "account", "create", "--account", "acme", "--plan", "starter");
+    expect(made.code).toBe(0);
+    const token = made.stdout.trim();
+    expect(token).toMatch(/^wd_[A-Za-z0-9]{32}\.acme$/);
+    expect(made.stderr).toContain("Created the account, and its dashboard sign-in token for account acme (starter plan). It is shown only this once");
+    const stored = JSON.parse(readFileSync(keysPath(dir), "utf8"));
+    expect(stored.accounts.acme).toEqual({ plan: "starter", dashboard_token: new Bun.CryptoHasher("sha256").update(token).digest("hex") });
+    expect(readFileSync(keysPath(dir), "utf8")).not.toContain(token);
+    // A store whose only account has the dashboard serves (its holder makes the keys).
+    expect(checkKeyStore(dir)).toBe("present");
+
+    // An account with a token keeps it: "account token" replaces it, and only that.
+    const again = await keys(dir, "account", "create", "--account", "acme");
+    expect([again.code, again.stdout]).toEqual([1, ""]);
+    expect(again.stderr).toContain("account acme has a dashboard sign-in token already; nothing was changed. To replace it (the old one stops working): bun run keys account token --account acme");
+    const replaced = await keys(dir, "account", "token", "--account", "acme", "--json");
+    expect(replaced.code).toBe(0);
+    const json = JSON.parse(replaced.stdout);
+    expect(json).toEqual({ account: "acme", plan: "starter", dashboard_token: expect.stringMatching(/^wd_[A-Za-z0-9]{32}\.acme$/) });
+    expect(json.dashboard_token).not.toBe(token);
+    expect(JSON.parse(readFileSync(keysPath(dir), "utf8")).accounts.acme.dashboard_token).toBe(new Bun.CryptoHasher("sha256").update(json.dashboard_token).digest("hex"));
+
+    // An existing account (made with its first key) keeps its plan; --json has the three fields.
+    await newKey(dir, "--name", "k", "--account", "globex", "--plan", "growth");
+    const existing = JSON.parse((await keys(dir, "account", "create", "--account", "globex", "--json")).stdout);
+    expect(Object.keys(existing)).toEqual(["account", "plan", "dashboard_token"]);
+    expect(existing.plan).toBe("growth");
+
+    const refusals: [string[], string][] = [
+      [["account", "token", "--account", "nobody"], "there is no account nobody. Give it dashboard access with: bun run keys account create --account nobody --plan PLAN"],
+      [["account", "create", "--account", "globex", "--plan", "free"], "account globex is on the growth plan. Change it with: bun run keys plan --account globex --plan free"],
+      [["account", "create", "--account", "bad name"], "--account must be 1 to 64 letters, digits"],
+      [["account", "create"], "--account is required"],
+      [["account", "create", "--account", "x", "--plan", "gold"], "--plan must be one of free, starter, growth, business, enterprise"],
+      [["account", "token", "--account", "acme", "--plan", "free"], "--plan is for account create"],
+      [["account", "rename"], 'keys account takes create or token, not "rename"'],
+    ];
+    for (const [args, says] of refusals) {
+      const r = await keys(dir, ...args);
+      expect([r.code === 0, r.stdout]).toEqual([false, ""]);
+      expect(r.stderr).toContain(says);
+      expect(r.stderr).not.toContain("    at ");
+    }
+    for (const args of [
+      ["account", "--help"],
+      ["account", "create", "--help"],
+      ["account", "token", "-h"],
+    ]) {
+      const help = await keys(dir, ...args);
+      expect([help.code, help.stdout]).toEqual([0, expect.stringContaining("Usage: bun run keys account create --account NAME [--plan PLAN] [--json]")]);
+    }
+    expect((await keys(dir, "--help")).stdout).toContain('account  give an account holder the dashboard (/dashboard): "account create", "account token"');
   });
 });

@@ -54,7 +54,7 @@ function importsOf(file: string): string[] {
     const target = resolve(dirname(file), spec);
     const module = [target, `${target}.ts`, join(target, "index.ts")].find((p) => existsSync(p) && statSync(p).isFile());
     if (!module) throw new Error(`${relative(SRC, file)} imports ${spec}, which is not a file`);
-    if (module.startsWith(SRC + "/")) found.push(module);
+    if (module.startsWith(`${SRC}/`)) found.push(module);
   }
   return found;
 }

@@ -4,8 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp } from "../src/http/app";
-import { engineFor, newKey, snapshotFor, SQUAD, START, startServer, tempDir, type ServerProcess } from "./helpers";
-import { runToExit } from "./support";
+import { engineFor, newKey, runToExit, type ServerProcess, snapshotFor, SQUAD, START, startServer, tempDir } from "./helpers";
 
 setDefaultTimeout(120_000);
 

@@ -2,7 +2,7 @@
  * The API's documentation, checked for real: /v1/openapi.json against a validator (Redocly's
  * recommended rules) and against the server's own answers on enwiki-2016-sample (its examples,
  * headers and media types), and /docs opened in headless Chromium with no network but our
- * server.
+ * server, and Try it out with a key.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Access } from "../src/access";
@@ -213,7 +213,7 @@ describe("/v1/openapi.json", () => {
     const descriptions: string[] = [];
     const walk = (v: unknown, key?: string) => {
       if (typeof v === "string") (key === "description" ? descriptions : strings).push(v);
-      else if (v && typeof v === "object") Object.entries(v).forEach(([k, w]) => walk(w, k));
+      else if (v && typeof v === "object") for (const [k, w] of Object.entries(v)) walk(w, k);
     };
     walk(doc);
     expect([...strings, ...descriptions].filter((s) => /\bD\d{1,2}\b|api\.md|decisions\.md|\bsection \d/.test(s))).toEqual([]);
@@ -394,6 +394,43 @@ describe("/docs", () => {
       }
       // To look at it: TOME_DOCS_SCREENSHOT=/tmp/docs.png bun test test/openapi.test.ts
       if (process.env.TOME_DOCS_SCREENSHOT) await tab.screenshot(process.env.TOME_DOCS_SCREENSHOT);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  test("Try it out: with a key given to Authorize, the page calls the API and shows its answer", async () => {
+    const tab = await openChromium();
+    const op = "#operations-Pages-getChunk";
+    /** Types into a React-controlled input, as a person would: its value, then the input event. */
+    const type = (selector: string, value: string) =>
+      tab.evaluate(
+        `(() => { const el = document.querySelector(${JSON.stringify(selector)}); Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(el, ${JSON.stringify(value)}); el.dispatchEvent(new Event("input", { bubbles: true })); return true; })()`,
+      );
+    const click = (selector: string) => tab.evaluate(`(document.querySelector(${JSON.stringify(selector)}).click(), true)`);
+    try {
+      await tab.navigate(`${base}/docs#/Pages/getChunk`);
+      await tab.waitFor(`document.querySelector('${op} .try-out__btn') !== null`);
+      // Without a key: the page's call is refused, as any other client's.
+      await click(`${op} .try-out__btn`);
+      await tab.waitFor(`document.querySelector('${op} .execute') !== null`);
+      // The id is filled in with the document's example.
+      expect(await tab.evaluate<string>(`document.querySelector('${op} input[placeholder="id"]').value`)).toBe("39_0");
+      await click(`${op} .execute`);
+      await tab.waitFor(`document.querySelector('${op} .live-responses-table tbody .response-col_status')?.textContent.trim() === "401"`);
+      // Authorize with the key (the X-API-Key scheme), then call again.
+      await click(".auth-wrapper .authorize");
+      await tab.waitFor("document.querySelector('#api_key_value') !== null");
+      await type("#api_key_value", key);
+      await click(".auth-container .auth-btn-wrapper .authorize");
+      await tab.waitFor("[...document.querySelectorAll('.auth-container button')].some((b) => b.textContent === 'Logout')");
+      await click(".auth-btn-wrapper .btn-done");
+      await click(`${op} .execute`);
+      await tab.waitFor(`document.querySelector('${op} .live-responses-table tbody .response-col_status')?.textContent.trim() === "200"`);
+      const shown = await tab.evaluate<string>(`document.querySelector('${op} .live-responses-table').innerText`);
+      expect(shown).toContain("Albedo or reflection coefficient");
+      expect(shown).toContain("x-ratelimit-remaining");
+      expect(tab.requests.filter((url) => url === `${base}/v1/chunk/39_0`).length).toBe(2);
     } finally {
       await tab.close();
     }

@@ -245,7 +245,7 @@ describe("the document", () => {
       // The ASCII filename says something readable, or names the page.
       const ascii = /filename="([^"]*)\.pdf"/.exec(disposition)![1]!;
       expect({ ascii, readable: /[A-Za-z0-9]/.test(ascii) }).toEqual({ ascii, readable: true });
-      expect(disposition).toEndWith(`filename*=UTF-8''${encodeURIComponent(page.title).replace(/['()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase())}.pdf`);
+      expect(disposition).toEndWith(`filename*=UTF-8''${encodeURIComponent(page.title).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}.pdf`);
       const props = await info(bytes);
       expect(props["Page size"]).toBe("595.28 x 841.89 pts (A4)");
       expect(props.Title).toBe(page.title);

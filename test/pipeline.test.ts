@@ -96,7 +96,7 @@ describe("every route and Host form, over a raw socket", () => {
 
 describe("answers Bun's HTTP parser makes itself, before the pipeline sees a request", () => {
   // Bun (uWS) answers these with a fixed status line and "Connection: close", no body: no
-  // hook lets Tome make them JSON or give them an X-Request-Id (README, "The HTTP API"). What
+  // hook lets Tome make them JSON or give them an X-Request-Id (docs/api.md, "The HTTP API"). What
   // matters is that they carry no data, and that this test says so if Bun ever changes them.
   test("oversized headers, a broken request line, an unknown version, HTTP/1.1 without Host", async () => {
     const cases: [string, string, number][] = [
@@ -120,7 +120,10 @@ describe("compose", () => {
       if (answer === "throw") throw new Error(name);
       return answer ? new Response(name) : undefined;
     },
-    after: (_x, response) => (trace.push(`<${name}`), response),
+    after: (_x, response) => {
+      trace.push(`<${name}`);
+      return response;
+    },
   });
   const fault = () => new Response("fault", { status: 500 });
   const run = async (steps: Step[], routes: () => Response | Promise<Response>) => {

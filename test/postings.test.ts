@@ -208,7 +208,7 @@ describe("the postings codec", () => {
     const { writer, parts } = memoryPostings(4096);
     const addresses = lists.map(([docs, tfs]) => {
       writer.begin(false);
-      docs.forEach((d, i) => writer.add(d, tfs[i]!));
+      for (const [i, d] of docs.entries()) writer.add(d, tfs[i]!);
       return writer.end();
     });
     const reader = new PostingsReader(parts());
@@ -280,7 +280,7 @@ describe("the postings codec", () => {
     const [, tfs] = readAll(cursor);
     expect(tfs).toEqual(positions.map((p) => Math.min(255, p.length)));
     expect(tfs.filter((t) => t === 255).length).toBeGreaterThan(10);
-    docs.forEach((d, i) => expect([...cursor.positions(d)!]).toEqual(positions[i]!));
+    for (const [i, d] of docs.entries()) expect([...cursor.positions(d)!]).toEqual(positions[i]!);
     expect(cursor.positions(docs.at(-1)! + 1)).toBeUndefined();
     // A wrong number of positions for the term frequency is refused.
     writer.begin(true);

@@ -10,8 +10,7 @@ import { createApp } from "../src/http";
 import { modifications } from "../src/ingest";
 import { format1Modifications, openSnapshot, readFormat1 } from "../src/snapshot";
 import { open } from "../src/search";
-import { SQUAD, ingested, snapshotFor, tempDir } from "./helpers";
-import { writeFormat1 } from "./support";
+import { ingested, snapshotFor, SQUAD, tempDir, writeFormat1 } from "./helpers";
 
 setDefaultTimeout(120_000);
 

@@ -4,7 +4,7 @@
  * same order, the same chunks, scores within 1e-9.
  */
 import { describe, expect, test } from "bun:test";
-import { type Engine, type Pruning } from "../src/search";
+import type { Engine, Pruning } from "../src/search";
 import { querySampler } from "../bench/queries";
 import { EN_2006, EN_2016, TRUNCATED_XZ, engineFor } from "./helpers";
 
@@ -47,7 +47,7 @@ function compare(engine: Engine, queries: string[]): { pruned: number } {
       if (fast.work.postings !== oracle.work.postings) pruned++;
       const shown = (r: typeof oracle) => r.hits.map((h) => `${h.page.pageId}#${h.chunk}`);
       expect({ q, limit, offset, hits: shown(fast) }).toEqual({ q, limit, offset, hits: shown(oracle) });
-      oracle.hits.forEach((h, i) => expect(Math.abs(fast.hits[i]!.score - h.score)).toBeLessThanOrEqual(1e-9 * Math.max(1, h.score)));
+      for (const [i, h] of oracle.hits.entries()) expect(Math.abs(fast.hits[i]!.score - h.score)).toBeLessThanOrEqual(1e-9 * Math.max(1, h.score));
     }
   }
   return { pruned };

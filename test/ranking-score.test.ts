@@ -11,7 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { apiContext, createApp, mcpTools } from "../src/http";
 import { EN_2006, EN_2016, engineFor } from "./helpers";
-import { sharedDataDir } from "./support";
+import { sharedData } from "../src/cli/shared-data";
 
 setDefaultTimeout(120_000);
 
@@ -20,7 +20,7 @@ const en = () => engineFor({ dumps: [EN_2006, EN_2016] });
 
 /** Real questions (SQuAD dev), and words, typos, phrases and titles. */
 function queries(): string[] {
-  const questions = readFileSync(join(sharedDataDir(), "eval/squad-dev-questions.jsonl"), "utf8")
+  const questions = readFileSync(join(sharedData(), "eval/squad-dev-questions.jsonl"), "utf8")
     .trim()
     .split("\n")
     .slice(0, 60)

@@ -18,7 +18,10 @@ export function rawRequest(url: string, text: string, timeoutMs = 10_000): Promi
       reject(new Error(`no complete answer within ${timeoutMs} ms to ${JSON.stringify(text.slice(0, 80))}`));
     }, timeoutMs);
     socket.on("data", (d: Buffer) => parts.push(d));
-    socket.on("error", (e) => (clearTimeout(timer), reject(e)));
+    socket.on("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
     socket.on("close", () => {
       clearTimeout(timer);
       const all = Buffer.concat(parts).toString("latin1");

@@ -9,8 +9,7 @@ import { readKeyFile, readUsage, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { RedisAccess } from "../src/access/redis";
 import { createApp } from "../src/http";
-import { EN_2016, engineFor, keys, newKey, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
-import { runToExit } from "./support";
+import { EN_2016, engineFor, keys, newKey, ROOT, runToExit, type ServerProcess, snapshotFor, startServer, tempDir } from "./helpers";
 import { startRedis, type RedisServer } from "./redis-server";
 
 setDefaultTimeout(60_000);
@@ -191,7 +190,7 @@ describe("three replicas on one Redis", () => {
       while (!stop) {
         inFlight++;
         try {
-          const r = await fetch(victim.url + "/v1/chunk/39_3", { headers: { "X-API-Key": key } });
+          const r = await fetch(`${victim.url}/v1/chunk/39_3`, { headers: { "X-API-Key": key } });
           await r.arrayBuffer();
           if (r.status === 200) ok++;
         } catch {

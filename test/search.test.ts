@@ -1,12 +1,12 @@
 import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
-import { CROP_MARKER, fold, open, phraseTest, terms } from "../src/search";
+import { CROP_MARKER, fold, phraseTest, terms } from "../src/search";
 import SearchableMap from "minisearch/SearchableMap";
 import { indexKey } from "../src/search/analyze";
 import { buildShard, Shard } from "../src/search/shard";
 import { Vocabulary, vocabularyOf } from "../src/search/vocabulary";
 import { TEXT_BOOSTS, TEXT_FIELDS, textShardOptions } from "../src/search/fields";
 import MiniSearch from "minisearch";
-import { EN_2006, EN_2016, engineFor, ingested, SQUAD, tempDir, TRUNCATED_XZ } from "./helpers";
+import { EN_2006, EN_2016, engineFor, ingested, SQUAD, TRUNCATED_XZ } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -16,7 +16,7 @@ const squad = () => engineFor({ dumps: [SQUAD] });
 const ja = () => engineFor({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });
 
 const plain = (formatted: string) => formatted.replaceAll("<em>", "").replaceAll("</em>", "");
-const unescape = (s: string) => s.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&amp;", "&");
+const unescapeHtml = (s: string) => s.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&amp;", "&");
 const chunkText = (h: { page: { chunks: { text: string }[] }; chunk: number }) => h.page.chunks[h.chunk]!.text;
 
 describe("analysis", () => {
@@ -99,7 +99,7 @@ describe("query semantics (D6)", () => {
     const tome = await en();
     const r = tome.search("albedo snow", { limit: 20 });
     const all = r.hits.map((h) => {
-      const words = terms(chunkText(h) + " " + h.page.title);
+      const words = terms(`${chunkText(h)} ${h.page.title}`);
       return words.includes("albedo") && words.includes("snow");
     });
     expect(all[0]).toBe(true);
@@ -197,7 +197,7 @@ describe("_formatted (D9)", () => {
     for (const crop of [50, 120, 400, 2000]) {
       for (const h of tome.search("albedo of snow", { cropLength: crop, limit: 20 }).hits) {
         const text = chunkText(h);
-        const shown = unescape(plain(h.formatted.text));
+        const shown = unescapeHtml(plain(h.formatted.text));
         const body = shown.replace(new RegExp(`^${CROP_MARKER}|${CROP_MARKER}$`, "g"), "");
         expect([...body].length).toBeLessThanOrEqual(crop);
         expect(text).toContain(body);
@@ -384,7 +384,7 @@ describe("the vocabulary", () => {
     expect(keys.length).toBeGreaterThan(5000);
     const fast = new Vocabulary(vocabularyOf(keys));
     const slow = new SearchableMap<number>();
-    keys.forEach((k, i) => slow.set(k, i));
+    for (const [i, k] of keys.entries()) slow.set(k, i);
     expect(fast.size).toBe(keys.length);
     for (let i = 0; i < keys.length; i += 101) {
       const k = keys[i]!;

@@ -4,8 +4,7 @@ import { join } from "node:path";
 import { DEFAULT_CHUNK_WORDS, modifications } from "../src/ingest";
 import { open } from "../src/search";
 import { ContainerWriter, latestSnapshot, openContainer, openSnapshot, readSnapshotMeta, SnapshotError, TextStore, TextWriter } from "../src/snapshot";
-import { EN_2006_TRUNCATED, EN_2016, ingested, tempDir } from "./helpers";
-import { writeSnapshot } from "./support";
+import { EN_2006_TRUNCATED, EN_2016, ingested, tempDir, writeSnapshot } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -55,7 +54,7 @@ describe("snapshot file (format 2)", () => {
     expect(background.section("text.blockLength").byteLength).toBeGreaterThan(4 * 64); // more blocks than may compress at once
     for (const { name } of main.sections) expect(Buffer.from(background.section(name)).equals(Buffer.from(main.section(name)))).toBe(true);
     const store = new TextStore(background);
-    texts.forEach((t, i) => i % 7 === 0 && expect(store.chunk(i)).toBe(t));
+    for (const [i, t] of texts.entries()) if (i % 7 === 0) expect(store.chunk(i)).toBe(t);
   });
 
   test("text over 1 MB is compressed with a dictionary learnt from it: fewer bytes, the same text back; less text goes without one", async () => {
@@ -80,7 +79,7 @@ describe("snapshot file (format 2)", () => {
     expect(blockBytes(learnt) + learnt.section("text.dictionary").byteLength).toBeLessThan(blockBytes(none));
     for (const c of [learnt, none]) {
       const store = new TextStore(c, 4);
-      texts.forEach((t, i) => expect(store.chunk(i)).toBe(t));
+      for (const [i, t] of texts.entries()) expect(store.chunk(i)).toBe(t);
     }
     const few = texts.slice(0, 100);
     expect(few.join("").length).toBeLessThan(1024 * 1024);
@@ -102,7 +101,9 @@ describe("snapshot file (format 2)", () => {
       out.finish({});
       return openContainer(path);
     };
-    const base = write("base", (w) => texts.forEach((t) => w.add(t)));
+    const base = write("base", (w) => {
+      for (const t of texts) w.add(t);
+    });
     const baseText = new TextStore(base);
     const alive = new Uint8Array(texts.length).fill(1);
     alive[1] = 0;
@@ -110,7 +111,7 @@ describe("snapshot file (format 2)", () => {
       let numbers: Int32Array = new Int32Array(0);
       const copy = write(`copy-${!!dictionary}`, (w) => void (numbers = w.copyFrom(baseText, alive)), dictionary);
       const store = new TextStore(copy);
-      texts.forEach((t, i) => expect(i === 1 ? numbers[i] : store.chunk(numbers[i]!)).toBe(i === 1 ? -1 : t));
+      for (const [i, t] of texts.entries()) expect(i === 1 ? numbers[i] : store.chunk(numbers[i]!)).toBe(i === 1 ? -1 : t);
       // The last block lives whole: the same compressed bytes, or not, as the dictionaries are the same.
       const last = (s: TextStore) => s.compressedBlock(s.blockFirst.length - 2);
       expect(Buffer.from(last(store)).equals(Buffer.from(last(baseText)))).toBe(!!dictionary);

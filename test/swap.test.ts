@@ -18,8 +18,7 @@ import { Resources } from "../src/http/resources";
 import type { PdfArticle, PdfRenderService } from "../src/pdf";
 import { PdfRenderer } from "../src/pdf";
 import { open, type Engine } from "../src/search";
-import { EN_2006, EN_2016, ingested, START, startServer, tempDir, TRUNCATED_XZ, type ServerProcess } from "./helpers";
-import { runToExit, writeSnapshot } from "./support";
+import { EN_2006, EN_2016, ingested, runToExit, type ServerProcess, START, startServer, tempDir, TRUNCATED_XZ, writeSnapshot } from "./helpers";
 
 setDefaultTimeout(180_000);
 const ADMIN = "swap-test-admin-token-0123456789";

@@ -1,5 +1,5 @@
 /**
- * The vocabulary in typed arrays answers as the radix tree of Maps it replaced (test/radix-tree.ts):
+ * The vocabulary in typed arrays answers as the radix tree of Maps it replaced (bench/search/radix-tree.ts):
  * exact, prefix and typo lookups on the real vocabularies of the shared English dumps and of a
  * Japanese one, for their own keys and for misspellings of them; its writer refuses keys out of
  * order; its arrays survive the snapshot file.
@@ -11,7 +11,7 @@ import { loadIndexes } from "../src/search/store";
 import { openSnapshot } from "../src/snapshot";
 import { Vocabulary, vocabularyArrays, vocabularyFromArrays, vocabularyOf, VocabularyWriter, type VocabularyArrays, type VocabularyData } from "../src/search/vocabulary";
 import { EN_2006, EN_2016, engineFor, ingested, snapshotFor, TRUNCATED_XZ } from "./helpers";
-import { radixTree, typoNeighbours } from "./radix-tree";
+import { radixTree, typoNeighbours } from "../bench/search/radix-tree";
 
 setDefaultTimeout(300_000);
 

@@ -58,7 +58,7 @@ function walk(engine: Engine, queries: { q: string; pageId?: number }[]): number
         const expected = oracle.slice(offset, offset + limit);
         const pruned = pruning !== undefined;
         expect({ q, limit, offset, pruned, hits: shown(window) }).toEqual({ q, limit, offset, pruned, hits: shown(expected) });
-        expected.forEach((h, i) => expect(Math.abs(window[i]!.score - h.score)).toBeLessThanOrEqual(1e-9 * Math.max(1, h.score)));
+        for (const [i, h] of expected.entries()) expect(Math.abs(window[i]!.score - h.score)).toBeLessThanOrEqual(1e-9 * Math.max(1, h.score));
         compared++;
       }
     // Walking five at a time never shows a page twice (a page's hits are one per page, D7 aside).

@@ -38,6 +38,7 @@ export function createKey(file: KeyFile, o: CreateKeyOptions): { key: string; re
   const record: KeyRecord = {
     id: `key_${randomAlphanumeric(12)}`,
     hash: hashKey(key),
+    prefix: key.slice(0, KEY_PREFIX.length + 4),
     name: o.name,
     account: o.account,
     scopes: [o.scope],

@@ -1,7 +1,7 @@
 /**
  * keys.gen: the counter that tells running servers keys.json changed (D18). The key tool
  * bumps it in place after each write (4 bytes, one write); a server keeps it open and reads it
- * on every request (one pread: bench/keyed-pipeline.ts served as many keyed requests a second
+ * on every request (one pread: bench/http/keyed-pipeline.ts served as many keyed requests a second
  * with it as with a read at most once a millisecond). It is read, not mapped: a mapped file cut
  * short by a write in place (`cp` over it) would kill the server with SIGBUS (D56). It holds
  * nothing else: a damaged one can be deleted and is made anew.

@@ -11,9 +11,23 @@ import { RateLimiter } from "./rate";
 import { WorkShare } from "./work";
 import { KeyRing, UNLIMITED, type KnownKey } from "./ring";
 import { monthEnd, monthOf, monthStart, UsageLedger, usagePath, type Meter } from "./usage";
+import { fileAccountStore, type AccountStore } from "./accounts";
 
 export { checkKeyStore, keysPath, readKeyFile, SCOPES, stateOf, updateKeyFile, type KeyFile, type KeyRecord, type KeyState, type KeyStoreState, type Scope } from "./store";
 export { createKey, findKey, revokeKey, setPlan } from "./commands";
+export {
+  accountOfToken,
+  ACCOUNT_FAILURES,
+  ACCOUNT_NAME,
+  ADDRESS_FAILURES,
+  createAccountAccess,
+  hashToken,
+  replaceAccountToken,
+  SESSION_MS,
+  SIGN_IN_WINDOW_MS,
+  type AccountStore,
+  type Session,
+} from "./accounts";
 export { KeyStoreError } from "./errors";
 export { KEY_SHAPE } from "./key-text";
 export type { KnownKey } from "./ring";
@@ -43,7 +57,7 @@ export interface AccessOptions {
 }
 
 /**
- * A tenth of the server's thread per key while others use it too: measured (bench/fairness.ts),
+ * A tenth of the server's thread per key while others use it too: measured (bench/load/fairness.ts),
  * a key sending the costliest searches then leaves another key's p99 within 3× its idle p99.
  */
 export const DEFAULT_KEY_MS_PER_SECOND = 100;
@@ -104,6 +118,11 @@ export class Access implements Gate {
     this.usage.start();
   }
 
+  /** The dashboard's accounts, sessions and usage: keys.json, and this server's own counts. */
+  accounts(): AccountStore {
+    return fileAccountStore(this.dataDir, (month) => this.usage.monthOf(month));
+  }
+
   /** Saves the last counts. */
   stop(): void {
     this.usage.stop();
@@ -140,7 +159,7 @@ export class Access implements Gate {
   /** A 2xx answer spends the grant's hold; anything else gives it back. Once only; a grant the quota refused holds nothing. */
   settle(grant: Grant, succeeded: boolean): void {
     if (grant.held === undefined) return;
-    this.usage.settle(grant.held as Meter, grant.cost, succeeded);
+    this.usage.settle(grant.held as Meter, grant.cost, succeeded, grant.key.record.id, this.now());
     grant.held = undefined;
     if (succeeded) this.spentByPlan.add(grant.key.plan, grant.cost);
   }

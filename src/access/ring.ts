@@ -96,7 +96,7 @@ export class KeyRing {
       const message = err instanceof KeyStoreError ? err.message : `cannot read ${this.path}: ${(err as Error).message}.`;
       this.problem ??= { message, since: Date.now() };
       this.problem.message = message;
-      this.log(`${message} Until it is whole again, the server keeps the ${this.byHash.size} key(s) it last read: ` + `new keys, revocations and plan changes wait for it.`);
+      this.log(`${message} Until it is whole again, the server keeps the ${this.byHash.size} key(s) it last read: new keys, revocations and plan changes wait for it.`);
     }
   }
 

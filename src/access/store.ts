@@ -20,12 +20,16 @@ export interface Account {
   plan: PlanName;
   /** Enterprise only: requests per second per key. */
   rate?: number;
+  /** sha256 (hex) of the account holder's dashboard sign-in token (accounts.ts), if one was issued. */
+  dashboard_token?: string;
 }
 
 export interface KeyRecord {
   id: string;
   /** sha256 of the key, hex. */
   hash: string;
+  /** The key's first characters (wk_ and 4 of its 32), for people to tell keys apart; absent on keys made before they were kept. */
+  prefix?: string;
   name: string;
   account: string;
   scopes: Scope[];
@@ -95,7 +99,8 @@ export type KeyStoreState = "fresh" | "present";
 /**
  * Whether a server may start on dataDir, read before it touches anything there. "fresh": no
  * store at all (no keys.json, no usage.json, keys.gen never bumped): a first start, which
- * creates the first key. "present": keys.json is a whole store with at least one key.
+ * creates the first key. "present": keys.json is a whole store with at least one key, or an
+ * account given the dashboard (where its holder makes keys).
  * Anything else throws a KeyStoreError saying what is wrong and what to do — an empty or
  * damaged keys.json, or a missing one where an earlier store leaves traces — since starting
  * anew there would silently turn every earlier key away.
@@ -113,7 +118,9 @@ export function checkKeyStore(dataDir: string): KeyStoreState {
         `(every earlier key stays refused), create its first key: bun run keys create --name NAME --scope full`,
     );
   }
-  if (!readKeyFile(path).keys.length) {
+  const file = readKeyFile(path);
+  // Accounts given the dashboard make their own keys there.
+  if (!file.keys.length && !Object.values(file.accounts).some((a) => a.dashboard_token)) {
     throw new KeyStoreError(`${path} holds no key, so every request would be refused. Create one: bun run keys create --name NAME --scope full`);
   }
   return "present";
@@ -127,6 +134,7 @@ function checkKeyFile(data: unknown): string | undefined {
   for (const [id, a] of Object.entries(f.accounts)) {
     if (!a || !isPlan(a.plan)) return `account ${id} has no valid plan`;
     if (a.rate !== undefined && !(Number.isInteger(a.rate) && a.rate > 0)) return `account ${id} has an invalid rate`;
+    if (a.dashboard_token !== undefined && !/^[0-9a-f]{64}$/.test(a.dashboard_token)) return `account ${id} has an invalid dashboard_token`;
   }
   for (const k of f.keys) {
     if (!k || typeof k.id !== "string" || !/^[0-9a-f]{64}$/.test(k.hash) || typeof k.account !== "string" || !f.accounts[k.account]) {
@@ -136,12 +144,13 @@ function checkKeyFile(data: unknown): string | undefined {
     // An expiry that does not parse would never end.
     if (k.expires_at !== null && !(typeof k.expires_at === "string" && !Number.isNaN(Date.parse(k.expires_at)))) return `key ${k.id} has an invalid expires_at`;
     if (k.revoked_at !== null && typeof k.revoked_at !== "string") return `key ${k.id} has an invalid revoked_at`;
+    if (k.prefix !== undefined && !/^wk_[A-Za-z0-9]{4}$/.test(k.prefix)) return `key ${k.id} has an invalid prefix`;
   }
   return undefined;
 }
 
 function writeKeyFile(path: string, file: KeyFile): void {
-  atomicWrite(path, JSON.stringify(file, null, 2) + "\n", { mode: 0o600 });
+  atomicWrite(path, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
 }
 
 /**

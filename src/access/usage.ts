@@ -18,12 +18,22 @@ export interface UsageData {
   months: Record<string, Record<string, number>>;
   /** key id → ISO 8601 time of its last request. */
   last_used: Record<string, string>;
+  /** "YYYY-MM-DD" → key id → [requests, credits] that UTC day (for the dashboard); this month and the last only. Absent in files written before it. */
+  key_days?: KeyDays;
+}
+
+/** "YYYY-MM-DD" → key id → [requests made with the key, credits it spent] that UTC day. */
+export type KeyDays = Record<string, Record<string, [requests: number, credits: number]>>;
+
+/** "YYYY-MM-DD" of a UTC time. */
+export function dayOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
 }
 
 interface UsageFile extends UsageData {
   format: "tome-usage";
   version: 1;
-  /** sha256 of JSON.stringify({months, last_used}). */
+  /** sha256 of JSON.stringify({months, last_used}), with key_days after them when there are any. */
   checksum: string;
 }
 
@@ -53,7 +63,7 @@ export function monthEnd(ms: number): number {
 
 const checksum = (data: UsageData) =>
   createHash("sha256")
-    .update(JSON.stringify({ months: data.months, last_used: data.last_used }))
+    .update(JSON.stringify(data.key_days ? { months: data.months, last_used: data.last_used, key_days: data.key_days } : { months: data.months, last_used: data.last_used }))
     .digest("hex");
 
 /** Reads and verifies usage.json; a missing file is no usage yet. */
@@ -61,7 +71,7 @@ export function readUsage(path: string): UsageData {
   if (!existsSync(path)) return { months: {}, last_used: {} };
   const fail = (why: string) =>
     new UsageFileError(
-      `${path} is damaged (${why}), so this month's usage is unknown. Restore it from a backup; ` + `or, to start counting from zero (every account's usage this month is lost), move it away.`,
+      `${path} is damaged (${why}), so this month's usage is unknown. Restore it from a backup; or, to start counting from zero (every account's usage this month is lost), move it away.`,
     );
   let file: UsageFile;
   try {
@@ -76,12 +86,19 @@ export function readUsage(path: string): UsageData {
     if (!/^\d{4}-\d{2}$/.test(month)) throw fail(`bad month ${month}`);
     for (const n of Object.values(accounts)) if (!Number.isSafeInteger(n) || n < 0) throw fail(`bad counter in ${month}`);
   }
+  if (file.key_days !== undefined) {
+    if (!file.key_days || typeof file.key_days !== "object") throw fail("per-key counters damaged");
+    for (const [day, keys] of Object.entries(file.key_days)) {
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw fail(`bad day ${day}`);
+      for (const use of Object.values(keys)) if (!Array.isArray(use) || use.length !== 2 || !use.every((n) => Number.isSafeInteger(n) && n >= 0)) throw fail(`bad counter on ${day}`);
+    }
+  }
   if (file.checksum !== checksum(file)) throw fail("checksum mismatch");
-  return { months: file.months, last_used: file.last_used };
+  return { months: file.months, last_used: file.last_used, ...(file.key_days ? { key_days: file.key_days } : {}) };
 }
 
 export function writeUsage(path: string, data: UsageData): void {
-  const file: UsageFile = { format: "tome-usage", version: 1, months: data.months, last_used: data.last_used, checksum: checksum(data) };
+  const file: UsageFile = { format: "tome-usage", version: 1, months: data.months, last_used: data.last_used, ...(data.key_days ? { key_days: data.key_days } : {}), checksum: checksum(data) };
   // Not fsynced: a killed process loses nothing the kernel has; only a power cut could.
   atomicWrite(path, JSON.stringify(file), { mode: 0o600, durable: false });
 }
@@ -101,6 +118,8 @@ export class UsageLedger {
   /** key id → ms of its last request, not yet written into data.last_used. */
   private readonly lastUsed = new Map<string, number>();
   private dirty = false;
+  /** The UTC day requests are counted in now (ms bounds), and its counters in data.key_days (also by key in a Map: faster to find than in the object). */
+  private day = { start: 0, end: 0, keys: {} as KeyDays[string], byKey: new Map<string, [number, number]>() };
   private lastFlush = performance.now();
   private started = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -165,18 +184,52 @@ export class UsageLedger {
     return m;
   }
 
-  /** Ends a hold: spends it (a 2xx answer) or gives it back. */
-  settle(meter: Meter, cost: number, spend: boolean): void {
+  /** Ends a hold: spends it (a 2xx answer, charged to keyId's day) or gives it back. */
+  settle(meter: Meter, cost: number, spend: boolean, keyId: string, now: number): void {
     meter.held -= cost;
     if (!spend) return;
     const spentIn = (this.data.months[meter.month] ??= {});
     spentIn[meter.account] = (spentIn[meter.account] ?? 0) + cost;
+    this.useOf(keyId, now)[1] += cost;
     this.changed();
   }
 
+  /** A request made with the key: its last use, and its day's count of requests. */
   touch(keyId: string, now: number): void {
     this.lastUsed.set(keyId, now);
+    this.useOf(keyId, now)[0]++;
     this.changed();
+  }
+
+  /** The key's [requests, credits] on now's UTC day. */
+  private useOf(keyId: string, now: number): [number, number] {
+    if (now < this.day.start || now >= this.day.end) this.newDay(now);
+    let use = this.day.byKey.get(keyId);
+    if (use === undefined) this.day.byKey.set(keyId, (use = this.day.keys[keyId] ??= [0, 0]));
+    return use;
+  }
+
+  /** Moves to now's UTC day; days before last month are dropped (the dashboard shows this month's). */
+  private newDay(now: number): void {
+    const name = dayOf(now);
+    const days = (this.data.key_days ??= {});
+    const d = new Date(now);
+    const lastMonth = monthOf(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1));
+    for (const old of Object.keys(days)) if (old.slice(0, 7) < lastMonth) delete days[old];
+    const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+    const keys = (days[name] ??= {});
+    this.day = { start, end: start + 86_400_000, keys, byKey: new Map(Object.entries(keys)) };
+  }
+
+  /** A month's usage as saved and as counted since (for the dashboard): credits per account, [requests, credits] per key per day, last uses. */
+  monthOf(month: string): UsageData {
+    const last_used = { ...this.data.last_used };
+    for (const [id, ms] of this.lastUsed) last_used[id] = new Date(ms).toISOString();
+    const key_days: KeyDays = {};
+    for (const [day, keys] of Object.entries(this.data.key_days ?? {})) {
+      if (day.startsWith(month)) key_days[day] = Object.fromEntries(Object.entries(keys).map(([id, use]) => [id, [use[0], use[1]]]));
+    }
+    return { months: { [month]: { ...this.data.months[month] } }, last_used, key_days };
   }
 
   /**

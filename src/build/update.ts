@@ -278,7 +278,7 @@ function resolve(
   });
   // The arrival holding each page id's newest converted revision (a later one replaces an earlier).
   const arrivalOf = new Map<number, number>();
-  arrivals.forEach((a, i) => arrivalOf.set(a.pageId, i));
+  for (const [i, a] of arrivals.entries()) arrivalOf.set(a.pageId, i);
   for (const [pageId, c] of result.claims) {
     const prior = claims.get(pageId);
     if (prior && !newer(c, prior)) continue;

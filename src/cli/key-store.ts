@@ -3,7 +3,8 @@
  * set (as the server does). Both are read whole and changed under their own guard: keys.json
  * under its lock file, Redis by compare-and-set.
  */
-import { checkRedisUrl, DEFAULT_DATA_DIR, keysPath, redisAddress, RedisKeyStore, readKeyFile, readUsage, updateKeyFile, usagePath, KeyStoreError, type KeyFile, type UsageData } from "../access";
+import type { Config } from "./config";
+import { checkRedisUrl, keysPath, redisAddress, RedisKeyStore, readKeyFile, readUsage, updateKeyFile, usagePath, KeyStoreError, type KeyFile, type UsageData } from "../access";
 
 export interface KeyToolStore {
   /** Where the keys are, for messages: "data/keys.json" or "Redis at redis://…". */
@@ -15,11 +16,8 @@ export interface KeyToolStore {
   close(): void;
 }
 
-export const dataDirOf = (env = process.env) => env.TOME_DATA || DEFAULT_DATA_DIR;
-
 /** The Redis of TOME_REDIS_URL, or a KeyStoreError when it is unset, wrong or unreachable. */
-export async function openRedis(env = process.env): Promise<RedisKeyStore> {
-  const url = env.TOME_REDIS_URL;
+export async function openRedis(url: string | undefined): Promise<RedisKeyStore> {
   if (!url) throw new KeyStoreError("TOME_REDIS_URL is not set: say which Redis, e.g. TOME_REDIS_URL=redis://127.0.0.1:6379.");
   const wrong = checkRedisUrl(url);
   if (wrong) throw new KeyStoreError(wrong);
@@ -30,11 +28,11 @@ export async function openRedis(env = process.env): Promise<RedisKeyStore> {
  * The store env names, opened on first use (a command's --help or a bad argument never waits on
  * Redis). With Redis, close() ends the connection.
  */
-export function keyStoreOf(env = process.env): KeyToolStore {
-  const url = env.TOME_REDIS_URL;
+export function keyStoreOf(config: Pick<Config, "dataDir" | "redisUrl">): KeyToolStore {
+  const url = config.redisUrl;
   if (url) {
     let redis: Promise<RedisKeyStore> | undefined;
-    const open = () => (redis ??= openRedis(env));
+    const open = () => (redis ??= openRedis(url));
     return {
       where: `Redis at ${redisAddress(url)}`,
       update: async (change) => (await open()).update(change),
@@ -49,7 +47,7 @@ export function keyStoreOf(env = process.env): KeyToolStore {
         ),
     };
   }
-  const dataDir = dataDirOf(env);
+  const dataDir = config.dataDir;
   return {
     where: keysPath(dataDir),
     update: async (change) => updateKeyFile(dataDir, change),

@@ -7,6 +7,8 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { existsSync } from "node:fs";
 import {
+  ACCOUNT_NAME,
+  createAccountAccess,
   createKey,
   DEFAULT_DATA_DIR,
   ENTERPRISE_DEFAULT_RATE,
@@ -18,6 +20,7 @@ import {
   PLAN_NAMES,
   readKeyFile,
   readUsage,
+  replaceAccountToken,
   revokeKey,
   SCOPES,
   setPlan,
@@ -28,7 +31,8 @@ import {
   type PlanName,
   type Scope,
 } from "../access";
-import { dataDirOf, keyStoreOf, openRedis, type KeyToolStore } from "./key-store";
+import type { Config } from "./config";
+import { keyStoreOf, openRedis, type KeyToolStore } from "./key-store";
 import { ArgumentError, mainOf, note } from "./main";
 
 const HELP: Record<string, string> = {
@@ -39,6 +43,7 @@ Commands:
   list     list keys, their state and their account's usage this month
   revoke   revoke a key: it stops working on the server's next request
   plan     change an account's plan
+  account  give an account holder the dashboard (/dashboard): "account create", "account token"
   import   move the keys and this month's usage from TOME_DATA into Redis (TOME_REDIS_URL)
   export   move the keys and this month's usage from Redis (TOME_REDIS_URL) into TOME_DATA
 
@@ -82,6 +87,22 @@ request on.
 
 Takes effect on a running server's next request.
 `,
+  account: `Usage: bun run keys account create --account NAME [--plan PLAN] [--json]
+       bun run keys account token --account NAME [--json]
+
+The account holder signs in to the dashboard (/dashboard on the server) with a token: there
+they list, create and revoke their own keys and see their usage. Each command prints the
+token once (only its hash is kept); give it to the holder privately.
+
+  create   makes the account if it is new (on --plan, default free) and prints its first
+           sign-in token; refused for an account that has one (use "account token")
+  token    prints a new token for an existing account: the old one, and every dashboard
+           session signed in with it, stop working at once
+
+  --account NAME   1 to 64 letters, digits, '.', '_' or '-'
+  --plan PLAN      ${PLAN_NAMES.join(", ")} (create only; an existing account keeps its plan)
+  --json           print {"account", "plan", "dashboard_token"}
+`,
   import: `Usage: TOME_REDIS_URL=redis://HOST:PORT TOME_DATA=DIR bun run keys import
 
 Copies keys.json (every key and account) and this month's usage and last uses from
@@ -96,7 +117,9 @@ already holds a key store or usage. Redis is left as it was.
 `,
 };
 
-const dataDir = () => dataDirOf();
+/** The settings, read once by mainOf. */
+let settings: Config;
+const dataDir = () => settings.dataDir;
 
 const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
 
@@ -255,7 +278,7 @@ async function importStore(args: string[]): Promise<void> {
   const file = readKeyFile(keysPath(dir));
   const usage = readUsage(usagePath(dir));
   const month = monthOf(Date.now());
-  const redis = await openRedis();
+  const redis = await openRedis(settings.redisUrl);
   try {
     if (!(await redis.importStore(file, usage, month))) {
       throw new KeyStoreError(`Redis at ${redis.address} already holds keys; nothing was imported. Import only into a Redis that holds no Tome keys.`);
@@ -279,7 +302,7 @@ async function exportStore(args: string[]): Promise<void> {
     if (existsSync(path)) throw new KeyStoreError(`${path} already exists: export only into a TOME_DATA without a key store or usage; nothing was written.`);
   }
   const month = monthOf(Date.now());
-  const redis = await openRedis();
+  const redis = await openRedis(settings.redisUrl);
   try {
     const { file } = await redis.read();
     const usage = await redis.usage(month);
@@ -298,7 +321,27 @@ async function exportStore(args: string[]): Promise<void> {
   }
 }
 
-const COMMANDS: Record<string, (args: string[], store: KeyToolStore) => Promise<void>> = { create, list, revoke, plan };
+/** `keys account create|token`: an account holder's dashboard sign-in token (printed once). */
+async function account(args: string[], store: KeyToolStore): Promise<void> {
+  const [which, ...rest] = args;
+  if (which === undefined || which === "--help" || which === "-h") return void process.stdout.write(HELP.account!);
+  if (which !== "create" && which !== "token") throw new ArgumentError(`keys account takes create or token, not "${which}"`);
+  const { values } = parse(rest, { account: { type: "string" }, plan: { type: "string" }, json: { type: "boolean" } });
+  if (values.help) return void process.stdout.write(HELP.account!);
+  const name = values.account;
+  if (!name) throw new ArgumentError("--account is required");
+  if (!ACCOUNT_NAME.test(name)) throw new ArgumentError("--account must be 1 to 64 letters, digits, '.', '_' or '-'");
+  if (which === "token" && values.plan !== undefined) throw new ArgumentError("--plan is for account create; change a plan with: bun run keys plan --account NAME --plan PLAN");
+  const plan = planArg(values.plan);
+  const made = await store.update((file) => (which === "create" ? createAccountAccess(file, name, plan) : { created: false, ...replaceAccountToken(file, name) }));
+  if (values.json) return console.log(JSON.stringify({ account: name, plan: made.account.plan, dashboard_token: made.token }, null, 2));
+  console.log(made.token);
+  const what =
+    which === "token" ? "A new dashboard sign-in token (the old one no longer works)" : made.created ? "Created the account, and its dashboard sign-in token" : "The dashboard sign-in token";
+  note(`${what} for account ${name} (${made.account.plan} plan). It is shown only this once: give it to the account holder, who signs in at /dashboard.`);
+}
+
+const COMMANDS: Record<string, (args: string[], store: KeyToolStore) => Promise<void>> = { create, list, revoke, plan, account };
 /** Commands that name both stores themselves. */
 const MOVES: Record<string, (args: string[]) => Promise<void>> = { import: importStore, export: exportStore };
 
@@ -315,11 +358,20 @@ export async function main(args: string[]): Promise<void> {
     console.error(`keys: unknown command "${command}".\n\n${HELP.main}`);
     process.exit(2);
   }
-  const store = keyStoreOf();
+  let store: KeyToolStore | undefined;
   try {
-    await mainOf(`keys ${command}`, () => (move ? move(rest) : run!(rest, store)), { usage: `\n${HELP[command]}` });
+    await mainOf(
+      `keys ${command}`,
+      (config) => {
+        settings = config;
+        if (move) return move(rest);
+        store = keyStoreOf(config);
+        return run!(rest, store);
+      },
+      { usage: `\n${HELP[command]}` },
+    );
   } finally {
-    store.close();
+    store?.close();
   }
 }
 

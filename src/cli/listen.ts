@@ -40,8 +40,8 @@ export async function readHost(raw: string | undefined): Promise<string | undefi
   }
 }
 
-export async function readAddress(env = process.env): Promise<Address> {
-  return { hostname: await readHost(env.HOST), port: readPort(env.PORT) };
+export async function readAddress(settings: { host: string | undefined; port: string | undefined }): Promise<Address> {
+  return { hostname: await readHost(settings.host), port: readPort(settings.port) };
 }
 
 function where(hostname: string | undefined): string {

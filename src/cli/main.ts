@@ -4,6 +4,7 @@
  * error is ours, and is thrown as it is.
  */
 import { UserError } from "../errors";
+import { applyConfig, readConfig, type Config } from "./config";
 
 /** A mistake in how a command was called (an unknown option, a missing value): exit code 2, with the usage hint. */
 export class ArgumentError extends UserError {
@@ -24,10 +25,15 @@ export function note(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
-/** Runs a command's main, turning the errors a user can fix into one line and an exit code. */
-export async function mainOf(name: string, run: () => unknown, options: MainOptions = {}): Promise<void> {
+/**
+ * Runs a command's main with the settings read once (config.ts), turning the errors a user can
+ * fix into one line and an exit code.
+ */
+export async function mainOf(name: string, run: (config: Config) => unknown, options: MainOptions = {}): Promise<void> {
   try {
-    await run();
+    const config = readConfig();
+    applyConfig(config);
+    await run(config);
   } catch (err) {
     const exitCode = err instanceof UserError ? err.exitCode : undefined;
     if (exitCode === undefined) throw err;

@@ -8,6 +8,7 @@ import { apiContext, mcpTools } from "../http";
 import { open } from "../search";
 import { latestSnapshot } from "../snapshot";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { settingsHelp } from "./config";
 import { mainOf } from "./main";
 
 /** Where `bun run start` keeps and finds snapshots (start.ts). */
@@ -20,8 +21,7 @@ tools search, get_page, get_chunk, lucky and changes on a local snapshot, with n
 The running server (bun run start) also serves MCP over HTTP at /mcp, with an API key.
 
 Environment:
-  TOME_SNAPSHOT  snapshot to serve (default: the newest *.tome in ${SNAPSHOT_DIR}/; make one
-                 with bun run start or bun run snapshot:build)
+${settingsHelp(["TOME_SNAPSHOT"])}Make a snapshot with bun run start or bun run snapshot:build.
 `;
 
 /** The command, on its arguments (what follows its name). */
@@ -34,12 +34,12 @@ export async function main(args: string[]): Promise<void> {
     console.error(`mcp: it takes no arguments, not "${args.join(" ")}": set TOME_SNAPSHOT to choose the snapshot (see --help).`);
     process.exit(2);
   }
-  const path = process.env.TOME_SNAPSHOT || latestSnapshot(SNAPSHOT_DIR);
-  if (!path) {
-    console.error(`mcp: no snapshot in ${SNAPSHOT_DIR}/ (looked from ${process.cwd()}). Build one with bun run start or bun run snapshot:build, or set TOME_SNAPSHOT to a .tome file.`);
-    process.exit(1);
-  }
-  await mainOf("mcp", async () => {
+  await mainOf("mcp", async (config) => {
+    const path = config.snapshot || latestSnapshot(SNAPSHOT_DIR);
+    if (!path) {
+      console.error(`mcp: no snapshot in ${SNAPSHOT_DIR}/ (looked from ${process.cwd()}). Build one with bun run start or bun run snapshot:build, or set TOME_SNAPSHOT to a .tome file.`);
+      process.exit(1);
+    }
     const engine = open(path);
     const tools = mcpTools(apiContext(engine), { logError: (error) => console.error(error) });
     await tools.server().connect(new StdioServerTransport());

@@ -15,7 +15,7 @@ Each first installs what is missing, then runs Bun in the repository's directory
   - the dependencies, with "bun install --frozen-lockfile" (it checks them against bun.lock,
     offline when they are already there);
   - the system tools: bzip2, xz and gzip (to read compressed dumps) and, for test and setup,
-    pdftotext and pdfinfo (package poppler-utils), chromium (the docs page test), python3
+    pdftotext and pdfinfo (package poppler-utils), chromium (the docs and dashboard tests), python3
     (the Python client example), redis-server, redis-cli (redis-tools) and haproxy (the
     replica tests, which start their own; never the machine's Redis service), with apt-get
     when run as root; otherwise it says what to install.

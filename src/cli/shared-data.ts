@@ -6,14 +6,15 @@
  */
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { readConfig } from "./config";
 
 const ROOT = resolve(import.meta.dir, "../..");
 /** The data the repository carries: dumps/, eval/ (and ../spec beside them, as in ../shared). */
 export const FIXTURES_DATA = join(ROOT, "test/fixtures/data");
 
 /** Where the data is looked for, first found wins: an override, else the fixtures. */
-function dataCandidates(env: Record<string, string | undefined> = process.env): string[] {
-  return [env.TOME_SHARED_DATA, join(dirname(ROOT), "shared/data"), FIXTURES_DATA].filter((p): p is string => !!p);
+function dataCandidates(): string[] {
+  return [readConfig().sharedData, join(dirname(ROOT), "shared/data"), FIXTURES_DATA].filter((p): p is string => !!p);
 }
 
 let found: string | undefined;

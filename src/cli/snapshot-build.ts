@@ -29,7 +29,7 @@ Options:
                         run to disk (e.g. 500M, 2G; default ${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G, a quarter of this
                         machine's memory, at most 2G). The merge of the runs stays below
                         the inversion's peak: with 500M the build peaked at 0.70 GB on
-                        200,000 chunks and 0.80 GB on 1M (bench/RESULTS-scale.md).
+                        200,000 chunks and 0.80 GB on 1M (bench/scale/RESULTS.md).
   -h, --help            show this help
 
 Example:
@@ -119,7 +119,7 @@ export async function buildSnapshot(args: BuildArgs, log: (line: string) => void
   const bars = indexProgress();
   // Known only from the dump's site information; a default name waits for it.
   const out = args.out ?? join("snapshots", `.pending-${process.pid}${SNAPSHOT_EXTENSION}`);
-  let report;
+  let report: Awaited<ReturnType<typeof buildFromDumps>>;
   try {
     report = await buildFromDumps(
       {

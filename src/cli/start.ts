@@ -4,14 +4,14 @@
  * HOST (default: every interface) and PORT (default 8080), with the keys and usage under
  * TOME_DATA. When there is no snapshot, builds one first from TOME_DUMP (simple, en, a path or
  * a URL, downloaded resumably into dumps/) or, with none, from the sample of English Wikipedia
- * the repository carries, in seconds and offline (README D60). When there is no key,
+ * the repository carries, in seconds and offline (D60, docs/decisions/). When there is no key,
  * creates one and prints it once the server is up. `npm start` runs this after installing
  * what is missing (src/cli/run.sh).
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
-import { Access, checkRedisUrl, createKey, DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND, RedisAccess, updateKeyFile } from "../access";
+import { Access, checkRedisUrl, createKey, DEFAULT_KEY_MS_PER_SECOND, RedisAccess, updateKeyFile } from "../access";
 import { type App, createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { type Engine, open } from "../search";
@@ -24,6 +24,7 @@ import SAMPLE_DUMP from "../../test/fixtures/data/dumps/enwiki-2016-sample.xml.b
 import { newestIn, pinned, SnapshotSwapper } from "./swap";
 import { describeListening, ensurePortFree, listenFailure, readAddress } from "./listen";
 import { mainOf, note } from "./main";
+import { ConfigError, settingsHelp, type Config } from "./config";
 
 /** What TOME_DUMP may name instead of a path or URL. */
 const NAMED_DUMPS: Record<string, string> = {
@@ -52,63 +53,22 @@ section's hash checked first; requests in flight finish on the snapshot they sta
 that fails to load or check (or is of another wiki) is logged, and the old one keeps serving.
 
 Environment:
-  TOME_SNAPSHOT  snapshot to serve (default: the newest *.tome in ${SNAPSHOT_DIR}/). Pinned to this
-                 file: the server moves to what is renamed over it, and SIGHUP loads it again
-  TOME_SNAPSHOT_WATCH
-                 "off": do not watch the folder (e.g. on a network filesystem, where changes
-                 are not seen); a newer snapshot is then loaded on SIGHUP only
-  TOME_DUMP      dump to build a snapshot from when there is none: "simple" (the latest Simple
-                 English Wikipedia, a few hundred MB), "en" (English Wikipedia, over 20 GB),
-                 a file (plain, .bz2, .gz or .xz) or an http(s) URL. A URL is downloaded into
-                 ${DOWNLOAD_DIR}/ first, with a progress bar, and resumed where it stopped when
-                 run again. Unset: a sample of English Wikipedia that ships with Tome
-                 (${SAMPLE_SHOWN}), built in seconds into a temporary folder
-  HOST           address to listen on (default: every interface, IPv4 and IPv6;
-                 127.0.0.1 keeps it to this machine); a name listens on its first address
-  PORT           HTTP port (default 8080; 0 picks a free one). A port another process
-                 listens on is refused.
-  TOME_DATA      API keys and usage counters (default ./${DEFAULT_DATA_DIR}); manage keys with
-                 "bun run keys". The first start that serves creates a key and prints it once;
-                 make another with: ${NEW_KEY_COMMAND}
-  TOME_ADMIN_TOKEN
-                 opens GET /metrics (Prometheus text) to Authorization: Bearer <token>;
-                 at least 16 characters, no spaces. Unset: /metrics is not served (404)
-  TOME_REDIS_URL keys, rate limits and quotas in Redis (redis://HOST:PORT), shared by every
-                 replica using the same Redis (behind a load balancer); manage keys with
-                 "TOME_REDIS_URL=… bun run keys". Unset: kept in files under TOME_DATA.
-                 Redis unreachable: keyed requests get 503 until it answers again
-  TOME_AUTH      "off" serves every route without a key, for benchmarks and local use only
-  TOME_KEY_MS_PER_SECOND
-                 milliseconds of the server's thread one key may use per second, on average
-                 (default ${DEFAULT_KEY_MS_PER_SECOND}; 0: no limit); past it, 429 rate_limit_exceeded
+${settingsHelp(["TOME_SNAPSHOT", "TOME_SNAPSHOT_WATCH", "TOME_DUMP", "HOST", "PORT", "TOME_DATA", "TOME_ADMIN_TOKEN", "TOME_PUBLIC_URL", "TOME_REDIS_URL", "TOME_AUTH", "TOME_KEY_MS_PER_SECOND"])}
+Make another key with: ${NEW_KEY_COMMAND}
 `;
 
 /** Keys and usage (in files, or in Redis with TOME_REDIS_URL), or none when TOME_AUTH=off. */
-function openAccess(env = process.env): Access | RedisAccess | undefined {
-  if (env.TOME_AUTH === "off") {
+function openAccess(config: Config): Access | RedisAccess | undefined {
+  if (!config.auth) {
     console.error("WARNING: TOME_AUTH=off: every route answers without a key, with no rate limit or quota. For benchmarks and local use only.");
     return undefined;
   }
-  if (env.TOME_AUTH !== undefined && env.TOME_AUTH !== "" && env.TOME_AUTH !== "on") {
-    console.error(`start: TOME_AUTH must be "on" (the default) or "off", not "${env.TOME_AUTH}".`);
-    process.exit(2);
+  if (config.redisUrl) {
+    const wrong = checkRedisUrl(config.redisUrl);
+    if (wrong) throw new ConfigError(wrong);
+    return new RedisAccess({ url: config.redisUrl, keyMsPerSecond: config.keyMsPerSecond ?? DEFAULT_KEY_MS_PER_SECOND });
   }
-  const share = env.TOME_KEY_MS_PER_SECOND;
-  if (share !== undefined && share !== "" && !/^[0-9]+$/.test(share)) {
-    console.error(`start: TOME_KEY_MS_PER_SECOND must be a whole number of milliseconds (0: no limit), not "${share}".`);
-    process.exit(2);
-  }
-  const keyMsPerSecond = share ? Number(share) : undefined;
-  const redisUrl = env.TOME_REDIS_URL;
-  if (redisUrl) {
-    const wrong = checkRedisUrl(redisUrl);
-    if (wrong) {
-      console.error(`start: ${wrong}`);
-      process.exit(2);
-    }
-    return new RedisAccess({ url: redisUrl, keyMsPerSecond: keyMsPerSecond ?? DEFAULT_KEY_MS_PER_SECOND });
-  }
-  return new Access({ dataDir: dataDirOf(env), keyMsPerSecond });
+  return new Access({ dataDir: config.dataDir, keyMsPerSecond: config.keyMsPerSecond });
 }
 
 /** Once the server is up: whether Redis holds a key, else how to make one (a replica never makes one: several start at once). */
@@ -117,41 +77,17 @@ async function announceRedisKeys(access: RedisAccess): Promise<void> {
   const where = `Redis at ${access.redis.address}`;
   if (count === undefined) note(`${where} cannot be reached yet: requests that need a key get 503 until it answers.`);
   else if (count === 0) {
-    note(`${where} holds no API key yet. Make one with: TOME_REDIS_URL=… ${NEW_KEY_COMMAND}, ` + `or move a file store in with: TOME_DATA=DIR TOME_REDIS_URL=… bun run keys import`);
+    note(`${where} holds no API key yet. Make one with: TOME_REDIS_URL=… ${NEW_KEY_COMMAND}, or move a file store in with: TOME_DATA=DIR TOME_REDIS_URL=… bun run keys import`);
   } else note(`API keys, rate limits and quotas are in ${where} (${count} key(s)); manage them with TOME_REDIS_URL=… bun run keys.`);
-}
-
-/** Whether to watch the snapshots' folder (TOME_SNAPSHOT_WATCH: on, the default, or off). */
-function watchSnapshots(env = process.env): boolean {
-  const value = env.TOME_SNAPSHOT_WATCH;
-  if (value === undefined || value === "" || value === "on") return true;
-  if (value === "off") return false;
-  console.error(`start: TOME_SNAPSHOT_WATCH must be "on" (the default) or "off", not "${value}".`);
-  process.exit(2);
-}
-
-/** The admin token that opens /metrics, if set. */
-function adminTokenOf(env = process.env): string | undefined {
-  const token = env.TOME_ADMIN_TOKEN;
-  if (token === undefined || token === "") return undefined;
-  if (!/^[\x21-\x7e]{16,}$/.test(token)) {
-    console.error("start: TOME_ADMIN_TOKEN must be at least 16 printable ASCII characters with no spaces (e.g. from: openssl rand -hex 32).");
-    process.exit(2);
-  }
-  return token;
-}
-
-function dataDirOf(env = process.env): string {
-  return env.TOME_DATA || DEFAULT_DATA_DIR;
 }
 
 /**
  * Once the server is up (so that a start that fails never shows a key nobody keeps): the first
  * key when the store is new, else how to make one.
  */
-function announceKeys(access: Access, env = process.env): void {
-  const dataDir = dataDirOf(env);
-  const command = env.TOME_DATA ? `TOME_DATA=${env.TOME_DATA} ${NEW_KEY_COMMAND}` : NEW_KEY_COMMAND;
+function announceKeys(access: Access, config: Config): void {
+  const dataDir = config.dataDir;
+  const command = config.dataDirGiven ? `TOME_DATA=${dataDir} ${NEW_KEY_COMMAND}` : NEW_KEY_COMMAND;
   if (!access.firstStart) {
     note(`API keys are in ${dataDir}/. Without one at hand, make one with: ${command}`);
     return;
@@ -200,24 +136,24 @@ function serveFirst(path: string, makeApp: (tome: Engine) => App): App {
 }
 
 /** The snapshot to serve, building one first if there is none. */
-export async function ensureSnapshot(env = process.env): Promise<ToServe> {
-  const explicit = env.TOME_SNAPSHOT;
+async function ensureSnapshot(config: Config): Promise<ToServe> {
+  const explicit = config.snapshot;
   if (explicit) return { path: explicit };
   const { usable, skipped } = snapshotsIn(SNAPSHOT_DIR);
   for (const file of skipped) note(`start: skipped ${file.path}: ${file.reason}`);
   const found = usable[0]?.path;
   if (found) {
-    if (env.TOME_DUMP) note(`TOME_DUMP is set, but ${found} exists: serving it. Move it out of ${SNAPSHOT_DIR}/ to build from TOME_DUMP.`);
+    if (config.dump) note(`TOME_DUMP is set, but ${found} exists: serving it. Move it out of ${SNAPSHOT_DIR}/ to build from TOME_DUMP.`);
     return { path: found };
   }
   if (skipped.length) note(`start: no usable snapshot in ${SNAPSHOT_DIR}/ (${skipped.length} file(s) skipped, above).`);
-  if (!env.TOME_DUMP) {
+  if (!config.dump) {
     const sample = mkdtempSync(join(tmpdir(), "tome-sample-"));
     note(`No snapshot in ${SNAPSHOT_DIR}/ and no TOME_DUMP: building the sample that ships with Tome, from ${SAMPLE_SHOWN}.`);
     const path = await buildSnapshot({ dumps: [SAMPLE_DUMP], out: join(sample, "enwiki-sample.tome"), chunkWords: DEFAULT_CHUNK_WORDS, allowTruncated: false }, note);
     return { path, sample };
   }
-  let dump = NAMED_DUMPS[env.TOME_DUMP] ?? env.TOME_DUMP;
+  let dump = NAMED_DUMPS[config.dump] ?? config.dump;
   if (/^https?:\/\//i.test(dump)) dump = await downloadDump(dump);
   else if (!existsSync(dump)) {
     throw new DumpError(
@@ -271,16 +207,15 @@ export async function main(args: string[]): Promise<void> {
     console.error(`start: it takes no arguments, not "${args.join(" ")}": its settings are environment variables, e.g. PORT=8081 bun run start (see --help).`);
     process.exit(2);
   }
-  await mainOf("start", async () => {
-    const access = openAccess();
+  await mainOf("start", async (config) => {
+    const access = openAccess(config);
     // Connecting early; an unreachable Redis is not fatal (503 until it answers).
     if (access instanceof RedisAccess) await access.start();
-    const adminToken = adminTokenOf();
-    const watch = watchSnapshots();
-    const address = await readAddress();
+    const { adminToken, publicUrl, snapshotWatch: watch } = config;
+    const address = await readAddress(config);
     // Checked before a snapshot build or load that can take minutes, and again just before serving.
     ensurePortFree(address);
-    const { path, sample } = await ensureSnapshot();
+    const { path, sample } = await ensureSnapshot(config);
     const requests = stdoutLog();
     let running: ReturnType<typeof serve>;
     // A snapshot swapped out is let go after its last request; collected soon after, so that its memory goes back at once.
@@ -291,7 +226,7 @@ export async function main(args: string[]): Promise<void> {
         console.error(`swap: ${freed.path} is let go: its requests in flight are answered (collected in ${(performance.now() - started).toFixed(0)} ms).`);
       }, 0);
     // Opened in a function of its own: no closure of this one may hold the first snapshot once it is swapped out.
-    const app = serveFirst(path, (tome) => createApp(tome, { access, log: requests.sink, adminToken, onFreed }));
+    const app = serveFirst(path, (tome) => createApp(tome, { access, log: requests.sink, adminToken, onFreed, accounts: access?.accounts(), publicUrl }));
     ensurePortFree(address);
     try {
       running = serve(app, address);
@@ -299,9 +234,9 @@ export async function main(args: string[]): Promise<void> {
       throw listenFailure(err, address);
     }
     if (access instanceof Access) access.start();
-    if (access instanceof Access) announceKeys(access);
+    if (access instanceof Access) announceKeys(access, config);
     else if (access) await announceRedisKeys(access);
-    const source = process.env.TOME_SNAPSHOT || sample ? pinned(path) : newestIn(SNAPSHOT_DIR);
+    const source = config.snapshot || sample ? pinned(path) : newestIn(SNAPSHOT_DIR);
     const swapper = new SnapshotSwapper(app, source, (line) => console.error(line));
     const stop = async (signal: string) => {
       console.error(`${signal}: no new connections; finishing the requests in flight.`);
@@ -324,7 +259,7 @@ export async function main(args: string[]): Promise<void> {
     if (sample) note(sampleBanner(app.served().engine.snapshot.meta.indexedPages));
     else {
       const watching = watch && swapper.watch();
-      const what = process.env.TOME_SNAPSHOT ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
+      const what = config.snapshot ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
       console.error(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
     }
   });

@@ -138,7 +138,7 @@ export class SnapshotSwapper {
     const why = `${this.served.path} is being written over in place while it is served (it is mapped; reading it now could kill the server)`;
     engine.snapshot.container.stopReading(why);
     this.app.suspend(`The snapshot is being replaced; retry in a few seconds.`);
-    this.log(`swap: ERROR: ${why}. Requests get 503 until a whole snapshot is loaded. ` + `Never copy over a served snapshot: copy it to a temporary name in the same folder, then mv it into place.`);
+    this.log(`swap: ERROR: ${why}. Requests get 503 until a whole snapshot is loaded. Never copy over a served snapshot: copy it to a temporary name in the same folder, then mv it into place.`);
   }
 
   /** Whether the file served still holds the table it was opened with (touched, or written over with the same bytes): read, not mapped. */

@@ -7,7 +7,8 @@
  */
 import type { Server } from "bun";
 import { Elysia } from "elysia";
-import type { Gate } from "../access";
+import type { AccountStore, Gate } from "../access";
+import { dashboard } from "./dashboard";
 import { mcpOverHttp, mcpTools } from "./mcp";
 import { PdfRenderer, type PdfRenderService } from "../pdf";
 import type { Engine, SearchWork } from "../search";
@@ -50,6 +51,10 @@ export interface AppOptions {
   adminToken?: string;
   /** Told when a snapshot swapped out has been let go (its last request in flight answered). */
   onFreed?: (freed: { path: string; id: string }) => void;
+  /** Serves /dashboard (account holders' keys and usage; the operator's view with adminToken) over these accounts. Without it, /dashboard is not served. */
+  accounts?: AccountStore;
+  /** TOME_PUBLIC_URL, where clients reach the server: an https one makes the dashboard's cookies Secure. */
+  publicUrl?: string;
 }
 
 export function createApp(engine: Engine, options: AppOptions = {}) {
@@ -96,6 +101,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     responseHeaders,
     ...(options.log ? [log(options.log)] : []),
     target,
+    ...(options.accounts ? [dashboard({ accounts: options.accounts, adminToken: options.adminToken, publicUrl: options.publicUrl, now: access?.now })] : []),
     socketTime(PDF_SOCKET_SECONDS),
     methods,
     metricsEndpoint(metrics, options.adminToken),

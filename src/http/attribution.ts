@@ -26,7 +26,7 @@ const PLAIN_TITLE = /^[A-Za-z0-9 ._~;@$!*(),/:-]*$/;
 export function articleUrl(project: string, title: string): string {
   if (PLAIN_TITLE.test(title)) return `https://${project}/wiki/${title.replaceAll(" ", "_")}`;
   const encoded = encodeURIComponent(title.replaceAll(" ", "_"))
-    .replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase())
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
     .replace(KEPT, (m) => decodeURIComponent(m));
   return `https://${project}/wiki/${encoded}`;
 }
@@ -64,7 +64,7 @@ export class Attributions {
 
   /** For one page: names the article and its address. */
   page(title: string, url: string): Attribution {
-    return this.make(`"${title}" from ${this.meta.wiki.sitename || "Wikipedia"} (${url}), by its contributors, under ${LICENSE.name} (${LICENSE.url}). ` + `The text was modified: see modifications.`);
+    return this.make(`"${title}" from ${this.meta.wiki.sitename || "Wikipedia"} (${url}), by its contributors, under ${LICENSE.name} (${LICENSE.url}). The text was modified: see modifications.`);
   }
 
   private make(notice: string): Attribution {

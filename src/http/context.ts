@@ -5,8 +5,7 @@ import { answers, type Answers } from "./answers";
 import { Attributions, LICENSE } from "./attribution";
 import { Resources } from "./resources";
 import type { Health, LicenseResponse, MetaResponse } from "./schemas";
-// A macro: read when the code is bundled (bun run compile), where no node_modules is beside it.
-import { packageVersion } from "./package-version" with { type: "macro" };
+import { tomeVersion } from "./version";
 
 export interface ApiContext {
   engine: Engine;
@@ -43,7 +42,7 @@ export function apiContext(engine: Engine, checks: HealthCheck[] = []): ApiConte
     attributions,
     license,
     meta: {
-      search_engine_version: { commitSha: m.contentHash, commitDate: m.createdAt, pkgVersion: packageVersion("minisearch") },
+      search_engine_version: { commitSha: m.contentHash, commitDate: m.createdAt, pkgVersion: tomeVersion },
       indexes: { pages: `${m.wiki.dbname}-pages`, chunks: `${m.wiki.dbname}-chunks` },
       content_source: { name: license.source.name, project: m.wiki.host, license: { ...LICENSE } },
       dataset: {

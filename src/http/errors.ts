@@ -2,7 +2,7 @@
  * Every error code the API sends, with its HTTP status and its message: the one list (D1's
  * `{error, message, details?}` bodies), as Meilisearch's error.rs lists its codes. Routes,
  * steps and the strict reader name a row here rather than writing a code out; 500s say
- * nothing about the server. api.md section 7 and decisions.md D1 name most codes: `spec`
+ * nothing about the server. api.md section 7 and decision D1 (docs/decisions/) name most codes: `spec`
  * says which, and test/errors.test.ts holds the table and the spec to each other.
  * The key store's refusals come from the access layer as reasons; steps/keys.ts answers each
  * with its row here (REFUSAL_ROWS).

@@ -3,6 +3,7 @@
  * (page 39, "Albedo", and its first chunk) and from what the server answers for it.
  * test/openapi.test.ts checks each against a server on that dump, so they cannot go stale.
  */
+import { tomeVersion } from "./version";
 
 const LICENSE_URL = "https://creativecommons.org/licenses/by-sa/4.0/";
 
@@ -83,7 +84,7 @@ export const EXAMPLE = {
   meta: {
     commitSha: "4154b44da48e1463017b1aefd085151c16dc831f6b9ca02570e4031184f2e17f",
     commitDate: "2026-11-23T07:33:47.792Z",
-    pkgVersion: "7.2.0",
+    pkgVersion: tomeVersion,
     indexes: { pages: "enwiki-pages", chunks: "enwiki-chunks" },
     dataset: { indexed_pages: 106, indexed_chunks: 2653, skipped_redirects: 99, snapshot: "enwiki-20160501.tome", loaded_at: "2026-11-23T07:40:02.115Z" },
   },

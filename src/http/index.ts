@@ -1,4 +1,4 @@
-/** http: the API over one loaded snapshot (api.md, decisions.md). */
+/** http: the API over one loaded snapshot (api.md, docs/decisions/). */
 export { createApp, DOCS_PATH, OPENAPI_PATH, type App, type AppOptions } from "./app";
 export { articleUrl, Attributions, LICENSE } from "./attribution";
 export { Resources } from "./resources";

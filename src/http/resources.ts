@@ -5,7 +5,7 @@
 import type { PdfArticle } from "../pdf";
 import type { Hit } from "../search";
 import type { SnapshotMeta, SnapshotPage } from "../snapshot";
-import { articleUrl, Attributions, LICENSE, SHORT_LICENSE, sourceOf } from "./attribution";
+import { articleUrl, type Attributions, LICENSE, SHORT_LICENSE, sourceOf } from "./attribution";
 import type { Chunk, LuckyPage, Page, PageChunk, SearchHit } from "./schemas";
 
 export class Resources {

@@ -2,7 +2,7 @@
  * The API's TypeBox schemas: the one source of request validation (see params.ts), of the
  * handlers' types and of the OpenAPI document (their descriptions and examples are what its
  * readers see). Field names, types and bounds follow api.md sections 2, 4 and 8; the decisions
- * (D…) are in ../shared/spec/decisions.md.
+ * (D…) are in docs/decisions/.
  */
 import { Kind, Type as t, TypeRegistry, type Static, type TSchema } from "@sinclair/typebox";
 import { DEFAULTS } from "../search";
@@ -263,7 +263,7 @@ export const MetaResponse = t.Object({
     {
       commitSha: text("sha256 of the loaded snapshot's content: it names the index build", meta.commitSha),
       commitDate: t.String({ format: "date-time", description: "When the snapshot was built", examples: [meta.commitDate] }),
-      pkgVersion: text("Version of the search library", meta.pkgVersion),
+      pkgVersion: text("Version of Tome, whose own engine answers the searches", meta.pkgVersion),
     },
     { description: "The loaded index build" },
   ),

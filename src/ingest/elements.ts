@@ -53,7 +53,10 @@ export class ExportState {
   opened(name: string, attributes: Attributes): void {
     const parent = this.path[this.path.length - 1];
     this.path.push(name);
-    if (this.path.length === 1) return this.root(name, attributes);
+    if (this.path.length === 1) {
+      this.root(name, attributes);
+      return;
+    }
     this.store = TEXT_OF.get(`${parent}/${name}`) ?? null;
     ON_OPEN.get(name)?.(this, parent, attributes);
     this.text = "";

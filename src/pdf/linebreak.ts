@@ -13,7 +13,7 @@ import { UNSPACED } from "../scripts";
 const NO_START = /^[、。，．・：；！？‼⁇⁈⁉,.:;!?）］｝〕〉》」』】〙〗〟’”｠»)\]}ー々〻ゝゞヽヾ‐゠–〜～ぁぃぅぇぉっゃゅょゎゕゖァィゥェォッャュョヮヵヶㇰ-ㇿ]/u;
 
 /** What may not end a line: opening brackets and quotes. */
-const NO_END = /[（［｛〔〈《「『【〘〖〝‘“｟«(\[{]$/u;
+const NO_END = /[（［｛〔〈《「『【〘〖〝‘“｟«([{]$/u;
 
 /** Joins each segment to the one before it where the rules forbid a break between them. */
 function* keptTogether(segments: Iterable<{ segment: string }>): Generator<string> {

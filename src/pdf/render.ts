@@ -4,7 +4,7 @@
  * lists as bulleted items, a footer on every page ("page N of M" and the license), and the
  * source attribution with links at the end.
  *
- * pdf-lib draws glyphs as the font's cmap gives them: no complex-script shaping (see README).
+ * pdf-lib draws glyphs as the font's cmap gives them: no complex-script shaping (see docs/api.md, "PDFs").
  */
 import { PDFDocument, PDFString, popGraphicsState, pushGraphicsState, rgb, setLineWidth, setStrokingColor, setTextRenderingMode, TextRenderingMode, type PDFPage } from "pdf-lib";
 import type { PdfArticle } from "./article";

@@ -49,9 +49,7 @@ const TEXT_INDEX: MergeTarget = { prefix: "index.text", stage: "merging the text
 /** The title index, merged from runs, comes out as the one shard built in memory it replaced wrote it: parts padded. */
 const TITLE_INDEX: MergeTarget = { prefix: "index.titles", stage: "merging the title index (terms)", padParts: true };
 
-export interface IndexBuildProgress {
-  (stage: string, done: number, total: number): void;
-}
+export type IndexBuildProgress = (stage: string, done: number, total: number) => void;
 
 export class IndexBuilder {
   private readonly dir: string;
@@ -99,7 +97,10 @@ export class IndexBuilder {
     }
     this.sorter?.throwIfFailed();
     if (!this.full) return;
-    if (!this.sorter) return this.spill();
+    if (!this.sorter) {
+      this.spill();
+      return;
+    }
     // Cut where the budget says, whatever the worker is doing: the same runs as without it.
     this.queued.push(this.nextRun());
     if (!this.sorter.busy) this.handOff();

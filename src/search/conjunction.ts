@@ -123,7 +123,10 @@ class ListReader {
 
   private readList(l: ScoredList, n: number, score: boolean, first: boolean, from: number, to: number): void {
     const dense = first ? undefined : this.shard.dense(l);
-    if (dense) return this.readDense(l, dense, n, score);
+    if (dense) {
+      this.readDense(l, dense, n, score);
+      return;
+    }
     const { scores, masks, docs: at } = this;
     const cursor = this.cursor.open(l.address);
     const { lengths, table } = this.shard.norms(l.field);

@@ -21,7 +21,7 @@
  */
 import type { Snapshot, SnapshotPage } from "../snapshot";
 import { buildPageOrders, ORDER_LENGTH, PageOrders } from "./orders";
-import { COLLECT_EVERY_MS, DEFAULTS, GUARDS, PRUNE_FROM, type ChangesResult, type Hit, type LuckyResult, type SearchOptions, type SearchResult, type SearchWork } from "./options";
+import { COLLECT_EVERY_MS, DEFAULTS, GUARDS, PRUNE_FROM, type ChangesResult, type LuckyResult, type SearchOptions, type SearchResult, type SearchWork } from "./options";
 import { PrunedRanking } from "./pruned";
 import { PROXIMITY_WINDOW } from "./rules";
 import { parseQuery, type ParsedQuery } from "./query";

@@ -295,7 +295,7 @@ function render(text: string, from: number, to: number, highlight: boolean): str
   if (highlight) {
     for (let t = 0; t < count; t++) {
       if (!matchedAt[t] || ends[t]! <= from || starts[t]! >= to) continue;
-      out += escapeHtml(text.slice(at, starts[t]!)) + "<em>" + escapeHtml(text.slice(starts[t]!, ends[t]!)) + "</em>";
+      out += `${escapeHtml(text.slice(at, starts[t]!))}<em>${escapeHtml(text.slice(starts[t]!, ends[t]!))}</em>`;
       at = ends[t]!;
     }
   }
@@ -332,7 +332,7 @@ export function formatText(text: string, matched: MatchedTerms, cropLength: numb
     const spanEnd = cp[ends[hits[bestFirst + bestCount - 1]!]!]!;
     start = Math.max(0, spanStart - Math.floor((cropLength - (spanEnd - spanStart)) / 2));
   }
-  let end = Math.min(length, start + cropLength);
+  const end = Math.min(length, start + cropLength);
   start = Math.max(0, end - cropLength);
 
   // Cut at word boundaries: drop a word the window cuts through, at either end.

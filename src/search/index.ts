@@ -18,7 +18,7 @@ export { CROP_MARKER, escapeHtml } from "./highlight";
 export { IndexBuilder, type IndexBuildProgress } from "./build";
 export { loadIndexes, readShardData } from "./store";
 export { PageOrders } from "./orders";
-export { logMemory } from "./memory-log";
+export { logMemory, setMemoryLog } from "./memory-log";
 
 /** The page orders section (D51) of a snapshot whose other sections are written (SnapshotWriter.finish's `derive`). */
 export function pageOrderSection(snapshotPath: string, progress?: IndexBuildProgress): { name: string; bytes: Uint8Array } {

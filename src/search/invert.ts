@@ -145,7 +145,7 @@ export class Inversion {
         return base + slot[t]!;
       });
       const grouped = new Uint32Array(sequence.length);
-      sequence.forEach((t, position) => (grouped[slot[t]!++] = position));
+      for (const [position, t] of sequence.entries()) grouped[slot[t]!++] = position;
       for (const position of grouped) this.positionData.push(position);
     }
     for (const t of found) tf[t] = 0;
@@ -178,7 +178,7 @@ export class Inversion {
     const { keys, fields: F } = this;
     const byKey = keys.map((_k, t) => t).sort((a, b) => (keys[a]! < keys[b]! ? -1 : 1));
     const renumber = new Uint32Array(keys.length);
-    byKey.forEach((t, rank) => (renumber[t] = rank));
+    for (const [rank, t] of byKey.entries()) renumber[t] = rank;
     const { offsets, order } = this.sortedByList((k) => renumber[Math.floor(k / F)]! * F + (k % F));
     const columns = { first: new Growable(Uint32Array), fields: new Growable(Uint8Array), at: new Growable(Float64Array), df: new Growable(Uint32Array) };
     const lists = new TermListsWriter(columns);

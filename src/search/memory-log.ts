@@ -1,12 +1,18 @@
 /**
- * The build's memory, phase by phase, on stderr when TOME_DEBUG_MEM is set: what finding
+ * The build's memory, phase by phase, on stderr when asked (TOME_DEBUG_MEM, read by
+ * src/cli/config.ts and handed down by setMemoryLog): what finding
  * where a peak comes from needs (private and file-backed resident bytes, the JS heap).
  */
 import { readFileSync } from "node:fs";
 
-const enabled = !!process.env.TOME_DEBUG_MEM;
-/** TOME_DEBUG_MEM=gc: a full collection before each reading, so that the heap figures are what is live. */
-const collect = process.env.TOME_DEBUG_MEM === "gc";
+let enabled = false;
+/** "gc": a full collection before each reading, so that the heap figures are what is live. */
+let collect = false;
+
+export function setMemoryLog(mode: "off" | "on" | "gc"): void {
+  enabled = mode !== "off";
+  collect = mode === "gc";
+}
 const started = performance.now();
 
 export function logMemory(phase: string): void {

@@ -55,7 +55,7 @@ export class PageOrders {
     const count = words[1]!;
     const keyBytes = words[2]!;
     const keys = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + keyBytes))) as string[];
-    keys.forEach((k, i) => this.entries.set(k, i));
+    for (const [i, k] of keys.entries()) this.entries.set(k, i);
     const at = 3 + ((keyBytes + 3) >>> 2);
     this.starts = words.subarray(at, at + count + 1);
     this.holding = words.subarray(at + count + 1, at + 2 * count + 1);

@@ -22,7 +22,7 @@ const LIST_COLUMNS: (keyof TermListsData)[] = ["first", "fields", "at", "df"];
 
 /** A shard's arrays as sections `${prefix}.…`. */
 export function writeShardData(out: ContainerWriter, prefix: string, d: ShardData): void {
-  d.postings.forEach((part, i) => out.section(`${prefix}.postings.${i}`, part));
+  for (const [i, part] of d.postings.entries()) out.section(`${prefix}.postings.${i}`, part);
   writeShardTables(out, prefix, { fields: d.fields, documentCount: d.documentCount, terms: d.vocabulary.starts.length - 1, postingsParts: d.postings.length }, d);
 }
 

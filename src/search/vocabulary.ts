@@ -140,7 +140,7 @@ export class Vocabulary {
       // Only the band of columns within max of the diagonal can hold max or less: the rest is
       // not computed, and a sentinel either side stands for it.
       const bandLo = r > max ? r - max : 1;
-      const bandHi = r + max < m ? r + max : m;
+      const bandHi = Math.min(r + max, m);
       while (lo < hi) {
         // Every key left is longer than depth: the shortest sorts first.
         const k = chars[starts[lo]! + depth]!;
@@ -201,7 +201,7 @@ export class Vocabulary {
     const { chars } = this;
     const s = this.starts[term]!;
     const n = this.starts[term + 1]! - s;
-    const common = n < key.length ? n : key.length;
+    const common = Math.min(n, key.length);
     for (let i = 0; i < common; i++) {
       const d = chars[s + i]! - key.charCodeAt(i);
       if (d) return d;
@@ -265,7 +265,7 @@ function groupEnd(chars: Uint16Array, starts: Uint32Array, lo: number, hi: numbe
     inside = lo + step;
     step *= 2;
   }
-  let outside = lo + step < hi ? lo + step : hi;
+  let outside = Math.min(lo + step, hi);
   while (outside - inside > 1) {
     const mid = (inside + outside) >>> 1;
     if (chars[starts[mid]! + depth] === k) inside = mid;
@@ -327,7 +327,7 @@ export class VocabularyWriter {
     const s = this.starts[this.count - 1]!;
     const n = this.used - s;
     const m = end - start;
-    const common = n < m ? n : m;
+    const common = Math.min(n, m);
     for (let i = 0; i < common; i++) {
       const d = codes[start + i]! - this.chars[s + i]!;
       if (d) return d;
@@ -345,7 +345,7 @@ export class VocabularyWriter {
   private follows(key: string): boolean {
     const s = this.starts[this.count - 1]!;
     const n = this.used - s;
-    const common = n < key.length ? n : key.length;
+    const common = Math.min(n, key.length);
     for (let i = 0; i < common; i++) {
       const d = key.charCodeAt(i) - this.chars[s + i]!;
       if (d) return d > 0;

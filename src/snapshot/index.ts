@@ -8,6 +8,6 @@ export { Growable, lowerBound, StoredStrings, StringColumn, viewOf } from "../co
 export { ContainerWriter, MAX_SECTION_BYTES, openContainer, type Container } from "./container";
 export { PageTable, isoSeconds, type PageRow } from "./pages";
 export { compressTextBlock, TextStore, TextWriter, textDictionaryOf } from "./text";
-export { blockDecompressor, zstdInUse } from "./zstd";
+export { blockDecompressor, preferZstd, zstdInUse } from "./zstd";
 export { bySnapshotOrder, identityOf, isSnapshotFile, latestSnapshot, snapshotFile, snapshotsIn, type SkippedFile, type SnapshotFile } from "./locate";
 export { sameBytes, sha256 } from "./hash";

@@ -39,7 +39,7 @@ const IN_FLIGHT = 8;
 
 const withDictionary = (dictionary: Uint8Array) => ({ dictionary, params: { [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
 
-/** A text block compressed as the build compresses it (bench/text-blocks.ts compares block sizes with it). */
+/** A text block compressed as the build compresses it (bench/search/text-blocks.ts compares block sizes with it). */
 export function compressTextBlock(bytes: Uint8Array, dictionary: Dictionary): Uint8Array {
   return dictionary ? zstdCompressSync(bytes, withDictionary(dictionary)) : Bun.zstdCompressSync(bytes, { level: ZSTD_LEVEL });
 }
@@ -159,7 +159,10 @@ export class TextWriter {
     const raw = this.used;
     if (!raw) return;
     this.used = 0;
-    if (this.dictionary !== undefined) return this.compressBlock(this.pending.subarray(0, raw));
+    if (this.dictionary !== undefined) {
+      this.compressBlock(this.pending.subarray(0, raw));
+      return;
+    }
     this.sample.push(this.pending.slice(0, raw));
     this.sampleBytes += raw;
     if (this.sampleBytes >= SAMPLE_BYTES) this.learn();
@@ -169,7 +172,10 @@ export class TextWriter {
   private compressBlock(bytes: Uint8Array): void {
     const raw = bytes.byteLength;
     const dictionary = this.dictionary!;
-    if (!this.background || this.compressing >= IN_FLIGHT) return this.enqueue({ raw, block: compressTextBlock(bytes, dictionary) });
+    if (!this.background || this.compressing >= IN_FLIGHT) {
+      this.enqueue({ raw, block: compressTextBlock(bytes, dictionary) });
+      return;
+    }
     const entry: Compressing = { raw };
     this.compressing++;
     entry.done = compress(bytes.buffer === this.pending.buffer ? bytes.slice() : bytes, dictionary)

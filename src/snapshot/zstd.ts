@@ -3,7 +3,7 @@
  * the dictionary digested once (a ZSTD_DDict), as zstd's manual advises for many small
  * frames. node:zlib makes a context and loads the 128 KB dictionary anew for every block:
  * 42.4 µs a block of 8.8 KB against 18.2 here at 5M chunks, each into a reused buffer
- * (bench/text-blocks.ts), and a search there decompresses about 9 blocks. Where libzstd cannot be loaded, node:zlib does the work.
+ * (bench/search/text-blocks.ts), and a search there decompresses about 9 blocks. Where libzstd cannot be loaded, node:zlib does the work.
  */
 import { dlopen, FFIType, type Pointer } from "bun:ffi";
 import { zstdDecompressSync } from "node:zlib";
@@ -15,7 +15,7 @@ export type Dictionary = Uint8Array | null;
  * Decompresses a block of a known size; throws when the block is damaged. With `into` (when it
  * has `size` bytes or more), into its first `size` bytes, and returns a view of them: a reused buffer
  * spares the allocation of a new one (7 µs a block of 8.8 KB here: 25.4 µs into new ones
- * against 18.2, bench/text-blocks.ts before and after it reused one).
+ * against 18.2, bench/search/text-blocks.ts before and after it reused one).
  */
 export type BlockDecompressor = (block: Uint8Array, size: number, into?: Uint8Array) => Uint8Array;
 
@@ -42,9 +42,18 @@ type Zstd = NonNullable<ReturnType<typeof loadZstd>>;
 /** null: not looked for yet; undefined: not there (or not wanted). */
 let zstd: Zstd | undefined | null = null;
 
-/** The system libzstd (undefined when none loads, or TOME_ZSTD=node asks for node:zlib). */
+/** Which decompressor is preferred (the TOME_ZSTD setting, handed down by the command: src/cli/config.ts). */
+let preferred: "system" | "node" = "system";
+
+/** Prefers the system libzstd (the default, where one loads) or node:zlib, for the blocks decompressed from now on. */
+export function preferZstd(kind: "system" | "node"): void {
+  if (kind !== preferred) zstd = null;
+  preferred = kind;
+}
+
+/** The system libzstd (undefined when none loads, or node:zlib is preferred). */
 function systemZstd(): Zstd | undefined {
-  if (zstd === null) zstd = process.env.TOME_ZSTD === "node" ? undefined : loadZstd();
+  if (zstd === null) zstd = preferred === "node" ? undefined : loadZstd();
   return zstd;
 }
 
@@ -60,7 +69,7 @@ const contexts = new FinalizationRegistry<{ dctx: Pointer; ddict: Pointer | null
   if (ddict) lib.ZSTD_freeDDict(ddict);
 });
 
-/** A decompressor for blocks compressed with `dictionary`; `via` asks for one implementation (tests and bench/text-blocks.ts compare them). */
+/** A decompressor for blocks compressed with `dictionary`; `via` asks for one implementation (tests and bench/search/text-blocks.ts compare them). */
 export function blockDecompressor(dictionary: Dictionary, via = zstdInUse()): BlockDecompressor {
   if (via === "node")
     return (block, size, into) => {

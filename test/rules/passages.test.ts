@@ -1,22 +1,23 @@
 /**
- * The passage rules (D62), one small inline wiki each: a page's passage is the chunk a reader
- * would quote, whatever the function words of the question; a word's other forms count as the
- * word; a section heading counts as its chunks'; function words alone are not highlighted.
- * And one order per query (D61): every window is a slice of it.
+ * The passage rules (D62), one small inline wiki each: a section heading counts as its chunks';
+ * function words alone are not highlighted. And one order per query (D61): every window is a
+ * slice of it. How much function words and a word's other forms weigh is tested on real text
+ * (test/ranking.test.ts): in a wiki of a few chunks every word's IDF is far from a real one's.
  */
 import { describe, expect, test } from "bun:test";
 import type { Engine, SearchOptions } from "../../src/search";
-import { wikiOf, type InlinePage } from "./wiki";
+import { type InlinePage, wikiOf } from "../helpers";
 
 const search = (tome: Engine, q: string, options: SearchOptions = {}) => tome.search(q, { budgetMs: 60_000, ...options });
 const page = (title: string, text: string): InlinePage => ({ title, text });
-const filler = (topic: string, n: number) => Array.from({ length: n }, (_x, i) => `Paragraph ${i + 1} on ${topic} gives dates, places and names from the period in some detail.`).join(" ");
+/** Sentences of a section; like real text, they hold the function words a question holds (“who”, “was”, “the”), so these weigh little. */
+const filler = (topic: string, n: number) => Array.from({ length: n }, (_x, i) => `Paragraph ${i + 1} on ${topic} says who was there, and what the people who saw it wrote of the period.`).join(" ");
 
 const lincoln = page(
   "Abraham Lincoln",
   [
     `Abraham Lincoln was the 16th president of the United States, who led the nation through the Civil War. ${filler("his early life", 20)}`,
-    `== Religious and philosophical beliefs ==\nLincoln, who rarely spoke of his faith, was a man who read the Bible closely. Those who knew him, and who wrote after he was assassinated, disagreed about who had shaped his beliefs and who had not. ${filler("his beliefs", 20)}`,
+    `== Religious and philosophical beliefs ==\nLincoln, who rarely spoke of his faith, was a man who read the Bible closely. Those who knew him, and who wrote after he died, disagreed about who had shaped his beliefs and who had not. ${filler("his beliefs", 20)}`,
     `== Assassination and funeral ==\nJohn Wilkes Booth shot Lincoln at Ford's Theatre on April 14, 1865. The assassination was part of a plot; the assassination of the president shocked the nation, and the assassination conspirators were tried by a military commission. ${filler("the conspiracy", 20)}`,
     `== Burial ==\nHis body lay in state in the Capitol and was carried by train to Springfield, Illinois, where Lincoln was buried at Oak Ridge Cemetery. ${filler("the journey", 20)}`,
   ].join("\n\n"),
@@ -24,19 +25,6 @@ const lincoln = page(
 
 describe("the passage: the chunk a reader would quote", () => {
   const wiki = wikiOf([lincoln, page("Ford's Theatre", "Ford's Theatre is a theater in Washington, D.C., opened in 1863.")]);
-
-  test("“who assassinated Lincoln”: the assassination, not the section where “who” stands most often", async () => {
-    const [top] = search(await wiki, "who assassinated Lincoln").hits;
-    expect(top!.page.title).toBe("Abraham Lincoln");
-    expect(top!.section).toBe("Assassination and funeral");
-  });
-
-  test("function words never decide: the same passage with or without them", async () => {
-    const tome = await wiki;
-    const passage = (q: string) => search(tome, q).hits[0]!.section;
-    expect(passage("who assassinated Lincoln")).toBe(passage("assassinated Lincoln"));
-    expect(passage("who was it who assassinated Lincoln")).toBe(passage("assassinated Lincoln"));
-  });
 
   test("a section heading counts: “Lincoln burial” is the Burial section, whose text says “buried”", async () => {
     expect(search(await wiki, "Lincoln burial").hits[0]!.section).toBe("Burial");

@@ -17,8 +17,10 @@ import type { Account, KeyRecord, Scope } from "../store";
 import { invalidKey, keyText, NO_KEY, READ_SCOPE, type Gate, type Grant, type Health, type Hold, type QuotaState, type Refusal } from "../grant";
 import { PlanTally, type PlanName } from "../plans";
 import { knownKey, UNLIMITED, type KnownKey } from "../ring";
-import { monthEnd, monthOf, monthStart } from "../usage";
+import { dayOf, monthEnd, monthOf, monthStart } from "../usage";
 import { WorkShare } from "../work";
+import type { AccountStore } from "../accounts";
+import { redisAccountStore } from "./accounts";
 import { RedisConnection } from "./connection";
 import { ADMIT, HOLD_LEASE_MS, REQUEST_HOLD_LEASE_MS, SCRIPTS, SETTLE } from "./scripts";
 
@@ -86,6 +88,11 @@ export class RedisAccess implements Gate {
     this.redis = new RedisConnection(options.url, SCRIPTS, options.log);
   }
 
+  /** The dashboard's accounts, sessions and usage, in this replica's Redis. */
+  accounts(): AccountStore {
+    return redisAccountStore(this.redis);
+  }
+
   /** Connects (an unreachable Redis is an outage, probed until it answers, not an error). */
   start(): Promise<void> {
     return this.redis.open();
@@ -121,7 +128,7 @@ export class RedisAccess implements Gate {
     const holdId = `${this.replica}:${++this.holds}`;
     // Only a PDF costs more than one credit (D20), and only it may take minutes.
     const lease = cost > 1 ? HOLD_LEASE_MS : REQUEST_HOLD_LEASE_MS;
-    const args = [sha, String(now), String(cost), needs === "full" ? "1" : "0", month.name, holdId, String(lease), known?.version ?? ""];
+    const args = [sha, String(now), String(cost), needs === "full" ? "1" : "0", month.name, holdId, String(lease), known?.version ?? "", dayOf(now)];
     return this.redis.run(ADMIT, args).then(
       (reply: any[]) => this.answer(reply, { text, sha, known, now, cost, month, holdId }),
       () => UNAVAILABLE,
@@ -189,7 +196,7 @@ export class RedisAccess implements Gate {
     grant.held = undefined;
     const g = grant as RedisGrant;
     const quota = Number.isFinite(g.key.limits.quota) ? String(g.key.limits.quota) : "-1";
-    const args = [hold.month, hold.account, hold.holdId, String(g.cost), succeeded ? "1" : "0", quota];
+    const args = [hold.month, hold.account, hold.holdId, String(g.cost), succeeded ? "1" : "0", quota, dayOf(this.now()), g.key.record.id];
     return this.redis.run(SETTLE, args).then(
       (reply: any[]) => {
         if (hold.month === g.month.name) [g.spentThisMonth, g.heldThisMonth] = [Number(reply[0]), Number(reply[1])];

@@ -11,6 +11,9 @@
  *   tome:spent:YYYY-MM     hash  account → credits spent that UTC month (D20)
  *   tome:held:YYYY-MM      hash  account → credits held by requests in flight
  *   tome:holds:YYYY-MM:ACCOUNT  zset  each hold in flight ("REPLICA:SEQ:COST"), scored by when it lapses
+ *   tome:use:YYYY-MM-DD    hash  "ID:r" → requests made with key ID that UTC day, "ID:c" → credits it spent (the dashboard's); expires after USE_DAYS_MS
+ *   tome:session:SHA       string  a dashboard session (JSON), by the sha256 of its cookie; expires with it
+ *   tome:signin:NAME:WINDOW  int  failed dashboard sign-ins of a client address or account in that window
  *
  * A hold lapses HOLD_LEASE_MS (a PDF) or REQUEST_HOLD_LEASE_MS after it was taken: a replica killed with requests in flight
  * never settles them, and their credits come back to the account then (the requests were
@@ -25,6 +28,9 @@ export const HOLD_LEASE_MS = 5 * 60_000;
 /** Longer than any other request can take: it is settled before its body is sent, within its search budget and its route's work (D58). */
 export const REQUEST_HOLD_LEASE_MS = 30_000;
 
+/** How long a day's per-key counts are kept: this month's and the last are shown. */
+const USE_DAYS_MS = 70 * 86_400_000;
+
 /** ENDS in tome:auth for a key that never expires (within a double's exact integers, as Lua reads it). */
 export const NEVER_ENDS = Number.MAX_SAFE_INTEGER;
 
@@ -35,8 +41,8 @@ const planTable = PLAN_NAMES.map((name) => {
 
 /**
  * Admission, one round trip per request. ARGV: sha256 of the key, now (ms), cost, needs full
- * (1/0), month (YYYY-MM), hold id, lease (ms), and the store's version the replica last saw this
- * key at. Replies {0} for an unknown key; else {status, version, record, account, …}, where
+ * (1/0), month (YYYY-MM), hold id, lease (ms), the store's version the replica last saw this
+ * key at, and the UTC day (YYYY-MM-DD) whose count of the key's requests this one joins. Replies {0} for an unknown key; else {status, version, record, account, …}, where
  * record and account are the key's JSON, or "" when the version is the one the replica gave
  * (it holds them already: every change of the store bumps the version). Status 1: revoked or
  * expired; 2: the scope lacks full; 3: admitted to the rate check, followed by rate remaining
@@ -62,6 +68,8 @@ end
 if now >= tonumber(ends) then return {1, version, record, sentAccount} end
 if needsFull == '1' and scope ~= 'full' then return {2, version, record, sentAccount} end
 redis.call('HSET', 'tome:last_used', id, ARGV[2])
+local useKey = 'tome:use:' .. ARGV[9]
+if redis.call('HINCRBY', useKey, id .. ':r', 1) == 1 then redis.call('PEXPIRE', useKey, ${USE_DAYS_MS}) end
 local acct = cjson.decode(accountJson)
 local plan = PLANS[acct.plan]
 if not plan then return redis.error_reply('account ' .. account .. ' has an unknown plan') end
@@ -103,7 +111,7 @@ return {3, version, record, sentAccount, rateRemaining, spent, held, hold}`,
 /**
  * Settlement, when the answer's status is known. ARGV: month, account, hold id ("" for an
  * unlimited quota, which holds nothing), cost, spend (1: a 2xx; 0: give it back), quota (-1:
- * unlimited). A hold that lapsed meanwhile was given back already: a 2xx then spends only what
+ * unlimited), the UTC day and the key id its credits are counted to (tome:use). A hold that lapsed meanwhile was given back already: a 2xx then spends only what
  * the quota still has, so the quota is never overspent. Replies {spent, held}.
  */
 export const SETTLE = script(
@@ -120,7 +128,12 @@ local held = tonumber(redis.call('HGET', heldKey, account) or '0')
 if spend then
   local charge = cost
   if kept == 0 and quota >= 0 then charge = math.max(0, math.min(cost, quota - spent - held)) end
-  if charge > 0 then spent = redis.call('HINCRBY', spentKey, account, charge) end
+  if charge > 0 then
+    spent = redis.call('HINCRBY', spentKey, account, charge)
+    local useKey = 'tome:use:' .. ARGV[7]
+    redis.call('HINCRBY', useKey, ARGV[8] .. ':c', charge)
+    redis.call('PEXPIRE', useKey, ${USE_DAYS_MS})
+  end
 end
 return {spent, held}`,
 );

@@ -7,7 +7,7 @@
  * `keys export`).
  */
 import { KeyStoreError } from "../errors";
-import { type Account, type KeyFile, type KeyRecord } from "../store";
+import type { Account, KeyFile, KeyRecord } from "../store";
 import type { UsageData } from "../usage";
 import { RedisConnection, RedisUnavailable } from "./connection";
 import { IMPORT, NEVER_ENDS, READ_KEYS, SCRIPTS, WRITE_KEYS } from "./scripts";
@@ -19,7 +19,7 @@ function authEntry(record: KeyRecord): string {
 }
 
 /** Pairs from a flat HGETALL reply (Bun gives a RESP3 map as an object, a RESP2 array as a list). */
-function pairs(reply: unknown): [string, string][] {
+export function pairs(reply: unknown): [string, string][] {
   if (Array.isArray(reply)) {
     const out: [string, string][] = [];
     for (let i = 0; i + 1 < reply.length; i += 2) out.push([String(reply[i]), String(reply[i + 1])]);
@@ -30,6 +30,11 @@ function pairs(reply: unknown): [string, string][] {
 
 export class RedisKeyStore {
   private constructor(private readonly redis: RedisConnection) {}
+
+  /** Over a connection that is already open (a replica's, for the dashboard); closing it is its owner's. */
+  static on(redis: RedisConnection): RedisKeyStore {
+    return new RedisKeyStore(redis);
+  }
 
   /** Connects; an unreachable Redis is a KeyStoreError saying where it was looked for. */
   static async open(url: string): Promise<RedisKeyStore> {

@@ -146,6 +146,6 @@ export function contentDisposition(title: string, pageId: number): string {
         .trim()
         .slice(0, 150);
   const name = /[A-Za-z0-9]/.test(ascii) ? ascii : `page-${pageId}`;
-  const encoded = encodeURIComponent(`${title}.pdf`).replace(/['()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase());
+  const encoded = encodeURIComponent(`${title}.pdf`).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `attachment; filename="${name}.pdf"; filename*=UTF-8''${encoded}`;
 }

@@ -37,14 +37,14 @@ const overQuota = new WeakMap<Request, () => ApiError>();
  * request is timed on the server's thread, from its admission to its settlement (the route,
  * the answer's validation and serialization, the ETag's hash), less what it waited for outside
  * the thread (outsideWork). Bun runs a request's microtasks before it takes the next request
- * (bench/microtask-order.ts), so the time between is this request's alone unless it awaited
+ * (bench/http/microtask-order.ts), so the time between is this request's alone unless it awaited
  * real input or output.
  */
 const stopwatches = new WeakMap<Request, { started: number; waited: number }>();
 
 /**
  * What Bun's HTTP layer spends on a request outside any JavaScript (parsing it, writing the
- * answer), which no timer here sees: bench/charged.ts measured the server's CPU at 0.100 ms a
+ * answer), which no timer here sees: bench/load/charged.ts measured the server's CPU at 0.100 ms a
  * /v1/chunk against 0.042 ms timed, and the gap is alike on other routes.
  */
 const UNTIMED_MS = 0.05;

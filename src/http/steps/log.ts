@@ -20,15 +20,15 @@ export function log(sink: LogSink): Step {
 /** Log lines to stdout, buffered: a write per line would cost more than most requests. */
 export function stdoutLog(): { sink: LogSink; flush: () => Promise<unknown> } {
   const out = Bun.stdout.writer({ highWaterMark: 64 * 1024 });
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let _timer: ReturnType<typeof setTimeout> | undefined;
   const flush = async () => {
-    timer = undefined;
+    _timer = undefined;
     await out.flush();
   };
   return {
     sink: (line) => {
-      out.write(line + "\n");
-      timer ??= setTimeout(() => void flush(), 50);
+      out.write(`${line}\n`);
+      _timer ??= setTimeout(() => void flush(), 50);
     },
     flush,
   };

@@ -1,8 +1,9 @@
 /**
  * What every response carries (D22): X-Request-Id (the client's own when it is a safe token,
  * else a new UUID), X-Snapshot (the content hash of the snapshot that answered: after a swap,
- * a client can tell which one an answer came from), CORS headers, and `charset=utf-8` on JSON.
+ * a client can tell which one an answer came from), CORS headers (not on /dashboard), and `charset=utf-8` on JSON.
  */
+import { isDashboard } from "../dashboard";
 import type { Step } from "../pipeline";
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -19,8 +20,11 @@ export const responseHeaders: Step = {
   after(x, response) {
     const headers = response.headers;
     if (headers.get("content-type")?.startsWith("application/json")) headers.set("content-type", JSON_TYPE);
-    headers.set("access-control-allow-origin", "*");
-    headers.set("access-control-expose-headers", EXPOSED_HEADERS);
+    // The dashboard is for its own pages only: no other origin may read it.
+    if (!isDashboard(x.path)) {
+      headers.set("access-control-allow-origin", "*");
+      headers.set("access-control-expose-headers", EXPOSED_HEADERS);
+    }
     headers.set("x-request-id", x.id);
     headers.set("x-snapshot", x.served.id);
     return response;

@@ -235,7 +235,7 @@ class Renderer {
     if (name === "!" || name === "/") return "";
     if (name === "\\" || name === "cr" || name === "newline") return "; ";
     if (name === "|") return "‖";
-    if (name === "colon") return ":" + AFTER_PUNCTUATION;
+    if (name === "colon") return `:${AFTER_PUNCTUATION}`;
     if (DROPPED.has(name)) {
       // "\left." is an invisible delimiter.
       while (this.peekChar() === " ") this.at++;

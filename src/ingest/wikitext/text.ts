@@ -14,7 +14,7 @@ const WIKI_TOKENS = /\{\{|\}\}|\[\[|\]\]|\{\||\|\}|'{2,}/g;
 /** Brackets holding nothing but punctuation, spaces and dashes: what is left where markup was. */
 const EMPTY_BRACKETS = /[(（]\s*(?:[,，、;；:：.。\-–—/|·]\s*)*[)）]|\[\s*(?:[,;:.\-–—/|]\s*)*\]/g;
 const SPACE_BEFORE_PUNCT = /[ \t\u00a0]+([,.;:!?)\]}，、。；：）])/g;
-const SPACE_AFTER_OPEN = /([(\[（])[ \t\u00a0]+/g;
+const SPACE_AFTER_OPEN = /([([（])[ \t\u00a0]+/g;
 const REPEATED_COMMA = /([,，、])(?:\s*[,，、])+/g;
 const COMMA_BEFORE_STOP = /[,，、;]\s*([.。!?)）])/g;
 const OPEN_THEN_COMMA = /([(（])\s*[,，、;]\s*/g;

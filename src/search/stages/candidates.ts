@@ -94,10 +94,13 @@ function addTitleMatches(ctx: SearchContext, query: ParsedQuery, terms: QueryTer
  */
 function addFewerWords(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, exact: Matches): void {
   const { pool } = ctx.scratch;
-  if (!query.phrases.length) return pool.add(exact, FEWER_TIER, terms.full, "partial");
+  if (!query.phrases.length) {
+    pool.add(exact, FEWER_TIER, terms.full, "partial");
+    return;
+  }
   const phraseWords = new Set(query.phrases.flat());
   let having = 0;
-  terms.words.forEach((w, i) => phraseWords.has(w) && (having |= 1 << i));
+  for (const [i, w] of terms.words.entries()) if (phraseWords.has(w)) having |= 1 << i;
   pool.add(exact, FEWER_TIER, having >>> 0, "having");
 }
 

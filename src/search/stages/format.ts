@@ -95,6 +95,6 @@ class HitTerms implements MatchedTerms {
   has(term: string): boolean {
     if (this.queryWords.has(term)) return true;
     const indexTerms = this.tier.indexTerms.get(term);
-    return indexTerms !== undefined && indexTerms.some((t) => this.ctx.text.holds(t, this.chunk));
+    return indexTerms?.some((t) => this.ctx.text.holds(t, this.chunk)) ?? false;
   }
 }

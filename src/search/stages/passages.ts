@@ -1,20 +1,23 @@
 /**
  * Ranking rules of the passage and proximity (D62). A page's passage is the chunk a reader
- * would quote for the query, chosen within the page alone:
- *   1. the chunk holding the most of the query's informative words (function words never
- *      count; a word's other forms count as the word; a section heading counts as the chunk's);
- *   2. then the highest score over those words, raised by how close they stand (proximity);
+ * would quote for the query, chosen within the page alone, from its chunks holding a query
+ * word in their text or section heading (a heading counts as its chunks'):
+ *   1. by their score over the query's words, where a word's other forms weigh
+ *      PASSAGE_VARIANT_WEIGHT of the word (not MiniSearch's 0.3) and a function word a fifth
+ *      of its weight (PASSAGE_FUNCTION_WEIGHT): "who" no longer outweighs "assassination";
+ *   2. the best SPANS_MEASURED of them raised by how close the words stand (proximity);
  *   3. then the first chunk.
- * The first PROXIMITY_WINDOW pages of the order are then reordered by their passage's
- * proximity (their score times its factor). The order never depends on the window asked for:
- * those pages are always ranked (engine.ts), and a page's passage depends on its chunks only.
- */
+ * Proximity also ranks pages: the first PROXIMITY_WINDOW pages of the order are reordered by
+ * how close the query's words (every word: "president of the United States" is a phrase a
+ * function word holds together) stand in their best chunk, their score times that factor. The
+ * order never depends on the window asked for: those pages are always ranked (engine.ts), and
+ * a page's passage depends on its own chunks only, chosen for the pages of the window. */
 import { indexKey } from "../analyze";
 import { SECTION_FIELD, TEXT_FIELD } from "../fields";
 import type { ParsedQuery } from "../query";
 import type { Derived } from "../shard";
 import type { SearchContext } from "./context";
-import { INTRO_TIER, PASSAGE_VARIANT_WEIGHT, PROXIMITY_WINDOW, proximityFactor } from "../rules";
+import { INTRO_TIER, PASSAGE_FUNCTION_WEIGHT, PASSAGE_VARIANT_WEIGHT, PROXIMITY_WINDOW, proximityFactor } from "../rules";
 import type { Candidate, PageCandidate } from "./pool";
 import type { QueryTerms } from "./terms";
 
@@ -36,47 +39,45 @@ export class Passages {
     private readonly phrases: boolean,
   ) {}
 
-  /**
-   * Reorders the first PROXIMITY_WINDOW pages by their passage's proximity, choosing their
-   * passages; then chooses the passages of pages [from, to) not chosen yet.
-   */
+  /** Reorders the first PROXIMITY_WINDOW pages by their best chunk's proximity; then chooses the passages of pages [from, to). */
   rerank(pages: PageCandidate[], from = 0, to = PROXIMITY_WINDOW): void {
     const top = pages.slice(0, PROXIMITY_WINDOW);
-    for (const p of top) {
-      const factor = this.choose(p);
-      p.best.score *= factor;
-    }
+    proximity(
+      this.ctx,
+      top.map((p) => p.best),
+      this.query,
+    );
     top.sort(byRank);
     for (let i = 0; i < top.length; i++) pages[i] = top[i]!;
-    for (let i = Math.max(from, PROXIMITY_WINDOW); i < Math.min(to, pages.length); i++) this.choose(pages[i]!);
+    for (let i = from; i < Math.min(to, pages.length); i++) this.choose(pages[i]!);
   }
 
-  /** Makes the page's passage its best, with the page's score; returns the passage's proximity factor. */
-  private choose(page: PageCandidate): number {
+  /** Makes the page's passage its best chunk, keeping the page's score. */
+  private choose(page: PageCandidate): void {
     const { best } = page;
-    if (this.phrases || best.tier >= INTRO_TIER) return this.factor(best.derived, best.chunk);
-    const passage = this.passageOf(page.page, best);
-    if (!passage) return this.factor(best.derived, best.chunk);
-    page.best = { chunk: passage.chunk, score: best.score, tier: best.tier, derived: best.derived };
-    return passage.factor;
+    if (this.phrases || best.tier >= INTRO_TIER) return;
+    const chunk = this.passageOf(page.page, best);
+    if (chunk !== undefined) page.best = { chunk, score: best.score, tier: best.tier, derived: best.derived };
   }
 
   /** The page's passage among its chunks, by the rules above; undefined when no chunk holds an informative word in its text or heading. */
-  private passageOf(pageIdx: number, best: Candidate): { chunk: number; factor: number } | undefined {
+  private passageOf(pageIdx: number, best: Candidate): number | undefined {
     const { text, catalog, scratch } = this.ctx;
     const derived = this.informative(best.derived);
     if (!derived.length) return undefined;
     const { from, to } = catalog.chunkRange(pageIdx);
-    const m = text.matchTerms(derived, { fields: [TEXT_FIELD, SECTION_FIELD], from, to, into: scratch.textBuffer(2) });
-    this.ctx.meter.counted(m);
+    const m = this.ctx.meter.counted(text.matchTerms(derived, { fields: [TEXT_FIELD, SECTION_FIELD], from, to, into: scratch.textBuffer(2) }));
     if (!m.count) return undefined;
     const order = Array.from({ length: m.count }, (_x, i) => i);
     order.sort((a, b) => m.scores[b]! - m.scores[a]! || m.docs[a]! - m.docs[b]!);
-    let chosen = { chunk: m.docs[order[0]!]!, factor: 1, key: -1 };
+    let chosen = m.docs[order[0]!]!;
+    let most = -1;
     for (const i of order.slice(0, SPANS_MEASURED)) {
-      const factor = this.factor(best.derived, m.docs[i]!);
-      const key = m.scores[i]! * factor;
-      if (key > chosen.key || (key === chosen.key && m.docs[i]! < chosen.chunk)) chosen = { chunk: m.docs[i]!, factor, key };
+      const key = m.scores[i]! * this.factor(best.derived, m.docs[i]!);
+      if (key > most || (key === most && m.docs[i]! < chosen)) {
+        chosen = m.docs[i]!;
+        most = key;
+      }
     }
     return chosen;
   }
@@ -86,7 +87,10 @@ export class Passages {
     let out = this.weighed.get(derived);
     if (!out) {
       const { informative } = this.terms;
-      out = derived.filter((d) => !informative || informative & (1 << d.word)).map((d) => (d.variant ? { ...d, weight: PASSAGE_VARIANT_WEIGHT } : d));
+      out = derived.map((d) => {
+        const weight = d.variant ? PASSAGE_VARIANT_WEIGHT : d.weight;
+        return { ...d, weight: informative && !(informative & (1 << d.word)) ? weight * PASSAGE_FUNCTION_WEIGHT : weight };
+      });
       this.weighed.set(derived, out);
     }
     return out;
@@ -96,7 +100,7 @@ export class Passages {
   private factor(derived: Derived[], chunk: number): number {
     if (this.query.words.length < 2) return 1;
     let groups = this.groups.get(derived);
-    if (!groups) this.groups.set(derived, (groups = wordGroups(this.ctx, derived, this.query, this.terms.informative)));
+    if (!groups) this.groups.set(derived, (groups = wordGroups(this.ctx, derived, this.query)));
     const { text } = this.ctx;
     return proximityFactor(text.smallestSpan(groups, TEXT_FIELD, chunk), text.spanGroups);
   }
@@ -108,23 +112,18 @@ export function proximity(ctx: SearchContext, list: Candidate[], query: ParsedQu
   const groupsOf = new Map<Derived[], number[][]>();
   for (const c of list) {
     let groups = groupsOf.get(c.derived);
-    if (!groups) groupsOf.set(c.derived, (groups = wordGroups(ctx, c.derived, query, 0)));
+    if (!groups) groupsOf.set(c.derived, (groups = wordGroups(ctx, c.derived, query)));
     c.score *= proximityFactor(ctx.text.smallestSpan(groups, TEXT_FIELD, c.chunk), ctx.text.spanGroups);
   }
 }
 
-/**
- * A word's forms (itself, its other forms, its typos) are one group: any of them stands for
- * it. Only informative words form groups (every word when `informative` is 0 or none is).
- */
-function wordGroups(ctx: SearchContext, derived: Derived[], query: ParsedQuery, informative: number): number[][] {
-  const counts = (w: number) => !informative || (informative & (1 << w)) !== 0;
+/** A word's forms (itself, its other forms, its typos) are one group: any of them stands for it. */
+function wordGroups(ctx: SearchContext, derived: Derived[], query: ParsedQuery): number[][] {
   const byWord = new Map<string, number[]>();
-  query.words.forEach((w, i) => {
-    if (!counts(i) || byWord.has(w)) return;
+  for (const w of query.words) {
     const term = ctx.text.termOf(indexKey(w));
     byWord.set(w, term === undefined ? [] : [term]);
-  });
-  for (const d of derived) if (d.weight < 1 || d.variant) byWord.get(query.words[d.word]!)?.push(d.term);
+  }
+  for (const d of derived) if (d.weight < 1 || d.variant) byWord.get(query.words[d.word]!)!.push(d.term);
   return [...byWord.values()];
 }

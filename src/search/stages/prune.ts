@@ -12,7 +12,7 @@ import { indexKey, termOfKey } from "../analyze";
 import { GUARDS, PRUNE_FROM, type Pruning } from "../options";
 import { matchAll } from "../conjunction";
 import { groupOf, tierOf, TYPO_TIER } from "../rules";
-import { type PrunedRanking, type PruneInput, type PruneResult, type RankedPage, type WordOrder } from "../pruned";
+import type { PrunedRanking, PruneInput, PruneResult, RankedPage, WordOrder } from "../pruned";
 import type { PageOrder } from "../orders";
 import type { ParsedQuery } from "../query";
 import type { Derived, Matches, Shard, WordSpec } from "../shard";
@@ -246,6 +246,6 @@ export function estimatedPages(ctx: SearchContext, derived: Derived[], words: nu
   const chunksOf = new Float64Array(words);
   for (const d of derived) chunksOf[d.word]! += ctx.text.frequency(d.term);
   let none = 1;
-  for (const c of chunksOf) none *= Math.pow(1 - 1 / pages, Math.min(c, ctx.text.documentCount));
+  for (const c of chunksOf) none *= (1 - 1 / pages) ** Math.min(c, ctx.text.documentCount);
   return Math.round(pages * (1 - none));
 }

@@ -70,7 +70,7 @@ export function queryTerms(query: ParsedQuery, source: TermSource): QueryTerms {
   const full = 2 ** words.length - 1;
   const stop = functionWords(source.lang);
   let informative = 0;
-  words.forEach((w, i) => stop.has(w) || (informative |= 1 << i));
+  for (const [i, w] of words.entries()) if (!stop.has(w)) informative |= 1 << i;
   const fuzzy = wordSpecs(source, words, prefixLast, true, true);
   return {
     words,

@@ -7,7 +7,7 @@
  * every page it writes in Scratch.titled, which it returns. Running it twice in one search
  * leaves the same marks (the pruned search, giving up, hands them to the exhaustive one).
  */
-import { type ParsedQuery } from "../query";
+import type { ParsedQuery } from "../query";
 import { popcount, type WordSpec } from "../shard";
 import type { SearchContext } from "./context";
 

@@ -1,0 +1,153 @@
+/**
+ * bun bench/build/ingest.ts [--runs N] [dump …]
+ *
+ * For each dump (default: every shared dump), in a fresh process per run:
+ *   - the whole pipeline (decode, XML, wikitext → chunks on every core, snapshot encode + write):
+ *     articles/s and MB/s of wikitext per CPU-second of this process (all its threads),
+ *     and wall-clock rates
+ *   - wtf_wikipedia alone on the same pages, one thread: wtf(text).text() per page
+ *   - their ratio (pipeline per core / wtf alone): the cost of everything around the parser
+ *   - peak RSS of the pipeline, and the snapshot's size against the raw wikitext
+ * Medians over the runs. Damaged dumps are read up to the damage (--allow-truncated).
+ * CPU of the bzip2/xz decoder processes is not counted (they run beside the pipeline).
+ */
+import { readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import wtf from "wtf_wikipedia";
+import { ingest } from "../../src/ingest";
+import { readExport } from "../../src/ingest/mediawiki";
+import { openDump } from "../../src/ingest/source";
+import { dumpsDir, writeSnapshot } from "../support";
+import { median } from "../stats";
+
+const SHARED = dumpsDir();
+
+interface Sample {
+  dump: string;
+  articles: number;
+  chunks: number;
+  wikitextBytes: number;
+  pipelineWall: number;
+  pipelineCpu: number;
+  peakRssMB: number;
+  snapshotBytes: number;
+  wtfSeconds: number;
+}
+
+async function child(dump: string): Promise<Sample> {
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const options = { dumps: [dump], allowTruncated: true };
+  const result = await ingest(options);
+  const out = join(tmpdir(), `tome-bench-${process.pid}.tome`);
+  const { bytes } = writeSnapshot(result, out, options);
+  const pipelineWall = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const pipelineCpu = (cpu.user + cpu.system) / 1e6;
+  const peakRssMB = process.resourceUsage().maxRSS / 1024;
+  await Bun.file(out).delete();
+
+  // The same pages, for wtf_wikipedia alone.
+  const kept = new Set(result.articles.map((a) => a.revId));
+  const texts: string[] = [];
+  const source = await openDump(dump);
+  try {
+    for await (const item of readExport(source.xml, dump)) {
+      if (item.kind === "page" && item.page.ns === 0 && kept.has(item.page.revId)) texts.push(item.page.text);
+    }
+  } catch {
+    // damaged dump: the pages before the damage are what the pipeline kept too
+  }
+  source.cancel();
+  const wikitextBytes = texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
+  const w0 = performance.now();
+  let sink = 0;
+  for (const t of texts) sink += wtf(t).text().length;
+  const wtfSeconds = (performance.now() - w0) / 1000;
+  if (sink < 0) console.log(sink);
+
+  return {
+    dump: dump.split("/").pop()!,
+    articles: result.articles.length,
+    chunks: result.articles.reduce((n, a) => n + a.chunks.length, 0),
+    wikitextBytes,
+    pipelineWall,
+    pipelineCpu,
+    peakRssMB,
+    snapshotBytes: bytes,
+    wtfSeconds,
+  };
+}
+
+async function main() {
+  const { values, positionals } = parseArgs({
+    args: Bun.argv.slice(2),
+    options: { runs: { type: "string", default: "3" }, child: { type: "string" }, help: { type: "boolean", short: "h" } },
+    allowPositionals: true,
+  });
+  if (values.help) {
+    console.log("Usage: bun bench/build/ingest.ts [--runs N] [dump …]   (default: every dump in test/fixtures/data/dumps)");
+    return;
+  }
+  if (values.child) {
+    console.log(JSON.stringify(await child(values.child)));
+    return;
+  }
+  const dumps = positionals.length
+    ? positionals
+    : readdirSync(SHARED)
+        .sort()
+        .map((f) => join(SHARED, f));
+  const runs = Number(values.runs);
+  const rows: Sample[] = [];
+  for (const dump of dumps) {
+    const samples: Sample[] = [];
+    for (let r = 0; r < runs; r++) {
+      const proc = Bun.spawn(["bun", import.meta.path, "--child", dump], { stdout: "pipe", stderr: "inherit" });
+      const text = await new Response(proc.stdout).text();
+      if ((await proc.exited) !== 0) throw new Error(`benchmark child failed on ${dump}`);
+      samples.push(JSON.parse(text.trim().split("\n").pop()!));
+    }
+    const pick = (k: keyof Sample) => median(samples.map((s) => s[k] as number));
+    rows.push({
+      dump: samples[0]!.dump,
+      articles: samples[0]!.articles,
+      chunks: samples[0]!.chunks,
+      wikitextBytes: samples[0]!.wikitextBytes,
+      pipelineWall: pick("pipelineWall"),
+      pipelineCpu: pick("pipelineCpu"),
+      peakRssMB: pick("peakRssMB"),
+      snapshotBytes: samples[0]!.snapshotBytes,
+      wtfSeconds: pick("wtfSeconds"),
+    });
+    console.error(`done ${samples[0]!.dump}`);
+  }
+
+  const f = (n: number, d = 1) => n.toFixed(d);
+  console.log(`Medians of ${runs} runs per dump. "per core" = per CPU-second of the pipeline process (all threads).`);
+  console.log(
+    "| dump | articles | chunks | wikitext MB | pipeline articles/s per core | pipeline MB/s per core | wall articles/s | wtf alone articles/s | wtf alone MB/s | ratio pipeline/wtf | peak RSS MB | snapshot MB | snapshot / wikitext |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+  const total = { articles: 0, bytes: 0, cpu: 0, wall: 0, wtf: 0, snap: 0 };
+  for (const r of rows) {
+    const mb = r.wikitextBytes / 1e6;
+    total.articles += r.articles;
+    total.bytes += r.wikitextBytes;
+    total.cpu += r.pipelineCpu;
+    total.wall += r.pipelineWall;
+    total.wtf += r.wtfSeconds;
+    total.snap += r.snapshotBytes;
+    console.log(
+      `| ${r.dump} | ${r.articles} | ${r.chunks} | ${f(mb)} | ${f(r.articles / r.pipelineCpu, 0)} | ${f(mb / r.pipelineCpu, 2)} | ${f(r.articles / r.pipelineWall, 0)} | ${f(r.articles / r.wtfSeconds, 0)} | ${f(mb / r.wtfSeconds, 2)} | ${f(r.articles / r.pipelineCpu / (r.articles / r.wtfSeconds), 2)} | ${f(r.peakRssMB, 0)} | ${f(r.snapshotBytes / 1e6, 2)} | ${f(r.snapshotBytes / r.wikitextBytes, 2)} |`,
+    );
+  }
+  const mb = total.bytes / 1e6;
+  console.log(
+    `| **all** | ${total.articles} | | ${f(mb)} | ${f(total.articles / total.cpu, 0)} | ${f(mb / total.cpu, 2)} | ${f(total.articles / total.wall, 0)} | ${f(total.articles / total.wtf, 0)} | ${f(mb / total.wtf, 2)} | ${f(total.wtf / total.cpu, 2)} | ${f(Math.max(...rows.map((r) => r.peakRssMB)), 0)} (max) | ${f(total.snap / 1e6, 2)} | ${f(total.snap / total.bytes, 2)} |`,
+  );
+}
+
+await main();

@@ -1,0 +1,202 @@
+/**
+ * bun bench/load/fairness.ts [--attack KIND] [--rate N] [--duration S] [--rounds R] [--connections N] [--plan PLAN] [--snapshot FILE] [--root DIR] [--json]
+ *
+ * Whether one key can slow the server for the others (issues 13, 43). The real server on core 0;
+ * from core 1, a victim key loads the cheap route /v1/chunk with autocannon (N connections,
+ * --victim-rate requests a second in all), alone ("idle") and while an attacker key sends its requests at its plan's
+ * whole rate (or --rate), open loop ("attack"). The attacks (--attack):
+ *   search        worst-case searches: 500-character queries of long nonsense words (typo
+ *                 expansion), long words, a one-letter prefix, common words, quoted common words
+ *   mcp-batch     /mcp JSON-RPC batches of 100 get_page calls of the longest page (D54 refuses them)
+ *   mcp-get-page  /mcp get_page calls of the longest page, one a request
+ *   mcp-deep      /mcp bodies of 64 KB nested 30,000 arrays deep
+ *   page-concat   /v1/page/{longest}?format=concat
+ *   changes       /v1/changes?limit=1000
+ * Rounds alternate idle and attack; the figures are medians over rounds. The target: the
+ * victim's p99 under attack stays under 3× its idle p99.
+ */
+import autocannon from "autocannon";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { onServerCore, pinLoadGenerator } from "../cores";
+import { longestPageId } from "../queries";
+import { benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer } from "../servers";
+import { median } from "../stats";
+
+const HELP = `Usage: bun bench/load/fairness.ts [options]
+
+  --attack KIND     search, mcp-batch, mcp-get-page, mcp-deep, page-concat or changes (default search)
+  --rate N          the attacker's requests per second (default: its plan's rate; its plan's rate is raised to N)
+  --duration S      seconds per run (default 5)
+  --rounds R        idle/attack pairs (default 3)
+  --connections N   the victim's autocannon connections (default 10)
+  --victim-rate N   the victim's requests per second, all connections together (default 200: a client within its share)
+  --plan PLAN       the attacker's plan, whose rate it sends at (default growth)
+  --snapshot FILE   serve this snapshot (default: one built from the shared English dumps)
+  --root DIR        the checkout whose server and key tool to run (default: this one), for a before/after
+  --json            print the figures as JSON
+`;
+
+const { values } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: {
+    attack: { type: "string", default: "search" },
+    rate: { type: "string" },
+    duration: { type: "string", default: "5" },
+    rounds: { type: "string", default: "3" },
+    connections: { type: "string", default: "10" },
+    "victim-rate": { type: "string", default: "200" },
+    plan: { type: "string", default: "growth" },
+    snapshot: { type: "string" },
+    root: { type: "string" },
+    json: { type: "boolean", default: false },
+    help: { type: "boolean", short: "h", default: false },
+  },
+});
+if (values.help) {
+  process.stdout.write(HELP);
+  process.exit(0);
+}
+const duration = Number(values.duration);
+const rounds = Number(values.rounds);
+const connections = Number(values.connections);
+const RATES: Record<string, number> = { free: 10, starter: 25, growth: 50, business: 100, enterprise: 1000 };
+const planRate = RATES[values.plan!];
+if (!planRate) throw new Error(`--plan must be one of ${Object.keys(RATES).join(", ")}`);
+const rate: number = values.rate ? Number(values.rate) : planRate;
+
+/** Worst cases of today's engine: typo expansion of long unknown words, prefix expansion, common words, phrases of common words. */
+function worstQueries(): string[] {
+  let seed = 7;
+  const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
+  const word = (n: number) => Array.from({ length: n }, () => "abcdefghijklmnopqrstuvwxyz"[Math.floor(random() * 26)]).join("");
+  return [
+    Array.from({ length: 50 }, () => word(9))
+      .join(" ")
+      .slice(0, 500),
+    Array.from({ length: 12 }, () => word(40))
+      .join(" ")
+      .slice(0, 500),
+    "a b c d e f g h i j k l m n o p q r s t u v w x y z a b c d e f g h i j k l m n o p",
+    "the of and in to a is was for on as by with from that at his which",
+    '"the of and" "in the" "of the" a',
+    Array.from({ length: 60 }, (_, i) => ["anarchizm", "philosofy", "einstien", "albedoo", "autizm", "aristotel"][i % 6])
+      .join(" ")
+      .slice(0, 500),
+  ];
+}
+
+await pinLoadGenerator();
+const work = mkdtempSync(join(tmpdir(), "tome-fairness-"));
+const { path, snapshot } = await benchSnapshot(values.snapshot, work);
+const dataDir = join(work, "data");
+const root = values.root ? resolve(values.root) : ROOT;
+const tool = join(root, "src/cli/keys.ts");
+const env = { ...process.env, TOME_DATA: dataDir };
+const keyOf = async (name: string, plan: string) => JSON.parse(await Bun.$`bun ${tool} create --name ${name} --account ${name} --plan ${plan} --json`.env(env).text()).key as string;
+const attackerKey = await keyOf("attacker", values.plan!);
+if (rate > planRate) await Bun.$`bun ${tool} plan --account attacker --plan ${values.plan} --rate ${rate}`.env(env).quiet();
+const victimKey = await keyOf("victim", "business");
+// The victim's plan must not be what limits it: its rate out of the way.
+await Bun.$`bun ${tool} plan --account victim --plan enterprise --rate 1000000`.env(env).quiet();
+
+const server = await spawnServer(onServerCore(["bun", join(root, "src/cli/start.ts")]), { TOME_SNAPSHOT: path, TOME_DATA: dataDir });
+const chunkIds = randomChunkIds(snapshot);
+const queries = worstQueries();
+const longest = longestPageId(snapshot);
+
+const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+const getPage = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "get_page", arguments: { page_id: longest } } });
+/** The attacker's n-th request, as fetch's arguments. */
+const ATTACKS: Record<string, (n: number) => [string, RequestInit]> = {
+  search: (n) => [`/v1/search?q=${encodeURIComponent(queries[n % queries.length]!)}`, {}],
+  "mcp-batch": (n) => ["/mcp", { method: "POST", headers: MCP_HEADERS, body: JSON.stringify(Array.from({ length: 100 }, (_, i) => getPage(n * 100 + i))) }],
+  "mcp-get-page": (n) => ["/mcp", { method: "POST", headers: MCP_HEADERS, body: JSON.stringify(getPage(n)) }],
+  "mcp-deep": () => ["/mcp", { method: "POST", headers: MCP_HEADERS, body: "[".repeat(30_000) + "]".repeat(30_000) }],
+  "page-concat": () => [`/v1/page/${longest}?format=concat`, {}],
+  changes: () => ["/v1/changes?limit=1000", {}],
+};
+const chosen = ATTACKS[values.attack!];
+if (!chosen) throw new Error(`--attack must be one of ${Object.keys(ATTACKS).join(", ")}`);
+const attackRequest = chosen;
+
+async function victim(): Promise<{ p50: number; p99: number; rps: number }> {
+  let i = 0;
+  const result = await autocannon({
+    url: server.url,
+    connections,
+    duration,
+    overallRate: Number(values["victim-rate"]),
+    headers: { "x-api-key": victimKey },
+    requests: [{ setupRequest: (req) => ({ ...req, path: `/v1/chunk/${chunkIds[i++ % chunkIds.length]}` }) }],
+  });
+  if (result.non2xx) console.error(`the victim got ${result.non2xx} answers that were not 2xx`);
+  return { p50: result.latency.p50, p99: result.latency.p99, rps: result.requests.average };
+}
+
+/** The attacker at its plan's rate, open loop, until stopped: statuses counted. */
+function attack(): { stop: () => Promise<Record<number, number>> } {
+  const statuses: Record<number, number> = {};
+  const inFlight = new Set<Promise<void>>();
+  let n = 0;
+  const timer = setInterval(() => {
+    const [path, init] = attackRequest(n++);
+    const p = fetch(server.url + path, { ...init, headers: { ...(init.headers as Record<string, string>), "x-api-key": attackerKey } })
+      .then(async (r) => {
+        await r.arrayBuffer();
+        statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+      })
+      .catch(() => {
+        statuses[0] = (statuses[0] ?? 0) + 1;
+      });
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+  }, 1000 / rate);
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await Promise.all(inFlight);
+      return statuses;
+    },
+  };
+}
+
+const idle: { p50: number; p99: number; rps: number }[] = [];
+const attacked: typeof idle = [];
+const attackerStatuses: Record<number, number>[] = [];
+const attackCpu: number[] = [];
+try {
+  await victim(); // warm-up
+  for (let r = 0; r < rounds; r++) {
+    idle.push(await victim());
+    const before = cpuMs(server.pid);
+    const attacker = attack();
+    attacked.push(await victim());
+    attackerStatuses.push(await attacker.stop());
+    attackCpu.push((cpuMs(server.pid) - before) / (duration * 1000));
+    console.error(`round ${r + 1}: victim p99 idle ${idle.at(-1)!.p99} ms, under attack ${attacked.at(-1)!.p99} ms; attacker ${JSON.stringify(attackerStatuses.at(-1))}`);
+  }
+} finally {
+  await server.stop();
+}
+
+const figures = {
+  attack: values.attack,
+  plan: values.plan,
+  attackerRate: rate,
+  victimIdle: { p50: median(idle.map((x) => x.p50)), p99: median(idle.map((x) => x.p99)), rps: Math.round(median(idle.map((x) => x.rps))) },
+  victimAttacked: { p50: median(attacked.map((x) => x.p50)), p99: median(attacked.map((x) => x.p99)), rps: Math.round(median(attacked.map((x) => x.rps))) },
+  p99Ratio: median(attacked.map((x, i) => x.p99 / idle[i]!.p99)),
+  throughputRatio: median(attacked.map((x, i) => x.rps / idle[i]!.rps)),
+  attackerStatuses,
+  serverCpuUnderAttack: median(attackCpu),
+};
+if (values.json) console.log(JSON.stringify(figures, null, 2));
+else {
+  console.log(`victim /v1/chunk (${connections} connections): idle p50 ${figures.victimIdle.p50} ms, p99 ${figures.victimIdle.p99} ms, ${figures.victimIdle.rps} req/s`);
+  console.log(`under attack (${values.plan} key, ${rate}/s of ${values.attack}): p50 ${figures.victimAttacked.p50} ms, p99 ${figures.victimAttacked.p99} ms, ${figures.victimAttacked.rps} req/s`);
+  console.log(`p99 under attack ÷ idle: ${figures.p99Ratio.toFixed(2)} (target < 3); throughput ratio ${figures.throughputRatio.toFixed(2)}`);
+  console.log(`attacker answers per round: ${JSON.stringify(attackerStatuses)}`);
+}

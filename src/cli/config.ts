@@ -1,0 +1,215 @@
+/**
+ * Every setting Tome reads from the environment, in one place: its name, default and meaning
+ * (SETTINGS, which `--help` and the README's table are made from), read and checked once by
+ * readConfig() when a command starts (mainOf hands the result to the command), and handed down
+ * from there. No library layer reads process.env: the two that need a setting (the snapshot's
+ * zstd, the build's memory log) are told by applyConfig().
+ *
+ * `bun src/cli/config.ts` prints the table as Markdown (README.md's "Configuration" holds it;
+ * test/config.test.ts checks that they agree).
+ */
+import { DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND } from "../access";
+import { UserError } from "../errors";
+import { setMemoryLog } from "../search";
+import { preferZstd } from "../snapshot";
+
+export interface Setting {
+  name: string;
+  /** The default, as a reader sees it ("" when unset means off or none). */
+  default: string;
+  meaning: string;
+  /** The commands that read it. */
+  usedBy: string;
+}
+
+/** The settings, in the order `--help` and the README list them. */
+export const SETTINGS = [
+  {
+    name: "TOME_SNAPSHOT",
+    default: "the newest *.tome in snapshots/",
+    meaning: "the snapshot to serve; pinned to this file: the server moves to what is renamed over it, and SIGHUP loads it again",
+    usedBy: "start, mcp",
+  },
+  {
+    name: "TOME_SNAPSHOT_WATCH",
+    default: "on",
+    meaning: '"off": do not watch the folder (e.g. on a network filesystem, where changes are not seen); a newer snapshot is then loaded on SIGHUP only',
+    usedBy: "start",
+  },
+  {
+    name: "TOME_DUMP",
+    default: "the sample that ships with Tome",
+    meaning:
+      'the dump to build a snapshot from when there is none: "simple" (the latest Simple English Wikipedia), "en" (English Wikipedia, over 20 GB), a file (plain, .bz2, .gz or .xz) or an http(s) URL, downloaded resumably into dumps/',
+    usedBy: "start",
+  },
+  {
+    name: "HOST",
+    default: "every interface",
+    meaning: "the address to listen on (IPv4 and IPv6; 127.0.0.1 keeps it to this machine); a name listens on its first address",
+    usedBy: "start",
+  },
+  { name: "PORT", default: "8080", meaning: "the HTTP port (0 picks a free one); a port another process listens on is refused", usedBy: "start" },
+  {
+    name: "TOME_DATA",
+    default: `./${DEFAULT_DATA_DIR}`,
+    meaning: 'API keys and usage counters (keys.json, usage.json), managed with "bun run keys"; the first start that serves creates a key and prints it once',
+    usedBy: "start, keys",
+  },
+  {
+    name: "TOME_ADMIN_TOKEN",
+    default: "unset: /metrics is not served",
+    meaning: "opens GET /metrics (Prometheus text) to Authorization: Bearer <token>, and the operator's view of /dashboard to whoever signs in with it; at least 16 characters, no spaces",
+    usedBy: "start",
+  },
+  {
+    name: "TOME_PUBLIC_URL",
+    default: "unset",
+    meaning:
+      "where clients reach this server (e.g. https://tome.example.com): an https URL makes the dashboard's cookies Secure (so do https requests and X-Forwarded-Proto: https from a proxy), and its forms may come from this origin whatever Host header a proxy passes",
+    usedBy: "start",
+  },
+  {
+    name: "TOME_REDIS_URL",
+    default: "unset: keys in files under TOME_DATA",
+    meaning: "keys, rate limits and quotas in Redis (redis://HOST:PORT), shared by every replica using the same Redis; Redis unreachable: keyed requests get 503 until it answers again",
+    usedBy: "start, keys",
+  },
+  { name: "TOME_AUTH", default: "on", meaning: '"off" serves every route without a key, for benchmarks and local use only', usedBy: "start" },
+  {
+    name: "TOME_KEY_MS_PER_SECOND",
+    default: String(DEFAULT_KEY_MS_PER_SECOND),
+    meaning: "milliseconds of the server's thread one key may use per second, on average (0: no limit); past it, 429 rate_limit_exceeded (D25)",
+    usedBy: "start",
+  },
+  {
+    name: "TOME_SHARED_DATA",
+    default: "../shared/data beside the checkout, else test/fixtures/data",
+    meaning: "where the dumps and eval sets for tests, benchmarks and leaks are (a folder holding dumps/ and eval/)",
+    usedBy: "leaks, tests, benches",
+  },
+  { name: "TOME_ZSTD", default: "system", meaning: '"node": decompress text blocks with node:zlib rather than the system\'s libzstd', usedBy: "every command" },
+  {
+    name: "TOME_DEBUG_MEM",
+    default: "off",
+    meaning: 'any value: log the build\'s memory phase by phase on stderr; "gc": collect first, so that the heap figures are what is live',
+    usedBy: "snapshot:build, start",
+  },
+] as const satisfies readonly Setting[];
+
+type Name = (typeof SETTINGS)[number]["name"];
+
+export interface Config {
+  /** TOME_SNAPSHOT, or undefined: the newest in snapshots/. */
+  snapshot: string | undefined;
+  snapshotWatch: boolean;
+  dump: string | undefined;
+  host: string | undefined;
+  port: string | undefined;
+  dataDir: string;
+  /** Whether TOME_DATA was given (messages then repeat it). */
+  dataDirGiven: boolean;
+  adminToken: string | undefined;
+  /** TOME_PUBLIC_URL: an http(s) URL. */
+  publicUrl: string | undefined;
+  redisUrl: string | undefined;
+  auth: boolean;
+  /** TOME_KEY_MS_PER_SECOND, or undefined for the default. */
+  keyMsPerSecond: number | undefined;
+  sharedData: string | undefined;
+  zstd: "system" | "node";
+  memoryLog: "off" | "on" | "gc";
+}
+
+/** A setting that cannot be used: its message names it and what it takes (exit code 2). */
+export class ConfigError extends UserError {
+  constructor(message: string) {
+    super(message, 2);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function oneOf<T extends string>(env: Env, name: Name, allowed: readonly T[], fallback: T): T {
+  const value = env[name];
+  if (value === undefined || value === "") return fallback;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new ConfigError(`${name} must be ${allowed.map((a) => `"${a}"`).join(" or ")} (the default is "${fallback}"), not "${value}".`);
+}
+
+/** Every setting, read and checked once. */
+export function readConfig(env: Env = process.env): Config {
+  const given = (name: Name) => (env[name] === "" ? undefined : env[name]);
+  const share = given("TOME_KEY_MS_PER_SECOND");
+  if (share !== undefined && !/^[0-9]+$/.test(share)) {
+    throw new ConfigError(`TOME_KEY_MS_PER_SECOND must be a whole number of milliseconds (0: no limit), not "${share}".`);
+  }
+  const adminToken = given("TOME_ADMIN_TOKEN");
+  if (adminToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(adminToken)) {
+    throw new ConfigError("TOME_ADMIN_TOKEN must be at least 16 printable ASCII characters with no spaces (e.g. from: openssl rand -hex 32).");
+  }
+  const publicUrl = given("TOME_PUBLIC_URL");
+  if (publicUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(publicUrl)) {
+    throw new ConfigError(`TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT], not "${publicUrl}".`);
+  }
+  const debugMem = given("TOME_DEBUG_MEM");
+  return {
+    snapshot: given("TOME_SNAPSHOT"),
+    snapshotWatch: oneOf(env, "TOME_SNAPSHOT_WATCH", ["on", "off"], "on") === "on",
+    dump: given("TOME_DUMP"),
+    host: given("HOST"),
+    port: given("PORT"),
+    dataDir: given("TOME_DATA") ?? DEFAULT_DATA_DIR,
+    dataDirGiven: given("TOME_DATA") !== undefined,
+    adminToken,
+    publicUrl,
+    redisUrl: given("TOME_REDIS_URL"),
+    auth: oneOf(env, "TOME_AUTH", ["on", "off"], "on") === "on",
+    keyMsPerSecond: share === undefined ? undefined : Number(share),
+    sharedData: given("TOME_SHARED_DATA"),
+    zstd: oneOf(env, "TOME_ZSTD", ["system", "node"], "system"),
+    memoryLog: debugMem === undefined ? "off" : debugMem === "gc" ? "gc" : "on",
+  };
+}
+
+/** Tells the library layers the settings they need (they never read the environment). */
+export function applyConfig(config: Config): void {
+  preferZstd(config.zstd);
+  setMemoryLog(config.memoryLog);
+}
+
+/** Lines of at most `width` characters. */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return line ? [...lines, line] : lines;
+}
+
+/** The settings `names` for a command's --help: each name indented by two, its meaning and default beside or below it. */
+export function settingsHelp(names: readonly Name[]): string {
+  const out: string[] = [];
+  for (const name of names) {
+    const s = SETTINGS.find((x) => x.name === name)!;
+    const text = wrap(`${s.meaning} (default: ${s.default})`, 78);
+    if (name.length <= 14) out.push(`  ${name.padEnd(15)}${text[0]}`, ...text.slice(1).map((l) => `${" ".repeat(17)}${l}`));
+    else out.push(`  ${name}`, ...text.map((l) => `${" ".repeat(17)}${l}`));
+  }
+  return `${out.join("\n")}\n`;
+}
+
+/** The README's table of every setting. */
+export function settingsTable(): string {
+  const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("*", "\\*").replaceAll("<", "&lt;");
+  return ["| setting | default | meaning | read by |", "| --- | --- | --- | --- |", ...SETTINGS.map((s) => `| \`${s.name}\` | ${cell(s.default)} | ${cell(s.meaning)} | ${s.usedBy} |`), ""].join("\n");
+}
+
+if (import.meta.main) {
+  if (Bun.argv.includes("--help")) console.log("bun src/cli/config.ts: prints the table of every setting (README.md's Configuration section)");
+  else process.stdout.write(settingsTable());
+}

@@ -1,0 +1,109 @@
+/**
+ * What the dashboard's pages show, worked out from the key store and the month's usage: an
+ * account's keys with their use this month and its usage by day, and every account for the
+ * operator. Pure: the step (index.ts) reads the store and writes the page.
+ */
+import { limitsOf, monthOf, stateOf, type KeyFile, type UsageData } from "../../access";
+import type { DayUse } from "./chart";
+import type { AccountSummary, AccountView, KeyRow } from "./pages";
+
+const MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+
+/** The current UTC month at t: its usage, and what the pages say of it. */
+export interface Month {
+  t: number;
+  /** "YYYY-MM". */
+  name: string;
+  usage: UsageData;
+  today: number;
+  days: number;
+  monthName: string;
+  /** When the quota starts again (ISO). */
+  reset: string;
+}
+
+export function monthAt(usage: UsageData, t: number): Month {
+  const d = new Date(t);
+  const [year, month] = [d.getUTCFullYear(), d.getUTCMonth()];
+  return {
+    t,
+    name: monthOf(t),
+    usage,
+    today: d.getUTCDate(),
+    days: new Date(Date.UTC(year, month + 1, 0)).getUTCDate(),
+    monthName: MONTH_NAMES[month]!,
+    reset: new Date(Date.UTC(year, month + 1, 1)).toISOString(),
+  };
+}
+
+/** [requests, credits] of each key over the month's days. */
+function useByKey(m: Month): Map<string, [number, number]> {
+  const out = new Map<string, [number, number]>();
+  for (const keys of Object.values(m.usage.key_days ?? {})) {
+    for (const [id, u] of Object.entries(keys)) {
+      const total = out.get(id) ?? [0, 0];
+      out.set(id, [total[0] + u[0], total[1] + u[1]]);
+    }
+  }
+  return out;
+}
+
+/** An account's page, but for its session's CSRF token and what the request adds (a new key, a message). */
+export function accountViewOf(file: KeyFile, account: string, m: Month): Omit<AccountView, "csrf"> {
+  const a = file.accounts[account]!;
+  const mine = file.keys.filter((k) => k.account === account);
+  const used = useByKey(m);
+  const keys: KeyRow[] = mine
+    .map((k) => {
+      const [requests, credits] = used.get(k.id) ?? [0, 0];
+      const scope = k.scopes.includes("full") ? ("full" as const) : ("read" as const);
+      return {
+        id: k.id,
+        name: k.name,
+        prefix: k.prefix ?? "",
+        scope,
+        created: k.created_at,
+        expires: k.expires_at,
+        lastUsed: m.usage.last_used[k.id] ?? null,
+        state: stateOf(k, m.t),
+        requests,
+        credits,
+      };
+    })
+    // Active keys first, newest first.
+    .sort((x, y) => Number(x.state !== "active") - Number(y.state !== "active") || y.created.localeCompare(x.created));
+  const ids = new Set(mine.map((k) => k.id));
+  const days: DayUse[] = Array.from({ length: m.days }, (_, i) => {
+    const keysOfDay = m.usage.key_days?.[`${m.name}-${String(i + 1).padStart(2, "0")}`] ?? {};
+    let [requests, credits] = [0, 0];
+    for (const [id, u] of Object.entries(keysOfDay)) if (ids.has(id)) [requests, credits] = [requests + u[0], credits + u[1]];
+    return { day: i + 1, requests, credits };
+  });
+  return {
+    account,
+    plan: a.plan,
+    limits: limitsOf(a.plan, a.rate),
+    activeKeys: keys.filter((k) => k.state === "active").length,
+    keys,
+    spent: m.usage.months[m.name]?.[account] ?? 0,
+    days,
+    today: m.today,
+    monthName: m.monthName,
+    reset: m.reset,
+    firstExpiry: new Date(m.t + 86_400_000).toISOString().slice(0, 10),
+  };
+}
+
+/** Every account, for the operator: plan, active keys, credits this month, whether it has the dashboard. */
+export function accountSummaries(file: KeyFile, m: Month): AccountSummary[] {
+  return Object.entries(file.accounts)
+    .map(([name, a]) => ({
+      name,
+      plan: a.plan,
+      activeKeys: file.keys.filter((k) => k.account === name && stateOf(k, m.t) === "active").length,
+      spent: m.usage.months[m.name]?.[name] ?? 0,
+      quota: limitsOf(a.plan, a.rate).quota,
+      dashboard: Boolean(a.dashboard_token),
+    }))
+    .sort((x, y) => x.name.localeCompare(y.name));
+}

@@ -1,0 +1,69 @@
+/**
+ * One configuration module (src/cli/config.ts): every TOME_* setting src/ names is in its
+ * table, only it reads the environment, the README's table is its table, and bad values are
+ * refused with a message naming the setting.
+ */
+import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { ConfigError, readConfig, SETTINGS, settingsTable } from "../src/cli/config";
+
+const ROOT = resolve(import.meta.dir, "..");
+const SRC = join(ROOT, "src");
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith(".ts") ? [path] : [];
+  });
+}
+
+describe("settings", () => {
+  test("every TOME_* setting named in src/ is in SETTINGS", () => {
+    const known = new Set<string>(SETTINGS.map((s) => s.name));
+    const unknown = sourceFiles(SRC).flatMap((file) =>
+      [...readFileSync(file, "utf8").matchAll(/\bTOME_[A-Z_]+\b/g)]
+        .map((m) => m[0])
+        .filter((name) => !known.has(name))
+        .map((name) => `${relative(ROOT, file)}: ${name}`),
+    );
+    expect(unknown).toEqual([]);
+  });
+
+  test("only src/cli/config.ts reads the environment", () => {
+    const readers = sourceFiles(SRC)
+      .filter((file) => /process\.env\b(?!:)|Bun\.env\b/.test(readFileSync(file, "utf8").replace(/^\s*(\*|\/\/).*$/gm, "")))
+      .map((file) => relative(ROOT, file));
+    expect(readers).toEqual(["src/cli/config.ts"]);
+  });
+
+  test("README.md's Configuration table is the settings' table (bun src/cli/config.ts prints it)", () => {
+    expect(readFileSync(join(ROOT, "README.md"), "utf8")).toContain(settingsTable());
+  });
+
+  test("defaults when nothing is set", () => {
+    const config = readConfig({});
+    expect(config).toMatchObject({ snapshot: undefined, snapshotWatch: true, auth: true, dataDir: "data", keyMsPerSecond: undefined, zstd: "system", memoryLog: "off" });
+  });
+
+  test("values are read and checked", () => {
+    expect(readConfig({ TOME_AUTH: "off", TOME_KEY_MS_PER_SECOND: "0", TOME_DATA: "/x", TOME_DEBUG_MEM: "gc", TOME_ZSTD: "node" })).toMatchObject({
+      auth: false,
+      keyMsPerSecond: 0,
+      dataDir: "/x",
+      dataDirGiven: true,
+      memoryLog: "gc",
+      zstd: "node",
+    });
+    for (const [name, value] of [
+      ["TOME_AUTH", "yes"],
+      ["TOME_SNAPSHOT_WATCH", "maybe"],
+      ["TOME_KEY_MS_PER_SECOND", "1.5"],
+      ["TOME_ADMIN_TOKEN", "short"],
+      ["TOME_ZSTD", "lz4"],
+    ] as const) {
+      expect(() => readConfig({ [name]: value })).toThrow(ConfigError);
+      expect(() => readConfig({ [name]: value })).toThrow(name);
+    }
+  });
+});

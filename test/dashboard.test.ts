@@ -1,0 +1,430 @@
+/**
+ * The dashboard (issue 46) in headless Chromium (Debian's, driven by puppeteer-core) over the
+ * real server (`bun run start`) on the fixture dumps: an account holder signs in with the token
+ * `keys account create` printed, creates a key, uses it on /v1/search, sees the request in the
+ * usage, revokes it and sees the API refuse it; a wrong token, an API key and a form without its
+ * CSRF token are refused; nothing is loaded from another origin; the same with JavaScript off;
+ * the operator's view; and once more in Redis mode with two replicas: revoked on one, refused
+ * on the other. Screenshots of each page at a desktop and a phone width go to
+ * test-artifacts/dashboard/ (kept by CI).
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { EN_2016, keys, ROOT, runToExit, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
+import { startRedis, type RedisServer } from "./redis-server";
+
+setDefaultTimeout(180_000);
+
+const CHROMIUM = "/usr/bin/chromium";
+const SHOTS = join(ROOT, "test-artifacts/dashboard");
+const ADMIN_TOKEN = "operator-token-0123456789abcdef";
+const WIDTHS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } };
+
+let browser: Browser;
+/** Every URL a page of the test requested. */
+const requested: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: this test opens the dashboard in headless Chromium. Install it with: bash src/cli/run.sh setup`);
+  mkdirSync(SHOTS, { recursive: true });
+  browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    // Anything but loopback meets a dead proxy: only our server is reachable.
+    args: ["--no-sandbox", "--disable-gpu", "--proxy-server=http://127.0.0.1:9", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+async function newPage(javaScript = true): Promise<Page> {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  await page.setJavaScriptEnabled(javaScript);
+  await page.setViewport(WIDTHS.desktop);
+  page.on("request", (r) => void requested.push(r.url()));
+  await page.goto("about:blank");
+  return page;
+}
+
+/** The page at both widths, as test-artifacts/dashboard/NAME-desktop.png and NAME-phone.png. */
+async function shoot(page: Page, name: string): Promise<void> {
+  for (const [width, viewport] of Object.entries(WIDTHS)) {
+    await page.setViewport(viewport);
+    await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`) as `${string}.png`, fullPage: true });
+  }
+  await page.setViewport(WIDTHS.desktop);
+}
+
+/** Submits the form holding `button` and waits for the page it answers with; its status. */
+async function submit(page: Page, button: string): Promise<number> {
+  const [response] = await Promise.all([page.waitForNavigation(), page.click(button)]);
+  return response!.status();
+}
+
+async function signIn(page: Page, base: string, token: string): Promise<number> {
+  await page.goto(`${base}/dashboard`);
+  expect(new URL(page.url()).pathname).toBe("/dashboard/sign-in");
+  await page.type("#token", token);
+  return submit(page, "form[action='/dashboard/sign-in'] button[type=submit]");
+}
+
+async function createKey(page: Page, name: string, scope: "read" | "full" = "read"): Promise<{ status: number; key: string }> {
+  await page.type("#name", name);
+  await page.click(`input[name=scope][value=${scope}]`);
+  const status = await submit(page, "form[action='/dashboard/keys'] button[type=submit]");
+  const key = await page.$eval("#new-key", (el) => el.getAttribute("value")).catch(() => "");
+  return { status, key };
+}
+
+/** The row of the key named `name`: its cells by column label. */
+async function rowOf(page: Page, name: string): Promise<Record<string, string>> {
+  return page.$$eval(
+    "table.keys tbody tr",
+    (rows, wanted) => {
+      for (const row of rows) {
+        const cells = Object.fromEntries([...row.querySelectorAll("td[data-label]")].map((td) => [td.getAttribute("data-label")!, td.textContent!.trim()]));
+        if (cells.Name === wanted) return cells;
+      }
+      return {};
+    },
+    name,
+  );
+}
+
+async function revoke(page: Page, name: string): Promise<void> {
+  await Promise.all([page.waitForNavigation(), page.click(`xpath/.//tr[td[@data-label='Name'][normalize-space()='${name}']]//a[contains(@href,'/revoke')]`)]);
+}
+
+const search = (base: string, key: string) =>
+  fetch(`${base}/v1/search?q=anarchism`, { headers: { "X-API-Key": key } }).then(async (r) => {
+    await r.arrayBuffer();
+    return r.status;
+  });
+
+/** The session cookie the page holds, as a Cookie header. */
+async function cookieHeader(page: Page): Promise<string> {
+  const cookies = await page.browserContext().cookies();
+  return cookies.map((c) => `${c.name}=${c.value}`).join("; ");
+}
+
+async function issueToken(env: Record<string, string>, account: string, plan: string): Promise<string> {
+  const r = await runToExit(["bun", join(ROOT, "src/cli/keys.ts"), "account", "create", "--account", account, "--plan", plan, "--json"], env);
+  if (r.code !== 0) throw new Error(r.stderr);
+  const made = JSON.parse(r.stdout);
+  expect(made).toEqual({ account, plan, dashboard_token: expect.stringMatching(new RegExp(`^wd_[A-Za-z0-9]{32}\\.${account}$`)) });
+  return made.dashboard_token;
+}
+
+describe("one server, keys in files", () => {
+  let server: ServerProcess;
+  let base: string;
+  let data: string;
+  let token: string;
+
+  beforeAll(async () => {
+    data = tempDir("tome-dash-");
+    token = await issueToken({ TOME_DATA: data }, "acme", "free");
+    server = await startServer({ TOME_DATA: data, TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }), TOME_ADMIN_TOKEN: ADMIN_TOKEN });
+    base = server.url;
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  test("sign in, create a key, use it, see it in the usage, revoke it: the API refuses it with 403", async () => {
+    const page = await newPage();
+    await page.goto(`${base}/dashboard`);
+    await shoot(page, "sign-in");
+
+    // A wrong token, and an API key, are refused with the reason.
+    expect(await signIn(page, base, "wd_0000000000000000000000000000000A.acme")).toBe(401);
+    expect(await page.$eval("[role=alert]", (el) => el.textContent)).toContain("not valid");
+    await shoot(page, "sign-in-error");
+    const apiKey = (await keys(data, "create", "--json", "--name", "ops", "--account", "ops", "--plan", "enterprise", "--scope", "full")).stdout;
+    expect(await signIn(page, base, JSON.parse(apiKey).key)).toBe(401);
+    expect(await page.$eval("[role=alert]", (el) => el.textContent)).toContain("API keys never sign in here");
+
+    expect(await signIn(page, base, token)).toBe(200);
+    expect(new URL(page.url()).pathname).toBe("/dashboard");
+    expect(await page.$eval(".empty-title", (el) => el.textContent)).toBe("No keys yet");
+    await shoot(page, "account-empty");
+
+    const made = await createKey(page, "Search bot");
+    expect(made.status).toBe(201);
+    expect(made.key).toMatch(/^wk_[A-Za-z0-9]{32}$/);
+    // The copy button is shown by the script, and copies the key.
+    expect(await page.evaluate(`getComputedStyle(document.querySelector("button[data-copy]")).display`)).not.toBe("none");
+    await shoot(page, "key-created");
+
+    expect(await search(base, made.key)).toBe(200);
+    await page.goto(`${base}/dashboard`);
+    // The key's text is shown only when it is made; its first characters tell it apart.
+    expect(await page.content()).not.toContain(made.key);
+    const row = await rowOf(page, "Search bot");
+    expect(row).toMatchObject({ Key: `${made.key.slice(0, 7)}…`, Scope: "Read", State: "Active", Requests: "1", Credits: "1", Expires: "Never" });
+    expect(row["Last used"]).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
+    expect(await page.$eval(".big-num", (el) => el.textContent)).toBe("1");
+    expect(await page.$eval("svg.chart desc", (el) => el.textContent)).toContain("1 credits in all");
+    await shoot(page, "account-usage");
+
+    await revoke(page, "Search bot");
+    expect(await page.$eval("h1", (el) => el.textContent)).toBe("Revoke “Search bot”?");
+    await shoot(page, "revoke-confirm");
+    expect(await submit(page, "form[action$='/revoke'] button[type=submit]")).toBe(200);
+    expect(await page.$eval("[role=status]", (el) => el.textContent)).toContain("is revoked");
+    expect((await rowOf(page, "Search bot")).State).toBe("Revoked");
+    expect(await search(base, made.key)).toBe(403);
+    await shoot(page, "account-revoked");
+
+    // Past the plan's count (free: 3 active keys) the form says why, and a POST is refused.
+    for (const name of ["One", "Two", "Three"]) expect((await createKey(page, name)).status).toBe(201);
+    await page.goto(`${base}/dashboard`);
+    expect(await page.$eval(".alert.warn", (el) => el.textContent)).toContain("allows 3 active keys, and you have 3");
+    await shoot(page, "plan-full");
+    const csrf = await page.$eval("input[name=csrf]", (el) => el.getAttribute("value"));
+    const over = await fetch(`${base}/dashboard/keys`, {
+      method: "POST",
+      headers: { cookie: await cookieHeader(page), "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ csrf, name: "Four", scope: "read" }),
+    });
+    expect(over.status).toBe(409);
+    expect(await over.text()).toContain("no key was created");
+
+    // Signed out, the cookie no longer opens anything.
+    const cookie = await cookieHeader(page);
+    expect(await submit(page, "form[action='/dashboard/sign-out'] button")).toBe(200);
+    expect(new URL(page.url()).pathname).toBe("/dashboard/sign-in");
+    expect((await fetch(`${base}/dashboard`, { headers: { cookie }, redirect: "manual" })).headers.get("location")).toBe("/dashboard/sign-in");
+    await page.close();
+  });
+
+  test("forms replayed without their CSRF token, or from another origin, are refused; API keys never open the dashboard", async () => {
+    const page = await newPage();
+    expect(await signIn(page, base, token)).toBe(200);
+    const cookie = await cookieHeader(page);
+    const csrf = await page.$eval("input[name=csrf]", (el) => el.getAttribute("value"));
+    const post = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
+      fetch(`${base}${path}`, { method: "POST", redirect: "manual", headers: { cookie, "content-type": "application/x-www-form-urlencoded", ...headers }, body: new URLSearchParams(fields) });
+    const id = await page.$eval("a[href$='/revoke']", (a) => a.getAttribute("href")!.split("/")[3]!);
+    expect((await post(`/dashboard/keys/${id}/revoke`, {})).status).toBe(403);
+    expect((await post(`/dashboard/keys/${id}/revoke`, { csrf: "x".repeat(43) })).status).toBe(403);
+    for (const origin of ["http://evil.example", "null", "not a url"]) expect((await post(`/dashboard/keys/${id}/revoke`, { csrf }, { origin })).status).toBe(403);
+    const res = await post("/dashboard/keys", { name: "Replayed", scope: "read" });
+    expect(res.status).toBe(403);
+    expect(await res.text()).toContain("nothing was done");
+    // Nothing changed: the key is still active.
+    await page.reload();
+    expect(await page.content()).not.toContain("Replayed");
+    // Bad input gets a clear 4xx, the form kept; nothing is made.
+    const bad: [Record<string, string>, number, string][] = [
+      [{ csrf, name: " ", scope: "read" }, 400, "Give the key a name of 1 to 100 characters."],
+      [{ csrf, name: "x".repeat(101), scope: "read" }, 400, "Give the key a name of 1 to 100 characters."],
+      [{ csrf, name: "Bad scope", scope: "admin" }, 400, "Choose the key&apos;s scope: read or full."],
+      [{ csrf, name: "Past", scope: "read", expires: "2020-01-01" }, 400, "The expiry must be a day after today"],
+      [{ csrf, name: "Not a date", scope: "read", expires: "2027-02-30" }, 400, "The expiry must be a date (YYYY-MM-DD), or empty."],
+    ];
+    for (const [fields, status, says] of bad) {
+      const r = await post("/dashboard/keys", fields);
+      expect([r.status, await r.text()]).toEqual([status, expect.stringContaining(says)]);
+    }
+    const json = await fetch(`${base}/dashboard/keys`, { method: "POST", headers: { cookie, "content-type": "application/json" }, body: JSON.stringify({ csrf, name: "j" }) });
+    expect(json.status).toBe(415);
+    expect((await fetch(`${base}/dashboard/keys`, { method: "PUT", headers: { cookie } })).headers.get("allow")).toBe("GET, HEAD, POST");
+    expect((await fetch(`${base}/dashboard/nothing`, { headers: { cookie } })).status).toBe(404);
+    expect((await fetch(`${base}/dashboard/keys/key_000000000000/revoke`, { headers: { cookie } })).status).toBe(404);
+    // A sign-in form without its cookie's token.
+    expect((await fetch(`${base}/dashboard/sign-in`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `token=${token}` })).status).toBe(403);
+
+    const key = JSON.parse((await keys(data, "create", "--json", "--name", "k", "--account", "ops")).stdout).key as string;
+    for (const headers of [{ "x-api-key": key }, { authorization: `Bearer ${key}` }, { cookie: `tome_session=${key}` }] as Record<string, string>[]) {
+      const r = await fetch(`${base}/dashboard`, { headers, redirect: "manual" });
+      expect([r.status, r.headers.get("location")]).toEqual([303, "/dashboard/sign-in"]);
+    }
+
+    // The cookies: HttpOnly, SameSite=Strict, an expiry; Secure behind HTTPS (X-Forwarded-Proto).
+    const plain = (await fetch(`${base}/dashboard/sign-in`)).headers.get("set-cookie")!;
+    expect(plain).toMatch(/^tome_sign_in=[\w-]{43}; Path=\/dashboard; Max-Age=3600; HttpOnly; SameSite=Strict$/);
+    const secure = (await fetch(`${base}/dashboard/sign-in`, { headers: { "x-forwarded-proto": "https" } })).headers;
+    expect(secure.get("set-cookie")).toMatch(/^__Secure-tome_sign_in=[\w-]{43}; Path=\/dashboard; Max-Age=3600; HttpOnly; SameSite=Strict; Secure$/);
+    expect(secure.get("strict-transport-security")).toBe("max-age=31536000");
+    const session = (await page.browserContext().cookies()).find((c) => c.name === "tome_session")!;
+    expect(session).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/dashboard", session: false });
+    expect(session.expires * 1000 - Date.now()).toBeGreaterThan(7 * 3600_000);
+
+    const headers = (await fetch(`${base}/dashboard/sign-in`)).headers;
+    expect(headers.get("content-security-policy")).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+    expect(headers.get("cache-control")).toBe("no-store");
+    expect(headers.get("access-control-allow-origin")).toBeNull();
+    // Not part of the API: not in its OpenAPI document.
+    expect(await (await fetch(`${base}/v1/openapi.json`)).text()).not.toContain("dashboard");
+    await page.close();
+  });
+
+  test("with JavaScript off: sign in, create, list and revoke all work", async () => {
+    const page = await newPage(false);
+    expect(await signIn(page, base, token)).toBe(200);
+    await revoke(page, "One");
+    expect(await submit(page, "form[action$='/revoke'] button[type=submit]")).toBe(200);
+    expect((await rowOf(page, "One")).State).toBe("Revoked");
+    const made = await createKey(page, "No script", "full");
+    expect(made).toEqual({ status: 201, key: expect.stringMatching(/^wk_/) });
+    // Without the script the copy button stays hidden; the key is in a field to select.
+    expect(await page.evaluate(`getComputedStyle(document.querySelector("button[data-copy]")).display`)).toBe("none");
+    await shoot(page, "key-created-no-js");
+    await page.close();
+  });
+
+  test("the operator's view: every account, change a plan, give an account the dashboard", async () => {
+    const page = await newPage();
+    expect(await signIn(page, base, ADMIN_TOKEN)).toBe(200);
+    expect(await page.$eval("h1", (el) => el.textContent)).toBe("Accounts");
+    const accounts = await page.$$eval("table.keys tbody tr td[data-label=Account]", (tds) => tds.map((td) => td.textContent));
+    expect(accounts).toEqual(["acme", "ops"]);
+    await shoot(page, "operator");
+    await page.select("#plan-acme", "starter");
+    expect(await submit(page, "form[action='/dashboard/accounts/acme/plan'] button")).toBe(200);
+    expect(await page.$eval("[role=status]", (el) => el.textContent)).toBe("Account acme is now on the starter plan.");
+    await page.type("#account", "globex");
+    expect(await submit(page, "form[action='/dashboard/accounts'] button")).toBe(201);
+    const issued = await page.$eval("#new-key", (el) => el.getAttribute("value"));
+    expect(issued).toMatch(/^wd_[A-Za-z0-9]{32}\.globex$/);
+    await shoot(page, "operator-issued");
+    await page.close();
+    // The holder signs in with it.
+    const holder = await newPage();
+    expect(await signIn(holder, base, issued)).toBe(200);
+    expect(await holder.$eval("h1", (el) => el.textContent)).toBe("globex");
+    await holder.close();
+  });
+
+  test("every page passes axe-core's WCAG 2.1 A and AA checks (labels, contrast, landmarks, names)", async () => {
+    const AXE = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+    /** Violations on the page as it is: rule id, then the first offending element. */
+    const audit = async (page: Page) => {
+      await page.addScriptTag({ content: AXE });
+      return page.evaluate(async () => {
+        type Result = { id: string; nodes: { html: string }[] }[];
+        const axe = (globalThis as unknown as { axe: { run(o: object): Promise<{ violations: Result; passes: Result }> } }).axe;
+        const { violations, passes } = await axe.run({ runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } });
+        // A page axe found nothing to check on would pass by saying nothing.
+        if (!passes.some((p) => p.id === "color-contrast")) return ["axe checked no contrast"];
+        return violations.map((v) => `${v.id}: ${v.nodes[0]?.html}`);
+      });
+    };
+    const page = await newPage();
+    // Only so that axe's own script may be added to the page: the pages' CSP stands everywhere else.
+    await page.setBypassCSP(true);
+    await page.goto(`${base}/dashboard/sign-in`);
+    const found: Record<string, string[]> = { "sign-in": await audit(page) };
+    expect(await signIn(page, base, token)).toBe(200);
+    found.account = await audit(page);
+    await revoke(page, "Two");
+    found["revoke-confirm"] = await audit(page);
+    await page.goto(`${base}/dashboard`);
+    expect((await createKey(page, "Audited")).status).toBe(201);
+    found["key-created"] = await audit(page);
+    expect(await submit(page, "form[action='/dashboard/sign-out'] button")).toBe(200);
+    expect(await signIn(page, base, "wrong")).toBe(401);
+    found["sign-in-error"] = await audit(page);
+    expect(await signIn(page, base, ADMIN_TOKEN)).toBe(200);
+    found.operator = await audit(page);
+    expect(found).toEqual({ "sign-in": [], account: [], "revoke-confirm": [], "key-created": [], "sign-in-error": [], operator: [] });
+    await page.close();
+  });
+
+  test("a replaced token, and every session made with it, stop working", async () => {
+    const page = await newPage();
+    expect(await signIn(page, base, token)).toBe(200);
+    const cookie = await cookieHeader(page);
+    const replaced = await runToExit(["bun", join(ROOT, "src/cli/keys.ts"), "account", "token", "--account", "acme", "--json"], { TOME_DATA: data });
+    expect(replaced.code).toBe(0);
+    expect((await fetch(`${base}/dashboard`, { headers: { cookie }, redirect: "manual" })).status).toBe(303);
+    expect(await signIn(page, base, token)).toBe(401);
+    expect(await signIn(page, base, JSON.parse(replaced.stdout).dashboard_token)).toBe(200);
+    await page.close();
+  });
+
+  test("failed sign-ins are limited per account and per client address (429)", async () => {
+    const attempt = async (token: string) => {
+      const form = await fetch(`${base}/dashboard/sign-in`);
+      const cookie = form.headers.get("set-cookie")!.split(";")[0]!;
+      const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+      return (await fetch(`${base}/dashboard/sign-in`, { method: "POST", headers: { cookie, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ csrf, token }) }))
+        .status;
+    };
+    const wrong = (account: string) => `wd_${"A".repeat(32)}.${account}`;
+    const statuses = [];
+    for (let i = 0; i < 11; i++) statuses.push(await attempt(wrong("globex")));
+    expect(statuses.filter((s) => s === 401).length + statuses.filter((s) => s === 429).length).toBe(11);
+    expect(statuses.slice(-1)).toEqual([429]);
+    // Counting this file's earlier failures too, the address is soon refused for any account.
+    let status = 0;
+    for (let i = 0; i < 25 && status !== 429; i++) status = await attempt(wrong(`other${i}`));
+    expect(status).toBe(429);
+    const page = await newPage();
+    expect(await signIn(page, base, token)).toBe(429);
+    expect(await page.$eval("[role=alert]", (el) => el.textContent)).toContain("Too many failed sign-ins from your address");
+    await page.close();
+  });
+});
+
+describe("two replicas on one Redis", () => {
+  let redis: RedisServer;
+  let replicas: ServerProcess[] = [];
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    const snapshot = await snapshotFor({ dumps: [EN_2016] });
+    replicas = [await startServer({ TOME_REDIS_URL: redis.url, TOME_SNAPSHOT: snapshot }), await startServer({ TOME_REDIS_URL: redis.url, TOME_SNAPSHOT: snapshot })];
+  });
+  afterAll(async () => {
+    for (const r of replicas) await r.stop();
+    await redis?.stop();
+  });
+
+  test("sign in and revoke on one replica: the other refuses the key at once (403), and shares the session and the usage", async () => {
+    const [a, b] = replicas.map((r) => r.url) as [string, string];
+    const token = await issueToken({ TOME_REDIS_URL: redis.url }, "initech", "growth");
+    const page = await newPage();
+    expect(await signIn(page, a, token)).toBe(200);
+    const made = await createKey(page, "Replicated");
+    expect(made.status).toBe(201);
+    expect(await search(b, made.key)).toBe(200);
+    expect(await search(a, made.key)).toBe(200);
+    // The other replica serves the same session, and sees both requests.
+    await page.goto(`${b}/dashboard`);
+    expect(new URL(page.url()).pathname).toBe("/dashboard");
+    expect(await rowOf(page, "Replicated")).toMatchObject({ State: "Active", Requests: "2", Credits: "2" });
+    await shoot(page, "redis-account");
+    await page.goto(`${a}/dashboard`);
+    await revoke(page, "Replicated");
+    expect(await submit(page, "form[action$='/revoke'] button[type=submit]")).toBe(200);
+    expect(await search(b, made.key)).toBe(403);
+    expect(await search(a, made.key)).toBe(403);
+    // Redis gone: the dashboard says so (503, nothing changed), as the API does.
+    const cookie = await cookieHeader(page);
+    await redis.kill();
+    const down = await fetch(`${b}/dashboard`, { headers: { cookie } });
+    expect([down.status, down.headers.get("retry-after")]).toEqual([503, "5"]);
+    expect(await down.text()).toContain("cannot reach its store of keys right now; nothing was changed");
+    await page.close();
+  });
+});
+
+test("TOME_PUBLIC_URL must be an http(s) URL: start says so and stops", async () => {
+  const r = await runToExit(["bun", join(ROOT, "src/cli/start.ts")], { TOME_PUBLIC_URL: "tome.example.com", TOME_DATA: tempDir("tome-dash-") });
+  expect([r.code, r.stderr.trim()]).toEqual([2, 'start: TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT], not "tome.example.com".']);
+});
+
+test("no page loaded anything from another origin", () => {
+  expect(requested.length).toBeGreaterThan(20);
+  // A new tab's own about:blank is not a request, nor are the data: images of Chromium's own date
+  // field (its calendar icon): the pages' CSP (img-src 'self') would refuse any of theirs.
+  const elsewhere = requested.filter((url) => url !== "about:blank" && !url.startsWith("data:image/svg+xml") && !/^http:\/\/(localhost|127\.0\.0\.1|\[::1\]):\d+\//.test(url));
+  expect(elsewhere).toEqual([]);
+});
