@@ -1,4 +1,5 @@
-// Files imported `with { type: "file" }` (fonts, Swagger UI's assets, the sample dump): each is its path.
+// Files imported `with { type: "file" }` (fonts, Swagger UI's assets, the sample dump): each is its path;
+// `with { type: "text" }` (the dashboard's CSS, script and icon): each is its content.
 declare module "*.woff" {
   const path: string;
   export default path;
@@ -22,4 +23,12 @@ declare module "*.bz2" {
 declare module "swagger-ui-dist/swagger-ui-bundle.js" {
   const path: string;
   export default path;
+}
+declare module "*.svg" {
+  const text: string;
+  export default text;
+}
+declare module "*/dashboard.js" {
+  const text: string;
+  export default text;
 }

@@ -108,6 +108,14 @@ describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
     expect(doc.openapi).toStartWith("3.");
   });
 
+  test("the dashboard's CSS, script and icon come from inside the executable", async () => {
+    for (const name of ["dashboard.css", "dashboard.js", "icon.svg"]) {
+      const res = await get(`/dashboard/${name}`, false);
+      expect({ name, status: res.status }).toEqual({ name, status: 200 });
+      expect(await res.text()).toBe(readFileSync(join(ROOT, "src/http/dashboard", name), "utf8"));
+    }
+  });
+
   test("a PDF, drawn by the PDF worker with the fonts inside the executable", async () => {
     const res = await get("/v1/pdf/12");
     expect(res.status).toBe(200);
