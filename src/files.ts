@@ -51,3 +51,13 @@ export function atomicWrite(path: string, bytes: Uint8Array | string, options: A
     // Some filesystems cannot fsync a directory; the rename itself is still atomic.
   }
 }
+
+/**
+ * The URL to start a worker from: its module beside the caller's, or, inside the executable
+ * `bun run compile` writes (src/cli/compile.ts), the worker's entry point at its path under
+ * src/: there every bundled module shares the executable's import.meta.url, so a URL relative
+ * to it would name no file.
+ */
+export function workerUrl(beside: URL, underSrc: string): string {
+  return beside.href.startsWith("file:///$bunfs/") ? `/$bunfs/root/${underSrc}` : beside.href;
+}

@@ -17,6 +17,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   "scripts.ts": [],
   "errors.ts": [],
   "columns.ts": [],
+  /** Declarations only: files imported `with { type: "file" }` are their paths. */
+  "assets.d.ts": [],
   ingest: ["errors.ts", "files.ts", "scripts.ts", "columns.ts"],
   snapshot: ["errors.ts", "files.ts", "columns.ts"],
   search: ["errors.ts", "snapshot", "files.ts", "scripts.ts"],

@@ -125,6 +125,7 @@ describe("/v1/openapi.json", () => {
     expect(param("/v1/search", "offset").schema).toMatchObject({ minimum: 0, maximum: 1_000_000, default: 0 });
     expect(param("/v1/search", "crop_length").schema).toMatchObject({ minimum: 50, maximum: 2000, default: 400 });
     expect(param("/v1/search", "highlight").schema).toMatchObject({ type: "boolean", default: true });
+    expect(param("/v1/search", "show_ranking_score").schema).toMatchObject({ type: "boolean", default: false });
     expect(param("/v1/search", "page_id").schema).toMatchObject({ type: "integer" });
     expect(param("/v1/page/{page_id}", "page_id")).toMatchObject({ in: "path", required: true, schema: { type: "integer" } });
     expect(param("/v1/page/{page_id}", "max_chunks").schema).toMatchObject({ minimum: 1, maximum: 200_000, default: 10_000 });
@@ -161,7 +162,7 @@ describe("/v1/openapi.json", () => {
     expect(Object.keys(doc.paths["/healthz"].get.responses)).toEqual(["200"]);
     expect(doc.paths["/v1/search"].get.responses["400"].description).toContain("missing q");
     const hit = resolve(resolve(doc.paths["/v1/search"].get.responses["200"].content["application/json"].schema).properties.hits.items);
-    expect(Object.keys(hit.properties).sort()).toEqual(["_formatted", "chunk_id", "id", "license", "page_id", "rev_id", "section", "source", "text", "title", "url"].sort());
+    expect(Object.keys(hit.properties).sort()).toEqual(["_formatted", "_rankingScore", "chunk_id", "id", "license", "page_id", "rev_id", "section", "source", "text", "title", "url"].sort());
   });
 
   test("the PDF is application/pdf at both addresses, its errors JSON", async () => {

@@ -345,8 +345,9 @@ const COMMANDS: Record<string, (args: string[], store: KeyToolStore) => Promise<
 /** Commands that name both stores themselves. */
 const MOVES: Record<string, (args: string[]) => Promise<void>> = { import: importStore, export: exportStore };
 
-if (import.meta.main) {
-  const [command, ...rest] = Bun.argv.slice(2);
+/** The command, on its arguments (what follows its name). */
+export async function main(args: string[]): Promise<void> {
+  const [command, ...rest] = args;
   if (!command || command === "--help" || command === "-h" || command === "help") {
     process.stdout.write(HELP.main!);
     process.exit(command ? 0 : 2);
@@ -373,3 +374,5 @@ if (import.meta.main) {
     store?.close();
   }
 }
+
+if (import.meta.main) await main(Bun.argv.slice(2));

@@ -24,13 +24,14 @@ Environment:
 ${settingsHelp(["TOME_SNAPSHOT"])}Make a snapshot with bun run start or bun run snapshot:build.
 `;
 
-if (import.meta.main) {
-  if (Bun.argv.includes("--help") || Bun.argv.includes("-h")) {
+/** The command, on its arguments (what follows its name). */
+export async function main(args: string[]): Promise<void> {
+  if (args.includes("--help") || args.includes("-h")) {
     process.stdout.write(HELP);
     process.exit(0);
   }
-  if (Bun.argv.length > 2) {
-    console.error(`mcp: it takes no arguments, not "${Bun.argv.slice(2).join(" ")}": set TOME_SNAPSHOT to choose the snapshot (see --help).`);
+  if (args.length > 0) {
+    console.error(`mcp: it takes no arguments, not "${args.join(" ")}": set TOME_SNAPSHOT to choose the snapshot (see --help).`);
     process.exit(2);
   }
   await mainOf("mcp", async (config) => {
@@ -48,3 +49,5 @@ if (import.meta.main) {
     process.stdin.once("end", () => process.exit(0));
   });
 }
+
+if (import.meta.main) await main(Bun.argv.slice(2));

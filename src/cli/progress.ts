@@ -117,3 +117,21 @@ export function downloadProgress(name: string, stream: NodeJS.WriteStream = proc
     },
   };
 }
+
+export interface CountProgressDisplay {
+  update(done: number): void;
+  stop(): void;
+}
+
+/** A bar over a known count of things (`unit`, e.g. chunks), with their rate; nothing off a terminal. */
+export function countProgress(label: string, total: number, unit: string, stream: NodeJS.WriteStream = process.stderr): CountProgressDisplay {
+  if (!stream.isTTY) return { update() {}, stop() {} };
+  const bar = terminalBar(stream, ` ${label} |{bar}| {percentage}% | {value}/{total} ${unit} | {rate} ${unit}/s`);
+  const started = performance.now();
+  const rate = (done: number) => Math.round(done / Math.max((performance.now() - started) / 1000, 0.001));
+  bar.start(total, 0, { rate: 0 });
+  return {
+    update: (done) => bar.update(done, { rate: rate(done) }),
+    stop: () => bar.stop(),
+  };
+}

@@ -164,9 +164,10 @@ export function writtenSummary(m: SnapshotMeta, bytes: number, runs: number, sta
   );
 }
 
-if (import.meta.main) {
+/** The command, on its arguments (what follows its name). */
+export async function main(argv: string[]): Promise<void> {
   await mainOf("snapshot:build", async () => {
-    const args = parseBuildArgs(Bun.argv.slice(2));
+    const args = parseBuildArgs(argv);
     if (args === "help") {
       process.stdout.write(HELP);
       process.exit(0);
@@ -174,6 +175,8 @@ if (import.meta.main) {
     await buildSnapshot(args);
   });
 }
+
+if (import.meta.main) await main(Bun.argv.slice(2));
 
 /**
  * This process's peak resident memory. Linux's VmHWM, not getrusage: a spawned process's

@@ -12,8 +12,8 @@ are kept as they are; the index is built anew. Without --out the file is replace
 new file is renamed over it only when whole).
 `;
 
-if (import.meta.main) {
-  const args = Bun.argv.slice(2);
+/** The command, on its arguments (what follows its name). */
+export async function main(args: string[]): Promise<void> {
   if (args.includes("-h") || args.includes("--help")) {
     process.stdout.write(HELP);
     process.exit(0);
@@ -38,3 +38,5 @@ if (import.meta.main) {
     note(`converted ${inputs[0]} → ${target}: ${report.meta.indexedPages} pages, ${report.meta.indexedChunks} chunks, ${(report.bytes / 1e6).toFixed(1)} MB.`);
   });
 }
+
+if (import.meta.main) await main(Bun.argv.slice(2));

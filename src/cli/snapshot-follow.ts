@@ -161,9 +161,10 @@ function lock(dir: string): () => void {
   throw new ArgumentError(`cannot take the lock ${path}.`);
 }
 
-if (import.meta.main) {
+/** The command, on its arguments (what follows its name). */
+export async function main(argv: string[]): Promise<void> {
   await mainOf("snapshot:follow", async () => {
-    const args = parseFollowArgs(Bun.argv.slice(2));
+    const args = parseFollowArgs(argv);
     if (args === "help") {
       process.stdout.write(HELP);
       return;
@@ -203,3 +204,5 @@ if (import.meta.main) {
     }
   });
 }
+
+if (import.meta.main) await main(Bun.argv.slice(2));

@@ -104,9 +104,10 @@ export async function runUpdate(args: UpdateArgs, log: (line: string) => void = 
   return report;
 }
 
-if (import.meta.main) {
+/** The command, on its arguments (what follows its name). */
+export async function main(argv: string[]): Promise<void> {
   await mainOf("snapshot:update", async () => {
-    const args = parseUpdateArgs(Bun.argv.slice(2));
+    const args = parseUpdateArgs(argv);
     if (args === "help") {
       process.stdout.write(HELP);
       return;
@@ -114,3 +115,5 @@ if (import.meta.main) {
     await runUpdate(args);
   });
 }
+
+if (import.meta.main) await main(Bun.argv.slice(2));

@@ -12,8 +12,8 @@ sections in the background and stops if one is damaged. Run this after copying a
 Exit status: 0 whole, 1 damaged or unreadable, 2 usage.
 `;
 
-if (import.meta.main) {
-  const args = Bun.argv.slice(2);
+/** The command, on its arguments (what follows its name). */
+export async function main(args: string[]): Promise<void> {
   if (args.includes("-h") || args.includes("--help")) {
     process.stdout.write(HELP);
     process.exit(0);
@@ -42,3 +42,5 @@ if (import.meta.main) {
     );
   });
 }
+
+if (import.meta.main) await main(Bun.argv.slice(2));

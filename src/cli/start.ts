@@ -19,7 +19,8 @@ import { snapshotsIn } from "../snapshot";
 import { buildSnapshot } from "./snapshot-build";
 import { download } from "./download";
 import { downloadProgress } from "./progress";
-import { FIXTURES_DATA } from "./shared-data";
+// A file import: the executable (bun run compile) carries the sample.
+import SAMPLE_DUMP from "../../test/fixtures/data/dumps/enwiki-2016-sample.xml.bz2" with { type: "file" };
 import { newestIn, pinned, SnapshotSwapper } from "./swap";
 import { describeListening, ensurePortFree, listenFailure, readAddress } from "./listen";
 import { mainOf, note } from "./main";
@@ -31,10 +32,13 @@ const NAMED_DUMPS: Record<string, string> = {
   en: "https://dumps.wikimedia.org/enwiki/latest/enwiki-latest-pages-articles.xml.bz2",
 };
 /** Served when nothing else is set: real articles, built in seconds, with no network. */
-const SAMPLE_DUMP = join(FIXTURES_DATA, "dumps/enwiki-2016-sample.xml.bz2");
 const SNAPSHOT_DIR = "snapshots";
 /** The sample's path as the user would type it: relative from the repository, as npm start runs. */
-const SAMPLE_SHOWN = relative(process.cwd(), SAMPLE_DUMP).startsWith("..") ? SAMPLE_DUMP : relative(process.cwd(), SAMPLE_DUMP);
+const SAMPLE_SHOWN = SAMPLE_DUMP.startsWith("/$bunfs/")
+  ? "test/fixtures/data/dumps/enwiki-2016-sample.xml.bz2, inside this executable"
+  : relative(process.cwd(), SAMPLE_DUMP).startsWith("..")
+    ? SAMPLE_DUMP
+    : relative(process.cwd(), SAMPLE_DUMP);
 /** Where a dump given by URL is downloaded to, and kept (a build that fails need not download it again). */
 const DOWNLOAD_DIR = "dumps";
 /** The command that makes a key with every right, on the account the first start creates. */
@@ -193,13 +197,14 @@ function sampleBanner(pages: number): string {
   );
 }
 
-if (import.meta.main) {
-  if (Bun.argv.includes("--help") || Bun.argv.includes("-h")) {
+/** The command, on its arguments (what follows its name). */
+export async function main(args: string[]): Promise<void> {
+  if (args.includes("--help") || args.includes("-h")) {
     process.stdout.write(HELP);
     process.exit(0);
   }
-  if (Bun.argv.length > 2) {
-    console.error(`start: it takes no arguments, not "${Bun.argv.slice(2).join(" ")}": its settings are environment variables, e.g. PORT=8081 bun run start (see --help).`);
+  if (args.length > 0) {
+    console.error(`start: it takes no arguments, not "${args.join(" ")}": its settings are environment variables, e.g. PORT=8081 bun run start (see --help).`);
     process.exit(2);
   }
   await mainOf("start", async (config) => {
@@ -259,3 +264,5 @@ if (import.meta.main) {
     }
   });
 }
+
+if (import.meta.main) await main(Bun.argv.slice(2));

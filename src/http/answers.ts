@@ -21,11 +21,11 @@ export type Answers = ReturnType<typeof answers>;
 
 export function answers(engine: Engine, resources: Resources, attributions: Attributions) {
   return {
-    search(q: { q: string; limit: number; offset: number; page_id?: number; crop_length: number; highlight: boolean }) {
+    search(q: { q: string; limit: number; offset: number; page_id?: number; crop_length: number; highlight: boolean; show_ranking_score?: boolean }) {
       const started = performance.now();
       const result = engine.search(q.q, { limit: q.limit, offset: q.offset, pageId: q.page_id, cropLength: q.crop_length, highlight: q.highlight });
       return {
-        hits: result.hits.map((h) => resources.hit(h)),
+        hits: result.hits.map((h) => resources.hit(h, q.show_ranking_score)),
         query: q.q,
         processingTimeMs: Math.round(performance.now() - started),
         limit: q.limit,

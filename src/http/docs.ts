@@ -7,8 +7,11 @@
 import { Type as t, type TSchema } from "@sinclair/typebox";
 import { Elysia, type DocumentDecoration } from "elysia";
 import { COST } from "../access";
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+// Imported as files, so that the executable (bun run compile) carries them.
+import swaggerUiBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
+import swaggerUiCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
+import swaggerUiIcon from "swagger-ui-dist/favicon-32x32.png" with { type: "file" };
+import { version as SWAGGER_UI_VERSION } from "swagger-ui-dist/package.json";
 import { ALSO_AT, openApiDocument, RESPONSE_DOC, UNCHECKED, type ApiRoute, type HeaderDoc, type ResponseDoc } from "./openapi";
 import * as schemas from "./schemas";
 import { ErrorBody, LimitErrorBody } from "./schemas";
@@ -211,10 +214,8 @@ const COMPONENTS: Record<string, TSchema> = {
   Unavailable: schemas.UnavailableBody,
 };
 
-const SWAGGER_UI = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import.meta.dir));
-const SWAGGER_UI_VERSION = (JSON.parse(readFileSync(join(SWAGGER_UI, "package.json"), "utf8")) as { version: string }).version;
 /** The UI's files, each at DOCS_PATH/assets/<name>. */
-const ASSETS = ["swagger-ui-bundle.js", "swagger-ui.css", "favicon-32x32.png"];
+const ASSETS: Record<string, string> = { "swagger-ui-bundle.js": swaggerUiBundle, "swagger-ui.css": swaggerUiCss, "favicon-32x32.png": swaggerUiIcon };
 const asset = (name: string) => `${DOCS_PATH}/assets/${name}?v=${SWAGGER_UI_VERSION}`;
 
 // Absolute URLs, so that /docs/ loads the same files as /docs. No validatorUrl: Swagger UI would
@@ -259,8 +260,8 @@ export function openApi() {
     return new Response(document, { headers: { "content-type": "application/json; charset=utf-8" } });
   };
   plugin.get(DOCS_PATH, () => new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }), HIDDEN).get(OPENAPI_PATH, serveDocument, HIDDEN);
-  for (const name of ASSETS) {
-    plugin.get(`${DOCS_PATH}/assets/${name}`, () => new Response(Bun.file(join(SWAGGER_UI, name)), { headers: { "cache-control": "public, max-age=31536000, immutable" } }), HIDDEN);
+  for (const [name, path] of Object.entries(ASSETS)) {
+    plugin.get(`${DOCS_PATH}/assets/${name}`, () => new Response(Bun.file(path), { headers: { "cache-control": "public, max-age=31536000, immutable" } }), HIDDEN);
   }
   return plugin;
 }

@@ -102,6 +102,16 @@ export const SearchHit = t.Object(
       },
       { description: "The hit's title and text for display" },
     ),
+    _rankingScore: t.Optional(
+      t.Number({
+        minimum: 0,
+        maximum: 1,
+        description:
+          "With show_ranking_score=true: how well the hit matches, from 0 to 1, as Meilisearch's _rankingScore. It never rises down the list, " +
+          "and is comparable across queries: the share of the query's words the hit holds counts most, then how strongly (a saturated BM25 score)",
+        examples: [0.93],
+      }),
+    ),
   },
   { description: "A search hit: the best-matching chunk of a page (with page_id, one matching chunk of that page)" },
 );
@@ -355,6 +365,7 @@ export const SearchQuery = t.Object({
   page_id: t.Optional(int(0, MAX_INTEGER, undefined, "Search only this page: its matching chunks, each a hit")),
   crop_length: t.Optional(int(50, 2000, DEFAULTS.cropLength, "Length of `_formatted.text` in characters")),
   highlight: t.Optional(withDefault(t.Boolean({ description: "Wrap matches in `<em>` in `_formatted`: true, false, 1 or 0, any case" }), DEFAULTS.highlight)),
+  show_ranking_score: t.Optional(withDefault(t.Boolean({ description: "Add `_rankingScore` (0 to 1, higher is better) to each hit: true, false, 1 or 0, any case" }), false)),
 });
 
 const Format = (def: "chunks" | "concat") =>

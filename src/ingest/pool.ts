@@ -3,6 +3,7 @@
  * when every worker already has enough queued, so memory stays flat.
  */
 import type { Article } from "./article";
+import { workerUrl } from "../files";
 import type { RawPage, SiteInfo } from "./mediawiki";
 import type { WorkerRequest, WorkerResponse } from "./worker";
 
@@ -33,7 +34,7 @@ export class ParserPool {
     private readonly onResult: (result: PoolResult) => void,
   ) {
     for (let i = 0; i < size; i++) {
-      const worker = new Worker(new URL("./worker.ts", import.meta.url).href);
+      const worker = new Worker(workerUrl(new URL("./worker.ts", import.meta.url), "ingest/worker.ts"));
       worker.onmessage = (event: MessageEvent<WorkerResponse>) => this.receive(i, event.data);
       worker.onerror = (event) => this.fail(new Error(`a parsing worker crashed: ${event.message}`));
       this.workers.push(worker);

@@ -8,6 +8,27 @@ import "regenerator-runtime/runtime";
 import fontkit from "@pdf-lib/fontkit";
 import type { PDFDocument, PDFFont } from "pdf-lib";
 import { readFileSync } from "node:fs";
+import notoSansLatinRegular from "@fontsource/noto-sans/files/noto-sans-latin-400-normal.woff" with { type: "file" };
+import notoSansLatinBold from "@fontsource/noto-sans/files/noto-sans-latin-700-normal.woff" with { type: "file" };
+import notoSansLatinExtRegular from "@fontsource/noto-sans/files/noto-sans-latin-ext-400-normal.woff" with { type: "file" };
+import notoSansLatinExtBold from "@fontsource/noto-sans/files/noto-sans-latin-ext-700-normal.woff" with { type: "file" };
+import notoSansVietnameseRegular from "@fontsource/noto-sans/files/noto-sans-vietnamese-400-normal.woff" with { type: "file" };
+import notoSansVietnameseBold from "@fontsource/noto-sans/files/noto-sans-vietnamese-700-normal.woff" with { type: "file" };
+import notoSansGreekRegular from "@fontsource/noto-sans/files/noto-sans-greek-400-normal.woff" with { type: "file" };
+import notoSansGreekBold from "@fontsource/noto-sans/files/noto-sans-greek-700-normal.woff" with { type: "file" };
+import notoSansGreekExtRegular from "@fontsource/noto-sans/files/noto-sans-greek-ext-400-normal.woff" with { type: "file" };
+import notoSansGreekExtBold from "@fontsource/noto-sans/files/noto-sans-greek-ext-700-normal.woff" with { type: "file" };
+import notoSansCyrillicRegular from "@fontsource/noto-sans/files/noto-sans-cyrillic-400-normal.woff" with { type: "file" };
+import notoSansCyrillicBold from "@fontsource/noto-sans/files/noto-sans-cyrillic-700-normal.woff" with { type: "file" };
+import notoSansCyrillicExtRegular from "@fontsource/noto-sans/files/noto-sans-cyrillic-ext-400-normal.woff" with { type: "file" };
+import notoSansCyrillicExtBold from "@fontsource/noto-sans/files/noto-sans-cyrillic-ext-700-normal.woff" with { type: "file" };
+import notoSansDevanagariRegular from "@fontsource/noto-sans/files/noto-sans-devanagari-400-normal.woff" with { type: "file" };
+import notoSansDevanagariBold from "@fontsource/noto-sans/files/noto-sans-devanagari-700-normal.woff" with { type: "file" };
+import notoSansArmenianRegular from "@expo-google-fonts/noto-sans-armenian/400Regular/NotoSansArmenian_400Regular.ttf" with { type: "file" };
+import notoSansArmenianBold from "@expo-google-fonts/noto-sans-armenian/700Bold/NotoSansArmenian_700Bold.ttf" with { type: "file" };
+import notoSansBengaliRegular from "@expo-google-fonts/noto-sans-bengali/400Regular/NotoSansBengali_400Regular.ttf" with { type: "file" };
+import notoSansBengaliBold from "@expo-google-fonts/noto-sans-bengali/700Bold/NotoSansBengali_700Bold.ttf" with { type: "file" };
+import notoSansJpRegular from "@expo-google-fonts/noto-sans-jp/400Regular/NotoSansJP_400Regular.ttf" with { type: "file" };
 
 interface Family {
   name: string;
@@ -16,29 +37,26 @@ interface Family {
   bold?: string;
 }
 
-const resolve = (path: string) => Bun.resolveSync(path, import.meta.dir);
-
 /**
  * Noto Sans as Google Fonts cuts it by script (@fontsource: unhinted WOFF; the hinted TTF
  * of Noto Sans loses glyphs when fontkit subsets it), then Armenian, Bengali and Japanese.
  * Japanese has no bold: fontkit's subset of NotoSansJP Bold leaves a third of a heading's
  * glyphs undecodable, drawn as nothing (the title 音楽 and the heading 定義 were blank).
+ * Imported as files: paths into node_modules when run from source, into the executable
+ * when compiled (bun run compile).
  */
 const FAMILIES: Family[] = [
-  ...["latin", "latin-ext", "vietnamese", "greek", "greek-ext", "cyrillic", "cyrillic-ext", "devanagari"].map((subset) => ({
-    name: `NotoSans ${subset}`,
-    regular: resolve(`@fontsource/noto-sans/files/noto-sans-${subset}-400-normal.woff`),
-    bold: resolve(`@fontsource/noto-sans/files/noto-sans-${subset}-700-normal.woff`),
-  })),
-  ...[
-    ["noto-sans-armenian", "NotoSansArmenian", true],
-    ["noto-sans-bengali", "NotoSansBengali", true],
-    ["noto-sans-jp", "NotoSansJP", false],
-  ].map(([pkg, file, bold]) => ({
-    name: file as string,
-    regular: resolve(`@expo-google-fonts/${pkg}/400Regular/${file}_400Regular.ttf`),
-    bold: bold ? resolve(`@expo-google-fonts/${pkg}/700Bold/${file}_700Bold.ttf`) : undefined,
-  })),
+  { name: "NotoSans latin", regular: notoSansLatinRegular, bold: notoSansLatinBold },
+  { name: "NotoSans latin-ext", regular: notoSansLatinExtRegular, bold: notoSansLatinExtBold },
+  { name: "NotoSans vietnamese", regular: notoSansVietnameseRegular, bold: notoSansVietnameseBold },
+  { name: "NotoSans greek", regular: notoSansGreekRegular, bold: notoSansGreekBold },
+  { name: "NotoSans greek-ext", regular: notoSansGreekExtRegular, bold: notoSansGreekExtBold },
+  { name: "NotoSans cyrillic", regular: notoSansCyrillicRegular, bold: notoSansCyrillicBold },
+  { name: "NotoSans cyrillic-ext", regular: notoSansCyrillicExtRegular, bold: notoSansCyrillicExtBold },
+  { name: "NotoSans devanagari", regular: notoSansDevanagariRegular, bold: notoSansDevanagariBold },
+  { name: "NotoSansArmenian", regular: notoSansArmenianRegular, bold: notoSansArmenianBold },
+  { name: "NotoSansBengali", regular: notoSansBengaliRegular, bold: notoSansBengaliBold },
+  { name: "NotoSansJP", regular: notoSansJpRegular },
 ];
 
 interface LoadedFace {

@@ -13,6 +13,7 @@
  * render's time limit runs from when it starts, not from when it was queued. A request that
  * leaves (its signal aborts) before its render starts is taken out of the queue.
  */
+import { workerUrl } from "../files";
 import { articleKey, type PdfArticle } from "./article";
 
 export class PdfError extends Error {
@@ -241,7 +242,7 @@ export class PdfRenderer {
   }
 
   private startWorker(slot: Slot): Worker {
-    const worker = new Worker(new URL("./worker.ts", import.meta.url).href);
+    const worker = new Worker(workerUrl(new URL("./worker.ts", import.meta.url), "pdf/worker.ts"));
     worker.onmessage = (event: MessageEvent<{ bytes?: Uint8Array; error?: string }>) => {
       const job = slot.job;
       if (!job) return;

@@ -96,7 +96,7 @@ export class Engine {
       const ranked = this.rank(query, offset, offset + limit, options.pageId, options.pruning);
       const window = ranked.pages.slice(offset, offset + limit);
       const format = hitFormatter(this.stages, query, options);
-      return { hits: window.map((p) => format(p.page, p.best)), total: ranked.total };
+      return { hits: window.map((p) => format(p.page, p.best, p.group)), total: ranked.total };
     });
     return { hits, estimatedTotalHits: total, processingTimeMs: performance.now() - started, work: this.workDone() };
   }
@@ -115,7 +115,7 @@ export class Engine {
       // As deep as a default search, so that total_results is that search's estimatedTotalHits.
       const ranked = this.rank(query, 0, DEFAULTS.offset + DEFAULTS.limit, undefined, undefined);
       const top = this.exactTitle(query) ?? ranked.pages[0];
-      return top && { hit: hitFormatter(this.stages, query, {})(top.page, top.best), total: ranked.total };
+      return top && { hit: hitFormatter(this.stages, query, {})(top.page, top.best, top.group), total: ranked.total };
     });
     const work = this.workDone();
     if (!found) return undefined;

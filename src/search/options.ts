@@ -35,6 +35,11 @@ export interface Hit {
   /** Index of the chunk within its page. */
   chunk: number;
   score: number;
+  /**
+   * In [0, 1], never rising down a result list, comparable across queries (as Meilisearch's
+   * _rankingScore): ranking-score.ts.
+   */
+  rankingScore: number;
   /** The chunk's text, and the heading of its section ("" for none). */
   text: string;
   section: string;

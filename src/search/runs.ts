@@ -3,6 +3,7 @@
  * by term and written to their own file, which the merge (build.ts) reads back. Done on the
  * main thread, or by the sorting worker (run-worker.ts) while the next run is inverted.
  */
+import { workerUrl } from "../files";
 import { ContainerWriter } from "../snapshot";
 import { textShardOptions } from "./fields";
 import { Inversion, type InvertedData } from "./invert";
@@ -48,7 +49,7 @@ export class RunSorter {
   private failure: Error | undefined;
 
   constructor(private readonly written: (path: string) => void) {
-    this.worker = new Worker(new URL("./run-worker.ts", import.meta.url).href);
+    this.worker = new Worker(workerUrl(new URL("./run-worker.ts", import.meta.url), "search/run-worker.ts"));
     this.worker.onmessage = ({ data }: MessageEvent<RunResponse>) => this.finished(data.path, data.error === undefined ? undefined : runError(data));
     this.worker.onerror = (event) => this.finished("", new Error(`the index's sorting worker stopped: ${event.message}`));
     this.worker.onmessageerror = () => this.finished("", new Error("the index's sorting worker sent an unreadable answer"));

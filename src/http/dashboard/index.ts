@@ -12,8 +12,10 @@
  * are limited per client address and per account; every answer has a Content-Security-Policy
  * allowing nothing but this origin's stylesheet and script, and is never cached.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+// Imported as text, so that the executable (bun run compile) carries them.
+import dashboardCss from "./dashboard.css" with { type: "text" };
+import dashboardJs from "./dashboard.js" with { type: "text" };
+import iconSvg from "./icon.svg" with { type: "text" };
 import { timingSafeEqual } from "node:crypto";
 import {
   ACCOUNT_FAILURES,
@@ -63,11 +65,10 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 const MAX_FORM_BYTES = 8192;
 const SIGN_IN_COOKIE_SECONDS = 3600;
 
-const asset = (name: string) => readFileSync(join(import.meta.dir, name), "utf8");
 const STATIC: Record<string, { body: string; type: string }> = {
-  [ASSETS.css]: { body: asset("dashboard.css"), type: "text/css; charset=utf-8" },
-  [ASSETS.js]: { body: asset("dashboard.js"), type: "text/javascript; charset=utf-8" },
-  [ASSETS.icon]: { body: asset("icon.svg"), type: "image/svg+xml" },
+  [ASSETS.css]: { body: dashboardCss, type: "text/css; charset=utf-8" },
+  [ASSETS.js]: { body: dashboardJs, type: "text/javascript; charset=utf-8" },
+  [ASSETS.icon]: { body: iconSvg, type: "image/svg+xml" },
 };
 
 const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");

@@ -13,7 +13,10 @@ const cited = (url: string, source: Source) => `${url} (revision: ${source.perma
 
 export function searchText(r: Static<typeof SearchResponse>): string {
   if (!r.hits.length) return `No passage matches "${r.query}"${r.offset ? ` past offset ${r.offset}` : ""} (${r.estimatedTotalHits} in all).\n\n${notice(r.attribution)}`;
-  const hits = r.hits.map((h, i) => `[${r.offset + i + 1}] ${h.title} · ${section(h.section)}\npage_id ${h.page_id} · passage ${h.id} · ${cited(h.url, h.source)}\n${h.text}`);
+  const hits = r.hits.map(
+    (h, i) =>
+      `[${r.offset + i + 1}] ${h.title} · ${section(h.section)}${h._rankingScore === undefined ? "" : ` · score ${h._rankingScore.toFixed(3)}`}\npage_id ${h.page_id} · passage ${h.id} · ${cited(h.url, h.source)}\n${h.text}`,
+  );
   const head = `${r.hits.length} hits for "${r.query}", from ${r.offset + 1} (about ${r.estimatedTotalHits} in all):`;
   return [head, ...hits, notice(r.attribution)].join("\n\n");
 }

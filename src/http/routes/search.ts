@@ -13,15 +13,19 @@ export const searchRoutes = ({ answers }: ApiContext) => {
     parse: JSON_ONLY,
     response: {
       200: described(SearchResponse, "One hit per page, best first; with page_id, that page's matching chunks", { checked: false }),
-      400: described(ErrorBody, "`missing q` (absent or blank), or `invalid_parameter` with details: q over 500 characters, a bad or repeated limit, offset, page_id, crop_length or highlight", {
-        examples: {
-          [ERRORS.missingQ.code]: errorBody(ERRORS.missingQ),
-          [ERRORS.invalidParameter.code]: {
-            ...errorBody(ERRORS.invalidParameter, "limit", "an integer from 1 to 50 (base-10 digits)"),
-            details: { parameter: "limit", value: "99", constraint: "an integer from 1 to 50 (base-10 digits)" },
+      400: described(
+        ErrorBody,
+        "`missing q` (absent or blank), or `invalid_parameter` with details: q over 500 characters, a bad or repeated limit, offset, page_id, crop_length, highlight or show_ranking_score",
+        {
+          examples: {
+            [ERRORS.missingQ.code]: errorBody(ERRORS.missingQ),
+            [ERRORS.invalidParameter.code]: {
+              ...errorBody(ERRORS.invalidParameter, "limit", "an integer from 1 to 50 (base-10 digits)"),
+              details: { parameter: "limit", value: "99", constraint: "an integer from 1 to 50 (base-10 digits)" },
+            },
           },
         },
-      }),
+      ),
       ...KEY_ERRORS,
     },
     detail: {
@@ -32,7 +36,7 @@ export const searchRoutes = ({ answers }: ApiContext) => {
       description:
         "Full-text search over chunks: one hit per page (its best chunk), pages whose title matches first (an exact title first of all), " +
         "then pages with every word before pages with some. Text in double quotes must match as a phrase. " +
-        "With page_id, the matching chunks of that one page.",
+        "With page_id, the matching chunks of that one page. show_ranking_score=true adds each hit's _rankingScore (0 to 1).",
     },
   });
 };

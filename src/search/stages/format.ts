@@ -11,6 +11,7 @@ import { termOfKey } from "../analyze";
 import { formatText, formatTitle, type MatchedTerms } from "../highlight";
 import { DEFAULTS, type Hit, type SearchOptions } from "../options";
 import type { ParsedQuery } from "../query";
+import { rankingScore } from "../ranking-score";
 import type { Derived } from "../shard";
 import type { SearchContext } from "./context";
 import type { Candidate } from "./pool";
@@ -22,7 +23,8 @@ interface TierTerms {
   indexTerms: Map<string, number[]>;
 }
 
-export type HitFormatter = (pageIdx: number, c: Candidate) => Hit;
+/** `group`: the page's D8 group (0 exact title, 1 title match, 2 other). */
+export type HitFormatter = (pageIdx: number, c: Candidate, group: number) => Hit;
 
 export function hitFormatter(ctx: SearchContext, query: ParsedQuery, options: SearchOptions): HitFormatter {
   const highlight = options.highlight ?? DEFAULTS.highlight;
@@ -46,7 +48,7 @@ export function hitFormatter(ctx: SearchContext, query: ParsedQuery, options: Se
     }
     return terms;
   };
-  return (pageIdx, c) => {
+  return (pageIdx, c, group) => {
     const page = ctx.catalog.pages.shown(pageIdx);
     const chunk = c.chunk - ctx.catalog.firstChunk[pageIdx]!;
     const text = page.chunkText(chunk);
@@ -55,6 +57,7 @@ export function hitFormatter(ctx: SearchContext, query: ParsedQuery, options: Se
       page,
       chunk,
       score: c.score,
+      rankingScore: rankingScore(group, c.tier, c.score),
       text,
       section: ctx.catalog.pages.chunkHeading(pageIdx, chunk),
       formatted: {

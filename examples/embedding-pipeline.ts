@@ -1,0 +1,248 @@
+/**
+ * From Tome to a vector store, and kept fresh: a snapshot's export (`snapshot:export`, one JSON
+ * object per chunk) read in batches, each batch's text embedded by a function you supply, the
+ * vectors stored in LanceDB (@lancedb/lancedb, in process, on disk); then, from a running
+ * server, the pages GET /v1/changes lists since the last sync are fetched again and their
+ * chunks replaced.
+ *
+ *     bun run snapshot:export --out chunks.jsonl.zst
+ *     bun examples/embedding-pipeline.ts load --export chunks.jsonl.zst --db vectors/
+ *     TOME_URL=http://localhost:8080 TOME_API_KEY=wk_... bun examples/embedding-pipeline.ts sync --db vectors/
+ *     bun examples/embedding-pipeline.ts query --db vectors/ "albedo of snow"
+ *
+ * The command line embeds with `deterministicHashEmbedding`, a stand-in that needs no model
+ * (hashed words, no meaning): pass your model's function to loadExport, syncChanges and
+ * nearest instead. Every row keeps what a reuser must show: the article's url, the revision's
+ * permalink, the license and the modifications (CC BY-SA 4.0; see GET /v1/license).
+ */
+import * as lancedb from "@lancedb/lancedb";
+import { createReadStream, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
+import { createGunzip, createZstdDecompress } from "node:zlib";
+
+/** One line of `snapshot:export`: what GET /v1/chunk/{id} answers. */
+export interface ExportedChunk {
+  id: string;
+  page_id: number;
+  chunk_id: number;
+  rev_id: number;
+  title: string;
+  section: string;
+  text: string;
+  url: string;
+  timestamp: string;
+  source: { project: string; page_id: number; revision_id: number; source_url: string; permalink: string };
+  license: { name: string; url: string };
+  modifications: string[];
+}
+
+/** Your embedding model: one vector per text, all of the same length. */
+export type Embed = (texts: string[]) => Promise<number[][]>;
+
+/** A row of the store: the chunk, its attribution, and its vector. */
+interface Row extends Record<string, unknown> {
+  id: string;
+  page_id: number;
+  chunk_id: number;
+  rev_id: number;
+  title: string;
+  section: string;
+  text: string;
+  url: string;
+  permalink: string;
+  timestamp: string;
+  license: string;
+  modifications: string;
+  vector: number[];
+}
+
+const TABLE = "chunks";
+/** Where the store keeps the time of the newest change it has seen (for the next sync). */
+const SYNC_FILE = "tome-sync.json";
+
+/** The export's chunks, one at a time (plain, .gz or .zst, by the file's name). */
+export async function* readExport(path: string): AsyncGenerator<ExportedChunk> {
+  let input: Readable = createReadStream(path);
+  if (path.endsWith(".gz")) input = input.pipe(createGunzip());
+  else if (path.endsWith(".zst")) input = input.pipe(createZstdDecompress());
+  for await (const line of createInterface({ input, crlfDelay: Infinity })) if (line) yield JSON.parse(line) as ExportedChunk;
+}
+
+/** Groups of `size` items (the last may hold fewer). */
+export async function* batches<T>(items: AsyncIterable<T> | Iterable<T>, size: number): AsyncGenerator<T[]> {
+  let batch: T[] = [];
+  for await (const item of items) {
+    batch.push(item);
+    if (batch.length === size) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length) yield batch;
+}
+
+async function rowsOf(chunks: ExportedChunk[], embed: Embed): Promise<Row[]> {
+  const vectors = await embed(chunks.map((c) => (c.section ? `${c.title} — ${c.section}\n${c.text}` : `${c.title}\n${c.text}`)));
+  if (vectors.length !== chunks.length) throw new Error(`the embedding function gave ${vectors.length} vectors for ${chunks.length} texts`);
+  return chunks.map((c, i) => ({
+    id: c.id,
+    page_id: c.page_id,
+    chunk_id: c.chunk_id,
+    rev_id: c.rev_id,
+    title: c.title,
+    section: c.section,
+    text: c.text,
+    url: c.url,
+    permalink: c.source.permalink,
+    timestamp: c.timestamp,
+    license: `${c.license.name} (${c.license.url})`,
+    modifications: c.modifications.join("; "),
+    vector: vectors[i]!,
+  }));
+}
+
+/** The newest change among rows, in Unix seconds. */
+const newest = (chunks: ExportedChunk[], since: number) => chunks.reduce((t, c) => Math.max(t, Date.parse(c.timestamp) / 1000), since);
+
+/**
+ * Loads an export into a new table of the store at `db` (replacing one there), `batchSize`
+ * chunks per call of `embed`; returns the chunks stored. The next sync starts from the newest
+ * change the export held.
+ */
+export async function loadExport(options: { exportPath: string; db: string; embed: Embed; batchSize?: number; onBatch?: (stored: number) => void }): Promise<number> {
+  const connection = await lancedb.connect(options.db);
+  let table: lancedb.Table | undefined;
+  let stored = 0;
+  let since = 0;
+  for await (const batch of batches(readExport(options.exportPath), options.batchSize ?? 256)) {
+    const rows = await rowsOf(batch, options.embed);
+    if (table) await table.add(rows);
+    else table = await connection.createTable(TABLE, rows, { mode: "overwrite" });
+    stored += rows.length;
+    since = newest(batch, since);
+    options.onBatch?.(stored);
+  }
+  writeFileSync(join(options.db, SYNC_FILE), JSON.stringify({ since }));
+  return stored;
+}
+
+/** The server, as the sync reads it. */
+export interface Server {
+  url: string;
+  apiKey: string;
+}
+
+async function get<T>(server: Server, path: string): Promise<T> {
+  const res = await fetch(`${server.url.replace(/\/$/, "")}${path}`, { headers: { authorization: `Bearer ${server.apiKey}` } });
+  if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+/** Every chunk of a page, as the export has them: GET /v1/page answers the page (its revision, url, source, license) and its chunks. */
+async function chunksOfPage(server: Server, pageId: number): Promise<ExportedChunk[]> {
+  type PageBody = {
+    page: Pick<ExportedChunk, "rev_id" | "url" | "timestamp" | "source" | "license">;
+    chunks: { results: Pick<ExportedChunk, "id" | "page_id" | "chunk_id" | "title" | "section" | "text">[] };
+    attribution: { modifications: string[] };
+  };
+  const { page, chunks, attribution } = await get<PageBody>(server, `/v1/page/${pageId}?max_chunks=200000`);
+  const { rev_id, url, timestamp, source, license } = page;
+  return chunks.results.map((c) => ({ ...c, rev_id, url, timestamp, source, license, modifications: attribution.modifications }));
+}
+
+/**
+ * Brings the store up to date with the server: every page GET /v1/changes lists since the last
+ * sync (or `since`) has its rows replaced by its chunks now. Returns the pages synced and the
+ * time the next sync starts from. Pages deleted from the wiki are not listed by /v1/changes:
+ * reload from a new export to drop them.
+ */
+export async function syncChanges(options: { db: string; server: Server; embed: Embed; since?: number; pageSize?: number }): Promise<{ pages: number; chunks: number; since: number }> {
+  const table = await (await lancedb.connect(options.db)).openTable(TABLE);
+  const syncFile = join(options.db, SYNC_FILE);
+  let since = options.since ?? (existsSync(syncFile) ? (JSON.parse(readFileSync(syncFile, "utf8")) as { since: number }).since : 0);
+  const from = since;
+  const limit = options.pageSize ?? 100;
+  let pages = 0;
+  let chunks = 0;
+  for (let offset = 0; ; offset += limit) {
+    const changed = await get<{ results: { page_id: number; ts_unix: number }[]; total: number }>(options.server, `/v1/changes?since=${from}&offset=${offset}&limit=${limit}`);
+    for (const page of changed.results) {
+      const fresh = await chunksOfPage(options.server, page.page_id);
+      await table.delete(`page_id = ${page.page_id}`);
+      if (fresh.length) await table.add(await rowsOf(fresh, options.embed));
+      pages++;
+      chunks += fresh.length;
+      since = Math.max(since, page.ts_unix);
+    }
+    if (offset + limit >= changed.total) break;
+  }
+  writeFileSync(syncFile, JSON.stringify({ since }));
+  return { pages, chunks, since };
+}
+
+/** The `k` stored chunks nearest to the query's vector. */
+export async function nearest(options: { db: string; embed: Embed; query: string; k?: number }): Promise<Row[]> {
+  const table = await (await lancedb.connect(options.db)).openTable(TABLE);
+  const [vector] = await options.embed([options.query]);
+  return (await table
+    .search(vector!)
+    .limit(options.k ?? 5)
+    .toArray()) as Row[];
+}
+
+/**
+ * A deterministic stand-in for an embedding model, for trying the pipeline and for its test:
+ * each lower-cased word hashed into one of `dimensions` buckets, the counts normalised. It
+ * captures shared words, not meaning: use a real model's function in its place.
+ */
+export function deterministicHashEmbedding(dimensions = 64): Embed {
+  return async (texts) =>
+    texts.map((text) => {
+      const v = new Array<number>(dimensions).fill(0);
+      for (const word of text.toLowerCase().match(/\p{L}+|\p{N}+/gu) ?? []) v[Number(Bun.hash(word) % BigInt(dimensions))]! += 1;
+      const norm = Math.hypot(...v) || 1;
+      return v.map((x) => x / norm);
+    });
+}
+
+const HELP = `Usage: bun examples/embedding-pipeline.ts load --export FILE --db DIR [--batch N]
+       bun examples/embedding-pipeline.ts sync --db DIR [--since T]      (TOME_URL, TOME_API_KEY)
+       bun examples/embedding-pipeline.ts query --db DIR TEXT
+
+load   stores every chunk of a snapshot:export file (.jsonl, .gz or .zst) in LanceDB at DIR
+sync   replaces the chunks of every page the server's /v1/changes lists since the last load or sync
+query  prints the 5 stored chunks nearest to TEXT, with their attribution
+
+Embeds with a deterministic hashing stand-in (no model): put your model in its place.
+`;
+
+if (import.meta.main) {
+  const { parseArgs } = await import("node:util");
+  const { values, positionals } = parseArgs({
+    args: Bun.argv.slice(2),
+    options: { export: { type: "string" }, db: { type: "string" }, batch: { type: "string" }, since: { type: "string" }, help: { type: "boolean", short: "h" } },
+    allowPositionals: true,
+  });
+  const [command, ...rest] = positionals;
+  if (values.help || !command || !values.db) {
+    process.stdout.write(HELP);
+    process.exit(values.help ? 0 : 2);
+  }
+  const embed = deterministicHashEmbedding();
+  if (command === "load" && values.export) {
+    const stored = await loadExport({ exportPath: values.export, db: values.db, embed, batchSize: values.batch ? Number(values.batch) : undefined });
+    console.log(`stored ${stored} chunks in ${values.db}`);
+  } else if (command === "sync") {
+    const url = process.env.TOME_URL ?? "http://localhost:8080";
+    const synced = await syncChanges({ db: values.db, server: { url, apiKey: process.env.TOME_API_KEY ?? "" }, embed, since: values.since ? Number(values.since) : undefined });
+    console.log(`synced ${synced.pages} pages (${synced.chunks} chunks); next sync from ${synced.since}`);
+  } else if (command === "query" && rest.length) {
+    for (const row of await nearest({ db: values.db, embed, query: rest.join(" ") }))
+      console.log(`${row.id}  ${row.title} · ${row.section || "intro"}  ${row.permalink}\n  ${row.text.slice(0, 160)}…`);
+  } else {
+    process.stderr.write(HELP);
+    process.exit(2);
+  }
+}

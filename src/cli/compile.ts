@@ -1,0 +1,63 @@
+/**
+ * bun run compile — writes dist/tome: one executable (bun build --compile) holding Bun, every
+ * command (tome.ts), the workers, the fonts, Swagger UI's files, the stopword lists and the
+ * sample dump, so that it runs where neither Bun nor node_modules is.
+ */
+import { statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { ArgumentError, mainOf, note } from "./main";
+
+const ROOT = resolve(import.meta.dir, "../..");
+/**
+ * The workers, each started by its path under src/ inside the executable (workerUrl in
+ * src/files.ts): entry points of their own, so that src/ is the root of the executable's files.
+ */
+const WORKERS = ["src/pdf/worker.ts", "src/ingest/worker.ts", "src/search/run-worker.ts"];
+
+const HELP = `Usage: bun run compile [--out FILE]
+
+Builds one executable holding Tome and the Bun runtime (bun build --compile), for this
+machine's system and processor: \`tome --help\` lists its commands (start, snapshot:build,
+snapshot:export, keys, mcp, ...), each the \`bun run\` script of the same name. It needs no
+Bun and no node_modules where it runs; the bzip2, xz or gzip command still reads a
+compressed dump, as with bun run.
+
+Options:
+  --out FILE   where to write it (default dist/tome)
+  -h, --help   this text
+`;
+
+/** Compiles the executable to `out`; returns its size in bytes. */
+export async function compile(out: string): Promise<number> {
+  const result = await Bun.build({
+    entrypoints: [join(ROOT, "src/cli/tome.ts"), ...WORKERS.map((w) => join(ROOT, w))],
+    compile: { outfile: out },
+    minify: true,
+    sourcemap: "none",
+  });
+  if (!result.success) throw new Error(`bun build --compile failed:\n${result.logs.join("\n")}`);
+  return statSync(out).size;
+}
+
+/** The command, on its arguments. */
+export async function main(argv: string[]): Promise<void> {
+  await mainOf("compile", async () => {
+    let values: { out?: string; help?: boolean };
+    try {
+      values = parseArgs({ args: argv, options: { out: { type: "string" }, help: { type: "boolean", short: "h" } }, strict: true }).values;
+    } catch (err) {
+      throw new ArgumentError((err as Error).message);
+    }
+    if (values.help) {
+      process.stdout.write(HELP);
+      return;
+    }
+    const out = resolve(values.out ?? join(ROOT, "dist/tome"));
+    const started = performance.now();
+    const bytes = await compile(out);
+    note(`compile: ${out}, ${(bytes / 1e6).toFixed(1)} MB, in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
+  });
+}
+
+if (import.meta.main) await main(Bun.argv.slice(2));

@@ -1,0 +1,156 @@
+/**
+ * bun run snapshot:export — a snapshot's chunks as JSON lines, for embedding: one object per
+ * chunk, in page-id then chunk order, each what GET /v1/chunk/{id} answers (the text, its
+ * source and the attribution a reuser must show). Streamed: one page's chunks are in memory at
+ * a time, and a slow reader (a pipe, the compressor) holds the loop back.
+ */
+import { createWriteStream, existsSync, renameSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { Readable, type Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { parseArgs } from "node:util";
+import { createGzip, createZstdCompress } from "node:zlib";
+import { UserError } from "../errors";
+import { ApiError, Attributions, readSince, Resources } from "../http";
+import { latestSnapshot, openSnapshot, type Snapshot } from "../snapshot";
+import { countProgress } from "./progress";
+import { ArgumentError, mainOf, note } from "./main";
+
+/** Where `bun run start` keeps and finds snapshots (start.ts). */
+const SNAPSHOT_DIR = "snapshots";
+/** Lines are joined into writes of about this many characters: one write per line would cost more than the line. */
+const WRITE_CHARS = 1 << 18;
+
+const HELP = `Usage: bun run snapshot:export [--snapshot FILE] [--out FILE | -] [--since T]
+
+Writes every chunk of a snapshot as one JSON object per line (JSON Lines), in page-id order,
+then chunk order within a page: what GET /v1/chunk/{id} answers for it, i.e.
+  id, page_id, chunk_id, rev_id, title, section, text, url, timestamp,
+  source (project, page_id, revision_id, source_url, permalink),
+  license (name, full_name, url), modified, modifications
+The text is CC BY-SA 4.0: whoever shows it must credit the article (url, source.permalink),
+name the license and say it was modified (modifications); see GET /v1/license.
+
+Options:
+  --snapshot FILE  the snapshot (default: TOME_SNAPSHOT, else the newest *.tome in ${SNAPSHOT_DIR}/)
+  --out FILE | -   where to write (default -, standard output). A name ending in .gz is
+                   gzip-compressed, .zst zstd-compressed. A file is written beside its name
+                   and renamed into place when whole
+  --since T        only pages changed at or after T: Unix seconds or an RFC 3339 date-time
+                   with a zone, as GET /v1/changes takes it (the same pages)
+  -h, --help       this text
+
+A progress bar shows on a terminal (stderr). Memory stays flat: one page at a time.
+`;
+
+export interface ExportArgs {
+  snapshot: string;
+  out: string;
+  since: number;
+}
+
+function parseExportArgs(args: string[]): ExportArgs | "help" {
+  let values: { snapshot?: string; out?: string; since?: string; help?: boolean };
+  try {
+    const parsed = parseArgs({ args, options: { snapshot: { type: "string" }, out: { type: "string" }, since: { type: "string" }, help: { type: "boolean", short: "h" } }, strict: true });
+    values = parsed.values;
+  } catch (err) {
+    throw new ArgumentError((err as Error).message);
+  }
+  if (values.help) return "help";
+  const snapshot = values.snapshot ?? (process.env.TOME_SNAPSHOT || latestSnapshot(SNAPSHOT_DIR));
+  if (!snapshot) throw new ArgumentError(`no snapshot in ${SNAPSHOT_DIR}/ and no TOME_SNAPSHOT: give --snapshot FILE.`);
+  let since = 0;
+  if (values.since !== undefined) {
+    try {
+      since = readSince(values.since);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      throw new ArgumentError(`--since takes Unix seconds or an RFC 3339 date-time with a zone (2026-01-01T00:00:00Z), not "${values.since}".`);
+    }
+  }
+  return { snapshot, out: values.out ?? "-", since };
+}
+
+/** The rows of the pages changed at or after `since`, in page-id order, and how many chunks they hold. */
+export function exportedRows(snapshot: Snapshot, since: number): { rows: number[]; chunks: number } {
+  const { ts, chunkCounts } = snapshot.pages;
+  const rows: number[] = [];
+  let chunks = 0;
+  for (let i = 0; i < ts.length; i++) {
+    if (ts[i]! < since) continue;
+    rows.push(i);
+    chunks += chunkCounts[i]!;
+  }
+  return { rows, chunks };
+}
+
+/** The export's lines, joined into strings of about WRITE_CHARS; `done` is told the chunks written so far. */
+export function* exportLines(snapshot: Snapshot, rows: Iterable<number>, done: (chunks: number) => void = () => {}): Generator<string> {
+  const resources = new Resources(snapshot.meta, new Attributions(snapshot.meta));
+  let batch = "";
+  let chunks = 0;
+  for (const i of rows) {
+    const page = snapshot.pages.at(i);
+    for (let c = 0; c < page.chunks.length; c++) batch += `${JSON.stringify(resources.chunk(page, c))}\n`;
+    chunks += page.chunks.length;
+    if (batch.length >= WRITE_CHARS) {
+      yield batch;
+      batch = "";
+      done(chunks);
+    }
+  }
+  if (batch) yield batch;
+  done(chunks);
+}
+
+/** The compressor a file name asks for, if any. */
+function compressorFor(out: string) {
+  if (out.endsWith(".gz")) return createGzip();
+  if (out.endsWith(".zst")) return createZstdCompress();
+  return undefined;
+}
+
+/** Writes the export; returns the chunks written, or undefined when the reader of standard output stopped first. */
+export async function runExport(args: ExportArgs, stdout: Writable = process.stdout): Promise<number | undefined> {
+  const snapshot = openSnapshot(args.snapshot);
+  const { rows, chunks } = exportedRows(snapshot, args.since);
+  const progress = countProgress(basename(args.snapshot), chunks, "chunks");
+  const lines = Readable.from(exportLines(snapshot, rows, progress.update), { objectMode: false });
+  const compressor = compressorFor(args.out);
+  const partial = args.out === "-" ? undefined : join(dirname(args.out), `.${basename(args.out)}.partial`);
+  if (partial && !existsSync(dirname(args.out))) throw new UserError(`no folder ${dirname(args.out)}/ to write ${basename(args.out)} in.`);
+  const sink = partial ? createWriteStream(partial) : stdout;
+  try {
+    await (compressor ? pipeline(lines, compressor, sink, { end: !!partial }) : pipeline(lines, sink, { end: !!partial }));
+    if (partial) renameSync(partial, args.out);
+  } catch (err) {
+    if (partial && existsSync(partial)) rmSync(partial);
+    // The reader of standard output stopped (| head): what it read is what it wanted.
+    if (!partial && (err as NodeJS.ErrnoException).code === "EPIPE") return undefined;
+    throw err;
+  } finally {
+    progress.stop();
+  }
+  return chunks;
+}
+
+/** The command, on its arguments (what follows its name). */
+export async function main(argv: string[]): Promise<void> {
+  await mainOf("snapshot:export", async () => {
+    const args = parseExportArgs(argv);
+    if (args === "help") {
+      process.stdout.write(HELP);
+      return;
+    }
+    const started = performance.now();
+    const chunks = await runExport(args);
+    if (chunks === undefined) return;
+    const seconds = (performance.now() - started) / 1000;
+    note(
+      `snapshot:export: ${chunks} chunks of ${args.snapshot} → ${args.out === "-" ? "standard output" : args.out} in ${seconds.toFixed(1)} s (${Math.round(chunks / Math.max(seconds, 0.001))} chunks/s).`,
+    );
+  });
+}
+
+if (import.meta.main) await main(Bun.argv.slice(2));

@@ -1,0 +1,51 @@
+/**
+ * dist/tome, the executable `bun run compile` writes (compile.ts): every command of the
+ * package.json scripts in one file, as `tome <command> [its arguments]`, each with the same
+ * options and environment variables as `bun run <command>`. A command's module is loaded only
+ * when it runs, so that `tome keys` does not load the server.
+ */
+import { mainOf, note } from "./main";
+
+interface Command {
+  what: string;
+  load: () => Promise<{ main(args: string[]): Promise<void> }>;
+}
+
+const COMMANDS: Record<string, Command> = {
+  start: { what: "serve the API from the newest snapshot (builds one when there is none)", load: () => import("./start") },
+  "snapshot:build": { what: "build a snapshot from one or more dumps", load: () => import("./snapshot-build") },
+  "snapshot:update": { what: "apply an incremental dump or a newer full dump to a snapshot", load: () => import("./snapshot-update") },
+  "snapshot:follow": { what: "keep a folder's snapshot current from Wikimedia's daily dumps", load: () => import("./snapshot-follow") },
+  "snapshot:verify": { what: "check every section of a snapshot against its hash", load: () => import("./snapshot-verify") },
+  "snapshot:export": { what: "write a snapshot's chunks as JSON lines, for embedding", load: () => import("./snapshot-export") },
+  "snapshot:convert": { what: "turn a format-1 snapshot into format 2", load: () => import("./snapshot-convert") },
+  keys: { what: "create, list, revoke and move API keys", load: () => import("./keys") },
+  mcp: { what: "the MCP server over stdio, on a local snapshot", load: () => import("./mcp") },
+};
+
+const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
+const HELP = `Usage: tome <command> [its options]     (tome <command> --help: the command's own)
+
+Tome, a self-hosted Wikipedia text retrieval service, in one executable: no Bun, no
+node_modules. Each command is the \`bun run <command>\` of a checkout, with the same options
+and environment variables (its --help says "bun run <command>": read "tome <command>").
+
+Commands:
+${Object.entries(COMMANDS)
+  .map(([name, { what }]) => `  ${name.padEnd(width)}  ${what}`)
+  .join("\n")}
+`;
+
+if (import.meta.main) {
+  const [name, ...args] = Bun.argv.slice(2);
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    process.stdout.write(HELP);
+    process.exit(name ? 0 : 2);
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    note(`tome: unknown command "${name}".\n\n${HELP}`);
+    process.exit(2);
+  }
+  await mainOf("tome", async () => (await command.load()).main(args));
+}

@@ -1,0 +1,112 @@
+/**
+ * examples/embedding-pipeline.ts (issue 45) for real: the export of a snapshot of
+ * enwiki-2016-sample (300-word chunks) written by `snapshot:export`, loaded into LanceDB in
+ * batches, then synced from a real server serving the same dump cut into 120-word chunks, whose
+ * /v1/changes lists the pages to replace. Only the embedding is a stand-in:
+ * deterministicHashEmbedding, hashed words.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import * as lancedb from "@lancedb/lancedb";
+import { join } from "node:path";
+import { batches, deterministicHashEmbedding, type Embed, loadExport, nearest, readExport, syncChanges } from "../examples/embedding-pipeline";
+import { openSnapshot } from "../src/snapshot";
+import { EN_2016, newKey, ROOT, runToExit, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
+
+setDefaultTimeout(180_000);
+
+type Json = Record<string, any>;
+const dir = tempDir("tome-pipeline-");
+const db = join(dir, "vectors");
+const exported = join(dir, "chunks.jsonl.gz");
+let before: string;
+let server: ServerProcess;
+let key: string;
+/** The stand-in embedding, counting the texts it is given per call. */
+const calls: number[] = [];
+const hashing = deterministicHashEmbedding(32);
+const embed: Embed = (texts) => {
+  calls.push(texts.length);
+  return hashing(texts);
+};
+
+const rowsOf = async () => (await (await (await lancedb.connect(db)).openTable("chunks")).query().toArray()) as Json[];
+
+beforeAll(async () => {
+  before = await snapshotFor({ dumps: [EN_2016] });
+  const after = await snapshotFor({ dumps: [EN_2016], chunkWords: 120 });
+  const data = tempDir("tome-data-");
+  key = (await newKey(data, "--name", "pipeline", "--plan", "enterprise", "--scope", "full")).key;
+  server = await startServer({ TOME_SNAPSHOT: after, TOME_DATA: data });
+  const r = await runToExit(["bun", join(ROOT, "src/cli/snapshot-export.ts"), "--snapshot", before, "--out", exported], {});
+  expect(r.code).toBe(0);
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe("examples/embedding-pipeline.ts", () => {
+  test("batches: groups of the size asked, the last one shorter, nothing lost", async () => {
+    const groups: number[][] = [];
+    for await (const b of batches([1, 2, 3, 4, 5, 6, 7], 3)) groups.push(b);
+    expect(groups).toEqual([[1, 2, 3], [4, 5, 6], [7]]);
+  });
+
+  test("load: every chunk of the export in the store, embedded in batches, with its attribution", async () => {
+    const snapshot = openSnapshot(before);
+    const stored = await loadExport({ exportPath: exported, db, embed, batchSize: 100 });
+    expect(stored).toBe(snapshot.meta.indexedChunks);
+    expect(calls.slice(0, -1).every((n) => n === 100)).toBe(true);
+    expect(calls.reduce((a, b) => a + b, 0)).toBe(stored);
+    const rows = await rowsOf();
+    expect(rows.length).toBe(stored);
+    expect(new Set(rows.map((r) => r.id)).size).toBe(stored);
+    const first: Json[] = [];
+    for await (const c of readExport(exported)) if (first.push(c) === 3) break;
+    for (const c of first) {
+      const row = rows.find((r) => r.id === c.id)!;
+      expect(row).toMatchObject({ page_id: c.page_id, chunk_id: c.chunk_id, rev_id: c.rev_id, title: c.title, section: c.section, text: c.text, url: c.url, permalink: c.source.permalink });
+      expect(row.license).toBe("CC BY-SA 4.0 (https://creativecommons.org/licenses/by-sa/4.0/)");
+      expect(row.modifications).toBe(c.modifications.join("; "));
+      expect(Array.from(row.vector as Iterable<number>).length).toBe(32);
+    }
+  });
+
+  test("nearest: a chunk's own text finds that chunk first (the store's vector search)", async () => {
+    const rows = await rowsOf();
+    const probe = rows[Math.floor(rows.length / 2)]!;
+    const found = await nearest({ db, embed, query: `${probe.section ? `${probe.title} — ${probe.section}` : probe.title}\n${probe.text}`, k: 3 });
+    expect(found[0]!.id).toBe(probe.id);
+  });
+
+  test("sync: the pages /v1/changes lists since T get the server's chunks now; the others keep the export's", async () => {
+    const headers = { authorization: `Bearer ${key}` };
+    const all = (await (await fetch(`${server.url}/v1/changes?limit=1000`, { headers })).json()) as { results: { page_id: number; ts_unix: number }[] };
+    const since = all.results[Math.floor(all.results.length / 2)]!.ts_unix;
+    const listed = all.results.filter((p) => p.ts_unix >= since).map((p) => p.page_id);
+    const untouched = all.results.filter((p) => p.ts_unix < since).map((p) => p.page_id);
+    const old = await rowsOf();
+    const synced = await syncChanges({ db, server: { url: server.url, apiKey: key }, embed, since, pageSize: 7 });
+    expect(synced.pages).toBe(listed.length);
+    expect(synced.since).toBe(Math.max(...all.results.map((p) => p.ts_unix)));
+    const rows = await rowsOf();
+    for (const pageId of listed.slice(0, 10)) {
+      const page = (await (await fetch(`${server.url}/v1/page/${pageId}?max_chunks=1000`, { headers })).json()) as Json;
+      const stored = rows.filter((r) => r.page_id === pageId).sort((a, b) => a.chunk_id - b.chunk_id);
+      expect(stored.map((r) => [r.id, r.text])).toEqual(page.chunks.results.map((c: Json) => [c.id, c.text]));
+    }
+    for (const pageId of untouched.slice(0, 10)) {
+      const keep = (list: Json[]) =>
+        list
+          .filter((r) => r.page_id === pageId)
+          .map((r) => `${r.id} ${r.text}`)
+          .sort();
+      expect(keep(rows)).toEqual(keep(old));
+    }
+    // Chunks of 120 words: the synced pages hold more chunks than the export's 300-word ones.
+    expect(rows.length).toBeGreaterThan(old.length);
+    const again = await syncChanges({ db, server: { url: server.url, apiKey: key }, embed });
+    expect(again.since).toBe(synced.since);
+    expect((await rowsOf()).length).toBe(rows.length);
+  });
+});
