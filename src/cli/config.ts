@@ -27,8 +27,8 @@ export const SETTINGS = [
   {
     name: "TOME_SNAPSHOT",
     default: "the newest *.tome in snapshots/",
-    meaning: "the snapshot to serve; pinned to this file: the server moves to what is renamed over it, and SIGHUP loads it again",
-    usedBy: "start, mcp",
+    meaning: "the snapshot to serve (and to export); pinned to this file: the server moves to what is renamed over it, and SIGHUP loads it again",
+    usedBy: "start, mcp, snapshot:export",
   },
   {
     name: "TOME_SNAPSHOT_WATCH",

@@ -49,7 +49,7 @@ export interface ExportArgs {
   since: number;
 }
 
-function parseExportArgs(args: string[]): ExportArgs | "help" {
+function parseExportArgs(args: string[], pinned: string | undefined): ExportArgs | "help" {
   let values: { snapshot?: string; out?: string; since?: string; help?: boolean };
   try {
     const parsed = parseArgs({ args, options: { snapshot: { type: "string" }, out: { type: "string" }, since: { type: "string" }, help: { type: "boolean", short: "h" } }, strict: true });
@@ -58,7 +58,7 @@ function parseExportArgs(args: string[]): ExportArgs | "help" {
     throw new ArgumentError((err as Error).message);
   }
   if (values.help) return "help";
-  const snapshot = values.snapshot ?? (process.env.TOME_SNAPSHOT || latestSnapshot(SNAPSHOT_DIR));
+  const snapshot = values.snapshot ?? (pinned || latestSnapshot(SNAPSHOT_DIR));
   if (!snapshot) throw new ArgumentError(`no snapshot in ${SNAPSHOT_DIR}/ and no TOME_SNAPSHOT: give --snapshot FILE.`);
   let since = 0;
   if (values.since !== undefined) {
@@ -137,8 +137,8 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
 
 /** The command, on its arguments (what follows its name). */
 export async function main(argv: string[]): Promise<void> {
-  await mainOf("snapshot:export", async () => {
-    const args = parseExportArgs(argv);
+  await mainOf("snapshot:export", async (config) => {
+    const args = parseExportArgs(argv, config.snapshot);
     if (args === "help") {
       process.stdout.write(HELP);
       return;

@@ -1,10 +1,10 @@
 /**
  * A hit's ranking score in [0, 1] (`show_ranking_score`), as Meilisearch's _rankingScore:
- * higher is better, never rising down a result list. INTERIM, until the search core gives its
- * own: the hit's ranking class (its D8 group, then its tier: how many of the query's words
- * its chunk holds, and how) sets the band, one of CLASSES equal slices of [0, 1], best class
- * highest; within the band, the engine's score saturated, s / (s + SATURATION), places it.
- * The engine ranks by class, then score, so the value follows its order.
+ * higher is better, never rising down a result list. The hit's ranking class (rules.ts: its
+ * D8 group, then its tier: how many of the query's words its chunk holds, and how) sets the
+ * band, one of CLASSES equal slices of [0, 1], best class highest; within the band, the
+ * engine's score saturated, s / (s + SATURATION), places it. The order is by class, then score
+ * (D61; the proximity rerank only raises scores within the first pages), so the value follows it.
  */
 import { TIERS } from "./rules";
 
