@@ -15,7 +15,11 @@ import { UsageLedger, usagePath } from "../src/access/usage";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { calls: { type: "string", default: "2000000" }, rounds: { type: "string", default: "7" }, help: { type: "boolean", short: "h", default: false } },
+  options: {
+    calls: { type: "string", default: "2000000" },
+    rounds: { type: "string", default: "7" },
+    help: { type: "boolean", short: "h", default: false },
+  },
 });
 if (values.help) {
   process.stdout.write("Usage: bun bench/key-days.ts [--calls N (default 2000000)] [--rounds R (default 7)]\n");
@@ -24,7 +28,10 @@ if (values.help) {
 const calls = Number(values.calls);
 const ledger = new UsageLedger(usagePath(mkdtempSync(join(tmpdir(), "tome-key-days-"))));
 /** touch as it was before D71: the same two steps, through the ledger's own private members. */
-const old = new UsageLedger(usagePath(mkdtempSync(join(tmpdir(), "tome-key-days-")))) as unknown as { lastUsed: Map<string, number>; changed(): void };
+const old = new UsageLedger(usagePath(mkdtempSync(join(tmpdir(), "tome-key-days-")))) as unknown as {
+  lastUsed: Map<string, number>;
+  changed(): void;
+};
 const keys = Array.from({ length: 64 }, (_, i) => `key_${String(i).padStart(12, "0")}`);
 const now = Date.now();
 

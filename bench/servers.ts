@@ -8,7 +8,10 @@ import { pagesWithText } from "./queries";
 export { ROOT } from "./support";
 
 /** The given snapshot, or one built into dir from the shared English dumps (enwiki-2016-sample + enwik8-head). */
-export async function benchSnapshot(given: string | undefined, dir: string): Promise<{ path: string; snapshot: Snapshot }> {
+export async function benchSnapshot(
+  given: string | undefined,
+  dir: string,
+): Promise<{ path: string; snapshot: Snapshot }> {
   if (given) return { path: given, snapshot: openSnapshot(given) };
   console.error("building a snapshot of enwiki-2016-sample + enwik8-head…");
   const path = join(dir, "shared.tome");
@@ -26,7 +29,9 @@ export const BENCH_WORK_SHARE = "1000000000";
 export async function benchKey(dataDir: string, root = ROOT): Promise<string> {
   const tool = join(root, "src/cli/keys.ts");
   const env = { ...process.env, TOME_DATA: dataDir };
-  const made = JSON.parse(await Bun.$`bun ${tool} create --name bench --account bench --plan enterprise --json`.env(env).text());
+  const made = JSON.parse(
+    await Bun.$`bun ${tool} create --name bench --account bench --plan enterprise --json`.env(env).text(),
+  );
   await Bun.$`bun ${tool} plan --account bench --plan enterprise --rate 1000000`.env(env).quiet();
   return made.key;
 }
@@ -39,7 +44,11 @@ export type BenchServer = SpawnedServer;
  * it says where it serves, as the tests start theirs (bench/support.ts), but in the current
  * directory, with its request log (stdout) dropped and up to 10 minutes to start (valgrind).
  */
-export function spawnServer(command: string[], env: Record<string, string | undefined>, cwd = process.cwd()): Promise<BenchServer> {
+export function spawnServer(
+  command: string[],
+  env: Record<string, string | undefined>,
+  cwd = process.cwd(),
+): Promise<BenchServer> {
   return spawn(command, env, { cwd, ignoreStdout: true, timeoutMs: 600_000 });
 }
 

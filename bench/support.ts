@@ -29,12 +29,21 @@ export function tempDir(prefix = "tome-test-"): string {
 const chunkWordsOf = (options: IngestOptions): number => options.chunkWords ?? DEFAULT_CHUNK_WORDS;
 
 /** Writes an ingest result as a snapshot at path, cut as the result was. */
-export function writeSnapshot(result: IngestResult, path: string, options: IngestOptions, createdAt?: Date): BuildReport {
+export function writeSnapshot(
+  result: IngestResult,
+  path: string,
+  options: IngestOptions,
+  createdAt?: Date,
+): BuildReport {
   return writeIngested(result, path, chunkWordsOf(options), createdAt);
 }
 
 /** Ingests the dumps and writes them as a snapshot at path. */
-export async function buildSnapshot(options: IngestOptions, path: string, createdAt?: Date): Promise<BuildReport & { result: IngestResult }> {
+export async function buildSnapshot(
+  options: IngestOptions,
+  path: string,
+  createdAt?: Date,
+): Promise<BuildReport & { result: IngestResult }> {
   const result = await ingest(options);
   return { ...writeSnapshot(result, path, options, createdAt), result };
 }
@@ -62,7 +71,11 @@ export interface Launched {
 }
 
 /** Starts command with PORT=0 (unless env sets PORT), collecting its output. */
-export function launch(command: string[], env: Record<string, string | undefined>, options: LaunchOptions = {}): Launched {
+export function launch(
+  command: string[],
+  env: Record<string, string | undefined>,
+  options: LaunchOptions = {},
+): Launched {
   const proc = Bun.spawn(command, {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, PORT: "0", ...env },
@@ -97,7 +110,11 @@ export function launch(command: string[], env: Record<string, string | undefined
 }
 
 /** Runs command until it exits (a server that refuses to start, a tool): its exit code and output. */
-export async function runToExit(command: string[], env: Record<string, string | undefined>, cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function runToExit(
+  command: string[],
+  env: Record<string, string | undefined>,
+  cwd = ROOT,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const run = launch(command, env, { cwd });
   const code = await run.exited();
   return { code, stdout: run.stdout(), stderr: run.stderr() };
@@ -119,7 +136,11 @@ export interface SpawnedServer {
  * until it logs where it serves; throws with its log if it exits first or takes longer than
  * timeoutMs.
  */
-export async function spawnServer(command: string[], env: Record<string, string | undefined>, options: LaunchOptions & { timeoutMs?: number } = {}): Promise<SpawnedServer> {
+export async function spawnServer(
+  command: string[],
+  env: Record<string, string | undefined>,
+  options: LaunchOptions & { timeoutMs?: number } = {},
+): Promise<SpawnedServer> {
   const run = launch(command, env, options);
   const url = await run.serving(options.timeoutMs);
   if (!url) {
@@ -146,7 +167,9 @@ export async function spawnServer(command: string[], env: Record<string, string 
  * content. For the conversion's tests.
  */
 export function writeFormat1(path: string, source: Snapshot): { chunkWords: number } {
-  const pages = source.pages.list().map((p) => ({ ...p, chunks: p.chunks.map((c) => ({ section: c.section, text: c.text })) }));
+  const pages = source.pages
+    .list()
+    .map((p) => ({ ...p, chunks: p.chunks.map((c) => ({ section: c.section, text: c.text })) }));
   const packr = new Packr({ useRecords: true, moreTypes: false });
   const { modifications: _recorded, ...meta1 } = { ...source.meta, formatVersion: 1 };
   const metaBytes = packr.pack(meta1);

@@ -27,7 +27,8 @@ export type LicenseResponse = Static<typeof Schemas.LicenseResponse>;
 export type MetaResponse = Static<typeof Schemas.MetaResponse>;
 export type SearchHit = Schemas.SearchHit;
 /** D1's body, or a limit's (retry_after, quota_*), or a busy renderer's. */
-export type ErrorBody = Static<typeof Schemas.ErrorBody> & Partial<Omit<Static<typeof Schemas.LimitErrorBody>, "error">>;
+export type ErrorBody = Static<typeof Schemas.ErrorBody> &
+  Partial<Omit<Static<typeof Schemas.LimitErrorBody>, "error">>;
 
 export interface SearchOptions {
   limit?: number;
@@ -159,7 +160,10 @@ export class TomeClient {
       try {
         res = await fetch(url, { headers, signal: AbortSignal.timeout(this.timeoutMs) });
       } catch (e) {
-        throw new TomeError(0, { error: "connection_failed", message: `cannot reach ${this.url}: ${(e as Error).message}` });
+        throw new TomeError(0, {
+          error: "connection_failed",
+          message: `cannot reach ${this.url}: ${(e as Error).message}`,
+        });
       }
       if (res.ok) return res;
       const error = new TomeError(res.status, await errorBody(res), res.headers);

@@ -67,7 +67,8 @@ export async function* readExport(path: string): AsyncGenerator<ExportedChunk> {
   let input: Readable = createReadStream(path);
   if (path.endsWith(".gz")) input = input.pipe(createGunzip());
   else if (path.endsWith(".zst")) input = input.pipe(createZstdDecompress());
-  for await (const line of createInterface({ input, crlfDelay: Infinity })) if (line) yield JSON.parse(line) as ExportedChunk;
+  for await (const line of createInterface({ input, crlfDelay: Infinity }))
+    if (line) yield JSON.parse(line) as ExportedChunk;
 }
 
 /** Groups of `size` items (the last may hold fewer). */
@@ -84,8 +85,11 @@ export async function* batches<T>(items: AsyncIterable<T> | Iterable<T>, size: n
 }
 
 async function rowsOf(chunks: ExportedChunk[], embed: Embed): Promise<Row[]> {
-  const vectors = await embed(chunks.map((c) => (c.section ? `${c.title} — ${c.section}\n${c.text}` : `${c.title}\n${c.text}`)));
-  if (vectors.length !== chunks.length) throw new Error(`the embedding function gave ${vectors.length} vectors for ${chunks.length} texts`);
+  const vectors = await embed(
+    chunks.map((c) => (c.section ? `${c.title} — ${c.section}\n${c.text}` : `${c.title}\n${c.text}`)),
+  );
+  if (vectors.length !== chunks.length)
+    throw new Error(`the embedding function gave ${vectors.length} vectors for ${chunks.length} texts`);
   return chunks.map((c, i) => ({
     id: c.id,
     page_id: c.page_id,
@@ -104,14 +108,21 @@ async function rowsOf(chunks: ExportedChunk[], embed: Embed): Promise<Row[]> {
 }
 
 /** The newest change among rows, in Unix seconds. */
-const newest = (chunks: ExportedChunk[], since: number) => chunks.reduce((t, c) => Math.max(t, Date.parse(c.timestamp) / 1000), since);
+const newest = (chunks: ExportedChunk[], since: number) =>
+  chunks.reduce((t, c) => Math.max(t, Date.parse(c.timestamp) / 1000), since);
 
 /**
  * Loads an export into a new table of the store at `db` (replacing one there), `batchSize`
  * chunks per call of `embed`; returns the chunks stored. The next sync starts from the newest
  * change the export held.
  */
-export async function loadExport(options: { exportPath: string; db: string; embed: Embed; batchSize?: number; onBatch?: (stored: number) => void }): Promise<number> {
+export async function loadExport(options: {
+  exportPath: string;
+  db: string;
+  embed: Embed;
+  batchSize?: number;
+  onBatch?: (stored: number) => void;
+}): Promise<number> {
   const connection = await lancedb.connect(options.db);
   let table: lancedb.Table | undefined;
   let stored = 0;
@@ -135,7 +146,9 @@ export interface Server {
 }
 
 async function get<T>(server: Server, path: string): Promise<T> {
-  const res = await fetch(`${server.url.replace(/\/$/, "")}${path}`, { headers: { authorization: `Bearer ${server.apiKey}` } });
+  const res = await fetch(`${server.url.replace(/\/$/, "")}${path}`, {
+    headers: { authorization: `Bearer ${server.apiKey}` },
+  });
   if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
   return (await res.json()) as T;
 }
@@ -149,7 +162,15 @@ async function chunksOfPage(server: Server, pageId: number): Promise<ExportedChu
   };
   const { page, chunks, attribution } = await get<PageBody>(server, `/v1/page/${pageId}?max_chunks=200000`);
   const { rev_id, url, timestamp, source, license } = page;
-  return chunks.results.map((c) => ({ ...c, rev_id, url, timestamp, source, license, modifications: attribution.modifications }));
+  return chunks.results.map((c) => ({
+    ...c,
+    rev_id,
+    url,
+    timestamp,
+    source,
+    license,
+    modifications: attribution.modifications,
+  }));
 }
 
 /**
@@ -158,16 +179,27 @@ async function chunksOfPage(server: Server, pageId: number): Promise<ExportedChu
  * time the next sync starts from. Pages deleted from the wiki are not listed by /v1/changes:
  * reload from a new export to drop them.
  */
-export async function syncChanges(options: { db: string; server: Server; embed: Embed; since?: number; pageSize?: number }): Promise<{ pages: number; chunks: number; since: number }> {
+export async function syncChanges(options: {
+  db: string;
+  server: Server;
+  embed: Embed;
+  since?: number;
+  pageSize?: number;
+}): Promise<{ pages: number; chunks: number; since: number }> {
   const table = await (await lancedb.connect(options.db)).openTable(TABLE);
   const syncFile = join(options.db, SYNC_FILE);
-  let since = options.since ?? (existsSync(syncFile) ? (JSON.parse(readFileSync(syncFile, "utf8")) as { since: number }).since : 0);
+  let since =
+    options.since ??
+    (existsSync(syncFile) ? (JSON.parse(readFileSync(syncFile, "utf8")) as { since: number }).since : 0);
   const from = since;
   const limit = options.pageSize ?? 100;
   let pages = 0;
   let chunks = 0;
   for (let offset = 0; ; offset += limit) {
-    const changed = await get<{ results: { page_id: number; ts_unix: number }[]; total: number }>(options.server, `/v1/changes?since=${from}&offset=${offset}&limit=${limit}`);
+    const changed = await get<{ results: { page_id: number; ts_unix: number }[]; total: number }>(
+      options.server,
+      `/v1/changes?since=${from}&offset=${offset}&limit=${limit}`,
+    );
     for (const page of changed.results) {
       const fresh = await chunksOfPage(options.server, page.page_id);
       await table.delete(`page_id = ${page.page_id}`);
@@ -201,7 +233,8 @@ export function deterministicHashEmbedding(dimensions = 64): Embed {
   return async (texts) =>
     texts.map((text) => {
       const v = new Array<number>(dimensions).fill(0);
-      for (const word of text.toLowerCase().match(/\p{L}+|\p{N}+/gu) ?? []) v[Number(Bun.hash(word) % BigInt(dimensions))]! += 1;
+      for (const word of text.toLowerCase().match(/\p{L}+|\p{N}+/gu) ?? [])
+        v[Number(Bun.hash(word) % BigInt(dimensions))]! += 1;
       const norm = Math.hypot(...v) || 1;
       return v.map((x) => x / norm);
     });
@@ -222,7 +255,13 @@ if (import.meta.main) {
   const { parseArgs } = await import("node:util");
   const { values, positionals } = parseArgs({
     args: Bun.argv.slice(2),
-    options: { export: { type: "string" }, db: { type: "string" }, batch: { type: "string" }, since: { type: "string" }, help: { type: "boolean", short: "h" } },
+    options: {
+      export: { type: "string" },
+      db: { type: "string" },
+      batch: { type: "string" },
+      since: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
     allowPositionals: true,
   });
   const [command, ...rest] = positionals;
@@ -232,15 +271,27 @@ if (import.meta.main) {
   }
   const embed = deterministicHashEmbedding();
   if (command === "load" && values.export) {
-    const stored = await loadExport({ exportPath: values.export, db: values.db, embed, batchSize: values.batch ? Number(values.batch) : undefined });
+    const stored = await loadExport({
+      exportPath: values.export,
+      db: values.db,
+      embed,
+      batchSize: values.batch ? Number(values.batch) : undefined,
+    });
     console.log(`stored ${stored} chunks in ${values.db}`);
   } else if (command === "sync") {
     const url = process.env.TOME_URL ?? "http://localhost:8080";
-    const synced = await syncChanges({ db: values.db, server: { url, apiKey: process.env.TOME_API_KEY ?? "" }, embed, since: values.since ? Number(values.since) : undefined });
+    const synced = await syncChanges({
+      db: values.db,
+      server: { url, apiKey: process.env.TOME_API_KEY ?? "" },
+      embed,
+      since: values.since ? Number(values.since) : undefined,
+    });
     console.log(`synced ${synced.pages} pages (${synced.chunks} chunks); next sync from ${synced.since}`);
   } else if (command === "query" && rest.length) {
     for (const row of await nearest({ db: values.db, embed, query: rest.join(" ") }))
-      console.log(`${row.id}  ${row.title} · ${row.section || "intro"}  ${row.permalink}\n  ${row.text.slice(0, 160)}…`);
+      console.log(
+        `${row.id}  ${row.title} · ${row.section || "intro"}  ${row.permalink}\n  ${row.text.slice(0, 160)}…`,
+      );
   } else {
     process.stderr.write(HELP);
     process.exit(2);

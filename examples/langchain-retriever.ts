@@ -60,7 +60,10 @@ export class TomeRetriever extends BaseRetriever<TomeDocumentMetadata> {
 
   override async _getRelevantDocuments(query: string): Promise<Document<TomeDocumentMetadata>[]> {
     const { hits, attribution } = await this.client.search(query, { limit: this.k, highlight: false });
-    return hits.map((hit) => new Document({ pageContent: hit.text, metadata: metadataOf(hit, attribution.modifications), id: hit.id }));
+    return hits.map(
+      (hit) =>
+        new Document({ pageContent: hit.text, metadata: metadataOf(hit, attribution.modifications), id: hit.id }),
+    );
   }
 }
 
@@ -77,7 +80,8 @@ function metadataOf(hit: SearchHit, modifications: string[]): TomeDocumentMetada
     rev_id: hit.rev_id,
     license: { name: license.name, url: license.url },
     attribution:
-      `"${hit.title}" from ${source.project} (${hit.url}, revision ${source.permalink}), by its contributors, ` + `under ${license.name} (${license.url}). The text was modified: see modifications.`,
+      `"${hit.title}" from ${source.project} (${hit.url}, revision ${source.permalink}), by its contributors, ` +
+      `under ${license.name} (${license.url}). The text was modified: see modifications.`,
     modifications,
   };
 }
@@ -90,6 +94,8 @@ if (import.meta.main) {
   });
   for (const doc of docs) {
     const { title, section, url } = doc.metadata;
-    console.log(`# ${title}${section ? ` / ${section}` : ""} (${url})\n${doc.pageContent.slice(0, 300)}…\n— ${doc.metadata.attribution}\n`);
+    console.log(
+      `# ${title}${section ? ` / ${section}` : ""} (${url})\n${doc.pageContent.slice(0, 300)}…\n— ${doc.metadata.attribution}\n`,
+    );
   }
 }

@@ -32,15 +32,25 @@ import { EN_2016, engineFor } from "../test/helpers";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { out: { type: "string" }, chromium: { type: "boolean", default: false }, help: { type: "boolean", short: "h", default: false } },
+  options: {
+    out: { type: "string" },
+    chromium: { type: "boolean", default: false },
+    help: { type: "boolean", short: "h", default: false },
+  },
 });
 if (values.help) {
-  process.stdout.write("Usage: bun scripts/openapi-plugin.ts [--out DIR (writes today.json and plugin.json)] [--chromium (opens the plugin's /docs in headless Chromium)]\n");
+  process.stdout.write(
+    "Usage: bun scripts/openapi-plugin.ts [--out DIR (writes today.json and plugin.json)] [--chromium (opens the plugin's /docs in headless Chromium)]\n",
+  );
   process.exit(0);
 }
 
 type Json = Record<string, any>;
-const PLUGIN_VERSION = (JSON.parse(readFileSync(Bun.resolveSync("@elysiajs/openapi/package.json", import.meta.dir), "utf8")) as { version: string }).version;
+const PLUGIN_VERSION = (
+  JSON.parse(readFileSync(Bun.resolveSync("@elysiajs/openapi/package.json", import.meta.dir), "utf8")) as {
+    version: string;
+  }
+).version;
 const SWAGGER_UI = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import.meta.dir));
 
 console.error("building a snapshot of enwiki-2016-sample…");
@@ -52,14 +62,25 @@ const todayDoc = (await (await today.handle(request("/v1/openapi.json"))).json()
 /** Today's routes, each documented as the plugin reads a route (see the file's comment). */
 function pluginRoutes() {
   const ctx = apiContext(engine);
-  const groups = [aboutRoutes(ctx), searchRoutes(ctx), pageRoutes(ctx), changesRoutes(ctx), luckyRoutes(ctx), pdfRoutes(ctx, pdf, () => {})];
+  const groups = [
+    aboutRoutes(ctx),
+    searchRoutes(ctx),
+    pageRoutes(ctx),
+    changesRoutes(ctx),
+    luckyRoutes(ctx),
+    pdfRoutes(ctx, pdf, () => {}),
+  ];
   const references: Record<string, Record<string, Json>> = {};
   for (const group of groups) {
     for (const route of group.routes) {
       const hooks = route.hooks as Json;
       const parameters = (route.hooks as { [PARAMETERS]?: { query?: TSchema; params?: TSchema } })[PARAMETERS];
-      if (parameters) references[route.path] = { [route.method.toLowerCase()]: { query: parameters.query, params: parameters.params } };
-      for (const [status, schema] of Object.entries((hooks.response ?? {}) as Record<string, TSchema>)) hooks.response[status] = asPluginResponse(schema);
+      if (parameters)
+        references[route.path] = {
+          [route.method.toLowerCase()]: { query: parameters.query, params: parameters.params },
+        };
+      for (const [status, schema] of Object.entries((hooks.response ?? {}) as Record<string, TSchema>))
+        hooks.response[status] = asPluginResponse(schema);
     }
   }
   return { groups, references };
@@ -68,7 +89,12 @@ function pluginRoutes() {
 /** A response schema as the plugin reads one: its description on the schema, its examples as the schema's, its headers by withHeaders. */
 function asPluginResponse(schema: TSchema): TSchema {
   const doc = (schema as { [RESPONSE_DOC]?: ResponseDoc })[RESPONSE_DOC]!;
-  const headers = Object.fromEntries(Object.entries(doc.headers).map(([name, h]) => [name, t.Unsafe({ ...h.schema, description: h.description, examples: [h.example] })]));
+  const headers = Object.fromEntries(
+    Object.entries(doc.headers).map(([name, h]) => [
+      name,
+      t.Unsafe({ ...h.schema, description: h.description, examples: [h.example] }),
+    ]),
+  );
   const examples = doc.examples ? { examples: Object.values(doc.examples) } : {};
   return withHeaders({ ...schema, description: doc.description, ...examples } as TSchema, headers as never) as TSchema;
 }
@@ -95,10 +121,17 @@ const plugin = new Elysia({ normalize: false, handler: { standardHostname: false
         tags: todayDoc.tags,
         components: { securitySchemes: todayDoc.components.securitySchemes },
       },
-      swagger: { cdn: "/docs/assets/swagger-ui-bundle.js", theme: "/docs/assets/swagger-ui.css", validatorUrl: "none", deepLinking: true, autoDarkMode: false },
+      swagger: {
+        cdn: "/docs/assets/swagger-ui-bundle.js",
+        theme: "/docs/assets/swagger-ui.css",
+        validatorUrl: "none",
+        deepLinking: true,
+        autoDarkMode: false,
+      },
     }),
   );
-for (const name of ["swagger-ui-bundle.js", "swagger-ui.css"]) plugin.get(`/docs/assets/${name}`, () => Bun.file(join(SWAGGER_UI, name)), { detail: { hide: true } });
+for (const name of ["swagger-ui-bundle.js", "swagger-ui.css"])
+  plugin.get(`/docs/assets/${name}`, () => Bun.file(join(SWAGGER_UI, name)), { detail: { hide: true } });
 for (const group of groups) plugin.use(group);
 
 function request(path: string): Request {
@@ -109,7 +142,9 @@ const pluginDoc = (await (await plugin.handle(request("/v1/openapi.json"))).json
 // ---- the checks ----
 
 function operations(doc: Json): { path: string; method: string; op: Json }[] {
-  return Object.entries(doc.paths as Json).flatMap(([path, item]) => Object.entries(item as Json).map(([method, op]) => ({ path, method, op: op as Json })));
+  return Object.entries(doc.paths as Json).flatMap(([path, item]) =>
+    Object.entries(item as Json).map(([method, op]) => ({ path, method, op: op as Json })),
+  );
 }
 /** One line per operation (and response), of what `of` reads from it. */
 function perOperation(doc: Json, of: (op: Json) => unknown): string[] {
@@ -118,22 +153,37 @@ function perOperation(doc: Json, of: (op: Json) => unknown): string[] {
     .sort();
 }
 const perResponse = (of: (response: Json, status: string) => unknown) => (op: Json) =>
-  Object.fromEntries(Object.entries((op.responses ?? {}) as Json).map(([status, r]) => [status, of(r as Json, status)]));
+  Object.fromEntries(
+    Object.entries((op.responses ?? {}) as Json).map(([status, r]) => [status, of(r as Json, status)]),
+  );
 
 async function lint(doc: Json): Promise<string[]> {
   const { createConfig, lintFromString } = await import("@redocly/openapi-core");
-  const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: "openapi.json", config: await createConfig({ extends: ["recommended"] }) });
+  const problems = await lintFromString({
+    source: JSON.stringify(doc),
+    absoluteRef: "openapi.json",
+    config: await createConfig({ extends: ["recommended"] }),
+  });
   return problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`).sort();
 }
 
 /** Whether the document stays the same once every route has answered (Elysia adds to a route's schemas at its first request). */
 async function stable(app: { handle(r: Request): Response | Promise<Response> }, doc: Json): Promise<boolean> {
-  for (const { path } of operations(doc)) await app.handle(request(`${path.replace("{page_id}", "39").replace("{id}", "39_0")}?q=albedo`));
+  for (const { path } of operations(doc))
+    await app.handle(request(`${path.replace("{page_id}", "39").replace("{id}", "39_0")}?q=albedo`));
   return JSON.stringify((await (await app.handle(request("/v1/openapi.json"))).json()) as Json) === JSON.stringify(doc);
 }
 
 /** The server's own answers to bad requests: they must not change because the document was built. */
-const BAD = ["/v1/search?q=albedo&limit=99", "/v1/search?q=albedo&limit=5.0", "/v1/search?q=albedo&limit=5&limit=6", "/v1/page/abc", "/v1/chunk/39-0", "/v1/pdf/39.pdf", "/v1/changes?since=yesterday"];
+const BAD = [
+  "/v1/search?q=albedo&limit=99",
+  "/v1/search?q=albedo&limit=5.0",
+  "/v1/search?q=albedo&limit=5&limit=6",
+  "/v1/page/abc",
+  "/v1/chunk/39-0",
+  "/v1/pdf/39.pdf",
+  "/v1/changes?since=yesterday",
+];
 async function answers(app: { handle(r: Request): Response | Promise<Response> }): Promise<string[]> {
   return Promise.all(
     BAD.map(async (path) => {
@@ -182,7 +232,10 @@ const CHECKS: [string, (doc: Json) => unknown][] = [
       ),
   ],
   ["response headers (rate limit, quota, X-Credit-Cost, ETag…)", (doc) => headers(doc, (name) => name)],
-  ["each header's description and example on the header object", (doc) => headers(doc, (name, h) => `${name} ${headerDocs(doc, h)}`)],
+  [
+    "each header's description and example on the header object",
+    (doc) => headers(doc, (name, h) => `${name} ${headerDocs(doc, h)}`),
+  ],
   [
     "named examples (the error answers the tests compare with the server's)",
     (doc) =>
@@ -194,7 +247,11 @@ const CHECKS: [string, (doc: Json) => unknown][] = [
   ["parameters (name, in, required)", (doc) => parameters(doc, (p) => `${p.name} ${p.in} ${p.required}`)],
   [
     "each parameter's description and example on the parameter (what Swagger UI shows and fills in)",
-    (doc) => parameters(doc, (p) => `${p.name} ${p.description ? "described" : "-"} ${p.example !== undefined ? "example" : "-"}`),
+    (doc) =>
+      parameters(
+        doc,
+        (p) => `${p.name} ${p.description ? "described" : "-"} ${p.example !== undefined ? "example" : "-"}`,
+      ),
   ],
   ["security", (doc) => perOperation(doc, (op) => op.security)],
   ["named schemas", (doc) => Object.keys(doc.components?.schemas ?? {}).sort()],
@@ -205,7 +262,11 @@ const rows: { check: string; todayOnly: string[]; pluginOnly: string[] }[] = [];
 function compare(check: string, todays: unknown, plugins: unknown) {
   const lines = (value: unknown) => (Array.isArray(value) ? value.map(String) : [String(value)]);
   const [a, b] = [lines(todays), lines(plugins)];
-  rows.push({ check, todayOnly: a.filter((line) => !b.includes(line)), pluginOnly: b.filter((line) => !a.includes(line)) });
+  rows.push({
+    check,
+    todayOnly: a.filter((line) => !b.includes(line)),
+    pluginOnly: b.filter((line) => !a.includes(line)),
+  });
 }
 
 const [todayLint, pluginLint] = [await lint(todayDoc), await lint(pluginDoc)];
@@ -215,8 +276,16 @@ const page = await (await plugin.handle(request("/docs"))).text();
 const todayPage = await (await today.handle(request("/docs"))).text();
 const externals = (html: string) => [...html.matchAll(/(?:src|href)="(https?:[^"]+)"/g)].map((m) => m[1]);
 compare("/docs loads nothing from another host", externals(todayPage), externals(page));
-compare("the server's answers to bad requests, once the document was built", await answers(today.routes), await answers(plugin));
-compare("the document, once every route has answered, is unchanged", await stable(createApp(engine, { pdf }), todayDoc), await stable(plugin, pluginDoc));
+compare(
+  "the server's answers to bad requests, once the document was built",
+  await answers(today.routes),
+  await answers(plugin),
+);
+compare(
+  "the document, once every route has answered, is unchanged",
+  await stable(createApp(engine, { pdf }), todayDoc),
+  await stable(plugin, pluginDoc),
+);
 
 if (values.chromium) {
   const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r) => plugin.handle(r) });

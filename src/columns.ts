@@ -179,7 +179,10 @@ const utf8Length = (cp: number) => (cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x1000
 const firstUnit = (cp: number) => (cp < 0x10000 ? cp : 0xd800 + ((cp - 0x10000) >> 10));
 
 /** A typed-array view of a mapped section (sections are 8-byte aligned). */
-export function viewOf<T extends Typed>(make: { new (b: ArrayBufferLike, o: number, n: number): T; BYTES_PER_ELEMENT: number }, bytes: Uint8Array): T {
+export function viewOf<T extends Typed>(
+  make: { new (b: ArrayBufferLike, o: number, n: number): T; BYTES_PER_ELEMENT: number },
+  bytes: Uint8Array,
+): T {
   return new make(bytes.buffer, bytes.byteOffset, bytes.byteLength / make.BYTES_PER_ELEMENT);
 }
 

@@ -63,7 +63,13 @@ function seedFiles(seed: Seed, dir: string, now: number): Record<string, string>
   const key: Record<string, string> = {};
   updateKeyFile(dir, (file: KeyFile) => {
     for (const spec of seed.keys) {
-      key[spec.name] = createKey(file, { name: spec.name, account: spec.account, plan: spec.plan, scope: spec.scope ?? "full", now: now - 60_000 }).key;
+      key[spec.name] = createKey(file, {
+        name: spec.name,
+        account: spec.account,
+        plan: spec.plan,
+        scope: spec.scope ?? "full",
+        now: now - 60_000,
+      }).key;
       if (spec.revoked) revokeKey(file, key[spec.name]!, now - 1000);
     }
   });
@@ -88,7 +94,13 @@ const BACKENDS: Record<string, (seed: Seed) => Promise<Opened>> = {
     redis.cli("FLUSHALL");
     const store = await RedisKeyStore.open(redis.url);
     const month = monthOf(clock.now);
-    expect(await store.importStore(readKeyFile(keysPath(dir)), { months: { [month]: seed.spent ?? {} }, last_used: {} }, month)).toBe(true);
+    expect(
+      await store.importStore(
+        readKeyFile(keysPath(dir)),
+        { months: { [month]: seed.spent ?? {} }, last_used: {} },
+        month,
+      ),
+    ).toBe(true);
     store.close();
     const access = new RedisAccess({ url: redis.url, now: () => clock.now, keyMsPerSecond: 0, log: () => {} });
     await access.start();
@@ -98,12 +110,22 @@ const BACKENDS: Record<string, (seed: Seed) => Promise<Opened>> = {
 
 const isGrant = (r: Grant | Refusal): r is Grant => "key" in r;
 
-async function admit(o: Opened, name: string | undefined, cost: number = COST.request, needs: Scope = NEEDS.request): Promise<Grant | Refusal> {
+async function admit(
+  o: Opened,
+  name: string | undefined,
+  cost: number = COST.request,
+  needs: Scope = NEEDS.request,
+): Promise<Grant | Refusal> {
   const headers = new Headers(name === undefined ? {} : { "X-API-Key": o.key[name] ?? name });
   return o.gate.admit(headers, cost, needs);
 }
 
-async function granted(o: Opened, name: string, cost: number = COST.request, needs: Scope = NEEDS.request): Promise<Grant> {
+async function granted(
+  o: Opened,
+  name: string,
+  cost: number = COST.request,
+  needs: Scope = NEEDS.request,
+): Promise<Grant> {
   const r = await admit(o, name, cost, needs);
   if (!isGrant(r)) throw new Error(`refused: ${r.reason}`);
   return r;

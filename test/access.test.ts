@@ -8,7 +8,18 @@ import { join } from "node:path";
 import { Access, FLUSH_INTERVAL_MS, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { UsageLedger, writeUsage } from "../src/access/usage";
 import { createApp, serve } from "../src/http";
-import { EN_2016, engineFor, keys, newKey, runToExit, type ServerProcess, snapshotFor, START, startServer, tempDir } from "./helpers";
+import {
+  EN_2016,
+  engineFor,
+  keys,
+  newKey,
+  runToExit,
+  type ServerProcess,
+  snapshotFor,
+  START,
+  startServer,
+  tempDir,
+} from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -16,13 +27,25 @@ setDefaultTimeout(120_000);
 const DUMPS = { dumps: [EN_2016] };
 type Json = Record<string, any>;
 
-async function call(url: string, key: string | undefined, path = "/v1/chunk/39_2", headers: Record<string, string> = {}) {
+async function call(
+  url: string,
+  key: string | undefined,
+  path = "/v1/chunk/39_2",
+  headers: Record<string, string> = {},
+) {
   const res = await fetch(url + path, { headers: key ? { "X-API-Key": key, ...headers } : headers });
   const text = await res.text();
   return { status: res.status, body: text ? (JSON.parse(text) as Json) : {}, headers: res.headers };
 }
 
-const LIMIT_HEADERS = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "x-quota-limit", "x-quota-remaining", "x-quota-reset"];
+const LIMIT_HEADERS = [
+  "x-ratelimit-limit",
+  "x-ratelimit-remaining",
+  "x-ratelimit-reset",
+  "x-quota-limit",
+  "x-quota-remaining",
+  "x-quota-reset",
+];
 
 let snapshot: string;
 let data: string;
@@ -43,7 +66,9 @@ describe("the first start", () => {
     expect(server.key).toMatch(/^wk_[A-Za-z0-9]{32}$/);
     expect(server.stderr()).toContain("It is shown only this once");
     const list = JSON.parse((await keys(data, "list", "--json")).stdout) as Json[];
-    expect(list.map((k) => [k.name, k.account, k.plan, k.scopes, k.state])).toEqual([["default", "default", "enterprise", ["full"], "active"]]);
+    expect(list.map((k) => [k.name, k.account, k.plan, k.scopes, k.state])).toEqual([
+      ["default", "default", "enterprise", ["full"], "active"],
+    ]);
     expect((await call(server.url, server.key)).status).toBe(200);
     const again = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: tempDir("tome-data-") });
     const dir = again.stderr();
@@ -65,7 +90,13 @@ describe("authentication (api.md section 5, D18)", () => {
   });
 
   test("no key: 401 unauthorized, saying to use X-API-Key", async () => {
-    const cases: Record<string, string>[] = [{}, { "X-API-Key": "" }, { Authorization: "Basic dXNlcjpwYXNz" }, { Authorization: "Bearer" }, { Authorization: "Bearer " }];
+    const cases: Record<string, string>[] = [
+      {},
+      { "X-API-Key": "" },
+      { Authorization: "Basic dXNlcjpwYXNz" },
+      { Authorization: "Bearer" },
+      { Authorization: "Bearer " },
+    ];
     for (const headers of cases) {
       const r = await call(server.url, undefined, "/v1/chunk/39_2", headers);
       expect(r.status).toBe(401);
@@ -76,7 +107,14 @@ describe("authentication (api.md section 5, D18)", () => {
   });
 
   test("malformed, unknown or revoked keys: 403 forbidden, invalid or revoked", async () => {
-    const bad = ["wk_short", `wk_${"a".repeat(31)}!`, `xx_${"a".repeat(32)}`, `wk_${"a".repeat(33)}`, `wk_${"A".repeat(32)}`, key.toLowerCase() === key ? key.toUpperCase() : key.toLowerCase()];
+    const bad = [
+      "wk_short",
+      `wk_${"a".repeat(31)}!`,
+      `xx_${"a".repeat(32)}`,
+      `wk_${"a".repeat(33)}`,
+      `wk_${"A".repeat(32)}`,
+      key.toLowerCase() === key ? key.toUpperCase() : key.toLowerCase(),
+    ];
     for (const k of bad) {
       const r = await call(server.url, k);
       expect(r.status).toBe(403);
@@ -86,26 +124,48 @@ describe("authentication (api.md section 5, D18)", () => {
     // A Bearer credential that is more than a key is a malformed key, not a missing one (D18).
     for (const authorization of [`Bearer ${key} extra`, `Bearer wk_x ${key}`, `Bearer ${key},x`]) {
       const r = await call(server.url, undefined, "/v1/chunk/39_2", { Authorization: authorization });
-      expect({ authorization, status: r.status, body: r.body }).toEqual({ authorization, status: 403, body: { error: "forbidden", message: expect.stringContaining("invalid or revoked") } });
+      expect({ authorization, status: r.status, body: r.body }).toEqual({
+        authorization,
+        status: 403,
+        body: { error: "forbidden", message: expect.stringContaining("invalid or revoked") },
+      });
     }
   });
 
   test("X-API-Key or Authorization: Bearer (any case); X-API-Key wins when both are sent", async () => {
     expect((await call(server.url, key)).status).toBe(200);
     for (const scheme of ["Bearer", "bearer", "BEARER", "bEaReR"]) {
-      expect((await call(server.url, undefined, "/v1/chunk/39_2", { Authorization: `${scheme} ${key}` })).status).toBe(200);
+      expect((await call(server.url, undefined, "/v1/chunk/39_2", { Authorization: `${scheme} ${key}` })).status).toBe(
+        200,
+      );
     }
-    expect((await call(server.url, `wk_${"B".repeat(32)}`, "/v1/chunk/39_2", { Authorization: `Bearer ${key}` })).status).toBe(403);
-    expect((await call(server.url, key, "/v1/chunk/39_2", { Authorization: `Bearer wk_${"B".repeat(32)}` })).status).toBe(200);
+    expect(
+      (await call(server.url, `wk_${"B".repeat(32)}`, "/v1/chunk/39_2", { Authorization: `Bearer ${key}` })).status,
+    ).toBe(403);
+    expect(
+      (await call(server.url, key, "/v1/chunk/39_2", { Authorization: `Bearer wk_${"B".repeat(32)}` })).status,
+    ).toBe(200);
   });
 
   test("D2: an unauthenticated request learns nothing: 401 before validation or routing", async () => {
-    for (const path of ["/v1/page/abc", "/v1/search", "/v1/chunk/x", "/v1/nope", "/v1/page/99999999", "/v1", "/v1?q=x", "/v1/", "/v1/openapi.json/x", "/v1/openapi.jsonx"]) {
+    for (const path of [
+      "/v1/page/abc",
+      "/v1/search",
+      "/v1/chunk/x",
+      "/v1/nope",
+      "/v1/page/99999999",
+      "/v1",
+      "/v1?q=x",
+      "/v1/",
+      "/v1/openapi.json/x",
+      "/v1/openapi.jsonx",
+    ]) {
       expect((await call(server.url, undefined, path)).status).toBe(401);
       expect((await call(server.url, `wk_${"C".repeat(32)}`, path)).status).toBe(403);
     }
     // Liveness, the API's description and CORS preflight need no key.
-    for (const path of ["/healthz", "/v1/openapi.json", "/v1/openapi.json?x=1", "/docs"]) expect((await fetch(server.url + path)).status).toBe(200);
+    for (const path of ["/healthz", "/v1/openapi.json", "/v1/openapi.json?x=1", "/docs"])
+      expect((await fetch(server.url + path)).status).toBe(200);
     expect((await fetch(`${server.url}/v1/search?q=x`, { method: "OPTIONS" })).status).toBe(204);
   });
 
@@ -128,7 +188,10 @@ describe("authentication (api.md section 5, D18)", () => {
       const d = new Date();
       expect(Number(r.headers.get("x-quota-reset"))).toBe(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / 1000);
     }
-    const enterprise = await call(server.url, (await newKey(data, "--name", "e", "--account", "big", "--plan", "enterprise")).key);
+    const enterprise = await call(
+      server.url,
+      (await newKey(data, "--name", "e", "--account", "big", "--plan", "enterprise")).key,
+    );
     expect(enterprise.headers.get("x-quota-limit")).toBe("unlimited");
     expect(enterprise.headers.get("x-quota-remaining")).toBe("unlimited");
   });
@@ -165,7 +228,10 @@ describe("the key tool and a running server (D18)", () => {
   test("an expired key is refused with 403", async () => {
     // The key tool refuses an expiry in the past: the key expires by an edit of the store.
     const expired = await newKey(data, "--name", "old", "--account", "exp", "--expires", "2999-01-01");
-    updateKeyFile(data, (file) => void (file.keys.find((k) => k.id === expired.id)!.expires_at = "2020-01-01T00:00:00.000Z"));
+    updateKeyFile(
+      data,
+      (file) => void (file.keys.find((k) => k.id === expired.id)!.expires_at = "2020-01-01T00:00:00.000Z"),
+    );
     const r = await call(server.url, expired.key);
     expect(r.status).toBe(403);
     expect(r.body.message).toContain("invalid or revoked");
@@ -178,7 +244,8 @@ describe("the key tool and a running server (D18)", () => {
 
   test("keys per plan (D21): one more is refused with a clear message; revoking makes room", async () => {
     const made: Json[] = [];
-    for (let i = 0; i < 3; i++) made.push(await newKey(data, "--name", `k${i}`, "--account", "small", "--plan", "free"));
+    for (let i = 0; i < 3; i++)
+      made.push(await newKey(data, "--name", `k${i}`, "--account", "small", "--plan", "free"));
     const refused = await keys(data, "create", "--name", "k3", "--account", "small");
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("already holds 3 active keys, the most its free plan allows");
@@ -186,8 +253,11 @@ describe("the key tool and a running server (D18)", () => {
     await keys(data, "revoke", made[0]!.id);
     expect((await keys(data, "create", "--name", "k3", "--account", "small")).code).toBe(0);
     await keys(data, "plan", "--account", "small", "--plan", "starter");
-    for (let i = 4; i < 6; i++) expect((await keys(data, "create", "--name", `k${i}`, "--account", "small")).code).toBe(0);
-    expect((await keys(data, "create", "--name", "k6", "--account", "small")).stderr).toContain("5 active keys, the most its starter plan allows");
+    for (let i = 4; i < 6; i++)
+      expect((await keys(data, "create", "--name", `k${i}`, "--account", "small")).code).toBe(0);
+    expect((await keys(data, "create", "--name", "k6", "--account", "small")).stderr).toContain(
+      "5 active keys, the most its starter plan allows",
+    );
   });
 
   test("only a hash is stored, files are the owner's only, the key is never listed", async () => {
@@ -201,10 +271,29 @@ describe("the key tool and a running server (D18)", () => {
     const listJson = await keys(data, "list", "--json");
     expect(list.stdout + listJson.stdout).not.toContain(made.key);
     expect(list.stdout).toContain(made.id);
-    for (const field of ["id", "name", "account", "plan", "scopes", "state", "created_at", "last_used_at", "usage_this_month"]) {
+    for (const field of [
+      "id",
+      "name",
+      "account",
+      "plan",
+      "scopes",
+      "state",
+      "created_at",
+      "last_used_at",
+      "usage_this_month",
+    ]) {
       expect(JSON.parse(listJson.stdout)[0]).toHaveProperty(field);
     }
-    expect(Object.keys(made).sort()).toEqual(["account", "created_at", "expires_at", "id", "key", "name", "plan", "scopes"]);
+    expect(Object.keys(made).sort()).toEqual([
+      "account",
+      "created_at",
+      "expires_at",
+      "id",
+      "key",
+      "name",
+      "plan",
+      "scopes",
+    ]);
   });
 
   test("--help on each command; bad arguments exit 2 with the usage", async () => {
@@ -240,7 +329,9 @@ describe("rate limit (D19)", () => {
     let bursts = 0;
     while (Date.now() < until) {
       bursts++;
-      const results = await Promise.all(Array.from({ length: 200 }, () => call(server.url, key, "/healthz".replace("/healthz", "/v1/license"))));
+      const results = await Promise.all(
+        Array.from({ length: 200 }, () => call(server.url, key, "/healthz".replace("/healthz", "/v1/license"))),
+      );
       for (const r of results) {
         const window = Number(r.headers.get("x-ratelimit-reset")) - 1;
         const into = r.status === 200 ? admitted : refused;
@@ -271,7 +362,8 @@ describe("quota (D20)", () => {
     // Four keys of one business account (quota 1,000,000; 100 per second per key), 50 credits left.
     const own = tempDir("tome-data-");
     const made: Json[] = [];
-    for (let i = 0; i < 4; i++) made.push(await newKey(own, "--name", `q${i}`, "--account", "acct", "--plan", "business"));
+    for (let i = 0; i < 4; i++)
+      made.push(await newKey(own, "--name", `q${i}`, "--account", "acct", "--plan", "business"));
     const month = new Date().toISOString().slice(0, 7);
     writeUsage(usagePath(own), { months: { [month]: { acct: 999_950 } }, last_used: {} });
     const s = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: own });
@@ -279,13 +371,21 @@ describe("quota (D20)", () => {
       // Errors first: a 400 and a 404 spend nothing.
       expect((await call(s.url, made[0]!.key, "/v1/page/abc")).headers.get("x-quota-remaining")).toBe("50");
       expect((await call(s.url, made[0]!.key, "/v1/chunk/39_99999")).headers.get("x-quota-remaining")).toBe("50");
-      const results = await Promise.all(Array.from({ length: 200 }, (_, i) => call(s.url, made[i % 4]!.key, `/v1/chunk/39_${i % 5}`)));
+      const results = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => call(s.url, made[i % 4]!.key, `/v1/chunk/39_${i % 5}`)),
+      );
       const ok = results.filter((r) => r.status === 200);
       const over = results.filter((r) => r.status === 429);
       expect(ok.length).toBe(50);
       expect(over.length).toBe(150);
       for (const r of over) {
-        expect(r.body).toEqual({ error: "quota_exceeded", message: expect.any(String), quota_limit: 1_000_000, quota_used: 1_000_000, retry_after: expect.any(Number) });
+        expect(r.body).toEqual({
+          error: "quota_exceeded",
+          message: expect.any(String),
+          quota_limit: 1_000_000,
+          quota_used: 1_000_000,
+          retry_after: expect.any(Number),
+        });
         const reset = Number(r.headers.get("x-quota-reset"));
         expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
         expect(Math.abs(Number(r.headers.get("retry-after")) - (reset - Date.now() / 1000))).toBeLessThan(5);
@@ -298,9 +398,17 @@ describe("quota (D20)", () => {
       // Validation comes before the quota (D2): a bad request still gets its 400, an unknown
       // route its 404, each with the limit headers; a good one is refused before its handler.
       const bad = await call(s.url, made[1]!.key, "/v1/page/abc");
-      expect([bad.status, bad.body.error, bad.headers.get("x-quota-remaining")]).toEqual([400, "page_id must be an integer", "0"]);
+      expect([bad.status, bad.body.error, bad.headers.get("x-quota-remaining")]).toEqual([
+        400,
+        "page_id must be an integer",
+        "0",
+      ]);
       const unknown = await call(s.url, made[1]!.key, "/v1/nothing");
-      expect([unknown.status, unknown.headers.get("x-quota-remaining"), unknown.headers.get("x-ratelimit-limit")]).toEqual([404, "0", "100"]);
+      expect([
+        unknown.status,
+        unknown.headers.get("x-quota-remaining"),
+        unknown.headers.get("x-ratelimit-limit"),
+      ]).toEqual([404, "0", "100"]);
       expect((await call(s.url, made[2]!.key, "/v1/search?q=albedo&limit=0")).status).toBe(400);
       expect((await call(s.url, made[2]!.key, "/v1/search?q=albedo")).body.error).toBe("quota_exceeded");
       await Bun.sleep(150);
@@ -373,7 +481,10 @@ describe("usage on disk", () => {
     ledger.flush();
     const saved = readUsage(path);
     // September went when November began: the dashboard shows this month and keeps the last.
-    expect(saved.key_days).toEqual({ "2026-11-02": { key_a: [1, 1] }, "2026-11-03": { key_a: [2, 1], key_b: [1, 10] } });
+    expect(saved.key_days).toEqual({
+      "2026-11-02": { key_a: [1, 1] },
+      "2026-11-03": { key_a: [2, 1], key_b: [1, 10] },
+    });
     expect(saved.months).toEqual({ "2026-11": { acct: 12 } });
     expect(new UsageLedger(path).monthOf("2026-11").key_days).toEqual(saved.key_days!);
     // A counter changed by hand breaks the checksum.

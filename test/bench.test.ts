@@ -21,14 +21,28 @@ function filesIn(dir: string, ext: string): string[] {
 const markdown = filesIn(BENCH, ".md");
 const scripts = filesIn(BENCH, ".ts");
 /** Modules the scripts share, not run on their own. */
-const MODULES = new Set(["support.ts", "servers.ts", "queries.ts", "cores.ts", "stats.ts", "search/radix-tree.ts", "search/flat-shard.ts", "corpus/english-model.ts", "corpus/corpus-stats.ts"]);
+const MODULES = new Set([
+  "support.ts",
+  "servers.ts",
+  "queries.ts",
+  "cores.ts",
+  "stats.ts",
+  "search/radix-tree.ts",
+  "search/flat-shard.ts",
+  "corpus/english-model.ts",
+  "corpus/corpus-stats.ts",
+]);
 
 describe("bench/", () => {
   test("no bench/**/*.md cites a path outside the repository", () => {
     const outside = markdown.flatMap((file) =>
       readFileSync(file, "utf8")
         .split("\n")
-        .flatMap((line, i) => ([...line.matchAll(/(?:^|[\s`(])((?:\/tmp|\/work|\/home|~|\.\.\/shared)\/[^\s`)]*)/g)].length ? [`${relative(ROOT, file)}:${i + 1}: ${line.trim().slice(0, 120)}`] : [])),
+        .flatMap((line, i) =>
+          [...line.matchAll(/(?:^|[\s`(])((?:\/tmp|\/work|\/home|~|\.\.\/shared)\/[^\s`)]*)/g)].length
+            ? [`${relative(ROOT, file)}:${i + 1}: ${line.trim().slice(0, 120)}`]
+            : [],
+        ),
     );
     expect(outside).toEqual([]);
   });
@@ -46,12 +60,16 @@ describe("bench/", () => {
   test("each topic has a README.md and at most one RESULTS.md; no RESULTS file is left at the top", () => {
     const topics = readdirSync(BENCH).filter((name) => statSync(join(BENCH, name)).isDirectory());
     expect(topics.filter((t) => !existsSync(join(BENCH, t, "README.md")))).toEqual([]);
-    expect(markdown.filter((f) => /RESULTS/.test(f) && !f.endsWith("/RESULTS.md")).map((f) => relative(ROOT, f))).toEqual([]);
+    expect(
+      markdown.filter((f) => /RESULTS/.test(f) && !f.endsWith("/RESULTS.md")).map((f) => relative(ROOT, f)),
+    ).toEqual([]);
     expect(readdirSync(BENCH).filter((name) => name.startsWith("RESULTS"))).toEqual([]);
   });
 
   test("no bench imports from test/", () => {
-    const importers = scripts.filter((file) => /from\s+["'](?:\.\.\/)+test\//.test(readFileSync(file, "utf8"))).map((f) => relative(ROOT, f));
+    const importers = scripts
+      .filter((file) => /from\s+["'](?:\.\.\/)+test\//.test(readFileSync(file, "utf8")))
+      .map((f) => relative(ROOT, f));
     expect(importers).toEqual([]);
   });
 
@@ -60,7 +78,11 @@ describe("bench/", () => {
     for (const file of scripts) {
       if (MODULES.has(relative(BENCH, file))) continue;
       const run = Bun.spawn(["bun", file, "--help"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-      const [out, err, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
+      const [out, err, code] = await Promise.all([
+        new Response(run.stdout).text(),
+        new Response(run.stderr).text(),
+        run.exited,
+      ]);
       if (code !== 0 || !/usage/i.test(out + err)) silent.push(`${relative(ROOT, file)}: exit ${code}`);
     }
     expect(silent).toEqual([]);

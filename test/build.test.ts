@@ -33,11 +33,22 @@ describe("a build in bounded memory", () => {
     const dir = tempDir();
     const build = async (memory: string) => {
       const dumps = [EN_2016, EN_2006, SQUAD].flatMap((d) => ["--dump", d]);
-      const proc = Bun.spawn(["bun", join(import.meta.dir, "../src/cli/snapshot-build.ts"), ...dumps, "--out", join(dir, `${memory}.tome`), "--memory", memory], {
-        stdout: "pipe",
-        stderr: "pipe",
-        env: { ...process.env, TOME_DEBUG_MEM: "1" },
-      });
+      const proc = Bun.spawn(
+        [
+          "bun",
+          join(import.meta.dir, "../src/cli/snapshot-build.ts"),
+          ...dumps,
+          "--out",
+          join(dir, `${memory}.tome`),
+          "--memory",
+          memory,
+        ],
+        {
+          stdout: "pipe",
+          stderr: "pipe",
+          env: { ...process.env, TOME_DEBUG_MEM: "1" },
+        },
+      );
       const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
       expect(await proc.exited).toBe(0);
       // The build's own VmHWM, in MB as its memory log gives it (its report rounds to 10 MB): rusage
@@ -61,8 +72,18 @@ describe("a build in bounded memory", () => {
     const dir = tempDir();
     const dumps = { dumps: [EN_2016, EN_2006] };
     const createdAt = new Date("2026-01-01T00:00:00Z");
-    const small = await buildFromDumps(dumps, { out: join(dir, "small.tome"), chunkWords: 300, memoryBytes: 300_000, createdAt });
-    const large = await buildFromDumps(dumps, { out: join(dir, "large.tome"), chunkWords: 300, memoryBytes: 2e9, createdAt });
+    const small = await buildFromDumps(dumps, {
+      out: join(dir, "small.tome"),
+      chunkWords: 300,
+      memoryBytes: 300_000,
+      createdAt,
+    });
+    const large = await buildFromDumps(dumps, {
+      out: join(dir, "large.tome"),
+      chunkWords: 300,
+      memoryBytes: 2e9,
+      createdAt,
+    });
     expect(small.runs).toBeGreaterThan(10);
     expect(large.runs).toBe(1);
     // Every section, the merged index included, is byte for byte the same.
@@ -76,7 +97,9 @@ describe("a build in bounded memory", () => {
     for (const q of queries) {
       const x = a.search(q, { limit: 10, budgetMs: Infinity });
       const y = b.search(q, { limit: 10, budgetMs: Infinity });
-      expect(x.hits.map((h) => [h.page.pageId, h.chunk, h.score, h.formatted.text])).toEqual(y.hits.map((h) => [h.page.pageId, h.chunk, h.score, h.formatted.text]));
+      expect(x.hits.map((h) => [h.page.pageId, h.chunk, h.score, h.formatted.text])).toEqual(
+        y.hits.map((h) => [h.page.pageId, h.chunk, h.score, h.formatted.text]),
+      );
       expect(x.estimatedTotalHits).toBe(y.estimatedTotalHits);
       expect(a.lucky(q)?.page.pageId).toBe(b.lucky(q)?.page.pageId);
       hits += y.hits.length;
@@ -94,7 +117,13 @@ describe("the title index in bounded memory", () => {
       const dir = tempDir();
       const path = join(dir, "titles.bin");
       const out = new ContainerWriter(path);
-      new IndexBuilder("en", memoryBytes, dir).finish(out, { docOfText: new Int32Array(0), documents: 0, titles, chunkCounts, redirects: r.redirectList });
+      new IndexBuilder("en", memoryBytes, dir).finish(out, {
+        docOfText: new Int32Array(0),
+        documents: 0,
+        titles,
+        chunkCounts,
+        redirects: r.redirectList,
+      });
       out.finish({});
       return openContainer(path);
     };
@@ -102,6 +131,10 @@ describe("the title index in bounded memory", () => {
     const [many, one] = [build(2_000), build(2e9)];
     expect(many.sections.map((s) => s.name)).toEqual(one.sections.map((s) => s.name));
     expect(one.sections.some((s) => s.name === "index.titles.postings.0")).toBe(true);
-    for (const s of one.sections) expect({ name: s.name, same: sameBytes(many.section(s.name), one.section(s.name)) }).toEqual({ name: s.name, same: true });
+    for (const s of one.sections)
+      expect({ name: s.name, same: sameBytes(many.section(s.name), one.section(s.name)) }).toEqual({
+        name: s.name,
+        same: true,
+      });
   });
 });

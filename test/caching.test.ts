@@ -27,7 +27,10 @@ const renderer: PdfRenderService = {
 beforeAll(async () => {
   const data = tempDir("tome-data-");
   key = (await newKey(data, "--name", "cache", "--account", "cache", "--plan", "business", "--scope", "full")).key;
-  running = serve(createApp(await engineFor({ dumps: [EN_2016] }), { access: new Access({ dataDir: data }), pdf: renderer }), { port: 0, hostname: "127.0.0.1" });
+  running = serve(
+    createApp(await engineFor({ dumps: [EN_2016] }), { access: new Access({ dataDir: data }), pdf: renderer }),
+    { port: 0, hostname: "127.0.0.1" },
+  );
 });
 
 afterAll(async () => {
@@ -46,7 +49,15 @@ async function expectNotModified(r: Response, etag: string) {
   expect(new Uint8Array(await r.arrayBuffer()).byteLength).toBe(0);
   expect(r.headers.get("etag")).toBe(etag);
   expect(r.headers.get("cache-control")).toBe("private, no-cache");
-  for (const h of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "x-quota-limit", "x-quota-remaining", "x-quota-reset", "x-request-id"]) {
+  for (const h of [
+    "x-ratelimit-limit",
+    "x-ratelimit-remaining",
+    "x-ratelimit-reset",
+    "x-quota-limit",
+    "x-quota-remaining",
+    "x-quota-reset",
+    "x-request-id",
+  ]) {
     expect({ h, sent: r.headers.has(h) }).toEqual({ h, sent: true });
   }
 }
@@ -68,11 +79,22 @@ describe("ETag and Cache-Control", () => {
   });
 
   test("chunks, changes, license and meta have ETags; different resources differ", async () => {
-    const paths = ["/v1/chunk/39_0", "/v1/chunk/39_1", "/v1/changes?since=0", "/v1/changes?since=0&limit=1", "/v1/license", "/v1/meta"];
+    const paths = [
+      "/v1/chunk/39_0",
+      "/v1/chunk/39_1",
+      "/v1/changes?since=0",
+      "/v1/changes?since=0&limit=1",
+      "/v1/license",
+      "/v1/meta",
+    ];
     const etags: string[] = [];
     for (const path of paths) {
       const r = await get(path);
-      expect({ path, status: r.status, cache: r.headers.get("cache-control") }).toEqual({ path, status: 200, cache: "private, no-cache" });
+      expect({ path, status: r.status, cache: r.headers.get("cache-control") }).toEqual({
+        path,
+        status: 200,
+        cache: "private, no-cache",
+      });
       etags.push(r.headers.get("etag")!);
       expect((await get(path)).headers.get("etag")).toBe(etags.at(-1)!);
     }
@@ -82,14 +104,24 @@ describe("ETag and Cache-Control", () => {
   test("searches and lucky answers (their processing time differs each time) and errors are never stored", async () => {
     for (const path of ["/v1/search?q=albedo", "/v1/lucky?q=albedo", "/v1/page/1", "/v1/page/abc", "/v1/chunk/39_99"]) {
       const r = await get(path);
-      expect({ path, etag: r.headers.get("etag"), cache: r.headers.get("cache-control") }).toEqual({ path, etag: null, cache: "no-store" });
+      expect({ path, etag: r.headers.get("etag"), cache: r.headers.get("cache-control") }).toEqual({
+        path,
+        etag: null,
+        cache: "no-store",
+      });
     }
   });
 });
 
 describe("If-None-Match", () => {
   test("the current ETag gets a 304 without a body, which costs no credit", async () => {
-    for (const path of ["/v1/page/39?max_chunks=2", "/v1/chunk/39_0", "/v1/changes?since=0&limit=3", "/v1/license", "/v1/meta"]) {
+    for (const path of [
+      "/v1/page/39?max_chunks=2",
+      "/v1/chunk/39_0",
+      "/v1/changes?since=0&limit=3",
+      "/v1/license",
+      "/v1/meta",
+    ]) {
       const first = await get(path);
       const etag = first.headers.get("etag")!;
       const left = quotaLeft(first);
@@ -175,14 +207,23 @@ test("a snapshot of the same revisions chunked otherwise gives other ETags", asy
   for (const path of ["/v1/chunk/39_0", "/v1/page/39", "/v1/pdf/39"]) {
     const here = (await get(path)).headers.get("etag");
     const there = (await rechunked.handle(new Request(`http://localhost${path}`))).headers.get("etag");
-    expect({ path, here: here !== null, there: there !== null, same: here === there }).toEqual({ path, here: true, there: true, same: false });
+    expect({ path, here: here !== null, there: there !== null, same: here === there }).toEqual({
+      path,
+      here: true,
+      there: true,
+      same: false,
+    });
   }
 });
 
 test("a web page's script may send If-None-Match and read the ETag (CORS)", async () => {
   const preflight = await fetch(`${running.url.origin}/v1/page/39`, {
     method: "OPTIONS",
-    headers: { Origin: "https://example.org", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-api-key, if-none-match" },
+    headers: {
+      Origin: "https://example.org",
+      "Access-Control-Request-Method": "GET",
+      "Access-Control-Request-Headers": "x-api-key, if-none-match",
+    },
   });
   expect(preflight.status).toBe(204);
   expect(preflight.headers.get("access-control-allow-headers")!.toLowerCase().split(/,\s*/)).toContain("if-none-match");

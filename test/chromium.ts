@@ -41,10 +41,16 @@ export interface Tab {
 /** A fresh Chromium (its own profile) with one tab; a missing Chromium is an error that says how to install it. */
 export async function openChromium(): Promise<Tab> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: this test opens the page in headless Chromium. Install it with: apt-get install -y chromium`);
+    throw new Error(
+      `${CHROMIUM} is missing: this test opens the page in headless Chromium. Install it with: apt-get install -y chromium`,
+    );
   }
   const profile = mkdtempSync(join(tmpdir(), "tome-chromium-"));
-  const proc = Bun.spawn([CHROMIUM, ...FLAGS, `--user-data-dir=${profile}`, "about:blank"], { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  const proc = Bun.spawn([CHROMIUM, ...FLAGS, `--user-data-dir=${profile}`, "about:blank"], {
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+  });
   const close = async () => {
     proc.kill();
     await proc.exited;
@@ -81,7 +87,10 @@ async function devToolsUrl(proc: Bun.Subprocess<"ignore", "ignore", "pipe">): Pr
 }
 
 async function connect(browser: URL, close: () => Promise<void>): Promise<Tab> {
-  const targets = (await (await fetch(`http://${browser.host}/json/list`)).json()) as { type: string; webSocketDebuggerUrl: string }[];
+  const targets = (await (await fetch(`http://${browser.host}/json/list`)).json()) as {
+    type: string;
+    webSocketDebuggerUrl: string;
+  }[];
   const page = targets.find((t) => t.type === "page");
   if (!page) throw new Error("Chromium opened no tab");
   const socket = new WebSocket(page.webSocketDebuggerUrl);
@@ -121,8 +130,13 @@ async function connect(browser: URL, close: () => Promise<void>): Promise<Tab> {
       await loaded;
     },
     async evaluate(expression) {
-      const { result, exceptionDetails } = await send("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true });
-      if (exceptionDetails) throw new Error(`${expression}: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
+      const { result, exceptionDetails } = await send("Runtime.evaluate", {
+        expression,
+        returnByValue: true,
+        awaitPromise: true,
+      });
+      if (exceptionDetails)
+        throw new Error(`${expression}: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
       return result.value;
     },
     async waitFor(expression, timeoutMs = 20_000) {

@@ -3,7 +3,19 @@ import { chmodSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFil
 import { dirname, join } from "node:path";
 import { open } from "../src/search";
 import { openSnapshot } from "../src/snapshot";
-import { EN_2006_TRUNCATED, launch, ROOT, runToExit, snapshotFor, spawnServer, SQUAD, START, startServer, tempDir, writeFormat1 } from "./helpers";
+import {
+  EN_2006_TRUNCATED,
+  launch,
+  ROOT,
+  runToExit,
+  snapshotFor,
+  spawnServer,
+  SQUAD,
+  START,
+  startServer,
+  tempDir,
+  writeFormat1,
+} from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -20,7 +32,8 @@ describe("bun run snapshot:build", () => {
   test("--help explains every option", async () => {
     const { stdout, code } = await run([BUILD, "--help"]);
     expect(code).toBe(0);
-    for (const opt of ["--dump", "--out", "--limit", "--chunk-words", "--allow-truncated"]) expect(stdout).toContain(opt);
+    for (const opt of ["--dump", "--out", "--limit", "--chunk-words", "--allow-truncated"])
+      expect(stdout).toContain(opt);
   });
 
   test("builds a snapshot and reports what it wrote, on stdout: with --limit 10, 10 articles read and 10 pages written", async () => {
@@ -39,7 +52,9 @@ describe("bun run snapshot:build", () => {
   test("on a terminal, its report is not printed in red (as console.error prints)", () => {
     const out = join(tempDir(), "squad.tome");
     // script(1) gives the build a terminal for stdout and stderr.
-    const r = Bun.spawnSync(["script", "-qec", `bun ${BUILD} --dump ${SQUAD} --out ${out} --limit 3`, "/dev/null"], { cwd: ROOT });
+    const r = Bun.spawnSync(["script", "-qec", `bun ${BUILD} --dump ${SQUAD} --out ${out} --limit 3`, "/dev/null"], {
+      cwd: ROOT,
+    });
     const shown = r.stdout.toString();
     expect(r.exitCode).toBe(0);
     expect(shown).toContain(`wrote ${out}: 3 pages`);
@@ -63,7 +78,12 @@ describe("bun run snapshot:build", () => {
   });
 
   test("bad arguments get a usage error, exit 2", async () => {
-    for (const args of [[], ["--dump", SQUAD, "--limit", "ten"], ["--dump", SQUAD, "--chunk-words", "0"], ["--bogus"]]) {
+    for (const args of [
+      [],
+      ["--dump", SQUAD, "--limit", "ten"],
+      ["--dump", SQUAD, "--chunk-words", "0"],
+      ["--bogus"],
+    ]) {
       const { stderr, code } = await run([BUILD, ...args]);
       expect(code).toBe(2);
       expect(stderr).toContain("--help");
@@ -87,7 +107,9 @@ describe("bun run start", () => {
       expect(server.stderr()).toContain("Loaded snapshots/enwiki.tome: en.wikipedia.org, 48 pages");
       // Its first start also made the first key, and printed it.
       expect(server.key).toMatch(/^wk_/);
-      const meta = (await (await fetch(`${server.url}/v1/meta`, { headers: { "X-API-Key": server.key! } })).json()) as { dataset: { indexed_pages: number } };
+      const meta = (await (await fetch(`${server.url}/v1/meta`, { headers: { "X-API-Key": server.key! } })).json()) as {
+        dataset: { indexed_pages: number };
+      };
       expect(meta.dataset.indexed_pages).toBe(48);
     } finally {
       expect(await server.stop()).toBe(0);
@@ -96,7 +118,11 @@ describe("bun run start", () => {
 
   test("an unreachable default dump gives a clear message", async () => {
     const cwd = tempDir();
-    const { stderr, code } = await run([join(ROOT, "src/cli/start.ts")], { CWD: cwd, TOME_DUMP: "http://127.0.0.1:9/x.xml.bz2", TOME_SNAPSHOT: "" });
+    const { stderr, code } = await run([join(ROOT, "src/cli/start.ts")], {
+      CWD: cwd,
+      TOME_DUMP: "http://127.0.0.1:9/x.xml.bz2",
+      TOME_SNAPSHOT: "",
+    });
     expect(code).toBe(1);
     expect(stderr).toContain("cannot reach http://127.0.0.1:9/x.xml.bz2");
   });
@@ -132,7 +158,10 @@ describe("start: where it listens", () => {
   test("a port another program holds is refused the same way, without a stack trace", async () => {
     const other = Bun.listen({ hostname: "0.0.0.0", port: 0, socket: { data() {} } });
     try {
-      const { code, stderr } = await startOnce({ TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD], limit: 10 }), PORT: String(other.port) });
+      const { code, stderr } = await startOnce({
+        TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD], limit: 10 }),
+        PORT: String(other.port),
+      });
       expect(code).toBe(1);
       expect(stderr).toContain(`port ${other.port} is already in use`);
       expect(stderr).not.toContain("    at ");
@@ -169,12 +198,16 @@ describe("start: where it listens", () => {
   });
 
   test("without HOST it listens on every interface, and says which URL to use", async () => {
-    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD], limit: 10 }), TOME_AUTH: "off" });
+    const server = await startServer({
+      TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD], limit: 10 }),
+      TOME_AUTH: "off",
+    });
     try {
       expect(server.url).toMatch(/^http:\/\/localhost:\d+$/);
       expect(server.stderr()).toContain("listening on every interface");
       const port = new URL(server.url).port;
-      for (const address of ["127.0.0.1", "[::1]"]) expect((await fetch(`http://${address}:${port}/healthz`)).status).toBe(200);
+      for (const address of ["127.0.0.1", "[::1]"])
+        expect((await fetch(`http://${address}:${port}/healthz`)).status).toBe(200);
     } finally {
       expect(await server.stop()).toBe(0);
     }
@@ -182,7 +215,11 @@ describe("start: where it listens", () => {
 
   test("a HOST that is not an address of this machine is refused, exit 2", async () => {
     for (const host of ["no such host", "192.0.2.1"]) {
-      const { code, stderr } = await startOnce({ TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD], limit: 10 }), HOST: host, PORT: "0" });
+      const { code, stderr } = await startOnce({
+        TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD], limit: 10 }),
+        HOST: host,
+        PORT: "0",
+      });
       expect(code).toBe(2);
       expect(stderr).toContain(`HOST "${host}"`);
       expect(stderr).not.toContain("    at ");
@@ -192,14 +229,22 @@ describe("start: where it listens", () => {
 
 describe("start: keys and dumps", () => {
   test("arguments are refused: its settings are environment variables", async () => {
-    const { stderr, code } = await run([START, "--port", "8081"], { CWD: tempDir(), TOME_DUMP: "/nonexistent/dump.xml.bz2", TOME_SNAPSHOT: "" });
+    const { stderr, code } = await run([START, "--port", "8081"], {
+      CWD: tempDir(),
+      TOME_DUMP: "/nonexistent/dump.xml.bz2",
+      TOME_SNAPSHOT: "",
+    });
     expect(code).toBe(2);
     expect(stderr).toContain("takes no arguments");
     expect(stderr).toContain("PORT=");
   });
 
   test("a missing TOME_DUMP names TOME_DUMP, not a --dump flag start does not have", async () => {
-    const { code, stderr } = await startOnce({ CWD: tempDir(), TOME_DUMP: "/nonexistent/dump.xml.bz2", TOME_SNAPSHOT: "" });
+    const { code, stderr } = await startOnce({
+      CWD: tempDir(),
+      TOME_DUMP: "/nonexistent/dump.xml.bz2",
+      TOME_SNAPSHOT: "",
+    });
     expect(code).toBe(1);
     expect(stderr).toContain("TOME_DUMP");
     expect(stderr).toContain("/nonexistent/dump.xml.bz2");
@@ -225,7 +270,10 @@ describe("start: keys and dumps", () => {
       const hint = /bun run keys create --name \S+ --plan enterprise --scope full/.exec(again.stderr())?.[0];
       expect(hint).toBeDefined();
       // The command it names works, and its key is accepted by the running server.
-      const made = Bun.spawnSync(["bash", "-c", hint!.replace(/--name \S+/, "--name ops")], { cwd: ROOT, env: { ...process.env, TOME_DATA: data } });
+      const made = Bun.spawnSync(["bash", "-c", hint!.replace(/--name \S+/, "--name ops")], {
+        cwd: ROOT,
+        env: { ...process.env, TOME_DATA: data },
+      });
       expect(made.exitCode).toBe(0);
       const key = /wk_[A-Za-z0-9]{32}/.exec(made.stdout.toString())?.[0];
       expect((await fetch(`${again.url}/v1/meta`, { headers: { "X-API-Key": key! } })).status).toBe(200);
@@ -241,7 +289,14 @@ describe("npm start / npm test (src/cli/run.sh)", () => {
   test("--help says what it installs and what it runs", async () => {
     const help = Bun.spawnSync(["bash", RUN, "--help"]);
     expect(help.exitCode).toBe(0);
-    for (const word of ["npm start", "npm test", "npm install -g bun", "bun install --frozen-lockfile", "poppler-utils"]) expect(help.stdout.toString()).toContain(word);
+    for (const word of [
+      "npm start",
+      "npm test",
+      "npm install -g bun",
+      "bun install --frozen-lockfile",
+      "poppler-utils",
+    ])
+      expect(help.stdout.toString()).toContain(word);
   });
 
   test("npm start and bun run start reach the server (its --help)", async () => {
@@ -263,20 +318,40 @@ describe("npm start / npm test (src/cli/run.sh)", () => {
     const npm = `#!/bin/sh\ncase "$1 $2" in\n  "prefix -g") echo "${prefix}" ;;\n  "install -g") /bin/mkdir -p "${prefix}/bin" && /bin/ln -s "${process.execPath}" "${prefix}/bin/bun" ;;\nesac\n`;
     writeFileSync(join(bin, "npm"), npm);
     chmodSync(join(bin, "npm"), 0o755);
-    const r = Bun.spawnSync([join(bin, "bash"), RUN, "start", "--help"], { cwd: tempDir(), env: { PATH: bin, HOME: tempDir() } });
+    const r = Bun.spawnSync([join(bin, "bash"), RUN, "start", "--help"], {
+      cwd: tempDir(),
+      env: { PATH: bin, HOME: tempDir() },
+    });
     const [stdout, stderr] = [r.stdout.toString(), r.stderr.toString()];
-    expect({ code: r.exitCode, stderr }).toEqual({ code: 0, stderr: expect.stringContaining("run.sh: Bun is not installed: npm install -g bun@") });
+    expect({ code: r.exitCode, stderr }).toEqual({
+      code: 0,
+      stderr: expect.stringContaining("run.sh: Bun is not installed: npm install -g bun@"),
+    });
     expect(existsSync(join(prefix, "bin", "bun"))).toBe(true);
     expect(stdout).toStartWith("Usage: npm start");
-    for (const setting of ["TOME_SNAPSHOT", "TOME_DUMP", "HOST", "PORT", "TOME_DATA", "TOME_REDIS_URL", "TOME_KEY_MS_PER_SECOND"]) expect(stdout).toContain(`\n  ${setting}`);
+    for (const setting of [
+      "TOME_SNAPSHOT",
+      "TOME_DUMP",
+      "HOST",
+      "PORT",
+      "TOME_DATA",
+      "TOME_REDIS_URL",
+      "TOME_KEY_MS_PER_SECOND",
+    ])
+      expect(stdout).toContain(`\n  ${setting}`);
   });
 
   test("SIGTERM to npm start reaches the server, which stops gracefully", async () => {
-    const server = await spawnServer(["npm", "start"], { HOST: "127.0.0.1", TOME_AUTH: "off", TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD], limit: 10 }) }, { ignoreStdout: true });
+    const server = await spawnServer(
+      ["npm", "start"],
+      { HOST: "127.0.0.1", TOME_AUTH: "off", TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD], limit: 10 }) },
+      { ignoreStdout: true },
+    );
     const { url } = server;
     // stop() waits for npm only, not for the end of its output: a server npm left behind would keep the pipe open.
     await server.stop();
-    for (const deadline = Date.now() + 5_000; !server.stderr().includes("Stopped:") && Date.now() < deadline; ) await Bun.sleep(20);
+    for (const deadline = Date.now() + 5_000; !server.stderr().includes("Stopped:") && Date.now() < deadline; )
+      await Bun.sleep(20);
     expect(server.stderr()).toContain("Stopped: 0 request(s) answered after SIGTERM.");
     expect(
       await fetch(`${url}/healthz`).then(
@@ -297,7 +372,12 @@ describe("npm start / npm test (src/cli/run.sh)", () => {
     }
     const r = Bun.spawnSync(["bash", RUN, "setup"], {
       cwd: tempDir(),
-      env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, NPM_CONFIG_REGISTRY: "http://127.0.0.1:9/", BUN_CONFIG_REGISTRY: "http://127.0.0.1:9/" },
+      env: {
+        ...process.env,
+        PATH: `${bin}:${process.env.PATH}`,
+        NPM_CONFIG_REGISTRY: "http://127.0.0.1:9/",
+        BUN_CONFIG_REGISTRY: "http://127.0.0.1:9/",
+      },
     });
     const stderr = r.stderr.toString();
     expect(r.exitCode).toBe(0);
@@ -338,7 +418,9 @@ describe("bun run snapshot:verify and snapshot:convert", () => {
     expect(converted.code).toBe(0);
     const back = openSnapshot(old);
     expect(back.meta.formatVersion).toBe(2);
-    expect(back.pages.list().map((p) => [p.pageId, p.title, p.chunks.map((c) => c.text)])).toEqual(pages.map((p) => [p.pageId, p.title, p.chunks.map((c) => c.text)]));
+    expect(back.pages.list().map((p) => [p.pageId, p.title, p.chunks.map((c) => c.text)])).toEqual(
+      pages.map((p) => [p.pageId, p.title, p.chunks.map((c) => c.text)]),
+    );
     expect(open(old).search("Super Bowl 50").hits[0]!.page.title).toBe("Super Bowl 50");
   });
 });

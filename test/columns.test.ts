@@ -1,14 +1,38 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { Packr } from "msgpackr";
-import { ContainerWriter, openContainer, redirectListOf, StoredStrings, StringColumn, type Redirect } from "../src/snapshot";
+import {
+  ContainerWriter,
+  openContainer,
+  redirectListOf,
+  StoredStrings,
+  StringColumn,
+  type Redirect,
+} from "../src/snapshot";
 import { writeRedirects } from "../src/snapshot/write";
 import { tempDir } from "./helpers";
 
 describe("stored strings", () => {
   test("compareAsStrings and compare order stored strings as JS compares the strings (UTF-16 units, not code points)", () => {
     // U+FF21 sorts after U+1F600 in UTF-8 and code point order, before it in JS order (a surrogate pair starts with 0xD83D).
-    const strings = ["", "a", "ab", "b", "Ä", "\uff21", "\u{1f600}", "\u{1f600}a", "\u{1f601}", "\ue000", "z\u{10000}", "z\uffff", "Éa", "É", "abc", "ab\u00ff"];
+    const strings = [
+      "",
+      "a",
+      "ab",
+      "b",
+      "Ä",
+      "\uff21",
+      "\u{1f600}",
+      "\u{1f600}a",
+      "\u{1f601}",
+      "\ue000",
+      "z\u{10000}",
+      "z\uffff",
+      "Éa",
+      "É",
+      "abc",
+      "ab\u00ff",
+    ];
     const column = new StringColumn();
     for (const s of strings) column.push(s);
     const stored = new StoredStrings(column.blob(), column.ends.view());
@@ -20,10 +44,22 @@ describe("stored strings", () => {
     const other = new StoredStrings(otherColumn.blob(), otherColumn.ends.view());
     for (let i = 0; i < strings.length; i++) {
       for (let j = 0; j < strings.length; j++) {
-        expect({ a: strings[i], b: strings[j], order: Math.sign(stored.compareAsStrings(i, j)) }).toEqual({ a: strings[i], b: strings[j], order: jsOrder(strings[i]!, strings[j]!) });
-        expect({ a: strings[i], b: others[j], order: Math.sign(stored.compareAsStrings(i, j, other)) }).toEqual({ a: strings[i], b: others[j], order: jsOrder(strings[i]!, others[j]!) });
+        expect({ a: strings[i], b: strings[j], order: Math.sign(stored.compareAsStrings(i, j)) }).toEqual({
+          a: strings[i],
+          b: strings[j],
+          order: jsOrder(strings[i]!, strings[j]!),
+        });
+        expect({ a: strings[i], b: others[j], order: Math.sign(stored.compareAsStrings(i, j, other)) }).toEqual({
+          a: strings[i],
+          b: others[j],
+          order: jsOrder(strings[i]!, others[j]!),
+        });
         // compare() against a JS string decodes the same way.
-        expect({ a: strings[i], b: strings[j], order: Math.sign(stored.compare(i, strings[j]!)) }).toEqual({ a: strings[i], b: strings[j], order: jsOrder(strings[i]!, strings[j]!) });
+        expect({ a: strings[i], b: strings[j], order: Math.sign(stored.compare(i, strings[j]!)) }).toEqual({
+          a: strings[i],
+          b: strings[j],
+          order: jsOrder(strings[i]!, strings[j]!),
+        });
       }
     }
   });
@@ -36,7 +72,10 @@ describe("the redirects section", () => {
     const long = "Ω".repeat(700_000);
     // The array's header has three forms (below 16, below 65,536, above); one title outgrows the write batch.
     for (const n of [0, 3, 20, 70_000]) {
-      const redirects: Redirect[] = Array.from({ length: n }, (_, i) => ({ title: i === 7 ? long : `Redirect ${i} é`, target: `Target \u{1f600} ${i % 13}` }));
+      const redirects: Redirect[] = Array.from({ length: n }, (_, i) => ({
+        title: i === 7 ? long : `Redirect ${i} é`,
+        target: `Target \u{1f600} ${i % 13}`,
+      }));
       const path = join(dir, `r${n}.bin`);
       const out = new ContainerWriter(path);
       writeRedirects(out, redirectListOf(redirects));

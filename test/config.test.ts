@@ -32,7 +32,9 @@ describe("settings", () => {
 
   test("only src/cli/config.ts reads the environment", () => {
     const readers = sourceFiles(SRC)
-      .filter((file) => /process\.env\b(?!:)|Bun\.env\b/.test(readFileSync(file, "utf8").replace(/^\s*(\*|\/\/).*$/gm, "")))
+      .filter((file) =>
+        /process\.env\b(?!:)|Bun\.env\b/.test(readFileSync(file, "utf8").replace(/^\s*(\*|\/\/).*$/gm, "")),
+      )
       .map((file) => relative(ROOT, file));
     expect(readers).toEqual(["src/cli/config.ts"]);
   });
@@ -43,11 +45,27 @@ describe("settings", () => {
 
   test("defaults when nothing is set", () => {
     const config = readConfig({});
-    expect(config).toMatchObject({ snapshot: undefined, snapshotWatch: true, auth: true, dataDir: "data", keyMsPerSecond: undefined, zstd: "system", memoryLog: "off" });
+    expect(config).toMatchObject({
+      snapshot: undefined,
+      snapshotWatch: true,
+      auth: true,
+      dataDir: "data",
+      keyMsPerSecond: undefined,
+      zstd: "system",
+      memoryLog: "off",
+    });
   });
 
   test("values are read and checked", () => {
-    expect(readConfig({ TOME_AUTH: "off", TOME_KEY_MS_PER_SECOND: "0", TOME_DATA: "/x", TOME_DEBUG_MEM: "gc", TOME_ZSTD: "node" })).toMatchObject({
+    expect(
+      readConfig({
+        TOME_AUTH: "off",
+        TOME_KEY_MS_PER_SECOND: "0",
+        TOME_DATA: "/x",
+        TOME_DEBUG_MEM: "gc",
+        TOME_ZSTD: "node",
+      }),
+    ).toMatchObject({
       auth: false,
       keyMsPerSecond: 0,
       dataDir: "/x",

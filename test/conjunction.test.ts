@@ -8,16 +8,19 @@ import { matchAll } from "../src/search/conjunction";
 import { matchBuffer, type Matches, type WordSpec } from "../src/search/shard";
 import { EN_2006, EN_2016, engineFor } from "./helpers";
 
-const specs = (...words: string[]): WordSpec[] => words.map((w, i) => ({ key: indexKey(w), prefix: i === words.length - 1, fuzzy: 0 }));
+const specs = (...words: string[]): WordSpec[] =>
+  words.map((w, i) => ({ key: indexKey(w), prefix: i === words.length - 1, fuzzy: 0 }));
 
 /** match()'s documents whose masks hold `required`, as [doc, mask, score] in document order. */
 function holding(m: Matches, required: number): [number, number, number][] {
   const rows: [number, number, number][] = [];
-  for (let i = 0; i < m.count; i++) if ((m.masks[i]! & required) >>> 0 === required) rows.push([m.docs[i]!, m.masks[i]!, m.scores[i]!]);
+  for (let i = 0; i < m.count; i++)
+    if ((m.masks[i]! & required) >>> 0 === required) rows.push([m.docs[i]!, m.masks[i]!, m.scores[i]!]);
   return rows.sort((a, b) => a[0] - b[0]);
 }
 
-const rows = (m: Matches): [number, number, number][] => Array.from({ length: m.count }, (_x, i) => [m.docs[i]!, m.masks[i]!, m.scores[i]!]);
+const rows = (m: Matches): [number, number, number][] =>
+  Array.from({ length: m.count }, (_x, i) => [m.docs[i]!, m.masks[i]!, m.scores[i]!]);
 
 describe("the conjunction", () => {
   test("gives match()'s documents holding every required word, with the same scores and masks", async () => {
@@ -77,7 +80,10 @@ describe("match buffers", () => {
     expect(into).toBe(small);
     expect(small.docs.length).toBeGreaterThanOrEqual(fresh.count);
     expect(rows(into)).toEqual(rows(fresh));
-    const all = matchAll(text, text.newCursor(), specs("history", "city"), 0b11, { into: matchBuffer(1), budget: Infinity })!;
+    const all = matchAll(text, text.newCursor(), specs("history", "city"), 0b11, {
+      into: matchBuffer(1),
+      budget: Infinity,
+    })!;
     expect(rows(all)).toEqual(holding(text.match(specs("history", "city")), 0b11));
   });
 });
@@ -90,7 +96,11 @@ describe("the conjunction in a range of documents", () => {
     expect(all.length).toBeGreaterThan(10);
     const windows: number[] = [];
     for (let from = 0, size = 64; from < text.documentCount; from += size, size *= 2) {
-      windows.push(...rows(matchAll(text, text.newCursor(), words, 0b111, { scored: false, from, to: from + size })!).map(([d]) => d));
+      windows.push(
+        ...rows(matchAll(text, text.newCursor(), words, 0b111, { scored: false, from, to: from + size })!).map(
+          ([d]) => d,
+        ),
+      );
     }
     expect(windows).toEqual(all);
   });

@@ -27,13 +27,23 @@ let browser: Browser;
 const requested: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: this test opens the dashboard in headless Chromium. Install it with: bash src/cli/run.sh setup`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `${CHROMIUM} is missing: this test opens the dashboard in headless Chromium. Install it with: bash src/cli/run.sh setup`,
+    );
   mkdirSync(SHOTS, { recursive: true });
   browser = await puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
     // Anything but loopback meets a dead proxy: only our server is reachable.
-    args: ["--no-sandbox", "--disable-gpu", "--proxy-server=http://127.0.0.1:9", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--proxy-server=http://127.0.0.1:9",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--no-first-run",
+    ],
   });
 });
 
@@ -73,7 +83,11 @@ async function signIn(page: Page, base: string, token: string): Promise<number> 
   return submit(page, "form[action='/dashboard/sign-in'] button[type=submit]");
 }
 
-async function createKey(page: Page, name: string, scope: "read" | "full" = "read"): Promise<{ status: number; key: string }> {
+async function createKey(
+  page: Page,
+  name: string,
+  scope: "read" | "full" = "read",
+): Promise<{ status: number; key: string }> {
   await page.type("#name", name);
   await page.click(`input[name=scope][value=${scope}]`);
   const status = await submit(page, "form[action='/dashboard/keys'] button[type=submit]");
@@ -87,7 +101,12 @@ async function rowOf(page: Page, name: string): Promise<Record<string, string>> 
     "table.keys tbody tr",
     (rows, wanted) => {
       for (const row of rows) {
-        const cells = Object.fromEntries([...row.querySelectorAll("td[data-label]")].map((td) => [td.getAttribute("data-label")!, td.textContent!.trim()]));
+        const cells = Object.fromEntries(
+          [...row.querySelectorAll("td[data-label]")].map((td) => [
+            td.getAttribute("data-label")!,
+            td.textContent!.trim(),
+          ]),
+        );
         if (cells.Name === wanted) return cells;
       }
       return {};
@@ -97,7 +116,10 @@ async function rowOf(page: Page, name: string): Promise<Record<string, string>> 
 }
 
 async function revoke(page: Page, name: string): Promise<void> {
-  await Promise.all([page.waitForNavigation(), page.click(`xpath/.//tr[td[@data-label='Name'][normalize-space()='${name}']]//a[contains(@href,'/revoke')]`)]);
+  await Promise.all([
+    page.waitForNavigation(),
+    page.click(`xpath/.//tr[td[@data-label='Name'][normalize-space()='${name}']]//a[contains(@href,'/revoke')]`),
+  ]);
 }
 
 const search = (base: string, key: string) =>
@@ -113,10 +135,17 @@ async function cookieHeader(page: Page): Promise<string> {
 }
 
 async function issueToken(env: Record<string, string>, account: string, plan: string): Promise<string> {
-  const r = await runToExit(["bun", join(ROOT, "src/cli/keys.ts"), "account", "create", "--account", account, "--plan", plan, "--json"], env);
+  const r = await runToExit(
+    ["bun", join(ROOT, "src/cli/keys.ts"), "account", "create", "--account", account, "--plan", plan, "--json"],
+    env,
+  );
   if (r.code !== 0) throw new Error(r.stderr);
   const made = JSON.parse(r.stdout);
-  expect(made).toEqual({ account, plan, dashboard_token: expect.stringMatching(new RegExp(`^wd_[A-Za-z0-9]{32}\\.${account}$`)) });
+  expect(made).toEqual({
+    account,
+    plan,
+    dashboard_token: expect.stringMatching(new RegExp(`^wd_[A-Za-z0-9]{32}\\.${account}$`)),
+  });
   return made.dashboard_token;
 }
 
@@ -129,7 +158,11 @@ describe("one server, keys in files", () => {
   beforeAll(async () => {
     data = tempDir("tome-dash-");
     token = await issueToken({ TOME_DATA: data }, "acme", "free");
-    server = await startServer({ TOME_DATA: data, TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }), TOME_ADMIN_TOKEN: ADMIN_TOKEN });
+    server = await startServer({
+      TOME_DATA: data,
+      TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }),
+      TOME_ADMIN_TOKEN: ADMIN_TOKEN,
+    });
     base = server.url;
   });
   afterAll(async () => {
@@ -145,7 +178,21 @@ describe("one server, keys in files", () => {
     expect(await signIn(page, base, "wd_0000000000000000000000000000000A.acme")).toBe(401);
     expect(await page.$eval("[role=alert]", (el) => el.textContent)).toContain("not valid");
     await shoot(page, "sign-in-error");
-    const apiKey = (await keys(data, "create", "--json", "--name", "ops", "--account", "ops", "--plan", "enterprise", "--scope", "full")).stdout;
+    const apiKey = (
+      await keys(
+        data,
+        "create",
+        "--json",
+        "--name",
+        "ops",
+        "--account",
+        "ops",
+        "--plan",
+        "enterprise",
+        "--scope",
+        "full",
+      )
+    ).stdout;
     expect(await signIn(page, base, JSON.parse(apiKey).key)).toBe(401);
     expect(await page.$eval("[role=alert]", (el) => el.textContent)).toContain("API keys never sign in here");
 
@@ -158,7 +205,9 @@ describe("one server, keys in files", () => {
     expect(made.status).toBe(201);
     expect(made.key).toMatch(/^wk_[A-Za-z0-9]{32}$/);
     // The copy button is shown by the script, and copies the key.
-    expect(await page.evaluate(`getComputedStyle(document.querySelector("button[data-copy]")).display`)).not.toBe("none");
+    expect(await page.evaluate(`getComputedStyle(document.querySelector("button[data-copy]")).display`)).not.toBe(
+      "none",
+    );
     await shoot(page, "key-created");
 
     expect(await search(base, made.key)).toBe(200);
@@ -166,7 +215,14 @@ describe("one server, keys in files", () => {
     // The key's text is shown only when it is made; its first characters tell it apart.
     expect(await page.content()).not.toContain(made.key);
     const row = await rowOf(page, "Search bot");
-    expect(row).toMatchObject({ Key: `${made.key.slice(0, 7)}…`, Scope: "Read", State: "Active", Requests: "1", Credits: "1", Expires: "Never" });
+    expect(row).toMatchObject({
+      Key: `${made.key.slice(0, 7)}…`,
+      Scope: "Read",
+      State: "Active",
+      Requests: "1",
+      Credits: "1",
+      Expires: "Never",
+    });
     expect(row["Last used"]).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
     expect(await page.$eval(".big-num", (el) => el.textContent)).toBe("1");
     expect(await page.$eval("svg.chart desc", (el) => el.textContent)).toContain("1 credits in all");
@@ -199,7 +255,9 @@ describe("one server, keys in files", () => {
     const cookie = await cookieHeader(page);
     expect(await submit(page, "form[action='/dashboard/sign-out'] button")).toBe(200);
     expect(new URL(page.url()).pathname).toBe("/dashboard/sign-in");
-    expect((await fetch(`${base}/dashboard`, { headers: { cookie }, redirect: "manual" })).headers.get("location")).toBe("/dashboard/sign-in");
+    expect(
+      (await fetch(`${base}/dashboard`, { headers: { cookie }, redirect: "manual" })).headers.get("location"),
+    ).toBe("/dashboard/sign-in");
     await page.close();
   });
 
@@ -209,11 +267,17 @@ describe("one server, keys in files", () => {
     const cookie = await cookieHeader(page);
     const csrf = await page.$eval("input[name=csrf]", (el) => el.getAttribute("value"));
     const post = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
-      fetch(`${base}${path}`, { method: "POST", redirect: "manual", headers: { cookie, "content-type": "application/x-www-form-urlencoded", ...headers }, body: new URLSearchParams(fields) });
+      fetch(`${base}${path}`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { cookie, "content-type": "application/x-www-form-urlencoded", ...headers },
+        body: new URLSearchParams(fields),
+      });
     const id = await page.$eval("a[href$='/revoke']", (a) => a.getAttribute("href")!.split("/")[3]!);
     expect((await post(`/dashboard/keys/${id}/revoke`, {})).status).toBe(403);
     expect((await post(`/dashboard/keys/${id}/revoke`, { csrf: "x".repeat(43) })).status).toBe(403);
-    for (const origin of ["http://evil.example", "null", "not a url"]) expect((await post(`/dashboard/keys/${id}/revoke`, { csrf }, { origin })).status).toBe(403);
+    for (const origin of ["http://evil.example", "null", "not a url"])
+      expect((await post(`/dashboard/keys/${id}/revoke`, { csrf }, { origin })).status).toBe(403);
     const res = await post("/dashboard/keys", { name: "Replayed", scope: "read" });
     expect(res.status).toBe(403);
     expect(await res.text()).toContain("nothing was done");
@@ -226,22 +290,45 @@ describe("one server, keys in files", () => {
       [{ csrf, name: "x".repeat(101), scope: "read" }, 400, "Give the key a name of 1 to 100 characters."],
       [{ csrf, name: "Bad scope", scope: "admin" }, 400, "Choose the key&apos;s scope: read or full."],
       [{ csrf, name: "Past", scope: "read", expires: "2020-01-01" }, 400, "The expiry must be a day after today"],
-      [{ csrf, name: "Not a date", scope: "read", expires: "2027-02-30" }, 400, "The expiry must be a date (YYYY-MM-DD), or empty."],
+      [
+        { csrf, name: "Not a date", scope: "read", expires: "2027-02-30" },
+        400,
+        "The expiry must be a date (YYYY-MM-DD), or empty.",
+      ],
     ];
     for (const [fields, status, says] of bad) {
       const r = await post("/dashboard/keys", fields);
       expect([r.status, await r.text()]).toEqual([status, expect.stringContaining(says)]);
     }
-    const json = await fetch(`${base}/dashboard/keys`, { method: "POST", headers: { cookie, "content-type": "application/json" }, body: JSON.stringify({ csrf, name: "j" }) });
+    const json = await fetch(`${base}/dashboard/keys`, {
+      method: "POST",
+      headers: { cookie, "content-type": "application/json" },
+      body: JSON.stringify({ csrf, name: "j" }),
+    });
     expect(json.status).toBe(415);
-    expect((await fetch(`${base}/dashboard/keys`, { method: "PUT", headers: { cookie } })).headers.get("allow")).toBe("GET, HEAD, POST");
+    expect((await fetch(`${base}/dashboard/keys`, { method: "PUT", headers: { cookie } })).headers.get("allow")).toBe(
+      "GET, HEAD, POST",
+    );
     expect((await fetch(`${base}/dashboard/nothing`, { headers: { cookie } })).status).toBe(404);
     expect((await fetch(`${base}/dashboard/keys/key_000000000000/revoke`, { headers: { cookie } })).status).toBe(404);
     // A sign-in form without its cookie's token.
-    expect((await fetch(`${base}/dashboard/sign-in`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `token=${token}` })).status).toBe(403);
+    expect(
+      (
+        await fetch(`${base}/dashboard/sign-in`, {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body: `token=${token}`,
+        })
+      ).status,
+    ).toBe(403);
 
-    const key = JSON.parse((await keys(data, "create", "--json", "--name", "k", "--account", "ops")).stdout).key as string;
-    for (const headers of [{ "x-api-key": key }, { authorization: `Bearer ${key}` }, { cookie: `tome_session=${key}` }] as Record<string, string>[]) {
+    const key = JSON.parse((await keys(data, "create", "--json", "--name", "k", "--account", "ops")).stdout)
+      .key as string;
+    for (const headers of [
+      { "x-api-key": key },
+      { authorization: `Bearer ${key}` },
+      { cookie: `tome_session=${key}` },
+    ] as Record<string, string>[]) {
       const r = await fetch(`${base}/dashboard`, { headers, redirect: "manual" });
       expect([r.status, r.headers.get("location")]).toEqual([303, "/dashboard/sign-in"]);
     }
@@ -250,14 +337,18 @@ describe("one server, keys in files", () => {
     const plain = (await fetch(`${base}/dashboard/sign-in`)).headers.get("set-cookie")!;
     expect(plain).toMatch(/^tome_sign_in=[\w-]{43}; Path=\/dashboard; Max-Age=3600; HttpOnly; SameSite=Strict$/);
     const secure = (await fetch(`${base}/dashboard/sign-in`, { headers: { "x-forwarded-proto": "https" } })).headers;
-    expect(secure.get("set-cookie")).toMatch(/^__Secure-tome_sign_in=[\w-]{43}; Path=\/dashboard; Max-Age=3600; HttpOnly; SameSite=Strict; Secure$/);
+    expect(secure.get("set-cookie")).toMatch(
+      /^__Secure-tome_sign_in=[\w-]{43}; Path=\/dashboard; Max-Age=3600; HttpOnly; SameSite=Strict; Secure$/,
+    );
     expect(secure.get("strict-transport-security")).toBe("max-age=31536000");
     const session = (await page.browserContext().cookies()).find((c) => c.name === "tome_session")!;
     expect(session).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/dashboard", session: false });
     expect(session.expires * 1000 - Date.now()).toBeGreaterThan(7 * 3600_000);
 
     const headers = (await fetch(`${base}/dashboard/sign-in`)).headers;
-    expect(headers.get("content-security-policy")).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+    expect(headers.get("content-security-policy")).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
     expect(headers.get("cache-control")).toBe("no-store");
     expect(headers.get("access-control-allow-origin")).toBeNull();
     // Not part of the API: not in its OpenAPI document.
@@ -283,7 +374,9 @@ describe("one server, keys in files", () => {
     const page = await newPage();
     expect(await signIn(page, base, ADMIN_TOKEN)).toBe(200);
     expect(await page.$eval("h1", (el) => el.textContent)).toBe("Accounts");
-    const accounts = await page.$$eval("table.keys tbody tr td[data-label=Account]", (tds) => tds.map((td) => td.textContent));
+    const accounts = await page.$$eval("table.keys tbody tr td[data-label=Account]", (tds) =>
+      tds.map((td) => td.textContent),
+    );
     expect(accounts).toEqual(["acme", "ops"]);
     await shoot(page, "operator");
     await page.select("#plan-acme", "starter");
@@ -309,8 +402,12 @@ describe("one server, keys in files", () => {
       await page.addScriptTag({ content: AXE });
       return page.evaluate(async () => {
         type Result = { id: string; nodes: { html: string }[] }[];
-        const axe = (globalThis as unknown as { axe: { run(o: object): Promise<{ violations: Result; passes: Result }> } }).axe;
-        const { violations, passes } = await axe.run({ runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } });
+        const axe = (
+          globalThis as unknown as { axe: { run(o: object): Promise<{ violations: Result; passes: Result }> } }
+        ).axe;
+        const { violations, passes } = await axe.run({
+          runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] },
+        });
         // A page axe found nothing to check on would pass by saying nothing.
         if (!passes.some((p) => p.id === "color-contrast")) return ["axe checked no contrast"];
         return violations.map((v) => `${v.id}: ${v.nodes[0]?.html}`);
@@ -333,7 +430,14 @@ describe("one server, keys in files", () => {
     found["sign-in-error"] = await audit(page);
     expect(await signIn(page, base, ADMIN_TOKEN)).toBe(200);
     found.operator = await audit(page);
-    expect(found).toEqual({ "sign-in": [], account: [], "revoke-confirm": [], "key-created": [], "sign-in-error": [], operator: [] });
+    expect(found).toEqual({
+      "sign-in": [],
+      account: [],
+      "revoke-confirm": [],
+      "key-created": [],
+      "sign-in-error": [],
+      operator: [],
+    });
     await page.close();
   });
 
@@ -341,7 +445,10 @@ describe("one server, keys in files", () => {
     const page = await newPage();
     expect(await signIn(page, base, token)).toBe(200);
     const cookie = await cookieHeader(page);
-    const replaced = await runToExit(["bun", join(ROOT, "src/cli/keys.ts"), "account", "token", "--account", "acme", "--json"], { TOME_DATA: data });
+    const replaced = await runToExit(
+      ["bun", join(ROOT, "src/cli/keys.ts"), "account", "token", "--account", "acme", "--json"],
+      { TOME_DATA: data },
+    );
     expect(replaced.code).toBe(0);
     expect((await fetch(`${base}/dashboard`, { headers: { cookie }, redirect: "manual" })).status).toBe(303);
     expect(await signIn(page, base, token)).toBe(401);
@@ -354,8 +461,13 @@ describe("one server, keys in files", () => {
       const form = await fetch(`${base}/dashboard/sign-in`);
       const cookie = form.headers.get("set-cookie")!.split(";")[0]!;
       const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!;
-      return (await fetch(`${base}/dashboard/sign-in`, { method: "POST", headers: { cookie, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ csrf, token }) }))
-        .status;
+      return (
+        await fetch(`${base}/dashboard/sign-in`, {
+          method: "POST",
+          headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ csrf, token }),
+        })
+      ).status;
     };
     const wrong = (account: string) => `wd_${"A".repeat(32)}.${account}`;
     const statuses = [];
@@ -368,7 +480,9 @@ describe("one server, keys in files", () => {
     expect(status).toBe(429);
     const page = await newPage();
     expect(await signIn(page, base, token)).toBe(429);
-    expect(await page.$eval("[role=alert]", (el) => el.textContent)).toContain("Too many failed sign-ins from your address");
+    expect(await page.$eval("[role=alert]", (el) => el.textContent)).toContain(
+      "Too many failed sign-ins from your address",
+    );
     await page.close();
   });
 });
@@ -380,7 +494,10 @@ describe("two replicas on one Redis", () => {
   beforeAll(async () => {
     redis = await startRedis();
     const snapshot = await snapshotFor({ dumps: [EN_2016] });
-    replicas = [await startServer({ TOME_REDIS_URL: redis.url, TOME_SNAPSHOT: snapshot }), await startServer({ TOME_REDIS_URL: redis.url, TOME_SNAPSHOT: snapshot })];
+    replicas = [
+      await startServer({ TOME_REDIS_URL: redis.url, TOME_SNAPSHOT: snapshot }),
+      await startServer({ TOME_REDIS_URL: redis.url, TOME_SNAPSHOT: snapshot }),
+    ];
   });
   afterAll(async () => {
     for (const r of replicas) await r.stop();
@@ -417,14 +534,25 @@ describe("two replicas on one Redis", () => {
 });
 
 test("TOME_PUBLIC_URL must be an http(s) URL: start says so and stops", async () => {
-  const r = await runToExit(["bun", join(ROOT, "src/cli/start.ts")], { TOME_PUBLIC_URL: "tome.example.com", TOME_DATA: tempDir("tome-dash-") });
-  expect([r.code, r.stderr.trim()]).toEqual([2, 'start: TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT], not "tome.example.com".']);
+  const r = await runToExit(["bun", join(ROOT, "src/cli/start.ts")], {
+    TOME_PUBLIC_URL: "tome.example.com",
+    TOME_DATA: tempDir("tome-dash-"),
+  });
+  expect([r.code, r.stderr.trim()]).toEqual([
+    2,
+    'start: TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT], not "tome.example.com".',
+  ]);
 });
 
 test("no page loaded anything from another origin", () => {
   expect(requested.length).toBeGreaterThan(20);
   // A new tab's own about:blank is not a request, nor are the data: images of Chromium's own date
   // field (its calendar icon): the pages' CSP (img-src 'self') would refuse any of theirs.
-  const elsewhere = requested.filter((url) => url !== "about:blank" && !url.startsWith("data:image/svg+xml") && !/^http:\/\/(localhost|127\.0\.0\.1|\[::1\]):\d+\//.test(url));
+  const elsewhere = requested.filter(
+    (url) =>
+      url !== "about:blank" &&
+      !url.startsWith("data:image/svg+xml") &&
+      !/^http:\/\/(localhost|127\.0\.0\.1|\[::1\]):\d+\//.test(url),
+  );
   expect(elsewhere).toEqual([]);
 });

@@ -28,7 +28,9 @@ describe("dense lists", () => {
 
   test("are made only for lists in half the documents or more", async () => {
     const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
-    const [albedo] = text.scoredLists(text.derive([{ key: indexKey("albedo"), prefix: false, fuzzy: 0 }]), [TEXT_FIELD]);
+    const [albedo] = text.scoredLists(text.derive([{ key: indexKey("albedo"), prefix: false, fuzzy: 0 }]), [
+      TEXT_FIELD,
+    ]);
     expect(albedo!.df).toBeLessThan(DENSE_SHARE * text.documentCount);
     expect(text.dense(albedo!)).toBeUndefined();
   });

@@ -40,8 +40,13 @@ const http = Bun.serve({
     let start = 0;
     const m = range && (!ifRange || ifRange === etag) ? /^bytes=(\d+)-$/.exec(range) : null;
     if (m) start = Number(m[1]);
-    if (start >= content.length && m) return new Response(null, { status: 416, headers: { "content-range": `bytes */${content.length}` } });
-    const headers: Record<string, string> = { etag, "content-length": String(content.length - start), "accept-ranges": "bytes" };
+    if (start >= content.length && m)
+      return new Response(null, { status: 416, headers: { "content-range": `bytes */${content.length}` } });
+    const headers: Record<string, string> = {
+      etag,
+      "content-length": String(content.length - start),
+      "accept-ranges": "bytes",
+    };
     if (m) headers["content-range"] = `bytes ${start}-${content.length - 1}/${content.length}`;
     const drop = server.dropAfter;
     server.dropAfter = undefined;

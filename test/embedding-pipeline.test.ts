@@ -8,7 +8,15 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import * as lancedb from "@lancedb/lancedb";
 import { join } from "node:path";
-import { batches, deterministicHashEmbedding, type Embed, loadExport, nearest, readExport, syncChanges } from "../examples/embedding-pipeline";
+import {
+  batches,
+  deterministicHashEmbedding,
+  type Embed,
+  loadExport,
+  nearest,
+  readExport,
+  syncChanges,
+} from "../examples/embedding-pipeline";
 import { openSnapshot } from "../src/snapshot";
 import { EN_2016, newKey, ROOT, runToExit, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
 
@@ -37,7 +45,10 @@ beforeAll(async () => {
   const data = tempDir("tome-data-");
   key = (await newKey(data, "--name", "pipeline", "--plan", "enterprise", "--scope", "full")).key;
   server = await startServer({ TOME_SNAPSHOT: after, TOME_DATA: data });
-  const r = await runToExit(["bun", join(ROOT, "src/cli/snapshot-export.ts"), "--snapshot", before, "--out", exported], {});
+  const r = await runToExit(
+    ["bun", join(ROOT, "src/cli/snapshot-export.ts"), "--snapshot", before, "--out", exported],
+    {},
+  );
   expect(r.code).toBe(0);
 });
 
@@ -65,7 +76,16 @@ describe("examples/embedding-pipeline.ts", () => {
     for await (const c of readExport(exported)) if (first.push(c) === 3) break;
     for (const c of first) {
       const row = rows.find((r) => r.id === c.id)!;
-      expect(row).toMatchObject({ page_id: c.page_id, chunk_id: c.chunk_id, rev_id: c.rev_id, title: c.title, section: c.section, text: c.text, url: c.url, permalink: c.source.permalink });
+      expect(row).toMatchObject({
+        page_id: c.page_id,
+        chunk_id: c.chunk_id,
+        rev_id: c.rev_id,
+        title: c.title,
+        section: c.section,
+        text: c.text,
+        url: c.url,
+        permalink: c.source.permalink,
+      });
       expect(row.license).toBe("CC BY-SA 4.0 (https://creativecommons.org/licenses/by-sa/4.0/)");
       expect(row.modifications).toBe(c.modifications.join("; "));
       expect(Array.from(row.vector as Iterable<number>).length).toBe(32);
@@ -75,13 +95,20 @@ describe("examples/embedding-pipeline.ts", () => {
   test("nearest: a chunk's own text finds that chunk first (the store's vector search)", async () => {
     const rows = await rowsOf();
     const probe = rows[Math.floor(rows.length / 2)]!;
-    const found = await nearest({ db, embed, query: `${probe.section ? `${probe.title} — ${probe.section}` : probe.title}\n${probe.text}`, k: 3 });
+    const found = await nearest({
+      db,
+      embed,
+      query: `${probe.section ? `${probe.title} — ${probe.section}` : probe.title}\n${probe.text}`,
+      k: 3,
+    });
     expect(found[0]!.id).toBe(probe.id);
   });
 
   test("sync: the pages /v1/changes lists since T get the server's chunks now; the others keep the export's", async () => {
     const headers = { authorization: `Bearer ${key}` };
-    const all = (await (await fetch(`${server.url}/v1/changes?limit=1000`, { headers })).json()) as { results: { page_id: number; ts_unix: number }[] };
+    const all = (await (await fetch(`${server.url}/v1/changes?limit=1000`, { headers })).json()) as {
+      results: { page_id: number; ts_unix: number }[];
+    };
     const since = all.results[Math.floor(all.results.length / 2)]!.ts_unix;
     const listed = all.results.filter((p) => p.ts_unix >= since).map((p) => p.page_id);
     const untouched = all.results.filter((p) => p.ts_unix < since).map((p) => p.page_id);

@@ -41,7 +41,10 @@ describe("the error table", () => {
   test("every code api.md lists is a row, with api.md's status", () => {
     const table = new Map(rows.map((r) => [r.code, r]));
     for (const [code, status] of apiErrors()) {
-      expect({ code, row: table.get(code) && { status: table.get(code)!.status, spec: table.get(code)!.spec } }).toEqual({
+      expect({
+        code,
+        row: table.get(code) && { status: table.get(code)!.status, spec: table.get(code)!.spec },
+      }).toEqual({
         code,
         row: { status, spec: "api.md" },
       });
@@ -52,8 +55,13 @@ describe("the error table", () => {
     const spec = apiErrors();
     const d1 = d1Text();
     for (const row of rows) {
-      if (row.spec === "api.md") expect({ code: row.code, status: spec.get(row.code) }).toEqual({ code: row.code, status: row.status });
-      if (row.spec === "D1") expect({ code: row.code, named: d1.includes(`\`${row.code}\``) || d1.includes(`"error":"${row.code}"`) }).toEqual({ code: row.code, named: true });
+      if (row.spec === "api.md")
+        expect({ code: row.code, status: spec.get(row.code) }).toEqual({ code: row.code, status: row.status });
+      if (row.spec === "D1")
+        expect({
+          code: row.code,
+          named: d1.includes(`\`${row.code}\``) || d1.includes(`"error":"${row.code}"`),
+        }).toEqual({ code: row.code, named: true });
     }
   });
 
@@ -62,7 +70,11 @@ describe("the error table", () => {
     const d1 = d1Text();
     const beyond = rows.filter((r) => r.spec === "tome");
     expect(beyond.map((r) => r.code).sort()).toEqual(["bad_request", "method not allowed", "service_unavailable"]);
-    for (const row of beyond) expect({ code: row.code, inSpec: spec.has(row.code) || d1.includes(`\`${row.code}\``) }).toEqual({ code: row.code, inSpec: false });
+    for (const row of beyond)
+      expect({ code: row.code, inSpec: spec.has(row.code) || d1.includes(`\`${row.code}\``) }).toEqual({
+        code: row.code,
+        inSpec: false,
+      });
     // D1 gives the 405 its status without naming a code.
     expect(d1).toContain("405");
     expect(ERRORS.methodNotAllowed.status).toBe(405);
@@ -79,7 +91,9 @@ describe("the error table", () => {
   });
 
   test("the key store's refusals are answered with the table's rows: 401 without a key, 403 for an invalid key or a read key's PDF, 503 with no store", () => {
-    const expired = { record: { revoked_at: null, expires_at: "2020-01-01T00:00:00.000Z" } } as Parameters<typeof invalidKey>[0];
+    const expired = { record: { revoked_at: null, expires_at: "2020-01-01T00:00:00.000Z" } } as Parameters<
+      typeof invalidKey
+    >[0];
     for (const [refusal, row] of [
       [NO_KEY, ERRORS.unauthorized],
       [READ_SCOPE, ERRORS.forbidden],

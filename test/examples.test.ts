@@ -10,7 +10,17 @@ import { join } from "node:path";
 import { TomeClient, TomeError } from "../examples/client";
 import { TomeRetriever } from "../examples/langchain-retriever";
 import { openSnapshot, type Snapshot } from "../src/snapshot";
-import { EN_2006, EN_2016, newKey, ROOT, runToExit, type ServerProcess, snapshotFor, startServer, tempDir } from "./helpers";
+import {
+  EN_2006,
+  EN_2016,
+  newKey,
+  ROOT,
+  runToExit,
+  type ServerProcess,
+  snapshotFor,
+  startServer,
+  tempDir,
+} from "./helpers";
 
 setDefaultTimeout(180_000);
 
@@ -60,7 +70,10 @@ const albedo = () => {
 
 function python3(): string {
   const path = Bun.which("python3");
-  if (!path) throw new Error("python3 is not on PATH: the Python client example (examples/tome_client.py) needs Python 3.8 or later to be tested");
+  if (!path)
+    throw new Error(
+      "python3 is not on PATH: the Python client example (examples/tome_client.py) needs Python 3.8 or later to be tested",
+    );
   return path;
 }
 
@@ -84,7 +97,10 @@ async function expectDemo(stdout: string, query: string) {
 
 describe("the Python client (examples/tome_client.py)", () => {
   test("its demo prints the top hits with their attribution: Albedo first for albedo", async () => {
-    const r = await run([python3(), join(EXAMPLES, "tome_client.py"), "albedo"], { TOME_URL: server.url, TOME_API_KEY: key });
+    const r = await run([python3(), join(EXAMPLES, "tome_client.py"), "albedo"], {
+      TOME_URL: server.url,
+      TOME_API_KEY: key,
+    });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const body = await expectDemo(r.stdout, "albedo");
@@ -93,7 +109,10 @@ describe("the Python client (examples/tome_client.py)", () => {
   });
 
   test("its demo without a key exits 1 with the API's 401 message", async () => {
-    const r = await run([python3(), join(EXAMPLES, "tome_client.py"), "albedo"], { TOME_URL: server.url, TOME_API_KEY: "" });
+    const r = await run([python3(), join(EXAMPLES, "tome_client.py"), "albedo"], {
+      TOME_URL: server.url,
+      TOME_API_KEY: "",
+    });
     const { body } = await direct("/v1/search?q=albedo", "");
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`error: 401 unauthorized: ${body.message}\n`);
@@ -122,9 +141,17 @@ describe("the Python client (examples/tome_client.py)", () => {
     expect(out.pdf.filename).toMatch(/\.pdf$/);
     expect(readFileSync(pdfPath).subarray(0, 5).toString()).toBe("%PDF-");
 
-    expect(out.not_found).toMatchObject({ status: 404, code: "not found", body: (await direct("/v1/page/999999999")).body });
+    expect(out.not_found).toMatchObject({
+      status: 404,
+      code: "not found",
+      body: (await direct("/v1/page/999999999")).body,
+    });
     expect(out.not_found.request_id).toBeString();
-    expect(out.bad_chunk).toMatchObject({ status: 400, code: "invalid_parameter", body: (await direct("/v1/chunk/abc")).body });
+    expect(out.bad_chunk).toMatchObject({
+      status: 400,
+      code: "invalid_parameter",
+      body: (await direct("/v1/chunk/abc")).body,
+    });
     expect(out.bad_chunk.body.details.parameter).toBe("id");
     expect(out.no_key).toMatchObject({ status: 401, code: "unauthorized", body: (await direct("/v1/meta", "")).body });
     expect(out.bad_key).toMatchObject({ status: 403, code: "forbidden" });
@@ -189,7 +216,8 @@ print(json.dumps(out))
 `;
 
 describe("the TypeScript client (examples/client.ts)", () => {
-  const client = (options: ConstructorParameters<typeof TomeClient>[0] = {}) => new TomeClient({ url: server.url, apiKey: key, ...options });
+  const client = (options: ConstructorParameters<typeof TomeClient>[0] = {}) =>
+    new TomeClient({ url: server.url, apiKey: key, ...options });
 
   async function failure(call: () => Promise<unknown>): Promise<TomeError> {
     const error = await call().then(
@@ -215,11 +243,17 @@ describe("the TypeScript client (examples/client.ts)", () => {
     const search = await tome.search("albedo", { limit: 3, highlight: false });
     expect(search.hits[0]!.page_id).toBe(id);
     expect(stable(search)).toEqual(stable((await direct("/v1/search?q=albedo&limit=3&highlight=false")).body));
-    expect(await tome.page(id, { format: "concat", max_chunks: 2 })).toEqual((await direct(`/v1/page/${id}?format=concat&max_chunks=2`)).body as any);
+    expect(await tome.page(id, { format: "concat", max_chunks: 2 })).toEqual(
+      (await direct(`/v1/page/${id}?format=concat&max_chunks=2`)).body as any,
+    );
     expect(await tome.chunk(`${id}_1`)).toEqual((await direct(`/v1/chunk/${id}_1`)).body as any);
     const since = new Date("2016-01-01T00:00:00Z");
-    expect(await tome.changes({ since, limit: 5 })).toEqual((await direct(`/v1/changes?since=${since.toISOString()}&limit=5`)).body as any);
-    expect(await tome.changes({ since: since.getTime() / 1000, limit: 5 })).toEqual(await tome.changes({ since, limit: 5 }));
+    expect(await tome.changes({ since, limit: 5 })).toEqual(
+      (await direct(`/v1/changes?since=${since.toISOString()}&limit=5`)).body as any,
+    );
+    expect(await tome.changes({ since: since.getTime() / 1000, limit: 5 })).toEqual(
+      await tome.changes({ since, limit: 5 }),
+    );
     const lucky = await tome.lucky("albedo");
     expect(lucky.page.page_id).toBe(String(id));
     expect(stable(lucky)).toEqual(stable((await direct("/v1/lucky?q=albedo")).body));
@@ -235,12 +269,22 @@ describe("the TypeScript client (examples/client.ts)", () => {
 
   test("errors carry the API's body: 404, 400, 401 without a key, 403, an unreachable server", async () => {
     const notFound = await failure(() => client().page(999_999_999));
-    expect({ status: notFound.status, code: notFound.code, body: notFound.body }).toEqual({ status: 404, code: "not found", body: (await direct("/v1/page/999999999")).body as any });
+    expect({ status: notFound.status, code: notFound.code, body: notFound.body }).toEqual({
+      status: 404,
+      code: "not found",
+      body: (await direct("/v1/page/999999999")).body as any,
+    });
     expect(notFound.requestId).toBeString();
     const badChunk = await failure(() => client().chunk("abc"));
-    expect({ status: badChunk.status, body: badChunk.body }).toEqual({ status: 400, body: (await direct("/v1/chunk/abc")).body as any });
+    expect({ status: badChunk.status, body: badChunk.body }).toEqual({
+      status: 400,
+      body: (await direct("/v1/chunk/abc")).body as any,
+    });
     const noKey = await failure(() => client({ apiKey: "" }).meta());
-    expect({ status: noKey.status, body: noKey.body }).toEqual({ status: 401, body: (await direct("/v1/meta", "")).body as any });
+    expect({ status: noKey.status, body: noKey.body }).toEqual({
+      status: 401,
+      body: (await direct("/v1/meta", "")).body as any,
+    });
     expect(noKey.code).toBe("unauthorized");
     expect((await failure(() => client({ apiKey: `wk_${"x".repeat(32)}` }).meta())).code).toBe("forbidden");
     const unreachable = await failure(() => client({ url: "http://127.0.0.1:9" }).meta());
@@ -263,7 +307,9 @@ describe("the TypeScript client (examples/client.ts)", () => {
     expect(refused.status).toBe(429);
     expect(refused.body.retry_after).toBe(refused.retryAfter!);
     const tooLong: number[] = [];
-    const notWaited = await failure(() => burst(client({ apiKey: freeKey, maxRetryWait: 0, onRetry: (_, wait) => tooLong.push(wait) })));
+    const notWaited = await failure(() =>
+      burst(client({ apiKey: freeKey, maxRetryWait: 0, onRetry: (_, wait) => tooLong.push(wait) })),
+    );
     expect(notWaited.code).toBe("rate_limit_exceeded");
     expect(tooLong).toEqual([]);
   });
@@ -305,12 +351,19 @@ describe("the LangChain retriever (examples/langchain-retriever.ts)", () => {
   });
 
   test("bun examples/langchain-retriever.ts prints the documents with their attribution", async () => {
-    const r = await run(["bun", join(EXAMPLES, "langchain-retriever.ts"), "albedo"], { TOME_URL: server.url, TOME_API_KEY: key });
+    const r = await run(["bun", join(EXAMPLES, "langchain-retriever.ts"), "albedo"], {
+      TOME_URL: server.url,
+      TOME_API_KEY: key,
+    });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const { body } = await direct("/v1/search?q=albedo&limit=3");
     const headings = r.stdout.split("\n").filter((line) => line.startsWith("# "));
-    expect(headings).toEqual(body.hits.map((h: Json) => `# ${h.title}${h.section ? ` / ${h.section}` : ""} (${h.url})`));
-    expect(r.stdout).toContain(`— "Albedo" from en.wikipedia.org (${body.hits[0].url}, revision ${body.hits[0].source.permalink})`);
+    expect(headings).toEqual(
+      body.hits.map((h: Json) => `# ${h.title}${h.section ? ` / ${h.section}` : ""} (${h.url})`),
+    );
+    expect(r.stdout).toContain(
+      `— "Albedo" from en.wikipedia.org (${body.hits[0].url}, revision ${body.hits[0].source.permalink})`,
+    );
   });
 });

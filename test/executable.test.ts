@@ -20,7 +20,15 @@ const folder = join(home, "empty");
 const bin = join(home, "bin");
 const tome = join(folder, "tome");
 /** No Bun, no node_modules: the folder, and a PATH of the dump's decompressor only. */
-const env = { PATH: bin, TOME_SNAPSHOT: "", TOME_DUMP: "", TOME_DATA: "", TOME_REDIS_URL: "", TOME_AUTH: "", HOST: "127.0.0.1" };
+const env = {
+  PATH: bin,
+  TOME_SNAPSHOT: "",
+  TOME_DUMP: "",
+  TOME_DATA: "",
+  TOME_REDIS_URL: "",
+  TOME_AUTH: "",
+  HOST: "127.0.0.1",
+};
 const run = (...args: string[]) => runToExit([tome, ...args], env, folder);
 
 let server: ServerProcess;
@@ -41,7 +49,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const get = (path: string, auth = true) => fetch(`${server.url}${path}`, { headers: auth ? { authorization: `Bearer ${key}` } : {} });
+const get = (path: string, auth = true) =>
+  fetch(`${server.url}${path}`, { headers: auth ? { authorization: `Bearer ${key}` } : {} });
 
 describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
   test("the folder holds the executable only, and its PATH finds no bun", () => {
@@ -53,7 +62,16 @@ describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
   test("--help lists every command", async () => {
     const r = await run("--help");
     expect(r.code).toBe(0);
-    for (const name of ["start", "snapshot:build", "snapshot:update", "snapshot:follow", "snapshot:verify", "snapshot:export", "keys", "mcp"]) {
+    for (const name of [
+      "start",
+      "snapshot:build",
+      "snapshot:update",
+      "snapshot:follow",
+      "snapshot:verify",
+      "snapshot:export",
+      "keys",
+      "mcp",
+    ]) {
       expect(r.stdout).toContain(`  ${name} `);
       const help = await run(name, "--help");
       expect({ name, code: help.code }).toEqual({ name, code: 0 });
@@ -101,7 +119,9 @@ describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
     for (const name of assets) {
       const res = await get(`/docs/assets/${name}`, false);
       expect({ name, status: res.status }).toEqual({ name, status: 200 });
-      const same = Buffer.from(await res.arrayBuffer()).equals(readFileSync(join(ROOT, "node_modules/swagger-ui-dist", name)));
+      const same = Buffer.from(await res.arrayBuffer()).equals(
+        readFileSync(join(ROOT, "node_modules/swagger-ui-dist", name)),
+      );
       expect({ name, same }).toEqual({ name, same: true });
     }
     const doc = (await (await get("/v1/openapi.json", false)).json()) as { openapi: string };
@@ -127,9 +147,20 @@ describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
 
   test("mcp answers an MCP client over stdio on the snapshot", async () => {
     const client = new Client({ name: "test", version: "1" });
-    await client.connect(new StdioClientTransport({ command: tome, args: ["mcp"], cwd: folder, env: { ...env, TOME_SNAPSHOT: "snapshots/en.tome" }, stderr: "ignore" }));
+    await client.connect(
+      new StdioClientTransport({
+        command: tome,
+        args: ["mcp"],
+        cwd: folder,
+        env: { ...env, TOME_SNAPSHOT: "snapshots/en.tome" },
+        stderr: "ignore",
+      }),
+    );
     try {
-      const result = (await client.callTool({ name: "search", arguments: { q: "anarchism", limit: 1 } })) as unknown as { structuredContent: { hits: { title: string }[] } };
+      const result = (await client.callTool({
+        name: "search",
+        arguments: { q: "anarchism", limit: 1 },
+      })) as unknown as { structuredContent: { hits: { title: string }[] } };
       expect(result.structuredContent.hits[0]!.title).toBe("Anarchism");
     } finally {
       await client.close();
@@ -148,10 +179,25 @@ describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
     expect(new Set(rows.map((c) => c.id)).size).toBe(chunks);
     for (let i = 1; i < rows.length; i++) {
       const [a, b] = [rows[i - 1]!, rows[i]!];
-      const inOrder = a.page_id < b.page_id ? b.chunk_id === 0 : a.page_id === b.page_id && b.chunk_id === a.chunk_id + 1;
+      const inOrder =
+        a.page_id < b.page_id ? b.chunk_id === 0 : a.page_id === b.page_id && b.chunk_id === a.chunk_id + 1;
       expect({ after: a.id, id: b.id, inOrder }).toEqual({ after: a.id, id: b.id, inOrder: true });
     }
-    expect(Object.keys(rows[0]!)).toEqual(["id", "page_id", "rev_id", "title", "section", "text", "chunk_id", "url", "source", "timestamp", "license", "modified", "modifications"]);
+    expect(Object.keys(rows[0]!)).toEqual([
+      "id",
+      "page_id",
+      "rev_id",
+      "title",
+      "section",
+      "text",
+      "chunk_id",
+      "url",
+      "source",
+      "timestamp",
+      "license",
+      "modified",
+      "modifications",
+    ]);
     // A sample spread over the whole export, compared field by field with the API's answer.
     for (let i = 0; i < rows.length; i += Math.floor(rows.length / 25)) {
       const res = await get(`/v1/chunk/${rows[i]!.id}`);
@@ -161,12 +207,25 @@ describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
   });
 
   test("snapshot:export --since has the pages /v1/changes lists for it; - writes to stdout, .gz is gzip", async () => {
-    const all = (await (await get("/v1/changes?limit=1000")).json()) as { results: { page_id: number; ts_unix: number }[] };
+    const all = (await (await get("/v1/changes?limit=1000")).json()) as {
+      results: { page_id: number; ts_unix: number }[];
+    };
     const times = all.results.map((p) => p.ts_unix);
     const since = times[Math.floor(times.length / 2)]!;
-    const changed = (await (await get(`/v1/changes?since=${since}&limit=1000`)).json()) as { results: { page_id: number }[]; total: number };
+    const changed = (await (await get(`/v1/changes?since=${since}&limit=1000`)).json()) as {
+      results: { page_id: number }[];
+      total: number;
+    };
     const iso = new Date(since * 1000).toISOString().replace(".000Z", "Z");
-    const r = await run("snapshot:export", "--snapshot", "snapshots/en.tome", "--since", iso, "--out", "changed.jsonl.gz");
+    const r = await run(
+      "snapshot:export",
+      "--snapshot",
+      "snapshots/en.tome",
+      "--since",
+      iso,
+      "--out",
+      "changed.jsonl.gz",
+    );
     expect(r.code).toBe(0);
     const rows = gunzipSync(readFileSync(join(folder, "changed.jsonl.gz")))
       .toString()
@@ -181,7 +240,9 @@ describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
     expect(stdout.stdout.trimEnd().split("\n").length).toBe(rows.length);
     const wrong = await run("snapshot:export", "--snapshot", "snapshots/en.tome", "--since", "yesterday");
     expect(wrong.code).toBe(2);
-    expect(wrong.stderr).toContain('--since takes Unix seconds or an RFC 3339 date-time with a zone (2026-01-01T00:00:00Z), not "yesterday"');
+    expect(wrong.stderr).toContain(
+      '--since takes Unix seconds or an RFC 3339 date-time with a zone (2026-01-01T00:00:00Z), not "yesterday"',
+    );
     const nowhere = await run("snapshot:export", "--snapshot", "snapshots/en.tome", "--out", "missing/all.jsonl");
     expect(nowhere.code).toBe(1);
     expect(nowhere.stderr.trim()).toBe("snapshot:export: no folder missing/ to write all.jsonl in.");
@@ -191,14 +252,24 @@ describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
   });
 });
 
-type Service = { command?: string[]; environment?: Record<string, string>; build?: { context: string; dockerfile: string }; volumes?: string[]; depends_on?: string[] };
+type Service = {
+  command?: string[];
+  environment?: Record<string, string>;
+  build?: { context: string; dockerfile: string };
+  volumes?: string[];
+  depends_on?: string[];
+};
 
 describe("deploy/Dockerfile and deploy/compose.executable.yaml, their steps run with the executable directly (no container runtime here)", () => {
   const dockerfile = readFileSync(join(ROOT, "deploy/Dockerfile"), "utf8");
-  const compose = Bun.YAML.parse(readFileSync(join(ROOT, "deploy/compose.executable.yaml"), "utf8")) as { services: Record<string, Service> };
+  const compose = Bun.YAML.parse(readFileSync(join(ROOT, "deploy/compose.executable.yaml"), "utf8")) as {
+    services: Record<string, Service>;
+  };
   const replicas = Object.entries(compose.services).filter(([, s]) => s.command?.[0] === "start");
   /** The image's environment (its ENV line), as a replica starts with it. */
-  const imageEnv = Object.fromEntries([.../^ENV (.+)$/m.exec(dockerfile)![1]!.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
+  const imageEnv = Object.fromEntries(
+    [.../^ENV (.+)$/m.exec(dockerfile)![1]!.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]),
+  );
 
   test("the image holds the executable alone, run as tome <command>, start by default", () => {
     expect(dockerfile.match(/^COPY .+$/gm)).toEqual(["COPY --chmod=755 tome /usr/local/bin/tome"]);
@@ -223,17 +294,43 @@ describe("deploy/Dockerfile and deploy/compose.executable.yaml, their steps run 
     Bun.spawnSync(["chmod", "+x", join(workdir, "tome")]);
     cpSync(join(folder, "snapshots/en.tome"), join(workdir, "snapshots/en.tome"));
     // The compose file's environment on the image's, with Redis where the test runs it and a free port each.
-    const envOf = (s: Service) => ({ ...env, ...imageEnv, ...s.environment, TOME_REDIS_URL: redis.url, HOST: "127.0.0.1", PORT: "0", TOME_DATA: join(workdir, "data") });
+    const envOf = (s: Service) => ({
+      ...env,
+      ...imageEnv,
+      ...s.environment,
+      TOME_REDIS_URL: redis.url,
+      HOST: "127.0.0.1",
+      PORT: "0",
+      TOME_DATA: join(workdir, "data"),
+    });
     const started: ServerProcess[] = [];
     try {
-      for (const [, s] of replicas) started.push(await spawnServer([join(workdir, "tome"), ...s.command!], envOf(s), { cwd: workdir }));
-      const made = await runToExit([join(workdir, "tome"), "keys", "create", "--name", "compose", "--plan", "enterprise", "--scope", "full", "--json"], envOf(compose.services.tome!), workdir);
+      for (const [, s] of replicas)
+        started.push(await spawnServer([join(workdir, "tome"), ...s.command!], envOf(s), { cwd: workdir }));
+      const made = await runToExit(
+        [
+          join(workdir, "tome"),
+          "keys",
+          "create",
+          "--name",
+          "compose",
+          "--plan",
+          "enterprise",
+          "--scope",
+          "full",
+          "--json",
+        ],
+        envOf(compose.services.tome!),
+        workdir,
+      );
       expect(made.code).toBe(0);
       const shared = JSON.parse(made.stdout).key as string;
       for (const replica of started) {
         expect(replica.stderr()).toContain("Loaded snapshots/en.tome");
         expect((await fetch(`${replica.url}/v1/search?q=albedo`)).status).toBe(401);
-        const res = await fetch(`${replica.url}/v1/search?q=albedo`, { headers: { authorization: `Bearer ${shared}` } });
+        const res = await fetch(`${replica.url}/v1/search?q=albedo`, {
+          headers: { authorization: `Bearer ${shared}` },
+        });
         expect(res.status).toBe(200);
       }
     } finally {

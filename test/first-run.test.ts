@@ -47,7 +47,13 @@ describe("npm start with no snapshot", () => {
   test("with nothing set, serves the sample at once, says so, and removes it when stopped", async () => {
     const cwd = tempDir();
     const started = performance.now();
-    const server = await startServer({ CWD: cwd, TOME_SNAPSHOT: "", TOME_DUMP: "", HOST: "127.0.0.1", TOME_AUTH: "off" });
+    const server = await startServer({
+      CWD: cwd,
+      TOME_SNAPSHOT: "",
+      TOME_DUMP: "",
+      HOST: "127.0.0.1",
+      TOME_AUTH: "off",
+    });
     const seconds = (performance.now() - started) / 1000;
     let sample: string | undefined;
     try {
@@ -61,13 +67,21 @@ describe("npm start with no snapshot", () => {
       expect(sample).toBeDefined();
       // Nothing was written where it runs: snapshots/ stays for the real corpus.
       expect(existsSync(join(cwd, "snapshots"))).toBe(false);
-      const search = (await (await fetch(`${server.url}/v1/search?q=albedo&limit=3`)).json()) as { hits: { title: string }[] };
+      const search = (await (await fetch(`${server.url}/v1/search?q=albedo&limit=3`)).json()) as {
+        hits: { title: string }[];
+      };
       expect(search.hits.map((h) => h.title)).toContain("Albedo");
       // Search, page, PDF and docs: what issue 49 asks of a first run.
       const page = await fetch(`${server.url}/v1/page/39`);
-      expect({ status: page.status, title: ((await page.json()) as { page: { title: string } }).page.title }).toEqual({ status: 200, title: "Albedo" });
+      expect({ status: page.status, title: ((await page.json()) as { page: { title: string } }).page.title }).toEqual({
+        status: 200,
+        title: "Albedo",
+      });
       const pdf = await fetch(`${server.url}/v1/pdf/39`);
-      expect({ status: pdf.status, type: pdf.headers.get("content-type") }).toEqual({ status: 200, type: "application/pdf" });
+      expect({ status: pdf.status, type: pdf.headers.get("content-type") }).toEqual({
+        status: 200,
+        type: "application/pdf",
+      });
       expect(new TextDecoder().decode((await pdf.arrayBuffer()).slice(0, 5))).toBe("%PDF-");
       const docs = await fetch(`${server.url}/docs`);
       expect(docs.status).toBe(200);
@@ -78,7 +92,11 @@ describe("npm start with no snapshot", () => {
   });
 
   const dumpBytes = readFileSync(SQUAD);
-  const http = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(dumpBytes, { headers: { etag: '"squad"' } }) });
+  const http = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: () => new Response(dumpBytes, { headers: { etag: '"squad"' } }),
+  });
   afterAll(() => http.stop(true));
 
   test("TOME_DUMP as a URL is downloaded into dumps/ and kept, then built and served", async () => {

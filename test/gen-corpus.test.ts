@@ -23,7 +23,8 @@ beforeAll(async () => {
   synth = corpusStats([await ingest({ dumps: [out] })]);
 }, 60_000);
 
-const within = (actual: number, expected: number, share: number) => expect(Math.abs(actual - expected)).toBeLessThanOrEqual(expected * share);
+const within = (actual: number, expected: number, share: number) =>
+  expect(Math.abs(actual - expected)).toBeLessThanOrEqual(expected * share);
 
 describe("an English-like corpus of 2,000 chunks", () => {
   test("snapshot:build's ingest cuts about as many chunks as asked", () => {
@@ -70,8 +71,15 @@ describe("an English-like corpus of 2,000 chunks", () => {
 
 describe("the command line", () => {
   const run = async (...args: string[]) => {
-    const proc = Bun.spawn(["bun", join(ROOT, "bench/corpus/gen-corpus.ts"), ...args], { stdout: "pipe", stderr: "pipe" });
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const proc = Bun.spawn(["bun", join(ROOT, "bench/corpus/gen-corpus.ts"), ...args], {
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
     return { stdout, stderr, code };
   };
 

@@ -16,12 +16,23 @@ setDefaultTimeout(120_000);
 const en = () => engineFor({ dumps: [EN_2006, EN_2016] });
 
 describe("estimatedTotalHits", () => {
-  const QUERIES = ["who founded anarchism", "albedo of snow", "Albert Einstien", "the", "ana", "a b c", '"the moon" albedo', "philosophy of mind and language"];
+  const QUERIES = [
+    "who founded anarchism",
+    "albedo of snow",
+    "Albert Einstien",
+    "the",
+    "ana",
+    "a b c",
+    '"the moon" albedo',
+    "philosophy of mind and language",
+  ];
 
   test("does not depend on limit or offset (without quoted phrases, whose share is sampled)", async () => {
     const engine = await en();
     for (const q of QUERIES.filter((q) => !q.includes('"'))) {
-      const totals = [1, 10, 50].flatMap((limit) => [0, 20].map((offset) => engine.search(q, { limit, offset, budgetMs: Infinity }).estimatedTotalHits));
+      const totals = [1, 10, 50].flatMap((limit) =>
+        [0, 20].map((offset) => engine.search(q, { limit, offset, budgetMs: Infinity }).estimatedTotalHits),
+      );
       expect({ q, totals: new Set(totals).size }).toEqual({ q, totals: 1 });
     }
   });
@@ -38,7 +49,10 @@ describe("estimatedTotalHits", () => {
     const engine = await en();
     for (const q of ['"of the"', '"in a"', '"and the"', '"is a"', '"the the"']) {
       const total = engine.search(q, { budgetMs: Infinity }).estimatedTotalHits;
-      const holdingAWord = engine.search(q.replace(/"/g, ""), { pruning: false, budgetMs: Infinity }).estimatedTotalHits;
+      const holdingAWord = engine.search(q.replace(/"/g, ""), {
+        pruning: false,
+        budgetMs: Infinity,
+      }).estimatedTotalHits;
       expect({ q, total }).toEqual({ q, total: Math.min(total, holdingAWord) });
       expect(total).toBeGreaterThan(0);
     }
@@ -79,7 +93,9 @@ describe("guards", () => {
     const prefixed = derived.filter((d) => engine.text.keyOf(d.term) !== "a");
     expect(prefixed.length).toBe(MAX_EXPANSIONS);
     const kept = Math.min(...prefixed.map((d) => engine.text.frequency(d.term)));
-    const dropped = [...engine.text["vocabulary"].atPrefix("a")].map(([, term]) => term as number).filter((t) => !prefixed.some((d) => d.term === t) && engine.text.keyOf(t) !== "a");
+    const dropped = [...engine.text["vocabulary"].atPrefix("a")]
+      .map(([, term]) => term as number)
+      .filter((t) => !prefixed.some((d) => d.term === t) && engine.text.keyOf(t) !== "a");
     expect(Math.max(...dropped.map((t) => engine.text.frequency(t)))).toBeLessThanOrEqual(kept);
     // In the order scores are summed in: most frequent first, ties by the lower term number.
     const terms = prefixed.map((d) => d.term);
@@ -94,10 +110,19 @@ describe("guards", () => {
       const exact = vocabulary.get(key);
       const terms = Array.from({ length: to - from }, (_x, i) => to - 1 - i).filter((t) => t !== exact);
       if (terms.length <= MAX_EXPANSIONS) return terms;
-      return terms.sort((x, y) => engine.text.frequency(y) - engine.text.frequency(x) || x - y).slice(0, MAX_EXPANSIONS);
+      return terms
+        .sort((x, y) => engine.text.frequency(y) - engine.text.frequency(x) || x - y)
+        .slice(0, MAX_EXPANSIONS);
     };
     const letters = "abcdefghijklmnopqrstuvwxyz";
-    const keys = [...letters, ...[...letters].flatMap((a) => [...letters].map((b) => a + b)), "the", "int", "con", "pro"];
+    const keys = [
+      ...letters,
+      ...[...letters].flatMap((a) => [...letters].map((b) => a + b)),
+      "the",
+      "int",
+      "con",
+      "pro",
+    ];
     let long = 0;
     for (const key of keys) {
       const [from, to] = vocabulary.prefixRange(key) as [number, number];
@@ -107,14 +132,21 @@ describe("guards", () => {
         .derive([{ key, prefix: true, fuzzy: 0 }])
         .filter((d) => d.term !== exact)
         .map((d) => d.term);
-      if (JSON.stringify(kept) !== JSON.stringify(fromAll(key))) throw new Error(`"${key}" typed on keeps ${kept}, not ${fromAll(key)}`);
+      if (JSON.stringify(kept) !== JSON.stringify(fromAll(key)))
+        throw new Error(`"${key}" typed on keeps ${kept}, not ${fromAll(key)}`);
     }
     expect(long).toBeGreaterThan(10); // long ranges are chosen from their runs' most frequent terms (shard.ts prefixExpansions)
   });
 
   test("typos are looked for in at most GUARDS.typoWords words", async () => {
     const engine = await en();
-    const specs = wordSpecs(engine, ["anarchizm", "philosofy", "einstien", "albedoo", "autizm", "aristotel"], false, true, true) as { fuzzy: number }[];
+    const specs = wordSpecs(
+      engine,
+      ["anarchizm", "philosofy", "einstien", "albedoo", "autizm", "aristotel"],
+      false,
+      true,
+      true,
+    ) as { fuzzy: number }[];
     expect(specs.filter((s) => s.fuzzy > 0).length).toBe(GUARDS.typoWords);
   });
 
@@ -122,7 +154,8 @@ describe("guards", () => {
     const engine = await en();
     let seed = 7;
     const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
-    const word = (n: number) => Array.from({ length: n }, () => "abcdefghijklmnopqrstuvwxyz"[Math.floor(random() * 26)]).join("");
+    const word = (n: number) =>
+      Array.from({ length: n }, () => "abcdefghijklmnopqrstuvwxyz"[Math.floor(random() * 26)]).join("");
     const q = Array.from({ length: 50 }, () => word(9))
       .join(" ")
       .slice(0, 500);

@@ -9,15 +9,36 @@ import { dirname, join } from "node:path";
 import { writeIngested } from "../src/build";
 import { ingest, type Article, type IngestOptions, type IngestResult } from "../src/ingest";
 import { open as openEngine, type Engine } from "../src/search";
-import { dump, ROOT, runToExit, spawnServer, START, tempDir, writeSnapshot, type SpawnedServer } from "../bench/support";
+import {
+  dump,
+  ROOT,
+  runToExit,
+  spawnServer,
+  START,
+  tempDir,
+  writeSnapshot,
+  type SpawnedServer,
+} from "../bench/support";
 
-export { dump, launch, ROOT, runToExit, spawnServer, START, tempDir, writeFormat1, writeSnapshot } from "../bench/support";
+export {
+  dump,
+  launch,
+  ROOT,
+  runToExit,
+  spawnServer,
+  START,
+  tempDir,
+  writeFormat1,
+  writeSnapshot,
+} from "../bench/support";
 
 export const EN_2016 = dump("enwiki-2016-sample.xml.bz2");
 export const EN_2006 = dump("enwik8-head.xml.bz2");
 export const EN_2006_TRUNCATED = dump("enwik8-head-truncated.xml.bz2");
 export const SQUAD = dump("squad-dev-articles.xml.bz2");
-export const TRUNCATED_XZ = ["bn", "el", "hy", "ja", "mr", "uk", "vi"].map((l) => dump(`${l}wiki-head-truncated.xml.xz`));
+export const TRUNCATED_XZ = ["bn", "el", "hy", "ja", "mr", "uk", "vi"].map((l) =>
+  dump(`${l}wiki-head-truncated.xml.xz`),
+);
 export const ALL_DUMPS = [EN_2016, EN_2006, EN_2006_TRUNCATED, SQUAD, ...TRUNCATED_XZ];
 
 /** One promise per distinct set of options, for the whole test run. */
@@ -45,7 +66,9 @@ export const snapshotFor: (options: IngestOptions) => Promise<string> = cached(a
 });
 
 /** A search engine over snapshotFor(options). */
-export const engineFor: (options: IngestOptions) => Promise<Engine> = cached((options) => snapshotFor(options).then((path) => openEngine(path)));
+export const engineFor: (options: IngestOptions) => Promise<Engine> = cached((options) =>
+  snapshotFor(options).then((path) => openEngine(path)),
+);
 
 export interface ServerProcess extends SpawnedServer {
   /** The key the server created at its first start, if it printed one. */
@@ -61,7 +84,11 @@ export interface ServerProcess extends SpawnedServer {
  */
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
   const { CWD, ...rest } = env;
-  const server = await spawnServer(["bun", START], { TOME_DATA: tempDir("tome-data-"), TOME_KEY_MS_PER_SECOND: "0", ...rest }, { cwd: CWD });
+  const server = await spawnServer(
+    ["bun", START],
+    { TOME_DATA: tempDir("tome-data-"), TOME_KEY_MS_PER_SECOND: "0", ...rest },
+    { cwd: CWD },
+  );
   return { ...server, key: /^\s+(wk_[A-Za-z0-9]{32})$/m.exec(server.stderr())?.[1] };
 }
 
@@ -87,7 +114,8 @@ export interface InlinePage {
   redirect?: boolean;
 }
 
-const escapeXml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+const escapeXml = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 /** An English MediaWiki export (schema 0.10) of the pages, page ids 1, 2, 3… in order. */
 function exportXml(pages: InlinePage[]): string {

@@ -62,7 +62,12 @@ function reference(text: string, matched: Set<string>, crop: number, highlight: 
   const end = Math.min(n, start + crop);
   start = Math.max(0, end - crop);
   const inside = words.filter((w) => cp[w.start]! >= start && cp[w.end]! <= end);
-  if (!inside.length) return (start > 0 ? CROP_MARKER : "") + escapeHtml(Array.from(text).slice(start, end).join("")) + (end < n ? CROP_MARKER : "");
+  if (!inside.length)
+    return (
+      (start > 0 ? CROP_MARKER : "") +
+      escapeHtml(Array.from(text).slice(start, end).join("")) +
+      (end < n ? CROP_MARKER : "")
+    );
   const from = start === 0 ? 0 : inside[0]!.start;
   let to = end === n ? text.length : inside.at(-1)!.end;
   while (to < text.length && cp[to + 1]! - cp[from]! <= crop && /[^\s\p{L}\p{N}]/u.test(text[to]!)) to++;
@@ -103,7 +108,9 @@ describe("crop and highlight", () => {
           if (got.includes("<em>")) highlighted++;
         }
         expect(formatText(text, m, 400, false, e.lang)).toBe(reference(text, matched, 400, false, e.lang));
-        expect(formatTitle(title, m, true, e.lang)).toBe(reference(title, matched, Number.MAX_SAFE_INTEGER, true, e.lang));
+        expect(formatTitle(title, m, true, e.lang)).toBe(
+          reference(title, matched, Number.MAX_SAFE_INTEGER, true, e.lang),
+        );
         if (/[\ud800-\udbff]/.test(text)) wide++;
         checked++;
       }
@@ -122,7 +129,9 @@ describe("crop and highlight", () => {
         const query = mix[kind]!();
         const queryWord = fold(query.trim());
         for (const hit of e.search(query, { cropLength: 2000 }).hits) {
-          const emphasised = [...`${hit.formatted.title} ${hit.formatted.text}`.matchAll(/<em>(.*?)<\/em>/g)].map((m) => fold(m[1]!.replace(/&amp;/g, "&")));
+          const emphasised = [...`${hit.formatted.title} ${hit.formatted.text}`.matchAll(/<em>(.*?)<\/em>/g)].map((m) =>
+            fold(m[1]!.replace(/&amp;/g, "&")),
+          );
           const chunk = e.snapshot.pages.ids.indexOf(hit.page.pageId);
           for (const word of emphasised) {
             if (word === queryWord) continue;
@@ -134,7 +143,8 @@ describe("crop and highlight", () => {
           }
           // Every word of the shown text that the hit's chunk matched by its exact form is highlighted.
           const shown = hit.formatted.text.replace(/<\/?em>/g, "");
-          for (const t of tokens(shown, e.lang)) if (t.term === queryWord) expect(hit.formatted.text).toContain(`<em>${shown.slice(t.start, t.end)}</em>`);
+          for (const t of tokens(shown, e.lang))
+            if (t.term === queryWord) expect(hit.formatted.text).toContain(`<em>${shown.slice(t.start, t.end)}</em>`);
         }
       }
     }
@@ -156,7 +166,10 @@ function closed(schema: TSchema): TSchema {
   const out: Record<string | symbol, unknown> = { ...schema };
   for (const [k, v] of Object.entries(schema))
     if (typeof v === "object" && v !== null && k !== "examples" && k !== "default")
-      out[k] = k === "properties" ? Object.fromEntries(Object.entries(v).map(([p, s]) => [p, closed(s as TSchema)])) : closed(v as TSchema);
+      out[k] =
+        k === "properties"
+          ? Object.fromEntries(Object.entries(v).map(([p, s]) => [p, closed(s as TSchema)]))
+          : closed(v as TSchema);
   if (schema.type === "object") out.additionalProperties = false;
   return out as unknown as TSchema;
 }
@@ -174,7 +187,9 @@ describe("search answers", () => {
           const query = make();
           if (!query.replace(/"/g, "").trim()) continue;
           for (const extra of ["", "&limit=50&crop_length=50", "&highlight=false&offset=3"]) {
-            const res = await app.handle(new Request(`http://localhost/v1/search?q=${encodeURIComponent(query)}${extra}`));
+            const res = await app.handle(
+              new Request(`http://localhost/v1/search?q=${encodeURIComponent(query)}${extra}`),
+            );
             expect(res.status).toBe(200);
             const body = (await res.json()) as { hits: unknown[] };
             const errors = [...check.Errors(body)].map((x) => `${x.path}: ${x.message}`);
@@ -184,7 +199,9 @@ describe("search answers", () => {
         }
       }
       // The check itself refuses a broken answer (a bad url, a missing field).
-      const body = (await (await app.handle(new Request("http://localhost/v1/search?q=history"))).json()) as { hits: Record<string, unknown>[] };
+      const body = (await (await app.handle(new Request("http://localhost/v1/search?q=history"))).json()) as {
+        hits: Record<string, unknown>[];
+      };
       expect(check.Check(body)).toBe(true);
       expect(check.Check({ ...body, hits: [{ ...body.hits[0], url: "not a url" }] })).toBe(false);
       const { _formatted: _, ...unformatted } = body.hits[0]!;

@@ -8,7 +8,18 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { articleUrl, createApp, LICENSE } from "../src/http";
 import type { Engine } from "../src/search";
 import { openSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
-import { dump, EN_2006, EN_2016, engineFor, ROOT, runToExit, type ServerProcess, snapshotFor, START, startServer } from "./helpers";
+import {
+  dump,
+  EN_2006,
+  EN_2016,
+  engineFor,
+  ROOT,
+  runToExit,
+  type ServerProcess,
+  snapshotFor,
+  START,
+  startServer,
+} from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -87,7 +98,13 @@ function expectSource(source: Json, p: SnapshotPage) {
 const SHORT_LICENSE = { name: LICENSE.name, url: LICENSE.url };
 
 function expectAttribution(a: Json) {
-  expect(Object.keys(a).sort()).toEqual(["attribution_notice", "license", "modifications", "modified", "wikimedia_terms"]);
+  expect(Object.keys(a).sort()).toEqual([
+    "attribution_notice",
+    "license",
+    "modifications",
+    "modified",
+    "wikimedia_terms",
+  ]);
   expect(a.license).toEqual({ ...LICENSE });
   expect(a.modified).toBe(true);
   expect(a.modifications.length).toBeGreaterThan(2);
@@ -97,7 +114,21 @@ function expectAttribution(a: Json) {
 }
 
 function expectHit(h: Json) {
-  expect(Object.keys(h).sort()).toEqual(["_formatted", "chunk_id", "id", "license", "page_id", "rev_id", "section", "source", "text", "title", "url"].sort());
+  expect(Object.keys(h).sort()).toEqual(
+    [
+      "_formatted",
+      "chunk_id",
+      "id",
+      "license",
+      "page_id",
+      "rev_id",
+      "section",
+      "source",
+      "text",
+      "title",
+      "url",
+    ].sort(),
+  );
   const p = page(h.page_id);
   expect(isInt(h.page_id) && isInt(h.rev_id) && isInt(h.chunk_id)).toBe(true);
   expect(h.id).toBe(`${p.pageId}_${h.chunk_id}`);
@@ -152,7 +183,13 @@ describe("D22: every response", () => {
   });
 
   test("HEAD works wherever GET does: same status and headers, no body, the GET body's length", async () => {
-    for (const path of ["/v1/chunk/39_2", "/v1/search?q=albedo", "/v1/page/39?format=concat", "/v1/page/abc", "/nope"]) {
+    for (const path of [
+      "/v1/chunk/39_2",
+      "/v1/search?q=albedo",
+      "/v1/page/39?format=concat",
+      "/v1/page/abc",
+      "/nope",
+    ]) {
       const [g, h] = await Promise.all([api(path), api(path, { method: "HEAD" })]);
       const body = await g.arrayBuffer();
       expect(h.status).toBe(g.status);
@@ -167,7 +204,11 @@ describe("D22: every response", () => {
   test("OPTIONS preflight is answered without a key, allowing any origin and the key headers", async () => {
     const r = await fetch(`${base}/v1/search?q=x`, {
       method: "OPTIONS",
-      headers: { Origin: "https://example.org", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-api-key" },
+      headers: {
+        Origin: "https://example.org",
+        "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "x-api-key",
+      },
     });
     expect(r.status).toBe(204);
     expect(r.headers.get("access-control-allow-origin")).toBe("*");
@@ -185,8 +226,18 @@ describe("D22: every response", () => {
       expect(r.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
       expect(((await r.json()) as Json).error).toBe("method not allowed");
     }
-    for (const path of ["/nope", "/v1", "/v1/", "/v2/search?q=x", "/v1/page/39/extra", "/v1/searchx?q=x", "/v1/page/"]) {
-      expect((await fails(path, 404, "not found")).message).toBe("There is no such route. The API is described at /v1/openapi.json.");
+    for (const path of [
+      "/nope",
+      "/v1",
+      "/v1/",
+      "/v2/search?q=x",
+      "/v1/page/39/extra",
+      "/v1/searchx?q=x",
+      "/v1/page/",
+    ]) {
+      expect((await fails(path, 404, "not found")).message).toBe(
+        "There is no such route. The API is described at /v1/openapi.json.",
+      );
     }
   });
 
@@ -208,7 +259,15 @@ describe("/healthz", () => {
 describe("GET /v1/search", () => {
   test("every field and its type; hits are the engine's, one per page (D7)", async () => {
     const body = await ok("/v1/search?q=albedo%20of%20snow&limit=20");
-    expect(Object.keys(body).sort()).toEqual(["attribution", "estimatedTotalHits", "hits", "limit", "offset", "processingTimeMs", "query"]);
+    expect(Object.keys(body).sort()).toEqual([
+      "attribution",
+      "estimatedTotalHits",
+      "hits",
+      "limit",
+      "offset",
+      "processingTimeMs",
+      "query",
+    ]);
     expect(body.query).toBe("albedo of snow");
     expect(body.limit).toBe(20);
     expect(body.offset).toBe(0);
@@ -253,7 +312,8 @@ describe("GET /v1/search", () => {
   test("crop_length at both bounds (D9)", async () => {
     for (const n of [50, 2000]) {
       const body = await ok(`/v1/search?q=albedo&crop_length=${n}`);
-      for (const h of body.hits) expect([...h._formatted.text.replace(/<\/?em>/g, "").replace(/…/g, "")].length).toBeLessThanOrEqual(n);
+      for (const h of body.hits)
+        expect([...h._formatted.text.replace(/<\/?em>/g, "").replace(/…/g, "")].length).toBeLessThanOrEqual(n);
     }
     await fails("/v1/search?q=albedo&crop_length=49", 400, "invalid_parameter");
     await fails("/v1/search?q=albedo&crop_length=2001", 400, "invalid_parameter");
@@ -290,10 +350,14 @@ describe("GET /v1/search", () => {
   });
 
   test("title priority: an exact title or redirect ranks first (D8)", async () => {
-    const redirect = snap.redirects.find((r) => snap.pages.list().some((p) => p.title === r.target && p.chunks.length))!;
+    const redirect = snap.redirects.find((r) =>
+      snap.pages.list().some((p) => p.title === r.target && p.chunks.length),
+    )!;
     const target = snap.pages.list().find((p) => p.title === redirect.target)!;
     expect((await ok(`/v1/search?q=${encodeURIComponent(redirect.title)}`)).hits[0].page_id).toBe(target.pageId);
-    expect((await ok(`/v1/search?q=${encodeURIComponent(target.title.toUpperCase())}`)).hits[0].page_id).toBe(target.pageId);
+    expect((await ok(`/v1/search?q=${encodeURIComponent(target.title.toUpperCase())}`)).hits[0].page_id).toBe(
+      target.pageId,
+    );
   });
 
   test("a quoted phrase must match as a phrase (D6)", async () => {
@@ -310,7 +374,14 @@ describe("GET /v1/search", () => {
   });
 
   test("missing q: absent, empty or blank (D6)", async () => {
-    for (const path of ["/v1/search", "/v1/search?q=", "/v1/search?q=%20%09%20", "/v1/search?limit=5", "/v1/search?Q=albedo"]) await fails(path, 400, "missing q");
+    for (const path of [
+      "/v1/search",
+      "/v1/search?q=",
+      "/v1/search?q=%20%09%20",
+      "/v1/search?limit=5",
+      "/v1/search?Q=albedo",
+    ])
+      await fails(path, 400, "missing q");
   });
 
   test("q up to 500 characters; 501 is refused (D6)", async () => {
@@ -366,7 +437,16 @@ describe("GET /v1/search", () => {
       else for (const h of r.body.hits) expect(h._formatted.text).not.toMatch(/<(?!\/?em>)/);
     }
     // Raw, malformed percent-encoding in the query string.
-    for (const raw of ["q=%ED%A0%80", "q=%C0%AF", "q=%", "q=%zz", "q=%E0%A4%A", "q=a&&&limit=2", "q=a&=b&limit=3", "&&q=albedo"]) {
+    for (const raw of [
+      "q=%ED%A0%80",
+      "q=%C0%AF",
+      "q=%",
+      "q=%zz",
+      "q=%E0%A4%A",
+      "q=a&&&limit=2",
+      "q=a&=b&limit=3",
+      "&&q=albedo",
+    ]) {
       const r = await get(`/v1/search?${raw}`);
       expect([200, 400]).toContain(r.status);
     }
@@ -375,9 +455,29 @@ describe("GET /v1/search", () => {
 
 describe("D3–D5: parameter rules", () => {
   test("integers are base-10 digits only, never clamped (D3)", async () => {
-    for (const v of [" 5", "5 ", "+5", "-1", "1e1", "0x10", "5.0", "5.", ".5", "", "five", "1_000", "٥", "Infinity", "NaN"]) {
+    for (const v of [
+      " 5",
+      "5 ",
+      "+5",
+      "-1",
+      "1e1",
+      "0x10",
+      "5.0",
+      "5.",
+      ".5",
+      "",
+      "five",
+      "1_000",
+      "٥",
+      "Infinity",
+      "NaN",
+    ]) {
       const body = await fails(`/v1/search?q=albedo&limit=${encodeURIComponent(v)}`, 400, "invalid_parameter");
-      expect(body.details).toEqual({ parameter: "limit", value: v, constraint: "an integer from 1 to 50 (base-10 digits)" });
+      expect(body.details).toEqual({
+        parameter: "limit",
+        value: v,
+        constraint: "an integer from 1 to 50 (base-10 digits)",
+      });
     }
     // Leading zeros are still base-10 digits.
     expect((await ok("/v1/search?q=albedo&limit=05")).limit).toBe(5);
@@ -415,13 +515,20 @@ describe("D3–D5: parameter rules", () => {
   test("parameters are read once, strictly: Elysia parses no query string, headers or cookies for a route, nor checks them again", async () => {
     const app = createApp(engine);
     const routes = (app.routes as unknown as { routes: { method: string; path: string; composed?: unknown }[] }).routes;
-    const asked = { "/v1/search": "/v1/search?q=albedo", "/v1/page/:page_id": "/v1/page/39", "/v1/chunk/:id": "/v1/chunk/39_0", "/v1/changes": "/v1/changes", "/v1/lucky": "/v1/lucky?q=albedo" };
+    const asked = {
+      "/v1/search": "/v1/search?q=albedo",
+      "/v1/page/:page_id": "/v1/page/39",
+      "/v1/chunk/:id": "/v1/chunk/39_0",
+      "/v1/changes": "/v1/changes",
+      "/v1/lucky": "/v1/lucky?q=albedo",
+    };
     for (const [path, request] of Object.entries(asked)) {
       expect((await app.handle(new Request(`http://localhost${request}`))).status).toBe(200);
       // Elysia compiles a route's handler at its first request, from what the route's hooks and handler read.
       const compiled = String(routes.find((r) => r.method === "GET" && r.path === path)?.composed);
       expect(compiled).toContain("handler(c)");
-      for (const work of ["parseQueryFromURL", "parseCookie", "headers.toJSON", "validator.query", "validator.params"]) expect(compiled).not.toContain(work);
+      for (const work of ["parseQueryFromURL", "parseCookie", "headers.toJSON", "validator.query", "validator.params"])
+        expect(compiled).not.toContain(work);
     }
     app.close();
   });
@@ -438,7 +545,14 @@ describe("GET /v1/page/{page_id}", () => {
     expect(body.chunks.total).toBe(p.chunks.length);
     expect(body.chunks.results.length).toBe(p.chunks.length);
     body.chunks.results.forEach((c: Json, i: number) => {
-      expect(c).toEqual({ id: `39_${i}`, page_id: 39, title: "Albedo", section: sectionOf(p, i), text: p.chunks[i]!.text, chunk_id: i });
+      expect(c).toEqual({
+        id: `39_${i}`,
+        page_id: 39,
+        title: "Albedo",
+        section: sectionOf(p, i),
+        text: p.chunks[i]!.text,
+        chunk_id: i,
+      });
     });
     expectAttribution(body.attribution);
     // D16: for one page the notice names the article and its address.
@@ -491,7 +605,17 @@ describe("GET /v1/page/{page_id}", () => {
   });
 
   test("page_id must be an integer; an absent page is not found", async () => {
-    for (const id of ["abc", "-1", "1.5", "1e3", "0x1F", "%20%2039", "39abc", String(MAX + 1), "99999999999999999999"]) {
+    for (const id of [
+      "abc",
+      "-1",
+      "1.5",
+      "1e3",
+      "0x1F",
+      "%20%2039",
+      "39abc",
+      String(MAX + 1),
+      "99999999999999999999",
+    ]) {
       await fails(`/v1/page/${id}`, 400, "page_id must be an integer");
     }
     await fails("/v1/page/999999999", 404, "not found");
@@ -506,8 +630,12 @@ describe("GET /v1/page/{page_id}", () => {
     expect(articleUrl("en.wikipedia.org", "Abstract (law)")).toBe("https://en.wikipedia.org/wiki/Abstract_(law)");
     expect(articleUrl("en.wikipedia.org", "AC/DC")).toBe("https://en.wikipedia.org/wiki/AC/DC");
     expect(articleUrl("en.wikipedia.org", "C++")).toBe("https://en.wikipedia.org/wiki/C%2B%2B");
-    expect(articleUrl("en.wikipedia.org", "What? & Why: 100%")).toBe("https://en.wikipedia.org/wiki/What%3F_%26_Why:_100%25");
-    expect(articleUrl("el.wikipedia.org", "Ελλάδα")).toBe("https://el.wikipedia.org/wiki/%CE%95%CE%BB%CE%BB%CE%AC%CE%B4%CE%B1");
+    expect(articleUrl("en.wikipedia.org", "What? & Why: 100%")).toBe(
+      "https://en.wikipedia.org/wiki/What%3F_%26_Why:_100%25",
+    );
+    expect(articleUrl("el.wikipedia.org", "Ελλάδα")).toBe(
+      "https://el.wikipedia.org/wiki/%CE%95%CE%BB%CE%BB%CE%AC%CE%B4%CE%B1",
+    );
     const withParens = snap.pages.list().find((p) => p.title.includes("("))!;
     const body = await ok(`/v1/page/${withParens.pageId}?max_chunks=1`);
     expect(body.page.url).toBe(`https://en.wikipedia.org/wiki/${withParens.title.replaceAll(" ", "_")}`);
@@ -515,7 +643,11 @@ describe("GET /v1/page/{page_id}", () => {
     // printable ASCII character, and on each title of the snapshot.
     const wfUrlencode = (title: string) =>
       [...new TextEncoder().encode(title.replaceAll(" ", "_"))]
-        .map((b) => (/[A-Za-z0-9_.~;@$!*(),/:-]/.test(String.fromCharCode(b)) && b < 128 ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, "0")}`))
+        .map((b) =>
+          /[A-Za-z0-9_.~;@$!*(),/:-]/.test(String.fromCharCode(b)) && b < 128
+            ? String.fromCharCode(b)
+            : `%${b.toString(16).toUpperCase().padStart(2, "0")}`,
+        )
         .join("");
     const ascii = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i));
     for (const title of [...ascii.map((c) => `A${c}b`), ascii.join(""), ...snap.pages.list().map((p) => p.title)]) {
@@ -584,7 +716,14 @@ describe("GET /v1/changes", () => {
     const expected = order().filter((p) => p.tsUnix >= pivot.tsUnix);
     const iso = new Date(pivot.tsUnix * 1000).toISOString();
     const at = (d: number) => new Date((pivot.tsUnix + d) * 1000).toISOString().replace(".000Z", "");
-    const forms = [String(pivot.tsUnix), iso, iso.replace(".000Z", "Z"), iso.replace("T", "t").replace("Z", "z"), `${at(2 * 3600)}+02:00`, `${at(-(5 * 3600 + 30 * 60))}-05:30`];
+    const forms = [
+      String(pivot.tsUnix),
+      iso,
+      iso.replace(".000Z", "Z"),
+      iso.replace("T", "t").replace("Z", "z"),
+      `${at(2 * 3600)}+02:00`,
+      `${at(-(5 * 3600 + 30 * 60))}-05:30`,
+    ];
     for (const since of forms) {
       const body = await ok(`/v1/changes?limit=1000&since=${encodeURIComponent(since)}`);
       expect({ since, total: body.total }).toEqual({ since, total: expected.length });
@@ -636,7 +775,11 @@ describe("GET /v1/changes", () => {
       "Mon, 01 Jan 2016 00:00:00 GMT",
     ];
     for (const since of bad) {
-      const body = await fails(`/v1/changes?since=${encodeURIComponent(since)}`, 400, "since must be unix seconds or RFC3339");
+      const body = await fails(
+        `/v1/changes?since=${encodeURIComponent(since)}`,
+        400,
+        "since must be unix seconds or RFC3339",
+      );
       expect(body.details.parameter).toBe("since");
     }
   });
@@ -646,7 +789,14 @@ describe("GET /v1/lucky", () => {
   test("an exact title wins; every field and its type; concat by default (D13)", async () => {
     const p = page(39);
     const body = await ok("/v1/lucky?q=albedo");
-    expect(Object.keys(body).sort()).toEqual(["attribution", "chunks", "page", "processingTimeMs", "search_context", "text"]);
+    expect(Object.keys(body).sort()).toEqual([
+      "attribution",
+      "chunks",
+      "page",
+      "processingTimeMs",
+      "search_context",
+      "text",
+    ]);
     expect(body.page).toEqual({
       page_id: "39",
       title: "Albedo",
@@ -675,11 +825,20 @@ describe("GET /v1/lucky", () => {
   test("format=chunks: no text field", async () => {
     const body = await ok("/v1/lucky?q=albedo&format=chunks");
     expect(body.text).toBeUndefined();
-    expect(body.chunks.results[0]).toEqual({ id: "39_0", page_id: 39, title: "Albedo", section: "", text: page(39).chunks[0]!.text, chunk_id: 0 });
+    expect(body.chunks.results[0]).toEqual({
+      id: "39_0",
+      page_id: 39,
+      title: "Albedo",
+      section: "",
+      text: page(39).chunks[0]!.text,
+      chunk_id: 0,
+    });
   });
 
   test("redirects resolve to their target; without a title match, the best hit's page", async () => {
-    const redirect = snap.redirects.find((r) => snap.pages.list().some((p) => p.title === r.target && p.chunks.length))!;
+    const redirect = snap.redirects.find((r) =>
+      snap.pages.list().some((p) => p.title === r.target && p.chunks.length),
+    )!;
     const target = snap.pages.list().find((p) => p.title === redirect.target)!;
     expect((await ok(`/v1/lucky?q=${encodeURIComponent(redirect.title)}`)).page.page_id).toBe(String(target.pageId));
     const q = "reflectivity of fresh snow";
@@ -690,7 +849,8 @@ describe("GET /v1/lucky", () => {
   });
 
   test("missing q, too long, nothing found", async () => {
-    for (const path of ["/v1/lucky", "/v1/lucky?q=", "/v1/lucky?q=%20", "/v1/lucky?format=chunks"]) await fails(path, 400, "missing q");
+    for (const path of ["/v1/lucky", "/v1/lucky?q=", "/v1/lucky?q=%20", "/v1/lucky?format=chunks"])
+      await fails(path, 400, "missing q");
     await fails(`/v1/lucky?q=${"a".repeat(501)}`, 400, "invalid_parameter");
     await fails("/v1/lucky?q=qqqzzzxxyyqq", 404, "no results found");
     await fails(`/v1/lucky?q=${encodeURIComponent('"!!!"')}`, 404, "no results found");
@@ -700,14 +860,27 @@ describe("GET /v1/lucky", () => {
 describe("GET /v1/license and /v1/meta", () => {
   test("license: every key of api.md 4.7, with real text", async () => {
     const body = await ok("/v1/license");
-    expect(Object.keys(body).sort()).toEqual(["api_service_note", "attribution_requirements", "content_license", "modifications", "source", "trademark_disclaimer"]);
+    expect(Object.keys(body).sort()).toEqual([
+      "api_service_note",
+      "attribution_requirements",
+      "content_license",
+      "modifications",
+      "source",
+      "trademark_disclaimer",
+    ]);
     expect(Object.keys(body.content_license).sort()).toEqual(["full_name", "name", "summary", "url"]);
     expect(body.content_license).toMatchObject({ ...LICENSE });
     expect(Object.keys(body.source).sort()).toEqual(["name", "project", "reuse_info", "terms_url"]);
     expect(body.source.project).toBe("en.wikipedia.org");
     expect(body.modifications.modified).toBe(true);
     expect(body.modifications.changes_made.length).toBeGreaterThan(2);
-    expect(Object.keys(body.attribution_requirements).sort()).toEqual(["changes", "credit", "license_notice", "no_additional_restrictions", "share_alike"]);
+    expect(Object.keys(body.attribution_requirements).sort()).toEqual([
+      "changes",
+      "credit",
+      "license_notice",
+      "no_additional_restrictions",
+      "share_alike",
+    ]);
     const strings = [
       body.content_license.summary,
       body.source.name,
@@ -718,7 +891,13 @@ describe("GET /v1/license and /v1/meta", () => {
       body.trademark_disclaimer,
     ];
     for (const s of strings) expect(s).toBeString();
-    for (const s of [body.content_license.summary, body.modifications.note, ...Object.values(body.attribution_requirements), body.api_service_note, body.trademark_disclaimer]) {
+    for (const s of [
+      body.content_license.summary,
+      body.modifications.note,
+      ...Object.values(body.attribution_requirements),
+      body.api_service_note,
+      body.trademark_disclaimer,
+    ]) {
       expect((s as string).split(" ").length).toBeGreaterThan(8);
     }
     expect(body.source.reuse_info).toMatch(/^https:\/\/en\.wikipedia\.org\//);
@@ -729,7 +908,11 @@ describe("GET /v1/license and /v1/meta", () => {
   test("meta: D17 from the loaded snapshot, with Tome's own version as the engine's (D76)", async () => {
     const body = await ok("/v1/meta");
     const tome = JSON.parse(await Bun.file(`${ROOT}/package.json`).text()).version;
-    expect(body.search_engine_version).toEqual({ commitSha: snap.meta.contentHash, commitDate: snap.meta.createdAt, pkgVersion: tome });
+    expect(body.search_engine_version).toEqual({
+      commitSha: snap.meta.contentHash,
+      commitDate: snap.meta.createdAt,
+      pkgVersion: tome,
+    });
     expect(body.search_engine_version.commitSha).toMatch(/^[0-9a-f]{64}$/);
     expect(body.indexes).toEqual({ pages: "enwiki-pages", chunks: "enwiki-chunks" });
     expect(body.content_source).toEqual({ name: "Wikipedia", project: "en.wikipedia.org", license: { ...LICENSE } });
@@ -770,11 +953,17 @@ describe("bun run start", () => {
     const otherKey = other.key!;
     const p = longest();
     const pending = Array.from({ length: 40 }, (_, i) =>
-      api(`/v1/search?q=the%20of%20and%20${i}&limit=50&crop_length=2000`, {}, other.url, otherKey).then(async (r) => [r.status, ((await r.json()) as Json).hits.length]),
+      api(`/v1/search?q=the%20of%20and%20${i}&limit=50&crop_length=2000`, {}, other.url, otherKey).then(async (r) => [
+        r.status,
+        ((await r.json()) as Json).hits.length,
+      ]),
     );
     const concat = api(`/v1/page/${p.pageId}?format=concat`, {}, other.url, otherKey).then((r) => r.status);
     // A PDF renders in a worker for a second or so: certainly in flight when SIGTERM comes.
-    const pdf = api(`/v1/pdf/${p.pageId}`, {}, other.url, otherKey).then(async (r) => [r.status, (await r.arrayBuffer()).byteLength]);
+    const pdf = api(`/v1/pdf/${p.pageId}`, {}, other.url, otherKey).then(async (r) => [
+      r.status,
+      (await r.arrayBuffer()).byteLength,
+    ]);
     // Long enough for the connections to be accepted, not for 40 such searches to be answered.
     await Bun.sleep(150);
     const code = await other.stop();
@@ -783,7 +972,9 @@ describe("bun run start", () => {
     const [pdfStatus, pdfBytes] = await pdf;
     expect(pdfStatus).toBe(200);
     expect(pdfBytes).toBeGreaterThan(10_000);
-    expect(Number(/Stopped: (\d+) request\(s\) answered after SIGTERM\./.exec(other.stderr())?.[1])).toBeGreaterThanOrEqual(1);
+    expect(
+      Number(/Stopped: (\d+) request\(s\) answered after SIGTERM\./.exec(other.stderr())?.[1]),
+    ).toBeGreaterThanOrEqual(1);
     // Its log line was written before the exit (the log is buffered).
     await Bun.sleep(50);
     expect(other.stdout()).toMatch(new RegExp(`^GET /v1/pdf/${p.pageId} 200 `, "m"));
@@ -803,7 +994,10 @@ describe("bun run start", () => {
   });
 
   test("a bad PORT is refused with a clear message", async () => {
-    const { code, stderr } = await runToExit(["bun", START], { PORT: "eighty", TOME_SNAPSHOT: await snapshotFor(DUMPS) });
+    const { code, stderr } = await runToExit(["bun", START], {
+      PORT: "eighty",
+      TOME_SNAPSHOT: await snapshotFor(DUMPS),
+    });
     expect(code).toBe(2);
     expect(stderr).toContain("PORT must be a number");
   });

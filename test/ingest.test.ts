@@ -3,7 +3,17 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DumpError, ingest, type RawPage, wordCount } from "../src/ingest";
 import { dumpLeaks } from "../src/ingest/leaks";
-import { ALL_DUMPS, dump, EN_2006, EN_2006_TRUNCATED, EN_2016, ingested, SQUAD, tempDir, TRUNCATED_XZ } from "./helpers";
+import {
+  ALL_DUMPS,
+  dump,
+  EN_2006,
+  EN_2006_TRUNCATED,
+  EN_2016,
+  ingested,
+  SQUAD,
+  tempDir,
+  TRUNCATED_XZ,
+} from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -16,7 +26,13 @@ describe("counts on the real dumps", () => {
     const r = await ingested({ dumps: [EN_2016] });
     expect(r.articles.length).toBe(106);
     expect(r.redirects.length).toBe(99);
-    expect(r.sources[0]).toMatchObject({ schema: "0.10", compression: "bzip2", articles: 106, redirects: 99, truncated: false });
+    expect(r.sources[0]).toMatchObject({
+      schema: "0.10",
+      compression: "bzip2",
+      articles: 106,
+      redirects: 99,
+      truncated: false,
+    });
     expect(r.wiki).toMatchObject({ host: "en.wikipedia.org", dbname: "enwiki", lang: "en" });
     expect(r.truncated).toBe(false);
     expect(r.failures).toEqual([]);
@@ -47,13 +63,19 @@ describe("schema 0.3 export (enwik8, 2006)", () => {
     // "AaA" is `#REDIRECT [[AAA]]` with no <redirect> element in 0.3.
     expect(r.redirects).toContainEqual({ title: "AaA", target: "AAA" });
     // No page of another namespace (Wikipedia:, Talk:, Image:, ...) is indexed.
-    expect(r.articles.filter((a) => /^(Talk|User|Wikipedia|Image|Template|Category|Help|Portal|MediaWiki):/.test(a.title))).toEqual([]);
+    expect(
+      r.articles.filter((a) => /^(Talk|User|Wikipedia|Image|Template|Category|Help|Portal|MediaWiki):/.test(a.title)),
+    ).toEqual([]);
   });
 });
 
 describe("merging dumps of one wiki", () => {
   test("the 2006 and 2016 samples merge, and the newest revision wins", async () => {
-    const [merged, old, recent] = await Promise.all([ingested({ dumps: [EN_2006, EN_2016] }), ingested({ dumps: [EN_2006] }), ingested({ dumps: [EN_2016] })]);
+    const [merged, old, recent] = await Promise.all([
+      ingested({ dumps: [EN_2006, EN_2016] }),
+      ingested({ dumps: [EN_2006] }),
+      ingested({ dumps: [EN_2016] }),
+    ]);
     // Counted independently: 248 page ids whose newest revision is an article, 242 redirects.
     expect(merged.articles.length).toBe(248);
     expect(merged.redirects.length).toBe(242);
@@ -70,7 +92,10 @@ describe("merging dumps of one wiki", () => {
   });
 
   test("the order of --dump does not matter", async () => {
-    const [a, b] = await Promise.all([ingested({ dumps: [EN_2006, EN_2016] }), ingested({ dumps: [EN_2016, EN_2006] })]);
+    const [a, b] = await Promise.all([
+      ingested({ dumps: [EN_2006, EN_2016] }),
+      ingested({ dumps: [EN_2016, EN_2006] }),
+    ]);
     expect(a.articles.map((x) => [x.pageId, x.revId])).toEqual(b.articles.map((x) => [x.pageId, x.revId]));
   });
 
@@ -80,7 +105,8 @@ describe("merging dumps of one wiki", () => {
     const [moved, kept, tied] = base.articles.filter((a) => a.chunks.length > 2);
     const oldRedirect = base.redirects[0]!;
     const rawOf = (id: number) => raw.find((p) => p.pageId === id)!;
-    const escapeXml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+    const escapeXml = (s: string) =>
+      s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
     const page = (id: number, title: string, rev: number, timestamp: string, text: string, redirect?: string) =>
       `<page><title>${escapeXml(title)}</title><ns>0</ns><id>${id}</id>${redirect ? `<redirect title="${escapeXml(redirect)}" />` : ""}<revision><id>${rev}</id><timestamp>${timestamp}</timestamp><text xml:space="preserve">${escapeXml(text)}</text></revision></page>`;
     const extra = join(tempDir(), "extra.xml");
@@ -93,7 +119,14 @@ describe("merging dumps of one wiki", () => {
         // An older redirect with the title of `kept`: the article keeps it.
         page(900000002, kept!.title, 1, "2001-01-01T00:00:00Z", `#REDIRECT [[${moved!.title}]]`, moved!.title),
         // A newer redirect on the title of an existing redirect, elsewhere: it replaces it.
-        page(900000003, oldRedirect.title, 900000003, "2030-01-01T00:00:00Z", `#REDIRECT [[${kept!.title}]]`, kept!.title),
+        page(
+          900000003,
+          oldRedirect.title,
+          900000003,
+          "2030-01-01T00:00:00Z",
+          `#REDIRECT [[${kept!.title}]]`,
+          kept!.title,
+        ),
         // Another page id with the very revision and time of `tied`: the first read keeps the title.
         page(900000004, tied!.title, tied!.revId, rawOf(tied!.pageId).timestamp, rawOf(tied!.pageId).text),
         "</mediawiki>",
@@ -138,7 +171,10 @@ describe("damaged dumps", () => {
   });
 
   test("--allow-truncated keeps every complete page before the damage", async () => {
-    const [cut, whole] = await Promise.all([ingested({ dumps: [EN_2006_TRUNCATED], allowTruncated: true }), ingested({ dumps: [EN_2006] })]);
+    const [cut, whole] = await Promise.all([
+      ingested({ dumps: [EN_2006_TRUNCATED], allowTruncated: true }),
+      ingested({ dumps: [EN_2006] }),
+    ]);
     expect(cut.truncated).toBe(true);
     expect(cut.sources[0]!.truncated).toBe(true);
     expect(cut.sources[0]!.damage).toContain("line");
@@ -146,14 +182,17 @@ describe("damaged dumps", () => {
     expect(cut.articles.map((a) => a.revId)).toEqual(whole.articles.map((a) => a.revId));
   });
 
-  test.each(TRUNCATED_XZ.map((p) => [p.split("/").pop()!, p]))("%s fails by default, works with --allow-truncated", async (_name, path) => {
-    const err = await ingest({ dumps: [path], limit: 1_000_000 }).catch((e) => e);
-    expect(err).toBeInstanceOf(DumpError);
-    expect(err.message).toContain("truncated or corrupt");
-    const r = await ingested({ dumps: [path], allowTruncated: true });
-    expect(r.truncated).toBe(true);
-    expect(r.articles.length).toBeGreaterThan(150);
-  });
+  test.each(TRUNCATED_XZ.map((p) => [p.split("/").pop()!, p]))(
+    "%s fails by default, works with --allow-truncated",
+    async (_name, path) => {
+      const err = await ingest({ dumps: [path], limit: 1_000_000 }).catch((e) => e);
+      expect(err).toBeInstanceOf(DumpError);
+      expect(err.message).toContain("truncated or corrupt");
+      const r = await ingested({ dumps: [path], allowTruncated: true });
+      expect(r.truncated).toBe(true);
+      expect(r.articles.length).toBeGreaterThan(150);
+    },
+  );
 });
 
 describe("clean text", () => {
@@ -174,7 +213,9 @@ describe("clean text", () => {
       /^(References|Notes|External links|Further reading|Bibliography|See also|Παραπομπές|Εξωτερικοί σύνδεσμοι|Примітки|Посилання|Див\. також|脚注|出典|外部リンク|関連項目|Tham khảo|Liên kết ngoài|Xem thêm|Ծանոթագրություններ|Արտաքին հղումներ|তথ্যসূত্র|বহিঃসংযোগ|संदर्भ|बाह्य दुवे)$/;
     for (const path of ALL_DUMPS) {
       const r = await ingested({ dumps: [path], allowTruncated: true });
-      const found = r.articles.flatMap((a) => a.sections.filter((s) => dropped.test(s.heading)).map((s) => `${a.title}: ${s.heading}`));
+      const found = r.articles.flatMap((a) =>
+        a.sections.filter((s) => dropped.test(s.heading)).map((s) => `${a.title}: ${s.heading}`),
+      );
       expect(found).toEqual([]);
     }
   });
@@ -219,7 +260,9 @@ describe("clean text", () => {
 
   test("list items are kept one per line", async () => {
     const r = await ingested({ dumps: [EN_2016] });
-    const lists = r.articles.flatMap((a) => a.chunks).filter((c) => c.text.split("\n").length > 5 && !c.text.includes("\n\n"));
+    const lists = r.articles
+      .flatMap((a) => a.chunks)
+      .filter((c) => c.text.split("\n").length > 5 && !c.text.includes("\n\n"));
     expect(lists.length).toBeGreaterThan(10);
   });
 });
@@ -241,7 +284,10 @@ describe("sections and chunks", () => {
   });
 
   test("smaller budgets give more chunks, and paragraphs are packed whole", async () => {
-    const [big, small] = await Promise.all([ingested({ dumps: [EN_2016] }), ingested({ dumps: [EN_2016], chunkWords: 80 })]);
+    const [big, small] = await Promise.all([
+      ingested({ dumps: [EN_2016] }),
+      ingested({ dumps: [EN_2016], chunkWords: 80 }),
+    ]);
     const count = (r: typeof big) => r.articles.reduce((n, a) => n + a.chunks.length, 0);
     expect(count(small)).toBeGreaterThan(count(big) * 2);
     const albedo = byTitle(big, "Albedo");
@@ -253,7 +299,9 @@ describe("sections and chunks", () => {
     const r = await ingested({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });
     const kana = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
     // Chunks written mostly in Japanese; chunks of Latin names separated by spaces count by words.
-    const japanese = r.articles.flatMap((a) => a.chunks).filter((c) => (c.text.match(kana)?.length ?? 0) > 0.8 * [...c.text].length);
+    const japanese = r.articles
+      .flatMap((a) => a.chunks)
+      .filter((c) => (c.text.match(kana)?.length ?? 0) > 0.8 * [...c.text].length);
     const lengths = japanese.map((c) => [...c.text].length);
     expect(Math.max(...lengths)).toBeLessThanOrEqual(300 * 2 + 50);
     // Full chunks are hundreds of characters, not the 300 words' worth of a spaced script.

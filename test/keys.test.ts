@@ -20,7 +20,10 @@ const headersOf = (key: string) => new Headers({ "X-API-Key": key });
 
 /** Runs `bun run start` on dataDir until it exits: a refusal comes before any snapshot is read. */
 async function start(dataDir: string) {
-  const { code, stdout, stderr } = await runToExit(["bun", START], { TOME_SNAPSHOT: join(dataDir, "no-such.tome"), TOME_DATA: dataDir });
+  const { code, stdout, stderr } = await runToExit(["bun", START], {
+    TOME_SNAPSHOT: join(dataDir, "no-such.tome"),
+    TOME_DATA: dataDir,
+  });
   return { code, out: stdout + stderr };
 }
 
@@ -48,7 +51,12 @@ describe("a damaged keys.gen", () => {
     await newKey(dir, "--name", "k", "--scope", "full");
     for (const content of ["", "garbage", "0123456789abcdef"]) {
       writeFileSync(genPath(dir), content);
-      await expectRefused(dir, `${genPath(dir)} is damaged`, `holds ${content.length} bytes where Tome writes 8`, "delete it and start again");
+      await expectRefused(
+        dir,
+        `${genPath(dir)} is damaged`,
+        `holds ${content.length} bytes where Tome writes 8`,
+        "delete it and start again",
+      );
       const before = filesOf(dir);
       const tool = await keys(dir, "create", "--name", "k2");
       expect({ code: tool.code, stdout: tool.stdout }).toEqual({ code: 1, stdout: "" });
@@ -68,7 +76,12 @@ describe("start with an empty, damaged or missing keys.json", () => {
     const withGen = tempDir("tome-data-");
     await newKey(withGen, "--name", "k");
     rmSync(keysPath(withGen));
-    await expectRefused(withGen, `${keysPath(withGen)} is missing, but ${genPath(withGen)} shows that a key store was kept here`, "Restore keys.json from a backup", "bun run keys create");
+    await expectRefused(
+      withGen,
+      `${keysPath(withGen)} is missing, but ${genPath(withGen)} shows that a key store was kept here`,
+      "Restore keys.json from a backup",
+      "bun run keys create",
+    );
 
     const withUsage = tempDir("tome-data-");
     writeUsage(join(withUsage, "usage.json"), { months: { "2026-11": { default: 12 } }, last_used: {} });
@@ -85,7 +98,10 @@ describe("start with an empty, damaged or missing keys.json", () => {
     const cases: Record<string, [text: string, says: string]> = {
       "no bytes": ["", "is empty (a crash or a full disk may have cut it short). Restore it from a backup"],
       blanks: ["\n  \n", "is empty"],
-      "no key": [JSON.stringify({ format: "tome-keys", version: 1, accounts: {}, keys: [] }), "holds no key, so every request would be refused. Create one: bun run keys create"],
+      "no key": [
+        JSON.stringify({ format: "tome-keys", version: 1, accounts: {}, keys: [] }),
+        "holds no key, so every request would be refused. Create one: bun run keys create",
+      ],
     };
     for (const [text, says] of Object.values(cases)) {
       writeFileSync(keysPath(dir), text);
@@ -114,7 +130,12 @@ describe("start with an empty, damaged or missing keys.json", () => {
     expect({ code, out: out.trim() }).toEqual({ code: 1, out: `start: ${says}` });
     for (const args of [["list"], ["create", "--name", "k"], ["revoke", "key_x"]]) {
       const r = await keys(dir, ...args);
-      expect({ args, code: r.code, stdout: r.stdout, stderr: r.stderr.trim() }).toEqual({ args, code: 1, stdout: "", stderr: `keys ${args[0]}: ${says}` });
+      expect({ args, code: r.code, stdout: r.stdout, stderr: r.stderr.trim() }).toEqual({
+        args,
+        code: 1,
+        stdout: "",
+        stderr: `keys ${args[0]}: ${says}`,
+      });
     }
   });
 
@@ -147,7 +168,10 @@ describe("keys.json damaged while the server runs", () => {
       expect(server.stderr().split(`${keysPath(dir)} is not valid JSON`).length - 1).toBe(1);
       expect(server.stderr()).toContain("the server keeps the 1 key(s) it last read");
       const health = await (await fetch(`${server.url}/healthz`)).json();
-      expect(health).toEqual({ status: "degraded", problems: [expect.stringContaining("the key store cannot be read since")] });
+      expect(health).toEqual({
+        status: "degraded",
+        problems: [expect.stringContaining("the key store cannot be read since")],
+      });
       // Repaired, with the key revoked meanwhile: the next look at the file takes it.
       const repaired = JSON.parse(good);
       repaired.keys[0].revoked_at = new Date().toISOString();
@@ -156,7 +180,8 @@ describe("keys.json damaged while the server runs", () => {
       expect(await status()).toBe(403);
       // The log line reaches the pipe soon after the answer that saw the file whole: under load, not at once.
       const whole = `${keysPath(dir)} is whole again: serving its 1 key(s).`;
-      for (const until = Date.now() + 3000; !server.stderr().includes(whole) && Date.now() < until; ) await Bun.sleep(50);
+      for (const until = Date.now() + 3000; !server.stderr().includes(whole) && Date.now() < until; )
+        await Bun.sleep(50);
       expect(server.stderr()).toContain(whole);
       expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ status: "ok" });
     } finally {
@@ -254,7 +279,17 @@ describe("the key tool", () => {
       .trim()
       .split("\n\n")
       .map((block) => block.split("\n").map((line) => line.split(/ {2,}/)));
-    expect(keyLines![0]).toEqual(["ID", "NAME", "ACCOUNT", "PLAN", "SCOPES", "STATE", "CREATED", "EXPIRES", "LAST USED"]);
+    expect(keyLines![0]).toEqual([
+      "ID",
+      "NAME",
+      "ACCOUNT",
+      "PLAN",
+      "SCOPES",
+      "STATE",
+      "CREATED",
+      "EXPIRES",
+      "LAST USED",
+    ]);
     expect(keyLines!.slice(1).map((l) => [l[1], l[5], l[7]])).toEqual([
       ["a", "revoked", `${tomorrow} 00:00:00`],
       ["b", "active", "never"],
@@ -300,7 +335,9 @@ describe("the key tool", () => {
       reason: "read scope",
       message: expect.stringContaining("This API key's scope is read, which does not allow this request"),
     });
-    expect((outcome(read.key, COST.pdf, NEEDS.pdf) as Json).message).toContain("bun run keys create --name NAME --scope full");
+    expect((outcome(read.key, COST.pdf, NEEDS.pdf) as Json).message).toContain(
+      "bun run keys create --name NAME --scope full",
+    );
     // A refusal costs nothing: the account spent 1 + 1 + 10.
     const known = access.admit(headersOf(read.key), COST.request);
     expect("reason" in known ? known : access.quota(known.key).used).toBe(12 + 1);
@@ -339,9 +376,14 @@ describe("the key tool", () => {
     expect(made.code).toBe(0);
     const token = made.stdout.trim();
     expect(token).toMatch(/^wd_[A-Za-z0-9]{32}\.acme$/);
-    expect(made.stderr).toContain("Created the account, and its dashboard sign-in token for account acme (starter plan). It is shown only this once");
+    expect(made.stderr).toContain(
+      "Created the account, and its dashboard sign-in token for account acme (starter plan). It is shown only this once",
+    );
     const stored = JSON.parse(readFileSync(keysPath(dir), "utf8"));
-    expect(stored.accounts.acme).toEqual({ plan: "starter", dashboard_token: new Bun.CryptoHasher("sha256").update(token).digest("hex") });
+    expect(stored.accounts.acme).toEqual({
+      plan: "starter",
+      dashboard_token: new Bun.CryptoHasher("sha256").update(token).digest("hex"),
+    });
     expect(readFileSync(keysPath(dir), "utf8")).not.toContain(token);
     // A store whose only account has the dashboard serves (its holder makes the keys).
     expect(checkKeyStore(dir)).toBe("present");
@@ -349,13 +391,21 @@ describe("the key tool", () => {
     // An account with a token keeps it: "account token" replaces it, and only that.
     const again = await keys(dir, "account", "create", "--account", "acme");
     expect([again.code, again.stdout]).toEqual([1, ""]);
-    expect(again.stderr).toContain("account acme has a dashboard sign-in token already; nothing was changed. To replace it (the old one stops working): bun run keys account token --account acme");
+    expect(again.stderr).toContain(
+      "account acme has a dashboard sign-in token already; nothing was changed. To replace it (the old one stops working): bun run keys account token --account acme",
+    );
     const replaced = await keys(dir, "account", "token", "--account", "acme", "--json");
     expect(replaced.code).toBe(0);
     const json = JSON.parse(replaced.stdout);
-    expect(json).toEqual({ account: "acme", plan: "starter", dashboard_token: expect.stringMatching(/^wd_[A-Za-z0-9]{32}\.acme$/) });
+    expect(json).toEqual({
+      account: "acme",
+      plan: "starter",
+      dashboard_token: expect.stringMatching(/^wd_[A-Za-z0-9]{32}\.acme$/),
+    });
     expect(json.dashboard_token).not.toBe(token);
-    expect(JSON.parse(readFileSync(keysPath(dir), "utf8")).accounts.acme.dashboard_token).toBe(new Bun.CryptoHasher("sha256").update(json.dashboard_token).digest("hex"));
+    expect(JSON.parse(readFileSync(keysPath(dir), "utf8")).accounts.acme.dashboard_token).toBe(
+      new Bun.CryptoHasher("sha256").update(json.dashboard_token).digest("hex"),
+    );
 
     // An existing account (made with its first key) keeps its plan; --json has the three fields.
     await newKey(dir, "--name", "k", "--account", "globex", "--plan", "growth");
@@ -364,11 +414,20 @@ describe("the key tool", () => {
     expect(existing.plan).toBe("growth");
 
     const refusals: [string[], string][] = [
-      [["account", "token", "--account", "nobody"], "there is no account nobody. Give it dashboard access with: bun run keys account create --account nobody --plan PLAN"],
-      [["account", "create", "--account", "globex", "--plan", "free"], "account globex is on the growth plan. Change it with: bun run keys plan --account globex --plan free"],
+      [
+        ["account", "token", "--account", "nobody"],
+        "there is no account nobody. Give it dashboard access with: bun run keys account create --account nobody --plan PLAN",
+      ],
+      [
+        ["account", "create", "--account", "globex", "--plan", "free"],
+        "account globex is on the growth plan. Change it with: bun run keys plan --account globex --plan free",
+      ],
       [["account", "create", "--account", "bad name"], "--account must be 1 to 64 letters, digits"],
       [["account", "create"], "--account is required"],
-      [["account", "create", "--account", "x", "--plan", "gold"], "--plan must be one of free, starter, growth, business, enterprise"],
+      [
+        ["account", "create", "--account", "x", "--plan", "gold"],
+        "--plan must be one of free, starter, growth, business, enterprise",
+      ],
       [["account", "token", "--account", "acme", "--plan", "free"], "--plan is for account create"],
       [["account", "rename"], 'keys account takes create or token, not "rename"'],
     ];
@@ -384,8 +443,13 @@ describe("the key tool", () => {
       ["account", "token", "-h"],
     ]) {
       const help = await keys(dir, ...args);
-      expect([help.code, help.stdout]).toEqual([0, expect.stringContaining("Usage: bun run keys account create --account NAME [--plan PLAN] [--json]")]);
+      expect([help.code, help.stdout]).toEqual([
+        0,
+        expect.stringContaining("Usage: bun run keys account create --account NAME [--plan PLAN] [--json]"),
+      ]);
     }
-    expect((await keys(dir, "--help")).stdout).toContain('account  give an account holder the dashboard (/dashboard): "account create", "account token"');
+    expect((await keys(dir, "--help")).stdout).toContain(
+      'account  give an account holder the dashboard (/dashboard): "account create", "account token"',
+    );
   });
 });

@@ -42,7 +42,8 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const IMPORT = /(?:^|\n)\s*(?:import|export)\b[^"';]*?\bfrom\s*["']([^"']+)["']|(?:^|\n)\s*import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g;
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)\b[^"';]*?\bfrom\s*["']([^"']+)["']|(?:^|\n)\s*import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g;
 
 /** The module files a source file imports from src/ (relative imports only; packages are not layers). */
 function importsOf(file: string): string[] {
@@ -52,7 +53,9 @@ function importsOf(file: string): string[] {
     const spec = m[1] ?? m[2] ?? m[3]!;
     if (!spec.startsWith(".")) continue;
     const target = resolve(dirname(file), spec);
-    const module = [target, `${target}.ts`, join(target, "index.ts")].find((p) => existsSync(p) && statSync(p).isFile());
+    const module = [target, `${target}.ts`, join(target, "index.ts")].find(
+      (p) => existsSync(p) && statSync(p).isFile(),
+    );
     if (!module) throw new Error(`${relative(SRC, file)} imports ${spec}, which is not a file`);
     if (module.startsWith(`${SRC}/`)) found.push(module);
   }
@@ -63,7 +66,8 @@ function importsOf(file: string): string[] {
 const partOf = (file: string) => relative(SRC, file).split("/")[0]!;
 
 /** A part's public face: a folder's index.ts, or a top file itself. */
-const isFaceOf = (file: string, part: string) => relative(SRC, file) === (part.endsWith(".ts") ? part : `${part}/index.ts`);
+const isFaceOf = (file: string, part: string) =>
+  relative(SRC, file) === (part.endsWith(".ts") ? part : `${part}/index.ts`);
 
 /** Every import from one part of src/ into another that breaks a rule, as "from → to" with the rule. */
 function violations(): Map<string, string> {
@@ -87,7 +91,9 @@ describe("layers of src/", () => {
   const found = violations();
 
   test("every part of src/ has its rules", () => {
-    const parts = new Set(readdirSync(SRC).filter((name) => name.endsWith(".ts") || statSync(join(SRC, name)).isDirectory()));
+    const parts = new Set(
+      readdirSync(SRC).filter((name) => name.endsWith(".ts") || statSync(join(SRC, name)).isDirectory()),
+    );
     expect([...parts].filter((p) => !MAY_IMPORT[p])).toEqual([]);
   });
 

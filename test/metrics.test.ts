@@ -4,7 +4,17 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp } from "../src/http/app";
-import { engineFor, newKey, runToExit, type ServerProcess, snapshotFor, SQUAD, START, startServer, tempDir } from "./helpers";
+import {
+  engineFor,
+  newKey,
+  runToExit,
+  type ServerProcess,
+  snapshotFor,
+  SQUAD,
+  START,
+  startServer,
+  tempDir,
+} from "./helpers";
 
 setDefaultTimeout(120_000);
 
@@ -42,7 +52,11 @@ function parse(text: string): Samples {
     const sample = SAMPLE.exec(line);
     if (!sample) throw new Error(`not a line of the Prometheus text format: ${JSON.stringify(line)}`);
     const name = sample[1]!;
-    const family = types.has(name) ? name : HISTOGRAM_SUFFIXES.map((s) => (name.endsWith(s) ? name.slice(0, -s.length) : "")).find((f) => types.get(f) === "histogram");
+    const family = types.has(name)
+      ? name
+      : HISTOGRAM_SUFFIXES.map((s) => (name.endsWith(s) ? name.slice(0, -s.length) : "")).find(
+          (f) => types.get(f) === "histogram",
+        );
     if (!family) throw new Error(`a sample of no declared family: ${line}`);
     const key = name + (sample[2] ?? "");
     if (samples.has(key)) throw new Error(`sample repeated: ${line}`);
@@ -70,7 +84,11 @@ describe("/metrics on the real server, with TOME_ADMIN_TOKEN", () => {
     const data = tempDir("tome-data-");
     free = (await newKey(data, "--name", "f", "--account", "a-free", "--plan", "free", "--scope", "full")).key;
     growth = (await newKey(data, "--name", "g", "--account", "a-growth", "--plan", "growth")).key;
-    server = await startServer({ TOME_SNAPSHOT: await snapshotFor(SQUAD_OPTIONS), TOME_DATA: data, TOME_ADMIN_TOKEN: TOKEN });
+    server = await startServer({
+      TOME_SNAPSHOT: await snapshotFor(SQUAD_OPTIONS),
+      TOME_DATA: data,
+      TOME_ADMIN_TOKEN: TOKEN,
+    });
   });
   afterAll(async () => {
     expect(await server.stop()).toBe(0);
@@ -95,7 +113,8 @@ describe("/metrics on the real server, with TOME_ADMIN_TOKEN", () => {
     const after = await scrape();
     const delta = (key: string) => value(after, key) - value(before, key);
 
-    const requests = (route: string, status: number) => delta(`tome_http_requests_total{route="${route}",status="${status}"}`);
+    const requests = (route: string, status: number) =>
+      delta(`tome_http_requests_total{route="${route}",status="${status}"}`);
     expect({
       search200: requests("/v1/search", 200),
       search401: requests("/v1/search", 401),
@@ -108,7 +127,12 @@ describe("/metrics on the real server, with TOME_ADMIN_TOKEN", () => {
     expect([...after.keys()].filter((k) => k.includes(String(PAGE_ID)) || k.includes("4711"))).toEqual([]);
 
     const latency = (route: string) => delta(`tome_http_request_duration_seconds_count{route="${route}"}`);
-    expect([latency("/v1/search"), latency("/v1/page/{page_id}"), latency("unmatched"), latency("/v1/pdf/{page_id}")]).toEqual([2, 3, 1, 2]);
+    expect([
+      latency("/v1/search"),
+      latency("/v1/page/{page_id}"),
+      latency("unmatched"),
+      latency("/v1/pdf/{page_id}"),
+    ]).toEqual([2, 3, 1, 2]);
     expect(delta('tome_http_request_duration_seconds_bucket{le="+Inf",route="/v1/search"}')).toBe(2);
     expect(delta('tome_http_request_duration_seconds_sum{route="/v1/pdf/{page_id}"}')).toBeGreaterThan(0);
 
@@ -120,7 +144,11 @@ describe("/metrics on the real server, with TOME_ADMIN_TOKEN", () => {
     expect([delta("tome_search_postings_count"), delta("tome_search_postings_sum")]).toEqual([1, work.postings]);
 
     // Free: a search, a page and two PDFs (1 + 1 + 10 + 10); growth: a page; the 404s and the 401 cost nothing.
-    expect([delta('tome_credits_spent_total{plan="free"}'), delta('tome_credits_spent_total{plan="growth"}'), delta('tome_credits_spent_total{plan="enterprise"}')]).toEqual([22, 1, 0]);
+    expect([
+      delta('tome_credits_spent_total{plan="free"}'),
+      delta('tome_credits_spent_total{plan="growth"}'),
+      delta('tome_credits_spent_total{plan="enterprise"}'),
+    ]).toEqual([22, 1, 0]);
     // Work charged to the shares (D57): every keyed answer but the PDFs (their own queue), none to a plan that made no request.
     expect(delta('tome_work_charged_seconds_total{plan="free"}')).toBeGreaterThan(0);
     expect(delta('tome_work_charged_seconds_total{plan="growth"}')).toBeGreaterThan(0);
@@ -173,10 +201,17 @@ describe("/metrics without TOME_ADMIN_TOKEN", () => {
   test("is not served: 404, with or without a key or a bearer", async () => {
     const data = tempDir("tome-data-");
     const { key } = await newKey(data, "--name", "k", "--plan", "enterprise");
-    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor(SQUAD_OPTIONS), TOME_DATA: data, TOME_ADMIN_TOKEN: "" });
+    const server = await startServer({
+      TOME_SNAPSHOT: await snapshotFor(SQUAD_OPTIONS),
+      TOME_DATA: data,
+      TOME_ADMIN_TOKEN: "",
+    });
     try {
       const statuses = [];
-      for (const headers of [{}, { "X-API-Key": key }, { authorization: `Bearer ${TOKEN}` }] as Record<string, string>[]) {
+      for (const headers of [{}, { "X-API-Key": key }, { authorization: `Bearer ${TOKEN}` }] as Record<
+        string,
+        string
+      >[]) {
         const r = await fetch(`${server.url}/metrics`, { headers });
         const body = (await r.json()) as { error: string; message: string };
         statuses.push([r.status, body.error, body.message]);
@@ -189,7 +224,11 @@ describe("/metrics without TOME_ADMIN_TOKEN", () => {
   });
 
   test("a token too short to be safe is refused at start", async () => {
-    const { code, stderr } = await runToExit(["bun", START], { TOME_ADMIN_TOKEN: "short", TOME_SNAPSHOT: "/nonexistent.tome", TOME_DATA: tempDir("tome-data-") });
+    const { code, stderr } = await runToExit(["bun", START], {
+      TOME_ADMIN_TOKEN: "short",
+      TOME_SNAPSHOT: "/nonexistent.tome",
+      TOME_DATA: tempDir("tome-data-"),
+    });
     expect(code).toBe(2);
     expect(stderr).toContain("TOME_ADMIN_TOKEN must be at least 16");
   });
@@ -199,17 +238,34 @@ describe("route labels", () => {
   test("every path is labelled by its route's template, and paths no route serves share one label", async () => {
     const app = createApp(await engineFor(SQUAD_OPTIONS), { adminToken: TOKEN });
     try {
-      const paths = ["/v1/chunk/5000001_0", "/v1/chunk/x", "/v1/pdf/7.pdf", "/v1/meta/", "/healthz", "/docs/assets/swagger-ui.css"];
+      const paths = [
+        "/v1/chunk/5000001_0",
+        "/v1/chunk/x",
+        "/v1/pdf/7.pdf",
+        "/v1/meta/",
+        "/healthz",
+        "/docs/assets/swagger-ui.css",
+      ];
       for (let i = 0; i < 50; i++) paths.push(`/random/${i}/${"x".repeat(i)}`, `/v1/page/${i}/extra`);
-      for (const path of paths) await app.handle(new Request(`http://tome${path}`, { method: path.startsWith("/docs") ? "HEAD" : "GET" }));
-      const text = await (await app.handle(new Request("http://tome/metrics", { headers: { authorization: `Bearer ${TOKEN}` } }))).text();
+      for (const path of paths)
+        await app.handle(new Request(`http://tome${path}`, { method: path.startsWith("/docs") ? "HEAD" : "GET" }));
+      const text = await (
+        await app.handle(new Request("http://tome/metrics", { headers: { authorization: `Bearer ${TOKEN}` } }))
+      ).text();
       const routes = new Set(
         [...parse(text).keys()]
           .filter((k) => k.startsWith("tome_http_requests_total"))
           .map((k) => /route="([^"]*)"/.exec(k)![1])
           .filter((r) => r !== "/metrics"),
       );
-      expect([...routes].sort()).toEqual(["/docs/assets/swagger-ui.css", "/healthz", "/v1/chunk/{id}", "/v1/meta", "/v1/pdf/{page_id}", "unmatched"]);
+      expect([...routes].sort()).toEqual([
+        "/docs/assets/swagger-ui.css",
+        "/healthz",
+        "/v1/chunk/{id}",
+        "/v1/meta",
+        "/v1/pdf/{page_id}",
+        "unmatched",
+      ]);
     } finally {
       app.close();
     }

@@ -55,7 +55,9 @@ async function body(path: string): Promise<Json> {
 
 /** Every operation of the document, with its path and method. */
 function operations(): { path: string; method: string; op: Json }[] {
-  return Object.entries(doc.paths as Json).flatMap(([path, item]) => Object.entries(item as Json).map(([method, op]) => ({ path, method, op })));
+  return Object.entries(doc.paths as Json).flatMap(([path, item]) =>
+    Object.entries(item as Json).map(([method, op]) => ({ path, method, op })),
+  );
 }
 
 /** The schema a $ref names, or the schema itself. */
@@ -76,7 +78,8 @@ function schemas(): { at: string; schema: Json }[] {
   for (const { path, method, op } of operations()) {
     for (const p of op.parameters ?? []) walk(p.schema, `parameter ${method} ${path} ${p.name}`);
     for (const [status, r] of Object.entries(op.responses as Json)) {
-      for (const [type, media] of Object.entries((r as Json).content ?? {})) walk((media as Json).schema, `${method} ${path} ${status} ${type}`);
+      for (const [type, media] of Object.entries((r as Json).content ?? {}))
+        walk((media as Json).schema, `${method} ${path} ${status} ${type}`);
     }
   }
   return out;
@@ -88,7 +91,11 @@ describe("/v1/openapi.json", () => {
     // Imported here, not at the top: imported there, this large package made a timing-sensitive
     // test of http.test.ts (HEAD's length of a search answer) fail when both files ran together.
     const { createConfig, lintFromString } = await import("@redocly/openapi-core");
-    const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: "openapi.json", config: await createConfig({ extends: ["recommended"] }) });
+    const problems = await lintFromString({
+      source: JSON.stringify(doc),
+      absoluteRef: "openapi.json",
+      config: await createConfig({ extends: ["recommended"] }),
+    });
     const found = problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
     expect(found.filter((p) => p.startsWith("error"))).toEqual([]);
     // The two warnings left: api.md gives the service itself no license (the content's is in
@@ -105,7 +112,10 @@ describe("/v1/openapi.json", () => {
     const fresh = createApp(engine, { pdf });
     const before = await (await fresh.handle(new Request("http://localhost/v1/openapi.json"))).text();
     const used = createApp(engine, { pdf });
-    for (const { path } of operations()) await used.handle(new Request(`http://localhost${path.replace("{page_id}", "39").replace("{id}", "39_0")}?q=albedo`));
+    for (const { path } of operations())
+      await used.handle(
+        new Request(`http://localhost${path.replace("{page_id}", "39").replace("{id}", "39_0")}?q=albedo`),
+      );
     expect(await (await used.handle(new Request("http://localhost/v1/openapi.json"))).text()).toBe(before);
   });
 
@@ -113,22 +123,48 @@ describe("/v1/openapi.json", () => {
     expect(doc.servers).toEqual([{ url: "/", description: expect.any(String) }]);
     const ops = operations();
     expect(ops.map((o) => `${o.method} ${o.path}`).sort()).toEqual(
-      ["/healthz", "/v1/changes", "/v1/chunk/{id}", "/v1/license", "/v1/lucky", "/v1/meta", "/v1/page/{page_id}", "/v1/pdf/{page_id}", "/v1/pdf/{page_id}.pdf", "/v1/search"].map((p) => `get ${p}`),
+      [
+        "/healthz",
+        "/v1/changes",
+        "/v1/chunk/{id}",
+        "/v1/license",
+        "/v1/lucky",
+        "/v1/meta",
+        "/v1/page/{page_id}",
+        "/v1/pdf/{page_id}",
+        "/v1/pdf/{page_id}.pdf",
+        "/v1/search",
+      ].map((p) => `get ${p}`),
     );
     expect(new Set(ops.map((o) => o.op.operationId)).size).toBe(ops.length);
   });
 
   test("documents every parameter with its bounds and default, and every route's answers", () => {
     const param = (path: string, name: string) => doc.paths[path].get.parameters.find((p: Json) => p.name === name);
-    expect(param("/v1/search", "q")).toMatchObject({ in: "query", required: true, schema: { type: "string", maxLength: 500 } });
-    expect(param("/v1/search", "limit")).toMatchObject({ required: false, schema: { type: "integer", minimum: 1, maximum: 50, default: 10 } });
+    expect(param("/v1/search", "q")).toMatchObject({
+      in: "query",
+      required: true,
+      schema: { type: "string", maxLength: 500 },
+    });
+    expect(param("/v1/search", "limit")).toMatchObject({
+      required: false,
+      schema: { type: "integer", minimum: 1, maximum: 50, default: 10 },
+    });
     expect(param("/v1/search", "offset").schema).toMatchObject({ minimum: 0, maximum: 1_000_000, default: 0 });
     expect(param("/v1/search", "crop_length").schema).toMatchObject({ minimum: 50, maximum: 2000, default: 400 });
     expect(param("/v1/search", "highlight").schema).toMatchObject({ type: "boolean", default: true });
     expect(param("/v1/search", "show_ranking_score").schema).toMatchObject({ type: "boolean", default: false });
     expect(param("/v1/search", "page_id").schema).toMatchObject({ type: "integer" });
-    expect(param("/v1/page/{page_id}", "page_id")).toMatchObject({ in: "path", required: true, schema: { type: "integer" } });
-    expect(param("/v1/page/{page_id}", "max_chunks").schema).toMatchObject({ minimum: 1, maximum: 200_000, default: 10_000 });
+    expect(param("/v1/page/{page_id}", "page_id")).toMatchObject({
+      in: "path",
+      required: true,
+      schema: { type: "integer" },
+    });
+    expect(param("/v1/page/{page_id}", "max_chunks").schema).toMatchObject({
+      minimum: 1,
+      maximum: 200_000,
+      default: 10_000,
+    });
     expect(param("/v1/page/{page_id}", "format").schema.default).toBe("chunks");
     expect(param("/v1/lucky", "format").schema.default).toBe("concat");
     expect(param("/v1/changes", "limit").schema).toMatchObject({ minimum: 1, maximum: 1000, default: 100 });
@@ -155,14 +191,37 @@ describe("/v1/openapi.json", () => {
         // A 304 has no body.
         expect(Object.keys(op.responses[s].content ?? {})).toEqual(s === "304" ? [] : ["application/json"]);
       }
-      expect(Object.keys(resolve(op.responses["429"].content["application/json"].schema).properties).sort()).toEqual(["error", "message", "quota_limit", "quota_used", "retry_after"]);
+      expect(Object.keys(resolve(op.responses["429"].content["application/json"].schema).properties).sort()).toEqual([
+        "error",
+        "message",
+        "quota_limit",
+        "quota_used",
+        "retry_after",
+      ]);
     }
     // /healthz needs no key, and says so.
     expect(doc.paths["/healthz"].get.security).toEqual([]);
     expect(Object.keys(doc.paths["/healthz"].get.responses)).toEqual(["200"]);
     expect(doc.paths["/v1/search"].get.responses["400"].description).toContain("missing q");
-    const hit = resolve(resolve(doc.paths["/v1/search"].get.responses["200"].content["application/json"].schema).properties.hits.items);
-    expect(Object.keys(hit.properties).sort()).toEqual(["_formatted", "_rankingScore", "chunk_id", "id", "license", "page_id", "rev_id", "section", "source", "text", "title", "url"].sort());
+    const hit = resolve(
+      resolve(doc.paths["/v1/search"].get.responses["200"].content["application/json"].schema).properties.hits.items,
+    );
+    expect(Object.keys(hit.properties).sort()).toEqual(
+      [
+        "_formatted",
+        "_rankingScore",
+        "chunk_id",
+        "id",
+        "license",
+        "page_id",
+        "rev_id",
+        "section",
+        "source",
+        "text",
+        "title",
+        "url",
+      ].sort(),
+    );
   });
 
   test("the PDF is application/pdf at both addresses, its errors JSON", async () => {
@@ -171,8 +230,16 @@ describe("/v1/openapi.json", () => {
       expect(Object.keys(responses).sort()).toEqual(["200", "304", "400", "401", "403", "404", "429", "500", "503"]);
       expect(Object.keys(responses["200"].content)).toEqual(["application/pdf"]);
       expect(responses["200"].content["application/pdf"].schema).toMatchObject({ type: "string", format: "binary" });
-      for (const status of ["400", "404", "429", "500", "503"]) expect(Object.keys(responses[status].content)).toEqual(["application/json"]);
-      expect(doc.paths[path].get.parameters).toEqual([expect.objectContaining({ name: "page_id", in: "path", required: true, schema: expect.objectContaining({ type: "integer" }) })]);
+      for (const status of ["400", "404", "429", "500", "503"])
+        expect(Object.keys(responses[status].content)).toEqual(["application/json"]);
+      expect(doc.paths[path].get.parameters).toEqual([
+        expect.objectContaining({
+          name: "page_id",
+          in: "path",
+          required: true,
+          schema: expect.objectContaining({ type: "integer" }),
+        }),
+      ]);
     }
     for (const path of ["/v1/pdf/39", "/v1/pdf/39.pdf"]) {
       const r = await get(path);
@@ -184,13 +251,24 @@ describe("/v1/openapi.json", () => {
   test("headers are declared as response headers, never inside a schema, and the server sends them", async () => {
     const inSchemas = schemas().filter(({ schema }) => "headers" in schema);
     expect(inSchemas.map((s) => s.at)).toEqual([]);
-    const limits = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Quota-Limit", "X-Quota-Remaining", "X-Quota-Reset"];
+    const limits = [
+      "X-RateLimit-Limit",
+      "X-RateLimit-Remaining",
+      "X-RateLimit-Reset",
+      "X-Quota-Limit",
+      "X-Quota-Remaining",
+      "X-Quota-Reset",
+    ];
     for (const { path, op } of operations()) {
       for (const [status, r] of Object.entries(op.responses as Json)) {
         const names = Object.keys((r as Json).headers);
         expect({ path, status, requestId: names.includes("X-Request-Id") }).toEqual({ path, status, requestId: true });
         const keyed = op.security.length > 0 && !["401", "403"].includes(status);
-        expect({ path, status, limits: limits.filter((h) => names.includes(h)) }).toEqual({ path, status, limits: keyed ? limits : [] });
+        expect({ path, status, limits: limits.filter((h) => names.includes(h)) }).toEqual({
+          path,
+          status,
+          limits: keyed ? limits : [],
+        });
       }
       if (op.security.length) expect(Object.keys(op.responses["429"].headers)).toContain("Retry-After");
     }
@@ -202,7 +280,8 @@ describe("/v1/openapi.json", () => {
       ["/v1/chunk/39_0", doc.paths["/v1/chunk/{id}"].get.responses["200"].headers],
     ] as const) {
       const sent = (await get(path)).headers;
-      for (const name of Object.keys(documented)) expect({ path, name, sent: sent.has(name) }).toEqual({ path, name, sent: true });
+      for (const name of Object.keys(documented))
+        expect({ path, name, sent: sent.has(name) }).toEqual({ path, name, sent: true });
     }
     const disposition = doc.components.headers[pdf["Content-Disposition"].$ref.replace("#/components/headers/", "")];
     expect((await get("/v1/pdf/39")).headers.get("content-disposition")).toBe(disposition.example);
@@ -216,17 +295,28 @@ describe("/v1/openapi.json", () => {
       else if (v && typeof v === "object") for (const [k, w] of Object.entries(v)) walk(w, k);
     };
     walk(doc);
-    expect([...strings, ...descriptions].filter((s) => /\bD\d{1,2}\b|api\.md|decisions\.md|\bsection \d/.test(s))).toEqual([]);
+    expect(
+      [...strings, ...descriptions].filter((s) => /\bD\d{1,2}\b|api\.md|decisions\.md|\bsection \d/.test(s)),
+    ).toEqual([]);
     // Descriptions are CommonMark: a tag outside a code span would vanish or format the text.
     expect(descriptions.filter((s) => /<[a-z]/i.test(s.replace(/`[^`]*`/g, "")))).toEqual([]);
   });
 
   test("every response field has an example: no bare `string` placeholders", () => {
     const leaves = schemas().filter(({ at, schema }) => {
-      const leaf = ["string", "integer", "boolean", "number"].includes(schema.type) || (schema.type === "array" && !schema.items?.$ref && !schema.items?.properties);
+      const leaf =
+        ["string", "integer", "boolean", "number"].includes(schema.type) ||
+        (schema.type === "array" && !schema.items?.$ref && !schema.items?.properties);
       // Parameters carry theirs beside the schema; an array's example covers its items; a
       // union's members are enum values; a PDF has no text to show.
-      return leaf && !at.startsWith("parameter ") && !at.includes("|") && !at.endsWith("[]") && schema.const === undefined && schema.format !== "binary";
+      return (
+        leaf &&
+        !at.startsWith("parameter ") &&
+        !at.includes("|") &&
+        !at.endsWith("[]") &&
+        schema.const === undefined &&
+        schema.format !== "binary"
+      );
     });
     expect(leaves.length).toBeGreaterThan(50);
     expect(leaves.filter(({ schema }) => schema.examples === undefined).map((l) => l.at)).toEqual([]);
@@ -239,7 +329,9 @@ describe("/v1/openapi.json", () => {
       body("/v1/search?q=albedo&page_id=39&limit=50"),
       body("/v1/search?q=albedo"),
       body("/v1/lucky?q=albedo"),
-      body(`/v1/changes?since=${doc.paths["/v1/changes"].get.parameters.find((p: Json) => p.name === "since").example}`),
+      body(
+        `/v1/changes?since=${doc.paths["/v1/changes"].get.parameters.find((p: Json) => p.name === "since").example}`,
+      ),
       body("/v1/license"),
       body("/v1/meta"),
     ]);
@@ -248,7 +340,12 @@ describe("/v1/openapi.json", () => {
     /** Each example in the schema equals the answer's value there (a long text: its start). */
     const check = (schema: Json, value: unknown, at: string) => {
       schema = resolve(schema);
-      if (schema.examples !== undefined && value !== undefined && !VARYING.has(at.split(".").pop()!) && !OTHER_NOTICE.test(at)) {
+      if (
+        schema.examples !== undefined &&
+        value !== undefined &&
+        !VARYING.has(at.split(".").pop()!) &&
+        !OTHER_NOTICE.test(at)
+      ) {
         const example = schema.examples[0];
         if (typeof example === "string" && typeof value === "string" && at.endsWith(".text") && example.length > 100) {
           expect({ at, starts: value.startsWith(example) }).toEqual({ at, starts: true });
@@ -258,7 +355,8 @@ describe("/v1/openapi.json", () => {
       if (schema.properties && value && typeof value === "object") {
         for (const [k, s] of Object.entries(schema.properties)) check(s as Json, (value as Json)[k], `${at}.${k}`);
       }
-      if (schema.items && Array.isArray(value) && schema.examples === undefined) check(schema.items, value[0], `${at}[0]`);
+      if (schema.items && Array.isArray(value) && schema.examples === undefined)
+        check(schema.items, value[0], `${at}[0]`);
     };
     const component = (name: string) => doc.components.schemas[name];
     check(component("Chunk"), chunk, "chunk");
@@ -271,15 +369,27 @@ describe("/v1/openapi.json", () => {
     check(component("MetaResponse"), meta, "meta");
     // The varying ones: of the right form.
     expect(meta.search_engine_version.commitSha).toMatch(/^[0-9a-f]{64}$/);
-    expect(component("MetaResponse").properties.search_engine_version.properties.commitSha.examples[0]).toMatch(/^[0-9a-f]{64}$/);
+    expect(component("MetaResponse").properties.search_engine_version.properties.commitSha.examples[0]).toMatch(
+      /^[0-9a-f]{64}$/,
+    );
     expect(compared.length).toBeGreaterThan(80);
     expect(compared).toEqual(
-      expect.arrayContaining(["chunk.title", "chunk.text", "chunk.source.permalink", "hit._formatted.text", "license.attribution_requirements.credit", "meta.dataset.indexed_chunks"]),
+      expect.arrayContaining([
+        "chunk.title",
+        "chunk.text",
+        "chunk.source.permalink",
+        "hit._formatted.text",
+        "license.attribution_requirements.credit",
+        "meta.dataset.indexed_chunks",
+      ]),
     );
     // Parameters: the example of each is a value the server accepts.
     for (const { path, op } of operations()) {
       for (const p of op.parameters.filter((p: Json) => p.example !== undefined)) {
-        const url = p.in === "path" ? path.replace(`{${p.name}}`, String(p.example)) : `${path.replace("{page_id}", "39").replace("{id}", "39_0")}?${p.name}=${encodeURIComponent(p.example)}`;
+        const url =
+          p.in === "path"
+            ? path.replace(`{${p.name}}`, String(p.example))
+            : `${path.replace("{page_id}", "39").replace("{id}", "39_0")}?${p.name}=${encodeURIComponent(p.example)}`;
         if (url.includes("{")) continue;
         expect({ url, status: (await get(url)).status }).toEqual({ url, status: 200 });
       }
@@ -310,12 +420,17 @@ describe("/v1/openapi.json", () => {
       "* 403 forbidden": [`wk_${"F".repeat(32)}`, "/v1/search?q=albedo"],
       "* 429 rate_limit_exceeded": [free, "/v1/chunk/39_0"],
     };
-    const pdfFails = createApp(engine, { pdf: { render: () => Promise.reject(new Error("no fonts")) }, logError: () => {} });
+    const pdfFails = createApp(engine, {
+      pdf: { render: () => Promise.reject(new Error("no fonts")) },
+      logError: () => {},
+    });
     const pdfBusy = createApp(engine, { pdf: { render: () => Promise.reject(new PdfBusyError(4)) } });
     let checked = 0;
     for (const { op } of operations()) {
       for (const [status, r] of Object.entries(op.responses as Json)) {
-        for (const [name, { value }] of Object.entries(((r as Json).content?.["application/json"]?.examples ?? {}) as Record<string, { value: Json }>)) {
+        for (const [name, { value }] of Object.entries(
+          ((r as Json).content?.["application/json"]?.examples ?? {}) as Record<string, { value: Json }>,
+        )) {
           const id = `${op.operationId} ${status} ${name}`;
           let answer: Response;
           if (status === "500") answer = await pdfFails.handle(new Request("http://localhost/v1/pdf/39"));
@@ -330,15 +445,26 @@ describe("/v1/openapi.json", () => {
             const [apiKey, path] = how;
             answer = await (typeof apiKey === "function" ? rateLimited(apiKey(), path) : get(path, apiKey));
           }
-          expect({ id, status: answer.status, body: await answer.json() }).toEqual({ id, status: Number(status), body: value });
+          expect({ id, status: answer.status, body: await answer.json() }).toEqual({
+            id,
+            status: Number(status),
+            body: value,
+          });
           checked++;
         }
       }
     }
     expect(checked).toBeGreaterThan(30);
-    const quota = doc.paths["/v1/search"].get.responses["429"].content["application/json"].examples.quota_exceeded.value;
-    expect(Object.keys(quota).sort()).toEqual(Object.keys(resolve(doc.paths["/v1/search"].get.responses["429"].content["application/json"].schema).properties).sort());
-    expect(quota.message).toMatch(/^The monthly quota lacks the 10 credits this request costs: \d+ of \d+ remain until \d{4}-\d\d-01T00:00:00\.000Z\.$/);
+    const quota =
+      doc.paths["/v1/search"].get.responses["429"].content["application/json"].examples.quota_exceeded.value;
+    expect(Object.keys(quota).sort()).toEqual(
+      Object.keys(
+        resolve(doc.paths["/v1/search"].get.responses["429"].content["application/json"].schema).properties,
+      ).sort(),
+    );
+    expect(quota.message).toMatch(
+      /^The monthly quota lacks the 10 credits this request costs: \d+ of \d+ remain until \d{4}-\d\d-01T00:00:00\.000Z\.$/,
+    );
   });
 });
 
@@ -351,7 +477,15 @@ async function rateLimited(apiKey: string, path: string): Promise<Response> {
 }
 
 // Values that differ between requests or builds (checked for their form instead).
-const VARYING = new Set(["processingTimeMs", "search_time_ms", "commitSha", "commitDate", "created_at", "snapshot", "loaded_at"]);
+const VARYING = new Set([
+  "processingTimeMs",
+  "search_time_ms",
+  "commitSha",
+  "commitDate",
+  "created_at",
+  "snapshot",
+  "loaded_at",
+]);
 // The attribution's example is one page's notice; lists and the dataset have their own wording.
 const OTHER_NOTICE = /^(search|changes|meta)\.attribution\.attribution_notice$/;
 
@@ -388,7 +522,9 @@ describe("/docs", () => {
           "[...document.querySelectorAll('.opblock')].map(o => o.querySelector('.opblock-summary-method').textContent + ' ' + o.querySelector('.opblock-summary-path').dataset.path)",
         );
         expect(shown.sort()).toEqual(documented);
-        await tab.waitFor("document.querySelector('#operations-Pages-getChunk .responses-wrapper')?.innerText.includes('Albedo or reflection coefficient')");
+        await tab.waitFor(
+          "document.querySelector('#operations-Pages-getChunk .responses-wrapper')?.innerText.includes('Albedo or reflection coefficient')",
+        );
         expect(tab.requests.filter((url) => !url.startsWith(`${base}/`) && !url.startsWith("data:"))).toEqual([]);
         expect(tab.requests).toContain(`${base}/v1/openapi.json`);
       }
@@ -407,7 +543,8 @@ describe("/docs", () => {
       tab.evaluate(
         `(() => { const el = document.querySelector(${JSON.stringify(selector)}); Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(el, ${JSON.stringify(value)}); el.dispatchEvent(new Event("input", { bubbles: true })); return true; })()`,
       );
-    const click = (selector: string) => tab.evaluate(`(document.querySelector(${JSON.stringify(selector)}).click(), true)`);
+    const click = (selector: string) =>
+      tab.evaluate(`(document.querySelector(${JSON.stringify(selector)}).click(), true)`);
     try {
       await tab.navigate(`${base}/docs#/Pages/getChunk`);
       await tab.waitFor(`document.querySelector('${op} .try-out__btn') !== null`);
@@ -417,16 +554,22 @@ describe("/docs", () => {
       // The id is filled in with the document's example.
       expect(await tab.evaluate<string>(`document.querySelector('${op} input[placeholder="id"]').value`)).toBe("39_0");
       await click(`${op} .execute`);
-      await tab.waitFor(`document.querySelector('${op} .live-responses-table tbody .response-col_status')?.textContent.trim() === "401"`);
+      await tab.waitFor(
+        `document.querySelector('${op} .live-responses-table tbody .response-col_status')?.textContent.trim() === "401"`,
+      );
       // Authorize with the key (the X-API-Key scheme), then call again.
       await click(".auth-wrapper .authorize");
       await tab.waitFor("document.querySelector('#api_key_value') !== null");
       await type("#api_key_value", key);
       await click(".auth-container .auth-btn-wrapper .authorize");
-      await tab.waitFor("[...document.querySelectorAll('.auth-container button')].some((b) => b.textContent === 'Logout')");
+      await tab.waitFor(
+        "[...document.querySelectorAll('.auth-container button')].some((b) => b.textContent === 'Logout')",
+      );
       await click(".auth-btn-wrapper .btn-done");
       await click(`${op} .execute`);
-      await tab.waitFor(`document.querySelector('${op} .live-responses-table tbody .response-col_status')?.textContent.trim() === "200"`);
+      await tab.waitFor(
+        `document.querySelector('${op} .live-responses-table tbody .response-col_status')?.textContent.trim() === "200"`,
+      );
       const shown = await tab.evaluate<string>(`document.querySelector('${op} .live-responses-table').innerText`);
       expect(shown).toContain("Albedo or reflection coefficient");
       expect(shown).toContain("x-ratelimit-remaining");

@@ -30,7 +30,8 @@ function withOrders(engine: Engine, least: number, length: number): { ordered: E
 }
 
 /** A search's hits as compared: page, chunk, score, and the passage as cropped and highlighted (the words matched depend on the path too). */
-const shown = (r: ReturnType<Engine["search"]>) => r.hits.map((h) => `${h.page.pageId}#${h.chunk} ${h.score.toPrecision(12)} ${h.formatted.text}`);
+const shown = (r: ReturnType<Engine["search"]>) =>
+  r.hits.map((h) => `${h.page.pageId}#${h.chunk} ${h.score.toPrecision(12)} ${h.formatted.text}`);
 
 type Result = ReturnType<Engine["search"]>;
 
@@ -38,7 +39,13 @@ type Result = ReturnType<Engine["search"]>;
  * Each query at each [limit, offset], searched by the engine with orders and by the exhaustive
  * search: the same hits. `seen` is told every pair, and what the engine without orders weighed.
  */
-function compareAll(engine: Engine, ordered: Engine, queries: string[], pages: [number, number][], seen: (i: number, fast: Result, oracle: Result, unordered: Result) => void): void {
+function compareAll(
+  engine: Engine,
+  ordered: Engine,
+  queries: string[],
+  pages: [number, number][],
+  seen: (i: number, fast: Result, oracle: Result, unordered: Result) => void,
+): void {
   for (const [i, q] of queries.entries()) {
     for (const [limit, offset] of pages) {
       const options = { limit, offset, budgetMs: Infinity };
@@ -51,7 +58,13 @@ function compareAll(engine: Engine, ordered: Engine, queries: string[], pages: [
 }
 
 /** compareAll() of the queries at each [limit, offset], counting the searches `counts` says yes to (given the engine with orders' result, then the one without's). */
-function countWhere(engine: Engine, ordered: Engine, queries: string[], pages: [number, number][], counts: (fast: Result, unordered: Result) => boolean): number {
+function countWhere(
+  engine: Engine,
+  ordered: Engine,
+  queries: string[],
+  pages: [number, number][],
+  counts: (fast: Result, unordered: Result) => boolean,
+): number {
   let n = 0;
   compareAll(engine, ordered, queries, pages, (_i, fast, _oracle, unordered) => {
     if (counts(fast, unordered)) n++;
@@ -113,7 +126,13 @@ describe("page orders", () => {
       [10, 0],
       [5, 10],
     ];
-    const fellBack = countWhere(engine, ordered, oneWordQueries(engine, 300), pages, (fast, unordered) => fast.work.postings === unordered.work.postings);
+    const fellBack = countWhere(
+      engine,
+      ordered,
+      oneWordQueries(engine, 300),
+      pages,
+      (fast, unordered) => fast.work.postings === unordered.work.postings,
+    );
     expect(fellBack).toBeGreaterThan(100);
   }, 300_000);
 
@@ -124,7 +143,9 @@ describe("page orders", () => {
     const { pick, sampleWords, common } = querySampler(engine.snapshot, 13);
     const frequent = common(60, 800);
     const queries = Array.from({ length: 240 }, (_x, i) => {
-      const words = Array.from({ length: 2 + (i % 3) }, (_w, k) => (k % 2 === i % 2 ? pick(frequent) : (sampleWords(1)[0] ?? "the")));
+      const words = Array.from({ length: 2 + (i % 3) }, (_w, k) =>
+        k % 2 === i % 2 ? pick(frequent) : (sampleWords(1)[0] ?? "the"),
+      );
       return i % 4 === 3 ? `${words.join(" ")}.` : words.join(" ");
     });
     let fromOrders = 0;
@@ -157,14 +178,24 @@ describe("page orders", () => {
     const frequent = common(60, 800);
     const unordered = (w: string) => !orders.get({ key: indexKey(w), prefix: false, fuzzy: 0 });
     const queries = Array.from({ length: 200 }, (_x, i) => {
-      const words = [pick(frequent), sampleWords(1, unordered)[0] ?? "the", ...Array.from({ length: i % 3 }, () => pick(frequent))];
+      const words = [
+        pick(frequent),
+        sampleWords(1, unordered)[0] ?? "the",
+        ...Array.from({ length: i % 3 }, () => pick(frequent)),
+      ];
       return i % 4 === 3 ? `${words.join(" ")}.` : words.join(" ");
     });
     const pages: [number, number][] = [
       [10, 0],
       [3, 7],
     ];
-    const past = countWhere(engine, ordered, queries, pages, (fast, unordered) => fast.work.candidates < unordered.work.candidates);
+    const past = countWhere(
+      engine,
+      ordered,
+      queries,
+      pages,
+      (fast, unordered) => fast.work.candidates < unordered.work.candidates,
+    );
     // Of the 400 searches, 186 answered past the conjunction when written.
     expect(past).toBeGreaterThan(60);
   }, 300_000);
@@ -188,7 +219,14 @@ describe("page orders", () => {
         [3, 7],
       ];
       // Tiny lists: the orders' pages may outnumber the chunks the exhaustive search scores, so any other work tells the path.
-      const fromOrders = countWhere(engine, ordered, queries, pages, (fast, unordered) => fast.work.postings !== unordered.work.postings || fast.work.candidates !== unordered.work.candidates);
+      const fromOrders = countWhere(
+        engine,
+        ordered,
+        queries,
+        pages,
+        (fast, unordered) =>
+          fast.work.postings !== unordered.work.postings || fast.work.candidates !== unordered.work.candidates,
+      );
       // Of the 480 searches, 394 (every term ordered) and 268 answered from the orders when written; fewer once
       // every search ranked at least the pages proximity reorders (D61).
       expect({ least, fromOrders: fromOrders > fewest }).toEqual({ least, fromOrders: true });

@@ -79,7 +79,8 @@ describe("the render queue", () => {
     const renderer = new PdfRenderer({ queueLength: 8, perRequester: 3 });
     try {
       const done: string[] = [];
-      const ask = (a: PdfArticle, requester: string) => renderer.render(a, { requester }).then(() => done.push(`${requester}${a.pageId}`));
+      const ask = (a: PdfArticle, requester: string) =>
+        renderer.render(a, { requester }).then(() => done.push(`${requester}${a.pageId}`));
       const heavy = articles.slice(60, 64).map((a) => ask(a, "heavy")); // one renders, three wait: its share
       const over = await renderer.render(articles[64]!, { requester: "heavy" }).then(
         () => "rendered",
@@ -128,18 +129,24 @@ describe("PDFs over HTTP under load", () => {
   beforeAll(() => {
     dir = tempDir("tome-data-");
     for (const name of ["heavy", "light", "leaver", "header"]) {
-      keyOf[name] = updateKeyFile(dir, (f) => createKey(f, { name, account: name, plan: "business", scope: "full", now: Date.now() })).key;
+      keyOf[name] = updateKeyFile(dir, (f) =>
+        createKey(f, { name, account: name, plan: "business", scope: "full", now: Date.now() }),
+      ).key;
     }
     access = new Access({ dataDir: dir });
     access.start();
-    running = serve(createApp(engine, { access, pdf: new PdfRenderer({ queueLength: 12, perRequester: 8 }) }), { port: 0, hostname: "127.0.0.1" });
+    running = serve(createApp(engine, { access, pdf: new PdfRenderer({ queueLength: 12, perRequester: 8 }) }), {
+      port: 0,
+      hostname: "127.0.0.1",
+    });
   });
   afterAll(async () => {
     await running?.stop();
     access?.stop();
   });
 
-  const get = (key: string, path: string, init: RequestInit = {}) => fetch(`${running.url.origin}${path}`, { ...init, headers: { "X-API-Key": key } });
+  const get = (key: string, path: string, init: RequestInit = {}) =>
+    fetch(`${running.url.origin}${path}`, { ...init, headers: { "X-API-Key": key } });
   const spent = async (account: string) => {
     await Bun.sleep(250); // the usage file is saved within 100 ms of a change
     return readUsage(usagePath(dir)).months[month]?.[account] ?? 0;
@@ -152,7 +159,12 @@ describe("PDFs over HTTP under load", () => {
       pages.map(async (a) => {
         const r = await get(keyOf.heavy!, `/v1/pdf/${a.pageId}`);
         const body = new Uint8Array(await r.arrayBuffer());
-        return { status: r.status, retryAfter: r.headers.get("retry-after"), type: r.headers.get("content-type"), pdf: new TextDecoder().decode(body.slice(0, 5)) };
+        return {
+          status: r.status,
+          retryAfter: r.headers.get("retry-after"),
+          type: r.headers.get("content-type"),
+          pdf: new TextDecoder().decode(body.slice(0, 5)),
+        };
       }),
     );
     // Meanwhile another key's small PDF takes its turn: served, not refused behind the 80.
@@ -177,7 +189,9 @@ describe("PDFs over HTTP under load", () => {
 
   test("a client that leaves while its PDF waits or renders is not charged", async () => {
     // Occupy the renderer, then ask and leave.
-    const busy = articles.slice(190, 194).map((a) => get(keyOf.light!, `/v1/pdf/${a.pageId}`).then((r) => r.arrayBuffer()));
+    const busy = articles
+      .slice(190, 194)
+      .map((a) => get(keyOf.light!, `/v1/pdf/${a.pageId}`).then((r) => r.arrayBuffer()));
     const leave = new AbortController();
     const leaving = get(keyOf.leaver!, `/v1/pdf/${articles[195]!.pageId}`, { signal: leave.signal }).catch((e) => e);
     await Bun.sleep(50);
@@ -192,13 +206,21 @@ describe("PDFs over HTTP under load", () => {
     const head = () => get(keyOf.header!, `/v1/pdf/${page.pageId}`, { method: "HEAD" });
     const first = await head();
     // Not rendered: X-Credit-Cost 0 says so (Bun itself writes Content-Length: 0 on a bodiless answer).
-    expect([first.status, first.headers.get("content-type"), first.headers.get("x-credit-cost")]).toEqual([200, "application/pdf", "0"]);
+    expect([first.status, first.headers.get("content-type"), first.headers.get("x-credit-cost")]).toEqual([
+      200,
+      "application/pdf",
+      "0",
+    ]);
     expect(await spent("header")).toBe(0);
     const rendered = await get(keyOf.header!, `/v1/pdf/${page.pageId}`);
     const length = (await rendered.arrayBuffer()).byteLength;
     expect(await spent("header")).toBe(10);
     const kept = await head();
-    expect([kept.status, kept.headers.get("x-credit-cost"), kept.headers.get("content-length")]).toEqual([200, "10", String(length)]);
+    expect([kept.status, kept.headers.get("x-credit-cost"), kept.headers.get("content-length")]).toEqual([
+      200,
+      "10",
+      String(length),
+    ]);
     expect(await spent("header")).toBe(20);
   });
 });

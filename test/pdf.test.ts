@@ -15,7 +15,17 @@ import { creditFor } from "../src/pdf/credit";
 import { contentDisposition } from "../src/http/routes/pdf";
 import type { Engine } from "../src/search";
 import type { SnapshotPage } from "../src/snapshot";
-import { dump, EN_2016, engineFor, newKey, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
+import {
+  dump,
+  EN_2016,
+  engineFor,
+  newKey,
+  ROOT,
+  snapshotFor,
+  startServer,
+  tempDir,
+  type ServerProcess,
+} from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -26,7 +36,11 @@ const lang = (l: string) => ({ dumps: [dump(`${l}wiki-head-truncated.xml.xz`)], 
 
 async function tool(cmd: string[], input?: Uint8Array): Promise<string> {
   const proc = Bun.spawn(cmd, { stdin: input ? new Blob([input]) : "ignore", stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   if (code !== 0) throw new Error(`${cmd.join(" ")}: ${err}`);
   return out;
 }
@@ -50,7 +64,10 @@ const text = async (bytes: Uint8Array) => tool(["pdftotext", "-enc", "UTF-8", aw
 const withoutFooters = (extracted: string) =>
   extracted
     .split("\n")
-    .filter((l) => !/^(CC BY-SA 4\.0 · https:\/\/creativecommons\.org\/licenses\/by-sa\/4\.0\/|page \d+ of \d+)$/.test(l.trim()))
+    .filter(
+      (l) =>
+        !/^(CC BY-SA 4\.0 · https:\/\/creativecommons\.org\/licenses\/by-sa\/4\.0\/|page \d+ of \d+)$/.test(l.trim()),
+    )
     .join("\n");
 /** Text as compared: no whitespace, no list bullets, canonical decomposition (shapers split Bengali ো into ে + া). */
 const squeeze = (s: string) => s.replace(/[\s•]+/g, "").normalize("NFD");
@@ -64,8 +81,14 @@ const renderable = (s: string) => [...s.replace(/\u00AD/g, "")].filter((ch) => /
 async function sizedLines(bytes: Uint8Array): Promise<{ text: string; size: number; right: number }[]> {
   const zoom = 3;
   const xml = await tool(["pdftohtml", "-xml", "-i", "-stdout", "-zoom", String(zoom), await pdfFile(bytes)]);
-  const sizes = new Map([...xml.matchAll(/<fontspec id="(\d+)" size="(\d+)"/g)].map((m) => [m[1]!, Number(m[2]) / zoom]));
-  return [...xml.matchAll(/<text top="[\d.-]+" left="([\d.-]+)" width="([\d.-]+)" height="[\d.-]+" font="(\d+)">(.*?)<\/text>/g)].map((m) => ({
+  const sizes = new Map(
+    [...xml.matchAll(/<fontspec id="(\d+)" size="(\d+)"/g)].map((m) => [m[1]!, Number(m[2]) / zoom]),
+  );
+  return [
+    ...xml.matchAll(
+      /<text top="[\d.-]+" left="([\d.-]+)" width="([\d.-]+)" height="[\d.-]+" font="(\d+)">(.*?)<\/text>/g,
+    ),
+  ].map((m) => ({
     text: decodeXML(m[4]!.replace(/<[^>]*>/g, "")),
     size: sizes.get(m[3]!)!,
     right: (Number(m[1]) + Number(m[2])) / zoom,
@@ -83,7 +106,10 @@ async function blankGlyphs(bytes: Uint8Array): Promise<Record<string, number>> {
     if (!(obj instanceof PDFDict) || obj.get(PDFName.of("Type")) !== PDFName.of("FontDescriptor")) continue;
     const file = obj.lookup(PDFName.of("FontFile2"));
     if (!(file instanceof PDFRawStream)) continue;
-    const font = fontkit.create(decodePDFRawStream(file).decode()) as unknown as { numGlyphs: number; getGlyph(id: number): { _decode(): { numberOfContours: number } | null } };
+    const font = fontkit.create(decodePDFRawStream(file).decode()) as unknown as {
+      numGlyphs: number;
+      getGlyph(id: number): { _decode(): { numberOfContours: number } | null };
+    };
     let n = 0;
     for (let id = 1; id < font.numGlyphs; id++) {
       try {
@@ -98,7 +124,10 @@ async function blankGlyphs(bytes: Uint8Array): Promise<Record<string, number>> {
 }
 
 /** A page with text in several sections, not too long for a test. */
-const sample = (engine: Engine): SnapshotPage => engine.snapshot.pages.list().find((p) => p.chunks.length >= 8 && p.chunks.length <= 25 && p.sections.filter((s) => s.heading).length >= 3)!;
+const sample = (engine: Engine): SnapshotPage =>
+  engine.snapshot.pages
+    .list()
+    .find((p) => p.chunks.length >= 8 && p.chunks.length <= 25 && p.sections.filter((s) => s.heading).length >= 3)!;
 
 let en: Engine;
 let server: ServerProcess;
@@ -125,23 +154,31 @@ describe("GET /v1/pdf/{page_id}", () => {
       const bytes = new Uint8Array(await r.arrayBuffer());
       expect(r.status).toBe(200);
       expect(r.headers.get("content-type")).toBe("application/pdf");
-      expect(r.headers.get("content-disposition")).toBe(`attachment; filename="Albedo.pdf"; filename*=UTF-8''Albedo.pdf`);
+      expect(r.headers.get("content-disposition")).toBe(
+        `attachment; filename="Albedo.pdf"; filename*=UTF-8''Albedo.pdf`,
+      );
       expect(r.headers.get("x-credit-cost")).toBe("10");
       expect(Number(r.headers.get("content-length"))).toBe(bytes.byteLength);
       expect(r.headers.get("x-quota-remaining")).toBe("unlimited");
       expect(r.headers.get("x-ratelimit-limit")).toBeTruthy();
       expect(new TextDecoder().decode(bytes.subarray(0, 5))).toBe("%PDF-");
     }
-    expect(contentDisposition('Café "AC/DC" (band)', 1)).toBe(`attachment; filename="Cafe _AC_DC_ (band).pdf"; filename*=UTF-8''Caf%C3%A9%20%22AC%2FDC%22%20%28band%29.pdf`);
+    expect(contentDisposition('Café "AC/DC" (band)', 1)).toBe(
+      `attachment; filename="Cafe _AC_DC_ (band).pdf"; filename*=UTF-8''Caf%C3%A9%20%22AC%2FDC%22%20%28band%29.pdf`,
+    );
   });
 
   test("the ASCII filename of a title in another script: transliterated, or the page id when nothing readable remains", () => {
-    expect(contentDisposition("Ελλάδα", 12)).toBe(`attachment; filename="Ellada.pdf"; filename*=UTF-8''%CE%95%CE%BB%CE%BB%CE%AC%CE%B4%CE%B1.pdf`);
+    expect(contentDisposition("Ελλάδα", 12)).toBe(
+      `attachment; filename="Ellada.pdf"; filename*=UTF-8''%CE%95%CE%BB%CE%BB%CE%AC%CE%B4%CE%B1.pdf`,
+    );
     expect(contentDisposition("Україна", 7)).toStartWith(`attachment; filename="Ukraina.pdf"; filename*=UTF-8''%D0%A3`);
     expect(contentDisposition("Ωμέγα (γράμμα)", 7)).toStartWith(`attachment; filename="Omega (gramma).pdf";`);
     // Kana have one reading; a Han character's depends on the language (音楽 is ongaku, not yinle).
     expect(contentDisposition("アンパサンド", 5)).toStartWith(`attachment; filename="anpasando.pdf";`);
-    expect(contentDisposition("音楽", 5)).toBe(`attachment; filename="page-5.pdf"; filename*=UTF-8''%E9%9F%B3%E6%A5%BD.pdf`);
+    expect(contentDisposition("音楽", 5)).toBe(
+      `attachment; filename="page-5.pdf"; filename*=UTF-8''%E9%9F%B3%E6%A5%BD.pdf`,
+    );
     expect(contentDisposition("東京タワー", 9)).toStartWith(`attachment; filename="page-9.pdf";`);
     expect(contentDisposition("???", 3)).toStartWith(`attachment; filename="page-3.pdf";`);
   });
@@ -174,7 +211,13 @@ describe("GET /v1/pdf/{page_id}", () => {
       const refused = await fetch(`${s.url}/v1/pdf/39`, { headers: { "X-API-Key": nine.key } });
       expect(refused.status).toBe(429);
       const body = (await refused.json()) as Json;
-      expect(body).toEqual({ error: "quota_exceeded", message: expect.stringContaining("10 credits"), quota_limit: 5000, quota_used: 4991, retry_after: expect.any(Number) });
+      expect(body).toEqual({
+        error: "quota_exceeded",
+        message: expect.stringContaining("10 credits"),
+        quota_limit: 5000,
+        quota_used: 4991,
+        retry_after: expect.any(Number),
+      });
       expect(refused.headers.get("x-quota-remaining")).toBe("9");
       expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
       // One credit is still there for anything else.
@@ -194,7 +237,9 @@ describe("GET /v1/pdf/{page_id}", () => {
 
   test("a rendering fault is 500 PDF generation failed: no detail leaked, nothing charged", async () => {
     const dir = tempDir("tome-data-");
-    const { key: k } = updateKeyFile(dir, (f) => createKey(f, { name: "f", account: "f", plan: "free", scope: "full", now: Date.now() }));
+    const { key: k } = updateKeyFile(dir, (f) =>
+      createKey(f, { name: "f", account: "f", plan: "free", scope: "full", now: Date.now() }),
+    );
     const access = new Access({ dataDir: dir });
     const logged: unknown[] = [];
     const app = createApp(en, {
@@ -245,7 +290,9 @@ describe("the document", () => {
       // The ASCII filename says something readable, or names the page.
       const ascii = /filename="([^"]*)\.pdf"/.exec(disposition)![1]!;
       expect({ ascii, readable: /[A-Za-z0-9]/.test(ascii) }).toEqual({ ascii, readable: true });
-      expect(disposition).toEndWith(`filename*=UTF-8''${encodeURIComponent(page.title).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}.pdf`);
+      expect(disposition).toEndWith(
+        `filename*=UTF-8''${encodeURIComponent(page.title).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}.pdf`,
+      );
       const props = await info(bytes);
       expect(props["Page size"]).toBe("595.28 x 841.89 pts (A4)");
       expect(props.Title).toBe(page.title);
@@ -260,14 +307,19 @@ describe("the document", () => {
       // Every glyph drawn has its outline (a space has none: at most one such per font).
       const blank = await blankGlyphs(bytes);
       expect(Object.keys(blank).length).toBeGreaterThan(0);
-      for (const [font, n] of Object.entries(blank)) expect({ font, blank: n }).toEqual({ font, blank: Math.min(n, 1) });
+      for (const [font, n] of Object.entries(blank))
+        expect({ font, blank: n }).toEqual({ font, blank: Math.min(n, 1) });
 
       const extracted = await text(bytes);
       // A paragraph may go on over a page break, past the footer.
       const flat = squeeze(withoutFooters(extracted));
       expect(flat).toContain(squeeze(renderable(page.title)));
       for (const s of page.sections) {
-        if (s.heading) expect({ heading: s.heading, found: flat.includes(squeeze(renderable(s.heading))) }).toEqual({ heading: s.heading, found: true });
+        if (s.heading)
+          expect({ heading: s.heading, found: flat.includes(squeeze(renderable(s.heading))) }).toEqual({
+            heading: s.heading,
+            found: true,
+          });
       }
       // The article's text: every chunk, as long runs of its characters.
       for (const c of page.chunks) {
@@ -282,7 +334,17 @@ describe("the document", () => {
       expect(extracted.split("CC BY-SA 4.0 · https://creativecommons.org/licenses/by-sa/4.0/").length - 1).toBe(pages);
       expect(extracted).toContain("Creative Commons Attribution-ShareAlike 4.0 International");
       // The attribution, whole on the last page: source, revision, retrieval date, modifications.
-      const last = await tool(["pdftotext", "-enc", "UTF-8", "-f", String(pages), "-l", String(pages), await pdfFile(bytes), "-"]);
+      const last = await tool([
+        "pdftotext",
+        "-enc",
+        "UTF-8",
+        "-f",
+        String(pages),
+        "-l",
+        String(pages),
+        await pdfFile(bytes),
+        "-",
+      ]);
       expect(last).toContain("Source and license");
       // The attribution's sentences are English throughout: they name the wiki in English, and
       // the only other script in them is the article's title (the wiki's own name, Βικιπαίδεια, is not).
@@ -299,7 +361,8 @@ describe("the document", () => {
       expect(last).toContain(`curid=${page.pageId}&oldid=${page.revId}`);
       expect(last).toContain(`retrieved ${engine.snapshot.meta.createdAt.slice(0, 10)}`);
       expect(last).toContain("Creative Commons Attribution-ShareAlike 4.0 International");
-      for (const m of ["Converted from wikitext markup to plain text", "Split into sections by heading hierarchy"]) expect(last).toContain(m);
+      for (const m of ["Converted from wikitext markup to plain text", "Split into sections by heading hierarchy"])
+        expect(last).toContain(m);
     });
   }
 
@@ -324,7 +387,9 @@ describe("the document", () => {
     expect(lastPage).toContain("https://en.wikipedia.org/wiki/Albedo");
     expect(lastPage).toContain(`https://en.wikipedia.org/w/index.php?curid=39&oldid=${page.revId}`);
     // The license link in every page's footer, and in the attribution (where a line break may cut it in two).
-    expect(links.filter((l) => l === "https://creativecommons.org/licenses/by-sa/4.0/").length).toBeGreaterThanOrEqual(doc.getPageCount() + 1);
+    expect(links.filter((l) => l === "https://creativecommons.org/licenses/by-sa/4.0/").length).toBeGreaterThanOrEqual(
+      doc.getPageCount() + 1,
+    );
     for (const p of doc.getPages()) expect(p.node.Annots()?.size() ?? 0).toBeGreaterThan(0);
   });
 
@@ -368,7 +433,8 @@ describe("the document", () => {
       const body = [...counts].sort((a, b) => b[1] - a[1])[0]![0];
       const sizes = [title, ...levels.map((l) => [...byLevel.get(l)!]), body];
       // Title, then one size per level (largest first), then the body text: strictly decreasing.
-      for (const s of sizes.slice(1, -1)) expect({ title: page.title, sizes: (s as number[]).length }).toEqual({ title: page.title, sizes: 1 });
+      for (const s of sizes.slice(1, -1))
+        expect({ title: page.title, sizes: (s as number[]).length }).toEqual({ title: page.title, sizes: 1 });
       const flat = sizes.flat();
       expect({ title: page.title, flat }).toEqual({ title: page.title, flat: [...flat].sort((a, b) => b - a) });
       expect(new Set(flat).size).toBe(flat.length);
@@ -385,7 +451,11 @@ describe("the document", () => {
         .split("\n")
         .map((l) => l.trim())
         .filter(Boolean);
-      expect(lines.filter((l) => /^[、。，．・：；！？）］｝〕〉》」』】ー々ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ]/u.test(l))).toEqual([]);
+      expect(
+        lines.filter((l) =>
+          /^[、。，．・：；！？）］｝〕〉》」』】ー々ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ]/u.test(l),
+        ),
+      ).toEqual([]);
       expect(lines.filter((l) => /[（［｛〔〈《「『【]$/u.test(l))).toEqual([]);
       // Nothing is lost or pushed past the right margin by keeping those characters together.
       const flat = squeeze(withoutFooters(lines.join("\n")));
@@ -399,9 +469,18 @@ describe("the document", () => {
   });
 
   test("the attribution names a wiki in English: its language and project, or its host", () => {
-    expect(creditFor("fr.wiktionary.org", "fr", "chat")).toEqual({ article: 'French Wiktionary article "chat"', authors: "Wiktionary contributors" });
-    expect(creditFor("simple.wikipedia.org", "simple", "Cat")).toEqual({ article: 'Wikipedia article "Cat"', authors: "Wikipedia contributors" });
-    expect(creditFor("wiki.example.org", "de", "Katze")).toEqual({ article: 'article "Katze" from wiki.example.org', authors: "wiki.example.org contributors" });
+    expect(creditFor("fr.wiktionary.org", "fr", "chat")).toEqual({
+      article: 'French Wiktionary article "chat"',
+      authors: "Wiktionary contributors",
+    });
+    expect(creditFor("simple.wikipedia.org", "simple", "Cat")).toEqual({
+      article: 'Wikipedia article "Cat"',
+      authors: "Wikipedia contributors",
+    });
+    expect(creditFor("wiki.example.org", "de", "Katze")).toEqual({
+      article: 'article "Katze" from wiki.example.org',
+      authors: "wiki.example.org contributors",
+    });
   });
 
   test("Bengali and Marathi come out as their own characters", async () => {

@@ -20,7 +20,17 @@ beforeAll(async () => {
 afterAll(() => server?.stop());
 
 /** Every keyed route, answering 200 with a valid key. */
-const ROUTES = ["/v1/search?q=albedo", "/v1/page/39", "/v1/chunk/39_0", "/v1/changes", "/v1/lucky?q=Albedo", "/v1/pdf/39", "/v1/pdf/39.pdf", "/v1/license", "/v1/meta"];
+const ROUTES = [
+  "/v1/search?q=albedo",
+  "/v1/page/39",
+  "/v1/chunk/39_0",
+  "/v1/changes",
+  "/v1/lucky?q=Albedo",
+  "/v1/pdf/39",
+  "/v1/pdf/39.pdf",
+  "/v1/license",
+  "/v1/meta",
+];
 
 /** Host header lines Bun cannot make an absolute URL of (missing, empty, invalid). */
 const UNREADABLE_HOSTS: [string, string[]][] = [
@@ -50,7 +60,13 @@ describe("every route and Host form, over a raw socket", () => {
           for (const withKey of [false, true]) {
             const lines = withKey ? [...hostLines, `X-API-Key: ${key}`] : hostLines;
             const r = await rawRequest(server.url, rawGet(route, version, lines));
-            expect({ name, route, withKey, status: r.status, error: JSON.parse(r.body).error }).toEqual({ name, route, withKey, status: 400, error: "bad_request" });
+            expect({ name, route, withKey, status: r.status, error: JSON.parse(r.body).error }).toEqual({
+              name,
+              route,
+              withKey,
+              status: 400,
+              error: "bad_request",
+            });
             expect(r.headers["content-type"]).toBe("application/json; charset=utf-8");
             expect(r.headers["x-request-id"]).toBeTruthy();
             expect(r.headers["x-quota-remaining"]).toBeUndefined();
@@ -63,7 +79,12 @@ describe("every route and Host form, over a raw socket", () => {
       for (const [name, hostLines] of READABLE_HOSTS) {
         for (const route of ROUTES) {
           const refused = await rawRequest(server.url, rawGet(route, version, hostLines));
-          expect({ name, route, status: refused.status, error: JSON.parse(refused.body).error }).toEqual({ name, route, status: 401, error: "unauthorized" });
+          expect({ name, route, status: refused.status, error: JSON.parse(refused.body).error }).toEqual({
+            name,
+            route,
+            status: 401,
+            error: "unauthorized",
+          });
           const served = await rawRequest(server.url, rawGet(route, version, [...hostLines, `X-API-Key: ${key}`]));
           expect({ name, route, status: served.status }).toEqual({ name, route, status: 200 });
           expect(served.headers["x-quota-limit"]).toBeTruthy();
@@ -73,7 +94,12 @@ describe("every route and Host form, over a raw socket", () => {
           const refused = await rawRequest(server.url, rawGet(path, version, hostLines));
           expect({ name, path, status: refused.status }).toEqual({ name, path, status: 401 });
           const keyed = await rawRequest(server.url, rawGet(path, version, [...hostLines, `X-API-Key: ${key}`]));
-          expect({ name, path, status: keyed.status, error: JSON.parse(keyed.body).error }).toEqual({ name, path, status: 404, error: "not found" });
+          expect({ name, path, status: keyed.status, error: JSON.parse(keyed.body).error }).toEqual({
+            name,
+            path,
+            status: 404,
+            error: "not found",
+          });
         }
       }
     });
@@ -87,7 +113,16 @@ describe("every route and Host form, over a raw socket", () => {
   });
 
   test("paths that only resemble an open one need a key", async () => {
-    for (const path of ["/healthz/x", "/v1/openapi.json/x", "/docsx", "/x/healthz", "/x/docs", "/%761/chunk/39_0", "/V1/chunk/39_0", "/v1/openapi.json/../chunk/39_0"]) {
+    for (const path of [
+      "/healthz/x",
+      "/v1/openapi.json/x",
+      "/docsx",
+      "/x/healthz",
+      "/x/docs",
+      "/%761/chunk/39_0",
+      "/V1/chunk/39_0",
+      "/v1/openapi.json/../chunk/39_0",
+    ]) {
       const r = await rawRequest(server.url, rawGet(path, "1.1", ["Host: localhost"]));
       expect({ path, status: r.status }).toEqual({ path, status: 401 });
     }
@@ -100,7 +135,11 @@ describe("answers Bun's HTTP parser makes itself, before the pipeline sees a req
   // matters is that they carry no data, and that this test says so if Bun ever changes them.
   test("oversized headers, a broken request line, an unknown version, HTTP/1.1 without Host", async () => {
     const cases: [string, string, number][] = [
-      ["headers over 64 KiB", `GET /v1/chunk/39_0 HTTP/1.1\r\nHost: a\r\nX-Api-Key: ${key}\r\nX-Big: ${"a".repeat(70_000)}\r\n\r\n`, 431],
+      [
+        "headers over 64 KiB",
+        `GET /v1/chunk/39_0 HTTP/1.1\r\nHost: a\r\nX-Api-Key: ${key}\r\nX-Big: ${"a".repeat(70_000)}\r\n\r\n`,
+        431,
+      ],
       ["a request line that is not one", "GARBAGE\r\n\r\n", 400],
       ["HTTP/3.0 on a socket", `GET /v1/chunk/39_0 HTTP/3.0\r\nHost: a\r\nX-Api-Key: ${key}\r\n\r\n`, 505],
       ["HTTP/1.1 without Host", `GET /v1/chunk/39_0 HTTP/1.1\r\nX-Api-Key: ${key}\r\nConnection: close\r\n\r\n`, 400],
@@ -128,20 +167,41 @@ describe("compose", () => {
   const fault = () => new Response("fault", { status: 500 });
   const run = async (steps: Step[], routes: () => Response | Promise<Response>) => {
     trace.length = 0;
-    const response = await compose(steps, routes, fault)(exchange(new Request("http://localhost/"), undefined, { view: undefined, id: "", path: "", inFlight: 0, retired: false }));
+    const response = await compose(
+      steps,
+      routes,
+      fault,
+    )(
+      exchange(new Request("http://localhost/"), undefined, {
+        view: undefined,
+        id: "",
+        path: "",
+        inFlight: 0,
+        retired: false,
+      }),
+    );
     return { body: await response.text(), trace: [...trace] };
   };
 
   test("steps run in order before the routes and in reverse after them, around one await of the routes", async () => {
-    expect(await run([step("a"), step("b")], async () => new Response("routes"))).toEqual({ body: "routes", trace: ["a>", "b>", "<b", "<a"] });
+    expect(await run([step("a"), step("b")], async () => new Response("routes"))).toEqual({
+      body: "routes",
+      trace: ["a>", "b>", "<b", "<a"],
+    });
   });
 
   test("a step that answers ends the request: only the steps before it see the answer on the way out", async () => {
-    expect(await run([step("a"), step("b", "answer"), step("c")], () => new Response("routes"))).toEqual({ body: "b", trace: ["a>", "b>", "<a"] });
+    expect(await run([step("a"), step("b", "answer"), step("c")], () => new Response("routes"))).toEqual({
+      body: "b",
+      trace: ["a>", "b>", "<a"],
+    });
   });
 
   test("a fault, in a step or in the routes (thrown or rejected), is the fault answer, seen on the way out", async () => {
-    expect(await run([step("a"), step("b", "throw"), step("c")], () => new Response("routes"))).toEqual({ body: "fault", trace: ["a>", "b>", "<a"] });
+    expect(await run([step("a"), step("b", "throw"), step("c")], () => new Response("routes"))).toEqual({
+      body: "fault",
+      trace: ["a>", "b>", "<a"],
+    });
     expect(
       await run([step("a")], () => {
         throw new Error("sync");

@@ -14,7 +14,13 @@ import { EN_2006, EN_2016, snapshotFor, TRUNCATED_XZ } from "./helpers";
 type Doc = Record<string, string>;
 
 function textDocs(snapshot: Snapshot): Doc[] {
-  return snapshot.pages.list().flatMap((page) => page.chunks.map((chunk) => ({ text: chunk.text, section: page.sections[chunk.section]?.heading ?? "", title: page.title })));
+  return snapshot.pages.list().flatMap((page) =>
+    page.chunks.map((chunk) => ({
+      text: chunk.text,
+      section: page.sections[chunk.section]?.heading ?? "",
+      title: page.title,
+    })),
+  );
 }
 
 /** The old layout: for (term, field) list k, docs[offsets[k]..offsets[k+1]) with freqs, terms in key order. */
@@ -76,7 +82,14 @@ function lowerBound(a: Uint32Array, lo: number, hi: number, value: number): numb
 }
 
 /** The old Shard.match() over flat arrays, verbatim but for its setting (the terms come from the new shard's derive()). */
-function flatMatch(shard: Shard, data: ShardData, flat: Flat, boosts: number[], words: WordSpec[], options: { fields?: number[]; from?: number; to?: number }) {
+function flatMatch(
+  shard: Shard,
+  data: ShardData,
+  flat: Flat,
+  boosts: number[],
+  words: WordSpec[],
+  options: { fields?: number[]; from?: number; to?: number },
+) {
   const derived = shard.derive(words);
   const F = data.fields.length;
   const N = data.documentCount;
@@ -153,7 +166,10 @@ function fixture(name: "en" | "ja"): Promise<Fixture> {
   let p = fixtures.get(name);
   if (!p) {
     p = (async () => {
-      const path = name === "en" ? await snapshotFor({ dumps: [EN_2016, EN_2006] }) : await snapshotFor({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });
+      const path =
+        name === "en"
+          ? await snapshotFor({ dumps: [EN_2016, EN_2006] })
+          : await snapshotFor({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });
       const snapshot = openSnapshot(path);
       const docs = textDocs(snapshot);
       const options = textShardOptions(snapshot.meta.wiki.lang);
@@ -184,7 +200,8 @@ function realLists(flat: Flat, sizes: number[]): [Uint32Array, Uint8Array][] {
   const out: [Uint32Array, Uint8Array][] = [];
   const n = flat.offsets.length - 1;
   let longest = 0;
-  for (let k = 1; k < n; k++) if (flat.offsets[k + 1]! - flat.offsets[k]! > flat.offsets[longest + 1]! - flat.offsets[longest]!) longest = k;
+  for (let k = 1; k < n; k++)
+    if (flat.offsets[k + 1]! - flat.offsets[k]! > flat.offsets[longest + 1]! - flat.offsets[longest]!) longest = k;
   // The first list of each size or, when none has it, the first postings of the first longer one.
   for (const size of sizes) {
     let k = 0;
@@ -194,7 +211,10 @@ function realLists(flat: Flat, sizes: number[]): [Uint32Array, Uint8Array][] {
     const lo = flat.offsets[k]!;
     out.push([flat.docs.subarray(lo, lo + size), flat.freqs.subarray(lo, lo + size)]);
   }
-  out.push([flat.docs.subarray(flat.offsets[longest], flat.offsets[longest + 1]), flat.freqs.subarray(flat.offsets[longest], flat.offsets[longest + 1])]);
+  out.push([
+    flat.docs.subarray(flat.offsets[longest], flat.offsets[longest + 1]),
+    flat.freqs.subarray(flat.offsets[longest], flat.offsets[longest + 1]),
+  ]);
   return out;
 }
 
@@ -230,7 +250,9 @@ describe("the postings codec", () => {
       }
       // holds() at every block edge, just inside and outside it, and beyond the ends.
       const probes = new Set<number>([0, docs[0]! - 1, docs.at(-1)! + 1, docs.at(-1)! + 1000]);
-      for (let i = 0; i < docs.length; i += BLOCK) for (const j of [i - 1, i, i + 1]) if (j >= 0 && j < docs.length) for (const delta of [-1, 0, 1]) probes.add(docs[j]! + delta);
+      for (let i = 0; i < docs.length; i += BLOCK)
+        for (const j of [i - 1, i, i + 1])
+          if (j >= 0 && j < docs.length) for (const delta of [-1, 0, 1]) probes.add(docs[j]! + delta);
       for (let i = 0; i < 50; i++) probes.add(Math.floor(rand() * (docs.at(-1)! + 2)));
       const inList = new Set(docs);
       for (const doc of probes) {
@@ -323,7 +345,8 @@ describe("the postings codec", () => {
       const got: number[][] = [];
       for (let b = 0; b < cursor.blocks; b++) {
         const n = cursor.decodePositions(b);
-        for (let i = 0; i < n; i++) got.push([...cursor.positionValues.subarray(cursor.positionStarts[i], cursor.positionStarts[i + 1])]);
+        for (let i = 0; i < n; i++)
+          got.push([...cursor.positionValues.subarray(cursor.positionStarts[i], cursor.positionStarts[i + 1])]);
       }
       expect(got).toEqual(positions);
     }
@@ -340,7 +363,8 @@ describe("the postings codec", () => {
         const positions = docs.map((_d, i) => {
           const out: number[] = [];
           let p = Math.floor(rand() * 300) - 1;
-          for (let j = 0, n = i % 5 === 0 ? 3 + Math.floor(rand() * 6) : 1; j < n; j++) out.push((p += 1 + Math.floor(rand() * 40)));
+          for (let j = 0, n = i % 5 === 0 ? 3 + Math.floor(rand() * 6) : 1; j < n; j++)
+            out.push((p += 1 + Math.floor(rand() * 40)));
           return out;
         });
         roundTrip(
@@ -356,7 +380,9 @@ describe("the postings codec", () => {
   test("term frequencies capped at 255 keep their true count of positions, in packed and varint blocks", () => {
     for (const df of [2, 130]) {
       const docs = Array.from({ length: df }, (_x, i) => 3 * i + 1);
-      const positions = docs.map((_d, i) => Array.from({ length: i % 3 === 0 ? 255 + i : i % 3 === 1 ? 255 : 2 }, (_y, j) => 2 * j + (i % 2)));
+      const positions = docs.map((_d, i) =>
+        Array.from({ length: i % 3 === 0 ? 255 + i : i % 3 === 1 ? 255 : 2 }, (_y, j) => 2 * j + (i % 2)),
+      );
       const tfs = positions.map((p) => Math.min(255, p.length));
       roundTrip(docs, tfs, positions);
       expect(tfs.filter((t) => t === 255).length).toBeGreaterThan(df / 2);
@@ -438,7 +464,8 @@ describe("a shard on block postings", () => {
         for (let b = 0; b < cursor.blocks; b++) {
           const n = cursor.decode(b);
           for (let j = 0; j < n; j++, i++) {
-            if (cursor.docs[j] !== flat.docs[i] || cursor.tfs[j] !== flat.freqs[i]) throw new Error(`list ${k} posting ${i - lo} differs`);
+            if (cursor.docs[j] !== flat.docs[i] || cursor.tfs[j] !== flat.freqs[i])
+              throw new Error(`list ${k} posting ${i - lo} differs`);
           }
         }
         expect(i).toBe(hi);
@@ -521,7 +548,11 @@ describe("a shard on block postings", () => {
             }
           }
           // Two to four words of the sampled text, some repeated in the document, some not in it.
-          const wanted = new Set([phrase[0]!, ks[Math.floor(rand() * ks.length)]!, ks[Math.floor(rand() * ks.length)]!]);
+          const wanted = new Set([
+            phrase[0]!,
+            ks[Math.floor(rand() * ks.length)]!,
+            ks[Math.floor(rand() * ks.length)]!,
+          ]);
           const other = keysOf(docs[e]!.text!);
           expect(
             shard.smallestSpan(

@@ -17,18 +17,30 @@ setDefaultTimeout(120_000);
 /** What GET /v1/license says was changed, and what a page's attribution lists, served in-process. */
 async function served(path: string): Promise<{ license: string[]; page: string[] }> {
   const app = createApp(open(path));
-  const license = (await (await app.handle(new Request("http://tome.test/v1/license"))).json()) as { modifications: { changes_made: string[] } };
+  const license = (await (await app.handle(new Request("http://tome.test/v1/license"))).json()) as {
+    modifications: { changes_made: string[] };
+  };
   const { pages } = openSnapshot(path);
-  const page = (await (await app.handle(new Request(`http://tome.test/v1/page/${pages.ids[0]}`))).json()) as { attribution: { modifications: string[] } };
+  const page = (await (await app.handle(new Request(`http://tome.test/v1/page/${pages.ids[0]}`))).json()) as {
+    attribution: { modifications: string[] };
+  };
   return { license: license.modifications.changes_made, page: page.attribution.modifications };
 }
 
 describe("modifications recorded by the build", () => {
   test("a snapshot serves the list its build recorded, even when today's ingest would say another", async () => {
     const result = await ingested({ dumps: [SQUAD] });
-    const recorded = ["Converted from wikitext markup to plain text (as an older build said it)", "Cut into passages (chunks) of at most 300 words"];
+    const recorded = [
+      "Converted from wikitext markup to plain text (as an older build said it)",
+      "Cut into passages (chunks) of at most 300 words",
+    ];
     const path = join(tempDir(), "older.tome");
-    const report = buildFromPages(result.articles.slice(0, 5), [], { ...result, modifications: recorded }, { out: path, chunkWords: 300 });
+    const report = buildFromPages(
+      result.articles.slice(0, 5),
+      [],
+      { ...result, modifications: recorded },
+      { out: path, chunkWords: 300 },
+    );
     expect(report.meta.modifications).toEqual(recorded);
     expect(await served(path)).toEqual({ license: recorded, page: recorded });
   });
@@ -44,9 +56,20 @@ describe("modifications recorded by the build", () => {
     const recorded = [modifications(300)[0]!, "An older step no build does today"];
     const dir = tempDir();
     const base = join(dir, "base.tome");
-    buildFromPages(result.articles.slice(0, 5), [], { ...result, modifications: recorded }, { out: base, chunkWords: 300 });
+    buildFromPages(
+      result.articles.slice(0, 5),
+      [],
+      { ...result, modifications: recorded },
+      { out: base, chunkWords: 300 },
+    );
     const deletions = join(dir, "none.tome");
-    const onlyDeleted = await updateSnapshot({ base, dumps: [], deleted: { file: "none", ids: new Set(), titles: new Set() }, out: deletions, workers: 2 });
+    const onlyDeleted = await updateSnapshot({
+      base,
+      dumps: [],
+      deleted: { file: "none", ids: new Set(), titles: new Set() },
+      out: deletions,
+      workers: 2,
+    });
     expect(onlyDeleted.meta.modifications).toEqual(recorded);
     const updated = await updateSnapshot({ base, dumps: [SQUAD], out: join(dir, "updated.tome"), workers: 2 });
     expect(updated.meta.modifications).toEqual([...recorded, ...modifications(300).slice(1)]);

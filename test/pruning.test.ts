@@ -47,7 +47,8 @@ function compare(engine: Engine, queries: string[]): { pruned: number } {
       if (fast.work.postings !== oracle.work.postings) pruned++;
       const shown = (r: typeof oracle) => r.hits.map((h) => `${h.page.pageId}#${h.chunk}`);
       expect({ q, limit, offset, hits: shown(fast) }).toEqual({ q, limit, offset, hits: shown(oracle) });
-      for (const [i, h] of oracle.hits.entries()) expect(Math.abs(fast.hits[i]!.score - h.score)).toBeLessThanOrEqual(1e-9 * Math.max(1, h.score));
+      for (const [i, h] of oracle.hits.entries())
+        expect(Math.abs(fast.hits[i]!.score - h.score)).toBeLessThanOrEqual(1e-9 * Math.max(1, h.score));
     }
   }
   return { pruned };
@@ -58,7 +59,8 @@ describe("the pruned search ranks as the exhaustive search", () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
     // These small snapshots' lists are below the default's threshold: compared with the threshold at 0, never giving up.
     const lowest = { from: 0, workShare: Infinity };
-    const work = (q: string, pruning?: false | Pruning) => engine.search(q, { pruning, budgetMs: Infinity }).work.postings;
+    const work = (q: string, pruning?: false | Pruning) =>
+      engine.search(q, { pruning, budgetMs: Infinity }).work.postings;
     expect(work("the", lowest)).not.toBe(work("the", false));
     expect(work("history of the city", lowest)).toBeLessThan(work("history of the city", false));
     expect(work("history of the city", { ...lowest, words: 3 })).toBe(work("history of the city", false));

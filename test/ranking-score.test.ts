@@ -25,7 +25,17 @@ function queries(): string[] {
     .split("\n")
     .slice(0, 60)
     .map((line) => (JSON.parse(line) as { question: string }).question);
-  return [...questions, "anarchism", "anarchsm", "Albedo", "albedo of snow", '"political philosophy"', "the", "transport in angola", "autism"];
+  return [
+    ...questions,
+    "anarchism",
+    "anarchsm",
+    "Albedo",
+    "albedo of snow",
+    '"political philosophy"',
+    "the",
+    "transport in angola",
+    "autism",
+  ];
 }
 
 function expectInRangeAndOrder(scores: number[], label: string): void {
@@ -93,7 +103,9 @@ describe("show_ranking_score on /v1/search", () => {
   test("the scores are the library's", async () => {
     const engine = await en();
     const { body } = await search("q=albedo%20of%20snow&limit=10&show_ranking_score=true");
-    expect(body.hits.map((h: Json) => h._rankingScore)).toEqual(engine.search("albedo of snow", { limit: 10 }).hits.map((h) => h.rankingScore));
+    expect(body.hits.map((h: Json) => h._rankingScore)).toEqual(
+      engine.search("albedo of snow", { limit: 10 }).hits.map((h) => h.rankingScore),
+    );
   });
 
   test("anything else is a 400 naming the parameter", async () => {
@@ -115,7 +127,10 @@ describe("show_ranking_score on the MCP search tool", () => {
       const tools = await client.listTools();
       const input = tools.tools.find((t) => t.name === "search")!.inputSchema as Json;
       expect(input.properties.show_ranking_score.type).toBe("boolean");
-      const result = (await client.callTool({ name: "search", arguments: { q: "albedo", limit: 5, show_ranking_score: true } })) as Json;
+      const result = (await client.callTool({
+        name: "search",
+        arguments: { q: "albedo", limit: 5, show_ranking_score: true },
+      })) as Json;
       const hits = result.structuredContent.hits as Json[];
       expectInRangeAndOrder(
         hits.map((h) => h._rankingScore),

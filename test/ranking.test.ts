@@ -31,7 +31,8 @@ describe("title rule: a title made only of query words counts by the information
 describe("quotes: a quoted phrase is required only when some chunk holds it (D36)", () => {
   test("a claim quoting words no page holds together is searched by its words (straight and typographic quotes)", async () => {
     const tome = await en();
-    const claim = "It “certainly puts the kibosh on everyone saying that Antarctica’s ice is just going up and up,” Meier said.";
+    const claim =
+      "It “certainly puts the kibosh on everyone saying that Antarctica’s ice is just going up and up,” Meier said.";
     expect(titles(tome, claim)[0]).toBe("Antarctica");
     expect(titles(tome, 'Antarctica "certainly puts the kibosh"')[0]).toBe("Antarctica");
   });

@@ -32,7 +32,11 @@ export function rawRequest(url: string, text: string, timeoutMs = 10_000): Promi
         const colon = line.indexOf(":");
         headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
       }
-      resolve({ status: Number(statusLine.split(" ")[1]), headers, body: end < 0 ? "" : Buffer.from(all.slice(end + 4), "latin1").toString("utf8") });
+      resolve({
+        status: Number(statusLine.split(" ")[1]),
+        headers,
+        body: end < 0 ? "" : Buffer.from(all.slice(end + 4), "latin1").toString("utf8"),
+      });
     });
     socket.write(text);
   });

@@ -39,14 +39,34 @@ export async function startRedis(): Promise<RedisServer> {
       .stdout.toString()
       .trim();
   const launch = async () => {
-    proc = spawn(["redis-server", "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--logfile", join(dir, "redis.log")], {
-      stdout: "ignore",
-      stderr: "ignore",
-      stdin: "ignore",
-    });
+    proc = spawn(
+      [
+        "redis-server",
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        dir,
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "everysec",
+        "--save",
+        "",
+        "--logfile",
+        join(dir, "redis.log"),
+      ],
+      {
+        stdout: "ignore",
+        stderr: "ignore",
+        stdin: "ignore",
+      },
+    );
     const deadline = Date.now() + 10_000;
     while (cli("PING") !== "PONG") {
-      if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`redis-server did not start on port ${port} (see ${dir}/redis.log)`);
+      if (Date.now() > deadline || proc.exitCode !== null)
+        throw new Error(`redis-server did not start on port ${port} (see ${dir}/redis.log)`);
       await Bun.sleep(20);
     }
   };
@@ -56,7 +76,12 @@ export async function startRedis(): Promise<RedisServer> {
     // holds writes back (up to 2 s) while the previous fsync still runs, and a crash then loses
     // them (docs/redis.md). These tests are about the replicas, not about Redis's own durability.
     const deadline = Date.now() + 5_000;
-    while (proc?.exitCode === null && Date.now() < deadline && !/^aof_buffer_length:0\r?$/m.test(cli("INFO", "persistence"))) await Bun.sleep(20);
+    while (
+      proc?.exitCode === null &&
+      Date.now() < deadline &&
+      !/^aof_buffer_length:0\r?$/m.test(cli("INFO", "persistence"))
+    )
+      await Bun.sleep(20);
     proc?.kill("SIGKILL");
     await proc?.exited;
   };

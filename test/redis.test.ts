@@ -9,7 +9,18 @@ import { readKeyFile, readUsage, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { RedisAccess } from "../src/access/redis";
 import { createApp } from "../src/http";
-import { EN_2016, engineFor, keys, newKey, ROOT, runToExit, type ServerProcess, snapshotFor, startServer, tempDir } from "./helpers";
+import {
+  EN_2016,
+  engineFor,
+  keys,
+  newKey,
+  ROOT,
+  runToExit,
+  type ServerProcess,
+  snapshotFor,
+  startServer,
+  tempDir,
+} from "./helpers";
 import { startRedis, type RedisServer } from "./redis-server";
 
 setDefaultTimeout(60_000);
@@ -64,12 +75,19 @@ describe("three replicas on one Redis", () => {
     const admitted = new Map<number, number>();
     const until = Date.now() + 2600;
     while (Date.now() < until) {
-      const results = await Promise.all(Array.from({ length: 60 }, (_, i) => call(replicas[i % 3]!.url, key, "/v1/license")));
+      const results = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => call(replicas[i % 3]!.url, key, "/v1/license")),
+      );
       for (const r of results) {
         expect([200, 429]).toContain(r.status);
         const window = Number(r.headers.get("x-ratelimit-reset")) - 1;
         if (r.status === 200) admitted.set(window, (admitted.get(window) ?? 0) + 1);
-        else expect([r.body.error, r.headers.get("retry-after"), r.headers.get("x-ratelimit-remaining")]).toEqual(["rate_limit_exceeded", "1", "0"]);
+        else
+          expect([r.body.error, r.headers.get("retry-after"), r.headers.get("x-ratelimit-remaining")]).toEqual([
+            "rate_limit_exceeded",
+            "1",
+            "0",
+          ]);
       }
     }
     const windows = [...admitted.keys()].sort();
@@ -83,14 +101,23 @@ describe("three replicas on one Redis", () => {
 
   test("the quota is never overspent: 200 requests in flight over 3 replicas and 4 keys, 50 credits left", async () => {
     const made: Json[] = [];
-    for (let i = 0; i < 4; i++) made.push(await keyOn(redis.url, "--name", `q${i}`, "--account", "acct", "--plan", "business"));
+    for (let i = 0; i < 4; i++)
+      made.push(await keyOn(redis.url, "--name", `q${i}`, "--account", "acct", "--plan", "business"));
     redis.cli("HSET", `tome:spent:${month()}`, "acct", "999950");
-    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => call(replicas[i % 3]!.url, made[i % 4]!.key, `/v1/chunk/39_${i % 5}`)));
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => call(replicas[i % 3]!.url, made[i % 4]!.key, `/v1/chunk/39_${i % 5}`)),
+    );
     const ok = results.filter((r) => r.status === 200);
     const over = results.filter((r) => r.status === 429);
     expect([ok.length, over.length]).toEqual([50, 150]);
     for (const r of over) {
-      expect(r.body).toEqual({ error: "quota_exceeded", message: expect.any(String), quota_limit: 1_000_000, quota_used: 1_000_000, retry_after: expect.any(Number) });
+      expect(r.body).toEqual({
+        error: "quota_exceeded",
+        message: expect.any(String),
+        quota_limit: 1_000_000,
+        quota_used: 1_000_000,
+        retry_after: expect.any(Number),
+      });
       expect(r.headers.get("x-quota-remaining")).toBe("0");
       expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     }
@@ -112,16 +139,27 @@ describe("three replicas on one Redis", () => {
       // A restart reads the usage written above.
       await single.stop();
       const fileServer = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
-      const paths = ["/v1/chunk/39_2", "/v1/page/abc", "/v1/chunk/39_99999", "/v1/nothing", ...Array.from({ length: 12 }, () => "/v1/chunk/39_1")];
+      const paths = [
+        "/v1/chunk/39_2",
+        "/v1/page/abc",
+        "/v1/chunk/39_99999",
+        "/v1/nothing",
+        ...Array.from({ length: 12 }, () => "/v1/chunk/39_1"),
+      ];
       const seen = async (url: string, key: string) => {
         // Within one second, as the rate window is.
         while (Date.now() % 1000 > 500) await Bun.sleep(10);
         const out: string[][] = [];
         for (const path of paths) {
           const r = await call(url, key, path);
-          const headers = [...r.headers].filter(([h]) => /^x-(ratelimit|quota)-|^retry-after$/.test(h) && h !== "x-ratelimit-reset");
+          const headers = [...r.headers].filter(
+            ([h]) => /^x-(ratelimit|quota)-|^retry-after$/.test(h) && h !== "x-ratelimit-reset",
+          );
           // The quota's Retry-After counts the seconds to the month's end, which pass between the two runs.
-          const shown = headers.map(([h, v]) => `${h}: ${h === "retry-after" && r.body.error === "quota_exceeded" ? "(to the month's end)" : v}`);
+          const shown = headers.map(
+            ([h, v]) =>
+              `${h}: ${h === "retry-after" && r.body.error === "quota_exceeded" ? "(to the month's end)" : v}`,
+          );
           out.push([String(r.status), r.body.error ?? "", ...shown.sort()]);
           expect(Number(r.headers.get("x-ratelimit-reset"))).toBe(Math.floor(Date.now() / 1000) + 1);
         }
@@ -168,12 +206,19 @@ describe("three replicas on one Redis", () => {
     }
     const listed = JSON.parse((await keysOn(redis.url, ["list", "--json"])).stdout) as Json[];
     const row = listed.find((k) => k.id === made.id)!;
-    expect([row.state, row.plan, row.usage_this_month, row.last_used_at === null]).toEqual(["revoked", "growth", 6, false]);
+    expect([row.state, row.plan, row.usage_this_month, row.last_used_at === null]).toEqual([
+      "revoked",
+      "growth",
+      6,
+      false,
+    ]);
     expect(JSON.stringify(listed)).not.toContain(made.key);
   });
 
   test("keys per plan (D21) hold when key commands race: 6 creates at once, 3 made", async () => {
-    const runs = await Promise.all(Array.from({ length: 6 }, (_, i) => keysOn(redis.url, ["create", "--name", `r${i}`, "--account", "race"])));
+    const runs = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => keysOn(redis.url, ["create", "--name", `r${i}`, "--account", "race"])),
+    );
     expect(runs.filter((r) => r.code === 0).length).toBe(3);
     for (const r of runs.filter((r) => r.code !== 0)) expect(r.stderr).toContain("already holds 3 active keys");
     const listed = JSON.parse((await keysOn(redis.url, ["list", "--json"])).stdout) as Json[];
@@ -230,14 +275,21 @@ describe("Redis unreachable", () => {
     for (const r of replicas) {
       const refused = await call(r.url, key);
       expect(refused.status).toBe(503);
-      expect(refused.body).toEqual({ error: "service_unavailable", message: expect.stringContaining("nothing was charged"), retry_after: 2 });
+      expect(refused.body).toEqual({
+        error: "service_unavailable",
+        message: expect.stringContaining("nothing was charged"),
+        retry_after: 2,
+      });
       expect(refused.headers.get("retry-after")).toBe("2");
       expect(refused.headers.get("x-quota-remaining")).toBeNull();
       // Without a key, still 401: nothing needs Redis to say so.
       expect((await call(r.url, undefined)).status).toBe(401);
       const health = await call(r.url, undefined, "/healthz");
       expect(health.status).toBe(200);
-      expect(health.body).toEqual({ status: "degraded", problems: [expect.stringContaining("(Redis) cannot be reached since")] });
+      expect(health.body).toEqual({
+        status: "degraded",
+        problems: [expect.stringContaining("(Redis) cannot be reached since")],
+      });
     }
     await redis.restart();
     const deadline = Date.now() + 10_000;
@@ -316,11 +368,17 @@ describe("keys import and export", () => {
     const a = await newKey(data, "--name", "a", "--account", "mover", "--plan", "starter");
     const b = await newKey(data, "--name", "b", "--account", "mover", "--scope", "full");
     expect((await keys(data, "revoke", b.id)).code).toBe(0);
-    writeUsage(usagePath(data), { months: { [month()]: { mover: 1234 }, "2001-01": { mover: 7 } }, last_used: { [a.id]: "2026-01-02T03:04:05.000Z" } });
+    writeUsage(usagePath(data), {
+      months: { [month()]: { mover: 1234 }, "2001-01": { mover: 7 } },
+      last_used: { [a.id]: "2026-01-02T03:04:05.000Z" },
+    });
     const empty = await startRedis();
     try {
       const imported = await keysOn(empty.url, ["import"], data);
-      expect([imported.code, imported.stderr]).toEqual([0, expect.stringContaining("Imported 2 key(s) of 1 account(s)")]);
+      expect([imported.code, imported.stderr]).toEqual([
+        0,
+        expect.stringContaining("Imported 2 key(s) of 1 account(s)"),
+      ]);
       expect((await keysOn(empty.url, ["import"], data)).stderr).toContain("already holds keys; nothing was imported");
       const s = await startReplica(empty.url);
       try {
@@ -337,7 +395,9 @@ describe("keys import and export", () => {
       const before = readKeyFile(join(data, "keys.json"));
       const after = readKeyFile(join(out, "keys.json"));
       expect(after.accounts).toEqual(before.accounts);
-      expect([...after.keys].sort((x, y) => x.id.localeCompare(y.id))).toEqual([...before.keys].sort((x, y) => x.id.localeCompare(y.id)));
+      expect([...after.keys].sort((x, y) => x.id.localeCompare(y.id))).toEqual(
+        [...before.keys].sort((x, y) => x.id.localeCompare(y.id)),
+      );
       const usage = readUsage(usagePath(out));
       expect(usage.months).toEqual({ [month()]: { mover: 1235 } });
       expect(Date.parse(usage.last_used[a.id]!)).toBeGreaterThan(Date.parse("2026-01-02T03:04:05.000Z"));
@@ -357,7 +417,10 @@ describe("keys import and export", () => {
 
   test("a wrong or unreachable TOME_REDIS_URL is a clear error, never a stack trace", async () => {
     const wrong = await keysOn("http://127.0.0.1:1", ["list"]);
-    expect([wrong.code, wrong.stderr.trim()]).toEqual([1, "keys list: TOME_REDIS_URL must start with redis:// or rediss:// (or redis+unix://), not http://."]);
+    expect([wrong.code, wrong.stderr.trim()]).toEqual([
+      1,
+      "keys list: TOME_REDIS_URL must start with redis:// or rediss:// (or redis+unix://), not http://.",
+    ]);
     const gone = await keysOn("redis://127.0.0.1:1", ["create", "--name", "x"]);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain("keys create: cannot reach Redis at redis://127.0.0.1:1 (TOME_REDIS_URL)");

@@ -11,13 +11,27 @@ import { freePort } from "./redis-server";
 setDefaultTimeout(90_000);
 
 const runDir = tempDir("tome-deploy-");
-const ports = { PORT: freePort(), REDIS_PORT: freePort(), REPLICA_PORTS: [freePort(), freePort(), freePort()].join(" ") };
-const env = { ...process.env, RUN_DIR: runDir, PORT: String(ports.PORT), REDIS_PORT: String(ports.REDIS_PORT), REPLICA_PORTS: ports.REPLICA_PORTS };
+const ports = {
+  PORT: freePort(),
+  REDIS_PORT: freePort(),
+  REPLICA_PORTS: [freePort(), freePort(), freePort()].join(" "),
+};
+const env = {
+  ...process.env,
+  RUN_DIR: runDir,
+  PORT: String(ports.PORT),
+  REDIS_PORT: String(ports.REDIS_PORT),
+  REPLICA_PORTS: ports.REPLICA_PORTS,
+};
 const script = join(ROOT, "deploy/replicas.sh");
 
 async function run(args: string[], extra: Record<string, string> = {}) {
   const proc = Bun.spawn(["bash", script, ...args], { env: { ...env, ...extra }, stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, stdout, stderr };
 }
 
@@ -39,13 +53,21 @@ afterAll(async () => {
 test("deploy/replicas.sh starts Redis, 3 replicas and HAProxy; they share one quota; stop ends them all", async () => {
   const snapshot = await snapshotFor({ dumps: [EN_2016] });
   const started = await run(["start"], { TOME_SNAPSHOT: snapshot });
-  expect([started.code, started.stderr]).toEqual([0, expect.stringContaining(`serving on http://127.0.0.1:${ports.PORT} (3 replicas`)]);
-  pids = ["redis", "haproxy", "replica-1", "replica-2", "replica-3"].map((name) => Number(readFileSync(join(runDir, `${name}.pid`), "utf8")));
+  expect([started.code, started.stderr]).toEqual([
+    0,
+    expect.stringContaining(`serving on http://127.0.0.1:${ports.PORT} (3 replicas`),
+  ]);
+  pids = ["redis", "haproxy", "replica-1", "replica-2", "replica-3"].map((name) =>
+    Number(readFileSync(join(runDir, `${name}.pid`), "utf8")),
+  );
   for (const pid of pids) expect(alive(pid)).toBe(true);
 
-  const made = Bun.spawnSync(["bun", join(ROOT, "src/cli/keys.ts"), "create", "--json", "--name", "lb", "--plan", "growth"], {
-    env: { ...process.env, TOME_REDIS_URL: `redis://127.0.0.1:${ports.REDIS_PORT}` },
-  });
+  const made = Bun.spawnSync(
+    ["bun", join(ROOT, "src/cli/keys.ts"), "create", "--json", "--name", "lb", "--plan", "growth"],
+    {
+      env: { ...process.env, TOME_REDIS_URL: `redis://127.0.0.1:${ports.REDIS_PORT}` },
+    },
+  );
   const key = JSON.parse(made.stdout.toString()).key as string;
   const url = `http://127.0.0.1:${ports.PORT}`;
   const statuses: number[] = [];
@@ -61,7 +83,8 @@ test("deploy/replicas.sh starts Redis, 3 replicas and HAProxy; they share one qu
   expect(remaining).toEqual(Array.from({ length: 30 }, (_, i) => 250_000 - 1 - i));
   // HAProxy spread them over the three replicas (round robin). A replica writes its log line
   // once the answer is sent, so the last line may come after the client has it: wait for all 30.
-  const answered = () => [1, 2, 3].map((n) => readFileSync(join(runDir, `replica-${n}.log`), "utf8").match(/GET \/v1\/chunk/g)?.length ?? 0);
+  const answered = () =>
+    [1, 2, 3].map((n) => readFileSync(join(runDir, `replica-${n}.log`), "utf8").match(/GET \/v1\/chunk/g)?.length ?? 0);
   for (let waited = 0; answered().reduce((a, b) => a + b, 0) < 30 && waited < 5000; waited += 50) await Bun.sleep(50);
   expect(answered()).toEqual([10, 10, 10]);
 

@@ -14,7 +14,9 @@ import { EN_2016, ingested, tempDir } from "./helpers";
 async function inversionOf(count: number): Promise<Inversion> {
   const { articles } = await ingested({ dumps: [EN_2016] });
   const inversion = new Inversion(textShardOptions("en"));
-  for (const a of articles.slice(0, count)) for (const c of a.chunks) inversion.add({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title });
+  for (const a of articles.slice(0, count))
+    for (const c of a.chunks)
+      inversion.add({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title });
   return inversion;
 }
 

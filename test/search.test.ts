@@ -35,7 +35,11 @@ describe("dedup and page_id (D7)", () => {
     const pages = r.hits.map((h) => h.page.pageId);
     expect(new Set(pages).size).toBe(pages.length);
     // Counted independently: pages with a chunk holding the word (or titled with it).
-    const expected = tome.snapshot.pages.list().filter((p) => p.chunks.some((c) => terms(c.text).includes("albedo")) || terms(p.title).includes("albedo")).length;
+    const expected = tome.snapshot.pages
+      .list()
+      .filter(
+        (p) => p.chunks.some((c) => terms(c.text).includes("albedo")) || terms(p.title).includes("albedo"),
+      ).length;
     expect(r.estimatedTotalHits).toBe(expected);
     expect(r.hits.length).toBe(Math.min(50, expected));
   });
@@ -44,7 +48,9 @@ describe("dedup and page_id (D7)", () => {
     const tome = await en();
     const albedo = tome.pageByTitle("Albedo")!;
     const r = tome.search("snow", { pageId: albedo.pageId, limit: 50 });
-    const expected = albedo.chunks.filter((c) => terms(c.text).includes("snow") || terms(albedo.sections[c.section]!.heading).includes("snow"));
+    const expected = albedo.chunks.filter(
+      (c) => terms(c.text).includes("snow") || terms(albedo.sections[c.section]!.heading).includes("snow"),
+    );
     expect(r.estimatedTotalHits).toBe(expected.length);
     expect(r.hits.every((h) => h.page.pageId === albedo.pageId)).toBe(true);
     expect(new Set(r.hits.map((h) => h.chunk)).size).toBe(r.hits.length);
@@ -65,7 +71,9 @@ describe("title priority and redirects (D8, D13)", () => {
     const tome = await en();
     const r = tome.search("academy award", { limit: 50 });
     // The last word is a prefix: "Academy Awards" matches "academy award".
-    const titled = r.hits.map((h) => terms(h.page.title).includes("academy") && terms(h.page.title).some((t) => t.startsWith("award")));
+    const titled = r.hits.map(
+      (h) => terms(h.page.title).includes("academy") && terms(h.page.title).some((t) => t.startsWith("award")),
+    );
     expect(titled[0]).toBe(true);
     const firstOther = titled.indexOf(false);
     expect(firstOther).toBeGreaterThan(0);
@@ -74,7 +82,9 @@ describe("title priority and redirects (D8, D13)", () => {
 
   test("a redirect title finds its target first", async () => {
     const tome = await en();
-    const redirects = tome.snapshot.redirects.filter((r) => tome.pageByTitle(r.target) && !tome.pageByTitle(r.title)?.title.startsWith(r.title));
+    const redirects = tome.snapshot.redirects.filter(
+      (r) => tome.pageByTitle(r.target) && !tome.pageByTitle(r.title)?.title.startsWith(r.title),
+    );
     expect(redirects.length).toBeGreaterThan(20);
     for (const r of redirects.slice(0, 20)) {
       expect(tome.lucky(r.title)!.page.title).toBe(tome.pageByTitle(r.target)!.title);
@@ -132,7 +142,10 @@ describe("query semantics (D6)", () => {
     let found = 0;
     let absent = 0;
     // English, Greek (final sigma), Japanese, Marathi, Vietnamese (stacked accents).
-    const sources = [await ingested({ dumps: [EN_2016] }), ...(await Promise.all([1, 3, 4, 6].map((i) => ingested({ dumps: [TRUNCATED_XZ[i]!], allowTruncated: true }))))];
+    const sources = [
+      await ingested({ dumps: [EN_2016] }),
+      ...(await Promise.all([1, 3, 4, 6].map((i) => ingested({ dumps: [TRUNCATED_XZ[i]!], allowTruncated: true })))),
+    ];
     for (const source of sources) {
       const lang = source.wiki.lang;
       const chunks = source.articles.flatMap((a) => a.chunks).filter((c) => terms(c.text, lang).length > 5);
@@ -158,7 +171,14 @@ describe("query semantics (D6)", () => {
     expect(phraseTest(["cafe", "ecole"])("cafeteria ecole")).toBe(false);
     expect(phraseTest(["cafe", "ecole"])("cafe decole")).toBe(false);
     // Unspaced script beside the words is split off as words of its own.
-    for (const text of ["東京cafe école", "cafe école東京", "東京abc cafe école", "abc東京cafe école", "cafe東京école", "cafe école2"]) {
+    for (const text of [
+      "東京cafe école",
+      "cafe école東京",
+      "東京abc cafe école",
+      "abc東京cafe école",
+      "cafe東京école",
+      "cafe école2",
+    ]) {
       expect(phraseTest(["cafe", "ecole"], "ja")(text)).toBe(holds(terms(text, "ja"), ["cafe", "ecole"]));
     }
     expect(found + absent).toBeGreaterThan(0);
@@ -168,7 +188,9 @@ describe("query semantics (D6)", () => {
     const tome = await en();
     expect(tome.search("albedp").hits[0]!.page.title).toBe("Albedo"); // 1 typo in 6 letters
     expect(tome.search("photovoltaik").hits.length).toBeGreaterThan(0); // 1 typo in 12 letters
-    expect(tome.search("snov").hits.some((h) => h.page.title === "Albedo" && /\bsnow\b/i.test(chunkText(h)))).toBe(false); // 4 letters: no typo
+    expect(tome.search("snov").hits.some((h) => h.page.title === "Albedo" && /\bsnow\b/i.test(chunkText(h)))).toBe(
+      false,
+    ); // 4 letters: no typo
   });
 
   test("the last word matches as a prefix unless followed by a space", async () => {
@@ -222,7 +244,8 @@ describe("_formatted (D9)", () => {
     const on = tome.search("albedo snow", { limit: 5 });
     for (const h of on.hits) {
       // "snow", the last word, is also a prefix ("snowmelt").
-      for (const m of h.formatted.text.matchAll(/<em>(.*?)<\/em>/g)) expect(fold(m[1]!) === "albedo" || fold(m[1]!).startsWith("snow")).toBe(true);
+      for (const m of h.formatted.text.matchAll(/<em>(.*?)<\/em>/g))
+        expect(fold(m[1]!) === "albedo" || fold(m[1]!).startsWith("snow")).toBe(true);
       expect(h.formatted.title.includes("<em>")).toBe(terms(h.page.title).some((t) => t === "albedo" || t === "snow"));
     }
     const off = tome.search("albedo snow", { limit: 5, highlight: false });
@@ -234,7 +257,9 @@ describe("_formatted (D9)", () => {
 
   test("everything else is HTML-escaped", async () => {
     const tome = await squad();
-    const h = tome.search("Tesla Electric Light Manufacturing", { cropLength: 2000 }).hits.find((x) => chunkText(x).includes("&"))!;
+    const h = tome
+      .search("Tesla Electric Light Manufacturing", { cropLength: 2000 })
+      .hits.find((x) => chunkText(x).includes("&"))!;
     expect(h).toBeDefined();
     const stripped = plain(h.formatted.text);
     expect(stripped).not.toMatch(/[<>]/);
@@ -262,7 +287,27 @@ describe("Japanese", () => {
 describe("hostile queries never throw", () => {
   test("edge cases", async () => {
     const tome = await en();
-    for (const q of ["", "   ", "...", '"', '""', '"unbalanced', "a\u0000b", "(((", "[a-z]+*", ".*", "\\", "🙂🙃", "שָׁלוֹם עולם", "مرحبا", "x".repeat(500), "a ".repeat(250), "AND OR NOT", "-", "*"]) {
+    for (const q of [
+      "",
+      "   ",
+      "...",
+      '"',
+      '""',
+      '"unbalanced',
+      "a\u0000b",
+      "(((",
+      "[a-z]+*",
+      ".*",
+      "\\",
+      "🙂🙃",
+      "שָׁלוֹם עולם",
+      "مرحبا",
+      "x".repeat(500),
+      "a ".repeat(250),
+      "AND OR NOT",
+      "-",
+      "*",
+    ]) {
       const r = tome.search(q);
       expect(Array.isArray(r.hits)).toBe(true);
       expect(r.estimatedTotalHits).toBeGreaterThanOrEqual(0);
@@ -273,13 +318,43 @@ describe("hostile queries never throw", () => {
 
   test("fuzz: 2,000 random queries", async () => {
     const tome = await en();
-    const alphabet = ['"', " ", "a", "e", "s", "t", "albedo", "\u0000", "(", ")", "*", "?", "é", "東", "🙂", "\u202e", "_", "-", "\\", "|", "'", "[", "]", "{"];
+    const alphabet = [
+      '"',
+      " ",
+      "a",
+      "e",
+      "s",
+      "t",
+      "albedo",
+      "\u0000",
+      "(",
+      ")",
+      "*",
+      "?",
+      "é",
+      "東",
+      "🙂",
+      "\u202e",
+      "_",
+      "-",
+      "\\",
+      "|",
+      "'",
+      "[",
+      "]",
+      "{",
+    ];
     let seed = 42;
     const rand = (n: number) => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
     for (let i = 0; i < 2000; i++) {
       let q = "";
       for (let j = rand(30); j > 0; j--) q += alphabet[rand(alphabet.length)];
-      const r = tome.search(q, { limit: 1 + rand(50), offset: rand(3), cropLength: 50 + rand(1950), highlight: rand(2) === 0 });
+      const r = tome.search(q, {
+        limit: 1 + rand(50),
+        offset: rand(3),
+        cropLength: 50 + rand(1950),
+        highlight: rand(2) === 0,
+      });
       for (const h of r.hits) expect(typeof h.formatted.text).toBe("string");
     }
   });
@@ -288,23 +363,33 @@ describe("hostile queries never throw", () => {
 describe("a shard scores as MiniSearch does", () => {
   test("same documents and scores as MiniSearch's own index over the same chunks, for single words and AND/OR", async () => {
     const source = await ingested({ dumps: [SQUAD] });
-    const docs = source.articles.flatMap((a) => a.chunks.map((c) => ({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title })));
+    const docs = source.articles.flatMap((a) =>
+      a.chunks.map((c) => ({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title })),
+    );
     const options = textShardOptions("en");
     const shard = new Shard(
       buildShard(docs.length, (i) => docs[i]!, options),
       TEXT_BOOSTS,
     );
     const boost: Record<string, number> = Object.fromEntries(TEXT_FIELDS.map((f, i) => [f, TEXT_BOOSTS[i]!]));
-    const mini = new MiniSearch({ fields: TEXT_FIELDS, tokenize: (t) => terms(t, "en"), processTerm: indexKey, searchOptions: { boost } });
+    const mini = new MiniSearch({
+      fields: TEXT_FIELDS,
+      tokenize: (t) => terms(t, "en"),
+      processTerm: indexKey,
+      searchOptions: { boost },
+    });
     mini.addAll(docs.map((d, id) => ({ id, ...d })));
     let compared = 0;
     for (const q of ["the", "nfl", "super bowl", "oxygen water", "warsaw university"]) {
       const ws = terms(q, "en");
       for (const combineWith of ["AND", "OR"] as const) {
-        const expected = new Map(mini.search(q, { combineWith, tokenize: (t) => terms(t, "en") }).map((r) => [r.id as number, r.score]));
+        const expected = new Map(
+          mini.search(q, { combineWith, tokenize: (t) => terms(t, "en") }).map((r) => [r.id as number, r.score]),
+        );
         const m = shard.match(ws.map((w) => ({ key: indexKey(w), prefix: false, fuzzy: 0 })));
         const got = new Map<number, number>();
-        for (let i = 0; i < m.count; i++) if (combineWith === "OR" || m.masks[i] === 2 ** ws.length - 1) got.set(m.docs[i]!, m.scores[i]!);
+        for (let i = 0; i < m.count; i++)
+          if (combineWith === "OR" || m.masks[i] === 2 ** ws.length - 1) got.set(m.docs[i]!, m.scores[i]!);
         expect(got.size).toBe(expected.size);
         expect(expected.size).toBeGreaterThan(0);
         for (const [doc, score] of expected) expect(Math.abs(got.get(doc)! - score) / score).toBeLessThan(1e-5);
@@ -316,7 +401,9 @@ describe("a shard scores as MiniSearch does", () => {
 
   test("match() within documents [from, to) gives the whole match's documents in that range, with the same scores", async () => {
     const source = await ingested({ dumps: [SQUAD] });
-    const docs = source.articles.flatMap((a) => a.chunks.map((c) => ({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title })));
+    const docs = source.articles.flatMap((a) =>
+      a.chunks.map((c) => ({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title })),
+    );
     const shard = new Shard(
       buildShard(docs.length, (i) => docs[i]!, textShardOptions("en")),
       TEXT_BOOSTS,
@@ -348,7 +435,9 @@ describe("a shard scores as MiniSearch does", () => {
 
   test("match() window by window sums the same numbers as list after list (several words, prefixes, typos)", async () => {
     const source = await ingested({ dumps: [SQUAD] });
-    const docs = source.articles.flatMap((a) => a.chunks.map((c) => ({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title })));
+    const docs = source.articles.flatMap((a) =>
+      a.chunks.map((c) => ({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title })),
+    );
     const data = buildShard(docs.length, (i) => docs[i]!, textShardOptions("en"));
     const windowed = new Shard(data, TEXT_BOOSTS, { matchWindow: 64 });
     const whole = new Shard(data, TEXT_BOOSTS, { matchWindow: Infinity });
@@ -368,7 +457,8 @@ describe("a shard scores as MiniSearch does", () => {
         expect(b.postings).toBe(a.postings);
         for (let i = 0; i < b.count; i++) expect([b.scores[i]!, b.masks[i]!]).toEqual(sums.get(b.docs[i]!)!);
         // Window by window, the documents come in ascending windows.
-        for (let i = 1; i < b.count; i++) expect(Math.floor(b.docs[i]! / 64)).toBeGreaterThanOrEqual(Math.floor(b.docs[i - 1]! / 64));
+        for (let i = 1; i < b.count; i++)
+          expect(Math.floor(b.docs[i]! / 64)).toBeGreaterThanOrEqual(Math.floor(b.docs[i - 1]! / 64));
         compared += b.count;
       }
     }
@@ -379,7 +469,9 @@ describe("a shard scores as MiniSearch does", () => {
 describe("the vocabulary", () => {
   test("answers as MiniSearch's own SearchableMap built key by key (its fuzzy matches among the typo neighbours)", async () => {
     const source = await ingested({ dumps: [TRUNCATED_XZ[1]!], allowTruncated: true }); // Greek, with Latin words
-    const all = [...new Set(source.articles.flatMap((a) => a.chunks.flatMap((c) => terms(c.text, "el"))).map(indexKey))].sort();
+    const all = [
+      ...new Set(source.articles.flatMap((a) => a.chunks.flatMap((c) => terms(c.text, "el"))).map(indexKey)),
+    ].sort();
     const keys = all.filter((_k, i) => i % 4 === 0); // a quarter: the key-by-key tree is the slow one
     expect(keys.length).toBeGreaterThan(5000);
     const fast = new Vocabulary(vocabularyOf(keys));

@@ -3,7 +3,16 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_CHUNK_WORDS, modifications } from "../src/ingest";
 import { open } from "../src/search";
-import { ContainerWriter, latestSnapshot, openContainer, openSnapshot, readSnapshotMeta, SnapshotError, TextStore, TextWriter } from "../src/snapshot";
+import {
+  ContainerWriter,
+  latestSnapshot,
+  openContainer,
+  openSnapshot,
+  readSnapshotMeta,
+  SnapshotError,
+  TextStore,
+  TextWriter,
+} from "../src/snapshot";
 import { EN_2006_TRUNCATED, EN_2016, ingested, tempDir, writeSnapshot } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
@@ -52,7 +61,8 @@ describe("snapshot file (format 2)", () => {
     };
     const [main, background] = [await write(false), await write(true)];
     expect(background.section("text.blockLength").byteLength).toBeGreaterThan(4 * 64); // more blocks than may compress at once
-    for (const { name } of main.sections) expect(Buffer.from(background.section(name)).equals(Buffer.from(main.section(name)))).toBe(true);
+    for (const { name } of main.sections)
+      expect(Buffer.from(background.section(name)).equals(Buffer.from(main.section(name)))).toBe(true);
     const store = new TextStore(background);
     for (const [i, t] of texts.entries()) if (i % 7 === 0) expect(store.chunk(i)).toBe(t);
   });
@@ -70,7 +80,8 @@ describe("snapshot file (format 2)", () => {
       out.finish({});
       return openContainer(path);
     };
-    const blockBytes = (c: ReturnType<typeof openContainer>) => c.sections.filter((s) => s.name.startsWith("text.blocks.")).reduce((n, s) => n + s.length, 0);
+    const blockBytes = (c: ReturnType<typeof openContainer>) =>
+      c.sections.filter((s) => s.name.startsWith("text.blocks.")).reduce((n, s) => n + s.length, 0);
     const learnt = write("learnt", texts);
     const none = write("none", texts, null);
     expect(learnt.has("text.dictionary")).toBe(true);
@@ -111,7 +122,8 @@ describe("snapshot file (format 2)", () => {
       let numbers: Int32Array = new Int32Array(0);
       const copy = write(`copy-${!!dictionary}`, (w) => void (numbers = w.copyFrom(baseText, alive)), dictionary);
       const store = new TextStore(copy);
-      for (const [i, t] of texts.entries()) expect(i === 1 ? numbers[i] : store.chunk(numbers[i]!)).toBe(i === 1 ? -1 : t);
+      for (const [i, t] of texts.entries())
+        expect(i === 1 ? numbers[i] : store.chunk(numbers[i]!)).toBe(i === 1 ? -1 : t);
       // The last block lives whole: the same compressed bytes, or not, as the dictionaries are the same.
       const last = (s: TextStore) => s.compressedBlock(s.blockFirst.length - 2);
       expect(Buffer.from(last(store)).equals(Buffer.from(last(baseText)))).toBe(!!dictionary);
@@ -146,7 +158,13 @@ describe("snapshot file (format 2)", () => {
     expect(back.pages.length).toBe(source.articles.length);
     source.articles.forEach((a, i) => {
       const p = back.pages.at(i);
-      expect([p.pageId, p.revId, p.title, p.timestamp, p.tsUnix]).toEqual([a.pageId, a.revId, a.title, a.timestamp, a.tsUnix]);
+      expect([p.pageId, p.revId, p.title, p.timestamp, p.tsUnix]).toEqual([
+        a.pageId,
+        a.revId,
+        a.title,
+        a.timestamp,
+        a.tsUnix,
+      ]);
       expect(p.sections).toEqual(a.sections);
       expect(p.chunks.map((c) => [c.section, c.text])).toEqual(a.chunks.map((c) => [c.section, c.text]));
     });
@@ -252,7 +270,11 @@ describe("snapshot file (format 2)", () => {
       const old = older(layout);
       expect(openSnapshot(old).meta.formatVersion).toBe(2);
       expect(() => open(old)).toThrow(SnapshotError);
-      expect(() => open(old)).toThrow(new RegExp(`layout ${layout}, and this Tome reads layout 3.*Rebuild it with \`bun run snapshot:build --dump <dump>\``));
+      expect(() => open(old)).toThrow(
+        new RegExp(
+          `layout ${layout}, and this Tome reads layout 3.*Rebuild it with \`bun run snapshot:build --dump <dump>\``,
+        ),
+      );
     }
   });
 

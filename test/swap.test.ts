@@ -10,7 +10,16 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import autocannon from "autocannon";
-import { copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { createApp } from "../src/http";
 import { Attributions } from "../src/http/attribution";
@@ -18,7 +27,18 @@ import { Resources } from "../src/http/resources";
 import type { PdfArticle, PdfRenderService } from "../src/pdf";
 import { PdfRenderer } from "../src/pdf";
 import { open, type Engine } from "../src/search";
-import { EN_2006, EN_2016, ingested, runToExit, type ServerProcess, START, startServer, tempDir, TRUNCATED_XZ, writeSnapshot } from "./helpers";
+import {
+  EN_2006,
+  EN_2016,
+  ingested,
+  runToExit,
+  type ServerProcess,
+  START,
+  startServer,
+  tempDir,
+  TRUNCATED_XZ,
+  writeSnapshot,
+} from "./helpers";
 
 setDefaultTimeout(180_000);
 const ADMIN = "swap-test-admin-token-0123456789";
@@ -121,37 +141,67 @@ describe("the server watching snapshots/", () => {
     const wrong: string[] = [];
     const seen = new Map<string, number>();
     let answered = 0;
-    const check = (status: number, body: string, headers: Record<string, string | string[]>, expected: (snapshot: Built, body: any) => boolean) => {
+    const check = (
+      status: number,
+      body: string,
+      headers: Record<string, string | string[]>,
+      expected: (snapshot: Built, body: any) => boolean,
+    ) => {
       answered++;
       const id = String(headers["x-snapshot"]);
       seen.set(id, (seen.get(id) ?? 0) + 1);
       const snapshot = id === a.id ? a : id === b.id ? b : undefined;
-      if (status !== 200 || !snapshot || !expected(snapshot, JSON.parse(body))) wrong.push(`${status} ${id.slice(0, 12)} ${body.slice(0, 200)}`);
+      if (status !== 200 || !snapshot || !expected(snapshot, JSON.parse(body)))
+        wrong.push(`${status} ${id.slice(0, 12)} ${body.slice(0, 200)}`);
     };
     const requests = [
       ...ids.map((id) => ({
         method: "GET" as const,
         path: `/v1/page/${id}`,
         onResponse: (status: number, body: string, _c: unknown, headers: any) =>
-          check(status, body, headers, (s, r) => r.page.page_id === id && r.chunks.total === s.totals.get(id) && r.chunks.results.length === s.totals.get(id)),
+          check(
+            status,
+            body,
+            headers,
+            (s, r) =>
+              r.page.page_id === id &&
+              r.chunks.total === s.totals.get(id) &&
+              r.chunks.results.length === s.totals.get(id),
+          ),
       })),
       {
         method: "GET" as const,
         path: "/v1/meta",
         onResponse: (status: number, body: string, _c: unknown, headers: any) =>
-          check(status, body, headers, (s, r) => r.search_engine_version.commitSha === s.id && r.dataset.indexed_chunks === s.engine.snapshot.meta.indexedChunks),
+          check(
+            status,
+            body,
+            headers,
+            (s, r) =>
+              r.search_engine_version.commitSha === s.id &&
+              r.dataset.indexed_chunks === s.engine.snapshot.meta.indexedChunks,
+          ),
       },
       {
         method: "GET" as const,
         path: "/v1/search?q=history&limit=5",
         // A hit's chunk id and text must be that snapshot's chunk.
         onResponse: (status: number, body: string, _c: unknown, headers: any) =>
-          check(status, body, headers, (s, r) => r.hits.length > 0 && r.hits.every((h: any) => s.engine.page(h.page_id)?.chunks[h.chunk_id]?.text === h.text)),
+          check(
+            status,
+            body,
+            headers,
+            (s, r) =>
+              r.hits.length > 0 &&
+              r.hits.every((h: any) => s.engine.page(h.page_id)?.chunks[h.chunk_id]?.text === h.text),
+          ),
       },
     ];
     let load!: autocannon.Instance;
     const finished = new Promise<autocannon.Result>((resolve, reject) => {
-      load = autocannon({ url: server.url, connections: 200, duration: 60, requests }, (err, result) => (err ? reject(err) : resolve(result)));
+      load = autocannon({ url: server.url, connections: 200, duration: 60, requests }, (err, result) =>
+        err ? reject(err) : resolve(result),
+      );
     });
     // B is dropped in once A has answered under the full load, and the load stops once B has too.
     await until(
@@ -180,11 +230,17 @@ describe("the server watching snapshots/", () => {
     );
     load.stop();
     const result = await finished;
-    console.error(`swap under load: B served ${swappedAfter} ms after it was renamed in; ${result.requests.total} answers (A ${seen.get(a.id)}, B ${seen.get(b.id)})`);
+    console.error(
+      `swap under load: B served ${swappedAfter} ms after it was renamed in; ${result.requests.total} answers (A ${seen.get(a.id)}, B ${seen.get(b.id)})`,
+    );
     // About 2 s here (the watch's 0.5 s pause, then hashing B between the answers to 200 connections); a busy machine takes longer.
     expect(swappedAfter).toBeLessThan(10_000);
     expect(wrong).toEqual([]);
-    expect({ errors: result.errors, timeouts: result.timeouts, non2xx: result.non2xx }).toEqual({ errors: 0, timeouts: 0, non2xx: 0 });
+    expect({ errors: result.errors, timeouts: result.timeouts, non2xx: result.non2xx }).toEqual({
+      errors: 0,
+      timeouts: 0,
+      non2xx: 0,
+    });
     expect(answered).toBe(result.requests.total);
     // Both snapshots answered during the run (the swap happened under load).
     expect(seen.get(a.id)).toBeGreaterThan(0);
@@ -230,7 +286,9 @@ describe("the server watching snapshots/", () => {
     const first = await fetch(`${server.url}/v1/meta`);
     const etag = first.headers.get("etag")!;
     expect((await fetch(`${server.url}/v1/meta`, { headers: { "if-none-match": etag } })).status).toBe(304);
-    expect((await fetch(`${server.url}/v1/meta`, { headers: { "if-none-match": '"0000000000000000"' } })).status).toBe(200);
+    expect((await fetch(`${server.url}/v1/meta`, { headers: { "if-none-match": '"0000000000000000"' } })).status).toBe(
+      200,
+    );
     const withA = await fetch(`${server.url}/v1/meta`, { headers: { "if-none-match": aMetaEtag } });
     expect(aMetaEtag).not.toBe(etag);
     expect(withA.status).toBe(200);
@@ -266,7 +324,10 @@ describe("the server watching snapshots/", () => {
     await until(
       "foreign refused",
       async () => server.stderr(),
-      (err) => /swap: refused \S*e-foreign\.tome .*it is a snapshot of el\.wikipedia\.org, and this server serves en\.wikipedia\.org/.test(err),
+      (err) =>
+        /swap: refused \S*e-foreign\.tome .*it is a snapshot of el\.wikipedia\.org, and this server serves en\.wikipedia\.org/.test(
+          err,
+        ),
     );
     expect(await servedBy(server)).toBe(b.id);
     const page = await fetch(`${server.url}/v1/page/${pageId}`);
@@ -302,7 +363,8 @@ describe("whatever is put in snapshots/, the server starts and keeps serving (is
     const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
     try {
       expect(await servedBy(server)).toBe(b.id);
-      for (const name of names) expect(server.stderr().match(new RegExp(`start: skipped snapshots/${name}\\.tome: `, "g"))?.length).toBe(1);
+      for (const name of names)
+        expect(server.stderr().match(new RegExp(`start: skipped snapshots/${name}\\.tome: `, "g"))?.length).toBe(1);
       expect(server.stderr()).toContain("snapshots/dangling.tome: it is a link to nothing");
       expect(server.stderr()).toContain("snapshots/looping.tome: it is a link that loops");
       symlinkSync(join(folder, "gone.bin"), join(folder, "later.tome"));
@@ -330,7 +392,11 @@ describe("whatever is put in snapshots/, the server starts and keeps serving (is
     const cwd = tempDir("tome-swap-nothing-");
     mkdirSync(join(cwd, "snapshots"));
     junk(join(cwd, "snapshots"));
-    const run = await runToExit(["bun", START], { TOME_AUTH: "off", TOME_SNAPSHOT: "", TOME_DUMP: join(cwd, "no-such-dump.xml.bz2"), PORT: "0" }, cwd);
+    const run = await runToExit(
+      ["bun", START],
+      { TOME_AUTH: "off", TOME_SNAPSHOT: "", TOME_DUMP: join(cwd, "no-such-dump.xml.bz2"), PORT: "0" },
+      cwd,
+    );
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain("start: no usable snapshot in snapshots/ (7 file(s) skipped, above).");
     expect(run.stderr).toContain("no-such-dump.xml.bz2, which does not exist");
@@ -447,7 +513,12 @@ describe("a pinned snapshot (TOME_SNAPSHOT), not watched: SIGHUP", () => {
     const cwd = tempDir("tome-swap-pinned-");
     const pinnedPath = join(cwd, "served.tome");
     copyFileSync(a.path, pinnedPath);
-    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: pinnedPath, TOME_SNAPSHOT_WATCH: "off" });
+    const server = await startServer({
+      CWD: cwd,
+      TOME_AUTH: "off",
+      TOME_SNAPSHOT: pinnedPath,
+      TOME_SNAPSHOT_WATCH: "off",
+    });
     try {
       expect(await servedBy(server)).toBe(a.id);
       server.proc.kill("SIGHUP");

@@ -1,7 +1,15 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { blockDecompressor, ContainerWriter, openContainer, preferZstd, TextStore, TextWriter, zstdInUse } from "../src/snapshot";
+import {
+  blockDecompressor,
+  ContainerWriter,
+  openContainer,
+  preferZstd,
+  TextStore,
+  TextWriter,
+  zstdInUse,
+} from "../src/snapshot";
 import { EN_2016, ingested, tempDir } from "./helpers";
 
 setDefaultTimeout(60_000);
@@ -21,7 +29,9 @@ async function storeOf(withDictionary: boolean): Promise<{ store: TextStore; tex
 
 describe("text blocks", () => {
   test("the system's libzstd is used where it is installed (Debian's libzstd1)", () => {
-    const installed = ["/usr/lib/x86_64-linux-gnu/libzstd.so.1", "/usr/lib/aarch64-linux-gnu/libzstd.so.1"].some(existsSync);
+    const installed = ["/usr/lib/x86_64-linux-gnu/libzstd.so.1", "/usr/lib/aarch64-linux-gnu/libzstd.so.1"].some(
+      existsSync,
+    );
     expect(zstdInUse()).toBe(installed ? "system" : "node");
     // TOME_ZSTD=node, as src/cli/config.ts hands it down.
     preferZstd("node");
@@ -43,7 +53,8 @@ describe("text blocks", () => {
       let bytes = 0;
       for (let b = 0; b < blocks; b++) {
         const a = system(store.compressedBlock(b), store.blockSize(b));
-        if (!Buffer.from(a).equals(Buffer.from(node(store.compressedBlock(b), store.blockSize(b))))) throw new Error(`block ${b} differs`);
+        if (!Buffer.from(a).equals(Buffer.from(node(store.compressedBlock(b), store.blockSize(b)))))
+          throw new Error(`block ${b} differs`);
         bytes += a.byteLength;
       }
       expect(bytes).toBe(Buffer.byteLength(texts.join("")));
@@ -92,7 +103,9 @@ describe("text blocks", () => {
       expect(() => decompress(block, store.blockSize(3))).toThrow(/^a text block is damaged: zstd says/);
       // Whole, but not the size its chunks say: damaged too.
       expect(() => decompress(store.compressedBlock(3), store.blockSize(3) - 1)).toThrow(/^a text block is damaged/);
-      expect(() => decompress(store.compressedBlock(3), store.blockSize(3) + 1)).toThrow(/^a text block is damaged: it holds/);
+      expect(() => decompress(store.compressedBlock(3), store.blockSize(3) + 1)).toThrow(
+        /^a text block is damaged: it holds/,
+      );
     }
   });
 });

@@ -39,7 +39,8 @@ beforeAll(async () => {
 });
 
 /** A search's answer, as compared: each hit's page, chunk, score and shown text. */
-const answer = (e: Engine, q: string) => e.search(q, { limit: 10 }).hits.map((h) => [h.page.pageId, h.chunk, h.score, h.formatted.text]);
+const answer = (e: Engine, q: string) =>
+  e.search(q, { limit: 10 }).hits.map((h) => [h.page.pageId, h.chunk, h.score, h.formatted.text]);
 
 /** A few hundred queries: every title, two words of each page's first chunk, a prefix and a typo. */
 function queries(e: Engine): string[] {
@@ -61,12 +62,19 @@ describe("snapshot:update (base 2006 + the 2016 dump)", () => {
     const b = openContainer(UPDATED);
     const hash = (c: typeof a, name: string) => c.sections.find((s) => s.name === name)?.sha256;
     // Text blocks and section tables are laid out differently (the update copies the base's blocks); everything else is the same bytes.
-    const same = a.sections.map((s) => s.name).filter((n) => /^(index\.|titles\.|redirects|pages\.(id|rev|ts|firstDoc|chunkCount|title|titleEnd|sectionCount)$)/.test(n));
+    const same = a.sections
+      .map((s) => s.name)
+      .filter((n) =>
+        /^(index\.|titles\.|redirects|pages\.(id|rev|ts|firstDoc|chunkCount|title|titleEnd|sectionCount)$)/.test(n),
+      );
     expect(same.length).toBeGreaterThan(20);
     for (const name of same) expect(`${name} ${hash(b, name)}`).toBe(`${name} ${hash(a, name)}`);
 
     expect(updated.snapshot.pages.length).toBe(full.snapshot.pages.length);
-    for (let i = 0; i < full.snapshot.pages.length; i++) expect(JSON.parse(JSON.stringify(updated.snapshot.pages.at(i)))).toEqual(JSON.parse(JSON.stringify(full.snapshot.pages.at(i))));
+    for (let i = 0; i < full.snapshot.pages.length; i++)
+      expect(JSON.parse(JSON.stringify(updated.snapshot.pages.at(i)))).toEqual(
+        JSON.parse(JSON.stringify(full.snapshot.pages.at(i))),
+      );
     expect(updated.snapshot.redirects).toEqual(full.snapshot.redirects);
 
     const qs = queries(full);
@@ -93,7 +101,9 @@ describe("snapshot:update (base 2006 + the 2016 dump)", () => {
     // All but the pages whose title an older page kept: that is at most a few.
     expect(expected.length).toBeGreaterThan(articles2016.length - 5);
     expect(total).toBe(expected.length);
-    expect(pages.map((p) => p.pageId).sort((x, y) => x - y)).toEqual(expected.map((a) => a.pageId).sort((x, y) => x - y));
+    expect(pages.map((p) => p.pageId).sort((x, y) => x - y)).toEqual(
+      expected.map((a) => a.pageId).sort((x, y) => x - y),
+    );
     const order = [...pages].sort((x, y) => x.tsUnix - y.tsUnix || x.pageId - y.pageId);
     expect(pages.map((p) => p.pageId)).toEqual(order.map((p) => p.pageId));
   });
@@ -106,7 +116,9 @@ describe("snapshot:update (base 2006 + the 2016 dump)", () => {
       expect([page.revId, page.timestamp]).toEqual([a.revId, a.timestamp]);
       expect(page.chunks.map((c) => c.text)).toEqual(a.chunks.map((c) => c.text));
       // A word of the 2016 text that the 2006 snapshot has nowhere.
-      const word = wordsOf(a.chunks.map((c) => c.text).join(" ")).find((w) => w.length > 6 && /^[a-z]+$/.test(w) && !base.text.has(indexKey(w)));
+      const word = wordsOf(a.chunks.map((c) => c.text).join(" ")).find(
+        (w) => w.length > 6 && /^[a-z]+$/.test(w) && !base.text.has(indexKey(w)),
+      );
       if (!word) continue;
       expect(updated.text.has(indexKey(word))).toBe(true);
       // The page is found; its hit may be a chunk holding another form of the word (D43).
@@ -147,7 +159,11 @@ describe("deletions", () => {
     const list = join(dir, "deleted.txt");
     writeFileSync(list, `# removed\n${victim.pageId}\ntitle:${byTitle.title.replace(/ /g, "_")}\n`);
     // Applied to the updated snapshot: a second update, of deletions alone.
-    const proc = Bun.spawn(["bun", "run", "snapshot:update", "--base", UPDATED, "--deleted", list, "--out", DELETED], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(["bun", "run", "snapshot:update", "--base", UPDATED, "--deleted", list, "--out", DELETED], {
+      cwd: ROOT,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
     if (code !== 0) throw new Error(err);
     expect(err).toMatch(/0 pages changed, 0 added, 2 removed \(2 by .*deleted\.txt\)/);
@@ -190,13 +206,19 @@ describe("deletions", () => {
     expect((await get(`/v1/page/${victim.pageId}`)).status).toBe(404);
     expect((await get(`/v1/chunk/${victim.pageId}_0`)).status).toBe(404);
     expect((await get(`/v1/page/${byTitle.pageId}`)).status).toBe(404);
-    const search = (await (await get(`/v1/search?q=${encodeURIComponent(victim.word)}&limit=50`)).json()) as { hits: { page_id: string | number }[] };
+    const search = (await (await get(`/v1/search?q=${encodeURIComponent(victim.word)}&limit=50`)).json()) as {
+      hits: { page_id: string | number }[];
+    };
     expect(search.hits.length).toBeGreaterThan(0);
     expect(search.hits.some((h) => Number(h.page_id) === victim.pageId)).toBe(false);
     const lucky = await get(`/v1/lucky?q=${encodeURIComponent(victim.title)}`);
-    if (lucky.status === 200) expect(Number(((await lucky.json()) as { page: { page_id: string } }).page.page_id)).not.toBe(victim.pageId);
+    if (lucky.status === 200)
+      expect(Number(((await lucky.json()) as { page: { page_id: string } }).page.page_id)).not.toBe(victim.pageId);
     else expect(lucky.status).toBe(404);
-    const changes = (await (await get(`/v1/changes?since=2007-01-01T00:00:00Z&limit=1000`)).json()) as { results: { page_id: string | number }[]; total: number };
+    const changes = (await (await get(`/v1/changes?since=2007-01-01T00:00:00Z&limit=1000`)).json()) as {
+      results: { page_id: string | number }[];
+      total: number;
+    };
     expect(changes.total).toBe(updated.changes(SINCE_2007, 0, 1000).total - 1);
     expect(changes.results.some((p) => Number(p.page_id) === victim.pageId)).toBe(false);
   });
@@ -205,7 +227,11 @@ describe("deletions", () => {
 describe("refusals: nothing is written, one line says what to do", () => {
   async function update(...args: string[]): Promise<{ code: number; stderr: string; out: string }> {
     const out = join(tempDir("tome-refused-"), "out.tome");
-    const proc = Bun.spawn(["bun", "src/cli/snapshot-update.ts", ...args, "--out", out, "--workers", "2"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(["bun", "src/cli/snapshot-update.ts", ...args, "--out", out, "--workers", "2"], {
+      cwd: ROOT,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
     return { code, stderr, out };
   }
@@ -219,13 +245,19 @@ describe("refusals: nothing is written, one line says what to do", () => {
   }
 
   test("a dump of another wiki", async () => {
-    refused(await update("--base", BASE, "--dump", TRUNCATED_XZ.find((d) => d.includes("viwiki"))!), /viwiki.*is a dump of vi\.wikipedia\.org, but .* is of en\.wikipedia\.org: nothing was written/);
+    refused(
+      await update("--base", BASE, "--dump", TRUNCATED_XZ.find((d) => d.includes("viwiki"))!),
+      /viwiki.*is a dump of vi\.wikipedia\.org, but .* is of en\.wikipedia\.org: nothing was written/,
+    );
   });
 
   test("a truncated dump", async () => {
     const cut = join(dir, "cut.xml.bz2");
     writeFileSync(cut, readFileSync(EN_2016).subarray(0, 300_000));
-    refused(await update("--base", BASE, "--dump", cut), /cut\.xml\.bz2.*(damaged|truncated).*Nothing was written: fetch the dump again/);
+    refused(
+      await update("--base", BASE, "--dump", cut),
+      /cut\.xml\.bz2.*(damaged|truncated).*Nothing was written: fetch the dump again/,
+    );
   });
 
   test("a corrupt base (a damaged section) and a truncated one", async () => {
@@ -234,7 +266,10 @@ describe("refusals: nothing is written, one line says what to do", () => {
     const at = openContainer(BASE).sections.find((s) => s.name === "index.text.postings.0")!.offset + 100;
     bytes[at] = bytes[at]! ^ 0xff;
     writeFileSync(bad, bytes);
-    refused(await update("--base", bad, "--dump", EN_2016), /bad\.tome is corrupt \(section index\.text\.postings\.0 does not match its checksum\): nothing was written/);
+    refused(
+      await update("--base", bad, "--dump", EN_2016),
+      /bad\.tome is corrupt \(section index\.text\.postings\.0 does not match its checksum\): nothing was written/,
+    );
     writeFileSync(bad, bytes.subarray(0, 100_000));
     refused(await update("--base", bad, "--dump", EN_2016), /bad\.tome is truncated/);
   });
@@ -242,7 +277,11 @@ describe("refusals: nothing is written, one line says what to do", () => {
 
 describe("snapshot:follow --from a local mirror", () => {
   async function follow(...args: string[]): Promise<{ code: number; stderr: string }> {
-    const proc = Bun.spawn(["bun", "src/cli/snapshot-follow.ts", ...args, "--workers", "2"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(["bun", "src/cli/snapshot-follow.ts", ...args, "--workers", "2"], {
+      cwd: ROOT,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
     return { code, stderr };
   }

@@ -9,7 +9,15 @@ import SearchableMap from "minisearch/SearchableMap";
 import { indexKey, terms } from "../src/search/analyze";
 import { loadIndexes } from "../src/search/store";
 import { openSnapshot } from "../src/snapshot";
-import { Vocabulary, vocabularyArrays, vocabularyFromArrays, vocabularyOf, VocabularyWriter, type VocabularyArrays, type VocabularyData } from "../src/search/vocabulary";
+import {
+  Vocabulary,
+  vocabularyArrays,
+  vocabularyFromArrays,
+  vocabularyOf,
+  VocabularyWriter,
+  type VocabularyArrays,
+  type VocabularyData,
+} from "../src/search/vocabulary";
 import { EN_2006, EN_2016, engineFor, ingested, snapshotFor, TRUNCATED_XZ } from "./helpers";
 import { radixTree, typoNeighbours } from "../bench/search/radix-tree";
 
@@ -51,7 +59,11 @@ function queriesFrom(keys: string[], count: number, letters: string, seed: numbe
 }
 
 /** Compares a vocabulary with the radix tree oracle on every query; returns how many keys they found. */
-function compareWithOracle(vocabulary: Vocabulary, keys: string[], queries: string[]): { exact: number; prefixed: number; typos: number } {
+function compareWithOracle(
+  vocabulary: Vocabulary,
+  keys: string[],
+  queries: string[],
+): { exact: number; prefixed: number; typos: number } {
   const tree = radixTree(keys);
   const map = new SearchableMap<number>(tree as never);
   const found = { exact: 0, prefixed: 0, typos: 0 };
@@ -62,7 +74,13 @@ function compareWithOracle(vocabulary: Vocabulary, keys: string[], queries: stri
     const oracle = [...map.atPrefix(q)].sort((a, b) => a[1] - b[1]);
     const prefixed = [...vocabulary.atPrefix(q)];
     if (q.length >= 2) expect({ q, prefixed }).toEqual({ q, prefixed: oracle });
-    else expect({ q, prefixed: prefixed.length, first: prefixed[0], last: prefixed.at(-1) }).toEqual({ q, prefixed: oracle.length, first: oracle[0], last: oracle.at(-1) });
+    else
+      expect({ q, prefixed: prefixed.length, first: prefixed[0], last: prefixed.at(-1) }).toEqual({
+        q,
+        prefixed: oracle.length,
+        first: oracle[0],
+        last: oracle.at(-1),
+      });
     found.prefixed += oracle.length;
     for (const max of [1, 2]) {
       if (max === 2 && q.length < 3) continue; // every short key is within 2 edits of a 2-letter query: the oracle's slow case
@@ -96,7 +114,10 @@ describe("the vocabulary of the shared English dumps", () => {
     expect(nonAscii.length).toBeGreaterThan(100);
 
     const vocabulary = new Vocabulary(vocabularyOf(keys));
-    const queries = [...queriesFrom(keys, 250, "abcdefghijklmnopqrstuvwxyz0", 1), ...queriesFrom(nonAscii, 60, "éöüßαβ", 2)];
+    const queries = [
+      ...queriesFrom(keys, 250, "abcdefghijklmnopqrstuvwxyz0", 1),
+      ...queriesFrom(nonAscii, 60, "éöüßαβ", 2),
+    ];
     expect(queries.length).toBeGreaterThan(1000);
     const found = compareWithOracle(vocabulary, keys, queries);
     // Enough keys were found each way for the comparison to mean something.
@@ -118,7 +139,9 @@ describe("the vocabulary of the shared English dumps", () => {
       expect(b.size).toBe(a.size);
       expect(keysOf(b)).toEqual(keysOf(a));
     }
-    expect(loaded!.text.derive([{ key: "einstien", prefix: true, fuzzy: 2 }])).toEqual(engine.text.derive([{ key: "einstien", prefix: true, fuzzy: 2 }]));
+    expect(loaded!.text.derive([{ key: "einstien", prefix: true, fuzzy: 2 }])).toEqual(
+      engine.text.derive([{ key: "einstien", prefix: true, fuzzy: 2 }]),
+    );
   });
 });
 
@@ -127,7 +150,10 @@ describe("a vocabulary where a run of the trie holds more than 65,535 keys", () 
     const letters = "abcdefghijklmnopqrstuvwxyz";
     // "a…" keys first, so that the 70,304 "b…" keys are the root's second child, then a few "c…".
     const keys: string[] = ["a", "ab", "abc", "azure"];
-    for (let i = 0; i < 70_304; i++) keys.push(`b${letters[Math.floor(i / 2704) % 26]}${letters[Math.floor(i / 104) % 26]}${letters[Math.floor(i / 4) % 26]}${"aeio"[i % 4]}`);
+    for (let i = 0; i < 70_304; i++)
+      keys.push(
+        `b${letters[Math.floor(i / 2704) % 26]}${letters[Math.floor(i / 104) % 26]}${letters[Math.floor(i / 4) % 26]}${"aeio"[i % 4]}`,
+      );
     keys.push("ca", "cab", "cbbae");
     const sorted = [...new Set(keys)].sort();
     expect(sorted.filter((k) => k.startsWith("b")).length).toBeGreaterThan(65_535);
@@ -148,7 +174,9 @@ describe("a vocabulary where a run of the trie holds more than 65,535 keys", () 
 describe("the vocabulary of a Japanese dump (every key non-ASCII, many letters per node)", () => {
   test("answers get, atPrefix and typoNeighbours as the radix tree did", async () => {
     const source = await ingested({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });
-    const keys = [...new Set(source.articles.flatMap((a) => a.chunks.flatMap((c) => terms(c.text, "ja"))).map(indexKey))].sort();
+    const keys = [
+      ...new Set(source.articles.flatMap((a) => a.chunks.flatMap((c) => terms(c.text, "ja"))).map(indexKey)),
+    ].sort();
     expect(keys.length).toBeGreaterThan(5000);
     const vocabulary = new Vocabulary(vocabularyOf(keys));
     const letters = [...new Set(keys.join(""))].filter((c) => c.charCodeAt(0) < 0xe000).join("");
@@ -219,7 +247,9 @@ describe("vocabularyArrays", () => {
 
   test("holds only typed arrays, and a vocabulary made from their copies answers the same", async () => {
     const source = await ingested({ dumps: [TRUNCATED_XZ[0]!], allowTruncated: true }); // Bengali
-    const keys = [...new Set(source.articles.flatMap((a) => a.chunks.flatMap((c) => terms(c.text, "bn"))).map(indexKey))].sort();
+    const keys = [
+      ...new Set(source.articles.flatMap((a) => a.chunks.flatMap((c) => terms(c.text, "bn"))).map(indexKey)),
+    ].sort();
     const data: VocabularyData = vocabularyOf(keys);
     const arrays = vocabularyArrays(data);
     for (const a of Object.values(arrays)) expect(ArrayBuffer.isView(a)).toBe(true);

@@ -16,21 +16,29 @@ const text = (wikitext: string) =>
 
 describe("formulas stay in their sentence", () => {
   test("<math> variables", () => {
-    expect(text("where <math>A</math> is the albedo, <math>D</math> the diameter.")).toBe("where A is the albedo, D the diameter.");
+    expect(text("where <math>A</math> is the albedo, <math>D</math> the diameter.")).toBe(
+      "where A is the albedo, D the diameter.",
+    );
   });
 
   test("<math> fractions, scripts and symbols", () => {
-    expect(text("<math>A =\\left ( \\frac{1329\\times10^{-H/5}}{D} \\right ) ^2</math>")).toBe("A = ((1329 × 10^(−H/5))/D)²");
+    expect(text("<math>A =\\left ( \\frac{1329\\times10^{-H/5}}{D} \\right ) ^2</math>")).toBe(
+      "A = ((1329 × 10^(−H/5))/D)²",
+    );
     expect(text("<math>\\sum_{i=1}^n a_i \\leq \\sqrt{x+1}</math>")).toBe("∑ᵢ₌₁ⁿ aᵢ ≤ √(x + 1)");
     expect(text("<math>\\mathbb{R}\\sub \\mathbb{C}</math>, <math>\\sin^2\\alpha</math>")).toBe("ℝ ⊂ ℂ, sin² α");
   });
 
   test("{{math}}, {{mvar}} and {{tmath}}", () => {
-    expect(text("the square {{math|''x''<sup>2</sup>}} of {{mvar|x}} is {{tmath|\\tfrac{1}{2} }}.")).toBe("the square x² of x is 1/2.");
+    expect(text("the square {{math|''x''<sup>2</sup>}} of {{mvar|x}} is {{tmath|\\tfrac{1}{2} }}.")).toBe(
+      "the square x² of x is 1/2.",
+    );
   });
 
   test("{{frac}} and {{sfrac}}", () => {
-    expect(text("cos<sup>−1</sup>(−{{frac|3}}), {{frac|3|4}}, {{frac|1|1|2}}, ({{sfrac|3''n'' + 1|2}})")).toBe("cos⁻¹(−1/3), 3/4, 1 1/2, ((3n + 1)/2)");
+    expect(text("cos<sup>−1</sup>(−{{frac|3}}), {{frac|3|4}}, {{frac|1|1|2}}, ({{sfrac|3''n'' + 1|2}})")).toBe(
+      "cos⁻¹(−1/3), 3/4, 1 1/2, ((3n + 1)/2)",
+    );
   });
 
   test("{{formatnum}} keeps the number as written", () => {
@@ -38,15 +46,21 @@ describe("formulas stay in their sentence", () => {
   });
 
   test("{{val}} and {{e}}", () => {
-    expect(text("{{val|6.62607015|e=-34|u=J s}}, {{val|2.792847356|(23)}}, {{val|1.2|0.3|u=m}}, 6.02{{e|23}}")).toBe("6.62607015×10⁻³⁴ J s, 2.792847356(23), 1.2 ± 0.3 m, 6.02×10²³");
+    expect(text("{{val|6.62607015|e=-34|u=J s}}, {{val|2.792847356|(23)}}, {{val|1.2|0.3|u=m}}, 6.02{{e|23}}")).toBe(
+      "6.62607015×10⁻³⁴ J s, 2.792847356(23), 1.2 ± 0.3 m, 6.02×10²³",
+    );
   });
 
   test("{{convert}}, with or without its units", () => {
-    expect(text("A {{convert|5|mi|km}} crater, {{convert|1|-|2|km}} wide, {{convert|7}} deep.")).toBe("A 5 mi crater, 1–2 km wide, 7 deep.");
+    expect(text("A {{convert|5|mi|km}} crater, {{convert|1|-|2|km}} wide, {{convert|7}} deep.")).toBe(
+      "A 5 mi crater, 1–2 km wide, 7 deep.",
+    );
   });
 
   test("{{chem}}, <sub> and <sup>", () => {
-    expect(text("{{chem|C|''n''|H|2''n''+2}} and H<sub>2</sub>O over 10<sup>7</sup> K")).toBe("CₙH₂ₙ₊₂ and H₂O over 10⁷ K");
+    expect(text("{{chem|C|''n''|H|2''n''+2}} and H<sub>2</sub>O over 10<sup>7</sup> K")).toBe(
+      "CₙH₂ₙ₊₂ and H₂O over 10⁷ K",
+    );
   });
 });
 
@@ -67,11 +81,15 @@ describe("a template rendered from a missing value leaves nothing", () => {
 
 describe("definition lists keep the term with its text", () => {
   test("'; term : text' and ';term' + ':text' are one line", () => {
-    expect(text("; Recursion : calls itself\n;Logical\n:deduction")).toBe("Recursion: calls itself\nLogical: deduction");
+    expect(text("; Recursion : calls itself\n;Logical\n:deduction")).toBe(
+      "Recursion: calls itself\nLogical: deduction",
+    );
   });
 
   test("a term above prose opens that prose's paragraph, in order", () => {
-    expect(text("Intro.\n\n;Fungi\nText about fungi.\n;Animals\n\nText about animals.")).toBe("Intro.\n\nFungi\nText about fungi.\n\nAnimals\nText about animals.");
+    expect(text("Intro.\n\n;Fungi\nText about fungi.\n;Animals\n\nText about animals.")).toBe(
+      "Intro.\n\nFungi\nText about fungi.\n\nAnimals\nText about animals.",
+    );
   });
 
   test("a list inside a paragraph stays between the sentences around it", () => {
@@ -103,8 +121,12 @@ describe("real pages", () => {
 
   test("Alkane: fractions and formulas of the combustion equations", async () => {
     const all = (await chunksOf(EN_2016, "Alkane")).join("\n\n");
-    expect(all).toContain("arranged spatially in the form of a tetrahedron, the angle of cos⁻¹(−1/3) ≈ 109.47° between them.");
-    expect(all).toContain("CₙH₂ₙ₊₂ + (3/2n + 1/2) O₂ → (n + 1) H₂O + n CO₂\nor CₙH₂ₙ₊₂ + ((3n + 1)/2) O₂ → (n + 1) H₂O + n CO₂");
+    expect(all).toContain(
+      "arranged spatially in the form of a tetrahedron, the angle of cos⁻¹(−1/3) ≈ 109.47° between them.",
+    );
+    expect(all).toContain(
+      "CₙH₂ₙ₊₂ + (3/2n + 1/2) O₂ → (n + 1) H₂O + n CO₂\nor CₙH₂ₙ₊₂ + ((3n + 1)/2) O₂ → (n + 1) H₂O + n CO₂",
+    );
     expect(all).not.toContain("undefined");
   });
 
@@ -121,8 +143,12 @@ describe("real pages", () => {
 
   test("Albedo: the formula and its variables in the astronomical albedo section", async () => {
     const chunks = await chunksOf(EN_2016, "Albedo");
-    expect(chunks[4]).toContain("The correlation between astronomical (geometric) albedo, absolute magnitude and diameter is: A = ((1329 × 10^(−H/5))/D)²,");
-    expect(chunks[4]).toContain("where A is the astronomical albedo, D is the diameter in kilometers, and H is the absolute magnitude.");
+    expect(chunks[4]).toContain(
+      "The correlation between astronomical (geometric) albedo, absolute magnitude and diameter is: A = ((1329 × 10^(−H/5))/D)²,",
+    );
+    expect(chunks[4]).toContain(
+      "where A is the astronomical albedo, D is the diameter in kilometers, and H is the absolute magnitude.",
+    );
   });
 
   test("Метр (ukwiki): the speed of light keeps its value and unit", async () => {

@@ -40,7 +40,10 @@ function queriesFrom(engine: Engine, count: number, seed: number): { q: string; 
     () => ({ q: sample(2).map(typo).join(" ") }),
     () => ({ q: [...(sample(1)[0] ?? "")].slice(0, 3 + Math.floor(random() * 3)).join("") }),
     () => ({ q: `${sample(2).join(" ")} ${[...(sample(1)[0] ?? "")].slice(0, 3).join("")}` }),
-    () => ({ q: `${pick(common)} ${pick(common)} ${pick(common)}`, pageId: pageIds[Math.floor(random() * pageIds.length)] }),
+    () => ({
+      q: `${pick(common)} ${pick(common)} ${pick(common)}`,
+      pageId: pageIds[Math.floor(random() * pageIds.length)],
+    }),
   ];
   return Array.from({ length: count }, (_x, i) => kinds[i % kinds.length]!()).filter((x) => x.q.trim());
 }
@@ -57,8 +60,15 @@ function walk(engine: Engine, queries: { q: string; pageId?: number }[]): number
         const window = engine.search(q, { ...base, limit, offset, pruning }).hits;
         const expected = oracle.slice(offset, offset + limit);
         const pruned = pruning !== undefined;
-        expect({ q, limit, offset, pruned, hits: shown(window) }).toEqual({ q, limit, offset, pruned, hits: shown(expected) });
-        for (const [i, h] of expected.entries()) expect(Math.abs(window[i]!.score - h.score)).toBeLessThanOrEqual(1e-9 * Math.max(1, h.score));
+        expect({ q, limit, offset, pruned, hits: shown(window) }).toEqual({
+          q,
+          limit,
+          offset,
+          pruned,
+          hits: shown(expected),
+        });
+        for (const [i, h] of expected.entries())
+          expect(Math.abs(window[i]!.score - h.score)).toBeLessThanOrEqual(1e-9 * Math.max(1, h.score));
         compared++;
       }
     // Walking five at a time never shows a page twice (a page's hits are one per page, D7 aside).
@@ -82,13 +92,21 @@ describe("every window is a slice of one order", () => {
 
   test("English, ranked from stored page orders (D51) wherever they answer", async () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
-    const ordered = new Engine(engine.snapshot, engine.text, engine.titleIndex, new PageOrders(engine.pageOrders(1, 1000)));
+    const ordered = new Engine(
+      engine.snapshot,
+      engine.text,
+      engine.titleIndex,
+      new PageOrders(engine.pageOrders(1, 1000)),
+    );
     expect(walk(ordered, queriesFrom(ordered, 80, 17))).toBeGreaterThan(1400);
   }, 600_000);
 
   for (const lang of ["ja", "vi"]) {
     test(lang, async () => {
-      const engine = await engineFor({ dumps: TRUNCATED_XZ.filter((d) => d.includes(`/${lang}wiki`)), allowTruncated: true });
+      const engine = await engineFor({
+        dumps: TRUNCATED_XZ.filter((d) => d.includes(`/${lang}wiki`)),
+        allowTruncated: true,
+      });
       expect(walk(engine, queriesFrom(engine, 80, 13))).toBeGreaterThan(1400);
     }, 600_000);
   }

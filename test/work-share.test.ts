@@ -66,12 +66,18 @@ describe("WorkShare", () => {
 describe("over HTTP", () => {
   test("a key sending costly searches is refused (429 rate_limit_exceeded, Retry-After) within its rate; another key is still served", async () => {
     const dir = tempDir("tome-data-");
-    const keyOf = (name: string) => updateKeyFile(dir, (f) => createKey(f, { name, account: name, plan: "business", scope: "read", now: Date.now() })).key;
+    const keyOf = (name: string) =>
+      updateKeyFile(dir, (f) => createKey(f, { name, account: name, plan: "business", scope: "read", now: Date.now() }))
+        .key;
     const heavy = keyOf("heavy");
     const other = keyOf("other");
     const fresh = keyOf("fresh");
     // A small share, so that a few searches of the shared dumps use it up (within the second the other key's request counts).
-    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016, EN_2006] }), TOME_DATA: dir, TOME_KEY_MS_PER_SECOND: "20" });
+    const server = await startServer({
+      TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016, EN_2006] }),
+      TOME_DATA: dir,
+      TOME_KEY_MS_PER_SECOND: "20",
+    });
     try {
       const q = encodeURIComponent("the of and in to a is was for on as by with from that at his which");
       // Warm the routes with a key of its own (a route's first answer also compiles it), then
@@ -86,7 +92,8 @@ describe("over HTTP", () => {
       for (let i = 0; i < 40 && !refusal; i++) {
         // The other key uses the server too: the share binds only while another key has been
         // active in the last second (a few cheap chunks keep it well within its own share).
-        if (i % 5 === 0) expect((await fetch(`${server.url}/v1/chunk/39_0`, { headers: { "X-API-Key": other } })).status).toBe(200);
+        if (i % 5 === 0)
+          expect((await fetch(`${server.url}/v1/chunk/39_0`, { headers: { "X-API-Key": other } })).status).toBe(200);
         const r = await fetch(`${server.url}/v1/search?q=${q}&limit=50`, { headers: { "X-API-Key": heavy } });
         statuses.push(r.status);
         if (r.status === 429) refusal = r;
@@ -95,7 +102,11 @@ describe("over HTTP", () => {
       expect(statuses[0]).toBe(200);
       expect(refusal?.status).toBe(429);
       const body = (await refusal!.json()) as Record<string, unknown>;
-      expect(body).toEqual({ error: "rate_limit_exceeded", message: expect.stringContaining("share of the server's time"), retry_after: expect.any(Number) });
+      expect(body).toEqual({
+        error: "rate_limit_exceeded",
+        message: expect.stringContaining("share of the server's time"),
+        retry_after: expect.any(Number),
+      });
       expect(Number(refusal!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
       expect(refusal!.headers.get("x-ratelimit-limit")).toBe("100");
       // Far within the plan's 100 per second: the refusal was for cost, not count.
@@ -126,9 +137,14 @@ describe("what a request is charged (D57)", () => {
   test("the whole request on the server's thread: a large page's validation, serialization and ETag count, not only its building", async () => {
     const engine = await engineFor({ dumps: [EN_2016, EN_2006] });
     const dir = tempDir("tome-data-");
-    const key = updateKeyFile(dir, (f) => createKey(f, { name: "k", account: "k", plan: "enterprise", scope: "read", now: Date.now() })).key;
+    const key = updateKeyFile(dir, (f) =>
+      createKey(f, { name: "k", account: "k", plan: "enterprise", scope: "read", now: Date.now() }),
+    ).key;
     const access = new Access({ dataDir: dir });
-    const app = createApp(engine, { access, pdf: { render: () => Promise.reject(new Error("no PDFs")), close() {} } as never });
+    const app = createApp(engine, {
+      access,
+      pdf: { render: () => Promise.reject(new Error("no PDFs")), close() {} } as never,
+    });
     try {
       const pages = engine.snapshot.pages;
       let longest = 0;
@@ -152,12 +168,20 @@ describe("what a request is charged (D57)", () => {
 
   test("over HTTP: a key that had the server to itself for seconds is refused for at most about a second once another key comes", async () => {
     const dir = tempDir("tome-data-");
-    const keyOf = (name: string) => updateKeyFile(dir, (f) => createKey(f, { name, account: name, plan: "enterprise", scope: "read", now: Date.now() })).key;
+    const keyOf = (name: string) =>
+      updateKeyFile(dir, (f) =>
+        createKey(f, { name, account: name, plan: "enterprise", scope: "read", now: Date.now() }),
+      ).key;
     const [alone, other] = [keyOf("alone"), keyOf("other")];
-    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016, EN_2006] }), TOME_DATA: dir, TOME_KEY_MS_PER_SECOND: "50" });
+    const server = await startServer({
+      TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016, EN_2006] }),
+      TOME_DATA: dir,
+      TOME_KEY_MS_PER_SECOND: "50",
+    });
     try {
       const q = encodeURIComponent("the of and in to a is was for on as by with from that at his which");
-      const search = (key: string) => fetch(`${server.url}/v1/search?q=${q}&limit=50`, { headers: { "X-API-Key": key } });
+      const search = (key: string) =>
+        fetch(`${server.url}/v1/search?q=${q}&limit=50`, { headers: { "X-API-Key": key } });
       // Two seconds of searches alone: far past a 50 ms share, all served.
       const until = Date.now() + 2000;
       while (Date.now() < until) expect((await search(alone)).status).toBe(200);

@@ -84,11 +84,17 @@ async function child(dump: string): Promise<Sample> {
 async function main() {
   const { values, positionals } = parseArgs({
     args: Bun.argv.slice(2),
-    options: { runs: { type: "string", default: "3" }, child: { type: "string" }, help: { type: "boolean", short: "h" } },
+    options: {
+      runs: { type: "string", default: "3" },
+      child: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
     allowPositionals: true,
   });
   if (values.help) {
-    console.log("Usage: bun bench/build/ingest.ts [--runs N] [dump …]   (default: every dump in test/fixtures/data/dumps)");
+    console.log(
+      "Usage: bun bench/build/ingest.ts [--runs N] [dump …]   (default: every dump in test/fixtures/data/dumps)",
+    );
     return;
   }
   if (values.child) {

@@ -153,17 +153,38 @@ export function sideBySide(realName: string, real: CorpusStats, synthName: strin
     ["sections per page", "sectionsPerPage"],
     ["distinct terms per chunk", "termsPerChunk"],
   ] as const)
-    rows.push([`${label}: mean / median / p90`, `${f(real[key].mean)} / ${f(real[key].median)} / ${f(real[key].p90)}`, `${f(synth[key].mean)} / ${f(synth[key].median)} / ${f(synth[key].p90)}`]);
-  rows.push(["Heaps' law V = k·n^β: k, β", `${f(real.heaps.k)}, ${f(real.heaps.beta, 3)}`, `${f(synth.heaps.k)}, ${f(synth.heaps.beta, 3)}`]);
-  rows.push(["vocabulary predicted at 1e9 tokens", (real.heaps.k * 1e9 ** real.heaps.beta).toExponential(2), (synth.heaps.k * 1e9 ** synth.heaps.beta).toExponential(2)]);
+    rows.push([
+      `${label}: mean / median / p90`,
+      `${f(real[key].mean)} / ${f(real[key].median)} / ${f(real[key].p90)}`,
+      `${f(synth[key].mean)} / ${f(synth[key].median)} / ${f(synth[key].p90)}`,
+    ]);
+  rows.push([
+    "Heaps' law V = k·n^β: k, β",
+    `${f(real.heaps.k)}, ${f(real.heaps.beta, 3)}`,
+    `${f(synth.heaps.k)}, ${f(synth.heaps.beta, 3)}`,
+  ]);
+  rows.push([
+    "vocabulary predicted at 1e9 tokens",
+    (real.heaps.k * 1e9 ** real.heaps.beta).toExponential(2),
+    (synth.heaps.k * 1e9 ** synth.heaps.beta).toExponential(2),
+  ]);
   for (let i = 0; i < 10; i++) {
     const a = real.top[i];
     const b = synth.top[i];
-    const cell = (t?: CorpusStats["top"][number]) => (t ? `${t.term}: ${pct(t.tokenShare)} of tokens, in ${pct(t.chunkShare)} of chunks` : "");
+    const cell = (t?: CorpusStats["top"][number]) =>
+      t ? `${t.term}: ${pct(t.tokenShare)} of tokens, in ${pct(t.chunkShare)} of chunks` : "";
     rows.push([`top word ${i + 1}`, cell(a), cell(b)]);
   }
-  rows.push(["top 10 words: share of tokens", pct(real.top.reduce((s, t) => s + t.tokenShare, 0)), pct(synth.top.reduce((s, t) => s + t.tokenShare, 0))]);
-  rows.push(["chunk text over its zstd size (16 KB blocks, level 9)", f(real.textCompression, 2), f(synth.textCompression, 2)]);
+  rows.push([
+    "top 10 words: share of tokens",
+    pct(real.top.reduce((s, t) => s + t.tokenShare, 0)),
+    pct(synth.top.reduce((s, t) => s + t.tokenShare, 0)),
+  ]);
+  rows.push([
+    "chunk text over its zstd size (16 KB blocks, level 9)",
+    f(real.textCompression, 2),
+    f(synth.textCompression, 2),
+  ]);
   rows.push(["chunks holding one of the top 10 words", pct(real.top10ChunkShare), pct(synth.top10ChunkShare)]);
   return [`| | ${realName} | ${synthName} |`, "|---|---|---|", ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
 }

@@ -69,7 +69,11 @@ export async function englishModel(): Promise<EnglishModel> {
   const shapes: PageShape[] = [];
   const counts = new Map<string, number>();
   for (const a of real.articles) {
-    const sections = a.sections.map((s) => ({ level: s.level, headingWords: Math.max(1, wordCount(s.heading)), blocks: [] as number[] }));
+    const sections = a.sections.map((s) => ({
+      level: s.level,
+      headingWords: Math.max(1, wordCount(s.heading)),
+      blocks: [] as number[],
+    }));
     for (const c of a.chunks) {
       for (const block of c.text.split("\n\n")) sections[c.section]!.blocks.push(wordCount(block));
       for (const w of words(c.text, "en")) counts.set(w, (counts.get(w) ?? 0) + 1);
@@ -183,7 +187,13 @@ export const SYNTHETIC_DUMP_HEAD = `<mediawiki xmlns="http://www.mediawiki.org/x
   </siteinfo>
 `;
 
-export async function generateEnglish(model: EnglishModel, out: string, chunks: number, seed: number, onProgress?: (chunks: number) => void) {
+export async function generateEnglish(
+  model: EnglishModel,
+  out: string,
+  chunks: number,
+  seed: number,
+  onProgress?: (chunks: number) => void,
+) {
   const random = prng(seed);
   const cap = (w: string) => w.charAt(0).toUpperCase() + w.slice(1);
   const xml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
@@ -191,7 +201,8 @@ export async function generateEnglish(model: EnglishModel, out: string, chunks: 
   const syllables = [..."bcdfghjklmnprstvz"].flatMap((c) => [..."aeiou"].map((v) => c + v));
   const name = (n: number) => {
     let s = "";
-    for (let x = n + syllables.length; x > 0; x = Math.floor(x / syllables.length)) s = syllables[x % syllables.length] + s;
+    for (let x = n + syllables.length; x > 0; x = Math.floor(x / syllables.length))
+      s = syllables[x % syllables.length] + s;
     return cap(s);
   };
   /** The title of page number n, unique: a pure function of n. */

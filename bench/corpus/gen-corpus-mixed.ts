@@ -40,7 +40,10 @@ for (const file of readdirSync(SHARED).filter((f) => !f.includes("enwik8-head-tr
   const r = await ingest({ dumps: [join(SHARED, file)], allowTruncated: true });
   for (const a of r.articles)
     for (const c of a.chunks) {
-      const words = r.wiki.lang === "ja" ? [...JAPANESE.segment(c.text)].filter((s) => s.isWordLike).map((s) => s.segment) : (c.text.match(WORD) ?? []);
+      const words =
+        r.wiki.lang === "ja"
+          ? [...JAPANESE.segment(c.text)].filter((s) => s.isWordLike).map((s) => s.segment)
+          : (c.text.match(WORD) ?? []);
       for (const w of words) counts.set(w, (counts.get(w) ?? 0) + 1);
     }
   console.error(`vocabulary: read ${file}, ${counts.size} distinct words`);

@@ -60,7 +60,13 @@ console.error(
     `${model.redirectsPerArticle.toFixed(3)} redirects per article, ${(model.linksPerWord * 100).toFixed(2)} links per 100 words`,
 );
 const bar = process.stderr.isTTY
-  ? new SingleBar({ stream: process.stderr, format: " gen-corpus |{bar}| {percentage}% | {value}/{total} chunks | {eta_formatted} left", barsize: 24, hideCursor: true, clearOnComplete: false })
+  ? new SingleBar({
+      stream: process.stderr,
+      format: " gen-corpus |{bar}| {percentage}% | {value}/{total} chunks | {eta_formatted} left",
+      barsize: 24,
+      hideCursor: true,
+      clearOnComplete: false,
+    })
   : undefined;
 bar?.start(target, 0);
 const started = performance.now();
@@ -78,5 +84,12 @@ console.error(
 if (values.compare) {
   console.error("ingesting it through the real pipeline…");
   const synth = corpusStats([await ingest({ dumps: [values.out as string] })]);
-  console.log(sideBySide(`shared English dumps (${ENGLISH_DUMPS.join(" + ")})`, model.realStats, `synthetic, --chunks ${target} --seed ${seed}`, synth));
+  console.log(
+    sideBySide(
+      `shared English dumps (${ENGLISH_DUMPS.join(" + ")})`,
+      model.realStats,
+      `synthetic, --chunks ${target} --seed ${seed}`,
+      synth,
+    ),
+  );
 }

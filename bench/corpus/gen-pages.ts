@@ -18,7 +18,12 @@ const USAGE = `Usage: bun bench/corpus/gen-pages.ts --articles N --words FILE --
   -h, --help     this help`;
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { articles: { type: "string" }, words: { type: "string" }, out: { type: "string" }, help: { type: "boolean", short: "h" } },
+  options: {
+    articles: { type: "string" },
+    words: { type: "string" },
+    out: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  },
   strict: true,
 });
 if (values.help) {
@@ -37,7 +42,8 @@ const words = (await Bun.file(values.words).slice(0, 4_000_000).text())
 let seed = 1;
 const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
 const word = () => words[Math.floor(random() * words.length)]!;
-const escapeXml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+const escapeXml = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 const capital = (s: string) => s[0]!.toUpperCase() + s.slice(1);
 const sentence = (k: number) => `${Array.from({ length: k }, word).join(" ")}.`;
 
@@ -54,7 +60,10 @@ const page = (title: string, text: string, redirect?: string) => {
 };
 for (let i = 0; i < n; i++) {
   const title = `${capital(word())} ${word()} ${word()}`;
-  page(title, `${sentence(25)}\n\n== ${capital(word())} ${word()} ==\n\n${sentence(25)}\n\n== ${capital(word())} of ${word()} ==\n\n${sentence(20)}`);
+  page(
+    title,
+    `${sentence(25)}\n\n== ${capital(word())} ${word()} ==\n\n${sentence(25)}\n\n== ${capital(word())} of ${word()} ==\n\n${sentence(20)}`,
+  );
   const redirects = random() < 0.6 ? 2 : 1;
   for (let r = 0; r < redirects; r++) page(`${capital(word())} ${word()} ${word()}`, `#REDIRECT [[${title}]]`, title);
 }

@@ -26,7 +26,12 @@ const USAGE = `Usage: bun bench/export/export.ts [--chunks N] [--rounds N] [--di
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { chunks: { type: "string", default: "1000000" }, rounds: { type: "string", default: "3" }, dir: { type: "string" }, help: { type: "boolean", short: "h" } },
+  options: {
+    chunks: { type: "string", default: "1000000" },
+    rounds: { type: "string", default: "3" },
+    dir: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  },
   strict: true,
 });
 if (values.help) {
@@ -44,7 +49,12 @@ mkdirSync(dir, { recursive: true });
 
 const started = performance.now();
 const seed = await buildSnapshot(
-  { dumps: ["enwiki-2016-sample.xml.bz2", "enwik8-head.xml.bz2", "squad-dev-articles.xml.bz2"].map(dump), out: join(dir, "seed.tome"), chunkWords: DEFAULT_CHUNK_WORDS, allowTruncated: false },
+  {
+    dumps: ["enwiki-2016-sample.xml.bz2", "enwik8-head.xml.bz2", "squad-dev-articles.xml.bz2"].map(dump),
+    out: join(dir, "seed.tome"),
+    chunkWords: DEFAULT_CHUNK_WORDS,
+    allowTruncated: false,
+  },
   () => {},
 );
 const source = openSnapshot(seed);
@@ -62,14 +72,17 @@ for (let copy = 0; chunks < target; copy++) {
 writer.finishPages(() => true, redirectListOf([]));
 const { formatVersion: _f, contentHash: _h, ...meta } = source.meta;
 writer.finish({ ...meta, indexedChunks: chunks });
-console.error(`snapshot of ${chunks} chunks (${(statSync(big).size / 1e6).toFixed(0)} MB) made in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+console.error(
+  `snapshot of ${chunks} chunks (${(statSync(big).size / 1e6).toFixed(0)} MB) made in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+);
 
 /** Reads every chunk's text: what any export costs at least. */
 function readAll(): number {
   const snapshot = openSnapshot(big);
   const t0 = performance.now();
   let n = 0;
-  for (let i = 0; i < snapshot.pages.length; i++) for (let c = 0; c < snapshot.pages.chunkCounts[i]!; c++) n += snapshot.pages.chunkText(i, c).length > 0 ? 1 : 0;
+  for (let i = 0; i < snapshot.pages.length; i++)
+    for (let c = 0; c < snapshot.pages.chunkCounts[i]!; c++) n += snapshot.pages.chunkText(i, c).length > 0 ? 1 : 0;
   if (n !== chunks) throw new Error(`read ${n} chunks, not ${chunks}`);
   return (performance.now() - t0) / 1000;
 }
@@ -77,7 +90,10 @@ function readAll(): number {
 /** One run of the real command; its wall time, in seconds. */
 function exportTo(out: string): number {
   const t0 = performance.now();
-  const run = Bun.spawnSync(["bun", join(ROOT, "src/cli/snapshot-export.ts"), "--snapshot", big, "--out", out], { stdout: out === "-" ? "ignore" : "inherit", stderr: "pipe" });
+  const run = Bun.spawnSync(["bun", join(ROOT, "src/cli/snapshot-export.ts"), "--snapshot", big, "--out", out], {
+    stdout: out === "-" ? "ignore" : "inherit",
+    stderr: "pipe",
+  });
   if (run.exitCode !== 0) throw new Error(run.stderr.toString());
   return (performance.now() - t0) / 1000;
 }
@@ -88,9 +104,17 @@ const zst = exportTo(join(dir, "all.jsonl.zst"));
 const gz = exportTo(join(dir, "all.jsonl.gz"));
 const rate = (s: number) => Math.round(chunks / s).toLocaleString("en-US");
 console.log(`snapshot:export at ${chunks.toLocaleString("en-US")} chunks (bun ${Bun.version}):`);
-console.log(`  reading the text alone (baseline, in process): ${baseline.toFixed(1)} s, ${rate(baseline)} chunks/s (median of ${rounds})`);
-console.log(`  export to stdout (/dev/null):  ${plain.toFixed(1)} s, ${rate(plain)} chunks/s (median of ${rounds}; ${(plain / baseline).toFixed(2)}× the baseline)`);
-console.log(`  export to .zst: ${zst.toFixed(1)} s, ${rate(zst)} chunks/s, ${(statSync(join(dir, "all.jsonl.zst")).size / 1e6).toFixed(0)} MB`);
-console.log(`  export to .gz:  ${gz.toFixed(1)} s, ${rate(gz)} chunks/s, ${(statSync(join(dir, "all.jsonl.gz")).size / 1e6).toFixed(0)} MB`);
+console.log(
+  `  reading the text alone (baseline, in process): ${baseline.toFixed(1)} s, ${rate(baseline)} chunks/s (median of ${rounds})`,
+);
+console.log(
+  `  export to stdout (/dev/null):  ${plain.toFixed(1)} s, ${rate(plain)} chunks/s (median of ${rounds}; ${(plain / baseline).toFixed(2)}× the baseline)`,
+);
+console.log(
+  `  export to .zst: ${zst.toFixed(1)} s, ${rate(zst)} chunks/s, ${(statSync(join(dir, "all.jsonl.zst")).size / 1e6).toFixed(0)} MB`,
+);
+console.log(
+  `  export to .gz:  ${gz.toFixed(1)} s, ${rate(gz)} chunks/s, ${(statSync(join(dir, "all.jsonl.gz")).size / 1e6).toFixed(0)} MB`,
+);
 console.log(`  whole run ${((performance.now() - started) / 1000).toFixed(0)} s`);
 if (!values.dir) rmSync(dir, { recursive: true, force: true });

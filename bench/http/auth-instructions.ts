@@ -18,7 +18,15 @@ import autocannon from "autocannon";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { BENCH_WORK_SHARE, benchKey, benchSnapshot, randomChunkIds, ROOT, spawnServer, type BenchServer } from "../servers";
+import {
+  BENCH_WORK_SHARE,
+  benchKey,
+  benchSnapshot,
+  randomChunkIds,
+  ROOT,
+  spawnServer,
+  type BenchServer,
+} from "../servers";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -64,13 +72,32 @@ interface Counted extends BenchServer {
 /** A server under callgrind, counting nothing until told to, one output file per thread. */
 async function countedServer(auth: "on" | "off"): Promise<Counted> {
   const out = join(tempDir, `callgrind-${auth}.out`);
-  const command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes", `--callgrind-out-file=${out}`, "bun", join(root, "src/cli/start.ts")];
-  const server = await spawnServer(command, { TOME_SNAPSHOT: path, TOME_DATA: join(tempDir, `data-${auth}`), TOME_AUTH: auth, TOME_KEY_MS_PER_SECOND: BENCH_WORK_SHARE });
+  const command = [
+    "valgrind",
+    "--tool=callgrind",
+    "--instr-atstart=no",
+    "--separate-threads=yes",
+    `--callgrind-out-file=${out}`,
+    "bun",
+    join(root, "src/cli/start.ts"),
+  ];
+  const server = await spawnServer(command, {
+    TOME_SNAPSHOT: path,
+    TOME_DATA: join(tempDir, `data-${auth}`),
+    TOME_AUTH: auth,
+    TOME_KEY_MS_PER_SECOND: BENCH_WORK_SHARE,
+  });
   return { ...server, name: auth === "on" ? "with keys" : "auth skipped", out };
 }
 
 async function load(server: Counted, amount: number): Promise<void> {
-  const r = await autocannon({ url: server.url, connections: 10, amount, headers: { "x-api-key": key }, requests: paths.map((p) => ({ method: "GET", path: p })) });
+  const r = await autocannon({
+    url: server.url,
+    connections: 10,
+    amount,
+    headers: { "x-api-key": key },
+    requests: paths.map((p) => ({ method: "GET", path: p })),
+  });
   if (r.non2xx || r.errors) throw new Error(`${server.name}: ${r.non2xx} non-2xx answers and ${r.errors} errors`);
 }
 
@@ -103,9 +130,21 @@ try {
   await Bun.$`rm -rf ${tempDir}`.quiet();
 }
 
-const report = { root, warmup, requests, keyedInstructionsPerRequest: keyed, openInstructionsPerRequest: open, authInstructionsPerRequest: keyed - open, authShare: 1 - open / keyed };
+const report = {
+  root,
+  warmup,
+  requests,
+  keyedInstructionsPerRequest: keyed,
+  openInstructionsPerRequest: open,
+  authInstructionsPerRequest: keyed - open,
+  authShare: 1 - open / keyed,
+};
 if (values.json) console.log(JSON.stringify(report, null, 2));
 else {
-  console.log(`main-thread instructions per /v1/chunk request (${requests} counted after ${warmup}): with keys ${keyed.toFixed(0)}, auth skipped ${open.toFixed(0)}`);
-  console.log(`authentication and accounting: ${(keyed - open).toFixed(0)} instructions per request, ${(report.authShare * 100).toFixed(1)}% of an authenticated request's`);
+  console.log(
+    `main-thread instructions per /v1/chunk request (${requests} counted after ${warmup}): with keys ${keyed.toFixed(0)}, auth skipped ${open.toFixed(0)}`,
+  );
+  console.log(
+    `authentication and accounting: ${(keyed - open).toFixed(0)} instructions per request, ${(report.authShare * 100).toFixed(1)}% of an authenticated request's`,
+  );
 }

@@ -13,7 +13,10 @@ import { onServerCore, pinLoadGenerator } from "../cores";
 import { cpuMs } from "../servers";
 import { median } from "../stats";
 
-const { values } = parseArgs({ args: Bun.argv.slice(2), options: { rounds: { type: "string", default: "5" }, help: { type: "boolean", short: "h" } } });
+const { values } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: { rounds: { type: "string", default: "5" }, help: { type: "boolean", short: "h" } },
+});
 if (values.help) {
   console.log("Usage: bun bench/http/headers.ts [--rounds R]");
   process.exit(0);
@@ -36,7 +39,10 @@ console.log(s.port);
 `;
 await pinLoadGenerator();
 async function start(limits: boolean) {
-  const proc = Bun.spawn(onServerCore(["bun", "-e", SERVER]), { env: { ...process.env, LIMITS: limits ? "1" : "0" }, stdout: "pipe" });
+  const proc = Bun.spawn(onServerCore(["bun", "-e", SERVER]), {
+    env: { ...process.env, LIMITS: limits ? "1" : "0" },
+    stdout: "pipe",
+  });
   const reader = proc.stdout.getReader();
   const port = Number(new TextDecoder().decode((await reader.read()).value).trim());
   return { proc, url: `http://localhost:${port}/` };
@@ -50,10 +56,17 @@ const run = async (s: { proc: { pid: number }; url: string }) => {
 await run(servers.without);
 await run(servers.with);
 const rows: { without: { rps: number; cpuUs: number }; with: { rps: number; cpuUs: number } }[] = [];
-for (let i = 0; i < Number(values.rounds); i++) rows.push({ without: await run(servers.without), with: await run(servers.with) });
+for (let i = 0; i < Number(values.rounds); i++)
+  rows.push({ without: await run(servers.without), with: await run(servers.with) });
 for (const s of Object.values(servers)) s.proc.kill();
 const extraCpu = median(rows.map((r) => r.with.cpuUs - r.without.cpuUs));
 const rpsCost = median(rows.map((r) => 1 - r.with.rps / r.without.rps));
-console.log(`without the six headers: ${median(rows.map((r) => r.without.rps)).toFixed(0)} req/s, ${median(rows.map((r) => r.without.cpuUs)).toFixed(1)} µs server CPU/request`);
-console.log(`with them:               ${median(rows.map((r) => r.with.rps)).toFixed(0)} req/s, ${median(rows.map((r) => r.with.cpuUs)).toFixed(1)} µs server CPU/request`);
-console.log(`the six headers cost ${extraCpu.toFixed(1)} µs of server CPU and ${(rpsCost * 100).toFixed(1)}% of requests/s (medians)`);
+console.log(
+  `without the six headers: ${median(rows.map((r) => r.without.rps)).toFixed(0)} req/s, ${median(rows.map((r) => r.without.cpuUs)).toFixed(1)} µs server CPU/request`,
+);
+console.log(
+  `with them:               ${median(rows.map((r) => r.with.rps)).toFixed(0)} req/s, ${median(rows.map((r) => r.with.cpuUs)).toFixed(1)} µs server CPU/request`,
+);
+console.log(
+  `the six headers cost ${extraCpu.toFixed(1)} µs of server CPU and ${(rpsCost * 100).toFixed(1)}% of requests/s (medians)`,
+);

@@ -30,7 +30,16 @@ import { buildFromPages } from "../../src/build";
 import type { Snapshot } from "../../src/snapshot";
 import { onServerCore, pinLoadGenerator, PINNED } from "../cores";
 import { queryMix } from "../queries";
-import { BENCH_WORK_SHARE, benchKey, benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer, type BenchServer } from "../servers";
+import {
+  BENCH_WORK_SHARE,
+  benchKey,
+  benchSnapshot,
+  cpuMs,
+  randomChunkIds,
+  ROOT,
+  spawnServer,
+  type BenchServer,
+} from "../servers";
 import { median, quantile } from "../stats";
 
 const { values } = parseArgs({
@@ -69,7 +78,8 @@ const tempDir = (await Bun.$`mktemp -d`.text()).trim();
 function longPageSnapshot(shared: Snapshot): { path: string; pageId: number } {
   const table = shared.pages;
   const texts: string[] = [];
-  for (let i = 0; i < table.length && texts.length < LONG_CHUNKS; i++) for (let c = 0; c < table.chunkCounts[i]!; c++) texts.push(table.chunkText(i, c));
+  for (let i = 0; i < table.length && texts.length < LONG_CHUNKS; i++)
+    for (let c = 0; c < table.chunkCounts[i]!; c++) texts.push(table.chunkText(i, c));
   const pageId = 1;
   const page = {
     pageId,
@@ -81,7 +91,12 @@ function longPageSnapshot(shared: Snapshot): { path: string; pageId: number } {
   };
   const path = join(tempDir, "long-page.tome");
   const { meta } = shared;
-  buildFromPages([page], [], { wiki: meta.wiki, sources: meta.sources, truncated: meta.truncated }, { out: path, chunkWords: meta.chunkWords, createdAt: new Date(meta.createdAt) });
+  buildFromPages(
+    [page],
+    [],
+    { wiki: meta.wiki, sources: meta.sources, truncated: meta.truncated },
+    { out: path, chunkWords: meta.chunkWords, createdAt: new Date(meta.createdAt) },
+  );
   return { path, pageId };
 }
 
@@ -91,7 +106,12 @@ await pinLoadGenerator();
 async function startServer(snapshotPath: string, name: string, auth: "on" | "off" = "on"): Promise<BenchServer> {
   const data = join(tempDir, `data-${name}`);
   if (auth === "on" && !existsSync(data)) cpSync(join(tempDir, "data-on"), data, { recursive: true });
-  return spawnServer(onServerCore(["bun", join(ROOT, "src/cli/start.ts")]), { TOME_SNAPSHOT: snapshotPath, TOME_DATA: data, TOME_AUTH: auth, TOME_KEY_MS_PER_SECOND: BENCH_WORK_SHARE });
+  return spawnServer(onServerCore(["bun", join(ROOT, "src/cli/start.ts")]), {
+    TOME_SNAPSHOT: snapshotPath,
+    TOME_DATA: data,
+    TOME_AUTH: auth,
+    TOME_KEY_MS_PER_SECOND: BENCH_WORK_SHARE,
+  });
 }
 
 const { path, snapshot } = await benchSnapshot(values.snapshot, tempDir);
@@ -125,12 +145,23 @@ const pidOf = new Map([main, longServer, open, keyedChunks].map((s) => [s.url, s
 const scenarios: Record<string, Scenario> = {
   "/healthz": { url: main.url, paths: ["/healthz"] },
   "search mix": { url: main.url, paths: queries.map((q) => `/v1/search?q=${encodeURIComponent(q)}`) },
-  "search mix, limit=50": { url: main.url, paths: queries.map((q) => `/v1/search?q=${encodeURIComponent(q)}&limit=50`) },
+  "search mix, limit=50": {
+    url: main.url,
+    paths: queries.map((q) => `/v1/search?q=${encodeURIComponent(q)}&limit=50`),
+  },
   "/v1/page (every page)": { url: main.url, paths: withText.map((p) => `/v1/page/${p.pageId}`) },
   "/v1/chunk (random)": { url: main.url, paths: chunkIds.map((id) => `/v1/chunk/${id}`) },
   "/v1/chunk (random), auth skipped": { url: open.url, paths: chunkIds.map((id) => `/v1/chunk/${id}`) },
-  [`/v1/page concat, longest real page (${longest.chunks.length} chunks)`]: { url: main.url, paths: [`/v1/page/${longest.pageId}?format=concat`], connections: 1 },
-  [`/v1/page concat, ${LONG_CHUNKS} chunks`]: { url: longServer.url, paths: [`/v1/page/${long.pageId}?format=concat`], connections: 1 },
+  [`/v1/page concat, longest real page (${longest.chunks.length} chunks)`]: {
+    url: main.url,
+    paths: [`/v1/page/${longest.pageId}?format=concat`],
+    connections: 1,
+  },
+  [`/v1/page concat, ${LONG_CHUNKS} chunks`]: {
+    url: longServer.url,
+    paths: [`/v1/page/${long.pageId}?format=concat`],
+    connections: 1,
+  },
 };
 
 interface Run {
@@ -147,7 +178,13 @@ async function load(scenario: Scenario, seconds = duration): Promise<Run> {
   const { url, paths } = scenario;
   const pid = pidOf.get(url)!;
   const cpu0 = cpuMs(pid);
-  const r = await autocannon({ url, connections: scenario.connections ?? connections, duration: seconds, headers: { "x-api-key": key }, requests: paths.map((p) => ({ method: "GET", path: p })) });
+  const r = await autocannon({
+    url,
+    connections: scenario.connections ?? connections,
+    duration: seconds,
+    headers: { "x-api-key": key },
+    requests: paths.map((p) => ({ method: "GET", path: p })),
+  });
   const cpuUs = ((cpuMs(pid) - cpu0) * 1000) / Math.max(1, r.requests.total);
   return { rps: r.requests.average, cpuUs, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
 }
@@ -226,9 +263,13 @@ else {
   console.log("| scenario | connections | requests/s | server CPU µs/request | p50 ms | p99 ms | non-2xx or errors |");
   console.log("|---|---|---|---|---|---|---|");
   for (const r of table) {
-    console.log(`| ${r.scenario} | ${r.connections} | ${r.requestsPerSecond.toFixed(0)} | ${r.serverCpuUsPerRequest.toFixed(1)} | ${r.p50Ms} | ${r.p99Ms} | ${r.failures} |`);
+    console.log(
+      `| ${r.scenario} | ${r.connections} | ${r.requestsPerSecond.toFixed(0)} | ${r.serverCpuUsPerRequest.toFixed(1)} | ${r.p50Ms} | ${r.p99Ms} | ${r.failures} |`,
+    );
   }
-  console.log(`search mix requests/s ÷ /healthz requests/s: ${report.searchToHealthzRatio.toFixed(3)} (median of the per-round ratios)`);
+  console.log(
+    `search mix requests/s ÷ /healthz requests/s: ${report.searchToHealthzRatio.toFixed(3)} (median of the per-round ratios)`,
+  );
   const [q1, q3] = report.authOverheadQuartiles;
   if (!authPairs) console.log("authentication and accounting cost on /v1/chunk: not measured (--auth-pairs 0)");
   else

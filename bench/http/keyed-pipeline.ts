@@ -25,18 +25,25 @@ const { values } = parseArgs({
   },
 });
 if (values.help) {
-  process.stdout.write("Usage: bun [--cpu-prof-md] bench/http/keyed-pipeline.ts [--snapshot FILE] [--seconds S (default 6)] [--path PATH (default /v1/chunk/39_3)]\n");
+  process.stdout.write(
+    "Usage: bun [--cpu-prof-md] bench/http/keyed-pipeline.ts [--snapshot FILE] [--seconds S (default 6)] [--path PATH (default /v1/chunk/39_3)]\n",
+  );
   process.exit(0);
 }
 const work = mkdtempSync(join(tmpdir(), "tome-keyed-pipeline-"));
 const { path } = await benchSnapshot(values.snapshot, work);
 const dataDir = join(work, "data");
-const key = updateKeyFile(dataDir, (f) => createKey(f, { name: "bench", account: "bench", plan: "enterprise", scope: "read", now: Date.now() })).key;
+const key = updateKeyFile(dataDir, (f) =>
+  createKey(f, { name: "bench", account: "bench", plan: "enterprise", scope: "read", now: Date.now() }),
+).key;
 updateKeyFile(dataDir, (f) => {
   f.accounts.bench!.rate = 1e9;
 });
 const access = new Access({ dataDir, keyMsPerSecond: 1e9 });
-const app = createApp(open(path), { pdf: { render: () => Promise.reject(new Error("no PDFs here")), close() {} } as never, access });
+const app = createApp(open(path), {
+  pdf: { render: () => Promise.reject(new Error("no PDFs here")), close() {} } as never,
+  access,
+});
 const url = `http://localhost${values.path}`;
 const seconds = Number(values.seconds);
 const end = performance.now() + seconds * 1000;

@@ -20,7 +20,9 @@ const { values } = parseArgs({
   },
 });
 if (values.help) {
-  process.stdout.write("Usage: bun bench/http/microtask-order.ts [--seconds S (default 4)] [--connections C (default 16)]\n");
+  process.stdout.write(
+    "Usage: bun bench/http/microtask-order.ts [--seconds S (default 4)] [--connections C (default 16)]\n",
+  );
   process.exit(0);
 }
 
@@ -41,10 +43,22 @@ const server = Bun.serve({
     return new Response("x".repeat(100_000));
   },
 });
-const load = Bun.spawn([join(ROOT, "node_modules/.bin/autocannon"), "-c", values.connections!, "-d", values.seconds!, "-p", "4", `http://127.0.0.1:${server.port}/`], {
-  stdout: "ignore",
-  stderr: "ignore",
-});
+const load = Bun.spawn(
+  [
+    join(ROOT, "node_modules/.bin/autocannon"),
+    "-c",
+    values.connections!,
+    "-d",
+    values.seconds!,
+    "-p",
+    "4",
+    `http://127.0.0.1:${server.port}/`,
+  ],
+  {
+    stdout: "ignore",
+    stderr: "ignore",
+  },
+);
 await load.exited;
 server.stop(true);
 console.log(`${requests} requests; started while another was open: ${interleaved}`);

@@ -55,11 +55,18 @@ const work = mkdtempSync(join(tmpdir(), "tome-request-path-"));
 const { path, snapshot } = await benchSnapshot(values.snapshot, work);
 const dataDir = join(work, "data");
 const key = await benchKey(dataDir, root);
-const server = await spawnServer(onServerCore(["bun", join(root, "src/cli/start.ts")]), { TOME_SNAPSHOT: path, TOME_DATA: dataDir, TOME_KEY_MS_PER_SECOND: BENCH_WORK_SHARE });
+const server = await spawnServer(onServerCore(["bun", join(root, "src/cli/start.ts")]), {
+  TOME_SNAPSHOT: path,
+  TOME_DATA: dataDir,
+  TOME_KEY_MS_PER_SECOND: BENCH_WORK_SHARE,
+});
 const engine = open(path);
 
 const mix = queryMix(snapshot);
-const classes = Object.entries(mix).map(([name, make]) => ({ name, queries: Array.from({ length: 100 }, make).filter((q) => q.replace(/"/g, "").trim()) }));
+const classes = Object.entries(mix).map(([name, make]) => ({
+  name,
+  queries: Array.from({ length: 100 }, make).filter((q) => q.replace(/"/g, "").trim()),
+}));
 /** The route's defaults (api.md 4.1, DEFAULTS in src/search/options.ts). */
 const OPTIONS = { ...DEFAULTS };
 
@@ -77,13 +84,19 @@ async function throughServer(queries: string[]): Promise<number> {
     connections,
     duration: seconds,
     headers: { "x-api-key": key },
-    requests: [{ setupRequest: (req) => ({ ...req, path: `/v1/search?q=${encodeURIComponent(queries[i++ % queries.length]!)}` }) }],
+    requests: [
+      {
+        setupRequest: (req) => ({ ...req, path: `/v1/search?q=${encodeURIComponent(queries[i++ % queries.length]!)}` }),
+      },
+    ],
   });
   if (result.non2xx || result.errors) throw new Error(`${result.non2xx} non-2xx answers, ${result.errors} errors`);
   return result.requests.total / seconds;
 }
 
-const perClass = new Map(classes.map((c) => [c.name, { library: [] as number[], server: [] as number[], ratio: [] as number[] }]));
+const perClass = new Map(
+  classes.map((c) => [c.name, { library: [] as number[], server: [] as number[], ratio: [] as number[] }]),
+);
 try {
   for (const c of classes) {
     inProcess(c.queries.slice(0, 20));
@@ -110,7 +123,10 @@ const rows = classes.map((c) => {
 });
 if (values.json) console.log(JSON.stringify({ seconds, connections, rounds, rows }, null, 2));
 else {
-  console.log(`| class | in process searches/s | server searches/s (${connections} connections) | server ÷ in process |`);
+  console.log(
+    `| class | in process searches/s | server searches/s (${connections} connections) | server ÷ in process |`,
+  );
   console.log("|---|---|---|---|");
-  for (const r of rows) console.log(`| ${r.class} | ${r.library.toFixed(0)} | ${r.server.toFixed(0)} | ${r.ratio.toFixed(2)} |`);
+  for (const r of rows)
+    console.log(`| ${r.class} | ${r.library.toFixed(0)} | ${r.server.toFixed(0)} | ${r.ratio.toFixed(2)} |`);
 }

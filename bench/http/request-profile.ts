@@ -53,7 +53,9 @@ const ctx = apiContext(engine);
 const noPdf = { render: () => Promise.reject(new Error("no PDFs here")), close() {} };
 const open_ = createApp(engine, { pdf: noPdf as never });
 const dataDir = join(work, "data");
-const key = updateKeyFile(dataDir, (f) => createKey(f, { name: "bench", account: "bench", plan: "enterprise", scope: "read", now: Date.now() })).key;
+const key = updateKeyFile(dataDir, (f) =>
+  createKey(f, { name: "bench", account: "bench", plan: "enterprise", scope: "read", now: Date.now() }),
+).key;
 updateKeyFile(dataDir, (f) => {
   f.accounts.bench!.rate = 1e9;
 });
@@ -67,8 +69,12 @@ const STAGES: Record<string, Stage> = {
   "+ answer body": (i) => ctx.answers.search({ q: queries[i % queries.length]!, ...options }),
   "+ JSON": (i) => JSON.stringify(ctx.answers.search({ q: queries[i % queries.length]!, ...options })),
   "routes (Elysia) alone": (i) => open_.routes.handle(new Request(urls[i % urls.length]!)).then((r) => r.arrayBuffer()),
-  "pipeline, no keys": (i) => Promise.resolve(open_.handle(new Request(urls[i % urls.length]!))).then((r) => r.arrayBuffer()),
-  "pipeline, with a key": (i) => Promise.resolve(keyed.handle(new Request(urls[i % urls.length]!, { headers: { "x-api-key": key } }))).then((r) => r.arrayBuffer()),
+  "pipeline, no keys": (i) =>
+    Promise.resolve(open_.handle(new Request(urls[i % urls.length]!))).then((r) => r.arrayBuffer()),
+  "pipeline, with a key": (i) =>
+    Promise.resolve(keyed.handle(new Request(urls[i % urls.length]!, { headers: { "x-api-key": key } }))).then((r) =>
+      r.arrayBuffer(),
+    ),
 };
 
 async function rate(stage: Stage): Promise<number> {
@@ -83,7 +89,8 @@ async function rate(stage: Stage): Promise<number> {
 
 const rates = new Map(Object.keys(STAGES).map((name) => [name, [] as number[]]));
 for (const stage of Object.values(STAGES)) for (let i = 0; i < 200; i++) await stage(i);
-for (let r = 0; r < Number(values.rounds); r++) for (const [name, stage] of Object.entries(STAGES)) rates.get(name)!.push(await rate(stage));
+for (let r = 0; r < Number(values.rounds); r++)
+  for (const [name, stage] of Object.entries(STAGES)) rates.get(name)!.push(await rate(stage));
 access.stop();
 
 console.log(`${values.class}: ${queries.length} queries, medians of ${values.rounds} rounds of ${seconds} s`);
@@ -92,6 +99,8 @@ console.log("|---|---|---|---|");
 let before = 0;
 for (const [name, list] of rates) {
   const us = 1e6 / median(list);
-  console.log(`| ${name} | ${median(list).toFixed(0)} | ${us.toFixed(1)} | ${before ? (us - before).toFixed(1) : ""} |`);
+  console.log(
+    `| ${name} | ${median(list).toFixed(0)} | ${us.toFixed(1)} | ${before ? (us - before).toFixed(1) : ""} |`,
+  );
   before = us;
 }

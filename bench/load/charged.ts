@@ -118,7 +118,12 @@ try {
     }
     const cpu = median(perRound.map((p) => p.cpu));
     const charged = median(perRound.map((p) => p.charged));
-    rows.push({ kind: kind.name, cpuMs: cpu, chargedMs: charged, ratio: median(perRound.map((p) => p.cpu / p.charged)) });
+    rows.push({
+      kind: kind.name,
+      cpuMs: cpu,
+      chargedMs: charged,
+      ratio: median(perRound.map((p) => p.cpu / p.charged)),
+    });
     console.error(`${kind.name}: server CPU ${cpu.toFixed(3)} ms, charged ${charged.toFixed(3)} ms a request`);
   }
 } finally {
@@ -129,5 +134,6 @@ if (values.json) console.log(JSON.stringify({ requests, connections, rounds, row
 else {
   console.log(`| request | server CPU ms a request | charged ms a request | CPU ÷ charged |`);
   console.log(`|---|---|---|---|`);
-  for (const r of rows) console.log(`| ${r.kind} | ${r.cpuMs.toFixed(3)} | ${r.chargedMs.toFixed(3)} | ${r.ratio.toFixed(2)} |`);
+  for (const r of rows)
+    console.log(`| ${r.kind} | ${r.cpuMs.toFixed(3)} | ${r.chargedMs.toFixed(3)} | ${r.ratio.toFixed(2)} |`);
 }

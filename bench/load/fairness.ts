@@ -71,7 +71,8 @@ const rate: number = values.rate ? Number(values.rate) : planRate;
 function worstQueries(): string[] {
   let seed = 7;
   const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
-  const word = (n: number) => Array.from({ length: n }, () => "abcdefghijklmnopqrstuvwxyz"[Math.floor(random() * 26)]).join("");
+  const word = (n: number) =>
+    Array.from({ length: n }, () => "abcdefghijklmnopqrstuvwxyz"[Math.floor(random() * 26)]).join("");
   return [
     Array.from({ length: 50 }, () => word(9))
       .join(" ")
@@ -82,7 +83,10 @@ function worstQueries(): string[] {
     "a b c d e f g h i j k l m n o p q r s t u v w x y z a b c d e f g h i j k l m n o p",
     "the of and in to a is was for on as by with from that at his which",
     '"the of and" "in the" "of the" a',
-    Array.from({ length: 60 }, (_, i) => ["anarchizm", "philosofy", "einstien", "albedoo", "autizm", "aristotel"][i % 6])
+    Array.from(
+      { length: 60 },
+      (_, i) => ["anarchizm", "philosofy", "einstien", "albedoo", "autizm", "aristotel"][i % 6],
+    )
       .join(" ")
       .slice(0, 500),
   ];
@@ -95,24 +99,42 @@ const dataDir = join(work, "data");
 const root = values.root ? resolve(values.root) : ROOT;
 const tool = join(root, "src/cli/keys.ts");
 const env = { ...process.env, TOME_DATA: dataDir };
-const keyOf = async (name: string, plan: string) => JSON.parse(await Bun.$`bun ${tool} create --name ${name} --account ${name} --plan ${plan} --json`.env(env).text()).key as string;
+const keyOf = async (name: string, plan: string) =>
+  JSON.parse(await Bun.$`bun ${tool} create --name ${name} --account ${name} --plan ${plan} --json`.env(env).text())
+    .key as string;
 const attackerKey = await keyOf("attacker", values.plan!);
-if (rate > planRate) await Bun.$`bun ${tool} plan --account attacker --plan ${values.plan} --rate ${rate}`.env(env).quiet();
+if (rate > planRate)
+  await Bun.$`bun ${tool} plan --account attacker --plan ${values.plan} --rate ${rate}`.env(env).quiet();
 const victimKey = await keyOf("victim", "business");
 // The victim's plan must not be what limits it: its rate out of the way.
 await Bun.$`bun ${tool} plan --account victim --plan enterprise --rate 1000000`.env(env).quiet();
 
-const server = await spawnServer(onServerCore(["bun", join(root, "src/cli/start.ts")]), { TOME_SNAPSHOT: path, TOME_DATA: dataDir });
+const server = await spawnServer(onServerCore(["bun", join(root, "src/cli/start.ts")]), {
+  TOME_SNAPSHOT: path,
+  TOME_DATA: dataDir,
+});
 const chunkIds = randomChunkIds(snapshot);
 const queries = worstQueries();
 const longest = longestPageId(snapshot);
 
 const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-const getPage = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "get_page", arguments: { page_id: longest } } });
+const getPage = (id: number) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name: "get_page", arguments: { page_id: longest } },
+});
 /** The attacker's n-th request, as fetch's arguments. */
 const ATTACKS: Record<string, (n: number) => [string, RequestInit]> = {
   search: (n) => [`/v1/search?q=${encodeURIComponent(queries[n % queries.length]!)}`, {}],
-  "mcp-batch": (n) => ["/mcp", { method: "POST", headers: MCP_HEADERS, body: JSON.stringify(Array.from({ length: 100 }, (_, i) => getPage(n * 100 + i))) }],
+  "mcp-batch": (n) => [
+    "/mcp",
+    {
+      method: "POST",
+      headers: MCP_HEADERS,
+      body: JSON.stringify(Array.from({ length: 100 }, (_, i) => getPage(n * 100 + i))),
+    },
+  ],
   "mcp-get-page": (n) => ["/mcp", { method: "POST", headers: MCP_HEADERS, body: JSON.stringify(getPage(n)) }],
   "mcp-deep": () => ["/mcp", { method: "POST", headers: MCP_HEADERS, body: "[".repeat(30_000) + "]".repeat(30_000) }],
   "page-concat": () => [`/v1/page/${longest}?format=concat`, {}],
@@ -143,7 +165,10 @@ function attack(): { stop: () => Promise<Record<number, number>> } {
   let n = 0;
   const timer = setInterval(() => {
     const [path, init] = attackRequest(n++);
-    const p = fetch(server.url + path, { ...init, headers: { ...(init.headers as Record<string, string>), "x-api-key": attackerKey } })
+    const p = fetch(server.url + path, {
+      ...init,
+      headers: { ...(init.headers as Record<string, string>), "x-api-key": attackerKey },
+    })
       .then(async (r) => {
         await r.arrayBuffer();
         statuses[r.status] = (statuses[r.status] ?? 0) + 1;
@@ -176,7 +201,9 @@ try {
     attacked.push(await victim());
     attackerStatuses.push(await attacker.stop());
     attackCpu.push((cpuMs(server.pid) - before) / (duration * 1000));
-    console.error(`round ${r + 1}: victim p99 idle ${idle.at(-1)!.p99} ms, under attack ${attacked.at(-1)!.p99} ms; attacker ${JSON.stringify(attackerStatuses.at(-1))}`);
+    console.error(
+      `round ${r + 1}: victim p99 idle ${idle.at(-1)!.p99} ms, under attack ${attacked.at(-1)!.p99} ms; attacker ${JSON.stringify(attackerStatuses.at(-1))}`,
+    );
   }
 } finally {
   await server.stop();
@@ -186,8 +213,16 @@ const figures = {
   attack: values.attack,
   plan: values.plan,
   attackerRate: rate,
-  victimIdle: { p50: median(idle.map((x) => x.p50)), p99: median(idle.map((x) => x.p99)), rps: Math.round(median(idle.map((x) => x.rps))) },
-  victimAttacked: { p50: median(attacked.map((x) => x.p50)), p99: median(attacked.map((x) => x.p99)), rps: Math.round(median(attacked.map((x) => x.rps))) },
+  victimIdle: {
+    p50: median(idle.map((x) => x.p50)),
+    p99: median(idle.map((x) => x.p99)),
+    rps: Math.round(median(idle.map((x) => x.rps))),
+  },
+  victimAttacked: {
+    p50: median(attacked.map((x) => x.p50)),
+    p99: median(attacked.map((x) => x.p99)),
+    rps: Math.round(median(attacked.map((x) => x.rps))),
+  },
   p99Ratio: median(attacked.map((x, i) => x.p99 / idle[i]!.p99)),
   throughputRatio: median(attacked.map((x, i) => x.rps / idle[i]!.rps)),
   attackerStatuses,
@@ -195,8 +230,14 @@ const figures = {
 };
 if (values.json) console.log(JSON.stringify(figures, null, 2));
 else {
-  console.log(`victim /v1/chunk (${connections} connections): idle p50 ${figures.victimIdle.p50} ms, p99 ${figures.victimIdle.p99} ms, ${figures.victimIdle.rps} req/s`);
-  console.log(`under attack (${values.plan} key, ${rate}/s of ${values.attack}): p50 ${figures.victimAttacked.p50} ms, p99 ${figures.victimAttacked.p99} ms, ${figures.victimAttacked.rps} req/s`);
-  console.log(`p99 under attack ÷ idle: ${figures.p99Ratio.toFixed(2)} (target < 3); throughput ratio ${figures.throughputRatio.toFixed(2)}`);
+  console.log(
+    `victim /v1/chunk (${connections} connections): idle p50 ${figures.victimIdle.p50} ms, p99 ${figures.victimIdle.p99} ms, ${figures.victimIdle.rps} req/s`,
+  );
+  console.log(
+    `under attack (${values.plan} key, ${rate}/s of ${values.attack}): p50 ${figures.victimAttacked.p50} ms, p99 ${figures.victimAttacked.p99} ms, ${figures.victimAttacked.rps} req/s`,
+  );
+  console.log(
+    `p99 under attack ÷ idle: ${figures.p99Ratio.toFixed(2)} (target < 3); throughput ratio ${figures.throughputRatio.toFixed(2)}`,
+  );
   console.log(`attacker answers per round: ${JSON.stringify(attackerStatuses)}`);
 }

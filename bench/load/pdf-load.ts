@@ -44,7 +44,12 @@ const { path, snapshot } = await benchSnapshot(values.snapshot, work);
 const dataDir = join(work, "data");
 const tool = join(ROOT, "src/cli/keys.ts");
 const env = { ...process.env, TOME_DATA: dataDir };
-const keyOf = async (name: string) => JSON.parse(await Bun.$`bun ${tool} create --name ${name} --account ${name} --plan business --scope full --json`.env(env).text()).key as string;
+const keyOf = async (name: string) =>
+  JSON.parse(
+    await Bun.$`bun ${tool} create --name ${name} --account ${name} --plan business --scope full --json`
+      .env(env)
+      .text(),
+  ).key as string;
 const heavy = await keyOf("heavy");
 const light = await keyOf("light");
 
@@ -56,7 +61,10 @@ const pages = snapshot.pages
 const many = pages.slice(0, n);
 const small = pages.at(-1)!;
 
-const server = await spawnServer(onServerCore(["bun", join(ROOT, "src/cli/start.ts")]), { TOME_SNAPSHOT: path, TOME_DATA: dataDir });
+const server = await spawnServer(onServerCore(["bun", join(ROOT, "src/cli/start.ts")]), {
+  TOME_SNAPSHOT: path,
+  TOME_DATA: dataDir,
+});
 /** The server's resident MB (0 once it has exited). */
 const rss = () => {
   const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, "utf8"));
@@ -69,7 +77,9 @@ try {
   const poll = setInterval(() => (rssPeak = Math.max(rssPeak, rss())), 50);
   const started = performance.now();
   const answers = many.map(async (p) => {
-    const r = await fetch(`${server.url}/v1/pdf/${p.pageId}`, { headers: { "x-api-key": heavy } }).catch(() => undefined);
+    const r = await fetch(`${server.url}/v1/pdf/${p.pageId}`, { headers: { "x-api-key": heavy } }).catch(
+      () => undefined,
+    );
     if (!r) return { status: 0, ms: performance.now() - started };
     const body = await r.arrayBuffer().catch(() => new ArrayBuffer(0));
     return { status: r.status, bytes: body.byteLength, ms: performance.now() - started };
@@ -86,7 +96,8 @@ try {
   const smallMs = performance.now() - t;
   const results = await Promise.all(answers);
   // Renders may go on after their connections closed (and charge then): wait until the server is idle.
-  for (let before = -1, now = cpuMs(server.pid); now !== before; before = now, now = cpuMs(server.pid)) await Bun.sleep(1000);
+  for (let before = -1, now = cpuMs(server.pid); now !== before; before = now, now = cpuMs(server.pid))
+    await Bun.sleep(1000);
   clearInterval(poll);
   await Bun.sleep(300); // usage.json is saved within 100 ms of a change
   const month = new Date().toISOString().slice(0, 7);
@@ -110,7 +121,9 @@ try {
       `${n} concurrent uncached PDFs: ${figures.delivered} delivered, ${figures.refused503} refused (503), other ${JSON.stringify(figures.other)}; all answered in ${figures.lastAnswerMs} ms`,
     );
     console.log(`charged ${figures.charged} credits (10 × delivered = ${figures.chargedExpected})`);
-    console.log(`another key's small PDF meanwhile: ${figures.smallPdf.status} in ${figures.smallPdf.ms} ms, charged ${figures.smallPdf.charged}`);
+    console.log(
+      `another key's small PDF meanwhile: ${figures.smallPdf.status} in ${figures.smallPdf.ms} ms, charged ${figures.smallPdf.charged}`,
+    );
     console.log(`server RSS: ${figures.rssMB.before} MB before, ${figures.rssMB.peak} MB at peak`);
   }
 } finally {

@@ -21,7 +21,11 @@ import { median } from "../stats";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { rounds: { type: "string", default: "3" }, duration: { type: "string", default: "5" }, help: { type: "boolean", short: "h" } },
+  options: {
+    rounds: { type: "string", default: "3" },
+    duration: { type: "string", default: "5" },
+    help: { type: "boolean", short: "h" },
+  },
 });
 if (values.help) {
   console.log("Usage: bun bench/pdf/pdf.ts [--rounds R] [--duration S]");
@@ -85,7 +89,11 @@ const renders = { longest: await renderFigures(longest), median: await renderFig
 
 // The server, on the snapshot of the longest article, without keys (the renderer is the subject).
 console.error("starting the server…");
-const server = await spawnServer(["bun", START], { TOME_SNAPSHOT: longest.s.path, TOME_AUTH: "off", TOME_DATA: join(tmp, "data") });
+const server = await spawnServer(["bun", START], {
+  TOME_SNAPSHOT: longest.s.path,
+  TOME_AUTH: "off",
+  TOME_DATA: join(tmp, "data"),
+});
 const base = server.url;
 
 const pagesWithText = longest.s.snapshot.pages
@@ -93,7 +101,8 @@ const pagesWithText = longest.s.snapshot.pages
   .filter((p) => p.chunks.length >= 10)
   .sort((a, b) => b.chunks.length - a.chunks.length);
 const chunkPaths = pagesWithText.slice(0, 200).map((p) => ({ path: `/v1/chunk/${p.pageId}_0` }));
-const chunkLoad = async () => (await autocannon({ url: base, connections: 10, duration, requests: chunkPaths })).requests.average;
+const chunkLoad = async () =>
+  (await autocannon({ url: base, connections: 10, duration, requests: chunkPaths })).requests.average;
 
 /** Asks for PDFs of different pages (so none comes from the cache), one at a time, until stopped. */
 function pdfClient() {
@@ -127,12 +136,19 @@ for (let round = 1; round <= rounds; round++) {
   await Bun.sleep(200);
   busy.push(await chunkLoad());
   pdfsDuringLoad += await client.stop();
-  console.error(`round ${round}: /v1/chunk ${quiet.at(-1)!.toFixed(0)} req/s alone, ${busy.at(-1)!.toFixed(0)} req/s while PDFs render`);
+  console.error(
+    `round ${round}: /v1/chunk ${quiet.at(-1)!.toFixed(0)} req/s alone, ${busy.at(-1)!.toFixed(0)} req/s while PDFs render`,
+  );
 }
 await server.stop();
 
 const report = {
   renders,
-  chunkRequestsPerSecond: { alone: median(quiet), whilePdfsRender: median(busy), ratio: median(busy) / median(quiet), pdfsRendered: pdfsDuringLoad },
+  chunkRequestsPerSecond: {
+    alone: median(quiet),
+    whilePdfsRender: median(busy),
+    ratio: median(busy) / median(quiet),
+    pdfsRendered: pdfsDuringLoad,
+  },
 };
 console.log(JSON.stringify(report, null, 2));

@@ -64,15 +64,23 @@ function parse() {
   try {
     const { values } = parseArgs({
       args: Bun.argv.slice(2),
-      options: { limit: { type: "string" }, only: { type: "string" }, json: { type: "boolean" }, misses: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      options: {
+        limit: { type: "string" },
+        only: { type: "string" },
+        json: { type: "boolean" },
+        misses: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
     });
     if (values.help) {
       console.log(USAGE);
       process.exit(0);
     }
     const limit = values.limit === undefined ? undefined : Number(values.limit);
-    if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new Error(`--limit must be a positive whole number, not "${values.limit}"`);
-    if (values.only !== undefined && values.only !== "squad" && values.only !== "qrels") throw new Error(`--only is squad or qrels, not "${values.only}"`);
+    if (limit !== undefined && !(Number.isInteger(limit) && limit > 0))
+      throw new Error(`--limit must be a positive whole number, not "${values.limit}"`);
+    if (values.only !== undefined && values.only !== "squad" && values.only !== "qrels")
+      throw new Error(`--only is squad or qrels, not "${values.only}"`);
     return { limit, only: values.only, json: !!values.json, misses: !!values.misses };
   } catch (e) {
     console.error(`${(e as Error).message}\n${USAGE}`);
@@ -104,7 +112,9 @@ async function corpus(dumps: string[], dir: string) {
       }
     });
   })();
-  const select = db.prepare<{ id: number }, [string]>("SELECT rowid AS id FROM chunks WHERE chunks MATCH ? ORDER BY bm25(chunks, 5, 1) LIMIT 2000");
+  const select = db.prepare<{ id: number }, [string]>(
+    "SELECT rowid AS id FROM chunks WHERE chunks MATCH ? ORDER BY bm25(chunks, 5, 1) LIMIT 2000",
+  );
 
   const bestPages = (chunkIds: Iterable<number>): Ranked => {
     const out: number[] = [];
@@ -121,7 +131,10 @@ async function corpus(dumps: string[], dir: string) {
   const systems: Record<(typeof SYSTEMS)[number], System> = {
     tome: (q) => {
       const { hits } = tome.search(q.slice(0, 500), { limit: K, highlight: false, budgetMs: Infinity });
-      return { pages: hits.map((h) => pageIndex.get(h.page.pageId)!), topChunk: hits[0] ? hits[0].page.chunks[hits[0].chunk]!.text : "" };
+      return {
+        pages: hits.map((h) => pageIndex.get(h.page.pageId)!),
+        topChunk: hits[0] ? hits[0].page.chunks[hits[0].chunk]!.text : "",
+      };
     },
     bm25: (q) => {
       const words = [...new Set(terms(q))];
@@ -150,7 +163,9 @@ function listMisses(queries: Query[], c: { systems: Record<string, System>; titl
     const bm25 = c.systems.bm25!(q.text).pages;
     const gold = [...q.gold.keys()].map(c.titleOf).join(" | ");
     const top = tome.slice(0, 3).map(c.titleOf).join(" | ");
-    console.error(`${q.dataset}\ttome ${rankOf(tome, q)}\tbm25 ${rankOf(bm25, q)}\t${q.text.slice(0, 120)}\tgold: ${gold}\ttop: ${top}`);
+    console.error(
+      `${q.dataset}\ttome ${rankOf(tome, q)}\tbm25 ${rankOf(bm25, q)}\t${q.text.slice(0, 120)}\tgold: ${gold}\ttop: ${top}`,
+    );
   }
 }
 
@@ -200,7 +215,12 @@ async function squad(dir: string, limit: number | undefined) {
   const lines = (await Bun.file(join(SHARED, "eval/squad-dev-questions.jsonl")).text()).split("\n").filter(Boolean);
   const queries: Query[] = lines.slice(0, limit).map((l) => {
     const q = JSON.parse(l) as { question: string; answers: string[]; page_id: number };
-    return { text: q.question, dataset: "squad", gold: new Map([[c.pageIndex.get(q.page_id) ?? -1, 1]]), answers: q.answers };
+    return {
+      text: q.question,
+      dataset: "squad",
+      gold: new Map([[c.pageIndex.get(q.page_id) ?? -1, 1]]),
+      answers: q.answers,
+    };
   });
   const rows = { squad: Object.fromEntries(SYSTEMS.map((s) => [s, evaluate(queries, c.systems[s])])) };
   if (args.misses) listMisses(queries, c);
@@ -217,8 +237,13 @@ const datasetName = (d: string) =>
     .replace(/-en$/, "");
 
 async function qrels(dir: string) {
-  const c = await corpus([join(SHARED, "dumps/enwiki-2016-sample.xml.bz2"), join(SHARED, "dumps/enwik8-head.xml.bz2")], dir);
-  const [header, ...lines] = (await Bun.file(join(SHARED, "eval/enwiki-dev-qrels.tsv")).text()).split("\n").filter(Boolean);
+  const c = await corpus(
+    [join(SHARED, "dumps/enwiki-2016-sample.xml.bz2"), join(SHARED, "dumps/enwik8-head.xml.bz2")],
+    dir,
+  );
+  const [header, ...lines] = (await Bun.file(join(SHARED, "eval/enwiki-dev-qrels.tsv")).text())
+    .split("\n")
+    .filter(Boolean);
   const cols = header!.split("\t");
   const at = (name: string) => cols.indexOf(name);
   const byId = new Map<string, Query>();
@@ -252,12 +277,32 @@ async function qrels(dir: string) {
 function table(title: string, rows: Record<string, Record<string, Figures>>): string {
   const f = (x: number | undefined) => (x === undefined ? "" : x.toFixed(3));
   const answers = Object.values(rows).some((r) => r.tome!.topChunkHoldsAnswer !== undefined);
-  const head = ["set", "system", "queries", "nDCG@10", "Recall@1", "Recall@10", "MRR", ...(answers ? ["top chunk holds answer"] : []), "ms/query"];
+  const head = [
+    "set",
+    "system",
+    "queries",
+    "nDCG@10",
+    "Recall@1",
+    "Recall@10",
+    "MRR",
+    ...(answers ? ["top chunk holds answer"] : []),
+    "ms/query",
+  ];
   const out = [`### ${title}`, "", `| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`];
   for (const [name, r] of Object.entries(rows)) {
     for (const s of SYSTEMS) {
       const x = r[s]!;
-      const cells = [s === "tome" ? name : "", s, String(x.queries), f(x.ndcg10), f(x.recall1), f(x.recall10), f(x.mrr), ...(answers ? [f(x.topChunkHoldsAnswer)] : []), x.msPerQuery.toFixed(2)];
+      const cells = [
+        s === "tome" ? name : "",
+        s,
+        String(x.queries),
+        f(x.ndcg10),
+        f(x.recall1),
+        f(x.recall10),
+        f(x.mrr),
+        ...(answers ? [f(x.topChunkHoldsAnswer)] : []),
+        x.msPerQuery.toFixed(2),
+      ];
       out.push(`| ${cells.join(" | ")} |`);
     }
   }
@@ -278,12 +323,19 @@ try {
   } else {
     if (squadResult) {
       const { corpus: s, missingGold } = squadResult;
-      console.log(table(`SQuAD dev: ${s.pages} pages, ${s.chunks} chunks${missingGold ? `; ${missingGold} questions whose page is missing` : ""}`, squadResult.rows));
+      console.log(
+        table(
+          `SQuAD dev: ${s.pages} pages, ${s.chunks} chunks${missingGold ? `; ${missingGold} questions whose page is missing` : ""}`,
+          squadResult.rows,
+        ),
+      );
       console.log();
     }
     if (qrelsResult) {
       const { corpus: s, missingGold, queriesWithoutGold } = qrelsResult;
-      const note = missingGold.length ? `; gold titles not in the snapshot: ${missingGold.join(", ")} (${queriesWithoutGold} queries left with none, skipped)` : "";
+      const note = missingGold.length
+        ? `; gold titles not in the snapshot: ${missingGold.join(", ")} (${queriesWithoutGold} queries left with none, skipped)`
+        : "";
       console.log(table(`dev qrels: ${s.pages} pages, ${s.chunks} chunks${note}`, qrelsResult.rows));
     }
   }

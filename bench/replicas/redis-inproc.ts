@@ -23,10 +23,17 @@ import { median } from "../stats";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { requests: { type: "string", default: "20000" }, rounds: { type: "string", default: "3" }, snapshot: { type: "string" }, help: { type: "boolean", short: "h" } },
+  options: {
+    requests: { type: "string", default: "20000" },
+    rounds: { type: "string", default: "3" },
+    snapshot: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  },
 });
 if (values.help) {
-  console.log("Usage: bun bench/replicas/redis-inproc.ts [--requests N] [--rounds R] [--snapshot FILE]\nNeeds redis-server (Debian: apt-get install redis-server).");
+  console.log(
+    "Usage: bun bench/replicas/redis-inproc.ts [--requests N] [--rounds R] [--snapshot FILE]\nNeeds redis-server (Debian: apt-get install redis-server).",
+  );
   process.exit(0);
 }
 const requests = Number(values.requests);
@@ -37,10 +44,27 @@ const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} }
 const port = probe.port;
 probe.stop(true);
 mkdirSync(join(tempDir, "redis"));
-const redisServer = Bun.spawn(["redis-server", "--port", String(port), "--bind", "127.0.0.1", "--dir", join(tempDir, "redis"), "--appendonly", "yes", "--appendfsync", "everysec", "--save", ""], {
-  stdout: "ignore",
-  stderr: "ignore",
-});
+const redisServer = Bun.spawn(
+  [
+    "redis-server",
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    join(tempDir, "redis"),
+    "--appendonly",
+    "yes",
+    "--appendfsync",
+    "everysec",
+    "--save",
+    "",
+  ],
+  {
+    stdout: "ignore",
+    stderr: "ignore",
+  },
+);
 const url = `redis://127.0.0.1:${port}`;
 while (
   Bun.spawnSync(["redis-cli", "-p", String(port), "ping"])
@@ -52,7 +76,9 @@ while (
 const { path, snapshot } = await benchSnapshot(values.snapshot, tempDir);
 const data = join(tempDir, "data");
 const key = await benchKey(data);
-await Bun.$`bun ${join(ROOT, "src/cli/keys.ts")} import`.env({ ...process.env, TOME_DATA: data, TOME_REDIS_URL: url }).quiet();
+await Bun.$`bun ${join(ROOT, "src/cli/keys.ts")} import`
+  .env({ ...process.env, TOME_DATA: data, TOME_REDIS_URL: url })
+  .quiet();
 const engine = open(path);
 
 const files = new Access({ dataDir: data, keyMsPerSecond: 0 });
@@ -64,7 +90,8 @@ await redis.start();
 function waitingOn(wait: () => Promise<unknown>): Gate {
   const gate = Object.create(files) as Gate;
   return Object.assign(gate, {
-    admit: (headers: Headers, cost: number, needs?: "read" | "full"): Promise<Grant | Refusal> => wait().then(() => files.admit(headers, cost, needs)),
+    admit: (headers: Headers, cost: number, needs?: "read" | "full"): Promise<Grant | Refusal> =>
+      wait().then(() => files.admit(headers, cost, needs)),
     settle: (grant: Grant, ok: boolean): Promise<boolean> =>
       wait().then(() => {
         files.settle(grant, ok);
@@ -123,7 +150,9 @@ for (let round = 1; round <= rounds; round++) {
   for (const name of names) {
     const r = await run(name, requests);
     results.get(name)!.push(r);
-    console.error(`round ${round}: ${name}: ${r.user.toFixed(1)} µs user, ${r.system.toFixed(1)} µs system per request`);
+    console.error(
+      `round ${round}: ${name}: ${r.user.toFixed(1)} µs user, ${r.system.toFixed(1)} µs system per request`,
+    );
   }
 }
 files.stop();
@@ -133,7 +162,9 @@ socket.end();
 redisServer.kill("SIGTERM");
 await redisServer.exited;
 
-console.log(`/v1/chunk through app.handle(), 10 in flight, ${requests} requests × ${rounds} rounds (medians), CPU of this process per request:`);
+console.log(
+  `/v1/chunk through app.handle(), 10 in flight, ${requests} requests × ${rounds} rounds (medians), CPU of this process per request:`,
+);
 console.log("| keys | user µs | system µs | total µs |");
 console.log("|---|---|---|---|");
 for (const [name, rs] of results) {

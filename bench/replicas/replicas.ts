@@ -24,7 +24,16 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { PINNED, pinLoadGenerator } from "../cores";
 import { queryMix } from "../queries";
-import { BENCH_WORK_SHARE, benchKey, benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer, type BenchServer } from "../servers";
+import {
+  BENCH_WORK_SHARE,
+  benchKey,
+  benchSnapshot,
+  cpuMs,
+  randomChunkIds,
+  ROOT,
+  spawnServer,
+  type BenchServer,
+} from "../servers";
 import { median, quantile } from "../stats";
 
 const { values } = parseArgs({
@@ -67,7 +76,21 @@ const redisPort = probe.port;
 probe.stop(true);
 mkdirSync(join(tempDir, "redis"));
 const redis = Bun.spawn(
-  onCore(1, ["redis-server", "--port", String(redisPort), "--bind", "127.0.0.1", "--dir", join(tempDir, "redis"), "--appendonly", "yes", "--appendfsync", "everysec", "--save", ""]),
+  onCore(1, [
+    "redis-server",
+    "--port",
+    String(redisPort),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    join(tempDir, "redis"),
+    "--appendonly",
+    "yes",
+    "--appendfsync",
+    "everysec",
+    "--save",
+    "",
+  ]),
   { stdout: "ignore", stderr: "ignore" },
 );
 const redisUrl = `redis://127.0.0.1:${redisPort}`;
@@ -81,20 +104,33 @@ for (
   if (i > 200) throw new Error("redis-server did not start");
   await Bun.sleep(25);
 }
-const redisPid = Number(/process_id:(\d+)/.exec(Bun.spawnSync(["redis-cli", "-p", String(redisPort), "info", "server"]).stdout.toString())![1]);
+const redisPid = Number(
+  /process_id:(\d+)/.exec(
+    Bun.spawnSync(["redis-cli", "-p", String(redisPort), "info", "server"]).stdout.toString(),
+  )![1],
+);
 
 await pinLoadGenerator();
 const { path, snapshot } = await benchSnapshot(values.snapshot, tempDir);
 const data = join(tempDir, "data-on");
 const key = await benchKey(data);
-await Bun.$`bun ${join(ROOT, "src/cli/keys.ts")} import`.env({ ...process.env, TOME_DATA: data, TOME_REDIS_URL: redisUrl }).quiet();
+await Bun.$`bun ${join(ROOT, "src/cli/keys.ts")} import`
+  .env({ ...process.env, TOME_DATA: data, TOME_REDIS_URL: redisUrl })
+  .quiet();
 
 const server = (core: number, env: Record<string, string>) =>
-  spawnServer(onCore(core, ["bun", join(ROOT, "src/cli/start.ts")]), { TOME_SNAPSHOT: path, TOME_KEY_MS_PER_SECOND: BENCH_WORK_SHARE, ...env });
+  spawnServer(onCore(core, ["bun", join(ROOT, "src/cli/start.ts")]), {
+    TOME_SNAPSHOT: path,
+    TOME_KEY_MS_PER_SECOND: BENCH_WORK_SHARE,
+    ...env,
+  });
 
 console.error("starting the servers (the first start builds the search indexes)…");
 const files = await server(0, { TOME_DATA: data });
-const [viaRedis, second] = await Promise.all([server(0, { TOME_REDIS_URL: redisUrl }), server(1, { TOME_REDIS_URL: redisUrl })]);
+const [viaRedis, second] = await Promise.all([
+  server(0, { TOME_REDIS_URL: redisUrl }),
+  server(1, { TOME_REDIS_URL: redisUrl }),
+]);
 
 interface Run {
   rps: number;
@@ -108,7 +144,13 @@ interface Run {
 async function load(target: BenchServer, paths: string[], seconds: number, conns = connections): Promise<Run> {
   const cpu0 = cpuMs(target.pid);
   const redis0 = cpuMs(redisPid);
-  const r = await autocannon({ url: target.url, connections: conns, duration: seconds, headers: { "x-api-key": key }, requests: paths.map((p) => ({ method: "GET", path: p })) });
+  const r = await autocannon({
+    url: target.url,
+    connections: conns,
+    duration: seconds,
+    headers: { "x-api-key": key },
+    requests: paths.map((p) => ({ method: "GET", path: p })),
+  });
   const n = Math.max(1, r.requests.total);
   return {
     rps: r.requests.average,
@@ -150,7 +192,10 @@ const two: number[] = [];
 let failures = 0;
 for (let round = 1; round <= rounds; round++) {
   const single = await load(viaRedis, searches, duration);
-  const both = await Promise.all([load(viaRedis, searches, duration, Math.ceil(connections / 2)), load(second, searches, duration, Math.ceil(connections / 2))]);
+  const both = await Promise.all([
+    load(viaRedis, searches, duration, Math.ceil(connections / 2)),
+    load(second, searches, duration, Math.ceil(connections / 2)),
+  ]);
   one.push(single.rps);
   two.push(both[0].rps + both[1].rps);
   failures += single.failures + both[0].failures + both[1].failures;
@@ -178,13 +223,24 @@ const report = {
   /** Requests/s with keys in Redis ÷ with keys in files, at the same time on one core: the median of the pairs, and the quartiles. */
   redisToFiles: median(ratios),
   redisToFilesQuartiles: [quantile(ratios, 0.25), quantile(ratios, 0.75)],
-  search: { durationSeconds: duration, rounds, oneReplica: median(one), twoReplicas: median(two), twoToOne: median(two.map((t, i) => t / one[i]!)), failures },
+  search: {
+    durationSeconds: duration,
+    rounds,
+    oneReplica: median(one),
+    twoReplicas: median(two),
+    twoToOne: median(two.map((t, i) => t / one[i]!)),
+    failures,
+  },
 };
 if (values.json) console.log(JSON.stringify(report, null, 2));
 else {
   const [q1, q3] = report.redisToFilesQuartiles;
-  console.log(`/v1/chunk, ${connections} connections, ${pairs} pairs of 2-second runs at the same time${PINNED ? " on core 0 (load generator and Redis on core 1)" : ""}:`);
-  console.log("| keys in | requests/s | server CPU µs/request | Redis CPU µs/request | p50 ms | p99 ms | non-2xx or errors |");
+  console.log(
+    `/v1/chunk, ${connections} connections, ${pairs} pairs of 2-second runs at the same time${PINNED ? " on core 0 (load generator and Redis on core 1)" : ""}:`,
+  );
+  console.log(
+    "| keys in | requests/s | server CPU µs/request | Redis CPU µs/request | p50 ms | p99 ms | non-2xx or errors |",
+  );
   console.log("|---|---|---|---|---|---|---|");
   console.log(
     `| files | ${report.files.requestsPerSecond.toFixed(0)} | ${report.files.serverCpuUsPerRequest.toFixed(1)} | – | ${report.files.p50Ms} | ${report.files.p99Ms} | ${report.files.failures} |`,
@@ -192,7 +248,9 @@ else {
   console.log(
     `| Redis | ${report.redis.requestsPerSecond.toFixed(0)} | ${report.redis.serverCpuUsPerRequest.toFixed(1)} | ${report.redis.redisCpuUsPerRequest.toFixed(1)} | ${report.redis.p50Ms} | ${report.redis.p99Ms} | ${report.redis.failures} |`,
   );
-  console.log(`Redis ÷ files requests/s: ${report.redisToFiles.toFixed(3)} (median of the pairs; quartiles ${q1!.toFixed(3)}–${q3!.toFixed(3)})`);
+  console.log(
+    `Redis ÷ files requests/s: ${report.redisToFiles.toFixed(3)} (median of the pairs; quartiles ${q1!.toFixed(3)}–${q3!.toFixed(3)})`,
+  );
   const s = report.search;
   console.log(
     `search mix, ${connections} connections, medians of ${rounds} rounds of ${duration} s: one replica ${s.oneReplica.toFixed(0)} req/s, ` +

@@ -59,7 +59,8 @@ if (values.help) {
   process.exit(0);
 }
 const queryCount = Number(values.queries);
-if (!Number.isInteger(queryCount) || queryCount < 1) fail(`--queries must be a positive whole number, not ${values.queries}`);
+if (!Number.isInteger(queryCount) || queryCount < 1)
+  fail(`--queries must be a positive whole number, not ${values.queries}`);
 
 const TARGET_CHUNKS = 25_000_000;
 const ROOT = resolve(import.meta.dir, "../..");
@@ -88,7 +89,13 @@ interface Served {
 const status = () => {
   const text = readFileSync("/proc/self/status", "utf8");
   const kB = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? Number.NaN) * 1024;
-  return { rss: kB("VmRSS"), rssAnon: kB("RssAnon"), rssFile: kB("RssFile"), rssShmem: kB("RssShmem"), hwm: kB("VmHWM") };
+  return {
+    rss: kB("VmRSS"),
+    rssAnon: kB("RssAnon"),
+    rssFile: kB("RssFile"),
+    rssShmem: kB("RssShmem"),
+    hwm: kB("VmHWM"),
+  };
 };
 
 /** Resident bytes of the mappings of one file (/proc/self/smaps). */
@@ -106,7 +113,10 @@ const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length 
 
 /** The queries, drawn in a child process: the mix's word lists are the benchmark's, and would stay in a server's heap. */
 function queriesFromAnotherProcess(path: string): Drawn {
-  const child = Bun.spawnSync(["bun", import.meta.path, "--draw", path, "--queries", String(queryCount)], { cwd: ROOT, stderr: "inherit" });
+  const child = Bun.spawnSync(["bun", import.meta.path, "--draw", path, "--queries", String(queryCount)], {
+    cwd: ROOT,
+    stderr: "inherit",
+  });
   if (child.exitCode !== 0) fail(`drawing the queries failed (exit ${child.exitCode})`);
   return JSON.parse(child.stdout.toString()) as Drawn;
 }
@@ -147,7 +157,12 @@ function serve(path: string): Served {
     firstSearchMs,
     queries: times.length,
     kinds,
-    latencyMs: { median: quantile(sorted, 0.5), p90: quantile(sorted, 0.9), p99: quantile(sorted, 0.99), mean: times.reduce((a, b) => a + b, 0) / times.length },
+    latencyMs: {
+      median: quantile(sorted, 0.5),
+      p90: quantile(sorted, 0.9),
+      p99: quantile(sorted, 0.99),
+      mean: times.reduce((a, b) => a + b, 0) / times.length,
+    },
     memory,
     afterGc: { rssAnon: status().rssAnon },
     rssAnonBeforeOpen,
@@ -187,7 +202,9 @@ if (values.serve) {
 }
 
 /** A child process, its stderr passed through; resolves with its exit code and the tail of its stderr. */
-async function run(command: string[]): Promise<{ code: number; stderr: string; pid: number; proc: Bun.Subprocess<"ignore", "inherit", "pipe"> }> {
+async function run(
+  command: string[],
+): Promise<{ code: number; stderr: string; pid: number; proc: Bun.Subprocess<"ignore", "inherit", "pipe"> }> {
   const proc = Bun.spawn(command, { cwd: ROOT, stdin: "ignore", stdout: "inherit", stderr: "pipe" });
   let tail = "";
   for await (const part of proc.stderr) {
@@ -229,10 +246,17 @@ async function build(dump: string, out: string, memory: string): Promise<Built> 
   }
   // No /usr/bin/time: the builder itself (not through `bun run`, whose process would hide it), its peak polled.
   const t0 = performance.now();
-  const proc = Bun.spawn(["bun", "src/cli/snapshot-build.ts", ...command.slice(3)], { cwd: ROOT, stdin: "ignore", stdout: "inherit", stderr: "pipe" });
+  const proc = Bun.spawn(["bun", "src/cli/snapshot-build.ts", ...command.slice(3)], {
+    cwd: ROOT,
+    stdin: "ignore",
+    stdout: "inherit",
+    stderr: "pipe",
+  });
   let hwm = 0;
   const poll = setInterval(() => {
-    const m = existsSync(`/proc/${proc.pid}/status`) ? /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${proc.pid}/status`, "utf8")) : null;
+    const m = existsSync(`/proc/${proc.pid}/status`)
+      ? /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${proc.pid}/status`, "utf8"))
+      : null;
     if (m) hwm = Math.max(hwm, Number(m[1]) * 1024);
   }, 100);
   let tail = "";
@@ -268,7 +292,8 @@ interface Figures {
 
 if (!values.dump && !values.chunks) fail("give --chunks N (or --dump FILE)");
 const target = Number(values.chunks);
-if (!values.dump && !(Number.isInteger(target) && target > 0)) fail(`--chunks must be a positive whole number, not ${values.chunks}`);
+if (!values.dump && !(Number.isInteger(target) && target > 0))
+  fail(`--chunks must be a positive whole number, not ${values.chunks}`);
 if (!/^\d+(\.\d+)?[KMG]?$/i.test(values.memory!)) fail(`--memory is a size such as 500M or 2G, not ${values.memory}`);
 const against: Figures | undefined = values.against ? JSON.parse(readFileSync(values.against, "utf8")) : undefined;
 
@@ -299,7 +324,10 @@ load.push(loadNow());
 
 const serveCommand = `bun bench/scale/scale.ts --serve ${out} --queries ${queryCount}`;
 console.error(`$ ${serveCommand}`);
-const child = Bun.spawnSync(["bun", import.meta.path, "--serve", out, "--queries", String(queryCount)], { cwd: ROOT, stderr: "inherit" });
+const child = Bun.spawnSync(["bun", import.meta.path, "--serve", out, "--queries", String(queryCount)], {
+  cwd: ROOT,
+  stderr: "inherit",
+});
 if (child.exitCode !== 0) fail(`the serving process failed (exit ${child.exitCode})`);
 const served = JSON.parse(child.stdout.toString().trim()) as Served;
 load.push(loadNow());
@@ -323,7 +351,11 @@ if (values.save) writeFileSync(values.save, JSON.stringify(figures, null, 2));
 const n = figures.chunks;
 const M = (b: number) => `${(b / 1e6).toFixed(0)} MB`;
 const G = (b: number) => `${(b / 1e9).toFixed(2)} GB`;
-const fmt = { bytes: (b: number) => (b >= 1e9 ? G(b) : M(b)), s: (x: number) => `${x.toFixed(1)} s`, ms: (x: number) => `${x.toFixed(2)} ms` };
+const fmt = {
+  bytes: (b: number) => (b >= 1e9 ? G(b) : M(b)),
+  s: (x: number) => `${x.toFixed(1)} s`,
+  ms: (x: number) => `${x.toFixed(2)} ms`,
+};
 type Unit = keyof typeof fmt;
 /** value at 25M chunks with its arithmetic: proportional to chunks, or along the line through (against, this run). */
 function project(value: number, unit: Unit, pick?: (f: Figures) => number): string {
@@ -333,16 +365,32 @@ function project(value: number, unit: Unit, pick?: (f: Figures) => number): stri
     const slope = (value - small.v) / (n - small.n);
     const intercept = value - slope * n;
     const at = intercept + slope * TARGET_CHUNKS;
-    const per = unit === "bytes" ? `${slope.toFixed(1)} B` : unit === "s" ? `${(slope * 1e6).toFixed(2)} µs` : `${(slope * 1e6).toFixed(4)} ns`;
+    const per =
+      unit === "bytes"
+        ? `${slope.toFixed(1)} B`
+        : unit === "s"
+          ? `${(slope * 1e6).toFixed(2)} µs`
+          : `${(slope * 1e6).toFixed(4)} ns`;
     return `${show(intercept)} + 25M × ${per} = **${show(at)}** (line through ${small.n.toLocaleString("en")} and ${n.toLocaleString("en")} chunks)`;
   }
   const per = value / n;
-  const perText = unit === "bytes" ? `${per.toFixed(1)} B` : unit === "s" ? `${(per * 1e6).toFixed(2)} µs` : `${(per * 1e6).toFixed(4)} ns`;
+  const perText =
+    unit === "bytes"
+      ? `${per.toFixed(1)} B`
+      : unit === "s"
+        ? `${(per * 1e6).toFixed(2)} µs`
+        : `${(per * 1e6).toFixed(4)} ns`;
   return `25M × ${perText} = **${show(per * TARGET_CHUNKS)}** (proportional)`;
 }
 const s = served;
 const rows: [string, string, string, string, string][] = [
-  ["build: wall time", fmt.s(built.wallSeconds), `${((built.wallSeconds / n) * 1e6).toFixed(1)} µs`, project(built.wallSeconds, "s", (f) => f.build.wallSeconds), ""],
+  [
+    "build: wall time",
+    fmt.s(built.wallSeconds),
+    `${((built.wallSeconds / n) * 1e6).toFixed(1)} µs`,
+    project(built.wallSeconds, "s", (f) => f.build.wallSeconds),
+    "",
+  ],
   [
     "build: CPU time (user+sys)",
     `${fmt.s(built.cpuSeconds)} (${(built.cpuSeconds / built.wallSeconds).toFixed(2)} cores busy)`,
@@ -357,7 +405,13 @@ const rows: [string, string, string, string, string][] = [
     project(built.peakRssBytes, "bytes", (f) => f.build.peakRssBytes),
     "≤ 2 GB",
   ],
-  ["snapshot file", M(fileBytes), `${(fileBytes / n).toFixed(1)} B`, project(fileBytes, "bytes", (f) => f.fileBytes), ""],
+  [
+    "snapshot file",
+    M(fileBytes),
+    `${(fileBytes / n).toFixed(1)} B`,
+    project(fileBytes, "bytes", (f) => f.fileBytes),
+    "",
+  ],
   [
     "serve: private resident (RssAnon) after boot and the queries",
     `${M(s.memory.rssAnon)} (${M(s.afterGc.rssAnon)} after a full GC; ${M(s.rssAnonBeforeOpen)} before open(), ${M(s.rssAnonAfterOpen)} after it, ${M(s.rssAnonBeforeQueries)} after the first search; the queries drawn in another process)`,
@@ -386,9 +440,27 @@ const rows: [string, string, string, string, string][] = [
     project(s.bootMs / 1000, "s", (f) => f.served.bootMs / 1000),
     "≤ 2 s at 5M",
   ],
-  ["query latency: median", fmt.ms(s.latencyMs.median), "", project(s.latencyMs.median, "ms", (f) => f.served.latencyMs.median), "no worse than format 1"],
-  ["query latency: p90", fmt.ms(s.latencyMs.p90), "", project(s.latencyMs.p90, "ms", (f) => f.served.latencyMs.p90), ""],
-  ["query latency: p99", fmt.ms(s.latencyMs.p99), "", project(s.latencyMs.p99, "ms", (f) => f.served.latencyMs.p99), ""],
+  [
+    "query latency: median",
+    fmt.ms(s.latencyMs.median),
+    "",
+    project(s.latencyMs.median, "ms", (f) => f.served.latencyMs.median),
+    "no worse than format 1",
+  ],
+  [
+    "query latency: p90",
+    fmt.ms(s.latencyMs.p90),
+    "",
+    project(s.latencyMs.p90, "ms", (f) => f.served.latencyMs.p90),
+    "",
+  ],
+  [
+    "query latency: p99",
+    fmt.ms(s.latencyMs.p99),
+    "",
+    project(s.latencyMs.p99, "ms", (f) => f.served.latencyMs.p99),
+    "",
+  ],
 ];
 console.log(`### ${n.toLocaleString("en")} chunks, ${figures.pages.toLocaleString("en")} pages\n`);
 console.log(`| figure | measured | per chunk | projected to 25M chunks | target |`);
@@ -397,7 +469,11 @@ for (const r of rows) console.log(`| ${r.join(" | ")} |`);
 console.log(
   `\n${s.queries} queries (${Object.entries(s.kinds)
     .map(([k, c]) => `${k} ${c}`)
-    .join(", ")}), after 10 warm-up queries per kind; the serving process's peak RSS ${M(s.memory.hwm)}. Build measured by ${built.measuredBy}. ` +
+    .join(
+      ", ",
+    )}), after 10 warm-up queries per kind; the serving process's peak RSS ${M(s.memory.hwm)}. Build measured by ${built.measuredBy}. ` +
     `Load average (1 min) at the build's start, its end and after serving: ${load.map((l) => l.toFixed(1)).join(", ")} on ${availableParallelism()} cores.`,
 );
-console.log(`\n${generateCommand ? `    ${generateCommand}   # ${generateSeconds!.toFixed(0)} s\n` : ""}    ${buildCommand}\n    ${serveCommand}`);
+console.log(
+  `\n${generateCommand ? `    ${generateCommand}   # ${generateSeconds!.toFixed(0)} s\n` : ""}    ${buildCommand}\n    ${serveCommand}`,
+);

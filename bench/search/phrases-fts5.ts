@@ -22,7 +22,12 @@ const USAGE = `Usage: bun bench/search/phrases-fts5.ts <snapshot.tome> [--querie
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { queries: { type: "string", default: "500" }, words: { type: "string", default: "2" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+  options: {
+    queries: { type: "string", default: "500" },
+    words: { type: "string", default: "2" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
   allowPositionals: true,
 });
 if (values.help || !positionals[0]) {
@@ -54,7 +59,9 @@ while (phrases.length < Number(values.queries)) {
   if (ws.length === words) phrases.push(ws.join(" "));
 }
 
-const select = db.prepare<{ id: number }, [string]>("SELECT rowid AS id FROM chunks WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT 10");
+const select = db.prepare<{ id: number }, [string]>(
+  "SELECT rowid AS id FROM chunks WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT 10",
+);
 const tome: number[] = [];
 const fts: number[] = [];
 let tomeHits = 0;
@@ -76,12 +83,27 @@ const stats = (xs: number[]) => {
   const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
   return { p50: at(0.5), p99: at(0.99), mean: xs.reduce((a, b) => a + b, 0) / xs.length };
 };
-const result = { chunks: rows, phrases: phrases.length, words, ftsLoadMs: loadMs, tome: stats(tome), fts5: stats(fts), tomeHits, ftsHits };
+const result = {
+  chunks: rows,
+  phrases: phrases.length,
+  words,
+  ftsLoadMs: loadMs,
+  tome: stats(tome),
+  fts5: stats(fts),
+  tomeHits,
+  ftsHits,
+};
 if (values.json) console.log(JSON.stringify(result, null, 2));
 else {
   const f = (x: number) => x.toFixed(2);
-  console.log(`${rows.toLocaleString()} chunks (FTS5 table loaded in ${(loadMs / 1000).toFixed(1)} s); ${phrases.length} phrases of ${words} words`);
-  console.log(`Tome  p50 ${f(result.tome.p50)} ms  p99 ${f(result.tome.p99)} ms  mean ${f(result.tome.mean)} ms  (${tomeHits} hits)`);
-  console.log(`FTS5  p50 ${f(result.fts5.p50)} ms  p99 ${f(result.fts5.p99)} ms  mean ${f(result.fts5.mean)} ms  (${ftsHits} hits)`);
+  console.log(
+    `${rows.toLocaleString()} chunks (FTS5 table loaded in ${(loadMs / 1000).toFixed(1)} s); ${phrases.length} phrases of ${words} words`,
+  );
+  console.log(
+    `Tome  p50 ${f(result.tome.p50)} ms  p99 ${f(result.tome.p99)} ms  mean ${f(result.tome.mean)} ms  (${tomeHits} hits)`,
+  );
+  console.log(
+    `FTS5  p50 ${f(result.fts5.p50)} ms  p99 ${f(result.fts5.p99)} ms  mean ${f(result.fts5.mean)} ms  (${ftsHits} hits)`,
+  );
   console.log(`Tome's p50 ÷ FTS5's: ${(result.tome.p50 / result.fts5.p50).toFixed(2)}`);
 }

@@ -28,11 +28,17 @@ import { median, quantile } from "../stats";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { runs: { type: "string", default: "7" }, queries: { type: "string", default: "100" }, help: { type: "boolean", short: "h" } },
+  options: {
+    runs: { type: "string", default: "7" },
+    queries: { type: "string", default: "100" },
+    help: { type: "boolean", short: "h" },
+  },
   allowPositionals: true,
 });
 if (values.help) {
-  console.log("Usage: bun bench/search/postings.ts [<snapshot.tome>] [--runs R (default 7)] [--queries N per kind (default 100)]");
+  console.log(
+    "Usage: bun bench/search/postings.ts [<snapshot.tome>] [--runs R (default 7)] [--queries N per kind (default 100)]",
+  );
   process.exit(0);
 }
 
@@ -50,7 +56,13 @@ if (positionals[0]) {
   snapshot = openSnapshot(join(dir, "en.tome"));
 }
 const lang = snapshot.meta.wiki.lang;
-const docs = snapshot.pages.list().flatMap((page) => page.chunks.map((chunk) => ({ text: chunk.text, section: page.sections[chunk.section]?.heading ?? "", title: page.title })));
+const docs = snapshot.pages.list().flatMap((page) =>
+  page.chunks.map((chunk) => ({
+    text: chunk.text,
+    section: page.sections[chunk.section]?.heading ?? "",
+    title: page.title,
+  })),
+);
 const options = textShardOptions(lang);
 let t = performance.now();
 // A snapshot's text shard as the server has it (mapped from the file), or built in memory for the shared dumps.
@@ -85,7 +97,10 @@ order.forEach((k, i) => {
   const at = atOf(k);
   const part = Math.floor(at / 2 ** 32);
   const next = order[i + 1];
-  const end = next !== undefined && Math.floor(atOf(next) / 2 ** 32) === part ? atOf(next) : part * 2 ** 32 + data.postings[part]!.byteLength;
+  const end =
+    next !== undefined && Math.floor(atOf(next) / 2 ** 32) === part
+      ? atOf(next)
+      : part * 2 ** 32 + data.postings[part]!.byteLength;
   cursor.open(at);
   const [skips, docsAt, positionsAt] = cursor.regions();
   const start = at - part * 2 ** 32;
@@ -104,9 +119,12 @@ const per = (b: number, n: number) => (b / n).toFixed(2);
 console.log(
   `${source}: ${N} chunks, ${postings} postings (${per(postings, N)} per chunk; by field ${data.fields.map((f, i) => `${f} ${fieldPostings[i]}`).join(", ")}), ${listCount} (term, field) slots, ${data.lists.df.length} lists`,
 );
-console.log(`text shard built or loaded in ${(buildMs / 1000).toFixed(1)} s; flat arrays decoded from it in ${(flatMs / 1000).toFixed(1)} s`);
+console.log(
+  `text shard built or loaded in ${(buildMs / 1000).toFixed(1)} s; flat arrays decoded from it in ${(flatMs / 1000).toFixed(1)} s`,
+);
 console.log("\nbytes                          total       per posting   per chunk");
-const row = (name: string, b: number, n = postings) => console.log(`${name.padEnd(30)} ${String(b).padStart(11)} ${per(b, n).padStart(12)} ${per(b, N).padStart(11)}`);
+const row = (name: string, b: number, n = postings) =>
+  console.log(`${name.padEnd(30)} ${String(b).padStart(11)} ${per(b, n).padStart(12)} ${per(b, N).padStart(11)}`);
 row("documents + frequencies", bytes.docs);
 row("skip data", bytes.skips);
 row("list headers + padding", bytes.headers);
@@ -143,7 +161,8 @@ for (const q of queries) {
   const a = shard.match(q.words, { from: q.from, to: q.to, into });
   const sum = a.scores.subarray(0, a.count).reduce((s, x) => s + x, 0);
   const b = flat.match(q.words, { from: q.from, to: q.to, into });
-  if (b.count !== a.count || b.scores.subarray(0, b.count).reduce((s, x) => s + x, 0) !== sum) throw new Error(`answers differ for ${JSON.stringify(q)}`);
+  if (b.count !== a.count || b.scores.subarray(0, b.count).reduce((s, x) => s + x, 0) !== sum)
+    throw new Error(`answers differ for ${JSON.stringify(q)}`);
 }
 const runs = Number(values.runs);
 const times = { blocks: [] as number[][], flat: [] as number[][] };
@@ -160,7 +179,9 @@ for (let r = 0; r < runs; r++) {
     times[name].push(ts);
   }
 }
-console.log(`\nShard.match(), ${queries.length} queries × ${runs} runs (ms per query; per kind: median over runs of the kind's mean)`);
+console.log(
+  `\nShard.match(), ${queries.length} queries × ${runs} runs (ms per query; per kind: median over runs of the kind's mean)`,
+);
 console.log("kind              blocks    flat   ratio");
 const kinds = [...new Set(queries.map((q) => q.kind))];
 const meanOf = (name: "blocks" | "flat", pick: (i: number) => boolean) =>
@@ -174,7 +195,11 @@ for (const kind of [...kinds, "all"]) {
   const pick = (i: number) => kind === "all" || queries[i]!.kind === kind;
   const b = meanOf("blocks", pick);
   const f = meanOf("flat", pick);
-  console.log(`${kind.padEnd(16)} ${b.toFixed(3).padStart(7)} ${f.toFixed(3).padStart(7)} ${(b / f).toFixed(2).padStart(7)}`);
+  console.log(
+    `${kind.padEnd(16)} ${b.toFixed(3).padStart(7)} ${f.toFixed(3).padStart(7)} ${(b / f).toFixed(2).padStart(7)}`,
+  );
 }
 const p = (name: "blocks" | "flat", q: number) => median(times[name].map((ts) => quantile(ts, q)));
-console.log(`p50 per query: blocks ${p("blocks", 0.5).toFixed(3)} ms, flat ${p("flat", 0.5).toFixed(3)} ms; p99: blocks ${p("blocks", 0.99).toFixed(3)} ms, flat ${p("flat", 0.99).toFixed(3)} ms`);
+console.log(
+  `p50 per query: blocks ${p("blocks", 0.5).toFixed(3)} ms, flat ${p("flat", 0.5).toFixed(3)} ms; p99: blocks ${p("blocks", 0.99).toFixed(3)} ms, flat ${p("flat", 0.99).toFixed(3)} ms`,
+);

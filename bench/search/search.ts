@@ -56,7 +56,17 @@ interface Measured {
   rssBytes: number;
   /** Boot, step by step: seconds and heap bytes of the snapshot, its indexes, the engine. */
   bootParts: Record<"snapshot" | "indexes" | "engine", { seconds: number; heapBytes: number }>;
-  latencyMs: Record<string, { p50: number; p99: number; n: number; meanHits: number; postings: number; pruned?: { p50: number; p99: number; postings: number } }>;
+  latencyMs: Record<
+    string,
+    {
+      p50: number;
+      p99: number;
+      n: number;
+      meanHits: number;
+      postings: number;
+      pruned?: { p50: number; p99: number; postings: number };
+    }
+  >;
   overall: { p50: number; p99: number; n: number; pruned?: { p50: number; p99: number } };
 }
 
@@ -115,8 +125,15 @@ async function measure(): Promise<Measured> {
         const r = tome.search(q, { pruning });
         return { r, ms: performance.now() - started };
       };
-      const runs = values.pruned ? (i % 2 ? [timed(undefined), timed(false)].reverse() : [timed(false), timed(undefined)]) : [timed(undefined)];
-      const [exhaustive, byDefault] = runs as [{ r: SearchResult; ms: number }, { r: SearchResult; ms: number } | undefined];
+      const runs = values.pruned
+        ? i % 2
+          ? [timed(undefined), timed(false)].reverse()
+          : [timed(false), timed(undefined)]
+        : [timed(undefined)];
+      const [exhaustive, byDefault] = runs as [
+        { r: SearchResult; ms: number },
+        { r: SearchResult; ms: number } | undefined,
+      ];
       times.push(exhaustive.ms);
       hits += exhaustive.r.estimatedTotalHits;
       postings += exhaustive.r.work.postings;
@@ -128,8 +145,19 @@ async function measure(): Promise<Measured> {
     }
     if (values.pruned) allPruned.push(...allDefault);
     all.push(...times);
-    latencyMs[kind] = { p50: percentile(times, 0.5), p99: percentile(times, 0.99), n: times.length, meanHits: hits / times.length, postings: postings / times.length };
-    if (values.pruned) latencyMs[kind].pruned = { p50: percentile(prunedTimes, 0.5), p99: percentile(prunedTimes, 0.99), postings: prunedPostings / times.length };
+    latencyMs[kind] = {
+      p50: percentile(times, 0.5),
+      p99: percentile(times, 0.99),
+      n: times.length,
+      meanHits: hits / times.length,
+      postings: postings / times.length,
+    };
+    if (values.pruned)
+      latencyMs[kind].pruned = {
+        p50: percentile(prunedTimes, 0.5),
+        p99: percentile(prunedTimes, 0.99),
+        postings: prunedPostings / times.length,
+      };
   }
   return {
     pages: tome.snapshot.pages.length,
@@ -140,7 +168,12 @@ async function measure(): Promise<Measured> {
     rssBytes,
     bootParts,
     latencyMs,
-    overall: { p50: percentile(all, 0.5), p99: percentile(all, 0.99), n: all.length, pruned: values.pruned ? { p50: percentile(allPruned, 0.5), p99: percentile(allPruned, 0.99) } : undefined },
+    overall: {
+      p50: percentile(all, 0.5),
+      p99: percentile(all, 0.99),
+      n: all.length,
+      pruned: values.pruned ? { p50: percentile(allPruned, 0.5), p99: percentile(allPruned, 0.99) } : undefined,
+    },
   };
 }
 
@@ -151,7 +184,10 @@ if (values.measure) {
 
 const runs: Measured[] = [];
 for (let r = 0; r < Number(values.runs); r++) {
-  const child = Bun.spawnSync(["bun", import.meta.path, path, "--measure", "--queries", String(perKind), ...(values.pruned ? ["--pruned"] : [])], { stderr: "inherit" });
+  const child = Bun.spawnSync(
+    ["bun", import.meta.path, path, "--measure", "--queries", String(perKind), ...(values.pruned ? ["--pruned"] : [])],
+    { stderr: "inherit" },
+  );
   if (child.exitCode !== 0) {
     console.error(`the measuring process failed (exit ${child.exitCode})`);
     process.exit(1);
@@ -165,12 +201,19 @@ const m: Measured = {
   firstSearchMs: median((x) => x.firstSearchMs),
   heapBytes: median((x) => x.heapBytes),
   rssBytes: median((x) => x.rssBytes),
-  latencyMs: Object.fromEntries(Object.entries(runs[0]!.latencyMs).map(([k, v]) => [k, { ...v, p50: median((x) => x.latencyMs[k]!.p50), p99: median((x) => x.latencyMs[k]!.p99) }])),
+  latencyMs: Object.fromEntries(
+    Object.entries(runs[0]!.latencyMs).map(([k, v]) => [
+      k,
+      { ...v, p50: median((x) => x.latencyMs[k]!.p50), p99: median((x) => x.latencyMs[k]!.p99) },
+    ]),
+  ),
   overall: {
     ...runs[0]!.overall,
     p50: median((x) => x.overall.p50),
     p99: median((x) => x.overall.p99),
-    pruned: values.pruned ? { p50: median((x) => x.overall.pruned!.p50), p99: median((x) => x.overall.pruned!.p99) } : undefined,
+    pruned: values.pruned
+      ? { p50: median((x) => x.overall.pruned!.p50), p99: median((x) => x.overall.pruned!.p99) }
+      : undefined,
   },
 };
 const report = { snapshot: path, runs: runs.length, heapBytesPerChunk: m.heapBytes / m.chunks, ...m };
@@ -182,19 +225,31 @@ else {
     `${runs.length > 1 ? `medians of ${runs.length} runs; ` : ""}boot (open) ${m.bootSeconds.toFixed(3)} s, first search ${m.firstSearchMs.toFixed(1)} ms; heap ${(report.heapBytesPerChunk / 1024).toFixed(2)} KB per chunk; ` +
       `boot adds ${(m.rssBytes / 2 ** 30).toFixed(2)} GiB resident`,
   );
-  const parts = Object.entries(m.bootParts).map(([k, v]) => `${k} ${v.seconds.toFixed(2)} s, ${(v.heapBytes / m.chunks / 1024).toFixed(2)} KB/chunk`);
+  const parts = Object.entries(m.bootParts).map(
+    ([k, v]) => `${k} ${v.seconds.toFixed(2)} s, ${(v.heapBytes / m.chunks / 1024).toFixed(2)} KB/chunk`,
+  );
   console.log(`boot, step by step (first run): ${parts.join("; ")}`);
   console.log(
     (values.pruned
       ? "| queries | n | exhaustive p50 ms | exhaustive p99 ms | mean matching pages | postings per query |"
       : "| queries | n | p50 ms | p99 ms | mean matching pages | postings per query |") +
-      (values.pruned ? " default p50 ms | default p99 ms | default postings per query | p50 exhaustive ÷ default |" : ""),
+      (values.pruned
+        ? " default p50 ms | default p99 ms | default postings per query | p50 exhaustive ÷ default |"
+        : ""),
   );
   console.log(`|---|---|---|---|---|---|${values.pruned ? "---|---|---|---|" : ""}`);
   for (const [k, r] of Object.entries(m.latencyMs)) {
-    const pruned = r.pruned ? ` ${r.pruned.p50.toFixed(2)} | ${r.pruned.p99.toFixed(2)} | ${r.pruned.postings.toFixed(0)} | ${(r.p50 / r.pruned.p50).toFixed(2)} |` : "";
-    console.log(`| ${k} | ${r.n} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.meanHits.toFixed(0)} | ${r.postings.toFixed(0)} |${pruned}`);
+    const pruned = r.pruned
+      ? ` ${r.pruned.p50.toFixed(2)} | ${r.pruned.p99.toFixed(2)} | ${r.pruned.postings.toFixed(0)} | ${(r.p50 / r.pruned.p50).toFixed(2)} |`
+      : "";
+    console.log(
+      `| ${k} | ${r.n} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.meanHits.toFixed(0)} | ${r.postings.toFixed(0)} |${pruned}`,
+    );
   }
-  const overallPruned = m.overall.pruned ? ` ${m.overall.pruned.p50.toFixed(2)} | ${m.overall.pruned.p99.toFixed(2)} | | ${(m.overall.p50 / m.overall.pruned.p50).toFixed(2)} |` : "";
-  console.log(`| **all** | ${m.overall.n} | ${m.overall.p50.toFixed(2)} | ${m.overall.p99.toFixed(2)} | | |${overallPruned}`);
+  const overallPruned = m.overall.pruned
+    ? ` ${m.overall.pruned.p50.toFixed(2)} | ${m.overall.pruned.p99.toFixed(2)} | | ${(m.overall.p50 / m.overall.pruned.p50).toFixed(2)} |`
+    : "";
+  console.log(
+    `| **all** | ${m.overall.n} | ${m.overall.p50.toFixed(2)} | ${m.overall.p99.toFixed(2)} | | |${overallPruned}`,
+  );
 }

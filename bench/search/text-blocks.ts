@@ -20,7 +20,12 @@ import { blockDecompressor, compressTextBlock, openSnapshot, TextStore } from ".
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { blocks: { type: "string", default: "2000" }, rounds: { type: "string", default: "5" }, sizes: { type: "string" }, help: { type: "boolean", short: "h" } },
+  options: {
+    blocks: { type: "string", default: "2000" },
+    rounds: { type: "string", default: "5" },
+    sizes: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  },
   allowPositionals: true,
 });
 if (values.help || !positionals[0]) {
@@ -52,7 +57,10 @@ for (const b of chosen) {
   for (let i = 0; i < block.byteLength; i += 1024) touched += block[i]!;
   compressedBytes += block.byteLength;
 }
-const ways = { system: blockDecompressor(store.dictionary, "system"), node: blockDecompressor(store.dictionary, "node") };
+const ways = {
+  system: blockDecompressor(store.dictionary, "system"),
+  node: blockDecompressor(store.dictionary, "node"),
+};
 const micros: Record<keyof typeof ways, number[]> = { system: [], node: [] };
 const room = new Uint8Array(chosen.reduce((most, b) => Math.max(most, store.blockSize(b)), 0));
 for (let round = 0; round < Number(values.rounds); round++) {
@@ -90,7 +98,9 @@ function compareSizes(sizes: number[]): void {
   console.log(
     `${chunks.length} chunks of ${sampled.size} of ${stored} blocks, ${(raw / chunks.length).toFixed(0)} bytes a chunk; dictionary ${store.dictionary ? `${store.dictionary.byteLength} bytes` : "none"}`,
   );
-  console.log("| block size | blocks | compressed ÷ text | µs a chunk shown (block not cached) | index bytes a chunk | compression MB/s, one thread |");
+  console.log(
+    "| block size | blocks | compressed ÷ text | µs a chunk shown (block not cached) | index bytes a chunk | compression MB/s, one thread |",
+  );
   console.log("|---|---|---|---|---|---|");
   const decompress = blockDecompressor(store.dictionary, "system");
   for (const size of sizes) {

@@ -24,10 +24,28 @@ for (let i = 0; i < Number(count); i++) {
   const q = make();
   const options = i % 5 === 4 ? { highlight: false, cropLength: 120 } : i % 7 === 3 ? { offset: 10 } : {};
   const r = tome.search(q, options);
-  const hits = r.hits.map((h) => [h.page.pageId, h.chunk, h.score, h.formatted.title, h.formatted.text, h.page.timestamp, h.page.title, h.page.sections.length, h.page.chunks.length]);
+  const hits = r.hits.map((h) => [
+    h.page.pageId,
+    h.chunk,
+    h.score,
+    h.formatted.title,
+    h.formatted.text,
+    h.page.timestamp,
+    h.page.title,
+    h.page.sections.length,
+    h.page.chunks.length,
+  ]);
   console.log(JSON.stringify({ kind, q, options, total: r.estimatedTotalHits, hits }));
   if (i % 10 === 0) {
     const l = tome.lucky(q);
-    console.log(JSON.stringify({ lucky: q, page: l?.page.pageId, chunk: l?.hit.chunk, text: l?.hit.formatted.text, total: l?.totalResults }));
+    console.log(
+      JSON.stringify({
+        lucky: q,
+        page: l?.page.pageId,
+        chunk: l?.hit.chunk,
+        text: l?.hit.formatted.text,
+        total: l?.totalResults,
+      }),
+    );
   }
 }

@@ -34,7 +34,9 @@ const { values } = parseArgs({
   },
 });
 if (values.help) {
-  console.log("Usage: bun bench/search/vocabulary.ts [--large N (default 2000000)] [--queries N (default 2000)] [--rounds R (default 5)]");
+  console.log(
+    "Usage: bun bench/search/vocabulary.ts [--large N (default 2000000)] [--queries N (default 2000)] [--rounds R (default 5)]",
+  );
   process.exit(0);
 }
 const LARGE = Number(values.large);
@@ -93,7 +95,9 @@ function misspellings(keys: string[], n: number, seed: number): string[] {
 }
 
 function measure(name: string, keys: string[]): string[] {
-  const lines = [`### ${name}: ${keys.length.toLocaleString("en")} keys, ${(keys.reduce((n, k) => n + k.length, 0) / keys.length).toFixed(2)} UTF-16 code units each on average`];
+  const lines = [
+    `### ${name}: ${keys.length.toLocaleString("en")} keys, ${(keys.reduce((n, k) => n + k.length, 0) / keys.length).toFixed(2)} UTF-16 code units each on average`,
+  ];
   // New: built from the sorted keys, as buildShard does.
   let t = performance.now();
   const data = vocabularyOf(keys);
@@ -114,7 +118,9 @@ function measure(name: string, keys: string[]): string[] {
   const map = new SearchableMap<number>(tree as never);
 
   const random = prng(7);
-  const exact = Array.from({ length: QUERIES }, (_x, i) => (i % 2 ? keys[Math.floor(random() * keys.length)]! : misspellings(keys, 1, i)[0]!));
+  const exact = Array.from({ length: QUERIES }, (_x, i) =>
+    i % 2 ? keys[Math.floor(random() * keys.length)]! : misspellings(keys, 1, i)[0]!,
+  );
   const prefixes = Array.from({ length: QUERIES }, () => {
     const k = keys[Math.floor(random() * keys.length)]!;
     const skip = k.charCodeAt(0) >= 0xe000 && k.charCodeAt(0) < 0xf000 ? 2 : 0;
@@ -124,20 +130,41 @@ function measure(name: string, keys: string[]): string[] {
 
   // The two must agree before their times mean anything.
   for (const q of typos.slice(0, 200)) {
-    if (JSON.stringify(vocabulary.typoNeighbours(q, 2)) !== JSON.stringify(typoNeighbours(tree, q, 2))) throw new Error(`typo lookups differ for ${q}`);
+    if (JSON.stringify(vocabulary.typoNeighbours(q, 2)) !== JSON.stringify(typoNeighbours(tree, q, 2)))
+      throw new Error(`typo lookups differ for ${q}`);
     if (vocabulary.get(q) !== map.get(q)) throw new Error(`get differs for ${q}`);
   }
 
   const rows: [string, number, number][] = [];
   rows.push(["get", perQuery(exact, (q) => map.get(q)), perQuery(exact, (q) => vocabulary.get(q))]);
-  rows.push(["atPrefix (3–5 letters, all keys listed)", perQuery(prefixes, (q) => [...map.atPrefix(q)]), perQuery(prefixes, (q) => [...vocabulary.atPrefix(q)])]);
-  rows.push(["prefixRange (what derive uses; old: atPrefix)", rows[1]![1], perQuery(prefixes, (q) => vocabulary.prefixRange(q))]);
+  rows.push([
+    "atPrefix (3–5 letters, all keys listed)",
+    perQuery(prefixes, (q) => [...map.atPrefix(q)]),
+    perQuery(prefixes, (q) => [...vocabulary.atPrefix(q)]),
+  ]);
+  rows.push([
+    "prefixRange (what derive uses; old: atPrefix)",
+    rows[1]![1],
+    perQuery(prefixes, (q) => vocabulary.prefixRange(q)),
+  ]);
   for (const max of [1, 2]) {
     const count = typos.reduce((n, q) => n + vocabulary.typoNeighbours(q, max).length, 0);
     const old = perQuery(typos, (q) => typoNeighbours(tree, q, max));
-    rows.push([`typoNeighbours, max ${max} (${(count / typos.length).toFixed(1)} found per query)`, old, perQuery(typos, (q) => vocabulary.typoNeighbours(q, max))]);
-    rows.push([`  same, median single query`, singleMedian(typos, (q) => typoNeighbours(tree, q, max)), singleMedian(typos, (q) => vocabulary.typoNeighbours(q, max))]);
-    rows.push([`  typoTerms (no key strings: what derive uses; old: typoNeighbours)`, old, perQuery(typos, (q) => vocabulary.typoTerms(q, max, () => {}))]);
+    rows.push([
+      `typoNeighbours, max ${max} (${(count / typos.length).toFixed(1)} found per query)`,
+      old,
+      perQuery(typos, (q) => vocabulary.typoNeighbours(q, max)),
+    ]);
+    rows.push([
+      `  same, median single query`,
+      singleMedian(typos, (q) => typoNeighbours(tree, q, max)),
+      singleMedian(typos, (q) => vocabulary.typoNeighbours(q, max)),
+    ]);
+    rows.push([
+      `  typoTerms (no key strings: what derive uses; old: typoNeighbours)`,
+      old,
+      perQuery(typos, (q) => vocabulary.typoTerms(q, max, () => {})),
+    ]);
   }
   lines.push(
     "",
@@ -155,12 +182,18 @@ function measure(name: string, keys: string[]): string[] {
 
 const options = textShardOptions("en");
 const real = await ingest({ dumps: ENGLISH_DUMPS.map((f) => join(dumpsDir(), f)) });
-const located = real.articles.flatMap((a) => a.chunks.map((c) => ({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title })));
+const located = real.articles.flatMap((a) =>
+  a.chunks.map((c) => ({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title })),
+);
 const shard = buildShard(located.length, (i) => located[i]!, options);
 const english = new Vocabulary(shard.vocabulary);
 const realKeys = Array.from({ length: english.size }, (_x, t) => english.keyOf(t));
 
-const out = [`Bun ${Bun.version}, ${ROUNDS} rounds of ${QUERIES} queries, medians.`, "", ...measure("(a) the shared English dumps (text shard)", realKeys)];
+const out = [
+  `Bun ${Bun.version}, ${ROUNDS} rounds of ${QUERIES} queries, medians.`,
+  "",
+  ...measure("(a) the shared English dumps (text shard)", realKeys),
+];
 
 const model = await englishModel();
 const large = new Set(realKeys);

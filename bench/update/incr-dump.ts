@@ -11,13 +11,24 @@ import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 
 const { values: v } = parseArgs({
-  options: { help: { type: "boolean" }, in: { type: "string" }, out: { type: "string" }, share: { type: "string", default: "0.01" }, day: { type: "string", default: "2021-01-01" } },
+  options: {
+    help: { type: "boolean" },
+    in: { type: "string" },
+    out: { type: "string" },
+    share: { type: "string", default: "0.01" },
+    day: { type: "string", default: "2021-01-01" },
+  },
 });
 if (v.help) {
-  console.log("Usage: bun bench/update/incr-dump.ts --in <corpus.xml> --out <dump.xml> [--share 0.01] [--day YYYY-MM-DD]");
+  console.log(
+    "Usage: bun bench/update/incr-dump.ts --in <corpus.xml> --out <dump.xml> [--share 0.01] [--day YYYY-MM-DD]",
+  );
   process.exit(0);
 }
-if (!v.in || !v.out) throw new Error("usage: bun bench/update/incr-dump.ts --in <corpus.xml> --out <dump.xml> [--share 0.01] [--day YYYY-MM-DD]");
+if (!v.in || !v.out)
+  throw new Error(
+    "usage: bun bench/update/incr-dump.ts --in <corpus.xml> --out <dump.xml> [--share 0.01] [--day YYYY-MM-DD]",
+  );
 const every = Math.round(1 / Number(v.share));
 mkdirSync(dirname(v.out), { recursive: true });
 const out = Bun.file(v.out).writer();
@@ -33,7 +44,10 @@ const stamp = Date.parse(`${v.day}T00:00:00Z`);
 function alter(page: string, n: number): string {
   const withRev = page
     .replace(/(<revision>\s*<id>)(\d+)(<\/id>)/, (_m, a, id, b) => `${a}${Number(id) + 500_000_000}${b}`)
-    .replace(/<timestamp>[^<]*<\/timestamp>/, `<timestamp>${new Date(stamp + n * 1000).toISOString().replace(/\.000Z$/, "Z")}</timestamp>`);
+    .replace(
+      /<timestamp>[^<]*<\/timestamp>/,
+      `<timestamp>${new Date(stamp + n * 1000).toISOString().replace(/\.000Z$/, "Z")}</timestamp>`,
+    );
   if (/<redirect\b/.test(page) || /<text[^>]*>#REDIRECT/i.test(page)) {
     redirects++;
     return withRev;
@@ -42,7 +56,9 @@ function alter(page: string, n: number): string {
     const paragraphs = text.split("\n\n");
     if (paragraphs.length > 2) paragraphs.splice(1, 1);
     paragraphs.reverse();
-    paragraphs.push(`Revised in 2020 with the word zqrevised${n.toString(36)} and more text about the revision of this article.`);
+    paragraphs.push(
+      `Revised in 2020 with the word zqrevised${n.toString(36)} and more text about the revision of this article.`,
+    );
     return open + paragraphs.join("\n\n") + close;
   });
 }
@@ -71,4 +87,6 @@ for await (const part of Bun.file(v.in).stream()) {
 }
 out.write("</mediawiki>\n");
 await out.end();
-console.error(`${v.out}: ${changed} of ${pages} pages (${redirects} redirects) with a newer revision, in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+console.error(
+  `${v.out}: ${changed} of ${pages} pages (${redirects} redirects) with a newer revision, in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+);

@@ -28,7 +28,10 @@ import { parseArgs } from "node:util";
 import { START, tempDir } from "../support";
 import { spawnServer } from "../servers";
 
-const { values, positionals: files } = parseArgs({ options: { connections: { type: "string", default: "0" }, help: { type: "boolean" } }, allowPositionals: true });
+const { values, positionals: files } = parseArgs({
+  options: { connections: { type: "string", default: "0" }, help: { type: "boolean" } },
+  allowPositionals: true,
+});
 const connections = Number(values.connections);
 if (values.help || files.length < 2 || !Number.isInteger(connections)) {
   console.error("Usage: bun bench/update/swap.ts [--connections N] FIRST.tome NEXT.tome [NEXT.tome…]");
@@ -54,13 +57,27 @@ const dir = tempDir("tome-bench-swap-");
 mkdirSync(join(dir, "snapshots"));
 copyFileSync(files[0]!, join(dir, "snapshots/s0.tome"));
 
-const server = await spawnServer(["bun", START], { HOST: "127.0.0.1", TOME_AUTH: "off", TOME_DATA: join(dir, "data"), TOME_SNAPSHOT: "" }, dir);
+const server = await spawnServer(
+  ["bun", START],
+  { HOST: "127.0.0.1", TOME_AUTH: "off", TOME_DATA: join(dir, "data"), TOME_SNAPSHOT: "" },
+  dir,
+);
 const { url } = server;
 /** The server's log so far. */
 const log = () => server.stderr();
 // The boot snapshot's background verify done, so that it does not overlap the first swap.
 await Bun.sleep(1000);
-const load = connections ? autocannon({ url, connections, duration: 3600, requests: [{ method: "GET", path: "/v1/search?q=history+of+science&limit=10" }] }, () => {}) : undefined;
+const load = connections
+  ? autocannon(
+      {
+        url,
+        connections,
+        duration: 3600,
+        requests: [{ method: "GET", path: "/v1/search?q=history+of+science&limit=10" }],
+      },
+      () => {},
+    )
+  : undefined;
 
 interface Row {
   to: string;
@@ -90,7 +107,10 @@ async function swapTo(file: string, name: string): Promise<void> {
   const seenBefore = log().length;
   const renamed = performance.now();
   renameSync(hidden, join(dir, "snapshots", name));
-  const served = new RegExp(`swap: now serving \\S*${name.replace(".", "\\.")} .*opened in ([\\d.]+ m?s), verified in ([\\d.]+ m?s), switched in ([\\d.]+ m?s)`, "y");
+  const served = new RegExp(
+    `swap: now serving \\S*${name.replace(".", "\\.")} .*opened in ([\\d.]+ m?s), verified in ([\\d.]+ m?s), switched in ([\\d.]+ m?s)`,
+    "y",
+  );
   let m: RegExpExecArray | null = null;
   while (!m) {
     served.lastIndex = log().indexOf("swap: now serving", seenBefore);
@@ -110,7 +130,17 @@ async function swapTo(file: string, name: string): Promise<void> {
   }
   await Bun.sleep(1000);
   sample();
-  rows.push({ to: `${name} (${file})`, bytes: Bun.file(file).size, openMs: m[1]!, verifyMs: m[2]!, switchMs: m[3]!, renamedToServedMs, before, peak, afterLetGo: status(server.pid) });
+  rows.push({
+    to: `${name} (${file})`,
+    bytes: Bun.file(file).size,
+    openMs: m[1]!,
+    verifyMs: m[2]!,
+    switchMs: m[3]!,
+    renamedToServedMs,
+    before,
+    peak,
+    afterLetGo: status(server.pid),
+  });
 }
 
 try {
@@ -123,7 +153,9 @@ try {
 }
 
 console.log(`bun bench/update/swap.ts --connections ${connections} ${files.join(" ")}`);
-console.log("| swap to | file | open | verify | switch | renamed → served | RSS before (anon/file) | peak RSS during (VmHWM) | RSS after the old one is let go (anon/file) |");
+console.log(
+  "| swap to | file | open | verify | switch | renamed → served | RSS before (anon/file) | peak RSS during (VmHWM) | RSS after the old one is let go (anon/file) |",
+);
 console.log("|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) {
   console.log(

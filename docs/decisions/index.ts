@@ -35,7 +35,9 @@ export function decisions(dir = DIR): Decision[] {
 
 /** docs/decisions/README.md as it should read. */
 export function indexText(list = decisions()): string {
-  const rows = list.map((d) => `| [D${d.id}](${d.file}) | ${d.title.replaceAll("|", "\\|")} | ${d.status} | ${d.area} |`);
+  const rows = list.map(
+    (d) => `| [D${d.id}](${d.file}) | ${d.title.replaceAll("|", "\\|")} | ${d.status} | ${d.area} |`,
+  );
   return [
     "# Decisions",
     "",
@@ -54,7 +56,9 @@ export function indexText(list = decisions()): string {
 
 if (import.meta.main) {
   if (process.argv.includes("--help")) {
-    console.log("bun docs/decisions/index.ts [--write]: print (or write to docs/decisions/README.md) the index of the decision files");
+    console.log(
+      "bun docs/decisions/index.ts [--write]: print (or write to docs/decisions/README.md) the index of the decision files",
+    );
   } else if (process.argv.includes("--write")) writeFileSync(join(DIR, "README.md"), indexText());
   else process.stdout.write(indexText());
 }

@@ -41,13 +41,21 @@ export const hashToken = hashKey;
  * its first sign-in token, shown only now. An account that has one already is refused (its
  * holder may be using it): `keys account token` replaces it.
  */
-export function createAccountAccess(file: KeyFile, name: string, plan: PlanName | undefined): { token: string; account: Account; created: boolean } {
+export function createAccountAccess(
+  file: KeyFile,
+  name: string,
+  plan: PlanName | undefined,
+): { token: string; account: Account; created: boolean } {
   const existing = file.accounts[name];
   if (existing && plan && plan !== existing.plan) {
-    throw new KeyStoreError(`account ${name} is on the ${existing.plan} plan. Change it with: bun run keys plan --account ${name} --plan ${plan}`);
+    throw new KeyStoreError(
+      `account ${name} is on the ${existing.plan} plan. Change it with: bun run keys plan --account ${name} --plan ${plan}`,
+    );
   }
   if (existing?.dashboard_token) {
-    throw new KeyStoreError(`account ${name} has a dashboard sign-in token already; nothing was changed. To replace it (the old one stops working): bun run keys account token --account ${name}`);
+    throw new KeyStoreError(
+      `account ${name} has a dashboard sign-in token already; nothing was changed. To replace it (the old one stops working): bun run keys account token --account ${name}`,
+    );
   }
   const account = existing ?? { plan: plan ?? "free" };
   file.accounts[name] = account;
@@ -57,7 +65,10 @@ export function createAccountAccess(file: KeyFile, name: string, plan: PlanName 
 /** `keys account token`: a new sign-in token for an account; the old one, and every session made with it, stop working. */
 export function replaceAccountToken(file: KeyFile, name: string): { token: string; account: Account } {
   const account = file.accounts[name];
-  if (!account) throw new KeyStoreError(`there is no account ${name}. Give it dashboard access with: bun run keys account create --account ${name} --plan PLAN`);
+  if (!account)
+    throw new KeyStoreError(
+      `there is no account ${name}. Give it dashboard access with: bun run keys account create --account ${name} --plan PLAN`,
+    );
   return { token: issue(account, name), account };
 }
 
@@ -119,7 +130,8 @@ class MemorySessions {
     const window = Math.floor(now / SIGN_IN_WINDOW_MS);
     let f = this.failed.get(name);
     if (!f || f.window !== window) {
-      if (this.failed.size > 10_000) for (const [n, old] of this.failed) if (old.window !== window) this.failed.delete(n);
+      if (this.failed.size > 10_000)
+        for (const [n, old] of this.failed) if (old.window !== window) this.failed.delete(n);
       f = { window, count: 0 };
       if (fail) this.failed.set(name, f);
     }

@@ -22,7 +22,9 @@ export interface CreateKeyOptions {
 export function createKey(file: KeyFile, o: CreateKeyOptions): { key: string; record: KeyRecord; account: Account } {
   const existing = file.accounts[o.account];
   if (existing && o.plan && o.plan !== existing.plan) {
-    throw new KeyStoreError(`account ${o.account} is on the ${existing.plan} plan. Change it with: bun run keys plan --account ${o.account} --plan ${o.plan}`);
+    throw new KeyStoreError(
+      `account ${o.account} is on the ${existing.plan} plan. Change it with: bun run keys plan --account ${o.account} --plan ${o.plan}`,
+    );
   }
   const account = existing ?? { plan: o.plan ?? "free" };
   const limit = PLANS[account.plan].keys;
@@ -60,10 +62,14 @@ export function findKey(file: KeyFile, idOrKey: string): KeyRecord {
     if (!record) throw new KeyStoreError(`there is no key ${idOrKey}. See the ids with: bun run keys list`);
     return record;
   }
-  if (!KEY_SHAPE.test(idOrKey)) throw new KeyStoreError(`the key given is not a whole key (${KEY_PREFIX} and ${KEY_BODY} letters or digits). Give the key's text or its id (see bun run keys list).`);
+  if (!KEY_SHAPE.test(idOrKey))
+    throw new KeyStoreError(
+      `the key given is not a whole key (${KEY_PREFIX} and ${KEY_BODY} letters or digits). Give the key's text or its id (see bun run keys list).`,
+    );
   const hash = hashKey(idOrKey);
   const record = file.keys.find((k) => k.hash === hash);
-  if (!record) throw new KeyStoreError("the key given is not in this store (TOME_DATA). See the ids with: bun run keys list");
+  if (!record)
+    throw new KeyStoreError("the key given is not in this store (TOME_DATA). See the ids with: bun run keys list");
   return record;
 }
 
@@ -85,8 +91,14 @@ export function revokeKey(file: KeyFile, idOrKey: string, now: number): KeyRecor
 
 export function setPlan(file: KeyFile, account: string, plan: PlanName, rate?: number): Account {
   const a = file.accounts[account];
-  if (!a) throw new KeyStoreError(`there is no account ${account}. Accounts are made with their first key: bun run keys create --account ${account} --name NAME`);
-  if (rate !== undefined && plan !== "enterprise") throw new KeyStoreError("--rate is for the enterprise plan only; the other plans' rates are fixed (api.md section 8).");
+  if (!a)
+    throw new KeyStoreError(
+      `there is no account ${account}. Accounts are made with their first key: bun run keys create --account ${account} --name NAME`,
+    );
+  if (rate !== undefined && plan !== "enterprise")
+    throw new KeyStoreError(
+      "--rate is for the enterprise plan only; the other plans' rates are fixed (api.md section 8).",
+    );
   a.plan = plan;
   if (plan === "enterprise") {
     if (rate !== undefined) a.rate = rate;

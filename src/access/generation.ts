@@ -6,7 +6,17 @@
  * short by a write in place (`cp` over it) would kill the server with SIGBUS (D56). It holds
  * nothing else: a damaged one can be deleted and is made anew.
  */
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, statSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { KeyStoreError } from "./errors";
 
@@ -21,7 +31,11 @@ export function generationPath(dataDir: string): string {
 export function checkGeneration(path: string): void {
   const s = statSync(path, { throwIfNoEntry: false });
   if (!s) return;
-  const what = !s.isFile() ? "is not a file" : s.size !== GENERATION_BYTES ? `holds ${s.size} bytes where Tome writes ${GENERATION_BYTES}` : undefined;
+  const what = !s.isFile()
+    ? "is not a file"
+    : s.size !== GENERATION_BYTES
+      ? `holds ${s.size} bytes where Tome writes ${GENERATION_BYTES}`
+      : undefined;
   if (what) {
     throw new KeyStoreError(
       `${path} is damaged: it ${what}. It only tells running servers that keys.json changed, so nothing is lost by ` +

@@ -43,7 +43,10 @@ export interface Refusal {
   retryAfter?: number;
 }
 
-export const NO_KEY: Refusal = { reason: "no key", message: "An API key is required via the X-API-Key header (or Authorization: Bearer <key>)." };
+export const NO_KEY: Refusal = {
+  reason: "no key",
+  message: "An API key is required via the X-API-Key header (or Authorization: Bearer <key>).",
+};
 
 export const READ_SCOPE: Refusal = {
   reason: "read scope",

@@ -4,7 +4,17 @@
  * reads it through an Access, which also counts usage. With TOME_REDIS_URL, replicas keep all
  * of it in Redis instead (redis/: RedisAccess); both are Gates (grant.ts) to the HTTP pipeline.
  */
-import { invalidKey, keyText, NO_KEY, READ_SCOPE, type Gate, type Grant, type Health, type QuotaState, type Refusal } from "./grant";
+import {
+  invalidKey,
+  keyText,
+  NO_KEY,
+  READ_SCOPE,
+  type Gate,
+  type Grant,
+  type Health,
+  type QuotaState,
+  type Refusal,
+} from "./grant";
 import { checkKeyStore, type Scope } from "./store";
 import { PlanTally, type PlanName } from "./plans";
 import { RateLimiter } from "./rate";
@@ -13,7 +23,19 @@ import { KeyRing, UNLIMITED, type KnownKey } from "./ring";
 import { monthEnd, monthOf, monthStart, UsageLedger, usagePath, type Meter } from "./usage";
 import { fileAccountStore, type AccountStore } from "./accounts";
 
-export { checkKeyStore, keysPath, readKeyFile, SCOPES, stateOf, updateKeyFile, type KeyFile, type KeyRecord, type KeyState, type KeyStoreState, type Scope } from "./store";
+export {
+  checkKeyStore,
+  keysPath,
+  readKeyFile,
+  SCOPES,
+  stateOf,
+  updateKeyFile,
+  type KeyFile,
+  type KeyRecord,
+  type KeyState,
+  type KeyStoreState,
+  type Scope,
+} from "./store";
 export { createKey, findKey, revokeKey, setPlan } from "./commands";
 export {
   accountOfToken,
@@ -33,7 +55,16 @@ export { KEY_SHAPE } from "./key-text";
 export type { KnownKey } from "./ring";
 export type { Gate, Grant, Health, Hold, QuotaState, Refusal } from "./grant";
 export { ENTERPRISE_DEFAULT_RATE, isPlan, limitsOf, PLAN_NAMES, PLANS, type Plan, type PlanName } from "./plans";
-export { FLUSH_INTERVAL_MS, monthOf, readUsage, UsageFileError, usagePath, writeUsage, type Meter, type UsageData } from "./usage";
+export {
+  FLUSH_INTERVAL_MS,
+  monthOf,
+  readUsage,
+  UsageFileError,
+  usagePath,
+  writeUsage,
+  type Meter,
+  type UsageData,
+} from "./usage";
 
 export { checkRedisUrl, RedisAccess, RedisKeyStore, UNAVAILABLE_RETRY_AFTER } from "./redis";
 export { redisAddress } from "./redis/connection";
@@ -111,7 +142,12 @@ export class Access implements Gate {
     const problem = this.keys.problem;
     if (!problem) return { ok: true, problems: [] };
     const since = new Date(problem.since).toISOString();
-    return { ok: false, problems: [`the key store cannot be read since ${since}: the keys last read are served (the server's log says what is wrong)`] };
+    return {
+      ok: false,
+      problems: [
+        `the key store cannot be read since ${since}: the keys last read are served (the server's log says what is wrong)`,
+      ],
+    };
   }
 
   start(): void {
@@ -146,7 +182,10 @@ export class Access implements Gate {
     const second = Math.floor(now / 1000);
     const rateRemaining = this.rates.admit(id, key.limits.rate, second);
     const workWait = rateRemaining < 0 ? 0 : this.work.wait(id, now);
-    const held = rateRemaining < 0 || workWait ? undefined : this.usage.hold(key.account, this.currentMonth(now).name, cost, key.limits.quota);
+    const held =
+      rateRemaining < 0 || workWait
+        ? undefined
+        : this.usage.hold(key.account, this.currentMonth(now).name, cost, key.limits.quota);
     return { key, cost, rateRemaining, rateReset: second + 1, held, workWait };
   }
 

@@ -41,7 +41,16 @@ export function knownKey(record: KeyRecord, account: Account): KnownKey {
   const endsAt = record.revoked_at ? -Infinity : record.expires_at ? Date.parse(record.expires_at) : Infinity;
   const quotaText = Number.isFinite(limits.quota) ? String(limits.quota) : UNLIMITED;
   const scope = record.scopes.includes("full") ? "full" : "read";
-  return { record, account: record.account, plan: account.plan, limits, scope, endsAt, rateText: String(limits.rate), quotaText };
+  return {
+    record,
+    account: record.account,
+    plan: account.plan,
+    limits,
+    scope,
+    endsAt,
+    rateText: String(limits.rate),
+    quotaText,
+  };
 }
 
 /** Why keys.json cannot be served from, and since when (ms since the epoch). */
@@ -93,10 +102,13 @@ export class KeyRing {
     try {
       this.reload(generation);
     } catch (err) {
-      const message = err instanceof KeyStoreError ? err.message : `cannot read ${this.path}: ${(err as Error).message}.`;
+      const message =
+        err instanceof KeyStoreError ? err.message : `cannot read ${this.path}: ${(err as Error).message}.`;
       this.problem ??= { message, since: Date.now() };
       this.problem.message = message;
-      this.log(`${message} Until it is whole again, the server keeps the ${this.byHash.size} key(s) it last read: new keys, revocations and plan changes wait for it.`);
+      this.log(
+        `${message} Until it is whole again, the server keeps the ${this.byHash.size} key(s) it last read: new keys, revocations and plan changes wait for it.`,
+      );
     }
   }
 
@@ -105,7 +117,8 @@ export class KeyRing {
     const s = statSync(this.path, { throwIfNoEntry: false });
     // The tool replaces the file by a rename (a new inode); mtime and size catch an edit in place.
     const [ino, mtimeMs, size] = s ? [s.ino, s.mtimeMs, s.size] : [-1, 0, 0];
-    if (generation === this.seenGeneration && ino === this.ino && mtimeMs === this.mtimeMs && size === this.size) return;
+    if (generation === this.seenGeneration && ino === this.ino && mtimeMs === this.mtimeMs && size === this.size)
+      return;
     // Each version of the file is read once, whole or not: a damaged one is reported once, not every second.
     [this.ino, this.mtimeMs, this.size, this.seenGeneration] = [ino, mtimeMs, size, generation];
     if (!s && !this.loaded) return;

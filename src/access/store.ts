@@ -73,15 +73,21 @@ export function readKeyText(path: string): string {
     return readFileSync(path, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "EISDIR") throw new KeyStoreError(`${path} is a directory, not the key store's file. Move it away and restore keys.json from a backup; nothing was changed.`);
-    throw new KeyStoreError(`${path} cannot be read (${code ?? (err as Error).message}). Make it a file this user can read; nothing was changed.`);
+    if (code === "EISDIR")
+      throw new KeyStoreError(
+        `${path} is a directory, not the key store's file. Move it away and restore keys.json from a backup; nothing was changed.`,
+      );
+    throw new KeyStoreError(
+      `${path} cannot be read (${code ?? (err as Error).message}). Make it a file this user can read; nothing was changed.`,
+    );
   }
 }
 
 /** Checks the text of keys.json, read from path; anything but a whole store throws, saying what is wrong. */
 export function parseKeyFile(path: string, text: string): KeyFile {
   const restore = "Restore it from a backup; nothing was changed.";
-  if (!text.trim()) throw new KeyStoreError(`${path} is empty (a crash or a full disk may have cut it short). ${restore}`);
+  if (!text.trim())
+    throw new KeyStoreError(`${path} is empty (a crash or a full disk may have cut it short). ${restore}`);
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -110,7 +116,10 @@ export function checkKeyStore(dataDir: string): KeyStoreState {
   const generation = generationPath(dataDir);
   checkGeneration(generation);
   if (!existsSync(path)) {
-    const traces = [readGeneration(generation) > 0 && generation, existsSync(usagePath(dataDir)) && usagePath(dataDir)].filter(Boolean);
+    const traces = [
+      readGeneration(generation) > 0 && generation,
+      existsSync(usagePath(dataDir)) && usagePath(dataDir),
+    ].filter(Boolean);
     if (!traces.length) return "fresh";
     throw new KeyStoreError(
       `${path} is missing, but ${traces.join(" and ")} show${traces.length > 1 ? "" : "s"} that a key store was kept here: ` +
@@ -121,7 +130,9 @@ export function checkKeyStore(dataDir: string): KeyStoreState {
   const file = readKeyFile(path);
   // Accounts given the dashboard make their own keys there.
   if (!file.keys.length && !Object.values(file.accounts).some((a) => a.dashboard_token)) {
-    throw new KeyStoreError(`${path} holds no key, so every request would be refused. Create one: bun run keys create --name NAME --scope full`);
+    throw new KeyStoreError(
+      `${path} holds no key, so every request would be refused. Create one: bun run keys create --name NAME --scope full`,
+    );
   }
   return "present";
 }
@@ -134,15 +145,24 @@ function checkKeyFile(data: unknown): string | undefined {
   for (const [id, a] of Object.entries(f.accounts)) {
     if (!a || !isPlan(a.plan)) return `account ${id} has no valid plan`;
     if (a.rate !== undefined && !(Number.isInteger(a.rate) && a.rate > 0)) return `account ${id} has an invalid rate`;
-    if (a.dashboard_token !== undefined && !/^[0-9a-f]{64}$/.test(a.dashboard_token)) return `account ${id} has an invalid dashboard_token`;
+    if (a.dashboard_token !== undefined && !/^[0-9a-f]{64}$/.test(a.dashboard_token))
+      return `account ${id} has an invalid dashboard_token`;
   }
   for (const k of f.keys) {
-    if (!k || typeof k.id !== "string" || !/^[0-9a-f]{64}$/.test(k.hash) || typeof k.account !== "string" || !f.accounts[k.account]) {
+    if (
+      !k ||
+      typeof k.id !== "string" ||
+      !/^[0-9a-f]{64}$/.test(k.hash) ||
+      typeof k.account !== "string" ||
+      !f.accounts[k.account]
+    ) {
       return `key ${String(k?.id)} is incomplete or names an unknown account`;
     }
-    if (!Array.isArray(k.scopes) || !k.scopes.length || !k.scopes.every((s) => SCOPES.includes(s))) return `key ${k.id} has no valid scopes`;
+    if (!Array.isArray(k.scopes) || !k.scopes.length || !k.scopes.every((s) => SCOPES.includes(s)))
+      return `key ${k.id} has no valid scopes`;
     // An expiry that does not parse would never end.
-    if (k.expires_at !== null && !(typeof k.expires_at === "string" && !Number.isNaN(Date.parse(k.expires_at)))) return `key ${k.id} has an invalid expires_at`;
+    if (k.expires_at !== null && !(typeof k.expires_at === "string" && !Number.isNaN(Date.parse(k.expires_at))))
+      return `key ${k.id} has an invalid expires_at`;
     if (k.revoked_at !== null && typeof k.revoked_at !== "string") return `key ${k.id} has an invalid revoked_at`;
     if (k.prefix !== undefined && !/^wk_[A-Za-z0-9]{4}$/.test(k.prefix)) return `key ${k.id} has an invalid prefix`;
   }
@@ -170,7 +190,8 @@ export function updateKeyFile<T>(dataDir: string, change: (file: KeyFile) => T):
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       if (staleLock(lock)) rmSync(lock, { force: true });
-      else if (Date.now() > deadline) throw new KeyStoreError(`${lock} is held by another key command. If none is running, delete the lock file.`);
+      else if (Date.now() > deadline)
+        throw new KeyStoreError(`${lock} is held by another key command. If none is running, delete the lock file.`);
       else Bun.sleepSync(20);
     }
   }

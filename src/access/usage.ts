@@ -63,7 +63,13 @@ export function monthEnd(ms: number): number {
 
 const checksum = (data: UsageData) =>
   createHash("sha256")
-    .update(JSON.stringify(data.key_days ? { months: data.months, last_used: data.last_used, key_days: data.key_days } : { months: data.months, last_used: data.last_used }))
+    .update(
+      JSON.stringify(
+        data.key_days
+          ? { months: data.months, last_used: data.last_used, key_days: data.key_days }
+          : { months: data.months, last_used: data.last_used },
+      ),
+    )
     .digest("hex");
 
 /** Reads and verifies usage.json; a missing file is no usage yet. */
@@ -81,16 +87,20 @@ export function readUsage(path: string): UsageData {
   }
   if (!file || typeof file !== "object" || file.format !== "tome-usage") throw fail("not a Tome usage file");
   if (file.version !== 1) throw fail(`version ${String(file.version)} is not one this Tome reads`);
-  if (!file.months || typeof file.months !== "object" || !file.last_used || typeof file.last_used !== "object") throw fail("counters missing");
+  if (!file.months || typeof file.months !== "object" || !file.last_used || typeof file.last_used !== "object")
+    throw fail("counters missing");
   for (const [month, accounts] of Object.entries(file.months)) {
     if (!/^\d{4}-\d{2}$/.test(month)) throw fail(`bad month ${month}`);
-    for (const n of Object.values(accounts)) if (!Number.isSafeInteger(n) || n < 0) throw fail(`bad counter in ${month}`);
+    for (const n of Object.values(accounts))
+      if (!Number.isSafeInteger(n) || n < 0) throw fail(`bad counter in ${month}`);
   }
   if (file.key_days !== undefined) {
     if (!file.key_days || typeof file.key_days !== "object") throw fail("per-key counters damaged");
     for (const [day, keys] of Object.entries(file.key_days)) {
       if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw fail(`bad day ${day}`);
-      for (const use of Object.values(keys)) if (!Array.isArray(use) || use.length !== 2 || !use.every((n) => Number.isSafeInteger(n) && n >= 0)) throw fail(`bad counter on ${day}`);
+      for (const use of Object.values(keys))
+        if (!Array.isArray(use) || use.length !== 2 || !use.every((n) => Number.isSafeInteger(n) && n >= 0))
+          throw fail(`bad counter on ${day}`);
     }
   }
   if (file.checksum !== checksum(file)) throw fail("checksum mismatch");
@@ -98,7 +108,14 @@ export function readUsage(path: string): UsageData {
 }
 
 export function writeUsage(path: string, data: UsageData): void {
-  const file: UsageFile = { format: "tome-usage", version: 1, months: data.months, last_used: data.last_used, ...(data.key_days ? { key_days: data.key_days } : {}), checksum: checksum(data) };
+  const file: UsageFile = {
+    format: "tome-usage",
+    version: 1,
+    months: data.months,
+    last_used: data.last_used,
+    ...(data.key_days ? { key_days: data.key_days } : {}),
+    checksum: checksum(data),
+  };
   // Not fsynced: a killed process loses nothing the kernel has; only a power cut could.
   atomicWrite(path, JSON.stringify(file), { mode: 0o600, durable: false });
 }
@@ -227,7 +244,8 @@ export class UsageLedger {
     for (const [id, ms] of this.lastUsed) last_used[id] = new Date(ms).toISOString();
     const key_days: KeyDays = {};
     for (const [day, keys] of Object.entries(this.data.key_days ?? {})) {
-      if (day.startsWith(month)) key_days[day] = Object.fromEntries(Object.entries(keys).map(([id, use]) => [id, [use[0], use[1]]]));
+      if (day.startsWith(month))
+        key_days[day] = Object.fromEntries(Object.entries(keys).map(([id, use]) => [id, [use[0], use[1]]]));
     }
     return { months: { [month]: { ...this.data.months[month] } }, last_used, key_days };
   }

@@ -32,7 +32,8 @@ export function parseDeletions(text: string, file: string): Deletions {
     const kind = explicit ? explicit[1] : /^[0-9]+$/.test(line) ? "id" : "title";
     const value = explicit ? explicit[2]!.trim() : line;
     if (kind === "id") {
-      if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new DeletionsError(`${file}, line ${i + 1}: "${value}" is not a page id.`);
+      if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(Number(value)))
+        throw new DeletionsError(`${file}, line ${i + 1}: "${value}" is not a page id.`);
       out.ids.add(Number(value));
     } else {
       const title = canonicalTitle(value);
@@ -48,7 +49,9 @@ export function readDeletions(file: string): Deletions {
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    throw new DeletionsError(`cannot read the deletion list ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+    throw new DeletionsError(
+      `cannot read the deletion list ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
+    );
   }
   return parseDeletions(text, file);
 }

@@ -41,7 +41,8 @@ const DAY = /^(\d{8})$/;
 
 /** A local directory: <dir>/<wiki>/<day>/<name> (as mirrored) or <dir>/<name>. */
 export function localPlace(dir: string): DumpPlace {
-  if (!existsSync(dir)) throw new DumpError(`no such directory: ${dir}. Give the folder holding the incremental dumps.`);
+  if (!existsSync(dir))
+    throw new DumpError(`no such directory: ${dir}. Give the folder holding the incremental dumps.`);
   const nested = (wiki: string, day: string) => join(dir, wiki, day, incrName(wiki, day));
   return {
     async days(wiki) {
@@ -75,13 +76,18 @@ export function httpPlace(base: string, fetchImpl: typeof fetch = fetch): DumpPl
     try {
       return await fetchImpl(url, { redirect: "follow" });
     } catch (err) {
-      throw new DumpError(`cannot reach ${url}: ${(err as Error).message}. Check the network, or use --from <dir> with dumps fetched another way.`);
+      throw new DumpError(
+        `cannot reach ${url}: ${(err as Error).message}. Check the network, or use --from <dir> with dumps fetched another way.`,
+      );
     }
   };
   return {
     async days(wiki) {
       const index = await get(`${root}/${wiki}/`);
-      if (!index.ok) throw new DumpError(`cannot list ${root}/${wiki}/: HTTP ${index.status}. Check the wiki's name (--wiki) and the address (--url).`);
+      if (!index.ok)
+        throw new DumpError(
+          `cannot list ${root}/${wiki}/: HTTP ${index.status}. Check the wiki's name (--wiki) and the address (--url).`,
+        );
       const listed = [...new Set([...(await index.text()).matchAll(/href="(\d{8})\/?"/g)].map((m) => m[1]!))].sort();
       const done: string[] = [];
       for (const day of listed) {
@@ -111,12 +117,20 @@ export function nextDay(day: string): string {
  * The days to apply: those published from `start` on (by default the day after the last one
  * applied, or the day of the snapshot's newest page), and any days missing before them.
  */
-export function daysToApply(published: string[], start: string): { days: string[]; missing: { first: string; last: string; count: number }[] } {
+export function daysToApply(
+  published: string[],
+  start: string,
+): { days: string[]; missing: { first: string; last: string; count: number }[] } {
   const days = published.filter((d) => d >= start);
   const missing: { first: string; last: string; count: number }[] = [];
   let from = start;
   for (const day of days) {
-    if (day > from) missing.push({ first: from, last: previousDay(day), count: Math.round((dateOf(day) - dateOf(from)) / 86_400_000) });
+    if (day > from)
+      missing.push({
+        first: from,
+        last: previousDay(day),
+        count: Math.round((dateOf(day) - dateOf(from)) / 86_400_000),
+      });
     from = nextDay(day);
   }
   return { days, missing };

@@ -7,7 +7,18 @@ import { availableParallelism, totalmem } from "node:os";
 import { dirname } from "node:path";
 import { mkdirSync } from "node:fs";
 import { ingest, modifications, type IngestOptions, type IngestResult } from "../ingest";
-import { Growable, lowerBound, redirectListOf, SnapshotWriter, type PageInput, type Redirect, type RedirectList, type SnapshotMeta, type SourceReport, type Wiki } from "../snapshot";
+import {
+  Growable,
+  lowerBound,
+  redirectListOf,
+  SnapshotWriter,
+  type PageInput,
+  type Redirect,
+  type RedirectList,
+  type SnapshotMeta,
+  type SourceReport,
+  type Wiki,
+} from "../snapshot";
 import { IndexBuilder, logMemory, pageOrderSection, type IndexBuildProgress } from "../search";
 
 /** The default memory budget: a quarter of the machine's memory, at most 2 GB. */
@@ -77,16 +88,36 @@ export class SnapshotBuild {
   }
 
   /** Keeps the pages `kept` lists (id and revision), writes everything else and renames the file into place. */
-  finish(kept: KeptPages, redirects: RedirectList, about: BuildAbout, redirectPageIds?: ArrayLike<number>): BuildReport {
+  finish(
+    kept: KeptPages,
+    redirects: RedirectList,
+    about: BuildAbout,
+    redirectPageIds?: ArrayLike<number>,
+  ): BuildReport {
     logMemory("ingest: done");
     const keep = keptRevisions(kept);
-    const pages = this.writer.finishPages((a) => keep.take(this.arrivalIds.get(a), this.arrivalRevs.get(a)), redirects, undefined, redirectPageIds);
+    const pages = this.writer.finishPages(
+      (a) => keep.take(this.arrivalIds.get(a), this.arrivalRevs.get(a)),
+      redirects,
+      undefined,
+      redirectPageIds,
+    );
     this.arrivalIds = new Growable(Uint32Array);
     this.arrivalRevs = new Growable(Float64Array);
     logMemory("page table: done");
     const table = this.writer.out;
     const index = this.indexFor(about.wiki.lang);
-    index.finish(table, { docOfText: pages.docOfText, documents: pages.documents, titles: pages.titles, chunkCounts: pages.chunkCounts, redirects }, this.options.progress);
+    index.finish(
+      table,
+      {
+        docOfText: pages.docOfText,
+        documents: pages.documents,
+        titles: pages.titles,
+        chunkCounts: pages.chunkCounts,
+        redirects,
+      },
+      this.options.progress,
+    );
     const { meta, bytes } = this.writer.finish(
       {
         createdAt: (this.options.createdAt ?? new Date()).toISOString(),
@@ -106,7 +137,12 @@ export class SnapshotBuild {
 
   /** The index builder, made with the first page (the wiki's language is known from then). */
   private indexFor(lang: string): IndexBuilder {
-    return (this.index ??= new IndexBuilder(lang, this.options.memoryBytes ?? DEFAULT_MEMORY_BYTES, dirname(this.options.out), this.background));
+    return (this.index ??= new IndexBuilder(
+      lang,
+      this.options.memoryBytes ?? DEFAULT_MEMORY_BYTES,
+      dirname(this.options.out),
+      this.background,
+    ));
   }
 
   /** Removes every temporary file (after a failure or an interruption). */
@@ -128,7 +164,9 @@ interface KeptPages {
  * dumps hold it).
  */
 function keptRevisions(kept: KeptPages): { take(pageId: number, revId: number): boolean } {
-  const order = Uint32Array.from({ length: kept.pageIds.length }, (_, k) => k).sort((a, b) => kept.pageIds[a]! - kept.pageIds[b]! || a - b);
+  const order = Uint32Array.from({ length: kept.pageIds.length }, (_, k) => k).sort(
+    (a, b) => kept.pageIds[a]! - kept.pageIds[b]! || a - b,
+  );
   const ids = Float64Array.from(order, (k) => kept.pageIds[k]!);
   const revs = Float64Array.from(order, (k) => kept.revIds[k]!);
   const taken = new Uint8Array(order.length);
@@ -148,7 +186,10 @@ function keptRevisions(kept: KeptPages): { take(pageId: number, revId: number): 
 type IngestSummary = Pick<IngestResult, "wiki" | "sources" | "truncated" | "failures" | "wikitextChars">;
 
 /** Builds a snapshot from dumps. The file appears only when whole. */
-export async function buildFromDumps(ingestOptions: Omit<IngestOptions, "onArticle">, options: BuildOptions): Promise<BuildReport & { result: IngestSummary }> {
+export async function buildFromDumps(
+  ingestOptions: Omit<IngestOptions, "onArticle">,
+  options: BuildOptions,
+): Promise<BuildReport & { result: IngestSummary }> {
   const build = new SnapshotBuild(options, true);
   const stop = () => {
     build.abandon();
@@ -187,7 +228,12 @@ async function ingestInto(build: SnapshotBuild, ingestOptions: Omit<IngestOption
 }
 
 /** Builds a snapshot from pages already in memory (tests, conversion of a format-1 file). */
-export function buildFromPages(pages: Iterable<PageInput>, redirects: Redirect[], about: BuildAbout & { redirectPageIds?: number[] }, options: BuildOptions): BuildReport {
+export function buildFromPages(
+  pages: Iterable<PageInput>,
+  redirects: Redirect[],
+  about: BuildAbout & { redirectPageIds?: number[] },
+  options: BuildOptions,
+): BuildReport {
   const build = new SnapshotBuild(options);
   try {
     const pageIds = new Growable(Uint32Array);
@@ -197,7 +243,12 @@ export function buildFromPages(pages: Iterable<PageInput>, redirects: Redirect[]
       pageIds.push(p.pageId);
       revIds.push(p.revId);
     }
-    return build.finish({ pageIds: pageIds.view(), revIds: revIds.view() }, redirectListOf(redirects), about, about.redirectPageIds);
+    return build.finish(
+      { pageIds: pageIds.view(), revIds: revIds.view() },
+      redirectListOf(redirects),
+      about,
+      about.redirectPageIds,
+    );
   } catch (err) {
     build.abandon();
     throw err;

@@ -2,7 +2,27 @@
  * build: dumps → snapshot files. full.ts builds one from dumps (or pages in memory), update.ts
  * applies incremental dumps and a deletion list to one, follow.ts finds the days to apply.
  */
-export { buildFromDumps, buildFromPages, DEFAULT_MEMORY_BYTES, SnapshotBuild, writeIngested, type BuildAbout, type BuildOptions, type BuildReport } from "./full";
+export {
+  buildFromDumps,
+  buildFromPages,
+  DEFAULT_MEMORY_BYTES,
+  SnapshotBuild,
+  writeIngested,
+  type BuildAbout,
+  type BuildOptions,
+  type BuildReport,
+} from "./full";
 export { dayOfDump, updateSnapshot, type UpdateOptions, type UpdateReport } from "./update";
 export { DeletionsError, parseDeletions, readDeletions, type Deletions } from "./deletions";
-export { appliedDays, dayOf, daysToApply, httpPlace, incrName, localPlace, nextDay, WIKIMEDIA_INCR, wikiOf, type DumpPlace } from "./follow";
+export {
+  appliedDays,
+  dayOf,
+  daysToApply,
+  httpPlace,
+  incrName,
+  localPlace,
+  nextDay,
+  WIKIMEDIA_INCR,
+  wikiOf,
+  type DumpPlace,
+} from "./follow";

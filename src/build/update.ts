@@ -16,7 +16,19 @@
 import { availableParallelism } from "node:os";
 import { basename, dirname } from "node:path";
 import { mkdirSync } from "node:fs";
-import { canonicalTitle, ClaimedRedirects, ClaimTable, DumpError, ingest, modifications, newer, sameWiki, siteOf, type IngestProgress, type IngestResult } from "../ingest";
+import {
+  canonicalTitle,
+  ClaimedRedirects,
+  ClaimTable,
+  DumpError,
+  ingest,
+  modifications,
+  newer,
+  sameWiki,
+  siteOf,
+  type IngestProgress,
+  type IngestResult,
+} from "../ingest";
 import {
   type AppliedUpdate,
   openContainer,
@@ -81,7 +93,8 @@ export function dayOfDump(spec: string): string | undefined {
 /** Opens the base and checks it whole (every section's hash): a damaged base would pass its damage on. */
 async function openBase(path: string): Promise<Snapshot> {
   const base = openSnapshot(path);
-  if (!base.container.has("index.text.meta")) throw new SnapshotError(`${path} has no text index. Rebuild it with \`bun run snapshot:build --dump <dump>\`.`);
+  if (!base.container.has("index.text.meta"))
+    throw new SnapshotError(`${path} has no text index. Rebuild it with \`bun run snapshot:build --dump <dump>\`.`);
   // Hashed through a mapping of its own, let go after: the pages read stay resident while mapped.
   const damaged = await openContainer(path).verify();
   Bun.gc(true);
@@ -94,13 +107,16 @@ async function openBase(path: string): Promise<Snapshot> {
 }
 
 export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
-  if (!o.dumps.length && !o.deleted) throw new DumpError("nothing to apply: give at least one --dump or a --deleted list.");
+  if (!o.dumps.length && !o.deleted)
+    throw new DumpError("nothing to apply: give at least one --dump or a --deleted list.");
   const base = await openBase(o.base);
   const wiki = { ...base.meta.wiki };
   for (const dump of o.dumps) {
     const site = await siteOf(dump);
     if (!sameWiki(wiki, site)) {
-      throw new DumpError(`${dump} is a dump of ${site.host || site.dbname || "another wiki"}, but ${o.base} is of ${wiki.host || wiki.dbname}: nothing was written. Apply only that wiki's dumps.`);
+      throw new DumpError(
+        `${dump} is a dump of ${site.host || site.dbname || "another wiki"}, but ${o.base} is of ${wiki.host || wiki.dbname}: nothing was written. Apply only that wiki's dumps.`,
+      );
     }
     if (!wiki.dbname && site.dbname) wiki.dbname = site.dbname;
   }
@@ -174,10 +190,15 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
       for (let c = 0; c < pages.chunkCounts[r]!; c++) docOf[from + c] = done.docOfText[text + c]!;
     }
     for (let t = 0; t < newChunks; t++) docOf[baseDocuments + t] = done.docOfText[t]!;
-    index.finish(writer.out, { docOfText: docOf, documents: done.documents, titles: done.titles, chunkCounts: done.chunkCounts, redirects }, o.progress, {
-      path: o.base,
-      documents: baseDocuments,
-    });
+    index.finish(
+      writer.out,
+      { docOfText: docOf, documents: done.documents, titles: done.titles, chunkCounts: done.chunkCounts, redirects },
+      o.progress,
+      {
+        path: o.base,
+        documents: baseDocuments,
+      },
+    );
 
     const createdAt = (o.createdAt ?? new Date()).toISOString();
     const applied: AppliedUpdate = {
@@ -239,12 +260,25 @@ function copyText(writer: SnapshotWriter, path: string, pages: PageTable, rows: 
 }
 
 /** Ingests the dumps, streaming each article to `add`; a damaged dump is refused whole. */
-async function ingestDumps(o: UpdateOptions, chunkWords: number, add: (a: IngestResult["articles"][number]) => void): Promise<IngestResult> {
+async function ingestDumps(
+  o: UpdateOptions,
+  chunkWords: number,
+  add: (a: IngestResult["articles"][number]) => void,
+): Promise<IngestResult> {
   try {
-    return await ingest({ dumps: o.dumps, chunkWords, workers: o.workers ?? availableParallelism(), onProgress: o.onProgress, onArticle: add });
+    return await ingest({
+      dumps: o.dumps,
+      chunkWords,
+      workers: o.workers ?? availableParallelism(),
+      onProgress: o.onProgress,
+      onArticle: add,
+    });
   } catch (err) {
     if (err instanceof DumpError && err.damaged) {
-      throw new DumpError(`${err.message.split("\n")[0]} Nothing was written: fetch the dump again (applying part of a day would leave pages stale).`, { damaged: true });
+      throw new DumpError(
+        `${err.message.split("\n")[0]} Nothing was written: fetch the dump again (applying part of a day would leave pages stale).`,
+        { damaged: true },
+      );
     }
     throw err;
   }
@@ -261,18 +295,43 @@ function resolve(
   arrivals: { pageId: number; revId: number }[],
   result: IngestResult,
   deleted: Deletions | undefined,
-): { baseRows: number[]; newArrivals: number[]; redirects: Redirect[]; redirectPageIds: number[] | undefined; changed: number; added: number; removed: number; deletedCount: number } {
+): {
+  baseRows: number[];
+  newArrivals: number[];
+  redirects: Redirect[];
+  redirectPageIds: number[] | undefined;
+  changed: number;
+  added: number;
+  removed: number;
+  deletedCount: number;
+} {
   const pages = base.pages;
   const claims = new Map<number, Holder>();
   for (let r = 0; r < pages.length; r++) {
     const pageId = pages.ids[r]!;
-    claims.set(pageId, { kind: "article", pageId, title: canonicalTitle(pages.title(r)), revId: pages.revOf(r), tsUnix: pages.ts[r]!, row: r });
+    claims.set(pageId, {
+      kind: "article",
+      pageId,
+      title: canonicalTitle(pages.title(r)),
+      revId: pages.revOf(r),
+      tsUnix: pages.ts[r]!,
+      row: r,
+    });
   }
   // The base's redirects, older than anything in the dumps (their revisions are not kept).
   const baseRedirects: Holder[] = [];
-  const redirectIds = base.container.has("redirects.pageId") ? viewOf(Uint32Array, base.container.section("redirects.pageId")) : undefined;
+  const redirectIds = base.container.has("redirects.pageId")
+    ? viewOf(Uint32Array, base.container.section("redirects.pageId"))
+    : undefined;
   base.redirects.forEach((r, i) => {
-    const h: Holder = { kind: "redirect", pageId: redirectIds?.[i], title: r.title, target: r.target, revId: -Infinity, tsUnix: -Infinity };
+    const h: Holder = {
+      kind: "redirect",
+      pageId: redirectIds?.[i],
+      title: r.title,
+      target: r.target,
+      revId: -Infinity,
+      tsUnix: -Infinity,
+    };
     if (h.pageId === undefined) baseRedirects.push(h);
     else claims.set(h.pageId, h);
   });
@@ -283,7 +342,14 @@ function resolve(
     const prior = claims.get(pageId);
     if (prior && !newer(c, prior)) continue;
     if (c.kind === "redirect") {
-      claims.set(pageId, { kind: "redirect", pageId, title: c.title, revId: c.revId, tsUnix: c.tsUnix, target: c.target });
+      claims.set(pageId, {
+        kind: "redirect",
+        pageId,
+        title: c.title,
+        revId: c.revId,
+        tsUnix: c.tsUnix,
+        target: c.target,
+      });
       continue;
     }
     const a = arrivalOf.get(pageId);
@@ -327,5 +393,14 @@ function resolve(
   for (const r of baseRows) keptIds.add(pages.ids[r]!);
   let removed = 0;
   for (let r = 0; r < pages.length; r++) if (!keptIds.has(pages.ids[r]!)) removed++;
-  return { baseRows, newArrivals, redirects, redirectPageIds, changed, added: newArrivals.length - changed, removed, deletedCount };
+  return {
+    baseRows,
+    newArrivals,
+    redirects,
+    redirectPageIds,
+    changed,
+    added: newArrivals.length - changed,
+    removed,
+    deletedCount,
+  };
 }

@@ -45,7 +45,11 @@ export async function main(argv: string[]): Promise<void> {
   await mainOf("compile", async () => {
     let values: { out?: string; help?: boolean };
     try {
-      values = parseArgs({ args: argv, options: { out: { type: "string" }, help: { type: "boolean", short: "h" } }, strict: true }).values;
+      values = parseArgs({
+        args: argv,
+        options: { out: { type: "string" }, help: { type: "boolean", short: "h" } },
+        strict: true,
+      }).values;
     } catch (err) {
       throw new ArgumentError((err as Error).message);
     }

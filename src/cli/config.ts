@@ -27,13 +27,15 @@ export const SETTINGS = [
   {
     name: "TOME_SNAPSHOT",
     default: "the newest *.tome in snapshots/",
-    meaning: "the snapshot to serve (and to export); pinned to this file: the server moves to what is renamed over it, and SIGHUP loads it again",
+    meaning:
+      "the snapshot to serve (and to export); pinned to this file: the server moves to what is renamed over it, and SIGHUP loads it again",
     usedBy: "start, mcp, snapshot:export",
   },
   {
     name: "TOME_SNAPSHOT_WATCH",
     default: "on",
-    meaning: '"off": do not watch the folder (e.g. on a network filesystem, where changes are not seen); a newer snapshot is then loaded on SIGHUP only',
+    meaning:
+      '"off": do not watch the folder (e.g. on a network filesystem, where changes are not seen); a newer snapshot is then loaded on SIGHUP only',
     usedBy: "start",
   },
   {
@@ -46,20 +48,28 @@ export const SETTINGS = [
   {
     name: "HOST",
     default: "every interface",
-    meaning: "the address to listen on (IPv4 and IPv6; 127.0.0.1 keeps it to this machine); a name listens on its first address",
+    meaning:
+      "the address to listen on (IPv4 and IPv6; 127.0.0.1 keeps it to this machine); a name listens on its first address",
     usedBy: "start",
   },
-  { name: "PORT", default: "8080", meaning: "the HTTP port (0 picks a free one); a port another process listens on is refused", usedBy: "start" },
+  {
+    name: "PORT",
+    default: "8080",
+    meaning: "the HTTP port (0 picks a free one); a port another process listens on is refused",
+    usedBy: "start",
+  },
   {
     name: "TOME_DATA",
     default: `./${DEFAULT_DATA_DIR}`,
-    meaning: 'API keys and usage counters (keys.json, usage.json), managed with "bun run keys"; the first start that serves creates a key and prints it once',
+    meaning:
+      'API keys and usage counters (keys.json, usage.json), managed with "bun run keys"; the first start that serves creates a key and prints it once',
     usedBy: "start, keys",
   },
   {
     name: "TOME_ADMIN_TOKEN",
     default: "unset: /metrics is not served",
-    meaning: "opens GET /metrics (Prometheus text) to Authorization: Bearer <token>, and the operator's view of /dashboard to whoever signs in with it; at least 16 characters, no spaces",
+    meaning:
+      "opens GET /metrics (Prometheus text) to Authorization: Bearer <token>, and the operator's view of /dashboard to whoever signs in with it; at least 16 characters, no spaces",
     usedBy: "start",
   },
   {
@@ -72,14 +82,21 @@ export const SETTINGS = [
   {
     name: "TOME_REDIS_URL",
     default: "unset: keys in files under TOME_DATA",
-    meaning: "keys, rate limits and quotas in Redis (redis://HOST:PORT), shared by every replica using the same Redis; Redis unreachable: keyed requests get 503 until it answers again",
+    meaning:
+      "keys, rate limits and quotas in Redis (redis://HOST:PORT), shared by every replica using the same Redis; Redis unreachable: keyed requests get 503 until it answers again",
     usedBy: "start, keys",
   },
-  { name: "TOME_AUTH", default: "on", meaning: '"off" serves every route without a key, for benchmarks and local use only', usedBy: "start" },
+  {
+    name: "TOME_AUTH",
+    default: "on",
+    meaning: '"off" serves every route without a key, for benchmarks and local use only',
+    usedBy: "start",
+  },
   {
     name: "TOME_KEY_MS_PER_SECOND",
     default: String(DEFAULT_KEY_MS_PER_SECOND),
-    meaning: "milliseconds of the server's thread one key may use per second, on average (0: no limit); past it, 429 rate_limit_exceeded (D25)",
+    meaning:
+      "milliseconds of the server's thread one key may use per second, on average (0: no limit); past it, 429 rate_limit_exceeded (D25)",
     usedBy: "start",
   },
   {
@@ -88,11 +105,17 @@ export const SETTINGS = [
     meaning: "where the dumps and eval sets for tests, benchmarks and leaks are (a folder holding dumps/ and eval/)",
     usedBy: "leaks, tests, benches",
   },
-  { name: "TOME_ZSTD", default: "system", meaning: '"node": decompress text blocks with node:zlib rather than the system\'s libzstd', usedBy: "every command" },
+  {
+    name: "TOME_ZSTD",
+    default: "system",
+    meaning: '"node": decompress text blocks with node:zlib rather than the system\'s libzstd',
+    usedBy: "every command",
+  },
   {
     name: "TOME_DEBUG_MEM",
     default: "off",
-    meaning: 'any value: log the build\'s memory phase by phase on stderr; "gc": collect first, so that the heap figures are what is live',
+    meaning:
+      'any value: log the build\'s memory phase by phase on stderr; "gc": collect first, so that the heap figures are what is live',
     usedBy: "snapshot:build, start",
   },
 ] as const satisfies readonly Setting[];
@@ -134,7 +157,9 @@ function oneOf<T extends string>(env: Env, name: Name, allowed: readonly T[], fa
   const value = env[name];
   if (value === undefined || value === "") return fallback;
   if ((allowed as readonly string[]).includes(value)) return value as T;
-  throw new ConfigError(`${name} must be ${allowed.map((a) => `"${a}"`).join(" or ")} (the default is "${fallback}"), not "${value}".`);
+  throw new ConfigError(
+    `${name} must be ${allowed.map((a) => `"${a}"`).join(" or ")} (the default is "${fallback}"), not "${value}".`,
+  );
 }
 
 /** Every setting, read and checked once. */
@@ -142,15 +167,21 @@ export function readConfig(env: Env = process.env): Config {
   const given = (name: Name) => (env[name] === "" ? undefined : env[name]);
   const share = given("TOME_KEY_MS_PER_SECOND");
   if (share !== undefined && !/^[0-9]+$/.test(share)) {
-    throw new ConfigError(`TOME_KEY_MS_PER_SECOND must be a whole number of milliseconds (0: no limit), not "${share}".`);
+    throw new ConfigError(
+      `TOME_KEY_MS_PER_SECOND must be a whole number of milliseconds (0: no limit), not "${share}".`,
+    );
   }
   const adminToken = given("TOME_ADMIN_TOKEN");
   if (adminToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(adminToken)) {
-    throw new ConfigError("TOME_ADMIN_TOKEN must be at least 16 printable ASCII characters with no spaces (e.g. from: openssl rand -hex 32).");
+    throw new ConfigError(
+      "TOME_ADMIN_TOKEN must be at least 16 printable ASCII characters with no spaces (e.g. from: openssl rand -hex 32).",
+    );
   }
   const publicUrl = given("TOME_PUBLIC_URL");
   if (publicUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(publicUrl)) {
-    throw new ConfigError(`TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT], not "${publicUrl}".`);
+    throw new ConfigError(
+      `TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT], not "${publicUrl}".`,
+    );
   }
   const debugMem = given("TOME_DEBUG_MEM");
   return {
@@ -197,7 +228,8 @@ export function settingsHelp(names: readonly Name[]): string {
   for (const name of names) {
     const s = SETTINGS.find((x) => x.name === name)!;
     const text = wrap(`${s.meaning} (default: ${s.default})`, 78);
-    if (name.length <= 14) out.push(`  ${name.padEnd(15)}${text[0]}`, ...text.slice(1).map((l) => `${" ".repeat(17)}${l}`));
+    if (name.length <= 14)
+      out.push(`  ${name.padEnd(15)}${text[0]}`, ...text.slice(1).map((l) => `${" ".repeat(17)}${l}`));
     else out.push(`  ${name}`, ...text.map((l) => `${" ".repeat(17)}${l}`));
   }
   return `${out.join("\n")}\n`;
@@ -206,10 +238,16 @@ export function settingsHelp(names: readonly Name[]): string {
 /** The README's table of every setting. */
 export function settingsTable(): string {
   const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("*", "\\*").replaceAll("<", "&lt;");
-  return ["| setting | default | meaning | read by |", "| --- | --- | --- | --- |", ...SETTINGS.map((s) => `| \`${s.name}\` | ${cell(s.default)} | ${cell(s.meaning)} | ${s.usedBy} |`), ""].join("\n");
+  return [
+    "| setting | default | meaning | read by |",
+    "| --- | --- | --- | --- |",
+    ...SETTINGS.map((s) => `| \`${s.name}\` | ${cell(s.default)} | ${cell(s.meaning)} | ${s.usedBy} |`),
+    "",
+  ].join("\n");
 }
 
 if (import.meta.main) {
-  if (Bun.argv.includes("--help")) console.log("bun src/cli/config.ts: prints the table of every setting (README.md's Configuration section)");
+  if (Bun.argv.includes("--help"))
+    console.log("bun src/cli/config.ts: prints the table of every setting (README.md's Configuration section)");
   else process.stdout.write(settingsTable());
 }

@@ -43,10 +43,14 @@ export async function download(url: string, dest: string, options: DownloadOptio
     // Nothing answered at all: a wrong address or no network, said at once rather than retried.
     if (!attempt.retry || !reached || failures > retries) {
       const kept = sizeOf(part);
-      throw new DumpError(`${attempt.why}${kept ? ` ${mb(kept)} of it are kept in ${part}: run again to resume from there.` : ""}`);
+      throw new DumpError(
+        `${attempt.why}${kept ? ` ${mb(kept)} of it are kept in ${part}: run again to resume from there.` : ""}`,
+      );
     }
     const wait = progressed ? 0 : retryDelayMs * 2 ** (failures - 1);
-    log(`download: ${attempt.why} Resuming from ${mb(sizeOf(part))}${wait ? ` in ${(wait / 1000).toFixed(0)} s` : ""}.`);
+    log(
+      `download: ${attempt.why} Resuming from ${mb(sizeOf(part))}${wait ? ` in ${(wait / 1000).toFixed(0)} s` : ""}.`,
+    );
     if (wait) await Bun.sleep(wait);
   }
   renameSync(part, dest);
@@ -64,7 +68,11 @@ export async function download(url: string, dest: string, options: DownloadOptio
     try {
       res = await fetch(url, { headers, redirect: "follow" });
     } catch (err) {
-      return { done: false, retry: true, why: `cannot reach ${url}: ${(err as Error).message}. Check the address and the network, or use a local dump file.` };
+      return {
+        done: false,
+        retry: true,
+        why: `cannot reach ${url}: ${(err as Error).message}. Check the address and the network, or use a local dump file.`,
+      };
     }
     reached = true;
     let start: number;
@@ -76,13 +84,20 @@ export async function download(url: string, dest: string, options: DownloadOptio
       if (start !== offset) {
         await res.body?.cancel();
         rmSync(part, { force: true });
-        return { done: false, retry: true, why: `${url} answered another range than the one asked for (${res.headers.get("content-range")}): starting over.` };
+        return {
+          done: false,
+          retry: true,
+          why: `${url} answered another range than the one asked for (${res.headers.get("content-range")}): starting over.`,
+        };
       }
     } else if (res.status === 200) {
       start = 0;
       const length = Number(res.headers.get("content-length"));
       total = Number.isFinite(length) && length > 0 ? length : undefined;
-      if (offset > 0) log(`download: ${url} changed since the part in ${part} was downloaded, or cannot resume: downloading it again from the start.`);
+      if (offset > 0)
+        log(
+          `download: ${url} changed since the part in ${part} was downloaded, or cannot resume: downloading it again from the start.`,
+        );
       const seen = res.headers.get("etag") ?? res.headers.get("last-modified");
       if (seen) writeFileSync(versionFile, seen);
       else rmSync(versionFile, { force: true });
@@ -95,7 +110,11 @@ export async function download(url: string, dest: string, options: DownloadOptio
       return { done: false, retry: true, why: `${part} is not a part of ${url} as it is now: starting over.` };
     } else {
       await res.body?.cancel();
-      return { done: false, retry: res.status >= 500 || res.status === 429, why: `cannot download ${url}: HTTP ${res.status} ${res.statusText}.` };
+      return {
+        done: false,
+        retry: res.status >= 500 || res.status === 429,
+        why: `cannot download ${url}: HTTP ${res.status} ${res.statusText}.`,
+      };
     }
     if (!res.body) return { done: false, retry: true, why: `${url} answered with no body.` };
     const file = await open(part, start === 0 ? "w" : "a");
@@ -108,7 +127,11 @@ export async function download(url: string, dest: string, options: DownloadOptio
         options.onProgress?.(received, total);
       }
     } catch (err) {
-      return { done: false, retry: true, why: `the download of ${url} broke off at ${mb(received)}${total ? ` of ${mb(total)}` : ""} (${(err as Error).message}).` };
+      return {
+        done: false,
+        retry: true,
+        why: `the download of ${url} broke off at ${mb(received)}${total ? ` of ${mb(total)}` : ""} (${(err as Error).message}).`,
+      };
     } finally {
       await file.close();
     }

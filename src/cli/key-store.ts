@@ -4,7 +4,19 @@
  * under its lock file, Redis by compare-and-set.
  */
 import type { Config } from "./config";
-import { checkRedisUrl, keysPath, redisAddress, RedisKeyStore, readKeyFile, readUsage, updateKeyFile, usagePath, KeyStoreError, type KeyFile, type UsageData } from "../access";
+import {
+  checkRedisUrl,
+  keysPath,
+  redisAddress,
+  RedisKeyStore,
+  readKeyFile,
+  readUsage,
+  updateKeyFile,
+  usagePath,
+  KeyStoreError,
+  type KeyFile,
+  type UsageData,
+} from "../access";
 
 export interface KeyToolStore {
   /** Where the keys are, for messages: "data/keys.json" or "Redis at redis://…". */
@@ -18,7 +30,8 @@ export interface KeyToolStore {
 
 /** The Redis of TOME_REDIS_URL, or a KeyStoreError when it is unset, wrong or unreachable. */
 export async function openRedis(url: string | undefined): Promise<RedisKeyStore> {
-  if (!url) throw new KeyStoreError("TOME_REDIS_URL is not set: say which Redis, e.g. TOME_REDIS_URL=redis://127.0.0.1:6379.");
+  if (!url)
+    throw new KeyStoreError("TOME_REDIS_URL is not set: say which Redis, e.g. TOME_REDIS_URL=redis://127.0.0.1:6379.");
   const wrong = checkRedisUrl(url);
   if (wrong) throw new KeyStoreError(wrong);
   return RedisKeyStore.open(url);

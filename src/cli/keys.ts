@@ -126,7 +126,8 @@ const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
 function parse<const O extends ParseArgsOptionsConfig>(args: string[], options: O, positionals = 0) {
   try {
     const parsed = parseArgs({ args, options: { ...options, ...HELP_OPTION }, allowPositionals: true, strict: true });
-    if (parsed.positionals.length > positionals) throw new ArgumentError(`unexpected argument: ${parsed.positionals[positionals]}`);
+    if (parsed.positionals.length > positionals)
+      throw new ArgumentError(`unexpected argument: ${parsed.positionals[positionals]}`);
     return parsed;
   } catch (err) {
     throw new ArgumentError((err as Error).message);
@@ -143,7 +144,8 @@ function expiryArg(value: string | undefined, now: number): string | undefined {
   if (value === undefined) return undefined;
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   const ms = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
-  if (!m || new Date(ms).toISOString().slice(0, 10) !== value) throw new ArgumentError(`--expires must be a date as YYYY-MM-DD, not "${value}"`);
+  if (!m || new Date(ms).toISOString().slice(0, 10) !== value)
+    throw new ArgumentError(`--expires must be a date as YYYY-MM-DD, not "${value}"`);
   if (ms <= now) {
     throw new ArgumentError(
       `--expires ${value} is not in the future: the key would stop working at 00:00 UTC that day, which has passed ` +
@@ -167,14 +169,26 @@ async function create(args: string[], store: KeyToolStore): Promise<void> {
   const scope = (values.scope ?? "read") as Scope;
   if (!SCOPES.includes(scope)) throw new ArgumentError(`--scope must be read or full, not "${values.scope}"`);
   const account = values.account ?? "default";
-  if (!/^[A-Za-z0-9._-]{1,64}$/.test(account)) throw new ArgumentError("--account must be 1 to 64 letters, digits, '.', '_' or '-'");
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(account))
+    throw new ArgumentError("--account must be 1 to 64 letters, digits, '.', '_' or '-'");
   const plan = planArg(values.plan);
   const now = Date.now();
   const expiresAt = expiryArg(values.expires, now);
-  const made = await store.update((file) => createKey(file, { name: values.name!.trim(), account, plan, scope, expiresAt, now }));
+  const made = await store.update((file) =>
+    createKey(file, { name: values.name!.trim(), account, plan, scope, expiresAt, now }),
+  );
   const { key, record } = made;
   if (values.json) {
-    const out = { key, id: record.id, name: record.name, account: record.account, plan: made.account.plan, scopes: record.scopes, expires_at: record.expires_at, created_at: record.created_at };
+    const out = {
+      key,
+      id: record.id,
+      name: record.name,
+      account: record.account,
+      plan: made.account.plan,
+      scopes: record.scopes,
+      expires_at: record.expires_at,
+      created_at: record.created_at,
+    };
     console.log(JSON.stringify(out, null, 2));
     return;
   }
@@ -216,7 +230,17 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
   const time = (iso: string | null, never: string) => iso?.replace("T", " ").slice(0, 19) ?? never;
   const keyTable = [["ID", "NAME", "ACCOUNT", "PLAN", "SCOPES", "STATE", "CREATED", "EXPIRES", "LAST USED"]];
   for (const r of rows) {
-    keyTable.push([r.id, r.name, r.account, r.plan, r.scopes.join(","), r.state, r.created_at.slice(0, 10), time(r.expires_at, "never"), time(r.last_used_at, "never")]);
+    keyTable.push([
+      r.id,
+      r.name,
+      r.account,
+      r.plan,
+      r.scopes.join(","),
+      r.state,
+      r.created_at.slice(0, 10),
+      time(r.expires_at, "never"),
+      time(r.last_used_at, "never"),
+    ]);
   }
   // Credits are the account's (api.md section 8): one line per account, not repeated on each of its keys.
   const accountTable = [["ACCOUNT", "PLAN", "ACTIVE KEYS", `USAGE ${month}`, "RATE/S PER KEY"]];
@@ -224,7 +248,13 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
     const first = rows.find((r) => r.account === name);
     if (!first) continue;
     const active = rows.filter((r) => r.account === name && r.state === "active").length;
-    accountTable.push([name, a.plan, String(active), `${first.usage_this_month} / ${first.quota}`, String(first.rate_per_second)]);
+    accountTable.push([
+      name,
+      a.plan,
+      String(active),
+      `${first.usage_this_month} / ${first.quota}`,
+      String(first.rate_per_second),
+    ]);
   }
   printTable(keyTable);
   console.log("");
@@ -260,12 +290,14 @@ async function plan(args: string[], store: KeyToolStore): Promise<void> {
   let rate: number | undefined;
   if (values.rate !== undefined) {
     rate = /^[0-9]+$/.test(values.rate) ? Number(values.rate) : NaN;
-    if (!(rate >= 1 && rate <= 1_000_000)) throw new ArgumentError("--rate must be a whole number of requests per second from 1 to 1000000");
+    if (!(rate >= 1 && rate <= 1_000_000))
+      throw new ArgumentError("--rate must be a whole number of requests per second from 1 to 1000000");
   }
   const a = await store.update((file) => setPlan(file, values.account!, p, rate));
   const limits = limitsOf(a.plan, a.rate);
   note(
-    `Account ${values.account} is on the ${a.plan} plan: ${limits.rate} requests per second per key, ` + `${Number.isFinite(limits.quota) ? `${limits.quota} credits a month` : "unlimited credits"}.`,
+    `Account ${values.account} is on the ${a.plan} plan: ${limits.rate} requests per second per key, ` +
+      `${Number.isFinite(limits.quota) ? `${limits.quota} credits a month` : "unlimited credits"}.`,
   );
 }
 
@@ -274,14 +306,17 @@ async function importStore(args: string[]): Promise<void> {
   const { values } = parse(args, {});
   if (values.help) return void process.stdout.write(HELP.import!);
   const dir = dataDir();
-  if (!existsSync(keysPath(dir))) throw new KeyStoreError(`${keysPath(dir)} does not exist: there is nothing to import (TOME_DATA is ${dir}).`);
+  if (!existsSync(keysPath(dir)))
+    throw new KeyStoreError(`${keysPath(dir)} does not exist: there is nothing to import (TOME_DATA is ${dir}).`);
   const file = readKeyFile(keysPath(dir));
   const usage = readUsage(usagePath(dir));
   const month = monthOf(Date.now());
   const redis = await openRedis(settings.redisUrl);
   try {
     if (!(await redis.importStore(file, usage, month))) {
-      throw new KeyStoreError(`Redis at ${redis.address} already holds keys; nothing was imported. Import only into a Redis that holds no Tome keys.`);
+      throw new KeyStoreError(
+        `Redis at ${redis.address} already holds keys; nothing was imported. Import only into a Redis that holds no Tome keys.`,
+      );
     }
     const credits = Object.values(usage.months[month] ?? {}).reduce((a, b) => a + b, 0);
     note(
@@ -299,7 +334,10 @@ async function exportStore(args: string[]): Promise<void> {
   if (values.help) return void process.stdout.write(HELP.export!);
   const dir = dataDir();
   for (const path of [keysPath(dir), usagePath(dir)]) {
-    if (existsSync(path)) throw new KeyStoreError(`${path} already exists: export only into a TOME_DATA without a key store or usage; nothing was written.`);
+    if (existsSync(path))
+      throw new KeyStoreError(
+        `${path} already exists: export only into a TOME_DATA without a key store or usage; nothing was written.`,
+      );
   }
   const month = monthOf(Date.now());
   const redis = await openRedis(settings.redisUrl);
@@ -325,23 +363,44 @@ async function exportStore(args: string[]): Promise<void> {
 async function account(args: string[], store: KeyToolStore): Promise<void> {
   const [which, ...rest] = args;
   if (which === undefined || which === "--help" || which === "-h") return void process.stdout.write(HELP.account!);
-  if (which !== "create" && which !== "token") throw new ArgumentError(`keys account takes create or token, not "${which}"`);
+  if (which !== "create" && which !== "token")
+    throw new ArgumentError(`keys account takes create or token, not "${which}"`);
   const { values } = parse(rest, { account: { type: "string" }, plan: { type: "string" }, json: { type: "boolean" } });
   if (values.help) return void process.stdout.write(HELP.account!);
   const name = values.account;
   if (!name) throw new ArgumentError("--account is required");
   if (!ACCOUNT_NAME.test(name)) throw new ArgumentError("--account must be 1 to 64 letters, digits, '.', '_' or '-'");
-  if (which === "token" && values.plan !== undefined) throw new ArgumentError("--plan is for account create; change a plan with: bun run keys plan --account NAME --plan PLAN");
+  if (which === "token" && values.plan !== undefined)
+    throw new ArgumentError(
+      "--plan is for account create; change a plan with: bun run keys plan --account NAME --plan PLAN",
+    );
   const plan = planArg(values.plan);
-  const made = await store.update((file) => (which === "create" ? createAccountAccess(file, name, plan) : { created: false, ...replaceAccountToken(file, name) }));
-  if (values.json) return console.log(JSON.stringify({ account: name, plan: made.account.plan, dashboard_token: made.token }, null, 2));
+  const made = await store.update((file) =>
+    which === "create" ? createAccountAccess(file, name, plan) : { created: false, ...replaceAccountToken(file, name) },
+  );
+  if (values.json)
+    return console.log(
+      JSON.stringify({ account: name, plan: made.account.plan, dashboard_token: made.token }, null, 2),
+    );
   console.log(made.token);
   const what =
-    which === "token" ? "A new dashboard sign-in token (the old one no longer works)" : made.created ? "Created the account, and its dashboard sign-in token" : "The dashboard sign-in token";
-  note(`${what} for account ${name} (${made.account.plan} plan). It is shown only this once: give it to the account holder, who signs in at /dashboard.`);
+    which === "token"
+      ? "A new dashboard sign-in token (the old one no longer works)"
+      : made.created
+        ? "Created the account, and its dashboard sign-in token"
+        : "The dashboard sign-in token";
+  note(
+    `${what} for account ${name} (${made.account.plan} plan). It is shown only this once: give it to the account holder, who signs in at /dashboard.`,
+  );
 }
 
-const COMMANDS: Record<string, (args: string[], store: KeyToolStore) => Promise<void>> = { create, list, revoke, plan, account };
+const COMMANDS: Record<string, (args: string[], store: KeyToolStore) => Promise<void>> = {
+  create,
+  list,
+  revoke,
+  plan,
+  account,
+};
 /** Commands that name both stores themselves. */
 const MOVES: Record<string, (args: string[]) => Promise<void>> = { import: importStore, export: exportStore };
 

@@ -47,7 +47,9 @@ for (const dump of dumps) {
       .filter(([, n]) => n)
       .map(([p, n]) => `${p}×${n}`)
       .join(" ");
-    console.log(`${dump.split("/").pop()}: ${articles} articles, ${texts} chunks and headings, ${leaked} leaks${detail ? ` (${detail})` : ""}`);
+    console.log(
+      `${dump.split("/").pop()}: ${articles} articles, ${texts} chunks and headings, ${leaked} leaks${detail ? ` (${detail})` : ""}`,
+    );
   } catch (err) {
     if (!(err instanceof DumpError)) throw err;
     console.error(`leaks: ${err.message}`);

@@ -24,7 +24,8 @@ export interface Address {
 export function readPort(raw: string | undefined): number {
   if (raw === undefined || raw === "") return DEFAULT_PORT;
   const port = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
-  if (!(port <= 65535)) throw new ListenError(`PORT must be a number from 0 to 65535 (0 picks a free port), not "${raw}".`, 2);
+  if (!(port <= 65535))
+    throw new ListenError(`PORT must be a number from 0 to 65535 (0 picks a free port), not "${raw}".`, 2);
   return port;
 }
 
@@ -36,7 +37,10 @@ export async function readHost(raw: string | undefined): Promise<string | undefi
   try {
     return (await lookup(host)).address;
   } catch {
-    throw new ListenError(`HOST "${raw}" is neither an IP address nor a name that resolves: use e.g. 127.0.0.1 (this machine only) or leave HOST unset (every interface).`, 2);
+    throw new ListenError(
+      `HOST "${raw}" is neither an IP address nor a name that resolves: use e.g. 127.0.0.1 (this machine only) or leave HOST unset (every interface).`,
+      2,
+    );
   }
 }
 
@@ -59,8 +63,16 @@ export function listenFailure(err: unknown, { hostname, port }: Address): unknow
       1,
     );
   }
-  if (code === "EADDRNOTAVAIL") return new ListenError(`HOST "${hostname}" is not an address of this machine: use one of its addresses, 127.0.0.1, or leave HOST unset (every interface).`, 2);
-  if (code === "EACCES") return new ListenError(`no permission to listen on port ${port}${where(hostname)} (ports below 1024 need root): use e.g. PORT=${DEFAULT_PORT}.`, 1);
+  if (code === "EADDRNOTAVAIL")
+    return new ListenError(
+      `HOST "${hostname}" is not an address of this machine: use one of its addresses, 127.0.0.1, or leave HOST unset (every interface).`,
+      2,
+    );
+  if (code === "EACCES")
+    return new ListenError(
+      `no permission to listen on port ${port}${where(hostname)} (ports below 1024 need root): use e.g. PORT=${DEFAULT_PORT}.`,
+      1,
+    );
   return err;
 }
 
@@ -73,7 +85,12 @@ export function listenFailure(err: unknown, { hostname, port }: Address): unknow
 export function ensurePortFree(address: Address): void {
   if (address.port === 0) return;
   try {
-    const probe = Bun.serve({ ...address, reusePort: false, development: false, fetch: () => new Response(null, { status: 503 }) });
+    const probe = Bun.serve({
+      ...address,
+      reusePort: false,
+      development: false,
+      fetch: () => new Response(null, { status: 503 }),
+    });
     probe.stop(true);
   } catch (err) {
     throw listenFailure(err, address);
@@ -89,7 +106,10 @@ export function describeListening(hostname: string | undefined, port: number): {
     };
   }
   if (hostname === "0.0.0.0") {
-    return { url: `http://127.0.0.1:${port}`, where: `listening on every IPv4 interface, port ${port}: from another machine use this machine's address` };
+    return {
+      url: `http://127.0.0.1:${port}`,
+      where: `listening on every IPv4 interface, port ${port}: from another machine use this machine's address`,
+    };
   }
   const host = hostname.includes(":") ? `[${hostname}]` : hostname;
   return { url: `http://${host}:${port}`, where: `listening on ${hostname} only, port ${port}` };

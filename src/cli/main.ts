@@ -37,7 +37,8 @@ export async function mainOf(name: string, run: (config: Config) => unknown, opt
   } catch (err) {
     const exitCode = err instanceof UserError ? err.exitCode : undefined;
     if (exitCode === undefined) throw err;
-    const usage = err instanceof ArgumentError ? `\n${options.usage ?? `Run \`bun run ${name} --help\` for usage.`}` : "";
+    const usage =
+      err instanceof ArgumentError ? `\n${options.usage ?? `Run \`bun run ${name} --help\` for usage.`}` : "";
     console.error(`${name}: ${(err as Error).message}${usage}`);
     process.exit(exitCode);
   }

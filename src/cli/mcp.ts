@@ -31,13 +31,17 @@ export async function main(args: string[]): Promise<void> {
     process.exit(0);
   }
   if (args.length > 0) {
-    console.error(`mcp: it takes no arguments, not "${args.join(" ")}": set TOME_SNAPSHOT to choose the snapshot (see --help).`);
+    console.error(
+      `mcp: it takes no arguments, not "${args.join(" ")}": set TOME_SNAPSHOT to choose the snapshot (see --help).`,
+    );
     process.exit(2);
   }
   await mainOf("mcp", async (config) => {
     const path = config.snapshot || latestSnapshot(SNAPSHOT_DIR);
     if (!path) {
-      console.error(`mcp: no snapshot in ${SNAPSHOT_DIR}/ (looked from ${process.cwd()}). Build one with bun run start or bun run snapshot:build, or set TOME_SNAPSHOT to a .tome file.`);
+      console.error(
+        `mcp: no snapshot in ${SNAPSHOT_DIR}/ (looked from ${process.cwd()}). Build one with bun run start or bun run snapshot:build, or set TOME_SNAPSHOT to a .tome file.`,
+      );
       process.exit(1);
     }
     const engine = open(path);

@@ -16,7 +16,10 @@ function terminalBar(stream: NodeJS.WriteStream, format: string): SingleBar {
 
 export function ingestProgress(stream: NodeJS.WriteStream = process.stderr): IngestProgressDisplay {
   if (!stream.isTTY) return { update() {}, stop() {} };
-  const bar = terminalBar(stream, " {dump} |{bar}| {percentage}% | {read}/{size} MB | {articles} articles, {redirects} redirects | {rate} articles/s");
+  const bar = terminalBar(
+    stream,
+    " {dump} |{bar}| {percentage}% | {read}/{size} MB | {articles} articles, {redirects} redirects | {rate} articles/s",
+  );
   const started = performance.now();
   let current = "";
   let active = false;
@@ -83,7 +86,8 @@ export interface DownloadProgressDisplay {
 export function downloadProgress(name: string, stream: NodeJS.WriteStream = process.stderr): DownloadProgressDisplay {
   const started = performance.now();
   let from: number | undefined;
-  const rate = (received: number) => mb((received - (from ?? received)) / Math.max((performance.now() - started) / 1000, 0.001));
+  const rate = (received: number) =>
+    mb((received - (from ?? received)) / Math.max((performance.now() - started) / 1000, 0.001));
   if (!stream.isTTY) {
     let said = -1;
     return {
@@ -92,7 +96,9 @@ export function downloadProgress(name: string, stream: NodeJS.WriteStream = proc
         const step = total ? Math.floor((received / total) * 10) : Math.floor(received / 1e8);
         if (step === said) return;
         said = step;
-        stream.write(`download ${name}: ${mb(received)}${total ? ` of ${mb(total)} MB (${step * 10}%)` : " MB"}, ${rate(received)} MB/s\n`);
+        stream.write(
+          `download ${name}: ${mb(received)}${total ? ` of ${mb(total)} MB (${step * 10}%)` : " MB"}, ${rate(received)} MB/s\n`,
+        );
       },
       stop() {},
     };
@@ -124,7 +130,12 @@ export interface CountProgressDisplay {
 }
 
 /** A bar over a known count of things (`unit`, e.g. chunks), with their rate; nothing off a terminal. */
-export function countProgress(label: string, total: number, unit: string, stream: NodeJS.WriteStream = process.stderr): CountProgressDisplay {
+export function countProgress(
+  label: string,
+  total: number,
+  unit: string,
+  stream: NodeJS.WriteStream = process.stderr,
+): CountProgressDisplay {
   if (!stream.isTTY) return { update() {}, stop() {} };
   const bar = terminalBar(stream, ` ${label} |{bar}| {percentage}% | {value}/{total} ${unit} | {rate} ${unit}/s`);
   const started = performance.now();

@@ -25,7 +25,9 @@ export function sharedData(): string {
   const candidates = dataCandidates();
   found = candidates.find((p) => existsSync(join(p, "dumps")));
   if (!found) {
-    throw new Error(`the data (dumps/, eval/) is not in ${candidates.join(" or ")}: set TOME_SHARED_DATA to its directory.`);
+    throw new Error(
+      `the data (dumps/, eval/) is not in ${candidates.join(" or ")}: set TOME_SHARED_DATA to its directory.`,
+    );
   }
   return found;
 }

@@ -49,7 +49,8 @@ export interface BuildArgs {
 
 export function positiveInt(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^[0-9]+$/.test(value) || Number(value) < 1) throw new ArgumentError(`--${name} takes a whole number ≥ 1, not "${value}".`);
+  if (!/^[0-9]+$/.test(value) || Number(value) < 1)
+    throw new ArgumentError(`--${name} takes a whole number ≥ 1, not "${value}".`);
   return Number(value);
 }
 
@@ -60,16 +61,26 @@ export function bytesOf(value: string | undefined): number | undefined {
   return Math.round(Number(m[1]) * { "": 1, K: 1e3, M: 1e6, G: 1e9 }[m[2]!.toUpperCase() as "" | "K" | "M" | "G"]);
 }
 
-type OptionValues<O extends NonNullable<ParseArgsConfig["options"]>> = ReturnType<typeof parseArgs<{ options: O; strict: true; allowPositionals: false }>>["values"];
+type OptionValues<O extends NonNullable<ParseArgsConfig["options"]>> = ReturnType<
+  typeof parseArgs<{ options: O; strict: true; allowPositionals: false }>
+>["values"];
 
 /**
  * A snapshot script's options, read strictly (no positionals), with -h/--help: the values, or
  * "help". An unknown or malformed option is an ArgumentError.
  */
-export function readOptions<const O extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: O): OptionValues<O> | "help" {
+export function readOptions<const O extends NonNullable<ParseArgsConfig["options"]>>(
+  argv: string[],
+  options: O,
+): OptionValues<O> | "help" {
   let values: Record<string, unknown>;
   try {
-    ({ values } = parseArgs({ args: argv, options: { ...options, help: { type: "boolean", short: "h", default: false } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({
+      args: argv,
+      options: { ...options, help: { type: "boolean", short: "h", default: false } },
+      strict: true,
+      allowPositionals: false,
+    }));
   } catch (err) {
     throw new ArgumentError((err as Error).message);
   }
@@ -102,7 +113,9 @@ export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
 /** What the dumps held, and the pages left out (the first 20), as builds and updates report them. */
 export function logSources(result: Pick<IngestResult, "sources" | "failures">, log: (line: string) => void): void {
   for (const s of result.sources) {
-    log(`${s.dump}: schema ${s.schema}, ${s.articles} articles, ${s.redirects} redirects${s.truncated ? " (TRUNCATED)" : ""}`);
+    log(
+      `${s.dump}: schema ${s.schema}, ${s.articles} articles, ${s.redirects} redirects${s.truncated ? " (TRUNCATED)" : ""}`,
+    );
     if (s.damage) log(`  kept the complete pages before the damage: ${s.damage}`);
   }
   for (const f of result.failures.slice(0, 20)) log(`  left out page ${f.pageId} "${f.title}": ${f.error}`);
@@ -113,7 +126,10 @@ export function logSources(result: Pick<IngestResult, "sources" | "failures">, l
  * Builds and writes a snapshot; returns its path. Its report goes to stdout (console.error
  * prints in red on a terminal, as if it had failed); the bars and errors go to stderr.
  */
-export async function buildSnapshot(args: BuildArgs, log: (line: string) => void = (l) => console.log(l)): Promise<string> {
+export async function buildSnapshot(
+  args: BuildArgs,
+  log: (line: string) => void = (l) => console.log(l),
+): Promise<string> {
   const started = performance.now();
   const progress = ingestProgress();
   const bars = indexProgress();

@@ -28,14 +28,22 @@ export async function main(args: string[]): Promise<void> {
     inputs = [];
   }
   if (inputs.length !== 1) {
-    console.error(`snapshot:convert: give one format-1 snapshot, and optionally --out <file>.\nRun \`bun run snapshot:convert --help\` for usage.`);
+    console.error(
+      `snapshot:convert: give one format-1 snapshot, and optionally --out <file>.\nRun \`bun run snapshot:convert --help\` for usage.`,
+    );
     process.exit(2);
   }
   await mainOf("snapshot:convert", async () => {
     const old = readFormat1(inputs[0]!);
     const target = out ?? inputs[0]!;
-    const report = buildFromPages(old.pages, old.redirects, old.meta, { out: target, chunkWords: old.meta.chunkWords, createdAt: new Date(old.meta.createdAt) });
-    note(`converted ${inputs[0]} → ${target}: ${report.meta.indexedPages} pages, ${report.meta.indexedChunks} chunks, ${(report.bytes / 1e6).toFixed(1)} MB.`);
+    const report = buildFromPages(old.pages, old.redirects, old.meta, {
+      out: target,
+      chunkWords: old.meta.chunkWords,
+      createdAt: new Date(old.meta.createdAt),
+    });
+    note(
+      `converted ${inputs[0]} → ${target}: ${report.meta.indexedPages} pages, ${report.meta.indexedChunks} chunks, ${(report.bytes / 1e6).toFixed(1)} MB.`,
+    );
   });
 }
 

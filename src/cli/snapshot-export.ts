@@ -52,7 +52,16 @@ export interface ExportArgs {
 function parseExportArgs(args: string[], pinned: string | undefined): ExportArgs | "help" {
   let values: { snapshot?: string; out?: string; since?: string; help?: boolean };
   try {
-    const parsed = parseArgs({ args, options: { snapshot: { type: "string" }, out: { type: "string" }, since: { type: "string" }, help: { type: "boolean", short: "h" } }, strict: true });
+    const parsed = parseArgs({
+      args,
+      options: {
+        snapshot: { type: "string" },
+        out: { type: "string" },
+        since: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+    });
     values = parsed.values;
   } catch (err) {
     throw new ArgumentError((err as Error).message);
@@ -66,7 +75,9 @@ function parseExportArgs(args: string[], pinned: string | undefined): ExportArgs
       since = readSince(values.since);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      throw new ArgumentError(`--since takes Unix seconds or an RFC 3339 date-time with a zone (2026-01-01T00:00:00Z), not "${values.since}".`);
+      throw new ArgumentError(
+        `--since takes Unix seconds or an RFC 3339 date-time with a zone (2026-01-01T00:00:00Z), not "${values.since}".`,
+      );
     }
   }
   return { snapshot, out: values.out ?? "-", since };
@@ -86,7 +97,11 @@ export function exportedRows(snapshot: Snapshot, since: number): { rows: number[
 }
 
 /** The export's lines, joined into strings of about WRITE_CHARS; `done` is told the chunks written so far. */
-export function* exportLines(snapshot: Snapshot, rows: Iterable<number>, done: (chunks: number) => void = () => {}): Generator<string> {
+export function* exportLines(
+  snapshot: Snapshot,
+  rows: Iterable<number>,
+  done: (chunks: number) => void = () => {},
+): Generator<string> {
   const resources = new Resources(snapshot.meta, new Attributions(snapshot.meta));
   let batch = "";
   let chunks = 0;
@@ -119,10 +134,13 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
   const lines = Readable.from(exportLines(snapshot, rows, progress.update), { objectMode: false });
   const compressor = compressorFor(args.out);
   const partial = args.out === "-" ? undefined : join(dirname(args.out), `.${basename(args.out)}.partial`);
-  if (partial && !existsSync(dirname(args.out))) throw new UserError(`no folder ${dirname(args.out)}/ to write ${basename(args.out)} in.`);
+  if (partial && !existsSync(dirname(args.out)))
+    throw new UserError(`no folder ${dirname(args.out)}/ to write ${basename(args.out)} in.`);
   const sink = partial ? createWriteStream(partial) : stdout;
   try {
-    await (compressor ? pipeline(lines, compressor, sink, { end: !!partial }) : pipeline(lines, sink, { end: !!partial }));
+    await (compressor
+      ? pipeline(lines, compressor, sink, { end: !!partial })
+      : pipeline(lines, sink, { end: !!partial }));
     if (partial) renameSync(partial, args.out);
   } catch (err) {
     if (partial && existsSync(partial)) rmSync(partial);

@@ -1,7 +1,17 @@
 /** bun run snapshot:follow — keeps a snapshot up to date from its wiki's daily incremental dumps. */
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { appliedDays, dayOf, daysToApply, httpPlace, localPlace, nextDay, WIKIMEDIA_INCR, wikiOf, type DumpPlace } from "../build";
+import {
+  appliedDays,
+  dayOf,
+  daysToApply,
+  httpPlace,
+  localPlace,
+  nextDay,
+  WIKIMEDIA_INCR,
+  wikiOf,
+  type DumpPlace,
+} from "../build";
 import { latestSnapshot, openSnapshot, SNAPSHOT_EXTENSION } from "../snapshot";
 import { SnapshotError } from "../snapshot";
 import { ArgumentError, mainOf, note } from "./main";
@@ -77,8 +87,10 @@ function parseFollowArgs(argv: string[]): FollowArgs | "help" {
     workers: { type: "string" },
   });
   if (v === "help") return "help";
-  if (v["start-day"] !== undefined && !/^(19|20)\d{6}$/.test(v["start-day"])) throw new ArgumentError(`--start-day takes a day as YYYYMMDD, not "${v["start-day"]}".`);
-  if (v.every !== undefined && !(Number(v.every) > 0)) throw new ArgumentError(`--every takes a number of hours > 0, not "${v.every}".`);
+  if (v["start-day"] !== undefined && !/^(19|20)\d{6}$/.test(v["start-day"]))
+    throw new ArgumentError(`--start-day takes a day as YYYYMMDD, not "${v["start-day"]}".`);
+  if (v.every !== undefined && !(Number(v.every) > 0))
+    throw new ArgumentError(`--every takes a number of hours > 0, not "${v.every}".`);
   if (v.from && v.url) throw new ArgumentError("--from and --url both say where the dumps are: give one.");
   return {
     dir: v.dir ?? "snapshots",
@@ -97,11 +109,15 @@ function parseFollowArgs(argv: string[]): FollowArgs | "help" {
 /** One pass: applies what is new; returns the snapshot written, if any. */
 async function followOnce(args: FollowArgs, log: (line: string) => void): Promise<string | undefined> {
   const current = args.snapshot ?? latestSnapshot(args.dir);
-  if (!current) throw new SnapshotError(`no snapshot in ${args.dir}/. Build one first with \`bun run snapshot:build --dump <dump>\`.`);
+  if (!current)
+    throw new SnapshotError(
+      `no snapshot in ${args.dir}/. Build one first with \`bun run snapshot:build --dump <dump>\`.`,
+    );
   const snapshot = openSnapshot(current);
   const meta = snapshot.meta;
   const wiki = args.wiki ?? wikiOf(meta);
-  if (!wiki) throw new ArgumentError(`${current} does not name its wiki's database: pass --wiki <dbname> (e.g. enwiki).`);
+  if (!wiki)
+    throw new ArgumentError(`${current} does not name its wiki's database: pass --wiki <dbname> (e.g. enwiki).`);
   const applied = appliedDays(meta);
   let newest = 0;
   for (const ts of snapshot.pages.ts) if (ts > newest) newest = ts;
@@ -110,13 +126,28 @@ async function followOnce(args: FollowArgs, log: (line: string) => void): Promis
   const { days, missing } = daysToApply(await place.days(wiki), start);
   const fresh = days.filter((d) => !applied.includes(d));
   if (!fresh.length) {
-    log(`${basename(current)} is up to date: no ${wiki} incremental dump from ${start} on${applied.length ? ` (last applied: ${applied.at(-1)})` : ""}.`);
+    log(
+      `${basename(current)} is up to date: no ${wiki} incremental dump from ${start} on${applied.length ? ` (last applied: ${applied.at(-1)})` : ""}.`,
+    );
     return undefined;
   }
-  for (const m of missing) log(`not published, passed over: ${m.first}${m.count > 1 ? `…${m.last} (${m.count} days)` : ""}`);
+  for (const m of missing)
+    log(`not published, passed over: ${m.first}${m.count > 1 ? `…${m.last} (${m.count} days)` : ""}`);
   const out = join(args.dir, `${wiki}-${fresh.at(-1)}${SNAPSHOT_EXTENSION}`);
-  log(`applying ${fresh.length} day(s) ${fresh[0]}${fresh.length > 1 ? `…${fresh.at(-1)}` : ""} to ${basename(current)}`);
-  await runUpdate({ base: current, dumps: fresh.map((d) => place.dump(wiki, d)), out, memoryBytes: args.memoryBytes, workers: args.workers }, log, fresh);
+  log(
+    `applying ${fresh.length} day(s) ${fresh[0]}${fresh.length > 1 ? `…${fresh.at(-1)}` : ""} to ${basename(current)}`,
+  );
+  await runUpdate(
+    {
+      base: current,
+      dumps: fresh.map((d) => place.dump(wiki, d)),
+      out,
+      memoryBytes: args.memoryBytes,
+      workers: args.workers,
+    },
+    log,
+    fresh,
+  );
   prune(args.dir, wiki, args.keep, [out, current], log);
   return out;
 }
@@ -146,7 +177,10 @@ function lock(dir: string): () => void {
       closeSync(fd);
       return () => rmSync(path, { force: true });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw new SnapshotError(`cannot write the lock ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST")
+        throw new SnapshotError(
+          `cannot write the lock ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
+        );
       const pid = Number(readFileSync(path, "utf8"));
       let alive = false;
       try {
@@ -154,7 +188,8 @@ function lock(dir: string): () => void {
       } catch {
         alive = false;
       }
-      if (alive) throw new ArgumentError(`another snapshot:follow (pid ${pid}) is running on ${dir}/; wait for it to finish.`);
+      if (alive)
+        throw new ArgumentError(`another snapshot:follow (pid ${pid}) is running on ${dir}/; wait for it to finish.`);
       rmSync(path, { force: true });
     }
   }
@@ -170,7 +205,10 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     const log = (line: string) => note(`${new Date().toISOString().slice(0, 19)}Z ${line}`);
-    if (!existsSync(args.dir)) throw new SnapshotError(`no folder ${args.dir}/. Build a snapshot there first with \`bun run snapshot:build --dump <dump>\`, or pass --dir.`);
+    if (!existsSync(args.dir))
+      throw new SnapshotError(
+        `no folder ${args.dir}/. Build a snapshot there first with \`bun run snapshot:build --dump <dump>\`, or pass --dir.`,
+      );
     const unlock = lock(args.dir);
     process.on("exit", unlock);
     // While an update runs, its own handler removes its temporary files and exits.

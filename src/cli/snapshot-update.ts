@@ -66,13 +66,25 @@ export function parseUpdateArgs(argv: string[]): UpdateArgs | "help" {
   });
   if (v === "help") return "help";
   if (!v.base) throw new ArgumentError("no base given: pass --base <snapshot>.");
-  if (!v.dump?.length && !v.deleted) throw new ArgumentError("nothing to apply: pass --dump <path|url> (or --deleted <file>).");
+  if (!v.dump?.length && !v.deleted)
+    throw new ArgumentError("nothing to apply: pass --dump <path|url> (or --deleted <file>).");
   if (!v.out) throw new ArgumentError("no output given: pass --out <snapshot>.");
-  return { base: v.base, dumps: v.dump ?? [], deleted: v.deleted, out: v.out, memoryBytes: bytesOf(v.memory), workers: positiveInt("workers", v.workers) };
+  return {
+    base: v.base,
+    dumps: v.dump ?? [],
+    deleted: v.deleted,
+    out: v.out,
+    memoryBytes: bytesOf(v.memory),
+    workers: positiveInt("workers", v.workers),
+  };
 }
 
 /** Applies the update; messages go to `log`. */
-export async function runUpdate(args: UpdateArgs, log: (line: string) => void = note, days?: string[]): Promise<UpdateReport> {
+export async function runUpdate(
+  args: UpdateArgs,
+  log: (line: string) => void = note,
+  days?: string[],
+): Promise<UpdateReport> {
   const started = performance.now();
   const deleted = args.deleted ? readDeletions(args.deleted) : undefined;
   const progress = ingestProgress();
@@ -100,7 +112,9 @@ export async function runUpdate(args: UpdateArgs, log: (line: string) => void = 
   const { meta: m, applied: a, result } = report;
   logSources(result, log);
   const byList = a.deleted ? ` (${a.deleted.removed} by ${a.deleted.file})` : "";
-  log(`wrote ${args.out}: ${a.changed} pages changed, ${a.added} added, ${a.removed} removed${byList}; ${writtenSummary(m, report.bytes, report.runs, started)}`);
+  log(
+    `wrote ${args.out}: ${a.changed} pages changed, ${a.added} added, ${a.removed} removed${byList}; ${writtenSummary(m, report.bytes, report.runs, started)}`,
+  );
   return report;
 }
 

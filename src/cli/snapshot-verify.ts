@@ -34,7 +34,9 @@ export async function main(args: string[]): Promise<void> {
     });
     if (process.stderr.isTTY) process.stderr.write("\n");
     if (damaged.length) {
-      console.error(`snapshot:verify: ${args[0]} is damaged: section(s) ${damaged.join(", ")} do not match their hash. Rebuild it with \`bun run snapshot:build\`, or copy it again.`);
+      console.error(
+        `snapshot:verify: ${args[0]} is damaged: section(s) ${damaged.join(", ")} do not match their hash. Rebuild it with \`bun run snapshot:build\`, or copy it again.`,
+      );
       process.exit(1);
     }
     console.error(

@@ -60,13 +60,18 @@ Make another key with: ${NEW_KEY_COMMAND}
 /** Keys and usage (in files, or in Redis with TOME_REDIS_URL), or none when TOME_AUTH=off. */
 function openAccess(config: Config): Access | RedisAccess | undefined {
   if (!config.auth) {
-    console.error("WARNING: TOME_AUTH=off: every route answers without a key, with no rate limit or quota. For benchmarks and local use only.");
+    console.error(
+      "WARNING: TOME_AUTH=off: every route answers without a key, with no rate limit or quota. For benchmarks and local use only.",
+    );
     return undefined;
   }
   if (config.redisUrl) {
     const wrong = checkRedisUrl(config.redisUrl);
     if (wrong) throw new ConfigError(wrong);
-    return new RedisAccess({ url: config.redisUrl, keyMsPerSecond: config.keyMsPerSecond ?? DEFAULT_KEY_MS_PER_SECOND });
+    return new RedisAccess({
+      url: config.redisUrl,
+      keyMsPerSecond: config.keyMsPerSecond ?? DEFAULT_KEY_MS_PER_SECOND,
+    });
   }
   return new Access({ dataDir: config.dataDir, keyMsPerSecond: config.keyMsPerSecond });
 }
@@ -77,8 +82,13 @@ async function announceRedisKeys(access: RedisAccess): Promise<void> {
   const where = `Redis at ${access.redis.address}`;
   if (count === undefined) note(`${where} cannot be reached yet: requests that need a key get 503 until it answers.`);
   else if (count === 0) {
-    note(`${where} holds no API key yet. Make one with: TOME_REDIS_URL=… ${NEW_KEY_COMMAND}, or move a file store in with: TOME_DATA=DIR TOME_REDIS_URL=… bun run keys import`);
-  } else note(`API keys, rate limits and quotas are in ${where} (${count} key(s)); manage them with TOME_REDIS_URL=… bun run keys.`);
+    note(
+      `${where} holds no API key yet. Make one with: TOME_REDIS_URL=… ${NEW_KEY_COMMAND}, or move a file store in with: TOME_DATA=DIR TOME_REDIS_URL=… bun run keys import`,
+    );
+  } else
+    note(
+      `API keys, rate limits and quotas are in ${where} (${count} key(s)); manage them with TOME_REDIS_URL=… bun run keys.`,
+    );
 }
 
 /**
@@ -92,7 +102,9 @@ function announceKeys(access: Access, config: Config): void {
     note(`API keys are in ${dataDir}/. Without one at hand, make one with: ${command}`);
     return;
   }
-  const { key, record } = updateKeyFile(dataDir, (file) => createKey(file, { name: "default", account: "default", plan: "enterprise", scope: "full", now: Date.now() }));
+  const { key, record } = updateKeyFile(dataDir, (file) =>
+    createKey(file, { name: "default", account: "default", plan: "enterprise", scope: "full", now: Date.now() }),
+  );
   console.error(
     `No API key existed in ${dataDir}/, so one was created (${record.id}, account default, enterprise plan):\n\n` +
       `    ${key}\n\nIt is shown only this once: keep it. Send it as X-API-Key (or Authorization: Bearer). ` +
@@ -117,7 +129,9 @@ function serveFirst(path: string, makeApp: (tome: Engine) => App): App {
   // All of it mapped from this file now: a newer snapshot renamed over the same name later is swapped in, never read through this one.
   tome.snapshot.container.mapAll();
   const m = tome.snapshot.meta;
-  note(`Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
+  note(
+    `Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
+  );
   const app = makeApp(tome);
   // Held weakly: the first snapshot is let go after a swap like any other (issue 43).
   const first = new WeakRef(tome);
@@ -125,8 +139,13 @@ function serveFirst(path: string, makeApp: (tome: Engine) => App): App {
     (damaged) => {
       if (!damaged.length) return;
       // Swapped out meanwhile: it no longer matters.
-      if (app.served().engine !== first.deref()) return console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); it is no longer served.`);
-      console.error(`start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); stopping. Rebuild it with \`bun run snapshot:build\`, or copy it again.`);
+      if (app.served().engine !== first.deref())
+        return console.error(
+          `start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); it is no longer served.`,
+        );
+      console.error(
+        `start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); stopping. Rebuild it with \`bun run snapshot:build\`, or copy it again.`,
+      );
       process.exit(1);
     },
     // Stopped: its file is being written over in place (swap.ts says so).
@@ -143,14 +162,27 @@ async function ensureSnapshot(config: Config): Promise<ToServe> {
   for (const file of skipped) note(`start: skipped ${file.path}: ${file.reason}`);
   const found = usable[0]?.path;
   if (found) {
-    if (config.dump) note(`TOME_DUMP is set, but ${found} exists: serving it. Move it out of ${SNAPSHOT_DIR}/ to build from TOME_DUMP.`);
+    if (config.dump)
+      note(
+        `TOME_DUMP is set, but ${found} exists: serving it. Move it out of ${SNAPSHOT_DIR}/ to build from TOME_DUMP.`,
+      );
     return { path: found };
   }
   if (skipped.length) note(`start: no usable snapshot in ${SNAPSHOT_DIR}/ (${skipped.length} file(s) skipped, above).`);
   if (!config.dump) {
     const sample = mkdtempSync(join(tmpdir(), "tome-sample-"));
-    note(`No snapshot in ${SNAPSHOT_DIR}/ and no TOME_DUMP: building the sample that ships with Tome, from ${SAMPLE_SHOWN}.`);
-    const path = await buildSnapshot({ dumps: [SAMPLE_DUMP], out: join(sample, "enwiki-sample.tome"), chunkWords: DEFAULT_CHUNK_WORDS, allowTruncated: false }, note);
+    note(
+      `No snapshot in ${SNAPSHOT_DIR}/ and no TOME_DUMP: building the sample that ships with Tome, from ${SAMPLE_SHOWN}.`,
+    );
+    const path = await buildSnapshot(
+      {
+        dumps: [SAMPLE_DUMP],
+        out: join(sample, "enwiki-sample.tome"),
+        chunkWords: DEFAULT_CHUNK_WORDS,
+        allowTruncated: false,
+      },
+      note,
+    );
     return { path, sample };
   }
   let dump = NAMED_DUMPS[config.dump] ?? config.dump;
@@ -174,14 +206,21 @@ async function downloadDump(url: string): Promise<string> {
     return dest;
   }
   mkdirSync(DOWNLOAD_DIR, { recursive: true });
-  note(`No snapshot in ${SNAPSHOT_DIR}/: downloading ${url} into ${dest} (stopped, it resumes where it was when run again).`);
+  note(
+    `No snapshot in ${SNAPSHOT_DIR}/: downloading ${url} into ${dest} (stopped, it resumes where it was when run again).`,
+  );
   const bar = downloadProgress(name);
   try {
-    await download(url, dest, { onProgress: (received, total) => bar.update(received, total), log: (line) => note(line) });
+    await download(url, dest, {
+      onProgress: (received, total) => bar.update(received, total),
+      log: (line) => note(line),
+    });
   } finally {
     bar.stop();
   }
-  note(`Downloaded ${dest}; it is kept, to build again without downloading: delete it once the snapshot is built to free the space.`);
+  note(
+    `Downloaded ${dest}; it is kept, to build again without downloading: delete it once the snapshot is built to free the space.`,
+  );
   return dest;
 }
 
@@ -204,7 +243,9 @@ export async function main(args: string[]): Promise<void> {
     process.exit(0);
   }
   if (args.length > 0) {
-    console.error(`start: it takes no arguments, not "${args.join(" ")}": its settings are environment variables, e.g. PORT=8081 bun run start (see --help).`);
+    console.error(
+      `start: it takes no arguments, not "${args.join(" ")}": its settings are environment variables, e.g. PORT=8081 bun run start (see --help).`,
+    );
     process.exit(2);
   }
   await mainOf("start", async (config) => {
@@ -223,10 +264,14 @@ export async function main(args: string[]): Promise<void> {
       setTimeout(() => {
         const started = performance.now();
         Bun.gc(true);
-        console.error(`swap: ${freed.path} is let go: its requests in flight are answered (collected in ${(performance.now() - started).toFixed(0)} ms).`);
+        console.error(
+          `swap: ${freed.path} is let go: its requests in flight are answered (collected in ${(performance.now() - started).toFixed(0)} ms).`,
+        );
       }, 0);
     // Opened in a function of its own: no closure of this one may hold the first snapshot once it is swapped out.
-    const app = serveFirst(path, (tome) => createApp(tome, { access, log: requests.sink, adminToken, onFreed, accounts: access?.accounts(), publicUrl }));
+    const app = serveFirst(path, (tome) =>
+      createApp(tome, { access, log: requests.sink, adminToken, onFreed, accounts: access?.accounts(), publicUrl }),
+    );
     ensurePortFree(address);
     try {
       running = serve(app, address);
@@ -254,7 +299,9 @@ export async function main(args: string[]): Promise<void> {
     process.once("SIGINT", () => void stop("SIGINT"));
     process.on("SIGHUP", () => void swapper.check("SIGHUP"));
     const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
-    console.error(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
+    console.error(
+      `Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`,
+    );
     // The sample is not replaced: a snapshot of another wiki would be refused by the swap anyway.
     if (sample) note(sampleBanner(app.served().engine.snapshot.meta.indexedPages));
     else {

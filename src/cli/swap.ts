@@ -18,7 +18,18 @@
 import { type FSWatcher, watch } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { type Engine, open } from "../search";
-import { bySnapshotOrder, identityOf, isSnapshotFile, openContainer, type SkippedFile, type SnapshotFile, snapshotFile, snapshotsIn, SNAPSHOT_EXTENSION, SnapshotError } from "../snapshot";
+import {
+  bySnapshotOrder,
+  identityOf,
+  isSnapshotFile,
+  openContainer,
+  type SkippedFile,
+  type SnapshotFile,
+  snapshotFile,
+  snapshotsIn,
+  SNAPSHOT_EXTENSION,
+  SnapshotError,
+} from "../snapshot";
 
 /** Where the snapshot to serve comes from. */
 export interface SnapshotSource {
@@ -31,7 +42,11 @@ export interface SnapshotSource {
 
 /** The *.tome files of a folder, the newest data first (D55). */
 export function newestIn(dir: string): SnapshotSource {
-  return { look: () => snapshotsIn(dir), dir, relevant: (name) => name.endsWith(SNAPSHOT_EXTENSION) && !name.startsWith(".") };
+  return {
+    look: () => snapshotsIn(dir),
+    dir,
+    relevant: (name) => name.endsWith(SNAPSHOT_EXTENSION) && !name.startsWith("."),
+  };
 }
 
 /** One file, pinned (TOME_SNAPSHOT): replacing it (renamed over) serves the new one. */
@@ -90,7 +105,11 @@ export class SnapshotSwapper {
     private readonly debounceMs = 500,
   ) {
     const found = snapshotFile(app.served().path);
-    this.served = { path: resolve(found.path), identity: found.identity, file: isSnapshotFile(found) ? found : undefined };
+    this.served = {
+      path: resolve(found.path),
+      identity: found.identity,
+      file: isSnapshotFile(found) ? found : undefined,
+    };
   }
 
   /** Watches the source's folder; false (and a log line) if it cannot be watched. */
@@ -103,10 +122,14 @@ export class SnapshotSwapper {
         clearTimeout(this.timer);
         this.timer = setTimeout(() => void this.check(`a change in ${this.source.dir}/`), this.debounceMs);
       });
-      this.watcher.on("error", (err) => this.log(`swap: watching ${this.source.dir}/ failed (${err.message}); send SIGHUP to load a newer snapshot.`));
+      this.watcher.on("error", (err) =>
+        this.log(`swap: watching ${this.source.dir}/ failed (${err.message}); send SIGHUP to load a newer snapshot.`),
+      );
       return true;
     } catch (err) {
-      this.log(`swap: cannot watch ${this.source.dir}/ (${(err as Error).message}); send SIGHUP to load a newer snapshot.`);
+      this.log(
+        `swap: cannot watch ${this.source.dir}/ (${(err as Error).message}); send SIGHUP to load a newer snapshot.`,
+      );
       return false;
     }
   }
@@ -138,7 +161,9 @@ export class SnapshotSwapper {
     const why = `${this.served.path} is being written over in place while it is served (it is mapped; reading it now could kill the server)`;
     engine.snapshot.container.stopReading(why);
     this.app.suspend(`The snapshot is being replaced; retry in a few seconds.`);
-    this.log(`swap: ERROR: ${why}. Requests get 503 until a whole snapshot is loaded. Never copy over a served snapshot: copy it to a temporary name in the same folder, then mv it into place.`);
+    this.log(
+      `swap: ERROR: ${why}. Requests get 503 until a whole snapshot is loaded. Never copy over a served snapshot: copy it to a temporary name in the same folder, then mv it into place.`,
+    );
   }
 
   /** Whether the file served still holds the table it was opened with (touched, or written over with the same bytes): read, not mapped. */
@@ -146,7 +171,10 @@ export class SnapshotSwapper {
     const served = engine.snapshot.container.sections;
     try {
       const table = openContainer(this.served.path).sections;
-      return table.length === served.length && table.every((s, i) => s.sha256 === served[i]!.sha256 && s.offset === served[i]!.offset);
+      return (
+        table.length === served.length &&
+        table.every((s, i) => s.sha256 === served[i]!.sha256 && s.offset === served[i]!.offset)
+      );
     } catch {
       return false; // not whole: being written
     }
@@ -178,7 +206,9 @@ export class SnapshotSwapper {
       const seenAs = file.identity ?? `skipped: ${file.reason}`;
       if ((key === this.served.path && !this.suspended) || this.dealtWith.get(key) === seenAs) continue;
       this.dealtWith.set(key, seenAs);
-      this.log(`swap: refused ${file.path} (after ${reason}): ${file.reason}. Still serving ${this.app.served().path}.`);
+      this.log(
+        `swap: refused ${file.path} (after ${reason}): ${file.reason}. Still serving ${this.app.served().path}.`,
+      );
     }
     // A snapshot served whose file is still there keeps its place in the order (even if that
     // file no longer opens: its mapping holds what was renamed over); one removed gives way to the best left.
@@ -215,15 +245,22 @@ export class SnapshotSwapper {
       const meta = engine.snapshot.meta;
       const now = served.engine.snapshot.meta;
       if (meta.contentHash === served.id && !this.suspended) {
-        this.log(`swap: ${path} holds the same content as ${served.path} (content hash ${served.id.slice(0, 12)}); nothing to do.`);
+        this.log(
+          `swap: ${path} holds the same content as ${served.path} (content hash ${served.id.slice(0, 12)}); nothing to do.`,
+        );
         return "same";
       }
       // The host names the wiki (D14: it is in every URL served); old dumps have no dbname.
       if (meta.wiki.host !== now.wiki.host) {
-        throw new SnapshotError(`it is a snapshot of ${meta.wiki.host}, and this server serves ${now.wiki.host}: restart the server to serve another wiki.`);
+        throw new SnapshotError(
+          `it is a snapshot of ${meta.wiki.host}, and this server serves ${now.wiki.host}: restart the server to serve another wiki.`,
+        );
       }
       const damaged = await engine.snapshot.container.verify();
-      if (damaged.length) throw new SnapshotError(`it is damaged: section(s) ${damaged.join(", ")} do not match their hash. Copy or build it again.`);
+      if (damaged.length)
+        throw new SnapshotError(
+          `it is damaged: section(s) ${damaged.join(", ")} do not match their hash. Copy or build it again.`,
+        );
     } catch (err) {
       const message = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ");
       this.log(`swap: refused ${path} (after ${reason}): ${message} Still serving ${served.path}.`);

@@ -12,12 +12,27 @@ interface Command {
 }
 
 const COMMANDS: Record<string, Command> = {
-  start: { what: "serve the API from the newest snapshot (builds one when there is none)", load: () => import("./start") },
+  start: {
+    what: "serve the API from the newest snapshot (builds one when there is none)",
+    load: () => import("./start"),
+  },
   "snapshot:build": { what: "build a snapshot from one or more dumps", load: () => import("./snapshot-build") },
-  "snapshot:update": { what: "apply an incremental dump or a newer full dump to a snapshot", load: () => import("./snapshot-update") },
-  "snapshot:follow": { what: "keep a folder's snapshot current from Wikimedia's daily dumps", load: () => import("./snapshot-follow") },
-  "snapshot:verify": { what: "check every section of a snapshot against its hash", load: () => import("./snapshot-verify") },
-  "snapshot:export": { what: "write a snapshot's chunks as JSON lines, for embedding", load: () => import("./snapshot-export") },
+  "snapshot:update": {
+    what: "apply an incremental dump or a newer full dump to a snapshot",
+    load: () => import("./snapshot-update"),
+  },
+  "snapshot:follow": {
+    what: "keep a folder's snapshot current from Wikimedia's daily dumps",
+    load: () => import("./snapshot-follow"),
+  },
+  "snapshot:verify": {
+    what: "check every section of a snapshot against its hash",
+    load: () => import("./snapshot-verify"),
+  },
+  "snapshot:export": {
+    what: "write a snapshot's chunks as JSON lines, for embedding",
+    load: () => import("./snapshot-export"),
+  },
   "snapshot:convert": { what: "turn a format-1 snapshot into format 2", load: () => import("./snapshot-convert") },
   keys: { what: "create, list, revoke and move API keys", load: () => import("./keys") },
   mcp: { what: "the MCP server over stdio, on a local snapshot", load: () => import("./mcp") },

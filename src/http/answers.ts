@@ -21,9 +21,23 @@ export type Answers = ReturnType<typeof answers>;
 
 export function answers(engine: Engine, resources: Resources, attributions: Attributions) {
   return {
-    search(q: { q: string; limit: number; offset: number; page_id?: number; crop_length: number; highlight: boolean; show_ranking_score?: boolean }) {
+    search(q: {
+      q: string;
+      limit: number;
+      offset: number;
+      page_id?: number;
+      crop_length: number;
+      highlight: boolean;
+      show_ranking_score?: boolean;
+    }) {
       const started = performance.now();
-      const result = engine.search(q.q, { limit: q.limit, offset: q.offset, pageId: q.page_id, cropLength: q.crop_length, highlight: q.highlight });
+      const result = engine.search(q.q, {
+        limit: q.limit,
+        offset: q.offset,
+        pageId: q.page_id,
+        cropLength: q.crop_length,
+        highlight: q.highlight,
+      });
       return {
         hits: result.hits.map((h) => resources.hit(h, q.show_ranking_score)),
         query: q.q,
@@ -58,7 +72,13 @@ export function answers(engine: Engine, resources: Resources, attributions: Attr
 
     changes(q: { since: number; offset: number; limit: number }) {
       const { pages, total } = engine.changes(q.since, q.offset, q.limit);
-      return { results: pages.map((p) => resources.page(p)), offset: q.offset, limit: q.limit, total, attribution: attributions.results };
+      return {
+        results: pages.map((p) => resources.page(p)),
+        offset: q.offset,
+        limit: q.limit,
+        total,
+        attribution: attributions.results,
+      };
     },
 
     /** max_chunks is the MCP tool's (D59); the route always shows LUCKY_CHUNKS. */

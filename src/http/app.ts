@@ -75,7 +75,11 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     return { engine, ctx, routes: snapshotRoutes(ctx, pdf, logError), mcp, unwatch };
   };
   type View = ReturnType<typeof viewOf>;
-  const served = (engine: Engine) => ({ view: viewOf(engine), id: engine.snapshot.meta.contentHash, path: engine.snapshot.path });
+  const served = (engine: Engine) => ({
+    view: viewOf(engine),
+    id: engine.snapshot.meta.contentHash,
+    path: engine.snapshot.path,
+  });
   const current = new CurrentSnapshot<View>(served(engine), (freed) => {
     freed.view.unwatch();
     options.onFreed?.({ path: freed.path, id: freed.id });
@@ -101,7 +105,16 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     responseHeaders,
     ...(options.log ? [log(options.log)] : []),
     target,
-    ...(options.accounts ? [dashboard({ accounts: options.accounts, adminToken: options.adminToken, publicUrl: options.publicUrl, now: access?.now })] : []),
+    ...(options.accounts
+      ? [
+          dashboard({
+            accounts: options.accounts,
+            adminToken: options.adminToken,
+            publicUrl: options.publicUrl,
+            now: access?.now,
+          }),
+        ]
+      : []),
     socketTime(PDF_SOCKET_SECONDS),
     methods,
     metricsEndpoint(metrics, options.adminToken),
@@ -111,7 +124,11 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
   const handler = compose(
     steps,
     (x) => {
-      if (unavailable !== undefined) return errorResponse(ERRORS.serviceUnavailable, [unavailable], { extra: { retry_after: 5 }, headers: { "retry-after": "5" } });
+      if (unavailable !== undefined)
+        return errorResponse(ERRORS.serviceUnavailable, [unavailable], {
+          extra: { retry_after: 5 },
+          headers: { "retry-after": "5" },
+        });
       const view = (x.served as Served<View>).view;
       return x.path === MCP_PATH ? view.mcp(x.request) : view.routes.handle(x.request);
     },
@@ -171,7 +188,11 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
 }
 
 /** The Elysia routes of api.md over one snapshot, errors as D1, and the OpenAPI document. */
-function snapshotRoutes(ctx: ApiContext, pdf: PdfRenderService, logError: (error: unknown, request: Request | undefined) => void) {
+function snapshotRoutes(
+  ctx: ApiContext,
+  pdf: PdfRenderService,
+  logError: (error: unknown, request: Request | undefined) => void,
+) {
   // Responses are built in their exact shape: no normalizing copy. The path is read from the
   // first "/" after the scheme, as the target step reads it (not from a fixed offset).
   return new Elysia({ normalize: false, handler: { standardHostname: false } })

@@ -31,7 +31,11 @@ export function articleUrl(project: string, title: string): string {
   return `https://${project}/wiki/${encoded}`;
 }
 
-export function sourceOf(project: string, page: { pageId: number; revId: number; title: string }, url = articleUrl(project, page.title)): Source {
+export function sourceOf(
+  project: string,
+  page: { pageId: number; revId: number; title: string },
+  url = articleUrl(project, page.title),
+): Source {
   return {
     project,
     page_id: page.pageId,
@@ -64,7 +68,9 @@ export class Attributions {
 
   /** For one page: names the article and its address. */
   page(title: string, url: string): Attribution {
-    return this.make(`"${title}" from ${this.meta.wiki.sitename || "Wikipedia"} (${url}), by its contributors, under ${LICENSE.name} (${LICENSE.url}). The text was modified: see modifications.`);
+    return this.make(
+      `"${title}" from ${this.meta.wiki.sitename || "Wikipedia"} (${url}), by its contributors, under ${LICENSE.name} (${LICENSE.url}). The text was modified: see modifications.`,
+    );
   }
 
   private make(notice: string): Attribution {
@@ -105,9 +111,11 @@ export class Attributions {
       attribution_requirements: {
         credit: `Credit the authors as "${site} contributors" and link to the source article: each page and hit carries its url, and source.permalink names the exact revision.`,
         license_notice: `State that the text is available under the ${LICENSE.full_name} license (${LICENSE.name}) and link to ${LICENSE.url}.`,
-        changes: "State that the text was modified from the original, and describe any further changes you make (this API's changes are listed in modifications.changes_made).",
+        changes:
+          "State that the text was modified from the original, and describe any further changes you make (this API's changes are listed in modifications.changes_made).",
         share_alike: `If you remix, transform or build upon the text, distribute your contributions under the same license, ${LICENSE.name}, or a compatible one.`,
-        no_additional_restrictions: "Do not apply legal terms or technological measures that legally restrict others from doing anything the license permits.",
+        no_additional_restrictions:
+          "Do not apply legal terms or technological measures that legally restrict others from doing anything the license permits.",
       },
       api_service_note:
         "This API is a service for finding and delivering the text; the service's terms cover your use of the API. The content it returns " +

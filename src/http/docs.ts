@@ -12,7 +12,15 @@ import swaggerUiBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: 
 import swaggerUiCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import swaggerUiIcon from "swagger-ui-dist/favicon-32x32.png" with { type: "file" };
 import { version as SWAGGER_UI_VERSION } from "swagger-ui-dist/package.json";
-import { ALSO_AT, openApiDocument, RESPONSE_DOC, UNCHECKED, type ApiRoute, type HeaderDoc, type ResponseDoc } from "./openapi";
+import {
+  ALSO_AT,
+  openApiDocument,
+  RESPONSE_DOC,
+  UNCHECKED,
+  type ApiRoute,
+  type HeaderDoc,
+  type ResponseDoc,
+} from "./openapi";
 import * as schemas from "./schemas";
 import { ErrorBody, LimitErrorBody } from "./schemas";
 import { EXAMPLE } from "./examples";
@@ -23,7 +31,11 @@ export const DOCS_PATH = "/docs";
 
 type Headers = Record<string, HeaderDoc>;
 
-const header = (description: string, schema: Record<string, unknown>, example: unknown): HeaderDoc => ({ description, schema, example });
+const header = (description: string, schema: Record<string, unknown>, example: unknown): HeaderDoc => ({
+  description,
+  schema,
+  example,
+});
 const unlimitedOr = {
   anyOf: [
     { type: "integer", minimum: 0 },
@@ -33,8 +45,16 @@ const unlimitedOr = {
 
 /** Sent with every response. */
 export const COMMON_HEADERS: Headers = {
-  "X-Request-Id": header("The request's id, for support: the client's own X-Request-Id when it is a safe token, otherwise a new UUID", { type: "string" }, "0b6a8f7e-3c1d-4f5a-9e2b-7d4c6a1f8e30"),
-  "Access-Control-Allow-Origin": header("Always `*`: any web page may call the API", { type: "string", const: "*" }, "*"),
+  "X-Request-Id": header(
+    "The request's id, for support: the client's own X-Request-Id when it is a safe token, otherwise a new UUID",
+    { type: "string" },
+    "0b6a8f7e-3c1d-4f5a-9e2b-7d4c6a1f8e30",
+  ),
+  "Access-Control-Allow-Origin": header(
+    "Always `*`: any web page may call the API",
+    { type: "string", const: "*" },
+    "*",
+  ),
   "X-Snapshot": header(
     "The content hash (sha256, hex) of the snapshot that answered, as in /v1/meta's `search_engine_version.commitSha`: it changes when the server moves to a newer snapshot",
     { type: "string", pattern: "^[0-9a-f]{64}$" },
@@ -45,12 +65,20 @@ export const COMMON_HEADERS: Headers = {
 /** Sent with every response to a request with a valid key. */
 const KEYED_HEADERS: Headers = {
   ...COMMON_HEADERS,
-  "X-RateLimit-Limit": header("Requests per second this key may make (by its plan)", { type: "integer", minimum: 1 }, 10),
+  "X-RateLimit-Limit": header(
+    "Requests per second this key may make (by its plan)",
+    { type: "integer", minimum: 1 },
+    10,
+  ),
   "X-RateLimit-Remaining": header("Requests left in the current second", { type: "integer", minimum: 0 }, 9),
   "X-RateLimit-Reset": header("Unix seconds when the current second's window ends", { type: "integer" }, 1764460801),
   "X-Quota-Limit": header("Credits per UTC calendar month for the key's account, or `unlimited`", unlimitedOr, 5000),
   "X-Quota-Remaining": header("Credits left this month (never negative), or `unlimited`", unlimitedOr, 4999),
-  "X-Quota-Reset": header("Unix seconds of 00:00:00 UTC on the 1st of next month, when the quota resets", { type: "integer" }, 1764547200),
+  "X-Quota-Reset": header(
+    "Unix seconds of 00:00:00 UTC on the 1st of next month, when the quota resets",
+    { type: "integer" },
+    1764547200,
+  ),
 };
 
 /** Sent with an answer a client may keep and revalidate, and with its 304. */
@@ -79,7 +107,11 @@ export const PDF_HEADERS: Headers = {
     { type: "string" },
     `attachment; filename="Albedo.pdf"; filename*=UTF-8''Albedo.pdf`,
   ),
-  "X-Credit-Cost": header(`Credits this response cost: a PDF costs ${COST.pdf}; a HEAD that rendered nothing, 0`, { type: "integer", enum: [0, COST.pdf] }, COST.pdf),
+  "X-Credit-Cost": header(
+    `Credits this response cost: a PDF costs ${COST.pdf}; a HEAD that rendered nothing, 0`,
+    { type: "integer", enum: [0, COST.pdf] },
+    COST.pdf,
+  ),
 };
 
 /** Sent with an answer that says when to come back. */
@@ -105,7 +137,12 @@ export interface ResponseOptions {
 
 /** The schema, documented as a response with this description (and headers, media type, examples). */
 export function described<T extends TSchema>(schema: T, description: string, options: ResponseOptions = {}): T {
-  const doc: ResponseDoc = { description, headers: options.headers ?? KEYED_HEADERS, mediaType: options.mediaType ?? "application/json", examples: options.examples };
+  const doc: ResponseDoc = {
+    description,
+    headers: options.headers ?? KEYED_HEADERS,
+    mediaType: options.mediaType ?? "application/json",
+    examples: options.examples,
+  };
   return { ...schema, ...(options.checked === false ? { [UNCHECKED]: true } : {}), [RESPONSE_DOC]: doc };
 }
 
@@ -118,41 +155,61 @@ export function alsoAt(path: string, operationId: string, summary: string): Docu
 export const KEY_ERRORS = {
   401: described(ErrorBody, "`unauthorized`: no API key in X-API-Key or Authorization: Bearer", {
     headers: COMMON_HEADERS,
-    examples: { [ERRORS.unauthorized.code]: errorBody(ERRORS.unauthorized, "An API key is required via the X-API-Key header (or Authorization: Bearer <key>).") },
+    examples: {
+      [ERRORS.unauthorized.code]: errorBody(
+        ERRORS.unauthorized,
+        "An API key is required via the X-API-Key header (or Authorization: Bearer <key>).",
+      ),
+    },
   }),
   403: described(ErrorBody, "`forbidden`: the key is malformed, unknown, revoked or expired", {
     headers: COMMON_HEADERS,
     examples: { [ERRORS.forbidden.code]: errorBody(ERRORS.forbidden, "The API key is invalid or revoked.") },
   }),
-  429: described(LimitErrorBody, "`rate_limit_exceeded` (the key's requests per second) or `quota_exceeded` (the account's credits for the month); nothing is spent", {
-    headers: RETRY_HEADERS,
-    examples: {
-      [ERRORS.rateLimitExceeded.code]: {
-        ...errorBody(ERRORS.rateLimitExceeded, "Too many requests: this key's plan allows 10 per second. Retry after 1 s."),
-        retry_after: 1,
-      },
-      [ERRORS.quotaExceeded.code]: {
-        ...errorBody(ERRORS.quotaExceeded, COST.pdf, 5, 5000, Date.UTC(2025, 11, 1) / 1000),
-        quota_limit: 5000,
-        quota_used: 4995,
-        retry_after: 86400,
+  429: described(
+    LimitErrorBody,
+    "`rate_limit_exceeded` (the key's requests per second) or `quota_exceeded` (the account's credits for the month); nothing is spent",
+    {
+      headers: RETRY_HEADERS,
+      examples: {
+        [ERRORS.rateLimitExceeded.code]: {
+          ...errorBody(
+            ERRORS.rateLimitExceeded,
+            "Too many requests: this key's plan allows 10 per second. Retry after 1 s.",
+          ),
+          retry_after: 1,
+        },
+        [ERRORS.quotaExceeded.code]: {
+          ...errorBody(ERRORS.quotaExceeded, COST.pdf, 5, 5000, Date.UTC(2025, 11, 1) / 1000),
+          quota_limit: 5000,
+          quota_used: 4995,
+          retry_after: 86400,
+        },
       },
     },
-  }),
+  ),
 };
 
 /** The answer to If-None-Match naming the current ETag, for the routes whose answers have one. */
 export const NOT_MODIFIED = {
-  304: described(t.Void(), "Not Modified: the ETag in If-None-Match is still the answer's. No body; costs no credit, but counts against the rate limit", {
-    headers: CACHED_HEADERS,
-    mediaType: "",
-  }),
+  304: described(
+    t.Void(),
+    "Not Modified: the ETag in If-None-Match is still the answer's. No body; costs no credit, but counts against the rate limit",
+    {
+      headers: CACHED_HEADERS,
+      mediaType: "",
+    },
+  ),
 };
 
 /** How to send a key. */
 const SECURITY_SCHEMES = {
   apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "`wk_` followed by 32 letters and digits" },
-  bearer: { type: "http", scheme: "bearer", description: "`Authorization: Bearer wk_…`; X-API-Key wins when both are sent" },
+  bearer: {
+    type: "http",
+    scheme: "bearer",
+    description: "`Authorization: Bearer wk_…`; X-API-Key wins when both are sent",
+  },
 } as const;
 
 export const KEYED: { security: Record<string, string[]>[] } = { security: [{ apiKey: [] }, { bearer: [] }] };
@@ -215,7 +272,11 @@ const COMPONENTS: Record<string, TSchema> = {
 };
 
 /** The UI's files, each at DOCS_PATH/assets/<name>. */
-const ASSETS: Record<string, string> = { "swagger-ui-bundle.js": swaggerUiBundle, "swagger-ui.css": swaggerUiCss, "favicon-32x32.png": swaggerUiIcon };
+const ASSETS: Record<string, string> = {
+  "swagger-ui-bundle.js": swaggerUiBundle,
+  "swagger-ui.css": swaggerUiCss,
+  "favicon-32x32.png": swaggerUiIcon,
+};
 const asset = (name: string) => `${DOCS_PATH}/assets/${name}?v=${SWAGGER_UI_VERSION}`;
 
 // Absolute URLs, so that /docs/ loads the same files as /docs. No validatorUrl: Swagger UI would
@@ -259,9 +320,15 @@ export function openApi() {
     );
     return new Response(document, { headers: { "content-type": "application/json; charset=utf-8" } });
   };
-  plugin.get(DOCS_PATH, () => new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }), HIDDEN).get(OPENAPI_PATH, serveDocument, HIDDEN);
+  plugin
+    .get(DOCS_PATH, () => new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }), HIDDEN)
+    .get(OPENAPI_PATH, serveDocument, HIDDEN);
   for (const [name, path] of Object.entries(ASSETS)) {
-    plugin.get(`${DOCS_PATH}/assets/${name}`, () => new Response(Bun.file(path), { headers: { "cache-control": "public, max-age=31536000, immutable" } }), HIDDEN);
+    plugin.get(
+      `${DOCS_PATH}/assets/${name}`,
+      () => new Response(Bun.file(path), { headers: { "cache-control": "public, max-age=31536000, immutable" } }),
+      HIDDEN,
+    );
   }
   return plugin;
 }

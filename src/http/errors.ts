@@ -17,7 +17,12 @@ export interface ErrorRow<A extends unknown[] = never[]> {
   readonly message: (...args: A) => string;
 }
 
-const row = <A extends unknown[]>(status: number, code: string, spec: ErrorRow["spec"], message: (...args: A) => string): ErrorRow<A> => ({
+const row = <A extends unknown[]>(
+  status: number,
+  code: string,
+  spec: ErrorRow["spec"],
+  message: (...args: A) => string,
+): ErrorRow<A> => ({
   status,
   code,
   spec,
@@ -31,9 +36,21 @@ const given = (message: string) => message;
 export const ERRORS = {
   missingQ: row(400, "missing q", "api.md", () => "The query parameter q is required."),
   pageIdNotInteger: row(400, "page_id must be an integer", "api.md", mustBe),
-  sinceFormat: row(400, "since must be unix seconds or RFC3339", "api.md", () => "since must be Unix seconds (digits only) or an RFC 3339 date-time with a zone, such as 2016-01-31T12:00:00Z."),
+  sinceFormat: row(
+    400,
+    "since must be unix seconds or RFC3339",
+    "api.md",
+    () =>
+      "since must be Unix seconds (digits only) or an RFC 3339 date-time with a zone, such as 2016-01-31T12:00:00Z.",
+  ),
   invalidParameter: row(400, "invalid_parameter", "D1", mustBe),
-  badRequest: row(400, "bad_request", "tome", () => "The request has no valid Host header, so its address cannot be read. Send Host: with the server's name or address."),
+  badRequest: row(
+    400,
+    "bad_request",
+    "tome",
+    () =>
+      "The request has no valid Host header, so its address cannot be read. Send Host: with the server's name or address.",
+  ),
   unauthorized: row(401, "unauthorized", "api.md", given),
   forbidden: row(403, "forbidden", "api.md", given),
   notFound: row(404, "not found", "api.md", (what: string) => `There is no ${what}.`),
@@ -48,8 +65,18 @@ export const ERRORS = {
     (cost: number, remaining: number, limit: number, reset: number) =>
       `The monthly quota lacks the ${cost} credit${cost > 1 ? "s" : ""} this request costs: ${remaining} of ${limit} remain until ${new Date(reset * 1000).toISOString()}.`,
   ),
-  pdfFailed: row(500, "PDF generation failed", "api.md", () => "The PDF could not be generated; nothing was charged. Please try again later."),
-  internalError: row(500, "internal_error", "D1", () => "The server failed to answer this request. It has been logged; please try again later."),
+  pdfFailed: row(
+    500,
+    "PDF generation failed",
+    "api.md",
+    () => "The PDF could not be generated; nothing was charged. Please try again later.",
+  ),
+  internalError: row(
+    500,
+    "internal_error",
+    "D1",
+    () => "The server failed to answer this request. It has been logged; please try again later.",
+  ),
   serviceUnavailable: row(503, "service_unavailable", "tome", given),
 } as const;
 
@@ -90,7 +117,11 @@ export function errorBody<A extends unknown[]>(row: ErrorRow<A>, ...args: A): { 
 }
 
 /** A row's answer as a Response, for the steps. */
-export function errorResponse<A extends unknown[]>(row: ErrorRow<A>, args: A, init: { headers?: Record<string, string>; extra?: Record<string, number> } = {}): Response {
+export function errorResponse<A extends unknown[]>(
+  row: ErrorRow<A>,
+  args: A,
+  init: { headers?: Record<string, string>; extra?: Record<string, number> } = {},
+): Response {
   return Response.json({ ...errorBody(row, ...args), ...init.extra }, { status: row.status, headers: init.headers });
 }
 
@@ -101,12 +132,19 @@ export type ParameterRow = typeof ERRORS.invalidParameter | typeof ERRORS.pageId
  * A parameter's value refused, with D1's details: which parameter, its value (at most 200
  * characters of it) and the rule. The row is D1's invalid_parameter unless api.md names one.
  */
-export function parameterError(parameter: string, value: string, constraint: string, row: ParameterRow = ERRORS.invalidParameter, message = row.message(parameter, constraint)): ApiError {
+export function parameterError(
+  parameter: string,
+  value: string,
+  constraint: string,
+  row: ParameterRow = ERRORS.invalidParameter,
+  message = row.message(parameter, constraint),
+): ApiError {
   return new ApiError(row.status, row.code, message, { parameter, value: value.slice(0, 200), constraint });
 }
 
 /** D1's `invalid_parameter`, for the cases api.md leaves open. */
-export const invalidParameter = (parameter: string, value: string, constraint: string): ApiError => parameterError(parameter, value, constraint);
+export const invalidParameter = (parameter: string, value: string, constraint: string): ApiError =>
+  parameterError(parameter, value, constraint);
 
 /**
  * D6's `missing q`; a required parameter by another name (the MCP tools' page_id or id) is

@@ -70,15 +70,19 @@ export const EXAMPLE = {
     attribution_requirements: {
       credit: `Credit the authors as "Wikipedia contributors" and link to the source article: each page and hit carries its url, and source.permalink names the exact revision.`,
       license_notice: `State that the text is available under the Creative Commons Attribution-ShareAlike 4.0 International license (CC BY-SA 4.0) and link to ${LICENSE_URL}.`,
-      changes: "State that the text was modified from the original, and describe any further changes you make (this API's changes are listed in modifications.changes_made).",
-      share_alike: "If you remix, transform or build upon the text, distribute your contributions under the same license, CC BY-SA 4.0, or a compatible one.",
-      no_additional_restrictions: "Do not apply legal terms or technological measures that legally restrict others from doing anything the license permits.",
+      changes:
+        "State that the text was modified from the original, and describe any further changes you make (this API's changes are listed in modifications.changes_made).",
+      share_alike:
+        "If you remix, transform or build upon the text, distribute your contributions under the same license, CC BY-SA 4.0, or a compatible one.",
+      no_additional_restrictions:
+        "Do not apply legal terms or technological measures that legally restrict others from doing anything the license permits.",
     },
     api_service_note:
       "This API is a service for finding and delivering the text; the service's terms cover your use of the API. The content it returns " +
       "is not the service's property: it remains under CC BY-SA 4.0, whatever the terms of the service.",
     trademark_disclaimer:
-      "Wikipedia is a registered trademark of the Wikimedia Foundation, Inc., a non-profit organization. This service is not affiliated with, " + "sponsored or endorsed by the Wikimedia Foundation.",
+      "Wikipedia is a registered trademark of the Wikimedia Foundation, Inc., a non-profit organization. This service is not affiliated with, " +
+      "sponsored or endorsed by the Wikimedia Foundation.",
   },
   /** /v1/meta for a snapshot of enwiki-2016-sample alone. */
   meta: {
@@ -86,6 +90,12 @@ export const EXAMPLE = {
     commitDate: "2026-11-23T07:33:47.792Z",
     pkgVersion: tomeVersion,
     indexes: { pages: "enwiki-pages", chunks: "enwiki-chunks" },
-    dataset: { indexed_pages: 106, indexed_chunks: 2653, skipped_redirects: 99, snapshot: "enwiki-20160501.tome", loaded_at: "2026-11-23T07:40:02.115Z" },
+    dataset: {
+      indexed_pages: 106,
+      indexed_chunks: 2653,
+      skipped_redirects: 99,
+      snapshot: "enwiki-20160501.tome",
+      loaded_at: "2026-11-23T07:40:02.115Z",
+    },
   },
 };

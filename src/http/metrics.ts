@@ -46,9 +46,14 @@ class RouteLabels {
       }
       const source = template
         .split("/")
-        .map((segment) => (segment.startsWith(":") ? "[^/]+" : segment === "*" ? ".*" : segment.replace(/[.+?^${}()|[\]\\]/g, "\\$&")))
+        .map((segment) =>
+          segment.startsWith(":") ? "[^/]+" : segment === "*" ? ".*" : segment.replace(/[.+?^${}()|[\]\\]/g, "\\$&"),
+        )
         .join("/");
-      this.patterns.push({ pattern: new RegExp(`^${source}/?$`), label: template.replace(/:([A-Za-z0-9_]+)/g, "{$1}") });
+      this.patterns.push({
+        pattern: new RegExp(`^${source}/?$`),
+        label: template.replace(/:([A-Za-z0-9_]+)/g, "{$1}"),
+      });
     }
   }
 
@@ -75,7 +80,12 @@ export class Metrics {
   constructor({ snapshot, watch, retiring, access, pdf, routes }: MetricsSources) {
     const registers = [this.registry];
     this.routes = new RouteLabels([...routes, "/metrics"]);
-    this.requests = new Counter({ name: "tome_http_requests_total", help: "HTTP requests answered, by route template and status", labelNames: ["route", "status"], registers });
+    this.requests = new Counter({
+      name: "tome_http_requests_total",
+      help: "HTTP requests answered, by route template and status",
+      labelNames: ["route", "status"],
+      registers,
+    });
     this.latency = new Histogram({
       name: "tome_http_request_duration_seconds",
       help: "Time from a request's arrival to its answer's headers, by route template",
@@ -84,8 +94,18 @@ export class Metrics {
       registers,
     });
 
-    const candidates = new Histogram({ name: "tome_search_candidates", help: "Documents (chunks and titles) scored per search or lucky lookup", buckets: WORK_BUCKETS, registers });
-    const postings = new Histogram({ name: "tome_search_postings", help: "Index postings read per search or lucky lookup", buckets: WORK_BUCKETS, registers });
+    const candidates = new Histogram({
+      name: "tome_search_candidates",
+      help: "Documents (chunks and titles) scored per search or lucky lookup",
+      buckets: WORK_BUCKETS,
+      registers,
+    });
+    const postings = new Histogram({
+      name: "tome_search_postings",
+      help: "Index postings read per search or lucky lookup",
+      buckets: WORK_BUCKETS,
+      registers,
+    });
     this.unwatch = watch((work) => {
       candidates.observe(work.candidates);
       postings.observe(work.postings);
@@ -100,7 +120,10 @@ export class Metrics {
       collect() {
         const meta = snapshot();
         this.reset();
-        this.set({ wiki: meta.wiki.host, lang: meta.wiki.lang, built_at: meta.createdAt, content_hash: meta.contentHash }, 1);
+        this.set(
+          { wiki: meta.wiki.host, lang: meta.wiki.lang, built_at: meta.createdAt, content_hash: meta.contentHash },
+          1,
+        );
       },
     });
     const gauge = (name: string, help: string, read: (meta: SnapshotMeta) => number) =>
@@ -114,7 +137,11 @@ export class Metrics {
       });
     gauge("tome_snapshot_pages", "Pages in the snapshot served", (m) => m.indexedPages);
     gauge("tome_snapshot_chunks", "Chunks in the snapshot served", (m) => m.indexedChunks);
-    gauge("tome_snapshot_built_at_seconds", "When the snapshot served was built (Unix time)", (m) => Date.parse(m.createdAt) / 1000);
+    gauge(
+      "tome_snapshot_built_at_seconds",
+      "When the snapshot served was built (Unix time)",
+      (m) => Date.parse(m.createdAt) / 1000,
+    );
     new Gauge({
       name: "tome_snapshots_retiring",
       help: "Snapshots swapped out for a newer one that still answer requests in flight (then freed)",
@@ -149,11 +176,24 @@ export class Metrics {
 
     const stats = pdf.stats?.bind(pdf);
     if (stats) {
-      const counter = (name: string, help: string, read: (s: PdfStats) => number) => readCounter(registers, name, help, () => read(stats()));
+      const counter = (name: string, help: string, read: (s: PdfStats) => number) =>
+        readCounter(registers, name, help, () => read(stats()));
       counter("tome_pdf_renders_total", "PDFs rendered", (s) => s.renders);
-      counter("tome_pdf_render_failures_total", "PDF renders that failed (an error or the time limit)", (s) => s.failures);
-      counter("tome_pdf_cache_hits_total", "PDF requests answered with a kept PDF, without rendering", (s) => s.cacheHits);
-      counter("tome_pdf_refused_total", "PDF requests refused because the render queue was full (503)", (s) => s.refusals);
+      counter(
+        "tome_pdf_render_failures_total",
+        "PDF renders that failed (an error or the time limit)",
+        (s) => s.failures,
+      );
+      counter(
+        "tome_pdf_cache_hits_total",
+        "PDF requests answered with a kept PDF, without rendering",
+        (s) => s.cacheHits,
+      );
+      counter(
+        "tome_pdf_refused_total",
+        "PDF requests refused because the render queue was full (503)",
+        (s) => s.refusals,
+      );
       new Gauge({
         name: "tome_pdf_queue",
         help: "PDF renders waiting (queued) and under way (rendering)",
@@ -223,11 +263,16 @@ function readCounter(registers: Registry[], name: string, help: string, read: ()
 
 function processMetrics(registers: Registry[]): void {
   const seconds = (microseconds: number) => microseconds / 1e6;
-  const cpu = (name: string, help: string, read: (usage: NodeJS.CpuUsage) => number) => readCounter(registers, name, help, () => seconds(read(process.cpuUsage())));
+  const cpu = (name: string, help: string, read: (usage: NodeJS.CpuUsage) => number) =>
+    readCounter(registers, name, help, () => seconds(read(process.cpuUsage())));
   cpu("process_cpu_user_seconds_total", "User CPU time spent, in seconds", (u) => u.user);
   cpu("process_cpu_system_seconds_total", "System CPU time spent, in seconds", (u) => u.system);
   cpu("process_cpu_seconds_total", "User and system CPU time spent, in seconds", (u) => u.user + u.system);
-  new Gauge({ name: "process_start_time_seconds", help: "When the process started (Unix time, seconds)", registers }).set(Math.round(Date.now() / 1000 - process.uptime()));
+  new Gauge({
+    name: "process_start_time_seconds",
+    help: "When the process started (Unix time, seconds)",
+    registers,
+  }).set(Math.round(Date.now() / 1000 - process.uptime()));
   new Gauge({
     name: "process_resident_memory_bytes",
     help: "Resident memory size, in bytes",

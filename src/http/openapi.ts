@@ -75,7 +75,8 @@ export function openApiDocument(routes: readonly ApiRoute[], parts: DocumentPart
   const headers: Record<string, HeaderDoc> = {};
   /** A reference to the header, named in components/headers (one description per name). */
   const header = (name: string, doc: HeaderDoc) => {
-    if (headers[name] && identity(headers[name]) !== identity(doc)) throw new Error(`two descriptions of the header ${name}`);
+    if (headers[name] && identity(headers[name]) !== identity(doc))
+      throw new Error(`two descriptions of the header ${name}`);
     headers[name] = doc;
     return { $ref: `#/components/headers/${name}` };
   };
@@ -87,13 +88,20 @@ export function openApiDocument(routes: readonly ApiRoute[], parts: DocumentPart
     const method = route.method.toLowerCase();
     const operation: Json = {
       ...documented,
-      parameters: [...parameters(route.hooks[PARAMETERS]?.params, "path", toSchema), ...parameters(route.hooks[PARAMETERS]?.query, "query", toSchema)],
+      parameters: [
+        ...parameters(route.hooks[PARAMETERS]?.params, "path", toSchema),
+        ...parameters(route.hooks[PARAMETERS]?.query, "query", toSchema),
+      ],
       responses: responses(route, toSchema, header),
     };
     const path = route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
     paths[path] = { ...paths[path], [method]: operation };
     const also = detail[ALSO_AT] as AlsoAt | undefined;
-    if (also) paths[also.path] = { ...paths[also.path], [method]: { ...operation, operationId: also.operationId, summary: also.summary } };
+    if (also)
+      paths[also.path] = {
+        ...paths[also.path],
+        [method]: { ...operation, operationId: also.operationId, summary: also.summary },
+      };
   }
   return {
     openapi: "3.1.0",
@@ -102,7 +110,9 @@ export function openApiDocument(routes: readonly ApiRoute[], parts: DocumentPart
     tags: parts.tags,
     paths,
     components: {
-      schemas: Object.fromEntries(Object.entries(parts.components).map(([name, schema]) => [name, toSchema(schema, name)])),
+      schemas: Object.fromEntries(
+        Object.entries(parts.components).map(([name, schema]) => [name, toSchema(schema, name)]),
+      ),
       headers,
       securitySchemes: parts.securitySchemes,
     },
@@ -126,14 +136,24 @@ function parameters(schema: unknown, where: "path" | "query", toSchema: (s: unkn
   });
 }
 
-function responses(route: ApiRoute, toSchema: (s: unknown) => unknown, header: (name: string, doc: HeaderDoc) => Json): Json {
+function responses(
+  route: ApiRoute,
+  toSchema: (s: unknown) => unknown,
+  header: (name: string, doc: HeaderDoc) => Json,
+): Json {
   const out: Json = {};
   for (const [status, schema] of Object.entries((route.hooks.response ?? {}) as Record<string, TSchema>)) {
     const doc = (schema as { [RESPONSE_DOC]?: ResponseDoc })[RESPONSE_DOC];
-    if (!doc) throw new Error(`${route.method} ${route.path}: response ${status} has no documentation (wrap its schema in described())`);
-    const examples = doc.examples && Object.fromEntries(Object.entries(doc.examples).map(([name, value]) => [name, { value }]));
+    if (!doc)
+      throw new Error(
+        `${route.method} ${route.path}: response ${status} has no documentation (wrap its schema in described())`,
+      );
+    const examples =
+      doc.examples && Object.fromEntries(Object.entries(doc.examples).map(([name, value]) => [name, { value }]));
     const headers = Object.fromEntries(Object.entries(doc.headers).map(([name, h]) => [name, header(name, h)]));
-    const content = doc.mediaType ? { content: { [doc.mediaType]: { schema: toSchema(schema), ...(examples ? { examples } : {}) } } } : {};
+    const content = doc.mediaType
+      ? { content: { [doc.mediaType]: { schema: toSchema(schema), ...(examples ? { examples } : {}) } } }
+      : {};
     out[status] = { description: doc.description, headers, ...content };
   }
   return out;
@@ -151,7 +171,8 @@ function emitSchema(schema: unknown, names: Map<string, string>, self?: string):
   const out: Json = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key.startsWith("x-") || LEFT_OUT.has(key)) continue;
-    if (key === "properties") out[key] = Object.fromEntries(Object.entries(value as Json).map(([k, v]) => [k, emitSchema(v, names)]));
+    if (key === "properties")
+      out[key] = Object.fromEntries(Object.entries(value as Json).map(([k, v]) => [k, emitSchema(v, names)]));
     else out[key] = VALUE_KEYWORDS.has(key) ? value : emitSchema(value, names);
   }
   return out;

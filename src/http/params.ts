@@ -22,14 +22,19 @@ const BOOLEAN = /^(true|false|1|0)$/i;
 
 /** A schema's static type, with the properties that have defaults no longer optional (readQuery fills them). */
 export type Filled<T extends TObject> = Static<T> & {
-  [K in keyof T["properties"] as T["properties"][K] extends { default: unknown } ? K : never]-?: Exclude<Static<T["properties"][K]>, undefined>;
+  [K in keyof T["properties"] as T["properties"][K] extends { default: unknown } ? K : never]-?: Exclude<
+    Static<T["properties"][K]>,
+    undefined
+  >;
 };
 
 /** Readers of properties by name (ReadOptions.readers). */
 type Readers = Record<string, Reader>;
 
 /** What a schema's properties are once read: defaults filled in, and a custom reader's property of the type it returns. */
-type ReadOf<T extends TObject | undefined, R extends Readers = {}> = T extends TObject ? Omit<Filled<T>, keyof R> & { [K in keyof R & keyof T["properties"]]: ReturnType<R[K]> } : undefined;
+type ReadOf<T extends TObject | undefined, R extends Readers = {}> = T extends TObject
+  ? Omit<Filled<T>, keyof R> & { [K in keyof R & keyof T["properties"]]: ReturnType<R[K]> }
+  : undefined;
 
 /** What a route's handler is given: its query and path parameters as read, and the request. */
 export interface RouteInput<Q extends TObject | undefined, P extends TObject | undefined, R extends Readers = {}> {
@@ -48,11 +53,22 @@ export interface RouteInput<Q extends TObject | undefined, P extends TObject | u
  * cookies and headers too, as a handler that takes the whole context might read them): the
  * schemas ride on the hooks under PARAMETERS, for the OpenAPI document alone.
  */
-export function route<Q extends TObject | undefined = undefined, P extends TObject | undefined = undefined, R extends Readers = {}, T = unknown>(
+export function route<
+  Q extends TObject | undefined = undefined,
+  P extends TObject | undefined = undefined,
+  R extends Readers = {},
+  T = unknown,
+>(
   spec: { query?: Q; params?: P; readers?: R; codes?: ReadOptions["codes"] },
   handle: (input: RouteInput<Q, P, R>) => T,
 ) {
-  const read = ({ params, request }: { params: Record<string, string | undefined>; request: Request }): RouteInput<Q, P, R> => {
+  const read = ({
+    params,
+    request,
+  }: {
+    params: Record<string, string | undefined>;
+    request: Request;
+  }): RouteInput<Q, P, R> => {
     // The path first: its error wins over the query's (as it did when a transform hook read them).
     const pathParams = spec.params && readParams(spec.params, params, spec);
     const input = { query: spec.query && readQuery(spec.query, request.url, spec), params: pathParams, request };
@@ -65,8 +81,10 @@ export function route<Q extends TObject | undefined = undefined, P extends TObje
   // handler, which Elysia awaits (so that its errors reach the app's error handler).
   const handler =
     handle.constructor.name === "AsyncFunction"
-      ? async ({ params, request }: { params: Record<string, string | undefined>; request: Request }) => await handle(read({ params, request }))
-      : ({ params, request }: { params: Record<string, string | undefined>; request: Request }): T => handle(read({ params, request }));
+      ? async ({ params, request }: { params: Record<string, string | undefined>; request: Request }) =>
+          await handle(read({ params, request }))
+      : ({ params, request }: { params: Record<string, string | undefined>; request: Request }): T =>
+          handle(read({ params, request }));
   return { hooks: { [PARAMETERS]: { query: spec.query, params: spec.params } }, handler };
 }
 
@@ -112,7 +130,11 @@ export function readQuery<T extends TObject>(schema: T, url: string, options: Re
 }
 
 /** Path parameters (split out and percent-decoded by the router) as the schema's typed object. */
-function readParams<T extends TObject>(schema: T, params: Record<string, string | undefined>, options: ReadOptions = {}): T["static"] {
+function readParams<T extends TObject>(
+  schema: T,
+  params: Record<string, string | undefined>,
+  options: ReadOptions = {},
+): T["static"] {
   const out: Record<string, unknown> = {};
   for (const [name, prop] of Object.entries(schema.properties)) {
     out[name] = read(name, prop, params[name] ?? "", options);
@@ -147,7 +169,8 @@ function read(name: string, prop: TSchema, raw: string, options: ReadOptions): u
     // Characters as users count them (code points), not UTF-16 units.
     if (max !== undefined && [...raw].length > max) throw fail(`at most ${max} characters`);
     const pattern = prop.pattern as string | undefined;
-    if (pattern !== undefined && !compiled(pattern).test(raw)) throw fail(prop.description ? `of the form ${prop.description}` : `matching ${pattern}`);
+    if (pattern !== undefined && !compiled(pattern).test(raw))
+      throw fail(prop.description ? `of the form ${prop.description}` : `matching ${pattern}`);
     return raw;
   }
   throw new Error(`no reader for parameter ${name} (${String(prop[Kind])})`);

@@ -52,7 +52,11 @@ export interface Step {
 export type Handler = (x: Exchange) => Response | Promise<Response>;
 
 /** The steps around the routes, linked once; `fault` answers for a route that throws. */
-export function compose(steps: readonly Step[], routes: Handler, fault: (x: Exchange, error: unknown) => Response): Handler {
+export function compose(
+  steps: readonly Step[],
+  routes: Handler,
+  fault: (x: Exchange, error: unknown) => Response,
+): Handler {
   const befores = steps.map((s) => s.before);
   const afters = steps.map((s) => s.after);
   const n = steps.length;

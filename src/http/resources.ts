@@ -123,7 +123,11 @@ export class Resources {
 
   /** `rankingScore`: with the hit's _rankingScore (show_ranking_score). */
   hit(hit: Hit, rankingScore = false): SearchHit {
-    const shown: SearchHit = { ...this.located(hit.page, hit.chunk, hit.section, hit.text), license: SHORT_LICENSE, _formatted: hit.formatted };
+    const shown: SearchHit = {
+      ...this.located(hit.page, hit.chunk, hit.section, hit.text),
+      license: SHORT_LICENSE,
+      _formatted: hit.formatted,
+    };
     if (rankingScore) shown._rankingScore = hit.rankingScore;
     return shown;
   }

@@ -15,12 +15,16 @@ export const MAX_INTEGER = Number.MAX_SAFE_INTEGER;
 /** api.md 4.2's max_chunks default: a page's chunks when none is given, and all lucky's page returns (api.md 4.5). */
 export const MAX_CHUNKS_DEFAULT = 10_000;
 
-const Url = (example: string, description?: string) => t.String({ format: "uri", ...(description ? { description } : {}), examples: [example] });
+const Url = (example: string, description?: string) =>
+  t.String({ format: "uri", ...(description ? { description } : {}), examples: [example] });
 const PageId = t.Integer({ description: "Page id in the source wiki", examples: [EXAMPLE.page.page_id] });
 const RevId = t.Integer({ description: "Revision id of the page's text", examples: [EXAMPLE.page.rev_id] });
 const Title = t.String({ description: "Article title", examples: [EXAMPLE.page.title] });
 const ArticleUrl = Url(EXAMPLE.page.url, "The article's address");
-const Modifications = t.Array(t.String(), { description: "The transformations applied to the source text", examples: [EXAMPLE.attribution.modifications] });
+const Modifications = t.Array(t.String(), {
+  description: "The transformations applied to the source text",
+  examples: [EXAMPLE.attribution.modifications],
+});
 
 // A string whose length bounds count characters (code points), as JSON Schema's maxLength
 // means and D6 asks; TypeBox's own String counts UTF-16 units.
@@ -29,8 +33,13 @@ TypeRegistry.Set<{ minLength?: number; maxLength?: number }>("Text", (schema, va
   const n = [...value].length;
   return n >= (schema.minLength ?? 0) && n <= (schema.maxLength ?? Infinity);
 });
-const Text = (options: { minLength?: number; maxLength?: number; description?: string; [k: string]: unknown }) => t.Unsafe<string>({ ...options, type: "string", [Kind]: "Text" });
-const IsoTime = t.String({ format: "date-time", description: "Last modification, ISO 8601, UTC", examples: [EXAMPLE.page.timestamp] });
+const Text = (options: { minLength?: number; maxLength?: number; description?: string; [k: string]: unknown }) =>
+  t.Unsafe<string>({ ...options, type: "string", [Kind]: "Text" });
+const IsoTime = t.String({
+  format: "date-time",
+  description: "Last modification, ISO 8601, UTC",
+  examples: [EXAMPLE.page.timestamp],
+});
 
 // ---- resources (api.md 2) ----
 
@@ -38,9 +47,15 @@ const licenseName = t.String({ description: "The license's short name", examples
 const licenseFullName = t.String({ description: "The license's full name", examples: [EXAMPLE.license.full_name] });
 const licenseUrl = Url(EXAMPLE.license.url, "The license's text");
 
-export const License = t.Object({ name: licenseName, url: licenseUrl }, { description: "The content's license: always CC BY-SA 4.0" });
+export const License = t.Object(
+  { name: licenseName, url: licenseUrl },
+  { description: "The content's license: always CC BY-SA 4.0" },
+);
 
-export const FullLicense = t.Object({ name: licenseName, full_name: licenseFullName, url: licenseUrl }, { description: "The content's license, with its full name" });
+export const FullLicense = t.Object(
+  { name: licenseName, full_name: licenseFullName, url: licenseUrl },
+  { description: "The content's license, with its full name" },
+);
 
 const Project = t.String({ description: "Host name of the source wiki", examples: [EXAMPLE.source.project] });
 
@@ -63,7 +78,8 @@ export const Attribution = t.Object(
     modified: t.Boolean({ description: "Always true: the text is not the source's markup", examples: [true] }),
     modifications: Modifications,
     attribution_notice: t.String({
-      description: "A sentence a reuser can paste: for one page it names the article and its address; for lists it says each result links to its source",
+      description:
+        "A sentence a reuser can paste: for one page it names the article and its address; for lists it says each result links to its source",
       examples: [EXAMPLE.attribution.attribution_notice],
     }),
     wikimedia_terms: WikimediaTerms,
@@ -71,13 +87,20 @@ export const Attribution = t.Object(
   { description: "How to credit the content" },
 );
 
-const chunkId = t.String({ pattern: "^[0-9]+_[0-9]+$", description: "{page_id}_{chunk_id}", examples: [EXAMPLE.chunk.id] });
+const chunkId = t.String({
+  pattern: "^[0-9]+_[0-9]+$",
+  description: "{page_id}_{chunk_id}",
+  examples: [EXAMPLE.chunk.id],
+});
 const chunkCore = {
   id: chunkId,
   page_id: PageId,
   title: Title,
   section: t.String({ description: "Section heading; empty for the introduction", examples: [EXAMPLE.chunk.section] }),
-  text: t.String({ description: "The passage's plain text, paragraphs separated by a blank line", examples: [EXAMPLE.chunk.text] }),
+  text: t.String({
+    description: "The passage's plain text, paragraphs separated by a blank line",
+    examples: [EXAMPLE.chunk.text],
+  }),
   chunk_id: t.Integer({ description: "0-based position within the page", examples: [EXAMPLE.chunk.chunk_id] }),
 };
 
@@ -92,7 +115,10 @@ export const SearchHit = t.Object(
     license: License,
     _formatted: t.Object(
       {
-        title: t.String({ description: "The title, matches in `<em>` when highlight=true, HTML-escaped", examples: [EXAMPLE.formatted.title] }),
+        title: t.String({
+          description: "The title, matches in `<em>` when highlight=true, HTML-escaped",
+          examples: [EXAMPLE.formatted.title],
+        }),
         text: t.String({
           description:
             "The text cropped to crop_length characters around the densest run of matches, cut at word boundaries with … where cut; " +
@@ -151,7 +177,10 @@ export const Page = t.Object(
 
 export const LuckyPage = t.Object(
   {
-    page_id: t.String({ description: "The page id, as a string in this response", examples: [String(EXAMPLE.page.page_id)] }),
+    page_id: t.String({
+      description: "The page id, as a string in this response",
+      examples: [String(EXAMPLE.page.page_id)],
+    }),
     ...pageCore,
     source: Source,
     license: License,
@@ -262,22 +291,47 @@ export const MetaResponse = t.Object({
   search_engine_version: t.Object(
     {
       commitSha: text("sha256 of the loaded snapshot's content: it names the index build", meta.commitSha),
-      commitDate: t.String({ format: "date-time", description: "When the snapshot was built", examples: [meta.commitDate] }),
+      commitDate: t.String({
+        format: "date-time",
+        description: "When the snapshot was built",
+        examples: [meta.commitDate],
+      }),
       pkgVersion: text("Version of Tome, whose own engine answers the searches", meta.pkgVersion),
     },
     { description: "The loaded index build" },
   ),
-  indexes: t.Object({ pages: text("The pages index", meta.indexes.pages), chunks: text("The chunks index", meta.indexes.chunks) }, { description: "The loaded indexes" }),
-  content_source: t.Object({ name: text("The source wiki's name", doc.source.name), project: Project, license: FullLicense }),
+  indexes: t.Object(
+    { pages: text("The pages index", meta.indexes.pages), chunks: text("The chunks index", meta.indexes.chunks) },
+    { description: "The loaded indexes" },
+  ),
+  content_source: t.Object({
+    name: text("The source wiki's name", doc.source.name),
+    project: Project,
+    license: FullLicense,
+  }),
   dataset: t.Optional(
     t.Object(
       {
-        created_at: t.String({ format: "date-time", description: "When the snapshot was built", examples: [meta.commitDate] }),
+        created_at: t.String({
+          format: "date-time",
+          description: "When the snapshot was built",
+          examples: [meta.commitDate],
+        }),
         indexed_pages: count("Pages in the snapshot", meta.dataset.indexed_pages),
         indexed_chunks: count("Chunks in the snapshot", meta.dataset.indexed_chunks),
-        skipped_redirects: count("Redirect pages read from the dump and kept only as alternative titles", meta.dataset.skipped_redirects),
-        snapshot: text("The snapshot file served (its name; the server moves to a newer one when it appears)", meta.dataset.snapshot),
-        loaded_at: t.String({ format: "date-time", description: "When the server loaded this snapshot (at its start, or when it moved to it)", examples: [meta.dataset.loaded_at] }),
+        skipped_redirects: count(
+          "Redirect pages read from the dump and kept only as alternative titles",
+          meta.dataset.skipped_redirects,
+        ),
+        snapshot: text(
+          "The snapshot file served (its name; the server moves to a newer one when it appears)",
+          meta.dataset.snapshot,
+        ),
+        loaded_at: t.String({
+          format: "date-time",
+          description: "When the server loaded this snapshot (at its start, or when it moved to it)",
+          examples: [meta.dataset.loaded_at],
+        }),
       },
       { description: "The loaded snapshot" },
     ),
@@ -286,11 +340,17 @@ export const MetaResponse = t.Object({
 });
 
 export const Health = t.Object({
-  status: t.Union([t.Literal("ok"), t.Literal("degraded")], { description: "ok, or degraded: the server answers, but something needs an operator (see problems)" }),
+  status: t.Union([t.Literal("ok"), t.Literal("degraded")], {
+    description: "ok, or degraded: the server answers, but something needs an operator (see problems)",
+  }),
   problems: t.Optional(
     t.Array(t.String(), {
       description: "What is wrong, one sentence each",
-      examples: [["the key store cannot be read since 2026-11-23T08:00:00.000Z: the server serves the keys it last read (see its log)"]],
+      examples: [
+        [
+          "the key store cannot be read since 2026-11-23T08:00:00.000Z: the server serves the keys it last read (see its log)",
+        ],
+      ],
     }),
   ),
 });
@@ -299,8 +359,14 @@ export const Health = t.Object({
 
 export const ErrorBody = t.Object(
   {
-    error: t.String({ description: "The error's code, such as `missing q`, `not found` or `invalid_parameter`", examples: [ERRORS.invalidParameter.code] }),
-    message: t.String({ description: "What went wrong and what to do, in a sentence", examples: ["limit must be an integer from 1 to 50 (base-10 digits)."] }),
+    error: t.String({
+      description: "The error's code, such as `missing q`, `not found` or `invalid_parameter`",
+      examples: [ERRORS.invalidParameter.code],
+    }),
+    message: t.String({
+      description: "What went wrong and what to do, in a sentence",
+      examples: ["limit must be an integer from 1 to 50 (base-10 digits)."],
+    }),
     details: t.Optional(
       t.Object(
         {
@@ -318,10 +384,15 @@ export const ErrorBody = t.Object(
 export const LimitErrorBody = t.Object(
   {
     error: t.Union([t.Literal(ERRORS.rateLimitExceeded.code), t.Literal(ERRORS.quotaExceeded.code)]),
-    message: t.String({ description: "What went wrong and when to retry", examples: ["Too many requests: this key's plan allows 10 per second. Retry after 1 s."] }),
+    message: t.String({
+      description: "What went wrong and when to retry",
+      examples: ["Too many requests: this key's plan allows 10 per second. Retry after 1 s."],
+    }),
     retry_after: t.Integer({ description: "Whole seconds to wait, as Retry-After", examples: [1] }),
     quota_limit: t.Optional(t.Integer({ description: "With quota_exceeded: the month's credits", examples: [5000] })),
-    quota_used: t.Optional(t.Integer({ description: "With quota_exceeded: credits spent this month", examples: [4995] })),
+    quota_used: t.Optional(
+      t.Integer({ description: "With quota_exceeded: credits spent this month", examples: [4995] }),
+    ),
   },
   { description: "A limit reached: the key's requests per second, or the account's credits for the month" },
 );
@@ -345,7 +416,12 @@ function withDefault<T extends TSchema, D extends Static<T>>(schema: T, value: D
   return Object.assign(schema, { default: value });
 }
 
-function int(minimum: number, maximum: number, def: number, description: string): ReturnType<typeof t.Integer> & { default: number };
+function int(
+  minimum: number,
+  maximum: number,
+  def: number,
+  description: string,
+): ReturnType<typeof t.Integer> & { default: number };
 function int(minimum: number, maximum: number, def: undefined, description: string): ReturnType<typeof t.Integer>;
 function int(minimum: number, maximum: number, def: number | undefined, description: string) {
   const schema = t.Integer({ minimum, maximum, description });
@@ -357,27 +433,55 @@ export const SearchQuery = t.Object({
     minLength: 1,
     maxLength: 500,
     "x-trimmed": true,
-    description: "Search query: 1 to 500 characters, leading and trailing spaces ignored. Text in double quotes must match as a phrase.",
+    description:
+      "Search query: 1 to 500 characters, leading and trailing spaces ignored. Text in double quotes must match as a phrase.",
     examples: [EXAMPLE.query],
   }),
   limit: t.Optional(int(1, 50, DEFAULTS.limit, "Hits per page")),
   offset: t.Optional(int(0, 1_000_000, DEFAULTS.offset, "Hits to skip")),
   page_id: t.Optional(int(0, MAX_INTEGER, undefined, "Search only this page: its matching chunks, each a hit")),
   crop_length: t.Optional(int(50, 2000, DEFAULTS.cropLength, "Length of `_formatted.text` in characters")),
-  highlight: t.Optional(withDefault(t.Boolean({ description: "Wrap matches in `<em>` in `_formatted`: true, false, 1 or 0, any case" }), DEFAULTS.highlight)),
-  show_ranking_score: t.Optional(withDefault(t.Boolean({ description: "Add `_rankingScore` (0 to 1, higher is better) to each hit: true, false, 1 or 0, any case" }), false)),
+  highlight: t.Optional(
+    withDefault(
+      t.Boolean({ description: "Wrap matches in `<em>` in `_formatted`: true, false, 1 or 0, any case" }),
+      DEFAULTS.highlight,
+    ),
+  ),
+  show_ranking_score: t.Optional(
+    withDefault(
+      t.Boolean({
+        description: "Add `_rankingScore` (0 to 1, higher is better) to each hit: true, false, 1 or 0, any case",
+      }),
+      false,
+    ),
+  ),
 });
 
 const Format = (def: "chunks" | "concat") =>
-  withDefault(t.Union([t.Literal("chunks"), t.Literal("concat")], { description: "chunks, or concat to add the chunks' text joined in one text field" }), def);
+  withDefault(
+    t.Union([t.Literal("chunks"), t.Literal("concat")], {
+      description: "chunks, or concat to add the chunks' text joined in one text field",
+    }),
+    def,
+  );
 
 export const PageParams = t.Object({
-  page_id: t.Integer({ minimum: 0, maximum: MAX_INTEGER, description: "Page id (base-10 digits)", examples: [EXAMPLE.page.page_id] }),
+  page_id: t.Integer({
+    minimum: 0,
+    maximum: MAX_INTEGER,
+    description: "Page id (base-10 digits)",
+    examples: [EXAMPLE.page.page_id],
+  }),
 });
 
 /** The PDF's page id: as PageParams, read with or without ".pdf" (routes/pdf.ts's reader). */
 export const PdfParams = t.Object({
-  page_id: t.Integer({ minimum: 0, maximum: MAX_INTEGER, description: "Page id (base-10 digits)", examples: [EXAMPLE.page.page_id] }),
+  page_id: t.Integer({
+    minimum: 0,
+    maximum: MAX_INTEGER,
+    description: "Page id (base-10 digits)",
+    examples: [EXAMPLE.page.page_id],
+  }),
 });
 
 export const PageQuery = t.Object({
@@ -392,7 +496,8 @@ export const ChangesQuery = t.Object({
   since: t.Optional(
     withDefault(
       t.Union([t.Integer({ minimum: 0, maximum: MAX_INTEGER }), t.String({ format: "date-time" })], {
-        description: "Unix seconds (digits) or an RFC 3339 date-time with a zone (Z or ±hh:mm); pages changed at or after it",
+        description:
+          "Unix seconds (digits) or an RFC 3339 date-time with a zone (Z or ±hh:mm); pages changed at or after it",
         examples: [EXAMPLE.since],
       }),
       0,

@@ -39,7 +39,10 @@ export function serve(app: App, options: ServeOptions): RunningServer {
     },
     // Only reached if the pipeline's own fault step fails.
     error() {
-      return Response.json(INTERNAL_ERROR, { status: 500, headers: { "content-type": "application/json; charset=utf-8" } });
+      return Response.json(INTERNAL_ERROR, {
+        status: 500,
+        headers: { "content-type": "application/json; charset=utf-8" },
+      });
     },
   });
 

@@ -102,7 +102,10 @@ function pack(parts: string[], joiner: string, budget: number, emit: (text: stri
   flush();
 }
 
-export function chunkSections(sections: ArticleSection[], budget: number): { sections: SectionHead[]; chunks: Chunk[] } {
+export function chunkSections(
+  sections: ArticleSection[],
+  budget: number,
+): { sections: SectionHead[]; chunks: Chunk[] } {
   const heads: SectionHead[] = [];
   const chunks: Chunk[] = [];
   sections.forEach((section, index) => {

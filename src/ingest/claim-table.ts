@@ -103,7 +103,10 @@ export class ClaimTable {
   bytesOf(row: number): { title: Uint8Array; target: Uint8Array } {
     const strings = this.read();
     const target = this.targets.get(row);
-    return { title: strings.bytesAt(this.titles.get(row)), target: target < 0 ? new Uint8Array(0) : strings.bytesAt(target) };
+    return {
+      title: strings.bytesAt(this.titles.get(row)),
+      target: target < 0 ? new Uint8Array(0) : strings.bytesAt(target),
+    };
   }
 
   /** A redirect row's target. */
@@ -115,7 +118,10 @@ export class ClaimTable {
   leadsElsewhere(row: number): boolean {
     const target = this.targets.get(row);
     const ends = this.strings.ends;
-    return ends.get(target) > (target ? ends.get(target - 1) : 0) && this.read().compareAt(this.titles.get(row), target) !== 0;
+    return (
+      ends.get(target) > (target ? ends.get(target - 1) : 0) &&
+      this.read().compareAt(this.titles.get(row), target) !== 0
+    );
   }
 
   /** Row `row`'s claim as an object. */

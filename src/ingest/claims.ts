@@ -27,10 +27,12 @@ export interface HistoryRevision {
 }
 
 /** Within one page: whether revision a replaces b, the newest read so far (the first read when none). */
-export const newerInHistory = (a: HistoryRevision, b: HistoryRevision | null): boolean => !b || a.timestamp > b.timestamp;
+export const newerInHistory = (a: HistoryRevision, b: HistoryRevision | null): boolean =>
+  !b || a.timestamp > b.timestamp;
 
 /** Across dumps: whether revision a is newer than b: the later timestamp, then the higher revision id. */
-export const newer = (a: { tsUnix: number; revId: number }, b: { tsUnix: number; revId: number }) => (a.tsUnix !== b.tsUnix ? a.tsUnix > b.tsUnix : a.revId > b.revId);
+export const newer = (a: { tsUnix: number; revId: number }, b: { tsUnix: number; revId: number }) =>
+  a.tsUnix !== b.tsUnix ? a.tsUnix > b.tsUnix : a.revId > b.revId;
 
 /** MediaWiki's canonical form of a title: spaces for underscores, no anchor, first letter upper case. */
 export function canonicalTitle(title: string): string {
@@ -42,7 +44,9 @@ export function canonicalTitle(title: string): string {
 
 export function claimFor(page: RawPage): Claim {
   const base = { title: canonicalTitle(page.title), revId: page.revId, tsUnix: toUnix(page.timestamp) };
-  return page.redirect !== undefined ? { ...base, kind: "redirect", target: canonicalTitle(page.redirect) } : { ...base, kind: "article" };
+  return page.redirect !== undefined
+    ? { ...base, kind: "redirect", target: canonicalTitle(page.redirect) }
+    : { ...base, kind: "article" };
 }
 
 /**

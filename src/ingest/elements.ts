@@ -92,12 +92,16 @@ export class ExportState {
 
   private root(name: string, attributes: Attributes): void {
     if (name !== "mediawiki") {
-      throw new DumpError(`${this.label} is not a MediaWiki XML export: its root element is <${name}>, not <mediawiki>.`);
+      throw new DumpError(
+        `${this.label} is not a MediaWiki XML export: its root element is <${name}>, not <mediawiki>.`,
+      );
     }
     this.rootSeen = true;
     const version = attributes.version ?? /export-(\d+\.\d+)/.exec(attributes.xmlns ?? "")?.[1] ?? "";
     if (!SUPPORTED.test(version)) {
-      throw new DumpError(`${this.label} uses MediaWiki export schema ${version || "(unknown)"}; Tome reads 0.3 to 0.11.`);
+      throw new DumpError(
+        `${this.label} uses MediaWiki export schema ${version || "(unknown)"}; Tome reads 0.3 to 0.11.`,
+      );
     }
     this.site.schema = version;
     this.site.lang = attributes["xml:lang"] ?? "";
@@ -133,7 +137,15 @@ const ON_OPEN = new Map<string, (s: ExportState, parent: string | undefined, att
     "page",
     (s) => {
       s.flushSite();
-      s.page = { title: "", ns: undefined, pageId: undefined, redirect: undefined, revId: undefined, timestamp: "", text: "" };
+      s.page = {
+        title: "",
+        ns: undefined,
+        pageId: undefined,
+        redirect: undefined,
+        revId: undefined,
+        timestamp: "",
+        text: "",
+      };
       s.best = null;
     },
   ],

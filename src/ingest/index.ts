@@ -14,5 +14,13 @@ export { ingest, sameWiki, siteOf } from "./ingestion";
 export { dumpLeaks, type DumpLeaks } from "./leaks";
 export { modifications } from "./modifications";
 export type { RawPage, SiteInfo } from "./mediawiki";
-export { DEFAULT_CHUNK_WORDS, type IngestOptions, type IngestProgress, type IngestResult, type Redirect, type SourceReport, type Wiki } from "./types";
+export {
+  DEFAULT_CHUNK_WORDS,
+  type IngestOptions,
+  type IngestProgress,
+  type IngestResult,
+  type Redirect,
+  type SourceReport,
+  type Wiki,
+} from "./types";
 export { countLeaks, findLeaks, LEAK_PATTERNS } from "./wikitext";

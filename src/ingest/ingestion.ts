@@ -14,7 +14,14 @@ import { readExport, type RawPage, type SiteInfo } from "./mediawiki";
 import { ParserPool, type PoolResult } from "./pool";
 import { type DumpSource, openDump } from "./source";
 import { StreamedArticle } from "./streamed";
-import { DEFAULT_CHUNK_WORDS, type IngestOptions, type IngestResult, type Redirect, type SourceReport, type Wiki } from "./types";
+import {
+  DEFAULT_CHUNK_WORDS,
+  type IngestOptions,
+  type IngestResult,
+  type Redirect,
+  type SourceReport,
+  type Wiki,
+} from "./types";
 
 /** What takePage did with a page: claimed it, passed over it, or stopped (the limit is reached). */
 type Taken = "claimed" | "passed" | "full";
@@ -53,7 +60,14 @@ class Ingestion {
   /** Reads one dump to its end (or to the limit, or to its damage when that may be kept). */
   async readDump(spec: string, dumpIndex: number): Promise<void> {
     const source = await openDump(spec);
-    const report: SourceReport = { dump: spec, schema: "", compression: source.compression, articles: 0, redirects: 0, truncated: false };
+    const report: SourceReport = {
+      dump: spec,
+      schema: "",
+      compression: source.compression,
+      articles: 0,
+      redirects: 0,
+      truncated: false,
+    };
     this.sources.push(report);
     const progress = () =>
       this.options.onProgress?.({
@@ -113,7 +127,10 @@ class Ingestion {
       else if (claims.leadsElsewhere(row)) redirectRows.push(row);
     }
     const keptRows = articleRows.view().sort((a, b) => claims.pageIdOf(a) - claims.pageIdOf(b));
-    const kept = { pageIds: keptRows.map((row) => claims.pageIdOf(row)), revIds: Float64Array.from(keptRows, (row) => claims.revOf(row)) };
+    const kept = {
+      pageIds: keptRows.map((row) => claims.pageIdOf(row)),
+      revIds: Float64Array.from(keptRows, (row) => claims.revOf(row)),
+    };
     const redirectList = new ClaimedRedirects(
       claims,
       redirectRows.view().sort((a, b) => claims.compareTitlesAsStrings(a, b)),
@@ -124,10 +141,16 @@ class Ingestion {
     return {
       wiki: this.wiki,
       get articles() {
-        return (articles ??= Array.from(keptRows, (row) => held.get(claims.pageIdOf(row)) ?? new StreamedArticle(claims, row)));
+        return (articles ??= Array.from(
+          keptRows,
+          (row) => held.get(claims.pageIdOf(row)) ?? new StreamedArticle(claims, row),
+        ));
       },
       get redirects() {
-        return (redirects ??= Array.from({ length: redirectList.length }, (_, i) => ({ title: redirectList.title(i), target: redirectList.target(i) })));
+        return (redirects ??= Array.from({ length: redirectList.length }, (_, i) => ({
+          title: redirectList.title(i),
+          target: redirectList.target(i),
+        })));
       },
       kept,
       redirectList,
@@ -215,7 +238,10 @@ class Ingestion {
     const damage = decoderError ?? err;
     if (!(damage instanceof DumpError) || !damage.damaged) throw damage;
     if (!this.options.allowTruncated) {
-      throw new DumpError(`${damage.message}\nNo snapshot was written. Use a complete dump, or pass --allow-truncated to keep the complete pages read before the damage.`, { damaged: true });
+      throw new DumpError(
+        `${damage.message}\nNo snapshot was written. Use a complete dump, or pass --allow-truncated to keep the complete pages read before the damage.`,
+        { damaged: true },
+      );
     }
     report.truncated = true;
     report.damage = damage.message;

@@ -51,9 +51,12 @@ export async function* readExport(xml: ReadableStream<Uint8Array>, label: string
 
   let bytes = 0;
   const damage = (why: string): DumpError => {
-    if (!state.rootSeen) return new DumpError(`${label} is not a MediaWiki XML export (${why} at line ${parser.line}).`);
+    if (!state.rootSeen)
+      return new DumpError(`${label} is not a MediaWiki XML export (${why} at line ${parser.line}).`);
     const where = `line ${parser.line}, byte ${bytes} of the decompressed XML`;
-    const after = state.pagesRead ? `after ${state.pagesRead} complete pages (the last was "${state.lastPage}")` : "before any complete page";
+    const after = state.pagesRead
+      ? `after ${state.pagesRead} complete pages (the last was "${state.lastPage}")`
+      : "before any complete page";
     return new DumpError(`${label} is truncated or corrupt at ${where}, ${after}: ${why}.`, { damaged: true });
   };
   const write = (text: string, end: boolean) => {

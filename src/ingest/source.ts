@@ -54,10 +54,14 @@ async function openRaw(spec: string): Promise<{ stream: ReadableStream<Uint8Arra
     try {
       res = await fetch(spec, { redirect: "follow" });
     } catch (err) {
-      throw new DumpError(`cannot reach ${spec}: ${(err as Error).message}. Check the address and the network, or use a local dump file.`);
+      throw new DumpError(
+        `cannot reach ${spec}: ${(err as Error).message}. Check the address and the network, or use a local dump file.`,
+      );
     }
     if (!res.ok || !res.body) {
-      throw new DumpError(`cannot download ${spec}: HTTP ${res.status} ${res.statusText}. Check the address, or use a local dump file.`);
+      throw new DumpError(
+        `cannot download ${spec}: HTTP ${res.status} ${res.statusText}. Check the address, or use a local dump file.`,
+      );
     }
     const len = Number(res.headers.get("content-length"));
     return { stream: res.body, size: Number.isFinite(len) && len > 0 ? len : undefined };
@@ -70,7 +74,9 @@ async function openRaw(spec: string): Promise<{ stream: ReadableStream<Uint8Arra
 }
 
 /** Reads the first chunk of a stream and returns it with a stream that replays it. */
-async function peek(stream: ReadableStream<Uint8Array>): Promise<{ head: Uint8Array; stream: ReadableStream<Uint8Array> }> {
+async function peek(
+  stream: ReadableStream<Uint8Array>,
+): Promise<{ head: Uint8Array; stream: ReadableStream<Uint8Array> }> {
   const reader = stream.getReader();
   const first = await reader.read();
   const head = first.done ? new Uint8Array(0) : first.value;
@@ -124,7 +130,9 @@ export async function openDump(spec: string): Promise<DumpSource> {
   try {
     proc = Bun.spawn(argv, { stdin: counted, stdout: "pipe", stderr: "pipe" });
   } catch {
-    throw new DumpError(`${spec} is ${compression}-compressed, but the '${argv[0]}' command is not installed. Install it (apt-get install ${argv[0] === "xz" ? "xz-utils" : argv[0]}) and try again.`);
+    throw new DumpError(
+      `${spec} is ${compression}-compressed, but the '${argv[0]}' command is not installed. Install it (apt-get install ${argv[0] === "xz" ? "xz-utils" : argv[0]}) and try again.`,
+    );
   }
   const stderr = new Response(proc.stderr).text();
   const failure = async (code: number): Promise<DumpError | null> => {

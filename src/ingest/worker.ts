@@ -5,7 +5,9 @@
 import { articleBuilder, type Article, type ArticleBuilder } from "./article";
 import type { RawPage } from "./mediawiki";
 
-export type WorkerRequest = { type: "init"; lang: string; namespaces: [string, number][]; chunkWords: number } | { type: "batch"; id: number; pages: RawPage[] };
+export type WorkerRequest =
+  | { type: "init"; lang: string; namespaces: [string, number][]; chunkWords: number }
+  | { type: "batch"; id: number; pages: RawPage[] };
 
 export type WorkerResponse = {
   type: "done";

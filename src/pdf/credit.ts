@@ -5,7 +5,8 @@
  */
 
 /** The Wikimedia projects whose articles a dump can hold, by the domain of their hosts. */
-const PROJECTS = /^[a-z0-9-]+\.(wikipedia|wiktionary|wikibooks|wikinews|wikiquote|wikisource|wikiversity|wikivoyage)\.org$/i;
+const PROJECTS =
+  /^[a-z0-9-]+\.(wikipedia|wiktionary|wikibooks|wikinews|wikiquote|wikisource|wikiversity|wikivoyage)\.org$/i;
 
 const LANGUAGES = new Intl.DisplayNames(["en"], { type: "language" });
 

@@ -10,25 +10,57 @@ import type { PDFDocument, PDFFont } from "pdf-lib";
 import { readFileSync } from "node:fs";
 import notoSansLatinRegular from "@fontsource/noto-sans/files/noto-sans-latin-400-normal.woff" with { type: "file" };
 import notoSansLatinBold from "@fontsource/noto-sans/files/noto-sans-latin-700-normal.woff" with { type: "file" };
-import notoSansLatinExtRegular from "@fontsource/noto-sans/files/noto-sans-latin-ext-400-normal.woff" with { type: "file" };
-import notoSansLatinExtBold from "@fontsource/noto-sans/files/noto-sans-latin-ext-700-normal.woff" with { type: "file" };
-import notoSansVietnameseRegular from "@fontsource/noto-sans/files/noto-sans-vietnamese-400-normal.woff" with { type: "file" };
-import notoSansVietnameseBold from "@fontsource/noto-sans/files/noto-sans-vietnamese-700-normal.woff" with { type: "file" };
+import notoSansLatinExtRegular from "@fontsource/noto-sans/files/noto-sans-latin-ext-400-normal.woff" with {
+  type: "file",
+};
+import notoSansLatinExtBold from "@fontsource/noto-sans/files/noto-sans-latin-ext-700-normal.woff" with {
+  type: "file",
+};
+import notoSansVietnameseRegular from "@fontsource/noto-sans/files/noto-sans-vietnamese-400-normal.woff" with {
+  type: "file",
+};
+import notoSansVietnameseBold from "@fontsource/noto-sans/files/noto-sans-vietnamese-700-normal.woff" with {
+  type: "file",
+};
 import notoSansGreekRegular from "@fontsource/noto-sans/files/noto-sans-greek-400-normal.woff" with { type: "file" };
 import notoSansGreekBold from "@fontsource/noto-sans/files/noto-sans-greek-700-normal.woff" with { type: "file" };
-import notoSansGreekExtRegular from "@fontsource/noto-sans/files/noto-sans-greek-ext-400-normal.woff" with { type: "file" };
-import notoSansGreekExtBold from "@fontsource/noto-sans/files/noto-sans-greek-ext-700-normal.woff" with { type: "file" };
-import notoSansCyrillicRegular from "@fontsource/noto-sans/files/noto-sans-cyrillic-400-normal.woff" with { type: "file" };
+import notoSansGreekExtRegular from "@fontsource/noto-sans/files/noto-sans-greek-ext-400-normal.woff" with {
+  type: "file",
+};
+import notoSansGreekExtBold from "@fontsource/noto-sans/files/noto-sans-greek-ext-700-normal.woff" with {
+  type: "file",
+};
+import notoSansCyrillicRegular from "@fontsource/noto-sans/files/noto-sans-cyrillic-400-normal.woff" with {
+  type: "file",
+};
 import notoSansCyrillicBold from "@fontsource/noto-sans/files/noto-sans-cyrillic-700-normal.woff" with { type: "file" };
-import notoSansCyrillicExtRegular from "@fontsource/noto-sans/files/noto-sans-cyrillic-ext-400-normal.woff" with { type: "file" };
-import notoSansCyrillicExtBold from "@fontsource/noto-sans/files/noto-sans-cyrillic-ext-700-normal.woff" with { type: "file" };
-import notoSansDevanagariRegular from "@fontsource/noto-sans/files/noto-sans-devanagari-400-normal.woff" with { type: "file" };
-import notoSansDevanagariBold from "@fontsource/noto-sans/files/noto-sans-devanagari-700-normal.woff" with { type: "file" };
-import notoSansArmenianRegular from "@expo-google-fonts/noto-sans-armenian/400Regular/NotoSansArmenian_400Regular.ttf" with { type: "file" };
-import notoSansArmenianBold from "@expo-google-fonts/noto-sans-armenian/700Bold/NotoSansArmenian_700Bold.ttf" with { type: "file" };
-import notoSansBengaliRegular from "@expo-google-fonts/noto-sans-bengali/400Regular/NotoSansBengali_400Regular.ttf" with { type: "file" };
-import notoSansBengaliBold from "@expo-google-fonts/noto-sans-bengali/700Bold/NotoSansBengali_700Bold.ttf" with { type: "file" };
-import notoSansJpRegular from "@expo-google-fonts/noto-sans-jp/400Regular/NotoSansJP_400Regular.ttf" with { type: "file" };
+import notoSansCyrillicExtRegular from "@fontsource/noto-sans/files/noto-sans-cyrillic-ext-400-normal.woff" with {
+  type: "file",
+};
+import notoSansCyrillicExtBold from "@fontsource/noto-sans/files/noto-sans-cyrillic-ext-700-normal.woff" with {
+  type: "file",
+};
+import notoSansDevanagariRegular from "@fontsource/noto-sans/files/noto-sans-devanagari-400-normal.woff" with {
+  type: "file",
+};
+import notoSansDevanagariBold from "@fontsource/noto-sans/files/noto-sans-devanagari-700-normal.woff" with {
+  type: "file",
+};
+import notoSansArmenianRegular from "@expo-google-fonts/noto-sans-armenian/400Regular/NotoSansArmenian_400Regular.ttf" with {
+  type: "file",
+};
+import notoSansArmenianBold from "@expo-google-fonts/noto-sans-armenian/700Bold/NotoSansArmenian_700Bold.ttf" with {
+  type: "file",
+};
+import notoSansBengaliRegular from "@expo-google-fonts/noto-sans-bengali/400Regular/NotoSansBengali_400Regular.ttf" with {
+  type: "file",
+};
+import notoSansBengaliBold from "@expo-google-fonts/noto-sans-bengali/700Bold/NotoSansBengali_700Bold.ttf" with {
+  type: "file",
+};
+import notoSansJpRegular from "@expo-google-fonts/noto-sans-jp/400Regular/NotoSansJP_400Regular.ttf" with {
+  type: "file",
+};
 
 interface Family {
   name: string;

@@ -2,7 +2,15 @@
 export { articleKey, type PdfArticle, type PdfSection } from "./article";
 export { canRender } from "./fonts";
 export { renderPdf, type RenderOptions } from "./render";
-export { PdfAbortedError, PdfBusyError, PdfError, PdfRenderer, type PdfRendererOptions, type PdfStats, type RenderRequest } from "./renderer";
+export {
+  PdfAbortedError,
+  PdfBusyError,
+  PdfError,
+  PdfRenderer,
+  type PdfRendererOptions,
+  type PdfStats,
+  type RenderRequest,
+} from "./renderer";
 
 /** What renders PDFs for the server (PdfRenderer, or a stand-in in tests). */
 export interface PdfRenderService {

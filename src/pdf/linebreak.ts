@@ -10,7 +10,8 @@
 import { UNSPACED } from "../scripts";
 
 /** What may not start a line: closing brackets and quotes, punctuation, marks and small kana that belong to what precedes them. */
-const NO_START = /^[、。，．・：；！？‼⁇⁈⁉,.:;!?）］｝〕〉》」』】〙〗〟’”｠»)\]}ー々〻ゝゞヽヾ‐゠–〜～ぁぃぅぇぉっゃゅょゎゕゖァィゥェォッャュョヮヵヶㇰ-ㇿ]/u;
+const NO_START =
+  /^[、。，．・：；！？‼⁇⁈⁉,.:;!?）］｝〕〉》」』】〙〗〟’”｠»)\]}ー々〻ゝゞヽヾ‐゠–〜～ぁぃぅぇぉっゃゅょゎゕゖァィゥェォッャュョヮヵヶㇰ-ㇿ]/u;
 
 /** What may not end a line: opening brackets and quotes. */
 const NO_END = /[（［｛〔〈《「『【〘〖〝‘“｟«([{]$/u;

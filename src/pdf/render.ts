@@ -6,7 +6,18 @@
  *
  * pdf-lib draws glyphs as the font's cmap gives them: no complex-script shaping (see docs/api.md, "PDFs").
  */
-import { PDFDocument, PDFString, popGraphicsState, pushGraphicsState, rgb, setLineWidth, setStrokingColor, setTextRenderingMode, TextRenderingMode, type PDFPage } from "pdf-lib";
+import {
+  PDFDocument,
+  PDFString,
+  popGraphicsState,
+  pushGraphicsState,
+  rgb,
+  setLineWidth,
+  setStrokingColor,
+  setTextRenderingMode,
+  TextRenderingMode,
+  type PDFPage,
+} from "pdf-lib";
 import type { PdfArticle } from "./article";
 import { creditFor } from "./credit";
 import { FontSet, type Run } from "./fonts";
@@ -113,7 +124,8 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
     ...article.modifications.map((m): [Parts, Style, BlockOptions] => [m, STYLE.small, { bullet: true, after: 2 }]),
   ];
   const laidOut = [];
-  for (const [parts, style, opts] of attribution) laidOut.push({ lines: await w.lines(parts, style, opts), style, opts });
+  for (const [parts, style, opts] of attribution)
+    laidOut.push({ lines: await w.lines(parts, style, opts), style, opts });
   w.ensure(laidOut.reduce((h, b) => h + w.heightOf(b.lines, b.style, b.opts), 0));
   for (const b of laidOut) w.place(b.lines, b.style, b.opts);
 
@@ -121,7 +133,9 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
 
   pdf.setTitle(article.title, { showInWindowTitleBar: true });
   pdf.setAuthor(credit.authors);
-  pdf.setSubject(`${credit.article[0]!.toUpperCase()}${credit.article.slice(1)}, revision ${article.revId} (${article.url}); ${article.license.name}`);
+  pdf.setSubject(
+    `${credit.article[0]!.toUpperCase()}${credit.article.slice(1)}, revision ${article.revId} (${article.url}); ${article.license.name}`,
+  );
   pdf.setKeywords([article.sitename, article.title, article.license.name]);
   pdf.setLanguage(article.lang);
   pdf.setCreator("Tome");
@@ -215,7 +229,13 @@ class Writer {
     for (const p of line.pieces) {
       const color = p.link ? LINK : INK;
       // Fill, then stroke the outline: bold for a family without a bold face.
-      if (p.emboldened) this.page.pushOperators(pushGraphicsState(), setTextRenderingMode(TextRenderingMode.FillAndOutline), setLineWidth(size * 0.04), setStrokingColor(color));
+      if (p.emboldened)
+        this.page.pushOperators(
+          pushGraphicsState(),
+          setTextRenderingMode(TextRenderingMode.FillAndOutline),
+          setLineWidth(size * 0.04),
+          setStrokingColor(color),
+        );
       this.page.drawText(p.text, { x, y: this.y, size, font: p.font, color });
       if (p.emboldened) this.page.pushOperators(popGraphicsState());
       if (p.link) this.linkArea(this.page, x, this.y - size * 0.25, p.width, size * 1.15, p.link);
@@ -246,7 +266,10 @@ class Writer {
       x = 0;
       pendingSpace = [];
     };
-    const measure = (text: string, link?: string): Piece[] => this.fonts.runs(text, style.bold).map((r) => ({ ...r, link, width: r.font.widthOfTextAtSize(r.text, style.size) }));
+    const measure = (text: string, link?: string): Piece[] =>
+      this.fonts
+        .runs(text, style.bold)
+        .map((r) => ({ ...r, link, width: r.font.widthOfTextAtSize(r.text, style.size) }));
     const widthOf = (ps: Piece[]) => ps.reduce((n, p) => n + p.width, 0);
     // The word the line ends with, while no space follows it: a part that starts right after
     // it (a link after "(") continues that word, and moves to the next line with it.
@@ -316,7 +339,13 @@ class Writer {
       const urlWidth = font.widthOfTextAtSize(license.url, size);
       this.linkArea(page, MARGIN.side + prefixWidth, FOOTER_Y - 2, urlWidth, size * 1.2, license.url);
       const right = `page ${i + 1} of ${total}`;
-      page.drawText(right, { x: A4[0] - MARGIN.side - font.widthOfTextAtSize(right, size), y: FOOTER_Y, size, font, color: GREY });
+      page.drawText(right, {
+        x: A4[0] - MARGIN.side - font.widthOfTextAtSize(right, size),
+        y: FOOTER_Y,
+        size,
+        font,
+        color: GREY,
+      });
     });
   }
 }
@@ -340,7 +369,8 @@ function merge(pieces: Piece[]): Piece[] {
   const out: Piece[] = [];
   for (const p of pieces) {
     const last = out.at(-1);
-    if (last && last.font === p.font && last.emboldened === p.emboldened && last.link === p.link) out[out.length - 1] = { ...last, text: last.text + p.text, width: last.width + p.width };
+    if (last && last.font === p.font && last.emboldened === p.emboldened && last.link === p.link)
+      out[out.length - 1] = { ...last, text: last.text + p.text, width: last.width + p.width };
     else out.push({ ...p });
   }
   return out;

@@ -126,7 +126,12 @@ export class PdfRenderer {
     this.queueLength = options.queueLength ?? 16;
     this.queueChars = options.queueChars ?? 8_000_000;
     this.perRequester = options.perRequester ?? 4;
-    this.slots = Array.from({ length: Math.max(1, options.workers ?? 1) }, () => ({ worker: undefined, job: undefined, timer: undefined, started: 0 }));
+    this.slots = Array.from({ length: Math.max(1, options.workers ?? 1) }, () => ({
+      worker: undefined,
+      job: undefined,
+      timer: undefined,
+      started: 0,
+    }));
   }
 
   /** The article's PDF if it is kept, without rendering. */
@@ -188,7 +193,8 @@ export class PdfRenderer {
 
   close(): void {
     for (const slot of this.slots) this.stopSlot(slot, new PdfError("the PDF renderer stopped"), false);
-    for (const jobs of this.queues.values()) for (const job of jobs) this.finish(job, new PdfError("the PDF renderer stopped"));
+    for (const jobs of this.queues.values())
+      for (const job of jobs) this.finish(job, new PdfError("the PDF renderer stopped"));
     this.queues.clear();
     this.queued = 0;
     this.queuedChars = 0;
@@ -236,7 +242,10 @@ export class PdfRenderer {
       slot.started = performance.now();
       slot.worker ??= this.startWorker(slot);
       // The worker may be stuck: stop it, and start afresh on the next job.
-      slot.timer = setTimeout(() => this.stopSlot(slot, new PdfError(`rendering took longer than ${this.timeoutMs} ms`)), this.timeoutMs);
+      slot.timer = setTimeout(
+        () => this.stopSlot(slot, new PdfError(`rendering took longer than ${this.timeoutMs} ms`)),
+        this.timeoutMs,
+      );
       slot.worker.postMessage({ article: job.article });
     }
   }

@@ -121,7 +121,10 @@ function foldText(text: string): string {
 export function phraseTest(phrase: string[], lang = ""): (text: string) => boolean {
   if (phrase.some((w) => UNSPACED.test(w))) return (text) => containsSequence(terms(text, lang), phrase);
   const spaced = `(?:(?!${UNSPACED.source})[\\p{L}\\p{M}\\p{N}])`;
-  const pattern = new RegExp(`(?<!${spaced})${phrase.map(escapeRegExp).join("[^\\p{L}\\p{M}\\p{N}]+")}(?!${spaced})`, "u");
+  const pattern = new RegExp(
+    `(?<!${spaced})${phrase.map(escapeRegExp).join("[^\\p{L}\\p{M}\\p{N}]+")}(?!${spaced})`,
+    "u",
+  );
   return (text) => pattern.test(foldText(text));
 }
 

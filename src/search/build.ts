@@ -8,7 +8,14 @@
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
-import { type Container, ContainerWriter, MAX_SECTION_BYTES, openContainer, type RedirectList, type SnapshotSection } from "../snapshot";
+import {
+  type Container,
+  ContainerWriter,
+  MAX_SECTION_BYTES,
+  openContainer,
+  type RedirectList,
+  type SnapshotSection,
+} from "../snapshot";
 import { textShardOptions, titleShardOptions } from "./fields";
 import { buildShard, type ShardData, type ShardOptions } from "./shard";
 import { Inversion } from "./invert";
@@ -175,7 +182,13 @@ export class IndexBuilder {
    */
   finish(
     out: ContainerWriter,
-    kept: { docOfText: Int32Array; documents: number; titles: TitleList; chunkCounts: ArrayLike<number>; redirects: RedirectList },
+    kept: {
+      docOfText: Int32Array;
+      documents: number;
+      titles: TitleList;
+      chunkCounts: ArrayLike<number>;
+      redirects: RedirectList;
+    },
     progress: IndexBuildProgress = () => {},
     base?: { path: string; documents: number },
   ): void {
@@ -207,15 +220,27 @@ export class IndexBuilder {
    * inverted a batch at a time within the budget, each batch a run, the runs merged. One
    * title index inverted whole held about 1 KB per title at its end (with its redirects).
    */
-  private titleIndex(out: ContainerWriter, titles: TitleList, redirects: RedirectList, aliases: { start: Uint32Array; list: Uint32Array }, progress: IndexBuildProgress): void {
+  private titleIndex(
+    out: ContainerWriter,
+    titles: TitleList,
+    redirects: RedirectList,
+    aliases: { start: Uint32Array; list: Uint32Array },
+    progress: IndexBuildProgress,
+  ): void {
     const options = titleShardOptions(this.lang);
-    const aliasesOf = (i: number) => Array.from(aliases.list.subarray(aliases.start[i]!, aliases.start[i + 1]!), (r) => redirects.title(r)).join("\n");
+    const aliasesOf = (i: number) =>
+      Array.from(aliases.list.subarray(aliases.start[i]!, aliases.start[i + 1]!), (r) => redirects.title(r)).join("\n");
     const cursors: RunCursor[] = [];
     for (let start = 0; start < titles.length || !cursors.length; ) {
       let end = start;
-      for (let bytes = 0; end < titles.length && (end === start || bytes * BYTES_PER_TEXT_BYTE < this.memoryBytes); end++) {
+      for (
+        let bytes = 0;
+        end < titles.length && (end === start || bytes * BYTES_PER_TEXT_BYTE < this.memoryBytes);
+        end++
+      ) {
         bytes += titles.at(end)!.length + 64;
-        for (let a = aliases.start[end]!; a < aliases.start[end + 1]!; a++) bytes += redirects.title(aliases.list[a]!).length + 1;
+        for (let a = aliases.start[end]!; a < aliases.start[end + 1]!; a++)
+          bytes += redirects.title(aliases.list[a]!).length + 1;
       }
       // The last run's garbage goes before this one allocates, as in spill().
       Bun.gc(true);
@@ -239,7 +264,12 @@ export class IndexBuilder {
   }
 
   /** The runs (and a base snapshot's text index) merged into `out`'s text index: the cursors live only here. */
-  private mergeText(out: ContainerWriter, kept: { docOfText: Int32Array; documents: number }, progress: IndexBuildProgress, base?: { path: string; documents: number }): void {
+  private mergeText(
+    out: ContainerWriter,
+    kept: { docOfText: Int32Array; documents: number },
+    progress: IndexBuildProgress,
+    base?: { path: string; documents: number },
+  ): void {
     // A base snapshot's text index (an update) is the oldest run: equal keys take it first.
     const sources = this.runs.map((path) => ({ path, prefix: "run", offset: base?.documents ?? 0 }));
     if (base) sources.unshift({ path: base.path, prefix: "index.text", offset: 0 });
@@ -383,7 +413,14 @@ function mergeRuns(
   const vocabularyChars = new Spool(join(dir, `${into.prefix}.vocabulary.chars`), Uint16Array);
   const vocabularyStarts = new Spool(join(dir, `${into.prefix}.vocabulary.starts`), Uint32Array);
   try {
-    mergeInto(cursors, writer, keepsPositions, docOfText, { lists: new TermListsWriter(lists), vocabularyChars, vocabularyStarts }, (terms) => progress(into.stage, terms, terms));
+    mergeInto(
+      cursors,
+      writer,
+      keepsPositions,
+      docOfText,
+      { lists: new TermListsWriter(lists), vocabularyChars, vocabularyStarts },
+      (terms) => progress(into.stage, terms, terms),
+    );
     const postingsParts = sections.finish();
     logMemory("merge: postings written");
     const fieldLengths = new Uint16Array(F * documents);
@@ -396,7 +433,12 @@ function mergeRuns(
       }
     }
     const terms = vocabularyStarts.length - 1;
-    writeShardTableSources(out, into.prefix, { fields, documentCount: documents, terms, postingsParts }, { vocabularyChars, vocabularyStarts, ...lists, fieldLengths });
+    writeShardTableSources(
+      out,
+      into.prefix,
+      { fields, documentCount: documents, terms, postingsParts },
+      { vocabularyChars, vocabularyStarts, ...lists, fieldLengths },
+    );
   } finally {
     for (const spool of [...Object.values(lists), vocabularyChars, vocabularyStarts]) spool.close();
   }
@@ -488,7 +530,9 @@ function mergeInto(
             if (doc < 0) continue;
             writer.add(doc, cursor.tfs[i]!);
             df++;
-            if (positions) for (let at = cursor.positionStarts[i]!, end = cursor.positionStarts[i + 1]!; at < end; at++) writer.position(cursor.positionValues[at]!);
+            if (positions)
+              for (let at = cursor.positionStarts[i]!, end = cursor.positionStarts[i + 1]!; at < end; at++)
+                writer.position(cursor.positionValues[at]!);
           }
         }
       }
@@ -500,14 +544,17 @@ function mergeInto(
     // A key whose every chunk was left out is dropped.
     if (kept) {
       if (previous && previous.vocabulary.compareWith(previousTerm, first.vocabulary, first.term) >= 0) {
-        throw new Error(`merge: key ${JSON.stringify(first.vocabulary.keyOf(first.term))} after ${JSON.stringify(previous.vocabulary.keyOf(previousTerm))}`);
+        throw new Error(
+          `merge: key ${JSON.stringify(first.vocabulary.keyOf(first.term))} after ${JSON.stringify(previous.vocabulary.keyOf(previousTerm))}`,
+        );
       }
       previous = first;
       previousTerm = first.term;
       lists.add(keyAt, keyDf);
       vocabularyStarts.push(vocabularyChars.length);
       const codes = first.vocabulary.codes;
-      for (let i = first.vocabulary.keyStart(first.term), end = first.vocabulary.keyStart(first.term + 1); i < end; i++) vocabularyChars.push(codes[i]!);
+      for (let i = first.vocabulary.keyStart(first.term), end = first.vocabulary.keyStart(first.term + 1); i < end; i++)
+        vocabularyChars.push(codes[i]!);
       terms++;
     }
     for (const c of holding) if (c.next()) push(c);

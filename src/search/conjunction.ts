@@ -9,7 +9,16 @@
  */
 import type { DenseList } from "./dense";
 import type { PostingsCursor } from "./postings";
-import { BM25, ensureRoom, matchBuffer, popcount, type Matches, type ScoredList, type Shard, type WordSpec } from "./shard";
+import {
+  BM25,
+  ensureRoom,
+  matchBuffer,
+  popcount,
+  type Matches,
+  type ScoredList,
+  type Shard,
+  type WordSpec,
+} from "./shard";
 
 /**
  * The conjunction is tried when the rarest required word is in at most this share of the

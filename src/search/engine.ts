@@ -21,7 +21,17 @@
  */
 import type { Snapshot, SnapshotPage } from "../snapshot";
 import { buildPageOrders, ORDER_LENGTH, PageOrders } from "./orders";
-import { COLLECT_EVERY_MS, DEFAULTS, GUARDS, PRUNE_FROM, type ChangesResult, type LuckyResult, type SearchOptions, type SearchResult, type SearchWork } from "./options";
+import {
+  COLLECT_EVERY_MS,
+  DEFAULTS,
+  GUARDS,
+  PRUNE_FROM,
+  type ChangesResult,
+  type LuckyResult,
+  type SearchOptions,
+  type SearchResult,
+  type SearchWork,
+} from "./options";
 import { PrunedRanking } from "./pruned";
 import { PROXIMITY_WINDOW } from "./rules";
 import { parseQuery, type ParsedQuery } from "./query";
@@ -38,7 +48,17 @@ import { conjunctionFor, fewerWordsFor, pruningFor, rankPruned } from "./stages/
 import { Scratch } from "./stages/scratch";
 import { queryTerms } from "./stages/terms";
 
-export { DEFAULTS, GUARDS, type ChangesResult, type Hit, type LuckyResult, type Pruning, type SearchOptions, type SearchResult, type SearchWork } from "./options";
+export {
+  DEFAULTS,
+  GUARDS,
+  type ChangesResult,
+  type Hit,
+  type LuckyResult,
+  type Pruning,
+  type SearchOptions,
+  type SearchResult,
+  type SearchWork,
+} from "./options";
 
 const nothing = (): Ranking => ({ pages: [], total: 0 });
 
@@ -61,7 +81,16 @@ export class Engine {
     this.lang = snapshot.meta.wiki.lang;
     this.catalog = new Catalog(snapshot, text.documentCount);
     const scratch = new Scratch(this.catalog.pageCount, text.documentCount, titleIndex.documentCount);
-    this.stages = { lang: this.lang, catalog: this.catalog, text, titleIndex, textCursor: text.newCursor(), scratch, meter: new Meter(() => text.onceMakingMs + titleIndex.onceMakingMs), orders };
+    this.stages = {
+      lang: this.lang,
+      catalog: this.catalog,
+      text,
+      titleIndex,
+      textCursor: text.newCursor(),
+      scratch,
+      meter: new Meter(() => text.onceMakingMs + titleIndex.onceMakingMs),
+      orders,
+    };
     // The exact pass's buffer is idle while the pruned search runs (filled only after it): it lends it its per-chunk scores.
     this.pruner = new PrunedRanking(text, this.catalog, scratch.textBuffer(0));
   }
@@ -119,7 +148,13 @@ export class Engine {
     });
     const work = this.workDone();
     if (!found) return undefined;
-    return { page: found.hit.page, hit: found.hit, totalResults: found.total, processingTimeMs: performance.now() - started, work };
+    return {
+      page: found.hit.page,
+      hit: found.hit,
+      totalResults: found.total,
+      processingTimeMs: performance.now() - started,
+      work,
+    };
   }
 
   /** The page whose title (or a redirect's) is the query, standing with its intro. */
@@ -154,7 +189,13 @@ export class Engine {
   }
 
   /** The stages of a search, from the parsed query to the best `need` pages. */
-  private rank(parsed: ParsedQuery, from: number, asked: number, pageId: number | undefined, pruning: SearchOptions["pruning"]): Ranking {
+  private rank(
+    parsed: ParsedQuery,
+    from: number,
+    asked: number,
+    pageId: number | undefined,
+    pruning: SearchOptions["pruning"],
+  ): Ranking {
     // The pages proximity reorders are always ranked, however few were asked for: the order never depends on the window (D61).
     const need = Math.max(asked, PROXIMITY_WINDOW);
     const query = existingPhrases(this.stages, parsed);
@@ -170,7 +211,12 @@ export class Engine {
     const past = joined === "short" ? fewerWordsFor(query, conjunction!) : undefined;
     const pastJoined = past && rankPruned(this.stages, this.pruner, query, terms, from, need, past);
     if (pastJoined) return pastJoined;
-    const matching = typeof joined === "object" ? joined.matching : phrasePool(this.stages, query, terms, scope) ? 0 : fillPool(this.stages, query, terms, scope);
+    const matching =
+      typeof joined === "object"
+        ? joined.matching
+        : phrasePool(this.stages, query, terms, scope)
+          ? 0
+          : fillPool(this.stages, query, terms, scope);
     const kept = query.phrases.length ? keepPhrases(this.stages, query) : undefined;
     if (scope.onlyPage >= 0) return rankChunksOfPage(this.stages, query, scope.onlyPage, kept);
     return rankPages(this.stages, query, terms, from, need, kept, matching);

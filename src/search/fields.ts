@@ -15,7 +15,10 @@ const TITLE_FIELDS = ["title", "aliases"];
 export const TITLE_BOOSTS = [2, 1];
 
 /** Words as written, folded once per distinct word: the one analysis of analyze.ts, in two steps. */
-const analysis = (lang: string) => ({ tokenize: (s: string) => words(s, lang), processTerm: (w: string) => indexKey(fold(w)) });
+const analysis = (lang: string) => ({
+  tokenize: (s: string) => words(s, lang),
+  processTerm: (w: string) => indexKey(fold(w)),
+});
 
 export function textShardOptions(lang: string): ShardOptions {
   return { fields: TEXT_FIELDS, positionFields: ["text", "section"], ...analysis(lang) };

@@ -64,7 +64,8 @@ function isWordChar(cp: number): boolean {
 
 /** Per ASCII code: its lowercase code for a word character (digits and letters), 0 for the others. */
 const ASCII_WORD_LOWER = new Uint8Array(128);
-for (let c = 0; c < 128; c++) ASCII_WORD_LOWER[c] = isWordChar(c) ? String.fromCharCode(c).toLowerCase().charCodeAt(0) : 0;
+for (let c = 0; c < 128; c++)
+  ASCII_WORD_LOWER[c] = isWordChar(c) ? String.fromCharCode(c).toLowerCase().charCodeAt(0) : 0;
 
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
@@ -275,7 +276,8 @@ function sameOffsets(length: number): Int32Array {
 
 /** Fills codePoints with the code-point offset of every UTF-16 offset that starts a code point. */
 function codePointOffsets(text: string): Int32Array {
-  if (codePoints.length < text.length + 1) codePoints = new Int32Array(Math.max(text.length + 1, codePoints.length * 2));
+  if (codePoints.length < text.length + 1)
+    codePoints = new Int32Array(Math.max(text.length + 1, codePoints.length * 2));
   const map = codePoints;
   let cp = 0;
   for (let i = 0; i < text.length; i++) {
@@ -307,7 +309,13 @@ export function formatTitle(title: string, matched: MatchedTerms, highlight: boo
   return render(title, 0, title.length, highlight);
 }
 
-export function formatText(text: string, matched: MatchedTerms, cropLength: number, highlight: boolean, lang: string): string {
+export function formatText(
+  text: string,
+  matched: MatchedTerms,
+  cropLength: number,
+  highlight: boolean,
+  lang: string,
+): string {
   const cp = scan(text, lang, matched) ? codePointOffsets(text) : sameOffsets(text.length);
   const length = cp[text.length]!;
   if (length <= cropLength) return render(text, 0, text.length, highlight);
@@ -349,7 +357,9 @@ export function formatText(text: string, matched: MatchedTerms, cropLength: numb
   if (from < 0) {
     // Not one whole word fits (a very long word): cut inside it.
     const chars = Array.from(text);
-    return (start > 0 ? CROP_MARKER : "") + escapeHtml(chars.slice(start, end).join("")) + (end < length ? CROP_MARKER : "");
+    return (
+      (start > 0 ? CROP_MARKER : "") + escapeHtml(chars.slice(start, end).join("")) + (end < length ? CROP_MARKER : "")
+    );
   }
   if (start === 0) from = 0;
   if (end === length) to = text.length;

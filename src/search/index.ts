@@ -13,7 +13,17 @@ import { ORDER_LENGTH, ORDERS_SECTION } from "./orders";
 import { loadIndexes } from "./store";
 
 export { ANALYZER_VERSION, fold, phraseTest, terms, tokens } from "./analyze";
-export { DEFAULTS, Engine, type ChangesResult, type Hit, type LuckyResult, type Pruning, type SearchOptions, type SearchResult, type SearchWork } from "./engine";
+export {
+  DEFAULTS,
+  Engine,
+  type ChangesResult,
+  type Hit,
+  type LuckyResult,
+  type Pruning,
+  type SearchOptions,
+  type SearchResult,
+  type SearchWork,
+} from "./engine";
 export { CROP_MARKER, escapeHtml } from "./highlight";
 export { IndexBuilder, type IndexBuildProgress } from "./build";
 export { loadIndexes, readShardData } from "./store";
@@ -21,9 +31,19 @@ export { PageOrders } from "./orders";
 export { logMemory, setMemoryLog } from "./memory-log";
 
 /** The page orders section (D51) of a snapshot whose other sections are written (SnapshotWriter.finish's `derive`). */
-export function pageOrderSection(snapshotPath: string, progress?: IndexBuildProgress): { name: string; bytes: Uint8Array } {
+export function pageOrderSection(
+  snapshotPath: string,
+  progress?: IndexBuildProgress,
+): { name: string; bytes: Uint8Array } {
   const stage = "ordering the pages of common words";
-  return { name: ORDERS_SECTION, bytes: open(snapshotPath).pageOrders(PRUNE_FROM, ORDER_LENGTH, progress && ((done, total) => progress(stage, done, total))) };
+  return {
+    name: ORDERS_SECTION,
+    bytes: open(snapshotPath).pageOrders(
+      PRUNE_FROM,
+      ORDER_LENGTH,
+      progress && ((done, total) => progress(stage, done, total)),
+    ),
+  };
 }
 
 /** Opens a snapshot (its sections mapped, not read) and its search indexes. */

@@ -20,7 +20,12 @@ const MAX_LENGTH = 65_535;
  * Builds a shard from `count` documents (document i is docAt(i), a string per field).
  * `progress` is told how many documents are indexed so far.
  */
-export function buildShard(count: number, docAt: (i: number) => Record<string, string>, options: ShardOptions, progress: (done: number) => void = () => {}): ShardData {
+export function buildShard(
+  count: number,
+  docAt: (i: number) => Record<string, string>,
+  options: ShardOptions,
+  progress: (done: number) => void = () => {},
+): ShardData {
   const inversion = new Inversion(options);
   for (let i = 0; i < count; i++) {
     inversion.add(docAt(i));
@@ -102,7 +107,13 @@ export class Inversion {
       positionData: this.positionData.data(),
     };
     const columns = [data.postingKey, data.postingDoc, data.postingFreq, data.postingPositions, data.positionData];
-    return { data, transfer: [data.fieldLengths.buffer as ArrayBuffer, ...columns.flatMap((c) => c.blocks.map((b) => b.buffer as ArrayBuffer))] };
+    return {
+      data,
+      transfer: [
+        data.fieldLengths.buffer as ArrayBuffer,
+        ...columns.flatMap((c) => c.blocks.map((b) => b.buffer as ArrayBuffer)),
+      ],
+    };
   }
 
   /** Adds the next document (number `count`). */
@@ -180,7 +191,12 @@ export class Inversion {
     const renumber = new Uint32Array(keys.length);
     for (const [rank, t] of byKey.entries()) renumber[t] = rank;
     const { offsets, order } = this.sortedByList((k) => renumber[Math.floor(k / F)]! * F + (k % F));
-    const columns = { first: new Growable(Uint32Array), fields: new Growable(Uint8Array), at: new Growable(Float64Array), df: new Growable(Uint32Array) };
+    const columns = {
+      first: new Growable(Uint32Array),
+      fields: new Growable(Uint8Array),
+      at: new Growable(Float64Array),
+      df: new Growable(Uint32Array),
+    };
     const lists = new TermListsWriter(columns);
     const termAt = new Float64Array(F);
     const termDf = new Uint32Array(F);
@@ -198,7 +214,9 @@ export class Inversion {
           const i = order[p]!;
           const freq = this.postingFreq.get(i);
           writer.add(this.postingDoc.get(i), Math.min(MAX_FREQ, freq));
-          if (positions) for (let at = this.postingPositions.get(i), end = at + freq; at < end; at++) writer.position(this.positionData.get(at));
+          if (positions)
+            for (let at = this.postingPositions.get(i), end = at + freq; at < end; at++)
+              writer.position(this.positionData.get(at));
         }
         termAt[f] = writer.end();
       }
@@ -209,7 +227,12 @@ export class Inversion {
       documentCount: this.count,
       vocabulary: vocabularyOf(byKey.map((t) => keys[t]!)),
       postings: parts(),
-      lists: { first: columns.first.view(), fields: columns.fields.view(), at: columns.at.view(), df: columns.df.view() },
+      lists: {
+        first: columns.first.view(),
+        fields: columns.fields.view(),
+        at: columns.at.view(),
+        df: columns.df.view(),
+      },
       fieldLengths: this.fieldLengthsByField(),
     };
   }

@@ -88,7 +88,12 @@ function orderKey(key: string, prefix: boolean): string {
  * or boost: each page's best three chunks holding the word, scored by match() (the numbers
  * the search computes).
  */
-export function buildPageOrders(ctx: SearchContext, least: number, length: number, progress: (done: number, total: number) => void = () => {}): Uint8Array {
+export function buildPageOrders(
+  ctx: SearchContext,
+  least: number,
+  length: number,
+  progress: (done: number, total: number) => void = () => {},
+): Uint8Array {
   const { text, catalog, scratch } = ctx;
   const queries = orderedQueries(ctx, least);
   const stored: string[] = [];
@@ -138,7 +143,9 @@ export function buildPageOrders(ctx: SearchContext, least: number, length: numbe
       entryScore[entries++] = bestThreeScore(best, 3 * p, 0);
     }
     stored.push(key);
-    orders.push(Uint32Array.from(bestEntries(entryClass, entryScore, entries, length, entryPage), (e) => entryPage[e]!));
+    orders.push(
+      Uint32Array.from(bestEntries(entryClass, entryScore, entries, length, entryPage), (e) => entryPage[e]!),
+    );
     holding.push(count);
   });
   progress(queries.length, queries.length);
@@ -165,7 +172,9 @@ function orderedQueries(ctx: SearchContext, least: number): string[] {
       prefixPostings.set(prefix, (prefixPostings.get(prefix) ?? 0) + postings);
     }
   });
-  const prefixes = [...prefixPostings].filter(([prefix, postings]) => postings >= least && !ctx.text.has(indexKey(prefix))).map(([prefix]) => prefix);
+  const prefixes = [...prefixPostings]
+    .filter(([prefix, postings]) => postings >= least && !ctx.text.has(indexKey(prefix)))
+    .map(([prefix]) => prefix);
   return [...words, ...prefixes];
 }
 

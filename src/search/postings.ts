@@ -244,8 +244,10 @@ export class PostingsWriter {
 
   add(doc: number, tf: number): void {
     if (!this.open) throw new Error("postings: add() outside begin()/end()");
-    if (!(doc > this.previousDoc && doc <= MAX_DOC && Number.isInteger(doc))) throw new Error(`postings: document ${doc} after ${this.previousDoc}`);
-    if (!(tf >= 1 && tf <= MAX_TF && Number.isInteger(tf))) throw new Error(`postings: term frequency ${tf} is not in 1..${MAX_TF}`);
+    if (!(doc > this.previousDoc && doc <= MAX_DOC && Number.isInteger(doc)))
+      throw new Error(`postings: document ${doc} after ${this.previousDoc}`);
+    if (!(tf >= 1 && tf <= MAX_TF && Number.isInteger(tf)))
+      throw new Error(`postings: term frequency ${tf} is not in 1..${MAX_TF}`);
     this.closeDoc();
     if (this.inBlock === BLOCK) this.closeBlock();
     this.gaps[this.inBlock] = doc - this.previousDoc - 1;
@@ -260,8 +262,10 @@ export class PostingsWriter {
 
   /** The next position of the document last added. */
   position(p: number): void {
-    if (!this.withPositions || this.df === 0) throw new Error("postings: position() without a document in a list with positions");
-    if (!(p > this.previousPosition && p <= MAX_POSITION && Number.isInteger(p))) throw new Error(`postings: position ${p} after ${this.previousPosition}`);
+    if (!this.withPositions || this.df === 0)
+      throw new Error("postings: position() without a document in a list with positions");
+    if (!(p > this.previousPosition && p <= MAX_POSITION && Number.isInteger(p)))
+      throw new Error(`postings: position ${p} after ${this.previousPosition}`);
     this.positionValues.push(p - this.previousPosition - 1);
     this.previousPosition = p;
     this.positionCount++;
@@ -281,7 +285,8 @@ export class PostingsWriter {
       this.partSize = 0;
       address = this.layOut(0);
     }
-    if (this.out.length > this.partLimit) throw new Error(`postings: a list of ${this.out.length} bytes does not fit a part`);
+    if (this.out.length > this.partLimit)
+      throw new Error(`postings: a list of ${this.out.length} bytes does not fit a part`);
     this.sink(this.part, this.out.data, this.out.length);
     this.partSize += this.out.length;
     this.bytes += this.out.length;
@@ -317,7 +322,9 @@ export class PostingsWriter {
   private closeDoc(): void {
     if (!this.withPositions || this.df === 0 || this.tf === 0) return;
     if (this.tf < MAX_TF ? this.positionCount !== this.tf : this.positionCount < MAX_TF) {
-      throw new Error(`postings: document ${this.previousDoc} has ${this.positionCount} positions for a term frequency of ${this.tf}`);
+      throw new Error(
+        `postings: document ${this.previousDoc} has ${this.positionCount} positions for a term frequency of ${this.tf}`,
+      );
     }
     if (this.tf === MAX_TF) this.overflows.push(this.positionCount - MAX_TF);
     this.positionCount = 0;
@@ -344,7 +351,8 @@ export class PostingsWriter {
       const positions = this.positionsArea;
       for (let i = 0; i < this.overflows.length; i++) positions.varint(this.overflows.data[i]!);
       const values = this.positionValues;
-      for (let r = 0; r < values.length; r += RUN) writeRun(positions, values.data, r, Math.min(RUN, values.length - r));
+      for (let r = 0; r < values.length; r += RUN)
+        writeRun(positions, values.data, r, Math.min(RUN, values.length - r));
     }
     this.lastDocs.push(this.previousDoc);
     this.maxTfs.push(this.blockMaxTf);
@@ -561,7 +569,8 @@ export class PostingsCursor {
 
   /** Where block b's positions start (the block is decoded for a short list, whose positions follow its documents). */
   private positionsOf(b: number): number {
-    if (this.df >= BLOCK) return this.positionsAt + (this.hasPositions ? this.words[this.skip + 2 * this.blocks + b]! : 0);
+    if (this.df >= BLOCK)
+      return this.positionsAt + (this.hasPositions ? this.words[this.skip + 2 * this.blocks + b]! : 0);
     this.decode(0);
     return this.docsEnd;
   }
@@ -789,7 +798,8 @@ export class PostingsCursor {
     if (upTo - from > this.runScratch.length) this.runScratch = new Uint32Array(upTo - from + RUN);
     const raw = this.runScratch;
     for (let r = from; r < upTo; r += RUN) at = readRun(bytes, at, Math.min(RUN, total - r), raw, r - from);
-    if (count > this.positionScratch.length) this.positionScratch = new Uint32Array(Math.max(count, this.positionScratch.length * 2));
+    if (count > this.positionScratch.length)
+      this.positionScratch = new Uint32Array(Math.max(count, this.positionScratch.length * 2));
     const out = this.positionScratch;
     let p = -1;
     for (let i = 0, j = first - from; i < count; i++, j++) {
@@ -829,7 +839,8 @@ export class PostingsCursor {
       total += c;
     }
     starts[n] = total;
-    if (total > this.positionValues.length) this.positionValues = new Uint32Array(Math.max(total, this.positionValues.length * 2));
+    if (total > this.positionValues.length)
+      this.positionValues = new Uint32Array(Math.max(total, this.positionValues.length * 2));
     const values = this.positionValues;
     for (let r = 0; r < total; r += RUN) at = readRun(bytes, at, Math.min(RUN, total - r), values, r);
     for (let i = 0; i < n; i++) {

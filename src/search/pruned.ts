@@ -224,7 +224,9 @@ export class PrunedRanking {
     }
     if (others < othersWanted && !complete) return undefined;
     // Title matches past the order rank below those in it, and above every untitled page: scored when they may rank.
-    if (matchesInOrder < matchesWanted) for (const p of input.titled) if (pageGroup[p] === TITLE_MATCH && chunkCounts[p] && this.slot[p]! < 0) picks.push(this.offer(p, -1));
+    if (matchesInOrder < matchesWanted)
+      for (const p of input.titled)
+        if (pageGroup[p] === TITLE_MATCH && chunkCounts[p] && this.slot[p]! < 0) picks.push(this.offer(p, -1));
     const ranked: RankedPage[] = [];
     this.scoreExactly(input, picks, ranked);
     return { pages: this.best(ranked, need), postings: this.postings, candidates: picks.length };
@@ -263,11 +265,14 @@ export class PrunedRanking {
   private byOrders(input: PruneInput, wordOrders: WordOrder[]): PruneResult | undefined {
     const { need } = input;
     // Each order's lists, found once: its bound scores a page by them every round.
-    const orders = wordOrders.map((o): ListedOrder => ({ ...o, lists: o.lists ?? input.lists.filter((l) => l.word === o.word) }));
+    const orders = wordOrders.map(
+      (o): ListedOrder => ({ ...o, lists: o.lists ?? input.lists.filter((l) => l.word === o.word) }),
+    );
     const { chunkCounts } = this.layout;
     const ranked: RankedPage[] = [];
     const first: number[] = [];
-    for (const p of [...input.titled, ...(input.apart ?? [])]) if (this.slot[p]! < 0 && chunkCounts[p]) first.push(this.offer(p, -1));
+    for (const p of [...input.titled, ...(input.apart ?? [])])
+      if (this.slot[p]! < 0 && chunkCounts[p]) first.push(this.offer(p, -1));
     this.scoreExactly(input, first, ranked);
     // A page none of the orders reached ranks untitled, and (with `fewer`) holds some of the words only.
     const unseen = input.fewer ? UNTITLED + FEWER_TIER : UNTITLED;
@@ -278,18 +283,25 @@ export class PrunedRanking {
       const picks: number[] = [];
       for (const { order } of orders) {
         const { pages } = order;
-        for (let k = depth; k < Math.min(next, pages.length); k++) if (this.slot[pages[k]!]! < 0) picks.push(this.offer(pages[k]!, -1));
+        for (let k = depth; k < Math.min(next, pages.length); k++)
+          if (this.slot[pages[k]!]! < 0) picks.push(this.offer(pages[k]!, -1));
       }
       this.scoreExactly(input, picks, ranked);
       depth = Math.min(next, deepest);
       const kept = ranked.length >= need ? this.best(ranked, need) : undefined;
       const last = kept?.[need - 1];
-      if (last && !reaches(unseen, this.unseenBound(input, orders, depth), last)) return this.withBounded(input, bounded, ranked, last);
+      if (last && !reaches(unseen, this.unseenBound(input, orders, depth), last))
+        return this.withBounded(input, bounded, ranked, last);
       if (this.postings > this.budget) return undefined;
       // The last page kept moves little after the first rounds (at 5M chunks, 0.3–12% more after
       // the second, in seven queries): when even the orders' ends do not bound the pages past
       // them below it, the search would most likely read on to those ends and give up there.
-      if (depth >= 2 * need && depth < deepest && (!last || reaches(unseen, (endBound ??= this.unseenBound(input, orders, deepest)), last))) return undefined;
+      if (
+        depth >= 2 * need &&
+        depth < deepest &&
+        (!last || reaches(unseen, (endBound ??= this.unseenBound(input, orders, deepest)), last))
+      )
+        return undefined;
     }
     return undefined;
   }
@@ -298,7 +310,12 @@ export class PrunedRanking {
    * The best `need` ranked pages, once the bounded pages that may reach the last page kept are
    * scored: they only raise it, so the bounds checked stay below it.
    */
-  private withBounded(input: PruneInput, bounded: number[] | undefined, ranked: RankedPage[], last: RankedPage): PruneResult {
+  private withBounded(
+    input: PruneInput,
+    bounded: number[] | undefined,
+    ranked: RankedPage[],
+    last: RankedPage,
+  ): PruneResult {
     const unscored = bounded?.filter((p) => this.slot[p]! < 0) ?? [];
     const { unread, words } = unscored.length ? this.unreadBound(input, input.bounded!) : { unread: 0, words: 0 };
     const rising = unscored.filter((p) => this.mayReach(input, p, unread, words, last));
@@ -399,7 +416,9 @@ export class PrunedRanking {
   private readOrder(input: PruneInput): ReadPlan {
     const { lists } = input;
     const first = (l: ScoredList) => (l.df < CHECK_DF ? 0 : 1);
-    const order = lists.map((_l, i) => i).sort((a, b) => first(lists[a]!) - first(lists[b]!) || lists[b]!.max - lists[a]!.max || a - b);
+    const order = lists
+      .map((_l, i) => i)
+      .sort((a, b) => first(lists[a]!) - first(lists[b]!) || lists[b]!.max - lists[a]!.max || a - b);
     const rest = new Float64Array(order.length + 1);
     const restWords = new Uint32Array(order.length + 1);
     for (let i = order.length - 1; i >= 0; i--) {
@@ -431,10 +450,18 @@ export class PrunedRanking {
       const long = l.df >= CHECK_DF;
       if (long) {
         // What `need` pages are sure to score above: a page none of whose chunks was read scores at most this much.
-        floor = read > 0 && l.df >= this.touchedCount ? this.sureFloor(input) : sureTitled >= input.need ? Infinity : -Infinity;
+        floor =
+          read > 0 && l.df >= this.touchedCount
+            ? this.sureFloor(input)
+            : sureTitled >= input.need
+              ? Infinity
+              : -Infinity;
         if (PAGE_FACTOR * (rest[read]! + skippedMost) * words < floor) break;
       }
-      const skipped = this.accumulate(l, long ? { floor, after: rest[read + 1]! + skippedMost, words, input, room: input.need - sureTitled } : undefined);
+      const skipped = this.accumulate(
+        l,
+        long ? { floor, after: rest[read + 1]! + skippedMost, words, input, room: input.need - sureTitled } : undefined,
+      );
       if (skipped) partials.push(skipped);
       if (this.postings > this.budget) return undefined;
     }
@@ -451,14 +478,18 @@ export class PrunedRanking {
       unreadWords = (unreadWords | (1 << p.list.word)) >>> 0;
     }
     this.bound(input, rest[read]!, unreadWords, partials);
-    return unread > 0 && (unreadWords & input.required) >>> 0 === input.required ? PAGE_FACTOR * unread * popcount(unreadWords) : -1;
+    return unread > 0 && (unreadWords & input.required) >>> 0 === input.required
+      ? PAGE_FACTOR * unread * popcount(unreadWords)
+      : -1;
   }
 
   /** Scores exactly the best bounds first, in rounds that double, until `need` pages rank (or none is left); false past the budget. */
   private scoreBestBounds(input: PruneInput, ranked: RankedPage[]): boolean {
     const candidates = this.candidateCount;
     for (let scored = 0, round = input.need; ranked.length < input.need && scored < candidates; round *= 2) {
-      const entries = bestEntries(this.boundClass, this.boundScore, candidates, round, this.candidatePage).filter((e) => this.boundClass[e] !== 255);
+      const entries = bestEntries(this.boundClass, this.boundScore, candidates, round, this.candidatePage).filter(
+        (e) => this.boundClass[e] !== 255,
+      );
       this.scoreExactly(input, entries, ranked);
       scored += entries.length;
       // Scored already: marked with an impossible bound.
@@ -483,9 +514,18 @@ export class PrunedRanking {
    * rank: each tightens their bounds, and the pages that can no longer reach the last page
    * kept drop out. The pages left; undefined past the budget.
    */
-  private refine(input: PruneInput, { order, rest }: ReadPlan, { read, partials }: Reading, alive: number[], last: RankedPage | undefined): number[] | undefined {
+  private refine(
+    input: PruneInput,
+    { order, rest }: ReadPlan,
+    { read, partials }: Reading,
+    alive: number[],
+    last: RankedPage | undefined,
+  ): number[] | undefined {
     if (!last) return alive;
-    const steps: { list: ScoredList; skipped?: Float64Array; max: number }[] = [...partials, ...order.slice(read).map((i) => ({ list: input.lists[i]!, max: input.lists[i]!.max }))];
+    const steps: { list: ScoredList; skipped?: Float64Array; max: number }[] = [
+      ...partials,
+      ...order.slice(read).map((i) => ({ list: input.lists[i]!, max: input.lists[i]!.max })),
+    ];
     const stepRest = new Float64Array(steps.length + 1);
     const stepWords = new Uint32Array(steps.length + 1);
     for (let i = steps.length - 1; i >= 0; i--) {
@@ -500,7 +540,9 @@ export class PrunedRanking {
         for (const p of alive) this.postings += this.layout.chunkCounts[p]!;
         const partialsFrom = Math.min(i + 1, partials.length);
         const listsLeft = i < partials.length ? rest[read]! : stepRest[i + 1]!;
-        alive = alive.filter((p) => this.mayReach(input, p, listsLeft + this.skippedBound(p, partials, partialsFrom), stepWords[i + 1]!, last));
+        alive = alive.filter((p) =>
+          this.mayReach(input, p, listsLeft + this.skippedBound(p, partials, partialsFrom), stepWords[i + 1]!, last),
+        );
       }
       if (this.postings > this.budget) return undefined;
     }
@@ -522,7 +564,13 @@ export class PrunedRanking {
    * read whole) into `scores` and `masks`: the list read whole, or at each page's block,
    * whichever costs less. Chunks first reached in the partial accumulators are noted as touched.
    */
-  private readInto(l: ScoredList, pages: number[], scores: Float64Array, masks: Uint32Array, skipped?: Float64Array): void {
+  private readInto(
+    l: ScoredList,
+    pages: number[],
+    scores: Float64Array,
+    masks: Uint32Array,
+    skipped?: Float64Array,
+  ): void {
     const { firstChunk, chunkCounts, pageOfChunk } = this.layout;
     let chunks = 0;
     for (const p of pages) chunks += chunkCounts[p]!;
@@ -602,7 +650,10 @@ export class PrunedRanking {
    * The floor rises as the list is read: the pages its postings reach, in order, are scored
    * from their chunks read so far (a lower bound), and the `room`-th best is a floor too.
    */
-  private accumulate(l: ScoredList, skip?: { floor: number; after: number; words: number; input: PruneInput; room: number }): Partial | undefined {
+  private accumulate(
+    l: ScoredList,
+    skip?: { floor: number; after: number; words: number; input: PruneInput; room: number },
+  ): Partial | undefined {
     const { partial, partialMask, touched, cursor } = this;
     const { lengths, table } = this.norms[l.field]!;
     const bit = (1 << l.word) >>> 0;
@@ -623,7 +674,12 @@ export class PrunedRanking {
     const chunksOfPage = this.pageBest.fill(-1);
     const close = () => {
       if (page < 0 || chunksOfPage[0]! < 0 || skip!.input.pageGroup[page]) return;
-      if (best!.offer(bestThreeScore(chunksOfPage, 0, skip!.input.titleBoost[page]!)) && best!.full() && best!.least() > floor) floor = best!.least();
+      if (
+        best!.offer(bestThreeScore(chunksOfPage, 0, skip!.input.titleBoost[page]!)) &&
+        best!.full() &&
+        best!.least() > floor
+      )
+        floor = best!.least();
     };
     cursor.open(l.address);
     for (let b = 0; b < cursor.blocks; b++) {
@@ -728,7 +784,8 @@ export class PrunedRanking {
     // What the unread lists and the skipped blocks that hold its chunks may add, per page.
     if (this.unread.length < this.candidateCount) this.unread = new Float64Array(this.candidatePage.length);
     const unread = this.unread;
-    for (let e = 0; e < this.candidateCount; e++) unread[e] = unreadLists + this.skippedBound(this.candidatePage[e]!, partials, 0);
+    for (let e = 0; e < this.candidateCount; e++)
+      unread[e] = unreadLists + this.skippedBound(this.candidatePage[e]!, partials, 0);
     const words = popcount(unreadWords);
     for (let i = 0; i < this.touchedCount; i++) {
       const d = touched[i]!;
@@ -767,7 +824,8 @@ export class PrunedRanking {
       const { list, skipped } = partials[k]!;
       cursor.open(list.address);
       let most = 0;
-      for (let b = cursor.blockOf(first), end = Math.min(cursor.blockOf(last), cursor.blocks - 1); b <= end; b++) if (skipped[b]! > most) most = skipped[b]!;
+      for (let b = cursor.blockOf(first), end = Math.min(cursor.blockOf(last), cursor.blocks - 1); b <= end; b++)
+        if (skipped[b]! > most) most = skipped[b]!;
       sum += most;
     }
     return sum;
@@ -829,14 +887,25 @@ export class PrunedRanking {
       }
     }
     const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
-    if (!chunks.length) return group < 2 && count ? { page: p, klass: group * TIERS + INTRO_TIER, score: 0, chunks: [], chunkScores: [] } : undefined;
-    const byRank = chunks.map((_c, i) => i).sort((a, b) => tiers[a]! - tiers[b]! || scores[b]! - scores[a]! || chunks[a]! - chunks[b]!);
+    if (!chunks.length)
+      return group < 2 && count
+        ? { page: p, klass: group * TIERS + INTRO_TIER, score: 0, chunks: [], chunkScores: [] }
+        : undefined;
+    const byRank = chunks
+      .map((_c, i) => i)
+      .sort((a, b) => tiers[a]! - tiers[b]! || scores[b]! - scores[a]! || chunks[a]! - chunks[b]!);
     const tier = tiers[byRank[0]!]!;
     const evidence = this.pageBest.fill(-1);
     for (const i of byRank.slice(1)) if (tiers[i] === tier) placeBestThree(evidence, 0, scores[i]!);
     const score = pageScore(scores[byRank[0]!]!, evidence[0]!, evidence[1]!, titleBoost[p]!);
     const own = byRank.filter((i) => tiers[i] === tier);
-    return { page: p, klass: group * TIERS + tier, score, chunks: own.map((i) => chunks[i]!), chunkScores: own.map((i) => scores[i]!) };
+    return {
+      page: p,
+      klass: group * TIERS + tier,
+      score,
+      chunks: own.map((i) => chunks[i]!),
+      chunkScores: own.map((i) => scores[i]!),
+    };
   }
 
   private grow(): void {

@@ -47,14 +47,18 @@ export const groupOf = (klass: number): number => Math.floor(klass / TIERS);
 export const tierOf = (klass: number): number => klass % TIERS;
 
 /** How close a chunk's words stand, as a factor of its score: 2 when adjacent, towards 1 as they spread (0: fewer than two words). */
-export const proximityFactor = (span: number, groups: number): number => (span > 0 ? 1 + 1 / (1 + Math.max(0, span - groups)) : 1);
+export const proximityFactor = (span: number, groups: number): number =>
+  span > 0 ? 1 + 1 / (1 + Math.max(0, span - groups)) : 1;
 
 /**
  * A page's score from its best three chunks' (best first; -1 or 0: none): the best, plus
  * PAGE_EVIDENCE of the second and its square of the third, raised by the title boost.
  */
 export function pageScore(first: number, second: number, third: number, titleBoost: number): number {
-  return (first + PAGE_EVIDENCE * Math.max(0, second) + PAGE_EVIDENCE * PAGE_EVIDENCE * Math.max(0, third)) * (1 + TITLE_BOOST * titleBoost);
+  return (
+    (first + PAGE_EVIDENCE * Math.max(0, second) + PAGE_EVIDENCE * PAGE_EVIDENCE * Math.max(0, third)) *
+    (1 + TITLE_BOOST * titleBoost)
+  );
 }
 
 /** Adds a score to the three highest kept at best[at, at + 3), highest first (-1: none yet). */
@@ -78,7 +82,9 @@ export function bestThreeScore(best: Float64Array, at: number, titleBoost: numbe
 const RULES_VERSION = 2;
 
 /** A number that changes with the rules and the analysis: FNV-1a of what the stored page orders depend on. */
-export const RULES_FINGERPRINT = fnv1a(JSON.stringify([RULES_VERSION, ANALYZER_VERSION, BM25, WEIGHTS, PAGE_EVIDENCE, TITLE_BOOST, TIERS]));
+export const RULES_FINGERPRINT = fnv1a(
+  JSON.stringify([RULES_VERSION, ANALYZER_VERSION, BM25, WEIGHTS, PAGE_EVIDENCE, TITLE_BOOST, TIERS]),
+);
 
 function fnv1a(text: string): number {
   let h = 0x811c9dc5;

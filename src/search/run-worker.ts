@@ -13,7 +13,11 @@ self.onmessage = (event: MessageEvent<RunRequest>) => {
     self.postMessage({ path } satisfies RunResponse);
   } catch (err) {
     // The message and its code (ENOSPC…) cross the thread; the stack would only bury them.
-    self.postMessage({ path, error: (err as Error)?.message ?? String(err), code: (err as NodeJS.ErrnoException)?.code } satisfies RunResponse);
+    self.postMessage({
+      path,
+      error: (err as Error)?.message ?? String(err),
+      code: (err as NodeJS.ErrnoException)?.code,
+    } satisfies RunResponse);
   }
   // The run's garbage goes once this message is let go: not left to add to the next run's peak.
   setTimeout(() => Bun.gc(true), 0);

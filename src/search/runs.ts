@@ -50,11 +50,17 @@ export class RunSorter {
 
   constructor(private readonly written: (path: string) => void) {
     this.worker = new Worker(workerUrl(new URL("./run-worker.ts", import.meta.url), "search/run-worker.ts"));
-    this.worker.onmessage = ({ data }: MessageEvent<RunResponse>) => this.finished(data.path, data.error === undefined ? undefined : runError(data));
-    this.worker.onerror = (event) => this.finished("", new Error(`the index's sorting worker stopped: ${event.message}`));
-    this.worker.onmessageerror = () => this.finished("", new Error("the index's sorting worker sent an unreadable answer"));
+    this.worker.onmessage = ({ data }: MessageEvent<RunResponse>) =>
+      this.finished(data.path, data.error === undefined ? undefined : runError(data));
+    this.worker.onerror = (event) =>
+      this.finished("", new Error(`the index's sorting worker stopped: ${event.message}`));
+    this.worker.onmessageerror = () =>
+      this.finished("", new Error("the index's sorting worker sent an unreadable answer"));
     // A worker gone while a run is in flight (killed, out of memory) must not leave the build waiting.
-    this.worker.addEventListener("close", () => this.running && this.finished("", new Error("the index's sorting worker stopped while writing a run")));
+    this.worker.addEventListener(
+      "close",
+      () => this.running && this.finished("", new Error("the index's sorting worker stopped while writing a run")),
+    );
   }
 
   /** Whether a run failed: the build is to stop. */

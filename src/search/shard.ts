@@ -210,7 +210,10 @@ export class Shard {
     return lists.map((l) => {
       let maxTf = 0;
       for (let b = 0, blocks = cursor.open(l.address).blocks; b < blocks; b++) maxTf = Math.max(maxTf, cursor.maxTf(b));
-      return { ...l, max: l.weight * (BM25.d + (maxTf * (BM25.k + 1)) / (maxTf + this.shortestNorms[l.field]!)) * (1 + 1e-9) };
+      return {
+        ...l,
+        max: l.weight * (BM25.d + (maxTf * (BM25.k + 1)) / (maxTf + this.shortestNorms[l.field]!)) * (1 + 1e-9),
+      };
     });
   }
 
@@ -328,7 +331,10 @@ export class Shard {
   }
 
   /** The last two derive() calls' specs (arrays a search makes and never changes) and their terms, the last first. */
-  private derivedFor: [last?: { words: WordSpec[]; derived: Derived[] }, before?: { words: WordSpec[]; derived: Derived[] }] = [];
+  private derivedFor: [
+    last?: { words: WordSpec[]; derived: Derived[] },
+    before?: { words: WordSpec[]; derived: Derived[] },
+  ] = [];
 
   private deriveAnew(words: WordSpec[]): Derived[] {
     const out: Derived[] = [];
@@ -361,7 +367,13 @@ export class Shard {
         for (const { prefix, longest } of ranges) {
           const [start, end] = vocabulary.prefixRange(prefix);
           for (let term = start; term < end && term < start + VARIANT_SCAN; term++) {
-            if (term === exact || (term >= from && term < to) || (term >= seenFrom && term < seenTo) || vocabulary.keyLength(term) > longest) continue;
+            if (
+              term === exact ||
+              (term >= from && term < to) ||
+              (term >= seenFrom && term < seenTo) ||
+              vocabulary.keyLength(term) > longest
+            )
+              continue;
             this.expansion(found++, term);
           }
           seenFrom = start;
@@ -374,7 +386,8 @@ export class Shard {
           const term = this.expansions[i]!;
           if (accept(vocabulary.keyOf(term))) this.expansions[kept++] = term;
         }
-        for (let i = 0; i < kept; i++) out.push({ word, term: this.expansions[i]!, weight: WEIGHTS.variant, variant: true });
+        for (let i = 0; i < kept; i++)
+          out.push({ word, term: this.expansions[i]!, weight: WEIGHTS.variant, variant: true });
       }
       const variantsTo = out.length;
       if (w.fuzzy > 0) {
@@ -420,10 +433,12 @@ export class Shard {
     const runMost = this.runMostFrequent();
     const floor = kthLargest(runMost.subarray(firstRun, endRun), MAX_EXPANSIONS + 2);
     const gather = (start: number, end: number) => {
-      for (let term = start; term < end; term++) if (term !== exact && this.frequency(term) >= floor) this.expansion(found++, term);
+      for (let term = start; term < end; term++)
+        if (term !== exact && this.frequency(term) >= floor) this.expansion(found++, term);
     };
     gather(from, firstRun * FREQUENCY_RUN);
-    for (let run = firstRun; run < endRun; run++) if (runMost[run]! >= floor) gather(run * FREQUENCY_RUN, (run + 1) * FREQUENCY_RUN);
+    for (let run = firstRun; run < endRun; run++)
+      if (runMost[run]! >= floor) gather(run * FREQUENCY_RUN, (run + 1) * FREQUENCY_RUN);
     gather(endRun * FREQUENCY_RUN, to);
     return found;
   }
@@ -532,7 +547,16 @@ export class Shard {
         cursor.open(lists.address(list));
         const { lengths, table } = this.norms(f);
         const w = weight * this.boosts[f]! * Math.log(1 + (N - df + 0.5) / (df + 0.5));
-        open.push({ cursor, bit: (1 << word) >>> 0, weight: w, lengths, table, block: from > 0 ? cursor.blockOf(from) : 0, at: 0, size: 0 });
+        open.push({
+          cursor,
+          bit: (1 << word) >>> 0,
+          weight: w,
+          lengths,
+          table,
+          block: from > 0 ? cursor.blockOf(from) : 0,
+          at: 0,
+          size: 0,
+        });
       }
     }
     return open;
@@ -772,7 +796,14 @@ interface OpenList {
 
 /** Room for the matches of up to n documents. */
 export function matchBuffer(n: number): Matches {
-  return { count: 0, postings: 0, docs: new Uint32Array(n), scores: new Float64Array(n), masks: new Uint32Array(n), derived: [] };
+  return {
+    count: 0,
+    postings: 0,
+    docs: new Uint32Array(n),
+    scores: new Float64Array(n),
+    masks: new Uint32Array(n),
+    derived: [],
+  };
 }
 
 /**

@@ -61,7 +61,8 @@ export class Spool<T extends Column> {
 
   private flush(): void {
     const bytes = new Uint8Array(this.buffer.buffer, this.buffer.byteOffset, this.used * this.buffer.BYTES_PER_ELEMENT);
-    for (let off = 0; off < bytes.byteLength; ) off += writeSync(this.fd, bytes, off, bytes.byteLength - off, this.flushed + off);
+    for (let off = 0; off < bytes.byteLength; )
+      off += writeSync(this.fd, bytes, off, bytes.byteLength - off, this.flushed + off);
     this.flushed += bytes.byteLength;
     this.used = 0;
   }

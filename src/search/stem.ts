@@ -70,7 +70,12 @@ export function stemmerFor(lang: string): Stem | undefined {
  * may have rewritten its last letter ("armies" and "army" are both "armi"), the words as long
  * as that prefix that differ from it in the last letter alone. None when the prefix is shorter than `shortest`.
  */
-export function variantRanges(word: string, stem: string, shortest: number, suffix: number): { prefix: string; longest: number }[] {
+export function variantRanges(
+  word: string,
+  stem: string,
+  shortest: number,
+  suffix: number,
+): { prefix: string; longest: number }[] {
   let i = 0;
   while (i < word.length && i < stem.length && word.charCodeAt(i) === stem.charCodeAt(i)) i++;
   if (i < shortest) return [];

@@ -15,7 +15,10 @@ export interface Indexes {
 }
 
 export function loadIndexes(snapshot: Snapshot): Indexes {
-  return { text: new Shard(readShardData(snapshot.container, "index.text"), TEXT_BOOSTS), titles: new Shard(readShardData(snapshot.container, "index.titles"), TITLE_BOOSTS) };
+  return {
+    text: new Shard(readShardData(snapshot.container, "index.text"), TEXT_BOOSTS),
+    titles: new Shard(readShardData(snapshot.container, "index.titles"), TITLE_BOOSTS),
+  };
 }
 
 const LIST_COLUMNS: (keyof TermListsData)[] = ["first", "fields", "at", "df"];
@@ -23,7 +26,17 @@ const LIST_COLUMNS: (keyof TermListsData)[] = ["first", "fields", "at", "df"];
 /** A shard's arrays as sections `${prefix}.…`. */
 export function writeShardData(out: ContainerWriter, prefix: string, d: ShardData): void {
   for (const [i, part] of d.postings.entries()) out.section(`${prefix}.postings.${i}`, part);
-  writeShardTables(out, prefix, { fields: d.fields, documentCount: d.documentCount, terms: d.vocabulary.starts.length - 1, postingsParts: d.postings.length }, d);
+  writeShardTables(
+    out,
+    prefix,
+    {
+      fields: d.fields,
+      documentCount: d.documentCount,
+      terms: d.vocabulary.starts.length - 1,
+      postingsParts: d.postings.length,
+    },
+    d,
+  );
 }
 
 export interface ShardMeta {
@@ -47,8 +60,18 @@ export interface ShardMeta {
 const INDEX_LAYOUT = 3;
 
 /** Everything of a shard but its postings (which a merge streams into `${prefix}.postings.N` itself). */
-function writeShardTables(out: ContainerWriter, prefix: string, meta: ShardMeta, d: Pick<ShardData, "vocabulary" | "lists" | "fieldLengths">): void {
-  writeShardTableSources(out, prefix, meta, { vocabularyChars: d.vocabulary.chars, vocabularyStarts: d.vocabulary.starts, ...d.lists, fieldLengths: d.fieldLengths });
+function writeShardTables(
+  out: ContainerWriter,
+  prefix: string,
+  meta: ShardMeta,
+  d: Pick<ShardData, "vocabulary" | "lists" | "fieldLengths">,
+): void {
+  writeShardTableSources(out, prefix, meta, {
+    vocabularyChars: d.vocabulary.chars,
+    vocabularyStarts: d.vocabulary.starts,
+    ...d.lists,
+    fieldLengths: d.fieldLengths,
+  });
 }
 
 /** A table's bytes: in memory, or held by something that copies them into a section (a spool of a merge). */
@@ -61,8 +84,12 @@ export function writeShardTableSources(
   meta: ShardMeta,
   t: Record<"vocabularyChars" | "vocabularyStarts" | keyof TermListsData | "fieldLengths", TableBytes>,
 ): void {
-  const write = (name: string, bytes: TableBytes) => ("copyInto" in bytes ? bytes.copyInto(out, name) : out.section(name, bytes));
-  out.section(`${prefix}.meta`, new TextEncoder().encode(JSON.stringify({ ...meta, indexLayout: INDEX_LAYOUT, analyzer: ANALYZER_VERSION })));
+  const write = (name: string, bytes: TableBytes) =>
+    "copyInto" in bytes ? bytes.copyInto(out, name) : out.section(name, bytes);
+  out.section(
+    `${prefix}.meta`,
+    new TextEncoder().encode(JSON.stringify({ ...meta, indexLayout: INDEX_LAYOUT, analyzer: ANALYZER_VERSION })),
+  );
   write(`${prefix}.vocabulary.chars`, t.vocabularyChars);
   write(`${prefix}.vocabulary.starts`, t.vocabularyStarts);
   for (const column of LIST_COLUMNS) write(`${prefix}.lists.${column}`, t[column]);
@@ -102,5 +129,8 @@ export function readShardData(container: Container, prefix: string): ShardData {
 }
 
 function readVocabulary(container: Container, prefix: string): VocabularyData {
-  return { chars: viewOf(Uint16Array, container.section(`${prefix}.vocabulary.chars`)), starts: viewOf(Uint32Array, container.section(`${prefix}.vocabulary.starts`)) };
+  return {
+    chars: viewOf(Uint16Array, container.section(`${prefix}.vocabulary.chars`)),
+    starts: viewOf(Uint32Array, container.section(`${prefix}.vocabulary.starts`)),
+  };
 }

@@ -185,7 +185,10 @@ class TitleKeys {
     advancePage();
     advanceRedirect();
     while (nextPage >= 0 || nextRedirect >= 0) {
-      if (nextPage >= 0 && (nextRedirect < 0 || pages.keys.compareAsStrings(nextPage, nextRedirect, redirects.keys) < 0)) {
+      if (
+        nextPage >= 0 &&
+        (nextRedirect < 0 || pages.keys.compareAsStrings(nextPage, nextRedirect, redirects.keys) < 0)
+      ) {
         keys.pushBytes(pages.keys.bytesAt(nextPage));
         page.push(pageAt);
         advancePage();
@@ -203,7 +206,11 @@ class TitleKeys {
  * The title shard's aliases and the lookup's entries (TitleKeys.aliases and lookup), the keys
  * made for them let go on return.
  */
-export function resolveTitles(chunkCounts: ArrayLike<number>, redirects: RedirectList, titles: TitleList): { aliases: ReturnType<TitleKeys["aliases"]>; lookup: ReturnType<TitleKeys["lookup"]> } {
+export function resolveTitles(
+  chunkCounts: ArrayLike<number>,
+  redirects: RedirectList,
+  titles: TitleList,
+): { aliases: ReturnType<TitleKeys["aliases"]>; lookup: ReturnType<TitleKeys["lookup"]> } {
   const keys = new TitleKeys(chunkCounts, redirects, titles);
   // Making the keys leaves several strings a title as garbage: collected between the steps, it does not pile up to the phase's peak.
   Bun.gc(true);

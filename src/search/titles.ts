@@ -9,7 +9,10 @@ export class TitleLookup {
   private readonly keys: StoredStrings;
   private readonly pages: Uint32Array;
   constructor(container: Container) {
-    this.keys = new StoredStrings(container.section("titles.key"), viewOf(Uint32Array, container.section("titles.keyEnd")));
+    this.keys = new StoredStrings(
+      container.section("titles.key"),
+      viewOf(Uint32Array, container.section("titles.keyEnd")),
+    );
     this.pages = viewOf(Uint32Array, container.section("titles.page"));
   }
   /** The page index of a title key, if a page or redirect has it. */

@@ -51,7 +51,8 @@ export class TokenTable {
     this.hashes = new Int32Array(capacity);
     this.values = new Int32Array(capacity).fill(EMPTY);
     this.mask = capacity - 1;
-    for (let slot = 0; slot < values.length; slot++) if (values[slot] !== EMPTY) this.place(tokens[slot]!, hashes[slot]!, values[slot]!);
+    for (let slot = 0; slot < values.length; slot++)
+      if (values[slot] !== EMPTY) this.place(tokens[slot]!, hashes[slot]!, values[slot]!);
   }
 }
 

@@ -9,7 +9,13 @@
  * bounded heap. Equal scores go by `tie` (the entry's page or chunk), so that the order never
  * depends on the order entries were found in.
  */
-export function bestEntries(klass: Uint8Array, score: Float64Array, n: number, need: number, tie: ArrayLike<number>): number[] {
+export function bestEntries(
+  klass: Uint8Array,
+  score: Float64Array,
+  n: number,
+  need: number,
+  tie: ArrayLike<number>,
+): number[] {
   const perClass = new Uint32Array(256);
   for (let e = 0; e < n; e++) perClass[klass[e]!]!++;
   let cut = 255;

@@ -145,7 +145,11 @@ export class Vocabulary {
         // Every key left is longer than depth: the shortest sorts first.
         const k = chars[starts[lo]! + depth]!;
         const skip = lo > first ? skips[lo]! : 0;
-        const end = skip ? lo + skip : chars[starts[hi - 1]! + depth] === k ? hi : groupEnd(chars, starts, lo, hi, depth, k);
+        const end = skip
+          ? lo + skip
+          : chars[starts[hi - 1]! + depth] === k
+            ? hi
+            : groupEnd(chars, starts, lo, hi, depth, k);
         key[r] = k;
         rows[row] = r;
         let least = r;
@@ -278,7 +282,8 @@ function decode(chars: Uint16Array, from: number, to: number): string {
   // fromCharCode keeps every code unit as it is (TextDecoder would replace lone surrogates).
   if (to - from <= 64) return String.fromCharCode.apply(null, chars.subarray(from, to) as unknown as number[]);
   let s = "";
-  for (let at = from; at < to; at += 4096) s += String.fromCharCode.apply(null, chars.subarray(at, Math.min(to, at + 4096)) as unknown as number[]);
+  for (let at = from; at < to; at += 4096)
+    s += String.fromCharCode.apply(null, chars.subarray(at, Math.min(to, at + 4096)) as unknown as number[]);
   return s;
 }
 
@@ -295,7 +300,9 @@ export class VocabularyWriter {
   add(key: string): number {
     if (this.count && !this.follows(key)) {
       const previous = decode(this.chars, this.starts[this.count - 1]!, this.used);
-      throw new RangeError(`vocabulary keys must be added in strictly increasing order: ${JSON.stringify(key)} after ${JSON.stringify(previous)}`);
+      throw new RangeError(
+        `vocabulary keys must be added in strictly increasing order: ${JSON.stringify(key)} after ${JSON.stringify(previous)}`,
+      );
     }
     if (this.used + key.length > this.chars.length) this.chars = grown(this.chars, this.used + key.length);
     if (this.count + 2 > this.starts.length) this.starts = grown(this.starts, this.count + 2);
@@ -381,7 +388,9 @@ export function vocabularyFromArrays(arrays: VocabularyArrays): VocabularyData {
     throw new Error("not a vocabulary: expected chars (Uint16Array) and starts (Uint32Array)");
   }
   if (starts[0] !== 0 || starts[starts.length - 1] !== chars.length) {
-    throw new Error(`not a vocabulary: its starts run from ${starts[0]} to ${starts[starts.length - 1]} over ${chars.length} code units`);
+    throw new Error(
+      `not a vocabulary: its starts run from ${starts[0]} to ${starts[starts.length - 1]} over ${chars.length} code units`,
+    );
   }
   return { chars, starts };
 }

@@ -13,7 +13,17 @@
  * `bun run snapshot:verify`, and the server in the background after boot, stopping if one
  * does not match. Hashing 20 GB at every boot would cost minutes.
  */
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { Packr, Unpackr } from "msgpackr";
 import { SnapshotError } from "./format";
@@ -86,7 +96,12 @@ export class ContainerWriter {
 
   end(): void {
     const open = this.open!;
-    this.sections.push({ name: open.name, offset: open.offset, length: this.at - open.offset, sha256: open.hasher.digest("hex") });
+    this.sections.push({
+      name: open.name,
+      offset: open.offset,
+      length: this.at - open.offset,
+      sha256: open.hasher.digest("hex"),
+    });
     this.open = undefined;
   }
 
@@ -188,7 +203,11 @@ export class Container {
     if (!bytes) {
       const entry = this.sections.find((s) => s.name === name);
       if (!entry) throw new SnapshotError(`${this.path} has no section "${name}". ${rebuild}`);
-      bytes = entry.length ? Bun.mmap(this.path, { offset: entry.offset, size: entry.length, shared: true } as Parameters<typeof Bun.mmap>[1]) : new Uint8Array(0);
+      bytes = entry.length
+        ? Bun.mmap(this.path, { offset: entry.offset, size: entry.length, shared: true } as Parameters<
+            typeof Bun.mmap
+          >[1])
+        : new Uint8Array(0);
       this.mapped.set(name, bytes);
     }
     return bytes;
@@ -201,7 +220,8 @@ export class Container {
     const bytes = new Uint8Array(entry.length);
     const fd = openSync(this.path, "r");
     try {
-      if (readSync(fd, bytes, 0, entry.length, entry.offset) !== entry.length) throw new SnapshotError(`${this.path} is truncated: section ${name} is cut short. ${rebuild}`);
+      if (readSync(fd, bytes, 0, entry.length, entry.offset) !== entry.length)
+        throw new SnapshotError(`${this.path} is truncated: section ${name} is cut short. ${rebuild}`);
     } finally {
       closeSync(fd);
     }
@@ -257,7 +277,9 @@ export function openContainer(path: string): Container {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== "ENOENT") throw new SnapshotError(`${path} cannot be read (${code ?? (err as Error).message}).`);
-    throw new SnapshotError(`snapshot not found: ${path}. Build one with \`bun run snapshot:build --dump <path|url>\`.`);
+    throw new SnapshotError(
+      `snapshot not found: ${path}. Build one with \`bun run snapshot:build --dump <path|url>\`.`,
+    );
   }
   try {
     const size = fstatSync(fd).size;
@@ -274,17 +296,24 @@ export function openContainer(path: string): Container {
           `Convert it with \`bun run snapshot:convert ${path}\`, or rebuild it with \`bun run snapshot:build --dump <dump>\`.`,
       );
     }
-    if (version !== FORMAT_VERSION) throw new SnapshotError(`${path} has snapshot format ${version}; this Tome reads format ${FORMAT_VERSION}. ${rebuild}`);
-    if (read < HEADER_BYTES) throw new SnapshotError(`${path} is truncated: ${size} bytes, shorter than its header. ${rebuild}`);
+    if (version !== FORMAT_VERSION)
+      throw new SnapshotError(
+        `${path} has snapshot format ${version}; this Tome reads format ${FORMAT_VERSION}. ${rebuild}`,
+      );
+    if (read < HEADER_BYTES)
+      throw new SnapshotError(`${path} is truncated: ${size} bytes, shorter than its header. ${rebuild}`);
     const tableOffset = Number(view.getBigUint64(16, true));
     const tableLength = Number(view.getBigUint64(24, true));
     const expected = tableOffset + tableLength;
     if (size !== expected) {
-      throw new SnapshotError(`${path} is ${size < expected ? "truncated" : "longer than its header says"}: ${size} bytes, expected ${expected}. ${rebuild}`);
+      throw new SnapshotError(
+        `${path} is ${size < expected ? "truncated" : "longer than its header says"}: ${size} bytes, expected ${expected}. ${rebuild}`,
+      );
     }
     const table = new Uint8Array(tableLength);
     readSync(fd, table, 0, tableLength, tableOffset);
-    if (!sameBytes(sha256(table), header.subarray(32, 64))) throw new SnapshotError(`${path} is corrupt: its table of contents does not match its checksum. ${rebuild}`);
+    if (!sameBytes(sha256(table), header.subarray(32, 64)))
+      throw new SnapshotError(`${path} is corrupt: its table of contents does not match its checksum. ${rebuild}`);
     let parsed: Table;
     try {
       parsed = unpackr.unpack(table) as Table;
@@ -292,7 +321,8 @@ export function openContainer(path: string): Container {
       throw new SnapshotError(`${path} cannot be decoded (${(err as Error).message}). ${rebuild}`);
     }
     for (const s of parsed.sections) {
-      if (s.offset < HEADER_BYTES || s.offset + s.length > tableOffset) throw new SnapshotError(`${path} is corrupt: section ${s.name} lies outside the file. ${rebuild}`);
+      if (s.offset < HEADER_BYTES || s.offset + s.length > tableOffset)
+        throw new SnapshotError(`${path} is corrupt: section ${s.name} lies outside the file. ${rebuild}`);
     }
     return new Container(path, parsed.meta, parsed.sections, size);
   } finally {

@@ -38,15 +38,27 @@ export interface Format1 {
 export function readFormat1(path: string): Format1 {
   const bytes = new Uint8Array(readFileSync(path));
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (bytes.byteLength < HEADER_BYTES || new TextDecoder().decode(bytes.subarray(0, 8)) !== "TOMESNAP" || view.getUint32(8, true) !== 1) {
+  if (
+    bytes.byteLength < HEADER_BYTES ||
+    new TextDecoder().decode(bytes.subarray(0, 8)) !== "TOMESNAP" ||
+    view.getUint32(8, true) !== 1
+  ) {
     throw new SnapshotError(`${path} is not a format-1 Tome snapshot.`);
   }
   const metaLength = Number(view.getBigUint64(16, true));
   const contentLength = Number(view.getBigUint64(24, true));
-  if (bytes.byteLength !== HEADER_BYTES + metaLength + contentLength) throw new SnapshotError(`${path} is truncated; rebuild it from its dump instead.`);
-  if (!sameBytes(sha256(bytes.subarray(HEADER_BYTES)), bytes.subarray(32, 64))) throw new SnapshotError(`${path} is corrupt: its checksum does not match; rebuild it from its dump instead.`);
-  const stored = unpackr.unpack(bytes.subarray(HEADER_BYTES, HEADER_BYTES + metaLength)) as Omit<SnapshotMeta, "modifications">;
+  if (bytes.byteLength !== HEADER_BYTES + metaLength + contentLength)
+    throw new SnapshotError(`${path} is truncated; rebuild it from its dump instead.`);
+  if (!sameBytes(sha256(bytes.subarray(HEADER_BYTES)), bytes.subarray(32, 64)))
+    throw new SnapshotError(`${path} is corrupt: its checksum does not match; rebuild it from its dump instead.`);
+  const stored = unpackr.unpack(bytes.subarray(HEADER_BYTES, HEADER_BYTES + metaLength)) as Omit<
+    SnapshotMeta,
+    "modifications"
+  >;
   const meta: SnapshotMeta = { ...stored, modifications: format1Modifications(stored.chunkWords) };
-  const content = unpackr.unpack(bytes.subarray(HEADER_BYTES + metaLength)) as { pages: SnapshotPage[]; redirects: Redirect[] };
+  const content = unpackr.unpack(bytes.subarray(HEADER_BYTES + metaLength)) as {
+    pages: SnapshotPage[];
+    redirects: Redirect[];
+  };
   return { meta, pages: content.pages, redirects: content.redirects };
 }

@@ -1,6 +1,16 @@
 /** snapshot: the file the service is served from. Written as a stream by the build, mapped at boot. */
 export { FORMAT_VERSION, redirectListOf, SNAPSHOT_EXTENSION, SnapshotError } from "./format";
-export type { AppliedUpdate, Redirect, RedirectList, SnapshotChunk, SnapshotMeta, SnapshotPage, SnapshotSection, SourceReport, Wiki } from "./format";
+export type {
+  AppliedUpdate,
+  Redirect,
+  RedirectList,
+  SnapshotChunk,
+  SnapshotMeta,
+  SnapshotPage,
+  SnapshotSection,
+  SourceReport,
+  Wiki,
+} from "./format";
 export { openSnapshot, readSnapshotMeta, type Snapshot } from "./read";
 export { SnapshotWriter, type PageInput } from "./write";
 export { format1Modifications, readFormat1 } from "./format1";
@@ -9,5 +19,14 @@ export { ContainerWriter, MAX_SECTION_BYTES, openContainer, type Container } fro
 export { PageTable, isoSeconds, type PageRow } from "./pages";
 export { compressTextBlock, TextStore, TextWriter, textDictionaryOf } from "./text";
 export { blockDecompressor, preferZstd, zstdInUse } from "./zstd";
-export { bySnapshotOrder, identityOf, isSnapshotFile, latestSnapshot, snapshotFile, snapshotsIn, type SkippedFile, type SnapshotFile } from "./locate";
+export {
+  bySnapshotOrder,
+  identityOf,
+  isSnapshotFile,
+  latestSnapshot,
+  snapshotFile,
+  snapshotsIn,
+  type SkippedFile,
+  type SnapshotFile,
+} from "./locate";
 export { sameBytes, sha256 } from "./hash";

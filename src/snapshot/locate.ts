@@ -51,7 +51,14 @@ export function snapshotFile(path: string): SnapshotFile | SkippedFile {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const link = lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink();
-    const reason = code === "ELOOP" ? "it is a link that loops" : code === "ENOENT" ? (link ? "it is a link to nothing" : "it is gone") : `it cannot be looked at (${code ?? (err as Error).message})`;
+    const reason =
+      code === "ELOOP"
+        ? "it is a link that loops"
+        : code === "ENOENT"
+          ? link
+            ? "it is a link to nothing"
+            : "it is gone"
+          : `it cannot be looked at (${code ?? (err as Error).message})`;
     return { path, identity: undefined, reason };
   }
   const identity = `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
@@ -66,7 +73,14 @@ export function snapshotFile(path: string): SnapshotFile | SkippedFile {
       for (const ts of new Float64Array(container.read("pages.ts").buffer)) newest = Math.max(newest, ts);
       newestReadFromPages.set(identity, newest);
     }
-    return { path, identity, meta, newestRevision: newest, createdAt: Date.parse(meta.createdAt) || 0, mtimeMs: stats.mtimeMs };
+    return {
+      path,
+      identity,
+      meta,
+      newestRevision: newest,
+      createdAt: Date.parse(meta.createdAt) || 0,
+      mtimeMs: stats.mtimeMs,
+    };
   } catch (err) {
     return { path, identity, reason: (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ") };
   }
@@ -76,7 +90,12 @@ export const isSnapshotFile = (found: SnapshotFile | SkippedFile): found is Snap
 
 /** Best first: the newest data, then the newest build, then the newest file, then the name. */
 export function bySnapshotOrder(a: SnapshotFile, b: SnapshotFile): number {
-  return b.newestRevision - a.newestRevision || b.createdAt - a.createdAt || b.mtimeMs - a.mtimeMs || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  return (
+    b.newestRevision - a.newestRevision ||
+    b.createdAt - a.createdAt ||
+    b.mtimeMs - a.mtimeMs ||
+    (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+  );
 }
 
 /** The *.tome files of a folder (hidden ones are being written): those that open, best first, and those skipped. */

@@ -69,7 +69,14 @@ export class PageWriter {
     out: ContainerWriter,
     keep: (arrival: number) => boolean,
     docOrder?: ArrayLike<number>,
-  ): { docOfText: Int32Array; documents: number; pages: number; titles: StoredStrings; chunkCounts: Uint32Array; newestTs: number } {
+  ): {
+    docOfText: Int32Array;
+    documents: number;
+    pages: number;
+    titles: StoredStrings;
+    chunkCounts: Uint32Array;
+    newestTs: number;
+  } {
     const n = this.count;
     const docOfText = new Int32Array(this.chunkSection.length).fill(-1);
     const firstDoc = new Uint32Array(n);
@@ -85,7 +92,10 @@ export class PageWriter {
     }
     const ids = this.id.view();
     const order = kept.view().sort((x, y) => ids[x]! - ids[y]!);
-    const pick = <T extends Uint32Array | Float64Array>(make: { new (n: number): T }, from: (a: number) => number): T => {
+    const pick = <T extends Uint32Array | Float64Array>(
+      make: { new (n: number): T },
+      from: (a: number) => number,
+    ): T => {
       const out = new make(order.length);
       for (let i = 0; i < order.length; i++) out[i] = from(order[i]!);
       return out;
@@ -115,7 +125,14 @@ export class PageWriter {
     out.section("sections.headingEnd", this.headings.ends.view());
     out.section("text.chunkSection", this.chunkSection.view());
     // The titles in page order, for the title index: read from their column, not held as a string each.
-    return { docOfText, documents, pages: order.length, titles: new StoredStrings(titles.blob(), titles.ends.view()), chunkCounts, newestTs };
+    return {
+      docOfText,
+      documents,
+      pages: order.length,
+      titles: new StoredStrings(titles.blob(), titles.ends.view()),
+      chunkCounts,
+      newestTs,
+    };
   }
 }
 
@@ -224,7 +241,8 @@ export class PageTable {
   sectionsOf(i: number): SnapshotSection[] {
     const sections: SnapshotSection[] = [];
     const start = this.sectionStart[i]!;
-    for (let s = 0; s < this.sectionCount[i]!; s++) sections.push({ heading: this.headings.at(start + s), level: this.levels[start + s]! });
+    for (let s = 0; s < this.sectionCount[i]!; s++)
+      sections.push({ heading: this.headings.at(start + s), level: this.levels[start + s]! });
     return sections;
   }
 
@@ -232,7 +250,10 @@ export class PageTable {
   chunksOf(i: number, knownAt = -1, known?: string): SnapshotChunk[] {
     const first = this.firstText[i]!;
     const chunks: SnapshotChunk[] = [];
-    for (let c = 0; c < this.chunkCounts[i]!; c++) chunks.push(new StoredChunk(this.text, first + c, this.chunkSection[first + c]!, c === knownAt ? known : undefined));
+    for (let c = 0; c < this.chunkCounts[i]!; c++)
+      chunks.push(
+        new StoredChunk(this.text, first + c, this.chunkSection[first + c]!, c === knownAt ? known : undefined),
+      );
     return chunks;
   }
 

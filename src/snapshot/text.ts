@@ -37,16 +37,23 @@ const DICTIONARY_FROM = 1024 * 1024;
  */
 const IN_FLIGHT = 8;
 
-const withDictionary = (dictionary: Uint8Array) => ({ dictionary, params: { [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
+const withDictionary = (dictionary: Uint8Array) => ({
+  dictionary,
+  params: { [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL },
+});
 
 /** A text block compressed as the build compresses it (bench/search/text-blocks.ts compares block sizes with it). */
 export function compressTextBlock(bytes: Uint8Array, dictionary: Dictionary): Uint8Array {
-  return dictionary ? zstdCompressSync(bytes, withDictionary(dictionary)) : Bun.zstdCompressSync(bytes, { level: ZSTD_LEVEL });
+  return dictionary
+    ? zstdCompressSync(bytes, withDictionary(dictionary))
+    : Bun.zstdCompressSync(bytes, { level: ZSTD_LEVEL });
 }
 
 function compress(bytes: Uint8Array, dictionary: Dictionary): Promise<Uint8Array> {
   if (!dictionary) return Bun.zstdCompress(bytes, { level: ZSTD_LEVEL });
-  return new Promise((resolve, reject) => zstdCompress(bytes, withDictionary(dictionary), (error, block) => (error ? reject(error) : resolve(block))));
+  return new Promise((resolve, reject) =>
+    zstdCompress(bytes, withDictionary(dictionary), (error, block) => (error ? reject(error) : resolve(block))),
+  );
 }
 
 /** The dictionary a snapshot's text blocks were compressed with (null: none, as before there was one). */
@@ -66,7 +73,10 @@ function dictionaryOf(sample: Uint8Array[], bytes: number): Dictionary {
     const at = Math.floor(s * step);
     while (at >= blockStart + sample[block]!.byteLength) blockStart += sample[block++]!.byteLength;
     const from = Math.max(0, Math.min(at - blockStart, sample[block]!.byteLength - SLICE_BYTES));
-    dictionary.set(sample[block]!.subarray(from, Math.min(from + SLICE_BYTES, sample[block]!.byteLength)), s * SLICE_BYTES);
+    dictionary.set(
+      sample[block]!.subarray(from, Math.min(from + SLICE_BYTES, sample[block]!.byteLength)),
+      s * SLICE_BYTES,
+    );
   }
   return dictionary;
 }
@@ -218,7 +228,11 @@ export class TextWriter {
   copyFrom(from: TextStore, alive: Uint8Array): Int32Array {
     const numbers = new Int32Array(from.chunkCount).fill(-1);
     // A block is copied as it is only when this file decompresses it with the same dictionary.
-    const asCompressed = this.dictionary !== undefined && (this.dictionary && from.dictionary ? sameBytes(this.dictionary, from.dictionary) : this.dictionary === from.dictionary);
+    const asCompressed =
+      this.dictionary !== undefined &&
+      (this.dictionary && from.dictionary
+        ? sameBytes(this.dictionary, from.dictionary)
+        : this.dictionary === from.dictionary);
     const blocks = from.blockFirst.length - 1;
     for (let b = 0; b < blocks; b++) {
       const first = from.blockFirst[b]!;
@@ -388,5 +402,6 @@ export class TextStore {
  */
 function release(block: Uint8Array): void {
   const buffer = block.buffer;
-  if (buffer instanceof ArrayBuffer && block.byteOffset === 0 && block.byteLength === buffer.byteLength) buffer.transfer(0);
+  if (buffer instanceof ArrayBuffer && block.byteOffset === 0 && block.byteLength === buffer.byteLength)
+    buffer.transfer(0);
 }

@@ -78,7 +78,12 @@ export class SnapshotWriter {
    * Ends the text and writes the page table of the pages kept (see PageWriter.finish), and
    * the redirects (with their page ids, when given: in the same order).
    */
-  finishPages(keep: (arrival: number) => boolean, redirects: RedirectList, docOrder?: ArrayLike<number>, redirectPageIds?: ArrayLike<number>): ReturnType<PageWriter["finish"]> {
+  finishPages(
+    keep: (arrival: number) => boolean,
+    redirects: RedirectList,
+    docOrder?: ArrayLike<number>,
+    redirectPageIds?: ArrayLike<number>,
+  ): ReturnType<PageWriter["finish"]> {
     this.text.finish();
     const done = this.pages.finish(this.out, keep, docOrder);
     this.newestTs = done.newestTs;
@@ -86,7 +91,11 @@ export class SnapshotWriter {
     this.pages = new PageWriter();
     writeRedirects(this.out, redirects);
     // The redirects' page ids, when known: an update replaces a redirect by its id (its title may change).
-    if (redirectPageIds) this.out.section("redirects.pageId", redirectPageIds instanceof Uint32Array ? redirectPageIds : Uint32Array.from(redirectPageIds));
+    if (redirectPageIds)
+      this.out.section(
+        "redirects.pageId",
+        redirectPageIds instanceof Uint32Array ? redirectPageIds : Uint32Array.from(redirectPageIds),
+      );
     return done;
   }
 
@@ -96,11 +105,20 @@ export class SnapshotWriter {
    * from it (the search's page orders), added before the rename. They are not in the content
    * hash: they follow from the sections that are.
    */
-  finish(meta: Omit<SnapshotMeta, "formatVersion" | "contentHash">, derive?: (path: string) => DerivedSection[]): { meta: SnapshotMeta; bytes: number } {
+  finish(
+    meta: Omit<SnapshotMeta, "formatVersion" | "contentHash">,
+    derive?: (path: string) => DerivedSection[],
+  ): { meta: SnapshotMeta; bytes: number } {
     const hasher = new Bun.CryptoHasher("sha256");
-    for (const s of [...this.out.written].sort((a, b) => (a.name < b.name ? -1 : 1))) hasher.update(`${s.name}\n${s.sha256}\n`);
+    for (const s of [...this.out.written].sort((a, b) => (a.name < b.name ? -1 : 1)))
+      hasher.update(`${s.name}\n${s.sha256}\n`);
     const newestRevision = this.newestTs === undefined ? {} : { newestRevision: isoSeconds(this.newestTs) };
-    const full: SnapshotMeta = { formatVersion: FORMAT_VERSION, ...meta, ...newestRevision, contentHash: hasher.digest("hex") };
+    const full: SnapshotMeta = {
+      formatVersion: FORMAT_VERSION,
+      ...meta,
+      ...newestRevision,
+      contentHash: hasher.digest("hex"),
+    };
     if (derive) for (const { name, bytes } of derive(this.out.seal(full))) this.out.section(name, bytes);
     const bytes = this.out.finish(full);
     return { meta: full, bytes };
@@ -127,7 +145,13 @@ const PACKED_BATCH_BYTES = 1 << 20;
 export function writeRedirects(out: ContainerWriter, redirects: RedirectList): void {
   const n = redirects.length;
   out.begin("redirects");
-  out.write(n < 16 ? Uint8Array.of(0x90 | n) : n < 0x10000 ? Uint8Array.of(0xdc, n >> 8, n & 0xff) : Uint8Array.of(0xdd, n >>> 24, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff));
+  out.write(
+    n < 16
+      ? Uint8Array.of(0x90 | n)
+      : n < 0x10000
+        ? Uint8Array.of(0xdc, n >> 8, n & 0xff)
+        : Uint8Array.of(0xdd, n >>> 24, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff),
+  );
   let batch = new Uint8Array(PACKED_BATCH_BYTES);
   let used = 0;
   for (let i = 0; i < n; i++) {

@@ -29,7 +29,10 @@ function loadZstd() {
         ZSTD_freeDCtx: { args: [FFIType.ptr], returns: FFIType.u64_fast },
         ZSTD_createDDict: { args: [FFIType.ptr, FFIType.u64], returns: FFIType.ptr },
         ZSTD_freeDDict: { args: [FFIType.ptr], returns: FFIType.u64_fast },
-        ZSTD_decompress_usingDDict: { args: [FFIType.ptr, FFIType.ptr, FFIType.u64, FFIType.ptr, FFIType.u64, FFIType.ptr], returns: FFIType.u64_fast },
+        ZSTD_decompress_usingDDict: {
+          args: [FFIType.ptr, FFIType.ptr, FFIType.u64, FFIType.ptr, FFIType.u64, FFIType.ptr],
+          returns: FFIType.u64_fast,
+        },
         ZSTD_isError: { args: [FFIType.u64], returns: FFIType.u32 },
         ZSTD_getErrorName: { args: [FFIType.u64], returns: FFIType.cstring },
       }).symbols;
@@ -83,12 +86,14 @@ export function blockDecompressor(dictionary: Dictionary, via = zstdInUse()): Bl
   // Typed as bigint too (a 64-bit value); Bun hands pointers to JavaScript as numbers.
   const dctx = lib.ZSTD_createDCtx() as Pointer | null;
   const ddict = dictionary ? (lib.ZSTD_createDDict(dictionary, dictionary.byteLength) as Pointer | null) : null;
-  if (!dctx || (dictionary && !ddict)) throw new Error("libzstd could not make a decompression context (out of memory?)");
+  if (!dctx || (dictionary && !ddict))
+    throw new Error("libzstd could not make a decompression context (out of memory?)");
   const decompress: BlockDecompressor = (block, size, into) => {
     // Never a buffer shorter than the size libzstd is told it may write.
     const out = into && into.byteLength >= size ? into : new Uint8Array(size);
     const written = lib.ZSTD_decompress_usingDDict(dctx, out, size, block, block.byteLength, ddict);
-    if (lib.ZSTD_isError(written)) throw new Error(`a text block is damaged: zstd says "${lib.ZSTD_getErrorName(written)}"`);
+    if (lib.ZSTD_isError(written))
+      throw new Error(`a text block is damaged: zstd says "${lib.ZSTD_getErrorName(written)}"`);
     return sized(out.subarray(0, Number(written)), size);
   };
   contexts.register(decompress, { dctx, ddict });
@@ -104,6 +109,7 @@ function nodeDecompress(block: Uint8Array, dictionary: Dictionary): Uint8Array {
 }
 
 function sized(bytes: Uint8Array, size: number): Uint8Array {
-  if (bytes.byteLength !== size) throw new Error(`a text block is damaged: it holds ${bytes.byteLength} bytes, its chunks end at ${size}`);
+  if (bytes.byteLength !== size)
+    throw new Error(`a text block is damaged: it holds ${bytes.byteLength} bytes, its chunks end at ${size}`);
   return bytes;
 }

@@ -50,7 +50,11 @@ describe("references", () => {
     "The Seine is a river.\n\n== History ==\nThe river was a trade route.\n\n== See also ==\n* [[Loire]]\n\n== References ==\n{{reflist}}\n\n=== Books ===\n* A book on rivers.\n\n== External links ==\n* [https://example.org Official site]",
     "The Seine is a river.\n\n== History ==\nThe river was a trade route.",
   );
-  cleans("a section after a dropped one stays", "Intro.\n\n== Notes ==\n{{notelist}}\n\n== Legacy ==\nThe city endures.", "Intro.\n\n== Legacy ==\nThe city endures.");
+  cleans(
+    "a section after a dropped one stays",
+    "Intro.\n\n== Notes ==\n{{notelist}}\n\n== Legacy ==\nThe city endures.",
+    "Intro.\n\n== Legacy ==\nThe city endures.",
+  );
 });
 
 describe("templates", () => {
@@ -59,7 +63,11 @@ describe("templates", () => {
     "The tower is 330 metres tall.{{citation needed|date=May 2020}} It was finished in 1889.{{sfn|Harriss|1975|p=12}}",
     "The tower is 330 metres tall. It was finished in 1889.",
   );
-  cleans("page-level templates leave nothing", "{{Short description|Capital of France}}{{Use dmy dates|date=May 2020}}\n'''Paris''' is the capital.", "Paris is the capital.");
+  cleans(
+    "page-level templates leave nothing",
+    "{{Short description|Capital of France}}{{Use dmy dates|date=May 2020}}\n'''Paris''' is the capital.",
+    "Paris is the capital.",
+  );
   cleans(
     "an infobox leaves nothing",
     "{{Infobox river\n| name = Seine\n| length = 777 km\n| mouth = [[English Channel]]\n}}\nThe '''Seine''' is a river in [[France]].",
@@ -70,13 +78,29 @@ describe("templates", () => {
     "{{lang|fr|Liberté, égalité, fraternité}} is the motto of France, as in {{ill|Devise de la France|fr}}. It dates from {{circa|1790}}, under {{nowrap|the First Republic}}.",
     "Liberté, égalité, fraternité is the motto of France, as in Devise de la France. It dates from c. 1790, under the First Republic.",
   );
-  cleans("numbers and units keep their value", "The Seine is {{convert|777|km|mi}} long and {{val|1.2|u=m}} deep at Paris.", "The Seine is 777 km long and 1.2 m deep at Paris.");
+  cleans(
+    "numbers and units keep their value",
+    "The Seine is {{convert|777|km|mi}} long and {{val|1.2|u=m}} deep at Paris.",
+    "The Seine is 777 km long and 1.2 m deep at Paris.",
+  );
 });
 
 describe("what a removed template leaves behind", () => {
-  cleans("empty brackets go", "'''Paris''' ({{IPA-fr|paʁi|lang}}) is the capital of France.", "Paris is the capital of France.");
-  cleans("empty quotes go, and doubled commas become one", "Its old name is “{{lang|xx}}” in Latin; the city, {{citation needed}}, grew.", "Its old name is in Latin; the city, grew.");
-  cleans("a comma or space before a stop goes", "It lies in the north, {{citation needed}}. The river runs north , to the sea .", "It lies in the north. The river runs north, to the sea.");
+  cleans(
+    "empty brackets go",
+    "'''Paris''' ({{IPA-fr|paʁi|lang}}) is the capital of France.",
+    "Paris is the capital of France.",
+  );
+  cleans(
+    "empty quotes go, and doubled commas become one",
+    "Its old name is “{{lang|xx}}” in Latin; the city, {{citation needed}}, grew.",
+    "Its old name is in Latin; the city, grew.",
+  );
+  cleans(
+    "a comma or space before a stop goes",
+    "It lies in the north, {{citation needed}}. The river runs north , to the sea .",
+    "It lies in the north. The river runs north, to the sea.",
+  );
 });
 
 describe("links", () => {
@@ -100,7 +124,11 @@ describe("links", () => {
     "[[File:Paris Night.jpg|thumb|The [[Eiffel Tower]] at night, {{circa|2010}}]]\nThe Eiffel Tower is in Paris.[[Image:Tower.png|left|A tower]]",
     "The Eiffel Tower is in Paris.",
   );
-  cleans("categories go", "The Louvre is a museum in Paris.\n\n[[Category:Museums in Paris]]\n[[Category:Art museums|Louvre]]", "The Louvre is a museum in Paris.");
+  cleans(
+    "categories go",
+    "The Louvre is a museum in Paris.\n\n[[Category:Museums in Paris]]\n[[Category:Art museums|Louvre]]",
+    "The Louvre is a museum in Paris.",
+  );
 });
 
 describe("tables, galleries and other blocks", () => {
@@ -114,20 +142,40 @@ describe("tables, galleries and other blocks", () => {
     "Photos of the city:\n<gallery>\nFile:Paris.jpg|The Seine\nFile:Louvre.jpg|The Louvre\n</gallery>\nThe city has many museums.",
     "Photos of the city:\n\nThe city has many museums.",
   );
-  cleans("a block quotation stays, in quotes", "<blockquote>Paris is well worth a mass.</blockquote> said Henry IV.", '"Paris is well worth a mass." said Henry IV.');
-  cleans("a formula becomes text in its sentence", "Its density is <math>\\rho = m/V</math> and water is <chem>H2O</chem>.", "Its density is ρ = m/V and water is H₂O.");
+  cleans(
+    "a block quotation stays, in quotes",
+    "<blockquote>Paris is well worth a mass.</blockquote> said Henry IV.",
+    '"Paris is well worth a mass." said Henry IV.',
+  );
+  cleans(
+    "a formula becomes text in its sentence",
+    "Its density is <math>\\rho = m/V</math> and water is <chem>H2O</chem>.",
+    "Its density is ρ = m/V and water is H₂O.",
+  );
 });
 
 describe("formatting", () => {
-  cleans("bold and italic marks go", "'''Paris''' is known as ''la Ville Lumière'', the City of Light.", "Paris is known as la Ville Lumière, the City of Light.");
+  cleans(
+    "bold and italic marks go",
+    "'''Paris''' is known as ''la Ville Lumière'', the City of Light.",
+    "Paris is known as la Ville Lumière, the City of Light.",
+  );
   cleans("comments and magic words go", "Paris<!-- do not change the name --> is a city.__NOTOC__", "Paris is a city.");
-  cleans("HTML tags go, their text stays", '<templatestyles src="Plainlist/styles.css" />The square is <span style="color:red">red</span>, <small>and small</small>.', "The square is red, and small.");
+  cleans(
+    "HTML tags go, their text stays",
+    '<templatestyles src="Plainlist/styles.css" />The square is <span style="color:red">red</span>, <small>and small</small>.',
+    "The square is red, and small.",
+  );
   cleans(
     "entities are decoded; sub- and superscripts become characters",
     "Paris had 2.1&nbsp;million people in 2020 &ndash; down from 1921.<br />The city covers 105&nbsp;km<sup>2</sup>.",
     "Paris had 2.1 million people in 2020 – down from 1921. The city covers 105 km².",
   );
-  cleans("nowiki text is literal text", "The pipe <nowiki>|</nowiki> separates a link from its text.", "The pipe | separates a link from its text.");
+  cleans(
+    "nowiki text is literal text",
+    "The pipe <nowiki>|</nowiki> separates a link from its text.",
+    "The pipe | separates a link from its text.",
+  );
 });
 
 describe("lists and headings", () => {
@@ -136,8 +184,16 @@ describe("lists and headings", () => {
     "Paris has these arrondissements:\n* Louvre\n* Bourse\n** Vivienne\n# First\n# Second",
     "Paris has these arrondissements:\n\nLouvre\nBourse\nVivienne\n1) First\n2) Second",
   );
-  cleans("an indented line loses its marks", "Line one\n:: indented reply\nLine two.", "Line one\n\nindented reply\n\nLine two.");
-  cleans("a definition term keeps its text on its line", "; Seine : a river of France\n;Loire\n:a river too", "Seine: a river of France\nLoire: a river too");
+  cleans(
+    "an indented line loses its marks",
+    "Line one\n:: indented reply\nLine two.",
+    "Line one\n\nindented reply\n\nLine two.",
+  );
+  cleans(
+    "a definition term keeps its text on its line",
+    "; Seine : a river of France\n;Loire\n:a river too",
+    "Seine: a river of France\nLoire: a river too",
+  );
   cleans(
     "headings keep their words, without markup, at their level",
     "Intro.\n\n== ''Belle Époque'' ==\nA time of peace.\n\n=== The [[Exposition Universelle (1889)|1889 Exposition]] ===\nThe tower was built.",

@@ -8,10 +8,15 @@ import { describe, expect, test } from "bun:test";
 import type { Engine, SearchOptions } from "../../src/search";
 import { type InlinePage, wikiOf } from "../helpers";
 
-const search = (tome: Engine, q: string, options: SearchOptions = {}) => tome.search(q, { budgetMs: 60_000, ...options });
+const search = (tome: Engine, q: string, options: SearchOptions = {}) =>
+  tome.search(q, { budgetMs: 60_000, ...options });
 const page = (title: string, text: string): InlinePage => ({ title, text });
 /** Sentences of a section; like real text, they hold the function words a question holds (“who”, “was”, “the”), so these weigh little. */
-const filler = (topic: string, n: number) => Array.from({ length: n }, (_x, i) => `Paragraph ${i + 1} on ${topic} says who was there, and what the people who saw it wrote of the period.`).join(" ");
+const filler = (topic: string, n: number) =>
+  Array.from(
+    { length: n },
+    (_x, i) => `Paragraph ${i + 1} on ${topic} says who was there, and what the people who saw it wrote of the period.`,
+  ).join(" ");
 
 const lincoln = page(
   "Abraham Lincoln",
@@ -24,7 +29,10 @@ const lincoln = page(
 );
 
 describe("the passage: the chunk a reader would quote", () => {
-  const wiki = wikiOf([lincoln, page("Ford's Theatre", "Ford's Theatre is a theater in Washington, D.C., opened in 1863.")]);
+  const wiki = wikiOf([
+    lincoln,
+    page("Ford's Theatre", "Ford's Theatre is a theater in Washington, D.C., opened in 1863."),
+  ]);
 
   test("a section heading counts: “Lincoln burial” is the Burial section, whose text says “buried”", async () => {
     expect(search(await wiki, "Lincoln burial").hits[0]!.section).toBe("Burial");
@@ -57,7 +65,10 @@ describe("one order per query (D61)", () => {
     page("Ford's Theatre", "Ford's Theatre is a theater in Washington, D.C., where Lincoln was shot in 1865."),
     page("John Wilkes Booth", "John Wilkes Booth was an actor who shot Lincoln at Ford's Theatre."),
     page("Andrew Johnson", "Andrew Johnson became president after Lincoln was shot."),
-    page("Mary Todd Lincoln", "Mary Todd Lincoln was the wife of the president, with him at the theater when he was shot."),
+    page(
+      "Mary Todd Lincoln",
+      "Mary Todd Lincoln was the wife of the president, with him at the theater when he was shot.",
+    ),
   ]);
 
   test("every (limit, offset) window is that slice of the whole order, and walking it shows no page twice", async () => {
@@ -66,7 +77,10 @@ describe("one order per query (D61)", () => {
       const all = search(tome, q, { limit: 50 }).hits.map((h) => `${h.page.title}#${h.chunk}`);
       expect(all.length).toBeGreaterThan(2);
       for (const limit of [1, 2, 3])
-        for (let offset = 0; offset < all.length; offset += limit) expect(search(tome, q, { limit, offset }).hits.map((h) => `${h.page.title}#${h.chunk}`)).toEqual(all.slice(offset, offset + limit));
+        for (let offset = 0; offset < all.length; offset += limit)
+          expect(search(tome, q, { limit, offset }).hits.map((h) => `${h.page.title}#${h.chunk}`)).toEqual(
+            all.slice(offset, offset + limit),
+          );
     }
   });
 });

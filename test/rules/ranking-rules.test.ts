@@ -25,7 +25,8 @@ import { wikiOf, type InlinePage } from "../helpers";
  * A search without its time budget (100 ms): a rule test wants the whole ranking, and the first
  * search of a process, on a machine busy with other tests, can take longer.
  */
-const search = (tome: Engine, q: string, options: SearchOptions = {}) => tome.search(q, { budgetMs: 60_000, ...options });
+const search = (tome: Engine, q: string, options: SearchOptions = {}) =>
+  tome.search(q, { budgetMs: 60_000, ...options });
 const titles = (tome: Engine, q: string) => search(tome, q).hits.map((h) => h.page.title);
 /** An article: its title and wikitext (a lead paragraph, and sections where a rule needs them). */
 const page = (title: string, text: string): InlinePage => ({ title, text });
@@ -33,31 +34,55 @@ const redirect = (title: string, target: string): InlinePage => ({ title, text: 
 
 describe("tiers: every word, then every word with typos, then fewer words", () => {
   const wiki = wikiOf([
-    page("Special relativity", "In physics, the theory of special relativity explains how space and time are linked. Relativity replaced the older ideas of absolute space and absolute time."),
-    page("Albert Einstein", "Albert Einstein was a German-born physicist. Einstein received the 1921 Nobel Prize in Physics for his work on the photoelectric effect."),
+    page(
+      "Special relativity",
+      "In physics, the theory of special relativity explains how space and time are linked. Relativity replaced the older ideas of absolute space and absolute time.",
+    ),
+    page(
+      "Albert Einstein",
+      "Albert Einstein was a German-born physicist. Einstein received the 1921 Nobel Prize in Physics for his work on the photoelectric effect.",
+    ),
     page(
       "Ernst Mach",
       "Ernst Mach was an Austrian physicist and philosopher, known for his study of shock waves; the ratio of a speed to the speed of sound is named after him. He taught experimental physics at Prague and later at Vienna, where he also lectured on the history of science and on the psychology of the senses.\n\nHis criticism of absolute space and of Newton's bucket argument was read closely by the young Einstein. Historians still debate how far those ideas shaped general relativity.",
     ),
-    page("Mileva Marić", "Mileva Marić was a Serbian physicist. She studied at the Zurich Polytechnic, where she met Albert Einstein."),
+    page(
+      "Mileva Marić",
+      "Mileva Marić was a Serbian physicist. She studied at the Zurich Polytechnic, where she met Albert Einstein.",
+    ),
   ]);
 
   test("only Ernst Mach's long page holds both words: it ranks above the pages saying one of them more", async () => {
     // The other three hold one word each: ordered by score.
-    expect(titles(await wiki, "Einstein relativity")).toEqual(["Ernst Mach", "Special relativity", "Albert Einstein", "Mileva Marić"]);
+    expect(titles(await wiki, "Einstein relativity")).toEqual([
+      "Ernst Mach",
+      "Special relativity",
+      "Albert Einstein",
+      "Mileva Marić",
+    ]);
   });
 
   test("the last word as a prefix counts as every word: “Einst” is Einstein", async () => {
     const { hits } = search(await wiki, "relativity Einst");
     // "Special relativity" scores higher than Ernst Mach, but lacks a word.
-    expect(hits.map((h) => h.page.title)).toEqual(["Ernst Mach", "Special relativity", "Albert Einstein", "Mileva Marić"]);
+    expect(hits.map((h) => h.page.title)).toEqual([
+      "Ernst Mach",
+      "Special relativity",
+      "Albert Einstein",
+      "Mileva Marić",
+    ]);
     expect(hits[1]!.score).toBeGreaterThan(hits[0]!.score);
   });
 
   test("a misspelt word: every word with typos, then fewer words exactly, then fewer words with typos", async () => {
     // No page holds "Einstien": it is read as "Einstein" (one typo: two letters swapped).
     const { hits } = search(await wiki, "Einstien relativity");
-    expect(hits.map((h) => h.page.title)).toEqual(["Ernst Mach", "Special relativity", "Albert Einstein", "Mileva Marić"]);
+    expect(hits.map((h) => h.page.title)).toEqual([
+      "Ernst Mach",
+      "Special relativity",
+      "Albert Einstein",
+      "Mileva Marić",
+    ]);
     // "Special relativity" says "relativity" three times and scores higher: the tier decides.
     expect(hits[1]!.score).toBeGreaterThan(hits[0]!.score);
   });
@@ -98,9 +123,18 @@ describe("one hit per page, scored by its best chunk and some of its next two (D
 
 describe("an exact title or redirect first (D8), and lucky's answer (D13)", () => {
   const wiki = wikiOf([
-    page("Solar System", "The Solar System has eight planets. Mercury is closest to the Sun; after Mercury come Venus, Earth and Mars. Mercury has no moon."),
-    page("Mercury (planet)", "Mercury is the smallest planet in the Solar System and the closest to the Sun. A year on Mercury lasts 88 days."),
-    page("Mercury (element)", "Mercury is a chemical element with the symbol Hg. Mercury is the only metal that is liquid at room temperature, and mercury thermometers have long used it."),
+    page(
+      "Solar System",
+      "The Solar System has eight planets. Mercury is closest to the Sun; after Mercury come Venus, Earth and Mars. Mercury has no moon.",
+    ),
+    page(
+      "Mercury (planet)",
+      "Mercury is the smallest planet in the Solar System and the closest to the Sun. A year on Mercury lasts 88 days.",
+    ),
+    page(
+      "Mercury (element)",
+      "Mercury is a chemical element with the symbol Hg. Mercury is the only metal that is liquid at room temperature, and mercury thermometers have long used it.",
+    ),
     page(
       "Mercury",
       "Mercury is the name of a planet, of a chemical element and of the Roman god of trade, merchants and travellers, who carried the messages of the other gods on winged sandals. The name was later given to an American programme of spaceflight, to a record label, to a newspaper, to a car made in Detroit and to several ships of the Royal Navy.",
@@ -135,12 +169,21 @@ describe("an exact title or redirect first (D8), and lucky's answer (D13)", () =
 
 describe("title matches: every query word, or query words holding half the query's information (D36)", () => {
   const wiki = wikiOf([
-    page("1883 eruption of Krakatoa", "The 1883 eruption of Krakatoa in the Dutch East Indies began in May and peaked on 27 August."),
+    page(
+      "1883 eruption of Krakatoa",
+      "The 1883 eruption of Krakatoa in the Dutch East Indies began in May and peaked on 27 August.",
+    ),
     page("Krakatoa", "Krakatoa is a caldera in the Sunda Strait between Java and Sumatra."),
     page("Eruption", "An eruption is the release of lava, ash and gas from a volcano."),
-    page("Sunda Strait", "The Sunda Strait lies between Java and Sumatra. The Krakatoa eruption of 1883 sent tsunamis along the strait, and the eruption was heard in Australia."),
+    page(
+      "Sunda Strait",
+      "The Sunda Strait lies between Java and Sumatra. The Krakatoa eruption of 1883 sent tsunamis along the strait, and the eruption was heard in Australia.",
+    ),
     page("Mount Vesuvius", "Mount Vesuvius is a volcano near Naples. Its eruption in 79 AD buried Pompeii."),
-    page("Mount St. Helens", "Mount St. Helens is a volcano in Washington. Its eruption in 1980 was the deadliest in the history of the United States."),
+    page(
+      "Mount St. Helens",
+      "Mount St. Helens is a volcano in Washington. Its eruption in 1980 was the deadliest in the history of the United States.",
+    ),
   ]);
 
   test("a title made of the query's rare word ranks as a title match; one of its common word does not", async () => {
@@ -148,14 +191,24 @@ describe("title matches: every query word, or query words holding half the query
     // and ranks above "Sunda Strait" (which holds both words); "Eruption" holds less, and ranks below it,
     // though above the other pages holding only "eruption", whose titles lack it.
     const { hits } = search(await wiki, "Krakatoa eruption");
-    expect(hits.map((h) => h.page.title)).toEqual(["1883 eruption of Krakatoa", "Krakatoa", "Sunda Strait", "Eruption", "Mount Vesuvius", "Mount St. Helens"]);
+    expect(hits.map((h) => h.page.title)).toEqual([
+      "1883 eruption of Krakatoa",
+      "Krakatoa",
+      "Sunda Strait",
+      "Eruption",
+      "Mount Vesuvius",
+      "Mount St. Helens",
+    ]);
     expect(hits[2]!.score).toBeGreaterThan(hits[1]!.score);
   });
 
   const countries = wikiOf([
     page("Anatolia", "Anatolia is a peninsula in Western Asia, between the Black Sea and the Mediterranean Sea."),
     page("Turkey", "Turkey is a country that lies mostly on the peninsula of Anatolia, with a small part in Europe."),
-    page("Byzantine Empire", "The Byzantine Empire ruled from Constantinople over much of what is now Greece and Anatolia."),
+    page(
+      "Byzantine Empire",
+      "The Byzantine Empire ruled from Constantinople over much of what is now Greece and Anatolia.",
+    ),
     page("Greece", "Greece is a country in southeastern Europe."),
     page("Armenia", "Armenia is a country in the Armenian Highlands of Western Asia."),
   ]);
@@ -164,7 +217,13 @@ describe("title matches: every query word, or query words holding half the query
     // Anatolia holds half of what "country" and "Anatolia" say: a title match, above Turkey, which holds both.
     // Counted as information, the rare "what" (in Byzantine Empire) would leave Anatolia below Turkey.
     // The other three hold one of the two words: ordered by score.
-    expect(titles(await countries, "What country is Anatolia in?")).toEqual(["Anatolia", "Turkey", "Byzantine Empire", "Greece", "Armenia"]);
+    expect(titles(await countries, "What country is Anatolia in?")).toEqual([
+      "Anatolia",
+      "Turkey",
+      "Byzantine Empire",
+      "Greece",
+      "Armenia",
+    ]);
   });
 });
 
@@ -295,7 +354,10 @@ describe("function words (stopwords-iso) are optional in the every-word tier", (
 describe("quoted phrases must match when some chunk holds them (D37)", () => {
   const wiki = wikiOf([
     page("Arctic Ocean", "Much of the Arctic Ocean is covered by sea ice for the whole year."),
-    page("Lake Baikal", "Lake Baikal is an inland sea of fresh water; its ice is thick in winter, and the sea freezes over."),
+    page(
+      "Lake Baikal",
+      "Lake Baikal is an inland sea of fresh water; its ice is thick in winter, and the sea freezes over.",
+    ),
   ]);
 
   test("a phrase some chunk holds is required, in straight or typographic quotes", async () => {

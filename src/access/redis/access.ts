@@ -14,7 +14,18 @@
  */
 import { hashKey, KEY_SHAPE, randomAlphanumeric } from "../key-text";
 import type { Account, KeyRecord, Scope } from "../store";
-import { invalidKey, keyText, NO_KEY, READ_SCOPE, type Gate, type Grant, type Health, type Hold, type QuotaState, type Refusal } from "../grant";
+import {
+  invalidKey,
+  keyText,
+  NO_KEY,
+  READ_SCOPE,
+  type Gate,
+  type Grant,
+  type Health,
+  type Hold,
+  type QuotaState,
+  type Refusal,
+} from "../grant";
 import { PlanTally, type PlanName } from "../plans";
 import { knownKey, UNLIMITED, type KnownKey } from "../ring";
 import { dayOf, monthEnd, monthOf, monthStart } from "../usage";
@@ -112,7 +123,9 @@ export class RedisAccess implements Gate {
     if (!outage) return { ok: true, problems: [] };
     return {
       ok: false,
-      problems: [`the shared store of keys and quotas (Redis) cannot be reached since ${new Date(outage.since).toISOString()}: requests that need a key get 503 until it answers again`],
+      problems: [
+        `the shared store of keys and quotas (Redis) cannot be reached since ${new Date(outage.since).toISOString()}: requests that need a key get 503 until it answers again`,
+      ],
     };
   }
 
@@ -128,14 +141,35 @@ export class RedisAccess implements Gate {
     const holdId = `${this.replica}:${++this.holds}`;
     // Only a PDF costs more than one credit (D20), and only it may take minutes.
     const lease = cost > 1 ? HOLD_LEASE_MS : REQUEST_HOLD_LEASE_MS;
-    const args = [sha, String(now), String(cost), needs === "full" ? "1" : "0", month.name, holdId, String(lease), known?.version ?? "", dayOf(now)];
+    const args = [
+      sha,
+      String(now),
+      String(cost),
+      needs === "full" ? "1" : "0",
+      month.name,
+      holdId,
+      String(lease),
+      known?.version ?? "",
+      dayOf(now),
+    ];
     return this.redis.run(ADMIT, args).then(
       (reply: any[]) => this.answer(reply, { text, sha, known, now, cost, month, holdId }),
       () => UNAVAILABLE,
     );
   }
 
-  private answer(reply: any[], r: { text: string; sha: string; known: CachedKey | undefined; now: number; cost: number; month: RedisGrant["month"]; holdId: string }): Grant | Refusal {
+  private answer(
+    reply: any[],
+    r: {
+      text: string;
+      sha: string;
+      known: CachedKey | undefined;
+      now: number;
+      cost: number;
+      month: RedisGrant["month"];
+      holdId: string;
+    },
+  ): Grant | Refusal {
     const status = Number(reply[0]);
     if (status === 0) {
       this.known.delete(r.text);
@@ -172,7 +206,12 @@ export class RedisAccess implements Gate {
   }
 
   /** The key the script answered for: the one held since `version`, or built from the record and account it sent. */
-  private keyOf(r: { text: string; sha: string; known: CachedKey | undefined }, version: string, recordJson: string, accountJson: string): KnownKey {
+  private keyOf(
+    r: { text: string; sha: string; known: CachedKey | undefined },
+    version: string,
+    recordJson: string,
+    accountJson: string,
+  ): KnownKey {
     if (recordJson === "" && r.known) return r.known.key;
     const key = knownKey(JSON.parse(recordJson) as KeyRecord, JSON.parse(accountJson) as Account);
     if (this.known.size >= CACHE_LIMIT) this.known.clear();
@@ -196,7 +235,16 @@ export class RedisAccess implements Gate {
     grant.held = undefined;
     const g = grant as RedisGrant;
     const quota = Number.isFinite(g.key.limits.quota) ? String(g.key.limits.quota) : "-1";
-    const args = [hold.month, hold.account, hold.holdId, String(g.cost), succeeded ? "1" : "0", quota, dayOf(this.now()), g.key.record.id];
+    const args = [
+      hold.month,
+      hold.account,
+      hold.holdId,
+      String(g.cost),
+      succeeded ? "1" : "0",
+      quota,
+      dayOf(this.now()),
+      g.key.record.id,
+    ];
     return this.redis.run(SETTLE, args).then(
       (reply: any[]) => {
         if (hold.month === g.month.name) [g.spentThisMonth, g.heldThisMonth] = [Number(reply[0]), Number(reply[1])];

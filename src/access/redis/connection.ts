@@ -53,7 +53,9 @@ export function checkRedisUrl(url: string): string | undefined {
   } catch {
     return `TOME_REDIS_URL is not a URL: give it as redis://HOST:PORT (or rediss:// for TLS, redis+unix:///path/to/socket).`;
   }
-  if (!["redis:", "rediss:", "valkey:", "valkeys:", "redis+unix:", "redis+tls+unix:", "valkey+unix:"].includes(u.protocol)) {
+  if (
+    !["redis:", "rediss:", "valkey:", "valkeys:", "redis+unix:", "redis+tls+unix:", "valkey+unix:"].includes(u.protocol)
+  ) {
     return `TOME_REDIS_URL must start with redis:// or rediss:// (or redis+unix://), not ${u.protocol}//.`;
   }
   return undefined;
@@ -101,10 +103,15 @@ export class RedisConnection {
 
   /** A client that never queues a command while disconnected; the probe reconnects (Bun's own reconnection keeps connect() waiting while Redis is down). */
   private newClient(): RedisClient {
-    const client = new RedisClient(this.url, { enableOfflineQueue: false, connectionTimeout: CONNECT_TIMEOUT_MS, autoReconnect: false });
+    const client = new RedisClient(this.url, {
+      enableOfflineQueue: false,
+      connectionTimeout: CONNECT_TIMEOUT_MS,
+      autoReconnect: false,
+    });
     client.onconnect = () => void this.loadScripts();
     client.onclose = (error) => {
-      if (!this.closed && client === this.client) this.fail(`the connection closed (${error?.message ?? "no reason given"})`);
+      if (!this.closed && client === this.client)
+        this.fail(`the connection closed (${error?.message ?? "no reason given"})`);
     };
     return client;
   }
@@ -176,7 +183,8 @@ export class RedisConnection {
     // saying Redis cannot serve (cannot persist, out of memory, a read-only replica, loading
     // or busy) and a lost connection make it unreachable until a probe is answered.
     const serverError = (err as { code?: string })?.code === "ERR_REDIS_SERVER_ERROR";
-    if (serverError && !/^(MISCONF|OOM|READONLY|LOADING|BUSY|MASTERDOWN)/.test(message)) this.log(`Redis at ${this.address} refused a command: ${message}`);
+    if (serverError && !/^(MISCONF|OOM|READONLY|LOADING|BUSY|MASTERDOWN)/.test(message))
+      this.log(`Redis at ${this.address} refused a command: ${message}`);
     else this.fail(message);
     throw new RedisUnavailable(message);
   };
@@ -194,7 +202,9 @@ export class RedisConnection {
     if (this.closed) return;
     if (!this.outage) {
       this.outage = { since: Date.now(), reason };
-      this.log(`Redis at ${this.address} is unreachable (${reason}): requests that need a key get 503 until it answers again.`);
+      this.log(
+        `Redis at ${this.address} is unreachable (${reason}): requests that need a key get 503 until it answers again.`,
+      );
     }
     this.probe ??= setInterval(() => void this.probeOnce(), PROBE_MS);
   }
@@ -210,7 +220,9 @@ export class RedisConnection {
         this.client = this.newClient();
         await this.client.connect();
       }
-      const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("PING timed out")), COMMAND_TIMEOUT_MS)));
+      const timeout = new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error("PING timed out")), COMMAND_TIMEOUT_MS)),
+      );
       await Promise.race([this.client.send("PING", []), timeout]);
       await this.loadScripts();
       const down = this.outage ? ((Date.now() - this.outage.since) / 1000).toFixed(1) : "0";

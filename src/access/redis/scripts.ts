@@ -139,7 +139,10 @@ return {spent, held}`,
 );
 
 /** The key store at one instant: {version, [id, record, …], [account, json, …]}. */
-export const READ_KEYS = script("read-keys", `return {redis.call('GET', 'tome:keys:version') or '0', redis.call('HGETALL', 'tome:keys'), redis.call('HGETALL', 'tome:accounts')}`);
+export const READ_KEYS = script(
+  "read-keys",
+  `return {redis.call('GET', 'tome:keys:version') or '0', redis.call('HGETALL', 'tome:keys'), redis.call('HGETALL', 'tome:accounts')}`,
+);
 
 /**
  * A change by the key tool, if the store is still at the version it read (else -1: read again).

@@ -42,7 +42,9 @@ export class RedisKeyStore {
     await redis.open();
     if (redis.outage) {
       redis.close();
-      throw new KeyStoreError(`cannot reach Redis at ${redis.address} (TOME_REDIS_URL): ${redis.outage.reason}. Nothing was changed.`);
+      throw new KeyStoreError(
+        `cannot reach Redis at ${redis.address} (TOME_REDIS_URL): ${redis.outage.reason}. Nothing was changed.`,
+      );
     }
     return new RedisKeyStore(redis);
   }
@@ -59,7 +61,8 @@ export class RedisKeyStore {
     try {
       return await this.redis.run(s, args);
     } catch (err) {
-      if (err instanceof RedisUnavailable) throw new KeyStoreError(`Redis at ${this.address} failed: ${err.message}. Nothing more was changed.`);
+      if (err instanceof RedisUnavailable)
+        throw new KeyStoreError(`Redis at ${this.address} failed: ${err.message}. Nothing more was changed.`);
       throw err;
     }
   }
@@ -83,7 +86,9 @@ export class RedisKeyStore {
       const accountsBefore = new Map(Object.entries(file.accounts).map(([name, a]) => [name, JSON.stringify(a)]));
       const result = change(file);
       const keys = file.keys.filter((k) => before.get(k.id) !== JSON.stringify(k));
-      const accounts = Object.entries(file.accounts).filter(([name, a]) => accountsBefore.get(name) !== JSON.stringify(a));
+      const accounts = Object.entries(file.accounts).filter(
+        ([name, a]) => accountsBefore.get(name) !== JSON.stringify(a),
+      );
       const args = [version, String(keys.length)];
       for (const k of keys) args.push(k.id, k.hash, JSON.stringify(k), authEntry(k));
       for (const [name, a] of accounts) args.push(name, JSON.stringify(a));
@@ -110,7 +115,8 @@ export class RedisKeyStore {
   /** Puts a whole store and one month's usage into a Redis that holds no key yet; false if it holds some. */
   async importStore(file: KeyFile, usage: UsageData, month: string): Promise<boolean> {
     for (const k of file.keys) {
-      if (!/^[0-9a-f]{64}$/.test(k.hash)) throw new KeyStoreError(`key ${k.id} has no sha256 hash; nothing was imported.`);
+      if (!/^[0-9a-f]{64}$/.test(k.hash))
+        throw new KeyStoreError(`key ${k.id} has no sha256 hash; nothing was imported.`);
     }
     const data = {
       keys: file.keys.map((k) => [k.id, k.hash, JSON.stringify(k), authEntry(k)]),

@@ -33,7 +33,9 @@ export function usageChart(days: DayUse[], today: number, monthName: string): Ht
   const y = (v: number) => PLOT.top + plotH - (v / top) * plotH;
   const total = days.reduce((a, d) => a + d.credits, 0);
   const grid = [0, top / 2, top].map(
-    (v) => html`<line class="grid" x1="${PLOT.left}" x2="${WIDTH - PLOT.right}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}"/>
+    (
+      v,
+    ) => html`<line class="grid" x1="${PLOT.left}" x2="${WIDTH - PLOT.right}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}"/>
 <text class="axis" x="${PLOT.left - 8}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${v.toLocaleString("en-US")}</text>`,
   );
   const bars = days.map((d) => {
@@ -45,7 +47,10 @@ export function usageChart(days: DayUse[], today: number, monthName: string): Ht
   });
   const ticks = days
     .filter((d) => d.day === 1 || d.day % 5 === 0 || d.day === days.length)
-    .map((d) => html`<text class="axis" x="${(PLOT.left + (d.day - 0.5) * slot).toFixed(1)}" y="${HEIGHT - 10}" text-anchor="middle">${d.day}</text>`);
+    .map(
+      (d) =>
+        html`<text class="axis" x="${(PLOT.left + (d.day - 0.5) * slot).toFixed(1)}" y="${HEIGHT - 10}" text-anchor="middle">${d.day}</text>`,
+    );
   return html`<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="chart-title chart-desc" xmlns="http://www.w3.org/2000/svg">
 <title id="chart-title">Credits spent each day of ${monthName}</title>
 <desc id="chart-desc">${total.toLocaleString("en-US")} credits in all this month; the table below the chart lists each day.</desc>

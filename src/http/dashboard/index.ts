@@ -60,7 +60,8 @@ export interface DashboardOptions {
   now?: () => number;
 }
 
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 /** A form's body is a few fields; anything longer is not one of ours. */
 const MAX_FORM_BYTES = 8192;
 const SIGN_IN_COOKIE_SECONDS = 3600;
@@ -118,11 +119,23 @@ export function dashboard(o: DashboardOptions): Step {
    * https, or a proxy says it did (X-Forwarded-Proto: https). Trusting that header can only
    * make a cookie stricter: a browser on plain http then drops it, and signing in fails safe.
    */
-  const secureOf = (request: Request) => publicHttps || request.url.startsWith("https:") || request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https";
-  const names = (secure: boolean) => (secure ? { session: "__Secure-tome_session", signIn: "__Secure-tome_sign_in" } : { session: "tome_session", signIn: "tome_sign_in" });
-  const cookie = (name: string, value: string, maxAge: number, secure: boolean) => `${name}=${value}; Path=${DASHBOARD_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure ? "; Secure" : ""}`;
+  const secureOf = (request: Request) =>
+    publicHttps ||
+    request.url.startsWith("https:") ||
+    request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https";
+  const names = (secure: boolean) =>
+    secure
+      ? { session: "__Secure-tome_session", signIn: "__Secure-tome_sign_in" }
+      : { session: "tome_session", signIn: "tome_sign_in" };
+  const cookie = (name: string, value: string, maxAge: number, secure: boolean) =>
+    `${name}=${value}; Path=${DASHBOARD_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure ? "; Secure" : ""}`;
 
-  const respond = (request: Request, status: number, body: string | null, extra: Record<string, string> | [string, string][] = {}): Response => {
+  const respond = (
+    request: Request,
+    status: number,
+    body: string | null,
+    extra: Record<string, string> | [string, string][] = {},
+  ): Response => {
     const headers = new Headers(extra);
     headers.set("content-type", "text/html; charset=utf-8");
     headers.set("content-security-policy", CSP);
@@ -136,17 +149,23 @@ export function dashboard(o: DashboardOptions): Step {
     if (secureOf(request)) headers.set("strict-transport-security", "max-age=31536000");
     return new Response(request.method === "HEAD" ? null : body, { status, headers });
   };
-  const redirect = (request: Request, to: string, setCookies: string[] = []) => respond(request, 303, null, [["location", to], ...setCookies.map((c): [string, string] => ["set-cookie", c])]);
+  const redirect = (request: Request, to: string, setCookies: string[] = []) =>
+    respond(request, 303, null, [["location", to], ...setCookies.map((c): [string, string] => ["set-cookie", c])]);
 
   /** The session of this request's cookie, if it is live and its token is still the account's. */
-  const sessionOf = async (request: Request): Promise<{ session: Session; hash: string; file: KeyFile } | undefined> => {
+  const sessionOf = async (
+    request: Request,
+  ): Promise<{ session: Session; hash: string; file: KeyFile } | undefined> => {
     const value = cookies(request).get(names(secureOf(request)).session);
     if (!value || !/^[A-Za-z0-9_-]{43}$/.test(value)) return undefined;
     const hash = hashToken(value);
     const session = await store.session(hash, now());
     if (!session) return undefined;
     const file = await store.read();
-    const live = session.account === "" ? session.tokenHash === adminHash : file.accounts[session.account]?.dashboard_token === session.tokenHash;
+    const live =
+      session.account === ""
+        ? session.tokenHash === adminHash
+        : file.accounts[session.account]?.dashboard_token === session.tokenHash;
     if (!live) {
       await store.dropSession(hash);
       return undefined;
@@ -157,17 +176,28 @@ export function dashboard(o: DashboardOptions): Step {
   /** The fields of a form POST, after its CSRF token is checked against `expected`. */
   const formOf = async (request: Request, expected: string | undefined): Promise<URLSearchParams> => {
     const origin = request.headers.get("origin");
-    if (origin !== null && !sameOrigin(origin, request)) throw new Refused(403, "Refused", "This form was sent from another site, so it was not acted on.");
+    if (origin !== null && !sameOrigin(origin, request))
+      throw new Refused(403, "Refused", "This form was sent from another site, so it was not acted on.");
     const type = request.headers.get("content-type") ?? "";
-    if (!type.startsWith("application/x-www-form-urlencoded")) throw new Refused(415, "Not a form", "The dashboard takes its own forms only (application/x-www-form-urlencoded).");
+    if (!type.startsWith("application/x-www-form-urlencoded"))
+      throw new Refused(
+        415,
+        "Not a form",
+        "The dashboard takes its own forms only (application/x-www-form-urlencoded).",
+      );
     const length = Number(request.headers.get("content-length") ?? "0");
     if (length > MAX_FORM_BYTES) throw new Refused(413, "Too long", "That form is longer than any of the dashboard's.");
     const text = await request.text();
-    if (text.length > MAX_FORM_BYTES) throw new Refused(413, "Too long", "That form is longer than any of the dashboard's.");
+    if (text.length > MAX_FORM_BYTES)
+      throw new Refused(413, "Too long", "That form is longer than any of the dashboard's.");
     const form = new URLSearchParams(text);
     const csrf = form.get("csrf") ?? "";
     if (!expected || !csrf || !sameText(csrf, expected)) {
-      throw new Refused(403, "Form expired", "This form could not be checked (its security token is missing or old), so nothing was done. Go back, reload the page and try again.");
+      throw new Refused(
+        403,
+        "Form expired",
+        "This form could not be checked (its security token is missing or old), so nothing was done. Go back, reload the page and try again.",
+      );
     }
     return form;
   };
@@ -175,7 +205,10 @@ export function dashboard(o: DashboardOptions): Step {
   const signInForm = (request: Request, status = 200, error?: string, headers: Record<string, string> = {}) => {
     const secure = secureOf(request);
     const csrf = randomToken();
-    return respond(request, status, signInPage({ csrf, error }), [["set-cookie", cookie(names(secure).signIn, csrf, SIGN_IN_COOKIE_SECONDS, secure)], ...Object.entries(headers)]);
+    return respond(request, status, signInPage({ csrf, error }), [
+      ["set-cookie", cookie(names(secure).signIn, csrf, SIGN_IN_COOKIE_SECONDS, secure)],
+      ...Object.entries(headers),
+    ]);
   };
 
   const signIn = async (request: Request, address: string): Promise<Response> => {
@@ -186,16 +219,24 @@ export function dashboard(o: DashboardOptions): Step {
     const account = accountOfToken(token);
     const tooMany = (who: string) => {
       const retry = Math.ceil((SIGN_IN_WINDOW_MS - (t % SIGN_IN_WINDOW_MS)) / 60_000);
-      return signInForm(request, 429, `Too many failed sign-ins ${who}. Try again in ${retry} minute${retry === 1 ? "" : "s"}.`, { "retry-after": String(retry * 60) });
+      return signInForm(
+        request,
+        429,
+        `Too many failed sign-ins ${who}. Try again in ${retry} minute${retry === 1 ? "" : "s"}.`,
+        { "retry-after": String(retry * 60) },
+      );
     };
     if ((await store.failures(`address:${address}`, false, t)) >= ADDRESS_FAILURES) return tooMany("from your address");
-    if (account && (await store.failures(`account:${account}`, false, t)) >= ACCOUNT_FAILURES) return tooMany("for this account");
+    if (account && (await store.failures(`account:${account}`, false, t)) >= ACCOUNT_FAILURES)
+      return tooMany("for this account");
     let session: Session | undefined;
-    if (adminHash && o.adminToken && sameText(token, o.adminToken)) session = { account: "", tokenHash: adminHash, csrf: randomToken(), expires: t + SESSION_MS };
+    if (adminHash && o.adminToken && sameText(token, o.adminToken))
+      session = { account: "", tokenHash: adminHash, csrf: randomToken(), expires: t + SESSION_MS };
     else if (account) {
       const file = await store.read();
       const hash = hashToken(token);
-      if (file.accounts[account]?.dashboard_token === hash) session = { account, tokenHash: hash, csrf: randomToken(), expires: t + SESSION_MS };
+      if (file.accounts[account]?.dashboard_token === hash)
+        session = { account, tokenHash: hash, csrf: randomToken(), expires: t + SESSION_MS };
     }
     if (!session) {
       await store.failures(`address:${address}`, true, t);
@@ -207,7 +248,10 @@ export function dashboard(o: DashboardOptions): Step {
     }
     const id = randomToken();
     await store.putSession(hashToken(id), session);
-    return redirect(request, DASHBOARD_PATH, [cookie(names(secure).session, id, Math.floor(SESSION_MS / 1000), secure), cookie(names(secure).signIn, "", 0, secure)]);
+    return redirect(request, DASHBOARD_PATH, [
+      cookie(names(secure).session, id, Math.floor(SESSION_MS / 1000), secure),
+      cookie(names(secure).signIn, "", 0, secure),
+    ]);
   };
 
   /** This month's usage, as the store has it now. */
@@ -215,30 +259,52 @@ export function dashboard(o: DashboardOptions): Step {
     const t = now();
     return monthAt(await store.usage(monthOf(t)), t);
   };
-  const accountView = async (file: KeyFile, session: Session, extra: Partial<AccountView> = {}): Promise<AccountView> => ({
+  const accountView = async (
+    file: KeyFile,
+    session: Session,
+    extra: Partial<AccountView> = {},
+  ): Promise<AccountView> => ({
     ...accountViewOf(file, session.account, await thisMonth()),
     csrf: session.csrf,
     ...extra,
   });
-  const adminView = async (file: KeyFile, session: Session, extra: { notice?: string; error?: string; issued?: { account: string; token: string } } = {}) => {
+  const adminView = async (
+    file: KeyFile,
+    session: Session,
+    extra: { notice?: string; error?: string; issued?: { account: string; token: string } } = {},
+  ) => {
     const m = await thisMonth();
-    return adminPage({ csrf: session.csrf, accounts: accountSummaries(file, m), plans: PLAN_NAMES, monthName: m.monthName, ...extra });
+    return adminPage({
+      csrf: session.csrf,
+      accounts: accountSummaries(file, m),
+      plans: PLAN_NAMES,
+      monthName: m.monthName,
+      ...extra,
+    });
   };
 
   /** Create a key: name, scope, optional expiry, within the plan's count (D21). */
-  const createOwnKey = async (request: Request, file: KeyFile, session: Session, form: URLSearchParams): Promise<Response> => {
+  const createOwnKey = async (
+    request: Request,
+    file: KeyFile,
+    session: Session,
+    form: URLSearchParams,
+  ): Promise<Response> => {
     const name = (form.get("name") ?? "").trim();
     const scope = form.get("scope") ?? "read";
     const expires = (form.get("expires") ?? "").trim();
     const kept = { name, scope, expires };
-    const refuse = async (error: string, status = 400) => respond(request, status, accountPage(await accountView(file, session, { error, form: kept })));
+    const refuse = async (error: string, status = 400) =>
+      respond(request, status, accountPage(await accountView(file, session, { error, form: kept })));
     if (!name || name.length > 100) return refuse("Give the key a name of 1 to 100 characters.");
     if (scope !== "read" && scope !== "full") return refuse("Choose the key's scope: read or full.");
     let expiresAt: string | undefined;
     if (expires) {
       const ms = /^\d{4}-\d{2}-\d{2}$/.test(expires) ? Date.parse(`${expires}T00:00:00Z`) : NaN;
-      if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== expires) return refuse("The expiry must be a date (YYYY-MM-DD), or empty.");
-      if (ms <= now()) return refuse("The expiry must be a day after today: the key stops working at 00:00 UTC that day.");
+      if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== expires)
+        return refuse("The expiry must be a date (YYYY-MM-DD), or empty.");
+      if (ms <= now())
+        return refuse("The expiry must be a day after today: the key stops working at 00:00 UTC that day.");
       expiresAt = new Date(ms).toISOString();
     }
     try {
@@ -254,7 +320,11 @@ export function dashboard(o: DashboardOptions): Step {
         return createKey(f, { name, account: session.account, scope, expiresAt, now: now() });
       });
       const fresh = await store.read();
-      return respond(request, 201, accountPage(await accountView(fresh, session, { created: { key: made.key, name: made.record.name } })));
+      return respond(
+        request,
+        201,
+        accountPage(await accountView(fresh, session, { created: { key: made.key, name: made.record.name } })),
+      );
     } catch (err) {
       if (err instanceof KeyStoreError) return refuse(err.message, 409);
       throw err;
@@ -269,40 +339,76 @@ export function dashboard(o: DashboardOptions): Step {
     return redirect(request, `${DASHBOARD_PATH}?revoked=${encodeURIComponent(id)}`);
   };
 
-  const operatorAction = async (request: Request, path: string, file: KeyFile, session: Session, form: URLSearchParams): Promise<Response> => {
+  const operatorAction = async (
+    request: Request,
+    path: string,
+    file: KeyFile,
+    session: Session,
+    form: URLSearchParams,
+  ): Promise<Response> => {
     if (path === `${DASHBOARD_PATH}/accounts`) {
       const name = (form.get("account") ?? "").trim();
       const plan = form.get("plan") ?? "free";
-      if (!ACCOUNT_NAME.test(name)) return respond(request, 400, await adminView(file, session, { error: "An account's name is 1 to 64 letters, digits, “.”, “_” or “-”." }));
-      if (!isPlan(plan)) return respond(request, 400, await adminView(file, session, { error: `The plan must be one of ${PLAN_NAMES.join(", ")}.` }));
-      const issued = await store.update((f) => (f.accounts[name] ? replaceAccountToken(f, name) : createAccountAccess(f, name, plan)));
-      return respond(request, 201, await adminView(await store.read(), session, { issued: { account: name, token: issued.token } }));
+      if (!ACCOUNT_NAME.test(name))
+        return respond(
+          request,
+          400,
+          await adminView(file, session, { error: "An account's name is 1 to 64 letters, digits, “.”, “_” or “-”." }),
+        );
+      if (!isPlan(plan))
+        return respond(
+          request,
+          400,
+          await adminView(file, session, { error: `The plan must be one of ${PLAN_NAMES.join(", ")}.` }),
+        );
+      const issued = await store.update((f) =>
+        f.accounts[name] ? replaceAccountToken(f, name) : createAccountAccess(f, name, plan),
+      );
+      return respond(
+        request,
+        201,
+        await adminView(await store.read(), session, { issued: { account: name, token: issued.token } }),
+      );
     }
     const m = /^\/dashboard\/accounts\/([A-Za-z0-9._-]{1,64})\/plan$/.exec(path);
     if (!m) throw new Refused(404, "Not found", "There is no such page in the dashboard.");
     const plan = form.get("plan") ?? "";
-    if (!isPlan(plan)) return respond(request, 400, await adminView(file, session, { error: `The plan must be one of ${PLAN_NAMES.join(", ")}.` }));
+    if (!isPlan(plan))
+      return respond(
+        request,
+        400,
+        await adminView(file, session, { error: `The plan must be one of ${PLAN_NAMES.join(", ")}.` }),
+      );
     try {
       await store.update((f) => setPlan(f, m[1]!, plan));
     } catch (err) {
-      if (err instanceof KeyStoreError) return respond(request, 404, await adminView(file, session, { error: err.message }));
+      if (err instanceof KeyStoreError)
+        return respond(request, 404, await adminView(file, session, { error: err.message }));
       throw err;
     }
-    return respond(request, 200, await adminView(await store.read(), session, { notice: `Account ${m[1]} is now on the ${plan} plan.` }));
+    return respond(
+      request,
+      200,
+      await adminView(await store.read(), session, { notice: `Account ${m[1]} is now on the ${plan} plan.` }),
+    );
   };
 
   const handle = async (request: Request, path: string, address: string): Promise<Response> => {
     const method = request.method;
     const asset = STATIC[path];
     if (asset) {
-      if (method !== "GET" && method !== "HEAD") throw new Refused(405, "Not allowed", "Use GET.", { allow: "GET, HEAD" });
+      if (method !== "GET" && method !== "HEAD")
+        throw new Refused(405, "Not allowed", "Use GET.", { allow: "GET, HEAD" });
       const r = respond(request, 200, asset.body);
       r.headers.set("content-type", asset.type);
       r.headers.set("cache-control", "public, max-age=300");
       return r;
     }
     const read = method === "GET" || method === "HEAD";
-    if (!read && method !== "POST") throw new Refused(405, "Not allowed", "The dashboard takes GET and its forms' POST only.", { allow: "GET, HEAD, POST" });
+    if (!read && method !== "POST")
+      throw new Refused(405, "Not allowed", "The dashboard takes GET and its forms' POST only.", {
+        allow: "GET, HEAD, POST",
+      });
     if (path === `${DASHBOARD_PATH}/sign-in`) return read ? signInForm(request) : signIn(request, address);
     const signedIn = await sessionOf(request);
     if (path === `${DASHBOARD_PATH}/sign-out` && !read) {
@@ -326,10 +432,13 @@ export function dashboard(o: DashboardOptions): Step {
     if (read && path === DASHBOARD_PATH) {
       const revoked = new URL(request.url).searchParams.get("revoked");
       const key = revoked ? file.keys.find((k) => k.id === revoked && k.account === session.account) : undefined;
-      const notice = key ? `The key “${key.name}” is revoked: every request with it is refused from now on.` : undefined;
+      const notice = key
+        ? `The key “${key.name}” is revoked: every request with it is refused from now on.`
+        : undefined;
       return respond(request, 200, accountPage(await accountView(file, session, { notice })));
     }
-    if (path === `${DASHBOARD_PATH}/keys` && !read) return createOwnKey(request, file, session, await formOf(request, session.csrf));
+    if (path === `${DASHBOARD_PATH}/keys` && !read)
+      return createOwnKey(request, file, session, await formOf(request, session.csrf));
     const revoke = /^\/dashboard\/keys\/(key_[A-Za-z0-9]{1,64})\/revoke$/.exec(path);
     if (revoke) {
       const id = revoke[1]!;
@@ -351,11 +460,29 @@ export function dashboard(o: DashboardOptions): Step {
       const address = x.server?.requestIP(x.request)?.address ?? "unknown";
       return handle(x.request, x.path, address).catch((err) => {
         if (err instanceof Refused)
-          return respond(x.request, err.status, messagePage({ title: err.title, message: err.message, back: { href: DASHBOARD_PATH, label: "Back to the dashboard" } }), err.headers);
+          return respond(
+            x.request,
+            err.status,
+            messagePage({
+              title: err.title,
+              message: err.message,
+              back: { href: DASHBOARD_PATH, label: "Back to the dashboard" },
+            }),
+            err.headers,
+          );
         if (err instanceof KeyStoreError) {
-          return respond(x.request, 503, messagePage({ title: "Try again shortly", message: "The dashboard cannot reach its store of keys right now; nothing was changed. Try again in a moment." }), {
-            "retry-after": "5",
-          });
+          return respond(
+            x.request,
+            503,
+            messagePage({
+              title: "Try again shortly",
+              message:
+                "The dashboard cannot reach its store of keys right now; nothing was changed. Try again in a moment.",
+            }),
+            {
+              "retry-after": "5",
+            },
+          );
         }
         throw err;
       });

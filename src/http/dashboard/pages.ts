@@ -50,7 +50,9 @@ const csrfField = (csrf: string) => html`<input type="hidden" name="csrf" value=
 
 function alert(kind: "error" | "notice", text: string | undefined): Html | undefined {
   if (!text) return undefined;
-  return kind === "error" ? html`<div class="alert error" role="alert">${text}</div>` : html`<div class="alert notice" role="status">${text}</div>`;
+  return kind === "error"
+    ? html`<div class="alert error" role="alert">${text}</div>`
+    : html`<div class="alert notice" role="status">${text}</div>`;
 }
 
 export function signInPage(o: { csrf: string; error?: string }): string {
@@ -172,7 +174,10 @@ export function accountPage(v: AccountView): string {
   const share = Number.isFinite(quota) ? Math.min(1, v.spent / quota) : 0;
   const usageTable = v.days
     .filter((d) => d.day <= v.today)
-    .map((d) => html`<tr><th scope="row">${v.monthName} ${d.day}</th><td class="num">${number(d.requests)}</td><td class="num">${number(d.credits)}</td></tr>`);
+    .map(
+      (d) =>
+        html`<tr><th scope="row">${v.monthName} ${d.day}</th><td class="num">${number(d.requests)}</td><td class="num">${number(d.credits)}</td></tr>`,
+    );
   return page({
     title: `Account ${v.account}`,
     who: { label: `Account ${v.account}`, csrf: v.csrf },
@@ -239,7 +244,8 @@ export function adminPage(o: {
   error?: string;
   issued?: { account: string; token: string };
 }): string {
-  const planOptions = (selected: PlanName | undefined) => o.plans.map((p) => html`<option value="${p}" ${p === selected ? html`selected` : ""}>${p}</option>`);
+  const planOptions = (selected: PlanName | undefined) =>
+    o.plans.map((p) => html`<option value="${p}" ${p === selected ? html`selected` : ""}>${p}</option>`);
   const rows = o.accounts.map(
     (a) => html`<tr>
 <td data-label="Account"><strong>${a.name}</strong></td>

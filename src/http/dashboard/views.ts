@@ -7,7 +7,20 @@ import { limitsOf, monthOf, stateOf, type KeyFile, type UsageData } from "../../
 import type { DayUse } from "./chart";
 import type { AccountSummary, AccountView, KeyRow } from "./pages";
 
-const MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const MONTH_NAMES = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December",
+];
 
 /** The current UTC month at t: its usage, and what the pages say of it. */
 export interface Month {
@@ -76,7 +89,8 @@ export function accountViewOf(file: KeyFile, account: string, m: Month): Omit<Ac
   const days: DayUse[] = Array.from({ length: m.days }, (_, i) => {
     const keysOfDay = m.usage.key_days?.[`${m.name}-${String(i + 1).padStart(2, "0")}`] ?? {};
     let [requests, credits] = [0, 0];
-    for (const [id, u] of Object.entries(keysOfDay)) if (ids.has(id)) [requests, credits] = [requests + u[0], credits + u[1]];
+    for (const [id, u] of Object.entries(keysOfDay))
+      if (ids.has(id)) [requests, credits] = [requests + u[0], credits + u[1]];
     return { day: i + 1, requests, credits };
   });
   return {

@@ -10,7 +10,11 @@ import type { TObject } from "@sinclair/typebox";
 import { invalidParameter, missingParameter, parameterError } from "../errors";
 import { readQuery, type Filled, type ReadOptions } from "../params";
 
-export function readArguments<T extends TObject>(schema: T, args: Record<string, unknown> | undefined, options: ReadOptions = {}): Filled<T> {
+export function readArguments<T extends TObject>(
+  schema: T,
+  args: Record<string, unknown> | undefined,
+  options: ReadOptions = {},
+): Filled<T> {
   const given = args ?? {};
   const names = Object.keys(schema.properties);
   const unknown = Object.keys(given).filter((name) => !names.includes(name));

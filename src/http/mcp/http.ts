@@ -27,7 +27,12 @@ function rpcError(status: number, code: number, message: string): Response {
   return Response.json({ jsonrpc: "2.0", id: null, error: { code, message } }, { status });
 }
 
-const tooLarge = () => rpcError(413, INVALID_REQUEST, `Invalid Request: the body is over ${MAX_BODY_BYTES} bytes; a tool call's message is far smaller.`);
+const tooLarge = () =>
+  rpcError(
+    413,
+    INVALID_REQUEST,
+    `Invalid Request: the body is over ${MAX_BODY_BYTES} bytes; a tool call's message is far smaller.`,
+  );
 
 /** The body's text, or undefined once it is past the bound (reading stops there). */
 async function boundedText(request: Request): Promise<string | undefined> {
@@ -68,7 +73,11 @@ export function mcpOverHttp(tools: McpTools): (request: Request) => Promise<Resp
     const text = await outsideWork(request, boundedText(request));
     if (text === undefined) return tooLarge();
     if (nestingDepth(text, MAX_DEPTH) > MAX_DEPTH) {
-      return rpcError(400, INVALID_REQUEST, `Invalid Request: the message nests deeper than ${MAX_DEPTH} levels; a tool call's message nests 4.`);
+      return rpcError(
+        400,
+        INVALID_REQUEST,
+        `Invalid Request: the message nests deeper than ${MAX_DEPTH} levels; a tool call's message nests 4.`,
+      );
     }
     let message: unknown;
     try {
@@ -90,7 +99,11 @@ export function mcpOverHttp(tools: McpTools): (request: Request) => Promise<Resp
 
 async function serve(tools: McpTools, request: Request, parsedBody: unknown): Promise<Response> {
   const server = tools.server();
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MAX_BODY_BYTES });
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+    maxRequestBodySize: MAX_BODY_BYTES,
+  });
   await server.connect(transport);
   try {
     return await transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });

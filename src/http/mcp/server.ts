@@ -5,7 +5,14 @@
  * fault of ours is logged and answered as D1's internal_error, without its details.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as ListedTool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Tool as ListedTool,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { TSchema } from "@sinclair/typebox";
 import pkg from "../../../package.json";
 import type { ApiContext } from "../context";
@@ -24,11 +31,20 @@ function listed(tool: Tool): ListedTool {
     description: tool.description,
     inputSchema: { ...jsonSchema(tool.input), type: "object", additionalProperties: false },
     outputSchema: { ...jsonSchema(tool.output), type: "object" },
-    annotations: { title: tool.title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    annotations: {
+      title: tool.title,
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
   };
 }
 
-const failure = (code: string, message: string): CallToolResult => ({ isError: true, content: [{ type: "text", text: `${code}: ${message}` }] });
+const failure = (code: string, message: string): CallToolResult => ({
+  isError: true,
+  content: [{ type: "text", text: `${code}: ${message}` }],
+});
 
 export interface McpOptions {
   /** Where faults are reported (the caller only sees internal_error). */
@@ -62,11 +78,18 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
   return {
     tools: list,
     server(): Server {
-      const server = new Server({ name: "tome", title: "Tome", version: pkg.version }, { capabilities: { tools: {} }, instructions });
+      const server = new Server(
+        { name: "tome", title: "Tome", version: pkg.version },
+        { capabilities: { tools: {} }, instructions },
+      );
       server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: list }));
       server.setRequestHandler(CallToolRequestSchema, (request) => {
         const tool = byName.get(request.params.name);
-        if (!tool) throw new McpError(ErrorCode.InvalidParams, `There is no tool ${request.params.name}: the tools are ${[...byName.keys()].join(", ")}.`);
+        if (!tool)
+          throw new McpError(
+            ErrorCode.InvalidParams,
+            `There is no tool ${request.params.name}: the tools are ${[...byName.keys()].join(", ")}.`,
+          );
         return call(tool, request.params.arguments);
       });
       return server;

@@ -35,18 +35,29 @@ import { changesText, chunkText, luckyText, pageText, searchText } from "./text"
 const MCP_CHUNKS = 10;
 
 // Copies taken before any Elysia app is made: Elysia rewrites a route's schemas in place.
-const maxChunks = () => Object.assign(CloneType(PageQuery.properties.max_chunks), { default: MCP_CHUNKS, description: "Passages to return; read on with get_page's offset" });
+const maxChunks = () =>
+  Object.assign(CloneType(PageQuery.properties.max_chunks), {
+    default: MCP_CHUNKS,
+    description: "Passages to return; read on with get_page's offset",
+  });
 const Inputs = {
   search: CloneType(SearchQuery),
   // No format: the passages' text is the readable text, so concat would add nothing (D59).
-  get_page: t.Object({ page_id: CloneType(PageParams.properties.page_id), max_chunks: maxChunks(), offset: CloneType(PageQuery.properties.offset) }),
+  get_page: t.Object({
+    page_id: CloneType(PageParams.properties.page_id),
+    max_chunks: maxChunks(),
+    offset: CloneType(PageQuery.properties.offset),
+  }),
   get_chunk: CloneType(ChunkParams),
   lucky: t.Object({ q: CloneType(LuckyQuery.properties.q), max_chunks: maxChunks() }),
   changes: CloneType(ChangesQuery),
 };
 
 /** An article body's window with the passages' text left out: the readable text carries it (D59). */
-const TextlessWindow = t.Object({ ...CloneType(ChunkWindow).properties, results: t.Array(t.Omit(CloneType(PageChunk), ["text"])) });
+const TextlessWindow = t.Object({
+  ...CloneType(ChunkWindow).properties,
+  results: t.Array(t.Omit(CloneType(PageChunk), ["text"])),
+});
 function textless<T extends TObject>(body: T) {
   const { text: _, ...rest } = CloneType(body).properties;
   return t.Object({ ...rest, chunks: TextlessWindow });
@@ -54,7 +65,10 @@ function textless<T extends TObject>(body: T) {
 const luckyOutput = () => {
   const output = textless(LuckyResponse);
   const context = CloneType(LuckyResponse.properties.search_context);
-  const search_context = t.Object({ ...context.properties, matched_chunk: t.Omit(context.properties.matched_chunk, ["text"]) }, { description: context.description });
+  const search_context = t.Object(
+    { ...context.properties, matched_chunk: t.Omit(context.properties.matched_chunk, ["text"]) },
+    { description: context.description },
+  );
   return t.Object({ ...output.properties, search_context });
 };
 
@@ -68,9 +82,14 @@ const Outputs = {
 };
 
 /** The body without its passages' text (structured content beside text that has it). */
-function withoutText<B extends { chunks: { results: { text: string }[] }; text?: string }>(body: B): Record<string, unknown> {
+function withoutText<B extends { chunks: { results: { text: string }[] }; text?: string }>(
+  body: B,
+): Record<string, unknown> {
   const { text: _, ...rest } = body;
-  return { ...rest, chunks: { ...body.chunks, results: body.chunks.results.map(({ text: _text, ...chunk }) => chunk) } };
+  return {
+    ...rest,
+    chunks: { ...body.chunks, results: body.chunks.results.map(({ text: _text, ...chunk }) => chunk) },
+  };
 }
 
 function luckyWithoutText(body: ReturnType<ApiContext["answers"]["lucky"]>): Record<string, unknown> {
@@ -93,7 +112,13 @@ export interface Tool {
   call(args: Record<string, unknown> | undefined): Answer;
 }
 
-function tool<I extends TObject>(spec: { name: keyof typeof Inputs; title: string; description: string; read?: ReadOptions; run(args: Filled<I>): Answer }): Tool {
+function tool<I extends TObject>(spec: {
+  name: keyof typeof Inputs;
+  title: string;
+  description: string;
+  read?: ReadOptions;
+  run(args: Filled<I>): Answer;
+}): Tool {
   const input = Inputs[spec.name] as unknown as I;
   return {
     name: spec.name,

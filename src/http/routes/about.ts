@@ -10,7 +10,11 @@ export const aboutRoutes = ({ license, meta, health }: ApiContext) =>
     .get("/v1/license", () => license, {
       transform: quotaGate,
       parse: JSON_ONLY,
-      response: { 200: described(LicenseResponse, "License, source and attribution requirements", { headers: CACHED_HEADERS }), ...NOT_MODIFIED, ...KEY_ERRORS },
+      response: {
+        200: described(LicenseResponse, "License, source and attribution requirements", { headers: CACHED_HEADERS }),
+        ...NOT_MODIFIED,
+        ...KEY_ERRORS,
+      },
       detail: {
         ...KEYED,
         operationId: "getLicense",
@@ -22,7 +26,11 @@ export const aboutRoutes = ({ license, meta, health }: ApiContext) =>
     .get("/v1/meta", () => meta, {
       transform: quotaGate,
       parse: JSON_ONLY,
-      response: { 200: described(MetaResponse, "Search engine version, indexes, source and dataset", { headers: CACHED_HEADERS }), ...NOT_MODIFIED, ...KEY_ERRORS },
+      response: {
+        200: described(MetaResponse, "Search engine version, indexes, source and dataset", { headers: CACHED_HEADERS }),
+        ...NOT_MODIFIED,
+        ...KEY_ERRORS,
+      },
       detail: {
         ...KEYED,
         operationId: "getMeta",
@@ -36,5 +44,11 @@ export const aboutRoutes = ({ license, meta, health }: ApiContext) =>
     .get("/healthz", health, {
       parse: JSON_ONLY,
       response: { 200: described(Health, "The server is up and its snapshot loaded", { headers: COMMON_HEADERS }) },
-      detail: { ...OPEN, operationId: "getHealth", tags: ["Service"], summary: "Liveness", description: "Answers without a key once the snapshot is loaded." },
+      detail: {
+        ...OPEN,
+        operationId: "getHealth",
+        tags: ["Service"],
+        summary: "Liveness",
+        description: "Answers without a key once the snapshot is loaded.",
+      },
     });

@@ -14,7 +14,9 @@ export const changesRoutes = ({ answers }: ApiContext) => {
     ...changes.hooks,
     parse: JSON_ONLY,
     response: {
-      200: described(ChangesResponse, "Pages with ts_unix >= since, by ts_unix then page_id", { headers: CACHED_HEADERS }),
+      200: described(ChangesResponse, "Pages with ts_unix >= since, by ts_unix then page_id", {
+        headers: CACHED_HEADERS,
+      }),
       ...NOT_MODIFIED,
       400: described(ErrorBody, "`since must be unix seconds or RFC3339`, or `invalid_parameter` for limit or offset", {
         examples: {
@@ -35,7 +37,8 @@ export const changesRoutes = ({ answers }: ApiContext) => {
       operationId: "listChanges",
       tags: ["Pages"],
       summary: "Pages changed since a time",
-      description: "Pages whose last modification is at or after since, ordered by ts_unix then page_id, so a client can poll with the last ts_unix it saw.",
+      description:
+        "Pages whose last modification is at or after since, ordered by ts_unix then page_id, so a client can poll with the last ts_unix it saw.",
     },
   });
 };
@@ -43,7 +46,12 @@ export const changesRoutes = ({ answers }: ApiContext) => {
 /** D12: Unix seconds (digits only) or an RFC 3339 date-time with a zone, as whole Unix seconds (never below 0). */
 export function readSince(raw: string): number {
   const row = ERRORS.sinceFormat;
-  const fail = () => new ApiError(row.status, row.code, row.message(), { parameter: "since", value: raw.slice(0, 200), constraint: "unix seconds or RFC3339" });
+  const fail = () =>
+    new ApiError(row.status, row.code, row.message(), {
+      parameter: "since",
+      value: raw.slice(0, 200),
+      constraint: "unix seconds or RFC3339",
+    });
   if (/^[0-9]+$/.test(raw)) {
     const n = Number(raw);
     if (n > Number.MAX_SAFE_INTEGER) throw fail();
@@ -51,9 +59,17 @@ export function readSince(raw: string): number {
   }
   const m = RFC3339.exec(raw);
   if (!m) throw fail();
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const fraction = m[7] ? Number(m[7]) : 0;
-  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 60) throw fail();
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 60)
+    throw fail();
   let offset = 0;
   if (!m[8]) {
     const [oh, om] = [Number(m[10]), Number(m[11])];

@@ -9,27 +9,45 @@ import { Chunk, ChunkParams, ErrorBody, PageParams, PageQuery, PageResponse } fr
 const PAGE_ID = { codes: { page_id: ERRORS.pageIdNotInteger } };
 
 export const pageRoutes = ({ answers }: ApiContext) => {
-  const page = route({ params: PageParams, query: PageQuery, ...PAGE_ID }, ({ params, query }) => answers.page(params.page_id, query));
+  const page = route({ params: PageParams, query: PageQuery, ...PAGE_ID }, ({ params, query }) =>
+    answers.page(params.page_id, query),
+  );
   const chunk = route({ params: ChunkParams }, ({ params }) => answers.chunk(params.id).chunk);
   return new Elysia()
     .get("/v1/page/:page_id", page.handler, {
       ...page.hooks,
       parse: JSON_ONLY,
       response: {
-        200: described(PageResponse, "The page and the requested window of its chunks; an offset past the end gives empty results", { headers: CACHED_HEADERS }),
+        200: described(
+          PageResponse,
+          "The page and the requested window of its chunks; an offset past the end gives empty results",
+          { headers: CACHED_HEADERS },
+        ),
         ...NOT_MODIFIED,
-        400: described(ErrorBody, "`page_id must be an integer` for the path, or `invalid_parameter` for format, max_chunks or offset", {
-          examples: {
-            [ERRORS.pageIdNotInteger.code]: {
-              ...errorBody(ERRORS.pageIdNotInteger, "page_id", "an integer from 0 to 9007199254740991 (base-10 digits)"),
-              details: { parameter: "page_id", value: "abc", constraint: "an integer from 0 to 9007199254740991 (base-10 digits)" },
-            },
-            [ERRORS.invalidParameter.code]: {
-              ...errorBody(ERRORS.invalidParameter, "format", "one of chunks, concat"),
-              details: { parameter: "format", value: "html", constraint: "one of chunks, concat" },
+        400: described(
+          ErrorBody,
+          "`page_id must be an integer` for the path, or `invalid_parameter` for format, max_chunks or offset",
+          {
+            examples: {
+              [ERRORS.pageIdNotInteger.code]: {
+                ...errorBody(
+                  ERRORS.pageIdNotInteger,
+                  "page_id",
+                  "an integer from 0 to 9007199254740991 (base-10 digits)",
+                ),
+                details: {
+                  parameter: "page_id",
+                  value: "abc",
+                  constraint: "an integer from 0 to 9007199254740991 (base-10 digits)",
+                },
+              },
+              [ERRORS.invalidParameter.code]: {
+                ...errorBody(ERRORS.invalidParameter, "format", "one of chunks, concat"),
+                details: { parameter: "format", value: "html", constraint: "one of chunks, concat" },
+              },
             },
           },
-        }),
+        ),
         404: described(ErrorBody, "`not found`: no page has this id", {
           examples: { [ERRORS.notFound.code]: errorBody(ERRORS.notFound, "page with id 1") },
         }),
@@ -40,7 +58,8 @@ export const pageRoutes = ({ answers }: ApiContext) => {
         operationId: "getPage",
         tags: ["Pages"],
         summary: "A page and its chunks",
-        description: "The page and a window of its chunks (all of them by default); format=concat adds their text joined in one field.",
+        description:
+          "The page and a window of its chunks (all of them by default); format=concat adds their text joined in one field.",
       },
     })
     .get("/v1/chunk/:id", chunk.handler, {
@@ -62,7 +81,13 @@ export const pageRoutes = ({ answers }: ApiContext) => {
         }),
         ...KEY_ERRORS,
       },
-      detail: { ...KEYED, operationId: "getChunk", tags: ["Pages"], summary: "One chunk", description: "One chunk by its id, {page_id}_{chunk_index}." },
+      detail: {
+        ...KEYED,
+        operationId: "getChunk",
+        tags: ["Pages"],
+        summary: "One chunk",
+        description: "One chunk by its id, {page_id}_{chunk_index}.",
+      },
     });
 };
 

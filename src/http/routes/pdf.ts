@@ -14,7 +14,10 @@ import { requesterOf } from "../steps/keys";
 import { isHead } from "../steps/methods";
 
 const PAGE_ID_CONSTRAINT = `an integer from 0 to ${MAX_INTEGER} (base-10 digits)`;
-const PAGE_ID_MESSAGE = ERRORS.pageIdNotInteger.message("page_id", "an integer (base-10 digits), optionally followed by .pdf");
+const PAGE_ID_MESSAGE = ERRORS.pageIdNotInteger.message(
+  "page_id",
+  "an integer (base-10 digits), optionally followed by .pdf",
+);
 
 /** The path's page id, with or without ".pdf". */
 function readPdfId(raw: string): number {
@@ -26,7 +29,11 @@ function readPdfId(raw: string): number {
   return n;
 }
 
-export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderService, logError: (error: unknown) => void) => {
+export const pdfRoutes = (
+  { engine, resources }: ApiContext,
+  pdf: PdfRenderService,
+  logError: (error: unknown) => void,
+) => {
   const pdfRoute = route({ params: PdfParams, readers: { page_id: readPdfId } }, async ({ params, request }) => {
     const { page_id } = params;
     const page = engine.page(page_id);
@@ -45,7 +52,9 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
     if (isHead(request)) {
       // A HEAD renders nothing: the kept PDF's headers if there is one, else the headers without a length, free.
       const kept = pdf.cachedPdf?.(article);
-      return kept ? new Response(kept, { headers }) : new Response(null, { headers: { ...headers, "x-credit-cost": "0" } });
+      return kept
+        ? new Response(kept, { headers })
+        : new Response(null, { headers: { ...headers, "x-credit-cost": "0" } });
     }
     const signal = request.signal;
     let bytes: Uint8Array;
@@ -64,15 +73,23 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
   return new Elysia().get("/v1/pdf/:page_id", pdfRoute.handler, {
     ...pdfRoute.hooks,
     response: {
-      200: described(t.Any({ type: "string", format: "binary", description: "An A4 PDF of the page" }), "The page as a PDF file, to download", {
-        headers: PDF_HEADERS,
-        mediaType: "application/pdf",
-      }),
+      200: described(
+        t.Any({ type: "string", format: "binary", description: "An A4 PDF of the page" }),
+        "The page as a PDF file, to download",
+        {
+          headers: PDF_HEADERS,
+          mediaType: "application/pdf",
+        },
+      ),
       ...NOT_MODIFIED,
       400: described(ErrorBody, "`page_id must be an integer`", {
         examples: {
           [ERRORS.pageIdNotInteger.code]: {
-            ...errorBody(ERRORS.pageIdNotInteger, "page_id", "an integer (base-10 digits), optionally followed by .pdf"),
+            ...errorBody(
+              ERRORS.pageIdNotInteger,
+              "page_id",
+              "an integer (base-10 digits), optionally followed by .pdf",
+            ),
             details: { parameter: "page_id", value: "abc", constraint: PAGE_ID_CONSTRAINT },
           },
         },
@@ -85,20 +102,31 @@ export const pdfRoutes = ({ engine, resources }: ApiContext, pdf: PdfRenderServi
           [ERRORS.pdfFailed.code]: errorBody(ERRORS.pdfFailed),
         },
       }),
-      503: described(UnavailableBody, "`service_unavailable`: too many PDFs are being rendered; nothing is charged. Retry-After says when to come back", {
-        headers: RETRY_HEADERS,
-        examples: {
-          [ERRORS.serviceUnavailable.code]: {
-            ...errorBody(ERRORS.serviceUnavailable, "Too many PDFs are being rendered; nothing was charged. Retry after 4 s."),
-            retry_after: 4,
+      503: described(
+        UnavailableBody,
+        "`service_unavailable`: too many PDFs are being rendered; nothing is charged. Retry-After says when to come back",
+        {
+          headers: RETRY_HEADERS,
+          examples: {
+            [ERRORS.serviceUnavailable.code]: {
+              ...errorBody(
+                ERRORS.serviceUnavailable,
+                "Too many PDFs are being rendered; nothing was charged. Retry after 4 s.",
+              ),
+              retry_after: 4,
+            },
           },
         },
-      }),
+      ),
       ...KEY_ERRORS,
     },
     detail: {
       ...KEYED,
-      ...alsoAt("/v1/pdf/{page_id}.pdf", "getPagePdfFile", "The page as a PDF (the same, at an address ending in .pdf)"),
+      ...alsoAt(
+        "/v1/pdf/{page_id}.pdf",
+        "getPagePdfFile",
+        "The page as a PDF (the same, at an address ending in .pdf)",
+      ),
       operationId: "getPagePdf",
       tags: ["Pages"],
       summary: "The page as a PDF",
@@ -124,7 +152,14 @@ function pdfEtag(article: PdfArticle): string {
 function busy(retryAfter: number): ApiError {
   const row = ERRORS.serviceUnavailable;
   const message = `Too many PDFs are being rendered; nothing was charged. Retry after ${retryAfter} s.`;
-  return new ApiError(row.status, row.code, message, undefined, { retry_after: retryAfter }, { "retry-after": String(retryAfter) });
+  return new ApiError(
+    row.status,
+    row.code,
+    message,
+    undefined,
+    { retry_after: retryAfter },
+    { "retry-after": String(retryAfter) },
+  );
 }
 
 /** An answer for a client that has gone (499, as nginx logs it): never delivered, never charged. */
@@ -146,6 +181,9 @@ export function contentDisposition(title: string, pageId: number): string {
         .trim()
         .slice(0, 150);
   const name = /[A-Za-z0-9]/.test(ascii) ? ascii : `page-${pageId}`;
-  const encoded = encodeURIComponent(`${title}.pdf`).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const encoded = encodeURIComponent(`${title}.pdf`).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
   return `attachment; filename="${name}.pdf"; filename*=UTF-8''${encoded}`;
 }

@@ -12,7 +12,9 @@ export const searchRoutes = ({ answers }: ApiContext) => {
     ...search.hooks,
     parse: JSON_ONLY,
     response: {
-      200: described(SearchResponse, "One hit per page, best first; with page_id, that page's matching chunks", { checked: false }),
+      200: described(SearchResponse, "One hit per page, best first; with page_id, that page's matching chunks", {
+        checked: false,
+      }),
       400: described(
         ErrorBody,
         "`missing q` (absent or blank), or `invalid_parameter` with details: q over 500 characters, a bad or repeated limit, offset, page_id, crop_length, highlight or show_ranking_score",

@@ -61,7 +61,8 @@ export function notModified(etag: string): Response {
 }
 
 /** Whether the request asks for the answer only if its ETag is not among these (then a 304). */
-export const wantsNotModified = (request: Request, etag: string): boolean => noneMatchHits(request.headers.get("if-none-match"), etag);
+export const wantsNotModified = (request: Request, etag: string): boolean =>
+  noneMatchHits(request.headers.get("if-none-match"), etag);
 
 async function withEtag(x: Exchange, response: Response): Promise<Response> {
   const bytes = new Uint8Array(await response.arrayBuffer());
@@ -82,7 +83,8 @@ export const conditional: Step = {
     const json = response.status === 200 && headers.get("content-type")?.startsWith("application/json");
     if (json && !UNCACHED_PREFIXES.some((p) => x.path.startsWith(p))) return withEtag(x, response);
     // Without an ETag only `*` can match: it asks for the answer only if there is none (RFC 9110 13.1.2).
-    if (json && x.request.headers.get("if-none-match")?.trim() === "*") return new Response(null, { status: 304, headers: { "cache-control": NO_STORE } });
+    if (json && x.request.headers.get("if-none-match")?.trim() === "*")
+      return new Response(null, { status: 304, headers: { "cache-control": NO_STORE } });
     headers.set("cache-control", NO_STORE);
     return response;
   },

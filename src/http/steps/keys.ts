@@ -88,7 +88,10 @@ function refused(refusal: Refusal): Response {
 function unsettled(): Response {
   const retry = UNAVAILABLE_RETRY_AFTER;
   const message = `The service could not record this request's cost (its shared store is unreachable), so its answer is withheld; nothing was charged. Retry after ${retry} s.`;
-  return errorResponse(ERRORS.serviceUnavailable, [message], { extra: { retry_after: retry }, headers: { "retry-after": String(retry) } });
+  return errorResponse(ERRORS.serviceUnavailable, [message], {
+    extra: { retry_after: retry },
+    headers: { "retry-after": String(retry) },
+  });
 }
 
 export function keys(access: Gate | undefined): Step {

@@ -36,7 +36,8 @@ async function withoutBody(get: Response): Promise<Response> {
 const fromHead = new WeakSet<Request>();
 export const isHead = (request: Request): boolean => fromHead.has(request);
 
-const notAllowed = (message: string, allow: string) => errorResponse(ERRORS.methodNotAllowed, [message], { headers: { allow } });
+const notAllowed = (message: string, allow: string) =>
+  errorResponse(ERRORS.methodNotAllowed, [message], { headers: { allow } });
 
 export const methods: Step = {
   before(x) {
@@ -44,7 +45,10 @@ export const methods: Step = {
     if (x.path === MCP_PATH) {
       if (method === "POST") return undefined;
       if (method === "OPTIONS") return new Response(null, { status: 204, headers: MCP_PREFLIGHT });
-      return notAllowed(`${MCP_PATH} is MCP's streamable HTTP transport, without sessions: POST JSON-RPC messages to it, not ${method}.`, MCP_METHODS);
+      return notAllowed(
+        `${MCP_PATH} is MCP's streamable HTTP transport, without sessions: POST JSON-RPC messages to it, not ${method}.`,
+        MCP_METHODS,
+      );
     }
     if (method === "GET") return undefined;
     if (method === "HEAD") {

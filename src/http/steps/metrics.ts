@@ -26,7 +26,8 @@ export function measure(metrics: Metrics): Step {
   };
 }
 
-const NO_TOKEN = "/metrics needs the server's admin token (TOME_ADMIN_TOKEN) via the Authorization: Bearer <token> header; an API key does not open it.";
+const NO_TOKEN =
+  "/metrics needs the server's admin token (TOME_ADMIN_TOKEN) via the Authorization: Bearer <token> header; an API key does not open it.";
 const WRONG_TOKEN = "The admin token is wrong.";
 
 const digest = (text: string) => createHash("sha256").update(text).digest();
@@ -40,7 +41,10 @@ export function metricsEndpoint(metrics: Metrics | undefined, adminToken: string
       if (!isMetrics(x)) return undefined;
       if (!metrics || !expected) return errorResponse(ERRORS.notFound, [noSuchRoute(OPENAPI_PATH)]);
       const given = /^bearer\s+(\S+)\s*$/i.exec(x.request.headers.get("authorization") ?? "")?.[1];
-      if (!given) return errorResponse(ERRORS.unauthorized, [NO_TOKEN], { headers: { "www-authenticate": 'Bearer realm="metrics"' } });
+      if (!given)
+        return errorResponse(ERRORS.unauthorized, [NO_TOKEN], {
+          headers: { "www-authenticate": 'Bearer realm="metrics"' },
+        });
       // Compared as digests: equal lengths, so the comparison takes the same time whatever the token given.
       if (!timingSafeEqual(digest(given), expected)) return errorResponse(ERRORS.forbidden, [WRONG_TOKEN]);
       // The steps answer synchronously; the registry's text comes as a promise, so the body waits for it.

@@ -14,7 +14,10 @@ export function chemToText(formula: string): string {
   let s = formula.replace(/\\ce\s*\{([^{}]*)\}/g, "$1");
   for (const [arrow, text] of ARROWS) s = s.replace(arrow, text);
   // Charges: "^2-", "^{2+}", "^-".
-  s = s.replace(/\^\{([^{}]*)\}|\^([0-9]*[+\-−])/g, (m, braced: string | undefined, bare: string | undefined) => toSuperscript(braced ?? bare ?? "") ?? m);
+  s = s.replace(
+    /\^\{([^{}]*)\}|\^([0-9]*[+\-−])/g,
+    (m, braced: string | undefined, bare: string | undefined) => toSuperscript(braced ?? bare ?? "") ?? m,
+  );
   // Counts: digits after an element, a closing bracket or a count letter ("CnH2n+2" stays as written).
   s = s.replace(/(?<=[A-Za-z)\]])\d+/g, (digits) => toSubscript(digits) ?? digits);
   return s.replace(/\s+/g, " ").trim();

@@ -29,7 +29,8 @@ export function separateLists(wikitext: string): string {
   const out: string[] = [];
   let previous = "blank" as Kind;
   const push = (line: string, kind: Kind) => {
-    if (kind !== "nested" && kind !== "blank" && previous !== "blank" && previous !== "nested" && kind !== previous) out.push("");
+    if (kind !== "nested" && kind !== "blank" && previous !== "blank" && previous !== "nested" && kind !== previous)
+      out.push("");
     out.push(line);
     previous = kind;
   };
@@ -70,7 +71,8 @@ function classify(lines: string[]): Kind[] {
   let templateDepth = 0;
   let tableDepth = 0;
   return lines.map((line) => {
-    const kind: Kind = templateDepth > 0 || tableDepth > 0 ? "nested" : !line.trim() ? "blank" : LIST_LINE.test(line) ? "list" : "prose";
+    const kind: Kind =
+      templateDepth > 0 || tableDepth > 0 ? "nested" : !line.trim() ? "blank" : LIST_LINE.test(line) ? "list" : "prose";
     templateDepth = Math.max(0, templateDepth + count(line, "{{") - count(line, "}}"));
     if (TABLE_START.test(line)) tableDepth++;
     else if (TABLE_END.test(line)) tableDepth = Math.max(0, tableDepth - 1);

@@ -13,7 +13,8 @@ export type Parse = (body: string, order?: string[]) => Record<string, string | 
 export type TemplateFn = (body: string, list: unknown[], parse: Parse) => string;
 
 const text = (value: string | string[] | undefined): string => (typeof value === "string" ? value.trim() : "");
-const positional = (params: Record<string, string | string[] | undefined>): string[] => (Array.isArray(params.list) ? params.list.map((v) => v.trim()) : []);
+const positional = (params: Record<string, string | string[] | undefined>): string[] =>
+  Array.isArray(params.list) ? params.list.map((v) => v.trim()) : [];
 
 /** "²³", or "^(…)" when Unicode has no superscript for some character. */
 function raised(s: string): string {
@@ -58,7 +59,20 @@ const val: TemplateFn = (body, _list, parse) => {
 };
 
 /** Words of {{convert}} that join the two ends of a range. */
-const RANGE: Record<string, string> = { "-": "–", "–": "–", to: " to ", and: " and ", or: " or ", "to(-)": " to ", "and(-)": " and ", "+/-": " ± ", "±": " ± ", by: " × ", x: " × ", "×": " × " };
+const RANGE: Record<string, string> = {
+  "-": "–",
+  "–": "–",
+  to: " to ",
+  and: " and ",
+  or: " or ",
+  "to(-)": " to ",
+  "and(-)": " and ",
+  "+/-": " ± ",
+  "±": " ± ",
+  by: " × ",
+  x: " × ",
+  "×": " × ",
+};
 
 /** {{convert|5|mi|km}} → "5 mi"; {{convert|1|-|2|km}} → "1–2 km": the value as the author wrote it. */
 const convert: TemplateFn = (body, _list, parse) => {

@@ -15,7 +15,17 @@ import { NUMBER_TEMPLATES, type Parse, type TemplateFn } from "./numbers";
 type Registry = Record<string, TemplateFn | number | string | string[] | { props: string[]; out: string }>;
 
 /** Interlanguage-link templates: the first parameter is the text shown. */
-const FIRST_PARAMETER = ["仮リンク", "нп", "не перекладено", "ill", "interlanguage link", "iw", "comment", "рус", "abbr"];
+const FIRST_PARAMETER = [
+  "仮リンク",
+  "нп",
+  "не перекладено",
+  "ill",
+  "interlanguage link",
+  "iw",
+  "comment",
+  "рус",
+  "abbr",
+];
 
 const firstParameter = (body: string, parse: Parse): string => {
   const value = parse(body, ["value"]).value;

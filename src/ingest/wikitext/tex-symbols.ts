@@ -322,10 +322,33 @@ export const SHOW_ARGUMENT = new Set([
 ]);
 
 /** Commands whose argument is text: its spaces are kept. */
-export const TEXT_ARGUMENT = new Set(["text", "textrm", "textit", "textbf", "textsf", "texttt", "textnormal", "mbox", "hbox", "fbox", "emph"]);
+export const TEXT_ARGUMENT = new Set([
+  "text",
+  "textrm",
+  "textit",
+  "textbf",
+  "textsf",
+  "texttt",
+  "textnormal",
+  "mbox",
+  "hbox",
+  "fbox",
+  "emph",
+]);
 
 /** Commands dropped with their one argument. */
-export const DROP_ARGUMENT = new Set(["label", "tag", "color", "hspace", "vspace", "phantom", "hphantom", "vphantom", "begin", "end"]);
+export const DROP_ARGUMENT = new Set([
+  "label",
+  "tag",
+  "color",
+  "hspace",
+  "vspace",
+  "phantom",
+  "hphantom",
+  "vphantom",
+  "begin",
+  "end",
+]);
 
 /** Commands that only change size or style: dropped. */
 export const DROPPED = new Set([
@@ -372,7 +395,19 @@ export const DROPPED = new Set([
 ]);
 
 /** Spacing commands (\\, \\; \\quad…): one space. */
-export const SPACES = new Set([",", ":", ";", " ", ">", "quad", "qquad", "enspace", "thinspace", "medspace", "thickspace"]);
+export const SPACES = new Set([
+  ",",
+  ":",
+  ";",
+  " ",
+  ">",
+  "quad",
+  "qquad",
+  "enspace",
+  "thinspace",
+  "medspace",
+  "thickspace",
+]);
 
 /** Accents: the combining mark they put on their argument. */
 export const ACCENTS: Record<string, string> = {
@@ -396,4 +431,13 @@ export const ACCENTS: Record<string, string> = {
 export const DOUBLE_STRUCK: Record<string, string> = { C: "ℂ", H: "ℍ", N: "ℕ", P: "ℙ", Q: "ℚ", R: "ℝ", Z: "ℤ" };
 
 /** \\not before these: the negated symbol; before others, a combining stroke. */
-export const NEGATED: Record<string, string> = { "=": "≠", "∈": "∉", "≡": "≢", "⊂": "⊄", "⊆": "⊈", "∃": "∄", "<": "≮", ">": "≯" };
+export const NEGATED: Record<string, string> = {
+  "=": "≠",
+  "∈": "∉",
+  "≡": "≢",
+  "⊂": "⊄",
+  "⊆": "⊈",
+  "∃": "∄",
+  "<": "≮",
+  ">": "≯",
+};

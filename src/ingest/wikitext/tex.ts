@@ -7,7 +7,22 @@
  */
 import { chemToText } from "./chem";
 import { toSubscript, toSuperscript } from "./scripts";
-import { ACCENTS, BIG_OPERATORS, BINARY, DOUBLE_STRUCK, DROP_ARGUMENT, DROPPED, FUNCTIONS, GREEK, NEGATED, RELATIONS, SHOW_ARGUMENT, SPACES, SYMBOLS, TEXT_ARGUMENT } from "./tex-symbols";
+import {
+  ACCENTS,
+  BIG_OPERATORS,
+  BINARY,
+  DOUBLE_STRUCK,
+  DROP_ARGUMENT,
+  DROPPED,
+  FUNCTIONS,
+  GREEK,
+  NEGATED,
+  RELATIONS,
+  SHOW_ARGUMENT,
+  SPACES,
+  SYMBOLS,
+  TEXT_ARGUMENT,
+} from "./tex-symbols";
 
 /** Marks the end of a function name or fraction; becomes a space only before a letter or digit. */
 const AFTER_TERM = "\u0001";

@@ -61,7 +61,21 @@ export function cleanText(raw: string): string {
  * What must never reach a chunk: markup, and the words JavaScript writes for a missing
  * value (./artifacts). Counted by tests and by `bun run leaks`.
  */
-export const LEAK_PATTERNS: readonly string[] = ["{{", "}}", "[[", "]]", "<ref", "</", "{|", "|}", "'''", "&nbsp;", "&amp;", "()", ...Object.keys(ARTIFACT_PATTERNS)];
+export const LEAK_PATTERNS: readonly string[] = [
+  "{{",
+  "}}",
+  "[[",
+  "]]",
+  "<ref",
+  "</",
+  "{|",
+  "|}",
+  "'''",
+  "&nbsp;",
+  "&amp;",
+  "()",
+  ...Object.keys(ARTIFACT_PATTERNS),
+];
 
 const EMPTY_PARENS = /\(\s*\)/;
 

@@ -72,13 +72,23 @@ type Conjoined = { matching: number } | "short" | undefined;
  * pages: the exhaustive passes would add nothing that ranks. The pages holding any word are
  * then estimated (D48).
  */
-export function conjunctionPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, need: number, pruning: Pruning): Conjoined {
+export function conjunctionPool(
+  ctx: SearchContext,
+  query: ParsedQuery,
+  terms: QueryTerms,
+  need: number,
+  pruning: Pruning,
+): Conjoined {
   const { text, scratch, meter } = ctx;
   const derived = text.derive(terms.exact);
   const postings = text.postingsOf(derived);
   if (postings < (pruning.from ?? PRUNE_FROM)) return undefined;
   const budget = (pruning.workShare ?? WORK_SHARE) * postings;
-  const all = matchAll(text, ctx.textCursor, terms.exact, terms.required, { into: scratch.textBuffer(0), budget, least: need });
+  const all = matchAll(text, ctx.textCursor, terms.exact, terms.required, {
+    into: scratch.textBuffer(0),
+    budget,
+    least: need,
+  });
   if (!all) return undefined;
   scratch.pool.add(meter.counted(all), 0, terms.required, "having");
   if (!pagesReach(ctx, need)) {
@@ -99,7 +109,12 @@ function addTitleMatches(ctx: SearchContext, query: ParsedQuery, terms: QueryTer
   for (const p of markTitleGroups(ctx, query, terms.title, terms.informative)) {
     if (!scratch.pageGroup[p]) continue;
     const { from, to } = catalog.chunkRange(p);
-    scratch.pool.add(meter.counted(text.match(terms.exact, { from, to, into: scratch.textBuffer(1) })), FEWER_TIER, terms.full, "partial");
+    scratch.pool.add(
+      meter.counted(text.match(terms.exact, { from, to, into: scratch.textBuffer(1) })),
+      FEWER_TIER,
+      terms.full,
+      "partial",
+    );
   }
 }
 

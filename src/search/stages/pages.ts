@@ -23,7 +23,15 @@ import { markTitleGroups } from "./title-groups";
 const OTHER_GROUP = 2;
 
 /** Ranks the pool's pages; `kept`: the chunks quoted phrases kept, and `matching`: the pages holding any query word. */
-export function rankPages(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, from: number, need: number, kept: KeptPhrases | undefined, matching: number): Ranking {
+export function rankPages(
+  ctx: SearchContext,
+  query: ParsedQuery,
+  terms: QueryTerms,
+  from: number,
+  need: number,
+  kept: KeptPhrases | undefined,
+  matching: number,
+): Ranking {
   const positions = kept ? kept.list.map((c) => c.position!) : undefined;
   const count = bestChunkPerPage(ctx, positions);
   const titled = markTitleGroups(ctx, query, terms.title, terms.informative);
@@ -117,7 +125,12 @@ function introEntries(ctx: SearchContext, titled: number[], total: number): numb
 }
 
 /** D7, one page's chunks (a search with pageId): each chunk a hit, by tier then score, the best raised by proximity. */
-export function rankChunksOfPage(ctx: SearchContext, query: ParsedQuery, page: number, kept: KeptPhrases | undefined): Ranking {
+export function rankChunksOfPage(
+  ctx: SearchContext,
+  query: ParsedQuery,
+  page: number,
+  kept: KeptPhrases | undefined,
+): Ranking {
   const { pool } = ctx.scratch;
   const list = kept?.list ?? Array.from({ length: pool.size }, (_x, i) => pool.candidate(i));
   list.sort(byTierScore);

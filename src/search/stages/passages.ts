@@ -17,14 +17,21 @@ import { SECTION_FIELD, TEXT_FIELD } from "../fields";
 import type { ParsedQuery } from "../query";
 import type { Derived } from "../shard";
 import type { SearchContext } from "./context";
-import { INTRO_TIER, PASSAGE_FUNCTION_WEIGHT, PASSAGE_VARIANT_WEIGHT, PROXIMITY_WINDOW, proximityFactor } from "../rules";
+import {
+  INTRO_TIER,
+  PASSAGE_FUNCTION_WEIGHT,
+  PASSAGE_VARIANT_WEIGHT,
+  PROXIMITY_WINDOW,
+  proximityFactor,
+} from "../rules";
 import type { Candidate, PageCandidate } from "./pool";
 import type { QueryTerms } from "./terms";
 
 /** How many of a page's chunks, best first by words held and score, are measured for proximity. */
 const SPANS_MEASURED = 8;
 export const byTierScore = (a: Candidate, b: Candidate) => a.tier - b.tier || b.score - a.score || a.chunk - b.chunk;
-const byRank = (a: PageCandidate, b: PageCandidate) => a.group - b.group || byTierScore(a.best, b.best) || a.page - b.page;
+const byRank = (a: PageCandidate, b: PageCandidate) =>
+  a.group - b.group || byTierScore(a.best, b.best) || a.page - b.page;
 
 /** What passages are chosen with, made once per search: the query's informative terms per tier's terms. */
 export class Passages {
@@ -66,7 +73,9 @@ export class Passages {
     const derived = this.informative(best.derived);
     if (!derived.length) return undefined;
     const { from, to } = catalog.chunkRange(pageIdx);
-    const m = this.ctx.meter.counted(text.matchTerms(derived, { fields: [TEXT_FIELD, SECTION_FIELD], from, to, into: scratch.textBuffer(2) }));
+    const m = this.ctx.meter.counted(
+      text.matchTerms(derived, { fields: [TEXT_FIELD, SECTION_FIELD], from, to, into: scratch.textBuffer(2) }),
+    );
     if (!m.count) return undefined;
     const order = Array.from({ length: m.count }, (_x, i) => i);
     order.sort((a, b) => m.scores[b]! - m.scores[a]! || m.docs[a]! - m.docs[b]!);
@@ -89,7 +98,10 @@ export class Passages {
       const { informative } = this.terms;
       out = derived.map((d) => {
         const weight = d.variant ? PASSAGE_VARIANT_WEIGHT : d.weight;
-        return { ...d, weight: informative && !(informative & (1 << d.word)) ? weight * PASSAGE_FUNCTION_WEIGHT : weight };
+        return {
+          ...d,
+          weight: informative && !(informative & (1 << d.word)) ? weight * PASSAGE_FUNCTION_WEIGHT : weight,
+        };
       });
       this.weighed.set(derived, out);
     }

@@ -38,8 +38,11 @@ function someChunkHolds(ctx: SearchContext, phrase: string[]): boolean {
   // The chunks holding every word (their conjunction: no scores needed), in chunk order, a
   // window at a time: words in most chunks need not be read past the first thousand.
   for (let from = 0, size = PHRASE_WINDOW; from < chunks && checked < PHRASE_CHECKS; from += size, size *= 2) {
-    const m = ctx.meter.counted(matchAll(ctx.text, ctx.textCursor, specs, full, { into, scored: false, from, to: from + size })!);
-    for (let i = 0; i < m.count && checked < PHRASE_CHECKS; i++, checked++) if (chunkHolds(ctx, m.docs[i]!, sequence)) return true;
+    const m = ctx.meter.counted(
+      matchAll(ctx.text, ctx.textCursor, specs, full, { into, scored: false, from, to: from + size })!,
+    );
+    for (let i = 0; i < m.count && checked < PHRASE_CHECKS; i++, checked++)
+      if (chunkHolds(ctx, m.docs[i]!, sequence)) return true;
   }
   return false;
 }

@@ -24,7 +24,12 @@ export interface PageCandidate {
 }
 
 /** A page's intro as its passage (from `firstChunk`), highlighted for the query's words alone: it holds no term derived from them. */
-export const intro = (firstChunk: number, tier = INTRO_TIER): Candidate => ({ chunk: firstChunk, score: 0, tier, derived: [] });
+export const intro = (firstChunk: number, tier = INTRO_TIER): Candidate => ({
+  chunk: firstChunk,
+  score: 0,
+  tier,
+  derived: [],
+});
 
 /** Ranked pages, best first, and how many pages match in all. */
 export interface Ranking {
@@ -58,7 +63,11 @@ export class Pool {
     for (let i = 0; i < m.count; i++) {
       const d = m.docs[i]!;
       const held = m.masks[i]!;
-      if (inPool[d] || (keep === "all" ? held !== mask : keep === "partial" ? held === mask : (held & mask) >>> 0 !== mask)) continue;
+      if (
+        inPool[d] ||
+        (keep === "all" ? held !== mask : keep === "partial" ? held === mask : (held & mask) >>> 0 !== mask)
+      )
+        continue;
       inPool[d] = 1;
       docs[size] = d;
       scores[size] = m.scores[i]!;

@@ -29,7 +29,13 @@ import { markTitleGroups } from "./title-groups";
  * the index holds or one with a stored page order (D51: a prefix's expansions alone bound its
  * pages too loosely for the pruned search to pay, D48).
  */
-export function pruningFor(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, pruning: false | Pruning | undefined, onlyPage: number): PruneAsked | undefined {
+export function pruningFor(
+  ctx: SearchContext,
+  query: ParsedQuery,
+  terms: QueryTerms,
+  pruning: false | Pruning | undefined,
+  onlyPage: number,
+): PruneAsked | undefined {
   const prune = pruning ?? {};
   if (!prune || query.phrases.length || onlyPage >= 0) return undefined;
   if (terms.typoable) {
@@ -92,7 +98,11 @@ interface ByOrder<T> {
  * The items split by whether they have a stored order; undefined unless some have one and
  * those with none hold at most APART_POSTINGS postings in all.
  */
-function splitByOrder<T>(items: T[], orderOf: (item: T) => PageOrder | undefined, postingsOf: (item: T) => number): ByOrder<T> | undefined {
+function splitByOrder<T>(
+  items: T[],
+  orderOf: (item: T) => PageOrder | undefined,
+  postingsOf: (item: T) => number,
+): ByOrder<T> | undefined {
   const split: ByOrder<T> = { ordered: [], unordered: [] };
   let unorderedPostings = 0;
   for (const item of items) {
@@ -131,7 +141,12 @@ function typoTermSpec(text: Shard, d: Derived): WordSpec {
  * pages by its term's lists and its other forms', weighed by the term's typo weight; the
  * pages holding the terms with no order are bounded apart (PruneInput.bounded).
  */
-function rankTypos(ctx: SearchContext, pruner: PrunedRanking, input: PruneInput, { ordered, unordered }: ByOrder<Derived>): PruneResult | undefined {
+function rankTypos(
+  ctx: SearchContext,
+  pruner: PrunedRanking,
+  input: PruneInput,
+  { ordered, unordered }: ByOrder<Derived>,
+): PruneResult | undefined {
   const { text } = ctx;
   const orders = ordered.map(({ item: term, order }): WordOrder => {
     const own = wordSpecs(ctx, [termOfKey(text.keyOf(term.term))], false, false, true);
@@ -151,7 +166,12 @@ function prunesAlone(ctx: SearchContext, prune: Pruning, terms: QueryTerms): boo
  * words, at most `words`, no typo, no quoted phrase (the phrase check may leave fewer pages
  * than the conjunction found, and the pages past them hold only some words), not within a page.
  */
-export function conjunctionFor(query: ParsedQuery, terms: QueryTerms, pruning: false | Pruning | undefined, onlyPage: number): Pruning | undefined {
+export function conjunctionFor(
+  query: ParsedQuery,
+  terms: QueryTerms,
+  pruning: false | Pruning | undefined,
+  onlyPage: number,
+): Pruning | undefined {
   const prune = pruning ?? {};
   if (!prune || query.phrases.length) return undefined;
   const words = terms.words.length;
@@ -189,11 +209,16 @@ export function rankPruned(
   const tier = (r: RankedPage) => tierOf(r.klass) + (typos ? TYPO_TIER : 0);
   const pages = ranked.pages.map((r): PageCandidate => {
     // A title match none of whose chunks holds the words stands with its intro, as in the exhaustive ranking.
-    const best: Candidate = r.chunks.length ? { chunk: r.chunks[0]!, score: r.score, tier: tier(r), derived } : intro(ctx.catalog.firstChunk[r.page]!);
+    const best: Candidate = r.chunks.length
+      ? { chunk: r.chunks[0]!, score: r.score, tier: tier(r), derived }
+      : intro(ctx.catalog.firstChunk[r.page]!);
     return { page: r.page, best, group: groupOf(r.klass) };
   });
   new Passages(ctx, query, terms, false).rerank(pages, from, need);
-  return { pages, total: Math.max(pages.length, order ? order.holding : estimatedPages(ctx, derived, terms.words.length)) };
+  return {
+    pages,
+    total: Math.max(pages.length, order ? order.holding : estimatedPages(ctx, derived, terms.words.length)),
+  };
 }
 
 /**
@@ -202,7 +227,12 @@ export function rankPruned(
  * are scored apart, and every other page holds some of the ordered words only. Undefined when
  * no word has an order, or when the words with none hold too many postings.
  */
-function rankPastConjunction(ctx: SearchContext, pruner: PrunedRanking, terms: QueryTerms, input: PruneInput): PruneResult | undefined {
+function rankPastConjunction(
+  ctx: SearchContext,
+  pruner: PrunedRanking,
+  terms: QueryTerms,
+  input: PruneInput,
+): PruneResult | undefined {
   const { text, textCursor, scratch, meter } = ctx;
   const postingsOf = (word: number) => input.lists.reduce((n, l) => (l.word === word ? n + l.df : n), 0);
   const split = splitByOrder(

@@ -90,7 +90,13 @@ export function queryTerms(query: ParsedQuery, source: TermSource): QueryTerms {
  * typo distance when `fuzzy` (in at most GUARDS.typoWords words the index does not know);
  * its other forms when `variants` (not for function words).
  */
-export function wordSpecs(source: TermSource, words: string[], prefixLast: boolean, fuzzy: boolean, variants: boolean): WordSpec[] {
+export function wordSpecs(
+  source: TermSource,
+  words: string[],
+  prefixLast: boolean,
+  fuzzy: boolean,
+  variants: boolean,
+): WordSpec[] {
   const { text } = source;
   // The language's stemmer, when it has one: a word also matches its other forms.
   const stem = stemmerFor(source.lang);
@@ -115,5 +121,8 @@ function variantsOf(word: string, stem: Stem): WordSpec["variants"] {
   if (!ranges.length) return undefined;
   // Index keys of non-Latin words begin with two bucket characters (analyze.ts).
   const extra = indexKey(word).length - word.length;
-  return { ranges: ranges.map((r) => ({ prefix: indexKey(r.prefix), longest: r.longest + extra })), accept: (k) => stem(termOfKey(k)) === wanted };
+  return {
+    ranges: ranges.map((r) => ({ prefix: indexKey(r.prefix), longest: r.longest + extra })),
+    accept: (k) => stem(termOfKey(k)) === wanted,
+  };
 }

@@ -22,7 +22,12 @@ const TITLE_MATCH = 2;
  * Marks the title groups. `specs` are the query's words as written: no typos, no other forms;
  * `informative` has a bit for each word that is not a function word.
  */
-export function markTitleGroups(ctx: SearchContext, query: ParsedQuery, specs: WordSpec[], informative: number): number[] {
+export function markTitleGroups(
+  ctx: SearchContext,
+  query: ParsedQuery,
+  specs: WordSpec[],
+  informative: number,
+): number[] {
   const { meter, titleIndex, scratch } = ctx;
   const full = 2 ** specs.length - 1;
   const all = meter.counted(titleIndex.match(specs, { into: scratch.titleBuffer(0) }));
