@@ -1,8 +1,9 @@
 /**
  * What tests and benchmarks share: the shared dumps, building a snapshot from them, starting
  * the real server in its own process and waiting until it serves, and writing the files of
- * older formats. test/helpers.ts adds the per-run caches the test files use.
+ * older formats, and the FTS5 baseline. test/helpers.ts adds the per-run caches the test files use.
  */
+import { Database } from "bun:sqlite";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -185,4 +186,16 @@ export function writeFormat1(path: string, source: Snapshot): { chunkWords: numb
   file.set(new Bun.CryptoHasher("sha256").update(file.subarray(64)).digest() as Uint8Array, 32);
   writeFileSync(path, file);
   return { chunkWords: source.meta.chunkWords };
+}
+
+/**
+ * The baseline the benches compare Tome with: an in-memory SQLite FTS5 table of chunks
+ * (title, text), tokenized as plain BM25 engines do (unicode61, diacritics removed). `add`
+ * inserts a chunk by its id; call it inside `db.transaction`.
+ */
+export function fts5Chunks(): { db: Database; add: (id: number, title: string, text: string) => void } {
+  const db = new Database(":memory:");
+  db.run("CREATE VIRTUAL TABLE chunks USING fts5(title, text, tokenize = 'unicode61 remove_diacritics 2')");
+  const insert = db.prepare("INSERT INTO chunks (rowid, title, text) VALUES (?, ?, ?)");
+  return { db, add: (id, title, text) => void insert.run(id, title, text) };
 }

@@ -15,14 +15,13 @@
  * Figures per query, then averaged: nDCG@10 (trec_eval's linear gain), Recall@1 and Recall@10 (share
  * of the gold pages found), MRR (1 / rank of the first gold page in the top 10).
  */
-import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import MiniSearch from "minisearch";
 import { open, terms } from "../../src/search";
-import { buildSnapshot, sharedDataDir } from "../support";
+import { buildSnapshot, fts5Chunks, sharedDataDir } from "../support";
 
 const USAGE = `Usage: bun bench/relevance/relevance.ts [--limit N] [--only squad|qrels] [--json] [--misses]
   --limit N   the first N SQuAD questions (default: all 10,570); the qrels are always all run
@@ -97,9 +96,7 @@ async function corpus(dumps: string[], dir: string) {
   const chunkPage: number[] = [];
   const chunkText: string[] = [];
 
-  const db = new Database(":memory:");
-  db.run("CREATE VIRTUAL TABLE chunks USING fts5(title, text, tokenize = 'unicode61 remove_diacritics 2')");
-  const insert = db.prepare("INSERT INTO chunks (rowid, title, text) VALUES (?, ?, ?)");
+  const { db, add } = fts5Chunks();
   const mini = new MiniSearch<{ id: number; title: string; text: string }>({ fields: ["title", "text"] });
   db.transaction(() => {
     pages.forEach((p, pi) => {
@@ -107,7 +104,7 @@ async function corpus(dumps: string[], dir: string) {
         const id = chunkText.length;
         chunkPage.push(pi);
         chunkText.push(c.text);
-        insert.run(id, p.title, c.text);
+        add(id, p.title, c.text);
         mini.add({ id, title: p.title, text: c.text });
       }
     });

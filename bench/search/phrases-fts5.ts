@@ -10,10 +10,11 @@
  * `MATCH '"w1 w2"' ORDER BY bm25(chunks) LIMIT 10`. Reports p50 / p99 / mean ms of each and
  * the ratio of the p50s. Both run on this one thread; FTS5's table is in memory.
  */
-import { Database } from "bun:sqlite";
 import { parseArgs } from "node:util";
 import { open } from "../../src/search";
 import { querySampler } from "../queries";
+import { quantile } from "../stats";
+import { fts5Chunks } from "../support";
 
 const USAGE = `Usage: bun bench/search/phrases-fts5.ts <snapshot.tome> [--queries N] [--words 2|3] [--json]
   --queries N   phrases to search (default 500)
@@ -37,15 +38,13 @@ if (values.help || !positionals[0]) {
 
 const engine = open(positionals[0]);
 const pages = engine.snapshot.pages;
-const db = new Database(":memory:");
-db.run("CREATE VIRTUAL TABLE chunks USING fts5(title, text, tokenize = 'unicode61 remove_diacritics 2')");
-const insert = db.prepare("INSERT INTO chunks (rowid, title, text) VALUES (?, ?, ?)");
+const { db, add } = fts5Chunks();
 const loadStarted = performance.now();
 let rows = 0;
 db.transaction(() => {
   for (let p = 0; p < pages.ids.length; p++) {
     const title = pages.title(p);
-    for (let c = 0; c < pages.chunkCounts[p]!; c++) insert.run(rows++, title, pages.chunkText(p, c));
+    for (let c = 0; c < pages.chunkCounts[p]!; c++) add(rows++, title, pages.chunkText(p, c));
   }
 })();
 const loadMs = performance.now() - loadStarted;
@@ -78,11 +77,11 @@ for (const phrase of phrases) {
   fts.push(performance.now() - t);
 }
 
-const stats = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
-  return { p50: at(0.5), p99: at(0.99), mean: xs.reduce((a, b) => a + b, 0) / xs.length };
-};
+const stats = (xs: number[]) => ({
+  p50: quantile(xs, 0.5),
+  p99: quantile(xs, 0.99),
+  mean: xs.reduce((a, b) => a + b, 0) / xs.length,
+});
 const result = {
   chunks: rows,
   phrases: phrases.length,

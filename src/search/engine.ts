@@ -36,7 +36,7 @@ import { PrunedRanking } from "./pruned";
 import { PROXIMITY_WINDOW } from "./rules";
 import { parseQuery, type ParsedQuery } from "./query";
 import type { Shard } from "./shard";
-import { conjunctionPool, fillPool, phrasePool, type Scope } from "./stages/candidates";
+import { conjunctionPool, fillPool, type Scope } from "./stages/candidates";
 import { Catalog } from "./stages/catalog";
 import type { SearchContext } from "./stages/context";
 import { hitFormatter } from "./stages/format";
@@ -211,12 +211,7 @@ export class Engine {
     const past = joined === "short" ? fewerWordsFor(query, conjunction!) : undefined;
     const pastJoined = past && rankPruned(this.stages, this.pruner, query, terms, from, need, past);
     if (pastJoined) return pastJoined;
-    const matching =
-      typeof joined === "object"
-        ? joined.matching
-        : phrasePool(this.stages, query, terms, scope)
-          ? 0
-          : fillPool(this.stages, query, terms, scope);
+    const matching = typeof joined === "object" ? joined.matching : fillPool(this.stages, query, terms, scope);
     const kept = query.phrases.length ? keepPhrases(this.stages, query) : undefined;
     if (scope.onlyPage >= 0) return rankChunksOfPage(this.stages, query, scope.onlyPage, kept);
     return rankPages(this.stages, query, terms, from, need, kept, matching);

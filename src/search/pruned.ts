@@ -103,13 +103,12 @@ type ListedOrder = Required<WordOrder>;
 /** Whether an order holds every page holding its word (not only the first ORDER_LENGTH). */
 const complete = (order: PageOrder): boolean => order.pages.length === order.holding;
 
-/** A ranked page: its class and score as the exhaustive ranking computes them, and its chunks of its best chunk's tier, best first. */
+/** A ranked page: its class and score as the exhaustive ranking computes them, and its best chunk (-1: its intro stands for it). */
 export interface RankedPage {
   page: number;
   klass: number;
   score: number;
-  chunks: number[];
-  chunkScores: number[];
+  best: number;
 }
 
 export interface PruneResult {
@@ -864,8 +863,8 @@ export class PrunedRanking {
 
   /**
    * A page as the exhaustive ranking ranks it, from its chunks' exact scores (stages/pages.ts):
-   * its best chunk, lowest tier first, then its next two scores of that tier (D61); its chunks
-   * of the best one's tier, best first. Undefined when it does not rank.
+   * its best chunk, lowest tier first, then its next two scores of that tier (D61). Undefined
+   * when it does not rank.
    */
   private rankedPage(input: PruneInput, p: number): RankedPage | undefined {
     const { exact, exactMask } = this;
@@ -888,9 +887,7 @@ export class PrunedRanking {
     }
     const group = pageGroup[p] ? pageGroup[p]! - 1 : 2;
     if (!chunks.length)
-      return group < 2 && count
-        ? { page: p, klass: group * TIERS + INTRO_TIER, score: 0, chunks: [], chunkScores: [] }
-        : undefined;
+      return group < 2 && count ? { page: p, klass: group * TIERS + INTRO_TIER, score: 0, best: -1 } : undefined;
     const byRank = chunks
       .map((_c, i) => i)
       .sort((a, b) => tiers[a]! - tiers[b]! || scores[b]! - scores[a]! || chunks[a]! - chunks[b]!);
@@ -898,14 +895,7 @@ export class PrunedRanking {
     const evidence = this.pageBest.fill(-1);
     for (const i of byRank.slice(1)) if (tiers[i] === tier) placeBestThree(evidence, 0, scores[i]!);
     const score = pageScore(scores[byRank[0]!]!, evidence[0]!, evidence[1]!, titleBoost[p]!);
-    const own = byRank.filter((i) => tiers[i] === tier);
-    return {
-      page: p,
-      klass: group * TIERS + tier,
-      score,
-      chunks: own.map((i) => chunks[i]!),
-      chunkScores: own.map((i) => scores[i]!),
-    };
+    return { page: p, klass: group * TIERS + tier, score, best: chunks[byRank[0]!]! };
   }
 
   private grow(): void {

@@ -20,15 +20,18 @@ export function log(sink: LogSink): Step {
 /** Log lines to stdout, buffered: a write per line would cost more than most requests. */
 export function stdoutLog(): { sink: LogSink; flush: () => Promise<unknown> } {
   const out = Bun.stdout.writer({ highWaterMark: 64 * 1024 });
-  let _timer: ReturnType<typeof setTimeout> | undefined;
+  /** Whether a flush is due: lines written since the last one start a timer, once. */
+  let flushDue = false;
   const flush = async () => {
-    _timer = undefined;
+    flushDue = false;
     await out.flush();
   };
   return {
     sink: (line) => {
       out.write(`${line}\n`);
-      _timer ??= setTimeout(() => void flush(), 50);
+      if (flushDue) return;
+      flushDue = true;
+      setTimeout(() => void flush(), 50);
     },
     flush,
   };

@@ -1,6 +1,6 @@
 /**
  * Candidates: the exhaustive search's passes over the text shard, filling the pool in tiers,
- * best first, until enough pages are found (or the time budget is spent):
+ * best first, every tier whatever the window asked for (D61; only the time budget stops them):
  *   0. chunks holding every required word exactly (or as another form of it);
  *   1. every required word, allowing typos;
  *   2. fewer words, exactly (with quoted phrases: every phrase word and any of the others);
@@ -9,7 +9,8 @@
  * exact and typo passes, whatever the depth asked for. Several words without typos are first
  * tried by their conjunction (conjunction.ts, conjunctionPool): tier 0 alone, when it holds
  * enough pages, the matching pages then estimated (D48); when it falls short, the engine tries
- * the pages past it from the words' orders (stages/prune.ts, D52) before these passes.
+ * the pages past it from the words' orders (stages/prune.ts, D52) before these passes. Quoted
+ * phrases alone take the conjunction of their words.
  */
 import { matchAll } from "../conjunction";
 import { PRUNE_FROM, WORK_SHARE, type Pruning } from "../options";
@@ -27,24 +28,27 @@ export interface Scope {
   range?: { from: number; to: number };
 }
 
-/** Fills the pool by the exhaustive passes; returns the pages holding any query word (0 within one page). */
+/**
+ * Fills the pool by the exhaustive passes, every tier however few pages were asked for (a
+ * page's rank must not depend on the window, D61); only the time budget stops them early.
+ * Returns the pages holding any query word (0 within one page, and for phrases alone).
+ */
 export function fillPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, scope: Scope): number {
+  if (phrasesAlone(ctx, query, terms, scope)) return 0;
   const { text, meter, scratch } = ctx;
   const { pool } = scratch;
-  // Every tier is added, however few pages were asked for: a page's rank must not depend on the window (D61).
-  const enough = () => meter.late();
   const into = (i: number) => ({ ...scope.range, into: scratch.textBuffer(i) });
   const exact = meter.counted(text.match(terms.exact, into(0)));
   pool.add(exact, 0, terms.required, "having");
-  // Run whenever a word may hold a typo (not only when the exact pass found too little), so
-  // that the matching pages counted below do not depend on how many hits were asked for.
+  // Run whenever a word may hold a typo, so that the matching pages counted below do not depend
+  // on how many hits were asked for.
   const fuzzy = terms.typoable && !meter.late() ? meter.counted(text.match(terms.fuzzy, into(1))) : undefined;
-  if (fuzzy && !enough()) pool.add(fuzzy, TYPO_TIER, terms.required, "having");
+  if (fuzzy && !meter.late()) pool.add(fuzzy, TYPO_TIER, terms.required, "having");
   const matching = scope.onlyPage >= 0 ? 0 : countPages(ctx, exact, fuzzy);
   const fewer = terms.words.length > 1;
   const phrases = query.phrases.length > 0;
-  if (!enough() && fewer) addFewerWords(ctx, query, terms, exact);
-  if (fuzzy && !enough() && fewer && !phrases) pool.add(fuzzy, 3, terms.full, "partial");
+  if (!meter.late() && fewer) addFewerWords(ctx, query, terms, exact);
+  if (fuzzy && !meter.late() && fewer && !phrases) pool.add(fuzzy, 3, terms.full, "partial");
   return matching;
 }
 
@@ -52,9 +56,9 @@ export function fillPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTer
  * A query of quoted phrases and nothing else: its candidates are the chunks holding every word
  * (their conjunction, conjunction.ts), the only ones a phrase can stand in; the exhaustive
  * passes would find the same after the phrase check, reading every posting of every word.
- * False when the conjunction does not pay (every word common): fillPool() then runs.
+ * False when the query holds other words, or the conjunction does not pay (every word common).
  */
-export function phrasePool(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, scope: Scope): boolean {
+function phrasesAlone(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, scope: Scope): boolean {
   const quoted = new Set(query.phrases.flat());
   if (!query.phrases.length || terms.typoable || !terms.words.every((w) => quoted.has(w))) return false;
   const { text, scratch, meter } = ctx;

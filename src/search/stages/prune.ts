@@ -209,9 +209,8 @@ export function rankPruned(
   const tier = (r: RankedPage) => tierOf(r.klass) + (typos ? TYPO_TIER : 0);
   const pages = ranked.pages.map((r): PageCandidate => {
     // A title match none of whose chunks holds the words stands with its intro, as in the exhaustive ranking.
-    const best: Candidate = r.chunks.length
-      ? { chunk: r.chunks[0]!, score: r.score, tier: tier(r), derived }
-      : intro(ctx.catalog.firstChunk[r.page]!);
+    const best: Candidate =
+      r.best >= 0 ? { chunk: r.best, score: r.score, tier: tier(r), derived } : intro(ctx.catalog.firstChunk[r.page]!);
     return { page: r.page, best, group: groupOf(r.klass) };
   });
   new Passages(ctx, query, terms, false).rerank(pages, from, need);

@@ -59,6 +59,8 @@ export class Scratch {
   readonly titleBoost: Float64Array;
   /** The pages given a group or a title boost (a page may be listed twice: once boosted, once grouped). */
   readonly titled: number[] = [];
+  /** Whether this search's title groups are marked (stages/title-groups.ts): the pruned, conjunction and exhaustive stages each ask. */
+  titlesMarked = false;
   /** The ranking's entries, one per page: page, pool position (-1: its intro), class, score. */
   readonly entryPage: Int32Array;
   readonly entryPosition: Int32Array;
@@ -116,6 +118,7 @@ export class Scratch {
       this.titleBoost[p] = 0;
     }
     this.titled.length = 0;
+    this.titlesMarked = false;
     this.pool.clear();
   }
 }

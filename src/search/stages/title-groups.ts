@@ -4,8 +4,9 @@
  * a title made of too few of them raises its page's score instead (a title boost).
  *
  * Contract: writes the search's Scratch.pageGroup (group plus one) and titleBoost, and lists
- * every page it writes in Scratch.titled, which it returns. Running it twice in one search
- * leaves the same marks (the pruned search, giving up, hands them to the exhaustive one).
+ * every page it writes in Scratch.titled, which it returns. They depend on the query alone: the
+ * first stage of a search to ask marks them, and later ones (the exhaustive ranking after a
+ * pruned search gave up, or after the conjunction) read the same marks.
  */
 import type { ParsedQuery } from "../query";
 import { popcount, type WordSpec } from "../shard";
@@ -29,6 +30,8 @@ export function markTitleGroups(
   informative: number,
 ): number[] {
   const { meter, titleIndex, scratch } = ctx;
+  if (scratch.titlesMarked) return scratch.titled;
+  scratch.titlesMarked = true;
   const full = 2 ** specs.length - 1;
   const all = meter.counted(titleIndex.match(specs, { into: scratch.titleBuffer(0) }));
   for (let i = 0; i < all.count; i++) if (all.masks[i] === full) mark(ctx, all.docs[i]!, TITLE_MATCH);
