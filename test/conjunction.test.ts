@@ -3,7 +3,7 @@
  * word, with match()'s very scores and masks, in document order, whichever words narrow.
  */
 import { describe, expect, test } from "bun:test";
-import { indexKey } from "../src/search/analyze";
+import { indexKey } from "../src/search/text/analyze";
 import { matchAll } from "../src/search/conjunction";
 import { matchBuffer, type Matches, type WordSpec } from "../src/search/shard";
 import { EN_2006, EN_2016, engineFor } from "./helpers";

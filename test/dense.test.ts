@@ -4,7 +4,7 @@
  * documents are not made dense.
  */
 import { describe, expect, test } from "bun:test";
-import { indexKey } from "../src/search/analyze";
+import { indexKey } from "../src/search/text/analyze";
 import { DENSE_SHARE } from "../src/search/dense";
 import { TEXT_FIELD } from "../src/search/fields";
 import { EN_2006, EN_2016, engineFor } from "./helpers";

@@ -12,8 +12,8 @@ import { queryMix } from "../bench/queries";
 import { createApp } from "../src/http";
 import { SearchResponse } from "../src/http/schemas";
 import { CROP_MARKER, escapeHtml, fold, tokens, type Engine } from "../src/search";
-import { formatText, formatTitle, type MatchedTerms } from "../src/search/highlight";
-import { indexKey } from "../src/search/analyze";
+import { formatText, formatTitle, type MatchedTerms } from "../src/search/text/highlight";
+import { indexKey } from "../src/search/text/analyze";
 import { EN_2006, EN_2016, engineFor, TRUNCATED_XZ } from "./helpers";
 
 const en = () => engineFor({ dumps: [EN_2006, EN_2016] });

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { Engine, PageOrders, type Pruning } from "../src/search";
 import { querySampler } from "../bench/queries";
-import { indexKey } from "../src/search/analyze";
+import { indexKey } from "../src/search/text/analyze";
 import { EN_2006, EN_2016, engineFor } from "./helpers";
 
 /** The pruned search on whatever the lists' length (these snapshots are small), never giving up. */

@@ -103,7 +103,7 @@ describe("other forms of a word (its Snowball stem's) count as the word, weighed
   });
 
   test("a language with no kept stemmer searches words as written", async () => {
-    const { stemmerFor } = await import("../src/search/stem");
+    const { stemmerFor } = await import("../src/search/text/stem");
     expect(stemmerFor("ja")).toBeUndefined();
     expect(stemmerFor("en")!("countries")).toBe(stemmerFor("en")!("country"));
   });

@@ -1,7 +1,7 @@
 import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import { CROP_MARKER, fold, phraseTest, terms } from "../src/search";
 import SearchableMap from "minisearch/SearchableMap";
-import { indexKey } from "../src/search/analyze";
+import { indexKey } from "../src/search/text/analyze";
 import { buildShard, Shard } from "../src/search/shard";
 import { Vocabulary, vocabularyOf } from "../src/search/vocabulary";
 import { TEXT_BOOSTS, TEXT_FIELDS, textShardOptions } from "../src/search/fields";

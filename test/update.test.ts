@@ -11,7 +11,7 @@ import { parseDeletions } from "../src/build/deletions";
 import { type Article, ingest } from "../src/ingest";
 import { openContainer, readSnapshotMeta } from "../src/snapshot";
 import { type Engine, open } from "../src/search";
-import { indexKey } from "../src/search/analyze";
+import { indexKey } from "../src/search/text/analyze";
 import { EN_2006, EN_2016, ROOT, type ServerProcess, startServer, tempDir, TRUNCATED_XZ } from "./helpers";
 
 setDefaultTimeout(120_000);

@@ -6,7 +6,7 @@
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import SearchableMap from "minisearch/SearchableMap";
-import { indexKey, terms } from "../src/search/analyze";
+import { indexKey, terms } from "../src/search/text/analyze";
 import { loadIndexes } from "../src/search/store";
 import { openSnapshot } from "../src/snapshot";
 import {

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { wordCount, type IngestResult } from "../../src/ingest";
 import { ContainerWriter, TextWriter } from "../../src/snapshot";
-import { terms } from "../../src/search/analyze";
+import { terms } from "../../src/search/text/analyze";
 import { quantile } from "../stats";
 
 export interface Spread {

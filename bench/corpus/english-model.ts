@@ -11,7 +11,7 @@ import { createWriteStream } from "node:fs";
 import { join } from "node:path";
 import { dumpsDir } from "../support";
 import { ingest, wordCount, type IngestResult } from "../../src/ingest";
-import { words } from "../../src/search/analyze";
+import { words } from "../../src/search/text/analyze";
 import { corpusStats, type CorpusStats } from "./corpus-stats";
 
 export const ENGLISH_DUMPS = ["enwiki-2016-sample.xml.bz2", "enwik8-head.xml.bz2"];

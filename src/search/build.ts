@@ -23,7 +23,7 @@ import { RunSorter, writeRun } from "./runs";
 import { PostingsReader, PostingsWriter, type PostingsCursor } from "./postings";
 import { readShardData, writeShardData, writeShardTableSources } from "./store";
 import { Spool } from "./spool";
-import { resolveTitles, type TitleList } from "./title-keys";
+import { resolveTitles, type TitleList } from "./text/title-keys";
 import { writeTitleLookup } from "./titles";
 import { Vocabulary } from "./vocabulary";
 import { TermLists, TermListsWriter } from "./term-lists";

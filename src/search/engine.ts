@@ -34,7 +34,7 @@ import {
 } from "./options";
 import { PrunedRanking } from "./pruned";
 import { PROXIMITY_WINDOW } from "./rules";
-import { parseQuery, type ParsedQuery } from "./query";
+import { parseQuery, type ParsedQuery } from "./text/query";
 import type { Shard } from "./shard";
 import { conjunctionPool, fillPool, type Scope } from "./stages/candidates";
 import { Catalog } from "./stages/catalog";

@@ -12,7 +12,7 @@ import { PRUNE_FROM } from "./options";
 import { ORDER_LENGTH, ORDERS_SECTION } from "./orders";
 import { loadIndexes } from "./store";
 
-export { ANALYZER_VERSION, fold, phraseTest, terms, tokens } from "./analyze";
+export { ANALYZER_VERSION, fold, phraseTest, terms, tokens } from "./text/analyze";
 export {
   DEFAULTS,
   Engine,
@@ -24,7 +24,7 @@ export {
   type SearchResult,
   type SearchWork,
 } from "./engine";
-export { CROP_MARKER, escapeHtml } from "./highlight";
+export { CROP_MARKER, escapeHtml } from "./text/highlight";
 export { IndexBuilder, type IndexBuildProgress } from "./build";
 export { loadIndexes, readShardData } from "./store";
 export { PageOrders } from "./orders";

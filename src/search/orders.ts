@@ -17,11 +17,11 @@ import type { Container } from "../snapshot";
 import { bestThreeScore, placeBestThree, RULES_FINGERPRINT } from "./rules";
 import type { SearchContext } from "./stages/context";
 import { ONE_TYPO_FROM, queryTerms } from "./stages/terms";
-import { MIN_PREFIX, parseQuery } from "./query";
+import { MIN_PREFIX, parseQuery } from "./text/query";
 import { popcount, type WordSpec } from "./shard";
 import { COLLECT_EVERY_MS } from "./options";
 import { bestEntries } from "./topk";
-import { indexKey, termOfKey } from "./analyze";
+import { indexKey, termOfKey } from "./text/analyze";
 
 export const ORDERS_SECTION = "index.text.orders";
 /**

@@ -4,7 +4,7 @@
  */
 import type { PageTable, Snapshot, SnapshotPage } from "../../snapshot";
 import type { PageLayout } from "../pruned";
-import { titleKey } from "../query";
+import { titleKey } from "../text/query";
 import { TitleLookup } from "../titles";
 import type { ChangesResult } from "../options";
 

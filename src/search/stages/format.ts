@@ -7,10 +7,10 @@
  * holds one is asked only for those its title or text has (a typo or prefix query derives
  * dozens of terms, and each question reads postings).
  */
-import { termOfKey } from "../analyze";
-import { formatText, formatTitle, type MatchedTerms } from "../highlight";
+import { termOfKey } from "../text/analyze";
+import { formatText, formatTitle, type MatchedTerms } from "../text/highlight";
 import { DEFAULTS, type Hit, type SearchOptions } from "../options";
-import type { ParsedQuery } from "../query";
+import type { ParsedQuery } from "../text/query";
 import { rankingScore } from "../ranking-score";
 import type { Derived } from "../shard";
 import type { SearchContext } from "./context";

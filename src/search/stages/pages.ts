@@ -10,7 +10,7 @@
  * `need` pages, best first, and the count of matching pages.
  */
 import { groupOf, INTRO_TIER, pageScore, PROXIMITY_WINDOW, rankClass } from "../rules";
-import type { ParsedQuery } from "../query";
+import type { ParsedQuery } from "../text/query";
 import { bestEntries } from "../topk";
 import type { SearchContext } from "./context";
 import { byTierScore, Passages, proximity } from "./passages";

@@ -12,9 +12,9 @@
  * function word holds together) stand in their best chunk, their score times that factor. The
  * order never depends on the window asked for: those pages are always ranked (engine.ts), and
  * a page's passage depends on its own chunks only, chosen for the pages of the window. */
-import { indexKey } from "../analyze";
+import { indexKey } from "../text/analyze";
 import { SECTION_FIELD, TEXT_FIELD } from "../fields";
-import type { ParsedQuery } from "../query";
+import type { ParsedQuery } from "../text/query";
 import type { Derived } from "../shard";
 import type { SearchContext } from "./context";
 import {

@@ -3,10 +3,10 @@
  * (searched by its words), and the candidates kept are the chunks holding every phrase left,
  * as consecutive words of the text or of the section heading (from the stored positions).
  */
-import { indexKey } from "../analyze";
+import { indexKey } from "../text/analyze";
 import { matchAll } from "../conjunction";
 import { SECTION_FIELD, TEXT_FIELD } from "../fields";
-import type { ParsedQuery } from "../query";
+import type { ParsedQuery } from "../text/query";
 import type { SearchContext } from "./context";
 import type { Candidate } from "./pool";
 

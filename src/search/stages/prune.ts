@@ -8,13 +8,13 @@
  * from its typo terms' orders (D53). Either way, the pages matching any word are then
  * estimated.
  */
-import { indexKey, termOfKey } from "../analyze";
+import { indexKey, termOfKey } from "../text/analyze";
 import { GUARDS, PRUNE_FROM, type Pruning } from "../options";
 import { matchAll } from "../conjunction";
 import { groupOf, tierOf, TYPO_TIER } from "../rules";
 import type { PrunedRanking, PruneInput, PruneResult, RankedPage, WordOrder } from "../pruned";
 import type { PageOrder } from "../orders";
-import type { ParsedQuery } from "../query";
+import type { ParsedQuery } from "../text/query";
 import type { Derived, Matches, Shard, WordSpec } from "../shard";
 import type { SearchContext } from "./context";
 import { Passages } from "./passages";

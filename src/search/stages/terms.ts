@@ -5,11 +5,11 @@
  * also matches its other forms (same stem, stem.ts).
  */
 import stopwordsIso from "stopwords-iso/stopwords-iso.json";
-import { fold, indexKey, termOfKey } from "../analyze";
+import { fold, indexKey, termOfKey } from "../text/analyze";
 import { GUARDS } from "../options";
-import type { ParsedQuery } from "../query";
+import type { ParsedQuery } from "../text/query";
 import type { Shard, WordSpec } from "../shard";
-import { stemmerFor, variantRanges, type Stem } from "../stem";
+import { stemmerFor, variantRanges, type Stem } from "../text/stem";
 
 /** Variants of a word are looked for when its stem's beginning has this many letters, and are at most VARIANT_SUFFIX longer. */
 const MIN_STEM = 3;

@@ -8,7 +8,7 @@
  * first stage of a search to ask marks them, and later ones (the exhaustive ranking after a
  * pruned search gave up, or after the conjunction) read the same marks.
  */
-import type { ParsedQuery } from "../query";
+import type { ParsedQuery } from "../text/query";
 import { popcount, type WordSpec } from "../shard";
 import type { SearchContext } from "./context";
 

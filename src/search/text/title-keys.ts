@@ -5,7 +5,7 @@
  * maps of every title (and two of every redirect) made the title index the build's largest
  * cost per page at its end.
  */
-import { Growable, type RedirectList, StoredStrings, StringColumn } from "../snapshot";
+import { Growable, type RedirectList, StoredStrings, StringColumn } from "../../snapshot";
 import { titleKey } from "./query";
 
 /** Titles by index: a list, or a column of them (StoredStrings) read one at a time. */

@@ -3,7 +3,7 @@
  * (Intl.Segmenter for scripts written without spaces), case folding and accent folding
  * (é = e, ά = α), numbers kept.
  */
-import { UNSPACED } from "../scripts";
+import { UNSPACED } from "../../scripts";
 
 /** Bump when analysis changes: stored indexes built with another version are rebuilt. */
 export const ANALYZER_VERSION = 1;

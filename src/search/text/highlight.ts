@@ -8,7 +8,7 @@
  * with whether each is matched, and a word's folded form is made only when it may be one of
  * the matched terms.
  */
-import { UNSPACED } from "../scripts";
+import { UNSPACED } from "../../scripts";
 import { fold, segmenter } from "./analyze";
 
 export const CROP_MARKER = "…";
