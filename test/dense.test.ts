@@ -5,8 +5,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { indexKey } from "../src/search/text/analyze";
-import { DENSE_SHARE } from "../src/search/dense";
-import { TEXT_FIELD } from "../src/search/fields";
+import { DENSE_SHARE } from "../src/search/index/dense";
+import { TEXT_FIELD } from "../src/search/index/fields";
 import { EN_2006, EN_2016, engineFor } from "./helpers";
 
 describe("dense lists", () => {

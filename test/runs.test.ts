@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { textShardOptions } from "../src/search/fields";
+import { textShardOptions } from "../src/search/index/fields";
 import { Inversion } from "../src/search/invert";
 import { IndexBuilder } from "../src/search/build";
 import { RunSorter, writeRun } from "../src/search/runs";

@@ -2,9 +2,9 @@ import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import { CROP_MARKER, fold, phraseTest, terms } from "../src/search";
 import SearchableMap from "minisearch/SearchableMap";
 import { indexKey } from "../src/search/text/analyze";
-import { buildShard, Shard } from "../src/search/shard";
-import { Vocabulary, vocabularyOf } from "../src/search/vocabulary";
-import { TEXT_BOOSTS, TEXT_FIELDS, textShardOptions } from "../src/search/fields";
+import { buildShard, Shard } from "../src/search/index/shard";
+import { Vocabulary, vocabularyOf } from "../src/search/index/vocabulary";
+import { TEXT_BOOSTS, TEXT_FIELDS, textShardOptions } from "../src/search/index/fields";
 import MiniSearch from "minisearch";
 import { EN_2006, EN_2016, engineFor, ingested, SQUAD, TRUNCATED_XZ } from "./helpers";
 

@@ -3,9 +3,9 @@
  * Uint8 frequency per posting, runs located by offsets) and its match(), kept for
  * bench/search/postings.ts to compare against. The arrays are decoded from a shard's block postings.
  */
-import { PostingsReader } from "../../src/search/postings";
-import { TermLists } from "../../src/search/term-lists";
-import { matchBuffer, popcount, type Matches, type Shard, type ShardData, type WordSpec } from "../../src/search/shard";
+import { PostingsReader } from "../../src/search/index/postings";
+import { TermLists } from "../../src/search/index/term-lists";
+import { matchBuffer, popcount, type Matches, type Shard, type ShardData, type WordSpec } from "../../src/search/index/shard";
 
 const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
 

@@ -18,9 +18,9 @@ import { heapStats } from "bun:jsc";
 import SearchableMap from "minisearch/SearchableMap";
 import { dumpsDir } from "../support";
 import { ingest } from "../../src/ingest";
-import { textShardOptions } from "../../src/search/fields";
-import { buildShard } from "../../src/search/shard";
-import { Vocabulary, vocabularyArrays, vocabularyFromArrays, vocabularyOf } from "../../src/search/vocabulary";
+import { textShardOptions } from "../../src/search/index/fields";
+import { buildShard } from "../../src/search/index/shard";
+import { Vocabulary, vocabularyArrays, vocabularyFromArrays, vocabularyOf } from "../../src/search/index/vocabulary";
 import { radixTree, typoNeighbours } from "./radix-tree";
 import { ENGLISH_DUMPS, englishModel, prng } from "../corpus/english-model";
 

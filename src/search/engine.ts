@@ -35,7 +35,7 @@ import {
 import { PrunedRanking } from "./pruned";
 import { PROXIMITY_WINDOW } from "./rules";
 import { parseQuery, type ParsedQuery } from "./text/query";
-import type { Shard } from "./shard";
+import type { Shard } from "./index/shard";
 import { conjunctionPool, fillPool, type Scope } from "./stages/candidates";
 import { Catalog } from "./stages/catalog";
 import type { SearchContext } from "./stages/context";

@@ -10,7 +10,7 @@ import type { IndexBuildProgress } from "./build";
 import { Engine } from "./engine";
 import { PRUNE_FROM } from "./options";
 import { ORDER_LENGTH, ORDERS_SECTION } from "./orders";
-import { loadIndexes } from "./store";
+import { loadIndexes } from "./index/store";
 
 export { ANALYZER_VERSION, fold, phraseTest, terms, tokens } from "./text/analyze";
 export {
@@ -26,7 +26,7 @@ export {
 } from "./engine";
 export { CROP_MARKER, escapeHtml } from "./text/highlight";
 export { IndexBuilder, type IndexBuildProgress } from "./build";
-export { loadIndexes, readShardData } from "./store";
+export { loadIndexes, readShardData } from "./index/store";
 export { PageOrders } from "./orders";
 export { logMemory, setMemoryLog } from "./memory-log";
 

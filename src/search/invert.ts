@@ -6,11 +6,11 @@
  * chunks take hours.) Large builds go through runs and a merge instead (build.ts).
  */
 import { Growable } from "../snapshot";
-import { memoryPostings } from "./postings";
-import { TermListsWriter } from "./term-lists";
-import type { ShardData, ShardOptions } from "./shard";
-import { TokenTable } from "./token-table";
-import { vocabularyOf } from "./vocabulary";
+import { memoryPostings } from "./index/postings";
+import { TermListsWriter } from "./index/term-lists";
+import type { ShardData, ShardOptions } from "./index/shard";
+import { TokenTable } from "./index/token-table";
+import { vocabularyOf } from "./index/vocabulary";
 
 /** Term frequencies are kept in a byte: BM25 has long saturated by then. */
 const MAX_FREQ = 255;

@@ -18,8 +18,8 @@
  */
 import { WORK_SHARE } from "./options";
 import type { PageOrder } from "./orders";
-import type { PostingsCursor } from "./postings";
-import { BM25, type FieldNorms, popcount, type ScoredList, type Shard } from "./shard";
+import type { PostingsCursor } from "./index/postings";
+import { BM25, type FieldNorms, popcount, type ScoredList, type Shard } from "./index/shard";
 import { bestThreeScore, FEWER_TIER, INTRO_TIER, PAGE_FACTOR, pageScore, placeBestThree, TIERS } from "./rules";
 import { bestEntries, TopScores } from "./topk";
 

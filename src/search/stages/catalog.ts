@@ -5,7 +5,7 @@
 import type { PageTable, Snapshot, SnapshotPage } from "../../snapshot";
 import type { PageLayout } from "../pruned";
 import { titleKey } from "../text/query";
-import { TitleLookup } from "../titles";
+import { TitleLookup } from "../index/titles";
 import type { ChangesResult } from "../options";
 
 export class Catalog implements PageLayout {

@@ -1,7 +1,7 @@
 /** What every stage of a search reads and writes: the engine's parts, shared by its stages. */
 import type { PageOrders } from "../orders";
-import type { PostingsCursor } from "../postings";
-import type { Shard } from "../shard";
+import type { PostingsCursor } from "../index/postings";
+import type { Shard } from "../index/shard";
 import type { Catalog } from "./catalog";
 import type { Meter } from "./meter";
 import type { Scratch } from "./scratch";

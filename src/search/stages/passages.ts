@@ -13,9 +13,9 @@
  * order never depends on the window asked for: those pages are always ranked (engine.ts), and
  * a page's passage depends on its own chunks only, chosen for the pages of the window. */
 import { indexKey } from "../text/analyze";
-import { SECTION_FIELD, TEXT_FIELD } from "../fields";
+import { SECTION_FIELD, TEXT_FIELD } from "../index/fields";
 import type { ParsedQuery } from "../text/query";
-import type { Derived } from "../shard";
+import type { Derived } from "../index/shard";
 import type { SearchContext } from "./context";
 import {
   INTRO_TIER,

@@ -5,7 +5,7 @@
  */
 import { indexKey } from "../text/analyze";
 import { matchAll } from "../conjunction";
-import { SECTION_FIELD, TEXT_FIELD } from "../fields";
+import { SECTION_FIELD, TEXT_FIELD } from "../index/fields";
 import type { ParsedQuery } from "../text/query";
 import type { SearchContext } from "./context";
 import type { Candidate } from "./pool";

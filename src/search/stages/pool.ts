@@ -4,7 +4,7 @@
  * reused by every search: searches are synchronous.
  */
 import { INTRO_TIER } from "../rules";
-import type { Derived, Matches } from "../shard";
+import type { Derived, Matches } from "../index/shard";
 
 export interface Candidate {
   chunk: number;

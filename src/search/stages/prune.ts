@@ -15,7 +15,7 @@ import { groupOf, tierOf, TYPO_TIER } from "../rules";
 import type { PrunedRanking, PruneInput, PruneResult, RankedPage, WordOrder } from "../pruned";
 import type { PageOrder } from "../orders";
 import type { ParsedQuery } from "../text/query";
-import type { Derived, Matches, Shard, WordSpec } from "../shard";
+import type { Derived, Matches, Shard, WordSpec } from "../index/shard";
 import type { SearchContext } from "./context";
 import { Passages } from "./passages";
 import { intro, type Candidate, type PageCandidate, type Ranking } from "./pool";

@@ -2,8 +2,8 @@
  * The search indexes in a snapshot's sections (`${prefix}.meta`, vocabulary, postings.N,
  * lists.first/fields/at/df, fieldLengths): written by the build, mapped back as shards at boot.
  */
-import { type Container, type ContainerWriter, type Snapshot, SnapshotError, viewOf } from "../snapshot";
-import { ANALYZER_VERSION } from "./text/analyze";
+import { type Container, type ContainerWriter, type Snapshot, SnapshotError, viewOf } from "../../snapshot";
+import { ANALYZER_VERSION } from "../text/analyze";
 import { TEXT_BOOSTS, TITLE_BOOSTS } from "./fields";
 import type { TermListsData } from "./term-lists";
 import { Shard, type ShardData } from "./shard";

@@ -16,9 +16,9 @@ import { PostingsReader, type PostingsCursor } from "./postings";
 import { DENSE_SHARE, DenseLists, type DenseList } from "./dense";
 import { Vocabulary, type VocabularyData } from "./vocabulary";
 import { TermLists, type TermListsData } from "./term-lists";
-import { bestEntries, kthLargest } from "./topk";
+import { bestEntries, kthLargest } from "../topk";
 
-export { buildShard } from "./invert";
+export { buildShard } from "../invert";
 
 export interface ShardOptions {
   fields: string[];

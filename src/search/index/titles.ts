@@ -3,7 +3,7 @@
  * its page (title-keys.ts), sorted, in the snapshot's sections titles.key/keyEnd/page; found by
  * binary search instead of a Map of millions of entries.
  */
-import { type Container, type ContainerWriter, StoredStrings, type StringColumn, viewOf } from "../snapshot";
+import { type Container, type ContainerWriter, StoredStrings, type StringColumn, viewOf } from "../../snapshot";
 
 export class TitleLookup {
   private readonly keys: StoredStrings;

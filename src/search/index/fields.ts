@@ -3,7 +3,7 @@
  * shard (one entry per page, redirect titles as aliases), their boosts, and the analysis both
  * are built and searched with. The builder, the store and the ranking all read it here.
  */
-import { fold, indexKey, words } from "./text/analyze";
+import { fold, indexKey, words } from "../text/analyze";
 import type { ShardOptions } from "./shard";
 
 export const TEXT_FIELDS = ["text", "section", "title"];
