@@ -83,7 +83,7 @@ describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
   });
 
   test("snapshot:build from a real dump (its parsing and run-sorting workers inside), then snapshot:verify", async () => {
-    // --memory 1M: the index spills runs, which the sorting worker (search/run-worker.ts) writes.
+    // --memory 1M: the index spills runs, which the sorting worker (search/indexer/run-worker.ts) writes.
     const r = await run("snapshot:build", "--dump", EN_2016, "--out", "snapshots/en.tome", "--memory", "1M");
     const said = r.stdout + r.stderr;
     expect(said).toContain("wrote snapshots/en.tome: 106 pages");

@@ -6,9 +6,9 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { textShardOptions } from "../src/search/index/fields";
-import { Inversion } from "../src/search/invert";
-import { IndexBuilder } from "../src/search/build";
-import { RunSorter, writeRun } from "../src/search/runs";
+import { Inversion } from "../src/search/indexer/invert";
+import { IndexBuilder } from "../src/search/indexer/build";
+import { RunSorter, writeRun } from "../src/search/indexer/runs";
 import { EN_2016, ingested, tempDir } from "./helpers";
 
 async function inversionOf(count: number): Promise<Inversion> {

@@ -6,7 +6,7 @@
  *   const { hits } = tome.search("albedo of snow", { limit: 5 });
  */
 import { openSnapshot } from "../snapshot";
-import type { IndexBuildProgress } from "./build";
+import type { IndexBuildProgress } from "./indexer/build";
 import { Engine } from "./engine";
 import { PRUNE_FROM } from "./options";
 import { ORDER_LENGTH, ORDERS_SECTION } from "./orders";
@@ -25,10 +25,10 @@ export {
   type SearchWork,
 } from "./engine";
 export { CROP_MARKER, escapeHtml } from "./text/highlight";
-export { IndexBuilder, type IndexBuildProgress } from "./build";
+export { IndexBuilder, type IndexBuildProgress } from "./indexer/build";
 export { loadIndexes, readShardData } from "./index/store";
 export { PageOrders } from "./orders";
-export { logMemory, setMemoryLog } from "./memory-log";
+export { logMemory, setMemoryLog } from "./indexer/memory-log";
 
 /** The page orders section (D51) of a snapshot whose other sections are written (SnapshotWriter.finish's `derive`). */
 export function pageOrderSection(

@@ -18,7 +18,7 @@ import { Vocabulary, type VocabularyData } from "./vocabulary";
 import { TermLists, type TermListsData } from "./term-lists";
 import { bestEntries, kthLargest } from "../topk";
 
-export { buildShard } from "../invert";
+export { buildShard } from "../indexer/invert";
 
 export interface ShardOptions {
   fields: string[];

@@ -3,11 +3,11 @@
  * by term and written to their own file, which the merge (build.ts) reads back. Done on the
  * main thread, or by the sorting worker (run-worker.ts) while the next run is inverted.
  */
-import { workerUrl } from "../files";
-import { ContainerWriter } from "../snapshot";
-import { textShardOptions } from "./index/fields";
+import { workerUrl } from "../../files";
+import { ContainerWriter } from "../../snapshot";
+import { textShardOptions } from "../index/fields";
 import { Inversion, type InvertedData } from "./invert";
-import { writeShardData } from "./index/store";
+import { writeShardData } from "../index/store";
 
 /** What the sorting worker is sent: a run to sort and write. */
 export interface RunRequest {
@@ -49,7 +49,7 @@ export class RunSorter {
   private failure: Error | undefined;
 
   constructor(private readonly written: (path: string) => void) {
-    this.worker = new Worker(workerUrl(new URL("./run-worker.ts", import.meta.url), "search/run-worker.ts"));
+    this.worker = new Worker(workerUrl(new URL("./run-worker.ts", import.meta.url), "search/indexer/run-worker.ts"));
     this.worker.onmessage = ({ data }: MessageEvent<RunResponse>) =>
       this.finished(data.path, data.error === undefined ? undefined : runError(data));
     this.worker.onerror = (event) =>

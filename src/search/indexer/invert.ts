@@ -5,12 +5,12 @@
  * token into its radix tree, which at a vocabulary of 400,000 words made indexing a million
  * chunks take hours.) Large builds go through runs and a merge instead (build.ts).
  */
-import { Growable } from "../snapshot";
-import { memoryPostings } from "./index/postings";
-import { TermListsWriter } from "./index/term-lists";
-import type { ShardData, ShardOptions } from "./index/shard";
-import { TokenTable } from "./index/token-table";
-import { vocabularyOf } from "./index/vocabulary";
+import { Growable } from "../../snapshot";
+import { memoryPostings } from "../index/postings";
+import { TermListsWriter } from "../index/term-lists";
+import type { ShardData, ShardOptions } from "../index/shard";
+import { TokenTable } from "../index/token-table";
+import { vocabularyOf } from "../index/vocabulary";
 
 /** Term frequencies are kept in a byte: BM25 has long saturated by then. */
 const MAX_FREQ = 255;

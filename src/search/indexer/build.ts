@@ -15,18 +15,18 @@ import {
   openContainer,
   type RedirectList,
   type SnapshotSection,
-} from "../snapshot";
-import { textShardOptions, titleShardOptions } from "./index/fields";
-import { buildShard, type ShardData, type ShardOptions } from "./index/shard";
+} from "../../snapshot";
+import { textShardOptions, titleShardOptions } from "../index/fields";
+import { buildShard, type ShardData, type ShardOptions } from "../index/shard";
 import { Inversion } from "./invert";
 import { RunSorter, writeRun } from "./runs";
-import { PostingsReader, PostingsWriter, type PostingsCursor } from "./index/postings";
-import { readShardData, writeShardData, writeShardTableSources } from "./index/store";
+import { PostingsReader, PostingsWriter, type PostingsCursor } from "../index/postings";
+import { readShardData, writeShardData, writeShardTableSources } from "../index/store";
 import { Spool } from "./spool";
-import { resolveTitles, type TitleList } from "./text/title-keys";
-import { writeTitleLookup } from "./index/titles";
-import { Vocabulary } from "./index/vocabulary";
-import { TermLists, TermListsWriter } from "./index/term-lists";
+import { resolveTitles, type TitleList } from "../text/title-keys";
+import { writeTitleLookup } from "../index/titles";
+import { Vocabulary } from "../index/vocabulary";
+import { TermLists, TermListsWriter } from "../index/term-lists";
 import { logMemory } from "./memory-log";
 
 /**

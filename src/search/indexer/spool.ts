@@ -4,7 +4,7 @@
  * vocabulary, millions of terms, and are only needed once the postings are written.
  */
 import { closeSync, openSync, readSync, rmSync, writeSync } from "node:fs";
-import type { ContainerWriter } from "../snapshot";
+import type { ContainerWriter } from "../../snapshot";
 
 type Column = Float64Array | Uint32Array | Uint16Array | Uint8Array;
 
