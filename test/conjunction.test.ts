@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { indexKey } from "../src/search/text/analyze";
-import { matchAll } from "../src/search/conjunction";
+import { matchAll } from "../src/search/ranking/conjunction";
 import { matchBuffer, type Matches, type WordSpec } from "../src/search/index/shard";
 import { EN_2006, EN_2016, engineFor } from "./helpers";
 

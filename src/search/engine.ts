@@ -20,7 +20,7 @@
  * Every per-search buffer is in one Scratch, restored after each search by its reset().
  */
 import type { Snapshot, SnapshotPage } from "../snapshot";
-import { buildPageOrders, ORDER_LENGTH, PageOrders } from "./orders";
+import { buildPageOrders, ORDER_LENGTH, PageOrders } from "./ranking/orders";
 import {
   COLLECT_EVERY_MS,
   DEFAULTS,
@@ -32,8 +32,8 @@ import {
   type SearchResult,
   type SearchWork,
 } from "./options";
-import { PrunedRanking } from "./pruned";
-import { PROXIMITY_WINDOW } from "./rules";
+import { PrunedRanking } from "./ranking/pruned";
+import { PROXIMITY_WINDOW } from "./ranking/rules";
 import { parseQuery, type ParsedQuery } from "./text/query";
 import type { Shard } from "./index/shard";
 import { conjunctionPool, fillPool, type Scope } from "./stages/candidates";

@@ -9,7 +9,7 @@ import { openSnapshot } from "../snapshot";
 import type { IndexBuildProgress } from "./indexer/build";
 import { Engine } from "./engine";
 import { PRUNE_FROM } from "./options";
-import { ORDER_LENGTH, ORDERS_SECTION } from "./orders";
+import { ORDER_LENGTH, ORDERS_SECTION } from "./ranking/orders";
 import { loadIndexes } from "./index/store";
 
 export { ANALYZER_VERSION, fold, phraseTest, terms, tokens } from "./text/analyze";
@@ -27,7 +27,7 @@ export {
 export { CROP_MARKER, escapeHtml } from "./text/highlight";
 export { IndexBuilder, type IndexBuildProgress } from "./indexer/build";
 export { loadIndexes, readShardData } from "./index/store";
-export { PageOrders } from "./orders";
+export { PageOrders } from "./ranking/orders";
 export { logMemory, setMemoryLog } from "./indexer/memory-log";
 
 /** The page orders section (D51) of a snapshot whose other sections are written (SnapshotWriter.finish's `derive`). */

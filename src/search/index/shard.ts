@@ -16,7 +16,7 @@ import { PostingsReader, type PostingsCursor } from "./postings";
 import { DENSE_SHARE, DenseLists, type DenseList } from "./dense";
 import { Vocabulary, type VocabularyData } from "./vocabulary";
 import { TermLists, type TermListsData } from "./term-lists";
-import { bestEntries, kthLargest } from "../topk";
+import { bestEntries, kthLargest } from "../ranking/topk";
 
 export { buildShard } from "../indexer/invert";
 

@@ -12,9 +12,9 @@
  * the pages past it from the words' orders (stages/prune.ts, D52) before these passes. Quoted
  * phrases alone take the conjunction of their words.
  */
-import { matchAll } from "../conjunction";
+import { matchAll } from "../ranking/conjunction";
 import { PRUNE_FROM, WORK_SHARE, type Pruning } from "../options";
-import { FEWER_TIER, TYPO_TIER } from "../rules";
+import { FEWER_TIER, TYPO_TIER } from "../ranking/rules";
 import type { ParsedQuery } from "../text/query";
 import type { Matches } from "../index/shard";
 import type { SearchContext } from "./context";

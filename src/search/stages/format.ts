@@ -11,7 +11,7 @@ import { termOfKey } from "../text/analyze";
 import { formatText, formatTitle, type MatchedTerms } from "../text/highlight";
 import { DEFAULTS, type Hit, type SearchOptions } from "../options";
 import type { ParsedQuery } from "../text/query";
-import { rankingScore } from "../ranking-score";
+import { rankingScore } from "../ranking/ranking-score";
 import type { Derived } from "../index/shard";
 import type { SearchContext } from "./context";
 import type { Candidate } from "./pool";

@@ -9,9 +9,9 @@
  * (pageBest/Second/Third for the pages in `touched`, the entries), and returns at most
  * `need` pages, best first, and the count of matching pages.
  */
-import { groupOf, INTRO_TIER, pageScore, PROXIMITY_WINDOW, rankClass } from "../rules";
+import { groupOf, INTRO_TIER, pageScore, PROXIMITY_WINDOW, rankClass } from "../ranking/rules";
 import type { ParsedQuery } from "../text/query";
-import { bestEntries } from "../topk";
+import { bestEntries } from "../ranking/topk";
 import type { SearchContext } from "./context";
 import { byTierScore, Passages, proximity } from "./passages";
 import type { KeptPhrases } from "./phrases";

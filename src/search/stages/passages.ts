@@ -23,7 +23,7 @@ import {
   PASSAGE_VARIANT_WEIGHT,
   PROXIMITY_WINDOW,
   proximityFactor,
-} from "../rules";
+} from "../ranking/rules";
 import type { Candidate, PageCandidate } from "./pool";
 import type { QueryTerms } from "./terms";
 

@@ -3,7 +3,7 @@
  * (pass) that found it first. The buffers live as long as the engine (in its Scratch) and are
  * reused by every search: searches are synchronous.
  */
-import { INTRO_TIER } from "../rules";
+import { INTRO_TIER } from "../ranking/rules";
 import type { Derived, Matches } from "../index/shard";
 
 export interface Candidate {

@@ -10,10 +10,10 @@
  */
 import { indexKey, termOfKey } from "../text/analyze";
 import { GUARDS, PRUNE_FROM, type Pruning } from "../options";
-import { matchAll } from "../conjunction";
-import { groupOf, tierOf, TYPO_TIER } from "../rules";
-import type { PrunedRanking, PruneInput, PruneResult, RankedPage, WordOrder } from "../pruned";
-import type { PageOrder } from "../orders";
+import { matchAll } from "../ranking/conjunction";
+import { groupOf, tierOf, TYPO_TIER } from "../ranking/rules";
+import type { PrunedRanking, PruneInput, PruneResult, RankedPage, WordOrder } from "../ranking/pruned";
+import type { PageOrder } from "../ranking/orders";
 import type { ParsedQuery } from "../text/query";
 import type { Derived, Matches, Shard, WordSpec } from "../index/shard";
 import type { SearchContext } from "./context";

@@ -13,15 +13,15 @@
  * A key is the word's index key after "1" when it is a prefix (the query's last word, typed
  * on), "0" when it is not.
  */
-import type { Container } from "../snapshot";
+import type { Container } from "../../snapshot";
 import { bestThreeScore, placeBestThree, RULES_FINGERPRINT } from "./rules";
-import type { SearchContext } from "./stages/context";
-import { ONE_TYPO_FROM, queryTerms } from "./stages/terms";
-import { MIN_PREFIX, parseQuery } from "./text/query";
-import { popcount, type WordSpec } from "./index/shard";
-import { COLLECT_EVERY_MS } from "./options";
+import type { SearchContext } from "../stages/context";
+import { ONE_TYPO_FROM, queryTerms } from "../stages/terms";
+import { MIN_PREFIX, parseQuery } from "../text/query";
+import { popcount, type WordSpec } from "../index/shard";
+import { COLLECT_EVERY_MS } from "../options";
 import { bestEntries } from "./topk";
-import { indexKey, termOfKey } from "./text/analyze";
+import { indexKey, termOfKey } from "../text/analyze";
 
 export const ORDERS_SECTION = "index.text.orders";
 /**

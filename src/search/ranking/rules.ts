@@ -13,8 +13,8 @@
  * RULES_FINGERPRINT changes with any of them: stored page orders made under other rules are
  * refused (orders.ts).
  */
-import { ANALYZER_VERSION } from "./text/analyze";
-import { BM25, WEIGHTS } from "./index/shard";
+import { ANALYZER_VERSION } from "../text/analyze";
+import { BM25, WEIGHTS } from "../index/shard";
 
 /** A page's score: its best chunk's, plus this share of its second, and its square of its third (D43), of the best one's tier (D61). */
 const PAGE_EVIDENCE = 0.5;

@@ -7,8 +7,8 @@
  * only, in match()'s order, so that their scores are the very numbers match() computes.
  * A query's tier 0 when it fills the page (stages/candidates.ts), for a share of the postings.
  */
-import type { DenseList } from "./index/dense";
-import type { PostingsCursor } from "./index/postings";
+import type { DenseList } from "../index/dense";
+import type { PostingsCursor } from "../index/postings";
 import {
   BM25,
   ensureRoom,
@@ -18,7 +18,7 @@ import {
   type ScoredList,
   type Shard,
   type WordSpec,
-} from "./index/shard";
+} from "../index/shard";
 
 /**
  * The conjunction is tried when the rarest required word is in at most this share of the

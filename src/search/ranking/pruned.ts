@@ -16,10 +16,10 @@
  * exact scoring ranks a one-word search from its stored page order (rankInOrder), and several
  * words that each have one from their orders (rankByOrders).
  */
-import { WORK_SHARE } from "./options";
+import { WORK_SHARE } from "../options";
 import type { PageOrder } from "./orders";
-import type { PostingsCursor } from "./index/postings";
-import { BM25, type FieldNorms, popcount, type ScoredList, type Shard } from "./index/shard";
+import type { PostingsCursor } from "../index/postings";
+import { BM25, type FieldNorms, popcount, type ScoredList, type Shard } from "../index/shard";
 import { bestThreeScore, FEWER_TIER, INTRO_TIER, PAGE_FACTOR, pageScore, placeBestThree, TIERS } from "./rules";
 import { bestEntries, TopScores } from "./topk";
 
