@@ -3,7 +3,7 @@
  * that need no ranking (a page by id, by title or redirect, by time of change).
  */
 import type { PageTable, Snapshot, SnapshotPage } from "../../snapshot";
-import type { PageLayout } from "../ranking/pruned";
+import type { PageLayout } from "../ranking/page-scorer";
 import { titleKey } from "../text/query";
 import { TitleLookup } from "../index/titles";
 import type { ChangesResult } from "../options";
