@@ -5,7 +5,8 @@
 import { describe, expect, test } from "bun:test";
 import { indexKey } from "../src/search/text/analyze";
 import { matchAll } from "../src/search/ranking/conjunction";
-import { matchBuffer, type Matches, type WordSpec } from "../src/search/index/shard";
+import { matchBuffer } from "../src/search/index/shard";
+import type { Matches, WordSpec } from "../src/search/index/shard-types";
 import { EN_2006, EN_2016, engineFor } from "./helpers";
 
 const specs = (...words: string[]): WordSpec[] =>

@@ -8,7 +8,9 @@ import { openSnapshot, type Snapshot } from "../src/snapshot";
 import { textShardOptions, TEXT_BOOSTS } from "../src/search/index/fields";
 import { BLOCK, memoryPostings, PostingsReader, type PostingsCursor } from "../src/search/index/postings";
 import { TermLists } from "../src/search/index/term-lists";
-import { buildShard, Shard, popcount, type ShardData, type ShardOptions, type WordSpec } from "../src/search/index/shard";
+import { buildShard } from "../src/search/indexer/invert";
+import { Shard } from "../src/search/index/shard";
+import { popcount, type ShardData, type ShardOptions, type WordSpec } from "../src/search/index/shard-types";
 import { EN_2006, EN_2016, snapshotFor, TRUNCATED_XZ } from "./helpers";
 
 type Doc = Record<string, string>;

@@ -5,7 +5,8 @@
  */
 import { PostingsReader } from "../../src/search/index/postings";
 import { TermLists } from "../../src/search/index/term-lists";
-import { matchBuffer, popcount, type Matches, type Shard, type ShardData, type WordSpec } from "../../src/search/index/shard";
+import { matchBuffer, type Shard } from "../../src/search/index/shard";
+import { popcount, type Matches, type ShardData, type WordSpec } from "../../src/search/index/shard-types";
 
 const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
 

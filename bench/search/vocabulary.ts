@@ -19,7 +19,7 @@ import SearchableMap from "minisearch/SearchableMap";
 import { dumpsDir } from "../support";
 import { ingest } from "../../src/ingest";
 import { textShardOptions } from "../../src/search/index/fields";
-import { buildShard } from "../../src/search/index/shard";
+import { buildShard } from "../../src/search/indexer/invert";
 import { Vocabulary, vocabularyArrays, vocabularyFromArrays, vocabularyOf } from "../../src/search/index/vocabulary";
 import { radixTree, typoNeighbours } from "./radix-tree";
 import { ENGLISH_DUMPS, englishModel, prng } from "../corpus/english-model";

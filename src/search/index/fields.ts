@@ -4,7 +4,7 @@
  * are built and searched with. The builder, the store and the ranking all read it here.
  */
 import { fold, indexKey, words } from "../text/analyze";
-import type { ShardOptions } from "./shard";
+import type { ShardOptions } from "./shard-types";
 
 export const TEXT_FIELDS = ["text", "section", "title"];
 export const TEXT_FIELD = 0;

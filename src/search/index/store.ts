@@ -6,7 +6,8 @@ import { type Container, type ContainerWriter, type Snapshot, SnapshotError, vie
 import { ANALYZER_VERSION } from "../text/analyze";
 import { TEXT_BOOSTS, TITLE_BOOSTS } from "./fields";
 import type { TermListsData } from "./term-lists";
-import { Shard, type ShardData } from "./shard";
+import { Shard } from "./shard";
+import type { ShardData } from "./shard-types";
 import type { VocabularyData } from "./vocabulary";
 
 export interface Indexes {

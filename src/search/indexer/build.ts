@@ -17,7 +17,8 @@ import {
   type SnapshotSection,
 } from "../../snapshot";
 import { textShardOptions, titleShardOptions } from "../index/fields";
-import { buildShard, type ShardData, type ShardOptions } from "../index/shard";
+import { buildShard } from "./invert";
+import type { ShardData, ShardOptions } from "../index/shard-types";
 import { Inversion } from "./invert";
 import { RunSorter, writeRun } from "./runs";
 import { PostingsReader, PostingsWriter, type PostingsCursor } from "../index/postings";

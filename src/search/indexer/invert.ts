@@ -8,7 +8,7 @@
 import { Growable } from "../../snapshot";
 import { memoryPostings } from "../index/postings";
 import { TermListsWriter } from "../index/term-lists";
-import type { ShardData, ShardOptions } from "../index/shard";
+import type { ShardData, ShardOptions } from "../index/shard-types";
 import { TokenTable } from "../index/token-table";
 import { vocabularyOf } from "../index/vocabulary";
 

@@ -1,5 +1,5 @@
 import type { PageOrder } from "./orders";
-import { popcount, type ScoredList } from "../index/shard";
+import { popcount, type ScoredList } from "../index/shard-types";
 import { PageBounds } from "./page-bounds";
 import { type PruneInput, type PruneResult, type RankedPage, reaches, UNTITLED } from "./page-scorer";
 import { FEWER_TIER } from "./rules";

@@ -9,16 +9,8 @@
  */
 import type { DenseList } from "../index/dense";
 import type { PostingsCursor } from "../index/postings";
-import {
-  BM25,
-  ensureRoom,
-  matchBuffer,
-  popcount,
-  type Matches,
-  type ScoredList,
-  type Shard,
-  type WordSpec,
-} from "../index/shard";
+import { BM25, popcount, type Matches, type ScoredList, type WordSpec } from "../index/shard-types";
+import { ensureRoom, matchBuffer, type Shard } from "../index/shard";
 
 /**
  * The conjunction is tried when the rarest required word is in at most this share of the

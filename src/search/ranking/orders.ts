@@ -18,7 +18,7 @@ import { bestThreeScore, placeBestThree, RULES_FINGERPRINT } from "./rules";
 import type { SearchContext } from "../stages/context";
 import { ONE_TYPO_FROM, queryTerms } from "../stages/terms";
 import { MIN_PREFIX, parseQuery } from "../text/query";
-import { popcount, type WordSpec } from "../index/shard";
+import { popcount, type WordSpec } from "../index/shard-types";
 import { COLLECT_EVERY_MS } from "../options";
 import { bestEntries } from "./topk";
 import { indexKey, termOfKey } from "../text/analyze";

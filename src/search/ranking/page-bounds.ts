@@ -2,7 +2,7 @@
  * What the pages not yet scored exactly may still score: the lists read into per-chunk
  * accumulators (block-max skipping under a floor), and each page's bound from them.
  */
-import { BM25, popcount, type ScoredList } from "../index/shard";
+import { BM25, popcount, type ScoredList } from "../index/shard-types";
 import { PageScorer, type PruneInput, type RankedPage, reaches } from "./page-scorer";
 import { bestThreeScore, INTRO_TIER, PAGE_FACTOR, placeBestThree, TIERS } from "./rules";
 import { TopScores } from "./topk";

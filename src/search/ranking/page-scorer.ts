@@ -5,7 +5,8 @@
  */
 import { WORK_SHARE } from "../options";
 import type { PostingsCursor } from "../index/postings";
-import { BM25, type FieldNorms, popcount, type ScoredList, type Shard } from "../index/shard";
+import { BM25, type FieldNorms, popcount, type ScoredList } from "../index/shard-types";
+import type { Shard } from "../index/shard";
 import { FEWER_TIER, INTRO_TIER, pageScore, placeBestThree, TIERS } from "./rules";
 
 /** The class of a page with no title group whose chunks hold every required word. */

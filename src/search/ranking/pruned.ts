@@ -16,7 +16,7 @@
  * exact scoring ranks a one-word search from its stored page order (rankInOrder), and several
  * words that each have one from their orders (rankByOrders).
  */
-import { popcount, type ScoredList } from "../index/shard";
+import { popcount, type ScoredList } from "../index/shard-types";
 import type { Partial } from "./page-bounds";
 import { type PruneInput, type PruneResult, type RankedPage, reaches, UNTITLED } from "./page-scorer";
 import { OrderedRanking } from "./by-orders";

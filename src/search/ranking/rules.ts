@@ -14,7 +14,7 @@
  * refused (orders.ts).
  */
 import { ANALYZER_VERSION } from "../text/analyze";
-import { BM25, WEIGHTS } from "../index/shard";
+import { BM25, WEIGHTS } from "../index/shard-types";
 
 /** A page's score: its best chunk's, plus this share of its second, and its square of its third (D43), of the best one's tier (D61). */
 const PAGE_EVIDENCE = 0.5;

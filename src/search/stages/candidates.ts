@@ -16,7 +16,7 @@ import { matchAll } from "../ranking/conjunction";
 import { PRUNE_FROM, WORK_SHARE, type Pruning } from "../options";
 import { FEWER_TIER, TYPO_TIER } from "../ranking/rules";
 import type { ParsedQuery } from "../text/query";
-import type { Matches } from "../index/shard";
+import type { Matches } from "../index/shard-types";
 import type { SearchContext } from "./context";
 import { estimatedPages } from "./prune";
 import type { QueryTerms } from "./terms";

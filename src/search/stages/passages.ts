@@ -15,7 +15,7 @@
 import { indexKey } from "../text/analyze";
 import { SECTION_FIELD, TEXT_FIELD } from "../index/fields";
 import type { ParsedQuery } from "../text/query";
-import type { Derived } from "../index/shard";
+import type { Derived } from "../index/shard-types";
 import type { SearchContext } from "./context";
 import {
   INTRO_TIER,

@@ -4,7 +4,7 @@
  * reused by every search: searches are synchronous.
  */
 import { INTRO_TIER } from "../ranking/rules";
-import type { Derived, Matches } from "../index/shard";
+import type { Derived, Matches } from "../index/shard-types";
 
 export interface Candidate {
   chunk: number;

@@ -17,7 +17,8 @@ import type { PruneInput, PruneResult, RankedPage } from "../ranking/page-scorer
 import type { PrunedRanking } from "../ranking/pruned";
 import type { PageOrder } from "../ranking/orders";
 import type { ParsedQuery } from "../text/query";
-import type { Derived, Matches, Shard, WordSpec } from "../index/shard";
+import type { Derived, Matches, WordSpec } from "../index/shard-types";
+import type { Shard } from "../index/shard";
 import type { SearchContext } from "./context";
 import { Passages } from "./passages";
 import { intro, type Candidate, type PageCandidate, type Ranking } from "./pool";

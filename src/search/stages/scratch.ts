@@ -4,7 +4,8 @@
  * every query make the collector sweep the whole snapshot often; a search writes only the
  * entries of the pages and chunks it touches, and reset() visits only those.
  */
-import { matchBuffer, type Matches } from "../index/shard";
+import { matchBuffer } from "../index/shard";
+import type { Matches } from "../index/shard-types";
 import { Pool } from "./pool";
 
 /** Marks on pages, each with a number; a new round unmarks every page without visiting any. */

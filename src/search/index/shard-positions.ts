@@ -1,0 +1,147 @@
+import type { PostingsCursor } from "./postings";
+import { MAX_WORDS } from "./shard-types";
+import { TermExpansion } from "./term-expansion";
+
+/** How many lists holdsSequence() keeps a cursor open on. */
+const SEQUENCE_CURSORS = 64;
+
+/** Word positions: whether a document holds a term or a sequence of terms, and the smallest span holding a term of each group. */
+export class ShardPositions extends TermExpansion {
+  /** Whether a document holds an index term, in any field. */
+  holds(term: number, doc: number): boolean {
+    const F = this.fields.length;
+    for (let f = 0; f < F; f++) {
+      const list = this.lists.index(term, f);
+      if (list >= 0 && this.cursor.open(this.lists.address(list)).holds(doc)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * A term's word positions in a document's field (token indexes in the field's tokenize()
+   * output), for the fields that keep them; undefined when the field does not hold the term
+   * there. A view of scratch memory, valid until the next call on this shard: copy it to keep it.
+   */
+  positions(term: number, field: number, doc: number): Uint32Array | undefined {
+    const list = this.lists.index(term, field);
+    return list < 0 ? undefined : this.cursor.open(this.lists.address(list)).positions(doc);
+  }
+
+  /** A term's positions in a document's field into the cursor's scratch (positionsInto()): their number, -1 when none. */
+  protected positionsInto(term: number, field: number, doc: number): number {
+    const list = this.lists.index(term, field);
+    return list < 0 ? -1 : this.cursor.open(this.lists.address(list)).positionsInto(doc);
+  }
+
+  /**
+   * Whether a document's field holds the terms as consecutive words (a quoted phrase). Each
+   * list is read on a cursor of its own, kept open across calls: documents asked in order
+   * mostly fall in the block that cursor decoded last (one shared cursor decoded it anew for
+   * every term of every document: 70% of a phrase search's time).
+   */
+  holdsSequence(terms: number[], field: number, doc: number): boolean {
+    const firstCursor = this.sequenceCursor(terms[0]!, field);
+    const firstCount = firstCursor ? firstCursor.positionsInto(doc) : -1;
+    if (firstCount < 0) return false;
+    // Start positions still possible, narrowed word by word.
+    if (this.sequenceScratch.length < firstCount) this.sequenceScratch = new Uint32Array(firstCount * 2);
+    const starts = this.sequenceScratch;
+    const first = firstCursor!.scratchPositions;
+    for (let i = 0; i < firstCount; i++) starts[i] = first[i]!;
+    let n = firstCount;
+    for (let w = 1; w < terms.length && n > 0; w++) {
+      const cursor = this.sequenceCursor(terms[w]!, field);
+      const count = cursor ? cursor.positionsInto(doc) : -1;
+      if (count < 0) return false;
+      const at = cursor!.scratchPositions;
+      let kept = 0;
+      let j = 0;
+      for (let i = 0; i < n; i++) {
+        const want = starts[i]! + w;
+        while (j < count && at[j]! < want) j++;
+        if (j < count && at[j] === want) starts[kept++] = starts[i]!;
+      }
+      n = kept;
+    }
+    return n > 0;
+  }
+  protected sequenceScratch = new Uint32Array(64);
+  /** holdsSequence()'s cursors, by list address: a few phrases' lists, dropped all at once past SEQUENCE_CURSORS. */
+  protected readonly sequenceCursors = new Map<number, PostingsCursor>();
+
+  /** The cursor holdsSequence() reads a (term, field) list on, open on it; undefined when the field does not hold the term. */
+  protected sequenceCursor(term: number, field: number): PostingsCursor | undefined {
+    const list = this.lists.index(term, field);
+    if (list < 0) return undefined;
+    const address = this.lists.address(list);
+    let cursor = this.sequenceCursors.get(address);
+    if (!cursor) {
+      if (this.sequenceCursors.size >= SEQUENCE_CURSORS) this.sequenceCursors.clear();
+      cursor = this.reader.cursor().open(address);
+      this.sequenceCursors.set(address, cursor);
+    }
+    return cursor;
+  }
+  /** smallestSpan's lists, one after another in spanValues from spanStarts[k] to spanStarts[k + 1], and its cursor into each. */
+  protected spanValues = new Uint32Array(256);
+  protected spanStarts = new Uint32Array(MAX_WORDS * 4 + 1);
+  protected spanNext = new Uint32Array(MAX_WORDS * 4);
+  /** How many of its groups the document held, in the last smallestSpan() call. */
+  spanGroups = 0;
+
+  /**
+   * The fewest consecutive words of a document's field holding one term of every group that
+   * it holds a term of (0 when it holds terms of fewer than two groups), from the positions.
+   * A group is a word's forms: the word, its other forms, its typos.
+   */
+  smallestSpan(groups: number[][], field: number, doc: number): number {
+    this.spanGroups = 0;
+    if (groups.length + 1 > this.spanStarts.length) {
+      this.spanStarts = new Uint32Array(groups.length + 1);
+      this.spanNext = new Uint32Array(groups.length);
+    }
+    const starts = this.spanStarts;
+    let lists = 0;
+    let used = 0;
+    for (const group of groups) {
+      const start = used;
+      for (const t of group) {
+        const count = this.positionsInto(t, field, doc);
+        if (count < 0) continue;
+        if (used + count > this.spanValues.length) {
+          const grown = new Uint32Array(Math.max(used + count, this.spanValues.length * 2));
+          grown.set(this.spanValues.subarray(0, used));
+          this.spanValues = grown;
+        }
+        const from = this.cursor.scratchPositions;
+        const values = this.spanValues;
+        for (let i = 0; i < count; i++) values[used + i] = from[i]!;
+        used += count;
+      }
+      if (used === start) continue;
+      if (group.length > 1) this.spanValues.subarray(start, used).sort();
+      starts[lists++] = start;
+    }
+    starts[lists] = used;
+    this.spanGroups = lists;
+    if (lists < 2) return 0;
+    const values = this.spanValues;
+    // A window over the merged positions: advance the list whose current position is lowest.
+    const next = this.spanNext;
+    for (let k = 0; k < lists; k++) next[k] = starts[k]!;
+    let best = Infinity;
+    for (;;) {
+      let lo = 0;
+      let hi = 0;
+      for (let k = 0; k < lists; k++) {
+        const p = values[next[k]!]!;
+        if (p < values[next[lo]!]!) lo = k;
+        if (p > values[next[hi]!]!) hi = k;
+      }
+      const span = values[next[hi]!]! - values[next[lo]!]! + 1;
+      if (span < best) best = span;
+      if (++next[lo]! >= starts[lo + 1]!) break;
+    }
+    return best;
+  }
+}

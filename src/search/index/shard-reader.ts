@@ -1,0 +1,141 @@
+/** A shard's arrays opened for reading: its vocabulary, term lists, postings and field lengths, with BM25's length norms. */
+import { PostingsReader, type PostingsCursor } from "./postings";
+import { BM25, type FieldNorms, type ShardData } from "./shard-types";
+import { TermLists } from "./term-lists";
+import { Vocabulary } from "./vocabulary";
+
+/** Documents a window of match() spans over several lists: their sums, 12 bytes a document, fit a core's L2 cache. */
+const MATCH_WINDOW = 1 << 15;
+
+export class ShardReader {
+  /** The arrays the shard reads. */
+  readonly data: ShardData;
+  readonly fields: string[];
+  readonly documentCount: number;
+  protected readonly vocabulary: Vocabulary;
+  protected readonly lists: TermLists;
+  /** One cursor over the postings, reused by every call (they are synchronous). */
+  protected readonly cursor: PostingsCursor;
+  protected readonly reader: PostingsReader;
+  protected readonly lengths: Uint16Array;
+  /** BM25's length normalisation, k·(1 − b + b·length/average), per field and length. */
+  protected readonly normTables: Float32Array[];
+  /** Per field, the smallest normalisation: what a posting's score is bounded with. */
+  protected readonly shortestNorms: number[];
+  protected readonly boosts: number[];
+  protected readonly scores: Float64Array;
+  protected readonly masks: Uint32Array;
+  /** match()'s cursors, one a list it reads at once (made as needed). */
+  protected readonly listCursors: PostingsCursor[] = [];
+
+  /** Documents a window of match() spans (MATCH_WINDOW; a test sets another). */
+  protected readonly matchWindow: number;
+
+  constructor(data: ShardData, boosts: number[], options: { matchWindow?: number } = {}) {
+    this.data = data;
+    this.matchWindow = options.matchWindow ?? MATCH_WINDOW;
+    this.fields = data.fields;
+    this.documentCount = data.documentCount;
+    this.boosts = boosts;
+    this.lists = new TermLists(data.lists);
+    this.reader = new PostingsReader(data.postings);
+    this.cursor = this.reader.cursor();
+    this.lengths = data.fieldLengths;
+    this.vocabulary = new Vocabulary(data.vocabulary);
+    const n = this.documentCount;
+    const normOf = (length: number, average: number) => BM25.k * (1 - BM25.b + (BM25.b * length) / average);
+    this.shortestNorms = [];
+    this.normTables = this.fields.map((_f, f) => {
+      const lengths = this.lengths.subarray(f * n, (f + 1) * n);
+      let sum = 0;
+      // A posting's document holds the term, so its field is at least one word long: the shortest such field bounds a posting's score.
+      let shortest = Infinity;
+      for (let d = 0; d < n; d++) {
+        const length = lengths[d]!;
+        sum += length;
+        if (length > 0 && length < shortest) shortest = length;
+      }
+      const average = sum / n || 1;
+      // By length, not by document: a length is 16 bits, so the table is 256 KB whatever the corpus (4 bytes a document saved per field).
+      const table = new Float32Array(1 << 16);
+      for (let length = 0; length < table.length; length++) table[length] = normOf(length, average);
+      this.shortestNorms.push(Math.fround(normOf(Number.isFinite(shortest) ? shortest : 0, average)));
+      return table;
+    });
+    this.scores = new Float64Array(n);
+    this.masks = new Uint32Array(n);
+  }
+
+  /** The smallest normalisation of a field's documents that hold a term: what bounds a posting's score. */
+  shortestNorm(field: number): number {
+    return this.shortestNorms[field]!;
+  }
+
+  /**
+   * The per-document buffers match() accumulates in: all zero outside a match() call. A caller
+   * that does not call match() on this shard meanwhile may use them, and must leave them zero.
+   * (The pruned search does: one set of per-chunk buffers instead of two.)
+   */
+  accumulators(): { scores: Float64Array; masks: Uint32Array } {
+    return { scores: this.scores, masks: this.masks };
+  }
+
+  /** A field's length per document, and BM25's length normalisation per length: a document's is table[lengths[d]]. */
+  norms(field: number): FieldNorms {
+    const n = this.documentCount;
+    return { lengths: this.lengths.subarray(field * n, (field + 1) * n), table: this.normTables[field]! };
+  }
+
+  /** A cursor of its own over the shard's postings, for a reader that keeps lists open while the shard reads others. */
+  newCursor(): PostingsCursor {
+    return this.reader.cursor();
+  }
+
+  /** Whether the index holds this key. */
+  /** Calls `visit` with every term's index key, its lists' postings, and those of every term it begins (itself included), in key order. */
+  eachTerm(visit: (key: string, postings: number, withLonger: number) => void): void {
+    const size = this.vocabulary.size;
+    const upTo = new Float64Array(size + 1);
+    for (let term = 0; term < size; term++) upTo[term + 1] = upTo[term]! + this.lists.total(term);
+    for (let term = 0; term < size; term++) {
+      const key = this.vocabulary.keyOf(term);
+      const [, to] = this.vocabulary.prefixRange(key);
+      visit(key, this.lists.total(term), upTo[to]! - upTo[term]!);
+    }
+  }
+
+  has(key: string): boolean {
+    return this.vocabulary.get(key) !== undefined;
+  }
+
+  /** The index key of a term number. */
+  keyOf(term: number): string {
+    return this.vocabulary.keyOf(term);
+  }
+
+  /** Unique terms of a document's field. */
+  fieldLength(field: number, doc: number): number {
+    return this.lengths[field * this.documentCount + doc]!;
+  }
+
+  /**
+   * How informative a key is in one field: BM25's inverse document frequency, as match()
+   * weighs it (0 for a key the index does not hold).
+   */
+  idf(key: string, field: number): number {
+    const term = this.vocabulary.get(key);
+    if (term === undefined) return 0;
+    const df = this.lists.df(term, field);
+    return df ? Math.log(1 + (this.documentCount - df + 0.5) / (df + 0.5)) : 0;
+  }
+
+  /** Documents holding a term, in any field (postings counted twice where two fields hold it). */
+  frequency(term: number): number {
+    return this.lists.total(term);
+  }
+
+  /** The term number of an index key, if the index holds it. */
+  termOf(key: string): number | undefined {
+    return this.vocabulary.get(key);
+  }
+}
