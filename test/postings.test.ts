@@ -6,7 +6,9 @@
 import { describe, expect, test } from "bun:test";
 import { openSnapshot, type Snapshot } from "../src/snapshot";
 import { textShardOptions, TEXT_BOOSTS } from "../src/search/index/fields";
-import { BLOCK, memoryPostings, PostingsReader, type PostingsCursor } from "../src/search/index/postings";
+import { BLOCK } from "../src/search/index/postings-format";
+import { memoryPostings } from "../src/search/index/postings-writer";
+import { PostingsReader, type PostingsCursor } from "../src/search/index/postings";
 import { TermLists } from "../src/search/index/term-lists";
 import { buildShard } from "../src/search/indexer/invert";
 import { Shard } from "../src/search/index/shard";

@@ -6,7 +6,7 @@
  * chunks take hours.) Large builds go through runs and a merge instead (build.ts).
  */
 import { Growable } from "../../snapshot";
-import { memoryPostings } from "../index/postings";
+import { memoryPostings } from "../index/postings-writer";
 import { TermListsWriter } from "../index/term-lists";
 import type { ShardData, ShardOptions } from "../index/shard-types";
 import { TokenTable } from "../index/token-table";

@@ -1,0 +1,287 @@
+import { unpack } from "./packed-runs";
+import { ALIGN, BLOCK, PACKED_FROM, PART_BYTES } from "./postings-format";
+
+/** A cursor's reading of one list's skip data and document blocks (postings.ts adds the positions). */
+export class BlockCursor {
+  /** The decoded block's documents and term frequencies. */
+  readonly docs = new Uint32Array(BLOCK);
+  readonly tfs = new Uint8Array(BLOCK);
+  /** Documents in the list. */
+  df = 0;
+  blocks = 0;
+  hasPositions = false;
+  protected bytes: Uint8Array = new Uint8Array(0);
+  protected words: Uint32Array = new Uint32Array(0);
+  /** Word index of lastDoc[0] (long lists). */
+  protected skip = 0;
+  protected docsAt = 0;
+  protected positionsAt = 0;
+  protected decoded = -1;
+  protected decodedCount = 0;
+  /** Where the decoded block's documents end: a short list's positions start there. */
+  protected docsEnd = 0;
+
+  constructor(private readonly reader: { readonly parts: Uint8Array[]; readonly words: Uint32Array[] }) {}
+
+  open(address: number): this {
+    // Opened for every (term, field) a query touches, most of them short lists: kept to integer arithmetic.
+    let part = 0;
+    let at = address;
+    if (address >= PART_BYTES) {
+      part = Math.floor(address / PART_BYTES);
+      at = address - part * PART_BYTES;
+    }
+    const bytes = this.reader.parts[part];
+    if (!bytes) throw new Error(`postings: no part ${part}`);
+    this.bytes = bytes;
+    this.words = this.reader.words[part]!;
+    const v = this.varint32(bytes, at);
+    at = this.next;
+    const df = v >>> 1;
+    this.df = df;
+    this.hasPositions = (v & 1) === 1;
+    this.blocks = df < BLOCK ? 1 : ((df + BLOCK - 1) / BLOCK) | 0;
+    this.decoded = -1;
+    if (df < BLOCK) {
+      this.docsAt = at;
+      this.positionsAt = -1;
+    } else {
+      at = (at + ALIGN - 1) & ~(ALIGN - 1);
+      const w = at >>> 2;
+      const blocks = this.blocks;
+      const docsLength = this.words[w]!;
+      this.skip = w + 1;
+      this.docsAt = at + 4 * (1 + blocks * (this.hasPositions ? 3 : 2)) + blocks;
+      this.positionsAt = this.docsAt + docsLength;
+    }
+    return this;
+  }
+
+  /** Where the open list's skip data, documents and positions take up bytes in its part: [skip bytes, documents' first byte, positions' first byte]. */
+  regions(): [skips: number, docsAt: number, positionsAt: number] {
+    const skips = this.df < BLOCK ? 0 : this.blocks * (this.hasPositions ? 13 : 9);
+    return [skips, this.docsAt, this.positionsOf(0)];
+  }
+
+  /** Where block b's positions start (the block is decoded for a short list, whose positions follow its documents). */
+  protected positionsOf(b: number): number {
+    if (this.df >= BLOCK)
+      return this.positionsAt + (this.hasPositions ? this.words[this.skip + 2 * this.blocks + b]! : 0);
+    this.decode(0);
+    return this.docsEnd;
+  }
+
+  /** The last document of block b. */
+  lastDoc(b: number): number {
+    if (this.df >= BLOCK) return this.words[this.skip + b]!;
+    const n = this.decode(0);
+    return this.docs[n - 1]!;
+  }
+
+  /** The largest term frequency in block b. */
+  maxTf(b: number): number {
+    if (this.df >= BLOCK) return this.bytes[this.docsAt - this.blocks + b]!;
+    const n = this.decode(0);
+    let max = 0;
+    for (let i = 0; i < n; i++) if (this.tfs[i]! > max) max = this.tfs[i]!;
+    return max;
+  }
+
+  /** The first block whose last document is doc or after (blocks when none is). */
+  blockOf(doc: number): number {
+    if (this.df < BLOCK) return this.df > 0 && this.lastDoc(0) >= doc ? 0 : this.blocks;
+    const words = this.words;
+    const skip = this.skip;
+    let lo = 0;
+    let hi = this.blocks;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (words[skip + mid]! < doc) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Decodes block b into docs and tfs: its number of documents. */
+  decode(b: number): number {
+    if (this.decoded === b) return this.decodedCount;
+    const bytes = this.bytes;
+    const docs = this.docs;
+    const tfs = this.tfs;
+    let at: number;
+    let doc: number;
+    if (this.df < BLOCK) {
+      at = this.docsAt;
+      doc = -1;
+    } else {
+      at = this.docsAt + this.words[this.skip + this.blocks + b]!;
+      doc = b > 0 ? this.words[this.skip + b - 1]! | 0 : -1;
+    }
+    const n = b < this.blocks - 1 ? BLOCK : this.df - BLOCK * (this.blocks - 1);
+    if (n >= PACKED_FROM) {
+      const token = bytes[at]!;
+      const width = token & 63;
+      if (token === width && width <= 24) {
+        // The common case, unpacked and summed in one loop: no exceptions, gaps of at most 24 bits (see unpack()).
+        const mask = (1 << width) - 1;
+        let held = 0;
+        let bits = 0;
+        at++;
+        for (let i = 0; i < n; i++) {
+          while (bits < width) {
+            held |= bytes[at++]! << bits;
+            bits += 8;
+          }
+          doc = (doc + (held & mask) + 1) | 0;
+          held >>>= width;
+          bits -= width;
+          docs[i] = doc;
+        }
+      } else {
+        at = unpack(bytes, at, n, docs, 0);
+        for (let i = 0; i < n; i++) {
+          doc = (doc + docs[i]! + 1) | 0;
+          docs[i] = doc;
+        }
+      }
+      if (bytes[at] === 0) {
+        // Every tf is 1: the token alone.
+        tfs.fill(1, 0, n);
+        at++;
+      } else {
+        // tf − 1 is below 255: at most 8 bits, straight into tfs, and exceptions' high bits (a byte) added after.
+        const token = bytes[at++]!;
+        const width = token & 63;
+        const mask = (1 << width) - 1;
+        let held = 0;
+        let bits = 0;
+        for (let i = 0; i < n; i++) {
+          while (bits < width) {
+            held |= bytes[at++]! << bits;
+            bits += 8;
+          }
+          tfs[i] = (held & mask) + 1;
+          held >>>= width;
+          bits -= width;
+        }
+        if (token & 128) {
+          for (let e = bytes[at++]!; e > 0; e--) {
+            const index = bytes[at++]!;
+            // A varint of at most 8 bits: one or two bytes.
+            let high = bytes[at++]!;
+            if (high & 128) high = (high & 127) | (bytes[at++]! << 7);
+            tfs[index] = tfs[index]! + (high << width);
+          }
+        }
+      }
+    } else {
+      for (let i = 0; i < n; i++) {
+        // v = (gap − 1)·2 + (tf > 1) < 2^32: its top bits may make it a negative int32, which >>> reads right.
+        let c = bytes[at++]!;
+        let v = c & 127;
+        if (c & 128) {
+          c = bytes[at++]!;
+          v |= (c & 127) << 7;
+          if (c & 128) {
+            c = bytes[at++]!;
+            v |= (c & 127) << 14;
+            if (c & 128) {
+              c = bytes[at++]!;
+              v |= (c & 127) << 21;
+              if (c & 128) v |= bytes[at++]! << 28;
+            }
+          }
+        }
+        doc = (doc + (v >>> 1) + 1) | 0;
+        docs[i] = doc;
+        const more = v & 1;
+        tfs[i] = 1 + ((bytes[at]! - 1) & -more);
+        at += more;
+      }
+    }
+    this.docsEnd = at;
+    this.decoded = b;
+    this.decodedCount = n;
+    return n;
+  }
+
+  /** The index of doc in the decoded block b, or -1. */
+  protected indexIn(b: number, doc: number): number {
+    const n = this.decode(b);
+    const docs = this.docs;
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (docs[mid]! < doc) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < n && docs[lo] === doc ? lo : -1;
+  }
+
+  /** Whether the list holds doc: a search of the skip data and one block decoded. */
+  holds(doc: number): boolean {
+    const b = this.blockOf(doc);
+    return b < this.blocks && this.indexIn(b, doc) >= 0;
+  }
+
+  /** The term frequency of doc in the list, 0 when it is not there. */
+  tf(doc: number): number {
+    const b = this.blockOf(doc);
+    if (b >= this.blocks) return 0;
+    const i = this.indexIn(b, doc);
+    return i < 0 ? 0 : this.tfs[i]!;
+  }
+
+  /** Calls visit(doc, tf) for each document of the list in [from, to). */
+  forEach(visit: (doc: number, tf: number) => void, from = 0, to = PART_BYTES): void {
+    const last = to > 0 ? this.blockOf(to - 1) : 0;
+    const end = last < this.blocks ? last + 1 : this.blocks;
+    for (let b = this.blockOf(from); b < end; b++) {
+      const n = this.decode(b);
+      for (let i = 0; i < n; i++) {
+        const d = this.docs[i]!;
+        if (d < from) continue;
+        if (d >= to) return;
+        visit(d, this.tfs[i]!);
+      }
+    }
+  }
+
+  /** A varint of at most 32 bits, as an int32 (read it with >>> 0 when it may reach 2^31). */
+  protected varint32(bytes: Uint8Array, at: number): number {
+    let c = bytes[at++]!;
+    let v = c & 127;
+    if (c & 128) {
+      c = bytes[at++]!;
+      v |= (c & 127) << 7;
+      if (c & 128) {
+        c = bytes[at++]!;
+        v |= (c & 127) << 14;
+        if (c & 128) {
+          c = bytes[at++]!;
+          v |= (c & 127) << 21;
+          if (c & 128) v |= bytes[at++]! << 28;
+        }
+      }
+    }
+    this.next = at;
+    return v;
+  }
+
+  /** Where the last varint() ended. */
+  protected next = 0;
+
+  protected varint(bytes: Uint8Array, at: number): number {
+    let v = 0;
+    let scale = 1;
+    let b: number;
+    do {
+      b = bytes[at++]!;
+      v += (b & 127) * scale;
+      scale *= 128;
+    } while (b & 128);
+    this.next = at;
+    return v;
+  }
+}
