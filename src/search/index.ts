@@ -6,7 +6,7 @@
  *   const { hits } = tome.search("albedo of snow", { limit: 5 });
  */
 import { openSnapshot } from "../snapshot";
-import type { IndexBuildProgress } from "./indexer/build";
+import type { IndexBuildProgress } from "./indexer/merge";
 import { Engine } from "./engine";
 import { PRUNE_FROM } from "./options";
 import { ORDER_LENGTH, ORDERS_SECTION } from "./ranking/orders";
@@ -25,7 +25,8 @@ export {
   type SearchWork,
 } from "./engine";
 export { CROP_MARKER, escapeHtml } from "./text/highlight";
-export { IndexBuilder, type IndexBuildProgress } from "./indexer/build";
+export { IndexBuilder } from "./indexer/build";
+export type { IndexBuildProgress } from "./indexer/merge";
 export { loadIndexes, readShardData } from "./index/store";
 export { PageOrders } from "./ranking/orders";
 export { logMemory, setMemoryLog } from "./indexer/memory-log";
