@@ -20,7 +20,8 @@
  * Every per-search buffer is in one Scratch, restored after each search by its reset().
  */
 import type { Snapshot, SnapshotPage } from "../snapshot";
-import { buildPageOrders, ORDER_LENGTH, PageOrders } from "./ranking/orders";
+import { buildPageOrders } from "./ranking/orders";
+import { ORDER_LENGTH, PageOrders } from "./ranking/page-orders";
 import {
   COLLECT_EVERY_MS,
   DEFAULTS,

@@ -9,7 +9,7 @@ import { openSnapshot } from "../snapshot";
 import type { IndexBuildProgress } from "./indexer/merge";
 import { Engine } from "./engine";
 import { PRUNE_FROM } from "./options";
-import { ORDER_LENGTH, ORDERS_SECTION } from "./ranking/orders";
+import { ORDER_LENGTH, ORDERS_SECTION } from "./ranking/page-orders";
 import { loadIndexes } from "./index/store";
 
 export { ANALYZER_VERSION, fold, phraseTest, terms, tokens } from "./text/analyze";
@@ -28,7 +28,7 @@ export { CROP_MARKER, escapeHtml } from "./text/highlight";
 export { IndexBuilder } from "./indexer/build";
 export type { IndexBuildProgress } from "./indexer/merge";
 export { loadIndexes, readShardData } from "./index/store";
-export { PageOrders } from "./ranking/orders";
+export { PageOrders } from "./ranking/page-orders";
 export { logMemory, setMemoryLog } from "./indexer/memory-log";
 
 /** The page orders section (D51) of a snapshot whose other sections are written (SnapshotWriter.finish's `derive`). */

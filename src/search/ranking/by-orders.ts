@@ -1,4 +1,4 @@
-import type { PageOrder } from "./orders";
+import type { PageOrder } from "./page-orders";
 import { popcount, type ScoredList } from "../index/shard-types";
 import { PageBounds } from "./page-bounds";
 import { type PruneInput, type PruneResult, type RankedPage, reaches, UNTITLED } from "./page-scorer";

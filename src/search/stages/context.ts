@@ -1,5 +1,5 @@
 /** What every stage of a search reads and writes: the engine's parts, shared by its stages. */
-import type { PageOrders } from "../ranking/orders";
+import type { PageOrders } from "../ranking/page-orders";
 import type { PostingsCursor } from "../index/postings";
 import type { Shard } from "../index/shard";
 import type { Catalog } from "./catalog";

@@ -15,7 +15,7 @@ import { groupOf, tierOf, TYPO_TIER } from "../ranking/rules";
 import type { WordOrder } from "../ranking/by-orders";
 import type { PruneInput, PruneResult, RankedPage } from "../ranking/page-scorer";
 import type { PrunedRanking } from "../ranking/pruned";
-import type { PageOrder } from "../ranking/orders";
+import type { PageOrder } from "../ranking/page-orders";
 import type { ParsedQuery } from "../text/query";
 import type { Derived, Matches, WordSpec } from "../index/shard-types";
 import type { Shard } from "../index/shard";
