@@ -1,5 +1,5 @@
 /**
- * The conjunction (src/search/conjunction.ts): match()'s documents holding every required
+ * The conjunction (src/search/ranking/conjunction.ts): match()'s documents holding every required
  * word, with match()'s very scores and masks, in document order, whichever words narrow.
  */
 import { describe, expect, test } from "bun:test";

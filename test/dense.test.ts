@@ -1,5 +1,5 @@
 /**
- * Dense lists (src/search/dense.ts): a common list's term frequencies, a byte a document, give
+ * Dense lists (src/search/index/dense.ts): a common list's term frequencies, a byte a document, give
  * for every document what the list itself holds (0 where it holds nothing); lists in fewer
  * documents are not made dense.
  */

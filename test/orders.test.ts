@@ -1,5 +1,5 @@
 /**
- * Page orders (D51, src/search/orders.ts): a one-word search ranked from the order stored for
+ * Page orders (D51, src/search/ranking/orders.ts): a one-word search ranked from the order stored for
  * its word ranks as the exhaustive search, title groups and paging included, and falls back
  * when the order is too short to tell.
  */

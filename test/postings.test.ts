@@ -1,5 +1,5 @@
 /**
- * Block-compressed postings (src/search/postings.ts): lists of real postings written and read
+ * Block-compressed postings (src/search/index/postings.ts): lists of real postings written and read
  * back, skip data, ranges, positions; and shards on them scoring exactly as the flat arrays
  * they replace (a copy of the old flat layout and its match() is kept here as the oracle).
  */

@@ -1,5 +1,5 @@
 /**
- * The pruned search (src/search/pruned.ts) against its oracle, the exhaustive search: for
+ * The pruned search (src/search/ranking/pruned.ts) against its oracle, the exhaustive search: for
  * thousands of random queries drawn from the shared dumps' own text, the same pages in the
  * same order, the same chunks, scores within 1e-9.
  */

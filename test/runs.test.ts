@@ -1,5 +1,5 @@
 /**
- * The index build's run worker (src/search/runs.ts): a run it cannot write stops the build with
+ * The index build's run worker (src/search/indexer/runs.ts): a run it cannot write stops the build with
  * where and why, not a hang; a run it writes is the run the main thread would write.
  */
 import { describe, expect, test } from "bun:test";

@@ -1,7 +1,7 @@
 /**
  * bun bench/search/postings.ts [<snapshot.tome>] [--runs R] [--queries N]
  *
- * Block-compressed postings (src/search/postings.ts) against the flat arrays they replaced
+ * Block-compressed postings (src/search/index/postings.ts) against the flat arrays they replaced
  * (a Uint32 document and a Uint8 frequency per posting), on a snapshot's text shard, or on
  * the shared English dumps (enwiki-2016 sample + enwik8 head) when no snapshot is given:
  *   - bytes per posting and per chunk: documents with frequencies, skip data, list headers,

@@ -1,7 +1,7 @@
 /**
  * bun bench/search/vocabulary.ts [--large N] [--queries N] [--rounds R]
  *
- * The vocabulary in typed arrays (src/search/vocabulary.ts) against the radix tree of Maps it
+ * The vocabulary in typed arrays (src/search/index/vocabulary.ts) against the radix tree of Maps it
  * replaced (bench/search/radix-tree.ts, with MiniSearch's SearchableMap for get and atPrefix), on
  *   (a) the real vocabulary of the shared English dumps' text shard (as buildShard makes it), and
  *   (b) a large one: (a) plus words made up by bench/corpus/english-model.ts's letter chain (trained
