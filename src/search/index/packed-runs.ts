@@ -2,7 +2,7 @@
 import { EXCEPTIONS, PACKED_FROM } from "./postings-format";
 
 /** Bits needed for v (0 for 0). */
-export function widthOf(v: number): number {
+function widthOf(v: number): number {
   return 32 - Math.clz32(v);
 }
 
@@ -53,7 +53,7 @@ export class Bytes {
 }
 
 /** How many values of each width a run has (0..32): the width is chosen from it alone. */
-export const widthCounts = new Int32Array(33);
+const widthCounts = new Int32Array(33);
 
 /** Writes values[from, from + m) as a packed run (see the layout above), at the width that takes the fewest bytes. */
 export function writePacked(out: Bytes, values: Uint32Array, from: number, m: number): void {
@@ -153,7 +153,7 @@ export function unpack(bytes: Uint8Array, at: number, m: number, out: Uint32Arra
 }
 
 /** Adds the exceptions' high bits (at `at`) to out[to + index]: where they end. */
-export function patch(bytes: Uint8Array, at: number, width: number, out: Uint32Array, to: number): number {
+function patch(bytes: Uint8Array, at: number, width: number, out: Uint32Array, to: number): number {
   const count = bytes[at++]!;
   for (let e = 0; e < count; e++) {
     const index = bytes[at++]!;
@@ -171,7 +171,7 @@ export function patch(bytes: Uint8Array, at: number, width: number, out: Uint32A
 }
 
 /** Where a packed run of m values (its token at `at`) ends. */
-export function skipPacked(bytes: Uint8Array, at: number, m: number): number {
+function skipPacked(bytes: Uint8Array, at: number, m: number): number {
   const token = bytes[at++]!;
   at += (m * (token & 63) + 7) >>> 3;
   if (!(token & 128)) return at;
