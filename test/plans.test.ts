@@ -11,6 +11,9 @@ import { EN_2006, EN_2016, engineFor } from "./helpers";
 
 const SHORT_LISTS = { pruning: { from: 0, workShare: Infinity, words: 31 } } satisfies SearchOptions;
 
+/** The plan chosen, without the plans it handed over to when it gave up (SearchWork.plan: "word-orders, then conjunction"). */
+const chosen = (plan: string) => plan.split(", then ")[0];
+
 type Row = [query: string, options: SearchOptions, without: string, withOrders: string];
 
 const TABLE: Row[] = [
@@ -49,8 +52,8 @@ describe("each query shape runs by its plan", async () => {
 
   for (const [q, options, without, withOrders] of rows)
     test(`${q} ${JSON.stringify(options)}`, () => {
-      expect(engine.search(q, options).work.plan).toBe(without);
-      expect(ordered.search(q, options).work.plan).toBe(withOrders);
+      expect(chosen(engine.search(q, options).work.plan)).toBe(without);
+      expect(chosen(ordered.search(q, options).work.plan)).toBe(withOrders);
     });
 
   test("every plan has a row", () => {

@@ -213,14 +213,23 @@ export class Engine {
     this.stages.meter.plan = how.name;
     if (how.name === "none") return nothing();
     const run = { query, terms: terms!, from, need };
-    return this.byPlan(how, run) ?? this.tiers(run, { onlyPage: -1 });
+    // A plan that gives up hands over to the next, and the last to the exhaustive passes.
+    for (let step: Plan | undefined = how; step; step = step.then) {
+      if (step !== how) this.stages.meter.plan += `, then ${step.name}`;
+      const ranked = this.byPlan(step, run);
+      if (ranked) return ranked;
+    }
+    if (how.name !== "tiers") this.stages.meter.plan += ", then tiers";
+    return this.tiers(run, { onlyPage: -1 });
   }
 
-  /** The ranking of a plan, or undefined when it gives up and the exhaustive passes (`tiers`) must rank. */
-  private byPlan(how: Exclude<Plan, { name: "none" }>, run: PlanRun): Ranking | undefined {
+  /** The ranking of a plan, or undefined when it gives up and the next (or the exhaustive passes, `tiers`) must rank. */
+  private byPlan(how: Plan, run: PlanRun): Ranking | undefined {
     const { stages, pruner } = this;
     const { query, terms, from, need } = run;
     switch (how.name) {
+      case "none":
+        return nothing();
       case "within-page": {
         const { scope } = how;
         if (!(how.phrasesOnly && phraseCandidates(stages, terms, scope))) fillPool(stages, query, terms, scope);

@@ -50,7 +50,7 @@ export interface Hit {
 export interface SearchWork {
   candidates: number;
   postings: number;
-  /** How the search was run: its plan's name (ranking/plan.ts); "" for a lookup that ran none. */
+  /** How the search was run: its plan's name (ranking/plan.ts), followed by ", then tiers" when the plan gave up; "" for a lookup that ran none. */
   plan: string;
 }
 

@@ -2,8 +2,9 @@
  * How a query is run: one of a few named plans, chosen from the query's shape and the index's
  * list table before any list is read (issue 44). Each plan gives the same order (D61): the
  * pruned and conjunction plans are exact for the window they rank, and a plan that gives up
- * (its time guard, or a conjunction that does not pay) falls back to `tiers`, the exhaustive
- * passes, which the others are tested against (test/windows.test.ts).
+ * (its time guard, or a conjunction that does not pay) falls back to its `then` plan (the
+ * pruned plans of several words: the conjunction) or else to `tiers`, the exhaustive passes,
+ * which the others are tested against (test/windows.test.ts).
  *
  *   none           no query word any chunk holds, or no page with the page_id asked for
  *   within-page    page_id: that page's chunks, by the passes of `tiers` within its range
@@ -22,13 +23,17 @@ import type { SearchContext } from "../stages/context";
 import { conjunctionFor, pruningFor, type PruneAsked } from "../stages/prune";
 import type { QueryTerms } from "../stages/terms";
 
-export type Plan =
+export type Plan = (
   | { name: "none" }
   | { name: "within-page"; scope: Required<Scope>; phrasesOnly: boolean }
   | { name: "one-word" | "typo-orders" | "word-orders"; asked: PruneAsked }
   | { name: "conjunction"; pruning: Pruning }
   | { name: "phrases" }
-  | { name: "tiers" };
+  | { name: "tiers" }
+) & {
+  /** The plan run when this one gives up; `tiers` after the last. */
+  then?: Plan;
+};
 
 export type PlanName = Plan["name"];
 
@@ -57,11 +62,14 @@ export function plan(
   if (!terms || !scope) return { name: "none" };
   const phrasesOnly = onlyPhrases(query, terms);
   if (scope.range) return { name: "within-page", scope: scope as Required<Scope>, phrasesOnly };
-  const asked = pruningFor(ctx, query, terms, pruning);
-  if (asked) return { name: asked.typos ? "typo-orders" : asked.orders ? "word-orders" : "one-word", asked };
   const conjunction = conjunctionFor(ctx, query, terms, pruning);
-  if (conjunction) return { name: "conjunction", pruning: conjunction };
-  return phrasesOnly ? { name: "phrases" } : { name: "tiers" };
+  const joined: Plan | undefined = conjunction && { name: "conjunction", pruning: conjunction };
+  const asked = pruningFor(ctx, query, terms, pruning);
+  if (asked) {
+    const name = asked.typos ? "typo-orders" : asked.orders ? "word-orders" : "one-word";
+    return { name, asked, ...(joined && { then: joined }) };
+  }
+  return joined ?? (phrasesOnly ? { name: "phrases" } : { name: "tiers" });
 }
 
 /** Whether every query word stands in a quoted phrase, none allowing typos. */
