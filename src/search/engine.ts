@@ -214,7 +214,7 @@ export class Engine {
     if (how.name === "none") return nothing();
     const run = { query, terms: terms!, from, need };
     // A plan that gives up hands over to the next, and the last to the exhaustive passes.
-    for (let step: Plan | undefined = how; step; step = step.then) {
+    for (let step: Plan | undefined = how; step; step = step.fallback) {
       if (step !== how) this.stages.meter.plan += `, then ${step.name}`;
       const ranked = this.byPlan(step, run);
       if (ranked) return ranked;

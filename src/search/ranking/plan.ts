@@ -2,7 +2,7 @@
  * How a query is run: one of a few named plans, chosen from the query's shape and the index's
  * list table before any list is read (issue 44). Each plan gives the same order (D61): the
  * pruned and conjunction plans are exact for the window they rank, and a plan that gives up
- * (its time guard, or a conjunction that does not pay) falls back to its `then` plan (the
+ * (its time guard, or a conjunction that does not pay) falls back to its `fallback` plan (the
  * pruned plans of several words: the conjunction) or else to `tiers`, the exhaustive passes,
  * which the others are tested against (test/windows.test.ts).
  *
@@ -32,7 +32,7 @@ export type Plan = (
   | { name: "tiers" }
 ) & {
   /** The plan run when this one gives up; `tiers` after the last. */
-  then?: Plan;
+  fallback?: Plan;
 };
 
 export type PlanName = Plan["name"];
@@ -67,7 +67,7 @@ export function plan(
   const asked = pruningFor(ctx, query, terms, pruning);
   if (asked) {
     const name = asked.typos ? "typo-orders" : asked.orders ? "word-orders" : "one-word";
-    return { name, asked, ...(joined && { then: joined }) };
+    return { name, asked, ...(joined && { fallback: joined }) };
   }
   return joined ?? (phrasesOnly ? { name: "phrases" } : { name: "tiers" });
 }
