@@ -74,6 +74,9 @@ export function queryMix(snapshot: Snapshot, seedValue = 7): Record<string, () =
     "2-4 words": () => sampleWords(2 + Math.floor(random() * 3)).join(" "),
     phrase: () => `"${sampleWords(2 + Math.floor(random() * 2)).join(" ")}"`,
     "very common": () => pick(common),
+    // A reader's question: function words around two words of the text (issue 44).
+    question: () =>
+      `${pick(["who", "what", "when", "where", "how"])} ${pick(["is", "was", "did"])} the ${sampleWords(1).join(" ")} of the ${sampleWords(1).join(" ")}`,
     typo: () => typo(sampleWords(1, long)[0] ?? "encyclopedia"),
     prefix: () => [...(sampleWords(1, long)[0] ?? "encyclopedia")].slice(0, 4).join(""),
     japanese: () => sampleWords(1, (w) => japanese.test(w)).join(" "),

@@ -80,7 +80,7 @@ describe("page orders", () => {
     const words = new Uint32Array(bytes.buffer, bytes.byteOffset, 1);
     words[0] = (words[0]! + 1) >>> 0;
     expect(() => new PageOrders(bytes)).toThrow(/other ranking rules.*snapshot:build/);
-  });
+  }, 120_000);
 
   test("one-word searches ranked from full orders rank as the exhaustive search", async () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });

@@ -38,6 +38,7 @@ function queriesFrom(engine: Engine, count: number, seed: number): { q: string; 
     () => ({ q: `"${sample(2).join(" ")}"` }),
     () => ({ q: `"${sample(2).join(" ")}" ${sample(1).join(" ")}` }),
     () => ({ q: sample(2).map(typo).join(" ") }),
+    () => ({ q: sample(1).map(typo).join(" ") }),
     () => ({ q: [...(sample(1)[0] ?? "")].slice(0, 3 + Math.floor(random() * 3)).join("") }),
     () => ({ q: `${sample(2).join(" ")} ${[...(sample(1)[0] ?? "")].slice(0, 3).join("")}` }),
     () => ({
@@ -50,14 +51,18 @@ function queriesFrom(engine: Engine, count: number, seed: number): { q: string; 
 
 const shown = (hits: Hit[]) => hits.map((h) => `${h.page.pageId}#${h.chunk}`);
 
-function walk(engine: Engine, queries: { q: string; pageId?: number }[]): number {
+/** The window comparisons made, and the plans (ranking/plan.ts) the windows ran by ("gave up": some plan handed over to the next). */
+function walk(engine: Engine, queries: { q: string; pageId?: number }[]): { compared: number; plans: Set<string> } {
   let compared = 0;
+  const plans = new Set<string>();
   for (const { q, pageId } of queries) {
     const base = { budgetMs: Infinity, highlight: false, pageId };
     const oracle = engine.search(q, { ...base, limit: EVERY_PAGE, pruning: false }).hits;
     for (const [limit, offset] of WINDOWS)
       for (const pruning of [undefined, PRUNED]) {
-        const window = engine.search(q, { ...base, limit, offset, pruning }).hits;
+        const { hits: window, work } = engine.search(q, { ...base, limit, offset, pruning });
+        plans.add(work.plan.split(", then ")[0]!);
+        if (work.plan.includes(", then ")) plans.add("gave up");
         const expected = oracle.slice(offset, offset + limit);
         const pruned = pruning !== undefined;
         expect({ q, limit, offset, pruned, hits: shown(window) }).toEqual({
@@ -81,13 +86,15 @@ function walk(engine: Engine, queries: { q: string; pageId?: number }[]): number
         }
     }
   }
-  return compared;
+  return { compared, plans };
 }
 
 describe("every window is a slice of one order", () => {
   test("English", async () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
-    expect(walk(engine, queriesFrom(engine, 200, 11))).toBeGreaterThan(3600);
+    const { compared, plans } = walk(engine, queriesFrom(engine, 200, 11));
+    expect(compared).toBeGreaterThan(3600);
+    expect([...plans].sort()).toEqual(["conjunction", "gave up", "one-word", "phrases", "tiers", "within-page"]);
   }, 600_000);
 
   test("English, ranked from stored page orders (D51) wherever they answer", async () => {
@@ -98,7 +105,9 @@ describe("every window is a slice of one order", () => {
       engine.titleIndex,
       new PageOrders(engine.pageOrders(1, 1000)),
     );
-    expect(walk(ordered, queriesFrom(ordered, 80, 17))).toBeGreaterThan(1400);
+    const { compared, plans } = walk(ordered, queriesFrom(ordered, 80, 17));
+    expect(compared).toBeGreaterThan(1400);
+    for (const plan of ["one-word", "typo-orders", "word-orders"]) expect(plans).toContain(plan);
   }, 600_000);
 
   for (const lang of ["ja", "vi"]) {
@@ -107,7 +116,7 @@ describe("every window is a slice of one order", () => {
         dumps: TRUNCATED_XZ.filter((d) => d.includes(`/${lang}wiki`)),
         allowTruncated: true,
       });
-      expect(walk(engine, queriesFrom(engine, 80, 13))).toBeGreaterThan(1400);
+      expect(walk(engine, queriesFrom(engine, 80, 13)).compared).toBeGreaterThan(1400);
     }, 600_000);
   }
 });

@@ -64,6 +64,8 @@ interface Measured {
       n: number;
       meanHits: number;
       postings: number;
+      /** How many of the class's queries ran by each plan (src/search/ranking/plan.ts), searched by default. */
+      plans: Record<string, number>;
       pruned?: { p50: number; p99: number; postings: number };
     }
   >;
@@ -117,6 +119,7 @@ async function measure(): Promise<Measured> {
     let hits = 0;
     let postings = 0;
     let prunedPostings = 0;
+    const plans: Record<string, number> = {};
     const allDefault: number[] = [];
     for (const [i, q] of queries.entries()) {
       // With --pruned, each query runs both ways, the order alternating (the second run finds warmer caches).
@@ -134,6 +137,8 @@ async function measure(): Promise<Measured> {
         { r: SearchResult; ms: number },
         { r: SearchResult; ms: number } | undefined,
       ];
+      const plan = (byDefault ?? exhaustive).r.work.plan;
+      plans[plan] = (plans[plan] ?? 0) + 1;
       times.push(exhaustive.ms);
       hits += exhaustive.r.estimatedTotalHits;
       postings += exhaustive.r.work.postings;
@@ -151,6 +156,7 @@ async function measure(): Promise<Measured> {
       n: times.length,
       meanHits: hits / times.length,
       postings: postings / times.length,
+      plans,
     };
     if (values.pruned)
       latencyMs[kind].pruned = {
@@ -232,16 +238,19 @@ else {
   console.log(
     (values.pruned
       ? "| queries | n | exhaustive p50 ms | exhaustive p99 ms | mean matching pages | postings per query |"
-      : "| queries | n | p50 ms | p99 ms | mean matching pages | postings per query |") +
+      : "| queries | n | p50 ms | p99 ms | mean matching pages | postings per query | plans |") +
       (values.pruned
         ? " default p50 ms | default p99 ms | default postings per query | p50 exhaustive ÷ default |"
         : ""),
   );
-  console.log(`|---|---|---|---|---|---|${values.pruned ? "---|---|---|---|" : ""}`);
+  console.log(`|---|---|---|---|---|---|${values.pruned ? "---|---|---|---|" : "---|"}`);
   for (const [k, r] of Object.entries(m.latencyMs)) {
     const pruned = r.pruned
       ? ` ${r.pruned.p50.toFixed(2)} | ${r.pruned.p99.toFixed(2)} | ${r.pruned.postings.toFixed(0)} | ${(r.p50 / r.pruned.p50).toFixed(2)} |`
-      : "";
+      : ` ${Object.entries(r.plans)
+          .sort((a, b) => b[1] - a[1])
+          .map(([plan, n]) => `${plan} ${n}`)
+          .join(", ")} |`;
     console.log(
       `| ${k} | ${r.n} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.meanHits.toFixed(0)} | ${r.postings.toFixed(0)} |${pruned}`,
     );

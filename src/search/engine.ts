@@ -37,17 +37,18 @@ import { PrunedRanking } from "./ranking/pruned";
 import { PROXIMITY_WINDOW } from "./ranking/rules";
 import { parseQuery, type ParsedQuery } from "./text/query";
 import type { Shard } from "./index/shard";
-import { conjunctionPool, fillPool, type Scope } from "./stages/candidates";
+import { plan, type Plan } from "./ranking/plan";
+import { conjunctionPool, fillPool, phraseCandidates, type Scope } from "./stages/candidates";
 import { Catalog } from "./stages/catalog";
 import type { SearchContext } from "./stages/context";
 import { hitFormatter } from "./stages/format";
 import { Meter } from "./stages/meter";
 import { rankChunksOfPage, rankPages } from "./stages/pages";
-import { existingPhrases, keepPhrases } from "./stages/phrases";
+import { existingPhrases, keepPhrases, type KeptPhrases } from "./stages/phrases";
 import { intro, type PageCandidate, type Ranking } from "./stages/pool";
-import { conjunctionFor, fewerWordsFor, pruningFor, rankPruned } from "./stages/prune";
+import { fewerWordsFor, rankPruned } from "./stages/prune";
 import { Scratch } from "./stages/scratch";
-import { queryTerms } from "./stages/terms";
+import { queryTerms, type QueryTerms } from "./stages/terms";
 
 export {
   DEFAULTS,
@@ -62,6 +63,14 @@ export {
 } from "./options";
 
 const nothing = (): Ranking => ({ pages: [], total: 0 });
+
+/** What every plan ranks: the query (its phrases that exist), its terms, and the window with the depth it needs. */
+interface PlanRun {
+  query: ParsedQuery;
+  terms: QueryTerms;
+  from: number;
+  need: number;
+}
 
 export class Engine {
   readonly lang: string;
@@ -189,7 +198,7 @@ export class Engine {
     return work;
   }
 
-  /** The stages of a search, from the parsed query to the best `need` pages. */
+  /** The stages of a search, from the parsed query to the best `need` pages, by the query's plan (ranking/plan.ts). */
   private rank(
     parsed: ParsedQuery,
     from: number,
@@ -200,22 +209,61 @@ export class Engine {
     // The pages proximity reorders are always ranked, however few were asked for: the order never depends on the window (D61).
     const need = Math.max(asked, PROXIMITY_WINDOW);
     const query = existingPhrases(this.stages, parsed);
-    if (!query.words.length) return nothing();
-    const scope = this.scopeOf(pageId);
-    if (!scope) return nothing();
-    const terms = queryTerms(query, this.stages);
-    const prune = pruningFor(this.stages, query, terms, pruning, scope.onlyPage);
-    const pruned = prune && rankPruned(this.stages, this.pruner, query, terms, from, need, prune);
-    if (pruned) return pruned;
-    const conjunction = conjunctionFor(query, terms, pruning, scope.onlyPage);
-    const joined = conjunction && conjunctionPool(this.stages, query, terms, need, conjunction);
-    const past = joined === "short" ? fewerWordsFor(query, conjunction!) : undefined;
-    const pastJoined = past && rankPruned(this.stages, this.pruner, query, terms, from, need, past);
-    if (pastJoined) return pastJoined;
-    const matching = typeof joined === "object" ? joined.matching : fillPool(this.stages, query, terms, scope);
-    const kept = query.phrases.length ? keepPhrases(this.stages, query) : undefined;
-    if (scope.onlyPage >= 0) return rankChunksOfPage(this.stages, query, scope.onlyPage, kept);
-    return rankPages(this.stages, query, terms, from, need, kept, matching);
+    const terms = query.words.length ? queryTerms(query, this.stages) : undefined;
+    const how = plan(this.stages, query, terms, pruning, this.scopeOf(pageId));
+    this.stages.meter.plan = how.name;
+    if (how.name === "none") return nothing();
+    const run = { query, terms: terms!, from, need };
+    // A plan that gives up hands over to the next, and the last to the exhaustive passes.
+    for (let step: Plan | undefined = how; step; step = step.fallback) {
+      if (step !== how) this.stages.meter.plan += `, then ${step.name}`;
+      const ranked = this.byPlan(step, run);
+      if (ranked) return ranked;
+    }
+    if (how.name !== "tiers") this.stages.meter.plan += ", then tiers";
+    return this.tiers(run, { onlyPage: -1 });
+  }
+
+  /** The ranking of a plan, or undefined when it gives up and the next (or the exhaustive passes, `tiers`) must rank. */
+  private byPlan(how: Plan, run: PlanRun): Ranking | undefined {
+    const { stages, pruner } = this;
+    const { query, terms, from, need } = run;
+    switch (how.name) {
+      case "none":
+        return nothing();
+      case "within-page": {
+        const { scope } = how;
+        if (!(how.phrasesOnly && phraseCandidates(stages, terms, scope))) fillPool(stages, query, terms, scope);
+        return rankChunksOfPage(stages, query, scope.onlyPage, this.keptPhrases(query));
+      }
+      case "one-word":
+      case "typo-orders":
+      case "word-orders":
+        return rankPruned(stages, pruner, query, terms, from, need, how.asked);
+      case "conjunction": {
+        const joined = conjunctionPool(stages, query, terms, need, how.pruning);
+        if (typeof joined === "object") return rankPages(stages, query, terms, from, need, undefined, joined.matching);
+        return joined === "short"
+          ? rankPruned(stages, pruner, query, terms, from, need, fewerWordsFor(how.pruning))
+          : undefined;
+      }
+      case "phrases":
+        if (!phraseCandidates(stages, terms, { onlyPage: -1 })) return undefined;
+        return rankPages(stages, query, terms, from, need, this.keptPhrases(query), 0);
+      case "tiers":
+        return undefined;
+    }
+  }
+
+  /** The exhaustive passes, every tier (stages/candidates.ts), and the pages ranked. */
+  private tiers({ query, terms, from, need }: PlanRun, scope: Scope): Ranking {
+    const matching = fillPool(this.stages, query, terms, scope);
+    return rankPages(this.stages, query, terms, from, need, this.keptPhrases(query), matching);
+  }
+
+  /** The candidates holding every quoted phrase, when the query has some (stages/phrases.ts). */
+  private keptPhrases(query: ParsedQuery): KeptPhrases | undefined {
+    return query.phrases.length ? keepPhrases(this.stages, query) : undefined;
   }
 
   /** Where a search looks: every chunk, or the chunks of the page with `pageId` (undefined: no such page). */

@@ -50,6 +50,8 @@ export interface Hit {
 export interface SearchWork {
   candidates: number;
   postings: number;
+  /** How the search was run: its plan's name (ranking/plan.ts), followed by ", then tiers" when the plan gave up; "" for a lookup that ran none. */
+  plan: string;
 }
 
 export interface SearchResult {

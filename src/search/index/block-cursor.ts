@@ -20,6 +20,8 @@ export class BlockCursor {
   protected decodedCount = 0;
   /** Where the decoded block's documents end: a short list's positions start there. */
   protected docsEnd = 0;
+  /** positionsInto()'s block (postings.ts), forgotten when another list is opened. */
+  protected positionBlock = -1;
 
   constructor(private readonly reader: { readonly parts: Uint8Array[]; readonly words: Uint32Array[] }) {}
 
@@ -42,6 +44,7 @@ export class BlockCursor {
     this.hasPositions = (v & 1) === 1;
     this.blocks = df < BLOCK ? 1 : ((df + BLOCK - 1) / BLOCK) | 0;
     this.decoded = -1;
+    this.positionBlock = -1;
     if (df < BLOCK) {
       this.docsAt = at;
       this.positionsAt = -1;

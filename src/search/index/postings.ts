@@ -30,9 +30,19 @@ export class PostingsReader {
  * valid until the next decode), its skip data, lookups of a document and its positions.
  */
 export class PostingsCursor extends BlockCursor {
-  /** The position values of the runs positionsInto() reads, before they are summed. */
-  private runScratch = new Uint32Array(2 * RUN);
   private positionScratch = new Uint32Array(64);
+  /**
+   * positionsInto()'s block, read as far as asked: where each document's position values start
+   * (tf sums), where each run starts (located up to runsLocated), and the runs unpacked so far
+   * into blockValues. Checking a phrase asks for document after document of a block: each run
+   * is unpacked once, not once for every document it holds.
+   */
+  private readonly valueStarts = new Uint32Array(BLOCK + 1);
+  private runAt = new Int32Array(8);
+  private runUnpacked = new Uint8Array(8);
+  private runsLocated = 0;
+  private blockValues = new Uint32Array(1024);
+  private blockValueCount = 0;
 
   /**
    * The positions of doc in the list, in a scratch array valid until the next call (a view:
@@ -46,7 +56,7 @@ export class PostingsCursor extends BlockCursor {
   /**
    * positions() without the view: the number of positions of doc (-1 when the list does not
    * hold doc or has no positions), decoded into scratchPositions, valid until the next call.
-   * Only the runs holding doc's positions are unpacked; those before are skipped.
+   * Only the runs holding doc's positions are unpacked, each once while the block stays the same; those before are skipped.
    */
   positionsInto(doc: number): number {
     if (!this.hasPositions) return -1;
@@ -54,13 +64,30 @@ export class PostingsCursor extends BlockCursor {
     if (b >= this.blocks) return -1;
     const index = this.indexIn(b, doc);
     if (index < 0) return -1;
+    if (this.positionBlock !== b) this.openPositions(b);
+    const first = this.valueStarts[index]!;
+    const count = this.valueStarts[index + 1]! - first;
+    for (let r = (first / RUN) | 0, last = ((first + count - 1) / RUN) | 0; r <= last; r++)
+      if (!this.runUnpacked[r]) this.unpackRun(r);
+    if (count > this.positionScratch.length)
+      this.positionScratch = new Uint32Array(Math.max(count, this.positionScratch.length * 2));
+    const out = this.positionScratch;
+    const values = this.blockValues;
+    let p = -1;
+    for (let i = 0; i < count; i++) {
+      p += values[first + i]! + 1;
+      out[i] = p;
+    }
+    return count;
+  }
+
+  /** Starts positionsInto()'s reading of decoded block b: each document's first value (the tf sums, past MAX_TF read from the row), no run unpacked. */
+  private openPositions(b: number): void {
     const n = this.decodedCount;
-    const bytes = this.bytes;
     const tfs = this.tfs;
+    const bytes = this.bytes;
+    const starts = this.valueStarts;
     let at = this.positionsOf(b);
-    // doc's first value in the block's row, its count, and the row's length (which says how long the last run is).
-    let first = 0;
-    let count = 0;
     let total = 0;
     for (let i = 0; i < n; i++) {
       let c = tfs[i]!;
@@ -68,27 +95,35 @@ export class PostingsCursor extends BlockCursor {
         c += this.varint(bytes, at);
         at = this.next;
       }
-      if (i === index) {
-        first = total;
-        count = c;
-      }
+      starts[i] = total;
       total += c;
     }
-    const from = first - (first % RUN);
-    for (let r = 0; r < from; r += RUN) at = skipRun(bytes, at, RUN);
-    const upTo = first + count;
-    if (upTo - from > this.runScratch.length) this.runScratch = new Uint32Array(upTo - from + RUN);
-    const raw = this.runScratch;
-    for (let r = from; r < upTo; r += RUN) at = readRun(bytes, at, Math.min(RUN, total - r), raw, r - from);
-    if (count > this.positionScratch.length)
-      this.positionScratch = new Uint32Array(Math.max(count, this.positionScratch.length * 2));
-    const out = this.positionScratch;
-    let p = -1;
-    for (let i = 0, j = first - from; i < count; i++, j++) {
-      p += raw[j]! + 1;
-      out[i] = p;
+    starts[n] = total;
+    const runs = Math.ceil(total / RUN);
+    if (this.runAt.length <= runs) {
+      this.runAt = new Int32Array(runs * 2 + 1);
+      this.runUnpacked = new Uint8Array(runs * 2 + 1);
+    } else this.runUnpacked.fill(0, 0, runs);
+    if (this.blockValues.length < total)
+      this.blockValues = new Uint32Array(Math.max(total, this.blockValues.length * 2));
+    this.runAt[0] = at;
+    this.runsLocated = 1;
+    this.blockValueCount = total;
+    this.positionBlock = b;
+  }
+
+  /** Unpacks run r of positionsInto()'s block into blockValues, locating the runs before it first (skipped, not unpacked). */
+  private unpackRun(r: number): void {
+    const bytes = this.bytes;
+    const total = this.blockValueCount;
+    const runAt = this.runAt;
+    while (this.runsLocated <= r) {
+      const k = this.runsLocated - 1;
+      runAt[this.runsLocated++] = skipRun(bytes, runAt[k]!, Math.min(RUN, total - k * RUN));
     }
-    return count;
+    const end = readRun(bytes, runAt[r]!, Math.min(RUN, total - r * RUN), this.blockValues, r * RUN);
+    if (r + 1 === this.runsLocated) runAt[this.runsLocated++] = end;
+    this.runUnpacked[r] = 1;
   }
 
   /** Where positionsInto() leaves its positions. */

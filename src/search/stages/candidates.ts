@@ -13,7 +13,7 @@
  * phrases alone take the conjunction of their words.
  */
 import { matchAll } from "../ranking/conjunction";
-import { PRUNE_FROM, WORK_SHARE, type Pruning } from "../options";
+import { WORK_SHARE, type Pruning } from "../options";
 import { FEWER_TIER, TYPO_TIER } from "../ranking/rules";
 import type { ParsedQuery } from "../text/query";
 import type { Matches } from "../index/shard-types";
@@ -31,10 +31,9 @@ export interface Scope {
 /**
  * Fills the pool by the exhaustive passes, every tier however few pages were asked for (a
  * page's rank must not depend on the window, D61); only the time budget stops them early.
- * Returns the pages holding any query word (0 within one page, and for phrases alone).
+ * Returns the pages holding any query word (0 within one page).
  */
 export function fillPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, scope: Scope): number {
-  if (phrasesAlone(ctx, query, terms, scope)) return 0;
   const { text, meter, scratch } = ctx;
   const { pool } = scratch;
   const into = (i: number) => ({ ...scope.range, into: scratch.textBuffer(i) });
@@ -53,14 +52,12 @@ export function fillPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTer
 }
 
 /**
- * A query of quoted phrases and nothing else: its candidates are the chunks holding every word
- * (their conjunction, conjunction.ts), the only ones a phrase can stand in; the exhaustive
- * passes would find the same after the phrase check, reading every posting of every word.
- * False when the query holds other words, or the conjunction does not pay (every word common).
+ * A query of quoted phrases and nothing else (ranking/plan.ts): its candidates are the chunks
+ * holding every word (their conjunction, conjunction.ts), the only ones a phrase can stand in;
+ * the exhaustive passes would find the same after the phrase check, reading every posting of
+ * every word. False, the pool left empty, when the conjunction does not pay (every word common).
  */
-function phrasesAlone(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, scope: Scope): boolean {
-  const quoted = new Set(query.phrases.flat());
-  if (!query.phrases.length || terms.typoable || !terms.words.every((w) => quoted.has(w))) return false;
+export function phraseCandidates(ctx: SearchContext, terms: QueryTerms, scope: Scope): boolean {
   const { text, scratch, meter } = ctx;
   const all = matchAll(text, ctx.textCursor, terms.exact, terms.full, { into: scratch.textBuffer(0), ...scope.range });
   if (!all) return false;
@@ -85,9 +82,7 @@ export function conjunctionPool(
 ): Conjoined {
   const { text, scratch, meter } = ctx;
   const derived = text.derive(terms.exact);
-  const postings = text.postingsOf(derived);
-  if (postings < (pruning.from ?? PRUNE_FROM)) return undefined;
-  const budget = (pruning.workShare ?? WORK_SHARE) * postings;
+  const budget = (pruning.workShare ?? WORK_SHARE) * text.postingsOf(derived);
   const all = matchAll(text, ctx.textCursor, terms.exact, terms.required, {
     into: scratch.textBuffer(0),
     budget,

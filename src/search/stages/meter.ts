@@ -5,6 +5,8 @@ import type { Matches } from "../index/shard-types";
 export class Meter {
   candidates = 0;
   postings = 0;
+  /** The current search's plan (ranking/plan.ts). */
+  plan = "";
   /** When the current search must stop adding work (performance.now() time). */
   private deadline = Infinity;
   /** The engine's time not counted against a search (milliseconds so far), and its value when the search started. */
@@ -18,6 +20,7 @@ export class Meter {
     this.deadline = deadline;
     this.uncountedAtStart = this.uncounted();
     this.candidates = this.postings = 0;
+    this.plan = "";
   }
 
   /** Whether the current search has used its time budget (what it made for every later search not counted). */
@@ -37,6 +40,6 @@ export class Meter {
   }
 
   work(): SearchWork {
-    return { candidates: this.candidates, postings: this.postings };
+    return { candidates: this.candidates, postings: this.postings, plan: this.plan };
   }
 }

@@ -26,21 +26,28 @@ import { wordSpecs, type QueryTerms } from "./terms";
 import { markTitleGroups } from "./title-groups";
 
 /**
- * The pruned search asked for, when the query is one it answers: no phrase (a word quoted
- * twice), not within a page; one word with typos when its typo terms have orders (D53);
- * several words when each has an order (D51); one word without typos, by default only one
- * the index holds or one with a stored page order (D51: a prefix's expansions alone bound its
- * pages too loosely for the pruned search to pay, D48).
+ * The pruned search asked for, when the query is one it answers (ranking/plan.ts): no phrase
+ * (a word quoted twice); one word with typos when its typo terms have orders (D53); several
+ * words when each has an order (D51); one word without typos, by default only one the index
+ * holds or one with a stored page order (D51: a prefix's expansions alone bound its pages too
+ * loosely for the pruned search to pay, D48). Never when the lists hold fewer postings than
+ * `pruning.from` (read from the list table, before any list).
  */
 export function pruningFor(
   ctx: SearchContext,
   query: ParsedQuery,
   terms: QueryTerms,
   pruning: false | Pruning | undefined,
-  onlyPage: number,
 ): PruneAsked | undefined {
   const prune = pruning ?? {};
-  if (!prune || query.phrases.length || onlyPage >= 0) return undefined;
+  if (!prune || query.phrases.length) return undefined;
+  const asked = prunedShape(ctx, terms, prune);
+  const words = asked?.typos ? terms.fuzzy : terms.exact;
+  return asked && ctx.text.postingsOf(ctx.text.derive(words)) >= (prune.from ?? PRUNE_FROM) ? asked : undefined;
+}
+
+/** The pruned search a query of this shape may take, whatever its lists' length. */
+function prunedShape(ctx: SearchContext, terms: QueryTerms, prune: Pruning): PruneAsked | undefined {
   if (terms.typoable) {
     const typos = typoTerms(ctx, terms);
     return typos && { pruning: prune, order: undefined, alone: false, typos };
@@ -74,8 +81,8 @@ export interface PruneAsked {
  * (D52): the pages past it, holding only some of the words. Not with quoted phrases, whose
  * check keeps chunks rather than pages (stages/phrases.ts).
  */
-export function fewerWordsFor(query: ParsedQuery, conjunction: Pruning): PruneAsked | undefined {
-  return query.phrases.length ? undefined : { pruning: conjunction, order: undefined, alone: false, fewer: true };
+export function fewerWordsFor(conjunction: Pruning): PruneAsked {
+  return { pruning: conjunction, order: undefined, alone: false, fewer: true };
 }
 
 /** The most postings the words or typo terms with no stored order may hold, for their pages to be scored or bounded apart (D52, D53). */
@@ -167,18 +174,20 @@ function prunesAlone(ctx: SearchContext, prune: Pruning, terms: QueryTerms): boo
 /**
  * The conjunction asked for (stages/candidates.ts), when the query is one it answers: several
  * words, at most `words`, no typo, no quoted phrase (the phrase check may leave fewer pages
- * than the conjunction found, and the pages past them hold only some words), not within a page.
+ * than the conjunction found, and the pages past them hold only some words), whose lists hold
+ * `pruning.from` postings or more.
  */
 export function conjunctionFor(
+  ctx: SearchContext,
   query: ParsedQuery,
   terms: QueryTerms,
   pruning: false | Pruning | undefined,
-  onlyPage: number,
 ): Pruning | undefined {
   const prune = pruning ?? {};
-  if (!prune || query.phrases.length) return undefined;
+  if (!prune || query.phrases.length || terms.typoable) return undefined;
   const words = terms.words.length;
-  return words > 1 && words <= (prune.words ?? GUARDS.maxWords) && onlyPage < 0 && !terms.typoable ? prune : undefined;
+  if (words < 2 || words > (prune.words ?? GUARDS.maxWords)) return undefined;
+  return ctx.text.postingsOf(ctx.text.derive(terms.exact)) >= (prune.from ?? PRUNE_FROM) ? prune : undefined;
 }
 
 /** The pruned ranking, or undefined when the query's lists are too short or the pruned search gives up. */
@@ -193,8 +202,6 @@ export function rankPruned(
 ): Ranking | undefined {
   const { text, scratch, meter } = ctx;
   const derived = text.derive(typos ? terms.fuzzy : terms.exact);
-  // Checked on the list table before the lists' bounds are read: most queries stop here.
-  if (text.postingsOf(derived) < (pruning.from ?? PRUNE_FROM)) return undefined;
   const lists = text.scoredLists(derived);
   const titled = markTitleGroups(ctx, query, terms.title, terms.informative);
   const { pageGroup, titleBoost } = scratch;
