@@ -72,7 +72,9 @@ for (let r = 0; r < Number(values.runs); r++)
 
 const median = (runs: Measured[], f: (m: Measured) => number) => quantile(runs.map(f), 0.5);
 console.log(`${snapshot}: ${commit.slice(0, 7)} (earlier) against this checkout, medians of ${values.runs} runs each`);
-console.log("| queries | earlier p50 / p99 ms | now p50 / p99 ms | earlier ÷ now (p50) | postings a query, earlier → now |");
+console.log(
+  "| queries | earlier p50 / p99 ms | now p50 / p99 ms | earlier ÷ now (p50) | postings a query, earlier → now |",
+);
 console.log("|---|---|---|---|---|");
 const classes = Object.keys(sides.now[0]!.latencyMs);
 for (const k of classes) {
