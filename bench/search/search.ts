@@ -26,16 +26,18 @@ const { values, positionals } = parseArgs({
     runs: { type: "string", default: "1" },
     measure: { type: "boolean" },
     pruned: { type: "boolean" },
+    "no-orders": { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
   allowPositionals: true,
 });
 if (values.help || !positionals[0]) {
-  console.log(`Usage: bun bench/search/search.ts <snapshot.tome> [--queries N per kind] [--runs R] [--json]
+  console.log(`Usage: bun bench/search/search.ts <snapshot.tome> [--queries N per kind] [--runs R] [--json] [--no-orders]
 
   --queries N   queries per kind (default 200)
   --runs R      boot and query R times, each in a fresh process; figures are medians (default 1)
   --json        one JSON object instead of the table
+  --no-orders   search as if the snapshot stored no page orders (D51): do they pay?
   --pruned      run every query twice, interleaved: exhaustive (pruning: false) and as
                 by default (pruned where D48 says), and report both, the postings each
                 read and the default's speed-up
@@ -97,7 +99,7 @@ async function measure(): Promise<Measured> {
   const snapshotPart = step();
   const indexes = loadIndexes(snapshot);
   const indexesPart = step();
-  const tome = new Engine(snapshot, indexes.text, indexes.titles);
+  const tome = new Engine(snapshot, indexes.text, indexes.titles, values["no-orders"] ? null : undefined);
   const bootParts = { snapshot: snapshotPart, indexes: indexesPart, engine: step() };
   const bootSeconds = bootParts.snapshot.seconds + bootParts.indexes.seconds + bootParts.engine.seconds;
   const heapBytes = heap() - heapBefore;
@@ -191,7 +193,16 @@ if (values.measure) {
 const runs: Measured[] = [];
 for (let r = 0; r < Number(values.runs); r++) {
   const child = Bun.spawnSync(
-    ["bun", import.meta.path, path, "--measure", "--queries", String(perKind), ...(values.pruned ? ["--pruned"] : [])],
+    [
+      "bun",
+      import.meta.path,
+      path,
+      "--measure",
+      "--queries",
+      String(perKind),
+      ...(values.pruned ? ["--pruned"] : []),
+      ...(values["no-orders"] ? ["--no-orders"] : []),
+    ],
     { stderr: "inherit" },
   );
   if (child.exitCode !== 0) {

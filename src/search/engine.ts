@@ -86,7 +86,8 @@ export class Engine {
     readonly snapshot: Snapshot,
     readonly text: Shard,
     readonly titleIndex: Shard,
-    orders = PageOrders.of(snapshot.container),
+    /** The stored page orders (D51); null: search as if the snapshot had none (bench/search/search.ts --no-orders). */
+    orders: PageOrders | null | undefined = PageOrders.of(snapshot.container),
   ) {
     this.lang = snapshot.meta.wiki.lang;
     this.catalog = new Catalog(snapshot, text.documentCount);
@@ -99,7 +100,7 @@ export class Engine {
       textCursor: text.newCursor(),
       scratch,
       meter: new Meter(() => text.onceMakingMs + titleIndex.onceMakingMs),
-      orders,
+      orders: orders ?? undefined,
     };
     // The exact pass's buffer is idle while the pruned search runs (filled only after it): it lends it its per-chunk scores.
     this.pruner = new PrunedRanking(text, this.catalog, scratch.textBuffer(0));
