@@ -234,7 +234,7 @@ export class Engine {
         return nothing();
       case "within-page": {
         const { scope } = how;
-        if (!(how.phrasesOnly && phraseCandidates(stages, terms, scope))) fillPool(stages, query, terms, scope);
+        if (!(how.phrasesOnly && phraseCandidates(stages, query, terms, scope))) fillPool(stages, query, terms, scope);
         return rankChunksOfPage(stages, query, scope.onlyPage, this.keptPhrases(query));
       }
       case "one-word":
@@ -249,7 +249,7 @@ export class Engine {
           : undefined;
       }
       case "phrases":
-        if (!phraseCandidates(stages, terms, { onlyPage: -1 })) return undefined;
+        if (!phraseCandidates(stages, query, terms, { onlyPage: -1 })) return undefined;
         return rankPages(stages, query, terms, from, need, this.keptPhrases(query), 0);
       case "tiers":
         return undefined;

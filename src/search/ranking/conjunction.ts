@@ -25,14 +25,24 @@ const CONJUNCTION_SHARE = 1 / 4;
  * match()'s scores and masks; none once fewer than `least` are left. Undefined, having read
  * nothing, when the rarest required word's lists hold more than `budget` postings or are too
  * common to pay. Without `scored`, only the documents (masks: the required bits), for any
- * words: each list is then read at most once. With `from` and `to`, only documents in [from, to).
+ * words: each list is then read at most once. With `from` and `to`, only documents in [from, to);
+ * with `keep`, only those it keeps, asked once the rare words have narrowed them, before any score.
  */
 export function matchAll(
   shard: Shard,
   cursor: PostingsCursor,
   words: WordSpec[],
   required: number,
-  options: { into?: Matches; budget?: number; least?: number; scored?: boolean; from?: number; to?: number } = {},
+  options: {
+    into?: Matches;
+    budget?: number;
+    least?: number;
+    scored?: boolean;
+    from?: number;
+    to?: number;
+    /** Only the documents it keeps are scored and returned (a quoted phrase's check, stages/candidates.ts). */
+    keep?: (doc: number) => boolean;
+  } = {},
 ): Matches | undefined {
   const scored = options.scored ?? true;
   const derived = shard.derive(words);
@@ -67,6 +77,15 @@ export function matchAll(
     for (let i = 0; i < n; i++) {
       const d = docs[i]!;
       if (masks[d]! & bit) docs[kept++] = d;
+      else masks[d] = 0;
+    }
+    n = kept;
+  }
+  if (options.keep && n >= least) {
+    let kept = 0;
+    for (let i = 0; i < n; i++) {
+      const d = docs[i]!;
+      if (options.keep(d)) docs[kept++] = d;
       else masks[d] = 0;
     }
     n = kept;

@@ -20,6 +20,7 @@ import type { Matches } from "../index/shard-types";
 import type { SearchContext } from "./context";
 import { estimatedPages } from "./prune";
 import type { QueryTerms } from "./terms";
+import { phraseCheck } from "./phrases";
 import { markTitleGroups } from "./title-groups";
 
 /** Where the passes look: the whole text shard, or one page's chunks (onlyPage ≥ 0). */
@@ -53,13 +54,23 @@ export function fillPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTer
 
 /**
  * A query of quoted phrases and nothing else (ranking/plan.ts): its candidates are the chunks
- * holding every word (their conjunction, conjunction.ts), the only ones a phrase can stand in;
- * the exhaustive passes would find the same after the phrase check, reading every posting of
- * every word. False, the pool left empty, when the conjunction does not pay (every word common).
+ * holding every phrase, found in the conjunction of their words (conjunction.ts) before any
+ * is scored; the exhaustive passes would find the same after the phrase check, reading and
+ * scoring every posting of every word. False, the pool left empty, when the conjunction does
+ * not pay (every word common).
  */
-export function phraseCandidates(ctx: SearchContext, terms: QueryTerms, scope: Scope): boolean {
+export function phraseCandidates(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, scope: Scope): boolean {
   const { text, scratch, meter } = ctx;
-  const all = matchAll(text, ctx.textCursor, terms.exact, terms.full, { into: scratch.textBuffer(0), ...scope.range });
+  const holds = phraseCheck(ctx, query);
+  // Past the time budget the rest are kept unchecked, and keepPhrases() estimates from those it checks.
+  let checks = 0;
+  let late = false;
+  const keep = holds && ((doc: number) => late || (++checks % 64 === 0 && (late = meter.late())) || holds(doc));
+  const all = matchAll(text, ctx.textCursor, terms.exact, terms.full, {
+    into: scratch.textBuffer(0),
+    ...scope.range,
+    ...(keep && { keep }),
+  });
   if (!all) return false;
   scratch.pool.add(meter.counted(all), 0, terms.full, "having");
   return true;

@@ -76,22 +76,29 @@ export interface KeptPhrases {
  */
 export function keepPhrases(ctx: SearchContext, query: ParsedQuery): KeptPhrases {
   const { pool } = ctx.scratch;
-  const sequences: number[][] = [];
-  for (const phrase of query.phrases) {
-    const sequence = phraseTerms(ctx, phrase);
-    if (!sequence) return { list: [], estimate: 1 };
-    sequences.push(sequence);
-  }
+  const holds = phraseCheck(ctx, query);
+  if (!holds) return { list: [], estimate: 1 };
   const kept: Candidate[] = [];
   let checked = 0;
   for (let i = 0; i < pool.size; i++) {
     if (i % 64 === 63 && ctx.meter.late()) break;
     checked = i + 1;
-    if (!sequences.every((sequence) => chunkHolds(ctx, pool.docs[i]!, sequence))) continue;
+    if (!holds(pool.docs[i]!)) continue;
     const c = pool.candidate(i);
     c.position = i;
     kept.push(c);
   }
   const estimate = checked < pool.size && checked > 0 ? pool.size / checked : 1;
   return { list: kept, estimate };
+}
+
+/** Whether a chunk holds every quoted phrase of the query; undefined when the index lacks a phrase's word (no chunk holds it). */
+export function phraseCheck(ctx: SearchContext, query: ParsedQuery): ((doc: number) => boolean) | undefined {
+  const sequences: number[][] = [];
+  for (const phrase of query.phrases) {
+    const sequence = phraseTerms(ctx, phrase);
+    if (!sequence) return undefined;
+    sequences.push(sequence);
+  }
+  return (doc) => sequences.every((sequence) => chunkHolds(ctx, doc, sequence));
 }
