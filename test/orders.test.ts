@@ -4,10 +4,10 @@
  * when the order is too short to tell.
  */
 import { describe, expect, test } from "bun:test";
-import { Engine, PageOrders, type Pruning } from "../src/search";
+import { type Engine, PageOrders, type Pruning } from "../src/search";
 import { querySampler } from "../bench/queries";
 import { indexKey } from "../src/search/text/analyze";
-import { EN_2006, EN_2016, engineFor } from "./helpers";
+import { EN_2006, EN_2016, engineFor, withOrders } from "./helpers";
 
 /** The pruned search on whatever the lists' length (these snapshots are small), never giving up. */
 const PRUNED: Pruning = { from: 0, workShare: Infinity };
@@ -24,11 +24,6 @@ function oneWordQueries(engine: Engine, count: number): string[] {
 }
 
 /** The engine with orders `length` pages long for its words of `least` postings or more. */
-function withOrders(engine: Engine, least: number, length: number): { ordered: Engine; orders: PageOrders } {
-  const orders = new PageOrders(engine.pageOrders(least, length));
-  return { ordered: new Engine(engine.snapshot, engine.text, engine.titleIndex, orders), orders };
-}
-
 /** A search's hits as compared: page, chunk, score, and the passage as cropped and highlighted (the words matched depend on the path too). */
 const shown = (r: ReturnType<Engine["search"]>) =>
   r.hits.map((h) => `${h.page.pageId}#${h.chunk} ${h.score.toPrecision(12)} ${h.formatted.text}`);

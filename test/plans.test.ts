@@ -5,9 +5,9 @@
  * threshold where a row asks for the pruned plans; the default rows show the threshold.
  */
 import { describe, expect, test } from "bun:test";
-import { Engine, PageOrders, type SearchOptions } from "../src/search";
+import type { SearchOptions } from "../src/search";
 import { PLAN_NAMES } from "../src/search/ranking/plan";
-import { EN_2006, EN_2016, engineFor } from "./helpers";
+import { EN_2006, EN_2016, engineFor, withOrders } from "./helpers";
 
 const SHORT_LISTS = { pruning: { from: 0, workShare: Infinity, words: 31 } } satisfies SearchOptions;
 
@@ -37,12 +37,7 @@ const TABLE: Row[] = [
 
 describe("each query shape runs by its plan", async () => {
   const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
-  const ordered = new Engine(
-    engine.snapshot,
-    engine.text,
-    engine.titleIndex,
-    new PageOrders(engine.pageOrders(1, 1000)),
-  );
+  const { ordered } = withOrders(engine, 1, 1000);
   const onePage = { pageId: engine.snapshot.pages.ids[3]! };
   const rows: Row[] = [
     ...TABLE,

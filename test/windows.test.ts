@@ -6,8 +6,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { querySampler } from "../bench/queries";
-import { Engine, type Hit, PageOrders } from "../src/search";
-import { EN_2006, EN_2016, engineFor, TRUNCATED_XZ } from "./helpers";
+import type { Engine, Hit } from "../src/search";
+import { EN_2006, EN_2016, engineFor, TRUNCATED_XZ, withOrders } from "./helpers";
 
 const EVERY_PAGE = 100_000;
 /** These snapshots' lists are below the default's threshold: every query is also pruned, never giving up. */
@@ -99,12 +99,7 @@ describe("every window is a slice of one order", () => {
 
   test("English, ranked from stored page orders (D51) wherever they answer", async () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
-    const ordered = new Engine(
-      engine.snapshot,
-      engine.text,
-      engine.titleIndex,
-      new PageOrders(engine.pageOrders(1, 1000)),
-    );
+    const { ordered } = withOrders(engine, 1, 1000);
     const { compared, plans } = walk(ordered, queriesFrom(ordered, 80, 17));
     expect(compared).toBeGreaterThan(1400);
     for (const plan of ["one-word", "typo-orders", "word-orders"]) expect(plans).toContain(plan);

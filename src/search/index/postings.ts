@@ -84,9 +84,29 @@ export class PostingsCursor extends BlockCursor {
   /** Starts positionsInto()'s reading of decoded block b: each document's first value (the tf sums, past MAX_TF read from the row), no run unpacked. */
   private openPositions(b: number): void {
     const n = this.decodedCount;
-    const tfs = this.tfs;
+    const at = this.sumCounts(b, n, this.valueStarts);
+    const total = this.valueStarts[n]!;
+    const runs = Math.ceil(total / RUN);
+    if (this.runAt.length <= runs) {
+      this.runAt = new Int32Array(runs * 2 + 1);
+      this.runUnpacked = new Uint8Array(runs * 2 + 1);
+    } else this.runUnpacked.fill(0, 0, runs);
+    if (this.blockValues.length < total)
+      this.blockValues = new Uint32Array(Math.max(total, this.blockValues.length * 2));
+    this.runAt[0] = at;
+    this.runsLocated = 1;
+    this.blockValueCount = total;
+    this.positionBlock = b;
+  }
+
+  /**
+   * The first position value of each of decoded block b's n documents into starts (their tf
+   * sums, a count past MAX_TF read from the block's row), and their total at starts[n]: where
+   * the block's runs of values start.
+   */
+  private sumCounts(b: number, n: number, starts: Uint32Array): number {
     const bytes = this.bytes;
-    const starts = this.valueStarts;
+    const tfs = this.tfs;
     let at = this.positionsOf(b);
     let total = 0;
     for (let i = 0; i < n; i++) {
@@ -99,17 +119,7 @@ export class PostingsCursor extends BlockCursor {
       total += c;
     }
     starts[n] = total;
-    const runs = Math.ceil(total / RUN);
-    if (this.runAt.length <= runs) {
-      this.runAt = new Int32Array(runs * 2 + 1);
-      this.runUnpacked = new Uint8Array(runs * 2 + 1);
-    } else this.runUnpacked.fill(0, 0, runs);
-    if (this.blockValues.length < total)
-      this.blockValues = new Uint32Array(Math.max(total, this.blockValues.length * 2));
-    this.runAt[0] = at;
-    this.runsLocated = 1;
-    this.blockValueCount = total;
-    this.positionBlock = b;
+    return at;
   }
 
   /** Unpacks run r of positionsInto()'s block into blockValues, locating the runs before it first (skipped, not unpacked). */
@@ -143,19 +153,9 @@ export class PostingsCursor extends BlockCursor {
       return n;
     }
     const bytes = this.bytes;
-    let at = this.positionsOf(b);
     const starts = this.positionStarts;
-    let total = 0;
-    for (let i = 0; i < n; i++) {
-      let c = this.tfs[i]!;
-      if (c === MAX_TF) {
-        c += this.varint(bytes, at);
-        at = this.next;
-      }
-      starts[i] = total;
-      total += c;
-    }
-    starts[n] = total;
+    let at = this.sumCounts(b, n, starts);
+    const total = starts[n]!;
     if (total > this.positionValues.length)
       this.positionValues = new Uint32Array(Math.max(total, this.positionValues.length * 2));
     const values = this.positionValues;
