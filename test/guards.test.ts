@@ -167,4 +167,18 @@ describe("guards", () => {
     const result = engine.search("the of and in to a is was", { budgetMs: 0 });
     expect(result.hits.length).toBeGreaterThan(0);
   });
+
+  test("quoted phrases alone, out of time: fewer hits, each holding the phrase, counted as found", async () => {
+    const engine = await en();
+    const q = '"the world"';
+    const full = engine.search(q, { limit: 50, budgetMs: Infinity, highlight: false });
+    const cut = engine.search(q, { limit: 50, budgetMs: 0, highlight: false });
+    expect(cut.work.plan).toBe("phrases");
+    // Out of time at once, the phrase conjunction checks its first chunks only: fewer pages, each holding the phrase.
+    expect(cut.hits.length).toBeGreaterThan(0);
+    expect(cut.hits.length).toBeLessThan(full.hits.length);
+    for (const h of cut.hits) expect(`${h.section}\n${h.text}`.toLowerCase()).toMatch(/\bthe\s+world\b/);
+    expect(cut.estimatedTotalHits).toBe(cut.hits.length);
+    expect(full.estimatedTotalHits).toBeGreaterThan(full.hits.length);
+  });
 });

@@ -234,8 +234,9 @@ export class Engine {
         return nothing();
       case "within-page": {
         const { scope } = how;
-        if (!(how.phrasesOnly && phraseCandidates(stages, query, terms, scope))) fillPool(stages, query, terms, scope);
-        return rankChunksOfPage(stages, query, scope.onlyPage, this.keptPhrases(query));
+        const alone = how.phrasesOnly ? phraseCandidates(stages, query, terms, scope) : undefined;
+        if (!alone) fillPool(stages, query, terms, scope);
+        return rankChunksOfPage(stages, query, scope.onlyPage, alone ?? this.keptPhrases(query));
       }
       case "one-word":
       case "typo-orders":
@@ -248,9 +249,10 @@ export class Engine {
           ? rankPruned(stages, pruner, query, terms, from, need, fewerWordsFor(how.pruning))
           : undefined;
       }
-      case "phrases":
-        if (!phraseCandidates(stages, query, terms, { onlyPage: -1 })) return undefined;
-        return rankPages(stages, query, terms, from, need, this.keptPhrases(query), 0);
+      case "phrases": {
+        const kept = phraseCandidates(stages, query, terms, { onlyPage: -1 });
+        return kept && rankPages(stages, query, terms, from, need, kept, 0);
+      }
       case "tiers":
         return undefined;
     }

@@ -20,7 +20,8 @@ import type { Matches } from "../index/shard-types";
 import type { SearchContext } from "./context";
 import { estimatedPages } from "./prune";
 import type { QueryTerms } from "./terms";
-import { phraseCheck } from "./phrases";
+import { type KeptPhrases, phraseCheck } from "./phrases";
+import type { Candidate } from "./pool";
 import { markTitleGroups } from "./title-groups";
 
 /** Where the passes look: the whole text shard, or one page's chunks (onlyPage ≥ 0). */
@@ -56,24 +57,38 @@ export function fillPool(ctx: SearchContext, query: ParsedQuery, terms: QueryTer
  * A query of quoted phrases and nothing else (ranking/plan.ts): its candidates are the chunks
  * holding every phrase, found in the conjunction of their words (conjunction.ts) before any
  * is scored; the exhaustive passes would find the same after the phrase check, reading and
- * scoring every posting of every word. False, the pool left empty, when the conjunction does
- * not pay (every word common).
+ * scoring every posting of every word. Returns them as the phrase check keeps them (every one
+ * checked here); undefined, the pool left empty, when the conjunction does not pay (every
+ * word common). Past the time budget the chunks not yet checked are left out: the count is
+ * then of the pages found.
  */
-export function phraseCandidates(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms, scope: Scope): boolean {
+export function phraseCandidates(
+  ctx: SearchContext,
+  query: ParsedQuery,
+  terms: QueryTerms,
+  scope: Scope,
+): KeptPhrases | undefined {
   const { text, scratch, meter } = ctx;
   const holds = phraseCheck(ctx, query);
-  // Past the time budget the rest are kept unchecked, and keepPhrases() estimates from those it checks.
-  let checks = 0;
+  if (!holds) return undefined;
+  let asked = 0;
   let late = false;
-  const keep = holds && ((doc: number) => late || (++checks % 64 === 0 && (late = meter.late())) || holds(doc));
+  const keep = (doc: number) => !(late || (++asked % 64 === 0 && (late = meter.late()))) && holds(doc);
   const all = matchAll(text, ctx.textCursor, terms.exact, terms.full, {
     into: scratch.textBuffer(0),
     ...scope.range,
-    ...(keep && { keep }),
+    keep,
   });
-  if (!all) return false;
-  scratch.pool.add(meter.counted(all), 0, terms.full, "having");
-  return true;
+  if (!all) return undefined;
+  const { pool } = scratch;
+  pool.add(meter.counted(all), 0, terms.full, "having");
+  const list: Candidate[] = [];
+  for (let i = 0; i < pool.size; i++) {
+    const c = pool.candidate(i);
+    c.position = i;
+    list.push(c);
+  }
+  return { list, estimate: 1 };
 }
 
 /** What the conjunction made of tier 0: the pool filled, with the pages holding any word (estimated); fewer pages than asked for, the pool left empty; or nothing, when it does not pay. */
