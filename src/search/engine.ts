@@ -222,7 +222,7 @@ export class Engine {
       if (ranked) return ranked;
     }
     if (how.name !== "tiers") this.stages.meter.plan += ", then tiers";
-    return this.tiers(run, { onlyPage: -1 });
+    return this.tiers(run);
   }
 
   /** The ranking of a plan, or undefined when it gives up and the next (or the exhaustive passes, `tiers`) must rank. */
@@ -259,8 +259,8 @@ export class Engine {
   }
 
   /** The exhaustive passes, every tier (stages/candidates.ts), and the pages ranked. */
-  private tiers({ query, terms, from, need }: PlanRun, scope: Scope): Ranking {
-    const matching = fillPool(this.stages, query, terms, scope);
+  private tiers({ query, terms, from, need }: PlanRun): Ranking {
+    const matching = fillPool(this.stages, query, terms, { onlyPage: -1 });
     return rankPages(this.stages, query, terms, from, need, this.keptPhrases(query), matching);
   }
 
