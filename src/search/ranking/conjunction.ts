@@ -106,10 +106,20 @@ export class Conjunction {
     out: Matches,
     from: number,
     to: number,
-    options: { least?: number; keep?: (doc: number) => boolean } = {},
+    options: {
+      least?: number;
+      keep?: (doc: number) => boolean;
+      /**
+       * Asked once the rarest word's lists have found the documents (docs[0, n)), before any
+       * other list is read, with what those lists add to each (leadScores): the documents
+       * to read further (1) and those to leave (0).
+       */
+      prune?: (docs: Uint32Array, n: number, leadScores: Float64Array) => Uint8Array;
+      leadScores?: Float64Array;
+    } = {},
   ): Matches {
     const { shard, lists, order, postingsOf, common, scored, required } = this;
-    const reader = new ListReader(shard, cursorOf, out.docs);
+    const reader = new ListReader(shard, cursorOf, out.docs, options.prune && options.leadScores);
     const firstLists = this.leadLists();
     for (const l of firstLists) reader.readWhole(l, from, to);
     let n = reader.count;
@@ -119,6 +129,18 @@ export class Conjunction {
     if (firstLists.length > 1 && n > shard.documentCount / 16) {
       for (let d = from, k = 0; k < n; d++) if (masks[d]) docs[k++] = d;
     } else if (firstLists.length > 1) docs.sort();
+    if (options.prune && options.leadScores) {
+      const lead = options.leadScores;
+      const keep = options.prune(docs, n, lead);
+      let kept = 0;
+      for (let i = 0; i < n; i++) {
+        const d = docs[i]!;
+        lead[d] = 0;
+        if (keep[i]) docs[kept++] = d;
+        else masks[d] = 0;
+      }
+      n = kept;
+    }
     const least = options.least ?? 0;
     for (const w of order.slice(1)) {
       if (postingsOf[w]! > common) continue;
@@ -175,6 +197,8 @@ class ListReader {
     private readonly cursorOf: (l: ScoredList) => PostingsCursor,
     /** The documents reached, the first list's in the order found; then sorted, those still in first. */
     private readonly docs: Uint32Array,
+    /** What the lists read whole add to each document, when asked (Conjunction.run's prune). */
+    private readonly leadScores?: Float64Array,
   ) {
     ({ scores: this.scores, masks: this.masks } = shard.accumulators());
   }
@@ -209,6 +233,7 @@ class ListReader {
     const docs = cursor.docs;
     const tfs = cursor.tfs;
     const seek = !first && l.df > n;
+    const lead = first ? this.leadScores : undefined;
     let count = this.count;
     const start = from > 0 ? cursor.blockOf(from) : 0;
     for (let b = start, i = 0; b < cursor.blocks; b++) {
@@ -241,6 +266,7 @@ class ListReader {
           at[count++] = d;
         }
         masks[d] = (masks[d]! | bit) >>> 0;
+        if (lead) lead[d]! += w * (BM25.d + (tfs[j]! * k1) / (tfs[j]! + table[lengths[d]!]!));
         if (!score) continue;
         const tf = tfs[j]!;
         scores[d]! += w * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));

@@ -47,6 +47,17 @@ export interface TopConjunction {
   reread: number;
 }
 
+/** What prune() bounds a chunk with: the lists other than the lead's, their block bounds and where each list's block pointer stands. */
+interface Bounded {
+  others: number[];
+  lists: ScoredList[];
+  bounds: Float64Array[];
+  docBlock: Int32Array;
+  cursorOf: (l: ScoredList) => PostingsCursor;
+  wordsHeld: number;
+  isApart: (page: number) => boolean;
+}
+
 export class TopConjunctionRanker {
   private cursors: PostingsCursor[] = [];
   /** The `need` best lower bounds of pages found so far: a min-heap. */
@@ -79,6 +90,7 @@ export class TopConjunctionRanker {
     const bounds = lists.map((l) => shard.blockBounds(l));
     const wordsHeld = new Set(lists.map((l) => l.word)).size;
     const nextBlock = new Int32Array(lists.length);
+    const docBlock = new Int32Array(lists.length);
     this.heapSize = 0;
     this.candidates.length = 0;
     const need = Math.max(1, input.need);
@@ -90,6 +102,15 @@ export class TopConjunctionRanker {
     // A required word no chunk holds: no chunk holds them all.
     if (!lead.length) return { matches: into, windows: 0, skipped: 0, reread: 0 };
     const driverCursor = cursorOf(lead.reduce((a, b) => (b.df > a.df ? b : a)));
+    const bounded: Bounded = {
+      others: lists.flatMap((l, i) => (lead.includes(l) ? [] : [i])),
+      lists,
+      bounds,
+      docBlock,
+      cursorOf,
+      wordsHeld,
+      isApart: input.isApart,
+    };
     const N = shard.documentCount;
     let postings = 0;
     let windows = 0;
@@ -130,7 +151,20 @@ export class TopConjunctionRanker {
         from = to;
         continue;
       }
-      const m = conjunction.run(cursorOf, window, from, to);
+      docBlock.set(nextBlock);
+      const bar = this.bar(need);
+      const m = conjunction.run(
+        cursorOf,
+        window,
+        from,
+        to,
+        bar > -Infinity
+          ? {
+              leadScores: this.leadScores(),
+              prune: (docs, n, lead) => this.prune({ docs, n, lead, from, to, bar }, bounded),
+            }
+          : {},
+      );
       postings += m.postings;
       if (evaluated.length && evaluated[evaluated.length - 1] === from) evaluated[evaluated.length - 1] = to;
       else evaluated.push(from, to);
@@ -182,6 +216,55 @@ export class TopConjunctionRanker {
     into.count = count;
     into.postings = postings;
     return { matches: into, windows, skipped, reread };
+  }
+
+  /** Per chunk, what the lead lists add (Conjunction.run fills it for prune(), and zeroes it after). */
+  private lead: Float64Array | undefined;
+  private keep = new Uint8Array(1024);
+  private readonly pageBound = new Float64Array(3);
+
+  private leadScores(): Float64Array {
+    this.lead ??= new Float64Array(this.shard.documentCount);
+    return this.lead;
+  }
+
+  /**
+   * Which of a window's chunks holding the rarest word to read further (1): those of a page
+   * that may rank. A page wholly inside the window is bounded as pageScore() adds its chunks,
+   * each chunk by what the lead lists add to it, exactly, plus every other list's block bound,
+   * times the words; a page running past the window is kept; a page apart is left (it is read whole).
+   */
+  private prune(
+    window: { docs: Uint32Array; n: number; lead: Float64Array; from: number; to: number; bar: number },
+    b: Bounded,
+  ): Uint8Array {
+    const { docs, n, lead, from, to, bar } = window;
+    const { pageOfChunk, firstChunk, chunkCounts } = this.layout;
+    if (this.keep.length < n) this.keep = new Uint8Array(2 * n);
+    const keep = this.keep;
+    const three = this.pageBound;
+    for (let i = 0; i < n; ) {
+      const p = pageOfChunk[docs[i]!]!;
+      let j = i;
+      three.fill(-1);
+      for (; j < n && pageOfChunk[docs[j]!] === p; j++) {
+        const d = docs[j]!;
+        let sum = lead[d]!;
+        for (const k of b.others) {
+          const cursor = b.cursorOf(b.lists[k]!);
+          let block = b.docBlock[k]!;
+          while (block < cursor.blocks && cursor.lastDoc(block) < d) block++;
+          b.docBlock[k] = block;
+          if (block < cursor.blocks) sum += b.lists[k]!.weight * b.bounds[k]![block]!;
+        }
+        placeBestThree(three, 0, sum * b.wordsHeld);
+      }
+      const inside = firstChunk[p]! >= from && firstChunk[p]! + chunkCounts[p]! <= to;
+      const ranks = !b.isApart(p) && (!inside || pageScore(three[0]!, three[1]!, three[2]!, 0) * MARGIN >= bar);
+      keep.fill(ranks ? 1 : 0, i, j);
+      i = j;
+    }
+    return keep;
   }
 
   /** A cursor for each list, each opened once: a block decoded for one window is there for the next. */
