@@ -9,7 +9,7 @@
  */
 import type { DenseList } from "../index/dense";
 import type { PostingsCursor } from "../index/postings";
-import { BM25, type Derived, popcount, type Matches, type ScoredList, type WordSpec } from "../index/shard-types";
+import { BM25, popcount, type Matches, type ScoredList, type WordSpec } from "../index/shard-types";
 import { ensureRoom, matchBuffer, type Shard } from "../index/shard";
 
 /**
@@ -44,145 +44,70 @@ export function matchAll(
     keep?: (doc: number) => boolean;
   } = {},
 ): Matches | undefined {
-  const conjunction = Conjunction.of(shard, words, required, options.scored ?? true, options.budget);
-  if (!conjunction) return undefined;
+  const scored = options.scored ?? true;
+  const derived = shard.derive(words);
+  const lists = shard.scoredLists(derived);
+  const postingsOf = new Float64Array(32);
+  for (const l of lists) postingsOf[l.word]! += l.df;
+  const common = scored ? CONJUNCTION_SHARE * shard.documentCount : Infinity;
+  const order: number[] = [];
+  for (let w = 0; w < 32; w++) if (required & (1 << w)) order.push(w);
+  order.sort((a, b) => postingsOf[a]! - postingsOf[b]! || a - b);
+  const rarest = order.length ? postingsOf[order[0]!]! : Infinity;
+  if (rarest > common || rarest > (options.budget ?? Infinity)) return undefined;
   const out = options.into ?? matchBuffer(0);
-  ensureRoom(out, Math.min(shard.documentCount, conjunction.rarest));
-  return conjunction.run((l) => cursor.open(l.address), out, options.from ?? 0, options.to ?? Infinity, options);
-}
-
-/** A conjunction's lists and the order its required words are read in (rarest first), run over any range of documents. */
-export class Conjunction {
-  /** The postings of the rarest required word's lists. */
-  readonly rarest: number;
-
-  private constructor(
-    private readonly shard: Shard,
-    readonly derived: Derived[],
-    /** The words' lists, in match()'s order. */
-    readonly lists: ScoredList[],
-    readonly required: number,
-    private readonly scored: boolean,
-    /** The required words, rarest first. */
-    private readonly order: number[],
-    private readonly postingsOf: Float64Array,
-    /** Words in more documents than this do not narrow (CONJUNCTION_SHARE). */
-    private readonly common: number,
-  ) {
-    this.rarest = order.length ? postingsOf[order[0]!]! : Infinity;
-  }
-
-  /** The conjunction of the words, or undefined when the rarest required word's lists hold more than `budget` postings or are too common to pay. */
-  static of(
-    shard: Shard,
-    words: WordSpec[],
-    required: number,
-    scored: boolean,
-    budget = Infinity,
-  ): Conjunction | undefined {
-    const derived = shard.derive(words);
-    const lists = shard.scoredLists(derived);
-    const postingsOf = new Float64Array(32);
-    for (const l of lists) postingsOf[l.word]! += l.df;
-    const common = scored ? CONJUNCTION_SHARE * shard.documentCount : Infinity;
-    const order: number[] = [];
-    for (let w = 0; w < 32; w++) if (required & (1 << w)) order.push(w);
-    order.sort((a, b) => postingsOf[a]! - postingsOf[b]! || a - b);
-    const conjunction = new Conjunction(shard, derived, lists, required, scored, order, postingsOf, common);
-    return conjunction.rarest > common || conjunction.rarest > budget ? undefined : conjunction;
-  }
-
-  /** The lists of the rarest required word: where the documents are found. */
-  leadLists(): ScoredList[] {
-    return this.lists.filter((l) => l.word === this.order[0]);
-  }
-
-  /**
-   * The documents of [from, to) holding every required word, into `out` (room for the rarest
-   * word's documents there), each list read with the cursor `cursorOf` gives it.
-   */
-  run(
-    cursorOf: (l: ScoredList) => PostingsCursor,
-    out: Matches,
-    from: number,
-    to: number,
-    options: {
-      least?: number;
-      keep?: (doc: number) => boolean;
-      /**
-       * Asked once the rarest word's lists have found the documents (docs[0, n)), before any
-       * other list is read, with what those lists add to each (leadScores): the documents
-       * to read further (1) and those to leave (0).
-       */
-      prune?: (docs: Uint32Array, n: number, leadScores: Float64Array) => Uint8Array;
-      leadScores?: Float64Array;
-    } = {},
-  ): Matches {
-    const { shard, lists, order, postingsOf, common, scored, required } = this;
-    const reader = new ListReader(shard, cursorOf, out.docs, options.prune && options.leadScores);
-    const firstLists = this.leadLists();
-    for (const l of firstLists) reader.readWhole(l, from, to);
-    let n = reader.count;
-    const { masks, scores } = shard.accumulators();
-    const docs = out.docs.subarray(0, n);
-    // One list's documents come in order; several lists' are sorted, or (when they are many) found again by a pass over the masks.
-    if (firstLists.length > 1 && n > shard.documentCount / 16) {
-      for (let d = from, k = 0; k < n; d++) if (masks[d]) docs[k++] = d;
-    } else if (firstLists.length > 1) docs.sort();
-    if (options.prune && options.leadScores) {
-      const lead = options.leadScores;
-      const keep = options.prune(docs, n, lead);
-      let kept = 0;
-      for (let i = 0; i < n; i++) {
-        const d = docs[i]!;
-        lead[d] = 0;
-        if (keep[i]) docs[kept++] = d;
-        else masks[d] = 0;
-      }
-      n = kept;
-    }
-    const least = options.least ?? 0;
-    for (const w of order.slice(1)) {
-      if (postingsOf[w]! > common) continue;
-      if (n < least) break;
-      for (const l of lists) if (l.word === w) reader.read(l, n, false);
-      const bit = (1 << w) >>> 0;
-      let kept = 0;
-      for (let i = 0; i < n; i++) {
-        const d = docs[i]!;
-        if (masks[d]! & bit) docs[kept++] = d;
-        else masks[d] = 0;
-      }
-      n = kept;
-    }
-    if (options.keep && n >= least) {
-      let kept = 0;
-      for (let i = 0; i < n; i++) {
-        const d = docs[i]!;
-        if (options.keep(d)) docs[kept++] = d;
-        else masks[d] = 0;
-      }
-      n = kept;
-    }
-    if (scored && n >= least) for (const l of lists) reader.read(l, n, true);
-    let count = 0;
+  ensureRoom(out, Math.min(shard.documentCount, rarest));
+  const reader = new ListReader(shard, cursor, out.docs);
+  const firstLists = lists.filter((l) => l.word === order[0]);
+  for (const l of firstLists) reader.readWhole(l, options.from, options.to);
+  let n = reader.count;
+  const { masks, scores } = shard.accumulators();
+  const docs = out.docs.subarray(0, n);
+  // One list's documents come in order; several lists' are sorted, or (when they are many) found again by a pass over the masks.
+  if (firstLists.length > 1 && n > shard.documentCount / 16) {
+    for (let d = options.from ?? 0, k = 0; k < n; d++) if (masks[d]) docs[k++] = d;
+  } else if (firstLists.length > 1) docs.sort();
+  const least = options.least ?? 0;
+  for (const w of order.slice(1)) {
+    if (postingsOf[w]! > common) continue;
+    if (n < least) break;
+    for (const l of lists) if (l.word === w) reader.read(l, n, false);
+    const bit = (1 << w) >>> 0;
+    let kept = 0;
     for (let i = 0; i < n; i++) {
       const d = docs[i]!;
-      const m = masks[d]!;
-      if ((m & required) >>> 0 === required) {
-        out.docs[count] = d;
-        out.masks[count] = m;
-        // MiniSearch multiplies a document's score by the number of query words it holds.
-        out.scores[count++] = scores[d]! * popcount(m);
-      }
-      scores[d] = 0;
-      masks[d] = 0;
+      if (masks[d]! & bit) docs[kept++] = d;
+      else masks[d] = 0;
     }
-    out.count = count < least ? 0 : count;
-    out.postings = reader.postings;
-    out.derived = this.derived;
-    return out;
+    n = kept;
   }
+  if (options.keep && n >= least) {
+    let kept = 0;
+    for (let i = 0; i < n; i++) {
+      const d = docs[i]!;
+      if (options.keep(d)) docs[kept++] = d;
+      else masks[d] = 0;
+    }
+    n = kept;
+  }
+  if (scored && n >= least) for (const l of lists) reader.read(l, n, true);
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    const d = docs[i]!;
+    const m = masks[d]!;
+    if ((m & required) >>> 0 === required) {
+      out.docs[count] = d;
+      out.masks[count] = m;
+      // MiniSearch multiplies a document's score by the number of query words it holds.
+      out.scores[count++] = scores[d]! * popcount(m);
+    }
+    scores[d] = 0;
+    masks[d] = 0;
+  }
+  out.count = count < least ? 0 : count;
+  out.postings = reader.postings;
+  out.derived = derived;
+  return out;
 }
 
 /** Reads lists into the shard's accumulators, at the documents already reached. */
@@ -194,11 +119,9 @@ class ListReader {
 
   constructor(
     private readonly shard: Shard,
-    private readonly cursorOf: (l: ScoredList) => PostingsCursor,
+    private readonly cursor: PostingsCursor,
     /** The documents reached, the first list's in the order found; then sorted, those still in first. */
     private readonly docs: Uint32Array,
-    /** What the lists read whole add to each document, when asked (Conjunction.run's prune). */
-    private readonly leadScores?: Float64Array,
   ) {
     ({ scores: this.scores, masks: this.masks } = shard.accumulators());
   }
@@ -225,7 +148,7 @@ class ListReader {
       return;
     }
     const { scores, masks, docs: at } = this;
-    const cursor = this.cursorOf(l);
+    const cursor = this.cursor.open(l.address);
     const { lengths, table } = this.shard.norms(l.field);
     const bit = (1 << l.word) >>> 0;
     const w = l.weight;
@@ -233,7 +156,6 @@ class ListReader {
     const docs = cursor.docs;
     const tfs = cursor.tfs;
     const seek = !first && l.df > n;
-    const lead = first ? this.leadScores : undefined;
     let count = this.count;
     const start = from > 0 ? cursor.blockOf(from) : 0;
     for (let b = start, i = 0; b < cursor.blocks; b++) {
@@ -266,7 +188,6 @@ class ListReader {
           at[count++] = d;
         }
         masks[d] = (masks[d]! | bit) >>> 0;
-        if (lead) lead[d]! += w * (BM25.d + (tfs[j]! * k1) / (tfs[j]! + table[lengths[d]!]!));
         if (!score) continue;
         const tf = tfs[j]!;
         scores[d]! += w * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));

@@ -13,7 +13,6 @@
  * phrases alone take the conjunction of their words.
  */
 import { matchAll } from "../ranking/conjunction";
-import type { TopConjunctionRanker } from "../ranking/top-conjunction";
 import { WORK_SHARE, type Pruning } from "../options";
 import { FEWER_TIER, TYPO_TIER } from "../ranking/rules";
 import type { ParsedQuery } from "../text/query";
@@ -96,14 +95,12 @@ export function phraseCandidates(
 type Conjoined = { matching: number } | "short" | undefined;
 
 /**
- * Tier 0 alone, from the conjunction of the words, when it holds `need` pages: the exhaustive
- * passes would add nothing that ranks. Only the chunks of the pages that may rank among the
- * best `need` are read and kept (ranking/top-conjunction.ts), with every chunk of the title
- * matches. The pages holding any word are then estimated (D48).
+ * Tier 0 alone, from the conjunction of the words (conjunction.ts), when it holds `need`
+ * pages: the exhaustive passes would add nothing that ranks. The pages holding any word are
+ * then estimated (D48).
  */
 export function conjunctionPool(
   ctx: SearchContext,
-  ranker: TopConjunctionRanker,
   query: ParsedQuery,
   terms: QueryTerms,
   need: number,
@@ -112,27 +109,18 @@ export function conjunctionPool(
   const { text, scratch, meter } = ctx;
   const derived = text.derive(terms.exact);
   const budget = (pruning.workShare ?? WORK_SHARE) * text.postingsOf(derived);
-  const titled = markTitleGroups(ctx, query, terms.title, terms.informative);
-  const { pageGroup, titleBoost } = scratch;
-  const top = ranker.run(
-    {
-      words: terms.exact,
-      required: terms.required,
-      need,
-      budget,
-      apart: titled,
-      isApart: (p) => pageGroup[p]! > 0 || titleBoost[p]! > 0,
-    },
-    scratch.textBuffer(0),
-    scratch.textBuffer(1),
-  );
-  if (!top) return undefined;
-  scratch.pool.add(meter.counted(top.matches), 0, terms.required, "having");
+  const all = matchAll(text, ctx.textCursor, terms.exact, terms.required, {
+    into: scratch.textBuffer(0),
+    budget,
+    least: need,
+  });
+  if (!all) return undefined;
+  scratch.pool.add(meter.counted(all), 0, terms.required, "having");
   if (!pagesReach(ctx, need)) {
     scratch.pool.clear();
     return "short";
   }
-  addTitleMatches(ctx, titled, terms);
+  addTitleMatches(ctx, query, terms);
   return { matching: estimatedPages(ctx, derived, terms.words.length) };
 }
 
@@ -141,9 +129,9 @@ export function conjunctionPool(
  * the pages holding every word whatever its tier, by its best chunk (D61), as the exhaustive
  * passes find it. Title matches are few; each is matched within its own chunks.
  */
-function addTitleMatches(ctx: SearchContext, titled: number[], terms: QueryTerms): void {
+function addTitleMatches(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms): void {
   const { text, scratch, meter, catalog } = ctx;
-  for (const p of titled) {
+  for (const p of markTitleGroups(ctx, query, terms.title, terms.informative)) {
     if (!scratch.pageGroup[p]) continue;
     const { from, to } = catalog.chunkRange(p);
     scratch.pool.add(
