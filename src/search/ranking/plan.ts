@@ -13,8 +13,7 @@
  *   word-orders    several words, each with a stored page order (D51)
  *   conjunction    several words without typos: the chunks holding every word; when they fall
  *                  short of the window, the pages past them from the words' orders (D52), else `tiers`
- *   phrases        quoted phrases and nothing else: the conjunction of their words, then the phrase
- *                  check, page by page, best bound first, until no page left can rank (stages/phrase-pages.ts)
+ *   phrases        quoted phrases and nothing else: the conjunction of their words, then the phrase check
  *   tiers          the exhaustive passes, tier by tier (stages/candidates.ts)
  */
 import type { Pruning } from "../options";
