@@ -43,7 +43,6 @@ import { Catalog } from "./stages/catalog";
 import type { SearchContext } from "./stages/context";
 import { hitFormatter } from "./stages/format";
 import { Meter } from "./stages/meter";
-import { phrasePages } from "./stages/phrase-pages";
 import { rankChunksOfPage, rankPages } from "./stages/pages";
 import { existingPhrases, keepPhrases, type KeptPhrases } from "./stages/phrases";
 import { intro, type PageCandidate, type Ranking } from "./stages/pool";
@@ -251,8 +250,8 @@ export class Engine {
           : undefined;
       }
       case "phrases": {
-        const found = phrasePages(stages, query, terms, need);
-        return found && rankPages(stages, query, terms, from, need, found.kept, found.matching);
+        const kept = phraseCandidates(stages, query, terms, { onlyPage: -1 });
+        return kept && rankPages(stages, query, terms, from, need, kept, 0);
       }
       case "tiers":
         return undefined;
