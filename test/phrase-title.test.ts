@@ -1,8 +1,8 @@
 /**
  * Quoted phrases alone (the `phrases` plan, src/search/ranking/plan.ts) rank as the exhaustive
  * search does, title groups included (D8): a page a phrase's redirect leads to ranks first
- * however little its text scores. (Session 30 tried checking the phrases best bound first and
- * stopping early; this test caught that version ranking such a page by its text alone.)
+ * however little its text scores. (Written for session 30's reverted plan that checked the
+ * phrases best bound first and stopped early: it fails when title matches are not checked first.)
  */
 import { expect, test } from "bun:test";
 import { type InlinePage, wikiOf } from "./helpers";
