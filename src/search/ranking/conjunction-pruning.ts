@@ -21,8 +21,6 @@ import type { ConjunctionPruning } from "./conjunction";
 import type { PageLayout } from "./page-scorer";
 import { pageScore, placeBestThree } from "./rules";
 
-/** Lists of at most this many postings per chunk still in are read exactly (bench/search/bounds-ceiling.ts: 4 leaves 62–76% of the chunks at 1M, 0 none). */
-const SHORT_LIST = 4;
 /** Rounding's margin: a bound is never below the score it bounds, a lower bound never above. */
 const MARGIN = 1e-9;
 
@@ -55,7 +53,6 @@ export class ConjunctionPruner {
     this.partial ??= new Float64Array(this.shard.documentCount);
     const pruning: ConjunctionPruning = {
       partial: this.partial,
-      shortList: SHORT_LIST,
       postings: 0,
       pages: (docs, n, unread) => this.pages(input, pruning, docs, n, unread),
     };
@@ -113,41 +110,37 @@ export class ConjunctionPruner {
     unread: ScoredList[],
   ): number {
     const { need, required } = input;
-    // The pages of the best chunks by bound, each scored whole: a page's evidence counts (D43).
-    const seedPages: number[] = [];
-    const { pageOfChunk, firstChunk, chunkCounts } = this.layout;
-    for (const i of bestIndexes(this.bound, n, 3 * need + 16).sort((a, b) => this.bound[b]! - this.bound[a]!)) {
-      const p = pageOfChunk[docs[i]!]!;
-      if (!seedPages.includes(p)) seedPages.push(p);
-      if (seedPages.length >= need + 8) break;
-    }
+    const seeds = bestIndexes(this.bound, n, 3 * need + 16).sort((a, b) => a - b);
     const partial = this.partial!;
-    const { masks } = this.shard.accumulators();
+    const { pageOfChunk } = this.layout;
+    const requiredUnread = new Set(unread.filter((l) => required & (1 << l.word)).map((l) => l.word));
     const lower = new Map<number, Float64Array>();
     const k1 = BM25.k + 1;
-    for (const p of seedPages) {
-      for (let i = lowerIndex(docs, n, firstChunk[p]!); i < n && docs[i]! < firstChunk[p]! + chunkCounts[p]!; i++) {
-        const d = docs[i]!;
-        let s = partial[d]!;
-        // The words of the lists read so far are in its mask; each unread list's tf is read here.
-        let mask = masks[d]!;
-        for (const l of unread) {
-          const cursor = this.cursor.open(l.address);
-          const b = cursor.blockOf(d);
-          if (b >= cursor.blocks) continue;
-          pruning.postings += cursor.decode(b);
-          const tf = cursor.tf(d);
-          if (!tf) continue;
-          const { lengths, table } = this.shard.norms(l.field);
-          s += l.weight * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));
-          mask |= 1 << l.word;
-        }
-        // Not in the conjunction: a required word it does not hold.
-        if ((mask & required) >>> 0 !== required) continue;
-        let best = lower.get(p);
-        if (!best) lower.set(p, (best = new Float64Array(3).fill(-1)));
-        placeBestThree(best, 0, s * popcount(mask >>> 0) * (1 - MARGIN));
+    for (const i of seeds) {
+      const d = docs[i]!;
+      let s = partial[d]!;
+      // The words read so far are all held; each unread list's tf is read here.
+      let mask = required;
+      for (const l of unread) mask &= ~(1 << l.word);
+      for (const l of unread) {
+        const cursor = this.cursor.open(l.address);
+        const b = cursor.blockOf(d);
+        if (b >= cursor.blocks) continue;
+        pruning.postings += cursor.decode(b);
+        const tf = cursor.tf(d);
+        if (!tf) continue;
+        const { lengths, table } = this.shard.norms(l.field);
+        s += l.weight * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));
+        mask |= 1 << l.word;
       }
+      // Not in the conjunction: a common required word it does not hold.
+      let holdsRequired = true;
+      for (const w of requiredUnread) if (!(mask & (1 << w))) holdsRequired = false;
+      if (!holdsRequired) continue;
+      const p = pageOfChunk[d]!;
+      let best = lower.get(p);
+      if (!best) lower.set(p, (best = new Float64Array(3).fill(-1)));
+      placeBestThree(best, 0, s * popcount(mask >>> 0) * (1 - MARGIN));
     }
     if (lower.size < need) return -Infinity;
     const scores = [...lower.values()].map((t) => pageScore(t[0]!, t[1]!, t[2]!, 0)).sort((a, b) => b - a);
@@ -183,16 +176,4 @@ function bestIndexes(values: Float64Array, n: number, count: number): number[] {
     }
   }
   return heap;
-}
-
-/** The first index of docs[0, n) (increasing) whose document is doc or after. */
-function lowerIndex(docs: Uint32Array, n: number, doc: number): number {
-  let lo = 0;
-  let hi = n;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (docs[mid]! < doc) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

@@ -18,7 +18,7 @@ import { ensureRoom, matchBuffer, type Shard } from "../index/shard";
  * nearly every document holds them all, and reading the lists twice (to narrow, then to
  * score) costs more than match() reading them once.
  */
-export const CONJUNCTION_SHARE = 1 / 4;
+const CONJUNCTION_SHARE = 1 / 4;
 
 /**
  * The documents holding every word of `required` (bits of `words`), in document order, with
@@ -90,14 +90,7 @@ export function matchAll(
     n = kept;
   }
   if (options.prune && partial) {
-    // The short lists left are read exactly too: cheaper than the chunks their bounds would keep (their fields, a word's rare forms).
-    const short = options.prune.shortList * n;
-    const unread: ScoredList[] = [];
-    for (const l of lists) {
-      if (read.has(l.word)) continue;
-      if (l.df <= short && !shard.dense(l)) reader.read(l, n, false);
-      else unread.push(l);
-    }
+    const unread = lists.filter((l) => !read.has(l.word));
     const keep = n >= least ? options.prune.pages(docs, n, unread) : undefined;
     let kept = 0;
     for (let i = 0; i < n; i++) {
@@ -145,8 +138,6 @@ export function matchAll(
  */
 export interface ConjunctionPruning {
   partial: Float64Array;
-  /** Lists of at most this many postings per document still in are read exactly; the longer are bounded. */
-  shortList: number;
   pages: (docs: Uint32Array, n: number, unread: ScoredList[]) => Uint8Array | undefined;
   postings: number;
 }
