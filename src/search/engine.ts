@@ -34,7 +34,6 @@ import {
   type SearchWork,
 } from "./options";
 import { PrunedRanking } from "./ranking/pruned";
-import { ConjunctionPruner } from "./ranking/conjunction-pruning";
 import { PROXIMITY_WINDOW } from "./ranking/rules";
 import { parseQuery, type ParsedQuery } from "./text/query";
 import type { Shard } from "./index/shard";
@@ -79,7 +78,6 @@ export class Engine {
   /** What the stages share: the catalogue, the shards, the scratch buffers, the meter. */
   private readonly stages: SearchContext;
   private readonly pruner: PrunedRanking;
-  private readonly conjunctionPruner: ConjunctionPruner;
   /** Told the work of every search and lucky lookup (the server's /metrics). */
   private readonly watchers = new Set<(work: SearchWork) => void>();
   private collectedAt = performance.now();
@@ -106,7 +104,6 @@ export class Engine {
     };
     // The exact pass's buffer is idle while the pruned search runs (filled only after it): it lends it its per-chunk scores.
     this.pruner = new PrunedRanking(text, this.catalog, scratch.textBuffer(0));
-    this.conjunctionPruner = new ConjunctionPruner(text, this.catalog);
   }
 
   page(pageId: number): SnapshotPage | undefined {
@@ -246,7 +243,7 @@ export class Engine {
       case "word-orders":
         return rankPruned(stages, pruner, query, terms, from, need, how.asked);
       case "conjunction": {
-        const joined = conjunctionPool(stages, this.conjunctionPruner, query, terms, need, how.pruning);
+        const joined = conjunctionPool(stages, query, terms, need, how.pruning);
         if (typeof joined === "object") return rankPages(stages, query, terms, from, need, undefined, joined.matching);
         return joined === "short"
           ? rankPruned(stages, pruner, query, terms, from, need, fewerWordsFor(how.pruning))

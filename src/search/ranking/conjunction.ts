@@ -42,8 +42,6 @@ export function matchAll(
     to?: number;
     /** Only the documents it keeps are scored and returned (a quoted phrase's check, stages/candidates.ts). */
     keep?: (doc: number) => boolean;
-    /** Asked once the rare words have narrowed the documents, before any other list is read (conjunction-pruning.ts). */
-    prune?: ConjunctionPruning;
   } = {},
 ): Matches | undefined {
   const scored = options.scored ?? true;
@@ -59,8 +57,7 @@ export function matchAll(
   if (rarest > common || rarest > (options.budget ?? Infinity)) return undefined;
   const out = options.into ?? matchBuffer(0);
   ensureRoom(out, Math.min(shard.documentCount, rarest));
-  const partial = options.prune?.partial;
-  const reader = new ListReader(shard, cursor, out.docs, partial);
+  const reader = new ListReader(shard, cursor, out.docs);
   const firstLists = lists.filter((l) => l.word === order[0]);
   for (const l of firstLists) reader.readWhole(l, options.from, options.to);
   let n = reader.count;
@@ -71,36 +68,18 @@ export function matchAll(
     for (let d = options.from ?? 0, k = 0; k < n; d++) if (masks[d]) docs[k++] = d;
   } else if (firstLists.length > 1) docs.sort();
   const least = options.least ?? 0;
-  const read = new Set([order[0]]);
   for (const w of order.slice(1)) {
     if (postingsOf[w]! > common) continue;
     if (n < least) break;
-    read.add(w);
     for (const l of lists) if (l.word === w) reader.read(l, n, false);
     const bit = (1 << w) >>> 0;
     let kept = 0;
     for (let i = 0; i < n; i++) {
       const d = docs[i]!;
       if (masks[d]! & bit) docs[kept++] = d;
-      else {
-        masks[d] = 0;
-        if (partial) partial[d] = 0;
-      }
-    }
-    n = kept;
-  }
-  if (options.prune && partial) {
-    const unread = lists.filter((l) => !read.has(l.word));
-    const keep = n >= least ? options.prune.pages(docs, n, unread) : undefined;
-    let kept = 0;
-    for (let i = 0; i < n; i++) {
-      const d = docs[i]!;
-      partial[d] = 0;
-      if (!keep || keep[i]) docs[kept++] = d;
       else masks[d] = 0;
     }
     n = kept;
-    reader.postings += options.prune.postings;
   }
   if (options.keep && n >= least) {
     let kept = 0;
@@ -131,17 +110,6 @@ export function matchAll(
   return out;
 }
 
-/**
- * What matchAll() asks once the rare words have narrowed the documents: which of docs[0, n) to
- * read further (1) and which to leave (0), given `partial` (what the lists read so far add to
- * each, exactly) and the lists not read yet; the postings it read to answer.
- */
-export interface ConjunctionPruning {
-  partial: Float64Array;
-  pages: (docs: Uint32Array, n: number, unread: ScoredList[]) => Uint8Array | undefined;
-  postings: number;
-}
-
 /** Reads lists into the shard's accumulators, at the documents already reached. */
 class ListReader {
   count = 0;
@@ -154,8 +122,6 @@ class ListReader {
     private readonly cursor: PostingsCursor,
     /** The documents reached, the first list's in the order found; then sorted, those still in first. */
     private readonly docs: Uint32Array,
-    /** What the lists read without scores add to each document, exactly, when asked (ConjunctionPruning). */
-    private readonly partial?: Float64Array,
   ) {
     ({ scores: this.scores, masks: this.masks } = shard.accumulators());
   }
@@ -190,7 +156,6 @@ class ListReader {
     const docs = cursor.docs;
     const tfs = cursor.tfs;
     const seek = !first && l.df > n;
-    const partial = this.partial;
     let count = this.count;
     const start = from > 0 ? cursor.blockOf(from) : 0;
     for (let b = start, i = 0; b < cursor.blocks; b++) {
@@ -208,10 +173,7 @@ class ListReader {
           while (docs[j]! < d) j++;
           if (docs[j] !== d) continue;
           masks[d] = (masks[d]! | bit) >>> 0;
-          if (!score) {
-            if (partial) partial[d]! += w * (BM25.d + (tfs[j]! * k1) / (tfs[j]! + table[lengths[d]!]!));
-            continue;
-          }
+          if (!score) continue;
           const tf = tfs[j]!;
           scores[d]! += w * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));
         }
@@ -226,10 +188,7 @@ class ListReader {
           at[count++] = d;
         }
         masks[d] = (masks[d]! | bit) >>> 0;
-        if (!score) {
-          if (partial) partial[d]! += w * (BM25.d + (tfs[j]! * k1) / (tfs[j]! + table[lengths[d]!]!));
-          continue;
-        }
+        if (!score) continue;
         const tf = tfs[j]!;
         scores[d]! += w * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));
       }

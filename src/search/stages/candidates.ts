@@ -13,7 +13,6 @@
  * phrases alone take the conjunction of their words.
  */
 import { matchAll } from "../ranking/conjunction";
-import type { ConjunctionPruner } from "../ranking/conjunction-pruning";
 import { WORK_SHARE, type Pruning } from "../options";
 import { FEWER_TIER, TYPO_TIER } from "../ranking/rules";
 import type { ParsedQuery } from "../text/query";
@@ -102,7 +101,6 @@ type Conjoined = { matching: number } | "short" | undefined;
  */
 export function conjunctionPool(
   ctx: SearchContext,
-  pruner: ConjunctionPruner,
   query: ParsedQuery,
   terms: QueryTerms,
   need: number,
@@ -111,18 +109,10 @@ export function conjunctionPool(
   const { text, scratch, meter } = ctx;
   const derived = text.derive(terms.exact);
   const budget = (pruning.workShare ?? WORK_SHARE) * text.postingsOf(derived);
-  const titled = markTitleGroups(ctx, query, terms.title, terms.informative);
-  const { pageGroup, titleBoost } = scratch;
   const all = matchAll(text, ctx.textCursor, terms.exact, terms.required, {
     into: scratch.textBuffer(0),
     budget,
     least: need,
-    prune: pruner.pruning({
-      need,
-      required: terms.required,
-      words: terms.words.length,
-      apart: (p) => pageGroup[p]! > 0 || titleBoost[p]! > 0,
-    }),
   });
   if (!all) return undefined;
   scratch.pool.add(meter.counted(all), 0, terms.required, "having");
@@ -130,7 +120,7 @@ export function conjunctionPool(
     scratch.pool.clear();
     return "short";
   }
-  addTitleMatches(ctx, titled, terms);
+  addTitleMatches(ctx, query, terms);
   return { matching: estimatedPages(ctx, derived, terms.words.length) };
 }
 
@@ -139,9 +129,9 @@ export function conjunctionPool(
  * the pages holding every word whatever its tier, by its best chunk (D61), as the exhaustive
  * passes find it. Title matches are few; each is matched within its own chunks.
  */
-function addTitleMatches(ctx: SearchContext, titled: number[], terms: QueryTerms): void {
+function addTitleMatches(ctx: SearchContext, query: ParsedQuery, terms: QueryTerms): void {
   const { text, scratch, meter, catalog } = ctx;
-  for (const p of titled) {
+  for (const p of markTitleGroups(ctx, query, terms.title, terms.informative)) {
     if (!scratch.pageGroup[p]) continue;
     const { from, to } = catalog.chunkRange(p);
     scratch.pool.add(
