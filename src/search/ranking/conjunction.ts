@@ -18,7 +18,7 @@ import { ensureRoom, matchBuffer, type Shard } from "../index/shard";
  * nearly every document holds them all, and reading the lists twice (to narrow, then to
  * score) costs more than match() reading them once.
  */
-const CONJUNCTION_SHARE = 1 / 4;
+export const CONJUNCTION_SHARE = 1 / 4;
 
 /**
  * The documents holding every word of `required` (bits of `words`), in document order, with
