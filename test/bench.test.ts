@@ -29,6 +29,7 @@ const MODULES = new Set([
   "stats.ts",
   "search/radix-tree.ts",
   "search/flat-shard.ts",
+  "search/block-bounds.ts",
   "corpus/english-model.ts",
   "corpus/corpus-stats.ts",
 ]);

@@ -1,8 +1,9 @@
 /**
- * Block bounds (src/search/index/block-bounds.ts): each block's bound is the most one of its
+ * Block bounds (bench/search/block-bounds.ts, what bench/search/bounds-ceiling.ts bounds chunks with): each block's bound is the most one of its
  * postings adds before the list's weight, exactly: never below a posting's, and reached by one.
  */
 import { expect, test } from "bun:test";
+import { BlockBounds } from "../bench/search/block-bounds";
 import { BM25 } from "../src/search/index/shard-types";
 import { indexKey } from "../src/search/text/analyze";
 import { EN_2006, EN_2016, engineFor } from "./helpers";
@@ -13,9 +14,10 @@ test("a block's bound is the largest of its postings' BM25 terms", async () => {
     text.derive(["the", "history", "city", "albedo"].map((w) => ({ key: indexKey(w), prefix: false, fuzzy: 0 }))),
   );
   const cursor = text.newCursor();
+  const made = new BlockBounds(text);
   let blocks = 0;
   for (const l of lists) {
-    const bounds = text.blockBounds(l);
+    const bounds = made.of(l);
     const { lengths, table } = text.norms(l.field);
     cursor.open(l.address);
     expect(bounds.length).toBe(cursor.blocks);
@@ -30,7 +32,7 @@ test("a block's bound is the largest of its postings' BM25 terms", async () => {
       blocks++;
     }
     // Made once: the same array comes back.
-    expect(text.blockBounds(l)).toBe(bounds);
+    expect(made.of(l)).toBe(bounds);
   }
   // Long lists were among them: several blocks each.
   expect(blocks).toBeGreaterThan(lists.length * 2);

@@ -32,6 +32,7 @@ import { BM25, popcount, type ScoredList } from "../../src/search/index/shard-ty
 import { queryTerms } from "../../src/search/stages/terms";
 import { parseQuery } from "../../src/search/text/query";
 import { quantile } from "../stats";
+import { BlockBounds } from "./block-bounds";
 import { queryMix } from "../queries";
 
 const USAGE = `Usage: bun bench/search/bounds-ceiling.ts <snapshot.tome> [--class C] [--queries N] [--need K] [--short S]
@@ -66,6 +67,7 @@ const shortList = Number(values.short);
 const mix = queryMix(snapshot);
 const cursor = text.newCursor();
 const boundCursor = text.newCursor();
+const blockBounds = new BlockBounds(text);
 /** Per chunk, its index among the conjunction's (-1: none). */
 const at = new Int32Array(text.documentCount).fill(-1);
 
@@ -112,13 +114,14 @@ for (const name of values.class.split(",")) {
     for (let i = 0; i < all.count; i++) at[all.docs[i]!] = i;
     for (const l of lists) {
       const { lengths, table } = text.norms(l.field);
-      const bounds = text.blockBounds(l);
+      const bounds = blockBounds.of(l);
+      const read = exact(l);
       const c = boundCursor.open(l.address);
       for (let i = 0, b = 0; i < all.count; i++) {
         while (b < c.blocks && c.lastDoc(b) < all.docs[i]!) b++;
         if (b < c.blocks) bound[i]! += l.weight * bounds[b]!;
       }
-      for (let i = 0, b = 0; i < all.count && !exact(l); i++) {
+      for (let i = 0, b = 0; i < all.count && !read; i++) {
         while (b < c.blocks && c.lastDoc(b) < all.docs[i]!) b++;
         if (b < c.blocks) split[i]! += l.weight * bounds[b]!;
       }
@@ -130,7 +133,7 @@ for (const name of values.class.split(",")) {
           if (i < 0) continue;
           held[i]! += l.weight * bounds[b]!;
           const tf = c.tfs[j]!;
-          if (narrows(l.word)) split[i]! += l.weight * (BM25.d + (tf * (BM25.k + 1)) / (tf + table[lengths[d]!]!));
+          if (read) split[i]! += l.weight * (BM25.d + (tf * (BM25.k + 1)) / (tf + table[lengths[d]!]!));
         }
       }
     }

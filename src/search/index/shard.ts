@@ -13,7 +13,6 @@
  * seconds for a common word.
  */
 import type { PostingsCursor } from "./postings";
-import { BlockBounds } from "./block-bounds";
 import { DENSE_SHARE, DenseLists, type DenseList } from "./dense";
 import { ShardPositions } from "./shard-positions";
 import {
@@ -84,18 +83,12 @@ export class Shard extends ShardPositions {
     return (this.denseLists ??= new DenseLists(this.documentCount, this.newCursor())).of(l.address);
   }
 
-  /** A list's block bounds (block-bounds.ts), made on first use. */
-  blockBounds(l: ScoredList): Float64Array {
-    return (this.bounds ??= new BlockBounds(this.newCursor(), (f) => this.norms(f))).of(l.address, l.field);
-  }
-
-  /** Milliseconds spent so far making what every later search reuses (dense lists, block bounds, the runs' frequencies): not a search's work. */
+  /** Milliseconds spent so far making what every later search reuses (dense lists, the runs' frequencies): not a search's work. */
   get onceMakingMs(): number {
-    return (this.denseLists?.makingMs ?? 0) + (this.bounds?.makingMs ?? 0) + this.runMakingMs;
+    return (this.denseLists?.makingMs ?? 0) + this.runMakingMs;
   }
 
   private denseLists: DenseLists | undefined;
-  private bounds: BlockBounds | undefined;
 
   /**
    * Scores every document holding any of the query words, in the given fields (all by
