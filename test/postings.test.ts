@@ -282,6 +282,39 @@ describe("the postings codec", () => {
     });
   }, 300_000);
 
+  test("holds() and tf() answer alike whether documents are asked in ascending, descending or shuffled order (lookups start from the last answer)", async () => {
+    const { flat } = await fixture("en");
+    const lists = realLists(flat, [1, 127, 128, 129, 257, 1000]);
+    const { writer, parts } = memoryPostings(1 << 20);
+    const addresses = lists.map(([docs, tfs]) => {
+      writer.begin(false);
+      for (const [i, d] of docs.entries()) writer.add(d, tfs[i]!);
+      return writer.end();
+    });
+    const cursor = new PostingsReader(parts()).cursor();
+    const rand = random(11);
+    let checked = 0;
+    lists.forEach(([docs, tfs], l) => {
+      const tfOf = new Map([...docs].map((d, i) => [d, tfs[i]!]));
+      // Every document, its neighbours, and the gaps past both ends.
+      const asked = [...new Set([...docs].flatMap((d) => [d - 1, d, d + 1]).filter((d) => d >= 0))];
+      asked.push(docs.at(-1)! + 500);
+      asked.sort((a, b) => a - b);
+      const shuffled = asked.map((d) => [rand(), d] as const).sort((a, b) => a[0] - b[0]).map(([, d]) => d);
+      // Ascending with jumps of many blocks: every 7th document only.
+      const sparse = asked.filter((_, i) => i % 7 === 0);
+      for (const order of [asked, [...asked].reverse(), shuffled, sparse]) {
+        cursor.open(addresses[l]!);
+        for (const doc of order) {
+          expect(cursor.tf(doc)).toBe(tfOf.get(doc) ?? 0);
+          expect(cursor.holds(doc)).toBe(tfOf.has(doc));
+          checked++;
+        }
+      }
+    });
+    expect(checked).toBeGreaterThan(10_000);
+  }, 300_000);
+
   test("term frequencies up to 255 with more positions than that, and positions round trip", async () => {
     const { flat } = await fixture("en");
     const docs = realLists(flat, [300])[0]![0];

@@ -45,6 +45,7 @@ export class BlockCursor {
     this.blocks = df < BLOCK ? 1 : ((df + BLOCK - 1) / BLOCK) | 0;
     this.decoded = -1;
     this.positionBlock = -1;
+    this.lastBlock = 0;
     if (df < BLOCK) {
       this.docsAt = at;
       this.positionsAt = -1;
@@ -90,20 +91,18 @@ export class BlockCursor {
     return max;
   }
 
-  /** The first block whose last document is doc or after (blocks when none is). */
+  /**
+   * The first block whose last document is doc or after (blocks when none is). Searched from
+   * the last answer forward, galloping: a conjunction or a phrase check asks in document order.
+   */
   blockOf(doc: number): number {
     if (this.df < BLOCK) return this.df > 0 && this.lastDoc(0) >= doc ? 0 : this.blocks;
-    const words = this.words;
-    const skip = this.skip;
-    let lo = 0;
-    let hi = this.blocks;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (words[skip + mid]! < doc) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    const b = firstAtLeast(this.words, this.skip, this.blocks, this.lastBlock, doc);
+    this.lastBlock = b < this.blocks ? b : this.blocks - 1;
+    return b;
   }
+  /** blockOf()'s last answer (a block of the open list). */
+  protected lastBlock = 0;
 
   /** Decodes block b into docs and tfs: its number of documents. */
   decode(b: number): number {
@@ -205,22 +204,19 @@ export class BlockCursor {
     this.docsEnd = at;
     this.decoded = b;
     this.decodedCount = n;
+    this.lastIndex = 0;
     return n;
   }
 
-  /** The index of doc in the decoded block b, or -1. */
+  /** The index of doc in the decoded block b, or -1: searched from the last answer in the block, as blockOf(). */
   protected indexIn(b: number, doc: number): number {
     const n = this.decode(b);
-    const docs = this.docs;
-    let lo = 0;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (docs[mid]! < doc) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < n && docs[lo] === doc ? lo : -1;
+    const i = firstAtLeast(this.docs, 0, n, this.lastIndex, doc);
+    this.lastIndex = i < n ? i : n - 1;
+    return i < n && this.docs[i] === doc ? i : -1;
   }
+  /** indexIn()'s last answer in the decoded block. */
+  protected lastIndex = 0;
 
   /** Whether the list holds doc: a search of the skip data and one block decoded. */
   holds(doc: number): boolean {
@@ -287,4 +283,35 @@ export class BlockCursor {
     this.next = at;
     return v;
   }
+}
+
+/**
+ * The first i in [0, n) with values[at + i] ≥ wanted (n when none), values ascending there:
+ * from hint forward by galloping when wanted lies past it, else by bisection below it. Asked
+ * in ascending order, each answer is found in steps logarithmic in its distance from the last.
+ */
+function firstAtLeast(values: Uint32Array, at: number, n: number, hint: number, wanted: number): number {
+  let lo = 0;
+  let hi = n;
+  if (hint < n && values[at + hint]! < wanted) {
+    lo = hint + 1;
+    for (let step = 1; ; step *= 2) {
+      const probe = lo + step - 1;
+      if (probe >= n) break;
+      if (values[at + probe]! >= wanted) {
+        hi = probe;
+        break;
+      }
+      lo = probe + 1;
+    }
+  } else if (hint < n) {
+    if (hint === 0 || values[at + hint - 1]! < wanted) return hint;
+    hi = hint;
+  }
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[at + mid]! < wanted) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -40,20 +40,38 @@ export class ShardPositions extends TermExpansion {
    * every term of every document: 70% of a phrase search's time).
    */
   holdsSequence(terms: number[], field: number, doc: number): boolean {
-    const firstCursor = this.sequenceCursor(terms[0]!, field);
-    const firstCount = firstCursor ? firstCursor.positionsInto(doc) : -1;
+    return this.sequenceCheck(terms, field)?.(doc) ?? false;
+  }
+
+  /**
+   * holdsSequence() of one sequence and field for document after document, its lists' cursors
+   * found once (not at every document); undefined when the field holds some term nowhere.
+   */
+  sequenceCheck(terms: number[], field: number): ((doc: number) => boolean) | undefined {
+    const cursors: PostingsCursor[] = [];
+    for (const term of terms) {
+      const cursor = this.sequenceCursor(term, field);
+      if (!cursor) return undefined;
+      cursors.push(cursor);
+    }
+    return (doc) => this.holdsOn(cursors, doc);
+  }
+
+  private holdsOn(cursors: PostingsCursor[], doc: number): boolean {
+    const firstCursor = cursors[0]!;
+    const firstCount = firstCursor.positionsInto(doc);
     if (firstCount < 0) return false;
     // Start positions still possible, narrowed word by word.
     if (this.sequenceScratch.length < firstCount) this.sequenceScratch = new Uint32Array(firstCount * 2);
     const starts = this.sequenceScratch;
-    const first = firstCursor!.scratchPositions;
+    const first = firstCursor.scratchPositions;
     for (let i = 0; i < firstCount; i++) starts[i] = first[i]!;
     let n = firstCount;
-    for (let w = 1; w < terms.length && n > 0; w++) {
-      const cursor = this.sequenceCursor(terms[w]!, field);
-      const count = cursor ? cursor.positionsInto(doc) : -1;
+    for (let w = 1; w < cursors.length && n > 0; w++) {
+      const cursor = cursors[w]!;
+      const count = cursor.positionsInto(doc);
       if (count < 0) return false;
-      const at = cursor!.scratchPositions;
+      const at = cursor.scratchPositions;
       let kept = 0;
       let j = 0;
       for (let i = 0; i < n; i++) {

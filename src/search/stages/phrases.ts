@@ -30,6 +30,7 @@ export function existingPhrases(ctx: SearchContext, query: ParsedQuery): ParsedQ
 function someChunkHolds(ctx: SearchContext, phrase: string[]): boolean {
   const sequence = phraseTerms(ctx, phrase);
   if (!sequence) return false;
+  const holds = chunkCheck(ctx, sequence);
   const specs = phrase.map((w) => ({ key: indexKey(w), prefix: false, fuzzy: 0 }));
   const full = 2 ** specs.length - 1;
   const into = ctx.scratch.textBuffer(0);
@@ -42,7 +43,7 @@ function someChunkHolds(ctx: SearchContext, phrase: string[]): boolean {
       matchAll(ctx.text, ctx.textCursor, specs, full, { into, scored: false, from, to: from + size })!,
     );
     for (let i = 0; i < m.count && checked < PHRASE_CHECKS; i++, checked++)
-      if (chunkHolds(ctx, m.docs[i]!, sequence)) return true;
+      if (holds(m.docs[i]!)) return true;
   }
   return false;
 }
@@ -59,8 +60,11 @@ function phraseTerms(ctx: SearchContext, phrase: string[]): number[] | undefined
 }
 
 /** Whether a chunk's text or its section heading holds a phrase's terms as consecutive words. */
-function chunkHolds(ctx: SearchContext, doc: number, sequence: number[]): boolean {
-  return ctx.text.holdsSequence(sequence, TEXT_FIELD, doc) || ctx.text.holdsSequence(sequence, SECTION_FIELD, doc);
+function chunkCheck(ctx: SearchContext, sequence: number[]): (doc: number) => boolean {
+  const inText = ctx.text.sequenceCheck(sequence, TEXT_FIELD);
+  const inHeading = ctx.text.sequenceCheck(sequence, SECTION_FIELD);
+  if (inText && inHeading) return (doc) => inText(doc) || inHeading(doc);
+  return inText ?? inHeading ?? (() => false);
 }
 
 /** The pool's chunks holding every phrase, and the factor that scales their count to the pool's (1 when every candidate was checked). */
@@ -94,11 +98,15 @@ export function keepPhrases(ctx: SearchContext, query: ParsedQuery): KeptPhrases
 
 /** Whether a chunk holds every quoted phrase of the query; undefined when the index lacks a phrase's word (no chunk holds it). */
 export function phraseCheck(ctx: SearchContext, query: ParsedQuery): ((doc: number) => boolean) | undefined {
-  const sequences: number[][] = [];
+  const checks: ((doc: number) => boolean)[] = [];
   for (const phrase of query.phrases) {
     const sequence = phraseTerms(ctx, phrase);
     if (!sequence) return undefined;
-    sequences.push(sequence);
+    checks.push(chunkCheck(ctx, sequence));
   }
-  return (doc) => sequences.every((sequence) => chunkHolds(ctx, doc, sequence));
+  if (checks.length === 1) return checks[0];
+  return (doc) => {
+    for (const holds of checks) if (!holds(doc)) return false;
+    return true;
+  };
 }
