@@ -6,11 +6,43 @@
  * not a nibble: in real chunks "the" is there 15 times or more in a third of those that hold it.)
  */
 import type { PostingsCursor } from "./postings";
+import { popcount } from "./shard-types";
 
 /** A list is made dense when it holds at least this share of the documents. */
 export const DENSE_SHARE = 1 / 2;
 /** A list's frequency in each document (0: not in the list). */
 export type DenseList = Uint8Array;
+
+/**
+ * A list read at a few documents' blocks decodes nearly all of them when the documents are
+ * spread (a conjunction's chunks against a common word's list): a list in at least this share
+ * of the documents is then looked up instead, a document at a time (lookupTf).
+ */
+export const LOOKUP_SHARE = 1 / 64;
+/** A list is looked up at documents only when it holds at least this many times as many. */
+export const LOOKUP_RATIO = 4;
+/** The most bytes the lookup lists kept take; past it the least recently used are dropped. */
+const LOOKUP_BUDGET = 256 * 1024 * 1024;
+
+/**
+ * A list as a bit a document (the documents it holds) and their term frequencies in list
+ * order: a document's frequency is at the number of bits set before it (ranks: the count
+ * before each 32-bit word). A quarter of a byte a document, plus a byte a posting.
+ */
+export interface LookupList {
+  bits: Uint32Array;
+  ranks: Uint32Array;
+  tfs: Uint8Array;
+}
+
+/** A lookup list's term frequency of doc, 0 when the list does not hold it. */
+export function lookupTf(list: LookupList, doc: number): number {
+  const w = doc >>> 5;
+  const word = list.bits[w]!;
+  const bit = 1 << (doc & 31);
+  if ((word & bit) === 0) return 0;
+  return list.tfs[list.ranks[w]! + popcount(word & (bit - 1))]!;
+}
 
 export class DenseLists {
   private readonly made = new Map<number, DenseList>();
@@ -31,6 +63,55 @@ export class DenseLists {
       this.makingMs += performance.now() - started;
     }
     return list;
+  }
+
+  private readonly lookups = new Map<number, LookupList>();
+  private lookupBytes = 0;
+
+  /** The list at `address` as a lookup list, made on first use; the least recently used dropped past LOOKUP_BUDGET bytes. */
+  lookup(address: number): LookupList {
+    let list = this.lookups.get(address);
+    if (list) {
+      // A Map keeps its insertion order: re-inserted, the list is the most recently used.
+      this.lookups.delete(address);
+      this.lookups.set(address, list);
+      return list;
+    }
+    const started = performance.now();
+    list = this.makeLookup(address);
+    const bytes = list.bits.byteLength + list.ranks.byteLength + list.tfs.byteLength;
+    for (const [oldest, old] of this.lookups) {
+      if (this.lookupBytes + bytes <= LOOKUP_BUDGET) break;
+      this.lookups.delete(oldest);
+      this.lookupBytes -= old.bits.byteLength + old.ranks.byteLength + old.tfs.byteLength;
+    }
+    this.lookups.set(address, list);
+    this.lookupBytes += bytes;
+    this.makingMs += performance.now() - started;
+    return list;
+  }
+
+  private makeLookup(address: number): LookupList {
+    const cursor = this.cursor.open(address);
+    const words = (this.documents + 31) >>> 5;
+    const bits = new Uint32Array(words);
+    const ranks = new Uint32Array(words);
+    const tfs = new Uint8Array(cursor.df);
+    const { docs } = cursor;
+    for (let b = 0, at = 0; b < cursor.blocks; b++) {
+      const n = cursor.decode(b);
+      tfs.set(cursor.tfs.subarray(0, n), at);
+      at += n;
+      for (let i = 0; i < n; i++) {
+        const d = docs[i]!;
+        bits[d >>> 5] = bits[d >>> 5]! | (1 << (d & 31));
+      }
+    }
+    for (let w = 0, before = 0; w < words; w++) {
+      ranks[w] = before;
+      before += popcount(bits[w]!);
+    }
+    return { bits, ranks, tfs };
   }
 
   private make(address: number): DenseList {

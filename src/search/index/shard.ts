@@ -13,7 +13,7 @@
  * seconds for a common word.
  */
 import type { PostingsCursor } from "./postings";
-import { DENSE_SHARE, DenseLists, type DenseList } from "./dense";
+import { DENSE_SHARE, DenseLists, LOOKUP_RATIO, LOOKUP_SHARE, type DenseList, type LookupList } from "./dense";
 import { ShardPositions } from "./shard-positions";
 import {
   BM25,
@@ -81,6 +81,15 @@ export class Shard extends ShardPositions {
   dense(l: ScoredList): DenseList | undefined {
     if (l.df < DENSE_SHARE * this.documentCount) return undefined;
     return (this.denseLists ??= new DenseLists(this.documentCount, this.newCursor())).of(l.address);
+  }
+
+  /**
+   * A list to be read at `asked` documents, as a lookup list (dense.ts) when it is common
+   * enough to pay and holds LOOKUP_RATIO times as many; undefined for the others.
+   */
+  lookup(l: ScoredList, asked: number): LookupList | undefined {
+    if (l.df < LOOKUP_SHARE * this.documentCount || l.df < LOOKUP_RATIO * asked) return undefined;
+    return (this.denseLists ??= new DenseLists(this.documentCount, this.newCursor())).lookup(l.address);
   }
 
   /** Milliseconds spent so far making what every later search reuses (dense lists, the runs' frequencies): not a search's work. */
