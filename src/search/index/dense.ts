@@ -23,6 +23,8 @@ export const LOOKUP_SHARE = 1 / 64;
 export const LOOKUP_RATIO = 4;
 /** The most bytes the lookup lists kept take; past it the least recently used are dropped. */
 const LOOKUP_BUDGET = 256 * 1024 * 1024;
+/** How many lists asked for once are remembered (all forgotten past it). */
+const ASKED_ONCE_KEPT = 65_536;
 
 /**
  * A list as a bit a document (the documents it holds) and their term frequencies in list
@@ -66,10 +68,16 @@ export class DenseLists {
   }
 
   private readonly lookups = new Map<number, LookupList>();
+  /** The lists asked for as lookup lists once, not made yet. */
+  private readonly askedOnce = new Set<number>();
   private lookupBytes = 0;
 
-  /** The list at `address` as a lookup list, made on first use; the least recently used dropped past LOOKUP_BUDGET bytes. */
-  lookup(address: number): LookupList {
+  /**
+   * The list at `address` as a lookup list, made when it is asked for the second time (a list
+   * asked once would cost its making and a read, not a read); undefined the first time. The
+   * least recently used are dropped past LOOKUP_BUDGET bytes.
+   */
+  lookup(address: number): LookupList | undefined {
     let list = this.lookups.get(address);
     if (list) {
       // A Map keeps its insertion order: re-inserted, the list is the most recently used.
@@ -77,6 +85,12 @@ export class DenseLists {
       this.lookups.set(address, list);
       return list;
     }
+    if (!this.askedOnce.has(address)) {
+      if (this.askedOnce.size >= ASKED_ONCE_KEPT) this.askedOnce.clear();
+      this.askedOnce.add(address);
+      return undefined;
+    }
+    this.askedOnce.delete(address);
     const started = performance.now();
     list = this.makeLookup(address);
     const bytes = list.bits.byteLength + list.ranks.byteLength + list.tfs.byteLength;

@@ -82,9 +82,14 @@ export class ShardReader {
 
   /** A field's length per document, and BM25's length normalisation per length: a document's is table[lengths[d]]. */
   norms(field: number): FieldNorms {
+    // Asked for at every list a search reads: made once a field, not a subarray each time.
     const n = this.documentCount;
-    return { lengths: this.lengths.subarray(field * n, (field + 1) * n), table: this.normTables[field]! };
+    return (this.fieldNorms[field] ??= {
+      lengths: this.lengths.subarray(field * n, (field + 1) * n),
+      table: this.normTables[field]!,
+    });
   }
+  private readonly fieldNorms: FieldNorms[] = [];
 
   /** A cursor of its own over the shard's postings, for a reader that keeps lists open while the shard reads others. */
   newCursor(): PostingsCursor {
