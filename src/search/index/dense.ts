@@ -19,8 +19,13 @@ export type DenseList = Uint8Array;
  * of the documents is then looked up instead, a document at a time (lookupTf).
  */
 export const LOOKUP_SHARE = 1 / 64;
-/** A list is looked up at documents only when it holds at least this many times as many. */
+/**
+ * A list is looked up at documents only when it holds at least this many times as many, and
+ * when they are at least half as many as its blocks: fewer, spread, touch few of its blocks,
+ * and reading those costs less than making the lookup list.
+ */
 export const LOOKUP_RATIO = 4;
+export const LOOKUP_SPREAD = 2;
 /** The most bytes the lookup lists kept take; past it the least recently used are dropped. */
 const LOOKUP_BUDGET = 256 * 1024 * 1024;
 /** How many lists asked for once are remembered (all forgotten past it). */

@@ -13,7 +13,8 @@
  * seconds for a common word.
  */
 import type { PostingsCursor } from "./postings";
-import { DENSE_SHARE, DenseLists, LOOKUP_RATIO, LOOKUP_SHARE, type DenseList, type LookupList } from "./dense";
+import { BLOCK } from "./postings-format";
+import { DENSE_SHARE, DenseLists, LOOKUP_RATIO, LOOKUP_SHARE, LOOKUP_SPREAD, type DenseList, type LookupList } from "./dense";
 import { ShardPositions } from "./shard-positions";
 import {
   BM25,
@@ -89,6 +90,7 @@ export class Shard extends ShardPositions {
    */
   lookup(l: ScoredList, asked: number): LookupList | undefined {
     if (l.df < LOOKUP_SHARE * this.documentCount || l.df < LOOKUP_RATIO * asked) return undefined;
+    if (asked * LOOKUP_SPREAD < l.df / BLOCK) return undefined;
     return (this.denseLists ??= new DenseLists(this.documentCount, this.newCursor())).lookup(l.address);
   }
 
