@@ -1,82 +1,85 @@
 /**
- * Dense lists (src/search/index/dense.ts): a common list's term frequencies, a byte a document, give
- * for every document what the list itself holds (0 where it holds nothing); lists in fewer
- * documents are not made dense.
+ * Lookup lists (src/search/index/dense.ts): a list as a bit a document and its frequencies
+ * gives for every document what the list itself holds (0 where it holds nothing); the most
+ * common lists are made on first use, other common ones the second time they are asked for
+ * at documents spread enough, and short lists never.
  */
 import { describe, expect, test } from "bun:test";
 import { indexKey } from "../src/search/text/analyze";
-import { DENSE_SHARE, LOOKUP_RATIO, LOOKUP_SHARE, lookupTf } from "../src/search/index/dense";
+import { DENSE_SHARE, LOOKUP_RATIO, LOOKUP_SHARE, LOOKUP_SPREAD, lookupTf } from "../src/search/index/dense";
 import { TEXT_FIELD } from "../src/search/index/fields";
-import { EN_2006, EN_2016, engineFor } from "./helpers";
+import { BLOCK } from "../src/search/index/postings-format";
+import type { Shard } from "../src/search/index/shard";
+import type { ScoredList } from "../src/search/index/shard-types";
+import { open } from "../src/search";
+import { EN_2006, EN_2016, snapshotFor } from "./helpers";
 
-describe("dense lists", () => {
-  test("hold every document's frequency of a common word, large ones too (above 15: not a nibble)", async () => {
-    const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
-    const [the] = text.scoredLists(text.derive([{ key: indexKey("the"), prefix: false, fuzzy: 0 }]), [TEXT_FIELD]);
-    expect(the!.df).toBeGreaterThanOrEqual(DENSE_SHARE * text.documentCount);
-    const expected = new Uint32Array(text.documentCount);
-    const cursor = text.newCursor().open(the!.address);
-    for (let b = 0; b < cursor.blocks; b++) {
-      const n = cursor.decode(b);
-      for (let i = 0; i < n; i++) expected[cursor.docs[i]!] = cursor.tfs[i]!;
-    }
-    const dense = text.dense(the!)!;
-    const got = Uint32Array.from(dense);
+/** An engine of its own: the lists other tests' searches asked for (and made) are not its. */
+const freshEngine = async () => open(await snapshotFor({ dumps: [EN_2006, EN_2016] }));
+
+const textList = (text: Shard, word: string): ScoredList =>
+  text.scoredLists(text.derive([{ key: indexKey(word), prefix: false, fuzzy: 0 }]), [TEXT_FIELD])[0]!;
+
+/** Each document's frequency in the list, decoded block by block. */
+function frequencies(text: Shard, list: ScoredList): Uint8Array<ArrayBuffer> {
+  const expected = new Uint8Array(text.documentCount);
+  const cursor = text.newCursor().open(list.address);
+  for (let b = 0; b < cursor.blocks; b++) {
+    const n = cursor.decode(b);
+    for (let i = 0; i < n; i++) expected[cursor.docs[i]!] = cursor.tfs[i]!;
+  }
+  return expected;
+}
+
+describe("lookup lists", () => {
+  test("of a word in half the chunks or more: made on first use, every document's frequency, large ones too (above 15: not a nibble)", async () => {
+    const { text } = await freshEngine();
+    const the = textList(text, "the");
+    expect(the.df).toBeGreaterThanOrEqual(DENSE_SHARE * text.documentCount);
+    const expected = frequencies(text, the);
+    const lookup = text.lookup(the, 1)!;
+    expect(lookup).toBeDefined();
+    const got = new Uint8Array(text.documentCount);
+    for (let d = 0; d < got.length; d++) got[d] = lookupTf(lookup, d);
     expect(got).toEqual(expected);
     expect(Math.max(...expected)).toBeGreaterThan(15);
   });
 
-  test("are made only for lists in half the documents or more", async () => {
-    const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
-    const [albedo] = text.scoredLists(text.derive([{ key: indexKey("albedo"), prefix: false, fuzzy: 0 }]), [
-      TEXT_FIELD,
-    ]);
-    expect(albedo!.df).toBeLessThan(DENSE_SHARE * text.documentCount);
-    expect(text.dense(albedo!)).toBeUndefined();
-  });
-});
-
-describe("lookup lists", () => {
-  test("give every document's frequency of a list far longer than the documents asked, from the second time it is asked for", async () => {
-    const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
+  test("of a less common word: made the second time it is asked for, every document's frequency", async () => {
+    const { text } = await freshEngine();
     const N = text.documentCount;
-    const lists = text
-      .scoredLists(text.derive([{ key: indexKey("which"), prefix: false, fuzzy: 0 }]), [TEXT_FIELD])
-      .filter((l) => l.df >= LOOKUP_SHARE * N && l.df < DENSE_SHARE * N);
-    expect(lists.length).toBe(1);
-    const list = lists[0]!;
-    const expected = new Uint8Array(N);
-    const cursor = text.newCursor().open(list.address);
-    for (let b = 0; b < cursor.blocks; b++) {
-      const n = cursor.decode(b);
-      for (let i = 0; i < n; i++) expected[cursor.docs[i]!] = cursor.tfs[i]!;
-    }
-    const asked = Math.floor(list.df / LOOKUP_RATIO);
-    // Asked once: read as a list (a list asked once costs less read than made).
-    expect(text.lookup(list, asked)).toBeUndefined();
-    const lookup = text.lookup(list, asked)!;
+    const which = textList(text, "which");
+    expect(which.df).toBeGreaterThanOrEqual(LOOKUP_SHARE * N);
+    expect(which.df).toBeLessThan(DENSE_SHARE * N);
+    const expected = frequencies(text, which);
+    const asked = Math.floor(which.df / LOOKUP_RATIO);
+    expect(text.lookup(which, asked)).toBeUndefined();
+    const lookup = text.lookup(which, asked)!;
     expect(lookup).toBeDefined();
     const got = new Uint8Array(N);
     for (let d = 0; d < N; d++) got[d] = lookupTf(lookup, d);
     expect(got).toEqual(expected);
-    expect(expected.filter((tf) => tf > 0).length).toBe(list.df);
+    expect(expected.filter((tf) => tf > 0).length).toBe(which.df);
     expect(Math.max(...expected)).toBeGreaterThan(1);
-    // The same list, asked again: the one made.
-    expect(text.lookup(list, asked)).toBe(lookup);
+    expect(text.lookup(which, asked)).toBe(lookup);
   });
 
-  test("are not made for lists below their share of the documents, nor for lists less than LOOKUP_RATIO times the documents asked", async () => {
-    const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
+  test("are not made for short lists, nor for too many documents asked, nor for too few spread over many blocks", async () => {
+    const { text } = await freshEngine();
     const N = text.documentCount;
-    const [albedo] = text.scoredLists(text.derive([{ key: indexKey("albedo"), prefix: false, fuzzy: 0 }]), [
-      TEXT_FIELD,
-    ]);
-    expect(albedo!.df).toBeLessThan(LOOKUP_SHARE * N);
-    for (let i = 0; i < 3; i++) expect(text.lookup(albedo!, 1)).toBeUndefined();
-    const [which] = text.scoredLists(text.derive([{ key: indexKey("which"), prefix: false, fuzzy: 0 }]), [
-      TEXT_FIELD,
-    ]);
-    const tooMany = Math.floor(which!.df / LOOKUP_RATIO) + 1;
-    for (let i = 0; i < 3; i++) expect(text.lookup(which!, tooMany)).toBeUndefined();
+    const albedo = textList(text, "albedo");
+    expect(albedo.df).toBeLessThan(LOOKUP_SHARE * N);
+    for (let i = 0; i < 3; i++) expect(text.lookup(albedo, 1)).toBeUndefined();
+    // A list asked for at many documents, and one at few, unmade for either (a word no other test asks for).
+    const many = textList(text, "from");
+    expect(many.df).toBeLessThan(DENSE_SHARE * N);
+    const blocks = Math.ceil(many.df / BLOCK);
+    expect(blocks).toBeGreaterThan(LOOKUP_SPREAD);
+    for (let i = 0; i < 3; i++) expect(text.lookup(many, Math.floor(many.df / LOOKUP_RATIO) + 1)).toBeUndefined();
+    for (let i = 0; i < 3; i++) expect(text.lookup(many, Math.floor((blocks - 1) / LOOKUP_SPREAD))).toBeUndefined();
+    // Asked within both limits, it is made the second time (the refusals above did not count as asks).
+    const within = Math.ceil(blocks / LOOKUP_SPREAD);
+    expect(text.lookup(many, within)).toBeUndefined();
+    expect(text.lookup(many, within)).toBeDefined();
   });
 });

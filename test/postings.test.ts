@@ -300,7 +300,10 @@ describe("the postings codec", () => {
       const asked = [...new Set([...docs].flatMap((d) => [d - 1, d, d + 1]).filter((d) => d >= 0))];
       asked.push(docs.at(-1)! + 500);
       asked.sort((a, b) => a - b);
-      const shuffled = asked.map((d) => [rand(), d] as const).sort((a, b) => a[0] - b[0]).map(([, d]) => d);
+      const shuffled = asked
+        .map((d) => [rand(), d] as const)
+        .sort((a, b) => a[0] - b[0])
+        .map(([, d]) => d);
       // Ascending with jumps of many blocks: every 7th document only.
       const sparse = asked.filter((_, i) => i % 7 === 0);
       for (const order of [asked, [...asked].reverse(), shuffled, sparse]) {

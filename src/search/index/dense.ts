@@ -1,28 +1,28 @@
 /**
- * The term frequencies of a shard's most common lists, a byte per document, made from the
- * list on first use. A list in half the documents or more is decoded whole whenever a few of
- * its documents are asked for (each of its blocks holds some of any set of documents): looked
- * up here, a document costs one read. (A byte, as postings.ts caps term frequencies at 255;
- * not a nibble: in real chunks "the" is there 15 times or more in a third of those that hold it.)
+ * Lists looked up a document at a time. A conjunction reads a common word's list at the
+ * documents still in (conjunction.ts); when they are spread, nearly every block of the list
+ * holds one, and reading them decodes the list whole. A lookup list answers each document
+ * in a few reads instead: a bit a document (whether the list holds it) and the term
+ * frequencies in list order, a document's at the number of bits set before it.
+ *
+ * Lists in half the documents or more are made on first use: every read of them is whole.
+ * Other lists in at least LOOKUP_SHARE of the documents are made the second time a search
+ * asks for them at documents spread enough (Shard.lookup): one asked once would cost its
+ * making and a read, instead of a read. The least recently used are dropped past LOOKUP_BUDGET.
+ * (Frequencies a byte each: postings.ts caps them at 255; not a nibble, as in real chunks
+ * "the" is there 15 times or more in a third of those that hold it.)
  */
 import type { PostingsCursor } from "./postings";
 import { popcount } from "./shard-types";
 
-/** A list is made dense when it holds at least this share of the documents. */
+/** A list in at least this share of the documents is made a lookup list on first use. */
 export const DENSE_SHARE = 1 / 2;
-/** A list's frequency in each document (0: not in the list). */
-export type DenseList = Uint8Array;
-
-/**
- * A list read at a few documents' blocks decodes nearly all of them when the documents are
- * spread (a conjunction's chunks against a common word's list): a list in at least this share
- * of the documents is then looked up instead, a document at a time (lookupTf).
- */
+/** Lists in fewer than this share of the documents are never made lookup lists. */
 export const LOOKUP_SHARE = 1 / 64;
 /**
- * A list is looked up at documents only when it holds at least this many times as many, and
- * when they are at least half as many as its blocks: fewer, spread, touch few of its blocks,
- * and reading those costs less than making the lookup list.
+ * A list is looked up at documents only when it holds at least LOOKUP_RATIO times as many,
+ * and when they are at least 1 / LOOKUP_SPREAD as many as its blocks: fewer, spread, touch few
+ * of its blocks, and reading those costs less than making the lookup list.
  */
 export const LOOKUP_RATIO = 4;
 export const LOOKUP_SPREAD = 2;
@@ -31,11 +31,7 @@ const LOOKUP_BUDGET = 256 * 1024 * 1024;
 /** How many lists asked for once are remembered (all forgotten past it). */
 const ASKED_ONCE_KEPT = 65_536;
 
-/**
- * A list as a bit a document (the documents it holds) and their term frequencies in list
- * order: a document's frequency is at the number of bits set before it (ranks: the count
- * before each 32-bit word). A quarter of a byte a document, plus a byte a posting.
- */
+/** A list as a bit a document and its term frequencies in list order; ranks: the bits set before each 32-bit word. */
 export interface LookupList {
   bits: Uint32Array;
   ranks: Uint32Array;
@@ -51,8 +47,13 @@ export function lookupTf(list: LookupList, doc: number): number {
   return list.tfs[list.ranks[w]! + popcount(word & (bit - 1))]!;
 }
 
-export class DenseLists {
-  private readonly made = new Map<number, DenseList>();
+const bytesOf = (list: LookupList) => list.bits.byteLength + list.ranks.byteLength + list.tfs.byteLength;
+
+export class LookupLists {
+  private readonly made = new Map<number, LookupList>();
+  private madeBytes = 0;
+  /** The lists asked for once and not made. */
+  private readonly askedOnce = new Set<number>();
   /** Milliseconds spent making lists: a search's time budget does not count them (stages/meter.ts). */
   makingMs = 0;
 
@@ -61,56 +62,37 @@ export class DenseLists {
     private readonly cursor: PostingsCursor,
   ) {}
 
-  /** The list at `address` as a byte a document (the caller checks that it is common enough to pay). */
-  of(address: number): DenseList {
-    let list = this.made.get(address);
-    if (!list) {
-      const started = performance.now();
-      this.made.set(address, (list = this.make(address)));
-      this.makingMs += performance.now() - started;
-    }
-    return list;
-  }
-
-  private readonly lookups = new Map<number, LookupList>();
-  /** The lists asked for as lookup lists once, not made yet. */
-  private readonly askedOnce = new Set<number>();
-  private lookupBytes = 0;
-
   /**
-   * The list at `address` as a lookup list, made when it is asked for the second time (a list
-   * asked once would cost its making and a read, not a read); undefined the first time. The
-   * least recently used are dropped past LOOKUP_BUDGET bytes.
+   * The list at `address` as a lookup list: made now when `now`, else the second time it is
+   * asked for (undefined the first). The caller checks that the list is common enough to pay.
    */
-  lookup(address: number): LookupList | undefined {
-    let list = this.lookups.get(address);
+  of(address: number, now: boolean): LookupList | undefined {
+    let list = this.made.get(address);
     if (list) {
       // A Map keeps its insertion order: re-inserted, the list is the most recently used.
-      this.lookups.delete(address);
-      this.lookups.set(address, list);
+      this.made.delete(address);
+      this.made.set(address, list);
       return list;
     }
-    if (!this.askedOnce.has(address)) {
+    if (!now && !this.askedOnce.delete(address)) {
       if (this.askedOnce.size >= ASKED_ONCE_KEPT) this.askedOnce.clear();
       this.askedOnce.add(address);
       return undefined;
     }
-    this.askedOnce.delete(address);
     const started = performance.now();
-    list = this.makeLookup(address);
-    const bytes = list.bits.byteLength + list.ranks.byteLength + list.tfs.byteLength;
-    for (const [oldest, old] of this.lookups) {
-      if (this.lookupBytes + bytes <= LOOKUP_BUDGET) break;
-      this.lookups.delete(oldest);
-      this.lookupBytes -= old.bits.byteLength + old.ranks.byteLength + old.tfs.byteLength;
+    list = this.make(address);
+    for (const [oldest, old] of this.made) {
+      if (this.madeBytes + bytesOf(list) <= LOOKUP_BUDGET) break;
+      this.made.delete(oldest);
+      this.madeBytes -= bytesOf(old);
     }
-    this.lookups.set(address, list);
-    this.lookupBytes += bytes;
+    this.made.set(address, list);
+    this.madeBytes += bytesOf(list);
     this.makingMs += performance.now() - started;
     return list;
   }
 
-  private makeLookup(address: number): LookupList {
+  private make(address: number): LookupList {
     const cursor = this.cursor.open(address);
     const words = (this.documents + 31) >>> 5;
     const bits = new Uint32Array(words);
@@ -131,16 +113,5 @@ export class DenseLists {
       before += popcount(bits[w]!);
     }
     return { bits, ranks, tfs };
-  }
-
-  private make(address: number): DenseList {
-    const list = new Uint8Array(this.documents);
-    const cursor = this.cursor.open(address);
-    const { docs, tfs } = cursor;
-    for (let b = 0; b < cursor.blocks; b++) {
-      const n = cursor.decode(b);
-      for (let i = 0; i < n; i++) list[docs[i]!] = tfs[i]!;
-    }
-    return list;
   }
 }

@@ -14,7 +14,7 @@
  */
 import type { PostingsCursor } from "./postings";
 import { BLOCK } from "./postings-format";
-import { DENSE_SHARE, DenseLists, LOOKUP_RATIO, LOOKUP_SHARE, LOOKUP_SPREAD, type DenseList, type LookupList } from "./dense";
+import { DENSE_SHARE, LOOKUP_RATIO, LOOKUP_SHARE, LOOKUP_SPREAD, LookupLists, type LookupList } from "./dense";
 import { ShardPositions } from "./shard-positions";
 import {
   BM25,
@@ -78,28 +78,27 @@ export class Shard extends ShardPositions {
     return postings;
   }
 
-  /** A common list's frequencies, a byte a document (dense.ts), made on first use; undefined for the others. */
-  dense(l: ScoredList): DenseList | undefined {
-    if (l.df < DENSE_SHARE * this.documentCount) return undefined;
-    return (this.denseLists ??= new DenseLists(this.documentCount, this.newCursor())).of(l.address);
-  }
-
   /**
-   * A list to be read at `asked` documents, as a lookup list (dense.ts) when it is common
-   * enough to pay and holds LOOKUP_RATIO times as many; undefined for the others.
+   * A list to be read at `asked` documents, as a lookup list (dense.ts): always when it is in
+   * DENSE_SHARE of the documents or more; when it is in LOOKUP_SHARE of them, holds
+   * LOOKUP_RATIO times as many as asked and they are spread enough, from its second time.
+   * Undefined for the others: they are read by block.
    */
   lookup(l: ScoredList, asked: number): LookupList | undefined {
-    if (l.df < LOOKUP_SHARE * this.documentCount || l.df < LOOKUP_RATIO * asked) return undefined;
-    if (asked * LOOKUP_SPREAD < l.df / BLOCK) return undefined;
-    return (this.denseLists ??= new DenseLists(this.documentCount, this.newCursor())).lookup(l.address);
+    const now = l.df >= DENSE_SHARE * this.documentCount;
+    if (!now) {
+      if (l.df < LOOKUP_SHARE * this.documentCount || l.df < LOOKUP_RATIO * asked) return undefined;
+      if (asked * LOOKUP_SPREAD < l.df / BLOCK) return undefined;
+    }
+    return (this.lookupLists ??= new LookupLists(this.documentCount, this.newCursor())).of(l.address, now);
   }
 
-  /** Milliseconds spent so far making what every later search reuses (dense lists, the runs' frequencies): not a search's work. */
+  /** Milliseconds spent so far making what every later search reuses (lookup lists, the runs' frequencies): not a search's work. */
   get onceMakingMs(): number {
-    return (this.denseLists?.makingMs ?? 0) + this.runMakingMs;
+    return (this.lookupLists?.makingMs ?? 0) + this.runMakingMs;
   }
 
-  private denseLists: DenseLists | undefined;
+  private lookupLists: LookupLists | undefined;
 
   /**
    * Scores every document holding any of the query words, in the given fields (all by

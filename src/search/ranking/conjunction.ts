@@ -7,7 +7,7 @@
  * only, in match()'s order, so that their scores are the very numbers match() computes.
  * A query's tier 0 when it fills the page (stages/candidates.ts), for a share of the postings.
  */
-import { lookupTf, type DenseList, type LookupList } from "../index/dense";
+import { lookupTf, type LookupList } from "../index/dense";
 import type { PostingsCursor } from "../index/postings";
 import { BM25, popcount, type Matches, type ScoredList, type WordSpec } from "../index/shard-types";
 import { ensureRoom, matchBuffer, type Shard } from "../index/shard";
@@ -142,11 +142,6 @@ class ListReader {
   }
 
   private readList(l: ScoredList, n: number, score: boolean, first: boolean, from: number, to: number): void {
-    const dense = first ? undefined : this.shard.dense(l);
-    if (dense) {
-      this.readDense(l, dense, n, score);
-      return;
-    }
     const lookup = first ? undefined : this.shard.lookup(l, n);
     if (lookup) {
       this.readLookup(l, lookup, n, score);
@@ -201,7 +196,7 @@ class ListReader {
     this.count = count;
   }
 
-  /** read() of a list much longer than the documents asked, from its bit a document (dense.ts): one lookup a document. */
+  /** read() of a list much longer than the documents asked, from its bit a document (dense.ts): a few reads a document. */
   private readLookup(l: ScoredList, list: LookupList, n: number, score: boolean): void {
     const { scores, masks, docs: at } = this;
     const { lengths, table } = this.shard.norms(l.field);
@@ -211,23 +206,6 @@ class ListReader {
     for (let i = 0; i < n; i++) {
       const d = at[i]!;
       const tf = lookupTf(list, d);
-      if (tf === 0) continue;
-      masks[d] = (masks[d]! | bit) >>> 0;
-      if (score) scores[d]! += w * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));
-    }
-    this.postings += n;
-  }
-
-  /** read() of a common list, from its byte a document (dense.ts): one lookup a document. */
-  private readDense(l: ScoredList, dense: DenseList, n: number, score: boolean): void {
-    const { scores, masks, docs: at } = this;
-    const { lengths, table } = this.shard.norms(l.field);
-    const bit = (1 << l.word) >>> 0;
-    const w = l.weight;
-    const k1 = BM25.k + 1;
-    for (let i = 0; i < n; i++) {
-      const d = at[i]!;
-      const tf = dense[d]!;
       if (tf === 0) continue;
       masks[d] = (masks[d]! | bit) >>> 0;
       if (score) scores[d]! += w * (BM25.d + (tf * k1) / (tf + table[lengths[d]!]!));

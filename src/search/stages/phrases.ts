@@ -42,8 +42,7 @@ function someChunkHolds(ctx: SearchContext, phrase: string[]): boolean {
     const m = ctx.meter.counted(
       matchAll(ctx.text, ctx.textCursor, specs, full, { into, scored: false, from, to: from + size })!,
     );
-    for (let i = 0; i < m.count && checked < PHRASE_CHECKS; i++, checked++)
-      if (holds(m.docs[i]!)) return true;
+    for (let i = 0; i < m.count && checked < PHRASE_CHECKS; i++, checked++) if (holds(m.docs[i]!)) return true;
   }
   return false;
 }
