@@ -31,8 +31,14 @@ const LOOKUP_BUDGET = 256 * 1024 * 1024;
 /** How many lists asked for once are remembered (all forgotten past it). */
 const ASKED_ONCE_KEPT = 65_536;
 
-/** A list as a bit a document and its term frequencies in list order; ranks: the bits set before each 32-bit word. */
+/**
+ * A list as a bit a document and its term frequencies in list order (ranks: the bits set
+ * before each 32-bit word); or, for a list in DENSE_SHARE of the documents or more, as a
+ * frequency a document (`byDocument`, no bits): one read, for a byte a document where the
+ * bits would take three quarters of one.
+ */
 export interface LookupList {
+  byDocument: boolean;
   bits: Uint32Array;
   ranks: Uint32Array;
   tfs: Uint8Array;
@@ -40,6 +46,7 @@ export interface LookupList {
 
 /** A lookup list's term frequency of doc, 0 when the list does not hold it. */
 export function lookupTf(list: LookupList, doc: number): number {
+  if (list.byDocument) return list.tfs[doc]!;
   const w = doc >>> 5;
   const word = list.bits[w]!;
   const bit = 1 << (doc & 31);
@@ -63,10 +70,11 @@ export class LookupLists {
   ) {}
 
   /**
-   * The list at `address` as a lookup list: made now when `now`, else the second time it is
-   * asked for (undefined the first). The caller checks that the list is common enough to pay.
+   * The list at `address` as a lookup list: made now when `common` (a frequency a document), else
+   * the second time it is asked for (undefined the first). The caller checks that the list is
+   * common enough to pay.
    */
-  of(address: number, now: boolean): LookupList | undefined {
+  of(address: number, common: boolean): LookupList | undefined {
     let list = this.made.get(address);
     if (list) {
       // A Map keeps its insertion order: re-inserted, the list is the most recently used.
@@ -74,13 +82,13 @@ export class LookupLists {
       this.made.set(address, list);
       return list;
     }
-    if (!now && !this.askedOnce.delete(address)) {
+    if (!common && !this.askedOnce.delete(address)) {
       if (this.askedOnce.size >= ASKED_ONCE_KEPT) this.askedOnce.clear();
       this.askedOnce.add(address);
       return undefined;
     }
     const started = performance.now();
-    list = this.make(address);
+    list = this.make(address, common);
     for (const [oldest, old] of this.made) {
       if (this.madeBytes + bytesOf(list) <= LOOKUP_BUDGET) break;
       this.made.delete(oldest);
@@ -92,13 +100,21 @@ export class LookupLists {
     return list;
   }
 
-  private make(address: number): LookupList {
+  private make(address: number, byDocument: boolean): LookupList {
     const cursor = this.cursor.open(address);
+    const { docs } = cursor;
+    if (byDocument) {
+      const tfs = new Uint8Array(this.documents);
+      for (let b = 0; b < cursor.blocks; b++) {
+        const n = cursor.decode(b);
+        for (let i = 0; i < n; i++) tfs[docs[i]!] = cursor.tfs[i]!;
+      }
+      return { byDocument, bits: new Uint32Array(0), ranks: new Uint32Array(0), tfs };
+    }
     const words = (this.documents + 31) >>> 5;
     const bits = new Uint32Array(words);
     const ranks = new Uint32Array(words);
     const tfs = new Uint8Array(cursor.df);
-    const { docs } = cursor;
     for (let b = 0, at = 0; b < cursor.blocks; b++) {
       const n = cursor.decode(b);
       tfs.set(cursor.tfs.subarray(0, n), at);
@@ -112,6 +128,6 @@ export class LookupLists {
       ranks[w] = before;
       before += popcount(bits[w]!);
     }
-    return { bits, ranks, tfs };
+    return { byDocument, bits, ranks, tfs };
   }
 }

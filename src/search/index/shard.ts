@@ -85,12 +85,12 @@ export class Shard extends ShardPositions {
    * Undefined for the others: they are read by block.
    */
   lookup(l: ScoredList, asked: number): LookupList | undefined {
-    const now = l.df >= DENSE_SHARE * this.documentCount;
-    if (!now) {
+    const common = l.df >= DENSE_SHARE * this.documentCount;
+    if (!common) {
       if (l.df < LOOKUP_SHARE * this.documentCount || l.df < LOOKUP_RATIO * asked) return undefined;
       if (asked * LOOKUP_SPREAD < l.df / BLOCK) return undefined;
     }
-    return (this.lookupLists ??= new LookupLists(this.documentCount, this.newCursor())).of(l.address, now);
+    return (this.lookupLists ??= new LookupLists(this.documentCount, this.newCursor())).of(l.address, common);
   }
 
   /** Milliseconds spent so far making what every later search reuses (lookup lists, the runs' frequencies): not a search's work. */
