@@ -1,8 +1,8 @@
 /**
  * Lookup lists (src/search/index/dense.ts): a list as a bit a document and its frequencies
  * gives for every document what the list itself holds (0 where it holds nothing); the most
- * common lists are made on first use, other common ones the second time they are asked for
- * at documents spread enough, and short lists never.
+ * common lists are made on first use, other common ones once reading them by block has cost
+ * as much as making them, and short lists never.
  */
 import { describe, expect, test } from "bun:test";
 import { indexKey } from "../src/search/text/analyze";
@@ -45,7 +45,7 @@ describe("lookup lists", () => {
     expect(Math.max(...expected)).toBeGreaterThan(15);
   });
 
-  test("of a less common word: made the second time it is asked for, every document's frequency", async () => {
+  test("of a less common word: made once reading its blocks has cost as many postings as it holds, every document's frequency", async () => {
     const { text } = await freshEngine();
     const N = text.documentCount;
     const which = textList(text, "which");
@@ -53,7 +53,11 @@ describe("lookup lists", () => {
     expect(which.df).toBeLessThan(DENSE_SHARE * N);
     const expected = frequencies(text, which);
     const asked = Math.floor(which.df / LOOKUP_RATIO);
+    // Asked for, then read by block: not made until those reads have decoded `df` postings.
     expect(text.lookup(which, asked)).toBeUndefined();
+    text.noteRead(which, which.df - 1);
+    expect(text.lookup(which, asked)).toBeUndefined();
+    text.noteRead(which, 1);
     const lookup = text.lookup(which, asked)!;
     expect(lookup).toBeDefined();
     const got = new Uint8Array(N);
@@ -77,9 +81,11 @@ describe("lookup lists", () => {
     expect(blocks).toBeGreaterThan(LOOKUP_SPREAD);
     for (let i = 0; i < 3; i++) expect(text.lookup(many, Math.floor(many.df / LOOKUP_RATIO) + 1)).toBeUndefined();
     for (let i = 0; i < 3; i++) expect(text.lookup(many, Math.floor((blocks - 1) / LOOKUP_SPREAD))).toBeUndefined();
-    // Asked within both limits, it is made the second time (the refusals above did not count as asks).
+    // Reads by block count toward its making only once a search has asked for it within both limits.
+    text.noteRead(many, many.df);
     const within = Math.ceil(blocks / LOOKUP_SPREAD);
     expect(text.lookup(many, within)).toBeUndefined();
+    text.noteRead(many, many.df);
     expect(text.lookup(many, within)).toBeDefined();
   });
 });

@@ -6,9 +6,10 @@
  * frequencies in list order, a document's at the number of bits set before it.
  *
  * Lists in half the documents or more are made on first use: every read of them is whole.
- * Other lists in at least LOOKUP_SHARE of the documents are made the second time a search
- * asks for them at documents spread enough (Shard.lookup): one asked once would cost its
- * making and a read, instead of a read. The least recently used are dropped past LOOKUP_BUDGET.
+ * Other lists in at least LOOKUP_SHARE of the documents are made once searches that asked for
+ * them at documents spread enough (Shard.lookup) have decoded as many of their postings by
+ * block: one asked once would cost its making and a read, instead of a read. The least
+ * recently used are dropped past LOOKUP_BUDGET.
  * (Frequencies a byte each: postings.ts caps them at 255; not a nibble, as in real chunks
  * "the" is there 15 times or more in a third of those that hold it.)
  */
@@ -28,8 +29,8 @@ export const LOOKUP_RATIO = 4;
 export const LOOKUP_SPREAD = 2;
 /** The most bytes the lookup lists kept take; past it the least recently used are dropped. */
 const LOOKUP_BUDGET = 256 * 1024 * 1024;
-/** How many lists asked for once are remembered (all forgotten past it). */
-const ASKED_ONCE_KEPT = 65_536;
+/** How many lists asked for and not made are remembered (all forgotten past it). */
+const ASKED_KEPT = 65_536;
 
 /**
  * A list as a bit a document and its term frequencies in list order (ranks: the bits set
@@ -59,8 +60,8 @@ const bytesOf = (list: LookupList) => list.bits.byteLength + list.ranks.byteLeng
 export class LookupLists {
   private readonly made = new Map<number, LookupList>();
   private madeBytes = 0;
-  /** The lists asked for once and not made. */
-  private readonly askedOnce = new Set<number>();
+  /** The lists a search would have looked up, not made yet: the postings their blocks have cost since. */
+  private readonly spentOn = new Map<number, number>();
   /** Milliseconds spent making lists: a search's time budget does not count them (stages/meter.ts). */
   makingMs = 0;
 
@@ -70,11 +71,13 @@ export class LookupLists {
   ) {}
 
   /**
-   * The list at `address` as a lookup list: made now when `common` (a frequency a document), else
-   * the second time it is asked for (undefined the first). The caller checks that the list is
-   * common enough to pay.
+   * The list at `address` (of `df` postings) as a lookup list: made now when `common` (a
+   * frequency a document); else once reading its blocks has decoded as many postings as it
+   * holds (noteRead), about what making it costs, and undefined until then: a list asked for
+   * once is not made, one asked for again and again is, after at most twice its cost (rent or buy).
+   * The caller checks that the list is common enough to pay.
    */
-  of(address: number, common: boolean): LookupList | undefined {
+  of(address: number, common: boolean, df: number): LookupList | undefined {
     let list = this.made.get(address);
     if (list) {
       // A Map keeps its insertion order: re-inserted, the list is the most recently used.
@@ -82,10 +85,14 @@ export class LookupLists {
       this.made.set(address, list);
       return list;
     }
-    if (!common && !this.askedOnce.delete(address)) {
-      if (this.askedOnce.size >= ASKED_ONCE_KEPT) this.askedOnce.clear();
-      this.askedOnce.add(address);
-      return undefined;
+    if (!common) {
+      const spent = this.spentOn.get(address);
+      if (spent === undefined) {
+        if (this.spentOn.size >= ASKED_KEPT) this.spentOn.clear();
+        this.spentOn.set(address, 0);
+      }
+      if (spent === undefined || spent < df) return undefined;
+      this.spentOn.delete(address);
     }
     const started = performance.now();
     list = this.make(address, common);
@@ -129,5 +136,11 @@ export class LookupLists {
       before += popcount(bits[w]!);
     }
     return { byDocument, bits, ranks, tfs };
+  }
+
+  /** Counts the postings a search decoded reading a list by block that it asked for as a lookup list (of()) and did not get. */
+  noteRead(address: number, postings: number): void {
+    const spent = this.spentOn.get(address);
+    if (spent !== undefined) this.spentOn.set(address, spent + postings);
   }
 }

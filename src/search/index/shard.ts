@@ -81,7 +81,7 @@ export class Shard extends ShardPositions {
   /**
    * A list to be read at `asked` documents, as a lookup list (dense.ts): always when it is in
    * DENSE_SHARE of the documents or more; when it is in LOOKUP_SHARE of them, holds
-   * LOOKUP_RATIO times as many as asked and they are spread enough, from its second time.
+   * LOOKUP_RATIO times as many as asked and they are spread enough, once it pays (dense.ts).
    * Undefined for the others: they are read by block.
    */
   lookup(l: ScoredList, asked: number): LookupList | undefined {
@@ -90,7 +90,12 @@ export class Shard extends ShardPositions {
       if (l.df < LOOKUP_SHARE * this.documentCount || l.df < LOOKUP_RATIO * asked) return undefined;
       if (asked * LOOKUP_SPREAD < l.df / BLOCK) return undefined;
     }
-    return (this.lookupLists ??= new LookupLists(this.documentCount, this.newCursor())).of(l.address, common);
+    return (this.lookupLists ??= new LookupLists(this.documentCount, this.newCursor())).of(l.address, common, l.df);
+  }
+
+  /** After lookup() gave no list: the postings reading the list by block decoded instead (what makes it pay, dense.ts). */
+  noteRead(l: ScoredList, postings: number): void {
+    this.lookupLists?.noteRead(l.address, postings);
   }
 
   /** Milliseconds spent so far making what every later search reuses (lookup lists, the runs' frequencies): not a search's work. */

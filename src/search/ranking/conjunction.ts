@@ -147,6 +147,7 @@ class ListReader {
       this.readLookup(l, lookup, n, score);
       return;
     }
+    const before = this.postings;
     const { scores, masks, docs: at } = this;
     const cursor = this.cursor.open(l.address);
     const { lengths, table } = this.shard.norms(l.field);
@@ -194,6 +195,7 @@ class ListReader {
       }
     }
     this.count = count;
+    if (!first) this.shard.noteRead(l, this.postings - before);
   }
 
   /** read() of a list much longer than the documents asked, from its bit a document (dense.ts): a few reads a document. */
