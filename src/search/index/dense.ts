@@ -5,11 +5,12 @@
  * in a few reads instead: a bit a document (whether the list holds it) and the term
  * frequencies in list order, a document's at the number of bits set before it.
  *
- * Lists in half the documents or more are made on first use: every read of them is whole.
- * Other lists in at least LOOKUP_SHARE of the documents are made once searches that asked for
- * them at documents spread enough (Shard.lookup) have decoded as many of their postings by
- * block: one asked once would cost its making and a read, instead of a read. The least
- * recently used are dropped past LOOKUP_BUDGET.
+ * Lists in half the documents or more are made on first use and kept, as a frequency a
+ * document: every read of them is whole. Other lists in at least LOOKUP_SHARE of the
+ * documents are made, by bit, once searches that asked for them at documents spread enough
+ * (Shard.lookup) have decoded as many of their postings by block: one asked once would cost
+ * its making and a read, instead of a read. Past LOOKUP_BUDGET bytes of these, the least
+ * recently used are dropped.
  * (Frequencies a byte each: postings.ts caps them at 255; not a nibble, as in real chunks
  * "the" is there 15 times or more in a third of those that hold it.)
  */
@@ -27,7 +28,7 @@ export const LOOKUP_SHARE = 1 / 64;
  */
 export const LOOKUP_RATIO = 4;
 export const LOOKUP_SPREAD = 2;
-/** The most bytes the lookup lists kept take; past it the least recently used are dropped. */
+/** The most bytes the lookup lists by bit kept take; past it the least recently used are dropped. */
 const LOOKUP_BUDGET = 256 * 1024 * 1024;
 /** How many lists asked for and not made are remembered (all forgotten past it). */
 const ASKED_KEPT = 65_536;
@@ -71,13 +72,14 @@ export class LookupLists {
   ) {}
 
   /**
-   * The list at `address` (of `df` postings) as a lookup list: made now when `common` (a
-   * frequency a document); else once reading its blocks has decoded as many postings as it
-   * holds (noteRead), about what making it costs, and undefined until then: a list asked for
-   * once is not made, one asked for again and again is, after at most twice its cost (rent or buy).
-   * The caller checks that the list is common enough to pay.
+   * The list at `address` (of `df` postings) as a lookup list: when `common`, a frequency a
+   * document, made now and kept; else by bit, once reading its blocks has decoded as many
+   * postings as it holds (noteRead), about what making it costs, and undefined until then: a
+   * list asked for once is not made, one asked for again and again is, after at most twice
+   * its cost (rent or buy). The caller checks that the list is common enough to pay.
    */
   of(address: number, common: boolean, df: number): LookupList | undefined {
+    if (common) return this.ofEveryDocument(address);
     let list = this.made.get(address);
     if (list) {
       // A Map keeps its insertion order: re-inserted, the list is the most recently used.
@@ -85,17 +87,15 @@ export class LookupLists {
       this.made.set(address, list);
       return list;
     }
-    if (!common) {
-      const spent = this.spentOn.get(address);
-      if (spent === undefined) {
-        if (this.spentOn.size >= ASKED_KEPT) this.spentOn.clear();
-        this.spentOn.set(address, 0);
-      }
-      if (spent === undefined || spent < df) return undefined;
-      this.spentOn.delete(address);
+    const spent = this.spentOn.get(address);
+    if (spent === undefined) {
+      if (this.spentOn.size >= ASKED_KEPT) this.spentOn.clear();
+      this.spentOn.set(address, 0);
     }
+    if (spent === undefined || spent < df) return undefined;
+    this.spentOn.delete(address);
     const started = performance.now();
-    list = this.make(address, common);
+    list = this.make(address, false);
     for (const [oldest, old] of this.made) {
       if (this.madeBytes + bytesOf(list) <= LOOKUP_BUDGET) break;
       this.made.delete(oldest);
@@ -106,6 +106,22 @@ export class LookupLists {
     this.makingMs += performance.now() - started;
     return list;
   }
+
+  /**
+   * A list in DENSE_SHARE of the documents or more, a frequency a document, made on first use
+   * and kept: they are few (18 at 1M English-like chunks), and each is asked for by nearly
+   * every search of several words; dropped and made again, one would cost a whole list's read.
+   */
+  private ofEveryDocument(address: number): LookupList {
+    let list = this.everyDocument.get(address);
+    if (!list) {
+      const started = performance.now();
+      this.everyDocument.set(address, (list = this.make(address, true)));
+      this.makingMs += performance.now() - started;
+    }
+    return list;
+  }
+  private readonly everyDocument = new Map<number, LookupList>();
 
   private make(address: number, byDocument: boolean): LookupList {
     const cursor = this.cursor.open(address);
@@ -138,7 +154,7 @@ export class LookupLists {
     return { byDocument, bits, ranks, tfs };
   }
 
-  /** Counts the postings a search decoded reading a list by block that it asked for as a lookup list (of()) and did not get. */
+  /** The postings a search decoded by block from a list it asked for as a lookup list (of()) and did not get. */
   noteRead(address: number, postings: number): void {
     const spent = this.spentOn.get(address);
     if (spent !== undefined) this.spentOn.set(address, spent + postings);
