@@ -70,7 +70,7 @@ describe("the time budget", () => {
     expect(engine.text.onceMakingMs).toBe(made);
   });
 
-  test("does not count what the engine makes once for every later search (dense lists)", async () => {
+  test("does not count what the engine makes once for every later search (lookup lists)", async () => {
     let made = 0;
     const meter = new Meter(() => made);
     meter.start(performance.now() + 30);

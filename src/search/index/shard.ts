@@ -14,7 +14,7 @@
  */
 import type { PostingsCursor } from "./postings";
 import { BLOCK } from "./postings-format";
-import { DENSE_SHARE, LOOKUP_RATIO, LOOKUP_SHARE, LOOKUP_SPREAD, LookupLists, type LookupList } from "./dense";
+import { DENSE_SHARE, LOOKUP_RATIO, LOOKUP_SHARE, LOOKUP_SPREAD, LookupLists, type LookupList } from "./lookup-lists";
 import { ShardPositions } from "./shard-positions";
 import {
   BM25,
@@ -79,9 +79,9 @@ export class Shard extends ShardPositions {
   }
 
   /**
-   * A list to be read at `asked` documents, as a lookup list (dense.ts): always when it is in
+   * A list to be read at `asked` documents, as a lookup list (lookup-lists.ts): always when it is in
    * DENSE_SHARE of the documents or more; when it is in LOOKUP_SHARE of them, holds
-   * LOOKUP_RATIO times as many as asked and they are spread enough, once it pays (dense.ts).
+   * LOOKUP_RATIO times as many as asked and they are spread enough, once it pays (lookup-lists.ts).
    * Undefined for the others: they are read by block.
    */
   lookup(l: ScoredList, asked: number): LookupList | undefined {
@@ -93,7 +93,7 @@ export class Shard extends ShardPositions {
     return (this.lookupLists ??= new LookupLists(this.documentCount, this.newCursor())).of(l.address, common, l.df);
   }
 
-  /** After lookup() gave no list: the postings reading the list by block decoded instead (what makes it pay, dense.ts). */
+  /** After lookup() gave no list: the postings reading the list by block decoded instead (what makes it pay, lookup-lists.ts). */
   noteRead(l: ScoredList, postings: number): void {
     this.lookupLists?.noteRead(l.address, postings);
   }

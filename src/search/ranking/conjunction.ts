@@ -7,7 +7,7 @@
  * only, in match()'s order, so that their scores are the very numbers match() computes.
  * A query's tier 0 when it fills the page (stages/candidates.ts), for a share of the postings.
  */
-import { lookupTf, type LookupList } from "../index/dense";
+import { lookupTf, type LookupList } from "../index/lookup-lists";
 import type { PostingsCursor } from "../index/postings";
 import { BM25, popcount, type Matches, type ScoredList, type WordSpec } from "../index/shard-types";
 import { ensureRoom, matchBuffer, type Shard } from "../index/shard";
@@ -198,7 +198,7 @@ class ListReader {
     if (!first) this.shard.noteRead(l, this.postings - before);
   }
 
-  /** read() of a list much longer than the documents asked, from its bit a document (dense.ts): a few reads a document. */
+  /** read() of a list much longer than the documents asked, from its bit a document (lookup-lists.ts): a few reads a document. */
   private readLookup(l: ScoredList, list: LookupList, n: number, score: boolean): void {
     const { scores, masks, docs: at } = this;
     const { lengths, table } = this.shard.norms(l.field);

@@ -1,12 +1,12 @@
 /**
- * Lookup lists (src/search/index/dense.ts): a list as a bit a document and its frequencies
+ * Lookup lists (src/search/index/lookup-lists.ts): a list as a bit a document and its frequencies
  * gives for every document what the list itself holds (0 where it holds nothing); the most
  * common lists are made on first use, other common ones once reading them by block has cost
  * as much as making them, and short lists never.
  */
 import { describe, expect, test } from "bun:test";
 import { indexKey } from "../src/search/text/analyze";
-import { DENSE_SHARE, LOOKUP_RATIO, LOOKUP_SHARE, LOOKUP_SPREAD, lookupTf } from "../src/search/index/dense";
+import { DENSE_SHARE, LOOKUP_RATIO, LOOKUP_SHARE, LOOKUP_SPREAD, lookupTf } from "../src/search/index/lookup-lists";
 import { TEXT_FIELD } from "../src/search/index/fields";
 import { BLOCK } from "../src/search/index/postings-format";
 import type { Shard } from "../src/search/index/shard";
