@@ -113,6 +113,19 @@ describe("page orders", () => {
     expect(sameTotal).toBeGreaterThan(queries.length * 2);
   }, 300_000);
 
+  test("a function word typed on is whole (D79): its order is stored as the word ended, and “the” ranks from it", async () => {
+    const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+    const { ordered, orders } = withOrders(engine, 1000, 50);
+    const the = { key: indexKey("the"), fuzzy: 0 };
+    expect(orders.get({ ...the, prefix: false })).toBeDefined();
+    expect(orders.get({ ...the, prefix: true })).toBeUndefined();
+    const options = { limit: 10, budgetMs: Infinity };
+    const fast = ordered.search("the", { ...options, pruning: PRUNED });
+    const oracle = engine.search("the", { ...options, pruning: false });
+    expect(shown(fast)).toEqual(shown(oracle));
+    expect(fast.work.candidates).toBeLessThan(engine.search("the", { ...options, pruning: PRUNED }).work.candidates);
+  }, 300_000);
+
   test("orders too short to tell leave the search to the pruned one, and rank the same", async () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
     const { ordered } = withOrders(engine, 40, 6);

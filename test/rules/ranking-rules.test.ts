@@ -249,6 +249,27 @@ describe("the last word is a prefix, unless the query ends in a mark or a quote 
   });
 });
 
+describe("a function word is whole, never a prefix (D79)", () => {
+  const wiki = wikiOf([
+    page("Theory", "A theory is a tested explanation of something in nature."),
+    page("Hypothesis", "A hypothesis is a guess that the tests may disprove."),
+  ]);
+
+  test("“the” finds the page saying “the”, not the one saying “theory”; “theo” still finds “theory”", async () => {
+    const tome = await wiki;
+    expect(titles(tome, "the")).toEqual(["Hypothesis"]);
+    expect(titles(tome, "theo")).toEqual(["Theory"]);
+  });
+
+  test("“explanation the” scores Theory as “explanation” does: “theory” adds nothing", async () => {
+    const tome = await wiki;
+    const [withThe] = search(tome, "explanation the").hits;
+    const [alone] = search(tome, "explanation").hits;
+    expect(withThe!.page.title).toBe("Theory");
+    expect(withThe!.score).toBe(alone!.score);
+  });
+});
+
 describe("typos: only in words the index lacks; one from 5 letters, two from 9", () => {
   const wiki = wikiOf([
     page("Prussia", "Prussia was a German state on the south coast of the Baltic Sea."),

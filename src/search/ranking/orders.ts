@@ -49,7 +49,7 @@ export function buildPageOrders(
     const query = parseQuery(q, ctx.lang);
     if (query.words.length !== 1) return;
     const terms = queryTerms(query, ctx);
-    const key = orderKey(terms.exact[0]!.key, query.prefixLast);
+    const key = orderKey(terms.exact[0]!.key, terms.exact[0]!.prefix);
     if (terms.typoable || keys.has(key) || text.postingsOf(text.derive(terms.exact)) < least) return;
     keys.add(key);
     const matches = text.match(terms.exact, { into: scratch.textBuffer(0) });

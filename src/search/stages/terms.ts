@@ -87,7 +87,7 @@ export function queryTerms(query: ParsedQuery, source: TermSource): QueryTerms {
 }
 
 /**
- * Each word's spec: its index key; a prefix when it is the last word and `prefixLast`; its
+ * Each word's spec: its index key; a prefix when it is the last word, `prefixLast`, and not a function word; its
  * typo distance when `fuzzy` (in at most GUARDS.typoWords words the index does not know);
  * its other forms when `variants` (not for function words).
  */
@@ -109,7 +109,8 @@ export function wordSpecs(
     // Typos are looked for only in words the index does not know, and in a few of them.
     const distance = fuzzy && typoWords < GUARDS.typoWords && !text.has(key) ? typos(w) : 0;
     if (distance) typoWords++;
-    const spec: WordSpec = { key, prefix: prefixLast && i === last, fuzzy: distance };
+    // A function word is a whole word, not the start of one (D79): "the" does not stand for "theory".
+    const spec: WordSpec = { key, prefix: prefixLast && i === last && !stop.has(w), fuzzy: distance };
     if (variants && stem && !stop.has(w)) spec.variants = variantsOf(w, stem);
     return spec;
   });
