@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { indexKey } from "../src/search/text/analyze";
-import { matchAll } from "../src/search/ranking/conjunction";
+import { matchAll, sortThroughBits } from "../src/search/ranking/conjunction";
 import { matchBuffer } from "../src/search/index/shard";
 import type { Matches, WordSpec } from "../src/search/index/shard-types";
 import { EN_2006, EN_2016, engineFor } from "./helpers";
@@ -68,6 +68,24 @@ describe("the conjunction", () => {
     expect(found).toBeGreaterThan(0);
     expect(matchAll(text, text.newCursor(), words, 0b11, { least: found })!.count).toBe(found);
     expect(matchAll(text, text.newCursor(), words, 0b11, { least: found + 1 })!.count).toBe(0);
+  });
+});
+
+describe("sorting the rarest word's documents through a bit a document", () => {
+  test("gives them in order, at every bit of a word and the last document, and leaves the bits zero", () => {
+    const documents = 32 * 1000 + 7;
+    const bits = new Uint32Array(Math.ceil(documents / 32));
+    let seed = 3;
+    const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
+    const chosen = new Set([0, 31, 32, 63, documents - 1]);
+    while (chosen.size < 5000) chosen.add(Math.floor(random() * documents));
+    // As several lists give them: runs, each in order.
+    const all = [...chosen];
+    const runs = [0, 1, 2].flatMap((r) => all.filter((_d, i) => i % 3 === r).sort((a, b) => a - b));
+    const docs = Uint32Array.from(runs);
+    sortThroughBits(docs, bits);
+    expect([...docs]).toEqual(all.sort((a, b) => a - b));
+    expect(bits.every((w) => w === 0)).toBe(true);
   });
 });
 

@@ -80,6 +80,13 @@ export class ShardReader {
     return { scores: this.scores, masks: this.masks };
   }
 
+  private bits: Uint32Array | undefined;
+
+  /** A bit a document, all zero outside a caller's use: the caller must leave it zero (sortThroughBits). */
+  documentBits(): Uint32Array {
+    return (this.bits ??= new Uint32Array(Math.ceil(this.documentCount / 32)));
+  }
+
   /** A field's length per document, and BM25's length normalisation per length: a document's is table[lengths[d]]. */
   norms(field: number): FieldNorms {
     // Asked for at every list a search reads: made once a field, not a subarray each time.

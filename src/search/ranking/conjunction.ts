@@ -63,10 +63,9 @@ export function matchAll(
   let n = reader.count;
   const { masks, scores } = shard.accumulators();
   const docs = out.docs.subarray(0, n);
-  // One list's documents come in order; several lists' are sorted, or (when they are many) found again by a pass over the masks.
-  if (firstLists.length > 1 && n > shard.documentCount / 16) {
-    for (let d = options.from ?? 0, k = 0; k < n; d++) if (masks[d]) docs[k++] = d;
-  } else if (firstLists.length > 1) docs.sort();
+  // One list's documents come in order; several lists' are sorted, or when they are many through a bit a document (cheaper past about N/16).
+  if (firstLists.length > 1 && n > shard.documentCount / 16) sortThroughBits(docs, shard.documentBits());
+  else if (firstLists.length > 1) docs.sort();
   const least = options.least ?? 0;
   for (const w of order.slice(1)) {
     if (postingsOf[w]! > common) continue;
@@ -108,6 +107,25 @@ export function matchAll(
   out.postings = reader.postings;
   out.derived = derived;
   return out;
+}
+
+/** Sorts distinct documents by setting their bits, then reading the set bits in order; `bits` is left zero. */
+export function sortThroughBits(docs: Uint32Array, bits: Uint32Array): void {
+  const n = docs.length;
+  for (let i = 0; i < n; i++) {
+    const d = docs[i]!;
+    bits[d >>> 5]! |= 1 << (d & 31);
+  }
+  for (let w = 0, k = 0; k < n; w++) {
+    let x = bits[w]!;
+    if (x === 0) continue;
+    bits[w] = 0;
+    do {
+      const low = x & -x;
+      docs[k++] = (w << 5) | (31 - Math.clz32(low));
+      x ^= low;
+    } while (x !== 0);
+  }
 }
 
 /** Reads lists into the shard's accumulators, at the documents already reached. */
