@@ -55,7 +55,8 @@ start() {
   local i=0 port
   for port in $REPLICA_PORTS; do
     i=$((i + 1))
-    HOST=127.0.0.1 PORT=$port TOME_SNAPSHOT=$TOME_SNAPSHOT TOME_REDIS_URL=$REDIS_URL \
+    # HAProxy reaches them from 127.0.0.1 and names the client in X-Forwarded-For (D80).
+    HOST=127.0.0.1 PORT=$port TOME_SNAPSHOT=$TOME_SNAPSHOT TOME_REDIS_URL=$REDIS_URL TOME_TRUSTED_PROXIES=127.0.0.1 \
       nohup bun src/cli/start.ts >"$RUN_DIR/replica-$i.log" 2>&1 &
     echo $! >"$RUN_DIR/replica-$i.pid"
   done
@@ -76,6 +77,7 @@ defaults
     timeout client 200s
     timeout server 200s
     option httpchk
+    option forwardfor
     http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host localhost
     http-check expect status 200
 frontend tome

@@ -53,6 +53,7 @@ describe("settings", () => {
       keyMsPerSecond: undefined,
       zstd: "system",
       memoryLog: "off",
+      trustedProxies: [],
     });
   });
 
@@ -64,8 +65,10 @@ describe("settings", () => {
         TOME_DATA: "/x",
         TOME_DEBUG_MEM: "gc",
         TOME_ZSTD: "node",
+        TOME_TRUSTED_PROXIES: "127.0.0.1, ::FFFF:10.0.0.2,2001:db8::1",
       }),
     ).toMatchObject({
+      trustedProxies: ["127.0.0.1", "::FFFF:10.0.0.2", "2001:db8::1"],
       auth: false,
       keyMsPerSecond: 0,
       dataDir: "/x",
@@ -79,6 +82,8 @@ describe("settings", () => {
       ["TOME_KEY_MS_PER_SECOND", "1.5"],
       ["TOME_ADMIN_TOKEN", "short"],
       ["TOME_ZSTD", "lz4"],
+      ["TOME_TRUSTED_PROXIES", "127.0.0.1,proxy.local"],
+      ["TOME_TRUSTED_PROXIES", "10.0.0.0/8"],
     ] as const) {
       expect(() => readConfig({ [name]: value })).toThrow(ConfigError);
       expect(() => readConfig({ [name]: value })).toThrow(name);

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { EN_2016, keys, ROOT, runToExit, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
 import { startRedis, type RedisServer } from "./redis-server";
+import { ADDRESS_FAILURES } from "../src/access";
 
 setDefaultTimeout(180_000);
 
@@ -147,6 +148,22 @@ async function issueToken(env: Record<string, string>, account: string, plan: st
     dashboard_token: expect.stringMatching(new RegExp(`^wd_[A-Za-z0-9]{32}\\.${account}$`)),
   });
   return made.dashboard_token;
+}
+
+/** A wrong dashboard token of `account`. */
+const wrong = (account: string) => `wd_${"A".repeat(32)}.${account}`;
+
+/** One sign-in by form (its CSRF cookie and field first), with `headers`: the answer's status. */
+async function signInAttempt(base: string, token: string, headers: Record<string, string> = {}): Promise<number> {
+  const form = await fetch(`${base}/dashboard/sign-in`, { headers });
+  const cookie = form.headers.get("set-cookie")!.split(";")[0]!;
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+  const answer = await fetch(`${base}/dashboard/sign-in`, {
+    method: "POST",
+    headers: { ...headers, cookie, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ csrf, token }),
+  });
+  return answer.status;
 }
 
 describe("one server, keys in files", () => {
@@ -457,19 +474,7 @@ describe("one server, keys in files", () => {
   });
 
   test("failed sign-ins are limited per account and per client address (429)", async () => {
-    const attempt = async (token: string) => {
-      const form = await fetch(`${base}/dashboard/sign-in`);
-      const cookie = form.headers.get("set-cookie")!.split(";")[0]!;
-      const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!;
-      return (
-        await fetch(`${base}/dashboard/sign-in`, {
-          method: "POST",
-          headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
-          body: new URLSearchParams({ csrf, token }),
-        })
-      ).status;
-    };
-    const wrong = (account: string) => `wd_${"A".repeat(32)}.${account}`;
+    const attempt = (token: string, headers: Record<string, string> = {}) => signInAttempt(base, token, headers);
     const statuses = [];
     for (let i = 0; i < 11; i++) statuses.push(await attempt(wrong("globex")));
     expect(statuses.filter((s) => s === 401).length + statuses.filter((s) => s === 429).length).toBe(11);
@@ -478,12 +483,43 @@ describe("one server, keys in files", () => {
     let status = 0;
     for (let i = 0; i < 25 && status !== 429; i++) status = await attempt(wrong(`other${i}`));
     expect(status).toBe(429);
+    // No proxy is trusted (TOME_TRUSTED_PROXIES unset): an X-Forwarded-For of another address changes nothing (D80).
+    expect(await attempt(wrong("spoofer"), { "x-forwarded-for": "198.51.100.7" })).toBe(429);
     const page = await newPage();
     expect(await signIn(page, base, token)).toBe(429);
     expect(await page.$eval("[role=alert]", (el) => el.textContent)).toContain(
       "Too many failed sign-ins from your address",
     );
     await page.close();
+  });
+});
+
+describe("behind a trusted proxy (D80)", () => {
+  let server: ServerProcess;
+
+  beforeAll(async () => {
+    // The test's requests come from this machine (127.0.0.1 or ::1), as a proxy's on it would.
+    server = await startServer({
+      TOME_DATA: tempDir("tome-dash-proxy-"),
+      TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }),
+      TOME_TRUSTED_PROXIES: "127.0.0.1,::1",
+    });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  test("failed sign-ins are limited per client the proxy names, not for every client behind it", async () => {
+    const from = (client: string, hops = "") => ({ "x-forwarded-for": `${hops}${client}` });
+    let status = 0;
+    let tries = 0;
+    for (; tries < ADDRESS_FAILURES + 5 && status !== 429; tries++)
+      status = await signInAttempt(server.url, wrong(`mallory${tries}`), from("203.0.113.5"));
+    expect({ status, tries }).toEqual({ status: 429, tries: ADDRESS_FAILURES + 1 });
+    // Another client behind the same proxy still signs in (a wrong token: 401, not 429).
+    expect(await signInAttempt(server.url, wrong("alice"), from("203.0.113.6"))).toBe(401);
+    // The limited client cannot get out by writing another address before the one the proxy appends.
+    expect(await signInAttempt(server.url, wrong("mallory-again"), from("203.0.113.5", "203.0.113.99, "))).toBe(429);
   });
 });
 

@@ -2,7 +2,7 @@
  * The index build's run worker (src/search/indexer/runs.ts): a run it cannot write stops the build with
  * where and why, not a hang; a run it writes is the run the main thread would write.
  */
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { textShardOptions } from "../src/search/index/fields";
@@ -10,6 +10,9 @@ import { Inversion } from "../src/search/indexer/invert";
 import { IndexBuilder } from "../src/search/indexer/build";
 import { RunSorter, writeRun } from "../src/search/indexer/runs";
 import { EN_2016, ingested, tempDir } from "./helpers";
+
+// Per file (bun applies it to the current file only): these tests ingest a real dump and write runs, seconds on a busy machine.
+setDefaultTimeout(120_000);
 
 async function inversionOf(count: number): Promise<Inversion> {
   const { articles } = await ingested({ dumps: [EN_2016] });

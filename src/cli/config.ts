@@ -8,6 +8,7 @@
  * `bun src/cli/config.ts` prints the table as Markdown (README.md's "Configuration" holds it;
  * test/config.test.ts checks that they agree).
  */
+import { isIP } from "node:net";
 import { DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND } from "../access";
 import { UserError } from "../errors";
 import { setMemoryLog } from "../search";
@@ -80,6 +81,13 @@ export const SETTINGS = [
     usedBy: "start",
   },
   {
+    name: "TOME_TRUSTED_PROXIES",
+    default: "unset: the socket's address",
+    meaning:
+      "the IP addresses of reverse proxies in front of this server, comma-separated (e.g. 127.0.0.1 for deploy/replicas.sh's HAProxy): a request from one is counted as from the last address its X-Forwarded-For names that is not one of them, for the dashboard's sign-in limit (D80)",
+    usedBy: "start",
+  },
+  {
     name: "TOME_REDIS_URL",
     default: "unset: keys in files under TOME_DATA",
     meaning:
@@ -136,6 +144,8 @@ export interface Config {
   /** TOME_PUBLIC_URL: an http(s) URL. */
   publicUrl: string | undefined;
   redisUrl: string | undefined;
+  /** TOME_TRUSTED_PROXIES: IP addresses, as given. */
+  trustedProxies: string[];
   auth: boolean;
   /** TOME_KEY_MS_PER_SECOND, or undefined for the default. */
   keyMsPerSecond: number | undefined;
@@ -183,6 +193,17 @@ export function readConfig(env: Env = process.env): Config {
       `TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT], not "${publicUrl}".`,
     );
   }
+  const trustedProxies = (given("TOME_TRUSTED_PROXIES") ?? "")
+    .split(",")
+    .map((a) => a.trim())
+    .filter((a) => a !== "");
+  // An IPv4 address mapped into IPv6 is taken as the IPv4 one (http/client-address.ts compares them so).
+  const notAddress = trustedProxies.find((a) => isIP(a.replace(/^::ffff:(?=\d+\.)/i, "")) === 0);
+  if (notAddress !== undefined) {
+    throw new ConfigError(
+      `TOME_TRUSTED_PROXIES must be IP addresses separated by commas (e.g. 127.0.0.1,10.0.0.2), not "${notAddress}".`,
+    );
+  }
   const debugMem = given("TOME_DEBUG_MEM");
   return {
     snapshot: given("TOME_SNAPSHOT"),
@@ -195,6 +216,7 @@ export function readConfig(env: Env = process.env): Config {
     adminToken,
     publicUrl,
     redisUrl: given("TOME_REDIS_URL"),
+    trustedProxies,
     auth: oneOf(env, "TOME_AUTH", ["on", "off"], "on") === "on",
     keyMsPerSecond: share === undefined ? undefined : Number(share),
     sharedData: given("TOME_SHARED_DATA"),

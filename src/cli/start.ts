@@ -53,7 +53,7 @@ section's hash checked first; requests in flight finish on the snapshot they sta
 that fails to load or check (or is of another wiki) is logged, and the old one keeps serving.
 
 Environment:
-${settingsHelp(["TOME_SNAPSHOT", "TOME_SNAPSHOT_WATCH", "TOME_DUMP", "HOST", "PORT", "TOME_DATA", "TOME_ADMIN_TOKEN", "TOME_PUBLIC_URL", "TOME_REDIS_URL", "TOME_AUTH", "TOME_KEY_MS_PER_SECOND"])}
+${settingsHelp(["TOME_SNAPSHOT", "TOME_SNAPSHOT_WATCH", "TOME_DUMP", "HOST", "PORT", "TOME_DATA", "TOME_ADMIN_TOKEN", "TOME_PUBLIC_URL", "TOME_TRUSTED_PROXIES", "TOME_REDIS_URL", "TOME_AUTH", "TOME_KEY_MS_PER_SECOND"])}
 Make another key with: ${NEW_KEY_COMMAND}
 `;
 
@@ -252,7 +252,7 @@ export async function main(args: string[]): Promise<void> {
     const access = openAccess(config);
     // Connecting early; an unreachable Redis is not fatal (503 until it answers).
     if (access instanceof RedisAccess) await access.start();
-    const { adminToken, publicUrl, snapshotWatch: watch } = config;
+    const { adminToken, publicUrl, trustedProxies, snapshotWatch: watch } = config;
     const address = await readAddress(config);
     // Checked before a snapshot build or load that can take minutes, and again just before serving.
     ensurePortFree(address);
@@ -270,7 +270,15 @@ export async function main(args: string[]): Promise<void> {
       }, 0);
     // Opened in a function of its own: no closure of this one may hold the first snapshot once it is swapped out.
     const app = serveFirst(path, (tome) =>
-      createApp(tome, { access, log: requests.sink, adminToken, onFreed, accounts: access?.accounts(), publicUrl }),
+      createApp(tome, {
+        access,
+        log: requests.sink,
+        adminToken,
+        onFreed,
+        accounts: access?.accounts(),
+        publicUrl,
+        trustedProxies,
+      }),
     );
     ensurePortFree(address);
     try {

@@ -55,6 +55,8 @@ export interface AppOptions {
   accounts?: AccountStore;
   /** TOME_PUBLIC_URL, where clients reach the server: an https one makes the dashboard's cookies Secure. */
   publicUrl?: string;
+  /** TOME_TRUSTED_PROXIES: a request from one of these addresses is counted as from the client its X-Forwarded-For names (D80). */
+  trustedProxies?: string[];
 }
 
 export function createApp(engine: Engine, options: AppOptions = {}) {
@@ -111,6 +113,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
             accounts: options.accounts,
             adminToken: options.adminToken,
             publicUrl: options.publicUrl,
+            trustedProxies: options.trustedProxies,
             now: access?.now,
           }),
         ]

@@ -44,6 +44,7 @@ import {
 import type { Step } from "../pipeline";
 import { accountPage, adminPage, ASSETS, messagePage, revokePage, signInPage, type AccountView } from "./pages";
 import { accountSummaries, accountViewOf, monthAt, type Month } from "./views";
+import { clientAddress, normalAddress } from "../client-address";
 
 const DASHBOARD_PATH = "/dashboard";
 
@@ -57,6 +58,8 @@ export interface DashboardOptions {
   adminToken?: string;
   /** TOME_PUBLIC_URL: an https one makes every cookie Secure. */
   publicUrl?: string;
+  /** TOME_TRUSTED_PROXIES: whose X-Forwarded-For tells the client's address (client-address.ts, D80). */
+  trustedProxies?: string[];
   now?: () => number;
 }
 
@@ -103,6 +106,7 @@ class Refused extends Error {
 export function dashboard(o: DashboardOptions): Step {
   const store = o.accounts;
   const now = o.now ?? Date.now;
+  const trusted = new Set((o.trustedProxies ?? []).map(normalAddress));
   const publicHttps = o.publicUrl?.startsWith("https://") ?? false;
   const adminHash = o.adminToken ? hashToken(o.adminToken) : undefined;
   const publicOrigin = o.publicUrl ? new URL(o.publicUrl).origin : undefined;
@@ -457,7 +461,8 @@ export function dashboard(o: DashboardOptions): Step {
   return {
     before(x) {
       if (!isDashboard(x.path)) return undefined;
-      const address = x.server?.requestIP(x.request)?.address ?? "unknown";
+      const socket = x.server?.requestIP(x.request)?.address ?? "unknown";
+      const address = clientAddress(socket, x.request.headers.get("x-forwarded-for"), trusted);
       return handle(x.request, x.path, address).catch((err) => {
         if (err instanceof Refused)
           return respond(
