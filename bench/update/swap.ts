@@ -12,14 +12,16 @@
  *   bun bench/update/swap.ts [--connections N] FIRST.tome NEXT.tome [NEXT.tome…]
  *
  * --connections N keeps N autocannon connections on /v1/search during the swaps (default 0).
- * The figures in the report: English, from two snapshot:build outputs of the shared dumps,
- *   bun run snapshot:build --dump test/fixtures/data/dumps/enwiki-2016-sample.xml.bz2 --out /tmp/en-2016.tome
- *   bun run snapshot:build --dump test/fixtures/data/dumps/enwik8-head.xml.bz2 --out /tmp/en-2006.tome
- *   bun bench/update/swap.ts /tmp/en-2016.tome /tmp/en-2006.tome
- * and 1M chunks, between a small synthetic snapshot of the same host and the big one, both ways:
- *   bun bench/corpus/gen-corpus.ts --chunks 20000 --out /tmp/syn20k.xml
- *   bun run snapshot:build --dump /tmp/syn20k.xml --out /tmp/syn20k.tome
- *   bun bench/update/swap.ts /tmp/syn20k.tome /tmp/hb/w1m4/scale.tome /tmp/syn20k.tome
+ * The figures in the report ($WORK: any scratch directory): English, from two snapshot:build
+ * outputs of the shared dumps,
+ *   bun run snapshot:build --dump test/fixtures/data/dumps/enwiki-2016-sample.xml.bz2 --out $WORK/en-2016.tome
+ *   bun run snapshot:build --dump test/fixtures/data/dumps/enwik8-head.xml.bz2 --out $WORK/en-2006.tome
+ *   bun bench/update/swap.ts $WORK/en-2016.tome $WORK/en-2006.tome
+ * and 1M chunks, between a small synthetic snapshot of the same host and the big one, both ways
+ * ($WORK/w1m/scale.tome: bench/search/README.md says how to build it):
+ *   bun bench/corpus/gen-corpus.ts --chunks 20000 --out $WORK/syn20k.xml
+ *   bun run snapshot:build --dump $WORK/syn20k.xml --out $WORK/syn20k.tome
+ *   bun bench/update/swap.ts $WORK/syn20k.tome $WORK/w1m/scale.tome $WORK/syn20k.tome
  */
 import autocannon from "autocannon";
 import { copyFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
