@@ -83,6 +83,13 @@ export function queryMix(snapshot: Snapshot, seedValue = 7): Record<string, () =
   };
 }
 
+/** The class `name` of a query mix (queryMix()), or an error naming the classes it has: what a script's --class asks for. */
+export function mixClass(mix: Record<string, () => string>, name: string): () => string {
+  const make = mix[name];
+  if (!make) throw new Error(`--class must be among: ${Object.keys(mix).join(", ")}`);
+  return make;
+}
+
 /** The rows of the page table whose pages have chunks (read from its columns: no page objects). */
 export function pagesWithText(snapshot: Snapshot): Uint32Array {
   const counts = snapshot.pages.chunkCounts;

@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { Access, createKey, updateKeyFile } from "../../src/access";
 import { apiContext, createApp } from "../../src/http";
 import { DEFAULTS, open } from "../../src/search";
-import { queryMix } from "../queries";
+import { mixClass, queryMix } from "../queries";
 import { benchSnapshot } from "../servers";
 import { median } from "../stats";
 
@@ -44,8 +44,7 @@ const seconds = Number(values.seconds);
 const work = mkdtempSync(join(tmpdir(), "tome-request-profile-"));
 const { path, snapshot } = await benchSnapshot(values.snapshot, work);
 const engine = open(path);
-const make = queryMix(snapshot)[values.class!];
-if (!make) throw new Error(`--class must be one of ${Object.keys(queryMix(snapshot)).join(", ")}`);
+const make = mixClass(queryMix(snapshot), values.class!);
 const queries = Array.from({ length: 100 }, make).filter((q) => q.replace(/"/g, "").trim());
 const urls = queries.map((q) => `http://localhost/v1/search?q=${encodeURIComponent(q)}`);
 

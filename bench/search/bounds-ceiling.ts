@@ -33,7 +33,7 @@ import { queryTerms } from "../../src/search/stages/terms";
 import { parseQuery } from "../../src/search/text/query";
 import { quantile } from "../stats";
 import { BlockBounds } from "./block-bounds";
-import { queryMix } from "../queries";
+import { mixClass, queryMix } from "../queries";
 
 const USAGE = `Usage: bun bench/search/bounds-ceiling.ts <snapshot.tome> [--class C] [--queries N] [--need K] [--short S]
   --class C     a class of bench/queries.ts's mix (default "2-4 words"); several joined by commas
@@ -79,8 +79,7 @@ console.log(
 );
 console.log("|---|---|---|---|---|---|---|---|---|");
 for (const name of values.class.split(",")) {
-  const make = mix[name];
-  if (!make) throw new Error(`--class must be among: ${Object.keys(mix).join(", ")}`);
+  const make = mixClass(mix, name);
   const rows: number[][] = [];
   for (let q = 0; q < Number(values.queries); q++) {
     const terms = queryTerms(parseQuery(make(), lang), { text, lang });

@@ -8,7 +8,7 @@
  */
 import { parseArgs } from "node:util";
 import { open } from "../../src/search";
-import { queryMix } from "../queries";
+import { mixClass, queryMix } from "../queries";
 
 const USAGE = `Usage: bun --cpu-prof-md --cpu-prof-dir=DIR bench/search/profile.ts <snapshot.tome> --class C [--plan P] [--queries N]
   --class C     a class of bench/queries.ts's mix ("2-4 words", question, phrase, …); several joined by commas
@@ -34,8 +34,7 @@ const engine = open(positionals[0]);
 const mix = queryMix(engine.snapshot);
 const queries: string[] = [];
 for (const name of values.class.split(",")) {
-  const make = mix[name];
-  if (!make) throw new Error(`--class must be among: ${Object.keys(mix).join(", ")}`);
+  const make = mixClass(mix, name);
   for (let i = 0; i < Number(values.queries); i++) queries.push(make());
 }
 const chosen = queries.filter((q) => !values.plan || engine.search(q).work.plan.split(", then ")[0] === values.plan);

@@ -197,8 +197,8 @@ export function readConfig(env: Env = process.env): Config {
     .split(",")
     .map((a) => a.trim())
     .filter((a) => a !== "");
-  // An IPv4 address mapped into IPv6 is taken as the IPv4 one (http/client-address.ts compares them so).
-  const notAddress = trustedProxies.find((a) => isIP(a.replace(/^::ffff:(?=\d+\.)/i, "")) === 0);
+  // IPv4 mapped into IPv6 (::ffff:10.0.0.2) is an IPv6 address to isIP; client-address.ts compares it as the IPv4 one.
+  const notAddress = trustedProxies.find((a) => isIP(a) === 0);
   if (notAddress !== undefined) {
     throw new ConfigError(
       `TOME_TRUSTED_PROXIES must be IP addresses separated by commas (e.g. 127.0.0.1,10.0.0.2), not "${notAddress}".`,

@@ -15,9 +15,6 @@ export function normalAddress(address: string): string {
   return mapped ? mapped[1]! : lower;
 }
 
-/** Whether `address` is an IPv4 or IPv6 address (normalAddress()'s form or not). */
-const isAddress = (address: string): boolean => isIP(normalAddress(address)) !== 0;
-
 export function clientAddress(socket: string, forwardedFor: string | null, trusted: ReadonlySet<string>): string {
   let address = normalAddress(socket);
   if (!trusted.has(address) || !forwardedFor) return address;
@@ -25,7 +22,7 @@ export function clientAddress(socket: string, forwardedFor: string | null, trust
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = normalAddress(hops[i]!);
     // A hop that is no address (a name, "unknown", garbage) cannot be told apart from another: stop at the last good one.
-    if (!isAddress(hop)) return address;
+    if (isIP(hop) === 0) return address;
     address = hop;
     if (!trusted.has(hop)) return address;
   }

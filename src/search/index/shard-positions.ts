@@ -2,7 +2,7 @@ import type { PostingsCursor } from "./postings";
 import { MAX_WORDS } from "./shard-types";
 import { TermExpansion } from "./term-expansion";
 
-/** How many lists holdsSequence() keeps a cursor open on. */
+/** How many lists sequenceCheck() keeps a cursor open on. */
 const SEQUENCE_CURSORS = 64;
 
 /** Word positions: whether a document holds a term or a sequence of terms, and the smallest span holding a term of each group. */
@@ -34,18 +34,11 @@ export class ShardPositions extends TermExpansion {
   }
 
   /**
-   * Whether a document's field holds the terms as consecutive words (a quoted phrase). Each
-   * list is read on a cursor of its own, kept open across calls: documents asked in order
-   * mostly fall in the block that cursor decoded last (one shared cursor decoded it anew for
-   * every term of every document: 70% of a phrase search's time).
-   */
-  holdsSequence(terms: number[], field: number, doc: number): boolean {
-    return this.sequenceCheck(terms, field)?.(doc) ?? false;
-  }
-
-  /**
-   * holdsSequence() of one sequence and field for document after document, its lists' cursors
-   * found once (not at every document); undefined when the field holds some term nowhere.
+   * Whether a document's field holds the terms as consecutive words (a quoted phrase), asked of
+   * document after document; undefined when the field holds some term nowhere. Each list is
+   * read on a cursor of its own, found once here and kept open across calls: documents asked
+   * in order mostly fall in the block that cursor decoded last (one shared cursor decoded it
+   * anew for every term of every document: 70% of a phrase search's time).
    */
   sequenceCheck(terms: number[], field: number): ((doc: number) => boolean) | undefined {
     const cursors: PostingsCursor[] = [];
@@ -84,10 +77,10 @@ export class ShardPositions extends TermExpansion {
     return n > 0;
   }
   protected sequenceScratch = new Uint32Array(64);
-  /** holdsSequence()'s cursors, by list address: a few phrases' lists, dropped all at once past SEQUENCE_CURSORS. */
+  /** sequenceCheck()'s cursors, by list address: a few phrases' lists, dropped all at once past SEQUENCE_CURSORS. */
   protected readonly sequenceCursors = new Map<number, PostingsCursor>();
 
-  /** The cursor holdsSequence() reads a (term, field) list on, open on it; undefined when the field does not hold the term. */
+  /** The cursor sequenceCheck() reads a (term, field) list on, open on it; undefined when the field does not hold the term. */
   protected sequenceCursor(term: number, field: number): PostingsCursor | undefined {
     const list = this.lists.index(term, field);
     if (list < 0) return undefined;

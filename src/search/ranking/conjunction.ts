@@ -63,7 +63,7 @@ export function matchAll(
   let n = reader.count;
   const { masks, scores } = shard.accumulators();
   const docs = out.docs.subarray(0, n);
-  // One list's documents come in order; several lists' are sorted, or when they are many through a bit a document (cheaper past about N/16).
+  // One list's documents come in order; several lists' are sorted, or when they are many through a bit a document (the two cost about the same at N/16: bench/search/sort-bits.ts).
   if (firstLists.length > 1 && n > shard.documentCount / 16) sortThroughBits(docs, shard.documentBits());
   else if (firstLists.length > 1) docs.sort();
   const least = options.least ?? 0;
