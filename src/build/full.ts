@@ -19,7 +19,7 @@ import {
   type SourceReport,
   type Wiki,
 } from "../snapshot";
-import { IndexBuilder, logMemory, pageOrderSection, type IndexBuildProgress } from "../search";
+import { IndexBuilder, logMemory, type IndexBuildProgress } from "../search";
 
 /** The default memory budget: a quarter of the machine's memory, at most 2 GB. */
 export const DEFAULT_MEMORY_BYTES = Math.min(2e9, Math.floor(totalmem() / 4));
@@ -130,7 +130,6 @@ export class SnapshotBuild {
         chunkWords: this.options.chunkWords,
         modifications: about.modifications ?? modifications(this.options.chunkWords),
       },
-      (path) => [pageOrderSection(path, this.options.progress)],
     );
     return { meta, bytes, runs: index.runCount, text: this.writer.textBytes };
   }

@@ -44,7 +44,7 @@ import {
   TextStore,
   viewOf,
 } from "../snapshot";
-import { IndexBuilder, pageOrderSection, readShardData, type IndexBuildProgress } from "../search";
+import { IndexBuilder, readShardData, type IndexBuildProgress } from "../search";
 import { DEFAULT_MEMORY_BYTES } from "./full";
 import type { Deletions } from "./deletions";
 
@@ -225,7 +225,6 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
         base: base.meta.contentHash,
         updates: [...(base.meta.updates ?? []), applied],
       },
-      (path) => [pageOrderSection(path, o.progress)],
     );
     return { meta, bytes, runs: index.runCount, applied, result };
   } catch (err) {

@@ -6,10 +6,7 @@
  *   const { hits } = tome.search("albedo of snow", { limit: 5 });
  */
 import { openSnapshot } from "../snapshot";
-import type { IndexBuildProgress } from "./indexer/merge";
 import { Engine } from "./engine";
-import { PRUNE_FROM } from "./options";
-import { ORDER_LENGTH, ORDERS_SECTION } from "./ranking/page-orders";
 import { loadIndexes } from "./index/store";
 
 export { ANALYZER_VERSION, fold, phraseTest, terms, tokens } from "./text/analyze";
@@ -28,24 +25,7 @@ export { CROP_MARKER, escapeHtml } from "./text/highlight";
 export { IndexBuilder } from "./indexer/build";
 export type { IndexBuildProgress } from "./indexer/merge";
 export { loadIndexes, readShardData } from "./index/store";
-export { PageOrders } from "./ranking/page-orders";
 export { logMemory, setMemoryLog } from "./indexer/memory-log";
-
-/** The page orders section (D51) of a snapshot whose other sections are written (SnapshotWriter.finish's `derive`). */
-export function pageOrderSection(
-  snapshotPath: string,
-  progress?: IndexBuildProgress,
-): { name: string; bytes: Uint8Array } {
-  const stage = "ordering the pages of common words";
-  return {
-    name: ORDERS_SECTION,
-    bytes: open(snapshotPath).pageOrders(
-      PRUNE_FROM,
-      ORDER_LENGTH,
-      progress && ((done, total) => progress(stage, done, total)),
-    ),
-  };
-}
 
 /** Opens a snapshot (its sections mapped, not read) and its search indexes. */
 export function open(snapshotPath: string): Engine {

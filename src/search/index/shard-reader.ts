@@ -120,6 +120,21 @@ export class ShardReader {
     return this.vocabulary.get(key) !== undefined;
   }
 
+  /** A term's postings lists, field by field: where each is and how many documents it holds. */
+  termLists(term: number): { field: number; address: number; df: number }[] {
+    const out: { field: number; address: number; df: number }[] = [];
+    for (let f = 0; f < this.fields.length; f++) {
+      const list = this.lists.index(term, f);
+      if (list >= 0) out.push({ field: f, address: this.lists.address(list), df: this.lists.count(list) });
+    }
+    return out;
+  }
+
+  /** A field's boost: what its lists' weights are multiplied by. */
+  boost(field: number): number {
+    return this.boosts[field]!;
+  }
+
   /** The index key of a term number. */
   keyOf(term: number): string {
     return this.vocabulary.keyOf(term);

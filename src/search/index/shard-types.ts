@@ -28,6 +28,8 @@ export interface Derived {
   weight: number;
   /** Another form of the word (same stem), not the word itself, a prefix's completion or a typo. */
   variant?: boolean;
+  /** A term within the word's typo distance: it counts only in the typo tiers. */
+  typo?: boolean;
 }
 
 /** The documents a query touched, each with its score and the query words it holds (bit i = word i). */

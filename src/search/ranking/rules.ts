@@ -1,33 +1,46 @@
 /**
- * The ranking rules: the one place the order of a search's pages is defined (D61, D62), read
- * by the exhaustive ranking (stages/pages.ts, the oracle), the pruned ones (pruned.ts,
- * conjunction.ts) and the stored page orders (orders.ts). For a query, the order is over every
- * matching page, whatever the window asked for:
+ * The ranking rules: the one place the order of a search's pages is defined (D61, D62, D81),
+ * read by the exhaustive ranking (the oracle), the block-max executor and the page evaluator.
+ * For a query, the order is over every matching page, whatever the window asked for:
  *   1. the class: the page's D8 group (0 exact title, 1 title match, 2 other) × TIERS + the tier
- *      of its best chunk (0 every required word, 1 with typos, 2 fewer words, 3 fewer with
- *      typos, 4 a title match's intro), lower first;
- *   2. the score: its best chunk's BM25 (shard.ts, MiniSearch's), plus PAGE_EVIDENCE of its
- *      second and its square of its third of the same tier, raised by its title boost; the
- *      first PROXIMITY_WINDOW pages then times their passage's proximity factor (stages/passages.ts);
+ *      of its best chunk: 2 × its bucket (query-lists.ts: every required word, then one fewer at
+ *      a time, then any word) + 1 when it needs typos to hold the bucket's words; INTRO_TIER for a
+ *      title match's intro; lower first;
+ *   2. the score: its best chunk's (the sum, over the query words the chunk holds, of the word's
+ *      best list: weight × BM25+, bm25Term()), plus PAGE_EVIDENCE of its second and its square of
+ *      its third of the same tier, raised by its title boost; the first PROXIMITY_WINDOW pages
+ *      then times their passage's proximity factor (stages/passages.ts);
  *   3. the page (its index in the snapshot), lower first.
- * RULES_FINGERPRINT changes with any of them: stored page orders made under other rules are
- * refused (orders.ts).
+ * RULES_FINGERPRINT changes with any of them.
  */
 import { ANALYZER_VERSION } from "../text/analyze";
-import { BM25, WEIGHTS } from "../index/shard-types";
+import { BM25, MAX_WORDS, WEIGHTS } from "../index/shard-types";
 
 /** A page's score: its best chunk's, plus this share of its second, and its square of its third (D43), of the best one's tier (D61). */
 const PAGE_EVIDENCE = 0.5;
 /** A boosted title raises its page's score by this many times the share of the query's information it holds. */
 const TITLE_BOOST = 2;
-/** Ranking classes: group (0 exact title, 1 title match, 2 other) × tier (0–4). */
-export const TIERS = 5;
+/** Buckets of words a query can have: one for each number of required words, and "any word". */
+const BUCKETS = MAX_WORDS + 1;
 /** The tier of a title match's intro, standing for a page none of whose chunks holds the words: the last. */
-export const INTRO_TIER = TIERS - 1;
-/** The tier of chunks holding every required word, some with typos (stages/candidates.ts adds them). */
-export const TYPO_TIER = 1;
-/** The tier of chunks holding some of the words exactly, not every required one (stages/candidates.ts adds them). */
-export const FEWER_TIER = 2;
+export const INTRO_TIER = 2 * BUCKETS;
+/** Ranking classes: group (0 exact title, 1 title match, 2 other) × tier (0 … INTRO_TIER); three groups fit a byte. */
+export const TIERS = INTRO_TIER + 1;
+/** A chunk's tier: its bucket, exactly or with typos. */
+export const tierOf = (bucket: number, typos: boolean): number => 2 * bucket + (typos ? 1 : 0);
+/** The group of pages that are not title matches. */
+export const OTHER_GROUP = 2;
+
+/** BM25's inverse document frequency of a list of df documents among N (MiniSearch's). */
+export const idf = (N: number, df: number): number => Math.log(1 + (N - df + 0.5) / (df + 0.5));
+
+/**
+ * What one posting adds for its word: the list's weight (the word's weight for the term × the
+ * field's boost × IDF) × BM25+ of its term frequency, over the field length's normalisation
+ * (ShardReader.norms). Every scorer, bound and oracle computes it here.
+ */
+export const bm25Term = (weight: number, tf: number, norm: number): number =>
+  weight * (BM25.d + (tf * (BM25.k + 1)) / (tf + norm));
 /** The most a page's score can be over its best chunk's: 1 + 0.5 + 0.25. */
 export const PAGE_FACTOR = 1 + PAGE_EVIDENCE + PAGE_EVIDENCE * PAGE_EVIDENCE;
 /** How many of the best pages are reordered by their passage's proximity: always ranked, whatever the window (D61). */
@@ -44,7 +57,7 @@ export const PASSAGE_FUNCTION_WEIGHT = 0.2;
 /** A ranking class, lower first: the D8 group, then the tier (0–4); what topk.ts sorts by before the score. */
 export const rankClass = (group: number, tier: number): number => group * TIERS + tier;
 export const groupOf = (klass: number): number => Math.floor(klass / TIERS);
-export const tierOf = (klass: number): number => klass % TIERS;
+export const tierOfClass = (klass: number): number => klass % TIERS;
 
 /** How close a chunk's words stand, as a factor of its score: 2 when adjacent, towards 1 as they spread (0: fewer than two words). */
 export const proximityFactor = (span: number, groups: number): number =>
@@ -78,8 +91,8 @@ export function bestThreeScore(best: Float64Array, at: number, titleBoost: numbe
   return pageScore(best[at]!, best[at + 1]!, best[at + 2]!, titleBoost);
 }
 
-/** The rules' version: 2 since D61 (evidence of the best tier only). */
-const RULES_VERSION = 2;
+/** The rules' version: 2 since D61 (evidence of the best tier only), 3 since D81 (a word's best list, buckets). */
+const RULES_VERSION = 3;
 
 /** A number that changes with the rules and the analysis: FNV-1a of what the stored page orders depend on. */
 export const RULES_FINGERPRINT = fnv1a(

@@ -1,7 +1,7 @@
 /** What every stage of a search reads and writes: the engine's parts, shared by its stages. */
-import type { PageOrders } from "../ranking/page-orders";
 import type { PostingsCursor } from "../index/postings";
 import type { Shard } from "../index/shard";
+import type { RangeScorer } from "../ranking/range-scores";
 import type { Catalog } from "./catalog";
 import type { Meter } from "./meter";
 import type { Scratch } from "./scratch";
@@ -17,6 +17,6 @@ export interface SearchContext {
   readonly textCursor: PostingsCursor;
   readonly scratch: Scratch;
   readonly meter: Meter;
-  /** The one-word searches' page orders stored in the snapshot (D51), when it has them. */
-  readonly orders: PageOrders | undefined;
+  /** Scores every chunk of a range exactly (the oracle; title matches and one page's search). */
+  readonly ranges: RangeScorer;
 }

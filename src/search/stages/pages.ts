@@ -1,141 +1,137 @@
 /**
- * Ranking rule, one hit per page: a page's entry is its best chunk (lowest tier, then highest
- * score, then lowest chunk id), its score raised by the evidence of its next two chunks
- * (PAGE_EVIDENCE, D43) and by its title boost; its class is its D8 group × TIERS + the tier.
- * A title match none of whose chunks holds the words enters with its intro. The best `need`
- * entries are selected (topk.ts), then their passages chosen (passages.ts).
+ * Ranking rule, one hit per page: the best `need` page entries (ranking/page-entries.ts: class,
+ * score, best chunk) become ranked pages, the first PROXIMITY_WINDOW reordered by proximity and
+ * the window's passages chosen (passages.ts). A title match none of whose chunks holds the
+ * words enters with its intro. With page_id, the page's chunks are the hits (D7).
  *
- * Contract: reads the pool (or the chunks phrases kept), writes the search's Scratch
- * (pageBest/Second/Third for the pages in `touched`, the entries), and returns at most
- * `need` pages, best first, and the count of matching pages.
+ * Contract: reads the entries and the search's title marks (Scratch.pageGroup), returns at most
+ * `need` pages, best first.
  */
-import { groupOf, INTRO_TIER, pageScore, PROXIMITY_WINDOW, rankClass } from "../ranking/rules";
+import type { Derived } from "../index/shard-types";
+import { PageBuilder, type PageEntries } from "../ranking/page-entries";
+import type { QueryLists } from "../ranking/query-lists";
+import type { ChunkScores } from "../ranking/range-scores";
+import { chunkTier } from "../ranking/range-scores";
+import { groupOf, INTRO_TIER, OTHER_GROUP, PROXIMITY_WINDOW, rankClass } from "../ranking/rules";
 import type { ParsedQuery } from "../text/query";
-import { bestEntries } from "../ranking/topk";
 import type { SearchContext } from "./context";
 import { byTierScore, Passages, proximity } from "./passages";
-import type { KeptPhrases } from "./phrases";
-import { intro, type PageCandidate, type Ranking } from "./pool";
+import { intro, type Candidate, type PageCandidate, type Ranking } from "./pool";
 import type { QueryTerms } from "./terms";
-import { markTitleGroups } from "./title-groups";
 
-/** The D8 group of a page with no title match. */
-const OTHER_GROUP = 2;
+/** The derived terms a chunk of this tier was scored with: a typo tier's include the typo terms. */
+export function derivedOf(lists: QueryLists, tier: number): Derived[] {
+  if (tier >= INTRO_TIER) return [];
+  return tier % 2 ? lists.derivedAll : lists.derivedExact;
+}
 
-/** Ranks the pool's pages; `kept`: the chunks quoted phrases kept, and `matching`: the pages holding any query word. */
-export function rankPages(
-  ctx: SearchContext,
-  query: ParsedQuery,
-  terms: QueryTerms,
-  from: number,
-  need: number,
-  kept: KeptPhrases | undefined,
-  matching: number,
-): Ranking {
-  const positions = kept ? kept.list.map((c) => c.position!) : undefined;
-  const count = bestChunkPerPage(ctx, positions);
-  const titled = markTitleGroups(ctx, query, terms.title, terms.informative);
-  pageEntries(ctx, count);
-  const total = query.phrases.length ? count : introEntries(ctx, titled, count);
-  const { entryClass, entryScore, entryPage, entryPosition } = ctx.scratch;
-  const order = bestEntries(entryClass, entryScore, total, need, entryPage);
-  const pages = order.map((e): PageCandidate => {
-    const i = entryPosition[e]!;
-    const c = i >= 0 ? ctx.scratch.pool.candidate(i) : intro(ctx.catalog.firstChunk[entryPage[e]!]!);
-    c.score = entryScore[e]!;
-    return { page: entryPage[e]!, best: c, group: groupOf(entryClass[e]!) };
-  });
-  new Passages(ctx, query, terms, kept !== undefined).rerank(pages, from, need);
-  // Every page holding a query word (and any title match whose chunks do not), unless
-  // phrases filtered them: then the share of checked candidates that held them, scaled to the
-  // pool; a share of chunks scales pages only roughly, so never past the pages holding a word.
-  const any = Math.max(matching, total);
-  return { pages, total: kept ? Math.min(any, Math.round(total * kept.estimate)) : any };
+/** The D8 group of a page: 0 exact title, 1 title match, 2 the others (Scratch.pageGroup holds it plus one). */
+export function groupOfPage(ctx: SearchContext, page: number): number {
+  const g = ctx.scratch.pageGroup[page]!;
+  return g ? g - 1 : OTHER_GROUP;
 }
 
 /**
- * Each page's best chunk in the pool (or at `positions`: pool positions), and its next two
- * scores; returns how many pages have one (Scratch.touched).
+ * Enters the pages of scored chunks (ascending; a page's chunks are consecutive), each chunk in
+ * its tier, those `keep` refuses (quoted phrases) left out. Returns the pages entered.
  */
-function bestChunkPerPage(ctx: SearchContext, positions: number[] | undefined): number {
-  const { pool, pageBest, pageSecond, pageThird, touched } = ctx.scratch;
-  const { docs, tiers, scores } = pool;
+export function enterPages(
+  ctx: SearchContext,
+  lists: QueryLists,
+  scores: ChunkScores,
+  entries: PageEntries,
+  keep?: (chunk: number) => boolean,
+): number {
   const { pageOfChunk } = ctx.catalog;
-  const n = positions ? positions.length : pool.size;
-  let count = 0;
-  for (let k = 0; k < n; k++) {
-    const i = positions ? positions[k]! : k;
-    const p = pageOfChunk[docs[i]!]!;
-    const b = pageBest[p]!;
-    if (b === -1) {
-      pageBest[p] = i;
-      touched[count++] = p;
-      continue;
+  const { titleBoost } = ctx.scratch;
+  const builder = new PageBuilder();
+  const before = entries.count;
+  const flush = () => {
+    const p = builder.page;
+    if (p >= 0 && !builder.empty)
+      entries.add(p, builder.klass(groupOfPage(ctx, p)), builder.score(titleBoost[p]!), builder.chunk, builder.tier);
+  };
+  for (let i = 0; i < scores.count; i++) {
+    const chunk = scores.docs[i]!;
+    const tier = chunkTier(lists.buckets, scores.exactMask[i]!, scores.allMask[i]!);
+    if (tier < 0 || (keep && !keep(chunk))) continue;
+    const page = pageOfChunk[chunk]!;
+    if (page !== builder.page) {
+      flush();
+      builder.start(page);
     }
-    // A page's evidence is its other chunks of its best chunk's tier (D61): lower tiers, which
-    // a pass may or may not have added, never change its score.
-    if (tiers[i]! > tiers[b]!) continue;
-    if (tiers[i]! < tiers[b]!) {
-      pageBest[p] = i;
-      pageSecond[p] = 0;
-      pageThird[p] = 0;
-      continue;
-    }
-    const better = scores[i]! > scores[b]! || (scores[i] === scores[b] && docs[i]! < docs[b]!);
-    const runnerUp = better ? scores[b]! : scores[i]!;
-    if (better) pageBest[p] = i;
-    if (runnerUp > pageSecond[p]!) {
-      pageThird[p] = pageSecond[p]!;
-      pageSecond[p] = runnerUp;
-    } else if (runnerUp > pageThird[p]!) pageThird[p] = runnerUp;
+    builder.add(chunk, tier, tier % 2 ? scores.all[i]! : scores.exact[i]!);
   }
-  ctx.scratch.touchedCount = count;
-  return count;
+  flush();
+  return entries.count - before;
 }
 
-/** The entries of the first `count` touched pages: class and score. */
-function pageEntries(ctx: SearchContext, count: number): void {
-  const { touched, pageBest, pageSecond, pageThird, pageGroup, titleBoost, pool } = ctx.scratch;
-  const { entryPage, entryPosition, entryClass, entryScore } = ctx.scratch;
-  for (let e = 0; e < count; e++) {
-    const p = touched[e]!;
-    const i = pageBest[p]!;
-    entryPage[e] = p;
-    entryPosition[e] = i;
-    entryClass[e] = rankClass(pageGroup[p] ? pageGroup[p]! - 1 : OTHER_GROUP, pool.tiers[i]!);
-    entryScore[e] = pageScore(pool.scores[i]!, pageSecond[p]!, pageThird[p]!, titleBoost[p]!);
-  }
-}
-
-/** Adds, after entry `total`, the title matches with no chunk in the pool (each once); returns the new total. */
-function introEntries(ctx: SearchContext, titled: number[], total: number): number {
-  const { pageGroup, pageBest, marks, entryPage, entryPosition, entryClass, entryScore } = ctx.scratch;
-  const { chunkCounts } = ctx.catalog;
+/**
+ * Adds an intro entry for every title match (`titled`) that has no entry (`entered` says which
+ * do): it ranks below its group's pages holding the words. Returns how many were added.
+ */
+export function addIntros(
+  ctx: SearchContext,
+  entries: PageEntries,
+  titled: number[],
+  entered: (page: number) => boolean,
+): number {
+  const { pageGroup, marks } = ctx.scratch;
+  const { chunkCounts, firstChunk } = ctx.catalog;
   marks.fresh();
+  let added = 0;
   for (const p of titled) {
-    if (!pageGroup[p] || pageBest[p] !== -1 || !chunkCounts[p] || marks.has(p)) continue;
+    if (!pageGroup[p] || !chunkCounts[p] || marks.has(p) || entered(p)) continue;
     marks.mark(p);
-    entryPage[total] = p;
-    entryPosition[total] = -1;
-    entryClass[total] = rankClass(pageGroup[p]! - 1, INTRO_TIER);
-    entryScore[total] = 0;
-    total++;
+    entries.add(p, rankClass(pageGroup[p]! - 1, INTRO_TIER), 0, firstChunk[p]!, INTRO_TIER);
+    added++;
   }
-  return total;
+  return added;
+}
+
+/** The best `need` entries as ranked pages, the first reordered by proximity and the passages of [from, need) chosen. */
+export function topPages(
+  ctx: SearchContext,
+  query: ParsedQuery,
+  terms: QueryTerms,
+  lists: QueryLists,
+  entries: PageEntries,
+  from: number,
+  need: number,
+): PageCandidate[] {
+  const pages = entries.best(need).map((e): PageCandidate => {
+    const tier = entries.tier[e]!;
+    const page = entries.page[e]!;
+    const best: Candidate =
+      tier >= INTRO_TIER
+        ? intro(ctx.catalog.firstChunk[page]!)
+        : { chunk: entries.chunk[e]!, score: entries.score[e]!, tier, derived: derivedOf(lists, tier) };
+    best.score = entries.score[e]!;
+    return { page, best, group: groupOf(entries.klass[e]!) };
+  });
+  new Passages(ctx, query, terms, query.phrases.length > 0).rerank(pages, from, need);
+  return pages;
 }
 
 /** D7, one page's chunks (a search with pageId): each chunk a hit, by tier then score, the best raised by proximity. */
 export function rankChunksOfPage(
   ctx: SearchContext,
   query: ParsedQuery,
+  lists: QueryLists,
   page: number,
-  kept: KeptPhrases | undefined,
+  scores: ChunkScores,
+  keep: ((chunk: number) => boolean) | undefined,
 ): Ranking {
-  const { pool } = ctx.scratch;
-  const list = kept?.list ?? Array.from({ length: pool.size }, (_x, i) => pool.candidate(i));
+  const list: Candidate[] = [];
+  for (let i = 0; i < scores.count; i++) {
+    const chunk = scores.docs[i]!;
+    const tier = chunkTier(lists.buckets, scores.exactMask[i]!, scores.allMask[i]!);
+    if (tier < 0 || (keep && !keep(chunk))) continue;
+    const score = tier % 2 ? scores.all[i]! : scores.exact[i]!;
+    list.push({ chunk, score, tier, derived: derivedOf(lists, tier) });
+  }
   list.sort(byTierScore);
   proximity(ctx, list.slice(0, PROXIMITY_WINDOW), query);
   list.sort(byTierScore);
-  const pages = list.map((c) => ({ page, best: c, group: OTHER_GROUP }));
-  return { pages, total: Math.round(list.length * (kept?.estimate ?? 1)) };
+  return { pages: list.map((c) => ({ page, best: c, group: OTHER_GROUP })), total: list.length };
 }

@@ -74,7 +74,7 @@ export class Passages {
     if (!derived.length) return undefined;
     const { from, to } = catalog.chunkRange(pageIdx);
     const m = this.ctx.meter.counted(
-      text.matchTerms(derived, { fields: [TEXT_FIELD, SECTION_FIELD], from, to, into: scratch.textBuffer(2) }),
+      text.matchTerms(derived, { fields: [TEXT_FIELD, SECTION_FIELD], from, to, into: scratch.passageMatches }),
     );
     if (!m.count) return undefined;
     const order = Array.from({ length: m.count }, (_x, i) => i);

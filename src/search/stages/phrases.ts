@@ -4,22 +4,18 @@
  * as consecutive words of the text or of the section heading (from the stored positions).
  */
 import { indexKey } from "../text/analyze";
-import { matchAll } from "../ranking/conjunction";
 import { SECTION_FIELD, TEXT_FIELD } from "../index/fields";
 import type { ParsedQuery } from "../text/query";
 import type { SearchContext } from "./context";
-import type { Candidate } from "./pool";
 
-/** How many chunks holding a phrase's words are checked for the phrase before it counts as absent. */
-const PHRASE_CHECKS = 1000;
-/** The first window of chunks searched for a phrase's words; each next one is twice as wide. */
-const PHRASE_WINDOW = 4096;
+/** How many chunks holding a phrase's rarest word are checked for the phrase before it counts as absent. */
+const PHRASE_VISITS = 16_384;
 
 /**
  * The query with only the quoted phrases some chunk holds (D36): a claim quoting a title
  * or a saying loosely is searched by its words rather than answered with nothing. Checks at
- * most PHRASE_CHECKS chunks holding a phrase's words, the first in chunk order; a phrase found
- * in none of them counts as absent.
+ * most PHRASE_VISITS chunks holding the phrase's rarest word, the first in chunk order; a
+ * phrase found in none of them counts as absent.
  */
 export function existingPhrases(ctx: SearchContext, query: ParsedQuery): ParsedQuery {
   if (!query.phrases.length) return query;
@@ -31,18 +27,19 @@ function someChunkHolds(ctx: SearchContext, phrase: string[]): boolean {
   const sequence = phraseTerms(ctx, phrase);
   if (!sequence) return false;
   const holds = chunkCheck(ctx, sequence);
-  const specs = phrase.map((w) => ({ key: indexKey(w), prefix: false, fuzzy: 0 }));
-  const full = 2 ** specs.length - 1;
-  const into = ctx.scratch.textBuffer(0);
-  const chunks = ctx.text.documentCount;
-  let checked = 0;
-  // The chunks holding every word (their conjunction: no scores needed), in chunk order, a
-  // window at a time: words in most chunks need not be read past the first thousand.
-  for (let from = 0, size = PHRASE_WINDOW; from < chunks && checked < PHRASE_CHECKS; from += size, size *= 2) {
-    const m = ctx.meter.counted(
-      matchAll(ctx.text, ctx.textCursor, specs, full, { into, scored: false, from, to: from + size })!,
-    );
-    for (let i = 0; i < m.count && checked < PHRASE_CHECKS; i++, checked++) if (holds(m.docs[i]!)) return true;
+  const { text, textCursor: cursor } = ctx;
+  // The chunks of the phrase's rarest word, in chunk order, in the fields phrases are read in.
+  const rarest = sequence.reduce((a, b) => (text.frequency(b) < text.frequency(a) ? b : a));
+  let visited = 0;
+  for (const l of text.termLists(rarest)) {
+    if (l.field !== TEXT_FIELD && l.field !== SECTION_FIELD) continue;
+    cursor.open(l.address);
+    for (let b = 0; b < cursor.blocks && visited < PHRASE_VISITS; b++) {
+      const n = cursor.decode(b);
+      visited += n;
+      ctx.meter.add(0, n);
+      for (let i = 0; i < n; i++) if (holds(cursor.docs[i]!)) return true;
+    }
   }
   return false;
 }
@@ -64,35 +61,6 @@ function chunkCheck(ctx: SearchContext, sequence: number[]): (doc: number) => bo
   const inHeading = ctx.text.sequenceCheck(sequence, SECTION_FIELD);
   if (inText && inHeading) return (doc) => inText(doc) || inHeading(doc);
   return inText ?? inHeading ?? (() => false);
-}
-
-/** The pool's chunks holding every phrase, and the factor that scales their count to the pool's (1 when every candidate was checked). */
-export interface KeptPhrases {
-  list: Candidate[];
-  estimate: number;
-}
-
-/**
- * Keeps the pool's chunks holding every quoted phrase: every candidate is checked, so that a
- * page's rank never depends on how many pages were asked for (D61). Only the time budget
- * stops the checks early; the share that held then scales the count.
- */
-export function keepPhrases(ctx: SearchContext, query: ParsedQuery): KeptPhrases {
-  const { pool } = ctx.scratch;
-  const holds = phraseCheck(ctx, query);
-  if (!holds) return { list: [], estimate: 1 };
-  const kept: Candidate[] = [];
-  let checked = 0;
-  for (let i = 0; i < pool.size; i++) {
-    if (i % 64 === 63 && ctx.meter.late()) break;
-    checked = i + 1;
-    if (!holds(pool.docs[i]!)) continue;
-    const c = pool.candidate(i);
-    c.position = i;
-    kept.push(c);
-  }
-  const estimate = checked < pool.size && checked > 0 ? pool.size / checked : 1;
-  return { list: kept, estimate };
 }
 
 /** Whether a chunk holds every quoted phrase of the query; undefined when the index lacks a phrase's word (no chunk holds it). */

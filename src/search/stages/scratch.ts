@@ -6,7 +6,7 @@
  */
 import { matchBuffer } from "../index/shard";
 import type { Matches } from "../index/shard-types";
-import { Pool } from "./pool";
+import { PageEntries } from "../ranking/page-entries";
 
 /** Marks on pages, each with a number; a new round unmarks every page without visiting any. */
 export class PageMarks {
@@ -42,84 +42,48 @@ export class PageMarks {
   }
 }
 
-/** What a buffer that match() grows starts with. */
-const SMALL_BUFFER = 1024;
-
 export class Scratch {
-  /** The exhaustive search's candidate chunks. */
-  readonly pool: Pool;
-  /** Per page: the pool index of its best chunk (-1: none) and its next two scores. */
-  readonly pageBest: Int32Array;
-  readonly pageSecond: Float64Array;
-  readonly pageThird: Float64Array;
-  /** The pages with a best chunk, in the order found: pageBest's first `touchedCount` entries set. */
-  readonly touched: Int32Array;
-  touchedCount = 0;
+  /** The ranking's entries, one per page. */
+  readonly entries: PageEntries;
+  /** The pages entered, for the intros of title matches (stages/pages.ts addIntros). */
+  readonly entered: PageMarks;
   /** Per page: its D8 group plus one (0: no title match), and the share of the query's information its title holds when not enough for a match. */
   readonly pageGroup: Uint8Array;
   readonly titleBoost: Float64Array;
   /** The pages given a group or a title boost (a page may be listed twice: once boosted, once grouped). */
   readonly titled: number[] = [];
-  /** Whether this search's title groups are marked (stages/title-groups.ts): the pruned, conjunction and exhaustive stages each ask. */
+  /** Whether this search's title groups are marked (stages/title-groups.ts). */
   titlesMarked = false;
-  /** The ranking's entries, one per page: page, pool position (-1: its intro), class, score. */
-  readonly entryPage: Int32Array;
-  readonly entryPosition: Int32Array;
-  readonly entryClass: Uint8Array;
-  readonly entryScore: Float64Array;
   /** Pages marked while counting or grouping; every use starts a new round. */
   readonly marks: PageMarks;
-  private readonly textMatches: Matches[] = [];
   private readonly titleMatches: Matches[] = [];
+  /** The passage stage's matches within one page (grown by match() as needed). */
+  readonly passageMatches = matchBuffer(SMALL_BUFFER);
 
-  constructor(
-    pages: number,
-    chunks: number,
-    private readonly titles: number,
-  ) {
-    this.pool = new Pool(chunks);
-    this.pageBest = new Int32Array(pages).fill(-1);
-    this.pageSecond = new Float64Array(pages);
-    this.pageThird = new Float64Array(pages);
-    this.touched = new Int32Array(pages);
+  constructor(pages: number) {
+    this.entries = new PageEntries(pages);
+    this.entered = new PageMarks(pages);
     this.pageGroup = new Uint8Array(pages);
     this.titleBoost = new Float64Array(pages);
-    this.entryPage = new Int32Array(pages);
-    this.entryPosition = new Int32Array(pages);
-    this.entryClass = new Uint8Array(pages);
-    this.entryScore = new Float64Array(pages);
     this.marks = new PageMarks(pages);
-  }
-
-  /**
-   * The text shard's match buffer `i`: 0 the exact pass (and, before it, the phrase check and
-   * the pruned search: their matches are dead by then), room for every chunk; 1 the typo pass,
-   * grown by match() as far as its passes reach (at 1M chunks, a sixth of them).
-   */
-  textBuffer(i: number): Matches {
-    return (this.textMatches[i] ??= matchBuffer(i === 0 ? this.pool.docs.length : SMALL_BUFFER));
   }
 
   /** The title shard's match buffer `i` (0 every word, 1 any word), grown by match() as needed. */
   titleBuffer(i: number): Matches {
-    return (this.titleMatches[i] ??= matchBuffer(Math.min(this.titles, SMALL_BUFFER)));
+    return (this.titleMatches[i] ??= matchBuffer(SMALL_BUFFER));
   }
 
   /** Restores every buffer a search wrote to its state before the search. */
   reset(): void {
-    for (let e = 0; e < this.touchedCount; e++) {
-      const p = this.touched[e]!;
-      this.pageBest[p] = -1;
-      this.pageSecond[p] = 0;
-      this.pageThird[p] = 0;
-    }
-    this.touchedCount = 0;
+    this.entries.clear();
     for (const p of this.titled) {
       this.pageGroup[p] = 0;
       this.titleBoost[p] = 0;
     }
     this.titled.length = 0;
     this.titlesMarked = false;
-    this.pool.clear();
   }
 }
+
+/** What a title match buffer starts with (match() grows it). */
+const SMALL_BUFFER = 1024;

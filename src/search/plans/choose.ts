@@ -1,0 +1,16 @@
+/** The plan of a query (plan.ts), from its shape and the options, before any list is read. */
+import type { SearchOptions } from "../options";
+import type { QueryLists } from "../ranking/query-lists";
+import type { SearchContext } from "../stages/context";
+import { EXHAUSTIVE } from "./exhaustive";
+import { NOTHING, type Plan } from "./plan";
+import { WithinPage } from "./within-page";
+
+export function planOf(ctx: SearchContext, lists: QueryLists | undefined, options: SearchOptions): Plan {
+  if (!lists?.lists.length) return NOTHING;
+  if (options.pageId !== undefined) {
+    const page = ctx.catalog.pages.indexOf(options.pageId);
+    return page < 0 ? NOTHING : new WithinPage(page, ctx.catalog.chunkRange(page));
+  }
+  return EXHAUSTIVE;
+}

@@ -1,0 +1,37 @@
+/**
+ * How a query is run (D77, D81): one of a few named plans, chosen from the query's shape before
+ * any list is read, each an object with what it needs and rank(run). Every plan gives the
+ * same order (D61): `exhaustive` scores every chunk holding a query word (the oracle, asked for
+ * with `pruning: false`), `words` ranks the same pages by the block-max executor.
+ *
+ *   none         no query word any chunk holds, or no page with the page_id asked for
+ *   within-page  page_id: that page's chunks, each a hit (D7)
+ *   words        the buckets of words, best first, by the block-max executor
+ *   exhaustive   every chunk holding a query word scored (the oracle)
+ */
+import type { ParsedQuery } from "../text/query";
+import type { QueryLists } from "../ranking/query-lists";
+import type { SearchContext } from "../stages/context";
+import type { Ranking } from "../stages/pool";
+import type { QueryTerms } from "../stages/terms";
+
+/** What a plan ranks: the query (its phrases that exist), its terms and lists, and the window with the depth it needs. */
+export interface PlanRun {
+  ctx: SearchContext;
+  query: ParsedQuery;
+  terms: QueryTerms;
+  lists: QueryLists;
+  /** The first page shown, and how many pages must be ranked (at least PROXIMITY_WINDOW). */
+  from: number;
+  need: number;
+}
+
+export const PLAN_NAMES = ["none", "within-page", "words", "exhaustive"] as const;
+export type PlanName = (typeof PLAN_NAMES)[number];
+
+export interface Plan {
+  readonly name: PlanName;
+  rank(run: PlanRun): Ranking;
+}
+
+export const NOTHING: Plan = { name: "none", rank: () => ({ pages: [], total: 0 }) };
