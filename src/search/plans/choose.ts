@@ -7,7 +7,7 @@ import { NOTHING, type Plan } from "./plan";
 import { WithinPage } from "./within-page";
 
 export function planOf(ctx: SearchContext, lists: QueryLists | undefined, options: SearchOptions): Plan {
-  if (!lists?.lists.length) return NOTHING;
+  if (!lists?.forms.length) return NOTHING;
   if (options.pageId !== undefined) {
     const page = ctx.catalog.pages.indexOf(options.pageId);
     return page < 0 ? NOTHING : new WithinPage(page, ctx.catalog.chunkRange(page));

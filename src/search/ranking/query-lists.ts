@@ -1,30 +1,41 @@
 /**
- * A query's words as the lists they are scored from (D81): for each word, every postings list
- * that stands for it (the word, its other forms, a prefix's completions, its typo terms, each in
- * every field), with the list's BM25 weight; and the buckets a search ranks in, best first:
- * every required word, then one required word fewer at a time, the most frequent dropped first
- * (Meilisearch's "frequency" words rule), then any word. A bucket is searched exactly, then
- * allowing typos: the tier of a chunk is 2 × its bucket + 1 with typos (rules.ts).
+ * A query's words as the lists they are scored from (D81). A word stands for several index
+ * terms, its forms: the word itself, its other forms (its stem's), a prefix's completions, and
+ * its typo terms (those count only in the typo tiers). A form is scored by BM25F over the text
+ * shard's fields (rules.ts bm25f): its term frequency in each field, weighted by the field's
+ * boost and the form's weight and normalised by the field's length, summed, then saturated once;
+ * a word adds its best form. Each form has a postings list per field that holds it.
+ *
+ * The tiers a chunk can stand in (rules.ts): holding every required word (the informative ones,
+ * and every quoted phrase's), exactly or with typos; then any word (the phrase words still
+ * required), exactly or with typos.
  */
 import type { Shard } from "../index/shard";
 import type { Derived } from "../index/shard-types";
+import { BM25 } from "../index/shard-types";
 import { idf } from "./rules";
 
-/** One (term, field) postings list of a query word. */
-export interface WordList {
-  word: number;
-  term: number;
+/** A form's postings list in one field. */
+export interface FieldList {
   field: number;
   address: number;
   df: number;
-  /** The word's weight for this term (1, a form's, a prefix's, a typo's) × the field's boost × IDF. */
-  weight: number;
-  /** A typo term: the word is held through it only in a typo tier. */
-  typo: boolean;
+  /** What a posting adds to the form's combined frequency, over its length's norm: form weight × field boost × k. */
+  unit: number;
 }
 
-/** How a bucket of fewer words is made: the most frequent required word dropped first, or the last word of the query first. */
-export type DropOrder = "frequency" | "last";
+/** One form of a query word: an index term, its lists, and what its saturated frequency is multiplied by. */
+export interface Form {
+  word: number;
+  term: number;
+  /** A typo term: the word is held through it only in a typo tier. */
+  typo: boolean;
+  /** BM25's IDF of the form, from its most frequent field's list (as Lucene's CombinedFieldQuery takes it). */
+  idf: number;
+  lists: FieldList[];
+  /** Postings in all its lists. */
+  postings: number;
+}
 
 export interface QueryListsInput {
   /** The words' terms, with typos (derive() of the query's fuzzy specs). */
@@ -32,23 +43,21 @@ export interface QueryListsInput {
   words: number;
   /** Words a chunk must hold to hold "every word" (the informative ones, or all). */
   required: number;
-  /** Words in quoted phrases: required in every bucket. */
+  /** Words in quoted phrases: required in every tier. */
   phraseWords: number;
-  drop?: DropOrder;
 }
 
 export class QueryLists {
   readonly words: number;
-  /** Every list, word after word, a word's exact lists before its typo lists. */
-  readonly lists: WordList[];
-  /** Each word's lists. */
-  readonly byWord: WordList[][];
-  /** Each word's postings, in its exact lists and in all of them. */
+  /** Every form, word after word, a word's exact forms before its typo terms. */
+  readonly forms: Form[];
+  readonly byWord: Form[][];
+  /** Each word's postings, in its exact forms' lists and in all of them. */
   readonly exactPostings: number[];
   readonly allPostings: number[];
-  /** Whether some word has typo lists: the typo tiers can hold chunks. */
+  /** Whether some word has typo terms: the typo tiers can hold chunks. */
   readonly typoable: boolean;
-  /** Bit masks of the words each bucket requires, best first; the last is "any word" (the phrase words alone, or 0). */
+  /** The words each bucket requires: every required word, then any word (the phrase words); one bucket when they are the same. */
   readonly buckets: number[];
   /** The derived terms a chunk of an exact tier, and of a typo tier, was scored with (highlighting, passages). */
   readonly derivedExact: Derived[];
@@ -59,59 +68,32 @@ export class QueryLists {
     this.byWord = Array.from({ length: input.words }, () => []);
     const N = text.documentCount;
     for (const d of input.derived) {
-      for (const l of text.termLists(d.term)) {
-        this.byWord[d.word]!.push({
-          word: d.word,
-          term: d.term,
-          field: l.field,
-          address: l.address,
-          df: l.df,
-          weight: d.weight * text.boost(l.field) * idf(N, l.df),
-          typo: d.typo === true,
-        });
-      }
+      const lists = text.termLists(d.term).map((l) => ({
+        field: l.field,
+        address: l.address,
+        df: l.df,
+        unit: d.weight * text.boost(l.field) * BM25.k,
+      }));
+      if (!lists.length) continue;
+      const df = Math.max(...lists.map((l) => l.df));
+      this.byWord[d.word]!.push({
+        word: d.word,
+        term: d.term,
+        typo: d.typo === true,
+        idf: idf(N, df),
+        lists,
+        postings: lists.reduce((n, l) => n + l.df, 0),
+      });
     }
-    for (const lists of this.byWord) lists.sort((a, b) => Number(a.typo) - Number(b.typo));
-    this.lists = this.byWord.flat();
-    this.exactPostings = this.byWord.map((ls) => ls.reduce((n, l) => n + (l.typo ? 0 : l.df), 0));
-    this.allPostings = this.byWord.map((ls) => ls.reduce((n, l) => n + l.df, 0));
-    this.typoable = this.lists.some((l) => l.typo);
+    for (const forms of this.byWord) forms.sort((a, b) => Number(a.typo) - Number(b.typo));
+    this.forms = this.byWord.flat();
+    this.exactPostings = this.byWord.map((fs) => fs.reduce((n, f) => n + (f.typo ? 0 : f.postings), 0));
+    this.allPostings = this.byWord.map((fs) => fs.reduce((n, f) => n + f.postings, 0));
+    this.typoable = this.forms.some((f) => f.typo);
     this.derivedAll = input.derived;
     this.derivedExact = input.derived.filter((d) => !d.typo);
-    this.buckets = bucketsOf(this, input);
+    const every = (input.required | input.phraseWords) >>> 0;
+    const any = input.phraseWords >>> 0;
+    this.buckets = every === any ? [every] : [every, any];
   }
-
-  /** The index of the "any word" bucket (the last). */
-  get anyBucket(): number {
-    return this.buckets.length - 1;
-  }
-}
-
-/**
- * The buckets: all required words; then, while more than the phrase words remain required,
- * one fewer, dropping first the words no list holds, then the most frequent (or the last);
- * then any word (the phrase words still required).
- */
-function bucketsOf(q: QueryLists, input: QueryListsInput): number[] {
-  const { required, phraseWords } = input;
-  const droppable: number[] = [];
-  for (let w = 0; w < q.words; w++) if (required & (1 << w) && !(phraseWords & (1 << w))) droppable.push(w);
-  const held = (w: number) => (q.allPostings[w]! > 0 ? 1 : 0);
-  if (process.env.TOME_X_BUCKETS === "last") input.drop = "last";
-  if ((input.drop ?? "frequency") === "frequency")
-    droppable.sort((a, b) => held(a) - held(b) || q.allPostings[b]! - q.allPostings[a]! || b - a);
-  else droppable.sort((a, b) => held(a) - held(b) || b - a);
-  const buckets = [(required | phraseWords) >>> 0];
-  if (process.env.TOME_X_BUCKETS === "one") {
-    if (buckets[0] !== phraseWords >>> 0) buckets.push(phraseWords >>> 0);
-    return buckets;
-  }
-  if (process.env.TOME_X_BUCKETS === "last") input.drop = "last";
-  let mask = buckets[0]!;
-  for (const w of droppable.slice(0, -1)) {
-    mask = (mask & ~(1 << w)) >>> 0;
-    buckets.push(mask);
-  }
-  if (mask !== phraseWords >>> 0) buckets.push(phraseWords >>> 0);
-  return buckets;
 }

@@ -3,25 +3,25 @@
  * read by the exhaustive ranking (the oracle), the block-max executor and the page evaluator.
  * For a query, the order is over every matching page, whatever the window asked for:
  *   1. the class: the page's D8 group (0 exact title, 1 title match, 2 other) × TIERS + the tier
- *      of its best chunk: 2 × its bucket (query-lists.ts: every required word, then one fewer at
- *      a time, then any word) + 1 when it needs typos to hold the bucket's words; INTRO_TIER for a
- *      title match's intro; lower first;
+ *      of its best chunk: 2 × its bucket (0 every required word, 1 any word: query-lists.ts) + 1
+ *      when it needs typos to hold the bucket's words; INTRO_TIER for a title match's intro; lower
+ *      first;
  *   2. the score: its best chunk's (the sum, over the query words the chunk holds, of the word's
- *      best list: weight × BM25+, bm25Term()), plus PAGE_EVIDENCE of its second and its square of
+ *      best form, scored by BM25F over the fields: bm25f()), plus PAGE_EVIDENCE of its second and its square of
  *      its third of the same tier, raised by its title boost; the first PROXIMITY_WINDOW pages
  *      then times their passage's proximity factor (stages/passages.ts);
  *   3. the page (its index in the snapshot), lower first.
  * RULES_FINGERPRINT changes with any of them.
  */
 import { ANALYZER_VERSION } from "../text/analyze";
-import { BM25, MAX_WORDS, WEIGHTS } from "../index/shard-types";
+import { BM25, WEIGHTS } from "../index/shard-types";
 
 /** A page's score: its best chunk's, plus this share of its second, and its square of its third (D43), of the best one's tier (D61). */
 const PAGE_EVIDENCE = 0.5;
 /** A boosted title raises its page's score by this many times the share of the query's information it holds. */
 const TITLE_BOOST = 2;
-/** Buckets of words a query can have: one for each number of required words, and "any word". */
-const BUCKETS = MAX_WORDS + 1;
+/** Buckets of words (D81): every required word, then any word. */
+const BUCKETS = 2;
 /** The tier of a title match's intro, standing for a page none of whose chunks holds the words: the last. */
 export const INTRO_TIER = 2 * BUCKETS;
 /** Ranking classes: group (0 exact title, 1 title match, 2 other) × tier (0 … INTRO_TIER); three groups fit a byte. */
@@ -35,12 +35,13 @@ export const OTHER_GROUP = 2;
 export const idf = (N: number, df: number): number => Math.log(1 + (N - df + 0.5) / (df + 0.5));
 
 /**
- * What one posting adds for its word: the list's weight (the word's weight for the term × the
- * field's boost × IDF) × BM25+ of its term frequency, over the field length's normalisation
- * (ShardReader.norms). Every scorer, bound and oracle computes it here.
+ * BM25F (D81): what a form of a word adds, from its combined frequency `combined` (the sum over
+ * its fields of form weight × field boost × k × tf / the field length's norm, query-lists.ts),
+ * saturated once and multiplied by its IDF, plus BM25+'s floor. Every scorer, bound and the
+ * oracle compute it here.
  */
-export const bm25Term = (weight: number, tf: number, norm: number): number =>
-  weight * (BM25.d + (tf * (BM25.k + 1)) / (tf + norm));
+export const bm25f = (idf: number, combined: number): number =>
+  idf * (BM25.d + (combined * (BM25.k + 1)) / (BM25.k + combined));
 /** The most a page's score can be over its best chunk's: 1 + 0.5 + 0.25. */
 export const PAGE_FACTOR = 1 + PAGE_EVIDENCE + PAGE_EVIDENCE * PAGE_EVIDENCE;
 /** How many of the best pages are reordered by their passage's proximity: always ranked, whatever the window (D61). */
@@ -91,7 +92,7 @@ export function bestThreeScore(best: Float64Array, at: number, titleBoost: numbe
   return pageScore(best[at]!, best[at + 1]!, best[at + 2]!, titleBoost);
 }
 
-/** The rules' version: 2 since D61 (evidence of the best tier only), 3 since D81 (a word's best list, buckets). */
+/** The rules' version: 2 since D61 (evidence of the best tier only), 3 since D81 (BM25F, a word's best form). */
 const RULES_VERSION = 3;
 
 /** A number that changes with the rules and the analysis: FNV-1a of what the stored page orders depend on. */
