@@ -1,5 +1,5 @@
 import { unpack } from "./packed-runs";
-import { ALIGN, BLOCK, PACKED_FROM, PART_BYTES } from "./postings-format";
+import { ALIGN, BLOCK, COARSE, PACKED_FROM, PART_BYTES, skipBytes } from "./postings-format";
 
 /** A cursor's reading of one list's skip data and document blocks (postings.ts adds the positions). */
 export class BlockCursor {
@@ -16,6 +16,11 @@ export class BlockCursor {
   protected skip = 0;
   protected docsAt = 0;
   protected positionsAt = 0;
+  /** Where the impacts' lengths (u16, blocks then coarse runs) and tfs (u8, the same) start; a short list's one impact. */
+  protected impactAt = 0;
+  protected coarse = 0;
+  private shortTf = 0;
+  private shortLength = 0;
   protected decoded = -1;
   protected decodedCount = 0;
   /** Where the decoded block's documents end: a short list's positions start there. */
@@ -47,7 +52,10 @@ export class BlockCursor {
     this.positionBlock = -1;
     this.lastBlock = 0;
     if (df < BLOCK) {
-      this.docsAt = at;
+      this.shortTf = bytes[at]!;
+      this.shortLength = bytes[at + 1]! | (bytes[at + 2]! << 8);
+      this.coarse = 1;
+      this.docsAt = at + 3;
       this.positionsAt = -1;
     } else {
       at = (at + ALIGN - 1) & ~(ALIGN - 1);
@@ -55,7 +63,9 @@ export class BlockCursor {
       const blocks = this.blocks;
       const docsLength = this.words[w]!;
       this.skip = w + 1;
-      this.docsAt = at + 4 * (1 + blocks * (this.hasPositions ? 3 : 2)) + blocks;
+      this.coarse = Math.ceil(blocks / COARSE);
+      this.impactAt = at + 4 * (1 + blocks * (this.hasPositions ? 3 : 2));
+      this.docsAt = this.impactAt + 3 * (blocks + this.coarse);
       this.positionsAt = this.docsAt + docsLength;
     }
     return this;
@@ -63,7 +73,7 @@ export class BlockCursor {
 
   /** Where the open list's skip data, documents and positions take up bytes in its part: [skip bytes, documents' first byte, positions' first byte]. */
   regions(): [skips: number, docsAt: number, positionsAt: number] {
-    const skips = this.df < BLOCK ? 0 : this.blocks * (this.hasPositions ? 13 : 9);
+    const skips = this.df < BLOCK ? 0 : skipBytes(this.blocks, this.hasPositions);
     return [skips, this.docsAt, this.positionsOf(0)];
   }
 
@@ -82,13 +92,29 @@ export class BlockCursor {
     return this.docs[n - 1]!;
   }
 
-  /** The largest term frequency in block b. */
-  maxTf(b: number): number {
-    if (this.df >= BLOCK) return this.bytes[this.docsAt - this.blocks + b]!;
-    const n = this.decode(0);
-    let max = 0;
-    for (let i = 0; i < n; i++) if (this.tfs[i]! > max) max = this.tfs[i]!;
-    return max;
+  /** Block b's impact (postings-format.ts): the tf of its posting with the highest tf over its length's norm. */
+  impactTf(b: number): number {
+    if (this.df < BLOCK) return this.shortTf;
+    return this.bytes[this.impactAt + 2 * (this.blocks + this.coarse) + b]!;
+  }
+
+  /** Block b's impact: that posting's field length. */
+  impactLength(b: number): number {
+    if (this.df < BLOCK) return this.shortLength;
+    const at = this.impactAt + 2 * b;
+    return this.bytes[at]! | (this.bytes[at + 1]! << 8);
+  }
+
+  /** The impact of the run of COARSE blocks c·COARSE…: its tf (a short list: its one block's). */
+  coarseTf(c: number): number {
+    if (this.df < BLOCK) return this.shortTf;
+    return this.bytes[this.impactAt + 3 * this.blocks + 2 * this.coarse + c]!;
+  }
+
+  coarseLength(c: number): number {
+    if (this.df < BLOCK) return this.shortLength;
+    const at = this.impactAt + 2 * (this.blocks + c);
+    return this.bytes[at]! | (this.bytes[at + 1]! << 8);
   }
 
   /**

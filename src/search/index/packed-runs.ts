@@ -31,6 +31,12 @@ export class Bytes {
     }
     d[this.length++] = v;
   }
+  u16(v: number): void {
+    this.room(2);
+    const d = this.data;
+    d[this.length++] = v & 255;
+    d[this.length++] = (v >>> 8) & 255;
+  }
   u32(v: number): void {
     this.room(4);
     const d = this.data;

@@ -7,14 +7,22 @@
  * term frequency (1..255) and optionally its word positions. Documents go in blocks of 128
  * (the last block of a list may be shorter). A list of 128 documents or more starts with skip
  * data, one entry per block in fixed-width arrays (so a document is found by binary search):
- * the block's last document, where its documents and positions start, and its largest tf
- * (what a block-max pruned search needs). A shorter list has no skip data.
+ * the block's last document, where its documents and positions start, and its impact; then
+ * the impacts of every run of COARSE blocks. A shorter list has no skip data, only its impact.
+ *
+ * An impact (D81) is a (tf, length) pair: of the block's postings, the one with the highest tf
+ * over its field length's BM25 norm (ShardReader.norms, from the shard's own field lengths), so
+ * that what any posting of the block can add to a BM25F score is known without decoding it (as
+ * Lucene's and Tantivy's block impacts). Lists written without norms (a run before its merge)
+ * keep the block's greatest tf at length 0: a bound too, looser.
  *
  *   list  := varint(df·2 + hasPositions) (long | short)
- *   short := docs(block 0) positions(block 0)           (positions start where docs end)
+ *   short := u8 impactTf | u16 impactLength | docs(block 0) positions(block 0)   (positions start where docs end)
  *   long  := pad to 4 bytes | u32 docsLength | u32 lastDoc[B] | u32 docsStart[B]
- *            | [u32 positionsStart[B] if hasPositions] | u8 maxTf[B] | docs[B] | positions[B]
- * (docsStart from the first block's documents, positionsStart from the first block's positions).
+ *            | [u32 positionsStart[B] if hasPositions] | u16 impactLength[B] | u16 coarseLength[C]
+ *            | u8 impactTf[B] | u8 coarseTf[C] | docs[B] | positions[B]
+ * (C = ⌈B / COARSE⌉; docsStart from the first block's documents, positionsStart from the first
+ * block's positions; u16s little-endian).
  *
  * A block of n documents, each gap the distance from the previous document (the list's
  * first from −1):
@@ -42,6 +50,13 @@
  */
 
 export const BLOCK = 128;
+/** Blocks a coarse impact covers (Lucene keeps a second level of impacts too). */
+export const COARSE = 32;
+
+/** The bytes of a long list's skip data: per block its last document, starts and impact; per COARSE blocks an impact. */
+export function skipBytes(blocks: number, positions: boolean): number {
+  return blocks * (positions ? 15 : 11) + Math.ceil(blocks / COARSE) * 3;
+}
 export const MAX_TF = 255;
 export const PART_BYTES = 2 ** 32;
 /** Document numbers stay below 2^31, so that decoding is all 32-bit integer arithmetic. */

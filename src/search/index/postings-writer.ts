@@ -1,7 +1,9 @@
 import { Bytes, writePacked, writeRun } from "./packed-runs";
+import type { FieldNorms } from "./shard-types";
 import {
   ALIGN,
   BLOCK,
+  COARSE,
   MAX_DOC,
   MAX_POSITION,
   MAX_TF,
@@ -9,6 +11,7 @@ import {
   PART_BYTES,
   type PostingsSink,
   RUN,
+  skipBytes,
 } from "./postings-format";
 
 /** A growable Uint32 column (skip entries and block values of the list being written). */
@@ -39,7 +42,9 @@ export class PostingsWriter {
   private readonly lastDocs = new Words();
   private readonly docStarts = new Words();
   private readonly positionStarts = new Words();
-  private readonly maxTfs = new Words();
+  /** Each block's impact: the (tf, length) of its posting with the highest tf over its length's norm (Shard norms). */
+  private readonly impactTfs = new Words();
+  private readonly impactLengths = new Words();
   /** The block being filled: gap − 1 and tf − 1 of each document, its position values, and counts past 255. */
   private readonly gaps = new Uint32Array(BLOCK);
   private readonly tfs = new Uint32Array(BLOCK);
@@ -50,7 +55,12 @@ export class PostingsWriter {
   private withPositions = false;
   private df = 0;
   private previousDoc = -1;
-  private blockMaxTf = 0;
+  /** The block's impact so far: its tf, its length, and tf over the length's norm. */
+  private blockTf = 0;
+  private blockLength = 0;
+  private blockRatio = -1;
+  /** The field's lengths and norms of the list being written (none: impacts are its greatest tf at length 0, a looser bound). */
+  private norms: FieldNorms | undefined;
   private tf = 0;
   private positionCount = 0;
   private previousPosition = -1;
@@ -64,18 +74,46 @@ export class PostingsWriter {
     private readonly partLimit = PART_BYTES - 8,
   ) {}
 
-  begin(positions: boolean): void {
+  /**
+   * Starts a list; `norms`: the lengths of its field's documents and their norms, which its
+   * blocks' impacts are chosen by (without them, each impact is the block's greatest tf at
+   * length 0: a bound, looser).
+   */
+  begin(positions: boolean, norms?: FieldNorms): void {
     if (this.open) throw new Error("postings: begin() before the previous list's end()");
     this.open = true;
     this.withPositions = positions;
+    this.norms = norms;
     this.df = 0;
     this.previousDoc = -1;
-    this.blockMaxTf = 0;
+    this.resetImpact();
     this.tf = 0;
     this.inBlock = 0;
     this.positionValues.length = this.overflows.length = 0;
     this.docsArea.length = this.positionsArea.length = 0;
-    this.lastDocs.length = this.docStarts.length = this.positionStarts.length = this.maxTfs.length = 0;
+    this.lastDocs.length = this.docStarts.length = this.positionStarts.length = 0;
+    this.impactTfs.length = this.impactLengths.length = 0;
+  }
+
+  private resetImpact(): void {
+    this.blockTf = 0;
+    this.blockLength = 0;
+    this.blockRatio = -1;
+  }
+
+  private noteImpact(doc: number, tf: number): void {
+    const norms = this.norms;
+    if (!norms) {
+      if (tf > this.blockTf) this.blockTf = tf;
+      return;
+    }
+    const length = norms.lengths[doc]!;
+    const ratio = tf / norms.table[length]!;
+    if (ratio > this.blockRatio) {
+      this.blockRatio = ratio;
+      this.blockTf = tf;
+      this.blockLength = length;
+    }
   }
 
   add(doc: number, tf: number): void {
@@ -88,7 +126,7 @@ export class PostingsWriter {
     if (this.inBlock === BLOCK) this.closeBlock();
     this.gaps[this.inBlock] = doc - this.previousDoc - 1;
     this.tfs[this.inBlock++] = tf - 1;
-    if (tf > this.blockMaxTf) this.blockMaxTf = tf;
+    this.noteImpact(doc, tf);
     this.previousDoc = doc;
     this.tf = tf;
     this.positionCount = 0;
@@ -126,7 +164,7 @@ export class PostingsWriter {
     this.sink(this.part, this.out.data, this.out.length);
     this.partSize += this.out.length;
     this.bytes += this.out.length;
-    const skips = df < BLOCK ? 0 : this.lastDocs.length * (this.withPositions ? 13 : 9);
+    const skips = df < BLOCK ? 0 : skipBytes(this.lastDocs.length, this.withPositions);
     this.breakdown.skips += skips;
     this.breakdown.docs += this.docsArea.length;
     this.breakdown.positions += this.positionsArea.length;
@@ -141,14 +179,31 @@ export class PostingsWriter {
     const df = this.df;
     const hasPositions = this.withPositions ? 1 : 0;
     out.varint(df * 2 + hasPositions);
-    if (df >= BLOCK) {
+    const tfs = this.impactTfs.data;
+    const lengths = this.impactLengths.data;
+    if (df < BLOCK) {
+      out.byte(tfs[0]!);
+      out.u16(lengths[0]!);
+    } else {
       while ((offset + out.length) % ALIGN) out.byte(0);
       const blocks = this.lastDocs.length;
       out.u32(this.docsArea.length);
       for (let b = 0; b < blocks; b++) out.u32(this.lastDocs.data[b]!);
       for (let b = 0; b < blocks; b++) out.u32(this.docStarts.data[b]!);
       if (hasPositions) for (let b = 0; b < blocks; b++) out.u32(this.positionStarts.data[b]!);
-      for (let b = 0; b < blocks; b++) out.byte(this.maxTfs.data[b]!);
+      for (let b = 0; b < blocks; b++) out.u16(lengths[b]!);
+      // The coarse level: the best of each run of COARSE blocks, by the same ratio.
+      const coarse = Math.ceil(blocks / COARSE);
+      if (this.coarseBest.length < coarse) this.coarseBest = new Uint32Array(coarse * 2);
+      const best = this.coarseBest;
+      for (let c = 0; c < coarse; c++) {
+        let at = c * COARSE;
+        for (let b = at + 1; b < Math.min(blocks, (c + 1) * COARSE); b++) if (this.better(b, at)) at = b;
+        best[c] = at;
+      }
+      for (let c = 0; c < coarse; c++) out.u16(lengths[best[c]!]!);
+      for (let b = 0; b < blocks; b++) out.byte(tfs[b]!);
+      for (let c = 0; c < coarse; c++) out.byte(tfs[best[c]!]!);
     }
     out.append(this.docsArea);
     out.append(this.positionsArea);
@@ -166,6 +221,16 @@ export class PostingsWriter {
     this.positionCount = 0;
     this.tf = 0;
   }
+
+  /** Whether block a's impact is above block b's (by tf over the length's norm; without norms, by tf). */
+  private better(a: number, b: number): boolean {
+    const tfs = this.impactTfs.data;
+    const lengths = this.impactLengths.data;
+    const norms = this.norms;
+    if (!norms) return tfs[a]! > tfs[b]!;
+    return tfs[a]! / norms.table[lengths[a]!]! > tfs[b]! / norms.table[lengths[b]!]!;
+  }
+  private coarseBest = new Uint32Array(64);
 
   /** Encodes the block being filled into the documents' and positions' areas. */
   private closeBlock(): void {
@@ -191,8 +256,9 @@ export class PostingsWriter {
         writeRun(positions, values.data, r, Math.min(RUN, values.length - r));
     }
     this.lastDocs.push(this.previousDoc);
-    this.maxTfs.push(this.blockMaxTf);
-    this.blockMaxTf = 0;
+    this.impactTfs.push(this.blockTf);
+    this.impactLengths.push(this.blockLength);
+    this.resetImpact();
     this.inBlock = 0;
     this.positionValues.length = this.overflows.length = 0;
   }

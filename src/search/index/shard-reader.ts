@@ -1,6 +1,7 @@
 /** A shard's arrays opened for reading: its vocabulary, term lists, postings and field lengths, with BM25's length norms. */
 import { PostingsReader, type PostingsCursor } from "./postings";
-import { BM25, type FieldNorms, type ShardData } from "./shard-types";
+import { normTable } from "./norms";
+import type { FieldNorms, ShardData } from "./shard-types";
 import { TermLists } from "./term-lists";
 import { Vocabulary } from "./vocabulary";
 
@@ -43,23 +44,10 @@ export class ShardReader {
     this.lengths = data.fieldLengths;
     this.vocabulary = new Vocabulary(data.vocabulary);
     const n = this.documentCount;
-    const normOf = (length: number, average: number) => BM25.k * (1 - BM25.b + (BM25.b * length) / average);
     this.shortestNorms = [];
     this.normTables = this.fields.map((_f, f) => {
-      const lengths = this.lengths.subarray(f * n, (f + 1) * n);
-      let sum = 0;
-      // A posting's document holds the term, so its field is at least one word long: the shortest such field bounds a posting's score.
-      let shortest = Infinity;
-      for (let d = 0; d < n; d++) {
-        const length = lengths[d]!;
-        sum += length;
-        if (length > 0 && length < shortest) shortest = length;
-      }
-      const average = sum / n || 1;
-      // By length, not by document: a length is 16 bits, so the table is 256 KB whatever the corpus (4 bytes a document saved per field).
-      const table = new Float32Array(1 << 16);
-      for (let length = 0; length < table.length; length++) table[length] = normOf(length, average);
-      this.shortestNorms.push(Math.fround(normOf(Number.isFinite(shortest) ? shortest : 0, average)));
+      const { table, shortest } = normTable(this.lengths.subarray(f * n, (f + 1) * n));
+      this.shortestNorms.push(shortest);
       return table;
     });
     this.scores = new Float64Array(n);

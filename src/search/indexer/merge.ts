@@ -4,7 +4,8 @@
  */
 import { join } from "node:path";
 import { type Container, type ContainerWriter, MAX_SECTION_BYTES, openContainer } from "../../snapshot";
-import type { ShardData, ShardOptions } from "../index/shard-types";
+import type { FieldNorms, ShardData, ShardOptions } from "../index/shard-types";
+import { normTable } from "../index/norms";
 import { PostingsReader, type PostingsCursor } from "../index/postings";
 import { PostingsWriter } from "../index/postings-writer";
 import { readShardData, writeShardTableSources } from "../index/store";
@@ -162,26 +163,32 @@ export function mergeRuns(
   };
   const vocabularyChars = new Spool(join(dir, `${into.prefix}.vocabulary.chars`), Uint16Array);
   const vocabularyStarts = new Spool(join(dir, `${into.prefix}.vocabulary.starts`), Uint32Array);
+  // The merged documents' field lengths first: each block's impact is chosen by their norms.
+  const fieldLengths = new Uint16Array(F * documents);
+  for (const c of cursors) {
+    const n = c.data.documentCount;
+    for (let i = 0; i < n; i++) {
+      const doc = docOfText[c.base + i]!;
+      if (doc < 0) continue;
+      for (let f = 0; f < F; f++) fieldLengths[f * documents + doc] = c.data.fieldLengths[f * n + i]!;
+    }
+  }
+  const norms = fields.map((_f, f) => {
+    const lengths = fieldLengths.subarray(f * documents, (f + 1) * documents);
+    return { lengths, table: normTable(lengths).table };
+  });
   try {
     mergeInto(
       cursors,
       writer,
       keepsPositions,
+      norms,
       docOfText,
       { lists: new TermListsWriter(lists), vocabularyChars, vocabularyStarts },
       (terms) => progress(into.stage, terms, terms),
     );
     const postingsParts = sections.finish();
     logMemory("merge: postings written");
-    const fieldLengths = new Uint16Array(F * documents);
-    for (const c of cursors) {
-      const n = c.data.documentCount;
-      for (let i = 0; i < n; i++) {
-        const doc = docOfText[c.base + i]!;
-        if (doc < 0) continue;
-        for (let f = 0; f < F; f++) fieldLengths[f * documents + doc] = c.data.fieldLengths[f * n + i]!;
-      }
-    }
     const terms = vocabularyStarts.length - 1;
     writeShardTableSources(
       out,
@@ -199,6 +206,7 @@ function mergeInto(
   cursors: RunCursor[],
   writer: PostingsWriter,
   keepsPositions: boolean[],
+  norms: FieldNorms[],
   docOfText: Int32Array,
   tables: { lists: TermListsWriter; vocabularyChars: Spool<Uint16Array>; vocabularyStarts: Spool<Uint32Array> },
   progress: (terms: number) => void,
@@ -266,7 +274,7 @@ function mergeInto(
     let kept = 0;
     for (let f = 0; f < F; f++) {
       const positions = keepsPositions[f]!;
-      writer.begin(positions);
+      writer.begin(positions, norms[f]);
       let df = 0;
       for (const c of holding) {
         const list = c.lists.index(c.term, f);
