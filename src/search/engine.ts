@@ -20,9 +20,10 @@
  * Every per-search buffer is in one Scratch, restored after each search by its reset().
  */
 import type { Snapshot, SnapshotPage } from "../snapshot";
-import { COLLECT_EVERY_MS, DEFAULTS, GUARDS, type ChangesResult, type LuckyResult, type SearchOptions, type SearchResult, type SearchWork } from "./options";
+import { COLLECT_EVERY_MS, DEFAULTS, GUARDS, PRUNE_FROM, type ChangesResult, type LuckyResult, type SearchOptions, type SearchResult, type SearchWork } from "./options";
 import { PROXIMITY_WINDOW } from "./ranking/rules";
 import { QueryLists } from "./ranking/query-lists";
+import { Executor } from "./ranking/executor";
 import { RangeScorer } from "./ranking/range-scores";
 import { parseQuery, type ParsedQuery } from "./text/query";
 import type { Shard } from "./index/shard";
@@ -73,6 +74,7 @@ export class Engine {
       scratch: new Scratch(this.catalog.pageCount),
       meter: new Meter(() => text.onceMakingMs + titleIndex.onceMakingMs),
       ranges: new RangeScorer(text),
+      executor: new Executor(text, this.catalog),
     };
   }
 
@@ -181,7 +183,8 @@ export class Engine {
       });
     const plan = planOf(ctx, lists, options);
     ctx.meter.plan = plan.name;
-    return terms && lists ? plan.rank({ ctx, query, terms, lists, from, need }) : { pages: [], total: 0 };
+    const pruneFrom = (options.pruning || undefined)?.from ?? PRUNE_FROM;
+    return terms && lists ? plan.rank({ ctx, query, terms, lists, from, need, pruneFrom }) : { pages: [], total: 0 };
   }
 }
 

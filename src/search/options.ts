@@ -50,8 +50,10 @@ export interface Hit {
 export interface SearchWork {
   candidates: number;
   postings: number;
-  /** How the search was run: its plan's name (ranking/plan.ts), followed by ", then tiers" when the plan gave up; "" for a lookup that ran none. */
+  /** How the search was run: its plan's name (plans/plan.ts); "" for a lookup that ran none. */
   plan: string;
+  /** The search ran out of time (GUARDS.budgetMs) and answers with the best it had found (D82). */
+  cutOff: boolean;
 }
 
 export interface SearchResult {

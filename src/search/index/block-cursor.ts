@@ -8,6 +8,8 @@ export class BlockCursor {
   readonly tfs = new Uint8Array(BLOCK);
   /** Documents in the list. */
   df = 0;
+  /** Postings decoded by this cursor so far (a search's work, read by its meter). */
+  decodedPostings = 0;
   blocks = 0;
   hasPositions = false;
   protected bytes: Uint8Array = new Uint8Array(0);
@@ -230,6 +232,7 @@ export class BlockCursor {
     this.docsEnd = at;
     this.decoded = b;
     this.decodedCount = n;
+    this.decodedPostings += n;
     this.lastIndex = 0;
     return n;
   }

@@ -5,6 +5,7 @@ import type { SearchContext } from "../stages/context";
 import { EXHAUSTIVE } from "./exhaustive";
 import { NOTHING, type Plan } from "./plan";
 import { WithinPage } from "./within-page";
+import { WORDS } from "./words";
 
 export function planOf(ctx: SearchContext, lists: QueryLists | undefined, options: SearchOptions): Plan {
   if (!lists?.forms.length) return NOTHING;
@@ -12,5 +13,5 @@ export function planOf(ctx: SearchContext, lists: QueryLists | undefined, option
     const page = ctx.catalog.pages.indexOf(options.pageId);
     return page < 0 ? NOTHING : new WithinPage(page, ctx.catalog.chunkRange(page));
   }
-  return EXHAUSTIVE;
+  return options.pruning === false ? EXHAUSTIVE : WORDS;
 }

@@ -24,6 +24,8 @@ export interface PlanRun {
   /** The first page shown, and how many pages must be ranked (at least PROXIMITY_WINDOW). */
   from: number;
   need: number;
+  /** Lists holding fewer postings than this are ranked to the end of every tier (PRUNE_FROM; tests lower it). */
+  pruneFrom: number;
 }
 
 export const PLAN_NAMES = ["none", "within-page", "words", "exhaustive"] as const;

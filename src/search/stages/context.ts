@@ -1,6 +1,7 @@
 /** What every stage of a search reads and writes: the engine's parts, shared by its stages. */
 import type { PostingsCursor } from "../index/postings";
 import type { Shard } from "../index/shard";
+import type { Executor } from "../ranking/executor";
 import type { RangeScorer } from "../ranking/range-scores";
 import type { Catalog } from "./catalog";
 import type { Meter } from "./meter";
@@ -19,4 +20,6 @@ export interface SearchContext {
   readonly meter: Meter;
   /** Scores every chunk of a range exactly (the oracle; title matches and one page's search). */
   readonly ranges: RangeScorer;
+  /** The block-max executor: one tier's best pages (plans/words.ts). */
+  readonly executor: Executor;
 }

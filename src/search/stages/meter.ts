@@ -5,8 +5,10 @@ import type { Matches } from "../index/shard-types";
 export class Meter {
   candidates = 0;
   postings = 0;
-  /** The current search's plan (ranking/plan.ts). */
+  /** The current search's plan (plans/plan.ts). */
   plan = "";
+  /** Whether the current search ran out of time and answers with what it had found (D82). */
+  cutOff = false;
   /** When the current search must stop adding work (performance.now() time). */
   private deadline = Infinity;
   /** The engine's time not counted against a search (milliseconds so far), and its value when the search started. */
@@ -21,6 +23,7 @@ export class Meter {
     this.uncountedAtStart = this.uncounted();
     this.candidates = this.postings = 0;
     this.plan = "";
+    this.cutOff = false;
   }
 
   /** Whether the current search has used its time budget (what it made for every later search not counted). */
@@ -40,6 +43,6 @@ export class Meter {
   }
 
   work(): SearchWork {
-    return { candidates: this.candidates, postings: this.postings, plan: this.plan };
+    return { candidates: this.candidates, postings: this.postings, plan: this.plan, cutOff: this.cutOff };
   }
 }

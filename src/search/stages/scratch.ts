@@ -7,6 +7,7 @@
 import { matchBuffer } from "../index/shard";
 import type { Matches } from "../index/shard-types";
 import { PageEntries } from "../ranking/page-entries";
+import { PageHeap } from "../ranking/page-heap";
 
 /** Marks on pages, each with a number; a new round unmarks every page without visiting any. */
 export class PageMarks {
@@ -45,6 +46,8 @@ export class PageMarks {
 export class Scratch {
   /** The ranking's entries, one per page. */
   readonly entries: PageEntries;
+  /** A pass's best pages (plans/words.ts). */
+  readonly heap = new PageHeap();
   /** The pages entered, for the intros of title matches (stages/pages.ts addIntros). */
   readonly entered: PageMarks;
   /** Per page: its D8 group plus one (0: no title match), and the share of the query's information its title holds when not enough for a match. */

@@ -1,0 +1,96 @@
+/**
+ * The words plan (D81): the pages a query's words find, ranked by the block-max executor
+ * (ranking/executor.ts) tier by tier, best first, each tier keeping only as many pages as the
+ * window still needs and never read once the window is filled (as Meilisearch's bucket sort
+ * stops). The title matches and the pages whose title raises their score are few: they are
+ * scored apart over their own chunks first, and seed the bar of the tier they stand in.
+ *
+ * A query whose lists hold fewer than PRUNE_FROM postings (run.pruneFrom) is ranked to the end of every tier:
+ * its count of matching pages is then exact; past it, estimated (D48).
+ */
+import type { Pass } from "../ranking/executor";
+import { OTHER_GROUP, rankClass, tierOf } from "../ranking/rules";
+import type { SearchContext } from "../stages/context";
+import { addIntros, enterPages, topPages } from "../stages/pages";
+import { phraseCheck } from "../stages/phrases";
+import { markTitleGroups } from "../stages/title-groups";
+import type { Plan, PlanRun } from "./plan";
+
+export const WORDS: Plan = {
+  name: "words",
+  rank({ ctx, query, terms, lists, from, need, pruneFrom }: PlanRun) {
+    const { scratch, meter, catalog } = ctx;
+    const { entries, entered, heap } = scratch;
+    const titled = markTitleGroups(ctx, query, terms.title, terms.informative);
+    const phrases = query.phrases.length > 0;
+    const keep = phrases ? phraseCheck(ctx, query) : undefined;
+    if (phrases && !keep) return { pages: [], total: 0 };
+    entered.fresh();
+    const noChunk: number[] = [];
+    for (const p of titled) {
+      if (entered.has(p)) continue;
+      entered.mark(p);
+      const range = catalog.chunkRange(p);
+      const scores = ctx.ranges.score(lists, range.from, range.to);
+      meter.add(scores.count, ctx.ranges.postings);
+      if (!enterPages(ctx, lists, scores, entries, keep)) noChunk.push(p);
+    }
+    const apart = entries.count;
+    const exhaustive = lists.allPostings.reduce((a, b) => a + b, 0) < pruneFrom;
+    let cutOff = false;
+    for (const pass of passes(lists.buckets, lists.typoable)) {
+      const klass = rankClass(OTHER_GROUP, pass.tier);
+      let better = 0;
+      for (let e = 0; e < entries.count; e++) if (entries.klass[e]! < klass) better++;
+      const room = exhaustive ? Infinity : need - better;
+      if (room <= 0) break;
+      heap.reset(room);
+      for (let e = 0; e < apart; e++)
+        if (entries.klass[e] === klass) heap.offer(entries.page[e]!, entries.score[e]!, entries.chunk[e]!, pass.tier);
+      const run: Pass = {
+        lists,
+        ...pass,
+        heap,
+        excluded: (p) => entered.has(p),
+        keep,
+        late: () => meter.late(),
+      };
+      ctx.executor.run(run);
+      meter.add(ctx.executor.candidates, ctx.executor.postings);
+      heap.forEach((page, score, chunk, tier) => {
+        if (entered.has(page)) return;
+        entered.mark(page);
+        entries.add(page, klass, score, chunk, tier);
+      });
+      if (ctx.executor.cutOff) {
+        cutOff = true;
+        break;
+      }
+    }
+    meter.cutOff = cutOff;
+    if (!phrases) addIntros(ctx, entries, noChunk, () => false);
+    const total = exhaustive && !cutOff ? entries.count : Math.max(estimatedPages(ctx, lists.allPostings), apart);
+    return { pages: topPages(ctx, query, terms, lists, entries, from, need), total };
+  },
+};
+
+/** The passes of a query, best tier first: every required word, exactly then with typos; then any word, the same. */
+function passes(buckets: number[], typoable: boolean): Omit<Pass, "lists" | "heap" | "excluded" | "keep" | "late">[] {
+  const out: Omit<Pass, "lists" | "heap" | "excluded" | "keep" | "late">[] = [];
+  for (const [bucket, required] of buckets.entries()) {
+    out.push({ required, typos: false, tier: tierOf(bucket, false) });
+    if (typoable) out.push({ required, typos: true, tier: tierOf(bucket, true) });
+  }
+  return out;
+}
+
+/**
+ * D48's estimate of the pages holding any query word, from the lists' sizes alone (so that it
+ * never depends on the window): each word's chunks spread over the pages independently.
+ */
+function estimatedPages(ctx: SearchContext, postings: number[]): number {
+  const pages = ctx.catalog.pageCount;
+  let none = 1;
+  for (const c of postings) none *= (1 - 1 / pages) ** Math.min(c, ctx.text.documentCount);
+  return Math.round(pages * (1 - none));
+}

@@ -1,0 +1,317 @@
+/**
+ * The block-max executor (D81): one pass ranks the pages of one tier, keeping the best `room`
+ * of them (page-heap.ts), as Lucene's BlockMaxConjunctionBulkScorer and MaxScoreBulkScorer do
+ * for documents. Chunks are read in windows of whole pages (a page's chunks are consecutive, so
+ * a page is scored from all its chunks of the tier at once). Before a window is read, each
+ * word's bound there (word-reader.ts, from its lists' impacts) is summed: when PAGE_FACTOR ×
+ * the sum cannot beat the heap's bar, the window is skipped without decoding a block.
+ *
+ * With required words (every tier but "any word"), the rarest leads: its lists are scanned,
+ * the other required words asked chunk by chunk, cheapest first, a chunk dropped at the first
+ * word it lacks; the optional words (function words, the others) are asked last, only for the
+ * chunks of a page whose bound, with their bounds, beats the bar. Without (any word), the words
+ * are split per window as MaxScore splits them: the essential ones, whose bounds together could
+ * beat the bar, give the candidates; a candidate's page is then scored from every word.
+ */
+import type { PostingsCursor } from "../index/postings";
+import type { Shard } from "../index/shard";
+import { ListReader } from "./list-reader";
+import { PageBuilder } from "./page-entries";
+import type { PageHeap } from "./page-heap";
+import type { QueryLists } from "./query-lists";
+import { PAGE_FACTOR, pageScore } from "./rules";
+import { WordReader } from "./word-reader";
+
+/** Chunks a window spans at least and at most (then to its last page's end). */
+const MIN_WINDOW = 128;
+const MAX_WINDOW = 4096;
+
+export interface Pass {
+  lists: QueryLists;
+  /** The words a chunk must hold (bits); 0: any word. */
+  required: number;
+  /** Whether the words' typo terms count: a typo tier. */
+  typos: boolean;
+  tier: number;
+  /** Where the pages go; its room is how many the pass may keep. */
+  heap: PageHeap;
+  /** Pages already ranked (in a better tier, or apart): left out. */
+  excluded: (page: number) => boolean;
+  /** Chunks kept (quoted phrases): the others are not candidates. */
+  keep?: (chunk: number) => boolean;
+  /** Whether the search is out of time: the pass then ends with what it has. */
+  late: () => boolean;
+}
+
+export interface ChunkLayout {
+  readonly pageOfChunk: Int32Array;
+  /** Each page's first chunk, and one more entry: the chunk count. */
+  readonly firstChunk: Int32Array;
+}
+
+export class Executor {
+  private readonly cursors: PostingsCursor[] = [];
+  private readonly readers: ListReader[] = [];
+  private cursorsUsed = 0;
+  private readersUsed = 0;
+  private size = 0;
+  private best = new Float64Array(0);
+  private combined = new Float64Array(0);
+  private leadSum = new Float64Array(0);
+  private leadMask = new Uint32Array(0);
+  private touched = new Uint32Array(0);
+  private union = new Uint32Array(0);
+  private formTouched = new Uint32Array(0);
+  /** The page being gathered: its chunks and their scores so far. */
+  private page = -1;
+  private pageCount = 0;
+  private pageChunks = new Int32Array(64);
+  private pageScores = new Float64Array(64);
+  private readonly builder = new PageBuilder();
+  /** What the last run did: chunks scored, postings decoded, and whether it ran out of time. */
+  candidates = 0;
+  postings = 0;
+  cutOff = false;
+
+  constructor(
+    private readonly text: Shard,
+    private readonly layout: ChunkLayout,
+  ) {}
+
+  run(pass: Pass): void {
+    this.cursorsUsed = this.readersUsed = 0;
+    this.candidates = this.postings = 0;
+    this.cutOff = false;
+    const words: WordReader[] = [];
+    for (let w = 0; w < pass.lists.words; w++) {
+      const forms = pass.lists.byWord[w]!.filter((f) => pass.typos || !f.typo);
+      if (forms.length) words.push(new WordReader(w, forms, this.text, this.cursor, this.reader));
+      else if (pass.required & (1 << w)) return;
+    }
+    if (!words.length || pass.heap.bar === Infinity) return;
+    const decodedBefore = this.decoded();
+    if (pass.required) {
+      const required = words.filter((w) => pass.required & (1 << w.word)).sort((a, b) => a.postings - b.postings);
+      const optional = words.filter((w) => !(pass.required & (1 << w.word)));
+      this.conjunction(pass, required[0]!, required.slice(1), optional);
+    } else this.disjunction(pass, words);
+    this.postings = this.decoded() - decodedBefore;
+  }
+
+  /** Every required word: the lead's chunks, narrowed by the others, the optional words asked for pages that may rank. */
+  private conjunction(pass: Pass, lead: WordReader, checks: WordReader[], optional: WordReader[]) {
+    const { pageOfChunk, firstChunk } = this.layout;
+    const { heap } = pass;
+    let pos = 0;
+    for (;;) {
+      const next = lead.nextDoc(pos);
+      if (next === Infinity) return;
+      const from = firstChunk[pageOfChunk[next]!]!;
+      const to = this.windowEnd(lead, from);
+      let optionalBound = 0;
+      for (const w of optional) optionalBound += w.bound(from, to);
+      let bound = optionalBound + lead.bound(from, to);
+      for (const w of checks) bound += w.bound(from, to);
+      pos = to + 1;
+      if (PAGE_FACTOR * bound < heap.bar) continue;
+      if (pass.late()) {
+        this.cutOff = true;
+        return;
+      }
+      this.room(to - from + 1);
+      const { best, touched } = this;
+      const n = lead.scan(from, to, best, touched, 0, this.combined, this.formTouched);
+      touched.subarray(0, n).sort();
+      for (let i = 0; i < n; i++) {
+        const at = touched[i]!;
+        let s = best[at]!;
+        best[at] = 0;
+        const d = from + at;
+        const p = pageOfChunk[d]!;
+        if (pass.excluded(p)) continue;
+        for (const w of checks) {
+          const v = w.scoreAt(d);
+          if (!v) {
+            s = 0;
+            break;
+          }
+          s += v;
+        }
+        if (!s) continue;
+        this.candidates++;
+        if (p !== this.page) this.flush(pass, optional, optionalBound);
+        this.gather(p, d, s);
+      }
+      this.flush(pass, optional, optionalBound);
+    }
+  }
+
+  /** Any word: per window, the essential words (MaxScore) give the candidates; a candidate's page is scored from every word. */
+  private disjunction(pass: Pass, words: WordReader[]) {
+    const { pageOfChunk, firstChunk } = this.layout;
+    const { heap } = pass;
+    const bounds = new Float64Array(words.length);
+    let essential = words.slice();
+    let pos = 0;
+    for (;;) {
+      // Windows follow each other: the next starts at the first chunk any word holds (a word
+      // left out of the last window's essential ones may hold the chunks up to it).
+      let next = Infinity;
+      for (const w of words) next = Math.min(next, w.nextDoc(pos));
+      let primary = essential[0]!;
+      for (const w of essential) if (w.postings > primary.postings) primary = w;
+      if (next === Infinity) return;
+      const from = firstChunk[pageOfChunk[next]!]!;
+      const to = this.windowEnd(primary, from);
+      let bound = 0;
+      for (const [i, w] of words.entries()) bound += bounds[i] = w.bound(from, to);
+      pos = to + 1;
+      const bar = heap.bar;
+      if (PAGE_FACTOR * bound < bar) continue;
+      if (pass.late()) {
+        this.cutOff = true;
+        return;
+      }
+      // The words whose bounds, the smallest first, cannot together lift a page past the bar are not essential.
+      const order = words.map((_w, i) => i).sort((a, b) => bounds[a]! - bounds[b]!);
+      let rest = 0;
+      let cut = 0;
+      while (cut < order.length && PAGE_FACTOR * (rest + bounds[order[cut]!]!) < bar) rest += bounds[order[cut++]!]!;
+      essential = order.slice(cut).map((i) => words[i]!);
+      this.room(to - from + 1);
+      const { best, touched, union, leadSum, leadMask } = this;
+      let u = 0;
+      for (const w of essential) {
+        const n = w.scan(from, to, best, touched, 0, this.combined, this.formTouched);
+        for (let i = 0; i < n; i++) {
+          const at = touched[i]!;
+          if (!leadMask[at]) union[u++] = at;
+          leadMask[at] = 1;
+          leadSum[at]! += best[at]!;
+          best[at] = 0;
+        }
+      }
+      union.subarray(0, u).sort();
+      for (let i = 0; i < u; i++) {
+        const at = union[i]!;
+        const s = leadSum[at]!;
+        leadSum[at] = 0;
+        leadMask[at] = 0;
+        const d = from + at;
+        const p = pageOfChunk[d]!;
+        if (pass.excluded(p)) continue;
+        this.candidates++;
+        if (p !== this.page) this.flushWhole(pass, words, rest);
+        this.gather(p, d, s);
+      }
+      this.flushWhole(pass, words, rest);
+    }
+  }
+
+  private gather(page: number, chunk: number, score: number): void {
+    if (this.pageCount === 0) this.page = page;
+    if (this.pageCount === this.pageChunks.length) {
+      const chunks = new Int32Array(this.pageCount * 2);
+      chunks.set(this.pageChunks);
+      this.pageChunks = chunks;
+      const scores = new Float64Array(this.pageCount * 2);
+      scores.set(this.pageScores);
+      this.pageScores = scores;
+    }
+    this.pageChunks[this.pageCount] = chunk;
+    this.pageScores[this.pageCount++] = score;
+  }
+
+  /** The most the page gathered can score, its chunks' scores so far each raised by `more` (`floor`: a chunk not gathered). */
+  private pageBound(more: number, floor: number): number {
+    let a = floor;
+    let b = floor;
+    let c = floor;
+    for (let i = 0; i < this.pageCount; i++) {
+      const s = this.pageScores[i]! + more;
+      if (s > a) {
+        c = b;
+        b = a;
+        a = s;
+      } else if (s > b) {
+        c = b;
+        b = s;
+      } else if (s > c) c = s;
+    }
+    return pageScore(a, b, c, 0);
+  }
+
+  /** Ends the page gathered by a conjunction: when it may beat the bar, its chunks completed with the optional words, kept and ranked. */
+  private flush(pass: Pass, optional: WordReader[], optionalBound: number): void {
+    const count = this.pageCount;
+    if (!count) return;
+    const bound = this.pageBound(optionalBound, 0);
+    this.pageCount = 0;
+    if (bound < pass.heap.bar) return;
+    const { builder } = this;
+    builder.start(this.page);
+    for (let i = 0; i < count; i++) {
+      const d = this.pageChunks[i]!;
+      if (pass.keep && !pass.keep(d)) continue;
+      let s = this.pageScores[i]!;
+      for (const w of optional) s += w.scoreAt(d);
+      builder.add(d, pass.tier, s);
+    }
+    if (!builder.empty) pass.heap.offer(this.page, builder.score(0), builder.chunk, pass.tier);
+  }
+
+  /** Ends the page a disjunction found: when it may beat the bar, every chunk of the page scored from every word. */
+  private flushWhole(pass: Pass, words: WordReader[], rest: number): void {
+    if (!this.pageCount) return;
+    const bound = this.pageBound(rest, rest);
+    this.pageCount = 0;
+    if (bound < pass.heap.bar) return;
+    const { builder } = this;
+    const p = this.page;
+    builder.start(p);
+    for (let d = this.layout.firstChunk[p]!, end = this.layout.firstChunk[p + 1]!; d < end; d++) {
+      let s = 0;
+      for (const w of words) s += w.scoreAt(d);
+      if (s > 0 && (!pass.keep || pass.keep(d))) builder.add(d, pass.tier, s);
+    }
+    if (!builder.empty) pass.heap.offer(p, builder.score(0), builder.chunk, pass.tier);
+  }
+
+  /** Where a window from `from` ends: the end of the primary word's biggest list's block there, within bounds, then its page's end. */
+  private windowEnd(primary: WordReader, from: number): number {
+    const { pageOfChunk, firstChunk } = this.layout;
+    const last = pageOfChunk.length - 1;
+    let biggest: ListReader | undefined;
+    for (const form of primary.forms) for (const l of form.lists) if (!biggest || l.cursor.df > biggest.cursor.df) biggest = l;
+    let to = from + MAX_WINDOW - 1;
+    if (biggest) {
+      const c = biggest.cursor;
+      const b = c.blockOf(from);
+      if (b < c.blocks) to = Math.min(to, Math.max(c.lastDoc(b), from + MIN_WINDOW - 1));
+    }
+    to = Math.min(to, last);
+    return firstChunk[pageOfChunk[to]! + 1]! - 1;
+  }
+
+  private room(n: number): void {
+    if (this.size >= n) return;
+    const size = Math.max(n, MAX_WINDOW * 2);
+    this.size = size;
+    this.best = new Float64Array(size);
+    this.combined = new Float64Array(size);
+    this.leadSum = new Float64Array(size);
+    this.leadMask = new Uint32Array(size);
+    this.touched = new Uint32Array(size);
+    this.union = new Uint32Array(size);
+    this.formTouched = new Uint32Array(size);
+  }
+
+  private readonly cursor = (): PostingsCursor => (this.cursors[this.cursorsUsed++] ??= this.text.newCursor());
+  private readonly reader = (): ListReader => (this.readers[this.readersUsed++] ??= new ListReader());
+
+  private decoded(): number {
+    let n = 0;
+    for (const c of this.cursors) n += c.decodedPostings;
+    return n;
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * One postings list of a query word's form, as the block-max executor reads it (executor.ts):
+ * its impacts bound what it adds in a window of chunks without decoding a block; it is scanned
+ * in order (a lead word's lists) or asked for one chunk at a time (the others'), always moving
+ * forward, on a cursor of its own.
+ */
+import type { PostingsCursor } from "../index/postings";
+import { COARSE } from "../index/postings-format";
+import type { FieldNorms } from "../index/shard-types";
+import type { FieldList } from "./query-lists";
+
+export class ListReader {
+  cursor!: PostingsCursor;
+  /** What a posting adds to its form's combined frequency, over its length's norm (query-lists.ts). */
+  unit = 0;
+  lengths!: Uint16Array;
+  table!: Float32Array;
+  /** The scan's place: the block decoded and the next posting in it (blocks when the list is read through). */
+  block = 0;
+  at = 0;
+  size = 0;
+
+  open(cursor: PostingsCursor, list: FieldList, norms: FieldNorms): this {
+    this.cursor = cursor.open(list.address);
+    this.unit = list.unit;
+    this.lengths = norms.lengths;
+    this.table = norms.table;
+    this.block = 0;
+    this.size = cursor.decode(0);
+    this.at = 0;
+    return this;
+  }
+
+  /** The next document the scan reads, Infinity when none is left. */
+  nextDoc(): number {
+    return this.at < this.size ? this.cursor.docs[this.at]! : Infinity;
+  }
+
+  /** Moves the scan to the first document at or after doc. */
+  skipTo(doc: number): void {
+    const cursor = this.cursor;
+    if (this.at < this.size && cursor.docs[this.size - 1]! >= doc) {
+      if (cursor.docs[this.at]! >= doc) return;
+    } else {
+      const b = cursor.blockOf(doc);
+      if (b >= cursor.blocks) {
+        this.block = cursor.blocks;
+        this.at = this.size = 0;
+        return;
+      }
+      this.block = b;
+      this.size = cursor.decode(b);
+      this.at = 0;
+    }
+    const docs = cursor.docs;
+    while (this.at < this.size && docs[this.at]! < doc) this.at++;
+  }
+
+  /**
+   * Adds what each posting in [from, to] adds to its form's combined frequency into
+   * combined[doc − from], listing the chunks first touched in touched[n…]; returns the new n.
+   */
+  scan(from: number, to: number, combined: Float64Array, touched: Uint32Array, n: number): number {
+    const { cursor, unit, lengths, table } = this;
+    this.skipTo(from);
+    for (;;) {
+      const docs = cursor.docs;
+      const tfs = cursor.tfs;
+      let i = this.at;
+      const size = this.size;
+      for (; i < size; i++) {
+        const d = docs[i]!;
+        if (d > to) {
+          this.at = i;
+          return n;
+        }
+        const at = d - from;
+        if (combined[at] === 0) touched[n++] = at;
+        combined[at]! += (unit * tfs[i]!) / table[lengths[d]!]!;
+      }
+      if (this.block + 1 >= cursor.blocks) {
+        this.at = this.size = 0;
+        this.block = cursor.blocks;
+        return n;
+      }
+      this.size = cursor.decode(++this.block);
+      this.at = 0;
+    }
+  }
+
+  /** What doc's posting adds to its form's combined frequency (0: the list does not hold doc). */
+  at1(doc: number): number {
+    const tf = this.cursor.tf(doc);
+    return tf ? (this.unit * tf) / this.table[this.lengths[doc]!]! : 0;
+  }
+
+  /**
+   * The most a posting of a block that may hold chunks of [from, to] adds (its impact: tf over
+   * its length's norm, × unit); 0 when the list holds nothing from `from` on. A block counts
+   * unless the one before it ends at or past `to`; runs of COARSE blocks wholly before `to` are
+   * bounded by their coarse impact.
+   */
+  bound(from: number, to: number): number {
+    const cursor = this.cursor;
+    const blocks = cursor.blocks;
+    let b = cursor.blockOf(from);
+    if (b >= blocks) return 0;
+    const table = this.table;
+    let most = cursor.impactTf(b) / table[cursor.impactLength(b)]!;
+    while (b + 1 < blocks && cursor.lastDoc(b) < to) {
+      b++;
+      if (b % COARSE === 0 && b + COARSE <= blocks && cursor.lastDoc(b + COARSE - 1) < to) {
+        const c = b / COARSE;
+        const r = cursor.coarseTf(c) / table[cursor.coarseLength(c)]!;
+        if (r > most) most = r;
+        b += COARSE - 1;
+        continue;
+      }
+      const r = cursor.impactTf(b) / table[cursor.impactLength(b)]!;
+      if (r > most) most = r;
+    }
+    return most * this.unit;
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * A query word as one pass of the executor reads it (executor.ts): its forms allowed in the
+ * pass (a typo pass allows its typo terms too), each with a ListReader per field. A word adds
+ * its best form (BM25F, rules.ts); its bound in a window is its best form's bound, from the
+ * lists' impacts.
+ */
+import type { PostingsCursor } from "../index/postings";
+import type { Shard } from "../index/shard";
+import { ListReader } from "./list-reader";
+import type { Form } from "./query-lists";
+import { bm25f } from "./rules";
+
+/** Bounds are raised by this much: a sum of bounds in another order than the scores' must not fall below them. */
+const ROUNDING = 1 + 1e-9;
+
+export class WordReader {
+  readonly forms: { idf: number; lists: ListReader[] }[] = [];
+  /** Postings in the forms' lists: what reading the word costs. */
+  postings = 0;
+
+  constructor(
+    readonly word: number,
+    forms: Form[],
+    text: Shard,
+    cursor: () => PostingsCursor,
+    reader: () => ListReader,
+  ) {
+    for (const form of forms) {
+      const lists = form.lists.map((l) => reader().open(cursor(), l, text.norms(l.field)));
+      this.forms.push({ idf: form.idf, lists });
+      this.postings += form.postings;
+    }
+  }
+
+  /** What the word adds to doc: its best form's score, 0 when no form holds it. */
+  scoreAt(doc: number): number {
+    let best = 0;
+    for (const form of this.forms) {
+      let combined = 0;
+      for (const l of form.lists) combined += l.at1(doc);
+      if (combined > 0) {
+        const s = bm25f(form.idf, combined);
+        if (s > best) best = s;
+      }
+    }
+    return best;
+  }
+
+  /** The most the word adds to a chunk of [from, to] (0: it holds none there). */
+  bound(from: number, to: number): number {
+    let best = 0;
+    for (const form of this.forms) {
+      let combined = 0;
+      for (const l of form.lists) combined += l.bound(from, to);
+      if (combined > 0) {
+        const s = bm25f(form.idf, combined);
+        if (s > best) best = s;
+      }
+    }
+    return best * ROUNDING;
+  }
+
+  /** The first chunk at or after `from` that a list of the word holds (Infinity: none). */
+  nextDoc(from: number): number {
+    let next = Infinity;
+    for (const form of this.forms)
+      for (const l of form.lists) {
+        l.skipTo(from);
+        const d = l.nextDoc();
+        if (d < next) next = d;
+      }
+    return next;
+  }
+
+  /**
+   * Scores every chunk of [from, to] the word holds into best[doc − from] (its best form),
+   * listing the chunks first touched in touched[n…]; returns the new n. `combined` is scratch
+   * of the window's size, left zero; formTouched too.
+   */
+  scan(
+    from: number,
+    to: number,
+    best: Float64Array,
+    touched: Uint32Array,
+    n: number,
+    combined: Float64Array,
+    formTouched: Uint32Array,
+  ): number {
+    for (const form of this.forms) {
+      let m = 0;
+      for (const l of form.lists) m = l.scan(from, to, combined, formTouched, m);
+      for (let i = 0; i < m; i++) {
+        const at = formTouched[i]!;
+        const s = bm25f(form.idf, combined[at]!);
+        combined[at] = 0;
+        if (best[at] === 0) touched[n++] = at;
+        if (s > best[at]!) best[at] = s;
+      }
+    }
+    return n;
+  }
+}
