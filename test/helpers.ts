@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { writeIngested } from "../src/build";
 import { ingest, type Article, type IngestOptions, type IngestResult } from "../src/ingest";
-import { Engine, open as openEngine, PageOrders } from "../src/search";
+import { type Engine, open as openEngine } from "../src/search";
 import {
   dump,
   ROOT,
@@ -157,10 +157,4 @@ export async function wikiOf(pages: InlinePage[]): Promise<Engine> {
   const out = join(dirname(xml), "pages.tome");
   writeIngested(await ingest({ dumps: [xml], workers: 1 }), out, 300);
   return openEngine(out);
-}
-
-/** The engine with page orders (D51) made from its own index: every word of `least` postings or more, `length` pages each. */
-export function withOrders(engine: Engine, least: number, length: number): { ordered: Engine; orders: PageOrders } {
-  const orders = new PageOrders(engine.pageOrders(least, length));
-  return { ordered: new Engine(engine.snapshot, engine.text, engine.titleIndex, orders), orders };
 }

@@ -6,14 +6,15 @@
 import { describe, expect, test } from "bun:test";
 import { openSnapshot, type Snapshot } from "../src/snapshot";
 import { textShardOptions, TEXT_BOOSTS } from "../src/search/index/fields";
-import { BLOCK } from "../src/search/index/postings-format";
+import { BLOCK, COARSE } from "../src/search/index/postings-format";
 import { memoryPostings } from "../src/search/index/postings-writer";
 import { PostingsReader, type PostingsCursor } from "../src/search/index/postings";
 import { TermLists } from "../src/search/index/term-lists";
 import { buildShard } from "../src/search/indexer/invert";
 import { Shard } from "../src/search/index/shard";
 import { popcount, type ShardData, type ShardOptions, type WordSpec } from "../src/search/index/shard-types";
-import { EN_2006, EN_2016, snapshotFor, TRUNCATED_XZ } from "./helpers";
+import { indexKey } from "../src/search/text/analyze";
+import { EN_2006, EN_2016, engineFor, snapshotFor, TRUNCATED_XZ } from "./helpers";
 
 type Doc = Record<string, string>;
 
@@ -250,7 +251,8 @@ describe("the postings codec", () => {
       for (let b = 0; b < cursor.blocks; b++) {
         const block = [...tfs.subarray(b * BLOCK, (b + 1) * BLOCK)];
         expect(cursor.lastDoc(b)).toBe(docs[Math.min(docs.length, (b + 1) * BLOCK) - 1]!);
-        expect(cursor.maxTf(b)).toBe(Math.max(...block));
+        // Written without norms: a block's impact is its greatest tf, at length 0.
+        expect([cursor.impactTf(b), cursor.impactLength(b)]).toEqual([Math.max(...block), 0]);
       }
       // holds() at every block edge, just inside and outside it, and beyond the ends.
       const probes = new Set<number>([0, docs[0]! - 1, docs.at(-1)! + 1, docs.at(-1)! + 1000]);
@@ -373,7 +375,7 @@ describe("the postings codec", () => {
     expect(readAll(cursor)).toEqual([docs, tfs]);
     for (let b = 0; b < cursor.blocks; b++) {
       expect(cursor.lastDoc(b)).toBe(docs[Math.min(docs.length, (b + 1) * BLOCK) - 1]!);
-      expect(cursor.maxTf(b)).toBe(Math.max(...tfs.slice(b * BLOCK, (b + 1) * BLOCK)));
+      expect(cursor.impactTf(b)).toBe(Math.max(...tfs.slice(b * BLOCK, (b + 1) * BLOCK)));
     }
     docs.forEach((d, i) => {
       expect(cursor.tf(d)).toBe(tfs[i]!);
@@ -434,8 +436,8 @@ describe("the postings codec", () => {
     const consecutive = Array.from({ length: 256 }, (_x, i) => i);
     const ones = consecutive.map(() => 1);
     const widthZero = roundTrip(consecutive, ones);
-    // Header (2 bytes), padding, u32 docsLength, 2 × (lastDoc, docsStart: 8 bytes, maxTf: 1), 2 × 2 tokens.
-    expect(widthZero).toBeLessThanOrEqual(2 + 3 + 4 + 18 + 4);
+    // Header (2 bytes), padding, u32 docsLength, 2 × (lastDoc, docsStart: 8 bytes, impact: 3), a coarse impact (3), 2 × 2 tokens.
+    expect(widthZero).toBeLessThanOrEqual(2 + 3 + 4 + 22 + 3 + 4);
     // One position each, all past 2^31: 32-bit values, packed at width 32.
     const far = consecutive.slice(0, 130).map((_d, i) => [2 ** 32 - 1 - 3 * (130 - i)]);
     const wide = roundTrip(consecutive.slice(0, 130), ones.slice(0, 130), far);
@@ -660,4 +662,41 @@ describe("a shard on block postings", () => {
     }
     expect(compared).toBeGreaterThan(10_000);
   }, 300_000);
+});
+
+describe("impacts (D81): what a block's postings can add, without decoding it", () => {
+  test("each block's impact, and each run of 32 blocks', is its posting with the highest tf over its length's norm", async () => {
+    const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
+    const cursor = text.newCursor();
+    const ratio = (tf: number, length: number, table: Float32Array) => tf / table[length]!;
+    let blocks = 0;
+    let coarse = 0;
+    for (const word of ["the", "of", "history", "city", "albedo", "einstein"]) {
+      const term = text.termOf(indexKey(word));
+      expect(term).toBeDefined();
+      for (const list of text.termLists(term!)) {
+        const { lengths, table } = text.norms(list.field);
+        cursor.open(list.address);
+        const best: number[] = [];
+        for (let b = 0; b < cursor.blocks; b++) {
+          const n = cursor.decode(b);
+          let most = 0;
+          for (let i = 0; i < n; i++) most = Math.max(most, ratio(cursor.tfs[i]!, lengths[cursor.docs[i]!]!, table));
+          // Reached by a posting of the block, and none above it.
+          expect(ratio(cursor.impactTf(b), cursor.impactLength(b), table)).toBe(most);
+          best.push(most);
+          blocks++;
+        }
+        for (let c = 0; c * COARSE < cursor.blocks; c++) {
+          expect(ratio(cursor.coarseTf(c), cursor.coarseLength(c), table)).toBe(
+            Math.max(...best.slice(c * COARSE, (c + 1) * COARSE)),
+          );
+          coarse++;
+        }
+      }
+    }
+    // Long lists were among them: runs of several blocks.
+    expect(blocks).toBeGreaterThan(60);
+    expect(coarse).toBeLessThan(blocks / 2);
+  }, 120_000);
 });

@@ -33,7 +33,7 @@ import type { SearchContext } from "./stages/context";
 import { hitFormatter } from "./stages/format";
 import { Meter } from "./stages/meter";
 import { existingPhrases } from "./stages/phrases";
-import { intro, type PageCandidate, type Ranking } from "./stages/pool";
+import { intro, type PageCandidate, type Ranking } from "./stages/candidate";
 import { Scratch } from "./stages/scratch";
 import { queryTerms } from "./stages/terms";
 
@@ -107,7 +107,7 @@ export class Engine {
     const { hits, total } = this.withScratch(() => {
       const ranked = this.rank(query, offset, offset + limit, options);
       const window = ranked.pages.slice(offset, offset + limit);
-      const format = hitFormatter(this.stages, query, options);
+      const format = hitFormatter(this.stages, query, options, ranked.ideal);
       return { hits: window.map((p) => format(p.page, p.best, p.group)), total: ranked.total };
     });
     return { hits, estimatedTotalHits: total, processingTimeMs: performance.now() - started, work: this.workDone() };
@@ -122,7 +122,9 @@ export class Engine {
       // As deep as a default search, so that total_results is that search's estimatedTotalHits.
       const ranked = this.rank(query, 0, DEFAULTS.offset + DEFAULTS.limit, {});
       const top = this.exactTitle(query) ?? ranked.pages[0];
-      return top && { hit: hitFormatter(this.stages, query, {})(top.page, top.best, top.group), total: ranked.total };
+      return (
+        top && { hit: hitFormatter(this.stages, query, {}, ranked.ideal)(top.page, top.best, top.group), total: ranked.total }
+      );
     });
     const work = this.workDone();
     if (!found) return undefined;
@@ -167,7 +169,7 @@ export class Engine {
   }
 
   /** The stages of a search, from the parsed query to the best `need` pages, by the query's plan (plans/). */
-  private rank(parsed: ParsedQuery, from: number, asked: number, options: SearchOptions): Ranking {
+  private rank(parsed: ParsedQuery, from: number, asked: number, options: SearchOptions): Ranking & { ideal: number } {
     const ctx = this.stages;
     // The pages proximity reorders are always ranked, however few were asked for: the order never depends on the window (D61).
     const need = Math.max(asked, PROXIMITY_WINDOW);
@@ -184,7 +186,8 @@ export class Engine {
     const plan = planOf(ctx, lists, options);
     ctx.meter.plan = plan.name;
     const pruneFrom = (options.pruning || undefined)?.from ?? PRUNE_FROM;
-    return terms && lists ? plan.rank({ ctx, query, terms, lists, from, need, pruneFrom }) : { pages: [], total: 0 };
+    if (!terms || !lists) return { pages: [], total: 0, ideal: 0 };
+    return { ...plan.rank({ ctx, query, terms, lists, from, need, pruneFrom }), ideal: lists.ideal };
   }
 }
 

@@ -15,19 +15,16 @@ export interface SearchOptions {
   /** Milliseconds of work after which the search returns the best it has found (default GUARDS.budgetMs). */
   budgetMs?: number;
   /**
-   * Pruning (D48), on queries of at most `words` words (default GUARDS.maxWords) whose lists
-   * hold at least `from` postings: one word the index holds, by the pruned search (pruned.ts),
-   * giving up past `workShare` of those postings; several words, by their conjunction
-   * (conjunction.ts), when it fills the page. `false` never prunes (the oracle the pruning is
-   * tested against).
+   * Pruning (D81): the block-max executor (plans/words.ts) ranks each tier only as deep as
+   * the window needs, on queries whose lists hold at least `from` postings (default
+   * PRUNE_FROM); below, every tier to its end. `false`: the exhaustive oracle, every chunk
+   * holding a word scored (what the executor is tested against).
    */
   pruning?: false | Pruning;
 }
 
 export interface Pruning {
-  words?: number;
   from?: number;
-  workShare?: number;
 }
 
 export interface Hit {
@@ -92,21 +89,13 @@ export const DEFAULTS = { limit: 10, offset: 0, cropLength: 400, highlight: true
 export const GUARDS = { maxWords: MAX_WORDS, typoWords: 4, budgetMs: 100 } as const;
 
 /**
- * A query whose lists hold fewer postings is scored exhaustively: pruning would cost more
- * than it saves, and the count of matching pages stays exact.
+ * A query whose lists hold fewer postings is ranked to the end of every tier: pruning would
+ * save little, and the count of matching pages stays exact.
  */
 export const PRUNE_FROM = 16_384;
 
 /**
- * The pruned search gives up when it has read this share of the postings the exhaustive one
- * would (its bounds are too loose for that query, and finishing would cost more than scoring
- * all), and the conjunction is not tried when its rarest word holds more.
- */
-export const WORK_SHARE = 0.5;
-
-/**
- * A young-generation collection at most this often, after a search (engine.ts) and while the
- * page orders are computed (orders.ts). JavaScriptCore counts the mapped snapshot (gigabytes)
+ * A young-generation collection at most this often, after a search (engine.ts). JavaScriptCore counts the mapped snapshot (gigabytes)
  * as heap, so left to itself it collects rarely, and each search's garbage stays resident: at
  * 5M chunks, RssAnon after 1,000 searches was 738 MB without, 430 MB with a collection every
  * 20 searches (0.7 ms each: 37 ms in all).

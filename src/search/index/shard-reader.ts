@@ -21,8 +21,6 @@ export class ShardReader {
   protected readonly lengths: Uint16Array;
   /** BM25's length normalisation, k·(1 − b + b·length/average), per field and length. */
   protected readonly normTables: Float32Array[];
-  /** Per field, the smallest normalisation: what a posting's score is bounded with. */
-  protected readonly shortestNorms: number[];
   protected readonly boosts: number[];
   protected readonly scores: Float64Array;
   protected readonly masks: Uint32Array;
@@ -44,35 +42,9 @@ export class ShardReader {
     this.lengths = data.fieldLengths;
     this.vocabulary = new Vocabulary(data.vocabulary);
     const n = this.documentCount;
-    this.shortestNorms = [];
-    this.normTables = this.fields.map((_f, f) => {
-      const { table, shortest } = normTable(this.lengths.subarray(f * n, (f + 1) * n));
-      this.shortestNorms.push(shortest);
-      return table;
-    });
+    this.normTables = this.fields.map((_f, f) => normTable(this.lengths.subarray(f * n, (f + 1) * n)).table);
     this.scores = new Float64Array(n);
     this.masks = new Uint32Array(n);
-  }
-
-  /** The smallest normalisation of a field's documents that hold a term: what bounds a posting's score. */
-  shortestNorm(field: number): number {
-    return this.shortestNorms[field]!;
-  }
-
-  /**
-   * The per-document buffers match() accumulates in: all zero outside a match() call. A caller
-   * that does not call match() on this shard meanwhile may use them, and must leave them zero.
-   * (The pruned search does: one set of per-chunk buffers instead of two.)
-   */
-  accumulators(): { scores: Float64Array; masks: Uint32Array } {
-    return { scores: this.scores, masks: this.masks };
-  }
-
-  private bits: Uint32Array | undefined;
-
-  /** A bit a document, all zero outside a caller's use: the caller must leave it zero (sortThroughBits). */
-  documentBits(): Uint32Array {
-    return (this.bits ??= new Uint32Array(Math.ceil(this.documentCount / 32)));
   }
 
   /** A field's length per document, and BM25's length normalisation per length: a document's is table[lengths[d]]. */

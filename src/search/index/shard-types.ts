@@ -67,23 +67,10 @@ export const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
 /** MiniSearch's weights for prefix and typo expansions; a word's other forms (its stem's) weigh less than either. */
 export const WEIGHTS = { fuzzy: 0.45, prefix: 0.375, variant: 0.3 };
 
-/**
- * One postings list a query reads: a derived term in one field, with the BM25 weight of its
- * postings (word weight × field boost × IDF) and the most one of its postings can add.
- */
+/** A field's length per document, and BM25's norm per length: a document's norm is table[lengths[d]]. */
 export interface FieldNorms {
   lengths: Uint16Array;
   table: Float32Array;
-}
-
-export interface ScoredList {
-  word: number;
-  field: number;
-  address: number;
-  df: number;
-  weight: number;
-  /** The most one posting adds (0 until Shard.withBounds() reads it). */
-  max: number;
 }
 
 /** The flat arrays a shard is made of, as stored. */

@@ -13,56 +13,10 @@
  * seconds for a common word.
  */
 import type { PostingsCursor } from "./postings";
-import { BLOCK } from "./postings-format";
-import { DENSE_SHARE, LOOKUP_RATIO, LOOKUP_SHARE, LOOKUP_SPREAD, LookupLists, type LookupList } from "./lookup-lists";
 import { ShardPositions } from "./shard-positions";
-import {
-  BM25,
-  type Derived,
-  type Matches,
-  type MatchOptions,
-  popcount,
-  type ScoredList,
-  type WordSpec,
-} from "./shard-types";
+import { BM25, type Derived, type Matches, type MatchOptions, popcount, type WordSpec } from "./shard-types";
 
 export class Shard extends ShardPositions {
-  /**
-   * The postings lists of derived terms, in match()'s order (term after term, field after
-   * field), each with its BM25 weight; their bounds are not read (withBounds()).
-   */
-  scoredLists(derived: Derived[], fields?: number[]): ScoredList[] {
-    const N = this.documentCount;
-    const out: ScoredList[] = [];
-    for (const { word, term, weight } of derived) {
-      for (const f of fields ?? this.fields.map((_f, i) => i)) {
-        const list = this.lists.index(term, f);
-        if (list < 0) continue;
-        const df = this.lists.count(list);
-        const w = weight * this.boosts[f]! * Math.log(1 + (N - df + 0.5) / (df + 0.5));
-        out.push({ word, field: f, address: this.lists.address(list), df, weight: w, max: 0 });
-      }
-    }
-    return out;
-  }
-
-  /**
-   * The lists with an upper bound of what one posting adds: the list's largest term frequency
-   * over the shortest document of the field. It costs a look at every block's skip data (0.16
-   * ms for "a" at 5M chunks), so only the ranking that reads it asks.
-   */
-  withBounds(lists: ScoredList[]): ScoredList[] {
-    const cursor = this.cursor;
-    return lists.map((l) => {
-      let maxTf = 0;
-      for (let b = 0, blocks = cursor.open(l.address).blocks; b < blocks; b++) maxTf = Math.max(maxTf, cursor.maxTf(b));
-      return {
-        ...l,
-        max: l.weight * (BM25.d + (maxTf * (BM25.k + 1)) / (maxTf + this.shortestNorms[l.field]!)) * (1 + 1e-9),
-      };
-    });
-  }
-
   /** The postings a pass over these terms reads, in every field (or in `fields`): from the list table, nothing decoded. */
   postingsOf(derived: Derived[], fields?: number[]): number {
     let postings = 0;
@@ -78,32 +32,10 @@ export class Shard extends ShardPositions {
     return postings;
   }
 
-  /**
-   * A list to be read at `asked` documents, as a lookup list (lookup-lists.ts): always when it is in
-   * DENSE_SHARE of the documents or more; when it is in LOOKUP_SHARE of them, holds
-   * LOOKUP_RATIO times as many as asked and they are spread enough, once it pays (lookup-lists.ts).
-   * Undefined for the others: they are read by block.
-   */
-  lookup(l: ScoredList, asked: number): LookupList | undefined {
-    const common = l.df >= DENSE_SHARE * this.documentCount;
-    if (!common) {
-      if (l.df < LOOKUP_SHARE * this.documentCount || l.df < LOOKUP_RATIO * asked) return undefined;
-      if (asked * LOOKUP_SPREAD < l.df / BLOCK) return undefined;
-    }
-    return (this.lookupLists ??= new LookupLists(this.documentCount, this.newCursor())).of(l.address, common, l.df);
-  }
-
-  /** After lookup() gave no list: the postings reading the list by block decoded instead (what makes it pay, lookup-lists.ts). */
-  noteRead(l: ScoredList, postings: number): void {
-    this.lookupLists?.noteRead(l.address, postings);
-  }
-
-  /** Milliseconds spent so far making what every later search reuses (lookup lists, the runs' frequencies): not a search's work. */
+  /** Milliseconds spent so far making what every later search reuses (the runs' frequencies): not a search's work. */
   get onceMakingMs(): number {
-    return (this.lookupLists?.makingMs ?? 0) + this.runMakingMs;
+    return this.runMakingMs;
   }
-
-  private lookupLists: LookupLists | undefined;
 
   /**
    * Scores every document holding any of the query words, in the given fields (all by

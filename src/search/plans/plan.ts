@@ -12,7 +12,7 @@
 import type { ParsedQuery } from "../text/query";
 import type { QueryLists } from "../ranking/query-lists";
 import type { SearchContext } from "../stages/context";
-import type { Ranking } from "../stages/pool";
+import type { Ranking } from "../stages/candidate";
 import type { QueryTerms } from "../stages/terms";
 
 /** What a plan ranks: the query (its phrases that exist), its terms and lists, and the window with the depth it needs. */

@@ -13,7 +13,7 @@
 import type { Shard } from "../index/shard";
 import type { Derived } from "../index/shard-types";
 import { BM25 } from "../index/shard-types";
-import { idf } from "./rules";
+import { bm25fMost, idf } from "./rules";
 
 /** A form's postings list in one field. */
 export interface FieldList {
@@ -62,6 +62,8 @@ export class QueryLists {
   /** The derived terms a chunk of an exact tier, and of a typo tier, was scored with (highlighting, passages). */
   readonly derivedExact: Derived[];
   readonly derivedAll: Derived[];
+  /** The ideal chunk's score: every word held by its best form, saturated (ranking-score.ts). */
+  readonly ideal: number;
 
   constructor(text: Shard, input: QueryListsInput) {
     this.words = input.words;
@@ -92,6 +94,7 @@ export class QueryLists {
     this.typoable = this.forms.some((f) => f.typo);
     this.derivedAll = input.derived;
     this.derivedExact = input.derived.filter((d) => !d.typo);
+    this.ideal = this.byWord.reduce((sum, fs) => sum + Math.max(0, ...fs.map((f) => bm25fMost(f.idf))), 0);
     const every = (input.required | input.phraseWords) >>> 0;
     const any = input.phraseWords >>> 0;
     this.buckets = every === any ? [every] : [every, any];

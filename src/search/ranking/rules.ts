@@ -42,6 +42,8 @@ export const idf = (N: number, df: number): number => Math.log(1 + (N - df + 0.5
  */
 export const bm25f = (idf: number, combined: number): number =>
   idf * (BM25.d + (combined * (BM25.k + 1)) / (BM25.k + combined));
+/** The most a form of IDF `idf` can add, its frequency saturated: bm25f()'s limit. */
+export const bm25fMost = (idf: number): number => idf * (BM25.d + BM25.k + 1);
 /** The most a page's score can be over its best chunk's: 1 + 0.5 + 0.25. */
 export const PAGE_FACTOR = 1 + PAGE_EVIDENCE + PAGE_EVIDENCE * PAGE_EVIDENCE;
 /** How many of the best pages are reordered by their passage's proximity: always ranked, whatever the window (D61). */

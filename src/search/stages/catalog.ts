@@ -3,12 +3,12 @@
  * that need no ranking (a page by id, by title or redirect, by time of change).
  */
 import type { PageTable, Snapshot, SnapshotPage } from "../../snapshot";
-import type { PageLayout } from "../ranking/page-scorer";
+import type { ChunkLayout } from "../ranking/executor";
 import { titleKey } from "../text/query";
 import { TitleLookup } from "../index/titles";
 import type { ChangesResult } from "../options";
 
-export class Catalog implements PageLayout {
+export class Catalog implements ChunkLayout {
   readonly pages: PageTable;
   /** Global chunk id → page index. */
   readonly pageOfChunk: Int32Array;

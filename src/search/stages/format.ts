@@ -14,7 +14,7 @@ import type { ParsedQuery } from "../text/query";
 import { rankingScore } from "../ranking/ranking-score";
 import type { Derived } from "../index/shard-types";
 import type { SearchContext } from "./context";
-import type { Candidate } from "./pool";
+import type { Candidate } from "./candidate";
 import { functionWords } from "./terms";
 
 /** A tier's derived terms as text: every term a hit may be highlighted for, and the index terms behind each derived one. */
@@ -26,7 +26,13 @@ interface TierTerms {
 /** `group`: the page's D8 group (0 exact title, 1 title match, 2 other). */
 export type HitFormatter = (pageIdx: number, c: Candidate, group: number) => Hit;
 
-export function hitFormatter(ctx: SearchContext, query: ParsedQuery, options: SearchOptions): HitFormatter {
+/** `ideal`: the query's ideal chunk score, what a hit's ranking score is measured against (ranking-score.ts). */
+export function hitFormatter(
+  ctx: SearchContext,
+  query: ParsedQuery,
+  options: SearchOptions,
+  ideal: number,
+): HitFormatter {
   const highlight = options.highlight ?? DEFAULTS.highlight;
   const cropLength = options.cropLength ?? DEFAULTS.cropLength;
   const shown = highlighted(query, ctx.lang);
@@ -57,7 +63,7 @@ export function hitFormatter(ctx: SearchContext, query: ParsedQuery, options: Se
       page,
       chunk,
       score: c.score,
-      rankingScore: rankingScore(group, c.tier, c.score),
+      rankingScore: rankingScore(group, c.tier, c.score, ideal),
       text,
       section: ctx.catalog.pages.chunkHeading(pageIdx, chunk),
       formatted: {

@@ -16,7 +16,7 @@ import { groupOf, INTRO_TIER, OTHER_GROUP, PROXIMITY_WINDOW, rankClass } from ".
 import type { ParsedQuery } from "../text/query";
 import type { SearchContext } from "./context";
 import { byTierScore, Passages, proximity } from "./passages";
-import { intro, type Candidate, type PageCandidate, type Ranking } from "./pool";
+import { intro, type Candidate, type PageCandidate, type Ranking } from "./candidate";
 import type { QueryTerms } from "./terms";
 
 /** The derived terms a chunk of this tier was scored with: a typo tier's include the typo terms. */

@@ -24,7 +24,7 @@ import {
   PROXIMITY_WINDOW,
   proximityFactor,
 } from "../ranking/rules";
-import type { Candidate, PageCandidate } from "./pool";
+import type { Candidate, PageCandidate } from "./candidate";
 import type { QueryTerms } from "./terms";
 
 /** How many of a page's chunks, best first by words held and score, are measured for proximity. */
