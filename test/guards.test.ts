@@ -173,8 +173,9 @@ describe("guards", () => {
     const q = '"the world"';
     const full = engine.search(q, { limit: 50, budgetMs: Infinity, highlight: false });
     const cut = engine.search(q, { limit: 50, budgetMs: 0, highlight: false });
-    expect(cut.work.plan).toBe("phrases");
-    // Out of time at once, the phrase conjunction checks its first chunks only: fewer pages, each holding the phrase.
+    expect(cut.work).toMatchObject({ plan: "words", cutOff: true });
+    expect(full.work.cutOff).toBe(false);
+    // Out of time at once, the executor reads its first window only: fewer pages, each holding the phrase.
     expect(cut.hits.length).toBeGreaterThan(0);
     expect(cut.hits.length).toBeLessThan(full.hits.length);
     for (const h of cut.hits) expect(`${h.section}\n${h.text}`.toLowerCase()).toMatch(/\bthe\s+world\b/);

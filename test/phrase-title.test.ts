@@ -1,5 +1,5 @@
 /**
- * Quoted phrases alone (the `phrases` plan, src/search/ranking/plan.ts) rank as the exhaustive
+ * Quoted phrases alone (the `words` plan, src/search/plans/words.ts) rank as the exhaustive
  * search does, title groups included (D8): a page a phrase's redirect leads to ranks first
  * however little its text scores. (Written for session 30's reverted plan that checked the
  * phrases best bound first and stopped early: it fails when title matches are not checked first.)
@@ -29,8 +29,8 @@ test("the page a phrase redirects to ranks first, though a dozen pages' text sco
     ...others,
   ]);
   const base = { budgetMs: 60_000, highlight: false };
-  const found = tome.search('"blue moon"', { ...base, limit: 3 });
-  expect(found.work.plan).toBe("phrases");
+  const found = tome.search('"blue moon"', { ...base, limit: 3, pruning: { from: 0 } });
+  expect(found.work.plan).toBe("words");
   expect(found.hits[0]?.page.title).toBe("Lunar calendar");
   const exhaustive = tome.search('"blue moon"', { ...base, limit: 3, pruning: false });
   expect(found.hits.map((h) => [h.page.title, h.score])).toEqual(exhaustive.hits.map((h) => [h.page.title, h.score]));

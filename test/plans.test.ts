@@ -11,7 +11,7 @@ type Row = [query: string, options: SearchOptions, plan: string];
 
 const TABLE: Row[] = [
   ["?!", {}, "none"],
-  ["zzqqxx", {}, "none"],
+  ["zzqqxx", {}, "words"],
   ["albedo", { pageId: 999_999_999 }, "none"],
   ["albedo", {}, "words"],
   ["albedo snow", {}, "words"],

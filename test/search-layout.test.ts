@@ -14,7 +14,7 @@ import { parseCircular, parseDependencyTree } from "dpdm";
 const ROOT = resolve(import.meta.dir, "..");
 const SEARCH = join(ROOT, "src/search");
 const MAX_LINES = 400;
-const PARTS = ["index", "indexer", "ranking", "stages", "text"];
+const PARTS = ["index", "indexer", "plans", "ranking", "stages", "text"];
 const TOP_FILES = ["engine.ts", "index.ts", "options.ts"];
 
 const files = (readdirSync(SEARCH, { recursive: true }) as string[]).filter((f) => f.endsWith(".ts")).sort();

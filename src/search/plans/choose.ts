@@ -8,7 +8,8 @@ import { WithinPage } from "./within-page";
 import { WORDS } from "./words";
 
 export function planOf(ctx: SearchContext, lists: QueryLists | undefined, options: SearchOptions): Plan {
-  if (!lists?.forms.length) return NOTHING;
+  // A query whose words no chunk holds may still name a title or a redirect (D8): the words plan finds it.
+  if (!lists) return NOTHING;
   if (options.pageId !== undefined) {
     const page = ctx.catalog.pages.indexOf(options.pageId);
     return page < 0 ? NOTHING : new WithinPage(page, ctx.catalog.chunkRange(page));

@@ -4,7 +4,7 @@
  * same order (D61): `exhaustive` scores every chunk holding a query word (the oracle, asked for
  * with `pruning: false`), `words` ranks the same pages by the block-max executor.
  *
- *   none         no query word any chunk holds, or no page with the page_id asked for
+ *   none         no query word, or no page with the page_id asked for
  *   within-page  page_id: that page's chunks, each a hit (D7)
  *   words        the buckets of words, best first, by the block-max executor
  *   exhaustive   every chunk holding a query word scored (the oracle)

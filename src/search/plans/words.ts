@@ -38,6 +38,8 @@ export const WORDS: Plan = {
     const apart = entries.count;
     const exhaustive = lists.allPostings.reduce((a, b) => a + b, 0) < pruneFrom;
     let cutOff = false;
+    let asked = 0;
+    let kept = 0;
     for (const pass of passes(lists.buckets, lists.typoable)) {
       const klass = rankClass(OTHER_GROUP, pass.tier);
       let better = 0;
@@ -57,6 +59,8 @@ export const WORDS: Plan = {
       };
       ctx.executor.run(run);
       meter.add(ctx.executor.candidates, ctx.executor.postings);
+      asked += ctx.executor.asked;
+      kept += ctx.executor.kept;
       heap.forEach((page, score, chunk, tier) => {
         if (entered.has(page)) return;
         entered.mark(page);
@@ -69,7 +73,11 @@ export const WORDS: Plan = {
     }
     meter.cutOff = cutOff;
     if (!phrases) addIntros(ctx, entries, noChunk, () => false);
-    const total = exhaustive && !cutOff ? entries.count : Math.max(estimatedPages(ctx, lists.allPostings), apart);
+    // Counted when every tier was read to its end, or as found when out of time; else estimated, scaled
+    // by the share of the chunks checked that held the quoted phrases.
+    const held = asked ? kept / asked : 1;
+    const total =
+      exhaustive || cutOff ? entries.count : Math.max(Math.round(estimatedPages(ctx, lists.allPostings) * held), apart);
     return { pages: topPages(ctx, query, terms, lists, entries, from, need), total };
   },
 };

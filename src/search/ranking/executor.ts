@@ -68,8 +68,10 @@ export class Executor {
   private pageChunks = new Int32Array(64);
   private pageScores = new Float64Array(64);
   private readonly builder = new PageBuilder();
-  /** What the last run did: chunks scored, postings decoded, and whether it ran out of time. */
+  /** What the last run did: chunks scored, postings decoded, chunks asked of `keep` and kept, and whether it ran out of time. */
   candidates = 0;
+  asked = 0;
+  kept = 0;
   postings = 0;
   cutOff = false;
 
@@ -80,7 +82,7 @@ export class Executor {
 
   run(pass: Pass): void {
     this.cursorsUsed = this.readersUsed = 0;
-    this.candidates = this.postings = 0;
+    this.candidates = this.postings = this.asked = this.kept = 0;
     this.cutOff = false;
     const words: WordReader[] = [];
     for (let w = 0; w < pass.lists.words; w++) {
@@ -114,10 +116,6 @@ export class Executor {
       for (const w of checks) bound += w.bound(from, to);
       pos = to + 1;
       if (PAGE_FACTOR * bound < heap.bar) continue;
-      if (pass.late()) {
-        this.cutOff = true;
-        return;
-      }
       this.room(to - from + 1);
       const { best, touched } = this;
       const n = lead.scan(from, to, best, touched, 0, this.combined, this.formTouched);
@@ -143,7 +141,14 @@ export class Executor {
         this.gather(p, d, s);
       }
       this.flush(pass, optional, optionalBound);
+      if (this.outOfTime(pass)) return;
     }
+  }
+
+  /** Whether the search is out of time, asked after each window read (so that one always is): the pass then ends with what it has. */
+  private outOfTime(pass: Pass): boolean {
+    if (pass.late()) this.cutOff = true;
+    return this.cutOff;
   }
 
   /** Any word: per window, the essential words (MaxScore) give the candidates; a candidate's page is scored from every word. */
@@ -168,10 +173,6 @@ export class Executor {
       pos = to + 1;
       const bar = heap.bar;
       if (PAGE_FACTOR * bound < bar) continue;
-      if (pass.late()) {
-        this.cutOff = true;
-        return;
-      }
       // The words whose bounds, the smallest first, cannot together lift a page past the bar are not essential.
       const order = words.map((_w, i) => i).sort((a, b) => bounds[a]! - bounds[b]!);
       let rest = 0;
@@ -205,7 +206,15 @@ export class Executor {
         this.gather(p, d, s);
       }
       this.flushWhole(pass, words, rest);
+      if (this.outOfTime(pass)) return;
     }
+  }
+
+  private keeps(keep: (chunk: number) => boolean, chunk: number): boolean {
+    this.asked++;
+    const kept = keep(chunk);
+    if (kept) this.kept++;
+    return kept;
   }
 
   private gather(page: number, chunk: number, score: number): void {
@@ -252,7 +261,7 @@ export class Executor {
     builder.start(this.page);
     for (let i = 0; i < count; i++) {
       const d = this.pageChunks[i]!;
-      if (pass.keep && !pass.keep(d)) continue;
+      if (pass.keep && !this.keeps(pass.keep, d)) continue;
       let s = this.pageScores[i]!;
       for (const w of optional) s += w.scoreAt(d);
       builder.add(d, pass.tier, s);
@@ -272,7 +281,7 @@ export class Executor {
     for (let d = this.layout.firstChunk[p]!, end = this.layout.firstChunk[p + 1]!; d < end; d++) {
       let s = 0;
       for (const w of words) s += w.scoreAt(d);
-      if (s > 0 && (!pass.keep || pass.keep(d))) builder.add(d, pass.tier, s);
+      if (s > 0 && (!pass.keep || this.keeps(pass.keep, d))) builder.add(d, pass.tier, s);
     }
     if (!builder.empty) pass.heap.offer(p, builder.score(0), builder.chunk, pass.tier);
   }
