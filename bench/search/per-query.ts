@@ -73,8 +73,8 @@ const rows: Row[] = queries.map((query) => {
 
 function listsOf(query: string): { requiredLists: number; otherLists: number } {
   const terms = queryTerms(parseQuery(query, engine.lang), { text: engine.text, lang: engine.lang });
-  const lists = engine.text.scoredLists(engine.text.derive(terms.exact));
-  const required = lists.filter((l) => terms.required & (1 << l.word)).length;
+  const lists = engine.text.derive(terms.exact).flatMap((d) => engine.text.termLists(d.term).map(() => d.word));
+  const required = lists.filter((word) => terms.required & (1 << word)).length;
   return { requiredLists: required, otherLists: lists.length - required };
 }
 

@@ -99,7 +99,7 @@ async function measure(): Promise<Measured> {
   const snapshotPart = step();
   const indexes = loadIndexes(snapshot);
   const indexesPart = step();
-  const tome = new Engine(snapshot, indexes.text, indexes.titles, values["no-orders"] ? null : undefined);
+  const tome = new Engine(snapshot, indexes.text, indexes.titles);
   const bootParts = { snapshot: snapshotPart, indexes: indexesPart, engine: step() };
   const bootSeconds = bootParts.snapshot.seconds + bootParts.indexes.seconds + bootParts.engine.seconds;
   const heapBytes = heap() - heapBefore;

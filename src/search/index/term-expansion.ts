@@ -1,4 +1,4 @@
-import { bestEntries, kthLargest } from "../ranking/topk";
+import { bestEntries, kthLargest } from "./topk";
 import { ShardReader } from "./shard-reader";
 import { type Derived, MAX_EXPANSIONS, MAX_WORDS, WEIGHTS, type WordSpec } from "./shard-types";
 

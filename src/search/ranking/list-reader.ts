@@ -11,6 +11,8 @@ import type { FieldList } from "./query-lists";
 
 export class ListReader {
   cursor!: PostingsCursor;
+  /** The list's address in the postings. */
+  address = 0;
   /** What a posting adds to its form's combined frequency, over its length's norm (query-lists.ts). */
   unit = 0;
   lengths!: Uint16Array;
@@ -22,6 +24,7 @@ export class ListReader {
 
   open(cursor: PostingsCursor, list: FieldList, norms: FieldNorms): this {
     this.cursor = cursor.open(list.address);
+    this.address = list.address;
     this.unit = list.unit;
     this.lengths = norms.lengths;
     this.table = norms.table;
