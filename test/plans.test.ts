@@ -1,5 +1,5 @@
 /**
- * The plan a query runs by (src/search/plans/, D81), by its shape: a table of query shapes and
+ * The plan a query runs by (src/search/plans/, D90), by its shape: a table of query shapes and
  * the plan each takes, on the English fixture dumps.
  */
 import { describe, expect, test } from "bun:test";

@@ -664,7 +664,7 @@ describe("a shard on block postings", () => {
   }, 300_000);
 });
 
-describe("impacts (D81): what a block's postings can add, without decoding it", () => {
+describe("impacts (D90): what a block's postings can add, without decoding it", () => {
   test("each block's impact, and each run of 32 blocks', is its posting with the highest tf over its length's norm", async () => {
     const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
     const cursor = text.newCursor();

@@ -1,7 +1,7 @@
 /**
  * bun bench/search/bounds-ceiling.ts <snapshot.tome> [--class C] [--queries N] [--need K]
  *
- * The gate of issue 58 (D81): with the score bounded per word (a word adds its best form) and
+ * The gate of issue 58 (D90): with the score bounded per word (a word adds its best form) and
  * each word's bound in a window of chunks read from its lists' impacts (word-reader.ts), how
  * much of the rarest required word's windows a block-max executor can skip. For the queries of
  * one class of the benchmark's mix (bench/queries.ts, its fixed seed), every chunk is scored by

@@ -15,7 +15,7 @@ export interface SearchOptions {
   /** Milliseconds of work after which the search returns the best it has found (default GUARDS.budgetMs). */
   budgetMs?: number;
   /**
-   * Pruning (D81): the block-max executor (plans/words.ts) ranks each tier only as deep as
+   * Pruning (D90): the block-max executor (plans/words.ts) ranks each tier only as deep as
    * the window needs, on queries whose lists hold at least `from` postings (default
    * PRUNE_FROM); below, every tier to its end. `false`: the exhaustive oracle, every chunk
    * holding a word scored (what the executor is tested against).
@@ -49,7 +49,7 @@ export interface SearchWork {
   postings: number;
   /** How the search was run: its plan's name (plans/plan.ts); "" for a lookup that ran none. */
   plan: string;
-  /** The search ran out of time (GUARDS.budgetMs) and answers with the best it had found (D82). */
+  /** The search ran out of time (GUARDS.budgetMs) and answers with the best it had found (D91). */
   cutOff: boolean;
 }
 

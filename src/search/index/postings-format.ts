@@ -10,7 +10,7 @@
  * the block's last document, where its documents and positions start, and its impact; then
  * the impacts of every run of COARSE blocks. A shorter list has no skip data, only its impact.
  *
- * An impact (D81) is a (tf, length) pair: of the block's postings, the one with the highest tf
+ * An impact (D90) is a (tf, length) pair: of the block's postings, the one with the highest tf
  * over its field length's BM25 norm (ShardReader.norms, from the shard's own field lengths), so
  * that what any posting of the block can add to a BM25F score is known without decoding it (as
  * Lucene's and Tantivy's block impacts). Lists written without norms (a run before its merge)

@@ -56,7 +56,7 @@ export interface ShardMeta {
 /**
  * The index's layout, recorded in each shard's meta: 1 postings as varints; 2 bit-packed
  * blocks (postings.ts); 3 the same blocks, and term tables with an entry only
- * for the lists that exist (term-lists.ts); 4 the blocks' impacts in the skip data (D81).
+ * for the lists that exist (term-lists.ts); 4 the blocks' impacts in the skip data (D90).
  */
 const INDEX_LAYOUT = 4;
 
@@ -103,7 +103,7 @@ export function readShardData(container: Container, prefix: string): ShardData {
   const layout = meta.indexLayout ?? meta.postingsCodec ?? 1;
   if (layout !== INDEX_LAYOUT) {
     throw new SnapshotError(
-      `${container.path} holds its search index in layout ${layout}, and this Tome reads layout ${INDEX_LAYOUT} (postings in bit-packed blocks with their impacts, D81). ` +
+      `${container.path} holds its search index in layout ${layout}, and this Tome reads layout ${INDEX_LAYOUT} (postings in bit-packed blocks with their impacts, D90). ` +
         "Rebuild it with `bun run snapshot:build --dump <dump>`.",
     );
   }

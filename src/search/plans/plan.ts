@@ -1,5 +1,5 @@
 /**
- * How a query is run (D77, D81): one of a few named plans, chosen from the query's shape before
+ * How a query is run (D77, D90): one of a few named plans, chosen from the query's shape before
  * any list is read, each an object with what it needs and rank(run). Every plan gives the
  * same order (D61): `exhaustive` scores every chunk holding a query word (the oracle, asked for
  * with `pruning: false`), `words` ranks the same pages by the block-max executor.

@@ -1,5 +1,5 @@
 /**
- * The words plan (D81): the pages a query's words find, ranked by the block-max executor
+ * The words plan (D90): the pages a query's words find, ranked by the block-max executor
  * (ranking/executor.ts) tier by tier, best first, each tier keeping only as many pages as the
  * window still needs and never read once the window is filled (as Meilisearch's bucket sort
  * stops). The title matches and the pages whose title raises their score are few: they are

@@ -1,5 +1,5 @@
 /**
- * The block-max executor (D81): one pass ranks the pages of one tier, keeping the best `room`
+ * The block-max executor (D90): one pass ranks the pages of one tier, keeping the best `room`
  * of them (page-heap.ts), as Lucene's BlockMaxConjunctionBulkScorer and MaxScoreBulkScorer do
  * for documents. Chunks are read in windows of whole pages (a page's chunks are consecutive, so
  * a page is scored from all its chunks of the tier at once). Before a window is read, each

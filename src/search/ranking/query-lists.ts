@@ -1,5 +1,5 @@
 /**
- * A query's words as the lists they are scored from (D81). A word stands for several index
+ * A query's words as the lists they are scored from (D90). A word stands for several index
  * terms, its forms: the word itself, its other forms (its stem's), a prefix's completions, and
  * its typo terms (those count only in the typo tiers). A form is scored by BM25F over the text
  * shard's fields (rules.ts bm25f): its term frequency in each field, weighted by the field's
@@ -45,6 +45,8 @@ export interface QueryListsInput {
   required: number;
   /** Words in quoted phrases: required in every tier. */
   phraseWords: number;
+  /** Only these fields' lists (all by default). */
+  fields?: number[];
 }
 
 export class QueryLists {
@@ -70,7 +72,10 @@ export class QueryLists {
     this.byWord = Array.from({ length: input.words }, () => []);
     const N = text.documentCount;
     for (const d of input.derived) {
-      const lists = text.termLists(d.term).map((l) => ({
+      const lists = text
+        .termLists(d.term)
+        .filter((l) => !input.fields || input.fields.includes(l.field))
+        .map((l) => ({
         field: l.field,
         address: l.address,
         df: l.df,

@@ -1,5 +1,5 @@
 /**
- * A hit's ranking score in [0, 1] (`show_ranking_score`, D67 amended by D83), as Meilisearch's
+ * A hit's ranking score in [0, 1] (`show_ranking_score`, D67 amended by D92), as Meilisearch's
  * _rankingScore: higher is better, never rising down a result list, and comparable across
  * queries, so that a RAG pipeline can keep the hits above a threshold. The hit's class (its D8
  * group and tier, rules.ts) sets a band; within it, the page's score against the query's ideal

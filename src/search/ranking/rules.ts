@@ -1,5 +1,5 @@
 /**
- * The ranking rules: the one place the order of a search's pages is defined (D61, D62, D81),
+ * The ranking rules: the one place the order of a search's pages is defined (D61, D62, D90),
  * read by the exhaustive ranking (the oracle), the block-max executor and the page evaluator.
  * For a query, the order is over every matching page, whatever the window asked for:
  *   1. the class: the page's D8 group (0 exact title, 1 title match, 2 other) × TIERS + the tier
@@ -20,7 +20,7 @@ import { BM25, WEIGHTS } from "../index/shard-types";
 const PAGE_EVIDENCE = 0.5;
 /** A boosted title raises its page's score by this many times the share of the query's information it holds. */
 const TITLE_BOOST = 2;
-/** Buckets of words (D81): every required word, then any word. */
+/** Buckets of words (D90): every required word, then any word. */
 const BUCKETS = 2;
 /** The tier of a title match's intro, standing for a page none of whose chunks holds the words: the last. */
 export const INTRO_TIER = 2 * BUCKETS;
@@ -35,7 +35,7 @@ export const OTHER_GROUP = 2;
 export const idf = (N: number, df: number): number => Math.log(1 + (N - df + 0.5) / (df + 0.5));
 
 /**
- * BM25F (D81): what a form of a word adds, from its combined frequency `combined` (the sum over
+ * BM25F (D90): what a form of a word adds, from its combined frequency `combined` (the sum over
  * its fields of form weight × field boost × k × tf / the field length's norm, query-lists.ts),
  * saturated once and multiplied by its IDF, plus BM25+'s floor. Every scorer, bound and the
  * oracle compute it here.
@@ -94,7 +94,7 @@ export function bestThreeScore(best: Float64Array, at: number, titleBoost: numbe
   return pageScore(best[at]!, best[at + 1]!, best[at + 2]!, titleBoost);
 }
 
-/** The rules' version: 2 since D61 (evidence of the best tier only), 3 since D81 (BM25F, a word's best form). */
+/** The rules' version: 2 since D61 (evidence of the best tier only), 3 since D90 (BM25F, a word's best form). */
 const RULES_VERSION = 3;
 
 /** A number that changes with the rules and the analysis: FNV-1a of what the stored page orders depend on. */

@@ -7,7 +7,7 @@ export class Meter {
   postings = 0;
   /** The current search's plan (plans/plan.ts). */
   plan = "";
-  /** Whether the current search ran out of time and answers with what it had found (D82). */
+  /** Whether the current search ran out of time and answers with what it had found (D91). */
   cutOff = false;
   /** When the current search must stop adding work (performance.now() time). */
   private deadline = Infinity;

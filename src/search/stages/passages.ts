@@ -15,7 +15,8 @@
 import { indexKey } from "../text/analyze";
 import { SECTION_FIELD, TEXT_FIELD } from "../index/fields";
 import type { ParsedQuery } from "../text/query";
-import type { Derived } from "../index/shard-types";
+import { popcount, type Derived } from "../index/shard-types";
+import { QueryLists } from "../ranking/query-lists";
 import type { SearchContext } from "./context";
 import {
   INTRO_TIER,
@@ -35,7 +36,7 @@ const byRank = (a: PageCandidate, b: PageCandidate) =>
 
 /** What passages are chosen with, made once per search: the query's informative terms per tier's terms. */
 export class Passages {
-  private readonly weighed = new Map<Derived[], Derived[]>();
+  private readonly weighed = new Map<Derived[], QueryLists>();
   private readonly groups = new Map<Derived[], number[][]>();
 
   constructor(
@@ -69,20 +70,20 @@ export class Passages {
 
   /** The page's passage among its chunks, by the rules above; undefined when no chunk holds an informative word in its text or heading. */
   private passageOf(pageIdx: number, best: Candidate): number | undefined {
-    const { text, catalog, scratch } = this.ctx;
-    const derived = this.informative(best.derived);
-    if (!derived.length) return undefined;
+    const { catalog, ranges, meter } = this.ctx;
+    const lists = this.informative(best.derived);
+    if (!lists.forms.length) return undefined;
     const { from, to } = catalog.chunkRange(pageIdx);
-    const m = this.ctx.meter.counted(
-      text.matchTerms(derived, { fields: [TEXT_FIELD, SECTION_FIELD], from, to, into: scratch.passageMatches }),
-    );
+    const m = ranges.score(lists, from, to);
+    meter.add(m.count, ranges.postings);
     if (!m.count) return undefined;
+    const score = Array.from({ length: m.count }, (_x, i) => m.all[i]! * popcount(m.allMask[i]!));
     const order = Array.from({ length: m.count }, (_x, i) => i);
-    order.sort((a, b) => m.scores[b]! - m.scores[a]! || m.docs[a]! - m.docs[b]!);
+    order.sort((a, b) => score[b]! - score[a]! || m.docs[a]! - m.docs[b]!);
     let chosen = m.docs[order[0]!]!;
     let most = -1;
     for (const i of order.slice(0, SPANS_MEASURED)) {
-      const key = m.scores[i]! * this.factor(best.derived, m.docs[i]!);
+      const key = score[i]! * this.factor(best.derived, m.docs[i]!);
       if (key > most || (key === most && m.docs[i]! < chosen)) {
         chosen = m.docs[i]!;
         most = key;
@@ -91,17 +92,27 @@ export class Passages {
     return chosen;
   }
 
-  /** A tier's terms of the informative words (all words when none is), a word's other forms weighing as the word. */
-  private informative(derived: Derived[]): Derived[] {
+  /**
+   * A tier's terms as lists of the text and its heading: a word's other forms weighing
+   * PASSAGE_VARIANT_WEIGHT, a function word PASSAGE_FUNCTION_WEIGHT of its weight.
+   */
+  private informative(derived: Derived[]): QueryLists {
     let out = this.weighed.get(derived);
     if (!out) {
-      const { informative } = this.terms;
-      out = derived.map((d) => {
+      const { informative, words } = this.terms;
+      const weighed = derived.map((d) => {
         const weight = d.variant ? PASSAGE_VARIANT_WEIGHT : d.weight;
         return {
           ...d,
           weight: informative && !(informative & (1 << d.word)) ? weight * PASSAGE_FUNCTION_WEIGHT : weight,
         };
+      });
+      out = new QueryLists(this.ctx.text, {
+        derived: weighed,
+        words: words.length,
+        required: 0,
+        phraseWords: 0,
+        fields: [TEXT_FIELD, SECTION_FIELD],
       });
       this.weighed.set(derived, out);
     }

@@ -60,8 +60,6 @@ export class Scratch {
   /** Pages marked while counting or grouping; every use starts a new round. */
   readonly marks: PageMarks;
   private readonly titleMatches: Matches[] = [];
-  /** The passage stage's matches within one page (grown by match() as needed). */
-  readonly passageMatches = matchBuffer(SMALL_BUFFER);
 
   constructor(pages: number) {
     this.entries = new PageEntries(pages);
