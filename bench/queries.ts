@@ -1,9 +1,10 @@
 /**
  * The query mix of the search benchmarks, drawn from a snapshot's own text with a fixed seed
- * so that every kind has matches: single words, 2-4 words, phrases, very common words, typos,
- * prefixes and Japanese.
+ * so that every kind has matches: single words, 2-4 words, phrases, very common words, questions
+ * (function words around content words), function words alone, typos, prefixes and Japanese.
  */
 import { terms } from "../src/search";
+import { functionWords } from "../src/search/stages/terms";
 import type { Snapshot } from "../src/snapshot";
 
 /** The first search after boot: fixed, so that it reads nothing of the file that the mix's drawing would have warmed. */
@@ -68,19 +69,35 @@ export function queryMix(snapshot: Snapshot, seedValue = 7): Record<string, () =
   const common = mostFrequent(10, 2000);
   const japanese = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
   const long = (w: string) => [...w].length >= 6 && !japanese.test(w);
+  const stop = functionWords(snapshot.meta.wiki.lang);
+  const content = (w: string) => !stop.has(w);
+  const functional = (w: string) => stop.has(w);
+  const opening = () => `${pick(["who", "what", "when", "where", "how"])} ${pick(["is", "was", "did"])} the`;
 
   return {
     "single word": () => sampleWords(1).join(" "),
     "2-4 words": () => sampleWords(2 + Math.floor(random() * 3)).join(" "),
     phrase: () => `"${sampleWords(2 + Math.floor(random() * 2)).join(" ")}"`,
     "very common": () => pick(common),
-    // A reader's question: function words around two words of the text (issue 44).
-    question: () =>
-      `${pick(["who", "what", "when", "where", "how"])} ${pick(["is", "was", "did"])} the ${sampleWords(1).join(" ")} of the ${sampleWords(1).join(" ")}`,
+    // A reader's question: function words around two content words of the text ("what is the albedo of snow", issue 58).
+    question: () => `${opening()} ${sampleWords(1, content).join(" ")} of ${sampleWords(1, content).join(" ")}`,
+    // Function words alone, as "to be or not to be" or "the who" (issue 58): 2 to 6 of them.
+    "function words": () =>
+      Array.from({ length: 2 + Math.floor(random() * 5) }, () => sampleWords(1, functional)[0] ?? "the").join(" "),
     typo: () => typo(sampleWords(1, long)[0] ?? "encyclopedia"),
     prefix: () => [...(sampleWords(1, long)[0] ?? "encyclopedia")].slice(0, 4).join(""),
     japanese: () => sampleWords(1, (w) => japanese.test(w)).join(" "),
   };
+}
+
+/**
+ * Issue 44's question class, any word of the text between the function words (a third of its
+ * queries were function words only): measured once beside the new classes (bench/search/latency.ts --before-classes).
+ */
+export function questionBefore(snapshot: Snapshot, seedValue = 7): () => string {
+  const { pick, sampleWords } = querySampler(snapshot, seedValue);
+  return () =>
+    `${pick(["who", "what", "when", "where", "how"])} ${pick(["is", "was", "did"])} the ${sampleWords(1).join(" ")} of the ${sampleWords(1).join(" ")}`;
 }
 
 /** The class `name` of a query mix (queryMix()), or an error naming the classes it has: what a script's --class asks for. */

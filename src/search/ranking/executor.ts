@@ -179,6 +179,7 @@ export class Executor {
       let cut = 0;
       while (cut < order.length && PAGE_FACTOR * (rest + bounds[order[cut]!]!) < bar) rest += bounds[order[cut++]!]!;
       essential = order.slice(cut).map((i) => words[i]!);
+      const others = order.slice(0, cut).map((i) => words[i]!);
       this.room(to - from + 1);
       const { best, touched, union, leadSum, leadMask } = this;
       let u = 0;
@@ -202,10 +203,10 @@ export class Executor {
         const p = pageOfChunk[d]!;
         if (pass.excluded(p)) continue;
         this.candidates++;
-        if (p !== this.page) this.flushWhole(pass, words, rest);
+        if (p !== this.page) this.flushWhole(pass, others, rest);
         this.gather(p, d, s);
       }
-      this.flushWhole(pass, words, rest);
+      this.flushWhole(pass, others, rest);
       if (this.outOfTime(pass)) return;
     }
   }
@@ -269,19 +270,31 @@ export class Executor {
     if (!builder.empty) pass.heap.offer(this.page, builder.score(0), builder.chunk, pass.tier);
   }
 
-  /** Ends the page a disjunction found: when it may beat the bar, every chunk of the page scored from every word. */
-  private flushWhole(pass: Pass, words: WordReader[], rest: number): void {
-    if (!this.pageCount) return;
+  /**
+   * Ends the page a disjunction found: when it may beat the bar, every chunk of the page scored,
+   * the essential words' scores as gathered (exact: a chunk not gathered holds none of them),
+   * the others asked.
+   */
+  private flushWhole(pass: Pass, others: WordReader[], rest: number): void {
+    const count = this.pageCount;
+    if (!count) return;
     const bound = this.pageBound(rest, rest);
     this.pageCount = 0;
     if (bound < pass.heap.bar) return;
-    const { builder } = this;
+    const { builder, pageChunks, pageScores } = this;
     const p = this.page;
     builder.start(p);
-    for (let d = this.layout.firstChunk[p]!, end = this.layout.firstChunk[p + 1]!; d < end; d++) {
-      let s = 0;
-      for (const w of words) s += w.scoreAt(d);
-      if (s > 0 && (!pass.keep || this.keeps(pass.keep, d))) builder.add(d, pass.tier, s);
+    if (!others.length) {
+      for (let i = 0; i < count; i++)
+        if (!pass.keep || this.keeps(pass.keep, pageChunks[i]!)) builder.add(pageChunks[i]!, pass.tier, pageScores[i]!);
+    } else {
+      let i = 0;
+      for (let d = this.layout.firstChunk[p]!, end = this.layout.firstChunk[p + 1]!; d < end; d++) {
+        let s = 0;
+        if (i < count && pageChunks[i] === d) s = pageScores[i++]!;
+        for (const w of others) s += w.scoreAt(d);
+        if (s > 0 && (!pass.keep || this.keeps(pass.keep, d))) builder.add(d, pass.tier, s);
+      }
     }
     if (!builder.empty) pass.heap.offer(p, builder.score(0), builder.chunk, pass.tier);
   }

@@ -1,0 +1,102 @@
+/**
+ * bun bench/search/latency.ts <snapshot.tome> [--queries N] [--warm-up W] [--json] [--before-classes]
+ *
+ * Search latency in process, one core, on a warm process, as issue 58 measures it: for each
+ * class of the benchmark's mix (bench/queries.ts, its fixed seed), N queries, each timed
+ *   - first: its first run, after a warm-up of W (default 1,000) other queries of the mix;
+ *   - best of 3: its best of three runs after that first one (as the search-benchmark-game
+ *     measures: what a warm engine does with a warm query).
+ * Prints per class the p50 / p99 ms of both, and the median postings decoded and chunks scored
+ * per query (SearchWork); "mix" is every class's queries together. --before-classes adds issue
+ * 44's question class (a third of its queries function words only) beside the new ones.
+ */
+import { parseArgs } from "node:util";
+import { open } from "../../src/search";
+import { mixClass, queryMix, questionBefore } from "../queries";
+import { median, quantile } from "../stats";
+
+const USAGE = `Usage: bun bench/search/latency.ts <snapshot.tome> [--queries N] [--warm-up W] [--json] [--before-classes]
+  --queries N        queries per class (default 100)
+  --warm-up W        other queries run first (default 1000)
+  --json             print the figures as JSON
+  --before-classes   also issue 44's question class ("question (issue 44)")`;
+
+const { values, positionals } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: {
+    queries: { type: "string", default: "100" },
+    "warm-up": { type: "string", default: "1000" },
+    json: { type: "boolean" },
+    "before-classes": { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+  allowPositionals: true,
+});
+if (values.help || !positionals[0]) {
+  console.log(USAGE);
+  process.exit(values.help ? 0 : 2);
+}
+
+const engine = open(positionals[0]);
+const perClass = Number(values.queries);
+const mix = queryMix(engine.snapshot);
+const classes: Record<string, () => string> = { ...mix };
+if (values["before-classes"]) classes["question (issue 44)"] = questionBefore(engine.snapshot, 7);
+const queries = Object.fromEntries(
+  Object.keys(classes).map((k) => [k, Array.from({ length: perClass }, mixClass(classes, k)).filter((q) => q.trim())]),
+);
+
+// Warm-up: other queries of the same kinds (another seed), never the measured ones.
+const other = queryMix(engine.snapshot, 99);
+const kinds = Object.keys(other);
+for (let i = 0; i < Number(values["warm-up"]); i++) engine.search(other[kinds[i % kinds.length]!]!());
+
+const time = (q: string): { ms: number; postings: number; candidates: number } => {
+  const started = performance.now();
+  const { work } = engine.search(q);
+  return { ms: performance.now() - started, postings: work.postings, candidates: work.candidates };
+};
+
+interface ClassFigures {
+  queries: number;
+  first: { p50: number; p99: number };
+  best: { p50: number; p99: number };
+  postings: number;
+  candidates: number;
+}
+const figures: Record<string, ClassFigures> = {};
+const all = { first: [] as number[], best: [] as number[] };
+const firsts: Record<string, { ms: number; postings: number; candidates: number }[]> = {};
+// Every class's first runs, before any query is run a second time.
+for (const [k, qs] of Object.entries(queries)) firsts[k] = qs.map(time);
+for (const [k, qs] of Object.entries(queries)) {
+  const best = qs.map((q) => Math.min(time(q).ms, time(q).ms, time(q).ms));
+  const first = firsts[k]!;
+  const f = first.map((r) => r.ms);
+  if (k in mix) {
+    all.first.push(...f);
+    all.best.push(...best);
+  }
+  figures[k] = {
+    queries: qs.length,
+    first: { p50: quantile(f, 0.5), p99: quantile(f, 0.99) },
+    best: { p50: quantile(best, 0.5), p99: quantile(best, 0.99) },
+    postings: median(first.map((r) => r.postings)),
+    candidates: median(first.map((r) => r.candidates)),
+  };
+}
+const mixFigures = {
+  first: { p50: quantile(all.first, 0.5), p99: quantile(all.first, 0.99) },
+  best: { p50: quantile(all.best, 0.5), p99: quantile(all.best, 0.99) },
+};
+
+if (values.json) console.log(JSON.stringify({ classes: figures, mix: mixFigures }));
+else {
+  console.log(`${positionals[0]}: ${perClass} queries a class, after ${values["warm-up"]} others`);
+  console.log("| class | first p50 / p99 ms | best of 3 p50 / p99 ms | postings | chunks scored |");
+  console.log("|---|---|---|---|---|");
+  const ms = (x: { p50: number; p99: number }) => `${x.p50.toFixed(2)} / ${x.p99.toFixed(2)}`;
+  for (const [k, c] of Object.entries(figures))
+    console.log(`| ${k} | ${ms(c.first)} | ${ms(c.best)} | ${c.postings.toFixed(0)} | ${c.candidates.toFixed(0)} |`);
+  console.log(`| **mix** | ${ms(mixFigures.first)} | ${ms(mixFigures.best)} | | |`);
+}
