@@ -45,6 +45,7 @@ export function answers(engine: Engine, resources: Resources, attributions: Attr
         limit: q.limit,
         offset: q.offset,
         estimatedTotalHits: result.estimatedTotalHits,
+        timedOut: result.timedOut,
         attribution: attributions.results,
       };
     },
@@ -99,6 +100,7 @@ export function answers(engine: Engine, resources: Resources, attributions: Attr
           matched_chunk: resources.hit(found.hit),
           total_results: found.totalResults,
           search_time_ms: Math.round(found.processingTimeMs),
+          timed_out: found.timedOut,
         },
         attribution: attributions.page(page.title, shown.url),
         processingTimeMs: Math.round(performance.now() - started),

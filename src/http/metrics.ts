@@ -106,9 +106,15 @@ export class Metrics {
       buckets: WORK_BUCKETS,
       registers,
     });
+    const timedOut = new Counter({
+      name: "tome_search_timed_out_total",
+      help: "Searches and lucky lookups that reached their time limit and answered with what they had found (D91)",
+      registers,
+    });
     this.unwatch = watch((work) => {
       candidates.observe(work.candidates);
       postings.observe(work.postings);
+      if (work.cutOff) timedOut.inc();
     });
 
     // Read at each scrape: a swap changes the snapshot served.

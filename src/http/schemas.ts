@@ -203,6 +203,12 @@ export const ChunkWindow = t.Object(
 // ---- responses (api.md 4) ----
 
 const processingTimeMs = count("Time the server took, in milliseconds", 3);
+/** D91: a search cut off at its time limit answers with what it had found, and says so. */
+const timedOut = (what: string) =>
+  t.Boolean({
+    description: `${what} reached its time limit and answers with the best it had found by then (D91): true is rare, and a retry may find more`,
+    examples: [false],
+  });
 const concatText = t.String({
   description: 'With format=concat: the text of the returned chunks joined by a blank line ("\\n\\n")',
   examples: [EXAMPLE.chunk.text],
@@ -215,6 +221,7 @@ export const SearchResponse = t.Object({
   limit: count("Hits per page", DEFAULTS.limit),
   offset: count("Hits skipped", 0),
   estimatedTotalHits: count("Matching pages; with page_id, matching chunks of that page", EXAMPLE.total_hits),
+  timedOut: timedOut("The search"),
   attribution: Attribution,
 });
 
@@ -243,6 +250,7 @@ export const LuckyResponse = t.Object({
       matched_chunk: SearchHit,
       total_results: count("Pages matching the query, as a search's estimatedTotalHits", EXAMPLE.total_hits),
       search_time_ms: count("Time the search took, in milliseconds", 2),
+      timed_out: timedOut("The search that chose the page"),
     },
     { description: "The search that chose the page" },
   ),

@@ -110,14 +110,21 @@ export class Engine {
       const format = hitFormatter(this.stages, query, options, ranked.ideal);
       return { hits: window.map((p) => format(p.page, p.best, p.group)), total: ranked.total };
     });
-    return { hits, estimatedTotalHits: total, processingTimeMs: performance.now() - started, work: this.workDone() };
+    const work = this.workDone();
+    return {
+      hits,
+      estimatedTotalHits: total,
+      processingTimeMs: performance.now() - started,
+      timedOut: work.cutOff,
+      work,
+    };
   }
 
   /** D13: an exact title (redirects resolved) wins; otherwise the page of the best hit. */
-  lucky(q: string): LuckyResult | undefined {
+  lucky(q: string, budgetMs: number = GUARDS.budgetMs): LuckyResult | undefined {
     const started = performance.now();
     const query = parseQuery(q, this.lang);
-    this.stages.meter.start(started + GUARDS.budgetMs);
+    this.stages.meter.start(started + budgetMs);
     const found = this.withScratch(() => {
       // As deep as a default search, so that total_results is that search's estimatedTotalHits.
       const ranked = this.rank(query, 0, DEFAULTS.offset + DEFAULTS.limit, {});
@@ -133,6 +140,7 @@ export class Engine {
       hit: found.hit,
       totalResults: found.total,
       processingTimeMs: performance.now() - started,
+      timedOut: work.cutOff,
       work,
     };
   }

@@ -12,7 +12,7 @@ export interface SearchOptions {
   pageId?: number;
   cropLength?: number;
   highlight?: boolean;
-  /** Milliseconds of work after which the search returns the best it has found (default GUARDS.budgetMs). */
+  /** Milliseconds of work after which the search answers with the best it has found, timedOut (default GUARDS.budgetMs, D91). */
   budgetMs?: number;
   /**
    * Pruning (D90): the block-max executor (plans/words.ts) ranks each tier only as deep as
@@ -58,6 +58,8 @@ export interface SearchResult {
   /** Matching pages (chunks of the page with pageId). */
   estimatedTotalHits: number;
   processingTimeMs: number;
+  /** The search reached its time limit (budgetMs) and answers with the best it had found then (D91). */
+  timedOut: boolean;
   work: SearchWork;
 }
 
@@ -67,6 +69,8 @@ export interface LuckyResult {
   hit: Hit;
   totalResults: number;
   processingTimeMs: number;
+  /** The search behind it reached its time limit (D91). */
+  timedOut: boolean;
   work: SearchWork;
 }
 
