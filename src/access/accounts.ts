@@ -8,6 +8,7 @@
  */
 import { KeyStoreError } from "./errors";
 import { hashKey, randomAlphanumeric } from "./key-text";
+import { checkAccountName } from "./names";
 import type { PlanName } from "./plans";
 import { keysPath, readKeyFile, updateKeyFile, type Account, type KeyFile } from "./store";
 import type { UsageData } from "./usage";
@@ -18,7 +19,6 @@ import type { UsageData } from "./usage";
  * which is never taken as one.
  */
 const DASHBOARD_TOKEN_SHAPE = /^wd_[A-Za-z0-9]{32}\.([A-Za-z0-9._-]{1,64})$/;
-export const ACCOUNT_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** How long a dashboard session lasts from its sign-in (then the holder signs in again). */
 export const SESSION_MS = 8 * 3600_000;
@@ -46,6 +46,7 @@ export function createAccountAccess(
   name: string,
   plan: PlanName | undefined,
 ): { token: string; account: Account; created: boolean } {
+  checkAccountName(name);
   const existing = file.accounts[name];
   if (existing && plan && plan !== existing.plan) {
     throw new KeyStoreError(
@@ -64,6 +65,7 @@ export function createAccountAccess(
 
 /** `keys account token`: a new sign-in token for an account; the old one, and every session made with it, stop working. */
 export function replaceAccountToken(file: KeyFile, name: string): { token: string; account: Account } {
+  checkAccountName(name);
   const account = file.accounts[name];
   if (!account)
     throw new KeyStoreError(

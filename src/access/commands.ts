@@ -5,6 +5,7 @@
  */
 import { KeyStoreError } from "./errors";
 import { hashKey, KEY_BODY, KEY_PREFIX, KEY_SHAPE, newKey, randomAlphanumeric } from "./key-text";
+import { checkAccountName } from "./names";
 import { PLANS, type PlanName } from "./plans";
 import { stateOf, type Account, type KeyFile, type KeyRecord, type Scope } from "./store";
 
@@ -20,6 +21,7 @@ export interface CreateKeyOptions {
 
 /** Adds a key (D21: within the plan's number of keys). Returns the key, shown only now. */
 export function createKey(file: KeyFile, o: CreateKeyOptions): { key: string; record: KeyRecord; account: Account } {
+  checkAccountName(o.account);
   const existing = file.accounts[o.account];
   if (existing && o.plan && o.plan !== existing.plan) {
     throw new KeyStoreError(
@@ -90,6 +92,7 @@ export function revokeKey(file: KeyFile, idOrKey: string, now: number): KeyRecor
 }
 
 export function setPlan(file: KeyFile, account: string, plan: PlanName, rate?: number): Account {
+  checkAccountName(account);
   const a = file.accounts[account];
   if (!a)
     throw new KeyStoreError(

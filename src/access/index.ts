@@ -40,7 +40,6 @@ export { createKey, findKey, revokeKey, setPlan } from "./commands";
 export {
   accountOfToken,
   ACCOUNT_FAILURES,
-  ACCOUNT_NAME,
   ADDRESS_FAILURES,
   createAccountAccess,
   hashToken,
@@ -51,6 +50,7 @@ export {
   type Session,
 } from "./accounts";
 export { KeyStoreError } from "./errors";
+export { accountNameProblem } from "./names";
 export { KEY_SHAPE } from "./key-text";
 export type { KnownKey } from "./ring";
 export type { Gate, Grant, Health, Hold, QuotaState, Refusal } from "./grant";

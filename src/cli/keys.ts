@@ -7,7 +7,7 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { existsSync } from "node:fs";
 import {
-  ACCOUNT_NAME,
+  accountNameProblem,
   createAccountAccess,
   createKey,
   DEFAULT_DATA_DIR,
@@ -99,7 +99,8 @@ token once (only its hash is kept); give it to the holder privately.
   token    prints a new token for an existing account: the old one, and every dashboard
            session signed in with it, stop working at once
 
-  --account NAME   1 to 64 letters, digits, '.', '_' or '-'
+  --account NAME   1 to 64 letters, digits, '.', '_' or '-'; not a name every JavaScript
+                   object has, such as __proto__ or constructor (D89)
   --plan PLAN      ${PLAN_NAMES.join(", ")} (create only; an existing account keeps its plan)
   --json           print {"account", "plan", "dashboard_token"}
 `,
@@ -140,6 +141,13 @@ function planArg(value: string | undefined): PlanName | undefined {
   return value;
 }
 
+/** --account: a name an account may have (D89), else what it must be. */
+function accountArg(value: string | undefined): string | undefined {
+  const problem = value === undefined ? undefined : accountNameProblem(value);
+  if (problem) throw new ArgumentError(`--account ${problem}`);
+  return value;
+}
+
 function expiryArg(value: string | undefined, now: number): string | undefined {
   if (value === undefined) return undefined;
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
@@ -168,9 +176,7 @@ async function create(args: string[], store: KeyToolStore): Promise<void> {
   if (!values.name?.trim()) throw new ArgumentError("--name is required");
   const scope = (values.scope ?? "read") as Scope;
   if (!SCOPES.includes(scope)) throw new ArgumentError(`--scope must be read or full, not "${values.scope}"`);
-  const account = values.account ?? "default";
-  if (!/^[A-Za-z0-9._-]{1,64}$/.test(account))
-    throw new ArgumentError("--account must be 1 to 64 letters, digits, '.', '_' or '-'");
+  const account = accountArg(values.account) ?? "default";
   const plan = planArg(values.plan);
   const now = Date.now();
   const expiresAt = expiryArg(values.expires, now);
@@ -284,7 +290,8 @@ async function revoke(args: string[], store: KeyToolStore): Promise<void> {
 async function plan(args: string[], store: KeyToolStore): Promise<void> {
   const { values } = parse(args, { account: { type: "string" }, plan: { type: "string" }, rate: { type: "string" } });
   if (values.help) return void process.stdout.write(HELP.plan!);
-  if (!values.account) throw new ArgumentError("--account is required");
+  const account = accountArg(values.account);
+  if (!account) throw new ArgumentError("--account is required");
   const p = planArg(values.plan);
   if (!p) throw new ArgumentError("--plan is required");
   let rate: number | undefined;
@@ -293,10 +300,10 @@ async function plan(args: string[], store: KeyToolStore): Promise<void> {
     if (!(rate >= 1 && rate <= 1_000_000))
       throw new ArgumentError("--rate must be a whole number of requests per second from 1 to 1000000");
   }
-  const a = await store.update((file) => setPlan(file, values.account!, p, rate));
+  const a = await store.update((file) => setPlan(file, account, p, rate));
   const limits = limitsOf(a.plan, a.rate);
   note(
-    `Account ${values.account} is on the ${a.plan} plan: ${limits.rate} requests per second per key, ` +
+    `Account ${account} is on the ${a.plan} plan: ${limits.rate} requests per second per key, ` +
       `${Number.isFinite(limits.quota) ? `${limits.quota} credits a month` : "unlimited credits"}.`,
   );
 }
@@ -367,9 +374,8 @@ async function account(args: string[], store: KeyToolStore): Promise<void> {
     throw new ArgumentError(`keys account takes create or token, not "${which}"`);
   const { values } = parse(rest, { account: { type: "string" }, plan: { type: "string" }, json: { type: "boolean" } });
   if (values.help) return void process.stdout.write(HELP.account!);
-  const name = values.account;
+  const name = accountArg(values.account);
   if (!name) throw new ArgumentError("--account is required");
-  if (!ACCOUNT_NAME.test(name)) throw new ArgumentError("--account must be 1 to 64 letters, digits, '.', '_' or '-'");
   if (which === "token" && values.plan !== undefined)
     throw new ArgumentError(
       "--plan is for account create; change a plan with: bun run keys plan --account NAME --plan PLAN",

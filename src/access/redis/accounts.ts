@@ -7,6 +7,7 @@
  */
 import { SIGN_IN_WINDOW_MS, type AccountStore, type Session } from "../accounts";
 import { KeyStoreError } from "../errors";
+import { nameTable } from "../names";
 import type { KeyDays, UsageData } from "../usage";
 import { RedisKeyStore, pairs } from "./store";
 import type { RedisConnection } from "./connection";
@@ -24,11 +25,11 @@ export function redisAccountStore(redis: RedisConnection): AccountStore {
       const usage = await store.usage(month);
       const days = Array.from({ length: 31 }, (_, i) => `${month}-${String(i + 1).padStart(2, "0")}`);
       const replies = await Promise.all(days.map((day) => command("HGETALL", [`tome:use:${day}`])));
-      const key_days: KeyDays = {};
+      const key_days: KeyDays = nameTable();
       days.forEach((day, i) => {
         for (const [field, n] of pairs(replies[i])) {
           const at = field.lastIndexOf(":");
-          const use = ((key_days[day] ??= {})[field.slice(0, at)] ??= [0, 0]);
+          const use = ((key_days[day] ??= nameTable())[field.slice(0, at)] ??= [0, 0]);
           use[field.slice(at + 1) === "r" ? 0 : 1] = Number(n);
         }
       });

@@ -7,7 +7,8 @@
  * `keys export`).
  */
 import { KeyStoreError } from "../errors";
-import type { Account, KeyFile, KeyRecord } from "../store";
+import { nameTable } from "../names";
+import { emptyKeyFile, type Account, type KeyFile, type KeyRecord } from "../store";
 import type { UsageData } from "../usage";
 import { RedisConnection, RedisUnavailable } from "./connection";
 import { IMPORT, NEVER_ENDS, READ_KEYS, SCRIPTS, WRITE_KEYS } from "./scripts";
@@ -70,7 +71,7 @@ export class RedisKeyStore {
   /** The whole store, and the version it is at. */
   async read(): Promise<{ version: string; file: KeyFile }> {
     const [version, keys, accounts] = (await this.run(READ_KEYS, [])) as [string, unknown, unknown];
-    const file: KeyFile = { format: "tome-keys", version: 1, accounts: {}, keys: [] };
+    const file = emptyKeyFile();
     for (const [name, json] of pairs(accounts)) file.accounts[name] = JSON.parse(json) as Account;
     file.keys = pairs(keys)
       .map(([, json]) => JSON.parse(json) as KeyRecord)
@@ -103,8 +104,8 @@ export class RedisKeyStore {
     const spent = pairs(await this.redis.command("HGETALL", [`tome:spent:${month}`]).catch(this.unavailable));
     const lastUsed = pairs(await this.redis.command("HGETALL", ["tome:last_used"]).catch(this.unavailable));
     return {
-      months: spent.length ? { [month]: Object.fromEntries(spent.map(([a, n]) => [a, Number(n)])) } : {},
-      last_used: Object.fromEntries(lastUsed.map(([id, ms]) => [id, new Date(Number(ms)).toISOString()])),
+      months: nameTable(spent.length ? [[month, nameTable(spent.map(([a, n]) => [a, Number(n)]))]] : []),
+      last_used: nameTable(lastUsed.map(([id, ms]) => [id, new Date(Number(ms)).toISOString()])),
     };
   }
 

@@ -19,7 +19,7 @@ import iconSvg from "./icon.svg" with { type: "text" };
 import { timingSafeEqual } from "node:crypto";
 import {
   ACCOUNT_FAILURES,
-  ACCOUNT_NAME,
+  accountNameProblem,
   accountOfToken,
   ADDRESS_FAILURES,
   createAccountAccess,
@@ -353,12 +353,8 @@ export function dashboard(o: DashboardOptions): Step {
     if (path === `${DASHBOARD_PATH}/accounts`) {
       const name = (form.get("account") ?? "").trim();
       const plan = form.get("plan") ?? "free";
-      if (!ACCOUNT_NAME.test(name))
-        return respond(
-          request,
-          400,
-          await adminView(file, session, { error: "An account's name is 1 to 64 letters, digits, “.”, “_” or “-”." }),
-        );
+      const wrong = accountNameProblem(name);
+      if (wrong) return respond(request, 400, await adminView(file, session, { error: `An account's name ${wrong}.` }));
       if (!isPlan(plan))
         return respond(
           request,
