@@ -17,7 +17,7 @@ import { CurrentSnapshot, type Served } from "./current";
 import { DOCS_PATH, OPENAPI_PATH, openApi } from "./docs";
 import { ApiError, errorBody, errorResponse, ERRORS, INTERNAL_ERROR, noSuchRoute } from "./errors";
 import { Metrics } from "./metrics";
-import { compose, exchange, type Step } from "./pipeline";
+import { compose, exchange, handOver, type Step } from "./pipeline";
 import { aboutRoutes } from "./routes/about";
 import { changesRoutes } from "./routes/changes";
 import { luckyRoutes } from "./routes/lucky";
@@ -133,7 +133,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
           headers: { "retry-after": "5" },
         });
       const view = (x.served as Served<View>).view;
-      return x.path === MCP_PATH ? view.mcp(x.request) : view.routes.handle(x.request);
+      return x.path === MCP_PATH ? view.mcp(x) : view.routes.handle(handOver(x));
     },
     faults((error, x) => logError(error, x.request)),
   );

@@ -11,7 +11,8 @@
  * schema checks work for long.
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { outsideWork, quotaRefusal } from "../steps/keys";
+import type { Exchange } from "../pipeline";
+import { outsideWork } from "../steps/keys";
 import type { McpTools } from "./server";
 
 /** A tool call's JSON-RPC message is small (a query is at most 500 characters). */
@@ -65,12 +66,13 @@ function nestingDepth(text: string, limit: number): number {
   return deepest;
 }
 
-export function mcpOverHttp(tools: McpTools): (request: Request) => Promise<Response> {
-  return async (request) => {
-    const refusal = quotaRefusal(request);
+export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response> {
+  return async (x) => {
+    const request = x.request;
+    const refusal = x.overQuota?.();
     if (refusal) return Response.json(refusal.body, { status: refusal.status });
     if (request.method !== "POST") return serve(tools, request, undefined);
-    const text = await outsideWork(request, boundedText(request));
+    const text = await outsideWork(x, boundedText(request));
     if (text === undefined) return tooLarge();
     if (nestingDepth(text, MAX_DEPTH) > MAX_DEPTH) {
       return rpcError(

@@ -5,7 +5,8 @@
  * (D19, D20). Every path needs a key but the few open ones (deny by default).
  *
  * A request the quota cannot hold still has its parameters read first (D2: 400 before the
- * quota's 429): the route's strict reader asks quotaRefusal() once they are valid.
+ * quota's 429): the exchange carries the refusal (x.overQuota), which the route's strict reader
+ * throws once they are valid.
  *
  * With keys in Redis (TOME_REDIS_URL) admission and settlement each wait for Redis; when it
  * cannot be reached, keyed requests get 503 service_unavailable with Retry-After (fail closed).
@@ -29,19 +30,6 @@ interface RefusedGrant extends Grant {
   retryAfter?: number;
 }
 
-/** Requests the quota could not hold, each with the refusal its route throws once its parameters are valid. */
-const overQuota = new WeakMap<Request, () => ApiError>();
-
-/**
- * Keyed requests (but PDFs) on their way through, for the work share (D25, D57): the whole
- * request is timed on the server's thread, from its admission to its settlement (the route,
- * the answer's validation and serialization, the ETag's hash), less what it waited for outside
- * the thread (outsideWork). Bun runs a request's microtasks before it takes the next request
- * (bench/http/microtask-order.ts), so the time between is this request's alone unless it awaited
- * real input or output.
- */
-const stopwatches = new WeakMap<Request, { started: number; waited: number }>();
-
 /**
  * What Bun's HTTP layer spends on a request outside any JavaScript (parsing it, writing the
  * answer), which no timer here sees: bench/load/charged.ts measured the server's CPU at 0.100 ms a
@@ -50,23 +38,13 @@ const stopwatches = new WeakMap<Request, { started: number; waited: number }>();
 const UNTIMED_MS = 0.05;
 
 /** Awaits something outside the server's thread (a request body still arriving): the wait is not the key's work. */
-export async function outsideWork<T>(request: Request, pending: Promise<T>): Promise<T> {
+export async function outsideWork<T>(x: Exchange, pending: Promise<T>): Promise<T> {
   const started = performance.now();
   try {
     return await pending;
   } finally {
-    const watch = stopwatches.get(request);
-    if (watch) watch.waited += performance.now() - started;
+    if (x.work) x.work.waited += performance.now() - started;
   }
-}
-
-/** PDF requests by the id of the key that asked, for the render queue's fair share. */
-const requesters = new WeakMap<Request, string>();
-export const requesterOf = (request: Request): string | undefined => requesters.get(request);
-
-/** The quota's 429 for this request, if its cost could not be held (called by the route after reading its parameters). */
-export function quotaRefusal(request: Request): ApiError | undefined {
-  return overQuota.get(request)?.();
 }
 
 /** The error table's row for each reason the access layer refuses a key for. */
@@ -149,9 +127,14 @@ export function keys(access: Gate | undefined): Step {
     if ("reason" in grant) return refused(grant);
     if (grant.rateRemaining < 0 || grant.workWait) return rateRefusal(grant);
     x.grant = grant;
-    if (!grant.held) overQuota.set(x.request, quotaError(grant));
-    if (pdf) requesters.set(x.request, grant.key.record.id);
-    else stopwatches.set(x.request, { started: performance.now(), waited: 0 });
+    if (!grant.held) x.overQuota = quotaError(grant);
+    // Keyed requests but PDFs (whose render queue shares its own time by key) are timed for the
+    // work share (D25, D57): the whole request on the server's thread, from here to its
+    // settlement (the route, the answer's validation and serialization, the ETag's hash), less
+    // what it waited for outside the thread (outsideWork). Bun runs a request's microtasks before
+    // it takes the next request (bench/http/microtask-order.ts), so the time between is this
+    // request's alone unless it awaited real input or output.
+    if (!pdf) x.work = { started: performance.now(), waited: 0 };
     return undefined;
   };
 
@@ -166,8 +149,8 @@ export function keys(access: Gate | undefined): Step {
     after(x, response) {
       const grant = x.grant;
       if (!grant) return response;
-      const watch = stopwatches.get(x.request);
-      if (watch) access.spent(grant, UNTIMED_MS + performance.now() - watch.started - watch.waited);
+      const work = x.work;
+      if (work) access.spent(grant, UNTIMED_MS + performance.now() - work.started - work.waited);
       const settled = access.settle(grant, succeeded(x, grant, response));
       if (settled instanceof Promise) {
         return settled.then((deliver) => {
