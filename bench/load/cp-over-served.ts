@@ -6,8 +6,10 @@
  * keeps N connections busy with searches, chunk and page reads; each trial copies the other
  * build of the same dump (120-word chunks, another content hash) over the served file with
  * `cp`, then waits until the server serves it (or has died). Reports the trials the server
- * survived, how it died if it did (a SIGBUS is "Bus error"), and the answers: 2xx, 503 (allowed
- * while the file is rewritten, D56), other statuses, connection errors and timeouts.
+ * survived, how it died if it did (a SIGBUS is "Bus error"), how long each cp took (its open
+ * waits while the server lets go of the file) and when the new content was served, and the
+ * answers: 2xx, 503 (allowed while the file is rewritten, D56), other statuses, connection
+ * errors and timeouts.
  */
 import { copyFileSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -87,11 +89,14 @@ const finished = new Promise<autocannon.Result>((done, fail) => {
 await Bun.sleep(1500);
 let survived = 0;
 const switchMs: number[] = [];
+/** How long each cp took: its open waits while the server lets go of the file (D84). */
+const cpMs: number[] = [];
 for (let trial = 1; trial <= trials; trial++) {
   const next = builds[trial % 2]!;
   const started = Date.now();
   const cp = Bun.spawnSync(["cp", next.path, served]);
   if (cp.exitCode !== 0) throw new Error(`cp failed: ${cp.stderr}`);
+  cpMs.push(Date.now() - started);
   let id: string | undefined;
   while (server.proc.exitCode === null && server.proc.signalCode === null && Date.now() - started < 20_000) {
     id = await servedId();
@@ -119,6 +124,7 @@ const figures = {
   alive,
   exit: alive ? null : (server.proc.signalCode ?? server.proc.exitCode),
   busError: server.stderr().includes("Bus error"),
+  cpMs,
   switchMs,
   answers: result.requests.total,
   statuses,
@@ -131,7 +137,7 @@ else {
     `cp over the served snapshot under ${values.connections} connections: survived ${survived} of ${trials} trial(s); ` +
       (alive ? "the server is alive" : `the server died (${figures.exit}${figures.busError ? ", Bus error" : ""})`),
   );
-  console.log(`new content served after (ms): ${switchMs.join(", ") || "none"}`);
+  console.log(`cp took (ms): ${cpMs.join(", ")}; the new content served after (ms): ${switchMs.join(", ") || "none"}`);
   console.log(
     `answers ${figures.answers}: ${JSON.stringify(statuses)}; connection errors ${figures.errors}, timeouts ${figures.timeouts}`,
   );

@@ -51,6 +51,9 @@ one is renamed into place there (write it under another name, e.g. a hidden one,
 snapshot:build does), or on SIGHUP. The new snapshot is loaded beside the old one and every
 section's hash checked first; requests in flight finish on the snapshot they started on. One
 that fails to load or check (or is of another wiki) is logged, and the old one keeps serving.
+The first one is checked while it serves: damaged, it gives way to the next one (the server
+stops when there is none). Copied over in place (cp), the one served is let go first: requests
+get 503 until the copy is whole and loaded (where the server can hold a read lease on the file).
 
 Environment:
 ${settingsHelp(["TOME_SNAPSHOT", "TOME_SNAPSHOT_WATCH", "TOME_DUMP", "HOST", "PORT", "TOME_DATA", "TOME_ADMIN_TOKEN", "TOME_PUBLIC_URL", "TOME_TRUSTED_PROXIES", "TOME_REDIS_URL", "TOME_AUTH", "TOME_KEY_MS_PER_SECOND"])}

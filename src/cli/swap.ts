@@ -23,7 +23,6 @@ import {
   identityOf,
   isSnapshotFile,
   openContainer,
-  type LeaseRefused,
   type SkippedFile,
   type SnapshotFile,
   snapshotFile,
@@ -117,8 +116,10 @@ export class SnapshotSwapper {
       identity: found.identity,
       file: isSnapshotFile(found) ? found : undefined,
     };
-    const refused = this.lease(app.served().engine);
-    if (refused) this.unleasedSaid(app.served().path, refused.reason);
+    if (!this.guard(app.served().engine))
+      this.log(
+        `swap: ${app.served().path} is open for writing by another process as the server starts: it cannot be guarded (D84), and writing it in place can stop the server.`,
+      );
   }
 
   /** Watches the source's folder; false (and a log line) if it cannot be watched. */
@@ -193,22 +194,20 @@ export class SnapshotSwapper {
 
   /**
    * Takes a read lease on a snapshot's file (D84): a process opening it to write it (cp over it)
-   * then waits until the server has let go of it. Returns why it could not be taken when the
-   * file is open for writing now; logs once when leases cannot be taken here (the file is then guarded as D56 says).
+   * then waits until the server has let go of it. False when the file is open for writing now
+   * (being written: not to be served yet). Where leases cannot be taken, says so once, and the
+   * file is guarded as D56 says.
    */
-  private lease(engine: Engine): LeaseRefused | undefined {
+  private guard(engine: Engine): boolean {
     const refused = engine.snapshot.container.lease((graceMs) => this.writerCame(engine, graceMs));
-    if (refused?.writing) return refused;
-    if (refused) this.unleasedSaid(engine.snapshot.path, refused.reason);
-    return undefined;
-  }
-
-  private unleasedSaid(path: string, reason: string): void {
-    if (this.unleased) return;
+    if (!refused) return true;
+    if (refused.writing) return false;
+    if (!this.unleased)
+      this.log(
+        `swap: cannot take a read lease on ${engine.snapshot.path} (${refused.reason}): copying over a snapshot while it is served can stop the server here. Replace snapshots by renaming: copy to a temporary name in the same folder, then mv it into place. (Said once.)`,
+      );
     this.unleased = true;
-    this.log(
-      `swap: cannot take a read lease on ${path} (${reason}): copying over a snapshot while it is served can stop the server here. Replace snapshots by renaming: copy to a temporary name in the same folder, then mv it into place. (Said once.)`,
-    );
+    return true;
   }
 
   /** Another process opened a snapshot's file to write it: nothing may read it once it lets go; the rewritten file is looked at then. */
@@ -230,7 +229,7 @@ export class SnapshotSwapper {
     ]);
     if (!answered)
       this.log(
-        `swap: ${path}: requests still in flight on it after ${graceMs} ms read nothing more from it (the writer cannot wait longer).`,
+        `swap: ${path}: requests still in flight on it after ${graceMs} ms are let go with it (the writer waits only so long: they read zeros from now on).`,
       );
     if (served) this.recheck(`${path} was opened to be written`);
   }
@@ -356,7 +355,7 @@ export class SnapshotSwapper {
           `it is a snapshot of ${meta.wiki.host}, and this server serves ${now.wiki.host}: restart the server to serve another wiki.`,
         );
       }
-      if (this.lease(engine)) {
+      if (!this.guard(engine)) {
         // Being written: looked at again shortly, and said once.
         this.dealtWith.delete(resolve(path));
         this.recheck(`${path} was open for writing`);

@@ -109,7 +109,10 @@ function leaseSignal(): void {
   for (const [fd, ref] of leased) {
     const mapping = ref.deref();
     if (!mapping) leased.delete(fd);
-    else if (lib.fcntl(fd, F_GETLEASE, 0) === F_UNLCK) void mapping.writerCame();
+    else if (lib.fcntl(fd, F_GETLEASE, 0) === F_UNLCK)
+      mapping
+        .writerCame()
+        .catch((err: Error) => console.error(`${mapping.path}: letting go of it failed: ${err.message}`));
   }
 }
 
