@@ -459,7 +459,7 @@ describe("which snapshot folder mode serves (D55), and the first one let go (iss
   });
 });
 
-describe("files written over in place while served (D56)", () => {
+describe("files written over in place while served (D56, D84)", () => {
   test("cp over the served snapshot is seen at once: logged, not read, and the new content served once whole", async () => {
     const cwd = tempDir("tome-swap-inplace-");
     const folder = join(cwd, "snapshots");

@@ -4,7 +4,7 @@
  *
  * The file is opened O_RDONLY and its sections mapped PROT_READ, MAP_SHARED through libc
  * (Bun.mmap opens the file O_RDWR and maps it PROT_WRITE, which a read lease refuses). A read
- * lease (fcntl F_SETLEASE, F_RDLCK, as Samba's oplocks) makes the kernel hold any open of the
+ * lease (fcntl F_SETLEASE, F_RDLCK, as Samba's kernel oplocks) makes the kernel hold any open of the
  * file for writing, `cp`'s open(O_TRUNC) among them, and signal the holder (SIGURG here, set with
  * F_SETSIG: Bun hands it to JavaScript, and it is ignored where nothing listens). The holder then
  * has /proc/sys/fs/lease-break-time (45 s by default) to let go: the owner of the mapping makes
@@ -103,7 +103,7 @@ const closing = new FinalizationRegistry<number>((fd) => {
 });
 let listening = false;
 
-/** Which leases are being broken: the kernel reports a lease it is breaking as F_UNLCK. */
+/** Which leases are being broken: the kernel reports a lease it is breaking as F_UNLCK (the signal's si_fd would say, but JavaScript does not see it). */
 function leaseSignal(): void {
   const lib = libcOf()!;
   for (const [fd, ref] of leased) {
