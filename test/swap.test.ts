@@ -11,8 +11,10 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import autocannon from "autocannon";
 import {
+  closeSync,
   copyFileSync,
   mkdirSync,
+  openSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -680,6 +682,43 @@ describe("cp over the served snapshot under load (issue 57, D84)", () => {
       ).toBe(3);
       expect(server.stderr()).not.toContain("cannot take a read lease");
       expect((await fetch(`${server.url}/v1/page/${ids[0]}`)).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("a snapshot renamed into place while still open for writing (D84)", () => {
+  test("is not served while a writer holds it open (no lease can be taken: said once), and is served once it is closed", async () => {
+    const cwd = tempDir("tome-swap-open-writer-");
+    const folder = join(cwd, "snapshots");
+    mkdirSync(folder);
+    copyFileSync(a.path, join(folder, "a.tome"));
+    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    try {
+      // A writer that renames its file into place before closing it.
+      const hidden = join(folder, ".b.tome.part");
+      copyFileSync(b.path, hidden);
+      const writer = openSync(hidden, "a");
+      try {
+        renameSync(hidden, join(folder, "b.tome"));
+        await until(
+          "B refused while open for writing",
+          async () => server.stderr(),
+          (err) => /swap: refused \S*b\.tome .*it is open for writing \(being copied\?\)/.test(err),
+        );
+        await Bun.sleep(1500);
+        expect(await servedBy(server)).toBe(a.id);
+      } finally {
+        closeSync(writer);
+      }
+      await until(
+        "B served once closed",
+        () => servedBy(server),
+        (id) => id === b.id,
+      );
+      expect(server.stderr().match(/it is open for writing/g)!.length).toBe(1);
+      expect(server.stderr()).not.toContain("cannot take a read lease");
     } finally {
       await server.stop();
     }
