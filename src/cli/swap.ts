@@ -14,6 +14,12 @@
  *
  * Files being written are ignored: a snapshot is complete when it is renamed into place under
  * a name ending in .tome (snapshot:build writes a hidden temporary file, then renames it).
+ *
+ * The snapshot served first is hashed in the background; damaged, it gives way to the next one
+ * as any refused snapshot does (D85). Every snapshot served is held under a read lease (D84): a
+ * process opening its file to write it (cp over it) waits until the server has stopped reading
+ * it (503 until a whole snapshot is loaded) and let go of it; where no lease can be taken, a
+ * write in place is only seen once it has begun (D56).
  */
 import { type FSWatcher, watch } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
