@@ -7,7 +7,8 @@ const HELP = `Usage: bun run snapshot:verify <snapshot.tome>
 Reads the whole snapshot and checks every section against the sha256 its table records.
 Opening a snapshot (the server's boot) checks only its header, length and table, because
 hashing tens of gigabytes at every boot would take minutes; the server then checks the
-sections in the background and stops if one is damaged. Run this after copying a snapshot.
+sections in the background; a damaged one gives way to the next snapshot in its folder, and
+the server stops when none is left. Run this after copying a snapshot.
 
 Exit status: 0 whole, 1 damaged or unreadable, 2 usage.
 `;

@@ -51,6 +51,9 @@ one is renamed into place there (write it under another name, e.g. a hidden one,
 snapshot:build does), or on SIGHUP. The new snapshot is loaded beside the old one and every
 section's hash checked first; requests in flight finish on the snapshot they started on. One
 that fails to load or check (or is of another wiki) is logged, and the old one keeps serving.
+The first one is checked while it serves: damaged, it gives way to the next one (the server
+stops when there is none). Copied over in place (cp), the one served is let go first: requests
+get 503 until the copy is whole and loaded (where the server can hold a read lease on the file).
 
 Environment:
 ${settingsHelp(["TOME_SNAPSHOT", "TOME_SNAPSHOT_WATCH", "TOME_DUMP", "HOST", "PORT", "TOME_DATA", "TOME_ADMIN_TOKEN", "TOME_PUBLIC_URL", "TOME_TRUSTED_PROXIES", "TOME_REDIS_URL", "TOME_AUTH", "TOME_KEY_MS_PER_SECOND"])}
@@ -120,8 +123,8 @@ interface ToServe {
 
 /**
  * Opens the snapshot to serve first and makes the app over it; its sections are then hashed in
- * the background (hashing them before serving would take minutes at full size), and a damaged
- * snapshot stops the server rather than being served.
+ * the background by the swap (hashing them before serving would take minutes at full size), and a damaged
+ * snapshot gives way to the next one, or stops the server when there is none (D85).
  */
 function serveFirst(path: string, makeApp: (tome: Engine) => App): App {
   const started = performance.now();
@@ -132,26 +135,7 @@ function serveFirst(path: string, makeApp: (tome: Engine) => App): App {
   note(
     `Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
   );
-  const app = makeApp(tome);
-  // Held weakly: the first snapshot is let go after a swap like any other (issue 43).
-  const first = new WeakRef(tome);
-  tome.snapshot.container.verify().then(
-    (damaged) => {
-      if (!damaged.length) return;
-      // Swapped out meanwhile: it no longer matters.
-      if (app.served().engine !== first.deref())
-        return console.error(
-          `start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); it is no longer served.`,
-        );
-      console.error(
-        `start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); stopping. Rebuild it with \`bun run snapshot:build\`, or copy it again.`,
-      );
-      process.exit(1);
-    },
-    // Stopped: its file is being written over in place (swap.ts says so).
-    (err: Error) => console.error(`start: checking ${path} stopped: ${err.message}`),
-  );
-  return app;
+  return makeApp(tome);
 }
 
 /** The snapshot to serve, building one first if there is none. */
@@ -291,6 +275,7 @@ export async function main(args: string[]): Promise<void> {
     else if (access) await announceRedisKeys(access);
     const source = config.snapshot || sample ? pinned(path) : newestIn(SNAPSHOT_DIR);
     const swapper = new SnapshotSwapper(app, source, (line) => console.error(line));
+    void swapper.verifyFirst().then((served) => served || process.exit(1));
     const stop = async (signal: string) => {
       console.error(`${signal}: no new connections; finishing the requests in flight.`);
       swapper.stop();

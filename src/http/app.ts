@@ -179,6 +179,11 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     suspend: (reason: string): void => {
       unavailable = reason;
     },
+    /**
+     * Resolves once no request that may read this engine's snapshot is in flight: those that
+     * took it before are answered (call suspend() first, if it is the one served: later requests are answered 503 without reading it).
+     */
+    drained: (engine: Engine): Promise<void> => current.drained((view) => view.engine === engine),
     /** Snapshots swapped out whose requests in flight are still being answered. */
     retiring: () => current.retiringCount,
     /** Stops what the app runs beside the server (the PDF renderer's worker, the metrics' watch on the engine). */
