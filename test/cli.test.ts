@@ -299,14 +299,15 @@ describe("npm start / npm test (src/cli/run.sh)", () => {
       expect(help.stdout.toString()).toContain(word);
   });
 
-  test("npm start and bun run start reach the server (its --help)", async () => {
-    for (const argv of [
-      ["npm", "start", "--", "--help"],
-      ["bun", "run", "start", "--help"],
-    ]) {
-      const r = Bun.spawnSync(argv, { cwd: ROOT });
+  test("npm start and bun run start reach the server (its --help), which names itself as it was run (D86)", async () => {
+    for (const [argv, usage] of [
+      [["npm", "start", "--", "--help"], "\nUsage: npm start     (npm start also installs"],
+      [["bun", "run", "start", "--help"], "Usage: bun run start     (npm start also installs"],
+    ] as const) {
+      const r = Bun.spawnSync([...argv], { cwd: ROOT });
       expect(r.exitCode).toBe(0);
       expect(r.stdout.toString()).toContain("HOST");
+      expect(r.stdout.toString()).toContain(usage);
     }
   });
 

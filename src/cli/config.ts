@@ -11,6 +11,7 @@
 import { isIP } from "node:net";
 import { DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND } from "../access";
 import { UserError } from "../errors";
+import { commandLine } from "../invocation";
 import { setMemoryLog } from "../search";
 import { preferZstd } from "../snapshot";
 
@@ -62,8 +63,7 @@ export const SETTINGS = [
   {
     name: "TOME_DATA",
     default: `./${DEFAULT_DATA_DIR}`,
-    meaning:
-      'API keys and usage counters (keys.json, usage.json), managed with "bun run keys"; the first start that serves creates a key and prints it once',
+    meaning: `API keys and usage counters (keys.json, usage.json), managed with "${commandLine("keys")}"; the first start that serves creates a key and prints it once`,
     usedBy: "start, keys",
   },
   {
