@@ -46,7 +46,9 @@ done
 # Bun's package puts its binary in place with an install script, which an npm with allow-scripts
 # (npm 11.x) runs while warning that it is "not yet covered by allowScripts": allowed by name.
 allow_bun_script() {
-  if npm config ls -l 2>/dev/null | grep -q '^allow-scripts '; then echo "--allow-scripts=bun"; fi
+  local config
+  config=$(npm config ls -l 2>/dev/null) || return 0
+  case $'\n'"$config" in *$'\n'"allow-scripts "*) echo "--allow-scripts=bun" ;; esac
 }
 
 ensure_bun() {
