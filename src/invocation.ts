@@ -11,9 +11,13 @@ export const inExecutable = import.meta.url.startsWith("file:///$bunfs/");
 /** The executable's own name (tome, unless it was renamed), or undefined in a checkout. */
 const executable = inExecutable ? basename(process.execPath) : undefined;
 
-/** npm ran the start script (npm start), rather than Bun (bun run start) or another script (npm test, whose tests start servers). */
-const npmStart =
-  process.env.npm_config_user_agent?.startsWith("npm/") === true && process.env.npm_lifecycle_event === "start";
+/** npm ran the start script (npm start), as src/cli/config.ts, the one reader of the environment, says. */
+let npmStart = false;
+
+/** Told by src/cli/config.ts when it is loaded, before any command's text is made. */
+export function startedByNpm(yes: boolean): void {
+  npmStart = yes;
+}
 
 /**
  * The line that runs a command with its arguments, as the user would type it here:
