@@ -12,6 +12,7 @@ import { checkAccountName } from "./names";
 import type { PlanName } from "./plans";
 import { keysPath, readKeyFile, updateKeyFile, type Account, type KeyFile } from "./store";
 import type { UsageData } from "./usage";
+import { commandLine } from "../invocation";
 
 /**
  * A sign-in token: `wd_`, 32 letters or digits (190 bits), a dot and the account's name. The
@@ -50,12 +51,12 @@ export function createAccountAccess(
   const existing = file.accounts[name];
   if (existing && plan && plan !== existing.plan) {
     throw new KeyStoreError(
-      `account ${name} is on the ${existing.plan} plan. Change it with: bun run keys plan --account ${name} --plan ${plan}`,
+      `account ${name} is on the ${existing.plan} plan. Change it with: ${commandLine(`keys plan --account ${name} --plan ${plan}`)}`,
     );
   }
   if (existing?.dashboard_token) {
     throw new KeyStoreError(
-      `account ${name} has a dashboard sign-in token already; nothing was changed. To replace it (the old one stops working): bun run keys account token --account ${name}`,
+      `account ${name} has a dashboard sign-in token already; nothing was changed. To replace it (the old one stops working): ${commandLine(`keys account token --account ${name}`)}`,
     );
   }
   const account = existing ?? { plan: plan ?? "free" };
@@ -69,7 +70,7 @@ export function replaceAccountToken(file: KeyFile, name: string): { token: strin
   const account = file.accounts[name];
   if (!account)
     throw new KeyStoreError(
-      `there is no account ${name}. Give it dashboard access with: bun run keys account create --account ${name} --plan PLAN`,
+      `there is no account ${name}. Give it dashboard access with: ${commandLine(`keys account create --account ${name} --plan PLAN`)}`,
     );
   return { token: issue(account, name), account };
 }

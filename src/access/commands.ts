@@ -8,6 +8,7 @@ import { hashKey, KEY_BODY, KEY_PREFIX, KEY_SHAPE, newKey, randomAlphanumeric } 
 import { checkAccountName } from "./names";
 import { PLANS, type PlanName } from "./plans";
 import { stateOf, type Account, type KeyFile, type KeyRecord, type Scope } from "./store";
+import { commandLine } from "../invocation";
 
 export interface CreateKeyOptions {
   name: string;
@@ -25,7 +26,7 @@ export function createKey(file: KeyFile, o: CreateKeyOptions): { key: string; re
   const existing = file.accounts[o.account];
   if (existing && o.plan && o.plan !== existing.plan) {
     throw new KeyStoreError(
-      `account ${o.account} is on the ${existing.plan} plan. Change it with: bun run keys plan --account ${o.account} --plan ${o.plan}`,
+      `account ${o.account} is on the ${existing.plan} plan. Change it with: ${commandLine(`keys plan --account ${o.account} --plan ${o.plan}`)}`,
     );
   }
   const account = existing ?? { plan: o.plan ?? "free" };
@@ -34,7 +35,7 @@ export function createKey(file: KeyFile, o: CreateKeyOptions): { key: string; re
   if (held >= limit) {
     throw new KeyStoreError(
       `account ${o.account} already holds ${held} active keys, the most its ${account.plan} plan allows (D21). ` +
-        `Revoke one (bun run keys revoke ID) or move the account to a larger plan (bun run keys plan --account ${o.account} --plan PLAN).`,
+        `Revoke one (${commandLine("keys revoke ID")}) or move the account to a larger plan (${commandLine(`keys plan --account ${o.account} --plan PLAN`)}).`,
     );
   }
   file.accounts[o.account] = account;
@@ -61,17 +62,19 @@ export function createKey(file: KeyFile, o: CreateKeyOptions): { key: string; re
 export function findKey(file: KeyFile, idOrKey: string): KeyRecord {
   if (!idOrKey.startsWith(KEY_PREFIX)) {
     const record = file.keys.find((k) => k.id === idOrKey);
-    if (!record) throw new KeyStoreError(`there is no key ${idOrKey}. See the ids with: bun run keys list`);
+    if (!record) throw new KeyStoreError(`there is no key ${idOrKey}. See the ids with: ${commandLine("keys list")}`);
     return record;
   }
   if (!KEY_SHAPE.test(idOrKey))
     throw new KeyStoreError(
-      `the key given is not a whole key (${KEY_PREFIX} and ${KEY_BODY} letters or digits). Give the key's text or its id (see bun run keys list).`,
+      `the key given is not a whole key (${KEY_PREFIX} and ${KEY_BODY} letters or digits). Give the key's text or its id (see ${commandLine("keys list")}).`,
     );
   const hash = hashKey(idOrKey);
   const record = file.keys.find((k) => k.hash === hash);
   if (!record)
-    throw new KeyStoreError("the key given is not in this store (TOME_DATA). See the ids with: bun run keys list");
+    throw new KeyStoreError(
+      `the key given is not in this store (TOME_DATA). See the ids with: ${commandLine("keys list")}`,
+    );
   return record;
 }
 
@@ -84,7 +87,7 @@ export function revokeKey(file: KeyFile, idOrKey: string, now: number): KeyRecor
   if (record.revoked_at) {
     throw new KeyStoreError(
       `${record.id} ("${record.name}", account ${record.account}) was already revoked at ${record.revoked_at}; nothing was changed. ` +
-        "To stop a key that still works, find its id with: bun run keys list",
+        `To stop a key that still works, find its id with: ${commandLine("keys list")}`,
     );
   }
   record.revoked_at = new Date(now).toISOString();
@@ -96,7 +99,7 @@ export function setPlan(file: KeyFile, account: string, plan: PlanName, rate?: n
   const a = file.accounts[account];
   if (!a)
     throw new KeyStoreError(
-      `there is no account ${account}. Accounts are made with their first key: bun run keys create --account ${account} --name NAME`,
+      `there is no account ${account}. Accounts are made with their first key: ${commandLine(`keys create --account ${account} --name NAME`)}`,
     );
   if (rate !== undefined && plan !== "enterprise")
     throw new KeyStoreError(

@@ -13,6 +13,7 @@ import { bumpGeneration, checkGeneration, generationPath, readGeneration } from 
 import { usagePath } from "./usage";
 import { isPlan, type PlanName } from "./plans";
 import { isReservedName, nameTable } from "./names";
+import { commandLine } from "../invocation";
 
 export type Scope = "read" | "full";
 export const SCOPES: readonly Scope[] = ["read", "full"];
@@ -140,14 +141,14 @@ export function checkKeyStore(dataDir: string): KeyStoreState {
     throw new KeyStoreError(
       `${path} is missing, but ${traces.join(" and ")} show${traces.length > 1 ? "" : "s"} that a key store was kept here: ` +
         `starting without it would refuse every earlier key. Restore keys.json from a backup. To start a new store instead ` +
-        `(every earlier key stays refused), create its first key: bun run keys create --name NAME --scope full`,
+        `(every earlier key stays refused), create its first key: ${commandLine("keys create --name NAME --scope full")}`,
     );
   }
   const file = readKeyFile(path);
   // Accounts given the dashboard make their own keys there.
   if (!file.keys.length && !Object.values(file.accounts).some((a) => a.dashboard_token)) {
     throw new KeyStoreError(
-      `${path} holds no key, so every request would be refused. Create one: bun run keys create --name NAME --scope full`,
+      `${path} holds no key, so every request would be refused. Create one: ${commandLine("keys create --name NAME --scope full")}`,
     );
   }
   return "present";

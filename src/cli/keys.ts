@@ -34,9 +34,10 @@ import {
 import type { Config } from "./config";
 import { keyStoreOf, openRedis, type KeyToolStore } from "./key-store";
 import { ArgumentError, mainOf, note } from "./main";
+import { commandLine } from "../invocation";
 
 const HELP: Record<string, string> = {
-  main: `Usage: bun run keys <command> [options]
+  main: `Usage: ${commandLine("keys")} <command> [options]
 
 Commands:
   create   create an API key (printed once)
@@ -47,11 +48,11 @@ Commands:
   import   move the keys and this month's usage from TOME_DATA into Redis (TOME_REDIS_URL)
   export   move the keys and this month's usage from Redis (TOME_REDIS_URL) into TOME_DATA
 
-Run "bun run keys <command> --help" for a command's options.
+Run "${commandLine("keys")} <command> --help" for a command's options.
 Everything is kept under TOME_DATA (default ./${DEFAULT_DATA_DIR}), or in Redis when
 TOME_REDIS_URL is set (redis://HOST:PORT), as the server keeps it.
 `,
-  create: `Usage: bun run keys create --name NAME [--account ID] [--plan PLAN] [--scope read|full]
+  create: `Usage: ${commandLine("keys")} create --name NAME [--account ID] [--plan PLAN] [--scope read|full]
                            [--expires YYYY-MM-DD] [--json]
 
   --name NAME          a label for the key (required)
@@ -66,7 +67,7 @@ TOME_REDIS_URL is set (redis://HOST:PORT), as the server keeps it.
 The key is printed once: only its hash is kept. Keys per account: free 3, starter 5,
 growth 10, business 20, enterprise unlimited (D21).
 `,
-  list: `Usage: bun run keys list [--json]
+  list: `Usage: ${commandLine("keys")} list [--json]
 
 Every key: id, name, account, plan, scopes, state (active, revoked, expired), created,
 expires and last used; then every account: its plan, active keys, and its usage this month
@@ -74,21 +75,21 @@ against its quota (credits are counted per account, not per key). The keys thems
 never shown again. --json prints one object per key; its usage_this_month is its
 account's.
 `,
-  revoke: `Usage: bun run keys revoke ID|KEY
+  revoke: `Usage: ${commandLine("keys")} revoke ID|KEY
 
 Revokes the key with this id (see "keys list"), or the key given by its own text (wk_…,
 matched by its hash; never printed). A running server refuses it (403) from its next
 request on.
 `,
-  plan: `Usage: bun run keys plan --account ID --plan PLAN [--rate N]
+  plan: `Usage: ${commandLine("keys")} plan --account ID --plan PLAN [--rate N]
 
   --plan PLAN   ${PLAN_NAMES.join(", ")}
   --rate N      enterprise only: requests per second per key (default ${ENTERPRISE_DEFAULT_RATE})
 
 Takes effect on a running server's next request.
 `,
-  account: `Usage: bun run keys account create --account NAME [--plan PLAN] [--json]
-       bun run keys account token --account NAME [--json]
+  account: `Usage: ${commandLine("keys")} account create --account NAME [--plan PLAN] [--json]
+       ${commandLine("keys")} account token --account NAME [--json]
 
 The account holder signs in to the dashboard (/dashboard on the server) with a token: there
 they list, create and revoke their own keys and see their usage. Each command prints the
@@ -104,13 +105,13 @@ token once (only its hash is kept); give it to the holder privately.
   --plan PLAN      ${PLAN_NAMES.join(", ")} (create only; an existing account keeps its plan)
   --json           print {"account", "plan", "dashboard_token"}
 `,
-  import: `Usage: TOME_REDIS_URL=redis://HOST:PORT TOME_DATA=DIR bun run keys import
+  import: `Usage: TOME_REDIS_URL=redis://HOST:PORT TOME_DATA=DIR ${commandLine("keys")} import
 
 Copies keys.json (every key and account) and this month's usage and last uses from
 usage.json in TOME_DATA into Redis, for servers started with TOME_REDIS_URL. Refused when
 Redis already holds keys. TOME_DATA is left as it was: stop the servers that used it first.
 `,
-  export: `Usage: TOME_REDIS_URL=redis://HOST:PORT TOME_DATA=DIR bun run keys export
+  export: `Usage: TOME_REDIS_URL=redis://HOST:PORT TOME_DATA=DIR ${commandLine("keys")} export
 
 Writes Redis's keys and accounts into TOME_DATA/keys.json, and this month's usage and last
 uses into TOME_DATA/usage.json, for a single server without Redis. Refused when TOME_DATA
@@ -232,7 +233,8 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
     };
   });
   if (values.json) return console.log(JSON.stringify(rows, null, 2));
-  if (!rows.length) return console.log(`No keys in ${store.where}. Create one with: bun run keys create --name NAME`);
+  if (!rows.length)
+    return console.log(`No keys in ${store.where}. Create one with: ${commandLine("keys")} create --name NAME`);
   const time = (iso: string | null, never: string) => iso?.replace("T", " ").slice(0, 19) ?? never;
   const keyTable = [["ID", "NAME", "ACCOUNT", "PLAN", "SCOPES", "STATE", "CREATED", "EXPIRES", "LAST USED"]];
   for (const r of rows) {
@@ -282,7 +284,8 @@ async function revoke(args: string[], store: KeyToolStore): Promise<void> {
   const { values, positionals } = parse(args, {}, 1);
   if (values.help) return void process.stdout.write(HELP.revoke!);
   const idOrKey = positionals[0];
-  if (!idOrKey) throw new ArgumentError("which key? bun run keys revoke ID|KEY (ids: bun run keys list)");
+  if (!idOrKey)
+    throw new ArgumentError(`which key? ${commandLine("keys revoke ID|KEY")} (ids: ${commandLine("keys list")})`);
   const record = await store.update((file) => revokeKey(file, idOrKey, Date.now()));
   note(`Revoked ${record.id} ("${record.name}", account ${record.account}) at ${record.revoked_at}.`);
 }
@@ -378,7 +381,7 @@ async function account(args: string[], store: KeyToolStore): Promise<void> {
   if (!name) throw new ArgumentError("--account is required");
   if (which === "token" && values.plan !== undefined)
     throw new ArgumentError(
-      "--plan is for account create; change a plan with: bun run keys plan --account NAME --plan PLAN",
+      `--plan is for account create; change a plan with: ${commandLine("keys plan --account NAME --plan PLAN")}`,
     );
   const plan = planArg(values.plan);
   const made = await store.update((file) =>

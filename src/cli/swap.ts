@@ -9,7 +9,7 @@
  * the server keeps answering). A damaged file is then refused while the old one keeps serving,
  * instead of stopping a server that was serving well; the cost is the time to hash the file,
  * which also brings it into the page cache before the first request needs it. A snapshot of
- * another wiki is refused too (a restart serves another wiki). Each refusal is one log line,
+ * another wiki is refused too (a restart serves another wiki), unless the sample is served (D86). Each refusal is one log line,
  * and the same file is not tried again until it changes (its size, time or inode).
  *
  * Files being written are ignored: a snapshot is complete when it is renamed into place under
@@ -32,24 +32,28 @@ import {
   type SkippedFile,
   type SnapshotFile,
   snapshotFile,
-  snapshotsIn,
   SNAPSHOT_EXTENSION,
   SnapshotError,
 } from "../snapshot";
+import { isSample, servingOrder, snapshotsToServe } from "./snapshots";
+import { commandLine } from "../invocation";
 
 /** Where the snapshot to serve comes from. */
 export interface SnapshotSource {
   /** The snapshots that could be served, best first (D55), and the files that cannot. */
   look(): { usable: SnapshotFile[]; skipped: SkippedFile[] };
+  /** The order look() gives: negative when a is served before b. */
+  order(a: SnapshotFile, b: SnapshotFile): number;
   /** The folder to watch, and the file names in it whose changes matter. */
   dir: string;
   relevant(name: string): boolean;
 }
 
-/** The *.tome files of a folder, the newest data first (D55). */
+/** The *.tome files of a folder, the newest data first (D55), the sample last (D86). */
 export function newestIn(dir: string): SnapshotSource {
   return {
-    look: () => snapshotsIn(dir),
+    look: () => snapshotsToServe(dir),
+    order: servingOrder,
     dir,
     relevant: (name) => name.endsWith(SNAPSHOT_EXTENSION) && !name.startsWith("."),
   };
@@ -62,6 +66,7 @@ export function pinned(path: string): SnapshotSource {
       const found = snapshotFile(path);
       return isSnapshotFile(found) ? { usable: [found], skipped: [] } : { usable: [], skipped: [found] };
     },
+    order: bySnapshotOrder,
     dir: dirname(path),
     relevant: (name) => name === basename(path),
   };
@@ -181,12 +186,12 @@ export class SnapshotSwapper {
     this.dealtWith.set(this.served.path, this.served.identity ?? "");
     this.suspendServed(what);
     this.log(
-      `start: ${what}: it is not served (requests get 503 meanwhile); looking for the next snapshot. Copy it or build it again (bun run snapshot:build), or remove it.`,
+      `start: ${what}: it is not served (requests get 503 meanwhile); looking for the next snapshot. Copy it or build it again (${commandLine("snapshot:build")}), or remove it.`,
     );
     await this.check(`${path} was found damaged`);
     if (this.app.served().engine !== engine) return true;
     this.log(
-      `start: ${what}, and no other snapshot can be served; stopping. Rebuild it with \`bun run snapshot:build\`, or copy it again.`,
+      `start: ${what}, and no other snapshot can be served; stopping. Rebuild it with \`${commandLine("snapshot:build")}\`, or copy it again.`,
     );
     return false;
   }
@@ -323,7 +328,7 @@ export class SnapshotSwapper {
       const atServed = key === this.served.path;
       if (!this.suspended) {
         if (atServed && file.identity === this.served.identity) break;
-        if (!atServed && servedThere && this.served.file && bySnapshotOrder(file, this.served.file) > 0) break;
+        if (!atServed && servedThere && this.served.file && this.source.order(file, this.served.file) > 0) break;
       }
       if (this.dealtWith.get(key) !== file.identity) {
         this.dealtWith.set(key, file.identity);
@@ -355,8 +360,8 @@ export class SnapshotSwapper {
         );
         return "same";
       }
-      // The host names the wiki (D14: it is in every URL served); old dumps have no dbname.
-      if (meta.wiki.host !== now.wiki.host) {
+      // The host names the wiki (D14: it is in every URL served); old dumps have no dbname. The sample gives way to any wiki (D86).
+      if (meta.wiki.host !== now.wiki.host && !isSample(served.path)) {
         throw new SnapshotError(
           `it is a snapshot of ${meta.wiki.host}, and this server serves ${now.wiki.host}: restart the server to serve another wiki.`,
         );

@@ -26,6 +26,7 @@ import { pageRoutes } from "./routes/pages";
 import { searchRoutes } from "./routes/search";
 import { conditional } from "./steps/conditional";
 import { faults } from "./steps/faults";
+import { home } from "./steps/home";
 import { keys } from "./steps/keys";
 import { log, type LogSink } from "./steps/log";
 import { measure, metricsEndpoint } from "./steps/metrics";
@@ -120,6 +121,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
       : []),
     socketTime(PDF_SOCKET_SECONDS),
     methods,
+    home({ dashboard: options.accounts !== undefined }),
     metricsEndpoint(metrics, options.adminToken),
     keys(access),
     conditional,

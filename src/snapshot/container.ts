@@ -29,6 +29,7 @@ import { Packr, Unpackr } from "msgpackr";
 import { SnapshotError } from "./format";
 import { sameBytes, sha256 } from "./hash";
 import { FileMapping, type LeaseRefused } from "./mapping";
+import { commandLine } from "../invocation";
 
 const MAGIC = "TOMESNAP";
 export const FORMAT_VERSION = 2;
@@ -51,7 +52,7 @@ interface Table {
   sections: SectionEntry[];
 }
 
-const rebuild = "Rebuild it with `bun run snapshot:build --dump <dump>`.";
+const rebuild = `Rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`;
 
 /** Writes a container as a stream of sections into a temporary file, renamed into place by finish(). */
 export class ContainerWriter {
@@ -300,7 +301,7 @@ export function openContainer(path: string): Container {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== "ENOENT") throw new SnapshotError(`${path} cannot be read (${code ?? (err as Error).message}).`);
     throw new SnapshotError(
-      `snapshot not found: ${path}. Build one with \`bun run snapshot:build --dump <path|url>\`.`,
+      `snapshot not found: ${path}. Build one with \`${commandLine("snapshot:build --dump <path|url>")}\`.`,
     );
   }
   try {
@@ -315,7 +316,7 @@ export function openContainer(path: string): Container {
     if (version === 1) {
       throw new SnapshotError(
         `${path} has snapshot format 1, which this Tome no longer reads (format 2 is mapped, not decoded). ` +
-          `Convert it with \`bun run snapshot:convert ${path}\`, or rebuild it with \`bun run snapshot:build --dump <dump>\`.`,
+          `Convert it with \`${commandLine(`snapshot:convert ${path}`)}\`, or rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
       );
     }
     if (version !== FORMAT_VERSION)

@@ -2,7 +2,9 @@
  * D2's access checks, around the routes: the key (401/403), its rate (429), and the request's
  * cost held from the account's quota; on the way out the hold is spent on a 2xx that reached
  * the client or given back (D20), and the X-RateLimit-* and X-Quota-* headers are written
- * (D19, D20). Every path needs a key but the few open ones (deny by default).
+ * (D19, D20). Every path needs a key but the few open ones (deny by default); a request without
+ * one for a path outside /v1 that none of them answers is told there is no such route (D87): a
+ * person who types an address is not asked for a key the route would not need.
  *
  * A request the quota cannot hold still has its parameters read first (D2: 400 before the
  * quota's 429): the exchange carries the refusal (x.overQuota), which the route's strict reader
@@ -12,8 +14,10 @@
  * cannot be reached, keyed requests get 503 service_unavailable with Retry-After (fail closed).
  */
 import { COST, NEEDS, UNAVAILABLE_RETRY_AFTER, type Gate, type Grant, type Refusal } from "../../access";
-import { ApiError, errorResponse, ERRORS } from "../errors";
+import { OPENAPI_PATH } from "../docs";
+import { ApiError, errorResponse, ERRORS, noSuchRoute } from "../errors";
 import type { Exchange, Step } from "../pipeline";
+import { MCP_PATH } from "./methods";
 
 /** What answers without a key: the liveness check, the API's description and its UI. */
 const OPEN_PATHS = new Set(["/healthz", "/v1/openapi.json", "/docs"]);
@@ -22,6 +26,9 @@ const OPEN_PREFIX = "/docs/";
 export function needsKey(path: string): boolean {
   return !OPEN_PATHS.has(path) && !path.startsWith(OPEN_PREFIX);
 }
+
+/** The API's own paths: /v1 and under it, and /mcp. Any other path that needs a key is no route at all. */
+const isApiPath = (path: string) => path === MCP_PATH || path === "/v1" || path.startsWith("/v1/");
 
 const PDF_PREFIX = "/v1/pdf/";
 
@@ -124,7 +131,12 @@ export function keys(access: Gate | undefined): Step {
 
   /** Whether the request goes on to the routes (undefined) or is answered here. */
   const decide = (x: Exchange, grant: Grant | Refusal, pdf: boolean): Response | undefined => {
-    if ("reason" in grant) return refused(grant);
+    if ("reason" in grant) {
+      // Answered here, not by the router: a path outside the API never reaches the routes without a key.
+      if (grant.reason === "no key" && !isApiPath(x.path))
+        return errorResponse(ERRORS.notFound, [noSuchRoute(OPENAPI_PATH)]);
+      return refused(grant);
+    }
     if (grant.rateRemaining < 0 || grant.workWait) return rateRefusal(grant);
     x.grant = grant;
     if (!grant.held) x.overQuota = quotaError(grant);

@@ -16,6 +16,7 @@
 import type { Container } from "../../snapshot";
 import type { WordSpec } from "../index/shard-types";
 import { RULES_FINGERPRINT } from "./rules";
+import { commandLine } from "../../invocation";
 
 export const ORDERS_SECTION = "index.text.orders";
 /**
@@ -42,7 +43,7 @@ export class PageOrders {
     // Orders are ranking output: made under other rules they would rank wrongly (D61).
     if (words[0] !== RULES_FINGERPRINT)
       throw new Error(
-        `this snapshot's page orders were made under other ranking rules (${words[0]}; this Tome ranks by ${RULES_FINGERPRINT}). Rebuild it from its dump with \`bun run snapshot:build\` (or \`bun run snapshot:update\` from it), then start again.`,
+        `this snapshot's page orders were made under other ranking rules (${words[0]}; this Tome ranks by ${RULES_FINGERPRINT}). Rebuild it from its dump with \`${commandLine("snapshot:build")}\` (or \`${commandLine("snapshot:update")}\` from it), then start again.`,
       );
     const count = words[1]!;
     const keyBytes = words[2]!;
