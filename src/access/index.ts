@@ -30,6 +30,7 @@ export {
   SCOPES,
   stateOf,
   updateKeyFile,
+  type Account,
   type KeyFile,
   type KeyRecord,
   type KeyState,
@@ -39,17 +40,18 @@ export {
 export { createKey, findKey, revokeKey, setPlan } from "./commands";
 export {
   accountOfToken,
-  ACCOUNT_FAILURES,
   ACCOUNT_NAME,
   ADDRESS_FAILURES,
   createAccountAccess,
   hashToken,
+  OPERATOR_FAILURES,
   replaceAccountToken,
   SESSION_MS,
   SIGN_IN_WINDOW_MS,
   type AccountStore,
   type Session,
 } from "./accounts";
+export { WindowCounts } from "./window-counts";
 export { KeyStoreError } from "./errors";
 export { KEY_SHAPE } from "./key-text";
 export type { KnownKey } from "./ring";
@@ -154,9 +156,9 @@ export class Access implements Gate {
     this.usage.start();
   }
 
-  /** The dashboard's accounts, sessions and usage: keys.json, and this server's own counts. */
+  /** The dashboard's accounts, sessions and usage: keys.json as the key ring holds it, and this server's own counts. */
   accounts(): AccountStore {
-    return fileAccountStore(this.dataDir, (month) => this.usage.monthOf(month));
+    return fileAccountStore(this.dataDir, this.keys, this.usage, this.work);
   }
 
   /** Saves the last counts. */
