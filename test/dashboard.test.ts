@@ -268,8 +268,6 @@ describe("one server, keys in files", () => {
     expect(await signIn(page, base, token)).toBe(200);
     expect(new URL(page.url()).pathname).toBe("/dashboard");
     expect(await page.$eval(".empty-title", (el) => el.textContent)).toBe("No keys yet");
-    // An empty month's axis reads whole credits.
-    expect(await axisLabels(page)).toEqual(["0", "1", "2"]);
     await shoot(page, "account-empty");
 
     const made = await createKey(page, "Search bot");
@@ -280,8 +278,6 @@ describe("one server, keys in files", () => {
       "none",
     );
     await shoot(page, "key-created");
-    // On a phone the new key wraps within its field.
-    expect((await onPhone(page, "key-created")).keyFits).toBe(true);
 
     expect(await search(base, made.key)).toBe(200);
     await page.goto(`${base}/dashboard`);
@@ -315,11 +311,6 @@ describe("one server, keys in files", () => {
     await page.goto(`${base}/dashboard`);
     expect(await page.$eval(".alert.warn", (el) => el.textContent)).toContain("allows 3 active keys, and you have 3");
     await shoot(page, "plan-full");
-    // On a phone each key is a few lines, not a row a fact: with 4 keys, "Create a key" is within two screens.
-    const phone = await onPhone(page, "plan-full", "#keys-title");
-    expect(phone.rows.length).toBe(4);
-    for (const height of phone.rows) expect(height).toBeLessThan(150);
-    expect(phone.createAt).toBeLessThan(2 * WIDTHS.phone.height);
     const csrf = await page.$eval("input[name=csrf]", (el) => el.getAttribute("value"));
     const over = await fetch(`${base}/dashboard/keys`, {
       method: "POST",
@@ -333,11 +324,34 @@ describe("one server, keys in files", () => {
     const cookie = await cookieHeader(page);
     expect(await submit(page, "form[action='/dashboard/sign-out'] button")).toBe(200);
     expect(new URL(page.url()).pathname).toBe("/dashboard/sign-in");
-    expect(await page.$eval("[role=status]", (el) => el.textContent)).toBe("You are signed out.");
-    await shoot(page, "signed-out");
     expect(
       (await fetch(`${base}/dashboard`, { headers: { cookie }, redirect: "manual" })).headers.get("location"),
     ).toBe("/dashboard/sign-in");
+    await page.close();
+  });
+
+  test("what a new user meets (issue 57): a whole-credit axis, a new key that wraps on a phone, a compact list of keys there, a signed-out message", async () => {
+    const mobile = await issueToken({ TOME_DATA: data }, "mobile", "growth");
+    const page = await newPage();
+    expect(await signIn(page, base, mobile)).toBe(200);
+    // An empty month's axis reads whole credits (0, 1, 2), not 0, 2.5, 5.
+    expect(await axisLabels(page)).toEqual(["0", "1", "2"]);
+    for (const name of ["Phone one", "Phone two", "Phone three"])
+      expect((await createKey(page, name)).status).toBe(201);
+    const made = await createKey(page, "Phone four", "full");
+    expect(made.status).toBe(201);
+    // On a phone (390 px) the new key wraps within its field.
+    expect((await onPhone(page, "key-created")).keyFits).toBe(true);
+    // Each key is a few short lines there, not a row a fact: with 4 keys, "Create a key" is within two screens.
+    await page.goto(`${base}/dashboard`);
+    const phone = await onPhone(page, "keys", "#keys-title");
+    expect(phone.rows.length).toBe(4);
+    for (const height of phone.rows) expect(height).toBeLessThan(150);
+    expect(phone.createAt).toBeLessThan(2 * WIDTHS.phone.height);
+    // Signing out says so.
+    expect(await submit(page, "form[action='/dashboard/sign-out'] button")).toBe(200);
+    expect(await page.$eval("[role=status]", (el) => el.textContent)).toBe("You are signed out.");
+    await shoot(page, "signed-out");
     await page.close();
   });
 
@@ -465,7 +479,7 @@ describe("one server, keys in files", () => {
     const accounts = await page.$$eval("table.keys tbody tr td[data-label=Account]", (tds) =>
       tds.map((td) => td.textContent),
     );
-    expect(accounts).toEqual(["acme", "ops"]);
+    expect(accounts).toEqual(["acme", "mobile", "ops"]);
     await shoot(page, "operator");
     await page.select("#plan-acme", "starter");
     expect(await submit(page, "form[action='/dashboard/accounts/acme/plan'] button")).toBe(200);
@@ -633,10 +647,10 @@ describe("behind a trusted proxy (D80)", () => {
   test("IPv6 clients are counted per /64 (D83): another address of the same /64 is refused too, another /64 is not", async () => {
     const statuses = [];
     for (let n = 1; n <= ADDRESS_FAILURES + 1; n++)
-      statuses.push(await signInAttempt(server.url, wrong("mallory"), from(`2001:db8:1:2::${n.toString(16)}`)));
+      statuses.push(await signInAttempt(server.url, wrong(`eve${n}`), from(`2001:db8:1:2::${n.toString(16)}`)));
     expect(statuses.at(-1)).toBe(429);
-    expect(await signInAttempt(server.url, wrong("mallory"), from("2001:db8:1:2:ffff:ffff:ffff:ffff"))).toBe(429);
-    expect(await signInAttempt(server.url, wrong("mallory"), from("2001:db8:1:3::1"))).toBe(401);
+    expect(await signInAttempt(server.url, wrong("eve"), from("2001:db8:1:2:ffff:ffff:ffff:ffff"))).toBe(429);
+    expect(await signInAttempt(server.url, wrong("eve"), from("2001:db8:1:3::1"))).toBe(401);
   });
 
   test("strangers naming an account cannot lock its holder out (D83): no limit per account", async () => {
