@@ -21,7 +21,8 @@ import { RateLimiter } from "./rate";
 import { WorkShare } from "./work";
 import { KeyRing, UNLIMITED, type KnownKey } from "./ring";
 import { monthEnd, monthOf, monthStart, UsageLedger, usagePath, type Meter } from "./usage";
-import { fileAccountStore, type AccountStore } from "./accounts";
+import type { AccountStore } from "./accounts";
+import { fileAccountStore } from "./file-accounts";
 
 export {
   checkKeyStore,

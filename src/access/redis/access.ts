@@ -33,7 +33,8 @@ import { WorkShare } from "../work";
 import type { AccountStore } from "../accounts";
 import { redisAccountStore } from "./accounts";
 import { RedisConnection } from "./connection";
-import { ADMIT, HOLD_LEASE_MS, INDEX, REQUEST_HOLD_LEASE_MS, SCRIPTS, SETTLE } from "./scripts";
+import { INDEX } from "./account-scripts";
+import { ADMIT, HOLD_LEASE_MS, REQUEST_HOLD_LEASE_MS, SCRIPTS, SETTLE } from "./scripts";
 
 /** Seconds a client is told to wait while Redis is unreachable (a probe runs every 250 ms). */
 export const UNAVAILABLE_RETRY_AFTER = 2;

@@ -20,7 +20,7 @@ import type { Account, KeyFile, KeyRecord } from "../store";
 import type { KeyDays, UsageData } from "../usage";
 import type { WorkShare } from "../work";
 import type { RedisConnection, Script } from "./connection";
-import { ACCOUNT_USAGE, ACCOUNTS_AFTER, PUT_SESSION, READ_ACCOUNT } from "./scripts";
+import { ACCOUNT_USAGE, ACCOUNTS_AFTER, PUT_SESSION, READ_ACCOUNT } from "./account-scripts";
 import { RedisKeyStore } from "./store";
 
 const sessionsOf = (account: string) => `tome:account_sessions:${account || "@operator"}`;
