@@ -591,6 +591,7 @@ describe("one server, keys in files", () => {
   test("a form's body is counted while it arrives: a chunked one past 8 KB is refused (413) before it ends, and not read on", async () => {
     const { hostname, port } = new URL(base);
     const socket = connect(Number(port), hostname);
+    const hungUp = new Promise<true>((resolve) => socket.on("close", () => resolve(true)));
     const answered = new Promise<string>((resolve) => {
       let text = "";
       socket.on("data", (d: Buffer) => {
@@ -607,8 +608,11 @@ describe("one server, keys in files", () => {
     const chunk = `1000\r\n${"token=".padEnd(4096, "A")}\r\n`;
     for (let i = 0; i < 16; i++) socket.write(chunk);
     const head = await Promise.race([answered, Bun.sleep(5000).then(() => "no answer within 5 s")]);
-    socket.destroy();
     expect(head.split("\r\n")[0]).toBe("HTTP/1.1 413 Payload Too Large");
+    // And the server hangs up: what the client sends on is not taken.
+    expect(head.toLowerCase()).toContain("connection: close");
+    expect(await Promise.race([hungUp, Bun.sleep(5000).then(() => "still open after 5 s")])).toBe(true);
+    socket.destroy();
   });
 });
 

@@ -41,7 +41,9 @@ export async function readForm(v: Visit, expected: string | undefined): Promise<
   if (type !== FORM_TYPE)
     throw new Refused(415, "Not a form", `The dashboard takes its own forms only (${FORM_TYPE}).`);
   const text = await v.outside(boundedText(v.request, MAX_FORM_BYTES));
-  if (text === undefined) throw new Refused(413, "Too long", "That form is longer than any of the dashboard's.");
+  // The rest of the body is not read: the connection is closed after the answer.
+  if (text === undefined)
+    throw new Refused(413, "Too long", "That form is longer than any of the dashboard's.", { connection: "close" });
   const form = new URLSearchParams(text);
   const csrf = form.get("csrf") ?? "";
   if (!expected || !csrf || !sameText(csrf, expected)) {
