@@ -249,7 +249,9 @@ describe("usage kept by account and key id", () => {
     }
     ledger.stop();
     expectUnpolluted();
-    const usage = ledger.monthOf(month);
+    // The dashboard's reading of an account's month (D81), asking for a key id that has no use too.
+    const usage = ledger.accountMonth(month, "__proto__", ["__proto__", "constructor", "hasOwnProperty", "valueOf"]);
+    expect(Object.entries(usage.months[month]!)).toEqual([["__proto__", 5]]);
     expect(Object.entries(usage.key_days!["2026-11-15"]!)).toEqual([
       ["__proto__", [3, 6]],
       ["constructor", [1, 1]],
@@ -303,6 +305,20 @@ describe("a server on Redis", () => {
     expect(list.code).toBe(0);
     const accountRows = list.stdout.trim().split("\n\n")[1]!.split("\n").slice(1);
     expect(accountRows.map((row) => row.split(/\s+/)[0]).sort()).toEqual(["__proto__", "acme", "constructor"]);
+  });
+
+  test("the dashboard's store reads such an account, its part of the store and its usage, in tables without a prototype", async () => {
+    const store = access.accounts();
+    expect((await store.account("__proto__"))?.plan).toBe("business");
+    // The part of the store a dashboard change is made from (D81): the account is an own entry.
+    const seen = await store.update("__proto__", (f) => Object.entries(f.accounts).map(([name, a]) => [name, a.plan]));
+    expect(seen).toEqual([["__proto__", "business"]]);
+    const month = monthOf(Date.now());
+    const usage = await store.usage(month, "constructor", ["valueOf", "constructor"]);
+    expect(Object.keys(usage.months[month]!)).toEqual(["constructor"]);
+    expect(usage.last_used.valueOf).toBeUndefined();
+    expect(Object.values(usage.key_days!).every((day) => day.valueOf === undefined)).toBe(true);
+    expectUnpolluted();
   });
 
   test("the operator's form refuses new ones, and every route keeps answering", async () => {

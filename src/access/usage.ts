@@ -247,16 +247,27 @@ export class UsageLedger {
     this.day = { start, end: start + 86_400_000, keys, byKey: new Map(Object.entries(keys)) };
   }
 
-  /** A month's usage as saved and as counted since (for the dashboard): credits per account, [requests, credits] per key per day, last uses. */
-  monthOf(month: string): UsageData {
-    const last_used = nameTable(Object.entries(this.data.last_used));
-    for (const [id, ms] of this.lastUsed) last_used[id] = new Date(ms).toISOString();
+  /**
+   * One account's month as saved and as counted since (the dashboard's): its credits, and of the
+   * keys named their [requests, credits] by day and their last uses. Reads only those keys'.
+   */
+  accountMonth(month: string, account: string, keyIds: readonly string[]): UsageData {
+    const last_used = nameTable<string>();
+    for (const id of keyIds) {
+      const ms = this.lastUsed.get(id);
+      const iso = ms === undefined ? this.data.last_used[id] : new Date(ms).toISOString();
+      if (iso !== undefined) last_used[id] = iso;
+    }
     const key_days: KeyDays = nameTable();
     for (const [day, keys] of Object.entries(this.data.key_days ?? {})) {
-      if (day.startsWith(month))
-        key_days[day] = nameTable(Object.entries(keys).map(([id, use]) => [id, [use[0], use[1]]] as const));
+      if (!day.startsWith(month)) continue;
+      const mine: KeyDays[string] = (key_days[day] = nameTable());
+      for (const id of keyIds) {
+        const use = Object.hasOwn(keys, id) ? keys[id] : undefined;
+        if (use) mine[id] = [use[0], use[1]];
+      }
     }
-    const months = nameTable([[month, nameTable(Object.entries(this.data.months[month] ?? {}))]]);
+    const months = nameTable([[month, nameTable([[account, this.spent(account, month)]])]]);
     return { months, last_used, key_days };
   }
 

@@ -20,7 +20,7 @@ function authEntry(record: KeyRecord): string {
 }
 
 /** Pairs from a flat HGETALL reply (Bun gives a RESP3 map as an object, a RESP2 array as a list). */
-export function pairs(reply: unknown): [string, string][] {
+function pairs(reply: unknown): [string, string][] {
   if (Array.isArray(reply)) {
     const out: [string, string][] = [];
     for (let i = 0; i + 1 < reply.length; i += 2) out.push([String(reply[i]), String(reply[i + 1])]);
@@ -80,9 +80,18 @@ export class RedisKeyStore {
   }
 
   /** Applies a change as updateKeyFile does for keys.json: read, change, write what changed, if no other change came between. */
-  async update<T>(change: (file: KeyFile) => T): Promise<T> {
+  update<T>(change: (file: KeyFile) => T): Promise<T> {
+    return this.change(() => this.read(), change);
+  }
+
+  /**
+   * Applies a change to what `read` returns (the whole store, or the part of it the change is
+   * about: the dashboard reads one account), writing what changed if the store is still at the
+   * version read; else reads again and retries.
+   */
+  async change<T>(read: () => Promise<{ version: string; file: KeyFile }>, change: (file: KeyFile) => T): Promise<T> {
     for (let attempt = 0; attempt < 20; attempt++) {
-      const { version, file } = await this.read();
+      const { version, file } = await read();
       const before = new Map(file.keys.map((k) => [k.id, JSON.stringify(k)]));
       const accountsBefore = new Map(Object.entries(file.accounts).map(([name, a]) => [name, JSON.stringify(a)]));
       const result = change(file);
