@@ -59,8 +59,38 @@ interface Row extends Record<string, unknown> {
 }
 
 const TABLE = "chunks";
-/** Where the store keeps the time of the newest change it has seen (for the next sync). */
+/**
+ * Where the store keeps the time of the newest change it has seen, and the revision of each page
+ * changed in that second: the next sync asks /v1/changes from that second (it lists the pages
+ * changed at or after it) and skips those pages when their revision is the one stored.
+ */
 const SYNC_FILE = "tome-sync.json";
+
+/** What the next sync starts from: a time in Unix seconds, and the pages (id → revision) already stored from that second. */
+interface SyncPoint {
+  since: number;
+  seen: Map<number, number>;
+}
+
+/** A sync point moved on by a page stored (its id, revision and time). */
+function advance(point: SyncPoint, page: { page_id: number; rev_id: number; ts_unix: number }): void {
+  if (page.ts_unix > point.since) {
+    point.since = page.ts_unix;
+    point.seen.clear();
+  }
+  if (page.ts_unix === point.since) point.seen.set(page.page_id, page.rev_id);
+}
+
+function readSyncPoint(db: string): SyncPoint {
+  const path = join(db, SYNC_FILE);
+  if (!existsSync(path)) return { since: 0, seen: new Map() };
+  const saved = JSON.parse(readFileSync(path, "utf8")) as { since: number; seen?: [number, number][] };
+  return { since: saved.since, seen: new Map(saved.seen ?? []) };
+}
+
+function writeSyncPoint(db: string, point: SyncPoint): void {
+  writeFileSync(join(db, SYNC_FILE), JSON.stringify({ since: point.since, seen: [...point.seen] }));
+}
 
 /** The export's chunks, one at a time (plain, .gz or .zst, by the file's name). */
 export async function* readExport(path: string): AsyncGenerator<ExportedChunk> {
@@ -107,10 +137,6 @@ async function rowsOf(chunks: ExportedChunk[], embed: Embed): Promise<Row[]> {
   }));
 }
 
-/** The newest change among rows, in Unix seconds. */
-const newest = (chunks: ExportedChunk[], since: number) =>
-  chunks.reduce((t, c) => Math.max(t, Date.parse(c.timestamp) / 1000), since);
-
 /**
  * Loads an export into a new table of the store at `db` (replacing one there), `batchSize`
  * chunks per call of `embed`; returns the chunks stored. The next sync starts from the newest
@@ -123,19 +149,23 @@ export async function loadExport(options: {
   batchSize?: number;
   onBatch?: (stored: number) => void;
 }): Promise<number> {
+  if (!existsSync(options.exportPath))
+    throw new Error(`no export at ${options.exportPath}: write one with \`bun run snapshot:export --out FILE\`.`);
   const connection = await lancedb.connect(options.db);
+  // "overwrite" where there is no table yet would log a warning that it creates one.
+  const mode = (await connection.tableNames()).includes(TABLE) ? "overwrite" : "create";
   let table: lancedb.Table | undefined;
   let stored = 0;
-  let since = 0;
+  const point: SyncPoint = { since: 0, seen: new Map() };
   for await (const batch of batches(readExport(options.exportPath), options.batchSize ?? 256)) {
     const rows = await rowsOf(batch, options.embed);
     if (table) await table.add(rows);
-    else table = await connection.createTable(TABLE, rows, { mode: "overwrite" });
+    else table = await connection.createTable(TABLE, rows, { mode });
     stored += rows.length;
-    since = newest(batch, since);
+    for (const c of batch) advance(point, { ...c, ts_unix: Math.floor(Date.parse(c.timestamp) / 1000) });
     options.onBatch?.(stored);
   }
-  writeFileSync(join(options.db, SYNC_FILE), JSON.stringify({ since }));
+  writeSyncPoint(options.db, point);
   return stored;
 }
 
@@ -146,11 +176,31 @@ export interface Server {
 }
 
 async function get<T>(server: Server, path: string): Promise<T> {
-  const res = await fetch(`${server.url.replace(/\/$/, "")}${path}`, {
-    headers: { authorization: `Bearer ${server.apiKey}` },
-  });
-  if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
+  const url = `${server.url.replace(/\/$/, "")}${path}`;
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { authorization: `Bearer ${server.apiKey}` } });
+  } catch (err) {
+    throw new Error(`cannot reach ${server.url} (${(err as Error).message}): is the server running? Set TOME_URL.`);
+  }
+  if (!res.ok) {
+    const body = (await res.json().catch(() => ({}))) as { message?: string };
+    throw new Error(`GET ${path}: ${res.status}${body.message ? `, ${body.message}` : ""}`);
+  }
   return (await res.json()) as T;
+}
+
+/** Unix seconds, or an RFC 3339 date-time with a zone, as /v1/changes reads `since`. */
+export function readSince(raw: string): number {
+  if (/^[0-9]+$/.test(raw)) return Number(raw);
+  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(raw)
+    ? Date.parse(raw)
+    : Number.NaN;
+  if (Number.isNaN(ms))
+    throw new RangeError(
+      `--since takes Unix seconds or an RFC 3339 date-time with a zone (2026-01-01T00:00:00Z), not "${raw}".`,
+    );
+  return Math.floor(ms / 1000);
 }
 
 /** Every chunk of a page, as the export has them: GET /v1/page answers the page (its revision, url, source, license) and its chunks. */
@@ -175,9 +225,10 @@ async function chunksOfPage(server: Server, pageId: number): Promise<ExportedChu
 
 /**
  * Brings the store up to date with the server: every page GET /v1/changes lists since the last
- * sync (or `since`) has its rows replaced by its chunks now. Returns the pages synced and the
- * time the next sync starts from. Pages deleted from the wiki are not listed by /v1/changes:
- * reload from a new export to drop them.
+ * load or sync (or since `since`, all of them again) has its rows replaced by its chunks now,
+ * but a page the last one stored at the revision listed. Returns the pages synced and the time
+ * the next sync starts from. Pages deleted from the wiki are not listed by /v1/changes: reload
+ * from a new export to drop them.
  */
 export async function syncChanges(options: {
   db: string;
@@ -186,37 +237,49 @@ export async function syncChanges(options: {
   since?: number;
   pageSize?: number;
 }): Promise<{ pages: number; chunks: number; since: number }> {
-  const table = await (await lancedb.connect(options.db)).openTable(TABLE);
-  const syncFile = join(options.db, SYNC_FILE);
-  let since =
-    options.since ??
-    (existsSync(syncFile) ? (JSON.parse(readFileSync(syncFile, "utf8")) as { since: number }).since : 0);
-  const from = since;
+  const table = await openStore(options.db);
+  const point = options.since === undefined ? readSyncPoint(options.db) : { since: options.since, seen: new Map() };
+  const from = point.since;
+  const stored = new Map(point.seen);
   const limit = options.pageSize ?? 100;
   let pages = 0;
   let chunks = 0;
   for (let offset = 0; ; offset += limit) {
-    const changed = await get<{ results: { page_id: number; ts_unix: number }[]; total: number }>(
+    const changed = await get<{ results: { page_id: number; rev_id: number; ts_unix: number }[]; total: number }>(
       options.server,
       `/v1/changes?since=${from}&offset=${offset}&limit=${limit}`,
     );
     for (const page of changed.results) {
+      if (page.ts_unix === from && stored.get(page.page_id) === page.rev_id) continue;
       const fresh = await chunksOfPage(options.server, page.page_id);
       await table.delete(`page_id = ${page.page_id}`);
       if (fresh.length) await table.add(await rowsOf(fresh, options.embed));
       pages++;
       chunks += fresh.length;
-      since = Math.max(since, page.ts_unix);
+      advance(point, page);
     }
     if (offset + limit >= changed.total) break;
   }
-  writeFileSync(syncFile, JSON.stringify({ since }));
-  return { pages, chunks, since };
+  writeSyncPoint(options.db, point);
+  return { pages, chunks, since: point.since };
+}
+
+/** The store's table, or an error saying how to make one. */
+async function openStore(db: string): Promise<lancedb.Table> {
+  const connection = await lancedb.connect(db);
+  if (!(await connection.tableNames()).includes(TABLE))
+    throw new Error(`no store at ${db}: load an export into it first (load --export FILE --db ${db}).`);
+  return connection.openTable(TABLE);
+}
+
+/** Every row of the store at `db`. */
+export async function storedRows(db: string): Promise<Row[]> {
+  return (await (await openStore(db)).query().toArray()) as Row[];
 }
 
 /** The `k` stored chunks nearest to the query's vector. */
 export async function nearest(options: { db: string; embed: Embed; query: string; k?: number }): Promise<Row[]> {
-  const table = await (await lancedb.connect(options.db)).openTable(TABLE);
+  const table = await openStore(options.db);
   const [vector] = await options.embed([options.query]);
   return (await table
     .search(vector!)
@@ -246,15 +309,17 @@ const HELP = `Usage: bun examples/embedding-pipeline.ts load --export FILE --db 
 
 load   stores every chunk of a snapshot:export file (.jsonl, .gz or .zst) in LanceDB at DIR
 sync   replaces the chunks of every page the server's /v1/changes lists since the last load or sync
+       (--since T: since T instead, Unix seconds or an RFC 3339 date-time: 2026-01-01T00:00:00Z)
 query  prints the 5 stored chunks nearest to TEXT, with their attribution
 
 Embeds with a deterministic hashing stand-in (no model): put your model in its place.
 `;
 
-if (import.meta.main) {
+/** The command line: its arguments, then what it prints; a mistake or a failure is one line on stderr, never a stack trace. */
+async function main(argv: string[]): Promise<void> {
   const { parseArgs } = await import("node:util");
   const { values, positionals } = parseArgs({
-    args: Bun.argv.slice(2),
+    args: argv,
     options: {
       export: { type: "string" },
       db: { type: "string" },
@@ -279,13 +344,11 @@ if (import.meta.main) {
     });
     console.log(`stored ${stored} chunks in ${values.db}`);
   } else if (command === "sync") {
+    const since = values.since === undefined ? undefined : readSince(values.since);
+    const apiKey = process.env.TOME_API_KEY;
+    if (!apiKey) throw new RangeError("sync needs the server's key in TOME_API_KEY (and its address in TOME_URL).");
     const url = process.env.TOME_URL ?? "http://localhost:8080";
-    const synced = await syncChanges({
-      db: values.db,
-      server: { url, apiKey: process.env.TOME_API_KEY ?? "" },
-      embed,
-      since: values.since ? Number(values.since) : undefined,
-    });
+    const synced = await syncChanges({ db: values.db, server: { url, apiKey }, embed, since });
     console.log(`synced ${synced.pages} pages (${synced.chunks} chunks); next sync from ${synced.since}`);
   } else if (command === "query" && rest.length) {
     for (const row of await nearest({ db: values.db, embed, query: rest.join(" ") }))
@@ -295,5 +358,16 @@ if (import.meta.main) {
   } else {
     process.stderr.write(HELP);
     process.exit(2);
+  }
+}
+
+if (import.meta.main) {
+  try {
+    await main(Bun.argv.slice(2));
+  } catch (err) {
+    // A mistake in the arguments (RangeError, or parseArgs' TypeError) exits 2; anything else 1.
+    const mistake = err instanceof RangeError || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+    console.error(`embedding-pipeline: ${(err as Error).message}`);
+    process.exit(mistake ? 2 : 1);
   }
 }

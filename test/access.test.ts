@@ -486,7 +486,13 @@ describe("usage on disk", () => {
       "2026-11-03": { key_a: [2, 1], key_b: [1, 10] },
     });
     expect(saved.months).toEqual({ "2026-11": { acct: 12 } });
-    expect(new UsageLedger(path).monthOf("2026-11").key_days).toEqual(saved.key_days!);
+    expect(new UsageLedger(path).accountMonth("2026-11", "acct", ["key_a", "key_b"]).key_days).toEqual(saved.key_days!);
+    // The dashboard reads one account's keys only.
+    expect(new UsageLedger(path).accountMonth("2026-11", "acct", ["key_b"])).toEqual({
+      months: { "2026-11": { acct: 12 } },
+      last_used: { key_b: "2026-11-03T02:00:00.000Z" },
+      key_days: { "2026-11-02": {}, "2026-11-03": { key_b: [1, 10] } },
+    });
     // A counter changed by hand breaks the checksum.
     const file = JSON.parse(readFileSync(path, "utf8"));
     file.key_days["2026-11-02"].key_a = [1, 0];

@@ -284,6 +284,8 @@ describe("start: keys and dumps", () => {
 });
 
 const RUN = join(ROOT, "src/cli/run.sh");
+/** The Bun run.sh installs when there is none. */
+const BUN_PACKAGE = /^BUN_PACKAGE=(\S+)$/m.exec(readFileSync(RUN, "utf8"))![1]!;
 
 describe("npm start / npm test (src/cli/run.sh)", () => {
   test("--help says what it installs and what it runs", async () => {
@@ -299,14 +301,15 @@ describe("npm start / npm test (src/cli/run.sh)", () => {
       expect(help.stdout.toString()).toContain(word);
   });
 
-  test("npm start and bun run start reach the server (its --help)", async () => {
-    for (const argv of [
-      ["npm", "start", "--", "--help"],
-      ["bun", "run", "start", "--help"],
-    ]) {
-      const r = Bun.spawnSync(argv, { cwd: ROOT });
+  test("npm start and bun run start reach the server (its --help), which names itself as it was run (D86)", async () => {
+    for (const [argv, usage] of [
+      [["npm", "start", "--", "--help"], "\nUsage: npm start     (npm start also installs"],
+      [["bun", "run", "start", "--help"], "Usage: bun run start     (npm start also installs"],
+    ] as const) {
+      const r = Bun.spawnSync([...argv], { cwd: ROOT });
       expect(r.exitCode).toBe(0);
       expect(r.stdout.toString()).toContain("HOST");
+      expect(r.stdout.toString()).toContain(usage);
     }
   });
 
@@ -315,7 +318,9 @@ describe("npm start / npm test (src/cli/run.sh)", () => {
     const bin = tempDir("tome-bin-");
     const prefix = tempDir("tome-prefix-");
     for (const tool of ["bash", "dirname", "cat", "sed", "id"]) symlinkSync(Bun.which(tool)!, join(bin, tool));
-    const npm = `#!/bin/sh\ncase "$1 $2" in\n  "prefix -g") echo "${prefix}" ;;\n  "install -g") /bin/mkdir -p "${prefix}/bin" && /bin/ln -s "${process.execPath}" "${prefix}/bin/bun" ;;\nesac\n`;
+    // An npm with allow-scripts (npm 11): Bun's own install script is allowed by name, so npm does not warn of it.
+    const installed = join(prefix, "npm-install-args");
+    const npm = `#!/bin/sh\ncase "$1 $2" in\n  "config ls") echo 'allow-scripts = [""]' ;;\n  "prefix -g") echo "${prefix}" ;;\n  "install -g") echo "$@" > "${installed}" && /bin/mkdir -p "${prefix}/bin" && /bin/ln -s "${process.execPath}" "${prefix}/bin/bun" ;;\nesac\n`;
     writeFileSync(join(bin, "npm"), npm);
     chmodSync(join(bin, "npm"), 0o755);
     const r = Bun.spawnSync([join(bin, "bash"), RUN, "start", "--help"], {
@@ -328,6 +333,7 @@ describe("npm start / npm test (src/cli/run.sh)", () => {
       stderr: expect.stringContaining("run.sh: Bun is not installed: npm install -g bun@"),
     });
     expect(existsSync(join(prefix, "bin", "bun"))).toBe(true);
+    expect(readFileSync(installed, "utf8").trim()).toBe(`install -g --allow-scripts=bun ${BUN_PACKAGE}`);
     expect(stdout).toStartWith("Usage: npm start");
     for (const setting of [
       "TOME_SNAPSHOT",
@@ -339,6 +345,32 @@ describe("npm start / npm test (src/cli/run.sh)", () => {
       "TOME_KEY_MS_PER_SECOND",
     ])
       expect(stdout).toContain(`\n  ${setting}`);
+  });
+
+  test("npm start installs what the server needs only, and no install script is blocked; setup installs everything (D86)", async () => {
+    // A clone, installed from Bun's cache (which the set-up that runs the tests has filled).
+    const clone = join(tempDir("tome-clone-"), "tome");
+    expect(Bun.spawnSync(["git", "clone", "--quiet", ROOT, clone]).exitCode).toBe(0);
+    const r = Bun.spawnSync(["bash", join(clone, "src/cli/run.sh"), "start", "--help"], { cwd: clone });
+    const stderr = r.stderr.toString();
+    expect({ code: r.exitCode, stdout: r.stdout.toString() }).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining("TOME_SNAPSHOT"),
+    });
+    expect(stderr).toContain("bun install --production --frozen-lockfile --filter tome");
+    expect(stderr).not.toContain("Blocked");
+    const installed = readdirSync(join(clone, "node_modules"));
+    for (const serverNeeds of ["elysia", "msgpackr", "swagger-ui-dist", "@modelcontextprotocol"])
+      expect({ serverNeeds, there: installed.includes(serverNeeds) }).toEqual({ serverNeeds, there: true });
+    // Nor the examples' packages (LanceDB, LangChain), nor the tools (Biome, knip, the browser tests' driver).
+    for (const notForServing of ["@lancedb", "@langchain", "onnxruntime-node", "@biomejs", "knip", "puppeteer-core"])
+      expect({ notForServing, there: installed.includes(notForServing) }).toEqual({ notForServing, there: false });
+    // Setup (CI, and npm test) adds everything else.
+    const setup = Bun.spawnSync(["bash", join(clone, "src/cli/run.sh"), "setup"], { cwd: clone });
+    expect({ code: setup.exitCode, stderr: setup.stderr.toString() }).toMatchObject({ code: 0 });
+    const all = readdirSync(join(clone, "node_modules"));
+    for (const name of ["@lancedb", "@langchain", "@biomejs", "typescript", "knip"])
+      expect({ name, there: all.includes(name) }).toEqual({ name, there: true });
   });
 
   test("SIGTERM to npm start reaches the server, which stops gracefully", async () => {

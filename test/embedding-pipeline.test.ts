@@ -6,7 +6,6 @@
  * deterministicHashEmbedding, hashed words.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import * as lancedb from "@lancedb/lancedb";
 import { join } from "node:path";
 import {
   batches,
@@ -15,6 +14,7 @@ import {
   loadExport,
   nearest,
   readExport,
+  storedRows,
   syncChanges,
 } from "../examples/embedding-pipeline";
 import { openSnapshot } from "../src/snapshot";
@@ -37,7 +37,11 @@ const embed: Embed = (texts) => {
   return hashing(texts);
 };
 
-const rowsOf = async () => (await (await (await lancedb.connect(db)).openTable("chunks")).query().toArray()) as Json[];
+const rowsOf = async () => (await storedRows(db)) as Json[];
+const PIPELINE = join(ROOT, "examples/embedding-pipeline.ts");
+/** The example's command line, on the test's server. */
+const pipeline = (args: string[], env: Record<string, string> = {}) =>
+  runToExit(["bun", PIPELINE, ...args], { TOME_URL: server.url, TOME_API_KEY: key, ...env });
 
 beforeAll(async () => {
   before = await snapshotFor({ dumps: [EN_2016] });
@@ -132,8 +136,50 @@ describe("examples/embedding-pipeline.ts", () => {
     }
     // Chunks of 120 words: the synced pages hold more chunks than the export's 300-word ones.
     expect(rows.length).toBeGreaterThan(old.length);
+    // Nothing changed since: nothing is fetched again, not even the pages of the newest second.
     const again = await syncChanges({ db, server: { url: server.url, apiKey: key }, embed });
-    expect(again.since).toBe(synced.since);
+    expect(again).toEqual({ pages: 0, chunks: 0, since: synced.since });
     expect((await rowsOf()).length).toBe(rows.length);
+  });
+
+  test("the command line: load then sync fetches nothing it holds; --since takes an RFC 3339 date-time, as its help says", async () => {
+    const cli = join(dir, "cli-vectors");
+    const loaded = await pipeline(["load", "--export", exported, "--db", cli]);
+    expect({ code: loaded.code, stderr: loaded.stderr }).toEqual({ code: 0, stderr: "" });
+    const synced = await pipeline(["sync", "--db", cli]);
+    expect({ code: synced.code, stderr: synced.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(synced.stdout).toStartWith("synced 0 pages (0 chunks)");
+    expect((await pipeline(["--help"])).stdout).toContain("2026-01-01T00:00:00Z");
+    const later = await pipeline(["sync", "--db", cli, "--since", "2026-01-01T00:00:00Z"]);
+    expect({ code: later.code, stdout: later.stdout, stderr: later.stderr }).toEqual({
+      code: 0,
+      stdout: `synced 0 pages (0 chunks); next sync from ${Date.parse("2026-01-01T00:00:00Z") / 1000}\n`,
+      stderr: "",
+    });
+  });
+
+  test("the command line's errors are one line each, saying what to do, never a stack trace", async () => {
+    const cli = join(dir, "cli-vectors");
+    const cases: [string[], Record<string, string>, number, string][] = [
+      [["sync", "--db", cli, "--since", "yesterday"], {}, 2, "--since takes Unix seconds or an RFC 3339 date-time"],
+      [["sync", "--db", cli], { TOME_API_KEY: "" }, 2, "sync needs the server's key in TOME_API_KEY"],
+      [["sync", "--db", cli], { TOME_URL: "http://127.0.0.1:9" }, 1, "cannot reach http://127.0.0.1:9"],
+      [["sync", "--db", cli], { TOME_API_KEY: "wk_00000000000000000000000000000000" }, 1, "GET /v1/changes"],
+      [["query", "--db", join(dir, "nowhere"), "albedo"], {}, 1, "no store at"],
+      [["load", "--export", join(dir, "missing.jsonl"), "--db", cli], {}, 1, "no export at"],
+      [["load", "--bogus", "--db", cli], {}, 2, "embedding-pipeline: "],
+    ];
+    for (const [args, env, code, message] of cases) {
+      const r = await pipeline(args, env);
+      expect({ args, code: r.code }).toEqual({ args, code });
+      expect({ args, lines: r.stderr.trim().split("\n").length }).toEqual({ args, lines: 1 });
+      expect(r.stderr).toStartWith("embedding-pipeline: ");
+      expect(r.stderr).toContain(message);
+    }
+  });
+
+  test(".gitignore keeps the README's export and store out of git", () => {
+    const ignored = Bun.spawnSync(["git", "check-ignore", "chunks.jsonl.zst", "vectors/chunks.lance"], { cwd: ROOT });
+    expect(ignored.stdout.toString().trim().split("\n")).toEqual(["chunks.jsonl.zst", "vectors/chunks.lance"]);
   });
 });

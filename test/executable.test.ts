@@ -75,8 +75,14 @@ describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
       expect(r.stdout).toContain(`  ${name} `);
       const help = await run(name, "--help");
       expect({ name, code: help.code }).toEqual({ name, code: 0 });
-      expect(help.stdout).toContain("Usage:");
+      // Each names itself as it is run here (D86), never as a checkout's script.
+      expect(help.stdout).toStartWith(`Usage: tome ${name}`);
+      expect({ name, checkout: /bun run|npm start/.exec(help.stdout)?.[0] }).toEqual({ name, checkout: undefined });
     }
+    const keysHelp = await run("keys", "create", "--help");
+    expect(keysHelp.stdout).toStartWith("Usage: tome keys create");
+    const wrong = await run("snapshot:verify");
+    expect(wrong.stderr).toContain("Run `tome snapshot:verify --help` for usage.");
     const unknown = await run("serve");
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown command "serve"');
@@ -100,6 +106,25 @@ describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
     key = JSON.parse(r.stdout).key;
     server = await spawnServer([tome, "start"], env, { cwd: folder });
     expect(server.stderr()).toContain("Loaded snapshots/en.tome: en.wikipedia.org, 106 pages");
+    expect(server.stderr()).toContain("make one with: tome keys create --name NAME --plan enterprise --scope full");
+    expect(server.stderr()).not.toContain("bun run");
+  });
+
+  test("start with no snapshot builds the sample into snapshots/, and its banner and key line say tome", async () => {
+    const fresh = join(home, "fresh");
+    mkdirSync(fresh);
+    const first = await spawnServer([tome, "start"], env, { cwd: fresh });
+    try {
+      const said = first.stderr();
+      expect(said).toContain("This is a SAMPLE");
+      expect(said).toContain("TOME_DUMP=simple tome start");
+      expect(said).toContain("Make another with: tome keys create --name NAME --plan enterprise --scope full.");
+      expect(said).not.toContain("bun run");
+      expect(said).not.toContain("npm start");
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
+    expect(readdirSync(join(fresh, "snapshots"))).toEqual(["enwiki-2016-sample.tome"]);
   });
 
   test("search needs the key, and finds", async () => {

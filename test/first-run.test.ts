@@ -1,16 +1,30 @@
 /**
  * A clone stands alone (D60, docs/decisions/): its data lookup finds the fixtures it carries when nothing
  * is beside it, the fixtures are the shared data byte for byte, and `npm start` with nothing set
- * serves the sample at once, or downloads and builds the dump TOME_DUMP names.
+ * serves the sample at once and keeps it in snapshots/ for the next commands and starts (D86), or
+ * downloads and builds the dump TOME_DUMP names.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { ROOT, SQUAD, startServer, tempDir } from "./helpers";
+import { zstdDecompressSync } from "node:zlib";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { SAMPLE_NAME } from "../src/cli/snapshots";
+import { dump, EN_2006, ROOT, runToExit, SQUAD, startServer, tempDir } from "./helpers";
 
 setDefaultTimeout(120_000);
 
 const FIXTURES = join(ROOT, "test/fixtures");
+const MR_TRUNCATED = dump("mrwiki-head-truncated.xml.xz");
+
+/** Reads until done says so (10 s at most). */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  for (const deadline = Date.now() + 10_000; ; await Bun.sleep(100)) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+  }
+}
 
 describe("a clone with nothing beside it", () => {
   test("finds its data in test/fixtures/data, which holds every dump and question set", () => {
@@ -44,8 +58,11 @@ describe("a clone with nothing beside it", () => {
 });
 
 describe("npm start with no snapshot", () => {
-  test("with nothing set, serves the sample at once, says so, and removes it when stopped", async () => {
-    const cwd = tempDir();
+  /** Where the first start ran: the sample it built stays in its snapshots/ (D86). */
+  const cwd = tempDir();
+  const samplePath = join(cwd, "snapshots", SAMPLE_NAME);
+
+  test("with nothing set, serves the sample at once, says so, and keeps it in snapshots/ when stopped", async () => {
     const started = performance.now();
     const server = await startServer({
       CWD: cwd,
@@ -55,18 +72,16 @@ describe("npm start with no snapshot", () => {
       TOME_AUTH: "off",
     });
     const seconds = (performance.now() - started) / 1000;
-    let sample: string | undefined;
     try {
       expect(seconds).toBeLessThan(60);
       const err = server.stderr();
       expect(err).toContain("no TOME_DUMP: building the sample that ships with Tome");
+      expect(err).toContain(`Loaded snapshots/${SAMPLE_NAME}: en.wikipedia.org, 106 pages`);
       expect(err).toContain("This is a SAMPLE: 106 articles of English Wikipedia (2016)");
-      expect(err).toContain("TOME_DUMP=simple npm start");
-      expect(err).toContain("TOME_DUMP=en npm start");
-      sample = /Loaded (\S+): en\.wikipedia\.org, 106 pages/.exec(err)?.[1];
-      expect(sample).toBeDefined();
-      // Nothing was written where it runs: snapshots/ stays for the real corpus.
-      expect(existsSync(join(cwd, "snapshots"))).toBe(false);
+      // Started by bun here, not npm: the command a person would type next is the one they used.
+      expect(err).toContain("TOME_DUMP=simple bun run start");
+      expect(err).toContain("TOME_DUMP=en bun run start");
+      expect(err).toContain("Watching for a newer snapshot in snapshots/");
       const search = (await (await fetch(`${server.url}/v1/search?q=albedo&limit=3`)).json()) as {
         hits: { title: string }[];
       };
@@ -88,7 +103,119 @@ describe("npm start with no snapshot", () => {
     } finally {
       expect(await server.stop()).toBe(0);
     }
-    expect(existsSync(dirname(sample!))).toBe(false);
+    expect(readdirSync(join(cwd, "snapshots"))).toEqual([SAMPLE_NAME]);
+  });
+
+  test("the README's next commands find the sample: snapshot:export and mcp", async () => {
+    const env = { TOME_SNAPSHOT: "" };
+    const exported = await runToExit(
+      ["bun", join(ROOT, "src/cli/snapshot-export.ts"), "--out", "chunks.jsonl.zst"],
+      env,
+      cwd,
+    );
+    expect({ code: exported.code, stderr: exported.stderr }).toMatchObject({ code: 0 });
+    const lines = new TextDecoder()
+      .decode(zstdDecompressSync(readFileSync(join(cwd, "chunks.jsonl.zst"))))
+      .trim()
+      .split("\n");
+    expect(lines.length).toBe(2653);
+    expect(JSON.parse(lines[0]!).source.project).toBe("en.wikipedia.org");
+
+    const client = new Client({ name: "first-run", version: "1" });
+    await client.connect(
+      new StdioClientTransport({
+        command: "bun",
+        args: [join(ROOT, "src/cli/mcp.ts")],
+        cwd,
+        env: { ...(process.env as Record<string, string>), ...env },
+        stderr: "pipe",
+      }),
+    );
+    try {
+      const found = (await client.callTool({ name: "search", arguments: { q: "albedo", limit: 3 } })) as {
+        content: { text: string }[];
+      };
+      expect(found.content[0]!.text).toContain("Albedo");
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("the next start serves the sample kept, without building it; a snapshot built into snapshots/ then replaces it", async () => {
+    const server = await startServer({
+      CWD: cwd,
+      TOME_SNAPSHOT: "",
+      TOME_DUMP: "",
+      HOST: "127.0.0.1",
+      TOME_AUTH: "off",
+    });
+    try {
+      expect(server.stderr()).not.toContain("building the sample");
+      expect(server.stderr()).toContain(`Loaded snapshots/${SAMPLE_NAME}: en.wikipedia.org, 106 pages`);
+      expect(server.stderr()).toContain("This is a SAMPLE");
+      // An English snapshot with older articles than the sample's (2016): D55 alone would keep the sample.
+      const built = await runToExit(
+        ["bun", join(ROOT, "src/cli/snapshot-build.ts"), "--dump", EN_2006, "--out", "snapshots/en-2006.tome"],
+        {},
+        cwd,
+      );
+      expect(built.code).toBe(0);
+      const pages = await until(
+        async () => (await (await fetch(`${server.url}/v1/meta`)).json()) as any,
+        (m) => m.dataset.snapshot === "en-2006.tome",
+      );
+      expect(pages.dataset.indexed_pages).not.toBe(106);
+      expect(server.stderr()).toMatch(/swap: now serving snapshots\/en-2006\.tome \(after a change in snapshots\/\)/);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  test("serving the sample, SIGHUP moves to another wiki's snapshot built into snapshots/", async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "snapshots"));
+    copyFileSync(samplePath, join(dir, "snapshots", SAMPLE_NAME));
+    const server = await startServer({
+      CWD: dir,
+      TOME_SNAPSHOT: "",
+      TOME_DUMP: "",
+      TOME_SNAPSHOT_WATCH: "off",
+      HOST: "127.0.0.1",
+      TOME_AUTH: "off",
+    });
+    try {
+      expect(server.stderr()).toContain("This is a SAMPLE");
+      const built = await runToExit(
+        ["bun", join(ROOT, "src/cli/snapshot-build.ts"), "--dump", MR_TRUNCATED, "--allow-truncated", "--limit", "20"],
+        {},
+        dir,
+      );
+      expect(built.code).toBe(0);
+      process.kill(server.pid, "SIGHUP");
+      const meta = await until(
+        async () => (await (await fetch(`${server.url}/v1/meta`)).json()) as any,
+        (m) => m.content_source.project !== "en.wikipedia.org",
+      );
+      expect(meta.content_source.project).toBe("mr.wikipedia.org");
+      expect(server.stderr()).toMatch(/swap: now serving snapshots\/mrwiki\.tome \(after SIGHUP\)/);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  test("TOME_DUMP builds past the sample kept in snapshots/, and serves what it built", async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "snapshots"));
+    copyFileSync(samplePath, join(dir, "snapshots", SAMPLE_NAME));
+    const server = await startServer({ CWD: dir, TOME_SNAPSHOT: "", TOME_DUMP: SQUAD, HOST: "127.0.0.1" });
+    try {
+      const err = server.stderr();
+      expect(err).toContain(`Only the sample (snapshots/${SAMPLE_NAME}) is in snapshots/: building one from ${SQUAD}`);
+      expect(err).toContain("Loaded snapshots/enwiki.tome: en.wikipedia.org, 48 pages");
+      expect(err).not.toContain("SAMPLE");
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
   });
 
   const dumpBytes = readFileSync(SQUAD);

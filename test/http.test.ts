@@ -241,6 +241,65 @@ describe("D22: every response", () => {
     }
   });
 
+  test("GET / without a key points a person to the docs, the API's description, the dashboard and the liveness check (D87)", async () => {
+    const res = await fetch(`${base}/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    const body = (await res.json()) as Json;
+    expect(body).toMatchObject({
+      name: "Tome",
+      docs: "/docs",
+      openapi: "/v1/openapi.json",
+      dashboard: "/dashboard",
+      mcp: "/mcp",
+      health: "/healthz",
+    });
+    expect(body.description).toContain("X-API-Key");
+    // Each place it names answers without a key (/mcp takes an MCP client's POST with a key).
+    for (const link of [body.docs, body.openapi, body.dashboard, body.health])
+      expect({ link, status: (await fetch(`${base}${link}`)).status }).toEqual({ link, status: 200 });
+    const head = await fetch(`${base}/`, { method: "HEAD" });
+    expect({ status: head.status, body: await head.text() }).toEqual({ status: 200, body: "" });
+    expect((await fetch(`${base}/`, { method: "POST" })).status).toBe(405);
+  });
+
+  test("without a key: a path outside /v1 that nothing serves is 404 not found, every /v1 route and /mcp 401 (D87)", async () => {
+    for (const path of [
+      "/nope",
+      "/index.html",
+      "/favicon.ico",
+      "/v1x",
+      "/V1/search?q=albedo",
+      "/v1%2Fsearch?q=albedo",
+    ]) {
+      const res = await fetch(`${base}${path}`);
+      const body = (await res.json()) as Json;
+      expect({ path, status: res.status, body }).toEqual({
+        path,
+        status: 404,
+        body: { error: "not found", message: "There is no such route. The API is described at /v1/openapi.json." },
+      });
+    }
+    const doc = (await (await fetch(`${base}/v1/openapi.json`)).json()) as Json;
+    const routes = Object.keys(doc.paths).filter((p) => p.startsWith("/v1/"));
+    expect(routes.length).toBeGreaterThan(7);
+    for (const route of [...routes, "/v1", "/v1/", "/v1/nope"]) {
+      const path = route.replace("{page_id}", "39").replace("{id}", "39_0");
+      const res = await fetch(`${base}${path}?q=albedo`);
+      expect({ path, status: res.status, error: ((await res.json()) as Json).error }).toEqual({
+        path,
+        status: 401,
+        error: "unauthorized",
+      });
+    }
+    const mcp = await fetch(`${base}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(mcp.status).toBe(401);
+  });
+
   test("one log line per request: method, path, status, milliseconds", async () => {
     await api("/v1/chunk/39_2?trace=log-check");
     await Bun.sleep(50);
@@ -393,6 +452,15 @@ describe("GET /v1/search", () => {
     expect(body.details.parameter).toBe("q");
     // Counted in characters: 500 emoji (1000 UTF-16 units) are 500 characters.
     await ok(`/v1/search?q=${encodeURIComponent("😀".repeat(500))}`);
+  });
+
+  test("a q of 17,000 or 100,000 characters gets D6's JSON 400, not a bare 431 (D88)", async () => {
+    for (const length of [17_000, 100_000]) {
+      const body = await fails(`/v1/search?q=${"a".repeat(length)}`, 400, "invalid_parameter");
+      expect({ length, parameter: body.details.parameter }).toEqual({ length, parameter: "q" });
+    }
+    // Past the limit, Bun answers before any of Tome's code runs: the one refusal that is not D1's body.
+    expect((await api(`/v1/search?q=${"a".repeat(140_000)}`)).status).toBe(431);
   });
 
   test("hostile queries never produce a 500 (D6)", async () => {

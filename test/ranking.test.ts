@@ -115,7 +115,7 @@ describe("passage choice: of a page's best chunks, the one where the question's 
   // its next best where the question's words stand together. (“How much older was Manning than
   // Newton during Super Bowl 50?” → “13 years” was one; since D62 its passage is the records
   // chunk, where Manning is the oldest quarterback and Newton's rating stands: the answer is
-  // elsewhere. Over all of SQuAD the answer is in the top chunk more often: bench/relevance.ts.)
+  // elsewhere. Over all of SQuAD the answer is in the top chunk more often: bench/relevance/relevance.ts.)
   test.each([
     ["What other city has hosted the Super Bowl ten times?", "New Orleans"],
     ["Who recovered a Manning fumble?", "Ealy"],

@@ -309,3 +309,35 @@ describe("snapshot file (format 2)", () => {
     expect(latestSnapshot(dir)).toBe(join(dir, "b.tome"));
   });
 });
+
+describe("a snapshot mapped read-only under a read lease (D84)", () => {
+  test("a cp over the file waits until the holder lets go; then every view reads zeros, not a file cut short, and the writer goes on", async () => {
+    const served = join(tempDir(), "served.tome");
+    await builtAt(served);
+    const container = openContainer(served);
+    let letGo!: () => void;
+    const holding = new Promise<void>((r) => (letGo = r));
+    expect(container.lease(() => holding)).toBeUndefined();
+    const text = container.section("text.blocks.0");
+    expect(text.some((b) => b !== 0)).toBe(true);
+    // Mapped read-only and shared, from a descriptor opened read-only (a read lease refuses any other).
+    const mapped = () => readFileSync("/proc/self/maps", "utf8").includes(served);
+    expect(readFileSync("/proc/self/maps", "utf8")).toMatch(new RegExp(` r--s .*${served}`));
+
+    // Any bytes will do: the dump, shorter than the snapshot, so that its pages past the new end would be a SIGBUS.
+    const cp = Bun.spawn(["cp", EN_2016, served]);
+    // The writer's open waits for the holder: nothing of the file has changed yet.
+    await Bun.sleep(300);
+    expect(cp.exitCode).toBeNull();
+    expect(readFileSync(served).byteLength).toBe(container.bytes);
+    expect(mapped()).toBe(true);
+    letGo();
+    expect(await cp.exited).toBe(0);
+    expect(readFileSync(served).equals(readFileSync(EN_2016))).toBe(true);
+    expect(readFileSync(served).byteLength).toBeLessThan(container.bytes);
+    // The views read zeros, from no file; and nothing more is read from it.
+    expect(text.every((b) => b === 0)).toBe(true);
+    expect(mapped()).toBe(false);
+    await expect(container.verify()).rejects.toThrow(/is being written over in place: it is let go/);
+  });
+});

@@ -11,13 +11,16 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import autocannon from "autocannon";
 import {
+  closeSync,
   copyFileSync,
   mkdirSync,
+  openSync,
   readFileSync,
   renameSync,
   rmSync,
   symlinkSync,
   truncateSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -33,6 +36,7 @@ import {
   ingested,
   runToExit,
   type ServerProcess,
+  spawnServer,
   START,
   startServer,
   tempDir,
@@ -86,6 +90,8 @@ async function until<T>(what: string, read: () => Promise<T>, done: (value: T) =
   }
 }
 
+/** Neither exited nor killed by a signal (a SIGBUS is one). */
+const alive = (server: ServerProcess) => server.proc.exitCode === null && server.proc.signalCode === null;
 const metaOf = async (server: ServerProcess) => (await (await fetch(`${server.url}/v1/meta`)).json()) as any;
 /** The content hash of the snapshot served (undefined while none may be read: a 503). */
 const servedBy = async (server: ServerProcess) => (await metaOf(server)).search_engine_version?.commitSha as string;
@@ -455,7 +461,7 @@ describe("which snapshot folder mode serves (D55), and the first one let go (iss
   });
 });
 
-describe("files written over in place while served (D56)", () => {
+describe("files written over in place while served (D56, D84)", () => {
   test("cp over the served snapshot is seen at once: logged, not read, and the new content served once whole", async () => {
     const cwd = tempDir("tome-swap-inplace-");
     const folder = join(cwd, "snapshots");
@@ -506,6 +512,260 @@ describe("files written over in place while served (D56)", () => {
       await server.stop();
     }
   });
+});
+
+describe("a damaged snapshot beside a good one, at start (issue 57, D85)", () => {
+  /** A copy of A with 4 bytes changed in the middle of its largest section (only that section's hash sees it), moved into snapshots/ with mv as the newest file: first in the order (D55). */
+  function damagedCopy(folder: string, name: string): void {
+    const bytes = new Uint8Array(readFileSync(a.path));
+    const largest = [...a.engine.snapshot.container.sections].sort((x, y) => y.length - x.length)[0]!;
+    const at = largest.offset + Math.floor(largest.length / 2);
+    for (let i = at; i < at + 4; i++) bytes[i] = bytes[i]! ^ 0xff;
+    const outside = join(folder, "..", name);
+    writeFileSync(outside, bytes);
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(outside, later, later);
+    renameSync(outside, join(folder, name));
+  }
+
+  test("the damaged copy, chosen first, is refused with what to do, and the good one beside it is served", async () => {
+    const cwd = tempDir("tome-swap-damaged-");
+    const folder = join(cwd, "snapshots");
+    mkdirSync(folder);
+    copyFileSync(a.path, join(folder, "en.tome"));
+    damagedCopy(folder, "en-copy.tome");
+    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    try {
+      expect(server.stderr()).toContain("Loaded snapshots/en-copy.tome");
+      await until(
+        "the good one served",
+        async () => {
+          if (!alive(server)) throw new Error(`the server stopped:\n${server.stderr()}`);
+          return (await metaOf(server)).dataset?.snapshot;
+        },
+        (name) => name === "en.tome",
+      );
+      expect(server.stderr()).toMatch(
+        /start: snapshots\/en-copy\.tome is damaged \(section\(s\) \S+ do not match their hash\): it is not served .*Copy it or build it again \(bun run snapshot:build\), or remove it\./,
+      );
+      expect(server.stderr()).toMatch(
+        /swap: now serving snapshots\/en\.tome \(after snapshots\/en-copy\.tome was found damaged\)/,
+      );
+      const page = await fetch(`${server.url}/v1/page/${pageId}`);
+      expect(page.status).toBe(200);
+      expect(((await page.json()) as any).chunks.total).toBe(a.totals.get(pageId)!);
+      // The damaged file is not tried again while it is as it is.
+      server.proc.kill("SIGHUP");
+      await until(
+        "SIGHUP checked",
+        async () => server.stderr(),
+        (err) => err.includes("swap: SIGHUP: nothing newer than snapshots/en.tome"),
+      );
+      expect(server.stderr().match(/en-copy\.tome is damaged/g)!.length).toBe(1);
+      expect(server.proc.exitCode).toBeNull();
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("with no other snapshot to serve, the server stops (status 1) with what to do", async () => {
+    const cwd = tempDir("tome-swap-damaged-alone-");
+    const folder = join(cwd, "snapshots");
+    mkdirSync(folder);
+    damagedCopy(folder, "en-copy.tome");
+    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    expect(await server.proc.exited).toBe(1);
+    expect(server.stderr()).toContain(
+      "and no other snapshot can be served; stopping. Rebuild it with `bun run snapshot:build`, or copy it again.",
+    );
+  });
+});
+
+describe("cp over the served snapshot under load (issue 57, D84)", () => {
+  test("cp three times under 100 connections of searches, chunk and page reads: the server lives, no connection is dropped, each answer 200 whole from one snapshot or 503", async () => {
+    const cwd = tempDir("tome-swap-cp-load-");
+    const folder = join(cwd, "snapshots");
+    mkdirSync(folder);
+    const servedFile = join(folder, "served.tome");
+    copyFileSync(a.path, servedFile);
+    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    try {
+      const ids = [...a.totals.keys()].filter((id) => b.totals.has(id)).slice(0, 30);
+      const wrong: string[] = [];
+      const statuses = new Map<number, number>();
+      const seen = new Map<string, number>();
+      const check =
+        (expected: (snapshot: Built, body: any) => boolean) =>
+        (status: number, body: string, _c: unknown, headers: any) => {
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+          if (status === 503) {
+            if (JSON.parse(body).error !== "service_unavailable") wrong.push(`503 ${body.slice(0, 200)}`);
+            return;
+          }
+          const id = String(headers["x-snapshot"]);
+          seen.set(id, (seen.get(id) ?? 0) + 1);
+          const snapshot = id === a.id ? a : id === b.id ? b : undefined;
+          if (status !== 200 || !snapshot || !expected(snapshot, JSON.parse(body)))
+            wrong.push(`${status} ${id.slice(0, 12)} ${body.slice(0, 200)}`);
+        };
+      const requests = [
+        ...["history", "water", "city", "music"].map((q) => ({
+          method: "GET" as const,
+          path: `/v1/search?q=${q}&limit=10`,
+          // A hit's text must be that snapshot's chunk.
+          onResponse: check(
+            (s, r) =>
+              r.hits.length > 0 &&
+              r.hits.every((h: any) => s.engine.page(h.page_id)?.chunks[h.chunk_id]?.text === h.text),
+          ),
+        })),
+        ...ids.map((id) => ({
+          method: "GET" as const,
+          path: `/v1/chunk/${id}_0`,
+          onResponse: check((s, r) => r.text === s.engine.page(id)?.chunks[0]?.text),
+        })),
+        ...ids.slice(0, 10).map((id) => ({
+          method: "GET" as const,
+          path: `/v1/page/${id}`,
+          onResponse: check((s, r) => r.page.page_id === id && r.chunks.total === s.totals.get(id)),
+        })),
+      ];
+      let load!: autocannon.Instance;
+      const finished = new Promise<autocannon.Result>((resolve, reject) => {
+        load = autocannon({ url: server.url, connections: 100, duration: 60, requests }, (err, result) =>
+          err ? reject(err) : resolve(result),
+        );
+      });
+      await until(
+        "A answering under load",
+        async () => seen.get(a.id) ?? 0,
+        (n) => n >= 200,
+        20,
+      );
+      // B, A, B: each copied over the file served while it is read, then served once whole.
+      for (const next of [b, a, b]) {
+        const copied = Bun.spawn(["cp", next.path, servedFile]);
+        expect(await copied.exited).toBe(0);
+        await until(
+          "the copy served",
+          async () => {
+            if (!alive(server)) throw new Error(`the server died:\n${server.stderr().slice(-600)}`);
+            return servedBy(server).catch(() => "(no answer)");
+          },
+          (id) => id === next.id,
+          20,
+        );
+        const before = seen.get(next.id) ?? 0;
+        await until(
+          "the copy answering under load",
+          async () => seen.get(next.id) ?? 0,
+          (n) => n >= before + 100,
+          20,
+        );
+      }
+      load.stop();
+      const result = await finished;
+      console.error(
+        `cp under load: ${result.requests.total} answers (${JSON.stringify(Object.fromEntries(statuses))}), A ${seen.get(a.id)}, B ${seen.get(b.id)}`,
+      );
+      expect(alive(server)).toBe(true);
+      expect(server.stderr()).not.toContain("Bus error");
+      expect(wrong).toEqual([]);
+      expect({ errors: result.errors, timeouts: result.timeouts }).toEqual({ errors: 0, timeouts: 0 });
+      expect([...statuses.keys()].filter((status) => status !== 200 && status !== 503)).toEqual([]);
+      expect(
+        server
+          .stderr()
+          .match(
+            /served\.tome is being written over in place while it is served \(another process opened it to write it\)/g,
+          )?.length,
+      ).toBe(3);
+      expect(server.stderr()).not.toContain("cannot take a read lease");
+      expect((await fetch(`${server.url}/v1/page/${ids[0]}`)).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("a snapshot renamed into place while still open for writing (D84)", () => {
+  test("is not served while a writer holds it open (no lease can be taken: said once), and is served once it is closed", async () => {
+    const cwd = tempDir("tome-swap-open-writer-");
+    const folder = join(cwd, "snapshots");
+    mkdirSync(folder);
+    copyFileSync(a.path, join(folder, "a.tome"));
+    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    try {
+      // A writer that renames its file into place before closing it.
+      const hidden = join(folder, ".b.tome.part");
+      copyFileSync(b.path, hidden);
+      const writer = openSync(hidden, "a");
+      try {
+        renameSync(hidden, join(folder, "b.tome"));
+        await until(
+          "B refused while open for writing",
+          async () => server.stderr(),
+          (err) => /swap: refused \S*b\.tome .*it is open for writing \(being copied\?\)/.test(err),
+        );
+        await Bun.sleep(1500);
+        expect(await servedBy(server)).toBe(a.id);
+      } finally {
+        closeSync(writer);
+      }
+      await until(
+        "B served once closed",
+        () => servedBy(server),
+        (id) => id === b.id,
+      );
+      expect(server.stderr().match(/it is open for writing/g)!.length).toBe(1);
+      expect(server.stderr()).not.toContain("cannot take a read lease");
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("where no read lease can be taken (D84)", () => {
+  // A server that neither owns the file nor has CAP_LEASE: run as nobody, which root can do (CI runs as root).
+  const asNobody = process.getuid?.() === 0 && Bun.which("setpriv") !== null;
+  test.skipIf(!asNobody)(
+    "the server says so once, serves, and a cp over the served file is guarded as before (seen, 503, the new content once whole)",
+    async () => {
+      const cwd = tempDir("tome-swap-unleased-");
+      const folder = join(cwd, "snapshots");
+      mkdirSync(folder);
+      const servedFile = join(folder, "served.tome");
+      copyFileSync(a.path, servedFile);
+      // The folder is the server's; the snapshot stays root's, readable by all.
+      Bun.spawnSync(["chown", "-R", "65534:65534", cwd]);
+      Bun.spawnSync(["chown", "0:0", servedFile]);
+      const nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
+      const server = await spawnServer(
+        [...nobody, "bun", START],
+        { HOME: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "", TOME_DATA: join(cwd, "data"), TOME_KEY_MS_PER_SECOND: "0" },
+        { cwd },
+      );
+      try {
+        expect(await servedBy(server)).toBe(a.id);
+        expect(server.stderr()).toContain(
+          "swap: cannot take a read lease on snapshots/served.tome (this process neither owns the file nor may take leases (CAP_LEASE)): copying over a snapshot while it is served can stop the server here.",
+        );
+        expect(Bun.spawnSync(["cp", b.path, servedFile]).exitCode).toBe(0);
+        await until(
+          "B served from the rewritten file",
+          () => servedBy(server),
+          (id) => id === b.id,
+        );
+        expect(server.stderr()).toContain(
+          "served.tome is being written over in place while it is served (it is mapped;",
+        );
+        expect(server.stderr().match(/cannot take a read lease/g)!.length).toBe(1);
+        expect(alive(server)).toBe(true);
+      } finally {
+        await server.stop();
+      }
+    },
+  );
 });
 
 describe("a pinned snapshot (TOME_SNAPSHOT), not watched: SIGHUP", () => {
@@ -577,6 +837,42 @@ describe("in process: a request in flight across a swap", () => {
       expect(await answer.text()).toBe("%PDF 2026-01-01T00:00:00.000Z");
       expect(freed).toEqual([a.id]);
       expect(app.retiring()).toBe(0);
+    } finally {
+      app.close();
+    }
+  });
+
+  test("drained (D84): resolves once the requests that took the snapshot before a suspend are answered; those after it get 503 and are not waited for", async () => {
+    let finish!: () => void;
+    let rendering = false;
+    const waiting: PdfRenderService = {
+      render: async (article) => {
+        rendering = true;
+        await new Promise<void>((r) => (finish = r));
+        return new TextEncoder().encode(`%PDF ${article.retrievedAt}`);
+      },
+    };
+    const app = createApp(a.engine, { pdf: waiting });
+    try {
+      const inFlight = app.handle(new Request(`http://x/v1/pdf/${pageId}`));
+      await until(
+        "render started",
+        async () => rendering,
+        (started) => started,
+      );
+      app.suspend("The snapshot is being replaced; retry in a few seconds.");
+      let drained = false;
+      const done = app.drained(a.engine).then(() => (drained = true));
+      const later = await app.handle(new Request(`http://x/v1/page/${pageId}`));
+      expect(later.status).toBe(503);
+      await Bun.sleep(50);
+      expect(drained).toBe(false);
+      finish();
+      expect((await inFlight).status).toBe(200);
+      await done;
+      expect(drained).toBe(true);
+      // With nothing in flight, at once.
+      await app.drained(a.engine);
     } finally {
       app.close();
     }

@@ -3,7 +3,7 @@
  *
  * Quoted phrases, Tome against SQLite FTS5 on the same chunks, in one process and one run
  * (issue 44: phrases at least as fast as FTS5). The snapshot's chunks (title and text) go
- * into an FTS5 table (unicode61, diacritics removed: as bench/relevance.ts); then N phrases of
+ * into an FTS5 table (unicode61, diacritics removed: as bench/relevance/relevance.ts); then N phrases of
  * 2 (or 3) consecutive words drawn from the snapshot's own text (bench/queries.ts, fixed seed)
  * are searched by both, interleaved, each asked for its best 10: Tome's `"w1 w2"` by
  * Engine.search (default options: pruned where D48 says, highlighted, cropped), FTS5's

@@ -2,32 +2,46 @@
  * Account holders' access to the dashboard (issue 46, D69): the sign-in token an operator
  * issues (`bun run keys account create|token`), kept only as its sha256 like a key; the
  * sessions made by signing in with it; and the failed sign-ins counted per client address and
- * per account. An AccountStore keeps them: a single server's files and memory
- * (FileAccountStore), or Redis for replicas (redis/accounts.ts), where any replica serves any
+ * for the operator's token (D83). An AccountStore keeps them: a single server's files and memory
+ * (file-accounts.ts), or Redis for replicas (redis/accounts.ts), where any replica serves any
  * session and all count the same failures.
  */
 import { KeyStoreError } from "./errors";
 import { hashKey, randomAlphanumeric } from "./key-text";
+import { checkAccountName } from "./names";
 import type { PlanName } from "./plans";
-import { keysPath, readKeyFile, updateKeyFile, type Account, type KeyFile } from "./store";
+import type { Account, KeyFile, KeyRecord } from "./store";
 import type { UsageData } from "./usage";
+import type { WorkShare } from "./work";
+import { commandLine } from "../invocation";
 
 /**
  * A sign-in token: `wd_`, 32 letters or digits (190 bits), a dot and the account's name. The
- * name lets failed sign-ins be counted per account; the prefix tells it from an API key (wk_),
- * which is never taken as one.
+ * name finds the account in one lookup, whose token's hash is then compared (D81); the prefix
+ * tells it from an API key (wk_), which is never taken as one.
  */
 const DASHBOARD_TOKEN_SHAPE = /^wd_[A-Za-z0-9]{32}\.([A-Za-z0-9._-]{1,64})$/;
-export const ACCOUNT_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** How long a dashboard session lasts from its sign-in (then the holder signs in again). */
 export const SESSION_MS = 8 * 3600_000;
 /** Failed sign-ins are counted in windows this long. */
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
-/** Failed sign-ins a client address may make in a window; then every sign-in from it is refused until the next. */
+/** Failed sign-ins a client address (an IPv6 one's /64) may make in a window; then every sign-in from it is refused until the next (D70, D83). */
 export const ADDRESS_FAILURES = 20;
-/** Failed sign-ins naming one account in a window (from any address): a guess at one account's token. */
-export const ACCOUNT_FAILURES = 10;
+/**
+ * Failed sign-ins with anything but an account's token (wd_…), from all addresses together, in a
+ * window: past it the operator's token (TOME_ADMIN_TOKEN, chosen by a person, 16 characters at
+ * least) is refused but from addresses it signed in from before (D83).
+ */
+export const OPERATOR_FAILURES = 100;
+/** How long an address the operator signed in from is remembered (then it is a stranger's again). */
+export const KNOWN_ADDRESS_MS = 30 * 86_400_000;
+/** Sessions an account (or the operator) may hold at once: a new one ends its oldest (D82). */
+export const SESSIONS_PER_ACCOUNT = 10;
+/** Sessions one server keeps in memory at once (without Redis): a new one past it ends the oldest. */
+export const MAX_SESSIONS = 10_000;
+/** Names (client addresses) whose failed sign-ins are counted apart in a window, in memory (D82). */
+export const MAX_COUNTED_ADDRESSES = 10_000;
 
 /** The account a token names, or undefined for anything that is not a sign-in token. */
 export function accountOfToken(token: string): string | undefined {
@@ -46,15 +60,16 @@ export function createAccountAccess(
   name: string,
   plan: PlanName | undefined,
 ): { token: string; account: Account; created: boolean } {
+  checkAccountName(name);
   const existing = file.accounts[name];
   if (existing && plan && plan !== existing.plan) {
     throw new KeyStoreError(
-      `account ${name} is on the ${existing.plan} plan. Change it with: bun run keys plan --account ${name} --plan ${plan}`,
+      `account ${name} is on the ${existing.plan} plan. Change it with: ${commandLine(`keys plan --account ${name} --plan ${plan}`)}`,
     );
   }
   if (existing?.dashboard_token) {
     throw new KeyStoreError(
-      `account ${name} has a dashboard sign-in token already; nothing was changed. To replace it (the old one stops working): bun run keys account token --account ${name}`,
+      `account ${name} has a dashboard sign-in token already; nothing was changed. To replace it (the old one stops working): ${commandLine(`keys account token --account ${name}`)}`,
     );
   }
   const account = existing ?? { plan: plan ?? "free" };
@@ -64,10 +79,11 @@ export function createAccountAccess(
 
 /** `keys account token`: a new sign-in token for an account; the old one, and every session made with it, stop working. */
 export function replaceAccountToken(file: KeyFile, name: string): { token: string; account: Account } {
+  checkAccountName(name);
   const account = file.accounts[name];
   if (!account)
     throw new KeyStoreError(
-      `there is no account ${name}. Give it dashboard access with: bun run keys account create --account ${name} --plan PLAN`,
+      `there is no account ${name}. Give it dashboard access with: ${commandLine(`keys account create --account ${name} --plan PLAN`)}`,
     );
   return { token: issue(account, name), account };
 }
@@ -90,66 +106,43 @@ export interface Session {
   expires: number;
 }
 
-/** Where the dashboard keeps accounts, keys, usage, sessions and failed sign-ins. */
+/** A page of accounts in name order (the operator's), and whether more follow it. */
+interface AccountsPage {
+  accounts: [name: string, account: Account][];
+  more: boolean;
+}
+
+/**
+ * Where the dashboard keeps accounts, keys, usage, sessions and failed sign-ins (D81): each read
+ * is of one account, or of one page of accounts, never of the whole key store.
+ */
 export interface AccountStore {
-  /** The key store as it is now. */
-  read(): Promise<KeyFile>;
-  /** A change to the key store, under its guard (as the key tool makes it): running servers see it on their next request. */
-  update<T>(change: (file: KeyFile) => T): Promise<T>;
-  /** The month's usage: credits per account, each key's requests and credits by day (key_days), last uses. */
-  usage(month: string): Promise<UsageData>;
-  putSession(hash: string, session: Session): Promise<void>;
+  /** The account of this name (its plan, its sign-in token's hash): one lookup. */
+  account(name: string): Promise<Account | undefined>;
+  /** The keys of one account, whatever their state. */
+  keysOf(account: string): Promise<readonly KeyRecord[]>;
+  /** At most `limit` accounts in code-unit order of their names, after `after` ("" for the first). */
+  accountsAfter(after: string, limit: number): Promise<AccountsPage>;
+  /**
+   * A change to one account and its keys, under the store's guard (as the key tool makes it):
+   * `file` holds that account, if it exists, and all of its keys (it may hold others). Running
+   * servers see it on their next request.
+   */
+  update<T>(account: string, change: (file: KeyFile) => T): Promise<T>;
+  /** One account's usage in a month: its credits, and the keys named's requests and credits by day and last uses. */
+  usage(month: string, account: string, keyIds: readonly string[]): Promise<UsageData>;
+  /** Credits each account named has spent in the month, in order. */
+  spent(month: string, accounts: readonly string[]): Promise<number[]>;
+  /** Keeps a session made at `now` (at most SESSIONS_PER_ACCOUNT per account: a new one ends the oldest). */
+  putSession(hash: string, session: Session, now: number): Promise<void>;
   /** The session kept under this hash, if it has not ended. */
   session(hash: string, now: number): Promise<Session | undefined>;
-  dropSession(hash: string): Promise<void>;
+  dropSession(hash: string, account: string): Promise<void>;
   /** Failed sign-ins counted under `name` in now's window, after adding one if `fail`. */
   failures(name: string, fail: boolean, now: number): Promise<number>;
-}
-
-/** Sessions and failed sign-ins kept in memory: what one server without Redis needs (a restart signs everyone out). */
-class MemorySessions {
-  private readonly sessions = new Map<string, Session>();
-  private readonly failed = new Map<string, { window: number; count: number }>();
-
-  put(hash: string, session: Session): void {
-    const now = Date.now();
-    for (const [h, s] of this.sessions) if (s.expires <= now) this.sessions.delete(h);
-    this.sessions.set(hash, session);
-  }
-
-  get(hash: string, now: number): Session | undefined {
-    const s = this.sessions.get(hash);
-    return s && s.expires > now ? s : undefined;
-  }
-
-  drop(hash: string): void {
-    this.sessions.delete(hash);
-  }
-
-  failures(name: string, fail: boolean, now: number): number {
-    const window = Math.floor(now / SIGN_IN_WINDOW_MS);
-    let f = this.failed.get(name);
-    if (!f || f.window !== window) {
-      if (this.failed.size > 10_000)
-        for (const [n, old] of this.failed) if (old.window !== window) this.failed.delete(n);
-      f = { window, count: 0 };
-      if (fail) this.failed.set(name, f);
-    }
-    if (fail) f.count++;
-    return f.count;
-  }
-}
-
-/** The file store's (keys.json, under its lock) with the running server's own usage counts. */
-export function fileAccountStore(dataDir: string, usage: (month: string) => UsageData): AccountStore {
-  const memory = new MemorySessions();
-  return {
-    read: async () => readKeyFile(keysPath(dataDir)),
-    update: async (change) => updateKeyFile(dataDir, change),
-    usage: async (month) => usage(month),
-    putSession: async (hash, session) => memory.put(hash, session),
-    session: async (hash, now) => memory.get(hash, now),
-    dropSession: async (hash) => memory.drop(hash),
-    failures: async (name, fail, now) => memory.failures(name, fail, now),
-  };
+  /** Remembers `name` (the address the operator signed in from) for KNOWN_ADDRESS_MS. */
+  remember(name: string, now: number): Promise<void>;
+  known(name: string, now: number): Promise<boolean>;
+  /** The server's thread shared out (D25): the dashboard's requests are charged to it too (D82). */
+  readonly work: WorkShare;
 }

@@ -5,8 +5,10 @@
  */
 import { KeyStoreError } from "./errors";
 import { hashKey, KEY_BODY, KEY_PREFIX, KEY_SHAPE, newKey, randomAlphanumeric } from "./key-text";
+import { checkAccountName } from "./names";
 import { PLANS, type PlanName } from "./plans";
 import { stateOf, type Account, type KeyFile, type KeyRecord, type Scope } from "./store";
+import { commandLine } from "../invocation";
 
 export interface CreateKeyOptions {
   name: string;
@@ -20,10 +22,11 @@ export interface CreateKeyOptions {
 
 /** Adds a key (D21: within the plan's number of keys). Returns the key, shown only now. */
 export function createKey(file: KeyFile, o: CreateKeyOptions): { key: string; record: KeyRecord; account: Account } {
+  checkAccountName(o.account);
   const existing = file.accounts[o.account];
   if (existing && o.plan && o.plan !== existing.plan) {
     throw new KeyStoreError(
-      `account ${o.account} is on the ${existing.plan} plan. Change it with: bun run keys plan --account ${o.account} --plan ${o.plan}`,
+      `account ${o.account} is on the ${existing.plan} plan. Change it with: ${commandLine(`keys plan --account ${o.account} --plan ${o.plan}`)}`,
     );
   }
   const account = existing ?? { plan: o.plan ?? "free" };
@@ -32,7 +35,7 @@ export function createKey(file: KeyFile, o: CreateKeyOptions): { key: string; re
   if (held >= limit) {
     throw new KeyStoreError(
       `account ${o.account} already holds ${held} active keys, the most its ${account.plan} plan allows (D21). ` +
-        `Revoke one (bun run keys revoke ID) or move the account to a larger plan (bun run keys plan --account ${o.account} --plan PLAN).`,
+        `Revoke one (${commandLine("keys revoke ID")}) or move the account to a larger plan (${commandLine(`keys plan --account ${o.account} --plan PLAN`)}).`,
     );
   }
   file.accounts[o.account] = account;
@@ -59,17 +62,19 @@ export function createKey(file: KeyFile, o: CreateKeyOptions): { key: string; re
 export function findKey(file: KeyFile, idOrKey: string): KeyRecord {
   if (!idOrKey.startsWith(KEY_PREFIX)) {
     const record = file.keys.find((k) => k.id === idOrKey);
-    if (!record) throw new KeyStoreError(`there is no key ${idOrKey}. See the ids with: bun run keys list`);
+    if (!record) throw new KeyStoreError(`there is no key ${idOrKey}. See the ids with: ${commandLine("keys list")}`);
     return record;
   }
   if (!KEY_SHAPE.test(idOrKey))
     throw new KeyStoreError(
-      `the key given is not a whole key (${KEY_PREFIX} and ${KEY_BODY} letters or digits). Give the key's text or its id (see bun run keys list).`,
+      `the key given is not a whole key (${KEY_PREFIX} and ${KEY_BODY} letters or digits). Give the key's text or its id (see ${commandLine("keys list")}).`,
     );
   const hash = hashKey(idOrKey);
   const record = file.keys.find((k) => k.hash === hash);
   if (!record)
-    throw new KeyStoreError("the key given is not in this store (TOME_DATA). See the ids with: bun run keys list");
+    throw new KeyStoreError(
+      `the key given is not in this store (TOME_DATA). See the ids with: ${commandLine("keys list")}`,
+    );
   return record;
 }
 
@@ -82,7 +87,7 @@ export function revokeKey(file: KeyFile, idOrKey: string, now: number): KeyRecor
   if (record.revoked_at) {
     throw new KeyStoreError(
       `${record.id} ("${record.name}", account ${record.account}) was already revoked at ${record.revoked_at}; nothing was changed. ` +
-        "To stop a key that still works, find its id with: bun run keys list",
+        `To stop a key that still works, find its id with: ${commandLine("keys list")}`,
     );
   }
   record.revoked_at = new Date(now).toISOString();
@@ -90,10 +95,11 @@ export function revokeKey(file: KeyFile, idOrKey: string, now: number): KeyRecor
 }
 
 export function setPlan(file: KeyFile, account: string, plan: PlanName, rate?: number): Account {
+  checkAccountName(account);
   const a = file.accounts[account];
   if (!a)
     throw new KeyStoreError(
-      `there is no account ${account}. Accounts are made with their first key: bun run keys create --account ${account} --name NAME`,
+      `there is no account ${account}. Accounts are made with their first key: ${commandLine(`keys create --account ${account} --name NAME`)}`,
     );
   if (rate !== undefined && plan !== "enterprise")
     throw new KeyStoreError(

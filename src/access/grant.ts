@@ -6,6 +6,7 @@
 import type { Scope } from "./store";
 import type { PlanName } from "./plans";
 import type { KnownKey } from "./ring";
+import { commandLine } from "../invocation";
 
 /** An account's claim on one month's quota, held by a request in flight until it is settled. */
 export interface Hold {
@@ -52,7 +53,7 @@ export const READ_SCOPE: Refusal = {
   reason: "read scope",
   message:
     "This API key's scope is read, which does not allow this request (rendering a PDF needs scope full). " +
-    "Use a key with scope full: one is made with bun run keys create --name NAME --scope full.",
+    `Use a key with scope full: one is made with ${commandLine("keys create --name NAME --scope full")}.`,
 };
 
 /** A key that is unknown, revoked or expired. */

@@ -21,7 +21,8 @@ import { RateLimiter } from "./rate";
 import { WorkShare } from "./work";
 import { KeyRing, UNLIMITED, type KnownKey } from "./ring";
 import { monthEnd, monthOf, monthStart, UsageLedger, usagePath, type Meter } from "./usage";
-import { fileAccountStore, type AccountStore } from "./accounts";
+import type { AccountStore } from "./accounts";
+import { fileAccountStore } from "./file-accounts";
 
 export {
   checkKeyStore,
@@ -30,6 +31,7 @@ export {
   SCOPES,
   stateOf,
   updateKeyFile,
+  type Account,
   type KeyFile,
   type KeyRecord,
   type KeyState,
@@ -39,18 +41,19 @@ export {
 export { createKey, findKey, revokeKey, setPlan } from "./commands";
 export {
   accountOfToken,
-  ACCOUNT_FAILURES,
-  ACCOUNT_NAME,
   ADDRESS_FAILURES,
   createAccountAccess,
   hashToken,
+  OPERATOR_FAILURES,
   replaceAccountToken,
   SESSION_MS,
   SIGN_IN_WINDOW_MS,
   type AccountStore,
   type Session,
 } from "./accounts";
+export { WindowCounts } from "./window-counts";
 export { KeyStoreError } from "./errors";
+export { accountNameProblem } from "./names";
 export { KEY_SHAPE } from "./key-text";
 export type { KnownKey } from "./ring";
 export type { Gate, Grant, Health, Hold, QuotaState, Refusal } from "./grant";
@@ -154,9 +157,9 @@ export class Access implements Gate {
     this.usage.start();
   }
 
-  /** The dashboard's accounts, sessions and usage: keys.json, and this server's own counts. */
+  /** The dashboard's accounts, sessions and usage: keys.json as the key ring holds it, and this server's own counts. */
   accounts(): AccountStore {
-    return fileAccountStore(this.dataDir, (month) => this.usage.monthOf(month));
+    return fileAccountStore(this.dataDir, this.keys, this.usage, this.work);
   }
 
   /** Saves the last counts. */

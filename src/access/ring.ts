@@ -6,6 +6,9 @@
  * A store damaged or removed while the server runs is never served from: the server keeps
  * the keys it last read, logs the problem once and reports it (problem), and takes the file
  * again as soon as it is whole.
+ *
+ * The dashboard reads it too (D81): an account by name, and the keys of one account, each one
+ * lookup in memory, so that no dashboard request reads keys.json.
  */
 import { statSync } from "node:fs";
 import { KeyStoreError } from "./errors";
@@ -61,6 +64,10 @@ export interface StoreProblem {
 
 export class KeyRing {
   private byHash = new Map<string, KnownKey>();
+  private accounts = new Map<string, Account>();
+  private keysByAccount = new Map<string, KeyRecord[]>();
+  /** The accounts' names in code-unit order (the operator's pages), sorted when first asked for after a reload. */
+  private names: string[] | undefined;
   /** Keys seen lately, as sent, to save hashing them on every request; emptied when the store is re-read. */
   private readonly seen = new Map<string, KnownKey>();
   private readonly path: string;
@@ -125,12 +132,39 @@ export class KeyRing {
     if (!s) throw new KeyStoreError(`${this.path} is missing. Restore it from a backup.`);
     const file = parseKeyFile(this.path, readKeyText(this.path));
     this.byHash = new Map(file.keys.map((record) => [record.hash, knownKey(record, file.accounts[record.account]!)]));
+    this.accounts = new Map(Object.entries(file.accounts));
+    this.keysByAccount = new Map();
+    for (const record of file.keys) {
+      const keys = this.keysByAccount.get(record.account);
+      if (keys) keys.push(record);
+      else this.keysByAccount.set(record.account, [record]);
+    }
+    this.names = undefined;
     this.seen.clear();
     this.loaded = true;
     if (this.problem) {
       this.log(`${this.path} is whole again: serving its ${this.byHash.size} key(s).`);
       this.problem = undefined;
     }
+  }
+
+  /** The account of this name, as the store has it now. */
+  account(name: string): Account | undefined {
+    this.refresh();
+    return this.accounts.get(name);
+  }
+
+  /** The keys of one account (whatever their state), in the store's order. */
+  keysOf(account: string): readonly KeyRecord[] {
+    this.refresh();
+    return this.keysByAccount.get(account) ?? [];
+  }
+
+  /** Every account's name, in code-unit order. */
+  accountNames(): readonly string[] {
+    this.refresh();
+    this.names ??= [...this.accounts.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return this.names;
   }
 
   /** The key, if it exists (whatever its state). */

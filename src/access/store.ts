@@ -12,6 +12,8 @@ import { KeyStoreError } from "./errors";
 import { bumpGeneration, checkGeneration, generationPath, readGeneration } from "./generation";
 import { usagePath } from "./usage";
 import { isPlan, type PlanName } from "./plans";
+import { isReservedName, nameTable } from "./names";
+import { commandLine } from "../invocation";
 
 export type Scope = "read" | "full";
 export const SCOPES: readonly Scope[] = ["read", "full"];
@@ -43,6 +45,7 @@ export interface KeyRecord {
 export interface KeyFile {
   format: "tome-keys";
   version: 1;
+  /** By name: a nameTable (names.ts), never a plain object. */
   accounts: Record<string, Account>;
   keys: KeyRecord[];
 }
@@ -59,11 +62,14 @@ export function stateOf(key: KeyRecord, now: number): KeyState {
   return "active";
 }
 
-const EMPTY: KeyFile = { format: "tome-keys", version: 1, accounts: {}, keys: [] };
+/** A store without accounts or keys. */
+export function emptyKeyFile(): KeyFile {
+  return { format: "tome-keys", version: 1, accounts: nameTable(), keys: [] };
+}
 
 /** Reads and checks keys.json; a missing file is an empty store (for the key tool, which makes it). */
 export function readKeyFile(path: string): KeyFile {
-  if (!existsSync(path)) return structuredClone(EMPTY);
+  if (!existsSync(path)) return emptyKeyFile();
   return parseKeyFile(path, readKeyText(path));
 }
 
@@ -96,7 +102,18 @@ export function parseKeyFile(path: string, text: string): KeyFile {
   }
   const problem = checkKeyFile(data);
   if (problem) throw new KeyStoreError(`${path} is damaged: ${problem}. ${restore}`);
-  return data as KeyFile;
+  const file = data as KeyFile;
+  // JSON.parse makes every name an own key, "__proto__" too; the table keeps them so.
+  file.accounts = nameTable(Object.entries(file.accounts));
+  // Every key's account is one of these (checkKeyFile).
+  const reserved = Object.keys(file.accounts).find(isReservedName);
+  if (reserved !== undefined) {
+    throw new KeyStoreError(
+      `${path} is damaged: it holds an account named "${reserved}", a name no account may have (D89: the members every JavaScript object has, such as __proto__ and constructor, and prototype). ` +
+        `Rename the account in keys.json (its entry under "accounts" and the "account" of each of its keys) to another of letters, digits, '.', '_' or '-', then try again; nothing was changed.`,
+    );
+  }
+  return file;
 }
 
 /** What a server finds under its data directory: no key store yet, or one to serve (see checkKeyStore). */
@@ -124,14 +141,14 @@ export function checkKeyStore(dataDir: string): KeyStoreState {
     throw new KeyStoreError(
       `${path} is missing, but ${traces.join(" and ")} show${traces.length > 1 ? "" : "s"} that a key store was kept here: ` +
         `starting without it would refuse every earlier key. Restore keys.json from a backup. To start a new store instead ` +
-        `(every earlier key stays refused), create its first key: bun run keys create --name NAME --scope full`,
+        `(every earlier key stays refused), create its first key: ${commandLine("keys create --name NAME --scope full")}`,
     );
   }
   const file = readKeyFile(path);
   // Accounts given the dashboard make their own keys there.
   if (!file.keys.length && !Object.values(file.accounts).some((a) => a.dashboard_token)) {
     throw new KeyStoreError(
-      `${path} holds no key, so every request would be refused. Create one: bun run keys create --name NAME --scope full`,
+      `${path} holds no key, so every request would be refused. Create one: ${commandLine("keys create --name NAME --scope full")}`,
     );
   }
   return "present";
@@ -154,7 +171,7 @@ function checkKeyFile(data: unknown): string | undefined {
       typeof k.id !== "string" ||
       !/^[0-9a-f]{64}$/.test(k.hash) ||
       typeof k.account !== "string" ||
-      !f.accounts[k.account]
+      !Object.hasOwn(f.accounts, k.account)
     ) {
       return `key ${String(k?.id)} is incomplete or names an unknown account`;
     }

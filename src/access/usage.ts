@@ -10,9 +10,11 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../errors";
 import { atomicWrite } from "../files";
+import { nameTable } from "./names";
 
 export const FLUSH_INTERVAL_MS = 100;
 
+/** Every level keyed by names from outside (accounts, key ids) is a nameTable (names.ts), never a plain object. */
 export interface UsageData {
   /** "YYYY-MM" → account → credits spent. */
   months: Record<string, Record<string, number>>;
@@ -74,7 +76,7 @@ const checksum = (data: UsageData) =>
 
 /** Reads and verifies usage.json; a missing file is no usage yet. */
 export function readUsage(path: string): UsageData {
-  if (!existsSync(path)) return { months: {}, last_used: {} };
+  if (!existsSync(path)) return { months: nameTable(), last_used: nameTable() };
   const fail = (why: string) =>
     new UsageFileError(
       `${path} is damaged (${why}), so this month's usage is unknown. Restore it from a backup; or, to start counting from zero (every account's usage this month is lost), move it away.`,
@@ -104,7 +106,14 @@ export function readUsage(path: string): UsageData {
     }
   }
   if (file.checksum !== checksum(file)) throw fail("checksum mismatch");
-  return { months: file.months, last_used: file.last_used, ...(file.key_days ? { key_days: file.key_days } : {}) };
+  // JSON.parse makes every name an own key, "__proto__" too; the tables keep them so.
+  const tables = <T>(outer: Record<string, Record<string, T>>) =>
+    nameTable(Object.entries(outer).map(([name, inner]) => [name, nameTable(Object.entries(inner))] as const));
+  return {
+    months: tables(file.months),
+    last_used: nameTable(Object.entries(file.last_used)),
+    ...(file.key_days ? { key_days: tables(file.key_days) } : {}),
+  };
 }
 
 export function writeUsage(path: string, data: UsageData): void {
@@ -136,7 +145,7 @@ export class UsageLedger {
   private readonly lastUsed = new Map<string, number>();
   private dirty = false;
   /** The UTC day requests are counted in now (ms bounds), and its counters in data.key_days (also by key in a Map: faster to find than in the object). */
-  private day = { start: 0, end: 0, keys: {} as KeyDays[string], byKey: new Map<string, [number, number]>() };
+  private day = { start: 0, end: 0, keys: nameTable<[number, number]>(), byKey: new Map<string, [number, number]>() };
   private lastFlush = performance.now();
   private started = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -205,7 +214,7 @@ export class UsageLedger {
   settle(meter: Meter, cost: number, spend: boolean, keyId: string, now: number): void {
     meter.held -= cost;
     if (!spend) return;
-    const spentIn = (this.data.months[meter.month] ??= {});
+    const spentIn = (this.data.months[meter.month] ??= nameTable());
     spentIn[meter.account] = (spentIn[meter.account] ?? 0) + cost;
     this.useOf(keyId, now)[1] += cost;
     this.changed();
@@ -229,25 +238,37 @@ export class UsageLedger {
   /** Moves to now's UTC day; days before last month are dropped (the dashboard shows this month's). */
   private newDay(now: number): void {
     const name = dayOf(now);
-    const days = (this.data.key_days ??= {});
+    const days = (this.data.key_days ??= nameTable());
     const d = new Date(now);
     const lastMonth = monthOf(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1));
     for (const old of Object.keys(days)) if (old.slice(0, 7) < lastMonth) delete days[old];
     const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
-    const keys = (days[name] ??= {});
+    const keys = (days[name] ??= nameTable());
     this.day = { start, end: start + 86_400_000, keys, byKey: new Map(Object.entries(keys)) };
   }
 
-  /** A month's usage as saved and as counted since (for the dashboard): credits per account, [requests, credits] per key per day, last uses. */
-  monthOf(month: string): UsageData {
-    const last_used = { ...this.data.last_used };
-    for (const [id, ms] of this.lastUsed) last_used[id] = new Date(ms).toISOString();
-    const key_days: KeyDays = {};
-    for (const [day, keys] of Object.entries(this.data.key_days ?? {})) {
-      if (day.startsWith(month))
-        key_days[day] = Object.fromEntries(Object.entries(keys).map(([id, use]) => [id, [use[0], use[1]]]));
+  /**
+   * One account's month as saved and as counted since (the dashboard's): its credits, and of the
+   * keys named their [requests, credits] by day and their last uses. Reads only those keys'.
+   */
+  accountMonth(month: string, account: string, keyIds: readonly string[]): UsageData {
+    const last_used = nameTable<string>();
+    for (const id of keyIds) {
+      const ms = this.lastUsed.get(id);
+      const iso = ms === undefined ? this.data.last_used[id] : new Date(ms).toISOString();
+      if (iso !== undefined) last_used[id] = iso;
     }
-    return { months: { [month]: { ...this.data.months[month] } }, last_used, key_days };
+    const key_days: KeyDays = nameTable();
+    for (const [day, keys] of Object.entries(this.data.key_days ?? {})) {
+      if (!day.startsWith(month)) continue;
+      const mine: KeyDays[string] = (key_days[day] = nameTable());
+      for (const id of keyIds) {
+        const use = Object.hasOwn(keys, id) ? keys[id] : undefined;
+        if (use) mine[id] = [use[0], use[1]];
+      }
+    }
+    const months = nameTable([[month, nameTable([[account, this.spent(account, month)]])]]);
+    return { months, last_used, key_days };
   }
 
   /**

@@ -47,6 +47,7 @@ import {
 import { IndexBuilder, readShardData, type IndexBuildProgress } from "../search";
 import { DEFAULT_MEMORY_BYTES } from "./full";
 import type { Deletions } from "./deletions";
+import { commandLine } from "../invocation";
 
 export interface UpdateOptions {
   base: string;
@@ -94,13 +95,15 @@ export function dayOfDump(spec: string): string | undefined {
 async function openBase(path: string): Promise<Snapshot> {
   const base = openSnapshot(path);
   if (!base.container.has("index.text.meta"))
-    throw new SnapshotError(`${path} has no text index. Rebuild it with \`bun run snapshot:build --dump <dump>\`.`);
+    throw new SnapshotError(
+      `${path} has no text index. Rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
+    );
   // Hashed through a mapping of its own, let go after: the pages read stay resident while mapped.
   const damaged = await openContainer(path).verify();
   Bun.gc(true);
   if (damaged.length) {
     throw new SnapshotError(
-      `${path} is corrupt (section${damaged.length > 1 ? "s" : ""} ${damaged.slice(0, 3).join(", ")}${damaged.length > 3 ? ", …" : ""} do${damaged.length > 1 ? "" : "es"} not match ${damaged.length > 1 ? "their" : "its"} checksum): nothing was written. Update from an intact copy, or rebuild it with \`bun run snapshot:build --dump <dump>\`.`,
+      `${path} is corrupt (section${damaged.length > 1 ? "s" : ""} ${damaged.slice(0, 3).join(", ")}${damaged.length > 3 ? ", …" : ""} do${damaged.length > 1 ? "" : "es"} not match ${damaged.length > 1 ? "their" : "its"} checksum): nothing was written. Update from an intact copy, or rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
     );
   }
   return base;

@@ -11,6 +11,7 @@
 import { isIP } from "node:net";
 import { DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND } from "../access";
 import { UserError } from "../errors";
+import { commandLine, startedByNpm } from "../invocation";
 import { setMemoryLog } from "../search";
 import { preferZstd } from "../snapshot";
 
@@ -22,6 +23,13 @@ export interface Setting {
   /** The commands that read it. */
   usedBy: string;
 }
+
+// Not a setting, but the environment says it: npm ran the start script (npm start), rather than Bun
+// (bun run start) or another script (npm test, whose tests start servers). Commands then name the
+// server "npm start" (src/invocation.ts); told now, before any command's --help text is made.
+startedByNpm(
+  process.env.npm_config_user_agent?.startsWith("npm/") === true && process.env.npm_lifecycle_event === "start",
+);
 
 /** The settings, in the order `--help` and the README list them. */
 export const SETTINGS = [
@@ -62,8 +70,7 @@ export const SETTINGS = [
   {
     name: "TOME_DATA",
     default: `./${DEFAULT_DATA_DIR}`,
-    meaning:
-      'API keys and usage counters (keys.json, usage.json), managed with "bun run keys"; the first start that serves creates a key and prints it once',
+    meaning: `API keys and usage counters (keys.json, usage.json), managed with "${commandLine("keys")}"; the first start that serves creates a key and prints it once`,
     usedBy: "start, keys",
   },
   {

@@ -7,7 +7,7 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { existsSync } from "node:fs";
 import {
-  ACCOUNT_NAME,
+  accountNameProblem,
   createAccountAccess,
   createKey,
   DEFAULT_DATA_DIR,
@@ -34,9 +34,10 @@ import {
 import type { Config } from "./config";
 import { keyStoreOf, openRedis, type KeyToolStore } from "./key-store";
 import { ArgumentError, mainOf, note } from "./main";
+import { commandLine } from "../invocation";
 
 const HELP: Record<string, string> = {
-  main: `Usage: bun run keys <command> [options]
+  main: `Usage: ${commandLine("keys")} <command> [options]
 
 Commands:
   create   create an API key (printed once)
@@ -47,11 +48,11 @@ Commands:
   import   move the keys and this month's usage from TOME_DATA into Redis (TOME_REDIS_URL)
   export   move the keys and this month's usage from Redis (TOME_REDIS_URL) into TOME_DATA
 
-Run "bun run keys <command> --help" for a command's options.
+Run "${commandLine("keys")} <command> --help" for a command's options.
 Everything is kept under TOME_DATA (default ./${DEFAULT_DATA_DIR}), or in Redis when
 TOME_REDIS_URL is set (redis://HOST:PORT), as the server keeps it.
 `,
-  create: `Usage: bun run keys create --name NAME [--account ID] [--plan PLAN] [--scope read|full]
+  create: `Usage: ${commandLine("keys")} create --name NAME [--account ID] [--plan PLAN] [--scope read|full]
                            [--expires YYYY-MM-DD] [--json]
 
   --name NAME          a label for the key (required)
@@ -66,7 +67,7 @@ TOME_REDIS_URL is set (redis://HOST:PORT), as the server keeps it.
 The key is printed once: only its hash is kept. Keys per account: free 3, starter 5,
 growth 10, business 20, enterprise unlimited (D21).
 `,
-  list: `Usage: bun run keys list [--json]
+  list: `Usage: ${commandLine("keys")} list [--json]
 
 Every key: id, name, account, plan, scopes, state (active, revoked, expired), created,
 expires and last used; then every account: its plan, active keys, and its usage this month
@@ -74,21 +75,21 @@ against its quota (credits are counted per account, not per key). The keys thems
 never shown again. --json prints one object per key; its usage_this_month is its
 account's.
 `,
-  revoke: `Usage: bun run keys revoke ID|KEY
+  revoke: `Usage: ${commandLine("keys")} revoke ID|KEY
 
 Revokes the key with this id (see "keys list"), or the key given by its own text (wk_…,
 matched by its hash; never printed). A running server refuses it (403) from its next
 request on.
 `,
-  plan: `Usage: bun run keys plan --account ID --plan PLAN [--rate N]
+  plan: `Usage: ${commandLine("keys")} plan --account ID --plan PLAN [--rate N]
 
   --plan PLAN   ${PLAN_NAMES.join(", ")}
   --rate N      enterprise only: requests per second per key (default ${ENTERPRISE_DEFAULT_RATE})
 
 Takes effect on a running server's next request.
 `,
-  account: `Usage: bun run keys account create --account NAME [--plan PLAN] [--json]
-       bun run keys account token --account NAME [--json]
+  account: `Usage: ${commandLine("keys")} account create --account NAME [--plan PLAN] [--json]
+       ${commandLine("keys")} account token --account NAME [--json]
 
 The account holder signs in to the dashboard (/dashboard on the server) with a token: there
 they list, create and revoke their own keys and see their usage. Each command prints the
@@ -99,17 +100,18 @@ token once (only its hash is kept); give it to the holder privately.
   token    prints a new token for an existing account: the old one, and every dashboard
            session signed in with it, stop working at once
 
-  --account NAME   1 to 64 letters, digits, '.', '_' or '-'
+  --account NAME   1 to 64 letters, digits, '.', '_' or '-'; not a name every JavaScript
+                   object has, such as __proto__ or constructor (D89)
   --plan PLAN      ${PLAN_NAMES.join(", ")} (create only; an existing account keeps its plan)
   --json           print {"account", "plan", "dashboard_token"}
 `,
-  import: `Usage: TOME_REDIS_URL=redis://HOST:PORT TOME_DATA=DIR bun run keys import
+  import: `Usage: TOME_REDIS_URL=redis://HOST:PORT TOME_DATA=DIR ${commandLine("keys")} import
 
 Copies keys.json (every key and account) and this month's usage and last uses from
 usage.json in TOME_DATA into Redis, for servers started with TOME_REDIS_URL. Refused when
 Redis already holds keys. TOME_DATA is left as it was: stop the servers that used it first.
 `,
-  export: `Usage: TOME_REDIS_URL=redis://HOST:PORT TOME_DATA=DIR bun run keys export
+  export: `Usage: TOME_REDIS_URL=redis://HOST:PORT TOME_DATA=DIR ${commandLine("keys")} export
 
 Writes Redis's keys and accounts into TOME_DATA/keys.json, and this month's usage and last
 uses into TOME_DATA/usage.json, for a single server without Redis. Refused when TOME_DATA
@@ -137,6 +139,13 @@ function parse<const O extends ParseArgsOptionsConfig>(args: string[], options: 
 function planArg(value: string | undefined): PlanName | undefined {
   if (value === undefined) return undefined;
   if (!isPlan(value)) throw new ArgumentError(`--plan must be one of ${PLAN_NAMES.join(", ")}, not "${value}"`);
+  return value;
+}
+
+/** --account: a name an account may have (D89), else what it must be. */
+function accountArg(value: string | undefined): string | undefined {
+  const problem = value === undefined ? undefined : accountNameProblem(value);
+  if (problem) throw new ArgumentError(`--account ${problem}`);
   return value;
 }
 
@@ -168,9 +177,7 @@ async function create(args: string[], store: KeyToolStore): Promise<void> {
   if (!values.name?.trim()) throw new ArgumentError("--name is required");
   const scope = (values.scope ?? "read") as Scope;
   if (!SCOPES.includes(scope)) throw new ArgumentError(`--scope must be read or full, not "${values.scope}"`);
-  const account = values.account ?? "default";
-  if (!/^[A-Za-z0-9._-]{1,64}$/.test(account))
-    throw new ArgumentError("--account must be 1 to 64 letters, digits, '.', '_' or '-'");
+  const account = accountArg(values.account) ?? "default";
   const plan = planArg(values.plan);
   const now = Date.now();
   const expiresAt = expiryArg(values.expires, now);
@@ -226,7 +233,8 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
     };
   });
   if (values.json) return console.log(JSON.stringify(rows, null, 2));
-  if (!rows.length) return console.log(`No keys in ${store.where}. Create one with: bun run keys create --name NAME`);
+  if (!rows.length)
+    return console.log(`No keys in ${store.where}. Create one with: ${commandLine("keys")} create --name NAME`);
   const time = (iso: string | null, never: string) => iso?.replace("T", " ").slice(0, 19) ?? never;
   const keyTable = [["ID", "NAME", "ACCOUNT", "PLAN", "SCOPES", "STATE", "CREATED", "EXPIRES", "LAST USED"]];
   for (const r of rows) {
@@ -276,7 +284,8 @@ async function revoke(args: string[], store: KeyToolStore): Promise<void> {
   const { values, positionals } = parse(args, {}, 1);
   if (values.help) return void process.stdout.write(HELP.revoke!);
   const idOrKey = positionals[0];
-  if (!idOrKey) throw new ArgumentError("which key? bun run keys revoke ID|KEY (ids: bun run keys list)");
+  if (!idOrKey)
+    throw new ArgumentError(`which key? ${commandLine("keys revoke ID|KEY")} (ids: ${commandLine("keys list")})`);
   const record = await store.update((file) => revokeKey(file, idOrKey, Date.now()));
   note(`Revoked ${record.id} ("${record.name}", account ${record.account}) at ${record.revoked_at}.`);
 }
@@ -284,7 +293,8 @@ async function revoke(args: string[], store: KeyToolStore): Promise<void> {
 async function plan(args: string[], store: KeyToolStore): Promise<void> {
   const { values } = parse(args, { account: { type: "string" }, plan: { type: "string" }, rate: { type: "string" } });
   if (values.help) return void process.stdout.write(HELP.plan!);
-  if (!values.account) throw new ArgumentError("--account is required");
+  const account = accountArg(values.account);
+  if (!account) throw new ArgumentError("--account is required");
   const p = planArg(values.plan);
   if (!p) throw new ArgumentError("--plan is required");
   let rate: number | undefined;
@@ -293,10 +303,10 @@ async function plan(args: string[], store: KeyToolStore): Promise<void> {
     if (!(rate >= 1 && rate <= 1_000_000))
       throw new ArgumentError("--rate must be a whole number of requests per second from 1 to 1000000");
   }
-  const a = await store.update((file) => setPlan(file, values.account!, p, rate));
+  const a = await store.update((file) => setPlan(file, account, p, rate));
   const limits = limitsOf(a.plan, a.rate);
   note(
-    `Account ${values.account} is on the ${a.plan} plan: ${limits.rate} requests per second per key, ` +
+    `Account ${account} is on the ${a.plan} plan: ${limits.rate} requests per second per key, ` +
       `${Number.isFinite(limits.quota) ? `${limits.quota} credits a month` : "unlimited credits"}.`,
   );
 }
@@ -367,12 +377,11 @@ async function account(args: string[], store: KeyToolStore): Promise<void> {
     throw new ArgumentError(`keys account takes create or token, not "${which}"`);
   const { values } = parse(rest, { account: { type: "string" }, plan: { type: "string" }, json: { type: "boolean" } });
   if (values.help) return void process.stdout.write(HELP.account!);
-  const name = values.account;
+  const name = accountArg(values.account);
   if (!name) throw new ArgumentError("--account is required");
-  if (!ACCOUNT_NAME.test(name)) throw new ArgumentError("--account must be 1 to 64 letters, digits, '.', '_' or '-'");
   if (which === "token" && values.plan !== undefined)
     throw new ArgumentError(
-      "--plan is for account create; change a plan with: bun run keys plan --account NAME --plan PLAN",
+      `--plan is for account create; change a plan with: ${commandLine("keys plan --account NAME --plan PLAN")}`,
     );
   const plan = planArg(values.plan);
   const made = await store.update((file) =>

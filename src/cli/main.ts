@@ -4,6 +4,7 @@
  * error is ours, and is thrown as it is.
  */
 import { UserError } from "../errors";
+import { commandLine } from "../invocation";
 import { applyConfig, readConfig, type Config } from "./config";
 
 /** A mistake in how a command was called (an unknown option, a missing value): exit code 2, with the usage hint. */
@@ -38,7 +39,7 @@ export async function mainOf(name: string, run: (config: Config) => unknown, opt
     const exitCode = err instanceof UserError ? err.exitCode : undefined;
     if (exitCode === undefined) throw err;
     const usage =
-      err instanceof ArgumentError ? `\n${options.usage ?? `Run \`bun run ${name} --help\` for usage.`}` : "";
+      err instanceof ArgumentError ? `\n${options.usage ?? `Run \`${commandLine(`${name} --help`)}\` for usage.`}` : "";
     console.error(`${name}: ${(err as Error).message}${usage}`);
     process.exit(exitCode);
   }

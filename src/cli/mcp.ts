@@ -1,27 +1,25 @@
 /**
  * bun run mcp — the MCP server over stdio, for a desktop MCP client that starts it: the tools
- * of src/http/mcp on a local snapshot (TOME_SNAPSHOT, else the newest in snapshots/, as `bun run
- * start` finds it), with no key. stdout carries the protocol only; everything else goes to
+ * of src/http/mcp on a local snapshot (TOME_SNAPSHOT, else the one `bun run start`
+ * serves in snapshots/: snapshots.ts), with no key. stdout carries the protocol only; everything else goes to
  * stderr. Unlike start, it builds no snapshot: a client would time out waiting for one.
  */
 import { apiContext, mcpTools } from "../http";
 import { open } from "../search";
-import { latestSnapshot } from "../snapshot";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { settingsHelp } from "./config";
 import { mainOf } from "./main";
+import { commandLine } from "../invocation";
+import { SNAPSHOT_DIR, snapshotToRead } from "./snapshots";
 
-/** Where `bun run start` keeps and finds snapshots (start.ts). */
-const SNAPSHOT_DIR = "snapshots";
-
-const HELP = `Usage: bun run mcp     (run from the repository, or give TOME_SNAPSHOT)
+const HELP = `Usage: ${commandLine("mcp")}     (run from the repository, or give TOME_SNAPSHOT)
 
 The MCP server over stdio (JSON-RPC on stdin and stdout), for an MCP client that starts it:
 tools search, get_page, get_chunk, lucky and changes on a local snapshot, with no key.
-The running server (bun run start) also serves MCP over HTTP at /mcp, with an API key.
+The running server (${commandLine("start")}) also serves MCP over HTTP at /mcp, with an API key.
 
 Environment:
-${settingsHelp(["TOME_SNAPSHOT"])}Make a snapshot with bun run start or bun run snapshot:build.
+${settingsHelp(["TOME_SNAPSHOT"])}Make a snapshot with ${commandLine("start")} or ${commandLine("snapshot:build")}.
 `;
 
 /** The command, on its arguments (what follows its name). */
@@ -37,10 +35,10 @@ export async function main(args: string[]): Promise<void> {
     process.exit(2);
   }
   await mainOf("mcp", async (config) => {
-    const path = config.snapshot || latestSnapshot(SNAPSHOT_DIR);
+    const path = snapshotToRead(config.snapshot);
     if (!path) {
       console.error(
-        `mcp: no snapshot in ${SNAPSHOT_DIR}/ (looked from ${process.cwd()}). Build one with bun run start or bun run snapshot:build, or set TOME_SNAPSHOT to a .tome file.`,
+        `mcp: no snapshot in ${SNAPSHOT_DIR}/ (looked from ${process.cwd()}). Run ${commandLine("start")} once (it keeps the sample it serves there), build one with ${commandLine("snapshot:build")}, or set TOME_SNAPSHOT to a .tome file.`,
       );
       process.exit(1);
     }

@@ -12,8 +12,10 @@ Usage: npm start [-- start's options]      (same as: bash src/cli/run.sh start; 
 
 Each first installs what is missing, then runs Bun in the repository's directory:
   - Bun 1.4.5, with "npm install -g bun@1.4.5" (into ~/.local when npm's global directory is not writable);
-  - the dependencies, with "bun install --frozen-lockfile" (it checks them against bun.lock,
-    offline when they are already there);
+  - the dependencies, checked against bun.lock (offline when they are already there): for start
+    only what the server needs, with "bun install --production --frozen-lockfile --filter tome";
+    for test and setup all of them (the tools, and the examples' LanceDB and LangChain), with
+    "bun install --frozen-lockfile";
   - the system tools: bzip2, xz and gzip (to read compressed dumps) and, for test and setup,
     pdftotext and pdfinfo (package poppler-utils), chromium (the docs and dashboard tests), python3
     (the Python client example), redis-server, redis-cli (redis-tools) and haproxy (the
@@ -41,6 +43,14 @@ for arg in "$@"; do
   case "$arg" in -h | --help) help_wanted=1 ;; esac
 done
 
+# Bun's package puts its binary in place with an install script, which an npm with allow-scripts
+# (npm 11.x) runs while warning that it is "not yet covered by allowScripts": allowed by name.
+allow_bun_script() {
+  local config
+  config=$(npm config ls -l 2>/dev/null) || return 0
+  case $'\n'"$config" in *$'\n'"allow-scripts "*) echo "--allow-scripts=bun" ;; esac
+}
+
 ensure_bun() {
   if command -v bun >/dev/null 2>&1; then return; fi
   local prefix dir
@@ -55,12 +65,12 @@ ensure_bun() {
   if [ -w "$prefix" ] || [ -w "$prefix/lib" ]; then
     installed+=(Bun)
     say "Bun is not installed: npm install -g $BUN_PACKAGE"
-    npm install -g "$BUN_PACKAGE" >&2
+    npm install -g $(allow_bun_script) "$BUN_PACKAGE" >&2
   else
     prefix="$HOME/.local"
     installed+=(Bun)
     say "Bun is not installed and npm's global directory is not writable: npm install -g --prefix $prefix $BUN_PACKAGE"
-    npm install -g --prefix "$prefix" "$BUN_PACKAGE" >&2
+    npm install -g $(allow_bun_script) --prefix "$prefix" "$BUN_PACKAGE" >&2
     say "Bun is in $prefix/bin: add it to PATH to run bun yourself."
   fi
   export PATH="$prefix/bin:$PATH"
@@ -68,17 +78,23 @@ ensure_bun() {
   command -v bun >/dev/null 2>&1 || { say "npm installed Bun, but no bun command is to be found in $prefix/bin or on PATH."; exit 1; }
 }
 
+# The server's dependencies (start), or every one (test, setup): bun install's arguments.
+install_args() {
+  if [ "$command_name" = start ]; then echo "--production --frozen-lockfile --filter tome"; else echo "--frozen-lockfile"; fi
+}
+
 ensure_dependencies() {
-  local log
+  local log args
+  args=$(install_args)
   if [ ! -d node_modules ]; then
     installed+=("the dependencies")
-    say "installing the dependencies: bun install --frozen-lockfile"
-    bun install --frozen-lockfile >&2
+    say "installing the dependencies: bun install $args"
+    bun install $args >&2
     return
   fi
-  if ! log=$(bun install --frozen-lockfile 2>&1); then
+  if ! log=$(bun install $args 2>&1); then
     echo "$log" >&2
-    say "bun install --frozen-lockfile failed (above): the dependencies do not match bun.lock, or could not be downloaded."
+    say "bun install $args failed (above): the dependencies do not match bun.lock, or could not be downloaded."
     exit 1
   fi
   # Silent when nothing was missing.

@@ -7,8 +7,9 @@ import { DEFAULT_CHUNK_WORDS, type IngestResult } from "../ingest";
 import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
 import { indexProgress, ingestProgress } from "./progress";
 import { ArgumentError, mainOf } from "./main";
+import { commandLine } from "../invocation";
 
-const HELP = `Usage: bun run snapshot:build --dump <path|url> [--dump <path|url> …] [options]
+const HELP = `Usage: ${commandLine("snapshot:build")} --dump <path|url> [--dump <path|url> …] [options]
 
 Builds a Tome snapshot from MediaWiki XML dumps (schema 0.3 to 0.11; plain, .bz2, .gz or
 .xz, recognised by content). Several dumps of the same wiki merge: the newest revision of
@@ -33,7 +34,7 @@ Options:
   -h, --help            show this help
 
 Example:
-  bun run snapshot:build --dump test/fixtures/data/dumps/enwiki-2016-sample.xml.bz2 --out snapshots/en.tome
+  ${commandLine("snapshot:build")} --dump test/fixtures/data/dumps/enwiki-2016-sample.xml.bz2 --out snapshots/en.tome
 `;
 
 export interface BuildArgs {

@@ -3,8 +3,9 @@ import { parseArgs } from "node:util";
 import { buildFromPages } from "../build";
 import { readFormat1 } from "../snapshot";
 import { mainOf, note } from "./main";
+import { commandLine } from "../invocation";
 
-const HELP = `Usage: bun run snapshot:convert <old.tome> [--out <new.tome>]
+const HELP = `Usage: ${commandLine("snapshot:convert")} <old.tome> [--out <new.tome>]
 
 Converts a snapshot of format 1 (one msgpackr blob, decoded whole at boot) into format 2
 (sections mapped at boot, with the search index inside). The pages, chunks and redirects
@@ -29,7 +30,7 @@ export async function main(args: string[]): Promise<void> {
   }
   if (inputs.length !== 1) {
     console.error(
-      `snapshot:convert: give one format-1 snapshot, and optionally --out <file>.\nRun \`bun run snapshot:convert --help\` for usage.`,
+      `snapshot:convert: give one format-1 snapshot, and optionally --out <file>.\nRun \`${commandLine("snapshot:convert")} --help\` for usage.`,
     );
     process.exit(2);
   }

@@ -12,16 +12,16 @@ import { parseArgs } from "node:util";
 import { createGzip, createZstdCompress } from "node:zlib";
 import { UserError } from "../errors";
 import { ApiError, Attributions, readSince, Resources } from "../http";
-import { latestSnapshot, openSnapshot, type Snapshot } from "../snapshot";
+import { openSnapshot, type Snapshot } from "../snapshot";
 import { countProgress } from "./progress";
 import { ArgumentError, mainOf, note } from "./main";
+import { commandLine } from "../invocation";
+import { SNAPSHOT_DIR, snapshotToRead } from "./snapshots";
 
-/** Where `bun run start` keeps and finds snapshots (start.ts). */
-const SNAPSHOT_DIR = "snapshots";
 /** Lines are joined into writes of about this many characters: one write per line would cost more than the line. */
 const WRITE_CHARS = 1 << 18;
 
-const HELP = `Usage: bun run snapshot:export [--snapshot FILE] [--out FILE | -] [--since T]
+const HELP = `Usage: ${commandLine("snapshot:export")} [--snapshot FILE] [--out FILE | -] [--since T]
 
 Writes every chunk of a snapshot as one JSON object per line (JSON Lines), in page-id order,
 then chunk order within a page: what GET /v1/chunk/{id} answers for it, i.e.
@@ -32,7 +32,7 @@ The text is CC BY-SA 4.0: whoever shows it must credit the article (url, source.
 name the license and say it was modified (modifications); see GET /v1/license.
 
 Options:
-  --snapshot FILE  the snapshot (default: TOME_SNAPSHOT, else the newest *.tome in ${SNAPSHOT_DIR}/)
+  --snapshot FILE  the snapshot (default: TOME_SNAPSHOT, else the one start serves in ${SNAPSHOT_DIR}/)
   --out FILE | -   where to write (default -, standard output). A name ending in .gz is
                    gzip-compressed, .zst zstd-compressed. A file is written beside its name
                    and renamed into place when whole
@@ -67,8 +67,11 @@ function parseExportArgs(args: string[], pinned: string | undefined): ExportArgs
     throw new ArgumentError((err as Error).message);
   }
   if (values.help) return "help";
-  const snapshot = values.snapshot ?? (pinned || latestSnapshot(SNAPSHOT_DIR));
-  if (!snapshot) throw new ArgumentError(`no snapshot in ${SNAPSHOT_DIR}/ and no TOME_SNAPSHOT: give --snapshot FILE.`);
+  const snapshot = values.snapshot ?? snapshotToRead(pinned);
+  if (!snapshot)
+    throw new ArgumentError(
+      `no snapshot in ${SNAPSHOT_DIR}/ and no TOME_SNAPSHOT: give --snapshot FILE, or run ${commandLine("start")} once (it keeps the sample it serves there).`,
+    );
   let since = 0;
   if (values.since !== undefined) {
     try {

@@ -17,15 +17,16 @@ import { SnapshotError } from "../snapshot";
 import { ArgumentError, mainOf, note } from "./main";
 import { runUpdate } from "./snapshot-update";
 import { bytesOf, positiveInt, readOptions } from "./snapshot-build";
+import { commandLine } from "../invocation";
 
-const HELP = `Usage: bun run snapshot:follow [options]
+const HELP = `Usage: ${commandLine("snapshot:follow")} [options]
 
 Brings the newest snapshot in snapshots/ up to date: finds the daily incremental dumps of its
 wiki that it has not had yet (Wikimedia publishes one a day, about 12 hours behind, at
 ${WIKIMEDIA_INCR}/<wiki>/<YYYYMMDD>/<wiki>-<YYYYMMDD>-pages-meta-hist-incr.xml.bz2,
 complete once that day's status.txt says "done"), applies them all in one snapshot:update,
 and writes the result beside it as snapshots/<wiki>-<last day>${SNAPSHOT_EXTENSION} (to a temporary file,
-renamed into place when whole). A running server (bun run start) picks it up.
+renamed into place when whole). A running server (${commandLine("start")}) picks it up.
 
 The days applied are recorded in the snapshot's metadata (meta.updates[].days): the next run
 starts after the last of them. The first run starts at the day of the snapshot's newest page.
@@ -54,9 +55,9 @@ written then; the next run tries again).
 
 From cron, once a day (at 14:00 UTC the previous day's dump is usually published):
 
-  0 14 * * *  cd /srv/tome && bun run snapshot:follow >> /var/log/tome-follow.log 2>&1
+  0 14 * * *  cd /srv/tome && ${commandLine("snapshot:follow")} >> /var/log/tome-follow.log 2>&1
 
-Or as a long-running process instead of cron:  bun run snapshot:follow --every 6
+Or as a long-running process instead of cron:  ${commandLine("snapshot:follow")} --every 6
 Two runs at once are refused (a lock file, snapshots/.follow.lock).
 `;
 
@@ -111,7 +112,7 @@ async function followOnce(args: FollowArgs, log: (line: string) => void): Promis
   const current = args.snapshot ?? latestSnapshot(args.dir);
   if (!current)
     throw new SnapshotError(
-      `no snapshot in ${args.dir}/. Build one first with \`bun run snapshot:build --dump <dump>\`.`,
+      `no snapshot in ${args.dir}/. Build one first with \`${commandLine("snapshot:build")} --dump <dump>\`.`,
     );
   const snapshot = openSnapshot(current);
   const meta = snapshot.meta;
@@ -207,7 +208,7 @@ export async function main(argv: string[]): Promise<void> {
     const log = (line: string) => note(`${new Date().toISOString().slice(0, 19)}Z ${line}`);
     if (!existsSync(args.dir))
       throw new SnapshotError(
-        `no folder ${args.dir}/. Build a snapshot there first with \`bun run snapshot:build --dump <dump>\`, or pass --dir.`,
+        `no folder ${args.dir}/. Build a snapshot there first with \`${commandLine("snapshot:build")} --dump <dump>\`, or pass --dir.`,
       );
     const unlock = lock(args.dir);
     process.on("exit", unlock);

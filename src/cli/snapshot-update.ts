@@ -3,8 +3,9 @@ import { DEFAULT_MEMORY_BYTES, readDeletions, updateSnapshot, type UpdateReport 
 import { indexProgress, ingestProgress } from "./progress";
 import { ArgumentError, mainOf, note } from "./main";
 import { bytesOf, logSources, positiveInt, readOptions, writtenSummary } from "./snapshot-build";
+import { commandLine } from "../invocation";
 
-const HELP = `Usage: bun run snapshot:update --base <snapshot> --dump <path|url> [--dump …] [--deleted <file>] --out <snapshot>
+const HELP = `Usage: ${commandLine("snapshot:update")} --base <snapshot> --dump <path|url> [--dump …] [--deleted <file>] --out <snapshot>
 
 Applies MediaWiki dumps of newer revisions (Wikimedia's daily "adds-changes" incremental
 dumps, other/incr/<wiki>/<YYYYMMDD>/, or any export of the same wiki) to a snapshot, and
@@ -40,10 +41,10 @@ Options:
   -h, --help            show this help
 
 Example:
-  bun run snapshot:update --base snapshots/enwiki.tome \\
+  ${commandLine("snapshot:update")} --base snapshots/enwiki.tome \\
     --dump enwiki-20240102-pages-meta-hist-incr.xml.bz2 --out snapshots/enwiki-20240102.tome
 
-To follow a wiki day after day, see \`bun run snapshot:follow --help\`.
+To follow a wiki day after day, see \`${commandLine("snapshot:follow")} --help\`.
 `;
 
 export interface UpdateArgs {

@@ -1,13 +1,15 @@
 /** bun run snapshot:verify — checks every section of a snapshot against its hash. */
 import { openSnapshot } from "../snapshot";
 import { mainOf } from "./main";
+import { commandLine } from "../invocation";
 
-const HELP = `Usage: bun run snapshot:verify <snapshot.tome>
+const HELP = `Usage: ${commandLine("snapshot:verify")} <snapshot.tome>
 
 Reads the whole snapshot and checks every section against the sha256 its table records.
 Opening a snapshot (the server's boot) checks only its header, length and table, because
 hashing tens of gigabytes at every boot would take minutes; the server then checks the
-sections in the background and stops if one is damaged. Run this after copying a snapshot.
+sections in the background; a damaged one gives way to the next snapshot in its folder, and
+the server stops when none is left. Run this after copying a snapshot.
 
 Exit status: 0 whole, 1 damaged or unreadable, 2 usage.
 `;
@@ -19,7 +21,9 @@ export async function main(args: string[]): Promise<void> {
     process.exit(0);
   }
   if (args.length !== 1 || args[0]!.startsWith("-")) {
-    console.error(`snapshot:verify: give one snapshot file.\nRun \`bun run snapshot:verify --help\` for usage.`);
+    console.error(
+      `snapshot:verify: give one snapshot file.\nRun \`${commandLine("snapshot:verify")} --help\` for usage.`,
+    );
     process.exit(2);
   }
   await mainOf("snapshot:verify", async () => {
@@ -35,7 +39,7 @@ export async function main(args: string[]): Promise<void> {
     if (process.stderr.isTTY) process.stderr.write("\n");
     if (damaged.length) {
       console.error(
-        `snapshot:verify: ${args[0]} is damaged: section(s) ${damaged.join(", ")} do not match their hash. Rebuild it with \`bun run snapshot:build\`, or copy it again.`,
+        `snapshot:verify: ${args[0]} is damaged: section(s) ${damaged.join(", ")} do not match their hash. Rebuild it with \`${commandLine("snapshot:build")}\`, or copy it again.`,
       );
       process.exit(1);
     }

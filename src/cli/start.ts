@@ -4,18 +4,17 @@
  * HOST (default: every interface) and PORT (default 8080), with the keys and usage under
  * TOME_DATA. When there is no snapshot, builds one first from TOME_DUMP (simple, en, a path or
  * a URL, downloaded resumably into dumps/) or, with none, from the sample of English Wikipedia
- * the repository carries, in seconds and offline (D60, docs/decisions/). When there is no key,
+ * the repository carries, in seconds and offline (D60), kept in snapshots/ for the commands
+ * that read a snapshot and for the next start (D86). When there is no key,
  * creates one and prints it once the server is up. `npm start` runs this after installing
  * what is missing (src/cli/run.sh).
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import { Access, checkRedisUrl, createKey, DEFAULT_KEY_MS_PER_SECOND, RedisAccess, updateKeyFile } from "../access";
 import { type App, createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { type Engine, open } from "../search";
-import { snapshotsIn } from "../snapshot";
 import { buildSnapshot } from "./snapshot-build";
 import { download } from "./download";
 import { downloadProgress } from "./progress";
@@ -25,14 +24,14 @@ import { newestIn, pinned, SnapshotSwapper } from "./swap";
 import { describeListening, ensurePortFree, listenFailure, readAddress } from "./listen";
 import { mainOf, note } from "./main";
 import { ConfigError, settingsHelp, type Config } from "./config";
+import { isSample, SAMPLE_NAME, SNAPSHOT_DIR, snapshotsToServe } from "./snapshots";
+import { commandLine, inExecutable } from "../invocation";
 
 /** What TOME_DUMP may name instead of a path or URL. */
 const NAMED_DUMPS: Record<string, string> = {
   simple: "https://dumps.wikimedia.org/simplewiki/latest/simplewiki-latest-pages-articles.xml.bz2",
   en: "https://dumps.wikimedia.org/enwiki/latest/enwiki-latest-pages-articles.xml.bz2",
 };
-/** Served when nothing else is set: real articles, built in seconds, with no network. */
-const SNAPSHOT_DIR = "snapshots";
 /** The sample's path as the user would type it: relative from the repository, as npm start runs. */
 const SAMPLE_SHOWN = SAMPLE_DUMP.startsWith("/$bunfs/")
   ? "test/fixtures/data/dumps/enwiki-2016-sample.xml.bz2, inside this executable"
@@ -42,15 +41,18 @@ const SAMPLE_SHOWN = SAMPLE_DUMP.startsWith("/$bunfs/")
 /** Where a dump given by URL is downloaded to, and kept (a build that fails need not download it again). */
 const DOWNLOAD_DIR = "dumps";
 /** The command that makes a key with every right, on the account the first start creates. */
-const NEW_KEY_COMMAND = "bun run keys create --name NAME --plan enterprise --scope full";
+const NEW_KEY_COMMAND = commandLine("keys create --name NAME --plan enterprise --scope full");
 
-const HELP = `Usage: bun run start     (npm start also installs Bun and the dependencies when missing)
+const HELP = `Usage: ${commandLine("start")}${inExecutable ? "" : "     (npm start also installs Bun and the dependencies when missing)"}
 
 Snapshots: the server serves the newest *.tome in ${SNAPSHOT_DIR}/ and moves to a newer one when
 one is renamed into place there (write it under another name, e.g. a hidden one, then rename it:
 snapshot:build does), or on SIGHUP. The new snapshot is loaded beside the old one and every
 section's hash checked first; requests in flight finish on the snapshot they started on. One
 that fails to load or check (or is of another wiki) is logged, and the old one keeps serving.
+The first one is checked while it serves: damaged, it gives way to the next one (the server
+stops when there is none). Copied over in place (cp), the one served is let go first: requests
+get 503 until the copy is whole and loaded (where the server can hold a read lease on the file).
 
 Environment:
 ${settingsHelp(["TOME_SNAPSHOT", "TOME_SNAPSHOT_WATCH", "TOME_DUMP", "HOST", "PORT", "TOME_DATA", "TOME_ADMIN_TOKEN", "TOME_PUBLIC_URL", "TOME_TRUSTED_PROXIES", "TOME_REDIS_URL", "TOME_AUTH", "TOME_KEY_MS_PER_SECOND"])}
@@ -83,11 +85,11 @@ async function announceRedisKeys(access: RedisAccess): Promise<void> {
   if (count === undefined) note(`${where} cannot be reached yet: requests that need a key get 503 until it answers.`);
   else if (count === 0) {
     note(
-      `${where} holds no API key yet. Make one with: TOME_REDIS_URL=… ${NEW_KEY_COMMAND}, or move a file store in with: TOME_DATA=DIR TOME_REDIS_URL=… bun run keys import`,
+      `${where} holds no API key yet. Make one with: TOME_REDIS_URL=… ${NEW_KEY_COMMAND}, or move a file store in with: TOME_DATA=DIR TOME_REDIS_URL=… ${commandLine("keys")} import`,
     );
   } else
     note(
-      `API keys, rate limits and quotas are in ${where} (${count} key(s)); manage them with TOME_REDIS_URL=… bun run keys.`,
+      `API keys, rate limits and quotas are in ${where} (${count} key(s)); manage them with TOME_REDIS_URL=… ${commandLine("keys")}.`,
     );
 }
 
@@ -108,20 +110,14 @@ function announceKeys(access: Access, config: Config): void {
   console.error(
     `No API key existed in ${dataDir}/, so one was created (${record.id}, account default, enterprise plan):\n\n` +
       `    ${key}\n\nIt is shown only this once: keep it. Send it as X-API-Key (or Authorization: Bearer). ` +
-      `Lost it? Make another with: ${command}. Manage keys with "bun run keys" (see --help).`,
+      `Lost it? Make another with: ${command}. Manage keys with "${commandLine("keys")}" (see --help).`,
   );
-}
-
-/** The snapshot to serve; sample when it is the sample, built into the temporary folder `sample`. */
-interface ToServe {
-  path: string;
-  sample?: string;
 }
 
 /**
  * Opens the snapshot to serve first and makes the app over it; its sections are then hashed in
- * the background (hashing them before serving would take minutes at full size), and a damaged
- * snapshot stops the server rather than being served.
+ * the background by the swap (hashing them before serving would take minutes at full size), and a damaged
+ * snapshot gives way to the next one, or stops the server when there is none (D85).
  */
 function serveFirst(path: string, makeApp: (tome: Engine) => App): App {
   const started = performance.now();
@@ -132,58 +128,37 @@ function serveFirst(path: string, makeApp: (tome: Engine) => App): App {
   note(
     `Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
   );
-  const app = makeApp(tome);
-  // Held weakly: the first snapshot is let go after a swap like any other (issue 43).
-  const first = new WeakRef(tome);
-  tome.snapshot.container.verify().then(
-    (damaged) => {
-      if (!damaged.length) return;
-      // Swapped out meanwhile: it no longer matters.
-      if (app.served().engine !== first.deref())
-        return console.error(
-          `start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); it is no longer served.`,
-        );
-      console.error(
-        `start: ${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash); stopping. Rebuild it with \`bun run snapshot:build\`, or copy it again.`,
-      );
-      process.exit(1);
-    },
-    // Stopped: its file is being written over in place (swap.ts says so).
-    (err: Error) => console.error(`start: checking ${path} stopped: ${err.message}`),
-  );
-  return app;
+  return makeApp(tome);
 }
 
-/** The snapshot to serve, building one first if there is none. */
-async function ensureSnapshot(config: Config): Promise<ToServe> {
+/** The snapshot to serve, building one first if there is none (or only the sample, and TOME_DUMP is set). */
+async function ensureSnapshot(config: Config): Promise<string> {
   const explicit = config.snapshot;
-  if (explicit) return { path: explicit };
-  const { usable, skipped } = snapshotsIn(SNAPSHOT_DIR);
+  if (explicit) return explicit;
+  const { usable, skipped } = snapshotsToServe(SNAPSHOT_DIR);
   for (const file of skipped) note(`start: skipped ${file.path}: ${file.reason}`);
   const found = usable[0]?.path;
-  if (found) {
+  if (found && !(config.dump && isSample(found))) {
     if (config.dump)
       note(
         `TOME_DUMP is set, but ${found} exists: serving it. Move it out of ${SNAPSHOT_DIR}/ to build from TOME_DUMP.`,
       );
-    return { path: found };
+    return found;
   }
   if (skipped.length) note(`start: no usable snapshot in ${SNAPSHOT_DIR}/ (${skipped.length} file(s) skipped, above).`);
   if (!config.dump) {
-    const sample = mkdtempSync(join(tmpdir(), "tome-sample-"));
     note(
-      `No snapshot in ${SNAPSHOT_DIR}/ and no TOME_DUMP: building the sample that ships with Tome, from ${SAMPLE_SHOWN}.`,
+      `No snapshot in ${SNAPSHOT_DIR}/ and no TOME_DUMP: building the sample that ships with Tome, from ${SAMPLE_SHOWN}, into ${SNAPSHOT_DIR}/${SAMPLE_NAME}.`,
     );
-    const path = await buildSnapshot(
+    return buildSnapshot(
       {
         dumps: [SAMPLE_DUMP],
-        out: join(sample, "enwiki-sample.tome"),
+        out: join(SNAPSHOT_DIR, SAMPLE_NAME),
         chunkWords: DEFAULT_CHUNK_WORDS,
         allowTruncated: false,
       },
       note,
     );
-    return { path, sample };
   }
   let dump = NAMED_DUMPS[config.dump] ?? config.dump;
   if (/^https?:\/\//i.test(dump)) dump = await downloadDump(dump);
@@ -192,9 +167,11 @@ async function ensureSnapshot(config: Config): Promise<ToServe> {
       `TOME_DUMP is ${dump}, which does not exist. Set TOME_DUMP to simple or en (the latest Simple English or English Wikipedia), a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve.`,
     );
   }
-  note(`No snapshot in ${SNAPSHOT_DIR}/: building one from ${dump} (set TOME_DUMP to use another dump).`);
+  note(
+    `${found ? `Only the sample (${found}) is in ${SNAPSHOT_DIR}/` : `No snapshot in ${SNAPSHOT_DIR}/`}: building one from ${dump} (set TOME_DUMP to use another dump).`,
+  );
   // On stderr, where the server says what it does (stdout is its request log), uncoloured.
-  return { path: await buildSnapshot({ dumps: [dump], chunkWords: DEFAULT_CHUNK_WORDS, allowTruncated: false }, note) };
+  return buildSnapshot({ dumps: [dump], chunkWords: DEFAULT_CHUNK_WORDS, allowTruncated: false }, note);
 }
 
 /** Downloads a dump into DOWNLOAD_DIR (resuming a part left there), and returns its path. */
@@ -225,14 +202,18 @@ async function downloadDump(url: string): Promise<string> {
 }
 
 /** After the sample serves: what it is, and how to serve a whole wiki. */
-function sampleBanner(pages: number): string {
+function sampleBanner(path: string, pages: number): string {
+  const start = commandLine("start");
+  const line = (dump: string, what?: string) =>
+    `    ${what ? `${`TOME_DUMP=${dump} ${start}`.padEnd(start.length + 22)}${what}` : `TOME_DUMP=${dump} ${start}`}\n`;
   return (
-    `\nThis is a SAMPLE: ${pages} articles of English Wikipedia (2016), shipped with Tome to show it working.\n` +
+    `\nThis is a SAMPLE: ${pages} articles of English Wikipedia (2016), shipped with Tome to show it working, kept in ${path}.\n` +
     `To serve a whole wiki, stop it and start it again with one of:\n` +
-    `    TOME_DUMP=simple npm start     # Simple English Wikipedia: a few hundred MB to download\n` +
-    `    TOME_DUMP=en npm start         # English Wikipedia: over 20 GB to download, then a build of hours\n` +
-    `    TOME_DUMP=PATH_OR_URL npm start\n` +
-    `A download shows its progress and resumes where it stopped when run again; the snapshot built goes to ${SNAPSHOT_DIR}/ and is served from then on.\n`
+    line("simple", "# Simple English Wikipedia: a few hundred MB to download") +
+    line("en", "# English Wikipedia: over 20 GB to download, then a build of hours") +
+    line("PATH_OR_URL") +
+    `A download shows its progress and resumes where it stopped when run again; the snapshot built goes to ${SNAPSHOT_DIR}/ and is served from then on.\n` +
+    `Or build one into ${SNAPSHOT_DIR}/ while this serves (${commandLine("snapshot:build")} --dump PATH_OR_URL): the server moves to it once it is written.\n`
   );
 }
 
@@ -244,7 +225,7 @@ export async function main(args: string[]): Promise<void> {
   }
   if (args.length > 0) {
     console.error(
-      `start: it takes no arguments, not "${args.join(" ")}": its settings are environment variables, e.g. PORT=8081 bun run start (see --help).`,
+      `start: it takes no arguments, not "${args.join(" ")}": its settings are environment variables, e.g. PORT=8081 ${commandLine("start")} (see --help).`,
     );
     process.exit(2);
   }
@@ -256,7 +237,7 @@ export async function main(args: string[]): Promise<void> {
     const address = await readAddress(config);
     // Checked before a snapshot build or load that can take minutes, and again just before serving.
     ensurePortFree(address);
-    const { path, sample } = await ensureSnapshot(config);
+    const path = await ensureSnapshot(config);
     const requests = stdoutLog();
     let running: ReturnType<typeof serve>;
     // A snapshot swapped out is let go after its last request; collected soon after, so that its memory goes back at once.
@@ -289,8 +270,9 @@ export async function main(args: string[]): Promise<void> {
     if (access instanceof Access) access.start();
     if (access instanceof Access) announceKeys(access, config);
     else if (access) await announceRedisKeys(access);
-    const source = config.snapshot || sample ? pinned(path) : newestIn(SNAPSHOT_DIR);
+    const source = config.snapshot ? pinned(path) : newestIn(SNAPSHOT_DIR);
     const swapper = new SnapshotSwapper(app, source, (line) => console.error(line));
+    void swapper.verifyFirst().then((served) => served || process.exit(1));
     const stop = async (signal: string) => {
       console.error(`${signal}: no new connections; finishing the requests in flight.`);
       swapper.stop();
@@ -298,7 +280,6 @@ export async function main(args: string[]): Promise<void> {
       await running.stop();
       await requests.flush();
       access?.stop();
-      if (sample) rmSync(sample, { recursive: true, force: true });
       console.error(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
       process.exit(0);
     };
@@ -310,13 +291,10 @@ export async function main(args: string[]): Promise<void> {
     console.error(
       `Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`,
     );
-    // The sample is not replaced: a snapshot of another wiki would be refused by the swap anyway.
-    if (sample) note(sampleBanner(app.served().engine.snapshot.meta.indexedPages));
-    else {
-      const watching = watch && swapper.watch();
-      const what = config.snapshot ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
-      console.error(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
-    }
+    if (isSample(path)) note(sampleBanner(path, app.served().engine.snapshot.meta.indexedPages));
+    const watching = watch && swapper.watch();
+    const what = config.snapshot ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
+    console.error(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
   });
 }
 

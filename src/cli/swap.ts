@@ -9,11 +9,17 @@
  * the server keeps answering). A damaged file is then refused while the old one keeps serving,
  * instead of stopping a server that was serving well; the cost is the time to hash the file,
  * which also brings it into the page cache before the first request needs it. A snapshot of
- * another wiki is refused too (a restart serves another wiki). Each refusal is one log line,
+ * another wiki is refused too (a restart serves another wiki), unless the sample is served (D86). Each refusal is one log line,
  * and the same file is not tried again until it changes (its size, time or inode).
  *
  * Files being written are ignored: a snapshot is complete when it is renamed into place under
  * a name ending in .tome (snapshot:build writes a hidden temporary file, then renames it).
+ *
+ * The snapshot served first is hashed in the background; damaged, it gives way to the next one
+ * as any refused snapshot does (D85). Every snapshot served is held under a read lease (D84): a
+ * process opening its file to write it (cp over it) waits until the server has stopped reading
+ * it (503 until a whole snapshot is loaded) and let go of it; where no lease can be taken, a
+ * write in place is only seen once it has begun (D56).
  */
 import { type FSWatcher, watch } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
@@ -26,24 +32,28 @@ import {
   type SkippedFile,
   type SnapshotFile,
   snapshotFile,
-  snapshotsIn,
   SNAPSHOT_EXTENSION,
   SnapshotError,
 } from "../snapshot";
+import { isSample, servingOrder, snapshotsToServe } from "./snapshots";
+import { commandLine } from "../invocation";
 
 /** Where the snapshot to serve comes from. */
 export interface SnapshotSource {
   /** The snapshots that could be served, best first (D55), and the files that cannot. */
   look(): { usable: SnapshotFile[]; skipped: SkippedFile[] };
+  /** The order look() gives: negative when a is served before b. */
+  order(a: SnapshotFile, b: SnapshotFile): number;
   /** The folder to watch, and the file names in it whose changes matter. */
   dir: string;
   relevant(name: string): boolean;
 }
 
-/** The *.tome files of a folder, the newest data first (D55). */
+/** The *.tome files of a folder, the newest data first (D55), the sample last (D86). */
 export function newestIn(dir: string): SnapshotSource {
   return {
-    look: () => snapshotsIn(dir),
+    look: () => snapshotsToServe(dir),
+    order: servingOrder,
     dir,
     relevant: (name) => name.endsWith(SNAPSHOT_EXTENSION) && !name.startsWith("."),
   };
@@ -56,6 +66,7 @@ export function pinned(path: string): SnapshotSource {
       const found = snapshotFile(path);
       return isSnapshotFile(found) ? { usable: [found], skipped: [] } : { usable: [], skipped: [found] };
     },
+    order: bySnapshotOrder,
     dir: dirname(path),
     relevant: (name) => name === basename(path),
   };
@@ -68,6 +79,8 @@ export interface Swappable {
   swap(engine: Engine): void;
   /** Answers 503 until the next swap: the snapshot served must not be read any more. */
   suspend(reason: string): void;
+  /** Resolves once no request that took this engine's snapshot (before a suspend) is in flight. */
+  drained(engine: Engine): Promise<void>;
 }
 
 export interface SwapReport {
@@ -95,6 +108,10 @@ export class SnapshotSwapper {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private running: Promise<void> | undefined;
   private again: string | undefined;
+  /** Said once: why this server cannot take read leases on its snapshots (D84). */
+  private unleased = false;
+  /** Files open for writing when they were to be served, as logged (path → identity): tried again shortly, logged once. */
+  private readonly busy = new Map<string, string>();
 
   constructor(
     private readonly app: Swappable,
@@ -110,6 +127,10 @@ export class SnapshotSwapper {
       identity: found.identity,
       file: isSnapshotFile(found) ? found : undefined,
     };
+    if (!this.guard(app.served().engine))
+      this.log(
+        `swap: ${app.served().path} is open for writing by another process as the server starts: it cannot be guarded (D84), and writing it in place can stop the server.`,
+      );
   }
 
   /** Watches the source's folder; false (and a log line) if it cannot be watched. */
@@ -140,6 +161,97 @@ export class SnapshotSwapper {
   }
 
   /**
+   * Hashes the snapshot served first, in the background (before serving, a 20 GB one would keep
+   * the server from answering for minutes: D38). A damaged one is refused as any other (D85): it
+   * is not read any more, requests get 503, and the next snapshot in the order is checked and
+   * served. Resolves false when none can be (the caller stops the server), true otherwise.
+   */
+  async verifyFirst(): Promise<boolean> {
+    const { engine, path } = this.app.served();
+    let damaged: string[];
+    try {
+      damaged = await engine.snapshot.container.verify();
+    } catch (err) {
+      // Stopped: its file is being written over in place (logged where that was seen).
+      this.log(`start: checking ${path} stopped: ${(err as Error).message}`);
+      return true;
+    }
+    if (!damaged.length) return true;
+    const what = `${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash)`;
+    // Swapped out meanwhile: it no longer matters.
+    if (this.app.served().engine !== engine) {
+      this.log(`start: ${what}; it is no longer served.`);
+      return true;
+    }
+    this.dealtWith.set(this.served.path, this.served.identity ?? "");
+    this.suspendServed(what);
+    this.log(
+      `start: ${what}: it is not served (requests get 503 meanwhile); looking for the next snapshot. Copy it or build it again (${commandLine("snapshot:build")}), or remove it.`,
+    );
+    await this.check(`${path} was found damaged`);
+    if (this.app.served().engine !== engine) return true;
+    this.log(
+      `start: ${what}, and no other snapshot can be served; stopping. Rebuild it with \`${commandLine("snapshot:build")}\`, or copy it again.`,
+    );
+    return false;
+  }
+
+  /** Stops reading the snapshot served and answers 503 until a swap. */
+  private suspendServed(why: string): void {
+    this.suspended = true;
+    this.app.served().engine.snapshot.container.stopReading(why);
+    this.app.suspend(`The snapshot is being replaced; retry in a few seconds.`);
+  }
+
+  /**
+   * Takes a read lease on a snapshot's file (D84): a process opening it to write it (cp over it)
+   * then waits until the server has let go of it. False when the file is open for writing now
+   * (being written: not to be served yet). Where leases cannot be taken, says so once, and the
+   * file is guarded as D56 says.
+   */
+  private guard(engine: Engine): boolean {
+    const refused = engine.snapshot.container.lease((graceMs) => this.writerCame(engine, graceMs));
+    if (!refused) return true;
+    if (refused.writing) return false;
+    if (!this.unleased)
+      this.log(
+        `swap: cannot take a read lease on ${engine.snapshot.path} (${refused.reason}): copying over a snapshot while it is served can stop the server here. Replace snapshots by renaming: copy to a temporary name in the same folder, then mv it into place. (Said once.)`,
+      );
+    this.unleased = true;
+    return true;
+  }
+
+  /** Another process opened a snapshot's file to write it: nothing may read it once it lets go; the rewritten file is looked at then. */
+  private async writerCame(engine: Engine, graceMs: number): Promise<void> {
+    const path = engine.snapshot.path;
+    const served = this.app.served().engine === engine;
+    if (served) {
+      const why = `${path} is being written over in place while it is served`;
+      if (!this.suspended) this.suspendServed(why);
+      // Loaded again once whole, even if nothing in it changed.
+      this.dealtWith.delete(this.served.path);
+      this.log(
+        `swap: ${why} (another process opened it to write it). The server lets go of it first (D84): requests get 503 until a whole snapshot is loaded. Never copy over a served snapshot: copy it to a temporary name in the same folder, then mv it into place.`,
+      );
+    }
+    const answered = await Promise.race([
+      this.app.drained(engine).then(() => true),
+      Bun.sleep(graceMs).then(() => false),
+    ]);
+    if (!answered)
+      this.log(
+        `swap: ${path}: requests still in flight on it after ${graceMs} ms are let go with it (the writer waits only so long: they read zeros from now on).`,
+      );
+    if (served) this.recheck(`${path} was opened to be written`);
+  }
+
+  /** Looks again after the watch's pause (a change seen meanwhile moves it later). */
+  private recheck(reason: string): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.check(reason), this.debounceMs);
+  }
+
+  /**
    * The file served is mapped: written over in place (the same inode, another size or table),
    * reading it could kill the process with SIGBUS, so it is not read any more, and requests get
    * 503 until a whole snapshot is swapped in (D56). Renamed over or removed, the mapping holds.
@@ -157,10 +269,8 @@ export class SnapshotSwapper {
       this.served.identity = now;
       return;
     }
-    this.suspended = true;
     const why = `${this.served.path} is being written over in place while it is served (it is mapped; reading it now could kill the server)`;
-    engine.snapshot.container.stopReading(why);
-    this.app.suspend(`The snapshot is being replaced; retry in a few seconds.`);
+    this.suspendServed(why);
     this.log(
       `swap: ERROR: ${why}. Requests get 503 until a whole snapshot is loaded. Never copy over a served snapshot: copy it to a temporary name in the same folder, then mv it into place.`,
     );
@@ -218,7 +328,7 @@ export class SnapshotSwapper {
       const atServed = key === this.served.path;
       if (!this.suspended) {
         if (atServed && file.identity === this.served.identity) break;
-        if (!atServed && servedThere && this.served.file && bySnapshotOrder(file, this.served.file) > 0) break;
+        if (!atServed && servedThere && this.served.file && this.source.order(file, this.served.file) > 0) break;
       }
       if (this.dealtWith.get(key) !== file.identity) {
         this.dealtWith.set(key, file.identity);
@@ -250,11 +360,19 @@ export class SnapshotSwapper {
         );
         return "same";
       }
-      // The host names the wiki (D14: it is in every URL served); old dumps have no dbname.
-      if (meta.wiki.host !== now.wiki.host) {
+      // The host names the wiki (D14: it is in every URL served); old dumps have no dbname. The sample gives way to any wiki (D86).
+      if (meta.wiki.host !== now.wiki.host && !isSample(served.path)) {
         throw new SnapshotError(
           `it is a snapshot of ${meta.wiki.host}, and this server serves ${now.wiki.host}: restart the server to serve another wiki.`,
         );
+      }
+      if (!this.guard(engine)) {
+        // Being written: looked at again shortly, and said once.
+        this.dealtWith.delete(resolve(path));
+        this.recheck(`${path} was open for writing`);
+        if (this.busy.get(path) === file.identity) return "refused";
+        this.busy.set(path, file.identity);
+        throw new SnapshotError("it is open for writing (being copied?); it is looked at again once it is closed.");
       }
       const damaged = await engine.snapshot.container.verify();
       if (damaged.length)

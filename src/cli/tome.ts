@@ -43,7 +43,7 @@ const HELP = `Usage: tome <command> [its options]     (tome <command> --help: th
 
 Tome, a self-hosted Wikipedia text retrieval service, in one executable: no Bun, no
 node_modules. Each command is the \`bun run <command>\` of a checkout, with the same options
-and environment variables (its --help says "bun run <command>": read "tome <command>").
+and environment variables.
 
 Commands:
 ${Object.entries(COMMANDS)

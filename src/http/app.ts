@@ -17,7 +17,7 @@ import { CurrentSnapshot, type Served } from "./current";
 import { DOCS_PATH, OPENAPI_PATH, openApi } from "./docs";
 import { ApiError, errorBody, errorResponse, ERRORS, INTERNAL_ERROR, noSuchRoute } from "./errors";
 import { Metrics } from "./metrics";
-import { compose, exchange, type Step } from "./pipeline";
+import { compose, exchange, handOver, type Step } from "./pipeline";
 import { aboutRoutes } from "./routes/about";
 import { changesRoutes } from "./routes/changes";
 import { luckyRoutes } from "./routes/lucky";
@@ -26,6 +26,7 @@ import { pageRoutes } from "./routes/pages";
 import { searchRoutes } from "./routes/search";
 import { conditional } from "./steps/conditional";
 import { faults } from "./steps/faults";
+import { home } from "./steps/home";
 import { keys } from "./steps/keys";
 import { log, type LogSink } from "./steps/log";
 import { measure, metricsEndpoint } from "./steps/metrics";
@@ -120,6 +121,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
       : []),
     socketTime(PDF_SOCKET_SECONDS),
     methods,
+    home({ dashboard: options.accounts !== undefined }),
     metricsEndpoint(metrics, options.adminToken),
     keys(access),
     conditional,
@@ -133,7 +135,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
           headers: { "retry-after": "5" },
         });
       const view = (x.served as Served<View>).view;
-      return x.path === MCP_PATH ? view.mcp(x.request) : view.routes.handle(x.request);
+      return x.path === MCP_PATH ? view.mcp(x) : view.routes.handle(handOver(x));
     },
     faults((error, x) => logError(error, x.request)),
   );
@@ -179,6 +181,11 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     suspend: (reason: string): void => {
       unavailable = reason;
     },
+    /**
+     * Resolves once no request that may read this engine's snapshot is in flight: those that
+     * took it before are answered (call suspend() first, if it is the one served: later requests are answered 503 without reading it).
+     */
+    drained: (engine: Engine): Promise<void> => current.drained((view) => view.engine === engine),
     /** Snapshots swapped out whose requests in flight are still being answered. */
     retiring: () => current.retiringCount,
     /** Stops what the app runs beside the server (the PDF renderer's worker, the metrics' watch on the engine). */

@@ -17,6 +17,8 @@ export interface Served<V> {
   inFlight: number;
   /** Swapped out: freed when inFlight reaches 0. */
   retired: boolean;
+  /** Told when inFlight reaches 0 (drained()). */
+  idle?: (() => void)[];
 }
 
 export class CurrentSnapshot<V> {
@@ -40,7 +42,24 @@ export class CurrentSnapshot<V> {
 
   release(served: Served<V>): void {
     served.inFlight--;
-    if (served.retired && served.inFlight === 0) this.free(served);
+    if (served.inFlight !== 0) return;
+    for (const told of served.idle?.splice(0) ?? []) told();
+    if (served.retired) this.free(served);
+  }
+
+  /**
+   * Resolves once every request that took a snapshot whose view `of` matches, until now, is
+   * answered. A request arriving later takes the same snapshot afresh, and is not waited for:
+   * the app answers it without reading the snapshot (503 while suspended, D84).
+   */
+  drained(of: (view: V) => boolean): Promise<void> {
+    const held = [...this.retiring].filter((s) => of(s.view) && s.inFlight > 0);
+    if (of(this.served.view)) {
+      const before = this.served;
+      this.served = { ...before, inFlight: 0, idle: undefined };
+      if (before.inFlight > 0) held.push(before);
+    }
+    return Promise.all(held.map((s) => new Promise<void>((told) => (s.idle ??= []).push(told)))).then(() => {});
   }
 
   /** Serves `next` from now on; the snapshot it replaces is freed after its requests in flight. Returns the one replaced. */

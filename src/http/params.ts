@@ -11,8 +11,8 @@
 import { Kind, type Static, type TObject, type TSchema } from "@sinclair/typebox";
 import { invalidParameter, missingParameter, parameterError, type ParameterRow } from "./errors";
 import { PARAMETERS } from "./openapi";
+import { exchangeOf, type Exchange } from "./pipeline";
 import { MAX_INTEGER } from "./schemas";
-import { quotaRefusal } from "./steps/keys";
 
 const DIGITS = /^[0-9]+$/;
 /** Compiled schema patterns (a route's few, compiled once rather than per request). */
@@ -36,17 +36,18 @@ type ReadOf<T extends TObject | undefined, R extends Readers = {}> = T extends T
   ? Omit<Filled<T>, keyof R> & { [K in keyof R & keyof T["properties"]]: ReturnType<R[K]> }
   : undefined;
 
-/** What a route's handler is given: its query and path parameters as read, and the request. */
+/** What a route's handler is given: its query and path parameters as read, and the request's exchange (its request, x.request). */
 export interface RouteInput<Q extends TObject | undefined, P extends TObject | undefined, R extends Readers = {}> {
   query: ReadOf<Q, R>;
   params: ReadOf<P, R>;
-  request: Request;
+  x: Exchange;
 }
 
 /**
  * A route's strict reading and its handler, typed from its TypeBox schemas: spread `hooks`
- * into the route's options and pass `handler` as its handler. The handler reads the query and
- * path parameters strictly, then asks the quota (quotaGate), then calls `handle` with them.
+ * into the route's options and pass `handler` as its handler. The handler takes the request's
+ * exchange back (pipeline.ts exchangeOf), reads the query and path parameters strictly, then
+ * asks the quota (checkQuota), then calls `handle` with them.
  *
  * Elysia is given no query or path schema to parse and check again after the strict reading
  * (it parsed the query string, checked the typed values and decoded them twice, a request's
@@ -69,10 +70,11 @@ export function route<
     params: Record<string, string | undefined>;
     request: Request;
   }): RouteInput<Q, P, R> => {
+    const x = exchangeOf(request);
     // The path first: its error wins over the query's (as it did when a transform hook read them).
     const pathParams = spec.params && readParams(spec.params, params, spec);
-    const input = { query: spec.query && readQuery(spec.query, request.url, spec), params: pathParams, request };
-    quotaGate(input);
+    const input = { query: spec.query && readQuery(spec.query, request.url, spec), params: pathParams, x };
+    checkQuota(x);
     // The one cast: readQuery and readParams return what the schemas (and readers) describe.
     return input as RouteInput<Q, P, R>;
   };
@@ -90,12 +92,16 @@ export function route<
 
 /**
  * D2's last check before the handler: a request whose cost the quota could not hold is refused
- * here, once its parameters are known to be valid. Routes without parameters use it as their
- * transform; route()'s handler calls it after reading.
+ * here, once its parameters are known to be valid. route()'s handler calls it after reading.
  */
-export function quotaGate(ctx: { request: Request }): void {
-  const refusal = quotaRefusal(ctx.request);
+function checkQuota(x: Exchange): void {
+  const refusal = x.overQuota?.();
   if (refusal) throw refusal;
+}
+
+/** checkQuota as the transform of a route without parameters (Elysia hands a transform its context). */
+export function quotaGate(ctx: { request: Request }): void {
+  checkQuota(exchangeOf(ctx.request));
 }
 
 /** Reads a property from its raw text, or throws the ApiError the client should see. */

@@ -8,7 +8,7 @@
  *
  * The steps, in order (app.ts lists them): measure (for /metrics) → response headers (D22) →
  * log → target (the request's one path) → the dashboard (/dashboard, answered whole there, when
- * the server has keys) → socket time → methods (HEAD, OPTIONS, 405) → the
+ * the server has keys) → socket time → methods (HEAD, OPTIONS, 405) → home (GET /, open) → the
  * /metrics endpoint (admin token) → keys (D2: 401/403, 429, quota hold) → conditional (ETag,
  * Cache-Control, 304) → the routes; a fault anywhere after the first steps becomes a 500. Only the keys
  * step ever waits before the routes, and only with keys in Redis: without it every step but the routes is
@@ -17,8 +17,12 @@
 import type { Server } from "bun";
 import type { Grant } from "../access";
 import type { Served } from "./current";
+import type { ApiError } from "./errors";
 
-/** One request on its way through the pipeline: what the steps learn of it, each its own fields. */
+/**
+ * One request on its way through the pipeline, as Hono's Context: what the steps learn of it,
+ * each its own fields, handed to every step and then to the routes (handOver).
+ */
 export interface Exchange {
   request: Request;
   /** The server that received it, when it came over HTTP (for per-request socket timeouts). */
@@ -34,10 +38,20 @@ export interface Exchange {
    */
   path: string;
   pathStart: number;
-  /** A HEAD request, answered as its GET without the body. */
+  /** A HEAD request, answered as its GET without the body (the methods step made `request` its GET). */
   head: boolean;
   /** The key's grant, from the keys step, settled on the way out. */
   grant: Grant | undefined;
+  /**
+   * Set by the keys step when the quota could not hold the request's cost: the quota's 429,
+   * which the route throws once its parameters are known to be valid (D2: a 400 comes first).
+   */
+  overQuota: (() => ApiError) | undefined;
+  /**
+   * A keyed request's time on the server's thread, for its key's work share (the keys step; D25,
+   * D57): when it was admitted, and how long it has since waited outside the thread (outsideWork).
+   */
+  work: { started: number; waited: number } | undefined;
   /** The snapshot this request is answered from, taken once as it arrived (current.ts). */
   served: Served<unknown>;
 }
@@ -104,5 +118,41 @@ export function compose(
 }
 
 export function exchange(request: Request, server: Server<undefined> | undefined, served: Served<unknown>): Exchange {
-  return { request, server, id: "", started: 0, path: "", pathStart: -1, head: false, grant: undefined, served };
+  return {
+    request,
+    server,
+    id: "",
+    started: 0,
+    path: "",
+    pathStart: -1,
+    head: false,
+    grant: undefined,
+    overQuota: undefined,
+    work: undefined,
+    served,
+  };
+}
+
+/**
+ * Where the routes find their exchange. Elysia hands a route its Request alone, so the request
+ * handed to it carries its exchange (handOver); the route's reader (params.ts) takes it back.
+ */
+const EXCHANGE = Symbol("exchange");
+type Carrying = Request & { [EXCHANGE]?: Exchange };
+
+/** The request to hand the routes (Elysia), carrying its exchange. */
+export function handOver(x: Exchange): Request {
+  (x.request as Carrying)[EXCHANGE] = x;
+  return x.request;
+}
+
+/** Nothing served: the snapshot of an exchange made outside the pipeline. */
+const UNSERVED: Served<unknown> = { view: undefined, id: "", path: "", inFlight: 0, retired: false };
+
+/**
+ * The exchange a route's request was handed over with; a request handed to the routes without
+ * the pipeline (a benchmark of the routes alone) gets one of its own, with no key.
+ */
+export function exchangeOf(request: Request): Exchange {
+  return (request as Carrying)[EXCHANGE] ?? exchange(request, undefined, UNSERVED);
 }

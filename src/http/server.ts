@@ -2,9 +2,17 @@
  * The HTTP server: Bun.serve around the app's pipeline, and a graceful stop that lets the
  * requests in flight finish.
  */
+import http from "node:http";
 import type { Server } from "bun";
 import type { App } from "./app";
 import { INTERNAL_ERROR } from "./errors";
+
+/**
+ * The most a request's line and headers may take (D88): 8 times Bun's 16 KiB, so that a query of
+ * up to 100,000 characters or so reaches the routes and gets D6's JSON 400 (the most a valid
+ * request needs is a few KB). Past it Bun answers a bare 431 before any JavaScript runs.
+ */
+const MAX_REQUEST_HEAD_BYTES = 128 * 1024;
 
 export interface ServeOptions {
   port: number;
@@ -27,6 +35,8 @@ export function serve(app: App, options: ServeOptions): RunningServer {
     answered++;
     return response;
   };
+  // Bun's limit for every server of this process: node:http's setting, which Bun lets a program set (its types say read-only, as Node's).
+  Object.assign(http, { maxHeaderSize: MAX_REQUEST_HEAD_BYTES });
   const server = Bun.serve({
     port: options.port,
     hostname: options.hostname,

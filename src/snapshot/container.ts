@@ -1,6 +1,6 @@
 /**
- * Snapshot format 2: one file of named binary sections, written as a stream and mapped at
- * boot (Bun.mmap), so that serving a snapshot costs its pages in the page cache rather than
+ * Snapshot format 2: one file of named binary sections, written as a stream and mapped
+ * read-only at boot (mapping.ts), so that serving a snapshot costs its pages in the page cache rather than
  * a heap of decoded objects.
  *
  * Layout (little-endian):
@@ -10,8 +10,8 @@
  *
  * Integrity: opening checks the header, the file's length and the table's hash (cheap:
  * truncation and a damaged table are refused at once). Sections are hashed by verify():
- * `bun run snapshot:verify`, and the server in the background after boot, stopping if one
- * does not match. Hashing 20 GB at every boot would cost minutes.
+ * `bun run snapshot:verify`, and the server in the background after boot (one that does not
+ * match gives way to the next snapshot, D85). Hashing 20 GB at every boot would cost minutes.
  */
 import {
   closeSync,
@@ -28,6 +28,8 @@ import { basename, dirname, join } from "node:path";
 import { Packr, Unpackr } from "msgpackr";
 import { SnapshotError } from "./format";
 import { sameBytes, sha256 } from "./hash";
+import { FileMapping, type LeaseRefused } from "./mapping";
+import { commandLine } from "../invocation";
 
 const MAGIC = "TOMESNAP";
 export const FORMAT_VERSION = 2;
@@ -50,7 +52,7 @@ interface Table {
   sections: SectionEntry[];
 }
 
-const rebuild = "Rebuild it with `bun run snapshot:build --dump <dump>`.";
+const rebuild = `Rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`;
 
 /** Writes a container as a stream of sections into a temporary file, renamed into place by finish(). */
 export class ContainerWriter {
@@ -184,6 +186,8 @@ const VERIFY_TURN_MS = 10;
 /** An opened container: its metadata, and its sections mapped on demand. */
 export class Container {
   private readonly mapped = new Map<string, Uint8Array>();
+  /** The file, opened read-only for its mappings (undefined: not yet; null: mapped by Bun.mmap, where libc's mmap is not at hand). */
+  private file: FileMapping | null | undefined;
   /** Set when the file is being written over in place: nothing more may be read from its mapping (D56). */
   private stopped: string | undefined;
   constructor(
@@ -203,14 +207,33 @@ export class Container {
     if (!bytes) {
       const entry = this.sections.find((s) => s.name === name);
       if (!entry) throw new SnapshotError(`${this.path} has no section "${name}". ${rebuild}`);
-      bytes = entry.length
-        ? Bun.mmap(this.path, { offset: entry.offset, size: entry.length, shared: true } as Parameters<
-            typeof Bun.mmap
-          >[1])
-        : new Uint8Array(0);
+      if (this.stopped) throw new SnapshotError(this.stopped);
+      if (this.file === undefined) this.file = FileMapping.open(this.path) ?? null;
+      bytes = !entry.length
+        ? new Uint8Array(0)
+        : this.file
+          ? this.file.map(entry.offset, entry.length)
+          : Bun.mmap(this.path, { offset: entry.offset, size: entry.length, shared: true } as Parameters<
+              typeof Bun.mmap
+            >[1]);
       this.mapped.set(name, bytes);
     }
     return bytes;
+  }
+
+  /**
+   * Maps every section and takes a read lease on the file (D84): when another process opens it
+   * to write it (`cp` over it), reading stops, `onWriter` is called with the time it has to make
+   * sure nothing reads the sections any more, and then they read zeros (no file behind them) and
+   * the writer goes on. Returns why no lease could be taken (the file is then mapped unguarded), or undefined.
+   */
+  lease(onWriter: (graceMs: number) => Promise<void> | void): LeaseRefused | undefined {
+    this.mapAll();
+    if (!this.file) return { reason: "leases are taken on Linux only", writing: false };
+    return this.file.lease((graceMs) => {
+      this.stopReading(`${this.path} is being written over in place: it is let go`);
+      return onWriter(graceMs);
+    });
   }
 
   /** A section's bytes read from the file (a copy, nothing mapped): for a look at a file not served. */
@@ -278,7 +301,7 @@ export function openContainer(path: string): Container {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== "ENOENT") throw new SnapshotError(`${path} cannot be read (${code ?? (err as Error).message}).`);
     throw new SnapshotError(
-      `snapshot not found: ${path}. Build one with \`bun run snapshot:build --dump <path|url>\`.`,
+      `snapshot not found: ${path}. Build one with \`${commandLine("snapshot:build --dump <path|url>")}\`.`,
     );
   }
   try {
@@ -293,7 +316,7 @@ export function openContainer(path: string): Container {
     if (version === 1) {
       throw new SnapshotError(
         `${path} has snapshot format 1, which this Tome no longer reads (format 2 is mapped, not decoded). ` +
-          `Convert it with \`bun run snapshot:convert ${path}\`, or rebuild it with \`bun run snapshot:build --dump <dump>\`.`,
+          `Convert it with \`${commandLine(`snapshot:convert ${path}`)}\`, or rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
       );
     }
     if (version !== FORMAT_VERSION)

@@ -33,6 +33,7 @@ import { WorkShare } from "../work";
 import type { AccountStore } from "../accounts";
 import { redisAccountStore } from "./accounts";
 import { RedisConnection } from "./connection";
+import { INDEX } from "./account-scripts";
 import { ADMIT, HOLD_LEASE_MS, REQUEST_HOLD_LEASE_MS, SCRIPTS, SETTLE } from "./scripts";
 
 /** Seconds a client is told to wait while Redis is unreachable (a probe runs every 250 ms). */
@@ -101,12 +102,17 @@ export class RedisAccess implements Gate {
 
   /** The dashboard's accounts, sessions and usage, in this replica's Redis. */
   accounts(): AccountStore {
-    return redisAccountStore(this.redis);
+    return redisAccountStore(this.redis, this.work);
   }
 
-  /** Connects (an unreachable Redis is an outage, probed until it answers, not an error). */
-  start(): Promise<void> {
-    return this.redis.open();
+  /**
+   * Connects (an unreachable Redis is an outage, probed until it answers, not an error), and
+   * builds the dashboard's per-account index if the store predates it (once; otherwise the
+   * dashboard's first read builds it).
+   */
+  async start(): Promise<void> {
+    await this.redis.open();
+    if (!this.redis.outage) await this.redis.run(INDEX, []).catch(() => {});
   }
 
   stop(): void {

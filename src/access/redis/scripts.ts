@@ -1,5 +1,5 @@
 /**
- * The Lua scripts Redis runs for Tome, each atomically (Redis runs one script at a time), so
+ * The Lua scripts Redis runs for Tome (the dashboard's in account-scripts.ts), each atomically (Redis runs one script at a time), so
  * that replicas sharing one Redis count exactly. What is kept, under the prefix `tome:`:
  *
  *   tome:keys              hash  key id → the key's record (JSON, as in keys.json)
@@ -12,8 +12,13 @@
  *   tome:held:YYYY-MM      hash  account → credits held by requests in flight
  *   tome:holds:YYYY-MM:ACCOUNT  zset  each hold in flight ("REPLICA:SEQ:COST"), scored by when it lapses
  *   tome:use:YYYY-MM-DD    hash  "ID:r" → requests made with key ID that UTC day, "ID:c" → credits it spent (the dashboard's); expires after USE_DAYS_MS
+ *   tome:account_keys:NAME set   the ids of account NAME's keys (the dashboard reads one account's keys: D81)
+ *   tome:account_names     zset  every account's name, all scored 0 (read in name order, a page at a time)
+ *   tome:indexed           int   1 once the two above were built from a store written before them
  *   tome:session:SHA       string  a dashboard session (JSON), by the sha256 of its cookie; expires with it
- *   tome:signin:NAME:WINDOW  int  failed dashboard sign-ins of a client address or account in that window
+ *   tome:account_sessions:NAME  zset  the hashes of account NAME's sessions ("@operator": the operator's), scored by their end
+ *   tome:signin:NAME:WINDOW  int  failed dashboard sign-ins of a client address, or for the operator's token, in that window
+ *   tome:signin:known:NAME  string  an address the operator signed in from (D83); expires after KNOWN_ADDRESS_MS
  *
  * A hold lapses HOLD_LEASE_MS (a PDF) or REQUEST_HOLD_LEASE_MS after it was taken: a replica killed with requests in flight
  * never settles them, and their credits come back to the account then (the requests were
@@ -21,6 +26,7 @@
  * script from plans.ts, so a replica and its script always agree.
  */
 import { PLAN_NAMES, PLANS } from "../plans";
+import { ACCOUNT_SCRIPTS } from "./account-scripts";
 import { script } from "./connection";
 
 /** Longer than a PDF can take (its queue and render are bounded by 180 s). */
@@ -155,10 +161,12 @@ local n, i = tonumber(ARGV[2]), 3
 for _ = 1, n do
   redis.call('HSET', 'tome:keys', ARGV[i], ARGV[i + 2])
   redis.call('HSET', 'tome:auth', ARGV[i + 1], ARGV[i + 3])
+  redis.call('SADD', 'tome:account_keys:' .. string.match(ARGV[i + 3], '^%S+ %S+ (%S+) '), ARGV[i])
   i = i + 4
 end
 while i <= #ARGV do
   redis.call('HSET', 'tome:accounts', ARGV[i], ARGV[i + 1])
+  redis.call('ZADD', 'tome:account_names', 0, ARGV[i])
   i = i + 2
 end
 return redis.call('INCR', 'tome:keys:version')`,
@@ -175,11 +183,16 @@ local data = cjson.decode(ARGV[1])
 for _, k in ipairs(data.keys) do
   redis.call('HSET', 'tome:keys', k[1], k[3])
   redis.call('HSET', 'tome:auth', k[2], k[4])
+  redis.call('SADD', 'tome:account_keys:' .. string.match(k[4], '^%S+ %S+ (%S+) '), k[1])
 end
-for _, a in ipairs(data.accounts) do redis.call('HSET', 'tome:accounts', a[1], a[2]) end
+for _, a in ipairs(data.accounts) do
+  redis.call('HSET', 'tome:accounts', a[1], a[2])
+  redis.call('ZADD', 'tome:account_names', 0, a[1])
+end
+redis.call('SET', 'tome:indexed', '1')
 for _, s in ipairs(data.spent) do redis.call('HSET', 'tome:spent:' .. data.month, s[1], string.format('%d', s[2])) end
 for _, u in ipairs(data.last_used) do redis.call('HSET', 'tome:last_used', u[1], string.format('%d', u[2])) end
 return redis.call('INCR', 'tome:keys:version')`,
 );
 
-export const SCRIPTS = [ADMIT, SETTLE, READ_KEYS, WRITE_KEYS, IMPORT];
+export const SCRIPTS = [ADMIT, SETTLE, READ_KEYS, WRITE_KEYS, IMPORT, ...ACCOUNT_SCRIPTS];

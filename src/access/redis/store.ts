@@ -7,7 +7,8 @@
  * `keys export`).
  */
 import { KeyStoreError } from "../errors";
-import type { Account, KeyFile, KeyRecord } from "../store";
+import { nameTable } from "../names";
+import { emptyKeyFile, type Account, type KeyFile, type KeyRecord } from "../store";
 import type { UsageData } from "../usage";
 import { RedisConnection, RedisUnavailable } from "./connection";
 import { IMPORT, NEVER_ENDS, READ_KEYS, SCRIPTS, WRITE_KEYS } from "./scripts";
@@ -19,7 +20,7 @@ function authEntry(record: KeyRecord): string {
 }
 
 /** Pairs from a flat HGETALL reply (Bun gives a RESP3 map as an object, a RESP2 array as a list). */
-export function pairs(reply: unknown): [string, string][] {
+function pairs(reply: unknown): [string, string][] {
   if (Array.isArray(reply)) {
     const out: [string, string][] = [];
     for (let i = 0; i + 1 < reply.length; i += 2) out.push([String(reply[i]), String(reply[i + 1])]);
@@ -70,7 +71,7 @@ export class RedisKeyStore {
   /** The whole store, and the version it is at. */
   async read(): Promise<{ version: string; file: KeyFile }> {
     const [version, keys, accounts] = (await this.run(READ_KEYS, [])) as [string, unknown, unknown];
-    const file: KeyFile = { format: "tome-keys", version: 1, accounts: {}, keys: [] };
+    const file = emptyKeyFile();
     for (const [name, json] of pairs(accounts)) file.accounts[name] = JSON.parse(json) as Account;
     file.keys = pairs(keys)
       .map(([, json]) => JSON.parse(json) as KeyRecord)
@@ -79,9 +80,18 @@ export class RedisKeyStore {
   }
 
   /** Applies a change as updateKeyFile does for keys.json: read, change, write what changed, if no other change came between. */
-  async update<T>(change: (file: KeyFile) => T): Promise<T> {
+  update<T>(change: (file: KeyFile) => T): Promise<T> {
+    return this.change(() => this.read(), change);
+  }
+
+  /**
+   * Applies a change to what `read` returns (the whole store, or the part of it the change is
+   * about: the dashboard reads one account), writing what changed if the store is still at the
+   * version read; else reads again and retries.
+   */
+  async change<T>(read: () => Promise<{ version: string; file: KeyFile }>, change: (file: KeyFile) => T): Promise<T> {
     for (let attempt = 0; attempt < 20; attempt++) {
-      const { version, file } = await this.read();
+      const { version, file } = await read();
       const before = new Map(file.keys.map((k) => [k.id, JSON.stringify(k)]));
       const accountsBefore = new Map(Object.entries(file.accounts).map(([name, a]) => [name, JSON.stringify(a)]));
       const result = change(file);
@@ -103,8 +113,8 @@ export class RedisKeyStore {
     const spent = pairs(await this.redis.command("HGETALL", [`tome:spent:${month}`]).catch(this.unavailable));
     const lastUsed = pairs(await this.redis.command("HGETALL", ["tome:last_used"]).catch(this.unavailable));
     return {
-      months: spent.length ? { [month]: Object.fromEntries(spent.map(([a, n]) => [a, Number(n)])) } : {},
-      last_used: Object.fromEntries(lastUsed.map(([id, ms]) => [id, new Date(Number(ms)).toISOString()])),
+      months: nameTable(spent.length ? [[month, nameTable(spent.map(([a, n]) => [a, Number(n)]))]] : []),
+      last_used: nameTable(lastUsed.map(([id, ms]) => [id, new Date(Number(ms)).toISOString()])),
     };
   }
 

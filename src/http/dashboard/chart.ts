@@ -16,16 +16,20 @@ const WIDTH = 720;
 const HEIGHT = 220;
 const PLOT = { left: 48, right: 12, top: 14, bottom: 30 };
 
-/** The smallest of 1, 2, 5 × 10^n at or above n (a round top for the axis). */
-function roundUp(n: number): number {
-  if (n <= 5) return 5;
+/**
+ * A round top for the axis at or above n, whose half is a whole number too (the axis reads top,
+ * half and 0 credits): an even number up to 10 (at least 2: an empty month reads 0, 1, 2), then
+ * the smallest of 1, 2, 5 × 10^k.
+ */
+function axisTop(n: number): number {
+  if (n <= 10) return Math.max(2, 2 * Math.ceil(n / 2));
   const p = 10 ** Math.floor(Math.log10(n));
   return [1, 2, 5, 10].map((m) => m * p).find((v) => v >= n)!;
 }
 
 /** One month's days (days.length of them); today, 1-based (days after it have not come yet). */
 export function usageChart(days: DayUse[], today: number, monthName: string): Html {
-  const top = roundUp(Math.max(0, ...days.map((d) => d.credits)));
+  const top = axisTop(Math.max(0, ...days.map((d) => d.credits)));
   const plotW = WIDTH - PLOT.left - PLOT.right;
   const plotH = HEIGHT - PLOT.top - PLOT.bottom;
   const slot = plotW / days.length;

@@ -1,11 +1,12 @@
 /**
- * What the dashboard's pages show, worked out from the key store and the month's usage: an
- * account's keys with their use this month and its usage by day, and every account for the
- * operator. Pure: the step (index.ts) reads the store and writes the page.
+ * What the dashboard's pages show, worked out from one account (or one page of accounts) and the
+ * month's usage: an account's keys with their use this month and its usage by day, and the
+ * accounts for the operator. Pure: the handlers (account.ts, operator.ts) read the store.
  */
-import { limitsOf, monthOf, stateOf, type KeyFile, type UsageData } from "../../access";
+import { limitsOf, monthOf, stateOf, type Account, type KeyRecord, type UsageData } from "../../access";
+import type { AccountView, KeyRow } from "./account-page";
 import type { DayUse } from "./chart";
-import type { AccountSummary, AccountView, KeyRow } from "./pages";
+import type { AccountSummary } from "./operator-page";
 
 const MONTH_NAMES = [
   "January",
@@ -35,6 +36,9 @@ export interface Month {
   reset: string;
 }
 
+/** The name of t's UTC month ("November"). */
+export const monthNameOf = (t: number) => MONTH_NAMES[new Date(t).getUTCMonth()]!;
+
 export function monthAt(usage: UsageData, t: number): Month {
   const d = new Date(t);
   const [year, month] = [d.getUTCFullYear(), d.getUTCMonth()];
@@ -62,9 +66,12 @@ function useByKey(m: Month): Map<string, [number, number]> {
 }
 
 /** An account's page, but for its session's CSRF token and what the request adds (a new key, a message). */
-export function accountViewOf(file: KeyFile, account: string, m: Month): Omit<AccountView, "csrf"> {
-  const a = file.accounts[account]!;
-  const mine = file.keys.filter((k) => k.account === account);
+export function accountViewOf(
+  account: string,
+  a: Account,
+  mine: readonly KeyRecord[],
+  m: Month,
+): Omit<AccountView, "csrf"> {
   const used = useByKey(m);
   const keys: KeyRow[] = mine
     .map((k) => {
@@ -108,16 +115,18 @@ export function accountViewOf(file: KeyFile, account: string, m: Month): Omit<Ac
   };
 }
 
-/** Every account, for the operator: plan, active keys, credits this month, whether it has the dashboard. */
-export function accountSummaries(file: KeyFile, m: Month): AccountSummary[] {
-  return Object.entries(file.accounts)
-    .map(([name, a]) => ({
-      name,
-      plan: a.plan,
-      activeKeys: file.keys.filter((k) => k.account === name && stateOf(k, m.t) === "active").length,
-      spent: m.usage.months[m.name]?.[name] ?? 0,
-      quota: limitsOf(a.plan, a.rate).quota,
-      dashboard: Boolean(a.dashboard_token),
-    }))
-    .sort((x, y) => x.name.localeCompare(y.name));
+/** Accounts for the operator, each with its keys: plan, active keys, credits this month (`spent`, in order), whether it has the dashboard. */
+export function accountSummaries(
+  accounts: readonly { name: string; account: Account; keys: readonly KeyRecord[] }[],
+  spent: readonly number[],
+  t: number,
+): AccountSummary[] {
+  return accounts.map(({ name, account: a, keys }, i) => ({
+    name,
+    plan: a.plan,
+    activeKeys: keys.filter((k) => stateOf(k, t) === "active").length,
+    spent: spent[i] ?? 0,
+    quota: limitsOf(a.plan, a.rate).quota,
+    dashboard: Boolean(a.dashboard_token),
+  }));
 }

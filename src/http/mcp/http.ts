@@ -6,12 +6,14 @@
  *
  * One message a request (D54): a JSON-RPC batch is refused, so that every tool call is one
  * request against the rate limit and one credit, as its REST request is. The body is bounded
- * before it is parsed: its declared and its read length (64 KiB), then its nesting (32 levels,
+ * before it is parsed: its declared and its read length (64 KiB, ../body.ts), then its nesting (32 levels,
  * by a scan that costs a pass over the bytes), so that no body makes the parser or the SDK's
  * schema checks work for long.
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { outsideWork, quotaRefusal } from "../steps/keys";
+import { boundedText } from "../body";
+import type { Exchange } from "../pipeline";
+import { outsideWork } from "../steps/keys";
 import type { McpTools } from "./server";
 
 /** A tool call's JSON-RPC message is small (a query is at most 500 characters). */
@@ -34,21 +36,6 @@ const tooLarge = () =>
     `Invalid Request: the body is over ${MAX_BODY_BYTES} bytes; a tool call's message is far smaller.`,
   );
 
-/** The body's text, or undefined once it is past the bound (reading stops there). */
-async function boundedText(request: Request): Promise<string | undefined> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > MAX_BODY_BYTES) return undefined;
-  if (!request.body) return "";
-  const parts: Uint8Array[] = [];
-  let length = 0;
-  for await (const part of request.body) {
-    length += part.byteLength;
-    if (length > MAX_BODY_BYTES) return undefined;
-    parts.push(part);
-  }
-  return new TextDecoder().decode(Buffer.concat(parts));
-}
-
 /** How deep the JSON text's arrays and objects nest, counted until it passes `limit` (strings skipped). */
 function nestingDepth(text: string, limit: number): number {
   let depth = 0;
@@ -65,12 +52,13 @@ function nestingDepth(text: string, limit: number): number {
   return deepest;
 }
 
-export function mcpOverHttp(tools: McpTools): (request: Request) => Promise<Response> {
-  return async (request) => {
-    const refusal = quotaRefusal(request);
+export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response> {
+  return async (x) => {
+    const request = x.request;
+    const refusal = x.overQuota?.();
     if (refusal) return Response.json(refusal.body, { status: refusal.status });
     if (request.method !== "POST") return serve(tools, request, undefined);
-    const text = await outsideWork(request, boundedText(request));
+    const text = await outsideWork(x, boundedText(request, MAX_BODY_BYTES));
     if (text === undefined) return tooLarge();
     if (nestingDepth(text, MAX_DEPTH) > MAX_DEPTH) {
       return rpcError(

@@ -10,8 +10,6 @@ import { ApiError, apiError, errorBody, ERRORS, parameterError } from "../errors
 import { route } from "../params";
 import { ErrorBody, MAX_INTEGER, PdfParams, UnavailableBody } from "../schemas";
 import { notModified, REVALIDATE, wantsNotModified } from "../steps/conditional";
-import { requesterOf } from "../steps/keys";
-import { isHead } from "../steps/methods";
 
 const PAGE_ID_CONSTRAINT = `an integer from 0 to ${MAX_INTEGER} (base-10 digits)`;
 const PAGE_ID_MESSAGE = ERRORS.pageIdNotInteger.message(
@@ -34,8 +32,9 @@ export const pdfRoutes = (
   pdf: PdfRenderService,
   logError: (error: unknown) => void,
 ) => {
-  const pdfRoute = route({ params: PdfParams, readers: { page_id: readPdfId } }, async ({ params, request }) => {
+  const pdfRoute = route({ params: PdfParams, readers: { page_id: readPdfId } }, async ({ params, x }) => {
     const { page_id } = params;
+    const request = x.request;
     const page = engine.page(page_id);
     if (!page) throw apiError(ERRORS.pageNotFound, page_id);
     const article = resources.pdfArticle(page);
@@ -49,7 +48,7 @@ export const pdfRoutes = (
       etag,
       "cache-control": REVALIDATE,
     };
-    if (isHead(request)) {
+    if (x.head) {
       // A HEAD renders nothing: the kept PDF's headers if there is one, else the headers without a length, free.
       const kept = pdf.cachedPdf?.(article);
       return kept
@@ -59,7 +58,8 @@ export const pdfRoutes = (
     const signal = request.signal;
     let bytes: Uint8Array;
     try {
-      bytes = await pdf.render(article, { signal, requester: requesterOf(request) });
+      // The render queue shares its time by the key that asked.
+      bytes = await pdf.render(article, { signal, requester: x.grant?.key.record.id });
     } catch (err) {
       if (err instanceof PdfBusyError) throw busy(err.retryAfter);
       if (err instanceof PdfAbortedError) return gone();

@@ -2,17 +2,22 @@
  * D2's access checks, around the routes: the key (401/403), its rate (429), and the request's
  * cost held from the account's quota; on the way out the hold is spent on a 2xx that reached
  * the client or given back (D20), and the X-RateLimit-* and X-Quota-* headers are written
- * (D19, D20). Every path needs a key but the few open ones (deny by default).
+ * (D19, D20). Every path needs a key but the few open ones (deny by default); a request without
+ * one for a path outside /v1 that none of them answers is told there is no such route (D87): a
+ * person who types an address is not asked for a key the route would not need.
  *
  * A request the quota cannot hold still has its parameters read first (D2: 400 before the
- * quota's 429): the route's strict reader asks quotaRefusal() once they are valid.
+ * quota's 429): the exchange carries the refusal (x.overQuota), which the route's strict reader
+ * throws once they are valid.
  *
  * With keys in Redis (TOME_REDIS_URL) admission and settlement each wait for Redis; when it
  * cannot be reached, keyed requests get 503 service_unavailable with Retry-After (fail closed).
  */
 import { COST, NEEDS, UNAVAILABLE_RETRY_AFTER, type Gate, type Grant, type Refusal } from "../../access";
-import { ApiError, errorResponse, ERRORS } from "../errors";
+import { OPENAPI_PATH } from "../docs";
+import { ApiError, errorResponse, ERRORS, noSuchRoute } from "../errors";
 import type { Exchange, Step } from "../pipeline";
+import { MCP_PATH } from "./methods";
 
 /** What answers without a key: the liveness check, the API's description and its UI. */
 const OPEN_PATHS = new Set(["/healthz", "/v1/openapi.json", "/docs"]);
@@ -22,25 +27,15 @@ export function needsKey(path: string): boolean {
   return !OPEN_PATHS.has(path) && !path.startsWith(OPEN_PREFIX);
 }
 
+/** The API's own paths: /v1 and under it, and /mcp. Any other path that needs a key is no route at all. */
+const isApiPath = (path: string) => path === MCP_PATH || path === "/v1" || path.startsWith("/v1/");
+
 const PDF_PREFIX = "/v1/pdf/";
 
 /** A grant the quota could not hold, with the Retry-After its refusal said. */
 interface RefusedGrant extends Grant {
   retryAfter?: number;
 }
-
-/** Requests the quota could not hold, each with the refusal its route throws once its parameters are valid. */
-const overQuota = new WeakMap<Request, () => ApiError>();
-
-/**
- * Keyed requests (but PDFs) on their way through, for the work share (D25, D57): the whole
- * request is timed on the server's thread, from its admission to its settlement (the route,
- * the answer's validation and serialization, the ETag's hash), less what it waited for outside
- * the thread (outsideWork). Bun runs a request's microtasks before it takes the next request
- * (bench/http/microtask-order.ts), so the time between is this request's alone unless it awaited
- * real input or output.
- */
-const stopwatches = new WeakMap<Request, { started: number; waited: number }>();
 
 /**
  * What Bun's HTTP layer spends on a request outside any JavaScript (parsing it, writing the
@@ -50,23 +45,13 @@ const stopwatches = new WeakMap<Request, { started: number; waited: number }>();
 const UNTIMED_MS = 0.05;
 
 /** Awaits something outside the server's thread (a request body still arriving): the wait is not the key's work. */
-export async function outsideWork<T>(request: Request, pending: Promise<T>): Promise<T> {
+export async function outsideWork<T>(x: Exchange, pending: Promise<T>): Promise<T> {
   const started = performance.now();
   try {
     return await pending;
   } finally {
-    const watch = stopwatches.get(request);
-    if (watch) watch.waited += performance.now() - started;
+    if (x.work) x.work.waited += performance.now() - started;
   }
-}
-
-/** PDF requests by the id of the key that asked, for the render queue's fair share. */
-const requesters = new WeakMap<Request, string>();
-export const requesterOf = (request: Request): string | undefined => requesters.get(request);
-
-/** The quota's 429 for this request, if its cost could not be held (called by the route after reading its parameters). */
-export function quotaRefusal(request: Request): ApiError | undefined {
-  return overQuota.get(request)?.();
 }
 
 /** The error table's row for each reason the access layer refuses a key for. */
@@ -146,12 +131,22 @@ export function keys(access: Gate | undefined): Step {
 
   /** Whether the request goes on to the routes (undefined) or is answered here. */
   const decide = (x: Exchange, grant: Grant | Refusal, pdf: boolean): Response | undefined => {
-    if ("reason" in grant) return refused(grant);
+    if ("reason" in grant) {
+      // Answered here, not by the router: a path outside the API never reaches the routes without a key.
+      if (grant.reason === "no key" && !isApiPath(x.path))
+        return errorResponse(ERRORS.notFound, [noSuchRoute(OPENAPI_PATH)]);
+      return refused(grant);
+    }
     if (grant.rateRemaining < 0 || grant.workWait) return rateRefusal(grant);
     x.grant = grant;
-    if (!grant.held) overQuota.set(x.request, quotaError(grant));
-    if (pdf) requesters.set(x.request, grant.key.record.id);
-    else stopwatches.set(x.request, { started: performance.now(), waited: 0 });
+    if (!grant.held) x.overQuota = quotaError(grant);
+    // Keyed requests but PDFs (whose render queue shares its own time by key) are timed for the
+    // work share (D25, D57): the whole request on the server's thread, from here to its
+    // settlement (the route, the answer's validation and serialization, the ETag's hash), less
+    // what it waited for outside the thread (outsideWork). Bun runs a request's microtasks before
+    // it takes the next request (bench/http/microtask-order.ts), so the time between is this
+    // request's alone unless it awaited real input or output.
+    if (!pdf) x.work = { started: performance.now(), waited: 0 };
     return undefined;
   };
 
@@ -166,8 +161,8 @@ export function keys(access: Gate | undefined): Step {
     after(x, response) {
       const grant = x.grant;
       if (!grant) return response;
-      const watch = stopwatches.get(x.request);
-      if (watch) access.spent(grant, UNTIMED_MS + performance.now() - watch.started - watch.waited);
+      const work = x.work;
+      if (work) access.spent(grant, UNTIMED_MS + performance.now() - work.started - work.waited);
       const settled = access.settle(grant, succeeded(x, grant, response));
       if (settled instanceof Promise) {
         return settled.then((deliver) => {

@@ -32,10 +32,6 @@ async function withoutBody(get: Response): Promise<Response> {
   return head;
 }
 
-/** GET requests made from a HEAD, for the routes that answer HEAD with less work (the PDF). */
-const fromHead = new WeakSet<Request>();
-export const isHead = (request: Request): boolean => fromHead.has(request);
-
 const notAllowed = (message: string, allow: string) =>
   errorResponse(ERRORS.methodNotAllowed, [message], { headers: { allow } });
 
@@ -52,9 +48,9 @@ export const methods: Step = {
     }
     if (method === "GET") return undefined;
     if (method === "HEAD") {
+      // The routes see a GET; x.head tells those that answer a HEAD with less work (the PDF).
       x.head = true;
       x.request = new Request(x.request, { method: "GET" });
-      fromHead.add(x.request);
       return undefined;
     }
     if (method === "OPTIONS") return new Response(null, { status: 204, headers: PREFLIGHT });

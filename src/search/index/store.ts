@@ -9,6 +9,7 @@ import type { TermListsData } from "./term-lists";
 import { Shard } from "./shard";
 import type { ShardData } from "./shard-types";
 import type { VocabularyData } from "./vocabulary";
+import { commandLine } from "../../invocation";
 
 export interface Indexes {
   text: Shard;
@@ -104,14 +105,14 @@ export function readShardData(container: Container, prefix: string): ShardData {
   if (layout !== INDEX_LAYOUT) {
     throw new SnapshotError(
       `${container.path} holds its search index in layout ${layout}, and this Tome reads layout ${INDEX_LAYOUT} (postings in bit-packed blocks with their impacts, D90). ` +
-        "Rebuild it with `bun run snapshot:build --dump <dump>`.",
+        `Rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
     );
   }
   // Terms made by another analysis would not match the query's: every search would miss.
   if ((meta.analyzer ?? 1) !== ANALYZER_VERSION) {
     throw new SnapshotError(
       `${container.path} was indexed with analyzer version ${meta.analyzer ?? 1}, and this Tome analyzes text with version ${ANALYZER_VERSION}. ` +
-        "Rebuild it with `bun run snapshot:build --dump <dump>`.",
+        `Rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
     );
   }
   return {

@@ -1,76 +1,12 @@
 /**
- * The dashboard's pages, written whole by the server (no script needed to use them): sign in,
- * an account's keys, plan and usage, a revocation's confirmation, and the operator's accounts.
- * Every form carries the session's CSRF token; a key's text appears only on the page that
- * answers its creation.
+ * An account holder's pages: their keys with this month's use, plan and usage by day, the form
+ * that creates a key, and a revocation's confirmation. A key's text appears only on the page
+ * that answers its creation.
  */
 import type { KeyState, Plan, PlanName, Scope } from "../../access";
 import { usageChart, type DayUse } from "./chart";
+import { alert, csrfField, number, page, secretField } from "./frame";
 import { html, type Html } from "./html";
-
-export const ASSETS = { css: "/dashboard/dashboard.css", js: "/dashboard/dashboard.js", icon: "/dashboard/icon.svg" };
-
-interface Frame {
-  title: string;
-  /** Shown in the top bar with a sign-out button when signed in. */
-  who?: { label: string; csrf: string };
-  body: Html;
-}
-
-function page(f: Frame): string {
-  return `<!doctype html>${html`<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="same-origin">
-<link rel="icon" href="${ASSETS.icon}" type="image/svg+xml">
-<title>${f.title} · Tome dashboard</title>
-<link rel="stylesheet" href="${ASSETS.css}">
-<script src="${ASSETS.js}" defer></script>
-</head>
-<body>
-<a class="skip" href="#main">Skip to content</a>
-<header class="top">
-  <a class="brand" href="/dashboard"><span class="mark" aria-hidden="true">T</span> Tome <span class="brand-sub">dashboard</span></a>
-  ${
-    f.who &&
-    html`<div class="who"><span class="who-label">${f.who.label}</span>
-  <form method="post" action="/dashboard/sign-out">${csrfField(f.who.csrf)}<button class="button quiet" type="submit">Sign out</button></form></div>`
-  }
-</header>
-<main id="main" tabindex="-1">
-${f.body}
-</main>
-<footer class="foot">Tome · encyclopedia text retrieval API</footer>
-</body>
-</html>`}`;
-}
-
-const csrfField = (csrf: string) => html`<input type="hidden" name="csrf" value="${csrf}">`;
-
-function alert(kind: "error" | "notice", text: string | undefined): Html | undefined {
-  if (!text) return undefined;
-  return kind === "error"
-    ? html`<div class="alert error" role="alert">${text}</div>`
-    : html`<div class="alert notice" role="status">${text}</div>`;
-}
-
-export function signInPage(o: { csrf: string; error?: string }): string {
-  return page({
-    title: "Sign in",
-    body: html`<section class="card narrow">
-<h1>Sign in</h1>
-<p class="lead">Use the dashboard sign-in token your Tome operator gave you (it starts with <code>wd_</code>). API keys do not sign in here.</p>
-${alert("error", o.error)}
-<form method="post" action="/dashboard/sign-in" class="stack">
-${csrfField(o.csrf)}
-<label for="token">Sign-in token</label>
-<input id="token" name="token" type="password" autocomplete="current-password" required spellcheck="false" ${o.error ? html`aria-invalid="true" autofocus` : html`autofocus`}>
-<button class="button primary" type="submit">Sign in</button>
-</form>
-</section>`,
-  });
-}
 
 export interface KeyRow {
   id: string;
@@ -110,7 +46,6 @@ export interface AccountView {
   firstExpiry: string;
 }
 
-const number = (n: number) => (Number.isFinite(n) ? n.toLocaleString("en-US") : "Unlimited");
 const day = (iso: string | null, none: string) => (iso ? iso.slice(0, 10) : none);
 const when = (iso: string | null, none: string) => (iso ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : none);
 
@@ -132,7 +67,7 @@ function keyTable(v: AccountView): Html {
 <td class="actions">${k.state === "active" ? html`<a class="button danger small" href="/dashboard/keys/${k.id}/revoke">Revoke<span class="visually-hidden"> ${k.name}</span></a>` : ""}</td>
 </tr>`,
   );
-  return html`<div class="table-wrap"><table class="keys">
+  return html`<div class="table-wrap"><table class="keys key-list">
 <caption class="visually-hidden">Your API keys, with their use this month</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scope</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">State</th><th scope="col" class="num">Requests<span class="visually-hidden"> this month</span></th><th scope="col" class="num">Credits<span class="visually-hidden"> this month</span></th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${rows}</tbody>
@@ -163,8 +98,7 @@ function createdCallout(created: { key: string; name: string }): Html {
   return html`<section class="card created" aria-labelledby="created-title" tabindex="-1" id="created">
 <h2 id="created-title">Your new key “${created.name}”</h2>
 <p>Copy it now: this is the only time it is shown. Only its fingerprint is kept, so it cannot be shown again.</p>
-<div class="secret"><input id="new-key" class="secret-text" readonly value="${created.key}" aria-label="The new API key" spellcheck="false">
-<button class="button primary" type="button" data-copy="new-key" hidden>Copy</button></div>
+${secretField(created.key, "The new API key")}
 <p class="help">Send it with each request: <code>curl -H "X-API-Key: ${created.key.slice(0, 7)}…" …/v1/search?q=…</code></p>
 </section>`;
 }
@@ -223,76 +157,5 @@ ${csrfField(o.csrf)}
 <a class="button quiet" href="/dashboard">Cancel</a>
 </form>
 </section>`,
-  });
-}
-
-export interface AccountSummary {
-  name: string;
-  plan: PlanName;
-  activeKeys: number;
-  spent: number;
-  quota: number;
-  dashboard: boolean;
-}
-
-export function adminPage(o: {
-  csrf: string;
-  accounts: AccountSummary[];
-  plans: readonly PlanName[];
-  monthName: string;
-  notice?: string;
-  error?: string;
-  issued?: { account: string; token: string };
-}): string {
-  const planOptions = (selected: PlanName | undefined) =>
-    o.plans.map((p) => html`<option value="${p}" ${p === selected ? html`selected` : ""}>${p}</option>`);
-  const rows = o.accounts.map(
-    (a) => html`<tr>
-<td data-label="Account"><strong>${a.name}</strong></td>
-<td data-label="Plan"><span class="badge plan">${a.plan}</span></td>
-<td data-label="Active keys" class="num">${a.activeKeys}</td>
-<td data-label="Credits ${o.monthName}" class="num">${number(a.spent)} / ${number(a.quota)}</td>
-<td data-label="Dashboard">${a.dashboard ? "Yes" : "No"}</td>
-<td class="actions"><form method="post" action="/dashboard/accounts/${a.name}/plan" class="inline">${csrfField(o.csrf)}<label class="visually-hidden" for="plan-${a.name}">Plan of ${a.name}</label><select id="plan-${a.name}" name="plan">${planOptions(a.plan)}</select><button class="button small" type="submit">Change plan</button></form></td>
-</tr>`,
-  );
-  return page({
-    title: "Operator",
-    who: { label: "Operator", csrf: o.csrf },
-    body: html`<div class="page-head"><h1>Accounts</h1><span class="badge plan">operator</span></div>
-${alert("notice", o.notice)}${alert("error", o.error)}
-${
-  o.issued &&
-  html`<section class="card created" aria-labelledby="issued-title" tabindex="-1" id="created">
-<h2 id="issued-title">Sign-in token for ${o.issued.account}</h2>
-<p>Give it to the account holder privately: it is shown only this once.</p>
-<div class="secret"><input id="new-key" class="secret-text" readonly value="${o.issued.token}" aria-label="The new sign-in token" spellcheck="false"><button class="button primary" type="button" data-copy="new-key" hidden>Copy</button></div>
-</section>`
-}
-<section class="card" aria-labelledby="accounts-title">
-<h2 id="accounts-title">Every account</h2>
-${
-  o.accounts.length
-    ? html`<div class="table-wrap"><table class="keys"><thead><tr><th scope="col">Account</th><th scope="col">Plan</th><th scope="col" class="num">Active keys</th><th scope="col" class="num">Credits ${o.monthName}</th><th scope="col">Dashboard</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${rows}</tbody></table></div>`
-    : html`<div class="empty"><p class="empty-title">No accounts yet</p><p>Give someone access below.</p></div>`
-}
-</section>
-<section class="card" aria-labelledby="access-title">
-<h2 id="access-title">Give an account the dashboard</h2>
-<p class="help">Makes the account if it is new and shows its holder's sign-in token once. An account that has a token gets a new one: the old one stops working.</p>
-<form method="post" action="/dashboard/accounts" class="create">
-${csrfField(o.csrf)}
-<div class="field"><label for="account">Account</label><input id="account" name="account" required maxlength="64" pattern="[A-Za-z0-9._\\-]{1,64}" aria-describedby="account-help"><p id="account-help" class="help">Letters, digits, “.”, “_” or “-”.</p></div>
-<div class="field"><label for="new-plan">Plan (a new account's)</label><select id="new-plan" name="plan">${planOptions("free")}</select></div>
-<div class="field submit"><button class="button primary" type="submit">Issue sign-in token</button></div>
-</form>
-</section>`,
-  });
-}
-
-export function messagePage(o: { title: string; message: string; back?: { href: string; label: string } }): string {
-  return page({
-    title: o.title,
-    body: html`<section class="card narrow"><h1>${o.title}</h1><p>${o.message}</p>${o.back ? html`<p><a class="button primary" href="${o.back.href}">${o.back.label}</a></p>` : ""}</section>`,
   });
 }

@@ -1,0 +1,114 @@
+/**
+ * The dashboard's AccountStore on one server without Redis (accounts.ts): accounts and keys from
+ * the server's key ring, sessions and failed sign-ins in memory, usage from its own ledger.
+ */
+import {
+  KNOWN_ADDRESS_MS,
+  MAX_COUNTED_ADDRESSES,
+  MAX_SESSIONS,
+  SESSIONS_PER_ACCOUNT,
+  SIGN_IN_WINDOW_MS,
+  type AccountStore,
+  type Session,
+} from "./accounts";
+import type { KeyRing } from "./ring";
+import { updateKeyFile } from "./store";
+import type { UsageLedger } from "./usage";
+import { WindowCounts } from "./window-counts";
+import type { WorkShare } from "./work";
+
+/**
+ * Sessions and failed sign-ins kept in memory: what one server without Redis needs (a restart
+ * signs everyone out). Bounded (D82): SESSIONS_PER_ACCOUNT per account and MAX_SESSIONS in all,
+ * the oldest ending first, found without a scan (a Map keeps its insertion order, and every
+ * session lasts SESSION_MS, so the first one made is the first to end).
+ */
+class MemorySessions {
+  private readonly sessions = new Map<string, Session>();
+  /** Each account's sessions' hashes, oldest first. */
+  private readonly byAccount = new Map<string, string[]>();
+  private readonly failed = new WindowCounts(SIGN_IN_WINDOW_MS, MAX_COUNTED_ADDRESSES);
+  private readonly remembered = new Map<string, number>();
+
+  put(hash: string, session: Session, now: number): void {
+    for (const [h, s] of this.sessions) {
+      if (s.expires > now && this.sessions.size < MAX_SESSIONS) break;
+      this.drop(h);
+    }
+    const mine = this.byAccount.get(session.account) ?? [];
+    while (mine.length >= SESSIONS_PER_ACCOUNT) this.drop(mine[0]!);
+    this.sessions.set(hash, session);
+    mine.push(hash);
+    this.byAccount.set(session.account, mine);
+  }
+
+  get(hash: string, now: number): Session | undefined {
+    const s = this.sessions.get(hash);
+    return s && s.expires > now ? s : undefined;
+  }
+
+  drop(hash: string): void {
+    const s = this.sessions.get(hash);
+    if (!s) return;
+    this.sessions.delete(hash);
+    const mine = this.byAccount.get(s.account)!;
+    mine.splice(mine.indexOf(hash), 1);
+    if (!mine.length) this.byAccount.delete(s.account);
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  failures(name: string, fail: boolean, now: number): number {
+    return this.failed.count(name, fail ? 1 : 0, now);
+  }
+
+  remember(name: string, now: number): void {
+    // Few: the addresses one operator signs in from. Bounded all the same.
+    if (this.remembered.size >= MAX_COUNTED_ADDRESSES) this.remembered.clear();
+    this.remembered.set(name, now + KNOWN_ADDRESS_MS);
+  }
+
+  known(name: string, now: number): boolean {
+    return (this.remembered.get(name) ?? 0) > now;
+  }
+}
+
+/**
+ * The file store's: accounts and keys from the server's key ring (keys.json as last read, in
+ * memory: ring.ts), changes under keys.json's lock (the ring then reads the new file within the
+ * same request, which pays for it), and the running server's own usage counts.
+ */
+export function fileAccountStore(dataDir: string, ring: KeyRing, usage: UsageLedger, work: WorkShare): AccountStore {
+  const memory = new MemorySessions();
+  return {
+    account: async (name) => ring.account(name),
+    keysOf: async (account) => ring.keysOf(account),
+    accountsAfter: async (after, limit) => {
+      const names = ring.accountNames();
+      let at = 0;
+      for (let hi = names.length; at < hi; ) {
+        const mid = (at + hi) >>> 1;
+        if (names[mid]! <= after) at = mid + 1;
+        else hi = mid;
+      }
+      const page = names.slice(at, at + limit);
+      return { accounts: page.map((name) => [name, ring.account(name)!]), more: at + limit < names.length };
+    },
+    update: async (_account, change) => {
+      const result = updateKeyFile(dataDir, change);
+      ring.refresh();
+      return result;
+    },
+    usage: async (month, account, keyIds) => usage.accountMonth(month, account, keyIds),
+    spent: async (month, accounts) => accounts.map((account) => usage.spent(account, month)),
+    putSession: async (hash, session, now) => memory.put(hash, session, now),
+    session: async (hash, now) => memory.get(hash, now),
+    dropSession: async (hash) => memory.drop(hash),
+    failures: async (name, fail, now) => memory.failures(name, fail, now),
+    remember: async (name, now) => memory.remember(name, now),
+    known: async (name, now) => memory.known(name, now),
+    work,
+  };
+}

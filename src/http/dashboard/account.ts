@@ -1,0 +1,107 @@
+/**
+ * An account holder's actions: their page (keys, plan, usage), creating a key within the plan's
+ * count (D21), and revoking one of their own keys. Each reads that account and its keys only
+ * (D81); a change is made under the store's guard, as the key tool makes it.
+ */
+import { createKey, KeyStoreError, limitsOf, monthOf, revokeKey, stateOf, type KeyRecord } from "../../access";
+import { accountPage, revokePage, type AccountView } from "./account-page";
+import { DASHBOARD_PATH } from "./cookies";
+import { readForm } from "./forms";
+import { notFound, redirect, Refused, respond } from "./respond";
+import { accountViewOf, monthAt } from "./views";
+import type { SignedIn, Visit } from "./visit";
+
+/** The visit's session: an account's (the route table sends only those here). */
+const holder = (v: Visit): SignedIn => v.signedIn!;
+
+/** The account's page as the store has it now, with what the request adds (a new key, a message, a refused form). */
+async function viewOf(v: Visit, extra: Partial<AccountView> = {}): Promise<AccountView> {
+  const { session, account } = holder(v);
+  const name = session.account;
+  const keys = await v.store.keysOf(name);
+  const month = monthOf(v.now);
+  const usage = await v.store.usage(
+    month,
+    name,
+    keys.map((k) => k.id),
+  );
+  return { ...accountViewOf(name, account!, keys, monthAt(usage, v.now)), csrf: session.csrf, ...extra };
+}
+
+export async function showAccount(v: Visit): Promise<Response> {
+  const revoked = new URL(v.request.url).searchParams.get("revoked");
+  const view = await viewOf(v);
+  const key = revoked ? view.keys.find((k) => k.id === revoked) : undefined;
+  const notice = key ? `The key “${key.name}” is revoked: every request with it is refused from now on.` : undefined;
+  return respond(v, 200, accountPage({ ...view, notice }));
+}
+
+/** Create a key: name, scope, optional expiry, within the plan's count (D21). */
+export async function createOwnKey(v: Visit): Promise<Response> {
+  const { session } = holder(v);
+  const form = await readForm(v, session.csrf);
+  const name = (form.get("name") ?? "").trim();
+  const scope = form.get("scope") ?? "read";
+  const expires = (form.get("expires") ?? "").trim();
+  const refuse = async (error: string, status = 400) =>
+    respond(v, status, accountPage(await viewOf(v, { error, form: { name, scope, expires } })));
+  if (!name || name.length > 100) return refuse("Give the key a name of 1 to 100 characters.");
+  if (scope !== "read" && scope !== "full") return refuse("Choose the key's scope: read or full.");
+  let expiresAt: string | undefined;
+  if (expires) {
+    const ms = /^\d{4}-\d{2}-\d{2}$/.test(expires) ? Date.parse(`${expires}T00:00:00Z`) : Number.NaN;
+    if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== expires)
+      return refuse("The expiry must be a date (YYYY-MM-DD), or empty.");
+    if (ms <= v.now)
+      return refuse("The expiry must be a day after today: the key stops working at 00:00 UTC that day.");
+    expiresAt = new Date(ms).toISOString();
+  }
+  const account = session.account;
+  try {
+    const made = await v.store.update(account, (f) => {
+      const a = f.accounts[account];
+      if (!a) throw new KeyStoreError(`There is no account ${account} any more: no key was created.`);
+      const limit = limitsOf(a.plan, a.rate).keys;
+      const active = f.keys.filter((k) => k.account === account && stateOf(k, v.now) === "active").length;
+      if (active >= limit) {
+        throw new KeyStoreError(
+          `Your ${a.plan} plan allows ${limit} active keys, and you have ${active}: no key was created. Revoke a key to create another, or ask your operator for a larger plan.`,
+        );
+      }
+      return createKey(f, { name, account, scope, expiresAt, now: v.now });
+    });
+    return respond(v, 201, accountPage(await viewOf(v, { created: { key: made.key, name: made.record.name } })));
+  } catch (err) {
+    // A refusal of the change (or a store that cannot be reached: the page then cannot be read either, and says so).
+    if (err instanceof KeyStoreError) return refuse(err.message, 409);
+    throw err;
+  }
+}
+
+/** One of the account's own keys, by the route's id; any other id is no such key. */
+async function ownKey(v: Visit): Promise<KeyRecord> {
+  const id = v.params.id!;
+  const own = (await v.store.keysOf(holder(v).session.account)).find((k) => k.id === id);
+  if (!own) throw new Refused(404, "No such key", "There is no such key in your account.");
+  return own;
+}
+
+export async function confirmRevoke(v: Visit): Promise<Response> {
+  const own = await ownKey(v);
+  const key = (await viewOf(v)).keys.find((k) => k.id === own.id);
+  if (!key) throw notFound();
+  return respond(v, 200, revokePage({ account: own.account, csrf: holder(v).session.csrf, key }));
+}
+
+export async function revokeOwnKey(v: Visit): Promise<Response> {
+  const { session } = holder(v);
+  await readForm(v, session.csrf);
+  const own = await ownKey(v);
+  if (!own.revoked_at) {
+    await v.store.update(session.account, (f) => {
+      const k = f.keys.find((k) => k.id === own.id && k.account === session.account);
+      if (k && !k.revoked_at) revokeKey(f, own.id, v.now);
+    });
+  }
+  return redirect(v, `${DASHBOARD_PATH}?revoked=${encodeURIComponent(own.id)}`);
+}
