@@ -80,7 +80,8 @@ for (const k of Object.keys(sides.after[0]!.classes)) {
   const ratio =
     m(sides.before, (x) => x.classes[k]?.first.p50 ?? Number.NaN) /
     m(sides.after, (x) => x.classes[k]?.first.p50 ?? Number.NaN);
-  const work = (runs: Figures[], f: "postings" | "candidates") => m(runs, (x) => x.classes[k]?.[f] ?? Number.NaN).toFixed(0);
+  const work = (runs: Figures[], f: "postings" | "candidates") =>
+    m(runs, (x) => x.classes[k]?.[f] ?? Number.NaN).toFixed(0);
   console.log(
     `| ${k} | ${pair(sides.before, k, "first")} | ${pair(sides.after, k, "first")} | ${ratio.toFixed(2)} | ${pair(sides.before, k, "best")} | ${pair(sides.after, k, "best")} | ${work(sides.before, "postings")} → ${work(sides.after, "postings")} | ${work(sides.before, "candidates")} → ${work(sides.after, "candidates")} |`,
   );

@@ -110,9 +110,7 @@ function measure(query: string): Row | undefined {
         () => new ListReader(),
       ),
   );
-  const lead = words
-    .filter((w) => terms.required & (1 << w.word))
-    .reduce((a, b) => (b.postings < a.postings ? b : a));
+  const lead = words.filter((w) => terms.required & (1 << w.word)).reduce((a, b) => (b.postings < a.postings ? b : a));
   const biggest = lead.forms.flatMap((f) => f.lists).reduce((a, b) => (b.cursor.df > a.cursor.df ? b : a));
   const walker = text.newCursor();
   const row: Row = { query, windows: 0, skipped: 0, postings: 0, postingsSkipped: 0 };
@@ -124,7 +122,14 @@ function measure(query: string): Row | undefined {
     for (const w of words) bound += w.bound(from, to);
     let held = 0;
     for (const form of lead.forms)
-      for (const l of form.lists) walker.open(l.address).forEach(() => held++, from, to + 1);
+      for (const l of form.lists)
+        walker.open(l.address).forEach(
+          () => {
+            held++;
+          },
+          from,
+          to + 1,
+        );
     row.windows++;
     row.postings += held;
     if (PAGE_FACTOR * bound < bar) {

@@ -118,19 +118,17 @@ export class SnapshotBuild {
       },
       this.options.progress,
     );
-    const { meta, bytes } = this.writer.finish(
-      {
-        createdAt: (this.options.createdAt ?? new Date()).toISOString(),
-        wiki: about.wiki,
-        sources: about.sources,
-        truncated: about.truncated,
-        indexedPages: pages.pages,
-        indexedChunks: pages.documents,
-        skippedRedirects: redirects.length,
-        chunkWords: this.options.chunkWords,
-        modifications: about.modifications ?? modifications(this.options.chunkWords),
-      },
-    );
+    const { meta, bytes } = this.writer.finish({
+      createdAt: (this.options.createdAt ?? new Date()).toISOString(),
+      wiki: about.wiki,
+      sources: about.sources,
+      truncated: about.truncated,
+      indexedPages: pages.pages,
+      indexedChunks: pages.documents,
+      skippedRedirects: redirects.length,
+      chunkWords: this.options.chunkWords,
+      modifications: about.modifications ?? modifications(this.options.chunkWords),
+    });
     return { meta, bytes, runs: index.runCount, text: this.writer.textBytes };
   }
 

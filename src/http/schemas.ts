@@ -206,7 +206,7 @@ const processingTimeMs = count("Time the server took, in milliseconds", 3);
 /** D91: a search cut off at its time limit answers with what it had found, and says so. */
 const timedOut = (what: string) =>
   t.Boolean({
-    description: `${what} reached its time limit and answers with the best it had found by then (D91): true is rare, and a retry may find more`,
+    description: `${what} reached its time limit and answers with the best it had found by then: true is rare, and a retry may find more`,
     examples: [false],
   });
 const concatText = t.String({

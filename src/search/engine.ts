@@ -20,7 +20,17 @@
  * Every per-search buffer is in one Scratch, restored after each search by its reset().
  */
 import type { Snapshot, SnapshotPage } from "../snapshot";
-import { COLLECT_EVERY_MS, DEFAULTS, GUARDS, PRUNE_FROM, type ChangesResult, type LuckyResult, type SearchOptions, type SearchResult, type SearchWork } from "./options";
+import {
+  COLLECT_EVERY_MS,
+  DEFAULTS,
+  GUARDS,
+  PRUNE_FROM,
+  type ChangesResult,
+  type LuckyResult,
+  type SearchOptions,
+  type SearchResult,
+  type SearchWork,
+} from "./options";
 import { PROXIMITY_WINDOW } from "./ranking/rules";
 import { QueryLists } from "./ranking/query-lists";
 import { Executor } from "./ranking/executor";
@@ -130,7 +140,10 @@ export class Engine {
       const ranked = this.rank(query, 0, DEFAULTS.offset + DEFAULTS.limit, {});
       const top = this.exactTitle(query) ?? ranked.pages[0];
       return (
-        top && { hit: hitFormatter(this.stages, query, {}, ranked.ideal)(top.page, top.best, top.group), total: ranked.total }
+        top && {
+          hit: hitFormatter(this.stages, query, {}, ranked.ideal)(top.page, top.best, top.group),
+          total: ranked.total,
+        }
       );
     });
     const work = this.workDone();

@@ -189,7 +189,7 @@ export function matchBuffer(n: number): Matches {
  * Grows a buffer to hold n matches (its contents are not kept). A buffer sized for the
  * rare passes (typos) stays small, instead of 16 bytes a document held from the start.
  */
-export function ensureRoom(m: Matches, n: number): void {
+function ensureRoom(m: Matches, n: number): void {
   if (m.docs.length >= n) return;
   const size = Math.max(n, Math.floor(m.docs.length * 1.5));
   m.docs = new Uint32Array(size);

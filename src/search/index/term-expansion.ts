@@ -102,7 +102,12 @@ export class TermExpansion extends ShardReader {
         for (let i = 0; i < kept; i++) {
           const term = this.expansions[i]!;
           const length = vocabulary.keyLength(term);
-          out.push({ word, term, weight: (WEIGHTS.fuzzy * length) / (length + this.expansionDistances[i]!), typo: true });
+          out.push({
+            word,
+            term,
+            weight: (WEIGHTS.fuzzy * length) / (length + this.expansionDistances[i]!),
+            typo: true,
+          });
         }
       }
     }

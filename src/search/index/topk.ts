@@ -90,7 +90,7 @@ class Heap {
 }
 
 /** The `room` highest scores offered, as a min-heap. */
-export class TopScores {
+class TopScores {
   private readonly heap: Float64Array;
   private size = 0;
   constructor(room: number) {

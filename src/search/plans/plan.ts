@@ -29,7 +29,7 @@ export interface PlanRun {
 }
 
 export const PLAN_NAMES = ["none", "within-page", "words", "exhaustive"] as const;
-export type PlanName = (typeof PLAN_NAMES)[number];
+type PlanName = (typeof PLAN_NAMES)[number];
 
 export interface Plan {
   readonly name: PlanName;

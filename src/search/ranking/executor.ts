@@ -304,7 +304,8 @@ export class Executor {
     const { pageOfChunk, firstChunk } = this.layout;
     const last = pageOfChunk.length - 1;
     let biggest: ListReader | undefined;
-    for (const form of primary.forms) for (const l of form.lists) if (!biggest || l.cursor.df > biggest.cursor.df) biggest = l;
+    for (const form of primary.forms)
+      for (const l of form.lists) if (!biggest || l.cursor.df > biggest.cursor.df) biggest = l;
     let to = from + MAX_WINDOW - 1;
     if (biggest) {
       const c = biggest.cursor;

@@ -76,11 +76,11 @@ export class QueryLists {
         .termLists(d.term)
         .filter((l) => !input.fields || input.fields.includes(l.field))
         .map((l) => ({
-        field: l.field,
-        address: l.address,
-        df: l.df,
-        unit: d.weight * text.boost(l.field) * BM25.k,
-      }));
+          field: l.field,
+          address: l.address,
+          df: l.df,
+          unit: d.weight * text.boost(l.field) * BM25.k,
+        }));
       if (!lists.length) continue;
       const df = Math.max(...lists.map((l) => l.df));
       this.byWord[d.word]!.push({

@@ -11,10 +11,8 @@
  *      its third of the same tier, raised by its title boost; the first PROXIMITY_WINDOW pages
  *      then times their passage's proximity factor (stages/passages.ts);
  *   3. the page (its index in the snapshot), lower first.
- * RULES_FINGERPRINT changes with any of them.
  */
-import { ANALYZER_VERSION } from "../text/analyze";
-import { BM25, WEIGHTS } from "../index/shard-types";
+import { BM25 } from "../index/shard-types";
 
 /** A page's score: its best chunk's, plus this share of its second, and its square of its third (D43), of the best one's tier (D61). */
 const PAGE_EVIDENCE = 0.5;
@@ -25,7 +23,7 @@ const BUCKETS = 2;
 /** The tier of a title match's intro, standing for a page none of whose chunks holds the words: the last. */
 export const INTRO_TIER = 2 * BUCKETS;
 /** Ranking classes: group (0 exact title, 1 title match, 2 other) × tier (0 … INTRO_TIER); three groups fit a byte. */
-export const TIERS = INTRO_TIER + 1;
+const TIERS = INTRO_TIER + 1;
 /** A chunk's tier: its bucket, exactly or with typos. */
 export const tierOf = (bucket: number, typos: boolean): number => 2 * bucket + (typos ? 1 : 0);
 /** The group of pages that are not title matches. */
@@ -60,7 +58,6 @@ export const PASSAGE_FUNCTION_WEIGHT = 0.2;
 /** A ranking class, lower first: the D8 group, then the tier (0–4); what topk.ts sorts by before the score. */
 export const rankClass = (group: number, tier: number): number => group * TIERS + tier;
 export const groupOf = (klass: number): number => Math.floor(klass / TIERS);
-export const tierOfClass = (klass: number): number => klass % TIERS;
 
 /** How close a chunk's words stand, as a factor of its score: 2 when adjacent, towards 1 as they spread (0: fewer than two words). */
 export const proximityFactor = (span: number, groups: number): number =>
@@ -75,35 +72,4 @@ export function pageScore(first: number, second: number, third: number, titleBoo
     (first + PAGE_EVIDENCE * Math.max(0, second) + PAGE_EVIDENCE * PAGE_EVIDENCE * Math.max(0, third)) *
     (1 + TITLE_BOOST * titleBoost)
   );
-}
-
-/** Adds a score to the three highest kept at best[at, at + 3), highest first (-1: none yet). */
-export function placeBestThree(best: Float64Array, at: number, s: number): void {
-  if (s > best[at]!) {
-    best[at + 2] = best[at + 1]!;
-    best[at + 1] = best[at]!;
-    best[at] = s;
-  } else if (s > best[at + 1]!) {
-    best[at + 2] = best[at + 1]!;
-    best[at + 1] = s;
-  } else if (s > best[at + 2]!) best[at + 2] = s;
-}
-
-/** pageScore() of the three highest kept at best[at, at + 3). */
-export function bestThreeScore(best: Float64Array, at: number, titleBoost: number): number {
-  return pageScore(best[at]!, best[at + 1]!, best[at + 2]!, titleBoost);
-}
-
-/** The rules' version: 2 since D61 (evidence of the best tier only), 3 since D90 (BM25F, a word's best form). */
-const RULES_VERSION = 3;
-
-/** A number that changes with the rules and the analysis: FNV-1a of what the stored page orders depend on. */
-export const RULES_FINGERPRINT = fnv1a(
-  JSON.stringify([RULES_VERSION, ANALYZER_VERSION, BM25, WEIGHTS, PAGE_EVIDENCE, TITLE_BOOST, TIERS]),
-);
-
-function fnv1a(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
 }

@@ -6,7 +6,7 @@
  */
 import type { PostingsCursor } from "../index/postings";
 import type { Shard } from "../index/shard";
-import { ListReader } from "./list-reader";
+import type { ListReader } from "./list-reader";
 import type { Form } from "./query-lists";
 import { bm25f } from "./rules";
 

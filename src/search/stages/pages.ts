@@ -20,13 +20,13 @@ import { intro, type Candidate, type PageCandidate, type Ranking } from "./candi
 import type { QueryTerms } from "./terms";
 
 /** The derived terms a chunk of this tier was scored with: a typo tier's include the typo terms. */
-export function derivedOf(lists: QueryLists, tier: number): Derived[] {
+function derivedOf(lists: QueryLists, tier: number): Derived[] {
   if (tier >= INTRO_TIER) return [];
   return tier % 2 ? lists.derivedAll : lists.derivedExact;
 }
 
 /** The D8 group of a page: 0 exact title, 1 title match, 2 the others (Scratch.pageGroup holds it plus one). */
-export function groupOfPage(ctx: SearchContext, page: number): number {
+function groupOfPage(ctx: SearchContext, page: number): number {
   const g = ctx.scratch.pageGroup[page]!;
   return g ? g - 1 : OTHER_GROUP;
 }
