@@ -212,3 +212,29 @@ describe("search answers", () => {
     expect(hits).toBeGreaterThan(500);
   }, 120_000);
 });
+
+describe("a search's time limit (D91)", () => {
+  test("a search cut off answers with what it found, and says so; within its limit it says not", async () => {
+    const e = await en();
+    const ask = async (app: ReturnType<typeof createApp>, path: string) =>
+      (await (await app.handle(new Request(`http://localhost${path}`))).json()) as Record<string, any>;
+    // No time at all: the executor reads one window of "the"'s chunks, then stops.
+    const hurried = createApp(e, { searchTimeoutMs: 0 });
+    const patient = createApp(e);
+    try {
+      const cut = await ask(hurried, "/v1/search?q=the%20of%20and&limit=20");
+      const whole = await ask(patient, "/v1/search?q=the%20of%20and&limit=20");
+      expect(cut.timedOut).toBe(true);
+      expect(whole.timedOut).toBe(false);
+      expect(cut.hits.length).toBeGreaterThan(0);
+      // What was found before the limit, not the whole answer.
+      expect(cut.hits.map((h: { id: string }) => h.id)).not.toEqual(whole.hits.map((h: { id: string }) => h.id));
+      const lucky = await ask(hurried, "/v1/lucky?q=the%20of%20and");
+      expect(lucky.search_context.timed_out).toBe(true);
+      expect((await ask(patient, "/v1/lucky?q=the%20of%20and")).search_context.timed_out).toBe(false);
+    } finally {
+      hurried.close();
+      patient.close();
+    }
+  }, 120_000);
+});

@@ -12,7 +12,7 @@ import { isIP } from "node:net";
 import { DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND } from "../access";
 import { UserError } from "../errors";
 import { commandLine, startedByNpm } from "../invocation";
-import { setMemoryLog } from "../search";
+import { GUARDS, setMemoryLog } from "../search";
 import { preferZstd } from "../snapshot";
 
 export interface Setting {
@@ -115,6 +115,13 @@ export const SETTINGS = [
     usedBy: "start",
   },
   {
+    name: "TOME_SEARCH_TIMEOUT_MS",
+    default: String(GUARDS.budgetMs),
+    meaning:
+      "milliseconds a search may work; past it, it answers with the best it has found and says so (timedOut: true, D91)",
+    usedBy: "start",
+  },
+  {
     name: "TOME_SHARED_DATA",
     default: "../shared/data beside the checkout, else test/fixtures/data",
     meaning: "where the dumps and eval sets for tests, benchmarks and leaks are (a folder holding dumps/ and eval/)",
@@ -156,6 +163,8 @@ export interface Config {
   auth: boolean;
   /** TOME_KEY_MS_PER_SECOND, or undefined for the default. */
   keyMsPerSecond: number | undefined;
+  /** TOME_SEARCH_TIMEOUT_MS, or undefined for the default (GUARDS.budgetMs). */
+  searchTimeoutMs: number | undefined;
   sharedData: string | undefined;
   zstd: "system" | "node";
   memoryLog: "off" | "on" | "gc";
@@ -187,6 +196,10 @@ export function readConfig(env: Env = process.env): Config {
     throw new ConfigError(
       `TOME_KEY_MS_PER_SECOND must be a whole number of milliseconds (0: no limit), not "${share}".`,
     );
+  }
+  const timeout = given("TOME_SEARCH_TIMEOUT_MS");
+  if (timeout !== undefined && !/^[0-9]+$/.test(timeout)) {
+    throw new ConfigError(`TOME_SEARCH_TIMEOUT_MS must be a whole number of milliseconds, not "${timeout}".`);
   }
   const adminToken = given("TOME_ADMIN_TOKEN");
   if (adminToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(adminToken)) {
@@ -226,6 +239,7 @@ export function readConfig(env: Env = process.env): Config {
     trustedProxies,
     auth: oneOf(env, "TOME_AUTH", ["on", "off"], "on") === "on",
     keyMsPerSecond: share === undefined ? undefined : Number(share),
+    searchTimeoutMs: timeout === undefined ? undefined : Number(timeout),
     sharedData: given("TOME_SHARED_DATA"),
     zstd: oneOf(env, "TOME_ZSTD", ["system", "node"], "system"),
     memoryLog: debugMem === undefined ? "off" : debugMem === "gc" ? "gc" : "on",

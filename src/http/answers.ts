@@ -19,7 +19,8 @@ function joinText(chunks: { text: string }[]): string {
 
 export type Answers = ReturnType<typeof answers>;
 
-export function answers(engine: Engine, resources: Resources, attributions: Attributions) {
+/** `searchTimeoutMs`: a search's time limit (D91; the engine's GUARDS.budgetMs when not given). */
+export function answers(engine: Engine, resources: Resources, attributions: Attributions, searchTimeoutMs?: number) {
   return {
     search(q: {
       q: string;
@@ -37,6 +38,7 @@ export function answers(engine: Engine, resources: Resources, attributions: Attr
         pageId: q.page_id,
         cropLength: q.crop_length,
         highlight: q.highlight,
+        budgetMs: searchTimeoutMs,
       });
       return {
         hits: result.hits.map((h) => resources.hit(h, q.show_ranking_score)),
@@ -85,7 +87,7 @@ export function answers(engine: Engine, resources: Resources, attributions: Attr
     /** max_chunks is the MCP tool's (D59); the route always shows LUCKY_CHUNKS. */
     lucky(q: { q: string; format: string; max_chunks?: number }) {
       const started = performance.now();
-      const found = engine.lucky(q.q);
+      const found = engine.lucky(q.q, searchTimeoutMs);
       if (!found) throw apiError(ERRORS.noResults);
       const { page } = found;
       const shown = resources.luckyPage(page);

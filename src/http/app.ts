@@ -58,6 +58,8 @@ export interface AppOptions {
   publicUrl?: string;
   /** TOME_TRUSTED_PROXIES: a request from one of these addresses is counted as from the client its X-Forwarded-For names (D80). */
   trustedProxies?: string[];
+  /** TOME_SEARCH_TIMEOUT_MS: a search's time limit, past which it answers with what it found, timedOut (D91). */
+  searchTimeoutMs?: number;
 }
 
 export function createApp(engine: Engine, options: AppOptions = {}) {
@@ -70,7 +72,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
 
   /** What the app makes of one snapshot: its routes and MCP tools, built over it alone. */
   const viewOf = (engine: Engine) => {
-    const ctx = apiContext(engine, checks);
+    const ctx = apiContext(engine, checks, options.searchTimeoutMs);
     const mcp = mcpOverHttp(mcpTools(ctx, { logError: (error) => logError(error, undefined) }));
     const unwatch = engine.watch((work) => {
       for (const watcher of workWatchers) watcher(work);

@@ -25,7 +25,7 @@ const HEALTHY: Health = { status: "ok" };
 /** The problems of the parts the server depends on (the key store), as /healthz reports them. */
 export type HealthCheck = () => { ok: boolean; problems: string[] };
 
-export function apiContext(engine: Engine, checks: HealthCheck[] = []): ApiContext {
+export function apiContext(engine: Engine, checks: HealthCheck[] = [], searchTimeoutMs?: number): ApiContext {
   const m = engine.snapshot.meta;
   const attributions = new Attributions(m);
   const resources = new Resources(m, attributions);
@@ -36,7 +36,7 @@ export function apiContext(engine: Engine, checks: HealthCheck[] = []): ApiConte
   };
   return {
     engine,
-    answers: answers(engine, resources, attributions),
+    answers: answers(engine, resources, attributions, searchTimeoutMs),
     health,
     resources,
     attributions,

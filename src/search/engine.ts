@@ -131,10 +131,10 @@ export class Engine {
   }
 
   /** D13: an exact title (redirects resolved) wins; otherwise the page of the best hit. */
-  lucky(q: string, budgetMs: number = GUARDS.budgetMs): LuckyResult | undefined {
+  lucky(q: string, budgetMs: number | undefined = GUARDS.budgetMs): LuckyResult | undefined {
     const started = performance.now();
     const query = parseQuery(q, this.lang);
-    this.stages.meter.start(started + budgetMs);
+    this.stages.meter.start(started + (budgetMs ?? GUARDS.budgetMs));
     const found = this.withScratch(() => {
       // As deep as a default search, so that total_results is that search's estimatedTotalHits.
       const ranked = this.rank(query, 0, DEFAULTS.offset + DEFAULTS.limit, {});

@@ -13,6 +13,7 @@ export { ANALYZER_VERSION, fold, phraseTest, terms, tokens } from "./text/analyz
 export {
   DEFAULTS,
   Engine,
+  GUARDS,
   type ChangesResult,
   type Hit,
   type LuckyResult,

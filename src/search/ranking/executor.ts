@@ -82,7 +82,7 @@ export class Executor {
 
   run(pass: Pass): void {
     this.cursorsUsed = this.readersUsed = 0;
-    this.candidates = this.postings = this.asked = this.kept = 0;
+    this.candidates = this.postings = this.asked = this.kept = this.windowsRead = 0;
     this.cutOff = false;
     const words: WordReader[] = [];
     for (let w = 0; w < pass.lists.words; w++) {
@@ -116,6 +116,7 @@ export class Executor {
       for (const w of checks) bound += w.bound(from, to);
       pos = to + 1;
       if (PAGE_FACTOR * bound < heap.bar) continue;
+      if (this.outOfTime(pass)) return;
       this.room(to - from + 1);
       const { best, touched } = this;
       const n = lead.scan(from, to, best, touched, 0, this.combined, this.formTouched);
@@ -141,15 +142,15 @@ export class Executor {
         this.gather(p, d, s);
       }
       this.flush(pass, optional, optionalBound);
-      if (this.outOfTime(pass)) return;
     }
   }
 
-  /** Whether the search is out of time, asked after each window read (so that one always is): the pass then ends with what it has. */
+  /** Whether the search is out of time, asked before each window but the first a run reads: the pass then ends with what it has. */
   private outOfTime(pass: Pass): boolean {
-    if (pass.late()) this.cutOff = true;
+    if (this.windowsRead++ > 0 && pass.late()) this.cutOff = true;
     return this.cutOff;
   }
+  private windowsRead = 0;
 
   /** Any word: per window, the essential words (MaxScore) give the candidates; a candidate's page is scored from every word. */
   private disjunction(pass: Pass, words: WordReader[]) {
@@ -173,6 +174,7 @@ export class Executor {
       pos = to + 1;
       const bar = heap.bar;
       if (PAGE_FACTOR * bound < bar) continue;
+      if (this.outOfTime(pass)) return;
       // The words whose bounds, the smallest first, cannot together lift a page past the bar are not essential.
       const order = words.map((_w, i) => i).sort((a, b) => bounds[a]! - bounds[b]!);
       let rest = 0;
@@ -207,7 +209,6 @@ export class Executor {
         this.gather(p, d, s);
       }
       this.flushWhole(pass, others, rest);
-      if (this.outOfTime(pass)) return;
     }
   }
 
