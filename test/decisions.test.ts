@@ -54,8 +54,8 @@ function citing(dir: string): string[] {
 
 /** A path from the repository's root, as text cites one (src/cli/start.ts, bench/http/, docs/api.md). */
 const CITED_PATH = /(?<![\w./$~-])((?:src|test|bench|docs|examples|deploy|scripts)\/[\w./@+-]*[\w/])/g;
-/** A path named as history, "`old.ts`, now `new.ts`" or "…, since D78 `new.ts`": it was there then. */
-const FORMER = /^`?,? (?:now|since)\b/;
+/** A path named as history, "`old.ts`, now `new.ts`", "…, since D78 `new.ts`" or "`old.ts` (removed by D90)": it was there then. */
+const FORMER = /^`?,? (?:now|since)\b|^`? \(removed\b/;
 
 test("every path of the repository cited in src/, test/, bench/, docs/, examples/, deploy/, scripts/ and the README exists", () => {
   const missing = new Map<string, string>();
@@ -64,9 +64,11 @@ test("every path of the repository cited in src/, test/, bench/, docs/, examples
     ...["src", "test", "bench", "docs", "examples", "deploy", "scripts"].flatMap((d) => citing(join(ROOT, d))),
   ]) {
     const text = readFileSync(file, "utf8");
+    // A superseded decision tells what was: the files it names were there then.
+    if (/^Status: superseded\b/m.test(text)) continue;
     for (const m of text.matchAll(CITED_PATH)) {
       const path = m[1]!;
-      if (existsSync(join(ROOT, path)) || FORMER.test(text.slice(m.index! + path.length, m.index! + path.length + 8)))
+      if (existsSync(join(ROOT, path)) || FORMER.test(text.slice(m.index! + path.length, m.index! + path.length + 12)))
         continue;
       missing.set(`${relative(ROOT, file)}: ${path}`, path);
     }
@@ -95,4 +97,5 @@ test("the cited-path check sees the paths it checks", () => {
   expect(cited).toContain("src/cli/config.ts");
   expect(cited).toContain("docs/decisions/");
   expect(FORMER.test("`, now `lookup-lists.ts`")).toBe(true);
+  expect(FORMER.test("` (removed by D90)")).toBe(true);
 });

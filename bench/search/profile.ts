@@ -2,7 +2,7 @@
  * bun --cpu-prof-md --cpu-prof-dir=DIR bench/search/profile.ts <snapshot.tome> --class C [--plan P] [--queries N]
  *
  * The queries of one class of the benchmark's mix (bench/queries.ts, its fixed seed), kept to
- * those run by one plan (src/search/ranking/plan.ts: the first name of SearchWork.plan) when
+ * those run by one plan (src/search/plans/plan.ts: the first name of SearchWork.plan) when
  * --plan is given, searched three times over: a workload for Bun's CPU profiler, to see where
  * one plan's time goes. Prints how many queries ran and their mean time.
  */

@@ -66,7 +66,7 @@ interface Measured {
       n: number;
       meanHits: number;
       postings: number;
-      /** How many of the class's queries ran by each plan (src/search/ranking/plan.ts), searched by default. */
+      /** How many of the class's queries ran by each plan (src/search/plans/plan.ts), searched by default. */
       plans: Record<string, number>;
       pruned?: { p50: number; p99: number; postings: number };
     }
