@@ -79,9 +79,7 @@ try {
       );
     console.log("\n| kept at _rankingScore ≥ | relevant | not relevant |\n|---|---|---|");
     for (const t of thresholds)
-      console.log(
-        `| ${t.threshold} | ${(100 * t.relevantKept).toFixed(1)}% | ${(100 * t.otherKept).toFixed(1)}% |`,
-      );
+      console.log(`| ${t.threshold} | ${(100 * t.relevantKept).toFixed(1)}% | ${(100 * t.otherKept).toFixed(1)}% |`);
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
