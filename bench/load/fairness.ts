@@ -7,6 +7,8 @@
  * whole rate (or --rate), open loop ("attack"). The attacks (--attack):
  *   search        worst-case searches: 500-character queries of long nonsense words (typo
  *                 expansion), long words, a one-letter prefix, common words, quoted common words
+ *   hostile-search  500-character queries of quoted pairs of common words, typo'd words and
+ *                 words of the text, each ending in a short prefix (issue 57)
  *   mcp-batch     /mcp JSON-RPC batches of 100 get_page calls of the longest page (D54 refuses them)
  *   mcp-get-page  /mcp get_page calls of the longest page, one a request
  *   mcp-deep      /mcp bodies of 64 KB nested 30,000 arrays deep
@@ -27,7 +29,7 @@ import { median } from "../stats";
 
 const HELP = `Usage: bun bench/load/fairness.ts [options]
 
-  --attack KIND     search, mcp-batch, mcp-get-page, mcp-deep, page-concat or changes (default search)
+  --attack KIND     search, hostile-search, mcp-batch, mcp-get-page, mcp-deep, page-concat or changes (default search)
   --rate N          the attacker's requests per second (default: its plan's rate; its plan's rate is raised to N)
   --duration S      seconds per run (default 5)
   --rounds R        idle/attack pairs (default 3)
@@ -92,6 +94,21 @@ function worstQueries(): string[] {
   ];
 }
 
+/** Issue 57's hostile searches: 500 characters of quoted common words, typos and text words, ending in a short prefix. */
+function hostileQueries(): string[] {
+  let seed = 11;
+  const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
+  const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]!;
+  const common = ["the", "of", "and", "in", "to", "a", "is", "was", "for", "on", "as", "by", "with", "that"];
+  const words = ["anarchizm", "philosofy", "einstien", "albedoo", "history", "river", "city", "music", "war"];
+  return Array.from({ length: 12 }, () => {
+    let q = "";
+    while (q.length < 480)
+      q += random() < 0.5 ? `"${pick(common)} ${pick(common)}" ` : `${pick(words)} ${pick(common)} `;
+    return `${q.slice(0, 496).trimEnd()} ${pick(["al", "th", "ph", "ei"])}`;
+  });
+}
+
 await pinLoadGenerator();
 const work = mkdtempSync(join(tmpdir(), "tome-fairness-"));
 const { path, snapshot } = await benchSnapshot(values.snapshot, work);
@@ -115,6 +132,7 @@ const server = await spawnServer(onServerCore(["bun", join(root, "src/cli/start.
 });
 const chunkIds = randomChunkIds(snapshot);
 const queries = worstQueries();
+const hostile = hostileQueries();
 const longest = longestPageId(snapshot);
 
 const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
@@ -127,6 +145,7 @@ const getPage = (id: number) => ({
 /** The attacker's n-th request, as fetch's arguments. */
 const ATTACKS: Record<string, (n: number) => [string, RequestInit]> = {
   search: (n) => [`/v1/search?q=${encodeURIComponent(queries[n % queries.length]!)}`, {}],
+  "hostile-search": (n) => [`/v1/search?q=${encodeURIComponent(hostile[n % hostile.length]!)}`, {}],
   "mcp-batch": (n) => [
     "/mcp",
     {
