@@ -27,6 +27,7 @@ const USAGE = `Usage: bun bench/relevance/relevance.ts [--limit N] [--only squad
   --limit N   the first N SQuAD questions (default: all 10,570); the qrels are always all run
   --only X    run one set: squad or qrels
   --json      print the figures as JSON instead of tables
+  --per-query FILE  write Tome's figures query by query as JSON (bench/relevance/paired.ts compares two)
   --misses    also list, to stderr, each query whose first gold page Tome ranks below 1st
               (its rank, Tome's top 3 and BM25's rank of the gold page), for studying the ranking`;
 
@@ -68,6 +69,7 @@ function parse() {
         only: { type: "string" },
         json: { type: "boolean" },
         misses: { type: "boolean" },
+        "per-query": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -80,7 +82,7 @@ function parse() {
       throw new Error(`--limit must be a positive whole number, not "${values.limit}"`);
     if (values.only !== undefined && values.only !== "squad" && values.only !== "qrels")
       throw new Error(`--only is squad or qrels, not "${values.only}"`);
-    return { limit, only: values.only, json: !!values.json, misses: !!values.misses };
+    return { limit, only: values.only, json: !!values.json, misses: !!values.misses, perQuery: values["per-query"] };
   } catch (e) {
     console.error(`${(e as Error).message}\n${USAGE}`);
     process.exit(2);
@@ -166,10 +168,14 @@ function listMisses(queries: Query[], c: { systems: Record<string, System>; titl
   }
 }
 
-function evaluate(queries: Query[], rank: System): Figures {
+/** Tome's figures query by query (--per-query), for a paired comparison of two runs (paired.ts). */
+const perQuery: { set: string; query: string; ndcg10: number; recall1: number; answer?: boolean }[] = [];
+
+function evaluate(queries: Query[], rank: System, set?: string): Figures {
   const sum = { ndcg10: 0, recall1: 0, recall10: 0, mrr: 0, answer: 0 };
   const started = performance.now();
   for (const q of queries) {
+    const before = { ...sum };
     const { pages, topChunk } = rank(q.text);
     let dcg = 0;
     let first = 0;
@@ -193,6 +199,14 @@ function evaluate(queries: Query[], rank: System): Figures {
       const lower = topChunk.toLowerCase();
       if (q.answers.some((a) => lower.includes(a.toLowerCase()))) sum.answer++;
     }
+    if (set)
+      perQuery.push({
+        set,
+        query: q.text,
+        ndcg10: sum.ndcg10 - before.ndcg10,
+        recall1: sum.recall1 - before.recall1,
+        ...(q.answers ? { answer: sum.answer > before.answer } : {}),
+      });
   }
   const n = queries.length || 1;
   const figures: Figures = {
@@ -219,7 +233,11 @@ async function squad(dir: string, limit: number | undefined) {
       answers: q.answers,
     };
   });
-  const rows = { squad: Object.fromEntries(SYSTEMS.map((s) => [s, evaluate(queries, c.systems[s])])) };
+  const rows = {
+    squad: Object.fromEntries(
+      SYSTEMS.map((s) => [s, evaluate(queries, c.systems[s], s === "tome" ? "squad" : undefined)]),
+    ),
+  };
   if (args.misses) listMisses(queries, c);
   c.cleanup();
   return { corpus: c.size, missingGold: queries.filter((q) => q.gold.has(-1)).length, rows };
@@ -264,7 +282,10 @@ async function qrels(dir: string) {
   const rows: Record<string, Record<string, Figures>> = {};
   for (const d of [...datasets, "total"]) {
     const subset = d === "total" ? queries : queries.filter((q) => q.dataset === d);
-    rows[d] = Object.fromEntries(SYSTEMS.map((s) => [s, evaluate(subset, c.systems[s])]));
+    const set = d === "total" ? undefined : "qrels";
+    rows[d] = Object.fromEntries(
+      SYSTEMS.map((s) => [s, evaluate(subset, c.systems[s], s === "tome" ? set : undefined)]),
+    );
   }
   if (args.misses) listMisses(queries, c);
   c.cleanup();
@@ -313,6 +334,7 @@ try {
   const result: Record<string, unknown> = {};
   const squadResult = args.only === "qrels" ? undefined : await squad(dir, args.limit);
   const qrelsResult = args.only === "squad" ? undefined : await qrels(dir);
+  if (args.perQuery) await Bun.write(args.perQuery, JSON.stringify(perQuery));
   if (args.json) {
     if (squadResult) result.squad = squadResult;
     if (qrelsResult) result.qrels = qrelsResult;
