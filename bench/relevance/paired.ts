@@ -6,6 +6,8 @@
  * nDCG@10 rose, fell or stayed, the mean difference, and a two-sided sign test's p-value over
  * the queries that moved; for SQuAD also the answer in the top chunk, gained and lost.
  */
+import { readFileSync } from "node:fs";
+
 interface Row {
   set: string;
   query: string;
@@ -19,8 +21,8 @@ if (!beforePath || !afterPath) {
   console.log("Usage: bun bench/relevance/paired.ts BEFORE.json AFTER.json");
   process.exit(2);
 }
-const before = (await Bun.file(beforePath).json()) as Row[];
-const after = (await Bun.file(afterPath).json()) as Row[];
+const before = JSON.parse(readFileSync(beforePath, "utf8")) as Row[];
+const after = JSON.parse(readFileSync(afterPath, "utf8")) as Row[];
 const key = (r: Row) => `${r.set}\t${r.query}`;
 const earlier = new Map(before.map((r) => [key(r), r]));
 
