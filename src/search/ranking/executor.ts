@@ -104,18 +104,21 @@ export class Executor {
   private conjunction(pass: Pass, lead: WordReader, checks: WordReader[], optional: WordReader[]) {
     const { pageOfChunk, firstChunk } = this.layout;
     const { heap } = pass;
+    const all = [lead, ...checks, ...optional];
     let pos = 0;
     for (;;) {
       const next = lead.nextDoc(pos);
       if (next === Infinity) return;
       const from = firstChunk[pageOfChunk[next]!]!;
       const to = this.windowEnd(lead, from);
+      const skipped = this.skipEnd(all, from, to, heap.bar);
+      if (skipped >= 0) {
+        pos = skipped + 1;
+        continue;
+      }
+      pos = to + 1;
       let optionalBound = 0;
       for (const w of optional) optionalBound += w.bound(from, to);
-      let bound = optionalBound + lead.bound(from, to);
-      for (const w of checks) bound += w.bound(from, to);
-      pos = to + 1;
-      if (PAGE_FACTOR * bound < heap.bar) continue;
       if (this.outOfTime(pass)) return;
       this.room(to - from + 1);
       const { best, touched } = this;
@@ -169,11 +172,14 @@ export class Executor {
       if (next === Infinity) return;
       const from = firstChunk[pageOfChunk[next]!]!;
       const to = this.windowEnd(primary, from);
-      let bound = 0;
-      for (const [i, w] of words.entries()) bound += bounds[i] = w.bound(from, to);
-      pos = to + 1;
       const bar = heap.bar;
-      if (PAGE_FACTOR * bound < bar) continue;
+      const skipped = this.skipEnd(words, from, to, bar);
+      if (skipped >= 0) {
+        pos = skipped + 1;
+        continue;
+      }
+      pos = to + 1;
+      for (const [i, w] of words.entries()) bounds[i] = w.bound(from, to);
       if (this.outOfTime(pass)) return;
       // The words whose bounds, the smallest first, cannot together lift a page past the bar are not essential.
       const order = words.map((_w, i) => i).sort((a, b) => bounds[a]! - bounds[b]!);
@@ -298,6 +304,31 @@ export class Executor {
       }
     }
     if (!builder.empty) pass.heap.offer(p, builder.score(0), builder.chunk, pass.tier);
+  }
+
+  /**
+   * Where the words' bounds from `from` stay below the bar: the end of the widest range tried
+   * (the window [from, to], then four times as wide, and so on, each to a page's end, bounded by
+   * the lists' coarse impacts over long spans), or -1 when the window itself may hold a page
+   * that ranks. Past a skipped window the next is likely skipped too: one look skips many.
+   */
+  private skipEnd(words: WordReader[], from: number, to: number, bar: number): number {
+    if (bar === -Infinity) return -1;
+    const { pageOfChunk, firstChunk } = this.layout;
+    const last = pageOfChunk.length - 1;
+    let end = -1;
+    let span = to - from + 1;
+    for (let upTo = to; ; ) {
+      let bound = 0;
+      for (const w of words) {
+        bound += w.bound(from, upTo);
+        if (PAGE_FACTOR * bound >= bar) return end;
+      }
+      end = upTo;
+      if (upTo >= last) return end;
+      span *= 4;
+      upTo = firstChunk[pageOfChunk[Math.min(last, from + span - 1)]! + 1]! - 1;
+    }
   }
 
   /** Where a window from `from` ends: the end of the primary word's biggest list's block there, within bounds, then its page's end. */
