@@ -117,6 +117,8 @@ export class Executor {
         continue;
       }
       pos = to + 1;
+      // Every word's forms bounded in this window, so that scoreAt() asks them best first.
+      for (const w of checks) w.bound(from, to);
       let optionalBound = 0;
       for (const w of optional) optionalBound += w.bound(from, to);
       if (this.outOfTime(pass)) return;

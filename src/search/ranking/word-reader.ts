@@ -17,6 +17,9 @@ export class WordReader {
   readonly forms: { idf: number; lists: ListReader[] }[] = [];
   /** Postings in the forms' lists: what reading the word costs. */
   postings = 0;
+  /** Each form's bound in the range bound() was last asked for, and the forms by it, highest first. */
+  private readonly formBounds: Float64Array;
+  private readonly order: Uint8Array;
 
   constructor(
     readonly word: number,
@@ -30,12 +33,22 @@ export class WordReader {
       this.forms.push({ idf: form.idf, lists });
       this.postings += form.postings;
     }
+    this.formBounds = new Float64Array(this.forms.length).fill(Infinity);
+    this.order = Uint8Array.from(this.forms, (_f, i) => i);
   }
 
-  /** What the word adds to doc: its best form's score, 0 when no form holds it. */
+  /**
+   * What the word adds to doc, a chunk of the range bound() was last asked for: its best form's
+   * score, 0 when no form holds it. The forms are asked highest bound first, and no further once
+   * a form's bound cannot beat the best found.
+   */
   scoreAt(doc: number): number {
     let best = 0;
-    for (const form of this.forms) {
+    const { forms, formBounds, order } = this;
+    for (let k = 0; k < order.length; k++) {
+      const i = order[k]!;
+      if (formBounds[i]! <= best) break;
+      const form = forms[i]!;
       let combined = 0;
       for (const l of form.lists) combined += l.at1(doc);
       if (combined > 0) {
@@ -46,18 +59,29 @@ export class WordReader {
     return best;
   }
 
-  /** The most the word adds to a chunk of [from, to] (0: it holds none there). */
+  /** The most the word adds to a chunk of [from, to] (0: it holds none there); scoreAt() then asks its forms by their bounds there. */
   bound(from: number, to: number): number {
     let best = 0;
-    for (const form of this.forms) {
+    const { forms, formBounds, order } = this;
+    for (let i = 0; i < forms.length; i++) {
+      const form = forms[i]!;
       let combined = 0;
       for (const l of form.lists) combined += l.bound(from, to);
-      if (combined > 0) {
-        const s = bm25f(form.idf, combined);
-        if (s > best) best = s;
-      }
+      const s = combined > 0 ? bm25f(form.idf, combined) * ROUNDING : 0;
+      formBounds[i] = s;
+      if (s > best) best = s;
     }
-    return best * ROUNDING;
+    // Few forms: sorted by insertion, highest bound first.
+    for (let k = 1; k < order.length; k++) {
+      const i = order[k]!;
+      let j = k - 1;
+      while (j >= 0 && formBounds[order[j]!]! < formBounds[i]!) {
+        order[j + 1] = order[j]!;
+        j--;
+      }
+      order[j + 1] = i;
+    }
+    return best;
   }
 
   /** The first chunk at or after `from` that a list of the word holds (Infinity: none). */
