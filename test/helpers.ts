@@ -8,7 +8,8 @@ import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { writeIngested } from "../src/build";
 import { ingest, type Article, type IngestOptions, type IngestResult } from "../src/ingest";
-import { type Engine, open as openEngine } from "../src/search";
+import { Engine, open as openEngine } from "../src/search";
+import { PageOrders } from "../src/search/ranking/page-orders";
 import {
   dump,
   ROOT,
@@ -157,4 +158,10 @@ export async function wikiOf(pages: InlinePage[]): Promise<Engine> {
   const out = join(dirname(xml), "pages.tome");
   writeIngested(await ingest({ dumps: [xml], workers: 1 }), out, 300);
   return openEngine(out);
+}
+
+/** The engine with page orders (D51) made from its own index: every one-word query of `least` postings or more, `length` pages each. */
+export function withOrders(engine: Engine, least: number, length: number): Engine {
+  const orders = new PageOrders(engine.pageOrders(least, length));
+  return new Engine(engine.snapshot, engine.text, engine.titleIndex, orders);
 }

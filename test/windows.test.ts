@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { querySampler } from "../bench/queries";
 import type { Engine, Hit } from "../src/search";
-import { EN_2006, EN_2016, engineFor, TRUNCATED_XZ } from "./helpers";
+import { EN_2006, EN_2016, engineFor, TRUNCATED_XZ, withOrders } from "./helpers";
 
 const EVERY_PAGE = 100_000;
 /** These snapshots' lists are below the default's threshold: every query is also ranked as deep as the window needs only. */
@@ -96,9 +96,19 @@ describe("every window is a slice of one order", () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
     const { compared, plans, fewer } = walk(engine, queriesFrom(engine, 200, 11));
     expect(compared).toBeGreaterThan(3600);
-    expect([...plans].sort()).toEqual(["none", "within-page", "words"]);
+    expect([...plans].sort()).toEqual(["within-page", "words"]);
     // The executor's bounds skip: most pruned windows decode fewer postings than scoring every one.
     expect(fewer).toBeGreaterThan(compared / 4);
+  }, 600_000);
+
+  test("English, one-word queries from stored page orders (D51) wherever they answer, the words plan past them", async () => {
+    const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+    // Orders of every word, 12 pages deep: the deeper windows run past them.
+    const ordered = withOrders(engine, 1, 12);
+    const { compared, plans } = walk(ordered, queriesFrom(ordered, 60, 17));
+    expect(compared).toBeGreaterThan(1000);
+    expect(plans).toContain("one-word");
+    expect(plans).toContain("words");
   }, 600_000);
 
   for (const lang of ["ja", "vi"]) {

@@ -19,7 +19,7 @@ import {
   type SourceReport,
   type Wiki,
 } from "../snapshot";
-import { IndexBuilder, logMemory, type IndexBuildProgress } from "../search";
+import { IndexBuilder, logMemory, pageOrderSection, type IndexBuildProgress } from "../search";
 
 /** The default memory budget: a quarter of the machine's memory, at most 2 GB. */
 export const DEFAULT_MEMORY_BYTES = Math.min(2e9, Math.floor(totalmem() / 4));
@@ -118,17 +118,20 @@ export class SnapshotBuild {
       },
       this.options.progress,
     );
-    const { meta, bytes } = this.writer.finish({
-      createdAt: (this.options.createdAt ?? new Date()).toISOString(),
-      wiki: about.wiki,
-      sources: about.sources,
-      truncated: about.truncated,
-      indexedPages: pages.pages,
-      indexedChunks: pages.documents,
-      skippedRedirects: redirects.length,
-      chunkWords: this.options.chunkWords,
-      modifications: about.modifications ?? modifications(this.options.chunkWords),
-    });
+    const { meta, bytes } = this.writer.finish(
+      {
+        createdAt: (this.options.createdAt ?? new Date()).toISOString(),
+        wiki: about.wiki,
+        sources: about.sources,
+        truncated: about.truncated,
+        indexedPages: pages.pages,
+        indexedChunks: pages.documents,
+        skippedRedirects: redirects.length,
+        chunkWords: this.options.chunkWords,
+        modifications: about.modifications ?? modifications(this.options.chunkWords),
+      },
+      (path) => [pageOrderSection(path, this.options.progress)],
+    );
     return { meta, bytes, runs: index.runCount, text: this.writer.textBytes };
   }
 

@@ -44,7 +44,7 @@ import {
   TextStore,
   viewOf,
 } from "../snapshot";
-import { IndexBuilder, readShardData, type IndexBuildProgress } from "../search";
+import { IndexBuilder, pageOrderSection, readShardData, type IndexBuildProgress } from "../search";
 import { DEFAULT_MEMORY_BYTES } from "./full";
 import type { Deletions } from "./deletions";
 import { commandLine } from "../invocation";
@@ -214,19 +214,22 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
       added: merged.added,
       removed: merged.removed,
     };
-    const { meta, bytes } = writer.finish({
-      createdAt,
-      wiki,
-      sources: [...base.meta.sources, ...result.sources],
-      truncated: base.meta.truncated,
-      indexedPages: done.pages,
-      indexedChunks: done.documents,
-      skippedRedirects: merged.redirects.length,
-      chunkWords: base.meta.chunkWords,
-      modifications: modificationsAfter(base.meta, result.kept.pageIds.length > 0),
-      base: base.meta.contentHash,
-      updates: [...(base.meta.updates ?? []), applied],
-    });
+    const { meta, bytes } = writer.finish(
+      {
+        createdAt,
+        wiki,
+        sources: [...base.meta.sources, ...result.sources],
+        truncated: base.meta.truncated,
+        indexedPages: done.pages,
+        indexedChunks: done.documents,
+        skippedRedirects: merged.redirects.length,
+        chunkWords: base.meta.chunkWords,
+        modifications: modificationsAfter(base.meta, result.kept.pageIds.length > 0),
+        base: base.meta.contentHash,
+        updates: [...(base.meta.updates ?? []), applied],
+      },
+      (path) => [pageOrderSection(path, o.progress)],
+    );
     return { meta, bytes, runs: index.runCount, applied, result };
   } catch (err) {
     index.abandon();

@@ -34,6 +34,8 @@ import {
 import { PROXIMITY_WINDOW } from "./ranking/rules";
 import { QueryLists } from "./ranking/query-lists";
 import { Executor } from "./ranking/executor";
+import { ORDER_LENGTH, PageOrders } from "./ranking/page-orders";
+import { buildPageOrders } from "./plans/orders";
 import { RangeScorer } from "./ranking/range-scores";
 import { parseQuery, type ParsedQuery } from "./text/query";
 import type { Shard } from "./index/shard";
@@ -72,6 +74,8 @@ export class Engine {
     readonly snapshot: Snapshot,
     readonly text: Shard,
     readonly titleIndex: Shard,
+    /** The stored page orders (D51); null: search as if the snapshot had none (tests, benchmarks). */
+    orders: PageOrders | null | undefined = PageOrders.of(snapshot.container),
   ) {
     this.lang = snapshot.meta.wiki.lang;
     this.catalog = new Catalog(snapshot, text.documentCount);
@@ -85,6 +89,7 @@ export class Engine {
       meter: new Meter(() => text.onceMakingMs + titleIndex.onceMakingMs),
       ranges: new RangeScorer(text),
       executor: new Executor(text, this.catalog),
+      orders: orders ?? undefined,
     };
   }
 
@@ -128,6 +133,11 @@ export class Engine {
       timedOut: work.cutOff,
       work,
     };
+  }
+
+  /** The page orders (D51) of this snapshot's one-word queries whose lists hold `least` postings or more, `length` pages each: a section's bytes. */
+  pageOrders(least = PRUNE_FROM, length = ORDER_LENGTH, progress?: (done: number, total: number) => void): Uint8Array {
+    return this.withScratch(() => buildPageOrders(this.stages, least, length, progress));
   }
 
   /** D13: an exact title (redirects resolved) wins; otherwise the page of the best hit. */
@@ -204,7 +214,7 @@ export class Engine {
         required: terms.required,
         phraseWords: phraseWordsOf(query, terms.words),
       });
-    const plan = planOf(ctx, lists, options);
+    const plan = planOf(ctx, lists, options, terms?.exact[0], query.phrases.length > 0);
     ctx.meter.plan = plan.name;
     const pruneFrom = (options.pruning || undefined)?.from ?? PRUNE_FROM;
     if (!terms || !lists) return { pages: [], total: 0, ideal: 0 };

@@ -7,6 +7,9 @@
  */
 import { openSnapshot } from "../snapshot";
 import { Engine } from "./engine";
+import type { IndexBuildProgress } from "./indexer/merge";
+import { PRUNE_FROM } from "./options";
+import { ORDER_LENGTH, ORDERS_SECTION } from "./ranking/page-orders";
 import { loadIndexes } from "./index/store";
 
 export { ANALYZER_VERSION, fold, phraseTest, terms, tokens } from "./text/analyze";
@@ -27,6 +30,22 @@ export { IndexBuilder } from "./indexer/build";
 export type { IndexBuildProgress } from "./indexer/merge";
 export { loadIndexes, readShardData } from "./index/store";
 export { logMemory, setMemoryLog } from "./indexer/memory-log";
+
+/** The page orders section (D51, D90) of a snapshot whose other sections are written (SnapshotWriter.finish's `derive`). */
+export function pageOrderSection(
+  snapshotPath: string,
+  progress?: IndexBuildProgress,
+): { name: string; bytes: Uint8Array } {
+  const stage = "ordering the pages of common words";
+  return {
+    name: ORDERS_SECTION,
+    bytes: open(snapshotPath).pageOrders(
+      PRUNE_FROM,
+      ORDER_LENGTH,
+      progress && ((done, total) => progress(stage, done, total)),
+    ),
+  };
+}
 
 /** Opens a snapshot (its sections mapped, not read) and its search indexes. */
 export function open(snapshotPath: string): Engine {

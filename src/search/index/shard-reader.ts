@@ -1,5 +1,6 @@
 /** A shard's arrays opened for reading: its vocabulary, term lists, postings and field lengths, with BM25's length norms. */
 import { PostingsReader, type PostingsCursor } from "./postings";
+import { DenseLists } from "./dense-lists";
 import { normTable } from "./norms";
 import type { FieldNorms, ShardData } from "./shard-types";
 import { TermLists } from "./term-lists";
@@ -41,6 +42,7 @@ export class ShardReader {
     this.cursor = this.reader.cursor();
     this.lengths = data.fieldLengths;
     this.vocabulary = new Vocabulary(data.vocabulary);
+    this.denseLists = data.dense && new DenseLists(data.dense.addresses, data.dense.tfs, data.documentCount);
     const n = this.documentCount;
     this.normTables = this.fields.map((_f, f) => normTable(this.lengths.subarray(f * n, (f + 1) * n)).table);
     this.scores = new Float64Array(n);
@@ -89,6 +91,12 @@ export class ShardReader {
     }
     return out;
   }
+
+  /** A list's tfs a document, when it is one of the most common (dense-lists.ts). */
+  dense(address: number): Uint8Array | undefined {
+    return this.denseLists?.of(address);
+  }
+  private readonly denseLists: DenseLists | undefined;
 
   /** A field's boost: what its lists' weights are multiplied by. */
   boost(field: number): number {

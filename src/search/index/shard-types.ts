@@ -85,6 +85,8 @@ export interface ShardData {
   lists: TermListsData;
   /** Unique terms per document, field after field (documentCount each). */
   fieldLengths: Uint16Array;
+  /** The most common lists' tfs, a byte a document (dense-lists.ts); absent in shards written without them. */
+  dense?: { addresses: Float64Array; tfs: Uint8Array };
 }
 
 export function popcount(m: number): number {

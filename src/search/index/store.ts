@@ -127,6 +127,12 @@ export function readShardData(container: Container, prefix: string): ShardData {
       df: viewOf(Uint32Array, container.section(`${prefix}.lists.df`)),
     },
     fieldLengths: viewOf(Uint16Array, container.section(`${prefix}.fieldLengths`)),
+    ...(container.has(`${prefix}.dense.addresses`) && {
+      dense: {
+        addresses: viewOf(Float64Array, container.section(`${prefix}.dense.addresses`)),
+        tfs: container.section(`${prefix}.dense.tfs`),
+      },
+    }),
   };
 }
 

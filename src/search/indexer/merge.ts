@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { type Container, type ContainerWriter, MAX_SECTION_BYTES, openContainer } from "../../snapshot";
 import type { FieldNorms, ShardData, ShardOptions } from "../index/shard-types";
 import { normTable } from "../index/norms";
+import { DENSE_SHARE } from "../index/dense-lists";
 import { PostingsReader, type PostingsCursor } from "../index/postings";
 import { PostingsWriter } from "../index/postings-writer";
 import { readShardData, writeShardTableSources } from "../index/store";
@@ -24,13 +25,19 @@ const REMAP_ENTRIES = 64 << 20;
 
 export type IndexBuildProgress = (stage: string, done: number, total: number) => void;
 
-/** Where a merge writes: its sections' prefix, the stage its progress names, and whether its postings parts are padded. */
+/** Where a merge writes: its sections' prefix, the stage its progress names, whether its postings parts are padded, and whether its most common lists also get dense tfs. */
 interface MergeTarget {
   prefix: string;
   stage: string;
   padParts: boolean;
+  dense?: boolean;
 }
-const TEXT_INDEX: MergeTarget = { prefix: "index.text", stage: "merging the text index (terms)", padParts: false };
+const TEXT_INDEX: MergeTarget = {
+  prefix: "index.text",
+  stage: "merging the text index (terms)",
+  padParts: false,
+  dense: true,
+};
 /** The title index, merged from runs, comes out as the one shard built in memory it replaced wrote it: parts padded. */
 export const TITLE_INDEX: MergeTarget = {
   prefix: "index.titles",
@@ -161,6 +168,12 @@ export function mergeRuns(
     at: new Spool(join(dir, `${into.prefix}.lists.at`), Float64Array),
     df: new Spool(join(dir, `${into.prefix}.lists.df`), Uint32Array),
   };
+  const dense = {
+    addresses: new Spool(join(dir, `${into.prefix}.dense.addresses`), Float64Array),
+    tfs: new Spool(join(dir, `${into.prefix}.dense.tfs`), Uint8Array),
+    buffer: into.dense ? new Uint8Array(documents) : undefined,
+    from: Math.max(1, Math.ceil(documents * DENSE_SHARE)),
+  };
   const vocabularyChars = new Spool(join(dir, `${into.prefix}.vocabulary.chars`), Uint16Array);
   const vocabularyStarts = new Spool(join(dir, `${into.prefix}.vocabulary.starts`), Uint32Array);
   // The merged documents' field lengths first: each block's impact is chosen by their norms.
@@ -184,6 +197,7 @@ export function mergeRuns(
       keepsPositions,
       norms,
       docOfText,
+      dense,
       { lists: new TermListsWriter(lists), vocabularyChars, vocabularyStarts },
       (terms) => progress(into.stage, terms, terms),
     );
@@ -196,8 +210,13 @@ export function mergeRuns(
       { fields, documentCount: documents, terms, postingsParts },
       { vocabularyChars, vocabularyStarts, ...lists, fieldLengths },
     );
+    if (into.dense) {
+      dense.addresses.copyInto(out, `${into.prefix}.dense.addresses`);
+      dense.tfs.copyInto(out, `${into.prefix}.dense.tfs`);
+    }
   } finally {
-    for (const spool of [...Object.values(lists), vocabularyChars, vocabularyStarts]) spool.close();
+    for (const spool of [...Object.values(lists), vocabularyChars, vocabularyStarts, dense.addresses, dense.tfs])
+      spool.close();
   }
 }
 
@@ -208,6 +227,7 @@ function mergeInto(
   keepsPositions: boolean[],
   norms: FieldNorms[],
   docOfText: Int32Array,
+  dense: { addresses: Spool<Float64Array>; tfs: Spool<Uint8Array>; buffer: Uint8Array | undefined; from: number },
   tables: { lists: TermListsWriter; vocabularyChars: Spool<Uint16Array>; vocabularyStarts: Spool<Uint32Array> },
   progress: (terms: number) => void,
 ): void {
@@ -276,6 +296,14 @@ function mergeInto(
       const positions = keepsPositions[f]!;
       writer.begin(positions, norms[f]);
       let df = 0;
+      // A list of DENSE_SHARE of the documents or more also gets its tfs a byte a document (lookups in O(1)).
+      let expected = 0;
+      if (dense.buffer)
+        for (const c of holding) {
+          const list = c.lists.index(c.term, f);
+          if (list >= 0) expected += c.lists.count(list);
+        }
+      const denseTfs = expected >= dense.from ? dense.buffer : undefined;
       for (const c of holding) {
         const list = c.lists.index(c.term, f);
         if (list < 0) continue;
@@ -287,6 +315,7 @@ function mergeInto(
             const doc = docOfText[c.base + cursor.docs[i]!]!;
             if (doc < 0) continue;
             writer.add(doc, cursor.tfs[i]!);
+            if (denseTfs) denseTfs[doc] = cursor.tfs[i]!;
             df++;
             if (positions)
               for (let at = cursor.positionStarts[i]!, end = cursor.positionStarts[i + 1]!; at < end; at++)
@@ -295,6 +324,13 @@ function mergeInto(
         }
       }
       const address = writer.end();
+      if (denseTfs) {
+        if (df >= dense.from) {
+          dense.addresses.push(address);
+          dense.tfs.pushAll(denseTfs);
+        }
+        denseTfs.fill(0);
+      }
       keyAt[f] = df ? address : 0;
       keyDf[f] = df;
       kept += df;

@@ -28,6 +28,16 @@ export class Spool<T extends Column> {
     this.buffer = new make(bufferLength);
   }
 
+  /** Appends every value of `values` (a whole array, such as a dense list). */
+  pushAll(values: T): void {
+    this.flush();
+    const bytes = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+    for (let off = 0; off < bytes.byteLength; )
+      off += writeSync(this.fd, bytes, off, bytes.byteLength - off, this.flushed + off);
+    this.flushed += bytes.byteLength;
+    this.length += values.length;
+  }
+
   push(v: number): void {
     if (this.used === this.buffer.length) this.flush();
     this.buffer[this.used++] = v;

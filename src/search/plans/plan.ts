@@ -6,7 +6,8 @@
  *
  *   none         no query word, or no page with the page_id asked for
  *   within-page  page_id: that page's chunks, each a hit (D7)
- *   words        the buckets of words, best first, by the block-max executor
+ *   one-word     one word the index holds, with a stored page order (D51): its first pages
+ *   words        the tiers of words, best first, by the block-max executor
  *   exhaustive   every chunk holding a query word scored (the oracle)
  */
 import type { ParsedQuery } from "../text/query";
@@ -28,7 +29,7 @@ export interface PlanRun {
   pruneFrom: number;
 }
 
-export const PLAN_NAMES = ["none", "within-page", "words", "exhaustive"] as const;
+export const PLAN_NAMES = ["none", "within-page", "one-word", "words", "exhaustive"] as const;
 type PlanName = (typeof PLAN_NAMES)[number];
 
 export interface Plan {

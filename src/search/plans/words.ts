@@ -11,31 +11,20 @@
 import type { Pass } from "../ranking/executor";
 import { OTHER_GROUP, rankClass, tierOf } from "../ranking/rules";
 import type { SearchContext } from "../stages/context";
-import { addIntros, enterPages, topPages } from "../stages/pages";
+import { addIntros, topPages } from "../stages/pages";
 import { phraseCheck } from "../stages/phrases";
-import { markTitleGroups } from "../stages/title-groups";
+import { enterApart } from "./apart";
 import type { Plan, PlanRun } from "./plan";
 
 export const WORDS: Plan = {
   name: "words",
   rank({ ctx, query, terms, lists, from, need, pruneFrom }: PlanRun) {
-    const { scratch, meter, catalog } = ctx;
+    const { scratch, meter } = ctx;
     const { entries, entered, heap } = scratch;
-    const titled = markTitleGroups(ctx, query, terms.title, terms.informative);
     const phrases = query.phrases.length > 0;
     const keep = phrases ? phraseCheck(ctx, query) : undefined;
     if (phrases && !keep) return { pages: [], total: 0 };
-    entered.fresh();
-    const noChunk: number[] = [];
-    for (const p of titled) {
-      if (entered.has(p)) continue;
-      entered.mark(p);
-      const range = catalog.chunkRange(p);
-      const scores = ctx.ranges.score(lists, range.from, range.to);
-      meter.add(scores.count, ctx.ranges.postings);
-      if (!enterPages(ctx, lists, scores, entries, keep)) noChunk.push(p);
-    }
-    const apart = entries.count;
+    const { apart, noChunk } = enterApart(ctx, query, terms, lists, keep);
     const exhaustive = lists.allPostings.reduce((a, b) => a + b, 0) < pruneFrom;
     let cutOff = false;
     let asked = 0;

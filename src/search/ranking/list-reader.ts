@@ -17,12 +17,15 @@ export class ListReader {
   unit = 0;
   lengths!: Uint16Array;
   table!: Float32Array;
+  /** The list's tfs a chunk, when it is one of the most common (index/dense-lists.ts): at1() reads a byte. */
+  dense: Uint8Array | undefined;
   /** The scan's place: the block decoded and the next posting in it (blocks when the list is read through). */
   block = 0;
   at = 0;
   size = 0;
 
-  open(cursor: PostingsCursor, list: FieldList, norms: FieldNorms): this {
+  open(cursor: PostingsCursor, list: FieldList, norms: FieldNorms, dense: Uint8Array | undefined): this {
+    this.dense = dense;
     this.cursor = cursor.open(list.address);
     this.address = list.address;
     this.unit = list.unit;
@@ -93,7 +96,7 @@ export class ListReader {
 
   /** What doc's posting adds to its form's combined frequency (0: the list does not hold doc). */
   at1(doc: number): number {
-    const tf = this.cursor.tf(doc);
+    const tf = this.dense ? this.dense[doc]! : this.cursor.tf(doc);
     return tf ? (this.unit * tf) / this.table[this.lengths[doc]!]! : 0;
   }
 

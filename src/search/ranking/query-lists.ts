@@ -102,6 +102,7 @@ export class QueryLists {
     this.ideal = this.byWord.reduce((sum, fs) => sum + Math.max(0, ...fs.map((f) => bm25fMost(f.idf))), 0);
     const every = (input.required | input.phraseWords) >>> 0;
     const any = input.phraseWords >>> 0;
-    this.buckets = every === any ? [every] : [every, any];
+    // One word: a chunk holding any word holds every word.
+    this.buckets = every === any || input.words === 1 ? [every] : [every, any];
   }
 }

@@ -11,8 +11,12 @@
  *      its third of the same tier, raised by its title boost; the first PROXIMITY_WINDOW pages
  *      then times their passage's proximity factor (stages/passages.ts);
  *   3. the page (its index in the snapshot), lower first.
+ * RULES_FINGERPRINT changes with any of them: stored page orders made under other rules are
+ * refused (page-orders.ts).
  */
-import { BM25 } from "../index/shard-types";
+import { TEXT_BOOSTS } from "../index/fields";
+import { BM25, WEIGHTS } from "../index/shard-types";
+import { ANALYZER_VERSION } from "../text/analyze";
 
 /** A page's score: its best chunk's, plus this share of its second, and its square of its third (D43), of the best one's tier (D61). */
 const PAGE_EVIDENCE = 0.5;
@@ -72,4 +76,18 @@ export function pageScore(first: number, second: number, third: number, titleBoo
     (first + PAGE_EVIDENCE * Math.max(0, second) + PAGE_EVIDENCE * PAGE_EVIDENCE * Math.max(0, third)) *
     (1 + TITLE_BOOST * titleBoost)
   );
+}
+
+/** The rules' version: 2 since D61 (evidence of the best tier only), 3 since D90 (BM25F, a word's best form). */
+const RULES_VERSION = 3;
+
+/** A number that changes with the rules and the analysis: FNV-1a of what the stored page orders depend on. */
+export const RULES_FINGERPRINT = fnv1a(
+  JSON.stringify([RULES_VERSION, ANALYZER_VERSION, BM25, WEIGHTS, TEXT_BOOSTS, PAGE_EVIDENCE, TITLE_BOOST, TIERS]),
+);
+
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
 }

@@ -29,7 +29,7 @@ export class WordReader {
     reader: () => ListReader,
   ) {
     for (const form of forms) {
-      const lists = form.lists.map((l) => reader().open(cursor(), l, text.norms(l.field)));
+      const lists = form.lists.map((l) => reader().open(cursor(), l, text.norms(l.field), text.dense(l.address)));
       this.forms.push({ idf: form.idf, lists });
       this.postings += form.postings;
     }

@@ -2,6 +2,7 @@
 import type { PostingsCursor } from "../index/postings";
 import type { Shard } from "../index/shard";
 import type { Executor } from "../ranking/executor";
+import type { PageOrders } from "../ranking/page-orders";
 import type { RangeScorer } from "../ranking/range-scores";
 import type { Catalog } from "./catalog";
 import type { Meter } from "./meter";
@@ -22,4 +23,6 @@ export interface SearchContext {
   readonly ranges: RangeScorer;
   /** The block-max executor: one tier's best pages (plans/words.ts). */
   readonly executor: Executor;
+  /** The one-word searches' page orders stored in the snapshot (D51, D90), when it has them. */
+  readonly orders: PageOrders | undefined;
 }

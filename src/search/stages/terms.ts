@@ -50,7 +50,7 @@ export function functionWords(lang: string): Set<string> {
 }
 
 /** A word the index does not know may hold one typo from this many letters, two from TWO_TYPOS_FROM. */
-const ONE_TYPO_FROM = 5;
+export const ONE_TYPO_FROM = 5;
 const TWO_TYPOS_FROM = 9;
 
 const typos = (term: string): number => {

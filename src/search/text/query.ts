@@ -15,7 +15,7 @@ export interface ParsedQuery {
 const QUOTED = /["“”„«»]([^"“”„«»]*)["“”„«»]/g;
 const QUOTES = /["“”„«»]/g;
 /** The last query word is typed on (a prefix) when it has this many letters or more. */
-const MIN_PREFIX = 2;
+export const MIN_PREFIX = 2;
 
 export function parseQuery(q: string, lang: string): ParsedQuery {
   const phrases: string[][] = [];

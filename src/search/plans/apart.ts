@@ -1,0 +1,34 @@
+/**
+ * The pages ranked apart before a plan reads the lists (D90): the title matches (D8) and the
+ * pages whose title raises their score are few, each scored over its own chunks; they seed the
+ * bar of the tier they stand in, and the plan leaves them out.
+ */
+import type { QueryLists } from "../ranking/query-lists";
+import type { SearchContext } from "../stages/context";
+import { enterPages } from "../stages/pages";
+import { markTitleGroups } from "../stages/title-groups";
+import type { ParsedQuery } from "../text/query";
+import type { QueryTerms } from "../stages/terms";
+
+/** The pages entered apart (Scratch.entered marks them), and those of them none of whose chunks holds the words (their intros). */
+export function enterApart(
+  ctx: SearchContext,
+  query: ParsedQuery,
+  terms: QueryTerms,
+  lists: QueryLists,
+  keep: ((chunk: number) => boolean) | undefined,
+): { apart: number; noChunk: number[] } {
+  const { scratch, meter, catalog } = ctx;
+  const { entries, entered } = scratch;
+  entered.fresh();
+  const noChunk: number[] = [];
+  for (const p of markTitleGroups(ctx, query, terms.title, terms.informative)) {
+    if (entered.has(p)) continue;
+    entered.mark(p);
+    const range = catalog.chunkRange(p);
+    const scores = ctx.ranges.score(lists, range.from, range.to);
+    meter.add(scores.count, ctx.ranges.postings);
+    if (!enterPages(ctx, lists, scores, entries, keep)) noChunk.push(p);
+  }
+  return { apart: entries.count, noChunk };
+}

@@ -1,0 +1,118 @@
+/**
+ * Page orders (D51, kept by D90 for one-word searches), made when a snapshot is built: for each
+ * one-word query whose lists hold PRUNE_FROM postings or more, its first ORDER_LENGTH pages as
+ * the words plan ranks them with no title in play (the block-max executor, tier 0, no page
+ * left out), and how many pages hold the word at all. Their section: ranking/page-orders.ts.
+ */
+import { COLLECT_EVERY_MS } from "../options";
+import type { PageHeap } from "../ranking/page-heap";
+import { orderKey, packOrders } from "../ranking/page-orders";
+import { QueryLists } from "../ranking/query-lists";
+import type { SearchContext } from "../stages/context";
+import { functionWords, ONE_TYPO_FROM, queryTerms } from "../stages/terms";
+import { indexKey, termOfKey } from "../text/analyze";
+import { MIN_PREFIX, parseQuery } from "../text/query";
+
+/** The longest beginnings given an order: longer ones may hold typos, which are not ordered. */
+const PREFIX_LETTERS = ONE_TYPO_FROM - 1;
+
+export function buildPageOrders(
+  ctx: SearchContext,
+  least: number,
+  length: number,
+  progress: (done: number, total: number) => void = () => {},
+): Uint8Array {
+  const { text, scratch } = ctx;
+  const queries = orderedQueries(ctx, least);
+  const keys: string[] = [];
+  const orders: Uint32Array[] = [];
+  const holding: number[] = [];
+  const seen = new Set<string>();
+  const heap: PageHeap = scratch.heap;
+  let collectedAt = performance.now();
+  queries.forEach((q, i) => {
+    if (i % 64 === 0) progress(i, queries.length);
+    // The mapped file counts as heap: left alone, the collector lets the garbage grow for long.
+    if (performance.now() - collectedAt >= COLLECT_EVERY_MS) {
+      Bun.gc(false);
+      collectedAt = performance.now();
+    }
+    const query = parseQuery(q, ctx.lang);
+    if (query.words.length !== 1) return;
+    const terms = queryTerms(query, ctx);
+    const key = orderKey(terms.exact[0]!.key, terms.exact[0]!.prefix);
+    if (terms.typoable || seen.has(key)) return;
+    const lists = new QueryLists(text, {
+      derived: text.derive(terms.exact),
+      words: 1,
+      required: terms.required,
+      phraseWords: 0,
+    });
+    if (lists.allPostings[0]! < least) return;
+    seen.add(key);
+    heap.reset(length);
+    ctx.executor.run({
+      lists,
+      required: lists.buckets[0]!,
+      typos: false,
+      tier: 0,
+      heap,
+      excluded: () => false,
+      late: () => false,
+    });
+    const ranked: { page: number; score: number }[] = [];
+    heap.forEach((page, score) => ranked.push({ page, score }));
+    ranked.sort((a, b) => b.score - a.score || a.page - b.page);
+    keys.push(key);
+    orders.push(Uint32Array.from(ranked, (r) => r.page));
+    holding.push(pagesHolding(ctx, lists));
+  });
+  progress(queries.length, queries.length);
+  return packOrders(keys, orders, holding);
+}
+
+/** How many pages hold one of the word's forms. */
+function pagesHolding(ctx: SearchContext, lists: QueryLists): number {
+  const { marks } = ctx.scratch;
+  const { pageOfChunk } = ctx.catalog;
+  const cursor = ctx.textCursor;
+  marks.fresh();
+  let count = 0;
+  for (const form of lists.forms)
+    for (const l of form.lists)
+      cursor.open(l.address).forEach((doc) => {
+        const p = pageOfChunk[doc]!;
+        if (!marks.has(p)) {
+          marks.mark(p);
+          count++;
+        }
+      });
+  return count;
+}
+
+/**
+ * The one-word queries given an order: each word ended (a full stop ends it) whose lists hold
+ * `least` postings, typed on (a prefix) when it and the words it begins do; and each beginning
+ * of MIN_PREFIX to PREFIX_LETTERS letters that is not a word, whose words' lists hold `least`
+ * postings together (longer ones may hold typos). Meilisearch keeps the documents of frequent
+ * prefixes for the same reason (word_prefix_docids). A function word is never typed on (D79).
+ */
+function orderedQueries(ctx: SearchContext, least: number): string[] {
+  const words: string[] = [];
+  const prefixPostings = new Map<string, number>();
+  const stop = functionWords(ctx.lang);
+  ctx.text.eachTerm((key, postings, withLonger) => {
+    const word = termOfKey(key);
+    if (postings >= least) words.push(`${word}.`);
+    if (withLonger >= least && !stop.has(word)) words.push(word);
+    const letters = [...word];
+    for (let n = MIN_PREFIX; n < letters.length && n <= PREFIX_LETTERS; n++) {
+      const prefix = letters.slice(0, n).join("");
+      prefixPostings.set(prefix, (prefixPostings.get(prefix) ?? 0) + postings);
+    }
+  });
+  const prefixes = [...prefixPostings]
+    .filter(([prefix, postings]) => postings >= least && !ctx.text.has(indexKey(prefix)))
+    .map(([prefix]) => prefix);
+  return [...words, ...prefixes];
+}
