@@ -61,7 +61,9 @@ export function buildPageOrders(
       late: () => false,
     });
     const ranked: { page: number; score: number }[] = [];
-    heap.forEach((page, score) => ranked.push({ page, score }));
+    heap.forEach((page, score) => {
+      ranked.push({ page, score });
+    });
     ranked.sort((a, b) => b.score - a.score || a.page - b.page);
     keys.push(key);
     orders.push(Uint32Array.from(ranked, (r) => r.page));
