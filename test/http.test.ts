@@ -326,8 +326,10 @@ describe("GET /v1/search", () => {
       "offset",
       "processingTimeMs",
       "query",
+      "timedOut",
     ]);
     expect(body.query).toBe("albedo of snow");
+    expect(body.timedOut).toBe(false);
     expect(body.limit).toBe(20);
     expect(body.offset).toBe(0);
     expect(isInt(body.processingTimeMs) && body.processingTimeMs >= 0).toBe(true);
@@ -879,7 +881,8 @@ describe("GET /v1/lucky", () => {
     expect(body.chunks.results.length).toBe(p.chunks.length);
     expect(body.text).toBe(p.chunks.map((c) => c.text).join("\n\n"));
     const ctx = body.search_context;
-    expect(Object.keys(ctx).sort()).toEqual(["matched_chunk", "query", "search_time_ms", "total_results"]);
+    expect(Object.keys(ctx).sort()).toEqual(["matched_chunk", "query", "search_time_ms", "timed_out", "total_results"]);
+    expect(ctx.timed_out).toBe(false);
     expect(ctx.query).toBe("albedo");
     expect(isInt(ctx.search_time_ms) && isInt(ctx.total_results) && isInt(body.processingTimeMs)).toBe(true);
     expect(ctx.total_results).toBe(engine.search("albedo").estimatedTotalHits);

@@ -117,7 +117,7 @@ function measure(query: string): Row | undefined {
   let from = 0;
   for (let b = 0; b < biggest.cursor.blocks && from < N; ) {
     let to = Math.max(biggest.cursor.lastDoc(b), from);
-    to = firstChunk[pageOfChunk[to]! + 1]! - 1;
+    to = firstChunk[pageOfChunk[to]!]! + pageOf.chunkCounts[pageOfChunk[to]!]! - 1;
     let bound = 0;
     for (const w of words) bound += w.bound(from, to);
     let held = 0;

@@ -45,8 +45,9 @@ export interface Pass {
 
 export interface ChunkLayout {
   readonly pageOfChunk: Int32Array;
-  /** Each page's first chunk, and one more entry: the chunk count. */
+  /** Each page's first chunk; its chunks are consecutive, but pages need not be in chunk order (several dumps, an update). */
   readonly firstChunk: Int32Array;
+  readonly chunkCounts: ArrayLike<number>;
 }
 
 export class Executor {
@@ -298,7 +299,7 @@ export class Executor {
         if (!pass.keep || this.keeps(pass.keep, pageChunks[i]!)) builder.add(pageChunks[i]!, pass.tier, pageScores[i]!);
     } else {
       let i = 0;
-      for (let d = this.layout.firstChunk[p]!, end = this.layout.firstChunk[p + 1]!; d < end; d++) {
+      for (let d = this.layout.firstChunk[p]!, end = d + this.layout.chunkCounts[p]!; d < end; d++) {
         let s = 0;
         if (i < count && pageChunks[i] === d) s = pageScores[i++]!;
         for (const w of others) s += w.scoreAt(d);
@@ -329,8 +330,14 @@ export class Executor {
       end = upTo;
       if (upTo >= last) return end;
       span *= 4;
-      upTo = firstChunk[pageOfChunk[Math.min(last, from + span - 1)]! + 1]! - 1;
+      upTo = this.pageEnd(Math.min(last, from + span - 1));
     }
+  }
+
+  /** The last chunk of the page holding chunk d. */
+  private pageEnd(d: number): number {
+    const p = this.layout.pageOfChunk[d]!;
+    return this.layout.firstChunk[p]! + this.layout.chunkCounts[p]! - 1;
   }
 
   /** Where a window from `from` ends: the end of the primary word's biggest list's block there, within bounds, then its page's end. */
@@ -346,8 +353,7 @@ export class Executor {
       const b = c.blockOf(from);
       if (b < c.blocks) to = Math.min(to, Math.max(c.lastDoc(b), from + MIN_WINDOW - 1));
     }
-    to = Math.min(to, last);
-    return firstChunk[pageOfChunk[to]! + 1]! - 1;
+    return this.pageEnd(Math.min(to, last));
   }
 
   private room(n: number): void {
