@@ -17,9 +17,9 @@ interface Row {
 }
 
 const [beforePath, afterPath] = Bun.argv.slice(2);
-if (!beforePath || !afterPath) {
-  console.log("Usage: bun bench/relevance/paired.ts BEFORE.json AFTER.json");
-  process.exit(2);
+if (!beforePath || !afterPath || beforePath === "--help" || beforePath === "-h") {
+  console.log("Usage: bun bench/relevance/paired.ts BEFORE.json AFTER.json  (each from relevance.ts --per-query FILE)");
+  process.exit(beforePath === "--help" || beforePath === "-h" ? 0 : 2);
 }
 const before = JSON.parse(readFileSync(beforePath, "utf8")) as Row[];
 const after = JSON.parse(readFileSync(afterPath, "utf8")) as Row[];
