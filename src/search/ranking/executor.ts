@@ -22,6 +22,12 @@ import type { QueryLists } from "./query-lists";
 import { PAGE_FACTOR, pageScore } from "./rules";
 import { WordReader } from "./word-reader";
 
+/**
+ * A required word is read over the window (its postings there) rather than asked chunk by chunk
+ * when it holds fewer than this many postings a candidate there (by its lists' sizes): a pass
+ * over a few postings costs less than a search in a block for each candidate.
+ */
+const SCAN_FROM = 8;
 /** Chunks a window spans at least and at most (then to its last page's end). */
 const MIN_WINDOW = 128;
 const MAX_WINDOW = 4096;
@@ -57,6 +63,11 @@ export class Executor {
   private readersUsed = 0;
   private size = 0;
   private best = new Float64Array(0);
+  /** A narrowing word's scores over the window, and the chunks it touched (narrow()). */
+  private other = new Float64Array(0);
+  private otherTouched = new Uint32Array(0);
+  /** The candidates' scores so far, beside their chunks in `touched`. */
+  private sums = new Float64Array(0);
   private combined = new Float64Array(0);
   private leadSum = new Float64Array(0);
   private leadMask = new Uint32Array(0);
@@ -76,10 +87,14 @@ export class Executor {
   postings = 0;
   cutOff = false;
 
+  private readonly documents: number;
+
   constructor(
     private readonly text: Shard,
     private readonly layout: ChunkLayout,
-  ) {}
+  ) {
+    this.documents = text.documentCount;
+  }
 
   run(pass: Pass): void {
     this.cursorsUsed = this.readersUsed = 0;
@@ -124,31 +139,62 @@ export class Executor {
       for (const w of optional) optionalBound += w.bound(from, to);
       if (this.outOfTime(pass)) return;
       this.room(to - from + 1);
-      const { best, touched } = this;
-      const n = lead.scan(from, to, best, touched, 0, this.combined, this.formTouched);
+      const { best, touched, sums } = this;
+      let n = lead.scan(from, to, best, touched, 0, this.combined, this.formTouched);
+      // The candidates, in chunk order, with the lead's score: then narrowed word by word.
       touched.subarray(0, n).sort();
       for (let i = 0; i < n; i++) {
         const at = touched[i]!;
-        let s = best[at]!;
+        sums[i] = best[at]!;
         best[at] = 0;
-        const d = from + at;
+      }
+      const span = to - from + 1;
+      for (const w of checks) {
+        if (!n) break;
+        n = this.narrow(w, from, to, n, (w.postings * span) / this.documents < SCAN_FROM * n);
+      }
+      for (let i = 0; i < n; i++) {
+        const d = from + touched[i]!;
         const p = pageOfChunk[d]!;
         if (pass.excluded(p)) continue;
-        for (const w of checks) {
-          const v = w.scoreAt(d);
-          if (!v) {
-            s = 0;
-            break;
-          }
-          s += v;
-        }
-        if (!s) continue;
         this.candidates++;
         if (p !== this.page) this.flush(pass, optional, optionalBound);
-        this.gather(p, d, s);
+        this.gather(p, d, sums[i]!);
       }
       this.flush(pass, optional, optionalBound);
     }
+  }
+
+  /**
+   * Keeps of the n candidates (touched[0, n), their scores in sums) those a required word holds,
+   * its score added: by reading its lists over the window when they hold few postings there for
+   * the candidates (`scan`: one pass, no search), else by asking it chunk by chunk. Returns how
+   * many are kept.
+   */
+  private narrow(w: WordReader, from: number, to: number, n: number, scan: boolean): number {
+    const { touched, sums } = this;
+    let kept = 0;
+    if (scan) {
+      const { other, otherTouched } = this;
+      const m = w.scan(from, to, other, otherTouched, 0, this.combined, this.formTouched);
+      for (let i = 0; i < n; i++) {
+        const at = touched[i]!;
+        const v = other[at]!;
+        if (!v) continue;
+        touched[kept] = at;
+        sums[kept++] = sums[i]! + v;
+      }
+      for (let i = 0; i < m; i++) other[otherTouched[i]!] = 0;
+      return kept;
+    }
+    for (let i = 0; i < n; i++) {
+      const at = touched[i]!;
+      const v = w.scoreAt(from + at);
+      if (!v) continue;
+      touched[kept] = at;
+      sums[kept++] = sums[i]! + v;
+    }
+    return kept;
   }
 
   /** Whether the search is out of time, asked before each window but the first a run reads: the pass then ends with what it has. */
@@ -361,6 +407,9 @@ export class Executor {
     const size = Math.max(n, MAX_WINDOW * 2);
     this.size = size;
     this.best = new Float64Array(size);
+    this.other = new Float64Array(size);
+    this.otherTouched = new Uint32Array(size);
+    this.sums = new Float64Array(size);
     this.combined = new Float64Array(size);
     this.leadSum = new Float64Array(size);
     this.leadMask = new Uint32Array(size);

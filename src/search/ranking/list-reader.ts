@@ -45,6 +45,9 @@ export class ListReader {
   /** Moves the scan to the first document at or after doc. */
   skipTo(doc: number): void {
     const cursor = this.cursor;
+    if (this.block >= cursor.blocks) return;
+    // Lookups (at1) may have decoded another block of the list: the scan's is decoded again (or still is).
+    this.size = cursor.decode(this.block);
     if (this.at < this.size && cursor.docs[this.size - 1]! >= doc) {
       if (cursor.docs[this.at]! >= doc) return;
     } else {
