@@ -16,10 +16,10 @@
 import type { PostingsCursor } from "../index/postings";
 import type { Shard } from "../index/shard";
 import { ListReader } from "./list-reader";
-import { PageBuilder } from "./page-entries";
+import { PageGatherer } from "./page-gather";
 import type { PageHeap } from "./page-heap";
 import type { QueryLists } from "./query-lists";
-import { PAGE_FACTOR, pageScore } from "./rules";
+import { PAGE_FACTOR } from "./rules";
 import { WordReader } from "./word-reader";
 
 /**
@@ -74,16 +74,10 @@ export class Executor {
   private touched = new Uint32Array(0);
   private union = new Uint32Array(0);
   private formTouched = new Uint32Array(0);
-  /** The page being gathered: its chunks and their scores so far. */
-  private page = -1;
-  private pageCount = 0;
-  private pageChunks = new Int32Array(64);
-  private pageScores = new Float64Array(64);
-  private readonly builder = new PageBuilder();
-  /** What the last run did: chunks scored, postings decoded, chunks asked of `keep` and kept, and whether it ran out of time. */
+  /** The page being gathered. */
+  private readonly pages: PageGatherer;
+  /** What the last run did: chunks scored, postings decoded, and whether it ran out of time. */
   candidates = 0;
-  asked = 0;
-  kept = 0;
   postings = 0;
   cutOff = false;
 
@@ -94,11 +88,21 @@ export class Executor {
     private readonly layout: ChunkLayout,
   ) {
     this.documents = text.documentCount;
+    this.pages = new PageGatherer(layout);
+  }
+
+  /** Chunks asked of the last run's `keep`, and kept. */
+  get asked(): number {
+    return this.pages.asked;
+  }
+  get kept(): number {
+    return this.pages.kept;
   }
 
   run(pass: Pass): void {
     this.cursorsUsed = this.readersUsed = 0;
-    this.candidates = this.postings = this.asked = this.kept = this.windowsRead = 0;
+    this.candidates = this.postings = this.windowsRead = 0;
+    this.pages.reset();
     this.cutOff = false;
     const words: WordReader[] = [];
     for (let w = 0; w < pass.lists.words; w++) {
@@ -158,10 +162,10 @@ export class Executor {
         const p = pageOfChunk[d]!;
         if (pass.excluded(p)) continue;
         this.candidates++;
-        if (p !== this.page) this.flush(pass, optional, optionalBound);
-        this.gather(p, d, sums[i]!);
+        if (this.pages.other(p)) this.pages.flush(pass, optional, optionalBound);
+        this.pages.gather(p, d, sums[i]!);
       }
-      this.flush(pass, optional, optionalBound);
+      this.pages.flush(pass, optional, optionalBound);
     }
   }
 
@@ -260,99 +264,11 @@ export class Executor {
         const p = pageOfChunk[d]!;
         if (pass.excluded(p)) continue;
         this.candidates++;
-        if (p !== this.page) this.flushWhole(pass, others, rest);
-        this.gather(p, d, s);
+        if (this.pages.other(p)) this.pages.flushWhole(pass, others, rest);
+        this.pages.gather(p, d, s);
       }
-      this.flushWhole(pass, others, rest);
+      this.pages.flushWhole(pass, others, rest);
     }
-  }
-
-  private keeps(keep: (chunk: number) => boolean, chunk: number): boolean {
-    this.asked++;
-    const kept = keep(chunk);
-    if (kept) this.kept++;
-    return kept;
-  }
-
-  private gather(page: number, chunk: number, score: number): void {
-    if (this.pageCount === 0) this.page = page;
-    if (this.pageCount === this.pageChunks.length) {
-      const chunks = new Int32Array(this.pageCount * 2);
-      chunks.set(this.pageChunks);
-      this.pageChunks = chunks;
-      const scores = new Float64Array(this.pageCount * 2);
-      scores.set(this.pageScores);
-      this.pageScores = scores;
-    }
-    this.pageChunks[this.pageCount] = chunk;
-    this.pageScores[this.pageCount++] = score;
-  }
-
-  /** The most the page gathered can score, its chunks' scores so far each raised by `more` (`floor`: a chunk not gathered). */
-  private pageBound(more: number, floor: number): number {
-    let a = floor;
-    let b = floor;
-    let c = floor;
-    for (let i = 0; i < this.pageCount; i++) {
-      const s = this.pageScores[i]! + more;
-      if (s > a) {
-        c = b;
-        b = a;
-        a = s;
-      } else if (s > b) {
-        c = b;
-        b = s;
-      } else if (s > c) c = s;
-    }
-    return pageScore(a, b, c, 0);
-  }
-
-  /** Ends the page gathered by a conjunction: when it may beat the bar, its chunks completed with the optional words, kept and ranked. */
-  private flush(pass: Pass, optional: WordReader[], optionalBound: number): void {
-    const count = this.pageCount;
-    if (!count) return;
-    const bound = this.pageBound(optionalBound, 0);
-    this.pageCount = 0;
-    if (bound < pass.heap.bar) return;
-    const { builder } = this;
-    builder.start(this.page);
-    for (let i = 0; i < count; i++) {
-      const d = this.pageChunks[i]!;
-      if (pass.keep && !this.keeps(pass.keep, d)) continue;
-      let s = this.pageScores[i]!;
-      for (const w of optional) s += w.scoreAt(d);
-      builder.add(d, pass.tier, s);
-    }
-    if (!builder.empty) pass.heap.offer(this.page, builder.score(0), builder.chunk, pass.tier);
-  }
-
-  /**
-   * Ends the page a disjunction found: when it may beat the bar, every chunk of the page scored,
-   * the essential words' scores as gathered (exact: a chunk not gathered holds none of them),
-   * the others asked.
-   */
-  private flushWhole(pass: Pass, others: WordReader[], rest: number): void {
-    const count = this.pageCount;
-    if (!count) return;
-    const bound = this.pageBound(rest, rest);
-    this.pageCount = 0;
-    if (bound < pass.heap.bar) return;
-    const { builder, pageChunks, pageScores } = this;
-    const p = this.page;
-    builder.start(p);
-    if (!others.length) {
-      for (let i = 0; i < count; i++)
-        if (!pass.keep || this.keeps(pass.keep, pageChunks[i]!)) builder.add(pageChunks[i]!, pass.tier, pageScores[i]!);
-    } else {
-      let i = 0;
-      for (let d = this.layout.firstChunk[p]!, end = d + this.layout.chunkCounts[p]!; d < end; d++) {
-        let s = 0;
-        if (i < count && pageChunks[i] === d) s = pageScores[i++]!;
-        for (const w of others) s += w.scoreAt(d);
-        if (s > 0 && (!pass.keep || this.keeps(pass.keep, d))) builder.add(d, pass.tier, s);
-      }
-    }
-    if (!builder.empty) pass.heap.offer(p, builder.score(0), builder.chunk, pass.tier);
   }
 
   /**

@@ -1,0 +1,129 @@
+/**
+ * The page a pass of the executor is gathering (executor.ts): its candidate chunks, in chunk
+ * order, with their scores so far. When the page ends, its bound (its chunks' scores raised by
+ * what the words not yet read may add) is set against the bar; a page that may rank is scored
+ * whole, kept by the quoted phrases, and offered to the pass's heap.
+ */
+import { PageBuilder } from "./page-entries";
+import type { PageHeap } from "./page-heap";
+import { pageScore } from "./rules";
+import type { WordReader } from "./word-reader";
+
+/** What the gatherer needs of a pass: its tier, its heap, and the chunks it keeps. */
+export interface GatherPass {
+  tier: number;
+  heap: PageHeap;
+  keep?: (chunk: number) => boolean;
+}
+
+export class PageGatherer {
+  private page = -1;
+  private pageCount = 0;
+  private pageChunks = new Int32Array(64);
+  private pageScores = new Float64Array(64);
+  private readonly builder = new PageBuilder();
+  /** Chunks asked of the pass's `keep`, and kept (the share that held the quoted phrases). */
+  asked = 0;
+  kept = 0;
+
+  constructor(private readonly layout: { firstChunk: Int32Array; chunkCounts: ArrayLike<number> }) {}
+
+  reset(): void {
+    this.pageCount = 0;
+    this.page = -1;
+    this.asked = this.kept = 0;
+  }
+
+  /** Whether chunks of another page than `page` are gathered (and must be ended first). */
+  other(page: number): boolean {
+    return this.pageCount > 0 && page !== this.page;
+  }
+
+  private keeps(keep: (chunk: number) => boolean, chunk: number): boolean {
+    this.asked++;
+    const kept = keep(chunk);
+    if (kept) this.kept++;
+    return kept;
+  }
+
+  gather(page: number, chunk: number, score: number): void {
+    if (this.pageCount === 0) this.page = page;
+    if (this.pageCount === this.pageChunks.length) {
+      const chunks = new Int32Array(this.pageCount * 2);
+      chunks.set(this.pageChunks);
+      this.pageChunks = chunks;
+      const scores = new Float64Array(this.pageCount * 2);
+      scores.set(this.pageScores);
+      this.pageScores = scores;
+    }
+    this.pageChunks[this.pageCount] = chunk;
+    this.pageScores[this.pageCount++] = score;
+  }
+
+  /** The most the page gathered can score, its chunks' scores so far each raised by `more` (`floor`: a chunk not gathered). */
+  private pageBound(more: number, floor: number): number {
+    let a = floor;
+    let b = floor;
+    let c = floor;
+    for (let i = 0; i < this.pageCount; i++) {
+      const s = this.pageScores[i]! + more;
+      if (s > a) {
+        c = b;
+        b = a;
+        a = s;
+      } else if (s > b) {
+        c = b;
+        b = s;
+      } else if (s > c) c = s;
+    }
+    return pageScore(a, b, c, 0);
+  }
+
+  /** Ends the page gathered by a conjunction: when it may beat the bar, its chunks completed with the optional words, kept and ranked. */
+  flush(pass: GatherPass, optional: WordReader[], optionalBound: number): void {
+    const count = this.pageCount;
+    if (!count) return;
+    const bound = this.pageBound(optionalBound, 0);
+    this.pageCount = 0;
+    if (bound < pass.heap.bar) return;
+    const { builder } = this;
+    builder.start(this.page);
+    for (let i = 0; i < count; i++) {
+      const d = this.pageChunks[i]!;
+      if (pass.keep && !this.keeps(pass.keep, d)) continue;
+      let s = this.pageScores[i]!;
+      for (const w of optional) s += w.scoreAt(d);
+      builder.add(d, pass.tier, s);
+    }
+    if (!builder.empty) pass.heap.offer(this.page, builder.score(0), builder.chunk, pass.tier);
+  }
+
+  /**
+   * Ends the page a disjunction found: when it may beat the bar, every chunk of the page scored,
+   * the essential words' scores as gathered (exact: a chunk not gathered holds none of them),
+   * the others asked.
+   */
+  flushWhole(pass: GatherPass, others: WordReader[], rest: number): void {
+    const count = this.pageCount;
+    if (!count) return;
+    const bound = this.pageBound(rest, rest);
+    this.pageCount = 0;
+    if (bound < pass.heap.bar) return;
+    const { builder, pageChunks, pageScores } = this;
+    const p = this.page;
+    builder.start(p);
+    if (!others.length) {
+      for (let i = 0; i < count; i++)
+        if (!pass.keep || this.keeps(pass.keep, pageChunks[i]!)) builder.add(pageChunks[i]!, pass.tier, pageScores[i]!);
+    } else {
+      let i = 0;
+      for (let d = this.layout.firstChunk[p]!, end = d + this.layout.chunkCounts[p]!; d < end; d++) {
+        let s = 0;
+        if (i < count && pageChunks[i] === d) s = pageScores[i++]!;
+        for (const w of others) s += w.scoreAt(d);
+        if (s > 0 && (!pass.keep || this.keeps(pass.keep, d))) builder.add(d, pass.tier, s);
+      }
+    }
+    if (!builder.empty) pass.heap.offer(p, builder.score(0), builder.chunk, pass.tier);
+  }
+}
