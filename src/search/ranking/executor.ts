@@ -279,7 +279,7 @@ export class Executor {
    */
   private skipEnd(words: WordReader[], from: number, to: number, bar: number): number {
     if (bar === -Infinity) return -1;
-    const { pageOfChunk, firstChunk } = this.layout;
+    const { pageOfChunk } = this.layout;
     const last = pageOfChunk.length - 1;
     let end = -1;
     let span = to - from + 1;
@@ -304,7 +304,7 @@ export class Executor {
 
   /** Where a window from `from` ends: the end of the primary word's biggest list's block there, within bounds, then its page's end. */
   private windowEnd(primary: WordReader, from: number): number {
-    const { pageOfChunk, firstChunk } = this.layout;
+    const { pageOfChunk } = this.layout;
     const last = pageOfChunk.length - 1;
     let biggest: ListReader | undefined;
     for (const form of primary.forms)
