@@ -7,9 +7,10 @@
  * the sum cannot beat the heap's bar, the window is skipped without decoding a block.
  *
  * With required words (every tier but "any word"), the rarest leads: its lists are scanned,
- * the other required words asked chunk by chunk, cheapest first, a chunk dropped at the first
- * word it lacks; the optional words (function words, the others) are asked last, only for the
- * chunks of a page whose bound, with their bounds, beats the bar. Without (any word), the words
+ * and its chunks narrowed by the other required words, cheapest first (each read over the
+ * window when it holds few postings there for the candidates, else asked chunk by chunk, a
+ * byte a chunk for the most common lists); the optional words (function words, the others) are
+ * asked last, only for the chunks of a page whose bound, with their bounds, beats the bar. Without (any word), the words
  * are split per window as MaxScore splits them: the essential ones, whose bounds together could
  * beat the bar, give the candidates; a candidate's page is then scored from every word.
  */
