@@ -79,6 +79,7 @@ export class Engine {
   ) {
     this.lang = snapshot.meta.wiki.lang;
     this.catalog = new Catalog(snapshot, text.documentCount);
+    text.prepare();
     this.stages = {
       lang: this.lang,
       catalog: this.catalog,

@@ -9,6 +9,7 @@ import type { PageHeap } from "../ranking/page-heap";
 import { orderKey, packOrders } from "../ranking/page-orders";
 import { QueryLists } from "../ranking/query-lists";
 import type { SearchContext } from "../stages/context";
+import { pagesHolding } from "../stages/pages";
 import { functionWords, ONE_TYPO_FROM, queryTerms } from "../stages/terms";
 import { indexKey, termOfKey } from "../text/analyze";
 import { MIN_PREFIX, parseQuery } from "../text/query";
@@ -71,25 +72,6 @@ export function buildPageOrders(
   });
   progress(queries.length, queries.length);
   return packOrders(keys, orders, holding);
-}
-
-/** How many pages hold one of the word's forms. */
-function pagesHolding(ctx: SearchContext, lists: QueryLists): number {
-  const { marks } = ctx.scratch;
-  const { pageOfChunk } = ctx.catalog;
-  const cursor = ctx.textCursor;
-  marks.fresh();
-  let count = 0;
-  for (const form of lists.forms)
-    for (const l of form.lists)
-      cursor.open(l.address).forEach((doc) => {
-        const p = pageOfChunk[doc]!;
-        if (!marks.has(p)) {
-          marks.mark(p);
-          count++;
-        }
-      });
-  return count;
 }
 
 /**

@@ -11,7 +11,7 @@
 import type { Pass } from "../ranking/executor";
 import { OTHER_GROUP, rankClass, tierOf } from "../ranking/rules";
 import type { SearchContext } from "../stages/context";
-import { addIntros, topPages } from "../stages/pages";
+import { addIntros, pagesHolding, topPages } from "../stages/pages";
 import { phraseCheck } from "../stages/phrases";
 import { enterApart } from "./apart";
 import type { Plan, PlanRun } from "./plan";
@@ -25,7 +25,10 @@ export const WORDS: Plan = {
     const keep = phrases ? phraseCheck(ctx, query) : undefined;
     if (phrases && !keep) return { pages: [], total: 0 };
     const { apart, noChunk } = enterApart(ctx, query, terms, lists, keep);
-    const exhaustive = lists.allPostings.reduce((a, b) => a + b, 0) < pruneFrom;
+    // Short lists: the matching pages are counted exactly, by a pass over the lists (with quoted
+    // phrases, by ranking every page: a page counts when a chunk holds the phrase).
+    const short = lists.allPostings.reduce((a, b) => a + b, 0) < pruneFrom;
+    const exhaustive = short && phrases;
     let cutOff = false;
     let asked = 0;
     let kept = 0;
@@ -61,12 +64,16 @@ export const WORDS: Plan = {
       }
     }
     meter.cutOff = cutOff;
-    if (!phrases) addIntros(ctx, entries, noChunk, () => false);
+    const intros = phrases ? 0 : addIntros(ctx, entries, noChunk, () => false);
     // Counted when every tier was read to its end, or as found when out of time; else estimated, scaled
     // by the share of the chunks checked that held the quoted phrases.
     const held = asked ? kept / asked : 1;
     const total =
-      exhaustive || cutOff ? entries.count : Math.max(Math.round(estimatedPages(ctx, lists.allPostings) * held), apart);
+      exhaustive || cutOff
+        ? entries.count
+        : short
+          ? pagesHolding(ctx, lists) + intros
+          : Math.max(Math.round(estimatedPages(ctx, lists.allPostings) * held), apart);
     return { pages: topPages(ctx, query, terms, lists, entries, from, need), total };
   },
 };

@@ -25,6 +25,30 @@ function derivedOf(lists: QueryLists, tier: number): Derived[] {
   return tier % 2 ? lists.derivedAll : lists.derivedExact;
 }
 
+/** How many pages hold a form of a query word (a pass over every list: for short ones). */
+export function pagesHolding(ctx: SearchContext, lists: QueryLists): number {
+  const { marks } = ctx.scratch;
+  const { pageOfChunk } = ctx.catalog;
+  const cursor = ctx.textCursor;
+  marks.fresh();
+  let count = 0;
+  for (const form of lists.forms)
+    for (const l of form.lists) {
+      cursor.open(l.address);
+      for (let b = 0; b < cursor.blocks; b++) {
+        const n = cursor.decode(b);
+        for (let i = 0; i < n; i++) {
+          const p = pageOfChunk[cursor.docs[i]!]!;
+          if (!marks.has(p)) {
+            marks.mark(p);
+            count++;
+          }
+        }
+      }
+    }
+  return count;
+}
+
 /** The D8 group of a page: 0 exact title, 1 title match, 2 the others (Scratch.pageGroup holds it plus one). */
 function groupOfPage(ctx: SearchContext, page: number): number {
   const g = ctx.scratch.pageGroup[page]!;
