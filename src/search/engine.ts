@@ -182,6 +182,7 @@ export class Engine {
       return run();
     } finally {
       this.stages.scratch.reset();
+      this.stages.ranges.release();
       this.collectYoung();
     }
   }

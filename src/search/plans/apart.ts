@@ -22,7 +22,11 @@ export function enterApart(
   const { entries, entered } = scratch;
   entered.fresh();
   const noChunk: number[] = [];
-  for (const p of markTitleGroups(ctx, query, terms.title, terms.informative)) {
+  // In chunk order: the lists' cursors move forward through blocks they decode once (RangeScorer).
+  const titled = [...new Set(markTitleGroups(ctx, query, terms.title, terms.informative))].sort(
+    (a, b) => catalog.firstChunk[a]! - catalog.firstChunk[b]!,
+  );
+  for (const p of titled) {
     if (entered.has(p)) continue;
     entered.mark(p);
     const range = catalog.chunkRange(p);

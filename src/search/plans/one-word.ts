@@ -25,13 +25,20 @@ export class OneWord implements Plan {
     const klass = rankClass(OTHER_GROUP, 0);
     let better = 0;
     for (let e = 0; e < apart; e++) if (entries.klass[e]! < klass) better++;
-    let found = 0;
     const { pages, holding } = this.order;
+    // The window's pages of the order, those apart left out; scored in chunk order, so that the
+    // lists' cursors move forward through blocks they decode once.
+    const taken: number[] = [];
     let i = 0;
-    for (; i < pages.length && found < need - better; i++) {
+    for (; i < pages.length && taken.length < need - better; i++) {
       const p = pages[i]!;
       if (entered.has(p)) continue;
       entered.mark(p);
+      taken.push(p);
+    }
+    taken.sort((a, b) => catalog.firstChunk[a]! - catalog.firstChunk[b]!);
+    let found = 0;
+    for (const p of taken) {
       const range = catalog.chunkRange(p);
       const scores = ctx.ranges.score(lists, range.from, range.to);
       meter.add(scores.count, ctx.ranges.postings);

@@ -23,7 +23,6 @@ export interface ChunkScores {
 }
 
 export class RangeScorer {
-  private readonly cursor: PostingsCursor;
   private size = 0;
   /** Per chunk of the range: the current form's combined frequency, the current word's best form (exact, all), the sums and masks. */
   private combined = new Float64Array(0);
@@ -44,8 +43,26 @@ export class RangeScorer {
     all: new Float64Array(0),
   };
 
-  constructor(private readonly text: Shard) {
-    this.cursor = text.newCursor();
+  constructor(private readonly text: Shard) {}
+
+  /**
+   * A list's cursor for the current search, kept open across ranges: pages scored one after
+   * another (title matches, an order's pages) mostly fall in blocks it has decoded already.
+   */
+  private cursorOf(address: number): PostingsCursor {
+    let cursor = this.open.get(address);
+    if (!cursor) {
+      cursor = (this.pool[this.open.size] ??= this.text.newCursor()).open(address);
+      this.open.set(address, cursor);
+    }
+    return cursor;
+  }
+  private readonly open = new Map<number, PostingsCursor>();
+  private readonly pool: PostingsCursor[] = [];
+
+  /** Ends a search: its lists' cursors are let go. */
+  release(): void {
+    this.open.clear();
   }
 
   /** Postings read by the last score() call. */
@@ -79,11 +96,11 @@ export class RangeScorer {
 
   /** One form's lists in [from, to): its combined frequency per chunk, then its score kept where it is the word's best. */
   private addForm(form: Form, from: number, to: number, wordCount: number): number {
-    const { cursor, text, combined, formTouched, wordExact, wordAll, wordTouched } = this;
+    const { text, combined, formTouched, wordExact, wordAll, wordTouched } = this;
     let n = 0;
     for (const l of form.lists) {
       const { lengths, table } = text.norms(l.field);
-      cursor.open(l.address);
+      const cursor = this.cursorOf(l.address);
       const { docs, tfs } = cursor;
       for (let b = from > 0 ? cursor.blockOf(from) : 0; b < cursor.blocks; b++) {
         const c = cursor.decode(b);
