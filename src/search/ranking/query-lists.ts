@@ -3,8 +3,8 @@
  * terms, its forms: the word itself, its other forms (its stem's), a prefix's completions, and
  * its typo terms (those count only in the typo tiers). A form is scored by BM25F over the text
  * shard's fields (rules.ts bm25f): its term frequency in each field, weighted by the field's
- * boost and the form's weight and normalised by the field's length, summed, then saturated once;
- * a word adds its best form. Each form has a postings list per field that holds it.
+ * boost and normalised by the field's length, summed, then saturated once, times the form's
+ * weight and IDF; a word adds its best form. Each form has a postings list per field that holds it.
  *
  * The tiers a chunk can stand in (rules.ts): holding every required word (the informative ones,
  * and every quoted phrase's), exactly or with typos; then any word (the phrase words still
@@ -20,7 +20,7 @@ export interface FieldList {
   field: number;
   address: number;
   df: number;
-  /** What a posting adds to the form's combined frequency, over its length's norm: form weight × field boost × k. */
+  /** What a posting adds to the form's combined frequency, over its length's norm: field boost × k. */
   unit: number;
 }
 
@@ -30,7 +30,12 @@ export interface Form {
   term: number;
   /** A typo term: the word is held through it only in a typo tier. */
   typo: boolean;
-  /** BM25's IDF of the form, from its most frequent field's list (as Lucene's CombinedFieldQuery takes it). */
+  /**
+   * What its saturated frequency is multiplied by: the form's weight (1 for the word itself; a
+   * prefix's, a typo's, another form's less) × BM25's IDF, of its most frequent field's list (as
+   * Lucene's CombinedFieldQuery takes it). The weight stands outside the saturation, as
+   * MiniSearch's: a rare completion of a prefix never outweighs the word.
+   */
   idf: number;
   lists: FieldList[];
   /** Postings in all its lists. */
@@ -79,7 +84,7 @@ export class QueryLists {
           field: l.field,
           address: l.address,
           df: l.df,
-          unit: d.weight * text.boost(l.field) * BM25.k,
+          unit: text.boost(l.field) * BM25.k,
         }));
       if (!lists.length) continue;
       const df = Math.max(...lists.map((l) => l.df));
@@ -87,7 +92,7 @@ export class QueryLists {
         word: d.word,
         term: d.term,
         typo: d.typo === true,
-        idf: idf(N, df),
+        idf: d.weight * idf(N, df),
         lists,
         postings: lists.reduce((n, l) => n + l.df, 0),
       });

@@ -78,8 +78,8 @@ export function pageScore(first: number, second: number, third: number, titleBoo
   );
 }
 
-/** The rules' version: 2 since D61 (evidence of the best tier only), 3 since D90 (BM25F, a word's best form). */
-const RULES_VERSION = 3;
+/** The rules' version: 2 since D61 (evidence of the best tier only), 4 since D90 (BM25F, a word's best form, its weight outside the saturation). */
+const RULES_VERSION = 4;
 
 /** A number that changes with the rules and the analysis: FNV-1a of what the stored page orders depend on. */
 export const RULES_FINGERPRINT = fnv1a(
