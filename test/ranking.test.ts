@@ -144,6 +144,12 @@ describe("passage rule (D62): function words do not choose the passage, a word's
     expect(passage("who assassinated Lincoln")).toBe(passage("assassinated Lincoln"));
     expect(passage("when was the Gettysburg Address delivered")).toBe(passage("Gettysburg Address delivered"));
   });
+
+  test("words standing together in a heading stand together in its chunks: “Gettysburg Address delivered” is that section, not the lead", async () => {
+    const tome = await en();
+    const [top] = tome.search("Gettysburg Address delivered").hits;
+    expect(`${top!.page.title} › ${top!.section}`).toBe("Abraham Lincoln › Gettysburg Address (1863)");
+  });
 });
 
 describe("title rule: function words hold none of the query's information", () => {

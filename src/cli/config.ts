@@ -26,9 +26,13 @@ export interface Setting {
 
 // Not a setting, but the environment says it: npm ran the start script (npm start), rather than Bun
 // (bun run start) or another script (npm test, whose tests start servers). Commands then name the
-// server "npm start" (src/invocation.ts); told now, before any command's --help text is made.
+// server "npm start" (src/invocation.ts); told now, before any command's --help text is made. Bun's
+// `bun run` keeps the npm_config_user_agent and npm_execpath it inherits from npm, but sets
+// npm_command to "run-script"; npm sets "start" (npm start) or "run" (npm run start).
 startedByNpm(
-  process.env.npm_config_user_agent?.startsWith("npm/") === true && process.env.npm_lifecycle_event === "start",
+  process.env.npm_lifecycle_event === "start" &&
+    (process.env.npm_command === "start" || process.env.npm_command === "run") &&
+    process.env.npm_config_user_agent?.startsWith("npm/") === true,
 );
 
 /** The settings, in the order `--help` and the README list them. */

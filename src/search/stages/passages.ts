@@ -119,13 +119,18 @@ export class Passages {
     return out;
   }
 
-  /** The proximity factor of a chunk's informative words, in its text. */
+  /**
+   * The proximity factor of a chunk's words (every query word, as proximity ranks pages: a function
+   * word holds a phrase together), in its text or, when they stand closer there, in its heading
+   * (a heading counts as its chunks': "Gettysburg Address (1863)" for "Gettysburg Address delivered").
+   */
   private factor(derived: Derived[], chunk: number): number {
-    if (this.query.words.length < 2) return 1;
     let groups = this.groups.get(derived);
     if (!groups) this.groups.set(derived, (groups = wordGroups(this.ctx, derived, this.query)));
+    if (groups.length < 2) return 1;
     const { text } = this.ctx;
-    return proximityFactor(text.smallestSpan(groups, TEXT_FIELD, chunk), text.spanGroups);
+    const inText = proximityFactor(text.smallestSpan(groups, TEXT_FIELD, chunk), text.spanGroups);
+    return Math.max(inText, proximityFactor(text.smallestSpan(groups, SECTION_FIELD, chunk), text.spanGroups));
   }
 }
 
