@@ -7,7 +7,7 @@
  * into which this checkout's latency.ts and queries.ts are copied so that both ask the same
  * queries. Prints per class the medians over the runs of each side's p50 / p99 ms (first run
  * after the warm-up, and best of 3), the postings decoded and chunks scored per query, and the
- * ratio of the first runs' p50s (before ÷ after).
+ * ratio of the first runs' p50s (before ÷ after), and the first runs cut off at the time limit.
  */
 import { cpSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -46,7 +46,13 @@ for (const file of ["bench/search/latency.ts", "bench/queries.ts"]) cpSync(join(
 interface Figures {
   classes: Record<
     string,
-    { first: { p50: number; p99: number }; best: { p50: number; p99: number }; postings: number; candidates: number }
+    {
+      first: { p50: number; p99: number };
+      best: { p50: number; p99: number };
+      postings: number;
+      candidates: number;
+      cutOff?: number;
+    }
   >;
   mix: { first: { p50: number; p99: number }; best: { p50: number; p99: number } };
 }
@@ -73,21 +79,21 @@ const pair = (runs: Figures[], k: string, mode: "first" | "best") =>
   `${m(runs, (x) => x.classes[k]?.[mode].p50 ?? Number.NaN).toFixed(2)} / ${m(runs, (x) => x.classes[k]?.[mode].p99 ?? Number.NaN).toFixed(2)}`;
 console.log(`medians of ${values.runs} runs each side; before: ${values.before} at ${earlier}; after: ${values.after}`);
 console.log(
-  "| class | before first p50 / p99 | after first p50 / p99 | before ÷ after (p50) | before best-of-3 | after best-of-3 | postings before → after | chunks scored before → after |",
+  "| class | before first p50 / p99 | after first p50 / p99 | before ÷ after (p50) | before best-of-3 | after best-of-3 | postings before → after | chunks scored before → after | cut off before → after |",
 );
-console.log("|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|");
 for (const k of Object.keys(sides.after[0]!.classes)) {
   const ratio =
     m(sides.before, (x) => x.classes[k]?.first.p50 ?? Number.NaN) /
     m(sides.after, (x) => x.classes[k]?.first.p50 ?? Number.NaN);
-  const work = (runs: Figures[], f: "postings" | "candidates") =>
+  const work = (runs: Figures[], f: "postings" | "candidates" | "cutOff") =>
     m(runs, (x) => x.classes[k]?.[f] ?? Number.NaN).toFixed(0);
   console.log(
-    `| ${k} | ${pair(sides.before, k, "first")} | ${pair(sides.after, k, "first")} | ${ratio.toFixed(2)} | ${pair(sides.before, k, "best")} | ${pair(sides.after, k, "best")} | ${work(sides.before, "postings")} → ${work(sides.after, "postings")} | ${work(sides.before, "candidates")} → ${work(sides.after, "candidates")} |`,
+    `| ${k} | ${pair(sides.before, k, "first")} | ${pair(sides.after, k, "first")} | ${ratio.toFixed(2)} | ${pair(sides.before, k, "best")} | ${pair(sides.after, k, "best")} | ${work(sides.before, "postings")} → ${work(sides.after, "postings")} | ${work(sides.before, "candidates")} → ${work(sides.after, "candidates")} | ${work(sides.before, "cutOff")} → ${work(sides.after, "cutOff")} |`,
   );
 }
 const mixOf = (runs: Figures[], mode: "first" | "best") =>
   `${m(runs, (x) => x.mix[mode].p50).toFixed(2)} / ${m(runs, (x) => x.mix[mode].p99).toFixed(2)}`;
 console.log(
-  `| **mix** | ${mixOf(sides.before, "first")} | ${mixOf(sides.after, "first")} | ${(m(sides.before, (x) => x.mix.first.p50) / m(sides.after, (x) => x.mix.first.p50)).toFixed(2)} | ${mixOf(sides.before, "best")} | ${mixOf(sides.after, "best")} | | |`,
+  `| **mix** | ${mixOf(sides.before, "first")} | ${mixOf(sides.after, "first")} | ${(m(sides.before, (x) => x.mix.first.p50) / m(sides.after, (x) => x.mix.first.p50)).toFixed(2)} | ${mixOf(sides.before, "best")} | ${mixOf(sides.after, "best")} | | | |`,
 );

@@ -7,7 +7,9 @@
  *   - best of 3: its best of three runs after that first one (as the search-benchmark-game
  *     measures: what a warm engine does with a warm query).
  * Prints per class the p50 / p99 ms of both, and the median postings decoded and chunks scored
- * per query (SearchWork); "mix" is every class's queries together. --before-classes adds issue
+ * per query (SearchWork), and how many first runs were cut off at the search's time limit (D91:
+ * work.cutOff; an engine older than D91 did not say so, and a first run of 100 ms or more, its
+ * limit then, is counted); "mix" is every class's queries together. --before-classes adds issue
  * 44's question class (a third of its queries function words only) beside the new ones.
  */
 import { parseArgs } from "node:util";
@@ -51,10 +53,14 @@ const other = queryMix(engine.snapshot, 99);
 const kinds = Object.keys(other);
 for (let i = 0; i < Number(values["warm-up"]); i++) engine.search(other[kinds[i % kinds.length]!]!());
 
-const time = (q: string): { ms: number; postings: number; candidates: number } => {
+/** The time limit of engines older than D91, which cut a search off without saying so. */
+const OLD_LIMIT_MS = 100;
+const time = (q: string): { ms: number; postings: number; candidates: number; cutOff: boolean } => {
   const started = performance.now();
   const { work } = engine.search(q);
-  return { ms: performance.now() - started, postings: work.postings, candidates: work.candidates };
+  const ms = performance.now() - started;
+  const said = (work as { cutOff?: boolean }).cutOff;
+  return { ms, postings: work.postings, candidates: work.candidates, cutOff: said ?? ms >= OLD_LIMIT_MS };
 };
 
 interface ClassFigures {
@@ -63,10 +69,11 @@ interface ClassFigures {
   best: { p50: number; p99: number };
   postings: number;
   candidates: number;
+  cutOff: number;
 }
 const figures: Record<string, ClassFigures> = {};
 const all = { first: [] as number[], best: [] as number[] };
-const firsts: Record<string, { ms: number; postings: number; candidates: number }[]> = {};
+const firsts: Record<string, ReturnType<typeof time>[]> = {};
 // Every class's first runs, before any query is run a second time.
 for (const [k, qs] of Object.entries(queries)) firsts[k] = qs.map(time);
 for (const [k, qs] of Object.entries(queries)) {
@@ -83,6 +90,7 @@ for (const [k, qs] of Object.entries(queries)) {
     best: { p50: quantile(best, 0.5), p99: quantile(best, 0.99) },
     postings: median(first.map((r) => r.postings)),
     candidates: median(first.map((r) => r.candidates)),
+    cutOff: first.filter((r) => r.cutOff).length,
   };
 }
 const mixFigures = {
@@ -93,10 +101,12 @@ const mixFigures = {
 if (values.json) console.log(JSON.stringify({ classes: figures, mix: mixFigures }));
 else {
   console.log(`${positionals[0]}: ${perClass} queries a class, after ${values["warm-up"]} others`);
-  console.log("| class | first p50 / p99 ms | best of 3 p50 / p99 ms | postings | chunks scored |");
-  console.log("|---|---|---|---|---|");
+  console.log("| class | first p50 / p99 ms | best of 3 p50 / p99 ms | postings | chunks scored | cut off |");
+  console.log("|---|---|---|---|---|---|");
   const ms = (x: { p50: number; p99: number }) => `${x.p50.toFixed(2)} / ${x.p99.toFixed(2)}`;
   for (const [k, c] of Object.entries(figures))
-    console.log(`| ${k} | ${ms(c.first)} | ${ms(c.best)} | ${c.postings.toFixed(0)} | ${c.candidates.toFixed(0)} |`);
-  console.log(`| **mix** | ${ms(mixFigures.first)} | ${ms(mixFigures.best)} | | |`);
+    console.log(
+      `| ${k} | ${ms(c.first)} | ${ms(c.best)} | ${c.postings.toFixed(0)} | ${c.candidates.toFixed(0)} | ${c.cutOff} |`,
+    );
+  console.log(`| **mix** | ${ms(mixFigures.first)} | ${ms(mixFigures.best)} | | | |`);
 }
