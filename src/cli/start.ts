@@ -288,12 +288,13 @@ export async function main(args: string[]): Promise<void> {
     process.once("SIGTERM", () => void stop("SIGTERM"));
     process.once("SIGINT", () => void stop("SIGINT"));
     process.on("SIGHUP", () => void swapper.check("SIGHUP"));
+    // Watching before the server says it serves: a snapshot renamed in as soon as it does is seen.
+    const watching = watch && swapper.watch();
     const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
     console.error(
       `Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`,
     );
     if (isSample(path)) note(sampleBanner(path, app.served().engine.snapshot.meta.indexedPages));
-    const watching = watch && swapper.watch();
     const what = config.snapshot ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
     console.error(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
   });
