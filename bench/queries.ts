@@ -123,3 +123,18 @@ export function longestPageId(snapshot: Snapshot): number {
   for (let i = 1; i < ids.length; i++) if (chunkCounts[i]! > chunkCounts[longest]!) longest = i;
   return ids[longest]!;
 }
+
+/** Issue 57's hostile searches: 500 characters of quoted common words, typos and text words, ending in a short prefix. */
+export function hostileQueries(): string[] {
+  let seed = 11;
+  const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
+  const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]!;
+  const common = ["the", "of", "and", "in", "to", "a", "is", "was", "for", "on", "as", "by", "with", "that"];
+  const words = ["anarchizm", "philosofy", "einstien", "albedoo", "history", "river", "city", "music", "war"];
+  return Array.from({ length: 12 }, () => {
+    let q = "";
+    while (q.length < 480)
+      q += random() < 0.5 ? `"${pick(common)} ${pick(common)}" ` : `${pick(words)} ${pick(common)} `;
+    return `${q.slice(0, 496).trimEnd()} ${pick(["al", "th", "ph", "ei"])}`;
+  });
+}

@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { onServerCore, pinLoadGenerator } from "../cores";
-import { longestPageId } from "../queries";
+import { hostileQueries, longestPageId } from "../queries";
 import { benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer } from "../servers";
 import { median } from "../stats";
 
@@ -92,21 +92,6 @@ function worstQueries(): string[] {
       .join(" ")
       .slice(0, 500),
   ];
-}
-
-/** Issue 57's hostile searches: 500 characters of quoted common words, typos and text words, ending in a short prefix. */
-function hostileQueries(): string[] {
-  let seed = 11;
-  const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
-  const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]!;
-  const common = ["the", "of", "and", "in", "to", "a", "is", "was", "for", "on", "as", "by", "with", "that"];
-  const words = ["anarchizm", "philosofy", "einstien", "albedoo", "history", "river", "city", "music", "war"];
-  return Array.from({ length: 12 }, () => {
-    let q = "";
-    while (q.length < 480)
-      q += random() < 0.5 ? `"${pick(common)} ${pick(common)}" ` : `${pick(words)} ${pick(common)} `;
-    return `${q.slice(0, 496).trimEnd()} ${pick(["al", "th", "ph", "ei"])}`;
-  });
 }
 
 await pinLoadGenerator();
