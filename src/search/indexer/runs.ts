@@ -5,9 +5,9 @@
  */
 import { workerUrl } from "../../files";
 import { ContainerWriter } from "../../snapshot";
-import { textShardOptions } from "../postings/fields";
+import { textShardOptions } from "../index/fields";
 import { Inversion, type InvertedData } from "./invert";
-import { writeShardData } from "../postings/store";
+import { writeShardData } from "../index/store";
 
 /** What the sorting worker is sent: a run to sort and write. */
 export interface RunRequest {
