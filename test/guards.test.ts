@@ -5,7 +5,7 @@
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { GUARDS } from "../src/search/engine";
-import { MAX_EXPANSIONS } from "../src/search/index/shard-types";
+import { MAX_EXPANSIONS } from "../src/search/postings/shard-types";
 import { Meter } from "../src/search/stages/meter";
 import { wordSpecs } from "../src/search/stages/terms";
 import { open } from "../src/search";

@@ -1,18 +1,18 @@
 /**
- * Block-compressed postings (src/search/index/postings.ts): lists of real postings written and read
+ * Block-compressed postings (src/search/postings/postings.ts): lists of real postings written and read
  * back, skip data, ranges, positions; and shards on them scoring exactly as the flat arrays
  * they replace (a copy of the old flat layout and its match() is kept here as the oracle).
  */
 import { describe, expect, test } from "bun:test";
 import { openSnapshot, type Snapshot } from "../src/snapshot";
-import { textShardOptions, TEXT_BOOSTS } from "../src/search/index/fields";
-import { BLOCK, COARSE } from "../src/search/index/postings-format";
-import { memoryPostings } from "../src/search/index/postings-writer";
-import { PostingsReader, type PostingsCursor } from "../src/search/index/postings";
-import { TermLists } from "../src/search/index/term-lists";
+import { textShardOptions, TEXT_BOOSTS } from "../src/search/postings/fields";
+import { BLOCK, COARSE } from "../src/search/postings/postings-format";
+import { memoryPostings } from "../src/search/postings/postings-writer";
+import { PostingsReader, type PostingsCursor } from "../src/search/postings/postings";
+import { TermLists } from "../src/search/postings/term-lists";
 import { buildShard } from "../src/search/indexer/invert";
-import { Shard } from "../src/search/index/shard";
-import { popcount, type ShardData, type ShardOptions, type WordSpec } from "../src/search/index/shard-types";
+import { Shard } from "../src/search/postings/shard";
+import { popcount, type ShardData, type ShardOptions, type WordSpec } from "../src/search/postings/shard-types";
 import { indexKey } from "../src/search/text/analyze";
 import { EN_2006, EN_2016, engineFor, snapshotFor, TRUNCATED_XZ } from "./helpers";
 

@@ -5,7 +5,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { textShardOptions } from "../src/search/index/fields";
+import { textShardOptions } from "../src/search/postings/fields";
 import { Inversion } from "../src/search/indexer/invert";
 import { IndexBuilder } from "../src/search/indexer/build";
 import { RunSorter, writeRun } from "../src/search/indexer/runs";

@@ -3,9 +3,9 @@ import { CROP_MARKER, fold, phraseTest, terms } from "../src/search";
 import SearchableMap from "minisearch/SearchableMap";
 import { indexKey } from "../src/search/text/analyze";
 import { buildShard } from "../src/search/indexer/invert";
-import { Shard } from "../src/search/index/shard";
-import { Vocabulary, vocabularyOf } from "../src/search/index/vocabulary";
-import { TEXT_BOOSTS, TEXT_FIELDS, textShardOptions } from "../src/search/index/fields";
+import { Shard } from "../src/search/postings/shard";
+import { Vocabulary, vocabularyOf } from "../src/search/postings/vocabulary";
+import { TEXT_BOOSTS, TEXT_FIELDS, textShardOptions } from "../src/search/postings/fields";
 import MiniSearch from "minisearch";
 import { EN_2006, EN_2016, engineFor, ingested, SQUAD, TRUNCATED_XZ } from "./helpers";
 

@@ -7,7 +7,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import SearchableMap from "minisearch/SearchableMap";
 import { indexKey, terms } from "../src/search/text/analyze";
-import { loadIndexes } from "../src/search/index/store";
+import { loadIndexes } from "../src/search/postings/store";
 import { openSnapshot } from "../src/snapshot";
 import {
   Vocabulary,
@@ -17,7 +17,7 @@ import {
   VocabularyWriter,
   type VocabularyArrays,
   type VocabularyData,
-} from "../src/search/index/vocabulary";
+} from "../src/search/postings/vocabulary";
 import { EN_2006, EN_2016, engineFor, ingested, snapshotFor, TRUNCATED_XZ } from "./helpers";
 import { radixTree, typoNeighbours } from "../bench/search/radix-tree";
 

@@ -3,10 +3,10 @@
  * Uint8 frequency per posting, runs located by offsets) and its match(), kept for
  * bench/search/postings.ts to compare against. The arrays are decoded from a shard's block postings.
  */
-import { PostingsReader } from "../../src/search/index/postings";
-import { TermLists } from "../../src/search/index/term-lists";
-import { matchBuffer, type Shard } from "../../src/search/index/shard";
-import { popcount, type Matches, type ShardData, type WordSpec } from "../../src/search/index/shard-types";
+import { PostingsReader } from "../../src/search/postings/postings";
+import { TermLists } from "../../src/search/postings/term-lists";
+import { matchBuffer, type Shard } from "../../src/search/postings/shard";
+import { popcount, type Matches, type ShardData, type WordSpec } from "../../src/search/postings/shard-types";
 
 const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
 

@@ -1,7 +1,7 @@
 /**
  * bun bench/search/postings.ts [<snapshot.tome>] [--runs R] [--queries N]
  *
- * Block-compressed postings (src/search/index/postings.ts) against the flat arrays they replaced
+ * Block-compressed postings (src/search/postings/postings.ts) against the flat arrays they replaced
  * (a Uint32 document and a Uint8 frequency per posting), on a snapshot's text shard, or on
  * the shared English dumps (enwiki-2016 sample + enwik8 head) when no snapshot is given:
  *   - bytes per posting and per chunk: documents with frequencies, skip data, list headers,
@@ -17,12 +17,12 @@ import { buildSnapshot, dump } from "../support";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { textShardOptions, TEXT_BOOSTS } from "../../src/search/index/fields";
-import { PostingsReader } from "../../src/search/index/postings";
-import { TermLists } from "../../src/search/index/term-lists";
+import { textShardOptions, TEXT_BOOSTS } from "../../src/search/postings/fields";
+import { PostingsReader } from "../../src/search/postings/postings";
+import { TermLists } from "../../src/search/postings/term-lists";
 import { buildShard } from "../../src/search/indexer/invert";
-import { matchBuffer, Shard } from "../../src/search/index/shard";
-import type { WordSpec } from "../../src/search/index/shard-types";
+import { matchBuffer, Shard } from "../../src/search/postings/shard";
+import type { WordSpec } from "../../src/search/postings/shard-types";
 import { openSnapshot, type Snapshot } from "../../src/snapshot";
 import { FlatShard } from "./flat-shard";
 import { queryMix } from "../queries";

@@ -1,7 +1,7 @@
 /**
  * bun bench/search/vocabulary.ts [--large N] [--queries N] [--rounds R]
  *
- * The vocabulary in typed arrays (src/search/index/vocabulary.ts) against the radix tree of Maps it
+ * The vocabulary in typed arrays (src/search/postings/vocabulary.ts) against the radix tree of Maps it
  * replaced (bench/search/radix-tree.ts, with MiniSearch's SearchableMap for get and atPrefix), on
  *   (a) the real vocabulary of the shared English dumps' text shard (as buildShard makes it), and
  *   (b) a large one: (a) plus words made up by bench/corpus/english-model.ts's letter chain (trained
@@ -18,9 +18,9 @@ import { heapStats } from "bun:jsc";
 import SearchableMap from "minisearch/SearchableMap";
 import { dumpsDir } from "../support";
 import { ingest } from "../../src/ingest";
-import { textShardOptions } from "../../src/search/index/fields";
+import { textShardOptions } from "../../src/search/postings/fields";
 import { buildShard } from "../../src/search/indexer/invert";
-import { Vocabulary, vocabularyArrays, vocabularyFromArrays, vocabularyOf } from "../../src/search/index/vocabulary";
+import { Vocabulary, vocabularyArrays, vocabularyFromArrays, vocabularyOf } from "../../src/search/postings/vocabulary";
 import { radixTree, typoNeighbours } from "./radix-tree";
 import { ENGLISH_DUMPS, englishModel, prng } from "../corpus/english-model";
 

@@ -38,7 +38,7 @@ import { ORDER_LENGTH, PageOrders } from "./ranking/page-orders";
 import { buildPageOrders } from "./plans/orders";
 import { RangeScorer } from "./ranking/range-scores";
 import { parseQuery, type ParsedQuery } from "./text/query";
-import type { Shard } from "./index/shard";
+import type { Shard } from "./postings/shard";
 import { planOf } from "./plans/choose";
 import { Catalog } from "./stages/catalog";
 import type { SearchContext } from "./stages/context";

@@ -10,7 +10,7 @@ import { Engine } from "./engine";
 import type { IndexBuildProgress } from "./indexer/merge";
 import { PRUNE_FROM } from "./options";
 import { ORDER_LENGTH, ORDERS_SECTION } from "./ranking/page-orders";
-import { loadIndexes } from "./index/store";
+import { loadIndexes } from "./postings/store";
 
 export { ANALYZER_VERSION, fold, phraseTest, terms, tokens } from "./text/analyze";
 export {
@@ -28,7 +28,7 @@ export {
 export { CROP_MARKER, escapeHtml } from "./text/highlight";
 export { IndexBuilder } from "./indexer/build";
 export type { IndexBuildProgress } from "./indexer/merge";
-export { loadIndexes, readShardData } from "./index/store";
+export { loadIndexes, readShardData } from "./postings/store";
 export { logMemory, setMemoryLog } from "./indexer/memory-log";
 
 /** The page orders section (D51, D90) of a snapshot whose other sections are written (SnapshotWriter.finish's `derive`). */

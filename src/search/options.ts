@@ -3,7 +3,7 @@
  * its guards. Every stage reads them here; engine.ts re-exports them.
  */
 import type { SnapshotPage } from "../snapshot";
-import { MAX_WORDS } from "./index/shard-types";
+import { MAX_WORDS } from "./postings/shard-types";
 
 export interface SearchOptions {
   limit?: number;

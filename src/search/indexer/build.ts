@@ -9,13 +9,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { ContainerWriter, type RedirectList, type SnapshotSection } from "../../snapshot";
-import { textShardOptions, titleShardOptions } from "../index/fields";
-import type { ShardOptions } from "../index/shard-types";
+import { textShardOptions, titleShardOptions } from "../postings/fields";
+import type { ShardOptions } from "../postings/shard-types";
 import { buildShard, Inversion } from "./invert";
 import { RunSorter, writeRun } from "./runs";
-import { writeShardData } from "../index/store";
+import { writeShardData } from "../postings/store";
 import { resolveTitles, type TitleList } from "../text/title-keys";
-import { writeTitleLookup } from "../index/titles";
+import { writeTitleLookup } from "../postings/titles";
 import { logMemory } from "./memory-log";
 import { type IndexBuildProgress, mergeRuns, RunCursor, TITLE_INDEX } from "./merge";
 

@@ -6,11 +6,11 @@
  * chunks take hours.) Large builds go through runs and a merge instead (build.ts).
  */
 import { Growable } from "../../snapshot";
-import { memoryPostings } from "../index/postings-writer";
-import { TermListsWriter } from "../index/term-lists";
-import type { ShardData, ShardOptions } from "../index/shard-types";
-import { TokenTable } from "../index/token-table";
-import { vocabularyOf } from "../index/vocabulary";
+import { memoryPostings } from "../postings/postings-writer";
+import { TermListsWriter } from "../postings/term-lists";
+import type { ShardData, ShardOptions } from "../postings/shard-types";
+import { TokenTable } from "../postings/token-table";
+import { vocabularyOf } from "../postings/vocabulary";
 
 /** Term frequencies are kept in a byte: BM25 has long saturated by then. */
 const MAX_FREQ = 255;

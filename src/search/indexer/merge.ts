@@ -4,15 +4,15 @@
  */
 import { join } from "node:path";
 import { type Container, type ContainerWriter, MAX_SECTION_BYTES, openContainer } from "../../snapshot";
-import type { FieldNorms, ShardData, ShardOptions } from "../index/shard-types";
-import { normTable } from "../index/norms";
-import { DENSE_SHARE } from "../index/dense-lists";
-import { PostingsReader, type PostingsCursor } from "../index/postings";
-import { PostingsWriter } from "../index/postings-writer";
-import { readShardData, writeShardTableSources } from "../index/store";
+import type { FieldNorms, ShardData, ShardOptions } from "../postings/shard-types";
+import { normTable } from "../postings/norms";
+import { DENSE_SHARE } from "../postings/dense-lists";
+import { PostingsReader, type PostingsCursor } from "../postings/postings";
+import { PostingsWriter } from "../postings/postings-writer";
+import { readShardData, writeShardTableSources } from "../postings/store";
 import { Spool } from "./spool";
-import { Vocabulary } from "../index/vocabulary";
-import { TermLists, TermListsWriter } from "../index/term-lists";
+import { Vocabulary } from "../postings/vocabulary";
+import { TermLists, TermListsWriter } from "../postings/term-lists";
 import { logMemory } from "./memory-log";
 
 /**

@@ -5,9 +5,9 @@
  */
 import { workerUrl } from "../../files";
 import { ContainerWriter } from "../../snapshot";
-import { textShardOptions } from "../index/fields";
+import { textShardOptions } from "../postings/fields";
 import { Inversion, type InvertedData } from "./invert";
-import { writeShardData } from "../index/store";
+import { writeShardData } from "../postings/store";
 
 /** What the sorting worker is sent: a run to sort and write. */
 export interface RunRequest {

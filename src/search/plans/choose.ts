@@ -4,7 +4,7 @@ import type { QueryLists } from "../ranking/query-lists";
 import type { SearchContext } from "../stages/context";
 import { EXHAUSTIVE } from "./exhaustive";
 import { NOTHING, type Plan } from "./plan";
-import type { WordSpec } from "../index/shard-types";
+import type { WordSpec } from "../postings/shard-types";
 import { OneWord } from "./one-word";
 import { WithinPage } from "./within-page";
 import { WORDS } from "./words";

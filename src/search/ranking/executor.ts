@@ -14,8 +14,8 @@
  * are split per window as MaxScore splits them: the essential ones, whose bounds together could
  * beat the bar, give the candidates; a candidate's page is then scored from every word.
  */
-import type { PostingsCursor } from "../index/postings";
-import type { Shard } from "../index/shard";
+import type { PostingsCursor } from "../postings/postings";
+import type { Shard } from "../postings/shard";
 import { ListReader } from "./list-reader";
 import { PageGatherer } from "./page-gather";
 import type { PageHeap } from "./page-heap";

@@ -4,9 +4,9 @@
  * in order (a lead word's lists) or asked for one chunk at a time (the others'), always moving
  * forward, on a cursor of its own.
  */
-import type { PostingsCursor } from "../index/postings";
-import { COARSE } from "../index/postings-format";
-import type { FieldNorms } from "../index/shard-types";
+import type { PostingsCursor } from "../postings/postings";
+import { COARSE } from "../postings/postings-format";
+import type { FieldNorms } from "../postings/shard-types";
 import type { FieldList } from "./query-lists";
 
 export class ListReader {

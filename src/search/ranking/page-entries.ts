@@ -4,7 +4,7 @@
  * consecutive chunk numbers): its tier is its best chunk's, its score that chunk's plus the
  * evidence of its next two of the same tier, raised by its title boost.
  */
-import { bestEntries } from "../index/topk";
+import { bestEntries } from "../postings/topk";
 import { pageScore, rankClass } from "./rules";
 
 export class PageEntries {

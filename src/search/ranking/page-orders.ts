@@ -15,7 +15,7 @@
  * on), "0" when it is not.
  */
 import type { Container } from "../../snapshot";
-import type { WordSpec } from "../index/shard-types";
+import type { WordSpec } from "../postings/shard-types";
 import { commandLine } from "../../invocation";
 import { RULES_FINGERPRINT } from "./rules";
 

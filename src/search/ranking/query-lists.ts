@@ -10,9 +10,9 @@
  * and every quoted phrase's), exactly or with typos; then any word (the phrase words still
  * required), exactly or with typos.
  */
-import type { Shard } from "../index/shard";
-import type { Derived } from "../index/shard-types";
-import { BM25 } from "../index/shard-types";
+import type { Shard } from "../postings/shard";
+import type { Derived } from "../postings/shard-types";
+import { BM25 } from "../postings/shard-types";
 import { bm25fMost, idf } from "./rules";
 
 /** A form's postings list in one field. */

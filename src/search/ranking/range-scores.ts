@@ -5,8 +5,8 @@
  * query words it holds exactly and with typos allowed, and its score in an exact and in a typo
  * tier (rules.ts: the sum over its words of each word's best form, by BM25F).
  */
-import type { PostingsCursor } from "../index/postings";
-import type { Shard } from "../index/shard";
+import type { PostingsCursor } from "../postings/postings";
+import type { Shard } from "../postings/shard";
 import type { Form, QueryLists } from "./query-lists";
 import { bm25f, tierOf } from "./rules";
 

@@ -14,8 +14,8 @@
  * RULES_FINGERPRINT changes with any of them: stored page orders made under other rules are
  * refused (page-orders.ts).
  */
-import { TEXT_BOOSTS } from "../index/fields";
-import { BM25, WEIGHTS } from "../index/shard-types";
+import { TEXT_BOOSTS } from "../postings/fields";
+import { BM25, WEIGHTS } from "../postings/shard-types";
 import { ANALYZER_VERSION } from "../text/analyze";
 
 /** A page's score: its best chunk's, plus this share of its second, and its square of its third (D43), of the best one's tier (D61). */

@@ -4,8 +4,8 @@
  * its best form (BM25F, rules.ts); its bound in a window is its best form's bound, from the
  * lists' impacts.
  */
-import type { PostingsCursor } from "../index/postings";
-import type { Shard } from "../index/shard";
+import type { PostingsCursor } from "../postings/postings";
+import type { Shard } from "../postings/shard";
 import type { ListReader } from "./list-reader";
 import type { Form } from "./query-lists";
 import { bm25f } from "./rules";

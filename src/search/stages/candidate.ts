@@ -1,6 +1,6 @@
 /** A search's candidates and ranked pages as the later stages (passages, hits) take them. */
 import { INTRO_TIER } from "../ranking/rules";
-import type { Derived } from "../index/shard-types";
+import type { Derived } from "../postings/shard-types";
 
 export interface Candidate {
   chunk: number;

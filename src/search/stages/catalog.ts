@@ -5,7 +5,7 @@
 import type { PageTable, Snapshot, SnapshotPage } from "../../snapshot";
 import type { ChunkLayout } from "../ranking/executor";
 import { titleKey } from "../text/query";
-import { TitleLookup } from "../index/titles";
+import { TitleLookup } from "../postings/titles";
 import type { ChangesResult } from "../options";
 
 export class Catalog implements ChunkLayout {

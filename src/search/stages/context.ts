@@ -1,6 +1,6 @@
 /** What every stage of a search reads and writes: the engine's parts, shared by its stages. */
-import type { PostingsCursor } from "../index/postings";
-import type { Shard } from "../index/shard";
+import type { PostingsCursor } from "../postings/postings";
+import type { Shard } from "../postings/shard";
 import type { Executor } from "../ranking/executor";
 import type { PageOrders } from "../ranking/page-orders";
 import type { RangeScorer } from "../ranking/range-scores";

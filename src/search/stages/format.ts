@@ -12,7 +12,7 @@ import { formatText, formatTitle, type MatchedTerms } from "../text/highlight";
 import { DEFAULTS, type Hit, type SearchOptions } from "../options";
 import type { ParsedQuery } from "../text/query";
 import { rankingScore } from "../ranking/ranking-score";
-import type { Derived } from "../index/shard-types";
+import type { Derived } from "../postings/shard-types";
 import type { SearchContext } from "./context";
 import type { Candidate } from "./candidate";
 import { functionWords } from "./terms";

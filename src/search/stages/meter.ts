@@ -1,6 +1,6 @@
 /** What the current search has done (its work, for /metrics) and when it must stop adding more (its time budget). */
 import type { SearchWork } from "../options";
-import type { Matches } from "../index/shard-types";
+import type { Matches } from "../postings/shard-types";
 
 export class Meter {
   candidates = 0;

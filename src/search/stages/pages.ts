@@ -7,7 +7,7 @@
  * Contract: reads the entries and the search's title marks (Scratch.pageGroup), returns at most
  * `need` pages, best first.
  */
-import type { Derived } from "../index/shard-types";
+import type { Derived } from "../postings/shard-types";
 import { PageBuilder, type PageEntries } from "../ranking/page-entries";
 import type { QueryLists } from "../ranking/query-lists";
 import type { ChunkScores } from "../ranking/range-scores";

@@ -13,9 +13,9 @@
  * order never depends on the window asked for: those pages are always ranked (engine.ts), and
  * a page's passage depends on its own chunks only, chosen for the pages of the window. */
 import { indexKey } from "../text/analyze";
-import { SECTION_FIELD, TEXT_FIELD } from "../index/fields";
+import { SECTION_FIELD, TEXT_FIELD } from "../postings/fields";
 import type { ParsedQuery } from "../text/query";
-import { popcount, type Derived } from "../index/shard-types";
+import { popcount, type Derived } from "../postings/shard-types";
 import { QueryLists } from "../ranking/query-lists";
 import type { SearchContext } from "./context";
 import {

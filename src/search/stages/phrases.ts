@@ -4,7 +4,7 @@
  * as consecutive words of the text or of the section heading (from the stored positions).
  */
 import { indexKey } from "../text/analyze";
-import { SECTION_FIELD, TEXT_FIELD } from "../index/fields";
+import { SECTION_FIELD, TEXT_FIELD } from "../postings/fields";
 import type { ParsedQuery } from "../text/query";
 import type { SearchContext } from "./context";
 

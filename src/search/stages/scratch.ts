@@ -4,8 +4,8 @@
  * every query make the collector sweep the whole snapshot often; a search writes only the
  * entries of the pages and chunks it touches, and reset() visits only those.
  */
-import { matchBuffer } from "../index/shard";
-import type { Matches } from "../index/shard-types";
+import { matchBuffer } from "../postings/shard";
+import type { Matches } from "../postings/shard-types";
 import { PageEntries } from "../ranking/page-entries";
 import { PageHeap } from "../ranking/page-heap";
 

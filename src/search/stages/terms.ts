@@ -8,8 +8,8 @@ import stopwordsIso from "stopwords-iso/stopwords-iso.json";
 import { fold, indexKey, termOfKey } from "../text/analyze";
 import { GUARDS } from "../options";
 import type { ParsedQuery } from "../text/query";
-import type { Shard } from "../index/shard";
-import type { WordSpec } from "../index/shard-types";
+import type { Shard } from "../postings/shard";
+import type { WordSpec } from "../postings/shard-types";
 import { stemmerFor, variantRanges, type Stem } from "../text/stem";
 
 /** Variants of a word are looked for when its stem's beginning has this many letters, and are at most VARIANT_SUFFIX longer. */

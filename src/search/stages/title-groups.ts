@@ -9,7 +9,7 @@
  * pruned search gave up, or after the conjunction) read the same marks.
  */
 import type { ParsedQuery } from "../text/query";
-import { popcount, type WordSpec } from "../index/shard-types";
+import { popcount, type WordSpec } from "../postings/shard-types";
 import type { SearchContext } from "./context";
 
 /** The share of a query's information (its words' IDF) that a title made only of query words must hold to rank as a title match. */
