@@ -10,6 +10,8 @@
  * optimal string alignment distance, as Meilisearch counts typos. One walk of the radix tree,
  * one row of the distance matrix per key letter (its band within max of the diagonal, as
  * MiniSearch's fuzzy search computes), a branch left as soon as its row exceeds max.
+ * Meilisearch's first-letter rule (D98) applied after the walk, as a filter: a key whose first
+ * letter is not the query's is kept only at one edit, counted as two, and only when max is 2.
  */
 export function typoNeighbours(tree: Map<string, unknown>, query: string, max: number): [string, number, number][] {
   const out: [string, number, number][] = [];
@@ -71,7 +73,9 @@ export function typoNeighbours(tree: Map<string, unknown>, query: string, max: n
     }
   };
   walk(tree, 0, "");
-  return out;
+  if (!query) return out;
+  const same = (k: string) => k.charCodeAt(0) === query.charCodeAt(0);
+  return out.filter(([k, , d]) => same(k) || (max >= 2 && d <= 1)).map(([k, t, d]) => [k, t, same(k) ? d : d + 1]);
 }
 
 /**

@@ -109,7 +109,12 @@ export class Vocabulary {
    * typoNeighbours without making the keys: `found` is called with each term number and
    * distance, in term order. One walk of the implied trie, one row of the distance matrix per
    * key letter (its band within max of the diagonal, as MiniSearch's fuzzy search computes), a
-   * branch left as soon as its row exceeds max.
+   * branch left as soon as its row exceeds its limit.
+   *
+   * Meilisearch's first-letter rule (compute_derivations.rs): a key whose first letter is not
+   * the query's is one typo away at most, and that counts as two; so a query allowed one typo
+   * matches only keys with its own first letter, and one allowed two may change its first
+   * letter only if nothing else changes (D98). Most of the vocabulary is left at the root.
    */
   typoTerms(query: string, max: number, found: (term: number, distance: number) => void): void {
     const { chars, starts } = this;
@@ -125,10 +130,14 @@ export class Vocabulary {
     const key = this.scratch(2, depthLimit + 1);
     const skips = (this.runSkips ??= runSkips(chars, starts));
     // Keys lo..hi-1 share their first `depth` code units, whose rows are computed.
-    const walk = (lo: number, hi: number, depth: number): void => {
+    // `limit`: the typos left to the branch; `extra`: what its first letter adds to a distance.
+    const walk = (lo: number, hi: number, depth: number, limit: number, extra: number): void => {
       if (starts[lo + 1]! - starts[lo]! === depth) {
         const d = rows[depth * width + m]!;
-        if (Math.abs(depth - m) <= max && d <= max) found(lo, d);
+        // The empty key has not the query's first letter either.
+        if (depth === 0 && m > 0) {
+          if (max > 1 && d <= max - 1) found(lo, d + 1);
+        } else if (Math.abs(depth - m) <= limit && d <= limit) found(lo, d + extra);
         lo++;
       }
       if (depth >= depthLimit) return;
@@ -168,11 +177,15 @@ export class Vocabulary {
           rows[row + j] = d;
           if (d < least) least = d;
         }
-        if (least <= max) walk(lo, end, r);
+        if (r > 1 || m === 0) {
+          if (least <= limit) walk(lo, end, r, limit, extra);
+        } else if (k === q[1]) {
+          if (least <= max) walk(lo, end, r, max, 0);
+        } else if (max > 1 && least <= max - 1) walk(lo, end, r, max - 1, 1);
         lo = end;
       }
     };
-    if (this.size) walk(0, this.size, 0);
+    if (this.size) walk(0, this.size, 0, max, 0);
   }
 
   /** runSkips() of the keys, made at the first typo lookup. */
