@@ -126,6 +126,36 @@ describe("the vocabulary of the shared English dumps", () => {
     expect(found.typos).toBeGreaterThan(5_000);
   });
 
+  test("keeps Meilisearch's first-letter rule (D98): one typo within the first letter; a new first letter only alone, as two", async () => {
+    const engine = await engineFor(EN);
+    const vocabulary = engine.text["vocabulary"] as Vocabulary;
+    const neighbours = (q: string, max: number) => new Map(vocabulary.typoNeighbours(q, max).map(([k, , d]) => [k, d]));
+    expect(vocabulary.get("albedo")).toBeDefined();
+    expect(neighbours("albedi", 1).get("albedo")).toBe(1);
+    expect(neighbours("zlbedo", 1).has("albedo")).toBe(false); // a changed first letter is more than one typo
+    expect(neighbours("zlbedo", 2).get("albedo")).toBe(2); // and counts as two where two are allowed
+    expect(neighbours("lbedo", 2).get("albedo")).toBe(2); // its deletion too
+    expect(neighbours("zlbedi", 2).has("albedo")).toBe(false); // but never with another typo
+    // Over real keys and their misspellings: a neighbour whose first letter is not the query's is
+    // one edit from it, found only with two typos allowed, and counted as two.
+    let changed = 0;
+    for (const q of queriesFrom(keysOf(vocabulary), 300, "abcdefghijklmnopqrstuvwxyz", 3)) {
+      if (q.length < 3) continue;
+      for (const max of [1, 2])
+        for (const [k, d] of neighbours(q, max)) {
+          if (k[0] === q[0]) continue;
+          changed++;
+          const oneEdit =
+            k.slice(1) === q.slice(1) ||
+            k.slice(1) === q ||
+            k === q.slice(1) ||
+            (k[0] === q[1] && k[1] === q[0] && k.slice(2) === q.slice(2));
+          expect({ q, k, max, d, oneEdit }).toEqual({ q, k, max: 2, d: 2, oneEdit: true });
+        }
+    }
+    expect(changed).toBeGreaterThan(20);
+  });
+
   test("the snapshot file stores the vocabulary's arrays and gives them back", async () => {
     const engine = await engineFor(EN);
     const loaded = loadIndexes(openSnapshot(await snapshotFor(EN)));

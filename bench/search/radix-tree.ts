@@ -73,8 +73,12 @@ export function typoNeighbours(tree: Map<string, unknown>, query: string, max: n
     }
   };
   walk(tree, 0, "");
-  if (!query) return out;
-  const same = (k: string) => k.charCodeAt(0) === query.charCodeAt(0);
+  // The query's first letter: its first code unit, or a non-ASCII word's bucket characters and its own.
+  const bucketed =
+    query.length > 2 && query.charCodeAt(0) >= 0xe000 && query.charCodeAt(1) >= 0xe800 && query.charCodeAt(1) < 0xe820;
+  const first = query.slice(0, bucketed ? 3 : 1);
+  if (!first) return out;
+  const same = (k: string) => k.startsWith(first);
   return out.filter(([k, , d]) => same(k) || (max >= 2 && d <= 1)).map(([k, t, d]) => [k, t, same(k) ? d : d + 1]);
 }
 

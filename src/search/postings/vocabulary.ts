@@ -130,12 +130,15 @@ export class Vocabulary {
     const key = this.scratch(2, depthLimit + 1);
     const skips = (this.runSkips ??= runSkips(chars, starts));
     // Keys lo..hi-1 share their first `depth` code units, whose rows are computed.
+    // The code units that hold the query's first letter: its own, or a non-ASCII letter's two
+    // bucket characters and its own (analyze.ts, indexKey).
+    const letterEnd = Math.min(m, m > 2 && q[1]! >= 0xe000 && q[2]! >= 0xe800 && q[2]! < 0xe820 ? 3 : 1);
     // `limit`: the typos left to the branch; `extra`: what its first letter adds to a distance.
     const walk = (lo: number, hi: number, depth: number, limit: number, extra: number): void => {
       if (starts[lo + 1]! - starts[lo]! === depth) {
         const d = rows[depth * width + m]!;
-        // The empty key has not the query's first letter either.
-        if (depth === 0 && m > 0) {
+        // A key shorter than the query's first letter (the empty one) has not that letter either.
+        if (depth < letterEnd && !extra) {
           if (max > 1 && d <= max - 1) found(lo, d + 1);
         } else if (Math.abs(depth - m) <= limit && d <= limit) found(lo, d + extra);
         lo++;
@@ -177,10 +180,8 @@ export class Vocabulary {
           rows[row + j] = d;
           if (d < least) least = d;
         }
-        if (r > 1 || m === 0) {
+        if (r > letterEnd || extra || k === q[r]) {
           if (least <= limit) walk(lo, end, r, limit, extra);
-        } else if (k === q[1]) {
-          if (least <= max) walk(lo, end, r, max, 0);
         } else if (max > 1 && least <= max - 1) walk(lo, end, r, max - 1, 1);
         lo = end;
       }
