@@ -1,5 +1,5 @@
 /**
- * bun bench/search/before-after.ts --before-root DIR --before SNAP --after SNAP [--runs R] [--queries N] [--before-classes]
+ * bun bench/search/before-after.ts --before-root DIR --before SNAP --after SNAP [--runs R] [--queries N] [--before-classes] [--class K]...
  *
  * latency.ts on two engines whose snapshots differ (an index layout changed between them: the
  * same corpus built by each), alternately, R times each, each run a fresh process: the earlier
@@ -14,13 +14,14 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { median } from "../stats";
 
-const USAGE = `Usage: bun bench/search/before-after.ts --before-root DIR --before SNAP --after SNAP [--runs R] [--queries N] [--before-classes]
+const USAGE = `Usage: bun bench/search/before-after.ts --before-root DIR --before SNAP --after SNAP [--runs R] [--queries N] [--before-classes] [--class K]...
   --before-root DIR   a checkout of the earlier commit (git worktree add DIR REV; bun install there)
   --before SNAP       the snapshot the earlier engine reads
   --after SNAP        the same corpus built by this checkout
   --runs R            runs of each side, alternating (default 3)
   --queries N         queries per class (default 100)
-  --before-classes    also issue 44's question class`;
+  --before-classes    also issue 44's question class
+  --class K           only class K (repeatable), as latency.ts takes it`;
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -31,6 +32,7 @@ const { values } = parseArgs({
     runs: { type: "string", default: "3" },
     queries: { type: "string", default: "100" },
     "before-classes": { type: "boolean" },
+    class: { type: "string", multiple: true },
     help: { type: "boolean", short: "h" },
   },
 });
@@ -60,6 +62,7 @@ interface Figures {
 function run(dir: string, snapshot: string): Figures {
   const args = ["bun", "bench/search/latency.ts", resolve(snapshot), "--queries", values.queries!, "--json"];
   if (values["before-classes"]) args.push("--before-classes");
+  for (const k of values.class ?? []) args.push("--class", k);
   const child = Bun.spawnSync(args, { cwd: dir, stderr: "inherit" });
   if (child.exitCode !== 0) throw new Error(`failed (exit ${child.exitCode}) in ${dir}`);
   const out = child.stdout.toString();

@@ -1,5 +1,5 @@
 /**
- * bun bench/search/latency.ts <snapshot.tome> [--queries N] [--warm-up W] [--json] [--before-classes]
+ * bun bench/search/latency.ts <snapshot.tome> [--queries N] [--warm-up W] [--json] [--before-classes] [--class K]...
  *
  * Search latency in process, one core, on a warm process, as issue 58 measures it: for each
  * class of the benchmark's mix (bench/queries.ts, its fixed seed), N queries, each timed
@@ -11,17 +11,19 @@
  * work.cutOff; an engine older than D91 did not say so, and a first run of 100 ms or more, its
  * limit then, is counted); "mix" is every class's queries together. --before-classes adds issue
  * 44's question class (a third of its queries function words only) beside the new ones.
+ * --class K (repeatable) measures only those classes, the same queries as in the whole run.
  */
 import { parseArgs } from "node:util";
 import { open } from "../../src/search";
 import { mixClass, queryMix, questionBefore } from "../queries";
 import { median, quantile } from "../stats";
 
-const USAGE = `Usage: bun bench/search/latency.ts <snapshot.tome> [--queries N] [--warm-up W] [--json] [--before-classes]
+const USAGE = `Usage: bun bench/search/latency.ts <snapshot.tome> [--queries N] [--warm-up W] [--json] [--before-classes] [--class K]...
   --queries N        queries per class (default 100)
   --warm-up W        other queries run first (default 1000)
   --json             print the figures as JSON
-  --before-classes   also issue 44's question class ("question (issue 44)")`;
+  --before-classes   also issue 44's question class ("question (issue 44)")
+  --class K          only class K (repeatable: "typo", "function words"…); the queries are the whole run's`;
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -30,6 +32,7 @@ const { values, positionals } = parseArgs({
     "warm-up": { type: "string", default: "1000" },
     json: { type: "boolean" },
     "before-classes": { type: "boolean" },
+    class: { type: "string", multiple: true },
     help: { type: "boolean", short: "h" },
   },
   allowPositionals: true,
@@ -44,8 +47,16 @@ const perClass = Number(values.queries);
 const mix = queryMix(engine.snapshot);
 const classes: Record<string, () => string> = { ...mix };
 if (values["before-classes"]) classes["question (issue 44)"] = questionBefore(engine.snapshot, 7);
+const only = values.class ?? [];
+for (const k of only)
+  if (!(k in classes)) {
+    console.error(`no class "${k}"; the classes are: ${Object.keys(classes).join(", ")}`);
+    process.exit(2);
+  }
 const queries = Object.fromEntries(
-  Object.keys(classes).map((k) => [k, Array.from({ length: perClass }, mixClass(classes, k)).filter((q) => q.trim())]),
+  Object.keys(classes)
+    .map((k) => [k, Array.from({ length: perClass }, mixClass(classes, k)).filter((q) => q.trim())] as const)
+    .filter(([k]) => !only.length || only.includes(k)),
 );
 
 // Warm-up: other queries of the same kinds (another seed), never the measured ones.
