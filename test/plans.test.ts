@@ -4,7 +4,10 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { SearchOptions } from "../src/search";
+import { FUNCTION_WORD_PAGES } from "../src/search/plans/function-words";
 import { PLAN_NAMES } from "../src/search/plans/plan";
+import { PageOrders } from "../src/search/ranking/page-orders";
+import { indexKey } from "../src/search/text/analyze";
 import { EN_2006, EN_2016, engineFor, withOrders } from "./helpers";
 
 type Row = [query: string, options: SearchOptions, plan: string, withOrders?: string];
@@ -18,7 +21,9 @@ const TABLE: Row[] = [
   ["the", {}, "words", "one-word"],
   ["albedo snow", {}, "words"],
   ["albdo", {}, "words"],
-  ["the of", {}, "words"],
+  ["the of", {}, "words", "function-words"],
+  ["the of", { pruning: false }, "exhaustive", "function-words"],
+  ['"of the"', {}, "words"],
   ['"united states"', {}, "words"],
   ["albedo", { pruning: false }, "exhaustive"],
   ['"united states" army', { pruning: false }, "exhaustive"],
@@ -41,5 +46,29 @@ describe("each query shape runs by its plan", async () => {
     expect([...new Set(rows.flatMap(([, , plan, stored]) => [plan, stored ?? plan]))].sort()).toEqual(
       [...PLAN_NAMES].sort(),
     );
+  });
+});
+
+describe("a query of function words only (D99)", async () => {
+  const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+  const ordered = withOrders(engine, 1, 1000);
+  const orders = new PageOrders(engine.pageOrders(1, 1000));
+  const q = "what was the of and";
+  const words = q.split(" ").map((w) => orders.get({ key: indexKey(w), prefix: false, fuzzy: 0 })!);
+  const rarest = words.reduce((a, b) => (b.holding < a.holding ? b : a));
+  const candidates = new Set(
+    [...rarest.pages.subarray(0, FUNCTION_WORD_PAGES)].map((p) => engine.snapshot.pages.ids[p]),
+  );
+
+  test("ranks the first pages of its rarest word's stored order, the same for every window", () => {
+    expect(words.every((o) => o.holding > FUNCTION_WORD_PAGES)).toBe(true);
+    const all = ordered.search(q, { limit: 200 });
+    expect(all.work.plan).toBe("function-words");
+    expect(all.estimatedTotalHits).toBe(FUNCTION_WORD_PAGES);
+    const pages = [...new Set(all.hits.map((h) => h.page.pageId))];
+    expect(pages.length).toBe(FUNCTION_WORD_PAGES);
+    for (const id of pages) expect(candidates.has(id)).toBe(true);
+    const window = ordered.search(q, { limit: 5, offset: 10 });
+    expect(window.hits.map((h) => h.page.pageId)).toEqual(all.hits.slice(10, 15).map((h) => h.page.pageId));
   });
 });

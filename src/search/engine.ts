@@ -216,7 +216,7 @@ export class Engine {
         required: terms.required,
         phraseWords: phraseWordsOf(query, terms.words),
       });
-    const plan = planOf(ctx, lists, options, terms?.exact[0], query.phrases.length > 0);
+    const plan = planOf(ctx, lists, options, terms, query.phrases.length > 0);
     ctx.meter.plan = plan.name;
     const pruneFrom = (options.pruning || undefined)?.from ?? PRUNE_FROM;
     if (!terms || !lists) return { pages: [], total: 0, ideal: 0 };
