@@ -21,6 +21,7 @@ const TABLE: Row[] = [
   ["the", {}, "words", "one-word"],
   ["albedo snow", {}, "words"],
   ["albdo", {}, "words"],
+  ["whech", {}, "words", "typo-orders"],
   ["the of", {}, "words", "function-words"],
   ["the of", { pruning: false }, "exhaustive", "function-words"],
   ['"of the"', {}, "words"],

@@ -108,7 +108,20 @@ describe("every window is a slice of one order", () => {
     const { compared, plans } = walk(ordered, queriesFrom(ordered, 60, 17));
     expect(compared).toBeGreaterThan(1000);
     expect(plans).toContain("one-word");
+    expect(plans).toContain("typo-orders");
     expect(plans).toContain("words");
+  }, 600_000);
+
+  test("English, one word with typos from its typo terms' stored orders (D100), to their threshold", async () => {
+    const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+    const ordered = withOrders(engine, 1, 1000);
+    const { sampleWords, typo } = querySampler(ordered.snapshot, 23);
+    const queries = Array.from({ length: 60 }, () => ({ q: sampleWords(1).map(typo).join(" ") })).filter((x) =>
+      x.q.trim(),
+    );
+    const { compared, plans } = walk(ordered, queries);
+    expect(compared).toBeGreaterThan(1000);
+    expect(plans).toContain("typo-orders");
   }, 600_000);
 
   for (const lang of ["ja", "vi"]) {

@@ -9,6 +9,7 @@ import { NOTHING, type Plan } from "./plan";
 import type { WordSpec } from "../postings/shard-types";
 import { FunctionWords } from "./function-words";
 import { OneWord } from "./one-word";
+import { TypoOrders } from "./typo-orders";
 import { WithinPage } from "./within-page";
 import { WORDS } from "./words";
 
@@ -32,8 +33,11 @@ export function planOf(
   if (options.pruning === false) return EXHAUSTIVE;
   const spec = terms?.exact[0];
   const order = spec && lists.words === 1 && !lists.typoable && !phrases ? ctx.orders?.get(spec) : undefined;
-  return order ? new OneWord(order) : WORDS;
+  if (order) return new OneWord(order);
+  return lists.words === 1 && lists.typoable && !phrases && ctx.orders ? TYPO_ORDERS : WORDS;
 }
+
+const TYPO_ORDERS = new TypoOrders();
 
 /** The stored order of the word the fewest pages hold, when every word has one. */
 function leastHeld(ctx: SearchContext, specs: WordSpec[]): PageOrder | undefined {

@@ -8,6 +8,7 @@
  *   within-page  page_id: that page's chunks, each a hit (D7)
  *   one-word     one word the index holds, with a stored page order (D51): its first pages
  *   function-words  function words only, each with a stored order (D99): the first pages of the rarest's
+ *   typo-orders  one word held only through its typo terms: their stored orders, to a threshold (D100)
  *   words        the tiers of words, best first, by the block-max executor
  *   exhaustive   every chunk holding a query word scored (the oracle)
  */
@@ -30,7 +31,15 @@ export interface PlanRun {
   pruneFrom: number;
 }
 
-export const PLAN_NAMES = ["none", "within-page", "one-word", "function-words", "words", "exhaustive"] as const;
+export const PLAN_NAMES = [
+  "none",
+  "within-page",
+  "one-word",
+  "function-words",
+  "typo-orders",
+  "words",
+  "exhaustive",
+] as const;
 type PlanName = (typeof PLAN_NAMES)[number];
 
 export interface Plan {

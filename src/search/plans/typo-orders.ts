@@ -1,0 +1,173 @@
+/**
+ * The typo-orders plan (D100, D53's rule over D90's engine): a query of one word the index does
+ * not know, matched through its typo terms. A page that holds only typo terms scores at most
+ * the sum, over them, of its score for the term searched alone (the term's stored order, D51),
+ * times the typo's weight: a form's weight stands outside its saturation, a word adds its best
+ * form, and a page's score is convex in its chunks'. So pages are taken from the orders depth by
+ * depth, each scored over its own chunks by the query's lists, until the window's last page
+ * scores above that sum at the depth reached (Fagin's threshold algorithm); the forms of few
+ * postings (the word's other forms, a prefix's completions, rare typo terms) are read whole and
+ * their pages scored. The same pages, chunks and scores as the words plan; where an order runs
+ * out before the bound is met, the words plan ranks instead.
+ */
+import { PageEntries } from "../ranking/page-entries";
+import type { PageOrder } from "../ranking/page-orders";
+import { type Form, QueryLists } from "../ranking/query-lists";
+import { OTHER_GROUP, rankClass, tierOf } from "../ranking/rules";
+import type { SearchContext } from "../stages/context";
+import { addIntros, enterPages, topPages } from "../stages/pages";
+import { queryTerms } from "../stages/terms";
+import { termOfKey } from "../text/analyze";
+import { parseQuery } from "../text/query";
+import { enterApart } from "./apart";
+import type { Plan, PlanRun } from "./plan";
+import { WORDS } from "./words";
+
+/** Forms of this many postings or fewer, all told, are read whole, their pages scored: no order is asked of them. */
+export const READ_WHOLE = 1024;
+
+/** READ_WHOLE, or less where a test lowers PRUNE_FROM to rank small lists as large ones. */
+const readWhole = (run: PlanRun) => Math.min(READ_WHOLE, run.pruneFrom - 1);
+
+interface OrderedForm {
+  order: PageOrder;
+  /** The term searched alone, as its order was ranked (its other forms with it). */
+  alone: QueryLists;
+  /** The typo's weight in the query: what the term alone's score is multiplied by in the bound. */
+  weight: number;
+}
+
+export class TypoOrders implements Plan {
+  readonly name = "typo-orders";
+  private readonly one = new PageEntries(4);
+
+  rank(run: PlanRun) {
+    const { ctx, query, terms, lists, from, need } = run;
+    const forms = splitForms(ctx, run);
+    if (!forms) return this.byWords(run);
+    const { ordered, whole: read } = forms;
+    const { scratch, meter, catalog } = ctx;
+    const { entries, entered } = scratch;
+    const { noChunk } = enterApart(ctx, query, terms, lists, undefined);
+    const scorePages = (pages: number[]) => {
+      pages.sort((a, b) => catalog.firstChunk[a]! - catalog.firstChunk[b]!);
+      for (const p of pages) {
+        const range = catalog.chunkRange(p);
+        const scores = ctx.ranges.score(lists, range.from, range.to);
+        meter.add(scores.count, ctx.ranges.postings);
+        enterPages(ctx, lists, scores, entries);
+      }
+    };
+    // The pages of the forms read whole: every page holding them is scored.
+    const whole: number[] = [];
+    const cursor = ctx.textCursor;
+    for (const form of read)
+      for (const l of form.lists) {
+        cursor.open(l.address);
+        for (let b = 0; b < cursor.blocks; b++) {
+          const n = cursor.decode(b);
+          meter.add(0, n);
+          for (let i = 0; i < n; i++) {
+            const p = catalog.pageOfChunk[cursor.docs[i]!]!;
+            if (!entered.has(p)) {
+              entered.mark(p);
+              whole.push(p);
+            }
+          }
+        }
+      }
+    scorePages(whole);
+    const typoClass = rankClass(OTHER_GROUP, tierOf(0, true));
+    for (let depth = 0, check = need; ; check *= 2) {
+      if (meter.late()) return this.byWords(run);
+      const taken: number[] = [];
+      for (; depth < check; depth++)
+        for (const { order } of ordered) {
+          const p = order.pages[depth];
+          if (p === undefined || entered.has(p)) continue;
+          entered.mark(p);
+          taken.push(p);
+        }
+      scorePages(taken);
+      let bound = 0;
+      for (const o of ordered) {
+        const p = o.order.pages[depth];
+        if (p !== undefined) bound += o.weight * this.scoreAlone(ctx, o.alone, p);
+        else if (o.order.pages.length < o.order.holding) return this.byWords(run);
+      }
+      if (bound === 0 || lastScore(entries, need, typoClass) > bound) break;
+    }
+    addIntros(ctx, entries, noChunk, () => false);
+    return {
+      pages: topPages(ctx, query, terms, lists, entries, from, need),
+      total: Math.max(entries.count, ...ordered.map((o) => o.order.holding)),
+    };
+  }
+
+  private byWords(run: PlanRun) {
+    run.ctx.scratch.entries.clear();
+    run.ctx.meter.plan = WORDS.name;
+    return WORDS.rank(run);
+  }
+
+  /** A page's score for a term searched alone, as its order ranked it (no title in play). */
+  private scoreAlone(ctx: SearchContext, alone: QueryLists, page: number): number {
+    const range = ctx.catalog.chunkRange(page);
+    const scores = ctx.ranges.score(alone, range.from, range.to);
+    ctx.meter.add(scores.count, ctx.ranges.postings);
+    const saved = ctx.scratch.titleBoost[page]!;
+    ctx.scratch.titleBoost[page] = 0;
+    this.one.clear();
+    enterPages(ctx, alone, scores, this.one);
+    ctx.scratch.titleBoost[page] = saved;
+    return this.one.count ? this.one.score[0]! : 0;
+  }
+}
+
+/**
+ * The query's forms: the typo forms of more than READ_WHOLE postings, each with its stored
+ * order, and the others, read whole; undefined when no form is ordered, when a larger one has
+ * no order, or when one that is not a typo (its pages rank in the exact tier, above) is larger.
+ */
+function splitForms(ctx: SearchContext, run: PlanRun): { ordered: OrderedForm[]; whole: Form[] } | undefined {
+  const ordered: OrderedForm[] = [];
+  const whole: Form[] = [];
+  for (const form of run.lists.forms) {
+    const key = ctx.text.keyOf(form.term);
+    if (form.postings <= readWhole(run)) {
+      whole.push(form);
+      continue;
+    }
+    const order = form.typo ? ctx.orders?.get({ key, prefix: false, fuzzy: 0 }) : undefined;
+    if (!order) return undefined;
+    const terms = queryTerms(parseQuery(`${termOfKey(key)}.`, ctx.lang), ctx);
+    if (terms.words.length !== 1 || terms.typoable) return undefined;
+    const alone = new QueryLists(ctx.text, {
+      derived: ctx.text.derive(terms.exact, false),
+      words: 1,
+      required: terms.required,
+      phraseWords: 0,
+    });
+    // The form's weight × IDF over the term's own IDF (weight 1 alone).
+    const own = alone.byWord[0]!.find((f) => f.term === form.term);
+    if (!own) return undefined;
+    ordered.push({ order, alone, weight: form.idf / own.idf });
+  }
+  // Each page of theirs is scored apart, over every list of the query: a few hundred at most.
+  if (whole.reduce((n, f) => n + f.postings, 0) > READ_WHOLE) return undefined;
+  return ordered.length ? { ordered, whole } : undefined;
+}
+
+/** The score of the `need`th best entry, counting those of a better class first; -1 when fewer stand in `klass` or better. */
+function lastScore(entries: PageEntries, need: number, klass: number): number {
+  let better = 0;
+  const scores: number[] = [];
+  for (let e = 0; e < entries.count; e++) {
+    if (entries.klass[e]! < klass) better++;
+    else if (entries.klass[e] === klass) scores.push(entries.score[e]!);
+  }
+  if (better >= need) return Number.POSITIVE_INFINITY;
+  if (scores.length < need - better) return -1;
+  scores.sort((a, b) => b - a);
+  return scores[need - better - 1]!;
+}
