@@ -24,7 +24,7 @@ import type { Plan, PlanRun } from "./plan";
 import { WORDS } from "./words";
 
 /** Forms of this many postings or fewer, all told, are read whole, their pages scored: no order is asked of them. */
-export const READ_WHOLE = 1024;
+const READ_WHOLE = 1024;
 
 /** READ_WHOLE, or less where a test lowers PRUNE_FROM to rank small lists as large ones. */
 const readWhole = (run: PlanRun) => Math.min(READ_WHOLE, run.pruneFrom - 1);
