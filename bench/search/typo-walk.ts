@@ -1,0 +1,49 @@
+/**
+ * bun bench/search/typo-walk.ts <snapshot.tome> [--root DIR] [--queries N]
+ *
+ * The vocabulary's typo walk alone (Vocabulary.typoTerms, what derive() runs for a word the index
+ * does not know), on the typo class of the benchmark's mix (bench/queries.ts, its fixed seed):
+ * each word walked with the typos its length allows (1 from 5 letters, 2 from 9), three rounds;
+ * prints the last round's p50 / p90 / p99 ms. --root DIR runs the engine of another checkout
+ * (a git worktree of an earlier commit) on the same words.
+ */
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { mixClass, queryMix } from "../queries";
+
+const USAGE = `Usage: bun bench/search/typo-walk.ts <snapshot.tome> [--root DIR] [--queries N]
+  --root DIR    the checkout whose engine walks (default: this one)
+  --queries N   words of the typo class (default 100)`;
+
+const { values, positionals } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: {
+    root: { type: "string" },
+    queries: { type: "string", default: "100" },
+    help: { type: "boolean", short: "h" },
+  },
+  allowPositionals: true,
+});
+if (values.help || !positionals[0]) {
+  console.log(USAGE);
+  process.exit(values.help ? 0 : 2);
+}
+
+const root = resolve(values.root ?? resolve(import.meta.dir, "../.."));
+const { open } = (await import(`${root}/src/search`)) as typeof import("../../src/search");
+const engine = open(positionals[0]);
+const vocabulary = engine.text["vocabulary"] as { typoTerms(q: string, max: number, found: () => void): void };
+const n = Number(values.queries);
+const words = Array.from({ length: n }, mixClass(queryMix(engine.snapshot), "typo"));
+const allowed = (w: string) => (w.length >= 9 ? 2 : w.length >= 5 ? 1 : 0);
+let times: number[] = [];
+for (let round = 0; round < 3; round++) {
+  times = words.map((w) => {
+    const started = performance.now();
+    vocabulary.typoTerms(w, allowed(w), () => {});
+    return performance.now() - started;
+  });
+}
+times.sort((a, b) => a - b);
+const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(3);
+console.log(`${root}: typo walk of ${n} words, ms p50 ${at(0.5)} / p90 ${at(0.9)} / p99 ${at(0.99)}`);
