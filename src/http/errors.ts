@@ -7,7 +7,7 @@
  * The key store's refusals come from the access layer as reasons; steps/keys.ts answers each
  * with its row here (REFUSAL_ROWS).
  */
-import type { ErrorBody } from "./schemas";
+import { type Static, Type as t } from "@sinclair/typebox";
 
 /** One code: its status, where the spec names it ("tome": Tome's own, beyond the spec), and its message. */
 export interface ErrorRow<A extends unknown[] = never[]> {
@@ -157,3 +157,32 @@ export function missingParameter(name: string, message: string): ApiError {
 export const notFound = (what: string) => apiError(ERRORS.notFound, what);
 
 export const INTERNAL_ERROR: ErrorBody = errorBody(ERRORS.internalError);
+
+/** D1's error body: its schema (OpenAPI, the tests' validator) and its type. */
+export const ErrorBody = t.Object(
+  {
+    error: t.String({
+      description: "The error's code, such as `missing q`, `not found` or `invalid_parameter`",
+      examples: [ERRORS.invalidParameter.code],
+    }),
+    message: t.String({
+      description: "What went wrong and what to do, in a sentence",
+      examples: ["limit must be an integer from 1 to 50 (base-10 digits)."],
+    }),
+    details: t.Optional(
+      t.Object(
+        {
+          parameter: t.String({ description: "The parameter", examples: ["limit"] }),
+          value: t.String({ description: "Its value as given (at most 200 characters)", examples: ["99"] }),
+          constraint: t.String({
+            description: "What it must be",
+            examples: ["an integer from 1 to 50 (base-10 digits)"],
+          }),
+        },
+        { description: "With invalid_parameter: which parameter, and why" },
+      ),
+    ),
+  },
+  { description: "An error" },
+);
+export type ErrorBody = Static<typeof ErrorBody>;

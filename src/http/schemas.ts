@@ -365,29 +365,7 @@ export const Health = t.Object({
 
 // ---- errors (D1) ----
 
-export const ErrorBody = t.Object(
-  {
-    error: t.String({
-      description: "The error's code, such as `missing q`, `not found` or `invalid_parameter`",
-      examples: [ERRORS.invalidParameter.code],
-    }),
-    message: t.String({
-      description: "What went wrong and what to do, in a sentence",
-      examples: ["limit must be an integer from 1 to 50 (base-10 digits)."],
-    }),
-    details: t.Optional(
-      t.Object(
-        {
-          parameter: text("The parameter", "limit"),
-          value: text("Its value as given (at most 200 characters)", "99"),
-          constraint: text("What it must be", "an integer from 1 to 50 (base-10 digits)"),
-        },
-        { description: "With invalid_parameter: which parameter, and why" },
-      ),
-    ),
-  },
-  { description: "An error" },
-);
+export { ErrorBody } from "./errors";
 
 export const LimitErrorBody = t.Object(
   {
@@ -533,5 +511,4 @@ export type Page = Static<typeof Page>;
 export type LuckyPage = Static<typeof LuckyPage>;
 export type LicenseResponse = Static<typeof LicenseResponse>;
 export type MetaResponse = Static<typeof MetaResponse>;
-export type ErrorBody = Static<typeof ErrorBody>;
 export type Health = Static<typeof Health>;

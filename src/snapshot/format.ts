@@ -6,7 +6,6 @@
 import { UserError } from "../errors";
 
 export const SNAPSHOT_EXTENSION = ".tome";
-export { FORMAT_VERSION } from "./container";
 
 export interface Wiki {
   host: string;

@@ -5,7 +5,8 @@
  */
 import { Packr } from "msgpackr";
 import { ContainerWriter } from "./container";
-import { FORMAT_VERSION, type RedirectList, type SnapshotMeta, type SnapshotPage } from "./format";
+import { FORMAT_VERSION } from "./container";
+import type { RedirectList, SnapshotMeta, SnapshotPage } from "./format";
 import { isoSeconds, PageWriter, type PageRow } from "./pages";
 import { TextWriter, type TextStore } from "./text";
 
