@@ -8,7 +8,7 @@
  * scores above that sum at the depth reached (Fagin's threshold algorithm); the forms of few
  * postings (the word's other forms, a prefix's completions, rare typo terms) are read whole and
  * their pages scored. The same pages, chunks and scores as the words plan; where an order runs
- * out before the bound is met, the words plan ranks instead.
+ * out before the bound is met, the words plan ranks instead; out of time, the pages met answer.
  */
 import { PageEntries } from "../ranking/page-entries";
 import type { PageOrder } from "../ranking/page-orders";
@@ -79,7 +79,11 @@ export class TypoOrders implements Plan {
     scorePages(whole);
     const typoClass = rankClass(OTHER_GROUP, tierOf(0, true));
     for (let depth = 0, check = need; ; check *= 2) {
-      if (meter.late()) return this.byWords(run);
+      // Out of time (D91): the pages met so far, each scored exactly, and the answer marked.
+      if (depth && meter.late()) {
+        meter.cutOff = true;
+        break;
+      }
       const taken: number[] = [];
       for (; depth < check; depth++)
         for (const { order } of ordered) {
