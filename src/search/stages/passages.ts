@@ -17,6 +17,7 @@ import { SECTION_FIELD, TEXT_FIELD } from "../postings/fields";
 import type { ParsedQuery } from "../text/query";
 import { popcount, type Derived } from "../postings/shard-types";
 import { QueryLists } from "../ranking/query-lists";
+import type { ChunkScores } from "../ranking/range-scores";
 import type { SearchContext } from "./context";
 import {
   INTRO_TIER,
@@ -26,8 +27,11 @@ import {
   proximityFactor,
 } from "../ranking/rules";
 import type { Candidate, PageCandidate } from "./candidate";
+import { PassageWords } from "./passage-words";
 import type { QueryTerms } from "./terms";
 
+/** The D8 group of a page whose title (or a redirect's) is the query. */
+const EXACT_TITLE_GROUP = 0;
 /** How many of a page's chunks, best first by words held and score, are measured for proximity. */
 const SPANS_MEASURED = 8;
 export const byTierScore = (a: Candidate, b: Candidate) => a.tier - b.tier || b.score - a.score || a.chunk - b.chunk;
@@ -38,6 +42,7 @@ const byRank = (a: PageCandidate, b: PageCandidate) =>
 export class Passages {
   private readonly weighed = new Map<Derived[], QueryLists>();
   private readonly groups = new Map<Derived[], number[][]>();
+  private readonly named = new Map<Derived[], PassageWords>();
 
   constructor(
     private readonly ctx: SearchContext,
@@ -64,25 +69,46 @@ export class Passages {
   private choose(page: PageCandidate): void {
     const { best } = page;
     if (this.phrases || best.tier >= INTRO_TIER) return;
-    const chunk = this.passageOf(page.page, best);
+    const chunk = this.passageOf(page, best);
     if (chunk !== undefined) page.best = { chunk, score: best.score, tier: best.tier, derived: best.derived };
   }
 
-  /** The page's passage among its chunks, by the rules above; undefined when no chunk holds an informative word in its text or heading. */
-  private passageOf(pageIdx: number, best: Candidate): number | undefined {
+  /**
+   * The page's passage among its chunks, by the rules above: its lead when the query names the
+   * page and no other word points elsewhere in it (D93); undefined when no chunk holds an
+   * informative word in its text or heading.
+   */
+  private passageOf({ page: pageIdx, group }: PageCandidate, best: Candidate): number | undefined {
     const { catalog, ranges, meter } = this.ctx;
     const lists = this.informative(best.derived);
-    if (!lists.forms.length) return undefined;
     const { from, to } = catalog.chunkRange(pageIdx);
-    const m = ranges.score(lists, from, to);
-    meter.add(m.count, ranges.postings);
-    if (!m.count) return undefined;
+    const words = this.words(best.derived);
+    const title = words.title(catalog.pages.title(pageIdx));
+    // The informative words the page's title does not name: those that may point to a section.
+    const pointing = (this.terms.informative & ~title.words) >>> 0;
+    const m = lists.forms.length ? ranges.score(lists, from, to) : undefined;
+    if (m) meter.add(m.count, ranges.postings);
+    if (group === EXACT_TITLE_GROUP || title.whole) {
+      let held = 0;
+      for (let i = 0; i < (m?.count ?? 0); i++) held |= m!.allMask[i]!;
+      if (!(held & pointing)) return from;
+    }
+    if (!m?.count) return undefined;
     const score = Array.from({ length: m.count }, (_x, i) => m.all[i]! * popcount(m.allMask[i]!));
+    const heading = Array.from(
+      { length: m.count },
+      (_x, i) => words.heading(catalog.pages.chunkHeading(pageIdx, m.docs[i]! - from)).words & pointing,
+    );
+    // How many of the pointing words that are not the page's subject the chunk's section heading names (D94).
+    const sectional = pointing & ~subject(m, heading, to - from);
+    const headed = heading.map((h) => popcount(h & sectional));
     const order = Array.from({ length: m.count }, (_x, i) => i);
-    order.sort((a, b) => score[b]! - score[a]! || m.docs[a]! - m.docs[b]!);
-    let chosen = m.docs[order[0]!]!;
+    order.sort((a, b) => headed[b]! - headed[a]! || score[b]! - score[a]! || m.docs[a]! - m.docs[b]!);
+    const first = order[0]!;
+    let chosen = m.docs[first]!;
     let most = -1;
     for (const i of order.slice(0, SPANS_MEASURED)) {
+      if (headed[i]! < headed[first]!) break;
       const key = score[i]! * this.factor(best.derived, m.docs[i]!);
       if (key > most || (key === most && m.docs[i]! < chosen)) {
         chosen = m.docs[i]!;
@@ -90,6 +116,13 @@ export class Passages {
       }
     }
     return chosen;
+  }
+
+  /** The query's words and their forms, as the page's title and headings name them, per tier's terms. */
+  private words(derived: Derived[]): PassageWords {
+    let out = this.named.get(derived);
+    if (!out) this.named.set(derived, (out = new PassageWords(this.ctx.text, this.terms.words, derived, this.ctx.lang)));
+    return out;
   }
 
   /**
@@ -132,6 +165,24 @@ export class Passages {
     const inText = proximityFactor(text.smallestSpan(groups, TEXT_FIELD, chunk), text.spanGroups);
     return Math.max(inText, proximityFactor(text.smallestSpan(groups, SECTION_FIELD, chunk), text.spanGroups));
   }
+}
+
+/**
+ * The bits of the words the page is about, as its title is: those that half of its `chunks` or
+ * more hold, in their text or as their heading names them (`heading`, per chunk of `m`).
+ */
+function subject(m: ChunkScores, heading: number[], chunks: number): number {
+  const held = new Map<number, number>();
+  for (let i = 0; i < m.count; i++) {
+    const bits = (m.allMask[i]! | heading[i]!) >>> 0;
+    for (let b = bits; b; b &= b - 1) {
+      const bit = b & -b;
+      held.set(bit, (held.get(bit) ?? 0) + 1);
+    }
+  }
+  let out = 0;
+  for (const [bit, n] of held) if (2 * n >= chunks) out |= bit;
+  return out >>> 0;
 }
 
 /** Raises chunks whose matched words stand close together (one page's chunks, D7). */
