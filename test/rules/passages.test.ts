@@ -194,9 +194,9 @@ describe("highlighting what matched (D95)", () => {
     const plain = "この地域では農業が盛んで、米や野菜が作られている。";
     const text = [
       "日本の古代には多くの出来事があった。",
-      plain.repeat(6),
+      plain.repeat(4),
       "城の歴史は長く、町の歴史も古い。寺の歴史も語られる。",
-      plain.repeat(16),
+      plain.repeat(12),
       "歴史を学ぶ人は歴史の本を読み、歴史の授業に出て、歴史の先生と歴史の話をして、歴史の旅に出る。",
     ].join("");
     const tome = await ja("地方", text);
