@@ -184,7 +184,10 @@ describe("highlighting what matched (D95)", () => {
   const ja = (title: string, text: string) => wikiOf([page(title, text)], "ja");
 
   test("in unspaced script, a query word the segmenter splits is highlighted whole: にほん in にほんご", async () => {
-    const tome = await ja("日本語", "日本語（にほんご、にっぽんご）は、日本国内や日本人同士の間で使用されている言語である。");
+    const tome = await ja(
+      "日本語",
+      "日本語（にほんご、にっぽんご）は、日本国内や日本人同士の間で使用されている言語である。",
+    );
     const text = search(tome, "にほん").hits[0]!.formatted.text;
     expect(text).toContain("<em>にほん</em>ご");
     expect(text).not.toContain("に<em>ほん</em>");

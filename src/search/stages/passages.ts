@@ -121,7 +121,8 @@ export class Passages {
   /** The query's words and their forms, as the page's title and headings name them, per tier's terms. */
   private words(derived: Derived[]): PassageWords {
     let out = this.named.get(derived);
-    if (!out) this.named.set(derived, (out = new PassageWords(this.ctx.text, this.terms.words, derived, this.ctx.lang)));
+    if (!out)
+      this.named.set(derived, (out = new PassageWords(this.ctx.text, this.terms.words, derived, this.ctx.lang)));
     return out;
   }
 
