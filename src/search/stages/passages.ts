@@ -84,15 +84,18 @@ export class Passages {
     const { from, to } = catalog.chunkRange(pageIdx);
     const words = this.words(best.derived);
     const title = words.title(catalog.pages.title(pageIdx));
-    // The informative words the page's title does not name: those that may point to a section.
-    const pointing = (this.terms.informative & ~title.words) >>> 0;
     const m = lists.forms.length ? ranges.score(lists, from, to) : undefined;
     if (m) meter.add(m.count, ranges.postings);
-    if (group === EXACT_TITLE_GROUP || title.whole) {
+    // The query names the page (D93): its title or a redirect's, its title's every word, or only words of its title.
+    const others = (this.terms.full & ~title.words) >>> 0;
+    if (group === EXACT_TITLE_GROUP || title.whole || !others) {
+      // A word the title does not name points elsewhere when some chunk holds it, a function word too ("when", "state").
       let held = 0;
       for (let i = 0; i < (m?.count ?? 0); i++) held |= m!.allMask[i]!;
-      if (!(held & pointing)) return from;
+      if (!(held & others)) return from;
     }
+    // The informative words the title does not name: those a section's heading may name.
+    const pointing = (this.terms.informative & ~title.words) >>> 0;
     if (!m?.count) return undefined;
     const score = Array.from({ length: m.count }, (_x, i) => m.all[i]! * popcount(m.allMask[i]!));
     const heading = Array.from(
