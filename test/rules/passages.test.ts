@@ -90,7 +90,8 @@ const einstein = page(
   "Albert Einstein",
   [
     `Albert Einstein was a German-born theoretical physicist who developed the theory of relativity. ${filler("his work", 4)}`,
-    `== Early life and education ==\nAlbert Einstein was born in Ulm. Albert Einstein's father was Hermann Einstein; the young Albert Einstein went to school in Munich, and the Einstein family moved to Italy, where Albert Einstein, who was 15, joined them. ${filler("his youth", 20)}`,
+    `== Early life and education ==\nAlbert Einstein was born in Ulm. Albert Einstein's father was Hermann Einstein; the young Albert Einstein went to school in Munich, and the Einstein family moved to Italy, where Albert Einstein, who was 15, joined them; Albert Einstein would later live in Princeton. ${filler("his youth", 20)}`,
+    `== Later years ==\nEinstein settled in Princeton, New Jersey, in 1933. Princeton gave him a house on Mercer Street, and from Princeton he walked to the institute every day. ${filler("his last years", 20)}`,
     `== Einstein refrigerator ==\nIn 1926, Einstein and his former student Leó Szilárd co-invented the Einstein refrigerator, an absorption refrigerator with no moving parts. ${filler("the refrigerator", 20)}`,
   ].join("\n\n"),
 );
@@ -116,6 +117,8 @@ describe("the lead: a query naming the page's title (D93)", () => {
       ["Einstein refrigerator", "Einstein refrigerator"],
       ["Albert Einstein school", "Early life and education"],
       ["Albert Einstein early", "Early life and education"],
+      // The title's words weigh as function words: the section saying "Princeton" most, not the one saying "Einstein" most.
+      ["Einstein Princeton", "Later years"],
     ]) {
       const hit = await top(q!);
       expect([q, hit.page.title, hit.section]).toEqual([q, "Albert Einstein", section]);

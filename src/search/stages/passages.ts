@@ -1,12 +1,17 @@
 /**
- * Ranking rules of the passage and proximity (D62). A page's passage is the chunk a reader
- * would quote for the query, chosen within the page alone, from its chunks holding a query
- * word in their text or section heading (a heading counts as its chunks'):
- *   1. by their score over the query's words, where a word's other forms weigh
- *      PASSAGE_VARIANT_WEIGHT of the word (not MiniSearch's 0.3) and a function word a fifth
- *      of its weight (PASSAGE_FUNCTION_WEIGHT): "who" no longer outweighs "assassination";
- *   2. the best SPANS_MEASURED of them raised by how close the words stand (proximity);
- *   3. then the first chunk.
+ * Ranking rules of the passage and proximity (D62, D93, D94). A page's passage is the chunk a
+ * reader would quote for the query, chosen within the page alone:
+ *   0. its lead, when the query names the page (its title, a redirect's, or only words of its
+ *      title) and no other query word points elsewhere in it (D93);
+ *   else from its chunks holding a query word in their text or section heading (a heading
+ *   counts as its chunks'):
+ *   1. those whose heading names more of the query's sectional words (D94);
+ *   2. by their score over the query's words, where a word's other forms weigh
+ *      PASSAGE_VARIANT_WEIGHT of the word (not MiniSearch's 0.3) and a function word, or a word
+ *      of the page's title when the query has others, a fifth of its weight
+ *      (PASSAGE_FUNCTION_WEIGHT): "who" no longer outweighs "assassination";
+ *   3. the best SPANS_MEASURED of them raised by how close the words stand (proximity);
+ *   4. then the first chunk.
  * Proximity also ranks pages: the first PROXIMITY_WINDOW pages of the order are reordered by
  * how close the query's words (every word: "president of the United States" is a phrase a
  * function word holds together) stand in their best chunk, their score times that factor. The
@@ -40,7 +45,7 @@ const byRank = (a: PageCandidate, b: PageCandidate) =>
 
 /** What passages are chosen with, made once per search: the query's informative terms per tier's terms. */
 export class Passages {
-  private readonly weighed = new Map<Derived[], QueryLists>();
+  private readonly weighed = new Map<Derived[], Map<number, QueryLists>>();
   private readonly groups = new Map<Derived[], number[][]>();
   private readonly named = new Map<Derived[], PassageWords>();
 
@@ -80,10 +85,10 @@ export class Passages {
    */
   private passageOf({ page: pageIdx, group }: PageCandidate, best: Candidate): number | undefined {
     const { catalog, ranges, meter } = this.ctx;
-    const lists = this.informative(best.derived);
     const { from, to } = catalog.chunkRange(pageIdx);
     const words = this.words(best.derived);
     const title = words.title(catalog.pages.title(pageIdx));
+    const lists = this.informative(best.derived, title.words & this.terms.informative);
     const m = lists.forms.length ? ranges.score(lists, from, to) : undefined;
     if (m) meter.add(m.count, ranges.postings);
     // The query names the page (D93): its title or a redirect's, its title's every word, or only words of its title.
@@ -131,17 +136,22 @@ export class Passages {
 
   /**
    * A tier's terms as lists of the text and its heading: a word's other forms weighing
-   * PASSAGE_VARIANT_WEIGHT, a function word PASSAGE_FUNCTION_WEIGHT of its weight.
+   * PASSAGE_VARIANT_WEIGHT, a function word PASSAGE_FUNCTION_WEIGHT of its weight, and so the
+   * informative words of `titled` (those the page's title names) when the query has others.
    */
-  private informative(derived: Derived[]): QueryLists {
-    let out = this.weighed.get(derived);
+  private informative(derived: Derived[], titled: number): QueryLists {
+    let byTitle = this.weighed.get(derived);
+    if (!byTitle) this.weighed.set(derived, (byTitle = new Map()));
+    let out = byTitle.get(titled);
     if (!out) {
       const { informative, words } = this.terms;
+      // The title's words weigh as function words when the query has others: every chunk of the page is about them.
+      const strong = (informative & ~titled) >>> 0 || informative;
       const weighed = derived.map((d) => {
         const weight = d.variant ? PASSAGE_VARIANT_WEIGHT : d.weight;
         return {
           ...d,
-          weight: informative && !(informative & (1 << d.word)) ? weight * PASSAGE_FUNCTION_WEIGHT : weight,
+          weight: strong && !(strong & (1 << d.word)) ? weight * PASSAGE_FUNCTION_WEIGHT : weight,
         };
       });
       out = new QueryLists(this.ctx.text, {
@@ -151,7 +161,7 @@ export class Passages {
         phraseWords: 0,
         fields: [TEXT_FIELD, SECTION_FIELD],
       });
-      this.weighed.set(derived, out);
+      byTitle.set(titled, out);
     }
     return out;
   }
