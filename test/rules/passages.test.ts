@@ -90,8 +90,7 @@ const einstein = page(
   "Albert Einstein",
   [
     `Albert Einstein was a German-born theoretical physicist who developed the theory of relativity. ${filler("his work", 4)}`,
-    `== Early life and education ==\nAlbert Einstein was born in Ulm. Albert Einstein's father was Hermann Einstein; the young Albert Einstein went to school in Munich, and the Einstein family moved to Italy, where Albert Einstein, who was 15, joined them; Albert Einstein would later live in Princeton. ${filler("his youth", 20)}`,
-    `== Later years ==\nEinstein settled in Princeton, New Jersey, in 1933. Princeton gave him a house on Mercer Street, and from Princeton he walked to the institute every day. ${filler("his last years", 20)}`,
+    `== Early life and education ==\nAlbert Einstein was born in Ulm. Albert Einstein's father was Hermann Einstein; the young Albert Einstein went to school in Munich, and the Einstein family moved to Italy, where Albert Einstein, who was 15, joined them. ${filler("his youth", 20)}`,
     `== Einstein refrigerator ==\nIn 1926, Einstein and his former student Leó Szilárd co-invented the Einstein refrigerator, an absorption refrigerator with no moving parts. ${filler("the refrigerator", 20)}`,
   ].join("\n\n"),
 );
@@ -117,12 +116,32 @@ describe("the lead: a query naming the page's title (D93)", () => {
       ["Einstein refrigerator", "Einstein refrigerator"],
       ["Albert Einstein school", "Early life and education"],
       ["Albert Einstein early", "Early life and education"],
-      // The title's words weigh as function words: the section saying "Princeton" most, not the one saying "Einstein" most.
-      ["Einstein Princeton", "Later years"],
     ]) {
       const hit = await top(q!);
       expect([q, hit.page.title, hit.section]).toEqual([q, "Albert Einstein", section]);
     }
+  });
+});
+
+describe("the title's words weigh as function words in a query holding others (D93)", () => {
+  test("“Einstein Princeton” is the section saying Princeton most, not the one saying Einstein most", async () => {
+    const tome = await wikiOf([
+      page(
+        "Albert Einstein",
+        [
+          `Albert Einstein was a German-born theoretical physicist. ${filler("his work", 4)}`,
+          `== Travels ==\nEinstein lectured in Princeton in 1921. Einstein sailed to New York; Einstein met the mayor, Einstein spoke at Columbia, Einstein visited Chicago and Boston, and Einstein went home; Einstein wrote of it, and Einstein's wife kept his letters. ${filler("his travels", 20)}`,
+          `== Later years ==\nIn 1933 Einstein settled in Princeton, New Jersey, in a house on Mercer Street, from where he walked to the institute in Princeton every day. ${filler("his last years", 20)}`,
+        ].join("\n\n"),
+      ),
+      page("Princeton University", "Princeton University is a university in Princeton, New Jersey."),
+      // Towns that make "Einstein" as rare in the wiki as in a real one.
+      ...Array.from({ length: 12 }, (_x, i) =>
+        page(`Town ${i + 1}`, `Town ${i + 1} is a town in New Jersey. ${filler("the town", 3)}`),
+      ),
+    ]);
+    const hit = search(tome, "Einstein Princeton").hits[0]!;
+    expect([hit.page.title, hit.section]).toEqual(["Albert Einstein", "Later years"]);
   });
 });
 
