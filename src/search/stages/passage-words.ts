@@ -27,65 +27,72 @@ export interface Named {
 
 /** The query's words with their forms, and the texts already read (a section's heading is read once per search). */
 export class PassageWords {
-  private readonly forms: string[][];
-  private readonly stems: string[][];
+  /** Per query word: its forms, their stems, and its own stem (the one a stem beginning another is compared with). */
+  private readonly forms: Set<string>[];
+  private readonly stems: Set<string>[];
+  private readonly ownStems: string[];
   private readonly stem: Stem | undefined;
-  private readonly known = new Map<string, Named>();
+  private readonly titles = new Map<string, Named>();
+  private readonly headings = new Map<string, Named>();
   private readonly functionWords: ReadonlySet<string>;
 
+  /** `informative`: the bits of the words a heading may name (function words name no section). */
   constructor(
     text: Shard,
     words: string[],
     derived: Derived[],
+    private readonly informative: number,
     private readonly lang: string,
   ) {
     this.stem = stemmerFor(lang);
     this.functionWords = functionWords(lang);
-    this.forms = words.map((w) => [w]);
-    for (const d of derived) {
-      const form = termOfKey(text.keyOf(d.term));
-      const forms = this.forms[d.word];
-      if (forms && !forms.includes(form)) forms.push(form);
-    }
+    this.forms = words.map((w) => new Set([w]));
+    for (const d of derived) this.forms[d.word]?.add(termOfKey(text.keyOf(d.term)));
     const stem = this.stem;
-    this.stems = stem ? this.forms.map((forms) => forms.map(stem)) : [];
+    this.stems = stem ? this.forms.map((forms) => new Set([...forms].map(stem))) : [];
+    this.ownStems = stem ? words.map(stem) : [];
   }
 
   /** The query words a page title names; its qualifier left out. */
   title(title: string): Named {
-    return this.named(title.replace(QUALIFIER, ""));
-  }
-
-  /** The query words a heading names. */
-  heading(heading: string): Named {
-    return heading ? this.named(heading) : { words: 0, whole: false };
-  }
-
-  private named(text: string): Named {
-    let out = this.known.get(text);
-    if (out) return out;
-    const all = terms(text, this.lang);
-    const informative = all.filter((t) => !this.functionWords.has(t));
-    let words = 0;
-    let whole = informative.length > 0 || all.length > 0;
-    for (const t of informative.length ? informative : all) {
-      const bits = this.wordsOf(t);
-      words |= bits;
-      if (!bits) whole = false;
-    }
-    out = { words: words >>> 0, whole };
-    this.known.set(text, out);
+    let out = this.titles.get(title);
+    if (!out) this.titles.set(title, (out = this.named(title.replace(QUALIFIER, ""), -1)));
     return out;
   }
 
-  /** The bits of the query words `t` (a folded word) is a form of. */
-  private wordsOf(t: string): number {
-    const stem = this.stem;
-    const s = stem?.(t);
+  /** The informative query words a heading names. */
+  heading(heading: string): number {
+    if (!heading || !this.informative) return 0;
+    let out = this.headings.get(heading);
+    if (!out) this.headings.set(heading, (out = this.named(heading, this.informative)));
+    return out.words;
+  }
+
+  /** The words of `mask` that `text`'s words name. */
+  private named(text: string, mask: number): Named {
+    const all = terms(text, this.lang);
+    const informative = all.filter((t) => !this.functionWords.has(t));
+    let words = 0;
+    let whole = all.length > 0;
+    for (const t of informative.length ? informative : all) {
+      const bits = this.wordsOf(t, mask);
+      words |= bits;
+      if (!bits) whole = false;
+    }
+    return { words: words >>> 0, whole };
+  }
+
+  /** The bits of the query words of `mask` that `t` (a folded word) is a form of. */
+  private wordsOf(t: string, mask: number): number {
+    let s: string | undefined;
     let bits = 0;
     for (let w = 0; w < this.forms.length; w++) {
-      const forms = this.forms[w]!;
-      if (forms.includes(t) || (s !== undefined && this.stems[w]!.some((f) => related(f, s)))) bits |= 1 << w;
+      if (!(mask & (1 << w))) continue;
+      if (this.forms[w]!.has(t)) bits |= 1 << w;
+      else if (this.stem) {
+        s ??= this.stem(t);
+        if (this.stems[w]!.has(s) || related(this.ownStems[w]!, s)) bits |= 1 << w;
+      }
     }
     return bits;
   }

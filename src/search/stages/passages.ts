@@ -103,20 +103,15 @@ export class Passages {
     const pointing = (this.terms.informative & ~title.words) >>> 0;
     if (!m?.count) return undefined;
     const score = Array.from({ length: m.count }, (_x, i) => m.all[i]! * popcount(m.allMask[i]!));
-    const heading = Array.from(
-      { length: m.count },
-      (_x, i) => words.heading(catalog.pages.chunkHeading(pageIdx, m.docs[i]! - from)).words & pointing,
-    );
-    // How many of the pointing words that are not the page's subject the chunk's section heading names (D94).
-    const sectional = pointing & ~subject(m, heading, to - from);
-    const headed = heading.map((h) => popcount(h & sectional));
+    const headed = pointing ? this.headed(m, pageIdx, from, to, words, pointing) : undefined;
     const order = Array.from({ length: m.count }, (_x, i) => i);
-    order.sort((a, b) => headed[b]! - headed[a]! || score[b]! - score[a]! || m.docs[a]! - m.docs[b]!);
+    const tier = (i: number) => headed?.[i] ?? 0;
+    order.sort((a, b) => tier(b) - tier(a) || score[b]! - score[a]! || m.docs[a]! - m.docs[b]!);
     const first = order[0]!;
     let chosen = m.docs[first]!;
     let most = -1;
     for (const i of order.slice(0, SPANS_MEASURED)) {
-      if (headed[i]! < headed[first]!) break;
+      if (tier(i) < tier(first)) break;
       const key = score[i]! * this.factor(best.derived, m.docs[i]!);
       if (key > most || (key === most && m.docs[i]! < chosen)) {
         chosen = m.docs[i]!;
@@ -126,11 +121,29 @@ export class Passages {
     return chosen;
   }
 
+  /**
+   * How many of the `pointing` words that are not the page's subject each chunk of `m` has its
+   * section heading name (D94); undefined when no heading names one.
+   */
+  private headed(m: ChunkScores, pageIdx: number, from: number, to: number, words: PassageWords, pointing: number) {
+    const { pages } = this.ctx.catalog;
+    const heading = Array.from(
+      { length: m.count },
+      (_x, i) => words.heading(pages.chunkHeading(pageIdx, m.docs[i]! - from)) & pointing,
+    );
+    if (!heading.some((h) => h)) return undefined;
+    const sectional = pointing & ~subject(m, heading, to - from);
+    return heading.map((h) => popcount(h & sectional));
+  }
+
   /** The query's words and their forms, as the page's title and headings name them, per tier's terms. */
   private words(derived: Derived[]): PassageWords {
     let out = this.named.get(derived);
     if (!out)
-      this.named.set(derived, (out = new PassageWords(this.ctx.text, this.terms.words, derived, this.ctx.lang)));
+      this.named.set(
+        derived,
+        (out = new PassageWords(this.ctx.text, this.terms.words, derived, this.terms.informative, this.ctx.lang)),
+      );
     return out;
   }
 
