@@ -70,29 +70,24 @@ export class PassageWords {
 
   /** The words of `mask` that `text`'s words name. */
   private named(text: string, mask: number): Named {
-    const all = terms(text, this.lang);
-    const informative = all.filter((t) => !this.functionWords.has(t));
+    const { words: own, stems } = analyzed(text, this.lang, this.functionWords, this.stem);
     let words = 0;
-    let whole = all.length > 0;
-    for (const t of informative.length ? informative : all) {
-      const bits = this.wordsOf(t, mask);
+    let whole = own.length > 0;
+    for (let i = 0; i < own.length; i++) {
+      const bits = this.wordsOf(own[i]!, stems?.[i], mask);
       words |= bits;
       if (!bits) whole = false;
     }
     return { words: words >>> 0, whole };
   }
 
-  /** The bits of the query words of `mask` that `t` (a folded word) is a form of. */
-  private wordsOf(t: string, mask: number): number {
-    let s: string | undefined;
+  /** The bits of the query words of `mask` that `t` (a folded word, of stem `s`) is a form of. */
+  private wordsOf(t: string, s: string | undefined, mask: number): number {
     let bits = 0;
     for (let w = 0; w < this.forms.length; w++) {
       if (!(mask & (1 << w))) continue;
-      if (this.forms[w]!.has(t)) bits |= 1 << w;
-      else if (this.stem) {
-        s ??= this.stem(t);
-        if (this.stems[w]!.has(s) || related(this.ownStems[w]!, s)) bits |= 1 << w;
-      }
+      if (this.forms[w]!.has(t) || (s !== undefined && (this.stems[w]!.has(s) || related(this.ownStems[w]!, s))))
+        bits |= 1 << w;
     }
     return bits;
   }
@@ -101,6 +96,31 @@ export class PassageWords {
 /** Whether two stems are one's: equal, or the shorter, of RELATED_STEM letters or more, begins the other. */
 function related(a: string, b: string): boolean {
   if (a === b) return true;
-  const [short, long] = a.length < b.length ? [a, b] : [b, a];
-  return short.length >= RELATED_STEM && long.startsWith(short);
+  return a.length < b.length
+    ? a.length >= RELATED_STEM && b.startsWith(a)
+    : b.length >= RELATED_STEM && a.startsWith(b);
+}
+
+/** A title's or heading's words as compared (its informative words, or all when it has no other) and their stems. */
+interface Analyzed {
+  words: string[];
+  stems: string[] | undefined;
+}
+
+/** Titles and headings analysed lately: the pages a search shows come back search after search. */
+let analyzedTexts = new Map<string, Analyzed>();
+const ANALYZED_LIMIT = 100_000;
+
+function analyzed(text: string, lang: string, stop: ReadonlySet<string>, stem: Stem | undefined): Analyzed {
+  const key = `${lang}\u0001${text}`;
+  let out = analyzedTexts.get(key);
+  if (!out) {
+    const all = terms(text, lang);
+    const informative = all.filter((t) => !stop.has(t));
+    const words = informative.length ? informative : all;
+    out = { words, stems: stem && words.map(stem) };
+    if (analyzedTexts.size >= ANALYZED_LIMIT) analyzedTexts = new Map();
+    analyzedTexts.set(key, out);
+  }
+  return out;
 }
