@@ -107,20 +107,21 @@ interface Analyzed {
   stems: string[] | undefined;
 }
 
-/** Titles and headings analysed lately: the pages a search shows come back search after search. */
-let analyzedTexts = new Map<string, Analyzed>();
+/** Titles and headings analysed lately, per language: the pages a search shows come back search after search. */
+const analyzedTexts = new Map<string, Map<string, Analyzed>>();
 const ANALYZED_LIMIT = 100_000;
 
 function analyzed(text: string, lang: string, stop: ReadonlySet<string>, stem: Stem | undefined): Analyzed {
-  const key = `${lang}\u0001${text}`;
-  let out = analyzedTexts.get(key);
+  let known = analyzedTexts.get(lang);
+  if (!known) analyzedTexts.set(lang, (known = new Map()));
+  let out = known.get(text);
   if (!out) {
     const all = terms(text, lang);
     const informative = all.filter((t) => !stop.has(t));
     const words = informative.length ? informative : all;
     out = { words, stems: stem && words.map(stem) };
-    if (analyzedTexts.size >= ANALYZED_LIMIT) analyzedTexts = new Map();
-    analyzedTexts.set(key, out);
+    if (known.size >= ANALYZED_LIMIT) known.clear();
+    known.set(text, out);
   }
   return out;
 }
