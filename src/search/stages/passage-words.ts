@@ -27,9 +27,8 @@ export interface Named {
 
 /** The query's words with their forms, and the texts already read (a section's heading is read once per search). */
 export class PassageWords {
-  /** Per query word: its forms, their stems, and its own stem (the one a stem beginning another is compared with). */
+  /** Per query word: its forms, and its stem (its other forms have it: variants are those of its stem). */
   private readonly forms: Set<string>[];
-  private readonly stems: Set<string>[];
   private readonly ownStems: string[];
   private readonly stem: Stem | undefined;
   private readonly titles = new Map<string, Named>();
@@ -48,9 +47,7 @@ export class PassageWords {
     this.functionWords = functionWords(lang);
     this.forms = words.map((w) => new Set([w]));
     for (const d of derived) this.forms[d.word]?.add(termOfKey(text.keyOf(d.term)));
-    const stem = this.stem;
-    this.stems = stem ? this.forms.map((forms) => new Set([...forms].map(stem))) : [];
-    this.ownStems = stem ? words.map(stem) : [];
+    this.ownStems = this.stem ? words.map(this.stem) : [];
   }
 
   /** The query words a page title names; its qualifier left out. */
@@ -86,8 +83,7 @@ export class PassageWords {
     let bits = 0;
     for (let w = 0; w < this.forms.length; w++) {
       if (!(mask & (1 << w))) continue;
-      if (this.forms[w]!.has(t) || (s !== undefined && (this.stems[w]!.has(s) || related(this.ownStems[w]!, s))))
-        bits |= 1 << w;
+      if (this.forms[w]!.has(t) || (s !== undefined && related(this.ownStems[w]!, s))) bits |= 1 << w;
     }
     return bits;
   }
