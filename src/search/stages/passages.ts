@@ -88,19 +88,23 @@ export class Passages {
     const { from, to } = catalog.chunkRange(pageIdx);
     const words = this.words(best.derived);
     const title = words.title(catalog.pages.title(pageIdx));
-    const lists = this.informative(best.derived, title.words & this.terms.informative);
-    const m = lists.forms.length ? ranges.score(lists, from, to) : undefined;
-    if (m) meter.add(m.count, ranges.postings);
     // The query names the page (D93): its title or a redirect's, its title's every word, or only words of its title.
     const others = (this.terms.full & ~title.words) >>> 0;
-    if (group === EXACT_TITLE_GROUP || title.whole || !others) {
+    if (!others) return from;
+    const { informative } = this.terms;
+    // With no other informative word, the title's words weigh as they do for every page.
+    const titled = informative & ~title.words ? title.words & informative : 0;
+    const lists = this.informative(best.derived, titled);
+    const m = lists.forms.length ? ranges.score(lists, from, to) : undefined;
+    if (m) meter.add(m.count, ranges.postings);
+    if (group === EXACT_TITLE_GROUP || title.whole) {
       // A word the title does not name points elsewhere when some chunk holds it, a function word too ("when", "state").
       let held = 0;
       for (let i = 0; i < (m?.count ?? 0); i++) held |= m!.allMask[i]!;
       if (!(held & others)) return from;
     }
     // The informative words the title does not name: those a section's heading may name.
-    const pointing = (this.terms.informative & ~title.words) >>> 0;
+    const pointing = (informative & ~title.words) >>> 0;
     if (!m?.count) return undefined;
     const score = Array.from({ length: m.count }, (_x, i) => m.all[i]! * popcount(m.allMask[i]!));
     const headed = pointing ? this.headed(m, pageIdx, from, to, words, pointing) : undefined;
@@ -158,8 +162,8 @@ export class Passages {
     let out = byTitle.get(titled);
     if (!out) {
       const { informative, words } = this.terms;
-      // The title's words weigh as function words when the query has others: every chunk of the page is about them.
-      const strong = (informative & ~titled) >>> 0 || informative;
+      // The title's words weigh as function words: every chunk of the page is about them.
+      const strong = (informative & ~titled) >>> 0;
       const weighed = derived.map((d) => {
         const weight = d.variant ? PASSAGE_VARIANT_WEIGHT : d.weight;
         return {
