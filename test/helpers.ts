@@ -118,8 +118,8 @@ export interface InlinePage {
 const escapeXml = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
-/** An English MediaWiki export (schema 0.10) of the pages, page ids 1, 2, 3… in order. */
-function exportXml(pages: InlinePage[]): string {
+/** A MediaWiki export (schema 0.10) of the pages, of the wiki of language `lang`, page ids 1, 2, 3… in order. */
+function exportXml(pages: InlinePage[], lang: string): string {
   const namespaces = [
     [6, "File"],
     [10, "Template"],
@@ -134,16 +134,16 @@ function exportXml(pages: InlinePage[]): string {
       return `<page><title>${escapeXml(p.title)}</title><ns>0</ns><id>${i + 1}</id>${redirect}<revision><id>${100 + i}</id><timestamp>2024-01-01T00:00:00Z</timestamp><text xml:space="preserve">${escapeXml(text)}</text></revision></page>`;
     })
     .join("\n");
-  return `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en">
-<siteinfo><sitename>Wikipedia</sitename><dbname>enwiki</dbname><base>https://en.wikipedia.org/wiki/Main_Page</base><namespaces><namespace key="0" case="first-letter" />${namespaces}</namespaces></siteinfo>
+  return `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="${lang}">
+<siteinfo><sitename>Wikipedia</sitename><dbname>${lang}wiki</dbname><base>https://${lang}.wikipedia.org/wiki/Main_Page</base><namespaces><namespace key="0" case="first-letter" />${namespaces}</namespaces></siteinfo>
 ${body}
 </mediawiki>`;
 }
 
 /** The export written to a fresh directory; its path. */
-function writeExport(pages: InlinePage[]): string {
+function writeExport(pages: InlinePage[], lang = "en"): string {
   const path = join(tempDir("tome-rules-"), "pages.xml");
-  writeFileSync(path, exportXml(pages));
+  writeFileSync(path, exportXml(pages, lang));
   return path;
 }
 
@@ -152,9 +152,9 @@ export async function articlesOf(pages: InlinePage[]): Promise<Article[]> {
   return (await ingest({ dumps: [writeExport(pages)], workers: 1 })).articles;
 }
 
-/** A search engine over the pages, built as `snapshot:build` builds one (300-word chunks). */
-export async function wikiOf(pages: InlinePage[]): Promise<Engine> {
-  const xml = writeExport(pages);
+/** A search engine over the pages (of an English wiki unless `lang` says), built as `snapshot:build` builds one (300-word chunks). */
+export async function wikiOf(pages: InlinePage[], lang = "en"): Promise<Engine> {
+  const xml = writeExport(pages, lang);
   const out = join(dirname(xml), "pages.tome");
   writeIngested(await ingest({ dumps: [xml], workers: 1 }), out, 300);
   return openEngine(out);

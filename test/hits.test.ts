@@ -21,7 +21,7 @@ const ja = () => engineFor({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });
 
 const terms = (set: Set<string>): MatchedTerms => ({ candidates: set, has: (t) => set.has(t) });
 
-/** D9 read plainly: the words (tokens()), the densest window of crop code points, cut at words, matched words in <em>. */
+/** D9 read plainly (D95): the words (tokens()), the window of crop code points with the most distinct matched terms then the most matched words, cut at words, matched words in <em>. */
 function reference(text: string, matched: Set<string>, crop: number, highlight: boolean, lang: string): string {
   const words = tokens(text, lang).map((t) => ({ ...t, hit: matched.has(t.term) }));
   // UTF-16 offset → code-point offset, a high surrogate and the unit after it counting as one.
@@ -46,12 +46,16 @@ function reference(text: string, matched: Set<string>, crop: number, highlight: 
   };
   if (n <= crop) return render(0, text.length);
   const hits = words.filter((w) => w.hit);
+  // The window holding the most distinct matched terms, then the most matched words (D95).
   let best = 0;
   let bestCount = 0;
+  let bestDistinct = 0;
   for (let i = 0; i < hits.length; i++) {
     let j = i;
     while (j < hits.length && cp[hits[j]!.end]! - cp[hits[i]!.start]! <= crop) j++;
-    if (j - i > bestCount) [best, bestCount] = [i, j - i];
+    const distinct = new Set(hits.slice(i, j).map((w) => w.term)).size;
+    if (distinct > bestDistinct || (distinct === bestDistinct && j - i > bestCount))
+      [best, bestCount, bestDistinct] = [i, j - i, distinct];
   }
   let start = 0;
   if (bestCount) {

@@ -84,3 +84,150 @@ describe("one order per query (D61)", () => {
     }
   });
 });
+
+// D93: a query naming the page's title shows its lead, unless another of its words points elsewhere in the page.
+const einstein = page(
+  "Albert Einstein",
+  [
+    `Albert Einstein was a German-born theoretical physicist who developed the theory of relativity. ${filler("his work", 4)}`,
+    `== Early life and education ==\nAlbert Einstein was born in Ulm. Albert Einstein's father was Hermann Einstein; the young Albert Einstein went to school in Munich, and the Einstein family moved to Italy, where Albert Einstein, who was 15, joined them. ${filler("his youth", 20)}`,
+    `== Einstein refrigerator ==\nIn 1926, Einstein and his former student Leó Szilárd co-invented the Einstein refrigerator, an absorption refrigerator with no moving parts. ${filler("the refrigerator", 20)}`,
+  ].join("\n\n"),
+);
+
+describe("the lead: a query naming the page's title (D93)", () => {
+  const wiki = wikiOf([
+    einstein,
+    { title: "Einstein", text: "Albert Einstein", redirect: true },
+    page("Ulm", "Ulm is a city in Baden-Württemberg, where Albert Einstein was born in 1879."),
+    page("Leó Szilárd", "Leó Szilárd was a physicist who patented a refrigerator with Albert Einstein."),
+  ]);
+  const top = async (q: string) => search(await wiki, q).hits[0]!;
+
+  test("the title, a redirect's, the title with typos or a word of it shows the lead, not the section naming it most", async () => {
+    for (const q of ["Albert Einstein", "albert einstein", "Einstein", "Albret Einstien", "Albert"]) {
+      const hit = await top(q);
+      expect([q, hit.page.title, hit.chunk, hit.section]).toEqual([q, "Albert Einstein", 0, ""]);
+    }
+  });
+
+  test("a word of the query that some section holds points there, a function word too (“early”)", async () => {
+    for (const [q, section] of [
+      ["Einstein refrigerator", "Einstein refrigerator"],
+      ["Albert Einstein school", "Early life and education"],
+      ["Albert Einstein early", "Early life and education"],
+    ]) {
+      const hit = await top(q!);
+      expect([q, hit.page.title, hit.section]).toEqual([q, "Albert Einstein", section]);
+    }
+  });
+});
+
+describe("the title's words weigh as function words in a query holding others (D93)", () => {
+  test("“Einstein Princeton” is the section saying Princeton most, not the one saying Einstein most", async () => {
+    const tome = await wikiOf([
+      page(
+        "Albert Einstein",
+        [
+          `Albert Einstein was a German-born theoretical physicist. ${filler("his work", 4)}`,
+          `== Travels ==\nEinstein lectured in Princeton in 1921. Einstein sailed to New York; Einstein met the mayor, Einstein spoke at Columbia, Einstein visited Chicago and Boston, and Einstein went home; Einstein wrote of it, and Einstein's wife kept his letters. ${filler("his travels", 20)}`,
+          `== Later years ==\nIn 1933 Einstein settled in Princeton, New Jersey, in a house on Mercer Street, from where he walked to the institute in Princeton every day. ${filler("his last years", 20)}`,
+        ].join("\n\n"),
+      ),
+      page("Princeton University", "Princeton University is a university in Princeton, New Jersey."),
+      // Towns that make "Einstein" as rare in the wiki as in a real one.
+      ...Array.from({ length: 12 }, (_x, i) =>
+        page(`Town ${i + 1}`, `Town ${i + 1} is a town in New Jersey. ${filler("the town", 3)}`),
+      ),
+    ]);
+    const hit = search(tome, "Einstein Princeton").hits[0]!;
+    expect([hit.page.title, hit.section]).toEqual(["Albert Einstein", "Later years"]);
+  });
+});
+
+/** A country's page: its lead, then sections of a few sentences each. */
+const country = (name: string, sections: [string, string][]) =>
+  page(
+    name,
+    [
+      `${name} is a country in the South Caucasus region of Eurasia. ${filler("the country", 3)}`,
+      ...sections.map(([heading, text]) => `== ${heading} ==\n${text} ${filler(heading.toLowerCase(), 15)}`),
+    ].join("\n\n"),
+  );
+
+describe("the section a heading names (D94)", () => {
+  test("a heading naming a word of the question comes first: “What language do people speak in Azerbaijan?”", async () => {
+    const tome = await wikiOf([
+      country("Azerbaijan", [
+        [
+          "Feudal era",
+          "In the feudal era the people of Azerbaijan spoke the Old Azari language, an Iranian language, which was replaced by a Turkic language, the precursor of the Azerbaijani language the people of Azerbaijan speak today.",
+        ],
+        ["Geography", "Azerbaijan lies between the Caspian Sea and the Caucasus Mountains."],
+        ["Economy", "Oil and gas are the main exports of Azerbaijan."],
+        ["Religion", "Most people in Azerbaijan are Shia Muslims."],
+        ["Culture", "Azerbaijani carpets and mugham music are known across the region."],
+        ["Language", "The official language is Azerbaijani, a Turkic tongue spoken by about 92% of the population."],
+      ]),
+      page("Caspian Sea", "The Caspian Sea borders Azerbaijan, where people speak Azerbaijani."),
+    ]);
+    expect(search(tome, "What language do people speak in Azerbaijan?").hits[0]!.section).toBe("Language");
+  });
+
+  test("a heading names a word by a form of another stem (“Discovery”, “discovered”), and the page's subject (“electron”) names no section", async () => {
+    const atom = page(
+      "Atom",
+      [
+        `An atom is the smallest unit of matter: a nucleus with one or more electrons bound to it. ${filler("atoms", 3)}`,
+        `== Subatomic particles ==\nThe electron is the lightest particle of an atom; electrons carry a negative charge. ${filler("particles", 15)}`,
+        `== Electron configuration ==\nElectrons fill shells: an electron occupies the lowest shell free, and electrons of the outer shell bond the atom to others; each electron has a spin. ${filler("shells", 15)}`,
+        `== Nucleus ==\nThe nucleus was discovered by Ernest Rutherford in 1911; it holds the protons, which attract the electrons. ${filler("the nucleus", 15)}`,
+        `== Discovery of subatomic particles ==\nIn 1897 J. J. Thomson found that cathode rays were made of particles a thousand times lighter than hydrogen: the electron. ${filler("the experiments", 15)}`,
+        `== Isotopes ==\nAtoms of one element with different numbers of neutrons are isotopes. ${filler("isotopes", 15)}`,
+      ].join("\n\n"),
+    );
+    const tome = await wikiOf([atom, page("Hydrogen", "Hydrogen is the lightest element: one proton, one electron.")]);
+    expect(search(tome, "Who discovered the electron?").hits[0]!.section).toBe("Discovery of subatomic particles");
+  });
+});
+
+describe("highlighting what matched (D95)", () => {
+  test("a quoted phrase is highlighted where it stands, not its function words elsewhere", async () => {
+    const tome = await wikiOf([
+      page(
+        "Theory of relativity",
+        "The theory of relativity usually encompasses two theories by Albert Einstein: special relativity and general relativity. The theory of relativity transformed physics and astronomy, superseding a theory of mechanics of Isaac Newton.",
+      ),
+    ]);
+    const text = search(tome, '"theory of relativity"').hits[0]!.formatted.text;
+    expect(text.match(/<em>theory<\/em> <em>of<\/em> <em>relativity<\/em>/gi)?.length).toBe(2);
+    expect(text.match(/<em>of<\/em>/g)?.length).toBe(2);
+  });
+
+  const ja = (title: string, text: string) => wikiOf([page(title, text)], "ja");
+
+  test("in unspaced script, a query word the segmenter splits is highlighted whole: にほん in にほんご", async () => {
+    const tome = await ja(
+      "日本語",
+      "日本語（にほんご、にっぽんご）は、日本国内や日本人同士の間で使用されている言語である。",
+    );
+    const text = search(tome, "にほん").hits[0]!.formatted.text;
+    expect(text).toContain("<em>にほん</em>ご");
+    expect(text).not.toContain("に<em>ほん</em>");
+  });
+
+  test("the crop holds the most distinct matched words: 日本の歴史 shows 日本 beside 歴史, not only the densest 歴史", async () => {
+    const plain = "この地域では農業が盛んで、米や野菜が作られている。";
+    const text = [
+      "日本の古代には多くの出来事があった。",
+      plain.repeat(4),
+      "城の歴史は長く、町の歴史も古い。寺の歴史も語られる。",
+      plain.repeat(12),
+      "歴史を学ぶ人は歴史の本を読み、歴史の授業に出て、歴史の先生と歴史の話をして、歴史の旅に出る。",
+    ].join("");
+    const tome = await ja("地方", text);
+    const snippet = search(tome, "日本の歴史").hits[0]!.formatted.text;
+    expect(snippet).toContain("<em>日本</em>");
+    expect(snippet).toContain("<em>歴史</em>");
+  });
+});

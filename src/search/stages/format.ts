@@ -8,7 +8,7 @@
  * dozens of terms, and each question reads postings).
  */
 import { termOfKey } from "../text/analyze";
-import { formatText, formatTitle, type MatchedTerms } from "../text/highlight";
+import { formatText, formatTitle, type MatchedTerms, type Phrase } from "../text/highlight";
 import { DEFAULTS, type Hit, type SearchOptions } from "../options";
 import type { ParsedQuery } from "../text/query";
 import { rankingScore } from "../ranking/ranking-score";
@@ -37,11 +37,12 @@ export function hitFormatter(
   const cropLength = options.cropLength ?? DEFAULTS.cropLength;
   const shown = highlighted(query, ctx.lang);
   const queryWords = new Set(query.words.filter((_w, i) => shown[i]));
+  const phrases = phrasesOf(query);
   const tiers = new Map<Derived[], TierTerms>();
   const tierTerms = (derived: Derived[]): TierTerms => {
     let terms = tiers.get(derived);
     if (!terms) {
-      terms = { candidates: new Set(queryWords), indexTerms: new Map() };
+      terms = { candidates: new Set([...queryWords, ...phrases.flatMap((p) => p.words)]), indexTerms: new Map() };
       for (const d of derived) {
         if (!shown[d.word]) continue;
         const text = termOfKey(ctx.text.keyOf(d.term));
@@ -58,7 +59,7 @@ export function hitFormatter(
     const page = ctx.catalog.pages.shown(pageIdx);
     const chunk = c.chunk - ctx.catalog.firstChunk[pageIdx]!;
     const text = page.chunkText(chunk);
-    const matched = new HitTerms(ctx, c.chunk, queryWords, tierTerms(c.derived));
+    const matched = new HitTerms(ctx, c.chunk, queryWords, tierTerms(c.derived), phrases);
     return {
       page,
       chunk,
@@ -75,17 +76,33 @@ export function hitFormatter(
 }
 
 /**
- * Which query words are highlighted (D62): a function word only within a quoted phrase, or
- * when the query holds nothing else; alone it marks every other sentence and says nothing.
+ * Which query words are highlighted wherever they stand (D62): a function word only when the
+ * query holds nothing else; alone it marks every other sentence and says nothing. Within an
+ * occurrence of a quoted phrase (or of a word the segmenter split) it is, as its phrase (D95).
  */
 function highlighted(query: ParsedQuery, lang: string): boolean[] {
   const stop = functionWords(lang);
-  const quoted = new Set(query.phrases.flat());
   const informative = query.words.some((w) => !stop.has(w));
-  return query.words.map((w) => !informative || !stop.has(w) || quoted.has(w));
+  return query.words.map((w) => !informative || !stop.has(w));
 }
 
-/** The terms of one hit: the query's words, and the derived terms its chunk holds (highlight.ts asks once each, when its title or text has one). */
+/**
+ * What is highlighted where its words stand together (D95): the quoted phrases, and each query
+ * word in unspaced script the segmenter split, its last word a prefix when it ends the query
+ * being typed ("にほん" is に and ほん, and stands in "にほんの").
+ */
+function phrasesOf(query: ParsedQuery): Phrase[] {
+  const last = query.joined.length - 1;
+  return [
+    ...query.phrases.map((words) => ({ words, prefix: false })),
+    ...query.joined.map((words, i) => ({
+      words,
+      prefix: query.prefixLast && i === last && words.at(-1) === query.words.at(-1),
+    })),
+  ];
+}
+
+/** The terms of one hit: the query's words, the derived terms its chunk holds (highlight.ts asks once each, when its title or text has one), and the phrases. */
 class HitTerms implements MatchedTerms {
   readonly candidates: ReadonlySet<string>;
 
@@ -94,6 +111,7 @@ class HitTerms implements MatchedTerms {
     private readonly chunk: number,
     private readonly queryWords: ReadonlySet<string>,
     private readonly tier: TierTerms,
+    readonly phrases: readonly Phrase[],
   ) {
     this.candidates = tier.candidates;
   }

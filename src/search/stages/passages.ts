@@ -1,12 +1,17 @@
 /**
- * Ranking rules of the passage and proximity (D62). A page's passage is the chunk a reader
- * would quote for the query, chosen within the page alone, from its chunks holding a query
- * word in their text or section heading (a heading counts as its chunks'):
- *   1. by their score over the query's words, where a word's other forms weigh
- *      PASSAGE_VARIANT_WEIGHT of the word (not MiniSearch's 0.3) and a function word a fifth
- *      of its weight (PASSAGE_FUNCTION_WEIGHT): "who" no longer outweighs "assassination";
- *   2. the best SPANS_MEASURED of them raised by how close the words stand (proximity);
- *   3. then the first chunk.
+ * Ranking rules of the passage and proximity (D62, D93, D94). A page's passage is the chunk a
+ * reader would quote for the query, chosen within the page alone:
+ *   0. its lead, when the query names the page (its title, a redirect's, or only words of its
+ *      title) and no other query word points elsewhere in it (D93);
+ *   else from its chunks holding a query word in their text or section heading (a heading
+ *   counts as its chunks'):
+ *   1. those whose heading names more of the query's sectional words (D94);
+ *   2. by their score over the query's words, where a word's other forms weigh
+ *      PASSAGE_VARIANT_WEIGHT of the word (not MiniSearch's 0.3) and a function word, or a word
+ *      of the page's title when the query has others, a fifth of its weight
+ *      (PASSAGE_FUNCTION_WEIGHT): "who" no longer outweighs "assassination";
+ *   3. the best SPANS_MEASURED of them raised by how close the words stand (proximity);
+ *   4. then the first chunk.
  * Proximity also ranks pages: the first PROXIMITY_WINDOW pages of the order are reordered by
  * how close the query's words (every word: "president of the United States" is a phrase a
  * function word holds together) stand in their best chunk, their score times that factor. The
@@ -17,6 +22,7 @@ import { SECTION_FIELD, TEXT_FIELD } from "../postings/fields";
 import type { ParsedQuery } from "../text/query";
 import { popcount, type Derived } from "../postings/shard-types";
 import { QueryLists } from "../ranking/query-lists";
+import type { ChunkScores } from "../ranking/range-scores";
 import type { SearchContext } from "./context";
 import {
   INTRO_TIER,
@@ -26,8 +32,11 @@ import {
   proximityFactor,
 } from "../ranking/rules";
 import type { Candidate, PageCandidate } from "./candidate";
+import { PassageWords } from "./passage-words";
 import type { QueryTerms } from "./terms";
 
+/** The D8 group of a page whose title (or a redirect's) is the query. */
+const EXACT_TITLE_GROUP = 0;
 /** How many of a page's chunks, best first by words held and score, are measured for proximity. */
 const SPANS_MEASURED = 8;
 export const byTierScore = (a: Candidate, b: Candidate) => a.tier - b.tier || b.score - a.score || a.chunk - b.chunk;
@@ -36,8 +45,9 @@ const byRank = (a: PageCandidate, b: PageCandidate) =>
 
 /** What passages are chosen with, made once per search: the query's informative terms per tier's terms. */
 export class Passages {
-  private readonly weighed = new Map<Derived[], QueryLists>();
+  private readonly weighed = new Map<Derived[], Map<number, QueryLists>>();
   private readonly groups = new Map<Derived[], number[][]>();
+  private readonly named = new Map<Derived[], PassageWords>();
 
   constructor(
     private readonly ctx: SearchContext,
@@ -64,25 +74,48 @@ export class Passages {
   private choose(page: PageCandidate): void {
     const { best } = page;
     if (this.phrases || best.tier >= INTRO_TIER) return;
-    const chunk = this.passageOf(page.page, best);
+    const chunk = this.passageOf(page, best);
     if (chunk !== undefined) page.best = { chunk, score: best.score, tier: best.tier, derived: best.derived };
   }
 
-  /** The page's passage among its chunks, by the rules above; undefined when no chunk holds an informative word in its text or heading. */
-  private passageOf(pageIdx: number, best: Candidate): number | undefined {
+  /**
+   * The page's passage among its chunks, by the rules above: its lead when the query names the
+   * page and no other word points elsewhere in it (D93); undefined when no chunk holds an
+   * informative word in its text or heading.
+   */
+  private passageOf({ page: pageIdx, group }: PageCandidate, best: Candidate): number | undefined {
     const { catalog, ranges, meter } = this.ctx;
-    const lists = this.informative(best.derived);
-    if (!lists.forms.length) return undefined;
     const { from, to } = catalog.chunkRange(pageIdx);
-    const m = ranges.score(lists, from, to);
-    meter.add(m.count, ranges.postings);
-    if (!m.count) return undefined;
+    const words = this.words(best.derived);
+    const title = words.title(catalog.pages.title(pageIdx));
+    // The query names the page (D93): its title or a redirect's, its title's every word, or only words of its title.
+    const others = (this.terms.full & ~title.words) >>> 0;
+    if (!others) return from;
+    const { informative } = this.terms;
+    // With no other informative word, the title's words weigh as they do for every page.
+    const titled = informative & ~title.words ? title.words & informative : 0;
+    const lists = this.informative(best.derived, titled);
+    const m = lists.forms.length ? ranges.score(lists, from, to) : undefined;
+    if (m) meter.add(m.count, ranges.postings);
+    if (group === EXACT_TITLE_GROUP || title.whole) {
+      // A word the title does not name points elsewhere when some chunk holds it, a function word too ("when", "state").
+      let held = 0;
+      for (let i = 0; i < (m?.count ?? 0); i++) held |= m!.allMask[i]!;
+      if (!(held & others)) return from;
+    }
+    // The informative words the title does not name: those a section's heading may name.
+    const pointing = (informative & ~title.words) >>> 0;
+    if (!m?.count) return undefined;
     const score = Array.from({ length: m.count }, (_x, i) => m.all[i]! * popcount(m.allMask[i]!));
+    const headed = pointing ? this.headed(m, pageIdx, from, to, words, pointing) : undefined;
     const order = Array.from({ length: m.count }, (_x, i) => i);
-    order.sort((a, b) => score[b]! - score[a]! || m.docs[a]! - m.docs[b]!);
-    let chosen = m.docs[order[0]!]!;
+    const tier = (i: number) => headed?.[i] ?? 0;
+    order.sort((a, b) => tier(b) - tier(a) || score[b]! - score[a]! || m.docs[a]! - m.docs[b]!);
+    const first = order[0]!;
+    let chosen = m.docs[first]!;
     let most = -1;
     for (const i of order.slice(0, SPANS_MEASURED)) {
+      if (tier(i) < tier(first)) break;
       const key = score[i]! * this.factor(best.derived, m.docs[i]!);
       if (key > most || (key === most && m.docs[i]! < chosen)) {
         chosen = m.docs[i]!;
@@ -93,18 +126,49 @@ export class Passages {
   }
 
   /**
-   * A tier's terms as lists of the text and its heading: a word's other forms weighing
-   * PASSAGE_VARIANT_WEIGHT, a function word PASSAGE_FUNCTION_WEIGHT of its weight.
+   * How many of the `pointing` words that are not the page's subject each chunk of `m` has its
+   * section heading name (D94); undefined when no heading names one.
    */
-  private informative(derived: Derived[]): QueryLists {
-    let out = this.weighed.get(derived);
+  private headed(m: ChunkScores, pageIdx: number, from: number, to: number, words: PassageWords, pointing: number) {
+    const { pages } = this.ctx.catalog;
+    const heading = Array.from(
+      { length: m.count },
+      (_x, i) => words.heading(pages.chunkHeading(pageIdx, m.docs[i]! - from)) & pointing,
+    );
+    if (!heading.some((h) => h)) return undefined;
+    const sectional = pointing & ~subject(m, heading, to - from);
+    return heading.map((h) => popcount(h & sectional));
+  }
+
+  /** The query's words and their forms, as the page's title and headings name them, per tier's terms. */
+  private words(derived: Derived[]): PassageWords {
+    let out = this.named.get(derived);
+    if (!out)
+      this.named.set(
+        derived,
+        (out = new PassageWords(this.ctx.text, this.terms.words, derived, this.terms.informative, this.ctx.lang)),
+      );
+    return out;
+  }
+
+  /**
+   * A tier's terms as lists of the text and its heading: a word's other forms weighing
+   * PASSAGE_VARIANT_WEIGHT, a function word PASSAGE_FUNCTION_WEIGHT of its weight, and so the
+   * informative words of `titled` (those the page's title names) when the query has others.
+   */
+  private informative(derived: Derived[], titled: number): QueryLists {
+    let byTitle = this.weighed.get(derived);
+    if (!byTitle) this.weighed.set(derived, (byTitle = new Map()));
+    let out = byTitle.get(titled);
     if (!out) {
       const { informative, words } = this.terms;
+      // The title's words weigh as function words: every chunk of the page is about them.
+      const strong = (informative & ~titled) >>> 0;
       const weighed = derived.map((d) => {
         const weight = d.variant ? PASSAGE_VARIANT_WEIGHT : d.weight;
         return {
           ...d,
-          weight: informative && !(informative & (1 << d.word)) ? weight * PASSAGE_FUNCTION_WEIGHT : weight,
+          weight: strong && !(strong & (1 << d.word)) ? weight * PASSAGE_FUNCTION_WEIGHT : weight,
         };
       });
       out = new QueryLists(this.ctx.text, {
@@ -114,7 +178,7 @@ export class Passages {
         phraseWords: 0,
         fields: [TEXT_FIELD, SECTION_FIELD],
       });
-      this.weighed.set(derived, out);
+      byTitle.set(titled, out);
     }
     return out;
   }
@@ -132,6 +196,24 @@ export class Passages {
     const inText = proximityFactor(text.smallestSpan(groups, TEXT_FIELD, chunk), text.spanGroups);
     return Math.max(inText, proximityFactor(text.smallestSpan(groups, SECTION_FIELD, chunk), text.spanGroups));
   }
+}
+
+/**
+ * The bits of the words the page is about, as its title is: those that half of its `chunks` or
+ * more hold, in their text or as their heading names them (`heading`, per chunk of `m`).
+ */
+function subject(m: ChunkScores, heading: number[], chunks: number): number {
+  const held = new Map<number, number>();
+  for (let i = 0; i < m.count; i++) {
+    const bits = (m.allMask[i]! | heading[i]!) >>> 0;
+    for (let b = bits; b; b &= b - 1) {
+      const bit = b & -b;
+      held.set(bit, (held.get(bit) ?? 0) + 1);
+    }
+  }
+  let out = 0;
+  for (const [bit, n] of held) if (2 * n >= chunks) out |= bit;
+  return out >>> 0;
 }
 
 /** Raises chunks whose matched words stand close together (one page's chunks, D7). */

@@ -10,6 +10,21 @@
  */
 import { UNSPACED } from "../../scripts";
 import { fold, segmenter } from "./analyze";
+import {
+  answer,
+  asciiCandidate,
+  candidateOf,
+  candidateTerm,
+  FNV_OFFSET,
+  FNV_PRIME,
+  type MatchedTerms,
+  type Phrase,
+  slots,
+  startScan,
+  tableMask,
+} from "./term-table";
+
+export type { MatchedTerms, Phrase } from "./term-table";
 
 export const CROP_MARKER = "…";
 
@@ -28,9 +43,15 @@ let count = 0;
 let starts = new Int32Array(1024);
 let ends = new Int32Array(1024);
 let matchedAt = new Uint8Array(1024);
+/** The candidate each word is (term-table.ts), plus one; 0 for none. */
+let termAt = new Int32Array(1024);
+/** 1 when a word and the next, with nothing between them, stand in one phrase's occurrence: one <em> holds both. */
+let joinsNext = new Uint8Array(1024);
 /** Indexes of the matched words, and the code-point offset of every UTF-16 offset (formatText). */
 let hits = new Int32Array(1024);
 let codePoints = new Int32Array(4096);
+/** How many words of each candidate (by termAt) the crop's window holds, as it slides. */
+let inWindow = new Int32Array(64);
 
 /** Room for the words of a text of n code units (at most one word a code unit). */
 function wordRoom(n: number): void {
@@ -39,12 +60,18 @@ function wordRoom(n: number): void {
   starts = new Int32Array(size);
   ends = new Int32Array(size);
   matchedAt = new Uint8Array(size);
+  termAt = new Int32Array(size);
+  joinsNext = new Uint8Array(size);
 }
 
-function pushWord(start: number, end: number, matched: boolean): void {
+/** A word (folded: `term`) pushed with the candidate it is and whether `matched` holds it. */
+function pushWord(start: number, end: number, term: string, matched: MatchedTerms): void {
+  const c = candidateOf(term);
   starts[count] = start;
   ends[count] = end;
-  matchedAt[count] = matched ? 1 : 0;
+  termAt[count] = c + 1;
+  matchedAt[count] = c >= 0 && answer(matched, c) ? 1 : 0;
+  joinsNext[count] = 0;
   count++;
 }
 
@@ -67,96 +94,8 @@ const ASCII_WORD_LOWER = new Uint8Array(128);
 for (let c = 0; c < 128; c++)
   ASCII_WORD_LOWER[c] = isWordChar(c) ? String.fromCharCode(c).toLowerCase().charCodeAt(0) : 0;
 
-const FNV_OFFSET = 0x811c9dc5;
-const FNV_PRIME = 0x01000193;
-
-/** The terms a text's words are highlighted for: all that may be (`candidates`, one set shared by many hits), and whether one found in the text is (`has`). */
-export interface MatchedTerms {
-  /** Every term has() may take: has() is asked only of these. */
-  readonly candidates: ReadonlySet<string>;
-  /** Asked at most once per candidate (the answer is kept for the object's later texts). */
-  has(term: string): boolean;
-}
-
-/**
- * The candidates of the last scan, as an open-addressing table of their FNV-1a hashes: a word
- * is looked up by the hash scan() makes as it reads it, and compared letter by letter, without
- * making its string. Slots hold a candidate's index + 1 (0: empty).
- */
-let tableFor: ReadonlySet<string> | undefined;
-let tableTerms: string[] = [];
-let tableMask = 0;
-let slotHashes = new Int32Array(0);
-let slots = new Int32Array(0);
-/**
- * The answers of has() of each MatchedTerms, by candidate (0 not asked yet, 1 matched, 2 not),
- * for the current table. Weakly held: a hit's terms reach its engine, which a swap lets go.
- */
-let answersOf = new WeakMap<MatchedTerms, Uint8Array>();
-/** The answers of the MatchedTerms of the scan under way, once looked up (undefined between scans). */
-let scanAnswers: Uint8Array | undefined;
 /** Whether the text scanned has a high surrogate (set by scan and wordEnd). */
 let wide = false;
-
-/** Makes the candidates' table, at most a quarter full (and 4,096 slots at least: few words reach the letter comparison). */
-function tableOf(candidates: ReadonlySet<string>): void {
-  tableFor = candidates;
-  tableTerms = [...candidates];
-  let size = 4096;
-  while (size < tableTerms.length * 4) size *= 2;
-  if (slots.length !== size) {
-    slots = new Int32Array(size);
-    slotHashes = new Int32Array(size);
-  } else slots.fill(0);
-  tableMask = size - 1;
-  for (let c = 0; c < tableTerms.length; c++) {
-    const h = hashOf(tableTerms[c]!);
-    let at = h & tableMask;
-    while (slots[at] !== 0) at = (at + 1) & tableMask;
-    slots[at] = c + 1;
-    slotHashes[at] = h;
-  }
-  answersOf = new WeakMap();
-}
-
-/** Whether candidate c is matched, asked of `matched` once. */
-function answer(matched: MatchedTerms, c: number): boolean {
-  let answers = scanAnswers;
-  if (!answers) {
-    answers = answersOf.get(matched);
-    if (!answers) answersOf.set(matched, (answers = new Uint8Array(tableTerms.length)));
-    scanAnswers = answers;
-  }
-  let a = answers[c]!;
-  if (a === 0) answers[c] = a = matched.has(tableTerms[c]!) ? 1 : 2;
-  return a === 1;
-}
-
-/** Whether the ASCII word text[start, end), lowercased, whose FNV-1a hash is h, is a matched candidate. */
-function asciiWordMatched(text: string, start: number, end: number, h: number, matched: MatchedTerms): boolean {
-  const n = end - start;
-  for (let at = h & tableMask; slots[at] !== 0; at = (at + 1) & tableMask) {
-    if (slotHashes[at] !== h) continue;
-    const c = slots[at]! - 1;
-    const term = tableTerms[c]!;
-    if (term.length !== n) continue;
-    let k = 0;
-    while (k < n && lower(text.charCodeAt(start + k)) === term.charCodeAt(k)) k++;
-    if (k === n) return answer(matched, c);
-  }
-  return false;
-}
-
-/** Whether a folded term is a matched candidate. */
-function termMatched(term: string, matched: MatchedTerms): boolean {
-  const h = hashOf(term);
-  for (let at = h & tableMask; slots[at] !== 0; at = (at + 1) & tableMask) {
-    if (slotHashes[at] === h && tableTerms[slots[at]! - 1] === term) return answer(matched, slots[at]! - 1);
-  }
-  return false;
-}
-
-const lower = (c: number) => (c >= 65 && c <= 90 ? c + 32 : c);
 
 /**
  * Scans the words of a text into the scratch arrays, as tokens() finds them, marking those
@@ -167,15 +106,15 @@ const lower = (c: number) => (c >= 65 && c <= 90 ? c + 32 : c);
  */
 function scan(text: string, lang: string, matched: MatchedTerms): boolean {
   wide = false;
-  scanAnswers = undefined;
-  // The hits of a search share their candidates: their table is made once.
-  if (matched.candidates !== tableFor) tableOf(matched.candidates);
+  startScan(matched);
   const n = text.length;
   wordRoom(n);
   // The ASCII words are written through locals (module bindings cost more in this loop); count is kept in step around pushRun.
   const wordStarts = starts;
   const wordEnds = ends;
   const wordMatched = matchedAt;
+  const wordTerm = termAt;
+  const wordJoins = joinsNext;
   const filled = slots;
   const mask = tableMask;
   let words = 0;
@@ -198,7 +137,10 @@ function scan(text: string, lang: string, matched: MatchedTerms): boolean {
       if (i === n || c < 128 || !startsWord(text, i)) {
         wordStarts[words] = start;
         wordEnds[words] = i;
-        wordMatched[words] = filled[h & mask] !== 0 && asciiWordMatched(text, start, i, h, matched) ? 1 : 0;
+        const c = filled[h & mask] !== 0 ? asciiCandidate(text, start, i, h) : -1;
+        wordTerm[words] = c + 1;
+        wordMatched[words] = c >= 0 && answer(matched, c) ? 1 : 0;
+        wordJoins[words] = 0;
         words++;
         continue;
       }
@@ -223,7 +165,27 @@ function scan(text: string, lang: string, matched: MatchedTerms): boolean {
     words = count;
   }
   count = words;
+  if (matched.phrases) markPhrases(matched.phrases);
   return wide;
+}
+
+/** Marks every word of each phrase's occurrences, its words consecutive in the text (D95). */
+function markPhrases(phrases: readonly Phrase[]): void {
+  for (const { words, prefix } of phrases) {
+    const ids = words.map((w) => candidateOf(w) + 1);
+    const n = ids.length;
+    const last = words[n - 1]!;
+    if (n < 2 || ids.slice(0, n - 1).includes(0) || (!prefix && !ids[n - 1])) continue;
+    for (let t = 0; t + n <= count; t++) {
+      let k = 0;
+      while (k < n - 1 && termAt[t + k] === ids[k]) k++;
+      if (k < n - 1) continue;
+      const end = termAt[t + k]!;
+      if (end !== ids[k] && !(prefix && end && matchedAt[t + k] && candidateTerm(end - 1).startsWith(last))) continue;
+      matchedAt.fill(1, t, t + n);
+      for (let j = t; j < t + n - 1; j++) if (ends[j] === starts[j + 1]) joinsNext[j] = 1;
+    }
+  }
 }
 
 /** Whether a word character starts at i (a surrogate pair read as one code point). */
@@ -247,21 +209,14 @@ function wordEnd(text: string, i: number, n: number): number {
 function pushRun(text: string, start: number, end: number, lang: string, matched: MatchedTerms): void {
   const run = text.slice(start, end);
   if (!UNSPACED.test(run)) {
-    pushWord(start, end, termMatched(fold(run), matched));
+    pushWord(start, end, fold(run), matched);
     return;
   }
   for (const seg of segmenter(lang).segment(run)) {
     if (!seg.isWordLike) continue;
     const term = fold(seg.segment);
-    if (term) pushWord(start + seg.index, start + seg.index + seg.segment.length, termMatched(term, matched));
+    if (term) pushWord(start + seg.index, start + seg.index + seg.segment.length, term, matched);
   }
-}
-
-/** FNV-1a of the code units of a term, as scan() hashes a word's lowercase letters. */
-function hashOf(term: string): number {
-  let h = FNV_OFFSET;
-  for (let i = 0; i < term.length; i++) h = Math.imul(h ^ term.charCodeAt(i), FNV_PRIME);
-  return h;
 }
 
 /** Offsets that are their own code-point offsets (a text without surrogates), grown as longer texts come. */
@@ -290,15 +245,21 @@ function codePointOffsets(text: string): Int32Array {
   return map;
 }
 
-/** The text from `from` to `to` (UTF-16 offsets) escaped, the scanned matched words in it in <em>. */
+/**
+ * The text from `from` to `to` (UTF-16 offsets) escaped, the scanned matched words in it in <em>;
+ * the words of a phrase with nothing between them (unspaced script) in one.
+ */
 function render(text: string, from: number, to: number, highlight: boolean): string {
   let out = "";
   let at = from;
   if (highlight) {
     for (let t = 0; t < count; t++) {
       if (!matchedAt[t] || ends[t]! <= from || starts[t]! >= to) continue;
-      out += `${escapeHtml(text.slice(at, starts[t]!))}<em>${escapeHtml(text.slice(starts[t]!, ends[t]!))}</em>`;
-      at = ends[t]!;
+      const first = starts[t]!;
+      let end = ends[t]!;
+      while (joinsNext[t] && starts[t + 1]! < to) end = ends[++t]!;
+      out += `${escapeHtml(text.slice(at, first))}<em>${escapeHtml(text.slice(first, end))}</em>`;
+      at = end;
     }
   }
   return out + escapeHtml(text.slice(at, to));
@@ -320,19 +281,30 @@ export function formatText(
   const length = cp[text.length]!;
   if (length <= cropLength) return render(text, 0, text.length, highlight);
 
-  // The window of cropLength code points holding the most matched words.
+  // The window of cropLength code points holding the most distinct matched terms, then the most matched words (D95).
   if (hits.length < count) hits = new Int32Array(Math.max(count, hits.length * 2));
   let hitCount = 0;
-  for (let t = 0; t < count; t++) if (matchedAt[t]) hits[hitCount++] = t;
+  let terms = 0;
+  for (let t = 0; t < count; t++)
+    if (matchedAt[t]) {
+      hits[hitCount++] = t;
+      terms = Math.max(terms, termAt[t]! + 1);
+    }
+  if (inWindow.length < terms) inWindow = new Int32Array(Math.max(terms, inWindow.length * 2));
   let bestFirst = 0;
   let bestCount = 0;
+  let bestDistinct = 0;
+  let distinct = 0;
   for (let i = 0, j = 0; i < hitCount; i++) {
     if (j < i) j = i;
-    while (j < hitCount && cp[ends[hits[j]!]!]! - cp[starts[hits[i]!]!]! <= cropLength) j++;
-    if (j - i > bestCount) {
+    while (j < hitCount && cp[ends[hits[j]!]!]! - cp[starts[hits[i]!]!]! <= cropLength)
+      if (inWindow[termAt[hits[j++]!]!]!++ === 0) distinct++;
+    if (distinct > bestDistinct || (distinct === bestDistinct && j - i > bestCount)) {
+      bestDistinct = distinct;
       bestCount = j - i;
       bestFirst = i;
     }
+    if (j > i && --inWindow[termAt[hits[i]!]!]! === 0) distinct--;
   }
   let start = 0;
   if (bestCount) {

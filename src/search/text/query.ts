@@ -1,4 +1,5 @@
 /** A search query, analysed: its words, its quoted phrases, and whether the last word is a prefix. */
+import { UNSPACED } from "../../scripts";
 import { foldUncached, terms } from "./analyze";
 
 export interface ParsedQuery {
@@ -10,6 +11,11 @@ export interface ParsedQuery {
   prefixLast: boolean;
   /** The query as a title: folded, `_` as space, single spaces. */
   asTitle: string;
+  /**
+   * Words written without spaces between them (unspaced script) that the segmenter split into
+   * several, as folded word sequences: "にほん" is に and ほん. Highlighted as one (D95).
+   */
+  joined: string[][];
 }
 
 const QUOTED = /["“”„«»]([^"“”„«»]*)["“”„«»]/g;
@@ -41,7 +47,21 @@ export function parseQuery(q: string, lang: string): ParsedQuery {
   QUOTES.lastIndex = 0;
   const last = free.at(-1);
   const prefixLast = endsInWord && last !== undefined && last === words.at(-1) && [...last].length >= MIN_PREFIX;
-  return { words, phrases, prefixLast, asTitle: titleKey(q) };
+  return { words, phrases, prefixLast, asTitle: titleKey(q), joined: joinedWords(q, lang) };
+}
+
+const RUN = /[\p{L}\p{M}\p{N}]+/gu;
+
+/** The runs of word characters holding unspaced script that the segmenter splits into several words. */
+function joinedWords(q: string, lang: string): string[][] {
+  if (!UNSPACED.test(q)) return [];
+  const out: string[][] = [];
+  for (const run of q.match(RUN) ?? []) {
+    if (!UNSPACED.test(run)) continue;
+    const ws = terms(run, lang);
+    if (ws.length > 1) out.push(ws);
+  }
+  return out;
 }
 
 /** How titles are compared: case- and accent-insensitive, `_` = space. */
