@@ -3,8 +3,8 @@
  * would quote for the query, chosen within the page alone, from its chunks holding a query
  * word in their text or section heading (a heading counts as its chunks'):
  *   1. by their score over the query's words, where a word's other forms weigh
- *      PASSAGE_VARIANT_WEIGHT of the word (not MiniSearch's 0.3) and a function word a fifth
- *      of its weight (PASSAGE_FUNCTION_WEIGHT): "who" no longer outweighs "assassination";
+ *      RULES.passageVariant of the word (not MiniSearch's 0.3) and a function word a fifth
+ *      of its weight (RULES.passageFunction): "who" no longer outweighs "assassination";
  *   2. the best SPANS_MEASURED of them raised by how close the words stand (proximity);
  *   3. then the first chunk.
  * Proximity also ranks pages: the first PROXIMITY_WINDOW pages of the order are reordered by
@@ -18,13 +18,7 @@ import type { ParsedQuery } from "../text/query";
 import { popcount, type Derived } from "../postings/shard-types";
 import { QueryLists } from "../ranking/query-lists";
 import type { SearchContext } from "./context";
-import {
-  INTRO_TIER,
-  PASSAGE_FUNCTION_WEIGHT,
-  PASSAGE_VARIANT_WEIGHT,
-  PROXIMITY_WINDOW,
-  proximityFactor,
-} from "../ranking/rules";
+import { INTRO_TIER, PROXIMITY_WINDOW, proximityFactor, RULES } from "../ranking/rules";
 import type { Candidate, PageCandidate } from "./candidate";
 import type { QueryTerms } from "./terms";
 
@@ -94,17 +88,17 @@ export class Passages {
 
   /**
    * A tier's terms as lists of the text and its heading: a word's other forms weighing
-   * PASSAGE_VARIANT_WEIGHT, a function word PASSAGE_FUNCTION_WEIGHT of its weight.
+   * RULES.passageVariant, a function word RULES.passageFunction of its weight.
    */
   private informative(derived: Derived[]): QueryLists {
     let out = this.weighed.get(derived);
     if (!out) {
       const { informative, words } = this.terms;
       const weighed = derived.map((d) => {
-        const weight = d.variant ? PASSAGE_VARIANT_WEIGHT : d.weight;
+        const weight = d.variant ? RULES.passageVariant : d.weight;
         return {
           ...d,
-          weight: informative && !(informative & (1 << d.word)) ? weight * PASSAGE_FUNCTION_WEIGHT : weight,
+          weight: informative && !(informative & (1 << d.word)) ? weight * RULES.passageFunction : weight,
         };
       });
       out = new QueryLists(this.ctx.text, {
