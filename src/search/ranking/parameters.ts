@@ -56,6 +56,9 @@ export function setScoreParameters(values: Partial<ScoreParameters>): void {
     if (!(name in PLACES)) throw new Error(`no score parameter "${name}"; they are ${PARAMETER_NAMES.join(", ")}`);
     if (!(typeof value === "number" && Number.isFinite(value) && value >= 0))
       throw new Error(`score parameter ${name} must be a finite number ≥ 0, not ${value}`);
+    // k1 divides every length norm (norms.ts); b above 1 makes a long field's norm negative.
+    if ((name === "k1" && value === 0) || (name === "b" && value > 1))
+      throw new Error(`score parameter ${name} must be in ${name === "k1" ? "(0, ∞)" : "[0, 1]"}, not ${value}`);
   }
   for (const [name, value] of Object.entries(values)) {
     const [object, key] = place(name as ParameterName);
