@@ -7,6 +7,9 @@ import {
   scoreParameters,
   setScoreParameters,
 } from "../src/search/ranking/parameters";
+import { TEXT_BOOSTS } from "../src/search/postings/fields";
+import { BM25, WEIGHTS } from "../src/search/postings/shard-types";
+import { RULES } from "../src/search/ranking/rules";
 import { openSnapshot } from "../src/snapshot";
 import { SQUAD, snapshotFor } from "./helpers";
 
@@ -27,8 +30,14 @@ afterEach(() => setScoreParameters(DEFAULT_PARAMETERS));
 describe("score parameters", () => {
   test("the defaults are the source's values, one a name", () => {
     expect(scoreParameters()).toEqual({ ...DEFAULT_PARAMETERS });
-    expect(DEFAULT_PARAMETERS.k1).toBe(1.2);
-    expect(DEFAULT_PARAMETERS.pageEvidence).toBe(0.5);
+    expect([DEFAULT_PARAMETERS.k1, DEFAULT_PARAMETERS.b, DEFAULT_PARAMETERS.bm25Floor]).toEqual([
+      BM25.k,
+      BM25.b,
+      BM25.d,
+    ]);
+    expect([DEFAULT_PARAMETERS.sectionBoost, DEFAULT_PARAMETERS.titleFieldBoost]).toEqual(TEXT_BOOSTS.slice(1));
+    expect(DEFAULT_PARAMETERS.variant).toBe(WEIGHTS.variant);
+    expect(DEFAULT_PARAMETERS.pageEvidence).toBe(RULES.pageEvidence);
     expect(Object.keys(DEFAULT_PARAMETERS)).toEqual(PARAMETER_NAMES);
   });
 
