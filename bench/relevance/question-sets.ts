@@ -62,33 +62,49 @@ export async function qrelsQuestions(tome: Engine, dataDir: string): Promise<Que
   return [...byId.values()].filter((q) => q.gold.size);
 }
 
+/** One ranking's figures for a question: its top 10 pages (indexes) and the text of its top chunk. */
+export function judge(pages: number[], topChunk: string, gold: Map<number, number>, answers?: string[]) {
+  let dcg = 0;
+  let first = 0;
+  let found1 = 0;
+  let found10 = 0;
+  pages.slice(0, K).forEach((p, i) => {
+    const grade = gold.get(p);
+    if (!grade) return;
+    dcg += grade / Math.log2(i + 2);
+    if (!first) first = i + 1;
+    if (i === 0) found1++;
+    found10++;
+  });
+  const ideal = [...gold.values()].sort((a, b) => b - a).slice(0, K);
+  const lower = topChunk.toLowerCase();
+  return {
+    ndcg10: dcg / ideal.reduce((s, g, i) => s + g / Math.log2(i + 2), 0),
+    recall1: found1 / gold.size,
+    recall10: found10 / gold.size,
+    mrr: first ? 1 / first : 0,
+    answer: !!answers?.some((a) => lower.includes(a.toLowerCase())),
+  };
+}
+
 /** Tome's figures on the questions: the top 10 pages of each, searched without a time limit. */
 export function measure(tome: Engine, questions: Question[], search: Parameters<Engine["search"]>[1] = {}): Figures {
   const pageIndex = pageIndexOf(tome);
   const sum = { ndcg10: 0, recall1: 0, recall10: 0, mrr: 0, answer: 0 };
   for (const q of questions) {
     const { hits } = tome.search(q.text.slice(0, 500), { limit: K, highlight: false, budgetMs: Infinity, ...search });
-    let dcg = 0;
-    let first = 0;
-    let found1 = 0;
-    let found10 = 0;
-    hits.forEach((h, i) => {
-      const grade = q.gold.get(pageIndex.get(h.page.pageId)!);
-      if (!grade) return;
-      dcg += grade / Math.log2(i + 2);
-      if (!first) first = i + 1;
-      if (i === 0) found1++;
-      found10++;
-    });
-    const ideal = [...q.gold.values()].sort((a, b) => b - a).slice(0, K);
-    sum.ndcg10 += dcg / ideal.reduce((s, g, i) => s + g / Math.log2(i + 2), 0);
-    sum.recall1 += found1 / q.gold.size;
-    sum.recall10 += found10 / q.gold.size;
-    sum.mrr += first ? 1 / first : 0;
-    if (q.answers && hits[0]) {
-      const top = hits[0].page.chunks[hits[0].chunk]!.text.toLowerCase();
-      if (q.answers.some((a) => top.includes(a.toLowerCase()))) sum.answer++;
-    }
+    const top = hits[0] ? hits[0].page.chunks[hits[0].chunk]!.text : "";
+    const j = judge(
+      hits.map((h) => pageIndex.get(h.page.pageId)!),
+      top,
+      q.gold,
+      q.answers,
+    );
+    sum.ndcg10 += j.ndcg10;
+    sum.recall1 += j.recall1;
+    sum.recall10 += j.recall10;
+    sum.mrr += j.mrr;
+    if (j.answer) sum.answer++;
   }
   const n = questions.length || 1;
   return {
