@@ -12,7 +12,7 @@ import { PostingsReader, type PostingsCursor } from "../src/search/postings/post
 import { TermLists } from "../src/search/postings/term-lists";
 import { buildShard } from "../src/search/indexer/invert";
 import { Shard } from "../src/search/postings/shard";
-import { popcount, type ShardData, type ShardOptions, type WordSpec } from "../src/search/postings/shard-types";
+import { BM25, popcount, type ShardData, type ShardOptions, type WordSpec } from "../src/search/postings/shard-types";
 import { indexKey } from "../src/search/text/analyze";
 import { EN_2006, EN_2016, engineFor, snapshotFor, TRUNCATED_XZ } from "./helpers";
 
@@ -74,8 +74,6 @@ function flatPostings(docs: Doc[], options: ShardOptions): Flat {
   offsets[keys.length * F] = at;
   return { keys, offsets, docs: flatDocs, freqs };
 }
-
-const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
 
 function lowerBound(a: Uint32Array, lo: number, hi: number, value: number): number {
   while (lo < hi) {

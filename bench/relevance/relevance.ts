@@ -22,6 +22,7 @@ import { parseArgs } from "node:util";
 import MiniSearch from "minisearch";
 import { open, terms } from "../../src/search";
 import { buildSnapshot, fts5Chunks, sharedDataDir } from "../support";
+import { judge } from "./question-sets";
 
 const USAGE = `Usage: bun bench/relevance/relevance.ts [--limit N] [--only squad|qrels] [--json] [--misses]
   --limit N   the first N SQuAD questions (default: all 10,570); the qrels are always all run
@@ -175,37 +176,20 @@ function evaluate(queries: Query[], rank: System, set?: string): Figures {
   const sum = { ndcg10: 0, recall1: 0, recall10: 0, mrr: 0, answer: 0 };
   const started = performance.now();
   for (const q of queries) {
-    const before = { ...sum };
     const { pages, topChunk } = rank(q.text);
-    let dcg = 0;
-    let first = 0;
-    let found1 = 0;
-    let found10 = 0;
-    pages.slice(0, K).forEach((p, i) => {
-      const grade = q.gold.get(p);
-      if (!grade) return;
-      dcg += grade / Math.log2(i + 2);
-      if (!first) first = i + 1;
-      if (i === 0) found1++;
-      found10++;
-    });
-    const ideal = [...q.gold.values()].sort((a, b) => b - a).slice(0, K);
-    const idcg = ideal.reduce((s, g, i) => s + g / Math.log2(i + 2), 0);
-    sum.ndcg10 += dcg / idcg;
-    sum.recall1 += found1 / q.gold.size;
-    sum.recall10 += found10 / q.gold.size;
-    sum.mrr += first ? 1 / first : 0;
-    if (q.answers) {
-      const lower = topChunk.toLowerCase();
-      if (q.answers.some((a) => lower.includes(a.toLowerCase()))) sum.answer++;
-    }
+    const j = judge(pages, topChunk, q.gold, q.answers);
+    sum.ndcg10 += j.ndcg10;
+    sum.recall1 += j.recall1;
+    sum.recall10 += j.recall10;
+    sum.mrr += j.mrr;
+    if (j.answer) sum.answer++;
     if (set)
       perQuery.push({
         set,
         query: q.text,
-        ndcg10: sum.ndcg10 - before.ndcg10,
-        recall1: sum.recall1 - before.recall1,
-        ...(q.answers ? { answer: sum.answer > before.answer } : {}),
+        ndcg10: j.ndcg10,
+        recall1: j.recall1,
+        ...(q.answers ? { answer: j.answer } : {}),
       });
   }
   const n = queries.length || 1;

@@ -6,9 +6,7 @@
 import { PostingsReader } from "../../src/search/postings/postings";
 import { TermLists } from "../../src/search/postings/term-lists";
 import { matchBuffer, type Shard } from "../../src/search/postings/shard";
-import { popcount, type Matches, type ShardData, type WordSpec } from "../../src/search/postings/shard-types";
-
-const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
+import { BM25, popcount, type Matches, type ShardData, type WordSpec } from "../../src/search/postings/shard-types";
 
 export class FlatShard {
   readonly offsets: Uint32Array;

@@ -3,7 +3,7 @@
  * of them (page-heap.ts), as Lucene's BlockMaxConjunctionBulkScorer and MaxScoreBulkScorer do
  * for documents. Chunks are read in windows of whole pages (a page's chunks are consecutive, so
  * a page is scored from all its chunks of the tier at once). Before a window is read, each
- * word's bound there (word-reader.ts, from its lists' impacts) is summed: when PAGE_FACTOR ×
+ * word's bound there (word-reader.ts, from its lists' impacts) is summed: when pageFactor() ×
  * the sum cannot beat the heap's bar, the window is skipped without decoding a block.
  *
  * With required words (every tier but "any word"), the rarest leads: its lists are scanned,
@@ -20,7 +20,7 @@ import { ListReader } from "./list-reader";
 import { PageGatherer } from "./page-gather";
 import type { PageHeap } from "./page-heap";
 import type { QueryLists } from "./query-lists";
-import { PAGE_FACTOR } from "./rules";
+import { pageFactor } from "./rules";
 import { WordReader } from "./word-reader";
 
 /**
@@ -239,7 +239,7 @@ export class Executor {
       const order = words.map((_w, i) => i).sort((a, b) => bounds[a]! - bounds[b]!);
       let rest = 0;
       let cut = 0;
-      while (cut < order.length && PAGE_FACTOR * (rest + bounds[order[cut]!]!) < bar) rest += bounds[order[cut++]!]!;
+      while (cut < order.length && pageFactor() * (rest + bounds[order[cut]!]!) < bar) rest += bounds[order[cut++]!]!;
       essential = order.slice(cut).map((i) => words[i]!);
       const others = order.slice(0, cut).map((i) => words[i]!);
       this.room(to - from + 1);
@@ -284,11 +284,12 @@ export class Executor {
     const last = pageOfChunk.length - 1;
     let end = -1;
     let span = to - from + 1;
+    const factor = pageFactor();
     for (let upTo = to; ; ) {
       let bound = 0;
       for (const w of words) {
         bound += w.bound(from, upTo);
-        if (PAGE_FACTOR * bound >= bar) return end;
+        if (factor * bound >= bar) return end;
       }
       end = upTo;
       if (upTo >= last) return end;

@@ -17,7 +17,7 @@
 import type { Container } from "../../snapshot";
 import type { WordSpec } from "../postings/shard-types";
 import { commandLine } from "../../invocation";
-import { RULES_FINGERPRINT } from "./rules";
+import { rulesFingerprint } from "./rules";
 
 export const ORDERS_SECTION = "index.text.orders";
 /**
@@ -42,9 +42,10 @@ export class PageOrders {
   constructor(bytes: Uint8Array) {
     const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2);
     // Orders are ranking output: made under other rules they would rank wrongly (D61).
-    if (words[0] !== RULES_FINGERPRINT)
+    const fingerprint = rulesFingerprint();
+    if (words[0] !== fingerprint)
       throw new Error(
-        `this snapshot's page orders were made under other ranking rules (${words[0]}; this Tome ranks by ${RULES_FINGERPRINT}). Rebuild it from its dump with \`${commandLine("snapshot:build")}\`, then start again.`,
+        `this snapshot's page orders were made under other ranking rules (${words[0]}; this Tome ranks by ${fingerprint}). Rebuild it from its dump with \`${commandLine("snapshot:build")}\`, then start again.`,
       );
     const count = words[1]!;
     const keyBytes = words[2]!;
@@ -82,7 +83,7 @@ export function packOrders(keys: string[], orders: Uint32Array[], holding: numbe
   const keyWords = (keyBytes.byteLength + 3) >>> 2;
   const total = orders.reduce((n, o) => n + o.length, 0);
   const words = new Uint32Array(3 + keyWords + keys.length + 1 + keys.length + total);
-  words[0] = RULES_FINGERPRINT;
+  words[0] = rulesFingerprint();
   words[1] = keys.length;
   words[2] = keyBytes.byteLength;
   new Uint8Array(words.buffer).set(keyBytes, 12);

@@ -7,21 +7,37 @@
  *      when it needs typos to hold the bucket's words; INTRO_TIER for a title match's intro; lower
  *      first;
  *   2. the score: its best chunk's (the sum, over the query words the chunk holds, of the word's
- *      best form, scored by BM25F over the fields: bm25f()), plus PAGE_EVIDENCE of its second and its square of
+ *      best form, scored by BM25F over the fields: bm25f()), plus RULES.pageEvidence of its second and its square of
  *      its third of the same tier, raised by its title boost; the first PROXIMITY_WINDOW pages
  *      then times their passage's proximity factor (stages/passages.ts);
  *   3. the page (its index in the snapshot), lower first.
- * RULES_FINGERPRINT changes with any of them: stored page orders made under other rules are
+ * rulesFingerprint() changes with any of them: stored page orders made under other rules are
  * refused (page-orders.ts).
  */
 import { TEXT_BOOSTS } from "../postings/fields";
 import { BM25, WEIGHTS } from "../postings/shard-types";
 import { ANALYZER_VERSION } from "../text/analyze";
 
-/** A page's score: its best chunk's, plus this share of its second, and its square of its third (D43), of the best one's tier (D61). */
-const PAGE_EVIDENCE = 0.5;
-/** A boosted title raises its page's score by this many times the share of the query's information it holds. */
-const TITLE_BOOST = 2;
+/**
+ * The rules' own parameters, as a search reads them: these values, unless a tuning trial set
+ * others before opening its engine (parameters.ts, bench/relevance/tune.ts; D96).
+ */
+export const RULES = {
+  /** A page's score: its best chunk's, plus this share of its second, and its square of its third (D43), of the best one's tier (D61). */
+  pageEvidence: 0.5,
+  /** A boosted title raises its page's score by this many times the share of the query's information it holds. */
+  titleBoost: 2,
+  /** What adjacent words add to a chunk's score, as a share of it: proximityFactor(). */
+  proximity: 1,
+  /** What a word's other form weighs in choosing a passage, against the word itself (D62); MiniSearch's 0.3 ranks the pages. */
+  passageVariant: 0.45,
+  /**
+   * What a function word weighs in choosing a passage, against its weight in ranking pages (D62):
+   * a fifth, so that it separates chunks the informative words leave close, and no more (at 0,
+   * SQuAD's answer was in the top chunk less often than before D62).
+   */
+  passageFunction: 0.2,
+};
 /** Buckets of words (D90): every required word, then any word. */
 const BUCKETS = 2;
 /** The tier of a title match's intro, standing for a page none of whose chunks holds the words: the last. */
@@ -46,45 +62,48 @@ export const bm25f = (idf: number, combined: number): number =>
   idf * (BM25.d + (combined * (BM25.k + 1)) / (BM25.k + combined));
 /** The most a form of IDF `idf` can add, its frequency saturated: bm25f()'s limit. */
 export const bm25fMost = (idf: number): number => idf * (BM25.d + BM25.k + 1);
-/** The most a page's score can be over its best chunk's: 1 + 0.5 + 0.25. */
-export const PAGE_FACTOR = 1 + PAGE_EVIDENCE + PAGE_EVIDENCE * PAGE_EVIDENCE;
+/** The most a page's score can be over its best chunk's: 1 + 0.5 + 0.25 (its evidence at most its best chunk's). */
+export const pageFactor = (): number => 1 + RULES.pageEvidence + RULES.pageEvidence * RULES.pageEvidence;
 /** How many of the best pages are reordered by their passage's proximity: always ranked, whatever the window (D61). */
 export const PROXIMITY_WINDOW = 10;
-/** What a word's other form weighs in choosing a passage, against the word itself (D62); MiniSearch's 0.3 ranks the pages. */
-export const PASSAGE_VARIANT_WEIGHT = 0.45;
-/**
- * What a function word weighs in choosing a passage, against its weight in ranking pages (D62):
- * a fifth, so that it separates chunks the informative words leave close, and no more (at 0,
- * SQuAD's answer was in the top chunk less often than before D62).
- */
-export const PASSAGE_FUNCTION_WEIGHT = 0.2;
 
 /** A ranking class, lower first: the D8 group, then the tier (0–4); what topk.ts sorts by before the score. */
 export const rankClass = (group: number, tier: number): number => group * TIERS + tier;
 export const groupOf = (klass: number): number => Math.floor(klass / TIERS);
 
-/** How close a chunk's words stand, as a factor of its score: 2 when adjacent, towards 1 as they spread (0: fewer than two words). */
+/** How close a chunk's words stand, as a factor of its score: 1 + RULES.proximity when adjacent, towards 1 as they spread (0: fewer than two words). */
 export const proximityFactor = (span: number, groups: number): number =>
-  span > 0 ? 1 + 1 / (1 + Math.max(0, span - groups)) : 1;
+  span > 0 ? 1 + RULES.proximity / (1 + Math.max(0, span - groups)) : 1;
 
 /**
  * A page's score from its best three chunks' (best first; -1 or 0: none): the best, plus
- * PAGE_EVIDENCE of the second and its square of the third, raised by the title boost.
+ * RULES.pageEvidence of the second and its square of the third, raised by the title boost.
  */
 export function pageScore(first: number, second: number, third: number, titleBoost: number): number {
+  const evidence = RULES.pageEvidence;
   return (
-    (first + PAGE_EVIDENCE * Math.max(0, second) + PAGE_EVIDENCE * PAGE_EVIDENCE * Math.max(0, third)) *
-    (1 + TITLE_BOOST * titleBoost)
+    (first + evidence * Math.max(0, second) + evidence * evidence * Math.max(0, third)) *
+    (1 + RULES.titleBoost * titleBoost)
   );
 }
 
 /** The rules' version: 2 since D61 (evidence of the best tier only), 4 since D90 (BM25F, a word's best form, its weight outside the saturation). */
 const RULES_VERSION = 4;
 
-/** A number that changes with the rules and the analysis: FNV-1a of what the stored page orders depend on. */
-export const RULES_FINGERPRINT = fnv1a(
-  JSON.stringify([RULES_VERSION, ANALYZER_VERSION, BM25, WEIGHTS, TEXT_BOOSTS, PAGE_EVIDENCE, TITLE_BOOST, TIERS]),
-);
+/** A number that changes with the rules, their parameters and the analysis: FNV-1a of what the stored page orders depend on. */
+export const rulesFingerprint = (): number =>
+  fnv1a(
+    JSON.stringify([
+      RULES_VERSION,
+      ANALYZER_VERSION,
+      BM25,
+      WEIGHTS,
+      TEXT_BOOSTS,
+      RULES.pageEvidence,
+      RULES.titleBoost,
+      TIERS,
+    ]),
+  );
 
 function fnv1a(text: string): number {
   let h = 0x811c9dc5;

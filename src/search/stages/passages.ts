@@ -7,9 +7,9 @@
  *   counts as its chunks'):
  *   1. those whose heading names more of the query's sectional words (D94);
  *   2. by their score over the query's words, where a word's other forms weigh
- *      PASSAGE_VARIANT_WEIGHT of the word (not MiniSearch's 0.3) and a function word, or a word
+ *      RULES.passageVariant of the word (not MiniSearch's 0.3) and a function word, or a word
  *      of the page's title when the query has others, a fifth of its weight
- *      (PASSAGE_FUNCTION_WEIGHT): "who" no longer outweighs "assassination";
+ *      (RULES.passageFunction): "who" no longer outweighs "assassination";
  *   3. the best SPANS_MEASURED of them raised by how close the words stand (proximity);
  *   4. then the first chunk.
  * Proximity also ranks pages: the first PROXIMITY_WINDOW pages of the order are reordered by
@@ -24,13 +24,7 @@ import { popcount, type Derived } from "../postings/shard-types";
 import { QueryLists } from "../ranking/query-lists";
 import type { ChunkScores } from "../ranking/range-scores";
 import type { SearchContext } from "./context";
-import {
-  INTRO_TIER,
-  PASSAGE_FUNCTION_WEIGHT,
-  PASSAGE_VARIANT_WEIGHT,
-  PROXIMITY_WINDOW,
-  proximityFactor,
-} from "../ranking/rules";
+import { INTRO_TIER, PROXIMITY_WINDOW, proximityFactor, RULES } from "../ranking/rules";
 import type { Candidate, PageCandidate } from "./candidate";
 import { PassageWords } from "./passage-words";
 import type { QueryTerms } from "./terms";
@@ -153,7 +147,7 @@ export class Passages {
 
   /**
    * A tier's terms as lists of the text and its heading: a word's other forms weighing
-   * PASSAGE_VARIANT_WEIGHT, a function word PASSAGE_FUNCTION_WEIGHT of its weight, and so the
+   * RULES.passageVariant, a function word RULES.passageFunction of its weight, and so the
    * informative words of `titled` (those the page's title names) when the query has others.
    */
   private informative(derived: Derived[], titled: number): QueryLists {
@@ -165,10 +159,10 @@ export class Passages {
       // The title's words weigh as function words: every chunk of the page is about them.
       const strong = (informative & ~titled) >>> 0;
       const weighed = derived.map((d) => {
-        const weight = d.variant ? PASSAGE_VARIANT_WEIGHT : d.weight;
+        const weight = d.variant ? RULES.passageVariant : d.weight;
         return {
           ...d,
-          weight: strong && !(strong & (1 << d.word)) ? weight * PASSAGE_FUNCTION_WEIGHT : weight,
+          weight: strong && !(strong & (1 << d.word)) ? weight * RULES.passageFunction : weight,
         };
       });
       out = new QueryLists(this.ctx.text, {
