@@ -32,6 +32,7 @@ const MODULES = new Set([
   "search/block-bounds.ts",
   "corpus/english-model.ts",
   "corpus/corpus-stats.ts",
+  "relevance/question-sets.ts",
 ]);
 
 describe("bench/", () => {
