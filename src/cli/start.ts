@@ -291,12 +291,12 @@ export async function main(args: string[]): Promise<void> {
     // Watching before the server says it serves: a snapshot renamed in as soon as it does is seen.
     const watching = watch && swapper.watch();
     const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
-    console.error(
-      `Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`,
-    );
+    // The line that says it serves comes last: whoever waits for it has read the others.
     if (isSample(path)) note(sampleBanner(path, app.served().engine.snapshot.meta.indexedPages));
     const what = config.snapshot ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
-    console.error(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
+    // One stream for the three: lines written through two could reach the reader out of order.
+    note(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
+    note(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
   });
 }
 
