@@ -36,3 +36,21 @@ export function enterApart(
   }
   return { apart: entries.count, noChunk };
 }
+
+/**
+ * Scores each page over its own chunks and enters it, in chunk order so that the lists' cursors
+ * move forward through blocks they decode once (RangeScorer); returns the pages entered. For
+ * plans that take their pages from elsewhere than the lists (stored orders).
+ */
+export function scorePages(ctx: SearchContext, lists: QueryLists, pages: number[]): number {
+  const { catalog, meter, scratch } = ctx;
+  pages.sort((a, b) => catalog.firstChunk[a]! - catalog.firstChunk[b]!);
+  let found = 0;
+  for (const p of pages) {
+    const range = catalog.chunkRange(p);
+    const scores = ctx.ranges.score(lists, range.from, range.to);
+    meter.add(scores.count, ctx.ranges.postings);
+    found += enterPages(ctx, lists, scores, scratch.entries);
+  }
+  return found;
+}

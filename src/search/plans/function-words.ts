@@ -8,8 +8,8 @@
  * order (D61); no list is read whole.
  */
 import type { PageOrder } from "../ranking/page-orders";
-import { addIntros, enterPages, topPages } from "../stages/pages";
-import { enterApart } from "./apart";
+import { addIntros, topPages } from "../stages/pages";
+import { enterApart, scorePages } from "./apart";
 import type { Plan, PlanRun } from "./plan";
 
 /** The pages of the order ranked: a page past them is not shown, whatever the window. */
@@ -21,8 +21,7 @@ export class FunctionWords implements Plan {
 
   rank(run: PlanRun) {
     const { ctx, query, terms, lists, from, need } = run;
-    const { scratch, meter, catalog } = ctx;
-    const { entries, entered } = scratch;
+    const { entries, entered } = ctx.scratch;
     const { apart, noChunk } = enterApart(ctx, query, terms, lists, undefined);
     const { pages } = this.order;
     const taken: number[] = [];
@@ -32,14 +31,7 @@ export class FunctionWords implements Plan {
       entered.mark(p);
       taken.push(p);
     }
-    // In chunk order, so that the lists' cursors move forward through blocks they decode once.
-    taken.sort((a, b) => catalog.firstChunk[a]! - catalog.firstChunk[b]!);
-    for (const p of taken) {
-      const range = catalog.chunkRange(p);
-      const scores = ctx.ranges.score(lists, range.from, range.to);
-      meter.add(scores.count, ctx.ranges.postings);
-      enterPages(ctx, lists, scores, entries);
-    }
+    scorePages(ctx, lists, taken);
     addIntros(ctx, entries, noChunk, () => false);
     return { pages: topPages(ctx, query, terms, lists, entries, from, need), total: apart + taken.length };
   }

@@ -8,8 +8,8 @@
  */
 import type { PageOrder } from "../ranking/page-orders";
 import { OTHER_GROUP, rankClass } from "../ranking/rules";
-import { addIntros, enterPages, topPages } from "../stages/pages";
-import { enterApart } from "./apart";
+import { addIntros, topPages } from "../stages/pages";
+import { enterApart, scorePages } from "./apart";
 import type { Plan, PlanRun } from "./plan";
 import { WORDS } from "./words";
 
@@ -19,7 +19,7 @@ export class OneWord implements Plan {
 
   rank(run: PlanRun) {
     const { ctx, query, terms, lists, from, need } = run;
-    const { scratch, meter, catalog } = ctx;
+    const { scratch, meter } = ctx;
     const { entries, entered } = scratch;
     const { apart, noChunk } = enterApart(ctx, query, terms, lists, undefined);
     const klass = rankClass(OTHER_GROUP, 0);
@@ -36,14 +36,7 @@ export class OneWord implements Plan {
       entered.mark(p);
       taken.push(p);
     }
-    taken.sort((a, b) => catalog.firstChunk[a]! - catalog.firstChunk[b]!);
-    let found = 0;
-    for (const p of taken) {
-      const range = catalog.chunkRange(p);
-      const scores = ctx.ranges.score(lists, range.from, range.to);
-      meter.add(scores.count, ctx.ranges.postings);
-      found += enterPages(ctx, lists, scores, entries);
-    }
+    const found = scorePages(ctx, lists, taken);
     // The order ran out before the window filled, and pages past it hold the word: they are the words plan's.
     if (found < need - better && i === pages.length && pages.length < holding) {
       entries.clear();

@@ -19,7 +19,7 @@ import { addIntros, enterPages, topPages } from "../stages/pages";
 import { queryTerms } from "../stages/terms";
 import { termOfKey } from "../text/analyze";
 import { parseQuery } from "../text/query";
-import { enterApart } from "./apart";
+import { enterApart, scorePages } from "./apart";
 import type { Plan, PlanRun } from "./plan";
 import { WORDS } from "./words";
 
@@ -49,15 +49,6 @@ export class TypoOrders implements Plan {
     const { scratch, meter, catalog } = ctx;
     const { entries, entered } = scratch;
     const { noChunk } = enterApart(ctx, query, terms, lists, undefined);
-    const scorePages = (pages: number[]) => {
-      pages.sort((a, b) => catalog.firstChunk[a]! - catalog.firstChunk[b]!);
-      for (const p of pages) {
-        const range = catalog.chunkRange(p);
-        const scores = ctx.ranges.score(lists, range.from, range.to);
-        meter.add(scores.count, ctx.ranges.postings);
-        enterPages(ctx, lists, scores, entries);
-      }
-    };
     // The pages of the forms read whole: every page holding them is scored.
     const whole: number[] = [];
     const cursor = ctx.textCursor;
@@ -76,7 +67,7 @@ export class TypoOrders implements Plan {
           }
         }
       }
-    scorePages(whole);
+    scorePages(ctx, lists, whole);
     const typoClass = rankClass(OTHER_GROUP, tierOf(0, true));
     for (let depth = 0, check = need; ; check *= 2) {
       // Out of time (D91): the pages met so far, each scored exactly, and the answer marked.
@@ -92,7 +83,7 @@ export class TypoOrders implements Plan {
           entered.mark(p);
           taken.push(p);
         }
-      scorePages(taken);
+      scorePages(ctx, lists, taken);
       let bound = 0;
       for (const o of ordered) {
         const p = o.order.pages[depth];
