@@ -343,6 +343,8 @@ describe("the postings codec", () => {
     expect(tfs).toEqual(positions.map((p) => Math.min(255, p.length)));
     expect(tfs.filter((t) => t === 255).length).toBeGreaterThan(10);
     for (const [i, d] of docs.entries()) expect([...cursor.positions(d)!]).toEqual(positions[i]!);
+    // Each document's values read alone, wherever its runs and their exceptions fall: asked backwards too.
+    for (let i = docs.length - 1; i >= 0; i -= 3) expect([...cursor.positions(docs[i]!)!]).toEqual(positions[i]!);
     expect(cursor.positions(docs.at(-1)! + 1)).toBeUndefined();
     // A wrong number of positions for the term frequency is refused.
     writer.begin(true);

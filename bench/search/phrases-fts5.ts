@@ -8,7 +8,8 @@
  * are searched by both, interleaved, each asked for its best 10: Tome's `"w1 w2"` by
  * Engine.search (default options: pruned where D48 says, highlighted, cropped), FTS5's
  * `MATCH '"w1 w2"' ORDER BY bm25(chunks) LIMIT 10`. Reports p50 / p99 / mean ms of each and
- * the ratio of the p50s. Both run on this one thread; FTS5's table is in memory.
+ * the ratio of the p50s. Both run on this one thread; FTS5's table is in memory. --tome-only
+ * leaves FTS5 out (a workload for the profiler: bun --cpu-prof-md … --tome-only).
  */
 import { parseArgs } from "node:util";
 import { open } from "../../src/search";
@@ -19,7 +20,8 @@ import { fts5Chunks } from "../support";
 const USAGE = `Usage: bun bench/search/phrases-fts5.ts <snapshot.tome> [--queries N] [--words 2|3] [--json]
   --queries N   phrases to search (default 500)
   --words K     words per phrase (default 2)
-  --json        print the figures as JSON`;
+  --json        print the figures as JSON
+  --tome-only   search Tome alone, no FTS5 table (for profiling Tome's phrases)`;
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -27,6 +29,7 @@ const { values, positionals } = parseArgs({
     queries: { type: "string", default: "500" },
     words: { type: "string", default: "2" },
     json: { type: "boolean" },
+    "tome-only": { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
   allowPositionals: true,
@@ -42,6 +45,7 @@ const { db, add } = fts5Chunks();
 const loadStarted = performance.now();
 let rows = 0;
 db.transaction(() => {
+  if (values["tome-only"]) return;
   for (let p = 0; p < pages.ids.length; p++) {
     const title = pages.title(p);
     for (let c = 0; c < pages.chunkCounts[p]!; c++) add(rows++, title, pages.chunkText(p, c));
@@ -72,6 +76,7 @@ for (const phrase of phrases) {
   let t = performance.now();
   tomeHits += engine.search(`"${phrase}"`).hits.length;
   tome.push(performance.now() - t);
+  if (values["tome-only"]) continue;
   t = performance.now();
   ftsHits += select.all(`"${phrase}"`).length;
   fts.push(performance.now() - t);

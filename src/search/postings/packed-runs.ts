@@ -206,6 +206,61 @@ export function readRun(bytes: Uint8Array, at: number, m: number, out: Uint32Arr
   return at;
 }
 
+/**
+ * Reads values [first, first + count) of a run of m position values (varints or packed, at
+ * `at`) into out[to, to + count): a packed run's values straight from their bits, its
+ * exceptions' high bits added from its list, so a document's few positions cost no more than
+ * their own bits (Tantivy's PositionReader reads a bit-packed block the same way).
+ */
+export function readRunPart(
+  bytes: Uint8Array,
+  at: number,
+  m: number,
+  first: number,
+  count: number,
+  out: Uint32Array,
+  to: number,
+): void {
+  if (m < PACKED_FROM) {
+    for (let i = 0; i < first; i++) while (bytes[at++]! & 128);
+    readRun(bytes, at, count, out, to);
+    return;
+  }
+  const token = bytes[at++]!;
+  const width = token & 63;
+  if (width === 0) out.fill(0, to, to + count);
+  else {
+    const mask = width === 32 ? -1 : (1 << width) - 1;
+    for (let i = 0, bit = first * width; i < count; i++, bit += width) {
+      const k = at + (bit >>> 3);
+      const shift = bit & 7;
+      // As unpack()'s wide case: up to five bytes a value, past the part's end undefined reads as 0.
+      let v = (bytes[k]! | (bytes[k + 1]! << 8) | (bytes[k + 2]! << 16) | (bytes[k + 3]! << 24)) >>> shift;
+      if (shift + width > 32) v |= bytes[k + 4]! << (32 - shift);
+      out[to + i] = v & mask;
+    }
+  }
+  if (!(token & 128)) return;
+  at += (m * width + 7) >>> 3;
+  const exceptions = bytes[at++]!;
+  for (let e = 0; e < exceptions; e++) {
+    const index = bytes[at++]! - first;
+    let c = bytes[at++]!;
+    if (index < 0 || index >= count) {
+      while (c & 128) c = bytes[at++]!;
+      continue;
+    }
+    let high = c & 127;
+    let scale = 128;
+    while (c & 128) {
+      c = bytes[at++]!;
+      high += (c & 127) * scale;
+      scale *= 128;
+    }
+    out[to + index] = out[to + index]! + high * 2 ** width;
+  }
+}
+
 /** Where a run of m position values ends. */
 export function skipRun(bytes: Uint8Array, at: number, m: number): number {
   if (m >= PACKED_FROM) return skipPacked(bytes, at, m);

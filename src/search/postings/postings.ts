@@ -1,6 +1,6 @@
 /** Postings lists read (the layout: postings-format.ts; writing them: postings-writer.ts). */
 import { BlockCursor } from "./block-cursor";
-import { readRun, skipRun } from "./packed-runs";
+import { readRun, readRunPart, skipRun } from "./packed-runs";
 import { ALIGN, BLOCK, MAX_TF, RUN } from "./postings-format";
 
 /**
@@ -32,16 +32,13 @@ export class PostingsReader {
 export class PostingsCursor extends BlockCursor {
   private positionScratch = new Uint32Array(64);
   /**
-   * positionsInto()'s block, read as far as asked: where each document's position values start
-   * (tf sums), where each run starts (located up to runsLocated), and the runs unpacked so far
-   * into blockValues. Checking a phrase asks for document after document of a block: each run
-   * is unpacked once, not once for every document it holds.
+   * positionsInto()'s block: where each document's position values start (tf sums), and where
+   * each of its runs starts (located up to runsLocated, skipped over, not unpacked). Checking a
+   * phrase asks for document after document of a block: each reads its own values' bits only.
    */
   private readonly valueStarts = new Uint32Array(BLOCK + 1);
   private runAt = new Int32Array(8);
-  private runUnpacked = new Uint8Array(8);
   private runsLocated = 0;
-  private blockValues = new Uint32Array(1024);
   private blockValueCount = 0;
 
   /**
@@ -56,7 +53,7 @@ export class PostingsCursor extends BlockCursor {
   /**
    * positions() without the view: the number of positions of doc (-1 when the list does not
    * hold doc or has no positions), decoded into scratchPositions, valid until the next call.
-   * Only the runs holding doc's positions are unpacked, each once while the block stays the same; those before are skipped.
+   * Only doc's own values are read, from the runs holding them; the runs before are skipped.
    */
   positionsInto(doc: number): number {
     if (!this.hasPositions) return -1;
@@ -67,32 +64,32 @@ export class PostingsCursor extends BlockCursor {
     if (this.positionBlock !== b) this.openPositions(b);
     const first = this.valueStarts[index]!;
     const count = this.valueStarts[index + 1]! - first;
-    for (let r = (first / RUN) | 0, last = ((first + count - 1) / RUN) | 0; r <= last; r++)
-      if (!this.runUnpacked[r]) this.unpackRun(r);
     if (count > this.positionScratch.length)
       this.positionScratch = new Uint32Array(Math.max(count, this.positionScratch.length * 2));
     const out = this.positionScratch;
-    const values = this.blockValues;
+    const total = this.blockValueCount;
+    for (let done = 0; done < count; ) {
+      const r = ((first + done) / RUN) | 0;
+      const inRun = first + done - r * RUN;
+      const take = Math.min(count - done, RUN - inRun);
+      readRunPart(this.bytes, this.runStart(r), Math.min(RUN, total - r * RUN), inRun, take, out, done);
+      done += take;
+    }
     let p = -1;
     for (let i = 0; i < count; i++) {
-      p += values[first + i]! + 1;
+      p += out[i]! + 1;
       out[i] = p;
     }
     return count;
   }
 
-  /** Starts positionsInto()'s reading of decoded block b: each document's first value (the tf sums, past MAX_TF read from the row), no run unpacked. */
+  /** Starts positionsInto()'s reading of decoded block b: each document's first value (the tf sums, past MAX_TF read from the row), no run read. */
   private openPositions(b: number): void {
     const n = this.decodedCount;
     const at = this.sumCounts(b, n, this.valueStarts);
     const total = this.valueStarts[n]!;
     const runs = Math.ceil(total / RUN);
-    if (this.runAt.length <= runs) {
-      this.runAt = new Int32Array(runs * 2 + 1);
-      this.runUnpacked = new Uint8Array(runs * 2 + 1);
-    } else this.runUnpacked.fill(0, 0, runs);
-    if (this.blockValues.length < total)
-      this.blockValues = new Uint32Array(Math.max(total, this.blockValues.length * 2));
+    if (this.runAt.length <= runs) this.runAt = new Int32Array(runs * 2 + 1);
     this.runAt[0] = at;
     this.runsLocated = 1;
     this.blockValueCount = total;
@@ -122,18 +119,15 @@ export class PostingsCursor extends BlockCursor {
     return at;
   }
 
-  /** Unpacks run r of positionsInto()'s block into blockValues, locating the runs before it first (skipped, not unpacked). */
-  private unpackRun(r: number): void {
-    const bytes = this.bytes;
-    const total = this.blockValueCount;
+  /** Where run r of positionsInto()'s block starts, the runs before it located first (skipped, not read). */
+  private runStart(r: number): number {
     const runAt = this.runAt;
+    const total = this.blockValueCount;
     while (this.runsLocated <= r) {
       const k = this.runsLocated - 1;
-      runAt[this.runsLocated++] = skipRun(bytes, runAt[k]!, Math.min(RUN, total - k * RUN));
+      runAt[this.runsLocated++] = skipRun(this.bytes, runAt[k]!, Math.min(RUN, total - k * RUN));
     }
-    const end = readRun(bytes, runAt[r]!, Math.min(RUN, total - r * RUN), this.blockValues, r * RUN);
-    if (r + 1 === this.runsLocated) runAt[this.runsLocated++] = end;
-    this.runUnpacked[r] = 1;
+    return runAt[r]!;
   }
 
   /** Where positionsInto() leaves its positions. */

@@ -88,15 +88,68 @@ export class PageGatherer {
     if (bound < pass.heap.bar) return;
     const { builder } = this;
     builder.start(this.page);
-    for (let i = 0; i < count; i++) {
-      const d = this.pageChunks[i]!;
-      if (pass.keep && !this.keeps(pass.keep, d)) continue;
-      let s = this.pageScores[i]!;
+    if (pass.keep) this.addKept(pass, pass.keep, count, optional, optionalBound);
+    else
+      for (let i = 0; i < count; i++) {
+        let s = this.pageScores[i]!;
+        for (const w of optional) s += w.scoreAt(this.pageChunks[i]!);
+        builder.add(this.pageChunks[i]!, pass.tier, s);
+      }
+    if (!builder.empty) pass.heap.offer(this.page, builder.score(0), builder.chunk, pass.tier);
+  }
+
+  /**
+   * flush()'s `count` chunks asked of `keep` (quoted phrases: the costly check) best bound
+   * first, and no further once the rest cannot change the page's entry (each bound below its
+   * third best chunk kept) or the page can no longer beat the bar: the entry asking them all gives.
+   */
+  private addKept(
+    pass: GatherPass,
+    keep: (chunk: number) => boolean,
+    count: number,
+    optional: WordReader[],
+    more: number,
+  ): void {
+    const { builder, pageChunks, pageScores } = this;
+    const order = this.byScore(count);
+    for (let k = 0; k < count; k++) {
+      const i = order[k]!;
+      const most = pageScores[i]! + more;
+      if (most < builder.third) return;
+      if (this.boundWith(most) < pass.heap.bar) return;
+      const d = pageChunks[i]!;
+      if (!this.keeps(keep, d)) continue;
+      let s = pageScores[i]!;
       for (const w of optional) s += w.scoreAt(d);
       builder.add(d, pass.tier, s);
     }
-    if (!builder.empty) pass.heap.offer(this.page, builder.score(0), builder.chunk, pass.tier);
   }
+
+  /** The most the page being built can score when any chunk not yet asked may score up to `most`: the best three of both. */
+  private boundWith(most: number): number {
+    const { first, second, third } = this.builder;
+    if (most >= first) return pageScore(most, most, most, 0);
+    if (most >= second) return pageScore(first, most, most, 0);
+    return pageScore(first, second, Math.max(third, most), 0);
+  }
+
+  /** The gathered chunks' indexes, best score first (chunk order among equals). */
+  private byScore(count: number): Int32Array {
+    if (this.order.length < count) this.order = new Int32Array(this.pageChunks.length);
+    const order = this.order;
+    const scores = this.pageScores;
+    for (let i = 0; i < count; i++) {
+      let j = i;
+      // Insertion: a page gathers a few chunks.
+      while (j > 0 && scores[order[j - 1]!]! < scores[i]!) {
+        order[j] = order[j - 1]!;
+        j--;
+      }
+      order[j] = i;
+    }
+    return order;
+  }
+  private order = new Int32Array(64);
 
   /**
    * Ends the page a disjunction found: when it may beat the bar, every chunk of the page scored,
