@@ -47,20 +47,25 @@ export class ShardPositions extends TermExpansion {
       if (!cursor) return undefined;
       cursors.push(cursor);
     }
-    return (doc) => this.holdsOn(cursors, doc);
+    // The words asked rarest first: a chunk the phrase's rare word reached by another form or field is refused at the first list.
+    const order = terms.map((_t, w) => w).sort((a, b) => cursors[a]!.df - cursors[b]!.df);
+    return (doc) => this.holdsOn(cursors, order, doc);
   }
 
-  private holdsOn(cursors: PostingsCursor[], doc: number): boolean {
-    const firstCursor = cursors[0]!;
-    const firstCount = firstCursor.positionsInto(doc);
-    if (firstCount < 0) return false;
-    // Start positions still possible, narrowed word by word.
-    if (this.sequenceScratch.length < firstCount) this.sequenceScratch = new Uint32Array(firstCount * 2);
+  /** Whether doc holds the words of `cursors` in a row, each word's positions asked in `order`. */
+  private holdsOn(cursors: PostingsCursor[], order: number[], doc: number): boolean {
+    const anchor = order[0]!;
+    const anchorCursor = cursors[anchor]!;
+    const anchorCount = anchorCursor.positionsInto(doc);
+    if (anchorCount < 0) return false;
+    // Start positions still possible (the anchor's positions less its place), narrowed word by word.
+    if (this.sequenceScratch.length < anchorCount) this.sequenceScratch = new Uint32Array(anchorCount * 2);
     const starts = this.sequenceScratch;
-    const first = firstCursor.scratchPositions;
-    for (let i = 0; i < firstCount; i++) starts[i] = first[i]!;
-    let n = firstCount;
-    for (let w = 1; w < cursors.length && n > 0; w++) {
+    const first = anchorCursor.scratchPositions;
+    let n = 0;
+    for (let i = 0; i < anchorCount; i++) if (first[i]! >= anchor) starts[n++] = first[i]! - anchor;
+    for (let k = 1; k < order.length && n > 0; k++) {
+      const w = order[k]!;
       const cursor = cursors[w]!;
       const count = cursor.positionsInto(doc);
       if (count < 0) return false;

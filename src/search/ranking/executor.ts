@@ -32,6 +32,8 @@ const SCAN_FROM = 8;
 /** Chunks a window spans at least and at most (then to its last page's end). */
 const MIN_WINDOW = 128;
 const MAX_WINDOW = 4096;
+/** A lead holding at least one chunk in this many of its window's is listed in order by a pass over the window, not sorted. */
+const DENSE_WINDOW = 16;
 
 export interface Pass {
   lists: QueryLists;
@@ -147,13 +149,25 @@ export class Executor {
       const { best, touched, sums } = this;
       let n = lead.scan(from, to, best, touched, 0, this.combined, this.formTouched);
       // The candidates, in chunk order, with the lead's score: then narrowed word by word.
-      touched.subarray(0, n).sort();
-      for (let i = 0; i < n; i++) {
-        const at = touched[i]!;
-        sums[i] = best[at]!;
-        best[at] = 0;
-      }
       const span = to - from + 1;
+      if (n * DENSE_WINDOW >= span) {
+        // Most of the window: read in order from the scores rather than sorted.
+        n = 0;
+        for (let at = 0; at < span; at++) {
+          const s = best[at]!;
+          if (s === 0) continue;
+          touched[n] = at;
+          sums[n++] = s;
+          best[at] = 0;
+        }
+      } else {
+        touched.subarray(0, n).sort();
+        for (let i = 0; i < n; i++) {
+          const at = touched[i]!;
+          sums[i] = best[at]!;
+          best[at] = 0;
+        }
+      }
       for (const w of checks) {
         if (!n) break;
         n = this.narrow(w, from, to, n, (w.postings * span) / this.documents < SCAN_FROM * n);
