@@ -136,6 +136,31 @@ describe("query semantics (D6)", () => {
     for (const h of withMissing.hits) expect(chunkText(h).toLowerCase()).toContain("alternating current");
   });
 
+  test("a phrase the ranking finds is not looked for again; one it does not find is, then dropped (D121)", async () => {
+    const tome = await squad();
+    const text = tome.text;
+    const sequenceCheck = text.sequenceCheck.bind(text);
+    let checks = 0;
+    text.sequenceCheck = (terms, field) => {
+      checks++;
+      return sequenceCheck(terms, field);
+    };
+    try {
+      // Its text and heading checks once each, for the ranking: no second reading to learn that it exists.
+      expect(tome.search('"alternating current"').hits.length).toBeGreaterThan(0);
+      expect(checks).toBe(2);
+      checks = 0;
+      // Found nowhere by the ranking: then looked for (D36) and, absent, dropped: its words searched plainly.
+      const reversed = tome.search('"current alternating"');
+      expect(checks).toBe(4);
+      expect(reversed.hits.map((h) => h.page.title)).toEqual(
+        tome.search("current alternating").hits.map((h) => h.page.title),
+      );
+    } finally {
+      text.sequenceCheck = sequenceCheck;
+    }
+  });
+
   test("the phrase test agrees with consecutive words, on real text of five scripts", async () => {
     const holds = (ws: string[], seq: string[]) => ws.some((_w, i) => seq.every((x, j) => ws[i + j] === x));
     let random = 42;

@@ -201,12 +201,32 @@ export class Engine {
     return work;
   }
 
-  /** The stages of a search, from the parsed query to the best `need` pages, by the query's plan (plans/). */
+  /**
+   * The stages of a search, from the parsed query to the best `need` pages, by the query's plan
+   * (plans/). Its quoted phrases are first taken as written: only when no chunk holds them all
+   * is each one looked for, and those no chunk holds dropped (D36, D121): the ranking has
+   * already read the chunks a phrase's existence is checked in.
+   */
   private rank(parsed: ParsedQuery, from: number, asked: number, options: SearchOptions): Ranking & { ideal: number } {
+    const ranked = this.rankQuery(parsed, from, asked, options);
+    const ctx = this.stages;
+    if (!parsed.phrases.length || ranked.pages.length || ctx.meter.late()) return ranked;
+    const query = existingPhrases(ctx, parsed);
+    if (query === parsed) return ranked;
+    ctx.scratch.reset();
+    ctx.ranges.release();
+    return this.rankQuery(query, from, asked, options);
+  }
+
+  private rankQuery(
+    query: ParsedQuery,
+    from: number,
+    asked: number,
+    options: SearchOptions,
+  ): Ranking & { ideal: number } {
     const ctx = this.stages;
     // The pages proximity reorders are always ranked, however few were asked for: the order never depends on the window (D61).
     const need = Math.max(asked, PROXIMITY_WINDOW);
-    const query = existingPhrases(ctx, parsed);
     const terms = query.words.length ? queryTerms(query, ctx) : undefined;
     const lists =
       terms &&

@@ -12,7 +12,7 @@ import type { SearchContext } from "./context";
 const PHRASE_VISITS = 16_384;
 
 /**
- * The query with only the quoted phrases some chunk holds (D36): a claim quoting a title
+ * The query with only the quoted phrases some chunk holds (D37), asked when the ranking found no chunk holding them all (D121): a claim quoting a title
  * or a saying loosely is searched by its words rather than answered with nothing. Checks at
  * most PHRASE_VISITS chunks holding the phrase's rarest word, the first in chunk order; a
  * phrase found in none of them counts as absent.
