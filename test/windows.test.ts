@@ -56,7 +56,6 @@ function walk(engine: Engine, queries: { q: string; pageId?: number }[]) {
   let compared = 0;
   let fewer = 0;
   const plans = new Set<string>();
-  const byPlan = new Map<string, number>();
   for (const { q, pageId } of queries) {
     const base = { budgetMs: Infinity, highlight: false, pageId };
     const all = engine.search(q, { ...base, limit: EVERY_PAGE, pruning: false });
@@ -65,7 +64,6 @@ function walk(engine: Engine, queries: { q: string; pageId?: number }[]) {
       for (const pruning of [undefined, PRUNED]) {
         const { hits: window, work } = engine.search(q, { ...base, limit, offset, pruning });
         plans.add(work.plan);
-        byPlan.set(work.plan, (byPlan.get(work.plan) ?? 0) + 1);
         if (pruning && work.postings < all.work.postings) fewer++;
         const expected = oracle.slice(offset, offset + limit);
         const pruned = pruning !== undefined;
@@ -90,7 +88,7 @@ function walk(engine: Engine, queries: { q: string; pageId?: number }[]) {
         }
     }
   }
-  return { compared, plans, fewer, byPlan };
+  return { compared, plans, fewer };
 }
 
 describe("every window is a slice of one order", () => {
@@ -120,16 +118,12 @@ describe("every window is a slice of one order", () => {
     const queries = Array.from({ length: 60 }, () => ({ q: sampleWords(1).map(typo).join(" ") })).filter((x) =>
       x.q.trim(),
     );
-    // Every word ordered; then only words of 20 postings or more: a typo term with no stored order gets one made
-    // from its lists (D122), so as many searches run by typo-orders.
-    const typoOrders: number[] = [];
+    // Every word ordered; then only words of 20 postings or more: a typo term with no order sends the query to the words plan.
     for (const least of [1, 20]) {
-      const { compared, byPlan } = walk(withOrders(engine, least, 1000), queries);
+      const { compared, plans } = walk(withOrders(engine, least, 1000), queries);
       expect(compared).toBeGreaterThan(1000);
-      typoOrders.push(byPlan.get("typo-orders") ?? 0);
+      expect(plans).toContain("typo-orders");
     }
-    expect(typoOrders[0]).toBeGreaterThan(100);
-    expect(typoOrders[1]).toBe(typoOrders[0]!);
   }, 600_000);
 
   for (const lang of ["ja", "vi"]) {

@@ -19,9 +19,7 @@ import { addIntros, enterPages, topPages } from "../stages/pages";
 import { queryTerms } from "../stages/terms";
 import { termOfKey } from "../text/analyze";
 import { parseQuery } from "../text/query";
-import { PRUNE_FROM } from "../options";
 import { enterApart, scorePages } from "./apart";
-import { boundOrder } from "./bound-order";
 import type { Plan, PlanRun } from "./plan";
 import { WORDS } from "./words";
 
@@ -31,13 +29,12 @@ const READ_WHOLE = 1024;
 /** READ_WHOLE, or less where a test lowers PRUNE_FROM to rank small lists as large ones. */
 const readWhole = (run: PlanRun) => Math.min(READ_WHOLE, run.pruneFrom - 1);
 
-/** A typo form's pages, the most it can add first: its stored order (D51), or one made from its lists (D122). */
 interface OrderedForm {
-  pages: ArrayLike<number>;
-  /** Pages holding the form: more than `pages` when a stored order stops short. */
-  holding: number;
-  /** The most the form adds to a page found past `depth` of its pages. */
-  boundAt(depth: number): number;
+  order: PageOrder;
+  /** The term searched alone, as its order was ranked (its other forms with it). */
+  alone: QueryLists;
+  /** The typo's weight in the query: what the term alone's score is multiplied by in the bound. */
+  weight: number;
 }
 
 export class TypoOrders implements Plan {
@@ -46,7 +43,7 @@ export class TypoOrders implements Plan {
 
   rank(run: PlanRun) {
     const { ctx, query, terms, lists, from, need } = run;
-    const forms = splitForms(ctx, run, (alone, page) => this.scoreAlone(ctx, alone, page));
+    const forms = splitForms(ctx, run);
     if (!forms) return this.byWords(run);
     const { ordered, whole: read } = forms;
     const { scratch, meter, catalog } = ctx;
@@ -80,8 +77,8 @@ export class TypoOrders implements Plan {
       }
       const taken: number[] = [];
       for (; depth < check; depth++)
-        for (const { pages } of ordered) {
-          const p = pages[depth];
+        for (const { order } of ordered) {
+          const p = order.pages[depth];
           if (p === undefined || entered.has(p)) continue;
           entered.mark(p);
           taken.push(p);
@@ -89,15 +86,16 @@ export class TypoOrders implements Plan {
       scorePages(ctx, lists, taken);
       let bound = 0;
       for (const o of ordered) {
-        if (depth < o.pages.length) bound += o.boundAt(depth);
-        else if (o.pages.length < o.holding) return this.byWords(run);
+        const p = o.order.pages[depth];
+        if (p !== undefined) bound += o.weight * this.scoreAlone(ctx, o.alone, p);
+        else if (o.order.pages.length < o.order.holding) return this.byWords(run);
       }
       if (bound === 0 || lastScore(entries, need, typoClass) > bound) break;
     }
     addIntros(ctx, entries, noChunk, () => false);
     return {
       pages: topPages(ctx, query, terms, lists, entries, from, need),
-      total: Math.max(entries.count, ...ordered.map((o) => o.holding)),
+      total: Math.max(entries.count, ...ordered.map((o) => o.order.holding)),
     };
   }
 
@@ -123,69 +121,36 @@ export class TypoOrders implements Plan {
 
 /**
  * The query's forms: the typo forms of more than READ_WHOLE postings, each with its stored
- * order, or when it has none for being held by fewer than PRUNE_FROM postings, an order made
- * from its lists (D122); and the others, read whole. Undefined when no form is ordered, when a
- * larger one has no order, or when one that is not a typo (its pages rank in the exact tier,
- * above) is larger.
+ * order, and the others, read whole; undefined when no form is ordered, when a larger one has
+ * no order, or when one that is not a typo (its pages rank in the exact tier, above) is larger.
  */
-function splitForms(
-  ctx: SearchContext,
-  run: PlanRun,
-  scoreAlone: (alone: QueryLists, page: number) => number,
-): { ordered: OrderedForm[]; whole: Form[] } | undefined {
+function splitForms(ctx: SearchContext, run: PlanRun): { ordered: OrderedForm[]; whole: Form[] } | undefined {
   const ordered: OrderedForm[] = [];
   const whole: Form[] = [];
-  // Short lists are ranked to their end by the words plan, their count exact (D48): no order is made for them.
-  const made = run.lists.allPostings.reduce((a, b) => a + b, 0) >= run.pruneFrom;
   for (const form of run.lists.forms) {
     const key = ctx.text.keyOf(form.term);
     if (form.postings <= readWhole(run)) {
       whole.push(form);
       continue;
     }
-    if (!form.typo) return undefined;
-    const order = ctx.orders?.get({ key, prefix: false, fuzzy: 0 });
-    if (!order) {
-      // A larger list is ordered in the snapshot, or not at all (an older one): reading it whole would cost too much.
-      if (!made || form.postings >= PRUNE_FROM) return undefined;
-      const { pages, bounds } = boundOrder(ctx, form);
-      ordered.push({ pages, holding: pages.length, boundAt: (depth) => bounds[depth]! });
-      continue;
-    }
-    const stored = storedOrder(ctx, form, key, order, scoreAlone);
-    if (!stored) return undefined;
-    ordered.push(stored);
+    const order = form.typo ? ctx.orders?.get({ key, prefix: false, fuzzy: 0 }) : undefined;
+    if (!order) return undefined;
+    const terms = queryTerms(parseQuery(`${termOfKey(key)}.`, ctx.lang), ctx);
+    if (terms.words.length !== 1 || terms.typoable) return undefined;
+    const alone = new QueryLists(ctx.text, {
+      derived: ctx.text.derive(terms.exact, false),
+      words: 1,
+      required: terms.required,
+      phraseWords: 0,
+    });
+    // The form's weight × IDF over the term's own IDF (weight 1 alone).
+    const own = alone.byWord[0]!.find((f) => f.term === form.term);
+    if (!own) return undefined;
+    ordered.push({ order, alone, weight: form.idf / own.idf });
   }
   // Each page of theirs is scored apart, over every list of the query: a few hundred at most.
   if (whole.reduce((n, f) => n + f.postings, 0) > READ_WHOLE) return undefined;
   return ordered.length ? { ordered, whole } : undefined;
-}
-
-/** A typo form's stored order, bounded by the term searched alone (its other forms with it, as its order was ranked) times the typo's weight. */
-function storedOrder(
-  ctx: SearchContext,
-  form: Form,
-  key: string,
-  order: PageOrder,
-  scoreAlone: (alone: QueryLists, page: number) => number,
-): OrderedForm | undefined {
-  const terms = queryTerms(parseQuery(`${termOfKey(key)}.`, ctx.lang), ctx);
-  if (terms.words.length !== 1 || terms.typoable) return undefined;
-  const alone = new QueryLists(ctx.text, {
-    derived: ctx.text.derive(terms.exact, false),
-    words: 1,
-    required: terms.required,
-    phraseWords: 0,
-  });
-  // The form's weight × IDF over the term's own IDF (weight 1 alone).
-  const own = alone.byWord[0]!.find((f) => f.term === form.term);
-  if (!own) return undefined;
-  const weight = form.idf / own.idf;
-  return {
-    pages: order.pages,
-    holding: order.holding,
-    boundAt: (depth) => weight * scoreAlone(alone, order.pages[depth]!),
-  };
 }
 
 /** The score of the `need`th best entry, counting those of a better class first; -1 when fewer stand in `klass` or better. */
