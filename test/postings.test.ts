@@ -700,3 +700,36 @@ describe("impacts (D90): what a block's postings can add, without decoding it", 
     expect(coarse).toBeLessThan(blocks / 2);
   }, 120_000);
 });
+
+describe("a dense list's positions, found from its tfs a chunk (dense-lists.ts)", () => {
+  test("equal its decoded blocks', document by document, forward and in every other order a phrase check asks", async () => {
+    const { text } = await engineFor({ dumps: [EN_2006, EN_2016] });
+    let dense = 0;
+    let compared = 0;
+    for (const word of ["the", "of", "and", "in", "a", "to", "is", "was"]) {
+      const term = text.termOf(indexKey(word));
+      if (term === undefined) continue;
+      for (const list of text.termLists(term)) {
+        const bytes = text.dense(list.address);
+        const plain = text.newCursor().open(list.address);
+        if (!bytes || !plain.hasPositions || plain.df < BLOCK) continue;
+        dense++;
+        const docs: number[] = [];
+        plain.forEach((d) => {
+          docs.push(d);
+        });
+        const expected = docs.map((d) => [...text.newCursor().open(list.address).positions(d)!]);
+        const fromBytes = text.newCursor().open(list.address);
+        fromBytes.dense = bytes;
+        for (const [i, d] of docs.entries()) expect([...fromBytes.positions(d)!]).toEqual(expected[i]!);
+        for (let i = docs.length - 1; i >= 0; i -= 7) expect([...fromBytes.positions(docs[i]!)!]).toEqual(expected[i]!);
+        // A chunk the list does not hold has none.
+        const missing = docs.findIndex((d, i) => i > 0 && d > docs[i - 1]! + 1);
+        if (missing > 0) expect(fromBytes.positions(docs[missing]! - 1)).toBeUndefined();
+        compared += docs.length;
+      }
+    }
+    expect(dense).toBeGreaterThan(3);
+    expect(compared).toBeGreaterThan(1000);
+  }, 300_000);
+});

@@ -57,13 +57,71 @@ export class PostingsCursor extends BlockCursor {
    */
   positionsInto(doc: number): number {
     if (!this.hasPositions) return -1;
+    if (this.dense) return this.densePositionsInto(this.dense, doc);
     const b = this.blockOf(doc);
     if (b >= this.blocks) return -1;
     const index = this.indexIn(b, doc);
     if (index < 0) return -1;
     if (this.positionBlock !== b) this.openPositions(b);
     const first = this.valueStarts[index]!;
-    const count = this.valueStarts[index + 1]! - first;
+    return this.readPositions(first, this.valueStarts[index + 1]! - first);
+  }
+
+  /**
+   * The list's tfs a chunk, when it is one of the dense ones (dense-lists.ts) and set after
+   * open(): positionsInto() then finds a document's values from them, its block's documents
+   * not decoded (a phrase check asks a common word's positions in chunk after chunk).
+   */
+  dense: Uint8Array | undefined;
+  /** densePositionsInto()'s block: its first chunk, and where each chunk's values start from there. */
+  private denseFrom = 0;
+  private denseStarts = new Uint32Array(BLOCK * 4 + 1);
+
+  override open(address: number): this {
+    this.dense = undefined;
+    return super.open(address);
+  }
+
+  private densePositionsInto(dense: Uint8Array, doc: number): number {
+    if (!dense[doc]) return -1;
+    const b = this.blockOf(doc);
+    if (b >= this.blocks) return -1;
+    if (this.positionBlock !== b) this.openDensePositions(dense, b);
+    const at = doc - this.denseFrom;
+    const first = this.denseStarts[at]!;
+    return this.readPositions(first, this.denseStarts[at + 1]! - first);
+  }
+
+  /** Starts densePositionsInto()'s reading of block b: each chunk's first value from the tfs a chunk (past MAX_TF read from the block's row). */
+  private openDensePositions(dense: Uint8Array, b: number): void {
+    const from = b > 0 ? this.lastDoc(b - 1) + 1 : 0;
+    const span = this.lastDoc(b) - from + 1;
+    if (this.denseStarts.length <= span) this.denseStarts = new Uint32Array(span * 2 + 1);
+    const starts = this.denseStarts;
+    const bytes = this.bytes;
+    let at = this.positionsOf(b);
+    let total = 0;
+    for (let i = 0; i < span; i++) {
+      starts[i] = total;
+      let c = dense[from + i]!;
+      if (c === MAX_TF) {
+        c += this.varint(bytes, at);
+        at = this.next;
+      }
+      total += c;
+    }
+    starts[span] = total;
+    const runs = Math.ceil(total / RUN);
+    if (this.runAt.length <= runs) this.runAt = new Int32Array(runs * 2 + 1);
+    this.runAt[0] = at;
+    this.runsLocated = 1;
+    this.blockValueCount = total;
+    this.positionBlock = b;
+    this.denseFrom = from;
+  }
+
+  /** Reads `count` position values from the open block's value `first` into scratchPositions, as positions: their number. */
+  private readPositions(first: number, count: number): number {
     if (count > this.positionScratch.length)
       this.positionScratch = new Uint32Array(Math.max(count, this.positionScratch.length * 2));
     const out = this.positionScratch;

@@ -1,4 +1,5 @@
 import type { PostingsCursor } from "./postings";
+import { BLOCK } from "./postings-format";
 import { MAX_WORDS } from "./shard-types";
 import { TermExpansion } from "./term-expansion";
 
@@ -119,6 +120,8 @@ export class ShardPositions extends TermExpansion {
     if (!cursor) {
       if (this.sequenceCursors.size >= SEQUENCE_CURSORS) this.sequenceCursors.clear();
       cursor = this.reader.cursor().open(address);
+      // A long dense list's positions are found from its tfs a chunk (a short one's block is one decode anyway).
+      if (cursor.df >= BLOCK) cursor.dense = this.dense(address);
       this.sequenceCursors.set(address, cursor);
     }
     return cursor;
