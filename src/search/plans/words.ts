@@ -12,7 +12,7 @@ import type { Pass } from "../ranking/executor";
 import { OTHER_GROUP, rankClass, tierOf } from "../ranking/rules";
 import type { SearchContext } from "../stages/context";
 import { addIntros, pagesHolding, topPages } from "../stages/pages";
-import { phraseCheck, phraseWordsCheck } from "../stages/phrases";
+import { phraseCheck } from "../stages/phrases";
 import { enterApart } from "./apart";
 import type { Plan, PlanRun } from "./plan";
 
@@ -24,7 +24,6 @@ export const WORDS: Plan = {
     const phrases = query.phrases.length > 0;
     const keep = phrases ? phraseCheck(ctx, query) : undefined;
     if (phrases && !keep) return { pages: [], total: 0 };
-    const mayKeep = phrases ? phraseWordsCheck(ctx, query) : undefined;
     const { apart, noChunk } = enterApart(ctx, query, terms, lists, keep);
     // Short lists: the matching pages are counted exactly, by a pass over the lists (with quoted
     // phrases, by ranking every page: a page counts when a chunk holds the phrase).
@@ -48,7 +47,6 @@ export const WORDS: Plan = {
         heap,
         excluded: (p) => entered.has(p),
         keep,
-        mayKeep,
         late: () => meter.late(),
       };
       ctx.executor.run(run);
@@ -81,11 +79,8 @@ export const WORDS: Plan = {
 };
 
 /** The passes of a query, best tier first: every required word, exactly then with typos; then any word, the same. */
-function passes(
-  buckets: number[],
-  typoable: boolean,
-): Omit<Pass, "lists" | "heap" | "excluded" | "keep" | "mayKeep" | "late">[] {
-  const out: Omit<Pass, "lists" | "heap" | "excluded" | "keep" | "mayKeep" | "late">[] = [];
+function passes(buckets: number[], typoable: boolean): Omit<Pass, "lists" | "heap" | "excluded" | "keep" | "late">[] {
+  const out: Omit<Pass, "lists" | "heap" | "excluded" | "keep" | "late">[] = [];
   for (const [bucket, required] of buckets.entries()) {
     out.push({ required, typos: false, tier: tierOf(bucket, false) });
     if (typoable) out.push({ required, typos: true, tier: tierOf(bucket, true) });

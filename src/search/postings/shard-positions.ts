@@ -53,31 +53,6 @@ export class ShardPositions extends TermExpansion {
     return (doc) => this.holdsOn(cursors, order, doc);
   }
 
-  /**
-   * Whether a document's field holds every one of the terms, anywhere: what sequenceCheck()
-   * needs first, asked of a byte a chunk for the most common lists (dense-lists.ts), else of
-   * the same cursors sequenceCheck() reads, so that a block found here is decoded once for
-   * both. Undefined when the field holds some term nowhere.
-   */
-  termsCheck(terms: number[], field: number): ((doc: number) => boolean) | undefined {
-    const dense: Uint8Array[] = [];
-    const cursors: PostingsCursor[] = [];
-    for (const term of terms) {
-      const cursor = this.sequenceCursor(term, field);
-      if (!cursor) return undefined;
-      const bytes = this.dense(this.lists.address(this.lists.index(term, field)));
-      if (bytes) dense.push(bytes);
-      else cursors.push(cursor);
-    }
-    // The rarest list first: it refuses the most.
-    cursors.sort((a, b) => a.df - b.df);
-    return (doc) => {
-      for (const bytes of dense) if (bytes[doc] === 0) return false;
-      for (const cursor of cursors) if (!cursor.holds(doc)) return false;
-      return true;
-    };
-  }
-
   /** Whether doc holds the words of `cursors` in a row, each word's positions asked in `order`. */
   private holdsOn(cursors: PostingsCursor[], order: number[], doc: number): boolean {
     const anchor = order[0]!;

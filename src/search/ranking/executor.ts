@@ -48,8 +48,6 @@ export interface Pass {
   excluded: (page: number) => boolean;
   /** Chunks kept (quoted phrases): the others are not candidates. */
   keep?: (chunk: number) => boolean;
-  /** A cheap test every chunk `keep` keeps passes (the phrases' words in one field), asked first: those it refuses count as asked, not kept. */
-  mayKeep?: (chunk: number) => boolean;
   /** Whether the search is out of time: the pass then ends with what it has. */
   late: () => boolean;
 }
@@ -170,7 +168,6 @@ export class Executor {
           best[at] = 0;
         }
       }
-      if (pass.mayKeep) n = this.mayKeep(pass.mayKeep, from, n);
       for (const w of checks) {
         if (!n) break;
         n = this.narrow(w, from, to, n, (w.postings * span) / this.documents < SCAN_FROM * n);
@@ -185,19 +182,6 @@ export class Executor {
       }
       this.pages.flush(pass, optional, optionalBound);
     }
-  }
-
-  /** Keeps of the n candidates those `mayKeep` passes (their scores beside them): how many are kept; the others count as asked of `keep`. */
-  private mayKeep(mayKeep: (chunk: number) => boolean, from: number, n: number): number {
-    const { touched, sums } = this;
-    let kept = 0;
-    for (let i = 0; i < n; i++) {
-      if (!mayKeep(from + touched[i]!)) continue;
-      touched[kept] = touched[i]!;
-      sums[kept++] = sums[i]!;
-    }
-    this.pages.asked += n - kept;
-    return kept;
   }
 
   /**

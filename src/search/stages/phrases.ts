@@ -63,29 +63,6 @@ function chunkCheck(ctx: SearchContext, sequence: number[]): (doc: number) => bo
   return inText ?? inHeading ?? (() => false);
 }
 
-/**
- * What every chunk phraseCheck() keeps passes, cheaply: each phrase's words all in its text or
- * all in its heading (positions not read). The executor asks it of a window's candidates
- * before their other words are scored: a chunk holding another form of a phrase's word is left
- * there.
- */
-export function phraseWordsCheck(ctx: SearchContext, query: ParsedQuery): ((doc: number) => boolean) | undefined {
-  const checks: ((doc: number) => boolean)[] = [];
-  for (const phrase of query.phrases) {
-    const sequence = phraseTerms(ctx, phrase);
-    if (!sequence) return undefined;
-    const inText = ctx.text.termsCheck(sequence, TEXT_FIELD);
-    const inHeading = ctx.text.termsCheck(sequence, SECTION_FIELD);
-    if (inText && inHeading) checks.push((doc) => inText(doc) || inHeading(doc));
-    else checks.push(inText ?? inHeading ?? (() => false));
-  }
-  if (checks.length === 1) return checks[0];
-  return (doc) => {
-    for (const holds of checks) if (!holds(doc)) return false;
-    return true;
-  };
-}
-
 /** Whether a chunk holds every quoted phrase of the query; undefined when the index lacks a phrase's word (no chunk holds it). */
 export function phraseCheck(ctx: SearchContext, query: ParsedQuery): ((doc: number) => boolean) | undefined {
   const checks: ((doc: number) => boolean)[] = [];
