@@ -33,12 +33,12 @@ if (values.help || !positionals[0]) {
 const root = resolve(values.root ?? resolve(import.meta.dir, "../.."));
 const { open } = (await import(`${root}/src/search`)) as typeof import("../../src/search");
 const { querySampler } = (await import(`${root}/bench/queries`)) as typeof import("../queries");
-const { PageGatherer } = (await import(`${root}/src/search/ranking/page-gather`)) as typeof import(
-  "../../src/search/ranking/page-gather"
-);
-const { BlockCursor } = (await import(`${root}/src/search/postings/block-cursor`)) as typeof import(
-  "../../src/search/postings/block-cursor"
-);
+const { PageGatherer } = (await import(
+  `${root}/src/search/ranking/page-gather`
+)) as typeof import("../../src/search/ranking/page-gather");
+const { BlockCursor } = (await import(
+  `${root}/src/search/postings/block-cursor`
+)) as typeof import("../../src/search/postings/block-cursor");
 const engine = open(positionals[0]);
 const { sampleWords } = querySampler(engine.snapshot, 23);
 const plain = (w: string) => /^[\p{L}\p{N}]+$/u.test(w);
