@@ -4,14 +4,14 @@
  * and sent to the parsing workers, whose articles come back to converted(); a damaged dump
  * ends the run or is kept up to its damage (keepDamaged). result() resolves title clashes.
  */
-import { availableParallelism } from "node:os";
 import type { Article } from "./article";
 import { Growable } from "../columns";
 import { ClaimedRedirects, ClaimTable } from "./claim-table";
 import { claimFor, newer, titleHolders } from "./claims";
 import { DumpError } from "./errors";
-import { readExport, type RawPage, type SiteInfo } from "./mediawiki";
-import { ParserPool, type PoolResult } from "./pool";
+import { readExport } from "./mediawiki";
+import type { RawPage, SiteInfo } from "./raw-page";
+import { buildWorkers, ParserPool, type PoolResult } from "./pool";
 import { type DumpSource, openDump } from "./source";
 import { StreamedArticle } from "./streamed";
 import {
@@ -50,7 +50,7 @@ class Ingestion {
   constructor(private readonly options: IngestOptions) {
     this.chunkWords = options.chunkWords ?? DEFAULT_CHUNK_WORDS;
     this.limit = options.limit ?? Infinity;
-    this.pool = new ParserPool(options.workers ?? availableParallelism(), (done) => this.converted(done));
+    this.pool = new ParserPool(options.workers ?? buildWorkers(), (done) => this.converted(done));
   }
 
   get full(): boolean {
