@@ -59,7 +59,7 @@ class Ingestion {
 
   /** Reads one dump to its end (or to the limit, or to its damage when that may be kept). */
   async readDump(spec: string, dumpIndex: number): Promise<void> {
-    const source = await openDump(spec);
+    const source = await openDump(spec, this.options.allowTruncated);
     const report: SourceReport = {
       dump: spec,
       schema: "",
