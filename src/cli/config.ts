@@ -142,7 +142,7 @@ export const SETTINGS = [
     name: "TOME_BUILD_WORKERS",
     default: "one per core",
     meaning:
-      "threads that parse the wikitext of a build; its snapshot is the same bytes whatever their number (--workers overrides it)",
+      "threads that parse the wikitext of a build; the snapshot is the same bytes whatever their number (the snapshot commands' --workers overrides it)",
     usedBy: "snapshot:build, snapshot:update, snapshot:follow, start",
   },
   {
