@@ -33,7 +33,7 @@ const DECODER_GRACE_MS = 2000;
 
 /**
  * Each compression's decoders, the first installed wins: a parallel bzip2 when there is one (a
- * single bzip2 decodes about 30 MB of XML a second, what 10 parsing cores read), xz on every core.
+ * single bzip2 decodes about 23 MB of XML a second, what about 8 parsing cores read), xz on every core.
  * A parallel decoder decodes blocks ahead and fails before writing them: of a damaged dump it
  * gives fewer of the pages before the damage than bzip2 does, so a read that keeps the damaged
  * dump's pages (--allow-truncated) takes the last, serial decoder (D111).
