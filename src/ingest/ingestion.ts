@@ -263,9 +263,12 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
   return run.result();
 }
 
-/** A dump's site information (its <siteinfo>), read without going further. */
+/**
+ * A dump's site information (its <siteinfo>), read without going further: by the serial decoder, which
+ * writes the first block at once (a parallel one decodes ahead, and of a damaged dump may write nothing: D111).
+ */
 export async function siteOf(spec: string): Promise<SiteInfo> {
-  const source = await openDump(spec);
+  const source = await openDump(spec, true);
   try {
     for await (const item of readExport(source.xml, spec)) if (item.kind === "site") return item.site;
   } catch (err) {
