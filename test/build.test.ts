@@ -108,6 +108,24 @@ describe("a build in bounded memory", () => {
   });
 });
 
+describe("a build on every core", () => {
+  test("one parsing worker and two write the same snapshot, byte for byte", async () => {
+    const dir = tempDir();
+    const build = async (workers: number) => {
+      const out = join(dir, `${workers}.tome`);
+      await buildFromDumps(
+        { dumps: [EN_2006], workers },
+        { out, chunkWords: 300, createdAt: new Date("2026-01-01T00:00:00Z") },
+      );
+      return new Uint8Array(await Bun.file(out).arrayBuffer());
+    };
+    const one = await build(1);
+    const two = await build(2);
+    expect(one.length).toBeGreaterThan(1e6);
+    expect(sameBytes(one, two)).toBe(true);
+  });
+});
+
 describe("the title index in bounded memory", () => {
   test("built a few titles a run and merged, it is byte for byte the one built in one run", async () => {
     const r = await ingested({ dumps: [EN_2006, EN_2016] });

@@ -67,6 +67,7 @@ describe("settings", () => {
         TOME_DATA: "/x",
         TOME_DEBUG_MEM: "gc",
         TOME_ZSTD: "node",
+        TOME_BUILD_WORKERS: "3",
         TOME_TRUSTED_PROXIES: "127.0.0.1, ::FFFF:10.0.0.2,2001:db8::1",
       }),
     ).toMatchObject({
@@ -78,6 +79,7 @@ describe("settings", () => {
       dataDirGiven: true,
       memoryLog: "gc",
       zstd: "node",
+      buildWorkers: 3,
     });
     for (const [name, value] of [
       ["TOME_AUTH", "yes"],
@@ -86,6 +88,8 @@ describe("settings", () => {
       ["TOME_SEARCH_TIMEOUT_MS", "-1"],
       ["TOME_ADMIN_TOKEN", "short"],
       ["TOME_ZSTD", "lz4"],
+      ["TOME_BUILD_WORKERS", "0"],
+      ["TOME_BUILD_WORKERS", "all"],
       ["TOME_TRUSTED_PROXIES", "127.0.0.1,proxy.local"],
       ["TOME_TRUSTED_PROXIES", "10.0.0.0/8"],
     ] as const) {

@@ -90,8 +90,9 @@ describe("dist/tome, alone in an empty folder with no Bun on PATH", () => {
     expect(unknown.stderr).toContain('unknown command "serve"');
   });
 
-  test("snapshot:build from a real dump (its parsing and run-sorting workers inside), then snapshot:verify", async () => {
-    // --memory 1M: the index spills runs, which the sorting worker (search/indexer/run-worker.ts) writes.
+  test("snapshot:build from a real dump (its parsing, run-sorting and text-compressing workers inside), then snapshot:verify", async () => {
+    // --memory 1M: the index spills runs, which the sorting worker (search/indexer/run-worker.ts) writes; the
+    // sample's 3 MB of text take a dictionary, with which the compressor threads (snapshot/compress-worker.ts) compress.
     const r = await run("snapshot:build", "--dump", EN_2016, "--out", "snapshots/en.tome", "--memory", "1M");
     const said = r.stdout + r.stderr;
     expect(said).toContain("wrote snapshots/en.tome: 106 pages");

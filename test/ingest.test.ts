@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DumpError, ingest, type RawPage, wordCount } from "../src/ingest";
 import { dumpLeaks } from "../src/ingest/leaks";
+import { decoderFor } from "../src/ingest/source";
 import {
   ALL_DUMPS,
   dump,
@@ -368,7 +369,13 @@ describe("inputs", () => {
     const err = await ingest({ dumps: [path] }).catch((e) => e);
     expect(err).toBeInstanceOf(DumpError);
     expect(err.damaged).toBe(true);
-    expect(err.message).toContain("the bzip2 stream is damaged (Data integrity error when decompressing)");
+    // A parallel decoder (lbzip2, when installed) had the blocks before the damage in flight and writes none; with
+    // --allow-truncated the serial bzip2 decodes, and writes them (D111).
+    expect(err.message).toContain(
+      decoderFor("bzip2")[0] === "bzip2"
+        ? "the bzip2 stream is damaged (Data integrity error when decompressing)"
+        : "the bzip2 stream is damaged (compressed data error",
+    );
     const kept = await ingest({ dumps: [path], allowTruncated: true });
     expect(kept.truncated).toBe(true);
     expect(kept.articles.length).toBeGreaterThan(0);

@@ -6,7 +6,10 @@
  *     articles/s and MB/s of wikitext per CPU-second of this process (all its threads),
  *     and wall-clock rates
  *   - wtf_wikipedia alone on the same pages, one thread: wtf(text).text() per page
- *   - their ratio (pipeline per core / wtf alone): the cost of everything around the parser
+ *   - their ratio (pipeline per core / wtf alone): the cost of everything around the parser; and
+ *     the same for the ingest alone (decode, XML, wikitext → sections and chunks, claims: before the
+ *     snapshot is written), which is what runs on the parsing workers' cores
+ *     in a build (the index's inversion runs beside it; bench/build/projection.ts weighs both)
  *   - peak RSS of the pipeline, and the snapshot's size against the raw wikitext
  * Medians over the runs. Damaged dumps are read up to the damage (--allow-truncated).
  * CPU of the bzip2/xz decoder processes is not counted (they run beside the pipeline).
@@ -31,6 +34,7 @@ interface Sample {
   wikitextBytes: number;
   pipelineWall: number;
   pipelineCpu: number;
+  ingestCpu: number;
   peakRssMB: number;
   snapshotBytes: number;
   wtfSeconds: number;
@@ -41,6 +45,8 @@ async function child(dump: string): Promise<Sample> {
   const t0 = performance.now();
   const options = { dumps: [dump], allowTruncated: true };
   const result = await ingest(options);
+  const ingested = process.cpuUsage(cpu0);
+  const ingestCpu = (ingested.user + ingested.system) / 1e6;
   const out = join(tmpdir(), `tome-bench-${process.pid}.tome`);
   const { bytes } = writeSnapshot(result, out, options);
   const pipelineWall = (performance.now() - t0) / 1000;
@@ -75,6 +81,7 @@ async function child(dump: string): Promise<Sample> {
     wikitextBytes,
     pipelineWall,
     pipelineCpu,
+    ingestCpu,
     peakRssMB,
     snapshotBytes: bytes,
     wtfSeconds,
@@ -124,6 +131,7 @@ async function main() {
       wikitextBytes: samples[0]!.wikitextBytes,
       pipelineWall: pick("pipelineWall"),
       pipelineCpu: pick("pipelineCpu"),
+      ingestCpu: pick("ingestCpu"),
       peakRssMB: pick("peakRssMB"),
       snapshotBytes: samples[0]!.snapshotBytes,
       wtfSeconds: pick("wtfSeconds"),
@@ -134,25 +142,26 @@ async function main() {
   const f = (n: number, d = 1) => n.toFixed(d);
   console.log(`Medians of ${runs} runs per dump. "per core" = per CPU-second of the pipeline process (all threads).`);
   console.log(
-    "| dump | articles | chunks | wikitext MB | pipeline articles/s per core | pipeline MB/s per core | wall articles/s | wtf alone articles/s | wtf alone MB/s | ratio pipeline/wtf | peak RSS MB | snapshot MB | snapshot / wikitext |",
+    "| dump | articles | chunks | wikitext MB | pipeline articles/s per core | pipeline MB/s per core | wall articles/s | wtf alone articles/s | wtf alone MB/s | ratio pipeline/wtf | ingest MB/s per core | ratio ingest/wtf | peak RSS MB | snapshot MB | snapshot / wikitext |",
   );
-  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-  const total = { articles: 0, bytes: 0, cpu: 0, wall: 0, wtf: 0, snap: 0 };
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+  const total = { articles: 0, bytes: 0, cpu: 0, ingestCpu: 0, wall: 0, wtf: 0, snap: 0 };
   for (const r of rows) {
     const mb = r.wikitextBytes / 1e6;
     total.articles += r.articles;
     total.bytes += r.wikitextBytes;
     total.cpu += r.pipelineCpu;
+    total.ingestCpu += r.ingestCpu;
     total.wall += r.pipelineWall;
     total.wtf += r.wtfSeconds;
     total.snap += r.snapshotBytes;
     console.log(
-      `| ${r.dump} | ${r.articles} | ${r.chunks} | ${f(mb)} | ${f(r.articles / r.pipelineCpu, 0)} | ${f(mb / r.pipelineCpu, 2)} | ${f(r.articles / r.pipelineWall, 0)} | ${f(r.articles / r.wtfSeconds, 0)} | ${f(mb / r.wtfSeconds, 2)} | ${f(r.articles / r.pipelineCpu / (r.articles / r.wtfSeconds), 2)} | ${f(r.peakRssMB, 0)} | ${f(r.snapshotBytes / 1e6, 2)} | ${f(r.snapshotBytes / r.wikitextBytes, 2)} |`,
+      `| ${r.dump} | ${r.articles} | ${r.chunks} | ${f(mb)} | ${f(r.articles / r.pipelineCpu, 0)} | ${f(mb / r.pipelineCpu, 2)} | ${f(r.articles / r.pipelineWall, 0)} | ${f(r.articles / r.wtfSeconds, 0)} | ${f(mb / r.wtfSeconds, 2)} | ${f(r.articles / r.pipelineCpu / (r.articles / r.wtfSeconds), 2)} | ${f(mb / r.ingestCpu, 2)} | ${f(r.wtfSeconds / r.ingestCpu, 2)} | ${f(r.peakRssMB, 0)} | ${f(r.snapshotBytes / 1e6, 2)} | ${f(r.snapshotBytes / r.wikitextBytes, 2)} |`,
     );
   }
   const mb = total.bytes / 1e6;
   console.log(
-    `| **all** | ${total.articles} | | ${f(mb)} | ${f(total.articles / total.cpu, 0)} | ${f(mb / total.cpu, 2)} | ${f(total.articles / total.wall, 0)} | ${f(total.articles / total.wtf, 0)} | ${f(mb / total.wtf, 2)} | ${f(total.wtf / total.cpu, 2)} | ${f(Math.max(...rows.map((r) => r.peakRssMB)), 0)} (max) | ${f(total.snap / 1e6, 2)} | ${f(total.snap / total.bytes, 2)} |`,
+    `| **all** | ${total.articles} | | ${f(mb)} | ${f(total.articles / total.cpu, 0)} | ${f(mb / total.cpu, 2)} | ${f(total.articles / total.wall, 0)} | ${f(total.articles / total.wtf, 0)} | ${f(mb / total.wtf, 2)} | ${f(total.wtf / total.cpu, 2)} | ${f(mb / total.ingestCpu, 2)} | ${f(total.wtf / total.ingestCpu, 2)} | ${f(Math.max(...rows.map((r) => r.peakRssMB)), 0)} (max) | ${f(total.snap / 1e6, 2)} | ${f(total.snap / total.bytes, 2)} |`,
   );
 }
 

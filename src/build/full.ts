@@ -3,7 +3,7 @@
  * its text goes to the file at once (snapshot), its words into the search index's runs
  * (search); the page table, the merged index and the table of contents follow at the end.
  */
-import { availableParallelism, totalmem } from "node:os";
+import { totalmem } from "node:os";
 import { dirname } from "node:path";
 import { mkdirSync } from "node:fs";
 import { ingest, modifications, type IngestOptions, type IngestResult } from "../ingest";
@@ -217,7 +217,6 @@ export async function buildFromDumps(
  */
 async function ingestInto(build: SnapshotBuild, ingestOptions: Omit<IngestOptions, "onArticle">) {
   const ingested = await ingest({
-    workers: availableParallelism(),
     ...ingestOptions,
     onArticle: (a, wiki) => build.add(a, wiki.lang),
     ready: () => build.ready(),

@@ -13,7 +13,6 @@
  * equal one is ignored; the newest page holding a title keeps it. A base written before
  * redirects kept their page ids replaces its redirects by title only.
  */
-import { availableParallelism } from "node:os";
 import { basename, dirname } from "node:path";
 import { mkdirSync } from "node:fs";
 import {
@@ -272,7 +271,7 @@ async function ingestDumps(
     return await ingest({
       dumps: o.dumps,
       chunkWords,
-      workers: o.workers ?? availableParallelism(),
+      workers: o.workers,
       onProgress: o.onProgress,
       onArticle: add,
     });

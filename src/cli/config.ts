@@ -2,8 +2,8 @@
  * Every setting Tome reads from the environment, in one place: its name, default and meaning
  * (SETTINGS, which `--help` and the README's table are made from), read and checked once by
  * readConfig() when a command starts (mainOf hands the result to the command), and handed down
- * from there. No library layer reads process.env: the two that need a setting (the snapshot's
- * zstd, the build's memory log) are told by applyConfig().
+ * from there. No library layer reads process.env: the three that need a setting (the snapshot's
+ * zstd, the build's memory log, the build's parsing threads) are told by applyConfig().
  *
  * `bun src/cli/config.ts` prints the table as Markdown (README.md's "Configuration" holds it;
  * test/config.test.ts checks that they agree).
@@ -12,6 +12,7 @@ import { isIP } from "node:net";
 import { DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND } from "../access";
 import { UserError } from "../errors";
 import { commandLine, startedByNpm } from "../invocation";
+import { setBuildWorkers } from "../ingest";
 import { GUARDS, setMemoryLog } from "../search";
 import { preferZstd } from "../snapshot";
 
@@ -138,6 +139,13 @@ export const SETTINGS = [
     usedBy: "every command",
   },
   {
+    name: "TOME_BUILD_WORKERS",
+    default: "one per core",
+    meaning:
+      "threads that parse the wikitext of a build; the snapshot is the same bytes whatever their number (the snapshot commands' --workers overrides it)",
+    usedBy: "snapshot:build, snapshot:update, snapshot:follow, start",
+  },
+  {
     name: "TOME_DEBUG_MEM",
     default: "off",
     meaning:
@@ -172,6 +180,8 @@ export interface Config {
   sharedData: string | undefined;
   zstd: "system" | "node";
   memoryLog: "off" | "on" | "gc";
+  /** TOME_BUILD_WORKERS, or undefined: one per core. */
+  buildWorkers: number | undefined;
 }
 
 /** A setting that cannot be used: its message names it and what it takes (exit code 2). */
@@ -228,6 +238,10 @@ export function readConfig(env: Env = process.env): Config {
       `TOME_TRUSTED_PROXIES must be IP addresses separated by commas (e.g. 127.0.0.1,10.0.0.2), not "${notAddress}".`,
     );
   }
+  const workers = given("TOME_BUILD_WORKERS");
+  if (workers !== undefined && !/^[1-9][0-9]*$/.test(workers)) {
+    throw new ConfigError(`TOME_BUILD_WORKERS must be a whole number of threads ≥ 1, not "${workers}".`);
+  }
   const debugMem = given("TOME_DEBUG_MEM");
   return {
     snapshot: given("TOME_SNAPSHOT"),
@@ -247,6 +261,7 @@ export function readConfig(env: Env = process.env): Config {
     sharedData: given("TOME_SHARED_DATA"),
     zstd: oneOf(env, "TOME_ZSTD", ["system", "node"], "system"),
     memoryLog: debugMem === undefined ? "off" : debugMem === "gc" ? "gc" : "on",
+    buildWorkers: workers === undefined ? undefined : Number(workers),
   };
 }
 
@@ -254,6 +269,7 @@ export function readConfig(env: Env = process.env): Config {
 export function applyConfig(config: Config): void {
   preferZstd(config.zstd);
   setMemoryLog(config.memoryLog);
+  setBuildWorkers(config.buildWorkers);
 }
 
 /** Lines of at most `width` characters. */

@@ -14,32 +14,99 @@ function terminalBar(stream: NodeJS.WriteStream, format: string): SingleBar {
   return new SingleBar({ stream, format, barsize: 24, hideCursor: true, clearOnComplete: false });
 }
 
+/** A duration for a reader: "45 s", "12 min", "3 h 05 min". */
+export function duration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return "?";
+  if (seconds < 90) return `${Math.round(seconds)} s`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
+  const minutes = Math.round(seconds / 60);
+  return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")} min`;
+}
+
+/** The time left at the rate so far: `done` of `total` in `seconds`; "?" until there is a rate or when the total is unknown. */
+export function eta(done: number, total: number | undefined, seconds: number): string {
+  if (!total || done <= 0 || seconds <= 0) return "?";
+  return duration(((total - done) * seconds) / done);
+}
+
+const count = (n: number) => n.toLocaleString("en-US");
+
+/** The figures of a dump being read, as a line (off a terminal) and a bar's payload share them. */
+export function readingFigures(p: IngestProgress, seconds: number) {
+  return {
+    dump: `[${p.dumpIndex + 1}/${p.dumpCount}] ${p.dump.split("/").pop()}`,
+    read: mb(p.bytesRead),
+    size: p.totalBytes ? mb(p.totalBytes) : "?",
+    articles: count(p.articles),
+    redirects: count(p.redirects),
+    rate: count(Math.round(p.articles / Math.max(seconds, 0.001))),
+    left: eta(p.bytesRead, p.totalBytes, seconds),
+  };
+}
+
+/** What a dump's reading says off a terminal, a line at a time. */
+export function readingLine(p: IngestProgress, seconds: number): string {
+  const f = readingFigures(p, seconds);
+  const share = p.totalBytes ? ` (${Math.floor((p.bytesRead / p.totalBytes) * 100)}%)` : "";
+  return `reading ${f.dump}: ${f.read} of ${f.size} MB${share}, ${f.articles} articles, ${f.redirects} redirects, ${f.rate} articles/s, ${f.left} left\n`;
+}
+
+/**
+ * Off a terminal, a line a minute at most, the first a minute in: a long build's log says how far
+ * it is, a short one's says nothing (its report is on stdout).
+ */
+const LINE_EVERY_MS = 60_000;
+
+function everyMinute(): () => boolean {
+  let last = performance.now();
+  return () => {
+    const now = performance.now();
+    if (now - last < LINE_EVERY_MS) return false;
+    last = now;
+    return true;
+  };
+}
+
+/**
+ * The reading of the dumps: on a terminal a bar per dump (MB read, articles, articles a second,
+ * the time left at the rate so far); off one, the same figures as a line a minute.
+ */
 export function ingestProgress(stream: NodeJS.WriteStream = process.stderr): IngestProgressDisplay {
-  if (!stream.isTTY) return { update() {}, stop() {} };
+  let current = "";
+  let started = performance.now();
+  const seconds = () => (performance.now() - started) / 1000;
+  /** Whether p is of a dump not seen before (its time starts now). */
+  const turn = (p: IngestProgress) => {
+    const label = `${p.dumpIndex}:${p.dump}`;
+    if (label === current) return false;
+    current = label;
+    started = performance.now();
+    return true;
+  };
+  if (!stream.isTTY) {
+    const due = everyMinute();
+    return {
+      update(p) {
+        turn(p);
+        if (due()) stream.write(readingLine(p, seconds()));
+      },
+      stop() {},
+    };
+  }
   const bar = terminalBar(
     stream,
-    " {dump} |{bar}| {percentage}% | {read}/{size} MB | {articles} articles, {redirects} redirects | {rate} articles/s",
+    " {dump} |{bar}| {percentage}% | {read}/{size} MB | {articles} articles, {redirects} redirects | {rate} articles/s | {left} left",
   );
-  const started = performance.now();
-  let current = "";
   let active = false;
   return {
     update(p) {
-      const label = `[${p.dumpIndex + 1}/${p.dumpCount}] ${p.dump.split("/").pop()}`;
       const total = p.totalBytes ?? Math.max(p.bytesRead, 1);
-      const payload = {
-        dump: label,
-        read: mb(p.bytesRead),
-        size: p.totalBytes ? mb(p.totalBytes) : "?",
-        articles: p.articles,
-        redirects: p.redirects,
-        rate: Math.round(p.articles / Math.max((performance.now() - started) / 1000, 0.001)),
-      };
-      if (!active || label !== current) {
+      const fresh = turn(p);
+      const payload = readingFigures(p, seconds());
+      if (!active || fresh) {
         if (active) bar.stop();
         bar.start(total, p.bytesRead, payload);
         active = true;
-        current = label;
       } else {
         bar.setTotal(total);
         bar.update(p.bytesRead, payload);
@@ -57,18 +124,45 @@ export interface IndexProgressDisplay {
   stop(): void;
 }
 
-/** A bar per shard while the search indexes are built. */
+/**
+ * The search index's stages after the reading: on a terminal a bar per stage with its rate and
+ * time left; off one, the same figures as a line a minute.
+ */
 export function indexProgress(stream: NodeJS.WriteStream = process.stderr): IndexProgressDisplay {
-  if (!stream.isTTY) return { update() {}, stop() {} };
-  const bar = terminalBar(stream, " {shard} |{bar}| {value}/{total}");
   let current = "";
+  let started = performance.now();
+  const figures = (done: number, total: number) => {
+    const seconds = (performance.now() - started) / 1000;
+    return { rate: count(Math.round(done / Math.max(seconds, 0.001))), left: eta(done, total, seconds) };
+  };
+  if (!stream.isTTY) {
+    const due = everyMinute();
+    return {
+      update(stage, done, total) {
+        if (stage !== current) {
+          current = stage;
+          started = performance.now();
+        }
+        if (!due()) return;
+        const f = figures(done, total);
+        const share = total > 0 ? ` (${Math.floor((done / total) * 100)}%)` : "";
+        stream.write(`index ${stage}: ${count(done)} of ${count(total)}${share}, ${f.rate} a second, ${f.left} left\n`);
+      },
+      stop() {},
+    };
+  }
+  const bar = terminalBar(stream, " {shard} |{bar}| {value}/{total} | {rate}/s | {left} left");
   return {
     update(shard, done, total) {
       if (shard !== current) {
         if (current) bar.stop();
-        bar.start(total, done, { shard });
+        started = performance.now();
+        bar.start(total, done, { shard, ...figures(done, total) });
         current = shard;
-      } else bar.update(done);
+      } else {
+        bar.setTotal(total);
+        bar.update(done, figures(done, total));
+      }
     },
     stop() {
       if (current) bar.stop();

@@ -25,7 +25,8 @@ Options:
                         Japanese or Chinese count as one word)
   --allow-truncated     keep the complete pages of a truncated or corrupt dump, and mark the
                         snapshot truncated, instead of failing
-  --workers <n>         parsing workers (default: one per core)
+  --workers <n>         parsing threads (default: TOME_BUILD_WORKERS, else one per core);
+                        the snapshot is the same bytes whatever their number
   --memory <size>       memory for the search index's inversion before it spills a sorted
                         run to disk (e.g. 500M, 2G; default ${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G, a quarter of this
                         machine's memory, at most 2G). The merge of the runs stays below

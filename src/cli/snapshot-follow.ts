@@ -47,7 +47,8 @@ Options:
   --keep <n>            snapshots of this wiki made by snapshot:follow to keep (default 3; the
                         older ones are deleted; others are never touched)
   --memory <size>       as for snapshot:update
-  --workers <n>         parsing workers (default: one per core)
+  --workers <n>         parsing threads (default: TOME_BUILD_WORKERS, else one per core);
+                        the snapshot is the same bytes whatever their number
   -h, --help            show this help
 
 Exit code: 0 when up to date (whether or not a day was applied), 1 on an error (nothing is

@@ -37,7 +37,8 @@ Options:
                         file and renamed into place)
   --memory <size>       memory for the new pages' index inversion before it spills a run
                         (e.g. 500M, 2G; default ${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G), as for snapshot:build
-  --workers <n>         parsing workers (default: one per core)
+  --workers <n>         parsing threads (default: TOME_BUILD_WORKERS, else one per core);
+                        the snapshot is the same bytes whatever their number
   -h, --help            show this help
 
 Example:

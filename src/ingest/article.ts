@@ -2,7 +2,7 @@
  * One raw page → one article of clean sections and chunks. Runs inside the parsing workers.
  */
 import { chunkSections, type Chunk, type SectionHead } from "./chunk";
-import type { RawPage } from "./mediawiki";
+import type { RawPage } from "./raw-page";
 import { makeConverter, type WikiContext } from "./wikitext";
 
 export interface Article {

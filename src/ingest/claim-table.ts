@@ -6,7 +6,16 @@
  * the column, unreferenced: an id is claimed again only when several dumps hold it).
  */
 import { Growable, StoredStrings, StringColumn } from "../columns";
-import type { Claim } from "./claims";
+
+/** What a page read asks of the snapshot: its page id's article or redirect, and its title. */
+export interface Claim {
+  kind: "article" | "redirect";
+  /** Canonical. */
+  title: string;
+  revId: number;
+  tsUnix: number;
+  target?: string;
+}
 
 const ARTICLE = 0;
 const REDIRECT = 1;

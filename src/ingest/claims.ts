@@ -7,18 +7,8 @@
  *   claim replaces the older one, and the newest claim on a title keeps it.
  */
 import { toUnix } from "./article";
-import type { ClaimTable } from "./claim-table";
-import type { RawPage } from "./mediawiki";
-
-/** What a page read asks of the snapshot: its page id's article or redirect, and its title. */
-export interface Claim {
-  kind: "article" | "redirect";
-  /** Canonical. */
-  title: string;
-  revId: number;
-  tsUnix: number;
-  target?: string;
-}
+import type { Claim, ClaimTable } from "./claim-table";
+import type { RawPage } from "./raw-page";
 
 /** A revision of a page in a history dump, as the reader holds it while it reads the page. */
 export interface HistoryRevision {

@@ -6,7 +6,7 @@
  */
 import { newerInHistory } from "./claims";
 import { DumpError } from "./errors";
-import type { ExportItem, RawPage, SiteInfo } from "./mediawiki";
+import type { ExportItem, RawPage, SiteInfo } from "./raw-page";
 
 const SUPPORTED = /^0\.(3|4|5|6|7|8|9|10|11)$/;
 

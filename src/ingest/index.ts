@@ -8,12 +8,14 @@ export type { Article } from "./article";
 export type { Chunk, SectionHead } from "./chunk";
 export { wordCount } from "./chunk";
 export { ClaimedRedirects, ClaimTable } from "./claim-table";
-export { canonicalTitle, newer, type Claim } from "./claims";
+export { canonicalTitle, newer } from "./claims";
+export type { Claim } from "./claim-table";
 export { DumpError } from "./errors";
 export { ingest, sameWiki, siteOf } from "./ingestion";
 export { dumpLeaks, type DumpLeaks } from "./leaks";
 export { modifications } from "./modifications";
-export type { RawPage, SiteInfo } from "./mediawiki";
+export { buildWorkers, setBuildWorkers } from "./pool";
+export type { RawPage, SiteInfo } from "./raw-page";
 export {
   DEFAULT_CHUNK_WORDS,
   type IngestOptions,

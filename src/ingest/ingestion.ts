@@ -4,14 +4,14 @@
  * and sent to the parsing workers, whose articles come back to converted(); a damaged dump
  * ends the run or is kept up to its damage (keepDamaged). result() resolves title clashes.
  */
-import { availableParallelism } from "node:os";
 import type { Article } from "./article";
 import { Growable } from "../columns";
 import { ClaimedRedirects, ClaimTable } from "./claim-table";
 import { claimFor, newer, titleHolders } from "./claims";
 import { DumpError } from "./errors";
-import { readExport, type RawPage, type SiteInfo } from "./mediawiki";
-import { ParserPool, type PoolResult } from "./pool";
+import { readExport } from "./mediawiki";
+import type { RawPage, SiteInfo } from "./raw-page";
+import { buildWorkers, ParserPool, type PoolResult } from "./pool";
 import { type DumpSource, openDump } from "./source";
 import { StreamedArticle } from "./streamed";
 import {
@@ -50,7 +50,7 @@ class Ingestion {
   constructor(private readonly options: IngestOptions) {
     this.chunkWords = options.chunkWords ?? DEFAULT_CHUNK_WORDS;
     this.limit = options.limit ?? Infinity;
-    this.pool = new ParserPool(options.workers ?? availableParallelism(), (done) => this.converted(done));
+    this.pool = new ParserPool(options.workers ?? buildWorkers(), (done) => this.converted(done));
   }
 
   get full(): boolean {
@@ -59,7 +59,7 @@ class Ingestion {
 
   /** Reads one dump to its end (or to the limit, or to its damage when that may be kept). */
   async readDump(spec: string, dumpIndex: number): Promise<void> {
-    const source = await openDump(spec);
+    const source = await openDump(spec, this.options.allowTruncated);
     const report: SourceReport = {
       dump: spec,
       schema: "",
@@ -263,9 +263,12 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
   return run.result();
 }
 
-/** A dump's site information (its <siteinfo>), read without going further. */
+/**
+ * A dump's site information (its <siteinfo>), read without going further: by the serial decoder, which
+ * writes the first block at once (a parallel one decodes ahead, and of a damaged dump may write nothing: D111).
+ */
 export async function siteOf(spec: string): Promise<SiteInfo> {
-  const source = await openDump(spec);
+  const source = await openDump(spec, true);
   try {
     for await (const item of readExport(source.xml, spec)) if (item.kind === "site") return item.site;
   } catch (err) {

@@ -2,14 +2,26 @@
  * A pool of parsing workers fed in batches, with backpressure: the XML reader waits
  * when every worker already has enough queued, so memory stays flat.
  */
+import { availableParallelism } from "node:os";
 import type { Article } from "./article";
 import { workerUrl } from "../files";
-import type { RawPage, SiteInfo } from "./mediawiki";
+import type { RawPage, SiteInfo } from "./raw-page";
 import type { WorkerRequest, WorkerResponse } from "./worker";
 
 const BATCH_PAGES = 16;
 const BATCH_CHARS = 1 << 20;
 const QUEUED_PER_WORKER = 2;
+
+let workersSet: number | undefined;
+
+/** How many parsing workers a build starts when it is not told: TOME_BUILD_WORKERS (set by the commands), else one per core. */
+export function setBuildWorkers(count: number | undefined): void {
+  workersSet = count;
+}
+
+export function buildWorkers(): number {
+  return workersSet ?? availableParallelism();
+}
 
 export interface PoolResult {
   articles: Article[];

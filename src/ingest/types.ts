@@ -1,7 +1,7 @@
 /** What ingest is asked (its options) and what it gives back (its result), with the records they hold. */
 import type { Article } from "./article";
 import type { ClaimedRedirects, ClaimTable } from "./claim-table";
-import type { RawPage } from "./mediawiki";
+import type { RawPage } from "./raw-page";
 
 export const DEFAULT_CHUNK_WORDS = 300;
 
@@ -12,7 +12,7 @@ export interface IngestOptions {
   chunkWords?: number;
   /** Keep the complete pages of a damaged dump instead of failing. */
   allowTruncated?: boolean;
-  /** Parsing workers; default: one per core. */
+  /** Parsing workers; default: buildWorkers() (TOME_BUILD_WORKERS, else one per core). */
   workers?: number;
   onProgress?: (progress: IngestProgress) => void;
   /**

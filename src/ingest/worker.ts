@@ -3,7 +3,7 @@
  * runs on every core while the main thread reads the XML.
  */
 import { articleBuilder, type Article, type ArticleBuilder } from "./article";
-import type { RawPage } from "./mediawiki";
+import type { RawPage } from "./raw-page";
 
 export type WorkerRequest =
   | { type: "init"; lang: string; namespaces: [string, number][]; chunkWords: number }

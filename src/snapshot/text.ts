@@ -13,7 +13,14 @@ import { constants, zstdCompress, zstdCompressSync } from "node:zlib";
 import { Growable, viewOf } from "../columns";
 import { MAX_SECTION_BYTES, type Container, type ContainerWriter } from "./container";
 import { sameBytes } from "./hash";
-import { blockDecompressor, type BlockDecompressor, type Dictionary } from "./zstd";
+import { Compressors } from "./compressors";
+import {
+  blockCompressor,
+  blockDecompressor,
+  type BlockCompressor,
+  type BlockDecompressor,
+  type Dictionary,
+} from "./zstd";
 
 /**
  * A hit's text costs the decompression of its block. With the dictionary, 8 KB blocks take
@@ -36,17 +43,28 @@ const DICTIONARY_FROM = 1024 * 1024;
  * thread. Each holds a zstd context of about 2 MB with the dictionary: 64 at once took 134 MB.
  */
 const IN_FLIGHT = 8;
+/** Blocks queued to the compressor threads at most (8 KB each): past it, the main thread compresses the next. */
+const IN_FLIGHT_THREADS = 64;
 
 const withDictionary = (dictionary: Uint8Array) => ({
   dictionary,
   params: { [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL },
 });
 
+/** Each dictionary's compressor through libzstd (blockCompressor): made once, as it digests the dictionary. */
+const compressors = new WeakMap<Uint8Array, BlockCompressor | null>();
+
+function compressorFor(dictionary: Uint8Array): BlockCompressor | null {
+  let compressor = compressors.get(dictionary);
+  if (compressor === undefined)
+    compressors.set(dictionary, (compressor = blockCompressor(dictionary, ZSTD_LEVEL) ?? null));
+  return compressor;
+}
+
 /** A text block compressed as the build compresses it (bench/search/text-blocks.ts compares block sizes with it). */
 export function compressTextBlock(bytes: Uint8Array, dictionary: Dictionary): Uint8Array {
-  return dictionary
-    ? zstdCompressSync(bytes, withDictionary(dictionary))
-    : Bun.zstdCompressSync(bytes, { level: ZSTD_LEVEL });
+  if (!dictionary) return Bun.zstdCompressSync(bytes, { level: ZSTD_LEVEL });
+  return compressorFor(dictionary)?.(bytes) ?? zstdCompressSync(bytes, withDictionary(dictionary));
 }
 
 function compress(bytes: Uint8Array, dictionary: Dictionary): Promise<Uint8Array> {
@@ -110,6 +128,14 @@ export class TextWriter {
   private dictionary: Dictionary | undefined;
   private sample: Uint8Array[] = [];
   private sampleBytes = 0;
+  /** Whether settle() was called: finish() asks for it in the background. */
+  private settled = false;
+  /** In the background with libzstd: the threads compressing blocks, started with the first block. */
+  private compressors: Compressors | undefined;
+
+  private threadsFor(dictionary: Uint8Array): Compressors {
+    return (this.compressors ??= new Compressors(dictionary, ZSTD_LEVEL));
+  }
 
   /**
    * Text goes into `out`'s sections text.blocks.N, which stay open between add() calls. In the
@@ -182,13 +208,18 @@ export class TextWriter {
   private compressBlock(bytes: Uint8Array): void {
     const raw = bytes.byteLength;
     const dictionary = this.dictionary!;
-    if (!this.background || this.compressing >= IN_FLIGHT) {
+    // With libzstd, the compressor threads, which digest the dictionary once (D112); else Bun's thread pool.
+    const threads =
+      this.background && dictionary && compressorFor(dictionary) ? this.threadsFor(dictionary) : undefined;
+    if (!this.background || this.compressing >= (threads ? IN_FLIGHT_THREADS : IN_FLIGHT)) {
       this.enqueue({ raw, block: compressTextBlock(bytes, dictionary) });
       return;
     }
     const entry: Compressing = { raw };
     this.compressing++;
-    entry.done = compress(bytes.buffer === this.pending.buffer ? bytes.slice() : bytes, dictionary)
+    entry.done = (
+      threads?.compress(bytes) ?? compress(bytes.buffer === this.pending.buffer ? bytes.slice() : bytes, dictionary)
+    )
       .then((block) => {
         entry.block = block;
         this.writeReady();
@@ -213,10 +244,13 @@ export class TextWriter {
 
   /** Flushes the last block and waits until every block is written (a failed compression throws). */
   async settle(): Promise<void> {
+    this.settled = true;
     this.flush();
     this.learn();
     // Each block's handler writes the ready head of the queue: when the last is done, all are written.
     await Promise.all(this.queue.map((entry) => entry.done));
+    this.compressors?.close();
+    this.compressors = undefined;
     if (this.failure) throw this.failure.error;
   }
 
@@ -288,7 +322,9 @@ export class TextWriter {
   finish(): void {
     this.flush();
     this.learn();
-    if (this.queue.length) throw new Error("text: finish() while blocks are compressing: settle() first");
+    // In the background, settle() first even when every block happened to be compressed here (libzstd does them at once).
+    if (this.queue.length || (this.background && !this.settled))
+      throw new Error("text: finish() while blocks are compressing: settle() first");
     if (this.part >= 0) this.out.end();
     this.blockFirst.push(this.chunks);
     this.out.section("text.blockPart", this.blockPart.view());
