@@ -13,7 +13,12 @@ const ROOT = resolve(import.meta.dir, "../..");
  * The workers, each started by its path under src/ inside the executable (workerUrl in
  * src/files.ts): entry points of their own, so that src/ is the root of the executable's files.
  */
-const WORKERS = ["src/pdf/worker.ts", "src/ingest/worker.ts", "src/search/indexer/run-worker.ts"];
+const WORKERS = [
+  "src/pdf/worker.ts",
+  "src/http/pool/worker.ts",
+  "src/ingest/worker.ts",
+  "src/search/indexer/run-worker.ts",
+];
 
 const HELP = `Usage: bun run compile [--out FILE]
 

@@ -9,6 +9,7 @@
  * test/config.test.ts checks that they agree).
  */
 import { isIP } from "node:net";
+import { availableParallelism } from "node:os";
 import { DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND } from "../access";
 import { UserError } from "../errors";
 import { commandLine, startedByNpm } from "../invocation";
@@ -126,6 +127,13 @@ export const SETTINGS = [
     usedBy: "start",
   },
   {
+    name: "TOME_SEARCH_WORKERS",
+    default: "the number of cores",
+    meaning:
+      "threads answering searches, lucky and the MCP search tools beside the one taking requests (0: all on that one thread; D101)",
+    usedBy: "start",
+  },
+  {
     name: "TOME_SHARED_DATA",
     default: "../shared/data beside the checkout, else test/fixtures/data",
     meaning: "where the dumps and eval sets for tests, benchmarks and leaks are (a folder holding dumps/ and eval/)",
@@ -169,6 +177,8 @@ export interface Config {
   keyMsPerSecond: number | undefined;
   /** TOME_SEARCH_TIMEOUT_MS, or undefined for the default (GUARDS.budgetMs). */
   searchTimeoutMs: number | undefined;
+  /** TOME_SEARCH_WORKERS (default: the number of cores). */
+  searchWorkers: number;
   sharedData: string | undefined;
   zstd: "system" | "node";
   memoryLog: "off" | "on" | "gc";
@@ -204,6 +214,12 @@ export function readConfig(env: Env = process.env): Config {
   const timeout = given("TOME_SEARCH_TIMEOUT_MS");
   if (timeout !== undefined && !/^[0-9]+$/.test(timeout)) {
     throw new ConfigError(`TOME_SEARCH_TIMEOUT_MS must be a whole number of milliseconds, not "${timeout}".`);
+  }
+  const workers = given("TOME_SEARCH_WORKERS");
+  if (workers !== undefined && !/^[0-9]{1,3}$/.test(workers)) {
+    throw new ConfigError(
+      `TOME_SEARCH_WORKERS must be a whole number of threads, 0 to 999 (0: searches on the request thread), not "${workers}".`,
+    );
   }
   const adminToken = given("TOME_ADMIN_TOKEN");
   if (adminToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(adminToken)) {
@@ -244,6 +260,7 @@ export function readConfig(env: Env = process.env): Config {
     auth: oneOf(env, "TOME_AUTH", ["on", "off"], "on") === "on",
     keyMsPerSecond: share === undefined ? undefined : Number(share),
     searchTimeoutMs: timeout === undefined ? undefined : Number(timeout),
+    searchWorkers: workers === undefined ? availableParallelism() : Number(workers),
     sharedData: given("TOME_SHARED_DATA"),
     zstd: oneOf(env, "TOME_ZSTD", ["system", "node"], "system"),
     memoryLog: debugMem === undefined ? "off" : debugMem === "gc" ? "gc" : "on",

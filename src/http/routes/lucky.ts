@@ -6,8 +6,12 @@ import { route } from "../params";
 import { ErrorBody, LuckyQuery, LuckyResponse } from "../schemas";
 import { errorBody, ERRORS } from "../errors";
 
-export const luckyRoutes = ({ answers }: ApiContext) => {
-  const lucky = route({ query: LuckyQuery }, ({ query }) => answers.lucky(query));
+export const luckyRoutes = ({ answers, searches }: ApiContext) => {
+  const lucky = searches
+    ? route({ query: LuckyQuery }, async ({ query, x }) =>
+        searches.answer("lucky", query, x, () => answers.lucky(query)),
+      )
+    : route({ query: LuckyQuery }, ({ query }) => answers.lucky(query));
   return new Elysia().get("/v1/lucky", lucky.handler, {
     ...lucky.hooks,
     parse: JSON_ONLY,

@@ -6,8 +6,12 @@ import { route } from "../params";
 import { ErrorBody, SearchQuery, SearchResponse } from "../schemas";
 import { errorBody, ERRORS } from "../errors";
 
-export const searchRoutes = ({ answers }: ApiContext) => {
-  const search = route({ query: SearchQuery }, ({ query }) => answers.search(query));
+export const searchRoutes = ({ answers, searches }: ApiContext) => {
+  const search = searches
+    ? route({ query: SearchQuery }, async ({ query, x }) =>
+        searches.answer("search", query, x, () => answers.search(query)),
+      )
+    : route({ query: SearchQuery }, ({ query }) => answers.search(query));
   return new Elysia().get("/v1/search", search.handler, {
     ...search.hooks,
     parse: JSON_ONLY,

@@ -1,0 +1,32 @@
+/** What the request thread and a search worker say to each other (pool.ts, worker.ts). */
+import type { ErrorBody } from "../errors";
+
+/** What a worker runs: a route's JSON answer, or an MCP tool's answer (its arguments read already). */
+export type WorkerTask = "search" | "lucky" | "tool:search" | "tool:lucky";
+
+export type WorkerRequest =
+  | { kind: "open"; generation: number; path: string; id: string; searchTimeoutMs: number | undefined }
+  | { kind: "close"; generation: number }
+  | { kind: "run"; job: number; generation: number; task: WorkerTask; args: unknown };
+
+/** An ApiError's fields, to throw it again on the request thread. */
+export interface ErrorFields {
+  status: number;
+  code: string;
+  message: string;
+  details?: ErrorBody["details"];
+  extra?: Record<string, number | string>;
+  headers?: Record<string, string>;
+}
+
+/** A task's outcome. */
+export type WorkerOutcome =
+  | { json: string }
+  | { tool: { structured: Record<string, unknown>; text: string } }
+  | { error: ErrorFields }
+  | { fault: string }
+  /** The generation is not open in this worker (it could not be opened): the request thread answers. */
+  | { missing: string };
+
+/** A task's outcome, with the worker's time on it (`ms`, charged to the request's key). */
+export type WorkerReply = { job: number; ms: number } & WorkerOutcome;

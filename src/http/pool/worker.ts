@@ -1,0 +1,82 @@
+/**
+ * A search worker (pool.ts): opens each snapshot served (mapped, its pages shared with every
+ * thread) and answers the tasks sent to it, one at a time, in the order sent, building each
+ * answer's JSON here. A snapshot let go is collected at once, so that its mappings go.
+ */
+import { open } from "../../search";
+import { apiContext, type ApiContext } from "../context";
+import { ApiError } from "../errors";
+import { toolsOf, type Tool } from "../mcp/tools";
+import type { WorkerOutcome, WorkerReply, WorkerRequest, WorkerTask } from "./messages";
+
+declare const self: Worker;
+
+interface Opened {
+  ctx: ApiContext;
+  tools: Map<string, Tool>;
+}
+
+/** The snapshots open here, by generation; a string says why one could not be opened. */
+const served = new Map<number, Opened | string>();
+
+function opened(path: string, id: string, searchTimeoutMs: number | undefined): Opened | string {
+  try {
+    const engine = open(path);
+    // The file may have been replaced since the request thread opened it: another snapshot must not answer.
+    if (engine.snapshot.meta.contentHash !== id) return `${path} holds another snapshot now`;
+    const ctx = apiContext(engine, [], searchTimeoutMs);
+    return { ctx, tools: new Map(toolsOf(ctx).map((tool) => [tool.name, tool])) };
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
+function run(at: Opened, task: WorkerTask, args: unknown): WorkerOutcome {
+  const { answers } = at.ctx;
+  switch (task) {
+    case "search":
+      return { json: JSON.stringify(answers.search(args as Parameters<typeof answers.search>[0])) };
+    case "lucky":
+      return { json: JSON.stringify(answers.lucky(args as Parameters<typeof answers.lucky>[0])) };
+    case "tool:search":
+    case "tool:lucky":
+      return { tool: at.tools.get(task.slice(5))!.answer(args) };
+  }
+}
+
+self.onmessage = (event: MessageEvent<WorkerRequest>) => {
+  const m = event.data;
+  if (m.kind === "open") {
+    served.set(m.generation, opened(m.path, m.id, m.searchTimeoutMs));
+    return;
+  }
+  if (m.kind === "close") {
+    served.delete(m.generation);
+    Bun.gc(true);
+    return;
+  }
+  const started = performance.now();
+  const at = served.get(m.generation);
+  let outcome: WorkerOutcome;
+  if (at === undefined || typeof at === "string") outcome = { missing: at ?? "not opened here" };
+  else {
+    try {
+      outcome = run(at, m.task, m.args);
+    } catch (err) {
+      outcome =
+        err instanceof ApiError
+          ? {
+              error: {
+                status: err.status,
+                code: err.code,
+                message: err.message,
+                details: err.details,
+                extra: err.extra,
+                headers: err.headers,
+              },
+            }
+          : { fault: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
+    }
+  }
+  self.postMessage({ job: m.job, ms: performance.now() - started, ...outcome } satisfies WorkerReply);
+};

@@ -1,0 +1,160 @@
+/**
+ * The search pool (issue 60, D101): searches, lucky and the MCP search tools answered in worker
+ * threads give every route the very answer the request thread gives; a full pool answers 503
+ * with Retry-After; a worker that dies is replaced and its requests answered 503, never left
+ * waiting. (The swap with the pool, and its unmapping in every worker: swap.test.ts.)
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { createApp, type App } from "../src/http";
+import { open } from "../src/search";
+import { EN_2006, EN_2016, snapshotFor } from "./helpers";
+
+setDefaultTimeout(120_000);
+
+const DUMPS = { dumps: [EN_2016, EN_2006] };
+let path: string;
+let single: App;
+let pooled: App;
+
+beforeAll(async () => {
+  path = await snapshotFor(DUMPS);
+  single = createApp(open(path));
+  pooled = createApp(open(path), { searchWorkers: 2 });
+});
+
+afterAll(() => {
+  single?.close();
+  pooled?.close();
+});
+
+type Json = Record<string, unknown>;
+
+const TIMES = ["processingTimeMs", "search_time_ms", "loaded_at"];
+
+async function answer(app: App, path: string, init?: RequestInit) {
+  const r = await app.handle(new Request(`http://localhost${path}`, init));
+  const text = await r.text();
+  // The times in an answer differ from run to run: set to 0, and then its ETag (a hash of the bytes) is not compared.
+  let timed = false;
+  const body = text ? JSON.parse(text, (key, value) => (TIMES.includes(key) && (timed = true) ? 0 : value)) : "";
+  const named = ["content-type", "cache-control", "retry-after", ...(timed ? [] : ["etag"])];
+  return { status: r.status, headers: Object.fromEntries(named.map((h) => [h, r.headers.get(h)])), body };
+}
+
+const mcp = (name: string, args: Json): RequestInit => ({
+  method: "POST",
+  headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+});
+
+describe("the same answers with 0 and with 2 workers", () => {
+  const paths = [
+    "/v1/search?q=albedo",
+    "/v1/search?q=anarchism+history&limit=7&offset=2&show_ranking_score=true",
+    '/v1/search?q="the+history+of"&highlight=true&crop_length=60',
+    "/v1/search?q=Aristotle&page_id=12",
+    "/v1/search?q=zzqqxxnothingmatches",
+    "/v1/search?q=thé+café+naïve",
+    "/v1/search",
+    "/v1/search?q=albedo&limit=99",
+    `/v1/search?q=${"a".repeat(501)}`,
+    "/v1/lucky?q=albedo",
+    "/v1/lucky?q=anarchism&format=chunks",
+    "/v1/lucky?q=zzqqxxnothingmatches",
+    "/v1/lucky?q=albedo&format=html",
+    "/v1/lucky",
+    "/v1/page/12",
+    "/v1/chunk/12_0",
+    "/v1/changes?limit=3",
+    "/v1/meta",
+    "/v1/license",
+    "/healthz",
+    "/v1/nothing",
+  ];
+  for (const p of paths) {
+    test(p.slice(0, 80), async () => {
+      const [a, b] = await Promise.all([answer(single, p), answer(pooled, p)]);
+      expect(b).toEqual(a);
+    });
+  }
+
+  const calls: [string, Json][] = [
+    ["search", { q: "albedo", limit: 3 }],
+    ["search", { q: "albedo", limit: 99 }],
+    ["lucky", { q: "anarchism", max_chunks: 2 }],
+    ["lucky", { q: "zzqqxxnothingmatches" }],
+    ["get_chunk", { id: "12_0" }],
+  ];
+  for (const [name, args] of calls) {
+    test(`MCP ${name} ${JSON.stringify(args)}`, async () => {
+      const [a, b] = await Promise.all([
+        answer(single, "/mcp", mcp(name, args)),
+        answer(pooled, "/mcp", mcp(name, args)),
+      ]);
+      expect(b).toEqual(a);
+    });
+  }
+
+  test("the searches were answered in the workers", () => {
+    expect(single.pool).toBeUndefined();
+    const searches = paths.filter((p) => /^\/v1\/(search|lucky)\?q=/.test(p)).length;
+    const stats = pooled.pool!.stats();
+    expect(stats).toMatchObject({ workers: 2, pending: 0, missing: 0, refusals: 0, replaced: 0, generations: 1 });
+    // Every search and lucky whose parameters read (3 do not), and the 3 MCP searches and lucky whose arguments do, went to a worker.
+    expect(stats.answered).toBe(searches - 3 + 3);
+  });
+});
+
+describe("backpressure and dead workers", () => {
+  test("when every worker's queue is full, a search is answered 503 with Retry-After at once", async () => {
+    const app = createApp(open(path), { searchWorkers: 1, searchQueue: 2 });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, () => answer(app, "/v1/search?q=history+of+the+world&limit=50")),
+      );
+      const statuses = answers.map((a) => a.status);
+      expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(2);
+      const refused = answers.filter((a) => a.status === 503);
+      expect(refused.length).toBeGreaterThanOrEqual(1);
+      expect(refused[0]!.headers["retry-after"]).toBe("1");
+      expect(refused[0]!.body).toEqual({
+        error: "service_unavailable",
+        message: "Every search worker is busy; nothing was charged. Retry after 1 s.",
+        retry_after: 1,
+      });
+      expect(app.pool!.stats().refusals).toBe(refused.length);
+      // Once the queue has drained, searches are answered again.
+      expect((await answer(app, "/v1/search?q=albedo")).status).toBe(200);
+    } finally {
+      app.close();
+    }
+  });
+
+  test("a worker that dies is replaced: its requests are answered 503, the next ones 200", async () => {
+    const logged: unknown[] = [];
+    const app = createApp(open(path), { searchWorkers: 1, logError: (e) => logged.push(e) });
+    try {
+      expect((await answer(app, "/v1/search?q=albedo")).status).toBe(200);
+      const [before] = app.pool!.threadIds();
+      const waiting = answer(app, "/v1/search?q=history+of+the+world&limit=50");
+      // Killed while the request waits in it (its message is posted: the pool holds it).
+      await Bun.sleep(0);
+      expect(app.pool!.stats().pending).toBe(1);
+      app.pool!.terminate(0);
+      const lost = await waiting;
+      expect(lost.status).toBe(503);
+      expect(lost.body).toMatchObject({ error: "service_unavailable", retry_after: 1 });
+      expect(app.pool!.threadIds()[0]).not.toBe(before);
+      expect(app.pool!.stats()).toMatchObject({ replaced: 1, pending: 0 });
+      expect(String(logged[0])).toContain("is replaced: it was terminated");
+      // The new worker opened the snapshot served: it answers as the old one did.
+      const again = await answer(app, "/v1/lucky?q=albedo");
+      expect(again.status).toBe(200);
+      expect((await answer(app, "/v1/search?q=albedo")).body).toEqual(
+        (await answer(createApp(open(path)), "/v1/search?q=albedo")).body,
+      );
+    } finally {
+      app.close();
+    }
+  });
+});
