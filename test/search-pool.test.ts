@@ -7,7 +7,9 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp, type App } from "../src/http";
 import { open } from "../src/search";
-import { EN_2006, EN_2016, snapshotFor } from "./helpers";
+import { copyFileSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { EN_2006, EN_2016, ingested, snapshotFor, tempDir, writeSnapshot } from "./helpers";
 
 setDefaultTimeout(120_000);
 
@@ -153,6 +155,52 @@ describe("backpressure and dead workers", () => {
       expect((await answer(app, "/v1/search?q=albedo")).body).toEqual(
         (await answer(createApp(open(path)), "/v1/search?q=albedo")).body,
       );
+    } finally {
+      app.close();
+    }
+  });
+});
+
+describe("a swap with the pool", () => {
+  test("every worker moves to the new snapshot, and lets the old one go (unmapped) after its last request", async () => {
+    const dir = tempDir("tome-pool-swap-");
+    const [first, second] = [join(dir, "first.tome"), join(dir, "second.tome")];
+    copyFileSync(path, first);
+    const secondOptions = { dumps: [EN_2016], limit: 30 };
+    writeSnapshot(await ingested(secondOptions), second, secondOptions);
+    const ranges = (file: string) =>
+      readFileSync("/proc/self/maps", "utf8")
+        .split("\n")
+        .filter((line) => line.endsWith(file)).length;
+    const freed: string[] = [];
+    // Opened in a function of its own: nothing here holds the first engine once it is swapped out.
+    const app = ((file: string) => createApp(open(file), { searchWorkers: 2, onFreed: (f) => freed.push(f.path) }))(
+      first,
+    );
+    try {
+      const pool = app.pool!;
+      const before = await answer(app, "/v1/search?q=history&limit=50");
+      expect(before.status).toBe(200);
+      const mappedByMainAndWorkers = ranges(first);
+      // A search in flight across the swap keeps its snapshot; those after it get the second one.
+      const inFlight = answer(app, "/v1/search?q=history&limit=50");
+      app.swap(open(second));
+      const after = await answer(app, "/v1/search?q=history&limit=50");
+      expect((await inFlight).body).toEqual(before.body);
+      expect((after.body as { estimatedTotalHits: number }).estimatedTotalHits).toBeLessThan(
+        (before.body as { estimatedTotalHits: number }).estimatedTotalHits,
+      );
+      expect(freed).toEqual([first]);
+      expect(pool.stats()).toMatchObject({ generations: 1, missing: 0 });
+      // The request thread's mappings go when it collects; the workers' when they do, on the close.
+      Bun.gc(true);
+      const deadline = Date.now() + 10_000;
+      while (ranges(first) > 0 && Date.now() < deadline) {
+        await Bun.sleep(50);
+        Bun.gc(true);
+      }
+      expect({ before: mappedByMainAndWorkers > 0, after: ranges(first) }).toEqual({ before: true, after: 0 });
+      expect(ranges(second)).toBeGreaterThan(0);
     } finally {
       app.close();
     }
