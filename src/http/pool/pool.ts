@@ -153,8 +153,8 @@ export class SearchPool {
       this.replace(slot, `it failed: ${event.message}`);
     };
     worker.addEventListener("close", () => this.replace(slot, "it stopped"));
-    // The pool alone must not keep the process alive.
-    worker.unref();
+    // Not unref()'d: with nothing else keeping the event loop alive, Bun's main thread then spins while it waits for an
+    // unref()'d worker's answer (as much CPU as the worker takes). stop() ends the workers.
     for (const [generation, { path, id }] of this.open)
       this.post(slot, { kind: "open", generation, path, id, searchTimeoutMs: this.options.searchTimeoutMs });
     return slot;
