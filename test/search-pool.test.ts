@@ -6,6 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp, type App } from "../src/http";
+import { ApiError } from "../src/http/errors";
+import { SearchPool } from "../src/http/pool/pool";
 import { open } from "../src/search";
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -157,6 +159,35 @@ describe("backpressure and dead workers", () => {
       );
     } finally {
       app.close();
+    }
+  });
+});
+
+describe("a stuck worker", () => {
+  test("one that holds a request and answers nothing for stuckMs is replaced, and the request answered 503", async () => {
+    const logged: unknown[] = [];
+    // A search that works for far longer than stuckMs (its time limit raised out of the way): 500 characters of quoted
+    // function words and misspelt words ending in a prefix, as an attacker sends (issue 57).
+    const words = ['"the of"', "anarchizm", '"in to"', "philosofy", "einstien", '"a is"', "albedoo", "history"];
+    const q = `${Array.from({ length: 70 }, (_, i) => words[i % words.length])
+      .join(" ")
+      .slice(0, 495)} th`;
+    const pool = new SearchPool({ workers: 1, stuckMs: 5, searchTimeoutMs: 60_000, logError: (e) => logged.push(e) });
+    try {
+      const engine = open(path);
+      const generation = pool.generation(path, engine.snapshot.meta.contentHash);
+      const args = { q, limit: 50, offset: 0, crop_length: 200, highlight: true };
+      const failed = await pool.run(generation.generation, "search", args).then(
+        () => undefined,
+        (error: ApiError) => error,
+      );
+      expect(failed).toBeInstanceOf(ApiError);
+      expect(failed!.status).toBe(503);
+      expect(failed!.headers).toEqual({ "retry-after": "1" });
+      expect(String(logged[0])).toContain("is replaced: it answered nothing for 5 ms");
+      expect(pool.stats()).toMatchObject({ replaced: 1, pending: 0 });
+    } finally {
+      pool.stop();
     }
   });
 });

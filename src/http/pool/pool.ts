@@ -13,7 +13,8 @@
  * Backpressure: a request goes to the worker with the fewest requests waiting; each holds at
  * most `queueLength`, and when every one is full the request is refused at once (503 with
  * Retry-After) instead of waiting without bound. A worker that dies is replaced (opening every
- * generation served) and its requests are answered 503, never left waiting.
+ * generation served) and its requests are answered 503, never left waiting; so is a worker that
+ * holds requests and answers none for `stuckMs` (a search's time limit ends each search long before).
  */
 import { workerUrl } from "../../files";
 import { ApiError, ERRORS } from "../errors";
@@ -23,6 +24,8 @@ import type { WorkerReply, WorkerRequest, WorkerTask } from "./messages";
 
 /** Requests one worker may hold (running and waiting) before it counts as full. */
 const QUEUE_LENGTH = 64;
+/** How long a worker holding requests may answer none before it is taken for stuck and replaced: a search ends within its time limit (D91), 100 ms by default. */
+const STUCK_MS = 30_000;
 /** What a refusal for a full pool says to wait, in seconds: searches take milliseconds, so the queues drain within one. */
 const BUSY_RETRY_AFTER = 1;
 
@@ -33,6 +36,8 @@ export interface SearchPoolOptions {
   queueLength?: number;
   /** A search's time limit in the workers (D91), as the app's. */
   searchTimeoutMs?: number;
+  /** A worker holding requests that answers none for this long is replaced (default 30 s). */
+  stuckMs?: number;
   /** Where a worker's death is reported. */
   logError?: (error: unknown) => void;
 }
@@ -46,6 +51,8 @@ interface Slot {
   worker: Worker;
   /** Requests sent and not answered, by job number. */
   pending: Map<number, Waiting>;
+  /** When it last answered, or was given a request while it held none (performance.now()). */
+  heard: number;
 }
 
 /** What the pool has done since it started (the server's /metrics, the tests). */
@@ -74,10 +81,22 @@ export class SearchPool {
   private readonly queueLength: number;
   private readonly counts = { answered: 0, missing: 0, refusals: 0, replaced: 0 };
   private closed = false;
+  private readonly watchdog: ReturnType<typeof setInterval>;
 
   constructor(private readonly options: SearchPoolOptions) {
     this.queueLength = options.queueLength ?? QUEUE_LENGTH;
     for (let i = 0; i < Math.max(1, options.workers); i++) this.slots.push(this.start());
+    const stuckMs = options.stuckMs ?? STUCK_MS;
+    this.watchdog = setInterval(
+      () => {
+        const now = performance.now();
+        for (const slot of this.slots)
+          if (slot.pending.size && now - slot.heard > stuckMs)
+            this.replace(slot, `it answered nothing for ${stuckMs} ms`);
+      },
+      Math.max(5, stuckMs / 4),
+    );
+    this.watchdog.unref();
   }
 
   /** Opens a snapshot in every worker; what the app serves from it runs there until close(). */
@@ -104,6 +123,7 @@ export class SearchPool {
       return Promise.reject(busy());
     }
     const job = ++this.jobs;
+    if (!slot.pending.size) slot.heard = performance.now();
     return new Promise<WorkerReply>((resolve, reject) => {
       slot.pending.set(job, { resolve, reject });
       this.post(slot, { kind: "run", job, generation, task, args });
@@ -130,6 +150,7 @@ export class SearchPool {
   /** Stops every worker; requests still waiting are answered 503. */
   stop(): void {
     this.closed = true;
+    clearInterval(this.watchdog);
     for (const slot of this.slots) {
       slot.worker.terminate();
       this.fail(slot, "the server is stopping");
@@ -138,9 +159,10 @@ export class SearchPool {
 
   private start(): Slot {
     const worker = new Worker(workerUrl(new URL("./worker.ts", import.meta.url), "http/pool/worker.ts"));
-    const slot: Slot = { worker, pending: new Map() };
+    const slot: Slot = { worker, pending: new Map(), heard: performance.now() };
     worker.onmessage = (event: MessageEvent<WorkerReply>) => {
       const reply = event.data;
+      slot.heard = performance.now();
       const waiting = slot.pending.get(reply.job);
       if (!waiting) return;
       slot.pending.delete(reply.job);

@@ -3,6 +3,7 @@
  * thread) and answers the tasks sent to it, one at a time, in the order sent, building each
  * answer's JSON here. A snapshot let go is collected at once, so that its mappings go.
  */
+import { statSync } from "node:fs";
 import { open } from "../../search";
 import { apiContext, type ApiContext } from "../context";
 import { ApiError } from "../errors";
@@ -19,11 +20,24 @@ interface Opened {
 /** The snapshots open here, by generation; a string says why one could not be opened. */
 const served = new Map<number, Opened | string>();
 
+/** What names a file's content on disk: renamed over, the path names another. */
+const identity = (path: string) => {
+  const s = statSync(path);
+  return `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`;
+};
+
 function opened(path: string, id: string, searchTimeoutMs: number | undefined): Opened | string {
   try {
+    const before = identity(path);
     const engine = open(path);
     // The file may have been replaced since the request thread opened it: another snapshot must not answer.
     if (engine.snapshot.meta.contentHash !== id) return `${path} holds another snapshot now`;
+    // Every section mapped now (not when first read, from whatever file is then at the path), all from the file whose header was read.
+    engine.snapshot.container.mapAll();
+    if (identity(path) !== before) {
+      engine.snapshot.container.letGo();
+      return `${path} was replaced while it was being opened`;
+    }
     const ctx = apiContext(engine, [], searchTimeoutMs);
     return { ctx, tools: new Map(toolsOf(ctx).map((tool) => [tool.name, tool])) };
   } catch (err) {
@@ -51,8 +65,12 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
     return;
   }
   if (m.kind === "close") {
+    const at = served.get(m.generation);
     served.delete(m.generation);
-    Bun.gc(true);
+    // Unmapped now: nothing here reads it again, and a collector that scans stacks could keep its buffers (and so the
+    // file's mappings) for long.
+    if (typeof at === "object") at.ctx.engine.snapshot.container.letGo();
+    setTimeout(() => Bun.gc(true), 0);
     return;
   }
   const started = performance.now();
