@@ -10,7 +10,7 @@ export type WorkerRequest =
   | { kind: "run"; job: number; generation: number; task: WorkerTask; args: unknown };
 
 /** An ApiError's fields, to throw it again on the request thread. */
-export interface ErrorFields {
+interface ErrorFields {
   status: number;
   code: string;
   message: string;

@@ -1,7 +1,7 @@
 /** GET /v1/search (api.md 4.1; D6–D9). */
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
-import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
+import { described, JSON_ONLY, KEY_ERRORS, KEYED, SEARCH_BUSY } from "../docs";
 import { route } from "../params";
 import { ErrorBody, SearchQuery, SearchResponse } from "../schemas";
 import { errorBody, ERRORS } from "../errors";
@@ -33,6 +33,7 @@ export const searchRoutes = ({ answers, searches }: ApiContext) => {
         },
       ),
       ...KEY_ERRORS,
+      ...SEARCH_BUSY,
     },
     detail: {
       ...KEYED,

@@ -148,7 +148,7 @@ export function keys(access: Gate | undefined): Step {
     // Keyed requests but PDFs (whose render queue shares its own time by key) are timed for the
     // work share (D25, D57): the whole request on the server's thread, from here to its
     // settlement (the route, the answer's validation and serialization, the ETag's hash), less
-    // what it waited for outside the thread (outsideWork). Bun runs a request's microtasks before
+    // what it waited for outside the thread (outsideWork), plus its time in a search worker (chargeElsewhere, D102). Bun runs a request's microtasks before
     // it takes the next request (bench/http/microtask-order.ts), so the time between is this
     // request's alone unless it awaited real input or output.
     if (!pdf) x.work = { started: performance.now(), waited: 0, elsewhere: 0 };
