@@ -21,7 +21,8 @@ interface ErrorFields {
 
 /** A task's outcome. */
 export type WorkerOutcome =
-  | { json: string }
+  /** A route's body: its JSON, UTF-8 (transferred, not copied). */
+  | { json: Uint8Array }
   | { tool: { structured: Record<string, unknown>; text: string } }
   | { error: ErrorFields }
   | { fault: string }

@@ -17,6 +17,8 @@ interface Opened {
   tools: Map<string, Tool>;
 }
 
+const utf8 = new TextEncoder();
+
 /** The snapshots open here, by generation; a string says why one could not be opened. */
 const served = new Map<number, Opened | string>();
 
@@ -49,9 +51,9 @@ function run(at: Opened, task: WorkerTask, args: unknown): WorkerOutcome {
   const { answers } = at.ctx;
   switch (task) {
     case "search":
-      return { json: JSON.stringify(answers.search(args as Parameters<typeof answers.search>[0])) };
+      return { json: utf8.encode(JSON.stringify(answers.search(args as Parameters<typeof answers.search>[0]))) };
     case "lucky":
-      return { json: JSON.stringify(answers.lucky(args as Parameters<typeof answers.lucky>[0])) };
+      return { json: utf8.encode(JSON.stringify(answers.lucky(args as Parameters<typeof answers.lucky>[0]))) };
     case "tool:search":
     case "tool:lucky":
       return { tool: at.tools.get(task.slice(5))!.answer(args) };
@@ -96,5 +98,8 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
           : { fault: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
     }
   }
-  self.postMessage({ job: m.job, ms: performance.now() - started, ...outcome } satisfies WorkerReply);
+  const reply = { job: m.job, ms: performance.now() - started, ...outcome } satisfies WorkerReply;
+  // A body's bytes are handed over, not copied: the request thread sends them as they are.
+  if ("json" in outcome) self.postMessage(reply, { transfer: [outcome.json.buffer as ArrayBuffer] });
+  else self.postMessage(reply);
 };
