@@ -11,12 +11,18 @@
  * takes its share of them, in both servers' runs alike). Reports medians over the rounds, and
  * the per-round ratios' medians; then each server's resident and proportional memory (PSS:
  * pages mapped by several threads counted once), with the pool's part of it.
+ *
+ * Then the pool alone, without HTTP or the load generator: the app in this process (no keys),
+ * its search mix through app.handle() from --connections requests at a time, with 0 and with W
+ * workers in turn, each round; the request thread's CPU and the workers' per request (from
+ * /proc/self/task), so that what stays on the request thread per request can be read off.
  */
 import autocannon from "autocannon";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { createApp } from "../../src/http";
 import { open } from "../../src/search";
 import { queryMix } from "../queries";
 import { BENCH_WORK_SHARE, benchKey, benchSnapshot, cpuMs, ROOT, spawnServer, type BenchServer } from "../servers";
@@ -152,6 +158,78 @@ for (let round = 1; round <= rounds; round++) {
   ratios.singleCheapToLibrary.push(runs.cheap.single.at(-1)!.rps / library.at(-1)!);
 }
 
+/** CPU ms of this process's threads, by kind: the request (main) thread, the search workers, and the rest (JIT, GC). */
+function threadCpu(): { main: number; workers: number; other: number } {
+  const cpu = { main: 0, workers: 0, other: 0 };
+  for (const tid of readdirSync("/proc/self/task")) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    if (Number(tid) === process.pid) cpu.main += ms;
+    else if (name === "Worker") cpu.workers += ms;
+    else cpu.other += ms;
+  }
+  return cpu;
+}
+
+/** The app in process: its search mix through app.handle(), `connections` at a time, for `seconds`. */
+async function inProcess(searchWorkers: number, seconds: number) {
+  const app = createApp(open(path), { searchWorkers });
+  // Something to hold the event loop, as a server's socket does (see D101: with nothing, Bun's main thread spins).
+  const holder = setInterval(() => {}, 1000);
+  const run = async (ms: number) => {
+    const until = performance.now() + ms;
+    let i = 0;
+    let n = 0;
+    const one = async () => {
+      while (performance.now() < until) {
+        const answer = await app.handle(new Request(`http://localhost${mixPaths[i++ % mixPaths.length]}`));
+        await answer.arrayBuffer();
+        n++;
+      }
+    };
+    await Promise.all(Array.from({ length: connections }, one));
+    return n;
+  };
+  await run(1000);
+  const before = threadCpu();
+  const started = performance.now();
+  const n = await run(seconds * 1000);
+  const elapsed = (performance.now() - started) / 1000;
+  const after = threadCpu();
+  clearInterval(holder);
+  app.close();
+  const per = (k: "main" | "workers" | "other") => ((after[k] - before[k]) * 1000) / n;
+  return { rps: n / elapsed, mainUs: per("main"), workersUs: per("workers"), otherUs: per("other") };
+}
+
+const inProcessRuns = {
+  single: [] as Awaited<ReturnType<typeof inProcess>>[],
+  pooled: [] as Awaited<ReturnType<typeof inProcess>>[],
+};
+for (let round = 1; round <= rounds; round++) {
+  for (const which of round % 2 ? (["single", "pooled"] as const) : (["pooled", "single"] as const)) {
+    const r = await inProcess(which === "single" ? 0 : workers, duration);
+    inProcessRuns[which].push(r);
+    console.error(
+      `round ${round}: in process, ${which}: ${r.rps.toFixed(0)} searches/s; CPU µs/request: request thread ${r.mainUs.toFixed(0)}, workers ${r.workersUs.toFixed(0)}, other ${r.otherUs.toFixed(0)}`,
+    );
+  }
+}
+const inProcessSummary = (rs: Awaited<ReturnType<typeof inProcess>>[]) => ({
+  searchesPerSecond: median(rs.map((r) => r.rps)),
+  mainUs: median(rs.map((r) => r.mainUs)),
+  workersUs: median(rs.map((r) => r.workersUs)),
+  otherUs: median(rs.map((r) => r.otherUs)),
+});
+const inProcessRatio = median(inProcessRuns.pooled.map((r, i) => r.rps / inProcessRuns.single[i]!.rps));
+
 /** Resident and proportional set sizes of a process, in MB (PSS counts a page mapped by several threads or processes once, shared). */
 function memory(pid: number): { rssMb: number; pssMb: number } {
   const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
@@ -187,6 +265,12 @@ const report = {
   cheapPooledToLibrary: median(ratios.cheapToLibrary),
   cheapSingleToLibrary: median(ratios.singleCheapToLibrary),
   memory: memories,
+  /** The app in process (no HTTP, no keys): the search mix through app.handle(). */
+  inProcess: {
+    single: inProcessSummary(inProcessRuns.single),
+    pooled: inProcessSummary(inProcessRuns.pooled),
+    ratio: inProcessRatio,
+  },
 };
 if (values.json) console.log(JSON.stringify(report, null, 2));
 else {
@@ -212,5 +296,11 @@ else {
   console.log(
     `memory after the runs: 0 workers RSS ${memories.single.rssMb.toFixed(0)} MB, PSS ${memories.single.pssMb.toFixed(0)} MB; ` +
       `${workers} workers RSS ${memories.pooled.rssMb.toFixed(0)} MB, PSS ${memories.pooled.pssMb.toFixed(0)} MB`,
+  );
+  const { single: s, pooled: p } = report.inProcess;
+  console.log(
+    `in process (app.handle, no HTTP, no keys), search mix: ${s.searchesPerSecond.toFixed(0)} searches/s with 0 workers, ` +
+      `${p.searchesPerSecond.toFixed(0)} with ${workers} (${report.inProcess.ratio.toFixed(2)}×); CPU µs per search: ` +
+      `0 workers ${s.mainUs.toFixed(0)} + ${s.otherUs.toFixed(0)} other, ${workers} workers: request thread ${p.mainUs.toFixed(0)}, workers ${p.workersUs.toFixed(0)}, other ${p.otherUs.toFixed(0)}`,
   );
 }
