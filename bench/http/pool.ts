@@ -1,5 +1,5 @@
 /**
- * bun bench/http/pool.ts [--duration S] [--connections N] [--rounds R] [--workers W] [--cheap Q] [--snapshot FILE] [--json]
+ * bun bench/http/pool.ts [--duration S] [--connections N] [--rounds R] [--workers W] [--warmup S] [--cheap Q] [--snapshot FILE] [--json]
  *
  * The search pool (issue 60, D101): two real servers on one snapshot, one with
  * TOME_SEARCH_WORKERS=0 (every search on the request thread) and one with W workers (default 2),
@@ -35,6 +35,7 @@ const { values } = parseArgs({
     connections: { type: "string", default: "16" },
     rounds: { type: "string", default: "3" },
     workers: { type: "string", default: "2" },
+    warmup: { type: "string", default: "15" },
     cheap: { type: "string", default: "albedo" },
     snapshot: { type: "string" },
     json: { type: "boolean" },
@@ -42,12 +43,13 @@ const { values } = parseArgs({
   },
 });
 if (values.help) {
-  console.log(`Usage: bun bench/http/pool.ts [--duration S] [--connections N] [--rounds R] [--workers W] [--cheap Q] [--snapshot FILE] [--json]
+  console.log(`Usage: bun bench/http/pool.ts [--duration S] [--connections N] [--rounds R] [--workers W] [--warmup S] [--cheap Q] [--snapshot FILE] [--json]
 
   --duration S      seconds per scenario, server and round (default 5)
   --connections N   concurrent connections (default 16)
   --rounds R        rounds; figures are medians over them (default 3)
   --workers W       TOME_SEARCH_WORKERS of the pooled server (default 2)
+  --warmup S        seconds of each scenario on each server (and in process) before the rounds (default 15)
   --cheap Q         the cheapest query, measured alone and in process (default albedo)
   --snapshot FILE   serve this snapshot as is (default: build one from the shared English dumps)`);
   process.exit(0);
@@ -56,6 +58,7 @@ const duration = Number(values.duration);
 const connections = Number(values.connections);
 const rounds = Number(values.rounds);
 const workers = Number(values.workers);
+const warmup = Number(values.warmup);
 const cheap = values.cheap;
 
 const tempDir = (await Bun.$`mktemp -d`.text()).trim();
@@ -125,8 +128,10 @@ function libraryRate(seconds = duration): number {
   return n / seconds;
 }
 
-// Warm-up: both servers, both scenarios, once briefly.
-for (const server of Object.values(servers)) for (const paths of [mixPaths, cheapPaths]) await load(server, paths, 1);
+// Warm-up: both servers, both scenarios, for --warmup seconds each: every search worker compiles the engine's code
+// for itself (its own JIT), so a short warm-up charges the pool for compiling.
+for (const server of Object.values(servers))
+  for (const paths of [mixPaths, cheapPaths]) await load(server, paths, warmup);
 libraryRate(1);
 
 type Name = "mix" | "cheap";
@@ -178,11 +183,13 @@ function threadCpu(): { main: number; workers: number; other: number } {
   return cpu;
 }
 
-/** The app in process: its search mix through app.handle(), `connections` at a time, for `seconds`. */
-async function inProcess(searchWorkers: number, seconds: number) {
-  const app = createApp(open(path), { searchWorkers });
-  // Something to hold the event loop, as a server's socket does (see D101: with nothing, Bun's main thread spins).
-  const holder = setInterval(() => {}, 1000);
+/** The app in process, with 0 and with W workers, made once (and warmed up once). */
+const apps = { single: createApp(open(path)), pooled: createApp(open(path), { searchWorkers: workers }) };
+// Something to hold the event loop, as a server's socket does (see D101: with nothing, Bun's main thread spins).
+const holder = setInterval(() => {}, 1000);
+
+/** An app's search mix through app.handle(), `connections` at a time, for `seconds`. */
+async function inProcess(app: (typeof apps)["single"], seconds: number) {
   const run = async (ms: number) => {
     const until = performance.now() + ms;
     let i = 0;
@@ -197,14 +204,11 @@ async function inProcess(searchWorkers: number, seconds: number) {
     await Promise.all(Array.from({ length: connections }, one));
     return n;
   };
-  await run(1000);
   const before = threadCpu();
   const started = performance.now();
   const n = await run(seconds * 1000);
   const elapsed = (performance.now() - started) / 1000;
   const after = threadCpu();
-  clearInterval(holder);
-  app.close();
   const per = (k: "main" | "workers" | "other") => ((after[k] - before[k]) * 1000) / n;
   return { rps: n / elapsed, mainUs: per("main"), workersUs: per("workers"), otherUs: per("other") };
 }
@@ -213,9 +217,10 @@ const inProcessRuns = {
   single: [] as Awaited<ReturnType<typeof inProcess>>[],
   pooled: [] as Awaited<ReturnType<typeof inProcess>>[],
 };
+for (const app of Object.values(apps)) await inProcess(app, warmup);
 for (let round = 1; round <= rounds; round++) {
   for (const which of round % 2 ? (["single", "pooled"] as const) : (["pooled", "single"] as const)) {
-    const r = await inProcess(which === "single" ? 0 : workers, duration);
+    const r = await inProcess(apps[which], duration);
     inProcessRuns[which].push(r);
     console.error(
       `round ${round}: in process, ${which}: ${r.rps.toFixed(0)} searches/s; CPU µs/request: request thread ${r.mainUs.toFixed(0)}, workers ${r.workersUs.toFixed(0)}, other ${r.otherUs.toFixed(0)}`,
@@ -228,6 +233,8 @@ const inProcessSummary = (rs: Awaited<ReturnType<typeof inProcess>>[]) => ({
   workersUs: median(rs.map((r) => r.workersUs)),
   otherUs: median(rs.map((r) => r.otherUs)),
 });
+clearInterval(holder);
+for (const app of Object.values(apps)) app.close();
 const inProcessRatio = median(inProcessRuns.pooled.map((r, i) => r.rps / inProcessRuns.single[i]!.rps));
 
 /** Resident and proportional set sizes of a process, in MB (PSS counts a page mapped by several threads or processes once, shared). */
