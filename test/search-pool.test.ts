@@ -109,6 +109,34 @@ describe("the same answers with 0 and with 2 workers", () => {
   });
 });
 
+describe("/metrics with the pool", () => {
+  test("counts the searches run in the workers, as it counts those on the request thread, and the pool's own", async () => {
+    const adminToken = "search-pool-admin-token-0123456789";
+    const app = createApp(open(path), { searchWorkers: 2, adminToken });
+    try {
+      const metric = async (name: string) => {
+        const r = await app.handle(
+          new Request("http://localhost/metrics", { headers: { authorization: `Bearer ${adminToken}` } }),
+        );
+        const line = (await r.text()).split("\n").find((l) => l.startsWith(`${name} `));
+        return Number(line?.split(" ")[1] ?? 0);
+      };
+      const before = await metric("tome_search_candidates_count");
+      expect((await answer(app, "/v1/search?q=albedo")).status).toBe(200);
+      expect((await answer(app, "/v1/lucky?q=zzqqxxnothingmatches")).status).toBe(404);
+      expect((await metric("tome_search_candidates_count")) - before).toBe(2);
+      expect(app.pool!.stats().answered).toBe(2);
+      // And the pool's own counts.
+      expect(await metric("tome_search_pool_pending")).toBe(0);
+      expect(await metric("tome_search_pool_refused_total")).toBe(0);
+      app.pool!.terminate(1);
+      expect(await metric("tome_search_pool_replaced_total")).toBe(1);
+    } finally {
+      app.close();
+    }
+  });
+});
+
 describe("backpressure and dead workers", () => {
   test("when every worker's queue is full, a search is answered 503 with Retry-After at once", async () => {
     const app = createApp(open(path), { searchWorkers: 1, searchQueue: 2 });

@@ -86,7 +86,9 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
 
   /** What the app makes of one snapshot: its routes and MCP tools, built over it alone (and opened in the search pool's workers). */
   const viewOf = (engine: Engine) => {
-    const searches = pool?.generation(engine.snapshot.path, engine.snapshot.meta.contentHash);
+    const searches = pool?.generation(engine.snapshot.path, engine.snapshot.meta.contentHash, (work) => {
+      for (const watcher of workWatchers) watcher(work);
+    });
     const ctx = apiContext(engine, checks, options.searchTimeoutMs, searches);
     const mcp = mcpOverHttp(mcpTools(ctx, { logError: (error) => logError(error, undefined) }));
     const unwatch = engine.watch((work) => {
@@ -118,6 +120,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
         retiring: () => current.retiringCount,
         access,
         pdf,
+        pool: pool && (() => pool.stats()),
         routes: [...current.now.view.routes.routes.map((r) => r.path), MCP_PATH],
       })
     : undefined;

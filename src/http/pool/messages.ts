@@ -1,4 +1,5 @@
 /** What the request thread and a search worker say to each other (pool.ts, worker.ts). */
+import type { SearchWork } from "../../search";
 import type { ErrorBody } from "../errors";
 
 /** What a worker runs: a route's JSON answer, or an MCP tool's answer (its arguments read already). */
@@ -29,5 +30,5 @@ export type WorkerOutcome =
   /** The generation is not open in this worker (it could not be opened): the request thread answers. */
   | { missing: string };
 
-/** A task's outcome, with the worker's time on it (`ms`, charged to the request's key). */
-export type WorkerReply = { job: number; ms: number } & WorkerOutcome;
+/** A task's outcome, with the worker's time on it (`ms`, charged to the request's key) and its searches' work (for /metrics). */
+export type WorkerReply = { job: number; ms: number; work: SearchWork[] } & WorkerOutcome;

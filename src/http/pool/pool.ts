@@ -17,6 +17,7 @@
  * holds requests and answers none for `stuckMs` (a search's time limit ends each search long before).
  */
 import { workerUrl } from "../../files";
+import type { SearchWork } from "../../search";
 import { ApiError, ERRORS } from "../errors";
 import type { Exchange } from "../pipeline";
 import { chargeElsewhere, outsideWork } from "../steps/keys";
@@ -99,13 +100,16 @@ export class SearchPool {
     this.watchdog.unref();
   }
 
-  /** Opens a snapshot in every worker; what the app serves from it runs there until close(). */
-  generation(path: string, id: string): PoolGeneration {
+  /**
+   * Opens a snapshot in every worker; what the app serves from it runs there until close(). `watch` is
+   * told the work of each search run there (as the engine's watchers are on the request thread: /metrics).
+   */
+  generation(path: string, id: string, watch: (work: SearchWork) => void = () => {}): PoolGeneration {
     const generation = ++this.generations;
     this.open.set(generation, { path, id });
     for (const slot of this.slots)
       this.post(slot, { kind: "open", generation, path, id, searchTimeoutMs: this.options.searchTimeoutMs });
-    return new PoolGeneration(this, generation);
+    return new PoolGeneration(this, generation, watch);
   }
 
   /** Lets a generation go in every worker (its mappings unmapped once collected there). */
@@ -209,6 +213,7 @@ export class PoolGeneration {
   constructor(
     private readonly pool: SearchPool,
     readonly generation: number,
+    private readonly watch: (work: SearchWork) => void,
   ) {}
 
   /**
@@ -241,6 +246,7 @@ export class PoolGeneration {
     const asked = this.pool.run(this.generation, task, args);
     const reply = x ? await outsideWork(x, asked) : await asked;
     if (x) chargeElsewhere(x, reply.ms);
+    for (const work of reply.work) this.watch(work);
     if ("error" in reply) {
       const e = reply.error;
       throw new ApiError(e.status, e.code, e.message, e.details, e.extra, e.headers);

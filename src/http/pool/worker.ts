@@ -4,7 +4,7 @@
  * answer's JSON here. A snapshot let go is collected at once, so that its mappings go.
  */
 import { statSync } from "node:fs";
-import { open } from "../../search";
+import { open, type SearchWork } from "../../search";
 import { apiContext, type ApiContext } from "../context";
 import { ApiError } from "../errors";
 import { toolsOf, type Tool } from "../mcp/tools";
@@ -21,6 +21,8 @@ const utf8 = new TextEncoder();
 
 /** The snapshots open here, by generation; a string says why one could not be opened. */
 const served = new Map<number, Opened | string>();
+/** The work of the searches of the task under way, as its engine tells it (the request thread's /metrics counts it). */
+let work: SearchWork[] = [];
 
 /** What names a file's content on disk: renamed over, the path names another. */
 const identity = (path: string) => {
@@ -40,6 +42,7 @@ function opened(path: string, id: string, searchTimeoutMs: number | undefined): 
       engine.snapshot.container.letGo();
       return `${path} was replaced while it was being opened`;
     }
+    engine.watch((done) => work.push(done));
     const ctx = apiContext(engine, [], searchTimeoutMs);
     return { ctx, tools: new Map(toolsOf(ctx).map((tool) => [tool.name, tool])) };
   } catch (err) {
@@ -76,6 +79,7 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
     return;
   }
   const started = performance.now();
+  work = [];
   const at = served.get(m.generation);
   let outcome: WorkerOutcome;
   if (at === undefined || typeof at === "string") outcome = { missing: at ?? "not opened here" };
@@ -98,7 +102,7 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
           : { fault: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
     }
   }
-  const reply = { job: m.job, ms: performance.now() - started, ...outcome } satisfies WorkerReply;
+  const reply = { job: m.job, ms: performance.now() - started, work, ...outcome } satisfies WorkerReply;
   // A body's bytes are handed over, not copied: the request thread sends them as they are.
   if ("json" in outcome) self.postMessage(reply, { transfer: [outcome.json.buffer as ArrayBuffer] });
   else self.postMessage(reply);
