@@ -220,6 +220,31 @@ describe("a stuck worker", () => {
   });
 });
 
+describe("opening a snapshot in the workers", () => {
+  test("ready resolves once every worker has opened it; a file that is not the snapshot named is answered as missing there", async () => {
+    const pool = new SearchPool({ workers: 2 });
+    try {
+      const args = { q: "albedo", limit: 5, offset: 0, crop_length: 200, highlight: false };
+      const id = open(path).snapshot.meta.contentHash;
+      const right = pool.generation(path, id);
+      let ready = false;
+      const waited = right.ready.then(() => (ready = true));
+      expect(ready).toBe(false);
+      await waited;
+      const answered = await pool.run(right.generation, "search", args);
+      expect("json" in answered).toBe(true);
+      // Another content hash than the file's: the file at the path was replaced since the app opened it.
+      const wrong = pool.generation(path, "0".repeat(64));
+      await wrong.ready;
+      const missing = await pool.run(wrong.generation, "search", args);
+      expect(missing).toMatchObject({ missing: `${path} holds another snapshot now` });
+      expect(pool.stats()).toMatchObject({ answered: 2, missing: 1, generations: 2 });
+    } finally {
+      pool.stop();
+    }
+  });
+});
+
 describe("a swap with the pool", () => {
   test("every worker moves to the new snapshot, and lets the old one go (unmapped) after its last request", async () => {
     const dir = tempDir("tome-pool-swap-");

@@ -263,6 +263,8 @@ export async function main(args: string[]): Promise<void> {
         searchWorkers: config.searchWorkers,
       }),
     );
+    // Every search worker has the snapshot open first: until then a worker reads its file, which nothing would wait for (D103).
+    await app.ready();
     ensurePortFree(address);
     try {
       running = serve(app, address);

@@ -206,7 +206,16 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
      * Resolves once no request that may read this engine's snapshot is in flight: those that
      * took it before are answered (call suspend() first, if it is the one served: later requests are answered 503 without reading it).
      */
-    drained: (engine: Engine): Promise<void> => current.drained((view) => view.engine === engine),
+    drained: (engine: Engine): Promise<void> => {
+      // And the search workers opening it: they read its file until they have (D103).
+      const opening = current.all.map((s) => s.view).filter((v) => v.engine === engine);
+      return Promise.all([
+        current.drained((view) => view.engine === engine),
+        ...opening.map((v) => v.ctx.searches?.ready),
+      ]).then(() => {});
+    },
+    /** Resolves once the snapshot served is open in every search worker (at once without a pool): `start` serves after it. */
+    ready: (): Promise<void> => current.now.view.ctx.searches?.ready ?? Promise.resolve(),
     /** Snapshots swapped out whose requests in flight are still being answered. */
     retiring: () => current.retiringCount,
     /** The search pool, when the app has one (D101). */

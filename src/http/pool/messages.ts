@@ -30,5 +30,10 @@ export type WorkerOutcome =
   /** The generation is not open in this worker (it could not be opened): the request thread answers. */
   | { missing: string };
 
+/** A worker has opened a generation (or found it cannot: it then answers its tasks as `missing`); it reads it no more until a task comes. */
+export interface WorkerOpened {
+  opened: number;
+}
+
 /** A task's outcome, with the worker's time on it (`ms`, charged to the request's key) and its searches' work (for /metrics). */
 export type WorkerReply = { job: number; ms: number; work: SearchWork[] } & WorkerOutcome;

@@ -21,7 +21,7 @@ import type { SearchWork } from "../../search";
 import { ApiError, ERRORS } from "../errors";
 import type { Exchange } from "../pipeline";
 import { chargeElsewhere, outsideWork } from "../steps/keys";
-import type { WorkerReply, WorkerRequest, WorkerTask } from "./messages";
+import type { WorkerOpened, WorkerReply, WorkerRequest, WorkerTask } from "./messages";
 
 /** Requests one worker may hold (running and waiting) before it counts as full. */
 const QUEUE_LENGTH = 64;
@@ -77,6 +77,8 @@ export class SearchPool {
   private readonly slots: Slot[] = [];
   /** Generations open in every worker (a replacement opens them all), by number. */
   private readonly open = new Map<number, { path: string; id: string }>();
+  /** Generations some worker is still opening: the workers that have, and who waits until all have. */
+  private readonly opening = new Map<number, { done: Set<Worker>; told: () => void }>();
   private generations = 0;
   private jobs = 0;
   private readonly queueLength: number;
@@ -107,14 +109,32 @@ export class SearchPool {
   generation(path: string, id: string, watch: (work: SearchWork) => void = () => {}): PoolGeneration {
     const generation = ++this.generations;
     this.open.set(generation, { path, id });
+    const ready = new Promise<void>((told) => this.opening.set(generation, { done: new Set(), told }));
     for (const slot of this.slots)
       this.post(slot, { kind: "open", generation, path, id, searchTimeoutMs: this.options.searchTimeoutMs });
-    return new PoolGeneration(this, generation, watch);
+    return new PoolGeneration(this, generation, watch, ready);
+  }
+
+  /** A worker has opened a generation: once every worker has, whoever waits on it is told. */
+  private opened(worker: Worker, generation: number): void {
+    const opening = this.opening.get(generation);
+    if (!opening) return;
+    opening.done.add(worker);
+    this.settleOpening(generation);
+  }
+
+  private settleOpening(generation: number): void {
+    const opening = this.opening.get(generation);
+    if (!opening) return;
+    if (this.open.has(generation) && !this.slots.every((s) => opening.done.has(s.worker))) return;
+    this.opening.delete(generation);
+    opening.told();
   }
 
   /** Lets a generation go in every worker (its mappings unmapped once collected there). */
   close(generation: number): void {
     if (!this.open.delete(generation)) return;
+    this.settleOpening(generation);
     for (const slot of this.slots) this.post(slot, { kind: "close", generation });
   }
 
@@ -155,6 +175,8 @@ export class SearchPool {
   stop(): void {
     this.closed = true;
     clearInterval(this.watchdog);
+    for (const opening of this.opening.values()) opening.told();
+    this.opening.clear();
     for (const slot of this.slots) {
       slot.worker.terminate();
       this.fail(slot, "the server is stopping");
@@ -164,9 +186,10 @@ export class SearchPool {
   private start(): Slot {
     const worker = new Worker(workerUrl(new URL("./worker.ts", import.meta.url), "http/pool/worker.ts"));
     const slot: Slot = { worker, pending: new Map(), heard: performance.now() };
-    worker.onmessage = (event: MessageEvent<WorkerReply>) => {
+    worker.onmessage = (event: MessageEvent<WorkerReply | WorkerOpened>) => {
       const reply = event.data;
       slot.heard = performance.now();
+      if ("opened" in reply) return this.opened(worker, reply.opened);
       const waiting = slot.pending.get(reply.job);
       if (!waiting) return;
       slot.pending.delete(reply.job);
@@ -199,6 +222,8 @@ export class SearchPool {
     this.slots[index] = this.start();
     slot.worker.terminate();
     this.fail(slot, "the search worker answering it stopped");
+    // Those waiting for a generation to be open now wait for the new worker instead.
+    for (const generation of [...this.opening.keys()]) this.settleOpening(generation);
   }
 
   private fail(slot: Slot, why: string): void {
@@ -214,6 +239,11 @@ export class PoolGeneration {
     private readonly pool: SearchPool,
     readonly generation: number,
     private readonly watch: (work: SearchWork) => void,
+    /**
+     * Resolves once every worker has opened it (or found it cannot): until then a worker may be reading the file
+     * (its indexes), which whoever is about to let a writer at the file must wait for (D84, D103).
+     */
+    readonly ready: Promise<void>,
   ) {}
 
   /**

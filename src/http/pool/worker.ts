@@ -8,7 +8,7 @@ import { open, type SearchWork } from "../../search";
 import { apiContext, type ApiContext } from "../context";
 import { ApiError } from "../errors";
 import { toolsOf, type Tool } from "../mcp/tools";
-import type { WorkerOutcome, WorkerReply, WorkerRequest, WorkerTask } from "./messages";
+import type { WorkerOpened, WorkerOutcome, WorkerReply, WorkerRequest, WorkerTask } from "./messages";
 
 declare const self: Worker;
 
@@ -67,6 +67,7 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
   const m = event.data;
   if (m.kind === "open") {
     served.set(m.generation, opened(m.path, m.id, m.searchTimeoutMs));
+    self.postMessage({ opened: m.generation } satisfies WorkerOpened);
     return;
   }
   if (m.kind === "close") {
