@@ -82,6 +82,19 @@ describe("the same answers with 0 and with 2 workers", () => {
     });
   }
 
+  const asked: [string, RequestInit][] = [
+    ["/v1/search?q=albedo", { method: "HEAD" }],
+    ["/v1/lucky?q=albedo", { method: "HEAD" }],
+    ["/v1/search?q=albedo", { headers: { "if-none-match": "*" } }],
+    ["/v1/lucky?q=albedo", { headers: { "if-none-match": '"abc"' } }],
+  ];
+  for (const [p, init] of asked) {
+    test(`${JSON.stringify(init)} ${p}`, async () => {
+      const [a, b] = await Promise.all([answer(single, p, init), answer(pooled, p, init)]);
+      expect(b).toEqual(a);
+    });
+  }
+
   const calls: [string, Json][] = [
     ["search", { q: "albedo", limit: 3 }],
     ["search", { q: "albedo", limit: 99 }],
@@ -104,8 +117,9 @@ describe("the same answers with 0 and with 2 workers", () => {
     const searches = paths.filter((p) => /^\/v1\/(search|lucky)\?q=/.test(p)).length;
     const stats = pooled.pool!.stats();
     expect(stats).toMatchObject({ workers: 2, pending: 0, missing: 0, refusals: 0, replaced: 0, generations: 1 });
-    // Every search and lucky whose parameters read (3 do not), and the 3 MCP searches and lucky whose arguments do, went to a worker.
-    expect(stats.answered).toBe(searches - 3 + 3);
+    // Every search and lucky whose parameters read (3 do not), the 4 HEAD and conditional ones, and the 3 MCP searches and
+    // lucky whose arguments do, went to a worker.
+    expect(stats.answered).toBe(searches - 3 + 4 + 3);
   });
 });
 
