@@ -5,6 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { ConfigError, readConfig, SETTINGS, settingsTable } from "../src/cli/config";
 
@@ -52,6 +53,7 @@ describe("settings", () => {
       dataDir: "data",
       keyMsPerSecond: undefined,
       searchTimeoutMs: undefined,
+      searchWorkers: availableParallelism(),
       zstd: "system",
       memoryLog: "off",
       trustedProxies: [],
@@ -64,6 +66,7 @@ describe("settings", () => {
         TOME_AUTH: "off",
         TOME_KEY_MS_PER_SECOND: "0",
         TOME_SEARCH_TIMEOUT_MS: "250",
+        TOME_SEARCH_WORKERS: "0",
         TOME_DATA: "/x",
         TOME_DEBUG_MEM: "gc",
         TOME_ZSTD: "node",
@@ -75,6 +78,7 @@ describe("settings", () => {
       auth: false,
       keyMsPerSecond: 0,
       searchTimeoutMs: 250,
+      searchWorkers: 0,
       dataDir: "/x",
       dataDirGiven: true,
       memoryLog: "gc",
@@ -86,6 +90,8 @@ describe("settings", () => {
       ["TOME_SNAPSHOT_WATCH", "maybe"],
       ["TOME_KEY_MS_PER_SECOND", "1.5"],
       ["TOME_SEARCH_TIMEOUT_MS", "-1"],
+      ["TOME_SEARCH_WORKERS", "two"],
+      ["TOME_SEARCH_WORKERS", "1000"],
       ["TOME_ADMIN_TOKEN", "short"],
       ["TOME_ZSTD", "lz4"],
       ["TOME_BUILD_WORKERS", "0"],

@@ -241,4 +241,21 @@ describe("a search's time limit (D91)", () => {
       patient.close();
     }
   }, 120_000);
+
+  test("the limit holds in the search pool's workers as on the request thread (D101)", async () => {
+    const e = await en();
+    const ask = async (app: ReturnType<typeof createApp>, path: string) =>
+      (await (await app.handle(new Request(`http://localhost${path}`))).json()) as Record<string, any>;
+    const hurried = createApp(e, { searchTimeoutMs: 0, searchWorkers: 1 });
+    const patient = createApp(e, { searchWorkers: 1 });
+    try {
+      expect((await ask(hurried, "/v1/search?q=the%20of%20and&limit=20")).timedOut).toBe(true);
+      expect((await ask(patient, "/v1/search?q=the%20of%20and&limit=20")).timedOut).toBe(false);
+      expect((await ask(hurried, "/v1/lucky?q=the%20of%20and")).search_context.timed_out).toBe(true);
+      expect(hurried.pool!.stats()).toMatchObject({ answered: 2, missing: 0 });
+    } finally {
+      hurried.close();
+      patient.close();
+    }
+  }, 120_000);
 });

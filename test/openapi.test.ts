@@ -172,11 +172,11 @@ describe("/v1/openapi.json", () => {
     expect(param("/v1/chunk/{id}", "id")).toMatchObject({ in: "path", schema: { pattern: "^[0-9]+_[0-9]+$" } });
     const keyed = ["401", "403", "429"];
     const answers: Record<string, string[]> = {
-      "/v1/search": ["200", "400", ...keyed],
+      "/v1/search": ["200", "400", ...keyed, "503"],
       "/v1/page/{page_id}": ["200", "304", "400", "404", ...keyed],
       "/v1/chunk/{id}": ["200", "304", "400", "404", ...keyed],
       "/v1/changes": ["200", "304", "400", ...keyed],
-      "/v1/lucky": ["200", "400", "404", ...keyed],
+      "/v1/lucky": ["200", "400", "404", ...keyed, "503"],
       "/v1/license": ["200", "304", ...keyed],
       "/v1/meta": ["200", "304", ...keyed],
     };
@@ -425,6 +425,8 @@ describe("/v1/openapi.json", () => {
       logError: () => {},
     });
     const pdfBusy = createApp(engine, { pdf: { render: () => Promise.reject(new PdfBusyError(4)) } });
+    // A search pool with no room at all: every search is refused (D104).
+    const searchBusy = createApp(engine, { searchWorkers: 1, searchQueue: 0 });
     let checked = 0;
     for (const { op } of operations()) {
       for (const [status, r] of Object.entries(op.responses as Json)) {
@@ -434,7 +436,10 @@ describe("/v1/openapi.json", () => {
           const id = `${op.operationId} ${status} ${name}`;
           let answer: Response;
           if (status === "500") answer = await pdfFails.handle(new Request("http://localhost/v1/pdf/39"));
-          else if (status === "503") {
+          else if (status === "503" && (op.operationId === "search" || op.operationId === "lucky")) {
+            answer = await searchBusy.handle(new Request(`http://localhost/v1/${op.operationId}?q=albedo`));
+            expect(answer.headers.get("retry-after")).toBe("1");
+          } else if (status === "503") {
             answer = await pdfBusy.handle(new Request("http://localhost/v1/pdf/39"));
             expect(answer.headers.get("retry-after")).toBe("4");
           } else if (name === "quota_exceeded")
@@ -454,6 +459,7 @@ describe("/v1/openapi.json", () => {
         }
       }
     }
+    searchBusy.close();
     expect(checked).toBeGreaterThan(30);
     const quota =
       doc.paths["/v1/search"].get.responses["429"].content["application/json"].examples.quota_exceeded.value;

@@ -124,7 +124,14 @@ describe("the server watching snapshots/", () => {
     cwd = tempDir("tome-swap-cwd-");
     mkdirSync(join(cwd, "snapshots"));
     copyFileSync(a.path, join(cwd, "snapshots/a.tome"));
-    server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "", TOME_ADMIN_TOKEN: ADMIN });
+    // With the search pool (D101), whatever the machine's cores: searches are answered in its workers.
+    server = await startServer({
+      CWD: cwd,
+      TOME_AUTH: "off",
+      TOME_SNAPSHOT: "",
+      TOME_ADMIN_TOKEN: ADMIN,
+      TOME_SEARCH_WORKERS: "2",
+    });
   });
   afterAll(() => server?.stop());
 
@@ -219,6 +226,13 @@ describe("the server watching snapshots/", () => {
     const aMeta = await fetch(`${server.url}/v1/meta`);
     expect(aMeta.headers.get("x-snapshot")).toBe(a.id);
     aMetaEtag = aMeta.headers.get("etag")!;
+    // A is mapped by the request thread and by each search worker (threads of one process: its maps list them all).
+    const mapsOf = () => readFileSync(`/proc/${server.pid}/maps`, "utf8");
+    const aRanges = () =>
+      mapsOf()
+        .split("\n")
+        .filter((line) => line.endsWith("/snapshots/a.tome")).length;
+    expect(aRanges()).toBeGreaterThan(0);
     const dropped = Date.now();
     dropIn(b.path, join(served(), "b.tome"));
     // Waited for longer than the bound asserted below, so that the bound is what fails when it is passed.
@@ -265,6 +279,12 @@ describe("the server watching snapshots/", () => {
       "A let go",
       async () => server.stderr(),
       (err) => /swap: \S*a\.tome is let go: its requests in flight are answered/.test(err),
+    );
+    // And then unmapped in every thread: the request thread and each search worker.
+    await until(
+      "A unmapped",
+      async () => aRanges(),
+      (n) => n === 0,
     );
   });
 

@@ -166,6 +166,33 @@ describe("what a request is charged (D57)", () => {
     }
   });
 
+  test("with the search pool: a search's time in its worker counts as well as its time on the request thread (D102)", async () => {
+    const engine = await engineFor({ dumps: [EN_2016, EN_2006] });
+    const dir = tempDir("tome-data-");
+    const key = updateKeyFile(dir, (f) =>
+      createKey(f, { name: "k", account: "k", plan: "enterprise", scope: "read", now: Date.now() }),
+    ).key;
+    const access = new Access({ dataDir: dir });
+    const app = createApp(engine, { access, searchWorkers: 1 });
+    try {
+      const url = "http://localhost/v1/search?q=history%20of%20the%20world%20war&limit=50&highlight=true";
+      const ask = async () => (await app.handle(new Request(url, { headers: { "X-API-Key": key } }))).arrayBuffer();
+      for (let i = 0; i < 20; i++) await ask();
+      const charged = () => access.workCharged().get("enterprise")!;
+      const before = charged();
+      const started = performance.now();
+      for (let i = 0; i < 50; i++) await ask();
+      const wall = performance.now() - started;
+      // One request at a time: the request thread's part and the worker's follow each other, so together they are
+      // nearly all of the time. The request thread's part alone is a small share of it.
+      expect((charged() - before) / wall).toBeGreaterThan(0.7);
+      expect(app.pool!.stats()).toMatchObject({ answered: 70, missing: 0 });
+    } finally {
+      app.close();
+      access.stop();
+    }
+  });
+
   test("over HTTP: a key that had the server to itself for seconds is refused for at most about a second once another key comes", async () => {
     const dir = tempDir("tome-data-");
     const keyOf = (name: string) =>

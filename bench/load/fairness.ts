@@ -1,7 +1,8 @@
 /**
- * bun bench/load/fairness.ts [--attack KIND] [--rate N] [--duration S] [--rounds R] [--connections N] [--plan PLAN] [--snapshot FILE] [--root DIR] [--json]
+ * bun bench/load/fairness.ts [--attack KIND] [--rate N] [--duration S] [--rounds R] [--connections N] [--plan PLAN] [--workers W] [--snapshot FILE] [--root DIR] [--json]
  *
- * Whether one key can slow the server for the others (issues 13, 43). The real server on core 0;
+ * Whether one key can slow the server for the others (issues 13, 43, 60). The real server on core 0
+ * (with --workers W, TOME_SEARCH_WORKERS=W and on every core: its search workers are meant to use them);
  * from core 1, a victim key loads the cheap route /v1/chunk with autocannon (N connections,
  * --victim-rate requests a second in all), alone ("idle") and while an attacker key sends its requests at its plan's
  * whole rate (or --rate), open loop ("attack"). The attacks (--attack):
@@ -36,6 +37,8 @@ const HELP = `Usage: bun bench/load/fairness.ts [options]
   --connections N   the victim's autocannon connections (default 10)
   --victim-rate N   the victim's requests per second, all connections together (default 200: a client within its share)
   --plan PLAN       the attacker's plan, whose rate it sends at (default growth)
+  --workers W       the server's search workers, TOME_SEARCH_WORKERS (default 0: searches on the
+                    request thread, the server on core 0); with W > 0 the server is not pinned
   --snapshot FILE   serve this snapshot (default: one built from the shared English dumps)
   --root DIR        the checkout whose server and key tool to run (default: this one), for a before/after
   --json            print the figures as JSON
@@ -51,6 +54,7 @@ const { values } = parseArgs({
     connections: { type: "string", default: "10" },
     "victim-rate": { type: "string", default: "200" },
     plan: { type: "string", default: "growth" },
+    workers: { type: "string", default: "0" },
     snapshot: { type: "string" },
     root: { type: "string" },
     json: { type: "boolean", default: false },
@@ -111,9 +115,12 @@ const victimKey = await keyOf("victim", "business");
 // The victim's plan must not be what limits it: its rate out of the way.
 await Bun.$`bun ${tool} plan --account victim --plan enterprise --rate 1000000`.env(env).quiet();
 
-const server = await spawnServer(onServerCore(["bun", join(root, "src/cli/start.ts")]), {
+const workers = Number(values.workers);
+const command = ["bun", join(root, "src/cli/start.ts")];
+const server = await spawnServer(workers ? command : onServerCore(command), {
   TOME_SNAPSHOT: path,
   TOME_DATA: dataDir,
+  TOME_SEARCH_WORKERS: String(workers),
 });
 const chunkIds = randomChunkIds(snapshot);
 const queries = worstQueries();
@@ -216,6 +223,7 @@ try {
 const figures = {
   attack: values.attack,
   plan: values.plan,
+  workers,
   attackerRate: rate,
   victimIdle: {
     p50: median(idle.map((x) => x.p50)),
@@ -238,7 +246,7 @@ else {
     `victim /v1/chunk (${connections} connections): idle p50 ${figures.victimIdle.p50} ms, p99 ${figures.victimIdle.p99} ms, ${figures.victimIdle.rps} req/s`,
   );
   console.log(
-    `under attack (${values.plan} key, ${rate}/s of ${values.attack}): p50 ${figures.victimAttacked.p50} ms, p99 ${figures.victimAttacked.p99} ms, ${figures.victimAttacked.rps} req/s`,
+    `under attack (${values.plan} key, ${rate}/s of ${values.attack}; ${workers} search workers): p50 ${figures.victimAttacked.p50} ms, p99 ${figures.victimAttacked.p99} ms, ${figures.victimAttacked.rps} req/s`,
   );
   console.log(
     `p99 under attack ÷ idle: ${figures.p99Ratio.toFixed(2)} (target < 3); throughput ratio ${figures.throughputRatio.toFixed(2)}`,

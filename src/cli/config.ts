@@ -9,6 +9,7 @@
  * test/config.test.ts checks that they agree).
  */
 import { isIP } from "node:net";
+import { availableParallelism } from "node:os";
 import { DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND } from "../access";
 import { UserError } from "../errors";
 import { commandLine, startedByNpm } from "../invocation";
@@ -116,7 +117,7 @@ export const SETTINGS = [
     name: "TOME_KEY_MS_PER_SECOND",
     default: String(DEFAULT_KEY_MS_PER_SECOND),
     meaning:
-      "milliseconds of the server's thread one key may use per second, on average (0: no limit); past it, 429 rate_limit_exceeded (D25)",
+      "milliseconds of the server's time (its request thread's and its search workers') one key may use per second, on average (0: no limit); past it, 429 rate_limit_exceeded (D25, D101)",
     usedBy: "start",
   },
   {
@@ -124,6 +125,13 @@ export const SETTINGS = [
     default: String(GUARDS.budgetMs),
     meaning:
       "milliseconds a search may work; past it, it answers with the best it has found and says so (timedOut: true, D91)",
+    usedBy: "start",
+  },
+  {
+    name: "TOME_SEARCH_WORKERS",
+    default: "the number of cores",
+    meaning:
+      "threads answering searches, lucky and the MCP search tools beside the one taking requests (0: all on that one thread; D101)",
     usedBy: "start",
   },
   {
@@ -177,6 +185,8 @@ export interface Config {
   keyMsPerSecond: number | undefined;
   /** TOME_SEARCH_TIMEOUT_MS, or undefined for the default (GUARDS.budgetMs). */
   searchTimeoutMs: number | undefined;
+  /** TOME_SEARCH_WORKERS (default: the number of cores). */
+  searchWorkers: number;
   sharedData: string | undefined;
   zstd: "system" | "node";
   memoryLog: "off" | "on" | "gc";
@@ -215,6 +225,12 @@ export function readConfig(env: Env = process.env): Config {
   if (timeout !== undefined && !/^[0-9]+$/.test(timeout)) {
     throw new ConfigError(`TOME_SEARCH_TIMEOUT_MS must be a whole number of milliseconds, not "${timeout}".`);
   }
+  const searchWorkers = given("TOME_SEARCH_WORKERS");
+  if (searchWorkers !== undefined && !/^[0-9]{1,3}$/.test(searchWorkers)) {
+    throw new ConfigError(
+      `TOME_SEARCH_WORKERS must be a whole number of threads, 0 to 999 (0: searches on the request thread), not "${searchWorkers}".`,
+    );
+  }
   const adminToken = given("TOME_ADMIN_TOKEN");
   if (adminToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(adminToken)) {
     throw new ConfigError(
@@ -238,9 +254,9 @@ export function readConfig(env: Env = process.env): Config {
       `TOME_TRUSTED_PROXIES must be IP addresses separated by commas (e.g. 127.0.0.1,10.0.0.2), not "${notAddress}".`,
     );
   }
-  const workers = given("TOME_BUILD_WORKERS");
-  if (workers !== undefined && !/^[1-9][0-9]*$/.test(workers)) {
-    throw new ConfigError(`TOME_BUILD_WORKERS must be a whole number of threads ≥ 1, not "${workers}".`);
+  const buildWorkers = given("TOME_BUILD_WORKERS");
+  if (buildWorkers !== undefined && !/^[1-9][0-9]*$/.test(buildWorkers)) {
+    throw new ConfigError(`TOME_BUILD_WORKERS must be a whole number of threads ≥ 1, not "${buildWorkers}".`);
   }
   const debugMem = given("TOME_DEBUG_MEM");
   return {
@@ -258,10 +274,11 @@ export function readConfig(env: Env = process.env): Config {
     auth: oneOf(env, "TOME_AUTH", ["on", "off"], "on") === "on",
     keyMsPerSecond: share === undefined ? undefined : Number(share),
     searchTimeoutMs: timeout === undefined ? undefined : Number(timeout),
+    searchWorkers: searchWorkers === undefined ? availableParallelism() : Number(searchWorkers),
     sharedData: given("TOME_SHARED_DATA"),
     zstd: oneOf(env, "TOME_ZSTD", ["system", "node"], "system"),
     memoryLog: debugMem === undefined ? "off" : debugMem === "gc" ? "gc" : "on",
-    buildWorkers: workers === undefined ? undefined : Number(workers),
+    buildWorkers: buildWorkers === undefined ? undefined : Number(buildWorkers),
   };
 }
 

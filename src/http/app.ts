@@ -17,6 +17,7 @@ import { CurrentSnapshot, type Served } from "./current";
 import { DOCS_PATH, OPENAPI_PATH, openApi } from "./docs";
 import { ApiError, errorBody, errorResponse, ERRORS, INTERNAL_ERROR, noSuchRoute } from "./errors";
 import { Metrics } from "./metrics";
+import { SearchPool } from "./pool/pool";
 import { compose, exchange, handOver, type Step } from "./pipeline";
 import { aboutRoutes } from "./routes/about";
 import { changesRoutes } from "./routes/changes";
@@ -60,6 +61,10 @@ export interface AppOptions {
   trustedProxies?: string[];
   /** TOME_SEARCH_TIMEOUT_MS: a search's time limit, past which it answers with what it found, timedOut (D91). */
   searchTimeoutMs?: number;
+  /** TOME_SEARCH_WORKERS: searches, lucky and the MCP search tools answered in this many worker threads (D101); 0 (the default here), on the request thread. */
+  searchWorkers?: number;
+  /** Requests each search worker may hold before the pool answers 503 (default 64). */
+  searchQueue?: number;
 }
 
 export function createApp(engine: Engine, options: AppOptions = {}) {
@@ -70,9 +75,21 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
   /** The search work of every snapshot served, for /metrics (each snapshot's engine reports to these). */
   const workWatchers = new Set<(work: SearchWork) => void>();
 
-  /** What the app makes of one snapshot: its routes and MCP tools, built over it alone. */
+  const pool = options.searchWorkers
+    ? new SearchPool({
+        workers: options.searchWorkers,
+        queueLength: options.searchQueue,
+        searchTimeoutMs: options.searchTimeoutMs,
+        logError: (error) => logError(error, undefined),
+      })
+    : undefined;
+
+  /** What the app makes of one snapshot: its routes and MCP tools, built over it alone (and opened in the search pool's workers). */
   const viewOf = (engine: Engine) => {
-    const ctx = apiContext(engine, checks, options.searchTimeoutMs);
+    const searches = pool?.generation(engine.snapshot.path, engine.snapshot.meta.contentHash, (work) => {
+      for (const watcher of workWatchers) watcher(work);
+    });
+    const ctx = apiContext(engine, checks, options.searchTimeoutMs, searches);
     const mcp = mcpOverHttp(mcpTools(ctx, { logError: (error) => logError(error, undefined) }));
     const unwatch = engine.watch((work) => {
       for (const watcher of workWatchers) watcher(work);
@@ -87,6 +104,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
   });
   const current = new CurrentSnapshot<View>(served(engine), (freed) => {
     freed.view.unwatch();
+    freed.view.ctx.searches?.close();
     options.onFreed?.({ path: freed.path, id: freed.id });
   });
   /** Why no snapshot may be read now (the one served is being written over in place: D56), until the next swap. */
@@ -102,6 +120,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
         retiring: () => current.retiringCount,
         access,
         pdf,
+        pool: pool && (() => pool.stats()),
         routes: [...current.now.view.routes.routes.map((r) => r.path), MCP_PATH],
       })
     : undefined;
@@ -187,14 +206,26 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
      * Resolves once no request that may read this engine's snapshot is in flight: those that
      * took it before are answered (call suspend() first, if it is the one served: later requests are answered 503 without reading it).
      */
-    drained: (engine: Engine): Promise<void> => current.drained((view) => view.engine === engine),
+    drained: (engine: Engine): Promise<void> => {
+      // And the search workers opening it: they read its file until they have (D103).
+      const opening = current.all.map((s) => s.view).filter((v) => v.engine === engine);
+      return Promise.all([
+        current.drained((view) => view.engine === engine),
+        ...opening.map((v) => v.ctx.searches?.ready),
+      ]).then(() => {});
+    },
+    /** Resolves once the snapshot served is open in every search worker (at once without a pool): `start` serves after it. */
+    ready: (): Promise<void> => current.now.view.ctx.searches?.ready ?? Promise.resolve(),
     /** Snapshots swapped out whose requests in flight are still being answered. */
     retiring: () => current.retiringCount,
+    /** The search pool, when the app has one (D101). */
+    pool,
     /** Stops what the app runs beside the server (the PDF renderer's worker, the metrics' watch on the engine). */
     close: () => {
       metrics?.close();
       current.now.view.unwatch();
       pdf.close?.();
+      pool?.stop();
     },
   };
 }

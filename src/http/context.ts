@@ -3,6 +3,7 @@ import { basename } from "node:path";
 import type { Engine } from "../search";
 import { answers, type Answers } from "./answers";
 import { Attributions, LICENSE } from "./attribution";
+import type { PoolGeneration } from "./pool/pool";
 import { Resources } from "./resources";
 import type { Health, LicenseResponse, MetaResponse } from "./schemas";
 import { tomeVersion } from "./version";
@@ -18,6 +19,8 @@ export interface ApiContext {
   meta: MetaResponse;
   /** What /healthz says: ok, or degraded with the problems an operator must see. */
   health: () => Health;
+  /** With a search pool: this snapshot in its workers, where searches, lucky and the MCP search tools are answered. */
+  searches?: PoolGeneration;
 }
 
 const HEALTHY: Health = { status: "ok" };
@@ -25,7 +28,12 @@ const HEALTHY: Health = { status: "ok" };
 /** The problems of the parts the server depends on (the key store), as /healthz reports them. */
 export type HealthCheck = () => { ok: boolean; problems: string[] };
 
-export function apiContext(engine: Engine, checks: HealthCheck[] = [], searchTimeoutMs?: number): ApiContext {
+export function apiContext(
+  engine: Engine,
+  checks: HealthCheck[] = [],
+  searchTimeoutMs?: number,
+  searches?: PoolGeneration,
+): ApiContext {
   const m = engine.snapshot.meta;
   const attributions = new Attributions(m);
   const resources = new Resources(m, attributions);
@@ -36,6 +44,7 @@ export function apiContext(engine: Engine, checks: HealthCheck[] = [], searchTim
   };
   return {
     engine,
+    searches,
     answers: answers(engine, resources, attributions, searchTimeoutMs),
     health,
     resources,

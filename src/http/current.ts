@@ -77,6 +77,11 @@ export class CurrentSnapshot<V> {
     return this.served;
   }
 
+  /** Every snapshot held: the one served, and those swapped out still answering requests. */
+  get all(): Served<V>[] {
+    return [this.served, ...this.retiring];
+  }
+
   /** Snapshots swapped out whose requests in flight are still being answered. */
   get retiringCount(): number {
     return this.retiring.size;

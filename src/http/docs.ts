@@ -22,7 +22,7 @@ import {
   type ResponseDoc,
 } from "./openapi";
 import * as schemas from "./schemas";
-import { ErrorBody, LimitErrorBody } from "./schemas";
+import { ErrorBody, LimitErrorBody, UnavailableBody } from "./schemas";
 import { EXAMPLE } from "./examples";
 import { errorBody, ERRORS } from "./errors";
 
@@ -150,6 +150,23 @@ export function described<T extends TSchema>(schema: T, description: string, opt
 export function alsoAt(path: string, operationId: string, summary: string): DocumentDecoration {
   return { [ALSO_AT]: { path, operationId, summary } } as DocumentDecoration;
 }
+
+/** The search pool's refusal (D104), documented on the routes answered in it: every search worker's queue is full. */
+export const SEARCH_BUSY = {
+  503: described(
+    UnavailableBody,
+    "`service_unavailable`: every search worker is busy (or the one answering stopped); nothing is charged. Retry-After says when to come back",
+    {
+      headers: RETRY_HEADERS,
+      examples: {
+        [ERRORS.serviceUnavailable.code]: {
+          ...errorBody(ERRORS.serviceUnavailable, "Every search worker is busy; nothing was charged. Retry after 1 s."),
+          retry_after: 1,
+        },
+      },
+    },
+  ),
+};
 
 /** The answers every keyed route can give before its own work: authentication, then the rate limit and the quota. */
 export const KEY_ERRORS = {

@@ -9,6 +9,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Gate } from "../access";
 import type { PdfRenderService, PdfStats } from "../pdf";
+import type { SearchPoolStats } from "./pool/pool";
 import type { SearchWork } from "../search";
 import type { SnapshotMeta } from "../snapshot";
 
@@ -29,6 +30,8 @@ export interface MetricsSources {
   retiring: () => number;
   access: Gate | undefined;
   pdf: PdfRenderService;
+  /** The search pool's counts (D101, D104), when the server has one. */
+  pool?: () => SearchPoolStats;
   /** The routes' path templates, as the router has them (/v1/page/:page_id). */
   routes: readonly string[];
 }
@@ -77,7 +80,7 @@ export class Metrics {
   private readonly statusLabels = new Map<string, Map<number, { route: string; status: string }>>();
   private readonly unwatch: () => void;
 
-  constructor({ snapshot, watch, retiring, access, pdf, routes }: MetricsSources) {
+  constructor({ snapshot, watch, retiring, access, pdf, pool, routes }: MetricsSources) {
     const registers = [this.registry];
     this.routes = new RouteLabels([...routes, "/metrics"]);
     this.requests = new Counter({
@@ -209,6 +212,29 @@ export class Metrics {
           const s = stats();
           this.set({ state: "queued" }, s.queued);
           this.set({ state: "rendering" }, s.rendering);
+        },
+      });
+    }
+
+    if (pool) {
+      readCounter(
+        registers,
+        "tome_search_pool_refused_total",
+        "Searches refused with 503 because every search worker's queue was full (D104)",
+        () => pool().refusals,
+      );
+      readCounter(
+        registers,
+        "tome_search_pool_replaced_total",
+        "Search workers that died or stuck and were replaced, their requests answered 503 (D104)",
+        () => pool().replaced,
+      );
+      new Gauge({
+        name: "tome_search_pool_pending",
+        help: "Searches waiting or running in the search workers",
+        registers,
+        collect() {
+          this.set(pool().pending);
         },
       });
     }

@@ -83,8 +83,13 @@ export function route<
   // handler, which Elysia awaits (so that its errors reach the app's error handler).
   const handler =
     handle.constructor.name === "AsyncFunction"
-      ? async ({ params, request }: { params: Record<string, string | undefined>; request: Request }) =>
-          await handle(read({ params, request }))
+      ? async ({
+          params,
+          request,
+        }: {
+          params: Record<string, string | undefined>;
+          request: Request;
+        }): Promise<Awaited<T>> => await handle(read({ params, request }))
       : ({ params, request }: { params: Record<string, string | undefined>; request: Request }): T =>
           handle(read({ params, request }));
   return { hooks: { [PARAMETERS]: { query: spec.query, params: spec.params } }, handler };

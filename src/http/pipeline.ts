@@ -49,9 +49,10 @@ export interface Exchange {
   overQuota: (() => ApiError) | undefined;
   /**
    * A keyed request's time on the server's thread, for its key's work share (the keys step; D25,
-   * D57): when it was admitted, and how long it has since waited outside the thread (outsideWork).
+   * D57): when it was admitted, how long it has since waited outside the thread (outsideWork),
+   * and its time in a search worker meanwhile (chargeElsewhere, D101).
    */
-  work: { started: number; waited: number } | undefined;
+  work: { started: number; waited: number; elsewhere: number } | undefined;
   /** The snapshot this request is answered from, taken once as it arrived (current.ts). */
   served: Served<unknown>;
 }

@@ -259,6 +259,12 @@ export class Container {
     for (const entry of this.sections) this.section(entry.name);
   }
 
+  /** Nothing will read this container again: its file is let go now (every section reads zeros from now on). */
+  letGo(): void {
+    this.stopReading(`${this.path} is let go`);
+    this.file?.letGo();
+  }
+
   /** Stops a verify() under way, at its next turn: the file is being written over in place, and reading its mapping could kill the process (D56). */
   stopReading(why: string): void {
     this.stopped = why;

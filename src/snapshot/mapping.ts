@@ -191,6 +191,15 @@ export class FileMapping {
     }
   }
 
+  /**
+   * Lets the file go now, not when the buffers are collected: every range reads zeros from now
+   * on, and the file is closed. For an owner that will not read it again (a search worker once a
+   * snapshot is swapped out, D101): a buffer a collector still finds named somewhere would keep the file mapped.
+   */
+  letGo(): void {
+    if (!this.dropped) this.drop();
+  }
+
   /** Every range read zeros from now on (the same addresses, no file behind them); the lease and the file are let go. */
   private drop(): void {
     const lib = libcOf()!;

@@ -57,7 +57,7 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
     const request = x.request;
     const refusal = x.overQuota?.();
     if (refusal) return Response.json(refusal.body, { status: refusal.status });
-    if (request.method !== "POST") return serve(tools, request, undefined);
+    if (request.method !== "POST") return serve(tools, x, undefined);
     const text = await outsideWork(x, boundedText(request, MAX_BODY_BYTES));
     if (text === undefined) return tooLarge();
     if (nestingDepth(text, MAX_DEPTH) > MAX_DEPTH) {
@@ -81,12 +81,13 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
           "so that each call counts against the key's rate limit and credits as its REST request does.",
       );
     }
-    return serve(tools, request, message);
+    return serve(tools, x, message);
   };
 }
 
-async function serve(tools: McpTools, request: Request, parsedBody: unknown): Promise<Response> {
-  const server = tools.server();
+async function serve(tools: McpTools, x: Exchange, parsedBody: unknown): Promise<Response> {
+  const request = x.request;
+  const server = tools.server(x);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,

@@ -17,6 +17,7 @@ import type { TSchema } from "@sinclair/typebox";
 import pkg from "../../../package.json";
 import type { ApiContext } from "../context";
 import { ApiError, INTERNAL_ERROR } from "../errors";
+import type { Exchange } from "../pipeline";
 import { toolsOf, type Tool } from "./tools";
 
 /** A TypeBox schema as plain JSON Schema: its symbols dropped, and the x- extensions only the REST reader uses. */
@@ -64,9 +65,9 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
     "The text is under CC BY-SA 4.0 and was modified from the source (see attribution.modifications): when you use it, credit each " +
     "article by its title and url, name the license, and say the text was modified. Every result's attribution says how.";
 
-  const call = (tool: Tool, args: Record<string, unknown> | undefined): CallToolResult => {
+  const call = async (tool: Tool, args: Record<string, unknown> | undefined, x?: Exchange): Promise<CallToolResult> => {
     try {
-      const { structured, text } = tool.call(args);
+      const { structured, text } = await tool.call(args, x);
       return { content: [{ type: "text", text }], structuredContent: structured };
     } catch (error) {
       if (error instanceof ApiError) return failure(error.code, error.message);
@@ -77,7 +78,8 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
 
   return {
     tools: list,
-    server(): Server {
+    /** A server for one request (`x`: its exchange, whose key is charged a search worker's time). */
+    server(x?: Exchange): Server {
       const server = new Server(
         { name: "tome", title: "Tome", version: pkg.version },
         { capabilities: { tools: {} }, instructions },
@@ -90,7 +92,7 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
             ErrorCode.InvalidParams,
             `There is no tool ${request.params.name}: the tools are ${[...byName.keys()].join(", ")}.`,
           );
-        return call(tool, request.params.arguments);
+        return call(tool, request.params.arguments, x);
       });
       return server;
     },

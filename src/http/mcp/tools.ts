@@ -11,6 +11,8 @@ import { CloneType, Type as t, type TObject, type TSchema } from "@sinclair/type
 import type { ApiContext } from "../context";
 import { ERRORS } from "../errors";
 import type { Filled, ReadOptions } from "../params";
+import type { Exchange } from "../pipeline";
+import type { PoolGeneration } from "../pool/pool";
 import { readSince } from "../routes/changes";
 import {
   Attribution,
@@ -108,8 +110,13 @@ export interface Tool {
   description: string;
   input: TObject;
   output: TSchema;
-  /** Reads the arguments strictly and answers, or throws the ApiError the caller should see. */
-  call(args: Record<string, unknown> | undefined): Answer;
+  /**
+   * Reads the arguments strictly and answers (in a search worker, for the search tools when the
+   * server has a pool: x's key is charged its time there), or throws the ApiError the caller should see.
+   */
+  call(args: Record<string, unknown> | undefined, x?: Exchange): Answer | Promise<Answer>;
+  /** Answers arguments read already, on this thread (what a search worker runs). */
+  answer(args: unknown): Answer;
 }
 
 function tool<I extends TObject>(spec: {
@@ -117,20 +124,29 @@ function tool<I extends TObject>(spec: {
   title: string;
   description: string;
   read?: ReadOptions;
+  /** Runs in the pool's workers when the server has them (ctx.searches). */
+  pooled?: PoolGeneration;
   run(args: Filled<I>): Answer;
 }): Tool {
   const input = Inputs[spec.name] as unknown as I;
+  const pooled = spec.pooled;
+  const task = `tool:${spec.name}` as "tool:search" | "tool:lucky";
   return {
     name: spec.name,
     title: spec.title,
     description: spec.description,
     input,
     output: Outputs[spec.name],
-    call: (args) => spec.run(readArguments(input, args, spec.read)),
+    call: (args, x) => {
+      const read = readArguments(input, args, spec.read);
+      if (!pooled) return spec.run(read);
+      return pooled.tool(task, read, x).then((answer) => answer ?? spec.run(read));
+    },
+    answer: (args) => spec.run(args as Filled<I>),
   };
 }
 
-export function toolsOf({ answers, attributions, meta }: ApiContext): Tool[] {
+export function toolsOf({ answers, attributions, meta, searches }: ApiContext): Tool[] {
   const site = `${meta.content_source.name} (${meta.content_source.project})`;
   const cite =
     "Cite what you use by its article title and url (or source.permalink, the exact revision), and say the text is from " +
@@ -147,6 +163,7 @@ export function toolsOf({ answers, attributions, meta }: ApiContext): Tool[] {
         "Use it to find which articles cover a subject; then read a whole article with get_page (its page_id) or one passage with " +
         "get_chunk (its id). With page_id, it lists the matching passages of that one article instead. " +
         cite,
+      pooled: searches,
       run(q) {
         const body = answers.search(q);
         return { structured: body, text: searchText(body) };
@@ -191,6 +208,7 @@ export function toolsOf({ answers, attributions, meta }: ApiContext): Tool[] {
         "the text content; the structured content lists them (id, section) without it. Use it when the query names a subject and " +
         "you want its article rather than a list of hits. " +
         cite,
+      pooled: searches,
       run(q) {
         const body = answers.lucky({ ...q, format: "chunks" });
         return { structured: luckyWithoutText(body), text: luckyText(body) };

@@ -1,13 +1,17 @@
 /** GET /v1/lucky (api.md 4.5; D13). */
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
-import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
+import { described, JSON_ONLY, KEY_ERRORS, KEYED, SEARCH_BUSY } from "../docs";
 import { route } from "../params";
 import { ErrorBody, LuckyQuery, LuckyResponse } from "../schemas";
 import { errorBody, ERRORS } from "../errors";
 
-export const luckyRoutes = ({ answers }: ApiContext) => {
-  const lucky = route({ query: LuckyQuery }, ({ query }) => answers.lucky(query));
+export const luckyRoutes = ({ answers, searches }: ApiContext) => {
+  const lucky = searches
+    ? route({ query: LuckyQuery }, async ({ query, x }) =>
+        searches.answer("lucky", query, x, () => answers.lucky(query)),
+      )
+    : route({ query: LuckyQuery }, ({ query }) => answers.lucky(query));
   return new Elysia().get("/v1/lucky", lucky.handler, {
     ...lucky.hooks,
     parse: JSON_ONLY,
@@ -26,6 +30,7 @@ export const luckyRoutes = ({ answers }: ApiContext) => {
         examples: { [ERRORS.noResults.code]: errorBody(ERRORS.noResults) },
       }),
       ...KEY_ERRORS,
+      ...SEARCH_BUSY,
     },
     detail: {
       ...KEYED,

@@ -1,13 +1,17 @@
 /** GET /v1/search (api.md 4.1; D6–D9). */
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
-import { described, JSON_ONLY, KEY_ERRORS, KEYED } from "../docs";
+import { described, JSON_ONLY, KEY_ERRORS, KEYED, SEARCH_BUSY } from "../docs";
 import { route } from "../params";
 import { ErrorBody, SearchQuery, SearchResponse } from "../schemas";
 import { errorBody, ERRORS } from "../errors";
 
-export const searchRoutes = ({ answers }: ApiContext) => {
-  const search = route({ query: SearchQuery }, ({ query }) => answers.search(query));
+export const searchRoutes = ({ answers, searches }: ApiContext) => {
+  const search = searches
+    ? route({ query: SearchQuery }, async ({ query, x }) =>
+        searches.answer("search", query, x, () => answers.search(query)),
+      )
+    : route({ query: SearchQuery }, ({ query }) => answers.search(query));
   return new Elysia().get("/v1/search", search.handler, {
     ...search.hooks,
     parse: JSON_ONLY,
@@ -29,6 +33,7 @@ export const searchRoutes = ({ answers }: ApiContext) => {
         },
       ),
       ...KEY_ERRORS,
+      ...SEARCH_BUSY,
     },
     detail: {
       ...KEYED,

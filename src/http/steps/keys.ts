@@ -54,6 +54,11 @@ export async function outsideWork<T>(x: Exchange, pending: Promise<T>): Promise<
   }
 }
 
+/** Charges a request's key for work done for it on another thread (a search worker: D101), which outsideWork left out. */
+export function chargeElsewhere(x: Exchange, ms: number): void {
+  if (x.work) x.work.elsewhere += ms;
+}
+
 /** The error table's row for each reason the access layer refuses a key for. */
 export const REFUSAL_ROWS = {
   "no key": ERRORS.unauthorized,
@@ -143,10 +148,10 @@ export function keys(access: Gate | undefined): Step {
     // Keyed requests but PDFs (whose render queue shares its own time by key) are timed for the
     // work share (D25, D57): the whole request on the server's thread, from here to its
     // settlement (the route, the answer's validation and serialization, the ETag's hash), less
-    // what it waited for outside the thread (outsideWork). Bun runs a request's microtasks before
+    // what it waited for outside the thread (outsideWork), plus its time in a search worker (chargeElsewhere, D102). Bun runs a request's microtasks before
     // it takes the next request (bench/http/microtask-order.ts), so the time between is this
     // request's alone unless it awaited real input or output.
-    if (!pdf) x.work = { started: performance.now(), waited: 0 };
+    if (!pdf) x.work = { started: performance.now(), waited: 0, elsewhere: 0 };
     return undefined;
   };
 
@@ -162,7 +167,7 @@ export function keys(access: Gate | undefined): Step {
       const grant = x.grant;
       if (!grant) return response;
       const work = x.work;
-      if (work) access.spent(grant, UNTIMED_MS + performance.now() - work.started - work.waited);
+      if (work) access.spent(grant, UNTIMED_MS + performance.now() - work.started - work.waited + work.elsewhere);
       const settled = access.settle(grant, succeeded(x, grant, response));
       if (settled instanceof Promise) {
         return settled.then((deliver) => {

@@ -1,0 +1,313 @@
+/**
+ * bun bench/http/pool.ts [--duration S] [--connections N] [--rounds R] [--workers W] [--warmup S] [--cheap Q] [--snapshot FILE] [--json]
+ *
+ * The search pool (issue 60, D101): two real servers on one snapshot, one with
+ * TOME_SEARCH_WORKERS=0 (every search on the request thread) and one with W workers (default 2),
+ * loaded in turn with autocannon from this process, each round the same scenarios on both: the
+ * search mix (the query kinds of bench/search/search.ts), and the cheapest query alone (`albedo`
+ * by default), whose server rate is set against the library's single-thread in-process rate
+ * (open().search() in this process, for --duration seconds, in the same round). Neither server
+ * nor this process is pinned to a core: the pool is meant to use them all (the load generator
+ * takes its share of them, in both servers' runs alike). Reports medians over the rounds, and
+ * the per-round ratios' medians; then each server's resident and proportional memory (PSS:
+ * pages mapped by several threads counted once), with the pool's part of it.
+ *
+ * Then the pool alone, without HTTP or the load generator: the app in this process (no keys),
+ * its search mix through app.handle() from --connections requests at a time, with 0 and with W
+ * workers in turn, each round; the request thread's CPU and the workers' per request (from
+ * /proc/self/task), so that what stays on the request thread per request can be read off.
+ */
+import autocannon from "autocannon";
+import { readdirSync, readFileSync } from "node:fs";
+import { availableParallelism, loadavg } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { createApp } from "../../src/http";
+import { open } from "../../src/search";
+import { queryMix } from "../queries";
+import { BENCH_WORK_SHARE, benchKey, benchSnapshot, cpuMs, ROOT, spawnServer, type BenchServer } from "../servers";
+import { median } from "../stats";
+
+const { values } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: {
+    duration: { type: "string", default: "5" },
+    connections: { type: "string", default: "16" },
+    rounds: { type: "string", default: "3" },
+    workers: { type: "string", default: "2" },
+    warmup: { type: "string", default: "15" },
+    cheap: { type: "string", default: "albedo" },
+    snapshot: { type: "string" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+});
+if (values.help) {
+  console.log(`Usage: bun bench/http/pool.ts [--duration S] [--connections N] [--rounds R] [--workers W] [--warmup S] [--cheap Q] [--snapshot FILE] [--json]
+
+  --duration S      seconds per scenario, server and round (default 5)
+  --connections N   concurrent connections (default 16)
+  --rounds R        rounds; figures are medians over them (default 3)
+  --workers W       TOME_SEARCH_WORKERS of the pooled server (default 2)
+  --warmup S        seconds of each scenario on each server (and in process) before the rounds (default 15)
+  --cheap Q         the cheapest query, measured alone and in process (default albedo)
+  --snapshot FILE   serve this snapshot as is (default: build one from the shared English dumps)`);
+  process.exit(0);
+}
+const duration = Number(values.duration);
+const connections = Number(values.connections);
+const rounds = Number(values.rounds);
+const workers = Number(values.workers);
+const warmup = Number(values.warmup);
+const cheap = values.cheap;
+
+const tempDir = (await Bun.$`mktemp -d`.text()).trim();
+const { path, snapshot } = await benchSnapshot(values.snapshot, tempDir);
+const key = await benchKey(join(tempDir, "data"));
+const load0 = loadavg()[0]!;
+
+function startServer(searchWorkers: number): Promise<BenchServer> {
+  return spawnServer(["bun", join(ROOT, "src/cli/start.ts")], {
+    TOME_SNAPSHOT: path,
+    TOME_SNAPSHOT_WATCH: "off",
+    TOME_DATA: join(tempDir, "data"),
+    TOME_KEY_MS_PER_SECOND: BENCH_WORK_SHARE,
+    TOME_SEARCH_WORKERS: String(searchWorkers),
+  });
+}
+
+console.error(`starting the servers (TOME_SEARCH_WORKERS=0 and ${workers})…`);
+const single = await startServer(0);
+const pooled = await startServer(workers);
+const servers = { single, pooled };
+
+const mix = queryMix(snapshot);
+const mixPaths = Object.values(mix)
+  .flatMap((make) => Array.from({ length: 100 }, make))
+  .filter((q) => q.replace(/"/g, "").trim())
+  .map((q) => `/v1/search?q=${encodeURIComponent(q)}`);
+const cheapPaths = [`/v1/search?q=${encodeURIComponent(cheap)}`];
+
+interface Run {
+  rps: number;
+  /** Server CPU per request (all its threads), µs. */
+  cpuUs: number;
+  p50: number;
+  p99: number;
+  failures: number;
+}
+
+async function load(server: BenchServer, paths: string[], seconds = duration): Promise<Run> {
+  const cpu0 = cpuMs(server.pid);
+  const r = await autocannon({
+    url: server.url,
+    connections,
+    duration: seconds,
+    headers: { "x-api-key": key },
+    requests: paths.map((p) => ({ method: "GET", path: p })),
+  });
+  const cpuUs = ((cpuMs(server.pid) - cpu0) * 1000) / Math.max(1, r.requests.total);
+  return {
+    rps: r.requests.average,
+    cpuUs,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    failures: r.non2xx + r.errors,
+  };
+}
+
+/** open().search() in this process, as a RAG pipeline calls it: searches a second over `seconds`. */
+const engine = open(path);
+function libraryRate(seconds = duration): number {
+  const until = performance.now() + seconds * 1000;
+  let n = 0;
+  while (performance.now() < until) {
+    for (let i = 0; i < 100; i++) engine.search(cheap);
+    n += 100;
+  }
+  return n / seconds;
+}
+
+// Warm-up: both servers, both scenarios, for --warmup seconds each: every search worker compiles the engine's code
+// for itself (its own JIT), so a short warm-up charges the pool for compiling.
+for (const server of Object.values(servers))
+  for (const paths of [mixPaths, cheapPaths]) await load(server, paths, warmup);
+libraryRate(1);
+
+type Name = "mix" | "cheap";
+const runs: Record<Name, Record<keyof typeof servers, Run[]>> = {
+  mix: { single: [], pooled: [] },
+  cheap: { single: [], pooled: [] },
+};
+const library: number[] = [];
+const ratios = { mix: [] as number[], cheapToLibrary: [] as number[], singleCheapToLibrary: [] as number[] };
+for (let round = 1; round <= rounds; round++) {
+  for (const [name, paths] of [
+    ["mix", mixPaths],
+    ["cheap", cheapPaths],
+  ] as const) {
+    // The order of the two servers alternates, so that neither always runs after the other.
+    const order = round % 2 ? (["single", "pooled"] as const) : (["pooled", "single"] as const);
+    for (const which of order) {
+      const r = await load(servers[which], paths);
+      runs[name][which].push(r);
+      console.error(
+        `round ${round}: ${name}, ${which}: ${r.rps.toFixed(0)} req/s, ${r.cpuUs.toFixed(0)} µs CPU/request, p50 ${r.p50} ms, p99 ${r.p99} ms${r.failures ? `, ${r.failures} failures` : ""}`,
+      );
+    }
+  }
+  library.push(libraryRate());
+  console.error(`round ${round}: library, in process: ${library.at(-1)!.toFixed(0)} searches/s of ${cheap}`);
+  ratios.mix.push(runs.mix.pooled.at(-1)!.rps / runs.mix.single.at(-1)!.rps);
+  ratios.cheapToLibrary.push(runs.cheap.pooled.at(-1)!.rps / library.at(-1)!);
+  ratios.singleCheapToLibrary.push(runs.cheap.single.at(-1)!.rps / library.at(-1)!);
+}
+
+/** CPU ms of this process's threads, by kind: the request (main) thread, the search workers, and the rest (JIT, GC). */
+function threadCpu(): { main: number; workers: number; other: number } {
+  const cpu = { main: 0, workers: 0, other: 0 };
+  for (const tid of readdirSync("/proc/self/task")) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    if (Number(tid) === process.pid) cpu.main += ms;
+    else if (name === "Worker") cpu.workers += ms;
+    else cpu.other += ms;
+  }
+  return cpu;
+}
+
+/** The app in process, with 0 and with W workers, made once (and warmed up once). */
+const apps = { single: createApp(open(path)), pooled: createApp(open(path), { searchWorkers: workers }) };
+// Something to hold the event loop, as a server's socket does (see D101: with nothing, Bun's main thread spins).
+const holder = setInterval(() => {}, 1000);
+
+/** An app's search mix through app.handle(), `connections` at a time, for `seconds`. */
+async function inProcess(app: (typeof apps)["single"], seconds: number) {
+  const run = async (ms: number) => {
+    const until = performance.now() + ms;
+    let i = 0;
+    let n = 0;
+    const one = async () => {
+      while (performance.now() < until) {
+        const answer = await app.handle(new Request(`http://localhost${mixPaths[i++ % mixPaths.length]}`));
+        await answer.arrayBuffer();
+        n++;
+      }
+    };
+    await Promise.all(Array.from({ length: connections }, one));
+    return n;
+  };
+  const before = threadCpu();
+  const started = performance.now();
+  const n = await run(seconds * 1000);
+  const elapsed = (performance.now() - started) / 1000;
+  const after = threadCpu();
+  const per = (k: "main" | "workers" | "other") => ((after[k] - before[k]) * 1000) / n;
+  return { rps: n / elapsed, mainUs: per("main"), workersUs: per("workers"), otherUs: per("other") };
+}
+
+const inProcessRuns = {
+  single: [] as Awaited<ReturnType<typeof inProcess>>[],
+  pooled: [] as Awaited<ReturnType<typeof inProcess>>[],
+};
+for (const app of Object.values(apps)) await inProcess(app, warmup);
+for (let round = 1; round <= rounds; round++) {
+  for (const which of round % 2 ? (["single", "pooled"] as const) : (["pooled", "single"] as const)) {
+    const r = await inProcess(apps[which], duration);
+    inProcessRuns[which].push(r);
+    console.error(
+      `round ${round}: in process, ${which}: ${r.rps.toFixed(0)} searches/s; CPU µs/request: request thread ${r.mainUs.toFixed(0)}, workers ${r.workersUs.toFixed(0)}, other ${r.otherUs.toFixed(0)}`,
+    );
+  }
+}
+const inProcessSummary = (rs: Awaited<ReturnType<typeof inProcess>>[]) => ({
+  searchesPerSecond: median(rs.map((r) => r.rps)),
+  mainUs: median(rs.map((r) => r.mainUs)),
+  workersUs: median(rs.map((r) => r.workersUs)),
+  otherUs: median(rs.map((r) => r.otherUs)),
+});
+clearInterval(holder);
+for (const app of Object.values(apps)) app.close();
+const inProcessRatio = median(inProcessRuns.pooled.map((r, i) => r.rps / inProcessRuns.single[i]!.rps));
+
+/** Resident and proportional set sizes of a process, in MB (PSS counts a page mapped by several threads or processes once, shared). */
+function memory(pid: number): { rssMb: number; pssMb: number } {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(rollup)?.[1] ?? NaN);
+  return { rssMb: kb("Rss") / 1024, pssMb: kb("Pss") / 1024 };
+}
+const memories = { single: memory(single.pid), pooled: memory(pooled.pid) };
+const load1 = loadavg()[0]!;
+await Promise.all([single.stop(), pooled.stop()]);
+
+const summary = (rs: Run[]) => ({
+  requestsPerSecond: median(rs.map((r) => r.rps)),
+  cpuUsPerRequest: median(rs.map((r) => r.cpuUs)),
+  p50Ms: median(rs.map((r) => r.p50)),
+  p99Ms: median(rs.map((r) => r.p99)),
+  failures: rs.reduce((n, r) => n + r.failures, 0),
+});
+const report = {
+  snapshot: path,
+  chunks: snapshot.meta.indexedChunks,
+  cores: availableParallelism(),
+  workers,
+  connections,
+  durationSeconds: duration,
+  rounds,
+  loadAverageBefore: load0,
+  loadAverageAfter: load1,
+  mix: { single: summary(runs.mix.single), pooled: summary(runs.mix.pooled) },
+  cheap: { query: cheap, single: summary(runs.cheap.single), pooled: summary(runs.cheap.pooled) },
+  libraryPerSecond: median(library),
+  /** Medians of the per-round ratios. */
+  mixPooledToSingle: median(ratios.mix),
+  cheapPooledToLibrary: median(ratios.cheapToLibrary),
+  cheapSingleToLibrary: median(ratios.singleCheapToLibrary),
+  memory: memories,
+  /** The app in process (no HTTP, no keys): the search mix through app.handle(). */
+  inProcess: {
+    single: inProcessSummary(inProcessRuns.single),
+    pooled: inProcessSummary(inProcessRuns.pooled),
+    ratio: inProcessRatio,
+  },
+};
+if (values.json) console.log(JSON.stringify(report, null, 2));
+else {
+  console.log(
+    `${report.chunks} chunks; ${report.cores} cores; ${connections} connections, ${duration} s per run, medians of ${rounds} rounds; load average ${load0.toFixed(2)} before, ${load1.toFixed(2)} after`,
+  );
+  console.log("| scenario | server | requests/s | server CPU µs/request | p50 ms | p99 ms | failures |");
+  console.log("|---|---|---|---|---|---|---|");
+  for (const name of ["mix", "cheap"] as const) {
+    for (const which of ["single", "pooled"] as const) {
+      const s = report[name][which];
+      const label = which === "single" ? "0 workers" : `${workers} workers`;
+      console.log(
+        `| ${name === "mix" ? "search mix" : `cheapest (${cheap})`} | ${label} | ${s.requestsPerSecond.toFixed(0)} | ${s.cpuUsPerRequest.toFixed(0)} | ${s.p50Ms} | ${s.p99Ms} | ${s.failures} |`,
+      );
+    }
+  }
+  console.log(`library in process, ${cheap}: ${report.libraryPerSecond.toFixed(0)} searches/s`);
+  console.log(`search mix, ${workers} workers ÷ 0: ${report.mixPooledToSingle.toFixed(2)}×`);
+  console.log(
+    `${cheap} through HTTP ÷ library in process: ${report.cheapPooledToLibrary.toFixed(2)} with ${workers} workers, ${report.cheapSingleToLibrary.toFixed(2)} with 0`,
+  );
+  console.log(
+    `memory after the runs: 0 workers RSS ${memories.single.rssMb.toFixed(0)} MB, PSS ${memories.single.pssMb.toFixed(0)} MB; ` +
+      `${workers} workers RSS ${memories.pooled.rssMb.toFixed(0)} MB, PSS ${memories.pooled.pssMb.toFixed(0)} MB`,
+  );
+  const { single: s, pooled: p } = report.inProcess;
+  console.log(
+    `in process (app.handle, no HTTP, no keys), search mix: ${s.searchesPerSecond.toFixed(0)} searches/s with 0 workers, ` +
+      `${p.searchesPerSecond.toFixed(0)} with ${workers} (${report.inProcess.ratio.toFixed(2)}×); CPU µs per search: ` +
+      `0 workers ${s.mainUs.toFixed(0)} + ${s.otherUs.toFixed(0)} other, ${workers} workers: request thread ${p.mainUs.toFixed(0)}, workers ${p.workersUs.toFixed(0)}, other ${p.otherUs.toFixed(0)}`,
+  );
+}

@@ -1,0 +1,305 @@
+/**
+ * The search pool (issue 60): worker threads that each open the snapshots served (mapped: the
+ * file's pages are the page cache's, shared by every thread, not copied) and answer searches,
+ * lucky and the MCP search tools there, JSON and all, so that the request thread only reads
+ * requests, checks keys, limits and quotas, and sends bytes.
+ *
+ * Generations: each snapshot the app serves is one generation, opened in every worker when the
+ * app takes it (swap) and closed in every worker once the app has freed it (its last request in
+ * flight answered, current.ts). A request names the generation it took as it arrived, so that
+ * its answer comes whole from one snapshot whatever swap happens meanwhile; a worker reads its
+ * messages in order, so a generation is open there before any request on it is read.
+ *
+ * Backpressure: a request goes to the worker with the fewest requests waiting; each holds at
+ * most `queueLength`, and when every one is full the request is refused at once (503 with
+ * Retry-After) instead of waiting without bound. A worker that dies is replaced (opening every
+ * generation served) and its requests are answered 503, never left waiting; so is a worker that
+ * holds requests and answers none for `stuckMs` (a search's time limit ends each search long before).
+ */
+import { workerUrl } from "../../files";
+import type { SearchWork } from "../../search";
+import { ApiError, ERRORS } from "../errors";
+import type { Exchange } from "../pipeline";
+import { chargeElsewhere, outsideWork } from "../steps/keys";
+import type { WorkerOpened, WorkerReply, WorkerRequest, WorkerTask } from "./messages";
+
+/** Requests one worker may hold (running and waiting) before it counts as full. */
+const QUEUE_LENGTH = 64;
+/** How long a worker holding requests may answer none before it is taken for stuck and replaced: a search ends within its time limit (D91), 100 ms by default. */
+const STUCK_MS = 30_000;
+/** What a refusal for a full pool says to wait, in seconds: searches take milliseconds, so the queues drain within one. */
+const BUSY_RETRY_AFTER = 1;
+
+export interface SearchPoolOptions {
+  /** Worker threads (at least 1). */
+  workers: number;
+  /** Requests each worker may hold, at most (default 64). */
+  queueLength?: number;
+  /** A search's time limit in the workers (D91), as the app's. */
+  searchTimeoutMs?: number;
+  /** A worker holding requests that answers none for this long is replaced (default 30 s). */
+  stuckMs?: number;
+  /** Where a worker's death is reported. */
+  logError?: (error: unknown) => void;
+}
+
+interface Waiting {
+  resolve: (reply: WorkerReply) => void;
+  reject: (error: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  /** Requests sent and not answered, by job number. */
+  pending: Map<number, Waiting>;
+  /** When it last answered, or was given a request while it held none (performance.now()). */
+  heard: number;
+}
+
+/** What the pool has done since it started (the server's /metrics, the tests). */
+export interface SearchPoolStats {
+  workers: number;
+  /** Requests waiting or running in the workers now. */
+  pending: number;
+  /** Tasks the workers answered (a route's answer, a tool's, or an error). */
+  answered: number;
+  /** Of those, tasks on a snapshot a worker could not open (answered on the request thread instead). */
+  missing: number;
+  /** Refused with 503 because every worker's queue was full. */
+  refusals: number;
+  /** Workers that died and were replaced. */
+  replaced: number;
+  /** Generations open now. */
+  generations: number;
+}
+
+export class SearchPool {
+  private readonly slots: Slot[] = [];
+  /** Generations open in every worker (a replacement opens them all), by number. */
+  private readonly open = new Map<number, { path: string; id: string }>();
+  /** Generations some worker is still opening: the workers that have, and who waits until all have. */
+  private readonly opening = new Map<number, { done: Set<Worker>; told: () => void }>();
+  private generations = 0;
+  private jobs = 0;
+  private readonly queueLength: number;
+  private readonly counts = { answered: 0, missing: 0, refusals: 0, replaced: 0 };
+  private closed = false;
+  private readonly watchdog: ReturnType<typeof setInterval>;
+
+  constructor(private readonly options: SearchPoolOptions) {
+    this.queueLength = options.queueLength ?? QUEUE_LENGTH;
+    for (let i = 0; i < Math.max(1, options.workers); i++) this.slots.push(this.start());
+    const stuckMs = options.stuckMs ?? STUCK_MS;
+    this.watchdog = setInterval(
+      () => {
+        const now = performance.now();
+        for (const slot of this.slots)
+          if (slot.pending.size && now - slot.heard > stuckMs)
+            this.replace(slot, `it answered nothing for ${stuckMs} ms`);
+      },
+      Math.max(5, stuckMs / 4),
+    );
+    this.watchdog.unref();
+  }
+
+  /**
+   * Opens a snapshot in every worker; what the app serves from it runs there until close(). `watch` is
+   * told the work of each search run there (as the engine's watchers are on the request thread: /metrics).
+   */
+  generation(path: string, id: string, watch: (work: SearchWork) => void = () => {}): PoolGeneration {
+    const generation = ++this.generations;
+    this.open.set(generation, { path, id });
+    const ready = new Promise<void>((told) => this.opening.set(generation, { done: new Set(), told }));
+    for (const slot of this.slots)
+      this.post(slot, { kind: "open", generation, path, id, searchTimeoutMs: this.options.searchTimeoutMs });
+    return new PoolGeneration(this, generation, watch, ready);
+  }
+
+  /** A worker has opened a generation: once every worker has, whoever waits on it is told. */
+  private opened(worker: Worker, generation: number): void {
+    const opening = this.opening.get(generation);
+    if (!opening) return;
+    opening.done.add(worker);
+    this.settleOpening(generation);
+  }
+
+  private settleOpening(generation: number): void {
+    const opening = this.opening.get(generation);
+    if (!opening) return;
+    if (this.open.has(generation) && !this.slots.every((s) => opening.done.has(s.worker))) return;
+    this.opening.delete(generation);
+    opening.told();
+  }
+
+  /** Lets a generation go in every worker (its mappings unmapped once collected there). */
+  close(generation: number): void {
+    if (!this.open.delete(generation)) return;
+    this.settleOpening(generation);
+    for (const slot of this.slots) this.post(slot, { kind: "close", generation });
+  }
+
+  /** Runs a task in the least loaded worker; refused with 503 at once when every queue is full. */
+  run(generation: number, task: WorkerTask, args: unknown): Promise<WorkerReply> {
+    let slot = this.slots[0]!;
+    for (const s of this.slots) if (s.pending.size < slot.pending.size) slot = s;
+    if (this.closed || slot.pending.size >= this.queueLength) {
+      this.counts.refusals++;
+      return Promise.reject(busy());
+    }
+    const job = ++this.jobs;
+    if (!slot.pending.size) slot.heard = performance.now();
+    return new Promise<WorkerReply>((resolve, reject) => {
+      slot.pending.set(job, { resolve, reject });
+      this.post(slot, { kind: "run", job, generation, task, args });
+    });
+  }
+
+  /** Stops worker `index` as a crash would: its requests are answered 503 and a new worker takes its place (tests, drills). */
+  terminate(index: number): void {
+    const slot = this.slots[index];
+    if (slot) this.replace(slot, "it was terminated");
+  }
+
+  /** The thread ids of the workers, in order (to find them in /proc). */
+  threadIds(): number[] {
+    return this.slots.map((s) => s.worker.threadId);
+  }
+
+  stats(): SearchPoolStats {
+    let pending = 0;
+    for (const slot of this.slots) pending += slot.pending.size;
+    return { workers: this.slots.length, pending, ...this.counts, generations: this.open.size };
+  }
+
+  /** Stops every worker; requests still waiting are answered 503. */
+  stop(): void {
+    this.closed = true;
+    clearInterval(this.watchdog);
+    for (const opening of this.opening.values()) opening.told();
+    this.opening.clear();
+    for (const slot of this.slots) {
+      slot.worker.terminate();
+      this.fail(slot, "the server is stopping");
+    }
+  }
+
+  private start(): Slot {
+    const worker = new Worker(workerUrl(new URL("./worker.ts", import.meta.url), "http/pool/worker.ts"));
+    const slot: Slot = { worker, pending: new Map(), heard: performance.now() };
+    worker.onmessage = (event: MessageEvent<WorkerReply | WorkerOpened>) => {
+      const reply = event.data;
+      slot.heard = performance.now();
+      if ("opened" in reply) return this.opened(worker, reply.opened);
+      const waiting = slot.pending.get(reply.job);
+      if (!waiting) return;
+      slot.pending.delete(reply.job);
+      this.counts.answered++;
+      if ("missing" in reply) this.counts.missing++;
+      waiting.resolve(reply);
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      this.replace(slot, `it failed: ${event.message}`);
+    };
+    worker.addEventListener("close", () => this.replace(slot, "it stopped"));
+    // Not unref()'d: with nothing else keeping the event loop alive, Bun's main thread then spins while it waits for an
+    // unref()'d worker's answer (as much CPU as the worker takes). stop() ends the workers.
+    for (const [generation, { path, id }] of this.open)
+      this.post(slot, { kind: "open", generation, path, id, searchTimeoutMs: this.options.searchTimeoutMs });
+    return slot;
+  }
+
+  private post(slot: Slot, message: WorkerRequest): void {
+    slot.worker.postMessage(message);
+  }
+
+  /** A worker is gone: its requests are answered 503, and a new worker takes its place. */
+  private replace(slot: Slot, why: string): void {
+    const index = this.slots.indexOf(slot);
+    if (index < 0 || this.closed) return;
+    this.counts.replaced++;
+    this.options.logError?.(new Error(`search worker ${slot.worker.threadId} is replaced: ${why}`));
+    this.slots[index] = this.start();
+    slot.worker.terminate();
+    this.fail(slot, "the search worker answering it stopped");
+    // Those waiting for a generation to be open now wait for the new worker instead.
+    for (const generation of [...this.opening.keys()]) this.settleOpening(generation);
+  }
+
+  private fail(slot: Slot, why: string): void {
+    const waiting = [...slot.pending.values()];
+    slot.pending.clear();
+    for (const w of waiting) w.reject(unavailable(`This search could not be answered (${why}); nothing was charged.`));
+  }
+}
+
+/** One snapshot as the pool serves it: its requests' answers made in a worker. */
+export class PoolGeneration {
+  constructor(
+    private readonly pool: SearchPool,
+    readonly generation: number,
+    private readonly watch: (work: SearchWork) => void,
+    /**
+     * Resolves once every worker has opened it (or found it cannot): until then a worker may be reading the file
+     * (its indexes), which whoever is about to let a writer at the file must wait for (D84, D103).
+     */
+    readonly ready: Promise<void>,
+  ) {}
+
+  /**
+   * A route's answer made in a worker, as the Response to send (its JSON made there); `here`
+   * makes it on this thread when the worker does not hold this snapshot (it could not be opened
+   * there). The worker's time is charged to the request's key (D57, D101); its wait for the
+   * worker is not.
+   */
+  async answer(task: "search" | "lucky", args: unknown, x: Exchange, here: () => unknown): Promise<Response> {
+    const reply = await this.ask(task, args, x);
+    if ("json" in reply) return new Response(reply.json, { headers: JSON_HEADERS });
+    if ("missing" in reply) return new Response(JSON.stringify(here()), { headers: JSON_HEADERS });
+    throw new Error("a search worker answered a route with a tool's answer");
+  }
+
+  /** An MCP tool's answer made in a worker (its arguments already read), or undefined as answer() says. */
+  async tool(task: "tool:search" | "tool:lucky", args: unknown, x: Exchange | undefined) {
+    const reply = await this.ask(task, args, x);
+    if ("missing" in reply) return undefined;
+    if ("tool" in reply) return reply.tool;
+    throw new Error("a search worker answered a tool with a route's answer");
+  }
+
+  /** Lets the snapshot go in every worker. */
+  close(): void {
+    this.pool.close(this.generation);
+  }
+
+  private async ask(task: WorkerTask, args: unknown, x: Exchange | undefined) {
+    const asked = this.pool.run(this.generation, task, args);
+    const reply = x ? await outsideWork(x, asked) : await asked;
+    if (x) chargeElsewhere(x, reply.ms);
+    for (const work of reply.work) this.watch(work);
+    if ("error" in reply) {
+      const e = reply.error;
+      throw new ApiError(e.status, e.code, e.message, e.details, e.extra, e.headers);
+    }
+    if ("fault" in reply) throw new Error(`a search worker failed: ${reply.fault}`);
+    return reply;
+  }
+}
+
+/** What Elysia sends with a route's object answer (the answers must not differ with the pool). */
+const JSON_HEADERS = { "content-type": "application/json" };
+
+function unavailable(message: string, retryAfter = BUSY_RETRY_AFTER): ApiError {
+  const row = ERRORS.serviceUnavailable;
+  return new ApiError(
+    row.status,
+    row.code,
+    message,
+    undefined,
+    { retry_after: retryAfter },
+    { "retry-after": String(retryAfter) },
+  );
+}
+
+const busy = () =>
+  unavailable(`Every search worker is busy; nothing was charged. Retry after ${BUSY_RETRY_AFTER} s.`, BUSY_RETRY_AFTER);

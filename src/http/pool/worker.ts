@@ -1,0 +1,110 @@
+/**
+ * A search worker (pool.ts): opens each snapshot served (mapped, its pages shared with every
+ * thread) and answers the tasks sent to it, one at a time, in the order sent, building each
+ * answer's JSON here. A snapshot let go is collected at once, so that its mappings go.
+ */
+import { statSync } from "node:fs";
+import { open, type SearchWork } from "../../search";
+import { apiContext, type ApiContext } from "../context";
+import { ApiError } from "../errors";
+import { toolsOf, type Tool } from "../mcp/tools";
+import type { WorkerOpened, WorkerOutcome, WorkerReply, WorkerRequest, WorkerTask } from "./messages";
+
+declare const self: Worker;
+
+interface Opened {
+  ctx: ApiContext;
+  tools: Map<string, Tool>;
+}
+
+const utf8 = new TextEncoder();
+
+/** The snapshots open here, by generation; a string says why one could not be opened. */
+const served = new Map<number, Opened | string>();
+/** The work of the searches of the task under way, as its engine tells it (the request thread's /metrics counts it). */
+let work: SearchWork[] = [];
+
+/** What names a file's content on disk: renamed over, the path names another. */
+const identity = (path: string) => {
+  const s = statSync(path);
+  return `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`;
+};
+
+function opened(path: string, id: string, searchTimeoutMs: number | undefined): Opened | string {
+  try {
+    const before = identity(path);
+    const engine = open(path);
+    // The file may have been replaced since the request thread opened it: another snapshot must not answer.
+    if (engine.snapshot.meta.contentHash !== id) return `${path} holds another snapshot now`;
+    // Every section mapped now (not when first read, from whatever file is then at the path), all from the file whose header was read.
+    engine.snapshot.container.mapAll();
+    if (identity(path) !== before) {
+      engine.snapshot.container.letGo();
+      return `${path} was replaced while it was being opened`;
+    }
+    engine.watch((done) => work.push(done));
+    const ctx = apiContext(engine, [], searchTimeoutMs);
+    return { ctx, tools: new Map(toolsOf(ctx).map((tool) => [tool.name, tool])) };
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
+function run(at: Opened, task: WorkerTask, args: unknown): WorkerOutcome {
+  const { answers } = at.ctx;
+  switch (task) {
+    case "search":
+      return { json: utf8.encode(JSON.stringify(answers.search(args as Parameters<typeof answers.search>[0]))) };
+    case "lucky":
+      return { json: utf8.encode(JSON.stringify(answers.lucky(args as Parameters<typeof answers.lucky>[0]))) };
+    case "tool:search":
+    case "tool:lucky":
+      return { tool: at.tools.get(task.slice(5))!.answer(args) };
+  }
+}
+
+self.onmessage = (event: MessageEvent<WorkerRequest>) => {
+  const m = event.data;
+  if (m.kind === "open") {
+    served.set(m.generation, opened(m.path, m.id, m.searchTimeoutMs));
+    self.postMessage({ opened: m.generation } satisfies WorkerOpened);
+    return;
+  }
+  if (m.kind === "close") {
+    const at = served.get(m.generation);
+    served.delete(m.generation);
+    // Unmapped now: nothing here reads it again, and a collector that scans stacks could keep its buffers (and so the
+    // file's mappings) for long.
+    if (typeof at === "object") at.ctx.engine.snapshot.container.letGo();
+    setTimeout(() => Bun.gc(true), 0);
+    return;
+  }
+  const started = performance.now();
+  work = [];
+  const at = served.get(m.generation);
+  let outcome: WorkerOutcome;
+  if (at === undefined || typeof at === "string") outcome = { missing: at ?? "not opened here" };
+  else {
+    try {
+      outcome = run(at, m.task, m.args);
+    } catch (err) {
+      outcome =
+        err instanceof ApiError
+          ? {
+              error: {
+                status: err.status,
+                code: err.code,
+                message: err.message,
+                details: err.details,
+                extra: err.extra,
+                headers: err.headers,
+              },
+            }
+          : { fault: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
+    }
+  }
+  const reply = { job: m.job, ms: performance.now() - started, work, ...outcome } satisfies WorkerReply;
+  // A body's bytes are handed over, not copied: the request thread sends them as they are.
+  if ("json" in outcome) self.postMessage(reply, { transfer: [outcome.json.buffer as ArrayBuffer] });
+  else self.postMessage(reply);
+};

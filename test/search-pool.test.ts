@@ -1,0 +1,306 @@
+/**
+ * The search pool (issue 60, D101): searches, lucky and the MCP search tools answered in worker
+ * threads give every route the very answer the request thread gives; a full pool answers 503
+ * with Retry-After; a worker that dies is replaced and its requests answered 503, never left
+ * waiting. (The swap with the pool, and its unmapping in every worker: swap.test.ts.)
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { createApp, type App } from "../src/http";
+import { ApiError } from "../src/http/errors";
+import { SearchPool } from "../src/http/pool/pool";
+import { open } from "../src/search";
+import { copyFileSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { EN_2006, EN_2016, ingested, snapshotFor, tempDir, writeSnapshot } from "./helpers";
+
+setDefaultTimeout(120_000);
+
+const DUMPS = { dumps: [EN_2016, EN_2006] };
+let path: string;
+let single: App;
+let pooled: App;
+
+beforeAll(async () => {
+  path = await snapshotFor(DUMPS);
+  single = createApp(open(path));
+  pooled = createApp(open(path), { searchWorkers: 2 });
+});
+
+afterAll(() => {
+  single?.close();
+  pooled?.close();
+});
+
+type Json = Record<string, unknown>;
+
+const TIMES = ["processingTimeMs", "search_time_ms", "loaded_at"];
+
+async function answer(app: App, path: string, init?: RequestInit) {
+  const r = await app.handle(new Request(`http://localhost${path}`, init));
+  const text = await r.text();
+  // The times in an answer differ from run to run: set to 0, and then its ETag (a hash of the bytes) is not compared.
+  let timed = false;
+  const body = text ? JSON.parse(text, (key, value) => (TIMES.includes(key) && (timed = true) ? 0 : value)) : "";
+  const named = ["content-type", "cache-control", "retry-after", ...(timed ? [] : ["etag"])];
+  return { status: r.status, headers: Object.fromEntries(named.map((h) => [h, r.headers.get(h)])), body };
+}
+
+const mcp = (name: string, args: Json): RequestInit => ({
+  method: "POST",
+  headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+});
+
+describe("the same answers with 0 and with 2 workers", () => {
+  const paths = [
+    "/v1/search?q=albedo",
+    "/v1/search?q=anarchism+history&limit=7&offset=2&show_ranking_score=true",
+    '/v1/search?q="the+history+of"&highlight=true&crop_length=60',
+    "/v1/search?q=Aristotle&page_id=12",
+    "/v1/search?q=zzqqxxnothingmatches",
+    "/v1/search?q=thé+café+naïve",
+    "/v1/search",
+    "/v1/search?q=albedo&limit=99",
+    `/v1/search?q=${"a".repeat(501)}`,
+    "/v1/lucky?q=albedo",
+    "/v1/lucky?q=anarchism&format=chunks",
+    "/v1/lucky?q=zzqqxxnothingmatches",
+    "/v1/lucky?q=albedo&format=html",
+    "/v1/lucky",
+    "/v1/page/12",
+    "/v1/chunk/12_0",
+    "/v1/changes?limit=3",
+    "/v1/meta",
+    "/v1/license",
+    "/healthz",
+    "/v1/nothing",
+  ];
+  for (const p of paths) {
+    test(p.slice(0, 80), async () => {
+      const [a, b] = await Promise.all([answer(single, p), answer(pooled, p)]);
+      expect(b).toEqual(a);
+    });
+  }
+
+  const asked: [string, RequestInit][] = [
+    ["/v1/search?q=albedo", { method: "HEAD" }],
+    ["/v1/lucky?q=albedo", { method: "HEAD" }],
+    ["/v1/search?q=albedo", { headers: { "if-none-match": "*" } }],
+    ["/v1/lucky?q=albedo", { headers: { "if-none-match": '"abc"' } }],
+  ];
+  for (const [p, init] of asked) {
+    test(`${JSON.stringify(init)} ${p}`, async () => {
+      const [a, b] = await Promise.all([answer(single, p, init), answer(pooled, p, init)]);
+      expect(b).toEqual(a);
+    });
+  }
+
+  const calls: [string, Json][] = [
+    ["search", { q: "albedo", limit: 3 }],
+    ["search", { q: "albedo", limit: 99 }],
+    ["lucky", { q: "anarchism", max_chunks: 2 }],
+    ["lucky", { q: "zzqqxxnothingmatches" }],
+    ["get_chunk", { id: "12_0" }],
+  ];
+  for (const [name, args] of calls) {
+    test(`MCP ${name} ${JSON.stringify(args)}`, async () => {
+      const [a, b] = await Promise.all([
+        answer(single, "/mcp", mcp(name, args)),
+        answer(pooled, "/mcp", mcp(name, args)),
+      ]);
+      expect(b).toEqual(a);
+    });
+  }
+
+  test("the searches were answered in the workers", () => {
+    expect(single.pool).toBeUndefined();
+    const searches = paths.filter((p) => /^\/v1\/(search|lucky)\?q=/.test(p)).length;
+    const stats = pooled.pool!.stats();
+    expect(stats).toMatchObject({ workers: 2, pending: 0, missing: 0, refusals: 0, replaced: 0, generations: 1 });
+    // Every search and lucky whose parameters read (3 do not), the 4 HEAD and conditional ones, and the 3 MCP searches and
+    // lucky whose arguments do, went to a worker.
+    expect(stats.answered).toBe(searches - 3 + 4 + 3);
+  });
+});
+
+describe("/metrics with the pool", () => {
+  test("counts the searches run in the workers, as it counts those on the request thread, and the pool's own", async () => {
+    const adminToken = "search-pool-admin-token-0123456789";
+    const app = createApp(open(path), { searchWorkers: 2, adminToken });
+    try {
+      const metric = async (name: string) => {
+        const r = await app.handle(
+          new Request("http://localhost/metrics", { headers: { authorization: `Bearer ${adminToken}` } }),
+        );
+        const line = (await r.text()).split("\n").find((l) => l.startsWith(`${name} `));
+        return Number(line?.split(" ")[1] ?? 0);
+      };
+      const before = await metric("tome_search_candidates_count");
+      expect((await answer(app, "/v1/search?q=albedo")).status).toBe(200);
+      expect((await answer(app, "/v1/lucky?q=zzqqxxnothingmatches")).status).toBe(404);
+      expect((await metric("tome_search_candidates_count")) - before).toBe(2);
+      expect(app.pool!.stats().answered).toBe(2);
+      // And the pool's own counts.
+      expect(await metric("tome_search_pool_pending")).toBe(0);
+      expect(await metric("tome_search_pool_refused_total")).toBe(0);
+      app.pool!.terminate(1);
+      expect(await metric("tome_search_pool_replaced_total")).toBe(1);
+    } finally {
+      app.close();
+    }
+  });
+});
+
+describe("backpressure and dead workers", () => {
+  test("when every worker's queue is full, a search is answered 503 with Retry-After at once", async () => {
+    const app = createApp(open(path), { searchWorkers: 1, searchQueue: 2 });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, () => answer(app, "/v1/search?q=history+of+the+world&limit=50")),
+      );
+      const statuses = answers.map((a) => a.status);
+      expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(2);
+      const refused = answers.filter((a) => a.status === 503);
+      expect(refused.length).toBeGreaterThanOrEqual(1);
+      expect(refused[0]!.headers["retry-after"]).toBe("1");
+      expect(refused[0]!.body).toEqual({
+        error: "service_unavailable",
+        message: "Every search worker is busy; nothing was charged. Retry after 1 s.",
+        retry_after: 1,
+      });
+      expect(app.pool!.stats().refusals).toBe(refused.length);
+      // Once the queue has drained, searches are answered again.
+      expect((await answer(app, "/v1/search?q=albedo")).status).toBe(200);
+    } finally {
+      app.close();
+    }
+  });
+
+  test("a worker that dies is replaced: its requests are answered 503, the next ones 200", async () => {
+    const logged: unknown[] = [];
+    const app = createApp(open(path), { searchWorkers: 1, logError: (e) => logged.push(e) });
+    try {
+      expect((await answer(app, "/v1/search?q=albedo")).status).toBe(200);
+      const [before] = app.pool!.threadIds();
+      const waiting = answer(app, "/v1/search?q=history+of+the+world&limit=50");
+      // Killed while the request waits in it (its message is posted: the pool holds it).
+      await Bun.sleep(0);
+      expect(app.pool!.stats().pending).toBe(1);
+      app.pool!.terminate(0);
+      const lost = await waiting;
+      expect(lost.status).toBe(503);
+      expect(lost.body).toMatchObject({ error: "service_unavailable", retry_after: 1 });
+      expect(app.pool!.threadIds()[0]).not.toBe(before);
+      expect(app.pool!.stats()).toMatchObject({ replaced: 1, pending: 0 });
+      expect(String(logged[0])).toContain("is replaced: it was terminated");
+      // The new worker opened the snapshot served: it answers as the old one did.
+      const again = await answer(app, "/v1/lucky?q=albedo");
+      expect(again.status).toBe(200);
+      expect((await answer(app, "/v1/search?q=albedo")).body).toEqual(
+        (await answer(createApp(open(path)), "/v1/search?q=albedo")).body,
+      );
+    } finally {
+      app.close();
+    }
+  });
+});
+
+describe("a stuck worker", () => {
+  test("one that holds a request and answers nothing for stuckMs is replaced, and the request answered 503", async () => {
+    const logged: unknown[] = [];
+    // A search that works for far longer than stuckMs (its time limit raised out of the way): 500 characters of quoted
+    // function words and misspelt words ending in a prefix, as an attacker sends (issue 57).
+    const words = ['"the of"', "anarchizm", '"in to"', "philosofy", "einstien", '"a is"', "albedoo", "history"];
+    const q = `${Array.from({ length: 70 }, (_, i) => words[i % words.length])
+      .join(" ")
+      .slice(0, 495)} th`;
+    const pool = new SearchPool({ workers: 1, stuckMs: 5, searchTimeoutMs: 60_000, logError: (e) => logged.push(e) });
+    try {
+      const engine = open(path);
+      const generation = pool.generation(path, engine.snapshot.meta.contentHash);
+      const args = { q, limit: 50, offset: 0, crop_length: 200, highlight: true };
+      const failed = await pool.run(generation.generation, "search", args).then(
+        () => undefined,
+        (error: ApiError) => error,
+      );
+      expect(failed).toBeInstanceOf(ApiError);
+      expect(failed!.status).toBe(503);
+      expect(failed!.headers).toEqual({ "retry-after": "1" });
+      expect(String(logged[0])).toContain("is replaced: it answered nothing for 5 ms");
+      expect(pool.stats()).toMatchObject({ replaced: 1, pending: 0 });
+    } finally {
+      pool.stop();
+    }
+  });
+});
+
+describe("opening a snapshot in the workers", () => {
+  test("ready resolves once every worker has opened it; a file that is not the snapshot named is answered as missing there", async () => {
+    const pool = new SearchPool({ workers: 2 });
+    try {
+      const args = { q: "albedo", limit: 5, offset: 0, crop_length: 200, highlight: false };
+      const id = open(path).snapshot.meta.contentHash;
+      const right = pool.generation(path, id);
+      let ready = false;
+      const waited = right.ready.then(() => (ready = true));
+      expect(ready).toBe(false);
+      await waited;
+      const answered = await pool.run(right.generation, "search", args);
+      expect("json" in answered).toBe(true);
+      // Another content hash than the file's: the file at the path was replaced since the app opened it.
+      const wrong = pool.generation(path, "0".repeat(64));
+      await wrong.ready;
+      const missing = await pool.run(wrong.generation, "search", args);
+      expect(missing).toMatchObject({ missing: `${path} holds another snapshot now` });
+      expect(pool.stats()).toMatchObject({ answered: 2, missing: 1, generations: 2 });
+    } finally {
+      pool.stop();
+    }
+  });
+});
+
+describe("a swap with the pool", () => {
+  test("every worker moves to the new snapshot, and lets the old one go (unmapped) after its last request", async () => {
+    const dir = tempDir("tome-pool-swap-");
+    const [first, second] = [join(dir, "first.tome"), join(dir, "second.tome")];
+    copyFileSync(path, first);
+    const secondOptions = { dumps: [EN_2016], limit: 30 };
+    writeSnapshot(await ingested(secondOptions), second, secondOptions);
+    const ranges = (file: string) =>
+      readFileSync("/proc/self/maps", "utf8")
+        .split("\n")
+        .filter((line) => line.endsWith(file)).length;
+    const freed: string[] = [];
+    // Opened in a function of its own: nothing here holds the first engine once it is swapped out.
+    const app = ((file: string) => createApp(open(file), { searchWorkers: 2, onFreed: (f) => freed.push(f.path) }))(
+      first,
+    );
+    try {
+      const pool = app.pool!;
+      const before = await answer(app, "/v1/search?q=history&limit=50");
+      expect(before.status).toBe(200);
+      const mappedByMainAndWorkers = ranges(first);
+      // A search in flight across the swap keeps its snapshot; those after it get the second one.
+      const inFlight = answer(app, "/v1/search?q=history&limit=50");
+      app.swap(open(second));
+      const after = await answer(app, "/v1/search?q=history&limit=50");
+      expect((await inFlight).body).toEqual(before.body);
+      expect((after.body as { estimatedTotalHits: number }).estimatedTotalHits).toBeLessThan(
+        (before.body as { estimatedTotalHits: number }).estimatedTotalHits,
+      );
+      expect(freed).toEqual([first]);
+      expect(pool.stats()).toMatchObject({ generations: 1, missing: 0 });
+      // The request thread's mappings go when it collects; the workers' when they do, on the close.
+      Bun.gc(true);
+      const deadline = Date.now() + 10_000;
+      while (ranges(first) > 0 && Date.now() < deadline) {
+        await Bun.sleep(50);
+        Bun.gc(true);
+      }
+      expect({ before: mappedByMainAndWorkers > 0, after: ranges(first) }).toEqual({ before: true, after: 0 });
+      expect(ranges(second)).toBeGreaterThan(0);
+    } finally {
+      app.close();
+    }
+  });
+});
