@@ -5,6 +5,7 @@
  * waiting. (The swap with the pool, and its unmapping in every worker: swap.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Access, createKey, updateKeyFile } from "../src/access";
 import { createApp, type App } from "../src/http";
 import { ApiError } from "../src/http/errors";
 import { SearchPool } from "../src/http/pool/pool";
@@ -143,6 +144,7 @@ describe("/metrics with the pool", () => {
       // And the pool's own counts.
       expect(await metric("tome_search_pool_pending")).toBe(0);
       expect(await metric("tome_search_pool_refused_total")).toBe(0);
+      expect(await metric("tome_search_pool_key_refused_total")).toBe(0);
       app.pool!.terminate(1);
       expect(await metric("tome_search_pool_replaced_total")).toBe(1);
     } finally {
@@ -173,6 +175,49 @@ describe("backpressure and dead workers", () => {
       expect((await answer(app, "/v1/search?q=albedo")).status).toBe(200);
     } finally {
       app.close();
+    }
+  });
+
+  test("one key holds at most half of the pool's room: past it 429, while another key's search is still taken (D105)", async () => {
+    const dir = tempDir("tome-data-");
+    const keyOf = (name: string) =>
+      updateKeyFile(dir, (f) =>
+        createKey(f, { name, account: name, plan: "enterprise", scope: "read", now: Date.now() }),
+      ).key;
+    const [burst, other] = [keyOf("burst"), keyOf("other")];
+    const access = new Access({ dataDir: dir });
+    // Room for 4 in all: 2 for one key.
+    const app = createApp(open(path), { access, searchWorkers: 1, searchQueue: 4 });
+    try {
+      const search = (key: string) =>
+        answer(app, "/v1/search?q=history+of+the+world&limit=50", { headers: { "X-API-Key": key } });
+      const [burstAnswers, otherAnswer] = await Promise.all([
+        Promise.all(Array.from({ length: 6 }, () => search(burst))),
+        search(other),
+      ]);
+      const statuses = burstAnswers.map((a) => a.status);
+      expect(statuses.filter((s) => s === 200).length).toBe(2);
+      const refused = burstAnswers.filter((a) => a.status === 429);
+      expect(refused.length).toBe(4);
+      expect(refused[0]!.headers["retry-after"]).toBe("1");
+      expect(refused[0]!.body).toEqual({
+        error: "rate_limit_exceeded",
+        message:
+          "This key already has 2 searches waiting in the search workers, half of their room; nothing was charged. Retry after 1 s.",
+        retry_after: 1,
+      });
+      // The other key was not refused: the burst left it room.
+      expect(otherAnswer.status).toBe(200);
+      expect(app.pool!.stats()).toMatchObject({ keyRefusals: 4, refusals: 0, pending: 0 });
+      // Once answered, the key has its room back in the pool (its work share may still refuse it: another key came).
+      const again = await search(burst);
+      expect(
+        again.status === 200 || !String((again.body as { message: string }).message).includes("search workers"),
+      ).toBe(true);
+      expect(app.pool!.stats().keyRefusals).toBe(4);
+    } finally {
+      app.close();
+      access.stop();
     }
   });
 

@@ -225,6 +225,12 @@ export class Metrics {
       );
       readCounter(
         registers,
+        "tome_search_pool_key_refused_total",
+        "Searches refused with 429 because their key already held half of the search workers' room (D105)",
+        () => pool().keyRefusals,
+      );
+      readCounter(
+        registers,
         "tome_search_pool_replaced_total",
         "Search workers that died or stuck and were replaced, their requests answered 503 (D104)",
         () => pool().replaced,

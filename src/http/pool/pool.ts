@@ -15,6 +15,12 @@
  * Retry-After) instead of waiting without bound. A worker that dies is replaced (opening every
  * generation served) and its requests are answered 503, never left waiting; so is a worker that
  * holds requests and answers none for `stuckMs` (a search's time limit ends each search long before).
+ *
+ * One key's share (D105): a key may hold at most half of the pool's room (its workers' queues
+ * together); past it its request is refused at once, 429 with Retry-After. The work share
+ * charges a request once it is answered, so without this one key's burst of searches, all
+ * admitted before any was charged, filled every queue and the other keys' searches were
+ * refused 503 until they drained.
  */
 import { workerUrl } from "../../files";
 import type { SearchWork } from "../../search";
@@ -67,6 +73,8 @@ export interface SearchPoolStats {
   missing: number;
   /** Refused with 503 because every worker's queue was full. */
   refusals: number;
+  /** Refused with 429 because the request's key held half of the pool's room (D105). */
+  keyRefusals: number;
   /** Workers that died and were replaced. */
   replaced: number;
   /** Generations open now. */
@@ -82,7 +90,9 @@ export class SearchPool {
   private generations = 0;
   private jobs = 0;
   private readonly queueLength: number;
-  private readonly counts = { answered: 0, missing: 0, refusals: 0, replaced: 0 };
+  private readonly counts = { answered: 0, missing: 0, refusals: 0, keyRefusals: 0, replaced: 0 };
+  /** Requests each key holds in the pool now (waiting or running), by key id. */
+  private readonly held = new Map<string, number>();
   private closed = false;
   private readonly watchdog: ReturnType<typeof setInterval>;
 
@@ -138,20 +148,51 @@ export class SearchPool {
     for (const slot of this.slots) this.post(slot, { kind: "close", generation });
   }
 
-  /** Runs a task in the least loaded worker; refused with 503 at once when every queue is full. */
-  run(generation: number, task: WorkerTask, args: unknown): Promise<WorkerReply> {
+  /**
+   * Runs a task in the least loaded worker; refused with 503 at once when every queue is full,
+   * and with 429 when `key` (the request's key id) already holds half of the pool's room.
+   */
+  run(generation: number, task: WorkerTask, args: unknown, key?: string): Promise<WorkerReply> {
     let slot = this.slots[0]!;
     for (const s of this.slots) if (s.pending.size < slot.pending.size) slot = s;
     if (this.closed || slot.pending.size >= this.queueLength) {
       this.counts.refusals++;
       return Promise.reject(busy());
     }
+    const held = key === undefined ? 0 : (this.held.get(key) ?? 0);
+    if (key !== undefined && held >= this.keyShare) {
+      this.counts.keyRefusals++;
+      return Promise.reject(keyBusy(this.keyShare));
+    }
     const job = ++this.jobs;
     if (!slot.pending.size) slot.heard = performance.now();
+    if (key !== undefined) this.held.set(key, held + 1);
     return new Promise<WorkerReply>((resolve, reject) => {
-      slot.pending.set(job, { resolve, reject });
+      if (key === undefined) slot.pending.set(job, { resolve, reject });
+      else
+        slot.pending.set(job, {
+          resolve: (reply) => {
+            this.release(key);
+            resolve(reply);
+          },
+          reject: (error) => {
+            this.release(key);
+            reject(error);
+          },
+        });
       this.post(slot, { kind: "run", job, generation, task, args });
     });
+  }
+
+  /** How many requests one key may hold in the pool: half its room, at least one. */
+  private get keyShare(): number {
+    return Math.max(1, Math.floor((this.slots.length * this.queueLength) / 2));
+  }
+
+  private release(key: string): void {
+    const held = (this.held.get(key) ?? 1) - 1;
+    if (held > 0) this.held.set(key, held);
+    else this.held.delete(key);
   }
 
   /** Stops worker `index` as a crash would: its requests are answered 503 and a new worker takes its place (tests, drills). */
@@ -273,7 +314,7 @@ export class PoolGeneration {
   }
 
   private async ask(task: WorkerTask, args: unknown, x: Exchange | undefined) {
-    const asked = this.pool.run(this.generation, task, args);
+    const asked = this.pool.run(this.generation, task, args, x?.grant?.key.record.id);
     const reply = x ? await outsideWork(x, asked) : await asked;
     if (x) chargeElsewhere(x, reply.ms);
     for (const work of reply.work) this.watch(work);
@@ -300,6 +341,18 @@ function unavailable(message: string, retryAfter = BUSY_RETRY_AFTER): ApiError {
     { "retry-after": String(retryAfter) },
   );
 }
+
+const keyBusy = (share: number) => {
+  const row = ERRORS.rateLimitExceeded;
+  return new ApiError(
+    row.status,
+    row.code,
+    `This key already has ${share} searches waiting in the search workers, half of their room; nothing was charged. Retry after ${BUSY_RETRY_AFTER} s.`,
+    undefined,
+    { retry_after: BUSY_RETRY_AFTER },
+    { "retry-after": String(BUSY_RETRY_AFTER) },
+  );
+};
 
 const busy = () =>
   unavailable(`Every search worker is busy; nothing was charged. Retry after ${BUSY_RETRY_AFTER} s.`, BUSY_RETRY_AFTER);
