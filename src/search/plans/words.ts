@@ -30,8 +30,9 @@ export const WORDS: Plan = {
     const short = lists.allPostings.reduce((a, b) => a + b, 0) < pruneFrom;
     const exhaustive = short && phrases;
     let cutOff = false;
-    let asked = 0;
-    let kept = 0;
+    let pagesSeen = 0;
+    let pagesAsked = 0;
+    let pagesKept = 0;
     for (const pass of passes(lists.buckets, lists.typoable)) {
       const klass = rankClass(OTHER_GROUP, pass.tier);
       let better = 0;
@@ -51,8 +52,10 @@ export const WORDS: Plan = {
       };
       ctx.executor.run(run);
       meter.add(ctx.executor.candidates, ctx.executor.postings);
-      asked += ctx.executor.asked;
-      kept += ctx.executor.kept;
+      const counts = ctx.executor.pageCounts;
+      pagesSeen += counts.seen;
+      pagesAsked += counts.asked;
+      pagesKept += counts.kept;
       heap.forEach((page, score, chunk, tier) => {
         if (entered.has(page)) return;
         entered.mark(page);
@@ -65,15 +68,17 @@ export const WORDS: Plan = {
     }
     meter.cutOff = cutOff;
     const intros = phrases ? 0 : addIntros(ctx, entries, noChunk, () => false);
-    // Counted when every tier was read to its end, or as found when out of time; else estimated, scaled
-    // by the share of the chunks checked that held the quoted phrases.
-    const held = asked ? kept / asked : 1;
+    // Counted when every tier was read to its end, or as found when out of time; else estimated (D48): with
+    // quoted phrases, the pages holding their words that the passes met, scaled by the share of those checked
+    // that held the phrases (D123).
     const total =
       exhaustive || cutOff
         ? entries.count
         : short
           ? pagesHolding(ctx, lists) + intros
-          : Math.max(Math.round(estimatedPages(ctx, lists.allPostings) * held), apart);
+          : phrases
+            ? Math.max(Math.round(pagesAsked ? (pagesSeen * pagesKept) / pagesAsked : 0), apart)
+            : Math.max(estimatedPages(ctx, lists.allPostings), apart);
     return { pages: topPages(ctx, query, terms, lists, entries, from, need), total };
   },
 };

@@ -94,12 +94,10 @@ export class Executor {
     this.pages = new PageGatherer(layout);
   }
 
-  /** Chunks asked of the last run's `keep`, and kept. */
-  get asked(): number {
-    return this.pages.asked;
-  }
-  get kept(): number {
-    return this.pages.kept;
+  /** The last run's pages ended by a conjunction, asked of `keep`, and kept (page-gather.ts). */
+  get pageCounts(): { seen: number; asked: number; kept: number } {
+    const { pagesSeen: seen, pagesAsked: asked, pagesKept: kept } = this.pages;
+    return { seen, asked, kept };
   }
 
   run(pass: Pass): void {

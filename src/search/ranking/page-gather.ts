@@ -25,6 +25,10 @@ export class PageGatherer {
   /** Chunks asked of the pass's `keep`, and kept (the share that held the quoted phrases). */
   asked = 0;
   kept = 0;
+  /** Pages ended (their chunks holding the pass's words), and of those asked of `keep`, the ones it kept a chunk of. */
+  pagesSeen = 0;
+  pagesAsked = 0;
+  pagesKept = 0;
 
   constructor(private readonly layout: { firstChunk: Int32Array; chunkCounts: ArrayLike<number> }) {}
 
@@ -32,6 +36,7 @@ export class PageGatherer {
     this.pageCount = 0;
     this.page = -1;
     this.asked = this.kept = 0;
+    this.pagesSeen = this.pagesAsked = this.pagesKept = 0;
   }
 
   /** Whether chunks of another page than `page` are gathered (and must be ended first). */
@@ -83,13 +88,18 @@ export class PageGatherer {
   flush(pass: GatherPass, optional: WordReader[], optionalBound: number): void {
     const count = this.pageCount;
     if (!count) return;
+    this.pagesSeen++;
     const bound = this.pageBound(optionalBound, 0);
     this.pageCount = 0;
     if (bound < pass.heap.bar) return;
     const { builder } = this;
     builder.start(this.page);
-    if (pass.keep) this.addKept(pass, pass.keep, count, optional, optionalBound);
-    else
+    if (pass.keep) {
+      const asked = this.asked;
+      this.addKept(pass, pass.keep, count, optional, optionalBound);
+      if (this.asked > asked) this.pagesAsked++;
+      if (!builder.empty) this.pagesKept++;
+    } else
       for (let i = 0; i < count; i++) {
         let s = this.pageScores[i]!;
         for (const w of optional) s += w.scoreAt(this.pageChunks[i]!);
