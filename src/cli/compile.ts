@@ -15,7 +15,7 @@ const ROOT = resolve(import.meta.dir, "../..");
  */
 const WORKERS = [
   "src/pdf/worker.ts",
-  "src/http/pool/worker.ts",
+  "src/http/search-worker.ts",
   "src/ingest/worker.ts",
   "src/search/indexer/run-worker.ts",
   "src/snapshot/compress-worker.ts",

@@ -9,7 +9,6 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Gate } from "../access";
 import type { PdfRenderService, PdfStats } from "../pdf";
-import type { SearchPoolStats } from "./pool/pool";
 import type { SearchWork } from "../search";
 import type { SnapshotMeta } from "../snapshot";
 
@@ -20,6 +19,25 @@ const UNMATCHED = "unmatched";
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 180];
 /** Per query: from a rare word's few chunks to a common prefix's millions of postings. */
 const WORK_BUCKETS = [10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000];
+
+/** What the pool has done since it started (the server's /metrics, the tests). */
+export interface SearchPoolStats {
+  workers: number;
+  /** Requests waiting or running in the workers now. */
+  pending: number;
+  /** Tasks the workers answered (a route's answer, a tool's, or an error). */
+  answered: number;
+  /** Of those, tasks on a snapshot a worker could not open (answered on the request thread instead). */
+  missing: number;
+  /** Refused with 503 because every worker's queue was full. */
+  refusals: number;
+  /** Refused with 429 because the request's key held half of the pool's room (D105). */
+  keyRefusals: number;
+  /** Workers that died and were replaced. */
+  replaced: number;
+  /** Generations open now. */
+  generations: number;
+}
 
 export interface MetricsSources {
   /** The snapshot served now (it changes when a newer one is swapped in). */

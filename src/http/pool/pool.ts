@@ -25,6 +25,7 @@
 import { workerUrl } from "../../files";
 import type { SearchWork } from "../../search";
 import { ApiError, ERRORS } from "../errors";
+import type { SearchPoolStats } from "../metrics";
 import type { Exchange } from "../pipeline";
 import { chargeElsewhere, outsideWork } from "../steps/keys";
 import type { WorkerOpened, WorkerReply, WorkerRequest, WorkerTask } from "./messages";
@@ -60,25 +61,6 @@ interface Slot {
   pending: Map<number, Waiting>;
   /** When it last answered, or was given a request while it held none (performance.now()). */
   heard: number;
-}
-
-/** What the pool has done since it started (the server's /metrics, the tests). */
-export interface SearchPoolStats {
-  workers: number;
-  /** Requests waiting or running in the workers now. */
-  pending: number;
-  /** Tasks the workers answered (a route's answer, a tool's, or an error). */
-  answered: number;
-  /** Of those, tasks on a snapshot a worker could not open (answered on the request thread instead). */
-  missing: number;
-  /** Refused with 503 because every worker's queue was full. */
-  refusals: number;
-  /** Refused with 429 because the request's key held half of the pool's room (D105). */
-  keyRefusals: number;
-  /** Workers that died and were replaced. */
-  replaced: number;
-  /** Generations open now. */
-  generations: number;
 }
 
 export class SearchPool {
@@ -225,7 +207,7 @@ export class SearchPool {
   }
 
   private start(): Slot {
-    const worker = new Worker(workerUrl(new URL("./worker.ts", import.meta.url), "http/pool/worker.ts"));
+    const worker = new Worker(workerUrl(new URL("../search-worker.ts", import.meta.url), "http/search-worker.ts"));
     const slot: Slot = { worker, pending: new Map(), heard: performance.now() };
     worker.onmessage = (event: MessageEvent<WorkerReply | WorkerOpened>) => {
       const reply = event.data;

@@ -158,12 +158,27 @@ export function unpack(bytes: Uint8Array, at: number, m: number, out: Uint32Arra
   return patch(bytes, end, width, out, to);
 }
 
-/** Adds the exceptions' high bits (at `at`) to out[to + index]: where they end. */
-function patch(bytes: Uint8Array, at: number, width: number, out: Uint32Array, to: number): number {
-  const count = bytes[at++]!;
-  for (let e = 0; e < count; e++) {
-    const index = bytes[at++]!;
+/**
+ * Adds the exceptions' high bits (at `at`) to out[to + index − first], for the indexes in
+ * [first, first + count) (all of a run's by default): where they end.
+ */
+function patch(
+  bytes: Uint8Array,
+  at: number,
+  width: number,
+  out: Uint32Array,
+  to: number,
+  first = 0,
+  count = EXCEPTIONS,
+): number {
+  const exceptions = bytes[at++]!;
+  for (let e = 0; e < exceptions; e++) {
+    const index = bytes[at++]! - first;
     let c = bytes[at++]!;
+    if (index < 0 || index >= count) {
+      while (c & 128) c = bytes[at++]!;
+      continue;
+    }
     let high = c & 127;
     let scale = 128;
     while (c & 128) {
@@ -240,25 +255,7 @@ export function readRunPart(
       out[to + i] = v & mask;
     }
   }
-  if (!(token & 128)) return;
-  at += (m * width + 7) >>> 3;
-  const exceptions = bytes[at++]!;
-  for (let e = 0; e < exceptions; e++) {
-    const index = bytes[at++]! - first;
-    let c = bytes[at++]!;
-    if (index < 0 || index >= count) {
-      while (c & 128) c = bytes[at++]!;
-      continue;
-    }
-    let high = c & 127;
-    let scale = 128;
-    while (c & 128) {
-      c = bytes[at++]!;
-      high += (c & 127) * scale;
-      scale *= 128;
-    }
-    out[to + index] = out[to + index]! + high * 2 ** width;
-  }
+  if (token & 128) patch(bytes, at + ((m * width + 7) >>> 3), width, out, to, first, count);
 }
 
 /** Where a run of m position values ends. */

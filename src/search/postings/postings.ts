@@ -111,13 +111,18 @@ export class PostingsCursor extends BlockCursor {
       total += c;
     }
     starts[span] = total;
+    this.startRuns(b, at, total);
+    this.denseFrom = from;
+  }
+
+  /** Block b's position values, `total` of them, start at `at`: none of its runs located past the first yet. */
+  private startRuns(b: number, at: number, total: number): void {
     const runs = Math.ceil(total / RUN);
     if (this.runAt.length <= runs) this.runAt = new Int32Array(runs * 2 + 1);
     this.runAt[0] = at;
     this.runsLocated = 1;
     this.blockValueCount = total;
     this.positionBlock = b;
-    this.denseFrom = from;
   }
 
   /** Reads `count` position values from the open block's value `first` into scratchPositions, as positions: their number. */
@@ -145,13 +150,7 @@ export class PostingsCursor extends BlockCursor {
   private openPositions(b: number): void {
     const n = this.decodedCount;
     const at = this.sumCounts(b, n, this.valueStarts);
-    const total = this.valueStarts[n]!;
-    const runs = Math.ceil(total / RUN);
-    if (this.runAt.length <= runs) this.runAt = new Int32Array(runs * 2 + 1);
-    this.runAt[0] = at;
-    this.runsLocated = 1;
-    this.blockValueCount = total;
-    this.positionBlock = b;
+    this.startRuns(b, at, this.valueStarts[n]!);
   }
 
   /**

@@ -1,14 +1,14 @@
 /**
- * A search worker (pool.ts): opens each snapshot served (mapped, its pages shared with every
+ * A search worker (pool/pool.ts): opens each snapshot served (mapped, its pages shared with every
  * thread) and answers the tasks sent to it, one at a time, in the order sent, building each
  * answer's JSON here. A snapshot let go is collected at once, so that its mappings go.
  */
 import { statSync } from "node:fs";
-import { open, type SearchWork } from "../../search";
-import { apiContext, type ApiContext } from "../context";
-import { ApiError } from "../errors";
-import { toolsOf, type Tool } from "../mcp/tools";
-import type { WorkerOpened, WorkerOutcome, WorkerReply, WorkerRequest, WorkerTask } from "./messages";
+import { open, type SearchWork } from "../search";
+import { apiContext, type ApiContext } from "./context";
+import { ApiError } from "./errors";
+import { toolsOf, type Tool } from "./mcp/tools";
+import type { WorkerOpened, WorkerOutcome, WorkerReply, WorkerRequest, WorkerTask } from "./pool/messages";
 
 declare const self: Worker;
 
