@@ -160,8 +160,11 @@ export async function wikiOf(pages: InlinePage[], lang = "en"): Promise<Engine> 
   return openEngine(out);
 }
 
-/** The engine with page orders (D51) made from its own index: every one-word query of `least` postings or more, `length` pages each. */
-export function withOrders(engine: Engine, least: number, length: number): Engine {
-  const orders = new PageOrders(engine.pageOrders(least, length));
+/**
+ * The engine with page orders (D51) made from its own index: every one-word query of `least`
+ * postings or more, `length` pages each, and the typo orders (D124) of words of `typoLeast` up to `least`.
+ */
+export function withOrders(engine: Engine, least: number, length: number, typoLeast = least): Engine {
+  const orders = new PageOrders(engine.pageOrders(least, length, undefined, typoLeast));
   return new Engine(engine.snapshot, engine.text, engine.titleIndex, orders);
 }

@@ -21,7 +21,8 @@ const TABLE: Row[] = [
   ["the", {}, "words", "one-word"],
   ["albedo snow", {}, "words"],
   ["albdo", {}, "words"],
-  ["whech", {}, "words", "typo-orders"],
+  // "which" holds more than READ_WHOLE postings: even these small snapshots store its typo order (D124).
+  ["whech", {}, "typo-orders"],
   ["the of", {}, "words", "function-words"],
   ["the of", { pruning: false }, "exhaustive", "function-words"],
   ['"of the"', {}, "words"],
@@ -47,6 +48,38 @@ describe("each query shape runs by its plan", async () => {
     expect([...new Set(rows.flatMap(([, , plan, stored]) => [plan, stored ?? plan]))].sort()).toEqual(
       [...PLAN_NAMES].sort(),
     );
+  });
+});
+
+describe("typo orders (D124)", async () => {
+  const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+  // Lists of 200 postings and more ranked as large ones (a typo term of more needs an order); one-word orders from 400.
+  const pruning = { from: 200 };
+  const typoQueries = ["ameeica", "geeat", "seeond", "unien", "moeern", "importaet", "lenguage", "beeame"];
+
+  test("a word between the two thresholds has an order for its typos only, not for a one-word search", () => {
+    const orders = new PageOrders(engine.pageOrders(400, 1000, undefined, 200));
+    const small = new PageOrders(engine.pageOrders(400, 1000));
+    expect(orders.size).toBeGreaterThan(small.size);
+    const spec = { key: indexKey("language"), prefix: false, fuzzy: 0 };
+    expect(small.get(spec)).toBeUndefined();
+    expect(orders.get(spec)).toBeUndefined();
+    expect(orders.typoOrder(spec.key)!.holding).toBeGreaterThan(0);
+    expect(small.typoOrder(spec.key)).toBeUndefined();
+  });
+
+  test("a typo word whose typo terms are between them runs from their orders, not by its words", () => {
+    const plain = withOrders(engine, 400, 1000);
+    const typo = withOrders(engine, 400, 1000, 200);
+    for (const q of typoQueries) {
+      expect(plain.search(q, { pruning }).work.plan).toBe("words");
+      const ranked = typo.search(q, { pruning, limit: 20 });
+      expect(ranked.work.plan).toBe("typo-orders");
+      const oracle = engine.search(q, { pruning: false, limit: 20 });
+      expect(ranked.hits.map((h) => [h.page.pageId, h.chunk])).toEqual(
+        oracle.hits.map((h) => [h.page.pageId, h.chunk]),
+      );
+    }
   });
 });
 

@@ -7,6 +7,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import SearchableMap from "minisearch/SearchableMap";
 import { indexKey, terms } from "../src/search/text/analyze";
+import { open } from "../src/search";
 import { loadIndexes } from "../src/search/postings/store";
 import { openSnapshot } from "../src/snapshot";
 import {
@@ -93,6 +94,13 @@ function compareWithOracle(
 }
 
 describe("the vocabulary of the shared English dumps", () => {
+  test("an engine makes its typo walk's runs when it opens, not at a user's first typo search", async () => {
+    const engine = open(await snapshotFor(EN));
+    const vocabulary = engine.text["vocabulary"] as Vocabulary;
+    expect(vocabulary["runSkips"]).toBeInstanceOf(Uint16Array);
+    expect(vocabulary["runSkips"]!.length).toBe(vocabulary.size);
+  });
+
   test("answers get, atPrefix and typoNeighbours (1 and 2 typos) as the radix tree did", async () => {
     const engine = await engineFor(EN);
     const built = engine.text["vocabulary"] as Vocabulary;

@@ -126,6 +126,18 @@ describe("every window is a slice of one order", () => {
     }
   }, 600_000);
 
+  test("English, typo words whose pages hold several of their typo terms: each order's bound counts the others' (D124)", async () => {
+    const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+    // Each of these ranked a page wrongly when an order's next page alone bounded a page not met: its
+    // chunks' best terms differ, so it scores more than for any one of its terms.
+    const queries = ["northaast", "varioes", "oreanizations", "stoee", "statas", "groued", "orgenizations"]
+      .concat(["seeaking", "serviving", "serees", "leter", "staees", "oeder", "auseralian"])
+      .map((q) => ({ q }));
+    const { compared, plans } = walk(withOrders(engine, 1, 1000), queries);
+    expect(compared).toBe(queries.length * WINDOWS.length * 2);
+    expect(plans).toContain("typo-orders");
+  }, 600_000);
+
   for (const lang of ["ja", "vi"]) {
     test(lang, async () => {
       const engine = await engineFor({

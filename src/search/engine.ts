@@ -136,9 +136,18 @@ export class Engine {
     };
   }
 
-  /** The page orders (D51) of this snapshot's one-word queries whose lists hold `least` postings or more, `length` pages each: a section's bytes. */
-  pageOrders(least = PRUNE_FROM, length = ORDER_LENGTH, progress?: (done: number, total: number) => void): Uint8Array {
-    return this.withScratch(() => buildPageOrders(this.stages, least, length, progress));
+  /**
+   * The page orders (D51) of this snapshot's one-word queries whose lists hold `least` postings
+   * or more, and the typo orders (D124) of the words holding `typoLeast` up to `least`, `length`
+   * pages each: a section's bytes.
+   */
+  pageOrders(
+    least = PRUNE_FROM,
+    length = ORDER_LENGTH,
+    progress?: (done: number, total: number) => void,
+    typoLeast = least,
+  ): Uint8Array {
+    return this.withScratch(() => buildPageOrders(this.stages, least, length, progress, typoLeast));
   }
 
   /** D13: an exact title (redirects resolved) wins; otherwise the page of the best hit. */

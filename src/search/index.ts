@@ -8,7 +8,7 @@
 import { openSnapshot } from "../snapshot";
 import { Engine } from "./engine";
 import type { IndexBuildProgress } from "./indexer/merge";
-import { PRUNE_FROM } from "./options";
+import { PRUNE_FROM, READ_WHOLE } from "./options";
 import { ORDER_LENGTH, ORDERS_SECTION } from "./ranking/page-orders";
 import { loadIndexes } from "./postings/store";
 
@@ -43,6 +43,7 @@ export function pageOrderSection(
       PRUNE_FROM,
       ORDER_LENGTH,
       progress && ((done, total) => progress(stage, done, total)),
+      READ_WHOLE + 1,
     ),
   };
 }

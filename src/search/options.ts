@@ -99,6 +99,12 @@ export const GUARDS = { maxWords: MAX_WORDS, typoWords: 4, budgetMs: 100 } as co
 export const PRUNE_FROM = 16_384;
 
 /**
+ * A typo term of this many postings or fewer is read whole by the typo-orders plan (D100); one
+ * of more is bounded by its stored order: a snapshot stores one for every word of more (D124).
+ */
+export const READ_WHOLE = 1024;
+
+/**
  * A young-generation collection at most this often, after a search (engine.ts). JavaScriptCore counts the mapped snapshot (gigabytes)
  * as heap, so left to itself it collects rarely, and each search's garbage stays resident: at
  * 5M chunks, RssAnon after 1,000 searches was 738 MB without, 430 MB with a collection every

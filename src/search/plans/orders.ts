@@ -6,7 +6,7 @@
  */
 import { COLLECT_EVERY_MS } from "../options";
 import type { PageHeap } from "../ranking/page-heap";
-import { orderKey, packOrders } from "../ranking/page-orders";
+import { orderKey, packOrders, typoOrderKey } from "../ranking/page-orders";
 import { QueryLists } from "../ranking/query-lists";
 import type { SearchContext } from "../stages/context";
 import { pagesHolding } from "../stages/pages";
@@ -22,9 +22,10 @@ export function buildPageOrders(
   least: number,
   length: number,
   progress: (done: number, total: number) => void = () => {},
+  typoLeast = least,
 ): Uint8Array {
   const { text, scratch } = ctx;
-  const queries = orderedQueries(ctx, least);
+  const { queries, typoWords } = orderedQueries(ctx, least, typoLeast);
   const keys: string[] = [];
   const orders: Uint32Array[] = [];
   const holding: number[] = [];
@@ -41,7 +42,8 @@ export function buildPageOrders(
     const query = parseQuery(q, ctx.lang);
     if (query.words.length !== 1) return;
     const terms = queryTerms(query, ctx);
-    const key = orderKey(terms.exact[0]!.key, terms.exact[0]!.prefix);
+    const spec = terms.exact[0]!;
+    const key = typoWords.has(q) ? typoOrderKey(spec.key) : orderKey(spec.key, spec.prefix);
     if (terms.typoable || seen.has(key)) return;
     const lists = new QueryLists(text, {
       derived: text.derive(terms.exact),
@@ -49,7 +51,7 @@ export function buildPageOrders(
       required: terms.required,
       phraseWords: 0,
     });
-    if (lists.allPostings[0]! < least) return;
+    if (lists.allPostings[0]! < (typoWords.has(q) ? typoLeast : least)) return;
     seen.add(key);
     heap.reset(length);
     ctx.executor.run({
@@ -81,13 +83,19 @@ export function buildPageOrders(
  * postings together (longer ones may hold typos). Meilisearch keeps the documents of frequent
  * prefixes for the same reason (word_prefix_docids). A function word is never typed on (D79).
  */
-function orderedQueries(ctx: SearchContext, least: number): string[] {
+function orderedQueries(
+  ctx: SearchContext,
+  least: number,
+  typoLeast: number,
+): { queries: string[]; typoWords: Set<string> } {
   const words: string[] = [];
+  const typoWords = new Set<string>();
   const prefixPostings = new Map<string, number>();
   const stop = functionWords(ctx.lang);
   ctx.text.eachTerm((key, postings, withLonger) => {
     const word = termOfKey(key);
     if (postings >= least) words.push(`${word}.`);
+    else if (postings >= typoLeast) typoWords.add(`${word}.`);
     if (withLonger >= least && !stop.has(word)) words.push(word);
     const letters = [...word];
     for (let n = MIN_PREFIX; n < letters.length && n <= PREFIX_LETTERS; n++) {
@@ -98,5 +106,5 @@ function orderedQueries(ctx: SearchContext, least: number): string[] {
   const prefixes = [...prefixPostings]
     .filter(([prefix, postings]) => postings >= least && !ctx.text.has(indexKey(prefix)))
     .map(([prefix]) => prefix);
-  return [...words, ...prefixes];
+  return { queries: [...words, ...prefixes, ...typoWords], typoWords };
 }

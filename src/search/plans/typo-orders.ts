@@ -13,18 +13,16 @@
 import { PageEntries } from "../ranking/page-entries";
 import type { PageOrder } from "../ranking/page-orders";
 import { type Form, QueryLists } from "../ranking/query-lists";
-import { OTHER_GROUP, rankClass, tierOf } from "../ranking/rules";
+import { OTHER_GROUP, RULES, rankClass, tierOf } from "../ranking/rules";
 import type { SearchContext } from "../stages/context";
 import { addIntros, enterPages, topPages } from "../stages/pages";
 import { queryTerms } from "../stages/terms";
+import { READ_WHOLE } from "../options";
 import { termOfKey } from "../text/analyze";
 import { parseQuery } from "../text/query";
 import { enterApart, scorePages } from "./apart";
 import type { Plan, PlanRun } from "./plan";
 import { WORDS } from "./words";
-
-/** Forms of this many postings or fewer, all told, are read whole, their pages scored: no order is asked of them. */
-const READ_WHOLE = 1024;
 
 /** READ_WHOLE, or less where a test lowers PRUNE_FROM to rank small lists as large ones. */
 const readWhole = (run: PlanRun) => Math.min(READ_WHOLE, run.pruneFrom - 1);
@@ -69,28 +67,44 @@ export class TypoOrders implements Plan {
       }
     scorePages(ctx, lists, whole);
     const typoClass = rankClass(OTHER_GROUP, tierOf(0, true));
-    for (let depth = 0, check = need; ; check *= 2) {
+    // Each order is walked to its own depth (D124): the one whose next page bounds the most, twice as deep.
+    const depths = ordered.map(() => 0);
+    const bounds = ordered.map(() => 0);
+    const take = (f: number, to: number): boolean => {
+      const { order, alone, weight } = ordered[f]!;
+      const taken: number[] = [];
+      const end = Math.min(to, order.pages.length);
+      for (let d = depths[f]!; d < end; d++) {
+        const p = order.pages[d]!;
+        if (entered.has(p)) continue;
+        entered.mark(p);
+        taken.push(p);
+      }
+      scorePages(ctx, lists, taken);
+      depths[f] = end;
+      const next = order.pages[end];
+      if (next === undefined && order.pages.length < order.holding) return false;
+      bounds[f] = next === undefined ? 0 : weight * this.scoreAlone(ctx, alone, next);
+      return true;
+    };
+    for (let f = 0; f < ordered.length; f++) if (!take(f, need)) return this.byWords(run);
+    for (;;) {
+      let most = 0;
+      let next = 0;
+      let deepest = 0;
+      for (let f = 0; f < ordered.length; f++) {
+        const b = bounds[f]!;
+        if (b > most) [most, next, deepest] = [b, most, f];
+        else if (b > next) next = b;
+      }
+      // A page no order has given holds each form at most its order's next page's score.
+      if (most === 0 || lastScore(entries, need, typoClass) > most + evidenceShare() * next) break;
       // Out of time (D91): the pages met so far, each scored exactly, and the answer marked.
-      if (depth && meter.late()) {
+      if (meter.late()) {
         meter.cutOff = true;
         break;
       }
-      const taken: number[] = [];
-      for (; depth < check; depth++)
-        for (const { order } of ordered) {
-          const p = order.pages[depth];
-          if (p === undefined || entered.has(p)) continue;
-          entered.mark(p);
-          taken.push(p);
-        }
-      scorePages(ctx, lists, taken);
-      let bound = 0;
-      for (const o of ordered) {
-        const p = o.order.pages[depth];
-        if (p !== undefined) bound += o.weight * this.scoreAlone(ctx, o.alone, p);
-        else if (o.order.pages.length < o.order.holding) return this.byWords(run);
-      }
-      if (bound === 0 || lastScore(entries, need, typoClass) > bound) break;
+      if (!take(deepest, 2 * depths[deepest]!)) return this.byWords(run);
     }
     addIntros(ctx, entries, noChunk, () => false);
     return {
@@ -133,7 +147,7 @@ function splitForms(ctx: SearchContext, run: PlanRun): { ordered: OrderedForm[];
       whole.push(form);
       continue;
     }
-    const order = form.typo ? ctx.orders?.get({ key, prefix: false, fuzzy: 0 }) : undefined;
+    const order = form.typo ? ctx.orders?.typoOrder(key) : undefined;
     if (!order) return undefined;
     const terms = queryTerms(parseQuery(`${termOfKey(key)}.`, ctx.lang), ctx);
     if (terms.words.length !== 1 || terms.typoable) return undefined;
@@ -166,3 +180,6 @@ function lastScore(entries: PageEntries, need: number, klass: number): number {
   scores.sort((a, b) => b - a);
   return scores[need - better - 1]!;
 }
+
+/** What a page's second and third chunks add at most, as shares of another form's best: RULES.pageEvidence and its square. */
+const evidenceShare = () => RULES.pageEvidence + RULES.pageEvidence * RULES.pageEvidence;

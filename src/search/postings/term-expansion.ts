@@ -146,9 +146,15 @@ export class TermExpansion extends ShardReader {
     return found;
   }
 
-  /** Makes what derive() reads of the vocabulary once for every search (at boot: never inside a timed search). */
+  /**
+   * Makes what derive() reads of the vocabulary once for every search (at boot: never inside a
+   * timed search, nor a user's first typo: 4.2M keys' runs took 190 ms at 5M chunks).
+   */
   prepare(): void {
     this.runMostFrequent();
+    const started = performance.now();
+    this.vocabulary.typoRuns();
+    this.runMakingMs += performance.now() - started;
   }
 
   /** Each run of FREQUENCY_RUN terms' greatest frequency, made once by prepare() at boot (a pass over the vocabulary: 4.26M terms and 28.5 ms at 5M chunks). */

@@ -129,7 +129,7 @@ export class Vocabulary {
     for (let j = 1; j <= m; j++) q[j] = query.charCodeAt(j - 1);
     // The key's letters so far, from index 1.
     const key = this.scratch(2, depthLimit + 1);
-    const skips = (this.runSkips ??= runSkips(chars, starts));
+    const skips = this.typoRuns();
     // Keys lo..hi-1 share their first `depth` code units, whose rows are computed.
     // The code units that hold the query's first letter: its own, or a non-ASCII letter's two
     // bucket characters and its own (analyze.ts, indexKey).
@@ -190,7 +190,11 @@ export class Vocabulary {
     if (this.size) walk(0, this.size, 0, max, 0);
   }
 
-  /** runSkips() of the keys, made at the first typo lookup. */
+  /** runSkips() of the keys, what a typo walk steps with: made once (prepared at boot, TermExpansion.prepare()). */
+  typoRuns(): Uint16Array {
+    this.runSkips ??= runSkips(this.chars, this.starts);
+    return this.runSkips;
+  }
   private runSkips: Uint16Array | undefined;
 
   private readonly scratches = [new Uint16Array(256), new Uint16Array(64), new Uint16Array(64)];

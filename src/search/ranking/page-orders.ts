@@ -65,9 +65,17 @@ export class PageOrders {
     return this.entries.size;
   }
 
+  /** The order of a word searched alone, as a typo term's bound (D100, D124): its one-word order, or its typo order. */
+  typoOrder(key: string): PageOrder | undefined {
+    return this.at(this.entries.get(orderKey(key, false)) ?? this.entries.get(typoOrderKey(key)));
+  }
+
   /** The order of a query word as its spec says it (a prefix or not); undefined when none is stored. */
   get(spec: WordSpec): PageOrder | undefined {
-    const i = this.entries.get(orderKey(spec.key, spec.prefix));
+    return this.at(this.entries.get(orderKey(spec.key, spec.prefix)));
+  }
+
+  private at(i: number | undefined): PageOrder | undefined {
     if (i === undefined) return undefined;
     return { pages: this.pages.subarray(this.starts[i]!, this.starts[i + 1]!), holding: this.holding[i]! };
   }
@@ -75,6 +83,11 @@ export class PageOrders {
 
 export function orderKey(key: string, prefix: boolean): string {
   return `${prefix ? 1 : 0}${key}`;
+}
+
+/** The key of a word's order kept only for the typo-orders plan (D124): its lists are shorter than a one-word search prunes. */
+export function typoOrderKey(key: string): string {
+  return `2${key}`;
 }
 
 /** The section's bytes: the orders of `keys`, and how many pages hold each. */
