@@ -91,10 +91,10 @@ export class TypoOrders implements Plan {
     for (;;) {
       let most = 0;
       let next = 0;
-      let deepest = 0;
+      let greatest = 0;
       for (let f = 0; f < ordered.length; f++) {
         const b = bounds[f]!;
-        if (b > most) [most, next, deepest] = [b, most, f];
+        if (b > most) [most, next, greatest] = [b, most, f];
         else if (b > next) next = b;
       }
       // A page no order has given holds each form at most its order's next page's score.
@@ -104,7 +104,7 @@ export class TypoOrders implements Plan {
         meter.cutOff = true;
         break;
       }
-      if (!take(deepest, 2 * depths[deepest]!)) return this.byWords(run);
+      if (!take(greatest, 2 * depths[greatest]!)) return this.byWords(run);
     }
     addIntros(ctx, entries, noChunk, () => false);
     return {
