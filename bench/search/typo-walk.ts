@@ -5,21 +5,27 @@
  * does not know), on the typo class of the benchmark's mix (bench/queries.ts, its fixed seed):
  * each word walked with the typos its length allows (1 from 5 letters, 2 from 9), three rounds;
  * prints the last round's p50 / p90 / p99 ms. --root DIR runs the engine of another checkout
- * (a git worktree of an earlier commit) on the same words.
+ * (a git worktree of an earlier commit) on the same words. --derive times what a search runs
+ * instead: the word's terms derived (the walk and the choice among its terms), its
+ * typo terms listed with --terms.
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { mixClass, queryMix } from "../queries";
 
-const USAGE = `Usage: bun bench/search/typo-walk.ts <snapshot.tome> [--root DIR] [--queries N]
+const USAGE = `Usage: bun bench/search/typo-walk.ts <snapshot.tome> [--root DIR] [--queries N] [--derive [--terms]]
   --root DIR    the checkout whose engine walks (default: this one)
-  --queries N   words of the typo class (default 100)`;
+  --queries N   words of the typo class (default 100)
+  --derive      time derive() of each word (the walk and the choice of its terms), not the walk alone
+  --terms       with --derive: print each word's terms (to compare two checkouts)`;
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
   options: {
     root: { type: "string" },
     queries: { type: "string", default: "100" },
+    derive: { type: "boolean", default: false },
+    terms: { type: "boolean", default: false },
     help: { type: "boolean", short: "h" },
   },
   allowPositionals: true,
@@ -36,14 +42,20 @@ const vocabulary = engine.text["vocabulary"] as { typoTerms(q: string, max: numb
 const n = Number(values.queries);
 const words = Array.from({ length: n }, mixClass(queryMix(engine.snapshot), "typo"));
 const allowed = (w: string) => (w.length >= 9 ? 2 : w.length >= 5 ? 1 : 0);
+const { indexKey } = (await import(`${root}/src/search/text/analyze`)) as typeof import("../../src/search/text/analyze");
+const specs = words.map((w) => [{ key: indexKey(w), prefix: false, fuzzy: allowed(w) }]);
 let times: number[] = [];
 for (let round = 0; round < 3; round++) {
-  times = words.map((w) => {
+  times = words.map((w, i) => {
     const started = performance.now();
-    vocabulary.typoTerms(w, allowed(w), () => {});
+    if (values.derive) engine.text.derive(specs[i]!, false);
+    else vocabulary.typoTerms(w, allowed(w), () => {});
     return performance.now() - started;
   });
 }
+if (values.terms)
+  for (const [i, w] of words.entries())
+    console.log(w, engine.text.derive(specs[i]!, false).map((d) => `${engine.text.keyOf(d.term)}:${d.weight.toFixed(4)}`).join(" "));
 times.sort((a, b) => a - b);
 const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(3);
-console.log(`${root}: typo walk of ${n} words, ms p50 ${at(0.5)} / p90 ${at(0.9)} / p99 ${at(0.99)}`);
+console.log(`${root}: ${values.derive ? "derive()" : "typo walk"} of ${n} words, ms p50 ${at(0.5)} / p90 ${at(0.9)} / p99 ${at(0.99)}`);
