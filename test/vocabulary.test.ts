@@ -134,6 +134,28 @@ describe("the vocabulary of the shared English dumps", () => {
     expect(found.typos).toBeGreaterThan(5_000);
   });
 
+  test("walks with bit masks (D125) to the same keys and distances as with rows of the distance matrix", async () => {
+    const engine = await engineFor(EN);
+    const built = engine.text["vocabulary"] as Vocabulary;
+    const keys = keysOf(built);
+    const nonAscii = keys.filter((k) => k.charCodeAt(0) >= 0xe000);
+    const queries = [
+      ...queriesFrom(keys, 400, "abcdefghijklmnopqrstuvwxyz0", 5),
+      ...queriesFrom(nonAscii, 100, "éöüßαβ", 6),
+    ];
+    let found = 0;
+    for (const q of queries)
+      for (const max of [1, 2]) {
+        const byRows: number[][] = [];
+        const byMasks: number[][] = [];
+        built.typoTermsByRows(q, max, (term, d) => byRows.push([term, d]));
+        built.typoTermsByMasks(q, max, (term, d) => byMasks.push([term, d]));
+        expect({ q, max, byMasks }).toEqual({ q, max, byMasks: byRows });
+        found += byRows.length;
+      }
+    expect(found).toBeGreaterThan(20_000);
+  });
+
   test("keeps Meilisearch's first-letter rule (D98): one typo within the first letter; a new first letter only alone, as two", async () => {
     const engine = await engineFor(EN);
     const vocabulary = engine.text["vocabulary"] as Vocabulary;
