@@ -42,7 +42,9 @@ const vocabulary = engine.text["vocabulary"] as { typoTerms(q: string, max: numb
 const n = Number(values.queries);
 const words = Array.from({ length: n }, mixClass(queryMix(engine.snapshot), "typo"));
 const allowed = (w: string) => (w.length >= 9 ? 2 : w.length >= 5 ? 1 : 0);
-const { indexKey } = (await import(`${root}/src/search/text/analyze`)) as typeof import("../../src/search/text/analyze");
+const { indexKey } = (await import(
+  `${root}/src/search/text/analyze`
+)) as typeof import("../../src/search/text/analyze");
 const specs = words.map((w) => [{ key: indexKey(w), prefix: false, fuzzy: allowed(w) }]);
 let times: number[] = [];
 for (let round = 0; round < 3; round++) {
@@ -55,7 +57,15 @@ for (let round = 0; round < 3; round++) {
 }
 if (values.terms)
   for (const [i, w] of words.entries())
-    console.log(w, engine.text.derive(specs[i]!, false).map((d) => `${engine.text.keyOf(d.term)}:${d.weight.toFixed(4)}`).join(" "));
+    console.log(
+      w,
+      engine.text
+        .derive(specs[i]!, false)
+        .map((d) => `${engine.text.keyOf(d.term)}:${d.weight.toFixed(4)}`)
+        .join(" "),
+    );
 times.sort((a, b) => a - b);
 const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(3);
-console.log(`${root}: ${values.derive ? "derive()" : "typo walk"} of ${n} words, ms p50 ${at(0.5)} / p90 ${at(0.9)} / p99 ${at(0.99)}`);
+console.log(
+  `${root}: ${values.derive ? "derive()" : "typo walk"} of ${n} words, ms p50 ${at(0.5)} / p90 ${at(0.9)} / p99 ${at(0.99)}`,
+);
