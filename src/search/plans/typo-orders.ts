@@ -18,6 +18,7 @@ import type { SearchContext } from "../stages/context";
 import { addIntros, enterPages, topPages } from "../stages/pages";
 import { queryTerms } from "../stages/terms";
 import { READ_WHOLE } from "../options";
+import { BLOCK } from "../postings/postings-format";
 import { termOfKey } from "../text/analyze";
 import { parseQuery } from "../text/query";
 import { enterApart, scorePages } from "./apart";
@@ -43,14 +44,14 @@ export class TypoOrders implements Plan {
     const { ctx, query, terms, lists, from, need } = run;
     const forms = splitForms(ctx, run);
     if (!forms) return this.byWords(run);
-    const { ordered, whole: read } = forms;
+    const { ordered, whole: small } = forms;
     const { scratch, meter, catalog } = ctx;
     const { entries, entered } = scratch;
     const { noChunk } = enterApart(ctx, query, terms, lists, undefined);
     // The pages of the forms read whole: every page holding them is scored.
     const whole: number[] = [];
     const cursor = ctx.textCursor;
-    for (const form of read)
+    for (const form of small)
       for (const l of form.lists) {
         cursor.open(l.address);
         for (let b = 0; b < cursor.blocks; b++) {
@@ -70,8 +71,16 @@ export class TypoOrders implements Plan {
     // Each order is walked to its own depth (D124): the one whose next page bounds the most, twice as deep.
     const depths = ordered.map(() => 0);
     const bounds = ordered.map(() => 0);
+    // Scoring pages reads each list's block holding each page: past reading every list once
+    // (what the words plan reads), the walk gives way to it (D124).
+    const blocks = lists.forms.flatMap((form) => form.lists.map((l) => Math.ceil(l.df / BLOCK)));
+    const wholeRead = blocks.reduce((a, b) => a + b, 0);
+    let read = 0;
     const take = (f: number, to: number): boolean => {
       const { order, alone, weight } = ordered[f]!;
+      const pages = Math.min(to, order.pages.length) - depths[f]!;
+      read += blocks.reduce((n, b) => n + Math.min(b, pages), 0);
+      if (read > wholeRead && depths[f]) return false;
       const taken: number[] = [];
       const end = Math.min(to, order.pages.length);
       for (let d = depths[f]!; d < end; d++) {
