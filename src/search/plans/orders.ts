@@ -14,6 +14,13 @@ import { functionWords, ONE_TYPO_FROM, queryTerms } from "../stages/terms";
 import { indexKey, termOfKey } from "../text/analyze";
 import { MIN_PREFIX, parseQuery } from "../text/query";
 
+/**
+ * Pages kept in a typo order (D124): a typo word's walk ends by 20 pages deep, or gives way to
+ * the words plan by 160, on 200 typo words at 1M chunks; a deeper one would cost more than
+ * reading the lists whole.
+ */
+const TYPO_ORDER_LENGTH = 256;
+
 /** The longest beginnings given an order: longer ones may hold typos, which are not ordered. */
 const PREFIX_LETTERS = ONE_TYPO_FROM - 1;
 
@@ -53,7 +60,7 @@ export function buildPageOrders(
     });
     if (lists.allPostings[0]! < (typoWords.has(q) ? typoLeast : least)) return;
     seen.add(key);
-    heap.reset(length);
+    heap.reset(typoWords.has(q) ? Math.min(length, TYPO_ORDER_LENGTH) : length);
     ctx.executor.run({
       lists,
       required: lists.buckets[0]!,
