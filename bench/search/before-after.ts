@@ -8,6 +8,7 @@
  * queries. Prints per class the medians over the runs of each side's p50 / p99 ms (first run
  * after the warm-up, and best of 3), the postings decoded and chunks scored per query, and the
  * ratio of the first runs' p50s (before ÷ after), and the first runs cut off at the time limit.
+ * --cpu: both sides timed by their process's CPU (latency.ts --cpu).
  */
 import { cpSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -21,7 +22,8 @@ const USAGE = `Usage: bun bench/search/before-after.ts --before-root DIR --befor
   --runs R            runs of each side, alternating (default 3)
   --queries N         queries per class (default 100)
   --before-classes    also issue 44's question class
-  --class K           only class K (repeatable), as latency.ts takes it`;
+  --class K           only class K (repeatable), as latency.ts takes it
+  --cpu               time by CPU rather than the clock (latency.ts --cpu)`;
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -29,6 +31,7 @@ const { values } = parseArgs({
     "before-root": { type: "string" },
     before: { type: "string" },
     after: { type: "string" },
+    cpu: { type: "boolean" },
     runs: { type: "string", default: "3" },
     queries: { type: "string", default: "100" },
     "before-classes": { type: "boolean" },
@@ -62,6 +65,7 @@ interface Figures {
 function run(dir: string, snapshot: string): Figures {
   const args = ["bun", "bench/search/latency.ts", resolve(snapshot), "--queries", values.queries!, "--json"];
   if (values["before-classes"]) args.push("--before-classes");
+  if (values.cpu) args.push("--cpu");
   for (const k of values.class ?? []) args.push("--class", k);
   const child = Bun.spawnSync(args, { cwd: dir, stderr: "inherit" });
   if (child.exitCode !== 0) throw new Error(`failed (exit ${child.exitCode}) in ${dir}`);
@@ -80,7 +84,9 @@ for (let r = 0; r < Number(values.runs); r++) {
 const m = (runs: Figures[], f: (x: Figures) => number) => median(runs.map(f));
 const pair = (runs: Figures[], k: string, mode: "first" | "best") =>
   `${m(runs, (x) => x.classes[k]?.[mode].p50 ?? Number.NaN).toFixed(2)} / ${m(runs, (x) => x.classes[k]?.[mode].p99 ?? Number.NaN).toFixed(2)}`;
-console.log(`medians of ${values.runs} runs each side; before: ${values.before} at ${earlier}; after: ${values.after}`);
+console.log(
+  `${values.cpu ? "CPU ms, " : ""}medians of ${values.runs} runs each side; before: ${values.before} at ${earlier}; after: ${values.after}`,
+);
 console.log(
   "| class | before first p50 / p99 | after first p50 / p99 | before ÷ after (p50) | before best-of-3 | after best-of-3 | postings before → after | chunks scored before → after | cut off before → after |",
 );
