@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { Access, createKey, updateKeyFile } from "../src/access";
 import { createApp, type App } from "../src/http";
 import { ApiError } from "../src/http/errors";
+import { FairQueue } from "../src/http/pool/fair-queue";
 import { SearchPool } from "../src/http/pool/pool";
 import { open } from "../src/search";
 import { copyFileSync, readFileSync } from "node:fs";
@@ -273,6 +274,75 @@ describe("a stuck worker", () => {
       expect(failed!.headers).toEqual({ "retry-after": "1" });
       expect(String(logged[0])).toContain("is replaced: it answered nothing for 5 ms");
       expect(pool.stats()).toMatchObject({ replaced: 1, pending: 0 });
+    } finally {
+      pool.stop();
+    }
+  });
+});
+
+describe("fair queueing between keys (D106)", () => {
+  const heavy = { q: "history of the world", limit: 50, offset: 0, crop_length: 200, highlight: true };
+
+  test("another key's one search is answered before a key's burst queued ahead of it drains", async () => {
+    const pool = new SearchPool({ workers: 1, queueLength: 32 });
+    try {
+      const generation = pool.generation(path, open(path).snapshot.meta.contentHash);
+      await generation.ready;
+      const order: string[] = [];
+      const run = (key: string) => pool.run(generation.generation, "search", heavy, key).then(() => order.push(key));
+      const burst = Array.from({ length: 12 }, () => run("burst"));
+      const lone = run("lone");
+      await Promise.all([...burst, lone]);
+      // The worker had been sent two of the burst (the one it runs and the next); the lone search is sent as the
+      // first of them is answered, ahead of the ten still waiting. First come, first served, it was answered last.
+      expect(order.indexOf("lone")).toBe(2);
+      expect(order.length).toBe(13);
+    } finally {
+      pool.stop();
+    }
+  });
+
+  test("a key whose requests cost more is served less often; a key that comes late banks no credit", () => {
+    const queue = new FairQueue<number>();
+    for (let i = 0; i < 40; i++) {
+      queue.push("costly", i);
+      queue.push("cheap", i);
+    }
+    const cost: Record<string, number> = { costly: 10, cheap: 1, late: 1 };
+    const served: string[] = [];
+    // One worker, one request at a time, each charged its cost when answered.
+    const serve = (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const next = queue.next()!;
+        served.push(next.key!);
+        queue.done(next.key, cost[next.key!]!);
+      }
+    };
+    serve(22);
+    expect(served.filter((k) => k === "costly").length).toBe(2);
+    expect(queue.held("costly")).toBe(38);
+    // A key that waited for nothing until now starts where the others are: it takes turns with the cheap key.
+    for (let i = 0; i < 4; i++) queue.push("late", i);
+    served.length = 0;
+    serve(4);
+    expect(served.filter((k) => k === "late").length).toBe(2);
+    expect(queue.waiting).toBe(40 + 40 + 4 - 22 - 4);
+  });
+
+  test("a worker that dies: the requests sent to it are answered 503, those still waiting go to the new worker", async () => {
+    const pool = new SearchPool({ workers: 1, queueLength: 8 });
+    try {
+      const generation = pool.generation(path, open(path).snapshot.meta.contentHash);
+      await generation.ready;
+      const asked = Array.from({ length: 5 }, () =>
+        pool.run(generation.generation, "search", heavy).then(
+          () => 200,
+          (error: ApiError) => error.status,
+        ),
+      );
+      pool.terminate(0);
+      expect(await Promise.all(asked)).toEqual([503, 503, 200, 200, 200]);
+      expect(pool.stats()).toMatchObject({ replaced: 1, pending: 0, answered: 3 });
     } finally {
       pool.stop();
     }

@@ -23,7 +23,7 @@ const WORK_BUCKETS = [10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 10
 /** What the pool has done since it started (the server's /metrics, the tests). */
 export interface SearchPoolStats {
   workers: number;
-  /** Requests waiting or running in the workers now. */
+  /** Requests in the pool now: waiting for a worker (D106) or sent to one and not yet answered. */
   pending: number;
   /** Tasks the workers answered (a route's answer, a tool's, or an error). */
   answered: number;
