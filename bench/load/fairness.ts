@@ -1,5 +1,5 @@
 /**
- * bun bench/load/fairness.ts [--attack KIND] [--victim ROUTE] [--rate N] [--duration S] [--rounds R] [--connections N] [--plan PLAN] [--workers W] [--snapshot FILE] [--root DIR] [--json]
+ * bun bench/load/fairness.ts [--attack KIND] [--victim ROUTE] [--rate N] [--duration S] [--rounds R] [--connections N] [--plan PLAN] [--key-ms-per-second N] [--workers W] [--snapshot FILE] [--root DIR] [--json]
  *
  * Whether one key can slow the server for the others (issues 13, 43, 60). The real server on core 0
  * (with --workers W, TOME_SEARCH_WORKERS=W and on every core: its search workers are meant to use them);
@@ -42,6 +42,8 @@ const HELP = `Usage: bun bench/load/fairness.ts [options]
   --connections N   the victim's autocannon connections (default 10)
   --victim-rate N   the victim's requests per second, all connections together (default 200: a client within its share)
   --plan PLAN       the attacker's plan, whose rate it sends at (default growth)
+  --key-ms-per-second N  the server's TOME_KEY_MS_PER_SECOND, each key's share of its time (default: the server's,
+                    100; 0: no share, so the attacker is held by its rate and the search pool's rules alone)
   --workers W       the server's search workers, TOME_SEARCH_WORKERS (default 0: searches on the
                     request thread, the server on core 0); with W > 0 the server is not pinned
   --snapshot FILE   serve this snapshot (default: one built from the shared English dumps)
@@ -60,6 +62,7 @@ const { values } = parseArgs({
     connections: { type: "string", default: "10" },
     "victim-rate": { type: "string", default: "200" },
     plan: { type: "string", default: "growth" },
+    "key-ms-per-second": { type: "string" },
     workers: { type: "string", default: "0" },
     snapshot: { type: "string" },
     root: { type: "string" },
@@ -153,6 +156,7 @@ const server = await spawnServer(workers ? command : onServerCore(command), {
   TOME_SNAPSHOT: path,
   TOME_DATA: dataDir,
   TOME_SEARCH_WORKERS: String(workers),
+  ...(values["key-ms-per-second"] === undefined ? {} : { TOME_KEY_MS_PER_SECOND: values["key-ms-per-second"] }),
 });
 const chunkIds = randomChunkIds(snapshot);
 const victimPaths =
@@ -262,6 +266,7 @@ try {
 const figures = {
   attack: values.attack,
   victim: values.victim,
+  keyMsPerSecond: values["key-ms-per-second"] ?? "default",
   plan: values.plan,
   workers,
   attackerRate: rate,
