@@ -29,7 +29,7 @@
  */
 import { workerUrl } from "../../files";
 import type { SearchWork } from "../../search";
-import { ApiError, ERRORS } from "../errors";
+import { ApiError, ERRORS, retryLater } from "../errors";
 import type { SearchPoolStats } from "../metrics";
 import type { Exchange } from "../pipeline";
 import { chargeElsewhere, outsideWork } from "../steps/keys";
@@ -335,31 +335,23 @@ export class PoolGeneration {
 /** What Elysia sends with a route's object answer (the answers must not differ with the pool). */
 const JSON_HEADERS = { "content-type": "application/json" };
 
-function unavailable(message: string, retryAfter = BUSY_RETRY_AFTER): ApiError {
-  const row = ERRORS.serviceUnavailable;
-  return new ApiError(
-    row.status,
-    row.code,
-    message,
-    undefined,
-    { retry_after: retryAfter },
-    { "retry-after": String(retryAfter) },
-  );
-}
-
-const keyBusy = (share: number) => {
-  const row = ERRORS.rateLimitExceeded;
-  return new ApiError(
-    row.status,
-    row.code,
+const keyBusy = (share: number) =>
+  retryLater(
+    ERRORS.rateLimitExceeded,
+    BUSY_RETRY_AFTER,
     `This key already has ${share} searches waiting in the search workers, half of their room; nothing was charged. Retry after ${BUSY_RETRY_AFTER} s.`,
-    undefined,
-    { retry_after: BUSY_RETRY_AFTER },
-    { "retry-after": String(BUSY_RETRY_AFTER) },
   );
-};
 
-const stopped = (why: string) => unavailable(`This search could not be answered (${why}); nothing was charged.`);
+const stopped = (why: string) =>
+  retryLater(
+    ERRORS.serviceUnavailable,
+    BUSY_RETRY_AFTER,
+    `This search could not be answered (${why}); nothing was charged.`,
+  );
 
 const busy = () =>
-  unavailable(`Every search worker is busy; nothing was charged. Retry after ${BUSY_RETRY_AFTER} s.`, BUSY_RETRY_AFTER);
+  retryLater(
+    ERRORS.serviceUnavailable,
+    BUSY_RETRY_AFTER,
+    `Every search worker is busy; nothing was charged. Retry after ${BUSY_RETRY_AFTER} s.`,
+  );
