@@ -222,6 +222,45 @@ describe("backpressure and dead workers", () => {
     }
   });
 
+  test("through MCP, a refusal of the pool is the request's answer: 503 with Retry-After, costing no credit (D107)", async () => {
+    const dir = tempDir("tome-data-");
+    const { key } = updateKeyFile(dir, (f) =>
+      createKey(f, { name: "mcp", account: "mcp", plan: "growth", scope: "read", now: Date.now() }),
+    );
+    const access = new Access({ dataDir: dir });
+    const app = createApp(open(path), { access, searchWorkers: 1 });
+    try {
+      const call = async (name: string, args: Json) => {
+        const init = mcp(name, args);
+        const r = await app.handle(
+          new Request("http://localhost/mcp", { ...init, headers: { ...init.headers, "X-API-Key": key } }),
+        );
+        return { status: r.status, headers: r.headers, body: (await r.json()) as Json };
+      };
+      const answered = await call("search", { q: "albedo" });
+      expect(answered.status).toBe(200);
+      const credits = Number(answered.headers.get("x-quota-remaining"));
+      // Stopped, the pool refuses every search as a full one does.
+      app.pool!.stop();
+      const refused = await call("search", { q: "albedo" });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("retry-after")).toBe("1");
+      expect(refused.body).toEqual({
+        error: "service_unavailable",
+        message: "Every search worker is busy; nothing was charged. Retry after 1 s.",
+        retry_after: 1,
+      });
+      expect(Number(refused.headers.get("x-quota-remaining"))).toBe(credits);
+      // A tool that needs no worker is still answered, and the refusal took no credit.
+      const chunk = await call("get_chunk", { id: "12_0" });
+      expect(chunk.status).toBe(200);
+      expect(Number(chunk.headers.get("x-quota-remaining"))).toBe(credits - 1);
+    } finally {
+      app.close();
+      access.stop();
+    }
+  });
+
   test("a worker that dies is replaced: its requests are answered 503, the next ones 200", async () => {
     const logged: unknown[] = [];
     const app = createApp(open(path), { searchWorkers: 1, logError: (e) => logged.push(e) });
