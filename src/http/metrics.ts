@@ -29,7 +29,7 @@ export interface SearchPoolStats {
   answered: number;
   /** Of those, tasks on a snapshot a worker could not open (answered on the request thread instead). */
   missing: number;
-  /** Refused with 503 because every worker's queue was full. */
+  /** Refused with 503 because the pool was full (D104, D106). */
   refusals: number;
   /** Refused with 429 because the request's key held half of the pool's room (D105). */
   keyRefusals: number;
@@ -238,7 +238,7 @@ export class Metrics {
       readCounter(
         registers,
         "tome_search_pool_refused_total",
-        "Searches refused with 503 because every search worker's queue was full (D104)",
+        "Searches refused with 503 because the search pool was full (D104)",
         () => pool().refusals,
       );
       readCounter(
