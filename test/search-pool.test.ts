@@ -9,7 +9,7 @@ import { Access, createKey, updateKeyFile } from "../src/access";
 import { createApp, type App } from "../src/http";
 import { ApiError } from "../src/http/errors";
 import { FairQueue } from "../src/http/pool/fair-queue";
-import { SearchPool } from "../src/http/pool/pool";
+import { ClientGone, SearchPool } from "../src/http/pool/pool";
 import { open } from "../src/search";
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -385,6 +385,43 @@ describe("fair queueing between keys (D106)", () => {
     } finally {
       pool.stop();
     }
+  });
+});
+
+describe("a client that leaves while its search waits (D108)", () => {
+  const heavy = { q: "history of the world", limit: 50, offset: 0, crop_length: 200, highlight: true };
+
+  test("its search is taken out of the queue and never run; one already sent to a worker runs to its end", async () => {
+    const pool = new SearchPool({ workers: 1, queueLength: 8 });
+    try {
+      const generation = pool.generation(path, open(path).snapshot.meta.contentHash);
+      await generation.ready;
+      const g = generation.generation;
+      const others = [0, 1, 2].map(() => pool.run(g, "search", heavy, "other"));
+      const leaving = new AbortController();
+      const left = pool.run(g, "search", heavy, "leaving", leaving.signal).catch((error: Error) => error);
+      expect(pool.stats().pending).toBe(4);
+      leaving.abort();
+      expect(pool.stats().pending).toBe(3);
+      expect(await left).toBeInstanceOf(ClientGone);
+      await Promise.all(others);
+      expect(pool.stats()).toMatchObject({ answered: 3, pending: 0 });
+      // Sent at once (the worker is idle): it is not taken back.
+      const late = new AbortController();
+      const sent = pool.run(g, "search", heavy, "leaving", late.signal);
+      late.abort();
+      expect("json" in (await sent)).toBe(true);
+    } finally {
+      pool.stop();
+    }
+  });
+
+  test("a route's search whose client has gone is answered 499, not run", async () => {
+    const gone = new AbortController();
+    gone.abort();
+    const r = await pooled.handle(new Request("http://localhost/v1/search?q=albedo", { signal: gone.signal }));
+    expect(r.status).toBe(499);
+    expect(await r.text()).toBe("");
   });
 });
 

@@ -47,6 +47,17 @@ export class FairQueue<T> {
     this.count++;
   }
 
+  /** Takes a waiting request out (its client has gone); false if it is not waiting (sent, or taken out already). */
+  remove(key: string | undefined, item: T): boolean {
+    const lane = this.lanes.get(key);
+    const at = lane ? lane.waiting.indexOf(item) : -1;
+    if (!lane || at < 0) return false;
+    lane.waiting.splice(at, 1);
+    this.count--;
+    if (!lane.running && !lane.waiting.length) this.lanes.delete(key);
+    return true;
+  }
+
   /** The next request to send to a worker; done() says what it cost once answered. */
   next(): { key: string | undefined; item: T } | undefined {
     let chosen: Lane<T> | undefined;

@@ -71,6 +71,8 @@ interface Job {
   key: string | undefined;
   resolve: (reply: WorkerReply) => void;
   reject: (error: Error) => void;
+  /** Stops listening for its client leaving (once sent to a worker, it runs to its end). */
+  unwatch?: () => void;
 }
 
 interface Slot {
@@ -150,9 +152,10 @@ export class SearchPool {
 
   /**
    * Runs a task in a worker, in its key's turn (D106); refused with 503 at once when the pool is full, and with 429
-   * when `key` (the request's key id) already holds half of the pool's room (D105).
+   * when `key` (the request's key id) already holds half of the pool's room (D105). If `signal` aborts (the client
+   * has gone) while the task still waits for a worker, it is taken out and never run: rejected with ClientGone (D108).
    */
-  run(generation: number, task: WorkerTask, args: unknown, key?: string): Promise<WorkerReply> {
+  run(generation: number, task: WorkerTask, args: unknown, key?: string, signal?: AbortSignal): Promise<WorkerReply> {
     if (this.closed || this.held >= this.slots.length * this.queueLength) {
       this.counts.refusals++;
       return Promise.reject(busy());
@@ -161,8 +164,17 @@ export class SearchPool {
       this.counts.keyRefusals++;
       return Promise.reject(keyBusy(this.keyShare));
     }
+    if (signal?.aborted) return Promise.reject(new ClientGone());
     return new Promise<WorkerReply>((resolve, reject) => {
-      this.queue.push(key, { job: ++this.jobs, generation, task, args, key, resolve, reject });
+      const job: Job = { job: ++this.jobs, generation, task, args, key, resolve, reject };
+      if (signal) {
+        const gone = () => {
+          if (this.queue.remove(key, job)) reject(new ClientGone());
+        };
+        signal.addEventListener("abort", gone, { once: true });
+        job.unwatch = () => signal.removeEventListener("abort", gone);
+      }
+      this.queue.push(key, job);
       this.send();
     });
   }
@@ -188,6 +200,7 @@ export class SearchPool {
       const next = this.queue.next();
       if (!next) return;
       const job = next.item;
+      job.unwatch?.();
       if (!slot.pending.size) slot.heard = performance.now();
       slot.pending.set(job.job, job);
       this.post(slot, { kind: "run", job: job.job, generation: job.generation, task: job.task, args: job.args });
@@ -299,7 +312,14 @@ export class PoolGeneration {
    * worker is not.
    */
   async answer(task: "search" | "lucky", args: unknown, x: Exchange, here: () => unknown): Promise<Response> {
-    const reply = await this.ask(task, args, x);
+    let reply: WorkerReply;
+    try {
+      reply = await this.ask(task, args, x, x.request.signal);
+    } catch (error) {
+      // Nobody to answer, nothing charged (as the PDF route's client that leaves while its PDF waits).
+      if (error instanceof ClientGone) return new Response(null, { status: 499 });
+      throw error;
+    }
     if ("json" in reply) return new Response(reply.json, { headers: JSON_HEADERS });
     if ("missing" in reply) return new Response(JSON.stringify(here()), { headers: JSON_HEADERS });
     throw new Error("a search worker answered a route with a tool's answer");
@@ -318,8 +338,8 @@ export class PoolGeneration {
     this.pool.close(this.generation);
   }
 
-  private async ask(task: WorkerTask, args: unknown, x: Exchange | undefined) {
-    const asked = this.pool.run(this.generation, task, args, x?.grant?.key.record.id);
+  private async ask(task: WorkerTask, args: unknown, x: Exchange | undefined, signal?: AbortSignal) {
+    const asked = this.pool.run(this.generation, task, args, x?.grant?.key.record.id, signal);
     const reply = x ? await outsideWork(x, asked) : await asked;
     if (x) chargeElsewhere(x, reply.ms);
     for (const work of reply.work) this.watch(work);
@@ -329,6 +349,14 @@ export class PoolGeneration {
     }
     if ("fault" in reply) throw new Error(`a search worker failed: ${reply.fault}`);
     return reply;
+  }
+}
+
+/** A request's client left while the request waited for a worker: it was taken out, not run (D108). */
+export class ClientGone extends Error {
+  constructor() {
+    super("the client has gone");
+    this.name = "ClientGone";
   }
 }
 
