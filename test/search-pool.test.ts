@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { Access, createKey, updateKeyFile } from "../src/access";
 import { createApp, type App } from "../src/http";
 import { ApiError } from "../src/http/errors";
-import { SearchPool } from "../src/http/pool/pool";
+import { FairQueue } from "../src/http/pool/fair-queue";
+import { ClientGone, SearchPool } from "../src/http/pool/pool";
 import { open } from "../src/search";
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -221,6 +222,45 @@ describe("backpressure and dead workers", () => {
     }
   });
 
+  test("through MCP, a refusal of the pool is the request's answer: 503 with Retry-After, costing no credit (D107)", async () => {
+    const dir = tempDir("tome-data-");
+    const { key } = updateKeyFile(dir, (f) =>
+      createKey(f, { name: "mcp", account: "mcp", plan: "growth", scope: "read", now: Date.now() }),
+    );
+    const access = new Access({ dataDir: dir });
+    const app = createApp(open(path), { access, searchWorkers: 1 });
+    try {
+      const call = async (name: string, args: Json) => {
+        const init = mcp(name, args);
+        const r = await app.handle(
+          new Request("http://localhost/mcp", { ...init, headers: { ...init.headers, "X-API-Key": key } }),
+        );
+        return { status: r.status, headers: r.headers, body: (await r.json()) as Json };
+      };
+      const answered = await call("search", { q: "albedo" });
+      expect(answered.status).toBe(200);
+      const credits = Number(answered.headers.get("x-quota-remaining"));
+      // Stopped, the pool refuses every search as a full one does.
+      app.pool!.stop();
+      const refused = await call("search", { q: "albedo" });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("retry-after")).toBe("1");
+      expect(refused.body).toEqual({
+        error: "service_unavailable",
+        message: "Every search worker is busy; nothing was charged. Retry after 1 s.",
+        retry_after: 1,
+      });
+      expect(Number(refused.headers.get("x-quota-remaining"))).toBe(credits);
+      // A tool that needs no worker is still answered, and the refusal took no credit.
+      const chunk = await call("get_chunk", { id: "12_0" });
+      expect(chunk.status).toBe(200);
+      expect(Number(chunk.headers.get("x-quota-remaining"))).toBe(credits - 1);
+    } finally {
+      app.close();
+      access.stop();
+    }
+  });
+
   test("a worker that dies is replaced: its requests are answered 503, the next ones 200", async () => {
     const logged: unknown[] = [];
     const app = createApp(open(path), { searchWorkers: 1, logError: (e) => logged.push(e) });
@@ -276,6 +316,112 @@ describe("a stuck worker", () => {
     } finally {
       pool.stop();
     }
+  });
+});
+
+describe("fair queueing between keys (D106)", () => {
+  const heavy = { q: "history of the world", limit: 50, offset: 0, crop_length: 200, highlight: true };
+
+  test("another key's one search is answered before a key's burst queued ahead of it drains", async () => {
+    const pool = new SearchPool({ workers: 1, queueLength: 32 });
+    try {
+      const generation = pool.generation(path, open(path).snapshot.meta.contentHash);
+      await generation.ready;
+      const order: string[] = [];
+      const run = (key: string) => pool.run(generation.generation, "search", heavy, key).then(() => order.push(key));
+      const burst = Array.from({ length: 12 }, () => run("burst"));
+      const lone = run("lone");
+      await Promise.all([...burst, lone]);
+      // The worker had been sent two of the burst (the one it runs and the next); the lone search is sent as the
+      // first of them is answered, ahead of the ten still waiting. First come, first served, it was answered last.
+      expect(order.indexOf("lone")).toBe(2);
+      expect(order.length).toBe(13);
+    } finally {
+      pool.stop();
+    }
+  });
+
+  test("a key whose requests cost more is served less often; a key that comes late banks no credit", () => {
+    const queue = new FairQueue<number>();
+    for (let i = 0; i < 40; i++) {
+      queue.push("costly", i);
+      queue.push("cheap", i);
+    }
+    const cost: Record<string, number> = { costly: 10, cheap: 1, late: 1 };
+    const served: string[] = [];
+    // One worker, one request at a time, each charged its cost when answered.
+    const serve = (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const next = queue.next()!;
+        served.push(next.key!);
+        queue.done(next.key, cost[next.key!]!);
+      }
+    };
+    serve(22);
+    expect(served.filter((k) => k === "costly").length).toBe(2);
+    expect(queue.held("costly")).toBe(38);
+    // A key that waited for nothing until now starts where the others are: it takes turns with the cheap key.
+    for (let i = 0; i < 4; i++) queue.push("late", i);
+    served.length = 0;
+    serve(4);
+    expect(served.filter((k) => k === "late").length).toBe(2);
+    expect(queue.waiting).toBe(40 + 40 + 4 - 22 - 4);
+  });
+
+  test("a worker that dies: the requests sent to it are answered 503, those still waiting go to the new worker", async () => {
+    const pool = new SearchPool({ workers: 1, queueLength: 8 });
+    try {
+      const generation = pool.generation(path, open(path).snapshot.meta.contentHash);
+      await generation.ready;
+      const asked = Array.from({ length: 5 }, () =>
+        pool.run(generation.generation, "search", heavy).then(
+          () => 200,
+          (error: ApiError) => error.status,
+        ),
+      );
+      pool.terminate(0);
+      expect(await Promise.all(asked)).toEqual([503, 503, 200, 200, 200]);
+      expect(pool.stats()).toMatchObject({ replaced: 1, pending: 0, answered: 3 });
+    } finally {
+      pool.stop();
+    }
+  });
+});
+
+describe("a client that leaves while its search waits (D108)", () => {
+  const heavy = { q: "history of the world", limit: 50, offset: 0, crop_length: 200, highlight: true };
+
+  test("its search is taken out of the queue and never run; one already sent to a worker runs to its end", async () => {
+    const pool = new SearchPool({ workers: 1, queueLength: 8 });
+    try {
+      const generation = pool.generation(path, open(path).snapshot.meta.contentHash);
+      await generation.ready;
+      const g = generation.generation;
+      const others = [0, 1, 2].map(() => pool.run(g, "search", heavy, "other"));
+      const leaving = new AbortController();
+      const left = pool.run(g, "search", heavy, "leaving", leaving.signal).catch((error: Error) => error);
+      expect(pool.stats().pending).toBe(4);
+      leaving.abort();
+      expect(pool.stats().pending).toBe(3);
+      expect(await left).toBeInstanceOf(ClientGone);
+      await Promise.all(others);
+      expect(pool.stats()).toMatchObject({ answered: 3, pending: 0 });
+      // Sent at once (the worker is idle): it is not taken back.
+      const late = new AbortController();
+      const sent = pool.run(g, "search", heavy, "leaving", late.signal);
+      late.abort();
+      expect("json" in (await sent)).toBe(true);
+    } finally {
+      pool.stop();
+    }
+  });
+
+  test("a route's search whose client has gone is answered 499, not run", async () => {
+    const gone = new AbortController();
+    gone.abort();
+    const r = await pooled.handle(new Request("http://localhost/v1/search?q=albedo", { signal: gone.signal }));
+    expect(r.status).toBe(499);
+    expect(await r.text()).toBe("");
   });
 });
 

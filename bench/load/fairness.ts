@@ -1,11 +1,13 @@
 /**
- * bun bench/load/fairness.ts [--attack KIND] [--rate N] [--duration S] [--rounds R] [--connections N] [--plan PLAN] [--workers W] [--snapshot FILE] [--root DIR] [--json]
+ * bun bench/load/fairness.ts [--attack KIND] [--victim ROUTE] [--rate N] [--duration S] [--rounds R] [--connections N] [--plan PLAN] [--key-ms-per-second N] [--workers W] [--snapshot FILE] [--root DIR] [--json]
  *
  * Whether one key can slow the server for the others (issues 13, 43, 60). The real server on core 0
  * (with --workers W, TOME_SEARCH_WORKERS=W and on every core: its search workers are meant to use them);
  * from core 1, a victim key loads the cheap route /v1/chunk with autocannon (N connections,
  * --victim-rate requests a second in all), alone ("idle") and while an attacker key sends its requests at its plan's
- * whole rate (or --rate), open loop ("attack"). The attacks (--attack):
+ * whole rate (or --rate), open loop ("attack"). With --victim search the victim sends cheap one-word searches instead
+ * (cheapSearches()), which wait for the search workers beside the attacker's (D106).
+ * The attacks (--attack):
  *   search        worst-case searches: 500-character queries of long nonsense words (typo
  *                 expansion), long words, a one-letter prefix, common words, quoted common words
  *   hostile-search  500-character queries of quoted pairs of common words, typo'd words and
@@ -24,19 +26,24 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { onServerCore, pinLoadGenerator } from "../cores";
-import { hostileQueries, longestPageId } from "../queries";
+import { open } from "../../src/search";
+import { hostileQueries, longestPageId, querySampler } from "../queries";
 import { benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer } from "../servers";
 import { median } from "../stats";
 
 const HELP = `Usage: bun bench/load/fairness.ts [options]
 
   --attack KIND     search, hostile-search, mcp-batch, mcp-get-page, mcp-deep, page-concat or changes (default search)
+  --victim ROUTE    what the victim asks: chunk (/v1/chunk, default) or search (/v1/search of one word: with
+                    --workers W > 0 its searches wait for the search workers beside the attacker's)
   --rate N          the attacker's requests per second (default: its plan's rate; its plan's rate is raised to N)
   --duration S      seconds per run (default 5)
   --rounds R        idle/attack pairs (default 3)
   --connections N   the victim's autocannon connections (default 10)
   --victim-rate N   the victim's requests per second, all connections together (default 200: a client within its share)
   --plan PLAN       the attacker's plan, whose rate it sends at (default growth)
+  --key-ms-per-second N  the server's TOME_KEY_MS_PER_SECOND, each key's share of its time (default: the server's,
+                    100; 0: no share, so the attacker is held by its rate and the search pool's rules alone)
   --workers W       the server's search workers, TOME_SEARCH_WORKERS (default 0: searches on the
                     request thread, the server on core 0); with W > 0 the server is not pinned
   --snapshot FILE   serve this snapshot (default: one built from the shared English dumps)
@@ -48,12 +55,14 @@ const { values } = parseArgs({
   args: Bun.argv.slice(2),
   options: {
     attack: { type: "string", default: "search" },
+    victim: { type: "string", default: "chunk" },
     rate: { type: "string" },
     duration: { type: "string", default: "5" },
     rounds: { type: "string", default: "3" },
     connections: { type: "string", default: "10" },
     "victim-rate": { type: "string", default: "200" },
     plan: { type: "string", default: "growth" },
+    "key-ms-per-second": { type: "string" },
     workers: { type: "string", default: "0" },
     snapshot: { type: "string" },
     root: { type: "string" },
@@ -72,6 +81,7 @@ const RATES: Record<string, number> = { free: 10, starter: 25, growth: 50, busin
 const planRate = RATES[values.plan!];
 if (!planRate) throw new Error(`--plan must be one of ${Object.keys(RATES).join(", ")}`);
 const rate: number = values.rate ? Number(values.rate) : planRate;
+if (values.victim !== "chunk" && values.victim !== "search") throw new Error("--victim must be chunk or search");
 
 /** Worst cases of today's engine: typo expansion of long unknown words, prefix expansion, common words, phrases of common words. */
 function worstQueries(): string[] {
@@ -98,6 +108,31 @@ function worstQueries(): string[] {
   ];
 }
 
+/**
+ * The victim's searches: words of six letters or more from the text whose search takes at most 1 ms in process (the
+ * median of three, here), as `albedo`: a client within its share whose searches are cheap. Some words of the text take
+ * tens of milliseconds (function words, long words with many typo neighbours); those would be the victim's own tail.
+ */
+function cheapSearches(file: string, count = 200): string[] {
+  const engine = open(file);
+  const { sampleWords } = querySampler(engine.snapshot);
+  const timed = (q: string) => {
+    const times = [0, 1, 2].map(() => {
+      const started = performance.now();
+      engine.search(q);
+      return performance.now() - started;
+    });
+    return median(times);
+  };
+  const cheap = new Set<string>();
+  for (let tries = 0; cheap.size < count && tries < 20 * count; tries++) {
+    const word = sampleWords(1, (w) => w.length >= 6 && /^\p{L}+$/u.test(w))[0];
+    if (word && !cheap.has(word) && timed(word) <= 1) cheap.add(word);
+  }
+  if (!cheap.size) throw new Error(`no word of ${file} is searched in 1 ms or less: try another snapshot`);
+  return [...cheap];
+}
+
 await pinLoadGenerator();
 const work = mkdtempSync(join(tmpdir(), "tome-fairness-"));
 const { path, snapshot } = await benchSnapshot(values.snapshot, work);
@@ -121,8 +156,13 @@ const server = await spawnServer(workers ? command : onServerCore(command), {
   TOME_SNAPSHOT: path,
   TOME_DATA: dataDir,
   TOME_SEARCH_WORKERS: String(workers),
+  ...(values["key-ms-per-second"] === undefined ? {} : { TOME_KEY_MS_PER_SECOND: values["key-ms-per-second"] }),
 });
 const chunkIds = randomChunkIds(snapshot);
+const victimPaths =
+  values.victim === "search"
+    ? cheapSearches(path).map((q) => `/v1/search?q=${encodeURIComponent(q)}`)
+    : chunkIds.map((id) => `/v1/chunk/${id}`);
 const queries = worstQueries();
 const hostile = hostileQueries();
 const longest = longestPageId(snapshot);
@@ -163,9 +203,12 @@ async function victim(): Promise<{ p50: number; p99: number; rps: number }> {
     duration,
     overallRate: Number(values["victim-rate"]),
     headers: { "x-api-key": victimKey },
-    requests: [{ setupRequest: (req) => ({ ...req, path: `/v1/chunk/${chunkIds[i++ % chunkIds.length]}` }) }],
+    requests: [{ setupRequest: (req) => ({ ...req, path: victimPaths[i++ % victimPaths.length] }) }],
   });
-  if (result.non2xx) console.error(`the victim got ${result.non2xx} answers that were not 2xx`);
+  if (result.non2xx) {
+    const statuses = Object.entries(result.statusCodeStats ?? {}).map(([status, { count }]) => `${count} × ${status}`);
+    console.error(`the victim got ${result.non2xx} answers that were not 2xx (${statuses.join(", ")})`);
+  }
   return { p50: result.latency.p50, p99: result.latency.p99, rps: result.requests.average };
 }
 
@@ -222,6 +265,8 @@ try {
 
 const figures = {
   attack: values.attack,
+  victim: values.victim,
+  keyMsPerSecond: values["key-ms-per-second"] ?? "default",
   plan: values.plan,
   workers,
   attackerRate: rate,
@@ -243,7 +288,7 @@ const figures = {
 if (values.json) console.log(JSON.stringify(figures, null, 2));
 else {
   console.log(
-    `victim /v1/chunk (${connections} connections): idle p50 ${figures.victimIdle.p50} ms, p99 ${figures.victimIdle.p99} ms, ${figures.victimIdle.rps} req/s`,
+    `victim /v1/${values.victim} (${connections} connections): idle p50 ${figures.victimIdle.p50} ms, p99 ${figures.victimIdle.p99} ms, ${figures.victimIdle.rps} req/s`,
   );
   console.log(
     `under attack (${values.plan} key, ${rate}/s of ${values.attack}; ${workers} search workers): p50 ${figures.victimAttacked.p50} ms, p99 ${figures.victimAttacked.p99} ms, ${figures.victimAttacked.rps} req/s`,

@@ -63,7 +63,7 @@ export interface AppOptions {
   searchTimeoutMs?: number;
   /** TOME_SEARCH_WORKERS: searches, lucky and the MCP search tools answered in this many worker threads (D101); 0 (the default here), on the request thread. */
   searchWorkers?: number;
-  /** Requests each search worker may hold before the pool answers 503 (default 64). */
+  /** Requests the search pool holds per worker, waiting and running, before it answers 503 (default 64; D104, D106). */
   searchQueue?: number;
 }
 

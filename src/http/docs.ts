@@ -151,7 +151,7 @@ export function alsoAt(path: string, operationId: string, summary: string): Docu
   return { [ALSO_AT]: { path, operationId, summary } } as DocumentDecoration;
 }
 
-/** The search pool's refusal (D104), documented on the routes answered in it: every search worker's queue is full. */
+/** The search pool's refusal (D104), documented on the routes answered in it: the pool is full. */
 export const SEARCH_BUSY = {
   503: described(
     UnavailableBody,

@@ -111,6 +111,15 @@ export function apiError<A extends unknown[]>(row: ErrorRow<A>, ...args: A): Api
   return new ApiError(row.status, row.code, row.message(...args));
 }
 
+/**
+ * A refusal that says when to come back (a full queue's 503, a key's 429): the row's error with `retry_after` in its
+ * body and `Retry-After`, both in whole seconds.
+ */
+export function retryLater<A extends unknown[]>(row: ErrorRow<A>, retryAfter: number, ...args: A): ApiError {
+  const headers = { "retry-after": String(retryAfter) };
+  return new ApiError(row.status, row.code, row.message(...args), undefined, { retry_after: retryAfter }, headers);
+}
+
 /** A row's body, for the steps that answer before the routes (and for the OpenAPI examples). */
 export function errorBody<A extends unknown[]>(row: ErrorRow<A>, ...args: A): { error: string; message: string } {
   return { error: row.code, message: row.message(...args) };

@@ -23,13 +23,13 @@ const WORK_BUCKETS = [10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 10
 /** What the pool has done since it started (the server's /metrics, the tests). */
 export interface SearchPoolStats {
   workers: number;
-  /** Requests waiting or running in the workers now. */
+  /** Requests in the pool now: waiting for a worker (D106) or sent to one and not yet answered. */
   pending: number;
   /** Tasks the workers answered (a route's answer, a tool's, or an error). */
   answered: number;
   /** Of those, tasks on a snapshot a worker could not open (answered on the request thread instead). */
   missing: number;
-  /** Refused with 503 because every worker's queue was full. */
+  /** Refused with 503 because the pool was full (D104, D106). */
   refusals: number;
   /** Refused with 429 because the request's key held half of the pool's room (D105). */
   keyRefusals: number;
@@ -238,7 +238,7 @@ export class Metrics {
       readCounter(
         registers,
         "tome_search_pool_refused_total",
-        "Searches refused with 503 because every search worker's queue was full (D104)",
+        "Searches refused with 503 because the search pool was full (D104)",
         () => pool().refusals,
       );
       readCounter(

@@ -12,6 +12,7 @@
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { boundedText } from "../body";
+import type { ApiError } from "../errors";
 import type { Exchange } from "../pipeline";
 import { outsideWork } from "../steps/keys";
 import type { McpTools } from "./server";
@@ -85,9 +86,15 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
   };
 }
 
+/**
+ * A refusal met by a tool call (the search pool full, or the key holding half of it: 503 or 429 with Retry-After) is
+ * the request's answer, as the keys step's refusals of /mcp are: its status, Retry-After and D1 body, costing nothing
+ * (D20), rather than a tool error in a 200, which costs a credit (D32) and loses Retry-After (D107).
+ */
 async function serve(tools: McpTools, x: Exchange, parsedBody: unknown): Promise<Response> {
   const request = x.request;
-  const server = tools.server(x);
+  const refusal: { error?: ApiError } = {};
+  const server = tools.server(x, (error) => (refusal.error = error));
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
@@ -95,7 +102,11 @@ async function serve(tools: McpTools, x: Exchange, parsedBody: unknown): Promise
   });
   await server.connect(transport);
   try {
-    return await transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+    const answer = await transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+    const refused = refusal.error;
+    if (!refused) return answer;
+    await answer.body?.cancel();
+    return Response.json(refused.body, { status: refused.status, headers: refused.headers });
   } finally {
     await server.close();
   }

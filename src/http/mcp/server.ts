@@ -2,7 +2,9 @@
  * The MCP server over one loaded snapshot, built with the official SDK's low-level Server so
  * that the tools' schemas are the API's own JSON Schemas (TypeBox), not a second copy in Zod.
  * A tool's bad argument or missing page is a tool error (isError) with the route's message; a
- * fault of ours is logged and answered as D1's internal_error, without its details.
+ * fault of ours is logged and answered as D1's internal_error, without its details. A refusal that
+ * says when to come back (the search pool's 503 and 429) is told to whoever serves the request
+ * (HTTP answers the request with it, D107); without one, it is a tool error too.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
@@ -65,12 +67,20 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
     "The text is under CC BY-SA 4.0 and was modified from the source (see attribution.modifications): when you use it, credit each " +
     "article by its title and url, name the license, and say the text was modified. Every result's attribution says how.";
 
-  const call = async (tool: Tool, args: Record<string, unknown> | undefined, x?: Exchange): Promise<CallToolResult> => {
+  const call = async (
+    tool: Tool,
+    args: Record<string, unknown> | undefined,
+    x: Exchange | undefined,
+    refused: ((error: ApiError) => void) | undefined,
+  ): Promise<CallToolResult> => {
     try {
       const { structured, text } = await tool.call(args, x);
       return { content: [{ type: "text", text }], structuredContent: structured };
     } catch (error) {
-      if (error instanceof ApiError) return failure(error.code, error.message);
+      if (error instanceof ApiError) {
+        if (error.headers?.["retry-after"] !== undefined) refused?.(error);
+        return failure(error.code, error.message);
+      }
       options.logError(error);
       return failure(INTERNAL_ERROR.error, INTERNAL_ERROR.message);
     }
@@ -78,8 +88,11 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
 
   return {
     tools: list,
-    /** A server for one request (`x`: its exchange, whose key is charged a search worker's time). */
-    server(x?: Exchange): Server {
+    /**
+     * A server for one request (`x`: its exchange, whose key is charged a search worker's time); `refused` is told a
+     * tool call's refusal that says when to come back (Retry-After).
+     */
+    server(x?: Exchange, refused?: (error: ApiError) => void): Server {
       const server = new Server(
         { name: "tome", title: "Tome", version: pkg.version },
         { capabilities: { tools: {} }, instructions },
@@ -92,7 +105,7 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
             ErrorCode.InvalidParams,
             `There is no tool ${request.params.name}: the tools are ${[...byName.keys()].join(", ")}.`,
           );
-        return call(tool, request.params.arguments, x);
+        return call(tool, request.params.arguments, x, refused);
       });
       return server;
     },

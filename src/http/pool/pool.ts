@@ -10,11 +10,16 @@
  * its answer comes whole from one snapshot whatever swap happens meanwhile; a worker reads its
  * messages in order, so a generation is open there before any request on it is read.
  *
- * Backpressure: a request goes to the worker with the fewest requests waiting; each holds at
- * most `queueLength`, and when every one is full the request is refused at once (503 with
- * Retry-After) instead of waiting without bound. A worker that dies is replaced (opening every
- * generation served) and its requests are answered 503, never left waiting; so is a worker that
- * holds requests and answers none for `stuckMs` (a search's time limit ends each search long before).
+ * Fair queueing (D106): requests wait here, on the request thread, in a lane per key (fair-queue.ts), and each worker
+ * is sent two at a time (the one it runs and the next); as it answers one, the next sent is from the key that has had
+ * the least of the workers' time since it came. One key's burst waits behind itself, not in front of another key's
+ * search.
+ *
+ * Backpressure: the pool holds at most `queueLength` requests a worker, waiting and running; past it a request is
+ * refused at once (503 with Retry-After) instead of waiting without bound. A worker that dies is replaced (opening
+ * every generation served) and the requests sent to it are answered 503, never left waiting (those still waiting
+ * here go to the new one); so is a worker that holds requests and answers none for `stuckMs` (a search's time limit
+ * ends each search long before).
  *
  * One key's share (D105): a key may hold at most half of the pool's room (its workers' queues
  * together); past it its request is refused at once, 429 with Retry-After. The work share
@@ -24,14 +29,20 @@
  */
 import { workerUrl } from "../../files";
 import type { SearchWork } from "../../search";
-import { ApiError, ERRORS } from "../errors";
+import { ApiError, ERRORS, retryLater } from "../errors";
 import type { SearchPoolStats } from "../metrics";
 import type { Exchange } from "../pipeline";
 import { chargeElsewhere, outsideWork } from "../steps/keys";
+import { FairQueue } from "./fair-queue";
 import type { WorkerOpened, WorkerReply, WorkerRequest, WorkerTask } from "./messages";
 
-/** Requests one worker may hold (running and waiting) before it counts as full. */
+/** Requests the pool holds a worker (running and waiting) before it is full. */
 const QUEUE_LENGTH = 64;
+/**
+ * Requests sent to one worker at once: the one it runs and the next, so that it does not wait for the request thread
+ * between two; the rest wait in the fair queue, where another key's search can pass them.
+ */
+const SENT_PER_WORKER = 2;
 /** How long a worker holding requests may answer none before it is taken for stuck and replaced: a search ends within its time limit (D91), 100 ms by default. */
 const STUCK_MS = 30_000;
 /** What a refusal for a full pool says to wait, in seconds: searches take milliseconds, so the queues drain within one. */
@@ -40,7 +51,7 @@ const BUSY_RETRY_AFTER = 1;
 export interface SearchPoolOptions {
   /** Worker threads (at least 1). */
   workers: number;
-  /** Requests each worker may hold, at most (default 64). */
+  /** Requests the pool may hold a worker, waiting and running (default 64). */
   queueLength?: number;
   /** A search's time limit in the workers (D91), as the app's. */
   searchTimeoutMs?: number;
@@ -50,15 +61,24 @@ export interface SearchPoolOptions {
   logError?: (error: unknown) => void;
 }
 
-interface Waiting {
+/** A request for a worker, waiting in the fair queue and then sent to one. */
+interface Job {
+  job: number;
+  generation: number;
+  task: WorkerTask;
+  args: unknown;
+  /** The request's key id (its lane in the fair queue). */
+  key: string | undefined;
   resolve: (reply: WorkerReply) => void;
   reject: (error: Error) => void;
+  /** Stops listening for its client leaving (once sent to a worker, it runs to its end). */
+  unwatch?: () => void;
 }
 
 interface Slot {
   worker: Worker;
   /** Requests sent and not answered, by job number. */
-  pending: Map<number, Waiting>;
+  pending: Map<number, Job>;
   /** When it last answered, or was given a request while it held none (performance.now()). */
   heard: number;
 }
@@ -73,8 +93,8 @@ export class SearchPool {
   private jobs = 0;
   private readonly queueLength: number;
   private readonly counts = { answered: 0, missing: 0, refusals: 0, keyRefusals: 0, replaced: 0 };
-  /** Requests each key holds in the pool now (waiting or running), by key id. */
-  private readonly held = new Map<string, number>();
+  /** Requests not yet sent to a worker, a lane per key. */
+  private readonly queue = new FairQueue<Job>();
   private closed = false;
   private readonly watchdog: ReturnType<typeof setInterval>;
 
@@ -131,39 +151,39 @@ export class SearchPool {
   }
 
   /**
-   * Runs a task in the least loaded worker; refused with 503 at once when every queue is full,
-   * and with 429 when `key` (the request's key id) already holds half of the pool's room.
+   * Runs a task in a worker, in its key's turn (D106); refused with 503 at once when the pool is full, and with 429
+   * when `key` (the request's key id) already holds half of the pool's room (D105). If `signal` aborts (the client
+   * has gone) while the task still waits for a worker, it is taken out and never run: rejected with ClientGone (D108).
    */
-  run(generation: number, task: WorkerTask, args: unknown, key?: string): Promise<WorkerReply> {
-    let slot = this.slots[0]!;
-    for (const s of this.slots) if (s.pending.size < slot.pending.size) slot = s;
-    if (this.closed || slot.pending.size >= this.queueLength) {
+  run(generation: number, task: WorkerTask, args: unknown, key?: string, signal?: AbortSignal): Promise<WorkerReply> {
+    if (this.closed || this.held >= this.slots.length * this.queueLength) {
       this.counts.refusals++;
       return Promise.reject(busy());
     }
-    const held = key === undefined ? 0 : (this.held.get(key) ?? 0);
-    if (key !== undefined && held >= this.keyShare) {
+    if (key !== undefined && this.queue.held(key) >= this.keyShare) {
       this.counts.keyRefusals++;
       return Promise.reject(keyBusy(this.keyShare));
     }
-    const job = ++this.jobs;
-    if (!slot.pending.size) slot.heard = performance.now();
-    if (key !== undefined) this.held.set(key, held + 1);
+    if (signal?.aborted) return Promise.reject(new ClientGone());
     return new Promise<WorkerReply>((resolve, reject) => {
-      if (key === undefined) slot.pending.set(job, { resolve, reject });
-      else
-        slot.pending.set(job, {
-          resolve: (reply) => {
-            this.release(key);
-            resolve(reply);
-          },
-          reject: (error) => {
-            this.release(key);
-            reject(error);
-          },
-        });
-      this.post(slot, { kind: "run", job, generation, task, args });
+      const job: Job = { job: ++this.jobs, generation, task, args, key, resolve, reject };
+      if (signal) {
+        const gone = () => {
+          if (this.queue.remove(key, job)) reject(new ClientGone());
+        };
+        signal.addEventListener("abort", gone, { once: true });
+        job.unwatch = () => signal.removeEventListener("abort", gone);
+      }
+      this.queue.push(key, job);
+      this.send();
     });
+  }
+
+  /** Requests in the pool: waiting, and sent to a worker and not yet answered. */
+  private get held(): number {
+    let held = this.queue.waiting;
+    for (const slot of this.slots) held += slot.pending.size;
+    return held;
   }
 
   /** How many requests one key may hold in the pool: half its room, at least one. */
@@ -171,10 +191,20 @@ export class SearchPool {
     return Math.max(1, Math.floor((this.slots.length * this.queueLength) / 2));
   }
 
-  private release(key: string): void {
-    const held = (this.held.get(key) ?? 1) - 1;
-    if (held > 0) this.held.set(key, held);
-    else this.held.delete(key);
+  /** Sends waiting requests, each key in its turn, to the workers holding fewer than they may. */
+  private send(): void {
+    for (;;) {
+      let slot = this.slots[0]!;
+      for (const s of this.slots) if (s.pending.size < slot.pending.size) slot = s;
+      if (slot.pending.size >= SENT_PER_WORKER) return;
+      const next = this.queue.next();
+      if (!next) return;
+      const job = next.item;
+      job.unwatch?.();
+      if (!slot.pending.size) slot.heard = performance.now();
+      slot.pending.set(job.job, job);
+      this.post(slot, { kind: "run", job: job.job, generation: job.generation, task: job.task, args: job.args });
+    }
   }
 
   /** Stops worker `index` as a crash would: its requests are answered 503 and a new worker takes its place (tests, drills). */
@@ -189,9 +219,7 @@ export class SearchPool {
   }
 
   stats(): SearchPoolStats {
-    let pending = 0;
-    for (const slot of this.slots) pending += slot.pending.size;
-    return { workers: this.slots.length, pending, ...this.counts, generations: this.open.size };
+    return { workers: this.slots.length, pending: this.held, ...this.counts, generations: this.open.size };
   }
 
   /** Stops every worker; requests still waiting are answered 503. */
@@ -204,6 +232,7 @@ export class SearchPool {
       slot.worker.terminate();
       this.fail(slot, "the server is stopping");
     }
+    for (const job of this.queue.drain()) job.reject(stopped("the server is stopping"));
   }
 
   private start(): Slot {
@@ -213,12 +242,14 @@ export class SearchPool {
       const reply = event.data;
       slot.heard = performance.now();
       if ("opened" in reply) return this.opened(worker, reply.opened);
-      const waiting = slot.pending.get(reply.job);
-      if (!waiting) return;
+      const job = slot.pending.get(reply.job);
+      if (!job) return;
       slot.pending.delete(reply.job);
+      this.queue.done(job.key, reply.ms);
       this.counts.answered++;
       if ("missing" in reply) this.counts.missing++;
-      waiting.resolve(reply);
+      job.resolve(reply);
+      this.send();
     };
     worker.onerror = (event) => {
       event.preventDefault();
@@ -247,12 +278,17 @@ export class SearchPool {
     this.fail(slot, "the search worker answering it stopped");
     // Those waiting for a generation to be open now wait for the new worker instead.
     for (const generation of [...this.opening.keys()]) this.settleOpening(generation);
+    this.send();
   }
 
+  /** The requests sent to a worker that is gone are answered 503 (their keys' lanes charged nothing: no answer said what they cost). */
   private fail(slot: Slot, why: string): void {
-    const waiting = [...slot.pending.values()];
+    const sent = [...slot.pending.values()];
     slot.pending.clear();
-    for (const w of waiting) w.reject(unavailable(`This search could not be answered (${why}); nothing was charged.`));
+    for (const job of sent) {
+      this.queue.done(job.key, 0);
+      job.reject(stopped(why));
+    }
   }
 }
 
@@ -276,7 +312,14 @@ export class PoolGeneration {
    * worker is not.
    */
   async answer(task: "search" | "lucky", args: unknown, x: Exchange, here: () => unknown): Promise<Response> {
-    const reply = await this.ask(task, args, x);
+    let reply: WorkerReply;
+    try {
+      reply = await this.ask(task, args, x, x.request.signal);
+    } catch (error) {
+      // Nobody to answer, nothing charged (as the PDF route's client that leaves while its PDF waits).
+      if (error instanceof ClientGone) return new Response(null, { status: 499 });
+      throw error;
+    }
     if ("json" in reply) return new Response(reply.json, { headers: JSON_HEADERS });
     if ("missing" in reply) return new Response(JSON.stringify(here()), { headers: JSON_HEADERS });
     throw new Error("a search worker answered a route with a tool's answer");
@@ -295,8 +338,8 @@ export class PoolGeneration {
     this.pool.close(this.generation);
   }
 
-  private async ask(task: WorkerTask, args: unknown, x: Exchange | undefined) {
-    const asked = this.pool.run(this.generation, task, args, x?.grant?.key.record.id);
+  private async ask(task: WorkerTask, args: unknown, x: Exchange | undefined, signal?: AbortSignal) {
+    const asked = this.pool.run(this.generation, task, args, x?.grant?.key.record.id, signal);
     const reply = x ? await outsideWork(x, asked) : await asked;
     if (x) chargeElsewhere(x, reply.ms);
     for (const work of reply.work) this.watch(work);
@@ -309,32 +352,34 @@ export class PoolGeneration {
   }
 }
 
+/** A request's client left while the request waited for a worker: it was taken out, not run (D108). */
+export class ClientGone extends Error {
+  constructor() {
+    super("the client has gone");
+    this.name = "ClientGone";
+  }
+}
+
 /** What Elysia sends with a route's object answer (the answers must not differ with the pool). */
 const JSON_HEADERS = { "content-type": "application/json" };
 
-function unavailable(message: string, retryAfter = BUSY_RETRY_AFTER): ApiError {
-  const row = ERRORS.serviceUnavailable;
-  return new ApiError(
-    row.status,
-    row.code,
-    message,
-    undefined,
-    { retry_after: retryAfter },
-    { "retry-after": String(retryAfter) },
-  );
-}
-
-const keyBusy = (share: number) => {
-  const row = ERRORS.rateLimitExceeded;
-  return new ApiError(
-    row.status,
-    row.code,
+const keyBusy = (share: number) =>
+  retryLater(
+    ERRORS.rateLimitExceeded,
+    BUSY_RETRY_AFTER,
     `This key already has ${share} searches waiting in the search workers, half of their room; nothing was charged. Retry after ${BUSY_RETRY_AFTER} s.`,
-    undefined,
-    { retry_after: BUSY_RETRY_AFTER },
-    { "retry-after": String(BUSY_RETRY_AFTER) },
   );
-};
+
+const stopped = (why: string) =>
+  retryLater(
+    ERRORS.serviceUnavailable,
+    BUSY_RETRY_AFTER,
+    `This search could not be answered (${why}); nothing was charged.`,
+  );
 
 const busy = () =>
-  unavailable(`Every search worker is busy; nothing was charged. Retry after ${BUSY_RETRY_AFTER} s.`, BUSY_RETRY_AFTER);
+  retryLater(
+    ERRORS.serviceUnavailable,
+    BUSY_RETRY_AFTER,
+    `Every search worker is busy; nothing was charged. Retry after ${BUSY_RETRY_AFTER} s.`,
+  );

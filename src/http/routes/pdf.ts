@@ -6,7 +6,7 @@ import { COST } from "../../access";
 import { articleKey, PdfAbortedError, PdfBusyError, type PdfArticle, type PdfRenderService } from "../../pdf";
 import type { ApiContext } from "../context";
 import { alsoAt, described, KEY_ERRORS, KEYED, NOT_MODIFIED, PDF_HEADERS, RETRY_HEADERS } from "../docs";
-import { ApiError, apiError, errorBody, ERRORS, parameterError } from "../errors";
+import { apiError, errorBody, ERRORS, parameterError, retryLater } from "../errors";
 import { route } from "../params";
 import { ErrorBody, MAX_INTEGER, PdfParams, UnavailableBody } from "../schemas";
 import { notModified, REVALIDATE, wantsNotModified } from "../steps/conditional";
@@ -149,18 +149,12 @@ function pdfEtag(article: PdfArticle): string {
 }
 
 /** The renderer's queue is full: 503, with when to come back; nothing is charged. */
-function busy(retryAfter: number): ApiError {
-  const row = ERRORS.serviceUnavailable;
-  const message = `Too many PDFs are being rendered; nothing was charged. Retry after ${retryAfter} s.`;
-  return new ApiError(
-    row.status,
-    row.code,
-    message,
-    undefined,
-    { retry_after: retryAfter },
-    { "retry-after": String(retryAfter) },
+const busy = (retryAfter: number) =>
+  retryLater(
+    ERRORS.serviceUnavailable,
+    retryAfter,
+    `Too many PDFs are being rendered; nothing was charged. Retry after ${retryAfter} s.`,
   );
-}
 
 /** An answer for a client that has gone (499, as nginx logs it): never delivered, never charged. */
 const gone = () => new Response(null, { status: 499 });
