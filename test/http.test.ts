@@ -336,7 +336,7 @@ describe("GET /v1/search", () => {
     expect(isInt(body.estimatedTotalHits)).toBe(true);
     expectAttribution(body.attribution);
     expect(body.attribution.attribution_notice).toContain("Each result links to its source");
-    const expected = engine.search("albedo of snow", { limit: 20 });
+    const expected = engine.search("albedo of snow", { limit: 20, budgetMs: Infinity });
     expect(body.hits.map((h: Json) => h.id)).toEqual(expected.hits.map((h) => `${h.page.pageId}_${h.chunk}`));
     expect(body.estimatedTotalHits).toBe(expected.estimatedTotalHits);
     expect(body.hits.length).toBe(20);
