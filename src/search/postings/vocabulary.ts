@@ -10,10 +10,8 @@
  * unit), computing the same banded rows of the optimal string alignment distance as a walk of
  * MiniSearch's radix tree did, so that they find the same keys at the same distances.
  */
-import { groupEnd, runSkips } from "./trie-runs";
-
-/** The longest query walked with bit masks (typoTermsByMasks): its letters and the empty prefix fit 31 bits. */
-const MASKS_UP_TO = 30;
+import { runSkips } from "./trie-runs";
+import { MASKS_UP_TO, type TrieKeys, walkByMasks, walkByRows } from "./typo-walk";
 
 export interface VocabularyData {
   /** Every key's UTF-16 code units, key after key in sorted order. */
@@ -125,152 +123,19 @@ export class Vocabulary {
     else this.typoTermsByRows(query, max, found);
   }
 
-  /**
-   * typoTerms() for a query of at most MASKS_UP_TO code units and 2 typos: the same walk, each
-   * row kept as bit masks, one for each number of typos (bit i: the query's first i letters
-   * align with the key's so far with that many typos or fewer), stepped by a letter in a few
-   * word operations (the Levenshtein automaton simulated bit-parallel, as Wu and Manber's agrep
-   * and Baeza-Yates and Navarro's NFA do; a swap from the masks two letters up). D125.
-   */
+  /** typoTerms() by bit masks (D125): a query of at most MASKS_UP_TO code units, 2 typos at most. */
   typoTermsByMasks(query: string, max: number, found: (term: number, distance: number) => void): void {
-    const { chars, starts } = this;
-    const m = query.length;
-    const whole = 2 ** (m + 1) - 1;
-    const end = 1 << m;
-    const letters = (this.letterMasks ??= new Int32Array(65536));
-    for (let j = 1; j <= m; j++) letters[query.charCodeAt(j - 1)]! |= 1 << j;
-    const letterEnd = firstLetterUnits(query);
-    const skips = this.typoRuns();
-    const depthLimit = m + max;
-    /** The fewest typos, up to `limit`, with which the key so far is the query: -1 when more. */
-    const distance = (r0: number, r1: number, r2: number, limit: number): number =>
-      r0 & end ? 0 : limit >= 1 && r1 & end ? 1 : limit >= 2 && r2 & end ? 2 : -1;
-    // r0..r2: the masks at `depth`; s0, s1: at depth - 1; last: the mask of the key's letter at depth.
-    const walk = (
-      lo: number,
-      hi: number,
-      depth: number,
-      limit: number,
-      extra: number,
-      r0: number,
-      r1: number,
-      r2: number,
-      s0: number,
-      s1: number,
-      last: number,
-    ): void => {
-      if (starts[lo + 1]! - starts[lo]! === depth) {
-        // A key shorter than the query's first letter (the empty one) has not that letter either.
-        if (depth < letterEnd && !extra) {
-          const d = max > 1 ? distance(r0, r1, r2, max - 1) : -1;
-          if (d >= 0) found(lo, d + 1);
-        } else {
-          const d = distance(r0, r1, r2, limit);
-          if (d >= 0) found(lo, d + extra);
-        }
-        lo++;
-      }
-      if (depth >= depthLimit) return;
-      const first = lo;
-      const r = depth + 1;
-      while (lo < hi) {
-        const k = chars[starts[lo]! + depth]!;
-        const skip = lo > first ? skips[lo]! : 0;
-        const next = skip
-          ? lo + skip
-          : chars[starts[hi - 1]! + depth] === k
-            ? hi
-            : groupEnd(chars, starts, lo, hi, depth, k);
-        const b = letters[k]!;
-        // A letter matched, inserted, replaced or (one typo more) a query letter left out; or two swapped.
-        const n0 = (r0 << 1) & b;
-        const n1 = (((r1 << 1) & b) | r0 | (r0 << 1) | (n0 << 1) | ((s0 << 2) & (b << 1) & last)) & whole;
-        const n2 = max > 1 ? (((r2 << 1) & b) | r1 | (r1 << 1) | (n1 << 1) | ((s1 << 2) & (b << 1) & last)) & whole : 0;
-        if (r > letterEnd || extra || k === query.charCodeAt(r - 1)) {
-          if ((limit === 0 ? n0 : limit === 1 ? n1 : n2) !== 0) walk(lo, next, r, limit, extra, n0, n1, n2, r0, r1, b);
-        } else if (max > 1 && (max === 2 ? n1 : n0) !== 0) walk(lo, next, r, max - 1, 1, n0, n1, n2, r0, r1, b);
-        lo = next;
-      }
-    };
-    try {
-      if (this.size) walk(0, this.size, 0, max, 0, 1, 3 & whole, 7 & whole, 0, 0, 0);
-    } finally {
-      for (let j = 1; j <= m; j++) letters[query.charCodeAt(j - 1)] = 0;
-    }
+    this.letterMasks ??= new Int32Array(65536);
+    walkByMasks(this.trieKeys(), this.letterMasks, query, max, found);
   }
 
-  /** typoTerms() with the rows of the distance matrix computed cell by cell: any length, any number of typos. */
+  /** typoTerms() by rows of the distance matrix, cell by cell: any length, any number of typos. */
   typoTermsByRows(query: string, max: number, found: (term: number, distance: number) => void): void {
-    const { chars, starts } = this;
-    const m = query.length;
-    const width = m + 1;
-    const depthLimit = m + max;
-    // Scratch rows, query and key letters, zeroed as new arrays would be (typo lookups run at every search).
-    const rows = this.scratch(0, (depthLimit + 1) * width);
-    for (let j = 0; j <= m; j++) rows[j] = j;
-    const q = this.scratch(1, m + 1);
-    for (let j = 1; j <= m; j++) q[j] = query.charCodeAt(j - 1);
-    // The key's letters so far, from index 1.
-    const key = this.scratch(2, depthLimit + 1);
-    const skips = this.typoRuns();
-    // Keys lo..hi-1 share their first `depth` code units, whose rows are computed.
-    // The code units that hold the query's first letter: its own, or a non-ASCII letter's two
-    // bucket characters and its own (analyze.ts, indexKey).
-    const letterEnd = firstLetterUnits(query);
-    // `limit`: the typos left to the branch; `extra`: what its first letter adds to a distance.
-    const walk = (lo: number, hi: number, depth: number, limit: number, extra: number): void => {
-      if (starts[lo + 1]! - starts[lo]! === depth) {
-        const d = rows[depth * width + m]!;
-        // A key shorter than the query's first letter (the empty one) has not that letter either.
-        if (depth < letterEnd && !extra) {
-          if (max > 1 && d <= max - 1) found(lo, d + 1);
-        } else if (Math.abs(depth - m) <= limit && d <= limit) found(lo, d + extra);
-        lo++;
-      }
-      if (depth >= depthLimit) return;
-      // The first child's run is searched for; each later one's is read from skips.
-      const first = lo;
-      const r = depth + 1;
-      const row = r * width;
-      const above = row - width;
-      // Only the band of columns within max of the diagonal can hold max or less: the rest is
-      // not computed, and a sentinel either side stands for it.
-      const bandLo = r > max ? r - max : 1;
-      const bandHi = Math.min(r + max, m);
-      while (lo < hi) {
-        // Every key left is longer than depth: the shortest sorts first.
-        const k = chars[starts[lo]! + depth]!;
-        const skip = lo > first ? skips[lo]! : 0;
-        const end = skip
-          ? lo + skip
-          : chars[starts[hi - 1]! + depth] === k
-            ? hi
-            : groupEnd(chars, starts, lo, hi, depth, k);
-        key[r] = k;
-        rows[row] = r;
-        let least = r;
-        if (bandLo > 1) rows[row + bandLo - 1] = max + 1;
-        if (bandHi < m) rows[row + bandHi + 1] = max + 1;
-        for (let j = bandLo; j <= bandHi; j++) {
-          let d = rows[above + j - 1]! + (k === q[j] ? 0 : 1);
-          const del = rows[above + j]! + 1;
-          if (del < d) d = del;
-          const ins = rows[row + j - 1]! + 1;
-          if (ins < d) d = ins;
-          if (r > 1 && j > 1 && k === q[j - 1] && key[r - 1] === q[j]) {
-            const swap = rows[above - width + j - 2]! + 1;
-            if (swap < d) d = swap;
-          }
-          rows[row + j] = d;
-          if (d < least) least = d;
-        }
-        if (r > letterEnd || extra || k === q[r]) {
-          if (least <= limit) walk(lo, end, r, limit, extra);
-        } else if (max > 1 && least <= max - 1) walk(lo, end, r, max - 1, 1);
-        lo = end;
-      }
-    };
-    if (this.size) walk(0, this.size, 0, max, 0);
+    walkByRows(this.trieKeys(), (k, n) => this.scratch(k, n), query, max, found);
+  }
+
+  private trieKeys(): TrieKeys {
+    return { chars: this.chars, starts: this.starts, size: this.size, skips: this.typoRuns() };
   }
 
   /** Each code unit's bit mask of where the query being walked holds it (typoTermsByMasks): zero between walks. */
@@ -324,16 +189,6 @@ export class Vocabulary {
     for (let i = 0; i < prefix.length; i++) if (this.chars[s + i] !== prefix.charCodeAt(i)) return false;
     return true;
   }
-}
-
-/**
- * The code units that hold a query's first letter: its own, or a non-ASCII letter's two bucket
- * characters and its own (analyze.ts, indexKey).
- */
-function firstLetterUnits(query: string): number {
-  const m = query.length;
-  const second = query.charCodeAt(1);
-  return Math.min(m, m > 2 && query.charCodeAt(0) >= 0xe000 && second >= 0xe800 && second < 0xe820 ? 3 : 1);
 }
 
 function decode(chars: Uint16Array, from: number, to: number): string {
