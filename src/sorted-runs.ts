@@ -2,13 +2,13 @@
  * Records taken in any order and given back sorted, in bounded memory, as the index build
  * does with its postings: held in columns until a budget is reached, then sorted and written
  * to a temporary file as a run; at the end the runs are merged. A record is a few numbers and
- * a few UTF-8 strings; records are ordered by their first `keyFields` numbers, then in the
- * order they were pushed. A build's page rows go through one: held whole, they grew with the
+ * a few UTF-8 strings; records are ordered by their first `keyFields` numbers, then (with
+ * `stringKey`) by their first string in JS string order, then in the order they were pushed. A build's page rows go through one: held whole, they grew with the
  * pages (English Wikipedia has about 7 million) until the build's end.
  */
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { Growable, StringColumn } from "./columns";
+import { compareUtf8AsStrings, Growable, StoredStrings, StringColumn } from "./columns";
 
 /** A record as drain() gives it: valid until the next one. */
 export interface SortedRecord {
@@ -24,6 +24,8 @@ export interface SortedRunsOptions {
   strings: number;
   /** Records are ordered by their first keyFields numbers (then as pushed). */
   keyFields: number;
+  /** Then by their first string, in JS string order (as `a < b` orders the strings). */
+  stringKey?: boolean;
   /** Bytes the records held in memory may take before they are sorted and written as a run. */
   budgetBytes: number;
 }
@@ -113,14 +115,15 @@ export class SortedRuns {
 
   /** The records held, their indexes sorted by key, then as pushed. */
   private order(): Uint32Array {
-    const { numbers: n, keyFields } = this.options;
+    const { numbers: n, strings: s, keyFields, stringKey } = this.options;
     const values = this.numbers.view();
+    const keys = stringKey ? new StoredStrings(this.strings.blob(), this.strings.ends.view()) : undefined;
     return Uint32Array.from({ length: this.count }, (_, i) => i).sort((a, b) => {
       for (let k = 0; k < keyFields; k++) {
         const d = values[a * n + k]! - values[b * n + k]!;
         if (d) return d;
       }
-      return a - b;
+      return keys?.compareAsStrings(a * s, b * s) || a - b;
     });
   }
 
@@ -143,11 +146,12 @@ export class SortedRuns {
 
   /** The runs merged: at each step the least record of any run's head (of equal keys, the earlier run's). */
   private *merged(): Generator<SortedRecord> {
-    const { numbers: n, strings: s, keyFields } = this.options;
+    const { numbers: n, strings: s, keyFields, stringKey } = this.options;
     const heads = this.runs.map((path, rank) => new RunReader(path, rank, n, s));
     const less = (a: RunReader, b: RunReader): boolean => {
       for (let k = 0; k < keyFields; k++) if (a.numbers[k] !== b.numbers[k]) return a.numbers[k]! < b.numbers[k]!;
-      return a.rank < b.rank;
+      const d = stringKey ? compareUtf8AsStrings(a.string(0), b.string(0)) : 0;
+      return d ? d < 0 : a.rank < b.rank;
     };
     try {
       const heap = heads.filter((h) => h.next());

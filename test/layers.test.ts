@@ -21,7 +21,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   "invocation.ts": [],
   /** Declarations only: files imported `with { type: "file" }` are their paths. */
   "assets.d.ts": [],
-  ingest: ["errors.ts", "files.ts", "scripts.ts", "columns.ts"],
+  ingest: ["errors.ts", "files.ts", "scripts.ts", "columns.ts", "sorted-runs.ts"],
   snapshot: ["errors.ts", "invocation.ts", "files.ts", "columns.ts", "sorted-runs.ts"],
   search: ["errors.ts", "invocation.ts", "snapshot", "files.ts", "scripts.ts"],
   build: ["errors.ts", "invocation.ts", "ingest", "snapshot", "search", "files.ts"],

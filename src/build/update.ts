@@ -17,8 +17,7 @@ import { basename, dirname } from "node:path";
 import { mkdirSync } from "node:fs";
 import {
   canonicalTitle,
-  ClaimedRedirects,
-  ClaimTable,
+  RedirectColumns,
   DumpError,
   ingest,
   modifications,
@@ -136,18 +135,17 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
   try {
     const arrivals: { pageId: number; revId: number }[] = [];
     let newChunks = 0;
-    const claims = new ClaimTable();
     const empty: IngestResult = {
       wiki,
       articles: [],
       redirects: [],
       kept: { pageIds: new Uint32Array(0), revIds: new Float64Array(0) },
-      redirectList: new ClaimedRedirects(claims, new Uint32Array(0)),
+      redirectList: new RedirectColumns(),
       sources: [],
       truncated: false,
       failures: [],
       wikitextChars: 0,
-      claims,
+      claims: [],
       redirectPageIds: [],
     };
     const result = o.dumps.length
@@ -274,6 +272,8 @@ async function ingestDumps(
       workers: o.workers,
       onProgress: o.onProgress,
       onArticle: add,
+      spillDir: dirname(o.out),
+      listClaims: true,
     });
   } catch (err) {
     if (err instanceof DumpError && err.damaged) {
