@@ -24,7 +24,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   ingest: ["errors.ts", "files.ts", "scripts.ts", "columns.ts", "sorted-runs.ts"],
   snapshot: ["errors.ts", "invocation.ts", "files.ts", "columns.ts", "sorted-runs.ts"],
   search: ["errors.ts", "invocation.ts", "snapshot", "files.ts", "scripts.ts"],
-  build: ["errors.ts", "invocation.ts", "ingest", "snapshot", "search", "files.ts"],
+  build: ["errors.ts", "invocation.ts", "ingest", "snapshot", "search", "files.ts", "sorted-runs.ts"],
   access: ["errors.ts", "invocation.ts", "files.ts"],
   pdf: ["errors.ts", "files.ts", "scripts.ts"],
   http: ["errors.ts", "invocation.ts", "snapshot", "search", "access", "pdf", "files.ts", "scripts.ts"],

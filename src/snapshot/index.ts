@@ -12,7 +12,7 @@ export type {
   SourceReport,
   Wiki,
 } from "./format";
-export { openSnapshot, readSnapshotMeta, type Snapshot } from "./read";
+export { eachRedirect, openSnapshot, readSnapshotMeta, type Snapshot } from "./read";
 export { SnapshotWriter, type PageInput } from "./write";
 export { format1Modifications, readFormat1 } from "./format1";
 export { Growable, lowerBound, StoredStrings, StringColumn, viewOf } from "../columns";
