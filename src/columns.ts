@@ -60,6 +60,11 @@ export class StringColumn {
   get length(): number {
     return this.ends.length;
   }
+  /** Empties the column, keeping its room (for the next batch). */
+  clear(): void {
+    this.used = 0;
+    this.ends.length = 0;
+  }
   /** Room for `bytes` more bytes. */
   private reserve(bytes: number): void {
     const need = this.used + bytes;

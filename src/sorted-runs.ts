@@ -30,13 +30,25 @@ export interface SortedRunsOptions {
   budgetBytes: number;
 }
 
+/** A run's write buffer, and each run's read buffer in the merge (grown for a longer record). */
 const IO_BYTES = 1 << 20;
+const READ_BYTES = 256 << 10;
+
+let handled = 0;
+/**
+ * A young collection every 64K records pushed or read: each leaves a few views and arrays
+ * behind, which the collector, left alone, let pile up to several hundred MB at a million
+ * pages (more than the records held).
+ */
+function collectNow(): void {
+  if ((++handled & 0xffff) === 0) Bun.gc(false);
+}
 
 export class SortedRuns {
   private readonly dir: string;
   private readonly runs: string[] = [];
-  private numbers = new Growable(Float64Array);
-  private strings = new StringColumn();
+  private readonly numbers = new Growable(Float64Array);
+  private readonly strings = new StringColumn();
   private readonly encoder = new TextEncoder();
   private scratch = new Uint8Array(256);
   private count = 0;
@@ -59,6 +71,7 @@ export class SortedRuns {
     }
     this.count++;
     if (this.heldBytes() >= this.options.budgetBytes) this.spill();
+    collectNow();
   }
 
   /**
@@ -67,12 +80,11 @@ export class SortedRuns {
    */
   *drain(): Generator<SortedRecord> {
     try {
-      if (!this.runs.length) {
-        yield* this.held();
-        return;
+      const records = this.runs.length ? (this.spill(), this.merged()) : this.held();
+      for (const record of records) {
+        yield record;
+        collectNow();
       }
-      this.spill();
-      yield* this.merged();
     } finally {
       this.close();
     }
@@ -107,7 +119,7 @@ export class SortedRuns {
       },
     };
     for (const i of this.order()) {
-      record.numbers.set(values.subarray(i * n, i * n + n));
+      for (let k = 0; k < n; k++) record.numbers[k] = values[i * n + k]!;
       record.at = i;
       yield record;
     }
@@ -132,15 +144,20 @@ export class SortedRuns {
     if (!this.count) return;
     const path = join(this.dir, `run-${this.runs.length}`);
     const out = new RunWriter(path);
-    const { strings } = this.options;
-    for (const record of this.held()) {
-      out.numbers(record.numbers);
-      for (let k = 0; k < strings; k++) out.bytes(record.string(k));
+    const { numbers: n, strings: s } = this.options;
+    const values = this.numbers.view();
+    const blob = this.strings.blob();
+    const ends = this.strings.ends.view();
+    // Copied from the columns by offset: a view a record (several a record, millions of records) would be garbage to collect.
+    for (const i of this.order()) {
+      out.numbers(values, i * n, n);
+      for (let j = i * s; j < i * s + s; j++) out.bytes(blob, j ? ends[j - 1]! : 0, ends[j]!);
     }
     out.close();
     this.runs.push(path);
-    this.numbers = new Growable(Float64Array);
-    this.strings = new StringColumn();
+    // The room is kept for the next run: new columns each run left the old ones to a full collection.
+    this.numbers.length = 0;
+    this.strings.clear();
     this.count = 0;
   }
 
@@ -191,24 +208,26 @@ class RunWriter {
   constructor(private readonly path: string) {
     this.fd = openSync(path, "w");
   }
-  numbers(values: Float64Array): void {
-    this.room(values.length * 8);
-    for (const v of values) {
-      this.view.setFloat64(this.used, v, true);
+  /** Values[from, from + n). */
+  numbers(values: Float64Array, from: number, n: number): void {
+    this.room(n * 8);
+    for (let k = from; k < from + n; k++) {
+      this.view.setFloat64(this.used, values[k]!, true);
       this.used += 8;
     }
   }
-  bytes(bytes: Uint8Array): void {
+  /** A string's bytes, blob[start, end). */
+  bytes(blob: Uint8Array, start: number, end: number): void {
     this.room(4);
-    this.view.setUint32(this.used, bytes.length, true);
+    this.view.setUint32(this.used, end - start, true);
     this.used += 4;
-    if (bytes.length > this.buffer.length - this.used) {
+    if (end - start > this.buffer.length - this.used) {
       this.flush();
-      this.write(bytes);
+      this.write(blob.subarray(start, end));
       return;
     }
-    this.buffer.set(bytes, this.used);
-    this.used += bytes.length;
+    const buffer = this.buffer;
+    for (let at = start; at < end; at++) buffer[this.used++] = blob[at]!;
   }
   close(): void {
     this.flush();
@@ -234,7 +253,7 @@ class RunWriter {
 class RunReader implements SortedRecord {
   readonly numbers: Float64Array;
   private readonly fd: number;
-  private buffer = new Uint8Array(IO_BYTES);
+  private buffer = new Uint8Array(READ_BYTES);
   private view = new DataView(this.buffer.buffer);
   /** Bytes of the buffer read from the file; where reading goes on; where the current record starts. */
   private filled = 0;
