@@ -80,7 +80,8 @@ export class SortedRuns {
    */
   *drain(): Generator<SortedRecord> {
     try {
-      const records = this.runs.length ? (this.spill(), this.merged()) : this.held();
+      if (this.runs.length) this.spill();
+      const records = this.runs.length ? this.merged() : this.held();
       for (const record of records) {
         yield record;
         collectNow();
