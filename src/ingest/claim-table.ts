@@ -42,12 +42,12 @@ const ARTICLE = 0;
 const REDIRECT = 1;
 
 export class ClaimTable {
-  private readonly ids = new Growable(Uint32Array);
-  private readonly revs = new Growable(Float64Array);
-  private readonly times = new Growable(Float64Array);
-  private readonly kinds = new Growable(Uint8Array);
+  private ids = new Growable(Uint32Array);
+  private revs = new Growable(Float64Array);
+  private times = new Growable(Float64Array);
+  private kinds = new Growable(Uint8Array);
   /** 1 when the row's article was converted (kept or streamed); its claim's rows only. */
-  private readonly converted = new Growable(Uint8Array);
+  private converted = new Growable(Uint8Array);
   /** Each claim's [row], [title, target]: by row, then as written. */
   private readonly strings: SortedRuns;
   /** Open addressing by page id: row + 1 in each used slot, 0 in a free one; kept at most half full. */
@@ -120,7 +120,7 @@ export class ClaimTable {
 
   /**
    * Every row's claim as it stands (the last set), in row order, with its strings: once (the
-   * runs are removed as they are read, also when the loop is left early).
+   * runs are removed as they are read, also when the loop is left early; the table is empty after).
    */
   *standing(): Generator<StandingClaim> {
     let title = new Uint8Array(256);
@@ -158,6 +158,18 @@ export class ClaimTable {
       fill(row);
     }
     if (claim.row >= 0) yield claim;
+    this.release();
+  }
+
+  /** Lets the columns go once read: what follows the read (the titles' sort, the redirects kept) is not to add to them. */
+  private release(): void {
+    this.ids = new Growable(Uint32Array);
+    this.revs = new Growable(Float64Array);
+    this.times = new Growable(Float64Array);
+    this.kinds = new Growable(Uint8Array);
+    this.converted = new Growable(Uint8Array);
+    this.slots = new Int32Array(1024);
+    this.shift = 22;
   }
 
   /** Removes the strings' runs (after a failure; standing() removes them once read). */
@@ -190,7 +202,7 @@ export class ClaimTable {
  */
 export class RedirectColumns {
   private readonly strings = new StringColumn();
-  private readonly ids = new Growable(Uint32Array);
+  private ids = new Growable(Uint32Array);
   private stored: StoredStrings | undefined;
   get length(): number {
     return this.ids.length;
