@@ -42,9 +42,14 @@ export class Growable<T extends Typed> {
 /** UTF-8 strings end to end, with their end offsets. */
 export class StringColumn {
   private readonly encoder = new TextEncoder();
-  private bytes = new Uint8Array(1 << 16);
+  private bytes: Uint8Array;
   private used = 0;
-  readonly ends = new Growable(Uint32Array);
+  readonly ends: Growable<Uint32Array>;
+  /** Room for `bytes` bytes of `count` strings to begin with (a column sized exactly never grows). */
+  constructor(bytes = 1 << 16, count = 1024) {
+    this.bytes = new Uint8Array(bytes);
+    this.ends = new Growable(Uint32Array, count);
+  }
   push(s: string): void {
     this.reserve(s.length * 3);
     this.used += this.encoder.encodeInto(s, this.bytes.subarray(this.used)).written;
