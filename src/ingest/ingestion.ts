@@ -33,9 +33,8 @@ class Ingestion {
   private readonly limit: number;
   /**
    * Each page id's claim; a claim's row is marked converted when its article is kept in
-   * `articles` or streamed to onArticle (a streamed page's claim holds the rest: revision,
-   * title, time; not a copy of the article, which at millions of pages was the largest share
-   * of what a build held per page until its end).
+   * `articles` or streamed to onArticle (a streamed page's claim holds its id, revision and
+   * time; its title is in the claims' runs on disk, D114).
    */
   private readonly claims: ClaimTable;
   private readonly articles = new Map<number, Article>();
