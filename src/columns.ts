@@ -42,9 +42,14 @@ export class Growable<T extends Typed> {
 /** UTF-8 strings end to end, with their end offsets. */
 export class StringColumn {
   private readonly encoder = new TextEncoder();
-  private bytes = new Uint8Array(1 << 16);
+  private bytes: Uint8Array;
   private used = 0;
-  readonly ends = new Growable(Uint32Array);
+  readonly ends: Growable<Uint32Array>;
+  /** Room for `bytes` bytes of `count` strings to begin with (a column sized exactly never grows). */
+  constructor(bytes = 1 << 16, count = 1024) {
+    this.bytes = new Uint8Array(bytes);
+    this.ends = new Growable(Uint32Array, count);
+  }
   push(s: string): void {
     this.reserve(s.length * 3);
     this.used += this.encoder.encodeInto(s, this.bytes.subarray(this.used)).written;
@@ -59,6 +64,11 @@ export class StringColumn {
   }
   get length(): number {
     return this.ends.length;
+  }
+  /** Empties the column, keeping its room (for the next batch). */
+  clear(): void {
+    this.used = 0;
+    this.ends.length = 0;
   }
   /** Room for `bytes` more bytes. */
   private reserve(bytes: number): void {
@@ -109,32 +119,19 @@ export class StoredStrings {
    * of stored titles this way.
    */
   compareAsStrings(i: number, j: number, other: StoredStrings = this): number {
-    const blob = this.blob;
-    const otherBlob = other.blob;
-    let a = this.textStart(i);
-    let b = other.textStart(j);
-    const aEnd = this.ends[i]!;
-    const bEnd = other.ends[j]!;
-    while (a < aEnd && b < bEnd) {
-      if (blob[a] === otherBlob[b] && blob[a]! < 0x80) {
-        a++;
-        b++;
-        continue;
-      }
-      const x = codePointAt(blob, a);
-      const y = codePointAt(otherBlob, b);
-      if (x !== y) return firstUnit(x) - firstUnit(y) || x - y;
-      a += utf8Length(x);
-      b += utf8Length(y);
-    }
-    return (a < aEnd ? 1 : 0) - (b < bEnd ? 1 : 0);
+    return compareUtf8Spans(
+      this.blob,
+      this.textStart(i),
+      this.ends[i]!,
+      other.blob,
+      other.textStart(j),
+      other.ends[j]!,
+    );
   }
 
   /** Where string i's text starts: past a leading BOM, which at() drops. */
   private textStart(i: number): number {
-    const blob = this.blob;
-    const at = i ? this.ends[i - 1]! : 0;
-    return this.ends[i]! - at >= 3 && blob[at] === 0xef && blob[at + 1] === 0xbb && blob[at + 2] === 0xbf ? at + 3 : at;
+    return textStart(this.blob, i ? this.ends[i - 1]! : 0, this.ends[i]!);
   }
 
   /**
@@ -162,6 +159,42 @@ export class StoredStrings {
     }
     return k - key.length;
   }
+}
+
+/**
+ * Two strings' UTF-8 bytes in JS string order (UTF-16 code units), as `a < b` orders the
+ * strings (a leading BOM skipped, as StoredStrings.compareAsStrings does): negative, 0 or positive.
+ */
+export function compareUtf8AsStrings(a: Uint8Array, b: Uint8Array): number {
+  return compareUtf8Spans(a, textStart(a, 0, a.length), a.length, b, textStart(b, 0, b.length), b.length);
+}
+
+/** Where a string's text starts within blob[at, end): past a leading BOM, which decoding drops. */
+function textStart(blob: Uint8Array, at: number, end: number): number {
+  return end - at >= 3 && blob[at] === 0xef && blob[at + 1] === 0xbb && blob[at + 2] === 0xbf ? at + 3 : at;
+}
+
+function compareUtf8Spans(
+  blob: Uint8Array,
+  a: number,
+  aEnd: number,
+  otherBlob: Uint8Array,
+  b: number,
+  bEnd: number,
+): number {
+  while (a < aEnd && b < bEnd) {
+    if (blob[a] === otherBlob[b] && blob[a]! < 0x80) {
+      a++;
+      b++;
+      continue;
+    }
+    const x = codePointAt(blob, a);
+    const y = codePointAt(otherBlob, b);
+    if (x !== y) return firstUnit(x) - firstUnit(y) || x - y;
+    a += utf8Length(x);
+    b += utf8Length(y);
+  }
+  return (a < aEnd ? 1 : 0) - (b < bEnd ? 1 : 0);
 }
 
 /** The code point whose UTF-8 encoding starts at blob[at] (valid UTF-8, as TextEncoder writes it). */

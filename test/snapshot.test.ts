@@ -13,6 +13,7 @@ import {
   TextStore,
   TextWriter,
 } from "../src/snapshot";
+import { PageTable, PageWriter } from "../src/snapshot/pages";
 import { EN_2006_TRUNCATED, EN_2016, ingested, tempDir, writeSnapshot } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
@@ -40,6 +41,46 @@ describe("snapshot file (format 2)", () => {
     expect([...done.section("second")]).toEqual([9]);
     expect(done.bytes).toBe(size);
     expect(await done.verify()).toEqual([]);
+  });
+
+  test("the page table spilled to disk in several sorted runs is the one written from one run: sorted by page id, the pages left out dropped", async () => {
+    const { articles } = await ingested({ dumps: [EN_2016] });
+    // Arrivals not in page id order (reversed), every fifth left out, the rest numbered as they come.
+    const arrivals = [...articles].reverse();
+    const dir = tempDir();
+    const write = (name: string, runBytes?: number) => {
+      const path = join(dir, `${name}.tome`);
+      const out = new ContainerWriter(path);
+      const text = new TextWriter(out);
+      const pages = new PageWriter(dir, runBytes);
+      for (const a of arrivals) {
+        const firstText = a.chunks.map((c) => text.add(c.text))[0] ?? 0;
+        pages.add({ ...a, firstText, chunkSections: a.chunks.map((c) => c.section) });
+      }
+      text.finish();
+      const runs = pages.runCount;
+      const done = pages.finish(out, (arrival) => arrival % 5 !== 0);
+      out.finish({});
+      return { file: openContainer(path), runs, done };
+    };
+    const whole = write("whole");
+    const spilled = write("spilled", 1000);
+    expect(whole.runs).toBe(0);
+    expect(spilled.runs).toBeGreaterThan(3);
+    for (const { name } of whole.file.sections)
+      expect(Buffer.from(spilled.file.section(name)).equals(Buffer.from(whole.file.section(name)))).toBe(true);
+    expect(spilled.done.documents).toBe(whole.done.documents);
+    expect([...spilled.done.docOfText]).toEqual([...whole.done.docOfText]);
+    // Read back: the pages kept, by page id, with their titles and sections.
+    const kept = arrivals.filter((_, arrival) => arrival % 5 !== 0).sort((x, y) => x.pageId - y.pageId);
+    const table = new PageTable(spilled.file, new TextStore(spilled.file));
+    expect(Array.from(table.ids)).toEqual(kept.map((a) => a.pageId));
+    for (const [i, a] of kept.entries()) {
+      expect(table.title(i)).toBe(a.title);
+      expect(table.sectionsOf(i)).toEqual(a.sections);
+      expect(table.chunkText(i, a.chunks.length - 1)).toBe(a.chunks.at(-1)!.text);
+    }
+    expect(readdirSync(dir).filter((f) => f.startsWith(".tome-"))).toEqual([]);
   });
 
   test("text compressed in the background is written in order, the same bytes as on the main thread", async () => {

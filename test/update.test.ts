@@ -133,6 +133,22 @@ describe("snapshot:update (base 2006 + the 2016 dump)", () => {
     expect(found).toBeGreaterThan(50);
   });
 
+  test("the base's pages and redirects sorted by title in several runs on disk give the same file as in one run", async () => {
+    const spilled = join(dir, "spilled.tome");
+    await updateSnapshot({
+      base: BASE,
+      dumps: [EN_2016],
+      out: spilled,
+      workers: 2,
+      memoryBytes: 20e6,
+      titleRunBytes: 2000,
+      createdAt: new Date(readSnapshotMeta(UPDATED).createdAt),
+    });
+    const [a, b] = [openContainer(UPDATED), openContainer(spilled)];
+    expect(b.sections.map((s) => `${s.name} ${s.sha256}`)).toEqual(a.sections.map((s) => `${s.name} ${s.sha256}`));
+    expect(readdirSync(dir).filter((f) => f.startsWith(".tome-"))).toEqual([]);
+  });
+
   test("the metadata records the base's content hash and the dumps applied", () => {
     const meta = readSnapshotMeta(UPDATED);
     expect(meta.base).toBe(readSnapshotMeta(BASE).contentHash);

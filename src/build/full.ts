@@ -198,7 +198,7 @@ export async function buildFromDumps(
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   try {
-    const { result, kept, redirects } = await ingestInto(build, ingestOptions);
+    const { result, kept, redirects } = await ingestInto(build, ingestOptions, options.out);
     await build.settle();
     return { ...build.finish(kept, redirects, result, redirects.pageIdList), result };
   } catch (err) {
@@ -210,20 +210,17 @@ export async function buildFromDumps(
   }
 }
 
-/**
- * Ingests the dumps into a build: returns what finish() needs, the redirects detached from
- * the claims so that these are let go when this returns (an async function's locals live as
- * long as it runs).
- */
-async function ingestInto(build: SnapshotBuild, ingestOptions: Omit<IngestOptions, "onArticle">) {
+/** Ingests the dumps into a build (the claims' runs beside its output): returns what finish() needs. */
+async function ingestInto(build: SnapshotBuild, ingestOptions: Omit<IngestOptions, "onArticle">, out: string) {
   const ingested = await ingest({
     ...ingestOptions,
+    spillDir: dirname(out),
     onArticle: (a, wiki) => build.add(a, wiki.lang),
     ready: () => build.ready(),
   });
   const { wiki, sources, truncated, failures, wikitextChars, kept } = ingested;
   const result: IngestSummary = { wiki, sources, truncated, failures, wikitextChars };
-  return { result, kept, redirects: ingested.redirectList.detach() };
+  return { result, kept, redirects: ingested.redirectList };
 }
 
 /** Builds a snapshot from pages already in memory (tests, conversion of a format-1 file). */

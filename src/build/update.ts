@@ -17,8 +17,7 @@ import { basename, dirname } from "node:path";
 import { mkdirSync } from "node:fs";
 import {
   canonicalTitle,
-  ClaimedRedirects,
-  ClaimTable,
+  RedirectColumns,
   DumpError,
   ingest,
   modifications,
@@ -31,10 +30,10 @@ import {
 import {
   type AppliedUpdate,
   openContainer,
+  eachRedirect,
+  Growable,
   openSnapshot,
   type PageTable,
-  type Redirect,
-  redirectListOf,
   type Snapshot,
   SnapshotError,
   type SnapshotMeta,
@@ -47,6 +46,7 @@ import { IndexBuilder, pageOrderSection, readShardData, type IndexBuildProgress 
 import { DEFAULT_MEMORY_BYTES } from "./full";
 import type { Deletions } from "./deletions";
 import { commandLine } from "../invocation";
+import { SortedRuns } from "../sorted-runs";
 
 export interface UpdateOptions {
   base: string;
@@ -57,6 +57,8 @@ export interface UpdateOptions {
   memoryBytes?: number;
   workers?: number;
   createdAt?: Date;
+  /** Bytes of the base's titles held before a sorted run is written (default 24 MB; tests force several runs). */
+  titleRunBytes?: number;
   /** The incremental dumps' days (YYYYMMDD); default: read from their names. */
   days?: string[];
   onProgress?: (progress: IngestProgress) => void;
@@ -136,18 +138,17 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
   try {
     const arrivals: { pageId: number; revId: number }[] = [];
     let newChunks = 0;
-    const claims = new ClaimTable();
     const empty: IngestResult = {
       wiki,
       articles: [],
       redirects: [],
       kept: { pageIds: new Uint32Array(0), revIds: new Float64Array(0) },
-      redirectList: new ClaimedRedirects(claims, new Uint32Array(0)),
+      redirectList: new RedirectColumns(),
       sources: [],
       truncated: false,
       failures: [],
       wikitextChars: 0,
-      claims,
+      claims: [],
       redirectPageIds: [],
     };
     const result = o.dumps.length
@@ -162,33 +163,38 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
           newChunks += a.chunks.length;
         })
       : empty;
-    const merged = resolve(base, arrivals, result, o.deleted);
+    const merged = resolve(base, arrivals, result, o.deleted, dirname(o.out), o.titleRunBytes);
 
-    // The base's surviving text, then its rows pointing at it.
+    // The base's surviving text, then its rows pointing at it: the k-th kept row is arrival arrivals.length + k.
     const pages = base.pages;
     const textNumber = copyText(writer, o.base, pages, merged.baseRows);
     Bun.gc(true);
-    const arrivalOfRow = new Map<number, number>();
-    const firstTextOfRow = new Map<number, number>();
-    for (const r of merged.baseRows) {
+    const kept = merged.baseRows;
+    const firstTextOf = new Uint32Array(kept.length);
+    for (const [k, r] of kept.entries()) {
       const row = pages.row(r);
       row.firstText = row.chunkSections.length ? textNumber[row.firstText]! : 0;
-      firstTextOfRow.set(r, row.firstText);
-      arrivalOfRow.set(r, writer.addRow(row));
+      firstTextOf[k] = row.firstText;
+      writer.addRow(row);
+      // Each row read leaves its arrays and strings behind: collected as they go, they do not pile up.
+      if ((k & 0xffff) === 0xffff) Bun.gc(false);
     }
-    const byDoc = [...merged.baseRows].sort((a, b) => pages.firstDoc[a]! - pages.firstDoc[b]!);
-    const docOrder = [...byDoc.map((r) => arrivalOfRow.get(r)!), ...merged.newArrivals];
-    const kept = new Uint8Array(arrivals.length + merged.baseRows.length);
-    for (const a of docOrder) kept[a] = 1;
-    const redirects = redirectListOf(merged.redirects);
-    const done = writer.finishPages((a) => kept[a] === 1, redirects, docOrder, merged.redirectPageIds);
+    const byDoc = Uint32Array.from(kept.keys()).sort((x, y) => pages.firstDoc[kept[x]!]! - pages.firstDoc[kept[y]!]!);
+    const docOrder = new Uint32Array(kept.length + merged.newArrivals.length);
+    for (const [i, k] of byDoc.entries()) docOrder[i] = arrivals.length + k;
+    docOrder.set(merged.newArrivals, kept.length);
+    const redirects = merged.redirects;
+    // Every arrival in docOrder is kept: the base's rows kept, the new pages that hold their titles.
+    const inOrder = new Uint8Array(arrivals.length + kept.length);
+    for (const a of docOrder) inOrder[a] = 1;
+    const done = writer.finishPages((a) => inOrder[a] === 1, redirects, docOrder, merged.redirectPageIds);
 
     // The merge's numbering: the base's chunks (by their number in its index), then the new pages' (by arrival).
     const baseDocuments = readShardData(base.container, "index.text").documentCount;
     const docOf = new Int32Array(baseDocuments + newChunks).fill(-1);
-    for (const r of merged.baseRows) {
+    for (const [k, r] of kept.entries()) {
       const from = pages.firstDoc[r]!;
-      const text = firstTextOfRow.get(r)!;
+      const text = firstTextOf[k]!;
       for (let c = 0; c < pages.chunkCounts[r]!; c++) docOf[from + c] = done.docOfText[text + c]!;
     }
     for (let t = 0; t < newChunks; t++) docOf[baseDocuments + t] = done.docOfText[t]!;
@@ -254,7 +260,7 @@ function modificationsAfter(base: SnapshotMeta, converted: boolean): string[] {
  * (the base's text is read once; its pages would stay resident while mapped). Returns each
  * base chunk's number in the new text store.
  */
-function copyText(writer: SnapshotWriter, path: string, pages: PageTable, rows: number[]): Int32Array {
+function copyText(writer: SnapshotWriter, path: string, pages: PageTable, rows: Uint32Array): Int32Array {
   const text = new TextStore(openContainer(path), 0);
   const alive = new Uint8Array(text.chunkCount);
   for (const r of rows) alive.fill(1, pages.firstText[r]!, pages.firstText[r]! + pages.chunkCounts[r]!);
@@ -274,6 +280,8 @@ async function ingestDumps(
       workers: o.workers,
       onProgress: o.onProgress,
       onArticle: add,
+      spillDir: dirname(o.out),
+      listClaims: true,
     });
   } catch (err) {
     if (err instanceof DumpError && err.damaged) {
@@ -291,118 +299,146 @@ async function ingestDumps(
  * newest revision of a page id wins; the newest page holding a title keeps it), the base's
  * pages weighed as the oldest dump. The base keeps no page ids for redirects: they count as
  * older than anything in the dumps, and are replaced or deleted by title.
+ *
+ * The dumps' claims (a day's changes) are held; the base's pages and redirects (millions) are
+ * read a row at a time and sorted by title in runs on disk (`dir`), as ingest sorts its
+ * claims, not held as an object each. Of equal claims on a title, the first written keeps it:
+ * the base's redirects without ids, then its pages, its redirects, and the dumps' new pages.
  */
 function resolve(
   base: Snapshot,
   arrivals: { pageId: number; revId: number }[],
   result: IngestResult,
   deleted: Deletions | undefined,
+  dir: string,
+  runBytes = TITLE_RUN_BYTES,
 ): {
-  baseRows: number[];
-  newArrivals: number[];
-  redirects: Redirect[];
-  redirectPageIds: number[] | undefined;
+  baseRows: Uint32Array;
+  newArrivals: Uint32Array;
+  redirects: RedirectColumns;
+  redirectPageIds: Uint32Array | undefined;
   changed: number;
   added: number;
   removed: number;
   deletedCount: number;
 } {
   const pages = base.pages;
-  const claims = new Map<number, Holder>();
-  for (let r = 0; r < pages.length; r++) {
-    const pageId = pages.ids[r]!;
-    claims.set(pageId, {
-      kind: "article",
-      pageId,
-      title: canonicalTitle(pages.title(r)),
-      revId: pages.revOf(r),
-      tsUnix: pages.ts[r]!,
-      row: r,
-    });
-  }
-  // The base's redirects, older than anything in the dumps (their revisions are not kept).
-  const baseRedirects: Holder[] = [];
-  const redirectIds = base.container.has("redirects.pageId")
-    ? viewOf(Uint32Array, base.container.section("redirects.pageId"))
-    : undefined;
-  base.redirects.forEach((r, i) => {
-    const h: Holder = {
-      kind: "redirect",
-      pageId: redirectIds?.[i],
-      title: r.title,
-      target: r.target,
-      revId: -Infinity,
-      tsUnix: -Infinity,
-    };
-    if (h.pageId === undefined) baseRedirects.push(h);
-    else claims.set(h.pageId, h);
-  });
+  const claims = new Map(result.claims);
   // The arrival holding each page id's newest converted revision (a later one replaces an earlier).
   const arrivalOf = new Map<number, number>();
   for (const [i, a] of arrivals.entries()) arrivalOf.set(a.pageId, i);
-  for (const [pageId, c] of result.claims) {
-    const prior = claims.get(pageId);
-    if (prior && !newer(c, prior)) continue;
-    if (c.kind === "redirect") {
-      claims.set(pageId, {
-        kind: "redirect",
-        pageId,
-        title: c.title,
-        revId: c.revId,
-        tsUnix: c.tsUnix,
-        target: c.target,
-      });
-      continue;
-    }
+  /** A page id's holder once the dumps' claim on it (if any) is weighed: undefined when its page is left out. */
+  const standing = (pageId: number, prior: Holder | undefined): Holder | undefined => {
+    const c = claims.get(pageId);
+    if (!c || (prior && !newer(c, prior))) return prior;
+    if (c.kind === "redirect") return { ...c, pageId };
     const a = arrivalOf.get(pageId);
     // Its wikitext could not be converted: a full build leaves the page out, older revision and all.
-    if (a === undefined || arrivals[a]!.revId !== c.revId) claims.delete(pageId);
-    else claims.set(pageId, { kind: "article", pageId, title: c.title, revId: c.revId, tsUnix: c.tsUnix, arrival: a });
-  }
+    if (a === undefined || arrivals[a]!.revId !== c.revId) return undefined;
+    return { kind: "article", pageId, title: c.title, revId: c.revId, tsUnix: c.tsUnix, arrival: a };
+  };
+  // [kind (0 a base row, 1 a redirect, 2 an arrival), pageId (-1: unknown), revId, tsUnix, row or arrival], [title, target].
+  const byTitle = new SortedRuns({
+    besides: dir,
+    numbers: 5,
+    strings: 2,
+    keyFields: 0,
+    stringKey: true,
+    budgetBytes: runBytes,
+  });
   let deletedCount = 0;
-  for (const id of deleted?.ids ?? []) if (claims.delete(id)) deletedCount++;
-  const byTitle = new Map<string, Holder>();
-  for (const c of [...baseRedirects, ...claims.values()]) {
-    if (deleted?.titles.has(c.title)) {
+  let written = 0;
+  const write = (h: Holder | undefined) => {
+    if (!h) return;
+    if ((h.pageId !== undefined && deleted?.ids.has(h.pageId)) || deleted?.titles.has(h.title)) {
       deletedCount++;
-      continue;
+      return;
     }
-    const holder = byTitle.get(c.title);
-    if (!holder || newer(c, holder)) byTitle.set(c.title, c);
+    const kind = h.kind === "redirect" ? 1 : h.row !== undefined ? 0 : 2;
+    byTitle.push([kind, h.pageId ?? -1, h.revId, h.tsUnix, h.row ?? h.arrival ?? -1], [h.title, h.target ?? ""]);
+    // Each row read leaves a few strings behind: collected as they go, they do not pile up.
+    if ((++written & 0xffff) === 0) Bun.gc(false);
+  };
+  const baseIds = new Set<number>();
+  const redirectIds = base.container.has("redirects.pageId")
+    ? viewOf(Uint32Array, base.container.section("redirects.pageId"))
+    : undefined;
+  // The base's redirects, older than anything in the dumps (their revisions are not kept), read one at a time.
+  const baseRedirect = (title: string, target: string, i: number): Holder => ({
+    kind: "redirect",
+    pageId: redirectIds?.[i],
+    title,
+    target,
+    revId: -Infinity,
+    tsUnix: -Infinity,
+  });
+  try {
+    if (!redirectIds) eachRedirect(base.container, (title, target, i) => write(baseRedirect(title, target, i)));
+    for (let r = 0; r < pages.length; r++) {
+      const pageId = pages.ids[r]!;
+      if (claims.has(pageId)) baseIds.add(pageId);
+      const title = canonicalTitle(pages.title(r));
+      write(standing(pageId, { kind: "article", pageId, title, revId: pages.revOf(r), tsUnix: pages.ts[r]!, row: r }));
+    }
+    if (redirectIds)
+      eachRedirect(base.container, (title, target, i) => {
+        if (claims.has(redirectIds[i]!)) baseIds.add(redirectIds[i]!);
+        write(standing(redirectIds[i]!, baseRedirect(title, target, i)));
+      });
+    for (const pageId of claims.keys()) if (!baseIds.has(pageId)) write(standing(pageId, undefined));
+  } catch (err) {
+    byTitle.close();
+    throw err;
   }
-  const baseRows: number[] = [];
-  const newArrivals: number[] = [];
-  const redirectHolders: Holder[] = [];
-  const keptIds = new Set<number>();
-  for (const h of byTitle.values()) {
-    if (h.kind === "redirect") {
-      if (h.target && h.target !== h.title) redirectHolders.push(h);
-    } else if (h.row !== undefined) baseRows.push(h.row);
-    else newArrivals.push(h.arrival!);
+  const baseRows = new Growable(Uint32Array);
+  const newArrivals = new Growable(Uint32Array);
+  const redirects = new RedirectColumns();
+  let everyId = true;
+  let holder: { numbers: Float64Array; title: Uint8Array; target: Uint8Array } | undefined;
+  const take = () => {
+    const [kind, pageId, , , at] = holder!.numbers;
+    if (kind === 0) baseRows.push(at!);
+    else if (kind === 2) newArrivals.push(at!);
+    else if (holder!.target.length && !sameBytes(holder!.target, holder!.title)) {
+      redirects.push(holder!.title, holder!.target, Math.max(0, pageId!));
+      if (pageId! < 0) everyId = false;
+    }
+  };
+  for (const record of byTitle.drain()) {
+    const title = record.string(0);
+    const sameTitle = holder !== undefined && sameBytes(title, holder.title);
+    const v = record.numbers;
+    if (
+      sameTitle &&
+      !newer({ tsUnix: v[3]!, revId: v[2]! }, { tsUnix: holder!.numbers[3]!, revId: holder!.numbers[2]! })
+    )
+      continue;
+    if (holder && !sameTitle) take();
+    // Copied: the record's views go with the next one.
+    holder = { numbers: v.slice(), title: title.slice(), target: record.string(1).slice() };
   }
-  baseRows.sort((a, b) => a - b);
-  newArrivals.sort((a, b) => a - b);
-  redirectHolders.sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0));
-  const redirects: Redirect[] = redirectHolders.map((h) => ({ title: h.title, target: h.target! }));
-  const everyId = redirectHolders.every((h) => h.pageId !== undefined);
-  const redirectPageIds = everyId ? redirectHolders.map((h) => h.pageId!) : undefined;
+  if (holder) take();
+  const kept = { baseRows: baseRows.view().sort(), newArrivals: newArrivals.view().sort() };
   let changed = 0;
-  for (const a of newArrivals) {
-    const id = arrivals[a]!.pageId;
-    keptIds.add(id);
-    if (pages.indexOf(id) >= 0) changed++;
-  }
-  for (const r of baseRows) keptIds.add(pages.ids[r]!);
-  let removed = 0;
-  for (let r = 0; r < pages.length; r++) if (!keptIds.has(pages.ids[r]!)) removed++;
+  for (const a of kept.newArrivals) if (pages.indexOf(arrivals[a]!.pageId) >= 0) changed++;
+  // A base page not kept by its row nor replaced by an arrival of its id is removed.
+  const removed = pages.length - kept.baseRows.length - changed;
   return {
-    baseRows,
-    newArrivals,
+    ...kept,
     redirects,
-    redirectPageIds,
+    redirectPageIds: everyId ? redirects.pageIdList : undefined,
     changed,
-    added: newArrivals.length - changed,
+    added: kept.newArrivals.length - changed,
     removed,
     deletedCount,
   };
+}
+
+/** Bytes of titles held before they are sorted and written as a run. */
+const TITLE_RUN_BYTES = 24 << 20;
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -1,11 +1,16 @@
 /**
  * The claims of an ingest (claims.ts), one row per page id in the order the ids were first
- * claimed, held in typed columns and a UTF-8 string column rather than an object per page:
- * English Wikipedia has about 18 million pages and redirects, and every one is held until the
- * end of the read. A newer claim on an id replaces its row's values (its old strings stay in
- * the column, unreferenced: an id is claimed again only when several dumps hold it).
+ * claimed. What weighs a claim while the dumps are read (its page id, kind, revision and
+ * time, and whether its article was converted) is held in typed columns rather than an object
+ * a page; its title and a redirect's target, most of its bytes, go to sorted runs on disk as
+ * they come (SortedRuns), read back once, in row order, when the dumps are read (standing()).
+ * English Wikipedia has about 18 million pages and redirects; each keeps about 30 bytes here
+ * to the end of the read. A newer claim on an id replaces its row's values and writes its
+ * strings again (the last written stands): an id is claimed again only when several dumps hold it.
  */
+import { tmpdir } from "node:os";
 import { Growable, StoredStrings, StringColumn } from "../columns";
+import { SortedRuns } from "../sorted-runs";
 
 /** What a page read asks of the snapshot: its page id's article or redirect, and its title. */
 export interface Claim {
@@ -17,28 +22,51 @@ export interface Claim {
   target?: string;
 }
 
+/** A row's claim as it stands once the dumps are read (ClaimTable.standing): valid until the next. */
+export interface StandingClaim {
+  row: number;
+  pageId: number;
+  article: boolean;
+  revId: number;
+  tsUnix: number;
+  converted: boolean;
+  /** UTF-8; a redirect's target, empty for an article. */
+  title: Uint8Array;
+  target: Uint8Array;
+}
+
+/** Bytes of claims' strings held before they are written as a run (about 400,000 claims). */
+const CLAIM_RUN_BYTES = 24 << 20;
+
 const ARTICLE = 0;
 const REDIRECT = 1;
 
 export class ClaimTable {
-  private readonly ids = new Growable(Uint32Array);
-  private readonly revs = new Growable(Float64Array);
-  private readonly times = new Growable(Float64Array);
-  private readonly kinds = new Growable(Uint8Array);
+  private ids = new Growable(Uint32Array);
+  private revs = new Growable(Float64Array);
+  private times = new Growable(Float64Array);
+  private kinds = new Growable(Uint8Array);
   /** 1 when the row's article was converted (kept or streamed); its claim's rows only. */
-  private readonly converted = new Growable(Uint8Array);
-  private readonly titles = new Growable(Uint32Array);
-  /** The target's string number, -1 for an article. */
-  private readonly targets = new Growable(Int32Array);
-  private readonly strings = new StringColumn();
-  private stored: StoredStrings | undefined;
+  private converted = new Growable(Uint8Array);
+  /** Each claim's [row], [title, target]: by row, then as written. */
+  private readonly strings: SortedRuns;
   /** Open addressing by page id: row + 1 in each used slot, 0 in a free one; kept at most half full. */
   private slots = new Int32Array(1024);
   /** 32 − log2(slots.length): a slot is the top bits of the id's hash. */
   private shift = 22;
 
+  /** `besides`: where the strings' runs go. `runBytes`: strings held before a run is written. */
+  constructor(besides = tmpdir(), runBytes = CLAIM_RUN_BYTES) {
+    this.strings = new SortedRuns({ besides, numbers: 1, strings: 2, keyFields: 1, budgetBytes: runBytes });
+  }
+
   get size(): number {
     return this.ids.length;
+  }
+
+  /** Runs of strings written so far. */
+  get runCount(): number {
+    return this.strings.runCount;
   }
 
   /** The row of a page id, or -1. */
@@ -53,8 +81,6 @@ export class ClaimTable {
   /** Sets a page id's claim (replacing the one it held, and unmarking its conversion). */
   set(pageId: number, claim: Claim): void {
     let row = this.rowOf(pageId);
-    const title = this.string(claim.title);
-    const target = claim.kind === "redirect" ? this.string(claim.target ?? "") : -1;
     if (row < 0) {
       row = this.ids.length;
       this.ids.push(pageId);
@@ -62,17 +88,14 @@ export class ClaimTable {
       this.times.push(claim.tsUnix);
       this.kinds.push(claim.kind === "article" ? ARTICLE : REDIRECT);
       this.converted.push(0);
-      this.titles.push(title);
-      this.targets.push(target);
       this.index(pageId, row);
-      return;
+    } else {
+      this.revs.set(row, claim.revId);
+      this.times.set(row, claim.tsUnix);
+      this.kinds.set(row, claim.kind === "article" ? ARTICLE : REDIRECT);
+      this.converted.set(row, 0);
     }
-    this.revs.set(row, claim.revId);
-    this.times.set(row, claim.tsUnix);
-    this.kinds.set(row, claim.kind === "article" ? ARTICLE : REDIRECT);
-    this.converted.set(row, 0);
-    this.titles.set(row, title);
-    this.targets.set(row, target);
+    this.strings.push([row], [claim.title, claim.kind === "redirect" ? (claim.target ?? "") : ""]);
   }
 
   pageIdOf(row: number): number {
@@ -94,65 +117,64 @@ export class ClaimTable {
   markConverted(row: number): void {
     this.converted.set(row, 1);
   }
-  title(row: number): string {
-    return this.read().at(this.titles.get(row));
-  }
 
-  /** Rows a and b by title: 0 when equal (in UTF-8 byte order, which only groups equal titles). */
-  compareTitles(a: number, b: number): number {
-    return this.read().compareAt(this.titles.get(a), this.titles.get(b));
-  }
-
-  /** Rows a and b by title in JS string order (as `title(a) < title(b)`), without making the strings. */
-  compareTitlesAsStrings(a: number, b: number): number {
-    return this.read().compareAsStrings(this.titles.get(a), this.titles.get(b));
-  }
-
-  /** Row `row`'s title and (a redirect's) target as UTF-8 bytes: views, valid until the next set(). */
-  bytesOf(row: number): { title: Uint8Array; target: Uint8Array } {
-    const strings = this.read();
-    const target = this.targets.get(row);
-    return {
-      title: strings.bytesAt(this.titles.get(row)),
-      target: target < 0 ? new Uint8Array(0) : strings.bytesAt(target),
+  /**
+   * Every row's claim as it stands (the last set), in row order, with its strings: once (the
+   * runs are removed as they are read, also when the loop is left early; the table is empty after).
+   */
+  *standing(): Generator<StandingClaim> {
+    let title = new Uint8Array(256);
+    let target = new Uint8Array(256);
+    const claim: StandingClaim = {
+      row: -1,
+      pageId: 0,
+      article: false,
+      revId: 0,
+      tsUnix: 0,
+      converted: false,
+      title,
+      target,
     };
+    const fill = (row: number) => {
+      claim.row = row;
+      claim.pageId = this.ids.get(row);
+      claim.article = this.kinds.get(row) === ARTICLE;
+      claim.revId = this.revs.get(row);
+      claim.tsUnix = this.times.get(row);
+      claim.converted = this.converted.get(row) === 1;
+    };
+    for (const record of this.strings.drain()) {
+      const row = record.numbers[0]!;
+      if (row !== claim.row && claim.row >= 0) yield claim;
+      // The row's strings written last stand: copied, the record's views go with the next one.
+      const t = record.string(0);
+      const g = record.string(1);
+      if (t.length > title.length) title = new Uint8Array(t.length * 2);
+      if (g.length > target.length) target = new Uint8Array(g.length * 2);
+      title.set(t);
+      target.set(g);
+      claim.title = title.subarray(0, t.length);
+      claim.target = target.subarray(0, g.length);
+      fill(row);
+    }
+    if (claim.row >= 0) yield claim;
+    this.release();
   }
 
-  /** A redirect row's target. */
-  target(row: number): string {
-    return this.read().at(this.targets.get(row));
+  /** Lets the columns go once read: what follows the read (the titles' sort, the redirects kept) is not to add to them. */
+  private release(): void {
+    this.ids = new Growable(Uint32Array);
+    this.revs = new Growable(Float64Array);
+    this.times = new Growable(Float64Array);
+    this.kinds = new Growable(Uint8Array);
+    this.converted = new Growable(Uint8Array);
+    this.slots = new Int32Array(1024);
+    this.shift = 22;
   }
 
-  /** Whether a redirect row leads somewhere: its target is not empty and not its own title. */
-  leadsElsewhere(row: number): boolean {
-    const target = this.targets.get(row);
-    const ends = this.strings.ends;
-    return (
-      ends.get(target) > (target ? ends.get(target - 1) : 0) &&
-      this.read().compareAt(this.titles.get(row), target) !== 0
-    );
-  }
-
-  /** Row `row`'s claim as an object. */
-  claim(row: number): Claim {
-    const base = { title: this.title(row), revId: this.revs.get(row), tsUnix: this.times.get(row) };
-    if (this.isArticle(row)) return { ...base, kind: "article" };
-    return { ...base, kind: "redirect", target: this.read().at(this.targets.get(row)) };
-  }
-
-  /** Every page id with its claim, in the order the ids were first claimed. */
-  *[Symbol.iterator](): IterableIterator<[number, Claim]> {
-    for (let row = 0; row < this.size; row++) yield [this.ids.get(row), this.claim(row)];
-  }
-
-  private string(s: string): number {
-    this.strings.push(s);
-    this.stored = undefined;
-    return this.strings.length - 1;
-  }
-
-  private read(): StoredStrings {
-    return (this.stored ??= new StoredStrings(this.strings.blob(), this.strings.ends.view()));
+  /** Removes the strings' runs (after a failure; standing() removes them once read). */
+  close(): void {
+    this.strings.close();
   }
 
   private index(pageId: number, row: number): void {
@@ -174,67 +196,36 @@ export class ClaimTable {
 }
 
 /**
- * Redirects read from the claims' rows (sorted by title), one number a redirect rather than an
- * object and two strings: English Wikipedia has about 11 million, held until a build's end.
+ * The redirects kept, in UTF-8 columns (string 2i is redirect i's title, 2i + 1 its target)
+ * rather than an object and two strings each: English Wikipedia has about 11 million, held
+ * to a build's end.
  */
-export class ClaimedRedirects {
-  constructor(
-    private readonly claims: ClaimTable,
-    private readonly rows: Uint32Array,
-  ) {}
+export class RedirectColumns {
+  private readonly strings = new StringColumn();
+  private ids = new Growable(Uint32Array);
+  private stored: StoredStrings | undefined;
   get length(): number {
-    return this.rows.length;
+    return this.ids.length;
+  }
+  /** Adds a redirect: its title and target (UTF-8) and page id. */
+  push(title: Uint8Array, target: Uint8Array, pageId: number): void {
+    this.strings.pushBytes(title);
+    this.strings.pushBytes(target);
+    this.ids.push(pageId);
+    this.stored = undefined;
   }
   title(i: number): string {
-    return this.claims.title(this.rows[i]!);
+    return this.read().at(2 * i);
   }
   target(i: number): string {
-    return this.claims.target(this.rows[i]!);
+    return this.read().at(2 * i + 1);
   }
   /** Each redirect's page id, in order. */
-  pageIds(): Uint32Array {
-    return this.rows.map((row) => this.claims.pageIdOf(row));
+  get pageIdList(): Uint32Array {
+    return this.ids.view();
   }
-
-  /**
-   * The same redirects in columns of their own (their titles and targets' UTF-8 bytes, sized
-   * exactly), so that the claims can be let go: a build holds the redirects to its end, and
-   * the claims of every article and redirect were most of what it held per page.
-   */
-  detach(): StoredRedirects {
-    let bytes = 0;
-    for (const row of this.rows) {
-      const { title, target } = this.claims.bytesOf(row);
-      bytes += title.length + target.length;
-    }
-    const blob = new Uint8Array(bytes);
-    const ends = new Uint32Array(this.rows.length * 2);
-    let at = 0;
-    this.rows.forEach((row, i) => {
-      const { title, target } = this.claims.bytesOf(row);
-      blob.set(title, at);
-      ends[2 * i] = at += title.length;
-      blob.set(target, at);
-      ends[2 * i + 1] = at += target.length;
-    });
-    return new StoredRedirects(new StoredStrings(blob, ends), this.pageIds());
-  }
-}
-
-/** Redirects in UTF-8 columns (ClaimedRedirects.detach): string 2i is redirect i's title, 2i + 1 its target. */
-class StoredRedirects {
-  constructor(
-    private readonly strings: StoredStrings,
-    readonly pageIdList: Uint32Array,
-  ) {}
-  get length(): number {
-    return this.pageIdList.length;
-  }
-  title(i: number): string {
-    return this.strings.at(2 * i);
-  }
-  target(i: number): string {
-    return this.strings.at(2 * i + 1);
+  private read(): StoredStrings {
+    return (this.stored ??= new StoredStrings(this.strings.blob(), this.strings.ends.view()));
   }
 }
 

@@ -7,7 +7,8 @@
  *   claim replaces the older one, and the newest claim on a title keeps it.
  */
 import { toUnix } from "./article";
-import type { Claim, ClaimTable } from "./claim-table";
+import { SortedRuns } from "../sorted-runs";
+import type { Claim, ClaimTable, StandingClaim } from "./claim-table";
 import type { RawPage } from "./raw-page";
 
 /** A revision of a page in a history dump, as the reader holds it while it reads the page. */
@@ -39,26 +40,93 @@ export function claimFor(page: RawPage): Claim {
     : { ...base, kind: "article" };
 }
 
+/** A title's holder as titleHolders gives it: valid until the next. */
+export interface TitleHolder {
+  pageId: number;
+  article: boolean;
+  revId: number;
+  tsUnix: number;
+  /** UTF-8; a redirect's target (empty for an article). */
+  title: Uint8Array;
+  target: Uint8Array;
+}
+
 /**
  * The page that keeps each title: the newest claim on it, among the redirects and the articles
- * `converted` holds (an article whose conversion failed claims nothing); of equal claims, the
- * page id claimed first. Returns the holders' rows, in no particular order. The rows are
- * sorted by title (and row) rather than put in a map by title: one number a row, not an entry
- * and a string.
+ * converted (an article whose conversion failed claims nothing); of equal claims, the page id
+ * claimed first. Yields the holders in title order (JS string order, as `a < b` orders
+ * titles). The claims are sorted by title in runs on disk (`besides`), not in memory: one
+ * title and target each, for millions of pages. `each` sees every standing claim first.
  */
-export function titleHolders(claims: ClaimTable, converted: (row: number) => boolean): number[] {
-  const rows: number[] = [];
-  for (let row = 0; row < claims.size; row++) if (!claims.isArticle(row) || converted(row)) rows.push(row);
-  const sorted = Uint32Array.from(rows).sort((a, b) => claims.compareTitles(a, b) || a - b);
-  const holders: number[] = [];
-  for (let i = 0; i < sorted.length; ) {
-    let holder = sorted[i]!;
-    let j = i + 1;
-    for (; j < sorted.length && claims.compareTitles(sorted[j]!, holder) === 0; j++) {
-      if (newer(claims.version(sorted[j]!), claims.version(holder))) holder = sorted[j]!;
+export function* titleHolders(
+  claims: ClaimTable,
+  besides: string,
+  each?: (claim: StandingClaim) => void,
+  runBytes = TITLE_RUN_BYTES,
+): Generator<TitleHolder> {
+  // [row, pageId, article, revId, tsUnix], [title, target]: by title, then row (the order pushed).
+  const byTitle = new SortedRuns({
+    besides,
+    numbers: 5,
+    strings: 2,
+    keyFields: 0,
+    stringKey: true,
+    budgetBytes: runBytes,
+  });
+  try {
+    for (const c of claims.standing()) {
+      each?.(c);
+      if (c.article && !c.converted) continue;
+      byTitle.push([c.row, c.pageId, c.article ? 1 : 0, c.revId, c.tsUnix], [c.title, c.target]);
     }
-    holders.push(holder);
-    i = j;
+  } catch (err) {
+    byTitle.close();
+    throw err;
   }
-  return holders;
+  const holder: TitleHolder = {
+    pageId: 0,
+    article: false,
+    revId: 0,
+    tsUnix: 0,
+    title: new Uint8Array(0),
+    target: new Uint8Array(0),
+  };
+  let title = new Uint8Array(256);
+  let target = new Uint8Array(256);
+  let held = false;
+  for (const r of byTitle.drain()) {
+    const t = r.string(0);
+    const sameTitle = held && sameBytes(t, holder.title);
+    const v = r.numbers;
+    if (sameTitle && !newer({ tsUnix: v[4]!, revId: v[3]! }, holder)) continue;
+    if (held && !sameTitle) yield holder;
+    // Copied: the record's views go with the next one.
+    const g = r.string(1);
+    if (t.length > title.length) title = new Uint8Array(t.length * 2);
+    if (g.length > target.length) target = new Uint8Array(g.length * 2);
+    title.set(t);
+    target.set(g);
+    holder.title = title.subarray(0, t.length);
+    holder.target = target.subarray(0, g.length);
+    holder.pageId = v[1]!;
+    holder.article = v[2] === 1;
+    holder.revId = v[3]!;
+    holder.tsUnix = v[4]!;
+    held = true;
+  }
+  if (held) yield holder;
+}
+
+/** Whether a redirect leads somewhere: its target is not empty and not its own title. */
+export function leadsElsewhere(h: TitleHolder): boolean {
+  return h.target.length > 0 && !sameBytes(h.target, h.title);
+}
+
+/** Bytes of titles held before they are sorted and written as a run. */
+const TITLE_RUN_BYTES = 24 << 20;
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -7,7 +7,7 @@
 export type { Article } from "./article";
 export type { Chunk, SectionHead } from "./chunk";
 export { wordCount } from "./chunk";
-export { ClaimedRedirects, ClaimTable } from "./claim-table";
+export { RedirectColumns } from "./claim-table";
 export { canonicalTitle, newer } from "./claims";
 export type { Claim } from "./claim-table";
 export { DumpError } from "./errors";

@@ -6,14 +6,14 @@
  */
 import type { Article } from "./article";
 import { Growable } from "../columns";
-import { ClaimedRedirects, ClaimTable } from "./claim-table";
-import { claimFor, newer, titleHolders } from "./claims";
+import { tmpdir } from "node:os";
+import { type Claim, ClaimTable, RedirectColumns, type StandingClaim } from "./claim-table";
+import { claimFor, leadsElsewhere, newer, titleHolders } from "./claims";
 import { DumpError } from "./errors";
 import { readExport } from "./mediawiki";
 import type { RawPage, SiteInfo } from "./raw-page";
 import { buildWorkers, ParserPool, type PoolResult } from "./pool";
 import { type DumpSource, openDump } from "./source";
-import { StreamedArticle } from "./streamed";
 import {
   DEFAULT_CHUNK_WORDS,
   type IngestOptions,
@@ -33,11 +33,10 @@ class Ingestion {
   private readonly limit: number;
   /**
    * Each page id's claim; a claim's row is marked converted when its article is kept in
-   * `articles` or streamed to onArticle (a streamed page's claim holds the rest: revision,
-   * title, time; not a copy of the article, which at millions of pages was the largest share
-   * of what a build held per page until its end).
+   * `articles` or streamed to onArticle (a streamed page's claim holds its id, revision and
+   * time; its title is in the claims' runs on disk, D114).
    */
-  private readonly claims = new ClaimTable();
+  private readonly claims: ClaimTable;
   private readonly articles = new Map<number, Article>();
   private readonly failures: IngestResult["failures"] = [];
   private readonly sources: SourceReport[] = [];
@@ -51,6 +50,7 @@ class Ingestion {
     this.chunkWords = options.chunkWords ?? DEFAULT_CHUNK_WORDS;
     this.limit = options.limit ?? Infinity;
     this.pool = new ParserPool(options.workers ?? buildWorkers(), (done) => this.converted(done));
+    this.claims = new ClaimTable(options.spillDir ?? tmpdir());
   }
 
   get full(): boolean {
@@ -114,37 +114,49 @@ class Ingestion {
 
   /**
    * Resolves title clashes (the newest page holding a title keeps it) and sorts the output:
-   * the articles kept and the redirects as rows of the claims, their objects made only when
-   * asked for (a build reads the rows).
+   * the articles kept as two columns (id and revision) and the redirects in columns of their
+   * own; the claims' runs are read once, and removed.
    */
   result(): IngestResult {
     if (!this.wiki) throw new DumpError("no <siteinfo> found in the dumps: they are not MediaWiki exports.");
-    const claims = this.claims;
-    const articleRows = new Growable(Uint32Array);
-    const redirectRows = new Growable(Uint32Array);
-    for (const row of titleHolders(claims, (r) => claims.isConverted(r))) {
-      if (claims.isArticle(row)) articleRows.push(row);
-      else if (claims.leadsElsewhere(row)) redirectRows.push(row);
+    const keptIds = new Growable(Uint32Array);
+    const keptRevs = new Growable(Float64Array);
+    const redirectList = new RedirectColumns();
+    const listed: [number, Claim][] | undefined = this.options.listClaims ? [] : undefined;
+    const decoder = new TextDecoder();
+    const list = listed
+      ? (c: StandingClaim) => {
+          const title = decoder.decode(c.title);
+          const claim: Claim = c.article
+            ? { kind: "article", title, revId: c.revId, tsUnix: c.tsUnix }
+            : { kind: "redirect", title, revId: c.revId, tsUnix: c.tsUnix, target: decoder.decode(c.target) };
+          listed.push([c.pageId, claim]);
+        }
+      : undefined;
+    for (const h of titleHolders(this.claims, this.options.spillDir ?? tmpdir(), list)) {
+      if (h.article) {
+        keptIds.push(h.pageId);
+        keptRevs.push(h.revId);
+      } else if (leadsElsewhere(h)) redirectList.push(h.title, h.target, h.pageId);
     }
-    const keptRows = articleRows.view().sort((a, b) => claims.pageIdOf(a) - claims.pageIdOf(b));
+    const ids = keptIds.view();
+    const order = Uint32Array.from({ length: ids.length }, (_, i) => i).sort((a, b) => ids[a]! - ids[b]!);
     const kept = {
-      pageIds: keptRows.map((row) => claims.pageIdOf(row)),
-      revIds: Float64Array.from(keptRows, (row) => claims.revOf(row)),
+      pageIds: order.map((i) => ids[i]!),
+      revIds: Float64Array.from(order, (i) => keptRevs.get(i)),
     };
-    const redirectList = new ClaimedRedirects(
-      claims,
-      redirectRows.view().sort((a, b) => claims.compareTitlesAsStrings(a, b)),
-    );
     const held = this.articles;
+    const streamed = this.options.onArticle !== undefined;
     let articles: Article[] | undefined;
     let redirects: Redirect[] | undefined;
     return {
       wiki: this.wiki,
       get articles() {
-        return (articles ??= Array.from(
-          keptRows,
-          (row) => held.get(claims.pageIdOf(row)) ?? new StreamedArticle(claims, row),
-        ));
+        if (streamed)
+          throw new Error(
+            "ingest: the articles were streamed to onArticle, not kept: read `kept` (their ids and revisions)",
+          );
+        return (articles ??= Array.from(kept.pageIds, (id) => held.get(id)!));
       },
       get redirects() {
         return (redirects ??= Array.from({ length: redirectList.length }, (_, i) => ({
@@ -158,11 +170,16 @@ class Ingestion {
       truncated: this.sources.some((s) => s.truncated),
       failures: this.failures,
       wikitextChars: this.wikitextChars,
-      claims: this.claims,
+      claims: listed ?? [],
       get redirectPageIds() {
-        return Array.from(redirectList.pageIds());
+        return Array.from(redirectList.pageIdList);
       },
     };
+  }
+
+  /** Removes the claims' runs (after a failure). */
+  abandon(): void {
+    this.claims.close();
   }
 
   /** A dump's <siteinfo>: it must be of the wiki read so far; the workers learn its namespaces. */
@@ -257,10 +274,13 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
       await run.readDump(spec, dumpIndex);
     }
     await run.drain();
-  } finally {
     run.close();
+    return run.result();
+  } catch (err) {
+    run.close();
+    run.abandon();
+    throw err;
   }
-  return run.result();
 }
 
 /**

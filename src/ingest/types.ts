@@ -1,6 +1,6 @@
 /** What ingest is asked (its options) and what it gives back (its result), with the records they hold. */
 import type { Article } from "./article";
-import type { ClaimedRedirects, ClaimTable } from "./claim-table";
+import type { Claim, RedirectColumns } from "./claim-table";
 import type { RawPage } from "./raw-page";
 
 export const DEFAULT_CHUNK_WORDS = 300;
@@ -17,9 +17,8 @@ export interface IngestOptions {
   onProgress?: (progress: IngestProgress) => void;
   /**
    * Called with each article as it is converted, in dump order, instead of keeping it: the
-   * result's articles then carry no sections or chunks, and only what their claim holds (id,
-   * revision, title, time): a build streams them to its file, and keeps those of the result's
-   * article ids and revisions.
+   * result then lists no articles, only the ids and revisions of those kept (`kept`): a build
+   * streams them to its file, and keeps those.
    */
   onArticle?: (article: Article, wiki: Wiki) => void;
   /**
@@ -29,6 +28,10 @@ export interface IngestOptions {
   ready?: () => Promise<void> | undefined;
   /** Called with each namespace-0 page sent to conversion, e.g. to compare the text made with its source. */
   onPage?: (page: RawPage) => void;
+  /** Where the claims' titles go, in sorted runs, while the dumps are read (default: the system's temporary folder). */
+  spillDir?: string;
+  /** List every claim in the result (`claims`): an update weighs them against its base. */
+  listClaims?: boolean;
 }
 
 export interface IngestProgress {
@@ -68,14 +71,14 @@ export interface SourceReport {
 
 export interface IngestResult {
   wiki: Wiki;
-  /** Sorted by page id; made when first read (a build reads `kept`). */
+  /** Sorted by page id; made when first read. Not when streamed to onArticle (a build reads `kept`). */
   readonly articles: Article[];
   /** Made when first read from `redirectList`. */
   readonly redirects: Redirect[];
   /** The articles' ids and revisions, sorted by id: two columns, not an object an article. */
   kept: { pageIds: Uint32Array; revIds: Float64Array };
-  /** The redirects kept, sorted by title: rows of the claims. */
-  redirectList: ClaimedRedirects;
+  /** The redirects kept, sorted by title, in columns. */
+  redirectList: RedirectColumns;
   sources: SourceReport[];
   truncated: boolean;
   /** Pages whose wikitext could not be converted; they are left out. */
@@ -84,9 +87,10 @@ export interface IngestResult {
   wikitextChars: number;
   /**
    * The newest page read for each page id, article or redirect, before title clashes are
-   * resolved (an update weighs them against the snapshot it starts from).
+   * resolved (an update weighs them against the snapshot it starts from): listed only when
+   * asked (listClaims), else empty.
    */
-  claims: ClaimTable;
+  claims: [number, Claim][];
   /** The page id of each redirect, in the order of redirects (made when read). */
   readonly redirectPageIds: number[];
 }

@@ -12,11 +12,12 @@ export type {
   SourceReport,
   Wiki,
 } from "./format";
-export { openSnapshot, readSnapshotMeta, type Snapshot } from "./read";
+export { eachRedirect, openSnapshot, readSnapshotMeta, type Snapshot } from "./read";
 export { SnapshotWriter, type PageInput } from "./write";
 export { format1Modifications, readFormat1 } from "./format1";
 export { Growable, lowerBound, StoredStrings, StringColumn, viewOf } from "../columns";
 export { ContainerWriter, MAX_SECTION_BYTES, openContainer, type Container } from "./container";
+export { Spool } from "./spool";
 export { PageTable, isoSeconds, type PageRow } from "./pages";
 export { compressTextBlock, TextStore, TextWriter, textDictionaryOf } from "./text";
 export { blockDecompressor, preferZstd, zstdInUse } from "./zstd";

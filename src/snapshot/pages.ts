@@ -9,8 +9,12 @@
  * pages.sectionCount (u32, into the section table), sections.level (u8), sections.heading +
  * sections.headingEnd, text.chunkSection (u16, each chunk's section within its page).
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { Growable, lowerBound, StoredStrings, StringColumn, viewOf } from "../columns";
+import { SortedRuns } from "../sorted-runs";
 import type { Container, ContainerWriter } from "./container";
+import { Spool } from "./spool";
 import type { SnapshotChunk, SnapshotPage, SnapshotSection } from "./format";
 import type { TextStore } from "./text";
 
@@ -25,36 +29,56 @@ export interface PageRow {
   chunkSections: number[];
 }
 
-/** Collects the rows in the order pages arrive, and writes them sorted by page id. */
+/** Bytes of page rows held before they are sorted and written as a run (about 300,000 pages). */
+const PAGE_RUN_BYTES = 24 << 20;
+
+/**
+ * Collects the rows in the order pages arrive, and writes them sorted by page id, in bounded
+ * memory: each row goes to sorted runs on disk (SortedRuns), the sections' headings and the
+ * chunks' sections (written in arrival order) to files as they come; what is held is two
+ * numbers an arrival (where its chunks are, and how many), for numbering the documents.
+ */
 export class PageWriter {
-  private readonly id = new Growable(Uint32Array);
-  private readonly rev = new Growable(Float64Array);
-  private readonly ts = new Growable(Float64Array);
+  private readonly dir: string;
+  private readonly rows: SortedRuns;
   private readonly firstText = new Growable(Uint32Array);
   private readonly chunkCount = new Growable(Uint32Array);
-  private readonly sectionStart = new Growable(Uint32Array);
-  private readonly sectionCount = new Growable(Uint32Array);
-  private readonly titles = new StringColumn();
-  private readonly levels = new Growable(Uint8Array);
-  private readonly headings = new StringColumn();
-  private readonly chunkSection = new Growable(Uint16Array);
+  private readonly levels: Spool<Uint8Array>;
+  private readonly headings: Spool<Uint8Array>;
+  private readonly headingEnds: Spool<Uint32Array>;
+  private readonly chunkSection: Spool<Uint16Array>;
+  private readonly encoder = new TextEncoder();
+  private scratch = new Uint8Array(1024);
+
+  /** `besides`: the folder its temporary files go in. `runBytes`: rows held before a run is written. */
+  constructor(besides: string, runBytes = PAGE_RUN_BYTES) {
+    this.dir = mkdtempSync(join(besides, ".tome-pages-"));
+    this.rows = new SortedRuns({ besides: this.dir, numbers: 6, strings: 1, keyFields: 1, budgetBytes: runBytes });
+    this.levels = new Spool(join(this.dir, "levels"), Uint8Array);
+    this.headings = new Spool(join(this.dir, "headings"), Uint8Array);
+    this.headingEnds = new Spool(join(this.dir, "headingEnds"), Uint32Array);
+    this.chunkSection = new Spool(join(this.dir, "chunkSection"), Uint16Array);
+  }
 
   get count(): number {
-    return this.id.length;
+    return this.firstText.length;
+  }
+
+  /** Runs of rows written so far. */
+  get runCount(): number {
+    return this.rows.runCount;
   }
 
   add(row: PageRow): void {
-    this.id.push(row.pageId);
-    this.rev.push(row.revId);
-    this.ts.push(row.tsUnix);
+    const arrival = this.count;
     this.firstText.push(row.firstText);
     this.chunkCount.push(row.chunkSections.length);
-    this.sectionStart.push(this.levels.length);
-    this.sectionCount.push(row.sections.length);
-    this.titles.push(row.title);
+    // By page id (then arrival, the order pushed): [pageId, arrival, rev, ts, sectionStart, sectionCount], [title].
+    this.rows.push([row.pageId, arrival, row.revId, row.tsUnix, this.levels.length, row.sections.length], [row.title]);
     for (const s of row.sections) {
       this.levels.push(s.level);
-      this.headings.push(s.heading);
+      this.headings.pushAll(this.encode(s.heading));
+      this.headingEnds.push(this.headings.length);
     }
     for (const s of row.chunkSections) this.chunkSection.push(s);
   }
@@ -77,62 +101,90 @@ export class PageWriter {
     chunkCounts: Uint32Array;
     newestTs: number;
   } {
+    try {
+      return this.write(out, keep, docOrder);
+    } finally {
+      this.close();
+    }
+  }
+
+  /** Removes the temporary files (after a failure, or once written). */
+  close(): void {
+    for (const spool of [this.levels, this.headings, this.headingEnds, this.chunkSection]) spool.close();
+    this.rows.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private write(out: ContainerWriter, keep: (arrival: number) => boolean, docOrder?: ArrayLike<number>) {
     const n = this.count;
     const docOfText = new Int32Array(this.chunkSection.length).fill(-1);
-    const firstDoc = new Uint32Array(n);
+    // Each arrival's first document, -1 when it is left out.
+    const firstDoc = new Int32Array(n).fill(-1);
     let documents = 0;
-    const kept = new Growable(Uint32Array);
     for (let i = 0; i < (docOrder?.length ?? n); i++) {
       const a = docOrder ? docOrder[i]! : i;
       if (!keep(a)) continue;
-      kept.push(a);
       firstDoc[a] = documents;
       const first = this.firstText.get(a);
       for (let c = 0; c < this.chunkCount.get(a); c++) docOfText[first + c] = documents++;
     }
-    const ids = this.id.view();
-    const order = kept.view().sort((x, y) => ids[x]! - ids[y]!);
-    const pick = <T extends Uint32Array | Float64Array>(
-      make: { new (n: number): T },
-      from: (a: number) => number,
-    ): T => {
-      const out = new make(order.length);
-      for (let i = 0; i < order.length; i++) out[i] = from(order[i]!);
-      return out;
+    const spool = <T extends Uint32Array | Float64Array | Uint8Array>(name: string, make: new (n: number) => T) =>
+      new Spool(join(this.dir, name), make);
+    const columns = {
+      id: spool("pages.id", Uint32Array),
+      rev: spool("pages.rev", Float64Array),
+      ts: spool("pages.ts", Float64Array),
+      firstText: spool("pages.firstText", Uint32Array),
+      firstDoc: spool("pages.firstDoc", Uint32Array),
+      chunkCount: spool("pages.chunkCount", Uint32Array),
+      sectionStart: spool("pages.sectionStart", Uint32Array),
+      sectionCount: spool("pages.sectionCount", Uint32Array),
     };
-    const chunkCounts = pick(Uint32Array, (a) => this.chunkCount.get(a));
-    let newestTs = 0;
-    for (const a of order) newestTs = Math.max(newestTs, this.ts.get(a));
-    // Each column is made as it is written, so that one at a time is held.
-    const columns: [string, () => Uint32Array | Float64Array][] = [
-      ["pages.id", () => pick(Uint32Array, (a) => this.id.get(a))],
-      ["pages.rev", () => pick(Float64Array, (a) => this.rev.get(a))],
-      ["pages.ts", () => pick(Float64Array, (a) => this.ts.get(a))],
-      ["pages.firstText", () => pick(Uint32Array, (a) => this.firstText.get(a))],
-      ["pages.firstDoc", () => pick(Uint32Array, (a) => firstDoc[a]!)],
-      ["pages.chunkCount", () => chunkCounts],
-      ["pages.sectionStart", () => pick(Uint32Array, (a) => this.sectionStart.get(a))],
-      ["pages.sectionCount", () => pick(Uint32Array, (a) => this.sectionCount.get(a))],
-    ];
-    for (const [name, column] of columns) out.section(name, column());
-    const arrivalTitles = new StoredStrings(this.titles.blob(), this.titles.ends.view());
     const titles = new StringColumn();
-    for (const a of order) titles.push(arrivalTitles.at(a));
+    const chunkCounts = new Growable(Uint32Array);
+    let newestTs = 0;
+    try {
+      // Each page id is kept once at most: by page id, the order is the one a sort of the kept rows gives.
+      for (const row of this.rows.drain()) {
+        const v = row.numbers;
+        const a = v[1]!;
+        if (firstDoc[a]! < 0) continue;
+        columns.id.push(v[0]!);
+        columns.rev.push(v[2]!);
+        columns.ts.push(v[3]!);
+        columns.firstText.push(this.firstText.get(a));
+        columns.firstDoc.push(firstDoc[a]!);
+        columns.chunkCount.push(this.chunkCount.get(a));
+        columns.sectionStart.push(v[4]!);
+        columns.sectionCount.push(v[5]!);
+        chunkCounts.push(this.chunkCount.get(a));
+        titles.pushBytes(row.string(0));
+        newestTs = Math.max(newestTs, v[3]!);
+      }
+      for (const [name, column] of Object.entries(columns)) column.copyInto(out, `pages.${name}`);
+    } finally {
+      for (const column of Object.values(columns)) column.close();
+    }
     out.section("pages.title", titles.blob());
     out.section("pages.titleEnd", titles.ends.view());
-    out.section("sections.level", this.levels.view());
-    out.section("sections.heading", this.headings.blob());
-    out.section("sections.headingEnd", this.headings.ends.view());
-    out.section("text.chunkSection", this.chunkSection.view());
+    this.levels.copyInto(out, "sections.level");
+    this.headings.copyInto(out, "sections.heading");
+    this.headingEnds.copyInto(out, "sections.headingEnd");
+    this.chunkSection.copyInto(out, "text.chunkSection");
     // The titles in page order, for the title index: read from their column, not held as a string each.
     return {
       docOfText,
       documents,
-      pages: order.length,
+      pages: chunkCounts.length,
       titles: new StoredStrings(titles.blob(), titles.ends.view()),
-      chunkCounts,
+      chunkCounts: chunkCounts.view(),
       newestTs,
     };
+  }
+
+  private encode(s: string): Uint8Array {
+    if (this.scratch.length < s.length * 3) this.scratch = new Uint8Array(s.length * 3);
+    return this.scratch.subarray(0, this.encoder.encodeInto(s, this.scratch).written);
   }
 }
 

@@ -33,6 +33,23 @@ export function openSnapshot(path: string): Snapshot {
   };
 }
 
+/**
+ * Calls `each` with every redirect of a snapshot, in order, one decoded at a time: the
+ * redirects section is one msgpack array (writeRedirects), read past its header as a sequence
+ * of values rather than into a list of millions of objects.
+ */
+export function eachRedirect(container: Container, each: (title: string, target: string, i: number) => void): void {
+  const bytes = container.section("redirects");
+  const head = bytes[0]!;
+  const skip = head >= 0x90 && head <= 0x9f ? 1 : head === 0xdc ? 3 : head === 0xdd ? 5 : -1;
+  if (skip < 0) throw new Error("snapshot: the redirects section is not a msgpack array");
+  let i = 0;
+  if (bytes.length > skip)
+    unpackr.unpackMultiple(bytes.subarray(skip), (r: Redirect) => {
+      each(r.title, r.target, i++);
+    });
+}
+
 /** Reads only the metadata (header and table checked). */
 export function readSnapshotMeta(path: string): SnapshotMeta {
   return openContainer(path).meta as SnapshotMeta;

@@ -3,6 +3,7 @@
  * its row kept in a few typed arrays; the search layer adds its sections to the same file
  * (`out`) before finish() writes the table and renames the file into place.
  */
+import { dirname } from "node:path";
 import { Packr } from "msgpackr";
 import { ContainerWriter } from "./container";
 import { FORMAT_VERSION } from "./container";
@@ -17,7 +18,8 @@ export type PageInput = Omit<SnapshotPage, "timestamp">;
 export class SnapshotWriter {
   readonly out: ContainerWriter;
   private readonly text: TextWriter;
-  private pages = new PageWriter();
+  /** The page rows; gone once finishPages() has written them. */
+  private pages: PageWriter | undefined;
   /** The newest revision time among the pages kept (unix seconds), once finishPages() has written them. */
   private newestTs: number | undefined;
 
@@ -32,6 +34,7 @@ export class SnapshotWriter {
   ) {
     this.out = new ContainerWriter(path);
     this.text = new TextWriter(this.out, background, textDictionary);
+    this.pages = new PageWriter(dirname(path));
   }
 
   /** Waits until every page's text added so far is in the file. */
@@ -46,8 +49,8 @@ export class SnapshotWriter {
       const n = this.text.add(c.text);
       if (firstText < 0) firstText = n;
     }
-    const arrival = this.pages.count;
-    this.pages.add({
+    const arrival = this.rows.count;
+    this.rows.add({
       pageId: page.pageId,
       revId: page.revId,
       tsUnix: page.tsUnix,
@@ -61,9 +64,14 @@ export class SnapshotWriter {
 
   /** Adds a page whose text is already in the file (copied by copyText); returns its arrival number. */
   addRow(row: PageRow): number {
-    const arrival = this.pages.count;
-    this.pages.add(row);
+    const arrival = this.rows.count;
+    this.rows.add(row);
     return arrival;
+  }
+
+  private get rows(): PageWriter {
+    if (!this.pages) throw new Error("snapshot: a page added after the page table was written");
+    return this.pages;
   }
 
   /** Copies the chunks of another snapshot's text that `alive` marks: each one's new number (-1: not copied). */
@@ -86,10 +94,9 @@ export class SnapshotWriter {
     redirectPageIds?: ArrayLike<number>,
   ): ReturnType<PageWriter["finish"]> {
     this.text.finish();
-    const done = this.pages.finish(this.out, keep, docOrder);
+    const done = this.rows.finish(this.out, keep, docOrder);
     this.newestTs = done.newestTs;
-    // The rows are in the file: let go, they would be held through the index's merge, to the build's end.
-    this.pages = new PageWriter();
+    this.pages = undefined;
     writeRedirects(this.out, redirects);
     // The redirects' page ids, when known: an update replaces a redirect by its id (its title may change).
     if (redirectPageIds)
@@ -126,6 +133,7 @@ export class SnapshotWriter {
   }
 
   abandon(): void {
+    this.pages?.close();
     this.out.abandon();
   }
 }

@@ -174,7 +174,7 @@ export class IndexBuilder {
       Bun.gc(true);
       logMemory("merge: collected");
       // Every title key and redirect resolved once, for the aliases and the lookup; the keys are let go before the inversion allocates.
-      const { aliases, lookup } = resolveTitles(kept.chunkCounts, kept.redirects, kept.titles);
+      const { aliases, lookup } = resolveTitles(kept.chunkCounts, kept.redirects, kept.titles, this.dir);
       Bun.gc(true);
       logMemory("title index: keys resolved");
       this.titleIndex(out, kept.titles, kept.redirects, aliases, progress);

@@ -3,14 +3,13 @@
  * concatenated, renumbered and written into the snapshot's sections.
  */
 import { join } from "node:path";
-import { type Container, type ContainerWriter, MAX_SECTION_BYTES, openContainer } from "../../snapshot";
+import { type Container, type ContainerWriter, MAX_SECTION_BYTES, openContainer, Spool } from "../../snapshot";
 import type { FieldNorms, ShardData, ShardOptions } from "../postings/shard-types";
 import { normTable } from "../postings/norms";
 import { DENSE_SHARE } from "../postings/dense-lists";
 import { PostingsReader, type PostingsCursor } from "../postings/postings";
 import { PostingsWriter } from "../postings/postings-writer";
 import { readShardData, writeShardTableSources } from "../postings/store";
-import { Spool } from "./spool";
 import { Vocabulary } from "../postings/vocabulary";
 import { TermLists, TermListsWriter } from "../postings/term-lists";
 import { logMemory } from "./memory-log";

@@ -3,7 +3,7 @@
  * its page (title-keys.ts), sorted, in the snapshot's sections titles.key/keyEnd/page; found by
  * binary search instead of a Map of millions of entries.
  */
-import { type Container, type ContainerWriter, StoredStrings, type StringColumn, viewOf } from "../../snapshot";
+import { type Container, type ContainerWriter, type Spool, StoredStrings, viewOf } from "../../snapshot";
 
 export class TitleLookup {
   private readonly keys: StoredStrings;
@@ -29,9 +29,12 @@ export class TitleLookup {
   }
 }
 
-/** Writes the lookup: its keys in order, each with its page (TitleKeys.lookup). */
-export function writeTitleLookup(out: ContainerWriter, lookup: { keys: StringColumn; page: Uint32Array }): void {
-  out.section("titles.key", lookup.keys.blob());
-  out.section("titles.keyEnd", lookup.keys.ends.view());
-  out.section("titles.page", lookup.page);
+/** Writes the lookup: its keys in order, each with its page (TitleKeys.lookup, in files). */
+export function writeTitleLookup(
+  out: ContainerWriter,
+  lookup: { keys: Spool<Uint8Array>; keyEnds: Spool<Uint32Array>; page: Spool<Uint32Array> },
+): void {
+  lookup.keys.copyInto(out, "titles.key");
+  lookup.keyEnds.copyInto(out, "titles.keyEnd");
+  lookup.page.copyInto(out, "titles.page");
 }

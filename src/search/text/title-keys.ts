@@ -5,7 +5,8 @@
  * maps of every title (and two of every redirect) made the title index the build's largest
  * cost per page at its end.
  */
-import { Growable, type RedirectList, StoredStrings, StringColumn } from "../../snapshot";
+import { join } from "node:path";
+import { type RedirectList, Spool, StoredStrings, StringColumn } from "../../snapshot";
 import { titleKey } from "./query";
 
 /** Titles by index: a list, or a column of them (StoredStrings) read one at a time. */
@@ -52,15 +53,24 @@ class SortedKeys {
 }
 
 /**
- * The title keys of n titles. Each key leaves a few strings behind: a young collection every
+ * The title keys of n titles, in a column sized exactly: each key is made twice, once to count
+ * its bytes (a column grown by doubling held up to three times its bytes while it grew: most of
+ * the title resolution's peak). Each key leaves a few strings behind: a young collection every
  * 64K keys keeps them from piling up (by about 100 MB a million titles).
  */
 function keysOf(n: number, titleAt: (i: number) => string): StoredStrings {
-  const keys = new StringColumn();
-  for (let i = 0; i < n; i++) {
-    keys.push(titleKey(titleAt(i)));
+  const encoder = new TextEncoder();
+  let scratch = new Uint8Array(1024);
+  const keyOf = (i: number): Uint8Array => {
+    const key = titleKey(titleAt(i));
+    if (scratch.length < key.length * 3) scratch = new Uint8Array(key.length * 3);
     if ((i & 0xffff) === 0xffff) Bun.gc(false);
-  }
+    return scratch.subarray(0, encoder.encodeInto(key, scratch).written);
+  };
+  let bytes = 0;
+  for (let i = 0; i < n; i++) bytes += keyOf(i).length;
+  const keys = new StringColumn(bytes, n);
+  for (let i = 0; i < n; i++) keys.pushBytes(keyOf(i));
   return new StoredStrings(keys.blob(), keys.ends.view());
 }
 
@@ -151,14 +161,25 @@ class TitleKeys {
 
   /**
    * The lookup's entries in key order: each key of a page with text (a page with no text is
-   * no answer), then each redirect's key not a page's, resolved to a page with text. The keys
-   * are UTF-8 in a column, not strings: they are held while the title index is built.
+   * no answer), then each redirect's key not a page's, resolved to a page with text. Written
+   * to files in `dir` as they come (its keys' UTF-8, their ends, their pages), not held: the
+   * title index is built before they are copied into the snapshot.
    */
-  lookup(): { keys: StringColumn; page: Uint32Array } {
+  lookup(dir: string): TitleLookupSpools {
     const pages = this.pages;
     const redirects = this.redirectKeys;
-    const keys = new StringColumn();
-    const page = new Growable(Uint32Array);
+    const spooled: TitleLookupSpools = {
+      keys: new Spool(join(dir, "titles.key"), Uint8Array),
+      keyEnds: new Spool(join(dir, "titles.keyEnd"), Uint32Array),
+      page: new Spool(join(dir, "titles.page"), Uint32Array),
+    };
+    const push = (bytes: Uint8Array, page: number) => {
+      spooled.keys.pushAll(bytes);
+      spooled.keyEnds.push(spooled.keys.length);
+      spooled.page.push(page);
+      // Each entry leaves a view or two behind: collected as they go, they do not pile up (by ~190 B an entry).
+      if ((spooled.page.length & 0xffff) === 0) Bun.gc(false);
+    };
     let p = 0;
     let r = 0;
     let nextPage = -1;
@@ -189,32 +210,38 @@ class TitleKeys {
         nextPage >= 0 &&
         (nextRedirect < 0 || pages.keys.compareAsStrings(nextPage, nextRedirect, redirects.keys) < 0)
       ) {
-        keys.pushBytes(pages.keys.bytesAt(nextPage));
-        page.push(pageAt);
+        push(pages.keys.bytesAt(nextPage), pageAt);
         advancePage();
       } else {
-        keys.pushBytes(redirects.keys.bytesAt(nextRedirect));
-        page.push(redirectAt);
+        push(redirects.keys.bytesAt(nextRedirect), redirectAt);
         advanceRedirect();
       }
     }
-    return { keys, page: page.view() };
+    return spooled;
   }
 }
 
+/** The lookup's sections (titles.key, titles.keyEnd, titles.page) in files, to be copied into the snapshot. */
+export interface TitleLookupSpools {
+  keys: Spool<Uint8Array>;
+  keyEnds: Spool<Uint32Array>;
+  page: Spool<Uint32Array>;
+}
+
 /**
- * The title shard's aliases and the lookup's entries (TitleKeys.aliases and lookup), the keys
- * made for them let go on return.
+ * The title shard's aliases and the lookup's entries (TitleKeys.aliases and lookup, in files
+ * in `dir`), the keys made for them let go on return.
  */
 export function resolveTitles(
   chunkCounts: ArrayLike<number>,
   redirects: RedirectList,
   titles: TitleList,
-): { aliases: ReturnType<TitleKeys["aliases"]>; lookup: ReturnType<TitleKeys["lookup"]> } {
+  dir: string,
+): { aliases: ReturnType<TitleKeys["aliases"]>; lookup: TitleLookupSpools } {
   const keys = new TitleKeys(chunkCounts, redirects, titles);
   // Making the keys leaves several strings a title as garbage: collected between the steps, it does not pile up to the phase's peak.
   Bun.gc(true);
   const aliases = keys.aliases();
   Bun.gc(true);
-  return { aliases, lookup: keys.lookup() };
+  return { aliases, lookup: keys.lookup(dir) };
 }

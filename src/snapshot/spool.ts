@@ -1,10 +1,11 @@
 /**
  * Numbers appended to a temporary file through a small buffer, then copied into a snapshot
  * section: a merge's term tables (vocabulary, list addresses and sizes) grow with the
- * vocabulary, millions of terms, and are only needed once the postings are written.
+ * vocabulary, millions of terms, and a build's page table with the pages; both are only
+ * needed once written.
  */
 import { closeSync, openSync, readSync, rmSync, writeSync } from "node:fs";
-import type { ContainerWriter } from "../../snapshot";
+import type { ContainerWriter } from "./container";
 
 type Column = Float64Array | Uint32Array | Uint16Array | Uint8Array;
 
@@ -28,8 +29,15 @@ export class Spool<T extends Column> {
     this.buffer = new make(bufferLength);
   }
 
-  /** Appends every value of `values` (a whole array, such as a dense list). */
+  /** Appends every value of `values` (a whole array, such as a dense list, or a string's bytes). */
   pushAll(values: T): void {
+    // A few values (a heading's bytes) go through the buffer: a write each would be millions of calls.
+    if (values.length <= this.buffer.length - this.used) {
+      this.buffer.set(values as never, this.used);
+      this.used += values.length;
+      this.length += values.length;
+      return;
+    }
     this.flush();
     const bytes = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
     for (let off = 0; off < bytes.byteLength; )

@@ -1,0 +1,83 @@
+/**
+ * The claims of an ingest held in bounded memory (src/ingest/claim-table.ts, claims.ts): their
+ * titles spilled to disk in sorted runs and merged, by row and then by title, give what one
+ * run held whole gives.
+ */
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readdirSync } from "node:fs";
+import { ClaimTable } from "../src/ingest/claim-table";
+import { claimFor, newer, titleHolders } from "../src/ingest/claims";
+import { readExport } from "../src/ingest/mediawiki";
+import { openDump } from "../src/ingest/source";
+import { EN_2006, EN_2006_TRUNCATED, EN_2016, tempDir } from "./helpers";
+
+setDefaultTimeout(120_000);
+
+/** Every namespace-0 page of the dumps, in order (the truncated one's complete pages). */
+async function pagesOf(dumps: string[]) {
+  const pages = [];
+  for (const spec of dumps) {
+    const source = await openDump(spec, true);
+    try {
+      for await (const item of readExport(source.xml, spec))
+        if (item.kind === "page" && item.page.ns === 0) pages.push(item.page);
+    } catch {
+      // the truncated dump: its complete pages stand
+    } finally {
+      source.cancel();
+    }
+  }
+  return pages;
+}
+
+const decoder = new TextDecoder();
+
+describe("claims", () => {
+  test("spilled in several runs, by row and then by title, they resolve to the holders one run gives: each title's newest, in title order", async () => {
+    // Two dumps of the same pages (each page claimed again) and a third wiki's worth of others.
+    const pages = await pagesOf([EN_2006_TRUNCATED, EN_2006, EN_2016]);
+    const resolve = (runBytes?: number) => {
+      const dir = tempDir();
+      const claims = new ClaimTable(dir, runBytes);
+      for (const page of pages) {
+        const claim = claimFor(page);
+        const prior = claims.rowOf(page.pageId);
+        if (prior >= 0 && !newer(claim, claims.version(prior))) continue;
+        claims.set(page.pageId, claim);
+        // Articles whose conversion failed claim no title: every third here.
+        if (claim.kind === "article" && page.pageId % 3) claims.markConverted(claims.rowOf(page.pageId));
+      }
+      const runs = claims.runCount;
+      const standing: string[] = [];
+      // Each holder is valid until the next: read as it comes.
+      const holders = [];
+      for (const h of titleHolders(
+        claims,
+        dir,
+        (c) => standing.push(`${c.pageId} ${decoder.decode(c.title)}`),
+        runBytes,
+      ))
+        holders.push({ ...h, title: decoder.decode(h.title), target: decoder.decode(h.target) });
+      expect(readdirSync(dir)).toEqual([]);
+      return { runs, standing, holders };
+    };
+    const whole = resolve();
+    const spilled = resolve(2000);
+    expect(whole.runs).toBe(0);
+    expect(spilled.runs).toBeGreaterThan(3);
+    expect(spilled.standing).toEqual(whole.standing);
+    expect(spilled.holders).toEqual(whole.holders);
+    // The holders: one a title, in JS string order, each the newest claim of its title.
+    const titles = whole.holders.map((h) => h.title);
+    expect(titles).toEqual([...new Set(titles)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    expect(whole.holders.length).toBeGreaterThan(300);
+    const newest = new Map<string, { tsUnix: number; revId: number }>();
+    for (const page of pages) {
+      const c = claimFor(page);
+      if (c.kind === "article" && !(page.pageId % 3)) continue;
+      const held = newest.get(c.title);
+      if (!held || newer(c, held)) newest.set(c.title, { tsUnix: c.tsUnix, revId: c.revId });
+    }
+    for (const h of whole.holders) expect({ tsUnix: h.tsUnix, revId: h.revId }).toEqual(newest.get(h.title)!);
+  });
+});
