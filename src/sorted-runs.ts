@@ -326,3 +326,14 @@ class RunReader implements SortedRecord {
     return true;
   }
 }
+
+/** A record's bytes kept past the next record (whose reading reuses the views): copied into room of its own, grown as needed. */
+export class KeptBytes {
+  private room = new Uint8Array(256);
+
+  keep(bytes: Uint8Array): Uint8Array {
+    if (bytes.length > this.room.length) this.room = new Uint8Array(bytes.length * 2);
+    this.room.set(bytes);
+    return this.room.subarray(0, bytes.length);
+  }
+}

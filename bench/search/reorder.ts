@@ -9,6 +9,7 @@
 import { parseArgs } from "node:util";
 import { ContainerWriter, openContainer } from "../../src/snapshot";
 import { pageOrderSection } from "../../src/search";
+import { ORDERS_SECTION as ORDERS } from "../../src/search/ranking/page-orders";
 
 const USAGE = `Usage: bun bench/search/reorder.ts <snapshot.tome> --out OUT.tome
   --out OUT   the copy to write (not the snapshot itself)`;
@@ -23,7 +24,6 @@ if (values.help || !positionals[0] || !values.out || values.out === positionals[
   process.exit(values.help ? 0 : 2);
 }
 
-const ORDERS = "index.text.orders";
 const from = openContainer(positionals[0]);
 const out = new ContainerWriter(values.out);
 const SLICE = 64 << 20;

@@ -10,7 +10,7 @@
  */
 import { tmpdir } from "node:os";
 import { Growable, StoredStrings, StringColumn } from "../columns";
-import { SortedRuns } from "../sorted-runs";
+import { KeptBytes, SortedRuns } from "../sorted-runs";
 
 /** What a page read asks of the snapshot: its page id's article or redirect, and its title. */
 export interface Claim {
@@ -123,8 +123,8 @@ export class ClaimTable {
    * runs are removed as they are read, also when the loop is left early; the table is empty after).
    */
   *standing(): Generator<StandingClaim> {
-    let title = new Uint8Array(256);
-    let target = new Uint8Array(256);
+    const title = new KeptBytes();
+    const target = new KeptBytes();
     const claim: StandingClaim = {
       row: -1,
       pageId: 0,
@@ -132,8 +132,8 @@ export class ClaimTable {
       revId: 0,
       tsUnix: 0,
       converted: false,
-      title,
-      target,
+      title: new Uint8Array(0),
+      target: new Uint8Array(0),
     };
     const fill = (row: number) => {
       claim.row = row;
@@ -147,14 +147,8 @@ export class ClaimTable {
       const row = record.numbers[0]!;
       if (row !== claim.row && claim.row >= 0) yield claim;
       // The row's strings written last stand: copied, the record's views go with the next one.
-      const t = record.string(0);
-      const g = record.string(1);
-      if (t.length > title.length) title = new Uint8Array(t.length * 2);
-      if (g.length > target.length) target = new Uint8Array(g.length * 2);
-      title.set(t);
-      target.set(g);
-      claim.title = title.subarray(0, t.length);
-      claim.target = target.subarray(0, g.length);
+      claim.title = title.keep(record.string(0));
+      claim.target = target.keep(record.string(1));
       fill(row);
     }
     if (claim.row >= 0) yield claim;

@@ -7,7 +7,7 @@
  *   claim replaces the older one, and the newest claim on a title keeps it.
  */
 import { toUnix } from "./article";
-import { SortedRuns } from "../sorted-runs";
+import { KeptBytes, SortedRuns } from "../sorted-runs";
 import type { Claim, ClaimTable, StandingClaim } from "./claim-table";
 import type { RawPage } from "./raw-page";
 
@@ -91,8 +91,8 @@ export function* titleHolders(
     title: new Uint8Array(0),
     target: new Uint8Array(0),
   };
-  let title = new Uint8Array(256);
-  let target = new Uint8Array(256);
+  const title = new KeptBytes();
+  const target = new KeptBytes();
   let held = false;
   for (const r of byTitle.drain()) {
     const t = r.string(0);
@@ -101,13 +101,8 @@ export function* titleHolders(
     if (sameTitle && !newer({ tsUnix: v[4]!, revId: v[3]! }, holder)) continue;
     if (held && !sameTitle) yield holder;
     // Copied: the record's views go with the next one.
-    const g = r.string(1);
-    if (t.length > title.length) title = new Uint8Array(t.length * 2);
-    if (g.length > target.length) target = new Uint8Array(g.length * 2);
-    title.set(t);
-    target.set(g);
-    holder.title = title.subarray(0, t.length);
-    holder.target = target.subarray(0, g.length);
+    holder.title = title.keep(t);
+    holder.target = target.keep(r.string(1));
     holder.pageId = v[1]!;
     holder.article = v[2] === 1;
     holder.revId = v[3]!;

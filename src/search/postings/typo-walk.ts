@@ -29,7 +29,7 @@ export function walkByMasks(
   max: number,
   found: (term: number, distance: number) => void,
 ): void {
-  const { chars, starts, skips, size } = trie;
+  const { chars, starts, size } = trie;
   const m = query.length;
   const whole = 2 ** (m + 1) - 1;
   const end = 1 << m;
@@ -69,12 +69,7 @@ export function walkByMasks(
     const r = depth + 1;
     while (lo < hi) {
       const k = chars[starts[lo]! + depth]!;
-      const skip = lo > first ? skips[lo]! : 0;
-      const next = skip
-        ? lo + skip
-        : chars[starts[hi - 1]! + depth] === k
-          ? hi
-          : groupEnd(chars, starts, lo, hi, depth, k);
+      const next = childEnd(trie, lo, hi, first, depth, k);
       const b = letters[k]!;
       // A letter matched, inserted, replaced or (one typo more) a query letter left out; or two swapped.
       const n0 = (r0 << 1) & b;
@@ -101,7 +96,7 @@ export function walkByRows(
   max: number,
   found: (term: number, distance: number) => void,
 ): void {
-  const { chars, starts, skips, size } = trie;
+  const { chars, starts, size } = trie;
   const m = query.length;
   const width = m + 1;
   const depthLimit = m + max;
@@ -139,12 +134,7 @@ export function walkByRows(
     while (lo < hi) {
       // Every key left is longer than depth: the shortest sorts first.
       const k = chars[starts[lo]! + depth]!;
-      const skip = lo > first ? skips[lo]! : 0;
-      const end = skip
-        ? lo + skip
-        : chars[starts[hi - 1]! + depth] === k
-          ? hi
-          : groupEnd(chars, starts, lo, hi, depth, k);
+      const end = childEnd(trie, lo, hi, first, depth, k);
       key[r] = k;
       rows[row] = r;
       let least = r;
@@ -170,6 +160,18 @@ export function walkByRows(
     }
   };
   if (size) walk(0, size, 0, max, 0);
+}
+
+/**
+ * The end of the child run of keys lo..hi-1 (which share their first `depth` code units) that
+ * starts at lo with code unit k: read from the skips but for a node's first child (`first`),
+ * which is searched for.
+ */
+function childEnd(trie: TrieKeys, lo: number, hi: number, first: number, depth: number, k: number): number {
+  const { chars, starts, skips } = trie;
+  const skip = lo > first ? skips[lo]! : 0;
+  if (skip) return lo + skip;
+  return chars[starts[hi - 1]! + depth] === k ? hi : groupEnd(chars, starts, lo, hi, depth, k);
 }
 
 /**
