@@ -21,6 +21,8 @@ import {
 } from "../src/search/postings/vocabulary";
 import { EN_2006, EN_2016, engineFor, ingested, snapshotFor, TRUNCATED_XZ } from "./helpers";
 import { radixTree, typoNeighbours } from "../bench/search/radix-tree";
+import { TOP_LEVELS, trieTop } from "../src/search/postings/trie-runs";
+import { walkByMasks } from "../src/search/postings/typo-walk";
 
 setDefaultTimeout(300_000);
 
@@ -99,6 +101,57 @@ describe("the vocabulary of the shared English dumps", () => {
     const vocabulary = engine.text["vocabulary"] as Vocabulary;
     expect(vocabulary["runSkips"]).toBeInstanceOf(Uint16Array);
     expect(vocabulary["runSkips"]!.length).toBe(vocabulary.size);
+    expect(vocabulary["top"]!.levels).toBe(TOP_LEVELS);
+  });
+
+  test("the trie's top levels, laid out node by node, hold each prefix's keys and its children", async () => {
+    const engine = await engineFor(EN);
+    const vocabulary = engine.text["vocabulary"] as Vocabulary;
+    const keys = keysOf(vocabulary);
+    const top = vocabulary["trieKeys"]().top;
+    const wrong: string[] = [];
+    for (let d = 1; d <= top.levels; d++) {
+      // One node for each prefix of d code units that a key has.
+      const prefixes = [...new Set(keys.filter((k) => k.length >= d).map((k) => k.slice(0, d)))];
+      expect(top.lo[d]!.length).toBe(prefixes.length);
+      expect(prefixes.length).toBeGreaterThan(d === 1 ? 30 : 500);
+      for (let i = 0; i < prefixes.length; i++) {
+        const prefix = keys[top.lo[d]![i]!]!.slice(0, d);
+        const [lo, hi] = vocabulary.prefixRange(prefix);
+        if (prefix !== prefixes[i] || top.letters[d]![i] !== prefix.charCodeAt(d - 1))
+          wrong.push(`level ${d} node ${i}: ${prefix}`);
+        if (top.lo[d]![i] !== lo || top.hi[d]![i] !== hi) wrong.push(`level ${d} node ${i}: keys of ${prefix}`);
+        // Its children are the next level's nodes whose prefixes extend it.
+        if (d < top.levels)
+          for (let c = top.firstChild[d]![i]!; c < top.firstChild[d]![i + 1]!; c++)
+            if (!keys[top.lo[d + 1]![c]!]!.startsWith(prefix)) wrong.push(`level ${d} node ${i}: child ${c}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  test("a typo walk steps through the top levels to the same keys as through the keys (1 to 6 levels laid out)", async () => {
+    const engine = await engineFor(EN);
+    const vocabulary = engine.text["vocabulary"] as Vocabulary;
+    const trie = vocabulary["trieKeys"]();
+    const keys = keysOf(vocabulary);
+    const queries = queriesFrom(keys, 150, "abcdefghijklmnopqrstuvwxyz0", 7);
+    const masks = new Int32Array(65536);
+    const tops = [0, 1, 3, 6].map((levels) => trieTop(trie.chars, trie.starts, levels));
+    const walk = (levels: number, q: string, max: number) => {
+      const out: number[] = [];
+      const top = tops.find((t) => t.levels === levels)!;
+      walkByMasks({ ...trie, top }, masks, q, max, (term, d) => out.push(term, d));
+      return out;
+    };
+    let found = 0;
+    for (const q of queries)
+      for (const max of [1, 2]) {
+        const expected = walk(0, q, max);
+        for (const levels of [1, 3, 6]) expect({ q, max, levels, found: walk(levels, q, max) }).toEqual({ q, max, levels, found: expected });
+        found += expected.length / 2;
+      }
+    expect(found).toBeGreaterThan(5000);
   });
 
   test("answers get, atPrefix and typoNeighbours (1 and 2 typos) as the radix tree did", async () => {

@@ -2,7 +2,7 @@
  * The typo walks of a vocabulary (Vocabulary.typoTerms): a walk of the trie its sorted keys
  * imply, by bit masks (D125) or by rows of the distance matrix, with D98's first-letter rule.
  */
-import { groupEnd } from "./trie-runs";
+import { groupEnd, type TrieTop } from "./trie-runs";
 
 /** A vocabulary's keys as the walks read them, and runSkips() of them. */
 export interface TrieKeys {
@@ -10,6 +10,8 @@ export interface TrieKeys {
   starts: Uint32Array;
   size: number;
   skips: Uint16Array;
+  /** The trie's top levels laid out node by node (trieTop()): the masks walk steps through them there. */
+  top: TrieTop;
 }
 
 /** The longest query walked with bit masks (typoTermsByMasks): its letters and the empty prefix fit 31 bits. */
@@ -30,6 +32,7 @@ export function walkByMasks(
   found: (term: number, distance: number) => void,
 ): void {
   const { chars, starts, size } = trie;
+  const { levels, letters: topLetters, lo: topLo, hi: topHi, firstChild } = trie.top;
   const m = query.length;
   const whole = 2 ** (m + 1) - 1;
   const end = 1 << m;
@@ -39,7 +42,8 @@ export function walkByMasks(
   /** The fewest typos, up to `limit`, with which the key so far is the query: -1 when more. */
   const distance = (r0: number, r1: number, r2: number, limit: number): number =>
     r0 & end ? 0 : limit >= 1 && r1 & end ? 1 : limit >= 2 && r2 & end ? 2 : -1;
-  // r0..r2: the masks at `depth`; s0, s1: at depth - 1; last: the mask of the key's letter at depth.
+  // r0..r2: the masks at `depth`; s0, s1: at depth - 1; last: the mask of the key's letter at depth;
+  // node: the node's index in its level of the top levels (while depth < levels).
   const walk = (
     lo: number,
     hi: number,
@@ -52,6 +56,7 @@ export function walkByMasks(
     s0: number,
     s1: number,
     last: number,
+    node: number,
   ): void => {
     if (starts[lo + 1]! - starts[lo]! === depth) {
       // A key shorter than the query's first letter (the empty one) has not that letter either.
@@ -67,22 +72,35 @@ export function walkByMasks(
     if (depth >= depthLimit) return;
     const first = lo;
     const r = depth + 1;
-    while (lo < hi) {
-      const k = chars[starts[lo]! + depth]!;
-      const next = childEnd(trie, lo, hi, first, depth, k);
+    // In the top levels a node's children are consecutive entries of the next level; below, each child's first key is read.
+    const packed = depth < levels;
+    let child = packed ? firstChild[depth]![node]! : 0;
+    const childrenEnd = packed ? firstChild[depth]![node + 1]! : 0;
+    while (packed ? child < childrenEnd : lo < hi) {
+      let k: number;
+      let next: number;
+      if (packed) {
+        k = topLetters[r]![child]!;
+        lo = topLo[r]![child]!;
+        next = topHi[r]![child]!;
+      } else {
+        k = chars[starts[lo]! + depth]!;
+        next = childEnd(trie, lo, hi, first, depth, k);
+      }
       const b = letters[k]!;
       // A letter matched, inserted, replaced or (one typo more) a query letter left out; or two swapped.
       const n0 = (r0 << 1) & b;
       const n1 = (((r1 << 1) & b) | r0 | (r0 << 1) | (n0 << 1) | ((s0 << 2) & (b << 1) & last)) & whole;
       const n2 = max > 1 ? (((r2 << 1) & b) | r1 | (r1 << 1) | (n1 << 1) | ((s1 << 2) & (b << 1) & last)) & whole : 0;
       if (r > letterEnd || extra || k === query.charCodeAt(r - 1)) {
-        if ((limit === 0 ? n0 : limit === 1 ? n1 : n2) !== 0) walk(lo, next, r, limit, extra, n0, n1, n2, r0, r1, b);
-      } else if (max > 1 && (max === 2 ? n1 : n0) !== 0) walk(lo, next, r, max - 1, 1, n0, n1, n2, r0, r1, b);
+        if ((limit === 0 ? n0 : limit === 1 ? n1 : n2) !== 0) walk(lo, next, r, limit, extra, n0, n1, n2, r0, r1, b, child);
+      } else if (max > 1 && (max === 2 ? n1 : n0) !== 0) walk(lo, next, r, max - 1, 1, n0, n1, n2, r0, r1, b, child);
       lo = next;
+      child++;
     }
   };
   try {
-    if (size) walk(0, size, 0, max, 0, 1, 3 & whole, 7 & whole, 0, 0, 0);
+    if (size) walk(0, size, 0, max, 0, 1, 3 & whole, 7 & whole, 0, 0, 0, 0);
   } finally {
     for (let j = 1; j <= m; j++) letters[query.charCodeAt(j - 1)] = 0;
   }
