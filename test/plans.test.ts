@@ -81,6 +81,27 @@ describe("typo orders (D124)", async () => {
       );
     }
   });
+
+  test("typo words searched again, and on another snapshot, rank as the oracle (a term's own lists are kept per snapshot)", async () => {
+    // Another snapshot: its term numbers stand for other words.
+    const other = await engineFor({ dumps: [EN_2016] });
+    const engines = [withOrders(engine, 400, 1000, 200), withOrders(other, 400, 1000, 200)];
+    const oracles = [engine, other];
+    let ordered = 0;
+    for (const round of [0, 1, 0, 1])
+      for (const q of typoQueries) {
+        const ranked = engines[round]!.search(q, { pruning, limit: 20 });
+        if (ranked.work.plan === "typo-orders") ordered++;
+        const oracle = oracles[round]!.search(q, { pruning: false, limit: 20 });
+        expect({ q, round, hits: ranked.hits.map((h) => [h.page.pageId, h.chunk]) }).toEqual({
+          q,
+          round,
+          hits: oracle.hits.map((h) => [h.page.pageId, h.chunk]),
+        });
+      }
+    // Every round of the first snapshot's, and some of the other's, from their orders.
+    expect(ordered).toBeGreaterThan(16);
+  }, 120_000);
 });
 
 describe("a query of function words only (D99)", async () => {

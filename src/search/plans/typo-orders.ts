@@ -158,22 +158,50 @@ function splitForms(ctx: SearchContext, run: PlanRun): { ordered: OrderedForm[];
     }
     const order = form.typo ? ctx.orders?.typoOrder(key) : undefined;
     if (!order) return undefined;
-    const terms = queryTerms(parseQuery(`${termOfKey(key)}.`, ctx.lang), ctx);
-    if (terms.words.length !== 1 || terms.typoable) return undefined;
-    const alone = new QueryLists(ctx.text, {
-      derived: ctx.text.derive(terms.exact, false),
-      words: 1,
-      required: terms.required,
-      phraseWords: 0,
-    });
+    const alone = termAlone(ctx, form.term);
+    if (!alone) return undefined;
     // The form's weight × IDF over the term's own IDF (weight 1 alone).
-    const own = alone.byWord[0]!.find((f) => f.term === form.term);
-    if (!own) return undefined;
-    ordered.push({ order, alone, weight: form.idf / own.idf });
+    ordered.push({ order, alone: alone.lists, weight: form.idf / alone.idf });
   }
   // Each page of theirs is scored apart, over every list of the query: a few hundred at most.
   if (whole.reduce((n, f) => n + f.postings, 0) > READ_WHOLE) return undefined;
   return ordered.length ? { ordered, whole } : undefined;
+}
+
+/** A term searched alone, as its order was ranked: its lists (its other forms with it) and its own IDF. */
+interface TermAlone {
+  lists: QueryLists;
+  idf: number;
+}
+
+/**
+ * Terms searched alone, by text shard and term (null: not one word of its own), kept from search to search:
+ * deriving a term's other forms stems candidates, a few milliseconds a typo word. At most ALONE_KEPT a shard.
+ */
+const alones = new WeakMap<SearchContext["text"], Map<number, TermAlone | null>>();
+const ALONE_KEPT = 4096;
+
+function termAlone(ctx: SearchContext, term: number): TermAlone | undefined {
+  let kept = alones.get(ctx.text);
+  if (!kept) alones.set(ctx.text, (kept = new Map()));
+  let alone = kept.get(term);
+  if (alone === undefined) {
+    alone = null;
+    const terms = queryTerms(parseQuery(`${termOfKey(ctx.text.keyOf(term))}.`, ctx.lang), ctx);
+    if (terms.words.length === 1 && !terms.typoable) {
+      const lists = new QueryLists(ctx.text, {
+        derived: ctx.text.derive(terms.exact, false),
+        words: 1,
+        required: terms.required,
+        phraseWords: 0,
+      });
+      const own = lists.byWord[0]!.find((f) => f.term === term);
+      if (own) alone = { lists, idf: own.idf };
+    }
+    if (kept.size >= ALONE_KEPT) kept.clear();
+    kept.set(term, alone);
+  }
+  return alone ?? undefined;
 }
 
 /** The score of the `need`th best entry, counting those of a better class first; -1 when fewer stand in `klass` or better. */
