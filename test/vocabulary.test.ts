@@ -148,7 +148,8 @@ describe("the vocabulary of the shared English dumps", () => {
     for (const q of queries)
       for (const max of [1, 2]) {
         const expected = walk(0, q, max);
-        for (const levels of [1, 3, 6]) expect({ q, max, levels, found: walk(levels, q, max) }).toEqual({ q, max, levels, found: expected });
+        for (const levels of [1, 3, 6])
+          expect({ q, max, levels, found: walk(levels, q, max) }).toEqual({ q, max, levels, found: expected });
         found += expected.length / 2;
       }
     expect(found).toBeGreaterThan(5000);

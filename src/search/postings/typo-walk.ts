@@ -93,7 +93,8 @@ export function walkByMasks(
       const n1 = (((r1 << 1) & b) | r0 | (r0 << 1) | (n0 << 1) | ((s0 << 2) & (b << 1) & last)) & whole;
       const n2 = max > 1 ? (((r2 << 1) & b) | r1 | (r1 << 1) | (n1 << 1) | ((s1 << 2) & (b << 1) & last)) & whole : 0;
       if (r > letterEnd || extra || k === query.charCodeAt(r - 1)) {
-        if ((limit === 0 ? n0 : limit === 1 ? n1 : n2) !== 0) walk(lo, next, r, limit, extra, n0, n1, n2, r0, r1, b, child);
+        if ((limit === 0 ? n0 : limit === 1 ? n1 : n2) !== 0)
+          walk(lo, next, r, limit, extra, n0, n1, n2, r0, r1, b, child);
       } else if (max > 1 && (max === 2 ? n1 : n0) !== 0) walk(lo, next, r, max - 1, 1, n0, n1, n2, r0, r1, b, child);
       lo = next;
       child++;
