@@ -7,17 +7,19 @@
  * prints the last round's p50 / p90 / p99 ms. --root DIR runs the engine of another checkout
  * (a git worktree of an earlier commit) on the same words. --derive times what a search runs
  * instead: the word's terms derived (the walk and the choice among its terms), its
- * typo terms listed with --terms.
+ * typo terms listed with --terms. --cold: before each word, 128 MB are read, so that the walk finds
+ * nothing of the vocabulary in the processor's caches (a first search of a word, after others).
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { mixClass, queryMix } from "../queries";
 
-const USAGE = `Usage: bun bench/search/typo-walk.ts <snapshot.tome> [--root DIR] [--queries N] [--derive [--terms]]
+const USAGE = `Usage: bun bench/search/typo-walk.ts <snapshot.tome> [--root DIR] [--queries N] [--derive [--terms]] [--cold]
   --root DIR    the checkout whose engine walks (default: this one)
   --queries N   words of the typo class (default 100)
   --derive      time derive() of each word (the walk and the choice of its terms), not the walk alone
-  --terms       with --derive: print each word's terms (to compare two checkouts)`;
+  --terms       with --derive: print each word's terms (to compare two checkouts)
+  --cold        read 128 MB before each word: the vocabulary out of the processor's caches`;
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -26,6 +28,7 @@ const { values, positionals } = parseArgs({
     queries: { type: "string", default: "100" },
     derive: { type: "boolean", default: false },
     terms: { type: "boolean", default: false },
+    cold: { type: "boolean", default: false },
     help: { type: "boolean", short: "h" },
   },
   allowPositionals: true,
@@ -46,9 +49,12 @@ const { indexKey } = (await import(
   `${root}/src/search/text/analyze`
 )) as typeof import("../../src/search/text/analyze");
 const specs = words.map((w) => [{ key: indexKey(w), prefix: false, fuzzy: allowed(w) }]);
+// Read through before each word with --cold: larger than the processor's caches.
+const elsewhere = new Float64Array(values.cold ? 16 << 20 : 0);
 let times: number[] = [];
 for (let round = 0; round < 3; round++) {
   times = words.map((w, i) => {
+    for (let j = 0; j < elsewhere.length; j += 8) elsewhere[j]!++;
     const started = performance.now();
     if (values.derive) engine.text.derive(specs[i]!, false);
     else vocabulary.typoTerms(w, allowed(w), () => {});
@@ -67,5 +73,5 @@ if (values.terms)
 times.sort((a, b) => a - b);
 const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(3);
 console.log(
-  `${root}: ${values.derive ? "derive()" : "typo walk"} of ${n} words, ms p50 ${at(0.5)} / p90 ${at(0.9)} / p99 ${at(0.99)}`,
+  `${root}: ${values.derive ? "derive()" : "typo walk"} of ${n} words${values.cold ? " (cold)" : ""}, ms p50 ${at(0.5)} / p90 ${at(0.9)} / p99 ${at(0.99)}`,
 );
