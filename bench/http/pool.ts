@@ -1,5 +1,5 @@
 /**
- * bun bench/http/pool.ts [--duration S] [--connections N] [--rounds R] [--workers W] [--warmup S] [--cheap Q] [--client autocannon|wrk] [--http-only] [--snapshot FILE] [--json]
+ * bun bench/http/pool.ts [--duration S] [--connections N] [--rounds R] [--workers W] [--warmup S] [--cheap Q] [--client autocannon|wrk] [--http-only] [--baseline DIR] [--snapshot FILE] [--json]
  *
  * The search pool (issue 60, D101): two real servers on one snapshot, one with
  * TOME_SEARCH_WORKERS=0 (every search on the request thread) and one with W workers (default 2),
@@ -48,13 +48,14 @@ const { values } = parseArgs({
     cheap: { type: "string", default: "albedo" },
     client: { type: "string", default: "autocannon" },
     "http-only": { type: "boolean" },
+    baseline: { type: "string" },
     snapshot: { type: "string" },
     json: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
 });
 if (values.help) {
-  console.log(`Usage: bun bench/http/pool.ts [--duration S] [--connections N] [--rounds R] [--workers W] [--warmup S] [--cheap Q] [--client autocannon|wrk] [--http-only] [--snapshot FILE] [--json]
+  console.log(`Usage: bun bench/http/pool.ts [--duration S] [--connections N] [--rounds R] [--workers W] [--warmup S] [--cheap Q] [--client autocannon|wrk] [--http-only] [--baseline DIR] [--snapshot FILE] [--json]
 
   --duration S      seconds per scenario, server and round (default 5)
   --connections N   concurrent connections (default 16)
@@ -65,6 +66,8 @@ if (values.help) {
   --client C        the load generator: autocannon (in this process, the issue's figures) or wrk (apt-get install
                     wrk; its own process, a fraction of autocannon's CPU a request, so the server gets more of 2 cores)
   --http-only       the servers only, not the pool in process after them
+  --baseline DIR    also a pooled server (W workers) of the checkout in DIR (node_modules beside it), in the same
+                    rounds: this checkout's pooled server against it, before/after
   --snapshot FILE   serve this snapshot as is (default: build one from the shared English dumps)`);
   process.exit(0);
 }
@@ -85,8 +88,8 @@ const { path, snapshot } = await benchSnapshot(values.snapshot, tempDir);
 const key = await benchKey(join(tempDir, "data"));
 const load0 = loadavg()[0]!;
 
-function startServer(searchWorkers: number): Promise<BenchServer> {
-  return spawnServer(["bun", join(ROOT, "src/cli/start.ts")], {
+function startServer(searchWorkers: number, root = ROOT): Promise<BenchServer> {
+  return spawnServer(["bun", join(root, "src/cli/start.ts")], {
     TOME_SNAPSHOT: path,
     TOME_SNAPSHOT_WATCH: "off",
     TOME_DATA: join(tempDir, "data"),
@@ -98,7 +101,13 @@ function startServer(searchWorkers: number): Promise<BenchServer> {
 console.error(`starting the servers (TOME_SEARCH_WORKERS=0 and ${workers})…`);
 const single = await startServer(0);
 const pooled = await startServer(workers);
-const servers = { single, pooled };
+const baseline = values.baseline ? await startServer(workers, values.baseline) : undefined;
+const servers: Partial<Record<Which, BenchServer>> & { single: BenchServer; pooled: BenchServer } = {
+  single,
+  pooled,
+  ...(baseline && { baseline }),
+};
+type Which = "single" | "pooled" | "baseline";
 
 const mix = queryMix(snapshot);
 const mixPaths = Object.values(mix)
@@ -216,25 +225,33 @@ function libraryRate(seconds = duration): number {
 // Warm-up: both servers, both scenarios, for --warmup seconds each: every search worker compiles the engine's code
 // for itself (its own JIT), so a short warm-up charges the pool for compiling.
 for (const server of Object.values(servers))
-  for (const paths of [mixPaths, cheapPaths]) await load(server, paths, warmup);
+  for (const paths of [mixPaths, cheapPaths]) await load(server!, paths, warmup);
 libraryRate(1);
 
 type Name = "mix" | "cheap";
-const runs: Record<Name, Record<keyof typeof servers, Run[]>> = {
-  mix: { single: [], pooled: [] },
-  cheap: { single: [], pooled: [] },
+const runs: Record<Name, Record<Which, Run[]>> = {
+  mix: { single: [], pooled: [], baseline: [] },
+  cheap: { single: [], pooled: [], baseline: [] },
 };
 const library: number[] = [];
-const ratios = { mix: [] as number[], cheapToLibrary: [] as number[], singleCheapToLibrary: [] as number[] };
+const ratios = {
+  mix: [] as number[],
+  cheapToLibrary: [] as number[],
+  singleCheapToLibrary: [] as number[],
+  /** This checkout's pooled server against the baseline's, per scenario. */
+  mixToBaseline: [] as number[],
+  cheapToBaseline: [] as number[],
+};
 for (let round = 1; round <= rounds; round++) {
   for (const [name, paths] of [
     ["mix", mixPaths],
     ["cheap", cheapPaths],
   ] as const) {
-    // The order of the two servers alternates, so that neither always runs after the other.
-    const order = round % 2 ? (["single", "pooled"] as const) : (["pooled", "single"] as const);
+    // The order of the servers alternates, so that none always runs after another.
+    const names = (["single", "pooled", "baseline"] as const).filter((w) => servers[w]);
+    const order = round % 2 ? names : names.toReversed();
     for (const which of order) {
-      const r = await load(servers[which], paths);
+      const r = await load(servers[which]!, paths);
       runs[name][which].push(r);
       console.error(
         `round ${round}: ${name}, ${which}: ${r.rps.toFixed(0)} req/s, ${r.cpuUs.toFixed(0)} µs CPU/request (request thread ${r.mainUs.toFixed(0)}, workers ${r.workersUs.toFixed(0)}, other ${r.otherUs.toFixed(0)}; client ${r.clientUs.toFixed(0)}), p50 ${r.p50} ms, p99 ${r.p99} ms${r.failures ? `, ${r.failures} failures` : ""}`,
@@ -246,6 +263,10 @@ for (let round = 1; round <= rounds; round++) {
   ratios.mix.push(runs.mix.pooled.at(-1)!.rps / runs.mix.single.at(-1)!.rps);
   ratios.cheapToLibrary.push(runs.cheap.pooled.at(-1)!.rps / library.at(-1)!);
   ratios.singleCheapToLibrary.push(runs.cheap.single.at(-1)!.rps / library.at(-1)!);
+  if (baseline) {
+    ratios.mixToBaseline.push(runs.mix.pooled.at(-1)!.rps / runs.mix.baseline.at(-1)!.rps);
+    ratios.cheapToBaseline.push(runs.cheap.pooled.at(-1)!.rps / runs.cheap.baseline.at(-1)!.rps);
+  }
 }
 
 /** The pool alone, without HTTP, keys or a load generator: the app in this process with 0 and with W workers. */
@@ -319,7 +340,7 @@ function memory(pid: number): { rssMb: number; pssMb: number } {
 }
 const memories = { single: memory(single.pid), pooled: memory(pooled.pid) };
 const load1 = loadavg()[0]!;
-await Promise.all([single.stop(), pooled.stop()]);
+await Promise.all(Object.values(servers).map((s) => s!.stop()));
 
 const summary = (rs: Run[]) => ({
   requestsPerSecond: median(rs.map((r) => r.rps)),
@@ -332,6 +353,14 @@ const summary = (rs: Run[]) => ({
   p99Ms: median(rs.map((r) => r.p99)),
   failures: rs.reduce((n, r) => n + r.failures, 0),
 });
+const baselineSummary = (r: Record<Which, Run[]>) => (baseline ? { baseline: summary(r.baseline) } : {});
+const report0 = { mix: { single: summary(runs.mix.single), pooled: summary(runs.mix.pooled) } };
+function cpuBound(r: (typeof report0)["mix"], withClient: boolean): number {
+  const rate = (s: ReturnType<typeof summary>) =>
+    Math.min(1e6 / s.requestThreadUs, (cores * 1e6) / (s.cpuUsPerRequest + (withClient ? s.clientUs : 0)));
+  return rate(r.pooled) / rate(r.single);
+}
+const cores = availableParallelism();
 const report = {
   snapshot: path,
   chunks: snapshot.meta.indexedChunks,
@@ -343,13 +372,30 @@ const report = {
   rounds,
   loadAverageBefore: load0,
   loadAverageAfter: load1,
-  mix: { single: summary(runs.mix.single), pooled: summary(runs.mix.pooled) },
-  cheap: { query: cheap, single: summary(runs.cheap.single), pooled: summary(runs.cheap.pooled) },
+  mix: { single: summary(runs.mix.single), pooled: summary(runs.mix.pooled), ...baselineSummary(runs.mix) },
+  cheap: {
+    query: cheap,
+    single: summary(runs.cheap.single),
+    pooled: summary(runs.cheap.pooled),
+    ...baselineSummary(runs.cheap),
+  },
   libraryPerSecond: median(library),
   /** Medians of the per-round ratios. */
   mixPooledToSingle: median(ratios.mix),
   cheapPooledToLibrary: median(ratios.cheapToLibrary),
   cheapSingleToLibrary: median(ratios.singleCheapToLibrary),
+  /** This checkout's pooled server ÷ the baseline's (--baseline). */
+  mixToBaseline: baseline ? median(ratios.mixToBaseline) : undefined,
+  cheapToBaseline: baseline ? median(ratios.cheapToBaseline) : undefined,
+  /**
+   * The mix's ratio as the CPU counted would allow it on this many idle cores: each server's rate bound by its
+   * request thread (one core at most) and by all its threads' CPU with the client's beside it, or without it (a client
+   * on another machine). What the machine's other work and the threads' contention take is left out.
+   */
+  cpuBoundMix: {
+    withClient: cpuBound(report0.mix, true),
+    withoutClient: cpuBound(report0.mix, false),
+  },
   memory: memories,
   /** The app in process (no HTTP, no keys): the search mix through app.handle(). */
   inProcess: inProcessReport,
@@ -364,9 +410,11 @@ else {
   );
   console.log("|---|---|---|---|---|---|---|---|---|");
   for (const name of ["mix", "cheap"] as const) {
-    for (const which of ["single", "pooled"] as const) {
-      const s = report[name][which];
-      const label = which === "single" ? "0 workers" : `${workers} workers`;
+    for (const which of ["single", "pooled", "baseline"] as const) {
+      const s = report[name][which as "single"];
+      if (!s) continue;
+      const label =
+        which === "single" ? "0 workers" : which === "pooled" ? `${workers} workers` : `${workers} workers, baseline`;
       console.log(
         `| ${name === "mix" ? "search mix" : `cheapest (${cheap})`} | ${label} | ${s.requestsPerSecond.toFixed(0)} | ${s.cpuUsPerRequest.toFixed(0)} | ${s.requestThreadUs.toFixed(0)} / ${s.workersUs.toFixed(0)} / ${s.otherUs.toFixed(0)} | ${s.clientUs.toFixed(0)} | ${s.p50Ms} | ${s.p99Ms} | ${s.failures} |`,
       );
@@ -374,6 +422,13 @@ else {
   }
   console.log(`library in process, ${cheap}: ${report.libraryPerSecond.toFixed(0)} searches/s`);
   console.log(`search mix, ${workers} workers ÷ 0: ${report.mixPooledToSingle.toFixed(2)}×`);
+  console.log(
+    `the same as the CPU counted allows on ${cores} idle cores: ${report.cpuBoundMix.withClient.toFixed(2)}× with this client beside the server, ${report.cpuBoundMix.withoutClient.toFixed(2)}× without`,
+  );
+  if (baseline)
+    console.log(
+      `${workers} workers ÷ baseline (${values.baseline}): search mix ${report.mixToBaseline!.toFixed(2)}×, ${cheap} ${report.cheapToBaseline!.toFixed(2)}×`,
+    );
   console.log(
     `${cheap} through HTTP ÷ library in process: ${report.cheapPooledToLibrary.toFixed(2)} with ${workers} workers, ${report.cheapSingleToLibrary.toFixed(2)} with 0`,
   );
