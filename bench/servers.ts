@@ -1,5 +1,5 @@
 /** What the HTTP benchmarks share: the snapshot they serve, a key, servers in their own processes, and the requests. */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { openSnapshot, type Snapshot } from "../src/snapshot";
 import { buildSnapshot, dump, ROOT, spawnServer as spawn, type SpawnedServer } from "./support";
@@ -56,6 +56,37 @@ export function spawnServer(
 export function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+/**
+ * CPU ms of a process's threads (this one by default), by kind: the request (main) thread, the search workers (Bun
+ * names their threads "Worker"), and the rest (JIT, GC, Bun's own, and threads that have ended).
+ */
+export function threadCpu(pid: number | "self" = "self"): { main: number; workers: number; other: number } {
+  const cpu = { main: 0, workers: 0, other: 0 };
+  const main = pid === "self" ? process.pid : pid;
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return cpu;
+  }
+  for (const tid of tids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    if (Number(tid) === main) cpu.main += ms;
+    else if (name === "Worker") cpu.workers += ms;
+  }
+  // The rest from the process's total, which keeps the time of threads that have ended (JIT threads come and go).
+  cpu.other = cpuMs(main) - cpu.main - cpu.workers;
+  return cpu;
 }
 
 /** count chunk ids of the snapshot, drawn at random with a fixed seed. */

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { invalidKey, NO_KEY, READ_SCOPE } from "../src/access/grant";
 import { REFUSAL_ROWS } from "../src/http/steps/keys";
 import { sharedData } from "../src/cli/shared-data";
-import { ERRORS, missingParameter } from "../src/http/errors";
+import { errorAnswer, errorResponse, ERRORS, missingParameter, retryLater } from "../src/http/errors";
 
 /** The spec lies beside the data (test/fixtures/spec beside test/fixtures/data, as shared/spec beside shared/data). */
 const SPEC = join(sharedData(), "../spec");
@@ -120,5 +120,29 @@ describe("the error table", () => {
       return literal.test(text) || /new ApiError\(\d{3}/.test(text);
     });
     expect(offenders).toEqual([]);
+  });
+});
+
+describe("a refusal that says when to come back", () => {
+  /** What a client sees of an answer: status, headers, body bytes. */
+  const seen = async (r: Response) => ({ status: r.status, headers: [...r.headers].sort(), body: await r.text() });
+
+  test("errorAnswer(retryLater(…)) answers as the steps' refusals built by hand did: retry_after in the body, Retry-After", async () => {
+    const rows = [
+      [ERRORS.serviceUnavailable, 5, "The snapshot is being replaced; retry in a few seconds."],
+      [ERRORS.rateLimitExceeded, 1, "Too many requests: this key's plan allows 10 per second. Retry after 1 s."],
+      [ERRORS.unauthorized, 2, "No key."],
+    ] as const;
+    for (const [row, seconds, message] of rows) {
+      const byHand = errorResponse(row, [message], {
+        extra: { retry_after: seconds },
+        headers: { "retry-after": String(seconds) },
+      });
+      const built = await seen(errorAnswer(retryLater(row, seconds, message)));
+      expect(built).toEqual(await seen(byHand));
+      expect(built.status).toBe(row.status);
+      expect(JSON.parse(built.body)).toEqual({ error: row.code, message, retry_after: seconds });
+      expect(built.headers).toContainEqual(["retry-after", String(seconds)]);
+    }
   });
 });

@@ -416,6 +416,38 @@ describe("a client that leaves while its search waits (D108)", () => {
     }
   });
 
+  test("a search sent to a worker at once never listens for its client leaving; one that waits stops listening once sent", async () => {
+    const pool = new SearchPool({ workers: 1, queueLength: 8 });
+    try {
+      const generation = pool.generation(path, open(path).snapshot.meta.contentHash);
+      await generation.ready;
+      const g = generation.generation;
+      const listening = (signal: AbortSignal) => {
+        const counts = { added: 0, removed: 0 };
+        const add = signal.addEventListener.bind(signal);
+        const remove = signal.removeEventListener.bind(signal);
+        signal.addEventListener = ((...a: Parameters<typeof add>) => {
+          counts.added++;
+          add(...a);
+        }) as typeof add;
+        signal.removeEventListener = ((...a: Parameters<typeof remove>) => {
+          counts.removed++;
+          remove(...a);
+        }) as typeof remove;
+        return counts;
+      };
+      // The worker holds two at once: the first two are sent at once, the third waits.
+      const signals = [0, 1, 2].map(() => new AbortController().signal);
+      const counts = signals.map(listening);
+      const runs = signals.map((signal) => pool.run(g, "search", heavy, "k", signal));
+      expect(counts.map((c) => c.added)).toEqual([0, 0, 1]);
+      await Promise.all(runs);
+      expect(counts.map((c) => c.removed)).toEqual([0, 0, 1]);
+    } finally {
+      pool.stop();
+    }
+  });
+
   test("a route's search whose client has gone is answered 499, not run", async () => {
     const gone = new AbortController();
     gone.abort();

@@ -885,6 +885,12 @@ describe("in process: a request in flight across a swap", () => {
       const done = app.drained(a.engine).then(() => (drained = true));
       const later = await app.handle(new Request(`http://x/v1/page/${pageId}`));
       expect(later.status).toBe(503);
+      expect(later.headers.get("retry-after")).toBe("5");
+      expect(await later.json()).toEqual({
+        error: "service_unavailable",
+        message: "The snapshot is being replaced; retry in a few seconds.",
+        retry_after: 5,
+      });
       await Bun.sleep(50);
       expect(drained).toBe(false);
       finish();

@@ -1,5 +1,5 @@
 /**
- * bun bench/http/pool.ts [--duration S] [--connections N] [--rounds R] [--workers W] [--warmup S] [--cheap Q] [--snapshot FILE] [--json]
+ * bun bench/http/pool.ts [--duration S] [--connections N] [--rounds R] [--workers W] [--warmup S] [--cheap Q] [--client autocannon|wrk] [--http-only] [--baseline DIR] [--snapshot FILE] [--json]
  *
  * The search pool (issue 60, D101): two real servers on one snapshot, one with
  * TOME_SEARCH_WORKERS=0 (every search on the request thread) and one with W workers (default 2),
@@ -18,14 +18,23 @@
  * /proc/self/task), so that what stays on the request thread per request can be read off.
  */
 import autocannon from "autocannon";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { createApp } from "../../src/http";
 import { open } from "../../src/search";
 import { queryMix } from "../queries";
-import { BENCH_WORK_SHARE, benchKey, benchSnapshot, cpuMs, ROOT, spawnServer, type BenchServer } from "../servers";
+import {
+  BENCH_WORK_SHARE,
+  benchKey,
+  benchSnapshot,
+  cpuMs,
+  ROOT,
+  spawnServer,
+  threadCpu,
+  type BenchServer,
+} from "../servers";
 import { median } from "../stats";
 
 const { values } = parseArgs({
@@ -37,13 +46,16 @@ const { values } = parseArgs({
     workers: { type: "string", default: "2" },
     warmup: { type: "string", default: "15" },
     cheap: { type: "string", default: "albedo" },
+    client: { type: "string", default: "autocannon" },
+    "http-only": { type: "boolean" },
+    baseline: { type: "string" },
     snapshot: { type: "string" },
     json: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
 });
 if (values.help) {
-  console.log(`Usage: bun bench/http/pool.ts [--duration S] [--connections N] [--rounds R] [--workers W] [--warmup S] [--cheap Q] [--snapshot FILE] [--json]
+  console.log(`Usage: bun bench/http/pool.ts [--duration S] [--connections N] [--rounds R] [--workers W] [--warmup S] [--cheap Q] [--client autocannon|wrk] [--http-only] [--baseline DIR] [--snapshot FILE] [--json]
 
   --duration S      seconds per scenario, server and round (default 5)
   --connections N   concurrent connections (default 16)
@@ -51,6 +63,11 @@ if (values.help) {
   --workers W       TOME_SEARCH_WORKERS of the pooled server (default 2)
   --warmup S        seconds of each scenario on each server (and in process) before the rounds (default 15)
   --cheap Q         the cheapest query, measured alone and in process (default albedo)
+  --client C        the load generator: autocannon (in this process, the issue's figures) or wrk (apt-get install
+                    wrk; its own process, a fraction of autocannon's CPU a request, so the server gets more of 2 cores)
+  --http-only       the servers only, not the pool in process after them
+  --baseline DIR    also a pooled server (W workers) of the checkout in DIR (node_modules beside it), in the same
+                    rounds: this checkout's pooled server against it, before/after
   --snapshot FILE   serve this snapshot as is (default: build one from the shared English dumps)`);
   process.exit(0);
 }
@@ -60,14 +77,19 @@ const rounds = Number(values.rounds);
 const workers = Number(values.workers);
 const warmup = Number(values.warmup);
 const cheap = values.cheap;
+const client = values.client;
+if (client !== "autocannon" && client !== "wrk") {
+  console.error(`--client is autocannon or wrk, not ${client}.`);
+  process.exit(2);
+}
 
 const tempDir = (await Bun.$`mktemp -d`.text()).trim();
 const { path, snapshot } = await benchSnapshot(values.snapshot, tempDir);
 const key = await benchKey(join(tempDir, "data"));
 const load0 = loadavg()[0]!;
 
-function startServer(searchWorkers: number): Promise<BenchServer> {
-  return spawnServer(["bun", join(ROOT, "src/cli/start.ts")], {
+function startServer(searchWorkers: number, root = ROOT): Promise<BenchServer> {
+  return spawnServer(["bun", join(root, "src/cli/start.ts")], {
     TOME_SNAPSHOT: path,
     TOME_SNAPSHOT_WATCH: "off",
     TOME_DATA: join(tempDir, "data"),
@@ -79,7 +101,13 @@ function startServer(searchWorkers: number): Promise<BenchServer> {
 console.error(`starting the servers (TOME_SEARCH_WORKERS=0 and ${workers})…`);
 const single = await startServer(0);
 const pooled = await startServer(workers);
-const servers = { single, pooled };
+const baseline = values.baseline ? await startServer(workers, values.baseline) : undefined;
+const servers: Partial<Record<Which, BenchServer>> & { single: BenchServer; pooled: BenchServer } = {
+  single,
+  pooled,
+  ...(baseline && { baseline }),
+};
+type Which = "single" | "pooled" | "baseline";
 
 const mix = queryMix(snapshot);
 const mixPaths = Object.values(mix)
@@ -92,27 +120,93 @@ interface Run {
   rps: number;
   /** Server CPU per request (all its threads), µs. */
   cpuUs: number;
+  /** The server's request thread's part of it, its search workers' and its other threads' (JIT, GC), µs. */
+  mainUs: number;
+  workersUs: number;
+  otherUs: number;
+  /** The load generator's CPU per request, µs: on 2 cores it takes from the server's. */
+  clientUs: number;
   p50: number;
   p99: number;
   failures: number;
 }
 
-async function load(server: BenchServer, paths: string[], seconds = duration): Promise<Run> {
-  const cpu0 = cpuMs(server.pid);
+/** What a load generator reports of one run. */
+interface Loaded {
+  total: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  failures: number;
+  /** Its CPU over the run, µs. */
+  cpuUs: number;
+}
+
+/** autocannon in this process (JavaScript: its CPU is this process's). */
+async function autocannonRun(url: string, paths: string[], seconds: number): Promise<Loaded> {
+  const before = process.cpuUsage();
   const r = await autocannon({
-    url: server.url,
+    url,
     connections,
     duration: seconds,
     headers: { "x-api-key": key },
     requests: paths.map((p) => ({ method: "GET", path: p })),
   });
-  const cpuUs = ((cpuMs(server.pid) - cpu0) * 1000) / Math.max(1, r.requests.total);
+  const cpu = process.cpuUsage(before);
+  const [p50, p99, failures] = [r.latency.p50, r.latency.p99, r.non2xx + r.errors];
+  return { total: r.requests.total, rps: r.requests.average, p50, p99, failures, cpuUs: cpu.user + cpu.system };
+}
+
+/** wrk (C, one thread, its own process: a fraction of autocannon's CPU a request), the paths taken in turn by a Lua script. */
+async function wrkRun(url: string, paths: string[], seconds: number): Promise<Loaded> {
+  const script = join(tempDir, `wrk-${paths.length}.lua`);
+  await Bun.write(
+    script,
+    `local paths = {${paths.map((p) => JSON.stringify(p)).join(",")}}\nlocal i = 0\n` +
+      `wrk.headers["x-api-key"] = ${JSON.stringify(key)}\n` +
+      `request = function() i = i % #paths + 1; return wrk.format("GET", paths[i]) end\n`,
+  );
+  const wrk = Bun.spawn(["wrk", "-t1", `-c${connections}`, `-d${seconds}s`, "--latency", "-s", script, url], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const out = await new Response(wrk.stdout).text();
+  if ((await wrk.exited) !== 0) throw new Error(`wrk failed:\n${out}`);
+  const usage = wrk.resourceUsage()!;
+  const number = (pattern: RegExp) => Number(pattern.exec(out)?.[1] ?? 0);
+  const ms = (pattern: RegExp) => {
+    const m = pattern.exec(out);
+    if (!m) return NaN;
+    const unit = { us: 0.001, ms: 1, s: 1000 }[m[2] as "us" | "ms" | "s"] ?? NaN;
+    return Number(m[1]) * unit;
+  };
+  const total = number(/(\d+) requests in/);
   return {
-    rps: r.requests.average,
-    cpuUs,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    failures: r.non2xx + r.errors,
+    total,
+    rps: number(/Requests\/sec:\s+([\d.]+)/),
+    p50: ms(/50%\s+([\d.]+)(us|ms|s)/),
+    p99: ms(/99%\s+([\d.]+)(us|ms|s)/),
+    failures: number(/Non-2xx or 3xx responses: (\d+)/) + number(/Socket errors: .*?timeout (\d+)/),
+    cpuUs: Number(usage.cpuTime.user + usage.cpuTime.system),
+  };
+}
+
+async function load(server: BenchServer, paths: string[], seconds = duration): Promise<Run> {
+  const cpu0 = cpuMs(server.pid);
+  const threads0 = threadCpu(server.pid);
+  const r = await (client === "wrk" ? wrkRun : autocannonRun)(server.url, paths, seconds);
+  const threads1 = threadCpu(server.pid);
+  const per = (ms: number) => (ms * 1000) / Math.max(1, r.total);
+  return {
+    rps: r.rps,
+    cpuUs: per(cpuMs(server.pid) - cpu0),
+    mainUs: per(threads1.main - threads0.main),
+    workersUs: per(threads1.workers - threads0.workers),
+    otherUs: per(threads1.other - threads0.other),
+    clientUs: r.cpuUs / Math.max(1, r.total),
+    p50: r.p50,
+    p99: r.p99,
+    failures: r.failures,
   };
 }
 
@@ -131,28 +225,36 @@ function libraryRate(seconds = duration): number {
 // Warm-up: both servers, both scenarios, for --warmup seconds each: every search worker compiles the engine's code
 // for itself (its own JIT), so a short warm-up charges the pool for compiling.
 for (const server of Object.values(servers))
-  for (const paths of [mixPaths, cheapPaths]) await load(server, paths, warmup);
+  for (const paths of [mixPaths, cheapPaths]) await load(server!, paths, warmup);
 libraryRate(1);
 
 type Name = "mix" | "cheap";
-const runs: Record<Name, Record<keyof typeof servers, Run[]>> = {
-  mix: { single: [], pooled: [] },
-  cheap: { single: [], pooled: [] },
+const runs: Record<Name, Record<Which, Run[]>> = {
+  mix: { single: [], pooled: [], baseline: [] },
+  cheap: { single: [], pooled: [], baseline: [] },
 };
 const library: number[] = [];
-const ratios = { mix: [] as number[], cheapToLibrary: [] as number[], singleCheapToLibrary: [] as number[] };
+const ratios = {
+  mix: [] as number[],
+  cheapToLibrary: [] as number[],
+  singleCheapToLibrary: [] as number[],
+  /** This checkout's pooled server against the baseline's, per scenario. */
+  mixToBaseline: [] as number[],
+  cheapToBaseline: [] as number[],
+};
 for (let round = 1; round <= rounds; round++) {
   for (const [name, paths] of [
     ["mix", mixPaths],
     ["cheap", cheapPaths],
   ] as const) {
-    // The order of the two servers alternates, so that neither always runs after the other.
-    const order = round % 2 ? (["single", "pooled"] as const) : (["pooled", "single"] as const);
+    // The order of the servers alternates, so that none always runs after another.
+    const names = (["single", "pooled", "baseline"] as const).filter((w) => servers[w]);
+    const order = round % 2 ? names : names.toReversed();
     for (const which of order) {
-      const r = await load(servers[which], paths);
+      const r = await load(servers[which]!, paths);
       runs[name][which].push(r);
       console.error(
-        `round ${round}: ${name}, ${which}: ${r.rps.toFixed(0)} req/s, ${r.cpuUs.toFixed(0)} µs CPU/request, p50 ${r.p50} ms, p99 ${r.p99} ms${r.failures ? `, ${r.failures} failures` : ""}`,
+        `round ${round}: ${name}, ${which}: ${r.rps.toFixed(0)} req/s, ${r.cpuUs.toFixed(0)} µs CPU/request (request thread ${r.mainUs.toFixed(0)}, workers ${r.workersUs.toFixed(0)}, other ${r.otherUs.toFixed(0)}; client ${r.clientUs.toFixed(0)}), p50 ${r.p50} ms, p99 ${r.p99} ms${r.failures ? `, ${r.failures} failures` : ""}`,
       );
     }
   }
@@ -161,81 +263,74 @@ for (let round = 1; round <= rounds; round++) {
   ratios.mix.push(runs.mix.pooled.at(-1)!.rps / runs.mix.single.at(-1)!.rps);
   ratios.cheapToLibrary.push(runs.cheap.pooled.at(-1)!.rps / library.at(-1)!);
   ratios.singleCheapToLibrary.push(runs.cheap.single.at(-1)!.rps / library.at(-1)!);
-}
-
-/** CPU ms of this process's threads, by kind: the request (main) thread, the search workers, and the rest (JIT, GC). */
-function threadCpu(): { main: number; workers: number; other: number } {
-  const cpu = { main: 0, workers: 0, other: 0 };
-  for (const tid of readdirSync("/proc/self/task")) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
-    } catch {
-      continue;
-    }
-    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-    if (Number(tid) === process.pid) cpu.main += ms;
-    else if (name === "Worker") cpu.workers += ms;
-    else cpu.other += ms;
+  if (baseline) {
+    ratios.mixToBaseline.push(runs.mix.pooled.at(-1)!.rps / runs.mix.baseline.at(-1)!.rps);
+    ratios.cheapToBaseline.push(runs.cheap.pooled.at(-1)!.rps / runs.cheap.baseline.at(-1)!.rps);
   }
-  return cpu;
 }
 
-/** The app in process, with 0 and with W workers, made once (and warmed up once). */
-const apps = { single: createApp(open(path)), pooled: createApp(open(path), { searchWorkers: workers }) };
-// Something to hold the event loop, as a server's socket does (see D101: with nothing, Bun's main thread spins).
-const holder = setInterval(() => {}, 1000);
+/** The pool alone, without HTTP, keys or a load generator: the app in this process with 0 and with W workers. */
+async function inProcessPart() {
+  /** The app in process, with 0 and with W workers, made once (and warmed up once). */
+  const apps = { single: createApp(open(path)), pooled: createApp(open(path), { searchWorkers: workers }) };
+  // Something to hold the event loop, as a server's socket does (see D101: with nothing, Bun's main thread spins).
+  const holder = setInterval(() => {}, 1000);
 
-/** An app's search mix through app.handle(), `connections` at a time, for `seconds`. */
-async function inProcess(app: (typeof apps)["single"], seconds: number) {
-  const run = async (ms: number) => {
-    const until = performance.now() + ms;
-    let i = 0;
-    let n = 0;
-    const one = async () => {
-      while (performance.now() < until) {
-        const answer = await app.handle(new Request(`http://localhost${mixPaths[i++ % mixPaths.length]}`));
-        await answer.arrayBuffer();
-        n++;
-      }
+  /** An app's search mix through app.handle(), `connections` at a time, for `seconds`. */
+  async function inProcess(app: (typeof apps)["single"], seconds: number) {
+    const run = async (ms: number) => {
+      const until = performance.now() + ms;
+      let i = 0;
+      let n = 0;
+      const one = async () => {
+        while (performance.now() < until) {
+          const answer = await app.handle(new Request(`http://localhost${mixPaths[i++ % mixPaths.length]}`));
+          await answer.arrayBuffer();
+          n++;
+        }
+      };
+      await Promise.all(Array.from({ length: connections }, one));
+      return n;
     };
-    await Promise.all(Array.from({ length: connections }, one));
-    return n;
-  };
-  const before = threadCpu();
-  const started = performance.now();
-  const n = await run(seconds * 1000);
-  const elapsed = (performance.now() - started) / 1000;
-  const after = threadCpu();
-  const per = (k: "main" | "workers" | "other") => ((after[k] - before[k]) * 1000) / n;
-  return { rps: n / elapsed, mainUs: per("main"), workersUs: per("workers"), otherUs: per("other") };
-}
-
-const inProcessRuns = {
-  single: [] as Awaited<ReturnType<typeof inProcess>>[],
-  pooled: [] as Awaited<ReturnType<typeof inProcess>>[],
-};
-for (const app of Object.values(apps)) await inProcess(app, warmup);
-for (let round = 1; round <= rounds; round++) {
-  for (const which of round % 2 ? (["single", "pooled"] as const) : (["pooled", "single"] as const)) {
-    const r = await inProcess(apps[which], duration);
-    inProcessRuns[which].push(r);
-    console.error(
-      `round ${round}: in process, ${which}: ${r.rps.toFixed(0)} searches/s; CPU µs/request: request thread ${r.mainUs.toFixed(0)}, workers ${r.workersUs.toFixed(0)}, other ${r.otherUs.toFixed(0)}`,
-    );
+    const before = threadCpu();
+    const started = performance.now();
+    const n = await run(seconds * 1000);
+    const elapsed = (performance.now() - started) / 1000;
+    const after = threadCpu();
+    const per = (k: "main" | "workers" | "other") => ((after[k] - before[k]) * 1000) / n;
+    return { rps: n / elapsed, mainUs: per("main"), workersUs: per("workers"), otherUs: per("other") };
   }
+
+  const inProcessRuns = {
+    single: [] as Awaited<ReturnType<typeof inProcess>>[],
+    pooled: [] as Awaited<ReturnType<typeof inProcess>>[],
+  };
+  for (const app of Object.values(apps)) await inProcess(app, warmup);
+  for (let round = 1; round <= rounds; round++) {
+    for (const which of round % 2 ? (["single", "pooled"] as const) : (["pooled", "single"] as const)) {
+      const r = await inProcess(apps[which], duration);
+      inProcessRuns[which].push(r);
+      console.error(
+        `round ${round}: in process, ${which}: ${r.rps.toFixed(0)} searches/s; CPU µs/request: request thread ${r.mainUs.toFixed(0)}, workers ${r.workersUs.toFixed(0)}, other ${r.otherUs.toFixed(0)}`,
+      );
+    }
+  }
+  const inProcessSummary = (rs: Awaited<ReturnType<typeof inProcess>>[]) => ({
+    searchesPerSecond: median(rs.map((r) => r.rps)),
+    mainUs: median(rs.map((r) => r.mainUs)),
+    workersUs: median(rs.map((r) => r.workersUs)),
+    otherUs: median(rs.map((r) => r.otherUs)),
+  });
+  clearInterval(holder);
+  for (const app of Object.values(apps)) app.close();
+  const inProcessRatio = median(inProcessRuns.pooled.map((r, i) => r.rps / inProcessRuns.single[i]!.rps));
+  return {
+    single: inProcessSummary(inProcessRuns.single),
+    pooled: inProcessSummary(inProcessRuns.pooled),
+    ratio: inProcessRatio,
+  };
 }
-const inProcessSummary = (rs: Awaited<ReturnType<typeof inProcess>>[]) => ({
-  searchesPerSecond: median(rs.map((r) => r.rps)),
-  mainUs: median(rs.map((r) => r.mainUs)),
-  workersUs: median(rs.map((r) => r.workersUs)),
-  otherUs: median(rs.map((r) => r.otherUs)),
-});
-clearInterval(holder);
-for (const app of Object.values(apps)) app.close();
-const inProcessRatio = median(inProcessRuns.pooled.map((r, i) => r.rps / inProcessRuns.single[i]!.rps));
+const inProcessReport = values["http-only"] ? undefined : await inProcessPart();
 
 /** Resident and proportional set sizes of a process, in MB (PSS counts a page mapped by several threads or processes once, shared). */
 function memory(pid: number): { rssMb: number; pssMb: number } {
@@ -245,58 +340,95 @@ function memory(pid: number): { rssMb: number; pssMb: number } {
 }
 const memories = { single: memory(single.pid), pooled: memory(pooled.pid) };
 const load1 = loadavg()[0]!;
-await Promise.all([single.stop(), pooled.stop()]);
+await Promise.all(Object.values(servers).map((s) => s!.stop()));
 
 const summary = (rs: Run[]) => ({
   requestsPerSecond: median(rs.map((r) => r.rps)),
   cpuUsPerRequest: median(rs.map((r) => r.cpuUs)),
+  requestThreadUs: median(rs.map((r) => r.mainUs)),
+  workersUs: median(rs.map((r) => r.workersUs)),
+  otherUs: median(rs.map((r) => r.otherUs)),
+  clientUs: median(rs.map((r) => r.clientUs)),
   p50Ms: median(rs.map((r) => r.p50)),
   p99Ms: median(rs.map((r) => r.p99)),
   failures: rs.reduce((n, r) => n + r.failures, 0),
 });
+const baselineSummary = (r: Record<Which, Run[]>) => (baseline ? { baseline: summary(r.baseline) } : {});
+const report0 = { mix: { single: summary(runs.mix.single), pooled: summary(runs.mix.pooled) } };
+function cpuBound(r: (typeof report0)["mix"], withClient: boolean): number {
+  const rate = (s: ReturnType<typeof summary>) =>
+    Math.min(1e6 / s.requestThreadUs, (cores * 1e6) / (s.cpuUsPerRequest + (withClient ? s.clientUs : 0)));
+  return rate(r.pooled) / rate(r.single);
+}
+const cores = availableParallelism();
 const report = {
   snapshot: path,
   chunks: snapshot.meta.indexedChunks,
   cores: availableParallelism(),
   workers,
+  client,
   connections,
   durationSeconds: duration,
   rounds,
   loadAverageBefore: load0,
   loadAverageAfter: load1,
-  mix: { single: summary(runs.mix.single), pooled: summary(runs.mix.pooled) },
-  cheap: { query: cheap, single: summary(runs.cheap.single), pooled: summary(runs.cheap.pooled) },
+  mix: { single: summary(runs.mix.single), pooled: summary(runs.mix.pooled), ...baselineSummary(runs.mix) },
+  cheap: {
+    query: cheap,
+    single: summary(runs.cheap.single),
+    pooled: summary(runs.cheap.pooled),
+    ...baselineSummary(runs.cheap),
+  },
   libraryPerSecond: median(library),
   /** Medians of the per-round ratios. */
   mixPooledToSingle: median(ratios.mix),
   cheapPooledToLibrary: median(ratios.cheapToLibrary),
   cheapSingleToLibrary: median(ratios.singleCheapToLibrary),
+  /** This checkout's pooled server ÷ the baseline's (--baseline). */
+  mixToBaseline: baseline ? median(ratios.mixToBaseline) : undefined,
+  cheapToBaseline: baseline ? median(ratios.cheapToBaseline) : undefined,
+  /**
+   * The mix's ratio as the CPU counted would allow it on this many idle cores: each server's rate bound by its
+   * request thread (one core at most) and by all its threads' CPU with the client's beside it, or without it (a client
+   * on another machine). What the machine's other work and the threads' contention take is left out.
+   */
+  cpuBoundMix: {
+    withClient: cpuBound(report0.mix, true),
+    withoutClient: cpuBound(report0.mix, false),
+  },
   memory: memories,
   /** The app in process (no HTTP, no keys): the search mix through app.handle(). */
-  inProcess: {
-    single: inProcessSummary(inProcessRuns.single),
-    pooled: inProcessSummary(inProcessRuns.pooled),
-    ratio: inProcessRatio,
-  },
+  inProcess: inProcessReport,
 };
 if (values.json) console.log(JSON.stringify(report, null, 2));
 else {
   console.log(
-    `${report.chunks} chunks; ${report.cores} cores; ${connections} connections, ${duration} s per run, medians of ${rounds} rounds; load average ${load0.toFixed(2)} before, ${load1.toFixed(2)} after`,
+    `${report.chunks} chunks; ${report.cores} cores; ${client}, ${connections} connections, ${duration} s per run, medians of ${rounds} rounds; load average ${load0.toFixed(2)} before, ${load1.toFixed(2)} after`,
   );
-  console.log("| scenario | server | requests/s | server CPU µs/request | p50 ms | p99 ms | failures |");
-  console.log("|---|---|---|---|---|---|---|");
+  console.log(
+    "| scenario | server | requests/s | server CPU µs/request | request thread / workers / other µs | client µs/request | p50 ms | p99 ms | failures |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|");
   for (const name of ["mix", "cheap"] as const) {
-    for (const which of ["single", "pooled"] as const) {
-      const s = report[name][which];
-      const label = which === "single" ? "0 workers" : `${workers} workers`;
+    for (const which of ["single", "pooled", "baseline"] as const) {
+      const s = report[name][which as "single"];
+      if (!s) continue;
+      const label =
+        which === "single" ? "0 workers" : which === "pooled" ? `${workers} workers` : `${workers} workers, baseline`;
       console.log(
-        `| ${name === "mix" ? "search mix" : `cheapest (${cheap})`} | ${label} | ${s.requestsPerSecond.toFixed(0)} | ${s.cpuUsPerRequest.toFixed(0)} | ${s.p50Ms} | ${s.p99Ms} | ${s.failures} |`,
+        `| ${name === "mix" ? "search mix" : `cheapest (${cheap})`} | ${label} | ${s.requestsPerSecond.toFixed(0)} | ${s.cpuUsPerRequest.toFixed(0)} | ${s.requestThreadUs.toFixed(0)} / ${s.workersUs.toFixed(0)} / ${s.otherUs.toFixed(0)} | ${s.clientUs.toFixed(0)} | ${s.p50Ms} | ${s.p99Ms} | ${s.failures} |`,
       );
     }
   }
   console.log(`library in process, ${cheap}: ${report.libraryPerSecond.toFixed(0)} searches/s`);
   console.log(`search mix, ${workers} workers ÷ 0: ${report.mixPooledToSingle.toFixed(2)}×`);
+  console.log(
+    `the same as the CPU counted allows on ${cores} idle cores: ${report.cpuBoundMix.withClient.toFixed(2)}× with this client beside the server, ${report.cpuBoundMix.withoutClient.toFixed(2)}× without`,
+  );
+  if (baseline)
+    console.log(
+      `${workers} workers ÷ baseline (${values.baseline}): search mix ${report.mixToBaseline!.toFixed(2)}×, ${cheap} ${report.cheapToBaseline!.toFixed(2)}×`,
+    );
   console.log(
     `${cheap} through HTTP ÷ library in process: ${report.cheapPooledToLibrary.toFixed(2)} with ${workers} workers, ${report.cheapSingleToLibrary.toFixed(2)} with 0`,
   );
@@ -304,10 +436,12 @@ else {
     `memory after the runs: 0 workers RSS ${memories.single.rssMb.toFixed(0)} MB, PSS ${memories.single.pssMb.toFixed(0)} MB; ` +
       `${workers} workers RSS ${memories.pooled.rssMb.toFixed(0)} MB, PSS ${memories.pooled.pssMb.toFixed(0)} MB`,
   );
-  const { single: s, pooled: p } = report.inProcess;
-  console.log(
-    `in process (app.handle, no HTTP, no keys), search mix: ${s.searchesPerSecond.toFixed(0)} searches/s with 0 workers, ` +
-      `${p.searchesPerSecond.toFixed(0)} with ${workers} (${report.inProcess.ratio.toFixed(2)}×); CPU µs per search: ` +
-      `0 workers ${s.mainUs.toFixed(0)} + ${s.otherUs.toFixed(0)} other, ${workers} workers: request thread ${p.mainUs.toFixed(0)}, workers ${p.workersUs.toFixed(0)}, other ${p.otherUs.toFixed(0)}`,
-  );
+  if (report.inProcess) {
+    const { single: s, pooled: p } = report.inProcess;
+    console.log(
+      `in process (app.handle, no HTTP, no keys), search mix: ${s.searchesPerSecond.toFixed(0)} searches/s with 0 workers, ` +
+        `${p.searchesPerSecond.toFixed(0)} with ${workers} (${report.inProcess.ratio.toFixed(2)}×); CPU µs per search: ` +
+        `0 workers ${s.mainUs.toFixed(0)} + ${s.otherUs.toFixed(0)} other, ${workers} workers: request thread ${p.mainUs.toFixed(0)}, workers ${p.workersUs.toFixed(0)}, other ${p.otherUs.toFixed(0)}`,
+    );
+  }
 }

@@ -15,7 +15,7 @@ import type { Engine, SearchWork } from "../search";
 import { apiContext, type ApiContext } from "./context";
 import { CurrentSnapshot, type Served } from "./current";
 import { DOCS_PATH, OPENAPI_PATH, openApi } from "./docs";
-import { ApiError, errorBody, errorResponse, ERRORS, INTERNAL_ERROR, noSuchRoute } from "./errors";
+import { ApiError, errorAnswer, errorBody, ERRORS, INTERNAL_ERROR, noSuchRoute, retryLater } from "./errors";
 import { Metrics } from "./metrics";
 import { SearchPool } from "./pool/pool";
 import { compose, exchange, handOver, type Step } from "./pipeline";
@@ -39,6 +39,8 @@ import { target } from "./steps/target";
 export { DOCS_PATH, OPENAPI_PATH };
 /** How long a PDF request's connection may stay silent: the render queue's wait plus a render's time limit. */
 const PDF_SOCKET_SECONDS = 180;
+/** What a 503 while the served file is written over in place says to wait, in seconds (D56). */
+const UNAVAILABLE_RETRY_AFTER_S = 5;
 
 export interface AppOptions {
   /** Keys, rate limits and quotas. Without it every route answers without a key (benchmarks, local use). */
@@ -151,10 +153,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     steps,
     (x) => {
       if (unavailable !== undefined)
-        return errorResponse(ERRORS.serviceUnavailable, [unavailable], {
-          extra: { retry_after: 5 },
-          headers: { "retry-after": "5" },
-        });
+        return errorAnswer(retryLater(ERRORS.serviceUnavailable, UNAVAILABLE_RETRY_AFTER_S, unavailable));
       const view = (x.served as Served<View>).view;
       return x.path === MCP_PATH ? view.mcp(x) : view.routes.handle(handOver(x));
     },

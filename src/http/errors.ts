@@ -125,6 +125,11 @@ export function errorBody<A extends unknown[]>(row: ErrorRow<A>, ...args: A): { 
   return { error: row.code, message: row.message(...args) };
 }
 
+/** An error as the Response a step sends (the routes' errors reach the client through Elysia's onError, the same). */
+export function errorAnswer(error: ApiError): Response {
+  return Response.json(error.body, { status: error.status, headers: error.headers });
+}
+
 /** A row's answer as a Response, for the steps. */
 export function errorResponse<A extends unknown[]>(
   row: ErrorRow<A>,

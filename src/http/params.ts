@@ -124,8 +124,8 @@ export function readQuery<T extends TObject>(schema: T, url: string, options: Re
   const q = url.indexOf("?");
   const search = new URLSearchParams(q < 0 ? "" : url.slice(q + 1));
   const out: Record<string, unknown> = {};
-  const required = new Set(schema.required ?? []);
-  for (const [name, prop] of Object.entries(schema.properties)) {
+  const { properties, required } = shapeOf(schema);
+  for (const [name, prop] of properties) {
     const values = search.getAll(name);
     if (values.length > 1) throw invalidParameter(name, values.join(","), "given once");
     let raw = values[0];
@@ -138,6 +138,17 @@ export function readQuery<T extends TObject>(schema: T, url: string, options: Re
     out[name] = read(name, prop, raw, options);
   }
   return out as Filled<T>;
+}
+
+/** A schema's properties and required names, read once a schema (not on every request). */
+const shapes = new WeakMap<TObject, { properties: [string, TSchema][]; required: Set<string> }>();
+function shapeOf(schema: TObject) {
+  let shape = shapes.get(schema);
+  if (!shape) {
+    shape = { properties: Object.entries(schema.properties), required: new Set(schema.required ?? []) };
+    shapes.set(schema, shape);
+  }
+  return shape;
 }
 
 /** Path parameters (split out and percent-decoded by the router) as the schema's typed object. */

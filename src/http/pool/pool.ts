@@ -73,6 +73,8 @@ interface Job {
   reject: (error: Error) => void;
   /** Stops listening for its client leaving (once sent to a worker, it runs to its end). */
   unwatch?: () => void;
+  /** Sent to a worker (no longer waiting). */
+  sent: boolean;
 }
 
 interface Slot {
@@ -166,16 +168,18 @@ export class SearchPool {
     }
     if (signal?.aborted) return Promise.reject(new ClientGone());
     return new Promise<WorkerReply>((resolve, reject) => {
-      const job: Job = { job: ++this.jobs, generation, task, args, key, resolve, reject };
-      if (signal) {
+      const job: Job = { job: ++this.jobs, generation, task, args, key, resolve, reject, sent: false };
+      this.queue.push(key, job);
+      this.send();
+      // Listened for only while it waits (most requests are sent at once: a listener each would cost the request thread
+      // for nothing); once sent, it runs to its end (D108).
+      if (signal && !job.sent) {
         const gone = () => {
           if (this.queue.remove(key, job)) reject(new ClientGone());
         };
         signal.addEventListener("abort", gone, { once: true });
         job.unwatch = () => signal.removeEventListener("abort", gone);
       }
-      this.queue.push(key, job);
-      this.send();
     });
   }
 
@@ -200,6 +204,7 @@ export class SearchPool {
       const next = this.queue.next();
       if (!next) return;
       const job = next.item;
+      job.sent = true;
       job.unwatch?.();
       if (!slot.pending.size) slot.heard = performance.now();
       slot.pending.set(job.job, job);
@@ -360,8 +365,11 @@ export class ClientGone extends Error {
   }
 }
 
-/** What Elysia sends with a route's object answer (the answers must not differ with the pool). */
-const JSON_HEADERS = { "content-type": "application/json" };
+/**
+ * What Elysia sends with a route's object answer (the answers must not differ with the pool). A Headers, which a
+ * Response copies faster than a plain object's fields (bench/http/RESULTS.md); each answer gets its own copy.
+ */
+const JSON_HEADERS = new Headers({ "content-type": "application/json" });
 
 const keyBusy = (share: number) =>
   retryLater(

@@ -15,7 +15,7 @@
  */
 import { COST, NEEDS, UNAVAILABLE_RETRY_AFTER, type Gate, type Grant, type Refusal } from "../../access";
 import { OPENAPI_PATH } from "../docs";
-import { ApiError, errorResponse, ERRORS, noSuchRoute } from "../errors";
+import { ApiError, errorAnswer, errorResponse, ERRORS, noSuchRoute, retryLater } from "../errors";
 import type { Exchange, Step } from "../pipeline";
 import { MCP_PATH } from "./methods";
 
@@ -69,19 +69,16 @@ export const REFUSAL_ROWS = {
 
 /** A refusal before any grant: 401/403 for the key, 503 when the key store cannot be reached. */
 function refused(refusal: Refusal): Response {
-  const retry = refusal.retryAfter;
-  const init = retry === undefined ? {} : { extra: { retry_after: retry }, headers: { "retry-after": String(retry) } };
-  return errorResponse(REFUSAL_ROWS[refusal.reason], [refusal.message], init);
+  const row = REFUSAL_ROWS[refusal.reason];
+  if (refusal.retryAfter === undefined) return errorResponse(row, [refusal.message]);
+  return errorAnswer(retryLater(row, refusal.retryAfter, refusal.message));
 }
 
 /** A 2xx whose credit the key store did not take (Redis went away meanwhile): withheld, as nothing unpaid goes out. */
 function unsettled(): Response {
   const retry = UNAVAILABLE_RETRY_AFTER;
   const message = `The service could not record this request's cost (its shared store is unreachable), so its answer is withheld; nothing was charged. Retry after ${retry} s.`;
-  return errorResponse(ERRORS.serviceUnavailable, [message], {
-    extra: { retry_after: retry },
-    headers: { "retry-after": String(retry) },
-  });
+  return errorAnswer(retryLater(ERRORS.serviceUnavailable, retry, message));
 }
 
 export function keys(access: Gate | undefined): Step {
@@ -109,8 +106,8 @@ export function keys(access: Gate | undefined): Step {
     const message = grant.workWait
       ? `Too much work: this key's requests have used their share of the server's time (costly searches and large pages count for more). Retry after ${retry} s.`
       : `Too many requests: this key's plan allows ${grant.key.limits.rate} per second. Retry after ${retry} s.`;
-    const refusal = errorResponse(ERRORS.rateLimitExceeded, [message], { extra: { retry_after: retry } });
-    writeLimits(refusal.headers, grant, retry);
+    const refusal = errorAnswer(retryLater(ERRORS.rateLimitExceeded, retry, message));
+    writeLimits(refusal.headers, grant, undefined);
     return refusal;
   };
 
