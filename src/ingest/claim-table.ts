@@ -214,6 +214,12 @@ export class RedirectColumns {
   target(i: number): string {
     return this.read().at(2 * i + 1);
   }
+  /** Lets the columns' room beyond the redirects go: they are held to the build's end. */
+  trim(): void {
+    this.strings.trim();
+    this.ids.trim();
+    this.stored = undefined;
+  }
   /** Each redirect's page id, in order. */
   get pageIdList(): Uint32Array {
     return this.ids.view();

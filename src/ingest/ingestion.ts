@@ -139,6 +139,7 @@ class Ingestion {
         keptRevs.push(h.revId);
       } else if (leadsElsewhere(h)) redirectList.push(h.title, h.target, h.pageId);
     }
+    redirectList.trim();
     const ids = keptIds.view();
     const order = Uint32Array.from({ length: ids.length }, (_, i) => i).sort((a, b) => ids[a]! - ids[b]!);
     const kept = {

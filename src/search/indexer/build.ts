@@ -6,7 +6,7 @@
  * order; chunks of pages left out (an older revision, a title another page took) are dropped
  * and the rest renumbered, which keeps that order.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { makeScratch, removeScratch } from "../../files";
 import { basename, join } from "node:path";
 import { ContainerWriter, type RedirectList, type SnapshotSection } from "../../snapshot";
 import { textShardOptions, titleShardOptions } from "../postings/fields";
@@ -54,7 +54,7 @@ export class IndexBuilder {
     besides: string,
     background = false,
   ) {
-    this.dir = mkdtempSync(join(besides, ".tome-runs-"));
+    this.dir = makeScratch(besides, "runs");
     this.options = textShardOptions(lang);
     this.fields = this.options.fields;
     this.inversion = new Inversion(this.options);
@@ -250,7 +250,7 @@ export class IndexBuilder {
 
   /** Removes the runs (after success, failure or an interruption). */
   abandon(): void {
-    const remove = () => rmSync(this.dir, { recursive: true, force: true, maxRetries: 3 });
+    const remove = () => removeScratch(this.dir);
     // Removed now, and again once the worker is gone: it may have been writing a run.
     this.sorter?.close(remove);
     this.sorter = undefined;
