@@ -57,7 +57,9 @@ describe("a build's scratch folders", () => {
     const next = startBuild(dir);
     const [out, code] = [await new Response(next.stdout).text(), await next.exited];
     expect(code).toBe(0);
-    expect(out).toContain(`removed ${left.length} temporary file(s) in ${dir} left by a build or update that was killed`);
+    expect(out).toContain(
+      `removed ${left.length} temporary file(s) in ${dir} left by a build or update that was killed`,
+    );
     for (const f of left) expect(out).toContain(f);
     expect(readdirSync(dir)).toEqual(["squad.tome"]);
   });
