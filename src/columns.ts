@@ -20,7 +20,7 @@ export class Growable<T extends Typed> {
   }
   push(v: number): void {
     if (this.length === this.data.length) {
-      const grown = new this.make(this.data.length * 2);
+      const grown = new this.make(Math.max(16, this.data.length * 2));
       grown.set(this.data as never);
       this.data = grown;
     }
