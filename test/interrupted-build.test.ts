@@ -2,33 +2,34 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { clearStaleScratch, makeScratch, removeScratch } from "../src/files";
-import { SQUAD, tempDir } from "./helpers";
+import { EN_2016, tempDir } from "./helpers";
 
 setDefaultTimeout(120_000);
 
 const scratchIn = (dir: string) => readdirSync(dir).filter((f) => f.startsWith("."));
 
-/** A build of SQUAD's dump into `dir`, in a process of its own: small runs, so that its scratch folders appear at once. */
-function startBuild(dir: string) {
+/** A build of a fixture dump into `dir`, in a process of its own: by default small runs, so that its scratch folders appear at once. */
+function startBuild(dir: string, memory = "2M") {
   return Bun.spawn(
     [
       "bun",
       join(import.meta.dir, "../src/cli/snapshot-build.ts"),
       "--dump",
-      SQUAD,
+      EN_2016,
       "--out",
-      join(dir, "squad.tome"),
+      join(dir, "en.tome"),
       "--memory",
-      "2M",
+      memory,
     ],
     { stdout: "pipe", stderr: "pipe" },
   );
 }
 
-/** Waits until the build has made a scratch folder in `dir` (it is mid-work then). */
+/** Waits until the build has made its scratch folders in `dir`, the ingest's and the index's (it is reading the dump then). */
 async function untilScratch(dir: string): Promise<void> {
   const deadline = performance.now() + 60_000;
-  while (!scratchIn(dir).some((f) => f.startsWith(".tome-runs-"))) {
+  const made = (kind: string) => scratchIn(dir).some((f) => f.startsWith(`.tome-${kind}-`));
+  while (!made("runs") || !made("sorted")) {
     if (performance.now() > deadline) throw new Error("the build made no scratch folder in a minute");
     await Bun.sleep(10);
   }
@@ -51,17 +52,17 @@ describe("a build's scratch folders", () => {
     killed.kill("SIGKILL");
     await killed.exited;
     const left = scratchIn(dir);
-    expect(left).toContain(`.squad.tome.${killed.pid}.tmp`);
+    expect(left).toContain(`.en.tome.${killed.pid}.tmp`);
     expect(left.filter((f) => f.startsWith(`.tome-runs-${killed.pid}-`))).toHaveLength(1);
 
-    const next = startBuild(dir);
+    const next = startBuild(dir, "500M");
     const [out, code] = [await new Response(next.stdout).text(), await next.exited];
     expect(code).toBe(0);
     expect(out).toContain(
       `removed ${left.length} temporary file(s) in ${dir} left by a build or update that was killed`,
     );
     for (const f of left) expect(out).toContain(f);
-    expect(readdirSync(dir)).toEqual(["squad.tome"]);
+    expect(readdirSync(dir)).toEqual(["en.tome"]);
   });
 
   test("only the leftovers of processes that are gone are cleared: a running one's, this process's and unnamed ones stay", async () => {
