@@ -142,6 +142,8 @@ class Ingestion {
         keptRevs.push(h.revId);
       } else if (leadsElsewhere(h)) redirectList.push(h.title, h.target, h.pageId);
     }
+    // The claims' columns, let go once read, go before the trim copies the redirects' columns.
+    Bun.gc(true);
     redirectList.trim();
     const ids = keptIds.view();
     const order = Uint32Array.from({ length: ids.length }, (_, i) => i).sort((a, b) => ids[a]! - ids[b]!);
