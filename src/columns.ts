@@ -20,7 +20,7 @@ export class Growable<T extends Typed> {
   }
   push(v: number): void {
     if (this.length === this.data.length) {
-      const grown = new this.make(this.data.length * 2);
+      const grown = new this.make(Math.max(16, this.data.length * 2));
       grown.set(this.data as never);
       this.data = grown;
     }
@@ -32,6 +32,10 @@ export class Growable<T extends Typed> {
   /** Replaces value i (i < length). */
   set(i: number, v: number): void {
     this.data[i] = v;
+  }
+  /** Lets the room beyond the values go (a column grown by doubling holds up to twice its values): for one held long. */
+  trim(): void {
+    if (this.data.length > this.length) this.data = this.data.slice(0, this.length) as T;
   }
   /** The values so far (a view: valid until the next push). */
   view(): T {
@@ -77,6 +81,11 @@ export class StringColumn {
     const grown = new Uint8Array(Math.max(need, this.bytes.length * 2));
     grown.set(this.bytes.subarray(0, this.used));
     this.bytes = grown;
+  }
+  /** Lets the room beyond the strings go (as Growable.trim). */
+  trim(): void {
+    if (this.bytes.length > this.used) this.bytes = this.bytes.slice(0, this.used);
+    this.ends.trim();
   }
   blob(): Uint8Array {
     return this.bytes.subarray(0, this.used);

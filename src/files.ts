@@ -1,5 +1,15 @@
-/** Files that must never be left half-written. */
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+/** Files that must never be left half-written, and the scratch folders a build must not leave behind. */
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 export interface AtomicWriteOptions {
@@ -60,4 +70,64 @@ export function atomicWrite(path: string, bytes: Uint8Array | string, options: A
  */
 export function workerUrl(beside: URL, underSrc: string): string {
   return beside.href.startsWith("file:///$bunfs/") ? `/$bunfs/root/${underSrc}` : beside.href;
+}
+
+/**
+ * A build's scratch folders (sorted runs, page rows, index runs) are named
+ * `.tome-<kind>-<pid>-<random>`, and the snapshot it writes `.<name>.tome.<pid>.tmp` until it
+ * is whole: the process that made them, so that a later build can tell the leftovers of a
+ * killed one (its process gone) from the work of one still running beside it.
+ */
+const LEFTOVER = [/^\.tome-(?:sorted|pages|runs)-(\d+)-/, /^\..+\.tome\.(\d+)\.tmp$/];
+
+/** This process's scratch folders not yet removed: removed together if it is stopped (removeAllScratch). */
+const scratchDirs = new Set<string>();
+
+/** Makes a scratch folder in `besides` (`kind`: sorted, pages or runs); removeScratch() when done with it. */
+export function makeScratch(besides: string, kind: "sorted" | "pages" | "runs"): string {
+  const dir = mkdtempSync(join(besides, `.tome-${kind}-${process.pid}-`));
+  scratchDirs.add(dir);
+  return dir;
+}
+
+/** Removes a scratch folder made by makeScratch (again and again: gone is fine). */
+export function removeScratch(dir: string): void {
+  rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  scratchDirs.delete(dir);
+}
+
+/** Removes every scratch folder of this process: when it is stopped by a signal, before it exits. */
+export function removeAllScratch(): void {
+  for (const dir of [...scratchDirs]) removeScratch(dir);
+}
+
+/**
+ * Removes the scratch folders and half-written snapshots in `dir` left by builds whose process
+ * is gone (killed, or the machine restarted): returns their names. Those of a process still
+ * running are left, and so are folders named before they carried their process (whose they
+ * are is unknown).
+ */
+export function clearStaleScratch(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const stale = names.filter((name) => {
+    const pid = LEFTOVER.map((pattern) => pattern.exec(name)?.[1]).find((p) => p !== undefined);
+    return pid !== undefined && Number(pid) !== process.pid && !processAlive(Number(pid));
+  });
+  for (const name of stale) rmSync(join(dir, name), { recursive: true, force: true, maxRetries: 3 });
+  return stale;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it runs, as another user.
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
 }

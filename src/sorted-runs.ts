@@ -6,7 +6,8 @@
  * `stringKey`) by their first string in JS string order, then in the order they were pushed. A build's page rows go through one: held whole, they grew with the
  * pages (English Wikipedia has about 7 million) until the build's end.
  */
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { closeSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { makeScratch, removeScratch } from "./files";
 import { join } from "node:path";
 import { compareUtf8AsStrings, Growable, StoredStrings, StringColumn } from "./columns";
 
@@ -54,7 +55,7 @@ export class SortedRuns {
   private count = 0;
 
   constructor(private readonly options: SortedRunsOptions) {
-    this.dir = mkdtempSync(join(options.besides, ".tome-sorted-"));
+    this.dir = makeScratch(options.besides, "sorted");
   }
 
   /** Runs written so far. */
@@ -93,7 +94,7 @@ export class SortedRuns {
 
   /** Removes the runs' files (after a failure, or once drained). */
   close(): void {
-    rmSync(this.dir, { recursive: true, force: true });
+    removeScratch(this.dir);
   }
 
   private heldBytes(): number {

@@ -3,7 +3,7 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { buildFromDumps } from "../src/build";
 import { IndexBuilder, open } from "../src/search";
-import { ContainerWriter, openContainer, sameBytes } from "../src/snapshot";
+import { ContainerWriter, openContainer, redirectListOf, sameBytes, type RedirectList } from "../src/snapshot";
 import { EN_2006, EN_2016, ingested, SQUAD, tempDir } from "./helpers";
 
 setDefaultTimeout(300_000);
@@ -140,7 +140,7 @@ describe("the title index in bounded memory", () => {
         documents: 0,
         titles,
         chunkCounts,
-        redirects: r.redirectList,
+        redirects: redirectListOf(r.redirects),
       });
       out.finish({});
       return openContainer(path);
@@ -151,6 +151,34 @@ describe("the title index in bounded memory", () => {
     expect(one.sections.some((s) => s.name === "index.titles.postings.0")).toBe(true);
     for (const s of one.sections)
       expect({ name: s.name, same: sameBytes(many.section(s.name), one.section(s.name)) }).toEqual({
+        name: s.name,
+        same: true,
+      });
+  });
+
+  test("the redirects' titles are let go once it is built (its aliases read from a spool): the same index as from a list held throughout", async () => {
+    const r = await ingested({ dumps: [EN_2006, EN_2016] });
+    const held = redirectListOf(r.redirects);
+    expect(held.length).toBeGreaterThan(100);
+    const build = (redirects: RedirectList) => {
+      const dir = tempDir();
+      const path = join(dir, "titles.bin");
+      const out = new ContainerWriter(path);
+      new IndexBuilder("en", 2e9, dir).finish(out, {
+        docOfText: new Int32Array(0),
+        documents: 0,
+        titles: r.articles.map((a) => a.title),
+        chunkCounts: r.articles.map((a) => a.chunks.length),
+        redirects,
+      });
+      out.finish({});
+      return openContainer(path);
+    };
+    const [spooled, kept] = [build(r.redirectList), build(held)];
+    expect(() => r.redirectList.title(0)).toThrow("let go once the title index was built");
+    expect(r.redirectList.length).toBe(held.length);
+    for (const s of kept.sections)
+      expect({ name: s.name, same: sameBytes(spooled.section(s.name), kept.section(s.name)) }).toEqual({
         name: s.name,
         same: true,
       });

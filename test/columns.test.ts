@@ -11,6 +11,33 @@ import {
 } from "../src/snapshot";
 import { writeRedirects } from "../src/snapshot/write";
 import { tempDir } from "./helpers";
+import { Growable } from "../src/columns";
+
+describe("columns trimmed", () => {
+  test("a column trimmed keeps its values and strings, and lets go the room it grew by", () => {
+    const numbers = new Growable(Uint32Array, 4);
+    for (let i = 0; i < 5; i++) numbers.push(i * 7);
+    const strings = new StringColumn(8, 2);
+    for (const s of ["Tōkyō", "", "Zürich", "\u{1f600}x"]) strings.push(s);
+    const bytesBefore = strings.blob().slice();
+    numbers.trim();
+    strings.trim();
+    expect(Array.from(numbers.view())).toEqual([0, 7, 14, 21, 28]);
+    expect(numbers.view().buffer.byteLength).toBe(5 * 4);
+    expect(strings.blob()).toEqual(bytesBefore);
+    expect(strings.blob().buffer.byteLength).toBe(bytesBefore.length);
+    expect(strings.ends.view().buffer.byteLength).toBe(4 * 4);
+    const stored = new StoredStrings(strings.blob(), strings.ends.view());
+    expect(Array.from({ length: 4 }, (_, i) => stored.at(i))).toEqual(["Tōkyō", "", "Zürich", "\u{1f600}x"]);
+    // Still a column: it grows again.
+    numbers.push(35);
+    expect(numbers.get(5)).toBe(35);
+    const empty = new Growable(Float64Array);
+    empty.trim();
+    empty.push(1.5);
+    expect(Array.from(empty.view())).toEqual([1.5]);
+  });
+});
 
 describe("stored strings", () => {
   test("compareAsStrings and compare order stored strings as JS compares the strings (UTF-16 units, not code points)", () => {

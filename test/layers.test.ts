@@ -17,7 +17,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   "scripts.ts": [],
   "errors.ts": [],
   "columns.ts": [],
-  "sorted-runs.ts": ["columns.ts"],
+  "sorted-runs.ts": ["columns.ts", "files.ts"],
   "invocation.ts": [],
   /** Declarations only: files imported `with { type: "file" }` are their paths. */
   "assets.d.ts": [],

@@ -20,6 +20,7 @@ import {
   type Wiki,
 } from "../snapshot";
 import { IndexBuilder, logMemory, pageOrderSection, type IndexBuildProgress } from "../search";
+import { removeAllScratch } from "../files";
 
 /** The default memory budget: a quarter of the machine's memory, at most 2 GB. */
 export const DEFAULT_MEMORY_BYTES = Math.min(2e9, Math.floor(totalmem() / 4));
@@ -94,16 +95,24 @@ export class SnapshotBuild {
     about: BuildAbout,
     redirectPageIds?: ArrayLike<number>,
   ): BuildReport {
+    return this.seal(about, this.writeIndexes(kept, redirects, about, redirectPageIds));
+  }
+
+  /**
+   * Writes the page table, the redirects and the search indexes of the pages `kept` lists;
+   * returns only their counts. What it was given and made (the titles, the redirects, each
+   * chunk's document) is let go when it returns: a caller that does not hold them either
+   * (buildFromDumps) seals the file without them, and they are most of what a build holds per
+   * article at its end.
+   */
+  writeIndexes(
+    kept: KeptPages,
+    redirects: RedirectList,
+    about: BuildAbout,
+    redirectPageIds?: ArrayLike<number>,
+  ): IndexedCounts {
     logMemory("ingest: done");
-    const keep = keptRevisions(kept);
-    const pages = this.writer.finishPages(
-      (a) => keep.take(this.arrivalIds.get(a), this.arrivalRevs.get(a)),
-      redirects,
-      undefined,
-      redirectPageIds,
-    );
-    this.arrivalIds = new Growable(Uint32Array);
-    this.arrivalRevs = new Growable(Float64Array);
+    const pages = this.writer.finishPages(this.keptArrivals(kept), redirects, undefined, redirectPageIds);
     logMemory("page table: done");
     const table = this.writer.out;
     const index = this.indexFor(about.wiki.lang);
@@ -118,21 +127,40 @@ export class SnapshotBuild {
       },
       this.options.progress,
     );
+    return { pages: pages.pages, documents: pages.documents, redirects: redirects.length, runs: index.runCount };
+  }
+
+  /** Whether each arrival is kept (keptRevisions): the arrival columns are let go once read. */
+  private keptArrivals(kept: KeptPages): (arrival: number) => boolean {
+    const keep = keptRevisions(kept);
+    const ids = this.arrivalIds;
+    const revs = this.arrivalRevs;
+    this.arrivalIds = new Growable(Uint32Array);
+    this.arrivalRevs = new Growable(Float64Array);
+    return (a) => keep.take(ids.get(a), revs.get(a));
+  }
+
+  /** Writes the meta and the page orders (D51, from the file as written) and renames the file into place. */
+  seal(about: BuildAbout, counts: IndexedCounts): BuildReport {
+    // The title index's garbage and whatever writeIndexes() let go: collected before the page orders map the file.
+    Bun.gc(true);
+    logMemory("page orders: start");
     const { meta, bytes } = this.writer.finish(
       {
         createdAt: (this.options.createdAt ?? new Date()).toISOString(),
         wiki: about.wiki,
         sources: about.sources,
         truncated: about.truncated,
-        indexedPages: pages.pages,
-        indexedChunks: pages.documents,
-        skippedRedirects: redirects.length,
+        indexedPages: counts.pages,
+        indexedChunks: counts.documents,
+        skippedRedirects: counts.redirects,
         chunkWords: this.options.chunkWords,
         modifications: about.modifications ?? modifications(this.options.chunkWords),
       },
       (path) => [pageOrderSection(path, this.options.progress)],
     );
-    return { meta, bytes, runs: index.runCount, text: this.writer.textBytes };
+    logMemory("page orders: done");
+    return { meta, bytes, runs: counts.runs, text: this.writer.textBytes };
   }
 
   /** The index builder, made with the first page (the wiki's language is known from then). */
@@ -150,6 +178,14 @@ export class SnapshotBuild {
     this.index?.abandon();
     this.writer.abandon();
   }
+}
+
+/** What writeIndexes() wrote, as seal() reports it. */
+interface IndexedCounts {
+  pages: number;
+  documents: number;
+  redirects: number;
+  runs: number;
 }
 
 /** The pages a build keeps: their ids and revisions, in any order (a page id listed twice keeps its last). */
@@ -193,14 +229,15 @@ export async function buildFromDumps(
   const build = new SnapshotBuild(options, true);
   const stop = () => {
     build.abandon();
+    // The ingest's runs too (the claims'), which the build does not own.
+    removeAllScratch();
     process.exit(130);
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   try {
-    const { result, kept, redirects } = await ingestInto(build, ingestOptions, options.out);
-    await build.settle();
-    return { ...build.finish(kept, redirects, result, redirects.pageIdList), result };
+    const { result, counts } = await ingestAndIndex(build, ingestOptions, options.out);
+    return { ...build.seal(result, counts), result };
   } catch (err) {
     build.abandon();
     throw err;
@@ -210,7 +247,17 @@ export async function buildFromDumps(
   }
 }
 
-/** Ingests the dumps into a build (the claims' runs beside its output): returns what finish() needs. */
+/**
+ * Ingests the dumps into a build and writes its pages and indexes (SnapshotBuild.writeIndexes): what
+ * the ingest kept (ids, redirects) is held in this function's frame only, gone once it returns.
+ */
+async function ingestAndIndex(build: SnapshotBuild, ingestOptions: Omit<IngestOptions, "onArticle">, out: string) {
+  const { result, kept, redirects } = await ingestInto(build, ingestOptions, out);
+  await build.settle();
+  return { result, counts: build.writeIndexes(kept, redirects, result, redirects.pageIdList) };
+}
+
+/** Ingests the dumps into a build (the claims' runs beside its output): returns what writeIndexes() needs. */
 async function ingestInto(build: SnapshotBuild, ingestOptions: Omit<IngestOptions, "onArticle">, out: string) {
   const ingested = await ingest({
     ...ingestOptions,

@@ -47,6 +47,7 @@ import { DEFAULT_MEMORY_BYTES } from "./full";
 import type { Deletions } from "./deletions";
 import { commandLine } from "../invocation";
 import { SortedRuns } from "../sorted-runs";
+import { removeAllScratch } from "../files";
 
 export interface UpdateOptions {
   base: string;
@@ -131,6 +132,7 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
   const stop = () => {
     index.abandon();
     writer.abandon();
+    removeAllScratch();
     process.exit(130);
   };
   process.once("SIGINT", stop);

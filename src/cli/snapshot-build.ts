@@ -1,5 +1,5 @@
 /** bun run snapshot:build — MediaWiki dumps → a Tome snapshot. */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { readFileSync, renameSync } from "node:fs";
 import { buildFromDumps, DEFAULT_MEMORY_BYTES } from "../build";
@@ -8,6 +8,7 @@ import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
 import { indexProgress, ingestProgress } from "./progress";
 import { ArgumentError, mainOf } from "./main";
 import { commandLine } from "../invocation";
+import { clearStaleScratch } from "../files";
 
 const HELP = `Usage: ${commandLine("snapshot:build")} --dump <path|url> [--dump <path|url> …] [options]
 
@@ -137,6 +138,7 @@ export async function buildSnapshot(
   const bars = indexProgress();
   // Known only from the dump's site information; a default name waits for it.
   const out = args.out ?? join("snapshots", `.pending-${process.pid}${SNAPSHOT_EXTENSION}`);
+  clearInterrupted(out, log);
   let report: Awaited<ReturnType<typeof buildFromDumps>>;
   try {
     report = await buildFromDumps(
@@ -172,6 +174,15 @@ export async function buildSnapshot(
   }
   log(`wrote ${path}: ${writtenSummary(m, bytes, report.runs, started)}`);
   return path;
+}
+
+/** Removes, and says so, the scratch folders and half-written snapshots that a build or update killed before it could remove them left beside `out`. */
+export function clearInterrupted(out: string, log: (line: string) => void): void {
+  const stale = clearStaleScratch(dirname(out));
+  if (stale.length)
+    log(
+      `removed ${stale.length} temporary file(s) in ${dirname(out)} left by a build or update that was killed (its process is gone): ${stale.join(", ")}`,
+    );
 }
 
 /** What a build or an update wrote, for its last line: the snapshot's size, its index runs, the time since `started`, the peak memory. */

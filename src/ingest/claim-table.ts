@@ -195,9 +195,10 @@ export class ClaimTable {
  * to a build's end.
  */
 export class RedirectColumns {
-  private readonly strings = new StringColumn();
+  private strings = new StringColumn();
   private ids = new Growable(Uint32Array);
   private stored: StoredStrings | undefined;
+  private released = false;
   get length(): number {
     return this.ids.length;
   }
@@ -214,11 +215,25 @@ export class RedirectColumns {
   target(i: number): string {
     return this.read().at(2 * i + 1);
   }
+  /** Lets the columns' room beyond the redirects go: they are held to the build's end. */
+  trim(): void {
+    this.strings.trim();
+    this.ids.trim();
+    this.stored = undefined;
+  }
+  /** Lets the titles and targets go (RedirectList.release); the page ids stay. */
+  release(): void {
+    this.strings = new StringColumn(0, 0);
+    this.stored = undefined;
+    this.released = true;
+  }
   /** Each redirect's page id, in order. */
   get pageIdList(): Uint32Array {
     return this.ids.view();
   }
   private read(): StoredStrings {
+    if (this.released)
+      throw new Error("redirects: their titles and targets were let go once the title index was built");
     return (this.stored ??= new StoredStrings(this.strings.blob(), this.strings.ends.view()));
   }
 }

@@ -119,6 +119,9 @@ class Ingestion {
    */
   result(): IngestResult {
     if (!this.wiki) throw new DumpError("no <siteinfo> found in the dumps: they are not MediaWiki exports.");
+    // The read's garbage (pages parsed, their rows) goes before the claims' resolution allocates:
+    // left to the collector, it added 100–150 MB to the build's peak here at 200,000 articles.
+    Bun.gc(true);
     const keptIds = new Growable(Uint32Array);
     const keptRevs = new Growable(Float64Array);
     const redirectList = new RedirectColumns();
@@ -139,6 +142,9 @@ class Ingestion {
         keptRevs.push(h.revId);
       } else if (leadsElsewhere(h)) redirectList.push(h.title, h.target, h.pageId);
     }
+    // The claims' columns, let go once read, go before the trim copies the redirects' columns.
+    Bun.gc(true);
+    redirectList.trim();
     const ids = keptIds.view();
     const order = Uint32Array.from({ length: ids.length }, (_, i) => i).sort((a, b) => ids[a]! - ids[b]!);
     const kept = {

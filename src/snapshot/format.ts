@@ -57,6 +57,8 @@ export interface RedirectList {
   readonly length: number;
   title(i: number): string;
   target(i: number): string;
+  /** Lets the strings go (a build's, once its title index has what it needs of them): title() and target() no longer answer. */
+  release?(): void;
 }
 
 /** A list of redirect objects as a RedirectList. */

@@ -9,7 +9,7 @@
  * pages.sectionCount (u32, into the section table), sections.level (u8), sections.heading +
  * sections.headingEnd, text.chunkSection (u16, each chunk's section within its page).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { makeScratch, removeScratch } from "../files";
 import { join } from "node:path";
 import { Growable, lowerBound, StoredStrings, StringColumn, viewOf } from "../columns";
 import { SortedRuns } from "../sorted-runs";
@@ -52,7 +52,7 @@ export class PageWriter {
 
   /** `besides`: the folder its temporary files go in. `runBytes`: rows held before a run is written. */
   constructor(besides: string, runBytes = PAGE_RUN_BYTES) {
-    this.dir = mkdtempSync(join(besides, ".tome-pages-"));
+    this.dir = makeScratch(besides, "pages");
     this.rows = new SortedRuns({ besides: this.dir, numbers: 6, strings: 1, keyFields: 1, budgetBytes: runBytes });
     this.levels = new Spool(join(this.dir, "levels"), Uint8Array);
     this.headings = new Spool(join(this.dir, "headings"), Uint8Array);
@@ -112,7 +112,7 @@ export class PageWriter {
   close(): void {
     for (const spool of [this.levels, this.headings, this.headingEnds, this.chunkSection]) spool.close();
     this.rows.close();
-    rmSync(this.dir, { recursive: true, force: true });
+    removeScratch(this.dir);
   }
 
   private write(out: ContainerWriter, keep: (arrival: number) => boolean, docOrder?: ArrayLike<number>) {
@@ -171,6 +171,9 @@ export class PageWriter {
     this.headings.copyInto(out, "sections.heading");
     this.headingEnds.copyInto(out, "sections.headingEnd");
     this.chunkSection.copyInto(out, "text.chunkSection");
+    // Held to the build's end (the title index): without the room they grew by.
+    titles.trim();
+    chunkCounts.trim();
     // The titles in page order, for the title index: read from their column, not held as a string each.
     return {
       docOfText,

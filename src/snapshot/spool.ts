@@ -67,6 +67,11 @@ export class Spool<T extends Column> {
     this.close();
   }
 
+  /** Reads the file's bytes from `at` into `into` (after flush()): how many were read, 0 at its end. */
+  readAt(into: Uint8Array, at: number): number {
+    return at >= this.flushed ? 0 : readSync(this.fd, into, 0, Math.min(into.length, this.flushed - at), at);
+  }
+
   /** Closes and removes the file (also after a failure). */
   close(): void {
     try {
@@ -77,7 +82,8 @@ export class Spool<T extends Column> {
     rmSync(this.path, { force: true });
   }
 
-  private flush(): void {
+  /** Writes the buffered values to the file. */
+  flush(): void {
     const bytes = new Uint8Array(this.buffer.buffer, this.buffer.byteOffset, this.used * this.buffer.BYTES_PER_ELEMENT);
     for (let off = 0; off < bytes.byteLength; )
       off += writeSync(this.fd, bytes, off, bytes.byteLength - off, this.flushed + off);

@@ -6,9 +6,9 @@
  * order; chunks of pages left out (an older revision, a title another page took) are dropped
  * and the rest renumbered, which keeps that order.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { makeScratch, removeScratch } from "../../files";
 import { basename, join } from "node:path";
-import { ContainerWriter, type RedirectList, type SnapshotSection } from "../../snapshot";
+import { ContainerWriter, type RedirectList, type SnapshotSection, Spool } from "../../snapshot";
 import { textShardOptions, titleShardOptions } from "../postings/fields";
 import type { ShardOptions } from "../postings/shard-types";
 import { buildShard, Inversion } from "./invert";
@@ -54,7 +54,7 @@ export class IndexBuilder {
     besides: string,
     background = false,
   ) {
-    this.dir = mkdtempSync(join(besides, ".tome-runs-"));
+    this.dir = makeScratch(besides, "runs");
     this.options = textShardOptions(lang);
     this.fields = this.options.fields;
     this.inversion = new Inversion(this.options);
@@ -175,9 +175,12 @@ export class IndexBuilder {
       logMemory("merge: collected");
       // Every title key and redirect resolved once, for the aliases and the lookup; the keys are let go before the inversion allocates.
       const { aliases, lookup } = resolveTitles(kept.chunkCounts, kept.redirects, kept.titles, this.dir);
+      const aliasText = spoolAliases(join(this.dir, "aliases"), kept.titles.length, kept.redirects, aliases);
+      // The redirects' titles are in the spool now: the rest of the build has no use for them.
+      kept.redirects.release?.();
       Bun.gc(true);
       logMemory("title index: keys resolved");
-      this.titleIndex(out, kept.titles, kept.redirects, aliases, progress);
+      this.titleIndex(out, kept.titles, aliasText, progress);
       logMemory("title index: merged");
       writeTitleLookup(out, lookup);
       logMemory("title index: done");
@@ -194,30 +197,48 @@ export class IndexBuilder {
   private titleIndex(
     out: ContainerWriter,
     titles: TitleList,
-    redirects: RedirectList,
-    aliases: { start: Uint32Array; list: Uint32Array },
+    aliasText: AliasReader,
     progress: IndexBuildProgress,
   ): void {
     const options = titleShardOptions(this.lang);
-    const aliasesOf = (i: number) =>
-      Array.from(aliases.list.subarray(aliases.start[i]!, aliases.start[i + 1]!), (r) => redirects.title(r)).join("\n");
     const cursors: RunCursor[] = [];
+    try {
+      this.titleRuns(titles, aliasText, options, cursors, progress);
+    } finally {
+      aliasText.close();
+    }
+    const documents = titles.length;
+    const identity = new Int32Array(documents);
+    for (let i = 0; i < documents; i++) identity[i] = i;
+    mergeRuns(out, this.dir, cursors, options, identity, documents, progress, TITLE_INDEX);
+  }
+
+  /** The title index's runs, cut within the budget: each title's aliases read in turn from their spool. */
+  private titleRuns(
+    titles: TitleList,
+    aliasText: AliasReader,
+    options: ShardOptions,
+    cursors: RunCursor[],
+    progress: IndexBuildProgress,
+  ): void {
     for (let start = 0; start < titles.length || !cursors.length; ) {
       let end = start;
+      const runAliases: string[] = [];
       for (
         let bytes = 0;
         end < titles.length && (end === start || bytes * BYTES_PER_TEXT_BYTE < this.memoryBytes);
         end++
       ) {
-        bytes += titles.at(end)!.length + 64;
-        for (let a = aliases.start[end]!; a < aliases.start[end + 1]!; a++)
-          bytes += redirects.title(aliases.list[a]!).length + 1;
+        const aliases = aliasText.next();
+        runAliases.push(aliases);
+        // Each alias's length and one: what the redirects' titles counted one at a time.
+        bytes += titles.at(end)!.length + 64 + aliases.length + (aliases ? 1 : 0);
       }
       // The last run's garbage goes before this one allocates, as in spill().
       Bun.gc(true);
       const data = buildShard(
         end - start,
-        (i) => ({ title: titles.at(start + i)!, aliases: aliasesOf(start + i) }),
+        (i) => ({ title: titles.at(start + i)!, aliases: runAliases[i]! }),
         options,
         (done) => progress("title index", start + done, titles.length),
       );
@@ -228,10 +249,6 @@ export class IndexBuilder {
       cursors.push(new RunCursor(path, "run", 0, cursors.length));
       start = end;
     }
-    const documents = titles.length;
-    const identity = new Int32Array(documents);
-    for (let i = 0; i < documents; i++) identity[i] = i;
-    mergeRuns(out, this.dir, cursors, options, identity, documents, progress, TITLE_INDEX);
   }
 
   /** The runs (and a base snapshot's text index) merged into `out`'s text index: the cursors live only here. */
@@ -250,10 +267,93 @@ export class IndexBuilder {
 
   /** Removes the runs (after success, failure or an interruption). */
   abandon(): void {
-    const remove = () => rmSync(this.dir, { recursive: true, force: true, maxRetries: 3 });
+    const remove = () => removeScratch(this.dir);
     // Removed now, and again once the worker is gone: it may have been writing a run.
     this.sorter?.close(remove);
     this.sorter = undefined;
     remove();
+  }
+}
+
+/**
+ * Each title's aliases (its redirects' titles, a line each), written in title order to `path`:
+ * the title index reads them in that order, a run at a time, and the redirects' strings need
+ * not be held while it is inverted (at English Wikipedia's 11 million redirects, most of what
+ * the build held per article then).
+ */
+function spoolAliases(
+  path: string,
+  count: number,
+  redirects: RedirectList,
+  aliases: { start: Uint32Array; list: Uint32Array },
+): AliasReader {
+  const bytes = new Spool(path, Uint8Array, 1 << 20);
+  const lengths = new Uint32Array(count);
+  const encoder = new TextEncoder();
+  try {
+    for (let i = 0; i < count; i++) {
+      const text = Array.from(aliases.list.subarray(aliases.start[i]!, aliases.start[i + 1]!), (r) =>
+        redirects.title(r),
+      ).join("\n");
+      if (!text) continue;
+      const encoded = encoder.encode(text);
+      lengths[i] = encoded.length;
+      bytes.pushAll(encoded);
+      if ((i & 0xffff) === 0xffff) Bun.gc(false);
+    }
+    bytes.flush();
+  } catch (err) {
+    bytes.close();
+    throw err;
+  }
+  return new AliasReader(bytes, lengths);
+}
+
+/** Reads the spooled aliases back in order (next()), through a buffer of its own. */
+class AliasReader {
+  private readonly decoder = new TextDecoder();
+  private buffer = new Uint8Array(1 << 20);
+  /** Bytes of the buffer read from the file, and how many of them were handed out. */
+  private filled = 0;
+  private taken = 0;
+  /** Where the next read of the file starts. */
+  private at = 0;
+  private index = 0;
+
+  constructor(
+    private readonly file: Spool<Uint8Array>,
+    private readonly lengths: Uint32Array,
+  ) {}
+
+  /** The next title's aliases, a line each ("" when it has none). */
+  next(): string {
+    const n = this.lengths[this.index++]!;
+    if (!n) return "";
+    if (this.filled - this.taken < n) this.refill(n);
+    const text = this.decoder.decode(this.buffer.subarray(this.taken, this.taken + n));
+    this.taken += n;
+    return text;
+  }
+
+  /** Keeps the bytes not yet handed out and reads on, so that `need` bytes are in the buffer. */
+  private refill(need: number): void {
+    const left = this.buffer.subarray(this.taken, this.filled);
+    if (need > this.buffer.length) {
+      const grown = new Uint8Array(need);
+      grown.set(left);
+      this.buffer = grown;
+    } else this.buffer.copyWithin(0, this.taken, this.filled);
+    this.filled = left.length;
+    this.taken = 0;
+    while (this.filled < need) {
+      const n = this.file.readAt(this.buffer.subarray(this.filled), this.at);
+      if (n <= 0) throw new Error("title index: the aliases' spool ended early");
+      this.at += n;
+      this.filled += n;
+    }
+  }
+
+  close(): void {
+    this.file.close();
   }
 }

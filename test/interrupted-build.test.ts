@@ -1,0 +1,92 @@
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { clearStaleScratch, makeScratch, removeScratch } from "../src/files";
+import { EN_2016, tempDir } from "./helpers";
+
+setDefaultTimeout(120_000);
+
+const scratchIn = (dir: string) => readdirSync(dir).filter((f) => f.startsWith("."));
+
+/** A build of a fixture dump into `dir`, in a process of its own: by default small runs, so that its scratch folders appear at once. */
+function startBuild(dir: string, memory = "2M") {
+  return Bun.spawn(
+    [
+      "bun",
+      join(import.meta.dir, "../src/cli/snapshot-build.ts"),
+      "--dump",
+      EN_2016,
+      "--out",
+      join(dir, "en.tome"),
+      "--memory",
+      memory,
+    ],
+    { stdout: "pipe", stderr: "pipe" },
+  );
+}
+
+/** Waits until the build has made its scratch folders in `dir`, the ingest's and the index's (it is reading the dump then). */
+async function untilScratch(dir: string): Promise<void> {
+  const deadline = performance.now() + 60_000;
+  const made = (kind: string) => scratchIn(dir).some((f) => f.startsWith(`.tome-${kind}-`));
+  while (!made("runs") || !made("sorted")) {
+    if (performance.now() > deadline) throw new Error("the build made no scratch folder in a minute");
+    await Bun.sleep(10);
+  }
+}
+
+describe("a build's scratch folders", () => {
+  test("a build stopped by SIGTERM mid-work leaves no scratch folder and no snapshot", async () => {
+    const dir = tempDir();
+    const proc = startBuild(dir);
+    await untilScratch(dir);
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(130);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  test("a build killed outright leaves its folders; the next build removes them, says so, and succeeds", async () => {
+    const dir = tempDir();
+    const killed = startBuild(dir);
+    await untilScratch(dir);
+    killed.kill("SIGKILL");
+    await killed.exited;
+    const left = scratchIn(dir);
+    expect(left).toContain(`.en.tome.${killed.pid}.tmp`);
+    expect(left.filter((f) => f.startsWith(`.tome-runs-${killed.pid}-`))).toHaveLength(1);
+
+    const next = startBuild(dir, "500M");
+    const [out, code] = [await new Response(next.stdout).text(), await next.exited];
+    expect(code).toBe(0);
+    expect(out).toContain(
+      `removed ${left.length} temporary file(s) in ${dir} left by a build or update that was killed`,
+    );
+    for (const f of left) expect(out).toContain(f);
+    expect(readdirSync(dir)).toEqual(["en.tome"]);
+  });
+
+  test("only the leftovers of processes that are gone are cleared: a running one's, this process's and unnamed ones stay", async () => {
+    const dir = tempDir();
+    const gone = Bun.spawn(["true"]);
+    await gone.exited;
+    const stale = join(dir, `.tome-runs-${gone.pid}-abcdef`);
+    const running = join(dir, `.tome-pages-${process.ppid}-abcdef`);
+    const unnamed = join(dir, ".tome-sorted-Xy12ab");
+    for (const d of [stale, running, unnamed]) mkdirSync(d);
+    const halfWritten = join(dir, `.en.tome.${gone.pid}.tmp`);
+    const writing = join(dir, `.en.tome.${process.ppid}.tmp`);
+    for (const f of [halfWritten, writing]) writeFileSync(f, "");
+    const mine = makeScratch(dir, "sorted");
+    expect(clearStaleScratch(dir).sort()).toEqual([`.en.tome.${gone.pid}.tmp`, `.tome-runs-${gone.pid}-abcdef`]);
+    expect([stale, running, unnamed, halfWritten, writing, mine].map((d) => existsSync(d))).toEqual([
+      false,
+      true,
+      true,
+      false,
+      true,
+      true,
+    ]);
+    removeScratch(mine);
+    expect(existsSync(mine)).toBe(false);
+  });
+});
