@@ -101,7 +101,7 @@ describe("a build in bounded memory", () => {
         y.hits.map((h) => [h.page.pageId, h.chunk, h.score, h.formatted.text]),
       );
       expect(x.estimatedTotalHits).toBe(y.estimatedTotalHits);
-      expect(a.lucky(q)?.page.pageId).toBe(b.lucky(q)?.page.pageId);
+      expect(a.lucky(q, Infinity)?.page.pageId).toBe(b.lucky(q, Infinity)?.page.pageId);
       hits += y.hits.length;
     }
     expect(hits).toBeGreaterThan(queries.length * 3);
