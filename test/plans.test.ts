@@ -82,7 +82,7 @@ describe("typo orders (D124)", async () => {
     }
   });
 
-  test("typo words searched again, and on another snapshot, rank as the oracle (a term's own lists are kept per snapshot)", async () => {
+  test("typo words searched again, and on another snapshot, rank as the oracle (with a term's own lists kept from earlier searches)", async () => {
     // Another snapshot: its term numbers stand for other words.
     const other = await engineFor({ dumps: [EN_2016] });
     const engines = [withOrders(engine, 400, 1000, 200), withOrders(other, 400, 1000, 200)];
