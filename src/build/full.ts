@@ -121,6 +121,7 @@ export class SnapshotBuild {
       {
         docOfText: pages.docOfText,
         documents: pages.documents,
+        docPages: pages.docPages,
         titles: pages.titles,
         chunkCounts: pages.chunkCounts,
         redirects,

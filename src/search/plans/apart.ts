@@ -10,14 +10,20 @@ import { markTitleGroups } from "../stages/title-groups";
 import type { ParsedQuery } from "../text/query";
 import type { QueryTerms } from "../stages/terms";
 
-/** The pages entered apart (Scratch.entered marks them), and those of them none of whose chunks holds the words (their intros). */
+/** How many entries were ranked apart (Scratch.entered marks their pages), and the title matches none of whose chunks holds the words (their intros). */
+export interface Apart {
+  apart: number;
+  noChunk: number[];
+}
+
+/** The pages entered apart. */
 export function enterApart(
   ctx: SearchContext,
   query: ParsedQuery,
   terms: QueryTerms,
   lists: QueryLists,
   keep: ((chunk: number) => boolean) | undefined,
-): { apart: number; noChunk: number[] } {
+): Apart {
   const { scratch, meter, catalog } = ctx;
   const { entries, entered } = scratch;
   entered.fresh();

@@ -23,7 +23,7 @@ import { termOfKey } from "../text/analyze";
 import { parseQuery } from "../text/query";
 import { enterApart, scorePages } from "./apart";
 import type { Plan, PlanRun } from "./plan";
-import { WORDS } from "./words";
+import { rankWords, WORDS } from "./words";
 
 /** READ_WHOLE, or less where a test lowers PRUNE_FROM to rank small lists as large ones. */
 const readWhole = (run: PlanRun) => Math.min(READ_WHOLE, run.pruneFrom - 1);
@@ -96,7 +96,9 @@ export class TypoOrders implements Plan {
       bounds[f] = next === undefined ? 0 : weight * this.scoreAlone(ctx, alone, next);
       return true;
     };
-    for (let f = 0; f < ordered.length; f++) if (!take(f, need)) return this.byWords(run);
+    // Giving way, the pages scored so far are exact: the words plan takes them as ranked apart (its bar from the start).
+    const byWords = () => rankWords(withPlan(run), { apart: entries.count, noChunk });
+    for (let f = 0; f < ordered.length; f++) if (!take(f, need)) return byWords();
     for (;;) {
       let most = 0;
       let next = 0;
@@ -113,7 +115,7 @@ export class TypoOrders implements Plan {
         meter.cutOff = true;
         break;
       }
-      if (!take(greatest, 2 * depths[greatest]!)) return this.byWords(run);
+      if (!take(greatest, 2 * depths[greatest]!)) return byWords();
     }
     addIntros(ctx, entries, noChunk, () => false);
     return {
@@ -124,8 +126,7 @@ export class TypoOrders implements Plan {
 
   private byWords(run: PlanRun) {
     run.ctx.scratch.entries.clear();
-    run.ctx.meter.plan = WORDS.name;
-    return WORDS.rank(run);
+    return WORDS.rank(withPlan(run));
   }
 
   /** A page's score for a term searched alone, as its order ranked it (no title in play). */
@@ -220,3 +221,9 @@ function lastScore(entries: PageEntries, need: number, klass: number): number {
 
 /** What a page's second and third chunks add at most, as shares of another form's best: RULES.pageEvidence and its square. */
 const evidenceShare = () => RULES.pageEvidence + RULES.pageEvidence * RULES.pageEvidence;
+
+/** The run, its plan now the words plan's. */
+function withPlan(run: PlanRun): PlanRun {
+  run.ctx.meter.plan = WORDS.name;
+  return run;
+}

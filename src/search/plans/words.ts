@@ -13,75 +13,81 @@ import { OTHER_GROUP, rankClass, tierOf } from "../ranking/rules";
 import type { SearchContext } from "../stages/context";
 import { addIntros, pagesHolding, topPages } from "../stages/pages";
 import { phraseCheck } from "../stages/phrases";
-import { enterApart } from "./apart";
+import { type Apart, enterApart } from "./apart";
 import type { Plan, PlanRun } from "./plan";
 
 export const WORDS: Plan = {
   name: "words",
-  rank({ ctx, query, terms, lists, from, need, pruneFrom }: PlanRun) {
-    const { scratch, meter } = ctx;
-    const { entries, entered, heap } = scratch;
-    const phrases = query.phrases.length > 0;
-    const keep = phrases ? phraseCheck(ctx, query) : undefined;
-    if (phrases && !keep) return { pages: [], total: 0 };
-    const { apart, noChunk } = enterApart(ctx, query, terms, lists, keep);
-    // Short lists: the matching pages are counted exactly, by a pass over the lists (with quoted
-    // phrases, by ranking every page: a page counts when a chunk holds the phrase).
-    const short = lists.allPostings.reduce((a, b) => a + b, 0) < pruneFrom;
-    const exhaustive = short && phrases;
-    let cutOff = false;
-    let pagesSeen = 0;
-    let pagesAsked = 0;
-    let pagesKept = 0;
-    for (const pass of passes(lists.buckets, lists.typoable)) {
-      const klass = rankClass(OTHER_GROUP, pass.tier);
-      let better = 0;
-      for (let e = 0; e < entries.count; e++) if (entries.klass[e]! < klass) better++;
-      const room = exhaustive ? Infinity : need - better;
-      if (room <= 0) break;
-      heap.reset(room);
-      for (let e = 0; e < apart; e++)
-        if (entries.klass[e] === klass) heap.offer(entries.page[e]!, entries.score[e]!, entries.chunk[e]!, pass.tier);
-      const run: Pass = {
-        lists,
-        ...pass,
-        heap,
-        excluded: (p) => entered.has(p),
-        keep,
-        late: () => meter.late(),
-      };
-      ctx.executor.run(run);
-      meter.add(ctx.executor.candidates, ctx.executor.postings);
-      const counts = ctx.executor.pageCounts;
-      pagesSeen += counts.seen;
-      pagesAsked += counts.asked;
-      pagesKept += counts.kept;
-      heap.forEach((page, score, chunk, tier) => {
-        if (entered.has(page)) return;
-        entered.mark(page);
-        entries.add(page, klass, score, chunk, tier);
-      });
-      if (ctx.executor.cutOff) {
-        cutOff = true;
-        break;
-      }
-    }
-    meter.cutOff = cutOff;
-    const intros = phrases ? 0 : addIntros(ctx, entries, noChunk, () => false);
-    // Counted when every tier was read to its end, or as found when out of time; else estimated (D48): with
-    // quoted phrases, the pages holding their words that the passes met, scaled by the share of those checked
-    // that held the phrases (D123).
-    const total =
-      exhaustive || cutOff
-        ? entries.count
-        : short
-          ? pagesHolding(ctx, lists) + intros
-          : phrases
-            ? Math.max(Math.round(pagesAsked ? (pagesSeen * pagesKept) / pagesAsked : 0), apart)
-            : Math.max(estimatedPages(ctx, lists.allPostings), apart);
-    return { pages: topPages(ctx, query, terms, lists, entries, from, need), total };
-  },
+  rank: (run) => rankWords(run),
 };
+
+/**
+ * The words plan's ranking. `seeded`: the pages another plan already scored over their own chunks
+ * (entered, exact), taken as ranked apart: they seed the bar of their tier from the first window.
+ */
+export function rankWords({ ctx, query, terms, lists, from, need, pruneFrom }: PlanRun, seeded?: Apart) {
+  const { scratch, meter } = ctx;
+  const { entries, entered, heap } = scratch;
+  const phrases = query.phrases.length > 0;
+  const keep = phrases ? phraseCheck(ctx, query) : undefined;
+  if (phrases && !keep) return { pages: [], total: 0 };
+  const { apart, noChunk } = seeded ?? enterApart(ctx, query, terms, lists, keep);
+  // Short lists: the matching pages are counted exactly, by a pass over the lists (with quoted
+  // phrases, by ranking every page: a page counts when a chunk holds the phrase).
+  const short = lists.allPostings.reduce((a, b) => a + b, 0) < pruneFrom;
+  const exhaustive = short && phrases;
+  let cutOff = false;
+  let pagesSeen = 0;
+  let pagesAsked = 0;
+  let pagesKept = 0;
+  for (const pass of passes(lists.buckets, lists.typoable)) {
+    const klass = rankClass(OTHER_GROUP, pass.tier);
+    let better = 0;
+    for (let e = 0; e < entries.count; e++) if (entries.klass[e]! < klass) better++;
+    const room = exhaustive ? Infinity : need - better;
+    if (room <= 0) break;
+    heap.reset(room);
+    for (let e = 0; e < apart; e++)
+      if (entries.klass[e] === klass) heap.offer(entries.page[e]!, entries.score[e]!, entries.chunk[e]!, pass.tier);
+    const run: Pass = {
+      lists,
+      ...pass,
+      heap,
+      excluded: (p) => entered.has(p),
+      keep,
+      late: () => meter.late(),
+    };
+    ctx.executor.run(run);
+    meter.add(ctx.executor.candidates, ctx.executor.postings);
+    const counts = ctx.executor.pageCounts;
+    pagesSeen += counts.seen;
+    pagesAsked += counts.asked;
+    pagesKept += counts.kept;
+    heap.forEach((page, score, chunk, tier) => {
+      if (entered.has(page)) return;
+      entered.mark(page);
+      entries.add(page, klass, score, chunk, tier);
+    });
+    if (ctx.executor.cutOff) {
+      cutOff = true;
+      break;
+    }
+  }
+  meter.cutOff = cutOff;
+  const intros = phrases ? 0 : addIntros(ctx, entries, noChunk, () => false);
+  // Counted when every tier was read to its end, or as found when out of time; else estimated (D48): with
+  // quoted phrases, the pages holding their words that the passes met, scaled by the share of those checked
+  // that held the phrases (D123).
+  const total =
+    exhaustive || cutOff
+      ? entries.count
+      : short
+        ? pagesHolding(ctx, lists) + intros
+        : phrases
+          ? Math.max(Math.round(pagesAsked ? (pagesSeen * pagesKept) / pagesAsked : 0), apart)
+          : Math.max(estimatedPages(ctx, lists.allPostings), apart);
+  return { pages: topPages(ctx, query, terms, lists, entries, from, need), total };
+}
 
 /** The passes of a query, best tier first: every required word, exactly then with typos; then any word, the same. */
 function passes(buckets: number[], typoable: boolean): Omit<Pass, "lists" | "heap" | "excluded" | "keep" | "late">[] {

@@ -5,7 +5,7 @@
  * forward, on a cursor of its own.
  */
 import type { PostingsCursor } from "../postings/postings";
-import { COARSE } from "../postings/postings-format";
+import { BLOCK, COARSE, NO_SHARE } from "../postings/postings-format";
 import type { FieldNorms } from "../postings/shard-types";
 import type { FieldList } from "./query-lists";
 
@@ -104,30 +104,53 @@ export class ListReader {
   }
 
   /**
+   * What bound() found of the page impacts (D133): the most a page's second and third best
+   * posting of those blocks add (0: no page holds two, or three).
+   */
+  second = 0;
+  third = 0;
+
+  /**
    * The most a posting of a block that may hold chunks of [from, to] adds (its impact: tf over
    * its length's norm, × unit); 0 when the list holds nothing from `from` on. A block counts
    * unless the one before it ends at or past `to`; runs of COARSE blocks wholly before `to` are
-   * bounded by their coarse impact.
+   * bounded by their coarse impact. Sets second and third from the same blocks' page impacts.
    */
   bound(from: number, to: number): number {
     const cursor = this.cursor;
     const blocks = cursor.blocks;
     let b = cursor.blockOf(from);
+    this.second = this.third = 0;
     if (b >= blocks) return 0;
     const table = this.table;
     let most = cursor.impactTf(b) / table[cursor.impactLength(b)]!;
+    if (cursor.df < BLOCK) {
+      this.second = (most * cursor.pageShare(0) * this.unit) / NO_SHARE;
+      this.third = (most * cursor.pageShare(1) * this.unit) / NO_SHARE;
+      return most * this.unit;
+    }
+    let second = cursor.pageImpactTf(0, b) / table[cursor.pageImpactLength(0, b)]!;
+    let third = cursor.pageImpactTf(1, b) / table[cursor.pageImpactLength(1, b)]!;
     while (b + 1 < blocks && cursor.lastDoc(b) < to) {
       b++;
+      let coarse = false;
+      let at = b;
       if (b % COARSE === 0 && b + COARSE <= blocks && cursor.lastDoc(b + COARSE - 1) < to) {
-        const c = b / COARSE;
-        const r = cursor.coarseTf(c) / table[cursor.coarseLength(c)]!;
-        if (r > most) most = r;
+        coarse = true;
+        at = b / COARSE;
         b += COARSE - 1;
-        continue;
       }
-      const r = cursor.impactTf(b) / table[cursor.impactLength(b)]!;
+      const r = coarse
+        ? cursor.coarseTf(at) / table[cursor.coarseLength(at)]!
+        : cursor.impactTf(at) / table[cursor.impactLength(at)]!;
       if (r > most) most = r;
+      const r2 = cursor.pageImpactTf(0, at, coarse) / table[cursor.pageImpactLength(0, at, coarse)]!;
+      if (r2 > second) second = r2;
+      const r3 = cursor.pageImpactTf(1, at, coarse) / table[cursor.pageImpactLength(1, at, coarse)]!;
+      if (r3 > third) third = r3;
     }
+    this.second = second * this.unit;
+    this.third = third * this.unit;
     return most * this.unit;
   }
 }
