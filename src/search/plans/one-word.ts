@@ -11,7 +11,7 @@ import { OTHER_GROUP, rankClass } from "../ranking/rules";
 import { addIntros, topPages } from "../stages/pages";
 import { enterApart, scorePages } from "./apart";
 import type { Plan, PlanRun } from "./plan";
-import { WORDS } from "./words";
+import { rankWords, WORDS } from "./words";
 
 export class OneWord implements Plan {
   readonly name = "one-word";
@@ -38,10 +38,10 @@ export class OneWord implements Plan {
     }
     const found = scorePages(ctx, lists, taken);
     // The order ran out before the window filled, and pages past it hold the word: they are the words plan's.
+    // Its pages scored so far are exact: the words plan takes them as ranked apart (its bar from the start).
     if (found < need - better && i === pages.length && pages.length < holding) {
-      entries.clear();
       meter.plan = WORDS.name;
-      return WORDS.rank(run);
+      return rankWords(run, { apart: entries.count, noChunk });
     }
     addIntros(ctx, entries, noChunk, () => false);
     return {
