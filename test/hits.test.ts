@@ -121,7 +121,7 @@ describe("crop and highlight", () => {
       expect(checked).toBeGreaterThan(1000);
       expect(highlighted).toBeGreaterThan(checked);
       if (name === "Japanese") expect(wide).toBeGreaterThan(0);
-    }, 120_000);
+    }, 300_000);
   }
 
   test("typo and prefix expansions are highlighted where the hit's chunk holds them, and nowhere else", async () => {
