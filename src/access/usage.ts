@@ -1,15 +1,16 @@
 /**
  * Usage: credits spent per account per UTC month (D20), and when each key was last used.
  * Counted in memory, saved to TOME_DATA/usage.json at most 100 ms after a change, by an
- * atomic rename: a `kill -9` loses at most the last 100 ms of counts and never leaves a
- * broken file. The file carries a checksum; a damaged one is refused with a clear message,
- * never silently reset.
+ * atomic rename: a `kill -9` loses at most the last 100 ms of counts (and the save under way)
+ * and never leaves a broken file. The file's text is made on the request thread, at once; its
+ * writing and renaming are not (D130): they block for milliseconds on a busy file system.
+ * The file carries a checksum; a damaged one is refused with a clear message, never silently reset.
  */
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../errors";
-import { atomicWrite } from "../files";
+import { atomicWrite, atomicWriteAsync } from "../files";
 import { nameTable } from "./names";
 
 export const FLUSH_INTERVAL_MS = 100;
@@ -116,7 +117,8 @@ export function readUsage(path: string): UsageData {
   };
 }
 
-export function writeUsage(path: string, data: UsageData): void {
+/** usage.json's text for these counts, checksum and all. */
+function usageText(data: UsageData): string {
   const file: UsageFile = {
     format: "tome-usage",
     version: 1,
@@ -125,9 +127,19 @@ export function writeUsage(path: string, data: UsageData): void {
     ...(data.key_days ? { key_days: data.key_days } : {}),
     checksum: checksum(data),
   };
-  // Not fsynced: a killed process loses nothing the kernel has; only a power cut could.
-  atomicWrite(path, JSON.stringify(file), { mode: 0o600, durable: false });
+  return JSON.stringify(file);
 }
+
+/** Writes usage.json at once (the key tool's; the server's ledger saves without blocking its thread). */
+export function writeUsage(path: string, data: UsageData): void {
+  // Not fsynced: a killed process loses nothing the kernel has; only a power cut could.
+  atomicWrite(path, usageText(data), { mode: 0o600, durable: false });
+}
+
+/** How the ledger puts a save's text on disk: resolves once the file holds it (a test may slow or fail it). */
+export type UsageWriter = (path: string, text: string) => Promise<void>;
+
+const writeUsageText: UsageWriter = (path, text) => atomicWriteAsync(path, text, 0o600);
 
 /** An account's claim on one month's quota: the credits that its requests in flight hold. */
 export interface Meter {
@@ -149,8 +161,13 @@ export class UsageLedger {
   private lastFlush = performance.now();
   private started = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The save under way: one at a time (they share a temporary file, and a later one must land last). */
+  private saving: Promise<void> | undefined;
 
-  constructor(private readonly path: string) {
+  constructor(
+    private readonly path: string,
+    private readonly write: UsageWriter = writeUsageText,
+  ) {
     this.data = readUsage(path);
   }
 
@@ -160,26 +177,38 @@ export class UsageLedger {
     if (this.dirty) this.schedule();
   }
 
-  stop(): void {
+  /** Saves the last counts: resolves once they are on disk. */
+  async stop(): Promise<void> {
     this.started = false;
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.flush();
+    await this.flush();
   }
 
-  flush(): void {
+  /**
+   * Saves the counts as they are now: their text is made before this returns, and written off
+   * this thread; resolves once the file holds them (after the save under way, if any).
+   */
+  async flush(): Promise<void> {
+    while (this.saving) await this.saving;
     if (!this.dirty) return;
     this.dirty = false;
     this.lastFlush = performance.now();
     for (const [id, ms] of this.lastUsed) this.data.last_used[id] = new Date(ms).toISOString();
     this.lastUsed.clear();
-    try {
-      writeUsage(this.path, this.data);
-    } catch (err) {
-      this.dirty = true;
-      this.schedule();
-      console.error(`cannot save usage to ${this.path}: ${(err as Error).message}`);
-    }
+    const saving = this.write(this.path, usageText(this.data)).then(
+      () => {},
+      (err: Error) => {
+        // The counts stay in memory, all of them: the next save writes them.
+        this.dirty = true;
+        console.error(`cannot save usage to ${this.path}: ${err.message}`);
+      },
+    );
+    this.saving = saving;
+    await saving;
+    this.saving = undefined;
+    // Changes made while it was written: saved when due, as any.
+    if (this.dirty) this.schedule(Math.max(0, this.lastFlush + FLUSH_INTERVAL_MS - performance.now()));
   }
 
   spent(account: string, month: string): number {
@@ -283,8 +312,10 @@ export class UsageLedger {
 
   /** Saves now if the last save is FLUSH_INTERVAL_MS old, else arms the timer for when it will be. */
   private saveWhenDue(): void {
+    // A save under way arms the timer for what changed meanwhile once it is written.
+    if (this.saving) return;
     const wait = this.lastFlush + FLUSH_INTERVAL_MS - performance.now();
-    if (wait <= 0) this.flush();
+    if (wait <= 0) void this.flush();
     else this.schedule(wait);
   }
 
