@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Access, FLUSH_INTERVAL_MS, readUsage, updateKeyFile, usagePath } from "../src/access";
-import { dayOf, UsageLedger, writeUsage } from "../src/access/usage";
+import { dayOf, isoTime, UsageLedger, writeUsage } from "../src/access/usage";
 import { atomicWriteAsync } from "../src/files";
 import { createApp, serve } from "../src/http";
 import {
@@ -570,6 +570,12 @@ describe("usage on disk", () => {
     await Bun.sleep(130);
     expect(readUsage(path).months["2026-11"]!.a).toBe(spent);
     await ledger.stop();
+  });
+
+  test("a key's last use is saved as Date's ISO 8601 text, to the millisecond, whatever the second", () => {
+    const times = [0, 7, 99, 999, 1000, Date.parse("2026-11-29T23:59:59.999Z"), Date.parse("2026-12-01T00:00:00.010Z")];
+    for (const ms of [...times, ...times.map((t) => t + 86_400_123)])
+      expect({ ms, iso: isoTime(ms) }).toEqual({ ms, iso: new Date(ms).toISOString() });
   });
 
   test("D130: a save due while a request is counted is written after the request's turn, not in it", async () => {
