@@ -596,7 +596,7 @@ describe("usage on disk", () => {
     // The file's texts as written, and each write's end, held by the test.
     const texts: string[] = [];
     const ends: { resolve: () => void; reject: (error: Error) => void }[] = [];
-    const ledger = new UsageLedger(path, (to, text) => {
+    const ledger = new UsageLedger(path, (_to, text) => {
       texts.push(text);
       return new Promise<void>((resolve, reject) => ends.push({ resolve, reject }));
     });

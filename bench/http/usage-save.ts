@@ -140,8 +140,7 @@ for (const name of ["before", "after"])
   console.log(
     `| ${name} | ${fmt(med(name, "perSecond"))} | ${fmt(med(name, "cpuUs"))} | ${fmt(med(name, "p99"))} | ${fmt(med(name, "max"))} | ${fmt(med(name, "saves"))} | ${fmt(med(name, "saveMedian"))} / ${fmt(med(name, "saveMax"))} | ${fmt(med(name, "gapMax"))} |`,
   );
-const ratio = (k: keyof Round) =>
-  median(results.after!.map((a, i) => a[k] / results.before![i]![k])).toFixed(2);
+const ratio = (k: keyof Round) => median(results.after!.map((a, i) => a[k] / results.before![i]![k])).toFixed(2);
 console.log(
   `after ÷ before (medians of the per-round ratios): a saving request held ${ratio("saveMedian")}×, the longest wait ${ratio("gapMax")}×, CPU a request ${ratio("cpuUs")}×`,
 );
