@@ -162,7 +162,7 @@ describe("what a worker and the request thread send each other (D131)", () => {
   });
 
   test("a packed answer's head and body read back as they were, whatever the characters", () => {
-    const body = JSON.stringify({ title: "Zoë — 東京 🙂", text: "\u0000 \"quoted\"" });
+    const body = JSON.stringify({ title: "Zoë — 東京 🙂", text: '\u0000 "quoted"' });
     const work = [{ candidates: 3, postings: 40, plan: "exhaustive", cutOff: true }];
     const reply = unpackAnswer(packAnswer({ job: 2 ** 40, ms: 0.125, work }, body));
     expect({ ...reply, json: new TextDecoder().decode((reply as { json: Uint8Array }).json) }).toEqual({
