@@ -130,7 +130,13 @@ describe("what a worker and the request thread send each other (D131)", () => {
   test("a task's message is strings and numbers; a route's answer comes back as one ArrayBuffer, handed over, the body as the request thread makes it", async () => {
     const worker = new Worker(new URL("../src/http/search-worker.ts", import.meta.url).href);
     const replies: unknown[] = [];
-    const heard = () => new Promise<void>((told) => (worker.onmessage = (e) => (replies.push(e.data), told())));
+    const heard = () =>
+      new Promise<void>((told) => {
+        worker.onmessage = (e) => {
+          replies.push(e.data);
+          told();
+        };
+      });
     try {
       const engine = open(path);
       const id = engine.snapshot.meta.contentHash;
