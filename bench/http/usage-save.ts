@@ -112,10 +112,10 @@ async function round(name: string, seconds: number): Promise<Round> {
     perSecond: n / elapsed,
     cpuUs,
     p99: quantile(held, 0.99) * 1000,
-    max: Math.max(...held) * 1000,
+    max: held.reduce((a, b) => Math.max(a, b), 0) * 1000,
     saves: saving.length,
     saveMedian: saving.length ? median(saving) * 1000 : 0,
-    saveMax: saving.length ? Math.max(...saving) * 1000 : 0,
+    saveMax: saving.reduce((a, b) => Math.max(a, b), 0) * 1000,
     gapMax: gapMax * 1000,
   };
 }
