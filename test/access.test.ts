@@ -583,7 +583,7 @@ describe("usage on disk", () => {
     const ledger = new UsageLedger(path);
     ledger.start();
     // The first save is due: the next change saves at once (on the code before, within settle()).
-    await Bun.sleep(FLUSH_INTERVAL_MS);
+    await Bun.sleep(FLUSH_INTERVAL_MS + 5);
     ledger.settle(ledger.hold("a", "2026-11", 1, 100)!, 1, true, "key_test", Date.now());
     expect(existsSync(path)).toBe(false);
     // Written once this thread lets the file system's answers in.
