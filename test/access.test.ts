@@ -591,7 +591,7 @@ describe("usage on disk", () => {
     expect(readUsage(path).months).toEqual({ "2026-11": { a: 1 } });
   });
 
-  test("D130: one save at a time; counts made while one is written, or lost by a failed write, are in the next", async () => {
+  test("D130: one save at a time; counts made while one is written, or lost by a failed write, are in the next; stop waits for the save under way", async () => {
     const path = usagePath(tempDir("tome-data-"));
     // The file's texts as written, and each write's end, held by the test.
     const texts: string[] = [];
@@ -627,11 +627,19 @@ describe("usage on disk", () => {
     } finally {
       console.error = quiet;
     }
-    const last = ledger.stop();
-    await Bun.sleep(0);
+    const third = ledger.flush();
     expect(texts.map(saved).at(-1)).toEqual({ "2026-11": { a: 6 } });
     expect(JSON.parse(texts.at(-1)!).key_days[dayOf(Date.now())].key_test).toEqual([0, 6]);
-    ends.at(-1)!.resolve();
+    // A graceful stop while a save is written: it waits for it, then saves what came after.
+    spend(1);
+    const last = ledger.stop();
+    await Bun.sleep(0);
+    expect(texts.length).toBe(3);
+    ends[2]!.resolve();
+    await third;
+    await Bun.sleep(0);
+    expect(texts.map(saved).at(-1)).toEqual({ "2026-11": { a: 7 } });
+    ends[3]!.resolve();
     await last;
   });
 
