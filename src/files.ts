@@ -10,6 +10,7 @@ import {
   rmSync,
   writeSync,
 } from "node:fs";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
 export interface AtomicWriteOptions {
@@ -59,6 +60,28 @@ export function atomicWrite(path: string, bytes: Uint8Array | string, options: A
     closeSync(dfd);
   } catch {
     // Some filesystems cannot fsync a directory; the rename itself is still atomic.
+  }
+}
+
+/**
+ * atomicWrite without fsync, its file system calls made off the calling thread (Bun's thread pool): the calling
+ * thread only starts them and takes their ends. The same guarantee: a killed process leaves the old file or the new
+ * one. Two at once to one path must not be: their temporary files would be one.
+ */
+export async function atomicWriteAsync(path: string, bytes: Uint8Array | string, mode = 0o644): Promise<void> {
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  try {
+    try {
+      await writeFile(tmp, bytes, { mode });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(tmp, bytes, { mode });
+    }
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
   }
 }
 

@@ -3,10 +3,11 @@
  * D18–D21). Month rollover runs the same app in process, where the test holds the clock.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Access, FLUSH_INTERVAL_MS, readUsage, updateKeyFile, usagePath } from "../src/access";
-import { UsageLedger, writeUsage } from "../src/access/usage";
+import { dayOf, isoTime, UsageLedger, writeUsage } from "../src/access/usage";
+import { atomicWriteAsync } from "../src/files";
 import { createApp, serve } from "../src/http";
 import {
   EN_2016,
@@ -453,7 +454,7 @@ describe("quota (D20)", () => {
       expect(after.headers.get("x-quota-remaining")).toBe("4999");
       expect(after.headers.get("x-quota-reset")).toBe(String(Date.parse("2027-01-01T00:00:00Z") / 1000));
       // The credit is spent before the answer leaves: nothing to wait for.
-      access.stop();
+      await access.stop();
       expect(readUsage(usagePath(dir)).months).toEqual({ "2026-11": { m: 5000 }, "2026-12": { m: 1 } });
     } finally {
       await running.stop();
@@ -462,7 +463,7 @@ describe("quota (D20)", () => {
 });
 
 describe("usage on disk", () => {
-  test("each key's requests and credits by UTC day (the dashboard's) are saved with the checksum; a file without them still reads; days before last month go", () => {
+  test("each key's requests and credits by UTC day (the dashboard's) are saved with the checksum; a file without them still reads; days before last month go", async () => {
     const path = usagePath(tempDir("tome-data-"));
     const ledger = new UsageLedger(path);
     const at = (iso: string) => Date.parse(iso);
@@ -478,7 +479,7 @@ describe("usage on disk", () => {
     }
     ledger.touch("key_b", at("2026-11-03T02:00:00Z"));
     ledger.settle(ledger.hold("acct", "2026-11", 10, 5000)!, 10, true, "key_b", at("2026-11-03T02:00:00Z"));
-    ledger.flush();
+    await ledger.flush();
     const saved = readUsage(path);
     // September went when November began: the dashboard shows this month and keeps the last.
     expect(saved.key_days).toEqual({
@@ -545,14 +546,12 @@ describe("usage on disk", () => {
 
   test("a change is saved within 100 ms, and saves are at least 100 ms apart, even when timers lag", async () => {
     const path = usagePath(tempDir("tome-data-"));
-    const ledger = new UsageLedger(path);
-    // Each save, when it writes: its time.
+    // Each save, when it starts writing: its time.
     const saves: number[] = [];
-    const flush = ledger.flush.bind(ledger);
-    ledger.flush = () => {
-      if ((ledger as unknown as { dirty: boolean }).dirty) saves.push(performance.now());
-      flush();
-    };
+    const ledger = new UsageLedger(path, (to, text) => {
+      saves.push(performance.now());
+      return atomicWriteAsync(to, text, 0o600);
+    });
     ledger.start();
     // Spends for 30 ms without a pause, which holds the timers back, then a pause; for 900 ms:
     // a busy server.
@@ -567,10 +566,81 @@ describe("usage on disk", () => {
     expect(saves.length).toBeGreaterThanOrEqual(5);
     const gaps = saves.slice(1).map((t, i) => t - saves[i]!);
     expect(gaps.filter((g) => g < FLUSH_INTERVAL_MS - 1)).toEqual([]);
-    // The last spend, left alone, reaches the file within 100 ms (and a little for the timer).
+    // The last spend, left alone, reaches the file within 100 ms (and a little for the timer and the write).
     await Bun.sleep(130);
     expect(readUsage(path).months["2026-11"]!.a).toBe(spent);
-    ledger.stop();
+    await ledger.stop();
+  });
+
+  test("a key's last use is saved as Date's ISO 8601 text, to the millisecond, whatever the second", () => {
+    const times = [0, 7, 99, 999, 1000, Date.parse("2026-11-29T23:59:59.999Z"), Date.parse("2026-12-01T00:00:00.010Z")];
+    for (const ms of [...times, ...times.map((t) => t + 86_400_123)])
+      expect({ ms, iso: isoTime(ms) }).toEqual({ ms, iso: new Date(ms).toISOString() });
+  });
+
+  test("D130: a save due while a request is counted is written after the request's turn, not in it", async () => {
+    const path = usagePath(tempDir("tome-data-"));
+    const ledger = new UsageLedger(path);
+    ledger.start();
+    // The first save is due: the next change saves at once (on the code before, within settle()).
+    await Bun.sleep(FLUSH_INTERVAL_MS + 5);
+    ledger.settle(ledger.hold("a", "2026-11", 1, 100)!, 1, true, "key_test", Date.now());
+    expect(existsSync(path)).toBe(false);
+    // Written once this thread lets the file system's answers in.
+    await ledger.stop();
+    expect(readUsage(path).months).toEqual({ "2026-11": { a: 1 } });
+  });
+
+  test("D130: one save at a time; counts made while one is written, or lost by a failed write, are in the next; stop waits for the save under way", async () => {
+    const path = usagePath(tempDir("tome-data-"));
+    // The file's texts as written, and each write's end, held by the test.
+    const texts: string[] = [];
+    const ends: { resolve: () => void; reject: (error: Error) => void }[] = [];
+    const ledger = new UsageLedger(path, (_to, text) => {
+      texts.push(text);
+      return new Promise<void>((resolve, reject) => ends.push({ resolve, reject }));
+    });
+    const spend = (n: number) => {
+      for (let i = 0; i < n; i++) ledger.settle(ledger.hold("a", "2026-11", 1, 100)!, 1, true, "key_test", Date.now());
+    };
+    const saved = (text: string) => (JSON.parse(text) as { months: Record<string, Record<string, number>> }).months;
+    spend(2);
+    const first = ledger.flush();
+    // The text is made at once (the counts as they were), and its writing not waited for.
+    expect(texts.map(saved)).toEqual([{ "2026-11": { a: 2 } }]);
+    spend(3);
+    const second = ledger.flush();
+    await Bun.sleep(0);
+    // Not while the first is written.
+    expect(texts.length).toBe(1);
+    ends[0]!.resolve();
+    await first;
+    await Bun.sleep(0);
+    expect(texts.map(saved)).toEqual([{ "2026-11": { a: 2 } }, { "2026-11": { a: 5 } }]);
+    // That write fails (a full disk): the counts stay, and the next save writes all of them.
+    spend(1);
+    const quiet = console.error;
+    console.error = () => {};
+    try {
+      ends[1]!.reject(new Error("ENOSPC: no space left on device"));
+      await second;
+    } finally {
+      console.error = quiet;
+    }
+    const third = ledger.flush();
+    expect(texts.map(saved).at(-1)).toEqual({ "2026-11": { a: 6 } });
+    expect(JSON.parse(texts.at(-1)!).key_days[dayOf(Date.now())].key_test).toEqual([0, 6]);
+    // A graceful stop while a save is written: it waits for it, then saves what came after.
+    spend(1);
+    const last = ledger.stop();
+    await Bun.sleep(0);
+    expect(texts.length).toBe(3);
+    ends[2]!.resolve();
+    await third;
+    await Bun.sleep(0);
+    expect(texts.map(saved).at(-1)).toEqual({ "2026-11": { a: 7 } });
+    ends[3]!.resolve();
+    await last;
   });
 
   test("a garbage or truncated usage file is a clear error, never a silent reset", async () => {

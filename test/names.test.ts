@@ -232,7 +232,7 @@ describe("a server on keys.json", () => {
 });
 
 describe("usage kept by account and key id", () => {
-  test("usage.json and the counts of a running server keep __proto__ and constructor as names like any other", () => {
+  test("usage.json and the counts of a running server keep __proto__ and constructor as names like any other", async () => {
     const path = usagePath(tempDir("tome-data-"));
     const now = Date.UTC(2026, 10, 15, 12);
     const month = monthOf(now);
@@ -249,7 +249,7 @@ describe("usage kept by account and key id", () => {
       ledger.touch(id, now);
       ledger.settle(ledger.hold("acme", month, 1, 100)!, 1, true, id, now);
     }
-    ledger.stop();
+    await ledger.stop();
     expectUnpolluted();
     // The dashboard's reading of an account's month (D81), asking for a key id that has no use too.
     const usage = ledger.accountMonth(month, "__proto__", ["__proto__", "constructor", "hasOwnProperty", "valueOf"]);

@@ -6,9 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Access, createKey, updateKeyFile } from "../src/access";
-import { createApp, type App } from "../src/http";
+import { apiContext, createApp, type App } from "../src/http";
 import { ApiError } from "../src/http/errors";
 import { FairQueue } from "../src/http/pool/fair-queue";
+import { packAnswer, unpackAnswer, type WorkerRequest } from "../src/http/pool/messages";
 import { ClientGone, SearchPool } from "../src/http/pool/pool";
 import { open } from "../src/search";
 import { copyFileSync, readFileSync } from "node:fs";
@@ -122,6 +123,60 @@ describe("the same answers with 0 and with 2 workers", () => {
     // Every search and lucky whose parameters read (3 do not), the 4 HEAD and conditional ones, and the 3 MCP searches and
     // lucky whose arguments do, went to a worker.
     expect(stats.answered).toBe(searches - 3 + 4 + 3);
+  });
+});
+
+describe("what a worker and the request thread send each other (D131)", () => {
+  test("a task's message is strings and numbers; a route's answer comes back as one ArrayBuffer, handed over, the body as the request thread makes it", async () => {
+    const worker = new Worker(new URL("../src/http/search-worker.ts", import.meta.url).href);
+    const replies: unknown[] = [];
+    const heard = () =>
+      new Promise<void>((told) => {
+        worker.onmessage = (e) => {
+          replies.push(e.data);
+          told();
+        };
+      });
+    try {
+      const engine = open(path);
+      const id = engine.snapshot.meta.contentHash;
+      let next = heard();
+      // No time limit that a loaded machine could reach on either side: the two answers are compared.
+      worker.postMessage({ kind: "open", generation: 1, path, id, searchTimeoutMs: 60_000 } satisfies WorkerRequest);
+      await next;
+      const query = { q: "thé café naïve", limit: 3, offset: 0, crop_length: 60, highlight: true };
+      const task = { kind: "run", job: 7, generation: 1, task: "search", args: JSON.stringify(query) } as const;
+      expect(Object.values(task).every((v) => typeof v === "string" || typeof v === "number")).toBe(true);
+      next = heard();
+      worker.postMessage(task satisfies WorkerRequest);
+      await next;
+      const packed = replies[1];
+      expect(packed).toBeInstanceOf(ArrayBuffer);
+      const reply = unpackAnswer(packed as ArrayBuffer);
+      expect(reply.job).toBe(7);
+      expect(reply.work.length).toBe(1);
+      // The body is a view of the buffer handed over, not a copy of it.
+      expect("json" in reply && reply.json.buffer).toBe(packed as ArrayBuffer);
+      const here = apiContext(engine, [], 60_000).answers.search(query);
+      const zeroTimes = (text: string) => JSON.parse(text, (k, v) => (TIMES.includes(k) ? 0 : v));
+      expect(zeroTimes(new TextDecoder().decode((reply as { json: Uint8Array }).json))).toEqual(
+        zeroTimes(JSON.stringify(here)),
+      );
+    } finally {
+      worker.terminate();
+    }
+  });
+
+  test("a packed answer's head and body read back as they were, whatever the characters", () => {
+    const body = JSON.stringify({ title: "Zoë — 東京 🙂", text: '\u0000 "quoted"' });
+    const work = [{ candidates: 3, postings: 40, plan: "exhaustive", cutOff: true }];
+    const reply = unpackAnswer(packAnswer({ job: 2 ** 40, ms: 0.125, work }, body));
+    expect({ ...reply, json: new TextDecoder().decode((reply as { json: Uint8Array }).json) }).toEqual({
+      job: 2 ** 40,
+      ms: 0.125,
+      work,
+      json: body,
+    });
   });
 });
 

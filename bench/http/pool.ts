@@ -241,6 +241,9 @@ const ratios = {
   /** This checkout's pooled server against the baseline's, per scenario. */
   mixToBaseline: [] as number[],
   cheapToBaseline: [] as number[],
+  /** The same for the request thread's CPU per request (what the pool leaves on it). */
+  mixMainToBaseline: [] as number[],
+  cheapMainToBaseline: [] as number[],
 };
 for (let round = 1; round <= rounds; round++) {
   for (const [name, paths] of [
@@ -266,6 +269,8 @@ for (let round = 1; round <= rounds; round++) {
   if (baseline) {
     ratios.mixToBaseline.push(runs.mix.pooled.at(-1)!.rps / runs.mix.baseline.at(-1)!.rps);
     ratios.cheapToBaseline.push(runs.cheap.pooled.at(-1)!.rps / runs.cheap.baseline.at(-1)!.rps);
+    ratios.mixMainToBaseline.push(runs.mix.pooled.at(-1)!.mainUs / runs.mix.baseline.at(-1)!.mainUs);
+    ratios.cheapMainToBaseline.push(runs.cheap.pooled.at(-1)!.mainUs / runs.cheap.baseline.at(-1)!.mainUs);
   }
 }
 
@@ -387,6 +392,9 @@ const report = {
   /** This checkout's pooled server ÷ the baseline's (--baseline). */
   mixToBaseline: baseline ? median(ratios.mixToBaseline) : undefined,
   cheapToBaseline: baseline ? median(ratios.cheapToBaseline) : undefined,
+  /** The request thread's CPU per request, this checkout's pooled server ÷ the baseline's. */
+  mixMainToBaseline: baseline ? median(ratios.mixMainToBaseline) : undefined,
+  cheapMainToBaseline: baseline ? median(ratios.cheapMainToBaseline) : undefined,
   /**
    * The mix's ratio as the CPU counted would allow it on this many idle cores: each server's rate bound by its
    * request thread (one core at most) and by all its threads' CPU with the client's beside it, or without it (a client
@@ -427,7 +435,7 @@ else {
   );
   if (baseline)
     console.log(
-      `${workers} workers ÷ baseline (${values.baseline}): search mix ${report.mixToBaseline!.toFixed(2)}×, ${cheap} ${report.cheapToBaseline!.toFixed(2)}×`,
+      `${workers} workers ÷ baseline (${values.baseline}): search mix ${report.mixToBaseline!.toFixed(2)}×, ${cheap} ${report.cheapToBaseline!.toFixed(2)}×; the request thread's CPU a request: search mix ${report.mixMainToBaseline!.toFixed(2)}×, ${cheap} ${report.cheapMainToBaseline!.toFixed(2)}× (medians of per-round ratios)`,
     );
   console.log(
     `${cheap} through HTTP ÷ library in process: ${report.cheapPooledToLibrary.toFixed(2)} with ${workers} workers, ${report.cheapSingleToLibrary.toFixed(2)} with 0`,

@@ -162,9 +162,9 @@ export class Access implements Gate {
     return fileAccountStore(this.dataDir, this.keys, this.usage, this.work);
   }
 
-  /** Saves the last counts. */
-  stop(): void {
-    this.usage.stop();
+  /** Saves the last counts: resolves once they are on disk. */
+  stop(): Promise<void> {
+    return this.usage.stop();
   }
 
   /**

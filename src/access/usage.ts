@@ -1,15 +1,16 @@
 /**
  * Usage: credits spent per account per UTC month (D20), and when each key was last used.
  * Counted in memory, saved to TOME_DATA/usage.json at most 100 ms after a change, by an
- * atomic rename: a `kill -9` loses at most the last 100 ms of counts and never leaves a
- * broken file. The file carries a checksum; a damaged one is refused with a clear message,
- * never silently reset.
+ * atomic rename: a `kill -9` loses at most the last 100 ms of counts (and the save under way)
+ * and never leaves a broken file. The file's text is made on the request thread, at once; its
+ * writing and renaming are not (D130): they block for milliseconds on a busy file system.
+ * The file carries a checksum; a damaged one is refused with a clear message, never silently reset.
  */
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../errors";
-import { atomicWrite } from "../files";
+import { atomicWrite, atomicWriteAsync } from "../files";
 import { nameTable } from "./names";
 
 export const FLUSH_INTERVAL_MS = 100;
@@ -63,16 +64,16 @@ export function monthEnd(ms: number): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / 1000;
 }
 
-const checksum = (data: UsageData) =>
-  createHash("sha256")
-    .update(
-      JSON.stringify(
-        data.key_days
-          ? { months: data.months, last_used: data.last_used, key_days: data.key_days }
-          : { months: data.months, last_used: data.last_used },
-      ),
-    )
-    .digest("hex");
+/** The JSON text the checksum is of: the counters, in the file's order. */
+const countersText = (data: UsageData) =>
+  JSON.stringify(
+    data.key_days
+      ? { months: data.months, last_used: data.last_used, key_days: data.key_days }
+      : { months: data.months, last_used: data.last_used },
+  );
+
+const checksum = (data: UsageData) => sha256(countersText(data));
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
 /** Reads and verifies usage.json; a missing file is no usage yet. */
 export function readUsage(path: string): UsageData {
@@ -116,18 +117,34 @@ export function readUsage(path: string): UsageData {
   };
 }
 
-export function writeUsage(path: string, data: UsageData): void {
-  const file: UsageFile = {
-    format: "tome-usage",
-    version: 1,
-    months: data.months,
-    last_used: data.last_used,
-    ...(data.key_days ? { key_days: data.key_days } : {}),
-    checksum: checksum(data),
-  };
-  // Not fsynced: a killed process loses nothing the kernel has; only a power cut could.
-  atomicWrite(path, JSON.stringify(file), { mode: 0o600, durable: false });
+/** usage.json's text for these counts, checksum and all. */
+function usageText(data: UsageData): string {
+  // JSON.stringify of the UsageFile, from the counters' text the checksum needs anyway: the counters are written once.
+  const counters = countersText(data);
+  return `{"format":"tome-usage","version":1,${counters.slice(1, -1)},"checksum":"${sha256(counters)}"}`;
 }
+
+/** Writes usage.json at once (the key tool's; the server's ledger saves without blocking its thread). */
+export function writeUsage(path: string, data: UsageData): void {
+  // Not fsynced: a killed process loses nothing the kernel has; only a power cut could.
+  atomicWrite(path, usageText(data), { mode: 0o600, durable: false });
+}
+
+/** The second whose ISO 8601 text was made last ("2026-11-29T14:07:01."), and its start: the keys saved together were mostly last used in the same one. */
+let isoSecond = { start: Number.NaN, text: "" };
+
+/** new Date(ms).toISOString(), a fraction of its cost (a save may write a thousand keys' last uses, on the request thread). */
+export function isoTime(ms: number): string {
+  const start = ms - (((ms % 1000) + 1000) % 1000);
+  if (start !== isoSecond.start) isoSecond = { start, text: new Date(start).toISOString().slice(0, 20) };
+  const frac = ms - start;
+  return `${isoSecond.text}${frac < 10 ? "00" : frac < 100 ? "0" : ""}${frac}Z`;
+}
+
+/** How the ledger puts a save's text on disk: resolves once the file holds it (a test may slow or fail it). */
+export type UsageWriter = (path: string, text: string) => Promise<void>;
+
+const writeUsageText: UsageWriter = (path, text) => atomicWriteAsync(path, text, 0o600);
 
 /** An account's claim on one month's quota: the credits that its requests in flight hold. */
 export interface Meter {
@@ -149,8 +166,13 @@ export class UsageLedger {
   private lastFlush = performance.now();
   private started = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The save under way: one at a time (they share a temporary file, and a later one must land last). */
+  private saving: Promise<void> | undefined;
 
-  constructor(private readonly path: string) {
+  constructor(
+    private readonly path: string,
+    private readonly write: UsageWriter = writeUsageText,
+  ) {
     this.data = readUsage(path);
   }
 
@@ -160,26 +182,38 @@ export class UsageLedger {
     if (this.dirty) this.schedule();
   }
 
-  stop(): void {
+  /** Saves the last counts: resolves once they are on disk. */
+  async stop(): Promise<void> {
     this.started = false;
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.flush();
+    await this.flush();
   }
 
-  flush(): void {
+  /**
+   * Saves the counts as they are now: their text is made before this returns, and written off
+   * this thread; resolves once the file holds them (after the save under way, if any).
+   */
+  async flush(): Promise<void> {
+    while (this.saving) await this.saving;
     if (!this.dirty) return;
     this.dirty = false;
     this.lastFlush = performance.now();
-    for (const [id, ms] of this.lastUsed) this.data.last_used[id] = new Date(ms).toISOString();
+    for (const [id, ms] of this.lastUsed) this.data.last_used[id] = isoTime(ms);
     this.lastUsed.clear();
-    try {
-      writeUsage(this.path, this.data);
-    } catch (err) {
-      this.dirty = true;
-      this.schedule();
-      console.error(`cannot save usage to ${this.path}: ${(err as Error).message}`);
-    }
+    const saving = this.write(this.path, usageText(this.data)).then(
+      () => {},
+      (err: Error) => {
+        // The counts stay in memory, all of them: the next save writes them.
+        this.dirty = true;
+        console.error(`cannot save usage to ${this.path}: ${err.message}`);
+      },
+    );
+    this.saving = saving;
+    await saving;
+    this.saving = undefined;
+    // Changes made while it was written: saved when due, as any.
+    if (this.dirty) this.schedule(Math.max(0, this.lastFlush + FLUSH_INTERVAL_MS - performance.now()));
   }
 
   spent(account: string, month: string): number {
@@ -283,8 +317,10 @@ export class UsageLedger {
 
   /** Saves now if the last save is FLUSH_INTERVAL_MS old, else arms the timer for when it will be. */
   private saveWhenDue(): void {
+    // A save under way arms the timer for what changed meanwhile once it is written.
+    if (this.saving) return;
     const wait = this.lastFlush + FLUSH_INTERVAL_MS - performance.now();
-    if (wait <= 0) this.flush();
+    if (wait <= 0) void this.flush();
     else this.schedule(wait);
   }
 

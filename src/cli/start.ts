@@ -283,7 +283,7 @@ export async function main(args: string[]): Promise<void> {
       const before = running.answered();
       await running.stop();
       await requests.flush();
-      access?.stop();
+      await access?.stop();
       console.error(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
       process.exit(0);
     };

@@ -8,7 +8,14 @@ import { open, type SearchWork } from "../search";
 import { apiContext, type ApiContext } from "./context";
 import { ApiError } from "./errors";
 import { toolsOf, type Tool } from "./mcp/tools";
-import type { WorkerOpened, WorkerOutcome, WorkerReply, WorkerRequest, WorkerTask } from "./pool/messages";
+import {
+  packAnswer,
+  type WorkerOpened,
+  type WorkerOutcome,
+  type WorkerReply,
+  type WorkerRequest,
+  type WorkerTask,
+} from "./pool/messages";
 
 declare const self: Worker;
 
@@ -16,8 +23,6 @@ interface Opened {
   ctx: ApiContext;
   tools: Map<string, Tool>;
 }
-
-const utf8 = new TextEncoder();
 
 /** The snapshots open here, by generation; a string says why one could not be opened. */
 const served = new Map<number, Opened | string>();
@@ -50,13 +55,16 @@ function opened(path: string, id: string, searchTimeoutMs: number | undefined): 
   }
 }
 
-function run(at: Opened, task: WorkerTask, args: unknown): WorkerOutcome {
+/** A task's outcome; a route's answer as its JSON text, packed with the reply's head once its time is known. */
+type Outcome = WorkerOutcome | { text: string };
+
+function run(at: Opened, task: WorkerTask, args: unknown): Outcome {
   const { answers } = at.ctx;
   switch (task) {
     case "search":
-      return { json: utf8.encode(JSON.stringify(answers.search(args as Parameters<typeof answers.search>[0]))) };
+      return { text: JSON.stringify(answers.search(args as Parameters<typeof answers.search>[0])) };
     case "lucky":
-      return { json: utf8.encode(JSON.stringify(answers.lucky(args as Parameters<typeof answers.lucky>[0]))) };
+      return { text: JSON.stringify(answers.lucky(args as Parameters<typeof answers.lucky>[0])) };
     case "tool:search":
     case "tool:lucky":
       return { tool: at.tools.get(task.slice(5))!.answer(args) };
@@ -82,11 +90,11 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
   const started = performance.now();
   work = [];
   const at = served.get(m.generation);
-  let outcome: WorkerOutcome;
+  let outcome: Outcome;
   if (at === undefined || typeof at === "string") outcome = { missing: at ?? "not opened here" };
   else {
     try {
-      outcome = run(at, m.task, m.args);
+      outcome = run(at, m.task, JSON.parse(m.args));
     } catch (err) {
       outcome =
         err instanceof ApiError
@@ -103,8 +111,12 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
           : { fault: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
     }
   }
-  const reply = { job: m.job, ms: performance.now() - started, work, ...outcome } satisfies WorkerReply;
-  // A body's bytes are handed over, not copied: the request thread sends them as they are.
-  if ("json" in outcome) self.postMessage(reply, { transfer: [outcome.json.buffer as ArrayBuffer] });
-  else self.postMessage(reply);
+  if ("text" in outcome) {
+    // The body's bytes are handed over, not copied: the request thread sends them as they are. Its time includes
+    // them, all but the head's few bytes.
+    const packed = packAnswer({ job: m.job, ms: performance.now() - started, work }, outcome.text);
+    self.postMessage(packed, [packed]);
+    return;
+  }
+  self.postMessage({ job: m.job, ms: performance.now() - started, work, ...outcome } satisfies WorkerReply);
 };

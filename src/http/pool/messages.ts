@@ -5,10 +5,14 @@ import type { ErrorBody } from "../errors";
 /** What a worker runs: a route's JSON answer, or an MCP tool's answer (its arguments read already). */
 export type WorkerTask = "search" | "lucky" | "tool:search" | "tool:lucky";
 
+/**
+ * A task's message holds only strings and numbers (its arguments as JSON text): Bun copies such an object to the other
+ * thread without its structured clone's serializer (bench/http/RESULTS.md, D131).
+ */
 export type WorkerRequest =
   | { kind: "open"; generation: number; path: string; id: string; searchTimeoutMs: number | undefined }
   | { kind: "close"; generation: number }
-  | { kind: "run"; job: number; generation: number; task: WorkerTask; args: unknown };
+  | { kind: "run"; job: number; generation: number; task: WorkerTask; args: string };
 
 /** An ApiError's fields, to throw it again on the request thread. */
 interface ErrorFields {
@@ -36,4 +40,38 @@ export interface WorkerOpened {
 }
 
 /** A task's outcome, with the worker's time on it (`ms`, charged to the request's key) and its searches' work (for /metrics). */
-export type WorkerReply = { job: number; ms: number; work: SearchWork[] } & WorkerOutcome;
+export type WorkerReply = ReplyHead & WorkerOutcome;
+
+interface ReplyHead {
+  job: number;
+  ms: number;
+  work: SearchWork[];
+}
+
+/**
+ * A route's answer as the worker sends it (D131): one ArrayBuffer, transferred, not copied; no object around it to
+ * serialize. Its first 4 bytes are the length of the head that follows (ReplyHead as JSON, UTF-8), then the body.
+ */
+export function packAnswer(head: ReplyHead, body: string): ArrayBuffer {
+  const headText = JSON.stringify([head.job, head.ms, head.work]);
+  const headBytes = Buffer.byteLength(headText);
+  const packed = new Uint8Array(4 + headBytes + Buffer.byteLength(body));
+  new DataView(packed.buffer).setUint32(0, headBytes, true);
+  utf8.encodeInto(headText, packed.subarray(4));
+  utf8.encodeInto(body, packed.subarray(4 + headBytes));
+  return packed.buffer;
+}
+
+/** packAnswer's buffer as the reply it holds: the body a view of the bytes, not a copy. */
+export function unpackAnswer(packed: ArrayBuffer): WorkerReply {
+  const headBytes = new DataView(packed).getUint32(0, true);
+  const [job, ms, work] = JSON.parse(utf8Text.decode(new Uint8Array(packed, 4, headBytes))) as [
+    number,
+    number,
+    SearchWork[],
+  ];
+  return { job, ms, work, json: new Uint8Array(packed, 4 + headBytes) };
+}
+
+const utf8 = new TextEncoder();
+const utf8Text = new TextDecoder();

@@ -34,7 +34,7 @@ import type { SearchPoolStats } from "../metrics";
 import type { Exchange } from "../pipeline";
 import { chargeElsewhere, outsideWork } from "../steps/keys";
 import { FairQueue } from "./fair-queue";
-import type { WorkerOpened, WorkerReply, WorkerRequest, WorkerTask } from "./messages";
+import { unpackAnswer, type WorkerOpened, type WorkerReply, type WorkerRequest, type WorkerTask } from "./messages";
 
 /** Requests the pool holds a worker (running and waiting) before it is full. */
 const QUEUE_LENGTH = 64;
@@ -208,7 +208,8 @@ export class SearchPool {
       job.unwatch?.();
       if (!slot.pending.size) slot.heard = performance.now();
       slot.pending.set(job.job, job);
-      this.post(slot, { kind: "run", job: job.job, generation: job.generation, task: job.task, args: job.args });
+      const args = JSON.stringify(job.args);
+      this.post(slot, { kind: "run", job: job.job, generation: job.generation, task: job.task, args });
     }
   }
 
@@ -243,8 +244,8 @@ export class SearchPool {
   private start(): Slot {
     const worker = new Worker(workerUrl(new URL("../search-worker.ts", import.meta.url), "http/search-worker.ts"));
     const slot: Slot = { worker, pending: new Map(), heard: performance.now() };
-    worker.onmessage = (event: MessageEvent<WorkerReply | WorkerOpened>) => {
-      const reply = event.data;
+    worker.onmessage = (event: MessageEvent<ArrayBuffer | WorkerReply | WorkerOpened>) => {
+      const reply = event.data instanceof ArrayBuffer ? unpackAnswer(event.data) : event.data;
       slot.heard = performance.now();
       if ("opened" in reply) return this.opened(worker, reply.opened);
       const job = slot.pending.get(reply.job);
