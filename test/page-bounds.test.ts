@@ -33,16 +33,17 @@ describe("a word's page bound (D133)", () => {
       const lists = new QueryLists(text, { derived: text.derive(terms.fuzzy), words: 1, required: 1, phraseWords: 0 });
       const forms = lists.byWord[0]!;
       if (!forms.length) continue;
-      const reader = new WordReader(
-        0,
-        forms,
-        text,
-        () => text.newCursor(),
-        () => new ListReader(),
-      );
+      const readerOf = () =>
+        new WordReader(
+          0,
+          forms,
+          text,
+          () => text.newCursor(),
+          () => new ListReader(),
+        );
       // Windows of one page and of 16 pages, in page order (as the executor reads them: forward).
       for (const span of [1, 16]) {
-        const reader1 = span === 1 ? reader : new WordReader(0, forms, text, () => text.newCursor(), () => new ListReader());
+        const reader = readerOf();
         for (let p = 0; p + span <= firstDoc.length; p += span) {
           const from = firstDoc[p]!;
           const to = firstDoc[p + span - 1]! + chunkCounts[p + span - 1]! - 1;
@@ -68,8 +69,8 @@ describe("a word's page bound (D133)", () => {
             best.sort((a, b) => b - a);
           }
           close();
-          const chunkBound = reader1.bound(from, to);
-          const pageBound = reader1.pageBound;
+          const chunkBound = reader.bound(from, to);
+          const pageBound = reader.pageBound;
           expect(pageBound).toBeGreaterThanOrEqual(truth * (1 - 1e-9));
           expect(pageBound).toBeLessThanOrEqual(pageFactor() * chunkBound * (1 + 1e-9));
           windows++;
