@@ -2,13 +2,16 @@
  * The plan a query runs by (src/search/plans/, D90), by its shape: a table of query shapes and
  * the plan each takes, on the English fixture dumps.
  */
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { SearchOptions } from "../src/search";
 import { FUNCTION_WORD_PAGES } from "../src/search/plans/function-words";
 import { PLAN_NAMES } from "../src/search/plans/plan";
 import { PageOrders } from "../src/search/ranking/page-orders";
 import { indexKey } from "../src/search/text/analyze";
 import { EN_2006, EN_2016, engineFor, withOrders } from "./helpers";
+
+// Snapshots with their orders are built in the tests: seconds, more on a loaded machine.
+setDefaultTimeout(120_000);
 
 type Row = [query: string, options: SearchOptions, plan: string, withOrders?: string];
 

@@ -1,4 +1,5 @@
 import { Bytes, writePacked, writeRun } from "./packed-runs";
+import { PageImpacts } from "./page-impacts";
 import type { FieldNorms } from "./shard-types";
 import {
   ALIGN,
@@ -340,50 +341,6 @@ export class PostingsWriter {
     this.resetImpact();
     this.inBlock = 0;
     this.positionValues.length = this.overflows.length = 0;
-  }
-}
-
-/** A page impact per block of the list being written: (tf, length) and tf over the length's norm; 0 where none is known yet. */
-class PageImpacts {
-  private tfs = new Uint32Array(64);
-  private lengths = new Uint32Array(64);
-  private ratios = new Float64Array(64);
-  private count = 0;
-
-  clear(): void {
-    this.tfs.fill(0, 0, this.count);
-    this.lengths.fill(0, 0, this.count);
-    this.ratios.fill(0, 0, this.count);
-    this.count = 0;
-  }
-
-  raise(b: number, tf: number, length: number, ratio: number): void {
-    if (b >= this.ratios.length) {
-      const size = Math.max(b + 1, this.ratios.length * 2);
-      const grow = <T extends Uint32Array | Float64Array>(a: T, make: new (n: number) => T): T => {
-        const grown = new make(size);
-        grown.set(a);
-        return grown;
-      };
-      this.tfs = grow(this.tfs, Uint32Array);
-      this.lengths = grow(this.lengths, Uint32Array);
-      this.ratios = grow(this.ratios, Float64Array);
-    }
-    this.count = Math.max(this.count, b + 1);
-    if (ratio <= this.ratios[b]!) return;
-    this.ratios[b] = ratio;
-    this.tfs[b] = tf;
-    this.lengths[b] = length;
-  }
-
-  tf(b: number): number {
-    return b < this.count ? this.tfs[b]! : 0;
-  }
-  length(b: number): number {
-    return b < this.count ? this.lengths[b]! : 0;
-  }
-  ratio(b: number): number {
-    return b < this.count ? this.ratios[b]! : 0;
   }
 }
 
