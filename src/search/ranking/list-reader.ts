@@ -9,6 +9,9 @@ import { BLOCK, COARSE, NO_SHARE } from "../postings/postings-format";
 import type { FieldNorms } from "../postings/shard-types";
 import type { FieldList } from "./query-lists";
 
+/** A block spanning this many times a window's chunks is sparse there: bound() reads whether it holds any of them. */
+const SPARSE = 8;
+
 export class ListReader {
   cursor!: PostingsCursor;
   /** The list's address in the postings. */
@@ -97,6 +100,30 @@ export class ListReader {
     }
   }
 
+  /**
+   * Whether block b, the first that may hold chunks of [from, to], holds none of them, when it
+   * spans far more chunks than the window (a short list, a rare form's, a title's): decoded once
+   * for the many windows it spans (the cursor keeps it), rather than bounding each by its impacts.
+   */
+  private passesOver(b: number, from: number, to: number): boolean {
+    const cursor = this.cursor;
+    if (cursor.df >= BLOCK) {
+      const start = b > 0 ? cursor.lastDoc(b - 1) + 1 : 0;
+      if (cursor.lastDoc(b) - start < SPARSE * (to - from + 1)) return false;
+    }
+    const n = cursor.decode(b);
+    const docs = cursor.docs;
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (docs[mid]! < from) lo = mid + 1;
+      else hi = mid;
+    }
+    // The block's last document is at or past `from`: past `to` too, no later block may hold the window's.
+    return lo < n && docs[lo]! > to;
+  }
+
   /** What doc's posting adds to its form's combined frequency (0: the list does not hold doc). */
   at1(doc: number): number {
     const tf = this.dense ? this.dense[doc]! : this.cursor.tf(doc);
@@ -122,6 +149,7 @@ export class ListReader {
     let b = cursor.blockOf(from);
     this.second = this.third = 0;
     if (b >= blocks) return 0;
+    if (this.passesOver(b, from, to)) return 0;
     const table = this.table;
     let most = cursor.impactTf(b) / table[cursor.impactLength(b)]!;
     if (cursor.df < BLOCK) {
