@@ -3,8 +3,7 @@
  *
  * What D133 saves, on one snapshot and one engine: each query of the benchmark's mix
  * (bench/queries.ts, its fixed seed) searched as the executor now bounds a window (a word's page
- * bound from page impacts; a list's sparse block read for whether it holds any of the window's
- * chunks), and as it did before D133 (1.75 × the chunk bound, every overlapping block's impact:
+ * bound from page impacts; a list's sparse block's postings in the window read for its bound), and as it did before D133 (1.75 × the chunk bound, every overlapping block's impact:
  * the same windows skipped, the same essential words), alternating, R times each after one
  * warm-up of both, no time limit. Prints per class the CPU ms (p50 / p90 / p99 of each query's
  * median) and the postings decoded (median, p99, sum) both ways, and checks the pages agree.
@@ -67,10 +66,10 @@ if (values.bytes) {
 
 // Off: a word's page bound is 1.75 × its chunk bound and no block is read for the bound, as before D133.
 let pageBounds = true;
-const readers = ListReader.prototype as unknown as { passesOver(b: number, from: number, to: number): boolean };
-const passesOver = readers.passesOver;
-readers.passesOver = function (this: ListReader, b: number, from: number, to: number): boolean {
-  return pageBounds && passesOver.call(this, b, from, to);
+const readers = ListReader.prototype as unknown as { exactly(b: number, from: number, to: number): number };
+const exactly = readers.exactly;
+readers.exactly = function (this: ListReader, b: number, from: number, to: number): number {
+  return pageBounds ? exactly.call(this, b, from, to) : -1;
 };
 const bound = WordReader.prototype.bound;
 WordReader.prototype.bound = function (this: WordReader, from: number, to: number): number {

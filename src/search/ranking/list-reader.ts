@@ -9,7 +9,7 @@ import { BLOCK, COARSE, NO_SHARE } from "../postings/postings-format";
 import type { FieldNorms } from "../postings/shard-types";
 import type { FieldList } from "./query-lists";
 
-/** A block spanning this many times a window's chunks is sparse there: bound() reads whether it holds any of them. */
+/** A block spanning this many times a window's chunks is sparse there: bound() reads its postings in the window. */
 const SPARSE = 8;
 
 export class ListReader {
@@ -101,18 +101,21 @@ export class ListReader {
   }
 
   /**
-   * Whether block b, the first that may hold chunks of [from, to], holds none of them, when it
-   * spans far more chunks than the window (a short list, a rare form's, a title's): decoded once
-   * for the many windows it spans (the cursor keeps it), rather than bounding each by its impacts.
+   * When block b, the first that may hold chunks of [from, to], holds all the list's postings
+   * there and spans far more chunks than the window (a short list, a rare form's, a title's):
+   * its postings in the window read (the block decoded once for the many windows it spans, the
+   * cursor keeps it), their best three set as bound() sets them; a page's k-th best posting is at
+   * most the window's k-th. Else -1: bound() reads the impacts.
    */
-  private passesOver(b: number, from: number, to: number): boolean {
+  private exactly(b: number, from: number, to: number): number {
     const cursor = this.cursor;
     if (cursor.df >= BLOCK) {
       const start = b > 0 ? cursor.lastDoc(b - 1) + 1 : 0;
-      if (cursor.lastDoc(b) - start < SPARSE * (to - from + 1)) return false;
+      const end = cursor.lastDoc(b);
+      if (end < to || end - start < SPARSE * (to - from + 1)) return -1;
     }
     const n = cursor.decode(b);
-    const docs = cursor.docs;
+    const { docs, tfs } = cursor;
     let lo = 0;
     let hi = n;
     while (lo < hi) {
@@ -120,8 +123,19 @@ export class ListReader {
       if (docs[mid]! < from) lo = mid + 1;
       else hi = mid;
     }
-    // The block's last document is at or past `from`: past `to` too, no later block may hold the window's.
-    return lo < n && docs[lo]! > to;
+    const { lengths, table } = this;
+    let first = 0;
+    let second = 0;
+    let third = 0;
+    for (let i = lo; i < n && docs[i]! <= to; i++) {
+      const x = tfs[i]! / table[lengths[docs[i]!]!]!;
+      if (x > first) [first, second, third] = [x, first, second];
+      else if (x > second) [second, third] = [x, second];
+      else if (x > third) third = x;
+    }
+    this.second = second * this.unit;
+    this.third = third * this.unit;
+    return first * this.unit;
   }
 
   /** What doc's posting adds to its form's combined frequency (0: the list does not hold doc). */
@@ -149,7 +163,8 @@ export class ListReader {
     let b = cursor.blockOf(from);
     this.second = this.third = 0;
     if (b >= blocks) return 0;
-    if (this.passesOver(b, from, to)) return 0;
+    const read = this.exactly(b, from, to);
+    if (read >= 0) return read;
     const table = this.table;
     let most = cursor.impactTf(b) / table[cursor.impactLength(b)]!;
     if (cursor.df < BLOCK) {
