@@ -436,9 +436,8 @@ describe("the postings codec", () => {
     const consecutive = Array.from({ length: 256 }, (_x, i) => i);
     const ones = consecutive.map(() => 1);
     const widthZero = roundTrip(consecutive, ones);
-    // Header (2 bytes), padding, u32 docsLength, 2 × (lastDoc, docsStart: 8 bytes, impact and page impacts: 9), a coarse
-    // run's three impacts (9), 2 × 2 tokens.
-    expect(widthZero).toBeLessThanOrEqual(2 + 3 + 4 + 34 + 9 + 4);
+    // Header (2 bytes), padding, u32 docsLength, 2 × (lastDoc, docsStart: 8 bytes, impact: 3), a coarse impact (3), 2 × 2 tokens.
+    expect(widthZero).toBeLessThanOrEqual(2 + 3 + 4 + 22 + 3 + 4);
     // One position each, all past 2^31: 32-bit values, packed at width 32.
     const far = consecutive.slice(0, 130).map((_d, i) => [2 ** 32 - 1 - 3 * (130 - i)]);
     const wide = roundTrip(consecutive.slice(0, 130), ones.slice(0, 130), far);
@@ -699,75 +698,6 @@ describe("impacts (D90): what a block's postings can add, without decoding it", 
     // Long lists were among them: runs of several blocks.
     expect(blocks).toBeGreaterThan(60);
     expect(coarse).toBeLessThan(blocks / 2);
-  }, 120_000);
-});
-
-describe("page impacts (D133): what a page's second and third chunks can add, without decoding a block", () => {
-  test("each block's, and each run of 32 blocks', are the greatest second and third best posting of the pages it holds postings of (over their whole list); a short list's, its shares of its impact", async () => {
-    const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
-    const { text } = engine;
-    const { firstDoc, chunkCounts } = engine.snapshot.pages;
-    const pageOf = new Int32Array(text.documentCount);
-    for (let p = 0; p < firstDoc.length; p++) pageOf.fill(p, firstDoc[p]!, firstDoc[p]! + chunkCounts[p]!);
-    const cursor = text.newCursor();
-    let blocks = 0;
-    let held = 0;
-    let shorts = 0;
-    for (const word of ["the", "of", "history", "city", "albedo", "einstein", "river", "war"]) {
-      const term = text.termOf(indexKey(word));
-      expect(term).toBeDefined();
-      for (const list of text.termLists(term!)) {
-        const { lengths, table } = text.norms(list.field);
-        cursor.open(list.address);
-        // Each page's postings over the whole list, best first; the blocks each page has postings in.
-        const ratios = new Map<number, number[]>();
-        const blocksOf = new Map<number, Set<number>>();
-        for (let b = 0; b < cursor.blocks; b++) {
-          const n = cursor.decode(b);
-          for (let i = 0; i < n; i++) {
-            const p = pageOf[cursor.docs[i]!]!;
-            ratios.set(p, [...(ratios.get(p) ?? []), cursor.tfs[i]! / table[lengths[cursor.docs[i]!]!]!]);
-            blocksOf.set(p, (blocksOf.get(p) ?? new Set()).add(b));
-          }
-        }
-        const greatest = [1, 2].map(() => new Float64Array(cursor.blocks));
-        for (const [p, inBlocks] of blocksOf) {
-          const sorted = ratios.get(p)!.sort((x, y) => y - x);
-          for (const b of inBlocks)
-            for (const k of [1, 2]) greatest[k - 1]![b] = Math.max(greatest[k - 1]![b]!, sorted[k] ?? 0);
-        }
-        const most = (k: number, b: number) => greatest[k - 1]![b]!;
-        if (cursor.df < BLOCK) {
-          const impact = cursor.impactTf(0) / table[cursor.impactLength(0)]!;
-          for (const k of [0, 1]) {
-            const share = cursor.pageShare(k);
-            // Rounded up: the least share at or above the truth.
-            expect(impact * share).toBeGreaterThanOrEqual(most(k + 1, 0) * 255 * (1 - 1e-9));
-            if (share > 0) expect(impact * (share - 1)).toBeLessThan(most(k + 1, 0) * 255);
-          }
-          shorts++;
-          continue;
-        }
-        for (const k of [0, 1]) {
-          const best: number[] = [];
-          for (let b = 0; b < cursor.blocks; b++) {
-            const expected = most(k + 1, b);
-            expect(cursor.pageImpactTf(k, b) / table[cursor.pageImpactLength(k, b)]!).toBe(expected);
-            if (expected > 0) held++;
-            best.push(expected);
-            blocks++;
-          }
-          for (let c = 0; c * COARSE < cursor.blocks; c++)
-            expect(cursor.pageImpactTf(k, c, true) / table[cursor.pageImpactLength(k, c, true)]!).toBe(
-              Math.max(...best.slice(c * COARSE, (c + 1) * COARSE)),
-            );
-        }
-      }
-    }
-    // Long lists and short ones, and pages holding a word in two chunks and more.
-    expect(blocks).toBeGreaterThan(60);
-    expect(held).toBeGreaterThan(blocks / 4);
-    expect(shorts).toBeGreaterThan(3);
   }, 120_000);
 });
 

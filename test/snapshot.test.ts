@@ -283,12 +283,12 @@ describe("snapshot file (format 2)", () => {
     expect(() => openSnapshot("/nonexistent/x.tome")).toThrow(/snapshot not found/);
   });
 
-  test("a file whose search index is in an older layout (varint postings; term tables with empty entries; blocks without impacts; without page impacts) is refused with how to rebuild it", async () => {
+  test("a file whose search index is in an older layout (varint postings; term tables with empty entries; blocks without impacts) is refused with how to rebuild it", async () => {
     const dir = tempDir();
     const path = join(dir, "new.tome");
     await builtAt(path);
     expect(open(path).search("the").hits.length).toBeGreaterThan(0);
-    // The same file but for the shards' meta: layout 1 recorded nothing, layout 2 its postings codec, layouts 3 and 4 their number.
+    // The same file but for the shards' meta: layout 1 recorded nothing, layout 2 its postings codec, layout 3 its number.
     const older = (layout: number) => {
       const container = openContainer(path);
       const old = join(dir, `layout${layout}.tome`);
@@ -297,10 +297,10 @@ describe("snapshot file (format 2)", () => {
         let bytes = container.section(name);
         if (name.endsWith(".meta")) {
           const meta = JSON.parse(new TextDecoder().decode(bytes));
-          expect(meta.indexLayout).toBe(5);
+          expect(meta.indexLayout).toBe(4);
           delete meta.indexLayout;
           if (layout === 2) meta.postingsCodec = 2;
-          if (layout >= 3) meta.indexLayout = layout;
+          if (layout === 3) meta.indexLayout = 3;
           bytes = new TextEncoder().encode(JSON.stringify(meta));
         }
         out.section(name, bytes);
@@ -308,13 +308,13 @@ describe("snapshot file (format 2)", () => {
       out.finish(container.meta);
       return old;
     };
-    for (const layout of [1, 2, 3, 4]) {
+    for (const layout of [1, 2, 3]) {
       const old = older(layout);
       expect(openSnapshot(old).meta.formatVersion).toBe(2);
       expect(() => open(old)).toThrow(SnapshotError);
       expect(() => open(old)).toThrow(
         new RegExp(
-          `layout ${layout}, and this Tome reads layout 5.*Rebuild it with \`bun run snapshot:build --dump <dump>\``,
+          `layout ${layout}, and this Tome reads layout 4.*Rebuild it with \`bun run snapshot:build --dump <dump>\``,
         ),
       );
     }

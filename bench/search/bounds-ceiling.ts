@@ -9,7 +9,7 @@
  * tier 0 (rules.ts pageScore, no title boost), and the bar is the K-th best page's score (K = 10:
  * the proximity window, the least a search ranks). Then the rarest required word's windows are
  * walked as the executor walks them (one block of its biggest list, to the end of the last page):
- * a window is skipped when the sum of every word's page bound there (its best three chunks', D133) is below the bar.
+ * a window is skipped when pageFactor() × the sum of every word's bound there is below the bar.
  * Prints, over the queries, the median and mean share of windows skipped and of the rarest
  * word's postings in them.
  */
@@ -18,7 +18,7 @@ import { open } from "../../src/search";
 import { ListReader } from "../../src/search/ranking/list-reader";
 import { QueryLists } from "../../src/search/ranking/query-lists";
 import { RangeScorer } from "../../src/search/ranking/range-scores";
-import { pageScore, PROXIMITY_WINDOW } from "../../src/search/ranking/rules";
+import { pageFactor, pageScore, PROXIMITY_WINDOW } from "../../src/search/ranking/rules";
 import { WordReader } from "../../src/search/ranking/word-reader";
 import { queryTerms } from "../../src/search/stages/terms";
 import { parseQuery } from "../../src/search/text/query";
@@ -119,10 +119,7 @@ function measure(query: string): Row | undefined {
     let to = Math.max(biggest.cursor.lastDoc(b), from);
     to = firstChunk[pageOfChunk[to]!]! + pageOf.chunkCounts[pageOfChunk[to]!]! - 1;
     let bound = 0;
-    for (const w of words) {
-      w.bound(from, to);
-      bound += w.pageBound;
-    }
+    for (const w of words) bound += w.bound(from, to);
     let held = 0;
     for (const form of lead.forms)
       for (const l of form.lists)
@@ -135,7 +132,7 @@ function measure(query: string): Row | undefined {
         );
     row.windows++;
     row.postings += held;
-    if (bound < bar) {
+    if (pageFactor() * bound < bar) {
       row.skipped++;
       row.postingsSkipped += held;
     }

@@ -121,7 +121,6 @@ export class SnapshotBuild {
       {
         docOfText: pages.docOfText,
         documents: pages.documents,
-        docPages: pages.docPages,
         titles: pages.titles,
         chunkCounts: pages.chunkCounts,
         redirects,

@@ -202,14 +202,7 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
     for (let t = 0; t < newChunks; t++) docOf[baseDocuments + t] = done.docOfText[t]!;
     index.finish(
       writer.out,
-      {
-        docOfText: docOf,
-        documents: done.documents,
-        docPages: done.docPages,
-        titles: done.titles,
-        chunkCounts: done.chunkCounts,
-        redirects,
-      },
+      { docOfText: docOf, documents: done.documents, titles: done.titles, chunkCounts: done.chunkCounts, redirects },
       o.progress,
       {
         path: o.base,

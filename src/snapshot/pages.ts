@@ -96,8 +96,6 @@ export class PageWriter {
   ): {
     docOfText: Int32Array;
     documents: number;
-    /** Each document's page, in the documents' numbering (the index's page impacts, D133). */
-    docPages: PageStarts;
     pages: number;
     titles: StoredStrings;
     chunkCounts: Uint32Array;
@@ -122,13 +120,11 @@ export class PageWriter {
     const docOfText = new Int32Array(this.chunkSection.length).fill(-1);
     // Each arrival's first document, -1 when it is left out.
     const firstDoc = new Int32Array(n).fill(-1);
-    const docPages = new PageStarts(this.chunkSection.length);
     let documents = 0;
     for (let i = 0; i < (docOrder?.length ?? n); i++) {
       const a = docOrder ? docOrder[i]! : i;
       if (!keep(a)) continue;
       firstDoc[a] = documents;
-      docPages.start(documents);
       const first = this.firstText.get(a);
       for (let c = 0; c < this.chunkCount.get(a); c++) docOfText[first + c] = documents++;
     }
@@ -179,11 +175,9 @@ export class PageWriter {
     titles.trim();
     chunkCounts.trim();
     // The titles in page order, for the title index: read from their column, not held as a string each.
-    docPages.seal();
     return {
       docOfText,
       documents,
-      docPages,
       pages: chunkCounts.length,
       titles: new StoredStrings(titles.blob(), titles.ends.view()),
       chunkCounts: chunkCounts.view(),
@@ -391,47 +385,4 @@ class StoredChunk implements SnapshotChunk {
 const WHOLE_SECONDS = /\.000Z$/;
 export function isoSeconds(tsUnix: number): string {
   return new Date(tsUnix * 1000).toISOString().replace(WHOLE_SECONDS, "Z");
-}
-
-/**
- * Which page each document is in, pages numbered in document order (a page's documents are
- * consecutive): a bit per document where a page starts, and the count of starts before each
- * word of bits, so that a document's page is a rank (an eighth and a thirty-second of a byte a
- * document; 7 MB at 25M chunks).
- */
-export class PageStarts {
-  private readonly bits: Uint32Array;
-  private readonly before: Uint32Array;
-
-  constructor(documents: number) {
-    this.bits = new Uint32Array((documents >>> 5) + 1);
-    this.before = new Uint32Array(this.bits.length);
-  }
-
-  /** A page starts at this document. */
-  start(doc: number): void {
-    this.bits[doc >>> 5]! |= 1 << (doc & 31);
-  }
-
-  /** After the last start(). */
-  seal(): void {
-    let count = 0;
-    for (let w = 0; w < this.bits.length; w++) {
-      this.before[w] = count;
-      count += popcount(this.bits[w]!);
-    }
-  }
-
-  /** The page of a document: the starts at or before it, less one. */
-  pageOf(doc: number): number {
-    const w = doc >>> 5;
-    const upTo = this.bits[w]! & (0xffffffff >>> (31 - (doc & 31)));
-    return this.before[w]! + popcount(upTo) - 1;
-  }
-}
-
-function popcount(v: number): number {
-  v -= (v >>> 1) & 0x55555555;
-  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
-  return (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) & 0xff;
 }

@@ -11,7 +11,6 @@ import { basename, join } from "node:path";
 import { ContainerWriter, type RedirectList, type SnapshotSection, Spool } from "../../snapshot";
 import { textShardOptions, titleShardOptions } from "../postings/fields";
 import type { ShardOptions } from "../postings/shard-types";
-import type { DocPages } from "../postings/postings-format";
 import { buildShard, Inversion } from "./invert";
 import { RunSorter, writeRun } from "./runs";
 import { writeShardData } from "../postings/store";
@@ -157,8 +156,6 @@ export class IndexBuilder {
     kept: {
       docOfText: Int32Array;
       documents: number;
-      /** Each document's page (the postings' page impacts, D133); without it, the postings say nothing of pages. */
-      docPages?: DocPages;
       titles: TitleList;
       chunkCounts: ArrayLike<number>;
       redirects: RedirectList;
@@ -257,7 +254,7 @@ export class IndexBuilder {
   /** The runs (and a base snapshot's text index) merged into `out`'s text index: the cursors live only here. */
   private mergeText(
     out: ContainerWriter,
-    kept: { docOfText: Int32Array; documents: number; docPages?: DocPages },
+    kept: { docOfText: Int32Array; documents: number },
     progress: IndexBuildProgress,
     base?: { path: string; documents: number },
   ): void {
@@ -265,7 +262,7 @@ export class IndexBuilder {
     const sources = this.runs.map((path) => ({ path, prefix: "run", offset: base?.documents ?? 0 }));
     if (base) sources.unshift({ path: base.path, prefix: "index.text", offset: 0 });
     const cursors = sources.map((s, rank) => new RunCursor(s.path, s.prefix, s.offset, rank));
-    mergeRuns(out, this.dir, cursors, this.options, kept.docOfText, kept.documents, progress, undefined, kept.docPages);
+    mergeRuns(out, this.dir, cursors, this.options, kept.docOfText, kept.documents, progress);
   }
 
   /** Removes the runs (after success, failure or an interruption). */

@@ -5,7 +5,6 @@
 import { join } from "node:path";
 import { type Container, type ContainerWriter, MAX_SECTION_BYTES, openContainer, Spool } from "../../snapshot";
 import type { FieldNorms, ShardData, ShardOptions } from "../postings/shard-types";
-import type { DocPages } from "../postings/postings-format";
 import { normTable } from "../postings/norms";
 import { DENSE_SHARE } from "../postings/dense-lists";
 import { PostingsReader, type PostingsCursor } from "../postings/postings";
@@ -156,7 +155,6 @@ export function mergeRuns(
   documents: number,
   progress: IndexBuildProgress,
   into: MergeTarget = TEXT_INDEX,
-  docPages?: DocPages,
 ): void {
   const fields = options.fields;
   const F = fields.length;
@@ -199,7 +197,6 @@ export function mergeRuns(
       norms,
       docOfText,
       dense,
-      docPages,
       { lists: new TermListsWriter(lists), vocabularyChars, vocabularyStarts },
       (terms) => progress(into.stage, terms, terms),
     );
@@ -230,7 +227,6 @@ function mergeInto(
   norms: FieldNorms[],
   docOfText: Int32Array,
   dense: { addresses: Spool<Float64Array>; tfs: Spool<Uint8Array>; buffer: Uint8Array | undefined; from: number },
-  docPages: DocPages | undefined,
   tables: { lists: TermListsWriter; vocabularyChars: Spool<Uint16Array>; vocabularyStarts: Spool<Uint32Array> },
   progress: (terms: number) => void,
 ): void {
@@ -297,7 +293,7 @@ function mergeInto(
     let kept = 0;
     for (let f = 0; f < F; f++) {
       const positions = keepsPositions[f]!;
-      writer.begin(positions, norms[f], docPages);
+      writer.begin(positions, norms[f]);
       let df = 0;
       // A list of DENSE_SHARE of the documents or more also gets its tfs a byte a document (lookups in O(1)).
       let expected = 0;

@@ -23,8 +23,6 @@ export class BlockCursor {
   protected coarse = 0;
   private shortTf = 0;
   private shortLength = 0;
-  /** A short list's page impacts, as 255ths of its impact (postings-format.ts). */
-  private shortShares = [0, 0];
   protected decoded = -1;
   protected decodedCount = 0;
   /** Where the decoded block's documents end: a short list's positions start there. */
@@ -58,10 +56,8 @@ export class BlockCursor {
     if (df < BLOCK) {
       this.shortTf = bytes[at]!;
       this.shortLength = bytes[at + 1]! | (bytes[at + 2]! << 8);
-      this.shortShares[0] = bytes[at + 3]!;
-      this.shortShares[1] = bytes[at + 4]!;
       this.coarse = 1;
-      this.docsAt = at + 5;
+      this.docsAt = at + 3;
       this.positionsAt = -1;
     } else {
       at = (at + ALIGN - 1) & ~(ALIGN - 1);
@@ -71,7 +67,7 @@ export class BlockCursor {
       this.skip = w + 1;
       this.coarse = Math.ceil(blocks / COARSE);
       this.impactAt = at + 4 * (1 + blocks * (this.hasPositions ? 3 : 2));
-      this.docsAt = this.impactAt + 9 * (blocks + this.coarse);
+      this.docsAt = this.impactAt + 3 * (blocks + this.coarse);
       this.positionsAt = this.docsAt + docsLength;
     }
     return this;
@@ -121,26 +117,6 @@ export class BlockCursor {
     if (this.df < BLOCK) return this.shortLength;
     const at = this.impactAt + 2 * (this.blocks + c);
     return this.bytes[at]! | (this.bytes[at + 1]! << 8);
-  }
-
-  /**
-   * A long list's page impact k (0: the second best, 1: the third best, D133) of block b, or of
-   * coarse run c with `coarse`: its tf (0: no page has a second or third posting there).
-   */
-  pageImpactTf(k: number, b: number, coarse = false): number {
-    const n = this.blocks + this.coarse;
-    return this.bytes[this.impactAt + 3 * n * (k + 1) + 2 * n + (coarse ? this.blocks : 0) + b]!;
-  }
-
-  /** That page impact's field length. */
-  pageImpactLength(k: number, b: number, coarse = false): number {
-    const at = this.impactAt + 3 * (this.blocks + this.coarse) * (k + 1) + 2 * ((coarse ? this.blocks : 0) + b);
-    return this.bytes[at]! | (this.bytes[at + 1]! << 8);
-  }
-
-  /** A short list's page impact k as 255ths of its impact (postings-format.ts; 255: none known). */
-  pageShare(k: number): number {
-    return this.shortShares[k]!;
   }
 
   /**

@@ -16,25 +16,13 @@
  * Lucene's and Tantivy's block impacts). Lists written without norms (a run before its merge)
  * keep the block's greatest tf at length 0: a bound too, looser.
  *
- * A block's page impacts (D133) bound what a page's second and third chunks add: of the pages
- * holding a posting of the block, the greatest second-best and third-best tf over norm among
- * each page's postings in the whole list (a page's chunks may run on into other blocks), as
- * (tf, length) pairs; so that a window's pages are bounded by their best three chunks (rules.ts
- * pageScore) rather than by 1.75 times the best chunk. A short list keeps them as two bytes,
- * each 255 × its share of the list's impact (rounded up: a bound). Lists written without pages
- * (a run, the title index: a page a document) say nothing: the impact itself (255).
- *
  *   list  := varint(df·2 + hasPositions) (long | short)
- *   short := u8 impactTf | u16 impactLength | u8 secondShare | u8 thirdShare | docs(block 0) positions(block 0)
- *            (positions start where docs end)
+ *   short := u8 impactTf | u16 impactLength | docs(block 0) positions(block 0)   (positions start where docs end)
  *   long  := pad to 4 bytes | u32 docsLength | u32 lastDoc[B] | u32 docsStart[B]
  *            | [u32 positionsStart[B] if hasPositions] | u16 impactLength[B] | u16 coarseLength[C]
- *            | u8 impactTf[B] | u8 coarseTf[C]
- *            | u16 secondLength[B] | u16 coarseSecondLength[C] | u8 secondTf[B] | u8 coarseSecondTf[C]
- *            | u16 thirdLength[B] | u16 coarseThirdLength[C] | u8 thirdTf[B] | u8 coarseThirdTf[C]
- *            | docs[B] | positions[B]
+ *            | u8 impactTf[B] | u8 coarseTf[C] | docs[B] | positions[B]
  * (C = ⌈B / COARSE⌉; docsStart from the first block's documents, positionsStart from the first
- * block's positions; u16s little-endian; a page impact of tf 0 holds no second or third chunk).
+ * block's positions; u16s little-endian).
  *
  * A block of n documents, each gap the distance from the previous document (the list's
  * first from −1):
@@ -65,12 +53,10 @@ export const BLOCK = 128;
 /** Blocks a coarse impact covers (Lucene keeps a second level of impacts too). */
 export const COARSE = 32;
 
-/** The bytes of a long list's skip data: per block its last document, starts and three impacts; per COARSE blocks three impacts. */
+/** The bytes of a long list's skip data: per block its last document, starts and impact; per COARSE blocks an impact. */
 export function skipBytes(blocks: number, positions: boolean): number {
-  return blocks * (positions ? 21 : 17) + Math.ceil(blocks / COARSE) * 9;
+  return blocks * (positions ? 15 : 11) + Math.ceil(blocks / COARSE) * 3;
 }
-/** A short list's page impacts, as shares of its impact in 255ths: none known (lists written without pages). */
-export const NO_SHARE = 255;
 export const MAX_TF = 255;
 export const PART_BYTES = 2 ** 32;
 /** Document numbers stay below 2^31, so that decoding is all 32-bit integer arithmetic. */
@@ -90,8 +76,3 @@ export const EXCEPTIONS = 128;
  * call (a buffer and a length rather than a subarray, which would be an object per list).
  */
 export type PostingsSink = (part: number, bytes: Uint8Array, length: number) => void;
-
-/** Which page each document is in (pages in document order, each page's documents consecutive): what page impacts are made from (D133). */
-export interface DocPages {
-  pageOf(doc: number): number;
-}

@@ -1,15 +1,12 @@
 import { Bytes, writePacked, writeRun } from "./packed-runs";
-import { PageImpacts } from "./page-impacts";
 import type { FieldNorms } from "./shard-types";
 import {
   ALIGN,
   BLOCK,
   COARSE,
-  type DocPages,
   MAX_DOC,
   MAX_POSITION,
   MAX_TF,
-  NO_SHARE,
   PACKED_FROM,
   PART_BYTES,
   type PostingsSink,
@@ -48,18 +45,6 @@ export class PostingsWriter {
   /** Each block's impact: the (tf, length) of its posting with the highest tf over its length's norm (Shard norms). */
   private readonly impactTfs = new Words();
   private readonly impactLengths = new Words();
-  /** Each block's page impacts (D133): the greatest second and third best (tf, length) of the pages it holds postings of. */
-  private readonly seconds = new PageImpacts();
-  private readonly thirds = new PageImpacts();
-  /** The list's pages (none: its page impacts say nothing), the page of the postings last added, and the block it began in. */
-  private pages: DocPages | undefined;
-  private page = -1;
-  private pageBlock = 0;
-  private pageLastBlock = 0;
-  /** The page's best three postings so far: tf, length and tf over the length's norm (0: none). */
-  private readonly pageTf = new Uint32Array(3);
-  private readonly pageLength = new Uint32Array(3);
-  private readonly pageRatio = new Float64Array(3);
   /** The block being filled: gap − 1 and tf − 1 of each document, its position values, and counts past 255. */
   private readonly gaps = new Uint32Array(BLOCK);
   private readonly tfs = new Uint32Array(BLOCK);
@@ -94,15 +79,11 @@ export class PostingsWriter {
    * blocks' impacts are chosen by (without them, each impact is the block's greatest tf at
    * length 0: a bound, looser).
    */
-  begin(positions: boolean, norms?: FieldNorms, pages?: DocPages): void {
+  begin(positions: boolean, norms?: FieldNorms): void {
     if (this.open) throw new Error("postings: begin() before the previous list's end()");
     this.open = true;
     this.withPositions = positions;
     this.norms = norms;
-    this.pages = pages;
-    this.page = -1;
-    this.seconds.clear();
-    this.thirds.clear();
     this.df = 0;
     this.previousDoc = -1;
     this.resetImpact();
@@ -122,47 +103,17 @@ export class PostingsWriter {
 
   private noteImpact(doc: number, tf: number): void {
     const norms = this.norms;
-    const length = norms ? norms.lengths[doc]! : 0;
-    const ratio = norms ? tf / norms.table[length]! : tf;
+    if (!norms) {
+      if (tf > this.blockTf) this.blockTf = tf;
+      return;
+    }
+    const length = norms.lengths[doc]!;
+    const ratio = tf / norms.table[length]!;
     if (ratio > this.blockRatio) {
       this.blockRatio = ratio;
       this.blockTf = tf;
       this.blockLength = length;
     }
-    if (this.pages) this.notePage(this.pages.pageOf(doc), tf, length, ratio);
-  }
-
-  /** Keeps the page's best three postings; a page ended gives its second and third to every block it has postings in. */
-  private notePage(page: number, tf: number, length: number, ratio: number): void {
-    if (page !== this.page) {
-      this.endPage();
-      this.page = page;
-      this.pageBlock = this.lastDocs.length;
-      this.pageRatio.fill(0);
-    }
-    this.pageLastBlock = this.lastDocs.length;
-    const { pageTf, pageLength, pageRatio } = this;
-    let k = 3;
-    while (k > 0 && ratio > pageRatio[k - 1]!) k--;
-    if (k === 3) return;
-    for (let j = 2; j > k; j--) {
-      pageTf[j] = pageTf[j - 1]!;
-      pageLength[j] = pageLength[j - 1]!;
-      pageRatio[j] = pageRatio[j - 1]!;
-    }
-    pageTf[k] = tf;
-    pageLength[k] = length;
-    pageRatio[k] = ratio;
-  }
-
-  private endPage(): void {
-    if (this.page < 0) return;
-    const { pageTf, pageLength, pageRatio } = this;
-    for (let b = this.pageBlock; b <= this.pageLastBlock; b++) {
-      if (pageRatio[1]! > 0) this.seconds.raise(b, pageTf[1]!, pageLength[1]!, pageRatio[1]!);
-      if (pageRatio[2]! > 0) this.thirds.raise(b, pageTf[2]!, pageLength[2]!, pageRatio[2]!);
-    }
-    this.page = -1;
   }
 
   add(doc: number, tf: number): void {
@@ -201,7 +152,6 @@ export class PostingsWriter {
     this.closeDoc();
     const df = this.df;
     if (df === 0) return -1;
-    this.endPage();
     this.closeBlock();
     let address = this.layOut(this.partSize);
     if (this.partSize > 0 && this.partSize + this.out.length > this.partLimit) {
@@ -234,9 +184,6 @@ export class PostingsWriter {
     if (df < BLOCK) {
       out.byte(tfs[0]!);
       out.u16(lengths[0]!);
-      const impact = this.ratioOf(tfs[0]!, lengths[0]!);
-      out.byte(this.share(this.seconds, impact));
-      out.byte(this.share(this.thirds, impact));
     } else {
       while ((offset + out.length) % ALIGN) out.byte(0);
       const blocks = this.lastDocs.length;
@@ -257,22 +204,6 @@ export class PostingsWriter {
       for (let c = 0; c < coarse; c++) out.u16(lengths[best[c]!]!);
       for (let b = 0; b < blocks; b++) out.byte(tfs[b]!);
       for (let c = 0; c < coarse; c++) out.byte(tfs[best[c]!]!);
-      // Without pages, a block's page impacts are its impact: no bound tighter than it.
-      for (const impacts of [this.seconds, this.thirds]) {
-        const known = this.pages !== undefined;
-        const tfOf = (b: number) => (known ? impacts.tf(b) : tfs[b]!);
-        const lengthOf = (b: number) => (known ? impacts.length(b) : lengths[b]!);
-        const ratioAt = (b: number) => (known ? impacts.ratio(b) : this.ratioOf(tfs[b]!, lengths[b]!));
-        for (let c = 0; c < coarse; c++) {
-          let at = c * COARSE;
-          for (let b = at + 1; b < Math.min(blocks, (c + 1) * COARSE); b++) if (ratioAt(b) > ratioAt(at)) at = b;
-          best[c] = at;
-        }
-        for (let b = 0; b < blocks; b++) out.u16(lengthOf(b));
-        for (let c = 0; c < coarse; c++) out.u16(lengthOf(best[c]!));
-        for (let b = 0; b < blocks; b++) out.byte(tfOf(b));
-        for (let c = 0; c < coarse; c++) out.byte(tfOf(best[c]!));
-      }
     }
     out.append(this.docsArea);
     out.append(this.positionsArea);
@@ -289,17 +220,6 @@ export class PostingsWriter {
     if (this.tf === MAX_TF) this.overflows.push(this.positionCount - MAX_TF);
     this.positionCount = 0;
     this.tf = 0;
-  }
-
-  /** A posting's tf over its length's norm (without norms, its tf). */
-  private ratioOf(tf: number, length: number): number {
-    return this.norms ? tf / this.norms.table[length]! : tf;
-  }
-
-  /** A short list's page impact as a share of its impact, in 255ths rounded up (NO_SHARE without pages). */
-  private share(impacts: PageImpacts, impact: number): number {
-    if (!this.pages) return NO_SHARE;
-    return Math.min(NO_SHARE, Math.ceil((NO_SHARE * impacts.ratio(0)) / impact));
   }
 
   /** Whether block a's impact is above block b's (by tf over the length's norm; without norms, by tf). */

@@ -57,10 +57,9 @@ export interface ShardMeta {
 /**
  * The index's layout, recorded in each shard's meta: 1 postings as varints; 2 bit-packed
  * blocks (postings.ts); 3 the same blocks, and term tables with an entry only
- * for the lists that exist (term-lists.ts); 4 the blocks' impacts in the skip data (D90); 5 their page
- * impacts too (D133).
+ * for the lists that exist (term-lists.ts); 4 the blocks' impacts in the skip data (D90).
  */
-const INDEX_LAYOUT = 5;
+const INDEX_LAYOUT = 4;
 
 /** Everything of a shard but its postings (which a merge streams into `${prefix}.postings.N` itself). */
 function writeShardTables(
@@ -105,7 +104,7 @@ export function readShardData(container: Container, prefix: string): ShardData {
   const layout = meta.indexLayout ?? meta.postingsCodec ?? 1;
   if (layout !== INDEX_LAYOUT) {
     throw new SnapshotError(
-      `${container.path} holds its search index in layout ${layout}, and this Tome reads layout ${INDEX_LAYOUT} (postings in bit-packed blocks with their impacts and page impacts, D90, D133). ` +
+      `${container.path} holds its search index in layout ${layout}, and this Tome reads layout ${INDEX_LAYOUT} (postings in bit-packed blocks with their impacts, D90). ` +
         `Rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
     );
   }

@@ -3,9 +3,8 @@
  * of them (page-heap.ts), as Lucene's BlockMaxConjunctionBulkScorer and MaxScoreBulkScorer do
  * for documents. Chunks are read in windows of whole pages (a page's chunks are consecutive, so
  * a page is scored from all its chunks of the tier at once). Before a window is read, each
- * word's page bound there (word-reader.ts: its best three chunks', from its lists' impacts and
- * page impacts, D133) is summed: when the sum cannot beat the heap's bar, the window is skipped
- * without decoding a block.
+ * word's bound there (word-reader.ts, from its lists' impacts) is summed: when pageFactor() ×
+ * the sum cannot beat the heap's bar, the window is skipped without decoding a block.
  *
  * With required words (every tier but "any word"), the rarest leads: its lists are scanned,
  * and its chunks narrowed by the other required words, cheapest first (each read over the
@@ -21,6 +20,7 @@ import { ListReader } from "./list-reader";
 import { PageGatherer } from "./page-gather";
 import type { PageHeap } from "./page-heap";
 import type { QueryLists } from "./query-lists";
+import { pageFactor } from "./rules";
 import { WordReader } from "./word-reader";
 
 /**
@@ -226,7 +226,6 @@ export class Executor {
     const { pageOfChunk, firstChunk } = this.layout;
     const { heap } = pass;
     const bounds = new Float64Array(words.length);
-    const pageBounds = new Float64Array(words.length);
     let essential = words.slice();
     let pos = 0;
     for (;;) {
@@ -246,21 +245,13 @@ export class Executor {
         continue;
       }
       pos = to + 1;
-      for (const [i, w] of words.entries()) {
-        bounds[i] = w.bound(from, to);
-        pageBounds[i] = w.pageBound;
-      }
+      for (const [i, w] of words.entries()) bounds[i] = w.bound(from, to);
       if (this.outOfTime(pass)) return;
-      // The words whose page bounds, the smallest first, cannot together lift a page past the bar are not
-      // essential; what they add to a chunk (`rest`) raises the candidates' pages.
-      const order = words.map((_w, i) => i).sort((a, b) => pageBounds[a]! - pageBounds[b]!);
+      // The words whose bounds, the smallest first, cannot together lift a page past the bar are not essential.
+      const order = words.map((_w, i) => i).sort((a, b) => bounds[a]! - bounds[b]!);
       let rest = 0;
-      let restPages = 0;
       let cut = 0;
-      while (cut < order.length && restPages + pageBounds[order[cut]!]! < bar) {
-        restPages += pageBounds[order[cut]!]!;
-        rest += bounds[order[cut++]!]!;
-      }
+      while (cut < order.length && pageFactor() * (rest + bounds[order[cut]!]!) < bar) rest += bounds[order[cut++]!]!;
       essential = order.slice(cut).map((i) => words[i]!);
       const others = order.slice(0, cut).map((i) => words[i]!);
       this.room(to - from + 1);
@@ -305,13 +296,12 @@ export class Executor {
     const last = pageOfChunk.length - 1;
     let end = -1;
     let span = to - from + 1;
+    const factor = pageFactor();
     for (let upTo = to; ; ) {
-      // A page's score is at most the sum of its words' page bounds (a sum of best-three sums).
       let bound = 0;
       for (const w of words) {
-        w.bound(from, upTo);
-        bound += w.pageBound;
-        if (bound >= bar) return end;
+        bound += w.bound(from, upTo);
+        if (factor * bound >= bar) return end;
       }
       end = upTo;
       if (upTo >= last) return end;

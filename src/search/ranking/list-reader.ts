@@ -5,12 +5,9 @@
  * forward, on a cursor of its own.
  */
 import type { PostingsCursor } from "../postings/postings";
-import { BLOCK, COARSE, NO_SHARE } from "../postings/postings-format";
+import { COARSE } from "../postings/postings-format";
 import type { FieldNorms } from "../postings/shard-types";
 import type { FieldList } from "./query-lists";
-
-/** A block spanning this many times a window's chunks is sparse there: bound() reads its postings in the window. */
-const SPARSE = 8;
 
 export class ListReader {
   cursor!: PostingsCursor;
@@ -100,44 +97,6 @@ export class ListReader {
     }
   }
 
-  /**
-   * When block b, the first that may hold chunks of [from, to], holds all the list's postings
-   * there and spans far more chunks than the window (a short list, a rare form's, a title's):
-   * its postings in the window read (the block decoded once for the many windows it spans, the
-   * cursor keeps it), their best three set as bound() sets them; a page's k-th best posting is at
-   * most the window's k-th. Else -1: bound() reads the impacts.
-   */
-  private exactly(b: number, from: number, to: number): number {
-    const cursor = this.cursor;
-    if (cursor.df >= BLOCK) {
-      const start = b > 0 ? cursor.lastDoc(b - 1) + 1 : 0;
-      const end = cursor.lastDoc(b);
-      if (end < to || end - start < SPARSE * (to - from + 1)) return -1;
-    }
-    const n = cursor.decode(b);
-    const { docs, tfs } = cursor;
-    let lo = 0;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (docs[mid]! < from) lo = mid + 1;
-      else hi = mid;
-    }
-    const { lengths, table } = this;
-    let first = 0;
-    let second = 0;
-    let third = 0;
-    for (let i = lo; i < n && docs[i]! <= to; i++) {
-      const x = tfs[i]! / table[lengths[docs[i]!]!]!;
-      if (x > first) [first, second, third] = [x, first, second];
-      else if (x > second) [second, third] = [x, second];
-      else if (x > third) third = x;
-    }
-    this.second = second * this.unit;
-    this.third = third * this.unit;
-    return first * this.unit;
-  }
-
   /** What doc's posting adds to its form's combined frequency (0: the list does not hold doc). */
   at1(doc: number): number {
     const tf = this.dense ? this.dense[doc]! : this.cursor.tf(doc);
@@ -145,55 +104,30 @@ export class ListReader {
   }
 
   /**
-   * What bound() found of the page impacts (D133): the most a page's second and third best
-   * posting of those blocks add (0: no page holds two, or three).
-   */
-  second = 0;
-  third = 0;
-
-  /**
    * The most a posting of a block that may hold chunks of [from, to] adds (its impact: tf over
    * its length's norm, × unit); 0 when the list holds nothing from `from` on. A block counts
    * unless the one before it ends at or past `to`; runs of COARSE blocks wholly before `to` are
-   * bounded by their coarse impact. Sets second and third from the same blocks' page impacts.
+   * bounded by their coarse impact.
    */
   bound(from: number, to: number): number {
     const cursor = this.cursor;
     const blocks = cursor.blocks;
     let b = cursor.blockOf(from);
-    this.second = this.third = 0;
     if (b >= blocks) return 0;
-    const read = this.exactly(b, from, to);
-    if (read >= 0) return read;
     const table = this.table;
     let most = cursor.impactTf(b) / table[cursor.impactLength(b)]!;
-    if (cursor.df < BLOCK) {
-      this.second = (most * cursor.pageShare(0) * this.unit) / NO_SHARE;
-      this.third = (most * cursor.pageShare(1) * this.unit) / NO_SHARE;
-      return most * this.unit;
-    }
-    let second = cursor.pageImpactTf(0, b) / table[cursor.pageImpactLength(0, b)]!;
-    let third = cursor.pageImpactTf(1, b) / table[cursor.pageImpactLength(1, b)]!;
     while (b + 1 < blocks && cursor.lastDoc(b) < to) {
       b++;
-      let coarse = false;
-      let at = b;
       if (b % COARSE === 0 && b + COARSE <= blocks && cursor.lastDoc(b + COARSE - 1) < to) {
-        coarse = true;
-        at = b / COARSE;
+        const c = b / COARSE;
+        const r = cursor.coarseTf(c) / table[cursor.coarseLength(c)]!;
+        if (r > most) most = r;
         b += COARSE - 1;
+        continue;
       }
-      const r = coarse
-        ? cursor.coarseTf(at) / table[cursor.coarseLength(at)]!
-        : cursor.impactTf(at) / table[cursor.impactLength(at)]!;
+      const r = cursor.impactTf(b) / table[cursor.impactLength(b)]!;
       if (r > most) most = r;
-      const r2 = cursor.pageImpactTf(0, at, coarse) / table[cursor.pageImpactLength(0, at, coarse)]!;
-      if (r2 > second) second = r2;
-      const r3 = cursor.pageImpactTf(1, at, coarse) / table[cursor.pageImpactLength(1, at, coarse)]!;
-      if (r3 > third) third = r3;
     }
-    this.second = second * this.unit;
-    this.third = third * this.unit;
     return most * this.unit;
   }
 }

@@ -8,7 +8,7 @@ import type { PostingsCursor } from "../postings/postings";
 import type { Shard } from "../postings/shard";
 import type { ListReader } from "./list-reader";
 import type { Form } from "./query-lists";
-import { bm25f, pageScore } from "./rules";
+import { bm25f } from "./rules";
 
 /** Bounds are raised by this much: a sum of bounds in another order than the scores' must not fall below them. */
 const ROUNDING = 1 + 1e-9;
@@ -59,47 +59,18 @@ export class WordReader {
     return best;
   }
 
-  /**
-   * What bound() found of the most the word adds to a page of [from, to] over its best three
-   * chunks (D133: rules.ts pageScore, no title boost): at most pageFactor() × bound().
-   */
-  pageBound = 0;
-
-  /** The most the word adds to a chunk of [from, to] (0: it holds none there); scoreAt() then asks its forms by their bounds there. Sets pageBound. */
+  /** The most the word adds to a chunk of [from, to] (0: it holds none there); scoreAt() then asks its forms by their bounds there. */
   bound(from: number, to: number): number {
     let best = 0;
-    const { forms, formBounds, order, top } = this;
-    top.fill(0);
+    const { forms, formBounds, order } = this;
     for (let i = 0; i < forms.length; i++) {
       const form = forms[i]!;
       let combined = 0;
-      // A page's second and third chunks' combined frequencies: over several fields' lists, the
-      // k-th largest of a sum is at most the sum of the lists' i-th largest with Σ(i − 1) = k − 1 (Weyl).
-      let drop2 = 0;
-      let drop3 = 0;
-      let dropA = 0;
-      let dropB = 0;
-      for (const l of form.lists) {
-        const first = l.bound(from, to);
-        combined += first;
-        const d2 = first - l.second;
-        if (d2 > dropA) [dropA, dropB] = [d2, dropA];
-        else if (d2 > dropB) dropB = d2;
-        if (d2 > drop2) drop2 = d2;
-        if (first - l.third > drop3) drop3 = first - l.third;
-      }
+      for (const l of form.lists) combined += l.bound(from, to);
       const s = combined > 0 ? bm25f(form.idf, combined) * ROUNDING : 0;
       formBounds[i] = s;
       if (s > best) best = s;
-      if (s === 0) continue;
-      const second = combined - drop2;
-      const third = form.lists.length > 1 ? Math.min(combined - drop3, combined - dropA - dropB) : combined - drop3;
-      offer(top, s);
-      if (second > 1e-12 * combined) offer(top, bm25f(form.idf, second) * ROUNDING);
-      if (third > 1e-12 * combined) offer(top, bm25f(form.idf, third) * ROUNDING);
     }
-    // A page's k-th best chunk takes its score from some form's k-th best or better: the k-th largest of the forms' three.
-    this.pageBound = pageScore(top[0]!, top[1]!, top[2]!, 0);
     // Few forms: sorted by insertion, highest bound first.
     for (let k = 1; k < order.length; k++) {
       const i = order[k]!;
@@ -112,7 +83,6 @@ export class WordReader {
     }
     return best;
   }
-  private readonly top = new Float64Array(3);
 
   /** The first chunk at or after `from` that a list of the word holds (Infinity: none). */
   nextDoc(from: number): number {
@@ -153,17 +123,4 @@ export class WordReader {
     }
     return n;
   }
-}
-
-/** Puts v among the three greatest values of top (descending). */
-function offer(top: Float64Array, v: number): void {
-  if (v <= top[2]!) return;
-  if (v > top[0]!) {
-    top[2] = top[1]!;
-    top[1] = top[0]!;
-    top[0] = v;
-  } else if (v > top[1]!) {
-    top[2] = top[1]!;
-    top[1] = v;
-  } else top[2] = v;
 }
