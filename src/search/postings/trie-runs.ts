@@ -7,7 +7,7 @@
  * key that shares no more with the key before it than t does. With it a typo walk steps from a
  * child to the next with one read, instead of searching for the end of each (2 bytes a key).
  */
-export function runSkips(chars: Uint16Array, starts: Uint32Array): Uint16Array {
+export function runSkips(chars: Uint16Array, starts: Uint32Array, shares = keyShares(chars, starts)): Uint16Array {
   const size = starts.length - 1;
   const skips = new Uint16Array(size);
   // Keys whose run has not ended yet, and what each shares with the key before it: the shares
@@ -18,13 +18,7 @@ export function runSkips(chars: Uint16Array, starts: Uint32Array): Uint16Array {
   const shared = new Uint32Array(longest + 2);
   let depth = 0;
   for (let u = 0; u <= size; u++) {
-    let share = 0;
-    if (u > 0 && u < size) {
-      const a = starts[u - 1]!;
-      const b = starts[u]!;
-      const n = Math.min(b - a, starts[u + 1]! - b);
-      while (share < n && chars[a + share] === chars[b + share]) share++;
-    }
+    const share = u < size ? shares[u]! : 0;
     // Past the last key, every run open ends.
     while (depth > 0 && (u === size || shared[depth - 1]! >= share)) {
       const t = open[--depth]!;
@@ -34,6 +28,24 @@ export function runSkips(chars: Uint16Array, starts: Uint32Array): Uint16Array {
     shared[depth++] = share;
   }
   return skips;
+}
+
+/**
+ * What each key shares with the key before it, in code units (0 for the first): one pass over
+ * the keys, for runSkips() and trieTop() both (each read them apart before, at 5M chunks 0.2–0.5 s a pass).
+ */
+export function keyShares(chars: Uint16Array, starts: Uint32Array): Uint16Array {
+  const size = starts.length - 1;
+  const shares = new Uint16Array(size);
+  for (let u = 1; u < size; u++) {
+    const a = starts[u - 1]!;
+    const b = starts[u]!;
+    const n = Math.min(b - a, starts[u + 1]! - b, 65535);
+    let share = 0;
+    while (share < n && chars[a + share] === chars[b + share]) share++;
+    shares[u] = share;
+  }
+  return shares;
 }
 
 /**
@@ -83,18 +95,15 @@ export interface TrieTop {
   firstChild: Uint32Array[];
 }
 
-export function trieTop(chars: Uint16Array, starts: Uint32Array, levels: number): TrieTop {
+export function trieTop(
+  chars: Uint16Array,
+  starts: Uint32Array,
+  levels: number,
+  shares = keyShares(chars, starts),
+): TrieTop {
   const size = starts.length - 1;
   // What key u shares with the key before it, up to `levels`: the levels from there to its length start a node.
-  const shared = (u: number): number => {
-    if (u === 0) return 0;
-    const a = starts[u - 1]!;
-    const b = starts[u]!;
-    const n = Math.min(levels, b - a, starts[u + 1]! - b);
-    let s = 0;
-    while (s < n && chars[a + s] === chars[b + s]) s++;
-    return s;
-  };
+  const shared = (u: number): number => Math.min(levels, shares[u]!);
   const counts = new Uint32Array(levels + 1);
   counts[0] = 1;
   for (let u = 0; u < size; u++) {

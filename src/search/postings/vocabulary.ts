@@ -10,7 +10,7 @@
  * unit), computing the same banded rows of the optimal string alignment distance as a walk of
  * MiniSearch's radix tree did, so that they find the same keys at the same distances.
  */
-import { runSkips, TOP_LEVELS, type TrieTop, trieTop } from "./trie-runs";
+import { keyShares, runSkips, TOP_LEVELS, type TrieTop, trieTop } from "./trie-runs";
 import { MASKS_UP_TO, type TrieKeys, walkByMasks, walkByRows } from "./typo-walk";
 
 export interface VocabularyData {
@@ -147,8 +147,10 @@ export class Vocabulary {
    * once (prepared at boot, TermExpansion.prepare()); at 5M chunks 8.5 and 9.3 MB.
    */
   typoRuns(): void {
-    this.runSkips ??= runSkips(this.chars, this.starts);
-    this.top ??= trieTop(this.chars, this.starts, TOP_LEVELS);
+    if (this.runSkips && this.top) return;
+    const shares = keyShares(this.chars, this.starts);
+    this.runSkips ??= runSkips(this.chars, this.starts, shares);
+    this.top ??= trieTop(this.chars, this.starts, TOP_LEVELS, shares);
   }
   private runSkips: Uint16Array | undefined;
   private top: TrieTop | undefined;
