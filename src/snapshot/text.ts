@@ -11,7 +11,7 @@
  */
 import { constants, zstdCompress, zstdCompressSync } from "node:zlib";
 import { Growable, viewOf } from "../columns";
-import { MAX_SECTION_BYTES, type Container, type ContainerWriter } from "./container";
+import { MAX_SECTION_BYTES, READ_ONCE_BYTES, type Container, type ContainerWriter } from "./container";
 import { sameBytes } from "./hash";
 import { Compressors } from "./compressors";
 import {
@@ -258,9 +258,11 @@ export class TextWriter {
    * Copies the chunks of another store that `alive` marks (one byte per chunk there), in
    * their order: a block whose chunks all live is copied as it is compressed, the others'
    * living chunks are added anew. Returns each chunk's number here (-1: not copied).
+   * `readThrough` is called every READ_ONCE_BYTES of blocks read (to let them leave the resident set).
    */
-  copyFrom(from: TextStore, alive: Uint8Array): Int32Array {
+  copyFrom(from: TextStore, alive: Uint8Array, readThrough?: () => void): Int32Array {
     const numbers = new Int32Array(from.chunkCount).fill(-1);
+    let read = 0;
     // A block is copied as it is only when this file decompresses it with the same dictionary.
     const asCompressed =
       this.dictionary !== undefined &&
@@ -274,6 +276,11 @@ export class TextWriter {
       let living = 0;
       for (let c = first; c < end; c++) living += alive[c]!;
       if (!living) continue;
+      read += from.compressedBlock(b).byteLength;
+      if (readThrough && read >= READ_ONCE_BYTES) {
+        readThrough();
+        read = 0;
+      }
       if (asCompressed && living === end - first) {
         this.flush();
         this.blockFirst.push(this.chunks);
