@@ -280,7 +280,7 @@ export class Container {
 
   /** Checks every section's hash; resolves to the names of the damaged ones (none: the file is whole). */
   /**
-   * `readOnce`: the pages hashed leave the resident set as it goes (dropResident, every 64 MB),
+   * `readOnce`: the pages hashed leave the resident set as it goes (dropResident, every 64 MB, and at the end),
    * for a caller that reads the file through once (an update's base), not a server's mapping.
    */
   async verify(
@@ -314,6 +314,7 @@ export class Container {
       }
       if (hasher.digest("hex") !== entry.sha256) damaged.push(entry.name);
     }
+    if (readOnce) this.dropResident();
     return damaged;
   }
 }
