@@ -181,7 +181,7 @@ function writeAll(fd: number, bytes: Uint8Array, position: number): void {
 }
 
 /** Bytes read through between two dropResident() of a reader going through a file once. */
-export const READ_ONCE_BYTES = 64 << 20;
+const READ_ONCE_BYTES = 64 << 20;
 
 /** Hashing time between two turns of the event loop while verifying. */
 const VERIFY_TURN_MS = 10;
