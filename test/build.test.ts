@@ -2,6 +2,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { buildFromDumps } from "../src/build";
+import { ingest } from "../src/ingest";
 import { IndexBuilder, open } from "../src/search";
 import { ContainerWriter, openContainer, redirectListOf, sameBytes, type RedirectList } from "../src/snapshot";
 import { EN_2006, EN_2016, ingested, SQUAD, tempDir } from "./helpers";
@@ -123,6 +124,25 @@ describe("a build on every core", () => {
     const two = await build(2);
     expect(one.length).toBeGreaterThan(1e6);
     expect(sameBytes(one, two)).toBe(true);
+  });
+});
+
+describe("the end of the read (D128)", () => {
+  test("ingest awaits allRead once every article has come, before it resolves the claims: a build writes its last run there", async () => {
+    const events: string[] = [];
+    let articles = 0;
+    const result = await ingest({
+      dumps: [EN_2016],
+      onArticle: () => void articles++,
+      allRead: async () => {
+        events.push(`allRead after ${articles} articles`);
+        await Bun.sleep(50);
+        events.push("allRead done");
+      },
+    });
+    events.push("resolved");
+    expect(result.kept.pageIds.length).toBe(106);
+    expect(events).toEqual(["allRead after 106 articles", "allRead done", "resolved"]);
   });
 });
 

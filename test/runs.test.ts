@@ -77,3 +77,18 @@ describe("runs cut by the budget", () => {
     expect(await runsOf(true)).toBe(alone);
   });
 });
+
+describe("settle: no more pages come", () => {
+  test("the run inverted so far is written then, with or without the worker: nothing of the pages is held after it (D128)", async () => {
+    const { articles } = await ingested({ dumps: [EN_2016] });
+    for (const background of [false, true]) {
+      // A budget no run fills: before settle(), every page is in the run being inverted.
+      const index = new IndexBuilder("en", 2e9, tempDir(), background);
+      for (const a of articles.slice(0, 10)) index.addPage(a.title, a.sections, a.chunks);
+      expect(index.runCount).toBe(0);
+      await index.settle();
+      expect(index.runCount).toBe(1);
+      index.abandon();
+    }
+  });
+});

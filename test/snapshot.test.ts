@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_CHUNK_WORDS, modifications } from "../src/ingest";
 import { open } from "../src/search";
@@ -383,5 +383,54 @@ describe("a snapshot mapped read-only under a read lease (D84)", () => {
     Bun.gc(true);
     expect(mapped()).toBe(false);
     await expect(container.verify()).rejects.toThrow(/is being written over in place: it is let go/);
+  });
+});
+
+describe("a file read through once leaves the resident set as it is read (D127)", () => {
+  /** KB of `path` resident in this process's mappings (/proc/self/smaps). */
+  const residentKb = (path: string) => {
+    let kb = 0;
+    let inFile = false;
+    for (const line of readFileSync("/proc/self/smaps", "utf8").split("\n")) {
+      if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inFile = line.endsWith(path);
+      else if (inFile && line.startsWith("Rss:")) kb += Number(/(\d+) kB/.exec(line)![1]);
+    }
+    return kb;
+  };
+  const digest = (bytes: Uint8Array) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+
+  test("dropResident: the pages read leave the resident set, and the sections read the same bytes after", async () => {
+    // A copy: nothing else in this process maps it (the build's own mappings go only when collected).
+    const built = join(tempDir(), "built.tome");
+    await builtAt(built);
+    const path = join(tempDir(), "once.tome");
+    copyFileSync(built, path);
+    expect(residentKb(path)).toBe(0);
+    const container = openContainer(path);
+    const text = container.section("text.blocks.0");
+    const read = digest(text);
+    expect(residentKb(path)).toBeGreaterThanOrEqual(Math.floor(text.byteLength / 1024));
+    container.dropResident();
+    expect(residentKb(path)).toBe(0);
+    // Read again from the file: the bytes the section holds on disk.
+    expect(digest(text)).toBe(read);
+    expect(digest(text)).toBe(digest(container.read("text.blocks.0")));
+  });
+
+  test("verify({ readOnce }) hashes the whole file and leaves none of it resident; a plain verify leaves it mapped in", async () => {
+    // A copy: nothing else in this process maps it (the build's own mappings go only when collected).
+    const built = join(tempDir(), "built.tome");
+    await builtAt(built);
+    const path = join(tempDir(), "verified.tome");
+    copyFileSync(built, path);
+    expect(residentKb(path)).toBe(0);
+    const served = openContainer(path);
+    expect(await served.verify()).toEqual([]);
+    const bytes = served.sections.reduce((n, s) => n + s.length, 0);
+    expect(residentKb(path)).toBeGreaterThanOrEqual(Math.floor(bytes / 1024) - 4);
+    served.letGo();
+    const once = openContainer(path);
+    expect(await once.verify(undefined, { readOnce: true })).toEqual([]);
+    expect(residentKb(path)).toBe(0);
   });
 });

@@ -253,7 +253,6 @@ export async function buildFromDumps(
  */
 async function ingestAndIndex(build: SnapshotBuild, ingestOptions: Omit<IngestOptions, "onArticle">, out: string) {
   const { result, kept, redirects } = await ingestInto(build, ingestOptions, out);
-  await build.settle();
   return { result, counts: build.writeIndexes(kept, redirects, result, redirects.pageIdList) };
 }
 
@@ -264,6 +263,8 @@ async function ingestInto(build: SnapshotBuild, ingestOptions: Omit<IngestOption
     spillDir: dirname(out),
     onArticle: (a, wiki) => build.add(a, wiki.lang),
     ready: () => build.ready(),
+    // The last run's inversion (up to --memory) goes to its file before the claims' resolution allocates (D128).
+    allRead: () => build.settle(),
   });
   const { wiki, sources, truncated, failures, wikitextChars, kept } = ingested;
   const result: IngestSummary = { wiki, sources, truncated, failures, wikitextChars };

@@ -42,7 +42,7 @@ import {
   TextStore,
   viewOf,
 } from "../snapshot";
-import { IndexBuilder, pageOrderSection, readShardData, type IndexBuildProgress } from "../search";
+import { IndexBuilder, logMemory, pageOrderSection, readShardData, type IndexBuildProgress } from "../search";
 import { DEFAULT_MEMORY_BYTES } from "./full";
 import type { Deletions } from "./deletions";
 import { commandLine } from "../invocation";
@@ -100,9 +100,10 @@ async function openBase(path: string): Promise<Snapshot> {
     throw new SnapshotError(
       `${path} has no text index. Rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
     );
-  // Hashed through a mapping of its own, let go after: the pages read stay resident while mapped.
-  const damaged = await openContainer(path).verify();
-  Bun.gc(true);
+  // Hashed through a mapping of its own, its pages dropped as they are hashed and the file let go after.
+  const check = openContainer(path);
+  const damaged = await check.verify(undefined, { readOnce: true });
+  check.letGo();
   if (damaged.length) {
     throw new SnapshotError(
       `${path} is corrupt (section${damaged.length > 1 ? "s" : ""} ${damaged.slice(0, 3).join(", ")}${damaged.length > 3 ? ", …" : ""} do${damaged.length > 1 ? "" : "es"} not match ${damaged.length > 1 ? "their" : "its"} checksum): nothing was written. Update from an intact copy, or rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
@@ -111,10 +112,60 @@ async function openBase(path: string): Promise<Snapshot> {
   return base;
 }
 
+/** What an update makes before it seals its file (the writer and index builder made, to abandon on a failure). */
+interface UpdateParts {
+  writer?: SnapshotWriter;
+  index?: IndexBuilder;
+}
+
 export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
   if (!o.dumps.length && !o.deleted)
     throw new DumpError("nothing to apply: give at least one --dump or a --deleted list.");
+  const parts: UpdateParts = {};
+  const abandon = () => {
+    parts.index?.abandon();
+    parts.writer?.abandon();
+  };
+  const stop = () => {
+    abandon();
+    removeAllScratch();
+    process.exit(130);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  try {
+    const { writer, meta: about, report } = await writeUpdate(o, parts);
+    // Nothing of the base nor of the merge is held here (D127): collected before the page orders map the new file.
+    Bun.gc(true);
+    logMemory("page orders: start");
+    const { meta, bytes } = writer.finish(about, (path) => [pageOrderSection(path, o.progress)]);
+    logMemory("page orders: done");
+    return { meta, bytes, ...report };
+  } catch (err) {
+    abandon();
+    throw err;
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  }
+}
+
+/**
+ * Everything of an update but the seal (meta, page orders, rename): the base read through
+ * and let go, the dumps ingested, the page table and the indexes written. Returns the writer,
+ * the meta to seal with and the report; what it held (the base's mapping, each chunk's
+ * number, the rows kept) goes when it returns.
+ */
+async function writeUpdate(
+  o: UpdateOptions,
+  parts: UpdateParts,
+): Promise<{
+  writer: SnapshotWriter;
+  meta: Parameters<SnapshotWriter["finish"]>[0];
+  report: Omit<UpdateReport, "meta" | "bytes">;
+}> {
   const base = await openBase(o.base);
+  logMemory("update: base opened");
   const wiki = { ...base.meta.wiki };
   for (const dump of o.dumps) {
     const site = await siteOf(dump);
@@ -127,125 +178,137 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
   }
   mkdirSync(dirname(o.out), { recursive: true });
   // The base's dictionary, so that its text blocks are copied as they are compressed.
-  const writer = new SnapshotWriter(o.out, false, textDictionaryOf(base.container));
-  const index = new IndexBuilder(wiki.lang, o.memoryBytes ?? DEFAULT_MEMORY_BYTES, dirname(o.out));
-  const stop = () => {
-    index.abandon();
-    writer.abandon();
-    removeAllScratch();
-    process.exit(130);
+  // Copied: the base's mapping is let go before the writer is done with it.
+  const writer = (parts.writer = new SnapshotWriter(o.out, false, textDictionaryOf(base.container)?.slice()));
+  const index = (parts.index = new IndexBuilder(wiki.lang, o.memoryBytes ?? DEFAULT_MEMORY_BYTES, dirname(o.out)));
+  const arrivals: { pageId: number; revId: number }[] = [];
+  let newChunks = 0;
+  const empty: IngestResult = {
+    wiki,
+    articles: [],
+    redirects: [],
+    kept: { pageIds: new Uint32Array(0), revIds: new Float64Array(0) },
+    redirectList: new RedirectColumns(),
+    sources: [],
+    truncated: false,
+    failures: [],
+    wikitextChars: 0,
+    claims: [],
+    redirectPageIds: [],
   };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
-  try {
-    const arrivals: { pageId: number; revId: number }[] = [];
-    let newChunks = 0;
-    const empty: IngestResult = {
-      wiki,
-      articles: [],
-      redirects: [],
-      kept: { pageIds: new Uint32Array(0), revIds: new Float64Array(0) },
-      redirectList: new RedirectColumns(),
-      sources: [],
-      truncated: false,
-      failures: [],
-      wikitextChars: 0,
-      claims: [],
-      redirectPageIds: [],
-    };
-    const result = o.dumps.length
-      ? await ingestDumps(o, base.meta.chunkWords, (a) => {
-          // A revision the base already has (or older), or a page to delete: its text would be dead weight in the file.
-          const row = base.pages.indexOf(a.pageId);
-          if (row >= 0 && !newer(a, { tsUnix: base.pages.ts[row]!, revId: base.pages.revOf(row) })) return;
-          if (o.deleted?.ids.has(a.pageId)) return;
-          writer.add(a);
-          index.addPage(a.title, a.sections, a.chunks);
-          arrivals.push({ pageId: a.pageId, revId: a.revId });
-          newChunks += a.chunks.length;
-        })
-      : empty;
-    const merged = resolve(base, arrivals, result, o.deleted, dirname(o.out), o.titleRunBytes);
+  const result = o.dumps.length
+    ? await ingestDumps(o, base.meta.chunkWords, (a) => {
+        // A revision the base already has (or older), or a page to delete: its text would be dead weight in the file.
+        const row = base.pages.indexOf(a.pageId);
+        if (row >= 0 && !newer(a, { tsUnix: base.pages.ts[row]!, revId: base.pages.revOf(row) })) return;
+        if (o.deleted?.ids.has(a.pageId)) return;
+        writer.add(a);
+        index.addPage(a.title, a.sections, a.chunks);
+        arrivals.push({ pageId: a.pageId, revId: a.revId });
+        newChunks += a.chunks.length;
+      })
+    : empty;
+  logMemory("update: dumps read");
+  const merged = resolve(base, arrivals, result, o.deleted, dirname(o.out), o.titleRunBytes);
+  // The sort's garbage (its runs' buffers read) goes before the copy allocates.
+  Bun.gc(true);
+  logMemory("update: titles resolved");
+  const baseDocuments = readShardData(base.container, "index.text").documentCount;
+  const done = writePages(writer, base, o.base, merged, arrivals.length, baseDocuments, newChunks);
+  // The base is read: its mapping goes now, not when collected (its pages read would stay resident until then).
+  base.container.letGo();
+  Bun.gc(true);
+  logMemory("update: page table written");
+  const redirects = merged.redirects;
+  index.finish(
+    writer.out,
+    { docOfText: done.docOf, documents: done.documents, titles: done.titles, chunkCounts: done.chunkCounts, redirects },
+    o.progress,
+    { path: o.base, documents: baseDocuments },
+  );
+  logMemory("update: indexes written");
 
-    // The base's surviving text, then its rows pointing at it: the k-th kept row is arrival arrivals.length + k.
-    const pages = base.pages;
-    const textNumber = copyText(writer, o.base, pages, merged.baseRows);
-    Bun.gc(true);
-    const kept = merged.baseRows;
-    const firstTextOf = new Uint32Array(kept.length);
-    for (const [k, r] of kept.entries()) {
-      const row = pages.row(r);
-      row.firstText = row.chunkSections.length ? textNumber[row.firstText]! : 0;
-      firstTextOf[k] = row.firstText;
-      writer.addRow(row);
-      // Each row read leaves its arrays and strings behind: collected as they go, they do not pile up.
-      if ((k & 0xffff) === 0xffff) Bun.gc(false);
-    }
-    const byDoc = Uint32Array.from(kept.keys()).sort((x, y) => pages.firstDoc[kept[x]!]! - pages.firstDoc[kept[y]!]!);
-    const docOrder = new Uint32Array(kept.length + merged.newArrivals.length);
-    for (const [i, k] of byDoc.entries()) docOrder[i] = arrivals.length + k;
-    docOrder.set(merged.newArrivals, kept.length);
-    const redirects = merged.redirects;
-    // Every arrival in docOrder is kept: the base's rows kept, the new pages that hold their titles.
-    const inOrder = new Uint8Array(arrivals.length + kept.length);
-    for (const a of docOrder) inOrder[a] = 1;
-    const done = writer.finishPages((a) => inOrder[a] === 1, redirects, docOrder, merged.redirectPageIds);
-
-    // The merge's numbering: the base's chunks (by their number in its index), then the new pages' (by arrival).
-    const baseDocuments = readShardData(base.container, "index.text").documentCount;
-    const docOf = new Int32Array(baseDocuments + newChunks).fill(-1);
-    for (const [k, r] of kept.entries()) {
-      const from = pages.firstDoc[r]!;
-      const text = firstTextOf[k]!;
-      for (let c = 0; c < pages.chunkCounts[r]!; c++) docOf[from + c] = done.docOfText[text + c]!;
-    }
-    for (let t = 0; t < newChunks; t++) docOf[baseDocuments + t] = done.docOfText[t]!;
-    index.finish(
-      writer.out,
-      { docOfText: docOf, documents: done.documents, titles: done.titles, chunkCounts: done.chunkCounts, redirects },
-      o.progress,
-      {
-        path: o.base,
-        documents: baseDocuments,
-      },
-    );
-
-    const createdAt = (o.createdAt ?? new Date()).toISOString();
-    const applied: AppliedUpdate = {
+  const createdAt = (o.createdAt ?? new Date()).toISOString();
+  const applied: AppliedUpdate = {
+    createdAt,
+    base: base.meta.contentHash,
+    dumps: o.dumps,
+    days: o.days ?? o.dumps.map(dayOfDump).filter((d): d is string => d !== undefined),
+    ...(o.deleted ? { deleted: { file: o.deleted.file, removed: merged.deletedCount } } : {}),
+    changed: merged.changed,
+    added: merged.added,
+    removed: merged.removed,
+  };
+  return {
+    writer,
+    meta: {
       createdAt,
+      wiki,
+      sources: [...base.meta.sources, ...result.sources],
+      truncated: base.meta.truncated,
+      indexedPages: done.pages,
+      indexedChunks: done.documents,
+      skippedRedirects: redirects.length,
+      chunkWords: base.meta.chunkWords,
+      modifications: modificationsAfter(base.meta, result.kept.pageIds.length > 0),
       base: base.meta.contentHash,
-      dumps: o.dumps,
-      days: o.days ?? o.dumps.map(dayOfDump).filter((d): d is string => d !== undefined),
-      ...(o.deleted ? { deleted: { file: o.deleted.file, removed: merged.deletedCount } } : {}),
-      changed: merged.changed,
-      added: merged.added,
-      removed: merged.removed,
-    };
-    const { meta, bytes } = writer.finish(
-      {
-        createdAt,
-        wiki,
-        sources: [...base.meta.sources, ...result.sources],
-        truncated: base.meta.truncated,
-        indexedPages: done.pages,
-        indexedChunks: done.documents,
-        skippedRedirects: merged.redirects.length,
-        chunkWords: base.meta.chunkWords,
-        modifications: modificationsAfter(base.meta, result.kept.pageIds.length > 0),
-        base: base.meta.contentHash,
-        updates: [...(base.meta.updates ?? []), applied],
-      },
-      (path) => [pageOrderSection(path, o.progress)],
-    );
-    return { meta, bytes, runs: index.runCount, applied, result };
-  } catch (err) {
-    index.abandon();
-    writer.abandon();
-    throw err;
-  } finally {
-    process.off("SIGINT", stop);
-    process.off("SIGTERM", stop);
+      updates: [...(base.meta.updates ?? []), applied],
+    },
+    report: { runs: index.runCount, applied, result },
+  };
+}
+
+/**
+ * The base's surviving text copied, then its rows kept pointing at it (the k-th kept row is
+ * arrival `arrivals + k`), then the page table written. Returns what the indexes need: the
+ * merge's numbering of every chunk (the base's, by their number in its index, then the new
+ * pages', by arrival), the titles and chunk counts; what it makes on the way (each base chunk's
+ * number in the new text, the documents' order) goes when it returns.
+ */
+function writePages(
+  writer: SnapshotWriter,
+  base: Snapshot,
+  basePath: string,
+  merged: ReturnType<typeof resolve>,
+  arrivals: number,
+  baseDocuments: number,
+  newChunks: number,
+) {
+  const pages = base.pages;
+  const kept = merged.baseRows;
+  const textNumber = copyText(writer, basePath, pages, kept);
+  Bun.gc(true);
+  logMemory("update: text copied");
+  const firstTextOf = new Uint32Array(kept.length);
+  for (const [k, r] of kept.entries()) {
+    const row = pages.row(r);
+    row.firstText = row.chunkSections.length ? textNumber[row.firstText]! : 0;
+    firstTextOf[k] = row.firstText;
+    writer.addRow(row);
+    // Each row read leaves its arrays and strings behind: collected as they go, they do not pile up;
+    // the base's pages read leave the resident set as they go (the base is read through once).
+    if ((k & 0xffff) === 0xffff) {
+      Bun.gc(false);
+      base.container.dropResident();
+    }
   }
+  const byDoc = Uint32Array.from(kept.keys()).sort((x, y) => pages.firstDoc[kept[x]!]! - pages.firstDoc[kept[y]!]!);
+  const docOrder = new Uint32Array(kept.length + merged.newArrivals.length);
+  for (const [i, k] of byDoc.entries()) docOrder[i] = arrivals + k;
+  docOrder.set(merged.newArrivals, kept.length);
+  // Every arrival in docOrder is kept: the base's rows kept, the new pages that hold their titles.
+  const inOrder = new Uint8Array(arrivals + kept.length);
+  for (const a of docOrder) inOrder[a] = 1;
+  logMemory("update: rows added");
+  const done = writer.finishPages((a) => inOrder[a] === 1, merged.redirects, docOrder, merged.redirectPageIds);
+  const docOf = new Int32Array(baseDocuments + newChunks).fill(-1);
+  for (const [k, r] of kept.entries()) {
+    const from = pages.firstDoc[r]!;
+    const text = firstTextOf[k]!;
+    for (let c = 0; c < pages.chunkCounts[r]!; c++) docOf[from + c] = done.docOfText[text + c]!;
+  }
+  for (let t = 0; t < newChunks; t++) docOf[baseDocuments + t] = done.docOfText[t]!;
+  return { docOf, documents: done.documents, pages: done.pages, titles: done.titles, chunkCounts: done.chunkCounts };
 }
 
 /**
@@ -263,10 +326,19 @@ function modificationsAfter(base: SnapshotMeta, converted: boolean): string[] {
  * base chunk's number in the new text store.
  */
 function copyText(writer: SnapshotWriter, path: string, pages: PageTable, rows: Uint32Array): Int32Array {
-  const text = new TextStore(openContainer(path), 0);
+  const container = openContainer(path);
+  const text = new TextStore(container, 0);
   const alive = new Uint8Array(text.chunkCount);
   for (const r of rows) alive.fill(1, pages.firstText[r]!, pages.firstText[r]! + pages.chunkCounts[r]!);
-  return writer.copyText(text, alive);
+  // Its blocks read leave the resident set as the copy goes (the whole base text would count otherwise), and the file goes after.
+  // The copy's garbage (a few objects a block) is collected as it goes: the collector, paced by the
+  // base's mapped bytes, let it pile up to 500 MB at 1M articles.
+  const numbers = writer.copyText(text, alive, () => {
+    container.dropResident();
+    Bun.gc(false);
+  });
+  container.letGo();
+  return numbers;
 }
 
 /** Ingests the dumps, streaming each article to `add`; a damaged dump is refused whole. */
@@ -358,8 +430,12 @@ function resolve(
     }
     const kind = h.kind === "redirect" ? 1 : h.row !== undefined ? 0 : 2;
     byTitle.push([kind, h.pageId ?? -1, h.revId, h.tsUnix, h.row ?? h.arrival ?? -1], [h.title, h.target ?? ""]);
-    // Each row read leaves a few strings behind: collected as they go, they do not pile up.
-    if ((++written & 0xffff) === 0) Bun.gc(false);
+    // Each row read leaves a few strings behind: collected as they go, they do not pile up; the
+    // base's pages read leave the resident set as they go (it is read through once).
+    if ((++written & 0xffff) === 0) {
+      Bun.gc(false);
+      base.container.dropResident();
+    }
   };
   const baseIds = new Set<number>();
   const redirectIds = base.container.has("redirects.pageId")

@@ -281,6 +281,7 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
     }
     await run.drain();
     run.close();
+    await options.allRead?.();
     return run.result();
   } catch (err) {
     run.close();

@@ -26,6 +26,12 @@ export interface IngestOptions {
    * resolves (onArticle's consumer is behind; pages already being parsed still come).
    */
   ready?: () => Promise<void> | undefined;
+  /**
+   * Awaited once every article has come to onArticle, before the claims are resolved: the
+   * consumer lets go of what it held for more pages (a build writes its last run) before the
+   * resolution allocates.
+   */
+  allRead?: () => Promise<void>;
   /** Called with each namespace-0 page sent to conversion, e.g. to compare the text made with its source. */
   onPage?: (page: RawPage) => void;
   /** Where the claims' titles go, in sorted runs, while the dumps are read (default: the system's temporary folder). */

@@ -23,6 +23,7 @@ const MAP_PRIVATE = 0x02;
 const MAP_FIXED = 0x10;
 const MAP_ANONYMOUS = 0x20;
 const MAP_NORESERVE = 0x4000;
+const MADV_DONTNEED = 4;
 const F_SETSIG = 10;
 const F_SETLEASE = 1024;
 const F_GETLEASE = 1025;
@@ -42,6 +43,7 @@ function loadLibc() {
           returns: FFIType.i64_fast,
         },
         munmap: { args: [FFIType.ptr, FFIType.u64], returns: FFIType.i32 },
+        madvise: { args: [FFIType.u64, FFIType.u64, FFIType.i32], returns: FFIType.i32 },
         fcntl: { args: [FFIType.i32, FFIType.i32, FFIType.i64], returns: FFIType.i32 },
         __errno_location: { args: [], returns: FFIType.ptr },
       }).symbols;
@@ -147,6 +149,18 @@ export class FileMapping {
     const buffer = mappedBuffer(address, 0, size, size, (lib.munmap as unknown as { ptr: Pointer }).ptr);
     this.ranges.push({ address, length: size, buffer: new WeakRef(buffer) });
     return new Uint8Array(buffer, skip, length);
+  }
+
+  /**
+   * Lets go of the pages read so far from this process's resident memory (madvise
+   * MADV_DONTNEED): they stay in the page cache, and a later read maps them again from the
+   * file, the same bytes. For a reader going through a file once (an update reads its base
+   * whole): every page it has touched would otherwise count in its resident set until unmapped.
+   */
+  dropResident(): void {
+    if (this.dropped) return;
+    const lib = libcOf()!;
+    for (const range of this.ranges) if (range.buffer.deref()) lib.madvise(range.address, range.length, MADV_DONTNEED);
   }
 
   /**

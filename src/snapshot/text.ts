@@ -45,6 +45,8 @@ const DICTIONARY_FROM = 1024 * 1024;
 const IN_FLIGHT = 8;
 /** Blocks queued to the compressor threads at most (8 KB each): past it, the main thread compresses the next. */
 const IN_FLIGHT_THREADS = 64;
+/** Compressed bytes a copy reads between two calls of its readThrough. */
+const COPY_STEP_BYTES = 16 << 20;
 
 const withDictionary = (dictionary: Uint8Array) => ({
   dictionary,
@@ -258,9 +260,11 @@ export class TextWriter {
    * Copies the chunks of another store that `alive` marks (one byte per chunk there), in
    * their order: a block whose chunks all live is copied as it is compressed, the others'
    * living chunks are added anew. Returns each chunk's number here (-1: not copied).
+   * `readThrough` is called every 16 MB of blocks read (to let them and the copy's garbage go).
    */
-  copyFrom(from: TextStore, alive: Uint8Array): Int32Array {
+  copyFrom(from: TextStore, alive: Uint8Array, readThrough?: () => void): Int32Array {
     const numbers = new Int32Array(from.chunkCount).fill(-1);
+    let read = 0;
     // A block is copied as it is only when this file decompresses it with the same dictionary.
     const asCompressed =
       this.dictionary !== undefined &&
@@ -274,6 +278,11 @@ export class TextWriter {
       let living = 0;
       for (let c = first; c < end; c++) living += alive[c]!;
       if (!living) continue;
+      read += from.compressedBlock(b).byteLength;
+      if (readThrough && read >= COPY_STEP_BYTES) {
+        readThrough();
+        read = 0;
+      }
       if (asCompressed && living === end - first) {
         this.flush();
         this.blockFirst.push(this.chunks);

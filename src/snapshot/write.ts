@@ -75,8 +75,8 @@ export class SnapshotWriter {
   }
 
   /** Copies the chunks of another snapshot's text that `alive` marks: each one's new number (-1: not copied). */
-  copyText(from: TextStore, alive: Uint8Array): Int32Array {
-    return this.text.copyFrom(from, alive);
+  copyText(from: TextStore, alive: Uint8Array, readThrough?: () => void): Int32Array {
+    return this.text.copyFrom(from, alive, readThrough);
   }
 
   get textBytes(): { raw: number; compressed: number } {

@@ -99,10 +99,17 @@ export class IndexBuilder {
     return this.sorter.failed || this.queued.length ? this.sorter.next() : undefined;
   }
 
-  /** Waits for the worker's runs (then writes the last one here). */
+  /**
+   * Waits for the worker's runs, the run inverted so far among them (no more pages come): its
+   * inversion is let go before what follows the pages allocates. The runs are cut where they were.
+   */
   async settle(): Promise<void> {
     const sorter = this.sorter;
-    if (!sorter) return;
+    if (!sorter) return this.spill();
+    if (this.inversion.count) {
+      this.queued.push(this.nextRun());
+      if (!sorter.busy) this.handOff();
+    }
     await sorter.idle();
     sorter.close();
     this.sorter = undefined;
