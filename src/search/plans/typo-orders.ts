@@ -43,7 +43,7 @@ export class TypoOrders implements Plan {
   rank(run: PlanRun) {
     const { ctx, query, terms, lists, from, need } = run;
     const forms = splitForms(ctx, run);
-    if (!forms) return this.byWords(run);
+    if (!forms) return this.seededWords(run);
     const { ordered, whole: small } = forms;
     const { scratch, meter, catalog } = ctx;
     const { entries, entered } = scratch;
@@ -124,9 +124,27 @@ export class TypoOrders implements Plan {
     };
   }
 
-  private byWords(run: PlanRun) {
-    run.ctx.scratch.entries.clear();
-    return WORDS.rank(withPlan(run));
+  /**
+   * The words plan, where the orders cannot rank the word: its bar seeded from the first window
+   * by the first pages of the orders its typo forms have, scored over their own chunks (real
+   * pages, exact: the bar a pass reaches is at least theirs).
+   */
+  private seededWords(run: PlanRun) {
+    const { ctx, query, terms, lists, need } = run;
+    const { entered, entries } = ctx.scratch;
+    const { noChunk } = enterApart(ctx, query, terms, lists, undefined);
+    const pages: number[] = [];
+    for (const form of lists.forms) {
+      const order = form.typo ? ctx.orders?.typoOrder(ctx.text.keyOf(form.term)) : undefined;
+      for (let d = 0; order && d < Math.min(need, order.pages.length); d++) {
+        const p = order.pages[d]!;
+        if (entered.has(p)) continue;
+        entered.mark(p);
+        pages.push(p);
+      }
+    }
+    scorePages(ctx, lists, pages);
+    return rankWords(withPlan(run), { apart: entries.count, noChunk });
   }
 
   /** A page's score for a term searched alone, as its order ranked it (no title in play). */

@@ -108,7 +108,9 @@ export class Executor {
     const words: WordReader[] = [];
     for (let w = 0; w < pass.lists.words; w++) {
       const forms = pass.lists.byWord[w]!.filter((f) => pass.typos || !f.typo);
-      if (forms.length) words.push(new WordReader(w, forms, this.text, this.cursor, this.reader));
+      // A word ranked alone: its sparse lists' blocks read for their bounds (ListReader.readSparse), its windows being the word's own.
+      if (forms.length)
+        words.push(new WordReader(w, forms, this.text, this.cursor, this.reader, pass.lists.words === 1));
       else if (pass.required & (1 << w)) return;
     }
     if (!words.length || pass.heap.bar === Infinity) return;

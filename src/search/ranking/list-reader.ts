@@ -5,9 +5,12 @@
  * forward, on a cursor of its own.
  */
 import type { PostingsCursor } from "../postings/postings";
-import { COARSE } from "../postings/postings-format";
+import { BLOCK, COARSE } from "../postings/postings-format";
 import type { FieldNorms } from "../postings/shard-types";
 import type { FieldList } from "./query-lists";
+
+/** A block spanning this many times a window's chunks is sparse there: bound() reads its postings in the window. */
+const SPARSE = 8;
 
 export class ListReader {
   cursor!: PostingsCursor;
@@ -19,6 +22,8 @@ export class ListReader {
   table!: Float32Array;
   /** The list's tfs a chunk, when it is one of the most common (index/dense-lists.ts): at1() reads a byte. */
   dense: Uint8Array | undefined;
+  /** Whether bound() reads a sparse block's postings in the window rather than its impact (a word ranked alone). */
+  sparse = false;
   /** The scan's place: the block decoded and the next posting in it (blocks when the list is read through). */
   block = 0;
   at = 0;
@@ -97,6 +102,38 @@ export class ListReader {
     }
   }
 
+  /**
+   * When block b, the first that may hold chunks of [from, to], holds all the list's postings
+   * there and spans far more chunks than the window (a short list, a rare typo form's, a
+   * title's, whose impact bounded every window it overlapped, holding none or few of their
+   * chunks): the most its postings in the window add, the block decoded once for the many
+   * windows it spans (its cursor keeps it). Else -1: bound() reads the impacts.
+   */
+  private readSparse(b: number, from: number, to: number): number {
+    const cursor = this.cursor;
+    if (cursor.df >= BLOCK) {
+      const start = b > 0 ? cursor.lastDoc(b - 1) + 1 : 0;
+      const end = cursor.lastDoc(b);
+      if (end < to || end - start < SPARSE * (to - from + 1)) return -1;
+    }
+    const n = cursor.decode(b);
+    const { docs, tfs } = cursor;
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (docs[mid]! < from) lo = mid + 1;
+      else hi = mid;
+    }
+    const { lengths, table } = this;
+    let most = 0;
+    for (let i = lo; i < n && docs[i]! <= to; i++) {
+      const x = tfs[i]! / table[lengths[docs[i]!]!]!;
+      if (x > most) most = x;
+    }
+    return most * this.unit;
+  }
+
   /** What doc's posting adds to its form's combined frequency (0: the list does not hold doc). */
   at1(doc: number): number {
     const tf = this.dense ? this.dense[doc]! : this.cursor.tf(doc);
@@ -114,6 +151,10 @@ export class ListReader {
     const blocks = cursor.blocks;
     let b = cursor.blockOf(from);
     if (b >= blocks) return 0;
+    if (this.sparse) {
+      const read = this.readSparse(b, from, to);
+      if (read >= 0) return read;
+    }
     const table = this.table;
     let most = cursor.impactTf(b) / table[cursor.impactLength(b)]!;
     while (b + 1 < blocks && cursor.lastDoc(b) < to) {

@@ -27,9 +27,14 @@ export class WordReader {
     text: Shard,
     cursor: () => PostingsCursor,
     reader: () => ListReader,
+    sparse = false,
   ) {
     for (const form of forms) {
-      const lists = form.lists.map((l) => reader().open(cursor(), l, text.norms(l.field), text.dense(l.address)));
+      const lists = form.lists.map((l) => {
+        const list = reader().open(cursor(), l, text.norms(l.field), text.dense(l.address));
+        list.sparse = sparse;
+        return list;
+      });
       this.forms.push({ idf: form.idf, lists });
       this.postings += form.postings;
     }
