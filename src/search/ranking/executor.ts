@@ -108,9 +108,10 @@ export class Executor {
     const words: WordReader[] = [];
     for (let w = 0; w < pass.lists.words; w++) {
       const forms = pass.lists.byWord[w]!.filter((f) => pass.typos || !f.typo);
-      // A word ranked alone: its sparse lists' blocks read for their bounds (ListReader.readSparse), its windows being the word's own.
-      if (forms.length)
-        words.push(new WordReader(w, forms, this.text, this.cursor, this.reader, pass.lists.words === 1));
+      // A typo word ranked alone: its typo terms' sparse lists read for their bounds (ListReader.readSparse), its
+      // windows being the word's own (measured: a prefix's completions gained nothing from it).
+      const sparse = pass.typos && pass.lists.words === 1;
+      if (forms.length) words.push(new WordReader(w, forms, this.text, this.cursor, this.reader, sparse));
       else if (pass.required & (1 << w)) return;
     }
     if (!words.length || pass.heap.bar === Infinity) return;

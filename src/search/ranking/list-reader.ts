@@ -22,7 +22,7 @@ export class ListReader {
   table!: Float32Array;
   /** The list's tfs a chunk, when it is one of the most common (index/dense-lists.ts): at1() reads a byte. */
   dense: Uint8Array | undefined;
-  /** Whether bound() reads a sparse block's postings in the window rather than its impact (a word ranked alone). */
+  /** Whether bound() reads a sparse block's postings in the window rather than its impact (a typo word ranked alone). */
   sparse = false;
   /** The scan's place: the block decoded and the next posting in it (blocks when the list is read through). */
   block = 0;
