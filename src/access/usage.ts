@@ -198,10 +198,12 @@ export class UsageLedger {
     while (this.saving) await this.saving;
     if (!this.dirty) return;
     this.dirty = false;
-    this.lastFlush = performance.now();
     for (const [id, ms] of this.lastUsed) this.data.last_used[id] = isoTime(ms);
     this.lastUsed.clear();
-    const saving = this.write(this.path, usageText(this.data)).then(
+    const text = usageText(this.data);
+    // When its writing starts: the next is at least FLUSH_INTERVAL_MS later, however long each text took to make.
+    this.lastFlush = performance.now();
+    const saving = this.write(this.path, text).then(
       () => {},
       (err: Error) => {
         // The counts stay in memory, all of them: the next save writes them.
