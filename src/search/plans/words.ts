@@ -13,6 +13,7 @@ import { OTHER_GROUP, rankClass, tierOf } from "../ranking/rules";
 import type { SearchContext } from "../stages/context";
 import { addIntros, pagesHolding, topPages } from "../stages/pages";
 import { phraseCheck } from "../stages/phrases";
+import { functionWords } from "../stages/terms";
 import { type Apart, enterApart } from "./apart";
 import type { Plan, PlanRun } from "./plan";
 
@@ -31,6 +32,10 @@ export function rankWords({ ctx, query, terms, lists, from, need, pruneFrom }: P
   const phrases = query.phrases.length > 0;
   const keep = phrases ? phraseCheck(ctx, query) : undefined;
   if (phrases && !keep) return { pages: [], total: 0 };
+  // A phrase with a word other than function words is in few of the lead's chunks: checked on them first. One of
+  // function words alone is in most: checked last, on the pages that may rank.
+  const stop = functionWords(ctx.lang);
+  const keepFirst = query.phrases.some((phrase) => phrase.some((w) => !stop.has(w)));
   const { apart, noChunk } = seeded ?? enterApart(ctx, query, terms, lists, keep);
   // Short lists: the matching pages are counted exactly, by a pass over the lists (with quoted
   // phrases, by ranking every page: a page counts when a chunk holds the phrase).
@@ -55,6 +60,7 @@ export function rankWords({ ctx, query, terms, lists, from, need, pruneFrom }: P
       heap,
       excluded: (p) => entered.has(p),
       keep,
+      keepFirst,
       late: () => meter.late(),
     };
     ctx.executor.run(run);
@@ -84,14 +90,17 @@ export function rankWords({ ctx, query, terms, lists, from, need, pruneFrom }: P
       : short
         ? pagesHolding(ctx, lists) + intros
         : phrases
-          ? Math.max(Math.round(pagesAsked ? (pagesSeen * pagesKept) / pagesAsked : 0), apart)
+          ? Math.round(pagesAsked ? (pagesSeen * pagesKept) / pagesAsked : 0) + apart
           : Math.max(estimatedPages(ctx, lists.allPostings), apart);
   return { pages: topPages(ctx, query, terms, lists, entries, from, need), total };
 }
 
 /** The passes of a query, best tier first: every required word, exactly then with typos; then any word, the same. */
-function passes(buckets: number[], typoable: boolean): Omit<Pass, "lists" | "heap" | "excluded" | "keep" | "late">[] {
-  const out: Omit<Pass, "lists" | "heap" | "excluded" | "keep" | "late">[] = [];
+function passes(
+  buckets: number[],
+  typoable: boolean,
+): Omit<Pass, "lists" | "heap" | "excluded" | "keep" | "keepFirst" | "late">[] {
+  const out: Omit<Pass, "lists" | "heap" | "excluded" | "keep" | "keepFirst" | "late">[] = [];
   for (const [bucket, required] of buckets.entries()) {
     out.push({ required, typos: false, tier: tierOf(bucket, false) });
     if (typoable) out.push({ required, typos: true, tier: tierOf(bucket, true) });

@@ -67,6 +67,11 @@ export class PostingsCursor extends BlockCursor {
     return this.readPositions(first, this.valueStarts[index + 1]! - first);
   }
 
+  /** Whether the list holds doc: from its tfs a chunk when dense (no block decoded), else as holds(). */
+  holdsDoc(doc: number): boolean {
+    return this.dense ? this.dense[doc]! > 0 : this.holds(doc);
+  }
+
   /**
    * The list's tfs a chunk, when it is one of the dense ones (dense-lists.ts) and set after
    * open(): positionsInto() then finds a document's values from them, its block's documents

@@ -55,6 +55,8 @@ export class ShardPositions extends TermExpansion {
 
   /** Whether doc holds the words of `cursors` in a row, each word's positions asked in `order`. */
   private holdsOn(cursors: PostingsCursor[], order: number[], doc: number): boolean {
+    // Every word held first: positions are read only where they all are (most chunks holding the rare word lack another).
+    for (const w of order) if (!cursors[w]!.holdsDoc(doc)) return false;
     const anchor = order[0]!;
     const anchorCursor = cursors[anchor]!;
     const anchorCount = anchorCursor.positionsInto(doc);

@@ -48,6 +48,8 @@ export interface Pass {
   excluded: (page: number) => boolean;
   /** Chunks kept (quoted phrases): the others are not candidates. */
   keep?: (chunk: number) => boolean;
+  /** Whether `keep` is asked of the lead's chunks before the other required words are read (few hold the phrases). */
+  keepFirst?: boolean;
   /** Whether the search is out of time: the pass then ends with what it has. */
   late: () => boolean;
 }
@@ -97,14 +99,19 @@ export class Executor {
   /** The last run's pages ended by a conjunction, asked of `keep`, and kept (page-gather.ts). */
   get pageCounts(): { seen: number; asked: number; kept: number } {
     const { pagesSeen: seen, pagesAsked: asked, pagesKept: kept } = this.pages;
+    // A conjunction checked the phrases first: every page it ended holds them.
+    if (this.phrasesFirst) return { seen, asked: seen, kept: seen };
     return { seen, asked, kept };
   }
+  /** Whether the last run was a conjunction with quoted phrases, checked on the lead's chunks (kept()). */
+  private phrasesFirst = false;
 
   run(pass: Pass): void {
     this.cursorsUsed = this.readersUsed = 0;
     this.candidates = this.postings = this.windowsRead = 0;
     this.pages.reset();
     this.cutOff = false;
+    this.phrasesFirst = false;
     const words: WordReader[] = [];
     for (let w = 0; w < pass.lists.words; w++) {
       const forms = pass.lists.byWord[w]!.filter((f) => pass.typos || !f.typo);
@@ -129,6 +136,10 @@ export class Executor {
     const { pageOfChunk, firstChunk } = this.layout;
     const { heap } = pass;
     const all = [lead, ...checks, ...optional];
+    // Quoted phrases checked on the lead's chunks before the other words are read (kept()): the pages gathered hold them.
+    const keepFirst = pass.keepFirst ? pass.keep : undefined;
+    const gathered = keepFirst ? { tier: pass.tier, heap } : pass;
+    this.phrasesFirst = keepFirst !== undefined;
     let pos = 0;
     for (;;) {
       const next = lead.nextDoc(pos);
@@ -169,6 +180,7 @@ export class Executor {
           best[at] = 0;
         }
       }
+      if (keepFirst) n = this.kept(keepFirst, from, n);
       for (const w of checks) {
         if (!n) break;
         n = this.narrow(w, from, to, n, (w.postings * span) / this.documents < SCAN_FROM * n);
@@ -178,11 +190,29 @@ export class Executor {
         const p = pageOfChunk[d]!;
         if (pass.excluded(p)) continue;
         this.candidates++;
-        if (this.pages.other(p)) this.pages.flush(pass, optional, optionalBound);
+        if (this.pages.other(p)) this.pages.flush(gathered, optional, optionalBound);
         this.pages.gather(p, d, sums[i]!);
       }
-      this.pages.flush(pass, optional, optionalBound);
+      this.pages.flush(gathered, optional, optionalBound);
     }
+  }
+
+  /**
+   * Keeps of the n candidates (touched[0, n), their scores in sums, from `from`) those holding the quoted phrases
+   * (`keep`, read on the phrase words' own text and heading lists), before any other word is read: a chunk holding
+   * the phrases holds all their words, and few of the lead's chunks hold them (phrase checks cost less than reading
+   * every form of the other words there). Returns how many are kept.
+   */
+  private kept(keep: (chunk: number) => boolean, from: number, n: number): number {
+    const { touched, sums } = this;
+    let kept = 0;
+    for (let i = 0; i < n; i++) {
+      const at = touched[i]!;
+      if (!keep(from + at)) continue;
+      touched[kept] = at;
+      sums[kept++] = sums[i]!;
+    }
+    return kept;
   }
 
   /**
