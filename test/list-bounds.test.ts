@@ -25,11 +25,9 @@ describe("a list's bound in a window", () => {
       const lists = new QueryLists(text, { derived: text.derive(terms.fuzzy), words: 1, required: 1, phraseWords: 0 });
       for (const form of lists.forms)
         for (const list of form.lists) {
-          const [sparse, impacts] = [true, false].map((s) => {
-            const reader = new ListReader().open(text.newCursor(), list, text.norms(list.field), undefined);
-            reader.sparse = s;
-            return reader;
-          });
+          const [sparse, impacts] = [true, false].map((s) =>
+            new ListReader().open(text.newCursor(), list, text.norms(list.field), undefined, s),
+          );
           // What each posting adds, by chunk.
           const adds = new Map<number, number>();
           const { lengths, table } = text.norms(list.field);

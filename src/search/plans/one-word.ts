@@ -11,7 +11,7 @@ import { OTHER_GROUP, rankClass } from "../ranking/rules";
 import { addIntros, topPages } from "../stages/pages";
 import { enterApart, scorePages } from "./apart";
 import type { Plan, PlanRun } from "./plan";
-import { rankWords, WORDS } from "./words";
+import { handOver } from "./words";
 
 export class OneWord implements Plan {
   readonly name = "one-word";
@@ -40,8 +40,7 @@ export class OneWord implements Plan {
     // The order ran out before the window filled, and pages past it hold the word: they are the words plan's.
     // Its pages scored so far are exact: the words plan takes them as ranked apart (its bar from the start).
     if (found < need - better && i === pages.length && pages.length < holding) {
-      meter.plan = WORDS.name;
-      return rankWords(run, { apart: entries.count, noChunk });
+      return handOver(run, { apart: entries.count, noChunk });
     }
     addIntros(ctx, entries, noChunk, () => false);
     return {

@@ -23,7 +23,7 @@ import { termOfKey } from "../text/analyze";
 import { parseQuery } from "../text/query";
 import { enterApart, scorePages } from "./apart";
 import type { Plan, PlanRun } from "./plan";
-import { rankWords, WORDS } from "./words";
+import { handOver } from "./words";
 
 /** READ_WHOLE, or less where a test lowers PRUNE_FROM to rank small lists as large ones. */
 const readWhole = (run: PlanRun) => Math.min(READ_WHOLE, run.pruneFrom - 1);
@@ -97,7 +97,7 @@ export class TypoOrders implements Plan {
       return true;
     };
     // Giving way, the pages scored so far are exact: the words plan takes them as ranked apart (its bar from the start).
-    const byWords = () => rankWords(withPlan(run), { apart: entries.count, noChunk });
+    const byWords = () => handOver(run, { apart: entries.count, noChunk });
     for (let f = 0; f < ordered.length; f++) if (!take(f, need)) return byWords();
     for (;;) {
       let most = 0;
@@ -144,7 +144,7 @@ export class TypoOrders implements Plan {
       }
     }
     scorePages(ctx, lists, pages);
-    return rankWords(withPlan(run), { apart: entries.count, noChunk });
+    return handOver(run, { apart: entries.count, noChunk });
   }
 
   /** A page's score for a term searched alone, as its order ranked it (no title in play). */
@@ -239,9 +239,3 @@ function lastScore(entries: PageEntries, need: number, klass: number): number {
 
 /** What a page's second and third chunks add at most, as shares of another form's best: RULES.pageEvidence and its square. */
 const evidenceShare = () => RULES.pageEvidence + RULES.pageEvidence * RULES.pageEvidence;
-
-/** The run, its plan now the words plan's. */
-function withPlan(run: PlanRun): PlanRun {
-  run.ctx.meter.plan = WORDS.name;
-  return run;
-}

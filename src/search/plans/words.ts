@@ -23,6 +23,15 @@ export const WORDS: Plan = {
 };
 
 /**
+ * The words plan taking over from another plan that scored some pages exactly and can rank no further (D124's typo
+ * orders, the one-word plan's order run out): the search's work names it, and those pages are ranked apart.
+ */
+export function handOver(run: PlanRun, scored: Apart) {
+  run.ctx.meter.plan = WORDS.name;
+  return rankWords(run, scored);
+}
+
+/**
  * The words plan's ranking. `seeded`: the pages another plan already scored over their own chunks
  * (entered, exact), taken as ranked apart: they seed the bar of their tier from the first window.
  */

@@ -22,15 +22,22 @@ export class ListReader {
   table!: Float32Array;
   /** The list's tfs a chunk, when it is one of the most common (index/dense-lists.ts): at1() reads a byte. */
   dense: Uint8Array | undefined;
-  /** Whether bound() reads a sparse block's postings in the window rather than its impact (a typo word ranked alone). */
-  sparse = false;
+  /** Whether bound() reads a sparse block's postings in the window rather than its impact (a typo word ranked alone): set by open(). */
+  private sparse = false;
   /** The scan's place: the block decoded and the next posting in it (blocks when the list is read through). */
   block = 0;
   at = 0;
   size = 0;
 
-  open(cursor: PostingsCursor, list: FieldList, norms: FieldNorms, dense: Uint8Array | undefined): this {
+  open(
+    cursor: PostingsCursor,
+    list: FieldList,
+    norms: FieldNorms,
+    dense: Uint8Array | undefined,
+    sparse = false,
+  ): this {
     this.dense = dense;
+    this.sparse = sparse;
     this.cursor = cursor.open(list.address);
     this.address = list.address;
     this.unit = list.unit;

@@ -30,11 +30,9 @@ export class WordReader {
     sparse = false,
   ) {
     for (const form of forms) {
-      const lists = form.lists.map((l) => {
-        const list = reader().open(cursor(), l, text.norms(l.field), text.dense(l.address));
-        list.sparse = sparse;
-        return list;
-      });
+      const lists = form.lists.map((l) =>
+        reader().open(cursor(), l, text.norms(l.field), text.dense(l.address), sparse),
+      );
       this.forms.push({ idf: form.idf, lists });
       this.postings += form.postings;
     }
