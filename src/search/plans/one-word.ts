@@ -19,7 +19,7 @@ export class OneWord implements Plan {
 
   rank(run: PlanRun) {
     const { ctx, query, terms, lists, from, need } = run;
-    const { scratch, meter } = ctx;
+    const { scratch } = ctx;
     const { entries, entered } = scratch;
     const { apart, noChunk } = enterApart(ctx, query, terms, lists, undefined);
     const klass = rankClass(OTHER_GROUP, 0);
