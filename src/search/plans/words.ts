@@ -35,7 +35,7 @@ export function handOver(run: PlanRun, scored: Apart) {
  * The words plan's ranking. `seeded`: the pages another plan already scored over their own chunks
  * (entered, exact), taken as ranked apart: they seed the bar of their tier from the first window.
  */
-export function rankWords({ ctx, query, terms, lists, from, need, pruneFrom }: PlanRun, seeded?: Apart) {
+function rankWords({ ctx, query, terms, lists, from, need, pruneFrom }: PlanRun, seeded?: Apart) {
   const { scratch, meter } = ctx;
   const { entries, entered, heap } = scratch;
   const phrases = query.phrases.length > 0;
