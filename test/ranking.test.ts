@@ -107,6 +107,18 @@ describe("other forms of a word (its Snowball stem's) count as the word, weighed
     expect(stemmerFor("ja")).toBeUndefined();
     expect(stemmerFor("en")!("countries")).toBe(stemmerFor("en")!("country"));
   });
+
+  test("English is stemmed by porter2 as by Snowball's own English: every word of the English dumps the same", async () => {
+    const { stemmerFor } = await import("../src/search/text/stem");
+    const { newStemmer } = await import("snowball-stemmers");
+    const { termOfKey } = await import("../src/search/text/analyze");
+    const snowball = newStemmer("english");
+    const en = stemmerFor("en")!;
+    const words: string[] = [];
+    (await engineFor({ dumps: [EN_2006, EN_2016] })).text.eachTerm((key) => words.push(termOfKey(key)));
+    expect(words.length).toBeGreaterThan(20_000);
+    expect(words.filter((w) => en(w) !== snowball.stem(w))).toEqual([]);
+  });
 });
 
 describe("passage choice: of a page's best chunks, the one where the question's words stand closest", () => {
