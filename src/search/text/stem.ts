@@ -49,7 +49,7 @@ export function stemmerFor(lang: string): Stem | undefined {
   const algorithm = ALGORITHMS[lang];
   let stem: Stem | undefined;
   if (algorithm) {
-    // English by porter2: Snowball's English algorithm at about 8 times snowball-stemmers' speed, the same stems for
+    // English by porter2 (D137): Snowball's English algorithm at about 8 times snowball-stemmers' speed, the same stems for
     // every word of the vocabularies tried (bench/search/stemmers.ts). A new query word's forms are checked by
     // stemming up to 16 of the index's words each (term-expansion.ts): about a millisecond a query before.
     const stemmer = algorithm === "english" ? { stem: porter2 } : newStemmer(algorithm);
