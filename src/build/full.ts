@@ -253,7 +253,12 @@ export async function buildFromDumps(
  */
 async function ingestAndIndex(build: SnapshotBuild, ingestOptions: Omit<IngestOptions, "onArticle">, out: string) {
   const { result, kept, redirects } = await ingestInto(build, ingestOptions, out);
-  return { result, counts: build.writeIndexes(kept, redirects, result, redirects.pageIdList) };
+  try {
+    return { result, counts: build.writeIndexes(kept, redirects, result, redirects.pageIdList) };
+  } finally {
+    // Their file, when the build failed before the title index let it go.
+    redirects.close();
+  }
 }
 
 /** Ingests the dumps into a build (the claims' runs beside its output): returns what writeIndexes() needs. */

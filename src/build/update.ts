@@ -210,22 +210,29 @@ async function writeUpdate(
     : empty;
   logMemory("update: dumps read");
   const merged = resolve(base, arrivals, result, o.deleted, dirname(o.out), o.titleRunBytes);
-  // The sort's garbage (its runs' buffers read) goes before the copy allocates.
-  Bun.gc(true);
-  logMemory("update: titles resolved");
-  const baseDocuments = readShardData(base.container, "index.text").documentCount;
-  const done = writePages(writer, base, o.base, merged, arrivals.length, baseDocuments, newChunks);
-  // The base is read: its mapping goes now, not when collected (its pages read would stay resident until then).
-  base.container.letGo();
-  Bun.gc(true);
-  logMemory("update: page table written");
   const redirects = merged.redirects;
-  index.finish(
-    writer.out,
-    { docOfText: done.docOf, documents: done.documents, titles: done.titles, chunkCounts: done.chunkCounts, redirects },
-    o.progress,
-    { path: o.base, documents: baseDocuments },
-  );
+  let done: ReturnType<typeof writePages>;
+  let baseDocuments: number;
+  try {
+    // The sort's garbage (its runs' buffers read) goes before the copy allocates.
+    Bun.gc(true);
+    logMemory("update: titles resolved");
+    baseDocuments = readShardData(base.container, "index.text").documentCount;
+    done = writePages(writer, base, o.base, merged, arrivals.length, baseDocuments, newChunks);
+    // The base is read: its mapping goes now, not when collected (its pages read would stay resident until then).
+    base.container.letGo();
+    Bun.gc(true);
+    logMemory("update: page table written");
+    index.finish(
+      writer.out,
+      { docOfText: done.docOf, documents: done.documents, titles: done.titles, chunkCounts: done.chunkCounts, redirects },
+      o.progress,
+      { path: o.base, documents: baseDocuments },
+    );
+  } finally {
+    // Their file, when the update failed before the title index let it go.
+    redirects.close();
+  }
   logMemory("update: indexes written");
 
   const createdAt = (o.createdAt ?? new Date()).toISOString();
@@ -470,7 +477,8 @@ function resolve(
   }
   const baseRows = new Growable(Uint32Array);
   const newArrivals = new Growable(Uint32Array);
-  const redirects = new RedirectColumns();
+  // To a file beside the output (the base's millions of redirects are held to the title index otherwise).
+  const redirects = new RedirectColumns(dir);
   let everyId = true;
   let holder: { numbers: Float64Array; title: Uint8Array; target: Uint8Array } | undefined;
   const take = () => {
@@ -482,20 +490,26 @@ function resolve(
       if (pageId! < 0) everyId = false;
     }
   };
-  for (const record of byTitle.drain()) {
-    const title = record.string(0);
-    const sameTitle = holder !== undefined && sameBytes(title, holder.title);
-    const v = record.numbers;
-    if (
-      sameTitle &&
-      !newer({ tsUnix: v[3]!, revId: v[2]! }, { tsUnix: holder!.numbers[3]!, revId: holder!.numbers[2]! })
-    )
-      continue;
-    if (holder && !sameTitle) take();
-    // Copied: the record's views go with the next one.
-    holder = { numbers: v.slice(), title: title.slice(), target: record.string(1).slice() };
+  try {
+    for (const record of byTitle.drain()) {
+      const title = record.string(0);
+      const sameTitle = holder !== undefined && sameBytes(title, holder.title);
+      const v = record.numbers;
+      if (
+        sameTitle &&
+        !newer({ tsUnix: v[3]!, revId: v[2]! }, { tsUnix: holder!.numbers[3]!, revId: holder!.numbers[2]! })
+      )
+        continue;
+      if (holder && !sameTitle) take();
+      // Copied: the record's views go with the next one.
+      holder = { numbers: v.slice(), title: title.slice(), target: record.string(1).slice() };
+    }
+    if (holder) take();
+  } catch (err) {
+    redirects.close();
+    throw err;
   }
-  if (holder) take();
+  redirects.trim();
   const kept = { baseRows: baseRows.view().sort(), newArrivals: newArrivals.view().sort() };
   let changed = 0;
   for (const a of kept.newArrivals) if (pages.indexOf(arrivals[a]!.pageId) >= 0) changed++;
