@@ -116,17 +116,8 @@ export class SnapshotBuild {
     logMemory("page table: done");
     const table = this.writer.out;
     const index = this.indexFor(about.wiki.lang);
-    index.finish(
-      table,
-      {
-        docOfText: pages.docOfText,
-        documents: pages.documents,
-        titles: pages.titles,
-        chunkCounts: pages.chunkCounts,
-        redirects,
-      },
-      this.options.progress,
-    );
+    // Each chunk's document is held in `pages` only: the index lets it go once the text index is merged.
+    index.finish(table, Object.assign(pages, { redirects }), this.options.progress);
     return { pages: pages.pages, documents: pages.documents, redirects: redirects.length, runs: index.runCount };
   }
 
