@@ -205,6 +205,27 @@ describe("the redirects kept in a file (D134)", () => {
 });
 
 describe("the title index in bounded memory", () => {
+  test("each chunk's document is let go once the text index is merged (D135): the object given holds an empty array after", async () => {
+    const r = await ingested({ dumps: [EN_2006] });
+    const dir = tempDir();
+    const out = new ContainerWriter(join(dir, "index.bin"));
+    const index = new IndexBuilder("en", 2e9, dir);
+    for (const a of r.articles) index.addPage(a.title, a.sections, a.chunks);
+    const chunks = r.articles.reduce((n, a) => n + a.chunks.length, 0);
+    const kept = {
+      docOfText: Int32Array.from({ length: chunks }, (_, i) => i),
+      documents: chunks,
+      titles: r.articles.map((a) => a.title),
+      chunkCounts: r.articles.map((a) => a.chunks.length),
+      redirects: redirectListOf(r.redirects),
+    };
+    index.finish(out, kept);
+    out.finish({});
+    expect(chunks).toBeGreaterThan(100);
+    expect(kept.docOfText.length).toBe(0);
+    expect(openContainer(join(dir, "index.bin")).has("index.text.meta")).toBe(true);
+  });
+
   test("built a few titles a run and merged, it is byte for byte the one built in one run", async () => {
     const r = await ingested({ dumps: [EN_2006, EN_2016] });
     const titles = r.articles.map((a) => a.title);

@@ -208,6 +208,8 @@ async function writeUpdate(
         newChunks += a.chunks.length;
       })
     : empty;
+  // The update weighs the dumps' claims (result.claims), not the redirects the ingest kept: their file goes now.
+  result.redirectList.release();
   logMemory("update: dumps read");
   const merged = resolve(base, arrivals, result, o.deleted, dirname(o.out), o.titleRunBytes);
   const redirects = merged.redirects;
