@@ -1,7 +1,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { buildFromDumps } from "../src/build";
+import { buildFromDumps, SnapshotBuild } from "../src/build";
 import { ingest } from "../src/ingest";
 import { IndexBuilder, open } from "../src/search";
 import { ContainerWriter, openContainer, redirectListOf, sameBytes, type RedirectList } from "../src/snapshot";
@@ -144,6 +144,22 @@ describe("the end of the read (D128)", () => {
     events.push("resolved");
     expect(result.kept.pageIds.length).toBe(106);
     expect(events).toEqual(["allRead after 106 articles", "allRead done", "resolved"]);
+  });
+});
+
+describe("what a build holds to its end", () => {
+  test("the pages kept are held until the page table is written, not after: writing the indexes again asks for them", async () => {
+    const r = await ingested({ dumps: [EN_2006] });
+    const build = new SnapshotBuild({ out: join(tempDir(), "kept.tome"), chunkWords: 300 });
+    try {
+      for (const a of r.articles) build.add(a, r.wiki.lang);
+      build.keep(r.kept);
+      const counts = build.writeIndexes(redirectListOf(r.redirects), r);
+      expect(counts.pages).toBe(r.kept.pageIds.length);
+      expect(() => build.writeIndexes(redirectListOf(r.redirects), r)).toThrow("writeIndexes() before keep()");
+    } finally {
+      build.abandon();
+    }
   });
 });
 
