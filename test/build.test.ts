@@ -166,7 +166,10 @@ describe("what a build holds to its end", () => {
 describe("the redirects kept in a file (D134)", () => {
   test("an ingest with a spill folder writes its redirects' titles and targets to a file there, read back as one held gives them, removed once let go", async () => {
     const dir = tempDir();
-    const [spilled, held] = [await ingest({ dumps: [EN_2006, EN_2016], spillDir: dir }), await ingested({ dumps: [EN_2006, EN_2016] })];
+    const [spilled, held] = [
+      await ingest({ dumps: [EN_2006, EN_2016], spillDir: dir }),
+      await ingested({ dumps: [EN_2006, EN_2016] }),
+    ];
     const list = spilled.redirectList;
     expect(list.spilled).toBe(true);
     expect(held.redirectList.spilled).toBe(false);
@@ -176,7 +179,10 @@ describe("the redirects kept in a file (D134)", () => {
     const [folder] = readdirSync(dir).filter((f) => f.startsWith(".tome-strings-"));
     const file = join(dir, folder!, "redirects");
     const encoder = new TextEncoder();
-    const bytes = held.redirects.reduce((n, x) => n + encoder.encode(x.title).length + encoder.encode(x.target).length, 0);
+    const bytes = held.redirects.reduce(
+      (n, x) => n + encoder.encode(x.title).length + encoder.encode(x.target).length,
+      0,
+    );
     expect(statSync(file).size).toBe(bytes);
     // In order, and out of order (as the title keys read the targets and the aliases the titles).
     const order = Array.from({ length: list.length }, (_, i) => (i * 7919) % list.length);

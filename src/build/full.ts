@@ -113,11 +113,7 @@ export class SnapshotBuild {
    * (buildFromDumps) seals the file without them, and they are most of what a build holds per
    * article at its end.
    */
-  writeIndexes(
-    redirects: RedirectList,
-    about: BuildAbout,
-    redirectPageIds?: ArrayLike<number>,
-  ): IndexedCounts {
+  writeIndexes(redirects: RedirectList, about: BuildAbout, redirectPageIds?: ArrayLike<number>): IndexedCounts {
     logMemory("ingest: done");
     const pages = this.writer.finishPages(this.keptArrivals(), redirects, undefined, redirectPageIds);
     logMemory("page table: done");

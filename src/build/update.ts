@@ -226,7 +226,10 @@ async function writeUpdate(
     Bun.gc(true);
     logMemory("update: page table written");
     // Each chunk's number is held in `done` only: the index lets it go once the text index is merged.
-    index.finish(writer.out, Object.assign(done, { redirects }), o.progress, { path: o.base, documents: baseDocuments });
+    index.finish(writer.out, Object.assign(done, { redirects }), o.progress, {
+      path: o.base,
+      documents: baseDocuments,
+    });
   } finally {
     // Their file, when the update failed before the title index let it go.
     redirects.close();
