@@ -116,6 +116,8 @@ export class SnapshotBuild {
   writeIndexes(redirects: RedirectList, about: BuildAbout, redirectPageIds?: ArrayLike<number>): IndexedCounts {
     logMemory("ingest: done");
     const pages = this.writer.finishPages(this.keptArrivals(), redirects, undefined, redirectPageIds);
+    // The page table's garbage (its rows merged, the redirects packed) goes before the text index's merge allocates.
+    Bun.gc(true);
     logMemory("page table: done");
     const table = this.writer.out;
     const index = this.indexFor(about.wiki.lang);
