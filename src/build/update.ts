@@ -308,7 +308,7 @@ function writePages(
   // Every arrival in docOrder is kept: the base's rows kept, the new pages that hold their titles.
   const inOrder = new Uint8Array(arrivals + kept.length);
   for (const a of docOrder) inOrder[a] = 1;
-  // The last rows' garbage (up to 65,536 rows' sections and strings, about 50 MB) goes before the page table allocates.
+  // The last rows' garbage (up to 16,384 rows' sections and strings) goes before the page table allocates.
   Bun.gc(true);
   logMemory("update: rows added");
   const done = writer.finishPages((a) => inOrder[a] === 1, merged.redirects, docOrder, merged.redirectPageIds);
