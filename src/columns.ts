@@ -1,4 +1,6 @@
 /** Growable typed arrays and UTF-8 string columns: what a build appends to (ingest, snapshot), then writes out or reads whole. */
+import { closeSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+
 type Typed = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array;
 type Ctor<T extends Typed> = { new (n: number): T };
 
@@ -89,6 +91,109 @@ export class StringColumn {
   }
   blob(): Uint8Array {
     return this.bytes.subarray(0, this.used);
+  }
+}
+
+/** Bytes a StringFile buffers before writing them, and reads at once (a string longer is read alone). */
+const STRING_FILE_WRITE_BYTES = 1 << 16;
+const STRING_FILE_READ_BYTES = 4096;
+
+/**
+ * UTF-8 strings appended to a file, read back by index: only their ends are held (4 bytes a
+ * string). Each read fills a small window of the file (pread): strings read in order cost a
+ * read every 4 KB, a string read alone one read. For millions of strings a build needs a few
+ * times each, some out of order (its redirects' titles and targets), which held in a column
+ * were most of what it held per article at its end.
+ */
+export class StringFile {
+  private readonly decoder = new TextDecoder();
+  private readonly fd: number;
+  private readonly ends = new Growable(Uint32Array);
+  private readonly pending = new Uint8Array(STRING_FILE_WRITE_BYTES);
+  private buffered = 0;
+  /** Bytes in the file. */
+  private flushed = 0;
+  private window = new Uint8Array(STRING_FILE_READ_BYTES);
+  /** The file's bytes [windowAt, windowAt + windowLength) are in window. */
+  private windowAt = 0;
+  private windowLength = 0;
+  private closed = false;
+
+  /** `path`: the file (made, and removed by close()). */
+  constructor(private readonly path: string) {
+    this.fd = openSync(path, "w+");
+  }
+
+  get length(): number {
+    return this.ends.length;
+  }
+
+  pushBytes(bytes: Uint8Array): void {
+    const end = this.flushed + this.buffered + bytes.length;
+    if (end > 0xffffffff) throw new Error(`${this.path}: more than 4 GiB of strings`);
+    if (bytes.length > this.pending.length - this.buffered) {
+      this.flush();
+      if (bytes.length > this.pending.length) this.write(bytes);
+      else {
+        this.pending.set(bytes);
+        this.buffered = bytes.length;
+      }
+    } else {
+      this.pending.set(bytes, this.buffered);
+      this.buffered += bytes.length;
+    }
+    this.ends.push(end);
+  }
+
+  /** Once every string is pushed: the last ones go to the file, and the room the ends grew by goes (they are held while the strings are read). */
+  trim(): void {
+    this.flush();
+    this.ends.trim();
+  }
+
+  at(i: number): string {
+    return this.decoder.decode(this.bytesAt(i));
+  }
+
+  /** String i's UTF-8 bytes: a view, valid until the next read. */
+  bytesAt(i: number): Uint8Array {
+    if (this.closed) throw new Error(`${this.path}: read after it was closed`);
+    const start = i ? this.ends.get(i - 1) : 0;
+    const end = this.ends.get(i);
+    if (start >= this.windowAt && end <= this.windowAt + this.windowLength)
+      return this.window.subarray(start - this.windowAt, end - this.windowAt);
+    this.flush();
+    if (end - start > this.window.length) this.window = new Uint8Array(end - start);
+    const want = Math.min(this.window.length, this.flushed - start);
+    let got = 0;
+    while (got < want) {
+      const n = readSync(this.fd, this.window, got, want - got, start + got);
+      if (n <= 0) throw new Error(`${this.path}: read ${got} of ${want} bytes at ${start}`);
+      got += n;
+    }
+    this.windowAt = start;
+    this.windowLength = got;
+    return this.window.subarray(0, end - start);
+  }
+
+  /** Closes and removes the file (again and again: closed is fine). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    closeSync(this.fd);
+    rmSync(this.path, { force: true });
+  }
+
+  private flush(): void {
+    if (!this.buffered) return;
+    this.write(this.pending.subarray(0, this.buffered));
+    this.buffered = 0;
+  }
+
+  private write(bytes: Uint8Array): void {
+    for (let off = 0; off < bytes.length; )
+      off += writeSync(this.fd, bytes, off, bytes.length - off, this.flushed + off);
+    this.flushed += bytes.length;
   }
 }
 

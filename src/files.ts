@@ -101,13 +101,13 @@ export function workerUrl(beside: URL, underSrc: string): string {
  * is whole: the process that made them, so that a later build can tell the leftovers of a
  * killed one (its process gone) from the work of one still running beside it.
  */
-const LEFTOVER = [/^\.tome-(?:sorted|pages|runs)-(\d+)-/, /^\..+\.tome\.(\d+)\.tmp$/];
+const LEFTOVER = [/^\.tome-(?:sorted|pages|runs|strings)-(\d+)-/, /^\..+\.tome\.(\d+)\.tmp$/];
 
 /** This process's scratch folders not yet removed: removed together if it is stopped (removeAllScratch). */
 const scratchDirs = new Set<string>();
 
-/** Makes a scratch folder in `besides` (`kind`: sorted, pages or runs); removeScratch() when done with it. */
-export function makeScratch(besides: string, kind: "sorted" | "pages" | "runs"): string {
+/** Makes a scratch folder in `besides` (`kind`: sorted, pages, runs or strings); removeScratch() when done with it. */
+export function makeScratch(besides: string, kind: "sorted" | "pages" | "runs" | "strings"): string {
   const dir = mkdtempSync(join(besides, `.tome-${kind}-${process.pid}-`));
   scratchDirs.add(dir);
   return dir;

@@ -1,10 +1,11 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { buildFromDumps } from "../src/build";
+import { buildFromDumps, SnapshotBuild } from "../src/build";
 import { ingest } from "../src/ingest";
 import { IndexBuilder, open } from "../src/search";
 import { ContainerWriter, openContainer, redirectListOf, sameBytes, type RedirectList } from "../src/snapshot";
+import { writeRedirects } from "../src/snapshot/write";
 import { EN_2006, EN_2016, ingested, SQUAD, tempDir } from "./helpers";
 
 setDefaultTimeout(300_000);
@@ -146,7 +147,107 @@ describe("the end of the read (D128)", () => {
   });
 });
 
+describe("what a build holds to its end", () => {
+  test("the pages kept are held until the page table is written, not after: writing the indexes again asks for them", async () => {
+    const r = await ingested({ dumps: [EN_2006] });
+    const build = new SnapshotBuild({ out: join(tempDir(), "kept.tome"), chunkWords: 300 });
+    try {
+      for (const a of r.articles) build.add(a, r.wiki.lang);
+      build.keep(r.kept);
+      const counts = build.writeIndexes(redirectListOf(r.redirects), r);
+      expect(counts.pages).toBe(r.kept.pageIds.length);
+      expect(() => build.writeIndexes(redirectListOf(r.redirects), r)).toThrow("writeIndexes() before keep()");
+    } finally {
+      build.abandon();
+    }
+  });
+});
+
+describe("the redirects kept in a file (D134)", () => {
+  test("an ingest with a spill folder writes its redirects' titles and targets to a file there, read back as one held gives them, removed once let go", async () => {
+    const dir = tempDir();
+    const [spilled, held] = [
+      await ingest({ dumps: [EN_2006, EN_2016], spillDir: dir }),
+      await ingested({ dumps: [EN_2006, EN_2016] }),
+    ];
+    const list = spilled.redirectList;
+    expect(list.spilled).toBe(true);
+    expect(held.redirectList.spilled).toBe(false);
+    expect(list.length).toBe(held.redirectList.length);
+    expect(list.length).toBeGreaterThan(100);
+    // The strings are in the file (their bytes, every title and target), not held.
+    const [folder] = readdirSync(dir).filter((f) => f.startsWith(".tome-strings-"));
+    const file = join(dir, folder!, "redirects");
+    const encoder = new TextEncoder();
+    const bytes = held.redirects.reduce(
+      (n, x) => n + encoder.encode(x.title).length + encoder.encode(x.target).length,
+      0,
+    );
+    expect(statSync(file).size).toBe(bytes);
+    // In order, and out of order (as the title keys read the targets and the aliases the titles).
+    const order = Array.from({ length: list.length }, (_, i) => (i * 7919) % list.length);
+    for (const sequence of [order.toSorted((a, b) => a - b), order])
+      expect(sequence.map((i) => [list.title(i), list.target(i)])).toEqual(
+        sequence.map((i) => [held.redirectList.title(i), held.redirectList.target(i)]),
+      );
+    expect(Array.from(list.pageIdList)).toEqual(Array.from(held.redirectList.pageIdList));
+    list.release();
+    expect(existsSync(join(dir, folder!))).toBe(false);
+    expect(Array.from(list.pageIdList)).toEqual(Array.from(held.redirectList.pageIdList));
+  });
+
+  test("the title index and the redirects section from redirects in a file are the bytes from a list held", async () => {
+    const r = await ingest({ dumps: [EN_2006, EN_2016], spillDir: tempDir() });
+    const held = await ingested({ dumps: [EN_2006, EN_2016] });
+    expect(r.redirectList.spilled).toBe(true);
+    const build = (redirects: RedirectList) => {
+      const dir = tempDir();
+      const path = join(dir, "titles.bin");
+      const out = new ContainerWriter(path);
+      writeRedirects(out, redirects);
+      new IndexBuilder("en", 2e9, dir).finish(out, {
+        docOfText: new Int32Array(0),
+        documents: 0,
+        titles: held.articles.map((a) => a.title),
+        chunkCounts: held.articles.map((a) => a.chunks.length),
+        redirects,
+      });
+      out.finish({});
+      return openContainer(path);
+    };
+    const [spilled, kept] = [build(r.redirectList), build(redirectListOf(held.redirects))];
+    expect(kept.sections.some((s) => s.name === "redirects")).toBe(true);
+    expect(spilled.sections.map((s) => s.name)).toEqual(kept.sections.map((s) => s.name));
+    for (const s of kept.sections)
+      expect({ name: s.name, same: sameBytes(spilled.section(s.name), kept.section(s.name)) }).toEqual({
+        name: s.name,
+        same: true,
+      });
+  });
+});
+
 describe("the title index in bounded memory", () => {
+  test("each chunk's document is let go once the text index is merged (D135): the object given holds an empty array after", async () => {
+    const r = await ingested({ dumps: [EN_2006] });
+    const dir = tempDir();
+    const out = new ContainerWriter(join(dir, "index.bin"));
+    const index = new IndexBuilder("en", 2e9, dir);
+    for (const a of r.articles) index.addPage(a.title, a.sections, a.chunks);
+    const chunks = r.articles.reduce((n, a) => n + a.chunks.length, 0);
+    const kept = {
+      docOfText: Int32Array.from({ length: chunks }, (_, i) => i),
+      documents: chunks,
+      titles: r.articles.map((a) => a.title),
+      chunkCounts: r.articles.map((a) => a.chunks.length),
+      redirects: redirectListOf(r.redirects),
+    };
+    index.finish(out, kept);
+    out.finish({});
+    expect(chunks).toBeGreaterThan(100);
+    expect(kept.docOfText.length).toBe(0);
+    expect(openContainer(join(dir, "index.bin")).has("index.text.meta")).toBe(true);
+  });
+
   test("built a few titles a run and merged, it is byte for byte the one built in one run", async () => {
     const r = await ingested({ dumps: [EN_2006, EN_2016] });
     const titles = r.articles.map((a) => a.title);

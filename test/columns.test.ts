@@ -11,7 +11,9 @@ import {
 } from "../src/snapshot";
 import { writeRedirects } from "../src/snapshot/write";
 import { tempDir } from "./helpers";
-import { Growable } from "../src/columns";
+import { Growable, StringFile } from "../src/columns";
+import { existsSync, statSync } from "node:fs";
+import { EN_2016, ingested } from "./helpers";
 
 describe("columns trimmed", () => {
   test("a column trimmed keeps its values and strings, and lets go the room it grew by", () => {
@@ -37,6 +39,32 @@ describe("columns trimmed", () => {
     empty.push(1.5);
     expect(Array.from(empty.view())).toEqual([1.5]);
   });
+});
+
+describe("strings in a file", () => {
+  test("a StringFile gives back its strings in order and out of order (long ones too) from its file, which close() removes", async () => {
+    const r = await ingested({ dumps: [EN_2016] });
+    // A fixture's redirects' titles and targets, and strings longer than its read window and its write buffer.
+    const strings = r.redirects.flatMap((x) => [x.title, x.target]);
+    strings.splice(5, 0, "Ω".repeat(3000), "", "Zürich".repeat(20_000));
+    expect(strings.length).toBeGreaterThan(200);
+    const path = join(tempDir(), "strings");
+    const file = new StringFile(path);
+    const encoder = new TextEncoder();
+    for (const s of strings) file.pushBytes(encoder.encode(s));
+    file.trim();
+    expect(file.length).toBe(strings.length);
+    const order = strings.map((_, i) => i);
+    const shuffled = order.map((i) => (i * 7919) % strings.length);
+    expect(new Set(shuffled).size).toBe(strings.length);
+    for (const sequence of [order, [...order].reverse(), shuffled])
+      expect(sequence.map((i) => file.at(i))).toEqual(sequence.map((i) => strings[i]!));
+    // The strings are in the file, not held: its size is their bytes.
+    expect(statSync(path).size).toBe(strings.reduce((n, s) => n + encoder.encode(s).length, 0));
+    file.close();
+    expect(existsSync(path)).toBe(false);
+    expect(() => file.at(0)).toThrow("read after it was closed");
+  }, 120_000);
 });
 
 describe("stored strings", () => {

@@ -57,6 +57,8 @@ export class SnapshotBuild {
   /** Each page added's id and revision, by arrival: two columns, not an object a page. */
   private arrivalIds = new Growable(Uint32Array);
   private arrivalRevs = new Growable(Float64Array);
+  /** The pages to keep, until the page table is written: held here only (12 bytes an article), not to the build's end. */
+  private kept: KeptPages | undefined;
 
   /**
    * `background`: text compressed and the index's runs inverted off the main thread; then
@@ -95,44 +97,40 @@ export class SnapshotBuild {
     about: BuildAbout,
     redirectPageIds?: ArrayLike<number>,
   ): BuildReport {
-    return this.seal(about, this.writeIndexes(kept, redirects, about, redirectPageIds));
+    this.keep(kept);
+    return this.seal(about, this.writeIndexes(redirects, about, redirectPageIds));
+  }
+
+  /** The pages to keep (ids and revisions, in any order: a page id listed twice keeps its last), for writeIndexes(). */
+  keep(kept: KeptPages): void {
+    this.kept = kept;
   }
 
   /**
-   * Writes the page table, the redirects and the search indexes of the pages `kept` lists;
-   * returns only their counts. What it was given and made (the titles, the redirects, each
+   * Writes the page table, the redirects and the search indexes of the pages keep() listed
+   * (let go once the page table is written); returns only their counts. What it was given and made (the titles, the redirects, each
    * chunk's document) is let go when it returns: a caller that does not hold them either
    * (buildFromDumps) seals the file without them, and they are most of what a build holds per
    * article at its end.
    */
-  writeIndexes(
-    kept: KeptPages,
-    redirects: RedirectList,
-    about: BuildAbout,
-    redirectPageIds?: ArrayLike<number>,
-  ): IndexedCounts {
+  writeIndexes(redirects: RedirectList, about: BuildAbout, redirectPageIds?: ArrayLike<number>): IndexedCounts {
     logMemory("ingest: done");
-    const pages = this.writer.finishPages(this.keptArrivals(kept), redirects, undefined, redirectPageIds);
+    const pages = this.writer.finishPages(this.keptArrivals(), redirects, undefined, redirectPageIds);
+    // The page table's garbage (its rows merged, the redirects packed) goes before the text index's merge allocates.
+    Bun.gc(true);
     logMemory("page table: done");
     const table = this.writer.out;
     const index = this.indexFor(about.wiki.lang);
-    index.finish(
-      table,
-      {
-        docOfText: pages.docOfText,
-        documents: pages.documents,
-        titles: pages.titles,
-        chunkCounts: pages.chunkCounts,
-        redirects,
-      },
-      this.options.progress,
-    );
+    // Each chunk's document is held in `pages` only: the index lets it go once the text index is merged.
+    index.finish(table, Object.assign(pages, { redirects }), this.options.progress);
     return { pages: pages.pages, documents: pages.documents, redirects: redirects.length, runs: index.runCount };
   }
 
-  /** Whether each arrival is kept (keptRevisions): the arrival columns are let go once read. */
-  private keptArrivals(kept: KeptPages): (arrival: number) => boolean {
-    const keep = keptRevisions(kept);
+  /** Whether each arrival is kept (keptRevisions): the pages kept and the arrival columns are let go once read. */
+  private keptArrivals(): (arrival: number) => boolean {
+    if (!this.kept) throw new Error("build: writeIndexes() before keep()");
+    const keep = keptRevisions(this.kept);
+    this.kept = undefined;
     const ids = this.arrivalIds;
     const revs = this.arrivalRevs;
     this.arrivalIds = new Growable(Uint32Array);
@@ -252,11 +250,16 @@ export async function buildFromDumps(
  * the ingest kept (ids, redirects) is held in this function's frame only, gone once it returns.
  */
 async function ingestAndIndex(build: SnapshotBuild, ingestOptions: Omit<IngestOptions, "onArticle">, out: string) {
-  const { result, kept, redirects } = await ingestInto(build, ingestOptions, out);
-  return { result, counts: build.writeIndexes(kept, redirects, result, redirects.pageIdList) };
+  const { result, redirects } = await ingestInto(build, ingestOptions, out);
+  try {
+    return { result, counts: build.writeIndexes(redirects, result, redirects.pageIdList) };
+  } finally {
+    // Their file, when the build failed before the title index let it go.
+    redirects.close();
+  }
 }
 
-/** Ingests the dumps into a build (the claims' runs beside its output): returns what writeIndexes() needs. */
+/** Ingests the dumps into a build (the claims' runs beside its output), which keeps the pages kept: returns what else writeIndexes() needs. */
 async function ingestInto(build: SnapshotBuild, ingestOptions: Omit<IngestOptions, "onArticle">, out: string) {
   const ingested = await ingest({
     ...ingestOptions,
@@ -266,9 +269,10 @@ async function ingestInto(build: SnapshotBuild, ingestOptions: Omit<IngestOption
     // The last run's inversion (up to --memory) goes to its file before the claims' resolution allocates (D128).
     allRead: () => build.settle(),
   });
-  const { wiki, sources, truncated, failures, wikitextChars, kept } = ingested;
+  const { wiki, sources, truncated, failures, wikitextChars } = ingested;
   const result: IngestSummary = { wiki, sources, truncated, failures, wikitextChars };
-  return { result, kept, redirects: ingested.redirectList };
+  build.keep(ingested.kept);
+  return { result, redirects: ingested.redirectList };
 }
 
 /** Builds a snapshot from pages already in memory (tests, conversion of a format-1 file). */

@@ -208,24 +208,32 @@ async function writeUpdate(
         newChunks += a.chunks.length;
       })
     : empty;
+  // The update weighs the dumps' claims (result.claims), not the redirects the ingest kept: their file goes now.
+  result.redirectList.release();
   logMemory("update: dumps read");
   const merged = resolve(base, arrivals, result, o.deleted, dirname(o.out), o.titleRunBytes);
-  // The sort's garbage (its runs' buffers read) goes before the copy allocates.
-  Bun.gc(true);
-  logMemory("update: titles resolved");
-  const baseDocuments = readShardData(base.container, "index.text").documentCount;
-  const done = writePages(writer, base, o.base, merged, arrivals.length, baseDocuments, newChunks);
-  // The base is read: its mapping goes now, not when collected (its pages read would stay resident until then).
-  base.container.letGo();
-  Bun.gc(true);
-  logMemory("update: page table written");
   const redirects = merged.redirects;
-  index.finish(
-    writer.out,
-    { docOfText: done.docOf, documents: done.documents, titles: done.titles, chunkCounts: done.chunkCounts, redirects },
-    o.progress,
-    { path: o.base, documents: baseDocuments },
-  );
+  let done: ReturnType<typeof writePages>;
+  let baseDocuments: number;
+  try {
+    // The sort's garbage (its runs' buffers read) goes before the copy allocates.
+    Bun.gc(true);
+    logMemory("update: titles resolved");
+    baseDocuments = readShardData(base.container, "index.text").documentCount;
+    done = writePages(writer, base, o.base, merged, arrivals.length, baseDocuments, newChunks);
+    // The base is read: its mapping goes now, not when collected (its pages read would stay resident until then).
+    base.container.letGo();
+    Bun.gc(true);
+    logMemory("update: page table written");
+    // Each chunk's number is held in `done` only: the index lets it go once the text index is merged.
+    index.finish(writer.out, Object.assign(done, { redirects }), o.progress, {
+      path: o.base,
+      documents: baseDocuments,
+    });
+  } finally {
+    // Their file, when the update failed before the title index let it go.
+    redirects.close();
+  }
   logMemory("update: indexes written");
 
   const createdAt = (o.createdAt ?? new Date()).toISOString();
@@ -285,10 +293,11 @@ function writePages(
     row.firstText = row.chunkSections.length ? textNumber[row.firstText]! : 0;
     firstTextOf[k] = row.firstText;
     writer.addRow(row);
-    // Each row read leaves its arrays and strings behind: collected as they go, they do not pile up;
-    // the base's pages read leave the resident set as they go (the base is read through once).
-    if ((k & 0xffff) === 0xffff) {
-      Bun.gc(false);
+    // Each row read leaves its arrays and strings behind (about 1 KB a row): collected as they go (fully,
+    // every 16,384 rows: young collections left 220 MB of them at 1M articles, growing with the rows),
+    // they do not pile up; the base's pages read leave the resident set as they go (it is read through once).
+    if ((k & 0x3fff) === 0x3fff) {
+      Bun.gc(true);
       base.container.dropResident();
     }
   }
@@ -299,6 +308,8 @@ function writePages(
   // Every arrival in docOrder is kept: the base's rows kept, the new pages that hold their titles.
   const inOrder = new Uint8Array(arrivals + kept.length);
   for (const a of docOrder) inOrder[a] = 1;
+  // The last rows' garbage (up to 16,384 rows' sections and strings) goes before the page table allocates.
+  Bun.gc(true);
   logMemory("update: rows added");
   const done = writer.finishPages((a) => inOrder[a] === 1, merged.redirects, docOrder, merged.redirectPageIds);
   const docOf = new Int32Array(baseDocuments + newChunks).fill(-1);
@@ -308,7 +319,13 @@ function writePages(
     for (let c = 0; c < pages.chunkCounts[r]!; c++) docOf[from + c] = done.docOfText[text + c]!;
   }
   for (let t = 0; t < newChunks; t++) docOf[baseDocuments + t] = done.docOfText[t]!;
-  return { docOf, documents: done.documents, pages: done.pages, titles: done.titles, chunkCounts: done.chunkCounts };
+  return {
+    docOfText: docOf,
+    documents: done.documents,
+    pages: done.pages,
+    titles: done.titles,
+    chunkCounts: done.chunkCounts,
+  };
 }
 
 /**
@@ -430,10 +447,10 @@ function resolve(
     }
     const kind = h.kind === "redirect" ? 1 : h.row !== undefined ? 0 : 2;
     byTitle.push([kind, h.pageId ?? -1, h.revId, h.tsUnix, h.row ?? h.arrival ?? -1], [h.title, h.target ?? ""]);
-    // Each row read leaves a few strings behind: collected as they go, they do not pile up; the
-    // base's pages read leave the resident set as they go (it is read through once).
+    // Each row read leaves a few strings behind: collected as they go (fully, as the rows' copy does), they
+    // do not pile up; the base's pages read leave the resident set as they go (it is read through once).
     if ((++written & 0xffff) === 0) {
-      Bun.gc(false);
+      Bun.gc(true);
       base.container.dropResident();
     }
   };
@@ -470,7 +487,8 @@ function resolve(
   }
   const baseRows = new Growable(Uint32Array);
   const newArrivals = new Growable(Uint32Array);
-  const redirects = new RedirectColumns();
+  // To a file beside the output (the base's millions of redirects are held to the title index otherwise).
+  const redirects = new RedirectColumns(dir);
   let everyId = true;
   let holder: { numbers: Float64Array; title: Uint8Array; target: Uint8Array } | undefined;
   const take = () => {
@@ -482,20 +500,26 @@ function resolve(
       if (pageId! < 0) everyId = false;
     }
   };
-  for (const record of byTitle.drain()) {
-    const title = record.string(0);
-    const sameTitle = holder !== undefined && sameBytes(title, holder.title);
-    const v = record.numbers;
-    if (
-      sameTitle &&
-      !newer({ tsUnix: v[3]!, revId: v[2]! }, { tsUnix: holder!.numbers[3]!, revId: holder!.numbers[2]! })
-    )
-      continue;
-    if (holder && !sameTitle) take();
-    // Copied: the record's views go with the next one.
-    holder = { numbers: v.slice(), title: title.slice(), target: record.string(1).slice() };
+  try {
+    for (const record of byTitle.drain()) {
+      const title = record.string(0);
+      const sameTitle = holder !== undefined && sameBytes(title, holder.title);
+      const v = record.numbers;
+      if (
+        sameTitle &&
+        !newer({ tsUnix: v[3]!, revId: v[2]! }, { tsUnix: holder!.numbers[3]!, revId: holder!.numbers[2]! })
+      )
+        continue;
+      if (holder && !sameTitle) take();
+      // Copied: the record's views go with the next one.
+      holder = { numbers: v.slice(), title: title.slice(), target: record.string(1).slice() };
+    }
+    if (holder) take();
+  } catch (err) {
+    redirects.close();
+    throw err;
   }
-  if (holder) take();
+  redirects.trim();
   const kept = { baseRows: baseRows.view().sort(), newArrivals: newArrivals.view().sort() };
   let changed = 0;
   for (const a of kept.newArrivals) if (pages.indexOf(arrivals[a]!.pageId) >= 0) changed++;

@@ -9,7 +9,9 @@
  * strings again (the last written stands): an id is claimed again only when several dumps hold it.
  */
 import { tmpdir } from "node:os";
-import { Growable, StoredStrings, StringColumn } from "../columns";
+import { join } from "node:path";
+import { Growable, StoredStrings, StringColumn, StringFile } from "../columns";
+import { makeScratch, removeScratch } from "../files";
 import { KeptBytes, SortedRuns } from "../sorted-runs";
 
 /** What a page read asks of the snapshot: its page id's article or redirect, and its title. */
@@ -192,15 +194,26 @@ export class ClaimTable {
 /**
  * The redirects kept, in UTF-8 columns (string 2i is redirect i's title, 2i + 1 its target)
  * rather than an object and two strings each: English Wikipedia has about 11 million, held
- * to a build's end.
+ * to a build's end. Given a folder (`besides`), the strings go to a file in a scratch folder
+ * made there as they come (StringFile), and only their ends and page ids are held: 12 bytes
+ * a redirect rather than about 60; release() (or close()) removes it.
  */
 export class RedirectColumns {
-  private strings = new StringColumn();
+  private strings: StringColumn | StringFile;
+  private readonly dir: string | undefined;
   private ids = new Growable(Uint32Array);
-  private stored: StoredStrings | undefined;
+  private stored: StoredStrings | StringFile | undefined;
   private released = false;
+  constructor(besides?: string) {
+    this.dir = besides === undefined ? undefined : makeScratch(besides, "strings");
+    this.strings = this.dir === undefined ? new StringColumn() : new StringFile(join(this.dir, "redirects"));
+  }
   get length(): number {
     return this.ids.length;
+  }
+  /** Whether the titles and targets are in a file rather than held. */
+  get spilled(): boolean {
+    return this.dir !== undefined;
   }
   /** Adds a redirect: its title and target (UTF-8) and page id. */
   push(title: Uint8Array, target: Uint8Array, pageId: number): void {
@@ -221,19 +234,26 @@ export class RedirectColumns {
     this.ids.trim();
     this.stored = undefined;
   }
-  /** Lets the titles and targets go (RedirectList.release); the page ids stay. */
+  /** Lets the titles and targets go (RedirectList.release), and their file; the page ids stay. */
   release(): void {
+    this.close();
     this.strings = new StringColumn(0, 0);
     this.stored = undefined;
     this.released = true;
+  }
+  /** Removes the strings' file, if any (after a failure; release() does it too). */
+  close(): void {
+    if (this.strings instanceof StringFile) this.strings.close();
+    if (this.dir !== undefined) removeScratch(this.dir);
   }
   /** Each redirect's page id, in order. */
   get pageIdList(): Uint32Array {
     return this.ids.view();
   }
-  private read(): StoredStrings {
+  private read(): StoredStrings | StringFile {
     if (this.released)
       throw new Error("redirects: their titles and targets were let go once the title index was built");
+    if (this.strings instanceof StringFile) return this.strings;
     return (this.stored ??= new StoredStrings(this.strings.blob(), this.strings.ends.view()));
   }
 }

@@ -124,7 +124,8 @@ class Ingestion {
     Bun.gc(true);
     const keptIds = new Growable(Uint32Array);
     const keptRevs = new Growable(Float64Array);
-    const redirectList = new RedirectColumns();
+    // Spilled beside the build's other runs when it has a folder for them: they are held to its end.
+    const redirectList = new RedirectColumns(this.options.spillDir);
     const listed: [number, Claim][] | undefined = this.options.listClaims ? [] : undefined;
     const decoder = new TextDecoder();
     const list = listed
@@ -136,11 +137,16 @@ class Ingestion {
           listed.push([c.pageId, claim]);
         }
       : undefined;
-    for (const h of titleHolders(this.claims, this.options.spillDir ?? tmpdir(), list)) {
-      if (h.article) {
-        keptIds.push(h.pageId);
-        keptRevs.push(h.revId);
-      } else if (leadsElsewhere(h)) redirectList.push(h.title, h.target, h.pageId);
+    try {
+      for (const h of titleHolders(this.claims, this.options.spillDir ?? tmpdir(), list)) {
+        if (h.article) {
+          keptIds.push(h.pageId);
+          keptRevs.push(h.revId);
+        } else if (leadsElsewhere(h)) redirectList.push(h.title, h.target, h.pageId);
+      }
+    } catch (err) {
+      redirectList.close();
+      throw err;
     }
     // The claims' columns, let go once read, go before the trim copies the redirects' columns.
     Bun.gc(true);

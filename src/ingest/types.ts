@@ -34,7 +34,10 @@ export interface IngestOptions {
   allRead?: () => Promise<void>;
   /** Called with each namespace-0 page sent to conversion, e.g. to compare the text made with its source. */
   onPage?: (page: RawPage) => void;
-  /** Where the claims' titles go, in sorted runs, while the dumps are read (default: the system's temporary folder). */
+  /**
+   * Where the claims' titles go, in sorted runs, while the dumps are read (default: the system's
+   * temporary folder); given, the redirects kept go to a file there too (RedirectColumns).
+   */
   spillDir?: string;
   /** List every claim in the result (`claims`): an update weighs them against its base. */
   listClaims?: boolean;

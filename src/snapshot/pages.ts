@@ -49,6 +49,8 @@ export class PageWriter {
   private readonly chunkSection: Spool<Uint16Array>;
   private readonly encoder = new TextEncoder();
   private scratch = new Uint8Array(1024);
+  /** The titles' UTF-8 bytes, all arrivals': room enough for the titles kept, made once (a column grown by doubling held up to three times its bytes). */
+  private titleBytes = 0;
 
   /** `besides`: the folder its temporary files go in. `runBytes`: rows held before a run is written. */
   constructor(besides: string, runBytes = PAGE_RUN_BYTES) {
@@ -74,7 +76,9 @@ export class PageWriter {
     this.firstText.push(row.firstText);
     this.chunkCount.push(row.chunkSections.length);
     // By page id (then arrival, the order pushed): [pageId, arrival, rev, ts, sectionStart, sectionCount], [title].
-    this.rows.push([row.pageId, arrival, row.revId, row.tsUnix, this.levels.length, row.sections.length], [row.title]);
+    const title = this.encode(row.title);
+    this.titleBytes += title.length;
+    this.rows.push([row.pageId, arrival, row.revId, row.tsUnix, this.levels.length, row.sections.length], [title]);
     for (const s of row.sections) {
       this.levels.push(s.level);
       this.headings.pushAll(this.encode(s.heading));
@@ -121,9 +125,11 @@ export class PageWriter {
     // Each arrival's first document, -1 when it is left out.
     const firstDoc = new Int32Array(n).fill(-1);
     let documents = 0;
+    let kept = 0;
     for (let i = 0; i < (docOrder?.length ?? n); i++) {
       const a = docOrder ? docOrder[i]! : i;
       if (!keep(a)) continue;
+      kept++;
       firstDoc[a] = documents;
       const first = this.firstText.get(a);
       for (let c = 0; c < this.chunkCount.get(a); c++) docOfText[first + c] = documents++;
@@ -140,8 +146,9 @@ export class PageWriter {
       sectionStart: spool("pages.sectionStart", Uint32Array),
       sectionCount: spool("pages.sectionCount", Uint32Array),
     };
-    const titles = new StringColumn();
-    const chunkCounts = new Growable(Uint32Array);
+    // Held to the build's end (the title index): sized once, not grown by doubling.
+    const titles = new StringColumn(this.titleBytes, kept);
+    const chunkCounts = new Growable(Uint32Array, kept);
     let newestTs = 0;
     try {
       // Each page id is kept once at most: by page id, the order is the one a sort of the kept rows gives.
@@ -171,8 +178,8 @@ export class PageWriter {
     this.headings.copyInto(out, "sections.heading");
     this.headingEnds.copyInto(out, "sections.headingEnd");
     this.chunkSection.copyInto(out, "text.chunkSection");
-    // Held to the build's end (the title index): without the room they grew by.
-    titles.trim();
+    // Without room beyond the titles kept: the bytes of titles left out (a page read twice, a title lost), when many.
+    if (titles.blob().length < this.titleBytes * 0.9) titles.trim();
     chunkCounts.trim();
     // The titles in page order, for the title index: read from their column, not held as a string each.
     return {

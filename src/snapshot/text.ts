@@ -113,11 +113,11 @@ export class TextWriter {
   private pending = new Uint8Array(BLOCK_BYTES * 2);
   private used = 0;
   private chunks = 0;
-  private readonly blockPart = new Growable(Uint8Array);
-  private readonly blockStart = new Growable(Float64Array);
-  private readonly blockLength = new Growable(Uint32Array);
-  private readonly blockFirst = new Growable(Uint32Array);
-  private readonly chunkEnd = new Growable(Uint32Array);
+  private blockPart = new Growable(Uint8Array);
+  private blockStart = new Growable(Float64Array);
+  private blockLength = new Growable(Uint32Array);
+  private blockFirst = new Growable(Uint32Array);
+  private chunkEnd = new Growable(Uint32Array);
   private part = -1;
   private partBytes = 0;
   private readonly queue: Compressing[] = [];
@@ -341,6 +341,12 @@ export class TextWriter {
     this.out.section("text.blockLength", this.blockLength.view());
     this.out.section("text.blockFirst", this.blockFirst.view());
     this.out.section("text.chunkEnd", this.chunkEnd.view());
+    // Written: each chunk's end (4 bytes a chunk, and the room it grew by) is not held through the indexes.
+    this.blockPart = new Growable(Uint8Array, 0);
+    this.blockStart = new Growable(Float64Array, 0);
+    this.blockLength = new Growable(Uint32Array, 0);
+    this.blockFirst = new Growable(Uint32Array, 0);
+    this.chunkEnd = new Growable(Uint32Array, 0);
   }
 }
 

@@ -172,8 +172,9 @@ export function writeRedirects(out: ContainerWriter, redirects: RedirectList): v
     }
     batch.set(packed, used);
     used += packed.length;
-    // Each redirect packed leaves an object and two strings: collected as they go, they do not pile up to the build's peak.
-    if ((i & 0xffff) === 0xffff) Bun.gc(false);
+    // Each redirect packed leaves an object and two strings: collected as they go (fully: a young collection let
+    // them pile up), they do not pile up to the build's peak.
+    if ((i & 0xffff) === 0xffff) Bun.gc(true);
   }
   out.write(batch.subarray(0, used));
   out.end();

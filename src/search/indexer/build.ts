@@ -156,7 +156,9 @@ export class IndexBuilder {
    * Merges the runs into `out` (sections index.text.*), keeping the chunks docOfText keeps,
    * then builds the title index and the title lookup from the pages kept. With `base` (an
    * update), the text index of that snapshot file is merged in first, as a run of its
-   * `documents` chunks numbered before the runs' (docOfText covers both).
+   * `documents` chunks numbered before the runs' (docOfText covers both). `kept.docOfText`
+   * is let go (replaced by an empty array) once the text index is merged: a caller that holds
+   * it only in `kept` does not hold it (4 bytes a chunk) through the title index.
    */
   finish(
     out: ContainerWriter,
@@ -175,14 +177,13 @@ export class IndexBuilder {
       this.spill();
       logMemory("merge: start");
       this.mergeText(out, kept, progress, base);
+      kept.docOfText = new Int32Array(0);
       logMemory("merge: done");
       // The merge's mapped runs and buffers are garbage now. Collected before the title index
       // allocates, they no longer add to the build's peak (at 5M chunks they did: 2.70 GB).
       Bun.gc(true);
       logMemory("merge: collected");
-      // Every title key and redirect resolved once, for the aliases and the lookup; the keys are let go before the inversion allocates.
-      const { aliases, lookup } = resolveTitles(kept.chunkCounts, kept.redirects, kept.titles, this.dir);
-      const aliasText = spoolAliases(join(this.dir, "aliases"), kept.titles.length, kept.redirects, aliases);
+      const { aliasText, lookup } = this.resolveTitles(kept);
       // The redirects' titles are in the spool now: the rest of the build has no use for them.
       kept.redirects.release?.();
       Bun.gc(true);
@@ -194,6 +195,16 @@ export class IndexBuilder {
     } finally {
       this.abandon();
     }
+  }
+
+  /**
+   * Every title key and redirect resolved once, for the aliases and the lookup; the keys are
+   * let go before the inversion allocates, and the aliases' lists (4 bytes a page and a
+   * redirect) once spooled.
+   */
+  private resolveTitles(kept: { titles: TitleList; chunkCounts: ArrayLike<number>; redirects: RedirectList }) {
+    const { aliases, lookup } = resolveTitles(kept.chunkCounts, kept.redirects, kept.titles, this.dir);
+    return { aliasText: spoolAliases(join(this.dir, "aliases"), kept.titles.length, kept.redirects, aliases), lookup };
   }
 
   /**
