@@ -21,7 +21,8 @@ Each first installs what is missing, then runs Bun in the repository's directory
     (the Python client example), redis-server, redis-cli (redis-tools) and haproxy (the
     replica tests, which start their own; never the machine's Redis service), with apt-get
     when run as root; otherwise it says what to install.
-Then start runs "bun src/cli/start.ts" (see npm start -- --help) and test runs "bun test".
+Then start runs "bun src/cli/start.ts" (see npm start -- --help) and test runs "bun test --parallel=2":
+two test files at a time, each in its own process (npm test -- --parallel=N runs N at a time).
 EOF
 }
 
@@ -158,5 +159,6 @@ elif [ "$command_name" = setup ]; then
 fi
 case "$command_name" in
   start) exec bun src/cli/start.ts "$@" ;;
-  test) exec bun test "$@" ;;
+  # Two files at a time: on CI's 2 cores the suite took 971 s against 1,256 s one at a time (session 40, a quiet machine).
+  test) exec bun test --parallel=2 "$@" ;;
 esac
