@@ -10,6 +10,27 @@ import { EN_2006, EN_2016, ingested, SQUAD, tempDir } from "./helpers";
 
 setDefaultTimeout(300_000);
 
+/** A container holding the title index of `articles` and `redirects` (and, asked, the redirects section first), opened. */
+function titleIndexOf(
+  articles: { title: string; chunks: unknown[] }[],
+  redirects: RedirectList,
+  { redirectsSection = false } = {},
+) {
+  const dir = tempDir();
+  const path = join(dir, "titles.bin");
+  const out = new ContainerWriter(path);
+  if (redirectsSection) writeRedirects(out, redirects);
+  new IndexBuilder("en", 2e9, dir).finish(out, {
+    docOfText: new Int32Array(0),
+    documents: 0,
+    titles: articles.map((a) => a.title),
+    chunkCounts: articles.map((a) => a.chunks.length),
+    redirects,
+  });
+  out.finish({});
+  return openContainer(path);
+}
+
 /** Queries from the pages' own words: titles, single words, pairs, prefixes, typos, phrases. */
 function queriesOf(engine: ReturnType<typeof open>): string[] {
   const out: string[] = [];
@@ -200,21 +221,7 @@ describe("the redirects kept in a file (D134)", () => {
     const r = await ingest({ dumps: [EN_2006, EN_2016], spillDir: tempDir() });
     const held = await ingested({ dumps: [EN_2006, EN_2016] });
     expect(r.redirectList.spilled).toBe(true);
-    const build = (redirects: RedirectList) => {
-      const dir = tempDir();
-      const path = join(dir, "titles.bin");
-      const out = new ContainerWriter(path);
-      writeRedirects(out, redirects);
-      new IndexBuilder("en", 2e9, dir).finish(out, {
-        docOfText: new Int32Array(0),
-        documents: 0,
-        titles: held.articles.map((a) => a.title),
-        chunkCounts: held.articles.map((a) => a.chunks.length),
-        redirects,
-      });
-      out.finish({});
-      return openContainer(path);
-    };
+    const build = (redirects: RedirectList) => titleIndexOf(held.articles, redirects, { redirectsSection: true });
     const [spilled, kept] = [build(r.redirectList), build(redirectListOf(held.redirects))];
     expect(kept.sections.some((s) => s.name === "redirects")).toBe(true);
     expect(spilled.sections.map((s) => s.name)).toEqual(kept.sections.map((s) => s.name));
@@ -281,21 +288,7 @@ describe("the title index in bounded memory", () => {
     const r = await ingested({ dumps: [EN_2006, EN_2016] });
     const held = redirectListOf(r.redirects);
     expect(held.length).toBeGreaterThan(100);
-    const build = (redirects: RedirectList) => {
-      const dir = tempDir();
-      const path = join(dir, "titles.bin");
-      const out = new ContainerWriter(path);
-      new IndexBuilder("en", 2e9, dir).finish(out, {
-        docOfText: new Int32Array(0),
-        documents: 0,
-        titles: r.articles.map((a) => a.title),
-        chunkCounts: r.articles.map((a) => a.chunks.length),
-        redirects,
-      });
-      out.finish({});
-      return openContainer(path);
-    };
-    const [spooled, kept] = [build(r.redirectList), build(held)];
+    const [spooled, kept] = [titleIndexOf(r.articles, r.redirectList), titleIndexOf(r.articles, held)];
     expect(() => r.redirectList.title(0)).toThrow("let go once the title index was built");
     expect(r.redirectList.length).toBe(held.length);
     for (const s of kept.sections)
