@@ -5,6 +5,9 @@
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { GUARDS } from "../src/search/engine";
+import { SECTION_FIELD, TEXT_FIELD } from "../src/search/postings/fields";
+import { Executor } from "../src/search/ranking/executor";
+import { indexKey } from "../src/search/text/analyze";
 import { MAX_EXPANSIONS } from "../src/search/postings/shard-types";
 import { Meter } from "../src/search/stages/meter";
 import { wordSpecs } from "../src/search/stages/terms";
@@ -73,6 +76,44 @@ describe("estimatedTotalHits", () => {
       const estimated = engine.search(q, { ...options, pruning: { from: 0 } }).estimatedTotalHits;
       expect(exact).toBeGreaterThan(10);
       expect({ q, off: Math.abs(estimated / exact - 1) <= 0.02 }).toEqual({ q, off: true });
+    }
+  });
+
+  test("a phrase's candidates are the chunks of its rarest term's text and heading, not every form of the lead word", async () => {
+    const engine = await en();
+    // The chunks the executor asks of the phrase check (kept()), counted where they are asked.
+    const executor = Executor.prototype as unknown as { kept(keep: unknown, from: number, n: number): number };
+    const kept = executor.kept;
+    let asked = 0;
+    executor.kept = function (this: unknown, keep, from, n) {
+      asked += n;
+      return kept.call(this, keep, from, n);
+    };
+    try {
+      // Each has a word with other forms ("states", "wars", "born" → "borne"…) whose chunks were all asked before.
+      for (const q of ['"united states"', '"world war"', '"the city"', '"played football"']) {
+        asked = 0;
+        const options = { budgetMs: Number.POSITIVE_INFINITY };
+        const pruned = engine.search(q, { ...options, pruning: { from: 0 } });
+        const exact = engine.search(q, { ...options, pruning: false });
+        const rarest = Math.min(
+          ...q
+            .replace(/"/g, "")
+            .split(" ")
+            .map((w) =>
+              engine.text
+                .termLists(engine.text.termOf(indexKey(w))!)
+                .filter((l) => l.field === TEXT_FIELD || l.field === SECTION_FIELD)
+                .reduce((sum, l) => sum + l.df, 0),
+            ),
+        );
+        expect({ q, asked: asked > 0 && asked <= rarest }).toEqual({ q, asked: true });
+        expect(pruned.hits.map((h) => [h.page.pageId, h.chunk, h.score])).toEqual(
+          exact.hits.map((h) => [h.page.pageId, h.chunk, h.score]),
+        );
+      }
+    } finally {
+      executor.kept = kept;
     }
   });
 

@@ -12,7 +12,7 @@ import type { Pass } from "../ranking/executor";
 import { OTHER_GROUP, rankClass, tierOf } from "../ranking/rules";
 import type { SearchContext } from "../stages/context";
 import { addIntros, pagesHolding, topPages } from "../stages/pages";
-import { phraseCheck } from "../stages/phrases";
+import { phraseCheck, phrasesTerms } from "../stages/phrases";
 import { functionWords } from "../stages/terms";
 import { type Apart, enterApart } from "./apart";
 import type { Plan, PlanRun } from "./plan";
@@ -44,7 +44,9 @@ function rankWords({ ctx, query, terms, lists, from, need, pruneFrom }: PlanRun,
   // A phrase with a word other than function words is in few of the lead's chunks: checked on them first. One of
   // function words alone is in most: checked last, on the pages that may rank.
   const stop = functionWords(ctx.lang);
-  const keepFirst = query.phrases.some((phrase) => phrase.some((w) => !stop.has(w)));
+  const keepFirst = query.phrases.some((phrase) => phrase.some((w) => !stop.has(w)))
+    ? phrasesTerms(ctx, query)
+    : undefined;
   const { apart, noChunk } = seeded ?? enterApart(ctx, query, terms, lists, keep);
   // Short lists: the matching pages are counted exactly, by a pass over the lists (with quoted
   // phrases, by ranking every page: a page counts when a chunk holds the phrase).

@@ -14,12 +14,13 @@
  * are split per window as MaxScore splits them: the essential ones, whose bounds together could
  * beat the bar, give the candidates; a candidate's page is then scored from every word.
  */
+import { SECTION_FIELD, TEXT_FIELD } from "../postings/fields";
 import type { PostingsCursor } from "../postings/postings";
 import type { Shard } from "../postings/shard";
 import { ListReader } from "./list-reader";
 import { PageGatherer } from "./page-gather";
 import type { PageHeap } from "./page-heap";
-import type { QueryLists } from "./query-lists";
+import type { Form, QueryLists } from "./query-lists";
 import { pageFactor } from "./rules";
 import { WordReader } from "./word-reader";
 
@@ -48,8 +49,12 @@ export interface Pass {
   excluded: (page: number) => boolean;
   /** Chunks kept (quoted phrases): the others are not candidates. */
   keep?: (chunk: number) => boolean;
-  /** Whether `keep` is asked of the lead's chunks before the other required words are read (few hold the phrases). */
-  keepFirst?: boolean;
+  /**
+   * The quoted phrases' index terms, when `keep` is asked of the candidates before the other required words are read
+   * (few chunks hold the phrases): the candidates are then the chunks whose text or heading holds the rarest of them
+   * (every chunk holding the phrases does), when they are fewer than the lead's.
+   */
+  keepFirst?: number[];
   /** Whether the search is out of time: the pass then ends with what it has. */
   late: () => boolean;
 }
@@ -137,12 +142,17 @@ export class Executor {
     const { heap } = pass;
     const all = [lead, ...checks, ...optional];
     // Quoted phrases checked on the lead's chunks before the other words are read (kept()): the pages gathered hold them.
-    const keepFirst = pass.keepFirst ? pass.keep : undefined;
+    const keepFirst = pass.keepFirst && pass.keep;
     const gathered = keepFirst ? { tier: pass.tier, heap } : pass;
     this.phrasesFirst = keepFirst !== undefined;
+    // The chunks holding a phrase's rarest term are the candidates when they are fewer than the lead's: the lead is
+    // then scored on those the phrases keep, as the other words are.
+    const anchor = keepFirst ? this.anchorOf(pass, lead) : undefined;
+    const driver = anchor ?? lead;
+    const scored = anchor ? [lead, ...checks] : checks;
     let pos = 0;
     for (;;) {
-      const next = lead.nextDoc(pos);
+      const next = driver.nextDoc(pos);
       if (next === Infinity) return;
       const from = firstChunk[pageOfChunk[next]!]!;
       const to = this.windowEnd(lead, from);
@@ -153,13 +163,13 @@ export class Executor {
       }
       pos = to + 1;
       // Every word's forms bounded in this window, so that scoreAt() asks them best first.
-      for (const w of checks) w.bound(from, to);
+      for (const w of scored) w.bound(from, to);
       let optionalBound = 0;
       for (const w of optional) optionalBound += w.bound(from, to);
       if (this.outOfTime(pass)) return;
       this.room(to - from + 1);
       const { best, touched, sums } = this;
-      let n = lead.scan(from, to, best, touched, 0, this.combined, this.formTouched);
+      let n = driver.scan(from, to, best, touched, 0, this.combined, this.formTouched);
       // The candidates, in chunk order, with the lead's score: then narrowed word by word.
       const span = to - from + 1;
       if (n * DENSE_WINDOW >= span) {
@@ -180,8 +190,9 @@ export class Executor {
           best[at] = 0;
         }
       }
+      if (anchor) sums.fill(0, 0, n);
       if (keepFirst) n = this.kept(keepFirst, from, n);
-      for (const w of checks) {
+      for (const w of scored) {
         if (!n) break;
         n = this.narrow(w, from, to, n, (w.postings * span) / this.documents < SCAN_FROM * n);
       }
@@ -195,6 +206,29 @@ export class Executor {
       }
       this.pages.flush(gathered, optional, optionalBound);
     }
+  }
+
+  /**
+   * A reader of the quoted phrases' rarest term (pass.keepFirst) in the text and heading, the fields phrases are read
+   * in, when it holds fewer chunks than the lead's lists do; undefined otherwise. It only finds candidates: its
+   * score is not theirs.
+   */
+  private anchorOf(pass: Pass, lead: WordReader): WordReader | undefined {
+    let rarest: Form | undefined;
+    let postings = lead.postings;
+    for (let w = 0; w < pass.lists.words; w++) {
+      if (!(pass.required & (1 << w))) continue;
+      for (const form of pass.lists.byWord[w]!) {
+        if (form.typo || !pass.keepFirst!.includes(form.term)) continue;
+        const lists = form.lists.filter((l) => l.field === TEXT_FIELD || l.field === SECTION_FIELD);
+        const n = lists.reduce((sum, l) => sum + l.df, 0);
+        if (n < postings) {
+          postings = n;
+          rarest = { ...form, lists, postings: n };
+        }
+      }
+    }
+    return rarest && new WordReader(rarest.word, [rarest], this.text, this.cursor, this.reader);
   }
 
   /**

@@ -44,6 +44,17 @@ function someChunkHolds(ctx: SearchContext, phrase: string[]): boolean {
   return false;
 }
 
+/** The index terms of the query's quoted phrases, every phrase's words; undefined when the index lacks one (no chunk holds it). */
+export function phrasesTerms(ctx: SearchContext, query: ParsedQuery): number[] | undefined {
+  const out: number[] = [];
+  for (const phrase of query.phrases) {
+    const sequence = phraseTerms(ctx, phrase);
+    if (!sequence) return undefined;
+    out.push(...sequence);
+  }
+  return out;
+}
+
 /** A phrase's words as text-shard term numbers; undefined when the index lacks one (no chunk holds it). */
 function phraseTerms(ctx: SearchContext, phrase: string[]): number[] | undefined {
   const sequence: number[] = [];
