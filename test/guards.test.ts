@@ -79,44 +79,6 @@ describe("estimatedTotalHits", () => {
     }
   });
 
-  test("a phrase's candidates are the chunks of its rarest term's text and heading, not every form of the lead word", async () => {
-    const engine = await en();
-    // The chunks the executor asks of the phrase check (kept()), counted where they are asked.
-    const executor = Executor.prototype as unknown as { kept(keep: unknown, from: number, n: number): number };
-    const kept = executor.kept;
-    let asked = 0;
-    executor.kept = function (this: unknown, keep, from, n) {
-      asked += n;
-      return kept.call(this, keep, from, n);
-    };
-    try {
-      // Each has a word with other forms ("states", "wars", "born" → "borne"…) whose chunks were all asked before.
-      for (const q of ['"united states"', '"world war"', '"the city"', '"played football"']) {
-        asked = 0;
-        const options = { budgetMs: Number.POSITIVE_INFINITY };
-        const pruned = engine.search(q, { ...options, pruning: { from: 0 } });
-        const exact = engine.search(q, { ...options, pruning: false });
-        const rarest = Math.min(
-          ...q
-            .replace(/"/g, "")
-            .split(" ")
-            .map((w) =>
-              engine.text
-                .termLists(engine.text.termOf(indexKey(w))!)
-                .filter((l) => l.field === TEXT_FIELD || l.field === SECTION_FIELD)
-                .reduce((sum, l) => sum + l.df, 0),
-            ),
-        );
-        expect({ q, asked: asked > 0 && asked <= rarest }).toEqual({ q, asked: true });
-        expect(pruned.hits.map((h) => [h.page.pageId, h.chunk, h.score])).toEqual(
-          exact.hits.map((h) => [h.page.pageId, h.chunk, h.score]),
-        );
-      }
-    } finally {
-      executor.kept = kept;
-    }
-  });
-
   test("with quoted phrases, at most the pages holding a query word ('\"of the\"': 853 of 248 pages before)", async () => {
     const engine = await en();
     for (const q of ['"of the"', '"in a"', '"and the"', '"is a"', '"the the"']) {
@@ -252,5 +214,45 @@ describe("guards", () => {
     for (const h of cut.hits) expect(`${h.section}\n${h.text}`.toLowerCase()).toMatch(/\bthe\s+world\b/);
     expect(cut.estimatedTotalHits).toBe(cut.hits.length);
     expect(full.estimatedTotalHits).toBeGreaterThan(full.hits.length);
+  });
+});
+
+describe("the work of a quoted phrase", () => {
+  test("a phrase's candidates are the chunks of its rarest term's text and heading, not every form of the lead word", async () => {
+    const engine = await en();
+    // The chunks the executor asks of the phrase check (kept()), counted where they are asked.
+    const executor = Executor.prototype as unknown as { kept(keep: unknown, from: number, n: number): number };
+    const kept = executor.kept;
+    let asked = 0;
+    executor.kept = function (this: unknown, keep, from, n) {
+      asked += n;
+      return kept.call(this, keep, from, n);
+    };
+    try {
+      // Each has a word with other forms ("states", "wars", "born" → "borne"…) whose chunks were all asked before.
+      for (const q of ['"united states"', '"world war"', '"the city"', '"played football"']) {
+        asked = 0;
+        const options = { budgetMs: Number.POSITIVE_INFINITY };
+        const pruned = engine.search(q, { ...options, pruning: { from: 0 } });
+        const exact = engine.search(q, { ...options, pruning: false });
+        const rarest = Math.min(
+          ...q
+            .replace(/"/g, "")
+            .split(" ")
+            .map((w) =>
+              engine.text
+                .termLists(engine.text.termOf(indexKey(w))!)
+                .filter((l) => l.field === TEXT_FIELD || l.field === SECTION_FIELD)
+                .reduce((sum, l) => sum + l.df, 0),
+            ),
+        );
+        expect({ q, asked: asked > 0 && asked <= rarest }).toEqual({ q, asked: true });
+        expect(pruned.hits.map((h) => [h.page.pageId, h.chunk, h.score])).toEqual(
+          exact.hits.map((h) => [h.page.pageId, h.chunk, h.score]),
+        );
+      }
+    } finally {
+      executor.kept = kept;
+    }
   });
 });

@@ -4,8 +4,9 @@
  * What a quoted phrase costs in work, not time (so the same on a busy machine): the phrases of
  * bench/search/phrases-fts5.ts (2 consecutive words of the snapshot's own text, its fixed
  * seed), each searched once with no time limit; prints the mean a phrase of the chunks scored,
- * postings decoded, chunks asked of the phrase check, and blocks decoded (by any cursor), and
- * the process's CPU ms at the median phrase and for them all. --root DIR runs the engine of another
+ * postings decoded, chunks asked of the phrase check (on the pages that may rank, and first:
+ * before the other words are read, D132, D138), and blocks decoded (by any cursor), and the
+ * process's CPU ms at the median phrase and for them all. --root DIR runs the engine of another
  * checkout (a git worktree of an earlier commit) on the same phrases. --hits FILE writes each
  * phrase's hits (page, chunk, score) and estimatedTotalHits as JSON lines, to diff two checkouts;
  * --truth counts the pages truly holding each phrase (every chunk of its rarest word checked, in
@@ -46,6 +47,9 @@ const { PageGatherer } = (await import(
 const { BlockCursor } = (await import(
   `${root}/src/search/postings/block-cursor`
 )) as typeof import("../../src/search/postings/block-cursor");
+const { Executor } = (await import(
+  `${root}/src/search/ranking/executor`
+)) as typeof import("../../src/search/ranking/executor");
 const engine = open(positionals[0]);
 const { sampleWords } = querySampler(engine.snapshot, 23);
 const plain = (w: string) => /^[\p{L}\p{N}]+$/u.test(w);
@@ -63,6 +67,14 @@ const keeps = gatherer.keeps;
 gatherer.keeps = function (this: unknown, keep, chunk) {
   checks++;
   return keeps.call(this, keep, chunk);
+};
+// The chunks the conjunction asks of the phrase check before the other words are read (D132's Executor.kept).
+let askedFirst = 0;
+const executor = Executor.prototype as unknown as { kept(keep: unknown, from: number, n: number): number };
+const kept = executor.kept;
+executor.kept = function (this: unknown, keep, from, n) {
+  askedFirst += n;
+  return kept.call(this, keep, from, n);
 };
 const block = BlockCursor.prototype as unknown as { decoded: number; decode(b: number): number };
 const decode = block.decode;
@@ -93,7 +105,7 @@ const n = phrases.length;
 const f = (x: number) => Math.round(x / n).toLocaleString();
 console.log(`${root}: ${n} phrases of 2 words, no time limit; a phrase on average:`);
 console.log(
-  `chunks scored ${f(candidates)}, postings ${f(postings)}, phrase checks ${f(checks)}, blocks decoded ${f(decodes)}; CPU p50 ${quantile(cpu, 0.5).toFixed(2)} ms, all ${Math.round(cpu.reduce((a, b) => a + b, 0)).toLocaleString()} ms`,
+  `chunks scored ${f(candidates)}, postings ${f(postings)}, phrase checks ${f(checks)} (and ${f(askedFirst)} asked first), blocks decoded ${f(decodes)}; CPU p50 ${quantile(cpu, 0.5).toFixed(2)} ms, all ${Math.round(cpu.reduce((a, b) => a + b, 0)).toLocaleString()} ms`,
 );
 if (values.hits) await Bun.write(values.hits, `${lines.join("\n")}\n`);
 if (values.truth) {
