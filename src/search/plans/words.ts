@@ -41,8 +41,8 @@ function rankWords({ ctx, query, terms, lists, from, need, pruneFrom }: PlanRun,
   const phrases = query.phrases.length > 0;
   const keep = phrases ? phraseCheck(ctx, query) : undefined;
   if (phrases && !keep) return { pages: [], total: 0 };
-  // A phrase with a word other than function words is in few of the lead's chunks: checked on them first. One of
-  // function words alone is in most: checked last, on the pages that may rank.
+  // A phrase with a word other than function words is in few chunks: checked first, on the chunks of the phrases'
+  // rarest term (D138) or the lead's. One of function words alone is in most: checked last, on the pages that may rank.
   const stop = functionWords(ctx.lang);
   const keepFirst = query.phrases.some((phrase) => phrase.some((w) => !stop.has(w)))
     ? phrasesTerms(ctx, query)

@@ -22,6 +22,7 @@ import { PageGatherer } from "./page-gather";
 import type { PageHeap } from "./page-heap";
 import type { Form, QueryLists } from "./query-lists";
 import { pageFactor } from "./rules";
+import { type ChunkLayout, MAX_WINDOW, Windows } from "./windows";
 import { WordReader } from "./word-reader";
 
 /**
@@ -30,9 +31,6 @@ import { WordReader } from "./word-reader";
  * over a few postings costs less than a search in a block for each candidate.
  */
 const SCAN_FROM = 8;
-/** Chunks a window spans at least and at most (then to its last page's end). */
-const MIN_WINDOW = 128;
-const MAX_WINDOW = 4096;
 /** A lead holding at least one chunk in this many of its window's is listed in order by a pass over the window, not sorted. */
 const DENSE_WINDOW = 16;
 
@@ -57,13 +55,6 @@ export interface Pass {
   keepFirst?: number[];
   /** Whether the search is out of time: the pass then ends with what it has. */
   late: () => boolean;
-}
-
-export interface ChunkLayout {
-  readonly pageOfChunk: Int32Array;
-  /** Each page's first chunk; its chunks are consecutive, but pages need not be in chunk order (several dumps, an update). */
-  readonly firstChunk: Int32Array;
-  readonly chunkCounts: ArrayLike<number>;
 }
 
 export class Executor {
@@ -91,6 +82,7 @@ export class Executor {
   postings = 0;
   cutOff = false;
 
+  private readonly windows: Windows;
   private readonly documents: number;
 
   constructor(
@@ -99,6 +91,7 @@ export class Executor {
   ) {
     this.documents = text.documentCount;
     this.pages = new PageGatherer(layout);
+    this.windows = new Windows(layout);
   }
 
   /** The last run's pages ended by a conjunction, asked of `keep`, and kept (page-gather.ts). */
@@ -108,7 +101,7 @@ export class Executor {
     if (this.phrasesFirst) return { seen, asked: seen, kept: seen };
     return { seen, asked, kept };
   }
-  /** Whether the last run was a conjunction with quoted phrases, checked on the lead's chunks (kept()). */
+  /** Whether the last run was a conjunction with quoted phrases, checked on its candidates first (kept()). */
   private phrasesFirst = false;
 
   run(pass: Pass): void {
@@ -141,7 +134,7 @@ export class Executor {
     const { pageOfChunk, firstChunk } = this.layout;
     const { heap } = pass;
     const all = [lead, ...checks, ...optional];
-    // Quoted phrases checked on the lead's chunks before the other words are read (kept()): the pages gathered hold them.
+    // Quoted phrases checked on the candidates before the other words are read (kept()): the pages gathered hold them.
     const keepFirst = pass.keepFirst && pass.keep;
     const gathered = keepFirst ? { tier: pass.tier, heap } : pass;
     this.phrasesFirst = keepFirst !== undefined;
@@ -152,11 +145,12 @@ export class Executor {
     const scored = anchor ? [lead, ...checks] : checks;
     let pos = 0;
     for (;;) {
+      // Past the lead's last chunk, the rarest term's windows find no candidate: few, as it holds fewer chunks.
       const next = driver.nextDoc(pos);
       if (next === Infinity) return;
       const from = firstChunk[pageOfChunk[next]!]!;
-      const to = this.windowEnd(lead, from);
-      const skipped = this.skipEnd(all, from, to, heap.bar);
+      const to = this.windows.windowEnd(lead, from);
+      const skipped = this.windows.skipEnd(all, from, to, heap.bar);
       if (skipped >= 0) {
         pos = skipped + 1;
         continue;
@@ -170,7 +164,7 @@ export class Executor {
       this.room(to - from + 1);
       const { best, touched, sums } = this;
       let n = driver.scan(from, to, best, touched, 0, this.combined, this.formTouched);
-      // The candidates, in chunk order, with the lead's score: then narrowed word by word.
+      // The candidates, in chunk order, with the lead's score (none yet from the rarest term's): then narrowed word by word.
       const span = to - from + 1;
       if (n * DENSE_WINDOW >= span) {
         // Most of the window: read in order from the scores rather than sorted.
@@ -304,9 +298,9 @@ export class Executor {
       for (const w of essential) if (w.postings > primary.postings) primary = w;
       if (next === Infinity) return;
       const from = firstChunk[pageOfChunk[next]!]!;
-      const to = this.windowEnd(primary, from);
+      const to = this.windows.windowEnd(primary, from);
       const bar = heap.bar;
-      const skipped = this.skipEnd(words, from, to, bar);
+      const skipped = this.windows.skipEnd(words, from, to, bar);
       if (skipped >= 0) {
         pos = skipped + 1;
         continue;
@@ -349,54 +343,6 @@ export class Executor {
       }
       this.pages.flushWhole(pass, others, rest);
     }
-  }
-
-  /**
-   * Where the words' bounds from `from` stay below the bar: the end of the widest range tried
-   * (the window [from, to], then four times as wide, and so on, each to a page's end, bounded by
-   * the lists' coarse impacts over long spans), or -1 when the window itself may hold a page
-   * that ranks. Past a skipped window the next is likely skipped too: one look skips many.
-   */
-  private skipEnd(words: WordReader[], from: number, to: number, bar: number): number {
-    if (bar === -Infinity) return -1;
-    const { pageOfChunk } = this.layout;
-    const last = pageOfChunk.length - 1;
-    let end = -1;
-    let span = to - from + 1;
-    const factor = pageFactor();
-    for (let upTo = to; ; ) {
-      let bound = 0;
-      for (const w of words) {
-        bound += w.bound(from, upTo);
-        if (factor * bound >= bar) return end;
-      }
-      end = upTo;
-      if (upTo >= last) return end;
-      span *= 4;
-      upTo = this.pageEnd(Math.min(last, from + span - 1));
-    }
-  }
-
-  /** The last chunk of the page holding chunk d. */
-  private pageEnd(d: number): number {
-    const p = this.layout.pageOfChunk[d]!;
-    return this.layout.firstChunk[p]! + this.layout.chunkCounts[p]! - 1;
-  }
-
-  /** Where a window from `from` ends: the end of the primary word's biggest list's block there, within bounds, then its page's end. */
-  private windowEnd(primary: WordReader, from: number): number {
-    const { pageOfChunk } = this.layout;
-    const last = pageOfChunk.length - 1;
-    let biggest: ListReader | undefined;
-    for (const form of primary.forms)
-      for (const l of form.lists) if (!biggest || l.cursor.df > biggest.cursor.df) biggest = l;
-    let to = from + MAX_WINDOW - 1;
-    if (biggest) {
-      const c = biggest.cursor;
-      const b = c.blockOf(from);
-      if (b < c.blocks) to = Math.min(to, Math.max(c.lastDoc(b), from + MIN_WINDOW - 1));
-    }
-    return this.pageEnd(Math.min(to, last));
   }
 
   private room(n: number): void {

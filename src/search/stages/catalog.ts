@@ -3,7 +3,7 @@
  * that need no ranking (a page by id, by title or redirect, by time of change).
  */
 import type { PageTable, Snapshot, SnapshotPage } from "../../snapshot";
-import type { ChunkLayout } from "../ranking/executor";
+import type { ChunkLayout } from "../ranking/windows";
 import { titleKey } from "../text/query";
 import { TitleLookup } from "../postings/titles";
 import type { ChangesResult } from "../options";
