@@ -84,9 +84,9 @@ describe("a build in bounded memory", () => {
     const large = await build("2G");
     expect(large.runs).toBe(1);
     expect(small.runs).toBeGreaterThanOrEqual(5);
-    // Holding the whole inversion costs the large build about 70 MB more (measured: 235 MB against 303 MB
-    // with the three dumps; on two, 233–234 against 248–265, too close to tell from the collector's noise).
-    expect(small.peak).toBeLessThan(large.peak - 30e6);
+    // Holding the whole inversion costs the large build more: 278 MB against 406 MB alone, but 283 against 303 with
+    // another test file running beside it (the parsing workers' garbage piles up on busy cores), so only the order.
+    expect(small.peak).toBeLessThan(large.peak);
     // The budget plus the runtime and the ingest workers (about 230 MB on these dumps).
     expect(small.peak).toBeLessThan(4e6 + 400e6);
   });
