@@ -10,13 +10,10 @@
  * other) and counts those whose chosen chunk lacks a year or a number, the most an answer-type
  * rule could win.
  */
-import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { Engine, loadIndexes } from "../../src/search";
-import { openSnapshot } from "../../src/snapshot";
-import { buildSnapshot, sharedDataDir } from "../support";
-import { squadQuestions } from "./question-sets";
+import { sharedDataDir } from "../support";
+import { engineOf, holdsAnswer, setSnapshot, squadQuestions } from "./question-sets";
 
 const USAGE = `Usage: bun bench/relevance/passage-misses.ts [--snapshots DIR] [--show N] [--kinds]
   --snapshots DIR  build SQuAD's snapshot there once (squad.tome, as tune.ts names it) and reuse it (default: /tmp/tome-passage-misses)
@@ -39,11 +36,7 @@ if (values.help) {
 
 const data = sharedDataDir();
 mkdirSync(values.snapshots, { recursive: true });
-const path = join(values.snapshots, "squad.tome");
-if (!existsSync(path)) await buildSnapshot({ dumps: [join(data, "dumps/squad-dev-articles.xml.bz2")] }, path);
-const snapshot = await openSnapshot(path);
-const { text, titles } = loadIndexes(snapshot);
-const engine = new Engine(snapshot, text, titles, null);
+const engine = engineOf(await setSnapshot(values.snapshots, "squad", ["squad-dev-articles.xml.bz2"], data));
 const questions = await squadQuestions(engine, data);
 const pageIndex = new Map(engine.snapshot.pages.list().map((p, i) => [p.pageId, i]));
 
@@ -63,7 +56,7 @@ const kinds = new Map<string, { questions: number; wrongChunk: number; lacking: 
 const shown: string[] = [];
 for (const q of questions) {
   const { hits } = engine.search(q.text.slice(0, 500), { limit: 10, highlight: false, budgetMs: Infinity });
-  const holds = (t: string) => q.answers!.some((a) => t.toLowerCase().includes(a.toLowerCase()));
+  const holds = (t: string) => holdsAnswer(t, q.answers);
   const kind = kindOf(q.text);
   const k = kinds.get(kind) ?? { questions: 0, wrongChunk: 0, lacking: 0 };
   kinds.set(kind, k);

@@ -5,8 +5,33 @@
  * ranking earns on a set (nDCG@10 with trec_eval's linear gain, Recall@1/@10, MRR, and
  * whether the top chunk holds an answer), measured as relevance.ts measures them.
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import type { Engine } from "../../src/search";
+import { Engine, loadIndexes } from "../../src/search";
+import { openSnapshot, type Snapshot } from "../../src/snapshot";
+import { buildSnapshot } from "../support";
+
+/** The snapshot of a set's dumps (in `data`/dumps) at `dir`/`name`.tome: built there once, then reused. */
+export async function setSnapshot(dir: string, name: string, dumps: string[], data: string): Promise<Snapshot> {
+  const path = join(dir, `${name}.tome`);
+  if (!existsSync(path)) {
+    console.error(`building ${path} …`);
+    await buildSnapshot({ dumps: dumps.map((d) => join(data, "dumps", d)) }, path);
+  }
+  return openSnapshot(path);
+}
+
+/** An engine over the snapshot under the score parameters set now: its indexes opened anew, no stored page orders. */
+export function engineOf(snapshot: Snapshot): Engine {
+  const { text, titles } = loadIndexes(snapshot);
+  return new Engine(snapshot, text, titles, null);
+}
+
+/** Whether a chunk's text holds one of a SQuAD question's answers (case aside). */
+export const holdsAnswer = (text: string, answers: string[] | undefined): boolean => {
+  const lower = text.toLowerCase();
+  return !!answers?.some((a) => lower.includes(a.toLowerCase()));
+};
 
 export interface Question {
   /** SQuAD's question id; the qrels' dataset and qid. */
@@ -77,13 +102,12 @@ export function judge(pages: number[], topChunk: string, gold: Map<number, numbe
     found10++;
   });
   const ideal = [...gold.values()].sort((a, b) => b - a).slice(0, K);
-  const lower = topChunk.toLowerCase();
   return {
     ndcg10: dcg / ideal.reduce((s, g, i) => s + g / Math.log2(i + 2), 0),
     recall1: found1 / gold.size,
     recall10: found10 / gold.size,
     mrr: first ? 1 / first : 0,
-    answer: !!answers?.some((a) => lower.includes(a.toLowerCase())),
+    answer: holdsAnswer(topChunk, answers),
   };
 }
 

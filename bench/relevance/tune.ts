@@ -17,11 +17,10 @@
  * when opened) and searches exhaustively (`pruning: false`): the blocks' impacts were chosen
  * under the b the snapshot was built with, and the exhaustive ranking is exact under any.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { Engine, loadIndexes } from "../../src/search";
 import {
   DEFAULT_PARAMETERS,
   PARAMETER_NAMES,
@@ -29,9 +28,17 @@ import {
   type ScoreParameters,
   setScoreParameters,
 } from "../../src/search/ranking/parameters";
-import { openSnapshot, type Snapshot } from "../../src/snapshot";
-import { buildSnapshot, sharedDataDir } from "../support";
-import { type Figures, half, measure, type Question, qrelsQuestions, squadQuestions } from "./question-sets";
+import { sharedDataDir } from "../support";
+import {
+  engineOf,
+  type Figures,
+  half,
+  measure,
+  type Question,
+  qrelsQuestions,
+  setSnapshot,
+  squadQuestions,
+} from "./question-sets";
 
 const USAGE = `Usage: nice -n 10 bun bench/relevance/tune.ts [options]
 Coordinate ascent over the score's parameters on half of SQuAD dev and half of the dev qrels;
@@ -131,14 +138,7 @@ const objectiveOf = (squad: Figures, qrels: Figures) => (squad.answer! + qrels.n
 /** The snapshots, built once (or found in --snapshots), opened, with their questions split in halves. */
 async function corpora(dir: string) {
   const data = sharedDataDir();
-  const build = async (name: string, dumps: string[]) => {
-    const path = join(dir, `${name}.tome`);
-    if (!existsSync(path)) {
-      console.error(`building ${path} …`);
-      await buildSnapshot({ dumps: dumps.map((d) => join(data, "dumps", d)) }, path);
-    }
-    return openSnapshot(path);
-  };
+  const build = (name: string, dumps: string[]) => setSnapshot(dir, name, dumps, data);
   const squad = await build("squad", ["squad-dev-articles.xml.bz2"]);
   const qrels = await build("qrels", ["enwiki-2016-sample.xml.bz2", "enwik8-head.xml.bz2"]);
   const squadAll = await squadQuestions(engineOf(squad), data);
@@ -149,12 +149,6 @@ async function corpora(dir: string) {
     held: qs.filter((q) => half(q.id)),
   });
   return { squad: { snapshot: squad, ...split(squadAll) }, qrels: { snapshot: qrels, ...split(qrelsAll) } };
-}
-
-/** An engine over the snapshot under the parameters set now: its indexes opened anew, no stored page orders. */
-function engineOf(snapshot: Snapshot): Engine {
-  const { text, titles } = loadIndexes(snapshot);
-  return new Engine(snapshot, text, titles, null);
 }
 
 type Corpora = Awaited<ReturnType<typeof corpora>>;

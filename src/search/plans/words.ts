@@ -12,7 +12,7 @@ import type { Pass } from "../ranking/executor";
 import { OTHER_GROUP, rankClass, tierOf } from "../ranking/rules";
 import type { SearchContext } from "../stages/context";
 import { addIntros, pagesHolding, topPages } from "../stages/pages";
-import { phraseCheck, phrasesTerms } from "../stages/phrases";
+import { phrasesOf } from "../stages/phrases";
 import { functionWords } from "../stages/terms";
 import { type Apart, enterApart } from "./apart";
 import type { Plan, PlanRun } from "./plan";
@@ -39,14 +39,13 @@ function rankWords({ ctx, query, terms, lists, from, need, pruneFrom }: PlanRun,
   const { scratch, meter } = ctx;
   const { entries, entered, heap } = scratch;
   const phrases = query.phrases.length > 0;
-  const keep = phrases ? phraseCheck(ctx, query) : undefined;
-  if (phrases && !keep) return { pages: [], total: 0 };
+  const quoted = phrases ? phrasesOf(ctx, query) : undefined;
+  if (phrases && !quoted) return { pages: [], total: 0 };
+  const keep = quoted?.holds;
   // A phrase with a word other than function words is in few chunks: checked first, on the chunks of the phrases'
   // rarest term (D138) or the lead's. One of function words alone is in most: checked last, on the pages that may rank.
   const stop = functionWords(ctx.lang);
-  const keepFirst = query.phrases.some((phrase) => phrase.some((w) => !stop.has(w)))
-    ? phrasesTerms(ctx, query)
-    : undefined;
+  const keepFirst = query.phrases.some((phrase) => phrase.some((w) => !stop.has(w))) ? quoted?.terms : undefined;
   const { apart, noChunk } = seeded ?? enterApart(ctx, query, terms, lists, keep);
   // Short lists: the matching pages are counted exactly, by a pass over the lists (with quoted
   // phrases, by ranking every page: a page counts when a chunk holds the phrase).

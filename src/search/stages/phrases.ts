@@ -44,17 +44,6 @@ function someChunkHolds(ctx: SearchContext, phrase: string[]): boolean {
   return false;
 }
 
-/** The index terms of the query's quoted phrases, every phrase's words; undefined when the index lacks one (no chunk holds it). */
-export function phrasesTerms(ctx: SearchContext, query: ParsedQuery): number[] | undefined {
-  const out: number[] = [];
-  for (const phrase of query.phrases) {
-    const sequence = phraseTerms(ctx, phrase);
-    if (!sequence) return undefined;
-    out.push(...sequence);
-  }
-  return out;
-}
-
 /** A phrase's words as text-shard term numbers; undefined when the index lacks one (no chunk holds it). */
 function phraseTerms(ctx: SearchContext, phrase: string[]): number[] | undefined {
   const sequence: number[] = [];
@@ -76,15 +65,31 @@ function chunkCheck(ctx: SearchContext, sequence: number[]): (doc: number) => bo
 
 /** Whether a chunk holds every quoted phrase of the query; undefined when the index lacks a phrase's word (no chunk holds it). */
 export function phraseCheck(ctx: SearchContext, query: ParsedQuery): ((doc: number) => boolean) | undefined {
+  return phrasesOf(ctx, query)?.holds;
+}
+
+/**
+ * The query's quoted phrases as their index terms (every phrase's words, in order) and the check of a chunk holding
+ * them all; undefined when the index lacks a phrase's word (no chunk holds it).
+ */
+export function phrasesOf(
+  ctx: SearchContext,
+  query: ParsedQuery,
+): { terms: number[]; holds: (doc: number) => boolean } | undefined {
+  const terms: number[] = [];
   const checks: ((doc: number) => boolean)[] = [];
   for (const phrase of query.phrases) {
     const sequence = phraseTerms(ctx, phrase);
     if (!sequence) return undefined;
+    terms.push(...sequence);
     checks.push(chunkCheck(ctx, sequence));
   }
-  if (checks.length === 1) return checks[0];
-  return (doc) => {
-    for (const holds of checks) if (!holds(doc)) return false;
-    return true;
+  if (checks.length === 1) return { terms, holds: checks[0]! };
+  return {
+    terms,
+    holds: (doc) => {
+      for (const holds of checks) if (!holds(doc)) return false;
+      return true;
+    },
   };
 }
