@@ -3,24 +3,25 @@
  *
  * How long an English Wikipedia build would take, from rates measured here (each in a fresh
  * process, medians over the runs):
- *   - ingest: the English shared dumps (one wiki, read in one ingest) with 1 and with 2 parsing
- *     workers: MB of wikitext a second (wall), CPU-seconds per MB (all threads), chunks per MB;
+ *   - ingest: the English shared dumps (one wiki, read in one ingest) with 1 and with 2 of a build's
+ *     parsing workers (which also analyse the chunks' words for the index, D139): MB of wikitext a
+ *     second (wall), CPU-seconds per MB (all threads), chunks per MB;
  *   - the index: the same articles (or those of --index-dump, up to --index-limit articles: a
  *     larger corpus shows the rate at scale) written as a snapshot: CPU µs per chunk while pages
- *     are added (inversion, text blocks: they run beside the reading in a build) and after
+ *     are added (the postings kept, text blocks: they run beside the reading in a build) and after
  *     (page table, merge, page orders: one thread, after the last page);
  *   - the serial stages: the XML reader (one thread) in MB/s, and one bzip2 process in MB/s.
- * Then, for each core count: the reading (parsing, inversion, text, on every core at the efficiency
+ * Then, for each core count: the reading (parsing, analysis, text, on every core at the efficiency
  * measured here: CPU per MB with 1 worker ÷ with 2; the wall speedup is printed too, but on a shared
  * machine it says more about the others' work than about the build's), bounded below by what only the main thread does (the XML reader, the
- * claims, the inversion) and by the decoder, plus the index's last part (mostly one thread). The sizes are English Wikipedia's (issue 61): 95 GB of XML, 6.9M articles,
+ * claims, the postings kept) and by the decoder, plus the index's last part (mostly one thread). The sizes are English Wikipedia's (issue 61): 95 GB of XML, 6.9M articles,
  * 25M chunks; the wikitext read is the chunks times the wikitext per chunk measured here.
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { SnapshotBuild } from "../../src/build";
+import { buildParsingWorker, SnapshotBuild } from "../../src/build";
 import { ingest, type Article } from "../../src/ingest";
 import { readExport } from "../../src/ingest/mediawiki";
 import { redirectListOf } from "../../src/snapshot";
@@ -56,6 +57,8 @@ async function ingestChild(workers: number): Promise<IngestSample> {
   const result = await ingest({
     dumps: ENGLISH,
     workers,
+    // A build's workers: the chunks' words are analysed for the index beside the parse (D139).
+    parsingWorker: buildParsingWorker(),
     onPage: (page) => (wikitextBytes += Buffer.byteLength(page.text)),
     onArticle: (article) => (chunks += article.chunks.length),
   });
@@ -72,14 +75,14 @@ async function ingestChild(workers: number): Promise<IngestSample> {
 interface IndexSample {
   chunks: number;
   addCpu: number;
-  /** Of addCpu, the main thread's (the inversion; the runs are sorted and the text compressed on threads). */
+  /** Of addCpu, the main thread's (the postings kept; the runs are sorted and the text compressed on threads). */
   addMainCpu: number;
   finishCpu: number;
   finishWall: number;
 }
 
 async function indexChild(dumps: string[], limit: number | undefined): Promise<IndexSample> {
-  const result = await ingest({ dumps, limit });
+  const result = await ingest({ dumps, limit, parsingWorker: buildParsingWorker() });
   const articles: Article[] = result.articles;
   const out = join(tmpdir(), `tome-projection-${process.pid}.tome`);
   // As a build from dumps makes it: runs sorted and text compressed off the main thread.
@@ -257,7 +260,7 @@ async function main() {
     `English Wikipedia: ${EN.xmlMB / 1000} GB of XML, ${EN.articles / 1e6}M articles, ${EN.chunks / 1e6}M chunks, so about ${(wikitextMB / 1000).toFixed(0)} GB of article wikitext at ${bytesPerChunk.toFixed(0)} B a chunk.`,
   );
   console.log(
-    `CPU while the dumps are read: the main thread ${hours(mainCpu)} (XML, claims, inversion: ${(mainPerMB * 1000).toFixed(0)} ms a MB and ${mainIndexUs.toFixed(0)} µs a chunk), the other threads ${hours(otherCpu)} (parsing, runs, text blocks); after: ${hours(finishCpu)} (page table, merge, page orders). Parallel efficiency ${efficiency.toFixed(2)}: CPU per MB at 1 worker ÷ at 2 (assumed beyond 2; the wall speedup above needs quiet cores).`,
+    `CPU while the dumps are read: the main thread ${hours(mainCpu)} (XML, claims, postings: ${(mainPerMB * 1000).toFixed(0)} ms a MB and ${mainIndexUs.toFixed(0)} µs a chunk), the other threads ${hours(otherCpu)} (parsing and analysis, runs, text blocks); after: ${hours(finishCpu)} (page table, merge, page orders). Parallel efficiency ${efficiency.toFixed(2)}: CPU per MB at 1 worker ÷ at 2 (assumed beyond 2; the wall speedup above needs quiet cores).`,
   );
   console.log("");
   console.log(

@@ -21,6 +21,7 @@ import {
 } from "../snapshot";
 import { IndexBuilder, logMemory, pageOrderSection, type IndexBuildProgress } from "../search";
 import { removeAllScratch } from "../files";
+import { type AnalysedArticle, buildParsingWorker } from "./analysed";
 
 /** The default memory budget: a quarter of the machine's memory, at most 2 GB. */
 export const DEFAULT_MEMORY_BYTES = Math.min(2e9, Math.floor(totalmem() / 4));
@@ -82,10 +83,11 @@ export class SnapshotBuild {
     await Promise.all([this.writer.settleText(), this.index?.settle()]);
   }
 
-  add(page: PageInput, lang: string): void {
+  /** A page (with its chunks analysed when a build's parsing worker made it, AnalysedArticle). */
+  add(page: PageInput & Pick<AnalysedArticle, "analysed">, lang: string): void {
     this.indexFor(lang);
     this.writer.add(page);
-    this.index!.addPage(page.title, page.sections, page.chunks);
+    this.index!.addPage(page.title, page.sections, page.chunks, page.analysed);
     this.arrivalIds.push(page.pageId);
     this.arrivalRevs.push(page.revId);
   }
@@ -264,6 +266,7 @@ async function ingestInto(build: SnapshotBuild, ingestOptions: Omit<IngestOption
   const ingested = await ingest({
     ...ingestOptions,
     spillDir: dirname(out),
+    parsingWorker: buildParsingWorker(),
     onArticle: (a, wiki) => build.add(a, wiki.lang),
     ready: () => build.ready(),
     // The last run's inversion (up to --memory) goes to its file before the claims' resolution allocates (D128).

@@ -12,6 +12,7 @@ export {
   type BuildOptions,
   type BuildReport,
 } from "./full";
+export { buildParsingWorker, type AnalysedArticle } from "./analysed";
 export { dayOfDump, updateSnapshot, type UpdateOptions, type UpdateReport } from "./update";
 export { DeletionsError, parseDeletions, readDeletions, type Deletions } from "./deletions";
 export {

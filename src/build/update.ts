@@ -15,6 +15,7 @@
  */
 import { basename, dirname } from "node:path";
 import { mkdirSync } from "node:fs";
+import { type AnalysedArticle, buildParsingWorker } from "./analysed";
 import {
   canonicalTitle,
   RedirectColumns,
@@ -203,7 +204,7 @@ async function writeUpdate(
         if (row >= 0 && !newer(a, { tsUnix: base.pages.ts[row]!, revId: base.pages.revOf(row) })) return;
         if (o.deleted?.ids.has(a.pageId)) return;
         writer.add(a);
-        index.addPage(a.title, a.sections, a.chunks);
+        index.addPage(a.title, a.sections, a.chunks, (a as AnalysedArticle).analysed);
         arrivals.push({ pageId: a.pageId, revId: a.revId });
         newChunks += a.chunks.length;
       })
@@ -369,6 +370,7 @@ async function ingestDumps(
       dumps: o.dumps,
       chunkWords,
       workers: o.workers,
+      parsingWorker: buildParsingWorker(),
       onProgress: o.onProgress,
       onArticle: add,
       spillDir: dirname(o.out),

@@ -14,6 +14,7 @@ export { DumpError } from "./errors";
 export { ingest, sameWiki, siteOf } from "./ingestion";
 export { dumpLeaks, type DumpLeaks } from "./leaks";
 export { modifications } from "./modifications";
+export { type ArticleExtension, serveParsing } from "./parsing";
 export { buildWorkers, setBuildWorkers } from "./pool";
 export type { RawPage, SiteInfo } from "./raw-page";
 export {

@@ -6,7 +6,7 @@ import { availableParallelism } from "node:os";
 import type { Article } from "./article";
 import { workerUrl } from "../files";
 import type { RawPage, SiteInfo } from "./raw-page";
-import type { WorkerRequest, WorkerResponse } from "./worker";
+import type { WorkerRequest, WorkerResponse } from "./parsing";
 
 const BATCH_PAGES = 16;
 const BATCH_CHARS = 1 << 20;
@@ -41,12 +41,14 @@ export class ParserPool {
   private waiters: (() => void)[] = [];
   private failure: Error | null = null;
 
+  /** `script`: the workers' (one that serveParsing()s, default worker.ts). */
   constructor(
     size: number,
     private readonly onResult: (result: PoolResult) => void,
+    script = workerUrl(new URL("./worker.ts", import.meta.url), "ingest/worker.ts"),
   ) {
     for (let i = 0; i < size; i++) {
-      const worker = new Worker(workerUrl(new URL("./worker.ts", import.meta.url), "ingest/worker.ts"));
+      const worker = new Worker(script);
       worker.onmessage = (event: MessageEvent<WorkerResponse>) => this.receive(i, event.data);
       worker.onerror = (event) => this.fail(new Error(`a parsing worker crashed: ${event.message}`));
       this.workers.push(worker);

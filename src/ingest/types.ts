@@ -14,6 +14,8 @@ export interface IngestOptions {
   allowTruncated?: boolean;
   /** Parsing workers; default: buildWorkers() (TOME_BUILD_WORKERS, else one per core). */
   workers?: number;
+  /** The parsing workers' script, when not ingest's own: one that serveParsing()s (a build's adds to each article). */
+  parsingWorker?: string;
   onProgress?: (progress: IngestProgress) => void;
   /**
    * Called with each article as it is converted, in dump order, instead of keeping it: the

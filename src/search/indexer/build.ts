@@ -12,6 +12,7 @@ import { ContainerWriter, type RedirectList, type SnapshotSection, Spool } from 
 import { textShardOptions, titleShardOptions } from "../postings/fields";
 import type { ShardOptions } from "../postings/shard-types";
 import { buildShard, Inversion } from "./invert";
+import type { AnalysedPage } from "./analysis";
 import { RunSorter, writeRun } from "./runs";
 import { writeShardData } from "../postings/store";
 import { resolveTitles, type TitleList } from "../text/title-keys";
@@ -66,11 +67,20 @@ export class IndexBuilder {
     return this.runs.length;
   }
 
-  /** Adds a page's chunks, in the order the text store numbers them. */
-  addPage(title: string, sections: SnapshotSection[], chunks: { section: number; text: string }[]): void {
+  /**
+   * Adds a page's chunks, in the order the text store numbers them; `analysed`, when the
+   * parsing worker analysed them already (PageAnalyser, D139).
+   */
+  addPage(
+    title: string,
+    sections: SnapshotSection[],
+    chunks: { section: number; text: string }[],
+    analysed?: AnalysedPage,
+  ): void {
+    if (analysed) this.inversion.addAnalysed(analysed);
     for (const c of chunks) {
       const section = sections[c.section]?.heading ?? "";
-      this.inversion.add({ text: c.text, section, title });
+      if (!analysed) this.inversion.add({ text: c.text, section, title });
       this.pendingBytes += c.text.length + section.length + title.length + 64;
     }
     this.sorter?.throwIfFailed();

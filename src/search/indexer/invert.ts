@@ -9,8 +9,8 @@ import { Growable } from "../../snapshot";
 import { memoryPostings } from "../postings/postings-writer";
 import { TermListsWriter } from "../postings/term-lists";
 import type { ShardData, ShardOptions } from "../postings/shard-types";
-import { TokenTable } from "../postings/token-table";
 import { vocabularyOf } from "../postings/vocabulary";
+import { type AnalysedField, type AnalysedPage, SAME_AS_BEFORE, TermNumbers } from "./analysis";
 
 /** Term frequencies are kept in a byte: BM25 has long saturated by then. */
 const MAX_FREQ = 255;
@@ -34,14 +34,6 @@ export function buildShard(
   return inversion.shard();
 }
 
-/** One field's value analysed: its distinct terms in order of appearance, their frequencies, and where each one's positions start. */
-interface AnalysedField {
-  value: string;
-  terms: number[];
-  freqs: number[];
-  positionsAt: number[];
-}
-
 /**
  * Documents turned into postings in document order as they are added (a build inverts each
  * page as it arrives, Lucene's way), then into lists sorted by term.
@@ -50,10 +42,9 @@ export class Inversion {
   private readonly fields: number;
   /** Documents added. */
   count = 0;
-  /** token → term number, and key → term number (the term's key is processTerm(token)). */
-  private readonly termOf = new TokenTable();
-  private readonly termOfKey = new Map<string, number>();
-  private readonly keys: string[] = [];
+  /** Tokens and keys to term numbers; keys[term] is the term's key. */
+  private readonly numbers: TermNumbers;
+  private readonly keys: string[];
   /** Each document's field lengths, F a document. */
   private readonly fieldLengths = new Growable(Uint16Array);
   /** Postings in document order: (term * F + field, document, frequency). */
@@ -65,12 +56,11 @@ export class Inversion {
   private readonly postingPositions = new Column();
   private readonly positionData = new Column();
   private readonly keepsPositions: boolean[];
-  /** The terms of the field's tokens in order, and where each term's positions go. */
-  private readonly sequence: number[] = [];
-  private slot = new Uint32Array(1 << 16);
-  private tf = new Uint32Array(1 << 16);
   /** A page's title (and a section's heading) repeats in each of its chunks: analysed once. */
   private readonly last: AnalysedField[];
+  /** An analysed field's postings, by field: where the last one's start and how many (addAnalysed). */
+  private readonly lastPosted: number[];
+  private readonly lastCount: number[];
 
   /** With `data` (taken from another inversion, perhaps in another thread), one whose documents are added: it is only to be shard()ed. */
   constructor(
@@ -79,10 +69,13 @@ export class Inversion {
   ) {
     this.fields = options.fields.length;
     this.keepsPositions = options.fields.map((f) => options.positionFields?.includes(f) ?? false);
-    this.last = options.fields.map(() => ({ value: "\u0000", terms: [], freqs: [], positionsAt: [] }));
+    this.last = options.fields.map(() => ({ value: null, terms: [], freqs: [], positionsAt: [] }));
+    this.lastPosted = options.fields.map(() => 0);
+    this.lastCount = options.fields.map(() => 0);
+    this.numbers = new TermNumbers(options);
+    this.keys = data?.keys ?? this.numbers.keys;
     if (!data) return;
     this.count = data.count;
-    this.keys = data.keys;
     this.fieldLengths = Growable.of(Uint16Array, data.fieldLengths);
     this.postingKey = Column.of(data.postingKey);
     this.postingDoc = Column.of(data.postingDoc);
@@ -118,70 +111,76 @@ export class Inversion {
 
   /** Adds the next document (number `count`). */
   add(doc: Record<string, string>): void {
-    const F = this.fields;
     const i = this.count++;
-    for (let f = 0; f < F; f++) {
+    for (let f = 0; f < this.fields; f++) {
       const value = doc[this.options.fields[f]!] ?? "";
-      const field = this.last[f]!.value === value ? this.last[f]! : (this.last[f] = this.analyse(value, f));
-      this.fieldLengths.push(Math.min(MAX_LENGTH, field.terms.length));
-      for (let t = 0; t < field.terms.length; t++) {
-        this.postingKey.push(field.terms[t]! * F + f);
-        this.postingDoc.push(i);
-        this.postingFreq.push(field.freqs[t]!);
-        this.postingPositions.push(this.keepsPositions[f] ? field.positionsAt[t]! : 0);
+      const last = this.last[f]!;
+      const field =
+        last.value === value
+          ? last
+          : (this.last[f] = this.numbers.analyse(value, this.keepsPositions[f] ? this.positionData : undefined));
+      this.post(i, f, field);
+    }
+  }
+
+  /**
+   * Adds a page's chunks as documents, analysed where the page was parsed (PageAnalyser): its
+   * keys numbered here, its postings and positions copied from its arrays. The same postings as
+   * add() on each chunk.
+   */
+  addAnalysed(page: AnalysedPage): void {
+    const F = this.fields;
+    const termOf = page.keys.map((key) => this.numbers.ofKey(key));
+    const { counts, terms, freqs, positions } = page;
+    let term = 0;
+    let position = 0;
+    for (let c = 0; c < counts.length / F; c++) {
+      const i = this.count++;
+      for (let f = 0; f < F; f++) {
+        const count = counts[c * F + f]!;
+        if (count === SAME_AS_BEFORE) {
+          this.repost(i, f);
+          continue;
+        }
+        const keeps = this.keepsPositions[f]!;
+        this.fieldLengths.push(Math.min(MAX_LENGTH, count));
+        this.lastPosted[f] = this.postingKey.length;
+        this.lastCount[f] = count;
+        for (let end = term + count; term < end; term++) {
+          const freq = freqs[term]!;
+          this.postingKey.push(termOf[terms[term]!]! * F + f);
+          this.postingDoc.push(i);
+          this.postingFreq.push(freq);
+          this.postingPositions.push(keeps ? this.positionData.length : 0);
+          if (keeps) for (let p = 0; p < freq; p++) this.positionData.push(positions[position++]!);
+        }
       }
     }
   }
 
-  /** A field's value: its distinct terms, their frequencies, and (fields that keep them) their positions, grouped by term. */
-  private analyse(value: string, f: number): AnalysedField {
-    const found: number[] = [];
-    const sequence = this.sequence;
-    sequence.length = 0;
-    for (const token of this.options.tokenize(value)) {
-      const term = this.termOfToken(token);
-      if (this.tf[term]!++ === 0) found.push(term);
-      if (this.keepsPositions[f]) sequence.push(term);
+  /** Document i's postings in field f: those of the document before (its value is the same: a title, a heading). */
+  private repost(i: number, f: number): void {
+    const from = this.lastPosted[f]!;
+    const count = this.lastCount[f]!;
+    this.fieldLengths.push(Math.min(MAX_LENGTH, count));
+    for (let k = from; k < from + count; k++) {
+      this.postingKey.push(this.postingKey.get(k));
+      this.postingDoc.push(i);
+      this.postingFreq.push(this.postingFreq.get(k));
+      this.postingPositions.push(this.postingPositions.get(k));
     }
-    const tf = this.tf;
-    const field: AnalysedField = { value, terms: found, freqs: found.map((t) => tf[t]!), positionsAt: [] };
-    if (this.keepsPositions[f]) {
-      // Each term's positions together, in the order of found.
-      const slot = this.slot;
-      const base = this.positionData.length;
-      let at = 0;
-      field.positionsAt = found.map((t) => {
-        slot[t] = at;
-        at += tf[t]!;
-        return base + slot[t]!;
-      });
-      const grouped = new Uint32Array(sequence.length);
-      for (const [position, t] of sequence.entries()) grouped[slot[t]!++] = position;
-      for (const position of grouped) this.positionData.push(position);
-    }
-    for (const t of found) tf[t] = 0;
-    return field;
   }
 
-  /** A token's term number, a new one for a key not seen before. */
-  private termOfToken(token: string): number {
-    const known = this.termOf.get(token);
-    if (known >= 0) return known;
-    const key = this.options.processTerm(token);
-    let term = this.termOfKey.get(key);
-    if (term === undefined) {
-      term = this.keys.length;
-      this.keys.push(key);
-      this.termOfKey.set(key, term);
+  /** Document i's postings in field f. */
+  private post(i: number, f: number, field: AnalysedField): void {
+    const F = this.fields;
+    this.fieldLengths.push(Math.min(MAX_LENGTH, field.terms.length));
+    for (let t = 0; t < field.terms.length; t++) {
+      this.postingKey.push(field.terms[t]! * F + f);
+      this.postingDoc.push(i);
+      this.postingFreq.push(field.freqs[t]!);
+      this.postingPositions.push(this.keepsPositions[f] ? field.positionsAt[t]! : 0);
     }
-    this.termOf.add(token, term);
-    if (term >= this.tf.length) {
-      const grown = new Uint32Array(this.tf.length * 2);
-      grown.set(this.tf);
-      this.tf = grown;
-      this.slot = new Uint32Array(grown.length);
-    }
-    return term;
   }
 
   /** The shard's arrays: terms renumbered in key order (the vocabulary is stored sorted, vocabulary.ts), one list per (term, field). */

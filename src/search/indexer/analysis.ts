@@ -1,0 +1,206 @@
+/**
+ * What the inversion does to each field of a chunk before its postings are kept: the tokens
+ * numbered by their keys (processTerm), their counts, their positions grouped by term. The
+ * Inversion does it on the thread that keeps the postings; a build's parsing workers do it
+ * beside the parse (PageAnalyser, D139), so that the thread keeping the postings only numbers
+ * each page's keys.
+ */
+import { Growable } from "../../columns";
+import { textShardOptions } from "../postings/fields";
+import type { ShardOptions } from "../postings/shard-types";
+import { TokenTable } from "../postings/token-table";
+
+/** One field's value analysed: its distinct terms in order of appearance, their frequencies, and where each one's positions start. */
+export interface AnalysedField {
+  /** The value, to see the next chunk's is the same (a page's title, a section's heading); null: not to be compared. */
+  value: string | null;
+  terms: number[];
+  freqs: number[];
+  positionsAt: number[];
+}
+
+/** Where positions go: a column that grows. */
+interface PositionSink {
+  readonly length: number;
+  push(v: number): void;
+}
+
+/** Tokens and keys to term numbers, a term for each key (many tokens may share a key), numbered as they are first seen. */
+export class TermNumbers {
+  readonly keys: string[] = [];
+  private readonly termOfToken = new TokenTable();
+  private readonly termOfKey = new TokenTable();
+  private sequence: number[] = [];
+  private slot = new Uint32Array(1 << 16);
+  private tf = new Uint32Array(1 << 16);
+
+  constructor(private readonly options: ShardOptions) {}
+
+  /** A key's term number, a new one for a key not seen before. */
+  ofKey(key: string): number {
+    let term = this.termOfKey.get(key);
+    if (term < 0) {
+      term = this.keys.length;
+      this.keys.push(key);
+      this.termOfKey.add(key, term);
+      if (term >= this.tf.length) this.grow();
+    }
+    return term;
+  }
+
+  /** A token's term number. */
+  ofToken(token: string): number {
+    const known = this.termOfToken.get(token);
+    if (known >= 0) return known;
+    const term = this.ofKey(this.options.processTerm(token));
+    this.termOfToken.add(token, term);
+    return term;
+  }
+
+  /**
+   * A field's value: its distinct terms in order of appearance, their frequencies, and (when
+   * `positions` is given) their positions, each term's together in the order of the terms,
+   * appended to it.
+   */
+  analyse(value: string, positions?: PositionSink): AnalysedField {
+    const found: number[] = [];
+    const sequence = this.sequence;
+    sequence.length = 0;
+    for (const token of this.options.tokenize(value)) {
+      const term = this.ofToken(token);
+      if (this.tf[term]!++ === 0) found.push(term);
+      if (positions) sequence.push(term);
+    }
+    const tf = this.tf;
+    const field: AnalysedField = { value, terms: found, freqs: found.map((t) => tf[t]!), positionsAt: [] };
+    if (positions) {
+      const slot = this.slot;
+      const base = positions.length;
+      let at = 0;
+      field.positionsAt = found.map((t) => {
+        slot[t] = at;
+        at += tf[t]!;
+        return base + slot[t]!;
+      });
+      const grouped = new Uint32Array(sequence.length);
+      for (const [position, t] of sequence.entries()) grouped[slot[t]!++] = position;
+      for (const position of grouped) positions.push(position);
+    }
+    for (const t of found) tf[t] = 0;
+    return field;
+  }
+
+  private grow(): void {
+    const grown = new Uint32Array(this.tf.length * 2);
+    grown.set(this.tf);
+    this.tf = grown;
+    this.slot = new Uint32Array(grown.length);
+  }
+}
+
+/**
+ * A page's chunks analysed where the page was parsed: for each chunk and field (chunk × F +
+ * field, F the shard's fields) its distinct terms' count, or SAME_AS_BEFORE when the value is the
+ * previous chunk's (a title, a heading); the terms, numbered within the page (keys[term]), and
+ * their frequencies, field after field; the positions of the fields that keep them, each
+ * term's together in the order of the terms.
+ */
+export interface AnalysedPage {
+  keys: string[];
+  counts: Uint32Array;
+  terms: Uint32Array;
+  freqs: Uint32Array;
+  positions: Uint32Array;
+}
+
+/** A field's value the same as the previous chunk's: its analysis is not sent again. */
+export const SAME_AS_BEFORE = 0xffff_ffff;
+
+/** Past this many keys a worker's numbering starts again (between pages), so that it stays small. */
+const KEYS_HELD = 1 << 18;
+
+/** The fields of a chunk as the text index takes them (IndexBuilder.addPage). */
+export interface PageChunks {
+  title: string;
+  sections: { heading: string }[];
+  chunks: { section: number; text: string }[];
+}
+
+/** The values of a chunk's fields, in the order of `fields`. */
+export function fieldValues(fields: string[], page: PageChunks, chunk: number): string[] {
+  const c = page.chunks[chunk]!;
+  const values: Record<string, string> = {
+    text: c.text,
+    section: page.sections[c.section]?.heading ?? "",
+    title: page.title,
+  };
+  return fields.map((f) => values[f] ?? "");
+}
+
+/** Analyses pages as the text index takes them, in a parsing worker (D139). */
+export class PageAnalyser {
+  private numbers: TermNumbers;
+  private local = new Int32Array(1 << 16).fill(-1);
+  private readonly keepsPositions: boolean[];
+
+  constructor(private readonly options: ShardOptions) {
+    this.numbers = new TermNumbers(options);
+    this.keepsPositions = options.fields.map((f) => options.positionFields?.includes(f) ?? false);
+  }
+
+  analyse(page: PageChunks): AnalysedPage {
+    if (this.numbers.keys.length > KEYS_HELD) this.numbers = new TermNumbers(this.options);
+    const F = this.options.fields.length;
+    const keys: string[] = [];
+    const counts = new Uint32Array(page.chunks.length * F);
+    const terms = new Growable(Uint32Array);
+    const freqs = new Growable(Uint32Array);
+    const positions = new Growable(Uint32Array);
+    const previous: (string | null)[] = new Array(F).fill(null);
+    const used: number[] = [];
+    for (let c = 0; c < page.chunks.length; c++) {
+      const values = fieldValues(this.options.fields, page, c);
+      for (let f = 0; f < F; f++) {
+        if (values[f] === previous[f]) {
+          counts[c * F + f] = SAME_AS_BEFORE;
+          continue;
+        }
+        previous[f] = values[f]!;
+        const field = this.numbers.analyse(values[f]!, this.keepsPositions[f] ? positions : undefined);
+        counts[c * F + f] = field.terms.length;
+        for (const [k, t] of field.terms.entries()) {
+          terms.push(this.pageTerm(t, keys, used));
+          freqs.push(field.freqs[k]!);
+        }
+      }
+    }
+    for (const t of used) this.local[t] = -1;
+    return { keys, counts, terms: terms.view(), freqs: freqs.view(), positions: positions.view() };
+  }
+
+  /** The worker's term t numbered within the page. */
+  private pageTerm(t: number, keys: string[], used: number[]): number {
+    if (t >= this.local.length) {
+      const grown = new Int32Array(Math.max(t + 1, this.local.length * 2)).fill(-1);
+      grown.set(this.local);
+      this.local = grown;
+    }
+    let term = this.local[t]!;
+    if (term < 0) {
+      term = this.local[t] = keys.length;
+      keys.push(this.numbers.keys[t]!);
+      used.push(t);
+    }
+    return term;
+  }
+}
+
+/** The analyser of a wiki's pages for the text index. */
+export function textPageAnalyser(lang: string): PageAnalyser {
+  return new PageAnalyser(textShardOptions(lang));
+}
+
+/** An analysed page's buffers, to be moved to the thread that keeps the postings rather than copied. */
+export function transferOf(page: AnalysedPage): ArrayBuffer[] {
+  return [page.counts, page.terms, page.freqs, page.positions].map((a) => a.buffer as ArrayBuffer);
+}
