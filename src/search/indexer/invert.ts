@@ -10,7 +10,7 @@ import { memoryPostings } from "../postings/postings-writer";
 import { TermListsWriter } from "../postings/term-lists";
 import type { ShardData, ShardOptions } from "../postings/shard-types";
 import { vocabularyOf } from "../postings/vocabulary";
-import { type AnalysedField, type AnalysedPage, SAME_AS_BEFORE, TermNumbers } from "./analysis";
+import { type AnalysedField, type AnalysedPage, KEY_SEPARATOR, SAME_AS_BEFORE, TermNumbers } from "./analysis";
 
 /** Term frequencies are kept in a byte: BM25 has long saturated by then. */
 const MAX_FREQ = 255;
@@ -130,8 +130,9 @@ export class Inversion {
    */
   addAnalysed(page: AnalysedPage): void {
     const F = this.fields;
-    const termOf = page.keys.map((key) => this.numbers.ofKey(key));
     const { counts, terms, freqs, positions } = page;
+    // A page with no terms has no keys (split would give one empty key).
+    const termOf = terms.length ? page.keys.split(KEY_SEPARATOR).map((key) => this.numbers.ofKey(key)) : [];
     let term = 0;
     let position = 0;
     for (let c = 0; c < counts.length / F; c++) {
