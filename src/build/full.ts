@@ -73,9 +73,12 @@ export class SnapshotBuild {
     this.writer = new SnapshotWriter(options.out, background);
   }
 
-  /** Undefined when more pages may come now; otherwise a promise of when they may (the index is behind). */
+  /** Undefined when more pages may come now; otherwise a promise of when they may (the index or the text's compressors are behind). */
   ready(): Promise<void> | undefined {
-    return this.index?.ready();
+    const index = this.index?.ready();
+    const text = this.writer.ready();
+    if (!index || !text) return index ?? text;
+    return Promise.all([index, text]).then(() => {});
   }
 
   /** Waits until the text of every page added is in the file, and the index's runs too. */

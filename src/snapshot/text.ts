@@ -43,7 +43,10 @@ const DICTIONARY_FROM = 1024 * 1024;
  * thread. Each holds a zstd context of about 2 MB with the dictionary: 64 at once took 134 MB.
  */
 const IN_FLIGHT = 8;
-/** Blocks queued to the compressor threads at most (8 KB each): past it, the main thread compresses the next. */
+/**
+ * Blocks queued to the compressor threads (8 KB each) past which ready() asks for a wait; at
+ * twice as many (a caller that does not wait, or one long page), the main thread compresses the next.
+ */
 const IN_FLIGHT_THREADS = 64;
 /** Compressed bytes a copy reads between two calls of its readThrough. */
 const COPY_STEP_BYTES = 16 << 20;
@@ -122,6 +125,8 @@ export class TextWriter {
   private partBytes = 0;
   private readonly queue: Compressing[] = [];
   private compressing = 0;
+  /** Callers of ready() waiting for the compressor threads. */
+  private waiters: (() => void)[] = [];
   /** The first error of a block compressed or written in the background: settle() throws it. */
   private failure: { error: unknown } | undefined;
   bytesIn = 0;
@@ -213,7 +218,7 @@ export class TextWriter {
     // With libzstd, the compressor threads, which digest the dictionary once (D112); else Bun's thread pool.
     const threads =
       this.background && dictionary && compressorFor(dictionary) ? this.threadsFor(dictionary) : undefined;
-    if (!this.background || this.compressing >= (threads ? IN_FLIGHT_THREADS : IN_FLIGHT)) {
+    if (!this.background || this.compressing >= (threads ? 2 * IN_FLIGHT_THREADS : IN_FLIGHT)) {
       this.enqueue({ raw, block: compressTextBlock(bytes, dictionary) });
       return;
     }
@@ -227,8 +232,27 @@ export class TextWriter {
         this.writeReady();
       })
       .catch((error: unknown) => void (this.failure ??= { error }))
-      .finally(() => this.compressing--);
+      .finally(() => {
+        this.compressing--;
+        if (this.compressing < IN_FLIGHT_THREADS) this.wakeWaiters();
+      });
     this.queue.push(entry);
+  }
+
+  /**
+   * Undefined when more text may come now; otherwise a promise of when it may: the compressor
+   * threads are behind. Waiting rather than compressing here keeps a build's main thread (its
+   * one serial thread) to its own work (D139).
+   */
+  ready(): Promise<void> | undefined {
+    if (!this.compressors || this.compressing < IN_FLIGHT_THREADS) return undefined;
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private wakeWaiters(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
   }
 
   private enqueue(entry: Compressing): void {

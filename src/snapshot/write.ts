@@ -37,6 +37,11 @@ export class SnapshotWriter {
     this.pages = new PageWriter(dirname(path));
   }
 
+  /** Undefined when more pages may come now; otherwise a promise of when they may (the text's compressor threads are behind). */
+  ready(): Promise<void> | undefined {
+    return this.text.ready();
+  }
+
   /** Waits until every page's text added so far is in the file. */
   settleText(): Promise<void> {
     return this.text.settle();
