@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { textShardOptions } from "../src/search/postings/fields";
 import { Inversion } from "../src/search/indexer/invert";
+import { PageAnalyser } from "../src/search/indexer/analysis";
 import { IndexBuilder } from "../src/search/indexer/build";
 import { RunSorter, writeRun } from "../src/search/indexer/runs";
 import { EN_2016, ingested, tempDir } from "./helpers";
@@ -90,5 +91,24 @@ describe("settle: no more pages come", () => {
       expect(index.runCount).toBe(1);
       index.abandon();
     }
+  });
+});
+
+describe("pages analysed in the parsing workers (D139)", () => {
+  test("give the postings the main thread's own analysis gives, through two workers' numberings that start again", async () => {
+    const { articles } = await ingested({ dumps: [EN_2016] });
+    const pages = articles.slice(0, 30);
+    const options = textShardOptions("en");
+    const here = new Inversion(options);
+    for (const a of pages)
+      for (const c of a.chunks) here.add({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title });
+    // Two workers whose numberings start again every few hundred keys, their pages interleaved.
+    const workers = [new PageAnalyser(options, 300), new PageAnalyser(options, 500)];
+    const analysed = pages.map((a, i) => workers[i % 2]!.analyse(a));
+    expect(new Set(analysed.map((p) => p.numbering)).size).toBeGreaterThan(10);
+    const there = new Inversion(options);
+    for (const page of analysed) there.addAnalysed(page);
+    expect(there.count).toBe(here.count);
+    expect(there.shard()).toEqual(here.shard());
   });
 });

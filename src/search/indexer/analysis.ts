@@ -106,6 +106,13 @@ export class TermNumbers {
  * together in the order of the terms.
  */
 export interface AnalysedPage {
+  /**
+   * The worker's numbering of keys the page's terms were numbered in (`ids`: each page term's
+   * number there): the same key, the same number in every page of a numbering, so the thread
+   * keeping the postings looks a key up once a numbering, not once a page.
+   */
+  numbering: string;
+  ids: Uint32Array;
   /** The page's keys in the order of its term numbers, joined by KEY_SEPARATOR: one string crosses threads in a copy, an array of thousands one by one (five times the time). */
   keys: string;
   counts: Uint32Array;
@@ -144,18 +151,28 @@ export function fieldValues(fields: string[], page: PageChunks, chunk: number): 
 /** Analyses pages as the text index takes them, in a parsing worker (D139). */
 export class PageAnalyser {
   private numbers: TermNumbers;
+  private readonly worker = crypto.randomUUID();
+  private generation = 0;
   private local = new Int32Array(1 << 16).fill(-1);
   private readonly keepsPositions: boolean[];
 
-  constructor(private readonly options: ShardOptions) {
+  /** `keysHeld`: past this many keys its numbering starts again (between pages). */
+  constructor(
+    private readonly options: ShardOptions,
+    private readonly keysHeld = KEYS_HELD,
+  ) {
     this.numbers = new TermNumbers(options);
     this.keepsPositions = options.fields.map((f) => options.positionFields?.includes(f) ?? false);
   }
 
   analyse(page: PageChunks): AnalysedPage {
-    if (this.numbers.keys.length > KEYS_HELD) this.numbers = new TermNumbers(this.options);
+    if (this.numbers.keys.length > this.keysHeld) {
+      this.numbers = new TermNumbers(this.options);
+      this.generation++;
+    }
     const F = this.options.fields.length;
     const keys: string[] = [];
+    const ids = new Growable(Uint32Array);
     const counts = new Uint32Array(page.chunks.length * F);
     const terms = new Growable(Uint32Array);
     const freqs = new Growable(Uint32Array);
@@ -173,17 +190,21 @@ export class PageAnalyser {
         const field = this.numbers.analyse(values[f]!, this.keepsPositions[f] ? positions : undefined);
         counts[c * F + f] = field.terms.length;
         for (const [k, t] of field.terms.entries()) {
-          terms.push(this.pageTerm(t, keys, used));
+          terms.push(this.pageTerm(t, keys, ids, used));
           freqs.push(field.freqs[k]!);
         }
       }
     }
     for (const t of used) this.local[t] = -1;
-    return { keys: keys.join(KEY_SEPARATOR), counts, terms: terms.view(), freqs: freqs.view(), positions: positions.view() };
+    return {
+      numbering: `${this.worker}/${this.generation}`,
+      ids: ids.view(),
+      keys: keys.join(KEY_SEPARATOR),
+      counts, terms: terms.view(), freqs: freqs.view(), positions: positions.view() };
   }
 
   /** The worker's term t numbered within the page. */
-  private pageTerm(t: number, keys: string[], used: number[]): number {
+  private pageTerm(t: number, keys: string[], ids: Growable<Uint32Array>, used: number[]): number {
     if (t >= this.local.length) {
       const grown = new Int32Array(Math.max(t + 1, this.local.length * 2)).fill(-1);
       grown.set(this.local);
@@ -195,6 +216,7 @@ export class PageAnalyser {
       const key = this.numbers.keys[t]!;
       if (key.includes(KEY_SEPARATOR)) throw new Error(`index: the key ${JSON.stringify(key)} holds the separator of a page's keys`);
       keys.push(key);
+      ids.push(t);
       used.push(t);
     }
     return term;
@@ -208,5 +230,5 @@ export function textPageAnalyser(lang: string): PageAnalyser {
 
 /** An analysed page's buffers, to be moved to the thread that keeps the postings rather than copied. */
 export function transferOf(page: AnalysedPage): ArrayBuffer[] {
-  return [page.counts, page.terms, page.freqs, page.positions].map((a) => a.buffer as ArrayBuffer);
+  return [page.ids, page.counts, page.terms, page.freqs, page.positions].map((a) => a.buffer as ArrayBuffer);
 }
