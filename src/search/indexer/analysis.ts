@@ -5,7 +5,7 @@
  * beside the parse (PageAnalyser, D139), so that the thread keeping the postings only numbers
  * each page's keys.
  */
-import { Growable } from "../../columns";
+import { Growable } from "../../snapshot";
 import { textShardOptions } from "../postings/fields";
 import type { ShardOptions } from "../postings/shard-types";
 import { TokenTable } from "../postings/token-table";
