@@ -101,7 +101,8 @@ describe("pages analysed in the parsing workers (D139)", () => {
     const options = textShardOptions("en");
     const here = new Inversion(options);
     for (const a of pages)
-      for (const c of a.chunks) here.add({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title });
+      for (const c of a.chunks)
+        here.add({ text: c.text, section: a.sections[c.section]?.heading ?? "", title: a.title });
     // Two workers whose numberings start again every few hundred keys, their pages interleaved.
     const workers = [new PageAnalyser(options, 300), new PageAnalyser(options, 500)];
     const analysed = pages.map((a, i) => workers[i % 2]!.analyse(a));

@@ -49,7 +49,11 @@ class Ingestion {
   constructor(private readonly options: IngestOptions) {
     this.chunkWords = options.chunkWords ?? DEFAULT_CHUNK_WORDS;
     this.limit = options.limit ?? Infinity;
-    this.pool = new ParserPool(options.workers ?? buildWorkers(), (done) => this.converted(done), options.parsingWorker);
+    this.pool = new ParserPool(
+      options.workers ?? buildWorkers(),
+      (done) => this.converted(done),
+      options.parsingWorker,
+    );
     this.claims = new ClaimTable(options.spillDir ?? tmpdir());
   }
 

@@ -130,7 +130,7 @@ export const SAME_AS_BEFORE = 0xffff_ffff;
 /** Past this many keys a worker's numbering starts again (between pages), so that it stays small. */
 const KEYS_HELD = 1 << 18;
 
-/** The fields of a chunk as the text index takes them (IndexBuilder.addPage). */
+/** A page as the text index takes its chunks (IndexBuilder.addPage). */
 export interface PageChunks {
   title: string;
   sections: { heading: string }[];
@@ -138,7 +138,7 @@ export interface PageChunks {
 }
 
 /** The values of a chunk's fields, in the order of `fields`. */
-export function fieldValues(fields: string[], page: PageChunks, chunk: number): string[] {
+function fieldValues(fields: string[], page: PageChunks, chunk: number): string[] {
   const c = page.chunks[chunk]!;
   const values: Record<string, string> = {
     text: c.text,
@@ -196,11 +196,16 @@ export class PageAnalyser {
       }
     }
     for (const t of used) this.local[t] = -1;
+    // Copied to their size: the buffers grown by doubling would cross whole, to be garbage on the main thread.
     return {
       numbering: `${this.worker}/${this.generation}`,
-      ids: ids.view(),
+      ids: ids.view().slice(),
       keys: keys.join(KEY_SEPARATOR),
-      counts, terms: terms.view(), freqs: freqs.view(), positions: positions.view() };
+      counts,
+      terms: terms.view().slice(),
+      freqs: freqs.view().slice(),
+      positions: positions.view().slice(),
+    };
   }
 
   /** The worker's term t numbered within the page. */
@@ -214,7 +219,8 @@ export class PageAnalyser {
     if (term < 0) {
       term = this.local[t] = keys.length;
       const key = this.numbers.keys[t]!;
-      if (key.includes(KEY_SEPARATOR)) throw new Error(`index: the key ${JSON.stringify(key)} holds the separator of a page's keys`);
+      if (key.includes(KEY_SEPARATOR))
+        throw new Error(`index: the key ${JSON.stringify(key)} holds the separator of a page's keys`);
       keys.push(key);
       ids.push(t);
       used.push(t);

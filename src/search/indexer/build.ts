@@ -30,6 +30,9 @@ import { type IndexBuildProgress, mergeRuns, RunCursor, TITLE_INDEX } from "./me
  */
 const BYTES_PER_TEXT_BYTE = 13;
 
+/** Analysed pages' bytes taken between two collections (IndexBuilder.takeAnalysed). */
+const ANALYSED_GARBAGE = 64 << 20;
+
 export class IndexBuilder {
   private readonly dir: string;
   private readonly runs: string[] = [];
@@ -38,6 +41,8 @@ export class IndexBuilder {
   private inversion: Inversion;
   /** Characters of text the run has taken (with a little for each chunk): what the budget counts. */
   private pendingBytes = 0;
+  /** Bytes of analysed pages taken since the last collection. */
+  private analysedBytes = 0;
   private base = 0;
   readonly fields: string[];
   /** In the background, the worker sorting and writing the runs; gone once settled. */
@@ -77,7 +82,7 @@ export class IndexBuilder {
     chunks: { section: number; text: string }[],
     analysed?: AnalysedPage,
   ): void {
-    if (analysed) this.inversion.addAnalysed(analysed);
+    if (analysed) this.takeAnalysed(analysed);
     for (const c of chunks) {
       const section = sections[c.section]?.heading ?? "";
       if (!analysed) this.inversion.add({ text: c.text, section, title });
@@ -92,6 +97,20 @@ export class IndexBuilder {
     // Cut where the budget says, whatever the worker is doing: the same runs as without it.
     this.queued.push(this.nextRun());
     if (!this.sorter.busy) this.handOff();
+  }
+
+  /**
+   * An analysed page's postings kept; its arrays, once copied, are garbage the collector does not
+   * count as the heap's (they came from another thread): collected every ANALYSED_GARBAGE bytes,
+   * they would otherwise pile up to as much as the run's own columns.
+   */
+  private takeAnalysed(page: AnalysedPage): void {
+    this.inversion.addAnalysed(page);
+    this.analysedBytes += page.ids.byteLength + page.counts.byteLength + page.terms.byteLength;
+    this.analysedBytes += page.freqs.byteLength + page.positions.byteLength + 2 * page.keys.length;
+    if (this.analysedBytes < ANALYSED_GARBAGE) return;
+    this.analysedBytes = 0;
+    Bun.gc(true);
   }
 
   /** Whether the run being inverted fills the budget. */
