@@ -106,7 +106,7 @@ describe("pages analysed in the parsing workers (D139)", () => {
     // Two workers whose numberings start again every few hundred keys, their pages interleaved.
     const workers = [new PageAnalyser(options, 300), new PageAnalyser(options, 500)];
     const analysed = pages.map((a, i) => workers[i % 2]!.analyse(a));
-    expect(new Set(analysed.map((p) => p.numbering)).size).toBeGreaterThan(10);
+    expect(new Set(analysed.map((p) => `${p.worker}/${p.generation}`)).size).toBeGreaterThan(10);
     const there = new Inversion(options);
     for (const page of analysed) there.addAnalysed(page);
     expect(there.count).toBe(here.count);

@@ -1,5 +1,5 @@
 /**
- * bun bench/build/projection.ts [--runs N] [--cores 2,8,16] [--index-dump FILE --index-limit N]
+ * bun bench/build/projection.ts [--runs N] [--cores 2,8,16] [--repeat N] [--index-dump FILE --index-limit N]
  *
  * How long an English Wikipedia build would take, from rates measured here (each in a fresh
  * process, medians over the runs):
@@ -17,7 +17,7 @@
  * claims, the postings kept) and by the decoder, plus the index's last part (mostly one thread). The sizes are English Wikipedia's (issue 61): 95 GB of XML, 6.9M articles,
  * 25M chunks; the wikitext read is the chunks times the wikitext per chunk measured here.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -48,14 +48,38 @@ interface IngestSample {
   chunks: number;
 }
 
-async function ingestChild(workers: number): Promise<IngestSample> {
+/**
+ * The English shared dumps' pages `times` times over in one plain XML file (each copy's pages
+ * with new ids and titles, so that none replaces another): real wikitext, read long enough that
+ * what a run pays once (each worker's start and its compilation of the parser, about a second of
+ * CPU each) weighs as it does in a build of hours.
+ */
+function repeatedDump(times: number): string {
+  const out = join(tmpdir(), `tome-projection-x${times}-${process.pid}.xml`);
+  const xmls = ENGLISH.map((path) => Bun.spawnSync(["bzip2", "-dc", path]).stdout.toString());
+  const pages = xmls.flatMap((xml) => [...xml.matchAll(/<page>[\s\S]*?<\/page>/g)].map((m) => m[0]));
+  const parts = [xmls[0]!.slice(0, xmls[0]!.indexOf("<page>"))];
+  let id = 1;
+  for (let copy = 0; copy < times; copy++)
+    for (const page of pages)
+      parts.push(
+        page
+          .replace(/<id>\d+<\/id>/, `<id>${id++}</id>`)
+          .replace(/<title>([^<]*)<\/title>/, (_, title) => `<title>${title}${copy ? ` ${copy}` : ""}</title>`),
+      );
+  parts.push("</mediawiki>\n");
+  writeFileSync(out, parts.join("\n"));
+  return out;
+}
+
+async function ingestChild(workers: number, dumps: string[]): Promise<IngestSample> {
   let wikitextBytes = 0;
   let chunks = 0;
   const cpu0 = process.cpuUsage();
   const main0 = mainThreadCpu();
   const t0 = performance.now();
   const result = await ingest({
-    dumps: ENGLISH,
+    dumps,
     workers,
     // A build's workers: the chunks' words are analysed for the index beside the parse (D139).
     parsingWorker: buildParsingWorker(),
@@ -175,20 +199,26 @@ async function main() {
       "index-limit": { type: "string" },
       child: { type: "string" },
       workers: { type: "string" },
+      repeat: { type: "string", default: "1" },
+      "ingest-dump": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) {
     console.log(
-      "Usage: bun bench/build/projection.ts [--runs N] [--cores 2,8,16] [--index-dump FILE --index-limit ARTICLES]\n" +
+      "Usage: bun bench/build/projection.ts [--runs N] [--cores 2,8,16] [--repeat N] [--index-dump FILE --index-limit ARTICLES]\n" +
         "Projects an English Wikipedia build's wall time from ingest and index rates measured on this machine.\n" +
-        "--index-dump: measure the index on this dump (e.g. a corpus of bench/corpus/gen-corpus.ts) rather than the shared English dumps.",
+        "--index-dump: measure the index on this dump (e.g. a corpus of bench/corpus/gen-corpus.ts) rather than the shared English dumps.\n" +
+        "--repeat: measure the ingest on the English dumps' pages N times over (new ids and titles, one plain XML file): what each run pays once weighs less.",
     );
     return;
   }
   const indexLimit = values["index-limit"] ? Number(values["index-limit"]) : undefined;
   const indexDumps = values["index-dump"] ? [values["index-dump"]] : ENGLISH;
-  if (values.child === "ingest") return console.log(JSON.stringify(await ingestChild(Number(values.workers))));
+  if (values.child === "ingest") {
+    const dumps = values["ingest-dump"] ? [values["ingest-dump"]] : ENGLISH;
+    return console.log(JSON.stringify(await ingestChild(Number(values.workers), dumps)));
+  }
   if (values.child === "index") return console.log(JSON.stringify(await indexChild(indexDumps, indexLimit)));
   if (values.child === "serial") return console.log(JSON.stringify(await serialChild()));
 
@@ -201,14 +231,18 @@ async function main() {
     ...(values["index-dump"] ? ["--index-dump", values["index-dump"]] : []),
     ...(indexLimit ? ["--index-limit", String(indexLimit)] : []),
   ];
+  const repeat = Number(values.repeat);
+  const repeated = repeat > 1 ? repeatedDump(repeat) : undefined;
+  const ingestArgs = repeated ? ["--ingest-dump", repeated] : [];
   for (let r = 0; r < runs; r++) {
     // One worker and two in turn, so that a change in the machine's load falls on both.
-    one.push(await inChild<IngestSample>(["--child", "ingest", "--workers", "1"]));
-    two.push(await inChild<IngestSample>(["--child", "ingest", "--workers", "2"]));
+    one.push(await inChild<IngestSample>(["--child", "ingest", "--workers", "1", ...ingestArgs]));
+    two.push(await inChild<IngestSample>(["--child", "ingest", "--workers", "2", ...ingestArgs]));
     index.push(await inChild<IndexSample>(["--child", "index", ...indexArgs]));
     serial.push(await inChild<SerialSample>(["--child", "serial"]));
     console.error(`run ${r + 1} of ${runs} done`);
   }
+  if (repeated) rmSync(repeated, { force: true });
   const i1 = medians(one);
   const i2 = medians(two);
   const ix = medians(index);
@@ -227,7 +261,7 @@ async function main() {
   console.log("| measured | figure |");
   console.log("|---|---|");
   console.log(
-    `| wikitext of the English shared dumps | ${mb.toFixed(1)} MB, ${i1.articles} articles, ${i1.chunks} chunks |`,
+    `| wikitext of the English shared dumps${repeated ? `, ${repeat} times over (--repeat)` : ""} | ${mb.toFixed(1)} MB, ${i1.articles} articles, ${i1.chunks} chunks |`,
   );
   console.log(`| ingest, 1 worker: wall MB/s / CPU s per MB | ${(mb / i1.wall).toFixed(2)} / ${cpuPerMB.toFixed(3)} |`);
   console.log(

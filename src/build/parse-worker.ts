@@ -9,11 +9,21 @@ import type { AnalysedArticle } from "./analysed";
 
 declare const self: Worker;
 
+/** Bytes of analysed pages sent between two collections of this worker's heap. */
+const SENT_BETWEEN_COLLECTIONS = 32 << 20;
+
 serveParsing(self, (lang) => {
   const analyser = textPageAnalyser(lang);
+  let sent = 0;
   return (article) => {
     const analysed = analyser.analyse(article);
     (article as AnalysedArticle).analysed = analysed;
-    return transferOf(analysed);
+    const transfer = transferOf(analysed);
+    sent += transfer.reduce((n, b) => n + b.byteLength, 0);
+    if (sent >= SENT_BETWEEN_COLLECTIONS) {
+      sent = 0;
+      Bun.gc(true);
+    }
+    return transfer;
   };
 });

@@ -61,8 +61,8 @@ export class Inversion {
   /** An analysed field's postings, by field: where the last one's start and how many (addAnalysed). */
   private readonly lastPosted: number[];
   private readonly lastCount: number[];
-  /** By a parsing worker's numbering (AnalysedPage), its numbers' terms here (-1: not met yet). */
-  private readonly remaps = new Map<string, Int32Array>();
+  /** By parsing worker, its numbering's generation (AnalysedPage) and its numbers' terms here (-1: not met yet). */
+  private readonly remaps = new Map<string, { generation: number; terms: Int32Array }>();
 
   /** With `data` (taken from another inversion, perhaps in another thread), one whose documents are added: it is only to be shard()ed. */
   constructor(
@@ -163,22 +163,21 @@ export class Inversion {
   /** Each of an analysed page's terms' number here: through its numbering's map, a key looked up only when new to it. */
   private termsOf(page: AnalysedPage): Int32Array {
     const { ids } = page;
-    let remap = this.remaps.get(page.numbering);
-    if (!remap) {
-      if (this.remaps.size >= 64) this.remaps.clear();
-      this.remaps.set(page.numbering, (remap = new Int32Array(1 << 12).fill(-1)));
-    }
+    let remap = this.remaps.get(page.worker);
+    // A worker's numbering starts again in a new generation: the old one's map is let go.
+    if (remap?.generation !== page.generation)
+      this.remaps.set(page.worker, (remap = { generation: page.generation, terms: new Int32Array(1 << 12).fill(-1) }));
     const termOf = new Int32Array(ids.length);
     let keys: string[] | undefined;
     for (let k = 0; k < ids.length; k++) {
       const id = ids[k]!;
-      if (id >= remap.length) {
-        const grown = new Int32Array(Math.max(id + 1, remap.length * 2)).fill(-1);
-        grown.set(remap);
-        this.remaps.set(page.numbering, (remap = grown));
+      if (id >= remap.terms.length) {
+        const grown = new Int32Array(Math.max(id + 1, remap.terms.length * 2)).fill(-1);
+        grown.set(remap.terms);
+        remap.terms = grown;
       }
-      let term = remap[id]!;
-      if (term < 0) term = remap[id] = this.numbers.ofKey((keys ??= page.keys.split(KEY_SEPARATOR))[k]!);
+      let term = remap.terms[id]!;
+      if (term < 0) term = remap.terms[id] = this.numbers.ofKey((keys ??= page.keys.split(KEY_SEPARATOR))[k]!);
       termOf[k] = term;
     }
     return termOf;
