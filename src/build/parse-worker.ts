@@ -4,7 +4,7 @@
  * each page's keys.
  */
 import { serveParsing } from "../ingest";
-import { textPageAnalyser, transferOf } from "../search";
+import { bytesOf, textPageAnalyser, transferOf } from "../search";
 import type { AnalysedArticle } from "./analysed";
 
 declare const self: Worker;
@@ -19,7 +19,7 @@ serveParsing(self, (lang) => {
     const analysed = analyser.analyse(article);
     (article as AnalysedArticle).analysed = analysed;
     const transfer = transferOf(analysed);
-    sent += transfer.reduce((n, b) => n + b.byteLength, 0);
+    sent += bytesOf(analysed);
     if (sent >= SENT_BETWEEN_COLLECTIONS) {
       sent = 0;
       Bun.gc(true);

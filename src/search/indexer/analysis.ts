@@ -251,3 +251,8 @@ export function textPageAnalyser(lang: string): PageAnalyser {
 export function transferOf(page: AnalysedPage): ArrayBuffer[] {
   return [page.ids, page.counts, page.terms, page.freqs, page.positions].map((a) => a.buffer as ArrayBuffer);
 }
+
+/** The bytes an analysed page takes: its arrays and its keys. */
+export function bytesOf(page: AnalysedPage): number {
+  return transferOf(page).reduce((n, b) => n + b.byteLength, 2 * page.keys.length);
+}

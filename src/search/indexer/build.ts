@@ -12,7 +12,7 @@ import { ContainerWriter, type RedirectList, type SnapshotSection, Spool } from 
 import { textShardOptions, titleShardOptions } from "../postings/fields";
 import type { ShardOptions } from "../postings/shard-types";
 import { buildShard, Inversion } from "./invert";
-import type { AnalysedPage } from "./analysis";
+import { type AnalysedPage, bytesOf } from "./analysis";
 import { RunSorter, writeRun } from "./runs";
 import { writeShardData } from "../postings/store";
 import { resolveTitles, type TitleList } from "../text/title-keys";
@@ -72,10 +72,7 @@ export class IndexBuilder {
     return this.runs.length;
   }
 
-  /**
-   * Adds a page's chunks, in the order the text store numbers them; `analysed`, when the
-   * parsing worker analysed them already (PageAnalyser, D139).
-   */
+  /** Adds a page's chunks, in the order the text store numbers them (`analysed`: by its parsing worker, D139). */
   addPage(
     title: string,
     sections: SnapshotSection[],
@@ -99,15 +96,10 @@ export class IndexBuilder {
     if (!this.sorter.busy) this.handOff();
   }
 
-  /**
-   * An analysed page's postings kept; its arrays, once copied, are garbage the collector does not
-   * count as the heap's (they came from another thread): collected every ANALYSED_GARBAGE bytes,
-   * they would otherwise pile up to as much as the run's own columns.
-   */
+  /** An analysed page's postings kept; its arrays, garbage the collector does not count (they came from another thread), are collected every ANALYSED_GARBAGE bytes. */
   private takeAnalysed(page: AnalysedPage): void {
     this.inversion.addAnalysed(page);
-    this.analysedBytes += page.ids.byteLength + page.counts.byteLength + page.terms.byteLength;
-    this.analysedBytes += page.freqs.byteLength + page.positions.byteLength + 2 * page.keys.length;
+    this.analysedBytes += bytesOf(page);
     if (this.analysedBytes < ANALYSED_GARBAGE) return;
     this.analysedBytes = 0;
     Bun.gc(true);
