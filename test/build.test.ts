@@ -268,7 +268,7 @@ describe("the title index in bounded memory", () => {
     const dir = tempDir();
     const out = new ContainerWriter(join(dir, "index.bin"));
     const index = new IndexBuilder("en", 2e9, dir);
-    for (const a of r.articles) index.addPage(a.title, a.sections, a.chunks);
+    for (const a of r.articles) index.addPage(a);
     const chunks = r.articles.reduce((n, a) => n + a.chunks.length, 0);
     const kept = {
       docOfText: Int32Array.from({ length: chunks }, (_, i) => i),

@@ -67,7 +67,7 @@ describe("runs cut by the budget", () => {
     const runsOf = async (background: boolean) => {
       const index = new IndexBuilder("en", 300_000, tempDir(), background);
       // Added without a turn of the event loop: the worker, busy with the first run, falls behind.
-      for (const a of articles) index.addPage(a.title, a.sections, a.chunks);
+      for (const a of articles) index.addPage(a);
       await index.settle();
       const count = index.runCount;
       index.abandon();
@@ -85,7 +85,7 @@ describe("settle: no more pages come", () => {
     for (const background of [false, true]) {
       // A budget no run fills: before settle(), every page is in the run being inverted.
       const index = new IndexBuilder("en", 2e9, tempDir(), background);
-      for (const a of articles.slice(0, 10)) index.addPage(a.title, a.sections, a.chunks);
+      for (const a of articles.slice(0, 10)) index.addPage(a);
       expect(index.runCount).toBe(0);
       await index.settle();
       expect(index.runCount).toBe(1);

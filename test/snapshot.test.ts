@@ -108,6 +108,30 @@ describe("snapshot file (format 2)", () => {
     for (const [i, t] of texts.entries()) if (i % 7 === 0) expect(store.chunk(i)).toBe(t);
   });
 
+  test("in the background, ready() asks the writer's caller to wait while the compressor threads are behind, and lets it go when they are not (D139)", async () => {
+    const source = await ingested({ dumps: [EN_2016] });
+    const once = source.articles.flatMap((a) => a.chunks.map((c) => c.text));
+    // Three times over: past the 4 MB the dictionary is learnt from, after which the threads compress.
+    const texts = [...once, ...once, ...once];
+    const out = new ContainerWriter(join(tempDir(), "ready.tome"));
+    const writer = new TextWriter(out, true);
+    let waits = 0;
+    for (const t of texts) {
+      writer.add(t);
+      const behind = writer.ready();
+      if (!behind) continue;
+      waits++;
+      await behind;
+      // Let go once the threads are no longer behind: more text may come at once.
+      expect(writer.ready()).toBeUndefined();
+    }
+    // Added as fast as a loop can, the text outruns the one compressor thread of a small machine, and of a large one.
+    expect(waits).toBeGreaterThan(0);
+    await writer.settle();
+    writer.finish();
+    out.finish({});
+  });
+
   test("text over 1 MB is compressed with a dictionary learnt from it: fewer bytes, the same text back; less text goes without one", async () => {
     const source = await ingested({ dumps: [EN_2016] });
     const texts = source.articles.flatMap((a) => a.chunks.map((c) => c.text));

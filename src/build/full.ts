@@ -90,7 +90,7 @@ export class SnapshotBuild {
   add(page: PageInput & Pick<AnalysedArticle, "analysed">, lang: string): void {
     this.indexFor(lang);
     this.writer.add(page);
-    this.index!.addPage(page.title, page.sections, page.chunks, page.analysed);
+    this.index!.addPage(page, page.analysed);
     this.arrivalIds.push(page.pageId);
     this.arrivalRevs.push(page.revId);
   }

@@ -4,7 +4,7 @@
  * each page's keys.
  */
 import { serveParsing } from "../ingest";
-import { bytesOf, textPageAnalyser, transferOf } from "../search";
+import { collectEvery, textPageAnalyser, transferOf } from "../search";
 import type { AnalysedArticle } from "./analysed";
 
 declare const self: Worker;
@@ -14,16 +14,11 @@ const SENT_BETWEEN_COLLECTIONS = 32 << 20;
 
 serveParsing(self, (lang) => {
   const analyser = textPageAnalyser(lang);
-  let sent = 0;
+  const collect = collectEvery(SENT_BETWEEN_COLLECTIONS);
   return (article) => {
     const analysed = analyser.analyse(article);
     (article as AnalysedArticle).analysed = analysed;
-    const transfer = transferOf(analysed);
-    sent += bytesOf(analysed);
-    if (sent >= SENT_BETWEEN_COLLECTIONS) {
-      sent = 0;
-      Bun.gc(true);
-    }
-    return transfer;
+    collect(analysed);
+    return transferOf(analysed);
   };
 });

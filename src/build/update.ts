@@ -204,7 +204,7 @@ async function writeUpdate(
         if (row >= 0 && !newer(a, { tsUnix: base.pages.ts[row]!, revId: base.pages.revOf(row) })) return;
         if (o.deleted?.ids.has(a.pageId)) return;
         writer.add(a);
-        index.addPage(a.title, a.sections, a.chunks, (a as AnalysedArticle).analysed);
+        index.addPage(a, (a as AnalysedArticle).analysed);
         arrivals.push({ pageId: a.pageId, revId: a.revId });
         newChunks += a.chunks.length;
       })

@@ -27,7 +27,7 @@ export {
 } from "./engine";
 export { CROP_MARKER, escapeHtml } from "./text/highlight";
 export { IndexBuilder } from "./indexer/build";
-export { type AnalysedPage, bytesOf, textPageAnalyser, transferOf } from "./indexer/analysis";
+export { type AnalysedPage, collectEvery, textPageAnalyser, transferOf } from "./indexer/analysis";
 export type { IndexBuildProgress } from "./indexer/merge";
 export { loadIndexes, readShardData } from "./postings/store";
 export { logMemory, setMemoryLog } from "./indexer/memory-log";

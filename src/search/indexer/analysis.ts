@@ -149,15 +149,10 @@ export interface PageChunks {
   chunks: { section: number; text: string }[];
 }
 
-/** The values of a chunk's fields, in the order of `fields`. */
-function fieldValues(fields: string[], page: PageChunks, chunk: number): string[] {
+/** A chunk's fields as the text index takes them: its text, its section's heading, its page's title. */
+export function chunkFields(page: PageChunks, chunk: number): Record<string, string> {
   const c = page.chunks[chunk]!;
-  const values: Record<string, string> = {
-    text: c.text,
-    section: page.sections[c.section]?.heading ?? "",
-    title: page.title,
-  };
-  return fields.map((f) => values[f] ?? "");
+  return { text: c.text, section: page.sections[c.section]?.heading ?? "", title: page.title };
 }
 
 /** Analyses pages as the text index takes them, in a parsing worker (D139). */
@@ -192,7 +187,8 @@ export class PageAnalyser {
     const previous: (string | null)[] = new Array(F).fill(null);
     const used: number[] = [];
     for (let c = 0; c < page.chunks.length; c++) {
-      const values = fieldValues(this.options.fields, page, c);
+      const doc = chunkFields(page, c);
+      const values = this.options.fields.map((name) => doc[name] ?? "");
       for (let f = 0; f < F; f++) {
         if (values[f] === previous[f]) {
           counts[c * F + f] = SAME_AS_BEFORE;
@@ -252,7 +248,17 @@ export function transferOf(page: AnalysedPage): ArrayBuffer[] {
   return [page.ids, page.counts, page.terms, page.freqs, page.positions].map((a) => a.buffer as ArrayBuffer);
 }
 
-/** The bytes an analysed page takes: its arrays and its keys. */
-export function bytesOf(page: AnalysedPage): number {
-  return transferOf(page).reduce((n, b) => n + b.byteLength, 2 * page.keys.length);
+/**
+ * Counts analysed pages' bytes (their arrays and keys) and collects the heap every `bytes` of
+ * them: once sent or copied they are garbage the collector does not count as its heap's (they
+ * are buffers, or came from another thread), and left to it they piled up to a run's size (D139).
+ */
+export function collectEvery(bytes: number): (page: AnalysedPage) => void {
+  let since = 0;
+  return (page) => {
+    since += transferOf(page).reduce((n, b) => n + b.byteLength, 2 * page.keys.length);
+    if (since < bytes) return;
+    since = 0;
+    Bun.gc(true);
+  };
 }

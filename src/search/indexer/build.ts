@@ -8,11 +8,11 @@
  */
 import { makeScratch, removeScratch } from "../../files";
 import { basename, join } from "node:path";
-import { ContainerWriter, type RedirectList, type SnapshotSection, Spool } from "../../snapshot";
+import { ContainerWriter, type RedirectList, Spool } from "../../snapshot";
 import { textShardOptions, titleShardOptions } from "../postings/fields";
 import type { ShardOptions } from "../postings/shard-types";
 import { buildShard, Inversion } from "./invert";
-import { type AnalysedPage, bytesOf } from "./analysis";
+import { type AnalysedPage, chunkFields, collectEvery, type PageChunks } from "./analysis";
 import { RunSorter, writeRun } from "./runs";
 import { writeShardData } from "../postings/store";
 import { resolveTitles, type TitleList } from "../text/title-keys";
@@ -30,7 +30,7 @@ import { type IndexBuildProgress, mergeRuns, RunCursor, TITLE_INDEX } from "./me
  */
 const BYTES_PER_TEXT_BYTE = 13;
 
-/** Analysed pages' bytes taken between two collections (IndexBuilder.takeAnalysed). */
+/** Analysed pages' bytes taken between two collections of the heap (collectEvery). */
 const ANALYSED_GARBAGE = 64 << 20;
 
 export class IndexBuilder {
@@ -41,8 +41,8 @@ export class IndexBuilder {
   private inversion: Inversion;
   /** Characters of text the run has taken (with a little for each chunk): what the budget counts. */
   private pendingBytes = 0;
-  /** Bytes of analysed pages taken since the last collection. */
-  private analysedBytes = 0;
+  /** Collects the analysed pages taken, every ANALYSED_GARBAGE bytes of them. */
+  private readonly collectAnalysed = collectEvery(ANALYSED_GARBAGE);
   private base = 0;
   readonly fields: string[];
   /** In the background, the worker sorting and writing the runs; gone once settled. */
@@ -73,17 +73,15 @@ export class IndexBuilder {
   }
 
   /** Adds a page's chunks, in the order the text store numbers them (`analysed`: by its parsing worker, D139). */
-  addPage(
-    title: string,
-    sections: SnapshotSection[],
-    chunks: { section: number; text: string }[],
-    analysed?: AnalysedPage,
-  ): void {
-    if (analysed) this.takeAnalysed(analysed);
-    for (const c of chunks) {
-      const section = sections[c.section]?.heading ?? "";
-      if (!analysed) this.inversion.add({ text: c.text, section, title });
-      this.pendingBytes += c.text.length + section.length + title.length + 64;
+  addPage(page: PageChunks, analysed?: AnalysedPage): void {
+    if (analysed) {
+      this.inversion.addAnalysed(analysed);
+      this.collectAnalysed(analysed);
+    }
+    for (let c = 0; c < page.chunks.length; c++) {
+      const doc = chunkFields(page, c);
+      if (!analysed) this.inversion.add(doc);
+      this.pendingBytes += doc.text!.length + doc.section!.length + doc.title!.length + 64;
     }
     this.sorter?.throwIfFailed();
     if (!this.full) return;
@@ -94,15 +92,6 @@ export class IndexBuilder {
     // Cut where the budget says, whatever the worker is doing: the same runs as without it.
     this.queued.push(this.nextRun());
     if (!this.sorter.busy) this.handOff();
-  }
-
-  /** An analysed page's postings kept; its arrays, garbage the collector does not count (they came from another thread), are collected every ANALYSED_GARBAGE bytes. */
-  private takeAnalysed(page: AnalysedPage): void {
-    this.inversion.addAnalysed(page);
-    this.analysedBytes += bytesOf(page);
-    if (this.analysedBytes < ANALYSED_GARBAGE) return;
-    this.analysedBytes = 0;
-    Bun.gc(true);
   }
 
   /** Whether the run being inverted fills the budget. */
