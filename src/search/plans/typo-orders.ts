@@ -102,14 +102,16 @@ export class TypoOrders implements Plan {
     for (;;) {
       let most = 0;
       let next = 0;
+      let third = 0;
       let greatest = 0;
       for (let f = 0; f < ordered.length; f++) {
         const b = bounds[f]!;
-        if (b > most) [most, next, greatest] = [b, most, f];
-        else if (b > next) next = b;
+        if (b > most) [most, next, third, greatest] = [b, most, next, f];
+        else if (b > next) [next, third] = [b, next];
+        else if (b > third) third = b;
       }
-      // A page no order has given holds each form at most its order's next page's score.
-      if (most === 0 || lastScore(entries, need, typoClass) > most + evidenceShare() * next) break;
+      // A page no order has given holds each form at most its order's next page's score (unseenBound).
+      if (most === 0 || lastScore(entries, need, typoClass) > unseenBound(most, next, third)) break;
       // Out of time (D91): the pages met so far, each scored exactly, and the answer marked.
       if (meter.late()) {
         meter.cutOff = true;
@@ -237,5 +239,16 @@ function lastScore(entries: PageEntries, need: number, klass: number): number {
   return scores[need - better - 1]!;
 }
 
-/** What a page's second and third chunks add at most, as shares of another form's best: RULES.pageEvidence and its square. */
-const evidenceShare = () => RULES.pageEvidence + RULES.pageEvidence * RULES.pageEvidence;
+/**
+ * The most a page no order has given can score (D140), from the three greatest of its forms' bounds, each the most a
+ * page's chunks holding that form score together (page evidence included). The page's best three chunks come from
+ * one form (at most its bound), two (one form's two chunks at most its bound, the other's one chunk at most its own,
+ * weighed 1 or RULES.pageEvidence by its place) or three (weighed 1, RULES.pageEvidence and its square, the greater
+ * bound first at most): the greatest, RULES.pageEvidence of the second and its square of the third bound all.
+ */
+export function unseenBound(most: number, next: number, third: number): number {
+  const e = RULES.pageEvidence;
+  // Past 1, a later chunk weighs more than an earlier one: each of the three chunks may then score `most`.
+  if (e > 1) return (1 + e + e * e) * most;
+  return most + e * next + e * e * third;
+}

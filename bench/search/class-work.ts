@@ -1,0 +1,59 @@
+/**
+ * bun bench/search/class-work.ts <snapshot.tome> --class C [--queries N] [--root DIR] [--hits FILE]
+ *
+ * What a class of the benchmark's mix (bench/queries.ts, its fixed seed) costs in work, not time
+ * (so the same on a busy machine): each query searched once with no time limit, then the plans
+ * they ran by (SearchWork.plan), and the postings decoded and chunks scored over the class. --root
+ * DIR runs the engine of another checkout (a git worktree of an earlier commit) on the same queries;
+ * --hits FILE writes each query's hits (page, chunk, score) and estimatedTotalHits as JSON lines,
+ * to diff two checkouts.
+ */
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { mixClass, queryMix } from "../queries";
+
+const USAGE = `Usage: bun bench/search/class-work.ts <snapshot.tome> --class C [--queries N] [--root DIR] [--hits FILE]
+  --class C     a class of bench/queries.ts's mix (typo, prefix, "2-4 words", …)
+  --queries N   queries drawn (default 200)
+  --root DIR    the checkout whose engine searches (default: this one)
+  --hits FILE   each query's hits and estimatedTotalHits as JSON lines`;
+
+const { values, positionals } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: {
+    class: { type: "string" },
+    queries: { type: "string", default: "200" },
+    root: { type: "string" },
+    hits: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  },
+  allowPositionals: true,
+});
+if (values.help || !positionals[0] || !values.class) {
+  console.log(USAGE);
+  process.exit(values.help ? 0 : 2);
+}
+
+const root = resolve(values.root ?? `${import.meta.dir}/../..`);
+const { open } = (await import(`${root}/src/search`)) as typeof import("../../src/search");
+const engine = open(resolve(positionals[0]));
+const make = mixClass(queryMix(engine.snapshot), values.class);
+const queries = Array.from({ length: Number(values.queries) }, make);
+
+const plans: Record<string, number> = {};
+let postings = 0;
+let candidates = 0;
+const lines: string[] = [];
+for (const q of queries) {
+  const found = engine.search(q, { limit: 10, budgetMs: Number.POSITIVE_INFINITY });
+  const { work } = found;
+  plans[work.plan] = (plans[work.plan] ?? 0) + 1;
+  postings += work.postings;
+  candidates += work.candidates;
+  const hits = found.hits.map((h) => [h.page.pageId, h.chunk, h.score]);
+  lines.push(JSON.stringify({ q, hits, estimatedTotalHits: found.estimatedTotalHits }));
+}
+if (values.hits) await Bun.write(values.hits, `${lines.join("\n")}\n`);
+console.log(`${root}: ${queries.length} queries of class ${values.class}`);
+console.log(`plans: ${JSON.stringify(plans)}`);
+console.log(`postings decoded ${postings}, chunks scored ${candidates}`);
