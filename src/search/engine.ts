@@ -147,7 +147,10 @@ export class Engine {
     progress?: (done: number, total: number) => void,
     typoLeast = least,
   ): Uint8Array {
-    return this.withScratch(() => buildPageOrders(this.stages, least, length, progress, typoLeast));
+    const { container } = this.snapshot;
+    return this.withScratch(() =>
+      buildPageOrders(this.stages, least, length, progress, typoLeast, () => container.dropResident()),
+    );
   }
 
   /** D13: an exact title (redirects resolved) wins; otherwise the page of the best hit. */

@@ -1,0 +1,46 @@
+/**
+ * The beginnings of words given page orders (D51, src/search/plans/orders.ts): each word's beginnings of MIN_PREFIX
+ * to PREFIX_LETTERS letters, counted in code points, read as slices of the word (D141: no array of its letters, and
+ * no string joined from it, for each of the vocabulary's millions of words).
+ */
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { eachBeginning } from "../src/search/plans/orders";
+import { termOfKey } from "../src/search/text/analyze";
+import { EN_2016, engineFor, TRUNCATED_XZ } from "./helpers";
+
+setDefaultTimeout(120_000);
+
+/** The beginnings as orders.ts made them before D141: from the word's letters, joined. */
+function joined(word: string, least: number, most: number): string[] {
+  const letters = [...word];
+  const out: string[] = [];
+  for (let n = least; n < letters.length && n <= most; n++) out.push(letters.slice(0, n).join(""));
+  return out;
+}
+
+describe("the beginnings of a word given orders (D141)", () => {
+  // English, Armenian and Vietnamese: their vocabularies hold words of letters beyond 16 bits (𐤀, 𐎠𐎼𐎷𐎡𐎴, 𫌠).
+  const wikis = { en: [EN_2016], hy: [TRUNCATED_XZ[2]!], vi: [TRUNCATED_XZ[6]!] };
+  for (const [lang, dumps] of Object.entries(wikis))
+    test(`every word of the ${lang} fixture's vocabulary: the same beginnings as its letters joined`, async () => {
+      const engine = await engineFor({ dumps, allowTruncated: true });
+      let words = 0;
+      let astral = 0;
+      engine.text.eachTerm((key) => {
+        const word = termOfKey(key);
+        words++;
+        if ([...word].length !== word.length) astral++;
+        for (const [least, most] of [
+          [2, 4],
+          [1, 1],
+          [3, 6],
+        ] as const) {
+          const found: string[] = [];
+          eachBeginning(word, least, most, (prefix) => found.push(prefix));
+          expect(found).toEqual(joined(word, least, most));
+        }
+      });
+      expect(words).toBeGreaterThan(10_000);
+      expect(astral).toBeGreaterThan(0);
+    });
+});
