@@ -3,7 +3,7 @@
  *
  * What a class of the benchmark's mix (bench/queries.ts, its fixed seed) costs in work, not time
  * (so the same on a busy machine): each query searched once with no time limit, then the plans
- * they ran by (SearchWork.plan), and the postings decoded and chunks scored over the class. --root
+ * they ran by (SearchWork.plan), and the postings decoded and candidates scored over the class. --root
  * DIR runs the engine of another checkout (a git worktree of an earlier commit) on the same queries;
  * --hits FILE writes each query's hits (page, chunk, score) and estimatedTotalHits as JSON lines,
  * to diff two checkouts.
@@ -34,11 +34,16 @@ if (values.help || !positionals[0] || !values.class) {
   process.exit(values.help ? 0 : 2);
 }
 
+const count = Number(values.queries);
+if (!Number.isInteger(count) || count < 1) {
+  console.error(`--queries is a whole number of queries, at least 1, not ${values.queries}`);
+  process.exit(2);
+}
 const root = resolve(values.root ?? `${import.meta.dir}/../..`);
 const { open } = (await import(`${root}/src/search`)) as typeof import("../../src/search");
 const engine = open(resolve(positionals[0]));
 const make = mixClass(queryMix(engine.snapshot), values.class);
-const queries = Array.from({ length: Number(values.queries) }, make);
+const queries = Array.from({ length: count }, make);
 
 const plans: Record<string, number> = {};
 let postings = 0;
@@ -56,4 +61,6 @@ for (const q of queries) {
 if (values.hits) await Bun.write(values.hits, `${lines.join("\n")}\n`);
 console.log(`${root}: ${queries.length} queries of class ${values.class}`);
 console.log(`plans: ${JSON.stringify(plans)}`);
-console.log(`postings decoded ${postings}, chunks scored ${candidates}`);
+console.log(
+  `postings decoded ${postings}, candidates scored ${candidates} (SearchWork.candidates: chunks, and titles)`,
+);

@@ -50,7 +50,7 @@ export function buildPageOrders(
     // garbage 0.6 GB, by the end (D141).
     if (i % DROP_EVERY === DROP_EVERY - 1) {
       dropResident();
-      Bun.gc(true);
+      collect(true);
     } else collect();
     const query = parseQuery(q, ctx.lang);
     if (query.words.length !== 1) return;
@@ -135,14 +135,18 @@ export function eachBeginning(word: string, least: number, most: number, visit: 
 
 /**
  * Collects the garbage every COLLECT_EVERY_MS when called in a loop (`full`: all of it, synchronously; else what Bun's
- * collector takes at once). The mapped snapshot counts as the collector's heap (its size, not what it holds): left
- * alone, the collector lets garbage pile up in proportion, gigabytes at 5M chunks (D141).
+ * collector takes at once), and all of it at once when told to (`now`). The mapped snapshot counts as the collector's
+ * heap (its size, not what it holds): left alone, the collector lets garbage pile up in proportion, gigabytes at 5M
+ * chunks (D141). A collection is never more than a tenth of the loop's time, however long one takes.
  */
-function collector(full: boolean): () => void {
+function collector(full: boolean): (now?: boolean) => void {
   let collectedAt = performance.now();
-  return () => {
-    if (performance.now() - collectedAt < COLLECT_EVERY_MS) return;
-    Bun.gc(full);
+  let took = 0;
+  return (now = false) => {
+    const started = performance.now();
+    if (!now && started - collectedAt < Math.max(COLLECT_EVERY_MS, 10 * took)) return;
+    Bun.gc(full || now);
     collectedAt = performance.now();
+    took = collectedAt - started;
   };
 }
