@@ -21,7 +21,7 @@
  */
 import type { Snapshot, SnapshotPage } from "../snapshot";
 import {
-  COLLECT_EVERY_MS,
+  collector,
   DEFAULTS,
   GUARDS,
   PRUNE_FROM,
@@ -68,7 +68,8 @@ export class Engine {
   private readonly stages: SearchContext;
   /** Told the work of every search and lucky lookup (the server's /metrics). */
   private readonly watchers = new Set<(work: SearchWork) => void>();
-  private collectedAt = performance.now();
+  /** A young-generation collection after a search, at most every COLLECT_EVERY_MS. */
+  private readonly collectYoung = collector(false);
 
   constructor(
     readonly snapshot: Snapshot,
@@ -197,13 +198,6 @@ export class Engine {
       this.stages.ranges.release();
       this.collectYoung();
     }
-  }
-
-  private collectYoung(): void {
-    const now = performance.now();
-    if (now - this.collectedAt < COLLECT_EVERY_MS) return;
-    Bun.gc(false);
-    this.collectedAt = performance.now();
   }
 
   /** The current search's work, told to the watchers. */

@@ -4,7 +4,7 @@
  * the words plan ranks them with no title in play (the block-max executor, tier 0, no page
  * left out), and how many pages hold the word at all. Their section: ranking/page-orders.ts.
  */
-import { COLLECT_EVERY_MS } from "../options";
+import { collector } from "../options";
 import type { PageHeap } from "../ranking/page-heap";
 import { orderKey, packOrders, typoOrderKey } from "../ranking/page-orders";
 import { QueryLists } from "../ranking/query-lists";
@@ -131,22 +131,4 @@ export function eachBeginning(word: string, least: number, most: number, visit: 
     letters++;
     if (letters >= least && end < word.length) visit(word.slice(0, end));
   }
-}
-
-/**
- * Collects the garbage every COLLECT_EVERY_MS when called in a loop (`full`: all of it, synchronously; else what Bun's
- * collector takes at once), and all of it at once when told to (`now`). The mapped snapshot counts as the collector's
- * heap (its size, not what it holds): left alone, the collector lets garbage pile up in proportion, gigabytes at 5M
- * chunks (D141). A collection is never more than a tenth of the loop's time, however long one takes.
- */
-function collector(full: boolean): (now?: boolean) => void {
-  let collectedAt = performance.now();
-  let took = 0;
-  return (now = false) => {
-    const started = performance.now();
-    if (!now && started - collectedAt < Math.max(COLLECT_EVERY_MS, 10 * took)) return;
-    Bun.gc(full || now);
-    collectedAt = performance.now();
-    took = collectedAt - started;
-  };
 }
