@@ -13,8 +13,9 @@ import { packAnswer, unpackAnswer, type WorkerRequest } from "../src/http/pool/m
 import { ClientGone, SearchPool } from "../src/http/pool/pool";
 import { open } from "../src/search";
 import { copyFileSync, readFileSync } from "node:fs";
+import { getPriority } from "node:os";
 import { join } from "node:path";
-import { EN_2006, EN_2016, ingested, snapshotFor, tempDir, writeSnapshot } from "./helpers";
+import { EN_2006, EN_2016, ingested, ROOT, snapshotFor, tempDir, writeSnapshot } from "./helpers";
 
 setDefaultTimeout(120_000);
 
@@ -535,6 +536,44 @@ describe("opening a snapshot in the workers", () => {
       pool.stop();
     }
   });
+});
+
+describe("the workers' priority (D142)", () => {
+  /**
+   * In a process of its own (this one's other pools have threads of their own): a pool of 2 workers at `nice` steps,
+   * ready; then how many of the process's threads run at each nice (the 19th field of /proc/self/task/TID/stat).
+   */
+  const threadsAtEachNice = (nice: number): { own: number; counts: Record<string, number> } => {
+    const script = `
+      import { readdirSync, readFileSync } from "node:fs";
+      import { getPriority } from "node:os";
+      import { open } from "${join(ROOT, "src/search")}";
+      import { SearchPool } from "${join(ROOT, "src/http/pool/pool.ts")}";
+      const pool = new SearchPool({ workers: 2, nice: ${nice} });
+      await pool.generation(${JSON.stringify(path)}, open(${JSON.stringify(path)}).snapshot.meta.contentHash).ready;
+      const counts = {};
+      for (const tid of readdirSync("/proc/self/task")) {
+        const stat = readFileSync("/proc/self/task/" + tid + "/stat", "utf8");
+        const at = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16];
+        counts[at] = (counts[at] ?? 0) + 1;
+      }
+      console.log(JSON.stringify({ own: getPriority(), counts }));
+      pool.stop();`;
+    const run = Bun.spawnSync(["bun", "-e", script], { cwd: ROOT });
+    expect(run.exitCode).toBe(0);
+    return JSON.parse(run.stdout.toString());
+  };
+
+  test.if(process.platform === "linux")(
+    "each worker's thread runs `nice` steps below the request thread, which stays where it was; with 0, as it",
+    () => {
+      const lowered = threadsAtEachNice(7);
+      expect(lowered.own).toBe(getPriority());
+      expect(lowered.counts[Math.min(19, lowered.own + 7)]).toBeGreaterThanOrEqual(2);
+      const level = threadsAtEachNice(0);
+      expect(Object.keys(level.counts)).toEqual([String(level.own)]);
+    },
+  );
 });
 
 describe("a swap with the pool", () => {

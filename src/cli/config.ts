@@ -135,6 +135,13 @@ export const SETTINGS = [
     usedBy: "start",
   },
   {
+    name: "TOME_SEARCH_WORKER_NICE",
+    default: "10",
+    meaning:
+      "how many nice steps below the request thread the search threads run, 0 to 19 (Linux): when searches fill the cores, reading requests and the cheap routes still run at once (D142)",
+    usedBy: "start",
+  },
+  {
     name: "TOME_SHARED_DATA",
     default: "../shared/data beside the checkout, else test/fixtures/data",
     meaning: "where the dumps and eval sets for tests, benchmarks and leaks are (a folder holding dumps/ and eval/)",
@@ -187,6 +194,8 @@ export interface Config {
   searchTimeoutMs: number | undefined;
   /** TOME_SEARCH_WORKERS (default: the number of cores). */
   searchWorkers: number;
+  /** TOME_SEARCH_WORKER_NICE, or undefined for the default (10). */
+  searchWorkerNice: number | undefined;
   sharedData: string | undefined;
   zstd: "system" | "node";
   memoryLog: "off" | "on" | "gc";
@@ -229,6 +238,12 @@ export function readConfig(env: Env = process.env): Config {
   if (searchWorkers !== undefined && !/^[0-9]{1,3}$/.test(searchWorkers)) {
     throw new ConfigError(
       `TOME_SEARCH_WORKERS must be a whole number of threads, 0 to 999 (0: searches on the request thread), not "${searchWorkers}".`,
+    );
+  }
+  const workerNice = given("TOME_SEARCH_WORKER_NICE");
+  if (workerNice !== undefined && !(/^[0-9]{1,2}$/.test(workerNice) && Number(workerNice) <= 19)) {
+    throw new ConfigError(
+      `TOME_SEARCH_WORKER_NICE must be a whole number of nice steps, 0 to 19 (0: the search threads as the request thread), not "${workerNice}".`,
     );
   }
   const adminToken = given("TOME_ADMIN_TOKEN");
@@ -275,6 +290,7 @@ export function readConfig(env: Env = process.env): Config {
     keyMsPerSecond: share === undefined ? undefined : Number(share),
     searchTimeoutMs: timeout === undefined ? undefined : Number(timeout),
     searchWorkers: searchWorkers === undefined ? availableParallelism() : Number(searchWorkers),
+    searchWorkerNice: workerNice === undefined ? undefined : Number(workerNice),
     sharedData: given("TOME_SHARED_DATA"),
     zstd: oneOf(env, "TOME_ZSTD", ["system", "node"], "system"),
     memoryLog: debugMem === undefined ? "off" : debugMem === "gc" ? "gc" : "on",

@@ -261,6 +261,7 @@ export async function main(args: string[]): Promise<void> {
         trustedProxies,
         searchTimeoutMs: config.searchTimeoutMs,
         searchWorkers: config.searchWorkers,
+        searchWorkerNice: config.searchWorkerNice,
       }),
     );
     // Every search worker has the snapshot open first: until then a worker reads its file, which nothing would wait for (D103).

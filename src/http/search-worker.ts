@@ -7,6 +7,7 @@ import { statSync } from "node:fs";
 import { open, type SearchWork } from "../search";
 import { apiContext, type ApiContext } from "./context";
 import { ApiError } from "./errors";
+import { lowerThisThread } from "./pool/priority";
 import { toolsOf, type Tool } from "./mcp/tools";
 import {
   packAnswer,
@@ -73,6 +74,10 @@ function run(at: Opened, task: WorkerTask, args: unknown): Outcome {
 
 self.onmessage = (event: MessageEvent<WorkerRequest>) => {
   const m = event.data;
+  if (m.kind === "nice") {
+    lowerThisThread(m.steps);
+    return;
+  }
   if (m.kind === "open") {
     served.set(m.generation, opened(m.path, m.id, m.searchTimeoutMs));
     self.postMessage({ opened: m.generation } satisfies WorkerOpened);

@@ -12,6 +12,8 @@ export type WorkerTask = "search" | "lucky" | "tool:search" | "tool:lucky";
 export type WorkerRequest =
   | { kind: "open"; generation: number; path: string; id: string; searchTimeoutMs: number | undefined }
   | { kind: "close"; generation: number }
+  /** Sent first: lower the worker's thread's scheduling priority by this many nice steps (D142). */
+  | { kind: "nice"; steps: number }
   | { kind: "run"; job: number; generation: number; task: WorkerTask; args: string };
 
 /** An ApiError's fields, to throw it again on the request thread. */
