@@ -54,6 +54,7 @@ describe("settings", () => {
       keyMsPerSecond: undefined,
       searchTimeoutMs: undefined,
       searchWorkers: availableParallelism(),
+      searchWorkerNice: 10,
       zstd: "system",
       memoryLog: "off",
       trustedProxies: [],

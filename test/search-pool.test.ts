@@ -557,7 +557,8 @@ describe("the workers' priority (D142)", () => {
       TOME_AUTH: "off",
       TOME_SNAPSHOT: path,
       TOME_SEARCH_WORKERS: "2",
-      ...(nice === undefined ? {} : { TOME_SEARCH_WORKER_NICE: nice }),
+      // startServer sets 0 (tests run beside each other); "" is unset: the server's default.
+      TOME_SEARCH_WORKER_NICE: nice ?? "",
     });
     try {
       // Each worker reads its messages in order: one that has answered a search has read the priority sent first.

@@ -38,6 +38,9 @@ startedByNpm(
 );
 
 /** The settings, in the order `--help` and the README list them. */
+/** The server's search threads run this many nice steps below its request thread unless told otherwise (D142). */
+const SEARCH_WORKER_NICE = 10;
+
 export const SETTINGS = [
   {
     name: "TOME_SNAPSHOT",
@@ -136,7 +139,7 @@ export const SETTINGS = [
   },
   {
     name: "TOME_SEARCH_WORKER_NICE",
-    default: "10",
+    default: String(SEARCH_WORKER_NICE),
     meaning:
       "how many nice steps below the request thread the search threads run, 0 to 19 (Linux): when searches fill the cores, reading requests and the cheap routes still run at once (D142)",
     usedBy: "start",
@@ -194,8 +197,8 @@ export interface Config {
   searchTimeoutMs: number | undefined;
   /** TOME_SEARCH_WORKERS (default: the number of cores). */
   searchWorkers: number;
-  /** TOME_SEARCH_WORKER_NICE, or undefined for the default (10). */
-  searchWorkerNice: number | undefined;
+  /** TOME_SEARCH_WORKER_NICE (default 10). */
+  searchWorkerNice: number;
   sharedData: string | undefined;
   zstd: "system" | "node";
   memoryLog: "off" | "on" | "gc";
@@ -290,7 +293,7 @@ export function readConfig(env: Env = process.env): Config {
     keyMsPerSecond: share === undefined ? undefined : Number(share),
     searchTimeoutMs: timeout === undefined ? undefined : Number(timeout),
     searchWorkers: searchWorkers === undefined ? availableParallelism() : Number(searchWorkers),
-    searchWorkerNice: workerNice === undefined ? undefined : Number(workerNice),
+    searchWorkerNice: workerNice === undefined ? SEARCH_WORKER_NICE : Number(workerNice),
     sharedData: given("TOME_SHARED_DATA"),
     zstd: oneOf(env, "TOME_ZSTD", ["system", "node"], "system"),
     memoryLog: debugMem === undefined ? "off" : debugMem === "gc" ? "gc" : "on",

@@ -45,8 +45,6 @@ const QUEUE_LENGTH = 64;
 const SENT_PER_WORKER = 2;
 /** How long a worker holding requests may answer none before it is taken for stuck and replaced: a search ends within its time limit (D91), 100 ms by default. */
 const STUCK_MS = 30_000;
-/** How many nice steps below the request thread a worker runs (D142): the request thread's few microseconds a request come first. */
-const WORKER_NICE = 10;
 /** What a refusal for a full pool says to wait, in seconds: searches take milliseconds, so the queues drain within one. */
 const BUSY_RETRY_AFTER = 1;
 
@@ -57,7 +55,7 @@ export interface SearchPoolOptions {
   queueLength?: number;
   /** A search's time limit in the workers (D91), as the app's. */
   searchTimeoutMs?: number;
-  /** How many nice steps below the request thread each worker runs (0 to 19, default 10; D142). */
+  /** How many nice steps below the request thread each worker runs (0 to 19; default 0 here, the server's 10: D142). */
   nice?: number;
   /** A worker holding requests that answers none for this long is replaced (default 30 s). */
   stuckMs?: number;
@@ -266,7 +264,7 @@ export class SearchPool {
       this.replace(slot, `it failed: ${event.message}`);
     };
     worker.addEventListener("close", () => this.replace(slot, "it stopped"));
-    const nice = this.options.nice ?? WORKER_NICE;
+    const nice = this.options.nice ?? 0;
     if (nice > 0) this.post(slot, { kind: "nice", steps: nice });
     // Not unref()'d: with nothing else keeping the event loop alive, Bun's main thread then spins while it waits for an
     // unref()'d worker's answer (as much CPU as the worker takes). stop() ends the workers.
