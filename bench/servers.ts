@@ -65,28 +65,37 @@ export function cpuMs(pid: number): number {
 export function threadCpu(pid: number | "self" = "self"): { main: number; workers: number; other: number } {
   const cpu = { main: 0, workers: 0, other: 0 };
   const main = pid === "self" ? process.pid : pid;
-  let tids: string[];
-  try {
-    tids = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return cpu;
-  }
-  for (const tid of tids) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-    } catch {
-      continue;
-    }
-    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  for (const { tid, name, fields } of threadsOf(pid)) {
     const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-    if (Number(tid) === main) cpu.main += ms;
+    if (tid === main) cpu.main += ms;
     else if (name === "Worker") cpu.workers += ms;
   }
   // The rest from the process's total, which keeps the time of threads that have ended (JIT threads come and go).
   cpu.other = cpuMs(main) - cpu.main - cpu.workers;
   return cpu;
+}
+
+/**
+ * Each thread of a process (this one by default), from /proc/PID/task/TID/stat: its id, its name (cut to 15
+ * characters) and the fields after the name (`fields[0]` is the state, the 3rd field: utime is `fields[11]`, nice
+ * `fields[16]`). A thread that ends meanwhile is left out; a process that has ended has none.
+ */
+export function threadsOf(pid: number | "self" = "self"): { tid: number; name: string; fields: string[] }[] {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  return tids.flatMap((tid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      return [{ tid: Number(tid), name, fields: stat.slice(stat.lastIndexOf(")") + 2).split(" ") }];
+    } catch {
+      return [];
+    }
+  });
 }
 
 /** count chunk ids of the snapshot, drawn at random with a fixed seed. */

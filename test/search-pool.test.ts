@@ -12,7 +12,8 @@ import { FairQueue } from "../src/http/pool/fair-queue";
 import { packAnswer, unpackAnswer, type WorkerRequest } from "../src/http/pool/messages";
 import { ClientGone, SearchPool } from "../src/http/pool/pool";
 import { open } from "../src/search";
-import { copyFileSync, readdirSync, readFileSync } from "node:fs";
+import { threadsOf } from "../bench/servers";
+import { copyFileSync, readFileSync } from "node:fs";
 import { getPriority } from "node:os";
 import { join } from "node:path";
 import { EN_2006, EN_2016, ingested, snapshotFor, startServer, tempDir, writeSnapshot } from "./helpers";
@@ -539,18 +540,6 @@ describe("opening a snapshot in the workers", () => {
 });
 
 describe("the workers' priority (D142)", () => {
-  /** Each thread of a process: its name and its nice (the 19th field of /proc/PID/task/TID/stat). */
-  const threadsOf = (pid: number) =>
-    readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-        const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-        return [{ tid: Number(tid), name, nice: Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]) }];
-      } catch {
-        return []; // a thread that ended meanwhile
-      }
-    });
-
   /** The real server with 2 search workers (TOME_SEARCH_WORKER_NICE as given), once both have answered searches. */
   async function niceOfServer(nice: string | undefined) {
     const server = await startServer({
@@ -565,7 +554,7 @@ describe("the workers' priority (D142)", () => {
       const words = ["albedo", "anarchism", "history", "theory", "light", "water", "music", "war"];
       for (let round = 0; round < 3; round++)
         await Promise.all(words.map((q) => fetch(`${server.url}/v1/search?q=${q}${round}`).then((r) => r.text())));
-      const threads = threadsOf(server.pid);
+      const threads = threadsOf(server.pid).map(({ tid, name, fields }) => ({ tid, name, nice: Number(fields[16]) }));
       return {
         request: threads.find((t) => t.tid === server.pid)!.nice,
         workers: threads.filter((t) => t.name === "Worker").map((t) => t.nice),

@@ -37,10 +37,10 @@ startedByNpm(
     process.env.npm_config_user_agent?.startsWith("npm/") === true,
 );
 
-/** The settings, in the order `--help` and the README list them. */
 /** The server's search threads run this many nice steps below its request thread unless told otherwise (D142). */
 const SEARCH_WORKER_NICE = 10;
 
+/** The settings, in the order `--help` and the README list them. */
 export const SETTINGS = [
   {
     name: "TOME_SNAPSHOT",

@@ -12,16 +12,13 @@ const LOWEST = 19;
 
 /**
  * Lowers the calling thread's priority by `steps` nice steps (at most to 19: a process already at nice 12 gets 7);
- * returns its nice after, or undefined where a thread's priority cannot be set.
+ * where a thread's priority cannot be set, nothing.
  */
-export function lowerThisThread(steps: number): number | undefined {
-  if (process.platform !== "linux") return undefined;
+export function lowerThisThread(steps: number): void {
+  if (process.platform !== "linux") return;
   try {
     // "PID/task/TID"
     const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
     setPriority(tid, Math.min(LOWEST, getPriority(tid) + steps));
-    return getPriority(tid);
-  } catch {
-    return undefined;
-  }
+  } catch {}
 }
