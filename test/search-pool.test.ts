@@ -539,8 +539,8 @@ describe("opening a snapshot in the workers", () => {
   });
 });
 
-describe("the workers' priority (D142)", () => {
-  /** The real server with 2 search workers (TOME_SEARCH_WORKER_NICE as given), once both have answered searches. */
+describe("the workers' priority (D142, D143)", () => {
+  /** The real server with 2 search workers (TOME_SEARCH_WORKER_NICE as given), once both have answered searches and its PDF renderer a render. */
   async function niceOfServer(nice: string | undefined) {
     const server = await startServer({
       TOME_AUTH: "off",
@@ -554,6 +554,10 @@ describe("the workers' priority (D142)", () => {
       const words = ["albedo", "anarchism", "history", "theory", "light", "water", "music", "war"];
       for (let round = 0; round < 3; round++)
         await Promise.all(words.map((q) => fetch(`${server.url}/v1/search?q=${q}${round}`).then((r) => r.text())));
+      // The PDF renderer's worker, started by its first render, is told its priority before the article (D143).
+      const pdf = await fetch(`${server.url}/v1/pdf/${open(path).snapshot.pages.ids[0]}`);
+      expect(pdf.headers.get("content-type")).toBe("application/pdf");
+      await pdf.arrayBuffer();
       const threads = threadsOf(server.pid).map(({ tid, name, fields }) => ({ tid, name, nice: Number(fields[16]) }));
       return {
         request: threads.find((t) => t.tid === server.pid)!.nice,
@@ -567,17 +571,18 @@ describe("the workers' priority (D142)", () => {
   }
 
   test.if(process.platform === "linux")(
-    "the search workers' threads run TOME_SEARCH_WORKER_NICE steps (default 10) below the request thread; the rest where they were",
+    "the search workers' and the PDF renderer's threads run TOME_SEARCH_WORKER_NICE steps (default 10) below the request thread; the rest where they were",
     async () => {
       const own = getPriority();
       // Capped at 19: run at nice 12 or more, this test could not tell 7 steps from fewer.
       expect(own).toBeLessThanOrEqual(12 - 7);
+      // Three worker threads: two search workers and the PDF renderer's one.
       const seven = await niceOfServer("7");
-      expect(seven).toEqual({ request: own, workers: [own + 7, own + 7], others: seven.others.map(() => own) });
+      expect(seven).toEqual({ request: own, workers: [own + 7, own + 7, own + 7], others: seven.others.map(() => own) });
       const byDefault = await niceOfServer(undefined);
-      expect(byDefault.workers).toEqual([own + 10, own + 10]);
+      expect(byDefault.workers).toEqual([own + 10, own + 10, own + 10]);
       const level = await niceOfServer("0");
-      expect(level.workers).toEqual([own, own]);
+      expect(level.workers).toEqual([own, own, own]);
     },
   );
 });

@@ -17,6 +17,7 @@
  *   mcp-deep      /mcp bodies of 64 KB nested 30,000 arrays deep
  *   page-concat   /v1/page/{longest}?format=concat
  *   changes       /v1/changes?limit=1000
+ *   pdf           /v1/pdf of a different page each time, the longest first (none kept yet: each one rendered)
  * Rounds alternate idle and attack; the figures are medians over rounds. The target: the
  * victim's p99 under attack stays under 3× its idle p99.
  */
@@ -33,7 +34,8 @@ import { median } from "../stats";
 
 const HELP = `Usage: bun bench/load/fairness.ts [options]
 
-  --attack KIND     search, hostile-search, mcp-batch, mcp-get-page, mcp-deep, page-concat or changes (default search)
+  --attack KIND     search, hostile-search, mcp-batch, mcp-get-page, mcp-deep, page-concat, changes or pdf
+                    (default search)
   --victim ROUTE    what the victim asks: chunk (/v1/chunk, default) or search (/v1/search of one word: with
                     --workers W > 0 its searches wait for the search workers beside the attacker's)
   --rate N          the attacker's requests per second (default: its plan's rate; its plan's rate is raised to N)
@@ -140,10 +142,14 @@ const dataDir = join(work, "data");
 const root = values.root ? resolve(values.root) : ROOT;
 const tool = join(root, "src/cli/keys.ts");
 const env = { ...process.env, TOME_DATA: dataDir };
-const keyOf = async (name: string, plan: string) =>
-  JSON.parse(await Bun.$`bun ${tool} create --name ${name} --account ${name} --plan ${plan} --json`.env(env).text())
-    .key as string;
-const attackerKey = await keyOf("attacker", values.plan!);
+const keyOf = async (name: string, plan: string, scope = "read") =>
+  JSON.parse(
+    await Bun.$`bun ${tool} create --name ${name} --account ${name} --plan ${plan} --scope ${scope} --json`
+      .env(env)
+      .text(),
+  ).key as string;
+// Rendering a PDF needs a key of scope full.
+const attackerKey = await keyOf("attacker", values.plan!, values.attack === "pdf" ? "full" : "read");
 if (rate > planRate)
   await Bun.$`bun ${tool} plan --account attacker --plan ${values.plan} --rate ${rate}`.env(env).quiet();
 const victimKey = await keyOf("victim", "business");
@@ -166,6 +172,9 @@ const victimPaths =
 const queries = worstQueries();
 const hostile = hostileQueries();
 const longest = longestPageId(snapshot);
+const longestFirst = Array.from(snapshot.pages.ids.keys())
+  .sort((a, b) => snapshot.pages.chunkCounts[b]! - snapshot.pages.chunkCounts[a]!)
+  .map((i) => snapshot.pages.ids[i]!);
 
 const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 const getPage = (id: number) => ({
@@ -190,12 +199,13 @@ const ATTACKS: Record<string, (n: number) => [string, RequestInit]> = {
   "mcp-deep": () => ["/mcp", { method: "POST", headers: MCP_HEADERS, body: "[".repeat(30_000) + "]".repeat(30_000) }],
   "page-concat": () => [`/v1/page/${longest}?format=concat`, {}],
   changes: () => ["/v1/changes?limit=1000", {}],
+  pdf: (n) => [`/v1/pdf/${longestFirst[n % longestFirst.length]}`, {}],
 };
 const chosen = ATTACKS[values.attack!];
 if (!chosen) throw new Error(`--attack must be one of ${Object.keys(ATTACKS).join(", ")}`);
 const attackRequest = chosen;
 
-async function victim(): Promise<{ p50: number; p99: number; rps: number }> {
+async function victim(phase: string): Promise<{ p50: number; p99: number; rps: number }> {
   let i = 0;
   const result = await autocannon({
     url: server.url,
@@ -207,7 +217,7 @@ async function victim(): Promise<{ p50: number; p99: number; rps: number }> {
   });
   if (result.non2xx) {
     const statuses = Object.entries(result.statusCodeStats ?? {}).map(([status, { count }]) => `${count} × ${status}`);
-    console.error(`the victim got ${result.non2xx} answers that were not 2xx (${statuses.join(", ")})`);
+    console.error(`${phase}: the victim got ${result.non2xx} answers that were not 2xx (${statuses.join(", ")})`);
   }
   return { p50: result.latency.p50, p99: result.latency.p99, rps: result.requests.average };
 }
@@ -247,12 +257,12 @@ const attacked: typeof idle = [];
 const attackerStatuses: Record<number, number>[] = [];
 const attackCpu: number[] = [];
 try {
-  await victim(); // warm-up
+  await victim("warm-up");
   for (let r = 0; r < rounds; r++) {
-    idle.push(await victim());
+    idle.push(await victim(`round ${r + 1}, idle`));
     const before = cpuMs(server.pid);
     const attacker = attack();
-    attacked.push(await victim());
+    attacked.push(await victim(`round ${r + 1}, under attack`));
     attackerStatuses.push(await attacker.stop());
     attackCpu.push((cpuMs(server.pid) - before) / (duration * 1000));
     console.error(

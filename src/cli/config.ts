@@ -141,7 +141,7 @@ export const SETTINGS = [
     name: "TOME_SEARCH_WORKER_NICE",
     default: String(SEARCH_WORKER_NICE),
     meaning:
-      "how many nice steps below the request thread the search threads run, 0 to 19 (Linux): when searches fill the cores, reading requests and the cheap routes still run at once (D142)",
+      "how many nice steps below the request thread the search threads and the PDF renderer's run, 0 to 19 (Linux): when searches or renders fill the cores, reading requests and the cheap routes still run at once (D142, D143)",
     usedBy: "start",
   },
   {

@@ -65,7 +65,7 @@ export interface AppOptions {
   searchTimeoutMs?: number;
   /** TOME_SEARCH_WORKERS: searches, lucky and the MCP search tools answered in this many worker threads (D101); 0 (the default here), on the request thread. */
   searchWorkers?: number;
-  /** TOME_SEARCH_WORKER_NICE: how many nice steps below the request thread the search workers run (default 0 here; the server's is 10, D142). */
+  /** TOME_SEARCH_WORKER_NICE: how many nice steps below the request thread the search workers (D142) and the PDF renderer's workers (D143, unless `pdf` is given) run; default 0 here, the server's 10. */
   searchWorkerNice?: number;
   /** Requests the search pool holds per worker, waiting and running, before it answers 503 (default 64; D104, D106). */
   searchQueue?: number;
@@ -75,7 +75,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
   const access = options.access;
   const checks = access ? [() => access.health()] : [];
   const logError = options.logError ?? ((error) => console.error(error));
-  const pdf = options.pdf ?? new PdfRenderer();
+  const pdf = options.pdf ?? new PdfRenderer({ nice: options.searchWorkerNice });
   /** The search work of every snapshot served, for /metrics (each snapshot's engine reports to these). */
   const workWatchers = new Set<(work: SearchWork) => void>();
 

@@ -7,7 +7,7 @@ import { statSync } from "node:fs";
 import { open, type SearchWork } from "../search";
 import { apiContext, type ApiContext } from "./context";
 import { ApiError } from "./errors";
-import { lowerThisThread } from "./pool/priority";
+import { lowerThisThread } from "../priority";
 import { toolsOf, type Tool } from "./mcp/tools";
 import {
   packAnswer,

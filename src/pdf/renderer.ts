@@ -52,6 +52,8 @@ export interface PdfRendererOptions {
   queueChars?: number;
   /** Renders one requester may have waiting, at most (default 4). */
   perRequester?: number;
+  /** How many nice steps below the request thread each worker renders (0 to 19; default 0 here, the server's 10: D143). */
+  nice?: number;
 }
 
 export interface RenderRequest {
@@ -118,6 +120,7 @@ export class PdfRenderer {
   private readonly queueLength: number;
   private readonly queueChars: number;
   private readonly perRequester: number;
+  private readonly nice: number;
   private readonly counts = { renders: 0, failures: 0, cacheHits: 0, refusals: 0 };
 
   constructor(options: PdfRendererOptions = {}) {
@@ -126,6 +129,7 @@ export class PdfRenderer {
     this.queueLength = options.queueLength ?? 16;
     this.queueChars = options.queueChars ?? 8_000_000;
     this.perRequester = options.perRequester ?? 4;
+    this.nice = options.nice ?? 0;
     this.slots = Array.from({ length: Math.max(1, options.workers ?? 1) }, () => ({
       worker: undefined,
       job: undefined,
@@ -273,6 +277,7 @@ export class PdfRenderer {
     worker.onerror = (event) => this.stopSlot(slot, new PdfError(`the PDF worker failed: ${event.message}`));
     // A renderer alone must not keep the process alive.
     worker.unref();
+    if (this.nice > 0) worker.postMessage({ nice: this.nice });
     return worker;
   }
 

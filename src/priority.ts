@@ -1,6 +1,7 @@
 /**
- * The search workers' scheduling priority (D142): each worker lowers its own thread's by a few nice steps, so that when
- * the cores are busy with searches the request thread (HTTP, keys, the cheap routes, sending answers) is favoured.
+ * The workers' scheduling priority (D142, D143): each search worker and PDF renderer lowers its own thread's by a few
+ * nice steps, so that when the cores are busy with their work the request thread (HTTP, keys, the cheap routes, sending
+ * answers) is favoured.
  * Linux schedules each thread by its own nice; setpriority(PRIO_PROCESS, tid) sets one thread's, and
  * /proc/thread-self names the calling thread's id. Elsewhere nothing changes (there it would lower the whole process).
  */
