@@ -578,7 +578,11 @@ describe("the workers' priority (D142, D143)", () => {
       expect(own).toBeLessThanOrEqual(12 - 7);
       // Three worker threads: two search workers and the PDF renderer's one.
       const seven = await niceOfServer("7");
-      expect(seven).toEqual({ request: own, workers: [own + 7, own + 7, own + 7], others: seven.others.map(() => own) });
+      expect(seven).toEqual({
+        request: own,
+        workers: [own + 7, own + 7, own + 7],
+        others: seven.others.map(() => own),
+      });
       const byDefault = await niceOfServer(undefined);
       expect(byDefault.workers).toEqual([own + 10, own + 10, own + 10]);
       const level = await niceOfServer("0");
