@@ -19,8 +19,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   "columns.ts": [],
   "sorted-runs.ts": ["columns.ts", "files.ts"],
   "invocation.ts": [],
-  /** A worker thread's scheduling priority: the search workers' and the PDF renderer's (D142, D143). */
-  "priority.ts": [],
+  /** A worker thread's scheduling: its priority (D142, D143) and its time waiting for a core (D144). */
+  "scheduling.ts": [],
   /** Declarations only: files imported `with { type: "file" }` are their paths. */
   "assets.d.ts": [],
   ingest: ["errors.ts", "files.ts", "scripts.ts", "columns.ts", "sorted-runs.ts"],
@@ -28,8 +28,18 @@ const MAY_IMPORT: Record<string, string[]> = {
   search: ["errors.ts", "invocation.ts", "snapshot", "files.ts", "scripts.ts"],
   build: ["errors.ts", "invocation.ts", "ingest", "snapshot", "search", "files.ts", "sorted-runs.ts"],
   access: ["errors.ts", "invocation.ts", "files.ts"],
-  pdf: ["errors.ts", "files.ts", "scripts.ts", "priority.ts"],
-  http: ["errors.ts", "invocation.ts", "snapshot", "search", "access", "pdf", "files.ts", "scripts.ts", "priority.ts"],
+  pdf: ["errors.ts", "files.ts", "scripts.ts", "scheduling.ts"],
+  http: [
+    "errors.ts",
+    "invocation.ts",
+    "snapshot",
+    "search",
+    "access",
+    "pdf",
+    "files.ts",
+    "scripts.ts",
+    "scheduling.ts",
+  ],
   cli: [
     "errors.ts",
     "invocation.ts",

@@ -120,7 +120,7 @@ export const SETTINGS = [
     name: "TOME_KEY_MS_PER_SECOND",
     default: String(DEFAULT_KEY_MS_PER_SECOND),
     meaning:
-      "milliseconds of the server's time (its request thread's and its search workers') one key may use per second, on average (0: no limit); past it, 429 rate_limit_exceeded (D25, D101)",
+      "milliseconds of the server's time (its request thread's and its search workers', less a worker's waits for a core) one key may use per second, on average (0: no limit); past it, 429 rate_limit_exceeded (D25, D101, D144)",
     usedBy: "start",
   },
   {

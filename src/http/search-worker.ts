@@ -7,7 +7,7 @@ import { statSync } from "node:fs";
 import { open, type SearchWork } from "../search";
 import { apiContext, type ApiContext } from "./context";
 import { ApiError } from "./errors";
-import { lowerThisThread } from "../priority";
+import { coreWaitClock, lowerThisThread } from "../scheduling";
 import { toolsOf, type Tool } from "./mcp/tools";
 import {
   packAnswer,
@@ -29,6 +29,8 @@ interface Opened {
 const served = new Map<number, Opened | string>();
 /** The work of the searches of the task under way, as its engine tells it (the request thread's /metrics counts it). */
 let work: SearchWork[] = [];
+/** This thread's time waiting for a core: a task's time less it is what its key is charged (D144). */
+const coreWait = coreWaitClock();
 
 /** What names a file's content on disk: renamed over, the path names another. */
 const identity = (path: string) => {
@@ -93,6 +95,7 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
     return;
   }
   const started = performance.now();
+  const waitedBefore = coreWait();
   work = [];
   const at = served.get(m.generation);
   let outcome: Outcome;
@@ -116,12 +119,14 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
           : { fault: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
     }
   }
+  // The task's time in this thread, less what it waited for a core while other threads ran (D144).
+  const ms = () => Math.max(0, performance.now() - started - (coreWait() - waitedBefore));
   if ("text" in outcome) {
     // The body's bytes are handed over, not copied: the request thread sends them as they are. Its time includes
     // them, all but the head's few bytes.
-    const packed = packAnswer({ job: m.job, ms: performance.now() - started, work }, outcome.text);
+    const packed = packAnswer({ job: m.job, ms: ms(), work }, outcome.text);
     self.postMessage(packed, [packed]);
     return;
   }
-  self.postMessage({ job: m.job, ms: performance.now() - started, work, ...outcome } satisfies WorkerReply);
+  self.postMessage({ job: m.job, ms: ms(), work, ...outcome } satisfies WorkerReply);
 };

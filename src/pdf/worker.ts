@@ -1,5 +1,5 @@
 /** The PDF worker: renders one article at a time off the server's thread (see PdfRenderer). */
-import { lowerThisThread } from "../priority";
+import { lowerThisThread } from "../scheduling";
 import type { PdfArticle } from "./article";
 import { renderPdf } from "./render";
 

@@ -1,0 +1,53 @@
+/**
+ * A worker thread's scheduling. Its priority (D142, D143): each search worker and PDF renderer lowers its own thread's
+ * by a few nice steps, so that when the cores are busy with their work the request thread (HTTP, keys, the cheap
+ * routes, sending answers) is favoured. Its time waiting for a core (D144): what a search worker does not charge a key
+ * for. Linux schedules each thread by its own nice and counts each thread's time on a core and waiting for one
+ * (/proc/thread-self/schedstat); setpriority(PRIO_PROCESS, tid) sets one thread's nice, and /proc/thread-self names the
+ * calling thread. Elsewhere nothing changes (there setpriority would lower the whole process) and no wait is counted.
+ */
+import { openSync, readlinkSync, readSync } from "node:fs";
+import { getPriority, setPriority } from "node:os";
+
+/** The highest nice Linux allows (the lowest priority). */
+const LOWEST = 19;
+
+/**
+ * Lowers the calling thread's priority by `steps` nice steps (at most to 19: a process already at nice 12 gets 7);
+ * where a thread's priority cannot be set, nothing.
+ */
+export function lowerThisThread(steps: number): void {
+  if (process.platform !== "linux") return;
+  try {
+    // "PID/task/TID"
+    const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
+    setPriority(tid, Math.min(LOWEST, getPriority(tid) + steps));
+  } catch {}
+}
+
+/**
+ * A clock of the calling thread's time spent runnable but waiting for a core (preempted, or queued behind other
+ * threads), in milliseconds: the second field of its schedstat, read from a file opened once (about 1.5 µs a read, a
+ * third of opening it each time). Made in the thread it times (the file names the thread that opened it); where it
+ * cannot be read, always 0.
+ */
+export function coreWaitClock(): () => number {
+  if (process.platform !== "linux") return () => 0;
+  let fd: number;
+  try {
+    fd = openSync("/proc/thread-self/schedstat", "r");
+  } catch {
+    return () => 0;
+  }
+  const buffer = Buffer.alloc(96);
+  return () => {
+    try {
+      const text = buffer.toString("latin1", 0, readSync(fd, buffer, 0, buffer.length, 0));
+      const first = text.indexOf(" ");
+      const ns = Number(text.slice(first + 1, text.indexOf(" ", first + 1)));
+      return Number.isFinite(ns) ? ns / 1e6 : 0;
+    } catch {
+      return 0;
+    }
+  };
+}
