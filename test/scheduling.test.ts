@@ -25,7 +25,11 @@ test.if(process.platform === "linux" && Bun.which("taskset") !== null)(
       await Bun.sleep(200);
       const child = Bun.spawnSync(["taskset", "-c", "0", "bun", "-e", SPIN], { cwd: ROOT });
       expect(child.exitCode).toBe(0);
-      const { wall, waited, cpuMs } = JSON.parse(child.stdout.toString()) as { wall: number; waited: number; cpuMs: number };
+      const { wall, waited, cpuMs } = JSON.parse(child.stdout.toString()) as {
+        wall: number;
+        waited: number;
+        cpuMs: number;
+      };
       // About two thirds, whatever else runs on core 0 (other test files' processes are not pinned away from it).
       expect(waited).toBeGreaterThan(0.5 * wall);
       expect(waited).toBeLessThan(wall);
