@@ -1,19 +1,27 @@
 /**
- * bun --cpu-prof-md --cpu-prof-dir=DIR bench/search/profile.ts <snapshot.tome> --class C [--plan P] [--queries N]
+ * bun bench/search/profile.ts <snapshot.tome> --class C [--plan P] [--queries N] [--out DIR]
  *
  * The queries of one class of the benchmark's mix (bench/queries.ts, its fixed seed), kept to
  * those run by one plan (src/search/plans/plan.ts: the first name of SearchWork.plan) when
- * --plan is given, searched three times over: a workload for Bun's CPU profiler, to see where
- * one plan's time goes. Prints how many queries ran and their mean time.
+ * --plan is given, searched three times over under Bun's CPU profiler, to see where one plan's
+ * time goes. The queries are made here and searched in a child process of their own, the one
+ * profiled (`bun --cpu-prof-md`): making them reads chunks of text (the mix samples words from
+ * them), which profiled with the searches passed for a third of a typo search's time. Prints how
+ * many queries ran, their mean time, and the profile's file.
  */
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { open } from "../../src/search";
 import { mixClass, queryMix } from "../queries";
+import { tempDir } from "../support";
 
-const USAGE = `Usage: bun --cpu-prof-md --cpu-prof-dir=DIR bench/search/profile.ts <snapshot.tome> --class C [--plan P] [--queries N]
+const USAGE = `Usage: bun bench/search/profile.ts <snapshot.tome> --class C [--plan P] [--queries N] [--out DIR]
   --class C     a class of bench/queries.ts's mix ("2-4 words", question, phrase, …); several joined by commas
   --plan P      only the queries whose plan is P (e.g. conjunction, phrases)
-  --queries N   queries drawn per class (default 200)`;
+  --queries N   queries drawn per class (default 200)
+  --out DIR     where the profile (Markdown) is written (default: a new folder in the system's temporary folder)`;
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -21,24 +29,43 @@ const { values, positionals } = parseArgs({
     class: { type: "string" },
     plan: { type: "string" },
     queries: { type: "string", default: "200" },
+    out: { type: "string" },
+    /** The child: the file of queries to search, profiled. */
+    searches: { type: "string" },
     help: { type: "boolean", short: "h" },
   },
   allowPositionals: true,
 });
-if (values.help || !positionals[0] || !values.class) {
+if (values.help || !positionals[0] || (!values.class && !values.searches)) {
   console.log(USAGE);
   process.exit(values.help ? 0 : 2);
 }
 
 const engine = open(positionals[0]);
+if (values.searches) {
+  const chosen = JSON.parse(readFileSync(values.searches, "utf8")) as string[];
+  const started = performance.now();
+  for (let round = 0; round < 3; round++) for (const q of chosen) engine.search(q);
+  console.log(((performance.now() - started) / Math.max(1, chosen.length * 3)).toFixed(2));
+  process.exit(0);
+}
+
 const mix = queryMix(engine.snapshot);
 const queries: string[] = [];
-for (const name of values.class.split(",")) {
+for (const name of values.class!.split(",")) {
   const make = mixClass(mix, name);
   for (let i = 0; i < Number(values.queries); i++) queries.push(make());
 }
 const chosen = queries.filter((q) => !values.plan || engine.search(q).work.plan.split(", then ")[0] === values.plan);
-const started = performance.now();
-for (let round = 0; round < 3; round++) for (const q of chosen) engine.search(q);
-const ms = (performance.now() - started) / Math.max(1, chosen.length * 3);
+const file = join(tempDir("tome-profile-queries-"), "queries.json");
+writeFileSync(file, JSON.stringify(chosen));
+const out = resolve(values.out ?? mkdtempSync(join(tmpdir(), "tome-profile-")));
+const child = Bun.spawnSync(
+  ["bun", "--cpu-prof-md", `--cpu-prof-dir=${out}`, import.meta.path, positionals[0], "--searches", file],
+  { stderr: "inherit" },
+);
+if (child.exitCode !== 0) process.exit(child.exitCode ?? 1);
+const ms = Number(child.stdout.toString().trim());
 console.log(`${chosen.length} queries${values.plan ? ` run by ${values.plan}` : ""}: ${ms.toFixed(2)} ms a search`);
+const profiles = readdirSync(out).filter((name) => name.endsWith(".md"));
+console.log(`profile: ${join(out, profiles.sort().at(-1) ?? "(none written)")}`);
