@@ -4,14 +4,15 @@
  * older formats, and the FTS5 baseline. test/helpers.ts adds the per-run caches the test files use.
  */
 import { Database } from "bun:sqlite";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Packr } from "msgpackr";
 import { writeIngested, type BuildReport } from "../src/build";
 import { sharedData, sharedDumps } from "../src/cli/shared-data";
 import { DEFAULT_CHUNK_WORDS, ingest, type IngestOptions, type IngestResult } from "../src/ingest";
 import type { Snapshot } from "../src/snapshot";
+
+export { tempDir } from "./temp-dirs";
 
 export const ROOT = resolve(import.meta.dir, "..");
 export const START = join(ROOT, "src/cli/start.ts");
@@ -21,25 +22,6 @@ export const sharedDataDir = (): string => sharedData();
 /** The dumps' directory (looked for when first asked: a benchmark given its own snapshot needs none). */
 export const dumpsDir = (): string => sharedDumps();
 export const dump = (name: string) => join(dumpsDir(), name);
-
-/** The folders tempDir made: removed as the process exits, so that a test run or a benchmark leaves none behind (a whole run left about 1.5 GB: clones, executables, snapshots). */
-const madeDirs: string[] = [];
-
-/** Removes the folders tempDir made; `bun test` does not emit the process's exit, so test/preload.ts calls this after a file's tests. */
-export function removeMadeDirs(): void {
-  for (const dir of madeDirs.splice(0))
-    try {
-      rmSync(dir, { recursive: true, force: true });
-    } catch {}
-}
-
-/** A new folder in the system's temporary folder, removed when this process exits. */
-export function tempDir(prefix = "tome-test-"): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  if (!madeDirs.length) process.on("exit", removeMadeDirs);
-  madeDirs.push(dir);
-  return dir;
-}
 
 /** The chunk size a snapshot of these options is cut into (ingest's default unless they say). */
 const chunkWordsOf = (options: IngestOptions): number => options.chunkWords ?? DEFAULT_CHUNK_WORDS;

@@ -25,29 +25,36 @@ export function lowerThisThread(steps: number): void {
   } catch {}
 }
 
+/** A clock of a thread's time waiting for a core (coreWaitClock), and the file it reads (closed by whoever ends the thread). */
+export interface CoreWaitClock {
+  /** Milliseconds waited so far; NaN where it cannot be read. */
+  read: () => number;
+  /** The descriptor of the thread's schedstat, or undefined. A thread that is terminated runs no cleanup. */
+  file: number | undefined;
+}
+
 /**
  * A clock of the calling thread's time spent runnable but waiting for a core (preempted, or queued behind other
- * threads), in milliseconds: the second field of its schedstat, read from a file opened once (about 1.5 µs a read, a
- * third of opening it each time). Made in the thread it times (the file names the thread that opened it); where it
- * cannot be read, always 0.
+ * threads): the second field of its schedstat, read from a file opened once (about 1.5 µs a read, a third of opening
+ * it each time). Made in the thread it times (the file names the thread that opened it).
  */
-export function coreWaitClock(): () => number {
-  if (process.platform !== "linux") return () => 0;
-  let fd: number;
+export function coreWaitClock(): CoreWaitClock {
+  let file: number | undefined;
   try {
-    fd = openSync("/proc/thread-self/schedstat", "r");
-  } catch {
-    return () => 0;
-  }
+    if (process.platform === "linux") file = openSync("/proc/thread-self/schedstat", "r");
+  } catch {}
+  if (file === undefined) return { read: () => Number.NaN, file };
+  const fd = file;
   const buffer = Buffer.alloc(96);
-  return () => {
+  const read = () => {
     try {
       const text = buffer.toString("latin1", 0, readSync(fd, buffer, 0, buffer.length, 0));
       const first = text.indexOf(" ");
-      const ns = Number(text.slice(first + 1, text.indexOf(" ", first + 1)));
-      return Number.isFinite(ns) ? ns / 1e6 : 0;
+      const second = text.indexOf(" ", first + 1);
+      return first > 0 && second > first ? Number(text.slice(first + 1, second)) / 1e6 : Number.NaN;
     } catch {
-      return 0;
+      return Number.NaN;
     }
   };
+  return { read, file };
 }

@@ -23,6 +23,7 @@ const scripts = filesIn(BENCH, ".ts");
 /** Modules the scripts share, not run on their own. */
 const MODULES = new Set([
   "support.ts",
+  "temp-dirs.ts",
   "servers.ts",
   "queries.ts",
   "cores.ts",

@@ -4,7 +4,7 @@
  * written inline for the rule tests (wikiOf, articlesOf). Building snapshots and spawning
  * processes live in bench/support.ts, which the benchmarks use too; tests take them from here.
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { writeIngested } from "../src/build";
 import { ingest, type Article, type IngestOptions, type IngestResult } from "../src/ingest";
@@ -60,11 +60,18 @@ function cached<T>(make: (options: IngestOptions) => Promise<T>): (options: Inge
 export const ingested: (options: IngestOptions) => Promise<IngestResult> = cached((options) => ingest(options));
 
 /** The path of a snapshot built from the given dumps (built once per test run). */
-export const snapshotFor: (options: IngestOptions) => Promise<string> = cached(async (options) => {
+export const snapshotFor = (options: IngestOptions): Promise<string> =>
+  // Written anew if its folder was removed after a file's tests (test/preload.ts), as under --rerun-each, which runs
+  // a file again in the same process.
+  keptSnapshot(options).then((path) => (existsSync(path) ? path : writeSnapshotFor(options)));
+
+const keptSnapshot = cached((options) => writeSnapshotFor(options));
+
+async function writeSnapshotFor(options: IngestOptions): Promise<string> {
   const path = join(tempDir(), "test.tome");
   writeSnapshot(await ingested(options), path, options);
   return path;
-});
+}
 
 /**
  * A search engine over snapshotFor(options), its searches and lucky lookups without D91's 100 ms limit unless a

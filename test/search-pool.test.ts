@@ -13,7 +13,7 @@ import { packAnswer, unpackAnswer, type WorkerRequest } from "../src/http/pool/m
 import { ClientGone, SearchPool } from "../src/http/pool/pool";
 import { open } from "../src/search";
 import { threadsOf } from "../bench/servers";
-import { copyFileSync, readFileSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { getPriority } from "node:os";
 import { join } from "node:path";
 import { EN_2006, EN_2016, ingested, snapshotFor, startServer, tempDir, writeSnapshot } from "./helpers";
@@ -135,6 +135,8 @@ describe("what a worker and the request thread send each other (D131)", () => {
     const heard = () =>
       new Promise<void>((told) => {
         worker.onmessage = (e) => {
+          // Its first message, the file of its clock of waits for a core (D144), is the pool's.
+          if (!(e.data instanceof ArrayBuffer) && "file" in e.data) return;
           replies.push(e.data);
           told();
         };
@@ -587,6 +589,36 @@ describe("the workers' priority (D142, D143)", () => {
       expect(byDefault.workers).toEqual([own + 10, own + 10, own + 10]);
       const level = await niceOfServer("0");
       expect(level.workers).toEqual([own, own, own]);
+    },
+  );
+});
+
+describe("the workers' clocks of waits for a core (D144)", () => {
+  /** This process's open descriptors on a thread's schedstat. */
+  const schedstatFiles = () =>
+    readdirSync("/proc/self/fd").filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`).endsWith("/schedstat");
+      } catch {
+        return false;
+      }
+    }).length;
+
+  test.if(process.platform === "linux")(
+    "each worker's file is closed when the pool ends it: replaced, or stopped",
+    async () => {
+      // The other pools of this file have theirs open once their workers have started.
+      await pooled.ready();
+      const before = schedstatFiles();
+      const pool = new SearchPool({ workers: 2 });
+      // A worker sends its file first: once it has opened a generation, the pool has it.
+      await pool.generation(path, open(path).snapshot.meta.contentHash).ready;
+      expect(schedstatFiles()).toBe(before + 2);
+      pool.terminate(0);
+      await pool.generation(path, open(path).snapshot.meta.contentHash).ready;
+      expect(schedstatFiles()).toBe(before + 2);
+      pool.stop();
+      expect(schedstatFiles()).toBe(before);
     },
   );
 });

@@ -180,12 +180,14 @@ describe("what a request is charged (D57)", () => {
       for (let i = 0; i < 20; i++) await ask();
       const charged = () => access.workCharged().get("enterprise")!;
       const before = charged();
-      const started = performance.now();
+      const cpu = process.cpuUsage();
       for (let i = 0; i < 50; i++) await ask();
-      const wall = performance.now() - started;
+      const used = process.cpuUsage(cpu);
       // One request at a time: the request thread's part and the worker's follow each other, so together they are
-      // nearly all of the time. The request thread's part alone is a small share of it.
-      expect((charged() - before) / wall).toBeGreaterThan(0.7);
+      // nearly all of the process's CPU time (its collector's and compiler's threads aside). The request thread's part
+      // alone is a small share of it. (Not of the wall time: a worker is not charged its waits for a core, D144, which a
+      // busy machine makes long.)
+      expect((charged() - before) / ((used.user + used.system) / 1000)).toBeGreaterThan(0.4);
       expect(app.pool!.stats()).toMatchObject({ answered: 70, missing: 0 });
     } finally {
       app.close();

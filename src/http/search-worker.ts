@@ -11,6 +11,7 @@ import { coreWaitClock, lowerThisThread } from "../scheduling";
 import { toolsOf, type Tool } from "./mcp/tools";
 import {
   packAnswer,
+  type WorkerFile,
   type WorkerOpened,
   type WorkerOutcome,
   type WorkerReply,
@@ -31,6 +32,8 @@ const served = new Map<number, Opened | string>();
 let work: SearchWork[] = [];
 /** This thread's time waiting for a core: a task's time less it is what its key is charged (D144). */
 const coreWait = coreWaitClock();
+// Its file is closed by the pool when it ends this worker (a terminated thread runs no cleanup).
+if (coreWait.file !== undefined) self.postMessage({ file: coreWait.file } satisfies WorkerFile);
 
 /** What names a file's content on disk: renamed over, the path names another. */
 const identity = (path: string) => {
@@ -95,7 +98,7 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
     return;
   }
   const started = performance.now();
-  const waitedBefore = coreWait();
+  const waitedBefore = coreWait.read();
   work = [];
   const at = served.get(m.generation);
   let outcome: Outcome;
@@ -119,8 +122,11 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
           : { fault: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
     }
   }
-  // The task's time in this thread, less what it waited for a core while other threads ran (D144).
-  const ms = () => Math.max(0, performance.now() - started - (coreWait() - waitedBefore));
+  // The task's time in this thread, less what it waited for a core while other threads ran (D144), where it is known.
+  const ms = () => {
+    const waited = coreWait.read() - waitedBefore;
+    return Math.max(0, performance.now() - started - (Number.isFinite(waited) ? waited : 0));
+  };
   if ("text" in outcome) {
     // The body's bytes are handed over, not copied: the request thread sends them as they are. Its time includes
     // them, all but the head's few bytes.

@@ -41,6 +41,11 @@ export interface WorkerOpened {
   opened: number;
 }
 
+/** A worker's first message: the file its clock of waits for a core reads (D144), for the pool to close once it ends the worker. */
+export interface WorkerFile {
+  file: number;
+}
+
 /** A task's outcome, with the worker's time on it (`ms`, charged to the request's key) and its searches' work (for /metrics). */
 export type WorkerReply = ReplyHead & WorkerOutcome;
 

@@ -27,6 +27,7 @@
  * admitted before any was charged, filled every queue and the other keys' searches were
  * refused 503 until they drained.
  */
+import { closeSync } from "node:fs";
 import { workerUrl } from "../../files";
 import type { SearchWork } from "../../search";
 import { ApiError, ERRORS, retryLater } from "../errors";
@@ -34,7 +35,14 @@ import type { SearchPoolStats } from "../metrics";
 import type { Exchange } from "../pipeline";
 import { chargeElsewhere, outsideWork } from "../steps/keys";
 import { FairQueue } from "./fair-queue";
-import { unpackAnswer, type WorkerOpened, type WorkerReply, type WorkerRequest, type WorkerTask } from "./messages";
+import {
+  unpackAnswer,
+  type WorkerFile,
+  type WorkerOpened,
+  type WorkerReply,
+  type WorkerRequest,
+  type WorkerTask,
+} from "./messages";
 
 /** Requests the pool holds a worker (running and waiting) before it is full. */
 const QUEUE_LENGTH = 64;
@@ -85,6 +93,18 @@ interface Slot {
   pending: Map<number, Job>;
   /** When it last answered, or was given a request while it held none (performance.now()). */
   heard: number;
+  /** The file the worker's clock of waits reads (D144): closed here once the worker is ended. */
+  file?: number;
+}
+
+/** Terminates a slot's worker and closes the file its clock read (a terminated thread runs no cleanup). */
+function end(slot: Slot): void {
+  slot.worker.terminate();
+  if (slot.file === undefined) return;
+  try {
+    closeSync(slot.file);
+  } catch {}
+  slot.file = undefined;
 }
 
 export class SearchPool {
@@ -221,7 +241,7 @@ export class SearchPool {
     if (slot) this.replace(slot, "it was terminated");
   }
 
-  /** The thread ids of the workers, in order (to find them in /proc). */
+  /** The workers' thread ids (Worker.threadId), in order: a worker replaced has a new one. */
   threadIds(): number[] {
     return this.slots.map((s) => s.worker.threadId);
   }
@@ -237,7 +257,7 @@ export class SearchPool {
     for (const opening of this.opening.values()) opening.told();
     this.opening.clear();
     for (const slot of this.slots) {
-      slot.worker.terminate();
+      end(slot);
       this.fail(slot, "the server is stopping");
     }
     for (const job of this.queue.drain()) job.reject(stopped("the server is stopping"));
@@ -246,8 +266,12 @@ export class SearchPool {
   private start(): Slot {
     const worker = new Worker(workerUrl(new URL("../search-worker.ts", import.meta.url), "http/search-worker.ts"));
     const slot: Slot = { worker, pending: new Map(), heard: performance.now() };
-    worker.onmessage = (event: MessageEvent<ArrayBuffer | WorkerReply | WorkerOpened>) => {
+    worker.onmessage = (event: MessageEvent<ArrayBuffer | WorkerReply | WorkerOpened | WorkerFile>) => {
       const reply = event.data instanceof ArrayBuffer ? unpackAnswer(event.data) : event.data;
+      if ("file" in reply) {
+        slot.file = reply.file;
+        return;
+      }
       slot.heard = performance.now();
       if ("opened" in reply) return this.opened(worker, reply.opened);
       const job = slot.pending.get(reply.job);
@@ -284,7 +308,7 @@ export class SearchPool {
     this.counts.replaced++;
     this.options.logError?.(new Error(`search worker ${slot.worker.threadId} is replaced: ${why}`));
     this.slots[index] = this.start();
-    slot.worker.terminate();
+    end(slot);
     this.fail(slot, "the search worker answering it stopped");
     // Those waiting for a generation to be open now wait for the new worker instead.
     for (const generation of [...this.opening.keys()]) this.settleOpening(generation);
