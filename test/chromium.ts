@@ -4,9 +4,8 @@
  * records each request its page makes, so a test can show that a page needs nothing but our
  * server.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { existsSync, rmSync } from "node:fs";
+import { tempDir } from "../bench/temp-dirs";
 
 const CHROMIUM = "/usr/bin/chromium";
 
@@ -45,7 +44,8 @@ export async function openChromium(): Promise<Tab> {
       `${CHROMIUM} is missing: this test opens the page in headless Chromium. Install it with: apt-get install -y chromium`,
     );
   }
-  const profile = mkdtempSync(join(tmpdir(), "tome-chromium-"));
+  // Removed again after the file's tests (bench/temp-dirs.ts): Chromium's helper processes may write to it after close.
+  const profile = tempDir("tome-chromium-");
   const proc = Bun.spawn([CHROMIUM, ...FLAGS, `--user-data-dir=${profile}`, "about:blank"], {
     stdin: "ignore",
     stdout: "ignore",
