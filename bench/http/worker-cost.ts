@@ -8,11 +8,14 @@
  *    times: each thread's own CPU per search (/proc/thread-self), and its heap.
  * 2. A message to a worker and its answer, the worker busy 50, 500 or 2,000 µs a message (two workers, one request
  *    at a time each, as the pool sends them): the request thread's CPU per message, and the workers'.
+ * 3. A read of a worker's clock of waits for a core (src/scheduling.ts coreWaitClock), which a search worker makes twice
+ *    a task (D144): µs a read in a worker, 200,000 reads, R rounds.
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { heapStats } from "bun:jsc";
 import { apiContext } from "../../src/http";
+import { coreWaitClock } from "../../src/scheduling";
 import { open } from "../../src/search";
 import { queryMix } from "../queries";
 import { threadCpu } from "../servers";
@@ -29,7 +32,8 @@ function threadMs(): number {
 
 type Ask =
   | { kind: "searches"; snapshot: string; seconds: number; warmup: number }
-  | { kind: "busy"; job: number; us: number };
+  | { kind: "busy"; job: number; us: number }
+  | { kind: "clock"; reads: number };
 interface Searched {
   cpuUs: number;
   heapMb: number;
@@ -66,7 +70,12 @@ if (!Bun.isMainThread) {
   self.onmessage = (event: MessageEvent<Ask>) => {
     const ask = event.data;
     if (ask.kind === "searches") self.postMessage(searches(ask.snapshot, ask.seconds, ask.warmup));
-    else {
+    else if (ask.kind === "clock") {
+      const clock = coreWaitClock();
+      const started = performance.now();
+      for (let i = 0; i < ask.reads; i++) clock.read();
+      self.postMessage(((performance.now() - started) * 1000) / ask.reads);
+    } else {
       const until = performance.now() + ask.us / 1000;
       while (performance.now() < until);
       self.postMessage({ job: ask.job, json: new Uint8Array(2000) });
@@ -151,4 +160,20 @@ if (!Bun.isMainThread) {
   }
   clearInterval(holder);
   for (const w of workers) w.terminate();
+
+  // Part 3: a worker's clock of waits for a core, read as a search worker reads it (D144).
+  const reads: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const clocked = new Worker(url);
+    reads.push(
+      await new Promise<number>((resolve) => {
+        clocked.onmessage = (e: MessageEvent<number>) => resolve(e.data);
+        clocked.postMessage({ kind: "clock", reads: 200_000 } satisfies Ask);
+      }),
+    );
+    clocked.terminate();
+  }
+  console.log(
+    `a worker's clock of waits for a core: ${median(reads).toFixed(2)} µs a read (median of ${rounds} workers)`,
+  );
 }

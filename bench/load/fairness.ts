@@ -28,7 +28,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { onServerCore, pinLoadGenerator } from "../cores";
 import { open } from "../../src/search";
-import { hostileQueries, longestPageId, querySampler } from "../queries";
+import { hostileQueries, querySampler } from "../queries";
 import { benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer } from "../servers";
 import { median } from "../stats";
 
@@ -171,10 +171,10 @@ const victimPaths =
     : chunkIds.map((id) => `/v1/chunk/${id}`);
 const queries = worstQueries();
 const hostile = hostileQueries();
-const longest = longestPageId(snapshot);
 const longestFirst = Array.from(snapshot.pages.ids.keys())
   .sort((a, b) => snapshot.pages.chunkCounts[b]! - snapshot.pages.chunkCounts[a]!)
   .map((i) => snapshot.pages.ids[i]!);
+const longest = longestFirst[0]!;
 
 const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 const getPage = (id: number) => ({

@@ -123,16 +123,14 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
     }
   }
   // The task's time in this thread, less what it waited for a core while other threads ran (D144), where it is known.
-  const ms = () => {
-    const waited = coreWait.read() - waitedBefore;
-    return Math.max(0, performance.now() - started - (Number.isFinite(waited) ? waited : 0));
-  };
+  const waited = coreWait.read() - waitedBefore;
+  const ms = Math.max(0, performance.now() - started - (Number.isFinite(waited) ? waited : 0));
   if ("text" in outcome) {
     // The body's bytes are handed over, not copied: the request thread sends them as they are. Its time includes
     // them, all but the head's few bytes.
-    const packed = packAnswer({ job: m.job, ms: ms(), work }, outcome.text);
+    const packed = packAnswer({ job: m.job, ms, work }, outcome.text);
     self.postMessage(packed, [packed]);
     return;
   }
-  self.postMessage({ job: m.job, ms: ms(), work, ...outcome } satisfies WorkerReply);
+  self.postMessage({ job: m.job, ms, work, ...outcome } satisfies WorkerReply);
 };
