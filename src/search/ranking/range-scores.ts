@@ -65,7 +65,7 @@ export class RangeScorer {
     this.open.clear();
   }
 
-  /** Postings read by the last score() call. */
+  /** Postings decoded by the last score() call (whole blocks, as the executor counts them). */
   postings = 0;
 
   /** The chunks of [from, to) holding a query word: valid until the next call. */
@@ -102,6 +102,10 @@ export class RangeScorer {
       const { lengths, table } = text.norms(l.field);
       const cursor = this.cursorOf(l.address);
       const { docs, tfs } = cursor;
+      const decoded = cursor.decodedPostings;
+      // The blocks from the one holding `from` to the first whose last document reaches the range's end: the next
+      // block is not decoded to learn that it starts past the range (which would also evict from the cursor the block
+      // the next page scored reads again).
       for (let b = from > 0 ? cursor.blockOf(from) : 0; b < cursor.blocks; b++) {
         const c = cursor.decode(b);
         if (docs[0]! >= to) break;
@@ -109,12 +113,13 @@ export class RangeScorer {
           const d = docs[i]!;
           if (d < from) continue;
           if (d >= to) break;
-          this.postings++;
           const at = d - from;
           if (combined[at] === 0) formTouched[n++] = at;
           combined[at]! += (l.unit * tfs[i]!) / table[lengths[d]!]!;
         }
+        if (docs[c - 1]! >= to - 1) break;
       }
+      this.postings += cursor.decodedPostings - decoded;
     }
     const best = form.typo ? wordAll : wordExact;
     for (let i = 0; i < n; i++) {
