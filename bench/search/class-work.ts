@@ -3,7 +3,8 @@
  *
  * What a class of the benchmark's mix (bench/queries.ts, its fixed seed) costs in work, not time
  * (so the same on a busy machine): each query searched once with no time limit, then the plans
- * they ran by (SearchWork.plan), and the postings decoded and candidates scored over the class. --root
+ * they ran by (SearchWork.plan), the postings decoded and candidates scored over the class, and the
+ * blocks every cursor decoded (counted at BlockCursor.decode, whatever SearchWork counts). --root
  * DIR runs the engine of another checkout (a git worktree of an earlier commit) on the same queries;
  * --hits FILE writes each query's hits (page, chunk, score) and estimatedTotalHits as JSON lines,
  * to diff two checkouts.
@@ -42,9 +43,22 @@ if (!Number.isInteger(count) || count < 1) {
 const root = resolve(values.root ?? `${import.meta.dir}/../..`);
 const { open } = (await import(`${root}/src/search`)) as typeof import("../../src/search");
 const engine = open(resolve(positionals[0]));
+// Every block any cursor decodes, counted at the cursors (SearchWork.postings missed range scoring's before 7bb04fc).
+const { BlockCursor } = (await import(
+  `${root}/src/search/postings/block-cursor`
+)) as typeof import("../../src/search/postings/block-cursor");
+const decode = BlockCursor.prototype.decode;
+let blocksDecoded = 0;
+BlockCursor.prototype.decode = function (this: BlockCursor, b: number) {
+  const before = this.decodedPostings;
+  const n = decode.call(this, b);
+  if (this.decodedPostings !== before) blocksDecoded++;
+  return n;
+};
 const make = mixClass(queryMix(engine.snapshot), values.class);
 const queries = Array.from({ length: count }, make);
 
+blocksDecoded = 0;
 const plans: Record<string, number> = {};
 let postings = 0;
 let candidates = 0;
@@ -64,3 +78,4 @@ console.log(`plans: ${JSON.stringify(plans)}`);
 console.log(
   `postings decoded ${postings}, candidates scored ${candidates} (SearchWork.candidates: chunks, and titles)`,
 );
+console.log(`blocks decoded ${blocksDecoded} (by every cursor, counted at BlockCursor.decode)`);
