@@ -49,7 +49,7 @@ const { BlockCursor } = (await import(
 )) as typeof import("../../src/search/postings/block-cursor");
 const decode = BlockCursor.prototype.decode;
 let blocksDecoded = 0;
-BlockCursor.prototype.decode = function (this: BlockCursor, b: number) {
+BlockCursor.prototype.decode = function (this: InstanceType<typeof BlockCursor>, b: number) {
   const before = this.decodedPostings;
   const n = decode.call(this, b);
   if (this.decodedPostings !== before) blocksDecoded++;

@@ -14,6 +14,7 @@
  * --class K (repeatable) measures only those classes, the same queries as in the whole run.
  * --cpu times each search by the process's CPU (user + system, every thread) rather than the
  * clock: on a machine other work shares, a search's CPU moves less than its wall time.
+ * --slowest N prints each class's N slowest first runs, with their plan and work (where a p99 comes from).
  */
 import { parseArgs } from "node:util";
 import { open } from "../../src/search";
@@ -26,7 +27,8 @@ const USAGE = `Usage: bun bench/search/latency.ts <snapshot.tome> [--queries N] 
   --json             print the figures as JSON
   --before-classes   also issue 44's question class ("question (issue 44)")
   --class K          only class K (repeatable: "typo", "function words"…); the queries are the whole run's
-  --cpu              time by the process's CPU rather than the clock (a shared, busy machine)`;
+  --cpu              time by the process's CPU rather than the clock (a shared, busy machine)
+  --slowest N        also each class's N slowest first runs: ms, plan, postings, chunks scored, the query`;
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -37,6 +39,7 @@ const { values, positionals } = parseArgs({
     "before-classes": { type: "boolean" },
     class: { type: "string", multiple: true },
     cpu: { type: "boolean" },
+    slowest: { type: "string", default: "0" },
     help: { type: "boolean", short: "h" },
   },
   allowPositionals: true,
@@ -70,14 +73,17 @@ for (let i = 0; i < Number(values["warm-up"]); i++) engine.search(other[kinds[i 
 
 /** The time limit of engines older than D91, which cut a search off without saying so. */
 const OLD_LIMIT_MS = 100;
-const time = (q: string): { ms: number; postings: number; candidates: number; cutOff: boolean } => {
+const time = (
+  q: string,
+): { q: string; ms: number; plan: string; postings: number; candidates: number; cutOff: boolean } => {
   const started = performance.now();
   const cpu = values.cpu ? process.cpuUsage() : undefined;
   const { work } = engine.search(q);
   const spent = cpu && process.cpuUsage(cpu);
   const ms = spent ? (spent.user + spent.system) / 1000 : performance.now() - started;
   const said = (work as { cutOff?: boolean }).cutOff;
-  return { ms, postings: work.postings, candidates: work.candidates, cutOff: said ?? ms >= OLD_LIMIT_MS };
+  const plan = (work as { plan?: string }).plan ?? "";
+  return { q, ms, plan, postings: work.postings, candidates: work.candidates, cutOff: said ?? ms >= OLD_LIMIT_MS };
 };
 
 interface ClassFigures {
@@ -129,3 +135,10 @@ else {
     );
   console.log(`| **mix** | ${ms(mixFigures.first)} | ${ms(mixFigures.best)} | | | |`);
 }
+const slowest = Number(values.slowest);
+if (slowest > 0)
+  for (const [k, first] of Object.entries(firsts)) {
+    console.log(`\n${k}: the ${slowest} slowest first runs (ms, plan, postings, chunks scored, query)`);
+    for (const r of [...first].sort((a, b) => b.ms - a.ms).slice(0, slowest))
+      console.log(`${r.ms.toFixed(2)}\t${r.plan}\t${r.postings}\t${r.candidates}\t${r.q}`);
+  }
