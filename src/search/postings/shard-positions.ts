@@ -3,8 +3,8 @@ import { BLOCK } from "./postings-format";
 import { MAX_WORDS } from "./shard-types";
 import { TermExpansion } from "./term-expansion";
 
-/** How many lists sequenceCheck() keeps a cursor open on. */
-const SEQUENCE_CURSORS = 64;
+/** How many lists sequenceCheck() and smallestSpan() keep a cursor open on (a query's words, forms and typos, two fields). */
+const SEQUENCE_CURSORS = 256;
 
 /** Word positions: whether a document holds a term or a sequence of terms, and the smallest span holding a term of each group. */
 export class ShardPositions extends TermExpansion {
@@ -26,12 +26,6 @@ export class ShardPositions extends TermExpansion {
   positions(term: number, field: number, doc: number): Uint32Array | undefined {
     const list = this.lists.index(term, field);
     return list < 0 ? undefined : this.cursor.open(this.lists.address(list)).positions(doc);
-  }
-
-  /** A term's positions in a document's field into the cursor's scratch (positionsInto()): their number, -1 when none. */
-  protected positionsInto(term: number, field: number, doc: number): number {
-    const list = this.lists.index(term, field);
-    return list < 0 ? -1 : this.cursor.open(this.lists.address(list)).positionsInto(doc);
   }
 
   /**
@@ -85,10 +79,10 @@ export class ShardPositions extends TermExpansion {
     return n > 0;
   }
   protected sequenceScratch = new Uint32Array(64);
-  /** sequenceCheck()'s cursors, by list address: a few phrases' lists, dropped all at once past SEQUENCE_CURSORS. */
+  /** sequenceCheck()'s and smallestSpan()'s cursors, by list address: a query's lists, dropped all at once past SEQUENCE_CURSORS. */
   protected readonly sequenceCursors = new Map<number, PostingsCursor>();
 
-  /** The cursor sequenceCheck() reads a (term, field) list on, open on it; undefined when the field does not hold the term. */
+  /** The cursor sequenceCheck() and smallestSpan() read a (term, field) list on, open on it; undefined when the field does not hold the term. */
   protected sequenceCursor(term: number, field: number): PostingsCursor | undefined {
     const list = this.lists.index(term, field);
     if (list < 0) return undefined;
@@ -127,14 +121,17 @@ export class ShardPositions extends TermExpansion {
     for (const group of groups) {
       const start = used;
       for (const t of group) {
-        const count = this.positionsInto(t, field, doc);
+        // Each list on its own cursor, kept (sequenceCursor): a passage's chunks asked one after another fall in the
+        // blocks their cursors decoded last (the one shared cursor, opened on list after list, decoded each anew).
+        const cursor = this.sequenceCursor(t, field);
+        const count = cursor ? cursor.positionsInto(doc) : -1;
         if (count < 0) continue;
         if (used + count > this.spanValues.length) {
           const grown = new Uint32Array(Math.max(used + count, this.spanValues.length * 2));
           grown.set(this.spanValues.subarray(0, used));
           this.spanValues = grown;
         }
-        const from = this.cursor.scratchPositions;
+        const from = cursor!.scratchPositions;
         const values = this.spanValues;
         for (let i = 0; i < count; i++) values[used + i] = from[i]!;
         used += count;

@@ -1,0 +1,62 @@
+/**
+ * The smallest span holding a term of each group (shard-positions.ts smallestSpan(), proximity in
+ * passages), asked chunk after chunk: the right span, from each list's blocks decoded once for
+ * the run of chunks rather than once a chunk.
+ */
+import { expect, test } from "bun:test";
+import { BlockCursor } from "../src/search/postings/block-cursor";
+import { TEXT_FIELD } from "../src/search/postings/fields";
+import { indexKey } from "../src/search/text/analyze";
+import { EN_2006, EN_2016, engineFor } from "./helpers";
+
+/** The fewest consecutive words holding one position of each list (each list sorted, at least one position). */
+function bruteSpan(lists: number[][]): number {
+  let best = Infinity;
+  for (const start of lists.flat()) {
+    let end = start;
+    for (const l of lists) {
+      const p = l.find((x) => x >= start);
+      if (p === undefined) {
+        end = Infinity;
+        break;
+      }
+      end = Math.max(end, p);
+    }
+    best = Math.min(best, end - start + 1);
+  }
+  return best;
+}
+
+test("smallestSpan chunk after chunk: the brute-force span, each list's blocks decoded once", async () => {
+  const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+  const { text } = engine;
+  const groups = ["the", "of", "and"].map((w) => [text.termOf(indexKey(w))!]);
+  const chunks = text.documentCount;
+
+  // The reference first (its own reads, not counted).
+  const want: number[] = [];
+  for (let d = 0; d < chunks; d++) {
+    const held = groups.map(([t]) => [...(text.positions(t!, TEXT_FIELD, d) ?? [])]).filter((p) => p.length);
+    want.push(held.length < 2 ? 0 : bruteSpan(held));
+  }
+
+  const decode = BlockCursor.prototype.decode;
+  let decoded = 0;
+  BlockCursor.prototype.decode = function (this: BlockCursor, b: number) {
+    const before = this.decodedPostings;
+    const n = decode.call(this, b);
+    decoded += this.decodedPostings - before;
+    return n;
+  };
+  const got: number[] = [];
+  try {
+    for (let d = 0; d < chunks; d++) got.push(text.smallestSpan(groups, TEXT_FIELD, d));
+  } finally {
+    BlockCursor.prototype.decode = decode;
+  }
+  expect(got).toEqual(want);
+  expect(got.filter((s) => s > 0).length).toBeGreaterThan(chunks / 2);
+  // Every block of the three lists at most once (before: once a chunk and list, about 3 × 4,000 × 128 postings).
+  const postings = groups.reduce((n, [t]) => n + text.termLists(t!).find((l) => l.field === TEXT_FIELD)!.df, 0);
+  expect(decoded).toBeLessThanOrEqual(postings);
+});
