@@ -47,6 +47,7 @@ then the defaults and the values chosen, on the other halves and on the whole se
   --min-gain X      a step must raise the objective by at least X (default 0.0005: five SQuAD questions' answers)
   --start JSON      start from these parameters over the defaults, e.g. '{"k1":1.5}'
   --evaluate JSON   no ascent: only the final figures of these parameters against the defaults
+  --only NAMES      the ascent moves only these parameters (commas: passageCoverage,passageWindow)
   --snapshots DIR   build the two snapshots there once, and reuse them on later runs
                     (default: a temporary directory, removed at the end)
   --out FILE        also write the run (every trial, the values chosen, the figures) as JSON
@@ -61,6 +62,7 @@ function parse() {
         "min-gain": { type: "string" },
         start: { type: "string" },
         evaluate: { type: "string" },
+        only: { type: "string" },
         snapshots: { type: "string" },
         out: { type: "string" },
         help: { type: "boolean", short: "h" },
@@ -89,7 +91,12 @@ function parse() {
         throw new Error(`--${name}: no parameter ${bad.join(", ")}; they are ${PARAMETER_NAMES.join(", ")}`);
       return parsed as Partial<ScoreParameters>;
     };
+    const only = values.only?.split(",").map((n) => n.trim()) ?? PARAMETER_NAMES;
+    const unknown = only.filter((n) => !PARAMETER_NAMES.includes(n as ParameterName));
+    if (unknown.length)
+      throw new Error(`--only: no parameter ${unknown.join(", ")}; they are ${PARAMETER_NAMES.join(", ")}`);
     return {
+      only: only as ParameterName[],
       minutes: number("minutes", values.minutes, 60),
       minGain: number("min-gain", values["min-gain"], 0.0005),
       start: json("start", values.start),
@@ -169,7 +176,13 @@ function figuresOf(c: Corpora, parameters: ScoreParameters, part: "tune" | "held
 const f4 = (x: number | undefined) => (x === undefined ? "" : x.toFixed(4));
 const clock = (ms: number) => `${Math.floor(ms / 60_000)}:${String(Math.floor(ms / 1000) % 60).padStart(2, "0")}`;
 
-function ascend(c: Corpora, start: ScoreParameters, minutes: number, minGain: number): Trial[] {
+function ascend(
+  c: Corpora,
+  start: ScoreParameters,
+  minutes: number,
+  minGain: number,
+  names: readonly ParameterName[],
+): Trial[] {
   const started = performance.now();
   const trials: Trial[] = [];
   const seen = new Map<string, Trial>();
@@ -192,7 +205,7 @@ function ascend(c: Corpora, start: ScoreParameters, minutes: number, minGain: nu
   for (const fine of [false, true]) {
     for (let sweep = 1, gained = true; gained && !outOfTime(); sweep++) {
       gained = false;
-      for (const name of PARAMETER_NAMES) {
+      for (const name of names) {
         let step: Trial | undefined;
         for (const value of candidates(name, best.parameters[name], fine)) {
           if (outOfTime()) break;
@@ -245,7 +258,7 @@ try {
   );
   const defaults = { ...DEFAULT_PARAMETERS };
   const start = { ...defaults, ...(args.evaluate ?? args.start) };
-  const trials = args.evaluate ? [] : ascend(c, start, args.minutes, args.minGain);
+  const trials = args.evaluate ? [] : ascend(c, start, args.minutes, args.minGain, args.only);
   const chosen = trials[0]?.parameters ?? start;
   const changed = PARAMETER_NAMES.filter((n) => chosen[n] !== defaults[n]);
   console.log(

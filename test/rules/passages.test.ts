@@ -39,6 +39,27 @@ describe("the passage: the chunk a reader would quote", () => {
   });
 });
 
+describe("the question's words held close together (D145)", () => {
+  test("“where was the treaty signed by the delegates” is the sentence saying it, not the section saying “treaty” most", async () => {
+    const tome = await wikiOf([
+      page(
+        "Ghent",
+        [
+          `Ghent is a city in the Flemish Region of Belgium. ${filler("the city", 4)}`,
+          `== Negotiations ==\nThe treaty talks opened in August 1814. ${filler("the talks", 2)} Each draft of the treaty was read aloud. ${filler("the drafts", 2)} Papers were signed by clerks every evening. ${filler("the papers", 2)} Copies of the treaty went to London. ${filler("the copies", 2)} The delegates dined together on Sundays.`,
+          `== Later events ==\nThe treaty was signed on 24 December 1814 in the Carthusian monastery. ${filler("the ceremony", 8)} The delegates left the city in January.`,
+        ].join("\n\n"),
+      ),
+      // Towns that make the question's words as rare in the wiki as in a real one.
+      ...Array.from({ length: 12 }, (_x, i) =>
+        page(`Town ${i + 1}`, `Town ${i + 1} is a town in Belgium. ${filler("the town", 3)}`),
+      ),
+    ]);
+    const hit = search(tome, "where was the treaty signed by the delegates").hits[0]!;
+    expect([hit.page.title, hit.section]).toEqual(["Ghent", "Later events"]);
+  });
+});
+
 describe("highlighting: function words are not highlighted alone", () => {
   const wiki = wikiOf([lincoln]);
 

@@ -104,6 +104,48 @@ export class ShardPositions extends TermExpansion {
   /** How many of its groups the document held, in the last smallestSpan() call. */
   spanGroups = 0;
 
+  /** windowWeight()'s positions, each × 32 + its group. */
+  protected windowKeys = new Uint32Array(256);
+  protected windowCounts = new Int32Array(MAX_WORDS);
+
+  /**
+   * The most weight a run of `width` consecutive words of a document's field holds: the sum of `weights[g]` over the
+   * groups (at most MAX_WORDS) with a term in the run, each counted once (0 when it holds none).
+   */
+  windowWeight(groups: number[][], weights: number[], field: number, doc: number, width: number): number {
+    const n = Math.min(groups.length, MAX_WORDS);
+    let used = 0;
+    for (let g = 0; g < n; g++) {
+      if (!weights[g]) continue;
+      for (const t of groups[g]!) {
+        const cursor = this.sequenceCursor(t, field);
+        const count = cursor ? cursor.positionsInto(doc) : -1;
+        if (count < 0) continue;
+        if (used + count > this.windowKeys.length) {
+          const grown = new Uint32Array(Math.max(used + count, this.windowKeys.length * 2));
+          grown.set(this.windowKeys.subarray(0, used));
+          this.windowKeys = grown;
+        }
+        const from = cursor!.scratchPositions;
+        for (let i = 0; i < count; i++) this.windowKeys[used++] = from[i]! * 32 + g;
+      }
+    }
+    const keys = this.windowKeys.subarray(0, used).sort();
+    const counts = this.windowCounts.fill(0);
+    let sum = 0;
+    let most = 0;
+    for (let i = 0, j = 0; j < used; j++) {
+      const g = keys[j]! & 31;
+      if (counts[g]!++ === 0) sum += weights[g]!;
+      while ((keys[j]! >>> 5) - (keys[i]! >>> 5) >= width) {
+        const h = keys[i++]! & 31;
+        if (--counts[h]! === 0) sum -= weights[h]!;
+      }
+      if (sum > most) most = sum;
+    }
+    return most;
+  }
+
   /**
    * The fewest consecutive words of a document's field holding one term of every group that
    * it holds a term of (0 when it holds terms of fewer than two groups), from the positions.

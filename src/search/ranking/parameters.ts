@@ -31,6 +31,8 @@ const PLACES = {
   proximity: [RULES, "proximity"],
   passageVariant: [RULES, "passageVariant"],
   passageFunction: [RULES, "passageFunction"],
+  passageCoverage: [RULES, "passageCoverage"],
+  passageWindow: [RULES, "passageWindow"],
 } as const;
 
 export const PARAMETER_NAMES = Object.keys(PLACES) as ParameterName[];

@@ -37,6 +37,13 @@ export const RULES = {
    * SQuAD's answer was in the top chunk less often than before D62).
    */
   passageFunction: 0.2,
+  /**
+   * What the query's words held close together add in choosing a passage (D145): a chunk's key × (1 + this × c²),
+   * c the share of the query's words (each by its IDF, a function word's by passageFunction) that its best run of
+   * passageWindow consecutive words holds. The sentence a question paraphrases holds most of its words.
+   */
+  passageCoverage: 4,
+  passageWindow: 20,
 };
 /** Buckets of words (D90): every required word, then any word. */
 const BUCKETS = 2;

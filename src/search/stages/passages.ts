@@ -20,11 +20,11 @@
 import { indexKey } from "../text/analyze";
 import { SECTION_FIELD, TEXT_FIELD } from "../postings/fields";
 import type { ParsedQuery } from "../text/query";
-import { popcount, type Derived } from "../postings/shard-types";
+import { MAX_WORDS, popcount, type Derived } from "../postings/shard-types";
 import { QueryLists } from "../ranking/query-lists";
 import type { ChunkScores } from "../ranking/range-scores";
 import type { SearchContext } from "./context";
-import { INTRO_TIER, PROXIMITY_WINDOW, proximityFactor, RULES } from "../ranking/rules";
+import { idf, INTRO_TIER, PROXIMITY_WINDOW, proximityFactor, RULES } from "../ranking/rules";
 import type { Candidate, PageCandidate } from "./candidate";
 import { PassageWords } from "./passage-words";
 import type { QueryTerms } from "./terms";
@@ -110,7 +110,7 @@ export class Passages {
     let most = -1;
     for (const i of order.slice(0, SPANS_MEASURED)) {
       if (tier(i) < tier(first)) break;
-      const key = score[i]! * this.factor(best.derived, m.docs[i]!);
+      const key = score[i]! * this.factor(best.derived, m.docs[i]!) * this.coverage(best.derived, titled, m.docs[i]!);
       if (key > most || (key === most && m.docs[i]! < chosen)) {
         chosen = m.docs[i]!;
         most = key;
@@ -178,13 +178,48 @@ export class Passages {
   }
 
   /**
+   * 1 + RULES.passageCoverage × c², c the share of the query's words its text's best run of RULES.passageWindow words
+   * holds, each word weighed by its IDF (of its first term), a function word's, or one the page's title names
+   * (`titled`), by RULES.passageFunction of it (D145).
+   */
+  private coverage(derived: Derived[], titled: number, chunk: number): number {
+    if (!RULES.passageCoverage) return 1;
+    const groups = this.groupsOf(derived);
+    let weights = this.coverageWeights.get(groups)?.get(titled);
+    if (!weights) {
+      const { text } = this.ctx;
+      const strong = (this.terms.informative & ~titled) >>> 0;
+      weights = groups
+        .slice(0, MAX_WORDS)
+        .map((g, w) =>
+          g.length
+            ? idf(text.documentCount, text.frequency(g[0]!)) * (strong & (1 << w) ? 1 : RULES.passageFunction)
+            : 0,
+        );
+      let byTitle = this.coverageWeights.get(groups);
+      if (!byTitle) this.coverageWeights.set(groups, (byTitle = new Map()));
+      byTitle.set(titled, weights);
+    }
+    const total = weights.reduce((a, b) => a + b, 0);
+    if (!total) return 1;
+    const held = this.ctx.text.windowWeight(groups, weights, TEXT_FIELD, chunk, RULES.passageWindow) / total;
+    return 1 + RULES.passageCoverage * held * held;
+  }
+  private readonly coverageWeights = new Map<number[][], Map<number, number[]>>();
+
+  private groupsOf(derived: Derived[]): number[][] {
+    let groups = this.groups.get(derived);
+    if (!groups) this.groups.set(derived, (groups = wordGroups(this.ctx, derived, this.query)));
+    return groups;
+  }
+
+  /**
    * The proximity factor of a chunk's words (every query word, as proximity ranks pages: a function
    * word holds a phrase together), in its text or, when they stand closer there, in its heading
    * (a heading counts as its chunks': "Gettysburg Address (1863)" for "Gettysburg Address delivered").
    */
   private factor(derived: Derived[], chunk: number): number {
-    let groups = this.groups.get(derived);
-    if (!groups) this.groups.set(derived, (groups = wordGroups(this.ctx, derived, this.query)));
+    const groups = this.groupsOf(derived);
     if (groups.length < 2) return 1;
     const { text } = this.ctx;
     const inText = proximityFactor(text.smallestSpan(groups, TEXT_FIELD, chunk), text.spanGroups);
