@@ -183,8 +183,9 @@ export class Passages {
    * (`titled`), by RULES.passageFunction of it (D145).
    */
   private coverage(derived: Derived[], titled: number, chunk: number): number {
-    if (!RULES.passageCoverage) return 1;
     const groups = this.groupsOf(derived);
+    // One word: every chunk holding it in its text holds all of it.
+    if (!RULES.passageCoverage || groups.length < 2) return 1;
     let weights = this.coverageWeights.get(groups)?.get(titled);
     if (!weights) {
       const { text } = this.ctx;
