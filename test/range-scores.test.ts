@@ -63,4 +63,4 @@ test("pages scored in chunk order decode each block of a list once, and the deco
   const postings = lists.forms[0]!.postings;
   expect(decodedPostings).toBeLessThanOrEqual(postings);
   expect(counted).toBe(decodedPostings);
-});
+}, 120_000);
