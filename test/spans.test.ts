@@ -57,9 +57,53 @@ test("smallestSpan chunk after chunk: the brute-force span, each list's blocks d
   }
   expect(got).toEqual(want);
   expect(got.filter((s) => s > 0).length).toBeGreaterThan(chunks / 2);
-  // Every block of the lists at most once (before: a block of each list for every chunk, 2,069,829 postings; after,
-  // 658: the dense lists' positions are found from their tfs a chunk). The lists read block by block were read.
-  const postings = groups.reduce((n, [t]) => n + text.termLists(t!).find((l) => l.field === TEXT_FIELD)!.df, 0);
+  // Every block of the lists read block by block at most once (before: a block of each list for every chunk, 2,069,829
+  // postings; after, 658); the dense lists' positions are found from their tfs a chunk.
+  const postings = groups
+    .slice(2)
+    .reduce((n, [t]) => n + text.termLists(t!).find((l) => l.field === TEXT_FIELD)!.df, 0);
   expect(decoded).toBeGreaterThan(0);
   expect(decoded).toBeLessThanOrEqual(postings);
+  // Asked in any order (passages ask chunks best first): the same spans.
+  const order = want.map((_x, d) => d).reverse();
+  expect(order.map((d) => text.smallestSpan(groups, TEXT_FIELD, d))).toEqual(order.map((d) => want[d]!));
+}, 120_000);
+
+/** The most weight of distinct groups among the positions of a run of `width` words, by trying every start. */
+function bruteWindow(lists: { group: number; positions: number[] }[], weights: number[], width: number): number {
+  let most = 0;
+  for (const start of lists.flatMap((l) => l.positions)) {
+    const held = new Set(
+      lists.filter((l) => l.positions.some((p) => p >= start && p < start + width)).map((l) => l.group),
+    );
+    most = Math.max(
+      most,
+      [...held].reduce((sum, g) => sum + weights[g]!, 0),
+    );
+  }
+  return most;
+}
+
+test("windowWeight: a run of words' weight, each group counted once, by a brute force over the positions (D145)", async () => {
+  const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+  const { text } = engine;
+  const term = (w: string) => text.termOf(indexKey(w))!;
+  // A group of two terms, a term in two groups, a group weighing nothing.
+  const groups = [[term("war"), term("army")], [term("the")], [term("city"), term("war")], [term("of")]];
+  const weights = [3, 0.5, 2, 0];
+  let compared = 0;
+  let held = 0;
+  for (let d = 0; d < text.documentCount; d += 3)
+    for (const width of [1, 5, 20]) {
+      const lists = groups.flatMap((g, group) =>
+        g.map((t) => ({ group, positions: [...(text.positions(t, TEXT_FIELD, d) ?? [])] })),
+      );
+      const want = bruteWindow(lists, weights, width);
+      expect([d, width, text.windowWeight(groups, weights, TEXT_FIELD, d, width)]).toEqual([d, width, want]);
+      compared++;
+      if (want > 3) held++;
+    }
+  expect(compared).toBeGreaterThan(3000);
+  // Runs holding more than one group: the sums were tried.
+  expect(held).toBeGreaterThan(100);
 }, 120_000);

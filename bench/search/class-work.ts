@@ -43,7 +43,7 @@ if (!Number.isInteger(count) || count < 1) {
 const root = resolve(values.root ?? `${import.meta.dir}/../..`);
 const { open } = (await import(`${root}/src/search`)) as typeof import("../../src/search");
 const engine = open(resolve(positionals[0]));
-// Every block any cursor decodes, counted at the cursors (SearchWork.postings missed range scoring's before 7bb04fc).
+// Every block any cursor decodes, counted at the cursors (before 7bb04fc SearchWork.postings counted only range scoring's postings inside the range).
 const { BlockCursor } = (await import(
   `${root}/src/search/postings/block-cursor`
 )) as typeof import("../../src/search/postings/block-cursor");

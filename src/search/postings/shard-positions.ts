@@ -3,6 +3,12 @@ import { BLOCK } from "./postings-format";
 import { MAX_WORDS } from "./shard-types";
 import { TermExpansion } from "./term-expansion";
 
+/**
+ * windowWeight()'s sort key: a position above, its group (< MAX_WORDS = 31) in the low GROUP_BITS bits; a field's
+ * positions stay far below 2^27.
+ */
+const GROUP_BITS = 5;
+const GROUP_MASK = (1 << GROUP_BITS) - 1;
 /** How many lists sequenceCheck() and smallestSpan() keep a cursor open on (a query's words, forms and typos, two fields). */
 const SEQUENCE_CURSORS = 256;
 
@@ -82,19 +88,30 @@ export class ShardPositions extends TermExpansion {
   /** sequenceCheck()'s and smallestSpan()'s cursors, by list address: a query's lists, dropped all at once past SEQUENCE_CURSORS. */
   protected readonly sequenceCursors = new Map<number, PostingsCursor>();
 
-  /** The cursor sequenceCheck() and smallestSpan() read a (term, field) list on, open on it; undefined when the field does not hold the term. */
-  protected sequenceCursor(term: number, field: number): PostingsCursor | undefined {
+  /**
+   * The cursor sequenceCheck() and smallestSpan() read a (term, field) list on, open on it; undefined when the field
+   * does not hold the term. `shared`: a positions lookup that copies what it reads at once (smallestSpan(),
+   * windowWeight()): once SEQUENCE_CURSORS lists are kept, it reads a list not kept on the shard's one cursor rather
+   * than dropping the kept ones, which a query of that many lists would otherwise do chunk after chunk.
+   */
+  protected sequenceCursor(term: number, field: number, shared = false): PostingsCursor | undefined {
     const list = this.lists.index(term, field);
     if (list < 0) return undefined;
     const address = this.lists.address(list);
     let cursor = this.sequenceCursors.get(address);
     if (!cursor) {
-      if (this.sequenceCursors.size >= SEQUENCE_CURSORS) this.sequenceCursors.clear();
-      cursor = this.reader.cursor().open(address);
-      // A long dense list's positions are found from its tfs a chunk (a short one's block is one decode anyway).
-      if (cursor.df >= BLOCK) cursor.dense = this.dense(address);
+      const full = this.sequenceCursors.size >= SEQUENCE_CURSORS;
+      if (full && shared) return this.withDense(this.cursor.open(address), address);
+      if (full) this.sequenceCursors.clear();
+      cursor = this.withDense(this.reader.cursor().open(address), address);
       this.sequenceCursors.set(address, cursor);
     }
+    return cursor;
+  }
+
+  /** A long dense list's positions are found from its tfs a chunk (a short one's block is one decode anyway). */
+  private withDense(cursor: PostingsCursor, address: number): PostingsCursor {
+    if (cursor.df >= BLOCK) cursor.dense = this.dense(address);
     return cursor;
   }
   /** smallestSpan's lists, one after another in spanValues from spanStarts[k] to spanStarts[k + 1], and its cursor into each. */
@@ -104,7 +121,7 @@ export class ShardPositions extends TermExpansion {
   /** How many of its groups the document held, in the last smallestSpan() call. */
   spanGroups = 0;
 
-  /** windowWeight()'s positions, each × 32 + its group. */
+  /** windowWeight()'s positions, each shifted by GROUP_BITS with its group below (at most MAX_WORDS groups). */
   protected windowKeys = new Uint32Array(256);
   protected windowCounts = new Int32Array(MAX_WORDS);
 
@@ -118,7 +135,7 @@ export class ShardPositions extends TermExpansion {
     for (let g = 0; g < n; g++) {
       if (!weights[g]) continue;
       for (const t of groups[g]!) {
-        const cursor = this.sequenceCursor(t, field);
+        const cursor = this.sequenceCursor(t, field, true);
         const count = cursor ? cursor.positionsInto(doc) : -1;
         if (count < 0) continue;
         if (used + count > this.windowKeys.length) {
@@ -127,7 +144,7 @@ export class ShardPositions extends TermExpansion {
           this.windowKeys = grown;
         }
         const from = cursor!.scratchPositions;
-        for (let i = 0; i < count; i++) this.windowKeys[used++] = from[i]! * 32 + g;
+        for (let i = 0; i < count; i++) this.windowKeys[used++] = (from[i]! << GROUP_BITS) | g;
       }
     }
     const keys = this.windowKeys.subarray(0, used).sort();
@@ -135,10 +152,10 @@ export class ShardPositions extends TermExpansion {
     let sum = 0;
     let most = 0;
     for (let i = 0, j = 0; j < used; j++) {
-      const g = keys[j]! & 31;
+      const g = keys[j]! & GROUP_MASK;
       if (counts[g]!++ === 0) sum += weights[g]!;
-      while ((keys[j]! >>> 5) - (keys[i]! >>> 5) >= width) {
-        const h = keys[i++]! & 31;
+      while ((keys[j]! >>> GROUP_BITS) - (keys[i]! >>> GROUP_BITS) >= width) {
+        const h = keys[i++]! & GROUP_MASK;
         if (--counts[h]! === 0) sum -= weights[h]!;
       }
       if (sum > most) most = sum;
@@ -165,7 +182,7 @@ export class ShardPositions extends TermExpansion {
       for (const t of group) {
         // Each list on its own cursor, kept (sequenceCursor): a passage's chunks asked one after another fall in the
         // blocks their cursors decoded last (the one shared cursor, opened on list after list, decoded each anew).
-        const cursor = this.sequenceCursor(t, field);
+        const cursor = this.sequenceCursor(t, field, true);
         const count = cursor ? cursor.positionsInto(doc) : -1;
         if (count < 0) continue;
         if (used + count > this.spanValues.length) {

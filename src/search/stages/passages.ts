@@ -179,13 +179,12 @@ export class Passages {
 
   /**
    * 1 + RULES.passageCoverage × c², c the share of the query's words its text's best run of RULES.passageWindow words
-   * holds, each word weighed by its IDF (of its first term), a function word's, or one the page's title names
-   * (`titled`), by RULES.passageFunction of it (D145).
+   * holds, each word weighed by the IDF of its first term's postings in every field, a function word's, or one the
+   * page's title names (`titled`), by RULES.passageFunction of it (D145); 1 when fewer than two words weigh.
    */
   private coverage(derived: Derived[], titled: number, chunk: number): number {
+    if (!RULES.passageCoverage) return 1;
     const groups = this.groupsOf(derived);
-    // One word: every chunk holding it in its text holds all of it.
-    if (!RULES.passageCoverage || groups.length < 2) return 1;
     let weights = this.coverageWeights.get(groups)?.get(titled);
     if (!weights) {
       const { text } = this.ctx;
@@ -201,8 +200,9 @@ export class Passages {
       if (!byTitle) this.coverageWeights.set(groups, (byTitle = new Map()));
       byTitle.set(titled, weights);
     }
+    // One word the index holds: every chunk holding it in its text holds all of it.
+    if (weights.filter((w) => w > 0).length < 2) return 1;
     const total = weights.reduce((a, b) => a + b, 0);
-    if (!total) return 1;
     const held = this.ctx.text.windowWeight(groups, weights, TEXT_FIELD, chunk, RULES.passageWindow) / total;
     return 1 + RULES.passageCoverage * held * held;
   }
