@@ -9,6 +9,7 @@ import { dirname, join } from "node:path";
 import { writeIngested } from "../src/build";
 import { ingest, type Article, type IngestOptions, type IngestResult } from "../src/ingest";
 import { Engine, open as openEngine } from "../src/search";
+import { BlockCursor } from "../src/search/postings/block-cursor";
 import { PageOrders } from "../src/search/ranking/page-orders";
 import {
   dump,
@@ -188,4 +189,24 @@ export async function wikiOf(pages: InlinePage[], lang = "en"): Promise<Engine> 
 export function withOrders(engine: Engine, least: number, length: number, typoLeast = least): Engine {
   const orders = new PageOrders(engine.pageOrders(least, length, undefined, typoLeast));
   return new Engine(engine.snapshot, engine.text, engine.titleIndex, orders);
+}
+
+/**
+ * Runs `work` counting the postings of every block any cursor decodes meanwhile (a block decoded again after another
+ * counts again), at BlockCursor.decode itself: what a search decodes, whatever its meter says.
+ */
+export function decodedDuring<T>(work: () => T): { result: T; decoded: number } {
+  const decode = BlockCursor.prototype.decode;
+  let decoded = 0;
+  BlockCursor.prototype.decode = function (this: BlockCursor, b: number) {
+    const before = this.decodedPostings;
+    const n = decode.call(this, b);
+    decoded += this.decodedPostings - before;
+    return n;
+  };
+  try {
+    return { result: work(), decoded };
+  } finally {
+    BlockCursor.prototype.decode = decode;
+  }
 }

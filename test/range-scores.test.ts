@@ -5,12 +5,11 @@
  * scoring of all chunks at once.
  */
 import { expect, test } from "bun:test";
-import { BlockCursor } from "../src/search/postings/block-cursor";
 import { BLOCK } from "../src/search/postings/postings-format";
 import { QueryLists } from "../src/search/ranking/query-lists";
 import { RangeScorer } from "../src/search/ranking/range-scores";
 import { indexKey } from "../src/search/text/analyze";
-import { EN_2006, EN_2016, engineFor } from "./helpers";
+import { decodedDuring, EN_2006, EN_2016, engineFor } from "./helpers";
 
 test("pages scored in chunk order decode each block of a list once, and the decoded postings are the work counted", async () => {
   const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
@@ -31,19 +30,11 @@ test("pages scored in chunk order decode each block of a list once, and the deco
   const want = new Map<number, number>();
   for (let i = 0; i < all.count; i++) want.set(all.docs[i]!, all.all[i]!);
 
-  // Every block decoded, counted by the cursors themselves (a block decoded again after another counts again).
-  const decode = BlockCursor.prototype.decode;
-  let decodedPostings = 0;
-  BlockCursor.prototype.decode = function (this: BlockCursor, b: number) {
-    const before = this.decodedPostings;
-    const n = decode.call(this, b);
-    decodedPostings += this.decodedPostings - before;
-    return n;
-  };
   const scorer = new RangeScorer(text);
-  let counted = 0;
-  let pages = 0;
-  try {
+  // Every block decoded, counted by the cursors themselves.
+  const { result, decoded: decodedPostings } = decodedDuring(() => {
+    let counted = 0;
+    let pages = 0;
     for (let p = 0; p < firstDoc.length; p++) {
       if (!chunkCounts[p]) continue;
       const from = firstDoc[p]!;
@@ -54,9 +45,9 @@ test("pages scored in chunk order decode each block of a list once, and the deco
       const held = [...want.keys()].filter((d) => d >= from && d < from + chunkCounts[p]!);
       expect([...scores.docs.subarray(0, scores.count)]).toEqual(held);
     }
-  } finally {
-    BlockCursor.prototype.decode = decode;
-  }
+    return { counted, pages };
+  });
+  const { counted, pages } = result;
   expect(pages).toBeGreaterThan(blocks);
   // Each block once: at most every posting of the lists (before: a page's next block decoded to find it past the page,
   // then its own block again for the next page, about twice a page).

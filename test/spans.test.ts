@@ -4,10 +4,9 @@
  * the run of chunks rather than once a chunk.
  */
 import { expect, test } from "bun:test";
-import { BlockCursor } from "../src/search/postings/block-cursor";
 import { TEXT_FIELD } from "../src/search/postings/fields";
 import { indexKey } from "../src/search/text/analyze";
-import { EN_2006, EN_2016, engineFor } from "./helpers";
+import { decodedDuring, EN_2006, EN_2016, engineFor } from "./helpers";
 
 /** The fewest consecutive words holding one position of each list (each list sorted, at least one position). */
 function bruteSpan(lists: number[][]): number {
@@ -41,20 +40,9 @@ test("smallestSpan chunk after chunk: the brute-force span, each list's blocks d
     want.push(held.length < 2 ? 0 : bruteSpan(held));
   }
 
-  const decode = BlockCursor.prototype.decode;
-  let decoded = 0;
-  BlockCursor.prototype.decode = function (this: BlockCursor, b: number) {
-    const before = this.decodedPostings;
-    const n = decode.call(this, b);
-    decoded += this.decodedPostings - before;
-    return n;
-  };
-  const got: number[] = [];
-  try {
-    for (let d = 0; d < chunks; d++) got.push(text.smallestSpan(groups, TEXT_FIELD, d));
-  } finally {
-    BlockCursor.prototype.decode = decode;
-  }
+  const { result: got, decoded } = decodedDuring(() =>
+    Array.from({ length: chunks }, (_x, d) => text.smallestSpan(groups, TEXT_FIELD, d)),
+  );
   expect(got).toEqual(want);
   expect(got.filter((s) => s > 0).length).toBeGreaterThan(chunks / 2);
   // Every block of the lists read block by block at most once (before: a block of each list for every chunk, 2,069,829

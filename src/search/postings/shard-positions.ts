@@ -114,15 +114,34 @@ export class ShardPositions extends TermExpansion {
     if (cursor.df >= BLOCK) cursor.dense = this.dense(address);
     return cursor;
   }
-  /** smallestSpan's lists, one after another in spanValues from spanStarts[k] to spanStarts[k + 1], and its cursor into each. */
-  protected spanValues = new Uint32Array(256);
+  /**
+   * Appends a (term, field) list's positions in doc to `gathered` from `used` (each shifted by GROUP_BITS with `group`
+   * below, or as they are when `group` is -1): the new end. Each list is read on its own kept cursor
+   * (sequenceCursor): chunks asked one after another fall in the blocks their cursors decoded last (the one shared
+   * cursor, opened on list after list, decoded each anew).
+   */
+  private gather(term: number, field: number, doc: number, used: number, group: number): number {
+    const cursor = this.sequenceCursor(term, field, true);
+    const count = cursor ? cursor.positionsInto(doc) : -1;
+    if (count < 0) return used;
+    if (used + count > this.gathered.length) {
+      const grown = new Uint32Array(Math.max(used + count, this.gathered.length * 2));
+      grown.set(this.gathered.subarray(0, used));
+      this.gathered = grown;
+    }
+    const from = cursor!.scratchPositions;
+    const into = this.gathered;
+    if (group < 0) for (let i = 0; i < count; i++) into[used + i] = from[i]!;
+    else for (let i = 0; i < count; i++) into[used + i] = (from[i]! << GROUP_BITS) | group;
+    return used + count;
+  }
+  /** gather()'s positions: smallestSpan's lists one after another, from spanStarts[k] to spanStarts[k + 1]; windowWeight's keys. */
+  protected gathered = new Uint32Array(256);
   protected spanStarts = new Uint32Array(MAX_WORDS * 4 + 1);
   protected spanNext = new Uint32Array(MAX_WORDS * 4);
   /** How many of its groups the document held, in the last smallestSpan() call. */
   spanGroups = 0;
 
-  /** windowWeight()'s positions, each shifted by GROUP_BITS with its group below (at most MAX_WORDS groups). */
-  protected windowKeys = new Uint32Array(256);
   protected windowCounts = new Int32Array(MAX_WORDS);
 
   /**
@@ -134,20 +153,9 @@ export class ShardPositions extends TermExpansion {
     let used = 0;
     for (let g = 0; g < n; g++) {
       if (!weights[g]) continue;
-      for (const t of groups[g]!) {
-        const cursor = this.sequenceCursor(t, field, true);
-        const count = cursor ? cursor.positionsInto(doc) : -1;
-        if (count < 0) continue;
-        if (used + count > this.windowKeys.length) {
-          const grown = new Uint32Array(Math.max(used + count, this.windowKeys.length * 2));
-          grown.set(this.windowKeys.subarray(0, used));
-          this.windowKeys = grown;
-        }
-        const from = cursor!.scratchPositions;
-        for (let i = 0; i < count; i++) this.windowKeys[used++] = (from[i]! << GROUP_BITS) | g;
-      }
+      for (const t of groups[g]!) used = this.gather(t, field, doc, used, g);
     }
-    const keys = this.windowKeys.subarray(0, used).sort();
+    const keys = this.gathered.subarray(0, used).sort();
     const counts = this.windowCounts.fill(0);
     let sum = 0;
     let most = 0;
@@ -179,30 +187,15 @@ export class ShardPositions extends TermExpansion {
     let used = 0;
     for (const group of groups) {
       const start = used;
-      for (const t of group) {
-        // Each list on its own cursor, kept (sequenceCursor): a passage's chunks asked one after another fall in the
-        // blocks their cursors decoded last (the one shared cursor, opened on list after list, decoded each anew).
-        const cursor = this.sequenceCursor(t, field, true);
-        const count = cursor ? cursor.positionsInto(doc) : -1;
-        if (count < 0) continue;
-        if (used + count > this.spanValues.length) {
-          const grown = new Uint32Array(Math.max(used + count, this.spanValues.length * 2));
-          grown.set(this.spanValues.subarray(0, used));
-          this.spanValues = grown;
-        }
-        const from = cursor!.scratchPositions;
-        const values = this.spanValues;
-        for (let i = 0; i < count; i++) values[used + i] = from[i]!;
-        used += count;
-      }
+      for (const t of group) used = this.gather(t, field, doc, used, -1);
       if (used === start) continue;
-      if (group.length > 1) this.spanValues.subarray(start, used).sort();
+      if (group.length > 1) this.gathered.subarray(start, used).sort();
       starts[lists++] = start;
     }
     starts[lists] = used;
     this.spanGroups = lists;
     if (lists < 2) return 0;
-    const values = this.spanValues;
+    const values = this.gathered;
     // A window over the merged positions: advance the list whose current position is lowest.
     const next = this.spanNext;
     for (let k = 0; k < lists; k++) next[k] = starts[k]!;

@@ -185,28 +185,29 @@ export class Passages {
   private coverage(derived: Derived[], titled: number, chunk: number): number {
     if (!RULES.passageCoverage) return 1;
     const groups = this.groupsOf(derived);
-    let weights = this.coverageWeights.get(groups)?.get(titled);
-    if (!weights) {
-      const { text } = this.ctx;
-      const strong = (this.terms.informative & ~titled) >>> 0;
-      weights = groups
-        .slice(0, MAX_WORDS)
-        .map((g, w) =>
-          g.length
-            ? idf(text.documentCount, text.frequency(g[0]!)) * (strong & (1 << w) ? 1 : RULES.passageFunction)
-            : 0,
-        );
-      let byTitle = this.coverageWeights.get(groups);
-      if (!byTitle) this.coverageWeights.set(groups, (byTitle = new Map()));
-      byTitle.set(titled, weights);
-    }
-    // One word the index holds: every chunk holding it in its text holds all of it.
-    if (weights.filter((w) => w > 0).length < 2) return 1;
-    const total = weights.reduce((a, b) => a + b, 0);
+    let byTitle = this.coverageWeights.get(groups);
+    if (!byTitle) this.coverageWeights.set(groups, (byTitle = new Map()));
+    let weighed = byTitle.get(titled);
+    if (!weighed) byTitle.set(titled, (weighed = this.weighGroups(groups, titled)));
+    if (!weighed.total) return 1;
+    const { weights, total } = weighed;
     const held = this.ctx.text.windowWeight(groups, weights, TEXT_FIELD, chunk, RULES.passageWindow) / total;
     return 1 + RULES.passageCoverage * held * held;
   }
-  private readonly coverageWeights = new Map<number[][], Map<number, number[]>>();
+  private readonly coverageWeights = new Map<number[][], Map<number, { weights: number[]; total: number }>>();
+
+  /** coverage()'s weight of each group and their sum; the sum 0 when fewer than two weigh (one word the index holds: every chunk holding it in its text holds all of it). */
+  private weighGroups(groups: number[][], titled: number): { weights: number[]; total: number } {
+    const { text } = this.ctx;
+    const strong = (this.terms.informative & ~titled) >>> 0;
+    const weights = groups
+      .slice(0, MAX_WORDS)
+      .map((g, w) =>
+        g.length ? idf(text.documentCount, text.frequency(g[0]!)) * (strong & (1 << w) ? 1 : RULES.passageFunction) : 0,
+      );
+    const weighing = weights.filter((w) => w > 0).length;
+    return { weights, total: weighing < 2 ? 0 : weights.reduce((a, b) => a + b, 0) };
+  }
 
   private groupsOf(derived: Derived[]): number[][] {
     let groups = this.groups.get(derived);
