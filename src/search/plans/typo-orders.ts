@@ -13,7 +13,7 @@
 import { PageEntries } from "../ranking/page-entries";
 import type { PageOrder } from "../ranking/page-orders";
 import { type Form, QueryLists } from "../ranking/query-lists";
-import { OTHER_GROUP, RULES, rankClass, tierOf } from "../ranking/rules";
+import { OTHER_GROUP, RULES, bm25fMost, pageFactor, rankClass, tierOf } from "../ranking/rules";
 import type { SearchContext } from "../stages/context";
 import { addIntros, enterPages, topPages } from "../stages/pages";
 import { queryTerms } from "../stages/terms";
@@ -71,16 +71,15 @@ export class TypoOrders implements Plan {
     // Each order is walked to its own depth (D124): the one whose next page bounds the most, twice as deep.
     const depths = ordered.map(() => 0);
     const bounds = ordered.map(() => 0);
-    // Scoring pages reads each list's block holding each page: past reading every list once
-    // (what the words plan reads), the walk gives way to it (D124).
+    // Scoring pages reads each list's block holding each page: past what the words plan would read with the bar
+    // reached (the lists of the forms that could lift a page past it alone, wordsRead()), the walk gives way to it (D124).
     const blocks = lists.forms.flatMap((form) => form.lists.map((l) => Math.ceil(l.df / BLOCK)));
-    const wholeRead = blocks.reduce((a, b) => a + b, 0);
     let read = 0;
     const take = (f: number, to: number): boolean => {
       const { order, alone, weight } = ordered[f]!;
       const pages = Math.min(to, order.pages.length) - depths[f]!;
       read += blocks.reduce((n, b) => n + Math.min(b, pages), 0);
-      if (read > wholeRead && depths[f]) return false;
+      if (depths[f] && read > wordsRead(lists, lastScore(entries, need, typoClass))) return false;
       const taken: number[] = [];
       const end = Math.min(to, order.pages.length);
       for (let d = depths[f]!; d < end; d++) {
@@ -223,6 +222,17 @@ function termAlone(ctx: SearchContext, term: number): TermAlone | undefined {
     kept.set(term, alone);
   }
   return alone ?? undefined;
+}
+
+/**
+ * The blocks the words plan reads for one word under `bar` (D146): those of its forms whose best chunk, as a page's
+ * every chunk, could beat it; the others it only asks for the chunks of pages those find (WordReader.split()).
+ */
+function wordsRead(lists: QueryLists, bar: number): number {
+  let blocks = 0;
+  for (const form of lists.forms)
+    if (pageFactor() * bm25fMost(form.idf) >= bar) for (const l of form.lists) blocks += Math.ceil(l.df / BLOCK);
+  return blocks;
 }
 
 /** The score of the `need`th best entry, counting those of a better class first; -1 when fewer stand in `klass` or better. */

@@ -87,6 +87,11 @@ export class BlockCursor {
     return this.docsEnd;
   }
 
+  /** Whether block b is the one decoded: reading it costs nothing. */
+  isDecoded(b: number): boolean {
+    return this.decoded === b;
+  }
+
   /** The last document of block b. */
   lastDoc(b: number): number {
     if (this.df >= BLOCK) return this.words[this.skip + b]!;

@@ -18,7 +18,7 @@ import { SECTION_FIELD, TEXT_FIELD } from "../postings/fields";
 import type { PostingsCursor } from "../postings/postings";
 import type { Shard } from "../postings/shard";
 import { ListReader } from "./list-reader";
-import { PageGatherer } from "./page-gather";
+import { type GatherPass, PageGatherer } from "./page-gather";
 import type { PageHeap } from "./page-heap";
 import type { Form, QueryLists } from "./query-lists";
 import { pageFactor } from "./rules";
@@ -143,6 +143,8 @@ export class Executor {
     const anchor = keepFirst ? this.anchorOf(pass, lead) : undefined;
     const driver = anchor ?? lead;
     const scored = anchor ? [lead, ...checks] : checks;
+    // One word of several forms, alone: its forms that cannot lift a page past the bar give no candidates (split()).
+    const alone = !anchor && !checks.length && !optional.length && lead.forms.length > 1;
     let pos = 0;
     for (;;) {
       // Past the lead's last chunk, the rarest term's windows find no candidate: few, as it holds fewer chunks.
@@ -160,6 +162,7 @@ export class Executor {
       for (const w of scored) w.bound(from, to);
       let optionalBound = 0;
       for (const w of optional) optionalBound += w.bound(from, to);
+      const rest = alone ? lead.split(from, to, heap.bar / pageFactor()) : 0;
       if (this.outOfTime(pass)) return;
       this.room(to - from + 1);
       const { best, touched, sums } = this;
@@ -195,11 +198,17 @@ export class Executor {
         const p = pageOfChunk[d]!;
         if (pass.excluded(p)) continue;
         this.candidates++;
-        if (this.pages.other(p)) this.pages.flush(gathered, optional, optionalBound);
+        if (this.pages.other(p)) this.flush(gathered, optional, optionalBound, lead, rest);
         this.pages.gather(p, d, sums[i]!);
       }
-      this.pages.flush(gathered, optional, optionalBound);
+      this.flush(gathered, optional, optionalBound, lead, rest);
     }
+  }
+
+  /** Ends a conjunction's page: its chunks completed with the optional words, or with the lead's forms split() left out. */
+  private flush(pass: GatherPass, optional: WordReader[], optionalBound: number, lead: WordReader, rest: number) {
+    if (rest > 0) this.pages.flushSkipped(pass, lead, rest);
+    else this.pages.flush(pass, optional, optionalBound);
   }
 
   /**

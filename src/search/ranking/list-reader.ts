@@ -49,18 +49,36 @@ export class ListReader {
     return this;
   }
 
-  /** The next document the scan reads, Infinity when none is left. */
-  nextDoc(): number {
-    return this.at < this.size ? this.cursor.docs[this.at]! : Infinity;
+  /**
+   * The first document at or after doc the list may hold (Infinity: none): exact when its block is decoded (a short
+   * list's is, once read), else where the block begins as its predecessor's last document tells, not decoded. A
+   * window begun there holds no posting before the true one, and the bounds may skip it unread: finding the next
+   * window decoded a block of every list, those the window then skipped or read none of too.
+   */
+  firstFrom(doc: number): number {
+    const cursor = this.cursor;
+    const b = cursor.blockOf(doc);
+    if (b >= cursor.blocks) return Infinity;
+    if (cursor.df >= BLOCK && !cursor.isDecoded(b)) return b > 0 ? Math.max(doc, cursor.lastDoc(b - 1) + 1) : doc;
+    const n = cursor.decode(b);
+    const docs = cursor.docs;
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (docs[mid]! < doc) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < n ? docs[lo]! : Infinity;
   }
 
   /** Moves the scan to the first document at or after doc. */
   skipTo(doc: number): void {
     const cursor = this.cursor;
     if (this.block >= cursor.blocks) return;
-    // Lookups (at1) may have decoded another block of the list: the scan's is decoded again (or still is).
-    this.size = cursor.decode(this.block);
-    if (this.at < this.size && cursor.docs[this.size - 1]! >= doc) {
+    // The scan's block, unless doc lies past it (its last document says so without decoding it): lookups (at1) may
+    // have decoded another block of the list since, and it is decoded again.
+    if (cursor.lastDoc(this.block) >= doc && (this.size = cursor.decode(this.block)) > this.at) {
       if (cursor.docs[this.at]! >= doc) return;
     } else {
       const b = cursor.blockOf(doc);

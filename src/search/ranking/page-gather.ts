@@ -65,13 +65,16 @@ export class PageGatherer {
     this.pageScores[this.pageCount++] = score;
   }
 
-  /** The most the page gathered can score, its chunks' scores so far each raised by `more` (`floor`: a chunk not gathered). */
-  private pageBound(more: number, floor: number): number {
+  /**
+   * The most the page gathered can score, its chunks' scores so far each raised by `more` (`floor`: a chunk not
+   * gathered); with `atLeast`, each raised to `more` rather than by it (a word's best form: the forms not read add none).
+   */
+  private pageBound(more: number, floor: number, atLeast = false): number {
     let a = floor;
     let b = floor;
     let c = floor;
     for (let i = 0; i < this.pageCount; i++) {
-      const s = this.pageScores[i]! + more;
+      const s = atLeast ? Math.max(this.pageScores[i]!, more) : this.pageScores[i]! + more;
       if (s > a) {
         c = b;
         b = a;
@@ -167,15 +170,31 @@ export class PageGatherer {
    * the others asked.
    */
   flushWhole(pass: GatherPass, others: WordReader[], rest: number): void {
+    this.flushComplete(pass, this.pageBound(rest, rest), others, undefined);
+  }
+
+  /**
+   * Ends the page of one word read by its essential forms (WordReader.split()): when it may beat the bar, every chunk
+   * of the page scored, its best form among those read as gathered, the forms left out (each at most `rest`) asked.
+   */
+  flushSkipped(pass: GatherPass, word: WordReader, rest: number): void {
+    this.flushComplete(pass, this.pageBound(rest, rest, true), [], word);
+  }
+
+  /**
+   * Ends a page whose gathered chunks' scores are exact but for the words in `others` (added) or the forms of `word`
+   * split() left out (a better one taken): when none, its gathered chunks alone; else each of its chunks asked.
+   */
+  private flushComplete(pass: GatherPass, bound: number, others: WordReader[], word: WordReader | undefined): void {
     const count = this.pageCount;
     if (!count) return;
-    const bound = this.pageBound(rest, rest);
+    this.pagesSeen++;
     this.pageCount = 0;
     if (bound < pass.heap.bar) return;
     const { builder, pageChunks, pageScores } = this;
     const p = this.page;
     builder.start(p);
-    if (!others.length) {
+    if (!others.length && !word) {
       for (let i = 0; i < count; i++)
         if (!pass.keep || this.keeps(pass.keep, pageChunks[i]!)) builder.add(pageChunks[i]!, pass.tier, pageScores[i]!);
     } else {
@@ -183,6 +202,7 @@ export class PageGatherer {
       for (let d = this.layout.firstChunk[p]!, end = d + this.layout.chunkCounts[p]!; d < end; d++) {
         let s = 0;
         if (i < count && pageChunks[i] === d) s = pageScores[i++]!;
+        if (word) s = word.skippedAt(d, s);
         for (const w of others) s += w.scoreAt(d);
         if (s > 0 && (!pass.keep || this.keeps(pass.keep, d))) builder.add(d, pass.tier, s);
       }

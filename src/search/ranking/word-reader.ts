@@ -20,6 +20,8 @@ export class WordReader {
   /** Each form's bound in the range bound() was last asked for, and the forms by it, highest first. */
   private readonly formBounds: Float64Array;
   private readonly order: Uint8Array;
+  /** The forms split() left out of scan() in its window (1): alone, their bounds there cannot lift a page past the bar. */
+  private readonly skipped: Uint8Array;
 
   constructor(
     readonly word: number,
@@ -38,6 +40,43 @@ export class WordReader {
     }
     this.formBounds = new Float64Array(this.forms.length).fill(Infinity);
     this.order = Uint8Array.from(this.forms, (_f, i) => i);
+    this.skipped = new Uint8Array(this.forms.length);
+  }
+
+  /**
+   * Bounds the forms in [from, to] and leaves out of scan() those whose bound is below `least` (MaxScore within one
+   * word: a page all of whose chunks hold only such forms cannot beat the bar); returns the greatest bound left out
+   * (0: none). skippedAt() then completes a chunk's score with them.
+   */
+  split(from: number, to: number, least: number): number {
+    this.bound(from, to);
+    let rest = 0;
+    const { formBounds, skipped } = this;
+    for (let i = 0; i < formBounds.length; i++) {
+      const b = formBounds[i]!;
+      skipped[i] = b < least ? 1 : 0;
+      if (b < least && b > rest) rest = b;
+    }
+    return rest;
+  }
+
+  /** A chunk's score from the forms split() left out, or `best` (its score from the others) when greater. */
+  skippedAt(doc: number, best: number): number {
+    const { forms, formBounds, order, skipped } = this;
+    for (let k = 0; k < order.length; k++) {
+      const i = order[k]!;
+      if (formBounds[i]! <= best) break;
+      if (!skipped[i]) continue;
+      const s = this.formAt(forms[i]!, doc);
+      if (s > best) best = s;
+    }
+    return best;
+  }
+
+  private formAt(form: { idf: number; lists: ListReader[] }, doc: number): number {
+    let combined = 0;
+    for (const l of form.lists) combined += l.at1(doc);
+    return combined > 0 ? bm25f(form.idf, combined) : 0;
   }
 
   /**
@@ -51,13 +90,8 @@ export class WordReader {
     for (let k = 0; k < order.length; k++) {
       const i = order[k]!;
       if (formBounds[i]! <= best) break;
-      const form = forms[i]!;
-      let combined = 0;
-      for (const l of form.lists) combined += l.at1(doc);
-      if (combined > 0) {
-        const s = bm25f(form.idf, combined);
-        if (s > best) best = s;
-      }
+      const s = this.formAt(forms[i]!, doc);
+      if (s > best) best = s;
     }
     return best;
   }
@@ -87,13 +121,12 @@ export class WordReader {
     return best;
   }
 
-  /** The first chunk at or after `from` that a list of the word holds (Infinity: none). */
+  /** The first chunk at or after `from` that a list of the word may hold (ListReader.firstFrom; Infinity: none). */
   nextDoc(from: number): number {
     let next = Infinity;
     for (const form of this.forms)
       for (const l of form.lists) {
-        l.skipTo(from);
-        const d = l.nextDoc();
+        const d = l.firstFrom(from);
         if (d < next) next = d;
       }
     return next;
@@ -101,7 +134,7 @@ export class WordReader {
 
   /**
    * Scores every chunk of [from, to] the word holds into best[doc − from] (its best form),
-   * listing the chunks first touched in touched[n…]; returns the new n. `combined` is scratch
+   * listing the chunks first touched in touched[n…]; returns the new n. The forms split() left out are not read. `combined` is scratch
    * of the window's size, left zero; formTouched too.
    */
   scan(
@@ -113,7 +146,9 @@ export class WordReader {
     combined: Float64Array,
     formTouched: Uint32Array,
   ): number {
-    for (const form of this.forms) {
+    for (let f = 0; f < this.forms.length; f++) {
+      if (this.skipped[f]) continue;
+      const form = this.forms[f]!;
       let m = 0;
       for (const l of form.lists) m = l.scan(from, to, combined, formTouched, m);
       for (let i = 0; i < m; i++) {
