@@ -18,7 +18,7 @@ import { SECTION_FIELD, TEXT_FIELD } from "../postings/fields";
 import type { PostingsCursor } from "../postings/postings";
 import type { Shard } from "../postings/shard";
 import { ListReader } from "./list-reader";
-import { type GatherPass, PageGatherer } from "./page-gather";
+import { type GatherPass, PageGatherer, type SkippedScratch } from "./page-gather";
 import type { PageHeap } from "./page-heap";
 import type { Form, QueryLists } from "./query-lists";
 import { pageFactor } from "./rules";
@@ -207,7 +207,7 @@ export class Executor {
 
   /** Ends a conjunction's page: its chunks completed with the optional words, or with the lead's forms split() left out. */
   private flush(pass: GatherPass, optional: WordReader[], optionalBound: number, lead: WordReader, rest: number) {
-    if (rest > 0) this.pages.flushSkipped(pass, lead, rest);
+    if (rest > 0) this.pages.flushSkipped(pass, lead, rest, this.skippedScratch);
     else this.pages.flush(pass, optional, optionalBound);
   }
 
@@ -368,7 +368,15 @@ export class Executor {
     this.touched = new Uint32Array(size);
     this.union = new Uint32Array(size);
     this.formTouched = new Uint32Array(size);
+    this.skippedScratch = {
+      best: this.other,
+      touched: this.otherTouched,
+      combined: this.combined,
+      formTouched: this.formTouched,
+    };
   }
+  /** flushSkipped()'s scratch: the window's arrays a conjunction of one word does not use while it gathers pages. */
+  private skippedScratch!: SkippedScratch;
 
   private readonly cursor = (): PostingsCursor => (this.cursors[this.cursorsUsed++] ??= this.text.newCursor());
   private readonly reader = (): ListReader => (this.readers[this.readersUsed++] ??= new ListReader());

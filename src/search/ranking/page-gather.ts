@@ -16,6 +16,14 @@ export interface GatherPass {
   keep?: (chunk: number) => boolean;
 }
 
+/** Scratch of a window's size for flushSkipped(). */
+export interface SkippedScratch {
+  best: Float64Array;
+  touched: Uint32Array;
+  combined: Float64Array;
+  formTouched: Uint32Array;
+}
+
 export class PageGatherer {
   private page = -1;
   private pageCount = 0;
@@ -165,36 +173,50 @@ export class PageGatherer {
   private order = new Int32Array(64);
 
   /**
+   * Ends the page of one word read by its essential forms (WordReader.split()): when it may beat the bar, the forms left
+   * out (each at most `rest`) read over the page's chunks, and each chunk given its best form. `scratch`: arrays of at
+   * least the page's chunks, `best` left zero (the executor's, of its window).
+   */
+  flushSkipped(pass: GatherPass, word: WordReader, rest: number, scratch: SkippedScratch): void {
+    const count = this.pageCount;
+    if (!count) return;
+    this.pagesSeen++;
+    const bound = this.pageBound(rest, rest, true);
+    this.pageCount = 0;
+    if (bound < pass.heap.bar) return;
+    const { builder, pageChunks, pageScores } = this;
+    const { best, touched, combined, formTouched } = scratch;
+    const p = this.page;
+    const first = this.layout.firstChunk[p]!;
+    const last = first + this.layout.chunkCounts[p]! - 1;
+    // Forward only, as the window's scan: pages end in chunk order.
+    word.scan(first, last, best, touched, 0, combined, formTouched, true);
+    builder.start(p);
+    let i = 0;
+    for (let d = first; d <= last; d++) {
+      let s = best[d - first]!;
+      best[d - first] = 0;
+      if (i < count && pageChunks[i] === d) s = Math.max(s, pageScores[i++]!);
+      if (s > 0 && (!pass.keep || this.keeps(pass.keep, d))) builder.add(d, pass.tier, s);
+    }
+    if (!builder.empty) pass.heap.offer(p, builder.score(0), builder.chunk, pass.tier);
+  }
+
+  /**
    * Ends the page a disjunction found: when it may beat the bar, every chunk of the page scored,
    * the essential words' scores as gathered (exact: a chunk not gathered holds none of them),
    * the others asked.
    */
   flushWhole(pass: GatherPass, others: WordReader[], rest: number): void {
-    this.flushComplete(pass, this.pageBound(rest, rest), others, undefined);
-  }
-
-  /**
-   * Ends the page of one word read by its essential forms (WordReader.split()): when it may beat the bar, every chunk
-   * of the page scored, its best form among those read as gathered, the forms left out (each at most `rest`) asked.
-   */
-  flushSkipped(pass: GatherPass, word: WordReader, rest: number): void {
-    this.flushComplete(pass, this.pageBound(rest, rest, true), [], word);
-  }
-
-  /**
-   * Ends a page whose gathered chunks' scores are exact but for the words in `others` (added) or the forms of `word`
-   * split() left out (a better one taken): when none, its gathered chunks alone; else each of its chunks asked.
-   */
-  private flushComplete(pass: GatherPass, bound: number, others: WordReader[], word: WordReader | undefined): void {
     const count = this.pageCount;
     if (!count) return;
-    this.pagesSeen++;
+    const bound = this.pageBound(rest, rest);
     this.pageCount = 0;
     if (bound < pass.heap.bar) return;
     const { builder, pageChunks, pageScores } = this;
     const p = this.page;
     builder.start(p);
-    if (!others.length && !word) {
+    if (!others.length) {
       for (let i = 0; i < count; i++)
         if (!pass.keep || this.keeps(pass.keep, pageChunks[i]!)) builder.add(pageChunks[i]!, pass.tier, pageScores[i]!);
     } else {
@@ -202,7 +224,6 @@ export class PageGatherer {
       for (let d = this.layout.firstChunk[p]!, end = d + this.layout.chunkCounts[p]!; d < end; d++) {
         let s = 0;
         if (i < count && pageChunks[i] === d) s = pageScores[i++]!;
-        if (word) s = word.skippedAt(d, s);
         for (const w of others) s += w.scoreAt(d);
         if (s > 0 && (!pass.keep || this.keeps(pass.keep, d))) builder.add(d, pass.tier, s);
       }

@@ -22,6 +22,9 @@ export class WordReader {
   private readonly order: Uint8Array;
   /** The forms split() left out of scan() in its window (1): alone, their bounds there cannot lift a page past the bar. */
   private readonly skipped: Uint8Array;
+  /** The range bound() was last asked for: formBounds are its. */
+  private boundFrom = -1;
+  private boundTo = -1;
 
   constructor(
     readonly word: number,
@@ -46,10 +49,11 @@ export class WordReader {
   /**
    * Bounds the forms in [from, to] and leaves out of scan() those whose bound is below `least` (MaxScore within one
    * word: a page all of whose chunks hold only such forms cannot beat the bar); returns the greatest bound left out
-   * (0: none). skippedAt() then completes a chunk's score with them.
+   * (0: none). scan() with `skipped` then reads them alone, over a page the others found.
    */
   split(from: number, to: number, least: number): number {
-    this.bound(from, to);
+    // The window's bounds were most often just asked (Windows.skipEnd()).
+    if (from !== this.boundFrom || to !== this.boundTo) this.bound(from, to);
     let rest = 0;
     const { formBounds, skipped } = this;
     for (let i = 0; i < formBounds.length; i++) {
@@ -58,19 +62,6 @@ export class WordReader {
       if (b < least && b > rest) rest = b;
     }
     return rest;
-  }
-
-  /** A chunk's score from the forms split() left out, or `best` (its score from the others) when greater. */
-  skippedAt(doc: number, best: number): number {
-    const { forms, formBounds, order, skipped } = this;
-    for (let k = 0; k < order.length; k++) {
-      const i = order[k]!;
-      if (formBounds[i]! <= best) break;
-      if (!skipped[i]) continue;
-      const s = this.formAt(forms[i]!, doc);
-      if (s > best) best = s;
-    }
-    return best;
   }
 
   private formAt(form: { idf: number; lists: ListReader[] }, doc: number): number {
@@ -98,6 +89,8 @@ export class WordReader {
 
   /** The most the word adds to a chunk of [from, to] (0: it holds none there); scoreAt() then asks its forms by their bounds there. */
   bound(from: number, to: number): number {
+    this.boundFrom = from;
+    this.boundTo = to;
     let best = 0;
     const { forms, formBounds, order } = this;
     for (let i = 0; i < forms.length; i++) {
@@ -134,8 +127,8 @@ export class WordReader {
 
   /**
    * Scores every chunk of [from, to] the word holds into best[doc − from] (its best form),
-   * listing the chunks first touched in touched[n…]; returns the new n. The forms split() left out are not read. `combined` is scratch
-   * of the window's size, left zero; formTouched too.
+   * listing the chunks first touched in touched[n…]; returns the new n. The forms split() left out are not read, or,
+   * with `skipped`, only they are. `combined` is scratch of the window's size, left zero; formTouched too.
    */
   scan(
     from: number,
@@ -145,9 +138,11 @@ export class WordReader {
     n: number,
     combined: Float64Array,
     formTouched: Uint32Array,
+    skipped = false,
   ): number {
+    const only = skipped ? 1 : 0;
     for (let f = 0; f < this.forms.length; f++) {
-      if (this.skipped[f]) continue;
+      if (this.skipped[f] !== only) continue;
       const form = this.forms[f]!;
       let m = 0;
       for (const l of form.lists) m = l.scan(from, to, combined, formTouched, m);
