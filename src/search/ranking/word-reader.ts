@@ -64,12 +64,6 @@ export class WordReader {
     return rest;
   }
 
-  private formAt(form: { idf: number; lists: ListReader[] }, doc: number): number {
-    let combined = 0;
-    for (const l of form.lists) combined += l.at1(doc);
-    return combined > 0 ? bm25f(form.idf, combined) : 0;
-  }
-
   /**
    * What the word adds to doc, a chunk of the range bound() was last asked for: its best form's
    * score, 0 when no form holds it. The forms are asked highest bound first, and no further once
@@ -81,8 +75,13 @@ export class WordReader {
     for (let k = 0; k < order.length; k++) {
       const i = order[k]!;
       if (formBounds[i]! <= best) break;
-      const s = this.formAt(forms[i]!, doc);
-      if (s > best) best = s;
+      const form = forms[i]!;
+      let combined = 0;
+      for (const l of form.lists) combined += l.at1(doc);
+      if (combined > 0) {
+        const s = bm25f(form.idf, combined);
+        if (s > best) best = s;
+      }
     }
     return best;
   }
