@@ -143,8 +143,9 @@ export class Executor {
     const anchor = keepFirst ? this.anchorOf(pass, lead) : undefined;
     const driver = anchor ?? lead;
     const scored = anchor ? [lead, ...checks] : checks;
-    // One word of several forms, alone: its forms that cannot lift a page past the bar give no candidates (split()).
-    const alone = !anchor && !checks.length && !optional.length && lead.forms.length > 1;
+    // One word of several forms, alone, no quoted phrase: its forms that cannot lift a page past the bar give no
+    // candidates (split()).
+    const alone = !pass.keep && !checks.length && !optional.length && lead.forms.length > 1;
     let pos = 0;
     for (;;) {
       // Past the lead's last chunk, the rarest term's windows find no candidate: few, as it holds fewer chunks.

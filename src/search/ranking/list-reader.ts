@@ -51,7 +51,7 @@ export class ListReader {
 
   /**
    * The first document at or after doc the list may hold (Infinity: none): exact when its block is decoded (a short
-   * list's is, once read), else where the block begins as its predecessor's last document tells, not decoded. A
+   * list's always is: blockOf() reads it), else where the block begins as its predecessor's last document tells. A
    * window begun there holds no posting before the true one, and the bounds may skip it unread: finding the next
    * window decoded a block of every list, those the window then skipped or read none of too.
    */

@@ -175,7 +175,8 @@ export class PageGatherer {
   /**
    * Ends the page of one word read by its essential forms (WordReader.split()): when it may beat the bar, the forms left
    * out (each at most `rest`) read over the page's chunks, and each chunk given its best form. `scratch`: arrays of at
-   * least the page's chunks, `best` left zero (the executor's, of its window).
+   * least the page's chunks, `best` left zero (the executor's window arrays that a pass of one word leaves unused).
+   * Not for a pass with quoted phrases (the executor splits none).
    */
   flushSkipped(pass: GatherPass, word: WordReader, rest: number, scratch: SkippedScratch): void {
     const count = this.pageCount;
@@ -197,7 +198,7 @@ export class PageGatherer {
       let s = best[d - first]!;
       best[d - first] = 0;
       if (i < count && pageChunks[i] === d) s = Math.max(s, pageScores[i++]!);
-      if (s > 0 && (!pass.keep || this.keeps(pass.keep, d))) builder.add(d, pass.tier, s);
+      if (s > 0) builder.add(d, pass.tier, s);
     }
     if (!builder.empty) pass.heap.offer(p, builder.score(0), builder.chunk, pass.tier);
   }
