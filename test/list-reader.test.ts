@@ -24,7 +24,9 @@ test("firstFrom is never past the next posting, and ranges scanned in order read
     text
       .newCursor()
       .open(list.address)
-      .forEach((d) => docs.push(d));
+      .forEach((d) => {
+        docs.push(d);
+      });
     expect(docs.length).toBe(list.df);
     const next = (doc: number) => docs.find((d) => d >= doc) ?? Infinity;
     const reader = new ListReader().open(text.newCursor(), { ...list, unit: 1 }, text.norms(list.field), undefined);
