@@ -196,6 +196,7 @@ export class Engine {
     } finally {
       this.stages.scratch.reset();
       this.stages.ranges.release();
+      this.stages.text.endSearch();
       this.collectYoung();
     }
   }

@@ -75,11 +75,12 @@ export class TypoOrders implements Plan {
     // reached (the lists of the forms that could lift a page past it alone, wordsRead()), the walk gives way to it (D124).
     const blocks = lists.forms.flatMap((form) => form.lists.map((l) => Math.ceil(l.df / BLOCK)));
     let read = 0;
-    const take = (f: number, to: number): boolean => {
+    // `bar`: the window's last score so far (lastScore()), asked when the order was taken before.
+    const take = (f: number, to: number, bar: number): boolean => {
       const { order, alone, weight } = ordered[f]!;
       const pages = Math.min(to, order.pages.length) - depths[f]!;
       read += blocks.reduce((n, b) => n + Math.min(b, pages), 0);
-      if (depths[f] && read > wordsRead(lists, lastScore(entries, need, typoClass))) return false;
+      if (depths[f] && read > wordsRead(lists, bar)) return false;
       const taken: number[] = [];
       const end = Math.min(to, order.pages.length);
       for (let d = depths[f]!; d < end; d++) {
@@ -97,7 +98,7 @@ export class TypoOrders implements Plan {
     };
     // Giving way, the pages scored so far are exact: the words plan takes them as ranked apart (its bar from the start).
     const byWords = () => handOver(run, { apart: entries.count, noChunk });
-    for (let f = 0; f < ordered.length; f++) if (!take(f, need)) return byWords();
+    for (let f = 0; f < ordered.length; f++) if (!take(f, need, -1)) return byWords();
     for (;;) {
       let most = 0;
       let next = 0;
@@ -110,13 +111,14 @@ export class TypoOrders implements Plan {
         else if (b > third) third = b;
       }
       // A page no order has given holds each form at most its order's next page's score (unseenBound).
-      if (most === 0 || lastScore(entries, need, typoClass) > unseenBound(most, next, third)) break;
+      const last = lastScore(entries, need, typoClass);
+      if (most === 0 || last > unseenBound(most, next, third)) break;
       // Out of time (D91): the pages met so far, each scored exactly, and the answer marked.
       if (meter.late()) {
         meter.cutOff = true;
         break;
       }
-      if (!take(greatest, 2 * depths[greatest]!)) return byWords();
+      if (!take(greatest, 2 * depths[greatest]!, last)) return byWords();
     }
     addIntros(ctx, entries, noChunk, () => false);
     return {

@@ -244,10 +244,16 @@ export class BlockCursor {
 
   /** The index of doc in the decoded block b, or -1: searched from the last answer in the block, as blockOf(). */
   protected indexIn(b: number, doc: number): number {
+    const i = this.firstIndexIn(b, doc);
+    return i < this.decodedCount && this.docs[i] === doc ? i : -1;
+  }
+
+  /** The index of the first document at or after doc in block b, decoded (its count when none): as indexIn() searches. */
+  firstIndexIn(b: number, doc: number): number {
     const n = this.decode(b);
     const i = firstAtLeast(this.docs, 0, n, this.lastIndex, doc);
     this.lastIndex = i < n ? i : n - 1;
-    return i < n && this.docs[i] === doc ? i : -1;
+    return i;
   }
   /** indexIn()'s last answer in the decoded block. */
   protected lastIndex = 0;

@@ -109,6 +109,15 @@ export class ShardPositions extends TermExpansion {
     return cursor;
   }
 
+  /**
+   * Ends a search's reading of positions: the kept cursors let go once they fill SEQUENCE_CURSORS, so that the next
+   * search keeps its own lists. A lookup past a full room drops none (`shared`) and reads on the shard's one cursor,
+   * block after block: without this, every list after the first SEQUENCE_CURSORS a process met was read so.
+   */
+  endSearch(): void {
+    if (this.sequenceCursors.size >= SEQUENCE_CURSORS) this.sequenceCursors.clear();
+  }
+
   /** A long dense list's positions are found from its tfs a chunk (a short one's block is one decode anyway). */
   private withDense(cursor: PostingsCursor, address: number): PostingsCursor {
     if (cursor.df >= BLOCK) cursor.dense = this.dense(address);

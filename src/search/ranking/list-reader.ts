@@ -59,17 +59,9 @@ export class ListReader {
     const cursor = this.cursor;
     const b = cursor.blockOf(doc);
     if (b >= cursor.blocks) return Infinity;
-    if (cursor.df >= BLOCK && !cursor.isDecoded(b)) return b > 0 ? Math.max(doc, cursor.lastDoc(b - 1) + 1) : doc;
-    const n = cursor.decode(b);
-    const docs = cursor.docs;
-    let lo = 0;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (docs[mid]! < doc) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < n ? docs[lo]! : Infinity;
+    if (!cursor.isDecoded(b)) return b > 0 ? Math.max(doc, cursor.lastDoc(b - 1) + 1) : doc;
+    const i = cursor.firstIndexIn(b, doc);
+    return i < cursor.decode(b) ? cursor.docs[i]! : Infinity;
   }
 
   /** Moves the scan to the first document at or after doc. */
@@ -142,14 +134,8 @@ export class ListReader {
       if (end < to || end - start < SPARSE * (to - from + 1)) return -1;
     }
     const n = cursor.decode(b);
+    const lo = cursor.firstIndexIn(b, from);
     const { docs, tfs } = cursor;
-    let lo = 0;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (docs[mid]! < from) lo = mid + 1;
-      else hi = mid;
-    }
     const { lengths, table } = this;
     let most = 0;
     for (let i = lo; i < n && docs[i]! <= to; i++) {
