@@ -58,7 +58,8 @@ const http = Bun.serve({
         : new ReadableStream<Uint8Array>({
             async pull(ctl) {
               ctl.enqueue(rest.subarray(0, drop));
-              await Bun.sleep(20);
+              // Time for the client to have read the half sent (20 ms was too short for a CI run on a loaded machine).
+              await Bun.sleep(500);
               ctl.error(new Error("dropped on purpose"));
             },
           });
