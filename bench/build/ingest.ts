@@ -1,5 +1,5 @@
 /**
- * bun bench/build/ingest.ts [--runs N] [dump …]
+ * bun bench/build/ingest.ts [--runs N] [--no-workers | --workers-only] [dump …]
  *
  * For each dump (default: every shared dump), in a fresh process per run:
  *   - the whole pipeline (decode, XML, wikitext → chunks on every core, snapshot encode + write):
@@ -13,12 +13,18 @@
  *   - peak RSS of the pipeline, and the snapshot's size against the raw wikitext
  * Medians over the runs. Damaged dumps are read up to the damage (--allow-truncated).
  * CPU of the bzip2/xz decoder processes is not counted (they run beside the pipeline).
+ *
+ * Then (unless --no-workers) one worker against two (issue 61): every dump given read in one process
+ * per run and worker count, with a build's parsing workers (the chunks' words analysed beside the
+ * parse, D139), the two counts in turn; the wall throughput of 2 workers ÷ 1, the median of the
+ * pairs. Each dump is its own ingest (one snapshot holds one wiki), so each starts its workers again.
  */
 import { readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import wtf from "wtf_wikipedia";
+import { buildParsingWorker } from "../../src/build";
 import { ingest } from "../../src/ingest";
 import { readExport } from "../../src/ingest/mediawiki";
 import { openDump } from "../../src/ingest/source";
@@ -88,20 +94,97 @@ async function child(dump: string): Promise<Sample> {
   };
 }
 
+interface WorkersSample {
+  workers: number;
+  wall: number;
+  cpu: number;
+  wikitextBytes: number;
+}
+
+/** Every dump read by `workers` of a build's parsing workers, one ingest each, in this process. */
+async function workersChild(workers: number, dumps: string[]): Promise<WorkersSample> {
+  let wikitextBytes = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (const dump of dumps)
+    await ingest({
+      dumps: [dump],
+      allowTruncated: true,
+      workers,
+      parsingWorker: buildParsingWorker(),
+      onPage: (page) => (wikitextBytes += Buffer.byteLength(page.text)),
+      onArticle: () => {},
+    });
+  const cpu = process.cpuUsage(cpu0);
+  return { workers, wall: (performance.now() - t0) / 1000, cpu: (cpu.user + cpu.system) / 1e6, wikitextBytes };
+}
+
+async function inChild<T>(args: string[]): Promise<T> {
+  const proc = Bun.spawn(["bun", import.meta.path, ...args], { stdout: "pipe", stderr: "inherit" });
+  const text = await new Response(proc.stdout).text();
+  if ((await proc.exited) !== 0) throw new Error(`benchmark child failed: ${args.join(" ")}`);
+  return JSON.parse(text.trim().split("\n").pop()!) as T;
+}
+
+/** 1 and 2 workers in turn, `runs` pairs (the first count alternating), over every dump: the wall speedup's median. */
+async function workersTable(dumps: string[], runs: number) {
+  const pairs: [WorkersSample, WorkersSample][] = [];
+  for (let r = 0; r < runs; r++) {
+    const order = r % 2 ? [2, 1] : [1, 2];
+    const got: WorkersSample[] = [];
+    for (const w of order) got.push(await inChild<WorkersSample>(["--child-workers", String(w), ...dumps]));
+    const one = got.find((s) => s.workers === 1)!;
+    const two = got.find((s) => s.workers === 2)!;
+    pairs.push([one, two]);
+    console.error(`workers, run ${r + 1}: 1 worker ${one.wall.toFixed(1)} s, 2 workers ${two.wall.toFixed(1)} s`);
+  }
+  const mb = pairs[0]![0].wikitextBytes / 1e6;
+  const f = (n: number, d = 2) => n.toFixed(d);
+  const [one, two] = [0, 1].map((i) => ({
+    wall: median(pairs.map((p) => p[i]!.wall)),
+    cpu: median(pairs.map((p) => p[i]!.cpu)),
+  }));
+  console.log("");
+  console.log(
+    `One worker against two: ${dumps.length} dumps, ${f(mb, 1)} MB of wikitext, each dump its own ingest; medians of ${runs} pairs, each count in a fresh process, in turn. Load when done: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}.`,
+  );
+  console.log("| workers | wall s | MB/s (wall) | CPU s per MB |");
+  console.log("|---|---|---|---|");
+  for (const [n, s] of [
+    [1, one!],
+    [2, two!],
+  ] as const)
+    console.log(`| ${n} | ${f(s.wall, 1)} | ${f(mb / s.wall)} | ${f(s.cpu / mb, 3)} |`);
+  console.log(
+    `2 workers ÷ 1 worker, wall throughput: ${f(median(pairs.map(([a, b]) => a.wall / b.wall)))}× (median of the pairs: ${pairs.map(([a, b]) => f(a.wall / b.wall)).join(", ")})`,
+  );
+}
+
 async function main() {
   const { values, positionals } = parseArgs({
     args: Bun.argv.slice(2),
     options: {
       runs: { type: "string", default: "3" },
       child: { type: "string" },
+      "child-workers": { type: "string" },
+      "no-workers": { type: "boolean" },
+      "workers-only": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
     allowPositionals: true,
   });
   if (values.help) {
     console.log(
-      "Usage: bun bench/build/ingest.ts [--runs N] [dump …]   (default: every dump in test/fixtures/data/dumps)",
+      "Usage: bun bench/build/ingest.ts [--runs N] [--no-workers | --workers-only] [dump …]   (default: every dump in test/fixtures/data/dumps)\n" +
+        "  --no-workers    the per-dump table only, not 1 worker against 2\n" +
+        "  --workers-only  1 worker against 2 only",
     );
+    return;
+  }
+  if (values["child-workers"]) {
+    console.log(JSON.stringify(await workersChild(Number(values["child-workers"]), positionals)));
     return;
   }
   if (values.child) {
@@ -114,6 +197,11 @@ async function main() {
         .sort()
         .map((f) => join(SHARED, f));
   const runs = Number(values.runs);
+  if (!values["workers-only"]) await perDumpTable(dumps, runs);
+  if (!values["no-workers"]) await workersTable(dumps, runs);
+}
+
+async function perDumpTable(dumps: string[], runs: number) {
   const rows: Sample[] = [];
   for (const dump of dumps) {
     const samples: Sample[] = [];
