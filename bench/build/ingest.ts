@@ -5,8 +5,9 @@
  *   - the whole pipeline (decode, XML, wikitext → chunks on every core, snapshot encode + write):
  *     articles/s and MB/s of wikitext per CPU-second of this process (all its threads),
  *     and wall-clock rates
- *   - wtf_wikipedia alone on the same pages, one thread: wtf(text).text() per page
- *   - their ratio (pipeline per core / wtf alone): the cost of everything around the parser; and
+ *   - wtf_wikipedia alone on the same pages, one thread: wtf(text).text() per page, per CPU-second of
+ *     this process (JSC compiles on threads of its own, for the parser alone as for the pipeline) and by the clock
+ *   - their ratio (pipeline per core / wtf alone per core): the cost of everything around the parser; and
  *     the same for the ingest alone (decode, XML, wikitext → sections and chunks, claims: before the
  *     snapshot is written), which is what runs on the parsing workers' cores
  *     in a build (the index's inversion runs beside it; bench/build/projection.ts weighs both)
@@ -44,6 +45,8 @@ interface Sample {
   peakRssMB: number;
   snapshotBytes: number;
   wtfSeconds: number;
+  /** CPU-seconds of this process (all its threads: JSC compiles on its own) over wtf_wikipedia alone. */
+  wtfCpu: number;
 }
 
 async function child(dump: string): Promise<Sample> {
@@ -75,9 +78,12 @@ async function child(dump: string): Promise<Sample> {
   source.cancel();
   const wikitextBytes = texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
   const w0 = performance.now();
+  const c0 = process.cpuUsage();
   let sink = 0;
   for (const t of texts) sink += wtf(t).text().length;
   const wtfSeconds = (performance.now() - w0) / 1000;
+  const wtfUsage = process.cpuUsage(c0);
+  const wtfCpu = (wtfUsage.user + wtfUsage.system) / 1e6;
   if (sink < 0) console.log(sink);
 
   return {
@@ -91,6 +97,7 @@ async function child(dump: string): Promise<Sample> {
     peakRssMB,
     snapshotBytes: bytes,
     wtfSeconds,
+    wtfCpu,
   };
 }
 
@@ -223,33 +230,40 @@ async function perDumpTable(dumps: string[], runs: number) {
       peakRssMB: pick("peakRssMB"),
       snapshotBytes: samples[0]!.snapshotBytes,
       wtfSeconds: pick("wtfSeconds"),
+      wtfCpu: pick("wtfCpu"),
     });
     console.error(`done ${samples[0]!.dump}`);
   }
 
   const f = (n: number, d = 1) => n.toFixed(d);
-  console.log(`Medians of ${runs} runs per dump. "per core" = per CPU-second of the pipeline process (all threads).`);
   console.log(
-    "| dump | articles | chunks | wikitext MB | pipeline articles/s per core | pipeline MB/s per core | wall articles/s | wtf alone articles/s | wtf alone MB/s | ratio pipeline/wtf | ingest MB/s per core | ratio ingest/wtf | peak RSS MB | snapshot MB | snapshot / wikitext |",
+    `Medians of ${runs} runs per dump. "per core" = per CPU-second of the process (all its threads, JSC's compiler threads too), the pipeline's and wtf_wikipedia's alone alike; the ratios are of those.`,
   );
-  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-  const total = { articles: 0, bytes: 0, cpu: 0, ingestCpu: 0, wall: 0, wtf: 0, snap: 0 };
-  for (const r of rows) {
-    const mb = r.wikitextBytes / 1e6;
-    total.articles += r.articles;
-    total.bytes += r.wikitextBytes;
-    total.cpu += r.pipelineCpu;
-    total.ingestCpu += r.ingestCpu;
-    total.wall += r.pipelineWall;
-    total.wtf += r.wtfSeconds;
-    total.snap += r.snapshotBytes;
-    console.log(
-      `| ${r.dump} | ${r.articles} | ${r.chunks} | ${f(mb)} | ${f(r.articles / r.pipelineCpu, 0)} | ${f(mb / r.pipelineCpu, 2)} | ${f(r.articles / r.pipelineWall, 0)} | ${f(r.articles / r.wtfSeconds, 0)} | ${f(mb / r.wtfSeconds, 2)} | ${f(r.articles / r.pipelineCpu / (r.articles / r.wtfSeconds), 2)} | ${f(mb / r.ingestCpu, 2)} | ${f(r.wtfSeconds / r.ingestCpu, 2)} | ${f(r.peakRssMB, 0)} | ${f(r.snapshotBytes / 1e6, 2)} | ${f(r.snapshotBytes / r.wikitextBytes, 2)} |`,
-    );
-  }
-  const mb = total.bytes / 1e6;
   console.log(
-    `| **all** | ${total.articles} | | ${f(mb)} | ${f(total.articles / total.cpu, 0)} | ${f(mb / total.cpu, 2)} | ${f(total.articles / total.wall, 0)} | ${f(total.articles / total.wtf, 0)} | ${f(mb / total.wtf, 2)} | ${f(total.wtf / total.cpu, 2)} | ${f(mb / total.ingestCpu, 2)} | ${f(total.wtf / total.ingestCpu, 2)} | ${f(Math.max(...rows.map((r) => r.peakRssMB)), 0)} (max) | ${f(total.snap / 1e6, 2)} | ${f(total.snap / total.bytes, 2)} |`,
+    "| dump | articles | chunks | wikitext MB | pipeline MB/s per core | pipeline MB/s (wall) | wtf alone MB/s per core | wtf alone MB/s (wall, one thread) | ratio pipeline/wtf | ingest MB/s per core | ratio ingest/wtf | peak RSS MB | snapshot MB | snapshot / wikitext |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+  const total = { articles: 0, bytes: 0, cpu: 0, ingestCpu: 0, wall: 0, wtf: 0, wtfCpu: 0, snap: 0 };
+  const line = (name: string, articles: number, chunks: string, bytes: number, r: typeof total, peak: string) => {
+    const mb = bytes / 1e6;
+    return `| ${name} | ${articles} | ${chunks} | ${f(mb)} | ${f(mb / r.cpu, 2)} | ${f(mb / r.wall, 2)} | ${f(mb / r.wtfCpu, 2)} | ${f(mb / r.wtf, 2)} | ${f(r.wtfCpu / r.cpu, 2)} | ${f(mb / r.ingestCpu, 2)} | ${f(r.wtfCpu / r.ingestCpu, 2)} | ${peak} | ${f(r.snap / 1e6, 2)} | ${f(r.snap / bytes, 2)} |`;
+  };
+  for (const r of rows) {
+    const one = {
+      articles: r.articles,
+      bytes: r.wikitextBytes,
+      cpu: r.pipelineCpu,
+      ingestCpu: r.ingestCpu,
+      wall: r.pipelineWall,
+      wtf: r.wtfSeconds,
+      wtfCpu: r.wtfCpu,
+      snap: r.snapshotBytes,
+    };
+    for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += one[k];
+    console.log(line(r.dump, r.articles, String(r.chunks), r.wikitextBytes, one, f(r.peakRssMB, 0)));
+  }
+  console.log(
+    line("**all**", total.articles, "", total.bytes, total, `${f(Math.max(...rows.map((r) => r.peakRssMB)), 0)} (max)`),
   );
 }
 
