@@ -107,6 +107,17 @@ export function launch(
   };
 }
 
+/**
+ * A benchmark script run again in a fresh process with `args` (its child mode): the JSON its last line of stdout
+ * holds. Its stderr is this process's.
+ */
+export async function inChild<T>(script: string, args: string[]): Promise<T> {
+  const proc = Bun.spawn(["bun", script, ...args], { stdout: "pipe", stderr: "inherit" });
+  const text = await new Response(proc.stdout).text();
+  if ((await proc.exited) !== 0) throw new Error(`benchmark child failed: ${args.join(" ")}`);
+  return JSON.parse(text.trim().split("\n").pop()!) as T;
+}
+
 /** Runs command until it exits (a server that refuses to start, a tool): its exit code and output. */
 export async function runToExit(
   command: string[],

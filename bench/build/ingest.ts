@@ -29,7 +29,7 @@ import { buildParsingWorker } from "../../src/build";
 import { ingest } from "../../src/ingest";
 import { readExport } from "../../src/ingest/mediawiki";
 import { openDump } from "../../src/ingest/source";
-import { dumpsDir, writeSnapshot } from "../support";
+import { dumpsDir, inChild, writeSnapshot } from "../support";
 import { median } from "../stats";
 
 const SHARED = dumpsDir();
@@ -102,7 +102,6 @@ async function child(dump: string): Promise<Sample> {
 }
 
 interface WorkersSample {
-  workers: number;
   wall: number;
   cpu: number;
   wikitextBytes: number;
@@ -123,25 +122,17 @@ async function workersChild(workers: number, dumps: string[]): Promise<WorkersSa
       onArticle: () => {},
     });
   const cpu = process.cpuUsage(cpu0);
-  return { workers, wall: (performance.now() - t0) / 1000, cpu: (cpu.user + cpu.system) / 1e6, wikitextBytes };
-}
-
-async function inChild<T>(args: string[]): Promise<T> {
-  const proc = Bun.spawn(["bun", import.meta.path, ...args], { stdout: "pipe", stderr: "inherit" });
-  const text = await new Response(proc.stdout).text();
-  if ((await proc.exited) !== 0) throw new Error(`benchmark child failed: ${args.join(" ")}`);
-  return JSON.parse(text.trim().split("\n").pop()!) as T;
+  return { wall: (performance.now() - t0) / 1000, cpu: (cpu.user + cpu.system) / 1e6, wikitextBytes };
 }
 
 /** 1 and 2 workers in turn, `runs` pairs (the first count alternating), over every dump: the wall speedup's median. */
 async function workersTable(dumps: string[], runs: number) {
   const pairs: [WorkersSample, WorkersSample][] = [];
   for (let r = 0; r < runs; r++) {
-    const order = r % 2 ? [2, 1] : [1, 2];
     const got: WorkersSample[] = [];
-    for (const w of order) got.push(await inChild<WorkersSample>(["--child-workers", String(w), ...dumps]));
-    const one = got.find((s) => s.workers === 1)!;
-    const two = got.find((s) => s.workers === 2)!;
+    for (const w of r % 2 ? [2, 1] : [1, 2])
+      got[w - 1] = await inChild<WorkersSample>(import.meta.path, ["--child-workers", String(w), ...dumps]);
+    const [one, two] = got as [WorkersSample, WorkersSample];
     pairs.push([one, two]);
     console.error(`workers, run ${r + 1}: 1 worker ${one.wall.toFixed(1)} s, 2 workers ${two.wall.toFixed(1)} s`);
   }
@@ -213,10 +204,7 @@ async function perDumpTable(dumps: string[], runs: number) {
   for (const dump of dumps) {
     const samples: Sample[] = [];
     for (let r = 0; r < runs; r++) {
-      const proc = Bun.spawn(["bun", import.meta.path, "--child", dump], { stdout: "pipe", stderr: "inherit" });
-      const text = await new Response(proc.stdout).text();
-      if ((await proc.exited) !== 0) throw new Error(`benchmark child failed on ${dump}`);
-      samples.push(JSON.parse(text.trim().split("\n").pop()!));
+      samples.push(await inChild<Sample>(import.meta.path, ["--child", dump]));
     }
     const pick = (k: keyof Sample) => median(samples.map((s) => s[k] as number));
     rows.push({
@@ -244,9 +232,9 @@ async function perDumpTable(dumps: string[], runs: number) {
   );
   console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
   const total = { articles: 0, bytes: 0, cpu: 0, ingestCpu: 0, wall: 0, wtf: 0, wtfCpu: 0, snap: 0 };
-  const line = (name: string, articles: number, chunks: string, bytes: number, r: typeof total, peak: string) => {
-    const mb = bytes / 1e6;
-    return `| ${name} | ${articles} | ${chunks} | ${f(mb)} | ${f(mb / r.cpu, 2)} | ${f(mb / r.wall, 2)} | ${f(mb / r.wtfCpu, 2)} | ${f(mb / r.wtf, 2)} | ${f(r.wtfCpu / r.cpu, 2)} | ${f(mb / r.ingestCpu, 2)} | ${f(r.wtfCpu / r.ingestCpu, 2)} | ${peak} | ${f(r.snap / 1e6, 2)} | ${f(r.snap / bytes, 2)} |`;
+  const line = (name: string, chunks: string, r: typeof total, peak: string) => {
+    const mb = r.bytes / 1e6;
+    return `| ${name} | ${r.articles} | ${chunks} | ${f(mb)} | ${f(mb / r.cpu, 2)} | ${f(mb / r.wall, 2)} | ${f(mb / r.wtfCpu, 2)} | ${f(mb / r.wtf, 2)} | ${f(r.wtfCpu / r.cpu, 2)} | ${f(mb / r.ingestCpu, 2)} | ${f(r.wtfCpu / r.ingestCpu, 2)} | ${peak} | ${f(r.snap / 1e6, 2)} | ${f(r.snap / r.bytes, 2)} |`;
   };
   for (const r of rows) {
     const one = {
@@ -260,11 +248,9 @@ async function perDumpTable(dumps: string[], runs: number) {
       snap: r.snapshotBytes,
     };
     for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += one[k];
-    console.log(line(r.dump, r.articles, String(r.chunks), r.wikitextBytes, one, f(r.peakRssMB, 0)));
+    console.log(line(r.dump, String(r.chunks), one, f(r.peakRssMB, 0)));
   }
-  console.log(
-    line("**all**", total.articles, "", total.bytes, total, `${f(Math.max(...rows.map((r) => r.peakRssMB)), 0)} (max)`),
-  );
+  console.log(line("**all**", "", total, `${f(Math.max(...rows.map((r) => r.peakRssMB)), 0)} (max)`));
 }
 
 await main();

@@ -25,7 +25,7 @@ import { buildParsingWorker, SnapshotBuild } from "../../src/build";
 import { ingest, type Article } from "../../src/ingest";
 import { readExport } from "../../src/ingest/mediawiki";
 import { redirectListOf } from "../../src/snapshot";
-import { dump } from "../support";
+import { dump, inChild } from "../support";
 import { median } from "../stats";
 
 const ENGLISH = ["enwiki-2016-sample.xml.bz2", "enwik8-head.xml.bz2", "squad-dev-articles.xml.bz2"].map(dump);
@@ -165,13 +165,6 @@ async function serialChild(): Promise<SerialSample> {
   return { xmlMB: xmlBytes / 1e6, readerSeconds, bzip2Seconds };
 }
 
-async function inChild<T>(args: string[]): Promise<T> {
-  const proc = Bun.spawn(["bun", import.meta.path, ...args], { stdout: "pipe", stderr: "inherit" });
-  const text = await new Response(proc.stdout).text();
-  if ((await proc.exited) !== 0) throw new Error(`benchmark child failed: ${args.join(" ")}`);
-  return JSON.parse(text.trim().split("\n").pop()!) as T;
-}
-
 /** The median of each numeric field over the samples. */
 function medians<T extends object>(samples: T[]): T {
   const first = samples[0]!;
@@ -236,10 +229,10 @@ async function main() {
   const ingestArgs = repeated ? ["--ingest-dump", repeated] : [];
   for (let r = 0; r < runs; r++) {
     // One worker and two in turn, so that a change in the machine's load falls on both.
-    one.push(await inChild<IngestSample>(["--child", "ingest", "--workers", "1", ...ingestArgs]));
-    two.push(await inChild<IngestSample>(["--child", "ingest", "--workers", "2", ...ingestArgs]));
-    index.push(await inChild<IndexSample>(["--child", "index", ...indexArgs]));
-    serial.push(await inChild<SerialSample>(["--child", "serial"]));
+    one.push(await inChild<IngestSample>(import.meta.path, ["--child", "ingest", "--workers", "1", ...ingestArgs]));
+    two.push(await inChild<IngestSample>(import.meta.path, ["--child", "ingest", "--workers", "2", ...ingestArgs]));
+    index.push(await inChild<IndexSample>(import.meta.path, ["--child", "index", ...indexArgs]));
+    serial.push(await inChild<SerialSample>(import.meta.path, ["--child", "serial"]));
     console.error(`run ${r + 1} of ${runs} done`);
   }
   if (repeated) rmSync(repeated, { force: true });
