@@ -3,8 +3,8 @@
  *
  * What running in a worker thread costs a search, apart from HTTP and the pool (issue 60, D109):
  *
- * 1. The search mix's searches and their JSON (as a search worker makes them: answers.search, JSON.stringify,
- *    UTF-8) in a loop for S seconds after 4 s of warm-up, on this (the main) thread and in one worker, in turns, R
+ * 1. The search mix's searches and their JSON (as a search worker makes them for a request without options:
+ *    answers.search with the defaults, highlighted and cropped, JSON.stringify, UTF-8) in a loop for S seconds after 4 s of warm-up, on this (the main) thread and in one worker, in turns, R
  *    times: each thread's own CPU per search (/proc/thread-self), and its heap.
  * 2. A message to a worker and its answer, the worker busy 50, 500 or 2,000 µs a message (two workers, one request
  *    at a time each, as the pool sends them): the request thread's CPU per message, and the workers'.
@@ -16,7 +16,7 @@ import { parseArgs } from "node:util";
 import { heapStats } from "bun:jsc";
 import { apiContext } from "../../src/http";
 import { coreWaitClock } from "../../src/scheduling";
-import { open } from "../../src/search";
+import { DEFAULTS, open } from "../../src/search";
 import { queryMix } from "../queries";
 import { threadCpu } from "../servers";
 import { median } from "../stats";
@@ -52,7 +52,14 @@ function searches(snapshot: string, seconds: number, warmup: number): Searched {
     const until = performance.now() + ms;
     let n = 0;
     while (performance.now() < until) {
-      const query = { q: queries[i++ % queries.length]!, limit: 10, offset: 0, crop_length: 200, highlight: false };
+      // The answer a request without options gets, as the servers of pool.ts are sent: highlighted, cropped to the default.
+      const query = {
+        q: queries[i++ % queries.length]!,
+        limit: DEFAULTS.limit,
+        offset: DEFAULTS.offset,
+        crop_length: DEFAULTS.cropLength,
+        highlight: DEFAULTS.highlight,
+      };
       utf8.encode(JSON.stringify(answers.search(query as Parameters<typeof answers.search>[0])));
       n++;
     }
