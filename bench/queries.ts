@@ -3,9 +3,17 @@
  * so that every kind has matches: single words, 2-4 words, phrases, very common words, questions
  * (function words around content words), function words alone, typos, prefixes and Japanese.
  */
-import { terms } from "../src/search";
+import { DEFAULTS, terms } from "../src/search";
 import { functionWords } from "../src/search/stages/terms";
 import type { Snapshot } from "../src/snapshot";
+
+/** A search request's parameters when it gives none (the API's defaults), as the routes' answers.search takes them. */
+export const REQUEST_DEFAULTS = {
+  limit: DEFAULTS.limit,
+  offset: DEFAULTS.offset,
+  crop_length: DEFAULTS.cropLength,
+  highlight: DEFAULTS.highlight,
+} as const;
 
 /** The first search after boot: fixed, so that it reads nothing of the file that the mix's drawing would have warmed. */
 export const FIRST_QUERY = "history of the river valley";

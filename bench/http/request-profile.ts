@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { Access, createKey, updateKeyFile } from "../../src/access";
 import { apiContext, createApp } from "../../src/http";
 import { DEFAULTS, open } from "../../src/search";
-import { mixClass, queryMix } from "../queries";
+import { mixClass, queryMix, REQUEST_DEFAULTS } from "../queries";
 import { benchSnapshot } from "../servers";
 import { median } from "../stats";
 
@@ -60,13 +60,12 @@ updateKeyFile(dataDir, (f) => {
 });
 const access = new Access({ dataDir, keyMsPerSecond: 1e9 });
 const keyed = createApp(engine, { pdf: noPdf as never, access });
-const options = { limit: DEFAULTS.limit, offset: 0, crop_length: DEFAULTS.cropLength, highlight: true };
 
 type Stage = (i: number) => unknown;
 const STAGES: Record<string, Stage> = {
   "engine.search": (i) => engine.search(queries[i % queries.length]!, DEFAULTS),
-  "+ answer body": (i) => ctx.answers.search({ q: queries[i % queries.length]!, ...options }),
-  "+ JSON": (i) => JSON.stringify(ctx.answers.search({ q: queries[i % queries.length]!, ...options })),
+  "+ answer body": (i) => ctx.answers.search({ q: queries[i % queries.length]!, ...REQUEST_DEFAULTS }),
+  "+ JSON": (i) => JSON.stringify(ctx.answers.search({ q: queries[i % queries.length]!, ...REQUEST_DEFAULTS })),
   "routes (Elysia) alone": (i) => open_.routes.handle(new Request(urls[i % urls.length]!)).then((r) => r.arrayBuffer()),
   "pipeline, no keys": (i) =>
     Promise.resolve(open_.handle(new Request(urls[i % urls.length]!))).then((r) => r.arrayBuffer()),

@@ -4,8 +4,10 @@
  * What running in a worker thread costs a search, apart from HTTP and the pool (issue 60, D109):
  *
  * 1. The search mix's searches and their JSON (as a search worker makes them for a request without options:
- *    answers.search with the defaults, highlighted and cropped, JSON.stringify, UTF-8) in a loop for S seconds after 4 s of warm-up, on this (the main) thread and in one worker, in turns, R
- *    times: each thread's own CPU per search (/proc/thread-self), and its heap.
+ *    answers.search with the API's defaults, JSON.stringify, UTF-8) in a loop for S seconds after 4 s of warm-up, on
+ *    this (the main) thread and in one worker, and the same searches sent as tasks to a search worker
+ *    (src/http/search-worker.ts, as the pool sends them, eight at a time so that it never waits for the next), in turns,
+ *    R times: each thread's own CPU per search (/proc/thread-self), and its heap.
  * 2. A message to a worker and its answer, the worker busy 50, 500 or 2,000 µs a message (two workers, one request
  *    at a time each, as the pool sends them): the request thread's CPU per message, and the workers'.
  * 3. A read of a worker's clock of waits for a core (src/scheduling.ts coreWaitClock), which a search worker makes twice
@@ -16,8 +18,9 @@ import { parseArgs } from "node:util";
 import { heapStats } from "bun:jsc";
 import { apiContext } from "../../src/http";
 import { coreWaitClock } from "../../src/scheduling";
-import { DEFAULTS, open } from "../../src/search";
-import { queryMix } from "../queries";
+import { type Engine, open } from "../../src/search";
+import type { WorkerRequest } from "../../src/http/pool/messages";
+import { queryMix, REQUEST_DEFAULTS } from "../queries";
 import { threadCpu } from "../servers";
 import { median } from "../stats";
 
@@ -39,27 +42,55 @@ interface Searched {
   heapMb: number;
 }
 
+/** Tasks a search worker holds at once in part 1: enough that it never waits for the next. */
+const TASKS_IN_FLIGHT = 8;
+
+/** The mix's queries, 100 of each class, the empty ones left out. */
+function mixQueries(engine: Engine): string[] {
+  return Object.values(queryMix(engine.snapshot))
+    .flatMap((make) => Array.from({ length: 100 }, make))
+    .filter((q) => q.replace(/"/g, "").trim());
+}
+
+/**
+ * Part 1, pooled: the mix's searches sent to a search worker as tasks for `ms`, TASKS_IN_FLIGHT at a time, so that it
+ * never waits for the next; the tasks answered.
+ */
+function pooledTasks(worker: Worker, queries: string[], ms: number): Promise<number> {
+  return new Promise((resolve) => {
+    const until = performance.now() + ms;
+    let job = 0;
+    let inFlight = 0;
+    let answered = 0;
+    const send = () => {
+      const args = JSON.stringify({ q: queries[job % queries.length]!, ...REQUEST_DEFAULTS });
+      worker.postMessage({ kind: "run", job: ++job, generation: 1, task: "search", args } satisfies WorkerRequest);
+      inFlight++;
+    };
+    worker.onmessage = (e: MessageEvent<ArrayBuffer | object>) => {
+      if (!(e.data instanceof ArrayBuffer || "job" in e.data)) return;
+      inFlight--;
+      answered++;
+      if (performance.now() < until) send();
+      else if (!inFlight) resolve(answered);
+    };
+    for (let i = 0; i < TASKS_IN_FLIGHT; i++) send();
+  });
+}
+
 /** Part 1: the mix's searches and their JSON on the calling thread. */
 function searches(snapshot: string, seconds: number, warmup: number): Searched {
   const engine = open(snapshot);
   const { answers } = apiContext(engine, [], 100);
-  const queries = Object.values(queryMix(engine.snapshot))
-    .flatMap((make) => Array.from({ length: 100 }, make))
-    .filter((q) => q.replace(/"/g, "").trim());
+  const queries = mixQueries(engine);
   const utf8 = new TextEncoder();
   let i = 0;
   const loop = (ms: number) => {
     const until = performance.now() + ms;
     let n = 0;
     while (performance.now() < until) {
-      // The answer a request without options gets, as the servers of pool.ts are sent: highlighted, cropped to the default.
-      const query = {
-        q: queries[i++ % queries.length]!,
-        limit: DEFAULTS.limit,
-        offset: DEFAULTS.offset,
-        crop_length: DEFAULTS.cropLength,
-        highlight: DEFAULTS.highlight,
-      };
+      // The answer a request without options gets, as the servers of pool.ts are sent.
+      const query = { q: queries[i++ % queries.length]!, ...REQUEST_DEFAULTS };
       utf8.encode(JSON.stringify(answers.search(query as Parameters<typeof answers.search>[0])));
       n++;
     }
@@ -117,23 +148,48 @@ if (!Bun.isMainThread) {
       searcher.onmessage = (e: MessageEvent<Searched>) => resolve(e.data);
       searcher.postMessage(ask);
     });
+  // The search worker the pool runs, its snapshot opened as the pool opens it, warmed up once as `searcher` is each round.
+  const engine = open(snapshot);
+  const queries = mixQueries(engine);
+  const searchWorker = new Worker(new URL("../../src/http/search-worker.ts", import.meta.url).href);
+  await new Promise<void>((resolve) => {
+    searchWorker.onmessage = (e: MessageEvent<object>) => "opened" in e.data && resolve();
+    const id = engine.snapshot.meta.contentHash;
+    searchWorker.postMessage({
+      kind: "open",
+      generation: 1,
+      path: snapshot,
+      id,
+      searchTimeoutMs: 100,
+    } satisfies WorkerRequest);
+  });
+  await pooledTasks(searchWorker, queries, 4000);
+  const tasksCpuUs = async () => {
+    const before = threadCpu().workers;
+    const answered = await pooledTasks(searchWorker, queries, seconds * 1000);
+    return ((threadCpu().workers - before) * 1000) / answered;
+  };
   const main: Searched[] = [];
   const worker: Searched[] = [];
+  const tasks: number[] = [];
   for (let round = 1; round <= rounds; round++) {
-    const pair = [
+    const runs = [
       () => main.push(searches(snapshot, seconds, 4)),
       async () => worker.push(await inWorker({ kind: "searches", snapshot, seconds, warmup: 4 })),
+      async () => tasks.push(await tasksCpuUs()),
     ];
-    for (const run of round % 2 ? pair : pair.toReversed()) await run();
+    for (const run of round % 2 ? runs : runs.toReversed()) await run();
     const [m, w] = [main.at(-1)!, worker.at(-1)!];
     console.log(
-      `round ${round}: CPU µs per search + JSON: main thread ${m.cpuUs.toFixed(0)} (heap ${m.heapMb.toFixed(0)} MB), worker ${w.cpuUs.toFixed(0)} (heap ${w.heapMb.toFixed(0)} MB)`,
+      `round ${round}: CPU µs per search + JSON: main thread ${m.cpuUs.toFixed(0)} (heap ${m.heapMb.toFixed(0)} MB), worker ${w.cpuUs.toFixed(0)} (heap ${w.heapMb.toFixed(0)} MB), a search worker's task ${tasks.at(-1)!.toFixed(0)}`,
     );
   }
   searcher.terminate();
+  searchWorker.terminate();
+  engine.snapshot.container.letGo();
   const medianCpu = (rs: Searched[]) => median(rs.map((r) => r.cpuUs));
   console.log(
-    `medians: main thread ${medianCpu(main).toFixed(0)} µs, worker ${medianCpu(worker).toFixed(0)} µs a search (${(medianCpu(worker) / medianCpu(main)).toFixed(2)}×)`,
+    `medians: main thread ${medianCpu(main).toFixed(0)} µs, worker ${medianCpu(worker).toFixed(0)} µs a search (${(medianCpu(worker) / medianCpu(main)).toFixed(2)}×), a search worker's task, never waiting, ${median(tasks).toFixed(0)} µs (${(median(tasks) / medianCpu(worker)).toFixed(2)}× the worker's loop)`,
   );
 
   // Part 2: the request thread's cost of a message to a busy worker and its answer.
