@@ -15,6 +15,8 @@ setDefaultTimeout(120_000);
 
 let running: RunningServer;
 let key: string;
+/** A free plan's key (10 requests a second) of scope read: its 403 and 429 are refusals before the routes. */
+let freeReadKey: string;
 /** The PDFs the stub renderer made: a 304 must not add to them. */
 const rendered: number[] = [];
 const renderer: PdfRenderService = {
@@ -27,6 +29,7 @@ const renderer: PdfRenderService = {
 beforeAll(async () => {
   const data = tempDir("tome-data-");
   key = (await newKey(data, "--name", "cache", "--account", "cache", "--plan", "business", "--scope", "full")).key;
+  freeReadKey = (await newKey(data, "--name", "free", "--account", "free", "--plan", "free", "--scope", "read")).key;
   running = serve(
     createApp(await engineFor({ dumps: [EN_2016] }), { access: new Access({ dataDir: data }), pdf: renderer }),
     { port: 0, hostname: "127.0.0.1" },
@@ -139,7 +142,9 @@ describe("If-None-Match", () => {
     const answers = await Promise.all(Array.from({ length: 5 }, () => get("/v1/license", { "If-None-Match": etag })));
     const remaining = answers.map((r) => Number(r.headers.get("x-ratelimit-remaining")));
     expect(answers.every((r) => r.status === 304)).toBe(true);
-    expect(new Set(remaining).size).toBeGreaterThan(1);
+    // Each 304 took one request of the second's allowance: five consecutive counts, each after the first answer's.
+    const sorted = remaining.toSorted((a, b) => b - a);
+    expect(sorted).toEqual(sorted.map((_r, i) => Number(first.headers.get("x-ratelimit-remaining")) - 1 - i));
   });
 
   test("a stale or other ETag gets the full answer; a list, W/ and * are read as RFC 9110 says", async () => {
@@ -239,4 +244,37 @@ test("If-None-Match is read as a list of entity tags", () => {
   expect(noneMatchHits(`"a`, `"a"`)).toBe(false);
   expect(noneMatchHits(`a, "a"`, `"a"`)).toBe(false);
   expect(noneMatchHits(`"b", *`, `"a"`)).toBe(false);
+});
+
+// Last: a second key's burst shares the server's time with the first (D57), which would refuse the first's next requests.
+describe("refusals", () => {
+  test("refusals before the routes are errors too: 401, 403, 405 and 429 are never stored (D34)", async () => {
+    const refusals: [string, Promise<Response>][] = [
+      ["no key", fetch(`${running.url.origin}/v1/search?q=albedo`)],
+      ["unknown key", get("/v1/meta", { "X-API-Key": `wk_${"a".repeat(32)}` })],
+      ["read scope on a PDF", get("/v1/pdf/39", { "X-API-Key": freeReadKey })],
+      ["POST", get("/v1/search?q=albedo", {}, "POST")],
+    ];
+    const seen = await Promise.all(refusals.map(async ([what, r]) => [what, (await r).status, (await r).headers]));
+    expect(seen.map(([what, status]) => [what, status])).toEqual([
+      ["no key", 401],
+      ["unknown key", 403],
+      ["read scope on a PDF", 403],
+      ["POST", 405],
+    ]);
+    for (const [what, , headers] of seen) {
+      const h = headers as Headers;
+      expect({ what, cache: h.get("cache-control"), etag: h.get("etag") }).toEqual({
+        what,
+        cache: "no-store",
+        etag: null,
+      });
+    }
+    // The free plan allows 10 a second: of 15 at once, some are refused by the rate limit.
+    const burst = await Promise.all(Array.from({ length: 15 }, () => get("/v1/license", { "X-API-Key": freeReadKey })));
+    const limited = burst.filter((r) => r.status === 429);
+    expect(limited.length).toBeGreaterThan(0);
+    for (const r of limited)
+      expect([r.headers.get("cache-control"), r.headers.get("etag")]).toEqual(["no-store", null]);
+  });
 });

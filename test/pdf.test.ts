@@ -208,6 +208,13 @@ describe("GET /v1/pdf/{page_id}", () => {
     writeUsage(usagePath(dir), { months: { [month]: { ten: 4990, nine: 4991 } }, last_used: {} });
     const s = await startServer({ TOME_SNAPSHOT: await snapshotFor(EN), TOME_DATA: dir });
     try {
+      // A HEAD renders nothing when no PDF of the page is kept: it costs nothing, so 9 credits are enough (D26).
+      const free = await fetch(`${s.url}/v1/pdf/39`, { method: "HEAD", headers: { "X-API-Key": nine.key } });
+      expect([free.status, free.headers.get("x-credit-cost"), free.headers.get("x-quota-remaining")]).toEqual([
+        200,
+        "0",
+        "9",
+      ]);
       const refused = await fetch(`${s.url}/v1/pdf/39`, { headers: { "X-API-Key": nine.key } });
       expect(refused.status).toBe(429);
       const body = (await refused.json()) as Json;
@@ -228,6 +235,9 @@ describe("GET /v1/pdf/{page_id}", () => {
       expect(ok.status).toBe(200);
       expect(ok.headers.get("x-quota-remaining")).toBe("0");
       await ok.arrayBuffer();
+      // Now the PDF is kept: its HEAD costs 10 like the GET, more than the 8 credits left.
+      const kept = await fetch(`${s.url}/v1/pdf/39`, { method: "HEAD", headers: { "X-API-Key": nine.key } });
+      expect([kept.status, kept.headers.get("x-quota-remaining")]).toEqual([429, "8"]);
       await Bun.sleep(150);
       expect(readUsage(usagePath(dir)).months[month]).toEqual({ ten: 5000, nine: 4992 });
     } finally {

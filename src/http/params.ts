@@ -60,7 +60,14 @@ export function route<
   R extends Readers = {},
   T = unknown,
 >(
-  spec: { query?: Q; params?: P; readers?: R; codes?: ReadOptions["codes"] },
+  spec: {
+    query?: Q;
+    params?: P;
+    readers?: R;
+    codes?: ReadOptions["codes"];
+    /** The handler asks the quota itself (checkQuota): what a request costs is known only there (a PDF's HEAD, D26). */
+    ownQuota?: true;
+  },
   handle: (input: RouteInput<Q, P, R>) => T,
 ) {
   const read = ({
@@ -74,7 +81,7 @@ export function route<
     // The path first: its error wins over the query's (as it did when a transform hook read them).
     const pathParams = spec.params && readParams(spec.params, params, spec);
     const input = { query: spec.query && readQuery(spec.query, request.url, spec), params: pathParams, x };
-    checkQuota(x);
+    if (!spec.ownQuota) checkQuota(x);
     // The one cast: readQuery and readParams return what the schemas (and readers) describe.
     return input as RouteInput<Q, P, R>;
   };
@@ -97,9 +104,10 @@ export function route<
 
 /**
  * D2's last check before the handler: a request whose cost the quota could not hold is refused
- * here, once its parameters are known to be valid. route()'s handler calls it after reading.
+ * here, once its parameters are known to be valid. route()'s handler calls it after reading,
+ * unless the route asks it itself (ownQuota).
  */
-function checkQuota(x: Exchange): void {
+export function checkQuota(x: Exchange): void {
   const refusal = x.overQuota?.();
   if (refusal) throw refusal;
 }

@@ -7,7 +7,7 @@ import { articleKey, PdfAbortedError, PdfBusyError, type PdfArticle, type PdfRen
 import type { ApiContext } from "../context";
 import { alsoAt, described, KEY_ERRORS, KEYED, NOT_MODIFIED, PDF_HEADERS, RETRY_HEADERS } from "../docs";
 import { apiError, errorBody, ERRORS, parameterError, retryLater } from "../errors";
-import { route } from "../params";
+import { checkQuota, route } from "../params";
 import { ErrorBody, MAX_INTEGER, PdfParams, UnavailableBody } from "../schemas";
 import { notModified, REVALIDATE, wantsNotModified } from "../steps/conditional";
 
@@ -32,44 +32,49 @@ export const pdfRoutes = (
   pdf: PdfRenderService,
   logError: (error: unknown) => void,
 ) => {
-  const pdfRoute = route({ params: PdfParams, readers: { page_id: readPdfId } }, async ({ params, x }) => {
-    const { page_id } = params;
-    const request = x.request;
-    const page = engine.page(page_id);
-    if (!page) throw apiError(ERRORS.pageNotFound, page_id);
-    const article = resources.pdfArticle(page);
-    const etag = pdfEtag(article);
-    // Before any rendering: a 304 renders nothing, and costs nothing.
-    if (wantsNotModified(request, etag)) return notModified(etag);
-    const headers = {
-      "content-type": "application/pdf",
-      "content-disposition": contentDisposition(page.title, page.pageId),
-      "x-credit-cost": String(COST.pdf),
-      etag,
-      "cache-control": REVALIDATE,
-    };
-    if (x.head) {
-      // A HEAD renders nothing: the kept PDF's headers if there is one, else the headers without a length, free.
-      const kept = pdf.cachedPdf?.(article);
-      return kept
-        ? new Response(kept, { headers })
-        : new Response(null, { headers: { ...headers, "x-credit-cost": "0" } });
-    }
-    const signal = request.signal;
-    let bytes: Uint8Array;
-    try {
-      // The render queue shares its time by the key that asked.
-      bytes = await pdf.render(article, { signal, requester: x.grant?.key.record.id });
-    } catch (err) {
-      if (err instanceof PdfBusyError) throw busy(err.retryAfter);
-      if (err instanceof PdfAbortedError) return gone();
-      logError(err);
-      throw apiError(ERRORS.pdfFailed);
-    }
-    // The client left while it rendered: nothing to deliver, nothing charged (the PDF is kept for next time).
-    if (signal.aborted) return gone();
-    return new Response(bytes, { headers: { ...headers, "content-length": String(bytes.byteLength) } });
-  });
+  const pdfRoute = route(
+    { params: PdfParams, readers: { page_id: readPdfId }, ownQuota: true },
+    async ({ params, x }) => {
+      const { page_id } = params;
+      const request = x.request;
+      const page = engine.page(page_id);
+      const article = page && resources.pdfArticle(page);
+      // A HEAD that renders nothing costs nothing (D26): only one whose PDF is kept asks the quota for its 10 credits.
+      const kept = x.head && article ? pdf.cachedPdf?.(article) : undefined;
+      if (!(x.head && article && !kept)) checkQuota(x);
+      if (!page || !article) throw apiError(ERRORS.pageNotFound, page_id);
+      const etag = pdfEtag(article);
+      // Before any rendering: a 304 renders nothing, and costs nothing.
+      if (wantsNotModified(request, etag)) return notModified(etag);
+      const headers = {
+        "content-type": "application/pdf",
+        "content-disposition": contentDisposition(page.title, page.pageId),
+        "x-credit-cost": String(COST.pdf),
+        etag,
+        "cache-control": REVALIDATE,
+      };
+      if (x.head) {
+        // A HEAD renders nothing: the kept PDF's headers if there is one, else the headers without a length, free.
+        return kept
+          ? new Response(kept, { headers })
+          : new Response(null, { headers: { ...headers, "x-credit-cost": "0" } });
+      }
+      const signal = request.signal;
+      let bytes: Uint8Array;
+      try {
+        // The render queue shares its time by the key that asked.
+        bytes = await pdf.render(article, { signal, requester: x.grant?.key.record.id });
+      } catch (err) {
+        if (err instanceof PdfBusyError) throw busy(err.retryAfter);
+        if (err instanceof PdfAbortedError) return gone();
+        logError(err);
+        throw apiError(ERRORS.pdfFailed);
+      }
+      // The client left while it rendered: nothing to deliver, nothing charged (the PDF is kept for next time).
+      if (signal.aborted) return gone();
+      return new Response(bytes, { headers: { ...headers, "content-length": String(bytes.byteLength) } });
+    },
+  );
   return new Elysia().get("/v1/pdf/:page_id", pdfRoute.handler, {
     ...pdfRoute.hooks,
     response: {

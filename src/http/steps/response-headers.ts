@@ -1,7 +1,9 @@
 /**
  * What every response carries (D22): X-Request-Id (the client's own when it is a safe token,
  * else a new UUID), X-Snapshot (the content hash of the snapshot that answered: after a swap,
- * a client can tell which one an answer came from), CORS headers (not on /dashboard), and `charset=utf-8` on JSON.
+ * a client can tell which one an answer came from), CORS headers (not on /dashboard), and `charset=utf-8` on JSON;
+ * and `Cache-Control: no-store` on every error that has no Cache-Control of its own (D34): the key
+ * check's 401, 403 and 429 and the methods step's 405 are answered before the conditional step.
  */
 import { isDashboard } from "../dashboard";
 import type { Step } from "../pipeline";
@@ -20,6 +22,7 @@ export const responseHeaders: Step = {
   after(x, response) {
     const headers = response.headers;
     if (headers.get("content-type")?.startsWith("application/json")) headers.set("content-type", JSON_TYPE);
+    if (response.status >= 400 && !headers.has("cache-control")) headers.set("cache-control", "no-store");
     // The dashboard is for its own pages only: no other origin may read it.
     if (!isDashboard(x.path)) {
       headers.set("access-control-allow-origin", "*");
