@@ -17,6 +17,8 @@ let running: RunningServer;
 let key: string;
 /** A free plan's key (10 requests a second) of scope read: its 403 and 429 are refusals before the routes. */
 let freeReadKey: string;
+/** How many searches the engine ran. */
+let searches = 0;
 /** The PDFs the stub renderer made: a 304 must not add to them. */
 const rendered: number[] = [];
 const renderer: PdfRenderService = {
@@ -30,10 +32,16 @@ beforeAll(async () => {
   const data = tempDir("tome-data-");
   key = (await newKey(data, "--name", "cache", "--account", "cache", "--plan", "business", "--scope", "full")).key;
   freeReadKey = (await newKey(data, "--name", "free", "--account", "free", "--plan", "free", "--scope", "read")).key;
-  running = serve(
-    createApp(await engineFor({ dumps: [EN_2016] }), { access: new Access({ dataDir: data }), pdf: renderer }),
-    { port: 0, hostname: "127.0.0.1" },
-  );
+  const engine = await engineFor({ dumps: [EN_2016] });
+  const search = engine.search.bind(engine);
+  engine.search = (...args) => {
+    searches++;
+    return search(...args);
+  };
+  running = serve(createApp(engine, { access: new Access({ dataDir: data }), pdf: renderer }), {
+    port: 0,
+    hostname: "127.0.0.1",
+  });
 });
 
 afterAll(async () => {
@@ -168,6 +176,11 @@ describe("If-None-Match", () => {
     const star = await get("/v1/search?q=albedo", { "If-None-Match": "*" });
     expect(star.status).toBe(304);
     expect(await star.text()).toBe("");
+    // Free (D20), so nothing runs for it (D148): no search of the engine; its parameters are still read first (D2).
+    const before = searches;
+    expect((await get("/v1/search?q=albedo+climate", { "If-None-Match": "*" })).status).toBe(304);
+    expect(searches).toBe(before);
+    expect((await get("/v1/search?q=albedo&limit=0", { "If-None-Match": "*" })).status).toBe(400);
   });
 
   test("HEAD: the same ETag as GET, and a 304 for it", async () => {

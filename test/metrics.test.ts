@@ -274,3 +274,31 @@ describe("route labels", () => {
     }
   });
 });
+
+describe("guesses at the admin token (D147)", () => {
+  test("20 wrong tokens a window from one address, 100 from all; then refused but where the right one was given", async () => {
+    const app = createApp(await engineFor(SQUAD_OPTIONS), { adminToken: TOKEN, trustedProxies: ["unknown"] });
+    const scrape = async (from: string, token: string) => {
+      const r = await app.handle(
+        new Request("http://tome/metrics", {
+          headers: { authorization: `Bearer ${token}`, "x-forwarded-for": from },
+        }),
+      );
+      await r.arrayBuffer();
+      return r.status === 429 ? [429, r.headers.get("retry-after") !== null] : r.status;
+    };
+    const scraper = "192.0.2.1";
+    expect(await scrape(scraper, TOKEN)).toBe(200);
+    const guesser = "198.51.100.1";
+    for (let i = 0; i < 20; i++) expect(await scrape(guesser, `${TOKEN}${i}`)).toBe(403);
+    // Past the address's 20, its next token is refused unread, the right one too.
+    expect(await scrape(guesser, TOKEN)).toEqual([429, true]);
+    for (let a = 2; a <= 5; a++)
+      for (let i = 0; i < 20; i++) expect(await scrape(`198.51.100.${a}`, `guess${i}`)).toBe(403);
+    // 100 wrong tokens from all addresses: a new address is refused, whatever it sends.
+    expect(await scrape("203.0.113.9", "guess")).toEqual([429, true]);
+    expect(await scrape("203.0.113.9", TOKEN)).toEqual([429, true]);
+    // The address that scraped before goes on scraping.
+    expect(await scrape(scraper, TOKEN)).toBe(200);
+  });
+});

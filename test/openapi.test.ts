@@ -176,7 +176,7 @@ describe("/v1/openapi.json", () => {
     expect(param("/v1/chunk/{id}", "id")).toMatchObject({ in: "path", schema: { pattern: "^[0-9]+_[0-9]+$" } });
     const keyed = ["401", "403", "429"];
     const answers: Record<string, string[]> = {
-      "/v1/search": ["200", "400", ...keyed, "503"],
+      "/v1/search": ["200", "304", "400", ...keyed, "503"],
       "/v1/page/{page_id}": ["200", "304", "400", "404", ...keyed],
       "/v1/chunk/{id}": ["200", "304", "400", "404", ...keyed],
       "/v1/changes": ["200", "304", "400", ...keyed],

@@ -44,6 +44,8 @@ export {
   ADDRESS_FAILURES,
   createAccountAccess,
   hashToken,
+  KNOWN_ADDRESS_MS,
+  MAX_COUNTED_ADDRESSES,
   OPERATOR_FAILURES,
   replaceAccountToken,
   SESSION_MS,

@@ -148,7 +148,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     socketTime(PDF_SOCKET_SECONDS),
     methods,
     home({ dashboard: options.accounts !== undefined }),
-    metricsEndpoint(metrics, options.adminToken),
+    metricsEndpoint(metrics, options.adminToken, { trustedProxies: options.trustedProxies, now: access?.now }),
     keys(access),
     conditional,
   ];

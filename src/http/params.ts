@@ -28,6 +28,9 @@ export type Filled<T extends TObject> = Static<T> & {
   >;
 };
 
+/** A promise of each member of T: Promise<A> | Promise<B> for A | B. */
+type EachPromised<T> = T extends unknown ? Promise<T> : never;
+
 /** Readers of properties by name (ReadOptions.readers). */
 type Readers = Record<string, Reader>;
 
@@ -88,15 +91,20 @@ export function route<
   // Elysia reads a handler's source to know what of the request to parse before it: this one's
   // parameter names the path parameters and the request alone. An async `handle` gets an async
   // handler, which Elysia awaits (so that its errors reach the app's error handler).
+  // Typed as a promise of each kind of answer it may settle to (a Response, or a body of the schema's): Elysia
+  // takes a promise of one of them, not one promise of either.
   const handler =
     handle.constructor.name === "AsyncFunction"
-      ? async ({
+      ? ((async ({
           params,
           request,
         }: {
           params: Record<string, string | undefined>;
           request: Request;
-        }): Promise<Awaited<T>> => await handle(read({ params, request }))
+        }): Promise<Awaited<T>> => await handle(read({ params, request }))) as unknown as (context: {
+          params: Record<string, string | undefined>;
+          request: Request;
+        }) => EachPromised<Awaited<T>>)
       : ({ params, request }: { params: Record<string, string | undefined>; request: Request }): T =>
           handle(read({ params, request }));
   return { hooks: { [PARAMETERS]: { query: spec.query, params: spec.params } }, handler };

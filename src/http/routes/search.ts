@@ -1,17 +1,29 @@
 /** GET /v1/search (api.md 4.1; D6–D9). */
+import { Type as t } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { described, JSON_ONLY, KEY_ERRORS, KEYED, SEARCH_BUSY } from "../docs";
 import { route } from "../params";
+import type { Exchange } from "../pipeline";
 import { ErrorBody, SearchQuery, SearchResponse } from "../schemas";
 import { errorBody, ERRORS } from "../errors";
 
+/**
+ * `If-None-Match: *` asks for the answer only if there is none (RFC 9110 13.1.2), and a search with
+ * valid parameters always has one: its 304, free (D20), is answered before the search runs (D148).
+ */
+const anyAnswer = (x: Exchange) =>
+  x.request.headers.get("if-none-match")?.trim() === "*"
+    ? new Response(null, { status: 304, headers: { "cache-control": "no-store" } })
+    : undefined;
+
 export const searchRoutes = ({ answers, searches }: ApiContext) => {
   const search = searches
-    ? route({ query: SearchQuery }, async ({ query, x }) =>
-        searches.answer("search", query, x, () => answers.search(query)),
+    ? route(
+        { query: SearchQuery },
+        async ({ query, x }) => anyAnswer(x) ?? searches.answer("search", query, x, () => answers.search(query)),
       )
-    : route({ query: SearchQuery }, ({ query }) => answers.search(query));
+    : route({ query: SearchQuery }, ({ query, x }) => anyAnswer(x) ?? answers.search(query));
   return new Elysia().get("/v1/search", search.handler, {
     ...search.hooks,
     parse: JSON_ONLY,
@@ -19,6 +31,13 @@ export const searchRoutes = ({ answers, searches }: ApiContext) => {
       200: described(SearchResponse, "One hit per page, best first; with page_id, that page's matching chunks", {
         checked: false,
       }),
+      304: described(
+        t.Void(),
+        "`If-None-Match: *`: a search always has an answer, so none is sent. No body; costs no credit, but counts against the rate limit",
+        {
+          mediaType: "",
+        },
+      ),
       400: described(
         ErrorBody,
         "`missing q` (absent or blank), or `invalid_parameter` with details: q over 500 characters, a bad or repeated limit, offset, page_id, crop_length, highlight or show_ranking_score",
