@@ -5,13 +5,15 @@
  * same question on the same snapshot; /mcp is checked for its key, credit, work share and methods.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { createKey, updateKeyFile } from "../src/access";
+import { Access, createKey, updateKeyFile } from "../src/access";
+import { createApp, serve } from "../src/http";
 import { ChangesQuery, PageQuery, SearchQuery } from "../src/http/schemas";
-import { EN_2006, EN_2016, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
+import { EN_2006, EN_2016, engineFor, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
 
 setDefaultTimeout(120_000);
 
@@ -517,5 +519,37 @@ describe("bun run mcp", () => {
     expect(r.stdout).toBe("");
     expect(r.stderr).toContain("mcp: no snapshot in snapshots/");
     expect(r.stderr).toContain("TOME_SNAPSHOT");
+  });
+});
+
+describe("a body that never arrives", () => {
+  test("the client left: logged 499, neither a fault reported nor a 500 counted (D28)", async () => {
+    const data = tempDir("tome-data-");
+    const { key } = updateKeyFile(data, (f) =>
+      createKey(f, { name: "k", account: "k", plan: "free", scope: "read", now: Date.now() }),
+    );
+    const lines: string[] = [];
+    const faults: unknown[] = [];
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), {
+      access: new Access({ dataDir: data }),
+      log: (line) => lines.push(line),
+      logError: (error) => faults.push(error),
+    });
+    const running = serve(app, { port: 0, hostname: "127.0.0.1" });
+    try {
+      const socket = connect(Number(running.url.port), "127.0.0.1");
+      await new Promise((resolve) => socket.once("connect", resolve));
+      // The headers and the body's first byte of the 100 it declares; then the client goes.
+      socket.write(
+        `POST /mcp HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+      );
+      await Bun.sleep(100);
+      socket.destroy();
+      for (let i = 0; i < 100 && !lines.length; i++) await Bun.sleep(20);
+      expect(lines.map((l) => l.split(" ").slice(0, 3).join(" "))).toEqual(["POST /mcp 499"]);
+      expect(faults).toEqual([]);
+    } finally {
+      await running.stop();
+    }
   });
 });
