@@ -50,7 +50,10 @@ export function atomicWrite(path: string, bytes: Uint8Array | string, options: A
     }
     renameSync(tmp, path);
   } catch (err) {
-    rmSync(tmp, { force: true });
+    // The write's own error is the one to tell (a read-only folder also refuses the removal).
+    try {
+      rmSync(tmp, { force: true });
+    } catch {}
     throw err;
   }
   if (!durable) return;
@@ -80,7 +83,7 @@ export async function atomicWriteAsync(path: string, bytes: Uint8Array | string,
     }
     await rename(tmp, path);
   } catch (err) {
-    await rm(tmp, { force: true });
+    await rm(tmp, { force: true }).catch(() => {});
     throw err;
   }
 }

@@ -463,6 +463,50 @@ describe("quota (D20)", () => {
 });
 
 describe("usage on disk", () => {
+  test("a file that cannot be written (a full disk): retried less and less often, said seldom, and what is lost said at the stop", async () => {
+    const path = usagePath(tempDir("tome-data-"));
+    let writes = 0;
+    let full = true;
+    const ledger = new UsageLedger(path, async (p, text) => {
+      writes++;
+      if (full) throw new Error("ENOSPC: no space left on device, write");
+      await atomicWriteAsync(p, text, 0o600);
+    });
+    const said: string[] = [];
+    const error = console.error;
+    console.error = (line: string) => said.push(line);
+    try {
+      ledger.start();
+      const meter = ledger.hold("acct", "2026-11", 1, 100)!;
+      ledger.settle(meter, 1, true, "key_a", Date.parse("2026-11-03T00:00:00Z"));
+      // Requests go on meanwhile: 1 s at 100 ms a save would be 10 saves.
+      for (let i = 0; i < 20; i++) {
+        ledger.touch("key_a", Date.parse("2026-11-03T00:00:01Z"));
+        await Bun.sleep(50);
+      }
+      expect(writes).toBeGreaterThanOrEqual(2);
+      expect(writes).toBeLessThanOrEqual(5);
+      expect(said.length).toBe(1);
+      expect(said[0]).toContain(`cannot save usage to ${path}: ENOSPC`);
+      // Stopped with the disk still full: the credits not saved are said, the stop refused.
+      const stopped = await ledger.stop().then(
+        () => "saved",
+        (err: Error) => `${err.name}: ${err.message}`,
+      );
+      expect(stopped).toStartWith("UsageNotSaved: 1 credit(s) spent");
+      expect(stopped).toContain("ENOSPC");
+      // Space again: the next save writes every count kept.
+      full = false;
+      ledger.start();
+      ledger.touch("key_a", Date.parse("2026-11-03T00:00:02Z"));
+      await ledger.stop();
+      expect(readUsage(path).months["2026-11"]).toEqual({ acct: 1 });
+      expect(said.at(-1)).toContain("usage saved to");
+    } finally {
+      console.error = error;
+    }
+  });
+
   test("each key's requests and credits by UTC day (the dashboard's) are saved with the checksum; a file without them still reads; days before last month go", async () => {
     const path = usagePath(tempDir("tome-data-"));
     const ledger = new UsageLedger(path);

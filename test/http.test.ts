@@ -19,6 +19,7 @@ import {
   snapshotFor,
   START,
   startServer,
+  tempDir,
 } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
@@ -1019,6 +1020,29 @@ describe("server faults", () => {
 });
 
 describe("bun run start", () => {
+  test("Ctrl-C passed on twice (npm start, bun run start) still stops gracefully; two servers never share a data folder", async () => {
+    const data = tempDir("tome-data-");
+    const server = await startServer({ TOME_SNAPSHOT: await snapshotFor(DUMPS), TOME_DATA: data });
+    // A second server on the same data folder would write over the first's usage counts: refused, told what to do.
+    const second = await runToExit(["bun", START], {
+      TOME_SNAPSHOT: await snapshotFor(DUMPS),
+      TOME_DATA: data,
+      PORT: "0",
+    });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`another Tome server (process ${server.proc.pid}) uses the data folder`);
+    expect(second.stderr).toContain("TOME_REDIS_URL");
+    expect(second.stderr).not.toContain("    at ");
+    server.proc.kill("SIGINT");
+    await Bun.sleep(20);
+    server.proc.kill("SIGINT");
+    expect(await server.proc.exited).toBe(0);
+    expect(server.stderr()).toContain("Stopped: 0 request(s) answered after SIGINT.");
+    // The folder is let go with the server: the next start takes it.
+    const next = await startServer({ TOME_SNAPSHOT: await snapshotFor(DUMPS), TOME_DATA: data });
+    expect(await next.stop()).toBe(0);
+  });
+
   test("SIGTERM lets in-flight requests finish, then exits 0", async () => {
     // The searches' time limit out of the way: 40 at once in the search pool's workers, on a busy machine, can pass
     // 100 ms of wall time each and be cut off (D91, D101), which is not what this test is about.

@@ -23,6 +23,7 @@ import { KeyRing, UNLIMITED, type KnownKey } from "./ring";
 import { monthEnd, monthOf, monthStart, UsageLedger, usagePath, type Meter } from "./usage";
 import type { AccountStore } from "./accounts";
 import { fileAccountStore } from "./file-accounts";
+import { lockDataFolder } from "./server-lock";
 
 export {
   checkKeyStore,
@@ -54,6 +55,7 @@ export {
   type Session,
 } from "./accounts";
 export { WindowCounts } from "./window-counts";
+export { DataFolderTaken } from "./server-lock";
 export { KeyStoreError } from "./errors";
 export { accountNameProblem } from "./names";
 export { KEY_SHAPE } from "./key-text";
@@ -65,6 +67,7 @@ export {
   monthOf,
   readUsage,
   UsageFileError,
+  UsageNotSaved,
   usagePath,
   writeUsage,
   type Meter,
@@ -155,18 +158,34 @@ export class Access implements Gate {
     };
   }
 
+  /**
+   * Takes the data folder (one server per folder: server-lock.ts), then saves usage as it changes.
+   * Throws DataFolderTaken while another server uses the folder, a UserError when it cannot be written.
+   */
   start(): void {
+    this.claim();
     this.usage.start();
   }
+
+  /** Takes the data folder now (start() does too): a server checks before the minutes a snapshot may take to load. */
+  claim(): void {
+    this.unlock ??= lockDataFolder(this.dataDir);
+  }
+  private unlock: (() => void) | undefined;
 
   /** The dashboard's accounts, sessions and usage: keys.json as the key ring holds it, and this server's own counts. */
   accounts(): AccountStore {
     return fileAccountStore(this.dataDir, this.keys, this.usage, this.work);
   }
 
-  /** Saves the last counts: resolves once they are on disk. */
-  stop(): Promise<void> {
-    return this.usage.stop();
+  /** Saves the last counts: resolves once they are on disk (a UsageNotSaved when they cannot be), and lets the data folder go. */
+  async stop(): Promise<void> {
+    try {
+      await this.usage.stop();
+    } finally {
+      this.unlock?.();
+      this.unlock = undefined;
+    }
   }
 
   /**

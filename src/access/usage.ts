@@ -43,6 +43,12 @@ interface UsageFile extends UsageData {
 /** A damaged usage.json, said for the person at the terminal. */
 export class UsageFileError extends UserError {}
 
+/** Counts a stopping server could not save. */
+export class UsageNotSaved extends UserError {}
+
+/** The longest wait between saves that fail (a full disk): each failure doubles it from FLUSH_INTERVAL_MS. */
+const SAVE_RETRY_MAX_MS = 30_000;
+
 export function usagePath(dataDir: string): string {
   return join(dataDir, "usage.json");
 }
@@ -168,6 +174,10 @@ export class UsageLedger {
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** The save under way: one at a time (they share a temporary file, and a later one must land last). */
   private saving: Promise<void> | undefined;
+  /** Credits counted and not yet on disk, and the saves that failed in a row (each waits longer, and says so less). */
+  private unsavedCredits = 0;
+  private failedSaves = 0;
+  private lastFailure = "";
 
   constructor(
     private readonly path: string,
@@ -182,12 +192,16 @@ export class UsageLedger {
     if (this.dirty) this.schedule();
   }
 
-  /** Saves the last counts: resolves once they are on disk. */
+  /** Saves the last counts: resolves once they are on disk; throws UsageNotSaved, saying what is lost, when they cannot be. */
   async stop(): Promise<void> {
     this.started = false;
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.flush();
+    if (this.dirty)
+      throw new UsageNotSaved(
+        `${this.unsavedCredits} credit(s) spent, and the requests counted, since the last save could not be saved to ${this.path} (${this.lastFailure}): they are lost. Free space or make the folder writable before the next start.`,
+      );
   }
 
   /**
@@ -201,21 +215,38 @@ export class UsageLedger {
     for (const [id, ms] of this.lastUsed) this.data.last_used[id] = isoTime(ms);
     this.lastUsed.clear();
     const text = usageText(this.data);
+    const credits = this.unsavedCredits;
+    this.unsavedCredits = 0;
     // When its writing starts: the next is at least FLUSH_INTERVAL_MS later, however long each text took to make.
     this.lastFlush = performance.now();
     const saving = this.write(this.path, text).then(
-      () => {},
+      () => {
+        if (this.failedSaves)
+          console.error(`usage saved to ${this.path} again, after ${this.failedSaves} failed save(s).`);
+        this.failedSaves = 0;
+      },
       (err: Error) => {
         // The counts stay in memory, all of them: the next save writes them.
         this.dirty = true;
-        console.error(`cannot save usage to ${this.path}: ${err.message}`);
+        this.unsavedCredits += credits;
+        this.lastFailure = err.message;
+        // Said at the first failure, then at every tenth: a full disk must not fill the log too.
+        if (this.failedSaves++ % 10 === 0)
+          console.error(
+            `cannot save usage to ${this.path}: ${err.message} (${this.failedSaves} failed save(s); the counts are kept in memory and saved when it can be written).`,
+          );
       },
     );
     this.saving = saving;
     await saving;
     this.saving = undefined;
     // Changes made while it was written: saved when due, as any.
-    if (this.dirty) this.schedule(Math.max(0, this.lastFlush + FLUSH_INTERVAL_MS - performance.now()));
+    if (this.dirty) this.schedule(Math.max(0, this.lastFlush + this.interval - performance.now()));
+  }
+
+  /** Between saves: FLUSH_INTERVAL_MS, doubled by each save that failed in a row, up to SAVE_RETRY_MAX_MS. */
+  private get interval(): number {
+    return Math.min(SAVE_RETRY_MAX_MS, FLUSH_INTERVAL_MS * 2 ** this.failedSaves);
   }
 
   spent(account: string, month: string): number {
@@ -252,6 +283,7 @@ export class UsageLedger {
     if (!spend) return;
     const spentIn = (this.data.months[meter.month] ??= nameTable());
     spentIn[meter.account] = (spentIn[meter.account] ?? 0) + cost;
+    this.unsavedCredits += cost;
     this.useOf(keyId, now)[1] += cost;
     this.changed();
   }
@@ -321,7 +353,7 @@ export class UsageLedger {
   private saveWhenDue(): void {
     // A save under way arms the timer for what changed meanwhile once it is written.
     if (this.saving) return;
-    const wait = this.lastFlush + FLUSH_INTERVAL_MS - performance.now();
+    const wait = this.lastFlush + this.interval - performance.now();
     if (wait <= 0) void this.flush();
     else this.schedule(wait);
   }

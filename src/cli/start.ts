@@ -11,7 +11,15 @@
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { basename, join, relative } from "node:path";
-import { Access, checkRedisUrl, createKey, DEFAULT_KEY_MS_PER_SECOND, RedisAccess, updateKeyFile } from "../access";
+import {
+  Access,
+  checkRedisUrl,
+  createKey,
+  DEFAULT_KEY_MS_PER_SECOND,
+  RedisAccess,
+  updateKeyFile,
+  UsageNotSaved,
+} from "../access";
 import { type App, createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { type Engine, open } from "../search";
@@ -40,6 +48,8 @@ const SAMPLE_SHOWN = SAMPLE_DUMP.startsWith("/$bunfs/")
     : relative(process.cwd(), SAMPLE_DUMP);
 /** Where a dump given by URL is downloaded to, and kept (a build that fails need not download it again). */
 const DOWNLOAD_DIR = "dumps";
+/** A second SIGINT or SIGTERM this soon after the first is the same Ctrl-C, passed on by npm or bun run. */
+const SIGNAL_ECHO_MS = 1000;
 /** The command that makes a key with every right, on the account the first start creates. */
 const NEW_KEY_COMMAND = commandLine("keys create --name NAME --plan enterprise --scope full");
 
@@ -231,6 +241,7 @@ export async function main(args: string[]): Promise<void> {
   }
   await mainOf("start", async (config) => {
     const access = openAccess(config);
+    if (access instanceof Access) access.claim();
     // Connecting early; an unreachable Redis is not fatal (503 until it answers).
     if (access instanceof RedisAccess) await access.start();
     const { adminToken, publicUrl, trustedProxies, snapshotWatch: watch } = config;
@@ -278,19 +289,37 @@ export async function main(args: string[]): Promise<void> {
     const source = config.snapshot ? pinned(path) : newestIn(SNAPSHOT_DIR);
     const swapper = new SnapshotSwapper(app, source, (line) => console.error(line));
     void swapper.verifyFirst().then((served) => served || process.exit(1));
+    let stopping = 0;
     const stop = async (signal: string) => {
+      // `npm start` and `bun run start` pass a terminal's Ctrl-C on to the server, which its process group got
+      // too: the same key press twice, within a second. A later one stops at once.
+      if (stopping) {
+        if (performance.now() - stopping < SIGNAL_ECHO_MS) return;
+        console.error(
+          `${signal} again: stopping at once; the requests in flight are not answered, the last counts not saved.`,
+        );
+        process.exit(130);
+      }
+      stopping = performance.now();
       console.error(`${signal}: no new connections; finishing the requests in flight.`);
       swapper.stop();
       const before = running.answered();
       await running.stop();
       await requests.flush();
-      await access?.stop();
+      let saved = true;
+      try {
+        await access?.stop();
+      } catch (err) {
+        if (!(err instanceof UsageNotSaved)) throw err;
+        console.error(`start: ${err.message}`);
+        saved = false;
+      }
       console.error(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
-      process.exit(0);
+      process.exit(saved ? 0 : 1);
     };
     // The signals are handled before the server says it serves: one sent as soon as it does is a graceful stop.
-    process.once("SIGTERM", () => void stop("SIGTERM"));
-    process.once("SIGINT", () => void stop("SIGINT"));
+    process.on("SIGTERM", () => void stop("SIGTERM"));
+    process.on("SIGINT", () => void stop("SIGINT"));
     process.on("SIGHUP", () => void swapper.check("SIGHUP"));
     // Watching before the server says it serves: a snapshot renamed in as soon as it does is seen.
     const watching = watch && swapper.watch();
