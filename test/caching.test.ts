@@ -267,6 +267,7 @@ describe("refusals", () => {
       ["unknown key", get("/v1/meta", { "X-API-Key": `wk_${"a".repeat(32)}` })],
       ["read scope on a PDF", get("/v1/pdf/39", { "X-API-Key": freeReadKey })],
       ["POST", get("/v1/search?q=albedo", {}, "POST")],
+      ["no route, no key", fetch(`${running.url.origin}/nothing`)],
     ];
     const seen = await Promise.all(refusals.map(async ([what, r]) => [what, (await r).status, (await r).headers]));
     expect(seen.map(([what, status]) => [what, status])).toEqual([
@@ -274,13 +275,16 @@ describe("refusals", () => {
       ["unknown key", 403],
       ["read scope on a PDF", 403],
       ["POST", 405],
+      ["no route, no key", 404],
     ]);
     for (const [what, , headers] of seen) {
       const h = headers as Headers;
-      expect({ what, cache: h.get("cache-control"), etag: h.get("etag") }).toEqual({
+      // Nor do they learn which snapshot would have answered (D2).
+      expect({ what, cache: h.get("cache-control"), etag: h.get("etag"), snapshot: h.get("x-snapshot") }).toEqual({
         what,
         cache: "no-store",
         etag: null,
+        snapshot: null,
       });
     }
     // The free plan allows 10 a second: of 15 at once, some are refused by the rate limit.
