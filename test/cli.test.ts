@@ -90,6 +90,35 @@ describe("bun run snapshot:build", () => {
     }
   });
 
+  test("a folder given for a file is said at once, in one line: --out before the build, a snapshot to read", async () => {
+    const folder = tempDir();
+    for (const out of [folder, `${folder}/`]) {
+      const built = await run([BUILD, "--dump", SQUAD, "--out", out]);
+      expect(built.code).toBe(2);
+      expect(built.stderr).toContain(
+        `--out names a folder (${out}): name the snapshot file, e.g. --out ${join(out, "en.tome")}`,
+      );
+      expect(built.stderr).not.toContain("reading");
+    }
+    const verified = await run([join(ROOT, "src/cli/snapshot-verify.ts"), folder]);
+    expect(verified.stderr).toContain(`${folder} is a folder, not a snapshot file`);
+    expect(verified.stderr).not.toContain("    at ");
+  });
+
+  test("a file system that refuses a write is said in one line, with what to do (ENOSPC, EROFS, EACCES)", async () => {
+    const script = join(tempDir(), "full.ts");
+    writeFileSync(
+      script,
+      `import { mainOf } from ${JSON.stringify(join(ROOT, "src/cli/main.ts"))};
+await mainOf("snapshot:build", () => { throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }); });`,
+    );
+    const { code, stderr } = await run([script]);
+    expect(code).toBe(1);
+    expect(stderr.trim()).toBe(
+      "snapshot:build: ENOSPC: no space left on device, write: the disk is full: free space there, or write elsewhere (--out, TOME_DATA). Nothing it would have replaced was changed.",
+    );
+  });
+
   test("a missing dump says so, exit 1", async () => {
     const { stderr, code } = await run([BUILD, "--dump", "/nonexistent.xml.bz2", "--out", join(tempDir(), "x.tome")]);
     expect(code).toBe(1);

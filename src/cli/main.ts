@@ -14,7 +14,13 @@ export class ArgumentError extends UserError {
   }
 }
 
-/** An error class whose errors are the user's to fix although it does not extend UserError (see mainOf). */
+/** What a file system's refusal to write asks of the person at the terminal. */
+const FILE_SYSTEM_FIXES: Record<string, string> = {
+  ENOSPC: "the disk is full: free space there, or write elsewhere (--out, TOME_DATA)",
+  EDQUOT: "the disk quota is used up: free space there, or write elsewhere (--out, TOME_DATA)",
+  EROFS: "the file system is read-only: write elsewhere (--out, TOME_DATA)",
+  EACCES: "this user may not write there: write elsewhere (--out, TOME_DATA), or change the folder's permissions",
+};
 
 export interface MainOptions {
   /** What follows an ArgumentError's message (default: how to see the command's --help). */
@@ -36,6 +42,12 @@ export async function mainOf(name: string, run: (config: Config) => unknown, opt
     applyConfig(config);
     await run(config);
   } catch (err) {
+    const fix = FILE_SYSTEM_FIXES[(err as NodeJS.ErrnoException)?.code ?? ""];
+    if (fix) {
+      // The writes go to temporary files renamed into place when whole: nothing the command replaces is lost.
+      console.error(`${name}: ${(err as Error).message}: ${fix}. Nothing it would have replaced was changed.`);
+      process.exit(1);
+    }
     const exitCode = err instanceof UserError ? err.exitCode : undefined;
     if (exitCode === undefined) throw err;
     const usage =

@@ -1,7 +1,7 @@
 /** bun run snapshot:build — MediaWiki dumps → a Tome snapshot. */
 import { dirname, join } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { readFileSync, renameSync } from "node:fs";
+import { readFileSync, renameSync, statSync } from "node:fs";
 import { buildFromDumps, DEFAULT_MEMORY_BYTES } from "../build";
 import { DEFAULT_CHUNK_WORDS, type IngestResult } from "../ingest";
 import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
@@ -90,6 +90,14 @@ export function readOptions<const O extends NonNullable<ParseArgsConfig["options
   return values.help ? "help" : (values as OptionValues<O>);
 }
 
+const isFolder = (path: string) => {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+};
+
 export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
   const v = readOptions(argv, {
     dump: { type: "string", multiple: true },
@@ -102,6 +110,11 @@ export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
   });
   if (v === "help") return "help";
   if (!v.dump?.length) throw new ArgumentError("no dump given: pass --dump <path|url>.");
+  // Found now, not after the hours a build may take: its snapshot is renamed to --out at the end.
+  if (v.out !== undefined && (v.out.endsWith("/") || isFolder(v.out)))
+    throw new ArgumentError(
+      `--out names a folder (${v.out}): name the snapshot file, e.g. --out ${join(v.out, "en.tome")}.`,
+    );
   return {
     dumps: v.dump,
     out: v.out,

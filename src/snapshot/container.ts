@@ -332,7 +332,10 @@ export function openContainer(path: string): Container {
     );
   }
   try {
-    const size = fstatSync(fd).size;
+    const stat = fstatSync(fd);
+    if (stat.isDirectory())
+      throw new SnapshotError(`${path} is a folder, not a snapshot file: name a .tome file in it.`);
+    const size = stat.size;
     const header = new Uint8Array(HEADER_BYTES);
     const read = readSync(fd, header, 0, HEADER_BYTES, 0);
     if (read < 12 || new TextDecoder().decode(header.subarray(0, 8)) !== MAGIC) {

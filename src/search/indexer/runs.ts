@@ -122,11 +122,9 @@ export class RunSorter {
   }
 }
 
-/** A run the worker could not write, as the user reads it: where, and why (ENOSPC: the disk is full). */
+/** A run the worker could not write, as the user reads it: where, and why, with its code (the CLI says what to do: src/cli/main.ts). */
 function runError({ path, error, code }: RunResponse): Error {
-  const err = new Error(
-    `could not write the index's run ${path}: ${error}${code === "ENOSPC" ? " (the disk is full: free space beside the output, or give --memory more so fewer runs are written)" : ""}`,
-  ) as NodeJS.ErrnoException;
+  const err = new Error(`could not write the index's run ${path}: ${error}`) as NodeJS.ErrnoException;
   if (code) err.code = code;
   return err;
 }
