@@ -6,6 +6,7 @@ import {
   mkdtempSync,
   openSync,
   readdirSync,
+  readFileSync,
   renameSync,
   rmSync,
   writeSync,
@@ -122,10 +123,14 @@ export function removeScratch(dir: string): void {
   scratchDirs.delete(dir);
 }
 
-/** Removes every scratch folder of this process: when it is stopped by a signal, before it exits. */
+/** Removes every scratch folder of this process, and lets go of its lock files (takeLock): when it is stopped by a signal, before it exits. */
 export function removeAllScratch(): void {
   for (const dir of [...scratchDirs]) removeScratch(dir);
+  for (const release of [...heldLocks]) release();
 }
+
+/** The lock files this process holds (takeLock), each by the function that lets it go. */
+const heldLocks = new Set<() => void>();
 
 /**
  * Removes the scratch folders and half-written snapshots in `dir` left by builds whose process
@@ -155,5 +160,72 @@ function processAlive(pid: number): boolean {
   } catch (err) {
     // EPERM: it runs, as another user.
     return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** A process's start time in clock ticks since boot (Linux), or "" where /proc cannot tell. */
+function processStart(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command may hold spaces and parentheses: the fields are counted after its last ")".
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? "";
+  } catch {
+    return "";
+  }
+}
+
+/** The process a lock file names, if it is still that process (its id may have been given to another since: the start times differ). */
+function lockHolder(text: string): number | undefined {
+  const [pidText = "", started = ""] = text.trim().split(" ");
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ESRCH") return undefined;
+  }
+  return !started || processStart(pid) === started ? pid : undefined;
+}
+
+/**
+ * Takes the lock file `path` for this process (its id and start time in it): a function that lets it go. While a
+ * live process other than this one holds it, throws `held(pid)`; a lock whose process is gone, or whose id another
+ * process now has (ids are reused, in containers soon), is taken over. A folder that cannot be written: `unwritable`.
+ */
+export function takeLock(
+  path: string,
+  errors: { held: (pid: number) => Error; unwritable: (err: Error) => Error },
+): () => void {
+  const mine = `${process.pid} ${processStart(process.pid)}`;
+  for (let attempt = 0; ; attempt++) {
+    let fd: number;
+    try {
+      fd = openSync(path, "wx", 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw errors.unwritable(err as Error);
+      let text = "";
+      try {
+        text = readFileSync(path, "utf8");
+      } catch {}
+      const holder = lockHolder(text);
+      if (holder === process.pid) return () => {};
+      if (holder !== undefined) throw errors.held(holder);
+      if (attempt > 2) throw errors.unwritable(new Error(`${path} cannot be replaced`));
+      rmSync(path, { force: true });
+      continue;
+    }
+    try {
+      writeSync(fd, `${mine}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    const release = () => {
+      heldLocks.delete(release);
+      try {
+        if (readFileSync(path, "utf8").trim() === mine) rmSync(path, { force: true });
+      } catch {}
+    };
+    heldLocks.add(release);
+    return release;
   }
 }

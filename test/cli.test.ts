@@ -119,6 +119,22 @@ await mainOf("snapshot:build", () => { throw Object.assign(new Error("ENOSPC: no
     );
   });
 
+  test("two builds never write one --out: the second is refused while the first runs; a lock whose process is gone is taken over", async () => {
+    const dir = tempDir();
+    const out = join(dir, "x.tome");
+    // This test's process stands for a build writing x.tome.
+    writeFileSync(join(dir, ".x.tome.lock"), `${process.pid}\n`);
+    const refused = await run([BUILD, "--dump", SQUAD, "--out", out, "--limit", "3"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`another build or update (process ${process.pid}) is writing ${out}`);
+    expect(existsSync(out)).toBe(false);
+    // A process id no process has: the lock of a build that was killed.
+    writeFileSync(join(dir, ".x.tome.lock"), "4194303 1\n");
+    const built = await run([BUILD, "--dump", SQUAD, "--out", out, "--limit", "3"]);
+    expect(built.code).toBe(0);
+    expect(readdirSync(dir)).toEqual(["x.tome"]);
+  });
+
   test("a missing dump says so, exit 1", async () => {
     const { stderr, code } = await run([BUILD, "--dump", "/nonexistent.xml.bz2", "--out", join(tempDir(), "x.tome")]);
     expect(code).toBe(1);

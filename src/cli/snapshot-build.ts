@@ -1,14 +1,15 @@
 /** bun run snapshot:build — MediaWiki dumps → a Tome snapshot. */
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { readFileSync, renameSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, statSync } from "node:fs";
 import { buildFromDumps, DEFAULT_MEMORY_BYTES } from "../build";
 import { DEFAULT_CHUNK_WORDS, type IngestResult } from "../ingest";
 import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
 import { indexProgress, ingestProgress } from "./progress";
 import { ArgumentError, mainOf } from "./main";
 import { commandLine } from "../invocation";
-import { clearStaleScratch } from "../files";
+import { clearStaleScratch, takeLock } from "../files";
+import { UserError } from "../errors";
 
 const HELP = `Usage: ${commandLine("snapshot:build")} --dump <path|url> [--dump <path|url> …] [options]
 
@@ -147,11 +148,19 @@ export async function buildSnapshot(
   log: (line: string) => void = (l) => console.log(l),
 ): Promise<string> {
   const started = performance.now();
-  const progress = ingestProgress();
-  const bars = indexProgress();
   // Known only from the dump's site information; a default name waits for it.
   const out = args.out ?? join("snapshots", `.pending-${process.pid}${SNAPSHOT_EXTENSION}`);
-  clearInterrupted(out, log);
+  const release = claimOutput(out, log);
+  try {
+    return await buildTo(out, args, log, started);
+  } finally {
+    release();
+  }
+}
+
+async function buildTo(out: string, args: BuildArgs, log: (line: string) => void, started: number): Promise<string> {
+  const progress = ingestProgress();
+  const bars = indexProgress();
   let report: Awaited<ReturnType<typeof buildFromDumps>>;
   try {
     report = await buildFromDumps(
@@ -189,13 +198,28 @@ export async function buildSnapshot(
   return path;
 }
 
-/** Removes, and says so, the scratch folders and half-written snapshots that a build or update killed before it could remove them left beside `out`. */
-export function clearInterrupted(out: string, log: (line: string) => void): void {
+/**
+ * Takes `out` for this build or update, or throws while another writes it (two would each report the file as
+ * theirs, the last renamed in winning: a lock file beside it, `.<name>.lock`); then removes, and says so, the scratch
+ * folders and half-written snapshots that a build or update killed before it could remove them left there. Returns
+ * the function that lets `out` go.
+ */
+export function claimOutput(out: string, log: (line: string) => void): () => void {
+  mkdirSync(dirname(out), { recursive: true });
+  const lock = join(dirname(out), `.${basename(out)}.lock`);
+  const release = takeLock(lock, {
+    held: (pid) =>
+      new UserError(
+        `another build or update (process ${pid}) is writing ${out}: wait for it, or write this one elsewhere with --out. If none is running, delete ${lock}.`,
+      ),
+    unwritable: (err) => new UserError(`cannot write beside ${out} (${err.message}): choose another --out.`),
+  });
   const stale = clearStaleScratch(dirname(out));
   if (stale.length)
     log(
       `removed ${stale.length} temporary file(s) in ${dirname(out)} left by a build or update that was killed (its process is gone): ${stale.join(", ")}`,
     );
+  return release;
 }
 
 /** What a build or an update wrote, for its last line: the snapshot's size, its index runs, the time since `started`, the peak memory. */

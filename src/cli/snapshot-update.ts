@@ -2,7 +2,7 @@
 import { DEFAULT_MEMORY_BYTES, readDeletions, updateSnapshot, type UpdateReport } from "../build";
 import { indexProgress, ingestProgress } from "./progress";
 import { ArgumentError, mainOf, note } from "./main";
-import { bytesOf, clearInterrupted, logSources, positiveInt, readOptions, writtenSummary } from "./snapshot-build";
+import { bytesOf, claimOutput, logSources, positiveInt, readOptions, writtenSummary } from "./snapshot-build";
 import { commandLine } from "../invocation";
 
 const HELP = `Usage: ${commandLine("snapshot:update")} --base <snapshot> --dump <path|url> [--dump …] [--deleted <file>] --out <snapshot>
@@ -89,7 +89,21 @@ export async function runUpdate(
 ): Promise<UpdateReport> {
   const started = performance.now();
   const deleted = args.deleted ? readDeletions(args.deleted) : undefined;
-  clearInterrupted(args.out, log);
+  const release = claimOutput(args.out, log);
+  try {
+    return await updateTo(args, log, started, deleted, days);
+  } finally {
+    release();
+  }
+}
+
+async function updateTo(
+  args: UpdateArgs,
+  log: (line: string) => void,
+  started: number,
+  deleted: ReturnType<typeof readDeletions> | undefined,
+  days: string[] | undefined,
+): Promise<UpdateReport> {
   const progress = ingestProgress();
   const bars = indexProgress();
   let report: UpdateReport;
