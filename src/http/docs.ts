@@ -155,7 +155,7 @@ export function alsoAt(path: string, operationId: string, summary: string): Docu
 export const SEARCH_BUSY = {
   503: described(
     UnavailableBody,
-    "`service_unavailable`: every search worker is busy (or the one answering stopped); nothing is charged. Retry-After says when to come back",
+    "`service_unavailable`: every search worker is busy (or the one answering stopped), the shared key store (Redis) cannot be reached, or the snapshot is being written over in place; nothing is charged. Retry-After says when to come back",
     {
       headers: RETRY_HEADERS,
       examples: {
@@ -168,7 +168,7 @@ export const SEARCH_BUSY = {
   ),
 };
 
-/** The answers every keyed route can give before its own work: authentication, then the rate limit and the quota. */
+/** The answers every keyed route can give before its own work: authentication, then the rate limit and the quota; and 503 while its key store or snapshot cannot be read. */
 export const KEY_ERRORS = {
   401: described(ErrorBody, "`unauthorized`: no API key in X-API-Key or Authorization: Bearer", {
     headers: COMMON_HEADERS,
@@ -204,6 +204,11 @@ export const KEY_ERRORS = {
         },
       },
     },
+  ),
+  503: described(
+    UnavailableBody,
+    "`service_unavailable`: the shared key store (Redis) cannot be reached, or the snapshot is being written over in place; nothing is charged. Retry-After says when to come back",
+    { headers: RETRY_HEADERS },
   ),
 };
 
