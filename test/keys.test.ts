@@ -336,7 +336,7 @@ describe("the key tool", () => {
       message: expect.stringContaining("This API key's scope is read, which does not allow this request"),
     });
     expect((outcome(read.key, COST.pdf, NEEDS.pdf) as Json).message).toContain(
-      "bun run keys create --name NAME --scope full",
+      "make one on the server's /dashboard, or ask its operator (bun run keys create --name NAME --account ACCOUNT --scope full)",
     );
     // A refusal costs nothing: the account spent 1 + 1 + 10.
     const known = access.admit(headersOf(read.key), COST.request);

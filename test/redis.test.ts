@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { readKeyFile, readUsage, usagePath } from "../src/access";
+import { INVALID_KEY, INVALID_KEY_NEXT, readKeyFile, readUsage, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { RedisAccess } from "../src/access/redis";
 import { createApp } from "../src/http";
@@ -202,7 +202,7 @@ describe("three replicas on one Redis", () => {
     expect((await keysOn(redis.url, ["revoke", made.id])).code).toBe(0);
     for (const r of replicas) {
       const refused = await call(r.url, made.key);
-      expect([refused.status, refused.body.message]).toEqual([403, "The API key is invalid or revoked."]);
+      expect([refused.status, refused.body.message]).toEqual([403, `${INVALID_KEY}${INVALID_KEY_NEXT}`]);
     }
     const listed = JSON.parse((await keysOn(redis.url, ["list", "--json"])).stdout) as Json[];
     const row = listed.find((k) => k.id === made.id)!;

@@ -53,13 +53,18 @@ export const READ_SCOPE: Refusal = {
   reason: "read scope",
   message:
     "This API key's scope is read, which does not allow this request (rendering a PDF needs scope full). " +
-    `Use a key with scope full: one is made with ${commandLine("keys create --name NAME --scope full")}.`,
+    `Use a key with scope full: make one on the server's /dashboard, or ask its operator (${commandLine("keys create --name NAME --account ACCOUNT --scope full")}).`,
 };
+
+/** What a 403 for the key itself says (api.md 5.5), and what to do next. */
+export const INVALID_KEY = "The API key is invalid or revoked.";
+export const INVALID_KEY_NEXT =
+  " Check that it was copied whole (wk_ and 32 letters and digits), or use another key of your account (its /dashboard lists them).";
 
 /** A key that is unknown, revoked or expired. */
 export function invalidKey(key: KnownKey | undefined): Refusal {
   const why = key && !key.record.revoked_at ? ` It expired at ${key.record.expires_at}.` : "";
-  return { reason: "invalid key", message: `The API key is invalid or revoked.${why}` };
+  return { reason: "invalid key", message: `${INVALID_KEY}${why}${INVALID_KEY_NEXT}` };
 }
 
 /**

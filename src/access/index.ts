@@ -59,6 +59,7 @@ export { DataFolderTaken } from "./server-lock";
 export { KeyStoreError } from "./errors";
 export { accountNameProblem } from "./names";
 export { KEY_SHAPE } from "./key-text";
+export { INVALID_KEY, INVALID_KEY_NEXT } from "./grant";
 export type { KnownKey } from "./ring";
 export type { Gate, Grant, Health, Hold, QuotaState, Refusal } from "./grant";
 export { ENTERPRISE_DEFAULT_RATE, isPlan, limitsOf, PLAN_NAMES, PLANS, type Plan, type PlanName } from "./plans";

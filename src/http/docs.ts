@@ -6,7 +6,7 @@
  */
 import { Type as t, type TSchema } from "@sinclair/typebox";
 import { Elysia, type DocumentDecoration } from "elysia";
-import { COST } from "../access";
+import { COST, INVALID_KEY, INVALID_KEY_NEXT } from "../access";
 // Imported as files, so that the executable (bun run compile) carries them.
 import swaggerUiBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import swaggerUiCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
@@ -181,7 +181,7 @@ export const KEY_ERRORS = {
   }),
   403: described(ErrorBody, "`forbidden`: the key is malformed, unknown, revoked or expired", {
     headers: COMMON_HEADERS,
-    examples: { [ERRORS.forbidden.code]: errorBody(ERRORS.forbidden, "The API key is invalid or revoked.") },
+    examples: { [ERRORS.forbidden.code]: errorBody(ERRORS.forbidden, `${INVALID_KEY}${INVALID_KEY_NEXT}`) },
   }),
   429: described(
     LimitErrorBody,

@@ -78,6 +78,8 @@ export const pdfRoutes = (
   return new Elysia().get("/v1/pdf/:page_id", pdfRoute.handler, {
     ...pdfRoute.hooks,
     response: {
+      // First: the route's own 503 (the render queue full) says more than theirs.
+      ...KEY_ERRORS,
       200: described(
         t.Any({ type: "string", format: "binary", description: "An A4 PDF of the page" }),
         "The page as a PDF file, to download",
@@ -109,7 +111,7 @@ export const pdfRoutes = (
       }),
       503: described(
         UnavailableBody,
-        "`service_unavailable`: too many PDFs are being rendered; nothing is charged. Retry-After says when to come back",
+        "`service_unavailable`: too many PDFs are being rendered, the shared key store (Redis) cannot be reached, or the snapshot is being written over in place; nothing is charged. Retry-After says when to come back",
         {
           headers: RETRY_HEADERS,
           examples: {
@@ -123,7 +125,6 @@ export const pdfRoutes = (
           },
         },
       ),
-      ...KEY_ERRORS,
     },
     detail: {
       ...KEYED,
