@@ -27,7 +27,7 @@ describe("README.md", () => {
   test("every curl of 'Using the API' answers 200, with the key sent as it shows", async () => {
     const section = README.slice(README.indexOf("## Using the API"), README.indexOf("The reference is generated"));
     const calls = [...section.matchAll(/^curl -H "([^:]+): ([^"]+)"(?: -o \S+)? '([^']+)'/gm)];
-    expect(calls.length).toBe(8);
+    expect(calls.length).toBe(9);
     for (const [, header, value, url] of calls) {
       const path = url!.replace("http://localhost:8080", "");
       const res = await fetch(`${server.url}${path}`, { headers: { [header!]: value!.replace("$KEY", server.key!) } });

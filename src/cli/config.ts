@@ -334,6 +334,13 @@ export function settingsHelp(names: readonly Name[]): string {
   return `${out.join("\n")}\n`;
 }
 
+/** The settings a command reads (the README's "read by"), in the table's order: its --help lists them all. */
+export function settingsReadBy(command: string): Name[] {
+  return SETTINGS.filter((s) => s.usedBy.split(", ").some((user) => user === command || user === "every command")).map(
+    (s) => s.name,
+  );
+}
+
 /** The README's table of every setting. */
 export function settingsTable(): string {
   const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("*", "\\*").replaceAll("<", "&lt;");

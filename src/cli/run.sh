@@ -6,7 +6,8 @@ set -euo pipefail
 
 usage() {
   cat <<'EOF'
-Usage: npm start [-- start's options]      (same as: bash src/cli/run.sh start; bun run start)
+Usage: npm start [-- --help]              (same as: bash src/cli/run.sh start; bun run start;
+                                           its settings are environment variables: PORT=8081 npm start)
        npm test  [-- bun test's options]   (same as: bash src/cli/run.sh test;  bun run test)
        bash src/cli/run.sh setup           install what is missing, run nothing
 

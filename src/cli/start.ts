@@ -31,7 +31,7 @@ import SAMPLE_DUMP from "../../test/fixtures/data/dumps/enwiki-2016-sample.xml.b
 import { newestIn, pinned, SnapshotSwapper } from "./swap";
 import { describeListening, ensurePortFree, listenFailure, readAddress } from "./listen";
 import { mainOf, note } from "./main";
-import { ConfigError, settingsHelp, type Config } from "./config";
+import { ConfigError, settingsHelp, settingsReadBy, type Config } from "./config";
 import { isSample, SAMPLE_NAME, SNAPSHOT_DIR, snapshotsToServe } from "./snapshots";
 import { commandLine, inExecutable } from "../invocation";
 
@@ -65,7 +65,7 @@ stops when there is none). Copied over in place (cp), the one served is let go f
 get 503 until the copy is whole and loaded (where the server can hold a read lease on the file).
 
 Environment:
-${settingsHelp(["TOME_SNAPSHOT", "TOME_SNAPSHOT_WATCH", "TOME_DUMP", "HOST", "PORT", "TOME_DATA", "TOME_ADMIN_TOKEN", "TOME_PUBLIC_URL", "TOME_TRUSTED_PROXIES", "TOME_REDIS_URL", "TOME_AUTH", "TOME_KEY_MS_PER_SECOND", "TOME_SEARCH_TIMEOUT_MS", "TOME_SEARCH_WORKERS", "TOME_SEARCH_WORKER_NICE", "TOME_BUILD_WORKERS"])}
+${settingsHelp(settingsReadBy("start"))}
 Make another key with: ${NEW_KEY_COMMAND}
 `;
 
