@@ -481,6 +481,37 @@ describe("which snapshot folder mode serves (D55), and the first one let go (iss
   });
 });
 
+describe("an identical copy renamed over the served snapshot (a nightly copy of unchanged data)", () => {
+  test("is moved to, so that the file renamed over is unmapped and its disk space given back", async () => {
+    const cwd = tempDir("tome-swap-same-");
+    const folder = join(cwd, "snapshots");
+    mkdirSync(folder);
+    copyFileSync(b.path, join(folder, "b.tome"));
+    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    try {
+      expect(await servedBy(server)).toBe(b.id);
+      const deleted = () =>
+        readFileSync(`/proc/${server.pid}/maps`, "utf8")
+          .split("\n")
+          .filter((line) => line.includes("/snapshots/b.tome (deleted)")).length;
+      dropIn(b.path, join(folder, "b.tome"));
+      await until(
+        "the copy served",
+        async () => server.stderr(),
+        (err) => /swap: now serving \S*b\.tome \(after a change in snapshots\/\)/.test(err),
+      );
+      expect(await servedBy(server)).toBe(b.id);
+      await until(
+        "the file renamed over unmapped",
+        async () => deleted(),
+        (n) => n === 0,
+      );
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
 describe("files written over in place while served (D56, D84)", () => {
   test("cp over the served snapshot is seen at once: logged, not read, and the new content served once whole", async () => {
     const cwd = tempDir("tome-swap-inplace-");

@@ -354,7 +354,10 @@ export class SnapshotSwapper {
       opened = performance.now();
       const meta = engine.snapshot.meta;
       const now = served.engine.snapshot.meta;
-      if (meta.contentHash === served.id && !this.suspended) {
+      // The same content in another file at the served path (an identical copy renamed over it) is moved to all the
+      // same: the file served is gone from the folder, and its mapping would hold its disk space until a restart.
+      const replacesServed = resolve(path) === this.served.path && file.identity !== this.served.identity;
+      if (meta.contentHash === served.id && !this.suspended && !replacesServed) {
         this.log(
           `swap: ${path} holds the same content as ${served.path} (content hash ${served.id.slice(0, 12)}); nothing to do.`,
         );
