@@ -513,6 +513,38 @@ describe("an identical copy renamed over the served snapshot (a nightly copy of 
 });
 
 describe("files written over in place while served (D56, D84)", () => {
+  test("a damaged copy written over it in place (a partial rsync --inplace): none served, and said so, not 'still serving'", async () => {
+    const cwd = tempDir("tome-swap-inplace-damaged-");
+    const folder = join(cwd, "snapshots");
+    mkdirSync(folder);
+    const served = join(folder, "served.tome");
+    copyFileSync(a.path, served);
+    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    try {
+      expect(await servedBy(server)).toBe(a.id);
+      // B's bytes with one of them wrong, written into the served file itself.
+      const bytes = new Uint8Array(readFileSync(b.path));
+      bytes[Math.floor(bytes.length / 3)]! ^= 0xff;
+      Bun.spawnSync(["dd", `of=${served}`, "conv=notrunc", "status=none"], { stdin: bytes });
+      await until(
+        "the damaged copy refused",
+        async () => server.stderr(),
+        (err) => /swap: refused \S*served\.tome .*it is damaged/.test(err),
+        30,
+      );
+      expect(server.stderr()).toContain("Nothing is served (requests get 503) until a whole snapshot is put in place");
+      expect(server.stderr()).not.toMatch(/it is damaged.*Still serving/);
+      const answer = await fetch(`${server.url}/v1/meta`);
+      expect(answer.status).toBe(503);
+      expect(((await answer.json()) as { message: string }).message).toContain(
+        "the service answers again once its operator puts a whole snapshot in place",
+      );
+      expect(alive(server)).toBe(true);
+    } finally {
+      await server.stop();
+    }
+  });
+
   test("cp over the served snapshot is seen at once: logged, not read, and the new content served once whole", async () => {
     const cwd = tempDir("tome-swap-inplace-");
     const folder = join(cwd, "snapshots");

@@ -316,9 +316,7 @@ export class SnapshotSwapper {
       const seenAs = file.identity ?? `skipped: ${file.reason}`;
       if ((key === this.served.path && !this.suspended) || this.dealtWith.get(key) === seenAs) continue;
       this.dealtWith.set(key, seenAs);
-      this.log(
-        `swap: refused ${file.path} (after ${reason}): ${file.reason}. Still serving ${this.app.served().path}.`,
-      );
+      this.log(`swap: refused ${file.path} (after ${reason}): ${file.reason}. ${this.stillServing()}`);
     }
     // A snapshot served whose file is still there keeps its place in the order (even if that
     // file no longer opens: its mapping holds what was renamed over); one removed gives way to the best left.
@@ -340,6 +338,12 @@ export class SnapshotSwapper {
     const served = this.app.served().path;
     if (servedThere) this.log(`swap: SIGHUP: nothing newer than ${served}, which is still served.`);
     else this.log(`swap: SIGHUP: ${served} is removed, and no other snapshot can be served; still serving it.`);
+  }
+
+  /** What a refusal's line ends with: the snapshot still served, or, while the one served was written over in place, that none is. */
+  private stillServing(): string {
+    if (!this.suspended) return `Still serving ${this.app.served().path}.`;
+    return `Nothing is served (requests get 503) until a whole snapshot is put in place: copy one under a temporary name in the same folder, then mv it into place.`;
   }
 
   private async tryServing(file: SnapshotFile, reason: string): Promise<Outcome> {
@@ -384,7 +388,12 @@ export class SnapshotSwapper {
         );
     } catch (err) {
       const message = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ");
-      this.log(`swap: refused ${path} (after ${reason}): ${message} Still serving ${served.path}.`);
+      this.log(`swap: refused ${path} (after ${reason}): ${message} ${this.stillServing()}`);
+      // What was being copied in is no snapshot to serve: clients are told it will not come by waiting a few seconds.
+      if (this.suspended)
+        this.app.suspend(
+          "The snapshot was replaced by a file that cannot be served; the service answers again once its operator puts a whole snapshot in place.",
+        );
       return "refused";
     }
     const verified = performance.now();
