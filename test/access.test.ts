@@ -322,6 +322,91 @@ describe("the key tool and a running server (D18)", () => {
 });
 
 describe("rate limit (D19)", () => {
+  /** Statuses by rate window (each answer's X-RateLimit-Reset): a burst may straddle a second. */
+  const byWindow = (answers: { status: number; headers: Headers }[]) => {
+    const windows = new Map<string, number[]>();
+    for (const a of answers) {
+      const w = a.headers.get("x-ratelimit-reset")!;
+      windows.set(w, [...(windows.get(w) ?? []), a.status]);
+    }
+    return [...windows.values()];
+  };
+
+  test("every keyed route can answer 429 with Retry-After (api.md 4), the PDF's HEAD too", async () => {
+    for (const [i, path] of [
+      "/v1/search?q=albedo",
+      "/v1/lucky?q=albedo",
+      "/v1/page/39?max_chunks=1",
+      "/v1/chunk/39_0",
+      "/v1/changes?limit=1",
+      "/v1/license",
+      "/v1/meta",
+      "/v1/pdf/39",
+    ].entries()) {
+      const { key } = await newKey(
+        data,
+        "--name",
+        "every",
+        "--account",
+        `every-route-${i}`,
+        "--plan",
+        "free",
+        "--scope",
+        "full",
+      );
+      const method = path.startsWith("/v1/pdf/") ? "HEAD" : "GET";
+      const answers = await Promise.all(
+        Array.from({ length: 25 }, () => fetch(server.url + path, { method, headers: { "X-API-Key": key } })),
+      );
+      const limited = answers.filter((a) => a.status === 429);
+      expect({ path, limited: limited.length > 0 }).toEqual({ path, limited: true });
+      for (const a of limited) expect({ path, retry: a.headers.get("retry-after") }).toEqual({ path, retry: "1" });
+      // Within a second, the plan's 10 and no more are answered.
+      for (const statuses of byWindow(answers))
+        expect({ path, answered: statuses.filter((s) => s !== 429).length <= 10 }).toEqual({ path, answered: true });
+    }
+  });
+
+  test("D2: the rate limit comes before validation: a bad request counts, and past 10 a second is 429, not 400", async () => {
+    const { key } = await newKey(data, "--name", "order", "--account", "rate-order", "--plan", "free");
+    const answers = await Promise.all(
+      Array.from({ length: 15 }, (_x, i) =>
+        fetch(`${server.url}${i % 2 ? "/v1/search?q=a&limit=0" : "/v1/nope"}`, { headers: { "X-API-Key": key } }),
+      ),
+    );
+    expect(answers.some((a) => a.status === 429)).toBe(true);
+    for (const statuses of byWindow(answers)) {
+      const refused = statuses.filter((s) => s === 429).length;
+      // Each second: its first 10 read (400 or 404), the rest refused before they are read.
+      expect(statuses.filter((s) => s === 400 || s === 404).length).toBe(statuses.length - refused);
+      if (refused) expect(statuses.length - refused).toBe(10);
+    }
+  });
+
+  test("D23: a read key's PDF is refused before the rate limit, costing nothing", async () => {
+    const { key } = await newKey(
+      data,
+      "--name",
+      "scope",
+      "--account",
+      "scope-first",
+      "--plan",
+      "free",
+      "--scope",
+      "read",
+    );
+    for (;;) {
+      const second = Math.floor(Date.now() / 1000);
+      const refused = await Promise.all(Array.from({ length: 12 }, () => call(server.url, key, "/v1/pdf/39")));
+      const after = await call(server.url, key, "/v1/chunk/39_0");
+      // All in one second (rate windows are whole seconds), or tried again in the next.
+      if (Math.floor(Date.now() / 1000) !== second) continue;
+      expect(refused.map((r) => r.status)).toEqual(Array(12).fill(403));
+      // The 12 refusals took nothing of the second's 10: the next request is its first.
+      expect([after.status, after.headers.get("x-ratelimit-remaining")]).toEqual([200, "9"]);
+      break;
+    }
+  });
   test("exactly the plan's number per second, with 200 requests in flight at once, over several seconds", async () => {
     const { key } = await newKey(data, "--name", "rate", "--account", "rate", "--plan", "free");
     const admitted = new Map<number, number>();

@@ -406,6 +406,15 @@ describe("GET /v1/search", () => {
     expect(body.hits.length).toBeGreaterThanOrEqual(Math.min(50, matching));
     for (const h of body.hits) expect(h.page_id).toBe(39);
     expect(new Set(body.hits.map((h: Json) => h.chunk_id)).size).toBe(body.hits.length);
+    // offset and limit page over the page's chunks (D7): the pages put together are the whole list, in its order.
+    const ids = (hits: Json[]) => hits.map((h) => h.chunk_id);
+    const paged: number[] = [];
+    for (let offset = 0; offset < body.hits.length; offset += 2) {
+      const part = await ok(`/v1/search?q=albedo&page_id=39&limit=2&offset=${offset}`);
+      expect(part.estimatedTotalHits).toBe(body.hits.length);
+      paged.push(...ids(part.hits));
+    }
+    expect(paged).toEqual(ids(body.hits));
     expect((await ok(`/v1/search?q=albedo&page_id=${MAX}`)).hits).toEqual([]);
     await fails(`/v1/search?q=albedo&page_id=${MAX + 1}`, 400, "invalid_parameter");
     await fails("/v1/search?q=albedo&page_id=-1", 400, "invalid_parameter");
@@ -432,6 +441,8 @@ describe("GET /v1/search", () => {
         .toLowerCase()
         .replace(/\s+/g, " ");
       expect(text).toContain("solar zenith angle");
+      // The hit's own passage is the one holding it (D62: a phrase's page shows its chunk holding the phrase).
+      expect(`${h.section} ${h.text}`.toLowerCase().replace(/\s+/g, " ")).toContain("solar zenith angle");
     }
   });
 
@@ -944,8 +955,10 @@ describe("GET /v1/license and /v1/meta", () => {
     expect(body.content_license).toMatchObject({ ...LICENSE });
     expect(Object.keys(body.source).sort()).toEqual(["name", "project", "reuse_info", "terms_url"]);
     expect(body.source.project).toBe("en.wikipedia.org");
+    expect(body.source.terms_url).toBe("https://foundation.wikimedia.org/wiki/Terms_of_Use");
     expect(body.modifications.modified).toBe(true);
     expect(body.modifications.changes_made.length).toBeGreaterThan(2);
+    for (const change of body.modifications.changes_made) expect(typeof change).toBe("string");
     expect(Object.keys(body.attribution_requirements).sort()).toEqual([
       "changes",
       "credit",
