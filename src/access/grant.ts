@@ -59,7 +59,7 @@ export const READ_SCOPE: Refusal = {
 /** What a 403 for the key itself says (api.md 5.5), and what to do next. */
 export const INVALID_KEY = "The API key is invalid or revoked.";
 export const INVALID_KEY_NEXT =
-  " Check that it was copied whole (wk_ and 32 letters and digits), or use another key of your account (its /dashboard lists them).";
+  " Check that it was copied whole (wk_ and 32 letters and digits), or use another key of your account.";
 
 /** A key that is unknown, revoked or expired. */
 export function invalidKey(key: KnownKey | undefined): Refusal {
