@@ -5,12 +5,14 @@
  * server, and Try it out with a key.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { Access } from "../src/access";
 import { createApp, serve, type RunningServer } from "../src/http";
 import type { Engine } from "../src/search";
 import { openChromium } from "./chromium";
 import { PdfBusyError } from "../src/pdf";
-import { EN_2016, engineFor, newKey, tempDir } from "./helpers";
+import { EN_2016, engineFor, newKey, ROOT, tempDir } from "./helpers";
 
 // Per file: the snapshot is built from the real dump.
 setDefaultTimeout(120_000);
@@ -519,6 +521,22 @@ describe("/docs", () => {
     }
     expect((await get("/v1/openapi.json", null)).status).toBe(200);
     expect((await get("/docs/assets/package.json", null)).status).toBe(404);
+  });
+
+  test("the UI's script is sent gzipped to a client that takes it (a third of its size), as it is to one that does not", async () => {
+    const path = "/docs/assets/swagger-ui-bundle.js";
+    const file = readFileSync(join(ROOT, "node_modules/swagger-ui-dist/swagger-ui-bundle.js"));
+    const plain = await fetch(base + path, { headers: { "accept-encoding": "identity" } });
+    expect([plain.headers.get("content-encoding"), plain.headers.get("vary")]).toEqual([null, "Accept-Encoding"]);
+    expect(Buffer.from(await plain.arrayBuffer()).equals(file)).toBe(true);
+    const zipped = await fetch(base + path, { headers: { "accept-encoding": "br, gzip;q=0.8" }, decompress: false });
+    expect(zipped.headers.get("content-encoding")).toBe("gzip");
+    const wire = new Uint8Array(await zipped.arrayBuffer());
+    expect(wire.byteLength).toBeLessThan(file.byteLength / 2);
+    expect(Buffer.from(Bun.gunzipSync(wire)).equals(file)).toBe(true);
+    // gzip;q=0 refuses it.
+    const refused = await fetch(base + path, { headers: { "accept-encoding": "gzip;q=0, deflate" } });
+    expect(refused.headers.get("content-encoding")).toBeNull();
   });
 
   test("renders every operation and the examples in headless Chromium, from our server alone", async () => {
