@@ -18,6 +18,7 @@
  *   page-concat   /v1/page/{longest}?format=concat
  *   changes       /v1/changes?limit=1000
  *   pdf           /v1/pdf of a different page each time, the longest first (none kept yet: each one rendered)
+ *   docs-asset    Swagger UI's script, /docs/assets/swagger-ui-bundle.js (1.7 MB; served without a key)
  * Rounds alternate idle and attack; the figures are medians over rounds. The target: the
  * victim's p99 under attack stays under 3× its idle p99.
  */
@@ -34,7 +35,8 @@ import { median } from "../stats";
 
 const HELP = `Usage: bun bench/load/fairness.ts [options]
 
-  --attack KIND     search, hostile-search, mcp-batch, mcp-get-page, mcp-deep, page-concat, changes or pdf
+  --attack KIND     search, hostile-search, mcp-batch, mcp-get-page, mcp-deep, page-concat, changes, pdf or
+                    docs-asset
                     (default search)
   --victim ROUTE    what the victim asks: chunk (/v1/chunk, default) or search (/v1/search of one word: with
                     --workers W > 0 its searches wait for the search workers beside the attacker's)
@@ -200,6 +202,7 @@ const ATTACKS: Record<string, (n: number) => [string, RequestInit]> = {
   "page-concat": () => [`/v1/page/${longest}?format=concat`, {}],
   changes: () => ["/v1/changes?limit=1000", {}],
   pdf: (n) => [`/v1/pdf/${longestFirst[n % longestFirst.length]}`, {}],
+  "docs-asset": () => ["/docs/assets/swagger-ui-bundle.js", {}],
 };
 const chosen = ATTACKS[values.attack!];
 if (!chosen) throw new Error(`--attack must be one of ${Object.keys(ATTACKS).join(", ")}`);
