@@ -378,7 +378,7 @@ function compressed(
 }
 
 /** Whether Accept-Encoding allows gzip (RFC 9110 12.5.3: named, or `*`, without q=0). */
-export function acceptsGzip(header: string | null): boolean {
+function acceptsGzip(header: string | null): boolean {
   if (!header) return false;
   let star = false;
   for (const part of header.toLowerCase().split(",")) {
