@@ -1,8 +1,8 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { open } from "../src/search";
-import { openSnapshot } from "../src/snapshot";
+import { openContainer, openSnapshot } from "../src/snapshot";
 import {
   EN_2006_TRUNCATED,
   launch,
@@ -499,5 +499,47 @@ describe("bun run snapshot:verify and snapshot:convert", () => {
       pages.map((p) => [p.pageId, p.title, p.chunks.map((c) => c.text)]),
     );
     expect(open(old).search("Super Bowl 50").hits[0]!.page.title).toBe("Super Bowl 50");
+  });
+});
+
+describe("bun run snapshot:export", () => {
+  const EXPORT = join(ROOT, "src/cli/snapshot-export.ts");
+
+  test("--out a link is written through, never renamed over (a device or pipe is not replaced by a file)", async () => {
+    const snapshot = await snapshotFor({ dumps: [SQUAD] });
+    const dir = tempDir();
+    const target = join(dir, "target.jsonl");
+    writeFileSync(target, "");
+    const link = join(dir, "link.jsonl");
+    symlinkSync(target, link);
+    const { code } = await run([EXPORT, "--snapshot", snapshot, "--out", link]);
+    expect(code).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(target, "utf8").split("\n").filter(Boolean)).toHaveLength(
+      openSnapshot(snapshot).meta.indexedChunks,
+    );
+    const folder = await run([EXPORT, "--snapshot", snapshot, "--out", dir]);
+    expect([folder.code, folder.stderr.trim()]).toEqual([
+      1,
+      `snapshot:export: --out names a folder (${dir}): name the file to write, e.g. ${join(dir, "chunks.jsonl.zst")}.`,
+    ]);
+  });
+
+  test("a damaged text block is one line saying what to do, to a file or to standard output", async () => {
+    const snapshot = await snapshotFor({ dumps: [SQUAD] });
+    const damaged = join(tempDir(), "damaged.tome");
+    const bytes = readFileSync(snapshot);
+    const block = openContainer(snapshot).sections.find((s) => s.name === "text.blocks.0")!;
+    // A run of bytes in the middle of the first text block: zstd's decoder finds it (one flipped byte may decode).
+    bytes.fill(0xff, block.offset + Math.floor(block.length / 2), block.offset + Math.floor(block.length / 2) + 256);
+    writeFileSync(damaged, bytes);
+    for (const out of [join(dirname(damaged), "out.jsonl"), "-"]) {
+      const { code, stderr } = await run([EXPORT, "--snapshot", damaged, "--out", out]);
+      expect({ out, code }).toEqual({ out, code: 1 });
+      expect(stderr).toContain(`snapshot:export: ${damaged}: a text block is damaged`);
+      expect(stderr).toContain(`check it with bun run snapshot:verify ${damaged}`);
+      expect(stderr).not.toContain("    at ");
+    }
+    expect(existsSync(join(dirname(damaged), "out.jsonl"))).toBe(false);
   });
 });

@@ -3,7 +3,7 @@
  * enwiki-2016-sample (newer revisions of the same pages) against a full build over both.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildFromDumps } from "../src/build";
 import { updateSnapshot } from "../src/build/update";
@@ -343,6 +343,41 @@ describe("snapshot:follow --from a local mirror", () => {
       [["20160501"], meta.updates![0]!.changed],
       [["20160502"], 0],
     ]);
+  });
+
+  test("a day still being written holds back the days after it; --dir however spelt, --keep never removes what it wrote", async () => {
+    const snapshots = tempDir("tome-follow-");
+    const mirror = tempDir("tome-incr-");
+    writeFileSync(join(snapshots, "enwiki.tome"), readFileSync(BASE));
+    const day = (d: string, status: string) => {
+      const at = join(mirror, "enwiki", d);
+      mkdirSync(at, { recursive: true });
+      symlinkSync(EN_2016, join(at, `enwiki-${d}-pages-meta-hist-incr.xml.bz2`));
+      writeFileSync(join(at, "status.txt"), status);
+    };
+    day("20160501", "in-progress\n");
+    day("20160502", "done\n");
+    const held = await follow("--dir", `${snapshots}/`, "--from", mirror, "--keep", "1");
+    expect(held.code).toBe(0);
+    expect(held.stderr).toContain("20160501 is not finished yet");
+    expect(readdirSync(snapshots)).toEqual(["enwiki.tome"]);
+    writeFileSync(join(mirror, "enwiki", "20160501", "status.txt"), "done\n");
+    const both = await follow("--dir", `${snapshots}/`, "--from", mirror, "--keep", "1");
+    expect(both.code).toBe(0);
+    expect(both.stderr).toMatch(/applying 2 day\(s\) 20160501…20160502 to enwiki\.tome/);
+    expect(readdirSync(snapshots).sort()).toEqual(["enwiki-20160502.tome", "enwiki.tome"]);
+    // A lock a live process holds refuses a second follower; --from a file is one line.
+    writeFileSync(join(snapshots, ".follow.lock"), `${process.pid}\n`);
+    const locked = await follow("--dir", snapshots, "--from", mirror);
+    expect([locked.code, locked.stderr]).toEqual([
+      1,
+      expect.stringContaining(`another snapshot:follow (process ${process.pid})`),
+    ]);
+    rmSync(join(snapshots, ".follow.lock"));
+    const file = await follow("--dir", snapshots, "--from", join(mirror, "enwiki", "20160501", "status.txt"));
+    expect(file.code).toBe(1);
+    expect(file.stderr).toContain("is a file: give the folder holding the incremental dumps");
+    expect(file.stderr).not.toContain("    at ");
   });
 
   test("--help documents cron use", async () => {

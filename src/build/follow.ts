@@ -4,7 +4,7 @@
  * directory saying "done" in its status.txt once complete) or from a local directory laid
  * out the same way (or with the files side by side), and applies them in one update.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { DumpError } from "../ingest";
 import type { SnapshotMeta } from "../snapshot";
@@ -31,8 +31,8 @@ export const dayOf = (tsUnix: number) => new Date(tsUnix * 1000).toISOString().s
 
 /** Where a day's dumps come from: a local directory or an HTTP(S) mirror of other/incr. */
 export interface DumpPlace {
-  /** The days published (complete) there, sorted. */
-  days(wiki: string): Promise<string[]>;
+  /** The days there, sorted: those complete, and those still being written (their status.txt does not say done). */
+  days(wiki: string): Promise<{ done: string[]; unfinished: string[] }>;
   /** The path or URL of a day's dump. */
   dump(wiki: string, day: string): string;
 }
@@ -43,10 +43,13 @@ const DAY = /^(\d{8})$/;
 export function localPlace(dir: string): DumpPlace {
   if (!existsSync(dir))
     throw new DumpError(`no such directory: ${dir}. Give the folder holding the incremental dumps.`);
+  if (!statSync(dir).isDirectory())
+    throw new DumpError(`${dir} is a file: give the folder holding the incremental dumps (<dir>/<wiki>/<YYYYMMDD>/).`);
   const nested = (wiki: string, day: string) => join(dir, wiki, day, incrName(wiki, day));
   return {
     async days(wiki) {
       const found = new Set<string>();
+      const unfinished = new Set<string>();
       const flat = new RegExp(`^${wiki}-(\\d{8})-pages-meta-hist-incr\\.xml\\.bz2$`);
       for (const name of readdirSync(dir)) {
         const day = flat.exec(name)?.[1];
@@ -54,14 +57,14 @@ export function localPlace(dir: string): DumpPlace {
       }
       if (existsSync(join(dir, wiki))) {
         for (const day of readdirSync(join(dir, wiki))) {
-          if (!DAY.test(day) || !existsSync(nested(wiki, day))) continue;
+          if (!DAY.test(day)) continue;
           const status = join(dir, wiki, day, "status.txt");
           // A day being written is not taken; a copy without status.txt is.
-          if (existsSync(status) && !isDone(readFileSync(status, "utf8"))) continue;
-          found.add(day);
+          if (existsSync(status) && !isDone(readFileSync(status, "utf8"))) unfinished.add(day);
+          else if (existsSync(nested(wiki, day))) found.add(day);
         }
       }
-      return [...found].sort();
+      return { done: [...found].sort(), unfinished: [...unfinished].filter((d) => !found.has(d)).sort() };
     },
     dump(wiki, day) {
       return existsSync(nested(wiki, day)) ? nested(wiki, day) : join(dir, incrName(wiki, day));
@@ -90,11 +93,13 @@ export function httpPlace(base: string, fetchImpl: typeof fetch = fetch): DumpPl
         );
       const listed = [...new Set([...(await index.text()).matchAll(/href="(\d{8})\/?"/g)].map((m) => m[1]!))].sort();
       const done: string[] = [];
+      const unfinished: string[] = [];
       for (const day of listed) {
         const status = await get(`${root}/${wiki}/${day}/status.txt`);
         if (status.ok && isDone(await status.text())) done.push(day);
+        else unfinished.push(day);
       }
-      return done;
+      return { done, unfinished };
     },
     dump(wiki, day) {
       return `${root}/${wiki}/${day}/${incrName(wiki, day)}`;

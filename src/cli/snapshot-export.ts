@@ -4,7 +4,7 @@
  * source and the attribution a reuser must show). Streamed: one page's chunks are in memory at
  * a time, and a slow reader (a pipe, the compressor) holds the loop back.
  */
-import { createWriteStream, existsSync, renameSync, rmSync } from "node:fs";
+import { createWriteStream, existsSync, lstatSync, renameSync, rmSync, type Stats, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { createGzip, createZstdCompress } from "node:zlib";
 import { UserError } from "../errors";
 import { ApiError, Attributions, readSince, Resources } from "../http";
-import { openSnapshot, type Snapshot } from "../snapshot";
+import { openSnapshot, type Snapshot, SnapshotError } from "../snapshot";
 import { countProgress } from "./progress";
 import { ArgumentError, mainOf, note } from "./main";
 import { commandLine } from "../invocation";
@@ -129,6 +129,21 @@ function compressorFor(out: string) {
   return undefined;
 }
 
+/** What --out names: a regular file (or none yet), or something else that is written to as it is. */
+function outputKind(out: string): "file" | "other" {
+  let link: Stats;
+  try {
+    link = lstatSync(out);
+  } catch {
+    return "file";
+  }
+  if (statSync(out, { throwIfNoEntry: false })?.isDirectory())
+    throw new UserError(
+      `--out names a folder (${out}): name the file to write, e.g. ${join(out, "chunks.jsonl.zst")}.`,
+    );
+  return link.isFile() ? "file" : "other";
+}
+
 /** Writes the export; returns the chunks written, or undefined when the reader of standard output stopped first. */
 export async function runExport(args: ExportArgs, stdout: Writable = process.stdout): Promise<number | undefined> {
   const snapshot = openSnapshot(args.snapshot);
@@ -136,19 +151,25 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
   const progress = countProgress(basename(args.snapshot), chunks, "chunks");
   const lines = Readable.from(exportLines(snapshot, rows, progress.update), { objectMode: false });
   const compressor = compressorFor(args.out);
-  const partial = args.out === "-" ? undefined : join(dirname(args.out), `.${basename(args.out)}.partial`);
-  if (partial && !existsSync(dirname(args.out)))
+  const target = args.out === "-" ? undefined : outputKind(args.out);
+  // A regular file is written beside itself and renamed into place when whole; a device, a pipe or a link is written to
+  // as it is (renamed over, /dev/null would become a file).
+  const partial = target === "file" ? join(dirname(args.out), `.${basename(args.out)}.partial`) : undefined;
+  if (target === "file" && !existsSync(dirname(args.out)))
     throw new UserError(`no folder ${dirname(args.out)}/ to write ${basename(args.out)} in.`);
-  const sink = partial ? createWriteStream(partial) : stdout;
+  const sink = partial ? createWriteStream(partial) : target ? createWriteStream(args.out) : stdout;
+  const ends = target !== undefined;
   try {
-    await (compressor
-      ? pipeline(lines, compressor, sink, { end: !!partial })
-      : pipeline(lines, sink, { end: !!partial }));
+    await (compressor ? pipeline(lines, compressor, sink, { end: ends }) : pipeline(lines, sink, { end: ends }));
     if (partial) renameSync(partial, args.out);
   } catch (err) {
     if (partial && existsSync(partial)) rmSync(partial);
     // The reader of standard output stopped (| head): what it read is what it wanted.
     if (!partial && (err as NodeJS.ErrnoException).code === "EPIPE") return undefined;
+    if (err instanceof SnapshotError)
+      throw new SnapshotError(
+        `${args.snapshot}: ${err.message}. ${partial ? "Nothing was written" : "The export stops there"}: check it with ${commandLine(`snapshot:verify ${args.snapshot}`)}, then copy or build it again.`,
+      );
     throw err;
   } finally {
     progress.stop();

@@ -1,6 +1,8 @@
 /** bun run snapshot:follow — keeps a snapshot up to date from its wiki's daily incremental dumps. */
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { UserError } from "../errors";
+import { takeLock } from "../files";
 import {
   appliedDays,
   dayOf,
@@ -125,7 +127,17 @@ async function followOnce(args: FollowArgs, log: (line: string) => void): Promis
   for (const ts of snapshot.pages.ts) if (ts > newest) newest = ts;
   const start = args.startDay ?? (applied.length ? nextDay(applied.at(-1)!) : dayOf(newest));
   const place: DumpPlace = args.from ? localPlace(args.from) : httpPlace(args.url);
-  const { days, missing } = daysToApply(await place.days(wiki), start);
+  const listed = await place.days(wiki);
+  // A day still being written holds back the days after it: applied without it, its changes would never be.
+  const waiting = listed.unfinished.find((d) => d >= start);
+  if (waiting)
+    log(
+      `${waiting} is not finished yet (its status.txt does not say done): it and the days after it wait for a later run.`,
+    );
+  const { days, missing } = daysToApply(
+    listed.done.filter((d) => !waiting || d < waiting),
+    start,
+  );
   const fresh = days.filter((d) => !applied.includes(d));
   if (!fresh.length) {
     log(
@@ -163,39 +175,19 @@ function prune(dir: string, wiki: string, keep: number, spare: string[], log: (l
     .reverse();
   for (const name of made.slice(keep)) {
     const path = join(dir, name);
-    if (spare.some((s) => basename(s) === name && dirname(s) === dir)) continue;
+    if (spare.some((s) => resolve(s) === resolve(path))) continue;
     rmSync(path, { force: true });
     log(`removed ${path} (--keep ${keep})`);
   }
 }
 
-/** A lock file in the snapshots' folder: refuses a second follower while the first is alive. */
+/** A lock file in the snapshots' folder: refuses a second follower while the first is alive (takeLock: a lock left by a process that is gone, or by an earlier process of the same id, is taken over). */
 function lock(dir: string): () => void {
-  const path = join(dir, ".follow.lock");
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(path, "wx");
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      return () => rmSync(path, { force: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST")
-        throw new SnapshotError(
-          `cannot write the lock ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
-        );
-      const pid = Number(readFileSync(path, "utf8"));
-      let alive = false;
-      try {
-        alive = pid > 0 && process.kill(pid, 0);
-      } catch {
-        alive = false;
-      }
-      if (alive)
-        throw new ArgumentError(`another snapshot:follow (pid ${pid}) is running on ${dir}/; wait for it to finish.`);
-      rmSync(path, { force: true });
-    }
-  }
-  throw new ArgumentError(`cannot take the lock ${path}.`);
+  return takeLock(join(dir, ".follow.lock"), {
+    held: (pid) =>
+      new UserError(`another snapshot:follow (process ${pid}) is running on ${dir}/; wait for it to finish.`),
+    unwritable: (err) => new SnapshotError(`cannot write the lock in ${dir}/: ${err.message}.`),
+  });
 }
 
 /** The command, on its arguments (what follows its name). */
@@ -215,7 +207,8 @@ export async function main(argv: string[]): Promise<void> {
     process.on("exit", unlock);
     // While an update runs, its own handler removes its temporary files and exits.
     let updating = false;
-    process.on("SIGTERM", () => updating || process.exit(0));
+    // Before the update has its own handler (listing the days, fetching the index), nothing is written yet: stop at once.
+    process.on("SIGTERM", () => (updating && process.listenerCount("SIGTERM") > 1) || process.exit(0));
     const pass = async () => {
       updating = true;
       try {

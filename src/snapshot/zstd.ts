@@ -7,6 +7,7 @@
  */
 import { dlopen, FFIType, type Pointer } from "bun:ffi";
 import { zstdDecompressSync } from "node:zlib";
+import { SnapshotError } from "./format";
 
 /** What a block was compressed with: a dictionary, or none. */
 export type Dictionary = Uint8Array | null;
@@ -102,7 +103,7 @@ export function blockDecompressor(dictionary: Dictionary, via = zstdInUse()): Bl
     const out = into && into.byteLength >= size ? into : new Uint8Array(size);
     const written = lib.ZSTD_decompress_usingDDict(dctx, out, size, block, block.byteLength, ddict);
     if (lib.ZSTD_isError(written))
-      throw new Error(`a text block is damaged: zstd says "${lib.ZSTD_getErrorName(written)}"`);
+      throw new SnapshotError(`a text block is damaged: zstd says "${lib.ZSTD_getErrorName(written)}"`);
     return sized(out.subarray(0, Number(written)), size);
   };
   contexts.register(decompress, { dctx, ddict });
@@ -148,12 +149,12 @@ function nodeDecompress(block: Uint8Array, dictionary: Dictionary): Uint8Array {
   try {
     return dictionary ? zstdDecompressSync(block, { dictionary }) : Bun.zstdDecompressSync(block);
   } catch (error) {
-    throw new Error(`a text block is damaged: zstd says "${(error as Error).message}"`);
+    throw new SnapshotError(`a text block is damaged: zstd says "${(error as Error).message}"`);
   }
 }
 
 function sized(bytes: Uint8Array, size: number): Uint8Array {
   if (bytes.byteLength !== size)
-    throw new Error(`a text block is damaged: it holds ${bytes.byteLength} bytes, its chunks end at ${size}`);
+    throw new SnapshotError(`a text block is damaged: it holds ${bytes.byteLength} bytes, its chunks end at ${size}`);
   return bytes;
 }
