@@ -115,7 +115,7 @@ await mainOf("snapshot:build", () => { throw Object.assign(new Error("ENOSPC: no
     const { code, stderr } = await run([script]);
     expect(code).toBe(1);
     expect(stderr.trim()).toBe(
-      "snapshot:build: ENOSPC: no space left on device, write: the disk is full: free space there, or write elsewhere (--out, TOME_DATA). Nothing it would have replaced was changed.",
+      "snapshot:build: ENOSPC: no space left on device, write: the disk is full: free space there, or write elsewhere (--out). Nothing it would have replaced was changed.",
     );
   });
 

@@ -15,12 +15,17 @@ export class ArgumentError extends UserError {
 }
 
 /** What a file system's refusal to write asks of the person at the terminal. */
-const FILE_SYSTEM_FIXES: Record<string, string> = {
-  ENOSPC: "the disk is full: free space there, or write elsewhere (--out, TOME_DATA)",
-  EDQUOT: "the disk quota is used up: free space there, or write elsewhere (--out, TOME_DATA)",
-  EROFS: "the file system is read-only: write elsewhere (--out, TOME_DATA)",
-  EACCES: "this user may not write there: write elsewhere (--out, TOME_DATA), or change the folder's permissions",
+const FILE_SYSTEM_FIXES: Record<string, (elsewhere: string) => string> = {
+  ENOSPC: (elsewhere) => `the disk is full: free space there, or write elsewhere (${elsewhere})`,
+  EDQUOT: (elsewhere) => `the disk quota is used up: free space there, or write elsewhere (${elsewhere})`,
+  EROFS: (elsewhere) => `the file system is read-only: write elsewhere (${elsewhere})`,
+  EACCES: (elsewhere) =>
+    `this user may not write there: write elsewhere (${elsewhere}), or change the folder's permissions`,
 };
+
+/** Where a command is told to write instead. */
+const elsewhereFor = (name: string) =>
+  name === "start" || name === "keys" ? "TOME_DATA" : name === "snapshot:follow" ? "--dir" : "--out";
 
 export interface MainOptions {
   /** What follows an ArgumentError's message (default: how to see the command's --help). */
@@ -45,7 +50,9 @@ export async function mainOf(name: string, run: (config: Config) => unknown, opt
     const fix = FILE_SYSTEM_FIXES[(err as NodeJS.ErrnoException)?.code ?? ""];
     if (fix) {
       // The writes go to temporary files renamed into place when whole: nothing the command replaces is lost.
-      console.error(`${name}: ${(err as Error).message}: ${fix}. Nothing it would have replaced was changed.`);
+      console.error(
+        `${name}: ${(err as Error).message}: ${fix(elsewhereFor(name))}. Nothing it would have replaced was changed.`,
+      );
       process.exit(1);
     }
     const exitCode = err instanceof UserError ? err.exitCode : undefined;
