@@ -513,6 +513,31 @@ describe("bun run mcp", () => {
     expect(r.stdout).toContain("/mcp");
   });
 
+  test("a line it cannot read is said on stderr; one over 10 MB closes it, said, exit 1 (stdout stays the protocol's)", async () => {
+    const proc = Bun.spawn(["bun", join(ROOT, "src/cli/mcp.ts")], {
+      cwd: ROOT,
+      env: { ...process.env, TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }) },
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    // The server stops reading once past the bound: the rest of the write finds the pipe closed.
+    try {
+      proc.stdin.write("not json\n");
+      proc.stdin.write("x".repeat(11 * 1024 * 1024));
+      await proc.stdin.flush();
+    } catch {}
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toContain("mcp: JSON Parse error");
+    expect(stderr).toContain("mcp: the connection is closed (ReadBuffer exceeded maximum size");
+  });
+
   test("without a snapshot it says how to get one, on stderr, and exits 1 (stdout stays the protocol's)", async () => {
     const r = await run([], { TOME_SNAPSHOT: "" }, tempDir());
     expect(r.code).toBe(1);

@@ -44,12 +44,28 @@ export async function main(args: string[]): Promise<void> {
     }
     const engine = open(path);
     const tools = mcpTools(apiContext(engine), { logError: (error) => console.error(error) });
-    await tools.server().connect(new StdioServerTransport());
+    const server = tools.server();
+    await server.connect(new StdioServerTransport());
+    // A line it cannot read is said on stderr (stdout is the protocol's); one past the transport's 10 MB closes it: said, exit 1.
+    let lastError: Error | undefined;
+    server.onerror = (error) => {
+      lastError = error;
+      console.error(`mcp: ${error.message}`);
+    };
+    server.onclose = () => {
+      console.error(
+        `mcp: the connection is closed${lastError ? ` (${lastError.message}): a message is one line of JSON of at most ${MAX_LINE_MB} MB` : ""}.`,
+      );
+      process.exit(lastError ? 1 : 0);
+    };
     const m = engine.snapshot.meta;
     console.error(`mcp: serving ${path} (${m.wiki.host}, ${m.indexedPages} pages) over stdio.`);
     // The client ends the server by closing its stdin.
     process.stdin.once("end", () => process.exit(0));
   });
 }
+
+/** The stdio transport's bound on one message (the MCP SDK's STDIO_DEFAULT_MAX_BUFFER_SIZE). */
+const MAX_LINE_MB = 10;
 
 if (import.meta.main) await main(Bun.argv.slice(2));
