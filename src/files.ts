@@ -178,12 +178,7 @@ function processStart(pid: number): string {
 function lockHolder(text: string): number | undefined {
   const [pidText = "", started = ""] = text.trim().split(" ");
   const pid = Number(pidText);
-  if (!Number.isInteger(pid) || pid <= 0) return undefined;
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ESRCH") return undefined;
-  }
+  if (!Number.isInteger(pid) || pid <= 0 || !processAlive(pid)) return undefined;
   return !started || processStart(pid) === started ? pid : undefined;
 }
 

@@ -292,6 +292,14 @@ describe("refusals: nothing is written, one line says what to do", () => {
 });
 
 describe("snapshot:follow --from a local mirror", () => {
+  /** A day of the mirror: its dump (the English sample) and its status.txt. */
+  const day = (mirror: string, d: string, status: string) => {
+    const at = join(mirror, "enwiki", d);
+    mkdirSync(at, { recursive: true });
+    symlinkSync(EN_2016, join(at, `enwiki-${d}-pages-meta-hist-incr.xml.bz2`));
+    writeFileSync(join(at, "status.txt"), status);
+  };
+
   async function follow(...args: string[]): Promise<{ code: number; stderr: string }> {
     const proc = Bun.spawn(["bun", "src/cli/snapshot-follow.ts", ...args, "--workers", "2"], {
       cwd: ROOT,
@@ -306,14 +314,8 @@ describe("snapshot:follow --from a local mirror", () => {
     const snapshots = tempDir("tome-follow-");
     const mirror = tempDir("tome-incr-");
     writeFileSync(join(snapshots, "enwiki.tome"), readFileSync(BASE));
-    const day = (d: string, status: string) => {
-      const at = join(mirror, "enwiki", d);
-      mkdirSync(at, { recursive: true });
-      symlinkSync(EN_2016, join(at, `enwiki-${d}-pages-meta-hist-incr.xml.bz2`));
-      writeFileSync(join(at, "status.txt"), status);
-    };
-    day("20160501", "done\n");
-    day("20160502", "in-progress\n");
+    day(mirror, "20160501", "done\n");
+    day(mirror, "20160502", "in-progress\n");
 
     const first = await follow("--dir", snapshots, "--from", mirror);
     expect(first.code).toBe(0);
@@ -349,14 +351,8 @@ describe("snapshot:follow --from a local mirror", () => {
     const snapshots = tempDir("tome-follow-");
     const mirror = tempDir("tome-incr-");
     writeFileSync(join(snapshots, "enwiki.tome"), readFileSync(BASE));
-    const day = (d: string, status: string) => {
-      const at = join(mirror, "enwiki", d);
-      mkdirSync(at, { recursive: true });
-      symlinkSync(EN_2016, join(at, `enwiki-${d}-pages-meta-hist-incr.xml.bz2`));
-      writeFileSync(join(at, "status.txt"), status);
-    };
-    day("20160501", "in-progress\n");
-    day("20160502", "done\n");
+    day(mirror, "20160501", "in-progress\n");
+    day(mirror, "20160502", "done\n");
     const held = await follow("--dir", `${snapshots}/`, "--from", mirror, "--keep", "1");
     expect(held.code).toBe(0);
     expect(held.stderr).toContain("20160501 is not finished yet");
