@@ -4,7 +4,18 @@
  * written inline for the rule tests (wikiOf, articlesOf). Building snapshots and spawning
  * processes live in bench/support.ts, which the benchmarks use too; tests take them from here.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { writeIngested } from "../src/build";
 import { ingest, type Article, type IngestOptions, type IngestResult } from "../src/ingest";
@@ -68,11 +79,54 @@ export const snapshotFor = (options: IngestOptions): Promise<string> =>
 
 const keptSnapshot = cached((options) => writeSnapshotFor(options));
 
+/**
+ * A copy of the snapshot of these options that the test files share: each file runs in its own process, and
+ * 28 of them read the English dumps' snapshot. Built once per state of the code and the dumps (builds are
+ * deterministic, test/build.test.ts) into a folder named by both, then copied: a test may damage its copy. A wiki
+ * a test wrote, or a build with callbacks, is built for the test alone.
+ */
 async function writeSnapshotFor(options: IngestOptions): Promise<string> {
   const path = join(tempDir(), "test.tome");
-  writeSnapshot(await ingested(options), path, options);
+  // A wiki a test wrote is its own; so is a build whose callbacks a test reads.
+  if (
+    !options.dumps.every((d) => ALL_DUMPS.includes(d)) ||
+    Object.values(options).some((v) => typeof v === "function")
+  ) {
+    writeSnapshot(await ingested(options), path, options);
+    return path;
+  }
+  const shared = join(sharedSnapshots(), `${Bun.hash(JSON.stringify(options)).toString(36)}.tome`);
+  if (!existsSync(shared)) {
+    const scratch = `${shared}.${process.pid}.tmp`;
+    writeSnapshot(await ingested(options), scratch, options);
+    renameSync(scratch, shared);
+  }
+  copyFileSync(shared, path);
   return path;
 }
+
+/** The folder of shared snapshots for this code (src/, the lockfile, Bun) and these dumps; older ones, a day unused, go. */
+const sharedSnapshots = (() => {
+  let dir: string | undefined;
+  return (): string => {
+    if (dir) return dir;
+    const hash = new Bun.CryptoHasher("sha256").update(Bun.version);
+    const sources = readdirSync(join(ROOT, "src"), { recursive: true, encoding: "utf8" }).sort();
+    for (const file of [...sources.map((f) => join("src", f)), "bun.lock", "package.json"]) {
+      const full = join(ROOT, file);
+      if (statSync(full).isFile()) hash.update(file).update(readFileSync(full));
+    }
+    for (const d of ALL_DUMPS) hash.update(`${d}:${statSync(d).size}:${statSync(d).mtimeMs}`);
+    const root = join(tmpdir(), "tome-test-snapshots");
+    dir = join(root, hash.digest("hex").slice(0, 16));
+    mkdirSync(dir, { recursive: true });
+    const dayAgo = Date.now() - 86_400_000;
+    for (const old of readdirSync(root))
+      if (join(root, old) !== dir && statSync(join(root, old)).mtimeMs < dayAgo)
+        rmSync(join(root, old), { recursive: true, force: true });
+    return dir;
+  };
+})();
 
 /**
  * A search engine over snapshotFor(options), its searches and lucky lookups without D91's 100 ms limit unless a

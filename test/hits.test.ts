@@ -21,9 +21,18 @@ const ja = () => engineFor({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });
 
 const terms = (set: Set<string>): MatchedTerms => ({ candidates: set, has: (t) => set.has(t) });
 
+/** tokens(), kept for the last text: the reference reads each chunk three times (Japanese's segmenter is slow). */
+const tokensOf = (() => {
+  let last: { text: string; lang: string; words: ReturnType<typeof tokens> } | undefined;
+  return (text: string, lang: string) => {
+    if (last?.text !== text || last.lang !== lang) last = { text, lang, words: tokens(text, lang) };
+    return last.words;
+  };
+})();
+
 /** D9 read plainly (D95): the words (tokens()), the window of crop code points with the most distinct matched terms then the most matched words, cut at words, matched words in <em>. */
 function reference(text: string, matched: Set<string>, crop: number, highlight: boolean, lang: string): string {
-  const words = tokens(text, lang).map((t) => ({ ...t, hit: matched.has(t.term) }));
+  const words = tokensOf(text, lang).map((t) => ({ ...t, hit: matched.has(t.term) }));
   // UTF-16 offset → code-point offset, a high surrogate and the unit after it counting as one.
   const cp: number[] = [];
   let n = 0;
