@@ -174,8 +174,11 @@ function processStart(pid: number): string {
   }
 }
 
+/** What a lock file of this process holds: its id and start time (lockHolder reads them). */
+export const lockText = (): string => `${process.pid} ${processStart(process.pid)}`;
+
 /** The process a lock file names, if it is still that process (its id may have been given to another since: the start times differ). */
-function lockHolder(text: string): number | undefined {
+export function lockHolder(text: string): number | undefined {
   const [pidText = "", started = ""] = text.trim().split(" ");
   const pid = Number(pidText);
   if (!Number.isInteger(pid) || pid <= 0 || !processAlive(pid)) return undefined;
@@ -191,7 +194,7 @@ export function takeLock(
   path: string,
   errors: { held: (pid: number) => Error; unwritable: (err: Error) => Error },
 ): () => void {
-  const mine = `${process.pid} ${processStart(process.pid)}`;
+  const mine = lockText();
   for (let attempt = 0; ; attempt++) {
     let fd: number;
     try {

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import { Access, checkKeyStore, COST, keysPath, NEEDS, updateKeyFile, type KeyStoreState } from "../src/access";
 import { writeUsage } from "../src/access/usage";
+import { lockText } from "../src/files";
 import { keys, newKey, runToExit, snapshotFor, SQUAD, START, startServer, tempDir } from "./helpers";
 
 // Per file (bun applies it to the current file only): one test builds a snapshot from a real dump.
@@ -234,6 +235,27 @@ describe("keys.json damaged while the server runs", () => {
 });
 
 describe("the key tool", () => {
+  test("a lock left by a key command whose process id another process now has is taken over, not waited on", async () => {
+    const dir = tempDir("tome-data-");
+    // As in a container, where a killed command ran as process 1 and the next has its id: this test's own process
+    // is alive, and started at another time than the lock says.
+    const lock = `${keysPath(dir)}.lock`;
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(lock, `${process.pid} 1\n`);
+    const started = performance.now();
+    const made = updateKeyFile(dir, (file) => file.keys.length);
+    expect(made).toBe(0);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(existsSync(lock)).toBe(false);
+    // One held by a live process, as it started, is waited on until it goes.
+    writeFileSync(lock, lockText());
+    const remover = Bun.spawn(["sh", "-c", `sleep 0.6; rm "${lock}"`]);
+    const waitedFrom = performance.now();
+    expect(updateKeyFile(dir, (file) => file.keys.length)).toBe(0);
+    expect(performance.now() - waitedFrom).toBeGreaterThan(500);
+    await remover.exited;
+  }, 30_000);
+
   test("revoke takes the key's own text as well as its id, matched by its hash, and never prints it", async () => {
     const dir = tempDir("tome-data-");
     const made = await newKey(dir, "--name", "k");

@@ -3,6 +3,7 @@
  * after requests of each kind; closed to everyone else; not served without TOME_ADMIN_TOKEN.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Access } from "../src/access";
 import { createApp } from "../src/http/app";
 import {
   engineFor,
@@ -300,5 +301,74 @@ describe("guesses at the admin token (D147)", () => {
     expect(await scrape("203.0.113.9", TOKEN)).toEqual([429, true]);
     // The address that scraped before goes on scraping.
     expect(await scrape(scraper, TOKEN)).toBe(200);
+  });
+
+  test("counted with the dashboard's failed sign-ins where the server has an account store: 20 in all from an address, not 20 on each", async () => {
+    const access = new Access({ dataDir: tempDir("tome-data-"), keyMsPerSecond: 0 });
+    const app = createApp(await engineFor(SQUAD_OPTIONS), {
+      access,
+      accounts: access.accounts(),
+      adminToken: TOKEN,
+      trustedProxies: ["unknown"],
+    });
+    const from = (address: string) => ({ "x-forwarded-for": address });
+    const signIn = async (address: string, token: string) => {
+      const form = await app.handle(new Request("http://tome/dashboard/sign-in", { headers: from(address) }));
+      const cookie = form.headers.getSetCookie()[0]!.split(";")[0]!;
+      const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+      const r = await app.handle(
+        new Request("http://tome/dashboard/sign-in", {
+          method: "POST",
+          headers: { ...from(address), cookie, "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ csrf, token }),
+        }),
+      );
+      await r.arrayBuffer();
+      return r.status;
+    };
+    const scrape = async (address: string, token: string) => {
+      const r = await app.handle(
+        new Request("http://tome/metrics", { headers: { ...from(address), authorization: `Bearer ${token}` } }),
+      );
+      await r.arrayBuffer();
+      return r.status;
+    };
+    // Ten wrong tokens on /metrics and ten on the sign-in page: the address's 20.
+    for (let i = 0; i < 10; i++) expect(await scrape("198.51.100.7", `guess${i}`)).toBe(403);
+    for (let i = 0; i < 10; i++) expect(await signIn("198.51.100.7", `guess${i}`)).toBe(401);
+    expect(await signIn("198.51.100.7", TOKEN)).toBe(429);
+    expect(await scrape("198.51.100.7", TOKEN)).toBe(429);
+    // The operator's sign-in from an address makes it known to /metrics' global limit too.
+    expect(await signIn("192.0.2.50", TOKEN)).toBe(303);
+    // 20 wrong operator tokens so far; 80 more make the 100 from all addresses.
+    for (let a = 1; a <= 4; a++)
+      for (let i = 0; i < 20; i++) expect(await scrape(`203.0.113.${a}`, `guess${i}`)).toBe(403);
+    expect(await scrape("203.0.113.99", TOKEN)).toBe(429);
+    expect(await scrape("192.0.2.50", TOKEN)).toBe(200);
+    app.close();
+  });
+
+  test("while the account store cannot answer (Redis unreachable), /metrics answers and counts in its own memory", async () => {
+    const access = new Access({ dataDir: tempDir("tome-data-"), keyMsPerSecond: 0 });
+    const down = () => Promise.reject(new Error("connect ECONNREFUSED"));
+    const app = createApp(await engineFor(SQUAD_OPTIONS), {
+      access,
+      accounts: { ...access.accounts(), failures: down, remember: down, known: down },
+      adminToken: TOKEN,
+      trustedProxies: ["unknown"],
+    });
+    const scrape = async (token: string) => {
+      const r = await app.handle(
+        new Request("http://tome/metrics", {
+          headers: { "x-forwarded-for": "198.51.100.9", authorization: `Bearer ${token}` },
+        }),
+      );
+      await r.arrayBuffer();
+      return r.status;
+    };
+    expect(await scrape(TOKEN)).toBe(200);
+    for (let i = 0; i < 20; i++) expect(await scrape(`guess${i}`)).toBe(403);
+    expect(await scrape(TOKEN)).toBe(429);
+    app.close();
   });
 });

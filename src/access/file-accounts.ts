@@ -2,24 +2,15 @@
  * The dashboard's AccountStore on one server without Redis (accounts.ts): accounts and keys from
  * the server's key ring, sessions and failed sign-ins in memory, usage from its own ledger.
  */
-import {
-  KNOWN_ADDRESS_MS,
-  MAX_COUNTED_ADDRESSES,
-  MAX_SESSIONS,
-  SESSIONS_PER_ACCOUNT,
-  SIGN_IN_WINDOW_MS,
-  type AccountStore,
-  type Session,
-} from "./accounts";
+import { MAX_SESSIONS, SESSIONS_PER_ACCOUNT, type AccountStore, type Session } from "./accounts";
 import type { KeyRing } from "./ring";
 import { updateKeyFile } from "./store";
 import type { UsageLedger } from "./usage";
-import { WindowCounts } from "./window-counts";
+import { MemorySignIns } from "./sign-in-limits";
 import type { WorkShare } from "./work";
 
 /**
- * Sessions and failed sign-ins kept in memory: what one server without Redis needs (a restart
- * signs everyone out). Bounded (D82): SESSIONS_PER_ACCOUNT per account and MAX_SESSIONS in all,
+ * Sessions kept in memory: what one server without Redis needs (a restart signs everyone out). Bounded (D82): SESSIONS_PER_ACCOUNT per account and MAX_SESSIONS in all,
  * the oldest ending first, found without a scan (a Map keeps its insertion order, and every
  * session lasts SESSION_MS, so the first one made is the first to end).
  */
@@ -27,8 +18,6 @@ class MemorySessions {
   private readonly sessions = new Map<string, Session>();
   /** Each account's sessions' hashes, oldest first. */
   private readonly byAccount = new Map<string, string[]>();
-  private readonly failed = new WindowCounts(SIGN_IN_WINDOW_MS, MAX_COUNTED_ADDRESSES);
-  private readonly remembered = new Map<string, number>();
 
   put(hash: string, session: Session, now: number): void {
     for (const [h, s] of this.sessions) {
@@ -59,20 +48,6 @@ class MemorySessions {
   get size(): number {
     return this.sessions.size;
   }
-
-  failures(name: string, fail: boolean, now: number): number {
-    return this.failed.count(name, fail ? 1 : 0, now);
-  }
-
-  remember(name: string, now: number): void {
-    // Few: the addresses one operator signs in from. Bounded all the same.
-    if (this.remembered.size >= MAX_COUNTED_ADDRESSES) this.remembered.clear();
-    this.remembered.set(name, now + KNOWN_ADDRESS_MS);
-  }
-
-  known(name: string, now: number): boolean {
-    return (this.remembered.get(name) ?? 0) > now;
-  }
 }
 
 /**
@@ -82,6 +57,7 @@ class MemorySessions {
  */
 export function fileAccountStore(dataDir: string, ring: KeyRing, usage: UsageLedger, work: WorkShare): AccountStore {
   const memory = new MemorySessions();
+  const signIns = new MemorySignIns();
   return {
     account: async (name) => ring.account(name),
     keysOf: async (account) => ring.keysOf(account),
@@ -106,9 +82,9 @@ export function fileAccountStore(dataDir: string, ring: KeyRing, usage: UsageLed
     putSession: async (hash, session, now) => memory.put(hash, session, now),
     session: async (hash, now) => memory.get(hash, now),
     dropSession: async (hash) => memory.drop(hash),
-    failures: async (name, fail, now) => memory.failures(name, fail, now),
-    remember: async (name, now) => memory.remember(name, now),
-    known: async (name, now) => memory.known(name, now),
+    failures: (name, fail, now) => signIns.failures(name, fail, now),
+    remember: (name, now) => signIns.remember(name, now),
+    known: (name, now) => signIns.known(name, now),
     work,
   };
 }

@@ -55,6 +55,14 @@ export {
   type Session,
 } from "./accounts";
 export { WindowCounts } from "./window-counts";
+export {
+  MemorySignIns,
+  operatorSignedIn,
+  signInFailed,
+  signInRefusal,
+  signInRetrySeconds,
+  type SignInCounts,
+} from "./sign-in-limits";
 export { DataFolderTaken } from "./server-lock";
 export { KeyStoreError } from "./errors";
 export { accountNameProblem } from "./names";

@@ -7,7 +7,7 @@
  */
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { atomicWrite } from "../files";
+import { atomicWrite, lockHolder, lockText } from "../files";
 import { KeyStoreError } from "./errors";
 import { bumpGeneration, checkGeneration, generationPath, readGeneration } from "./generation";
 import { usagePath } from "./usage";
@@ -203,7 +203,7 @@ export function updateKeyFile<T>(dataDir: string, change: (file: KeyFile) => T):
   while (fd === undefined) {
     try {
       fd = openSync(lock, "wx", 0o600);
-      writeSync(fd, String(process.pid));
+      writeSync(fd, lockText());
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       if (staleLock(lock)) rmSync(lock, { force: true });
@@ -226,13 +226,17 @@ export function updateKeyFile<T>(dataDir: string, change: (file: KeyFile) => T):
   }
 }
 
+/**
+ * Whether the lock's holder is gone: no live process has its id, or one that started at another time does (ids are
+ * reused, in a container soon: a key command killed there as process 1 left the next one's pid in its lock). A lock
+ * still empty is its holder's until 10 s have passed.
+ */
 function staleLock(lock: string): boolean {
   try {
-    const pid = Number(readFileSync(lock, "utf8"));
-    if (!pid) return Date.now() - statSync(lock).mtimeMs > 10_000;
-    process.kill(pid, 0);
-    return false;
+    const text = readFileSync(lock, "utf8");
+    if (!text.trim()) return Date.now() - statSync(lock).mtimeMs > 10_000;
+    return lockHolder(text) === undefined;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ESRCH" || (err as NodeJS.ErrnoException).code === "ENOENT";
+    return (err as NodeJS.ErrnoException).code === "ENOENT";
   }
 }

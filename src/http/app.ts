@@ -148,7 +148,11 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     socketTime(PDF_SOCKET_SECONDS),
     methods,
     home({ dashboard: options.accounts !== undefined }),
-    metricsEndpoint(metrics, options.adminToken, { trustedProxies: options.trustedProxies, now: access?.now }),
+    metricsEndpoint(metrics, options.adminToken, {
+      trustedProxies: options.trustedProxies,
+      now: access?.now,
+      signIns: options.accounts,
+    }),
     keys(access),
     conditional,
   ];

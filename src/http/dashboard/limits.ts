@@ -12,7 +12,12 @@
  *   account: an account's token is 190 bits, and a stranger naming it must not lock its holder
  *   out (D83, amending D70's).
  */
-import { ADDRESS_FAILURES, OPERATOR_FAILURES, SIGN_IN_WINDOW_MS } from "../../access";
+import {
+  operatorSignedIn as signedIn,
+  signInFailed as failed,
+  signInRefusal as refusalOf,
+  SIGN_IN_WINDOW_MS,
+} from "../../access";
 import { tooMany } from "./respond";
 import type { Visit } from "./visit";
 
@@ -55,28 +60,22 @@ export async function charged(v: Visit, handle: () => Promise<Response>): Promis
   }
 }
 
+const REFUSALS = {
+  address: "Too many failed sign-ins from your address.",
+  operator: "Too many failed sign-ins with the operator's token from new addresses.",
+};
+
 /** What makes sign-ins from this visit refused now (429), if anything: `operatorGuess` for a token that is not an account's. */
 export async function signInRefusal(v: Visit, operatorGuess: boolean): Promise<string | undefined> {
-  if ((await v.store.failures(`address:${v.address}`, false, v.now)) >= ADDRESS_FAILURES)
-    return "Too many failed sign-ins from your address.";
-  if (
-    operatorGuess &&
-    (await v.store.failures("operator", false, v.now)) >= OPERATOR_FAILURES &&
-    !(await v.store.known(`operator:${v.address}`, v.now))
-  )
-    return "Too many failed sign-ins with the operator's token from new addresses.";
-  return undefined;
+  const refused = await refusalOf(v.store, v.address, v.now, operatorGuess);
+  return refused && REFUSALS[refused];
 }
 
 /** Minutes until the sign-in window ends, for the 429's text and Retry-After. */
 export const signInRetryMinutes = (now: number) => Math.ceil((SIGN_IN_WINDOW_MS - (now % SIGN_IN_WINDOW_MS)) / 60_000);
 
-export async function signInFailed(v: Visit, operatorGuess: boolean): Promise<void> {
-  await v.store.failures(`address:${v.address}`, true, v.now);
-  if (operatorGuess) await v.store.failures("operator", true, v.now);
-}
+export const signInFailed = (v: Visit, operatorGuess: boolean): Promise<void> =>
+  failed(v.store, v.address, v.now, operatorGuess);
 
 /** The operator signed in from this address: its later sign-ins pass the operator's limit. */
-export async function operatorSignedIn(v: Visit): Promise<void> {
-  await v.store.remember(`operator:${v.address}`, v.now);
-}
+export const operatorSignedIn = (v: Visit): Promise<void> => signedIn(v.store, v.address, v.now);

@@ -4,20 +4,20 @@
  * sends the admin token (Authorization: Bearer, TOME_ADMIN_TOKEN), before the keys step, so
  * that no API key is needed, nor ever enough. Without an admin token /metrics is not served (404).
  *
- * A wrong token is a guess at TOME_ADMIN_TOKEN, limited as the dashboard limits sign-ins with it
- * (D83, D147): ADDRESS_FAILURES a window per client address (an IPv6 one's /64), and
- * OPERATOR_FAILURES from all addresses together, past which a token is refused (429, the right
- * one too) but from an address that gave the right one in the last KNOWN_ADDRESS_MS: the scraper
- * that already reads /metrics goes on reading it.
+ * A wrong token is a guess at TOME_ADMIN_TOKEN, counted with the dashboard's failed sign-ins, in
+ * its account store when the server has one (Redis with replicas), and limited as they are (D83,
+ * D147, sign-in-limits.ts): per client address (an IPv6 one's /64), and from all addresses
+ * together, past which a token is refused (429, the right one too) but from an address that gave
+ * the right one before: the scraper that already reads /metrics goes on reading it.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import {
-  ADDRESS_FAILURES,
-  KNOWN_ADDRESS_MS,
-  MAX_COUNTED_ADDRESSES,
-  OPERATOR_FAILURES,
-  SIGN_IN_WINDOW_MS,
-  WindowCounts,
+  MemorySignIns,
+  operatorSignedIn,
+  signInFailed,
+  signInRefusal,
+  signInRetrySeconds,
+  type SignInCounts,
 } from "../../access";
 import { addressGroup, clientAddress, normalAddress } from "../client-address";
 import { OPENAPI_PATH } from "../docs";
@@ -51,52 +51,58 @@ const digest = (text: string) => createHash("sha256").update(text).digest();
 export function metricsEndpoint(
   metrics: Metrics | undefined,
   adminToken: string | undefined,
-  options: { trustedProxies?: string[]; now?: () => number } = {},
+  options: {
+    trustedProxies?: string[];
+    now?: () => number;
+    /** Where failed sign-ins are counted: the dashboard's account store; else this step's memory. */
+    signIns?: SignInCounts;
+  } = {},
 ): Step {
   const expected = adminToken ? digest(adminToken) : undefined;
   const isMetrics = (x: Exchange) => x.path === METRICS_PATH || x.path === "/metrics/";
   const trusted = new Set((options.trustedProxies ?? []).map(normalAddress));
   const now = options.now ?? Date.now;
-  const failures = new WindowCounts(SIGN_IN_WINDOW_MS, MAX_COUNTED_ADDRESSES);
-  /** Addresses that gave the right token, and until when they are known. */
-  const known = new Map<string, number>();
-  const tooMany = (what: string, t: number) => {
-    const retry = failures.secondsLeft(t);
+  const counts = options.signIns ? orInMemory(options.signIns) : new MemorySignIns();
+  const refuse = (what: string, t: number) => {
+    const retry = signInRetrySeconds(t);
     return errorAnswer(retryLater(ERRORS.rateLimitExceeded, retry, `${what} Retry after ${retry} s.`));
   };
   return {
-    before(x) {
-      if (!isMetrics(x)) return undefined;
-      if (!metrics || !expected) return errorResponse(ERRORS.notFound, [noSuchRoute(OPENAPI_PATH)]);
-      const given = /^bearer\s+(\S+)\s*$/i.exec(x.request.headers.get("authorization") ?? "")?.[1];
-      if (!given)
-        return errorResponse(ERRORS.unauthorized, [NO_TOKEN], {
-          headers: { "www-authenticate": 'Bearer realm="metrics"' },
-        });
-      const t = now();
-      const socket = x.server?.requestIP(x.request)?.address ?? "unknown";
-      const address = addressGroup(clientAddress(socket, x.request.headers.get("x-forwarded-for"), trusted));
-      if (failures.count(`address ${address}`, 0, t) >= ADDRESS_FAILURES)
-        return tooMany("Too many wrong admin tokens from your address.", t);
-      if (failures.count("operator", 0, t) >= OPERATOR_FAILURES && !((known.get(address) ?? 0) > t))
-        return tooMany("Too many wrong admin tokens from new addresses.", t);
-      // Compared as digests: equal lengths, so the comparison takes the same time whatever the token given.
-      if (!timingSafeEqual(digest(given), expected)) {
-        failures.count(`address ${address}`, 1, t);
-        failures.count("operator", 1, t);
-        return errorResponse(ERRORS.forbidden, [WRONG_TOKEN]);
-      }
-      if (known.size >= MAX_COUNTED_ADDRESSES) known.clear();
-      known.set(address, t + KNOWN_ADDRESS_MS);
-      // The steps answer synchronously; the registry's text comes as a promise, so the body waits for it.
-      const text = metrics.text();
-      const body = new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          controller.enqueue(new TextEncoder().encode(await text));
-          controller.close();
-        },
+    // Not async: every other request passes on at once.
+    before: (x) => (isMetrics(x) ? answer(x) : undefined),
+  };
+
+  async function answer(x: Exchange): Promise<Response> {
+    if (!metrics || !expected) return errorResponse(ERRORS.notFound, [noSuchRoute(OPENAPI_PATH)]);
+    const given = /^bearer\s+(\S+)\s*$/i.exec(x.request.headers.get("authorization") ?? "")?.[1];
+    if (!given)
+      return errorResponse(ERRORS.unauthorized, [NO_TOKEN], {
+        headers: { "www-authenticate": 'Bearer realm="metrics"' },
       });
-      return new Response(body, { headers: { "content-type": metrics.contentType, "cache-control": "no-store" } });
-    },
+    const t = now();
+    const socket = x.server?.requestIP(x.request)?.address ?? "unknown";
+    const address = addressGroup(clientAddress(socket, x.request.headers.get("x-forwarded-for"), trusted));
+    const refused = await signInRefusal(counts, address, t, true);
+    if (refused === "address") return refuse("Too many wrong admin tokens from your address.", t);
+    if (refused === "operator") return refuse("Too many wrong admin tokens from new addresses.", t);
+    // Compared as digests: equal lengths, so the comparison takes the same time whatever the token given.
+    if (!timingSafeEqual(digest(given), expected)) {
+      await signInFailed(counts, address, t, true);
+      return errorResponse(ERRORS.forbidden, [WRONG_TOKEN]);
+    }
+    await operatorSignedIn(counts, address, t);
+    return new Response(await metrics.text(), {
+      headers: { "content-type": metrics.contentType, "cache-control": "no-store" },
+    });
+  }
+}
+
+/** The store's counts, or memory's while the store cannot answer: with Redis unreachable, /metrics is how the operator sees it. */
+function orInMemory(store: SignInCounts): SignInCounts {
+  const memory = new MemorySignIns();
+  return {
+    failures: (name, fail, now) => store.failures(name, fail, now).catch(() => memory.failures(name, fail, now)),
+    remember: (name, now) => store.remember(name, now).catch(() => memory.remember(name, now)),
+    known: (name, now) => store.known(name, now).catch(() => memory.known(name, now)),
   };
 }
