@@ -4,11 +4,14 @@
  * Used by `bun run leaks` and the tests.
  */
 import { ingest } from "./ingestion";
+import type { IngestResult } from "./types";
 import { countArtifacts } from "./wikitext/artifacts";
 import { countLeaks, LEAK_PATTERNS } from "./wikitext/text";
 
 export interface DumpLeaks {
   articles: number;
+  /** The dump's conversion (the tests check more of it than its leaks). */
+  result: IngestResult;
   /** Chunks and headings checked. */
   texts: number;
   /** Per leak pattern, the texts that hold it. */
@@ -34,5 +37,5 @@ export async function dumpLeaks(dump: string): Promise<DumpLeaks> {
     texts += own.length;
     for (const [p, n] of Object.entries(countLeaks(own, authored.get(article.pageId)))) counts[p]! += n;
   }
-  return { articles: result.articles.length, texts, counts };
+  return { articles: result.articles.length, result, texts, counts };
 }
