@@ -165,7 +165,7 @@ describe("the words analysed in the parsing workers (D139)", () => {
           await snapshot.ready();
         }
         await snapshot.settle();
-        const report = snapshot.finish(result.kept, redirectListOf(result.redirects), result, result.redirectPageIds);
+        const report = snapshot.finish(result.kept, redirectListOf(result.redirects), result, result.redirectIds);
         return { analysed, runs: report.runs, bytes: new Uint8Array(await Bun.file(out).arrayBuffer()) };
       };
       const workers = await build(buildParsingWorker());

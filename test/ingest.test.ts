@@ -153,7 +153,7 @@ describe("merging dumps of one wiki", () => {
       expect(r.redirects.some((x) => x.title === kept!.title)).toBe(false);
       const replaced = r.redirects.findIndex((x) => x.title === oldRedirect.title);
       expect(r.redirects[replaced]).toEqual({ title: oldRedirect.title, target: kept!.title });
-      expect(r.redirectPageIds[replaced]).toBe(900000003);
+      expect(r.redirectIds.pageIds[replaced]).toBe(900000003);
       expect(holder(tied!.title)).toEqual([tiedHolder]);
       expect(r.articles.length).toBe(base.articles.length);
       expect(r.redirects.length).toBe(base.redirects.length);

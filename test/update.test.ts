@@ -93,6 +93,17 @@ describe("snapshot:update (base 2006 + the 2016 dump)", () => {
     expect(ids(updated)).toEqual(ids(full));
   });
 
+  test("the 2006 dump applied again changes nothing: a page the 2016 dump made a redirect stays one, by its revision", async () => {
+    const again = join(dir, "again.tome");
+    await updateSnapshot({ base: FULL, dumps: [EN_2006], out: again, workers: 2 });
+    const a = openContainer(FULL);
+    const b = openContainer(again);
+    const hash = (c: typeof a, name: string) => c.sections.find((s) => s.name === name)?.sha256;
+    const kept = a.sections.map((s) => s.name).filter((n) => /^(redirects|pages\.(id|rev|ts)$)/.test(n));
+    expect(kept).toEqual(expect.arrayContaining(["redirects", "redirects.pageId", "redirects.rev", "redirects.ts"]));
+    for (const name of kept) expect(`${name} ${hash(b, name)}`).toBe(`${name} ${hash(a, name)}`);
+  });
+
   test("changes since 2007 lists exactly the pages the 2016 dump changed or added, oldest first, then by page id (D12)", () => {
     expect(base.changes(SINCE_2007, 0, 1000).total).toBe(0);
     const { pages, total } = updated.changes(SINCE_2007, 0, 1000);

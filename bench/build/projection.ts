@@ -123,7 +123,7 @@ async function indexChild(dumps: string[], limit: number | undefined): Promise<I
     const addCpu = cpuSeconds(cpu0);
     const cpu1 = process.cpuUsage();
     const t1 = performance.now();
-    const { meta } = build.finish(result.kept, redirectListOf(result.redirects), result, result.redirectPageIds);
+    const { meta } = build.finish(result.kept, redirectListOf(result.redirects), result, result.redirectIds);
     return {
       chunks: meta.indexedChunks,
       addCpu,

@@ -14,6 +14,7 @@ import {
   SnapshotWriter,
   type PageInput,
   type Redirect,
+  type RedirectIds,
   type RedirectList,
   type SnapshotMeta,
   type SourceReport,
@@ -96,14 +97,9 @@ export class SnapshotBuild {
   }
 
   /** Keeps the pages `kept` lists (id and revision), writes everything else and renames the file into place. */
-  finish(
-    kept: KeptPages,
-    redirects: RedirectList,
-    about: BuildAbout,
-    redirectPageIds?: ArrayLike<number>,
-  ): BuildReport {
+  finish(kept: KeptPages, redirects: RedirectList, about: BuildAbout, redirectIds?: RedirectIds): BuildReport {
     this.keep(kept);
-    return this.seal(about, this.writeIndexes(redirects, about, redirectPageIds));
+    return this.seal(about, this.writeIndexes(redirects, about, redirectIds));
   }
 
   /** The pages to keep (ids and revisions, in any order: a page id listed twice keeps its last), for writeIndexes(). */
@@ -118,9 +114,9 @@ export class SnapshotBuild {
    * (buildFromDumps) seals the file without them, and they are most of what a build holds per
    * article at its end.
    */
-  writeIndexes(redirects: RedirectList, about: BuildAbout, redirectPageIds?: ArrayLike<number>): IndexedCounts {
+  writeIndexes(redirects: RedirectList, about: BuildAbout, redirectIds?: RedirectIds): IndexedCounts {
     logMemory("ingest: done");
-    const pages = this.writer.finishPages(this.keptArrivals(), redirects, undefined, redirectPageIds);
+    const pages = this.writer.finishPages(this.keptArrivals(), redirects, undefined, redirectIds);
     // The page table's garbage (its rows merged, the redirects packed) goes before the text index's merge allocates.
     Bun.gc(true);
     logMemory("page table: done");
@@ -257,7 +253,7 @@ export async function buildFromDumps(
 async function ingestAndIndex(build: SnapshotBuild, ingestOptions: Omit<IngestOptions, "onArticle">, out: string) {
   const { result, redirects } = await ingestInto(build, ingestOptions, out);
   try {
-    return { result, counts: build.writeIndexes(redirects, result, redirects.pageIdList) };
+    return { result, counts: build.writeIndexes(redirects, result, redirects.idLists) };
   } finally {
     // Their file, when the build failed before the title index let it go.
     redirects.close();
@@ -285,7 +281,7 @@ async function ingestInto(build: SnapshotBuild, ingestOptions: Omit<IngestOption
 export function buildFromPages(
   pages: Iterable<PageInput>,
   redirects: Redirect[],
-  about: BuildAbout & { redirectPageIds?: number[] },
+  about: BuildAbout & { redirectIds?: RedirectIds },
   options: BuildOptions,
 ): BuildReport {
   const build = new SnapshotBuild(options);
@@ -301,7 +297,7 @@ export function buildFromPages(
       { pageIds: pageIds.view(), revIds: revIds.view() },
       redirectListOf(redirects),
       about,
-      about.redirectPageIds,
+      about.redirectIds,
     );
   } catch (err) {
     build.abandon();

@@ -11,7 +11,8 @@
  * (D-update in the report): chunks of the base's surviving pages numbered first, in their
  * order, then the new pages' in dump order; a newer revision replaces its page, an older or
  * equal one is ignored; the newest page holding a title keeps it. A base written before
- * redirects kept their page ids replaces its redirects by title only.
+ * redirects kept their page ids replaces its redirects by title only; one written before they
+ * kept their revisions counts them older than anything in the dumps.
  */
 import { basename, dirname } from "node:path";
 import { mkdirSync } from "node:fs";
@@ -27,6 +28,7 @@ import {
   siteOf,
   type IngestProgress,
   type IngestResult,
+  type RedirectIdLists,
 } from "../ingest";
 import {
   type AppliedUpdate,
@@ -195,7 +197,7 @@ async function writeUpdate(
     failures: [],
     wikitextChars: 0,
     claims: [],
-    redirectPageIds: [],
+    redirectIds: new RedirectColumns().idLists,
   };
   const result = o.dumps.length
     ? await ingestDumps(o, base.meta.chunkWords, (a) => {
@@ -312,7 +314,7 @@ function writePages(
   // The last rows' garbage (up to 16,384 rows' sections and strings) goes before the page table allocates.
   Bun.gc(true);
   logMemory("update: rows added");
-  const done = writer.finishPages((a) => inOrder[a] === 1, merged.redirects, docOrder, merged.redirectPageIds);
+  const done = writer.finishPages((a) => inOrder[a] === 1, merged.redirects, docOrder, merged.redirectIds);
   const docOf = new Int32Array(baseDocuments + newChunks).fill(-1);
   for (const [k, r] of kept.entries()) {
     const from = pages.firstDoc[r]!;
@@ -390,8 +392,8 @@ async function ingestDumps(
 /**
  * Which pages and redirects the new snapshot holds: as ingest resolves several dumps (the
  * newest revision of a page id wins; the newest page holding a title keeps it), the base's
- * pages weighed as the oldest dump. The base keeps no page ids for redirects: they count as
- * older than anything in the dumps, and are replaced or deleted by title.
+ * pages and redirects weighed by their revisions (a base's redirects without them, older than
+ * anything in the dumps; without page ids, replaced or deleted by title).
  *
  * The dumps' claims (a day's changes) are held; the base's pages and redirects (millions) are
  * read a row at a time and sorted by title in runs on disk (`dir`), as ingest sorts its
@@ -409,7 +411,7 @@ function resolve(
   baseRows: Uint32Array;
   newArrivals: Uint32Array;
   redirects: RedirectColumns;
-  redirectPageIds: Uint32Array | undefined;
+  redirectIds: RedirectIdLists | undefined;
   changed: number;
   added: number;
   removed: number;
@@ -457,17 +459,20 @@ function resolve(
     }
   };
   const baseIds = new Set<number>();
-  const redirectIds = base.container.has("redirects.pageId")
-    ? viewOf(Uint32Array, base.container.section("redirects.pageId"))
-    : undefined;
-  // The base's redirects, older than anything in the dumps (their revisions are not kept), read one at a time.
+  const section = (name: string) =>
+    base.container.has(name) ? viewOf(Uint32Array, base.container.section(name)) : undefined;
+  const redirectIds = section("redirects.pageId");
+  // The revisions that made them redirects; a base written without them: older than anything in the dumps.
+  const redirectRevs = section("redirects.rev");
+  const redirectTimes = section("redirects.ts");
+  // The base's redirects, read one at a time.
   const baseRedirect = (title: string, target: string, i: number): Holder => ({
     kind: "redirect",
     pageId: redirectIds?.[i],
     title,
     target,
-    revId: -Infinity,
-    tsUnix: -Infinity,
+    revId: redirectRevs?.[i] || -Infinity,
+    tsUnix: redirectTimes?.[i] || -Infinity,
   });
   try {
     if (!redirectIds) eachRedirect(base.container, (title, target, i) => write(baseRedirect(title, target, i)));
@@ -494,11 +499,11 @@ function resolve(
   let everyId = true;
   let holder: { numbers: Float64Array; title: Uint8Array; target: Uint8Array } | undefined;
   const take = () => {
-    const [kind, pageId, , , at] = holder!.numbers;
+    const [kind, pageId, revId, tsUnix, at] = holder!.numbers;
     if (kind === 0) baseRows.push(at!);
     else if (kind === 2) newArrivals.push(at!);
     else if (holder!.target.length && !sameBytes(holder!.target, holder!.title)) {
-      redirects.push(holder!.title, holder!.target, Math.max(0, pageId!));
+      redirects.push(holder!.title, holder!.target, Math.max(0, pageId!), revId!, tsUnix!);
       if (pageId! < 0) everyId = false;
     }
   };
@@ -530,7 +535,7 @@ function resolve(
   return {
     ...kept,
     redirects,
-    redirectPageIds: everyId ? redirects.pageIdList : undefined,
+    redirectIds: everyId ? redirects.idLists : undefined,
     changed,
     added: kept.newArrivals.length - changed,
     removed,

@@ -12,8 +12,9 @@ dumps, other/incr/<wiki>/<YYYYMMDD>/, or any export of the same wiki) to a snaps
 writes the result as a new snapshot. The base is left as it is, unless --out names it: then
 it is replaced, once the new snapshot is whole (a kill before leaves it as it was).
 
-  - a newer revision of a page replaces it (an older or equal one is ignored; the base keeps
-    no revision of its redirects, so any article revision in the dumps replaces a redirect);
+  - a newer revision of a page, article or redirect, replaces it (an older or equal one is
+    ignored; a base built before snapshots kept their redirects' revisions counts its
+    redirects older than any revision in the dumps);
   - new pages are added; redirects are added, changed or replaced (a redirect that became
     an article, an article that became a redirect);
   - the pages and redirects named in --deleted are removed;

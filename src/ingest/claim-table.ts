@@ -191,17 +191,30 @@ export class ClaimTable {
   }
 }
 
+/** Each redirect's page id, and the revision (id, Unix seconds) that made it one: 0 where unknown, older than any. */
+export interface RedirectIdLists {
+  pageIds: Uint32Array;
+  revIds: Uint32Array;
+  tsUnix: Uint32Array;
+}
+
+/** A revision's id or time as kept (u32): an unknown one (−∞, a base without them) as 0, older than any. */
+const storedRevision = (n: number): number => (n > 0 ? Math.min(n, 0xffffffff) : 0);
+
 /**
  * The redirects kept, in UTF-8 columns (string 2i is redirect i's title, 2i + 1 its target)
  * rather than an object and two strings each: English Wikipedia has about 11 million, held
  * to a build's end. Given a folder (`besides`), the strings go to a file in a scratch folder
- * made there as they come (StringFile), and only their ends and page ids are held: 12 bytes
- * a redirect rather than about 60; release() (or close()) removes it.
+ * made there as they come (StringFile), and only their ends, page ids and revisions are held:
+ * 20 bytes a redirect rather than about 70; release() (or close()) removes it.
  */
 export class RedirectColumns {
   private strings: StringColumn | StringFile;
   private readonly dir: string | undefined;
   private ids = new Growable(Uint32Array);
+  /** The revision that made each a redirect (id, Unix seconds); 0 where unknown (older than any). */
+  private revs = new Growable(Uint32Array);
+  private times = new Growable(Uint32Array);
   private stored: StoredStrings | StringFile | undefined;
   private released = false;
   constructor(besides?: string) {
@@ -215,11 +228,13 @@ export class RedirectColumns {
   get spilled(): boolean {
     return this.dir !== undefined;
   }
-  /** Adds a redirect: its title and target (UTF-8) and page id. */
-  push(title: Uint8Array, target: Uint8Array, pageId: number): void {
+  /** Adds a redirect: its title and target (UTF-8), page id and revision (0 where unknown). */
+  push(title: Uint8Array, target: Uint8Array, pageId: number, revId: number, tsUnix: number): void {
     this.strings.pushBytes(title);
     this.strings.pushBytes(target);
     this.ids.push(pageId);
+    this.revs.push(storedRevision(revId));
+    this.times.push(storedRevision(tsUnix));
     this.stored = undefined;
   }
   title(i: number): string {
@@ -232,6 +247,8 @@ export class RedirectColumns {
   trim(): void {
     this.strings.trim();
     this.ids.trim();
+    this.revs.trim();
+    this.times.trim();
     this.stored = undefined;
   }
   /** Lets the titles and targets go (RedirectList.release), and their file; the page ids stay. */
@@ -249,6 +266,10 @@ export class RedirectColumns {
   /** Each redirect's page id, in order. */
   get pageIdList(): Uint32Array {
     return this.ids.view();
+  }
+  /** Each redirect's page id and revision, in order (snapshot/write.ts keeps them). */
+  get idLists(): RedirectIdLists {
+    return { pageIds: this.ids.view(), revIds: this.revs.view(), tsUnix: this.times.view() };
   }
   private read(): StoredStrings | StringFile {
     if (this.released)

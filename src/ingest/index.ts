@@ -9,7 +9,7 @@ export type { Chunk, SectionHead } from "./chunk";
 export { wordCount } from "./chunk";
 export { RedirectColumns } from "./claim-table";
 export { canonicalTitle, newer } from "./claims";
-export type { Claim } from "./claim-table";
+export type { Claim, RedirectIdLists } from "./claim-table";
 export { DumpError } from "./errors";
 export { ingest, sameWiki, siteOf } from "./ingestion";
 export { dumpLeaks, type DumpLeaks } from "./leaks";

@@ -146,7 +146,7 @@ class Ingestion {
         if (h.article) {
           keptIds.push(h.pageId);
           keptRevs.push(h.revId);
-        } else if (leadsElsewhere(h)) redirectList.push(h.title, h.target, h.pageId);
+        } else if (leadsElsewhere(h)) redirectList.push(h.title, h.target, h.pageId, h.revId, h.tsUnix);
       }
     } catch (err) {
       redirectList.close();
@@ -187,8 +187,8 @@ class Ingestion {
       failures: this.failures,
       wikitextChars: this.wikitextChars,
       claims: listed ?? [],
-      get redirectPageIds() {
-        return Array.from(redirectList.pageIdList);
+      get redirectIds() {
+        return redirectList.idLists;
       },
     };
   }

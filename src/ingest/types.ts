@@ -1,6 +1,6 @@
 /** What ingest is asked (its options) and what it gives back (its result), with the records they hold. */
 import type { Article } from "./article";
-import type { Claim, RedirectColumns } from "./claim-table";
+import type { Claim, RedirectColumns, RedirectIdLists } from "./claim-table";
 import type { RawPage } from "./raw-page";
 
 export const DEFAULT_CHUNK_WORDS = 300;
@@ -102,6 +102,6 @@ export interface IngestResult {
    * asked (listClaims), else empty.
    */
   claims: [number, Claim][];
-  /** The page id of each redirect, in the order of redirects (made when read). */
-  readonly redirectPageIds: number[];
+  /** The page id and revision of each redirect, in the order of redirects. */
+  readonly redirectIds: RedirectIdLists;
 }

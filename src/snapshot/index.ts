@@ -13,7 +13,7 @@ export type {
   Wiki,
 } from "./format";
 export { eachRedirect, openSnapshot, readSnapshotMeta, type Snapshot } from "./read";
-export { SnapshotWriter, type PageInput } from "./write";
+export { SnapshotWriter, type PageInput, type RedirectIds } from "./write";
 export { format1Modifications, readFormat1 } from "./format1";
 export { Growable, lowerBound, StoredStrings, StringColumn, viewOf } from "../columns";
 export { ContainerWriter, MAX_SECTION_BYTES, openContainer, type Container } from "./container";

@@ -15,6 +15,16 @@ const packr = new Packr({ useRecords: false, moreTypes: false });
 
 export type PageInput = Omit<SnapshotPage, "timestamp">;
 
+/**
+ * Each redirect's page id and, where known, the revision that made it a redirect (id, Unix seconds; 0 where unknown):
+ * sections redirects.pageId, redirects.rev and redirects.ts (u32 each, in the order of the redirects).
+ */
+export interface RedirectIds {
+  pageIds: ArrayLike<number>;
+  revIds?: ArrayLike<number>;
+  tsUnix?: ArrayLike<number>;
+}
+
 export class SnapshotWriter {
   readonly out: ContainerWriter;
   private readonly text: TextWriter;
@@ -96,19 +106,23 @@ export class SnapshotWriter {
     keep: (arrival: number) => boolean,
     redirects: RedirectList,
     docOrder?: ArrayLike<number>,
-    redirectPageIds?: ArrayLike<number>,
+    redirectIds?: RedirectIds,
   ): ReturnType<PageWriter["finish"]> {
     this.text.finish();
     const done = this.rows.finish(this.out, keep, docOrder);
     this.newestTs = done.newestTs;
     this.pages = undefined;
     writeRedirects(this.out, redirects);
-    // The redirects' page ids, when known: an update replaces a redirect by its id (its title may change).
-    if (redirectPageIds)
-      this.out.section(
-        "redirects.pageId",
-        redirectPageIds instanceof Uint32Array ? redirectPageIds : Uint32Array.from(redirectPageIds),
-      );
+    // The redirects' page ids, when known: an update replaces a redirect by its id (its title may change), and
+    // keeps it against a dump's older revision of its page by its own revision.
+    if (redirectIds) {
+      const u32 = (list: ArrayLike<number>) => (list instanceof Uint32Array ? list : Uint32Array.from(list));
+      this.out.section("redirects.pageId", u32(redirectIds.pageIds));
+      if (redirectIds.revIds && redirectIds.tsUnix) {
+        this.out.section("redirects.rev", u32(redirectIds.revIds));
+        this.out.section("redirects.ts", u32(redirectIds.tsUnix));
+      }
+    }
     return done;
   }
 
