@@ -146,6 +146,10 @@ describe("authentication (api.md section 5, D18)", () => {
     expect(
       (await call(server.url, key, "/v1/chunk/39_2", { Authorization: `Bearer wk_${"B".repeat(32)}` })).status,
     ).toBe(200);
+    // An empty X-API-Key sends no key (401 alone, above): the Bearer one is read, as a shell's unset variable sends it.
+    expect(
+      (await call(server.url, undefined, "/v1/chunk/39_2", { "X-API-Key": "", Authorization: `Bearer ${key}` })).status,
+    ).toBe(200);
   });
 
   test("D2: an unauthenticated request learns nothing: 401 before validation or routing", async () => {

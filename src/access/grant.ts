@@ -68,7 +68,8 @@ export function invalidKey(key: KnownKey | undefined): Refusal {
 }
 
 /**
- * The key sent: X-API-Key wins over Authorization: Bearer (api.md section 5). Whatever follows
+ * The key sent: X-API-Key wins over Authorization: Bearer (api.md section 5), an empty one
+ * sending none (as alone: 401), so that the Bearer one is read. Whatever follows
  * "Bearer " is the key sent, so "Bearer <key> extra" is a malformed key (403, D18), not none
  * (401); only a header with no Bearer credential at all sends no key.
  */
