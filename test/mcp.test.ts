@@ -374,6 +374,25 @@ describe("/mcp on the server", () => {
     expect(search.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
   });
 
+  test("a request whose params its schema refuses is -32602 Invalid params saying what is wrong, not -32603", async () => {
+    const cases: [Json, string][] = [
+      [{ method: "initialize", params: {} }, "Invalid params for initialize: params.protocolVersion: Invalid input"],
+      [{ method: "tools/call" }, "Invalid params for tools/call: params: Invalid input"],
+      [{ method: "tools/call", params: { name: "search", arguments: ["albedo"] } }, "params.arguments: Invalid input"],
+    ];
+    for (const [message, said] of cases) {
+      const r = await post({ id: "x", ...message }, { "X-API-Key": key });
+      expect(r.status).toBe(200);
+      expect(r.headers.get("content-type")).toBe("application/json; charset=utf-8");
+      const body = (await r.json()) as Json;
+      expect(body).toEqual({
+        jsonrpc: "2.0",
+        id: "x",
+        error: { code: -32602, message: expect.stringContaining(said) },
+      });
+    }
+  });
+
   test("a JSON-RPC batch is refused whole (400, -32600), costing no credit: each call is its own request (D54)", async () => {
     const call = (i: number) => ({
       jsonrpc: "2.0",

@@ -10,9 +10,13 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
   ErrorCode,
+  InitializeRequestSchema,
+  isJSONRPCRequest,
   ListToolsRequestSchema,
   McpError,
+  PingRequestSchema,
   type CallToolResult,
+  type JSONRPCErrorResponse,
   type Tool as ListedTool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { TSchema } from "@sinclair/typebox";
@@ -48,6 +52,35 @@ const failure = (code: string, message: string): CallToolResult => ({
   isError: true,
   content: [{ type: "text", text: `${code}: ${message}` }],
 });
+
+interface RequestSchema {
+  safeParse(message: unknown): { error?: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
+}
+
+/** The requests served, each read by its schema before its handler. */
+const REQUESTS = new Map<string, RequestSchema>([
+  ["initialize", InitializeRequestSchema],
+  ["ping", PingRequestSchema],
+  ["tools/list", ListToolsRequestSchema],
+  ["tools/call", CallToolRequestSchema],
+]);
+
+/**
+ * A request whose params its method's schema refuses (initialize without protocolVersion, tools/call without a name or
+ * with arguments that are not an object), answered -32602 Invalid params with what is wrong. The SDK answers it
+ * -32603, Internal error, its message the schema's issues as JSON: the client's mistake, said as the server's.
+ */
+export function invalidParams(message: unknown): JSONRPCErrorResponse | undefined {
+  if (!isJSONRPCRequest(message)) return undefined;
+  const issues = REQUESTS.get(message.method)?.safeParse(message).error?.issues;
+  if (!issues) return undefined;
+  const wrong = issues.map((issue) => `${issue.path.map(String).join(".")}: ${issue.message}`).join("; ");
+  return {
+    jsonrpc: "2.0",
+    id: message.id,
+    error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${message.method}: ${wrong}.` },
+  };
+}
 
 export interface McpOptions {
   /** Where faults are reported (the caller only sees internal_error). */
