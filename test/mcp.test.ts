@@ -393,6 +393,17 @@ describe("/mcp on the server", () => {
     }
   });
 
+  test("an argument named __proto__ is refused (D33), not dropped unseen with the call run without it", async () => {
+    const r = await fetch(`${server.url}/mcp`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", "X-API-Key": key },
+      body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"q":"albedo","__proto__":{"limit":"x"}}}}',
+    });
+    const body = (await r.json()) as Json;
+    expect(body.result).toBeUndefined();
+    expect(body.error).toEqual({ code: -32602, message: expect.stringContaining("params.arguments.__proto__") });
+  });
+
   test("a JSON-RPC batch is refused whole (400, -32600), costing no credit: each call is its own request (D54)", async () => {
     const call = (i: number) => ({
       jsonrpc: "2.0",

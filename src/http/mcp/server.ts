@@ -67,13 +67,17 @@ const REQUESTS = new Map<string, RequestSchema>([
 
 /**
  * A request whose params its method's schema refuses (initialize without protocolVersion, tools/call without a name or
- * with arguments that are not an object), answered -32602 Invalid params with what is wrong. The SDK answers it
+ * with arguments that are not an object, or with one named __proto__), answered -32602 Invalid params with what is wrong. The SDK answers it
  * -32603, Internal error, its message the schema's issues as JSON: the client's mistake, said as the server's.
  */
 export function invalidParams(message: unknown): JSONRPCErrorResponse | undefined {
   if (!isJSONRPCRequest(message)) return undefined;
-  const issues = REQUESTS.get(message.method)?.safeParse(message).error?.issues;
-  if (!issues) return undefined;
+  const issues = [...(REQUESTS.get(message.method)?.safeParse(message).error?.issues ?? [])];
+  // The schema drops an argument named __proto__ without a word, where a tool refuses one it does not take (D33).
+  const args = message.params?.arguments;
+  if (message.method === "tools/call" && typeof args === "object" && args !== null && Object.hasOwn(args, "__proto__"))
+    issues.push({ path: ["params", "arguments", "__proto__"], message: "no tool takes this argument" });
+  if (!issues.length) return undefined;
   const wrong = issues.map((issue) => `${issue.path.map(String).join(".")}: ${issue.message}`).join("; ");
   return {
     jsonrpc: "2.0",
