@@ -356,6 +356,22 @@ describe("/mcp on the server", () => {
     expect(body.result.structuredContent.id).toBe("39_0");
   });
 
+  test("If-None-Match is not a GET's here: a tool call's answer is sent and charged, never a free 304, and not stored", async () => {
+    const call = (name: string, args: Json, headers: Record<string, string> = {}) =>
+      post({ id: 1, method: "tools/call", params: { name, arguments: args } }, { "X-API-Key": key, ...headers });
+    const quotaOf = (r: Response) => Number(r.headers.get("x-quota-remaining"));
+    for (const [name, args] of [
+      ["search", { q: "albedo" }],
+      ["get_page", { page_id: 39 }],
+    ] as const) {
+      const before = await call("get_chunk", { id: "39_0" });
+      const r = await call(name, args, { "If-None-Match": "*" });
+      expect({ name, status: r.status, spent: quotaOf(before) - quotaOf(r) }).toEqual({ name, status: 200, spent: 1 });
+      expect(((await r.json()) as Json).result.structuredContent).toBeDefined();
+      expect([r.headers.get("etag"), r.headers.get("cache-control")]).toEqual([null, "no-store"]);
+    }
+  });
+
   test("takes POST (and OPTIONS) only; the REST routes still refuse POST", async () => {
     for (const method of ["GET", "HEAD", "DELETE", "PUT"]) {
       const r = await fetch(`${server.url}/mcp`, { method, headers: { "X-API-Key": key } });

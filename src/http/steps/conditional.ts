@@ -17,6 +17,7 @@
  *
  * It comes after the keys step: the keys step then settles a 304 like any answer that is not
  * a 2xx, which costs no credit (D20), while its request has counted against the rate limit.
+ * POST /mcp's answers get neither an ETag nor a 304: they are `no-store`.
  */
 import type { Exchange, Step } from "../pipeline";
 import { needsKey } from "./keys";
@@ -80,6 +81,12 @@ export const conditional: Step = {
     if (!needsKey(x.path)) return response;
     const headers = response.headers;
     if (headers.has("cache-control")) return response;
+    // POST /mcp: a 304 is for a GET or HEAD (RFC 9110 13.1.2), and by now the tool call has run: answered 304 it would
+    // cost no credit (D148's search for nothing, over MCP). Its answer is the call's own, never stored.
+    if (x.request.method !== "GET") {
+      headers.set("cache-control", NO_STORE);
+      return response;
+    }
     const json = response.status === 200 && headers.get("content-type")?.startsWith("application/json");
     if (json && !UNCACHED_PREFIXES.some((p) => x.path.startsWith(p))) return withEtag(x, response);
     // Without an ETag only `*` can match: it asks for the answer only if there is none (RFC 9110 13.1.2).
