@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { Access, createKey, updateKeyFile } from "../src/access";
+import { Access, createKey, updateKeyFile, usagePath } from "../src/access";
+import { writeUsage } from "../src/access/usage";
 import { createApp, serve } from "../src/http";
 import { ChangesQuery, PageQuery, SearchQuery } from "../src/http/schemas";
 import { EN_2006, EN_2016, engineFor, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
@@ -590,6 +591,36 @@ describe("bun run mcp", () => {
     expect(r.stdout).toBe("");
     expect(r.stderr).toContain("mcp: no snapshot in snapshots/");
     expect(r.stderr).toContain("TOME_SNAPSHOT");
+  });
+});
+
+describe("a key whose quota is spent", () => {
+  test("a body /mcp cannot take is still its 400 or 413 (D2: validation before the quota); a message it takes, 429", async () => {
+    const data = tempDir("tome-data-");
+    const { key } = updateKeyFile(data, (f) =>
+      createKey(f, { name: "k", account: "k", plan: "free", scope: "read", now: Date.now() }),
+    );
+    writeUsage(usagePath(data), { months: { [new Date().toISOString().slice(0, 7)]: { k: 5000 } }, last_used: {} });
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access: new Access({ dataDir: data }) });
+    const headers = {
+      "X-API-Key": key,
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+    };
+    const answer = async (body: string) => {
+      const r = await app.handle(new Request("http://localhost/mcp", { method: "POST", headers, body }));
+      const json = (await r.json()) as Json;
+      return [r.status, json.error?.code ?? json.error];
+    };
+    try {
+      expect(await answer(JSON.stringify([{ jsonrpc: "2.0", id: 1, method: "ping" }]))).toEqual([400, -32600]);
+      expect(await answer("{")).toEqual([400, -32700]);
+      expect(await answer("[".repeat(40))).toEqual([400, -32600]);
+      expect(await answer(JSON.stringify({ pad: "x".repeat(70_000) }))).toEqual([413, -32600]);
+      expect(await answer(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }))).toEqual([429, "quota_exceeded"]);
+    } finally {
+      app.close();
+    }
   });
 });
 

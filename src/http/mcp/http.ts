@@ -53,12 +53,16 @@ function nestingDepth(text: string, limit: number): number {
   return deepest;
 }
 
+/** The quota's 429, when it could not hold the request's credit (the keys step let it on for its 400 to come first, D2). */
+function overQuota(x: Exchange): Response | undefined {
+  const refusal = x.overQuota?.();
+  return refusal && Response.json(refusal.body, { status: refusal.status });
+}
+
 export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response> {
   return async (x) => {
     const request = x.request;
-    const refusal = x.overQuota?.();
-    if (refusal) return Response.json(refusal.body, { status: refusal.status });
-    if (request.method !== "POST") return serve(tools, x, undefined);
+    if (request.method !== "POST") return overQuota(x) ?? serve(tools, x, undefined);
     const text = await outsideWork(x, boundedText(request, MAX_BODY_BYTES));
     if (text === undefined) return tooLarge();
     if (nestingDepth(text, MAX_DEPTH) > MAX_DEPTH) {
@@ -82,6 +86,9 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
           "so that each call counts against the key's rate limit and credits as its REST request does.",
       );
     }
+    // A body refused above is the request's 400 or 413, before the quota's 429 (D2), as a REST route's bad parameter is.
+    const refused = overQuota(x);
+    if (refused) return refused;
     const invalid = invalidParams(message);
     if (invalid) return Response.json(invalid);
     return serve(tools, x, message);
