@@ -585,6 +585,34 @@ describe("bun run mcp", () => {
     expect(stderr).toContain("mcp: the connection is closed (ReadBuffer exceeded maximum size");
   });
 
+  test("a request whose params its schema refuses is -32602 Invalid params, as over HTTP", async () => {
+    const proc = Bun.spawn(["bun", join(ROOT, "src/cli/mcp.ts")], {
+      cwd: ROOT,
+      env: { ...process.env, TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }) },
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "ignore",
+    });
+    try {
+      proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call" })}\n`);
+      await proc.stdin.flush();
+      const reader = proc.stdout.getReader();
+      let out = "";
+      while (!out.includes("\n")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        out += new TextDecoder().decode(value);
+      }
+      expect(JSON.parse(out.split("\n")[0]!)).toEqual({
+        jsonrpc: "2.0",
+        id: 1,
+        error: { code: -32602, message: expect.stringContaining("Invalid params for tools/call") },
+      });
+    } finally {
+      proc.kill();
+    }
+  });
+
   test("without a snapshot it says how to get one, on stderr, and exits 1 (stdout stays the protocol's)", async () => {
     const r = await run([], { TOME_SNAPSHOT: "" }, tempDir());
     expect(r.code).toBe(1);

@@ -4,7 +4,7 @@
  * serves in snapshots/: snapshots.ts), with no key. stdout carries the protocol only; everything else goes to
  * stderr. Unlike start, it builds no snapshot: a client would time out waiting for one.
  */
-import { apiContext, mcpTools } from "../http";
+import { apiContext, invalidParams, mcpTools } from "../http";
 import { open } from "../search";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { settingsHelp } from "./config";
@@ -45,7 +45,15 @@ export async function main(args: string[]): Promise<void> {
     const engine = open(path);
     const tools = mcpTools(apiContext(engine), { logError: (error) => console.error(error) });
     const server = tools.server();
-    await server.connect(new StdioServerTransport());
+    const transport = new StdioServerTransport();
+    await server.connect(transport);
+    // A request whose params its method's schema refuses is answered -32602, as over HTTP (the SDK's answer is -32603).
+    const deliver = transport.onmessage;
+    transport.onmessage = (message) => {
+      const invalid = invalidParams(message);
+      if (invalid) void transport.send(invalid);
+      else deliver?.(message);
+    };
     // A line it cannot read is said on stderr (stdout is the protocol's); one past the transport's 10 MB closes it: said, exit 1.
     let lastError: Error | undefined;
     server.onerror = (error) => {
