@@ -421,6 +421,17 @@ describe("/mcp on the server", () => {
     expect(body.error).toEqual({ code: -32602, message: expect.stringContaining("params.arguments.__proto__") });
   });
 
+  test("a tools/call asking for a task is answered as a call: Tome declares no tasks, so it ignores it (MCP 2025-11-25)", async () => {
+    const r = await post(
+      { id: 3, method: "tools/call", params: { name: "get_chunk", arguments: { id: "39_0" }, task: { ttl: 60_000 } } },
+      { "X-API-Key": key },
+    );
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as Json;
+    expect(body.error).toBeUndefined();
+    expect(body.result.structuredContent.id).toBe("39_0");
+  });
+
   test("a JSON-RPC batch is refused whole (400, -32600), costing no credit: each call is its own request (D54)", async () => {
     const call = (i: number) => ({
       jsonrpc: "2.0",
@@ -585,7 +596,7 @@ describe("bun run mcp", () => {
     expect(stderr).toContain("mcp: the connection is closed (ReadBuffer exceeded maximum size");
   });
 
-  test("a request whose params its schema refuses is -32602 Invalid params, as over HTTP", async () => {
+  test("as over HTTP: a request whose params its schema refuses is -32602 Invalid params; a call's task is ignored", async () => {
     const proc = Bun.spawn(["bun", join(ROOT, "src/cli/mcp.ts")], {
       cwd: ROOT,
       env: { ...process.env, TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }) },
@@ -594,20 +605,28 @@ describe("bun run mcp", () => {
       stderr: "ignore",
     });
     try {
+      const task = { name: "get_chunk", arguments: { id: "39_0" }, task: { ttl: 60_000 } };
       proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call" })}\n`);
+      proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: task })}\n`);
       await proc.stdin.flush();
       const reader = proc.stdout.getReader();
       let out = "";
-      while (!out.includes("\n")) {
+      while (out.split("\n").length < 3) {
         const { value, done } = await reader.read();
         if (done) break;
         out += new TextDecoder().decode(value);
       }
-      expect(JSON.parse(out.split("\n")[0]!)).toEqual({
+      const answers = out
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Json);
+      const [invalid, called] = [1, 2].map((id) => answers.find((a) => a.id === id));
+      expect(invalid).toEqual({
         jsonrpc: "2.0",
         id: 1,
         error: { code: -32602, message: expect.stringContaining("Invalid params for tools/call") },
       });
+      expect(called?.result?.structuredContent?.id).toBe("39_0");
     } finally {
       proc.kill();
     }

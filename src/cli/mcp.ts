@@ -4,7 +4,7 @@
  * serves in snapshots/: snapshots.ts), with no key. stdout carries the protocol only; everything else goes to
  * stderr. Unlike start, it builds no snapshot: a client would time out waiting for one.
  */
-import { apiContext, invalidParams, mcpTools } from "../http";
+import { apiContext, invalidParams, mcpTools, withoutTask } from "../http";
 import { open } from "../search";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { settingsHelp } from "./config";
@@ -47,12 +47,13 @@ export async function main(args: string[]): Promise<void> {
     const server = tools.server();
     const transport = new StdioServerTransport();
     await server.connect(transport);
-    // A request whose params its method's schema refuses is answered -32602, as over HTTP (the SDK's answer is -32603).
+    // As over HTTP: a request whose params its method's schema refuses is answered -32602 (the SDK's answer is -32603),
+    // and a tools/call's task is ignored.
     const deliver = transport.onmessage;
     transport.onmessage = (message) => {
       const invalid = invalidParams(message);
       if (invalid) void transport.send(invalid);
-      else deliver?.(message);
+      else deliver?.(withoutTask(message));
     };
     // A line it cannot read is said on stderr (stdout is the protocol's); one past the transport's 10 MB closes it: said, exit 1.
     let lastError: Error | undefined;

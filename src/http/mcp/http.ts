@@ -15,7 +15,7 @@ import { boundedText } from "../body";
 import type { ApiError } from "../errors";
 import type { Exchange } from "../pipeline";
 import { outsideWork } from "../steps/keys";
-import { invalidParams, type McpTools } from "./server";
+import { invalidParams, withoutTask, type McpTools } from "./server";
 
 /** A tool call's JSON-RPC message is small (a query is at most 500 characters). */
 const MAX_BODY_BYTES = 64 * 1024;
@@ -91,7 +91,7 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
     if (refused) return refused;
     const invalid = invalidParams(message);
     if (invalid) return Response.json(invalid);
-    return serve(tools, x, message);
+    return serve(tools, x, withoutTask(message));
   };
 }
 
