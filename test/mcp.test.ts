@@ -421,7 +421,7 @@ describe("/mcp on the server", () => {
     expect(body.error).toEqual({ code: -32602, message: expect.stringContaining("params.arguments.__proto__") });
   });
 
-  test("a tools/call asking for a task is answered as a call: Tome declares no tasks, so it ignores it (MCP 2025-11-25)", async () => {
+  test("a request asking for a task is answered as without: Tome declares no tasks, so it ignores it (MCP 2025-11-25)", async () => {
     const r = await post(
       { id: 3, method: "tools/call", params: { name: "get_chunk", arguments: { id: "39_0" }, task: { ttl: 60_000 } } },
       { "X-API-Key": key },
@@ -430,6 +430,8 @@ describe("/mcp on the server", () => {
     const body = (await r.json()) as Json;
     expect(body.error).toBeUndefined();
     expect(body.result.structuredContent.id).toBe("39_0");
+    const ping = await post({ id: 4, method: "ping", params: { task: {} } }, { "X-API-Key": key });
+    expect(await ping.json()).toEqual({ jsonrpc: "2.0", id: 4, result: {} });
   });
 
   test("a JSON-RPC batch is refused whole (400, -32600), costing no credit: each call is its own request (D54)", async () => {

@@ -48,7 +48,7 @@ export async function main(args: string[]): Promise<void> {
     const transport = new StdioServerTransport();
     await server.connect(transport);
     // As over HTTP: a request whose params its method's schema refuses is answered -32602 (the SDK's answer is -32603),
-    // and a tools/call's task is ignored.
+    // and a request's task is ignored.
     const deliver = transport.onmessage;
     transport.onmessage = (message) => {
       const invalid = invalidParams(message);

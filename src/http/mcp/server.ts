@@ -87,12 +87,11 @@ export function invalidParams(message: unknown): JSONRPCErrorResponse | undefine
 }
 
 /**
- * The message without a tools/call's `task`: MCP 2025-11-25 has a server that declares no tasks (Tome's tools answer at
- * once) process the call normally, ignoring it. The SDK refused the call, -32603 Internal error.
+ * The message without a request's `task`: MCP 2025-11-25 has a server that declares no tasks (Tome's tools answer at
+ * once) process the request normally, ignoring it. The SDK refused it, -32603 Internal error.
  */
 export function withoutTask<M>(message: M): M {
-  if (!isJSONRPCRequest(message) || message.method !== "tools/call" || message.params?.task === undefined)
-    return message;
+  if (!isJSONRPCRequest(message) || message.params?.task === undefined) return message;
   const { task: _, ...params } = message.params;
   return { ...message, params };
 }
