@@ -3,7 +3,7 @@
  * real servers on one snapshot and one real redis-server started here, with the real key tool.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { INVALID_KEY, INVALID_KEY_NEXT, readKeyFile, readUsage, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
@@ -410,6 +410,34 @@ describe("keys import and export", () => {
         await single.stop();
       }
       expect(existsSync(join(out, "keys.gen"))).toBe(true);
+    } finally {
+      await empty.stop();
+    }
+  });
+
+  test("a usage.json or keys.json Redis cannot take is refused before anything is written, and the import can be run again", async () => {
+    const data = tempDir("tome-data-");
+    const a = await newKey(data, "--name", "a", "--account", "mover");
+    writeUsage(usagePath(data), { months: { [month()]: { mover: 3 } }, last_used: { [a.id]: "yesterday" } });
+    const empty = await startRedis();
+    try {
+      const bad = await keysOn(empty.url, ["import"], data);
+      expect([bad.code, bad.stderr]).toEqual([1, expect.stringContaining(`last use of key ${a.id} is not a time`)]);
+      expect(empty.cli("--scan", "--pattern", "tome:*")).toBe("");
+      const file = readKeyFile(join(data, "keys.json"));
+      file.accounts["two words"] = { plan: "free" };
+      file.keys[0]!.account = "two words";
+      writeFileSync(join(data, "keys.json"), JSON.stringify(file));
+      writeUsage(usagePath(data), { months: {}, last_used: {} });
+      const spaced = await keysOn(empty.url, ["import"], data);
+      expect([spaced.code, spaced.stderr]).toEqual([
+        1,
+        expect.stringContaining("has a space in its id or its account's name"),
+      ]);
+      expect(empty.cli("--scan", "--pattern", "tome:*")).toBe("");
+      file.keys[0]!.account = "mover";
+      writeFileSync(join(data, "keys.json"), JSON.stringify(file));
+      expect((await keysOn(empty.url, ["import"], data)).code).toBe(0);
     } finally {
       await empty.stop();
     }

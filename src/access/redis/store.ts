@@ -127,13 +127,24 @@ export class RedisKeyStore {
     for (const k of file.keys) {
       if (!/^[0-9a-f]{64}$/.test(k.hash))
         throw new KeyStoreError(`key ${k.id} has no sha256 hash; nothing was imported.`);
+      // tome:auth's entry is split on spaces by the admission script.
+      if (/\s/.test(k.id) || /\s/.test(k.account))
+        throw new KeyStoreError(
+          `key "${k.id}" of account "${k.account}" has a space in its id or its account's name, which Redis's entries cannot hold; rename it in keys.json. Nothing was imported.`,
+        );
     }
+    const lastUsed = Object.entries(usage.last_used).map(([id, iso]) => [id, Date.parse(iso)] as const);
+    const unreadable = lastUsed.find(([, ms]) => !Number.isFinite(ms));
+    if (unreadable)
+      throw new KeyStoreError(
+        `usage.json's last use of key ${unreadable[0]} is not a time ("${usage.last_used[unreadable[0]]}"); correct or remove it. Nothing was imported.`,
+      );
     const data = {
       keys: file.keys.map((k) => [k.id, k.hash, JSON.stringify(k), authEntry(k)]),
       accounts: Object.entries(file.accounts).map(([name, a]) => [name, JSON.stringify(a)]),
       month,
       spent: Object.entries(usage.months[month] ?? {}),
-      last_used: Object.entries(usage.last_used).map(([id, iso]) => [id, Date.parse(iso)]),
+      last_used: lastUsed,
     };
     return (await this.run(IMPORT, [JSON.stringify(data)])) !== -1;
   }
