@@ -175,19 +175,30 @@ export interface Server {
   apiKey: string;
 }
 
+/** Tries of one request when the server answers 429 or 503 with a Retry-After of at most MAX_RETRY_WAIT_S (a key's rate, a busy server), as client.ts makes them. */
+const TRIES = 4;
+/** A longer wait (a spent monthly quota waits for the next month) fails at once. */
+const MAX_RETRY_WAIT_S = 10;
+
 async function get<T>(server: Server, path: string): Promise<T> {
   const url = `${server.url.replace(/\/$/, "")}${path}`;
-  let res: Response;
-  try {
-    res = await fetch(url, { headers: { authorization: `Bearer ${server.apiKey}` } });
-  } catch (err) {
-    throw new Error(`cannot reach ${server.url} (${(err as Error).message}): is the server running? Set TOME_URL.`);
-  }
-  if (!res.ok) {
+  for (let tried = 1; ; tried++) {
+    let res: Response;
+    try {
+      res = await fetch(url, { headers: { authorization: `Bearer ${server.apiKey}` } });
+    } catch (err) {
+      throw new Error(`cannot reach ${server.url} (${(err as Error).message}): is the server running? Set TOME_URL.`);
+    }
+    if (res.ok) return (await res.json()) as T;
     const body = (await res.json().catch(() => ({}))) as { message?: string };
+    const retryAfter = res.headers.get("retry-after");
+    const wait = retryAfter !== null && /^[0-9]+$/.test(retryAfter) ? Number(retryAfter) : undefined;
+    if ((res.status === 429 || res.status === 503) && wait !== undefined && wait <= MAX_RETRY_WAIT_S && tried < TRIES) {
+      await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+      continue;
+    }
     throw new Error(`GET ${path}: ${res.status}${body.message ? `, ${body.message}` : ""}`);
   }
-  return (await res.json()) as T;
 }
 
 /** Unix seconds, or an RFC 3339 date-time with a zone, as /v1/changes reads `since`. */

@@ -6,6 +6,7 @@
  * deterministicHashEmbedding, hashed words.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   batches,
@@ -140,6 +141,50 @@ describe("examples/embedding-pipeline.ts", () => {
     const again = await syncChanges({ db, server: { url: server.url, apiKey: key }, embed });
     expect(again).toEqual({ pages: 0, chunks: 0, since: synced.since });
     expect((await rowsOf()).length).toBe(rows.length);
+  });
+
+  test("sync waits out a 429 or 503 with a short Retry-After (a free key's rate) and fails at once on a long one (a spent quota)", async () => {
+    let requests = 0;
+    let retryAfter = "0";
+    // Every other request refused, as a key over its plan's rate is.
+    const limited = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(req) {
+        if (requests++ % 2 === 0)
+          return Response.json(
+            { error: "rate_limit_exceeded", message: "Too many requests." },
+            { status: requests % 4 === 1 ? 429 : 503, headers: { "retry-after": retryAfter } },
+          );
+        const { pathname, search } = new URL(req.url);
+        const res = await fetch(server.url + pathname + search, { headers: req.headers });
+        return new Response(await res.text(), { status: res.status, headers: { "content-type": "application/json" } });
+      },
+    });
+    try {
+      const small = join(dir, "limited-vectors");
+      const few = join(dir, "few.jsonl");
+      const lines: string[] = [];
+      for await (const chunk of readExport(exported)) if (lines.push(JSON.stringify(chunk)) === 3) break;
+      writeFileSync(few, `${lines.join("\n")}\n`);
+      await loadExport({ exportPath: few, db: small, embed });
+      const changes = (await (
+        await fetch(`${server.url}/v1/changes?limit=1000`, { headers: { authorization: `Bearer ${key}` } })
+      ).json()) as { results: { ts_unix: number }[] };
+      const since = Math.max(...changes.results.map((p) => p.ts_unix));
+      const through = await syncChanges({ db: small, server: { url: limited.url.href, apiKey: key }, embed, since });
+      expect(requests).toBeGreaterThan(2);
+      expect(through.pages).toBeGreaterThan(0);
+      expect(through).toEqual(await syncChanges({ db: small, server: { url: server.url, apiKey: key }, embed, since }));
+      retryAfter = "86400";
+      requests = 0;
+      const spent = syncChanges({ db: small, server: { url: limited.url.href, apiKey: key }, embed, since });
+      expect(spent).rejects.toThrow("429, Too many requests.");
+      await spent.catch(() => {});
+      expect(requests).toBe(1);
+    } finally {
+      limited.stop(true);
+    }
   });
 
   test("the command line: load then sync fetches nothing it holds; --since takes an RFC 3339 date-time, as its help says", async () => {
