@@ -3,7 +3,7 @@
  * real servers on one snapshot and one real redis-server started here, with the real key tool.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { INVALID_KEY, INVALID_KEY_NEXT, readKeyFile, readUsage, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
@@ -440,6 +440,30 @@ describe("keys import and export", () => {
       expect((await keysOn(empty.url, ["import"], data)).code).toBe(0);
     } finally {
       await empty.stop();
+    }
+  });
+
+  test("an export that fails or is killed before its end leaves no keys.json: no server starts on the store without its usage", async () => {
+    const filled = await startRedis();
+    try {
+      expect((await keysOn(filled.url, ["create", "--name", "a", "--account", "mover"])).code).toBe(0);
+      filled.cli("HSET", `tome:spent:${month()}`, "mover", "77");
+      const out = tempDir("tome-data-");
+      const env = { ...process.env, TOME_REDIS_URL: filled.url, TOME_DATA: out };
+      const cut = Bun.spawn(["bun", join(ROOT, "src/cli/keys.ts"), "export"], {
+        env,
+        stdout: "ignore",
+        stderr: "ignore",
+      });
+      // usage.json's temporary file taken (before the command, starting, gets to it): its write fails, as a kill there would stop it.
+      mkdirSync(join(out, `.usage.json.${cut.pid}.tmp`));
+      expect(await cut.exited).not.toBe(0);
+      expect([existsSync(join(out, "keys.json")), existsSync(usagePath(out))]).toEqual([false, false]);
+      rmSync(join(out, `.usage.json.${cut.pid}.tmp`), { recursive: true });
+      expect((await keysOn(filled.url, ["export"], out)).code).toBe(0);
+      expect(readUsage(usagePath(out)).months).toEqual({ [month()]: { mover: 77 } });
+    } finally {
+      await filled.stop();
     }
   });
 

@@ -5,7 +5,7 @@
  * its next request. `import` and `export` move a store and this month's usage between the two.
  */
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import {
   accountNameProblem,
   createAccountAccess,
@@ -343,6 +343,10 @@ async function exportStore(args: string[]): Promise<void> {
   const { values } = parse(args, {});
   if (values.help) return void process.stdout.write(HELP.export!);
   const dir = dataDir();
+  if (existsSync(usagePath(dir)) && !existsSync(keysPath(dir)))
+    throw new KeyStoreError(
+      `${usagePath(dir)} exists without keys.json: an export into ${dir} may have been cut short. If so, delete it and run the export again; nothing was written.`,
+    );
   for (const path of [keysPath(dir), usagePath(dir)]) {
     if (existsSync(path))
       throw new KeyStoreError(
@@ -354,11 +358,18 @@ async function exportStore(args: string[]): Promise<void> {
   try {
     const { file } = await redis.read();
     const usage = await redis.usage(month);
-    updateKeyFile(dir, (target) => {
-      if (target.keys.length) throw new KeyStoreError(`${keysPath(dir)} appeared meanwhile; nothing was written.`);
-      Object.assign(target, file);
-    });
+    // usage.json first: an export cut short then leaves no keys.json, without which no server starts there; keys.json
+    // alone would be served with this month's usage lost.
     writeUsage(usagePath(dir), usage);
+    try {
+      updateKeyFile(dir, (target) => {
+        if (target.keys.length) throw new KeyStoreError(`${keysPath(dir)} appeared meanwhile; nothing was written.`);
+        Object.assign(target, file);
+      });
+    } catch (err) {
+      rmSync(usagePath(dir), { force: true });
+      throw err;
+    }
     const credits = Object.values(usage.months[month] ?? {}).reduce((a, b) => a + b, 0);
     note(
       `Exported ${file.keys.length} key(s) of ${Object.keys(file.accounts).length} account(s) and ${month}'s usage (${credits} credits) ` +
