@@ -379,7 +379,9 @@ describe("keys import and export", () => {
         0,
         expect.stringContaining("Imported 2 key(s) of 1 account(s)"),
       ]);
-      expect((await keysOn(empty.url, ["import"], data)).stderr).toContain("already holds keys; nothing was imported");
+      expect((await keysOn(empty.url, ["import"], data)).stderr).toContain(
+        "already holds keys or accounts; nothing was imported",
+      );
       const s = await startReplica(empty.url);
       try {
         const r = await call(s.url, a.key);
@@ -464,6 +466,22 @@ describe("keys import and export", () => {
       expect(readUsage(usagePath(out)).months).toEqual({ [month()]: { mover: 77 } });
     } finally {
       await filled.stop();
+    }
+  });
+
+  test("import is refused by a Redis that holds an account without keys (made for the dashboard): its plan and token stay", async () => {
+    const target = await startRedis();
+    try {
+      expect((await keysOn(target.url, ["account", "create", "--account", "acme", "--plan", "business"])).code).toBe(0);
+      const before = target.cli("HGET", "tome:accounts", "acme");
+      const data = tempDir("tome-data-");
+      await newKey(data, "--name", "a", "--account", "acme", "--plan", "free");
+      const refused = await keysOn(target.url, ["import"], data);
+      expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining("already holds keys or accounts")]);
+      expect(target.cli("HGET", "tome:accounts", "acme")).toBe(before);
+      expect(target.cli("HLEN", "tome:keys")).toBe("0");
+    } finally {
+      await target.stop();
     }
   });
 

@@ -109,7 +109,7 @@ token once (only its hash is kept); give it to the holder privately.
 
 Copies keys.json (every key and account) and this month's usage and last uses from
 usage.json in TOME_DATA into Redis, for servers started with TOME_REDIS_URL. Refused when
-Redis already holds keys. TOME_DATA is left as it was: stop the servers that used it first.
+Redis already holds keys or accounts. TOME_DATA is left as it was: stop the servers that used it first.
 `,
   export: `Usage: TOME_REDIS_URL=redis://HOST:PORT TOME_DATA=DIR ${commandLine("keys")} export
 
@@ -325,7 +325,7 @@ async function importStore(args: string[]): Promise<void> {
   try {
     if (!(await redis.importStore(file, usage, month))) {
       throw new KeyStoreError(
-        `Redis at ${redis.address} already holds keys; nothing was imported. Import only into a Redis that holds no Tome keys.`,
+        `Redis at ${redis.address} already holds keys or accounts; nothing was imported. Import only into a Redis that holds no Tome keys or accounts.`,
       );
     }
     const credits = Object.values(usage.months[month] ?? {}).reduce((a, b) => a + b, 0);

@@ -173,13 +173,13 @@ return redis.call('INCR', 'tome:keys:version')`,
 );
 
 /**
- * `keys import`: a whole store and a month's usage, into a Redis that holds no key (else -1). Everything is checked
+ * `keys import`: a whole store and a month's usage, into a Redis that holds no key and no account (else -1). Everything is checked
  * before the first write: a script's error does not undo the writes made before it.
  * ARGV: JSON {keys: [[id, sha256, record, auth]], accounts: [[name, json]], month, spent: [[account, n]], last_used: [[id, ms]]}.
  */
 export const IMPORT = script(
   "import",
-  `if redis.call('HLEN', 'tome:keys') > 0 then return -1 end
+  `if redis.call('HLEN', 'tome:keys') > 0 or redis.call('HLEN', 'tome:accounts') > 0 then return -1 end
 local data = cjson.decode(ARGV[1])
 for _, k in ipairs(data.keys) do
   if not string.match(k[4], '^%S+ %S+ %S+ %S+$') then return redis.error_reply('key ' .. k[1] .. ': an entry that cannot be read') end

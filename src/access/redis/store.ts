@@ -122,7 +122,7 @@ export class RedisKeyStore {
     throw new KeyStoreError(`Redis at ${this.address} failed: ${(err as Error).message}.`);
   };
 
-  /** Puts a whole store and one month's usage into a Redis that holds no key yet; false if it holds some. */
+  /** Puts a whole store and one month's usage into a Redis that holds no key and no account yet (an account made for the dashboard would be overwritten); false if it holds some. */
   async importStore(file: KeyFile, usage: UsageData, month: string): Promise<boolean> {
     for (const k of file.keys) {
       if (!/^[0-9a-f]{64}$/.test(k.hash))
