@@ -21,15 +21,27 @@ REPLICA_PORTS=${REPLICA_PORTS:-8081 8082 8083}
 REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 say() { echo "replicas.sh: $*" >&2; }
 
-# Waits until a command succeeds, or gives up after 60 s naming what it waited for.
+# Waits until a command succeeds, or gives up after 60 s naming what it waited for; at once when
+# the command answers 2 (what it waits for has exited).
 wait_for() {
-  local what=$1
+  local what=$1 rc
   shift
   for _ in $(seq 1 600); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
+    "$@" >/dev/null 2>&1 && return 0 || rc=$?
+    if [ "$rc" -eq 2 ]; then
+      say "$what exited (see the logs in $RUN_DIR; $0 stop stops what was started)"
+      return 1
+    fi
     sleep 0.1
   done
   say "gave up waiting for $what (see the logs in $RUN_DIR)"
+  return 1
+}
+
+# Whether replica N says it serves: 0 yes, 1 not yet, 2 its process has exited.
+replica_serving() {
+  grep -q "is serving on" "$RUN_DIR/replica-$1.log" && return 0
+  kill -0 "$(cat "$RUN_DIR/replica-$1.pid")" 2>/dev/null || return 2
   return 1
 }
 
@@ -42,6 +54,15 @@ start() {
   : "${TOME_SNAPSHOT:?set TOME_SNAPSHOT to the snapshot the replicas serve}"
   for tool in redis-server redis-cli haproxy bun; do
     command -v "$tool" >/dev/null || { say "$tool is missing (Debian: apt-get install redis-server haproxy; bun: npm install -g bun)"; exit 1; }
+  done
+  # A second start would find the ports taken and write its pids over those of the running processes, which stop
+  # would then leave running.
+  local file
+  for file in "$RUN_DIR"/*.pid; do
+    if [ -f "$file" ] && kill -0 "$(cat "$file")" 2>/dev/null; then
+      say "already running in $RUN_DIR (process $(cat "$file"), $(basename "$file")): stop it first with $0 stop"
+      exit 1
+    fi
   done
   mkdir -p "$RUN_DIR/redis"
 
@@ -63,7 +84,10 @@ start() {
   i=0
   for port in $REPLICA_PORTS; do
     i=$((i + 1))
-    wait_for "replica $i on port $port" grep -q "is serving on" "$RUN_DIR/replica-$i.log"
+    wait_for "replica $i on port $port" replica_serving "$i" || {
+      tail -n 3 "$RUN_DIR/replica-$i.log" >&2
+      exit 1
+    }
   done
 
   # 3. HAProxy in front: round robin, each replica checked on /healthz.

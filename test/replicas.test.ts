@@ -50,7 +50,7 @@ afterAll(async () => {
   await run(["stop"]);
 });
 
-test("deploy/replicas.sh starts Redis, 3 replicas and HAProxy; they share one quota; stop ends them all", async () => {
+test("deploy/replicas.sh starts Redis, 3 replicas and HAProxy; they share one quota; a second start is refused; stop ends them all", async () => {
   const snapshot = await snapshotFor({ dumps: [EN_2016] });
   const started = await run(["start"], { TOME_SNAPSHOT: snapshot });
   expect([started.code, started.stderr]).toEqual([
@@ -87,6 +87,15 @@ test("deploy/replicas.sh starts Redis, 3 replicas and HAProxy; they share one qu
     [1, 2, 3].map((n) => readFileSync(join(runDir, `replica-${n}.log`), "utf8").match(/GET \/v1\/chunk/g)?.length ?? 0);
   for (let waited = 0; answered().reduce((a, b) => a + b, 0) < 30 && waited < 5000; waited += 50) await Bun.sleep(50);
   expect(answered()).toEqual([10, 10, 10]);
+
+  // Started again while it runs: refused at once, the pid files left to stop.
+  const again = await run(["start"], { TOME_SNAPSHOT: snapshot });
+  expect([again.code, again.stderr]).toEqual([1, expect.stringContaining("already running")]);
+  expect(
+    ["redis", "haproxy", "replica-1", "replica-2", "replica-3"].map((name) =>
+      Number(readFileSync(join(runDir, `${name}.pid`), "utf8")),
+    ),
+  ).toEqual(pids);
 
   const stopped = await run(["stop"]);
   expect(stopped.code).toBe(0);
