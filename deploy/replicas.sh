@@ -102,6 +102,9 @@ defaults
     timeout server 200s
     option httpchk
     option forwardfor
+    # A replica that refuses the connection (killed, until its checks fail) passes the request to another.
+    option redispatch
+    retries 2
     http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host localhost
     http-check expect status 200
 frontend tome

@@ -88,6 +88,16 @@ test("deploy/replicas.sh starts Redis, 3 replicas and HAProxy; they share one qu
   for (let waited = 0; answered().reduce((a, b) => a + b, 0) < 30 && waited < 5000; waited += 50) await Bun.sleep(50);
   expect(answered()).toEqual([10, 10, 10]);
 
+  // A replica killed: until its checks fail, HAProxy passes the requests it refuses to the others.
+  process.kill(pids[4]!, "SIGKILL");
+  const afterKill: number[] = [];
+  for (let i = 0; i < 9; i++) {
+    const r = await fetch(`${url}/v1/chunk/39_2`, { headers: { "X-API-Key": key } });
+    await r.arrayBuffer();
+    afterKill.push(r.status);
+  }
+  expect(afterKill).toEqual(Array.from({ length: 9 }, () => 200));
+
   // Started again while it runs: refused at once, the pid files left to stop.
   const again = await run(["start"], { TOME_SNAPSHOT: snapshot });
   expect([again.code, again.stderr]).toEqual([1, expect.stringContaining("already running")]);
