@@ -79,7 +79,7 @@ export async function startRedis(): Promise<RedisServer> {
     while (
       proc?.exitCode === null &&
       Date.now() < deadline &&
-      !/^aof_buffer_length:0\r?$/m.test(cli("INFO", "persistence"))
+      !/^(aof_buffer_length:0|aof_enabled:0)\r?$/m.test(cli("INFO", "persistence"))
     )
       await Bun.sleep(20);
     proc?.kill("SIGKILL");

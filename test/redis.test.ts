@@ -70,6 +70,21 @@ describe("three replicas on one Redis", () => {
     }
   });
 
+  test("a Redis without the append-only file is found, for the replica's warning at start (what a restart of Redis would lose)", async () => {
+    const bare = await startRedis();
+    const withAof = new RedisAccess({ url: redis.url, keyMsPerSecond: 0 });
+    const without = new RedisAccess({ url: bare.url, keyMsPerSecond: 0 });
+    try {
+      bare.cli("CONFIG", "SET", "appendonly", "no");
+      await Promise.all([withAof.start(), without.start()]);
+      expect([await withAof.appendOnly(), await without.appendOnly()]).toEqual([true, false]);
+    } finally {
+      withAof.stop();
+      without.stop();
+      await bare.stop();
+    }
+  });
+
   test("per key, the answers of all replicas counted per second never exceed the plan's rate", async () => {
     const { key } = await keyOn(redis.url, "--name", "rate", "--account", "rate", "--plan", "free");
     const admitted = new Map<number, number>();

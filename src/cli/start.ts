@@ -101,6 +101,10 @@ async function announceRedisKeys(access: RedisAccess): Promise<void> {
     note(
       `API keys, rate limits and quotas are in ${where} (${count} key(s)); manage them with TOME_REDIS_URL=… ${commandLine("keys")}.`,
     );
+  if ((await access.appendOnly()) === false)
+    note(
+      `${where} runs without its append-only file: a restart of Redis loses every key change and credit since its last snapshot, revocations included. Run it with appendonly yes and appendfsync everysec (docs/redis.md).`,
+    );
 }
 
 /**

@@ -124,6 +124,13 @@ export class RedisAccess implements Gate {
     return this.redis.command("HLEN", ["tome:keys"]).then(Number, () => undefined);
   }
 
+  /** Whether Redis keeps the append-only file (INFO, which managed services allow where CONFIG may not be); undefined while it cannot say. */
+  async appendOnly(): Promise<boolean | undefined> {
+    const info = await this.redis.command("INFO", ["persistence"]).then(String, () => "");
+    const enabled = /^aof_enabled:([01])/m.exec(info)?.[1];
+    return enabled === undefined ? undefined : enabled === "1";
+  }
+
   health(): Health {
     const outage = this.redis.outage;
     if (!outage) return { ok: true, problems: [] };
