@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { INVALID_KEY, INVALID_KEY_NEXT, readKeyFile, readUsage, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
-import { RedisAccess } from "../src/access/redis";
+import { RedisAccess, RedisKeyStore } from "../src/access/redis";
 import { createApp } from "../src/http";
 import {
   EN_2016,
@@ -497,6 +497,35 @@ describe("keys import and export", () => {
       expect(target.cli("HLEN", "tome:keys")).toBe("0");
     } finally {
       await target.stop();
+    }
+  });
+
+  test("the key tool waits for an import Redis takes over 2 s to answer (a large store), rather than say it failed while Redis makes it", async () => {
+    const slow = await startRedis();
+    const store = await RedisKeyStore.open(slow.url);
+    try {
+      const data = tempDir("tome-data-");
+      await newKey(data, "--name", "a", "--account", "big");
+      // Redis busy for 2.5 s, as with the script of an import of a few hundred thousand keys.
+      const busy = Bun.spawn(
+        [
+          "redis-cli",
+          "-p",
+          String(slow.port),
+          "EVAL",
+          "local t = redis.call('TIME') repeat local n = redis.call('TIME') until (n[1] - t[1]) * 1000000 + n[2] - t[2] > 2500000",
+          "0",
+        ],
+        { stdout: "ignore", stderr: "ignore" },
+      );
+      await Bun.sleep(100);
+      const file = readKeyFile(join(data, "keys.json"));
+      expect(await store.importStore(file, readUsage(usagePath(data)), month())).toBe(true);
+      await busy.exited;
+      expect(slow.cli("HLEN", "tome:keys")).toBe("1");
+    } finally {
+      store.close();
+      await slow.stop();
     }
   });
 

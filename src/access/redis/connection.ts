@@ -89,12 +89,13 @@ export class RedisConnection {
     readonly url: string,
     scripts: Script[],
     private readonly log: (line: string) => void = (line) => console.error(line),
+    private readonly commandTimeoutMs = COMMAND_TIMEOUT_MS,
   ) {
     this.scripts = scripts;
     this.client = this.newClient();
     this.watchdog = setInterval(() => {
-      if (this.pending > 0 && performance.now() - this.progressAt > COMMAND_TIMEOUT_MS) {
-        this.fail(`no answer within ${COMMAND_TIMEOUT_MS} ms`);
+      if (this.pending > 0 && performance.now() - this.progressAt > this.commandTimeoutMs) {
+        this.fail(`no answer within ${this.commandTimeoutMs} ms`);
         this.client.close();
       }
     }, PROBE_MS);

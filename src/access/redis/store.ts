@@ -6,6 +6,7 @@
  * request. Also moves a store and this month's usage between TOME_DATA and Redis (`keys import`,
  * `keys export`).
  */
+import { commandLine } from "../../invocation";
 import { KeyStoreError } from "../errors";
 import { nameTable } from "../names";
 import { emptyKeyFile, type Account, type KeyFile, type KeyRecord } from "../store";
@@ -29,6 +30,12 @@ function pairs(reply: unknown): [string, string][] {
   return Object.entries((reply ?? {}) as Record<string, string>);
 }
 
+/**
+ * How long the key tool waits for an answer: a replica gives up after 2 s, but an import of a large store runs for
+ * seconds in one script, which Redis finishes whether or not the tool still waits for it.
+ */
+const KEY_TOOL_TIMEOUT_MS = 60_000;
+
 export class RedisKeyStore {
   private constructor(private readonly redis: RedisConnection) {}
 
@@ -39,7 +46,7 @@ export class RedisKeyStore {
 
   /** Connects; an unreachable Redis is a KeyStoreError saying where it was looked for. */
   static async open(url: string): Promise<RedisKeyStore> {
-    const redis = new RedisConnection(url, SCRIPTS, () => {});
+    const redis = new RedisConnection(url, SCRIPTS, () => {}, KEY_TOOL_TIMEOUT_MS);
     await redis.open();
     if (redis.outage) {
       redis.close();
@@ -146,6 +153,14 @@ export class RedisKeyStore {
       spent: Object.entries(usage.months[month] ?? {}),
       last_used: lastUsed,
     };
-    return (await this.run(IMPORT, [JSON.stringify(data)])) !== -1;
+    try {
+      return (await this.run(IMPORT, [JSON.stringify(data)])) !== -1;
+    } catch (err) {
+      if (!(err instanceof KeyStoreError)) throw err;
+      throw new KeyStoreError(
+        `Redis at ${this.address} did not confirm the import (${err.message.replace(/\. Nothing more was changed\.$/, "")}). ` +
+          `It is all or nothing, and may have been made: see with TOME_REDIS_URL=… ${commandLine("keys list")}.`,
+      );
+    }
   }
 }
