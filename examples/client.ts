@@ -75,7 +75,7 @@ export class TomeError extends Error {
     readonly body: ErrorBody,
     readonly headers: Headers = new Headers(),
   ) {
-    super(`${status} ${body.error}: ${body.message}`);
+    super(`${status ? `${status} ` : ""}${body.error}: ${body.message}`);
     this.name = "TomeError";
     this.code = body.error;
     this.requestId = headers.get("X-Request-Id");
@@ -162,7 +162,7 @@ export class TomeClient {
       } catch (e) {
         throw new TomeError(0, {
           error: "connection_failed",
-          message: `cannot reach ${this.url}: ${(e as Error).message}`,
+          message: `cannot reach ${this.url}: ${(e as Error).message} Is the server running there? Set TOME_URL to its address.`,
         });
       }
       if (res.ok) return res;

@@ -39,14 +39,15 @@ class TomeError(Exception):
         self.headers = headers if headers is not None else {}  # an HTTPMessage: case-insensitive get
         self.request_id = self.headers.get("X-Request-Id")
         self.retry_after = _seconds(self.headers.get("Retry-After"))
-        super().__init__(f"{status} {self.code}: {self.api_message}")
+        super().__init__(f"{'' if status is None else f'{status} '}{self.code}: {self.api_message}")
 
 
 class TomeConnectionError(TomeError):
     """The server could not be reached or did not answer in time."""
 
     def __init__(self, url, reason):
-        super().__init__(None, {"error": "connection_failed", "message": f"cannot reach {url}: {reason}"})
+        message = f"cannot reach {url}: {reason}. Is the server running there? Set TOME_URL to its address."
+        super().__init__(None, {"error": "connection_failed", "message": message})
 
 
 def _seconds(value):

@@ -156,6 +156,9 @@ describe("the Python client (examples/tome_client.py)", () => {
     expect(out.no_key).toMatchObject({ status: 401, code: "unauthorized", body: (await direct("/v1/meta", "")).body });
     expect(out.bad_key).toMatchObject({ status: 403, code: "forbidden" });
     expect(out.unreachable).toMatchObject({ status: null, code: "connection_failed" });
+    // What to do next, without a status the server never sent.
+    expect(out.unreachable.message).toStartWith("connection_failed: cannot reach http://127.0.0.1:9: ");
+    expect(out.unreachable.message).toEndWith("Is the server running there? Set TOME_URL to its address.");
 
     // 25 searches in a row on a 10-per-second key: each 429 waited out, none lost.
     expect(out.burst.results).toBe(25);
@@ -180,7 +183,7 @@ def failure(call):
     try:
         call()
     except TomeError as e:
-        return {"status": e.status, "code": e.code, "body": e.body, "request_id": e.request_id, "retry_after": e.retry_after}
+        return {"status": e.status, "code": e.code, "body": e.body, "request_id": e.request_id, "retry_after": e.retry_after, "message": str(e)}
     raise AssertionError("no TomeError")
 
 out = {
@@ -289,6 +292,8 @@ describe("the TypeScript client (examples/client.ts)", () => {
     expect((await failure(() => client({ apiKey: `wk_${"x".repeat(32)}` }).meta())).code).toBe("forbidden");
     const unreachable = await failure(() => client({ url: "http://127.0.0.1:9" }).meta());
     expect({ status: unreachable.status, code: unreachable.code }).toEqual({ status: 0, code: "connection_failed" });
+    expect(unreachable.message).toStartWith("connection_failed: cannot reach http://127.0.0.1:9: ");
+    expect(unreachable.message).toEndWith("Is the server running there? Set TOME_URL to its address.");
   });
 
   test("a 429 is waited out for its Retry-After, a bounded number of times", async () => {
