@@ -52,7 +52,7 @@ function queriesOf(engine: ReturnType<typeof open>): string[] {
 }
 
 describe("a build in bounded memory", () => {
-  test("snapshot:build holds its --memory budget: a small one spills runs and peaks far lower than one that holds everything", async () => {
+  test("snapshot:build holds its --memory budget: a small one spills runs and peaks within it and the runtime's; a large one writes one run", async () => {
     const dir = tempDir();
     const build = async (memory: string) => {
       const dumps = [EN_2016, EN_2006, SQUAD].flatMap((d) => ["--dump", d]);
@@ -84,10 +84,9 @@ describe("a build in bounded memory", () => {
     const large = await build("2G");
     expect(large.runs).toBe(1);
     expect(small.runs).toBeGreaterThanOrEqual(5);
-    // Holding the whole inversion costs the large build more: 278 MB against 406 MB alone, but 283 against 303 with
-    // another test file running beside it (the parsing workers' garbage piles up on busy cores), so only the order.
-    expect(small.peak).toBeLessThan(large.peak);
-    // The budget plus the runtime and the ingest workers (about 230 MB on these dumps).
+    // Not compared with the large build's peak: 278 MB against 406 MB alone, but 283 against 303 with another test
+    // file beside it, and 391 against 384 with two more processes (the parsing workers' garbage piles up on busy cores,
+    // and it is most of a peak on dumps this small). The budget plus the runtime and the ingest workers (about 230 MB).
     expect(small.peak).toBeLessThan(4e6 + 400e6);
   });
 
