@@ -10,7 +10,8 @@ import { decodePDFRawStream, PDFDict, PDFDocument, PDFName, PDFRawStream, type P
 import { Access, createKey, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { createApp, serve } from "../src/http";
-import { canRender } from "../src/pdf";
+import { canRender, renderPdf } from "../src/pdf";
+import { articleUrl, LICENSE } from "../src/http/attribution";
 import { creditFor } from "../src/pdf/credit";
 import { contentDisposition } from "../src/http/routes/pdf";
 import type { Engine } from "../src/search";
@@ -401,6 +402,35 @@ describe("the document", () => {
       doc.getPageCount() + 1,
     );
     for (const p of doc.getPages()) expect(p.node.Annots()?.size() ?? 0).toBeGreaterThan(0);
+  });
+
+  test("a link to a title with an unbalanced parenthesis is one whole URI: the PDF parses, the link is the article's", async () => {
+    const title = "Smile :)";
+    const url = articleUrl("en.wikipedia.org", title);
+    const bytes = await renderPdf({
+      pageId: 1,
+      revId: 2,
+      title,
+      lang: "en",
+      sitename: "Wikipedia",
+      project: "en.wikipedia.org",
+      url,
+      permalink: "https://en.wikipedia.org/w/index.php?curid=1&oldid=2",
+      timestamp: "2016-01-01T00:00:00Z",
+      retrievedAt: "2016-01-02T00:00:00Z",
+      sections: [{ heading: "", level: 0, paragraphs: ["A face."] }],
+      license: LICENSE,
+      modifications: [],
+    });
+    const uris = (await PDFDocument.load(bytes)).getPages().flatMap((p) => {
+      const annots = p.node.Annots();
+      return Array.from({ length: annots?.size() ?? 0 }, (_, i) =>
+        (
+          annots!.lookup(i, PDFDict).lookup(PDFName.of("A"), PDFDict).lookup(PDFName.of("URI")) as PDFString
+        ).decodeText(),
+      );
+    });
+    expect(uris).toContain("https://en.wikipedia.org/wiki/Smile_:)");
   });
 
   test("each heading level has its own size: smaller with depth, below the title, above the text", async () => {

@@ -249,7 +249,8 @@ class Writer {
       Subtype: "Link",
       Rect: [x, y, x + width, y + height],
       Border: [0, 0, 0],
-      A: { Type: "Action", S: "URI", URI: PDFString.of(url) },
+      // PDFString.of writes its text as it is: an unbalanced parenthesis (a title "Smile :)") would end the string early.
+      A: { Type: "Action", S: "URI", URI: PDFString.of(url.replace(/[\\()]/g, "\\$&")) },
     });
     page.node.addAnnot(this.pdf.context.register(annot));
   }
