@@ -15,6 +15,7 @@ import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import {
   EN_2016,
+  engineFor,
   keys,
   newKey,
   ROOT,
@@ -26,7 +27,8 @@ import {
 } from "./helpers";
 import { startRedis, type RedisServer } from "./redis-server";
 import { connect } from "node:net";
-import { ADDRESS_FAILURES, updateKeyFile } from "../src/access";
+import { Access, ADDRESS_FAILURES, createAccountAccess, updateKeyFile } from "../src/access";
+import { createApp, type App } from "../src/http";
 
 setDefaultTimeout(180_000);
 
@@ -917,6 +919,55 @@ describe("two replicas on one Redis", () => {
     expect([down.status, down.headers.get("retry-after")]).toEqual([503, "5"]);
     expect(await down.text()).toContain("cannot reach its store of keys right now; nothing was changed");
     await page.close();
+  });
+});
+
+describe("in process (app.handle)", () => {
+  let app: App;
+  let token: string;
+
+  beforeAll(async () => {
+    const data = tempDir("tome-dash-app-");
+    token = updateKeyFile(data, (f) => createAccountAccess(f, "acme", "free").token);
+    const access = new Access({ dataDir: data, keyMsPerSecond: 0 });
+    app = createApp(await engineFor({ dumps: [EN_2016] }), {
+      access,
+      accounts: access.accounts(),
+      adminToken: ADMIN_TOKEN,
+      searchWorkers: 0,
+    });
+  });
+  afterAll(() => app?.close());
+
+  const FORM = "application/x-www-form-urlencoded";
+  const handle = (path: string, init: RequestInit = {}) =>
+    app.handle(new Request(`http://localhost${path}`, { ...init, headers: { host: "localhost", ...init.headers } }));
+
+  /** Signs `token` in: the session's Cookie header. */
+  async function sessionCookie(signInToken: string): Promise<string> {
+    const form = await handle("/dashboard/sign-in");
+    const cookie = form.headers.getSetCookie()[0]!.split(";")[0]!;
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+    const signedIn = await handle("/dashboard/sign-in", {
+      method: "POST",
+      headers: { "content-type": FORM, cookie },
+      body: new URLSearchParams({ csrf, token: signInToken }),
+    });
+    expect(signedIn.status).toBe(303);
+    return signedIn.headers.getSetCookie()[0]!.split(";")[0]!;
+  }
+
+  test("another site's sign-out form is refused (403) and clears no cookie: SameSite keeps the session cookie from it, not the answer's", async () => {
+    const cookie = await sessionCookie(token);
+    const signOut = (headers: Record<string, string>) =>
+      handle("/dashboard/sign-out", { method: "POST", headers: { "content-type": FORM, ...headers }, body: "" });
+    const foreign = await signOut({ origin: "http://evil.example" });
+    expect([foreign.status, foreign.headers.getSetCookie()]).toEqual([403, []]);
+    expect((await handle("/dashboard", { headers: { cookie } })).status).toBe(200);
+    // From this site, a session already ended is still cleared.
+    const own = await signOut({ origin: "http://localhost" });
+    expect([own.status, own.headers.get("location")]).toEqual([303, "/dashboard/sign-in?signed-out"]);
+    expect(own.headers.getSetCookie()).toEqual([expect.stringMatching(/^tome_session=; .*Max-Age=0/)]);
   });
 });
 

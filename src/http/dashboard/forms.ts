@@ -32,11 +32,16 @@ function sameOrigin(v: Visit, origin: string): boolean {
   return from.host === v.request.headers.get("host") && from.protocol === (v.secure ? "https:" : "http:");
 }
 
-/** The fields of a form POST, after its origin, type, length and CSRF token (against `expected`) are checked. */
-export async function readForm(v: Visit, expected: string | undefined): Promise<URLSearchParams> {
+/** Refuses a POST sent from another site (D70), before anything is done with it. */
+export function checkOrigin(v: Visit): void {
   const origin = v.request.headers.get("origin");
   if (origin !== null && !sameOrigin(v, origin))
     throw new Refused(403, "Refused", "This form was sent from another site, so it was not acted on.");
+}
+
+/** The fields of a form POST, after its origin, type, length and CSRF token (against `expected`) are checked. */
+export async function readForm(v: Visit, expected: string | undefined): Promise<URLSearchParams> {
+  checkOrigin(v);
   const type = v.request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
   if (type !== FORM_TYPE)
     throw new Refused(415, "Not a form", `The dashboard takes its own forms only (${FORM_TYPE}).`);

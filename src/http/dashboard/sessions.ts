@@ -6,7 +6,7 @@
  */
 import { accountOfToken, hashToken, KEY_SHAPE, SESSION_MS, type Session } from "../../access";
 import { DASHBOARD_PATH, readCookie, setCookie } from "./cookies";
-import { readForm, sameText } from "./forms";
+import { checkOrigin, readForm, sameText } from "./forms";
 import { signInPage } from "./frame";
 import { operatorSignedIn, signInFailed, signInRefusal, signInRetryMinutes } from "./limits";
 import { redirect, respond } from "./respond";
@@ -78,6 +78,8 @@ export async function signIn(v: Visit): Promise<Response> {
 
 /** Ends the visit's session (its form's CSRF token checked), and says so on the sign-in page. */
 export async function signOut(v: Visit): Promise<Response> {
+  // Without a session cookie (SameSite keeps it from another site's form) there is no CSRF token to check, but the cookie would still be cleared.
+  checkOrigin(v);
   const signedIn = await sessionOf(v);
   if (signedIn) {
     await readForm(v, signedIn.session.csrf);
