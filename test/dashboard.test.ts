@@ -957,6 +957,29 @@ describe("in process (app.handle)", () => {
     return signedIn.headers.getSetCookie()[0]!.split(";")[0]!;
   }
 
+  test("the page says a key is revoked only when it is: /dashboard?revoked= naming an active key says nothing", async () => {
+    const cookie = await sessionCookie(token);
+    const page = await (await handle("/dashboard", { headers: { cookie } })).text();
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+    const created = await handle("/dashboard/keys", {
+      method: "POST",
+      headers: { "content-type": FORM, cookie },
+      body: new URLSearchParams({ csrf, name: "Production", scope: "read" }),
+    });
+    const id = /\/dashboard\/keys\/(key_\w+)\/revoke/.exec(await created.text())![1]!;
+    const claimed = await (await handle(`/dashboard?revoked=${id}`, { headers: { cookie } })).text();
+    expect(claimed).toContain('<span class="badge active">');
+    expect(claimed).not.toContain("is revoked");
+    const revoked = await handle(`/dashboard/keys/${id}/revoke`, {
+      method: "POST",
+      headers: { "content-type": FORM, cookie },
+      body: new URLSearchParams({ csrf }),
+    });
+    expect(revoked.headers.get("location")).toBe(`/dashboard?revoked=${id}`);
+    const said = await (await handle(`/dashboard?revoked=${id}`, { headers: { cookie } })).text();
+    expect(said).toContain("The key “Production” is revoked");
+  });
+
   test("another site's sign-out form is refused (403) and clears no cookie: SameSite keeps the session cookie from it, not the answer's", async () => {
     const cookie = await sessionCookie(token);
     const signOut = (headers: Record<string, string>) =>

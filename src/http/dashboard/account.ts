@@ -31,7 +31,8 @@ async function viewOf(v: Visit, extra: Partial<AccountView> = {}): Promise<Accou
 export async function showAccount(v: Visit): Promise<Response> {
   const revoked = new URL(v.request.url).searchParams.get("revoked");
   const view = await viewOf(v);
-  const key = revoked ? view.keys.find((k) => k.id === revoked) : undefined;
+  // The query is anyone's link: a key it names that is not revoked is not said to be.
+  const key = revoked ? view.keys.find((k) => k.id === revoked && k.state === "revoked") : undefined;
   const notice = key ? `The key “${key.name}” is revoked: every request with it is refused from now on.` : undefined;
   return respond(v, 200, accountPage({ ...view, notice }));
 }
