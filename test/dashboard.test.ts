@@ -957,6 +957,22 @@ describe("in process (app.handle)", () => {
     return signedIn.headers.getSetCookie()[0]!.split(";")[0]!;
   }
 
+  test("a sign-in form loaded in one tab still signs in after another tab loaded the form: the CSRF cookie is kept, not replaced", async () => {
+    const first = await handle("/dashboard/sign-in");
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await first.text())![1]!;
+    const second = await handle("/dashboard/sign-in", {
+      headers: { cookie: first.headers.getSetCookie()[0]!.split(";")[0]! },
+    });
+    const cookie = second.headers.getSetCookie()[0]!.split(";")[0]!;
+    expect(cookie).toBe(`tome_sign_in=${csrf}`);
+    const signedIn = await handle("/dashboard/sign-in", {
+      method: "POST",
+      headers: { "content-type": FORM, cookie },
+      body: new URLSearchParams({ csrf, token }),
+    });
+    expect(signedIn.status).toBe(303);
+  });
+
   test("the page says a key is revoked only when it is: /dashboard?revoked= naming an active key says nothing", async () => {
     const cookie = await sessionCookie(token);
     const page = await (await handle("/dashboard", { headers: { cookie } })).text();

@@ -31,9 +31,10 @@ export async function sessionOf(v: Visit): Promise<SignedIn | undefined> {
   return undefined;
 }
 
-/** The sign-in form, with a fresh CSRF cookie. */
+/** The sign-in form, with its CSRF cookie: the one the browser holds, so that a form another tab loaded before stays good, or a fresh one. */
 export function showSignIn(v: Visit, status = 200, error?: string, headers: Record<string, string> = {}): Response {
-  const csrf = randomToken();
+  const held = readCookie(v.request, "signIn", v.secure);
+  const csrf = held && COOKIE_VALUE.test(held) ? held : randomToken();
   const notice = !error && new URL(v.request.url).searchParams.has(SIGNED_OUT) ? "You are signed out." : undefined;
   return respond(v, status, signInPage({ csrf, error, notice }), [
     ["set-cookie", setCookie("signIn", csrf, v.secure)],
