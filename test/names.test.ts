@@ -154,6 +154,17 @@ describe("the key tool", () => {
     expect(Object.keys(JSON.parse(readFileSync(keysPath(dir), "utf8")).accounts)).toEqual(["constructors"]);
   });
 
+  test('"." and "..", which a browser drops from the dashboard\'s addresses of an account, are refused as names; "..." is one', async () => {
+    const dir = tempDir("tome-data-");
+    for (const name of [".", ".."]) {
+      const r = await keys(dir, "account", "create", "--account", name);
+      expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 2, stdout: "" });
+      expect(r.stderr).toContain(`--account may not be "${name}": a browser drops it`);
+    }
+    expect(existsSync(keysPath(dir))).toBe(false);
+    expect((await keys(dir, "account", "create", "--account", "...")).code).toBe(0);
+  });
+
   test("a keys.json holding such an account is damaged: start, list and import refuse it and say how to repair it", async () => {
     for (const name of ["__proto__", "constructor"]) {
       const dir = tempDir("tome-data-");

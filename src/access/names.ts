@@ -13,6 +13,8 @@ const ACCOUNT_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** D89: `__proto__`, `constructor`, `toString`, `hasOwnProperty`… and `prototype`. */
 const RESERVED = new Set([...Object.getOwnPropertyNames(Object.prototype), "prototype"]);
+/** D89: names a URL's path drops as a segment: the dashboard's /dashboard/accounts/../plan is /dashboard/plan to a browser. */
+const PATH_SEGMENTS = new Set([".", ".."]);
 
 /**
  * Why `name` cannot name an account, as the end of a sentence whose subject the caller names
@@ -22,6 +24,8 @@ export function accountNameProblem(name: string): string | undefined {
   if (!ACCOUNT_NAME.test(name)) return "must be 1 to 64 letters, digits, '.', '_' or '-'";
   if (RESERVED.has(name))
     return `may not be "${name}": no account is named after a member every JavaScript object has (__proto__, constructor, toString…) or prototype (D89). Choose another name`;
+  if (PATH_SEGMENTS.has(name))
+    return `may not be "${name}": a browser drops it from the dashboard's addresses of the account, so no account is named "." or ".." (D89). Choose another name`;
   return undefined;
 }
 
@@ -33,7 +37,7 @@ export function checkAccountName(name: string): void {
 
 /** Whether a name already kept is one D89 refuses (reading a store: its shape was the key tool's to check). */
 export function isReservedName(name: string): boolean {
-  return RESERVED.has(name);
+  return RESERVED.has(name) || PATH_SEGMENTS.has(name);
 }
 
 /** A table keyed by names from outside: without a prototype, so that every name is an own key and nothing else is. */

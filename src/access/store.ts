@@ -109,7 +109,7 @@ export function parseKeyFile(path: string, text: string): KeyFile {
   const reserved = Object.keys(file.accounts).find(isReservedName);
   if (reserved !== undefined) {
     throw new KeyStoreError(
-      `${path} is damaged: it holds an account named "${reserved}", a name no account may have (D89: the members every JavaScript object has, such as __proto__ and constructor, and prototype). ` +
+      `${path} is damaged: it holds an account named "${reserved}", a name no account may have (D89: the members every JavaScript object has, such as __proto__ and constructor, prototype, "." and ".."). ` +
         `Rename the account in keys.json (its entry under "accounts" and the "account" of each of its keys) to another of letters, digits, '.', '_' or '-', then try again; nothing was changed.`,
     );
   }
