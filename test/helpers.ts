@@ -217,7 +217,7 @@ ${body}
 }
 
 /** The export written to a fresh directory; its path. */
-function writeExport(pages: InlinePage[], lang = "en"): string {
+export function writeExport(pages: InlinePage[], lang = "en"): string {
   const path = join(tempDir("tome-rules-"), "pages.xml");
   writeFileSync(path, exportXml(pages, lang));
   return path;

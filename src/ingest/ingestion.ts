@@ -53,6 +53,7 @@ class Ingestion {
       options.workers ?? buildWorkers(),
       (done) => this.converted(done),
       options.parsingWorker,
+      options.pageLimitMs,
     );
     this.claims = new ClaimTable(options.spillDir ?? tmpdir());
   }

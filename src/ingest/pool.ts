@@ -6,11 +6,16 @@ import { availableParallelism } from "node:os";
 import type { Article } from "./article";
 import { workerUrl } from "../files";
 import type { RawPage, SiteInfo } from "./raw-page";
-import type { WorkerRequest, WorkerResponse } from "./parsing";
+import { PageWatch, type WorkerRequest, type WorkerResponse } from "./parsing";
 
 const BATCH_PAGES = 16;
 const BATCH_CHARS = 1 << 20;
 const QUEUED_PER_WORKER = 2;
+/**
+ * A page whose conversion takes longer is left out, as a page that fails is: some wikitext keeps
+ * wtf_wikipedia busy for hours (templates nested 6,000 deep in 37 KB), and the build would wait for it.
+ */
+const PAGE_LIMIT_MS = 120_000;
 
 let workersSet: number | undefined;
 
@@ -30,6 +35,9 @@ export interface PoolResult {
 
 export class ParserPool {
   private readonly workers: Worker[] = [];
+  private readonly watches: PageWatch[] = [];
+  /** Each worker's batches sent and not answered, by id: sent again to the worker that replaces it. */
+  private readonly sent: Map<number, RawPage[]>[] = [];
   private readonly inFlight: number[] = [];
   private readonly pending = new Set<number>();
   private batch: RawPage[] = [];
@@ -38,28 +46,33 @@ export class ParserPool {
   /** Results are handed on in the order their batches were sent, so that a build numbers pages the same way every time. */
   private nextToDeliver = 0;
   private readonly early = new Map<number, PoolResult>();
+  /** The pages left out of a batch for taking too long, added to its result. */
+  private readonly timedOut = new Map<number, WorkerResponse["failures"]>();
   private waiters: (() => void)[] = [];
   private failure: Error | null = null;
+  private site: { site: SiteInfo; chunkWords: number } | null = null;
+  private readonly watchdog: Timer;
 
-  /** `script`: the workers' (one that serveParsing()s, default worker.ts). */
+  /** `script`: the workers' (one that serveParsing()s, default worker.ts); `pageLimitMs`: PAGE_LIMIT_MS. */
   constructor(
     size: number,
     private readonly onResult: (result: PoolResult) => void,
-    script = workerUrl(new URL("./worker.ts", import.meta.url), "ingest/worker.ts"),
+    private readonly script = workerUrl(new URL("./worker.ts", import.meta.url), "ingest/worker.ts"),
+    private readonly pageLimitMs = PAGE_LIMIT_MS,
   ) {
     for (let i = 0; i < size; i++) {
-      const worker = new Worker(script);
-      worker.onmessage = (event: MessageEvent<WorkerResponse>) => this.receive(i, event.data);
-      worker.onerror = (event) => this.fail(new Error(`a parsing worker crashed: ${event.message}`));
-      this.workers.push(worker);
+      this.sent.push(new Map());
       this.inFlight.push(0);
+      this.start(i);
     }
+    this.watchdog = setInterval(() => this.leaveOutSlowPages(), Math.min(1000, pageLimitMs / 4));
+    this.watchdog.unref();
   }
 
   /** Tells every worker which wiki the next pages come from. */
   configure(site: SiteInfo, chunkWords: number): void {
-    const msg: WorkerRequest = { type: "init", lang: site.lang, namespaces: [...site.namespaces], chunkWords };
-    for (const w of this.workers) w.postMessage(msg);
+    this.site = { site, chunkWords };
+    for (let i = 0; i < this.workers.length; i++) this.init(i);
   }
 
   /** Queues a page; resolves once there is room for more. */
@@ -77,7 +90,62 @@ export class ParserPool {
   }
 
   close(): void {
+    clearInterval(this.watchdog);
     for (const w of this.workers) w.terminate();
+  }
+
+  private start(i: number): void {
+    const worker = new Worker(this.script);
+    // A replaced worker's last messages are not its replacement's.
+    worker.onmessage = (event: MessageEvent<WorkerResponse>) => {
+      if (this.workers[i] === worker) this.receive(i, event.data);
+    };
+    worker.onerror = (event) => this.fail(new Error(`a parsing worker crashed: ${event.message}`));
+    this.workers[i] = worker;
+    this.watches[i] = new PageWatch();
+  }
+
+  private init(i: number): void {
+    if (!this.site) return;
+    const { site, chunkWords } = this.site;
+    this.workers[i]!.postMessage({
+      type: "init",
+      lang: site.lang,
+      namespaces: [...site.namespaces],
+      chunkWords,
+      watch: this.watches[i]!.buffer,
+    } satisfies WorkerRequest);
+  }
+
+  private send(i: number, id: number, pages: RawPage[]): void {
+    this.sent[i]!.set(id, pages);
+    this.workers[i]!.postMessage({ type: "batch", id, pages } satisfies WorkerRequest);
+  }
+
+  /**
+   * A worker busy with one page for longer than the limit is stopped (nothing else stops wtf) and
+   * replaced; the page is a failure, and the batches it held are sent again to its replacement.
+   */
+  private leaveOutSlowPages(): void {
+    const since = Date.now() - this.pageLimitMs;
+    for (let i = 0; i < this.workers.length; i++) {
+      const slow = this.watches[i]!.since(since);
+      const pages = slow && this.sent[i]!.get(slow.batch);
+      if (!slow || !pages) continue;
+      const page = pages[slow.index]!;
+      this.workers[i]!.terminate();
+      this.start(i);
+      this.init(i);
+      const failures = this.timedOut.get(slow.batch) ?? [];
+      failures.push({
+        pageId: page.pageId,
+        title: page.title,
+        error: `its conversion took longer than ${this.pageLimitMs / 1000} s`,
+      });
+      this.timedOut.set(slow.batch, failures);
+      pages.splice(slow.index, 1);
+      for (const [id, batch] of [...this.sent[i]!]) this.send(i, id, batch);
+    }
   }
 
   private async dispatch(): Promise<void> {
@@ -90,7 +158,7 @@ export class ParserPool {
     this.batchChars = 0;
     this.inFlight[target]!++;
     this.pending.add(id);
-    this.workers[target]!.postMessage({ type: "batch", id, pages } satisfies WorkerRequest);
+    this.send(target, id, pages);
   }
 
   /** Waits until some worker has fewer than `limit` batches queued (0: until all are idle). */
@@ -105,7 +173,10 @@ export class ParserPool {
 
   private receive(worker: number, msg: WorkerResponse): void {
     this.inFlight[worker]!--;
-    this.early.set(msg.id, { articles: msg.articles, failures: msg.failures });
+    this.sent[worker]!.delete(msg.id);
+    const timedOut = this.timedOut.get(msg.id) ?? [];
+    this.timedOut.delete(msg.id);
+    this.early.set(msg.id, { articles: msg.articles, failures: [...msg.failures, ...timedOut] });
     for (let next = this.early.get(this.nextToDeliver); next; next = this.early.get(this.nextToDeliver)) {
       this.early.delete(this.nextToDeliver);
       this.pending.delete(this.nextToDeliver);
@@ -118,7 +189,6 @@ export class ParserPool {
     }
     this.wake();
   }
-
   private fail(err: Error): void {
     this.failure ??= err;
     this.wake();

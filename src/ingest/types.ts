@@ -16,6 +16,8 @@ export interface IngestOptions {
   workers?: number;
   /** The parsing workers' script, when not ingest's own: one that serveParsing()s (a build's adds to each article). */
   parsingWorker?: string;
+  /** A page whose conversion takes longer is left out (a failure); default 120 s. */
+  pageLimitMs?: number;
   onProgress?: (progress: IngestProgress) => void;
   /**
    * Called with each article as it is converted, in dump order, instead of keeping it: the
