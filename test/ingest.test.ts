@@ -404,4 +404,22 @@ describe("inputs", () => {
     expect(r.articles.map((a) => a.title)).toEqual(["Alpha", "Gamma"]);
     expect(r.failures).toEqual([{ pageId: 2, title: "Nested", error: "its conversion took longer than 0.3 s" }]);
   }, 10_000);
+
+  test("a page whose id or revision id is not an unsigned 32-bit integer, as MediaWiki's are, is dropped, not kept under another id", async () => {
+    const page = (id: string, rev: string, title: string) =>
+      `<page><title>${title}</title><ns>0</ns><id>${id}</id><revision><id>${rev}</id><timestamp>2024-01-01T00:00:00Z</timestamp><text>${title} is a page.</text></revision></page>`;
+    const path = join(tempDir(), "ids.xml");
+    writeFileSync(
+      path,
+      `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en"><siteinfo><dbname>enwiki</dbname><base>https://en.wikipedia.org/wiki/Main_Page</base></siteinfo>
+${page("1", "10", "One")}${page("4294967297", "20", "Wrapped")}${page("-1", "30", "Negative")}${page("4294967295", "40", "Last")}
+${page("5", "-7", "Negative revision")}${page("6", "abc", "Revision not a number")}${page("7", "4294967296", "Revision too large")}</mediawiki>`,
+    );
+    const r = await ingest({ dumps: [path], workers: 1 });
+    expect(r.articles.map((a) => [a.pageId, a.title])).toEqual([
+      [1, "One"],
+      [4294967295, "Last"],
+    ]);
+    expect(r.sources[0]!.articles).toBe(2);
+  });
 });

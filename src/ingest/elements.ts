@@ -185,13 +185,19 @@ function keepNewestRevision(s: ExportState): void {
   if (newerInHistory(page, s.best)) s.best = { revId: page.revId ?? 0, timestamp: page.timestamp, text: page.text };
 }
 
-/** A page with an id and a revision is sent as a RawPage; others are dropped. */
+/**
+ * MediaWiki's page and revision ids are unsigned 32-bit integers, and a snapshot keeps them so: an id
+ * out of that range would be another page's (2^32 + 1 is page 1's), or no page's.
+ */
+const isId = (n: number | undefined): n is number => Number.isInteger(n) && n! >= 0 && n! <= 0xffffffff;
+
+/** A page with an id and a revision, both well formed, is sent as a RawPage; others are dropped. */
 function sendPage(s: ExportState): void {
   const p = s.page;
   if (!p) return;
   s.page = null;
   const best = s.best;
-  if (p.pageId === undefined || !Number.isSafeInteger(p.pageId) || !best) return;
+  if (!isId(p.pageId) || !best || !isId(best.revId)) return;
   const page: RawPage = {
     pageId: p.pageId,
     ns: p.ns ?? namespaceFromTitle(p.title, s.site.namespaces),
