@@ -1,9 +1,12 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { writeIngested } from "../src/build";
+import { exportedRows } from "../src/cli/snapshot-export";
 import { DumpError, ingest, type RawPage, wordCount } from "../src/ingest";
 import { dumpLeaks } from "../src/ingest/leaks";
 import { decoderFor } from "../src/ingest/source";
+import { openSnapshot } from "../src/snapshot";
 import {
   ALL_DUMPS,
   dump,
@@ -421,5 +424,28 @@ ${page("5", "-7", "Negative revision")}${page("6", "abc", "Revision not a number
       [4294967295, "Last"],
     ]);
     expect(r.sources[0]!.articles).toBe(2);
+  });
+
+  test("a revision dated before 1970 is read as 1970-01-01, as a malformed date is: the export and the changes list it (they start at time 0)", async () => {
+    const page = (id: number, timestamp: string) =>
+      `<page><title>Page ${id}</title><ns>0</ns><id>${id}</id><revision><id>${id}0</id><timestamp>${timestamp}</timestamp><text>Page ${id} is a page.</text></revision></page>`;
+    const dir = tempDir();
+    const path = join(dir, "dates.xml");
+    writeFileSync(
+      path,
+      `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en"><siteinfo><dbname>enwiki</dbname><base>https://en.wikipedia.org/wiki/Main_Page</base></siteinfo>
+${page(1, "2024-01-01T00:00:00Z")}${page(2, "1000-01-01T00:00:00Z")}${page(3, "1969-12-31T23:59:59Z")}${page(4, "yesterday")}</mediawiki>`,
+    );
+    const r = await ingest({ dumps: [path], workers: 1 });
+    expect(r.articles.map((a) => [a.pageId, a.tsUnix, a.timestamp])).toEqual([
+      [1, 1704067200, "2024-01-01T00:00:00Z"],
+      [2, 0, "1970-01-01T00:00:00Z"],
+      [3, 0, "1970-01-01T00:00:00Z"],
+      [4, 0, "1970-01-01T00:00:00Z"],
+    ]);
+    const out = join(dir, "dates.tome");
+    writeIngested(r, out, 300);
+    const snapshot = openSnapshot(out);
+    expect(exportedRows(snapshot, 0).rows.map((row) => snapshot.pages.ids[row])).toEqual([1, 2, 3, 4]);
   });
 });

@@ -37,12 +37,19 @@ export function articleBuilder(wiki: WikiContext, chunkWords: number): ArticleBu
   };
 }
 
-export function toUnix(timestamp: string): number {
+/**
+ * A revision's time in milliseconds; a malformed one, or one before 1970 (MediaWiki has none: the
+ * changes and the export list pages from time 0), is read as 1970-01-01.
+ */
+function revisionTime(timestamp: string): number {
   const ms = Date.parse(timestamp);
-  return Number.isFinite(ms) ? Math.floor(ms / 1000) : 0;
+  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+}
+
+export function toUnix(timestamp: string): number {
+  return Math.floor(revisionTime(timestamp) / 1000);
 }
 
 function toIsoUtc(timestamp: string): string {
-  const ms = Date.parse(timestamp);
-  return Number.isFinite(ms) ? new Date(ms).toISOString().replace(/\.000Z$/, "Z") : "1970-01-01T00:00:00Z";
+  return new Date(revisionTime(timestamp)).toISOString().replace(/\.000Z$/, "Z");
 }
