@@ -448,4 +448,16 @@ ${page(1, "2024-01-01T00:00:00Z")}${page(2, "1000-01-01T00:00:00Z")}${page(3, "1
     const snapshot = openSnapshot(out);
     expect(exportedRows(snapshot, 0).rows.map((row) => snapshot.pages.ids[row])).toEqual([1, 2, 3, 4]);
   });
+
+  test("a page of more wikitext than a page may have (8 M characters) is left out, as a failure, before its conversion takes 30 bytes a character", async () => {
+    const pages = [
+      { title: "Alpha", text: "Alpha is a word." },
+      { title: "Huge", text: "Word. ".repeat(1_500_000) },
+    ];
+    const r = await ingest({ dumps: [writeExport(pages)], workers: 1 });
+    expect(r.articles.map((a) => a.title)).toEqual(["Alpha"]);
+    expect(r.failures).toEqual([
+      { pageId: 2, title: "Huge", error: "its wikitext is 8.6 M characters, over the 8 M a page may have" },
+    ]);
+  });
 });

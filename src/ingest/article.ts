@@ -20,9 +20,20 @@ export interface Article {
 
 export type ArticleBuilder = (page: RawPage) => Article;
 
+/**
+ * Wikitext beyond this is not converted, and its page is left out (a failure): four times the most
+ * Wikipedia stores in a revision (2 MB), and a conversion holds about 30 bytes a character
+ * (100 MB of wikitext took 3 GB).
+ */
+const MAX_WIKITEXT_CHARS = 8 << 20;
+
 export function articleBuilder(wiki: WikiContext, chunkWords: number): ArticleBuilder {
   const convert = makeConverter(wiki);
   return (page) => {
+    if (page.text.length > MAX_WIKITEXT_CHARS)
+      throw new Error(
+        `its wikitext is ${(page.text.length / (1 << 20)).toFixed(1)} M characters, over the ${MAX_WIKITEXT_CHARS >> 20} M a page may have`,
+      );
     const { sections, chunks } = chunkSections(convert(page.text), chunkWords);
     return {
       pageId: page.pageId,
