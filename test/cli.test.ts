@@ -500,6 +500,41 @@ describe("bun run snapshot:verify and snapshot:convert", () => {
     );
     expect(open(old).search("Super Bowl 50").hits[0]!.page.title).toBe("Super Bowl 50");
   });
+
+  test("convert refuses a format-1 file whose checksum holds but whose pages are not pages, in one line, and writes nothing", async () => {
+    const meta = {
+      formatVersion: 1,
+      createdAt: "2024-01-01T00:00:00.000Z",
+      wiki: { host: "en.wikipedia.org", dbname: "enwiki", lang: "en", sitename: "Wikipedia" },
+      sources: [],
+      truncated: false,
+      indexedPages: 1,
+      indexedChunks: 1,
+      skippedRedirects: 0,
+      chunkWords: 300,
+      modifications: [],
+      contentHash: "",
+    };
+    const page = { pageId: 1, revId: 10, title: "Alpha", timestamp: "2024-01-01T00:00:00Z", tsUnix: 1704067200 };
+    const sections = [{ heading: "", level: 0 }];
+    const dir = tempDir();
+    for (const [name, chunk, why] of [
+      ["text", { section: 0, text: null }, "its page 1 has a chunk without text or section"],
+      ["section", { section: 5, text: "Alpha is a word." }, "its page 1 has a chunk without text or section"],
+    ] as const) {
+      const old = join(dir, `${name}.tome`);
+      const source = { meta, redirects: [], pages: { list: () => [{ ...page, sections, chunks: [chunk] }] } };
+      writeFormat1(old, source as unknown as Parameters<typeof writeFormat1>[1]);
+      const out = join(dir, `${name}-2.tome`);
+      const { code, stderr } = await run([CONVERT, old, "--out", out]);
+      expect({ name, code, stderr: stderr.trim() }).toEqual({
+        name,
+        code: 1,
+        stderr: `snapshot:convert: ${old} is corrupt: ${why}; rebuild it from its dump instead.`,
+      });
+      expect(existsSync(out)).toBe(false);
+    }
+  });
 });
 
 describe("bun run snapshot:export", () => {
