@@ -135,6 +135,21 @@ await mainOf("snapshot:build", () => { throw Object.assign(new Error("ENOSPC: no
     expect(readdirSync(dir)).toEqual(["x.tome"]);
   });
 
+  test("the default name is a file in snapshots/ whatever <dbname> the dump gives: '../escaped' does not write outside it", async () => {
+    const cwd = tempDir();
+    const dump = join(cwd, "escaping.xml");
+    writeFileSync(
+      dump,
+      `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en"><siteinfo><dbname>../escaped</dbname><base>https://en.wikipedia.org/wiki/Main_Page</base></siteinfo>
+<page><title>Alpha</title><ns>0</ns><id>1</id><revision><id>10</id><timestamp>2024-01-01T00:00:00Z</timestamp><text>Alpha is a word.</text></revision></page></mediawiki>`,
+    );
+    const { code, stdout } = await run([BUILD, "--dump", dump, "--workers", "1"], { CWD: cwd });
+    expect(code).toBe(0);
+    expect(stdout).toContain("wrote snapshots/_escaped.tome");
+    expect(readdirSync(cwd).sort()).toEqual(["escaping.xml", "snapshots"]);
+    expect(readdirSync(join(cwd, "snapshots"))).toEqual(["_escaped.tome"]);
+  });
+
   test("a missing dump says so, exit 1", async () => {
     const { stderr, code } = await run([BUILD, "--dump", "/nonexistent.xml.bz2", "--out", join(tempDir(), "x.tome")]);
     expect(code).toBe(1);

@@ -191,11 +191,19 @@ async function buildTo(out: string, args: BuildArgs, log: (line: string) => void
   logSources(result, log);
   let path = out;
   if (!args.out) {
-    path = join("snapshots", `${result.wiki.dbname || result.wiki.host}${SNAPSHOT_EXTENSION}`);
+    path = join("snapshots", `${fileNameOf(result.wiki.dbname || result.wiki.host)}${SNAPSHOT_EXTENSION}`);
     renameSync(out, path);
   }
   log(`wrote ${path}: ${writtenSummary(m, bytes, report.runs, started)}`);
   return path;
+}
+
+/**
+ * The wiki's name as a file name in snapshots/: the dump writes it (<dbname>), and "../../x" or "/x" would put the
+ * snapshot elsewhere.
+ */
+function fileNameOf(wiki: string): string {
+  return wiki.replace(/[^\w.-]/g, "_").replace(/^\.+/, "") || "wiki";
 }
 
 /**
