@@ -387,6 +387,32 @@ describe("snapshot:follow --from a local mirror", () => {
     expect(file.stderr).not.toContain("    at ");
   });
 
+  test("a snapshot whose dump named its database 'e.*' is refused: --keep deleted enwiki's snapshots, which that pattern matched", async () => {
+    const snapshots = tempDir("tome-follow-");
+    const mirror = tempDir("tome-incr-");
+    const xml = (text: string, day: string) =>
+      `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en"><siteinfo><dbname>e.*</dbname><base>https://en.wikipedia.org/wiki/Main_Page</base></siteinfo>
+<page><title>Alpha</title><ns>0</ns><id>1</id><revision><id>${day}</id><timestamp>2024-01-${day}T00:00:00Z</timestamp><text>${text}</text></revision></page></mediawiki>`;
+    const dump = join(mirror, "base.xml");
+    writeFileSync(dump, xml("Alpha is a word.", "01"));
+    await buildFromDumps({ dumps: [dump], workers: 1 }, { out: join(snapshots, "e.tome"), chunkWords: 300 });
+    rmSync(dump);
+    writeFileSync(join(mirror, "e.*-20240102-pages-meta-hist-incr.xml.bz2"), xml("Alpha is a new word.", "02"));
+    for (const d of ["20230101", "20230102"]) writeFileSync(join(snapshots, `enwiki-${d}.tome`), "another wiki's");
+    const r = await follow(
+      "--dir",
+      snapshots,
+      "--snapshot",
+      join(snapshots, "e.tome"),
+      "--from",
+      mirror,
+      "--keep",
+      "1",
+    );
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining(`"e.*" is not a wiki's database name`)]);
+    expect(readdirSync(snapshots).sort()).toEqual(["e.tome", "enwiki-20230101.tome", "enwiki-20230102.tome"]);
+  });
+
   test("--help documents cron use", async () => {
     const proc = Bun.spawn(["bun", "src/cli/snapshot-follow.ts", "--help"], { cwd: ROOT, stdout: "pipe" });
     const help = await new Response(proc.stdout).text();

@@ -110,6 +110,8 @@ function parseFollowArgs(argv: string[]): FollowArgs | "help" {
   };
 }
 
+const DATABASE_NAME = /^[\w-]+$/;
+
 /** One pass: applies what is new; returns the snapshot written, if any. */
 async function followOnce(args: FollowArgs, log: (line: string) => void): Promise<string | undefined> {
   const current = args.snapshot ?? latestSnapshot(args.dir);
@@ -122,6 +124,11 @@ async function followOnce(args: FollowArgs, log: (line: string) => void): Promis
   const wiki = args.wiki ?? wikiOf(meta);
   if (!wiki)
     throw new ArgumentError(`${current} does not name its wiki's database: pass --wiki <dbname> (e.g. enwiki).`);
+  // The name comes from the dump (<dbname>), and goes into paths, URLs and the pattern of the snapshots --keep deletes.
+  if (!DATABASE_NAME.test(wiki))
+    throw new ArgumentError(
+      `"${wiki}" is not a wiki's database name (letters, digits, _ and -, e.g. enwiki): pass --wiki <dbname>.`,
+    );
   const applied = appliedDays(meta);
   let newest = 0;
   for (const ts of snapshot.pages.ts) if (ts > newest) newest = ts;
