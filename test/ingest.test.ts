@@ -17,6 +17,7 @@ import {
   SQUAD,
   tempDir,
   TRUNCATED_XZ,
+  wikiOf,
   writeExport,
 } from "./helpers";
 
@@ -459,5 +460,15 @@ ${page(1, "2024-01-01T00:00:00Z")}${page(2, "1000-01-01T00:00:00Z")}${page(3, "1
     expect(r.failures).toEqual([
       { pageId: 2, title: "Huge", error: "its wikitext is 8.6 M characters, over the 8 M a page may have" },
     ]);
+  });
+
+  test("a wiki whose language is a name every object has (constructor, __proto__, toString) is built and searched as one of no known language", async () => {
+    for (const lang of ["constructor", "__proto__", "toString"]) {
+      const engine = await wikiOf([{ title: "Alpha", text: "Alpha is a word.\n== References ==\nA source." }], lang);
+      expect({ lang, hits: engine.search("alpha word").hits.map((h) => h.page.title) }).toEqual({
+        lang,
+        hits: ["Alpha"],
+      });
+    }
   });
 });

@@ -20,7 +20,7 @@ const FILE_ALIASES: Record<string, string[]> = {
 };
 
 export function wikiNames(lang: string, namespaces: Map<string, number>): WikiNames {
-  const file = ["File", "Image", "Media", ...(FILE_ALIASES[lang] ?? [])];
+  const file = ["File", "Image", "Media", ...(Object.hasOwn(FILE_ALIASES, lang) ? FILE_ALIASES[lang]! : [])];
   const category = ["Category"];
   for (const [name, key] of namespaces) {
     if (key === FILE || key === MEDIA) file.push(name);

@@ -113,7 +113,9 @@ const cache = new Map<string, Set<string>>();
 function namesFor(lang: string): Set<string> {
   let set = cache.get(lang);
   if (!set) {
-    set = new Set([...SOURCE_SECTIONS.en!, ...(SOURCE_SECTIONS[lang] ?? [])].map(normalize));
+    set = new Set(
+      [...SOURCE_SECTIONS.en!, ...(Object.hasOwn(SOURCE_SECTIONS, lang) ? SOURCE_SECTIONS[lang]! : [])].map(normalize),
+    );
     cache.set(lang, set);
   }
   return set;

@@ -42,7 +42,7 @@ const functionWordSets = new Map<string, Set<string>>();
 export function functionWords(lang: string): Set<string> {
   let set = functionWordSets.get(lang);
   if (!set) {
-    const list = (stopwordsIso as Record<string, string[]>)[lang] ?? [];
+    const list = Object.hasOwn(stopwordsIso, lang) ? (stopwordsIso as Record<string, string[]>)[lang]! : [];
     set = new Set(list.map((w) => fold(w)));
     functionWordSets.set(lang, set);
   }

@@ -46,7 +46,7 @@ const stemmers = new Map<string, Stem | undefined>();
 /** The language's stemmer of folded words, or undefined when it has none. */
 export function stemmerFor(lang: string): Stem | undefined {
   if (stemmers.has(lang)) return stemmers.get(lang);
-  const algorithm = ALGORITHMS[lang];
+  const algorithm = Object.hasOwn(ALGORITHMS, lang) ? ALGORITHMS[lang] : undefined;
   let stem: Stem | undefined;
   if (algorithm) {
     // English by porter2 (D137): Snowball's English algorithm at about 8 times snowball-stemmers' speed, the same stems for
