@@ -471,4 +471,14 @@ ${page(1, "2024-01-01T00:00:00Z")}${page(2, "1000-01-01T00:00:00Z")}${page(3, "1
       });
     }
   });
+
+  test("a dump with neither <siteinfo> nor xml:lang is of en.wikipedia.org, the language it is taken to be in, not of '.wikipedia.org'", async () => {
+    const path = join(tempDir(), "bare.xml");
+    writeFileSync(
+      path,
+      `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10"><page><title>Alpha</title><ns>0</ns><id>1</id><revision><id>10</id><timestamp>2024-01-01T00:00:00Z</timestamp><text>Alpha is a word.</text></revision></page></mediawiki>`,
+    );
+    const r = await ingest({ dumps: [path], workers: 1 });
+    expect(r.wiki).toMatchObject({ host: "en.wikipedia.org", lang: "en" });
+  });
 });

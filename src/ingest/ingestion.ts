@@ -207,10 +207,12 @@ class Ingestion {
         `${spec} is from ${site.host || site.dbname}, but the snapshot is of ${this.wiki.host || this.wiki.dbname}: one snapshot holds one wiki. Build a separate snapshot for each wiki.`,
       );
     }
+    const lang = site.lang || site.host.split(".")[0] || "en";
     const wiki = (this.wiki ??= {
-      host: site.host || `${site.lang}.wikipedia.org`,
+      // The language the wiki is taken to be in names its host too: with neither, not ".wikipedia.org".
+      host: site.host || `${lang}.wikipedia.org`,
       dbname: site.dbname,
-      lang: site.lang || site.host.split(".")[0] || "en",
+      lang,
       sitename: site.sitename,
     });
     if (!wiki.dbname && site.dbname) wiki.dbname = site.dbname;
