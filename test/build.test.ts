@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildFromDumps, buildParsingWorker, SnapshotBuild } from "../src/build";
 import { ingest } from "../src/ingest";
@@ -193,6 +193,32 @@ describe("the end of the read (D128)", () => {
     events.push("resolved");
     expect(result.kept.pageIds.length).toBe(106);
     expect(events).toEqual(["allRead after 106 articles", "allRead done", "resolved"]);
+  });
+});
+
+describe("a build of no article", () => {
+  test("dumps of only redirects, or whose every article is left out, make a snapshot of no page, not a crash at the index", async () => {
+    const dir = tempDir();
+    const page = (body: string) =>
+      `<page><title>Alpha</title><ns>0</ns><id>1</id>${body}<revision><id>10</id><timestamp>2024-01-01T00:00:00Z</timestamp><text>${body ? "#REDIRECT [[Beta]]" : "Word. ".repeat(1_500_000)}</text></revision></page>`;
+    for (const [name, body] of [
+      ["redirects", '<redirect title="Beta" />'],
+      ["left out", ""],
+    ]) {
+      const dump = join(dir, `${name}.xml`);
+      writeFileSync(
+        dump,
+        `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en"><siteinfo><dbname>enwiki</dbname></siteinfo>${page(body!)}</mediawiki>`,
+      );
+      const out = join(dir, `${name}.tome`);
+      const report = await buildFromDumps({ dumps: [dump], workers: 1 }, { out, chunkWords: 300 });
+      expect({ name, pages: report.meta.indexedPages, redirects: report.meta.skippedRedirects }).toEqual({
+        name,
+        pages: 0,
+        redirects: body ? 1 : 0,
+      });
+      expect(open(out).search("alpha").hits).toEqual([]);
+    }
   });
 });
 

@@ -121,7 +121,8 @@ export class SnapshotBuild {
     Bun.gc(true);
     logMemory("page table: done");
     const table = this.writer.out;
-    const index = this.indexFor(about.wiki.lang);
+    // Made here when no page came (every one a redirect, or left out): then it has no run to sort in the background.
+    const index = this.indexFor(about.wiki.lang, false);
     // Each chunk's document is held in `pages` only: the index lets it go once the text index is merged.
     index.finish(table, Object.assign(pages, { redirects }), this.options.progress);
     return { pages: pages.pages, documents: pages.documents, redirects: redirects.length, runs: index.runCount };
@@ -163,12 +164,12 @@ export class SnapshotBuild {
   }
 
   /** The index builder, made with the first page (the wiki's language is known from then). */
-  private indexFor(lang: string): IndexBuilder {
+  private indexFor(lang: string, background = this.background): IndexBuilder {
     return (this.index ??= new IndexBuilder(
       lang,
       this.options.memoryBytes ?? DEFAULT_MEMORY_BYTES,
       dirname(this.options.out),
-      this.background,
+      background,
     ));
   }
 
