@@ -6,3 +6,15 @@
 /** Scripts written without spaces between words: Intl.Segmenter finds their words. */
 export const UNSPACED =
   /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+
+/**
+ * A wiki's language as the locale its words are found by: the dump's xml:lang, unless it is no language tag
+ * ("en_US"), which Intl refuses; then none (the default rules).
+ */
+export function wordLocale(lang: string): string | undefined {
+  try {
+    return Intl.getCanonicalLocales(lang)[0];
+  } catch {
+    return undefined;
+  }
+}

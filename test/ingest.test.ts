@@ -6,6 +6,7 @@ import { exportedRows } from "../src/cli/snapshot-export";
 import { DumpError, ingest, type RawPage, wordCount } from "../src/ingest";
 import { dumpLeaks } from "../src/ingest/leaks";
 import { decoderFor } from "../src/ingest/source";
+import { LineBreaker } from "../src/pdf/linebreak";
 import { openSnapshot } from "../src/snapshot";
 import {
   ALL_DUMPS,
@@ -480,5 +481,11 @@ ${page(1, "2024-01-01T00:00:00Z")}${page(2, "1000-01-01T00:00:00Z")}${page(3, "1
     );
     const r = await ingest({ dumps: [path], workers: 1 });
     expect(r.wiki).toMatchObject({ host: "en.wikipedia.org", lang: "en" });
+  });
+
+  test("a wiki whose language is no language tag (en_US) keeps its pages of Japanese, finds their words, and breaks their lines in a PDF", async () => {
+    const engine = await wikiOf([{ title: "Alpha", text: "Alpha は日本語の文です。" }], "en_US");
+    expect(engine.search("日本語").hits.map((h) => h.page.title)).toEqual(["Alpha"]);
+    expect([...new LineBreaker("en_US").units("日本語の文")].join("|")).toContain("|");
   });
 });

@@ -7,7 +7,7 @@
  * next line with it.
  */
 
-import { UNSPACED } from "../scripts";
+import { UNSPACED, wordLocale } from "../scripts";
 
 /** What may not start a line: closing brackets and quotes, punctuation, marks and small kana that belong to what precedes them. */
 const NO_START =
@@ -34,7 +34,7 @@ export class LineBreaker {
   private readonly graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
   constructor(lang: string) {
-    this.words = new Intl.Segmenter(lang, { granularity: "word" });
+    this.words = new Intl.Segmenter(wordLocale(lang), { granularity: "word" });
   }
 
   /** The units a line may break between, in order; spaces come back as " ". */

@@ -3,7 +3,7 @@
  * (Intl.Segmenter for scripts written without spaces), case folding and accent folding
  * (é = e, ά = α), numbers kept.
  */
-import { UNSPACED } from "../../scripts";
+import { UNSPACED, wordLocale } from "../../scripts";
 
 /** Bump when analysis changes: stored indexes built with another version are rebuilt. */
 export const ANALYZER_VERSION = 1;
@@ -47,7 +47,7 @@ const segmenters = new Map<string, Intl.Segmenter>();
 export function segmenter(lang: string): Intl.Segmenter {
   let s = segmenters.get(lang);
   if (!s) {
-    s = new Intl.Segmenter(lang || undefined, { granularity: "word" });
+    s = new Intl.Segmenter(wordLocale(lang), { granularity: "word" });
     segmenters.set(lang, s);
   }
   return s;
