@@ -488,4 +488,17 @@ ${page(1, "2024-01-01T00:00:00Z")}${page(2, "1000-01-01T00:00:00Z")}${page(3, "1
     expect(engine.search("日本語").hits.map((h) => h.page.title)).toEqual(["Alpha"]);
     expect([...new LineBreaker("en_US").units("日本語の文")].join("|")).toContain("|");
   });
+
+  test("a run of text longer than any page (64 M characters without markup) is damage, not held whole: 1 MB of gzip held 1 GB", async () => {
+    const page = (id: number, title: string) =>
+      `<page><title>${title}</title><ns>0</ns><id>${id}</id><revision><id>${id}0</id><timestamp>2024-01-01T00:00:00Z</timestamp><text>${title} is a word.</text></revision></page>`;
+    const path = join(tempDir(), "spaces.xml.gz");
+    const xml = `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en"><siteinfo><dbname>enwiki</dbname></siteinfo>${page(1, "Alpha")}${" ".repeat(65 << 20)}${page(2, "Beta")}</mediawiki>`;
+    writeFileSync(path, Bun.gzipSync(Buffer.from(xml)));
+    const err = await ingest({ dumps: [path], workers: 1 }).catch((e) => e);
+    expect(err).toBeInstanceOf(DumpError);
+    expect(err.message).toContain("more than 64 M characters without markup");
+    const kept = await ingest({ dumps: [path], workers: 1, allowTruncated: true });
+    expect(kept.articles.map((a) => a.title)).toEqual(["Alpha"]);
+  });
 });

@@ -8,6 +8,12 @@ import { DumpError } from "./errors";
 import type { ExportItem } from "./raw-page";
 
 /**
+ * Characters of text between two tags, at most: the parser holds such a run whole, and 1 MB of gzip made a run
+ * of 1 GB of spaces (the build took 1.4 GB; ten of them, all the memory).
+ */
+const MAX_TEXT_RUN = 64 << 20;
+
+/**
  * Yields the site information first, then every page in document order.
  * Throws a DumpError with `damaged: true` and the position of the damage when the XML
  * is cut short or malformed; every page yielded before that is complete.
@@ -46,12 +52,20 @@ export async function* readExport(xml: ReadableStream<Uint8Array>, label: string
 
   const decoder = new TextDecoder("utf-8");
   const reader = xml.getReader();
+  let sinceMarkup = 0;
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       bytes += value.byteLength;
-      write(decoder.decode(value, { stream: true }), false);
+      const text = decoder.decode(value, { stream: true });
+      const lastMarkup = text.lastIndexOf("<");
+      sinceMarkup = lastMarkup < 0 ? sinceMarkup + text.length : text.length - lastMarkup - 1;
+      if (sinceMarkup > MAX_TEXT_RUN)
+        throw damage(
+          `more than ${MAX_TEXT_RUN >> 20} M characters without markup, which the XML parser would hold whole (a page of Wikipedia holds at most 2 MB)`,
+        );
+      write(text, false);
       if (state.out.length) yield* state.out.splice(0, state.out.length);
     }
     write(decoder.decode(), true);
