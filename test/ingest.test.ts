@@ -501,4 +501,15 @@ ${page(1, "2024-01-01T00:00:00Z")}${page(2, "1000-01-01T00:00:00Z")}${page(3, "1
     const kept = await ingest({ dumps: [path], workers: 1, allowTruncated: true });
     expect(kept.articles.map((a) => a.title)).toEqual(["Alpha"]);
   });
+
+  test("a UTF-16 export is said to be UTF-16, with what to do, not 'not a MediaWiki XML export'", async () => {
+    const xml = `<?xml version="1.0" encoding="UTF-16"?><mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en"></mediawiki>`;
+    const path = join(tempDir(), "utf16.xml");
+    writeFileSync(path, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(xml, "utf16le")]));
+    const err = await ingest({ dumps: [path], workers: 1 }).catch((e) => e);
+    expect(err).toBeInstanceOf(DumpError);
+    expect(err.message).toBe(
+      `${path} is UTF-16: Tome reads UTF-8, as MediaWiki writes its dumps. Convert it first (iconv -f UTF-16 -t UTF-8).`,
+    );
+  });
 });

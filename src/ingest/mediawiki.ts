@@ -57,6 +57,10 @@ export async function* readExport(xml: ReadableStream<Uint8Array>, label: string
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
+      if (bytes === 0 && isUtf16(value))
+        throw new DumpError(
+          `${label} is UTF-16: Tome reads UTF-8, as MediaWiki writes its dumps. Convert it first (iconv -f UTF-16 -t UTF-8).`,
+        );
       bytes += value.byteLength;
       const text = decoder.decode(value, { stream: true });
       const lastMarkup = text.lastIndexOf("<");
@@ -81,4 +85,10 @@ function cleanSaxesMessage(err: unknown): string {
   const msg = err instanceof Error ? err.message : String(err);
   // saxes prefixes "line:column: "; we report our own position.
   return msg.replace(/^(?:[^:]*:)?\d+:\d+:\s*/, "").replace(/\.$/, "");
+}
+
+/** A byte order mark of UTF-16, or "<" as UTF-16 writes it. */
+function isUtf16(head: Uint8Array): boolean {
+  const [a, b] = head;
+  return (a === 0xff && b === 0xfe) || (a === 0xfe && b === 0xff) || (a === 0x3c && b === 0) || (a === 0 && b === 0x3c);
 }
