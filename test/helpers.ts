@@ -105,14 +105,22 @@ async function writeSnapshotFor(options: IngestOptions): Promise<string> {
   return path;
 }
 
-/** The folder of shared snapshots for this code (src/, the lockfile, Bun) and these dumps; older ones, a day unused, go. */
+/** The folder of shared snapshots for this code (src/, what writes them here, the lockfile, Bun) and these dumps; older ones, a day unused, go. */
 const sharedSnapshots = (() => {
   let dir: string | undefined;
   return (): string => {
     if (dir) return dir;
     const hash = new Bun.CryptoHasher("sha256").update(Bun.version);
     const sources = readdirSync(join(ROOT, "src"), { recursive: true, encoding: "utf8" }).sort();
-    for (const file of [...sources.map((f) => join("src", f)), "bun.lock", "package.json"]) {
+    // bench/support.ts writes them (its chunk size for the options) and this file keys them.
+    const files = [
+      ...sources.map((f) => join("src", f)),
+      "bench/support.ts",
+      "test/helpers.ts",
+      "bun.lock",
+      "package.json",
+    ];
+    for (const file of files) {
       const full = join(ROOT, file);
       if (statSync(full).isFile()) hash.update(file).update(readFileSync(full));
     }
