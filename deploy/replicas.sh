@@ -103,7 +103,7 @@ defaults
     option httpchk
     option forwardfor
     # A replica that refuses the connection (killed, until its checks fail) passes the request to another.
-    option redispatch
+    option redispatch 1
     retries 2
     http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host localhost
     http-check expect status 200

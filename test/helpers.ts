@@ -95,7 +95,8 @@ async function writeSnapshotFor(options: IngestOptions): Promise<string> {
     writeSnapshot(await ingested(options), path, options);
     return path;
   }
-  const shared = join(sharedSnapshots(), `${Bun.hash(JSON.stringify(options)).toString(36)}.tome`);
+  const dumps = options.dumps.map((d) => `${d}:${statSync(d).size}:${statSync(d).mtimeMs}`);
+  const shared = join(sharedSnapshots(), `${Bun.hash(JSON.stringify([options, dumps])).toString(36)}.tome`);
   if (!existsSync(shared)) {
     const scratch = `${shared}.${process.pid}.tmp`;
     writeSnapshot(await ingested(options), scratch, options);
@@ -105,7 +106,7 @@ async function writeSnapshotFor(options: IngestOptions): Promise<string> {
   return path;
 }
 
-/** The folder of shared snapshots for this code (src/, what writes them here, the lockfile, Bun) and these dumps; older ones, a day unused, go. */
+/** The folder of shared snapshots for this code (src/, what writes them here, the lockfile, Bun); older ones, a day unused, go. */
 const sharedSnapshots = (() => {
   let dir: string | undefined;
   return (): string => {
@@ -124,14 +125,16 @@ const sharedSnapshots = (() => {
       const full = join(ROOT, file);
       if (statSync(full).isFile()) hash.update(file).update(readFileSync(full));
     }
-    for (const d of ALL_DUMPS) hash.update(`${d}:${statSync(d).size}:${statSync(d).mtimeMs}`);
     const root = join(tmpdir(), "tome-test-snapshots");
     dir = join(root, hash.digest("hex").slice(0, 16));
     mkdirSync(dir, { recursive: true });
     const dayAgo = Date.now() - 86_400_000;
-    for (const old of readdirSync(root))
-      if (join(root, old) !== dir && statSync(join(root, old)).mtimeMs < dayAgo)
+    // Another test file may be removing the same one: gone is as good.
+    for (const old of readdirSync(root)) {
+      const stat = statSync(join(root, old), { throwIfNoEntry: false });
+      if (join(root, old) !== dir && stat && stat.mtimeMs < dayAgo)
         rmSync(join(root, old), { recursive: true, force: true });
+    }
     return dir;
   };
 })();

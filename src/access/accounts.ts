@@ -13,6 +13,7 @@ import type { PlanName } from "./plans";
 import type { Account, KeyFile, KeyRecord } from "./store";
 import type { UsageData } from "./usage";
 import type { WorkShare } from "./work";
+import type { SignInCounts } from "./sign-in-limits";
 import { commandLine } from "../invocation";
 
 /**
@@ -116,7 +117,7 @@ interface AccountsPage {
  * Where the dashboard keeps accounts, keys, usage, sessions and failed sign-ins (D81): each read
  * is of one account, or of one page of accounts, never of the whole key store.
  */
-export interface AccountStore {
+export interface AccountStore extends SignInCounts {
   /** The account of this name (its plan, its sign-in token's hash): one lookup. */
   account(name: string): Promise<Account | undefined>;
   /** The keys of one account, whatever their state. */
@@ -138,11 +139,6 @@ export interface AccountStore {
   /** The session kept under this hash, if it has not ended. */
   session(hash: string, now: number): Promise<Session | undefined>;
   dropSession(hash: string, account: string): Promise<void>;
-  /** Failed sign-ins counted under `name` in now's window, after adding one if `fail`. */
-  failures(name: string, fail: boolean, now: number): Promise<number>;
-  /** Remembers `name` (the address the operator signed in from) for KNOWN_ADDRESS_MS. */
-  remember(name: string, now: number): Promise<void>;
-  known(name: string, now: number): Promise<boolean>;
   /** The server's thread shared out (D25): the dashboard's requests are charged to it too (D82). */
   readonly work: WorkShare;
 }

@@ -358,16 +358,19 @@ async function exportStore(args: string[]): Promise<void> {
   try {
     const { file } = await redis.read();
     const usage = await redis.usage(month);
-    // usage.json first: an export cut short then leaves no keys.json, without which no server starts there; keys.json
-    // alone would be served with this month's usage lost.
-    writeUsage(usagePath(dir), usage);
+    // usage.json first, under keys.json's lock: an export cut short then leaves no keys.json, without which no server
+    // starts there; keys.json alone would be served with this month's usage lost. Taken back only if this export wrote it.
+    let wroteUsage = false;
     try {
       updateKeyFile(dir, (target) => {
-        if (target.keys.length) throw new KeyStoreError(`${keysPath(dir)} appeared meanwhile; nothing was written.`);
+        if (target.keys.length || existsSync(usagePath(dir)))
+          throw new KeyStoreError(`${keysPath(dir)} or its usage.json appeared meanwhile; nothing was written.`);
+        writeUsage(usagePath(dir), usage);
+        wroteUsage = true;
         Object.assign(target, file);
       });
     } catch (err) {
-      rmSync(usagePath(dir), { force: true });
+      if (wroteUsage) rmSync(usagePath(dir), { force: true });
       throw err;
     }
     const credits = Object.values(usage.months[month] ?? {}).reduce((a, b) => a + b, 0);

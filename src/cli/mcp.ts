@@ -52,7 +52,7 @@ export async function main(args: string[]): Promise<void> {
     const deliver = transport.onmessage;
     transport.onmessage = (message) => {
       const invalid = invalidParams(message);
-      if (invalid) void transport.send(invalid);
+      if (invalid) transport.send(invalid).catch((error) => server.onerror?.(error as Error));
       else deliver?.(withoutTask(message));
     };
     // A line it cannot read is said on stderr (stdout is the protocol's); one past the transport's 10 MB closes it: said, exit 1.

@@ -10,9 +10,9 @@
  * log → target (the request's one path) → the dashboard (/dashboard, answered whole there, when
  * the server has keys) → socket time → methods (HEAD, OPTIONS, 405) → home (GET /, open) → the
  * /metrics endpoint (admin token) → keys (D2: 401/403, 429, quota hold) → conditional (ETag,
- * Cache-Control, 304) → the routes; a fault anywhere after the first steps becomes a 500. Only the keys
- * step ever waits before the routes, and only with keys in Redis: without it every step but the routes is
- * synchronous.
+ * Cache-Control, 304) → the routes; a fault anywhere after the first steps becomes a 500. Two steps may
+ * wait before the routes: the keys step, with keys in Redis, and /metrics, for its own path alone (its sign-in
+ * counts, D147); for every other request, without Redis, every step but the routes is synchronous.
  */
 import type { Server } from "bun";
 import type { Grant } from "../access";

@@ -29,28 +29,38 @@ export type WorkerResponse = {
  */
 export class PageWatch {
   private readonly values: Float64Array;
+  /** A sequence count, odd while the worker writes the values: a reader keeps what it read only if it was even and unchanged around the reading (a seqlock). */
+  private readonly writes: Int32Array;
 
-  constructor(readonly buffer = new SharedArrayBuffer(3 * Float64Array.BYTES_PER_ELEMENT)) {
-    this.values = new Float64Array(buffer);
+  constructor(
+    readonly buffer = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT * 2 + 3 * Float64Array.BYTES_PER_ELEMENT),
+  ) {
+    this.writes = new Int32Array(buffer, 0, 1);
+    this.values = new Float64Array(buffer, Int32Array.BYTES_PER_ELEMENT * 2, 3);
   }
 
   begin(batch: number, index: number): void {
+    Atomics.add(this.writes, 0, 1);
     this.values[0] = batch;
     this.values[1] = index;
     this.values[2] = Date.now();
+    Atomics.add(this.writes, 0, 1);
   }
 
   idle(): void {
+    Atomics.add(this.writes, 0, 1);
     this.values[2] = 0;
+    Atomics.add(this.writes, 0, 1);
   }
 
   /** The page converted since before `since`, if any. */
   since(since: number): { batch: number; index: number } | null {
-    const began = this.values[2]!;
-    if (!(began > 0 && began < since)) return null;
-    const found = { batch: this.values[0]!, index: this.values[1]! };
-    // The worker may have gone on to another page while these were read.
-    return this.values[2] === began ? found : null;
+    const before = Atomics.load(this.writes, 0);
+    if (before & 1) return null;
+    const [batch, index, began] = [this.values[0]!, this.values[1]!, this.values[2]!];
+    // The worker went on to another page while these were read: its next check sees it.
+    if (Atomics.load(this.writes, 0) !== before) return null;
+    return began > 0 && began < since ? { batch, index } : null;
   }
 }
 

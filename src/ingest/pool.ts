@@ -100,7 +100,10 @@ export class ParserPool {
     worker.onmessage = (event: MessageEvent<WorkerResponse>) => {
       if (this.workers[i] === worker) this.receive(i, event.data);
     };
-    worker.onerror = (event) => this.fail(new Error(`a parsing worker crashed: ${event.message}`));
+    worker.onerror = (event) => {
+      // One replaced for a slow page may still report as it goes.
+      if (this.workers[i] === worker) this.fail(new Error(`a parsing worker crashed: ${event.message}`));
+    };
     this.workers[i] = worker;
     this.watches[i] = new PageWatch();
   }
