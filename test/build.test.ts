@@ -265,10 +265,10 @@ describe("the redirects kept in a file (D134)", () => {
       expect(sequence.map((i) => [list.title(i), list.target(i)])).toEqual(
         sequence.map((i) => [held.redirectList.title(i), held.redirectList.target(i)]),
       );
-    expect(Array.from(list.pageIdList)).toEqual(Array.from(held.redirectList.pageIdList));
+    expect(Array.from(list.idLists.pageIds)).toEqual(Array.from(held.redirectList.idLists.pageIds));
     list.release();
     expect(existsSync(join(dir, folder!))).toBe(false);
-    expect(Array.from(list.pageIdList)).toEqual(Array.from(held.redirectList.pageIdList));
+    expect(Array.from(list.idLists.pageIds)).toEqual(Array.from(held.redirectList.idLists.pageIds));
   });
 
   test("the title index and the redirects section from redirects in a file are the bytes from a list held", async () => {

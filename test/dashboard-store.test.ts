@@ -22,7 +22,8 @@ import {
   usagePath,
   writeUsage,
 } from "../src/access";
-import { MAX_COUNTED_ADDRESSES, MAX_SESSIONS, SESSIONS_PER_ACCOUNT } from "../src/access/accounts";
+import { MAX_SESSIONS, SESSIONS_PER_ACCOUNT } from "../src/access/accounts";
+import { MAX_COUNTED_ADDRESSES } from "../src/access/sign-in-limits";
 import { tempDir } from "./helpers";
 import { startRedis, type RedisServer } from "./redis-server";
 

@@ -550,6 +550,15 @@ describe("/mcp on the server", () => {
 });
 
 describe("bun run mcp", () => {
+  /** `bun run mcp` on the English sample, its stdin and stdout piped. */
+  const mcpOverStdio = async <E extends "pipe" | "ignore">(stderr: E) =>
+    Bun.spawn(["bun", join(ROOT, "src/cli/mcp.ts")], {
+      cwd: ROOT,
+      env: { ...process.env, TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }) },
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr,
+    });
   const run = async (args: string[], env: Record<string, string>, cwd = ROOT) => {
     const proc = Bun.spawn(["bun", join(ROOT, "src/cli/mcp.ts"), ...args], {
       cwd,
@@ -574,13 +583,7 @@ describe("bun run mcp", () => {
   });
 
   test("a line it cannot read is said on stderr; one over 10 MB closes it, said, exit 1 (stdout stays the protocol's)", async () => {
-    const proc = Bun.spawn(["bun", join(ROOT, "src/cli/mcp.ts")], {
-      cwd: ROOT,
-      env: { ...process.env, TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }) },
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr: "pipe",
-    });
+    const proc = await mcpOverStdio("pipe");
     // The server stops reading once past the bound: the rest of the write finds the pipe closed.
     try {
       proc.stdin.write("not json\n");
@@ -599,13 +602,7 @@ describe("bun run mcp", () => {
   });
 
   test("as over HTTP: a request whose params its schema refuses is -32602 Invalid params; a call's task is ignored", async () => {
-    const proc = Bun.spawn(["bun", join(ROOT, "src/cli/mcp.ts")], {
-      cwd: ROOT,
-      env: { ...process.env, TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }) },
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr: "ignore",
-    });
+    const proc = await mcpOverStdio("ignore");
     try {
       const task = { name: "get_chunk", arguments: { id: "39_0" }, task: { ttl: 60_000 } };
       proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call" })}\n`);

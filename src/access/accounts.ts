@@ -25,24 +25,10 @@ const DASHBOARD_TOKEN_SHAPE = /^wd_[A-Za-z0-9]{32}\.([A-Za-z0-9._-]{1,64})$/;
 
 /** How long a dashboard session lasts from its sign-in (then the holder signs in again). */
 export const SESSION_MS = 8 * 3600_000;
-/** Failed sign-ins are counted in windows this long. */
-export const SIGN_IN_WINDOW_MS = 15 * 60_000;
-/** Failed sign-ins a client address (an IPv6 one's /64) may make in a window; then every sign-in from it is refused until the next (D70, D83). */
-export const ADDRESS_FAILURES = 20;
-/**
- * Failed sign-ins with anything but an account's token (wd_…), from all addresses together, in a
- * window: past it the operator's token (TOME_ADMIN_TOKEN, chosen by a person, 16 characters at
- * least) is refused but from addresses it signed in from before (D83).
- */
-export const OPERATOR_FAILURES = 100;
-/** How long an address the operator signed in from is remembered (then it is a stranger's again). */
-export const KNOWN_ADDRESS_MS = 30 * 86_400_000;
 /** Sessions an account (or the operator) may hold at once: a new one ends its oldest (D82). */
 export const SESSIONS_PER_ACCOUNT = 10;
 /** Sessions one server keeps in memory at once (without Redis): a new one past it ends the oldest. */
 export const MAX_SESSIONS = 10_000;
-/** Names (client addresses) whose failed sign-ins are counted apart in a window, in memory (D82). */
-export const MAX_COUNTED_ADDRESSES = 10_000;
 
 /** The account a token names, or undefined for anything that is not a sign-in token. */
 export function accountOfToken(token: string): string | undefined {

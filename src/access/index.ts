@@ -42,20 +42,20 @@ export {
 export { createKey, findKey, revokeKey, setPlan } from "./commands";
 export {
   accountOfToken,
-  ADDRESS_FAILURES,
   createAccountAccess,
   hashToken,
-  KNOWN_ADDRESS_MS,
-  MAX_COUNTED_ADDRESSES,
-  OPERATOR_FAILURES,
   replaceAccountToken,
   SESSION_MS,
-  SIGN_IN_WINDOW_MS,
   type AccountStore,
   type Session,
 } from "./accounts";
 export { WindowCounts } from "./window-counts";
 export {
+  ADDRESS_FAILURES,
+  KNOWN_ADDRESS_MS,
+  MAX_COUNTED_ADDRESSES,
+  OPERATOR_FAILURES,
+  SIGN_IN_WINDOW_MS,
   MemorySignIns,
   operatorSignedIn,
   signInFailed,

@@ -3,14 +3,22 @@
  * bearer (D147) count into the same ones. An AccountStore keeps them (in Redis with replicas, where every replica
  * counts the same failures); without one, a server's memory.
  */
-import {
-  ADDRESS_FAILURES,
-  KNOWN_ADDRESS_MS,
-  MAX_COUNTED_ADDRESSES,
-  OPERATOR_FAILURES,
-  SIGN_IN_WINDOW_MS,
-} from "./accounts";
-import { WindowCounts } from "./window-counts";
+import { secondsLeftIn, WindowCounts } from "./window-counts";
+
+/** Failed sign-ins are counted in windows this long. */
+export const SIGN_IN_WINDOW_MS = 15 * 60_000;
+/** Failed sign-ins a client address (an IPv6 one's /64) may make in a window; then every sign-in from it is refused until the next (D70, D83). */
+export const ADDRESS_FAILURES = 20;
+/**
+ * Failed sign-ins with anything but an account's token (wd_…), from all addresses together, in a
+ * window: past it the operator's token (TOME_ADMIN_TOKEN, chosen by a person, 16 characters at
+ * least) is refused but from addresses it signed in from before (D83).
+ */
+export const OPERATOR_FAILURES = 100;
+/** How long an address the operator signed in from is remembered (then it is a stranger's again). */
+export const KNOWN_ADDRESS_MS = 30 * 86_400_000;
+/** Names (client addresses) whose failed sign-ins are counted apart in a window, in memory (D82). */
+export const MAX_COUNTED_ADDRESSES = 10_000;
 
 /** Failed sign-ins by name in windows of SIGN_IN_WINDOW_MS, and the addresses the operator signed in from. */
 export interface SignInCounts {
@@ -78,5 +86,4 @@ export async function operatorSignedIn(counts: SignInCounts, address: string, no
 }
 
 /** Seconds until the sign-in window ends, for a 429's Retry-After. */
-export const signInRetrySeconds = (now: number): number =>
-  Math.max(1, Math.ceil((SIGN_IN_WINDOW_MS - (now % SIGN_IN_WINDOW_MS)) / 1000));
+export const signInRetrySeconds = (now: number): number => secondsLeftIn(SIGN_IN_WINDOW_MS, now);

@@ -36,6 +36,10 @@ export class WindowCounts {
 
   /** Whole seconds until now's window ends. */
   secondsLeft(now: number): number {
-    return Math.max(1, Math.ceil((this.windowMs - (now % this.windowMs)) / 1000));
+    return secondsLeftIn(this.windowMs, now);
   }
 }
+
+/** Whole seconds (at least 1) until now's window of `windowMs` ends: a 429's Retry-After. */
+export const secondsLeftIn = (windowMs: number, now: number): number =>
+  Math.max(1, Math.ceil((windowMs - (now % windowMs)) / 1000));

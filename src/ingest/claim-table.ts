@@ -263,10 +263,6 @@ export class RedirectColumns {
     if (this.strings instanceof StringFile) this.strings.close();
     if (this.dir !== undefined) removeScratch(this.dir);
   }
-  /** Each redirect's page id, in order. */
-  get pageIdList(): Uint32Array {
-    return this.ids.view();
-  }
   /** Each redirect's page id and revision, in order (snapshot/write.ts keeps them). */
   get idLists(): RedirectIdLists {
     return { pageIds: this.ids.view(), revIds: this.revs.view(), tsUnix: this.times.view() };

@@ -8,13 +8,8 @@
  * Any replica serves any session, and a revocation made on one is refused by all from their next
  * request.
  */
-import {
-  KNOWN_ADDRESS_MS,
-  SESSIONS_PER_ACCOUNT,
-  SIGN_IN_WINDOW_MS,
-  type AccountStore,
-  type Session,
-} from "../accounts";
+import { SESSIONS_PER_ACCOUNT, type AccountStore, type Session } from "../accounts";
+import { KNOWN_ADDRESS_MS, SIGN_IN_WINDOW_MS } from "../sign-in-limits";
 import { KeyStoreError } from "../errors";
 import { nameTable } from "../names";
 import { emptyKeyFile, type Account, type KeyRecord } from "../store";
