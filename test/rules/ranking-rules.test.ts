@@ -19,6 +19,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { Engine, SearchOptions } from "../../src/search";
+import { DEFAULT_PARAMETERS, setScoreParameters } from "../../src/search/ranking/parameters";
 import { wikiOf, type InlinePage } from "../helpers";
 
 /**
@@ -83,8 +84,15 @@ describe("tiers: every word, then every word with typos, then fewer words", () =
       "Albert Einstein",
       "Mileva Marić",
     ]);
-    // "Special relativity" says "relativity" three times and scores higher: the tier decides.
-    expect(hits[1]!.score).toBeGreaterThan(hits[0]!.score);
+    // "Special relativity" says "relativity" three times and scores higher, before coverage (D152) raises Ernst
+    // Mach's passage holding both words: the tier decides.
+    setScoreParameters({ pageCoverage: 0 });
+    try {
+      const [mach, special] = search(await wiki, "Einstien relativity").hits;
+      expect(special!.score).toBeGreaterThan(mach!.score);
+    } finally {
+      setScoreParameters({ pageCoverage: DEFAULT_PARAMETERS.pageCoverage });
+    }
   });
 });
 
@@ -333,6 +341,49 @@ describe("proximity: words standing close raise a chunk (D43)", () => {
     // Word by word, the short Corona scores higher.
     expect(titles(tome, "solar")).toEqual(["Corona", "Saros cycle"]);
     expect(titles(tome, "eclipse")).toEqual(["Corona", "Saros cycle"]);
+  });
+});
+
+describe("coverage: a best chunk holding most of the query's words in one run raises its page (D152)", () => {
+  const query = "glacier carved Yosemite valley";
+  const halfDome = page(
+    "Half Dome",
+    "Half Dome is a granite dome at the eastern end of a valley in California, above Mirror Lake, and one of the best known rock formations of the park. It rises nearly 1,444 metres above the floor below, and at the peak of the last ice age a glacier reached within 150 metres of its top, in Yosemite as in every canyon nearby. Its sheer northwest face was long thought to be a dome cut in half; geologists now think that a glacier carved the Yosemite cliffs along joints in the granite, leaving the face standing. The first recorded ascent was made by George Anderson in 1875, who drilled holes into the rock and climbed on iron eyebolts. Today hikers climb the last 120 metres of the east ridge on a pair of steel cables raised each summer.",
+  );
+  const ICE_AGE =
+    ", and at the peak of the last ice age a glacier reached within 150 metres of its top, in Yosemite as in every canyon nearby";
+  const byCoverage = (tome: Engine, pageCoverage: number) => {
+    setScoreParameters({ pageCoverage });
+    try {
+      return titles(tome, query);
+    } finally {
+      setScoreParameters({ pageCoverage: DEFAULT_PARAMETERS.pageCoverage });
+    }
+  };
+
+  test("three of the four words in one sentence outrank the four scattered over a page that scores higher", async () => {
+    const tome = await wikiOf([
+      page(
+        "Sierra Nevada",
+        "The Sierra Nevada is a mountain range in the western United States. Yosemite is its best known park, visited by millions of people each year, and the range's highest peak, Mount Whitney, stands near its southern end. The range was raised by faulting along its eastern side, and its rocks are granite formed deep underground during the Cretaceous. Ice ages covered the high country many times, and a glacier flowed down each canyon toward the foothills. Its western slope rises gently from the farms of the Central Valley, crossed by rivers that run to the Pacific. Over millions of years the rivers and the ice together carved that slope into deep canyons, the deepest of them in Yosemite and Kings Canyon.",
+      ),
+      page(halfDome.title, halfDome.text.replace(ICE_AGE, "")),
+    ]);
+    expect(byCoverage(tome, 0)).toEqual(["Sierra Nevada", "Half Dome"]);
+    expect(titles(tome, query)).toEqual(["Half Dome", "Sierra Nevada"]);
+  });
+
+  test("a word the page's title names counts as held in every run of its chunks", async () => {
+    // Glacier Point's text holds "Yosemite valley … carved" in one run, and "glacier" only in its title's words.
+    const tome = await wikiOf([
+      page(
+        "Glacier Point",
+        "Glacier Point is a viewpoint on the south wall of the gorge, 975 metres above Curry Village, reached by a road from Chinquapin or by the Four Mile Trail. From its railing visitors see Half Dome, Vernal Fall, Nevada Fall and the high country beyond. A hotel, the Mountain House, stood at the point from 1878 until it burned in 1969, and until 1968 a bonfire was pushed over the edge on summer evenings as the Firefall. The Yosemite valley below was carved out by ice and water over the last million years, as the granite walls show.",
+      ),
+      halfDome,
+    ]);
+    expect(byCoverage(tome, 0)).toEqual(["Half Dome", "Glacier Point"]);
+    expect(titles(tome, query)).toEqual(["Glacier Point", "Half Dome"]);
   });
 });
 

@@ -33,6 +33,7 @@ const PLACES = {
   passageFunction: [RULES, "passageFunction"],
   passageCoverage: [RULES, "passageCoverage"],
   passageWindow: [RULES, "passageWindow"],
+  pageCoverage: [RULES, "pageCoverage"],
 } as const;
 
 export const PARAMETER_NAMES = Object.keys(PLACES) as ParameterName[];

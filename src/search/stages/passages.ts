@@ -14,7 +14,8 @@
  *   4. then the first chunk.
  * Proximity also ranks pages: the first PROXIMITY_WINDOW pages of the order are reordered by
  * how close the query's words (every word: "president of the United States" is a phrase a
- * function word holds together) stand in their best chunk, their score times that factor. The
+ * function word holds together) stand in their best chunk, their score times that factor, and
+ * times 1 + RULES.pageCoverage × c² (D152), c as coverage() measures it with the title's words held. The
  * order never depends on the window asked for: those pages are always ranked (engine.ts), and
  * a page's passage depends on its own chunks only, chosen for the pages of the window. */
 import { indexKey } from "../text/analyze";
@@ -59,6 +60,13 @@ export class Passages {
       top.map((p) => p.best),
       this.query,
     );
+    // Function words are optional (D79): with one informative word, the page's score is that word's.
+    if (RULES.pageCoverage && popcount(this.terms.informative) > 1)
+      for (const { best, page } of top) {
+        const titled = this.words(best.derived).title(this.ctx.catalog.pages.title(page)).words;
+        const c = this.held(best.derived, 0, best.chunk, titled);
+        best.score *= 1 + RULES.pageCoverage * c * c;
+      }
     top.sort(byRank);
     for (let i = 0; i < top.length; i++) pages[i] = top[i]!;
     for (let i = from; i < Math.min(to, pages.length); i++) this.choose(pages[i]!);
@@ -184,26 +192,36 @@ export class Passages {
    */
   private coverage(derived: Derived[], titled: number, chunk: number): number {
     if (!RULES.passageCoverage) return 1;
+    const held = this.held(derived, titled, chunk);
+    return 1 + RULES.passageCoverage * held * held;
+  }
+
+  /** coverage()'s c, 0 when fewer than two words weigh; the words of `given` count as held in every run (D152). */
+  private held(derived: Derived[], titled: number, chunk: number, given = 0): number {
     const groups = this.groupsOf(derived);
     let byTitle = this.coverageWeights.get(groups);
     if (!byTitle) this.coverageWeights.set(groups, (byTitle = new Map()));
     let weighed = byTitle.get(titled);
     if (!weighed) byTitle.set(titled, (weighed = this.weighGroups(groups, titled)));
-    if (!weighed.total) return 1;
+    if (!weighed.total) return 0;
     const { weights, total } = weighed;
-    const held = this.ctx.text.windowWeight(groups, weights, TEXT_FIELD, chunk, RULES.passageWindow) / total;
-    return 1 + RULES.passageCoverage * held * held;
+    if (!given) return this.ctx.text.windowWeight(groups, weights, TEXT_FIELD, chunk, RULES.passageWindow) / total;
+    const rest = weights.map((w, i) => (given & (1 << i) ? 0 : w));
+    const held = weights.reduce((sum, w, i) => sum + (given & (1 << i) ? w : 0), 0);
+    return (held + this.ctx.text.windowWeight(groups, rest, TEXT_FIELD, chunk, RULES.passageWindow)) / total;
   }
   private readonly coverageWeights = new Map<number[][], Map<number, { weights: number[]; total: number }>>();
 
   /** coverage()'s weight of each group and their sum; the sum 0 when fewer than two weigh (one word the index holds: every chunk holding it in its text holds all of it). */
   private weighGroups(groups: number[][], titled: number): { weights: number[]; total: number } {
     const { text } = this.ctx;
+    // Summed over the fields, a common word's postings can outnumber the chunks: its IDF would be negative.
+    const N = text.documentCount;
     const strong = (this.terms.informative & ~titled) >>> 0;
     const weights = groups
       .slice(0, MAX_WORDS)
       .map((g, w) =>
-        g.length ? idf(text.documentCount, text.frequency(g[0]!)) * (strong & (1 << w) ? 1 : RULES.passageFunction) : 0,
+        g.length ? idf(N, Math.min(N, text.frequency(g[0]!))) * (strong & (1 << w) ? 1 : RULES.passageFunction) : 0,
       );
     const weighing = weights.filter((w) => w > 0).length;
     return { weights, total: weighing < 2 ? 0 : weights.reduce((a, b) => a + b, 0) };
