@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { buildFromDumps } from "../src/build";
 import { updateSnapshot } from "../src/build/update";
 import { parseDeletions } from "../src/build/deletions";
+import { runUpdate } from "../src/cli/snapshot-update";
 import { type Article, ingest } from "../src/ingest";
 import { openContainer, readSnapshotMeta } from "../src/snapshot";
 import { type Engine, open } from "../src/search";
@@ -204,7 +205,7 @@ describe("deletions", () => {
   test("a second update records its base and both updates", () => {
     const meta = readSnapshotMeta(DELETED);
     expect(meta.base).toBe(readSnapshotMeta(UPDATED).contentHash);
-    expect(meta.updates!.map((u) => [u.dumps, u.deleted?.removed])).toEqual([
+    expect(meta.updates!.map((u) => [u.dumps, u.deleted?.pages])).toEqual([
       [[EN_2016], undefined],
       [[], 2],
     ]);
@@ -248,6 +249,28 @@ describe("deletions", () => {
     };
     expect(changes.total).toBe(updated.changes(SINCE_2007, 0, 1000).total - 1);
     expect(changes.results.some((p) => Number(p.page_id) === victim.pageId)).toBe(false);
+  });
+});
+
+describe("deletions counted by what they removed", () => {
+  test("pages and redirects apart, a page the dumps changed included: the line adds up, as the metadata does (D46)", async () => {
+    // Of the 2006 base: Anarchism (12), which the 2016 dump changes; AccessibleComputing (10) and AfghanistanHistory,
+    // redirects in both dumps, the second named by its title.
+    const list = join(dir, "deleted-redirects.txt");
+    writeFileSync(list, "12\n10\ntitle:AfghanistanHistory\n");
+    expect(base.page(12)?.title).toBe("Anarchism");
+    const out = join(dir, "deleted-redirects.tome");
+    const lines: string[] = [];
+    await runUpdate({ base: BASE, dumps: [EN_2016], deleted: list, out, workers: 2 }, (l) => lines.push(l));
+    const meta = readSnapshotMeta(out);
+    const before = readSnapshotMeta(UPDATED);
+    const applied = before.updates![0]!;
+    expect(meta.updates![0]!.deleted).toEqual({ file: list, pages: 1, redirects: 2 });
+    expect(meta.indexedPages).toBe(before.indexedPages - 1);
+    expect(meta.skippedRedirects).toBe(before.skippedRedirects - 2);
+    expect(lines.at(-1)).toContain(
+      `${applied.changed - 1} pages changed, ${applied.added} added, ${applied.removed + 1} removed (1 by ${list}), 2 redirect(s) removed by ${list};`,
+    );
   });
 });
 

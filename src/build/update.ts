@@ -245,7 +245,7 @@ async function writeUpdate(
     base: base.meta.contentHash,
     dumps: o.dumps,
     days: o.days ?? o.dumps.map(dayOfDump).filter((d): d is string => d !== undefined),
-    ...(o.deleted ? { deleted: { file: o.deleted.file, removed: merged.deletedCount } } : {}),
+    ...(o.deleted ? { deleted: { file: o.deleted.file, ...merged.deletedOfBase } } : {}),
     changed: merged.changed,
     added: merged.added,
     removed: merged.removed,
@@ -415,7 +415,7 @@ function resolve(
   changed: number;
   added: number;
   removed: number;
-  deletedCount: number;
+  deletedOfBase: { pages: number; redirects: number };
 } {
   const pages = base.pages;
   const claims = new Map(result.claims);
@@ -428,6 +428,9 @@ function resolve(
     if (!c || (prior && !newer(c, prior))) return prior;
     if (c.kind === "redirect") return { ...c, pageId };
     const a = arrivalOf.get(pageId);
+    // Deleted by id, its text was never added: still its holder, for write() to count it deleted.
+    if (a === undefined && deleted?.ids.has(pageId))
+      return { kind: "article", pageId, title: c.title, revId: c.revId, tsUnix: c.tsUnix };
     // Its wikitext could not be converted: a full build leaves the page out, older revision and all.
     if (a === undefined || arrivals[a]!.revId !== c.revId) return undefined;
     return { kind: "article", pageId, title: c.title, revId: c.revId, tsUnix: c.tsUnix, arrival: a };
@@ -441,12 +444,13 @@ function resolve(
     stringKey: true,
     budgetBytes: runBytes,
   });
-  let deletedCount = 0;
+  // What the list removed of the base, counted by what the base held (an article the dumps made a redirect is a page).
+  const deletedOfBase = { pages: 0, redirects: 0 };
   let written = 0;
-  const write = (h: Holder | undefined) => {
+  const write = (h: Holder | undefined, inBase?: keyof typeof deletedOfBase) => {
     if (!h) return;
     if ((h.pageId !== undefined && deleted?.ids.has(h.pageId)) || deleted?.titles.has(h.title)) {
-      deletedCount++;
+      if (inBase) deletedOfBase[inBase]++;
       return;
     }
     const kind = h.kind === "redirect" ? 1 : h.row !== undefined ? 0 : 2;
@@ -475,17 +479,19 @@ function resolve(
     tsUnix: redirectTimes?.[i] || -Infinity,
   });
   try {
-    if (!redirectIds) eachRedirect(base.container, (title, target, i) => write(baseRedirect(title, target, i)));
+    if (!redirectIds)
+      eachRedirect(base.container, (title, target, i) => write(baseRedirect(title, target, i), "redirects"));
     for (let r = 0; r < pages.length; r++) {
       const pageId = pages.ids[r]!;
       if (claims.has(pageId)) baseIds.add(pageId);
       const title = canonicalTitle(pages.title(r));
-      write(standing(pageId, { kind: "article", pageId, title, revId: pages.revOf(r), tsUnix: pages.ts[r]!, row: r }));
+      const holder: Holder = { kind: "article", pageId, title, revId: pages.revOf(r), tsUnix: pages.ts[r]!, row: r };
+      write(standing(pageId, holder), "pages");
     }
     if (redirectIds)
       eachRedirect(base.container, (title, target, i) => {
         if (claims.has(redirectIds[i]!)) baseIds.add(redirectIds[i]!);
-        write(standing(redirectIds[i]!, baseRedirect(title, target, i)));
+        write(standing(redirectIds[i]!, baseRedirect(title, target, i)), "redirects");
       });
     for (const pageId of claims.keys()) if (!baseIds.has(pageId)) write(standing(pageId, undefined));
   } catch (err) {
@@ -539,7 +545,7 @@ function resolve(
     changed,
     added: kept.newArrivals.length - changed,
     removed,
-    deletedCount,
+    deletedOfBase,
   };
 }
 

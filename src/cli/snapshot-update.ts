@@ -131,7 +131,9 @@ async function updateTo(
   }
   const { meta: m, applied: a, result } = report;
   logSources(result, log);
-  const byList = a.deleted ? ` (${a.deleted.removed} by ${a.deleted.file})` : "";
+  const byList = a.deleted
+    ? ` (${a.deleted.pages} by ${a.deleted.file}), ${a.deleted.redirects} redirect(s) removed by ${a.deleted.file}`
+    : "";
   log(
     `wrote ${args.out}: ${a.changed} pages changed, ${a.added} added, ${a.removed} removed${byList}; ${writtenSummary(m, report.bytes, report.runs, started)}`,
   );

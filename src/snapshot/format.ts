@@ -99,8 +99,11 @@ export interface AppliedUpdate {
   dumps: string[];
   /** The days of the incremental dumps among them (YYYYMMDD, from their names), for snapshot:follow. */
   days: string[];
-  /** The deletion list applied, if any, and how many pages and redirects it removed. */
-  deleted?: { file: string; removed: number };
+  /**
+   * The deletion list applied, if any, and what it removed of the base: pages (counted among `removed`) and
+   * redirects, apart. An update written before they were told apart recorded `removed` instead, the two together.
+   */
+  deleted?: { file: string; pages: number; redirects: number };
   /** Pages whose revision changed, pages added, pages removed (deleted, or their title taken by another). */
   changed: number;
   added: number;
