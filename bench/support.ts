@@ -10,6 +10,9 @@ import { Packr } from "msgpackr";
 import { writeIngested, type BuildReport } from "../src/build";
 import { sharedData, sharedDumps } from "../src/cli/shared-data";
 import { DEFAULT_CHUNK_WORDS, ingest, type IngestOptions, type IngestResult } from "../src/ingest";
+import { readExport } from "../src/ingest/mediawiki";
+import type { RawPage } from "../src/ingest/raw-page";
+import { openDump } from "../src/ingest/source";
 import type { Snapshot } from "../src/snapshot";
 
 export { tempDir } from "./temp-dirs";
@@ -22,6 +25,23 @@ export const sharedDataDir = (): string => sharedData();
 /** The dumps' directory (looked for when first asked: a benchmark given its own snapshot needs none). */
 export const dumpsDir = (): string => sharedDumps();
 export const dump = (name: string) => join(dumpsDir(), name);
+
+/** Every namespace-0 page of the dumps, in order (of a damaged dump, its complete pages before the damage). */
+export async function pagesOf(dumps: string[]): Promise<RawPage[]> {
+  const pages: RawPage[] = [];
+  for (const spec of dumps) {
+    const source = await openDump(spec, true);
+    try {
+      for await (const item of readExport(source.xml, spec))
+        if (item.kind === "page" && item.page.ns === 0) pages.push(item.page);
+    } catch {
+      // a damaged dump: its complete pages stand
+    } finally {
+      source.cancel();
+    }
+  }
+  return pages;
+}
 
 /** The chunk size a snapshot of these options is cut into (ingest's default unless they say). */
 const chunkWordsOf = (options: IngestOptions): number => options.chunkWords ?? DEFAULT_CHUNK_WORDS;

@@ -7,28 +7,9 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { ClaimTable } from "../src/ingest/claim-table";
 import { claimFor, newer, titleHolders } from "../src/ingest/claims";
-import { readExport } from "../src/ingest/mediawiki";
-import { openDump } from "../src/ingest/source";
-import { EN_2006, EN_2006_TRUNCATED, EN_2016, tempDir } from "./helpers";
+import { EN_2006, EN_2006_TRUNCATED, EN_2016, pagesOf, tempDir } from "./helpers";
 
 setDefaultTimeout(120_000);
-
-/** Every namespace-0 page of the dumps, in order (the truncated one's complete pages). */
-async function pagesOf(dumps: string[]) {
-  const pages = [];
-  for (const spec of dumps) {
-    const source = await openDump(spec, true);
-    try {
-      for await (const item of readExport(source.xml, spec))
-        if (item.kind === "page" && item.page.ns === 0) pages.push(item.page);
-    } catch {
-      // the truncated dump: its complete pages stand
-    } finally {
-      source.cancel();
-    }
-  }
-  return pages;
-}
 
 const decoder = new TextDecoder();
 

@@ -36,6 +36,7 @@ import {
 export {
   dump,
   launch,
+  pagesOf,
   ROOT,
   runToExit,
   spawnServer,

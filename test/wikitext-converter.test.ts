@@ -1,8 +1,9 @@
 /** Text cleaning: one small inline case per rule, then the same rules on real pages of the shared dumps. */
-import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { countLeaks, findLeaks } from "../src/ingest";
 import { makeConverter } from "../src/ingest/wikitext";
-import { dump, EN_2016, ingested } from "./helpers";
+import { stripMarkup } from "../src/ingest/wikitext/markup";
+import { dump, EN_2016, ingested, pagesOf } from "./helpers";
 
 // Per file: the last tests convert real dumps.
 setDefaultTimeout(120_000);
@@ -104,6 +105,43 @@ describe("malformed tables' cell attributes", () => {
     expect(text(`Chain ${"a=".repeat(40)}b.`)).toBe(`Chain ${"a=".repeat(40)}b.`);
     expect(performance.now() - started).toBeLessThan(1000);
   }, 5_000);
+});
+
+describe("unclosed markup costs its length once: copies of a broken page, one after another, are each read as the page alone", () => {
+  // Each unclosed tag or link was looked for to the end of the text again (1 MB of them: seconds, growing as the square);
+  // bench/build/markup.ts times it. Alkali metal, the 2016 dump's page of the most references (454), broken as a cut or
+  // hostile revision is.
+  let page: string;
+  beforeAll(async () => {
+    page = (await pagesOf([EN_2016])).find((p) => p.title === "Alkali metal")!.text;
+  });
+  const copies = (text: string) => Array(8).fill(text).join("\n\n");
+  const cases: [string, (text: string) => string][] = [
+    ["every </ref> cut: its references never closed", (t) => t.replaceAll("</ref>", "")],
+    ["every closing tag cut (</ref>, </math>, </sup>…)", (t) => t.replace(/<\/[a-z]+\s*>/gi, "")],
+    ["every '>' of a tag cut: no tag ends", (t) => t.replace(/(?<!--)>/g, "")],
+    [
+      "every link a file link, no ']]', tags nor blank lines: one paragraph",
+      (t) =>
+        t
+          .replace(/<!--[\s\S]*?-->|<[^<>]*>|__[A-Z]+__/g, "")
+          .replaceAll("[[", "[[File:")
+          .replaceAll("]]", "")
+          .replace(/\n\s*\n/g, "\n"),
+    ],
+  ];
+  for (const [what, broken] of cases)
+    test(what, () => {
+      const text = broken(page);
+      expect(stripMarkup(copies(text))).toBe(copies(stripMarkup(text)));
+    });
+
+  test("a reference never closed is dropped alone, its text kept; a file link, to the end of its line", () => {
+    expect(stripMarkup("Sodium.<ref>{{cite book |title=Chemistry}}\n\nNext.")).toBe(
+      "Sodium.{{cite book |title=Chemistry}}\n\nNext.",
+    );
+    expect(stripMarkup("Lithium [[File:Li.jpg|thumb|[[Lithium]] metal\nburns.")).toBe("Lithium \nburns.");
+  });
 });
 
 describe("leak count", () => {

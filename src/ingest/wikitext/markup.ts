@@ -32,17 +32,9 @@ const DROPPED_TAGS = [
   "indicator",
 ];
 
-const PAIRED = new RegExp(`<(${DROPPED_TAGS.join("|")})\\b[^>]*?(?<!/)>[\\s\\S]*?</\\1\\s*>`, "gi");
-const SELF_CLOSING = new RegExp(`<(${DROPPED_TAGS.join("|")}|templatestyles)\\b[^>]*/>`, "gi");
-/** An opening tag never closed (truncated revisions, typos) would swallow nothing: drop the tag alone. */
-const UNPAIRED = new RegExp(`</?(${DROPPED_TAGS.join("|")}|templatestyles)\\b[^>]*>`, "gi");
 const COMMENT = /<!--[\s\S]*?(?:-->|$)/g;
-const NOWIKI = /<nowiki\s*>([\s\S]*?)<\/nowiki\s*>|<nowiki\s*\/>/gi;
+const NOWIKI_SELF_CLOSING = /^<nowiki\s*\/>$/i;
 const MAGIC_WORDS = /__[A-ZÀ-ÿ\p{Lu}]+__/gu;
-const MATH = /<math\b[^>]*?(?<!\/)>([\s\S]*?)<\/math\s*>/gi;
-const CHEM = /<(chem|ce)\b[^>]*?(?<!\/)>([\s\S]*?)<\/\1\s*>/gi;
-/** Formula tags never closed, or empty ones: dropped alone. */
-const FORMULA_TAG = /<\/?(math|chem|ce)\b[^>]*>/gi;
 
 /** Characters wtf would read as markup; "&" too in text that holds no entities (formulas). */
 const WIKI_SYNTAX = /[[\]{}|'<>*#:;=]/g;
@@ -82,19 +74,74 @@ export function namespaceNormalizer(names: WikiNames): (s: string) => string {
   };
 }
 
+const drop = () => "";
+const keep = (tag: string) => tag;
+
 export function stripMarkup(wikitext: string, normalizeNamespaces: (s: string) => string = (s) => s): string {
   let s = normalizeNamespaces(wikitext.replace(COMMENT, ""));
-  s = s.replace(MATH, (_m, tex: string) => texToText(tex).replace(WIKI_SYNTAX_OR_AMPERSAND, asEntity));
-  s = s.replace(CHEM, (_m, _tag, formula: string) => chemToText(formula).replace(WIKI_SYNTAX_OR_AMPERSAND, asEntity));
-  s = s.replace(FORMULA_TAG, "");
-  s = s.replace(PAIRED, "");
-  s = s.replace(SELF_CLOSING, "");
-  s = s.replace(UNPAIRED, "");
+  s = replaceTags(s, ["math"], (tex) => texToText(tex).replace(WIKI_SYNTAX_OR_AMPERSAND, asEntity), keep);
+  s = replaceTags(s, ["chem", "ce"], (f) => chemToText(f).replace(WIKI_SYNTAX_OR_AMPERSAND, asEntity), keep);
+  // Formula tags never closed, or empty ones: dropped alone.
+  s = replaceTags(s, [], drop, drop, ["math", "chem", "ce"]);
+  // A tag never closed (truncated revisions, typos) would swallow nothing: it is dropped alone.
+  s = replaceTags(s, DROPPED_TAGS, drop, drop, ["templatestyles"]);
   // nowiki content is literal text; escape what wtf would read as markup.
-  s = s.replace(NOWIKI, (_m, inner: string | undefined) => (inner ?? "").replace(WIKI_SYNTAX, asEntity));
+  s = replaceTags(
+    s,
+    ["nowiki"],
+    (inner) => inner.replace(WIKI_SYNTAX, asEntity),
+    (tag) => (NOWIKI_SELF_CLOSING.test(tag) ? "" : tag),
+  );
   s = s.replace(MAGIC_WORDS, "");
   s = dropFileLinks(s);
   return s.replaceAll(IDEOGRAPHIC_STOP, STOP_PLACEHOLDER);
+}
+
+/**
+ * Each `<name …>…</name>` of the `paired` names (any case) replaced by pair(inner), to its first closing tag; a
+ * tag of these or of the `alone` names that is self-closing, closing or never closed, by lone(tag). In one pass, as
+ * MediaWiki's preprocessor reads tags: the closing tags of each name are looked up in order from where the last look
+ * stopped, and where no `>` is left no tag is. (A regex per pair searched to the end again from every unclosed tag:
+ * 100 KB of them took seconds.)
+ */
+function replaceTags(
+  s: string,
+  paired: string[],
+  pair: (inner: string) => string,
+  lone: (tag: string) => string,
+  alone: string[] = [],
+): string {
+  const opening = new RegExp(`<(/?)(${[...paired, ...alone].join("|")})\\b`, "gi");
+  const closers = new Map<string, { at: number[]; end: number[]; next: number }>();
+  if (paired.length) {
+    for (const m of s.matchAll(new RegExp(`</(${paired.join("|")})\\s*>`, "gi"))) {
+      const name = m[1]!.toLowerCase();
+      let c = closers.get(name);
+      if (!c) closers.set(name, (c = { at: [], end: [], next: 0 }));
+      c.at.push(m.index);
+      c.end.push(m.index + m[0].length);
+    }
+  }
+  let out = "";
+  let from = 0;
+  let gt = -1;
+  for (let m = opening.exec(s); m; m = opening.exec(s)) {
+    if (gt < m.index) gt = s.indexOf(">", m.index);
+    if (gt < 0) break;
+    let end = gt + 1;
+    let replacement: string | undefined;
+    const c = m[1] || s[gt - 1] === "/" ? undefined : closers.get(m[2]!.toLowerCase());
+    if (c) {
+      while (c.next < c.at.length && c.at[c.next]! < end) c.next++;
+      if (c.next < c.at.length) {
+        replacement = pair(s.slice(end, c.at[c.next]));
+        end = c.end[c.next]!;
+      }
+    }
+    out += s.slice(from, m.index) + (replacement ?? lone(s.slice(m.index, end)));
+    from = opening.lastIndex = end;
+  }
+  return out + s.slice(from);
 }
 
 /**
@@ -102,37 +149,48 @@ export function stripMarkup(wikitext: string, normalizeNamespaces: (s: string) =
  * and templates. An unclosed one (broken wikitext) is dropped to the end of its line.
  */
 function dropFileLinks(s: string): string {
-  const open = "[[File:";
-  let at = s.indexOf(open);
+  let at = s.indexOf(FILE_LINK);
   if (at < 0) return s;
+  const ends = fileLinkEnds(s, at);
   let out = "";
   let from = 0;
   while (at >= 0) {
     out += s.slice(from, at);
-    let depth = 0;
-    let i = at;
-    let end = -1;
-    while (i < s.length) {
-      if (s.startsWith("[[", i)) {
-        depth++;
-        i += 2;
-      } else if (s.startsWith("]]", i)) {
-        depth--;
-        i += 2;
-        if (depth === 0) {
-          end = i;
-          break;
-        }
-      } else if (s.startsWith("\n\n", i)) {
-        break;
-      } else i++;
-    }
-    if (end < 0) {
+    let end = ends.get(at);
+    if (end === undefined) {
       const eol = s.indexOf("\n", at);
       end = eol < 0 ? s.length : eol;
     }
     from = end;
-    at = s.indexOf(open, from);
+    at = s.indexOf(FILE_LINK, from);
   }
   return out + s.slice(from);
+}
+
+const FILE_LINK = "[[File:";
+
+/**
+ * Where each "[[File:" from `start` on ends: past the "]]" that closes its "[[", counting the "[[" and "]]" between;
+ * none where a blank line or the end comes first. One pass, the brackets matched on a stack: a scan from each link
+ * went to its paragraph's end again from every unclosed one. A link's "[[" is its own, as a scan from it read it,
+ * even after a "[" ("[[[File:").
+ */
+function fileLinkEnds(s: string, start: number): Map<number, number> {
+  const ends = new Map<number, number>();
+  const opened: number[] = [];
+  let i = start;
+  while (i < s.length) {
+    if (s.startsWith("[[", i) && !s.startsWith(FILE_LINK, i + 1)) {
+      opened.push(i);
+      i += 2;
+    } else if (s.startsWith("]]", i)) {
+      const o = opened.pop();
+      i += 2;
+      if (o !== undefined && s.startsWith(FILE_LINK, o)) ends.set(o, i);
+    } else {
+      if (s.startsWith("\n\n", i)) opened.length = 0;
+      i++;
+    }
+  }
+  return ends;
 }
