@@ -1,6 +1,8 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { gunzipSync, zstdDecompressSync } from "node:zlib";
+import { runExport } from "../src/cli/snapshot-export";
 import { open } from "../src/search";
 import { openContainer, openSnapshot } from "../src/snapshot";
 import {
@@ -573,6 +575,21 @@ describe("bun run snapshot:export", () => {
       1,
       `snapshot:export: --out names a folder (${dir}): name the file to write, e.g. ${join(dir, "chunks.jsonl.zst")}.`,
     ]);
+  });
+
+  test("a name ending in .gz or .zst is compressed however its ending is spelt (.GZ, .Zst)", async () => {
+    const snapshot = await snapshotFor({ dumps: [SQUAD] });
+    const dir = tempDir();
+    const write = async (name: string) => {
+      await runExport({ snapshot, out: join(dir, name), since: 0 });
+      return readFileSync(join(dir, name));
+    };
+    const plain = (await write("chunks.jsonl")).toString();
+    expect(plain.split("\n").filter(Boolean)).toHaveLength(openSnapshot(snapshot).meta.indexedChunks);
+    for (const name of ["chunks.JSONL.ZST", "chunks.jsonl.Zst"])
+      expect(Buffer.from(zstdDecompressSync(await write(name))).toString()).toBe(plain);
+    for (const name of ["chunks.JSONL.GZ", "chunks.jsonl.Gz"])
+      expect(Buffer.from(gunzipSync(await write(name))).toString()).toBe(plain);
   });
 
   test("a damaged text block is one line saying what to do, to a file or to standard output", async () => {

@@ -34,8 +34,8 @@ name the license and say it was modified (modifications); see GET /v1/license.
 Options:
   --snapshot FILE  the snapshot (default: TOME_SNAPSHOT, else the one start serves in ${SNAPSHOT_DIR}/)
   --out FILE | -   where to write (default -, standard output). A name ending in .gz is
-                   gzip-compressed, .zst zstd-compressed. A file is written beside its name
-                   and renamed into place when whole
+                   gzip-compressed, .zst zstd-compressed (.GZ, .ZST too). A file is written
+                   beside its name and renamed into place when whole
   --since T        only pages changed at or after T: Unix seconds or an RFC 3339 date-time
                    with a zone, as GET /v1/changes takes it (the same pages)
   -h, --help       this text
@@ -122,10 +122,10 @@ export function* exportLines(
   done(chunks);
 }
 
-/** The compressor a file name asks for, if any. */
+/** The compressor a file name asks for, if any, however its ending is spelt (.gz, .GZ, .Zst). */
 function compressorFor(out: string) {
-  if (out.endsWith(".gz")) return createGzip();
-  if (out.endsWith(".zst")) return createZstdCompress();
+  if (/\.gz$/i.test(out)) return createGzip();
+  if (/\.zst$/i.test(out)) return createZstdCompress();
   return undefined;
 }
 
