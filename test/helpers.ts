@@ -16,8 +16,9 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { writeIngested } from "../src/build";
+import { takeLock } from "../src/files";
 import { ingest, type Article, type IngestOptions, type IngestResult } from "../src/ingest";
 import { Engine, open as openEngine } from "../src/search";
 import { BlockCursor } from "../src/search/postings/block-cursor";
@@ -83,7 +84,8 @@ const keptSnapshot = cached((options) => writeSnapshotFor(options));
 /**
  * A copy of the snapshot of these options that the test files share: each file runs in its own process, and
  * 28 of them read the English dumps' snapshot. Built once per state of the code and the dumps (builds are
- * deterministic, test/build.test.ts) into a folder named by both, then copied: a test may damage its copy. A wiki
+ * deterministic, test/build.test.ts) into a folder named by both, by one process while the others wait (buildOnce),
+ * then copied: a test may damage its copy. A wiki
  * a test wrote, or a build with callbacks, is built for the test alone.
  */
 async function writeSnapshotFor(options: IngestOptions): Promise<string> {
@@ -98,13 +100,45 @@ async function writeSnapshotFor(options: IngestOptions): Promise<string> {
   }
   const dumps = options.dumps.map((d) => `${d}:${statSync(d).size}:${statSync(d).mtimeMs}`);
   const shared = join(sharedSnapshots(), `${Bun.hash(JSON.stringify([options, dumps])).toString(36)}.tome`);
-  if (!existsSync(shared)) {
-    const scratch = `${shared}.${process.pid}.tmp`;
+  await buildOnce(shared, async (scratch) => {
     writeSnapshot(await ingested(options), scratch, options);
-    renameSync(scratch, shared);
-  }
+  });
   copyFileSync(shared, path);
   return path;
+}
+
+/** Another process holds the lock of a file buildOnce makes. */
+class BuildHeld extends Error {}
+
+/**
+ * Makes the file `shared` once across the test processes: the first to take its lock (`<shared>.lock`, src/files.ts'
+ * takeLock) builds it into a scratch file renamed into place; the others wait for the lock to go and find it made. A
+ * lock whose process is gone (a test run killed mid-build) is taken over, its scratch file removed.
+ */
+export async function buildOnce(shared: string, build: (scratch: string) => Promise<void> | void): Promise<void> {
+  const lock = `${shared}.lock`;
+  while (!existsSync(shared)) {
+    let release: () => void;
+    try {
+      release = takeLock(lock, { held: () => new BuildHeld(), unwritable: (err) => err });
+    } catch (err) {
+      if (!(err instanceof BuildHeld)) throw err;
+      await Bun.sleep(100);
+      continue;
+    }
+    try {
+      if (existsSync(shared)) return;
+      // Held by no one else: a scratch file beside it is a killed build's.
+      const prefix = `${basename(shared)}.`;
+      for (const name of readdirSync(dirname(shared)))
+        if (name.startsWith(prefix) && name.endsWith(".tmp")) rmSync(join(dirname(shared), name), { force: true });
+      const scratch = `${shared}.${process.pid}.tmp`;
+      await build(scratch);
+      renameSync(scratch, shared);
+    } finally {
+      release();
+    }
+  }
 }
 
 /** The folder of shared snapshots for this code (src/, what writes them here, the lockfile, Bun); older ones, a day unused, go. */
