@@ -348,14 +348,23 @@ describe("guesses at the admin token (D147)", () => {
     app.close();
   });
 
-  test("while the account store cannot answer (Redis unreachable), /metrics answers and counts in its own memory", async () => {
+  test("while the account store cannot answer (Redis unreachable), /metrics answers and counts in its own memory, and says so once a failure", async () => {
     const access = new Access({ dataDir: tempDir("tome-data-"), keyMsPerSecond: 0 });
+    const store = access.accounts();
+    let up = false;
     const down = () => Promise.reject(new Error("connect ECONNREFUSED"));
+    const notices: string[] = [];
     const app = createApp(await engineFor(SQUAD_OPTIONS), {
       access,
-      accounts: { ...access.accounts(), failures: down, remember: down, known: down },
+      accounts: {
+        ...store,
+        failures: (name, fail, now) => (up ? store.failures(name, fail, now) : down()),
+        remember: (name, now) => (up ? store.remember(name, now) : down()),
+        known: (name, now) => (up ? store.known(name, now) : down()),
+      },
       adminToken: TOKEN,
       trustedProxies: ["unknown"],
+      notice: (line) => notices.push(line),
     });
     const scrape = async (token: string) => {
       const r = await app.handle(
@@ -369,6 +378,21 @@ describe("guesses at the admin token (D147)", () => {
     expect(await scrape(TOKEN)).toBe(200);
     for (let i = 0; i < 20; i++) expect(await scrape(`guess${i}`)).toBe(403);
     expect(await scrape(TOKEN)).toBe(429);
+    const failed =
+      "/metrics: the account store cannot answer (connect ECONNREFUSED): wrong admin tokens are counted in this server's memory until it answers again.";
+    expect(notices).toEqual([failed]);
+    // It answers again (its own counts: none from this address), then fails again (memory's 20 stand): a line each.
+    up = true;
+    expect(await scrape(TOKEN)).toBe(200);
+    expect(await scrape(TOKEN)).toBe(200);
+    up = false;
+    expect(await scrape(TOKEN)).toBe(429);
+    expect(await scrape(TOKEN)).toBe(429);
+    expect(notices).toHaveLength(3);
+    expect(notices[1]).toMatch(
+      /^\/metrics: the account store answers again \(after \d+\.\d s\): wrong admin tokens are counted in it again\.$/,
+    );
+    expect(notices[2]).toBe(failed);
     app.close();
   });
 });

@@ -51,6 +51,8 @@ export interface AppOptions {
   logError?: (error: unknown, request: Request | undefined) => void;
   /** One line per request (none by default; `bun run start` logs to stdout). */
   log?: LogSink;
+  /** Where a failure of a store the server leans on, and its end, are told in a line (default console.error). */
+  notice?: (line: string) => void;
   /** Opens /metrics to Authorization: Bearer <adminToken> (TOME_ADMIN_TOKEN). Without it, /metrics is 404 and nothing is measured. */
   adminToken?: string;
   /** Told when a snapshot swapped out has been let go (its last request in flight answered). */
@@ -152,6 +154,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
       trustedProxies: options.trustedProxies,
       now: access?.now,
       signIns: options.accounts,
+      notice: options.notice,
     }),
     keys(access),
     conditional,

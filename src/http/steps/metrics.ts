@@ -56,13 +56,17 @@ export function metricsEndpoint(
     now?: () => number;
     /** Where failed sign-ins are counted: the dashboard's account store; else this step's memory. */
     signIns?: SignInCounts;
+    /** Where a failure of the account store, and its end, are told (default console.error). */
+    notice?: (line: string) => void;
   } = {},
 ): Step {
   const expected = adminToken ? digest(adminToken) : undefined;
   const isMetrics = (x: Exchange) => x.path === METRICS_PATH || x.path === "/metrics/";
   const trusted = new Set((options.trustedProxies ?? []).map(normalAddress));
   const now = options.now ?? Date.now;
-  const counts = options.signIns ? orInMemory(options.signIns) : new MemorySignIns();
+  const counts = options.signIns
+    ? orInMemory(options.signIns, options.notice ?? ((line) => console.error(line)))
+    : new MemorySignIns();
   const refuse = (what: string, t: number) => {
     const retry = signInRetrySeconds(t);
     return errorAnswer(retryLater(ERRORS.rateLimitExceeded, retry, `${what} Retry after ${retry} s.`));
@@ -97,12 +101,37 @@ export function metricsEndpoint(
   }
 }
 
-/** The store's counts, or memory's while the store cannot answer: with Redis unreachable, /metrics is how the operator sees it. */
-function orInMemory(store: SignInCounts): SignInCounts {
+/**
+ * The store's counts, or memory's while the store cannot answer: with Redis unreachable, /metrics is how the operator
+ * sees it. Told once when the store first fails and once when it answers again, not at every request between.
+ */
+function orInMemory(store: SignInCounts, notice: (line: string) => void): SignInCounts {
   const memory = new MemorySignIns();
+  let failingSince: number | undefined;
+  const either = <T>(asked: Promise<T>, instead: () => Promise<T>): Promise<T> =>
+    asked.then(
+      (value) => {
+        if (failingSince !== undefined) {
+          notice(
+            `/metrics: the account store answers again (after ${((Date.now() - failingSince) / 1000).toFixed(1)} s): wrong admin tokens are counted in it again.`,
+          );
+          failingSince = undefined;
+        }
+        return value;
+      },
+      (err) => {
+        if (failingSince === undefined) {
+          failingSince = Date.now();
+          notice(
+            `/metrics: the account store cannot answer (${(err as Error)?.message ?? err}): wrong admin tokens are counted in this server's memory until it answers again.`,
+          );
+        }
+        return instead();
+      },
+    );
   return {
-    failures: (name, fail, now) => store.failures(name, fail, now).catch(() => memory.failures(name, fail, now)),
-    remember: (name, now) => store.remember(name, now).catch(() => memory.remember(name, now)),
-    known: (name, now) => store.known(name, now).catch(() => memory.known(name, now)),
+    failures: (name, fail, now) => either(store.failures(name, fail, now), () => memory.failures(name, fail, now)),
+    remember: (name, now) => either(store.remember(name, now), () => memory.remember(name, now)),
+    known: (name, now) => either(store.known(name, now), () => memory.known(name, now)),
   };
 }
