@@ -1,5 +1,14 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { gunzipSync, zstdDecompressSync } from "node:zlib";
 import { runExport } from "../src/cli/snapshot-export";
@@ -105,6 +114,46 @@ describe("bun run snapshot:build", () => {
     const verified = await run([join(ROOT, "src/cli/snapshot-verify.ts"), folder]);
     expect(verified.stderr).toContain(`${folder} is a folder, not a snapshot file`);
     expect(verified.stderr).not.toContain("    at ");
+  });
+
+  test("an --out found wrong only at the end is refused before the work: empty, under a file, a file it reads (which it replaced)", async () => {
+    const dir = tempDir();
+    const dump = join(dir, "squad.xml.bz2");
+    copyFileSync(SQUAD, dump);
+    const list = join(dir, "deleted.txt");
+    writeFileSync(list, "5000001\n");
+    writeFileSync(join(dir, "file"), "");
+    const snapshot = await snapshotFor({ dumps: [SQUAD] });
+    const UPDATE = join(ROOT, "src/cli/snapshot-update.ts");
+    const EXPORT = join(ROOT, "src/cli/snapshot-export.ts");
+    const refusals: [string[], string][] = [
+      [[BUILD, "--dump", dump, "--out", ""], "snapshot:build: --out is empty: name the file to write."],
+      [
+        [BUILD, "--dump", dump, "--out", join(dir, "file/x.tome")],
+        `snapshot:build: --out ${join(dir, "file/x.tome")} is under ${join(dir, "file")}, which is a file, not a folder: write it elsewhere.`,
+      ],
+      [
+        [BUILD, "--dump", dump, "--out", dump],
+        `snapshot:build: --out ${dump} names a file this command reads: writing it would replace it. Name another file.`,
+      ],
+      [
+        [UPDATE, "--base", snapshot, "--deleted", list, "--out", "deleted.txt", "CWD"],
+        `snapshot:update: --out deleted.txt names a file this command reads (${list}): writing it would replace it. Name another file.`,
+      ],
+      [
+        [EXPORT, "--snapshot", snapshot, "--out", snapshot],
+        `snapshot:export: --out ${snapshot} names a file this command reads: writing it would replace it. Name another file.`,
+      ],
+    ];
+    for (const [args, message] of refusals) {
+      const inDir = args.at(-1) === "CWD";
+      const { code, stderr } = await run(inDir ? args.slice(0, -1) : args, inDir ? { CWD: dir } : {});
+      expect([code, stderr.split("\n")[0]]).toEqual([2, message]);
+    }
+    expect(readFileSync(dump).equals(readFileSync(SQUAD))).toBe(true);
+    expect(readFileSync(list, "utf8")).toBe("5000001\n");
+    expect(openSnapshot(snapshot).meta.indexedPages).toBeGreaterThan(0);
+    expect(readdirSync(dir).sort()).toEqual(["deleted.txt", "file", "squad.xml.bz2"]);
   });
 
   test("a file system that refuses a write is said in one line, with what to do (ENOSPC, EROFS, EACCES)", async () => {

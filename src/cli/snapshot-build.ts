@@ -1,12 +1,13 @@
 /** bun run snapshot:build — MediaWiki dumps → a Tome snapshot. */
 import { basename, dirname, join } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { mkdirSync, readFileSync, renameSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync } from "node:fs";
 import { buildFromDumps, DEFAULT_MEMORY_BYTES } from "../build";
 import { DEFAULT_CHUNK_WORDS, type IngestResult } from "../ingest";
 import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
 import { indexProgress, ingestProgress } from "./progress";
 import { ArgumentError, mainOf } from "./main";
+import { checkOut } from "./out";
 import { commandLine } from "../invocation";
 import { clearStaleScratch, takeLock } from "../files";
 import { UserError } from "../errors";
@@ -91,14 +92,6 @@ export function readOptions<const O extends NonNullable<ParseArgsConfig["options
   return values.help ? "help" : (values as OptionValues<O>);
 }
 
-const isFolder = (path: string) => {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-};
-
 export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
   const v = readOptions(argv, {
     dump: { type: "string", multiple: true },
@@ -112,10 +105,7 @@ export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
   if (v === "help") return "help";
   if (!v.dump?.length) throw new ArgumentError("no dump given: pass --dump <path|url>.");
   // Found now, not after the hours a build may take: its snapshot is renamed to --out at the end.
-  if (v.out !== undefined && (v.out.endsWith("/") || isFolder(v.out)))
-    throw new ArgumentError(
-      `--out names a folder (${v.out}): name the snapshot file, e.g. --out ${join(v.out, "en.tome")}.`,
-    );
+  if (v.out !== undefined) checkOut(v.out, v.dump);
   return {
     dumps: v.dump,
     out: v.out,

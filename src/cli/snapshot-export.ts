@@ -17,6 +17,7 @@ import { countProgress } from "./progress";
 import { ArgumentError, mainOf, note } from "./main";
 import { commandLine } from "../invocation";
 import { SNAPSHOT_DIR, snapshotToRead } from "./snapshots";
+import { checkOut } from "./out";
 
 /** Lines are joined into writes of about this many characters: one write per line would cost more than the line. */
 const WRITE_CHARS = 1 << 18;
@@ -152,6 +153,7 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
   const lines = Readable.from(exportLines(snapshot, rows, progress.update), { objectMode: false });
   const compressor = compressorFor(args.out);
   const target = args.out === "-" ? undefined : outputKind(args.out);
+  if (target) checkOut(args.out, [args.snapshot]);
   // A regular file is written beside itself and renamed into place when whole; a device, a pipe or a link is written to
   // as it is (renamed over, /dev/null would become a file).
   const partial = target === "file" ? join(dirname(args.out), `.${basename(args.out)}.partial`) : undefined;

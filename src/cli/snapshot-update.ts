@@ -2,6 +2,7 @@
 import { DEFAULT_MEMORY_BYTES, readDeletions, updateSnapshot, type UpdateReport } from "../build";
 import { indexProgress, ingestProgress } from "./progress";
 import { ArgumentError, mainOf, note } from "./main";
+import { checkOut } from "./out";
 import { bytesOf, claimOutput, logSources, positiveInt, readOptions, writtenSummary } from "./snapshot-build";
 import { commandLine } from "../invocation";
 
@@ -74,6 +75,8 @@ export function parseUpdateArgs(argv: string[]): UpdateArgs | "help" {
   if (!v.dump?.length && !v.deleted)
     throw new ArgumentError("nothing to apply: pass --dump <path|url> (or --deleted <file>).");
   if (!v.out) throw new ArgumentError("no output given: pass --out <snapshot>.");
+  // Found now, not after the update's work: its snapshot is renamed to --out at the end. The base it may replace.
+  checkOut(v.out, [...(v.dump ?? []), ...(v.deleted ? [v.deleted] : [])]);
   return {
     base: v.base,
     dumps: v.dump ?? [],

@@ -1,0 +1,39 @@
+/** What the snapshot commands' --out may name: checked before their work, not found wrong at its end. */
+import { statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { ArgumentError } from "./main";
+
+const statOf = (path: string) => {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+};
+
+const isFolder = (path: string) => statOf(path)?.isDirectory() ?? false;
+
+/**
+ * Refuses at once an --out that the command would find wrong only at its end, after its work: empty, a folder, under a
+ * file rather than a folder, or one of the files it reads (`reads`: its dumps, its list, its snapshot), which the
+ * file written would replace.
+ */
+export function checkOut(out: string, reads: string[]): void {
+  if (!out) throw new ArgumentError("--out is empty: name the file to write.");
+  if (out.endsWith("/") || isFolder(out))
+    throw new ArgumentError(
+      `--out names a folder (${out}): name the snapshot file, e.g. --out ${join(out, "en.tome")}.`,
+    );
+  for (let dir = dirname(out); ; dir = dirname(dir)) {
+    const stat = statOf(dir);
+    if (stat && !stat.isDirectory())
+      throw new ArgumentError(`--out ${out} is under ${dir}, which is a file, not a folder: write it elsewhere.`);
+    if (stat || dirname(dir) === dir) break;
+  }
+  const written = statOf(out);
+  const read = written && reads.find((r) => statOf(r)?.ino === written.ino && statOf(r)?.dev === written.dev);
+  if (read !== undefined)
+    throw new ArgumentError(
+      `--out ${out} names a file this command reads${read === out ? "" : ` (${read})`}: writing it would replace it. Name another file.`,
+    );
+}
