@@ -201,10 +201,16 @@ await mainOf("snapshot:build", () => { throw Object.assign(new Error("ENOSPC: no
     expect(readdirSync(join(cwd, "snapshots"))).toEqual(["_escaped.tome"]);
   });
 
-  test("a missing dump says so, exit 1", async () => {
+  test("a missing dump says so, exit 1; a folder is not said missing", async () => {
     const { stderr, code } = await run([BUILD, "--dump", "/nonexistent.xml.bz2", "--out", join(tempDir(), "x.tome")]);
     expect(code).toBe(1);
     expect(stderr).toContain("dump not found: /nonexistent.xml.bz2");
+    const folder = tempDir();
+    const given = await run([BUILD, "--dump", folder, "--out", join(tempDir(), "x.tome")]);
+    expect([given.code, given.stderr.trim()]).toEqual([
+      1,
+      `snapshot:build: ${folder} is a folder, not a dump: name the dump file in it.`,
+    ]);
   });
 });
 

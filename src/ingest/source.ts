@@ -4,6 +4,7 @@
  * system's bzip2 (lbzip2 or pbzip2 when installed), xz or gzip in a separate process (so it
  * runs on cores of its own), read ahead of the XML parser.
  */
+import { statSync } from "node:fs";
 import { DumpError } from "./errors";
 
 type Compression = "bzip2" | "xz" | "gzip" | "none";
@@ -96,6 +97,8 @@ async function openRaw(spec: string): Promise<{ stream: ReadableStream<Uint8Arra
   }
   const file = Bun.file(spec);
   if (!(await file.exists())) {
+    if (statSync(spec, { throwIfNoEntry: false })?.isDirectory())
+      throw new DumpError(`${spec} is a folder, not a dump: name the dump file in it.`);
     throw new DumpError(`dump not found: ${spec}. Give an existing file or an http(s) URL.`);
   }
   return { stream: file.stream(), size: file.size };
