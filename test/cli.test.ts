@@ -116,7 +116,7 @@ describe("bun run snapshot:build", () => {
     expect(verified.stderr).not.toContain("    at ");
   });
 
-  test("an --out found wrong only at the end is refused before the work: empty, under a file, a file it reads (which it replaced)", async () => {
+  test("an --out found wrong only at the end is refused before the work: empty, '-', under a file, a file it reads (which it replaced)", async () => {
     const dir = tempDir();
     const dump = join(dir, "squad.xml.bz2");
     copyFileSync(SQUAD, dump);
@@ -128,6 +128,10 @@ describe("bun run snapshot:build", () => {
     const EXPORT = join(ROOT, "src/cli/snapshot-export.ts");
     const refusals: [string[], string][] = [
       [[BUILD, "--dump", dump, "--out", ""], "snapshot:build: --out is empty: name the file to write."],
+      [
+        [UPDATE, "--base", snapshot, "--deleted", list, "--out", "-", "CWD"],
+        "snapshot:update: --out - would be a file named '-': a snapshot cannot go to standard output. Name its file.",
+      ],
       [
         [BUILD, "--dump", dump, "--out", join(dir, "file/x.tome")],
         `snapshot:build: --out ${join(dir, "file/x.tome")} is under ${join(dir, "file")}, which is a file, not a folder: write it elsewhere.`,
