@@ -191,29 +191,36 @@ export async function spawnServer(
 }
 
 /**
- * Writes a snapshot's pages as a format-1 file, as the Tome of that format did: header,
- * sha256, then msgpackr meta (without the modifications, which format 1 never recorded) and
- * content. For the conversion's tests.
+ * Writes a snapshot's pages as a format-1 file, as the Tome of that format did (format1Bytes).
+ * For the conversion's tests.
  */
 export function writeFormat1(path: string, source: Snapshot): { chunkWords: number } {
   const pages = source.pages
     .list()
     .map((p) => ({ ...p, chunks: p.chunks.map((c) => ({ section: c.section, text: c.text })) }));
-  const packr = new Packr({ useRecords: true, moreTypes: false });
   const { modifications: _recorded, ...meta1 } = { ...source.meta, formatVersion: 1 };
-  const metaBytes = packr.pack(meta1);
-  const content = packr.pack({ pages, redirects: source.redirects });
-  const file = new Uint8Array(64 + metaBytes.length + content.length);
+  writeFileSync(path, format1Bytes(meta1, { pages, redirects: source.redirects }));
+  return { chunkWords: source.meta.chunkWords };
+}
+
+/**
+ * A format-1 file of this meta and content, whatever they hold: header, sha256, then msgpackr
+ * meta (without the modifications, which format 1 never recorded) and content.
+ */
+export function format1Bytes(meta: unknown, content: unknown): Uint8Array {
+  const packr = new Packr({ useRecords: true, moreTypes: false });
+  const metaBytes = packr.pack(meta);
+  const contentBytes = packr.pack(content);
+  const file = new Uint8Array(64 + metaBytes.length + contentBytes.length);
   const view = new DataView(file.buffer);
   file.set(new TextEncoder().encode("TOMESNAP"));
   view.setUint32(8, 1, true);
   view.setBigUint64(16, BigInt(metaBytes.length), true);
-  view.setBigUint64(24, BigInt(content.length), true);
+  view.setBigUint64(24, BigInt(contentBytes.length), true);
   file.set(metaBytes, 64);
-  file.set(content, 64 + metaBytes.length);
+  file.set(contentBytes, 64 + metaBytes.length);
   file.set(new Bun.CryptoHasher("sha256").update(file.subarray(64)).digest() as Uint8Array, 32);
-  writeFileSync(path, file);
-  return { chunkWords: source.meta.chunkWords };
+  return file;
 }
 
 /**

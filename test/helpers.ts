@@ -36,6 +36,7 @@ import {
 
 export {
   dump,
+  format1Bytes,
   launch,
   pagesOf,
   ROOT,

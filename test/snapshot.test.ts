@@ -5,16 +5,18 @@ import { DEFAULT_CHUNK_WORDS, modifications } from "../src/ingest";
 import { open } from "../src/search";
 import {
   ContainerWriter,
+  format1Modifications,
   latestSnapshot,
   openContainer,
   openSnapshot,
+  readFormat1,
   readSnapshotMeta,
   SnapshotError,
   TextStore,
   TextWriter,
 } from "../src/snapshot";
 import { PageTable, PageWriter } from "../src/snapshot/pages";
-import { EN_2006_TRUNCATED, EN_2016, ingested, tempDir, writeSnapshot } from "./helpers";
+import { EN_2006_TRUNCATED, EN_2016, format1Bytes, ingested, tempDir, writeSnapshot } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -456,5 +458,173 @@ describe("a file read through once leaves the resident set as it is read (D127)"
     const once = openContainer(path);
     expect(await once.verify(undefined, { readOnce: true })).toEqual([]);
     expect(residentKb(path)).toBe(0);
+  });
+});
+
+describe("format 1, read only to convert it", () => {
+  const meta = {
+    formatVersion: 1,
+    createdAt: "2024-01-01T00:00:00.000Z",
+    wiki: { host: "en.wikipedia.org", dbname: "enwiki", lang: "en", sitename: "Wikipedia" },
+    sources: [],
+    truncated: false,
+    indexedPages: 2,
+    indexedChunks: 2,
+    skippedRedirects: 0,
+    chunkWords: 300,
+    contentHash: "",
+  };
+  const page = (pageId: number, title: string) => ({
+    pageId,
+    revId: 10,
+    title,
+    timestamp: "2024-01-01T00:00:00Z",
+    tsUnix: 1704067200,
+    sections: [{ heading: "", level: 0 }],
+    chunks: [{ section: 0, text: `${title} is a word.` }],
+  });
+  const pages = [page(1, "Alpha"), page(2, "Beta")];
+  const redirects = [{ title: "A", target: "Alpha" }];
+  const beta = pages[1]!;
+  /** The content with this page second. */
+  const second = (page: unknown) => ({ pages: [pages[0], page], redirects });
+  /** The object without this field (not the field undefined, which msgpack keeps). */
+  const without = <T extends object>(o: T, field: keyof T) =>
+    Object.fromEntries(Object.entries(o).filter(([k]) => k !== field));
+
+  test("a whole file reads with its pages, its redirects and format 1's modifications", () => {
+    const path = join(tempDir(), "whole.tome");
+    writeFileSync(path, format1Bytes(meta, { pages, redirects }));
+    const read = readFormat1(path);
+    expect(read).toEqual({ meta: { ...meta, modifications: format1Modifications(300) }, pages, redirects });
+  });
+
+  test("a damaged file is refused in one line that says what is wrong (the first fault, in the order of the file)", () => {
+    const dir = tempDir();
+    const whole = format1Bytes(meta, { pages, redirects });
+    const notMsgpack = whole.slice();
+    notMsgpack[64] = 0xc1; // a byte msgpack never uses, resealed so that the checksum holds
+    notMsgpack.set(new Bun.CryptoHasher("sha256").update(notMsgpack.subarray(64)).digest() as Uint8Array, 32);
+    const flipped = whole.slice();
+    flipped[whole.length - 1]! ^= 1;
+    const corrupt = (why: string) => `is corrupt: ${why}; rebuild it from its dump instead.`;
+    const cases: [string, Uint8Array, string][] = [
+      ["no snapshot", new TextEncoder().encode("<mediawiki>…"), "is not a format-1 Tome snapshot."],
+      ["cut short", whole.subarray(0, whole.length - 1), "is truncated; rebuild it from its dump instead."],
+      ["flipped", flipped, corrupt("its checksum does not match")],
+      ["not msgpack", notMsgpack, corrupt("its content is not msgpack")],
+      ["meta a number", format1Bytes(5, { pages, redirects }), corrupt("its metadata names no wiki")],
+      ["no wiki", format1Bytes(without(meta, "wiki"), { pages, redirects }), corrupt("its metadata names no wiki")],
+      [
+        "no lang",
+        format1Bytes({ ...meta, wiki: { lang: 3 } }, { pages, redirects }),
+        corrupt("its metadata names no wiki"),
+      ],
+      [
+        "words 0",
+        format1Bytes({ ...meta, chunkWords: 0 }, { pages, redirects }),
+        corrupt("its metadata has no chunk size"),
+      ],
+      [
+        "words 2.5",
+        format1Bytes({ ...meta, chunkWords: 2.5 }, { pages, redirects }),
+        corrupt("its metadata has no chunk size"),
+      ],
+      [
+        "no time",
+        format1Bytes({ ...meta, createdAt: "soon" }, { pages, redirects }),
+        corrupt("its metadata has no creation time"),
+      ],
+      [
+        "sources",
+        format1Bytes({ ...meta, sources: "x" }, { pages, redirects }),
+        corrupt("its metadata lists no sources"),
+      ],
+      // The first fault in the order the metadata is read, though the other is a field left out.
+      ["two faults", format1Bytes({ ...without(meta, "sources"), wiki: 1 }, {}), corrupt("its metadata names no wiki")],
+      ["content []", format1Bytes(meta, []), corrupt("it holds no list of pages and redirects")],
+      ["no redirects", format1Bytes(meta, { pages }), corrupt("it holds no list of pages and redirects")],
+      ["page a string", format1Bytes(meta, { pages: [pages[0], "x"], redirects }), corrupt("its page 2 is not a page")],
+      ["id -1", format1Bytes(meta, second({ ...beta, pageId: -1 })), corrupt("its page 2 has no page id")],
+      ["id 2^32", format1Bytes(meta, second({ ...beta, pageId: 2 ** 32 })), corrupt("its page 2 has no page id")],
+      ["rev text", format1Bytes(meta, second({ ...beta, revId: "10" })), corrupt("its page 2 has no revision")],
+      ["no ts", format1Bytes(meta, second(without(beta, "tsUnix"))), corrupt("its page 2 has no revision")],
+      ["no title", format1Bytes(meta, second(without(beta, "title"))), corrupt("its page 2 has no title or time")],
+      [
+        "time a number",
+        format1Bytes(meta, second({ ...beta, timestamp: 0 })),
+        corrupt("its page 2 has no title or time"),
+      ],
+      [
+        "no chunks",
+        format1Bytes(meta, second(without(beta, "chunks"))),
+        corrupt("its page 2 has no sections or chunks"),
+      ],
+      [
+        "heading",
+        format1Bytes(meta, second({ ...beta, sections: [{ heading: 1, level: 0 }] })),
+        corrupt("its page 2 has a section without a heading"),
+      ],
+      [
+        "level",
+        format1Bytes(meta, second({ ...beta, sections: [{ heading: "", level: -1 }] })),
+        corrupt("its page 2 has a section without a heading"),
+      ],
+      [
+        "chunk text",
+        format1Bytes(meta, second({ ...beta, chunks: [{ section: 0, text: null }] })),
+        corrupt("its page 2 has a chunk without text or section"),
+      ],
+      [
+        "chunk section",
+        format1Bytes(meta, second({ ...beta, chunks: [{ section: 1, text: "Beta." }] })),
+        corrupt("its page 2 has a chunk without text or section"),
+      ],
+      [
+        "chunk a string",
+        format1Bytes(meta, second({ ...beta, chunks: ["Beta."] })),
+        corrupt("its page 2 has a chunk without text or section"),
+      ],
+      // The page first in the file, though its fault (a chunk of a section it lacks) is no field's.
+      [
+        "two pages",
+        format1Bytes(meta, {
+          pages: [
+            { ...pages[0], chunks: [{ section: 1, text: "Alpha." }] },
+            { ...pages[1], pageId: -1 },
+          ],
+          redirects,
+        }),
+        corrupt("its page 1 has a chunk without text or section"),
+      ],
+      // In a page, the fault of the field read first, though the other is a field left out.
+      [
+        "two fields",
+        format1Bytes(meta, second({ ...without(beta, "revId"), pageId: -1 })),
+        corrupt("its page 2 has no page id"),
+      ],
+      [
+        "sections and chunks",
+        format1Bytes(meta, second({ ...without(beta, "chunks"), sections: [{ heading: 1 }] })),
+        corrupt("its page 2 has no sections or chunks"),
+      ],
+      [
+        "redirect",
+        format1Bytes(meta, { pages, redirects: [...redirects, { title: "B" }] }),
+        corrupt("its redirect 2 has no title or target"),
+      ],
+    ];
+    const refusals = cases.map(([name, bytes]) => {
+      const path = join(dir, `${name}.tome`);
+      writeFileSync(path, bytes);
+      try {
+        readFormat1(path);
+        return [name, "read"];
+      } catch (e) {
+        // Each message names the file first: what follows the path is what is compared.
+        return [name, e instanceof SnapshotError ? e.message.replace(`${path} `, "") : `${e}`];
+      }
+    });
+    expect(refusals).toEqual(cases.map(([name, , message]) => [name, message]));
   });
 });
