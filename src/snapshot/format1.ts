@@ -4,6 +4,8 @@
  *   "TOMESNAP" | u32 1 | u32 reserved | u64 meta length | u64 content length | sha256 | meta | content
  */
 import { readFileSync } from "node:fs";
+import { FormatRegistry, type Static, Type as t, type TSchema } from "@sinclair/typebox";
+import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { Unpackr } from "msgpackr";
 import type { Redirect, SnapshotMeta, SnapshotPage } from "./format";
 import { SnapshotError } from "./format";
@@ -61,48 +63,112 @@ export function readFormat1(path: string): Format1 {
     throw corrupt("its content is not msgpack");
   }
   // Its checksum is only over the bytes: a file its writer got wrong (or made by hand) is said so, not left to crash the conversion.
-  const wrong = wrongMeta(stored) ?? wrongContent(content);
+  const wrong = faultOf(checkers().meta, stored) ?? wrongContent(content);
   if (wrong) throw corrupt(wrong);
   const meta: SnapshotMeta = { ...stored, modifications: format1Modifications(stored.chunkWords) };
   return { meta, pages: content.pages, redirects: content.redirects };
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
-const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
+/** A time as Date.parse reads it (format 1 wrote Date's toISOString). */
+const PARSED_TIME = "date-parse";
+if (!FormatRegistry.Has(PARSED_TIME)) FormatRegistry.Set(PARSED_TIME, (text) => Number.isFinite(Date.parse(text)));
 
-/** What is wrong with a format-1 file's metadata, if anything: what a conversion reads of it. */
-function wrongMeta(meta: unknown): string | undefined {
-  if (!isObject(meta) || !isObject(meta.wiki) || typeof meta.wiki.lang !== "string")
-    return "its metadata names no wiki";
-  if (!isCount(meta.chunkWords) || meta.chunkWords === 0) return "its metadata has no chunk size";
-  if (typeof meta.createdAt !== "string" || !Number.isFinite(Date.parse(meta.createdAt)))
-    return "its metadata has no creation time";
-  if (!Array.isArray(meta.sources)) return "its metadata lists no sources";
+// What a conversion reads of a format-1 file, each part with the fault a user is told of when it
+// is wrong: a part without one is told as the part around it.
+const Meta = t.Object(
+  {
+    wiki: t.Object({ lang: t.String() }),
+    chunkWords: t.Integer({ minimum: 1, fault: "its metadata has no chunk size" }),
+    createdAt: t.String({ format: PARSED_TIME, fault: "its metadata has no creation time" }),
+    sources: t.Array(t.Unknown(), { fault: "its metadata lists no sources" }),
+  },
+  { fault: "its metadata names no wiki" },
+);
+
+const Content = t.Object(
+  { pages: t.Array(t.Unknown()), redirects: t.Array(t.Unknown()) },
+  { fault: "it holds no list of pages and redirects" },
+);
+
+const Count = t.Integer({ minimum: 0 });
+const Section = t.Object({ heading: t.String(), level: Count }, { fault: "has a section without a heading" });
+const Chunk = t.Object({ text: t.String(), section: Count }, { fault: "has a chunk without text or section" });
+
+const Page = t.Object(
+  {
+    pageId: t.Integer({ minimum: 0, maximum: 0xffffffff, fault: "has no page id" }),
+    revId: t.Number({ fault: "has no revision" }),
+    tsUnix: t.Number({ fault: "has no revision" }),
+    title: t.String({ fault: "has no title or time" }),
+    timestamp: t.String({ fault: "has no title or time" }),
+    sections: t.Array(Section, { fault: "has no sections or chunks" }),
+    chunks: t.Array(Chunk, { fault: "has no sections or chunks" }),
+  },
+  { fault: "is not a page" },
+);
+
+const RedirectEntry = t.Object({ title: t.String(), target: t.String() }, { fault: "has no title or target" });
+
+/** A schema compiled, with the faults it names in the order it names them (depth first). */
+interface Checker {
+  check: TypeCheck<TSchema>;
+  faults: string[];
+}
+
+function checker(schema: TSchema): Checker {
+  function* faultsIn(part: TSchema): Generator<string> {
+    if (part.fault) yield part.fault;
+    if (part.items) yield* faultsIn(part.items);
+    for (const inner of Object.values<TSchema>(part.properties ?? {})) yield* faultsIn(inner);
+  }
+  return { check: TypeCompiler.Compile(schema), faults: [...new Set(faultsIn(schema))] };
+}
+
+let compiled: Record<"meta" | "content" | "page" | "redirect", Checker> | undefined;
+/** Compiled when a format-1 file is first read (most processes never read one). */
+const checkers = () =>
+  (compiled ??= {
+    meta: checker(Meta),
+    content: checker(Content),
+    page: checker(Page),
+    redirect: checker(RedirectEntry),
+  });
+
+/** What a user is told of a value its schema refuses: of its faults, the one the schema names first. */
+function faultOf({ check, faults }: Checker, value: unknown): string | undefined {
+  if (check.Check(value)) return undefined;
+  const found = new Set(Array.from(check.Errors(value), (error) => faultAt(check.Schema(), error.path)));
+  return faults.find((fault) => found.has(fault));
+}
+
+/** The fault of the innermost part on an error's path ("/chunks/0/text") that names one. */
+function faultAt(schema: TSchema, path: string): string {
+  let part: TSchema | undefined = schema;
+  let fault: string = schema.fault;
+  for (const step of path.split("/").slice(1)) {
+    part = part.items ?? part.properties?.[step];
+    if (!part) break;
+    fault = part.fault ?? fault;
+  }
+  return fault;
 }
 
 /** What is wrong with a format-1 file's pages and redirects, if anything (the first page wrong). */
 function wrongContent(content: unknown): string | undefined {
-  if (!isObject(content) || !Array.isArray(content.pages) || !Array.isArray(content.redirects))
-    return "it holds no list of pages and redirects";
-  for (const [i, p] of (content.pages as unknown[]).entries()) {
-    const wrong = wrongPage(p);
+  const check = checkers();
+  const wrong = faultOf(check.content, content);
+  if (wrong) return wrong;
+  const { pages, redirects } = content as Static<typeof Content>;
+  for (const [i, page] of pages.entries()) {
+    const wrong = faultOf(check.page, page) ?? unsectioned(page as Static<typeof Page>);
     if (wrong) return `its page ${i + 1} ${wrong}`;
   }
-  for (const [i, r] of (content.redirects as unknown[]).entries())
-    if (!isObject(r) || typeof r.title !== "string" || typeof r.target !== "string")
-      return `its redirect ${i + 1} has no title or target`;
+  for (const [i, redirect] of redirects.entries()) {
+    const wrong = faultOf(check.redirect, redirect);
+    if (wrong) return `its redirect ${i + 1} ${wrong}`;
+  }
 }
 
-function wrongPage(p: unknown): string | undefined {
-  if (!isObject(p)) return "is not a page";
-  if (!isCount(p.pageId) || p.pageId > 0xffffffff) return "has no page id";
-  if (typeof p.revId !== "number" || typeof p.tsUnix !== "number") return "has no revision";
-  if (typeof p.title !== "string" || typeof p.timestamp !== "string") return "has no title or time";
-  if (!Array.isArray(p.sections) || !Array.isArray(p.chunks)) return "has no sections or chunks";
-  for (const s of p.sections as unknown[])
-    if (!isObject(s) || typeof s.heading !== "string" || !isCount(s.level)) return "has a section without a heading";
-  const sections = p.sections.length;
-  for (const c of p.chunks as unknown[])
-    if (!isObject(c) || typeof c.text !== "string" || !isCount(c.section) || c.section >= sections)
-      return "has a chunk without text or section";
-}
+/** What a schema cannot say: a chunk's section is one of its page's. */
+const unsectioned = (page: Static<typeof Page>) =>
+  page.chunks.some((c) => c.section >= page.sections.length) ? Chunk.fault : undefined;
