@@ -14,8 +14,12 @@ import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import {
+  appWithAccounts,
+  cookieOf,
+  csrfOf,
+  dashboardSignIn,
   EN_2016,
-  engineFor,
+  FORM,
   keys,
   newKey,
   ROOT,
@@ -27,8 +31,8 @@ import {
 } from "./helpers";
 import { startRedis, type RedisServer } from "./redis-server";
 import { connect } from "node:net";
-import { Access, ADDRESS_FAILURES, createAccountAccess, updateKeyFile } from "../src/access";
-import { createApp, type App } from "../src/http";
+import { ADDRESS_FAILURES, createAccountAccess, updateKeyFile } from "../src/access";
+import type { App } from "../src/http";
 
 setDefaultTimeout(180_000);
 
@@ -201,7 +205,7 @@ async function signInForm(
 ): Promise<{ cookie: string; csrf: string }> {
   const form = await fetch(`${base}/dashboard/sign-in`, { headers });
   const cookie = form.headers.get("set-cookie")!.split(";")[0]!;
-  return { cookie, csrf: /name="csrf" value="([^"]+)"/.exec(await form.text())![1]! };
+  return { cookie, csrf: csrfOf(await form.text()) };
 }
 
 /** A sign-in POST with the form's cookie and field: the answer (303 when signed in). */
@@ -874,7 +878,7 @@ describe("two replicas on one Redis", () => {
       .find((c) => c.startsWith("tome_session="))!
       .split(";")[0]!;
     const page = await (await fetch(`${a}/dashboard`, { headers: { cookie } })).text();
-    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+    const csrf = csrfOf(page);
     const made = await fetch(`${a}/dashboard/keys`, {
       method: "POST",
       headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
@@ -929,41 +933,25 @@ describe("in process (app.handle)", () => {
   beforeAll(async () => {
     const data = tempDir("tome-dash-app-");
     token = updateKeyFile(data, (f) => createAccountAccess(f, "acme", "free").token);
-    const access = new Access({ dataDir: data, keyMsPerSecond: 0 });
-    app = createApp(await engineFor({ dumps: [EN_2016] }), {
-      access,
-      accounts: access.accounts(),
-      adminToken: ADMIN_TOKEN,
-      searchWorkers: 0,
-    });
+    app = await appWithAccounts(data, { dumps: [EN_2016] }, { adminToken: ADMIN_TOKEN });
   });
   afterAll(() => app?.close());
 
-  const FORM = "application/x-www-form-urlencoded";
   const handle = (path: string, init: RequestInit = {}) =>
     app.handle(new Request(`http://localhost${path}`, { ...init, headers: { host: "localhost", ...init.headers } }));
 
   /** Signs `token` in: the session's Cookie header. */
   async function sessionCookie(signInToken: string): Promise<string> {
-    const form = await handle("/dashboard/sign-in");
-    const cookie = form.headers.getSetCookie()[0]!.split(";")[0]!;
-    const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!;
-    const signedIn = await handle("/dashboard/sign-in", {
-      method: "POST",
-      headers: { "content-type": FORM, cookie },
-      body: new URLSearchParams({ csrf, token: signInToken }),
-    });
+    const signedIn = await dashboardSignIn(app, signInToken, { host: "localhost" });
     expect(signedIn.status).toBe(303);
-    return signedIn.headers.getSetCookie()[0]!.split(";")[0]!;
+    return cookieOf(signedIn);
   }
 
   test("a sign-in form loaded in one tab still signs in after another tab loaded the form: the CSRF cookie is kept, not replaced", async () => {
     const first = await handle("/dashboard/sign-in");
-    const csrf = /name="csrf" value="([^"]+)"/.exec(await first.text())![1]!;
-    const second = await handle("/dashboard/sign-in", {
-      headers: { cookie: first.headers.getSetCookie()[0]!.split(";")[0]! },
-    });
-    const cookie = second.headers.getSetCookie()[0]!.split(";")[0]!;
+    const csrf = csrfOf(await first.text());
+    const second = await handle("/dashboard/sign-in", { headers: { cookie: cookieOf(first) } });
+    const cookie = cookieOf(second);
     expect(cookie).toBe(`tome_sign_in=${csrf}`);
     const signedIn = await handle("/dashboard/sign-in", {
       method: "POST",
@@ -976,7 +964,7 @@ describe("in process (app.handle)", () => {
   test("the page says a key is revoked only when it is: /dashboard?revoked= naming an active key says nothing", async () => {
     const cookie = await sessionCookie(token);
     const page = await (await handle("/dashboard", { headers: { cookie } })).text();
-    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+    const csrf = csrfOf(page);
     const created = await handle("/dashboard/keys", {
       method: "POST",
       headers: { "content-type": FORM, cookie },

@@ -20,6 +20,7 @@ import { basename, dirname, join } from "node:path";
 import { writeIngested } from "../src/build";
 import { takeLock } from "../src/files";
 import { ingest, type Article, type IngestOptions, type IngestResult } from "../src/ingest";
+import type { App, AppOptions } from "../src/http";
 import { Engine, open as openEngine } from "../src/search";
 import { BlockCursor } from "../src/search/postings/block-cursor";
 import { PageOrders } from "../src/search/ranking/page-orders";
@@ -226,6 +227,48 @@ export async function newKey(dataDir: string, ...args: string[]): Promise<Record
   const r = await keys(dataDir, "create", "--json", ...args);
   if (r.code !== 0) throw new Error(r.stderr);
   return JSON.parse(r.stdout);
+}
+
+// An app in this process (app.handle) with a dashboard: src/http and src/access are imported when first asked for,
+// not by every test file that imports this module (src/http alone takes most of a second to load).
+
+/**
+ * An app in this process over snapshotFor(options), with the key store and accounts of dataDir, as `bun run start`
+ * serves them; `app` adds to or replaces what it is given. The work share (D25) is off: a first request slowed by a
+ * machine busy with other test files is not refused.
+ */
+export async function appWithAccounts(dataDir: string, options: IngestOptions, app: AppOptions = {}): Promise<App> {
+  const [{ Access }, { createApp }] = await Promise.all([import("../src/access"), import("../src/http")]);
+  const access = new Access({ dataDir, keyMsPerSecond: 0 });
+  return createApp(await engineFor(options), { access, accounts: access.accounts(), ...app });
+}
+
+/** The Cookie header a response's first Set-Cookie asks for. */
+export const cookieOf = (response: Response): string => response.headers.getSetCookie()[0]!.split(";")[0]!;
+
+/** The CSRF field of a dashboard page's forms. */
+export const csrfOf = (html: string): string => /name="csrf" value="([^"]+)"/.exec(html)![1]!;
+
+export const FORM = "application/x-www-form-urlencoded";
+
+/**
+ * Signs `token` in to an app's dashboard as a browser does: the sign-in form (its CSRF cookie and field), then the
+ * form posted; `headers` go with both. The post's answer: 303 with the session's cookie when signed in.
+ */
+export async function dashboardSignIn(
+  app: App,
+  token: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  const url = "http://localhost/dashboard/sign-in";
+  const form = await app.handle(new Request(url, { headers }));
+  return app.handle(
+    new Request(url, {
+      method: "POST",
+      headers: { ...headers, cookie: cookieOf(form), "content-type": FORM },
+      body: new URLSearchParams({ csrf: csrfOf(await form.text()), token }),
+    }),
+  );
 }
 
 // Small wikis written inline, for the rule tests (test/rules/): pages as wikitext → a MediaWiki

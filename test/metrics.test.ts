@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { Access } from "../src/access";
 import { createApp } from "../src/http/app";
 import {
+  appWithAccounts,
+  dashboardSignIn,
   engineFor,
   newKey,
   runToExit,
@@ -304,25 +306,13 @@ describe("guesses at the admin token (D147)", () => {
   });
 
   test("counted with the dashboard's failed sign-ins where the server has an account store: 20 in all from an address, not 20 on each", async () => {
-    const access = new Access({ dataDir: tempDir("tome-data-"), keyMsPerSecond: 0 });
-    const app = createApp(await engineFor(SQUAD_OPTIONS), {
-      access,
-      accounts: access.accounts(),
+    const app = await appWithAccounts(tempDir("tome-data-"), SQUAD_OPTIONS, {
       adminToken: TOKEN,
       trustedProxies: ["unknown"],
     });
     const from = (address: string) => ({ "x-forwarded-for": address });
     const signIn = async (address: string, token: string) => {
-      const form = await app.handle(new Request("http://tome/dashboard/sign-in", { headers: from(address) }));
-      const cookie = form.headers.getSetCookie()[0]!.split(";")[0]!;
-      const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!;
-      const r = await app.handle(
-        new Request("http://tome/dashboard/sign-in", {
-          method: "POST",
-          headers: { ...from(address), cookie, "content-type": "application/x-www-form-urlencoded" },
-          body: new URLSearchParams({ csrf, token }),
-        }),
-      );
+      const r = await dashboardSignIn(app, token, from(address));
       await r.arrayBuffer();
       return r.status;
     };

@@ -10,12 +10,25 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Access, createKey, keysPath, monthOf, RedisAccess, RedisKeyStore, updateKeyFile } from "../src/access";
+import { createKey, keysPath, monthOf, RedisAccess, RedisKeyStore, updateKeyFile } from "../src/access";
 import { bumpGeneration, generationPath } from "../src/access/generation";
 import { hashKey, newKey } from "../src/access/key-text";
 import { readUsage, UsageLedger, usagePath, writeUsage } from "../src/access/usage";
 import { createApp, type App } from "../src/http";
-import { EN_2016, engineFor, keys, ROOT, runToExit, START, tempDir } from "./helpers";
+import {
+  appWithAccounts,
+  cookieOf,
+  csrfOf,
+  dashboardSignIn,
+  EN_2016,
+  engineFor,
+  FORM,
+  keys,
+  ROOT,
+  runToExit,
+  START,
+  tempDir,
+} from "./helpers";
 import { startRedis, type RedisServer } from "./redis-server";
 
 setDefaultTimeout(120_000);
@@ -83,22 +96,11 @@ async function expectServing(app: App, key: string) {
   return (await health.json()) as { status: string; problems?: string[] };
 }
 
-const FORM = "application/x-www-form-urlencoded";
-
 /** Signs the operator in to the app's dashboard; posts a form with the session's CSRF token. */
 async function operator(app: App) {
-  const form = await get(app, "/dashboard/sign-in");
-  const signInCookie = form.headers.getSetCookie()[0]!.split(";")[0]!;
-  const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)![1]!;
-  const signedIn = await app.handle(
-    new Request("http://localhost/dashboard/sign-in", {
-      method: "POST",
-      headers: { "content-type": FORM, cookie: signInCookie },
-      body: new URLSearchParams({ csrf: csrfOf(await form.text()), token: ADMIN_TOKEN }),
-    }),
-  );
+  const signedIn = await dashboardSignIn(app, ADMIN_TOKEN);
   expect(signedIn.status).toBe(303);
-  const cookie = signedIn.headers.getSetCookie()[0]!.split(";")[0]!;
+  const cookie = cookieOf(signedIn);
   const page = await app.handle(new Request("http://localhost/dashboard", { headers: { cookie } }));
   expect(page.status).toBe(200);
   const csrf = csrfOf(await page.text());
@@ -198,14 +200,7 @@ describe("a server on keys.json", () => {
 
   beforeAll(async () => {
     ({ dir, key } = goodStore());
-    // Names are the subject, not the work share: a first request slowed by a busy machine is not refused.
-    const access = new Access({ dataDir: dir, keyMsPerSecond: 0 });
-    app = createApp(await engineFor({ dumps: [EN_2016] }), {
-      access,
-      accounts: access.accounts(),
-      adminToken: ADMIN_TOKEN,
-      searchWorkers: 0,
-    });
+    app = await appWithAccounts(dir, { dumps: [EN_2016] }, { adminToken: ADMIN_TOKEN });
   });
 
   afterAll(() => app?.close());
