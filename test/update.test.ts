@@ -13,7 +13,7 @@ import { type Article, ingest } from "../src/ingest";
 import { openContainer, readSnapshotMeta } from "../src/snapshot";
 import { type Engine, open } from "../src/search";
 import { indexKey } from "../src/search/text/analyze";
-import { EN_2006, EN_2016, ROOT, type ServerProcess, startServer, tempDir, TRUNCATED_XZ } from "./helpers";
+import { EN_2006, EN_2016, ROOT, runToExit, type ServerProcess, startServer, tempDir, TRUNCATED_XZ } from "./helpers";
 
 setDefaultTimeout(120_000);
 
@@ -21,6 +21,8 @@ const dir = tempDir("tome-update-");
 const BASE = join(dir, "base.tome");
 const FULL = join(dir, "full.tome");
 const UPDATED = join(dir, "updated.tome");
+const UPDATE = join(ROOT, "src/cli/snapshot-update.ts");
+const FOLLOW = join(ROOT, "src/cli/snapshot-follow.ts");
 const SINCE_2007 = Date.parse("2007-01-01T00:00:00Z") / 1000;
 /** Lower-case words of a text. */
 const wordsOf = (text: string): string[] => text.toLowerCase().match(/\p{L}+/gu) ?? [];
@@ -187,12 +189,8 @@ describe("deletions", () => {
     const list = join(dir, "deleted.txt");
     writeFileSync(list, `# removed\n${victim.pageId}\ntitle:${byTitle.title.replace(/ /g, "_")}\n`);
     // Applied to the updated snapshot: a second update, of deletions alone.
-    const proc = Bun.spawn(["bun", "run", "snapshot:update", "--base", UPDATED, "--deleted", list, "--out", DELETED], {
-      cwd: ROOT,
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    const run = ["bun", "run", "snapshot:update", "--base", UPDATED, "--deleted", list, "--out", DELETED];
+    const { code, stderr: err } = await runToExit(run, {});
     if (code !== 0) throw new Error(err);
     expect(err).toMatch(/0 pages changed, 0 added, 2 removed \(2 by .*deleted\.txt\)/);
     engine = open(DELETED);
@@ -277,12 +275,7 @@ describe("deletions counted by what they removed", () => {
 describe("refusals: nothing is written, one line says what to do", () => {
   async function update(...args: string[]): Promise<{ code: number; stderr: string; out: string }> {
     const out = join(tempDir("tome-refused-"), "out.tome");
-    const proc = Bun.spawn(["bun", "src/cli/snapshot-update.ts", ...args, "--out", out, "--workers", "2"], {
-      cwd: ROOT,
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    const { code, stderr } = await runToExit(["bun", UPDATE, ...args, "--out", out, "--workers", "2"], {});
     return { code, stderr, out };
   }
   function refused(r: { code: number; stderr: string; out: string }, says: RegExp): void {
@@ -326,30 +319,29 @@ describe("refusals: nothing is written, one line says what to do", () => {
 });
 
 describe("snapshot:follow --from a local mirror", () => {
-  /** A day of the mirror: its dump (the English sample) and its status.txt. */
-  const day = (mirror: string, d: string, status: string) => {
-    const at = join(mirror, "enwiki", d);
-    mkdirSync(at, { recursive: true });
-    symlinkSync(EN_2016, join(at, `enwiki-${d}-pages-meta-hist-incr.xml.bz2`));
-    writeFileSync(join(at, "status.txt"), status);
-  };
+  /** A day's status.txt in the mirror: "done" once its dump is written. */
+  const statusOf = (mirror: string, d: string) => join(mirror, "enwiki", d, "status.txt");
 
-  async function follow(...args: string[]): Promise<{ code: number; stderr: string }> {
-    const proc = Bun.spawn(["bun", "src/cli/snapshot-follow.ts", ...args, "--workers", "2"], {
-      cwd: ROOT,
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
-    return { code, stderr };
-  }
-
-  test("applies the days published since the snapshot's newest page, remembers them, and leaves the result in the snapshots' folder", async () => {
+  /**
+   * A snapshots' folder holding the base as enwiki.tome, and a mirror of these days: each a dump (the English
+   * sample) and a status.txt of the status given.
+   */
+  function withMirror(days: Record<string, string>): { snapshots: string; mirror: string } {
     const snapshots = tempDir("tome-follow-");
     const mirror = tempDir("tome-incr-");
     writeFileSync(join(snapshots, "enwiki.tome"), readFileSync(BASE));
-    day(mirror, "20160501", "done\n");
-    day(mirror, "20160502", "in-progress\n");
+    for (const [d, status] of Object.entries(days)) {
+      mkdirSync(join(mirror, "enwiki", d), { recursive: true });
+      symlinkSync(EN_2016, join(mirror, "enwiki", d, `enwiki-${d}-pages-meta-hist-incr.xml.bz2`));
+      writeFileSync(statusOf(mirror, d), status);
+    }
+    return { snapshots, mirror };
+  }
+
+  const follow = (...args: string[]) => runToExit(["bun", FOLLOW, ...args, "--workers", "2"], {});
+
+  test("applies the days published since the snapshot's newest page, remembers them, and leaves the result in the snapshots' folder", async () => {
+    const { snapshots, mirror } = withMirror({ "20160501": "done\n", "20160502": "in-progress\n" });
 
     const first = await follow("--dir", snapshots, "--from", mirror);
     expect(first.code).toBe(0);
@@ -372,7 +364,7 @@ describe("snapshot:follow --from a local mirror", () => {
     expect(second.stderr).toMatch(/enwiki-20160501\.tome is up to date.*last applied: 20160501/);
     expect(readdirSync(snapshots)).toHaveLength(2);
 
-    writeFileSync(join(mirror, "enwiki", "20160502", "status.txt"), "done\n");
+    writeFileSync(statusOf(mirror, "20160502"), "done\n");
     const third = await follow("--dir", snapshots, "--from", mirror);
     expect(third.code).toBe(0);
     expect(readSnapshotMeta(join(snapshots, "enwiki-20160502.tome")).updates!.map((u) => [u.days, u.changed])).toEqual([
@@ -382,16 +374,12 @@ describe("snapshot:follow --from a local mirror", () => {
   });
 
   test("a day still being written holds back the days after it; --dir however spelt, --keep never removes what it wrote", async () => {
-    const snapshots = tempDir("tome-follow-");
-    const mirror = tempDir("tome-incr-");
-    writeFileSync(join(snapshots, "enwiki.tome"), readFileSync(BASE));
-    day(mirror, "20160501", "in-progress\n");
-    day(mirror, "20160502", "done\n");
+    const { snapshots, mirror } = withMirror({ "20160501": "in-progress\n", "20160502": "done\n" });
     const held = await follow("--dir", `${snapshots}/`, "--from", mirror, "--keep", "1");
     expect(held.code).toBe(0);
     expect(held.stderr).toContain("20160501 is not finished yet");
     expect(readdirSync(snapshots)).toEqual(["enwiki.tome"]);
-    writeFileSync(join(mirror, "enwiki", "20160501", "status.txt"), "done\n");
+    writeFileSync(statusOf(mirror, "20160501"), "done\n");
     const both = await follow("--dir", `${snapshots}/`, "--from", mirror, "--keep", "1");
     expect(both.code).toBe(0);
     expect(both.stderr).toMatch(/applying 2 day\(s\) 20160501…20160502 to enwiki\.tome/);
@@ -404,7 +392,7 @@ describe("snapshot:follow --from a local mirror", () => {
       expect.stringContaining(`another snapshot:follow (process ${process.pid})`),
     ]);
     rmSync(join(snapshots, ".follow.lock"));
-    const file = await follow("--dir", snapshots, "--from", join(mirror, "enwiki", "20160501", "status.txt"));
+    const file = await follow("--dir", snapshots, "--from", statusOf(mirror, "20160501"));
     expect(file.code).toBe(1);
     expect(file.stderr).toContain("is a file: give the folder holding the incremental dumps");
     expect(file.stderr).not.toContain("    at ");
@@ -437,9 +425,8 @@ describe("snapshot:follow --from a local mirror", () => {
   });
 
   test("--help documents cron use", async () => {
-    const proc = Bun.spawn(["bun", "src/cli/snapshot-follow.ts", "--help"], { cwd: ROOT, stdout: "pipe" });
-    const help = await new Response(proc.stdout).text();
-    expect(await proc.exited).toBe(0);
+    const { code, stdout: help } = await runToExit(["bun", FOLLOW, "--help"], {});
+    expect(code).toBe(0);
     expect(help).toMatch(/^\s*0 14 \* \* \*\s+cd .* bun run snapshot:follow/m);
     expect(help).toContain("pages-meta-hist-incr.xml.bz2");
   });
