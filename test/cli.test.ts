@@ -16,6 +16,9 @@ import { open } from "../src/search";
 import { openContainer, openSnapshot } from "../src/snapshot";
 import {
   EN_2006_TRUNCATED,
+  FORMAT1_META,
+  format1Bytes,
+  format1Page,
   launch,
   ROOT,
   runToExit,
@@ -578,29 +581,14 @@ describe("bun run snapshot:verify and snapshot:convert", () => {
   });
 
   test("convert refuses a format-1 file whose checksum holds but whose pages are not pages, in one line, and writes nothing", async () => {
-    const meta = {
-      formatVersion: 1,
-      createdAt: "2024-01-01T00:00:00.000Z",
-      wiki: { host: "en.wikipedia.org", dbname: "enwiki", lang: "en", sitename: "Wikipedia" },
-      sources: [],
-      truncated: false,
-      indexedPages: 1,
-      indexedChunks: 1,
-      skippedRedirects: 0,
-      chunkWords: 300,
-      modifications: [],
-      contentHash: "",
-    };
-    const page = { pageId: 1, revId: 10, title: "Alpha", timestamp: "2024-01-01T00:00:00Z", tsUnix: 1704067200 };
-    const sections = [{ heading: "", level: 0 }];
+    const page = format1Page(1, "Alpha");
     const dir = tempDir();
     for (const [name, chunk, why] of [
       ["text", { section: 0, text: null }, "its page 1 has a chunk without text or section"],
       ["section", { section: 5, text: "Alpha is a word." }, "its page 1 has a chunk without text or section"],
     ] as const) {
       const old = join(dir, `${name}.tome`);
-      const source = { meta, redirects: [], pages: { list: () => [{ ...page, sections, chunks: [chunk] }] } };
-      writeFormat1(old, source as unknown as Parameters<typeof writeFormat1>[1]);
+      writeFileSync(old, format1Bytes(FORMAT1_META, { pages: [{ ...page, chunks: [chunk] }], redirects: [] }));
       const out = join(dir, `${name}-2.tome`);
       const { code, stderr } = await run([CONVERT, old, "--out", out]);
       expect({ name, code, stderr: stderr.trim() }).toEqual({

@@ -58,6 +58,31 @@ export const TRUNCATED_XZ = ["bn", "el", "hy", "ja", "mr", "uk", "vi"].map((l) =
 );
 export const ALL_DUMPS = [EN_2016, EN_2006, EN_2006_TRUNCATED, SQUAD, ...TRUNCATED_XZ];
 
+/** The metadata of a small format-1 file (format1Bytes): an English wiki cut into 300-word chunks. */
+export const FORMAT1_META = {
+  formatVersion: 1,
+  createdAt: "2024-01-01T00:00:00.000Z",
+  wiki: { host: "en.wikipedia.org", dbname: "enwiki", lang: "en", sitename: "Wikipedia" },
+  sources: [],
+  truncated: false,
+  indexedPages: 2,
+  indexedChunks: 2,
+  skippedRedirects: 0,
+  chunkWords: 300,
+  contentHash: "",
+};
+
+/** A page of a format-1 file: one section, one chunk. */
+export const format1Page = (pageId: number, title: string) => ({
+  pageId,
+  revId: 10,
+  title,
+  timestamp: "2024-01-01T00:00:00Z",
+  tsUnix: 1704067200,
+  sections: [{ heading: "", level: 0 }],
+  chunks: [{ section: 0, text: `${title} is a word.` }],
+});
+
 /** One promise per distinct set of options, for the whole test run. */
 function cached<T>(make: (options: IngestOptions) => Promise<T>): (options: IngestOptions) => Promise<T> {
   const made = new Map<string, Promise<T>>();

@@ -16,7 +16,16 @@ import {
   TextWriter,
 } from "../src/snapshot";
 import { PageTable, PageWriter } from "../src/snapshot/pages";
-import { EN_2006_TRUNCATED, EN_2016, format1Bytes, ingested, tempDir, writeSnapshot } from "./helpers";
+import {
+  EN_2006_TRUNCATED,
+  EN_2016,
+  FORMAT1_META,
+  format1Bytes,
+  format1Page,
+  ingested,
+  tempDir,
+  writeSnapshot,
+} from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -462,28 +471,8 @@ describe("a file read through once leaves the resident set as it is read (D127)"
 });
 
 describe("format 1, read only to convert it", () => {
-  const meta = {
-    formatVersion: 1,
-    createdAt: "2024-01-01T00:00:00.000Z",
-    wiki: { host: "en.wikipedia.org", dbname: "enwiki", lang: "en", sitename: "Wikipedia" },
-    sources: [],
-    truncated: false,
-    indexedPages: 2,
-    indexedChunks: 2,
-    skippedRedirects: 0,
-    chunkWords: 300,
-    contentHash: "",
-  };
-  const page = (pageId: number, title: string) => ({
-    pageId,
-    revId: 10,
-    title,
-    timestamp: "2024-01-01T00:00:00Z",
-    tsUnix: 1704067200,
-    sections: [{ heading: "", level: 0 }],
-    chunks: [{ section: 0, text: `${title} is a word.` }],
-  });
-  const pages = [page(1, "Alpha"), page(2, "Beta")];
+  const meta = FORMAT1_META;
+  const pages = [format1Page(1, "Alpha"), format1Page(2, "Beta")];
   const redirects = [{ title: "A", target: "Alpha" }];
   const beta = pages[1]!;
   /** The content with this page second. */
