@@ -90,6 +90,17 @@ async function until<T>(what: string, read: () => Promise<T>, done: (value: T) =
   }
 }
 
+/** A fresh working directory for a server (cwd) with its snapshots/ folder, empty. */
+function workDir(prefix: string): { cwd: string; folder: string } {
+  const cwd = tempDir(prefix);
+  const folder = join(cwd, "snapshots");
+  mkdirSync(folder);
+  return { cwd, folder };
+}
+
+/** `bun run start` in cwd without keys, serving the newest snapshot of its snapshots/ folder and watching it. */
+const startIn = (cwd: string) => startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+
 /** Neither exited nor killed by a signal (a SIGBUS is one). */
 const alive = (server: ServerProcess) => server.proc.exitCode === null && server.proc.signalCode === null;
 const metaOf = async (server: ServerProcess) => (await (await fetch(`${server.url}/v1/meta`)).json()) as any;
@@ -381,12 +392,10 @@ describe("whatever is put in snapshots/, the server starts and keeps serving (is
   }
 
   test("skipped at start with one line each; a link to nothing added while serving is one line more; B keeps serving", async () => {
-    const cwd = tempDir("tome-swap-junk-");
-    const folder = join(cwd, "snapshots");
-    mkdirSync(folder);
+    const { cwd, folder } = workDir("tome-swap-junk-");
     const names = junk(folder);
     copyFileSync(b.path, join(folder, "b.tome"));
-    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    const server = await startIn(cwd);
     try {
       expect(await servedBy(server)).toBe(b.id);
       for (const name of names)
@@ -415,9 +424,8 @@ describe("whatever is put in snapshots/, the server starts and keeps serving (is
   });
 
   test("with nothing usable in snapshots/, start says so, naming each file, before building from TOME_DUMP", async () => {
-    const cwd = tempDir("tome-swap-nothing-");
-    mkdirSync(join(cwd, "snapshots"));
-    junk(join(cwd, "snapshots"));
+    const { cwd, folder } = workDir("tome-swap-nothing-");
+    junk(folder);
     const run = await runToExit(
       ["bun", START],
       { TOME_AUTH: "off", TOME_SNAPSHOT: "", TOME_DUMP: join(cwd, "no-such-dump.xml.bz2"), PORT: "0" },
@@ -432,16 +440,14 @@ describe("whatever is put in snapshots/, the server starts and keeps serving (is
 
 describe("which snapshot folder mode serves (D55), and the first one let go (issue 43)", () => {
   test("an older dump built later does not replace newer data; removing the served file moves to the best left, and the first snapshot is unmapped", async () => {
-    const cwd = tempDir("tome-swap-order-");
-    const folder = join(cwd, "snapshots");
-    mkdirSync(folder);
+    const { cwd, folder } = workDir("tome-swap-order-");
     copyFileSync(b.path, join(folder, "b.tome"));
     // Data of 2006, built after B: the file written last, holding the oldest data.
     const oldOptions = { dumps: [EN_2006], limit: 40 };
     const old = join(dir, "old.tome");
     writeSnapshot(await ingested(oldOptions), old, oldOptions, new Date("2026-06-01T00:00:00Z"));
     const oldId = open(old).snapshot.meta.contentHash;
-    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    const server = await startIn(cwd);
     try {
       expect(await servedBy(server)).toBe(b.id);
       dropIn(old, join(folder, "en-2006.tome"));
@@ -483,11 +489,9 @@ describe("which snapshot folder mode serves (D55), and the first one let go (iss
 
 describe("an identical copy renamed over the served snapshot (a nightly copy of unchanged data)", () => {
   test("is moved to, so that the file renamed over is unmapped and its disk space given back", async () => {
-    const cwd = tempDir("tome-swap-same-");
-    const folder = join(cwd, "snapshots");
-    mkdirSync(folder);
+    const { cwd, folder } = workDir("tome-swap-same-");
     copyFileSync(b.path, join(folder, "b.tome"));
-    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    const server = await startIn(cwd);
     try {
       expect(await servedBy(server)).toBe(b.id);
       const deleted = () =>
@@ -514,12 +518,10 @@ describe("an identical copy renamed over the served snapshot (a nightly copy of 
 
 describe("files written over in place while served (D56, D84)", () => {
   test("a damaged copy written over it in place (a partial rsync --inplace): none served, and said so, not 'still serving'", async () => {
-    const cwd = tempDir("tome-swap-inplace-damaged-");
-    const folder = join(cwd, "snapshots");
-    mkdirSync(folder);
+    const { cwd, folder } = workDir("tome-swap-inplace-damaged-");
     const served = join(folder, "served.tome");
     copyFileSync(a.path, served);
-    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    const server = await startIn(cwd);
     try {
       expect(await servedBy(server)).toBe(a.id);
       // B's bytes with one of them wrong, written into the served file itself.
@@ -546,11 +548,9 @@ describe("files written over in place while served (D56, D84)", () => {
   });
 
   test("cp over the served snapshot is seen at once: logged, not read, and the new content served once whole", async () => {
-    const cwd = tempDir("tome-swap-inplace-");
-    const folder = join(cwd, "snapshots");
-    mkdirSync(folder);
+    const { cwd, folder } = workDir("tome-swap-inplace-");
     copyFileSync(a.path, join(folder, "served.tome"));
-    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    const server = await startIn(cwd);
     try {
       expect(await servedBy(server)).toBe(a.id);
       const copied = Bun.spawnSync(["cp", b.path, join(folder, "served.tome")]);
@@ -573,9 +573,8 @@ describe("files written over in place while served (D56, D84)", () => {
   });
 
   test("keys.gen cut short or written over in place: keyed requests are still answered", async () => {
-    const cwd = tempDir("tome-swap-keysgen-");
-    mkdirSync(join(cwd, "snapshots"));
-    copyFileSync(a.path, join(cwd, "snapshots/a.tome"));
+    const { cwd, folder } = workDir("tome-swap-keysgen-");
+    copyFileSync(a.path, join(folder, "a.tome"));
     const data = tempDir("tome-swap-keysgen-data-");
     const server = await startServer({ CWD: cwd, TOME_SNAPSHOT: "", TOME_DATA: data });
     try {
@@ -612,12 +611,10 @@ describe("a damaged snapshot beside a good one, at start (issue 57, D85)", () =>
   }
 
   test("the damaged copy, chosen first, is refused with what to do, and the good one beside it is served", async () => {
-    const cwd = tempDir("tome-swap-damaged-");
-    const folder = join(cwd, "snapshots");
-    mkdirSync(folder);
+    const { cwd, folder } = workDir("tome-swap-damaged-");
     copyFileSync(a.path, join(folder, "en.tome"));
     damagedCopy(folder, "en-copy.tome");
-    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    const server = await startIn(cwd);
     try {
       expect(server.stderr()).toContain("Loaded snapshots/en-copy.tome");
       await until(
@@ -652,11 +649,9 @@ describe("a damaged snapshot beside a good one, at start (issue 57, D85)", () =>
   });
 
   test("with no other snapshot to serve, the server stops (status 1) with what to do", async () => {
-    const cwd = tempDir("tome-swap-damaged-alone-");
-    const folder = join(cwd, "snapshots");
-    mkdirSync(folder);
+    const { cwd, folder } = workDir("tome-swap-damaged-alone-");
     damagedCopy(folder, "en-copy.tome");
-    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    const server = await startIn(cwd);
     expect(await server.proc.exited).toBe(1);
     expect(server.stderr()).toContain(
       "and no other snapshot can be served; stopping. Rebuild it with `bun run snapshot:build`, or copy it again.",
@@ -666,12 +661,10 @@ describe("a damaged snapshot beside a good one, at start (issue 57, D85)", () =>
 
 describe("cp over the served snapshot under load (issue 57, D84)", () => {
   test("cp three times under 100 connections of searches, chunk and page reads: the server lives, no connection is dropped, each answer 200 whole from one snapshot or 503", async () => {
-    const cwd = tempDir("tome-swap-cp-load-");
-    const folder = join(cwd, "snapshots");
-    mkdirSync(folder);
+    const { cwd, folder } = workDir("tome-swap-cp-load-");
     const servedFile = join(folder, "served.tome");
     copyFileSync(a.path, servedFile);
-    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    const server = await startIn(cwd);
     try {
       const ids = [...a.totals.keys()].filter((id) => b.totals.has(id)).slice(0, 30);
       const wrong: string[] = [];
@@ -773,11 +766,9 @@ describe("cp over the served snapshot under load (issue 57, D84)", () => {
 
 describe("a snapshot renamed into place while still open for writing (D84)", () => {
   test("is not served while a writer holds it open (no lease can be taken: said once), and is served once it is closed", async () => {
-    const cwd = tempDir("tome-swap-open-writer-");
-    const folder = join(cwd, "snapshots");
-    mkdirSync(folder);
+    const { cwd, folder } = workDir("tome-swap-open-writer-");
     copyFileSync(a.path, join(folder, "a.tome"));
-    const server = await startServer({ CWD: cwd, TOME_AUTH: "off", TOME_SNAPSHOT: "" });
+    const server = await startIn(cwd);
     try {
       // A writer that renames its file into place before closing it.
       const hidden = join(folder, ".b.tome.part");
@@ -814,9 +805,7 @@ describe("where no read lease can be taken (D84)", () => {
   test.skipIf(!asNobody)(
     "the server says so once, serves, and a cp over the served file is guarded as before (seen, 503, the new content once whole)",
     async () => {
-      const cwd = tempDir("tome-swap-unleased-");
-      const folder = join(cwd, "snapshots");
-      mkdirSync(folder);
+      const { cwd, folder } = workDir("tome-swap-unleased-");
       const servedFile = join(folder, "served.tome");
       copyFileSync(a.path, servedFile);
       // The folder is the server's; the snapshot stays root's, readable by all.
