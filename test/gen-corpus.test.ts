@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { corpusStats, type CorpusStats } from "../bench/corpus/corpus-stats";
 import { englishModel, generateEnglish, type EnglishModel } from "../bench/corpus/english-model";
 import { ingest } from "../src/ingest";
-import { ROOT, tempDir } from "./helpers";
+import { ROOT, runToExit, tempDir } from "./helpers";
 
 let model: EnglishModel;
 let real: CorpusStats;
@@ -70,18 +70,7 @@ describe("an English-like corpus of 2,000 chunks", () => {
 });
 
 describe("the command line", () => {
-  const run = async (...args: string[]) => {
-    const proc = Bun.spawn(["bun", join(ROOT, "bench/corpus/gen-corpus.ts"), ...args], {
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-      proc.exited,
-    ]);
-    return { stdout, stderr, code };
-  };
+  const run = (...args: string[]) => runToExit(["bun", join(ROOT, "bench/corpus/gen-corpus.ts"), ...args], {});
 
   test("--help says how to use it", async () => {
     const r = await run("--help");

@@ -14,7 +14,17 @@ import { Access, createKey, updateKeyFile, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { createApp, serve } from "../src/http";
 import { ChangesQuery, PageQuery, SearchQuery } from "../src/http/schemas";
-import { EN_2006, EN_2016, engineFor, ROOT, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
+import {
+  EN_2006,
+  EN_2016,
+  engineFor,
+  ROOT,
+  runToExit,
+  snapshotFor,
+  startServer,
+  tempDir,
+  type ServerProcess,
+} from "./helpers";
 
 setDefaultTimeout(120_000);
 
@@ -559,21 +569,8 @@ describe("bun run mcp", () => {
       stdout: "pipe",
       stderr,
     });
-  const run = async (args: string[], env: Record<string, string>, cwd = ROOT) => {
-    const proc = Bun.spawn(["bun", join(ROOT, "src/cli/mcp.ts"), ...args], {
-      cwd,
-      env: { ...process.env, ...env },
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-      proc.exited,
-    ]);
-    return { stdout, stderr, code };
-  };
+  const run = (args: string[], env: Record<string, string>, cwd = ROOT) =>
+    runToExit(["bun", join(ROOT, "src/cli/mcp.ts"), ...args], env, cwd);
 
   test("--help says how to run it and which snapshot it serves", async () => {
     const r = await run(["--help"], {});

@@ -5,7 +5,7 @@
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { EN_2016, ROOT, snapshotFor, tempDir } from "./helpers";
+import { EN_2016, ROOT, runToExit, snapshotFor, tempDir } from "./helpers";
 import { freePort } from "./redis-server";
 
 setDefaultTimeout(90_000);
@@ -25,15 +25,8 @@ const env = {
 };
 const script = join(ROOT, "deploy/replicas.sh");
 
-async function run(args: string[], extra: Record<string, string> = {}) {
-  const proc = Bun.spawn(["bash", script, ...args], { env: { ...env, ...extra }, stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
-}
+const run = (args: string[], extra: Record<string, string> = {}) =>
+  runToExit(["bash", script, ...args], { ...env, ...extra });
 
 /** Whether a process runs (a zombie that init has not reaped yet does not: daemons are reparented to it). */
 const alive = (pid: number) => {
