@@ -451,24 +451,18 @@ const Format = (def: "chunks" | "concat") =>
     def,
   );
 
-export const PageParams = t.Object({
-  page_id: t.Integer({
-    minimum: 0,
-    maximum: MAX_INTEGER,
-    description: "Page id (base-10 digits)",
-    examples: [EXAMPLE.page.page_id],
-  }),
+/** A page id in a path: /v1/page/{page_id}, /v1/pdf/{page_id}. */
+const pathPageId = t.Integer({
+  minimum: 0,
+  maximum: MAX_INTEGER,
+  description: "Page id (base-10 digits)",
+  examples: [EXAMPLE.page.page_id],
 });
 
+export const PageParams = t.Object({ page_id: pathPageId });
+
 /** The PDF's page id: as PageParams, read with or without ".pdf" (routes/pdf.ts's reader). */
-export const PdfParams = t.Object({
-  page_id: t.Integer({
-    minimum: 0,
-    maximum: MAX_INTEGER,
-    description: "Page id (base-10 digits)",
-    examples: [EXAMPLE.page.page_id],
-  }),
-});
+export const PdfParams = t.Object({ page_id: pathPageId });
 
 export const PageQuery = t.Object({
   format: t.Optional(Format("chunks")),
