@@ -4,14 +4,13 @@
  * so lucky's total_results equals search's. Real snapshot of the shared English dumps.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { GUARDS } from "../src/search/engine";
 import { SECTION_FIELD, TEXT_FIELD } from "../src/search/postings/fields";
 import { Executor } from "../src/search/ranking/executor";
 import { indexKey } from "../src/search/text/analyze";
 import { MAX_EXPANSIONS } from "../src/search/postings/shard-types";
 import { Meter } from "../src/search/stages/meter";
 import { wordSpecs } from "../src/search/stages/terms";
-import { open } from "../src/search";
+import { GUARDS, open } from "../src/search";
 import { EN_2006, EN_2016, engineFor, snapshotFor } from "./helpers";
 
 setDefaultTimeout(120_000);

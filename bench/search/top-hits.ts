@@ -7,8 +7,7 @@
  * About QUERIES searches (default 350) drawn by bench/queries.ts, some with other options, and a
  * lucky lookup every tenth; the time budget is lifted so that the load of the machine cannot cut a search short.
  */
-import { open } from "../../src/search";
-import { GUARDS } from "../../src/search/engine";
+import { GUARDS, open } from "../../src/search";
 import { queryMix } from "../queries";
 
 const [path, count = "350"] = process.argv.slice(2);

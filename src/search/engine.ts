@@ -49,18 +49,6 @@ import { intro, type PageCandidate, type Ranking } from "./stages/candidate";
 import { Scratch } from "./stages/scratch";
 import { queryTerms } from "./stages/terms";
 
-export {
-  DEFAULTS,
-  GUARDS,
-  type ChangesResult,
-  type Hit,
-  type LuckyResult,
-  type Pruning,
-  type SearchOptions,
-  type SearchResult,
-  type SearchWork,
-} from "./options";
-
 export class Engine {
   readonly lang: string;
   private readonly catalog: Catalog;

@@ -13,9 +13,9 @@ import { ORDER_LENGTH, ORDERS_SECTION } from "./ranking/page-orders";
 import { loadIndexes } from "./postings/store";
 
 export { ANALYZER_VERSION, fold, phraseTest, terms, tokens } from "./text/analyze";
+export { Engine } from "./engine";
 export {
   DEFAULTS,
-  Engine,
   GUARDS,
   type ChangesResult,
   type Hit,
@@ -24,7 +24,7 @@ export {
   type SearchOptions,
   type SearchResult,
   type SearchWork,
-} from "./engine";
+} from "./options";
 export { CROP_MARKER, escapeHtml } from "./text/highlight";
 export { IndexBuilder } from "./indexer/build";
 export { type AnalysedPage, collectEvery, textPageAnalyser, transferOf } from "./indexer/analysis";
