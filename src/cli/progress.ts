@@ -2,7 +2,7 @@
 import { SingleBar } from "cli-progress";
 import type { IngestProgress } from "../ingest";
 
-export interface IngestProgressDisplay {
+interface IngestProgressDisplay {
   update(p: IngestProgress): void;
   stop(): void;
 }
@@ -71,7 +71,7 @@ function everyMinute(): () => boolean {
  * The reading of the dumps: on a terminal a bar per dump (MB read, articles, articles a second,
  * the time left at the rate so far); off one, the same figures as a line a minute.
  */
-export function ingestProgress(stream: NodeJS.WriteStream = process.stderr): IngestProgressDisplay {
+function ingestProgress(stream: NodeJS.WriteStream = process.stderr): IngestProgressDisplay {
   let current = "";
   let started = performance.now();
   const seconds = () => (performance.now() - started) / 1000;
@@ -119,7 +119,7 @@ export function ingestProgress(stream: NodeJS.WriteStream = process.stderr): Ing
   };
 }
 
-export interface IndexProgressDisplay {
+interface IndexProgressDisplay {
   update(stage: string, done: number, total: number): void;
   stop(): void;
 }
@@ -128,7 +128,7 @@ export interface IndexProgressDisplay {
  * The search index's stages after the reading: on a terminal a bar per stage with its rate and
  * time left; off one, the same figures as a line a minute.
  */
-export function indexProgress(stream: NodeJS.WriteStream = process.stderr): IndexProgressDisplay {
+function indexProgress(stream: NodeJS.WriteStream = process.stderr): IndexProgressDisplay {
   let current = "";
   let started = performance.now();
   const figures = (done: number, total: number) => {
@@ -167,6 +167,31 @@ export function indexProgress(stream: NodeJS.WriteStream = process.stderr): Inde
     stop() {
       if (current) bar.stop();
       current = "";
+    },
+  };
+}
+
+/** A build's progress: the reading of the dumps, then the index's stages, whose bars take over from the reading's. */
+export interface BuildProgressDisplay {
+  /** The reading's progress (ingest's onProgress). */
+  reading(p: IngestProgress): void;
+  /** An index stage's progress (the build's progress): the reading's bar, if still shown, gives way. */
+  stage(stage: string, done: number, total: number): void;
+  stop(): void;
+}
+
+export function buildProgress(stream: NodeJS.WriteStream = process.stderr): BuildProgressDisplay {
+  const reading = ingestProgress(stream);
+  const stages = indexProgress(stream);
+  return {
+    reading: (p) => reading.update(p),
+    stage(stage, done, total) {
+      reading.stop();
+      stages.update(stage, done, total);
+    },
+    stop() {
+      reading.stop();
+      stages.stop();
     },
   };
 }

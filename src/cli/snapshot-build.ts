@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, renameSync } from "node:fs";
 import { buildFromDumps, DEFAULT_MEMORY_BYTES } from "../build";
 import { DEFAULT_CHUNK_WORDS, type IngestResult } from "../ingest";
 import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
-import { indexProgress, ingestProgress } from "./progress";
+import { buildProgress } from "./progress";
 import { ArgumentError, mainOf } from "./main";
 import { checkOut } from "./out";
 import { commandLine } from "../invocation";
@@ -149,8 +149,7 @@ export async function buildSnapshot(
 }
 
 async function buildTo(out: string, args: BuildArgs, log: (line: string) => void, started: number): Promise<string> {
-  const progress = ingestProgress();
-  const bars = indexProgress();
+  const progress = buildProgress();
   let report: Awaited<ReturnType<typeof buildFromDumps>>;
   try {
     report = await buildFromDumps(
@@ -160,22 +159,17 @@ async function buildTo(out: string, args: BuildArgs, log: (line: string) => void
         chunkWords: args.chunkWords,
         allowTruncated: args.allowTruncated,
         workers: args.workers,
-        onProgress: (p) => progress.update(p),
+        onProgress: progress.reading,
       },
       {
         out,
         chunkWords: args.chunkWords,
         memoryBytes: args.memoryBytes,
-        // The index stages follow the reading of the dumps: its bar gives way to theirs.
-        progress: (stage, done, total) => {
-          progress.stop();
-          bars.update(stage, done, total);
-        },
+        progress: progress.stage,
       },
     );
   } finally {
     progress.stop();
-    bars.stop();
   }
   const { result, meta: m, bytes } = report;
   logSources(result, log);

@@ -1,6 +1,6 @@
 /** bun run snapshot:update — a snapshot plus incremental dumps (and deletions) → a new snapshot. */
 import { DEFAULT_MEMORY_BYTES, readDeletions, updateSnapshot, type UpdateReport } from "../build";
-import { indexProgress, ingestProgress } from "./progress";
+import { buildProgress } from "./progress";
 import { ArgumentError, mainOf, note } from "./main";
 import { checkOut } from "./out";
 import { bytesOf, claimOutput, logSources, positiveInt, readOptions, writtenSummary } from "./snapshot-build";
@@ -110,8 +110,7 @@ async function updateTo(
   deleted: ReturnType<typeof readDeletions> | undefined,
   days: string[] | undefined,
 ): Promise<UpdateReport> {
-  const progress = ingestProgress();
-  const bars = indexProgress();
+  const progress = buildProgress();
   let report: UpdateReport;
   try {
     report = await updateSnapshot({
@@ -122,15 +121,11 @@ async function updateTo(
       memoryBytes: args.memoryBytes,
       workers: args.workers,
       days,
-      onProgress: (p) => progress.update(p),
-      progress: (stage, done, total) => {
-        progress.stop();
-        bars.update(stage, done, total);
-      },
+      onProgress: progress.reading,
+      progress: progress.stage,
     });
   } finally {
     progress.stop();
-    bars.stop();
   }
   const { meta: m, applied: a, result } = report;
   logSources(result, log);
