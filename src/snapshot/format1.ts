@@ -85,6 +85,7 @@ const Meta = t.Object(
   { fault: "its metadata names no wiki" },
 );
 
+/** Its pages and redirects are checked one by one (Page, RedirectEntry), so that the first wrong one is named. */
 const Content = t.Object(
   { pages: t.Array(t.Unknown()), redirects: t.Array(t.Unknown()) },
   { fault: "it holds no list of pages and redirects" },
@@ -108,6 +109,26 @@ const Page = t.Object(
 );
 
 const RedirectEntry = t.Object({ title: t.String(), target: t.String() }, { fault: "has no title or target" });
+
+/** What is wrong with a format-1 file's pages and redirects, if anything (the first page wrong). */
+function wrongContent(content: unknown): string | undefined {
+  const check = checkers();
+  const wrong = faultOf(check.content, content);
+  if (wrong) return wrong;
+  const { pages, redirects } = content as Static<typeof Content>;
+  for (const [i, page] of pages.entries()) {
+    const fault = faultOf(check.page, page) ?? unsectioned(page as Static<typeof Page>);
+    if (fault) return `its page ${i + 1} ${fault}`;
+  }
+  for (const [i, redirect] of redirects.entries()) {
+    const fault = faultOf(check.redirect, redirect);
+    if (fault) return `its redirect ${i + 1} ${fault}`;
+  }
+}
+
+/** What a schema cannot say: a chunk's section is one of its page's. */
+const unsectioned = (page: Static<typeof Page>) =>
+  page.chunks.some((c) => c.section >= page.sections.length) ? Chunk.fault : undefined;
 
 /** A schema compiled, with the faults it names in the order it names them (depth first). */
 interface Checker {
@@ -152,23 +173,3 @@ function faultAt(schema: TSchema, path: string): string {
   }
   return fault;
 }
-
-/** What is wrong with a format-1 file's pages and redirects, if anything (the first page wrong). */
-function wrongContent(content: unknown): string | undefined {
-  const check = checkers();
-  const wrong = faultOf(check.content, content);
-  if (wrong) return wrong;
-  const { pages, redirects } = content as Static<typeof Content>;
-  for (const [i, page] of pages.entries()) {
-    const wrong = faultOf(check.page, page) ?? unsectioned(page as Static<typeof Page>);
-    if (wrong) return `its page ${i + 1} ${wrong}`;
-  }
-  for (const [i, redirect] of redirects.entries()) {
-    const wrong = faultOf(check.redirect, redirect);
-    if (wrong) return `its redirect ${i + 1} ${wrong}`;
-  }
-}
-
-/** What a schema cannot say: a chunk's section is one of its page's. */
-const unsectioned = (page: Static<typeof Page>) =>
-  page.chunks.some((c) => c.section >= page.sections.length) ? Chunk.fault : undefined;
