@@ -538,6 +538,9 @@ describe("format 1, read only to convert it", () => {
       ["id 2^32", format1Bytes(meta, second({ ...beta, pageId: 2 ** 32 })), corrupt("its page 2 has no page id")],
       ["rev text", format1Bytes(meta, second({ ...beta, revId: "10" })), corrupt("its page 2 has no revision")],
       ["no ts", format1Bytes(meta, second(without(beta, "tsUnix"))), corrupt("its page 2 has no revision")],
+      // Not numbers a revision has: the conversion's dates threw on them (RangeError: Invalid Date).
+      ["rev NaN", format1Bytes(meta, second({ ...beta, revId: Number.NaN })), corrupt("its page 2 has no revision")],
+      ["ts Infinity", format1Bytes(meta, second({ ...beta, tsUnix: Infinity })), corrupt("its page 2 has no revision")],
       ["no title", format1Bytes(meta, second(without(beta, "title"))), corrupt("its page 2 has no title or time")],
       [
         "time a number",
