@@ -159,6 +159,40 @@ for (const [backend, open] of Object.entries(BACKENDS)) {
       }
     });
 
+    test("D18: only spaces and tabs are taken off around a key; one wrapped in U+00A0 or another space String's trim() strips is malformed", async () => {
+      const o = await open({ keys: [{ name: "k", account: "a", plan: "free" }] });
+      const key = o.key.k!;
+      const reason = async (headers: Record<string, string>) => {
+        const r = await o.gate.admit(new Headers(headers), COST.request, NEEDS.request);
+        return isGrant(r) ? "granted" : r.reason;
+      };
+      try {
+        // HTTP's own whitespace (RFC 9110's OWS), as a client may send it.
+        expect(await reason({ "X-API-Key": ` \t${key}\t ` })).toBe("granted");
+        expect(await reason({ Authorization: `Bearer \t${key} \t` })).toBe("granted");
+        // Bytes 0xA0, 0x0B and 0x0C arrive as these characters (Bun reads header bytes as Latin-1).
+        for (const space of ["\u00a0", "\u000b", "\u000c"]) {
+          const wrapped = `${space}${key}${space}`;
+          expect({ space, reason: await reason({ "X-API-Key": wrapped }) }).toEqual({ space, reason: "invalid key" });
+          expect({ space, reason: await reason({ Authorization: `Bearer ${wrapped}` }) }).toEqual({
+            space,
+            reason: "invalid key",
+          });
+          expect({ space, reason: await reason({ Authorization: `Bearer ${key}${space}` }) }).toEqual({
+            space,
+            reason: "invalid key",
+          });
+          // Not the Bearer scheme's separator either: no Bearer credential, so no key (401), never the key.
+          expect({ space, reason: await reason({ Authorization: `Bearer${space}${key}` }) }).toEqual({
+            space,
+            reason: "no key",
+          });
+        }
+      } finally {
+        o.close();
+      }
+    });
+
     test("D19: a free key gets 10 requests a second, the 11th is over its rate and holds nothing; the next second starts afresh", async () => {
       const o = await open({ keys: [{ name: "k", account: "a", plan: "free" }] });
       try {

@@ -278,6 +278,27 @@ describe("route labels", () => {
   });
 });
 
+describe("the admin token's header", () => {
+  test("only spaces and tabs are taken off around the token: one wrapped in U+00A0, a vertical tab or a form feed is a wrong token", async () => {
+    const app = createApp(await engineFor(SQUAD_OPTIONS), { adminToken: TOKEN });
+    const scrape = async (authorization: string) => {
+      const r = await app.handle(new Request("http://tome/metrics", { headers: { authorization } }));
+      await r.arrayBuffer();
+      return r.status;
+    };
+    try {
+      expect(await scrape(`Bearer \t${TOKEN}\t `)).toBe(200);
+      for (const space of ["\u00a0", "\u000b", "\u000c"]) {
+        expect({ space, status: await scrape(`Bearer ${space}${TOKEN}${space}`) }).toEqual({ space, status: 403 });
+        expect({ space, status: await scrape(`Bearer ${TOKEN}${space}`) }).toEqual({ space, status: 403 });
+        expect({ space, status: await scrape(`Bearer${space}${TOKEN}`) }).toEqual({ space, status: 401 });
+      }
+    } finally {
+      app.close();
+    }
+  });
+});
+
 describe("guesses at the admin token (D147)", () => {
   test("20 wrong tokens a window from one address, 100 from all; then refused but where the right one was given", async () => {
     const app = createApp(await engineFor(SQUAD_OPTIONS), { adminToken: TOKEN, trustedProxies: ["unknown"] });

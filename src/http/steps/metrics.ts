@@ -78,7 +78,8 @@ export function metricsEndpoint(
 
   async function answer(x: Exchange): Promise<Response> {
     if (!metrics || !expected) return errorResponse(ERRORS.notFound, [noSuchRoute(OPENAPI_PATH)]);
-    const given = /^bearer\s+(\S+)\s*$/i.exec(x.request.headers.get("authorization") ?? "")?.[1];
+    // Spaces and tabs alone around the token (RFC 9110's OWS): \s would take U+00A0 and the other Unicode spaces off it too.
+    const given = /^bearer[ \t]+([^ \t]+)[ \t]*$/i.exec(x.request.headers.get("authorization") ?? "")?.[1];
     if (!given)
       return errorResponse(ERRORS.unauthorized, [NO_TOKEN], {
         headers: { "www-authenticate": 'Bearer realm="metrics"' },
