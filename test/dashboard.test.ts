@@ -984,6 +984,30 @@ describe("in process (app.handle)", () => {
     expect(said).toContain("The key “Production” is revoked");
   });
 
+  test("a page's address with a slash at its end is sent to the page's own (308, the query kept); other addresses are still 404", async () => {
+    const location = async (path: string, init: RequestInit = {}) => {
+      const r = await handle(path, init);
+      return [r.status, r.headers.get("location"), await r.text()];
+    };
+    expect(await location("/dashboard/")).toEqual([308, "/dashboard", ""]);
+    expect(await location("/dashboard//")).toEqual([308, "/dashboard", ""]);
+    expect(await location("/dashboard/", { method: "HEAD" })).toEqual([308, "/dashboard", ""]);
+    expect(await location("/dashboard/sign-in/?signed-out")).toEqual([308, "/dashboard/sign-in?signed-out", ""]);
+    // Followed, each is its page: signed out, the dashboard sends to the sign-in form, which answers.
+    expect(await location("/dashboard")).toEqual([303, "/dashboard/sign-in", ""]);
+    expect((await handle("/dashboard/sign-in?signed-out")).status).toBe(200);
+    const cookie = await sessionCookie(token);
+    expect((await handle("/dashboard/", { headers: { cookie } })).headers.get("location")).toBe("/dashboard");
+    expect((await handle("/dashboard", { headers: { cookie } })).status).toBe(200);
+    // A form posted to its address with a slash keeps its method and body through a 308.
+    expect(await location("/dashboard/sign-out/", { method: "POST", headers: { origin: "http://localhost" } })).toEqual(
+      [308, "/dashboard/sign-out", ""],
+    );
+    // No page of that address for the method, or none at all: 404 as before.
+    for (const path of ["/dashboard/keys/", "/dashboard/nope/", `/dashboard/${"/".repeat(50_000)}x/`])
+      expect([path.slice(0, 20), (await handle(path)).status]).toEqual([path.slice(0, 20), 404]);
+  });
+
   test("another site's sign-out form is refused (403) and clears no cookie: SameSite keeps the session cookie from it, not the answer's", async () => {
     const cookie = await sessionCookie(token);
     const signOut = (headers: Record<string, string>) =>

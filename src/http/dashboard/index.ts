@@ -74,6 +74,25 @@ const ROUTES: Route[] = [
   route("POST", `/dashboard/accounts/${ACCOUNT}/plan`, "operator", changePlan),
 ];
 
+/** The path without the slashes it ends with (a loop: /\/+$/ takes time quadratic in a run of slashes not at the end). */
+function withoutTrailingSlashes(path: string): string {
+  let end = path.length;
+  while (end > 0 && path[end - 1] === "/") end--;
+  return path.slice(0, end);
+}
+
+/**
+ * A page's address with a slash at its end (/dashboard/, as a person types it or a link gives it) is sent
+ * to the page's own, when it takes the method: 308, which keeps the method and body, and the query.
+ */
+function withoutSlash(v: Visit, method: string): Response | undefined {
+  const bare = withoutTrailingSlashes(v.path);
+  if (bare === v.path || !ROUTES.some((r) => r.method === method && r.pattern.test(bare))) return undefined;
+  const url = v.request.url;
+  const query = url.indexOf("?");
+  return respond(v, 308, null, { location: query < 0 ? bare : bare + url.slice(query) });
+}
+
 /** The visit's route (its parameters set on the visit, its session looked up if it needs one), or the refusal. */
 async function routeOf(v: Visit): Promise<Route | Response> {
   const method = v.request.method === "HEAD" ? "GET" : v.request.method;
@@ -81,7 +100,11 @@ async function routeOf(v: Visit): Promise<Route | Response> {
     const m = r.pattern.exec(v.path);
     return m ? [{ r, params: { ...m.groups } }] : [];
   });
-  if (!matched.length) throw notFound();
+  if (!matched.length) {
+    const moved = withoutSlash(v, method);
+    if (moved) return moved;
+    throw notFound();
+  }
   const forMethod = matched.filter(({ r }) => r.method === method);
   if (!forMethod.length) {
     const allow = [...new Set(matched.map(({ r }) => (r.method === "GET" ? "GET, HEAD" : r.method)))].join(", ");
