@@ -1008,6 +1008,27 @@ describe("in process (app.handle)", () => {
       expect([path.slice(0, 20), (await handle(path)).status]).toEqual([path.slice(0, 20), 404]);
   });
 
+  test("a HEAD is answered with the headers of its GET, the length included (it was 0), and no body", async () => {
+    const cookie = await sessionCookie(token);
+    for (const path of ["/dashboard/sign-in", "/dashboard", "/dashboard/dashboard.css", "/dashboard/nope"]) {
+      const get = await handle(path, { headers: { cookie } });
+      const length = (await get.arrayBuffer()).byteLength;
+      const head = await handle(path, { method: "HEAD", headers: { cookie } });
+      expect({
+        path,
+        status: head.status,
+        length: head.headers.get("content-length"),
+        body: await head.text(),
+      }).toEqual({
+        path,
+        status: get.status,
+        length: String(length),
+        body: "",
+      });
+      expect(length).toBeGreaterThan(0);
+    }
+  });
+
   test("another site's sign-out form is refused (403) and clears no cookie: SameSite keeps the session cookie from it, not the answer's", async () => {
     const cookie = await sessionCookie(token);
     const signOut = (headers: Record<string, string>) =>

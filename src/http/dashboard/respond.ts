@@ -24,7 +24,7 @@ export class Refused extends Error {
 
 type Extra = Record<string, string> | [string, string][];
 
-/** An HTML answer (none to a HEAD) with the dashboard's headers. */
+/** An HTML answer with the dashboard's headers; to a HEAD, none, but the length the GET's has (RFC 9110 9.3.2: not 0). */
 export function respond(v: Pick<Visit, "request" | "secure">, status: number, body: string | null, extra: Extra = {}) {
   const headers = new Headers(extra);
   headers.set("content-type", "text/html; charset=utf-8");
@@ -37,7 +37,9 @@ export function respond(v: Pick<Visit, "request" | "secure">, status: number, bo
   headers.set("cross-origin-opener-policy", "same-origin");
   headers.set("cross-origin-resource-policy", "same-origin");
   if (v.secure) headers.set("strict-transport-security", "max-age=31536000");
-  return new Response(v.request.method === "HEAD" ? null : body, { status, headers });
+  if (v.request.method !== "HEAD") return new Response(body, { status, headers });
+  if (body !== null) headers.set("content-length", String(Buffer.byteLength(body)));
+  return new Response(null, { status, headers });
 }
 
 /** 303 See Other to `to` (after a form: a reload does not send it again), setting these cookies. */
