@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
-import { CROP_MARKER, fold, phraseTest, terms } from "../src/search";
+import { CROP_MARKER, fold, open, phraseTest, terms } from "../src/search";
 import SearchableMap from "minisearch/SearchableMap";
 import { indexKey, termOfKey } from "../src/search/text/analyze";
 import { buildShard } from "../src/search/indexer/invert";
@@ -7,7 +7,7 @@ import { Shard } from "../src/search/postings/shard";
 import { Vocabulary, vocabularyOf } from "../src/search/postings/vocabulary";
 import { TEXT_BOOSTS, TEXT_FIELDS, textShardOptions } from "../src/search/postings/fields";
 import MiniSearch from "minisearch";
-import { EN_2006, EN_2016, engineFor, ingested, SQUAD, TRUNCATED_XZ } from "./helpers";
+import { EN_2006, EN_2016, engineFor, ingested, snapshotFor, SQUAD, TRUNCATED_XZ } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -307,6 +307,87 @@ describe("Japanese", () => {
       .slice(0, 10);
     expect(titled.length).toBeGreaterThan(3);
     for (const p of titled) expect(tome.search(p.title).hits[0]!.page.title).toBe(p.title);
+  });
+});
+
+describe("the library API, as the README shows it (open(path).search(q, options))", () => {
+  test("a bad argument is a TypeError or RangeError naming it, never a crash inside or a silently wrong answer", async () => {
+    const tome = open(await snapshotFor({ dumps: [SQUAD] }));
+    const all = tome.search("the", { limit: 50 });
+    expect(all.hits.length).toBeGreaterThan(3);
+    const refused = (call: () => unknown) => {
+      try {
+        call();
+        return "answered";
+      } catch (error) {
+        return `${(error as Error).name}: ${(error as Error).message}`;
+      }
+    };
+    const cases: [unknown, unknown, string][] = [
+      [undefined, undefined, "TypeError: search(q, options): q must be a string, not undefined."],
+      [42, {}, "TypeError: search(q, options): q must be a string, not 42."],
+      ["the", null, "TypeError: search(q, options): options must be an object, not null."],
+      ["the", "limit=5", 'TypeError: search(q, options): options must be an object, not "limit=5".'],
+      // Crashed inside the ranking ("Cannot destructure property 'best' from null or undefined value").
+      ["the", { offset: -5 }, "RangeError: search(q, options): offset must be an integer of 0 or more, not -5."],
+      // 2 + "2" is "22": 20 hits.
+      [
+        "the",
+        { offset: "2", limit: 2 },
+        'RangeError: search(q, options): offset must be an integer of 0 or more, not "2".',
+      ],
+      // All hits but the last; none; every one.
+      ["the", { limit: -1 }, "RangeError: search(q, options): limit must be an integer of 1 or more, not -1."],
+      ["the", { limit: Number.NaN }, "RangeError: search(q, options): limit must be an integer of 1 or more, not NaN."],
+      ["the", { limit: 2.5 }, "RangeError: search(q, options): limit must be an integer of 1 or more, not 2.5."],
+      [
+        "the",
+        { pageId: "5000001" },
+        'RangeError: search(q, options): pageId must be a page id, an integer of 0 or more, not "5000001".',
+      ],
+      [
+        "the",
+        { cropLength: -1 },
+        "RangeError: search(q, options): cropLength must be an integer of 1 or more (characters), not -1.",
+      ],
+      ["the", { highlight: "false" }, 'RangeError: search(q, options): highlight must be true or false, not "false".'],
+      [
+        "the",
+        { budgetMs: Number.NaN },
+        "RangeError: search(q, options): budgetMs must be a number of milliseconds, 0 or more, not NaN.",
+      ],
+      // The HTTP API's names were ignored.
+      [
+        "the",
+        { crop_length: 50 },
+        "TypeError: search(q, options): crop_length is no option (did you mean cropLength?); the options are limit, offset, pageId, cropLength, highlight, budgetMs, pruning.",
+      ],
+      [
+        "the",
+        { page_id: 1 },
+        "TypeError: search(q, options): page_id is no option (did you mean pageId?); the options are limit, offset, pageId, cropLength, highlight, budgetMs, pruning.",
+      ],
+      [
+        "the",
+        JSON.parse('{"__proto__": {"limit": 1}}'),
+        "TypeError: search(q, options): __proto__ is no option; the options are limit, offset, pageId, cropLength, highlight, budgetMs, pruning.",
+      ],
+    ];
+    for (const [q, options, said] of cases)
+      expect({ q, options, said: refused(() => tome.search(q as string, options as object)) }).toEqual({
+        q,
+        options,
+        said,
+      });
+    expect(refused(() => tome.lucky(undefined as unknown as string))).toBe(
+      "TypeError: lucky(q, budgetMs): q must be a string, not undefined.",
+    );
+    // What is right is answered as before: options left undefined are not given, and a program may ask past the HTTP bounds.
+    expect(tome.search("the", { limit: 2, offset: 1, pageId: undefined }).hits.map((h) => h.page.pageId)).toEqual(
+      all.hits.slice(1, 3).map((h) => h.page.pageId),
+    );
+    expect(tome.search("the", { limit: 1000 }).hits.length).toBeGreaterThanOrEqual(all.hits.length);
+    expect(tome.search("the").hits.length).toBe(10);
   });
 });
 

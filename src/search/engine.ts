@@ -21,6 +21,7 @@
  */
 import type { Snapshot, SnapshotPage } from "../snapshot";
 import {
+  checkSearch,
   collector,
   DEFAULTS,
   GUARDS,
@@ -103,7 +104,9 @@ export class Engine {
     return () => this.watchers.delete(watcher);
   }
 
+  /** Searches the chunks (D6–D9); a bad argument is a TypeError or RangeError naming it (checkSearch). */
   search(q: string, options: SearchOptions = {}): SearchResult {
+    checkSearch(q, options);
     const started = performance.now();
     const limit = options.limit ?? DEFAULTS.limit;
     const offset = options.offset ?? DEFAULTS.offset;
@@ -144,6 +147,7 @@ export class Engine {
 
   /** D13: an exact title (redirects resolved) wins; otherwise the page of the best hit. */
   lucky(q: string, budgetMs: number | undefined = GUARDS.budgetMs): LuckyResult | undefined {
+    checkSearch(q, { budgetMs }, "lucky(q, budgetMs)");
     const started = performance.now();
     const query = parseQuery(q, this.lang);
     this.stages.meter.start(started + (budgetMs ?? GUARDS.budgetMs));

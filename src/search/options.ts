@@ -83,6 +83,55 @@ export interface ChangesResult {
 
 export const DEFAULTS = { limit: 10, offset: 0, cropLength: 400, highlight: true } as const;
 
+const integerFrom = (least: number) => (v: unknown) => Number.isSafeInteger(v) && (v as number) >= least;
+
+/** Each option search() takes, with the rule its value must meet, as said to a caller who breaks it. */
+const OPTION_RULES: Record<keyof SearchOptions, [(value: unknown) => boolean, string]> = {
+  limit: [integerFrom(1), "an integer of 1 or more"],
+  offset: [integerFrom(0), "an integer of 0 or more"],
+  pageId: [integerFrom(0), "a page id, an integer of 0 or more"],
+  cropLength: [integerFrom(1), "an integer of 1 or more (characters)"],
+  highlight: [(v) => typeof v === "boolean", "true or false"],
+  budgetMs: [(v) => typeof v === "number" && v >= 0, "a number of milliseconds, 0 or more"],
+  pruning: [
+    (v) => v === false || (typeof v === "object" && v !== null && fromOf(v)),
+    "false or { from: an integer of 0 or more }",
+  ],
+};
+
+const fromOf = (pruning: object) => {
+  const from = (pruning as Pruning).from;
+  return from === undefined || integerFrom(0)(from);
+};
+
+const said = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value));
+
+/**
+ * What a library caller (README: `open(path).search(q, options)`, a RAG pipeline) asked, checked before it is
+ * searched with: a query that is not a string, or an option unknown or out of its range, is a TypeError or a
+ * RangeError naming it. Unchecked, offset -5 crashed inside the ranking, offset "2" answered 20 hits (2 + "2"
+ * is "22"), limit -1 all hits but the last, and crop_length (the HTTP name) was ignored. An option left
+ * undefined is not given. The HTTP routes' own bounds (limit 1 to 50, …) are theirs (D3); a program may ask more.
+ */
+export function checkSearch(q: unknown, options: unknown, call = "search(q, options)"): void {
+  if (typeof q !== "string") throw new TypeError(`${call}: q must be a string, not ${said(q)}.`);
+  if (options === undefined) return;
+  if (typeof options !== "object" || options === null || Array.isArray(options))
+    throw new TypeError(`${call}: options must be an object, not ${said(options)}.`);
+  for (const [name, value] of Object.entries(options)) {
+    const rule = Object.hasOwn(OPTION_RULES, name) ? OPTION_RULES[name as keyof SearchOptions] : undefined;
+    if (!rule) {
+      const camel = name.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
+      const hint = camel !== name && Object.hasOwn(OPTION_RULES, camel) ? ` (did you mean ${camel}?)` : "";
+      throw new TypeError(
+        `${call}: ${name} is no option${hint}; the options are ${Object.keys(OPTION_RULES).join(", ")}.`,
+      );
+    }
+    if (value !== undefined && !rule[0](value))
+      throw new RangeError(`${call}: ${name} must be ${rule[1]}, not ${said(value)}.`);
+  }
+}
+
 /**
  * What one search may cost, whatever its query (the guards Meilisearch has): words past
  * maxWords are ignored; typos are looked for in at most typoWords words (the first the index
