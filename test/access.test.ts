@@ -178,9 +178,25 @@ describe("authentication (api.md section 5, D18)", () => {
       expect((await call(server.url, undefined, path)).status).toBe(401);
       expect((await call(server.url, `wk_${"C".repeat(32)}`, path)).status).toBe(403);
     }
-    // Liveness, the API's description and CORS preflight need no key.
-    for (const path of ["/healthz", "/v1/openapi.json", "/v1/openapi.json?x=1", "/docs"])
-      expect((await fetch(server.url + path)).status).toBe(200);
+    // Liveness, the API's description and CORS preflight need no key, with a slash at their end too (the router serves
+    // them so): /healthz/ was 404 without a key, /v1/openapi.json/ 401, and each cost a key sent a credit.
+    for (const path of [
+      "/healthz",
+      "/v1/openapi.json",
+      "/v1/openapi.json?x=1",
+      "/docs",
+      "/healthz/",
+      "/v1/openapi.json/",
+    ]) {
+      expect({ path, status: (await fetch(server.url + path)).status }).toEqual({ path, status: 200 });
+      const keyed = await fetch(server.url + path, { headers: { "X-API-Key": key } });
+      await keyed.arrayBuffer();
+      expect({ path, status: keyed.status, charged: keyed.headers.get("x-quota-remaining") }).toEqual({
+        path,
+        status: 200,
+        charged: null,
+      });
+    }
     expect((await fetch(`${server.url}/v1/search?q=x`, { method: "OPTIONS" })).status).toBe(204);
   });
 

@@ -23,8 +23,10 @@ import { MCP_PATH } from "./methods";
 const OPEN_PATHS = new Set(["/healthz", "/v1/openapi.json", "/docs"]);
 const OPEN_PREFIX = "/docs/";
 
+/** Whether a path needs a key: all but the open ones, with one slash at their end too, as the router serves them (/healthz/). */
 export function needsKey(path: string): boolean {
-  return !OPEN_PATHS.has(path) && !path.startsWith(OPEN_PREFIX);
+  const route = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+  return !OPEN_PATHS.has(route) && !path.startsWith(OPEN_PREFIX);
 }
 
 /** The API's own paths: /v1 and under it, and /mcp. Any other path that needs a key is no route at all. */
