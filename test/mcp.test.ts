@@ -660,7 +660,59 @@ describe("a key whose quota is spent", () => {
       expect(await answer("{")).toEqual([400, -32700]);
       expect(await answer("[".repeat(40))).toEqual([400, -32600]);
       expect(await answer(JSON.stringify({ pad: "x".repeat(70_000) }))).toEqual([413, -32600]);
+      expect(await answer(JSON.stringify({ jsonrpc: "2.0", id: { a: 1 }, method: "ping" }))).toEqual([400, -32600]);
       expect(await answer(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }))).toEqual([429, "quota_exceeded"]);
+    } finally {
+      app.close();
+    }
+  });
+});
+
+describe("JSON that is no JSON-RPC message", () => {
+  test("is -32600 Invalid Request, saying what a request has; -32700 Parse error is for a body that is not JSON", async () => {
+    const data = tempDir("tome-data-");
+    const { key } = updateKeyFile(data, (f) =>
+      createKey(f, { name: "k", account: "k", plan: "business", scope: "read", now: Date.now() }),
+    );
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access: new Access({ dataDir: data }) });
+    const headers = {
+      "X-API-Key": key,
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+    };
+    const answer = async (body: string) => {
+      const r = await app.handle(new Request("http://localhost/mcp", { method: "POST", headers, body }));
+      const json = (await r.json()) as Json;
+      return [r.status, json.error?.code, json.error?.message];
+    };
+    const invalid = [
+      400,
+      -32600,
+      'Invalid Request: the body is JSON but no JSON-RPC 2.0 message: a request has "jsonrpc": "2.0", an "id" (a string or an integer) and a "method".',
+    ];
+    try {
+      for (const message of [
+        { jsonrpc: "2.0", id: { a: 1 }, method: "ping" },
+        { jsonrpc: "2.0", id: [1], method: "ping" },
+        { jsonrpc: "2.0", id: 1.5, method: "ping" },
+        { jsonrpc: "1.0", id: 1, method: "ping" },
+        { id: 1, method: "ping" },
+        {},
+        null,
+        "ping",
+        5,
+      ])
+        expect({ message, answer: await answer(JSON.stringify(message)) }).toEqual({ message, answer: invalid });
+      expect((await answer("{"))[1]).toBe(-32700);
+      // A message is answered as before.
+      const ping = await app.handle(
+        new Request("http://localhost/mcp", {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ jsonrpc: "2.0", id: "a", method: "ping" }),
+        }),
+      );
+      expect([ping.status, await ping.json()]).toEqual([200, { jsonrpc: "2.0", id: "a", result: {} }]);
     } finally {
       app.close();
     }

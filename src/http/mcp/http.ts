@@ -8,9 +8,10 @@
  * request against the rate limit and one credit, as its REST request is. The body is bounded
  * before it is parsed: its declared and its read length (64 KiB, ../body.ts), then its nesting (32 levels,
  * by a scan that costs a pass over the bytes), so that no body makes the parser or the SDK's
- * schema checks work for long.
+ * schema checks work for long. JSON that is no JSON-RPC message is -32600 Invalid Request (-32700 is for no JSON).
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { boundedText } from "../body";
 import type { ApiError } from "../errors";
 import type { Exchange } from "../pipeline";
@@ -84,6 +85,14 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
         INVALID_REQUEST,
         "Invalid Request: JSON-RPC batches are not accepted (MCP removed them in its 2025-06-18 revision): send one message per request, " +
           "so that each call counts against the key's rate limit and credits as its REST request does.",
+      );
+    }
+    // JSON, but no JSON-RPC message: the SDK calls it -32700 Parse error, which is for a body that is not JSON.
+    if (!JSONRPCMessageSchema.safeParse(message).success) {
+      return rpcError(
+        400,
+        INVALID_REQUEST,
+        'Invalid Request: the body is JSON but no JSON-RPC 2.0 message: a request has "jsonrpc": "2.0", an "id" (a string or an integer) and a "method".',
       );
     }
     // A body refused above is the request's 400 or 413, before the quota's 429 (D2), as a REST route's bad parameter is.
