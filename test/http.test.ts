@@ -6,6 +6,7 @@
 import { basename } from "node:path";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { articleUrl, createApp, LICENSE } from "../src/http";
+import { readSince } from "../src/http/routes/changes";
 import type { Engine } from "../src/search";
 import { openSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
 import {
@@ -831,6 +832,18 @@ describe("GET /v1/changes", () => {
     expect((await ok("/v1/changes?limit=1000")).results.length).toBe(snap.pages.length);
     await fails("/v1/changes?limit=0", 400, "invalid_parameter");
     await fails("/v1/changes?limit=1001", 400, "invalid_parameter");
+  });
+
+  test("a date's year is the year written, 0000 to 0099 too (Date.UTC reads them as 1900 to 1999)", async () => {
+    // Every page changed since the year 99: since 0, not 1999-01-01 (915148800), which left out 1970 to 1998.
+    expect(readSince("0099-01-01T00:00:00Z")).toBe(0);
+    expect(readSince("0070-06-01T00:00:00Z")).toBe(0);
+    // Year 0 is a leap year (1900, which it was read as, is not): a date, not a 400.
+    expect(readSince("0000-02-29T00:00:00Z")).toBe(0);
+    expect(() => readSince("0001-02-29T00:00:00Z")).toThrow("since must be");
+    expect(readSince("1999-01-01T00:00:00Z")).toBe(915148800);
+    expect(readSince("2016-02-29T12:00:00.5+01:00")).toBe(Date.UTC(2016, 1, 29, 11) / 1000 + 1);
+    expect((await ok("/v1/changes?since=0099-01-01T00:00:00Z&limit=1000")).total).toBe(snap.pages.length);
   });
 
   test("since in neither format (D12)", async () => {

@@ -77,10 +77,21 @@ export function readSince(raw: string): number {
     offset = (m[9] === "-" ? -1 : 1) * (oh * 3600 + om * 60);
   }
   // A leap second (:60) is the first instant of the next minute.
-  const seconds = Date.UTC(year, month - 1, day, hour, minute, 0) / 1000 + second + fraction - offset;
+  const seconds = utc(year, month - 1, day, hour, minute) / 1000 + second + fraction - offset;
   return Math.max(0, Math.ceil(seconds));
 }
 
+/**
+ * Milliseconds since the epoch of a UTC date and time, its year as written: Date.UTC reads a year from 0 to 99 as
+ * 1900 to 1999, so 0099-01-01 was 1999-01-01 (pages of 1970 to 1998 left out) and 0000-02-29 was refused (1900 has none).
+ */
+function utc(year: number, monthIndex: number, day: number, hour = 0, minute = 0): number {
+  const date = new Date(0);
+  date.setUTCFullYear(year, monthIndex, day);
+  date.setUTCHours(hour, minute, 0, 0);
+  return date.getTime();
+}
+
 function daysIn(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return new Date(utc(year, month, 0)).getUTCDate();
 }
