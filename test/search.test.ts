@@ -389,6 +389,35 @@ describe("the library API, as the README shows it (open(path).search(q, options)
     expect(tome.search("the", { limit: 1000 }).hits.length).toBeGreaterThanOrEqual(all.hits.length);
     expect(tome.search("the").hits.length).toBe(10);
   });
+
+  test("changes() and pageByTitle() too: a date's text, a negative offset or a fractional limit is refused, naming it", async () => {
+    const tome = open(await snapshotFor({ dumps: [SQUAD] }));
+    const every = tome.changes(0, 0, 1000);
+    const refused = (call: () => unknown) => {
+      try {
+        call();
+        return "answered";
+      } catch (error) {
+        return `${(error as Error).name}: ${(error as Error).message}`;
+      }
+    };
+    // Compared as NaN: every page, whatever the date.
+    expect(refused(() => tome.changes("2099-01-01T00:00:00Z" as unknown as number, 0, 10))).toBe(
+      'RangeError: changes(since, offset, limit): since must be Unix seconds, an integer of 0 or more, not "2099-01-01T00:00:00Z".',
+    );
+    // Threw "Invalid Date" from inside.
+    expect(refused(() => tome.changes(0, -1, 3))).toBe(
+      "RangeError: changes(since, offset, limit): offset must be an integer of 0 or more, not -1.",
+    );
+    // Answered 3 pages.
+    expect(refused(() => tome.changes(0, 0, 2.5))).toBe(
+      "RangeError: changes(since, offset, limit): limit must be an integer of 1 or more, not 2.5.",
+    );
+    expect(refused(() => tome.pageByTitle(undefined as unknown as string))).toBe(
+      "TypeError: pageByTitle(title): title must be a string, not undefined.",
+    );
+    expect(tome.changes(0, 1, 2).pages).toEqual(every.pages.slice(1, 3));
+  });
 });
 
 describe("hostile queries never throw", () => {

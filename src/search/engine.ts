@@ -21,6 +21,7 @@
  */
 import type { Snapshot, SnapshotPage } from "../snapshot";
 import {
+  checkChanges,
   checkSearch,
   collector,
   DEFAULTS,
@@ -90,11 +91,14 @@ export class Engine {
 
   /** The page a title or redirect names (case- and accent-insensitive, `_` = space). */
   pageByTitle(title: string): SnapshotPage | undefined {
+    if (typeof title !== "string")
+      throw new TypeError(`pageByTitle(title): title must be a string, not ${String(title)}.`);
     return this.catalog.pageByTitle(title);
   }
 
   /** Pages changed at or after `since` (Unix seconds), oldest first, then by page id (D12). */
   changes(since: number, offset: number, limit: number): ChangesResult {
+    checkChanges(since, offset, limit);
     return this.catalog.changes(since, offset, limit);
   }
 

@@ -133,6 +133,21 @@ export function checkSearch(q: unknown, options: unknown, call = "search(q, opti
 }
 
 /**
+ * changes()'s arguments, checked as search()'s are: Unix seconds (an RFC 3339 text, read as HTTP reads it, was
+ * compared as NaN, and every page answered), an offset and a limit. Unchecked, offset -1 threw "Invalid Date" from
+ * inside, and limit 2.5 answered 3 pages.
+ */
+export function checkChanges(since: unknown, offset: unknown, limit: unknown): void {
+  const call = "changes(since, offset, limit)";
+  if (!integerFrom(0)(since))
+    throw new RangeError(`${call}: since must be Unix seconds, an integer of 0 or more, not ${said(since)}.`);
+  if (!integerFrom(0)(offset))
+    throw new RangeError(`${call}: offset must be an integer of 0 or more, not ${said(offset)}.`);
+  if (!integerFrom(1)(limit))
+    throw new RangeError(`${call}: limit must be an integer of 1 or more, not ${said(limit)}.`);
+}
+
+/**
  * What one search may cost, whatever its query (the guards Meilisearch has): words past
  * maxWords are ignored; typos are looked for in at most typoWords words (the first the index
  * does not know), and each word expands to at most MAX_EXPANSIONS terms by prefix and by
