@@ -774,6 +774,11 @@ describe("GET /v1/chunk/{id}", () => {
     await fails(`/v1/chunk/39_${page(39).chunks.length}`, 404, "not found");
     await fails("/v1/chunk/999999999_0", 404, "not found");
     await fails("/v1/chunk/99999999999999999999_0", 404, "not found");
+    // Longer than two 16-digit integers and the "_": refused, not echoed whole in a 404's message.
+    await fails(`/v1/chunk/${"9".repeat(16)}_${"9".repeat(16)}`, 404, "not found");
+    const r = await api(`/v1/chunk/${"9".repeat(100_000)}_1`);
+    const text = await r.text();
+    expect([r.status, JSON.parse(text).error, text.length < 1000]).toEqual([400, "invalid_parameter", true]);
   });
 });
 

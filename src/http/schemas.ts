@@ -87,8 +87,15 @@ export const Attribution = t.Object(
   { description: "How to credit the content" },
 );
 
+/**
+ * Two integers of D3 (at most 2^53 - 1: 16 digits) and the "_" between: a longer id names no chunk, and is refused
+ * (400), not echoed whole in a 404's message (100 KB of digits came back as 100 KB).
+ */
+const CHUNK_ID_LENGTH = 2 * String(MAX_INTEGER).length + 1;
+
 const chunkId = t.String({
   pattern: "^[0-9]+_[0-9]+$",
+  maxLength: CHUNK_ID_LENGTH,
   description: "{page_id}_{chunk_id}",
   examples: [EXAMPLE.chunk.id],
 });
