@@ -111,7 +111,7 @@ const said = (value: unknown) => (typeof value === "string" ? JSON.stringify(val
  * searched with: a query that is not a string, or an option unknown or out of its range, is a TypeError or a
  * RangeError naming it. Unchecked, offset -5 crashed inside the ranking, offset "2" answered 20 hits (2 + "2"
  * is "22"), limit -1 all hits but the last, and crop_length (the HTTP name) was ignored. An option left
- * undefined is not given. The HTTP routes' own bounds (limit 1 to 50, …) are theirs (D3); a program may ask more.
+ * undefined is not given. The HTTP routes' own bounds (limit 1 to 50, …) are theirs (D3); a program may ask more (D151).
  */
 export function checkSearch(q: unknown, options: unknown, call = "search(q, options)"): void {
   if (typeof q !== "string") throw new TypeError(`${call}: q must be a string, not ${said(q)}.`);
