@@ -418,6 +418,33 @@ describe("the library API, as the README shows it (open(path).search(q, options)
     );
     expect(tome.changes(0, 1, 2).pages).toEqual(every.pages.slice(1, 3));
   });
+
+  test("close() lets the file go: every later call says the engine is closed, where one let go answered as if empty", async () => {
+    const path = await snapshotFor({ dumps: [SQUAD] });
+    const tome = open(path);
+    const hits = tome.search("the", { limit: 3 }).hits.map((h) => h.page.pageId);
+    expect(hits.length).toBe(3);
+    tome.close();
+    tome.close();
+    const said = (call: () => unknown) => {
+      try {
+        return ["answered", call()];
+      } catch (error) {
+        return [(error as Error).name, (error as Error).message];
+      }
+    };
+    const closed = ["SnapshotError", `${path} is closed: open() it again to search it.`];
+    expect(said(() => tome.search("the"))).toEqual(closed);
+    expect(said(() => tome.lucky("the"))).toEqual(closed);
+    expect(said(() => tome.changes(0, 0, 2))).toEqual(closed);
+    expect(said(() => tome.page(hits[0]!))).toEqual(closed);
+    expect(said(() => tome.pageByTitle("x"))).toEqual(closed);
+    expect(
+      open(path)
+        .search("the", { limit: 3 })
+        .hits.map((h) => h.page.pageId),
+    ).toEqual(hits);
+  });
 });
 
 describe("hostile queries never throw", () => {

@@ -19,7 +19,7 @@
  *   formatted.
  * Every per-search buffer is in one Scratch, restored after each search by its reset().
  */
-import type { Snapshot, SnapshotPage } from "../snapshot";
+import { SnapshotError, type Snapshot, type SnapshotPage } from "../snapshot";
 import {
   checkChanges,
   checkSearch,
@@ -85,12 +85,32 @@ export class Engine {
     };
   }
 
+  /** Set by close(): why nothing may be read any more. */
+  private closed: string | undefined;
+
+  /**
+   * Lets the snapshot's file go now (its mapping, not held until the collector finds it): for a program done with
+   * it. Every later call throws a SnapshotError saying so; before, an engine whose file was let go answered from
+   * zeros (no hits, pages without titles), as if the snapshot were empty. What it returned before reads nothing after.
+   */
+  close(): void {
+    this.closed ??= `${this.snapshot.path} is closed: open() it again to search it.`;
+    this.snapshot.container.letGo();
+  }
+
+  /** Throws once the engine is closed. */
+  private usable(): void {
+    if (this.closed !== undefined) throw new SnapshotError(this.closed);
+  }
+
   page(pageId: number): SnapshotPage | undefined {
+    this.usable();
     return this.catalog.page(pageId);
   }
 
   /** The page a title or redirect names (case- and accent-insensitive, `_` = space). */
   pageByTitle(title: string): SnapshotPage | undefined {
+    this.usable();
     if (typeof title !== "string")
       throw new TypeError(`pageByTitle(title): title must be a string, not ${String(title)}.`);
     return this.catalog.pageByTitle(title);
@@ -98,6 +118,7 @@ export class Engine {
 
   /** Pages changed at or after `since` (Unix seconds), oldest first, then by page id (D12). */
   changes(since: number, offset: number, limit: number): ChangesResult {
+    this.usable();
     checkChanges(since, offset, limit);
     return this.catalog.changes(since, offset, limit);
   }
@@ -110,6 +131,7 @@ export class Engine {
 
   /** Searches the chunks (D6–D9); a bad argument is a TypeError or RangeError naming it (checkSearch). */
   search(q: string, options: SearchOptions = {}): SearchResult {
+    this.usable();
     checkSearch(q, options);
     const started = performance.now();
     const limit = options.limit ?? DEFAULTS.limit;
@@ -151,6 +173,7 @@ export class Engine {
 
   /** D13: an exact title (redirects resolved) wins; otherwise the page of the best hit. */
   lucky(q: string, budgetMs: number | undefined = GUARDS.budgetMs): LuckyResult | undefined {
+    this.usable();
     checkSearch(q, { budgetMs }, "lucky(q, budgetMs)");
     const started = performance.now();
     const query = parseQuery(q, this.lang);
