@@ -668,6 +668,42 @@ describe("a key whose quota is spent", () => {
   });
 });
 
+describe("/mcp/, with a slash at its end", () => {
+  test("is /mcp, as the router serves /v1/meta/ as /v1/meta: a POST was refused, 405 (the API is read-only) with a key and 404 without", async () => {
+    const data = tempDir("tome-data-");
+    const { key } = updateKeyFile(data, (f) =>
+      createKey(f, { name: "k", account: "k", plan: "business", scope: "read", now: Date.now() }),
+    );
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access: new Access({ dataDir: data }) });
+    const ask = async (method: string, headers: Record<string, string> = {}) => {
+      const r = await app.handle(
+        new Request("http://localhost/mcp/", {
+          method,
+          headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers },
+          body: method === "POST" ? JSON.stringify({ jsonrpc: "2.0", id: 7, method: "ping" }) : undefined,
+        }),
+      );
+      const text = await r.text();
+      return [
+        r.status,
+        text ? JSON.parse(text) : null,
+        r.headers.get("access-control-allow-methods") ?? r.headers.get("allow"),
+      ];
+    };
+    try {
+      expect(await ask("POST", { "X-API-Key": key })).toEqual([200, { jsonrpc: "2.0", id: 7, result: {} }, null]);
+      expect((await ask("POST"))[0]).toBe(401);
+      expect((await ask("OPTIONS"))[2]).toBe("POST, OPTIONS");
+      expect([(await ask("GET", { "X-API-Key": key }))[0], (await ask("GET", { "X-API-Key": key }))[2]]).toEqual([
+        405,
+        "POST, OPTIONS",
+      ]);
+    } finally {
+      app.close();
+    }
+  });
+});
+
 describe("JSON that is no JSON-RPC message", () => {
   test("is -32600 Invalid Request, saying what a request has; -32700 Parse error is for a body that is not JSON", async () => {
     const data = tempDir("tome-data-");

@@ -31,7 +31,7 @@ import { home } from "./steps/home";
 import { keys } from "./steps/keys";
 import { log, type LogSink } from "./steps/log";
 import { measure, metricsEndpoint } from "./steps/metrics";
-import { MCP_PATH, methods } from "./steps/methods";
+import { isMcpPath, MCP_PATH, methods } from "./steps/methods";
 import { responseHeaders } from "./steps/response-headers";
 import { socketTime } from "./steps/socket-time";
 import { target } from "./steps/target";
@@ -165,7 +165,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
       if (unavailable !== undefined)
         return errorAnswer(retryLater(ERRORS.serviceUnavailable, UNAVAILABLE_RETRY_AFTER_S, unavailable));
       const view = (x.served as Served<View>).view;
-      return x.path === MCP_PATH ? view.mcp(x) : view.routes.handle(handOver(x));
+      return isMcpPath(x.path) ? view.mcp(x) : view.routes.handle(handOver(x));
     },
     faults((error, x) => logError(error, x.request)),
   );

@@ -17,7 +17,7 @@ import { COST, NEEDS, UNAVAILABLE_RETRY_AFTER, type Gate, type Grant, type Refus
 import { OPENAPI_PATH } from "../docs";
 import { ApiError, errorAnswer, errorResponse, ERRORS, noSuchRoute, retryLater } from "../errors";
 import type { Exchange, Step } from "../pipeline";
-import { MCP_PATH } from "./methods";
+import { isMcpPath } from "./methods";
 
 /** What answers without a key: the liveness check, the API's description and its UI. */
 const OPEN_PATHS = new Set(["/healthz", "/v1/openapi.json", "/docs"]);
@@ -30,7 +30,7 @@ export function needsKey(path: string): boolean {
 }
 
 /** The API's own paths: /v1 and under it, and /mcp. Any other path that needs a key is no route at all. */
-const isApiPath = (path: string) => path === MCP_PATH || path === "/v1" || path.startsWith("/v1/");
+const isApiPath = (path: string) => isMcpPath(path) || path === "/v1" || path.startsWith("/v1/");
 
 const PDF_PREFIX = "/v1/pdf/";
 

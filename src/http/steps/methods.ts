@@ -9,6 +9,9 @@ import type { Step } from "../pipeline";
 
 export const MCP_PATH = "/mcp";
 
+/** /mcp, or /mcp/: one slash at its end, as the router serves the API's routes (/v1/meta/). */
+export const isMcpPath = (path: string): boolean => path === MCP_PATH || path === `${MCP_PATH}/`;
+
 const ALLOWED_METHODS = "GET, HEAD, OPTIONS";
 const MCP_METHODS = "POST, OPTIONS";
 const ALLOWED_HEADERS = "X-API-Key, Authorization, Content-Type, X-Request-Id, If-None-Match";
@@ -38,7 +41,7 @@ const notAllowed = (message: string, allow: string) =>
 export const methods: Step = {
   before(x) {
     const method = x.request.method;
-    if (x.path === MCP_PATH) {
+    if (isMcpPath(x.path)) {
       if (method === "POST") return undefined;
       if (method === "OPTIONS") return new Response(null, { status: 204, headers: MCP_PREFLIGHT });
       return notAllowed(
