@@ -1008,6 +1008,26 @@ describe("in process (app.handle)", () => {
       expect([path.slice(0, 20), (await handle(path)).status]).toEqual([path.slice(0, 20), 404]);
   });
 
+  test("a key named with control characters or direction marks is refused (400), none made: the operator reads names in a terminal", async () => {
+    const cookie = await sessionCookie(token);
+    const page = await (await handle("/dashboard", { headers: { cookie } })).text();
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+    const before = (page.match(/<tr/g) ?? []).length;
+    for (const name of ["evil\u001b[2J", "two\nlines", "\u202eevil"]) {
+      const r = await handle("/dashboard/keys", {
+        method: "POST",
+        headers: { "content-type": FORM, cookie },
+        body: new URLSearchParams({ csrf, name, scope: "read" }),
+      });
+      const text = await r.text();
+      expect({ name, status: r.status }).toEqual({ name, status: 400 });
+      expect(text).toContain("may not hold control characters");
+      expect(text).not.toContain('id="new-key"');
+    }
+    const after = await (await handle("/dashboard", { headers: { cookie } })).text();
+    expect((after.match(/<tr/g) ?? []).length).toBe(before);
+  });
+
   test("a HEAD is answered with the headers of its GET, the length included (it was 0), and no body", async () => {
     const cookie = await sessionCookie(token);
     for (const path of ["/dashboard/sign-in", "/dashboard", "/dashboard/dashboard.css", "/dashboard/nope"]) {

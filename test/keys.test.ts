@@ -325,6 +325,30 @@ describe("the key tool", () => {
     ]);
   });
 
+  test("a key's name holding control characters or direction marks is refused; one kept before is listed with them escaped, never sent to the terminal", async () => {
+    const dir = tempDir("tome-data-");
+    // ESC [2J clears the operator's screen; a line break makes a row of its own in the list; U+202E turns the text round.
+    for (const name of ["a\u001b[2Jb", "x\ny", "\u202eevil", "c\u009b1m"]) {
+      const r = await keys(dir, "create", "--name", name, "--account", "acme");
+      expect({ name, code: r.code, stdout: r.stdout }).toEqual({ name, code: 1, stdout: "" });
+      expect(r.stderr).toContain("a key's name may not hold control characters");
+      expect(r.stderr).not.toContain(name);
+    }
+    expect(existsSync(keysPath(dir))).toBe(false);
+    // Kept before they were refused (or written into keys.json by hand): listed, and revoked, escaped.
+    const made = await newKey(dir, "--name", "plain", "--account", "acme");
+    updateKeyFile(dir, (f) => {
+      f.keys[0]!.name = "a\u001b]52;c;cHduZWQ=\u0007b\nfake row";
+    });
+    const list = await keys(dir, "list");
+    expect(list.code).toBe(0);
+    expect(list.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(list.stdout).toContain("a\\u001b]52;c;cHduZWQ=\\u0007b\\u000afake row");
+    const revoked = await keys(dir, "revoke", made.id);
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout + revoked.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+  });
+
   test("--expires in the past, or today (00:00 UTC has passed), is refused; tomorrow is taken", async () => {
     const dir = tempDir("tome-data-");
     const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);

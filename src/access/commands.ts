@@ -5,7 +5,7 @@
  */
 import { KeyStoreError } from "./errors";
 import { hashKey, KEY_BODY, KEY_PREFIX, KEY_SHAPE, newKey, randomAlphanumeric } from "./key-text";
-import { checkAccountName } from "./names";
+import { checkAccountName, checkKeyName } from "./names";
 import { PLANS, type PlanName } from "./plans";
 import { stateOf, type Account, type KeyFile, type KeyRecord, type Scope } from "./store";
 import { commandLine } from "../invocation";
@@ -23,6 +23,7 @@ export interface CreateKeyOptions {
 /** Adds a key (D21: within the plan's number of keys). Returns the key, shown only now. */
 export function createKey(file: KeyFile, o: CreateKeyOptions): { key: string; record: KeyRecord; account: Account } {
   checkAccountName(o.account);
+  checkKeyName(o.name);
   const existing = file.accounts[o.account];
   if (existing && o.plan && o.plan !== existing.plan) {
     throw new KeyStoreError(

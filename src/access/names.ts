@@ -35,6 +35,31 @@ export function checkAccountName(name: string): void {
   if (problem) throw new KeyStoreError(`an account's name ${problem}. Nothing was changed.`);
 }
 
+/**
+ * What a key's name may not hold: control characters (a terminal acts on ESC and the other C0 and C1 controls, and a
+ * line break makes rows of its own in `keys list`) and the marks that turn the direction of the text after them.
+ * An account holder names keys on the dashboard; the operator reads the names in a terminal.
+ */
+const UNSHOWN = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
+const UNSHOWN_ALL = new RegExp(UNSHOWN.source, "gu");
+
+/** A key's name as printed on a terminal: what UNSHOWN names written as \u escapes (a name kept before they were refused). */
+export function printableName(name: string): string {
+  return name.replace(UNSHOWN_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** Why `name` cannot name a key, as the end of a sentence ("A key's name …"); undefined when it can. */
+export function keyNameProblem(name: string): string | undefined {
+  if (!UNSHOWN.test(name)) return undefined;
+  return `may not hold control characters (line breaks, tabs, terminal escapes) or marks that turn the text's direction, as "${printableName(name)}" does`;
+}
+
+/** Refuses a new key's name that keyNameProblem refuses: a KeyStoreError, nothing changed. */
+export function checkKeyName(name: string): void {
+  const problem = keyNameProblem(name);
+  if (problem) throw new KeyStoreError(`a key's name ${problem}. Nothing was changed.`);
+}
+
 /** Whether a name already kept is one D89 refuses (reading a store: its shape was the key tool's to check). */
 export function isReservedName(name: string): boolean {
   return RESERVED.has(name) || PATH_SEGMENTS.has(name);

@@ -18,6 +18,7 @@ import {
   limitsOf,
   monthOf,
   PLAN_NAMES,
+  printableName,
   readKeyFile,
   readUsage,
   replaceAccountToken,
@@ -240,7 +241,7 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
   for (const r of rows) {
     keyTable.push([
       r.id,
-      r.name,
+      printableName(r.name),
       r.account,
       r.plan,
       r.scopes.join(","),
@@ -287,7 +288,7 @@ async function revoke(args: string[], store: KeyToolStore): Promise<void> {
   if (!idOrKey)
     throw new ArgumentError(`which key? ${commandLine("keys revoke ID|KEY")} (ids: ${commandLine("keys list")})`);
   const record = await store.update((file) => revokeKey(file, idOrKey, Date.now()));
-  note(`Revoked ${record.id} ("${record.name}", account ${record.account}) at ${record.revoked_at}.`);
+  note(`Revoked ${record.id} ("${printableName(record.name)}", account ${record.account}) at ${record.revoked_at}.`);
 }
 
 async function plan(args: string[], store: KeyToolStore): Promise<void> {

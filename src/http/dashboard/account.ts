@@ -3,7 +3,16 @@
  * count (D21), and revoking one of their own keys. Each reads that account and its keys only
  * (D81); a change is made under the store's guard, as the key tool makes it.
  */
-import { createKey, KeyStoreError, limitsOf, monthOf, revokeKey, stateOf, type KeyRecord } from "../../access";
+import {
+  createKey,
+  KeyStoreError,
+  keyNameProblem,
+  limitsOf,
+  monthOf,
+  revokeKey,
+  stateOf,
+  type KeyRecord,
+} from "../../access";
 import { accountPage, revokePage, type AccountView } from "./account-page";
 import { DASHBOARD_PATH } from "./cookies";
 import { readForm } from "./forms";
@@ -47,6 +56,8 @@ export async function createOwnKey(v: Visit): Promise<Response> {
   const refuse = async (error: string, status = 400) =>
     respond(v, status, accountPage(await viewOf(v, { error, form: { name, scope, expires } })));
   if (!name || name.length > 100) return refuse("Give the key a name of 1 to 100 characters.");
+  const unshown = keyNameProblem(name);
+  if (unshown) return refuse(`A key's name ${unshown}.`);
   if (scope !== "read" && scope !== "full") return refuse("Choose the key's scope: read or full.");
   let expiresAt: string | undefined;
   if (expires) {
