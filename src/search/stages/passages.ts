@@ -60,8 +60,9 @@ export class Passages {
       top.map((p) => p.best),
       this.query,
     );
-    // Function words are optional (D79): with one informative word, the page's score is that word's.
-    if (RULES.pageCoverage && popcount(this.terms.informative) > 1)
+    // Function words are optional (D79): with one informative word, the page's score is that word's. Quoted phrases
+    // chose the candidates, and every one holds their words together.
+    if (RULES.pageCoverage && !this.phrases && popcount(this.terms.informative) > 1)
       for (const { best, page } of top) {
         const titled = this.words(best.derived).title(this.ctx.catalog.pages.title(page)).words;
         const c = this.held(best.derived, 0, best.chunk, titled);
