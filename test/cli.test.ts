@@ -104,6 +104,23 @@ describe("bun run snapshot:build", () => {
     }
   });
 
+  test("--workers above 64 is refused at once, in one line naming the limit (D113), by build, update and follow", async () => {
+    // Paths that are not there, in an empty folder: without the limit each fails on them at once, not after starting
+    // 1000 threads.
+    const dir = tempDir();
+    for (const [script, args] of [
+      [BUILD, ["--dump", "none.xml"]],
+      [join(ROOT, "src/cli/snapshot-update.ts"), ["--base", "none.tome", "--dump", "none.xml", "--out", "y.tome"]],
+      [join(ROOT, "src/cli/snapshot-follow.ts"), ["--snapshot", "none.tome"]],
+    ] as const) {
+      const { stderr, code } = await run([script, ...args, "--workers", "1000"], { CWD: dir });
+      expect(code).toBe(2);
+      expect(stderr).toContain("--workers takes at most 64 parsing threads");
+      expect(stderr).not.toContain("    at ");
+      expect(stderr).not.toContain("reading");
+    }
+  });
+
   test("a folder given for a file is said at once, in one line: --out before the build, a snapshot to read", async () => {
     const folder = tempDir();
     for (const out of [folder, `${folder}/`]) {

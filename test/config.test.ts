@@ -95,17 +95,31 @@ describe("settings", () => {
       ["TOME_SEARCH_TIMEOUT_MS", "-1"],
       ["TOME_SEARCH_WORKERS", "two"],
       ["TOME_SEARCH_WORKERS", "1000"],
+      ["TOME_SEARCH_WORKERS", "65"],
       ["TOME_SEARCH_WORKER_NICE", "20"],
       ["TOME_SEARCH_WORKER_NICE", "-5"],
       ["TOME_ADMIN_TOKEN", "short"],
       ["TOME_ZSTD", "lz4"],
       ["TOME_BUILD_WORKERS", "0"],
       ["TOME_BUILD_WORKERS", "all"],
+      ["TOME_BUILD_WORKERS", "65"],
+      ["TOME_BUILD_WORKERS", "1000"],
       ["TOME_TRUSTED_PROXIES", "127.0.0.1,proxy.local"],
       ["TOME_TRUSTED_PROXIES", "10.0.0.0/8"],
     ] as const) {
       expect(() => readConfig({ [name]: value })).toThrow(ConfigError);
       expect(() => readConfig({ [name]: value })).toThrow(name);
     }
+  });
+
+  test("worker threads stop at 64, the limit named (D113, D101): each holds memory, and 1000 asked for ~17 GB", () => {
+    expect(readConfig({ TOME_BUILD_WORKERS: "64", TOME_SEARCH_WORKERS: "64" })).toMatchObject({
+      buildWorkers: 64,
+      searchWorkers: 64,
+    });
+    expect(() => readConfig({ TOME_BUILD_WORKERS: "1000" })).toThrow(
+      'TOME_BUILD_WORKERS must be a whole number of threads, 1 to 64 (each holds about 17 MB), not "1000".',
+    );
+    expect(() => readConfig({ TOME_SEARCH_WORKERS: "65" })).toThrow("0 to 64");
   });
 });

@@ -13,7 +13,7 @@ import { availableParallelism } from "node:os";
 import { DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND } from "../access";
 import { UserError } from "../errors";
 import { commandLine, startedByNpm } from "../invocation";
-import { setBuildWorkers } from "../ingest";
+import { MAX_BUILD_WORKERS, setBuildWorkers } from "../ingest";
 import { GUARDS, setMemoryLog } from "../search";
 import { preferZstd } from "../snapshot";
 
@@ -39,6 +39,11 @@ startedByNpm(
 
 /** The server's search threads run this many nice steps below its request thread unless told otherwise (D142). */
 const SEARCH_WORKER_NICE = 10;
+/**
+ * The most search workers the server starts (D101): each opens the snapshot on its own heap, and past the cores more
+ * answer no faster. TOME_SEARCH_WORKERS above it is refused; one per core stops at it.
+ */
+const MAX_SEARCH_WORKERS = 64;
 
 /** The settings, in the order `--help` and the README list them. */
 export const SETTINGS = [
@@ -132,9 +137,9 @@ export const SETTINGS = [
   },
   {
     name: "TOME_SEARCH_WORKERS",
-    default: "the number of cores",
+    default: "the number of cores, at most 64",
     meaning:
-      "threads answering searches, lucky and the MCP search tools beside the one taking requests (0: all on that one thread; D101)",
+      "threads answering searches, lucky and the MCP search tools beside the one taking requests, 0 to 64 (0: all on that one thread; D101)",
     usedBy: "start",
   },
   {
@@ -158,9 +163,9 @@ export const SETTINGS = [
   },
   {
     name: "TOME_BUILD_WORKERS",
-    default: "one per core",
+    default: "one per core, at most 64",
     meaning:
-      "threads that parse the wikitext of a build; the snapshot is the same bytes whatever their number (the snapshot commands' --workers overrides it)",
+      "threads that parse the wikitext of a build, 1 to 64 (each holds about 17 MB; D113); the snapshot is the same bytes whatever their number (the snapshot commands' --workers overrides it)",
     usedBy: "snapshot:build, snapshot:update, snapshot:follow, start",
   },
   {
@@ -238,9 +243,12 @@ export function readConfig(env: Env = process.env): Config {
     throw new ConfigError(`TOME_SEARCH_TIMEOUT_MS must be a whole number of milliseconds, not "${timeout}".`);
   }
   const searchWorkers = given("TOME_SEARCH_WORKERS");
-  if (searchWorkers !== undefined && !/^[0-9]{1,3}$/.test(searchWorkers)) {
+  if (
+    searchWorkers !== undefined &&
+    !(/^[0-9]{1,3}$/.test(searchWorkers) && Number(searchWorkers) <= MAX_SEARCH_WORKERS)
+  ) {
     throw new ConfigError(
-      `TOME_SEARCH_WORKERS must be a whole number of threads, 0 to 999 (0: searches on the request thread), not "${searchWorkers}".`,
+      `TOME_SEARCH_WORKERS must be a whole number of threads, 0 to ${MAX_SEARCH_WORKERS} (0: searches on the request thread), not "${searchWorkers}".`,
     );
   }
   const workerNice = given("TOME_SEARCH_WORKER_NICE");
@@ -273,8 +281,13 @@ export function readConfig(env: Env = process.env): Config {
     );
   }
   const buildWorkers = given("TOME_BUILD_WORKERS");
-  if (buildWorkers !== undefined && !/^[1-9][0-9]*$/.test(buildWorkers)) {
-    throw new ConfigError(`TOME_BUILD_WORKERS must be a whole number of threads ≥ 1, not "${buildWorkers}".`);
+  if (
+    buildWorkers !== undefined &&
+    !(/^[1-9][0-9]{0,2}$/.test(buildWorkers) && Number(buildWorkers) <= MAX_BUILD_WORKERS)
+  ) {
+    throw new ConfigError(
+      `TOME_BUILD_WORKERS must be a whole number of threads, 1 to ${MAX_BUILD_WORKERS} (each holds about 17 MB), not "${buildWorkers}".`,
+    );
   }
   const debugMem = given("TOME_DEBUG_MEM");
   return {
@@ -292,7 +305,8 @@ export function readConfig(env: Env = process.env): Config {
     auth: oneOf(env, "TOME_AUTH", ["on", "off"], "on") === "on",
     keyMsPerSecond: share === undefined ? undefined : Number(share),
     searchTimeoutMs: timeout === undefined ? undefined : Number(timeout),
-    searchWorkers: searchWorkers === undefined ? availableParallelism() : Number(searchWorkers),
+    searchWorkers:
+      searchWorkers === undefined ? Math.min(availableParallelism(), MAX_SEARCH_WORKERS) : Number(searchWorkers),
     searchWorkerNice: workerNice === undefined ? SEARCH_WORKER_NICE : Number(workerNice),
     sharedData: given("TOME_SHARED_DATA"),
     zstd: oneOf(env, "TOME_ZSTD", ["system", "node"], "system"),

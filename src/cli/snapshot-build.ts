@@ -3,7 +3,7 @@ import { basename, dirname, join } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { mkdirSync, readFileSync, renameSync } from "node:fs";
 import { buildFromDumps, DEFAULT_MEMORY_BYTES } from "../build";
-import { DEFAULT_CHUNK_WORDS, type IngestResult } from "../ingest";
+import { DEFAULT_CHUNK_WORDS, type IngestResult, MAX_BUILD_WORKERS } from "../ingest";
 import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
 import { buildProgress } from "./progress";
 import { ArgumentError, mainOf } from "./main";
@@ -28,7 +28,7 @@ Options:
                         Japanese or Chinese count as one word)
   --allow-truncated     keep the complete pages of a truncated or corrupt dump, and mark the
                         snapshot truncated, instead of failing
-  --workers <n>         parsing threads (default: TOME_BUILD_WORKERS, else one per core);
+  --workers <n>         parsing threads, at most ${MAX_BUILD_WORKERS} (default: TOME_BUILD_WORKERS, else one per core);
                         the snapshot is the same bytes whatever their number
   --memory <size>       memory for the search index's inversion before it spills a sorted
                         run to disk (e.g. 500M, 2G; default ${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G, a quarter of this
@@ -57,6 +57,16 @@ export function positiveInt(name: string, value: string | undefined): number | u
   if (!/^[0-9]+$/.test(value) || Number(value) < 1)
     throw new ArgumentError(`--${name} takes a whole number ≥ 1, not "${value}".`);
   return Number(value);
+}
+
+/** --workers: parsing threads, 1 to MAX_BUILD_WORKERS (D113). */
+export function workersOf(value: string | undefined): number | undefined {
+  const workers = positiveInt("workers", value);
+  if (workers !== undefined && workers > MAX_BUILD_WORKERS)
+    throw new ArgumentError(
+      `--workers takes at most ${MAX_BUILD_WORKERS} parsing threads (each holds about 17 MB; past the cores more parse no faster), not ${workers}.`,
+    );
+  return workers;
 }
 
 export function bytesOf(value: string | undefined): number | undefined {
@@ -112,7 +122,7 @@ export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
     limit: positiveInt("limit", v.limit),
     chunkWords: positiveInt("chunk-words", v["chunk-words"]) ?? DEFAULT_CHUNK_WORDS,
     allowTruncated: v["allow-truncated"] ?? false,
-    workers: positiveInt("workers", v.workers),
+    workers: workersOf(v.workers),
     memoryBytes: bytesOf(v.memory),
   };
 }

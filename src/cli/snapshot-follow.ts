@@ -18,8 +18,9 @@ import { latestSnapshot, openSnapshot, SNAPSHOT_EXTENSION } from "../snapshot";
 import { SnapshotError } from "../snapshot";
 import { ArgumentError, mainOf, note } from "./main";
 import { runUpdate } from "./snapshot-update";
-import { bytesOf, positiveInt, readOptions } from "./snapshot-build";
+import { bytesOf, positiveInt, readOptions, workersOf } from "./snapshot-build";
 import { commandLine } from "../invocation";
+import { MAX_BUILD_WORKERS } from "../ingest";
 
 const HELP = `Usage: ${commandLine("snapshot:follow")} [options]
 
@@ -49,7 +50,7 @@ Options:
   --keep <n>            snapshots of this wiki made by snapshot:follow to keep (default 3; the
                         older ones are deleted; others are never touched)
   --memory <size>       as for snapshot:update
-  --workers <n>         parsing threads (default: TOME_BUILD_WORKERS, else one per core);
+  --workers <n>         parsing threads, at most ${MAX_BUILD_WORKERS} (default: TOME_BUILD_WORKERS, else one per core);
                         the snapshot is the same bytes whatever their number
   -h, --help            show this help
 
@@ -106,7 +107,7 @@ function parseFollowArgs(argv: string[]): FollowArgs | "help" {
     everyHours: v.every === undefined ? undefined : Number(v.every),
     keep: positiveInt("keep", v.keep) ?? 3,
     memoryBytes: bytesOf(v.memory),
-    workers: positiveInt("workers", v.workers),
+    workers: workersOf(v.workers),
   };
 }
 

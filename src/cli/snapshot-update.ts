@@ -3,7 +3,8 @@ import { DEFAULT_MEMORY_BYTES, readDeletions, updateSnapshot, type UpdateReport 
 import { buildProgress } from "./progress";
 import { ArgumentError, mainOf, note } from "./main";
 import { checkOut } from "./out";
-import { bytesOf, claimOutput, logSources, positiveInt, readOptions, writtenSummary } from "./snapshot-build";
+import { bytesOf, claimOutput, logSources, readOptions, workersOf, writtenSummary } from "./snapshot-build";
+import { MAX_BUILD_WORKERS } from "../ingest";
 import { commandLine } from "../invocation";
 
 const HELP = `Usage: ${commandLine("snapshot:update")} --base <snapshot> --dump <path|url> [--dump …] [--deleted <file>] --out <snapshot>
@@ -41,7 +42,7 @@ Options:
                         file and renamed into place)
   --memory <size>       memory for the new pages' index inversion before it spills a run
                         (e.g. 500M, 2G; default ${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G), as for snapshot:build
-  --workers <n>         parsing threads (default: TOME_BUILD_WORKERS, else one per core);
+  --workers <n>         parsing threads, at most ${MAX_BUILD_WORKERS} (default: TOME_BUILD_WORKERS, else one per core);
                         the snapshot is the same bytes whatever their number
   -h, --help            show this help
 
@@ -83,7 +84,7 @@ export function parseUpdateArgs(argv: string[]): UpdateArgs | "help" {
     deleted: v.deleted,
     out: v.out,
     memoryBytes: bytesOf(v.memory),
-    workers: positiveInt("workers", v.workers),
+    workers: workersOf(v.workers),
   };
 }
 

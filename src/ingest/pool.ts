@@ -19,13 +19,19 @@ const PAGE_LIMIT_MS = 120_000;
 
 let workersSet: number | undefined;
 
+/**
+ * The most parsing workers a build starts (D113): each holds about 17 MB idle, so 64 is about 1.1 GB, and past the
+ * cores more parse no faster. TOME_BUILD_WORKERS and --workers above it are refused; one per core stops at it.
+ */
+export const MAX_BUILD_WORKERS = 64;
+
 /** How many parsing workers a build starts when it is not told: TOME_BUILD_WORKERS (set by the commands), else one per core. */
 export function setBuildWorkers(count: number | undefined): void {
   workersSet = count;
 }
 
 export function buildWorkers(): number {
-  return workersSet ?? availableParallelism();
+  return workersSet ?? Math.min(availableParallelism(), MAX_BUILD_WORKERS);
 }
 
 export interface PoolResult {
