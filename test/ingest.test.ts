@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { writeIngested } from "../src/build";
 import { exportedRows } from "../src/cli/snapshot-export";
 import { DumpError, ingest, type RawPage, wordCount } from "../src/ingest";
+import { logSources } from "../src/cli/snapshot-build";
 import { dumpLeaks } from "../src/ingest/leaks";
 import { decoderFor } from "../src/ingest/source";
 import { LineBreaker } from "../src/pdf/linebreak";
@@ -409,7 +410,7 @@ describe("inputs", () => {
     expect(r.failures).toEqual([{ pageId: 2, title: "Nested", error: "its conversion took longer than 2 s" }]);
   }, 30_000);
 
-  test("a page whose id or revision id is not an unsigned 32-bit integer, as MediaWiki's are, is dropped, not kept under another id", async () => {
+  test("a page whose id or revision id is not an unsigned 32-bit integer, as MediaWiki's are, or whose title is empty, is left out and reported, not kept under another id", async () => {
     const page = (id: string, rev: string, title: string) =>
       `<page><title>${title}</title><ns>0</ns><id>${id}</id><revision><id>${rev}</id><timestamp>2024-01-01T00:00:00Z</timestamp><text>${title} is a page.</text></revision></page>`;
     const path = join(tempDir(), "ids.xml");
@@ -417,7 +418,9 @@ describe("inputs", () => {
       path,
       `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en"><siteinfo><dbname>enwiki</dbname><base>https://en.wikipedia.org/wiki/Main_Page</base></siteinfo>
 ${page("1", "10", "One")}${page("4294967297", "20", "Wrapped")}${page("-1", "30", "Negative")}${page("4294967295", "40", "Last")}
-${page("5", "-7", "Negative revision")}${page("6", "abc", "Revision not a number")}${page("7", "4294967296", "Revision too large")}</mediawiki>`,
+${page("5", "-7", "Negative revision")}${page("6", "abc", "Revision not a number")}${page("7", "4294967296", "Revision too large")}
+${page("8", "80", "")}${page("9", "90", " ")}${page("", "100", "No id")}
+<page><title>User:Nobody</title><ns>2</ns><id>-2</id><revision><id>110</id><text>Not an article.</text></revision></page></mediawiki>`,
     );
     const r = await ingest({ dumps: [path], workers: 1 });
     expect(r.articles.map((a) => [a.pageId, a.title])).toEqual([
@@ -425,6 +428,23 @@ ${page("5", "-7", "Negative revision")}${page("6", "abc", "Revision not a number
       [4294967295, "Last"],
     ]);
     expect(r.sources[0]!.articles).toBe(2);
+    const pageId = "its page id is missing or not MediaWiki's (a whole number from 0 to 4294967295)";
+    const revId = "its revision id is not MediaWiki's (a whole number from 0 to 4294967295)";
+    // In the build's report as the pages the workers could not convert; a page outside the articles' namespace is not.
+    expect(r.failures).toEqual([
+      { pageId: 4294967297, title: "Wrapped", error: pageId },
+      { pageId: -1, title: "Negative", error: pageId },
+      { pageId: 5, title: "Negative revision", error: revId },
+      { pageId: 6, title: "Revision not a number", error: revId },
+      { pageId: 7, title: "Revision too large", error: revId },
+      { pageId: 8, title: "", error: "its title is empty" },
+      { pageId: 9, title: " ", error: "its title is empty" },
+      { pageId: Number.NaN, title: "No id", error: pageId },
+    ]);
+    const lines: string[] = [];
+    logSources(r, (line) => lines.push(line));
+    expect(lines).toContain(`  left out page without an id "No id": ${pageId}`);
+    expect(lines).toContain('  left out page 8 "": its title is empty');
   });
 
   test("a revision dated before 1970 is read as 1970-01-01, as a malformed date is: the export and the changes list it (they start at time 0)", async () => {

@@ -31,7 +31,7 @@ async function articlesOf(dump: string): Promise<{ pages: RawPage[]; steps: Reco
   try {
     for await (const item of readExport(source.xml, dump)) {
       if (item.kind === "site") site = item.site;
-      else if (item.page.ns === 0 && item.page.redirect === undefined) pages.push(item.page);
+      else if (item.kind === "page" && item.page.ns === 0 && item.page.redirect === undefined) pages.push(item.page);
     }
   } catch {
     // a damaged dump: the pages before the damage

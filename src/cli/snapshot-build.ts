@@ -135,7 +135,8 @@ export function logSources(result: Pick<IngestResult, "sources" | "failures">, l
     );
     if (s.damage) log(`  kept the complete pages before the damage: ${s.damage}`);
   }
-  for (const f of result.failures.slice(0, 20)) log(`  left out page ${f.pageId} "${f.title}": ${f.error}`);
+  for (const f of result.failures.slice(0, 20))
+    log(`  left out page ${Number.isNaN(f.pageId) ? "without an id" : f.pageId} "${f.title}": ${f.error}`);
   if (result.failures.length > 20) log(`  … and ${result.failures.length - 20} more pages left out`);
 }
 

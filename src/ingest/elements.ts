@@ -112,6 +112,9 @@ export class ExportState {
 type TextStore = (state: ExportState, text: string) => unknown;
 
 /** Elements whose text is kept, keyed "parent/element". */
+/** An id's text as a number: an empty <id></id> is none (NaN), not Number("")'s 0. */
+const idOf = (text: string): number => (text.trim() === "" ? Number.NaN : Number(text));
+
 const TEXT_OF = new Map<string, TextStore>([
   ["siteinfo/sitename", (s, text) => (s.site.sitename = text.trim())],
   ["siteinfo/dbname", (s, text) => (s.site.dbname = text.trim())],
@@ -119,8 +122,8 @@ const TEXT_OF = new Map<string, TextStore>([
   ["namespaces/namespace", (s, text) => s.site.namespaces.set(text.trim(), s.nsKey)],
   ["page/title", (s, text) => s.page && (s.page.title = text)],
   ["page/ns", (s, text) => s.page && (s.page.ns = Number(text))],
-  ["page/id", (s, text) => s.page && s.page.pageId === undefined && (s.page.pageId = Number(text))],
-  ["revision/id", (s, text) => s.page && (s.page.revId = Number(text))],
+  ["page/id", (s, text) => s.page && s.page.pageId === undefined && (s.page.pageId = idOf(text))],
+  ["revision/id", (s, text) => s.page && (s.page.revId = idOf(text))],
   ["revision/timestamp", (s, text) => s.page && (s.page.timestamp = text.trim())],
   ["revision/text", (s, text) => s.page && (s.page.text = text)],
 ]);
@@ -191,16 +194,34 @@ function keepNewestRevision(s: ExportState): void {
  */
 const isId = (n: number | undefined): n is number => Number.isInteger(n) && n! >= 0 && n! <= 0xffffffff;
 
-/** A page with an id and a revision, both well formed, is sent as a RawPage; others are dropped. */
+/** Why a page read is not one MediaWiki exports, or undefined when it is. */
+function faultOf(p: PageDraft, best: Revision): string | undefined {
+  if (!isId(p.pageId)) return "its page id is missing or not MediaWiki's (a whole number from 0 to 4294967295)";
+  if (!isId(best.revId)) return "its revision id is not MediaWiki's (a whole number from 0 to 4294967295)";
+  // MediaWiki has no page without a title, and never exports one.
+  if (p.title.trim() === "") return "its title is empty";
+  return undefined;
+}
+
+/**
+ * A page with an id, a revision and a title, all well formed, is sent as a RawPage; one with a revision and a fault
+ * is sent as left out (the build reports it), one without a revision is dropped.
+ */
 function sendPage(s: ExportState): void {
   const p = s.page;
   if (!p) return;
   s.page = null;
   const best = s.best;
-  if (!isId(p.pageId) || !best || !isId(best.revId)) return;
+  if (!best) return;
+  const ns = p.ns ?? namespaceFromTitle(p.title, s.site.namespaces);
+  const fault = faultOf(p, best);
+  if (fault !== undefined) {
+    s.out.push({ kind: "left out", page: { pageId: p.pageId ?? Number.NaN, ns, title: p.title, error: fault } });
+    return;
+  }
   const page: RawPage = {
-    pageId: p.pageId,
-    ns: p.ns ?? namespaceFromTitle(p.title, s.site.namespaces),
+    pageId: p.pageId!, // faultOf found it an id
+    ns,
     title: p.title,
     revId: best.revId,
     timestamp: best.timestamp,

@@ -91,6 +91,12 @@ class Ingestion {
           this.takeSite(item.site, spec, report);
           continue;
         }
+        if (item.kind === "left out") {
+          // As the pages the workers could not convert; only articles' namespace is read at all.
+          const { pageId, ns, title, error } = item.page;
+          if (ns === 0) this.failures.push({ pageId, title, error });
+          continue;
+        }
         const taken = await this.takePage(item.page, report);
         if (taken === "full") break;
         if (taken === "passed") continue;

@@ -24,4 +24,16 @@ export interface RawPage {
   text: string;
 }
 
-export type ExportItem = { kind: "site"; site: SiteInfo } | { kind: "page"; page: RawPage };
+/** A page the reader leaves out (an id that is not MediaWiki's, an empty title): the build reports it as a page left out. */
+interface LeftOut {
+  /** The id as read (NaN when there was none). */
+  pageId: number;
+  ns: number;
+  title: string;
+  error: string;
+}
+
+export type ExportItem =
+  | { kind: "site"; site: SiteInfo }
+  | { kind: "page"; page: RawPage }
+  | { kind: "left out"; page: LeftOut };
