@@ -4,6 +4,7 @@ import {
   copyFileSync,
   existsSync,
   lstatSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   symlinkSync,
@@ -208,6 +209,19 @@ await mainOf("snapshot:build", () => { throw Object.assign(new Error("ENOSPC: no
     const built = await run([BUILD, "--dump", SQUAD, "--out", out, "--limit", "3"]);
     expect(built.code).toBe(0);
     expect(readdirSync(dir)).toEqual(["x.tome"]);
+  });
+
+  test("two builds of one wiki without --out never both write snapshots/<dbname>.tome: the second is refused at its start (D116)", async () => {
+    const cwd = tempDir();
+    mkdirSync(join(cwd, "snapshots"));
+    // This test's process stands for a build of enwiki (SQUAD's <dbname>) writing snapshots/enwiki.tome.
+    writeFileSync(join(cwd, "snapshots", ".enwiki.tome.lock"), `${process.pid}\n`);
+    const refused = await run([BUILD, "--dump", SQUAD, "--limit", "3", "--workers", "1"], { CWD: cwd });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim()).toBe(
+      `snapshot:build: another build or update (process ${process.pid}) is writing snapshots/enwiki.tome: wait for it, or write this one elsewhere with --out. If none is running, delete snapshots/.enwiki.tome.lock.`,
+    );
+    expect(readdirSync(join(cwd, "snapshots"))).toEqual([".enwiki.tome.lock"]);
   });
 
   test("the default name is a file in snapshots/ whatever <dbname> the dump gives: '../escaped' does not write outside it", async () => {

@@ -1,9 +1,9 @@
 /** bun run snapshot:build — MediaWiki dumps → a Tome snapshot. */
 import { basename, dirname, join } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { mkdirSync, readFileSync, renameSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { buildFromDumps, DEFAULT_MEMORY_BYTES } from "../build";
-import { DEFAULT_CHUNK_WORDS, type IngestResult, MAX_BUILD_WORKERS } from "../ingest";
+import { DEFAULT_CHUNK_WORDS, type IngestResult, MAX_BUILD_WORKERS, siteOf } from "../ingest";
 import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
 import { buildProgress } from "./progress";
 import { ArgumentError, mainOf } from "./main";
@@ -149,8 +149,7 @@ export async function buildSnapshot(
   log: (line: string) => void = (l) => console.log(l),
 ): Promise<string> {
   const started = performance.now();
-  // Known only from the dump's site information; a default name waits for it.
-  const out = args.out ?? join("snapshots", `.pending-${process.pid}${SNAPSHOT_EXTENSION}`);
+  const out = args.out ?? (await defaultOut(args.dumps[0]!));
   const release = claimOutput(out, log);
   try {
     return await buildTo(out, args, log, started);
@@ -184,13 +183,19 @@ async function buildTo(out: string, args: BuildArgs, log: (line: string) => void
   }
   const { result, meta: m, bytes } = report;
   logSources(result, log);
-  let path = out;
-  if (!args.out) {
-    path = join("snapshots", `${fileNameOf(result.wiki.dbname || result.wiki.host)}${SNAPSHOT_EXTENSION}`);
-    renameSync(out, path);
-  }
-  log(`wrote ${path}: ${writtenSummary(m, bytes, report.runs, started)}`);
-  return path;
+  log(`wrote ${out}: ${writtenSummary(m, bytes, report.runs, started)}`);
+  return out;
+}
+
+/**
+ * Without --out: snapshots/<dbname>.tome, named from the first dump's site information, read before the build (as
+ * snapshot:update checks the wiki, D111) so that the name is claimed for the whole build: two builds of one wiki
+ * are one refused, not the last renamed in winning (D116).
+ */
+async function defaultOut(dump: string): Promise<string> {
+  const site = await siteOf(dump);
+  const wiki = site.dbname || site.host || `${site.lang || "en"}.wikipedia.org`;
+  return join("snapshots", `${fileNameOf(wiki)}${SNAPSHOT_EXTENSION}`);
 }
 
 /**
