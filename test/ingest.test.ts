@@ -410,7 +410,7 @@ describe("inputs", () => {
     expect(r.failures).toEqual([{ pageId: 2, title: "Nested", error: "its conversion took longer than 2 s" }]);
   }, 30_000);
 
-  test("a page whose id or revision id is not an unsigned 32-bit integer, as MediaWiki's are, or whose title is empty, is left out and reported, not kept under another id", async () => {
+  test("a page whose id or revision id is not an unsigned 32-bit integer, as MediaWiki's are, or missing, whose title is empty, or that has no revision, is left out and reported, not kept under another id", async () => {
     const page = (id: string, rev: string, title: string) =>
       `<page><title>${title}</title><ns>0</ns><id>${id}</id><revision><id>${rev}</id><timestamp>2024-01-01T00:00:00Z</timestamp><text>${title} is a page.</text></revision></page>`;
     const path = join(tempDir(), "ids.xml");
@@ -420,6 +420,7 @@ describe("inputs", () => {
 ${page("1", "10", "One")}${page("4294967297", "20", "Wrapped")}${page("-1", "30", "Negative")}${page("4294967295", "40", "Last")}
 ${page("5", "-7", "Negative revision")}${page("6", "abc", "Revision not a number")}${page("7", "4294967296", "Revision too large")}
 ${page("8", "80", "")}${page("9", "90", " ")}${page("", "100", "No id")}
+${page("10", "", "Revision without an id").replace("<id></id>", "")}<page><title>No revision</title><ns>0</ns><id>11</id></page>
 <page><title>User:Nobody</title><ns>2</ns><id>-2</id><revision><id>110</id><text>Not an article.</text></revision></page></mediawiki>`,
     );
     const r = await ingest({ dumps: [path], workers: 1 });
@@ -429,7 +430,7 @@ ${page("8", "80", "")}${page("9", "90", " ")}${page("", "100", "No id")}
     ]);
     expect(r.sources[0]!.articles).toBe(2);
     const pageId = "its page id is missing or not MediaWiki's (a whole number from 0 to 4294967295)";
-    const revId = "its revision id is not MediaWiki's (a whole number from 0 to 4294967295)";
+    const revId = "its revision id is missing or not MediaWiki's (a whole number from 0 to 4294967295)";
     // In the build's report as the pages the workers could not convert; a page outside the articles' namespace is not.
     expect(r.failures).toEqual([
       { pageId: 4294967297, title: "Wrapped", error: pageId },
@@ -440,6 +441,8 @@ ${page("8", "80", "")}${page("9", "90", " ")}${page("", "100", "No id")}
       { pageId: 8, title: "", error: "its title is empty" },
       { pageId: 9, title: " ", error: "its title is empty" },
       { pageId: Number.NaN, title: "No id", error: pageId },
+      { pageId: 10, title: "Revision without an id", error: revId },
+      { pageId: 11, title: "No revision", error: "it has no revision" },
     ]);
     const lines: string[] = [];
     logSources(r, (line) => lines.push(line));

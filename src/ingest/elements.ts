@@ -185,7 +185,9 @@ function keepNewestRevision(s: ExportState): void {
   const page = s.page;
   if (!page || !s.inRevision) return;
   s.inRevision = false;
-  if (newerInHistory(page, s.best)) s.best = { revId: page.revId ?? 0, timestamp: page.timestamp, text: page.text };
+  // A revision without its <id> has none: reported as the page's fault, not read as revision 0.
+  if (newerInHistory(page, s.best))
+    s.best = { revId: page.revId ?? Number.NaN, timestamp: page.timestamp, text: page.text };
 }
 
 /**
@@ -197,26 +199,25 @@ const isId = (n: number | undefined): n is number => Number.isInteger(n) && n! >
 /** Why a page read is not one MediaWiki exports, or undefined when it is. */
 function faultOf(p: PageDraft, best: Revision): string | undefined {
   if (!isId(p.pageId)) return "its page id is missing or not MediaWiki's (a whole number from 0 to 4294967295)";
-  if (!isId(best.revId)) return "its revision id is not MediaWiki's (a whole number from 0 to 4294967295)";
+  if (!isId(best.revId)) return "its revision id is missing or not MediaWiki's (a whole number from 0 to 4294967295)";
   // MediaWiki has no page without a title, and never exports one.
   if (p.title.trim() === "") return "its title is empty";
   return undefined;
 }
 
 /**
- * A page with an id, a revision and a title, all well formed, is sent as a RawPage; one with a revision and a fault
- * is sent as left out (the build reports it), one without a revision is dropped.
+ * A page with an id, a revision and a title, all well formed, is sent as a RawPage; one with a fault, or with no
+ * revision, is sent as left out (the build reports it).
  */
 function sendPage(s: ExportState): void {
   const p = s.page;
   if (!p) return;
   s.page = null;
   const best = s.best;
-  if (!best) return;
   const ns = p.ns ?? namespaceFromTitle(p.title, s.site.namespaces);
-  const fault = faultOf(p, best);
-  if (fault !== undefined) {
-    s.out.push({ kind: "left out", page: { pageId: p.pageId ?? Number.NaN, ns, title: p.title, error: fault } });
+  const fault = best ? faultOf(p, best) : "it has no revision";
+  if (!best || fault !== undefined) {
+    s.out.push({ kind: "left out", page: { pageId: p.pageId ?? Number.NaN, ns, title: p.title, error: fault! } });
     return;
   }
   const page: RawPage = {
