@@ -450,6 +450,13 @@ ${page("10", "", "Revision without an id").replace("<id></id>", "")}<page><title
     expect(lines).toContain('  left out page 8 "": its title is empty');
   });
 
+  test("the library's ingest takes 1 to 64 parsing threads, as the commands do (D113): others are a RangeError", async () => {
+    for (const workers of [2.5, 65, 0])
+      await expect(ingest({ dumps: [EN_2016], workers })).rejects.toThrow(
+        `workers must be a whole number of parsing threads from 1 to 64, not ${workers}`,
+      );
+  });
+
   test("a revision dated before 1970 is read as 1970-01-01, as a malformed date is: the export and the changes list it (they start at time 0)", async () => {
     const page = (id: number, timestamp: string) =>
       `<page><title>Page ${id}</title><ns>0</ns><id>${id}</id><revision><id>${id}0</id><timestamp>${timestamp}</timestamp><text>Page ${id} is a page.</text></revision></page>`;

@@ -66,6 +66,11 @@ export class ParserPool {
     private readonly script = workerUrl(new URL("./worker.ts", import.meta.url), "ingest/worker.ts"),
     private readonly pageLimitMs = PAGE_LIMIT_MS,
   ) {
+    // The library's ingest({ workers }) and buildFromDumps() come here without the commands' check.
+    if (!(Number.isInteger(size) && size >= 1 && size <= MAX_BUILD_WORKERS))
+      throw new RangeError(
+        `workers must be a whole number of parsing threads from 1 to ${MAX_BUILD_WORKERS}, not ${size}`,
+      );
     for (let i = 0; i < size; i++) {
       this.sent.push(new Map());
       this.inFlight.push(0);
