@@ -26,6 +26,31 @@ export const sharedDataDir = (): string => sharedData();
 export const dumpsDir = (): string => sharedDumps();
 export const dump = (name: string) => join(dumpsDir(), name);
 
+/**
+ * A page's wikitext broken as a cut or hostile revision is, for the markup pass (stripMarkup): bench/build/markup.ts
+ * times copies of it one after another, joined by `joint` (one paragraph where the breaking took the blank lines out),
+ * and test/wikitext-converter.test.ts checks that copies are each read as the page alone.
+ */
+export const MARKUP_BREAKINGS: { what: string; breakIt: (wikitext: string) => string; joint: string }[] = [
+  { what: "every </ref> cut: its references never closed", breakIt: (t) => t.replaceAll("</ref>", ""), joint: "\n\n" },
+  {
+    what: "every closing tag cut (</ref>, </math>, </sup>…)",
+    breakIt: (t) => t.replace(/<\/[a-z]+\s*>/gi, ""),
+    joint: "\n\n",
+  },
+  { what: "every '>' of a tag cut: no tag ends", breakIt: (t) => t.replace(/(?<!--)>/g, ""), joint: "\n\n" },
+  {
+    what: "every link a file link, no ']]', tags nor blank lines: one paragraph",
+    breakIt: (t) =>
+      t
+        .replace(/<!--[\s\S]*?-->|<[^<>]*>|__[A-Z]+__/g, "")
+        .replaceAll("[[", "[[File:")
+        .replaceAll("]]", "")
+        .replace(/\n\s*\n/g, "\n"),
+    joint: "\n",
+  },
+];
+
 /** Every namespace-0 page of the dumps, in order (of a damaged dump, its complete pages before the damage). */
 export async function pagesOf(dumps: string[]): Promise<RawPage[]> {
   const pages: RawPage[] = [];

@@ -39,6 +39,7 @@ export {
   dump,
   format1Bytes,
   launch,
+  MARKUP_BREAKINGS,
   pagesOf,
   ROOT,
   runToExit,

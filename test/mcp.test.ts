@@ -37,11 +37,12 @@ let server: ServerProcess;
 let key: string;
 
 /** A key on its own account, on a plan with a monthly quota (so X-Quota-Remaining counts). */
-function keyIn(dir: string, name: string): string {
-  return updateKeyFile(dir, (f) =>
-    createKey(f, { name, account: name, plan: "business", scope: "read", now: Date.now() }),
-  ).key;
+function keyIn(dir: string, name: string, plan: "business" | "free" = "business"): string {
+  return updateKeyFile(dir, (f) => createKey(f, { name, account: name, plan, scope: "read", now: Date.now() })).key;
 }
+
+/** What a JSON-RPC POST to /mcp sends beside its key (the Streamable HTTP transport's Accept). */
+const MCP_HEADERS = { "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
 
 beforeAll(async () => {
   snapshot = await snapshotFor(DUMPS);
@@ -292,7 +293,7 @@ for (const [name, connect] of [
 function post(message: Json, headers: Record<string, string> = {}, url = server.url): Promise<Response> {
   return fetch(`${url}/mcp`, {
     method: "POST",
-    headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers },
+    headers: { ...MCP_HEADERS, ...headers },
     body: JSON.stringify({ jsonrpc: "2.0", ...message }),
   });
 }
@@ -423,7 +424,7 @@ describe("/mcp on the server", () => {
   test("an argument named __proto__ is refused (D33), not dropped unseen with the call run without it", async () => {
     const r = await fetch(`${server.url}/mcp`, {
       method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", "X-API-Key": key },
+      headers: { ...MCP_HEADERS, "X-API-Key": key },
       body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"q":"albedo","__proto__":{"limit":"x"}}}}',
     });
     const body = (await r.json()) as Json;
@@ -455,7 +456,7 @@ describe("/mcp on the server", () => {
     const before = await post({ id: 0, method: "tools/list" }, { "X-API-Key": key });
     const batch = await fetch(`${server.url}/mcp`, {
       method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", "X-API-Key": key },
+      headers: { ...MCP_HEADERS, "X-API-Key": key },
       body: JSON.stringify(Array.from({ length: 100 }, (_, i) => call(i))),
     });
     expect(batch.status).toBe(400);
@@ -474,11 +475,7 @@ describe("/mcp on the server", () => {
     const raw = (body: string) =>
       fetch(`${server.url}/mcp`, {
         method: "POST",
-        headers: {
-          "Content-Type": "application/json",
-          Accept: "application/json, text/event-stream",
-          "X-API-Key": key,
-        },
+        headers: { ...MCP_HEADERS, "X-API-Key": key },
         body,
       });
     const deep = await raw("[".repeat(30_000) + "]".repeat(30_000));
@@ -640,16 +637,10 @@ describe("bun run mcp", () => {
 describe("a key whose quota is spent", () => {
   test("a body /mcp cannot take is still its 400 or 413 (D2: validation before the quota); a message it takes, 429", async () => {
     const data = tempDir("tome-data-");
-    const { key } = updateKeyFile(data, (f) =>
-      createKey(f, { name: "k", account: "k", plan: "free", scope: "read", now: Date.now() }),
-    );
+    const key = keyIn(data, "k", "free");
     writeUsage(usagePath(data), { months: { [new Date().toISOString().slice(0, 7)]: { k: 5000 } }, last_used: {} });
     const app = createApp(await engineFor({ dumps: [EN_2016] }), { access: new Access({ dataDir: data }) });
-    const headers = {
-      "X-API-Key": key,
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-    };
+    const headers = { ...MCP_HEADERS, "X-API-Key": key };
     const answer = async (body: string) => {
       const r = await app.handle(new Request("http://localhost/mcp", { method: "POST", headers, body }));
       const json = (await r.json()) as Json;
@@ -671,15 +662,13 @@ describe("a key whose quota is spent", () => {
 describe("/mcp/, with a slash at its end", () => {
   test("is /mcp, as the router serves /v1/meta/ as /v1/meta: a POST was refused, 405 (the API is read-only) with a key and 404 without", async () => {
     const data = tempDir("tome-data-");
-    const { key } = updateKeyFile(data, (f) =>
-      createKey(f, { name: "k", account: "k", plan: "business", scope: "read", now: Date.now() }),
-    );
+    const key = keyIn(data, "k");
     const app = createApp(await engineFor({ dumps: [EN_2016] }), { access: new Access({ dataDir: data }) });
     const ask = async (method: string, headers: Record<string, string> = {}) => {
       const r = await app.handle(
         new Request("http://localhost/mcp/", {
           method,
-          headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers },
+          headers: { ...MCP_HEADERS, ...headers },
           body: method === "POST" ? JSON.stringify({ jsonrpc: "2.0", id: 7, method: "ping" }) : undefined,
         }),
       );
@@ -707,15 +696,9 @@ describe("/mcp/, with a slash at its end", () => {
 describe("JSON that is no JSON-RPC message", () => {
   test("is -32600 Invalid Request, saying what a request has; -32700 Parse error is for a body that is not JSON", async () => {
     const data = tempDir("tome-data-");
-    const { key } = updateKeyFile(data, (f) =>
-      createKey(f, { name: "k", account: "k", plan: "business", scope: "read", now: Date.now() }),
-    );
+    const key = keyIn(data, "k");
     const app = createApp(await engineFor({ dumps: [EN_2016] }), { access: new Access({ dataDir: data }) });
-    const headers = {
-      "X-API-Key": key,
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-    };
+    const headers = { ...MCP_HEADERS, "X-API-Key": key };
     const answer = async (body: string) => {
       const r = await app.handle(new Request("http://localhost/mcp", { method: "POST", headers, body }));
       const json = (await r.json()) as Json;
@@ -758,9 +741,7 @@ describe("JSON that is no JSON-RPC message", () => {
 describe("a body that never arrives", () => {
   test("the client left: logged 499, neither a fault reported nor a 500 counted (D28)", async () => {
     const data = tempDir("tome-data-");
-    const { key } = updateKeyFile(data, (f) =>
-      createKey(f, { name: "k", account: "k", plan: "free", scope: "read", now: Date.now() }),
-    );
+    const key = keyIn(data, "k", "free");
     const lines: string[] = [];
     const faults: unknown[] = [];
     const app = createApp(await engineFor({ dumps: [EN_2016] }), {

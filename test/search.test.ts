@@ -311,18 +311,20 @@ describe("Japanese", () => {
 });
 
 describe("the library API, as the README shows it (open(path).search(q, options))", () => {
+  /** What a call says: "answered", or the error it throws, as "Name: message". */
+  const refused = (call: () => unknown) => {
+    try {
+      call();
+      return "answered";
+    } catch (error) {
+      return `${(error as Error).name}: ${(error as Error).message}`;
+    }
+  };
+
   test("a bad argument is a TypeError or RangeError naming it, never a crash inside or a silently wrong answer", async () => {
     const tome = open(await snapshotFor({ dumps: [SQUAD] }));
     const all = tome.search("the", { limit: 50 });
     expect(all.hits.length).toBeGreaterThan(3);
-    const refused = (call: () => unknown) => {
-      try {
-        call();
-        return "answered";
-      } catch (error) {
-        return `${(error as Error).name}: ${(error as Error).message}`;
-      }
-    };
     const cases: [unknown, unknown, string][] = [
       [undefined, undefined, "TypeError: search(q, options): q must be a string, not undefined."],
       [42, {}, "TypeError: search(q, options): q must be a string, not 42."],
@@ -393,14 +395,6 @@ describe("the library API, as the README shows it (open(path).search(q, options)
   test("changes() and pageByTitle() too: a date's text, a negative offset or a fractional limit is refused, naming it", async () => {
     const tome = open(await snapshotFor({ dumps: [SQUAD] }));
     const every = tome.changes(0, 0, 1000);
-    const refused = (call: () => unknown) => {
-      try {
-        call();
-        return "answered";
-      } catch (error) {
-        return `${(error as Error).name}: ${(error as Error).message}`;
-      }
-    };
     // Compared as NaN: every page, whatever the date.
     expect(refused(() => tome.changes("2099-01-01T00:00:00Z" as unknown as number, 0, 10))).toBe(
       'RangeError: changes(since, offset, limit): since must be Unix seconds, an integer of 0 or more, not "2099-01-01T00:00:00Z".',

@@ -3,15 +3,15 @@
  *
  * What unclosed markup costs the markup pass (stripMarkup, before wtf_wikipedia): a real page
  * (default Alkali metal, the 2016 dump's page of the most references) broken as a cut or hostile
- * revision is (every </ref> cut; every '>' of a tag cut; every link made a file link, with no
- * ']]', tags nor blank lines: one paragraph), then 1, 2, 4 and 8 copies of it one after another. Linear work keeps the
+ * revision is (bench/support.ts MARKUP_BREAKINGS: every </ref> cut; every closing tag cut; every '>' of a tag cut;
+ * every link made a file link, with no ']]', tags nor blank lines: one paragraph), then 1, 2, 4 and 8 copies of it one after another. Linear work keeps the
  * milliseconds a MB flat as the copies grow; work that looks again to the end of the text from
  * every unclosed tag or link grows them with the copies. Medians over the runs, after a warm-up.
  */
 import { parseArgs } from "node:util";
 import { stripMarkup } from "../../src/ingest/wikitext/markup";
 import { median } from "../stats";
-import { dump, pagesOf } from "../support";
+import { dump, MARKUP_BREAKINGS, pagesOf } from "../support";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -35,23 +35,9 @@ if (!page) {
   process.exit(2);
 }
 const runs = Number(values.runs);
-const broken: [string, (t: string) => string, string][] = [
-  ["every </ref> cut", (t) => t.replaceAll("</ref>", ""), "\n\n"],
-  ["every '>' of a tag cut", (t) => t.replace(/(?<!--)>/g, ""), "\n\n"],
-  [
-    "every link a file link, no ']]', tags nor blank lines",
-    (t) =>
-      t
-        .replace(/<!--[\s\S]*?-->|<[^<>]*>|__[A-Z]+__/g, "")
-        .replaceAll("[[", "[[File:")
-        .replaceAll("]]", "")
-        .replace(/\n\s*\n/g, "\n"),
-    "\n",
-  ],
-];
 console.log(`${page.title} (${spec}): ${(page.text.length / 1e6).toFixed(2)} M characters; median of ${runs} runs`);
 console.log("| broken | copies | M characters | ms | ms a M characters |\n|---|---|---|---|---|");
-for (const [what, breakIt, joint] of broken) {
+for (const { what, breakIt, joint } of MARKUP_BREAKINGS) {
   // Warmed on the page as it is, so that the first figure is not the compiler's.
   stripMarkup(page.text);
   for (const copies of [1, 2, 4, 8]) {

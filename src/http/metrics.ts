@@ -11,6 +11,7 @@ import type { Gate } from "../access";
 import type { PdfRenderService, PdfStats } from "../pdf";
 import type { SearchWork } from "../search";
 import type { SnapshotMeta } from "../snapshot";
+import { routedPath } from "./pipeline";
 
 /** The route label of a path no route serves. */
 const UNMATCHED = "unmatched";
@@ -82,9 +83,7 @@ class RouteLabels {
     const label = this.exact.get(path);
     if (label !== undefined) return label;
     for (const { pattern, label } of this.patterns) if (pattern.test(path)) return label;
-    // The router serves a static route with one trailing slash too.
-    if (path.length > 1 && path.endsWith("/")) return this.exact.get(path.slice(0, -1)) ?? UNMATCHED;
-    return UNMATCHED;
+    return this.exact.get(routedPath(path)) ?? UNMATCHED;
   }
 }
 

@@ -19,6 +19,9 @@ import type { Grant } from "../access";
 import type { Served } from "./current";
 import type { ApiError } from "./errors";
 
+/** The route a path is served as: the router serves a static route with one slash at its end too (/healthz/, /mcp/). */
+export const routedPath = (path: string): string => (path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path);
+
 /**
  * One request on its way through the pipeline, as Hono's Context: what the steps learn of it,
  * each its own fields, handed to every step and then to the routes (handOver).

@@ -16,7 +16,7 @@
 import { COST, NEEDS, UNAVAILABLE_RETRY_AFTER, type Gate, type Grant, type Refusal } from "../../access";
 import { OPENAPI_PATH } from "../docs";
 import { ApiError, errorAnswer, errorResponse, ERRORS, noSuchRoute, retryLater } from "../errors";
-import type { Exchange, Step } from "../pipeline";
+import { routedPath, type Exchange, type Step } from "../pipeline";
 import { isMcpPath } from "./methods";
 
 /** What answers without a key: the liveness check, the API's description and its UI. */
@@ -25,8 +25,7 @@ const OPEN_PREFIX = "/docs/";
 
 /** Whether a path needs a key: all but the open ones, with one slash at their end too, as the router serves them (/healthz/). */
 export function needsKey(path: string): boolean {
-  const route = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
-  return !OPEN_PATHS.has(route) && !path.startsWith(OPEN_PREFIX);
+  return !OPEN_PATHS.has(routedPath(path)) && !path.startsWith(OPEN_PREFIX);
 }
 
 /** The API's own paths: /v1 and under it, and /mcp. Any other path that needs a key is no route at all. */

@@ -5,12 +5,12 @@
  * stream and no session to DELETE.
  */
 import { errorResponse, ERRORS } from "../errors";
-import type { Step } from "../pipeline";
+import { routedPath, type Step } from "../pipeline";
 
 export const MCP_PATH = "/mcp";
 
 /** /mcp, or /mcp/: one slash at its end, as the router serves the API's routes (/v1/meta/). */
-export const isMcpPath = (path: string): boolean => path === MCP_PATH || path === `${MCP_PATH}/`;
+export const isMcpPath = (path: string): boolean => routedPath(path) === MCP_PATH;
 
 const ALLOWED_METHODS = "GET, HEAD, OPTIONS";
 const MCP_METHODS = "POST, OPTIONS";
