@@ -155,7 +155,7 @@ describe("/metrics on the real server, with TOME_ADMIN_TOKEN", () => {
       delta('tome_credits_spent_total{plan="growth"}'),
       delta('tome_credits_spent_total{plan="enterprise"}'),
     ]).toEqual([22, 1, 0]);
-    // Work charged to the shares (D57): every keyed answer but the PDFs (their own queue), none to a plan that made no request.
+    // Work charged to the shares (D57): every keyed answer (a PDF's render aside: its own queue), none to a plan that made no request.
     expect(delta('tome_work_charged_seconds_total{plan="free"}')).toBeGreaterThan(0);
     expect(delta('tome_work_charged_seconds_total{plan="growth"}')).toBeGreaterThan(0);
     expect(delta('tome_work_charged_seconds_total{plan="enterprise"}')).toBe(0);
@@ -165,7 +165,8 @@ describe("/metrics on the real server, with TOME_ADMIN_TOKEN", () => {
       hits: delta("tome_pdf_cache_hits_total"),
       failures: delta("tome_pdf_render_failures_total"),
       refused: delta("tome_pdf_refused_total"),
-    }).toEqual({ renders: 1, hits: 1, failures: 0, refused: 0 });
+      abandoned: delta("tome_pdf_renders_abandoned_total"),
+    }).toEqual({ renders: 1, hits: 1, failures: 0, refused: 0, abandoned: 0 });
     expect(value(after, 'tome_pdf_queue{state="queued"}')).toBe(0);
   });
 

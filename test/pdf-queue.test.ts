@@ -1,7 +1,8 @@
 /**
  * PDF renders under load: a bounded queue that renders in order (503 with Retry-After, free,
- * when full), a time limit counted from each render's start, nothing charged for an answer
- * that was not delivered, and HEAD that renders nothing. Real renders of the shared dumps.
+ * when full), a time limit counted from each render's start, nothing charged for a PDF whose
+ * client left before its render started, its credits for one that left during it (which is given
+ * up), and HEAD that renders nothing. Real renders of the shared dumps.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Access, createKey, readUsage, updateKeyFile, usagePath } from "../src/access";
@@ -121,10 +122,38 @@ describe("the render queue", () => {
       renderer.close();
     }
   });
+
+  test("a render under way that every request waiting for it leaves is given up (D26); one another request waits for goes on", async () => {
+    const renderer = new PdfRenderer();
+    const longest = articles.at(-1)!;
+    try {
+      const leaving = new AbortController();
+      const left = renderer.render(longest, { signal: leaving.signal }).catch((e) => e);
+      expect(renderer.load()).toEqual({ queued: 0, rendering: 1 });
+      leaving.abort();
+      const error = await left;
+      expect(error).toBeInstanceOf(PdfAbortedError);
+      expect((error as PdfAbortedError).rendering).toBe(true);
+      while (renderer.load().rendering) await Bun.sleep(10);
+      expect(renderer.stats()).toMatchObject({ renders: 0, abandoned: 1, failures: 0 });
+      expect(renderer.cachedPdf(longest)).toBeUndefined();
+      // The same worker renders on; two requests for one article, one leaving: the other gets it whole.
+      const stays = renderer.render(longest);
+      const other = new AbortController();
+      const goes = renderer.render(longest, { signal: other.signal }).catch((e) => e);
+      other.abort();
+      expect(await goes).toBeInstanceOf(PdfAbortedError);
+      expect(new TextDecoder().decode((await stays).slice(0, 5))).toBe("%PDF-");
+      expect(renderer.stats()).toMatchObject({ renders: 1, abandoned: 1, failures: 0 });
+    } finally {
+      renderer.close();
+    }
+  });
 });
 
 describe("PDFs over HTTP under load", () => {
   let running: RunningServer;
+  let renderer: PdfRenderer;
   let access: Access;
   let dir: string;
   const keyOf: Record<string, string> = {};
@@ -132,14 +161,15 @@ describe("PDFs over HTTP under load", () => {
 
   beforeAll(() => {
     dir = tempDir("tome-data-");
-    for (const name of ["heavy", "light", "leaver", "header"]) {
+    for (const name of ["heavy", "light", "leaver", "quitter", "header"]) {
       keyOf[name] = updateKeyFile(dir, (f) =>
         createKey(f, { name, account: name, plan: "business", scope: "full", now: Date.now() }),
       ).key;
     }
     access = new Access({ dataDir: dir });
     access.start();
-    running = serve(createApp(engine, { access, pdf: new PdfRenderer({ queueLength: 12, perRequester: 8 }) }), {
+    renderer = new PdfRenderer({ queueLength: 12, perRequester: 8 });
+    running = serve(createApp(engine, { access, pdf: renderer }), {
       port: 0,
       hostname: "127.0.0.1",
     });
@@ -191,7 +221,7 @@ describe("PDFs over HTTP under load", () => {
     expect(await spent("light")).toBe(10);
   });
 
-  test("a client that leaves while its PDF waits or renders is not charged", async () => {
+  test("a client that leaves while its PDF waits is not charged", async () => {
     // Occupy the renderer, then ask and leave.
     const busy = articles
       .slice(190, 194)
@@ -203,6 +233,17 @@ describe("PDFs over HTTP under load", () => {
     expect(await leaving).toBeInstanceOf(Error);
     await Promise.all(busy);
     expect(await spent("leaver")).toBe(0);
+  });
+
+  test("a client that leaves while its PDF renders is charged its 10 credits, and the render is given up (D26)", async () => {
+    const leave = new AbortController();
+    const leaving = get(keyOf.quitter!, `/v1/pdf/${articles.at(-1)!.pageId}`, { signal: leave.signal }).catch((e) => e);
+    while (!renderer.load().rendering) await Bun.sleep(5);
+    leave.abort();
+    expect(await leaving).toBeInstanceOf(Error);
+    expect(await spent("quitter")).toBe(10);
+    while (renderer.load().rendering) await Bun.sleep(10);
+    expect(renderer.stats().abandoned).toBe(1);
   });
 
   test("HEAD renders nothing and costs nothing unless the PDF is kept; then it costs what the GET costs", async () => {

@@ -166,6 +166,45 @@ describe("what a request is charged (D57)", () => {
     }
   });
 
+  test("a PDF request's time on the server's thread counts (its article read and hashed, a HEAD's too), not its wait for the render (D25)", async () => {
+    const engine = await engineFor({ dumps: [EN_2016, EN_2006] });
+    const dir = tempDir("tome-data-");
+    const key = updateKeyFile(dir, (f) =>
+      createKey(f, { name: "k", account: "k", plan: "enterprise", scope: "full", now: Date.now() }),
+    ).key;
+    const access = new Access({ dataDir: dir });
+    const RENDER_MS = 300;
+    const pdf = {
+      render: async () => {
+        await Bun.sleep(RENDER_MS);
+        return new TextEncoder().encode("%PDF-");
+      },
+    };
+    const app = createApp(engine, { access, pdf });
+    try {
+      const charged = () => access.workCharged().get("enterprise")!;
+      const ask = async (method: string) => {
+        const before = charged();
+        const r = await app.handle(
+          new Request("http://localhost/v1/pdf/39", { method, headers: { "X-API-Key": key } }),
+        );
+        await r.arrayBuffer();
+        return [r.status, charged() - before];
+      };
+      // A HEAD renders nothing and costs no credit, but reads the article and hashes it for its ETag.
+      const [headStatus, head] = await ask("HEAD");
+      expect(headStatus).toBe(200);
+      expect(head).toBeGreaterThan(0);
+      const [getStatus, get] = await ask("GET");
+      expect(getStatus).toBe(200);
+      expect(get).toBeGreaterThan(0);
+      expect(get).toBeLessThan(RENDER_MS);
+    } finally {
+      app.close();
+      access.stop();
+    }
+  });
+
   test("with the search pool: a search's time in its worker counts as well as its time on the request thread (D102)", async () => {
     const engine = await engineFor({ dumps: [EN_2016, EN_2006] });
     const dir = tempDir("tome-data-");

@@ -216,6 +216,11 @@ export class Metrics {
         (s) => s.cacheHits,
       );
       counter(
+        "tome_pdf_renders_abandoned_total",
+        "PDF renders given up under way, their clients gone (D26)",
+        (s) => s.abandoned,
+      );
+      counter(
         "tome_pdf_refused_total",
         "PDF requests refused because the render queue was full (503)",
         (s) => s.refusals,

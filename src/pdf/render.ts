@@ -74,12 +74,22 @@ interface Line {
 export interface RenderOptions {
   /** The document's creation date (default: now). */
   now?: Date;
+  /** Asked before each block of text and before the document is written: true stops the render (RenderAbandoned). */
+  abandoned?: () => boolean;
+}
+
+/** The render was given up (its `abandoned` said so): nobody waits for it any more. */
+export class RenderAbandoned extends Error {
+  constructor() {
+    super("the render was abandoned");
+    this.name = "RenderAbandoned";
+  }
 }
 
 export async function renderPdf(article: PdfArticle, options: RenderOptions = {}): Promise<Uint8Array> {
   const pdf = await PDFDocument.create();
   const fonts = await FontSet.for(pdf);
-  const w = new Writer(pdf, fonts, article.lang);
+  const w = new Writer(pdf, fonts, article.lang, options.abandoned);
 
   await w.block(article.title, STYLE.title);
   for (const section of article.sections) {
@@ -143,6 +153,7 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
   const now = options.now ?? new Date();
   pdf.setCreationDate(now);
   pdf.setModificationDate(now);
+  w.goOn();
   return pdf.save();
 }
 
@@ -165,9 +176,15 @@ class Writer {
     private readonly pdf: PDFDocument,
     private readonly fonts: FontSet,
     lang: string,
+    private readonly abandoned: (() => boolean) | undefined,
   ) {
     this.breaker = new LineBreaker(lang);
     this.newPage();
+  }
+
+  /** Throws RenderAbandoned if the render has been given up. */
+  goOn(): void {
+    if (this.abandoned?.()) throw new RenderAbandoned();
   }
 
   private newPage(): void {
@@ -192,6 +209,7 @@ class Writer {
 
   /** A block's text, wrapped into lines (its fonts embedded). */
   async lines(text: Parts, style: Style, options: BlockOptions = {}): Promise<Line[]> {
+    this.goOn();
     const parts = typeof text === "string" ? [{ text }] : text;
     for (const p of parts) await this.fonts.prepare(p.text, style.bold);
     const indent = options.bullet ? LIST_INDENT : 0;

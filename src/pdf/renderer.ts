@@ -11,7 +11,8 @@
  * and shared by articleKey (a hash of all the article's content), never by page and revision
  * alone: after a swap, a revision whose article differs (its retrieval date) is rendered anew. A
  * render's time limit runs from when it starts, not from when it was queued. A request that
- * leaves (its signal aborts) before its render starts is taken out of the queue.
+ * leaves (its signal aborts) before its render starts is taken out of the queue; a render under
+ * way that the last request waiting for it leaves is given up at its next block of text (D26).
  */
 import { workerUrl } from "../files";
 import { articleKey, type PdfArticle } from "./article";
@@ -31,10 +32,11 @@ export class PdfBusyError extends PdfError {
   }
 }
 
-/** The request left before its render started. */
+/** The request left before its PDF was ready. */
 export class PdfAbortedError extends PdfError {
-  constructor() {
-    super("the request left before its PDF was rendered");
+  /** Whether its render was under way when it left: work was spent for it (D26). */
+  constructor(readonly rendering: boolean) {
+    super(`the request left before its PDF was rendered${rendering ? ", while it rendered" : ""}`);
     this.name = "PdfAbortedError";
   }
 }
@@ -57,7 +59,7 @@ export interface PdfRendererOptions {
 }
 
 export interface RenderRequest {
-  /** Leaving: a render nobody waits for any more is taken out of the queue. */
+  /** Leaving: a render nobody waits for any more is taken out of the queue, or given up if under way. */
   signal?: AbortSignal;
   /** Who asks (an API key's id), for the fair share of the queue. */
   requester?: string;
@@ -72,6 +74,8 @@ export interface PdfStats {
   cacheHits: number;
   /** render() calls refused because the queue, or the requester's share of it, was full. */
   refusals: number;
+  /** Renders given up under way, as nobody waited for them any more. */
+  abandoned: number;
   queued: number;
   rendering: number;
 }
@@ -93,6 +97,9 @@ interface Waiter {
 interface Slot {
   worker: Worker | undefined;
   job: Job | undefined;
+  /** The number of the slot's render, which `abandon`, shared with its worker, holds when it is to be given up. */
+  render: number;
+  abandon: Int32Array;
   timer: ReturnType<typeof setTimeout> | undefined;
   started: number;
 }
@@ -108,6 +115,7 @@ export class PdfRenderer {
   /** When each requester last had a render started (a counter): the one served longest ago goes next. */
   private readonly lastServed = new Map<string, number>();
   private served = 0;
+  private renders = 0;
   private queued = 0;
   private queuedChars = 0;
   /** Jobs queued or rendering, by article, so that concurrent requests for one article render it once. */
@@ -121,7 +129,7 @@ export class PdfRenderer {
   private readonly queueChars: number;
   private readonly perRequester: number;
   private readonly nice: number;
-  private readonly counts = { renders: 0, failures: 0, cacheHits: 0, refusals: 0 };
+  private readonly counts = { renders: 0, failures: 0, cacheHits: 0, refusals: 0, abandoned: 0 };
 
   constructor(options: PdfRendererOptions = {}) {
     this.cacheBytes = options.cacheBytes ?? 64 * 1024 * 1024;
@@ -133,6 +141,8 @@ export class PdfRenderer {
     this.slots = Array.from({ length: Math.max(1, options.workers ?? 1) }, () => ({
       worker: undefined,
       job: undefined,
+      render: 0,
+      abandon: new Int32Array(new SharedArrayBuffer(4)),
       timer: undefined,
       started: 0,
     }));
@@ -159,7 +169,7 @@ export class PdfRenderer {
       this.counts.cacheHits++;
       return Promise.resolve(hit);
     }
-    if (signal?.aborted) return Promise.reject(new PdfAbortedError());
+    if (signal?.aborted) return Promise.reject(new PdfAbortedError(false));
     const key = articleKey(article);
     let job = this.jobs.get(key);
     if (!job) {
@@ -219,13 +229,16 @@ export class PdfRenderer {
     this.queuedChars -= job.chars;
   }
 
-  /** A waiter left: a job nobody waits for any more is dropped if it has not started. */
+  /** A waiter left: a job nobody waits for any more is dropped if it has not started, and given up if it has. */
   private leave(job: Job, waiter: Waiter): void {
     if (!job.waiters.delete(waiter)) return;
-    waiter.reject(new PdfAbortedError());
-    if (job.waiters.size || !this.queues.get(job.requester)?.includes(job)) return;
-    this.dequeue(job);
+    const slot = this.slots.find((s) => s.job === job);
+    waiter.reject(new PdfAbortedError(slot !== undefined));
+    if (job.waiters.size) return;
+    // A request for the article from now on renders it anew.
     this.jobs.delete(job.key);
+    if (slot) Atomics.store(slot.abandon, 0, slot.render);
+    else this.dequeue(job);
   }
 
   /** Starts queued jobs on idle workers, in turn: the requester served longest ago (or never) first. */
@@ -243,6 +256,7 @@ export class PdfRenderer {
       this.lastServed.delete(job.requester); // re-inserted last: the map stays ordered by age, and bounded by the requesters seen
       this.lastServed.set(job.requester, this.served++);
       slot.job = job;
+      slot.render = ++this.renders;
       slot.started = performance.now();
       slot.worker ??= this.startWorker(slot);
       // The worker may be stuck: stop it, and start afresh on the next job.
@@ -250,19 +264,22 @@ export class PdfRenderer {
         () => this.stopSlot(slot, new PdfError(`rendering took longer than ${this.timeoutMs} ms`)),
         this.timeoutMs,
       );
-      slot.worker.postMessage({ article: job.article });
+      slot.worker.postMessage({ article: job.article, render: slot.render });
     }
   }
 
   private startWorker(slot: Slot): Worker {
     const worker = new Worker(workerUrl(new URL("./worker.ts", import.meta.url), "pdf/worker.ts"));
-    worker.onmessage = (event: MessageEvent<{ bytes?: Uint8Array; error?: string }>) => {
+    worker.onmessage = (event: MessageEvent<{ bytes?: Uint8Array; error?: string; abandoned?: true }>) => {
       const job = slot.job;
       if (!job) return;
       clearTimeout(slot.timer);
       slot.job = undefined;
-      const { bytes, error } = event.data;
-      if (bytes) {
+      const { bytes, error, abandoned } = event.data;
+      if (abandoned) {
+        this.counts.abandoned++;
+        this.finish(job, new PdfAbortedError(true));
+      } else if (bytes) {
         this.counts.renders++;
         this.averageMs = 0.8 * this.averageMs + 0.2 * (performance.now() - slot.started);
         this.keep(job.key, bytes);
@@ -278,6 +295,7 @@ export class PdfRenderer {
     // A renderer alone must not keep the process alive.
     worker.unref();
     if (this.nice > 0) worker.postMessage({ nice: this.nice });
+    worker.postMessage({ abandon: slot.abandon });
     return worker;
   }
 
@@ -294,7 +312,8 @@ export class PdfRenderer {
   }
 
   private finish(job: Job, outcome: Uint8Array | Error): void {
-    this.jobs.delete(job.key);
+    // Not a newer job of the same article, asked for after this one was given up.
+    if (this.jobs.get(job.key) === job) this.jobs.delete(job.key);
     for (const waiter of job.waiters) {
       if (outcome instanceof Error) waiter.reject(outcome);
       else waiter.resolve(outcome);

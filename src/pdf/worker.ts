@@ -1,20 +1,34 @@
 /** The PDF worker: renders one article at a time off the server's thread (see PdfRenderer). */
 import { lowerThisThread } from "../scheduling";
 import type { PdfArticle } from "./article";
-import { renderPdf } from "./render";
+import { RenderAbandoned, renderPdf } from "./render";
 
 declare const self: Worker;
 
-self.onmessage = async (event: MessageEvent<{ article: PdfArticle } | { nice: number }>) => {
+type Message = { article: PdfArticle; render: number } | { nice: number } | { abandon: Int32Array };
+
+/** Shared with the renderer: the number of the render to give up, set while this thread renders (0: none). */
+let abandon: Int32Array | undefined;
+
+self.onmessage = async (event: MessageEvent<Message>) => {
+  const message = event.data;
   // Sent first, before any article (D143).
-  if ("nice" in event.data) {
-    lowerThisThread(event.data.nice);
+  if ("nice" in message) {
+    lowerThisThread(message.nice);
     return;
   }
+  if ("abandon" in message) {
+    abandon = message.abandon;
+    return;
+  }
+  const { article, render } = message;
   try {
-    const bytes = await renderPdf(event.data.article);
+    const bytes = await renderPdf(article, {
+      abandoned: () => abandon !== undefined && Atomics.load(abandon, 0) === render,
+    });
     self.postMessage({ bytes }, { transfer: [bytes.buffer as ArrayBuffer] });
   } catch (err) {
-    self.postMessage({ error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
+    if (err instanceof RenderAbandoned) self.postMessage({ abandoned: true });
+    else self.postMessage({ error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
   }
 };

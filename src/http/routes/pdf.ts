@@ -10,6 +10,7 @@ import { apiError, errorBody, ERRORS, parameterError, retryLater } from "../erro
 import { checkQuota, route } from "../params";
 import { ErrorBody, MAX_INTEGER, PdfParams, UnavailableBody } from "../schemas";
 import { notModified, REVALIDATE, wantsNotModified } from "../steps/conditional";
+import { outsideWork } from "../steps/keys";
 
 const PAGE_ID_CONSTRAINT = `an integer from 0 to ${MAX_INTEGER} (base-10 digits)`;
 const PAGE_ID_MESSAGE = ERRORS.pageIdNotInteger.message(
@@ -59,19 +60,18 @@ export const pdfRoutes = (
           ? new Response(kept, { headers })
           : new Response(null, { headers: { ...headers, "x-credit-cost": "0" } });
       }
-      const signal = request.signal;
       let bytes: Uint8Array;
       try {
-        // The render queue shares its time by the key that asked.
-        bytes = await pdf.render(article, { signal, requester: x.grant?.key.record.id });
+        // The render queue shares its time by the key that asked; the render's own time is paid in credits, not in the work share (D25).
+        const rendered = pdf.render(article, { signal: request.signal, requester: x.grant?.key.record.id });
+        bytes = await outsideWork(x, rendered);
       } catch (err) {
         if (err instanceof PdfBusyError) throw busy(err.retryAfter);
-        if (err instanceof PdfAbortedError) return gone();
+        if (err instanceof PdfAbortedError) return gone(err.rendering);
         logError(err);
         throw apiError(ERRORS.pdfFailed);
       }
-      // The client left while it rendered: nothing to deliver, nothing charged (the PDF is kept for next time).
-      if (signal.aborted) return gone();
+      // Rendered for it: charged, whether or not its client is still there to receive it (D26).
       return new Response(bytes, { headers: { ...headers, "content-length": String(bytes.byteLength) } });
     },
   );
@@ -162,8 +162,12 @@ const busy = (retryAfter: number) =>
     `Too many PDFs are being rendered; nothing was charged. Retry after ${retryAfter} s.`,
   );
 
-/** An answer for a client that has gone (499, as nginx logs it): never delivered, never charged. */
-const gone = () => new Response(null, { status: 499 });
+/**
+ * An answer for a client that has gone (499, as nginx logs it), never delivered: charged, as its
+ * X-Credit-Cost says, when its render was under way as it left (D26), free when it still waited.
+ */
+const gone = (rendering: boolean) =>
+  new Response(null, { status: 499, headers: { "x-credit-cost": rendering ? String(COST.pdf) : "0" } });
 
 /**
  * attachment; an ASCII filename for old clients, the real title in filename* (RFC 6266, RFC 5987).

@@ -32,6 +32,9 @@ export function needsKey(path: string): boolean {
 const isApiPath = (path: string) => isMcpPath(path) || path === "/v1" || path.startsWith("/v1/");
 
 const PDF_PREFIX = "/v1/pdf/";
+const PDF_COST = String(COST.pdf);
+/** A request whose client left before its answer was made (as nginx logs it). */
+const GONE = 499;
 
 /** A grant the quota could not hold, with the Retry-After its refusal said. */
 interface RefusedGrant extends Grant {
@@ -124,16 +127,17 @@ export function keys(access: Gate | undefined): Step {
     });
   };
 
-  /** Whether the answer counts as delivered work (D20): a 2xx, to a client still there, that did the work it charges for. */
-  const succeeded = (x: Exchange, grant: Grant, response: Response) => {
-    if (response.status < 200 || response.status >= 300) return false;
-    if (grant.cost === COST.request) return true;
-    // A PDF: not charged when the client left before it was ready, nor for a HEAD that rendered nothing.
-    return !x.request.signal.aborted && response.headers.get("x-credit-cost") !== "0";
+  /** Whether the request is charged its cost (D20): a 2xx; for a PDF, one whose work was spent, as its X-Credit-Cost says (D26). */
+  const succeeded = (grant: Grant, response: Response) => {
+    const status = response.status;
+    const ok = status >= 200 && status < 300;
+    if (grant.cost === COST.request) return ok;
+    // A PDF: rendered or kept, or rendering when its client left (499); not a HEAD that rendered nothing, nor one that left while its render waited.
+    return (ok || status === GONE) && response.headers.get("x-credit-cost") === PDF_COST;
   };
 
   /** Whether the request goes on to the routes (undefined) or is answered here. */
-  const decide = (x: Exchange, grant: Grant | Refusal, pdf: boolean): Response | undefined => {
+  const decide = (x: Exchange, grant: Grant | Refusal): Response | undefined => {
     if ("reason" in grant) {
       // Answered here, not by the router: a path outside the API never reaches the routes without a key.
       if (grant.reason === "no key" && !isApiPath(x.path))
@@ -143,13 +147,14 @@ export function keys(access: Gate | undefined): Step {
     if (grant.rateRemaining < 0 || grant.workWait) return rateRefusal(grant);
     x.grant = grant;
     if (!grant.held) x.overQuota = quotaError(grant);
-    // Keyed requests but PDFs (whose render queue shares its own time by key) are timed for the
-    // work share (D25, D57): the whole request on the server's thread, from here to its
-    // settlement (the route, the answer's validation and serialization, the ETag's hash), less
-    // what it waited for outside the thread (outsideWork), plus its time in a search worker (chargeElsewhere, D102). Bun runs a request's microtasks before
-    // it takes the next request (bench/http/microtask-order.ts), so the time between is this
-    // request's alone unless it awaited real input or output.
-    if (!pdf) x.work = { started: performance.now(), waited: 0, elsewhere: 0 };
+    // Every keyed request is timed for the work share (D25, D57): the whole request on the
+    // server's thread, from here to its settlement (the route, the answer's validation and
+    // serialization, the ETag's hash; a PDF's article read and hashed), less what it waited for
+    // outside the thread (outsideWork: a PDF's render, whose queue shares its own time by key),
+    // plus its time in a search worker (chargeElsewhere, D102). Bun runs a request's microtasks
+    // before it takes the next request (bench/http/microtask-order.ts), so the time between is
+    // this request's alone unless it awaited real input or output.
+    x.work = { started: performance.now(), waited: 0, elsewhere: 0 };
     return undefined;
   };
 
@@ -158,15 +163,15 @@ export function keys(access: Gate | undefined): Step {
       if (!needsKey(x.path)) return undefined;
       const pdf = x.path.startsWith(PDF_PREFIX);
       const grant = access.admit(x.request.headers, pdf ? COST.pdf : COST.request, pdf ? NEEDS.pdf : NEEDS.request);
-      if (grant instanceof Promise) return grant.then((g) => decide(x, g, pdf));
-      return decide(x, grant, pdf);
+      if (grant instanceof Promise) return grant.then((g) => decide(x, g));
+      return decide(x, grant);
     },
     after(x, response) {
       const grant = x.grant;
       if (!grant) return response;
       const work = x.work;
       if (work) access.spent(grant, UNTIMED_MS + performance.now() - work.started - work.waited + work.elsewhere);
-      const settled = access.settle(grant, succeeded(x, grant, response));
+      const settled = access.settle(grant, succeeded(grant, response));
       if (settled instanceof Promise) {
         return settled.then((deliver) => {
           const answer = deliver ? response : unsettled();
