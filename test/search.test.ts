@@ -7,7 +7,9 @@ import { Shard } from "../src/search/postings/shard";
 import { Vocabulary, vocabularyOf } from "../src/search/postings/vocabulary";
 import { TEXT_BOOSTS, TEXT_FIELDS, textShardOptions } from "../src/search/postings/fields";
 import MiniSearch from "minisearch";
-import { EN_2006, EN_2016, engineFor, ingested, snapshotFor, SQUAD, TRUNCATED_XZ } from "./helpers";
+import { closeSync, copyFileSync, openSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { EN_2006, EN_2016, engineFor, ingested, snapshotFor, SQUAD, tempDir, TRUNCATED_XZ } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -439,6 +441,77 @@ describe("the library API, as the README shows it (open(path).search(q, options)
         .hits.map((h) => h.page.pageId),
     ).toEqual(hits);
   });
+});
+
+describe("an engine opened as a library holds a read lease on its file, as the server does (D84, D151)", () => {
+  /** This process's leases on the file at `path` (/proc/locks: "LEASE  ACTIVE    READ <pid> <dev>:<inode> 0 EOF"). */
+  const leases = (path: string) => {
+    const inode = statSync(path).ino;
+    return readFileSync("/proc/locks", "utf8")
+      .split("\n")
+      .filter(
+        (line) =>
+          / LEASE +ACTIVE +READ /.test(line) && line.includes(` ${process.pid} `) && line.includes(`:${inode} `),
+      ).length;
+  };
+  const said = (call: () => unknown) => {
+    try {
+      call();
+      return "answered";
+    } catch (error) {
+      return `${(error as Error).name}: ${(error as Error).message}`;
+    }
+  };
+
+  test.if(process.platform === "linux")(
+    "a copy over the file waits until the engine lets go, and later calls say why, where reading the file cut short killed the process (SIGBUS)",
+    async () => {
+      const path = join(tempDir(), "copied.tome");
+      copyFileSync(await snapshotFor({ dumps: [SQUAD] }), path);
+      const tome = open(path);
+      const other = open(path);
+      expect(leases(path)).toBe(2);
+      expect(tome.search("the", { limit: 1 }).hits.length).toBe(1);
+      const mapped = () => readFileSync("/proc/self/maps", "utf8").includes(path);
+      expect(mapped()).toBe(true);
+      // Shorter than the snapshot: its pages past the new end were a SIGBUS on the next search (Bun: "panic: Bus error").
+      expect(await Bun.spawn(["cp", SQUAD, path]).exited).toBe(0);
+      expect(readFileSync(path).equals(readFileSync(SQUAD))).toBe(true);
+      // Nothing of the file was mapped any more when cp's open went on.
+      expect(mapped()).toBe(false);
+      const gone = `SnapshotError: ${path} was opened for writing by another process (a copy over it?): this engine let go of it, as reading a file cut short would crash the process (D84). open() it again once it is whole; replace a snapshot by renaming a new file onto it.`;
+      for (const engine of [tome, other]) {
+        expect(said(() => engine.search("the"))).toBe(gone);
+        expect(said(() => engine.lucky("the"))).toBe(gone);
+        expect(said(() => engine.page(1))).toBe(gone);
+        expect(said(() => engine.changes(0, 0, 1))).toBe(gone);
+        engine.close();
+      }
+      expect(leases(path)).toBe(0);
+    },
+  );
+
+  test.if(process.platform === "linux")(
+    "close() lets the lease go; a file open for writing (being copied) is refused until it is closed",
+    async () => {
+      const path = join(tempDir(), "leased.tome");
+      copyFileSync(await snapshotFor({ dumps: [SQUAD] }), path);
+      const tome = open(path);
+      expect(leases(path)).toBe(1);
+      tome.close();
+      expect(leases(path)).toBe(0);
+      const writing = openSync(path, "r+");
+      try {
+        expect(said(() => open(path))).toBe(
+          `SnapshotError: ${path} is open for writing (being copied?): open() it once it is whole and closed.`,
+        );
+        expect(leases(path)).toBe(0);
+      } finally {
+        closeSync(writing);
+      }
+      expect(open(path).search("the", { limit: 1 }).hits.length).toBe(1);
+    },
+  );
 });
 
 describe("hostile queries never throw", () => {

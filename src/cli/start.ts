@@ -22,7 +22,7 @@ import {
 } from "../access";
 import { type App, createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
-import { type Engine, open } from "../search";
+import { type Engine, openUnguarded } from "../search";
 import { buildSnapshot } from "./snapshot-build";
 import { download } from "./download";
 import { downloadProgress } from "./progress";
@@ -135,7 +135,7 @@ function announceKeys(access: Access, config: Config): void {
  */
 function serveFirst(path: string, makeApp: (tome: Engine) => App): App {
   const started = performance.now();
-  const tome = open(path);
+  const tome = openUnguarded(path);
   // All of it mapped from this file now: a newer snapshot renamed over the same name later is swapped in, never read through this one.
   tome.snapshot.container.mapAll();
   const m = tome.snapshot.meta;

@@ -23,7 +23,7 @@
  */
 import { type FSWatcher, watch } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
-import { type Engine, open } from "../search";
+import { type Engine, openUnguarded } from "../search";
 import {
   bySnapshotOrder,
   identityOf,
@@ -353,7 +353,7 @@ export class SnapshotSwapper {
     let engine: Engine;
     let opened: number;
     try {
-      engine = open(path);
+      engine = openUnguarded(path);
       engine.snapshot.container.mapAll();
       opened = performance.now();
       const meta = engine.snapshot.meta;

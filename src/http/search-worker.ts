@@ -4,7 +4,7 @@
  * answer's JSON here. A snapshot let go is collected at once, so that its mappings go.
  */
 import { statSync } from "node:fs";
-import { open, type SearchWork } from "../search";
+import { openUnguarded, type SearchWork } from "../search";
 import { apiContext, type ApiContext } from "./context";
 import { ApiError } from "./errors";
 import { coreWaitClock, lowerThisThread } from "../scheduling";
@@ -44,7 +44,8 @@ const identity = (path: string) => {
 function opened(path: string, id: string, searchTimeoutMs: number | undefined): Opened | string {
   try {
     const before = identity(path);
-    const engine = open(path);
+    // No lease here: the request thread holds it and lets go for every thread (D84); a lease breaking signals the process, whose listener is the request thread's.
+    const engine = openUnguarded(path);
     // The file may have been replaced since the request thread opened it: another snapshot must not answer.
     if (engine.snapshot.meta.contentHash !== id) return `${path} holds another snapshot now`;
     // Every section mapped now (not when first read, from whatever file is then at the path), all from the file whose header was read.

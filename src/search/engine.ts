@@ -19,7 +19,7 @@
  *   formatted.
  * Every per-search buffer is in one Scratch, restored after each search by its reset().
  */
-import { SnapshotError, type Snapshot, type SnapshotPage } from "../snapshot";
+import { type LeaseRefused, SnapshotError, type Snapshot, type SnapshotPage } from "../snapshot";
 import {
   checkChanges,
   checkSearch,
@@ -96,6 +96,17 @@ export class Engine {
   close(): void {
     this.closed ??= `${this.snapshot.path} is closed: open() it again to search it.`;
     this.snapshot.container.letGo();
+  }
+
+  /**
+   * Takes a read lease on the snapshot's file (D84, D151): another process opening it to write it waits until this
+   * engine has let go of it; every later call then throws a SnapshotError saying why. Returns why no lease was taken.
+   */
+  guard(): LeaseRefused | undefined {
+    const { path, container } = this.snapshot;
+    return container.lease(() => {
+      this.closed ??= `${path} was opened for writing by another process (a copy over it?): this engine let go of it, as reading a file cut short would crash the process (D84). open() it again once it is whole; replace a snapshot by renaming a new file onto it.`;
+    });
   }
 
   /** Throws once the engine is closed. */

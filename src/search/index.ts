@@ -5,7 +5,7 @@
  *   const tome = open("snapshots/enwiki.tome");
  *   const { hits } = tome.search("albedo of snow", { limit: 5 });
  */
-import { openSnapshot } from "../snapshot";
+import { openSnapshot, SnapshotError } from "../snapshot";
 import { Engine } from "./engine";
 import type { IndexBuildProgress } from "./indexer/merge";
 import { PRUNE_FROM, READ_WHOLE } from "./options";
@@ -40,7 +40,7 @@ export function pageOrderSection(
   const stage = "ordering the pages of common words";
   return {
     name: ORDERS_SECTION,
-    bytes: open(snapshotPath).pageOrders(
+    bytes: openUnguarded(snapshotPath).pageOrders(
       PRUNE_FROM,
       ORDER_LENGTH,
       progress && ((done, total) => progress(stage, done, total)),
@@ -49,8 +49,27 @@ export function pageOrderSection(
   };
 }
 
-/** Opens a snapshot (its sections mapped, not read) and its search indexes. */
+/**
+ * Opens a snapshot (its sections mapped, not read) and its search indexes, under a read lease on its file (D84,
+ * D151): a process opening the file to write it (`cp` over it) waits until this engine has let go of it, and every
+ * later call throws a SnapshotError saying so, where reading the file cut short would kill the process (SIGBUS).
+ * close(), or the process's end, lets the lease go. A file open for writing now (being copied) is refused; where no
+ * lease can be taken (another user's file, a network filesystem) it is mapped unguarded.
+ */
 export function open(snapshotPath: string): Engine {
+  const engine = openUnguarded(snapshotPath);
+  const refused = engine.guard();
+  if (refused?.writing) {
+    engine.close();
+    throw new SnapshotError(
+      `${snapshotPath} is open for writing (being copied?): open() it once it is whole and closed.`,
+    );
+  }
+  return engine;
+}
+
+/** open() without the lease: for the server, whose swap takes and answers the lease itself (D84), its search workers, and a build reading the file it writes. */
+export function openUnguarded(snapshotPath: string): Engine {
   const snapshot = openSnapshot(snapshotPath);
   const indexes = loadIndexes(snapshot);
   return new Engine(snapshot, indexes.text, indexes.titles);
