@@ -56,6 +56,61 @@ const mcp = (name: string, args: Json): RequestInit => ({
   body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
 });
 
+describe("createApp's options for the pool, checked as their settings are (D101, D142, D151)", () => {
+  test("searchWorkers out of 0 to 64 (or not a whole number), and the pool's other bounds, are a RangeError naming them", () => {
+    const engine = open(path);
+    const refused: [string, unknown, string][] = [
+      // Started one worker; three; two (Math.max(1, "2")); 1000, 1000 threads (about 17 GB of heaps at 5M chunks).
+      [
+        "searchWorkers",
+        -1,
+        "a whole number of search threads from 0 to 64 (0: searches on the request thread), not -1",
+      ],
+      [
+        "searchWorkers",
+        2.5,
+        "a whole number of search threads from 0 to 64 (0: searches on the request thread), not 2.5",
+      ],
+      [
+        "searchWorkers",
+        "2",
+        'a whole number of search threads from 0 to 64 (0: searches on the request thread), not "2"',
+      ],
+      [
+        "searchWorkers",
+        65,
+        "a whole number of search threads from 0 to 64 (0: searches on the request thread), not 65",
+      ],
+      [
+        "searchWorkers",
+        1000,
+        "a whole number of search threads from 0 to 64 (0: searches on the request thread), not 1000",
+      ],
+      // No pool, silently.
+      [
+        "searchWorkers",
+        Number.NaN,
+        "a whole number of search threads from 0 to 64 (0: searches on the request thread), not NaN",
+      ],
+      ["searchWorkerNice", 20, "a whole number of nice steps from 0 to 19, not 20"],
+      // 0 refused every search 503; NaN held any number.
+      ["searchQueue", 0, "a whole number of requests a worker, 1 or more, not 0"],
+      ["searchQueue", Number.NaN, "a whole number of requests a worker, 1 or more, not NaN"],
+      // Every search a 500: the engine refused its budgetMs.
+      ["searchTimeoutMs", -1, "a number of milliseconds, 0 or more, not -1"],
+    ];
+    for (const [name, value, rule] of refused)
+      expect(() => createApp(engine, { [name]: value })).toThrow(
+        new RangeError(`createApp(engine, options): ${name} must be ${rule}.`),
+      );
+    for (const searchWorkers of [undefined, 0]) {
+      const app = createApp(engine, { searchWorkers });
+      expect(app.pool).toBeUndefined();
+      app.close();
+    }
+  });
+});
+
 describe("the same answers with 0 and with 2 workers", () => {
   const paths = [
     "/v1/search?q=albedo",

@@ -14,7 +14,8 @@ import { DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND } from "../access";
 import { UserError } from "../errors";
 import { commandLine, startedByNpm } from "../invocation";
 import { MAX_BUILD_WORKERS, setBuildWorkers } from "../ingest";
-import { GUARDS, setMemoryLog } from "../search";
+// TOME_SEARCH_WORKERS above MAX_SEARCH_WORKERS is refused; one per core stops at it.
+import { GUARDS, MAX_SEARCH_WORKERS, setMemoryLog } from "../search";
 import { preferZstd } from "../snapshot";
 
 export interface Setting {
@@ -39,11 +40,6 @@ startedByNpm(
 
 /** The server's search threads run this many nice steps below its request thread unless told otherwise (D142). */
 const SEARCH_WORKER_NICE = 10;
-/**
- * The most search workers the server starts (D101): each opens the snapshot on its own heap, and past the cores more
- * answer no faster. TOME_SEARCH_WORKERS above it is refused; one per core stops at it.
- */
-const MAX_SEARCH_WORKERS = 64;
 
 /** The settings, in the order `--help` and the README list them. */
 export const SETTINGS = [

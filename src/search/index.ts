@@ -17,6 +17,7 @@ export { Engine } from "./engine";
 export {
   DEFAULTS,
   GUARDS,
+  MAX_SEARCH_WORKERS,
   type ChangesResult,
   type Hit,
   type LuckyResult,

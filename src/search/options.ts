@@ -157,6 +157,12 @@ export function checkChanges(since: unknown, offset: unknown, limit: unknown): v
 export const GUARDS = { maxWords: MAX_WORDS, typoWords: 4, budgetMs: 100 } as const;
 
 /**
+ * The most threads one process searches a snapshot from (the server's search pool, D101: TOME_SEARCH_WORKERS and
+ * createApp's searchWorkers): each opens it on its own heap, and past the cores more answer no faster.
+ */
+export const MAX_SEARCH_WORKERS = 64;
+
+/**
  * A query whose lists hold fewer postings is ranked to the end of every tier: pruning would
  * save little, and the count of matching pages stays exact.
  */
