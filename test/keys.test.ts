@@ -349,6 +349,36 @@ describe("the key tool", () => {
     expect(revoked.stdout + revoked.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
   });
 
+  test("keys list --json escapes the C1 controls and the direction marks in a name as \\uXXXX, as the table does, where it sent them raw", async () => {
+    const dir = tempDir("tome-data-");
+    const made = await newKey(dir, "--name", "plain", "--account", "acme");
+    // U+009B is a terminal's CSI (ESC [): "\u009b2J" clears the screen; U+0085 is a line break; the marks turn the row round.
+    const name = "a\u009b2Jb\u0085c\u202eevil\u2066d\u2069\u200fe\u200e\u061cf\u2028g\u007f";
+    updateKeyFile(dir, (f) => {
+      f.keys[0]!.name = name;
+    });
+    const unshown = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+    const json = await keys(dir, "list", "--json");
+    expect(json.code).toBe(0);
+    expect(json.stdout).not.toMatch(unshown);
+    expect(json.stdout).toContain(
+      String.raw`"name": "a\u009b2Jb\u0085c\u202eevil\u2066d\u2069\u200fe\u200e\u061cf\u2028g\u007f"`,
+    );
+    // Still JSON, read back as the name kept.
+    expect(JSON.parse(json.stdout)).toMatchObject([{ id: made.id, name }]);
+    const table = await keys(dir, "list");
+    expect(table.stdout).not.toMatch(unshown);
+    expect(table.stdout).toContain(
+      String.raw`a\u009b2Jb\u0085c\u202eevil\u2066d\u2069\u200fe\u200e\u061cf\u2028g\u007f`,
+    );
+    // And the marks the table did not escape (left-to-right, right-to-left, Arabic letter mark) are refused in a new name.
+    for (const mark of ["\u200e", "\u200f", "\u061c"]) {
+      const r = await keys(dir, "create", "--name", `x${mark}y`, "--account", "acme");
+      expect({ mark, code: r.code }).toEqual({ mark, code: 1 });
+      expect(r.stderr).toContain("a key's name may not hold control characters");
+    }
+  });
+
   test("--expires in the past, or today (00:00 UTC has passed), is refused; tomorrow is taken", async () => {
     const dir = tempDir("tome-data-");
     const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);

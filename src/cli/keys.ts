@@ -18,6 +18,7 @@ import {
   limitsOf,
   monthOf,
   PLAN_NAMES,
+  printableJson,
   printableName,
   readKeyFile,
   readUsage,
@@ -197,7 +198,7 @@ async function create(args: string[], store: KeyToolStore): Promise<void> {
       expires_at: record.expires_at,
       created_at: record.created_at,
     };
-    console.log(JSON.stringify(out, null, 2));
+    console.log(printableJson(out));
     return;
   }
   console.log(key);
@@ -233,7 +234,7 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
       rate_per_second: limits.rate,
     };
   });
-  if (values.json) return console.log(JSON.stringify(rows, null, 2));
+  if (values.json) return console.log(printableJson(rows));
   if (!rows.length)
     return console.log(`No keys in ${store.where}. Create one with: ${commandLine("keys")} create --name NAME`);
   const time = (iso: string | null, never: string) => iso?.replace("T", " ").slice(0, 19) ?? never;
@@ -403,9 +404,7 @@ async function account(args: string[], store: KeyToolStore): Promise<void> {
     which === "create" ? createAccountAccess(file, name, plan) : { created: false, ...replaceAccountToken(file, name) },
   );
   if (values.json)
-    return console.log(
-      JSON.stringify({ account: name, plan: made.account.plan, dashboard_token: made.token }, null, 2),
-    );
+    return console.log(printableJson({ account: name, plan: made.account.plan, dashboard_token: made.token }));
   console.log(made.token);
   const what =
     which === "token"
