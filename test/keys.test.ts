@@ -6,11 +6,12 @@
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { Access, checkKeyStore, COST, keysPath, NEEDS, updateKeyFile, type KeyStoreState } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { lockText } from "../src/files";
-import { keys, newKey, runToExit, snapshotFor, SQUAD, START, startServer, tempDir } from "./helpers";
+import { keys, newKey, ROOT, runToExit, snapshotFor, SQUAD, START, startServer, tempDir } from "./helpers";
 
 // Per file (bun applies it to the current file only): one test builds a snapshot from a real dump.
 setDefaultTimeout(120_000);
@@ -527,5 +528,47 @@ describe("the key tool", () => {
     expect((await keys(dir, "--help")).stdout).toContain(
       'account  give an account holder the dashboard (/dashboard): "account create", "account token"',
     );
+  });
+});
+
+describe("the key tool on a Redis that takes the connection and answers nothing (D42)", () => {
+  /** A TCP server on a free port that takes every connection; `hello` answers Bun's HELLO 3 (a Redis's greeting) and nothing after. */
+  async function silentServer(hello: boolean): Promise<{ url: string; server: Server; heard: string[] }> {
+    const heard: string[] = [];
+    const server = createServer((socket) => {
+      socket.on("data", (bytes) => {
+        const text = String(bytes);
+        heard.push(text);
+        if (hello && text.includes("HELLO")) socket.write("%2\r\n+server\r\n+redis\r\n+proto\r\n:3\r\n");
+      });
+    });
+    await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+    const { port } = server.address() as { port: number };
+    return { url: `redis://127.0.0.1:${port}`, server, heard };
+  }
+
+  test("list and create fail with a message saying Redis did not answer and what to check, exit 1, and show no key", async () => {
+    // Silent from the start (another service on the port), and greeting then silent (a Redis stuck behind a proxy):
+    // the first said "the connection closed (Connection closed)"; the second waited for good on its SCRIPT LOAD.
+    for (const hello of [false, true]) {
+      const { url, server, heard } = await silentServer(hello);
+      try {
+        for (const args of [["list"], ["create", "--name", "x", "--json"]]) {
+          const r = await runToExit(["bun", join(ROOT, "src/cli/keys.ts"), ...args], {
+            TOME_REDIS_URL: url,
+            TOME_DATA: tempDir("tome-data-"),
+          });
+          expect({ hello, args, code: r.code, stdout: r.stdout }).toEqual({ hello, args, code: 1, stdout: "" });
+          expect(r.stderr.trim()).toBe(
+            `keys ${args[0]}: Redis at ${url} (TOME_REDIS_URL) did not answer within 3 s. Check that the address is Redis's (\`redis-cli -u URL ping\` answers PONG; not another service on that port), that Redis is not stuck or paused, that a proxy or tunnel in between reaches it, and that a Redis with TLS is given as rediss://. Nothing was changed.`,
+          );
+        }
+        // It was reached, and asked: nothing the tool changes was sent before it gave up.
+        expect(heard.join("")).toContain("HELLO");
+        expect(heard.join("")).not.toContain("EVALSHA");
+      } finally {
+        server.close();
+      }
+    }
   });
 });

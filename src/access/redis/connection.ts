@@ -11,8 +11,17 @@ import { createHash } from "node:crypto";
 
 /** Longer than any healthy Redis takes (a fork or an fsync stall included); then Redis counts as unreachable. */
 const COMMAND_TIMEOUT_MS = 2000;
-const CONNECT_TIMEOUT_MS = 2000;
+/**
+ * How long connecting, a PING and loading the scripts may take, at open and in each probe, before Redis counts as
+ * unreachable: a server that takes the connection and answers nothing (another service on the port, a Redis stopped
+ * behind a proxy) kept the key tool and a starting server waiting for good.
+ */
+export const HANDSHAKE_MS = 3000;
+/** Bun's own bound on connecting, a backstop past HANDSHAKE_MS (under it, a silent server read as "Connection closed"). */
+const CONNECT_TIMEOUT_MS = 2 * HANDSHAKE_MS;
 const PROBE_MS = 250;
+/** The reason a handshake not answered in time gives (the key tool's message tells it from a refused connection by it). */
+export const NO_ANSWER = `no answer within ${HANDSHAKE_MS / 1000} s`;
 
 /** Redis could not be reached, or did not answer in time: the request is refused (503), never let through. */
 export class RedisUnavailable extends Error {
@@ -89,7 +98,7 @@ export class RedisConnection {
     readonly url: string,
     scripts: Script[],
     private readonly log: (line: string) => void = (line) => console.error(line),
-    private readonly commandTimeoutMs = COMMAND_TIMEOUT_MS,
+    private commandTimeoutMs = COMMAND_TIMEOUT_MS,
   ) {
     this.scripts = scripts;
     this.client = this.newClient();
@@ -121,13 +130,43 @@ export class RedisConnection {
     return redisAddress(this.url);
   }
 
-  /** Connects; a Redis that cannot be reached yet is an outage (probed until it answers), not an error. */
+  /** Connects; a Redis that cannot be reached yet, or does not answer, is an outage (probed until it answers), not an error. */
   async open(): Promise<void> {
     try {
-      await this.client.connect();
-      await this.loadScripts();
+      await this.answering(this.client);
     } catch (err) {
       this.fail((err as Error).message);
+      // A connection that answered nothing: the commands waiting on it fail, and the probe connects anew.
+      this.client.close();
+    }
+  }
+
+  /** Connects `client` if need be, PINGs and loads the scripts; rejects unless Redis has answered within HANDSHAKE_MS. */
+  private async answering(client: RedisClient): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const silent = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(NO_ANSWER)), HANDSHAKE_MS);
+    });
+    const greeted = (async () => {
+      if (!client.connected) await client.connect();
+      await client.send("PING", []);
+      await this.loadScripts();
+    })();
+    try {
+      await Promise.race([greeted, silent]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Runs `work` with commands allowed `ms` to answer rather than the connection's timeout (an import's one long script). */
+  async waitingUpTo<T>(ms: number, work: () => Promise<T>): Promise<T> {
+    const before = this.commandTimeoutMs;
+    this.commandTimeoutMs = ms;
+    try {
+      return await work();
+    } finally {
+      this.commandTimeoutMs = before;
     }
   }
 
@@ -214,18 +253,18 @@ export class RedisConnection {
   private async probeOnce(): Promise<void> {
     if (this.probing || this.closed) return;
     this.probing = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       if (!this.client.connected) {
         this.client.close();
         this.client = this.newClient();
-        await this.client.connect();
       }
-      const timeout = new Promise<never>(
-        (_, reject) => (timer = setTimeout(() => reject(new Error("PING timed out")), COMMAND_TIMEOUT_MS)),
-      );
-      await Promise.race([this.client.send("PING", []), timeout]);
-      await this.loadScripts();
+      try {
+        await this.answering(this.client);
+      } catch (err) {
+        // One that answered nothing is let go: the next probe connects anew, rather than PING it again.
+        this.client.close();
+        throw err;
+      }
       const down = this.outage ? ((Date.now() - this.outage.since) / 1000).toFixed(1) : "0";
       this.outage = undefined;
       clearInterval(this.probe);
@@ -234,7 +273,6 @@ export class RedisConnection {
     } catch {
       // Still down: the next probe tries again.
     } finally {
-      clearTimeout(timer);
       this.probing = false;
     }
   }

@@ -11,7 +11,7 @@ import { KeyStoreError } from "../errors";
 import { nameTable } from "../names";
 import { emptyKeyFile, type Account, type KeyFile, type KeyRecord } from "../store";
 import type { UsageData } from "../usage";
-import { RedisConnection, RedisUnavailable } from "./connection";
+import { HANDSHAKE_MS, NO_ANSWER, RedisConnection, RedisUnavailable } from "./connection";
 import { IMPORT, NEVER_ENDS, READ_KEYS, SCRIPTS, WRITE_KEYS } from "./scripts";
 
 /** tome:auth's entry for a key: when it stops working, its scope, account and id (what admission needs). */
@@ -30,11 +30,10 @@ function pairs(reply: unknown): [string, string][] {
   return Object.entries((reply ?? {}) as Record<string, string>);
 }
 
-/**
- * How long the key tool waits for an answer: a replica gives up after 2 s, but an import of a large store runs for
- * seconds in one script, which Redis finishes whether or not the tool still waits for it.
- */
-const KEY_TOOL_TIMEOUT_MS = 60_000;
+/** How long the key tool waits for an answer to a command (a replica gives up after 2 s): the whole store is read in one. */
+const KEY_TOOL_TIMEOUT_MS = 10_000;
+/** And to an import: a large store's runs for seconds in one script, which Redis finishes whether or not the tool still waits for it. */
+const IMPORT_TIMEOUT_MS = 60_000;
 
 export class RedisKeyStore {
   private constructor(private readonly redis: RedisConnection) {}
@@ -50,8 +49,14 @@ export class RedisKeyStore {
     await redis.open();
     if (redis.outage) {
       redis.close();
+      if (redis.outage.reason === NO_ANSWER)
+        throw new KeyStoreError(
+          `Redis at ${redis.address} (TOME_REDIS_URL) did not answer within ${HANDSHAKE_MS / 1000} s. Check that the address is Redis's ` +
+            `(\`redis-cli -u URL ping\` answers PONG; not another service on that port), that Redis is not stuck or paused, ` +
+            `that a proxy or tunnel in between reaches it, and that a Redis with TLS is given as rediss://. Nothing was changed.`,
+        );
       throw new KeyStoreError(
-        `cannot reach Redis at ${redis.address} (TOME_REDIS_URL): ${redis.outage.reason}. Nothing was changed.`,
+        `cannot reach Redis at ${redis.address} (TOME_REDIS_URL): ${redis.outage.reason}. Check that Redis runs there and that the host and port are right. Nothing was changed.`,
       );
     }
     return new RedisKeyStore(redis);
@@ -109,10 +114,22 @@ export class RedisKeyStore {
       const args = [version, String(keys.length)];
       for (const k of keys) args.push(k.id, k.hash, JSON.stringify(k), authEntry(k));
       for (const [name, a] of accounts) args.push(name, JSON.stringify(a));
-      if ((await this.run(WRITE_KEYS, args)) !== -1) return result;
+      if ((await this.write(args)) !== -1) return result;
       await Bun.sleep(10 + Math.random() * 40);
     }
     throw new KeyStoreError("other key commands kept changing the store in Redis; nothing was changed. Try again.");
+  }
+
+  /** The change's script: sent, it may have been made even when no answer came back, and the message says so. */
+  private async write(args: string[]): Promise<unknown> {
+    try {
+      return await this.redis.run(WRITE_KEYS, args);
+    } catch (err) {
+      if (!(err instanceof RedisUnavailable)) throw err;
+      throw new KeyStoreError(
+        `Redis at ${this.address} did not confirm the change (${err.message}): it is all or nothing, and may have been made; see with TOME_REDIS_URL=… ${commandLine("keys list")}.`,
+      );
+    }
   }
 
   /** A month's usage and the last use of every key, in usage.json's shape. */
@@ -154,7 +171,7 @@ export class RedisKeyStore {
       last_used: lastUsed,
     };
     try {
-      return (await this.run(IMPORT, [JSON.stringify(data)])) !== -1;
+      return (await this.redis.waitingUpTo(IMPORT_TIMEOUT_MS, () => this.run(IMPORT, [JSON.stringify(data)]))) !== -1;
     } catch (err) {
       if (!(err instanceof KeyStoreError)) throw err;
       throw new KeyStoreError(
