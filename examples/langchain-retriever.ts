@@ -88,10 +88,13 @@ function metadataOf(hit: SearchHit, modifications: string[]): TomeDocumentMetada
 
 if (import.meta.main) {
   const question = process.argv.slice(2).join(" ") || "albedo of snow";
-  const docs = await new TomeRetriever({ k: 3 }).invoke(question).catch((e: Error) => {
-    console.error(`error: ${e.message}`);
-    process.exit(1);
-  });
+  // Made inside the chain: without TOME_URL the constructor throws, and that too is one line, not a stack trace.
+  const docs = await Promise.resolve()
+    .then(() => new TomeRetriever({ k: 3 }).invoke(question))
+    .catch((e: Error) => {
+      console.error(`error: ${e.message}`);
+      process.exit(1);
+    });
   for (const doc of docs) {
     const { title, section, url } = doc.metadata;
     console.log(

@@ -355,6 +355,18 @@ describe("the LangChain retriever (examples/langchain-retriever.ts)", () => {
     expect((error as TomeError).status).toBe(401);
   });
 
+  test("bun examples/langchain-retriever.ts without TOME_URL says so in one line and exits 1, as client.ts does (it printed a stack trace)", async () => {
+    for (const example of ["client.ts", "langchain-retriever.ts"]) {
+      const r = await run(["bun", join(EXAMPLES, example), "albedo"], { TOME_URL: "", TOME_API_KEY: key });
+      expect({ example, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+        example,
+        code: 1,
+        stdout: "",
+        stderr: "error: no server address: pass url or set TOME_URL\n",
+      });
+    }
+  });
+
   test("bun examples/langchain-retriever.ts prints the documents with their attribution", async () => {
     const r = await run(["bun", join(EXAMPLES, "langchain-retriever.ts"), "albedo"], {
       TOME_URL: server.url,
