@@ -435,6 +435,8 @@ describe("the library API, as the README shows it (open(path).search(q, options)
     expect(said(() => tome.changes(0, 0, 2))).toEqual(closed);
     expect(said(() => tome.page(hits[0]!))).toEqual(closed);
     expect(said(() => tome.pageByTitle("x"))).toEqual(closed);
+    // Made orders from zeros.
+    expect(said(() => tome.pageOrders(1000, 10))).toEqual(closed);
     expect(
       open(path)
         .search("the", { limit: 3 })

@@ -176,6 +176,7 @@ export class Engine {
     progress?: (done: number, total: number) => void,
     typoLeast = least,
   ): Uint8Array {
+    this.usable();
     const { container } = this.snapshot;
     return this.withScratch(() =>
       buildPageOrders(this.stages, least, length, progress, typoLeast, () => container.dropResident()),
