@@ -9,7 +9,16 @@ import { join } from "node:path";
 import { invalidKey, NO_KEY, READ_SCOPE } from "../src/access/grant";
 import { REFUSAL_ROWS } from "../src/http/steps/keys";
 import { sharedData } from "../src/cli/shared-data";
-import { errorAnswer, errorResponse, ERRORS, missingParameter, retryLater } from "../src/http/errors";
+import {
+  type ApiError,
+  errorAnswer,
+  errorResponse,
+  ERRORS,
+  missingParameter,
+  parameterError,
+  retryLater,
+} from "../src/http/errors";
+import { readSince } from "../src/http/routes/changes";
 
 /** The spec lies beside the data (test/fixtures/spec beside test/fixtures/data, as shared/spec beside shared/data). */
 const SPEC = join(sharedData(), "../spec");
@@ -143,6 +152,29 @@ describe("a refusal that says when to come back", () => {
       expect(built.status).toBe(row.status);
       expect(JSON.parse(built.body)).toEqual({ error: row.code, message, retry_after: seconds });
       expect(built.headers).toContainEqual(["retry-after", String(seconds)]);
+    }
+  });
+});
+
+describe("a refused value echoed in details", () => {
+  /** A's then emoji: character 200 is the first half of an emoji, where a cut by UTF-16 units splits its pair. */
+  const value = `a${"😀".repeat(300)}`;
+  const refusedSince = (raw: string) => {
+    try {
+      readSince(raw);
+    } catch (e) {
+      return errorAnswer(e as ApiError);
+    }
+    throw new Error(`${raw} was read`);
+  };
+
+  test("is cut to at most 200 characters between code points, never half a surrogate pair (strict JSON readers refuse a lone \\ud83d)", async () => {
+    for (const answer of [errorAnswer(parameterError("q", value, "at most 500 characters")), refusedSince(value)]) {
+      const text = await answer.text();
+      expect(text).not.toMatch(/\\ud[89ab][0-9a-f]{2}"/);
+      const echoedValue = JSON.parse(text).details.value as string;
+      expect(echoedValue.isWellFormed()).toBe(true);
+      expect(echoedValue).toBe(`a${"😀".repeat(99)}`);
     }
   });
 });

@@ -153,7 +153,17 @@ export function parameterError(
   row: ParameterRow = ERRORS.invalidParameter,
   message = row.message(parameter, constraint),
 ): ApiError {
-  return new ApiError(row.status, row.code, message, { parameter, value: value.slice(0, 200), constraint });
+  return new ApiError(row.status, row.code, message, { parameter, value: echoed(value), constraint });
+}
+
+/**
+ * At most 200 characters of a refused value, for its error's details. Cut between code points: half of a surrogate pair
+ * is written as a lone `\ud83d` escape, which strict JSON readers (Rust's serde_json) refuse, so the client could not read
+ * why it was refused.
+ */
+export function echoed(value: string): string {
+  const cut = value.slice(0, 200);
+  return /[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut;
 }
 
 /** D1's `invalid_parameter`, for the cases api.md leaves open. */

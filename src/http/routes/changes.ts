@@ -2,7 +2,7 @@
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import { CACHED_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED } from "../docs";
-import { ApiError, errorBody, ERRORS } from "../errors";
+import { ApiError, echoed, errorBody, ERRORS } from "../errors";
 import { route } from "../params";
 import { ChangesQuery, ChangesResponse, ErrorBody } from "../schemas";
 
@@ -49,7 +49,7 @@ export function readSince(raw: string): number {
   const fail = () =>
     new ApiError(row.status, row.code, row.message(), {
       parameter: "since",
-      value: raw.slice(0, 200),
+      value: echoed(raw),
       constraint: "unix seconds or RFC3339",
     });
   if (/^[0-9]+$/.test(raw)) {
