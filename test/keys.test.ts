@@ -380,6 +380,16 @@ describe("the key tool", () => {
     }
   });
 
+  test("a key's name longer than the dashboard's 100 characters is refused, as the dashboard refuses it; 100 is taken", async () => {
+    const dir = tempDir("tome-data-");
+    const long = await keys(dir, "create", "--name", "x".repeat(101), "--account", "acme");
+    expect({ code: long.code, stdout: long.stdout }).toEqual({ code: 1, stdout: "" });
+    expect(long.stderr).toContain("a key's name must be 1 to 100 characters, not 101");
+    expect(existsSync(keysPath(dir))).toBe(false);
+    const made = await newKey(dir, "--name", "x".repeat(100), "--account", "acme");
+    expect(made.name).toBe("x".repeat(100));
+  });
+
   test("--expires in the past, or today (00:00 UTC has passed), is refused; tomorrow is taken", async () => {
     const dir = tempDir("tome-data-");
     const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);

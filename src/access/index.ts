@@ -65,7 +65,7 @@ export {
 } from "./sign-in-limits";
 export { DataFolderTaken } from "./server-lock";
 export { KeyStoreError } from "./errors";
-export { accountNameProblem, keyNameProblem, printableJson, printableName } from "./names";
+export { accountNameProblem, KEY_NAME_MAX, keyNameProblem, printableJson, printableName } from "./names";
 export { KEY_SHAPE } from "./key-text";
 export { INVALID_KEY, INVALID_KEY_NEXT } from "./grant";
 export type { KnownKey } from "./ring";

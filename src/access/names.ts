@@ -59,8 +59,12 @@ export function printableJson(value: unknown): string {
   return JSON.stringify(value, null, 2).replace(UNSHOWN_ALL, (c) => (c === "\n" ? c : escaped(c)));
 }
 
+/** A key's name at most: the dashboard's field holds this many, and the key tool's list stays a table. */
+export const KEY_NAME_MAX = 100;
+
 /** Why `name` cannot name a key, as the end of a sentence ("A key's name …"); undefined when it can. */
 export function keyNameProblem(name: string): string | undefined {
+  if (name.length > KEY_NAME_MAX) return `must be 1 to ${KEY_NAME_MAX} characters, not ${name.length}`;
   if (!UNSHOWN.test(name)) return undefined;
   return `may not hold control characters (line breaks, tabs, terminal escapes) or marks that turn the text's direction, as "${printableName(name)}" does`;
 }

@@ -3,7 +3,7 @@
  * that creates a key, and a revocation's confirmation. A key's text appears only on the page
  * that answers its creation.
  */
-import type { KeyState, Plan, PlanName, Scope } from "../../access";
+import { KEY_NAME_MAX, type KeyState, type Plan, type PlanName, type Scope } from "../../access";
 import { usageChart, type DayUse } from "./chart";
 import { alert, csrfField, number, page, secretField } from "./frame";
 import { html, type Html } from "./html";
@@ -83,7 +83,7 @@ function createForm(v: AccountView): Html {
 ${full ? html`<p class="alert warn" role="status">${reason}</p>` : ""}
 <form method="post" action="/dashboard/keys" class="create">
 ${csrfField(v.csrf)}
-<div class="field"><label for="name">Name</label><input id="name" name="name" required maxlength="100" value="${f.name}" placeholder="e.g. Production server" ${full ? html`disabled` : ""}></div>
+<div class="field"><label for="name">Name</label><input id="name" name="name" required maxlength="${KEY_NAME_MAX}" value="${f.name}" placeholder="e.g. Production server" ${full ? html`disabled` : ""}></div>
 <fieldset class="field"><legend>Scope</legend>
 <label class="choice"><input type="radio" name="scope" value="read" ${f.scope !== "full" ? html`checked` : ""} ${full ? html`disabled` : ""}> <span><strong>Read</strong> — search, pages and chunks</span></label>
 <label class="choice"><input type="radio" name="scope" value="full" ${f.scope === "full" ? html`checked` : ""} ${full ? html`disabled` : ""}> <span><strong>Full</strong> — also renders PDFs</span></label>

@@ -5,6 +5,7 @@
  */
 import {
   createKey,
+  KEY_NAME_MAX,
   KeyStoreError,
   keyNameProblem,
   limitsOf,
@@ -55,7 +56,7 @@ export async function createOwnKey(v: Visit): Promise<Response> {
   const expires = (form.get("expires") ?? "").trim();
   const refuse = async (error: string, status = 400) =>
     respond(v, status, accountPage(await viewOf(v, { error, form: { name, scope, expires } })));
-  if (!name || name.length > 100) return refuse("Give the key a name of 1 to 100 characters.");
+  if (!name || name.length > KEY_NAME_MAX) return refuse(`Give the key a name of 1 to ${KEY_NAME_MAX} characters.`);
   const unshown = keyNameProblem(name);
   if (unshown) return refuse(`A key's name ${unshown}.`);
   if (scope !== "read" && scope !== "full") return refuse("Choose the key's scope: read or full.");
