@@ -35,6 +35,16 @@ describe("README.md", () => {
     }
   });
 
+  test("each search of 'Using the API' finds hits on the sample, its next page (offset) too: an empty page reads as paging broken", async () => {
+    const section = README.slice(README.indexOf("## Using the API"), README.indexOf("The reference is generated"));
+    const searches = [...section.matchAll(/'http:\/\/localhost:8080(\/v1\/search\?[^']+)'/g)].map((m) => m[1]!);
+    expect(searches.some((path) => path.includes("offset="))).toBe(true);
+    for (const path of searches) {
+      const { hits } = (await (await get(path)).json()) as { hits: unknown[] };
+      expect({ path, found: hits.length > 0 }).toEqual({ path, found: true });
+    }
+  });
+
   test("the routes its feature list names answer; an article is found by title through /v1/lucky, not /v1/page", async () => {
     const line = README.slice(
       README.indexOf("- **Pages, chunks, changes, lucky**"),
