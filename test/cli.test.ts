@@ -670,6 +670,19 @@ describe("bun run snapshot:export", () => {
       expect(Buffer.from(gunzipSync(await write(name))).toString()).toBe(plain);
   });
 
+  test("a name ending in another compressor's ending (.bz2, .xz) is refused, nothing written: it would hold plain JSON Lines", async () => {
+    const snapshot = await snapshotFor({ dumps: [SQUAD] });
+    const dir = tempDir();
+    for (const name of ["chunks.jsonl.bz2", "chunks.jsonl.XZ"]) {
+      const out = join(dir, name);
+      const { code, stderr } = await run([EXPORT, "--snapshot", snapshot, "--out", out]);
+      expect({ name, code }).toEqual({ name, code: 1 });
+      expect(stderr).toContain(`--out ${out}: snapshot:export compresses to .gz or .zst only`);
+      expect(stderr).not.toContain("    at ");
+    }
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   test("a damaged text block is one line saying what to do, to a file or to standard output", async () => {
     const snapshot = await snapshotFor({ dumps: [SQUAD] });
     const damaged = join(tempDir(), "damaged.tome");

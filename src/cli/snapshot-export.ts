@@ -35,8 +35,9 @@ name the license and say it was modified (modifications); see GET /v1/license.
 Options:
   --snapshot FILE  the snapshot (default: TOME_SNAPSHOT, else the one start serves in ${SNAPSHOT_DIR}/)
   --out FILE | -   where to write (default -, standard output). A name ending in .gz is
-                   gzip-compressed, .zst zstd-compressed (.GZ, .ZST too). A file is written
-                   beside its name and renamed into place when whole
+                   gzip-compressed, .zst zstd-compressed (.GZ, .ZST too); .bz2, .xz and other
+                   compressors' endings are refused. A file is written beside its name and
+                   renamed into place when whole
   --since T        only pages changed at or after T: Unix seconds or an RFC 3339 date-time
                    with a zone, as GET /v1/changes takes it (the same pages)
   -h, --help       this text
@@ -123,10 +124,18 @@ export function* exportLines(
   done(chunks);
 }
 
+/** Endings of compressed files this command does not write: such a name would hold plain JSON Lines, which bzcat or xz then refuse. */
+const OTHER_COMPRESSION = /\.(bz2|xz|lzma|lz4|br|zip|7z|z)$/i;
+
 /** The compressor a file name asks for, if any, however its ending is spelt (.gz, .GZ, .Zst). */
 function compressorFor(out: string) {
   if (/\.gz$/i.test(out)) return createGzip();
   if (/\.zst$/i.test(out)) return createZstdCompress();
+  const other = OTHER_COMPRESSION.exec(out);
+  if (other)
+    throw new UserError(
+      `--out ${out}: snapshot:export compresses to .gz or .zst only, and a name ending in ${other[0]} would hold plain JSON Lines. Name it ${out.slice(0, -other[0].length)}.gz, .zst, or without the ending.`,
+    );
   return undefined;
 }
 
