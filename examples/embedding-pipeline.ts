@@ -92,13 +92,25 @@ function writeSyncPoint(db: string, point: SyncPoint): void {
   writeFileSync(join(db, SYNC_FILE), JSON.stringify({ since: point.since, seen: [...point.seen] }));
 }
 
-/** The export's chunks, one at a time (plain, .gz or .zst, by the file's name). */
+/** The export's chunks, one at a time (plain, .gz or .zst, by the file's name, however its ending is spelt: .GZ, .Zst). */
 export async function* readExport(path: string): AsyncGenerator<ExportedChunk> {
   let input: Readable = createReadStream(path);
-  if (path.endsWith(".gz")) input = input.pipe(createGunzip());
-  else if (path.endsWith(".zst")) input = input.pipe(createZstdDecompress());
-  for await (const line of createInterface({ input, crlfDelay: Infinity }))
-    if (line) yield JSON.parse(line) as ExportedChunk;
+  if (/\.gz$/i.test(path)) input = input.pipe(createGunzip());
+  else if (/\.zst$/i.test(path)) input = input.pipe(createZstdDecompress());
+  let n = 0;
+  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+    n++;
+    if (!line) continue;
+    let chunk: ExportedChunk;
+    try {
+      chunk = JSON.parse(line) as ExportedChunk;
+    } catch {
+      throw new Error(
+        `line ${n} of ${path} is not JSON: give the file snapshot:export wrote (JSON Lines, plain or compressed as its name ends, .gz or .zst).`,
+      );
+    }
+    yield chunk;
+  }
 }
 
 /** Groups of `size` items (the last may hold fewer). */

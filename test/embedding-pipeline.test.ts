@@ -6,7 +6,7 @@
  * deterministicHashEmbedding, hashed words.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { copyFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   batches,
@@ -95,6 +95,14 @@ describe("examples/embedding-pipeline.ts", () => {
       expect(row.modifications).toBe(c.modifications.join("; "));
       expect(Array.from(row.vector as Iterable<number>).length).toBe(32);
     }
+  });
+
+  test("readExport reads an export whose name ends .GZ or .Zst as snapshot:export wrote it, compressed", async () => {
+    const upper = join(dir, "CHUNKS.JSONL.GZ");
+    copyFileSync(exported, upper);
+    let n = 0;
+    for await (const chunk of readExport(upper)) if (chunk.id) n++;
+    expect(n).toBe(openSnapshot(before).meta.indexedChunks);
   });
 
   test("nearest: a chunk's own text finds that chunk first (the store's vector search)", async () => {
@@ -205,6 +213,9 @@ describe("examples/embedding-pipeline.ts", () => {
 
   test("the command line's errors are one line each, saying what to do, never a stack trace", async () => {
     const cli = join(dir, "cli-vectors");
+    // An export compressed by a tool it does not read: its bytes are no JSON.
+    const bzip2ed = join(dir, "chunks.jsonl.bz2");
+    writeFileSync(bzip2ed, "BZh91AY&SY\u0000\u0001binary");
     const cases: [string[], Record<string, string>, number, string][] = [
       [["sync", "--db", cli, "--since", "yesterday"], {}, 2, "--since takes Unix seconds or an RFC 3339 date-time"],
       [["sync", "--db", cli], { TOME_API_KEY: "" }, 2, "sync needs the server's key in TOME_API_KEY"],
@@ -213,6 +224,12 @@ describe("examples/embedding-pipeline.ts", () => {
       [["query", "--db", join(dir, "nowhere"), "albedo"], {}, 1, "no store at"],
       [["load", "--export", join(dir, "missing.jsonl"), "--db", cli], {}, 1, "no export at"],
       [["load", "--bogus", "--db", cli], {}, 2, "embedding-pipeline: "],
+      [
+        ["load", "--export", bzip2ed, "--db", cli],
+        {},
+        1,
+        `line 1 of ${bzip2ed} is not JSON: give the file snapshot:export`,
+      ],
     ];
     for (const [args, env, code, message] of cases) {
       const r = await pipeline(args, env);
