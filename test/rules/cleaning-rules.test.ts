@@ -172,6 +172,11 @@ describe("formatting", () => {
     "Paris had 2.1 million people in 2020 – down from 1921. The city covers 105 km².",
   );
   cleans(
+    "soft hyphens go, written as entities or as characters: the word they sit in stays whole (D153)",
+    "The book «Зо&shy;ло&shy;тий бу\u00adме\u00adранг» appeared in 1946.",
+    "The book «Золотий бумеранг» appeared in 1946.",
+  );
+  cleans(
     "nowiki text is literal text",
     "The pipe <nowiki>|</nowiki> separates a link from its text.",
     "The pipe | separates a link from its text.",

@@ -326,6 +326,18 @@ describe("a word's other forms (its stem's) count as the word, weighed below it 
   });
 });
 
+describe("a soft hyphen is no character of the word it sits in (D153)", () => {
+  const wiki = wikiOf([
+    page("Ivan Bahrianyi", "His book «Зо&shy;ло&shy;тий бу&shy;ме&shy;ранг» appeared in 1946, in emigration."),
+    page("Boomerang", "A boomerang is a thrown tool. Золото is gold."),
+  ]);
+
+  test("“Золотий бумеранг” finds the page whose wikitext wrote it with soft hyphens, and so does the query copied with them", async () => {
+    expect(titles(await wiki, "Золотий бумеранг")).toEqual(["Ivan Bahrianyi"]);
+    expect(titles(await wiki, "Зо\u00adло\u00adтий бу\u00adме\u00adранг")).toEqual(["Ivan Bahrianyi"]);
+  });
+});
+
 describe("proximity: words standing close raise a chunk (D43)", () => {
   const wiki = wikiOf([
     page(

@@ -23,7 +23,11 @@ const QUOTES = /["“”„«»]/g;
 /** The last query word is typed on (a prefix) when it has this many letters or more. */
 export const MIN_PREFIX = 2;
 
-export function parseQuery(q: string, lang: string): ParsedQuery {
+/** Soft hyphens: no character of the word they sit in (D153), as the text they were copied from was indexed without them. */
+const SOFT_HYPHENS = /\u00ad/g;
+
+export function parseQuery(query: string, lang: string): ParsedQuery {
+  const q = query.replace(SOFT_HYPHENS, "");
   const phrases: string[][] = [];
   const words: string[] = [];
   const seen = new Set<string>();
