@@ -287,11 +287,12 @@ export async function syncChanges(options: {
   return { pages, chunks, since: point.since };
 }
 
-/** The store's table, or an error saying how to make one. */
+/** The store's table, or an error saying how to make one (and no folder made where none was: connect would make one). */
 async function openStore(db: string): Promise<lancedb.Table> {
+  const none = () => new Error(`no store at ${db}: load an export into it first (load --export FILE --db ${db}).`);
+  if (!existsSync(db)) throw none();
   const connection = await lancedb.connect(db);
-  if (!(await connection.tableNames()).includes(TABLE))
-    throw new Error(`no store at ${db}: load an export into it first (load --export FILE --db ${db}).`);
+  if (!(await connection.tableNames()).includes(TABLE)) throw none();
   return connection.openTable(TABLE);
 }
 

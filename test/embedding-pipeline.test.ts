@@ -6,7 +6,7 @@
  * deterministicHashEmbedding, hashed words.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { copyFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   batches,
@@ -238,6 +238,8 @@ describe("examples/embedding-pipeline.ts", () => {
       expect(r.stderr).toStartWith("embedding-pipeline: ");
       expect(r.stderr).toContain(message);
     }
+    // A mistyped --db leaves no empty folder behind for the next command to take as a store.
+    expect(existsSync(join(dir, "nowhere"))).toBe(false);
   });
 
   test(".gitignore keeps the README's export and store out of git", () => {
