@@ -380,6 +380,24 @@ describe("the key tool", () => {
     }
   });
 
+  test("TOME_DATA naming a file, or a folder inside one, is one line naming the fix, no stack, for the key tool and start", async () => {
+    const file = join(tempDir("tome-data-"), "keys.json");
+    writeFileSync(file, "not a folder");
+    for (const data of [file, join(file, "data")]) {
+      const made = await keys(data, "create", "--name", "x");
+      const served = await start(data);
+      for (const { code, said } of [
+        { code: made.code, said: made.stderr },
+        { code: served.code, said: served.out },
+      ]) {
+        expect({ data, code }).toEqual({ data, code: 1 });
+        expect(said).toContain("a file stands where that path needs a folder: name a folder (TOME_DATA)");
+        expect(said).not.toContain("    at ");
+      }
+    }
+    expect(readFileSync(file, "utf8")).toBe("not a folder");
+  });
+
   test("a key's name longer than the dashboard's 100 characters is refused, as the dashboard refuses it; 100 is taken", async () => {
     const dir = tempDir("tome-data-");
     const long = await keys(dir, "create", "--name", "x".repeat(101), "--account", "acme");

@@ -21,11 +21,23 @@ const FILE_SYSTEM_FIXES: Record<string, (elsewhere: string) => string> = {
   EROFS: (elsewhere) => `the file system is read-only: write elsewhere (${elsewhere})`,
   EACCES: (elsewhere) =>
     `this user may not write there: write elsewhere (${elsewhere}), or change the folder's permissions`,
+  // A file named where a folder is needed (TOME_DATA=keys.json, or a folder inside a file): stat and mkdir say ENOTDIR.
+  ENOTDIR: (elsewhere) => `a file stands where that path needs a folder: name a folder (${elsewhere})`,
 };
+
+/** The fix for a file system's refusal, if it is one a person can make; mkdir of a folder a file holds the name of is EEXIST. */
+function fileSystemFix(err: unknown): ((elsewhere: string) => string) | undefined {
+  const { code, syscall } = (err ?? {}) as NodeJS.ErrnoException;
+  return code === "EEXIST" && syscall === "mkdir" ? FILE_SYSTEM_FIXES.ENOTDIR : FILE_SYSTEM_FIXES[code ?? ""];
+}
 
 /** Where a command is told to write instead. */
 const elsewhereFor = (name: string) =>
-  name === "start" || name === "keys" ? "TOME_DATA" : name === "snapshot:follow" ? "--dir" : "--out";
+  name === "start" || name === "keys" || name.startsWith("keys ")
+    ? "TOME_DATA"
+    : name === "snapshot:follow"
+      ? "--dir"
+      : "--out";
 
 export interface MainOptions {
   /** What follows an ArgumentError's message (default: how to see the command's --help). */
@@ -47,7 +59,7 @@ export async function mainOf(name: string, run: (config: Config) => unknown, opt
     applyConfig(config);
     await run(config);
   } catch (err) {
-    const fix = FILE_SYSTEM_FIXES[(err as NodeJS.ErrnoException)?.code ?? ""];
+    const fix = fileSystemFix(err);
     if (fix) {
       // The writes go to temporary files renamed into place when whole: nothing the command replaces is lost.
       console.error(
