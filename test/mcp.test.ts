@@ -368,6 +368,20 @@ describe("/mcp on the server", () => {
     expect(body.result.structuredContent.id).toBe("39_0");
   });
 
+  test("the search tool's text counts its hits in words a model reads: 1 hit, 2 hits", async () => {
+    for (const [limit, head] of [
+      [1, '1 hit for "albedo", from 1'],
+      [2, '2 hits for "albedo", from 1'],
+    ] as const) {
+      const r = await post(
+        { id: 8, method: "tools/call", params: { name: "search", arguments: { q: "albedo", limit } } },
+        { "X-API-Key": key },
+      );
+      const body = (await r.json()) as Json;
+      expect(body.result.content[0].text).toStartWith(head);
+    }
+  });
+
   test("If-None-Match is not a GET's here: a tool call's answer is sent and charged, never a free 304, and not stored", async () => {
     const call = (name: string, args: Json, headers: Record<string, string> = {}) =>
       post({ id: 1, method: "tools/call", params: { name, arguments: args } }, { "X-API-Key": key, ...headers });

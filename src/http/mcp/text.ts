@@ -27,7 +27,7 @@ export function searchText(r: Static<typeof SearchResponse>): string {
     (h, i) =>
       `[${r.offset + i + 1}] ${h.title} · ${section(h.section)}${h._rankingScore === undefined ? "" : ` · score ${h._rankingScore.toFixed(3)}`}\npage_id ${h.page_id} · passage ${h.id} · ${cited(h.url, h.source)}\n${h.text}`,
   );
-  const head = `${r.hits.length} hits for "${r.query}", from ${r.offset + 1} (about ${r.estimatedTotalHits} in all)${r.timedOut ? ", the best found before the search's time limit" : ""}:`;
+  const head = `${r.hits.length} ${r.hits.length === 1 ? "hit" : "hits"} for "${r.query}", from ${r.offset + 1} (about ${r.estimatedTotalHits} in all)${r.timedOut ? ", the best found before the search's time limit" : ""}:`;
   return [head, ...hits, notice(r.attribution)].join("\n\n");
 }
 
