@@ -7,6 +7,7 @@
 import { apiContext, invalidParams, mcpTools, withoutTask } from "../http";
 import { open } from "../search";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import { settingsHelp } from "./config";
 import { mainOf } from "./main";
 import { commandLine } from "../invocation";
@@ -51,6 +52,7 @@ export async function main(args: string[]): Promise<void> {
     // and a request's task is ignored.
     const deliver = transport.onmessage;
     transport.onmessage = (message) => {
+      if (!isJSONRPCRequest(message)) return deliver?.(message);
       const invalid = invalidParams(message);
       if (invalid) transport.send(invalid).catch((error) => server.onerror?.(error as Error));
       else deliver?.(withoutTask(message));

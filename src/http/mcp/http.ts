@@ -11,7 +11,7 @@
  * schema checks work for long. JSON that is no JSON-RPC message is -32600 Invalid Request (-32700 is for no JSON).
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { isJSONRPCRequest, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { boundedText } from "../body";
 import type { ApiError } from "../errors";
 import type { Exchange } from "../pipeline";
@@ -87,8 +87,10 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
           "so that each call counts against the key's rate limit and credits as its REST request does.",
       );
     }
+    // Checked as a request once (a schema's walk over the message), for the message check, invalidParams and withoutTask.
+    const asRequest = isJSONRPCRequest(message) ? message : undefined;
     // JSON, but no JSON-RPC message: the SDK calls it -32700 Parse error, which is for a body that is not JSON.
-    if (!JSONRPCMessageSchema.safeParse(message).success) {
+    if (!asRequest && !JSONRPCMessageSchema.safeParse(message).success) {
       return rpcError(
         400,
         INVALID_REQUEST,
@@ -98,9 +100,10 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
     // A body refused above is the request's 400 or 413, before the quota's 429 (D2), as a REST route's bad parameter is.
     const refused = overQuota(x);
     if (refused) return refused;
-    const invalid = invalidParams(message);
+    if (!asRequest) return serve(tools, x, message);
+    const invalid = invalidParams(asRequest);
     if (invalid) return Response.json(invalid);
-    return serve(tools, x, withoutTask(message));
+    return serve(tools, x, withoutTask(asRequest));
   };
 }
 

@@ -11,12 +11,12 @@ import {
   CallToolRequestSchema,
   ErrorCode,
   InitializeRequestSchema,
-  isJSONRPCRequest,
   ListToolsRequestSchema,
   McpError,
   PingRequestSchema,
   type CallToolResult,
   type JSONRPCErrorResponse,
+  type JSONRPCRequest,
   type Tool as ListedTool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { TSchema } from "@sinclair/typebox";
@@ -69,9 +69,9 @@ const REQUESTS = new Map<string, RequestSchema>([
  * A request whose params its method's schema refuses (initialize without protocolVersion, tools/call without a name or
  * with arguments that are not an object, or with one named __proto__), answered -32602 Invalid params with what is wrong. The SDK answers it
  * -32603, Internal error, its message the schema's issues as JSON: the client's mistake, said as the server's.
+ * The caller has checked the message is a request (isJSONRPCRequest), once for this and withoutTask: each check walks it.
  */
-export function invalidParams(message: unknown): JSONRPCErrorResponse | undefined {
-  if (!isJSONRPCRequest(message)) return undefined;
+export function invalidParams(message: JSONRPCRequest): JSONRPCErrorResponse | undefined {
   const issues = [...(REQUESTS.get(message.method)?.safeParse(message).error?.issues ?? [])];
   // The schema drops an argument named __proto__ without a word, where a tool refuses one it does not take (D33).
   const args = message.params?.arguments;
@@ -90,8 +90,8 @@ export function invalidParams(message: unknown): JSONRPCErrorResponse | undefine
  * The message without a request's `task`: MCP 2025-11-25 has a server that declares no tasks (Tome's tools answer at
  * once) process the request normally, ignoring it. The SDK refused it, -32603 Internal error.
  */
-export function withoutTask<M>(message: M): M {
-  if (!isJSONRPCRequest(message) || message.params?.task === undefined) return message;
+export function withoutTask(message: JSONRPCRequest): JSONRPCRequest {
+  if (message.params?.task === undefined) return message;
   const { task: _, ...params } = message.params;
   return { ...message, params };
 }
