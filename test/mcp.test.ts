@@ -522,6 +522,48 @@ describe("/mcp on the server", () => {
     expect(Number(hidden.headers.get("x-quota-remaining"))).toBe(Number(deep.headers.get("x-quota-remaining")));
   });
 
+  test("a message of more than 256 members and elements in all is refused (400, -32600) uncharged; one of 256 is served (D155)", async () => {
+    // get_chunk's call has 7 members (4, params' 2, arguments' 1); the rest widen its params, as the SDK lets them.
+    const widened = (members: number) => {
+      const params: Json = { name: "get_chunk", arguments: { id: "39_0" } };
+      for (let i = 0; i < members - 7; i++) params[`k${i}`] = i % 2 ? [] : {};
+      return { id: 1, method: "tools/call", params };
+    };
+    const quotaOf = (r: Response) => Number(r.headers.get("x-quota-remaining"));
+    const at = await post(widened(256), { "X-API-Key": key });
+    expect(at.status).toBe(200);
+    expect(((await at.json()) as Json).result.structuredContent.id).toBe("39_0");
+    const over = await post(widened(257), { "X-API-Key": key });
+    expect(over.status).toBe(400);
+    expect(await over.json()).toEqual({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32600, message: expect.stringContaining("more than 256 object members and array elements") },
+    });
+    expect(quotaOf(over)).toBe(quotaOf(at));
+    // An array's elements count as an object's members do, and so do those of every level.
+    const nested = await post(
+      {
+        id: 1,
+        method: "tools/call",
+        params: { name: "search", arguments: { q: "albedo" }, _meta: { x: [[...Array(250).keys()]] } },
+      },
+      { "X-API-Key": key },
+    );
+    expect(nested.status).toBe(400);
+    expect(quotaOf(nested)).toBe(quotaOf(at));
+    // A batch is still refused as one (D54), and its nesting still read to its end before it is parsed.
+    const pings = Array.from({ length: 300 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "ping" }));
+    const raw = (body: string) =>
+      fetch(`${server.url}/mcp`, { method: "POST", headers: { ...MCP_HEADERS, "X-API-Key": key }, body });
+    const batch = (await (await raw(JSON.stringify(pings))).json()) as Json;
+    expect(batch.error.message).toContain("JSON-RPC batches are not accepted");
+    const deep = (await (
+      await raw(`${JSON.stringify(pings).slice(0, -1)},${"[".repeat(40)}${"]".repeat(40)}]`)
+    ).json()) as Json;
+    expect(deep.error.message).toContain("nests deeper than 32");
+  });
+
   test.each(["search", "get_page"])(
     "%s calls count their time against the key's work share (429 rate_limit_exceeded)",
     async (tool) => {
@@ -665,6 +707,11 @@ describe("a key whose quota is spent", () => {
       expect(await answer("{")).toEqual([400, -32700]);
       expect(await answer("[".repeat(40))).toEqual([400, -32600]);
       expect(await answer(JSON.stringify({ pad: "x".repeat(70_000) }))).toEqual([413, -32600]);
+      // A ping whose params widen past D155's 256 members: the SDK takes them, the quota would have answered 429.
+      const wide = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, 0]));
+      expect(await answer(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: wide }))).toEqual([
+        400, -32600,
+      ]);
       expect(await answer(JSON.stringify({ jsonrpc: "2.0", id: { a: 1 }, method: "ping" }))).toEqual([400, -32600]);
       expect(await answer(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }))).toEqual([429, "quota_exceeded"]);
     } finally {

@@ -6,9 +6,9 @@
  *
  * One message a request (D54): a JSON-RPC batch is refused, so that every tool call is one
  * request against the rate limit and one credit, as its REST request is. The body is bounded
- * before it is parsed: its declared and its read length (64 KiB, ../body.ts), then its nesting (32 levels,
- * by a scan that costs a pass over the bytes), so that no body makes the parser or the SDK's
- * schema checks work for long. JSON that is no JSON-RPC message is -32600 Invalid Request (-32700 is for no JSON).
+ * before it is parsed: its declared and its read length (64 KiB, ../body.ts), then its nesting (32 levels)
+ * and its members and elements in all (256, D155), by a scan that costs a pass over the bytes, so that no
+ * body makes the parser or the SDK's schema checks work for long. JSON that is no JSON-RPC message is -32600 Invalid Request (-32700 is for no JSON).
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isJSONRPCRequest, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -22,6 +22,11 @@ import { invalidParams, withoutTask, type McpTools } from "./server";
 const MAX_BODY_BYTES = 64 * 1024;
 /** A tool call nests 4 levels ({params: {arguments: {…}}}); clients' extensions a few more. */
 const MAX_DEPTH = 32;
+/**
+ * D155: a tool call has about 10 members and elements in all (19 with every search argument, _meta and task), an
+ * initialize a few dozen; each one more costs the SDK's schemas time (6,000 in 60 KB: 25–45 ms, 50 small calls).
+ */
+const MAX_MEMBERS = 256;
 
 /** JSON-RPC's error codes (JSON-RPC 2.0 section 5.1). */
 const PARSE_ERROR = -32700;
@@ -38,20 +43,36 @@ const tooLarge = () =>
     `Invalid Request: the body is over ${MAX_BODY_BYTES} bytes; a tool call's message is far smaller.`,
   );
 
-/** How deep the JSON text's arrays and objects nest, counted until it passes `limit` (strings skipped). */
-function nestingDepth(text: string, limit: number): number {
+/**
+ * The JSON text's shape as a scan over its bytes sees it (strings skipped): how deep its arrays and objects nest, and
+ * how many members and elements they hold in all, counted until either passes its limit.
+ */
+function shapeOf(text: string, limits: { depth: number; members: number }): { depth: number; members: number } {
   let depth = 0;
   let deepest = 0;
-  for (let i = 0; i < text.length; i++) {
+  let members = 0;
+  // Just after a [ or {: the next value or key, if any before its ] or }, is its first member.
+  let opened = false;
+  for (let i = 0; i < text.length && deepest <= limits.depth && members <= limits.members; i++) {
     const c = text.charCodeAt(i);
-    if (c === 0x22) {
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
+    if (c === 0x5d || c === 0x7d) {
+      depth--;
+      opened = false;
+      continue;
+    }
+    if (opened) members++;
+    opened = false;
+    if (c === 0x2c) members++;
+    else if (c === 0x22) {
       // A string: skip to its closing quote, past escaped characters.
       for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
     } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > deepest && (deepest = depth) > limit) return deepest;
-    } else if (c === 0x5d || c === 0x7d) depth--;
+      opened = true;
+      if (++depth > deepest) deepest = depth;
+    }
   }
-  return deepest;
+  return { depth: deepest, members };
 }
 
 /** The quota's 429, when it could not hold the request's credit (the keys step let it on for its 400 to come first, D2). */
@@ -66,11 +87,21 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
     if (request.method !== "POST") return overQuota(x) ?? serve(tools, x, undefined);
     const text = await outsideWork(x, boundedText(request, MAX_BODY_BYTES));
     if (text === undefined) return tooLarge();
-    if (nestingDepth(text, MAX_DEPTH) > MAX_DEPTH) {
+    // A batch's members are left uncounted: its own refusal below says more, and comes before any schema reads it.
+    const batch = /^[ \t\n\r]*\[/.test(text);
+    const shape = shapeOf(text, { depth: MAX_DEPTH, members: batch ? Number.POSITIVE_INFINITY : MAX_MEMBERS });
+    if (shape.depth > MAX_DEPTH) {
       return rpcError(
         400,
         INVALID_REQUEST,
         `Invalid Request: the message nests deeper than ${MAX_DEPTH} levels; a tool call's message nests 4.`,
+      );
+    }
+    if (!batch && shape.members > MAX_MEMBERS) {
+      return rpcError(
+        400,
+        INVALID_REQUEST,
+        `Invalid Request: the message has more than ${MAX_MEMBERS} object members and array elements in all; a tool call's message has about 10.`,
       );
     }
     let message: unknown;
