@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { EN_2006, EN_2016, snapshotFor, startServer, type ServerProcess } from "./helpers";
 import { compose, exchange, type Step } from "../src/http/pipeline";
-import { rawGet, rawRequest } from "./raw-http";
+import { rawGet, rawRequest, rawUpload } from "./raw-http";
 
 setDefaultTimeout(120_000);
 
@@ -135,11 +135,87 @@ describe("every route and Host form, over a raw socket", () => {
   });
 });
 
+describe("request bodies (D28): Tome's own 413, and no body read past what a route takes", () => {
+  const head = (method: string, path: string, lines: string[]) =>
+    [`${method} ${path} HTTP/1.1`, "Host: a", ...lines, "", ""].join("\r\n");
+  const CHUNK = `1000\r\n${"a".repeat(4096)}\r\n`;
+
+  test("a body declared over 64 KiB, 1 GB here, is D1's 413 with a request id before it is read, on every method, and the server hangs up", async () => {
+    for (const [method, path] of [
+      ["GET", "/v1/search?q=albedo"],
+      ["PUT", "/v1/search?q=albedo"],
+      ["POST", "/v1/page/39"],
+      ["OPTIONS", "/v1/chunk/39_0"],
+      ["DELETE", "/nope"],
+    ] as const) {
+      for (const keyed of [false, true]) {
+        const lines = ["Content-Length: 1000000000", ...(keyed ? [`X-API-Key: ${key}`] : [])];
+        const { answer, hungUp } = await rawUpload(server.url, head(method, path, lines), "a".repeat(4096));
+        expect({ method, path, keyed, status: answer.status, hungUp, error: JSON.parse(answer.body).error }).toEqual({
+          method,
+          path,
+          keyed,
+          status: 413,
+          hungUp: true,
+          error: "content_too_large",
+        });
+        expect(answer.headers["content-type"]).toBe("application/json; charset=utf-8");
+        expect(answer.headers["x-request-id"]).toBeTruthy();
+        expect(answer.headers["access-control-allow-origin"]).toBe("*");
+        expect(answer.headers.connection).toBe("close");
+      }
+    }
+    // 64 KiB is taken, and read and dropped by Bun: a GET's answer as without it.
+    const within = await rawRequest(
+      server.url,
+      head("GET", "/v1/chunk/39_0", [`X-API-Key: ${key}`, "Content-Length: 65536", "Connection: close"]) +
+        "a".repeat(65536),
+    );
+    expect(within.status).toBe(200);
+  });
+
+  test("a chunked body, which Bun would drop as it comes without end, is not read on: the answer closes the connection", async () => {
+    for (const [method, path, status] of [
+      ["GET", "/v1/search?q=albedo", 200],
+      ["PUT", "/v1/search?q=albedo", 405],
+      ["OPTIONS", "/v1/search?q=albedo", 204],
+    ] as const) {
+      const lines = [`X-API-Key: ${key}`, "Transfer-Encoding: chunked"];
+      const { answer, hungUp } = await rawUpload(server.url, head(method, path, lines), CHUNK);
+      expect({ method, status: answer.status, hungUp, connection: answer.headers.connection }).toEqual({
+        method,
+        status,
+        hungUp: true,
+        connection: "close",
+      });
+      expect(answer.headers["x-request-id"]).toBeTruthy();
+    }
+  });
+
+  test("/mcp: a chunked body past 64 KiB is its 413 (D54) and no more is read; a body declared past it, refused before it is read", async () => {
+    const mcp = ["Content-Type: application/json", "Accept: application/json, text/event-stream"];
+    const chunked = await rawUpload(
+      server.url,
+      head("POST", "/mcp", [...mcp, `X-API-Key: ${key}`, "Transfer-Encoding: chunked"]),
+      CHUNK,
+    );
+    expect({ status: chunked.answer.status, hungUp: chunked.hungUp }).toEqual({ status: 413, hungUp: true });
+    expect(JSON.parse(chunked.answer.body).error.code).toBe(-32600);
+    expect(chunked.answer.headers["x-request-id"]).toBeTruthy();
+    for (const keyed of [false, true]) {
+      const lines = [...mcp, "Content-Length: 1000000000", ...(keyed ? [`X-API-Key: ${key}`] : [])];
+      const { answer, hungUp } = await rawUpload(server.url, head("POST", "/mcp", lines), "a".repeat(4096));
+      expect({ keyed, status: answer.status, hungUp }).toEqual({ keyed, status: keyed ? 413 : 401, hungUp: true });
+      expect(answer.headers["x-request-id"]).toBeTruthy();
+    }
+  });
+});
+
 describe("answers Bun's HTTP parser makes itself, before the pipeline sees a request", () => {
   // Bun (uWS) answers these with a fixed status line and "Connection: close", no body: no
   // hook lets Tome make them JSON or give them an X-Request-Id (docs/api.md, "The HTTP API"). What
   // matters is that they carry no data, and that this test says so if Bun ever changes them.
-  test("oversized headers, a broken request line, an unknown version, HTTP/1.1 without Host", async () => {
+  test("oversized headers, a broken request line, an unknown version, HTTP/1.1 without Host, a body's length said two ways", async () => {
     const cases: [string, string, number][] = [
       [
         "headers over 128 KiB (D88)",
@@ -149,6 +225,23 @@ describe("answers Bun's HTTP parser makes itself, before the pipeline sees a req
       ["a request line that is not one", "GARBAGE\r\n\r\n", 400],
       ["HTTP/3.0 on a socket", `GET /v1/chunk/39_0 HTTP/3.0\r\nHost: a\r\nX-Api-Key: ${key}\r\n\r\n`, 505],
       ["HTTP/1.1 without Host", `GET /v1/chunk/39_0 HTTP/1.1\r\nX-Api-Key: ${key}\r\nConnection: close\r\n\r\n`, 400],
+      // D88: the ways a body's end could be read two ways.
+      [
+        "Content-Length beside Transfer-Encoding",
+        `POST /mcp HTTP/1.1\r\nHost: a\r\nX-Api-Key: ${key}\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+        400,
+      ],
+      [
+        "Content-Length twice",
+        `GET /v1/chunk/39_0 HTTP/1.1\r\nHost: a\r\nX-Api-Key: ${key}\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab`,
+        400,
+      ],
+      ["Content-Length not digits", `GET /v1/chunk/39_0 HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n`, 400],
+      [
+        "Transfer-Encoding other than chunked",
+        `POST /mcp HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n`,
+        400,
+      ],
     ];
     for (const [name, text, status] of cases) {
       const r = await rawRequest(server.url, text);

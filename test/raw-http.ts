@@ -7,6 +7,23 @@ export interface RawResponse {
   body: string;
 }
 
+/** A response as the bytes came: its status line, headers and body (without the interim 100 Continue). */
+function parse(bytes: Buffer): RawResponse {
+  const all = bytes.toString("latin1").replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, "");
+  const end = all.indexOf("\r\n\r\n");
+  const [statusLine = "", ...lines] = all.slice(0, end < 0 ? all.length : end).split("\r\n");
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(":");
+    headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return {
+    status: Number(statusLine.split(" ")[1]),
+    headers,
+    body: end < 0 ? "" : Buffer.from(all.slice(end + 4), "latin1").toString("utf8"),
+  };
+}
+
 /** Sends `text` as is to host:port and reads until the server closes (or timeoutMs passes). */
 export function rawRequest(url: string, text: string, timeoutMs = 10_000): Promise<RawResponse> {
   const { hostname, port } = new URL(url);
@@ -24,19 +41,7 @@ export function rawRequest(url: string, text: string, timeoutMs = 10_000): Promi
     });
     socket.on("close", () => {
       clearTimeout(timer);
-      const all = Buffer.concat(parts).toString("latin1");
-      const end = all.indexOf("\r\n\r\n");
-      const [statusLine = "", ...lines] = all.slice(0, end < 0 ? all.length : end).split("\r\n");
-      const headers: Record<string, string> = {};
-      for (const line of lines) {
-        const colon = line.indexOf(":");
-        headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
-      }
-      resolve({
-        status: Number(statusLine.split(" ")[1]),
-        headers,
-        body: end < 0 ? "" : Buffer.from(all.slice(end + 4), "latin1").toString("utf8"),
-      });
+      resolve(parse(Buffer.concat(parts)));
     });
     socket.write(text);
   });
@@ -46,4 +51,35 @@ export function rawRequest(url: string, text: string, timeoutMs = 10_000): Promi
 export function rawGet(path: string, version: "1.0" | "1.1", headerLines: string[]): string {
   const close = version === "1.1" ? ["Connection: close"] : [];
   return [`GET ${path} HTTP/${version}`, ...headerLines, ...close, "", ""].join("\r\n");
+}
+
+/**
+ * Sends a request's head, then a piece of its body every 20 ms, without end, until the server hangs up or
+ * `patienceMs` pass: the answer it gave meanwhile, and whether it hung up (a server that reads the body to its end,
+ * or drops it as it comes, never does).
+ */
+export function rawUpload(
+  url: string,
+  head: string,
+  piece: string,
+  patienceMs = 5000,
+): Promise<{ answer: RawResponse; hungUp: boolean }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname.replace(/^\[|\]$/g, ""));
+    const parts: Buffer[] = [];
+    const done = (hungUp: boolean) => {
+      clearInterval(pieces);
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ answer: parse(Buffer.concat(parts)), hungUp });
+    };
+    const pieces = setInterval(() => socket.writable && socket.write(piece), 20);
+    const timer = setTimeout(() => done(false), patienceMs);
+    socket.on("data", (d: Buffer) => parts.push(d));
+    // Writing to a socket the server closed fails; its close follows.
+    socket.on("error", () => {});
+    socket.on("close", () => done(true));
+    socket.write(head + piece);
+  });
 }

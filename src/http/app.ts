@@ -25,6 +25,7 @@ import { luckyRoutes } from "./routes/lucky";
 import { pdfRoutes } from "./routes/pdf";
 import { pageRoutes } from "./routes/pages";
 import { searchRoutes } from "./routes/search";
+import { bodies } from "./steps/bodies";
 import { conditional } from "./steps/conditional";
 import { faults } from "./steps/faults";
 import { home } from "./steps/home";
@@ -163,6 +164,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     responseHeaders,
     ...(options.log ? [log(options.log)] : []),
     target,
+    bodies,
     ...(options.accounts
       ? [
           dashboard({

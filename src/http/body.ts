@@ -5,6 +5,9 @@
  * dashboard's forms read their bodies through it.
  */
 
+/** The most any request's body may be: /mcp's message (D54). The dashboard's forms take less (D82), the API's routes none. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
 /**
  * The client closed its connection, or stalled past the socket's time, before its body arrived:
  * the pipeline answers it 499 as one that left (D28), neither a fault of ours nor reported as one.

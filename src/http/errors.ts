@@ -57,6 +57,13 @@ export const ERRORS = {
   pageNotFound: row(404, "page not found", "api.md", (pageId: number) => `There is no page with id ${pageId}.`),
   noResults: row(404, "no results found", "api.md", () => "No page matches this query."),
   methodNotAllowed: row(405, "method not allowed", "tome", given),
+  contentTooLarge: row(
+    413,
+    "content_too_large",
+    "tome",
+    (maxBytes: number) =>
+      `The request's body is over ${maxBytes} bytes, more than any route takes: the API's routes take no body, /mcp one JSON-RPC message.`,
+  ),
   rateLimitExceeded: row(429, "rate_limit_exceeded", "api.md", given),
   quotaExceeded: row(
     429,

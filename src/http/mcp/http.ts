@@ -12,14 +12,12 @@
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isJSONRPCRequest, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import { boundedText } from "../body";
+import { boundedText, MAX_BODY_BYTES } from "../body";
 import type { ApiError } from "../errors";
 import type { Exchange } from "../pipeline";
 import { outsideWork } from "../steps/keys";
 import { invalidParams, withoutTask, type McpTools } from "./server";
 
-/** A tool call's JSON-RPC message is small (a query is at most 500 characters). */
-const MAX_BODY_BYTES = 64 * 1024;
 /** A tool call nests 4 levels ({params: {arguments: {…}}}); clients' extensions a few more. */
 const MAX_DEPTH = 32;
 /**
