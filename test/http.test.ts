@@ -773,9 +773,27 @@ describe("GET /v1/chunk/{id}", () => {
     }
     await fails(`/v1/chunk/39_${page(39).chunks.length}`, 404, "not found");
     await fails("/v1/chunk/999999999_0", 404, "not found");
-    await fails("/v1/chunk/99999999999999999999_0", 404, "not found");
+    // Each part is an integer of D3, as /v1/page/{page_id} is: up to 2^53 - 1 (past MediaWiki's 32 bits, absent).
+    await fails(`/v1/chunk/${MAX}_${MAX}`, 404, "not found");
+    await fails(`/v1/chunk/${2 ** 32}_0`, 404, "not found");
+    await fails(`/v1/chunk/000${MAX}_0`, 404, "not found");
+    for (const id of [
+      `${MAX + 1}_0`,
+      `39_${MAX + 1}`,
+      "9999999999999999_0",
+      "99999999999999999_0",
+      "99999999999999999999_0",
+      `${"9".repeat(16)}_${"9".repeat(16)}`,
+    ]) {
+      const body = await fails(`/v1/chunk/${id}`, 400, "invalid_parameter");
+      expect(body.details).toEqual({
+        parameter: "id",
+        value: id,
+        constraint: "of the form {page_id}_{chunk_id}, each an integer from 0 to 9007199254740991",
+      });
+    }
+    await fails(`/v1/page/${MAX + 1}`, 400, "page_id must be an integer");
     // Longer than two 16-digit integers and the "_": refused, not echoed whole in a 404's message.
-    await fails(`/v1/chunk/${"9".repeat(16)}_${"9".repeat(16)}`, 404, "not found");
     const r = await api(`/v1/chunk/${"9".repeat(100_000)}_1`);
     const text = await r.text();
     expect([r.status, JSON.parse(text).error, text.length < 1000]).toEqual([400, "invalid_parameter", true]);

@@ -13,7 +13,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { Access, createKey, updateKeyFile, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { createApp, serve } from "../src/http";
-import { ChangesQuery, PageQuery, SearchQuery } from "../src/http/schemas";
+import { ChangesQuery, ChunkParams, PageQuery, SearchQuery } from "../src/http/schemas";
 import {
   EN_2006,
   EN_2016,
@@ -155,7 +155,8 @@ for (const [name, connect] of [
         default: 10,
       });
       expect(input.get_page!.required).toEqual(["page_id"]);
-      expect(input.get_chunk!.properties.id.pattern).toBe("^[0-9]+_[0-9]+$");
+      // Its parts are D3 integers (D11), as the REST route reads them.
+      expect(input.get_chunk!.properties.id.pattern).toBe(ChunkParams.properties.id.pattern);
       expect(Object.keys(input.lucky!.properties)).toEqual(["q", "max_chunks"]);
       expect(input.lucky!.properties.max_chunks.default).toBe(10);
       expect(Object.keys(input.changes!.properties)).toEqual(Object.keys(ChangesQuery.properties));
@@ -272,7 +273,7 @@ for (const [name, connect] of [
         "invalid_parameter: max_chunks must be an integer from 1 to",
       );
       expect(await fails("get_chunk", { id: "39-0" })).toBe(
-        "invalid_parameter: id must be of the form {page_id}_{chunk_id}.",
+        "invalid_parameter: id must be of the form {page_id}_{chunk_id}, each an integer from 0 to 9007199254740991.",
       );
       expect(await fails("get_chunk", { id: "39_99999" })).toBe("not found: There is no chunk with id 39_99999.");
       expect(await fails("lucky", { q: "zzqxjv" })).toBe("no results found: No page matches this query.");

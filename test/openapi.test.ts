@@ -175,7 +175,13 @@ describe("/v1/openapi.json", () => {
     expect(param("/v1/lucky", "format").schema.default).toBe("concat");
     expect(param("/v1/changes", "limit").schema).toMatchObject({ minimum: 1, maximum: 1000, default: 100 });
     expect(param("/v1/changes", "since").schema.anyOf.length).toBe(2);
-    expect(param("/v1/chunk/{id}", "id")).toMatchObject({ in: "path", schema: { pattern: "^[0-9]+_[0-9]+$" } });
+    // The id's parts are D3's integers, up to 2^53 - 1: the document's pattern is the one requests are read by.
+    const chunkId = new RegExp(param("/v1/chunk/{id}", "id").schema.pattern);
+    const MAX_INTEGER = Number.MAX_SAFE_INTEGER;
+    for (const id of ["39_0", "0039_0", `${MAX_INTEGER}_${MAX_INTEGER}`])
+      expect({ id, valid: chunkId.test(id) }).toEqual({ id, valid: true });
+    for (const id of ["39", "39_", "_0", "39-0", `${MAX_INTEGER + 1}_0`, `0_${MAX_INTEGER + 1}`, "9999999999999999_0"])
+      expect({ id, valid: chunkId.test(id) }).toEqual({ id, valid: false });
     const keyed = ["401", "403", "429", "503"];
     const answers: Record<string, string[]> = {
       "/v1/search": ["200", "304", "400", ...keyed],

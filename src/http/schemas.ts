@@ -87,18 +87,39 @@ export const Attribution = t.Object(
   { description: "How to credit the content" },
 );
 
-/**
- * Two integers of D3 (at most 2^53 - 1: 16 digits) and the "_" between: a longer id names no chunk, and is refused
- * (400), not echoed whole in a 404's message (100 KB of digits came back as 100 KB).
- */
-const CHUNK_ID_LENGTH = 2 * String(MAX_INTEGER).length + 1;
-
+/** A chunk id as answers carry it: `{page_id}_{chunk_id}`. */
 const chunkId = t.String({
   pattern: "^[0-9]+_[0-9]+$",
-  maxLength: CHUNK_ID_LENGTH,
   description: "{page_id}_{chunk_id}",
   examples: [EXAMPLE.chunk.id],
 });
+
+/** The base-10 integers from 0 to max as a regular expression, leading zeros allowed (D3: digits, within bounds). */
+function integersUpTo(max: number): string {
+  const digits = String(max);
+  const shorter = `[0-9]{1,${digits.length - 1}}`;
+  // As long as max: its first i digits, then a smaller digit, then any.
+  const below = [...digits].flatMap((d, i) => {
+    if (d === "0") return [];
+    const rest = digits.length - i - 1;
+    const any = rest === 0 ? "" : rest === 1 ? "[0-9]" : `[0-9]{${rest}}`;
+    return [`${digits.slice(0, i)}${d === "1" ? "0" : `[0-${Number(d) - 1}]`}${any}`];
+  });
+  return `0*(?:${[shorter, ...below, digits].join("|")})`;
+}
+
+/**
+ * A chunk id as a request names it (D11): two integers of D3 (at most 2^53 - 1) and the "_" between. A part past
+ * 2^53 - 1 is refused (400), as /v1/page/{page_id} refuses it, not looked for (404); so is an id longer than two
+ * 16-digit integers, rather than echoed whole in a 404's message (100 KB of digits came back as 100 KB).
+ */
+const requestedChunkId = t.String({
+  pattern: `^${integersUpTo(MAX_INTEGER)}_${integersUpTo(MAX_INTEGER)}$`,
+  maxLength: 2 * String(MAX_INTEGER).length + 1,
+  description: `{page_id}_{chunk_id}, each an integer from 0 to ${MAX_INTEGER}`,
+  examples: [EXAMPLE.chunk.id],
+});
+
 const chunkCore = {
   id: chunkId,
   page_id: PageId,
@@ -477,7 +498,7 @@ export const PageQuery = t.Object({
   offset: t.Optional(int(0, MAX_INTEGER, 0, "Chunks to skip")),
 });
 
-export const ChunkParams = t.Object({ id: chunkId });
+export const ChunkParams = t.Object({ id: requestedChunkId });
 
 export const ChangesQuery = t.Object({
   since: t.Optional(

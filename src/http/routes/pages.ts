@@ -68,14 +68,22 @@ export const pageRoutes = ({ answers }: ApiContext) => {
       response: {
         200: described(Chunk, "The chunk, with its source, license and modifications", { headers: CACHED_HEADERS }),
         ...NOT_MODIFIED,
-        400: described(ErrorBody, "`invalid_parameter`: the id is not {page_id}_{chunk_index} in base-10 digits", {
-          examples: {
-            [ERRORS.invalidParameter.code]: {
-              ...errorBody(ERRORS.invalidParameter, "id", "of the form {page_id}_{chunk_id}"),
-              details: { parameter: "id", value: "39-0", constraint: "of the form {page_id}_{chunk_id}" },
+        400: described(
+          ErrorBody,
+          "`invalid_parameter`: the id is not {page_id}_{chunk_index}, two integers of base-10 digits up to 2^53 - 1",
+          {
+            examples: {
+              [ERRORS.invalidParameter.code]: {
+                ...errorBody(ERRORS.invalidParameter, "id", `of the form ${ChunkParams.properties.id.description}`),
+                details: {
+                  parameter: "id",
+                  value: "39-0",
+                  constraint: `of the form ${ChunkParams.properties.id.description}`,
+                },
+              },
             },
           },
-        }),
+        ),
         404: described(ErrorBody, "`not found`: well-formed, but no such chunk", {
           examples: { [ERRORS.notFound.code]: errorBody(ERRORS.notFound, "chunk with id 39_99") },
         }),
