@@ -6,7 +6,10 @@
 import { basename } from "node:path";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { articleUrl, createApp, LICENSE } from "../src/http";
+import type { ApiError } from "../src/http/errors";
+import { readQuery } from "../src/http/params";
 import { readSince } from "../src/http/routes/changes";
+import { PageQuery, SearchQuery } from "../src/http/schemas";
 import type { Engine } from "../src/search";
 import { openSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
 import {
@@ -577,6 +580,58 @@ describe("D3–D5: parameter rules", () => {
     await fails("/v1/changes?since=1&since=2", 400, "invalid_parameter");
     const ignored = await ok("/v1/search?q=albedo&foo=bar&foo=baz&LIMIT=99");
     expect(ignored.limit).toBe(10);
+  });
+
+  test("a query is read as URLSearchParams reads it: escaped names and values, +, a leading ?, empty pairs", () => {
+    const queries = [
+      "q=black+sky%20albedo&limit=3",
+      "%71=albedo&%6c%69%6d%69%74=5",
+      "q=a&&&limit=1&",
+      "?q=a",
+      "??limit=2&q=a",
+      "q=%E2%82%AC%ZZ%FF%&crop_length=100",
+      "q=a=b&highlight",
+      "q+=x&q=y&+q=z&q%20=w",
+      "q=%26&limit=%31",
+      "LIMIT=9&Q=x&q=y",
+      "q=%C3%A9&q=é",
+    ];
+    for (const query of queries) {
+      const reader = new URLSearchParams(query);
+      const expected: Record<string, string[]> = {};
+      for (const name of Object.keys(SearchQuery.properties))
+        if (reader.getAll(name).length) expected[name] = reader.getAll(name);
+      const got: Record<string, string[]> = {};
+      const keep = (name: string) => (raw: string) => (got[name] ??= []).push(raw);
+      const readers = Object.fromEntries(Object.keys(SearchQuery.properties).map((name) => [name, keep(name)]));
+      try {
+        readQuery(SearchQuery, `http://x/v1/search?${query}`, { readers });
+      } catch (error) {
+        // Given twice: the values in the refusal (q absent, "??q=a", is missing q: no values).
+        const details = (error as ApiError).details;
+        if (details) got[details.parameter] = details.value.split(",");
+      }
+      expect({ query, got }).toEqual({ query, got: expected });
+    }
+  });
+
+  test("a query of 60,000 parameters is read for the route's own: the others are not decoded", () => {
+    const read: string[] = [];
+    const platform = globalThis.URLSearchParams;
+    globalThis.URLSearchParams = class extends platform {
+      constructor(init?: ConstructorParameters<typeof URLSearchParams>[0]) {
+        super(init);
+        read.push(String(init ?? ""));
+      }
+    };
+    try {
+      const url = `http://x/v1/page/39?${"a&".repeat(60_000)}max_chunks=2&offset=%31`;
+      expect(readQuery(PageQuery, url)).toEqual({ format: "chunks", max_chunks: 2, offset: 1 });
+    } finally {
+      globalThis.URLSearchParams = platform;
+    }
+    // The one escaped value, not the 120 KB of the query.
+    expect(read.join("").length).toBeLessThan(10);
   });
 
   test("booleans: true|false|1|0 in any case (D4)", async () => {

@@ -138,11 +138,11 @@ export interface ReadOptions {
 /** The query string of `url` as the schema's typed object, defaults filled in. */
 export function readQuery<T extends TObject>(schema: T, url: string, options: ReadOptions = {}): Filled<T> {
   const q = url.indexOf("?");
-  const search = new URLSearchParams(q < 0 ? "" : url.slice(q + 1));
+  const { properties, required, names } = shapeOf(schema);
+  const given = q < 0 ? undefined : valuesOf(url.slice(q + 1), names);
   const out: Record<string, unknown> = {};
-  const { properties, required } = shapeOf(schema);
   for (const [name, prop] of properties) {
-    const values = search.getAll(name);
+    const values = given?.get(name) ?? [];
     if (values.length > 1) throw invalidParameter(name, values.join(","), "given once");
     let raw = values[0];
     if (raw !== undefined && prop["x-trimmed"]) raw = raw.trim();
@@ -156,15 +156,61 @@ export function readQuery<T extends TObject>(schema: T, url: string, options: Re
   return out as Filled<T>;
 }
 
+/** The names a query is read for: a schema's properties, how long the longest is, and the pairs that may hold one. */
+interface Names {
+  set: ReadonlySet<string>;
+  longest: number;
+  /** A pair whose name is one of them, or escaped ("%71", "+") so that it may be: its name as written, and its value. */
+  pairs: RegExp;
+}
+
 /** A schema's properties and required names, read once a schema (not on every request). */
-const shapes = new WeakMap<TObject, { properties: [string, TSchema][]; required: Set<string> }>();
+const shapes = new WeakMap<TObject, { properties: [string, TSchema][]; required: Set<string>; names: Names }>();
 function shapeOf(schema: TObject) {
   let shape = shapes.get(schema);
   if (!shape) {
-    shape = { properties: Object.entries(schema.properties), required: new Set(schema.required ?? []) };
+    const properties = Object.entries(schema.properties);
+    const set = new Set(properties.map(([name]) => name));
+    const literal = [...set].map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
+    const pairs = new RegExp(`(?<=^|&)(${literal}|[^&=]*[%+][^&=]*)(?:=([^&]*))?(?=&|$)`, "g");
+    const names = { set, longest: Math.max(...[...set].map((n) => n.length)), pairs };
+    shape = { properties, required: new Set(schema.required ?? []), names };
     shapes.set(schema, shape);
   }
   return shape;
+}
+
+/** A parameter's name as the query's form decoding reads it, when it is one of `names` (else undefined). */
+function nameOf(raw: string, names: Names): string | undefined {
+  if (names.set.has(raw)) return raw;
+  // A character is at most 12 escaped (4 bytes of UTF-8, "%F0%9F%98%80", for 2 UTF-16 units): a longer one is none of them.
+  if (raw.length > 12 * names.longest) return undefined;
+  try {
+    const name = decodeURIComponent(raw.replaceAll("+", " "));
+    return names.set.has(name) ? name : undefined;
+  } catch {
+    // An escape that is no UTF-8 is read as U+FFFD or kept as is: no name of a schema holds either.
+    return undefined;
+  }
+}
+
+/**
+ * The values the query string gives the schema's parameters, as URLSearchParams reads them, found without reading
+ * the others: a URL of 128 KiB (D88) holds 60,000 parameters, which URLSearchParams took 32 ms to read whole, and D3
+ * ignores all but these.
+ */
+function valuesOf(search: string, names: Names): Map<string, string[]> {
+  const found = new Map<string, string[]>();
+  // As URLSearchParams, a "?" at the start is not the first name's (url??q=x).
+  for (const [, rawName, raw = ""] of (search.startsWith("?") ? search.slice(1) : search).matchAll(names.pairs)) {
+    const name = nameOf(rawName!, names);
+    if (name === undefined) continue;
+    const value = raw.includes("%") || raw.includes("+") ? new URLSearchParams(`v=${raw}`).get("v")! : raw;
+    const values = found.get(name);
+    if (values) values.push(value);
+    else found.set(name, [value]);
+  }
+  return found;
 }
 
 /** Path parameters (split out and percent-decoded by the router) as the schema's typed object. */
