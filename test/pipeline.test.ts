@@ -215,7 +215,7 @@ describe("answers Bun's HTTP parser makes itself, before the pipeline sees a req
   // Bun (uWS) answers these with a fixed status line and "Connection: close", no body: no
   // hook lets Tome make them JSON or give them an X-Request-Id (docs/api.md, "The HTTP API"). What
   // matters is that they carry no data, and that this test says so if Bun ever changes them.
-  test("oversized headers, a broken request line, an unknown version, HTTP/1.1 without Host, a body's length said two ways", async () => {
+  test("oversized headers, a broken request line, an unknown version, HTTP/1.1 without Host, a body's length said two ways, an unknown method", async () => {
     const cases: [string, string, number][] = [
       [
         "headers over 128 KiB (D88)",
@@ -238,6 +238,12 @@ describe("answers Bun's HTTP parser makes itself, before the pipeline sees a req
       ],
       ["Content-Length not digits", `GET /v1/chunk/39_0 HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n`, 400],
       [
+        "more than 198 header lines (D88)",
+        `GET /v1/chunk/39_0 HTTP/1.1\r\nHost: a\r\n${"X-A: b\r\n".repeat(198)}\r\n`,
+        431,
+      ],
+      ["the asterisk form, for OPTIONS too", "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", 400],
+      [
         "Transfer-Encoding other than chunked",
         `POST /mcp HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n`,
         400,
@@ -246,6 +252,14 @@ describe("answers Bun's HTTP parser makes itself, before the pipeline sees a req
     for (const [name, text, status] of cases) {
       const r = await rawRequest(server.url, text);
       expect({ name, status: r.status, body: r.body }).toEqual({ name, status, body: "" });
+    }
+    // A method Bun does not know (or in lower case): the connection is closed without an answer.
+    for (const method of ["FOO", "get"]) {
+      const r = await rawRequest(
+        server.url,
+        `${method} /v1/chunk/39_0 HTTP/1.1\r\nHost: a\r\nX-Api-Key: ${key}\r\n\r\n`,
+      );
+      expect({ method, answer: r.status || r.body || "none" }).toEqual({ method, answer: "none" });
     }
   });
 });
