@@ -47,6 +47,28 @@ export function rawRequest(url: string, text: string, timeoutMs = 10_000): Promi
   });
 }
 
+/** Each response of a connection, in order, split by their Content-Length (requests sent at once: pipelined). */
+export async function rawResponses(url: string, text: string): Promise<RawResponse[]> {
+  const { hostname, port } = new URL(url);
+  const bytes = await new Promise<Buffer>((resolve, reject) => {
+    const socket = connect(Number(port), hostname.replace(/^\[|\]$/g, ""));
+    const parts: Buffer[] = [];
+    socket.on("data", (d: Buffer) => parts.push(d));
+    socket.on("error", reject);
+    socket.on("close", () => resolve(Buffer.concat(parts)));
+    socket.write(text);
+  });
+  const responses: RawResponse[] = [];
+  for (let at = 0; at < bytes.length; ) {
+    const end = bytes.indexOf("\r\n\r\n", at);
+    const head = parse(bytes.subarray(at, end + 4));
+    const length = Number(head.headers["content-length"] ?? 0);
+    responses.push({ ...head, body: bytes.subarray(end + 4, end + 4 + length).toString("utf8") });
+    at = end + 4 + length;
+  }
+  return responses;
+}
+
 /** A GET request line and headers, closing the connection after the answer (HTTP/1.0 closes by itself). */
 export function rawGet(path: string, version: "1.0" | "1.1", headerLines: string[]): string {
   const close = version === "1.1" ? ["Connection: close"] : [];

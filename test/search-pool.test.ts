@@ -569,6 +569,19 @@ describe("a client that leaves while its search waits (D108)", () => {
     expect(r.status).toBe(499);
     expect(await r.text()).toBe("");
   });
+
+  test("a route's search whose client leaves while a worker runs it is run to its end, then answered 499: never delivered, so not charged", async () => {
+    const leaving = new AbortController();
+    const request = new Request("http://localhost/v1/search?q=history+of+the+world&limit=50", {
+      signal: leaving.signal,
+    });
+    const answer = pooled.handle(request);
+    // Sent to an idle worker as soon as the route asks.
+    while (pooled.pool!.stats().pending === 0) await Bun.sleep(1);
+    leaving.abort();
+    const r = await answer;
+    expect({ status: r.status, body: await r.text() }).toEqual({ status: 499, body: "" });
+  });
 });
 
 describe("opening a snapshot in the workers", () => {

@@ -354,6 +354,8 @@ export class PoolGeneration {
       if (error instanceof ClientGone) return new Response(null, { status: 499 });
       throw error;
     }
+    // Its client left while a worker ran it (D28, D108): nobody to answer, so no 2xx to charge.
+    if (x.request.signal.aborted) return new Response(null, { status: 499 });
     if ("json" in reply) return new Response(reply.json, { headers: JSON_HEADERS });
     if ("missing" in reply) return new Response(JSON.stringify(here()), { headers: JSON_HEADERS });
     throw new Error("a search worker answered a route with a tool's answer");
