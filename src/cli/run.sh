@@ -22,8 +22,10 @@ Each first installs what is missing, then runs Bun in the repository's directory
     (the Python client example), redis-server, redis-cli (redis-tools) and haproxy (the
     replica tests, which start their own; never the machine's Redis service), with apt-get
     when run as root; otherwise it says what to install.
-Then start runs "bun src/cli/start.ts" (see npm start -- --help) and test runs "bun test --parallel=2":
-two test files at a time, each in its own process (npm test -- --parallel=N runs N at a time).
+Then start runs "bun src/cli/start.ts" (see npm start -- --help) and test runs "bun test --parallel=2
+--timings=test/timings.json": two test files at a time, each in its own process, the longest first
+(test/timings.json: each file's time in a whole run; npm test -- --update-timings writes it anew), so that
+no long file starts last (npm test -- --parallel=N runs N at a time).
 EOF
 }
 
@@ -161,5 +163,5 @@ fi
 case "$command_name" in
   start) exec bun src/cli/start.ts "$@" ;;
   # Two files at a time: on CI's 2 cores the suite took 971 s against 1,256 s one at a time (session 40, a quiet machine).
-  test) exec bun test --parallel=2 "$@" ;;
+  test) exec bun test --parallel=2 --timings=test/timings.json "$@" ;;
 esac
