@@ -5,8 +5,8 @@
  */
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
-import { ArgumentError, mainOf, note } from "./main";
+import { readArgs } from "./args";
+import { mainOf, note } from "./main";
 
 const ROOT = resolve(import.meta.dir, "../..");
 /**
@@ -50,16 +50,7 @@ export async function compile(out: string): Promise<number> {
 /** The command, on its arguments. */
 export async function main(argv: string[]): Promise<void> {
   await mainOf("compile", async () => {
-    let values: { out?: string; help?: boolean };
-    try {
-      values = parseArgs({
-        args: argv,
-        options: { out: { type: "string" }, help: { type: "boolean", short: "h" } },
-        strict: true,
-      }).values;
-    } catch (err) {
-      throw new ArgumentError((err as Error).message);
-    }
+    const { values } = readArgs(argv, { out: { type: "string" } });
     if (values.help) {
       process.stdout.write(HELP);
       return;

@@ -4,7 +4,6 @@
  * API (api.md section 2.6). A running server (every replica, with Redis) sees every change on
  * its next request. `import` and `export` move a store and this month's usage between the two.
  */
-import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { existsSync, rmSync } from "node:fs";
 import {
   accountNameProblem,
@@ -34,6 +33,7 @@ import {
   type Scope,
 } from "../access";
 import type { Config } from "./config";
+import { readArgs } from "./args";
 import { keyStoreOf, openRedis, type KeyToolStore } from "./key-store";
 import { ArgumentError, mainOf, note } from "./main";
 import { commandLine } from "../invocation";
@@ -125,19 +125,6 @@ already holds a key store or usage. Redis is left as it was.
 let settings: Config;
 const dataDir = () => settings.dataDir;
 
-const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
-
-function parse<const O extends ParseArgsOptionsConfig>(args: string[], options: O, positionals = 0) {
-  try {
-    const parsed = parseArgs({ args, options: { ...options, ...HELP_OPTION }, allowPositionals: true, strict: true });
-    if (parsed.positionals.length > positionals)
-      throw new ArgumentError(`unexpected argument: ${parsed.positionals[positionals]}`);
-    return parsed;
-  } catch (err) {
-    throw new ArgumentError((err as Error).message);
-  }
-}
-
 function planArg(value: string | undefined): PlanName | undefined {
   if (value === undefined) return undefined;
   if (!isPlan(value)) throw new ArgumentError(`--plan must be one of ${PLAN_NAMES.join(", ")}, not "${value}"`);
@@ -167,7 +154,7 @@ function expiryArg(value: string | undefined, now: number): string | undefined {
 }
 
 async function create(args: string[], store: KeyToolStore): Promise<void> {
-  const { values } = parse(args, {
+  const { values } = readArgs(args, {
     name: { type: "string" },
     account: { type: "string" },
     plan: { type: "string" },
@@ -209,7 +196,7 @@ async function create(args: string[], store: KeyToolStore): Promise<void> {
 }
 
 async function list(args: string[], store: KeyToolStore): Promise<void> {
-  const { values } = parse(args, { json: { type: "boolean" } });
+  const { values } = readArgs(args, { json: { type: "boolean" } });
   if (values.help) return void process.stdout.write(HELP.list!);
   const now = Date.now();
   const month = monthOf(now);
@@ -283,7 +270,7 @@ function printTable(table: string[][]): void {
 }
 
 async function revoke(args: string[], store: KeyToolStore): Promise<void> {
-  const { values, positionals } = parse(args, {}, 1);
+  const { values, positionals } = readArgs(args, {}, 1);
   if (values.help) return void process.stdout.write(HELP.revoke!);
   const idOrKey = positionals[0];
   if (!idOrKey)
@@ -293,7 +280,11 @@ async function revoke(args: string[], store: KeyToolStore): Promise<void> {
 }
 
 async function plan(args: string[], store: KeyToolStore): Promise<void> {
-  const { values } = parse(args, { account: { type: "string" }, plan: { type: "string" }, rate: { type: "string" } });
+  const { values } = readArgs(args, {
+    account: { type: "string" },
+    plan: { type: "string" },
+    rate: { type: "string" },
+  });
   if (values.help) return void process.stdout.write(HELP.plan!);
   const account = accountArg(values.account);
   if (!account) throw new ArgumentError("--account is required");
@@ -315,7 +306,7 @@ async function plan(args: string[], store: KeyToolStore): Promise<void> {
 
 /** TOME_DATA → Redis. */
 async function importStore(args: string[]): Promise<void> {
-  const { values } = parse(args, {});
+  const { values } = readArgs(args, {});
   if (values.help) return void process.stdout.write(HELP.import!);
   const dir = dataDir();
   if (!existsSync(keysPath(dir)))
@@ -342,7 +333,7 @@ async function importStore(args: string[]): Promise<void> {
 
 /** Redis → TOME_DATA. */
 async function exportStore(args: string[]): Promise<void> {
-  const { values } = parse(args, {});
+  const { values } = readArgs(args, {});
   if (values.help) return void process.stdout.write(HELP.export!);
   const dir = dataDir();
   if (existsSync(usagePath(dir)) && !existsSync(keysPath(dir)))
@@ -391,7 +382,11 @@ async function account(args: string[], store: KeyToolStore): Promise<void> {
   if (which === undefined || which === "--help" || which === "-h") return void process.stdout.write(HELP.account!);
   if (which !== "create" && which !== "token")
     throw new ArgumentError(`keys account takes create or token, not "${which}"`);
-  const { values } = parse(rest, { account: { type: "string" }, plan: { type: "string" }, json: { type: "boolean" } });
+  const { values } = readArgs(rest, {
+    account: { type: "string" },
+    plan: { type: "string" },
+    json: { type: "boolean" },
+  });
   if (values.help) return void process.stdout.write(HELP.account!);
   const name = accountArg(values.account);
   if (!name) throw new ArgumentError("--account is required");

@@ -1,11 +1,12 @@
 /** bun run snapshot:build — MediaWiki dumps → a Tome snapshot. */
 import { basename, dirname, join } from "node:path";
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import type { ParseArgsOptionsConfig } from "node:util";
 import { mkdirSync, readFileSync } from "node:fs";
 import { buildFromDumps, DEFAULT_MEMORY_BYTES } from "../build";
 import { DEFAULT_CHUNK_WORDS, type IngestResult, MAX_BUILD_WORKERS, siteOf } from "../ingest";
 import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
 import { buildProgress } from "./progress";
+import { readArgs } from "./args";
 import { ArgumentError, mainOf } from "./main";
 import { checkOut } from "./out";
 import { commandLine } from "../invocation";
@@ -76,30 +77,10 @@ export function bytesOf(value: string | undefined): number | undefined {
   return Math.round(Number(m[1]) * { "": 1, K: 1e3, M: 1e6, G: 1e9 }[m[2]!.toUpperCase() as "" | "K" | "M" | "G"]);
 }
 
-type OptionValues<O extends NonNullable<ParseArgsConfig["options"]>> = ReturnType<
-  typeof parseArgs<{ options: O; strict: true; allowPositionals: false }>
->["values"];
-
-/**
- * A snapshot script's options, read strictly (no positionals), with -h/--help: the values, or
- * "help". An unknown or malformed option is an ArgumentError.
- */
-export function readOptions<const O extends NonNullable<ParseArgsConfig["options"]>>(
-  argv: string[],
-  options: O,
-): OptionValues<O> | "help" {
-  let values: Record<string, unknown>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: { ...options, help: { type: "boolean", short: "h", default: false } },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    throw new ArgumentError((err as Error).message);
-  }
-  return values.help ? "help" : (values as OptionValues<O>);
+/** A snapshot script's options (args.ts: no arguments besides them): the values, or "help". */
+export function readOptions<const O extends ParseArgsOptionsConfig>(argv: string[], options: O) {
+  const { values } = readArgs(argv, options);
+  return (values as { help?: boolean }).help ? "help" : values;
 }
 
 export function parseBuildArgs(argv: string[]): BuildArgs | "help" {

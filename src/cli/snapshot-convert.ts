@@ -1,5 +1,5 @@
 /** bun run snapshot:convert — turns a format-1 snapshot into format 2, without the dump. */
-import { parseArgs } from "node:util";
+import { readArgs } from "./args";
 import { buildFromPages } from "../build";
 import { readFormat1 } from "../snapshot";
 import { mainOf, note } from "./main";
@@ -21,17 +21,16 @@ export async function main(args: string[]): Promise<void> {
   }
   let inputs: string[] = [];
   let out: string | undefined;
+  let wrong = "give one format-1 snapshot, and optionally --out <file>.";
   try {
-    const parsed = parseArgs({ args, options: { out: { type: "string" } }, allowPositionals: true, strict: true });
+    const parsed = readArgs(args, { out: { type: "string" } }, 1);
     inputs = parsed.positionals;
     out = parsed.values.out;
-  } catch {
-    inputs = [];
+  } catch (err) {
+    wrong = `${(err as Error).message}.`;
   }
   if (inputs.length !== 1) {
-    console.error(
-      `snapshot:convert: give one format-1 snapshot, and optionally --out <file>.\nRun \`${commandLine("snapshot:convert")} --help\` for usage.`,
-    );
+    console.error(`snapshot:convert: ${wrong}\nRun \`${commandLine("snapshot:convert")} --help\` for usage.`);
     process.exit(2);
   }
   await mainOf("snapshot:convert", async () => {

@@ -8,7 +8,7 @@ import { createWriteStream, existsSync, lstatSync, renameSync, rmSync, type Stat
 import { basename, dirname, join } from "node:path";
 import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { parseArgs } from "node:util";
+import { readArgs } from "./args";
 import { createGzip, createZstdCompress } from "node:zlib";
 import { UserError } from "../errors";
 import { ApiError, Attributions, readSince, Resources } from "../http";
@@ -52,22 +52,11 @@ export interface ExportArgs {
 }
 
 function parseExportArgs(args: string[], pinned: string | undefined): ExportArgs | "help" {
-  let values: { snapshot?: string; out?: string; since?: string; help?: boolean };
-  try {
-    const parsed = parseArgs({
-      args,
-      options: {
-        snapshot: { type: "string" },
-        out: { type: "string" },
-        since: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-      strict: true,
-    });
-    values = parsed.values;
-  } catch (err) {
-    throw new ArgumentError((err as Error).message);
-  }
+  const { values } = readArgs(args, {
+    snapshot: { type: "string" },
+    out: { type: "string" },
+    since: { type: "string" },
+  });
   if (values.help) return "help";
   const snapshot = values.snapshot ?? snapshotToRead(pinned);
   if (!snapshot)

@@ -1,0 +1,48 @@
+/**
+ * A command's options, read strictly by node:util's parseArgs with -h/--help added. Its own
+ * messages are kept but one: for an unknown option it suggests `-- "--bogus"`, as if the
+ * command took arguments starting with "-"; none of ours does, so the message says which
+ * options the command takes instead (mainOf then points to --help).
+ */
+import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
+import { ArgumentError } from "./main";
+
+const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
+
+type WithHelp<O> = { [K in keyof O | "help"]: K extends "help" ? (typeof HELP_OPTION)["help"] : O[K & keyof O] };
+type Values<O extends ParseArgsOptionsConfig> = ReturnType<
+  typeof parseArgs<{ options: WithHelp<O>; strict: true; allowPositionals: true }>
+>["values"];
+
+/** "--name, --json and -h/--help": the options a command takes. */
+function optionList(options: ParseArgsOptionsConfig): string {
+  const names = Object.entries({ ...options, ...HELP_OPTION }).map(([name, o]) =>
+    o.short ? `-${o.short}/--${name}` : `--${name}`,
+  );
+  return names.length === 1 ? names[0]! : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
+
+/**
+ * The options in `argv` and at most `positionals` arguments besides them (an ArgumentError
+ * otherwise): an unknown option or a surplus argument is answered with the options there are.
+ */
+export function readArgs<const O extends ParseArgsOptionsConfig>(
+  argv: string[],
+  options: O,
+  positionals = 0,
+): { values: Values<O>; positionals: string[] } {
+  const takes = () =>
+    `the command takes ${positionals ? `${positionals === 1 ? "one argument" : `${positionals} arguments`} and ` : ""}${Object.keys(options).length ? `the options ${optionList(options)}` : "no option but -h/--help"}`;
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: argv, options: { ...options, ...HELP_OPTION }, allowPositionals: true, strict: true });
+  } catch (err) {
+    const { code, message } = err as Error & { code?: string };
+    if (code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") throw new ArgumentError(message);
+    const option = /Unknown option '([^']*)'/.exec(message)?.[1] ?? "";
+    throw new ArgumentError(`unknown option ${option}: ${takes()}`);
+  }
+  const surplus = parsed.positionals[positionals];
+  if (surplus !== undefined) throw new ArgumentError(`unexpected argument "${surplus}": ${takes()}`);
+  return parsed as { values: Values<O>; positionals: string[] };
+}
