@@ -383,6 +383,16 @@ describe("/mcp on the server", () => {
     }
   });
 
+  test("the tools' text quotes a query as a JSON string: a phrase's quotes escaped, not doubled", async () => {
+    const said = async (name: string, q: string) => {
+      const r = await post({ id: 9, method: "tools/call", params: { name, arguments: { q } } }, { "X-API-Key": key });
+      return ((await r.json()) as Json).result.content[0].text as string;
+    };
+    expect(await said("search", '"black-sky albedo"')).toContain(' for "\\"black-sky albedo\\"", from 1');
+    expect(await said("search", '"zzqxv wqpfj"')).toStartWith('No passage matches "\\"zzqxv wqpfj\\""');
+    expect(await said("lucky", '"black-sky albedo"')).toStartWith('The article for "\\"black-sky albedo\\""');
+  });
+
   test("If-None-Match is not a GET's here: a tool call's answer is sent and charged, never a free 304, and not stored", async () => {
     const call = (name: string, args: Json, headers: Record<string, string> = {}) =>
       post({ id: 1, method: "tools/call", params: { name, arguments: args } }, { "X-API-Key": key, ...headers });

@@ -19,15 +19,17 @@ import type {
 const notice = (a: Attribution) => `Attribution: ${a.attribution_notice}`;
 const section = (heading: string) => heading || "introduction";
 const cited = (url: string, source: Source) => `${url} (revision: ${source.permalink})`;
+/** The query as a JSON string: a phrase's own quotes escaped (`"\\"black-sky albedo\\""`), not doubled. */
+const quoted = (query: string) => JSON.stringify(query);
 
 export function searchText(r: Static<typeof SearchResponse>): string {
   if (!r.hits.length)
-    return `No passage matches "${r.query}"${r.offset ? ` past offset ${r.offset}` : ""} (${r.estimatedTotalHits} in all).\n\n${notice(r.attribution)}`;
+    return `No passage matches ${quoted(r.query)}${r.offset ? ` past offset ${r.offset}` : ""} (${r.estimatedTotalHits} in all).\n\n${notice(r.attribution)}`;
   const hits = r.hits.map(
     (h, i) =>
       `[${r.offset + i + 1}] ${h.title} · ${section(h.section)}${h._rankingScore === undefined ? "" : ` · score ${h._rankingScore.toFixed(3)}`}\npage_id ${h.page_id} · passage ${h.id} · ${cited(h.url, h.source)}\n${h.text}`,
   );
-  const head = `${r.hits.length} ${r.hits.length === 1 ? "hit" : "hits"} for "${r.query}", from ${r.offset + 1} (about ${r.estimatedTotalHits} in all)${r.timedOut ? ", the best found before the search's time limit" : ""}:`;
+  const head = `${r.hits.length} ${r.hits.length === 1 ? "hit" : "hits"} for ${quoted(r.query)}, from ${r.offset + 1} (about ${r.estimatedTotalHits} in all)${r.timedOut ? ", the best found before the search's time limit" : ""}:`;
   return [head, ...hits, notice(r.attribution)].join("\n\n");
 }
 
@@ -70,7 +72,7 @@ export function luckyText(r: Static<typeof LuckyResponse>): string {
   const outside = shown
     ? ""
     : `\n\nThe passage that matched (${matched.id}, ${section(matched.section)}):\n\n${matched.text}`;
-  return `The article for "${r.search_context.query}" (it matched passage ${matched.id}, ${section(matched.section)}):\n\n${article(r)}${outside}\n\n${notice(r.attribution)}`;
+  return `The article for ${quoted(r.search_context.query)} (it matched passage ${matched.id}, ${section(matched.section)}):\n\n${article(r)}${outside}\n\n${notice(r.attribution)}`;
 }
 
 export function chunkText(c: Static<typeof Chunk> & { attribution: Attribution }): string {
