@@ -3,7 +3,8 @@
  * (enwiki-2016-sample + enwik8-head), checked over HTTP against api.md and docs/decisions/.
  * Expected values come from the snapshot itself, read independently of the server.
  */
-import { basename } from "node:path";
+import { readFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { articleUrl, createApp, LICENSE } from "../src/http";
 import type { ApiError } from "../src/http/errors";
@@ -372,6 +373,21 @@ describe("GET /v1/search", () => {
     }
     for (const v of ["true", "TRUE", "1", "True"]) {
       expect((await ok(`/v1/search?q=albedo&highlight=${v}`)).hits[0]._formatted.text).toContain("<em>");
+    }
+  });
+
+  test("docs/api.md says what the boolean parameters take, as the code reads them: true, false, 1 or 0 in any case (D4)", async () => {
+    const booleans = Object.entries(SearchQuery.properties)
+      .filter(([, schema]) => (schema as { type?: string }).type === "boolean")
+      .map(([name]) => name);
+    expect(booleans).toEqual(["highlight", "show_ranking_score"]);
+    const docs = readFileSync(join(ROOT, "docs/api.md"), "utf8").replace(/\s+/g, " ");
+    expect(docs).toContain(
+      "the booleans `highlight` and `show_ranking_score` take `true`, `false`, `1` or `0`, in any case (`TRUE`, `False`)",
+    );
+    for (const name of booleans) {
+      for (const v of ["true", "TRUE", "False", "1", "0"]) await ok(`/v1/search?q=albedo&${name}=${v}`);
+      await fails(`/v1/search?q=albedo&${name}=yes`, 400, "invalid_parameter");
     }
   });
 
