@@ -135,6 +135,27 @@ describe("every route and Host form, over a raw socket", () => {
   });
 });
 
+test("a request target holding a fragment (#…, which only raw clients send) is 400 bad_request, not read as part of the path or the query (D28)", async () => {
+  const keyed = ["Host: localhost", `X-API-Key: ${key}`];
+  for (const path of [
+    "/v1/chunk/39_0#x",
+    "/v1/search?q=albedo#x",
+    "/healthz#",
+    "/dashboard/sign-in#x",
+    "/dashboard/?a#b",
+    "/#x",
+  ]) {
+    const r = await rawRequest(server.url, rawGet(path, "1.1", keyed));
+    expect({ path, status: r.status, body: JSON.parse(r.body) }).toEqual({
+      path,
+      status: 400,
+      body: { error: "bad_request", message: expect.stringContaining("holds a fragment (#…)") },
+    });
+  }
+  // A # that belongs to a value is sent encoded, and read.
+  expect((await rawRequest(server.url, rawGet("/v1/search?q=albedo%23x", "1.1", keyed))).status).toBe(200);
+});
+
 describe("request bodies (D28): Tome's own 413, and no body read past what a route takes", () => {
   const head = (method: string, path: string, lines: string[]) =>
     [`${method} ${path} HTTP/1.1`, "Host: a", ...lines, "", ""].join("\r\n");

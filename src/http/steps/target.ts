@@ -2,8 +2,9 @@
  * The request's path, decided once for every later step and the router. Bun gives request.url
  * as a bare path when the Host header is missing or invalid ("", "a/", "a b"), and as
  * http://{host}{path} otherwise, however short the host ("api", "x:1"). A URL that is not the
- * latter is refused with a 400 before anything reads it; otherwise the path starts at the first
- * "/" after "http://", which is where the router (Elysia with standardHostname off) reads it.
+ * latter is refused with a 400 before anything reads it, as is one holding a fragment (a request
+ * target has none, RFC 9112 3.2); otherwise the path starts at the first "/" after "http://",
+ * which is where the router (Elysia with standardHostname off) reads it.
  */
 import { errorResponse, ERRORS } from "../errors";
 import type { Step } from "../pipeline";
@@ -19,7 +20,9 @@ export const target: Step = {
   before(x) {
     const url = x.request.url;
     const start = pathStartOf(url);
-    if (start < 0) return errorResponse(ERRORS.badRequest, []);
+    if (start < 0) return errorResponse(ERRORS.badRequest, ["host"]);
+    // Bun keeps a raw client's "#…" in the URL: read as part of the path or the query, it named no route (404) or a wrong value.
+    if (url.includes("#", start)) return errorResponse(ERRORS.badRequest, ["fragment"]);
     const query = url.indexOf("?", start);
     x.pathStart = start;
     x.path = query < 0 ? url.slice(start) : url.slice(start, query);
