@@ -984,6 +984,32 @@ describe("in process (app.handle)", () => {
     expect(said).toContain("The key “Production” is revoked");
   });
 
+  test("a create form sent again (a reload or Back of the page showing the new key) makes no second key: 409, saying so (D157)", async () => {
+    const cookie = await sessionCookie(token);
+    const page = await (await handle("/dashboard", { headers: { cookie } })).text();
+    const form = new URLSearchParams({
+      csrf: csrfOf(page),
+      form: /name="form" value="([^"]+)"/.exec(page)![1]!,
+      name: "Resent",
+      scope: "read",
+    });
+    const send = () =>
+      handle("/dashboard/keys", { method: "POST", headers: { "content-type": FORM, cookie }, body: form.toString() });
+    const first = await send();
+    expect(first.status).toBe(201);
+    expect(await first.text()).toContain('id="new-key"');
+    const again = await send();
+    const said = await again.text();
+    expect(again.status).toBe(409);
+    expect(said).toContain("This form was sent before, and made the key “Resent” then: no other key was created");
+    expect(said).not.toContain('id="new-key"');
+    const rows = (await (await handle("/dashboard", { headers: { cookie } })).text()).match(/>Resent</g) ?? [];
+    expect(rows).toHaveLength(1);
+    // The page that answered carries a new form: it makes a key.
+    form.set("form", /name="form" value="([^"]+)"/.exec(said)![1]!);
+    expect((await send()).status).toBe(201);
+  });
+
   test("a page's address with a slash at its end is sent to the page's own (308, the query kept); other addresses are still 404", async () => {
     const location = async (path: string, init: RequestInit = {}) => {
       const r = await handle(path, init);

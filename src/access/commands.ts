@@ -18,6 +18,8 @@ export interface CreateKeyOptions {
   scope: Scope;
   expiresAt?: string;
   now: number;
+  /** The new key's id (key_ and 12 letters or digits), when the caller derives it (the dashboard's form, D157); else random. */
+  id?: string;
 }
 
 /** Adds a key (D21: within the plan's number of keys). Returns the key, shown only now. */
@@ -42,7 +44,7 @@ export function createKey(file: KeyFile, o: CreateKeyOptions): { key: string; re
   file.accounts[o.account] = account;
   const key = newKey();
   const record: KeyRecord = {
-    id: `key_${randomAlphanumeric(12)}`,
+    id: o.id ?? `key_${randomAlphanumeric(12)}`,
     hash: hashKey(key),
     prefix: key.slice(0, KEY_PREFIX.length + 4),
     name: o.name,

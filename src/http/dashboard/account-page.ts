@@ -36,6 +36,8 @@ export interface AccountView {
   /** When the quota starts again (ISO). */
   reset: string;
   csrf: string;
+  /** The create form's own random id: sent again, the form makes no second key (D157). */
+  formId: string;
   /** The key just made: its text, shown this once. */
   created?: { key: string; name: string };
   notice?: string;
@@ -82,7 +84,7 @@ function createForm(v: AccountView): Html {
 <h2 id="create-title">Create a key</h2>
 ${full ? html`<p class="alert warn" role="status">${reason}</p>` : ""}
 <form method="post" action="/dashboard/keys" class="create">
-${csrfField(v.csrf)}
+${csrfField(v.csrf)}<input type="hidden" name="form" value="${v.formId}">
 <div class="field"><label for="name">Name</label><input id="name" name="name" required maxlength="${KEY_NAME_MAX}" value="${f.name}" placeholder="e.g. Production server" ${full ? html`disabled` : ""}></div>
 <fieldset class="field"><legend>Scope</legend>
 <label class="choice"><input type="radio" name="scope" value="read" ${f.scope !== "full" ? html`checked` : ""} ${full ? html`disabled` : ""}> <span><strong>Read</strong> — search, pages and chunks</span></label>

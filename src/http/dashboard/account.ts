@@ -3,6 +3,7 @@
  * count (D21), and revoking one of their own keys. Each reads that account and its keys only
  * (D81); a change is made under the store's guard, as the key tool makes it.
  */
+import { createHash } from "node:crypto";
 import {
   createKey,
   KEY_NAME_MAX,
@@ -35,7 +36,20 @@ async function viewOf(v: Visit, extra: Partial<AccountView> = {}): Promise<Accou
     name,
     keys.map((k) => k.id),
   );
-  return { ...accountViewOf(name, account!, keys, monthAt(usage, v.now)), csrf: session.csrf, ...extra };
+  const formId = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64url");
+  return { ...accountViewOf(name, account!, keys, monthAt(usage, v.now)), csrf: session.csrf, formId, ...extra };
+}
+
+const FORM_ID = /^[A-Za-z0-9_-]{22}$/;
+const ID_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/**
+ * The id of the key a create form makes (D157): derived from the session's secret and the form's own random id,
+ * so that the same form sent again (a reload, Back, a double click) names a key already made and makes no other.
+ */
+function keyIdOf(csrf: string, formId: string): string {
+  const digest = createHash("sha256").update(`${csrf}\n${formId}`).digest();
+  return `key_${[...digest.subarray(0, 12)].map((b) => ID_LETTERS[b % ID_LETTERS.length]).join("")}`;
 }
 
 export async function showAccount(v: Visit): Promise<Response> {
@@ -54,6 +68,8 @@ export async function createOwnKey(v: Visit): Promise<Response> {
   const name = (form.get("name") ?? "").trim();
   const scope = form.get("scope") ?? "read";
   const expires = (form.get("expires") ?? "").trim();
+  const formId = form.get("form") ?? "";
+  const id = FORM_ID.test(formId) ? keyIdOf(session.csrf, formId) : undefined;
   const refuse = async (error: string, status = 400) =>
     respond(v, status, accountPage(await viewOf(v, { error, form: { name, scope, expires } })));
   if (!name || name.length > KEY_NAME_MAX) return refuse(`Give the key a name of 1 to ${KEY_NAME_MAX} characters.`);
@@ -74,6 +90,12 @@ export async function createOwnKey(v: Visit): Promise<Response> {
     const made = await v.store.update(account, (f) => {
       const a = f.accounts[account];
       if (!a) throw new KeyStoreError(`There is no account ${account} any more: no key was created.`);
+      const made = id === undefined ? undefined : f.keys.find((k) => k.id === id);
+      if (made) {
+        throw new KeyStoreError(
+          `This form was sent before, and made the key “${made.name}” then: no other key was created, and a key's text is shown only once. If you did not copy it, revoke it and create another.`,
+        );
+      }
       const limit = limitsOf(a.plan, a.rate).keys;
       const active = f.keys.filter((k) => k.account === account && stateOf(k, v.now) === "active").length;
       if (active >= limit) {
@@ -81,7 +103,7 @@ export async function createOwnKey(v: Visit): Promise<Response> {
           `Your ${a.plan} plan allows ${limit} active keys, and you have ${active}: no key was created. Revoke a key to create another, or ask your operator for a larger plan.`,
         );
       }
-      return createKey(f, { name, account, scope, expiresAt, now: v.now });
+      return createKey(f, { name, account, scope, expiresAt, now: v.now, id });
     });
     return respond(v, 201, accountPage(await viewOf(v, { created: { key: made.key, name: made.record.name } })));
   } catch (err) {

@@ -71,7 +71,7 @@ export function accountViewOf(
   a: Account,
   mine: readonly KeyRecord[],
   m: Month,
-): Omit<AccountView, "csrf"> {
+): Omit<AccountView, "csrf" | "formId"> {
   const used = useByKey(m);
   const keys: KeyRow[] = mine
     .map((k) => {
