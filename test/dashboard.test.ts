@@ -367,6 +367,18 @@ describe("one server, keys in files", () => {
     await page.close();
   });
 
+  test("a key's name of 100 letters without a space wraps in its cell: the desktop page does not run wider than the window", async () => {
+    const long = await issueToken({ TOME_DATA: data }, "longnames", "growth");
+    const page = await newPage();
+    expect(await signIn(page, base, long)).toBe(200);
+    expect((await createKey(page, "x".repeat(100))).status).toBe(201);
+    await page.goto(`${base}/dashboard`);
+    const [scroll, client] = await page.$eval("html", (el) => [el.scrollWidth, el.clientWidth]);
+    expect(scroll).toBe(client);
+    await shoot(page, "long-name");
+    await page.close();
+  });
+
   test("forms replayed without their CSRF token, or from another origin, are refused; API keys never open the dashboard", async () => {
     const page = await newPage();
     expect(await signIn(page, base, token)).toBe(200);
