@@ -93,9 +93,13 @@ describe("createApp's options for the pool, checked as their settings are (D101,
         "a whole number of search threads from 0 to 64 (0: searches on the request thread), not NaN",
       ],
       ["searchWorkerNice", 20, "a whole number of nice steps from 0 to 19, not 20"],
-      // 0 refused every search 503; NaN held any number.
-      ["searchQueue", 0, "a whole number of requests a worker, 1 or more, not 0"],
-      ["searchQueue", Number.NaN, "a whole number of requests a worker, 1 or more, not NaN"],
+      // NaN held any number, -1 refused every search; 0 does so by choice (a pool closed to searches: D104's 503).
+      ["searchQueue", -1, "a whole number of requests a worker, 0 or more (0: every search refused, 503), not -1"],
+      [
+        "searchQueue",
+        Number.NaN,
+        "a whole number of requests a worker, 0 or more (0: every search refused, 503), not NaN",
+      ],
       // Every search a 500: the engine refused its budgetMs.
       ["searchTimeoutMs", -1, "a number of milliseconds, 0 or more, not -1"],
     ];

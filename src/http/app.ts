@@ -77,7 +77,7 @@ export interface AppOptions {
 /**
  * The options that start threads or bound them, checked as the server's settings are (TOME_SEARCH_WORKERS,
  * TOME_SEARCH_WORKER_NICE: D101, D142) and the engine's arguments are (D151): unchecked, searchWorkers 1000 started
- * 1000 threads, 2.5 three, -1 one; searchQueue 0 refused every search; a searchTimeoutMs of -1 made every search a 500.
+ * 1000 threads, 2.5 three, -1 one; searchQueue NaN bounded nothing; a searchTimeoutMs of -1 made every search a 500.
  */
 const APP_OPTION_RULES: [keyof AppOptions, (value: number) => boolean, string][] = [
   [
@@ -86,7 +86,11 @@ const APP_OPTION_RULES: [keyof AppOptions, (value: number) => boolean, string][]
     `a whole number of search threads from 0 to ${MAX_SEARCH_WORKERS} (0: searches on the request thread)`,
   ],
   ["searchWorkerNice", (v) => Number.isInteger(v) && v >= 0 && v <= 19, "a whole number of nice steps from 0 to 19"],
-  ["searchQueue", (v) => Number.isInteger(v) && v >= 1, "a whole number of requests a worker, 1 or more"],
+  [
+    "searchQueue",
+    (v) => Number.isInteger(v) && v >= 0,
+    "a whole number of requests a worker, 0 or more (0: every search refused, 503)",
+  ],
   ["searchTimeoutMs", (v) => v >= 0, "a number of milliseconds, 0 or more"],
 ];
 
