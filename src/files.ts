@@ -186,6 +186,22 @@ export function lockHolder(text: string): number | undefined {
 }
 
 /**
+ * Creates the lock file `path` (never one already there: EEXIST) holding `text`. A write that fails (a full disk
+ * takes the file but not its text) removes it again: an empty lock left behind would hold off the next command.
+ */
+export function createLockFile(path: string, text: string): void {
+  const fd = openSync(path, "wx", 0o600);
+  try {
+    writeSync(fd, text);
+  } catch (err) {
+    closeSync(fd);
+    rmSync(path, { force: true });
+    throw err;
+  }
+  closeSync(fd);
+}
+
+/**
  * Takes the lock file `path` for this process (its id and start time in it): a function that lets it go. While a
  * live process other than this one holds it, throws `held(pid)`; a lock whose process is gone, or whose id another
  * process now has (ids are reused, in containers soon), is taken over. A folder that cannot be written: `unwritable`.
@@ -196,9 +212,8 @@ export function takeLock(
 ): () => void {
   const mine = lockText();
   for (let attempt = 0; ; attempt++) {
-    let fd: number;
     try {
-      fd = openSync(path, "wx", 0o600);
+      createLockFile(path, `${mine}\n`);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw errors.unwritable(err as Error);
       let text = "";
@@ -211,11 +226,6 @@ export function takeLock(
       if (attempt > 2) throw errors.unwritable(new Error(`${path} cannot be replaced`));
       rmSync(path, { force: true });
       continue;
-    }
-    try {
-      writeSync(fd, `${mine}\n`);
-    } finally {
-      closeSync(fd);
     }
     const release = () => {
       heldLocks.delete(release);

@@ -1,7 +1,8 @@
-import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
+import * as fs from "node:fs";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { clearStaleScratch, makeScratch, removeScratch } from "../src/files";
+import { clearStaleScratch, makeScratch, removeScratch, takeLock } from "../src/files";
 import { EN_2016, tempDir } from "./helpers";
 
 setDefaultTimeout(120_000);
@@ -90,5 +91,21 @@ describe("a build's scratch folders", () => {
     ]);
     removeScratch(mine);
     expect(existsSync(mine)).toBe(false);
+  });
+});
+
+describe("a build's lock file", () => {
+  test("a disk too full for the lock's text leaves no empty lock file beside the snapshot", () => {
+    const dir = tempDir();
+    const lock = join(dir, ".en.tome.lock");
+    const full = spyOn(fs, "writeSync").mockImplementation(() => {
+      throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+    });
+    try {
+      expect(() => takeLock(lock, { held: () => new Error("held"), unwritable: (err) => err })).toThrow("ENOSPC");
+    } finally {
+      full.mockRestore();
+    }
+    expect(readdirSync(dir)).toEqual([]);
   });
 });

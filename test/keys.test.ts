@@ -4,11 +4,22 @@
  * while the server runs leaves it serving its last good keys, and says so in its health;
  * revoke by the key's own text; no expiry in the past; scopes that hold.
  */
-import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
+import * as fs from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { Access, checkKeyStore, COST, keysPath, NEEDS, updateKeyFile, type KeyStoreState } from "../src/access";
+import {
+  Access,
+  checkKeyStore,
+  COST,
+  createKey,
+  keysPath,
+  NEEDS,
+  readKeyFile,
+  updateKeyFile,
+  type KeyStoreState,
+} from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { lockText } from "../src/files";
 import { keys, newKey, ROOT, runToExit, snapshotFor, SQUAD, START, startServer, tempDir } from "./helpers";
@@ -466,6 +477,39 @@ describe("the key tool", () => {
     } finally {
       expect(await server.stop()).toBe(0);
     }
+  });
+
+  test("a disk full at the lock or at keys.json: no empty lock left to wait on, the store as it was, the next command at once", () => {
+    const dir = tempDir("tome-data-");
+    updateKeyFile(dir, (file) => void createKey(file, { name: "first", account: "a", scope: "full", now: Date.now() }));
+    const before = readdirSync(dir).sort();
+    const stored = readFileSync(keysPath(dir), "utf8");
+    // A full tmpfs still makes the empty file, then refuses its bytes: the first write is the lock's, the next keys.json's.
+    for (const failing of [1, 2]) {
+      let writes = 0;
+      const full = spyOn(fs, "writeSync").mockImplementation(((...args: unknown[]) => {
+        if (++writes === failing)
+          throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+        return (writeSync as (...a: unknown[]) => number)(...args);
+      }) as typeof fs.writeSync);
+      try {
+        expect(() =>
+          updateKeyFile(
+            dir,
+            (file) => void createKey(file, { name: "second", account: "a", scope: "full", now: Date.now() }),
+          ),
+        ).toThrow("ENOSPC");
+      } finally {
+        full.mockRestore();
+      }
+      expect(readdirSync(dir).sort()).toEqual(before);
+      expect(readFileSync(keysPath(dir), "utf8")).toBe(stored);
+    }
+    updateKeyFile(
+      dir,
+      (file) => void createKey(file, { name: "second", account: "a", scope: "full", now: Date.now() }),
+    );
+    expect(readKeyFile(keysPath(dir)).keys.map((k) => k.name)).toEqual(["first", "second"]);
   });
 
   test("updateKeyFile never writes over a damaged store", () => {

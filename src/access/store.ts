@@ -5,9 +5,9 @@
  * watch (ring.ts). A store that is empty, damaged or gone is refused, never silently replaced
  * (checkKeyStore).
  */
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { atomicWrite, lockHolder, lockText } from "../files";
+import { atomicWrite, createLockFile, lockHolder, lockText } from "../files";
 import { KeyStoreError } from "./errors";
 import { bumpGeneration, checkGeneration, generationPath, readGeneration } from "./generation";
 import { usagePath } from "./usage";
@@ -199,11 +199,10 @@ export function updateKeyFile<T>(dataDir: string, change: (file: KeyFile) => T):
   const path = keysPath(dataDir);
   const lock = `${path}.lock`;
   const deadline = Date.now() + 10_000;
-  let fd: number | undefined;
-  while (fd === undefined) {
+  for (let locked = false; !locked; ) {
     try {
-      fd = openSync(lock, "wx", 0o600);
-      writeSync(fd, lockText());
+      createLockFile(lock, lockText());
+      locked = true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       if (staleLock(lock)) rmSync(lock, { force: true });
@@ -221,7 +220,6 @@ export function updateKeyFile<T>(dataDir: string, change: (file: KeyFile) => T):
     bumpGeneration(generationPath(dataDir));
     return result;
   } finally {
-    closeSync(fd);
     rmSync(lock, { force: true });
   }
 }
