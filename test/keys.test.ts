@@ -20,6 +20,7 @@ import {
   updateKeyFile,
   type KeyStoreState,
 } from "../src/access";
+import { GenerationCounter } from "../src/access/generation";
 import { writeUsage } from "../src/access/usage";
 import { lockText } from "../src/files";
 import { keys, newKey, ROOT, runToExit, snapshotFor, SQUAD, START, startServer, tempDir } from "./helpers";
@@ -81,6 +82,25 @@ describe("a damaged keys.gen", () => {
     rmSync(genPath(dir));
     expect(new Access({ dataDir: dir }).hasKeys).toBe(true);
     expect(readFileSync(genPath(dir)).length).toBe(8);
+  });
+
+  test("a first start on a full disk leaves no empty keys.gen, which the next start would refuse as damaged", () => {
+    const dir = tempDir("tome-data-");
+    // A full tmpfs makes the file, then refuses its bytes.
+    const full = spyOn(fs, "writeFileSync").mockImplementation(((path: string) => {
+      fs.closeSync(fs.openSync(path, "wx"));
+      throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+    }) as typeof fs.writeFileSync);
+    try {
+      expect(() => new GenerationCounter(genPath(dir))).toThrow("ENOSPC");
+    } finally {
+      full.mockRestore();
+    }
+    expect(readdirSync(dir)).toEqual([]);
+    // Space again: the next start makes it and goes on.
+    expect(new GenerationCounter(genPath(dir)).read()).toBe(0);
+    expect(readFileSync(genPath(dir)).length).toBe(8);
+    expect(readdirSync(dir)).toEqual(["keys.gen"]);
   });
 });
 

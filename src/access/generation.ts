@@ -10,9 +10,11 @@ import {
   closeSync,
   existsSync,
   fstatSync,
+  linkSync,
   mkdirSync,
   openSync,
   readSync,
+  rmSync,
   statSync,
   writeFileSync,
   writeSync,
@@ -60,10 +62,25 @@ export function readGeneration(path: string): number {
 
 /** Creates keys.gen (and its data directory) if it is missing (a zero counter); refuses a damaged one. */
 function ensureGeneration(path: string): void {
-  if (!existsSync(path)) {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    writeFileSync(path, new Uint8Array(GENERATION_BYTES), { mode: 0o600, flag: "wx" });
-  } else checkGeneration(path);
+  if (existsSync(path)) {
+    checkGeneration(path);
+    return;
+  }
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  // Made whole beside it, then linked into place (never over one made meanwhile): a full disk, which takes the
+  // file and refuses its bytes, leaves no empty keys.gen for every later start to refuse as damaged.
+  const tmp = join(dirname(path), `.keys.gen.${process.pid}.tmp`);
+  try {
+    writeFileSync(tmp, new Uint8Array(GENERATION_BYTES), { mode: 0o600 });
+    linkSync(tmp, path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST" || !existsSync(path)) throw err;
+    checkGeneration(path);
+  } finally {
+    try {
+      rmSync(tmp, { force: true });
+    } catch {}
+  }
 }
 
 /** Tells running servers that keys.json changed: the counter in keys.gen, written in place. */
