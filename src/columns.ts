@@ -1,5 +1,6 @@
 /** Growable typed arrays and UTF-8 string columns: what a build appends to (ingest, snapshot), then writes out or reads whole. */
-import { closeSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { closeSync, openSync, readSync, rmSync } from "node:fs";
+import { writeFully } from "./files";
 
 type Typed = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array;
 type Ctor<T extends Typed> = { new (n: number): T };
@@ -191,8 +192,7 @@ export class StringFile {
   }
 
   private write(bytes: Uint8Array): void {
-    for (let off = 0; off < bytes.length; )
-      off += writeSync(this.fd, bytes, off, bytes.length - off, this.flushed + off);
+    writeFully(this.fd, bytes, this.path, this.flushed);
     this.flushed += bytes.length;
   }
 }

@@ -90,6 +90,30 @@ export async function atomicWriteAsync(path: string, bytes: Uint8Array | string,
 }
 
 /**
+ * A file system's refusal met writing `path` (ENOSPC, EROFS…), saying which file: the system's message for a write
+ * to an open file names none, and the person must learn which folder to free. Its code is kept, for the CLI to say
+ * what to do (src/cli/main.ts). Any other error is returned as it is.
+ */
+export function writeFailed(path: string, err: unknown): unknown {
+  const e = err as NodeJS.ErrnoException;
+  if (!(e instanceof Error) || typeof e.code !== "string" || e.message.includes(path)) return err;
+  return Object.assign(new Error(`could not write ${path}: ${e.message}`), { code: e.code, syscall: e.syscall });
+}
+
+/** Writes all of `bytes` to the open file `path` at `position` (null: where it is), naming the file if that fails (writeFailed). */
+export function writeFully(fd: number, bytes: Uint8Array, path: string, position: number | null = null): void {
+  try {
+    for (let off = 0; off < bytes.byteLength; ) {
+      const n = writeSync(fd, bytes, off, bytes.byteLength - off, position === null ? null : position + off);
+      if (n <= 0) throw new Error(`${path}: could not write`);
+      off += n;
+    }
+  } catch (err) {
+    throw writeFailed(path, err);
+  }
+}
+
+/**
  * The URL to start a worker from: its module beside the caller's, or, inside the executable
  * `bun run compile` writes (src/cli/compile.ts), the worker's entry point at its path under
  * src/: there every bundled module shares the executable's import.meta.url, so a URL relative

@@ -6,8 +6,8 @@
  * `stringKey`) by their first string in JS string order, then in the order they were pushed. A build's page rows go through one: held whole, they grew with the
  * pages (English Wikipedia has about 7 million) until the build's end.
  */
-import { closeSync, openSync, readSync, rmSync, writeSync } from "node:fs";
-import { makeScratch, removeScratch } from "./files";
+import { closeSync, openSync, readSync, rmSync } from "node:fs";
+import { makeScratch, removeScratch, writeFully } from "./files";
 import { join } from "node:path";
 import { compareUtf8AsStrings, Growable, StoredStrings, StringColumn } from "./columns";
 
@@ -243,11 +243,7 @@ class RunWriter {
     this.used = 0;
   }
   private write(bytes: Uint8Array): void {
-    for (let off = 0; off < bytes.length; ) {
-      const n = writeSync(this.fd, bytes, off, bytes.length - off);
-      if (n <= 0) throw new Error(`${this.path}: could not write`);
-      off += n;
-    }
+    writeFully(this.fd, bytes, this.path);
   }
 }
 

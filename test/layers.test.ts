@@ -16,7 +16,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   "files.ts": [],
   "scripts.ts": [],
   "errors.ts": [],
-  "columns.ts": [],
+  "columns.ts": ["files.ts"],
   "sorted-runs.ts": ["columns.ts", "files.ts"],
   "invocation.ts": [],
   /** A worker thread's scheduling: its priority (D142, D143) and its time waiting for a core (D144). */

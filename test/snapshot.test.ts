@@ -1,4 +1,5 @@
-import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
+import * as fs from "node:fs";
 import { copyFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_CHUNK_WORDS, modifications } from "../src/ingest";
@@ -373,6 +374,33 @@ describe("snapshot file (format 2)", () => {
     expect(openSnapshot(path).meta.chunkWords).toBe(300);
     expect(readdirSync(dir)).toEqual(["s.tome"]);
     await expect(builtAt(join("/proc", "nope", "s.tome"))).rejects.toThrow();
+  });
+
+  test("a disk full mid-write, or at the flush: the error names the snapshot (the folder to free) with its code; the one there is untouched", () => {
+    const dir = tempDir();
+    const path = join(dir, "s.tome");
+    writeFileSync(path, "the snapshot served");
+    const enospc = () => Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+    for (const call of ["writeSync", "fsyncSync"] as const) {
+      const out = new ContainerWriter(path);
+      const full = spyOn(fs, call).mockImplementation(() => {
+        throw enospc();
+      });
+      let err: NodeJS.ErrnoException | undefined;
+      try {
+        out.section("a", new Uint8Array(1000));
+        out.finish({});
+      } catch (e) {
+        err = e as NodeJS.ErrnoException;
+      } finally {
+        full.mockRestore();
+        out.abandon();
+      }
+      expect(err?.message).toBe(`could not write ${path}: ENOSPC: no space left on device, write`);
+      expect(err?.code).toBe("ENOSPC");
+      expect(readdirSync(dir)).toEqual(["s.tome"]);
+      expect(readFileSync(path, "utf8")).toBe("the snapshot served");
+    }
   });
 
   test("latestSnapshot picks the newest .tome file", async () => {

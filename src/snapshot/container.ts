@@ -13,23 +13,14 @@
  * `bun run snapshot:verify`, and the server in the background after boot (one that does not
  * match gives way to the next snapshot, D85). Hashing 20 GB at every boot would cost minutes.
  */
-import {
-  closeSync,
-  fstatSync,
-  fsyncSync,
-  ftruncateSync,
-  openSync,
-  readSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { Packr, Unpackr } from "msgpackr";
 import { SnapshotError } from "./format";
 import { sameBytes, sha256 } from "./hash";
 import { FileMapping, type LeaseRefused } from "./mapping";
 import { commandLine } from "../invocation";
+import { writeFailed, writeFully } from "../files";
 
 const MAGIC = "TOMESNAP";
 export const FORMAT_VERSION = 2;
@@ -70,7 +61,7 @@ export class ContainerWriter {
     } catch (err) {
       throw new SnapshotError(`cannot write the snapshot to ${path}: ${(err as Error).message}`);
     }
-    writeAll(this.fd, new Uint8Array(HEADER_BYTES), 0);
+    writeFully(this.fd, new Uint8Array(HEADER_BYTES), this.path, 0);
   }
 
   /** Starts a section; write() its bytes, then end() it. */
@@ -79,7 +70,7 @@ export class ContainerWriter {
     if (this.sections.some((s) => s.name === name)) throw new Error(`section ${name} written twice`);
     const pad = (8 - (this.at % 8)) % 8;
     if (pad) {
-      writeAll(this.fd, new Uint8Array(pad), this.at);
+      writeFully(this.fd, new Uint8Array(pad), this.path, this.at);
       this.at += pad;
     }
     this.open = { name, offset: this.at, hasher: new Bun.CryptoHasher("sha256") };
@@ -92,7 +83,7 @@ export class ContainerWriter {
       throw new SnapshotError(`section ${open.name} would pass 4 GiB; split it (a bug in the snapshot builder).`);
     }
     open.hasher.update(view);
-    writeAll(this.fd, view, this.at);
+    writeFully(this.fd, view, this.path, this.at);
     this.at += view.byteLength;
   }
 
@@ -131,9 +122,14 @@ export class ContainerWriter {
   /** Writes the table and the header, flushes, and renames the file into place. Returns its size. */
   finish(meta: unknown): number {
     const size = this.writeTable(meta);
-    fsyncSync(this.fd);
-    closeSync(this.fd);
-    renameSync(this.tmp, this.path);
+    try {
+      // A file system may take the bytes and refuse them only at the flush (NFS, a quota).
+      fsyncSync(this.fd);
+      closeSync(this.fd);
+      renameSync(this.tmp, this.path);
+    } catch (err) {
+      throw writeFailed(this.path, err);
+    }
     this.done = true;
     try {
       const dfd = openSync(dirname(this.path), "r");
@@ -149,8 +145,12 @@ export class ContainerWriter {
   private writeTable(meta: unknown): number {
     const table = packr.pack({ meta, sections: this.sections } satisfies Table);
     const tableOffset = this.at;
-    writeAll(this.fd, table, tableOffset);
-    ftruncateSync(this.fd, tableOffset + table.byteLength);
+    writeFully(this.fd, table, this.path, tableOffset);
+    try {
+      ftruncateSync(this.fd, tableOffset + table.byteLength);
+    } catch (err) {
+      throw writeFailed(this.path, err);
+    }
     const header = new Uint8Array(HEADER_BYTES);
     const view = new DataView(header.buffer);
     header.set(new TextEncoder().encode(MAGIC), 0);
@@ -158,7 +158,7 @@ export class ContainerWriter {
     view.setBigUint64(16, BigInt(tableOffset), true);
     view.setBigUint64(24, BigInt(table.byteLength), true);
     header.set(sha256(table), 32);
-    writeAll(this.fd, header, 0);
+    writeFully(this.fd, header, this.path, 0);
     return tableOffset + table.byteLength;
   }
 
@@ -173,11 +173,6 @@ export class ContainerWriter {
     rmSync(this.tmp, { force: true });
     this.done = true;
   }
-}
-
-function writeAll(fd: number, bytes: Uint8Array, position: number): void {
-  let off = 0;
-  while (off < bytes.byteLength) off += writeSync(fd, bytes, off, bytes.byteLength - off, position + off);
 }
 
 /** Bytes read through between two dropResident() of a reader going through a file once. */

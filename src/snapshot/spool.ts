@@ -4,7 +4,8 @@
  * vocabulary, millions of terms, and a build's page table with the pages; both are only
  * needed once written.
  */
-import { closeSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { closeSync, openSync, readSync, rmSync } from "node:fs";
+import { writeFully } from "../files";
 import type { ContainerWriter } from "./container";
 
 type Column = Float64Array | Uint32Array | Uint16Array | Uint8Array;
@@ -40,8 +41,7 @@ export class Spool<T extends Column> {
     }
     this.flush();
     const bytes = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
-    for (let off = 0; off < bytes.byteLength; )
-      off += writeSync(this.fd, bytes, off, bytes.byteLength - off, this.flushed + off);
+    writeFully(this.fd, bytes, this.path, this.flushed);
     this.flushed += bytes.byteLength;
     this.length += values.length;
   }
@@ -85,8 +85,7 @@ export class Spool<T extends Column> {
   /** Writes the buffered values to the file. */
   flush(): void {
     const bytes = new Uint8Array(this.buffer.buffer, this.buffer.byteOffset, this.used * this.buffer.BYTES_PER_ELEMENT);
-    for (let off = 0; off < bytes.byteLength; )
-      off += writeSync(this.fd, bytes, off, bytes.byteLength - off, this.flushed + off);
+    writeFully(this.fd, bytes, this.path, this.flushed);
     this.flushed += bytes.byteLength;
     this.used = 0;
   }
