@@ -655,6 +655,16 @@ describe("bun run snapshot:export", () => {
     ]);
   });
 
+  test("a disk full under the export (/dev/full refuses every write) is said naming the file, with its code", async () => {
+    const snapshot = await snapshotFor({ dumps: [SQUAD] });
+    const err = await runExport({ snapshot, out: "/dev/full", since: 0 }).then(
+      () => undefined,
+      (e: NodeJS.ErrnoException) => e,
+    );
+    expect(err?.message).toStartWith("could not write /dev/full: ENOSPC");
+    expect(err?.code).toBe("ENOSPC");
+  });
+
   test("a name ending in .gz or .zst is compressed however its ending is spelt (.GZ, .Zst)", async () => {
     const snapshot = await snapshotFor({ dumps: [SQUAD] });
     const dir = tempDir();

@@ -15,6 +15,7 @@ import { ApiError, Attributions, readSince, Resources } from "../http";
 import { openSnapshot, type Snapshot, SnapshotError } from "../snapshot";
 import { countProgress } from "./progress";
 import { ArgumentError, mainOf, note } from "./main";
+import { writeFailed } from "../files";
 import { commandLine } from "../invocation";
 import { SNAPSHOT_DIR, snapshotToRead } from "./snapshots";
 import { checkOut } from "./out";
@@ -170,7 +171,7 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
       throw new SnapshotError(
         `${args.snapshot}: ${err.message}. ${partial ? "Nothing was written" : "The export stops there"}: check it with ${commandLine(`snapshot:verify ${args.snapshot}`)}, then copy or build it again.`,
       );
-    throw err;
+    throw target ? writeFailed(args.out, err) : err;
   } finally {
     progress.stop();
   }
