@@ -55,7 +55,7 @@ export function atomicWrite(path: string, bytes: Uint8Array | string, options: A
     try {
       rmSync(tmp, { force: true });
     } catch {}
-    throw err;
+    throw writeFailed(path, err);
   }
   if (!durable) return;
   try {
@@ -220,7 +220,7 @@ export function createLockFile(path: string, text: string): void {
   } catch (err) {
     closeSync(fd);
     rmSync(path, { force: true });
-    throw err;
+    throw writeFailed(path, err);
   }
   closeSync(fd);
 }

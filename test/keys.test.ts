@@ -6,7 +6,7 @@
  */
 import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import * as fs from "node:fs";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import {
@@ -92,7 +92,7 @@ describe("a damaged keys.gen", () => {
       throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
     }) as typeof fs.writeFileSync);
     try {
-      expect(() => new GenerationCounter(genPath(dir))).toThrow("ENOSPC");
+      expect(() => new GenerationCounter(genPath(dir))).toThrow(`could not write ${genPath(dir)}: ENOSPC`);
     } finally {
       full.mockRestore();
     }
@@ -499,7 +499,7 @@ describe("the key tool", () => {
     }
   });
 
-  test("a disk full at the lock or at keys.json: no empty lock left to wait on, the store as it was, the next command at once", () => {
+  test("a disk full at the lock or at keys.json: said naming the file, no empty lock left to wait on, the store as it was, the next command at once", () => {
     const dir = tempDir("tome-data-");
     updateKeyFile(dir, (file) => void createKey(file, { name: "first", account: "a", scope: "full", now: Date.now() }));
     const before = readdirSync(dir).sort();
@@ -507,10 +507,11 @@ describe("the key tool", () => {
     // A full tmpfs still makes the empty file, then refuses its bytes: the first write is the lock's, the next keys.json's.
     for (const failing of [1, 2]) {
       let writes = 0;
+      const write = fs.writeSync as (...a: unknown[]) => number;
       const full = spyOn(fs, "writeSync").mockImplementation(((...args: unknown[]) => {
         if (++writes === failing)
           throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
-        return (writeSync as (...a: unknown[]) => number)(...args);
+        return write(...args);
       }) as typeof fs.writeSync);
       try {
         expect(() =>
@@ -518,7 +519,7 @@ describe("the key tool", () => {
             dir,
             (file) => void createKey(file, { name: "second", account: "a", scope: "full", now: Date.now() }),
           ),
-        ).toThrow("ENOSPC");
+        ).toThrow(`could not write ${failing === 1 ? `${keysPath(dir)}.lock` : keysPath(dir)}: ENOSPC`);
       } finally {
         full.mockRestore();
       }

@@ -20,6 +20,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
+import { writeFailed } from "../files";
 import { KeyStoreError } from "./errors";
 
 /** The file's whole size; the counter is its first 4 bytes (little-endian). */
@@ -74,7 +75,7 @@ function ensureGeneration(path: string): void {
     writeFileSync(tmp, new Uint8Array(GENERATION_BYTES), { mode: 0o600 });
     linkSync(tmp, path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST" || !existsSync(path)) throw err;
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST" || !existsSync(path)) throw writeFailed(path, err);
     checkGeneration(path);
   } finally {
     try {
