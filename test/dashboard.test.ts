@@ -8,8 +8,9 @@
  * on the other. Screenshots of each page at a desktop and a phone width go to
  * test-artifacts/dashboard/ (kept by CI).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import { createHash } from "node:crypto";
+import * as fs from "node:fs";
 import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
@@ -941,9 +942,10 @@ describe("two replicas on one Redis", () => {
 describe("in process (app.handle)", () => {
   let app: App;
   let token: string;
+  let data: string;
 
   beforeAll(async () => {
-    const data = tempDir("tome-dash-app-");
+    data = tempDir("tome-dash-app-");
     token = updateKeyFile(data, (f) => createAccountAccess(f, "acme", "free").token);
     app = await appWithAccounts(data, { dumps: [EN_2016] }, { adminToken: ADMIN_TOKEN });
   });
@@ -1020,6 +1022,38 @@ describe("in process (app.handle)", () => {
     // The page that answered carries a new form: it makes a key.
     form.set("form", /name="form" value="([^"]+)"/.exec(said)![1]!);
     expect((await send()).status).toBe(201);
+  });
+
+  test("a key made while the server's disk is full: no key shown, the holder told nothing was changed (not a 500), the store as it was", async () => {
+    const cookie = await sessionCookie(token);
+    const csrf = csrfOf(await (await handle("/dashboard", { headers: { cookie } })).text());
+    const stored = readFileSync(join(data, "keys.json"), "utf8");
+    const said = spyOn(console, "error").mockImplementation(() => {});
+    const full = spyOn(fs, "writeSync").mockImplementation(() => {
+      throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+    });
+    let created: Response;
+    let logged: string[];
+    try {
+      created = await handle("/dashboard/keys", {
+        method: "POST",
+        headers: { "content-type": FORM, cookie },
+        body: new URLSearchParams({ csrf, name: "Full disk", scope: "read" }),
+      });
+    } finally {
+      full.mockRestore();
+      logged = said.mock.calls.map((c) => String(c[0]));
+      said.mockRestore();
+    }
+    const page = await created.text();
+    expect(created.status).toBe(503);
+    expect(page).toContain("nothing was changed");
+    expect(page).not.toContain("wk_");
+    expect(page).not.toContain(data);
+    expect(logged).toEqual([
+      `dashboard: could not write ${join(data, "keys.json")}.lock: ENOSPC: no space left on device, write; no key or plan was changed.`,
+    ]);
+    expect(readFileSync(join(data, "keys.json"), "utf8")).toBe(stored);
   });
 
   test("a page's address with a slash at its end is sent to the page's own (308, the query kept); other addresses are still 404", async () => {

@@ -2,3 +2,6 @@
 import { UserError } from "../errors";
 
 export class KeyStoreError extends UserError {}
+
+/** The key store's file refused a change (a full or read-only disk): the operator's to fix, told in the log; the dashboard answers 503, nothing changed. */
+export class KeyStoreUnwritable extends Error {}

@@ -4,6 +4,7 @@
  */
 import { MAX_SESSIONS, SESSIONS_PER_ACCOUNT, type AccountStore, type Session } from "./accounts";
 import type { KeyRing } from "./ring";
+import { KeyStoreError, KeyStoreUnwritable } from "./errors";
 import { updateKeyFile } from "./store";
 import type { UsageLedger } from "./usage";
 import { MemorySignIns } from "./sign-in-limits";
@@ -73,7 +74,15 @@ export function fileAccountStore(dataDir: string, ring: KeyRing, usage: UsageLed
       return { accounts: page.map((name) => [name, ring.account(name)!]), more: at + limit < names.length };
     },
     update: async (_account, change) => {
-      const result = updateKeyFile(dataDir, change);
+      let result: ReturnType<typeof change>;
+      try {
+        result = updateKeyFile(dataDir, change);
+      } catch (err) {
+        if (err instanceof KeyStoreError || typeof (err as NodeJS.ErrnoException).code !== "string") throw err;
+        // Once per change tried (a person's action, not a request's): the disk is the operator's to fix.
+        console.error(`dashboard: ${(err as Error).message}; no key or plan was changed.`);
+        throw new KeyStoreUnwritable((err as Error).message);
+      }
       ring.refresh();
       return result;
     },

@@ -64,7 +64,7 @@ export {
   type SignInCounts,
 } from "./sign-in-limits";
 export { DataFolderTaken } from "./server-lock";
-export { KeyStoreError } from "./errors";
+export { KeyStoreError, KeyStoreUnwritable } from "./errors";
 export { accountNameProblem, KEY_NAME_MAX, keyNameProblem, printableJson, printableName } from "./names";
 export { KEY_SHAPE } from "./key-text";
 export { INVALID_KEY, INVALID_KEY_NEXT } from "./grant";

@@ -15,7 +15,7 @@
 import dashboardCss from "./dashboard.css" with { type: "text" };
 import dashboardJs from "./dashboard.js" with { type: "text" };
 import iconSvg from "./icon.svg" with { type: "text" };
-import { hashToken, KeyStoreError } from "../../access";
+import { hashToken, KeyStoreError, KeyStoreUnwritable } from "../../access";
 import type { Step } from "../pipeline";
 import { confirmRevoke, createOwnKey, revokeOwnKey, showAccount } from "./account";
 import { DASHBOARD_PATH } from "./cookies";
@@ -150,7 +150,7 @@ export function dashboard(o: DashboardOptions): Step {
       const v = visitOf(site, x);
       return answer(v).catch((err) => {
         if (err instanceof Refused) return refusedPage(v, err);
-        if (err instanceof KeyStoreError) return unreachable(v);
+        if (err instanceof KeyStoreError || err instanceof KeyStoreUnwritable) return unreachable(v);
         throw err;
       });
     },
