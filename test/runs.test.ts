@@ -9,7 +9,7 @@ import { textShardOptions } from "../src/search/postings/fields";
 import { Inversion } from "../src/search/indexer/invert";
 import { PageAnalyser } from "../src/search/indexer/analysis";
 import { IndexBuilder } from "../src/search/indexer/build";
-import { RunSorter, writeRun } from "../src/search/indexer/runs";
+import { RunSorter, runError, writeRun } from "../src/search/indexer/runs";
 import { EN_2016, ingested, tempDir } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests ingest a real dump and write runs, seconds on a busy machine.
@@ -36,6 +36,17 @@ describe("the run worker", () => {
     sorter.close();
     expect(written).toEqual([join(dir, "there.bin")]);
     expect(readFileSync(join(dir, "there.bin"))).toEqual(readFileSync(here));
+  });
+
+  test("a run whose writer named its file already (a full disk) is said naming it once, its code kept", () => {
+    const path = "/data/snapshots/.tome-runs-1-x/run-0.bin";
+    const err = runError({
+      path,
+      error: `could not write ${path}: ENOSPC: no space left on device, write`,
+      code: "ENOSPC",
+    });
+    expect(err.message).toBe(`could not write the index's run ${path}: ENOSPC: no space left on device, write`);
+    expect((err as NodeJS.ErrnoException).code).toBe("ENOSPC");
   });
 
   test("a run it cannot write fails with the path and the reason, and the worker stops", async () => {

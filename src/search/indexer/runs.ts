@@ -123,8 +123,11 @@ export class RunSorter {
 }
 
 /** A run the worker could not write, as the user reads it: where, and why, with its code (the CLI says what to do: src/cli/main.ts). */
-function runError({ path, error, code }: RunResponse): Error {
-  const err = new Error(`could not write the index's run ${path}: ${error}`) as NodeJS.ErrnoException;
+export function runError({ path, error = "", code }: RunResponse): Error {
+  // The run's writer may have named its file already (files.ts writeFailed): said once.
+  const named = `could not write ${path}: `;
+  const why = error.startsWith(named) ? error.slice(named.length) : error;
+  const err = new Error(`could not write the index's run ${path}: ${why}`) as NodeJS.ErrnoException;
   if (code) err.code = code;
   return err;
 }
