@@ -653,7 +653,7 @@ describe("the key tool on a Redis that takes the connection and answers nothing 
           });
           expect({ hello, args, code: r.code, stdout: r.stdout }).toEqual({ hello, args, code: 1, stdout: "" });
           expect(r.stderr.trim()).toBe(
-            `keys ${args[0]}: Redis at ${url} (TOME_REDIS_URL) did not answer within 3 s. Check that the address is Redis's (\`redis-cli -u URL ping\` answers PONG; not another service on that port), that Redis is not stuck or paused, that a proxy or tunnel in between reaches it, and that a Redis with TLS is given as rediss://. Nothing was changed.`,
+            `keys ${args[0]}: Redis at ${url} (TOME_REDIS_URL) did not answer within 3 s. Check that the address is Redis's (\`redis-cli -u URL ping\` answers PONG; not another service on that port), that Redis is not stuck or paused, that a proxy or tunnel in between reaches it, and that a Redis with TLS is given as rediss:// (and one without as redis://). Nothing was changed.`,
           );
         }
         // It was reached, and asked: nothing the tool changes was sent before it gave up.

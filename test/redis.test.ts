@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { INVALID_KEY, INVALID_KEY_NEXT, readKeyFile, readUsage, usagePath } from "../src/access";
+import { INVALID_KEY, INVALID_KEY_NEXT, readKeyFile, readUsage, redisAddress, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { RedisAccess, RedisKeyStore } from "../src/access/redis";
 import { createApp } from "../src/http";
@@ -374,6 +374,72 @@ describe("Redis unreachable", () => {
     expect(redis.cli("HGET", `tome:spent:${month()}`, "late")).toBe("");
     // Its hold stays until its lease lapses (the replica cannot tell whether Redis took the settlement).
     expect(redis.cli("HGET", `tome:held:${month()}`, "late")).toBe("1");
+  });
+});
+
+describe("Redis that answers, but not as asked", () => {
+  test("a Redis out of memory (noeviction) refuses every request's script: 503 until it has room, not service back at each PING it answers", async () => {
+    const { key } = await keyOn(redis.url, "--name", "oom", "--account", "oom", "--plan", "starter");
+    const logged: string[] = [];
+    const access = new RedisAccess({ url: redis.url, keyMsPerSecond: 0, log: (line) => logged.push(line) });
+    await access.start();
+    const admit = () => access.admit(new Headers({ "X-API-Key": key }), 1);
+    try {
+      expect(await admit()).toMatchObject({ rateRemaining: 24 });
+      redis.cli("CONFIG", "SET", "maxmemory", "1");
+      try {
+        expect(await admit()).toMatchObject({ reason: "unavailable" });
+        // Several probes: each PING is answered, and each write refused.
+        await Bun.sleep(1000);
+        expect(await admit()).toMatchObject({ reason: "unavailable" });
+        expect(logged).toEqual([expect.stringContaining("is unreachable (OOM command not allowed")]);
+      } finally {
+        redis.cli("CONFIG", "SET", "maxmemory", "0");
+      }
+      for (const deadline = Date.now() + 10_000; access.redis.outage && Date.now() < deadline; ) await Bun.sleep(50);
+      expect(await admit()).toMatchObject({ rateRemaining: expect.any(Number) });
+      expect(logged[1]).toContain("answers again");
+    } finally {
+      access.stop();
+    }
+  });
+
+  test("a wrong password, or none, is said as Redis says it (WRONGPASS, NOAUTH), and no password is ever printed", async () => {
+    const password = "pw-Zq81sEcRet";
+    const url = (auth: string) => redis.url.replace("redis://", `redis://${auth}`);
+    const asAdmin = ["-a", password, "--no-auth-warning"];
+    redis.cli("CONFIG", "SET", "requirepass", password);
+    try {
+      const wrong = await keysOn(url(":not-it@"), ["list"]);
+      expect([wrong.code, wrong.stderr.trim()]).toEqual([
+        1,
+        `keys list: Redis at ${redis.url} (TOME_REDIS_URL) refused the connection (WRONGPASS invalid username-password pair or user is disabled.): check the user and password TOME_REDIS_URL gives (redis://[USER]:PASSWORD@HOST:PORT). Nothing was changed.`,
+      ]);
+      const none = await keysOn(redis.url, ["list"]);
+      expect(none.stderr).toContain("refused the connection (NOAUTH Authentication required.)");
+      // A replica logs it at its start, and serves 503 until Redis takes the password.
+      const logged: string[] = [];
+      const access = new RedisAccess({ url: url(":not-it@"), keyMsPerSecond: 0, log: (line) => logged.push(line) });
+      await access.start();
+      access.stop();
+      expect(logged).toEqual([expect.stringContaining("refused the connection (WRONGPASS")]);
+      const right = await keysOn(url(`:${password}@`), ["list", "--json"]);
+      expect(right.code).toBe(0);
+      for (const out of [wrong, none, right]) expect(out.stdout + out.stderr).not.toContain(password);
+      expect(logged.join("\n")).not.toContain("not-it");
+    } finally {
+      redis.cli(...asAdmin, "CONFIG", "SET", "requirepass", "");
+    }
+  });
+
+  test("TOME_REDIS_URL's password is never printed: not from its query, nor when the client refuses the URL", async () => {
+    expect(redisAddress("redis://u:pw1@10.0.0.5:6379/2?password=pw2#pw3")).toBe("redis://10.0.0.5:6379/2");
+    // A database that is not a number: Bun's client refuses the URL when it is made, which threw a stack trace.
+    const bad = await keysOn("redis://:pw4@127.0.0.1:1/abc", ["list"]);
+    expect([bad.code, bad.stderr.trim()]).toEqual([
+      1,
+      'keys list: TOME_REDIS_URL cannot be used (Invalid database number in Redis URL: "abc"): give it as redis://[:PASSWORD@]HOST:PORT[/DATABASE NUMBER].',
+    ]);
   });
 });
 

@@ -42,12 +42,17 @@ export function script(name: string, text: string): Script {
   return { name, text, sha: createHash("sha1").update(text).digest("hex") };
 }
 
-/** Where Redis is, for messages: the URL without its password. */
+/**
+ * Where Redis is, for messages: the URL without its user, its password, its query or its fragment (several clients
+ * read a password from `?password=`, and a log or a message must never show one).
+ */
 export function redisAddress(url: string): string {
   try {
     const u = new URL(url);
     u.password = "";
     u.username = "";
+    u.search = "";
+    u.hash = "";
     return u.toString().replace(/\/$/, "");
   } catch {
     return "(a URL that cannot be read)";
@@ -67,7 +72,92 @@ export function checkRedisUrl(url: string): string | undefined {
   ) {
     return `TOME_REDIS_URL must start with redis:// or rediss:// (or redis+unix://), not ${u.protocol}//.`;
   }
+  // Bun's client reads the rest (a database number that is not one) when it is made, which connects nothing.
+  try {
+    new RedisClient(url, { autoReconnect: false }).close();
+  } catch (err) {
+    return `TOME_REDIS_URL cannot be used (${withoutSecrets((err as Error).message, u)}): give it as redis://[:PASSWORD@]HOST:PORT[/DATABASE NUMBER].`;
+  }
   return undefined;
+}
+
+/** `text` with the URL's user and password (as written, and decoded) left out. */
+function withoutSecrets(text: string, u: URL): string {
+  let out = text;
+  for (const secret of [u.password, u.username])
+    for (const form of new Set([secret, decodeURIComponentSafe(secret)])) if (form) out = out.replaceAll(form, "…");
+  return out;
+}
+
+function decodeURIComponentSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+export const REFUSED = "Redis refused the connection";
+
+/**
+ * Why Redis refuses a connection opened as Bun's client opens it (AUTH with the URL's user and password, then SELECT
+ * of its database), on a socket of its own; undefined when it does not say (it cannot be reached, or accepts it).
+ */
+async function openingRefusal(url: string): Promise<string | undefined> {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const bulk = (parts: string[]) =>
+    `*${parts.length}\r\n${parts.map((p) => `$${Buffer.byteLength(p)}\r\n${p}\r\n`).join("")}`;
+  const user = decodeURIComponentSafe(u.username);
+  const password = decodeURIComponentSafe(u.password);
+  const commands = [password ? (user ? ["AUTH", user, password] : ["AUTH", password]) : ["PING"]];
+  const unix = u.protocol.includes("unix");
+  const database = unix ? u.searchParams.get("db") : u.pathname.slice(1);
+  if (database) commands.push(["SELECT", database]);
+  let text = "";
+  const replies = await new Promise<string[] | undefined>((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), 1000);
+    const done = (lines: string[] | undefined) => {
+      clearTimeout(timer);
+      resolve(lines);
+    };
+    const handlers = {
+      open: (socket: { write(data: string): number }) => void socket.write(commands.map(bulk).join("")),
+      data: (socket: { end(): void }, data: Buffer) => {
+        text += data.toString();
+        const lines = text.split("\r\n").slice(0, -1);
+        if (lines.length >= commands.length || lines.some((l) => l.startsWith("-"))) {
+          done(lines);
+          socket.end();
+        }
+      },
+      close: () => done(undefined),
+      error: () => done(undefined),
+      connectError: () => done(undefined),
+    };
+    const tls = u.protocol === "rediss:" || u.protocol === "valkeys:" || u.protocol.includes("tls");
+    const connecting = unix
+      ? Bun.connect({ unix: decodeURIComponentSafe(u.pathname), tls, socket: handlers })
+      : Bun.connect({
+          hostname: u.hostname.replace(/^\[|\]$/g, ""),
+          port: Number(u.port || 6379),
+          tls,
+          socket: handlers,
+        });
+    connecting.catch(() => done(undefined));
+  });
+  const refusal = replies?.find((line) => line.startsWith("-"))?.slice(1);
+  if (!refusal) return undefined;
+  const what = /^(WRONGPASS|NOAUTH)/.test(refusal)
+    ? "check the user and password TOME_REDIS_URL gives (redis://[USER]:PASSWORD@HOST:PORT)"
+    : /DB index/.test(refusal)
+      ? "the database number TOME_REDIS_URL names (after the port) is not one this Redis has"
+      : "see Redis's log";
+  return `${REFUSED} (${withoutSecrets(refusal, u)}): ${what}`;
 }
 
 export interface Outage {
@@ -83,6 +173,7 @@ export class RedisConnection {
   outage: Outage | undefined;
   private probe: ReturnType<typeof setInterval> | undefined;
   private probing = false;
+  private handshaking = false;
   private closed = false;
   /** Commands sent and not yet answered, and when Redis last answered one (or was first waited on). */
   private pending = 0;
@@ -120,7 +211,8 @@ export class RedisConnection {
     });
     client.onconnect = () => void this.loadScripts();
     client.onclose = (error) => {
-      if (!this.closed && client === this.client)
+      // In a handshake, its own failure says why (the close alone would say "Connection closed" first).
+      if (!this.closed && !this.handshaking && client === this.client)
         this.fail(`the connection closed (${error?.message ?? "no reason given"})`);
     };
     return client;
@@ -141,20 +233,31 @@ export class RedisConnection {
     }
   }
 
-  /** Connects `client` if need be, PINGs and loads the scripts; rejects unless Redis has answered within HANDSHAKE_MS. */
-  private async answering(client: RedisClient): Promise<void> {
+  /** Connects `client` if need be, PINGs (and writes, if asked) and loads the scripts; rejects unless Redis has answered within HANDSHAKE_MS. */
+  private async answering(client: RedisClient, write = false): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const silent = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(NO_ANSWER)), HANDSHAKE_MS);
     });
     const greeted = (async () => {
-      if (!client.connected) await client.connect();
+      try {
+        if (!client.connected) await client.connect();
+      } catch (err) {
+        // Bun's client says only "Connection closed" when Redis refuses its opening (a wrong password, none given,
+        // a database that is not one): ask Redis why, on a connection of our own.
+        throw new Error((await openingRefusal(this.url)) ?? (err as Error).message);
+      }
       await client.send("PING", []);
+      // A probe also writes: a Redis out of memory, unable to persist or made a read-only replica answers PING
+      // and refuses every request's script, and service would flap back for each probe.
+      if (write) await client.send("SET", ["tome:probe", "1", "PX", "10000"]);
       await this.loadScripts();
     })();
+    this.handshaking = true;
     try {
       await Promise.race([greeted, silent]);
     } finally {
+      this.handshaking = false;
       clearTimeout(timer);
     }
   }
@@ -259,10 +362,16 @@ export class RedisConnection {
         this.client = this.newClient();
       }
       try {
-        await this.answering(this.client);
+        await this.answering(this.client, true);
       } catch (err) {
         // One that answered nothing is let go: the next probe connects anew, rather than PING it again.
         this.client.close();
+        const reason = (err as Error).message;
+        // A refusal found only now (Redis restarted with another password) is said once, as the outage was.
+        if (this.outage && reason !== this.outage.reason && reason.startsWith(REFUSED)) {
+          this.outage.reason = reason;
+          this.log(`Redis at ${this.address} is still unreachable: ${reason}.`);
+        }
         throw err;
       }
       const down = this.outage ? ((Date.now() - this.outage.since) / 1000).toFixed(1) : "0";

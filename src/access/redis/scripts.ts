@@ -15,6 +15,7 @@
  *   tome:account_keys:NAME set   the ids of account NAME's keys (the dashboard reads one account's keys: D81)
  *   tome:account_names     zset  every account's name, all scored 0 (read in name order, a page at a time)
  *   tome:indexed           int   1 once the two above were built from a store written before them
+ *   tome:probe             string  written by a replica's probe while Redis is unreachable (a Redis that answers PING may refuse writes); expires after 10 s
  *   tome:session:SHA       string  a dashboard session (JSON), by the sha256 of its cookie; expires with it
  *   tome:account_sessions:NAME  zset  the hashes of account NAME's sessions ("@operator": the operator's), scored by their end
  *   tome:signin:NAME:WINDOW  int  failed dashboard sign-ins of a client address, or for the operator's token, in that window

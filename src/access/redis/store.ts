@@ -11,7 +11,7 @@ import { KeyStoreError } from "../errors";
 import { nameTable } from "../names";
 import { emptyKeyFile, type Account, type KeyFile, type KeyRecord } from "../store";
 import type { UsageData } from "../usage";
-import { HANDSHAKE_MS, NO_ANSWER, RedisConnection, RedisUnavailable } from "./connection";
+import { HANDSHAKE_MS, NO_ANSWER, REFUSED, RedisConnection, RedisUnavailable } from "./connection";
 import { IMPORT, NEVER_ENDS, READ_KEYS, SCRIPTS, WRITE_KEYS } from "./scripts";
 
 /** tome:auth's entry for a key: when it stops working, its scope, account and id (what admission needs). */
@@ -53,7 +53,11 @@ export class RedisKeyStore {
         throw new KeyStoreError(
           `Redis at ${redis.address} (TOME_REDIS_URL) did not answer within ${HANDSHAKE_MS / 1000} s. Check that the address is Redis's ` +
             `(\`redis-cli -u URL ping\` answers PONG; not another service on that port), that Redis is not stuck or paused, ` +
-            `that a proxy or tunnel in between reaches it, and that a Redis with TLS is given as rediss://. Nothing was changed.`,
+            `that a proxy or tunnel in between reaches it, and that a Redis with TLS is given as rediss:// (and one without as redis://). Nothing was changed.`,
+        );
+      if (redis.outage.reason.startsWith(REFUSED))
+        throw new KeyStoreError(
+          `Redis at ${redis.address} (TOME_REDIS_URL) ${redis.outage.reason.replace(/^Redis /, "")}. Nothing was changed.`,
         );
       throw new KeyStoreError(
         `cannot reach Redis at ${redis.address} (TOME_REDIS_URL): ${redis.outage.reason}. Check that Redis runs there and that the host and port are right. Nothing was changed.`,
