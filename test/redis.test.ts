@@ -230,6 +230,16 @@ describe("three replicas on one Redis", () => {
     expect(JSON.stringify(listed)).not.toContain(made.key);
   });
 
+  test("a plan change holds on every replica after Redis came back from an older state (its store's version counted again)", async () => {
+    const made = await keyOn(redis.url, "--name", "rewind", "--account", "rewind", "--plan", "free");
+    expect((await call(replicas[0]!.url, made.key)).headers.get("x-ratelimit-limit")).toBe("10");
+    // A Redis restored from a backup, or one whose AOF lost its last writes, holds an earlier version.
+    const seen = Number(redis.cli("GET", "tome:keys:version"));
+    redis.cli("SET", "tome:keys:version", String(seen - 1));
+    expect((await keysOn(redis.url, ["plan", "--account", "rewind", "--plan", "growth"])).code).toBe(0);
+    expect((await call(replicas[0]!.url, made.key)).headers.get("x-ratelimit-limit")).toBe("50");
+  });
+
   test("keys per plan (D21) hold when key commands race: 6 creates at once, 3 made", async () => {
     const runs = await Promise.all(
       Array.from({ length: 6 }, (_, i) => keysOn(redis.url, ["create", "--name", `r${i}`, "--account", "race"])),

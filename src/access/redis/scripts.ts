@@ -5,7 +5,7 @@
  *   tome:keys              hash  key id → the key's record (JSON, as in keys.json)
  *   tome:accounts          hash  account → {plan, rate?} (JSON, as in keys.json)
  *   tome:auth              hash  sha256 of a key → "ENDS SCOPE ACCOUNT ID" (ENDS: ms when it stops working; 0 once revoked)
- *   tome:keys:version      int   bumped by every change of the three above (the key tool's compare-and-set)
+ *   tome:keys:version      int   bumped by every change of the three above (the key tool's compare-and-set), to Redis's time in µs at least
  *   tome:last_used         hash  key id → ms of its last request
  *   tome:rate:ID:SECOND    int   requests of key ID admitted in that Unix second (D19); expires after 2 s
  *   tome:spent:YYYY-MM     hash  account → credits spent that UTC month (D20)
@@ -145,6 +145,16 @@ end
 return {spent, held}`,
 );
 
+/**
+ * A change's new version: past the last one, and never below Redis's clock in microseconds. A replica keeps a key as sent at a
+ * version (ADMIT); a store flushed, or restored from an older state, counted again from where it stood, and its next change
+ * took a version a replica had seen with other contents, which it then went on using (the plan before a change).
+ */
+const BUMP_VERSION = `local now = redis.call('TIME')
+local version = math.max(tonumber(redis.call('GET', 'tome:keys:version') or '0') + 1, tonumber(now[1]) * 1000000 + tonumber(now[2]))
+redis.call('SET', 'tome:keys:version', string.format('%d', version))
+return version`;
+
 /** The key store at one instant: {version, [id, record, …], [account, json, …]}. */
 export const READ_KEYS = script(
   "read-keys",
@@ -170,7 +180,7 @@ while i <= #ARGV do
   redis.call('ZADD', 'tome:account_names', 0, ARGV[i])
   i = i + 2
 end
-return redis.call('INCR', 'tome:keys:version')`,
+${BUMP_VERSION}`,
 );
 
 /**
@@ -203,7 +213,7 @@ end
 redis.call('SET', 'tome:indexed', '1')
 for _, s in ipairs(data.spent) do redis.call('HSET', 'tome:spent:' .. data.month, s[1], string.format('%d', s[2])) end
 for _, u in ipairs(data.last_used) do redis.call('HSET', 'tome:last_used', u[1], string.format('%d', u[2])) end
-return redis.call('INCR', 'tome:keys:version')`,
+${BUMP_VERSION}`,
 );
 
 export const SCRIPTS = [ADMIT, SETTLE, READ_KEYS, WRITE_KEYS, IMPORT, ...ACCOUNT_SCRIPTS];
