@@ -1,6 +1,7 @@
 /**
  * Writing systems, as every stage that cuts text into words sees them: one list, so that the
  * chunker, the search's analysis and the PDF's line breaks agree on which text has no spaces.
+ * Also the one escape of text for a regular expression, which those stages and the HTTP layer share.
  */
 
 /** Scripts written without spaces between words: Intl.Segmenter finds their words. */
@@ -18,3 +19,6 @@ export function wordLocale(lang: string): string | undefined {
     return undefined;
   }
 }
+
+/** `text` as a regular expression that matches it literally. */
+export const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

@@ -9,6 +9,7 @@
  * Unknown parameters are ignored (D3).
  */
 import { Kind, type Static, type TObject, type TSchema } from "@sinclair/typebox";
+import { escapeRegExp } from "../scripts";
 import { invalidParameter, missingParameter, parameterError, type ParameterRow } from "./errors";
 import { PARAMETERS } from "./openapi";
 import { exchangeOf, type Exchange } from "./pipeline";
@@ -171,7 +172,7 @@ function shapeOf(schema: TObject) {
   if (!shape) {
     const properties = Object.entries(schema.properties);
     const set = new Set(properties.map(([name]) => name));
-    const literal = [...set].map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
+    const literal = [...set].map(escapeRegExp).join("|");
     const pairs = new RegExp(`(?<=^|&)(${literal}|[^&=]*[%+][^&=]*)(?:=([^&]*))?(?=&|$)`, "g");
     const names = { set, longest: Math.max(...[...set].map((n) => n.length)), pairs };
     shape = { properties, required: new Set(schema.required ?? []), names };

@@ -4,6 +4,7 @@
  * whose content is not prose (galleries, code, maps...) and references, which wtf would
  * otherwise leave as stray punctuation, are removed.
  */
+import { escapeRegExp } from "../../scripts";
 import { chemToText } from "./chem";
 import { texToText } from "./tex";
 
@@ -53,8 +54,6 @@ export interface WikiNames {
   /** Names of namespace 14 (Category). */
   category: string[];
 }
-
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** Rewrites "[[চিত্র:x.jpg|…]]" as "[[File:x.jpg|…]]" so wtf removes it as it removes English ones. */
 export function namespaceNormalizer(names: WikiNames): (s: string) => string {

@@ -3,7 +3,7 @@
  * (Intl.Segmenter for scripts written without spaces), case folding and accent folding
  * (é = e, ά = α), numbers kept.
  */
-import { UNSPACED, wordLocale } from "../../scripts";
+import { escapeRegExp, UNSPACED, wordLocale } from "../../scripts";
 
 /** Bump when analysis changes: stored indexes built with another version are rebuilt. */
 export const ANALYZER_VERSION = 1;
@@ -127,8 +127,6 @@ export function phraseTest(phrase: string[], lang = ""): (text: string) => boole
   );
   return (text) => pattern.test(foldText(text));
 }
-
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 function containsSequence(words: string[], seq: string[]): boolean {
   outer: for (let i = 0; i + seq.length <= words.length; i++) {
