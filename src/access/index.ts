@@ -66,7 +66,7 @@ export {
 export { DataFolderTaken } from "./server-lock";
 export { KeyStoreError, KeyStoreUnwritable } from "./errors";
 export { accountNameProblem, KEY_NAME_MAX, keyNameProblem, printableJson, printableName } from "./names";
-export { KEY_SHAPE } from "./key-text";
+export { KEY_SHAPE, keyIdFrom } from "./key-text";
 export { INVALID_KEY, INVALID_KEY_NEXT } from "./grant";
 export type { KnownKey } from "./ring";
 export type { Gate, Grant, Health, Hold, QuotaState, Refusal } from "./grant";

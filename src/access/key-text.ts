@@ -26,6 +26,12 @@ export function randomAlphanumeric(n: number): string {
   return out;
 }
 
+/** A key's id made from `seed`, the same for the same seed: `key_` and 12 of [A-Za-z0-9] read from its sha256. */
+export function keyIdFrom(seed: string): string {
+  const digest = createHash("sha256").update(seed).digest();
+  return `key_${[...digest.subarray(0, 12)].map((b) => ALPHANUMERIC[b % ALPHANUMERIC.length]).join("")}`;
+}
+
 export function newKey(): string {
   return KEY_PREFIX + randomAlphanumeric(KEY_BODY);
 }

@@ -3,10 +3,10 @@
  * count (D21), and revoking one of their own keys. Each reads that account and its keys only
  * (D81); a change is made under the store's guard, as the key tool makes it.
  */
-import { createHash } from "node:crypto";
 import {
   createKey,
   KEY_NAME_MAX,
+  keyIdFrom,
   KeyStoreError,
   keyNameProblem,
   limitsOf,
@@ -19,6 +19,7 @@ import { accountPage, revokePage, type AccountView } from "./account-page";
 import { DASHBOARD_PATH } from "./cookies";
 import { readForm } from "./forms";
 import { notFound, redirect, Refused, respond } from "./respond";
+import { randomToken } from "./sessions";
 import { accountViewOf, monthAt } from "./views";
 import type { SignedIn, Visit } from "./visit";
 
@@ -36,20 +37,22 @@ async function viewOf(v: Visit, extra: Partial<AccountView> = {}): Promise<Accou
     name,
     keys.map((k) => k.id),
   );
-  const formId = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64url");
-  return { ...accountViewOf(name, account!, keys, monthAt(usage, v.now)), csrf: session.csrf, formId, ...extra };
+  return {
+    ...accountViewOf(name, account!, keys, monthAt(usage, v.now)),
+    csrf: session.csrf,
+    formId: randomToken(16),
+    ...extra,
+  };
 }
 
 const FORM_ID = /^[A-Za-z0-9_-]{22}$/;
-const ID_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 /**
  * The id of the key a create form makes (D157): derived from the session's secret and the form's own random id,
  * so that the same form sent again (a reload, Back, a double click) names a key already made and makes no other.
  */
 function keyIdOf(csrf: string, formId: string): string {
-  const digest = createHash("sha256").update(`${csrf}\n${formId}`).digest();
-  return `key_${[...digest.subarray(0, 12)].map((b) => ID_LETTERS[b % ID_LETTERS.length]).join("")}`;
+  return keyIdFrom(`${csrf}\n${formId}`);
 }
 
 export async function showAccount(v: Visit): Promise<Response> {

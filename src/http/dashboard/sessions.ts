@@ -15,7 +15,9 @@ import type { SignedIn, Visit } from "./visit";
 const SIGNED_OUT = "signed-out";
 const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;
 
-const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+/** `bytes` random bytes in base64url: a session's cookie, a CSRF token (32), a create form's id (16, D157). */
+export const randomToken = (bytes = 32) =>
+  Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("base64url");
 
 /** The session of the visit's cookie, if it is live and its token is still its account's (else it is dropped). */
 export async function sessionOf(v: Visit): Promise<SignedIn | undefined> {
