@@ -19,6 +19,9 @@ import type { Grant } from "../access";
 import type { Served } from "./current";
 import type { ApiError } from "./errors";
 
+/** An answer's status when its client left before it was made (D28, as nginx logs it): never delivered. */
+export const CLIENT_GONE = 499;
+
 /** The route a path is served as: the router serves a static route with one slash at its end too (/healthz/, /mcp/). */
 export const routedPath = (path: string): string => (path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path);
 

@@ -32,7 +32,7 @@ import { workerUrl } from "../../files";
 import type { SearchWork } from "../../search";
 import { ApiError, ERRORS, retryLater } from "../errors";
 import type { SearchPoolStats } from "../metrics";
-import type { Exchange } from "../pipeline";
+import { CLIENT_GONE, type Exchange } from "../pipeline";
 import { chargeElsewhere, outsideWork } from "../steps/keys";
 import { FairQueue } from "./fair-queue";
 import {
@@ -351,11 +351,11 @@ export class PoolGeneration {
       reply = await this.ask(task, args, x, x.request.signal);
     } catch (error) {
       // Nobody to answer, nothing charged (as the PDF route's client that leaves while its PDF waits).
-      if (error instanceof ClientGone) return new Response(null, { status: 499 });
+      if (error instanceof ClientGone) return new Response(null, { status: CLIENT_GONE });
       throw error;
     }
     // Its client left while a worker ran it (D28, D108): nobody to answer, so no 2xx to charge.
-    if (x.request.signal.aborted) return new Response(null, { status: 499 });
+    if (x.request.signal.aborted) return new Response(null, { status: CLIENT_GONE });
     if ("json" in reply) return new Response(reply.json, { headers: JSON_HEADERS });
     if ("missing" in reply) return new Response(JSON.stringify(here()), { headers: JSON_HEADERS });
     throw new Error("a search worker answered a route with a tool's answer");

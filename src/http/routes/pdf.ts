@@ -8,6 +8,7 @@ import type { ApiContext } from "../context";
 import { alsoAt, described, KEY_ERRORS, KEYED, NOT_MODIFIED, PDF_HEADERS, RETRY_HEADERS } from "../docs";
 import { apiError, errorBody, ERRORS, parameterError, retryLater } from "../errors";
 import { checkQuota, route } from "../params";
+import { CLIENT_GONE } from "../pipeline";
 import { ErrorBody, MAX_INTEGER, PdfParams, UnavailableBody } from "../schemas";
 import { notModified, REVALIDATE, wantsNotModified } from "../steps/conditional";
 import { outsideWork } from "../steps/keys";
@@ -167,7 +168,7 @@ const busy = (retryAfter: number) =>
  * X-Credit-Cost says, when its render was under way as it left (D26), free when it still waited.
  */
 const gone = (rendering: boolean) =>
-  new Response(null, { status: 499, headers: { "x-credit-cost": rendering ? String(COST.pdf) : "0" } });
+  new Response(null, { status: CLIENT_GONE, headers: { "x-credit-cost": rendering ? String(COST.pdf) : "0" } });
 
 /**
  * attachment; an ASCII filename for old clients, the real title in filename* (RFC 6266, RFC 5987).

@@ -4,11 +4,11 @@
  */
 import { BodyNotReceived } from "../body";
 import { INTERNAL_ERROR } from "../errors";
-import type { Exchange } from "../pipeline";
+import { CLIENT_GONE, type Exchange } from "../pipeline";
 
 export function faults(report: (error: unknown, x: Exchange) => void): (x: Exchange, error: unknown) => Response {
   return (x, error) => {
-    if (error instanceof BodyNotReceived) return new Response(null, { status: 499 });
+    if (error instanceof BodyNotReceived) return new Response(null, { status: CLIENT_GONE });
     report(error, x);
     return Response.json(INTERNAL_ERROR, { status: 500 });
   };

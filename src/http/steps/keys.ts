@@ -16,7 +16,7 @@
 import { COST, NEEDS, UNAVAILABLE_RETRY_AFTER, type Gate, type Grant, type Refusal } from "../../access";
 import { OPENAPI_PATH } from "../docs";
 import { ApiError, errorAnswer, errorResponse, ERRORS, noSuchRoute, retryLater } from "../errors";
-import { routedPath, type Exchange, type Step } from "../pipeline";
+import { CLIENT_GONE, routedPath, type Exchange, type Step } from "../pipeline";
 import { isMcpPath } from "./methods";
 
 /** What answers without a key: the liveness check, the API's description and its UI. */
@@ -33,8 +33,6 @@ const isApiPath = (path: string) => isMcpPath(path) || path === "/v1" || path.st
 
 const PDF_PREFIX = "/v1/pdf/";
 const PDF_COST = String(COST.pdf);
-/** A request whose client left before its answer was made (as nginx logs it). */
-const GONE = 499;
 
 /** A grant the quota could not hold, with the Retry-After its refusal said. */
 interface RefusedGrant extends Grant {
@@ -133,7 +131,7 @@ export function keys(access: Gate | undefined): Step {
     const ok = status >= 200 && status < 300;
     if (grant.cost === COST.request) return ok;
     // A PDF: rendered or kept, or rendering when its client left (499); not a HEAD that rendered nothing, nor one that left while its render waited.
-    return (ok || status === GONE) && response.headers.get("x-credit-cost") === PDF_COST;
+    return (ok || status === CLIENT_GONE) && response.headers.get("x-credit-cost") === PDF_COST;
   };
 
   /** Whether the request goes on to the routes (undefined) or is answered here. */
