@@ -25,6 +25,23 @@ export async function benchSnapshot(
  */
 export const BENCH_WORK_SHARE = "1000000000";
 
+/**
+ * benchKey in this process, for the in-process benchmarks: the key and the Access that reads it, its rate and work
+ * share out of the way. `tools` is the access module of the checkout measured (another root's, for an A/B).
+ */
+export function inProcessBenchKey(
+  tools: typeof import("../src/access"),
+  dataDir: string,
+): { key: string; access: InstanceType<typeof tools.Access> } {
+  const key = tools.updateKeyFile(dataDir, (f) =>
+    tools.createKey(f, { name: "bench", account: "bench", plan: "enterprise", scope: "read", now: Date.now() }),
+  ).key;
+  tools.updateKeyFile(dataDir, (f) => {
+    f.accounts.bench!.rate = 1e9;
+  });
+  return { key, access: new tools.Access({ dataDir, keyMsPerSecond: Number(BENCH_WORK_SHARE) }) };
+}
+
 /** A key in dataDir for an enterprise account whose rate limit is out of the way (made with the key tool of root). */
 export async function benchKey(dataDir: string, root = ROOT): Promise<string> {
   const tool = join(root, "src/cli/keys.ts");

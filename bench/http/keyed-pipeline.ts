@@ -12,7 +12,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { benchSnapshot, ROOT, threadCpu } from "../servers";
+import { benchSnapshot, inProcessBenchKey, ROOT, threadCpu } from "../servers";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -37,19 +37,12 @@ if (values.help) {
 }
 // The app of --root (another checkout: before and after, in turns), its access layer and engine with it.
 const root = values.root;
-const { Access, createKey, updateKeyFile } = (await import(`${root}/src/access`)) as typeof import("../../src/access");
+const tools = (await import(`${root}/src/access`)) as typeof import("../../src/access");
 const { createApp } = (await import(`${root}/src/http`)) as typeof import("../../src/http");
 const { open } = (await import(`${root}/src/search`)) as typeof import("../../src/search");
 const work = mkdtempSync(join(tmpdir(), "tome-keyed-pipeline-"));
 const { path } = await benchSnapshot(values.snapshot, work);
-const dataDir = join(work, "data");
-const key = updateKeyFile(dataDir, (f) =>
-  createKey(f, { name: "bench", account: "bench", plan: "enterprise", scope: "read", now: Date.now() }),
-).key;
-updateKeyFile(dataDir, (f) => {
-  f.accounts.bench!.rate = 1e9;
-});
-const access = new Access({ dataDir, keyMsPerSecond: 1e9 });
+const { key, access } = inProcessBenchKey(tools, join(work, "data"));
 const app = createApp(open(path), {
   pdf: { render: () => Promise.reject(new Error("no PDFs here")), close() {} } as never,
   access,

@@ -14,7 +14,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { benchSnapshot, ROOT } from "../servers";
+import { benchSnapshot, inProcessBenchKey, ROOT } from "../servers";
 import { median } from "../stats";
 
 const { values } = parseArgs({
@@ -41,19 +41,10 @@ const { path } = await benchSnapshot(values.snapshot, work);
 
 /** The keyed app of the checkout at root, its key's rate and work share out of the way (nothing is refused). */
 async function appOf(root: string, name: string) {
-  const { Access, createKey, updateKeyFile } = (await import(
-    `${root}/src/access`
-  )) as typeof import("../../src/access");
+  const tools = (await import(`${root}/src/access`)) as typeof import("../../src/access");
   const { createApp } = (await import(`${root}/src/http`)) as typeof import("../../src/http");
   const { open } = (await import(`${root}/src/search`)) as typeof import("../../src/search");
-  const dataDir = join(work, `data-${name}`);
-  const key = updateKeyFile(dataDir, (f) =>
-    createKey(f, { name: "bench", account: "bench", plan: "enterprise", scope: "read", now: Date.now() }),
-  ).key;
-  updateKeyFile(dataDir, (f) => {
-    f.accounts.bench!.rate = 1e9;
-  });
-  const access = new Access({ dataDir, keyMsPerSecond: 1e9 });
+  const { key, access } = inProcessBenchKey(tools, join(work, `data-${name}`));
   const app = createApp(open(path), {
     pdf: { render: () => Promise.reject(new Error("no PDFs here")), close() {} } as never,
     access,

@@ -12,11 +12,11 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { Access, createKey, updateKeyFile } from "../../src/access";
+import * as tools from "../../src/access";
 import { apiContext, createApp } from "../../src/http";
 import { DEFAULTS, open } from "../../src/search";
 import { mixClass, queryMix, REQUEST_DEFAULTS } from "../queries";
-import { benchSnapshot } from "../servers";
+import { benchSnapshot, inProcessBenchKey } from "../servers";
 import { median } from "../stats";
 
 const HELP = `Usage: bun bench/http/request-profile.ts [options]
@@ -51,14 +51,7 @@ const urls = queries.map((q) => `http://localhost/v1/search?q=${encodeURICompone
 const ctx = apiContext(engine);
 const noPdf = { render: () => Promise.reject(new Error("no PDFs here")), close() {} };
 const open_ = createApp(engine, { pdf: noPdf as never });
-const dataDir = join(work, "data");
-const key = updateKeyFile(dataDir, (f) =>
-  createKey(f, { name: "bench", account: "bench", plan: "enterprise", scope: "read", now: Date.now() }),
-).key;
-updateKeyFile(dataDir, (f) => {
-  f.accounts.bench!.rate = 1e9;
-});
-const access = new Access({ dataDir, keyMsPerSecond: 1e9 });
+const { key, access } = inProcessBenchKey(tools, join(work, "data"));
 const keyed = createApp(engine, { pdf: noPdf as never, access });
 
 type Stage = (i: number) => unknown;
