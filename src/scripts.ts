@@ -20,5 +20,11 @@ export function wordLocale(lang: string): string | undefined {
   }
 }
 
+/** Soft hyphens (U+00AD, &shy;): a hint where a word may break, no character of it (D153). */
+const SOFT_HYPHENS = /\u00ad/g;
+
+/** `text` without its soft hyphens: left in, they cut a word in two for the index and for a query (D153). */
+export const withoutSoftHyphens = (text: string) => text.replace(SOFT_HYPHENS, "");
+
 /** `text` as a regular expression that matches it literally. */
 export const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

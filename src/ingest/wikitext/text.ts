@@ -4,6 +4,7 @@
  * "( , )", ",," or " ,".
  */
 import { decodeHTML } from "entities";
+import { withoutSoftHyphens } from "../../scripts";
 import { ARTIFACT_PATTERNS } from "./artifacts";
 import { TERM_END, TERM_START } from "./lists";
 import { IDEOGRAPHIC_STOP, STOP_PLACEHOLDER } from "./markup";
@@ -29,12 +30,10 @@ const CELL_ATTRIBUTES = new RegExp(String.raw`(?:^|\s)(?:${CELL_ATTRIBUTE}){1,16
 /** List markers of nested or malformed lists. */
 const LINE_MARKERS = /^[*#:;]+\s*/gm;
 const SPACES = /[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]+/g;
-/** Soft hyphens (U+00AD, &shy;): a hint where a word may break, no character of it; left in, they cut it in two for the index (D153). */
-const SOFT_HYPHENS = /\u00ad/g;
 
 export function cleanText(raw: string): string {
   let s = raw.replaceAll(STOP_PLACEHOLDER, IDEOGRAPHIC_STOP).replaceAll(TERM_START, "").replaceAll(TERM_END, "");
-  s = decodeHTML(s).replace(SOFT_HYPHENS, "");
+  s = withoutSoftHyphens(decodeHTML(s));
   s = s.replace(LEFTOVER_TAG, " ");
   for (let i = 0; i < 3 && s.includes("{{"); i++) s = s.replace(LEFTOVER_TEMPLATE, "");
   s = s.replace(WIKI_TOKENS, "");

@@ -1,5 +1,5 @@
 /** A search query, analysed: its words, its quoted phrases, and whether the last word is a prefix. */
-import { UNSPACED } from "../../scripts";
+import { UNSPACED, withoutSoftHyphens } from "../../scripts";
 import { foldUncached, terms } from "./analyze";
 
 export interface ParsedQuery {
@@ -23,11 +23,9 @@ const QUOTES = /["“”„«»]/g;
 /** The last query word is typed on (a prefix) when it has this many letters or more. */
 export const MIN_PREFIX = 2;
 
-/** Soft hyphens: no character of the word they sit in (D153), as the text they were copied from was indexed without them. */
-const SOFT_HYPHENS = /\u00ad/g;
-
 export function parseQuery(query: string, lang: string): ParsedQuery {
-  const q = query.replace(SOFT_HYPHENS, "");
+  // As the text it was copied from was indexed (D153).
+  const q = withoutSoftHyphens(query);
   const phrases: string[][] = [];
   const words: string[] = [];
   const seen = new Set<string>();
