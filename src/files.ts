@@ -43,8 +43,7 @@ export function atomicWrite(path: string, bytes: Uint8Array | string, options: A
       fd = openSync(tmp, "w", mode);
     }
     try {
-      let off = 0;
-      while (off < data.byteLength) off += writeSync(fd, data, off);
+      writeFully(fd, data, path);
       if (durable) fsyncSync(fd);
     } finally {
       closeSync(fd);
