@@ -11,7 +11,7 @@ import type { AccountStore, Gate } from "../access";
 import { dashboard } from "./dashboard";
 import { mcpOverHttp, mcpTools } from "./mcp";
 import { PdfRenderer, type PdfRenderService } from "../pdf";
-import { type Engine, MAX_SEARCH_WORKERS, type SearchWork } from "../search";
+import { checkOption, type Engine, MAX_SEARCH_WORKERS, type OptionRule, type SearchWork } from "../search";
 import { apiContext, type ApiContext } from "./context";
 import { CurrentSnapshot, type Served } from "./current";
 import { DOCS_PATH, OPENAPI_PATH, openApi } from "./docs";
@@ -79,29 +79,33 @@ export interface AppOptions {
  * TOME_SEARCH_WORKER_NICE: D101, D142) and the engine's arguments are (D151): unchecked, searchWorkers 1000 started
  * 1000 threads, 2.5 three, -1 one; searchQueue NaN bounded nothing; a searchTimeoutMs of -1 made every search a 500.
  */
-const APP_OPTION_RULES: [keyof AppOptions, (value: number) => boolean, string][] = [
+const APP_OPTION_RULES: [keyof AppOptions, OptionRule][] = [
   [
     "searchWorkers",
-    (v) => Number.isInteger(v) && v >= 0 && v <= MAX_SEARCH_WORKERS,
-    `a whole number of search threads from 0 to ${MAX_SEARCH_WORKERS} (0: searches on the request thread)`,
+    [
+      (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_SEARCH_WORKERS,
+      `a whole number of search threads from 0 to ${MAX_SEARCH_WORKERS} (0: searches on the request thread)`,
+    ],
   ],
-  ["searchWorkerNice", (v) => Number.isInteger(v) && v >= 0 && v <= 19, "a whole number of nice steps from 0 to 19"],
+  [
+    "searchWorkerNice",
+    [
+      (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 19,
+      "a whole number of nice steps from 0 to 19",
+    ],
+  ],
   [
     "searchQueue",
-    (v) => Number.isInteger(v) && v >= 0,
-    "a whole number of requests a worker, 0 or more (0: every search refused, 503)",
+    [
+      (v) => Number.isInteger(v) && (v as number) >= 0,
+      "a whole number of requests a worker, 0 or more (0: every search refused, 503)",
+    ],
   ],
-  ["searchTimeoutMs", (v) => v >= 0, "a number of milliseconds, 0 or more"],
+  ["searchTimeoutMs", [(v) => typeof v === "number" && v >= 0, "a number of milliseconds, 0 or more"]],
 ];
 
 function checkOptions(options: AppOptions): void {
-  for (const [name, holds, rule] of APP_OPTION_RULES) {
-    const value = options[name];
-    if (value !== undefined && !(typeof value === "number" && holds(value)))
-      throw new RangeError(
-        `createApp(engine, options): ${name} must be ${rule}, not ${typeof value === "string" ? JSON.stringify(value) : String(value)}.`,
-      );
-  }
+  for (const [name, rule] of APP_OPTION_RULES) checkOption("createApp(engine, options)", name, options[name], rule);
 }
 
 export function createApp(engine: Engine, options: AppOptions = {}) {

@@ -17,7 +17,9 @@ export { Engine } from "./engine";
 export {
   DEFAULTS,
   GUARDS,
+  checkOption,
   MAX_SEARCH_WORKERS,
+  type OptionRule,
   type ChangesResult,
   type Hit,
   type LuckyResult,

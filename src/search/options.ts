@@ -86,7 +86,7 @@ export const DEFAULTS = { limit: 10, offset: 0, cropLength: 400, highlight: true
 const integerFrom = (least: number) => (v: unknown) => Number.isSafeInteger(v) && (v as number) >= least;
 
 /** Each option search() takes, with the rule its value must meet, as said to a caller who breaks it. */
-const OPTION_RULES: Record<keyof SearchOptions, [(value: unknown) => boolean, string]> = {
+const OPTION_RULES: Record<keyof SearchOptions, OptionRule> = {
   limit: [integerFrom(1), "an integer of 1 or more"],
   offset: [integerFrom(0), "an integer of 0 or more"],
   pageId: [integerFrom(0), "a page id, an integer of 0 or more"],
@@ -105,6 +105,18 @@ const fromOf = (pruning: object) => {
 };
 
 const said = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value));
+
+/** An option's test, and the rule it checks as said to a caller who breaks it. */
+export type OptionRule = readonly [holds: (value: unknown) => boolean, rule: string];
+
+/**
+ * Throws a RangeError naming the option `name` of `call` when `value` is given and breaks its rule: one message for the
+ * engine's options and createApp's (D151).
+ */
+export function checkOption(call: string, name: string, value: unknown, [holds, rule]: OptionRule): void {
+  if (value !== undefined && !holds(value))
+    throw new RangeError(`${call}: ${name} must be ${rule}, not ${said(value)}.`);
+}
 
 /**
  * What a library caller (README: `open(path).search(q, options)`, a RAG pipeline) asked, checked before it is
@@ -127,8 +139,7 @@ export function checkSearch(q: unknown, options: unknown, call = "search(q, opti
         `${call}: ${name} is no option${hint}; the options are ${Object.keys(OPTION_RULES).join(", ")}.`,
       );
     }
-    if (value !== undefined && !rule[0](value))
-      throw new RangeError(`${call}: ${name} must be ${rule[1]}, not ${said(value)}.`);
+    checkOption(call, name, value, rule);
   }
 }
 
