@@ -5,7 +5,16 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { INVALID_KEY, INVALID_KEY_NEXT, readKeyFile, readUsage, redisAddress, usagePath } from "../src/access";
+import {
+  INVALID_KEY,
+  INVALID_KEY_NEXT,
+  readKeyFile,
+  readUsage,
+  redisAddress,
+  usagePath,
+  type Grant,
+  type Refusal,
+} from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { RedisAccess, RedisKeyStore } from "../src/access/redis";
 import { createApp } from "../src/http";
@@ -384,6 +393,63 @@ describe("Redis unreachable", () => {
     expect(redis.cli("HGET", `tome:spent:${month()}`, "late")).toBe("");
     // Its hold stays until its lease lapses (the replica cannot tell whether Redis took the settlement).
     expect(redis.cli("HGET", `tome:held:${month()}`, "late")).toBe("1");
+  });
+});
+
+describe("Redis that lost its keys (D156)", () => {
+  test("a store flushed under a running replica is 503 and /healthz degraded, not 403 for every key, until the keys are imported again", async () => {
+    const store = await startRedis();
+    const lines: string[] = [];
+    const access = new RedisAccess({ url: store.url, keyMsPerSecond: 0, log: (line) => lines.push(line) });
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access });
+    const get = async (key: string | undefined, path = "/v1/chunk/39_2") => {
+      const r = await app.handle(new Request(`http://localhost${path}`, { headers: key ? { "X-API-Key": key } : {} }));
+      return { status: r.status, body: (await r.json()) as Json };
+    };
+    try {
+      const { key } = await keyOn(store.url, "--name", "flushed", "--account", "flushed", "--plan", "starter");
+      await access.start();
+      expect((await get(key)).status).toBe(200);
+      const saved = tempDir("tome-data-");
+      expect((await keysOn(store.url, ["export"], saved)).code).toBe(0);
+      // A request in flight when the store is flushed writes nothing for its account, which no longer exists.
+      const grant = await access.admit(new Headers({ "X-API-Key": key }), 1);
+      store.cli("FLUSHALL");
+      expect(await access.settle(grant as Grant, true)).toBe(false);
+      expect(store.cli("HGETALL", `tome:spent:${month()}`)).toBe("");
+      for (let i = 0; i < 2; i++) {
+        const r = await get(key);
+        expect([r.status, r.body.error]).toEqual([503, "service_unavailable"]);
+        expect(r.body.message).toContain("lost its keys");
+      }
+      expect((await get(undefined, "/healthz")).body).toEqual({
+        status: "degraded",
+        problems: [expect.stringContaining("has lost its keys since")],
+      });
+      expect(lines.filter((l) => l.includes("has lost its keys"))).toHaveLength(1);
+      expect((await keysOn(store.url, ["import"], saved)).code).toBe(0);
+      expect((await get(key)).status).toBe(200);
+      expect((await get(undefined, "/healthz")).body).toEqual({ status: "ok" });
+      expect(lines.at(-1)).toContain("holds its keys again");
+    } finally {
+      app.close();
+      access.stop();
+      await store.stop();
+    }
+  });
+
+  test("a replica on a store that never held a key answers 403 to an unknown key, as before (nothing was lost)", async () => {
+    const store = await startRedis();
+    const access = new RedisAccess({ url: store.url, keyMsPerSecond: 0, log: () => {} });
+    try {
+      await access.start();
+      const refused = await access.admit(new Headers({ "X-API-Key": `wk_${"a".repeat(32)}` }), 1);
+      expect((refused as Refusal).reason).toBe("invalid key");
+      expect(access.health().ok).toBe(true);
+    } finally {
+      access.stop();
+      await store.stop();
+    }
   });
 });
 

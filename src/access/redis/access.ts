@@ -45,6 +45,16 @@ const UNAVAILABLE: Refusal = {
   retryAfter: UNAVAILABLE_RETRY_AFTER,
 };
 
+/**
+ * The store lost its keys (FLUSHALL, a Redis restarted empty without its AOF: D156): every key would be 403 "revoked" to a client
+ * that did nothing wrong, so it is an outage of the store until an operator imports the keys again.
+ */
+const STORE_EMPTY: Refusal = {
+  reason: "unavailable",
+  message: `The service cannot check API keys right now (its shared store has lost its keys); nothing was charged. Retry after ${UNAVAILABLE_RETRY_AFTER} s.`,
+  retryAfter: UNAVAILABLE_RETRY_AFTER,
+};
+
 /** A hold in Redis: its id in the account's holds (empty for an unlimited quota, which holds nothing). */
 interface RedisHold extends Hold {
   readonly holdId: string;
@@ -93,9 +103,15 @@ export class RedisAccess implements Gate {
   /** Milliseconds charged to work shares since the server started, by plan (for /metrics). */
   private readonly workByPlan = new PlanTally();
   private month = { name: "", start: 0, end: 0, endText: "" };
+  /** Whether this replica has seen the store hold a version (so keys once): one without it since has lost them. */
+  private storeSeen = false;
+  /** Since when (ms) the store has been found without its keys, while it is. */
+  private storeLostSince: number | undefined;
+  private readonly log: (line: string) => void;
 
   constructor(options: RedisAccessOptions) {
     this.now = options.now ?? Date.now;
+    this.log = options.log ?? ((line) => console.error(line));
     this.work = new WorkShare(options.keyMsPerSecond);
     this.redis = new RedisConnection(options.url, SCRIPTS, options.log);
   }
@@ -112,7 +128,9 @@ export class RedisAccess implements Gate {
    */
   async start(): Promise<void> {
     await this.redis.open();
-    if (!this.redis.outage) await this.redis.run(INDEX, []).catch(() => {});
+    if (this.redis.outage) return;
+    await this.redis.run(INDEX, []).catch(() => {});
+    if (Number(await this.redis.command("EXISTS", ["tome:keys:version"]).catch(() => 0)) === 1) this.storeSeen = true;
   }
 
   stop(): void {
@@ -133,6 +151,13 @@ export class RedisAccess implements Gate {
 
   health(): Health {
     const outage = this.redis.outage;
+    if (!outage && this.storeLostSince !== undefined)
+      return {
+        ok: false,
+        problems: [
+          `the shared store of keys and quotas (Redis at ${this.redis.address}) has lost its keys since ${new Date(this.storeLostSince).toISOString()} (flushed, or restarted empty): requests that need a key get 503 until the keys are imported again (keys import)`,
+        ],
+      };
     if (!outage) return { ok: true, problems: [] };
     return {
       ok: false,
@@ -186,8 +211,14 @@ export class RedisAccess implements Gate {
     const status = Number(reply[0]);
     if (status === 0) {
       this.known.delete(r.text);
+      if (Number(reply[1]) === 1) this.storeFound();
+      else if (this.storeSeen) {
+        this.storeLost();
+        return STORE_EMPTY;
+      }
       return invalidKey(undefined);
     }
+    this.storeFound();
     const key = this.keyOf(r, String(reply[1]), String(reply[2]), String(reply[3]));
     if (status === 1) return invalidKey(key);
     if (status === 2) return READ_SCOPE;
@@ -260,12 +291,33 @@ export class RedisAccess implements Gate {
     ];
     return this.redis.run(SETTLE, args).then(
       (reply: any[]) => {
+        if (Number(reply[0]) === -1) {
+          // The store was flushed while the request ran: nothing is written for an account that is gone, and the answer is withheld.
+          this.storeLost();
+          return !succeeded;
+        }
         if (hold.month === g.month.name) [g.spentThisMonth, g.heldThisMonth] = [Number(reply[0]), Number(reply[1])];
         if (succeeded) this.spentByPlan.add(g.key.plan, g.cost);
         return true;
       },
       () => !succeeded,
     );
+  }
+
+  /** Logged once, when first found. */
+  private storeLost(): void {
+    if (this.storeLostSince !== undefined) return;
+    this.storeLostSince = Date.now();
+    this.log(
+      `Redis at ${this.redis.address} has lost its keys (flushed, or restarted empty without its append-only file): requests that need a key get 503 until they are imported again (keys import).`,
+    );
+  }
+
+  private storeFound(): void {
+    this.storeSeen = true;
+    if (this.storeLostSince === undefined) return;
+    this.storeLostSince = undefined;
+    this.log(`Redis at ${this.redis.address} holds its keys again: serving keyed requests.`);
   }
 
   creditsSpent(): ReadonlyMap<PlanName, number> {

@@ -49,7 +49,8 @@ const planTable = PLAN_NAMES.map((name) => {
 /**
  * Admission, one round trip per request. ARGV: sha256 of the key, now (ms), cost, needs full
  * (1/0), month (YYYY-MM), hold id, lease (ms), the store's version the replica last saw this
- * key at, and the UTC day (YYYY-MM-DD) whose count of the key's requests this one joins. Replies {0} for an unknown key; else {status, version, record, account, …}, where
+ * key at, and the UTC day (YYYY-MM-DD) whose count of the key's requests this one joins. Replies {0, 1 if the store has a
+ * version else 0} for an unknown key (a store that had one and lost it was flushed: D156); else {status, version, record, account, …}, where
  * record and account are the key's JSON, or "" when the version is the one the replica gave
  * (it holds them already: every change of the store bumps the version). Status 1: revoked or
  * expired; 2: the scope lacks full; 3: admitted to the rate check, followed by rate remaining
@@ -61,10 +62,10 @@ export const ADMIT = script(
   `local PLANS = {${planTable}}
 local sha, now, cost, needsFull, month, holdId, lease = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7])
 local auth = redis.call('HGET', 'tome:auth', sha)
-if not auth then return {0} end
+if not auth then return {0, redis.call('EXISTS', 'tome:keys:version')} end
 local ends, scope, account, id = string.match(auth, '^(%S+) (%S+) (%S+) (%S+)$')
 local accountJson = redis.call('HGET', 'tome:accounts', account)
-if not accountJson then return {0} end
+if not accountJson then return {0, redis.call('EXISTS', 'tome:keys:version')} end
 local version = redis.call('GET', 'tome:keys:version') or '0'
 local record, sentAccount = '', ''
 if version ~= ARGV[8] then
@@ -119,11 +120,13 @@ return {3, version, record, sentAccount, rateRemaining, spent, held, hold}`,
  * Settlement, when the answer's status is known. ARGV: month, account, hold id ("" for an
  * unlimited quota, which holds nothing), cost, spend (1: a 2xx; 0: give it back), quota (-1:
  * unlimited), the UTC day and the key id its credits are counted to (tome:use). A hold that lapsed meanwhile was given back already: a 2xx then spends only what
- * the quota still has, so the quota is never overspent. Replies {spent, held}.
+ * the quota still has, so the quota is never overspent. Replies {spent, held}, or {-1} and writes nothing when the account is
+ * gone (accounts are never deleted: the store was flushed while the request ran, D156).
  */
 export const SETTLE = script(
   "settle",
   `local month, account, holdId, cost, spend, quota = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5] == '1', tonumber(ARGV[6])
+if redis.call('HEXISTS', 'tome:accounts', account) == 0 then return {-1} end
 local spentKey, heldKey, holdsKey = 'tome:spent:' .. month, 'tome:held:' .. month, 'tome:holds:' .. month .. ':' .. account
 local kept = 1
 if holdId ~= '' then
