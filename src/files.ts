@@ -96,7 +96,7 @@ export async function atomicWriteAsync(path: string, bytes: Uint8Array | string,
 export function writeFailed(path: string, err: unknown): unknown {
   const e = err as NodeJS.ErrnoException;
   if (!(e instanceof Error) || typeof e.code !== "string" || e.message.includes(path)) return err;
-  return Object.assign(new Error(`could not write ${path}: ${e.message}`), { code: e.code, syscall: e.syscall });
+  return Object.assign(new Error(`could not write ${path}: ${e.message}`), { code: e.code, syscall: e.syscall, path });
 }
 
 /** Writes all of `bytes` to the open file `path` at `position` (null: where it is), naming the file if that fails (writeFailed). */

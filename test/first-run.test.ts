@@ -5,7 +5,7 @@
  * downloads and builds the dump TOME_DUMP names.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { zstdDecompressSync } from "node:zlib";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -54,6 +54,40 @@ describe("a clone with nothing beside it", () => {
         expect({ file: `${dir}/${name}`, same }).toEqual({ file: `${dir}/${name}`, same: true });
       }
     }
+  });
+});
+
+describe("npm start whose snapshots/ cannot be written", () => {
+  // No setting moves snapshots/ (D86): a write refused there is not told to go elsewhere (TOME_DATA moves keys and usage only).
+  test("a file where snapshots/ should be: said with where the folder is, not 'name a folder (TOME_DATA)'", async () => {
+    const cwd = tempDir();
+    writeFileSync(join(cwd, "snapshots"), "");
+    const r = await runToExit(
+      ["bun", join(ROOT, "src/cli/start.ts")],
+      { TOME_SNAPSHOT: "", TOME_DUMP: "", TOME_AUTH: "off", PORT: "0", HOST: "127.0.0.1" },
+      cwd,
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `a file stands where that path needs a folder: move it away (snapshots/ is ${join(realpathSync(cwd), "snapshots")}; no setting moves it)`,
+    );
+    expect(r.stderr).not.toContain("TOME_DATA");
+  });
+
+  test("a full disk under the sample's build: free space there, and where snapshots/ is", async () => {
+    const cwd = tempDir();
+    const script = join(cwd, "full.ts");
+    writeFileSync(
+      script,
+      `import { mainOf } from ${JSON.stringify(join(ROOT, "src/cli/main.ts"))};
+import { writeFailed } from ${JSON.stringify(join(ROOT, "src/files.ts"))};
+await mainOf("start", () => { throw writeFailed("snapshots/.enwiki-2016-sample.tome.part", Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" })); }, { fixedFolder: "snapshots" });`,
+    );
+    const r = await runToExit(["bun", script], {}, cwd);
+    expect([r.code, r.stderr.trim()]).toEqual([
+      1,
+      `start: could not write snapshots/.enwiki-2016-sample.tome.part: ENOSPC: no space left on device, write: the disk is full: free space there (snapshots/ is ${join(realpathSync(cwd), "snapshots")}; no setting moves it). Nothing it would have replaced was changed.`,
+    ]);
   });
 });
 

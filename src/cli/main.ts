@@ -3,6 +3,7 @@
  * hint after a mistake in the arguments, and the error's exit code; no stack trace. Any other
  * error is ours, and is thrown as it is.
  */
+import { isAbsolute, relative, resolve } from "node:path";
 import { UserError } from "../errors";
 import { commandLine } from "../invocation";
 import { applyConfig, readConfig, type Config } from "./config";
@@ -14,19 +15,22 @@ export class ArgumentError extends UserError {
   }
 }
 
-/** What a file system's refusal to write asks of the person at the terminal. */
-const FILE_SYSTEM_FIXES: Record<string, (elsewhere: string) => string> = {
-  ENOSPC: (elsewhere) => `the disk is full: free space there, or write elsewhere (${elsewhere})`,
-  EDQUOT: (elsewhere) => `the disk quota is used up: free space there, or write elsewhere (${elsewhere})`,
-  EROFS: (elsewhere) => `the file system is read-only: write elsewhere (${elsewhere})`,
+/** What a file system's refusal to write asks of the person at the terminal: `elsewhere`, the setting that moves the write, if one does. */
+const FILE_SYSTEM_FIXES: Record<string, (elsewhere: string | undefined) => string> = {
+  ENOSPC: (elsewhere) => `the disk is full: free space there${elsewhere ? `, or write elsewhere (${elsewhere})` : ""}`,
+  EDQUOT: (elsewhere) =>
+    `the disk quota is used up: free space there${elsewhere ? `, or write elsewhere (${elsewhere})` : ""}`,
+  EROFS: (elsewhere) =>
+    `the file system is read-only: ${elsewhere ? `write elsewhere (${elsewhere})` : "make it writable"}`,
   EACCES: (elsewhere) =>
-    `this user may not write there: write elsewhere (${elsewhere}), or change the folder's permissions`,
+    `this user may not write there: ${elsewhere ? `write elsewhere (${elsewhere}), or change` : "change"} the folder's permissions`,
   // A file named where a folder is needed (TOME_DATA=keys.json, or a folder inside a file): stat and mkdir say ENOTDIR.
-  ENOTDIR: (elsewhere) => `a file stands where that path needs a folder: name a folder (${elsewhere})`,
+  ENOTDIR: (elsewhere) =>
+    `a file stands where that path needs a folder: ${elsewhere ? `name a folder (${elsewhere})` : "move it away"}`,
 };
 
 /** The fix for a file system's refusal, if it is one a person can make; mkdir of a folder a file holds the name of is EEXIST. */
-function fileSystemFix(err: unknown): ((elsewhere: string) => string) | undefined {
+function fileSystemFix(err: unknown): ((elsewhere: string | undefined) => string) | undefined {
   const { code, syscall } = (err ?? {}) as NodeJS.ErrnoException;
   return code === "EEXIST" && syscall === "mkdir" ? FILE_SYSTEM_FIXES.ENOTDIR : FILE_SYSTEM_FIXES[code ?? ""];
 }
@@ -42,6 +46,16 @@ const elsewhereFor = (name: string) =>
 export interface MainOptions {
   /** What follows an ArgumentError's message (default: how to see the command's --help). */
   usage?: string;
+  /** A folder the command writes that no setting moves (start's snapshots/, D86): a write refused in it is not told to go elsewhere. */
+  fixedFolder?: string;
+}
+
+/** Whether the refused write's path (an fs error's, or writeFailed's) lies in `folder`. */
+function refusedIn(err: unknown, folder: string | undefined): boolean {
+  const path = (err as NodeJS.ErrnoException).path;
+  if (!folder || typeof path !== "string") return false;
+  const within = relative(resolve(folder), resolve(path));
+  return within === "" || (!within.startsWith("..") && !isAbsolute(within));
 }
 
 /** A line for the person at the terminal on stderr, as it is: console.error prints in red on a terminal, which says "error". */
@@ -61,9 +75,11 @@ export async function mainOf(name: string, run: (config: Config) => unknown, opt
   } catch (err) {
     const fix = fileSystemFix(err);
     if (fix) {
+      const fixed = refusedIn(err, options.fixedFolder);
+      const where = fixed ? ` (${options.fixedFolder}/ is ${resolve(options.fixedFolder!)}; no setting moves it)` : "";
       // The writes go to temporary files renamed into place when whole: nothing the command replaces is lost.
       console.error(
-        `${name}: ${(err as Error).message}: ${fix(elsewhereFor(name))}. Nothing it would have replaced was changed.`,
+        `${name}: ${(err as Error).message}: ${fix(fixed ? undefined : elsewhereFor(name))}${where}. Nothing it would have replaced was changed.`,
       );
       process.exit(1);
     }

@@ -243,98 +243,102 @@ export async function main(args: string[]): Promise<void> {
     );
     process.exit(2);
   }
-  await mainOf("start", async (config) => {
-    const access = openAccess(config);
-    if (access instanceof Access) access.claim();
-    // Connecting early; an unreachable Redis is not fatal (503 until it answers).
-    if (access instanceof RedisAccess) await access.start();
-    const { adminToken, publicUrl, trustedProxies, snapshotWatch: watch } = config;
-    const address = await readAddress(config);
-    // Checked before a snapshot build or load that can take minutes, and again just before serving.
-    ensurePortFree(address);
-    const path = await ensureSnapshot(config);
-    const requests = stdoutLog();
-    let running: ReturnType<typeof serve>;
-    // A snapshot swapped out is let go after its last request; collected soon after, so that its memory goes back at once.
-    const onFreed = (freed: { path: string }) =>
-      setTimeout(() => {
-        const started = performance.now();
-        Bun.gc(true);
-        console.error(
-          `swap: ${freed.path} is let go: its requests in flight are answered (collected in ${(performance.now() - started).toFixed(0)} ms).`,
-        );
-      }, 0);
-    // Opened in a function of its own: no closure of this one may hold the first snapshot once it is swapped out.
-    const app = serveFirst(path, (tome) =>
-      createApp(tome, {
-        access,
-        log: requests.sink,
-        adminToken,
-        onFreed,
-        accounts: access?.accounts(),
-        publicUrl,
-        trustedProxies,
-        searchTimeoutMs: config.searchTimeoutMs,
-        searchWorkers: config.searchWorkers,
-        searchWorkerNice: config.searchWorkerNice,
-      }),
-    );
-    // Every search worker has the snapshot open first: until then a worker reads its file, which nothing would wait for (D103).
-    await app.ready();
-    ensurePortFree(address);
-    try {
-      running = serve(app, address);
-    } catch (err) {
-      throw listenFailure(err, address);
-    }
-    if (access instanceof Access) access.start();
-    if (access instanceof Access) announceKeys(access, config);
-    else if (access) await announceRedisKeys(access);
-    const source = config.snapshot ? pinned(path) : newestIn(SNAPSHOT_DIR);
-    const swapper = new SnapshotSwapper(app, source, (line) => console.error(line));
-    void swapper.verifyFirst().then((served) => served || process.exit(1));
-    let stopping = 0;
-    const stop = async (signal: string) => {
-      // `npm start` and `bun run start` pass a terminal's Ctrl-C on to the server, which its process group got
-      // too: the same key press twice, within a second. A later one stops at once.
-      if (stopping) {
-        if (performance.now() - stopping < SIGNAL_ECHO_MS) return;
-        console.error(
-          `${signal} again: stopping at once; the requests in flight are not answered, the last counts not saved.`,
-        );
-        process.exit(130);
-      }
-      stopping = performance.now();
-      console.error(`${signal}: no new connections; finishing the requests in flight.`);
-      swapper.stop();
-      const before = running.answered();
-      await running.stop();
-      await requests.flush();
-      let saved = true;
+  await mainOf(
+    "start",
+    async (config) => {
+      const access = openAccess(config);
+      if (access instanceof Access) access.claim();
+      // Connecting early; an unreachable Redis is not fatal (503 until it answers).
+      if (access instanceof RedisAccess) await access.start();
+      const { adminToken, publicUrl, trustedProxies, snapshotWatch: watch } = config;
+      const address = await readAddress(config);
+      // Checked before a snapshot build or load that can take minutes, and again just before serving.
+      ensurePortFree(address);
+      const path = await ensureSnapshot(config);
+      const requests = stdoutLog();
+      let running: ReturnType<typeof serve>;
+      // A snapshot swapped out is let go after its last request; collected soon after, so that its memory goes back at once.
+      const onFreed = (freed: { path: string }) =>
+        setTimeout(() => {
+          const started = performance.now();
+          Bun.gc(true);
+          console.error(
+            `swap: ${freed.path} is let go: its requests in flight are answered (collected in ${(performance.now() - started).toFixed(0)} ms).`,
+          );
+        }, 0);
+      // Opened in a function of its own: no closure of this one may hold the first snapshot once it is swapped out.
+      const app = serveFirst(path, (tome) =>
+        createApp(tome, {
+          access,
+          log: requests.sink,
+          adminToken,
+          onFreed,
+          accounts: access?.accounts(),
+          publicUrl,
+          trustedProxies,
+          searchTimeoutMs: config.searchTimeoutMs,
+          searchWorkers: config.searchWorkers,
+          searchWorkerNice: config.searchWorkerNice,
+        }),
+      );
+      // Every search worker has the snapshot open first: until then a worker reads its file, which nothing would wait for (D103).
+      await app.ready();
+      ensurePortFree(address);
       try {
-        await access?.stop();
+        running = serve(app, address);
       } catch (err) {
-        if (!(err instanceof UsageNotSaved)) throw err;
-        console.error(`start: ${err.message}`);
-        saved = false;
+        throw listenFailure(err, address);
       }
-      console.error(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
-      process.exit(saved ? 0 : 1);
-    };
-    // The signals are handled before the server says it serves: one sent as soon as it does is a graceful stop.
-    process.on("SIGTERM", () => void stop("SIGTERM"));
-    process.on("SIGINT", () => void stop("SIGINT"));
-    process.on("SIGHUP", () => void swapper.check("SIGHUP"));
-    // Watching before the server says it serves: a snapshot renamed in as soon as it does is seen.
-    const watching = watch && swapper.watch();
-    const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
-    // The line that says it serves comes last: whoever waits for it has read the others.
-    if (isSample(path)) note(sampleBanner(path, app.served().engine.snapshot.meta.indexedPages));
-    const what = config.snapshot ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
-    // One stream for the three: lines written through two could reach the reader out of order.
-    note(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
-    note(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
-  });
+      if (access instanceof Access) access.start();
+      if (access instanceof Access) announceKeys(access, config);
+      else if (access) await announceRedisKeys(access);
+      const source = config.snapshot ? pinned(path) : newestIn(SNAPSHOT_DIR);
+      const swapper = new SnapshotSwapper(app, source, (line) => console.error(line));
+      void swapper.verifyFirst().then((served) => served || process.exit(1));
+      let stopping = 0;
+      const stop = async (signal: string) => {
+        // `npm start` and `bun run start` pass a terminal's Ctrl-C on to the server, which its process group got
+        // too: the same key press twice, within a second. A later one stops at once.
+        if (stopping) {
+          if (performance.now() - stopping < SIGNAL_ECHO_MS) return;
+          console.error(
+            `${signal} again: stopping at once; the requests in flight are not answered, the last counts not saved.`,
+          );
+          process.exit(130);
+        }
+        stopping = performance.now();
+        console.error(`${signal}: no new connections; finishing the requests in flight.`);
+        swapper.stop();
+        const before = running.answered();
+        await running.stop();
+        await requests.flush();
+        let saved = true;
+        try {
+          await access?.stop();
+        } catch (err) {
+          if (!(err instanceof UsageNotSaved)) throw err;
+          console.error(`start: ${err.message}`);
+          saved = false;
+        }
+        console.error(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
+        process.exit(saved ? 0 : 1);
+      };
+      // The signals are handled before the server says it serves: one sent as soon as it does is a graceful stop.
+      process.on("SIGTERM", () => void stop("SIGTERM"));
+      process.on("SIGINT", () => void stop("SIGINT"));
+      process.on("SIGHUP", () => void swapper.check("SIGHUP"));
+      // Watching before the server says it serves: a snapshot renamed in as soon as it does is seen.
+      const watching = watch && swapper.watch();
+      const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
+      // The line that says it serves comes last: whoever waits for it has read the others.
+      if (isSample(path)) note(sampleBanner(path, app.served().engine.snapshot.meta.indexedPages));
+      const what = config.snapshot ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
+      // One stream for the three: lines written through two could reach the reader out of order.
+      note(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
+      note(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
+    },
+    { fixedFolder: SNAPSHOT_DIR },
+  );
 }
 
 if (import.meta.main) await main(Bun.argv.slice(2));
