@@ -5,6 +5,7 @@
  * same question on the same snapshot; /mcp is checked for its key, credit, work share and methods.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { closeSync, copyFileSync, openSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -689,6 +690,40 @@ describe("bun run mcp", () => {
       expect(called?.result?.structuredContent?.id).toBe("39_0");
     } finally {
       proc.kill();
+    }
+  });
+
+  test("a copy over its snapshot: the next call opens it again; while it is open for writing, a tool error saying so, never internal_error", async () => {
+    const source = await snapshotFor({ dumps: [EN_2016] });
+    const file = join(tempDir(), "copied.tome");
+    copyFileSync(source, file);
+    const client = new Client({ name: "tome-test", version: "1" });
+    const transport = new StdioClientTransport({
+      command: "bun",
+      args: [join(ROOT, "src/cli/mcp.ts")],
+      cwd: ROOT,
+      env: { ...(process.env as Record<string, string>), TOME_SNAPSHOT: file },
+      stderr: "pipe",
+    });
+    await client.connect(transport);
+    const chunk = async () => (await client.callTool({ name: "get_chunk", arguments: { id: "39_0" } })) as Json;
+    try {
+      expect((await chunk()).structuredContent?.id).toBe("39_0");
+      // cp opens the file to write it: the server lets it go (D84), then reads it again, whole.
+      expect(Bun.spawnSync(["cp", source, file]).exitCode).toBe(0);
+      expect((await chunk()).structuredContent?.id).toBe("39_0");
+      const writing = openSync(file, "r+");
+      try {
+        const during = await chunk();
+        expect(during.isError).toBe(true);
+        expect(during.content[0].text).toStartWith(`service_unavailable: The snapshot ${file} was replaced`);
+        expect(during.content[0].text).toContain("Try again once it is whole");
+      } finally {
+        closeSync(writing);
+      }
+      expect((await chunk()).structuredContent?.id).toBe("39_0");
+    } finally {
+      await client.close();
     }
   });
 

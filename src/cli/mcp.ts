@@ -5,6 +5,7 @@
  * stderr. Unlike start, it builds no snapshot: a client would time out waiting for one.
  */
 import { apiContext, invalidParams, mcpTools, withoutTask } from "../http";
+import { UserError } from "../errors";
 import { open } from "../search";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
@@ -43,8 +44,21 @@ export async function main(args: string[]): Promise<void> {
       );
       process.exit(1);
     }
-    const engine = open(path);
-    const tools = mcpTools(apiContext(engine), { logError: (error) => console.error(error) });
+    let engine = open(path);
+    // A copy over the file lets it go (D84); the next call opens it again once it is whole, as the server's swap does (D47).
+    const reopen = (error: Error): ReturnType<typeof apiContext> | string => {
+      try {
+        const next = open(path);
+        engine.close();
+        engine = next;
+        console.error(`mcp: ${path} was replaced: serving it again (${next.snapshot.meta.indexedPages} pages).`);
+        return apiContext(next);
+      } catch (err) {
+        if (!(err instanceof UserError)) throw err;
+        return `The snapshot ${path} was replaced while this MCP server read it (${error.message.replace(/\.$/, "")}), and cannot be opened again yet: ${err.message.replace(/\.$/, "")}. Try again once it is whole; if this goes on, restart the MCP server.`;
+      }
+    };
+    const tools = mcpTools(apiContext(engine), { logError: (error) => console.error(error), reopen });
     const server = tools.server();
     const transport = new StdioServerTransport();
     await server.connect(transport);

@@ -22,7 +22,8 @@ import {
 import type { TSchema } from "@sinclair/typebox";
 import pkg from "../../../package.json";
 import type { ApiContext } from "../context";
-import { ApiError, INTERNAL_ERROR } from "../errors";
+import { SnapshotError } from "../../snapshot";
+import { ApiError, ERRORS, INTERNAL_ERROR } from "../errors";
 import type { Exchange } from "../pipeline";
 import { toolsOf, type Tool } from "./tools";
 
@@ -99,13 +100,18 @@ export function withoutTask(message: JSONRPCRequest): JSONRPCRequest {
 export interface McpOptions {
   /** Where faults are reported (the caller only sees internal_error). */
   logError: (error: unknown) => void;
+  /**
+   * Over stdio, where no swap watches the file (D47): the snapshot was let go (a copy over it broke its lease, D84). The
+   * context of the file opened again, whole, on which the call is made again; or why it cannot be yet, answered as a
+   * tool error (service_unavailable), never internal_error.
+   */
+  reopen?: (error: SnapshotError) => ApiContext | string;
 }
 
 /** The tools of one snapshot, listed once; server() makes an SDK server for one connection (stdio) or one request (HTTP, stateless). */
 export function mcpTools(ctx: ApiContext, options: McpOptions) {
-  const tools = toolsOf(ctx);
-  const byName = new Map(tools.map((t) => [t.name, t]));
-  const list = tools.map(listed);
+  let byName = new Map(toolsOf(ctx).map((t) => [t.name, t]));
+  const list = [...byName.values()].map(listed);
   const m = ctx.meta;
   const instructions =
     `Tome serves the text of ${m.content_source.name} (${m.content_source.project}) articles from a snapshot built ${m.search_engine_version.commitDate}` +
@@ -119,6 +125,7 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
     args: Record<string, unknown> | undefined,
     x: Exchange | undefined,
     refused: ((error: ApiError) => void) | undefined,
+    again = true,
   ): Promise<CallToolResult> => {
     try {
       const { structured, text } = await tool.call(args, x);
@@ -127,6 +134,12 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
       if (error instanceof ApiError) {
         if (error.headers?.["retry-after"] !== undefined) refused?.(error);
         return failure(error.code, error.message);
+      }
+      if (error instanceof SnapshotError && options.reopen) {
+        const reopened = again ? options.reopen(error) : error.message;
+        if (typeof reopened === "string") return failure(ERRORS.serviceUnavailable.code, reopened);
+        byName = new Map(toolsOf(reopened).map((t) => [t.name, t]));
+        return call(byName.get(tool.name) ?? tool, args, x, refused, false);
       }
       options.logError(error);
       return failure(INTERNAL_ERROR.error, INTERNAL_ERROR.message);
