@@ -376,6 +376,17 @@ describe("the library API, as the README shows it (open(path).search(q, options)
         JSON.parse('{"__proto__": {"limit": 1}}'),
         "TypeError: search(q, options): __proto__ is no option; the options are limit, offset, pageId, cropLength, highlight, budgetMs, pruning.",
       ],
+      // Inherited options are used as own ones are: checked alike.
+      [
+        "the",
+        Object.create({ limit: -1 }),
+        "RangeError: search(q, options): limit must be an integer of 1 or more, not -1.",
+      ],
+      [
+        "the",
+        Object.create({ offset: "2" }),
+        'RangeError: search(q, options): offset must be an integer of 0 or more, not "2".',
+      ],
     ];
     for (const [q, options, said] of cases)
       expect({ q, options, said: refused(() => tome.search(q as string, options as object)) }).toEqual({
@@ -391,6 +402,7 @@ describe("the library API, as the README shows it (open(path).search(q, options)
       all.hits.slice(1, 3).map((h) => h.page.pageId),
     );
     expect(tome.search("the", { limit: 1000 }).hits.length).toBeGreaterThanOrEqual(all.hits.length);
+    expect(tome.search("the", Object.create({ limit: 1 })).hits.length).toBe(1);
     expect(tome.search("the").hits.length).toBe(10);
   });
 

@@ -130,17 +130,17 @@ export function checkSearch(q: unknown, options: unknown, call = "search(q, opti
   if (options === undefined) return;
   if (typeof options !== "object" || options === null || Array.isArray(options))
     throw new TypeError(`${call}: options must be an object, not ${said(options)}.`);
-  for (const [name, value] of Object.entries(options)) {
-    const rule = Object.hasOwn(OPTION_RULES, name) ? OPTION_RULES[name as keyof SearchOptions] : undefined;
-    if (!rule) {
-      const camel = name.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
-      const hint = camel !== name && Object.hasOwn(OPTION_RULES, camel) ? ` (did you mean ${camel}?)` : "";
-      throw new TypeError(
-        `${call}: ${name} is no option${hint}; the options are ${Object.keys(OPTION_RULES).join(", ")}.`,
-      );
-    }
-    checkOption(call, name, value, rule);
+  for (const name of Object.keys(options)) {
+    if (Object.hasOwn(OPTION_RULES, name)) continue;
+    const camel = name.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
+    const hint = camel !== name && Object.hasOwn(OPTION_RULES, camel) ? ` (did you mean ${camel}?)` : "";
+    throw new TypeError(
+      `${call}: ${name} is no option${hint}; the options are ${Object.keys(OPTION_RULES).join(", ")}.`,
+    );
   }
+  // Read as the search reads them, own or inherited (Object.create({ limit: -1 }) was used unchecked).
+  for (const [name, rule] of Object.entries(OPTION_RULES))
+    checkOption(call, name, (options as Record<string, unknown>)[name], rule);
 }
 
 /**
