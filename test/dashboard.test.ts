@@ -997,7 +997,31 @@ describe("in process (app.handle)", () => {
     });
     expect(revoked.headers.get("location")).toBe(`/dashboard?revoked=${id}`);
     const said = await (await handle(`/dashboard?revoked=${id}`, { headers: { cookie } })).text();
-    expect(said).toContain("The key “Production” is revoked");
+    expect(said).toContain("The key “<bdi>Production</bdi>” is revoked");
+  });
+
+  test("a key's name inside a sentence is isolated (<bdi>): a right-to-left name does not reorder the sentence around it", async () => {
+    const cookie = await sessionCookie(token);
+    const csrf = csrfOf(await (await handle("/dashboard", { headers: { cookie } })).text());
+    const name = "מפתח ראשי";
+    const created = await (
+      await handle("/dashboard/keys", {
+        method: "POST",
+        headers: { "content-type": FORM, cookie },
+        body: new URLSearchParams({ csrf, name, scope: "read" }),
+      })
+    ).text();
+    expect(created).toContain(`Your new key “<bdi>${name}</bdi>”`);
+    const id = /\/dashboard\/keys\/(key_\w+)\/revoke/.exec(created)![1]!;
+    const confirm = await (await handle(`/dashboard/keys/${id}/revoke`, { headers: { cookie } })).text();
+    expect(confirm).toContain(`Revoke “<bdi>${name}</bdi>”?`);
+    await handle(`/dashboard/keys/${id}/revoke`, {
+      method: "POST",
+      headers: { "content-type": FORM, cookie },
+      body: new URLSearchParams({ csrf }),
+    });
+    const said = await (await handle(`/dashboard?revoked=${id}`, { headers: { cookie } })).text();
+    expect(said).toContain(`The key “<bdi>${name}</bdi>” is revoked`);
   });
 
   test("a create form sent again (a reload or Back of the page showing the new key) makes no second key: 409, saying so (D157)", async () => {

@@ -40,7 +40,8 @@ export interface AccountView {
   formId: string;
   /** The key just made: its text, shown this once. */
   created?: { key: string; name: string };
-  notice?: string;
+  /** Html where it names a key (its name isolated in <bdi>, as a right-to-left name would reorder the sentence). */
+  notice?: string | Html;
   error?: string;
   /** What the create form held when it was refused. */
   form?: { name: string; scope: string; expires: string };
@@ -98,7 +99,7 @@ ${csrfField(v.csrf)}<input type="hidden" name="form" value="${v.formId}">
 
 function createdCallout(created: { key: string; name: string }): Html {
   return html`<section class="card created" aria-labelledby="created-title" tabindex="-1" id="created">
-<h2 id="created-title">Your new key “${created.name}”</h2>
+<h2 id="created-title">Your new key “<bdi>${created.name}</bdi>”</h2>
 <p>Copy it now: this is the only time it is shown. Only its fingerprint is kept, so it cannot be shown again.</p>
 ${secretField(created.key, "The new API key")}
 <p class="help">Send it with each request: <code>curl -H "X-API-Key: ${created.key.slice(0, 7)}…" …/v1/search?q=…</code></p>
@@ -151,7 +152,7 @@ export function revokePage(o: { account: string; csrf: string; key: KeyRow }): s
     title: `Revoke ${o.key.name}`,
     who: { label: `Account ${o.account}`, csrf: o.csrf },
     body: html`<section class="card narrow">
-<h1>Revoke “${o.key.name}”?</h1>
+<h1>Revoke “<bdi>${o.key.name}</bdi>”?</h1>
 <p>The key <code>${o.key.prefix ? `${o.key.prefix}…` : o.key.id}</code> (scope ${o.key.scope}) stops working at once: every request made with it is refused with 403, on every server. This cannot be undone.</p>
 <form method="post" action="/dashboard/keys/${o.key.id}/revoke" class="row">
 ${csrfField(o.csrf)}

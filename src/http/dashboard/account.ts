@@ -18,6 +18,7 @@ import {
 import { accountPage, revokePage, type AccountView } from "./account-page";
 import { DASHBOARD_PATH } from "./cookies";
 import { readForm } from "./forms";
+import { html } from "./html";
 import { notFound, redirect, Refused, respond } from "./respond";
 import { randomToken } from "./sessions";
 import { accountViewOf, monthAt } from "./views";
@@ -60,7 +61,9 @@ export async function showAccount(v: Visit): Promise<Response> {
   const view = await viewOf(v);
   // The query is anyone's link: a key it names that is not revoked is not said to be.
   const key = revoked ? view.keys.find((k) => k.id === revoked && k.state === "revoked") : undefined;
-  const notice = key ? `The key “${key.name}” is revoked: every request with it is refused from now on.` : undefined;
+  const notice = key
+    ? html`The key “<bdi>${key.name}</bdi>” is revoked: every request with it is refused from now on.`
+    : undefined;
   return respond(v, 200, accountPage({ ...view, notice }));
 }
 

@@ -55,7 +55,7 @@ export const secretField = (secret: string, label: string) =>
 
 export const csrfField = (csrf: string) => html`<input type="hidden" name="csrf" value="${csrf}">`;
 
-export function alert(kind: "error" | "notice", text: string | undefined): Html | undefined {
+export function alert(kind: "error" | "notice", text: string | Html | undefined): Html | undefined {
   if (!text) return undefined;
   return kind === "error"
     ? html`<div class="alert error" role="alert">${text}</div>`
