@@ -64,15 +64,17 @@ export const pdfRoutes = (
       let bytes: Uint8Array;
       try {
         // The render queue shares its time by the key that asked; the render's own time is paid in credits, not in the work share (D25).
+        // A client that leaves takes its render out of the queue, or has it given up under way (D26).
         const rendered = pdf.render(article, { signal: request.signal, requester: x.grant?.key.record.id });
         bytes = await outsideWork(x, rendered);
       } catch (err) {
         if (err instanceof PdfBusyError) throw busy(err.retryAfter);
-        if (err instanceof PdfAbortedError) return gone(err.rendering);
+        if (err instanceof PdfAbortedError) return gone();
         logError(err);
         throw apiError(ERRORS.pdfFailed);
       }
-      // Rendered for it: charged, whether or not its client is still there to receive it (D26).
+      // The client left as it was made: never delivered, not charged (the PDF is kept for next time).
+      if (request.signal.aborted) return gone();
       return new Response(bytes, { headers: { ...headers, "content-length": String(bytes.byteLength) } });
     },
   );
@@ -163,12 +165,8 @@ const busy = (retryAfter: number) =>
     `Too many PDFs are being rendered; nothing was charged. Retry after ${retryAfter} s.`,
   );
 
-/**
- * An answer for a client that has gone (499, as nginx logs it), never delivered: charged, as its
- * X-Credit-Cost says, when its render was under way as it left (D26), free when it still waited.
- */
-const gone = (rendering: boolean) =>
-  new Response(null, { status: CLIENT_GONE, headers: { "x-credit-cost": rendering ? String(COST.pdf) : "0" } });
+/** An answer for a client that has gone (499, as nginx logs it): never delivered, a 4xx, never charged (D20, D26). */
+const gone = () => new Response(null, { status: CLIENT_GONE, headers: { "x-credit-cost": "0" } });
 
 /**
  * attachment; an ASCII filename for old clients, the real title in filename* (RFC 6266, RFC 5987).

@@ -16,7 +16,7 @@
 import { COST, NEEDS, UNAVAILABLE_RETRY_AFTER, type Gate, type Grant, type Refusal } from "../../access";
 import { OPENAPI_PATH } from "../docs";
 import { ApiError, errorAnswer, errorResponse, ERRORS, noSuchRoute, retryLater } from "../errors";
-import { CLIENT_GONE, routedPath, type Exchange, type Step } from "../pipeline";
+import { routedPath, type Exchange, type Step } from "../pipeline";
 import { isMcpPath } from "./methods";
 
 /** What answers without a key: the liveness check, the API's description and its UI. */
@@ -125,13 +125,13 @@ export function keys(access: Gate | undefined): Step {
     });
   };
 
-  /** Whether the request is charged its cost (D20): a 2xx; for a PDF, one whose work was spent, as its X-Credit-Cost says (D26). */
+  /** Whether the request is charged its cost (D20): a 2xx; for a PDF, one rendered or kept, as its X-Credit-Cost says (D26). */
   const succeeded = (grant: Grant, response: Response) => {
     const status = response.status;
     const ok = status >= 200 && status < 300;
     if (grant.cost === COST.request) return ok;
-    // A PDF: rendered or kept, or rendering when its client left (499); not a HEAD that rendered nothing, nor one that left while its render waited.
-    return (ok || status === CLIENT_GONE) && response.headers.get("x-credit-cost") === PDF_COST;
+    // A PDF: rendered or kept; not a HEAD that rendered nothing (its X-Credit-Cost says 0).
+    return ok && response.headers.get("x-credit-cost") === PDF_COST;
   };
 
   /** Whether the request goes on to the routes (undefined) or is answered here. */
