@@ -9,8 +9,8 @@
 import { openSync, readlinkSync, readSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
 
-/** The highest nice Linux allows (the lowest priority). */
-const LOWEST = 19;
+/** The highest nice Linux allows (the lowest priority): also the most steps a thread can be lowered by. */
+export const LOWEST = 19;
 
 /**
  * Lowers the calling thread's priority by `steps` nice steps (at most to 19: a process already at nice 12 gets 7);

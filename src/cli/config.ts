@@ -15,6 +15,7 @@ import { UserError } from "../errors";
 import { commandLine, startedByNpm } from "../invocation";
 import { MAX_BUILD_WORKERS, setBuildWorkers } from "../ingest";
 // TOME_SEARCH_WORKERS above MAX_SEARCH_WORKERS is refused; one per core stops at it.
+import { LOWEST } from "../scheduling";
 import { GUARDS, MAX_SEARCH_WORKERS, setMemoryLog } from "../search";
 import { preferZstd } from "../snapshot";
 
@@ -248,9 +249,9 @@ export function readConfig(env: Env = process.env): Config {
     );
   }
   const workerNice = given("TOME_SEARCH_WORKER_NICE");
-  if (workerNice !== undefined && !(/^[0-9]{1,2}$/.test(workerNice) && Number(workerNice) <= 19)) {
+  if (workerNice !== undefined && !(/^[0-9]{1,2}$/.test(workerNice) && Number(workerNice) <= LOWEST)) {
     throw new ConfigError(
-      `TOME_SEARCH_WORKER_NICE must be a whole number of nice steps, 0 to 19 (0: the search threads as the request thread), not "${workerNice}".`,
+      `TOME_SEARCH_WORKER_NICE must be a whole number of nice steps, 0 to ${LOWEST} (0: the search threads as the request thread), not "${workerNice}".`,
     );
   }
   const adminToken = given("TOME_ADMIN_TOKEN");

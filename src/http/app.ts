@@ -11,6 +11,7 @@ import type { AccountStore, Gate } from "../access";
 import { dashboard } from "./dashboard";
 import { mcpOverHttp, mcpTools } from "./mcp";
 import { PdfRenderer, type PdfRenderService } from "../pdf";
+import { LOWEST } from "../scheduling";
 import { checkOption, type Engine, MAX_SEARCH_WORKERS, type OptionRule, type SearchWork } from "../search";
 import { apiContext, type ApiContext } from "./context";
 import { CurrentSnapshot, type Served } from "./current";
@@ -90,8 +91,8 @@ const APP_OPTION_RULES: [keyof AppOptions, OptionRule][] = [
   [
     "searchWorkerNice",
     [
-      (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 19,
-      "a whole number of nice steps from 0 to 19",
+      (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= LOWEST,
+      `a whole number of nice steps from 0 to ${LOWEST}`,
     ],
   ],
   [

@@ -45,7 +45,7 @@ const tooLarge = () =>
  * The JSON text's shape as a scan over its bytes sees it (strings skipped): how deep its arrays and objects nest, and
  * how many members and elements they hold in all, counted until either passes its limit.
  */
-function shapeOf(text: string, limits: { depth: number; members: number }): { depth: number; members: number } {
+function messageShape(text: string, limits: { depth: number; members: number }): { depth: number; members: number } {
   let depth = 0;
   let deepest = 0;
   let members = 0;
@@ -87,7 +87,7 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
     if (text === undefined) return tooLarge();
     // A batch's members are left uncounted: its own refusal below says more, and comes before any schema reads it.
     const batch = /^[ \t\n\r]*\[/.test(text);
-    const shape = shapeOf(text, { depth: MAX_DEPTH, members: batch ? Number.POSITIVE_INFINITY : MAX_MEMBERS });
+    const shape = messageShape(text, { depth: MAX_DEPTH, members: batch ? Number.POSITIVE_INFINITY : MAX_MEMBERS });
     if (shape.depth > MAX_DEPTH) {
       return rpcError(
         400,
