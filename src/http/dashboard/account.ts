@@ -41,12 +41,14 @@ async function viewOf(v: Visit, extra: Partial<AccountView> = {}): Promise<Accou
   return {
     ...accountViewOf(name, account!, keys, monthAt(usage, v.now)),
     csrf: session.csrf,
-    formId: randomToken(16),
+    formId: randomToken(FORM_ID_BYTES),
     ...extra,
   };
 }
 
-const FORM_ID = /^[A-Za-z0-9_-]{22}$/;
+/** A create form's id: random bytes, base64url as randomToken writes them (16 bytes, 22 characters). */
+const FORM_ID_BYTES = 16;
+const FORM_ID = new RegExp(`^[A-Za-z0-9_-]{${Math.ceil((FORM_ID_BYTES * 4) / 3)}}$`);
 
 /**
  * The id of the key a create form makes (D157): derived from the session's secret and the form's own random id,
