@@ -24,6 +24,7 @@ const COMMANDS: [file: string, args: string[], takes: string][] = [
   ["snapshot-export.ts", [], "the options --snapshot, --out, --since and -h/--help"],
   ["snapshot-convert.ts", [], "one argument and the options --out and -h/--help"],
   ["compile.ts", [], "the options --out and -h/--help"],
+  ["leaks.ts", [], "the options --dump and -h/--help"],
 ];
 
 describe("an option a command does not take", () => {

@@ -1,8 +1,10 @@
 /** bun run leaks — counts markup and "undefined"/"NaN" renderings that leaked into chunks, per dump. Exits 1 if any did. */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
-import { DumpError, dumpLeaks } from "../ingest";
+import { UserError } from "../errors";
+import { dumpLeaks } from "../ingest";
+import { readArgs } from "./args";
+import { mainOf } from "./main";
 import { sharedDumps } from "./shared-data";
 
 const HELP = `Usage: bun run leaks [--dump <path|url> …]
@@ -16,45 +18,43 @@ or ../shared/data/dumps, when there).
 Exits 1 when any chunk leaks.
 `;
 
-const { values } = parseArgs({
-  args: Bun.argv.slice(2),
-  options: { dump: { type: "string", multiple: true }, help: { type: "boolean", short: "h" } },
-});
-if (values.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
-let dumps = values.dump ?? [];
-if (!dumps.length) {
-  try {
-    const dir = sharedDumps();
-    dumps = readdirSync(dir)
-      .sort()
-      .map((f) => join(dir, f));
-  } catch (err) {
-    console.error(`leaks: ${(err as Error).message} Or pass --dump <path|url>.`);
-    process.exit(2);
-  }
+/** The command, on its arguments. */
+export async function main(argv: string[]): Promise<void> {
+  await mainOf("leaks", async () => {
+    const { values } = readArgs(argv, { dump: { type: "string", multiple: true } });
+    if (values.help) {
+      process.stdout.write(HELP);
+      return;
+    }
+    let dumps = values.dump ?? [];
+    if (!dumps.length) {
+      try {
+        const dir = sharedDumps();
+        dumps = readdirSync(dir)
+          .sort()
+          .map((f) => join(dir, f));
+      } catch (err) {
+        throw new UserError(`${(err as Error).message} Or pass --dump <path|url>.`, 2);
+      }
+    }
+
+    let total = 0;
+    // A DumpError is a UserError: mainOf prints it and exits 1.
+    for (const dump of dumps) {
+      const { articles, texts, counts } = await dumpLeaks(dump);
+      const leaked = Object.values(counts).reduce((a, b) => a + b, 0);
+      total += leaked;
+      const detail = Object.entries(counts)
+        .filter(([, n]) => n)
+        .map(([p, n]) => `${p}×${n}`)
+        .join(" ");
+      console.log(
+        `${dump.split("/").pop()}: ${articles} articles, ${texts} chunks and headings, ${leaked} leaks${detail ? ` (${detail})` : ""}`,
+      );
+    }
+    console.log(`total leaks: ${total}`);
+    process.exit(total ? 1 : 0);
+  });
 }
 
-let total = 0;
-for (const dump of dumps) {
-  try {
-    const { articles, texts, counts } = await dumpLeaks(dump);
-    const leaked = Object.values(counts).reduce((a, b) => a + b, 0);
-    total += leaked;
-    const detail = Object.entries(counts)
-      .filter(([, n]) => n)
-      .map(([p, n]) => `${p}×${n}`)
-      .join(" ");
-    console.log(
-      `${dump.split("/").pop()}: ${articles} articles, ${texts} chunks and headings, ${leaked} leaks${detail ? ` (${detail})` : ""}`,
-    );
-  } catch (err) {
-    if (!(err instanceof DumpError)) throw err;
-    console.error(`leaks: ${err.message}`);
-    process.exit(1);
-  }
-}
-console.log(`total leaks: ${total}`);
-process.exit(total ? 1 : 0);
+if (import.meta.main) await main(Bun.argv.slice(2));
