@@ -415,7 +415,7 @@ describe("Redis that lost its keys (D156)", () => {
       // A request in flight when the store is flushed writes nothing for its account, which no longer exists.
       const grant = await access.admit(new Headers({ "X-API-Key": key }), 1);
       store.cli("FLUSHALL");
-      expect(await access.settle(grant as Grant, true)).toBe(false);
+      expect(await access.settle(grant as Grant, true)).toBe("keys lost");
       expect(store.cli("HGETALL", `tome:spent:${month()}`)).toBe("");
       for (let i = 0; i < 2; i++) {
         const r = await get(key);
@@ -431,6 +431,34 @@ describe("Redis that lost its keys (D156)", () => {
       expect((await get(key)).status).toBe(200);
       expect((await get(undefined, "/healthz")).body).toEqual({ status: "ok" });
       expect(lines.at(-1)).toContain("holds its keys again");
+    } finally {
+      app.close();
+      access.stop();
+      await store.stop();
+    }
+  });
+
+  test("an answer in flight when the store is flushed is withheld with a 503 that says the store lost its keys (keys import), not that it is unreachable", async () => {
+    const store = await startRedis();
+    const access = new RedisAccess({ url: store.url, keyMsPerSecond: 0, log: () => {} });
+    // The store is flushed between the request's admission and its settlement.
+    const gate = Object.assign(Object.create(access) as RedisAccess, {
+      admit: async (headers: Headers, cost: number, needs?: "read" | "full") => {
+        const grant = await access.admit(headers, cost, needs);
+        store.cli("FLUSHALL");
+        return grant;
+      },
+    });
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access: gate });
+    try {
+      const { key } = await keyOn(store.url, "--name", "inflight", "--account", "inflight", "--plan", "starter");
+      await access.start();
+      const r = await app.handle(new Request("http://localhost/v1/chunk/39_2", { headers: { "X-API-Key": key } }));
+      const body = (await r.json()) as Json;
+      expect([r.status, body.error, r.headers.get("retry-after")]).toEqual([503, "service_unavailable", "2"]);
+      expect(body.message).toContain("its answer is withheld");
+      expect(body.message).toContain("has lost its keys, which an operator imports again with `bun run keys import`");
+      expect(body.message).not.toContain("unreachable");
     } finally {
       app.close();
       access.stop();

@@ -100,6 +100,9 @@ export function keyText(headers: Headers): string | undefined {
   return withoutOws(header.slice(scheme[0].length)) || undefined;
 }
 
+/** Why a 2xx's answer is withheld (Gate.settle): the store could not be reached, or has lost its keys (D156). */
+export type Withheld = "unreachable" | "keys lost";
+
 /** Whether the server serves from its key store as it is (Gate.health). */
 export interface Health {
   ok: boolean;
@@ -126,9 +129,9 @@ export interface Gate {
   spent(grant: Grant, ms: number): void;
   /**
    * A 2xx answer spends the grant's hold; anything else gives it back. Once only. The file store
-   * settles at once; Redis resolves to whether the store took the settlement (false: unreachable).
+   * settles at once; Redis resolves to true when the answer may go out, else to why it is withheld.
    */
-  settle(grant: Grant, succeeded: boolean): void | Promise<boolean>;
+  settle(grant: Grant, succeeded: boolean): void | Promise<true | Withheld>;
   /** The grant's account's quota, as of its latest word from the store. */
   quotaOf(grant: Grant): QuotaState;
   /** X-Quota-Remaining and X-Quota-Reset (D20), as sent. */

@@ -69,7 +69,7 @@ export { accountNameProblem, KEY_NAME_MAX, keyNameProblem, printableJson, printa
 export { KEY_SHAPE, keyIdFrom } from "./key-text";
 export { INVALID_KEY, INVALID_KEY_NEXT } from "./grant";
 export type { KnownKey } from "./ring";
-export type { Gate, Grant, Health, Hold, QuotaState, Refusal } from "./grant";
+export type { Gate, Grant, Health, Hold, QuotaState, Refusal, Withheld } from "./grant";
 export { ENTERPRISE_DEFAULT_RATE, isPlan, limitsOf, PLAN_NAMES, PLANS, type Plan, type PlanName } from "./plans";
 export {
   FLUSH_INTERVAL_MS,
@@ -83,7 +83,7 @@ export {
   type UsageData,
 } from "./usage";
 
-export { checkRedisUrl, RedisAccess, RedisKeyStore, UNAVAILABLE_RETRY_AFTER } from "./redis";
+export { checkRedisUrl, KEYS_LOST, RedisAccess, RedisKeyStore, UNAVAILABLE_RETRY_AFTER } from "./redis";
 export { redisAddress } from "./redis/connection";
 
 export const DEFAULT_DATA_DIR = "data";

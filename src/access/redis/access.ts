@@ -12,6 +12,7 @@
  * (fail closed, no free traffic), /healthz says degraded, and service resumes by itself once
  * Redis answers again (connection.ts).
  */
+import { commandLine } from "../../invocation";
 import { hashKey, KEY_SHAPE, randomAlphanumeric } from "../key-text";
 import type { Account, KeyRecord, Scope } from "../store";
 import {
@@ -25,6 +26,7 @@ import {
   type Hold,
   type QuotaState,
   type Refusal,
+  type Withheld,
 } from "../grant";
 import { PlanTally, type PlanName } from "../plans";
 import { knownKey, UNLIMITED, type KnownKey } from "../ring";
@@ -45,13 +47,16 @@ const UNAVAILABLE: Refusal = {
   retryAfter: UNAVAILABLE_RETRY_AFTER,
 };
 
+/** Why a keyed request is refused, or its answer withheld, while the store has lost its keys (D156). */
+export const KEYS_LOST = `its shared store has lost its keys, which an operator imports again with \`${commandLine("keys import")}\``;
+
 /**
  * The store lost its keys (FLUSHALL, a Redis restarted empty without its AOF: D156): every key would be 403 "revoked" to a client
  * that did nothing wrong, so it is an outage of the store until an operator imports the keys again.
  */
 const STORE_EMPTY: Refusal = {
   reason: "unavailable",
-  message: `The service cannot check API keys right now (its shared store has lost its keys); nothing was charged. Retry after ${UNAVAILABLE_RETRY_AFTER} s.`,
+  message: `The service cannot check API keys right now (${KEYS_LOST}); nothing was charged. Retry after ${UNAVAILABLE_RETRY_AFTER} s.`,
   retryAfter: UNAVAILABLE_RETRY_AFTER,
 };
 
@@ -270,10 +275,10 @@ export class RedisAccess implements Gate {
 
   /**
    * Resolves once Redis has the settlement: true when the answer may go out. A 2xx whose
-   * spending Redis did not take resolves false (the answer is withheld: no free traffic);
+   * spending Redis did not take resolves to why (the answer is withheld: no free traffic);
    * a refund that did not reach Redis is made good by the hold's lapse.
    */
-  settle(grant: Grant, succeeded: boolean): void | Promise<boolean> {
+  settle(grant: Grant, succeeded: boolean): void | Promise<true | Withheld> {
     const hold = grant.held as RedisHold | undefined;
     if (hold === undefined) return;
     grant.held = undefined;
@@ -294,13 +299,13 @@ export class RedisAccess implements Gate {
         if (Number(reply[0]) === -1) {
           // The store was flushed while the request ran: nothing is written for an account that is gone, and the answer is withheld.
           this.storeLost();
-          return !succeeded;
+          return succeeded ? "keys lost" : true;
         }
         if (hold.month === g.month.name) [g.spentThisMonth, g.heldThisMonth] = [Number(reply[0]), Number(reply[1])];
         if (succeeded) this.spentByPlan.add(g.key.plan, g.cost);
         return true;
       },
-      () => !succeeded,
+      () => (succeeded ? "unreachable" : true),
     );
   }
 

@@ -13,7 +13,16 @@
  * With keys in Redis (TOME_REDIS_URL) admission and settlement each wait for Redis; when it
  * cannot be reached, keyed requests get 503 service_unavailable with Retry-After (fail closed).
  */
-import { COST, NEEDS, UNAVAILABLE_RETRY_AFTER, type Gate, type Grant, type Refusal } from "../../access";
+import {
+  COST,
+  KEYS_LOST,
+  NEEDS,
+  UNAVAILABLE_RETRY_AFTER,
+  type Gate,
+  type Grant,
+  type Refusal,
+  type Withheld,
+} from "../../access";
 import { OPENAPI_PATH } from "../docs";
 import { ApiError, errorAnswer, errorResponse, ERRORS, noSuchRoute, retryLater } from "../errors";
 import { routedPath, type Exchange, type Step } from "../pipeline";
@@ -76,10 +85,16 @@ function refused(refusal: Refusal): Response {
   return errorAnswer(retryLater(row, refusal.retryAfter, refusal.message));
 }
 
-/** A 2xx whose credit the key store did not take (Redis went away meanwhile): withheld, as nothing unpaid goes out. */
-function unsettled(): Response {
+/** Why the store did not take a 2xx's credit, as the client is told it. */
+const WITHHELD_BECAUSE: Record<Withheld, string> = {
+  unreachable: "its shared store is unreachable",
+  "keys lost": KEYS_LOST,
+};
+
+/** A 2xx whose credit the key store did not take (Redis went away, or lost its keys, meanwhile): withheld, as nothing unpaid goes out. */
+function unsettled(why: Withheld): Response {
   const retry = UNAVAILABLE_RETRY_AFTER;
-  const message = `The service could not record this request's cost (its shared store is unreachable), so its answer is withheld; nothing was charged. Retry after ${retry} s.`;
+  const message = `The service could not record this request's cost (${WITHHELD_BECAUSE[why]}), so its answer is withheld; nothing was charged. Retry after ${retry} s.`;
   return errorAnswer(retryLater(ERRORS.serviceUnavailable, retry, message));
 }
 
@@ -172,7 +187,7 @@ export function keys(access: Gate | undefined): Step {
       const settled = access.settle(grant, succeeded(grant, response));
       if (settled instanceof Promise) {
         return settled.then((deliver) => {
-          const answer = deliver ? response : unsettled();
+          const answer = deliver === true ? response : unsettled(deliver);
           writeLimits(answer.headers, grant, deliver ? (grant as RefusedGrant).retryAfter : undefined);
           return answer;
         });
