@@ -3,8 +3,9 @@
  * against a local server on 127.0.0.1 that serves a fixture dump, honours Range and If-Range,
  * and can drop the connection halfway through a body.
  */
-import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import * as fsp from "node:fs/promises";
 import { join } from "node:path";
 import { download } from "../src/cli/download";
 import { EN_2016, tempDir } from "./helpers";
@@ -132,5 +133,34 @@ describe("download", () => {
     const err = await download("http://127.0.0.1:9/x.xml.bz2", join(tempDir(), "x")).catch((e: Error) => e);
     expect((err as Error).message).toContain("cannot reach http://127.0.0.1:9/x.xml.bz2");
     expect(performance.now() - started).toBeLessThan(5000);
+  });
+
+  test("a disk full while downloading is not retried as a broken connection: one error naming the part and the space to free", async () => {
+    reset();
+    const dest = join(tempDir(), "dump.xml.bz2");
+    const real = fsp.open;
+    const logged: string[] = [];
+    const full = spyOn(fsp, "open").mockImplementation((async (...args: Parameters<typeof real>) => {
+      const handle = await real(...args);
+      handle.write = (async () => {
+        throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+      }) as never;
+      return handle;
+    }) as never);
+    let err: Error | undefined;
+    try {
+      await download(URL_, dest, { retryDelayMs: 10, log: (line) => logged.push(line) });
+    } catch (e) {
+      err = e as Error;
+    } finally {
+      full.mockRestore();
+    }
+    expect(server.requests.length).toBe(1);
+    expect(logged).toEqual([]);
+    expect(err?.message).toStartWith(
+      `cannot write ${dest}.part: ENOSPC: no space left on device, write. Free space on the disk of `,
+    );
+    expect(err?.message).toContain(`${(DUMP.length / 1e6).toFixed(1)} MB more for the rest`);
+    expect(existsSync(dest)).toBe(false);
   });
 });

@@ -7,6 +7,7 @@
  */
 import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
+import { dirname } from "node:path";
 import { DumpError } from "../ingest";
 
 export interface DownloadOptions {
@@ -20,6 +21,12 @@ export interface DownloadOptions {
 
 const sizeOf = (path: string): number => (existsSync(path) ? statSync(path).size : 0);
 const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
+
+class WriteFailure extends Error {
+  constructor(override readonly cause: NodeJS.ErrnoException) {
+    super(cause.message);
+  }
+}
 
 /** What one request brought: done, or why it stopped and whether to try again. */
 type Attempt = { done: true } | { done: false; why: string; retry: boolean };
@@ -120,13 +127,28 @@ export async function download(url: string, dest: string, options: DownloadOptio
     const file = await open(part, start === 0 ? "w" : "a");
     let received = start;
     options.onProgress?.(received, total);
+    // The disk's refusal (ENOSPC, EDQUOT, EIO) is no network's: retried, it would only fail again.
+    const write = async (chunk: Uint8Array) => {
+      try {
+        // A write the disk cut short (full halfway through the chunk) is carried on, so that its ENOSPC is seen.
+        for (let at = 0; at < chunk.byteLength; ) at += (await file.write(chunk, at)).bytesWritten;
+      } catch (err) {
+        throw new WriteFailure(err as NodeJS.ErrnoException);
+      }
+    };
     try {
       for await (const chunk of res.body) {
-        await file.write(chunk);
+        await write(chunk);
         received += chunk.byteLength;
         options.onProgress?.(received, total);
       }
     } catch (err) {
+      if (err instanceof WriteFailure) {
+        const need = total === undefined ? "" : `, ${mb(total - received)} more for the rest`;
+        throw new DumpError(
+          `cannot write ${part}: ${err.cause.message}. Free space on the disk of ${dirname(part)} (${mb(received)} of ${url} are kept in ${part}${need}), then run again to resume from there.`,
+        );
+      }
       return {
         done: false,
         retry: true,
