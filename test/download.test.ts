@@ -163,4 +163,43 @@ describe("download", () => {
     expect(err?.message).toContain(`${(DUMP.length / 1e6).toFixed(1)} MB more for the rest`);
     expect(existsSync(dest)).toBe(false);
   });
+
+  test("a 200 with a web page instead of the dump (a mirror's error page) is refused, and nothing is kept as the dump", async () => {
+    const page = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () =>
+        new Response("<html><body>Service unavailable</body></html>", { headers: { "content-type": "text/html" } }),
+    });
+    const dest = join(tempDir(), "dump.xml.bz2");
+    const err = await download(`http://${page.hostname}:${page.port}/dump.xml.bz2`, dest, { retryDelayMs: 10 }).catch(
+      (e: Error) => e,
+    );
+    page.stop(true);
+    expect((err as Error).message).toContain("answered with a web page (Content-Type text/html), not a dump");
+    expect(existsSync(dest)).toBe(false);
+  });
+
+  test("a declared size (1 PB) the disk cannot hold is refused before a byte is written", async () => {
+    // A raw socket: Bun.serve would put its own Content-Length on the body.
+    const liar = Bun.listen({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        data(socket) {
+          socket.write("HTTP/1.1 200 OK\r\nContent-Length: 1000000000000000\r\n\r\nBZh91AY&SY");
+        },
+      },
+    });
+    const dest = join(tempDir(), "dump.xml.bz2");
+    const err = await download(`http://127.0.0.1:${liar.port}/dump.xml.bz2`, dest, { retryDelayMs: 10 }).catch(
+      (e: Error) => e,
+    );
+    liar.stop(true);
+    expect((err as Error).message).toContain(
+      "is 1000000000.0 MB: the 1000000000.0 MB still to download do not fit in the",
+    );
+    expect(existsSync(dest)).toBe(false);
+    expect(existsSync(`${dest}.part`)).toBe(false);
+  });
 });

@@ -5,7 +5,7 @@
  * replaced on the server meanwhile (a "latest" dump a month on) is downloaded again from its
  * start rather than spliced. The file appears, renamed from .part, only once complete.
  */
-import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { dirname } from "node:path";
 import { DumpError } from "../ingest";
@@ -21,6 +21,16 @@ export interface DownloadOptions {
 
 const sizeOf = (path: string): number => (existsSync(path) ? statSync(path).size : 0);
 const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
+
+/** Bytes free to this user on the disk of dir, when the system says. */
+function freeBytes(dir: string): number | undefined {
+  try {
+    const s = statfsSync(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return undefined;
+  }
+}
 
 class WriteFailure extends Error {
   constructor(override readonly cause: NodeJS.ErrnoException) {
@@ -124,6 +134,25 @@ export async function download(url: string, dest: string, options: DownloadOptio
       };
     }
     if (!res.body) return { done: false, retry: true, why: `${url} answered with no body.` };
+    // A mirror's error or login page sent as 200 would be kept as the dump, and taken as whole by every later run.
+    if (/^\s*text\/html\b/i.test(res.headers.get("content-type") ?? "")) {
+      await res.body.cancel();
+      return {
+        done: false,
+        retry: false,
+        why: `${url} answered with a web page (Content-Type ${res.headers.get("content-type")}), not a dump: check the address.`,
+      };
+    }
+    // A size the disk cannot hold (or a server's bogus one) is said before a byte is written, not at ENOSPC hours later.
+    const free = freeBytes(dirname(part));
+    if (total !== undefined && free !== undefined && total - start > free) {
+      await res.body.cancel();
+      return {
+        done: false,
+        retry: false,
+        why: `${url} is ${mb(total)}: the ${mb(total - start)} still to download do not fit in the ${mb(free)} free on the disk of ${dirname(part)}. Free space there and run again.`,
+      };
+    }
     const file = await open(part, start === 0 ? "w" : "a");
     let received = start;
     options.onProgress?.(received, total);
