@@ -72,31 +72,68 @@ export function localPlace(dir: string): DumpPlace {
   };
 }
 
+/** The most a wiki's listing of days may be (Wikimedia's is a few KB), and a day's status.txt. */
+const MAX_LISTING_BYTES = 1 << 20;
+const MAX_STATUS_BYTES = 4096;
+/** How long a listing or status.txt may take, whole; a dump itself is not timed (it is read as the update goes). */
+const LISTING_TIMEOUT_MS = 60_000;
+
 /** Wikimedia's layout over HTTP(S): the wiki's index lists the days, each day's status.txt says when it is done. */
-export function httpPlace(base: string, fetchImpl: typeof fetch = fetch): DumpPlace {
+export function httpPlace(
+  base: string,
+  fetchImpl: typeof fetch = fetch,
+  timeoutMs: number = LISTING_TIMEOUT_MS,
+): DumpPlace {
   const root = base.replace(/\/+$/, "");
-  const get = async (url: string): Promise<Response> => {
+  // A mirror's answer that never ends, or is gigantic, stops at a bound: the run fails, saying so, and nothing is written.
+  const text = async (url: string, maxBytes: number): Promise<{ ok: boolean; status: number; text: string }> => {
+    const signal = AbortSignal.timeout(timeoutMs);
+    const cut = (why: string) =>
+      new DumpError(`${url} ${why}: is ${root} a mirror of ${WIKIMEDIA_INCR}? Check --url, or use --from <dir>.`);
+    let res: Response;
     try {
-      return await fetchImpl(url, { redirect: "follow" });
+      res = await fetchImpl(url, { redirect: "follow", signal });
     } catch (err) {
+      if (signal.aborted) throw cut(`did not answer within ${timeoutMs / 1000} s`);
       throw new DumpError(
         `cannot reach ${url}: ${(err as Error).message}. Check the network, or use --from <dir> with dumps fetched another way.`,
       );
     }
+    if (!res.ok || !res.body) {
+      await res.body?.cancel();
+      return { ok: false, status: res.status, text: "" };
+    }
+    const parts: Uint8Array[] = [];
+    let length = 0;
+    try {
+      for await (const part of res.body) {
+        length += part.byteLength;
+        if (length > maxBytes) {
+          await res.body.cancel().catch(() => {});
+          throw cut(`is longer than ${maxBytes} bytes`);
+        }
+        parts.push(part);
+      }
+    } catch (err) {
+      if (err instanceof DumpError) throw err;
+      if (signal.aborted) throw cut(`did not end within ${timeoutMs / 1000} s`);
+      throw new DumpError(`the answer of ${url} broke off (${(err as Error).message}). Run again.`);
+    }
+    return { ok: true, status: res.status, text: new TextDecoder().decode(Buffer.concat(parts)) };
   };
   return {
     async days(wiki) {
-      const index = await get(`${root}/${wiki}/`);
+      const index = await text(`${root}/${wiki}/`, MAX_LISTING_BYTES);
       if (!index.ok)
         throw new DumpError(
           `cannot list ${root}/${wiki}/: HTTP ${index.status}. Check the wiki's name (--wiki) and the address (--url).`,
         );
-      const listed = [...new Set([...(await index.text()).matchAll(/href="(\d{8})\/?"/g)].map((m) => m[1]!))].sort();
+      const listed = [...new Set([...index.text.matchAll(/href="(\d{8})\/?"/g)].map((m) => m[1]!))].sort();
       const done: string[] = [];
       const unfinished: string[] = [];
       for (const day of listed) {
-        const status = await get(`${root}/${wiki}/${day}/status.txt`);
-        if (status.ok && isDone(await status.text())) done.push(day);
+        const status = await text(`${root}/${wiki}/${day}/status.txt`, MAX_STATUS_BYTES);
+        if (status.ok && isDone(status.text)) done.push(day);
         else unfinished.push(day);
       }
       return { done, unfinished };
