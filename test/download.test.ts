@@ -7,7 +7,7 @@ import { afterAll, describe, expect, setDefaultTimeout, spyOn, test } from "bun:
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { join } from "node:path";
-import { download } from "../src/cli/download";
+import { download, fileNameOf } from "../src/cli/download";
 import { EN_2016, tempDir } from "./helpers";
 
 setDefaultTimeout(30_000);
@@ -201,5 +201,16 @@ describe("download", () => {
     );
     expect(existsSync(dest)).toBe(false);
     expect(existsSync(`${dest}.part`)).toBe(false);
+  });
+
+  test("a URL's name too long for a file (300 bytes) is kept under a shorter one, keeping its suffix", async () => {
+    reset();
+    const dir = tempDir();
+    const url = `${URL_.replace(/[^/]*$/, "a".repeat(300))}.xml.bz2`;
+    const dest = join(dir, fileNameOf(url));
+    await download(url, dest, { retryDelayMs: 10 });
+    expect(Buffer.compare(readFileSync(dest), DUMP)).toBe(0);
+    expect(dest.endsWith(".xml.bz2")).toBe(true);
+    expect(fileNameOf("http://mirror/a%2F..%2Fb/%00x")).toBe("%00x");
   });
 });

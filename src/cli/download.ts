@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
-import { dirname } from "node:path";
+import { basename, dirname } from "node:path";
 import { DumpError } from "../ingest";
 
 export interface DownloadOptions {
@@ -36,6 +36,18 @@ class WriteFailure extends Error {
   constructor(override readonly cause: NodeJS.ErrnoException) {
     super(cause.message);
   }
+}
+
+/** The most a name in dumps/ may take of a URL's: its .part.version must fit a file system's 255 bytes. */
+const MAX_NAME = 200;
+
+/**
+ * The file name a URL's dump is kept under: the last segment of its path, still percent-encoded (so never a
+ * folder, `..` or NUL), its start and end kept when too long (the end holds the compression's suffix).
+ */
+export function fileNameOf(url: string): string {
+  const name = basename(new URL(url).pathname) || "dump";
+  return name.length <= MAX_NAME ? name : `${name.slice(0, MAX_NAME / 2)}-${name.slice(-(MAX_NAME / 2 - 1))}`;
 }
 
 /** What one request brought: done, or why it stopped and whether to try again. */

@@ -10,7 +10,7 @@
  * what is missing (src/cli/run.sh).
  */
 import { existsSync, mkdirSync } from "node:fs";
-import { basename, join, relative } from "node:path";
+import { join, relative } from "node:path";
 import {
   Access,
   checkRedisUrl,
@@ -24,7 +24,7 @@ import { type App, createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { type Engine, openUnguarded } from "../search";
 import { buildSnapshot } from "./snapshot-build";
-import { download } from "./download";
+import { download, fileNameOf } from "./download";
 import { downloadProgress } from "./progress";
 // A file import: the executable (bun run compile) carries the sample.
 import SAMPLE_DUMP from "../../test/fixtures/data/dumps/enwiki-2016-sample.xml.bz2" with { type: "file" };
@@ -190,7 +190,7 @@ async function ensureSnapshot(config: Config): Promise<string> {
 
 /** Downloads a dump into DOWNLOAD_DIR (resuming a part left there), and returns its path. */
 async function downloadDump(url: string): Promise<string> {
-  const name = basename(new URL(url).pathname) || "dump";
+  const name = fileNameOf(url);
   const dest = join(DOWNLOAD_DIR, name);
   if (existsSync(dest)) {
     note(`Using ${dest}, downloaded earlier from ${url} (delete it to download again).`);
