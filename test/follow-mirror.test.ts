@@ -68,4 +68,15 @@ describe("follow from a hostile mirror", () => {
       .catch((e: Error) => e);
     expect((err as Error).message).toContain(`cannot reach ${ROOT}/elsewhere/enwiki/: UnsupportedRedirectProtocol`);
   });
+
+  test("a 200 with an error page instead of the listing is an error, not 'up to date' (D158)", async () => {
+    listing = () =>
+      new Response("<html><body>Mirror under maintenance</body></html>", { headers: { "content-type": "text/html" } });
+    const err = await httpPlace(ROOT)
+      .days("enwiki")
+      .catch((e: Error) => e);
+    expect((err as Error).message).toStartWith(
+      `${ROOT}/enwiki/ lists no day (no link to a <YYYYMMDD>/ folder): is ${ROOT}`,
+    );
+  });
 });

@@ -129,6 +129,11 @@ export function httpPlace(
           `cannot list ${root}/${wiki}/: HTTP ${index.status}. Check the wiki's name (--wiki) and the address (--url).`,
         );
       const listed = [...new Set([...index.text.matchAll(/href="(\d{8})\/?"/g)].map((m) => m[1]!))].sort();
+      // Wikimedia always lists about two weeks: none is an error page served as 200, not "up to date" (D158).
+      if (!listed.length)
+        throw new DumpError(
+          `${root}/${wiki}/ lists no day (no link to a <YYYYMMDD>/ folder): is ${root} a mirror of ${WIKIMEDIA_INCR}? Check --url and --wiki.`,
+        );
       const done: string[] = [];
       const unfinished: string[] = [];
       for (const day of listed) {
