@@ -3,7 +3,9 @@
  * broken one: a local server whose listing never ends, stalls, or names files outside the layout.
  */
 import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { httpPlace } from "../src/build/follow";
+import { ROOT as REPO, runToExit, tempDir } from "./helpers";
 
 /** What the mirror answers for the wiki's listing, by the test. */
 let listing: () => Response = () => new Response("");
@@ -77,6 +79,17 @@ describe("follow from a hostile mirror", () => {
       .catch((e: Error) => e);
     expect((err as Error).message).toStartWith(
       `${ROOT}/enwiki/ lists no day (no link to a <YYYYMMDD>/ folder): is ${ROOT}`,
+    );
+  });
+
+  test("--url of another scheme (file://) is refused at once, pointing to --from", async () => {
+    const r = await runToExit(
+      ["bun", join(REPO, "src/cli/snapshot-follow.ts"), "--dir", tempDir(), "--url", "file:///srv/incr"],
+      {},
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      '--url takes an http(s) address, not "file:///srv/incr": for a folder on this machine use --from <dir>.',
     );
   });
 });

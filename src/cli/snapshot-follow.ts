@@ -96,6 +96,11 @@ function parseFollowArgs(argv: string[]): FollowArgs | "help" {
     throw new ArgumentError(`--start-day takes a day as YYYYMMDD, not "${v["start-day"]}".`);
   if (v.every !== undefined && !(Number(v.every) > 0))
     throw new ArgumentError(`--every takes a number of hours > 0, not "${v.every}".`);
+  // fetch reads a file: URL but not a folder (the listing), and a dump named by one would be opened as a path.
+  if (v.url !== undefined && !/^https?:\/\/./i.test(v.url))
+    throw new ArgumentError(
+      `--url takes an http(s) address, not "${v.url}": for a folder on this machine use --from <dir>.`,
+    );
   if (v.from && v.url) throw new ArgumentError("--from and --url both say where the dumps are: give one.");
   return {
     dir: v.dir ?? "snapshots",
