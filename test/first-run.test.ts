@@ -256,9 +256,33 @@ describe("npm start with no snapshot", () => {
   const http = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
-    fetch: () => new Response(dumpBytes, { headers: { etag: '"squad"' } }),
+    fetch: (req) =>
+      new URL(req.url).pathname.endsWith("/cut.xml.bz2")
+        ? // Cut short, and chunked: the download cannot tell it is not whole.
+          new Response(
+            new ReadableStream({
+              start(ctl) {
+                ctl.enqueue(dumpBytes.subarray(0, 20_000));
+                ctl.close();
+              },
+            }),
+          )
+        : new Response(dumpBytes, { headers: { etag: '"squad"' } }),
   });
   afterAll(() => http.stop(true));
+
+  test("TOME_DUMP as a URL whose download is damaged (cut short) is put aside, not taken as whole by the next start", async () => {
+    const cwd = tempDir();
+    const url = `http://127.0.0.1:${http.port}/cut.xml.bz2`;
+    const env = { TOME_SNAPSHOT: "", TOME_DUMP: url, TOME_AUTH: "off", PORT: "0", HOST: "127.0.0.1" };
+    const r = await runToExit(["bun", join(ROOT, "src/cli/start.ts")], env, cwd);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("start: dumps/cut.xml.bz2: the bzip2 stream is damaged (");
+    expect(r.stderr).toContain(
+      `). It was downloaded from ${url}: moved to dumps/cut.xml.bz2.damaged (delete it to free the space); the next start downloads it again.`,
+    );
+    expect(readdirSync(join(cwd, "dumps"))).toEqual(["cut.xml.bz2.damaged"]);
+  });
 
   test("TOME_DUMP as a URL is downloaded into dumps/ and kept, then built and served", async () => {
     const cwd = tempDir();

@@ -9,7 +9,7 @@
  * creates one and prints it once the server is up. `npm start` runs this after installing
  * what is missing (src/cli/run.sh).
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync } from "node:fs";
 import { join, relative } from "node:path";
 import {
   Access,
@@ -175,7 +175,8 @@ async function ensureSnapshot(config: Config): Promise<string> {
     );
   }
   let dump = NAMED_DUMPS[config.dump] ?? config.dump;
-  if (/^https?:\/\//i.test(dump)) dump = await downloadDump(dump);
+  const url = /^https?:\/\//i.test(dump) ? dump : undefined;
+  if (url) dump = await downloadDump(url);
   else if (!existsSync(dump)) {
     throw new DumpError(
       `TOME_DUMP is ${dump}, which does not exist. Set TOME_DUMP to simple or en (the latest Simple English or English Wikipedia), a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve.`,
@@ -185,7 +186,17 @@ async function ensureSnapshot(config: Config): Promise<string> {
     `${found ? `Only the sample (${found}) is in ${SNAPSHOT_DIR}/` : `No snapshot in ${SNAPSHOT_DIR}/`}: building one from ${dump} (set TOME_DUMP to use another dump).`,
   );
   // On stderr, where the server says what it does (stdout is its request log), uncoloured.
-  return buildSnapshot({ dumps: [dump], chunkWords: DEFAULT_CHUNK_WORDS, allowTruncated: false }, note);
+  try {
+    return await buildSnapshot({ dumps: [dump], chunkWords: DEFAULT_CHUNK_WORDS, allowTruncated: false }, note);
+  } catch (err) {
+    // A download the server cut short, or damaged, would be taken as whole by every later start: it is put aside.
+    if (!url || !(err instanceof DumpError) || !err.damaged) throw err;
+    renameSync(dump, `${dump}.damaged`);
+    throw new DumpError(
+      `${err.message}. It was downloaded from ${url}: moved to ${dump}.damaged (delete it to free the space); the next start downloads it again.`,
+      { damaged: true },
+    );
+  }
 }
 
 /** Downloads a dump into DOWNLOAD_DIR (resuming a part left there), and returns its path. */
