@@ -23,8 +23,20 @@ if (!beforePath || !afterPath || beforePath === "--help" || beforePath === "-h")
 }
 const before = JSON.parse(readFileSync(beforePath, "utf8")) as Row[];
 const after = JSON.parse(readFileSync(afterPath, "utf8")) as Row[];
-const key = (r: Row) => `${r.set}\t${r.query}`;
-const earlier = new Map(before.map((r) => [key(r), r]));
+/**
+ * Each row's key: its set, its query, and how many rows of the same set and query came before it. SQuAD asks some
+ * questions twice (two ids, other answers): keyed by their text alone, the second took the first's place.
+ */
+function keyed(rows: Row[]): [string, Row][] {
+  const seen = new Map<string, number>();
+  return rows.map((r) => {
+    const text = `${r.set}\t${r.query}`;
+    const n = seen.get(text) ?? 0;
+    seen.set(text, n + 1);
+    return [`${text}\t${n}`, r];
+  });
+}
+const earlier = new Map(keyed(before));
 
 /** Two-sided sign test: the chance of a split at least this uneven among n coin flips. */
 function signTest(up: number, down: number): number {
@@ -44,9 +56,9 @@ console.log(
 );
 console.log("|---|---|---|---|---|---|");
 for (const set of [...new Set(after.map((r) => r.set))]) {
-  const pairs = after
-    .filter((r) => r.set === set && earlier.has(key(r)))
-    .map((r) => [earlier.get(key(r))!, r] as const);
+  const pairs = keyed(after)
+    .filter(([k, r]) => r.set === set && earlier.has(k))
+    .map(([k, r]) => [earlier.get(k)!, r] as const);
   let up = 0;
   let down = 0;
   let diff = 0;
