@@ -52,6 +52,8 @@ const MAY_IMPORT: Record<string, string[]> = {
     "http",
     "files.ts",
     "scripts.ts",
+    // TOME_SEARCH_WORKER_NICE's bound, the highest nice (LOWEST).
+    "scheduling.ts",
   ],
 };
 
