@@ -312,17 +312,17 @@ describe("Japanese", () => {
   });
 });
 
-describe("the library API, as the README shows it (open(path).search(q, options))", () => {
-  /** What a call says: "answered", or the error it throws, as "Name: message". */
-  const refused = (call: () => unknown) => {
-    try {
-      call();
-      return "answered";
-    } catch (error) {
-      return `${(error as Error).name}: ${(error as Error).message}`;
-    }
-  };
+/** What a call says: "answered", or the error it throws, as "Name: message". */
+function refused(call: () => unknown): string {
+  try {
+    call();
+    return "answered";
+  } catch (error) {
+    return `${(error as Error).name}: ${(error as Error).message}`;
+  }
+}
 
+describe("the library API, as the README shows it (open(path).search(q, options))", () => {
   test("a bad argument is a TypeError or RangeError naming it, never a crash inside or a silently wrong answer", async () => {
     const tome = open(await snapshotFor({ dumps: [SQUAD] }));
     const all = tome.search("the", { limit: 50 });
@@ -434,21 +434,14 @@ describe("the library API, as the README shows it (open(path).search(q, options)
     expect(hits.length).toBe(3);
     tome.close();
     tome.close();
-    const said = (call: () => unknown) => {
-      try {
-        return ["answered", call()];
-      } catch (error) {
-        return [(error as Error).name, (error as Error).message];
-      }
-    };
-    const closed = ["SnapshotError", `${path} is closed: open() it again to search it.`];
-    expect(said(() => tome.search("the"))).toEqual(closed);
-    expect(said(() => tome.lucky("the"))).toEqual(closed);
-    expect(said(() => tome.changes(0, 0, 2))).toEqual(closed);
-    expect(said(() => tome.page(hits[0]!))).toEqual(closed);
-    expect(said(() => tome.pageByTitle("x"))).toEqual(closed);
+    const closed = `SnapshotError: ${path} is closed: open() it again to search it.`;
+    expect(refused(() => tome.search("the"))).toEqual(closed);
+    expect(refused(() => tome.lucky("the"))).toEqual(closed);
+    expect(refused(() => tome.changes(0, 0, 2))).toEqual(closed);
+    expect(refused(() => tome.page(hits[0]!))).toEqual(closed);
+    expect(refused(() => tome.pageByTitle("x"))).toEqual(closed);
     // Made orders from zeros.
-    expect(said(() => tome.pageOrders(1000, 10))).toEqual(closed);
+    expect(refused(() => tome.pageOrders(1000, 10))).toEqual(closed);
     expect(
       open(path)
         .search("the", { limit: 3 })
@@ -467,14 +460,6 @@ describe("an engine opened as a library holds a read lease on its file, as the s
         (line) =>
           / LEASE +ACTIVE +READ /.test(line) && line.includes(` ${process.pid} `) && line.includes(`:${inode} `),
       ).length;
-  };
-  const said = (call: () => unknown) => {
-    try {
-      call();
-      return "answered";
-    } catch (error) {
-      return `${(error as Error).name}: ${(error as Error).message}`;
-    }
   };
 
   test.if(process.platform === "linux")(
@@ -495,10 +480,10 @@ describe("an engine opened as a library holds a read lease on its file, as the s
       expect(mapped()).toBe(false);
       const gone = `SnapshotError: ${path} was opened for writing by another process (a copy over it?): this engine let go of it, as reading a file cut short would crash the process (D84). open() it again once it is whole; replace a snapshot by renaming a new file onto it.`;
       for (const engine of [tome, other]) {
-        expect(said(() => engine.search("the"))).toBe(gone);
-        expect(said(() => engine.lucky("the"))).toBe(gone);
-        expect(said(() => engine.page(1))).toBe(gone);
-        expect(said(() => engine.changes(0, 0, 1))).toBe(gone);
+        expect(refused(() => engine.search("the"))).toBe(gone);
+        expect(refused(() => engine.lucky("the"))).toBe(gone);
+        expect(refused(() => engine.page(1))).toBe(gone);
+        expect(refused(() => engine.changes(0, 0, 1))).toBe(gone);
         engine.close();
       }
       expect(leases(path)).toBe(0);
@@ -516,7 +501,7 @@ describe("an engine opened as a library holds a read lease on its file, as the s
       expect(leases(path)).toBe(0);
       const writing = openSync(path, "r+");
       try {
-        expect(said(() => open(path))).toBe(
+        expect(refused(() => open(path))).toBe(
           `SnapshotError: ${path} is open for writing (being copied?): open() it once it is whole and closed.`,
         );
         expect(leases(path)).toBe(0);
