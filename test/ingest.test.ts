@@ -1,11 +1,12 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeIngested } from "../src/build";
+import { buildFromDumps, writeIngested } from "../src/build";
 import { exportedRows } from "../src/cli/snapshot-export";
-import { DumpError, ingest, type RawPage, wordCount } from "../src/ingest";
+import { DumpError, endResting, ingest, type RawPage, wordCount } from "../src/ingest";
 import { logSources } from "../src/cli/snapshot-build";
 import { dumpLeaks } from "../src/ingest/leaks";
+import { restingWorkers } from "../src/ingest/pool";
 import { decoderFor } from "../src/ingest/source";
 import { LineBreaker } from "../src/pdf/linebreak";
 import { openSnapshot } from "../src/snapshot";
@@ -16,6 +17,7 @@ import {
   EN_2006_TRUNCATED,
   EN_2016,
   ingested,
+  ROOT,
   SQUAD,
   tempDir,
   TRUNCATED_XZ,
@@ -541,4 +543,81 @@ ${page(1, "2024-01-01T00:00:00Z")}${page(2, "1000-01-01T00:00:00Z")}${page(3, "1
       `${path} is UTF-16: Tome reads UTF-8, as MediaWiki writes its dumps. Convert it first (iconv -f UTF-16 -t UTF-8).`,
     );
   });
+});
+
+describe("parsing workers rest between one process's ingests (D159)", () => {
+  const pagesOf = (text: string) => [{ title: "Alpha", text }];
+
+  test("a clean ingest's workers rest, and the next ingest takes them rather than starting its own", async () => {
+    endResting();
+    await ingest({ dumps: [writeExport(pagesOf("Alpha is a word."))], workers: 2 });
+    expect(restingWorkers()).toBe(2);
+    const next = ingest({ dumps: [writeExport(pagesOf("Alpha is a word."))], workers: 1 });
+    expect(restingWorkers()).toBe(1);
+    await next;
+    expect(restingWorkers()).toBe(2);
+    endResting();
+    expect(restingWorkers()).toBe(0);
+  });
+
+  test("a worker that read another wiki converts a page as a new worker does", async () => {
+    // চিত্র is the File namespace of the Bengali wiki, and no namespace of the English one.
+    const english = writeExport(pagesOf("[[চিত্র:x.jpg|thumb|A caption.]] Alpha is a word."), "en");
+    endResting();
+    const fresh = await ingest({ dumps: [english], workers: 1 });
+    await ingest({ dumps: [writeExport(pagesOf("[[চিত্র:x.jpg|thumb|A caption.]] আলফা একটি শব্দ।"), "bn")], workers: 1 });
+    expect(restingWorkers()).toBe(1);
+    const rested = await ingest({ dumps: [english], workers: 1 });
+    expect(rested.articles).toEqual(fresh.articles);
+    expect(rested.articles[0]!.chunks.length).toBeGreaterThan(0);
+  });
+
+  test("the workers of a pool that failed are ended, not kept", async () => {
+    endResting();
+    const script = join(tempDir("tome-worker-"), "crashes.ts");
+    writeFileSync(script, `self.onmessage = (e) => { if (e.data.type === "batch") throw new Error("boom"); };\n`);
+    await expect(ingest({ dumps: [EN_2016], workers: 2, parsingWorker: script })).rejects.toThrow(
+      "a parsing worker crashed",
+    );
+    expect(restingWorkers()).toBe(0);
+  });
+
+  test("a build ends them at once: its index's steps want the memory", async () => {
+    endResting();
+    const out = join(tempDir("tome-rest-"), "a.tome");
+    await buildFromDumps({ dumps: [writeExport(pagesOf("Alpha is a word."))], workers: 2 }, { out, chunkWords: 300 });
+    expect(restingWorkers()).toBe(0);
+  });
+
+  test("resting workers end after 5 s, and do not keep the process alive meanwhile", async () => {
+    endResting();
+    await ingest({ dumps: [writeExport(pagesOf("Alpha is a word."))], workers: 1 });
+    expect(restingWorkers()).toBe(1);
+    const child = Bun.spawn(
+      [
+        "bun",
+        "-e",
+        `import { ingest } from ${JSON.stringify(join(ROOT, "src/ingest"))};
+         import { restingWorkers } from ${JSON.stringify(join(ROOT, "src/ingest/pool"))};
+         await ingest({ dumps: [${JSON.stringify(writeExport(pagesOf("Alpha is a word.")))}], workers: 1 });
+         console.log("resting " + restingWorkers());`,
+      ],
+      { stdout: "pipe", stderr: "pipe" },
+    );
+    const reader = child.stdout.getReader();
+    let said = "";
+    while (!said.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      said += new TextDecoder().decode(value);
+    }
+    const saidAt = performance.now();
+    expect(said.trim()).toBe("resting 1");
+    expect(await child.exited).toBe(0);
+    // Well within the 5 s it would otherwise wait.
+    expect(performance.now() - saidAt).toBeLessThan(3_500);
+    const deadline = performance.now() + 15_000;
+    while (restingWorkers() && performance.now() < deadline) await Bun.sleep(100);
+    expect(restingWorkers()).toBe(0);
+  }, 30_000);
 });

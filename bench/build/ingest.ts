@@ -18,7 +18,7 @@
  * Then (unless --no-workers) one worker against two (issue 61): every dump given read in one process
  * per run and worker count, with a build's parsing workers (the chunks' words analysed beside the
  * parse, D139), the two counts in turn; the wall throughput of 2 workers ÷ 1, the median of the
- * pairs. Each dump is its own ingest (one snapshot holds one wiki), so each starts its workers again.
+ * pairs. Each dump is its own ingest (one snapshot holds one wiki); the workers of one rest for the next (D159).
  */
 import { readdirSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";

@@ -6,7 +6,7 @@
 import { totalmem } from "node:os";
 import { dirname } from "node:path";
 import { mkdirSync } from "node:fs";
-import { ingest, modifications, type IngestOptions, type IngestResult } from "../ingest";
+import { endResting, ingest, modifications, type IngestOptions, type IngestResult } from "../ingest";
 import {
   Growable,
   lowerBound,
@@ -271,7 +271,7 @@ async function ingestInto(build: SnapshotBuild, ingestOptions: Omit<IngestOption
     ready: () => build.ready(),
     // The last run's inversion (up to --memory) goes to its file before the claims' resolution allocates (D128).
     allRead: () => build.settle(),
-  });
+  }).finally(endResting);
   const { wiki, sources, truncated, failures, wikitextChars } = ingested;
   const result: IngestSummary = { wiki, sources, truncated, failures, wikitextChars };
   build.keep(ingested.kept);

@@ -21,6 +21,7 @@ import {
   canonicalTitle,
   RedirectColumns,
   DumpError,
+  endResting,
   ingest,
   modifications,
   newer,
@@ -377,7 +378,7 @@ async function ingestDumps(
       onArticle: add,
       spillDir: dirname(o.out),
       listClaims: true,
-    });
+    }).finally(endResting);
   } catch (err) {
     if (err instanceof DumpError && err.damaged) {
       throw new DumpError(

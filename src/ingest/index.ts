@@ -15,7 +15,7 @@ export { ingest, sameWiki, siteOf } from "./ingestion";
 export { dumpLeaks, type DumpLeaks } from "./leaks";
 export { modifications } from "./modifications";
 export { type ArticleExtension, serveParsing } from "./parsing";
-export { buildWorkers, MAX_BUILD_WORKERS, setBuildWorkers } from "./pool";
+export { buildWorkers, endResting, MAX_BUILD_WORKERS, setBuildWorkers } from "./pool";
 export type { RawPage, SiteInfo } from "./raw-page";
 export {
   DEFAULT_CHUNK_WORDS,

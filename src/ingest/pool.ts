@@ -20,6 +20,57 @@ const PAGE_LIMIT_MS = 120_000;
 let workersSet: number | undefined;
 
 /**
+ * How long a pool's workers wait (D159), once it is closed, for the next ingest of this process to take them: a
+ * worker new to the parser spends about a second of CPU having JSC compile it, which a process ingesting
+ * several dumps (a test file, a pipeline building one snapshot a wiki) would pay again each time.
+ */
+const REST_MS = 5_000;
+
+/** Workers of closed pools that ended cleanly, by script, each with the timer that ends it. */
+const resting = new Map<string, { worker: Worker; timer: Timer }[]>();
+
+/** How many workers rest now (tests). */
+export function restingWorkers(): number {
+  let n = 0;
+  for (const list of resting.values()) n += list.length;
+  return n;
+}
+
+/** Ends every resting worker now: what a build does after its ingest, whose next steps want the memory. */
+export function endResting(): void {
+  for (const list of resting.values())
+    for (const { worker, timer } of list.splice(0)) {
+      clearTimeout(timer);
+      worker.terminate();
+    }
+}
+
+function takeResting(script: string | URL): Worker | undefined {
+  const entry = resting.get(String(script))?.pop();
+  if (!entry) return undefined;
+  clearTimeout(entry.timer);
+  entry.worker.ref();
+  return entry.worker;
+}
+
+function rest(script: string | URL, worker: Worker): void {
+  const key = String(script);
+  const list = resting.get(key) ?? [];
+  resting.set(key, list);
+  const leave = () => {
+    const at = list.findIndex((e) => e.worker === worker);
+    if (at >= 0) list.splice(at, 1);
+    worker.terminate();
+  };
+  worker.onmessage = null;
+  worker.onerror = leave;
+  worker.unref();
+  const timer = setTimeout(leave, REST_MS);
+  timer.unref();
+  list.push({ worker, timer });
+}
+
+/**
  * The most parsing workers a build starts (D113): each holds about 17 MB idle, so 64 is about 1.1 GB, and past the
  * cores more parse no faster. TOME_BUILD_WORKERS and --workers above it are refused; one per core stops at it.
  */
@@ -100,13 +151,18 @@ export class ParserPool {
     this.throwIfFailed();
   }
 
+  /** Stops the workers; those of a pool whose every batch was answered rest for the process's next ingest (REST_MS). */
   close(): void {
     clearInterval(this.watchdog);
-    for (const w of this.workers) w.terminate();
+    const clean = !this.failure && this.pending.size === 0;
+    for (const w of this.workers) {
+      if (clean) rest(this.script, w);
+      else w.terminate();
+    }
   }
 
-  private start(i: number): void {
-    const worker = new Worker(this.script);
+  private start(i: number, fresh = false): void {
+    const worker = (!fresh && takeResting(this.script)) || new Worker(this.script);
     // A replaced worker's last messages are not its replacement's.
     worker.onmessage = (event: MessageEvent<WorkerResponse>) => {
       if (this.workers[i] === worker) this.receive(i, event.data);
@@ -148,7 +204,7 @@ export class ParserPool {
       if (!slow || !pages) continue;
       const page = pages[slow.index]!;
       this.workers[i]!.terminate();
-      this.start(i);
+      this.start(i, true);
       this.init(i);
       const failures = this.timedOut.get(slow.batch) ?? [];
       failures.push({
