@@ -6,7 +6,7 @@ import { ingest } from "../src/ingest";
 import { IndexBuilder, open } from "../src/search";
 import { ContainerWriter, openContainer, redirectListOf, sameBytes, type RedirectList } from "../src/snapshot";
 import { writeRedirects } from "../src/snapshot/write";
-import { EN_2006, EN_2016, ingested, SQUAD, tempDir, TRUNCATED_XZ } from "./helpers";
+import { EN_2006, EN_2016, ingested, SQUAD, tempDir, TRUNCATED_XZ, writeExport } from "./helpers";
 
 setDefaultTimeout(300_000);
 
@@ -350,5 +350,113 @@ describe("the title index in bounded memory", () => {
         name: s.name,
         same: true,
       });
+  });
+});
+
+describe("the library's build, as a program calls it (D115)", () => {
+  const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(" ");
+  const said = async (run: () => Promise<unknown> | unknown) => {
+    try {
+      await run();
+      return "built";
+    } catch (err) {
+      return `${(err as Error).name}: ${(err as Error).message}`;
+    }
+  };
+
+  test("a bad option is a TypeError or RangeError naming it, before anything is read or written", async () => {
+    const dump = writeExport([{ title: "Alpha", text: words(120) }]);
+    const dir = tempDir();
+    const out = join(dir, "a.tome");
+    const build = "buildFromDumps(ingestOptions, options)";
+    const cases: [unknown, unknown, string][] = [
+      // Recorded 300 in the meta (and in what an update cuts by) over chunks of 50 words.
+      [
+        { dumps: [dump], chunkWords: 50 },
+        { out, chunkWords: 300 },
+        `RangeError: ${build}: ingestOptions.chunkWords (50) and options.chunkWords (300) differ: give the size of chunk once, in options.`,
+      ],
+      // Recorded as the meta's chunkWords: "300", NaN, 0.
+      [
+        { dumps: [dump] },
+        { out, chunkWords: "300" },
+        `RangeError: ${build}: chunkWords must be an integer of 1 or more (the words a chunk holds at most), not "300".`,
+      ],
+      [
+        { dumps: [dump] },
+        { out, chunkWords: Number.NaN },
+        `RangeError: ${build}: chunkWords must be an integer of 1 or more (the words a chunk holds at most), not NaN.`,
+      ],
+      [{ dumps: [dump] }, { out }, `TypeError: ${build}: options.chunkWords must be given.`],
+      // Failed after the whole build: "toISOString is not a function".
+      [
+        { dumps: [dump] },
+        { out, chunkWords: 300, createdAt: "2026-01-01" },
+        `RangeError: ${build}: createdAt must be a valid Date, not "2026-01-01".`,
+      ],
+      // Failed at the rename, once built: "EISDIR: illegal operation on a directory".
+      [
+        { dumps: [dump] },
+        { out: dir, chunkWords: 300 },
+        `RangeError: ${build}: out is a folder, ${dir}: name the snapshot file to write in it (a .tome).`,
+      ],
+      [
+        { dumps: [dump] },
+        { out, chunkWords: 300, memoryBytes: -1 },
+        `RangeError: ${build}: memoryBytes must be a number of bytes above 0, not -1.`,
+      ],
+      // "options.dumps.entries is not a function".
+      [
+        { dumps: dump },
+        { out, chunkWords: 300 },
+        `RangeError: ${build}: dumps must be a list of dump paths or URLs, not ${JSON.stringify(dump)}.`,
+      ],
+      [{}, { out, chunkWords: 300 }, `TypeError: ${build}: dumps must be given, a list of dump paths or URLs.`],
+      // Said "no <siteinfo> found in the dumps: they are not MediaWiki exports".
+      [
+        { dumps: [dump], limit: -1 },
+        { out, chunkWords: 300 },
+        `RangeError: ${build}: limit must be an integer of 1 or more (articles), not -1.`,
+      ],
+      // Every page left out: a snapshot of none.
+      [
+        { dumps: [dump], pageLimitMs: -1 },
+        { out, chunkWords: 300 },
+        `RangeError: ${build}: pageLimitMs must be a number of milliseconds above 0, not -1.`,
+      ],
+      [
+        { dumps: [dump], chunk_words: 50 },
+        { out, chunkWords: 300 },
+        `TypeError: ${build}: chunk_words is no option (did you mean chunkWords?); the options are dumps, limit, chunkWords, allowTruncated, workers, parsingWorker, pageLimitMs, onProgress, onArticle, ready, allRead, onPage, spillDir, listClaims.`,
+      ],
+    ];
+    for (const [ingestOptions, options, expected] of cases)
+      expect({
+        ingestOptions,
+        options,
+        said: await said(() => buildFromDumps(ingestOptions as never, options as never)),
+      }).toEqual({
+        ingestOptions,
+        options,
+        said: expected,
+      });
+    expect(readdirSync(dir)).toEqual([]);
+    // Never ended: a chunk of 0 words, or -1, takes none of the page's.
+    for (const chunkWords of [0, -1])
+      expect(await said(() => ingest({ dumps: [dump], workers: 1, chunkWords }))).toBe(
+        `RangeError: ingest(options): chunkWords must be an integer of 1 or more (the words a chunk holds at most), not ${chunkWords}.`,
+      );
+  });
+
+  test("the size of chunk is given once: the ingest cuts by options.chunkWords, the meta records it", async () => {
+    const out = join(tempDir(), "a.tome");
+    const report = await buildFromDumps(
+      { dumps: [writeExport([{ title: "Alpha", text: words(120) }])], workers: 1 },
+      { out, chunkWords: 50 },
+    );
+    expect(report.meta.chunkWords).toBe(50);
+    const tome = open(out);
+    expect(tome.page(1)!.chunks.map((c) => c.text.split(" ").length)).toEqual([50, 50, 20]);
+    tome.close();
   });
 });

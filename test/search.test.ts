@@ -376,6 +376,19 @@ describe("the library API, as the README shows it (open(path).search(q, options)
         JSON.parse('{"__proto__": {"limit": 1}}'),
         "TypeError: search(q, options): __proto__ is no option; the options are limit, offset, pageId, cropLength, highlight, budgetMs, pruning.",
       ],
+      // Said "not ." and "not [object Object]", or searched as if not given.
+      ["the", [], "TypeError: search(q, options): options must be an object, not []."],
+      [
+        "the",
+        { pruning: { form: 5 } },
+        "RangeError: search(q, options): pruning must be false or { from: an integer of 0 or more }, not { form: 5 }.",
+      ],
+      [
+        "the",
+        { pruning: { from: Number.POSITIVE_INFINITY } },
+        "RangeError: search(q, options): pruning must be false or { from: an integer of 0 or more }, not { from: Infinity }.",
+      ],
+      [new String("the"), {}, 'TypeError: search(q, options): q must be a string, not a String object ("the").'],
       // Inherited options are used as own ones are: checked alike.
       [
         "the",
@@ -416,6 +429,10 @@ describe("the library API, as the README shows it (open(path).search(q, options)
     // Threw "Invalid Date" from inside.
     expect(refused(() => tome.changes(0, -1, 3))).toBe(
       "RangeError: changes(since, offset, limit): offset must be an integer of 0 or more, not -1.",
+    );
+    // Said "not 0".
+    expect(refused(() => tome.changes(0n as unknown as number, 0, 10))).toBe(
+      "RangeError: changes(since, offset, limit): since must be Unix seconds, an integer of 0 or more, not 0n.",
     );
     // Answered 3 pages.
     expect(refused(() => tome.changes(0, 0, 2.5))).toBe(

@@ -5,9 +5,10 @@
  */
 import { totalmem } from "node:os";
 import { dirname } from "node:path";
-import { mkdirSync } from "node:fs";
-import { endResting, ingest, modifications, type IngestOptions, type IngestResult } from "../ingest";
+import { mkdirSync, statSync } from "node:fs";
+import { checkIngest, endResting, ingest, modifications, type IngestOptions, type IngestResult } from "../ingest";
 import {
+  SnapshotError,
   Growable,
   lowerBound,
   redirectListOf,
@@ -22,6 +23,7 @@ import {
 } from "../snapshot";
 import { IndexBuilder, logMemory, pageOrderSection, type IndexBuildProgress } from "../search";
 import { removeAllScratch } from "../files";
+import { checkOptions, integerFrom, type OptionRule } from "../errors";
 import { type AnalysedArticle, buildParsingWorker } from "./analysed";
 
 /** The default memory budget: a quarter of the machine's memory, at most 2 GB. */
@@ -52,6 +54,33 @@ export interface BuildAbout {
   modifications?: string[];
 }
 
+/**
+ * What a build takes, and the rule of each (D115): unchecked, chunkWords 0, NaN or "300" was written into the meta
+ * (and the modifications a reuser is shown, and what an update cuts its chunks by), a createdAt that is not a Date
+ * failed after the whole build, and an out that names a folder failed at the rename, the build done.
+ */
+const BUILD_RULES: Record<keyof BuildOptions, OptionRule> = {
+  out: [(v) => typeof v === "string" && v !== "", "the snapshot file's path"],
+  chunkWords: [integerFrom(1), "an integer of 1 or more (the words a chunk holds at most)"],
+  memoryBytes: [(v) => typeof v === "number" && v > 0, "a number of bytes above 0"],
+  createdAt: [(v) => v instanceof Date && !Number.isNaN(v.getTime()), "a valid Date"],
+  progress: [(v) => typeof v === "function", "a function"],
+};
+
+/** A library caller's build options (D115), checked before anything is read or written; `out`'s folder made. */
+function checkBuild(options: BuildOptions, call: string): void {
+  checkOptions(call, options, BUILD_RULES);
+  for (const name of ["out", "chunkWords"] as const)
+    if (options[name] === undefined) throw new TypeError(`${call}: options.${name} must be given.`);
+  if (statSync(options.out, { throwIfNoEntry: false })?.isDirectory())
+    throw new RangeError(`${call}: out is a folder, ${options.out}: name the snapshot file to write in it (a .tome).`);
+  try {
+    mkdirSync(dirname(options.out), { recursive: true });
+  } catch (err) {
+    throw new SnapshotError(`cannot write the snapshot to ${options.out}: ${(err as Error).message}`);
+  }
+}
+
 /** A build in progress: pages are added as they come, then finish() writes the file. */
 export class SnapshotBuild {
   private readonly writer: SnapshotWriter;
@@ -69,8 +98,9 @@ export class SnapshotBuild {
   constructor(
     private readonly options: BuildOptions,
     private readonly background = false,
+    call = "new SnapshotBuild(options)",
   ) {
-    mkdirSync(dirname(options.out), { recursive: true });
+    checkBuild(options, call);
     this.writer = new SnapshotWriter(options.out, background);
   }
 
@@ -226,7 +256,16 @@ export async function buildFromDumps(
   ingestOptions: Omit<IngestOptions, "onArticle">,
   options: BuildOptions,
 ): Promise<BuildReport & { result: IngestSummary }> {
-  const build = new SnapshotBuild(options, true);
+  const call = "buildFromDumps(ingestOptions, options)";
+  checkIngest(ingestOptions, call);
+  checkBuild(options, call);
+  // One size of chunk, cut by the ingest and recorded in the meta: 50 cut and 300 recorded answered as 300-word chunks.
+  const chunkWords = ingestOptions.chunkWords ?? options.chunkWords;
+  if (chunkWords !== options.chunkWords)
+    throw new RangeError(
+      `${call}: ingestOptions.chunkWords (${chunkWords}) and options.chunkWords (${options.chunkWords}) differ: give the size of chunk once, in options.`,
+    );
+  const build = new SnapshotBuild(options, true, call);
   const stop = () => {
     build.abandon();
     // The ingest's runs too (the claims'), which the build does not own.
@@ -236,7 +275,7 @@ export async function buildFromDumps(
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   try {
-    const { result, counts } = await ingestAndIndex(build, ingestOptions, options.out);
+    const { result, counts } = await ingestAndIndex(build, { ...ingestOptions, chunkWords }, options.out);
     return { ...build.seal(result, counts), result };
   } catch (err) {
     build.abandon();
@@ -285,7 +324,7 @@ export function buildFromPages(
   about: BuildAbout & { redirectIds?: RedirectIds },
   options: BuildOptions,
 ): BuildReport {
-  const build = new SnapshotBuild(options);
+  const build = new SnapshotBuild(options, false, "buildFromPages(pages, redirects, about, options)");
   try {
     const pageIds = new Growable(Uint32Array);
     const revIds = new Growable(Float64Array);

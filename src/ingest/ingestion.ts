@@ -10,9 +10,10 @@ import { tmpdir } from "node:os";
 import { type Claim, ClaimTable, RedirectColumns, type StandingClaim } from "./claim-table";
 import { claimFor, leadsElsewhere, newer, titleHolders } from "./claims";
 import { DumpError } from "./errors";
+import { checkOptions, integerFrom, type OptionRule } from "../errors";
 import { readExport } from "./mediawiki";
 import type { RawPage, SiteInfo } from "./raw-page";
-import { buildWorkers, ParserPool, type PoolResult } from "./pool";
+import { buildWorkers, MAX_BUILD_WORKERS, ParserPool, type PoolResult } from "./pool";
 import { type DumpSource, openDump } from "./source";
 import {
   DEFAULT_CHUNK_WORDS,
@@ -290,7 +291,43 @@ class Ingestion {
   }
 }
 
+const aFunction: OptionRule = [(v) => typeof v === "function", "a function"];
+const aBoolean: OptionRule = [(v) => typeof v === "boolean", "true or false"];
+
+/**
+ * What ingest() takes, and the rule of each (D115): unchecked, chunkWords 0 or -1 never ended, "50" and NaN cut
+ * chunks of another size than asked, limit -1 said the dumps were no MediaWiki exports, pageLimitMs -1 left every
+ * page out, and a dump path given as a string, not a list, failed inside.
+ */
+const INGEST_RULES: Record<keyof IngestOptions, OptionRule> = {
+  dumps: [(v) => Array.isArray(v) && v.every((d) => typeof d === "string"), "a list of dump paths or URLs"],
+  limit: [integerFrom(1), "an integer of 1 or more (articles)"],
+  chunkWords: [integerFrom(1), "an integer of 1 or more (the words a chunk holds at most)"],
+  allowTruncated: aBoolean,
+  workers: [
+    (v) => integerFrom(1)(v) && (v as number) <= MAX_BUILD_WORKERS,
+    `a whole number of parsing threads from 1 to ${MAX_BUILD_WORKERS}`,
+  ],
+  parsingWorker: [(v) => typeof v === "string", "a script's path"],
+  pageLimitMs: [(v) => typeof v === "number" && v > 0, "a number of milliseconds above 0"],
+  onProgress: aFunction,
+  onArticle: aFunction,
+  ready: aFunction,
+  allRead: aFunction,
+  onPage: aFunction,
+  spillDir: [(v) => typeof v === "string" && v !== "", "a folder's path"],
+  listClaims: aBoolean,
+};
+
+/** A library caller's options (D115): a TypeError or RangeError naming the option, before any dump is opened. */
+export function checkIngest(options: unknown, call = "ingest(options)"): void {
+  checkOptions(call, options, INGEST_RULES);
+  if ((options as IngestOptions).dumps === undefined)
+    throw new TypeError(`${call}: dumps must be given, a list of dump paths or URLs.`);
+}
+
 export async function ingest(options: IngestOptions): Promise<IngestResult> {
+  checkIngest(options);
   if (!options.dumps.length) throw new DumpError("no dump given: ingest needs at least one dump path or URL.");
   const run = new Ingestion(options);
   try {

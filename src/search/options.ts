@@ -2,6 +2,7 @@
  * What a search is asked and what it answers: the engine's public types, its defaults and
  * its guards. Every stage reads them here; engine.ts re-exports them.
  */
+import { checkOption, checkOptions, integerFrom, type OptionRule, said } from "../errors";
 import type { SnapshotPage } from "../snapshot";
 import { MAX_WORDS } from "./postings/shard-types";
 
@@ -83,8 +84,6 @@ export interface ChangesResult {
 
 export const DEFAULTS = { limit: 10, offset: 0, cropLength: 400, highlight: true } as const;
 
-const integerFrom = (least: number) => (v: unknown) => Number.isSafeInteger(v) && (v as number) >= least;
-
 /** Each option search() takes, with the rule its value must meet, as said to a caller who breaks it. */
 const OPTION_RULES: Record<keyof SearchOptions, OptionRule> = {
   limit: [integerFrom(1), "an integer of 1 or more"],
@@ -94,29 +93,18 @@ const OPTION_RULES: Record<keyof SearchOptions, OptionRule> = {
   highlight: [(v) => typeof v === "boolean", "true or false"],
   budgetMs: [(v) => typeof v === "number" && v >= 0, "a number of milliseconds, 0 or more"],
   pruning: [
-    (v) => v === false || (typeof v === "object" && v !== null && fromOf(v)),
+    (v) => v === false || (typeof v === "object" && v !== null && !Array.isArray(v) && fromOf(v)),
     "false or { from: an integer of 0 or more }",
   ],
 };
 
+/** `{ from }` and nothing else: `{ form: 5 }` was searched with as if not given. */
 const fromOf = (pruning: object) => {
   const from = (pruning as Pruning).from;
-  return from === undefined || integerFrom(0)(from);
+  return Object.keys(pruning).every((k) => k === "from") && (from === undefined || integerFrom(0)(from));
 };
 
-const said = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value));
-
-/** An option's test, and the rule it checks as said to a caller who breaks it. */
-export type OptionRule = readonly [holds: (value: unknown) => boolean, rule: string];
-
-/**
- * Throws a RangeError naming the option `name` of `call` when `value` is given and breaks its rule: one message for the
- * engine's options and createApp's (D151).
- */
-export function checkOption(call: string, name: string, value: unknown, [holds, rule]: OptionRule): void {
-  if (value !== undefined && !holds(value))
-    throw new RangeError(`${call}: ${name} must be ${rule}, not ${said(value)}.`);
-}
+export { checkOption, type OptionRule };
 
 /**
  * What a library caller (README: `open(path).search(q, options)`, a RAG pipeline) asked, checked before it is
@@ -127,20 +115,7 @@ export function checkOption(call: string, name: string, value: unknown, [holds, 
  */
 export function checkSearch(q: unknown, options: unknown, call = "search(q, options)"): void {
   if (typeof q !== "string") throw new TypeError(`${call}: q must be a string, not ${said(q)}.`);
-  if (options === undefined) return;
-  if (typeof options !== "object" || options === null || Array.isArray(options))
-    throw new TypeError(`${call}: options must be an object, not ${said(options)}.`);
-  for (const name of Object.keys(options)) {
-    if (Object.hasOwn(OPTION_RULES, name)) continue;
-    const camel = name.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
-    const hint = camel !== name && Object.hasOwn(OPTION_RULES, camel) ? ` (did you mean ${camel}?)` : "";
-    throw new TypeError(
-      `${call}: ${name} is no option${hint}; the options are ${Object.keys(OPTION_RULES).join(", ")}.`,
-    );
-  }
-  // Read as the search reads them, own or inherited (Object.create({ limit: -1 }) was used unchecked).
-  for (const [name, rule] of Object.entries(OPTION_RULES))
-    checkOption(call, name, (options as Record<string, unknown>)[name], rule);
+  if (options !== undefined) checkOptions(call, options, OPTION_RULES);
 }
 
 /**
