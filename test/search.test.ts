@@ -7,7 +7,8 @@ import { Shard } from "../src/search/postings/shard";
 import { Vocabulary, vocabularyOf } from "../src/search/postings/vocabulary";
 import { TEXT_BOOSTS, TEXT_FIELDS, textShardOptions } from "../src/search/postings/fields";
 import MiniSearch from "minisearch";
-import { closeSync, copyFileSync, openSync, readFileSync, statSync } from "node:fs";
+import { closeSync, copyFileSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { openContainer } from "../src/snapshot";
 import { join } from "node:path";
 import { EN_2006, EN_2016, engineFor, ingested, snapshotFor, SQUAD, tempDir, TRUNCATED_XZ } from "./helpers";
 
@@ -449,6 +450,9 @@ describe("the library API, as the README shows it (open(path).search(q, options)
     const tome = open(path);
     const hits = tome.search("the", { limit: 3 }).hits.map((h) => h.page.pageId);
     expect(hits.length).toBe(3);
+    const kept = tome.search("the", { limit: 1 });
+    const keptText = kept.hits[0]!.text;
+    const page = tome.page(hits[0]!)!;
     tome.close();
     tome.close();
     const closed = `SnapshotError: ${path} is closed: open() it again to search it.`;
@@ -459,12 +463,64 @@ describe("the library API, as the README shows it (open(path).search(q, options)
     expect(refused(() => tome.pageByTitle("x"))).toEqual(closed);
     // Made orders from zeros.
     expect(refused(() => tome.pageOrders(1000, 10))).toEqual(closed);
+    // What it answered before reads the file no more: a hit's page answered no chunks, a page's chunk a TypeError from inside.
+    expect(refused(() => kept.hits[0]!.page.chunks)).toEqual(closed);
+    expect(refused(() => page.chunks[0]!.text)).toEqual(closed);
+    expect(kept.hits[0]!.text).toBe(keptText);
     expect(
       open(path)
         .search("the", { limit: 3 })
         .hits.map((h) => h.page.pageId),
     ).toEqual(hits);
   });
+});
+
+describe("open(path), as a program calls it", () => {
+  /** This process's open descriptors, and its mappings of the file at `path`. */
+  const held = (path: string) => ({
+    descriptors: readdirSync("/proc/self/fd").length,
+    maps: readFileSync("/proc/self/maps", "utf8")
+      .split("\n")
+      .filter((line) => line.endsWith(path)).length,
+  });
+
+  test.if(process.platform === "linux")(
+    "anything but a path is a TypeError; a damaged header or index is a SnapshotError saying what to do, and nothing of the file is held after",
+    async () => {
+      // Said "undefined cannot be read (ERR_INVALID_ARG_TYPE)", a SnapshotError.
+      for (const [path, shown] of [
+        [undefined, "undefined"],
+        [null, "null"],
+        [42, "42"],
+        [{}, "{}"],
+      ])
+        expect(refused(() => open(path as string))).toBe(
+          `TypeError: open(path): path must be a snapshot file's path, a string, not ${shown}.`,
+        );
+      const whole = readFileSync(await snapshotFor({ dumps: [SQUAD] }));
+      const path = join(tempDir(), "damaged.tome");
+      // Said "is truncated: … bytes, expected 13021231110855195000".
+      const header = Buffer.from(whole);
+      header.fill(0xa5, 16, 32);
+      writeFileSync(path, header);
+      expect(refused(() => open(path))).toBe(
+        `SnapshotError: ${path} is corrupt: its header does not say where its table of contents is. Rebuild it with \`bun run snapshot:build --dump <dump>\`.`,
+      );
+      // Said "SyntaxError: JSON Parse error", and held the file and its maps until a collection.
+      writeFileSync(path, whole);
+      const meta = openContainer(path).sections.find((s) => s.name === "index.text.meta")!;
+      const index = Buffer.from(whole);
+      index.fill(0xff, meta.offset, meta.offset + 8);
+      writeFileSync(path, index);
+      const before = held(path);
+      const said = refused(() => open(path));
+      expect(said).toStartWith(`SnapshotError: ${path} cannot be read (`);
+      expect(said).toEndWith(
+        `): is it damaged? \`bun run snapshot:verify ${path}\` checks every section against its hash; rebuild it with \`bun run snapshot:build --dump <dump>\` if one does not match.`,
+      );
+      expect(held(path)).toEqual(before);
+    },
+  );
 });
 
 describe("an engine opened as a library holds a read lease on its file, as the server does (D84, D151)", () => {

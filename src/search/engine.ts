@@ -95,7 +95,7 @@ export class Engine {
    */
   close(): void {
     this.closed ??= `${this.snapshot.path} is closed: open() it again to search it.`;
-    this.snapshot.container.letGo();
+    this.snapshot.container.letGo(this.closed);
   }
 
   /**
@@ -106,6 +106,7 @@ export class Engine {
     const { path, container } = this.snapshot;
     return container.lease(() => {
       this.closed ??= `${path} was opened for writing by another process (a copy over it?): this engine let go of it, as reading a file cut short would crash the process (D84). open() it again once it is whole; replace a snapshot by renaming a new file onto it.`;
+      container.stopReading(this.closed);
     });
   }
 

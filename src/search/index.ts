@@ -5,6 +5,9 @@
  *   const tome = open("snapshots/enwiki.tome");
  *   const { hits } = tome.search("albedo of snow", { limit: 5 });
  */
+import { fileURLToPath } from "node:url";
+import { said } from "../errors";
+import { commandLine } from "../invocation";
 import { openSnapshot, SnapshotError } from "../snapshot";
 import { Engine } from "./engine";
 import type { IndexBuildProgress } from "./indexer/merge";
@@ -59,7 +62,11 @@ export function pageOrderSection(
  * close(), or the process's end, lets the lease go. A file open for writing now (being copied) is refused; where no
  * lease can be taken (another user's file, a network filesystem) it is mapped unguarded.
  */
-export function open(snapshotPath: string): Engine {
+export function open(snapshotPath: string | URL): Engine {
+  // Read as a file's name, undefined or 42 was said to be a snapshot that "cannot be read (ERR_INVALID_ARG_TYPE)".
+  if (snapshotPath instanceof URL) snapshotPath = fileURLToPath(snapshotPath);
+  if (typeof snapshotPath !== "string")
+    throw new TypeError(`open(path): path must be a snapshot file's path, a string, not ${said(snapshotPath)}.`);
   const engine = openUnguarded(snapshotPath);
   const refused = engine.guard();
   if (refused?.writing) {
@@ -74,6 +81,27 @@ export function open(snapshotPath: string): Engine {
 /** open() without the lease: for the server, whose swap takes and answers the lease itself (D84), its search workers, and a build reading the file it writes. */
 export function openUnguarded(snapshotPath: string): Engine {
   const snapshot = openSnapshot(snapshotPath);
-  const indexes = loadIndexes(snapshot);
-  return new Engine(snapshot, indexes.text, indexes.titles);
+  try {
+    const indexes = loadIndexes(snapshot);
+    return new Engine(snapshot, indexes.text, indexes.titles);
+  } catch (err) {
+    // What was mapped, and the file, let go now: a program trying again held one more descriptor and its maps a try.
+    snapshot.container.letGo();
+    throw unreadable(snapshotPath, err);
+  }
+}
+
+/**
+ * A snapshot whose header and table are whole (openContainer checked them) but whose sections cannot be read: a
+ * SnapshotError saying how to find out whether the file is damaged, where a damaged index said only "JSON Parse
+ * error" or "Out of memory". Its sections are hashed only by snapshot:verify and a server's background check (D38).
+ */
+function unreadable(path: string, err: unknown): Error {
+  if (err instanceof SnapshotError) return err;
+  return Object.assign(
+    new SnapshotError(
+      `${path} cannot be read (${(err as Error).message}): is it damaged? \`${commandLine(`snapshot:verify ${path}`)}\` checks every section against its hash; rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\` if one does not match.`,
+    ),
+    { cause: err },
+  );
 }

@@ -262,10 +262,15 @@ export class Container {
     this.file?.dropResident();
   }
 
-  /** Nothing will read this container again: its file is let go now (every section reads zeros from now on). */
-  letGo(): void {
-    this.stopReading(`${this.path} is let go`);
+  /** Nothing will read this container again: its file is let go now (every section reads zeros from now on); `why` is what a later read throws. */
+  letGo(why = `${this.path} is let go`): void {
+    this.stopReading(why);
     this.file?.letGo();
+  }
+
+  /** Throws why once the file is let go: what is read from a section after that is zeros, not the snapshot. */
+  checkReadable(): void {
+    if (this.stopped) throw new SnapshotError(this.stopped);
   }
 
   /** Stops a verify() under way, at its next turn: the file is being written over in place, and reading its mapping could kill the process (D56). */
@@ -353,6 +358,9 @@ export function openContainer(path: string): Container {
     const tableOffset = Number(view.getBigUint64(16, true));
     const tableLength = Number(view.getBigUint64(24, true));
     const expected = tableOffset + tableLength;
+    // Past 2^53 bytes, or a table inside the header: numbers no file has, said to be a file "truncated: expected 13021231110855195000".
+    if (tableOffset < HEADER_BYTES || tableLength === 0 || !Number.isSafeInteger(expected))
+      throw new SnapshotError(`${path} is corrupt: its header does not say where its table of contents is. ${rebuild}`);
     if (size !== expected) {
       throw new SnapshotError(
         `${path} is ${size < expected ? "truncated" : "longer than its header says"}: ${size} bytes, expected ${expected}. ${rebuild}`,

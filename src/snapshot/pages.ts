@@ -215,7 +215,7 @@ export class PageTable {
   private readonly chunkSection: Uint16Array;
 
   constructor(
-    container: Container,
+    private readonly container: Container,
     private readonly text: TextStore,
   ) {
     const u32 = (name: string) => viewOf(Uint32Array, container.section(name));
@@ -301,6 +301,7 @@ export class PageTable {
 
   /** Page i's sections. */
   sectionsOf(i: number): SnapshotSection[] {
+    this.container.checkReadable();
     const sections: SnapshotSection[] = [];
     const start = this.sectionStart[i]!;
     for (let s = 0; s < this.sectionCount[i]!; s++)
@@ -310,6 +311,8 @@ export class PageTable {
 
   /** Page i's chunks, their text read when first asked for; `known` is the text of chunk `knownAt`, already read. */
   chunksOf(i: number, knownAt = -1, known?: string): SnapshotChunk[] {
+    // A page kept past its engine's close() answered no chunks.
+    this.container.checkReadable();
     const first = this.firstText[i]!;
     const chunks: SnapshotChunk[] = [];
     for (let c = 0; c < this.chunkCounts[i]!; c++)

@@ -393,7 +393,7 @@ export class TextStore {
   private readonly decompress: BlockDecompressor;
 
   constructor(
-    container: Container,
+    private readonly container: Container,
     private readonly cacheBlocks = CACHE_BLOCKS,
   ) {
     for (let p = 0; container.has(`text.blocks.${p}`); p++) this.parts.push(container.section(`text.blocks.${p}`));
@@ -412,6 +412,8 @@ export class TextStore {
 
   /** A chunk's text. */
   chunk(i: number): string {
+    // A chunk asked for after its engine's close() (a hit kept) read zeros: "" or a TypeError from inside.
+    this.container.checkReadable();
     const b = this.blockOf(i);
     const bytes = this.block(b);
     const start = i === this.blockFirst[b] ? 0 : this.chunkEnd[i - 1]!;
