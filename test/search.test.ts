@@ -618,6 +618,13 @@ describe("hostile queries never throw", () => {
     expect(tome.search("...").hits).toEqual([]);
   });
 
+  test("a word longer than any in the index (a program's query of 100,000 letters) answers nothing, where its typo walk ran out of memory", async () => {
+    const tome = open(await snapshotFor({ dumps: [SQUAD] }));
+    expect(tome.search("a".repeat(100_000)).hits).toEqual([]);
+    expect(tome.lucky("x".repeat(100_000))).toBeUndefined();
+    tome.close();
+  });
+
   test("fuzz: 2,000 random queries", async () => {
     const tome = await en();
     const alphabet = [

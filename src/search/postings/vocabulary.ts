@@ -119,6 +119,8 @@ export class Vocabulary {
    * letter only if nothing else changes (D98). Most of the vocabulary is left at the root.
    */
   typoTerms(query: string, max: number, found: (term: number, distance: number) => void): void {
+    // No key is within max typos of a longer query; walked, a word of 100,000 letters (a program's query) ran out of memory.
+    if (query.length > this.longestKey() + max) return;
     if (query.length <= MASKS_UP_TO && max <= 2) this.typoTermsByMasks(query, max, found);
     else this.typoTermsByRows(query, max, found);
   }
@@ -138,6 +140,17 @@ export class Vocabulary {
     this.typoRuns();
     return { chars: this.chars, starts: this.starts, size: this.size, skips: this.runSkips!, top: this.top! };
   }
+
+  /** The longest key's length, in code units (found once). */
+  private longestKey(): number {
+    if (this.longest === undefined) {
+      let longest = 0;
+      for (let t = 0; t < this.size; t++) longest = Math.max(longest, this.starts[t + 1]! - this.starts[t]!);
+      this.longest = longest;
+    }
+    return this.longest;
+  }
+  private longest: number | undefined;
 
   /** Each code unit's bit mask of where the query being walked holds it (typoTermsByMasks): zero between walks. */
   private letterMasks: Int32Array | undefined;
