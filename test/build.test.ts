@@ -1,12 +1,12 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildFromDumps, buildParsingWorker, SnapshotBuild } from "../src/build";
 import { ingest } from "../src/ingest";
 import { IndexBuilder, open } from "../src/search";
 import { ContainerWriter, openContainer, redirectListOf, sameBytes, type RedirectList } from "../src/snapshot";
 import { writeRedirects } from "../src/snapshot/write";
-import { EN_2006, EN_2016, ingested, SQUAD, tempDir, TRUNCATED_XZ, writeExport } from "./helpers";
+import { EN_2006, EN_2016, ingested, ROOT, runToExit, SQUAD, tempDir, TRUNCATED_XZ, writeExport } from "./helpers";
 
 setDefaultTimeout(300_000);
 
@@ -354,6 +354,24 @@ describe("the title index in bounded memory", () => {
 });
 
 describe("the library's build, as a program calls it (D115)", () => {
+  test("a project that links Tome (bun add tome@link:…, as the README says) imports open, ingest and buildFromDumps by the package's names, and builds and searches", async () => {
+    const project = tempDir("tome-project-");
+    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "rag", type: "module" }));
+    mkdirSync(join(project, "node_modules"));
+    symlinkSync(ROOT, join(project, "node_modules", "tome"));
+    const script = `import { open } from "tome";
+import { ingest } from "tome/ingest";
+import { buildFromDumps } from "tome/build";
+await buildFromDumps({ dumps: [${JSON.stringify(SQUAD)}] }, { out: "squad.tome", chunkWords: 300 });
+const tome = open("squad.tome");
+console.log(typeof ingest, tome.search("Normans", { limit: 1 }).hits[0].page.title);`;
+    writeFileSync(join(project, "rag.ts"), script);
+    const run = await runToExit(["bun", "rag.ts"], {}, project);
+    expect(run.stderr).toBe("");
+    expect(run.stdout.trim()).toBe("function Normans");
+    expect(run.code).toBe(0);
+  });
+
   const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(" ");
   const said = async (run: () => Promise<unknown> | unknown) => {
     try {
