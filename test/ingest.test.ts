@@ -598,7 +598,7 @@ describe("parsing workers rest between one process's ingests (D159)", () => {
         "bun",
         "-e",
         `import { ingest } from ${JSON.stringify(join(ROOT, "src/ingest"))};
-         import { restingWorkers } from ${JSON.stringify(join(ROOT, "src/ingest/pool"))};
+         import { restingWorkers } from ${JSON.stringify(join(ROOT, "src/ingest/pool.ts"))};
          await ingest({ dumps: [${JSON.stringify(writeExport(pagesOf("Alpha is a word.")))}], workers: 1 });
          console.log("resting " + restingWorkers());`,
       ],
