@@ -12,6 +12,7 @@ import { createApp, serve, type RunningServer } from "../src/http";
 import type { Engine } from "../src/search";
 import { openChromium } from "./chromium";
 import { PdfBusyError } from "../src/pdf";
+import { ERRORS } from "../src/http/errors";
 import { EN_2016, engineFor, newKey, ROOT, tempDir } from "./helpers";
 
 // Per file: the snapshot is built from the real dump.
@@ -211,9 +212,9 @@ describe("/v1/openapi.json", () => {
         "retry_after",
       ]);
     }
-    // /healthz needs no key, and says so.
+    // /healthz needs no key, and says so; its 503 is while the snapshot served is written over in place.
     expect(doc.paths["/healthz"].get.security).toEqual([]);
-    expect(Object.keys(doc.paths["/healthz"].get.responses)).toEqual(["200"]);
+    expect(Object.keys(doc.paths["/healthz"].get.responses)).toEqual(["200", "503"]);
     expect(doc.paths["/v1/search"].get.responses["400"].description).toContain("missing q");
     const hit = resolve(
       resolve(doc.paths["/v1/search"].get.responses["200"].content["application/json"].schema).properties.hits.items,
@@ -483,6 +484,156 @@ describe("/v1/openapi.json", () => {
     expect(quota.message).toMatch(
       /^The monthly quota lacks the 10 credits this request costs: \d+ of \d+ remain until \d{4}-\d\d-01T00:00:00\.000Z\.$/,
     );
+  });
+
+  test("every answer is one its operation declares: its status, a body its schema takes whole, and its headers (D29)", async () => {
+    /**
+     * An answer, and who got it: a key (sent its limits), no key or a refused one, or a client of an app without
+     * keys (its answers carry no limits, and its errors no X-Snapshot, as a refusal's).
+     */
+    interface Answer {
+      at: string;
+      status: number;
+      headers: Headers;
+      body: unknown;
+      to: "key" | "refused" | "app without keys";
+    }
+    const answers: Answer[] = [];
+    const record = async (at: string, answer: Response, to: Answer["to"]) => {
+      const text = await answer.text();
+      const json = answer.headers.get("content-type")?.startsWith("application/json");
+      answers.push({ at, status: answer.status, headers: answer.headers, body: json ? JSON.parse(text) : text, to });
+      return answer;
+    };
+    const emoji = encodeURIComponent("😀");
+    const keyedPaths = [
+      "/v1/search?q=albedo",
+      `/v1/search?q=albedo&highlight=false&show_ranking_score=true&crop_length=50&limit=50`,
+      "/v1/search?q=albedo&crop_length=2000&offset=1000000",
+      `/v1/search?q=${emoji}`,
+      "/v1/search?q=albedo&page_id=39&limit=1",
+      "/v1/page/39?format=concat&max_chunks=1",
+      "/v1/page/39?offset=100000&max_chunks=200000",
+      "/v1/chunk/39_0",
+      "/v1/changes?limit=1000",
+      "/v1/changes?since=99999999999&offset=1000000",
+      "/v1/lucky?q=albedo&format=chunks",
+      "/v1/lucky?q=albedo",
+      "/v1/license",
+      "/v1/meta",
+      "/v1/pdf/39.pdf",
+      "/v1/search",
+      `/v1/search?q=${"a".repeat(501)}`,
+      "/v1/search?q=albedo&limit=0",
+      "/v1/search?q=albedo&crop_length=2001",
+      `/v1/search?q=albedo&page_id=${emoji}`,
+      `/v1/page/${emoji}`,
+      "/v1/page/39?max_chunks=200001",
+      "/v1/page/1",
+      `/v1/chunk/${emoji}`,
+      "/v1/chunk/39_99",
+      `/v1/changes?since=${emoji}`,
+      "/v1/changes?limit=1001",
+      `/v1/lucky?q=${emoji}`,
+      "/v1/lucky?q=albedo&format=html",
+      "/v1/pdf/abc",
+      "/v1/pdf/1.pdf",
+    ];
+    for (const path of keyedPaths) await record(path, await get(path), "key");
+    await record("/healthz", await get("/healthz", null), "refused");
+    await record("/v1/search?q=albedo (no key)", await get("/v1/search?q=albedo", null), "refused");
+    await record("/v1/meta (unknown key)", await get("/v1/meta", `wk_${"F".repeat(32)}`), "refused");
+    await record("/v1/chunk/39_0 (over the rate)", await rateLimited(freeKey, "/v1/chunk/39_0"), "key");
+    for (const path of ["/v1/chunk/39_0", "/v1/pdf/39"]) {
+      const etag = (await get(path)).headers.get("etag")!;
+      await record(
+        `${path} (its ETag)`,
+        await fetch(base + path, { headers: { "X-API-Key": key, "If-None-Match": etag } }),
+        "key",
+      );
+    }
+    const star = { "X-API-Key": key, "If-None-Match": "*" };
+    await record("/v1/search?q=albedo (*)", await fetch(`${base}/v1/search?q=albedo`, { headers: star }), "key");
+    // The rarer answers, from apps without keys.
+    const inProcess = async (at: string, app: { handle(r: Request): Response | Promise<Response> }) =>
+      record(at, await app.handle(new Request(`http://localhost${at}`)), "app without keys");
+    const pdfFails = createApp(engine, {
+      pdf: { render: () => Promise.reject(new Error("no fonts")) },
+      logError: () => {},
+    });
+    await inProcess("/v1/pdf/39", pdfFails);
+    await inProcess(
+      "/v1/pdf/39.pdf",
+      createApp(engine, { pdf: { render: () => Promise.reject(new PdfBusyError(4)) } }),
+    );
+    const searchBusy = createApp(engine, { searchWorkers: 1, searchQueue: 0 });
+    await inProcess("/v1/search?q=albedo", searchBusy);
+    await inProcess("/v1/lucky?q=albedo", searchBusy);
+    searchBusy.close();
+    // While the file served is written over in place (D56).
+    const suspended = createApp(engine, { pdf: { render: async () => new Uint8Array() } });
+    suspended.suspend("The snapshot is being replaced; retry in a few seconds.");
+    for (const path of ["/healthz", "/v1/page/39", "/v1/license"]) await inProcess(path, suspended);
+
+    const ops = operations().map(({ path, op }) => ({
+      op,
+      path,
+      pattern: new RegExp(`^${path.replace(/\./g, "\\.").replace(/\{[^}]+\}/g, "[^/]+")}$`),
+    }));
+    const copy = structuredClone(doc);
+    const found: string[] = [];
+    // Sent with any HTTP answer, and not a response header OpenAPI describes (Content-Type is the media type).
+    const transport = new Set(["content-type", "content-length", "date"]);
+    for (const [i, a] of answers.entries()) {
+      const path = a.at.split(/[? ]/)[0]!;
+      // The .pdf address is the more specific of the two that match it.
+      const { op, path: documented } = ops.filter((o) => o.pattern.test(path)).pop()!;
+      const response = op.responses[String(a.status)];
+      if (!response) {
+        found.push(`${a.at}: ${a.status} is not declared`);
+        continue;
+      }
+      const declared = Object.keys(response.headers).map((h) => h.toLowerCase());
+      for (const [name] of a.headers)
+        if (!transport.has(name) && !declared.includes(name))
+          found.push(`${a.at} ${a.status}: ${name} is sent, not declared`);
+      // The limits go to a key's answers only; X-Snapshot to no error but to a key the rate limit let through (D2).
+      const unadmitted = a.to === "app without keys" || (a.body as Json).error === ERRORS.rateLimitExceeded.code;
+      for (const name of Object.keys(response.headers)) {
+        if (a.to !== "key" && /^X-(RateLimit|Quota)-/.test(name)) continue;
+        if (unadmitted && a.status >= 400 && name === "X-Snapshot") continue;
+        if (!a.headers.has(name)) found.push(`${a.at} ${a.status}: ${name} is declared, not sent`);
+      }
+      const media = Object.keys(response.content ?? {});
+      const type = a.headers.get("content-type");
+      if (media.length === 0 ? type !== null || a.body !== "" : !type?.startsWith(media[0]!))
+        found.push(`${a.at} ${a.status}: ${type} is sent, ${media.join() || "no body"} declared`);
+      if (media[0] === "application/json") {
+        const content = copy.paths[documented].get.responses[String(a.status)].content["application/json"];
+        content.examples = { ...content.examples, [`answer ${i}`]: { value: a.body } };
+      }
+      // Each header's value, as an example of its schema (whole numbers read as such).
+      for (const [name, ref] of Object.entries(response.headers as Record<string, Json>)) {
+        const value = a.headers.get(name);
+        const schema = copy.components.headers[ref.$ref.split("/").pop()].schema;
+        if (value !== null) schema.examples = [...(schema.examples ?? []), /^\d+$/.test(value) ? Number(value) : value];
+      }
+    }
+    const { createConfig, lintFromString } = await import("@redocly/openapi-core");
+    const problems = await lintFromString({
+      source: JSON.stringify(copy),
+      absoluteRef: "openapi.json",
+      config: await createConfig({
+        rules: {
+          "no-invalid-media-type-examples": { severity: "error", allowAdditionalProperties: false },
+          "no-invalid-schema-examples": { severity: "error", allowAdditionalProperties: false },
+        },
+      }),
+    });
+    found.push(...problems.map((p) => `${p.location[0]?.pointer}: ${p.message}`));
+    expect(found).toEqual([]);
+    expect(answers.length).toBeGreaterThan(40);
+    expect(new Set(answers.map((a) => a.status))).toEqual(new Set([200, 304, 400, 401, 403, 404, 429, 500, 503]));
   });
 });
 

@@ -44,8 +44,12 @@ const unlimitedOr = {
   ],
 };
 
-/** Sent with every response. */
-export const COMMON_HEADERS: Headers = {
+/** The response headers a web page's script may read (CORS): every one the API documents but the safelisted. */
+export const EXPOSED_HEADERS =
+  "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, X-Quota-Reset, Retry-After, X-Credit-Cost, Content-Disposition, ETag, X-Snapshot";
+
+/** Sent with every response, a refusal of its key too. */
+const REFUSAL_HEADERS: Headers = {
   "X-Request-Id": header(
     "The request's id, for support: the client's own X-Request-Id when it is a safe token, otherwise a new UUID",
     { type: "string" },
@@ -56,16 +60,40 @@ export const COMMON_HEADERS: Headers = {
     { type: "string", const: "*" },
     "*",
   ),
+  "Access-Control-Expose-Headers": header(
+    "The headers a web page's script may read: the ones described here",
+    { type: "string", const: EXPOSED_HEADERS },
+    EXPOSED_HEADERS,
+  ),
+};
+
+/** Sent with every response but a refusal of its key. */
+export const COMMON_HEADERS: Headers = {
+  ...REFUSAL_HEADERS,
   "X-Snapshot": header(
-    "The content hash (sha256, hex) of the snapshot that answered, as in /v1/meta's `search_engine_version.commitSha`: it changes when the server moves to a newer snapshot",
+    "The content hash (sha256, hex) of the snapshot that answered, as in /v1/meta's `search_engine_version.commitSha`: it changes when the server moves to a newer snapshot. " +
+      "Not sent when the request's key is refused (401, 403, or the rate limit's 429)",
     { type: "string", pattern: "^[0-9a-f]{64}$" },
     EXAMPLE.meta.commitSha,
   ),
 };
 
-/** Sent with every response to a request with a valid key. */
+/** Sent with an answer no one may keep: a search's or a lucky lookup's (never twice the same), and every error. */
+const UNSTORED: Headers = {
+  "Cache-Control": {
+    ...header(
+      "`no-store`: the answer may not be kept, by any cache. Errors, searches and lucky answers (which report their own processing time) are sent so",
+      { type: "string", const: "no-store" },
+      "no-store",
+    ),
+    component: "Cache-Control-no-store",
+  },
+};
+
+/** Sent with every response to a request with a valid key (an answer with an ETag replaces its Cache-Control: CACHED_HEADERS). */
 const KEYED_HEADERS: Headers = {
   ...COMMON_HEADERS,
+  ...UNSTORED,
   "X-RateLimit-Limit": header(
     "Requests per second this key may make (by its plan)",
     { type: "integer", minimum: 1 },
@@ -115,10 +143,20 @@ export const PDF_HEADERS: Headers = {
   ),
 };
 
-/** Sent with an answer that says when to come back. */
-export const RETRY_HEADERS: Headers = {
-  ...KEYED_HEADERS,
+const RETRY_AFTER: Headers = {
   "Retry-After": header("Whole seconds to wait before trying again, at least 1", { type: "integer", minimum: 1 }, 1),
+};
+
+/** Sent with an answer that says when to come back. */
+export const RETRY_HEADERS: Headers = { ...KEYED_HEADERS, ...RETRY_AFTER };
+
+/** /healthz's refusal while the snapshot served cannot be read (it is being written over in place). */
+export const HEALTH_UNAVAILABLE = {
+  503: described(
+    UnavailableBody,
+    "`service_unavailable`: the snapshot served is being written over in place, and no request may read it until the next is swapped in. Retry-After says when to come back",
+    { headers: { ...COMMON_HEADERS, ...UNSTORED, ...RETRY_AFTER } },
+  ),
 };
 
 export interface ResponseOptions {
@@ -172,7 +210,7 @@ export const SEARCH_BUSY = {
 /** The answers every keyed route can give before its own work: authentication, then the rate limit and the quota; and 503 while its key store or snapshot cannot be read. */
 export const KEY_ERRORS = {
   401: described(ErrorBody, "`unauthorized`: no API key in X-API-Key or Authorization: Bearer", {
-    headers: COMMON_HEADERS,
+    headers: { ...REFUSAL_HEADERS, ...UNSTORED },
     examples: {
       [ERRORS.unauthorized.code]: errorBody(
         ERRORS.unauthorized,
@@ -181,7 +219,7 @@ export const KEY_ERRORS = {
     },
   }),
   403: described(ErrorBody, "`forbidden`: the key is malformed, unknown, revoked or expired", {
-    headers: COMMON_HEADERS,
+    headers: { ...REFUSAL_HEADERS, ...UNSTORED },
     examples: { [ERRORS.forbidden.code]: errorBody(ERRORS.forbidden, `${INVALID_KEY}${INVALID_KEY_NEXT}`) },
   }),
   429: described(

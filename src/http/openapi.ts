@@ -18,6 +18,8 @@ export interface HeaderDoc {
   description: string;
   schema: Record<string, unknown>;
   example: unknown;
+  /** Its name under components/headers, where one header is described twice (Cache-Control: revalidate, or keep nothing); default the header's. */
+  component?: string;
 }
 
 export interface ResponseDoc {
@@ -74,11 +76,11 @@ export function openApiDocument(routes: readonly ApiRoute[], parts: DocumentPart
   const toSchema = (schema: unknown, self?: string) => emitSchema(schema, names, self);
   const headers: Record<string, HeaderDoc> = {};
   /** A reference to the header, named in components/headers (one description per name). */
-  const header = (name: string, doc: HeaderDoc) => {
-    if (headers[name] && identity(headers[name]) !== identity(doc))
-      throw new Error(`two descriptions of the header ${name}`);
-    headers[name] = doc;
-    return { $ref: `#/components/headers/${name}` };
+  const header = (name: string, { component = name, ...doc }: HeaderDoc) => {
+    if (headers[component] && identity(headers[component]) !== identity(doc))
+      throw new Error(`two descriptions of the header ${component}`);
+    headers[component] = doc;
+    return { $ref: `#/components/headers/${component}` };
   };
   const paths: Record<string, Json> = {};
   for (const route of routes) {

@@ -1,7 +1,17 @@
 /** GET /v1/license (api.md 4.7), GET /v1/meta (api.md 4.8; D17) and GET /healthz. */
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
-import { CACHED_HEADERS, COMMON_HEADERS, described, JSON_ONLY, KEY_ERRORS, KEYED, NOT_MODIFIED, OPEN } from "../docs";
+import {
+  CACHED_HEADERS,
+  COMMON_HEADERS,
+  described,
+  HEALTH_UNAVAILABLE,
+  JSON_ONLY,
+  KEY_ERRORS,
+  KEYED,
+  NOT_MODIFIED,
+  OPEN,
+} from "../docs";
 import { quotaGate } from "../params";
 import { Health, LicenseResponse, MetaResponse } from "../schemas";
 
@@ -43,7 +53,10 @@ export const aboutRoutes = ({ license, meta, health }: ApiContext) =>
     })
     .get("/healthz", health, {
       parse: JSON_ONLY,
-      response: { 200: described(Health, "The server is up and its snapshot loaded", { headers: COMMON_HEADERS }) },
+      response: {
+        200: described(Health, "The server is up and its snapshot loaded", { headers: COMMON_HEADERS }),
+        ...HEALTH_UNAVAILABLE,
+      },
       detail: {
         ...OPEN,
         operationId: "getHealth",

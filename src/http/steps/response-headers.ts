@@ -6,13 +6,12 @@
  * check's 401, 403 and 429 and the methods step's 405 are answered before the conditional step.
  */
 import { isDashboard } from "../dashboard";
+import { EXPOSED_HEADERS } from "../docs";
 import type { Step } from "../pipeline";
 import { needsKey } from "./keys";
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const JSON_TYPE = "application/json; charset=utf-8";
-const EXPOSED_HEADERS =
-  "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, X-Quota-Reset, Retry-After, X-Credit-Cost, Content-Disposition, ETag, X-Snapshot";
 
 export const responseHeaders: Step = {
   before(x) {
