@@ -25,6 +25,7 @@ import {
 import * as schemas from "./schemas";
 import { ErrorBody, LimitErrorBody, UnavailableBody } from "./schemas";
 import { EXAMPLE } from "./examples";
+import { MAX_BODY_BYTES } from "./body";
 import { errorBody, ERRORS } from "./errors";
 
 export const OPENAPI_PATH = "/v1/openapi.json";
@@ -207,8 +208,33 @@ export const SEARCH_BUSY = {
   ),
 };
 
+/**
+ * The answers to a request Tome cannot read (D28), given before its key is looked at: a 400 `bad_request` (a route that
+ * reads parameters declares its own 400, of the same schema) and a 413 for a body declared too long.
+ */
+function unreadable(headers: Headers) {
+  const bodyTooLarge = described(
+    ErrorBody,
+    `\`content_too_large\`: the request declares a body of over ${MAX_BODY_BYTES} bytes; the API's routes take none`,
+    { headers, examples: { [ERRORS.contentTooLarge.code]: errorBody(ERRORS.contentTooLarge, MAX_BODY_BYTES) } },
+  );
+  const badRequest = described(
+    ErrorBody,
+    "`bad_request`: the request has no valid Host header, or its target holds a fragment (`#…`)",
+    { headers },
+  );
+  return { 400: badRequest, 413: bodyTooLarge };
+}
+
+/** A route without a key's answers to a request it cannot read. */
+export const UNREADABLE = unreadable({ ...COMMON_HEADERS, ...UNSTORED });
+const KEYED_UNREADABLE = unreadable({ ...REFUSAL_HEADERS, ...UNSTORED });
+/** The 400 of a keyed route that reads no parameters: a request it cannot read. */
+export const BAD_REQUEST = { 400: KEYED_UNREADABLE[400] };
+
 /** The answers every keyed route can give before its own work: authentication, then the rate limit and the quota; and 503 while its key store or snapshot cannot be read. */
 export const KEY_ERRORS = {
+  413: KEYED_UNREADABLE[413],
   401: described(ErrorBody, "`unauthorized`: no API key in X-API-Key or Authorization: Bearer", {
     headers: { ...REFUSAL_HEADERS, ...UNSTORED },
     examples: {

@@ -2,6 +2,7 @@
 import { Elysia } from "elysia";
 import type { ApiContext } from "../context";
 import {
+  BAD_REQUEST,
   CACHED_HEADERS,
   COMMON_HEADERS,
   described,
@@ -11,6 +12,7 @@ import {
   KEYED,
   NOT_MODIFIED,
   OPEN,
+  UNREADABLE,
 } from "../docs";
 import { quotaGate } from "../params";
 import { Health, LicenseResponse, MetaResponse } from "../schemas";
@@ -23,6 +25,7 @@ export const aboutRoutes = ({ license, meta, health }: ApiContext) =>
       response: {
         200: described(LicenseResponse, "License, source and attribution requirements", { headers: CACHED_HEADERS }),
         ...NOT_MODIFIED,
+        ...BAD_REQUEST,
         ...KEY_ERRORS,
       },
       detail: {
@@ -39,6 +42,7 @@ export const aboutRoutes = ({ license, meta, health }: ApiContext) =>
       response: {
         200: described(MetaResponse, "Search engine version, indexes, source and dataset", { headers: CACHED_HEADERS }),
         ...NOT_MODIFIED,
+        ...BAD_REQUEST,
         ...KEY_ERRORS,
       },
       detail: {
@@ -55,6 +59,7 @@ export const aboutRoutes = ({ license, meta, health }: ApiContext) =>
       parse: JSON_ONLY,
       response: {
         200: described(Health, "The server is up and its snapshot loaded", { headers: COMMON_HEADERS }),
+        ...UNREADABLE,
         ...HEALTH_UNAVAILABLE,
       },
       detail: {
