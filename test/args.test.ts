@@ -40,3 +40,74 @@ describe("an option a command does not take", () => {
     });
   }
 });
+
+describe("an option that takes one value, given twice (D118)", () => {
+  const given: [file: string, args: string[], said: string][] = [
+    [
+      "snapshot-build.ts",
+      ["--dump", "none.xml", "--out", "a.tome", "--out", "b.tome"],
+      '--out is given twice ("a.tome", then "b.tome")',
+    ],
+    [
+      "snapshot-update.ts",
+      ["--base", "a.tome", "--base", "b.tome", "--dump", "none.xml", "--out", "c.tome"],
+      '--base is given twice ("a.tome", then "b.tome")',
+    ],
+    [
+      "snapshot-export.ts",
+      ["--snapshot", "a.tome", "--snapshot=b.tome"],
+      '--snapshot is given twice ("a.tome", then "b.tome")',
+    ],
+    ["keys.ts", ["create", "--name", "first", "--name", "second"], '--name is given twice ("first", then "second")'],
+  ];
+  for (const [file, args, said] of given) {
+    test(`${file} ${args.join(" ")}: refused, exit 2, where parseArgs kept the last silently`, async () => {
+      const dir = tempDir("tome-args-");
+      const r = await runToExit(["bun", join(ROOT, "src/cli", file), ...args], { TOME_DATA: dir }, dir);
+      expect(r.stderr).toContain(`${said}: it takes one value. Give it once.`);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe("");
+    });
+  }
+
+  test("an option that takes several (--dump) and a switch given twice are taken", async () => {
+    const dir = tempDir("tome-args-");
+    const r = await runToExit(
+      [
+        "bun",
+        join(ROOT, "src/cli/snapshot-build.ts"),
+        "--dump",
+        "a.xml",
+        "--dump",
+        "b.xml",
+        "--allow-truncated",
+        "--allow-truncated",
+      ],
+      {},
+      dir,
+    );
+    expect(r.stderr).toContain("dump not found: a.xml");
+    expect(r.code).toBe(1);
+  });
+});
+
+describe("--memory below 1M (D118)", () => {
+  for (const file of ["snapshot-build.ts", "snapshot-update.ts", "snapshot-follow.ts"]) {
+    test(`${file}: --memory 2, meant as 2G, is 2 bytes: refused at once, exit 2; 1M is taken`, async () => {
+      const dir = tempDir("tome-args-");
+      const args = {
+        "snapshot-build.ts": ["--dump", "none.xml"],
+        "snapshot-update.ts": ["--base", "none.tome", "--dump", "none.xml", "--out", "y.tome"],
+        "snapshot-follow.ts": ["--snapshot", "none.tome"],
+      }[file]!;
+      const small = await runToExit(["bun", join(ROOT, "src/cli", file), ...args, "--memory", "2"], {}, dir);
+      expect(small.stderr).toContain(
+        "--memory 2 is 2 bytes, below the least it takes (1M): give a size with its unit, such as 500M or 2G.",
+      );
+      expect(small.code).toBe(2);
+      const least = await runToExit(["bun", join(ROOT, "src/cli", file), ...args, "--memory", "1M"], {}, dir);
+      expect(least.stderr).not.toContain("--memory");
+      expect(least.code).toBe(1);
+    });
+  }
+});

@@ -2,7 +2,8 @@
  * A command's options, read strictly by node:util's parseArgs with -h/--help added. Its own
  * messages are kept but one: for an unknown option it suggests `-- "--bogus"`, as if the
  * command took arguments starting with "-"; none of ours does, so the message says which
- * options the command takes instead (mainOf then points to --help).
+ * options the command takes instead (mainOf then points to --help). An option that takes one
+ * value, given twice, is refused (D118): parseArgs keeps the last, silently.
  */
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { ArgumentError } from "./main";
@@ -35,12 +36,28 @@ export function readArgs<const O extends ParseArgsOptionsConfig>(
     `the command takes ${positionals ? `${positionals === 1 ? "one argument" : `${positionals} arguments`} and ` : ""}${Object.keys(options).length ? `the options ${optionList(options)}` : "no option but -h/--help"}`;
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: argv, options: { ...options, ...HELP_OPTION }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: argv,
+      options: { ...options, ...HELP_OPTION },
+      allowPositionals: true,
+      strict: true,
+      tokens: true,
+    });
   } catch (err) {
     const { code, message } = err as Error & { code?: string };
     if (code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") throw new ArgumentError(message);
     const option = /Unknown option '([^']*)'/.exec(message)?.[1] ?? "";
     throw new ArgumentError(`unknown option ${option}: ${takes()}`);
+  }
+  const given = new Map<string, string>();
+  for (const token of parsed.tokens ?? []) {
+    if (token.kind !== "option" || token.value === undefined || options[token.name]?.multiple) continue;
+    const before = given.get(token.name);
+    if (before !== undefined)
+      throw new ArgumentError(
+        `--${token.name} is given twice ("${before}", then "${token.value}"): it takes one value. Give it once.`,
+      );
+    given.set(token.name, token.value);
   }
   const surplus = parsed.positionals[positionals];
   if (surplus !== undefined) throw new ArgumentError(`unexpected argument "${surplus}": ${takes()}`);

@@ -32,8 +32,8 @@ Options:
   --workers <n>         parsing threads, at most ${MAX_BUILD_WORKERS} (default: TOME_BUILD_WORKERS, else one per core);
                         the snapshot is the same bytes whatever their number
   --memory <size>       memory for the search index's inversion before it spills a sorted
-                        run to disk (e.g. 500M, 2G; default ${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G, a quarter of this
-                        machine's memory, at most 2G). The merge of the runs stays below
+                        run to disk (e.g. 500M, 2G; at least 1M; default ${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G, a quarter
+                        of this machine's memory, at most 2G). The merge of the runs stays below
                         the inversion's peak: with 500M the build peaked at 0.70 GB on
                         200,000 chunks and 0.80 GB on 1M (bench/scale/RESULTS.md).
   -h, --help            show this help
@@ -70,11 +70,24 @@ export function workersOf(value: string | undefined): number | undefined {
   return workers;
 }
 
+/**
+ * The least --memory taken (D118): below it the index spills a run every page or so, and a whole wiki's millions of
+ * runs would fail its merge hours in. `--memory 2`, meant as 2G, is 2 bytes.
+ */
+const LEAST_MEMORY_BYTES = 1e6;
+
 export function bytesOf(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const m = /^([0-9]+(?:\.[0-9]+)?)([KMG]?)B?$/i.exec(value.trim());
   if (!m || Number(m[1]) <= 0) throw new ArgumentError(`--memory takes a size such as 500M or 2G, not "${value}".`);
-  return Math.round(Number(m[1]) * { "": 1, K: 1e3, M: 1e6, G: 1e9 }[m[2]!.toUpperCase() as "" | "K" | "M" | "G"]);
+  const bytes = Math.round(
+    Number(m[1]) * { "": 1, K: 1e3, M: 1e6, G: 1e9 }[m[2]!.toUpperCase() as "" | "K" | "M" | "G"],
+  );
+  if (bytes < LEAST_MEMORY_BYTES)
+    throw new ArgumentError(
+      `--memory ${value} is ${bytes.toLocaleString("en-US")} bytes, below the least it takes (1M): give a size with its unit, such as 500M or 2G.`,
+    );
+  return bytes;
 }
 
 /** A snapshot script's options (args.ts: no arguments besides them): the values, or "help". */
