@@ -146,6 +146,9 @@ export function removeScratch(dir: string): void {
   scratchDirs.delete(dir);
 }
 
+/** The exit code of a build or update stopped by SIGINT or SIGTERM, once it has removed its files (D116). */
+export const STOPPED_EXIT_CODE = 130;
+
 /** Removes every scratch folder of this process, and lets go of its lock files (takeLock): when it is stopped by a signal, before it exits. */
 export function removeAllScratch(): void {
   for (const dir of [...scratchDirs]) removeScratch(dir);

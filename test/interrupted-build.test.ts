@@ -1,6 +1,6 @@
 import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import * as fs from "node:fs";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { clearStaleScratch, makeScratch, removeScratch, takeLock } from "../src/files";
 import { EN_2016, tempDir } from "./helpers";
@@ -44,6 +44,34 @@ describe("a build's scratch folders", () => {
     proc.kill("SIGTERM");
     expect(await proc.exited).toBe(130);
     expect(readdirSync(dir)).toEqual([]);
+    // Its log says so: it ended with the last progress line before, as if it still ran.
+    expect(await new Response(proc.stdout).text()).toContain(
+      `stopped before its end: ${join(dir, "en.tome")} was not written, and the temporary files were removed.`,
+    );
+  });
+
+  test("Ctrl-C on a terminal: the bar's line is ended and the cursor it hid shown again, then the stop is said", async () => {
+    const dir = tempDir();
+    const pidFile = join(dir, "pid");
+    // script(1) gives the build a terminal; the shell it starts writes its id and becomes the build (exec).
+    const build = `echo $$ > ${pidFile}; exec bun ${join(import.meta.dir, "../src/cli/snapshot-build.ts")} --dump ${EN_2016} --out ${join(dir, "en.tome")} --memory 2M`;
+    const proc = Bun.spawn(["script", "-qfec", build, "/dev/null"], { stdout: "pipe", stderr: "pipe" });
+    // Stopped once its bar shows (it hides the cursor) and its scratch folders are made.
+    const reader = proc.stdout.getReader();
+    let screen = "";
+    while (!screen.includes("\x1b[?25l")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the build ended before its bar showed:\n${screen}`);
+      screen += new TextDecoder().decode(value);
+    }
+    await untilScratch(dir);
+    process.kill(Number(readFileSync(pidFile, "utf8")), "SIGINT");
+    for (let r = await reader.read(); !r.done; r = await reader.read()) screen += new TextDecoder().decode(r.value);
+    expect(await proc.exited).toBe(130);
+    const shownAgain = screen.lastIndexOf("\x1b[?25h");
+    expect(shownAgain).toBeGreaterThan(screen.lastIndexOf("\x1b[?25l"));
+    expect(screen.slice(shownAgain)).toMatch(/\n\s*stopped before its end: /);
+    expect(readdirSync(dir)).toEqual(["pid"]);
   });
 
   test("a build killed outright leaves its folders; the next build removes them, says so, and succeeds", async () => {

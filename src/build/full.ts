@@ -22,7 +22,7 @@ import {
   type Wiki,
 } from "../snapshot";
 import { IndexBuilder, logMemory, pageOrderSection, type IndexBuildProgress } from "../search";
-import { removeAllScratch } from "../files";
+import { removeAllScratch, STOPPED_EXIT_CODE } from "../files";
 import { checkOptions, integerFrom, type OptionRule } from "../errors";
 import { type AnalysedArticle, buildParsingWorker } from "./analysed";
 
@@ -270,7 +270,7 @@ export async function buildFromDumps(
     build.abandon();
     // The ingest's runs too (the claims'), which the build does not own.
     removeAllScratch();
-    process.exit(130);
+    process.exit(STOPPED_EXIT_CODE);
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);

@@ -51,7 +51,7 @@ import { DEFAULT_MEMORY_BYTES } from "./full";
 import type { Deletions } from "./deletions";
 import { commandLine } from "../invocation";
 import { SortedRuns } from "../sorted-runs";
-import { removeAllScratch } from "../files";
+import { removeAllScratch, STOPPED_EXIT_CODE } from "../files";
 
 export interface UpdateOptions {
   base: string;
@@ -133,7 +133,7 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
   const stop = () => {
     abandon();
     removeAllScratch();
-    process.exit(130);
+    process.exit(STOPPED_EXIT_CODE);
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);

@@ -9,9 +9,18 @@ interface IngestProgressDisplay {
 
 const mb = (n: number) => (n / 1e6).toFixed(1);
 
-/** Every bar of Tome's scripts: this format, the same width, left on screen when done. */
+/**
+ * Every bar of Tome's scripts: this format, the same width, left on screen when done. A bar still shown when the
+ * process exits (a build's SIGINT handler exits under it) is stopped then: its line ended and the cursor it hid shown
+ * again, not left hidden in the shell that ran the command.
+ */
 function terminalBar(stream: NodeJS.WriteStream, format: string): SingleBar {
-  return new SingleBar({ stream, format, barsize: 24, hideCursor: true, clearOnComplete: false });
+  const bar = new SingleBar({ stream, format, barsize: 24, hideCursor: true, clearOnComplete: false });
+  const atExit = () => bar.stop();
+  // First among the exit listeners: what the command says of its stop comes on a line of its own, after the bar's.
+  bar.on("start", () => process.prependOnceListener("exit", atExit));
+  bar.on("stop", () => process.off("exit", atExit));
+  return bar;
 }
 
 /** A duration for a reader: "45 s", "12 min", "3 h 05 min". */

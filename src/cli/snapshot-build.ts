@@ -10,7 +10,7 @@ import { readArgs } from "./args";
 import { ArgumentError, mainOf } from "./main";
 import { checkOut } from "./out";
 import { commandLine } from "../invocation";
-import { clearStaleScratch, takeLock } from "../files";
+import { clearStaleScratch, STOPPED_EXIT_CODE, takeLock } from "../files";
 import { UserError } from "../errors";
 
 const HELP = `Usage: ${commandLine("snapshot:build")} --dump <path|url> [--dump <path|url> …] [options]
@@ -221,7 +221,18 @@ export function claimOutput(out: string, log: (line: string) => void): () => voi
     log(
       `removed ${stale.length} temporary file(s) in ${dirname(out)} left by a build or update that was killed (its process is gone): ${stale.join(", ")}`,
     );
-  return release;
+  // Stopped by SIGINT or SIGTERM, the build or update removes its files and exits (D116): its log says so, not nothing.
+  const stopped = (code: number) => {
+    if (code === STOPPED_EXIT_CODE)
+      log(
+        `stopped before its end: ${out} was not written, and the temporary files were removed. Run it again to write it.`,
+      );
+  };
+  process.on("exit", stopped);
+  return () => {
+    process.off("exit", stopped);
+    release();
+  };
 }
 
 /** What a build or an update wrote, for its last line: the snapshot's size, its index runs, the time since `started`, the peak memory. */
