@@ -111,3 +111,15 @@ describe("--memory below 1M (D118)", () => {
     });
   }
 });
+
+describe("bun run compile --out", () => {
+  test("a folder is refused at once, exit 2, in one line: not bun build's uncaught error after its bundling", async () => {
+    const dir = tempDir("tome-args-");
+    const r = await runToExit(["bun", join(ROOT, "src/cli/compile.ts"), "--out", dir], {});
+    expect(r.stderr).toContain(
+      `compile: --out names a folder (${dir}): name the executable file, e.g. --out ${join(dir, "tome")}.`,
+    );
+    expect(r.stderr).not.toContain("Bun v");
+    expect(r.code).toBe(2);
+  });
+});

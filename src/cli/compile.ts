@@ -7,6 +7,7 @@ import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { readArgs } from "./args";
 import { mainOf, note } from "./main";
+import { checkOut } from "./out";
 
 const ROOT = resolve(import.meta.dir, "../..");
 /**
@@ -55,6 +56,8 @@ export async function main(argv: string[]): Promise<void> {
       process.stdout.write(HELP);
       return;
     }
+    // Found now, not by bun build after its bundling, as an uncaught error.
+    if (values.out !== undefined) checkOut(values.out, [], { what: "executable", example: "tome" });
     const out = resolve(values.out ?? join(ROOT, "dist/tome"));
     const started = performance.now();
     const bytes = await compile(out);

@@ -13,21 +13,31 @@ const statOf = (path: string) => {
 
 const isFolder = (path: string) => statOf(path)?.isDirectory() ?? false;
 
+/** What --out writes, for the messages: a snapshot, unless told otherwise. */
+export interface OutFile {
+  /** "snapshot", "executable". */
+  what: string;
+  /** A name for it, given as an example in a folder --out names. */
+  example: string;
+}
+
+const SNAPSHOT_FILE: OutFile = { what: "snapshot", example: "en.tome" };
+
 /**
  * Refuses at once an --out that the command would find wrong only at its end, after its work: empty, "-", a folder,
  * under a file rather than a folder, or one of the files it reads (`reads`: its dumps, its list, its snapshot), which the
  * file written would replace.
  */
-export function checkOut(out: string, reads: string[]): void {
+export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_FILE): void {
   if (!out) throw new ArgumentError("--out is empty: name the file to write.");
   // snapshot:export's "-" is standard output; a snapshot is a file read in place, never a stream.
   if (out === "-")
     throw new ArgumentError(
-      "--out - would be a file named '-': a snapshot cannot go to standard output. Name its file.",
+      `--out - would be a file named '-': ${/^[aeiou]/.test(file.what) ? "an" : "a"} ${file.what} cannot go to standard output. Name its file.`,
     );
   if (out.endsWith("/") || isFolder(out))
     throw new ArgumentError(
-      `--out names a folder (${out}): name the snapshot file, e.g. --out ${join(out, "en.tome")}.`,
+      `--out names a folder (${out}): name the ${file.what} file, e.g. --out ${join(out, file.example)}.`,
     );
   for (let dir = dirname(out); ; dir = dirname(dir)) {
     const stat = statOf(dir);
