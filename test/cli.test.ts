@@ -1,12 +1,16 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import {
   chmodSync,
+  closeSync,
+  constants,
   copyFileSync,
   existsSync,
   lstatSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
+  readSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -653,6 +657,40 @@ describe("bun run snapshot:export", () => {
       1,
       `snapshot:export: --out names a folder (${dir}): name the file to write, e.g. ${join(dir, "chunks.jsonl.zst")}.`,
     ]);
+  });
+
+  test("stopped mid-work (SIGTERM, Ctrl-C), it removes the part it wrote beside --out and says so, exit 130", async () => {
+    const snapshot = await snapshotFor({ dumps: [SQUAD] });
+    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+      const dir = tempDir();
+      // The part is written to .chunks.jsonl.partial: a pipe there, read a little then no more, holds the export
+      // mid-work (its writes wait for the reader) until the signal.
+      const partial = join(dir, ".chunks.jsonl.partial");
+      Bun.spawnSync(["mkfifo", partial]);
+      const proc = Bun.spawn(["bun", EXPORT, "--snapshot", snapshot, "--out", join(dir, "chunks.jsonl")], {
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const fd = openSync(partial, constants.O_RDONLY | constants.O_NONBLOCK);
+      const first = Buffer.alloc(64);
+      for (const deadline = performance.now() + 60_000; ; await Bun.sleep(10)) {
+        if (performance.now() > deadline) throw new Error("the export wrote nothing in a minute");
+        try {
+          if (readSync(fd, first) > 0) break;
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
+        }
+      }
+      expect(first.toString()).toStartWith('{"id":');
+      proc.kill(signal);
+      const code = await proc.exited;
+      closeSync(fd);
+      expect({ signal, code }).toEqual({ signal, code: 130 });
+      expect(await new Response(proc.stderr).text()).toContain(
+        `snapshot:export: stopped before its end: ${join(dir, "chunks.jsonl")} was not written.`,
+      );
+      expect(readdirSync(dir)).toEqual([]);
+    }
   });
 
   test("a disk full under the export (/dev/full refuses every write) is said naming the file, with its code", async () => {

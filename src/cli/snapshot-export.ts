@@ -15,7 +15,7 @@ import { ApiError, Attributions, readSince, Resources } from "../http";
 import { openSnapshot, type Snapshot, SnapshotError } from "../snapshot";
 import { countProgress } from "./progress";
 import { ArgumentError, mainOf, note } from "./main";
-import { writeFailed } from "../files";
+import { STOPPED_EXIT_CODE, writeFailed } from "../files";
 import { commandLine } from "../invocation";
 import { SNAPSHOT_DIR, snapshotToRead } from "./snapshots";
 import { checkOut } from "./out";
@@ -38,7 +38,7 @@ Options:
   --out FILE | -   where to write (default -, standard output). A name ending in .gz is
                    gzip-compressed, .zst zstd-compressed (.GZ, .ZST too); .bz2, .xz and other
                    compressors' endings are refused. A file is written beside its name and
-                   renamed into place when whole
+                   renamed into place when whole (removed if the export is stopped)
   --since T        only pages changed at or after T: Unix seconds or an RFC 3339 date-time
                    with a zone, as GET /v1/changes takes it (the same pages)
   -h, --help       this text
@@ -158,6 +158,17 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
   const partial = target === "file" ? join(dirname(args.out), `.${basename(args.out)}.partial`) : undefined;
   if (target === "file" && !existsSync(dirname(args.out)))
     throw new UserError(`no folder ${dirname(args.out)}/ to write ${basename(args.out)} in.`);
+  // Stopped (Ctrl-C, SIGTERM): the part written goes, as a build's files do (D116), rather than staying hidden beside --out.
+  const stop = () => {
+    progress.stop();
+    if (partial) {
+      rmSync(partial, { force: true });
+      note(`snapshot:export: stopped before its end: ${args.out} was not written.`);
+    }
+    process.exit(STOPPED_EXIT_CODE);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
   const sink = partial ? createWriteStream(partial) : target ? createWriteStream(args.out) : stdout;
   const ends = target !== undefined;
   try {
@@ -173,6 +184,8 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
       );
     throw target ? writeFailed(args.out, err) : err;
   } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
     progress.stop();
   }
   return chunks;
