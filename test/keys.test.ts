@@ -622,6 +622,18 @@ describe("the key tool", () => {
       'account  give an account holder the dashboard (/dashboard): "account create", "account token"',
     );
   });
+
+  test("keys and keys account without their command: a usage error (stderr, exit 2) as an unknown one is, where account said nothing was wrong (exit 0)", async () => {
+    const dir = tempDir();
+    for (const [args, says] of [
+      [[], "Usage: bun run keys <command> [options]"],
+      [["account"], "keys account: keys account takes create or token\n"],
+    ] as const) {
+      const r = await keys(dir, ...args);
+      expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 2, stdout: "" });
+      expect(r.stderr).toContain(says);
+    }
+  });
 });
 
 describe("the key tool on a Redis that takes the connection and answers nothing (D42)", () => {

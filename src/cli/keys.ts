@@ -379,9 +379,9 @@ async function exportStore(args: string[]): Promise<void> {
 /** `keys account create|token`: an account holder's dashboard sign-in token (printed once). */
 async function account(args: string[], store: KeyToolStore): Promise<void> {
   const [which, ...rest] = args;
-  if (which === undefined || which === "--help" || which === "-h") return void process.stdout.write(HELP.account!);
+  if (which === "--help" || which === "-h") return void process.stdout.write(HELP.account!);
   if (which !== "create" && which !== "token")
-    throw new ArgumentError(`keys account takes create or token, not "${which}"`);
+    throw new ArgumentError(`keys account takes create or token${which === undefined ? "" : `, not "${which}"`}`);
   const { values } = readArgs(rest, {
     account: { type: "string" },
     plan: { type: "string" },
@@ -426,7 +426,8 @@ const MOVES: Record<string, (args: string[]) => Promise<void>> = { import: impor
 export async function main(args: string[]): Promise<void> {
   const [command, ...rest] = args;
   if (!command || command === "--help" || command === "-h" || command === "help") {
-    process.stdout.write(HELP.main!);
+    // Asked for, the help is the answer (stdout, 0); without a command, it is a usage error's (stderr, 2).
+    (command ? process.stdout : process.stderr).write(HELP.main!);
     process.exit(command ? 0 : 2);
   }
   const run = COMMANDS[command];
