@@ -123,3 +123,14 @@ describe("bun run compile --out", () => {
     expect(r.code).toBe(2);
   });
 });
+
+describe("tome (the executable's commands) without a command", () => {
+  test("its usage is a usage error's, on stderr with exit 2, where it went to stdout; --help is on stdout, exit 0", async () => {
+    const none = await runToExit(["bun", join(ROOT, "src/cli/tome.ts")], {});
+    expect([none.code, none.stdout]).toEqual([2, ""]);
+    expect(none.stderr).toContain("Usage: tome <command> [its options]");
+    const help = await runToExit(["bun", join(ROOT, "src/cli/tome.ts"), "--help"], {});
+    expect([help.code, help.stderr]).toEqual([0, ""]);
+    expect(help.stdout).toContain("Usage: tome <command> [its options]");
+  });
+});

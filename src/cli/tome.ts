@@ -54,7 +54,8 @@ ${Object.entries(COMMANDS)
 if (import.meta.main) {
   const [name, ...args] = Bun.argv.slice(2);
   if (!name || name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write(HELP);
+    // Asked for, the help is the answer (stdout, 0); without a command, it is a usage error's (stderr, 2).
+    (name ? process.stdout : process.stderr).write(HELP);
     process.exit(name ? 0 : 2);
   }
   const command = COMMANDS[name];
