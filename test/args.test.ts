@@ -23,6 +23,7 @@ const COMMANDS: [file: string, args: string[], takes: string][] = [
   ["snapshot-follow.ts", [], "the options --dir, --snapshot, --from, --url"],
   ["snapshot-export.ts", [], "the options --snapshot, --out, --since and -h/--help"],
   ["snapshot-convert.ts", [], "one argument and the options --out and -h/--help"],
+  ["snapshot-verify.ts", [], "one argument and no option but -h/--help"],
   ["compile.ts", [], "the options --out and -h/--help"],
   ["leaks.ts", [], "the options --dump and -h/--help"],
 ];

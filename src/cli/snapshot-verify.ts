@@ -1,5 +1,6 @@
 /** bun run snapshot:verify — checks every section of a snapshot against its hash. */
 import { openSnapshot } from "../snapshot";
+import { readArgs } from "./args";
 import { mainOf } from "./main";
 import { commandLine } from "../invocation";
 
@@ -20,14 +21,20 @@ export async function main(args: string[]): Promise<void> {
     process.stdout.write(HELP);
     process.exit(0);
   }
-  if (args.length !== 1 || args[0]!.startsWith("-")) {
-    console.error(
-      `snapshot:verify: give one snapshot file.\nRun \`${commandLine("snapshot:verify")} --help\` for usage.`,
-    );
+  // An unknown option is named, with the options there are (args.ts), rather than "give one snapshot file".
+  let files: string[] = [];
+  let wrong = "give one snapshot file.";
+  try {
+    files = readArgs(args, {}, 1).positionals;
+  } catch (err) {
+    wrong = `${(err as Error).message}.`;
+  }
+  if (files.length !== 1) {
+    console.error(`snapshot:verify: ${wrong}\nRun \`${commandLine("snapshot:verify")} --help\` for usage.`);
     process.exit(2);
   }
   await mainOf("snapshot:verify", async () => {
-    const snapshot = openSnapshot(args[0]!);
+    const snapshot = openSnapshot(files[0]!);
     const started = performance.now();
     let last = 0;
     const damaged = await snapshot.container.verify((done, total) => {
@@ -39,12 +46,12 @@ export async function main(args: string[]): Promise<void> {
     if (process.stderr.isTTY) process.stderr.write("\n");
     if (damaged.length) {
       console.error(
-        `snapshot:verify: ${args[0]} is damaged: section(s) ${damaged.join(", ")} do not match their hash. Rebuild it with \`${commandLine("snapshot:build")}\`, or copy it again.`,
+        `snapshot:verify: ${files[0]} is damaged: section(s) ${damaged.join(", ")} do not match their hash. Rebuild it with \`${commandLine("snapshot:build")}\`, or copy it again.`,
       );
       process.exit(1);
     }
     console.error(
-      `${args[0]}: whole (${snapshot.container.sections.length} sections, ${(snapshot.container.bytes / 1e6).toFixed(1)} MB checked in ${((performance.now() - started) / 1000).toFixed(1)} s).`,
+      `${files[0]}: whole (${snapshot.container.sections.length} sections, ${(snapshot.container.bytes / 1e6).toFixed(1)} MB checked in ${((performance.now() - started) / 1000).toFixed(1)} s).`,
     );
   });
 }
