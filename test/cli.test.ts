@@ -460,6 +460,19 @@ describe("npm start / npm test (src/cli/run.sh)", () => {
       expect(help.stdout.toString()).toContain(word);
   });
 
+  test("setup with an argument (setup --dry-run) is refused before it installs anything, exit 2: it ran every install", () => {
+    // A copy of run.sh in an empty checkout: had it gone on, its bun install there would fail, touching nothing real.
+    const clone = tempDir();
+    mkdirSync(join(clone, "src/cli"), { recursive: true });
+    copyFileSync(RUN, join(clone, "src/cli/run.sh"));
+    const r = Bun.spawnSync(["bash", join(clone, "src/cli/run.sh"), "setup", "--dry-run"], { cwd: clone });
+    expect({ code: r.exitCode, stderr: r.stderr.toString() }).toEqual({
+      code: 2,
+      stderr: "run.sh: setup takes no arguments, not: --dry-run. It installs what is missing (see --help).\n",
+    });
+    expect(readdirSync(clone)).toEqual(["src"]);
+  });
+
   test("npm start and bun run start reach the server (its --help), which names itself as it was run (D86)", async () => {
     for (const [argv, usage] of [
       [["npm", "start", "--", "--help"], "\nUsage: npm start     (npm start also installs"],

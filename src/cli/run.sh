@@ -46,6 +46,11 @@ help_wanted=
 for arg in "$@"; do
   case "$arg" in -h | --help) help_wanted=1 ;; esac
 done
+# setup runs nothing after its installs: an argument (setup --dry-run) would be ignored while it installed everything.
+if [ "$command_name" = setup ] && [ -z "$help_wanted" ] && [ $# -gt 0 ]; then
+  say "setup takes no arguments, not: $*. It installs what is missing (see --help)."
+  exit 2
+fi
 
 # Bun's package puts its binary in place with an install script, which an npm with allow-scripts
 # (npm 11.x) runs while warning that it is "not yet covered by allowScripts": allowed by name.
