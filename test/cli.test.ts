@@ -628,6 +628,36 @@ describe("bun run snapshot:verify and snapshot:convert", () => {
     expect(open(old).search("Super Bowl 50").hits[0]!.page.title).toBe("Super Bowl 50");
   });
 
+  test("convert: a missing file, a folder, a format-2 snapshot are one line each, no stack trace; an --out folder is refused first", async () => {
+    const dir = tempDir();
+    const current = await snapshotFor({ dumps: [SQUAD] });
+    const old = join(dir, "old.tome");
+    writeFormat1(old, openSnapshot(current));
+    for (const [args, code, said] of [
+      [
+        [join(dir, "none.tome")],
+        1,
+        `snapshot:convert: no file ${join(dir, "none.tome")}: name the format-1 snapshot to convert.`,
+      ],
+      [[dir], 1, `snapshot:convert: ${dir} is a folder, not a snapshot file: name a .tome file in it.`],
+      [
+        [current],
+        1,
+        `snapshot:convert: ${current} has snapshot format 2 already: there is nothing to convert; serve it as it is.`,
+      ],
+      [
+        [old, "--out", dir],
+        2,
+        `snapshot:convert: --out names a folder (${dir}): name the snapshot file, e.g. --out ${join(dir, "en.tome")}.`,
+      ],
+    ] as const) {
+      const r = await run([CONVERT, ...args]);
+      expect({ args, code: r.code, said: r.stderr.split("\n")[0] }).toEqual({ args, code, said });
+      expect(r.stderr).not.toContain("    at ");
+    }
+    expect(readdirSync(dir)).toEqual(["old.tome"]);
+  });
+
   test("convert refuses a format-1 file whose checksum holds but whose pages are not pages, in one line, and writes nothing", async () => {
     const page = format1Page(1, "Alpha");
     const dir = tempDir();

@@ -3,6 +3,7 @@ import { readArgs } from "./args";
 import { buildFromPages } from "../build";
 import { readFormat1 } from "../snapshot";
 import { mainOf, note } from "./main";
+import { checkOut } from "./out";
 import { commandLine } from "../invocation";
 
 const HELP = `Usage: ${commandLine("snapshot:convert")} <old.tome> [--out <new.tome>]
@@ -34,6 +35,8 @@ export async function main(args: string[]): Promise<void> {
     process.exit(2);
   }
   await mainOf("snapshot:convert", async () => {
+    // Found now, not when the new file is renamed into place after the conversion (a folder, '-', under a file).
+    if (out !== undefined) checkOut(out, []);
     const old = readFormat1(inputs[0]!);
     const target = out ?? inputs[0]!;
     const report = buildFromPages(old.pages, old.redirects, old.meta, {

@@ -9,6 +9,7 @@ import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { Unpackr } from "msgpackr";
 import type { Redirect, SnapshotMeta, SnapshotPage } from "./format";
 import { SnapshotError } from "./format";
+import { FORMAT_VERSION } from "./container";
 import { sameBytes, sha256 } from "./hash";
 
 const unpackr = new Unpackr({ useRecords: true, moreTypes: false });
@@ -37,14 +38,26 @@ export interface Format1 {
   redirects: Redirect[];
 }
 
+/** The file's bytes, or a SnapshotError saying why not (snapshot:convert's argument: a missing file was a stack trace). */
+function readWhole(path: string): Uint8Array {
+  try {
+    return new Uint8Array(readFileSync(path));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new SnapshotError(`no file ${path}: name the format-1 snapshot to convert.`);
+    if (code === "EISDIR")
+      throw new SnapshotError(`${path} is a folder, not a snapshot file: name a .tome file in it.`);
+    throw new SnapshotError(`${path} cannot be read (${code ?? (err as Error).message}).`);
+  }
+}
+
 export function readFormat1(path: string): Format1 {
-  const bytes = new Uint8Array(readFileSync(path));
+  const bytes = readWhole(path);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (
-    bytes.byteLength < HEADER_BYTES ||
-    new TextDecoder().decode(bytes.subarray(0, 8)) !== "TOMESNAP" ||
-    view.getUint32(8, true) !== 1
-  ) {
+  const tome = bytes.byteLength >= 12 && new TextDecoder().decode(bytes.subarray(0, 8)) === "TOMESNAP";
+  if (tome && view.getUint32(8, true) === FORMAT_VERSION)
+    throw new SnapshotError(`${path} has snapshot format 2 already: there is nothing to convert; serve it as it is.`);
+  if (!tome || bytes.byteLength < HEADER_BYTES || view.getUint32(8, true) !== 1) {
     throw new SnapshotError(`${path} is not a format-1 Tome snapshot.`);
   }
   const metaLength = Number(view.getBigUint64(16, true));
