@@ -135,3 +135,26 @@ describe("tome (the executable's commands) without a command", () => {
     expect(help.stdout).toContain("Usage: tome <command> [its options]");
   });
 });
+
+describe("bun run snapshot:follow's arguments", () => {
+  const FOLLOW = join(ROOT, "src/cli/snapshot-follow.ts");
+
+  test("--start-day that is no day of the calendar (month 13, February 30) is refused, where it was 'up to date: no dump from 20261301 on'", async () => {
+    for (const day of ["20261301", "20260230", "20250229"]) {
+      const r = await runToExit(["bun", FOLLOW, "--start-day", day], {}, tempDir("tome-args-"));
+      expect({ day, code: r.code }).toEqual({ day, code: 2 });
+      expect(r.stderr).toContain(`--start-day takes a day as YYYYMMDD, not "${day}".`);
+    }
+    const leap = await runToExit(["bun", FOLLOW, "--start-day", "20240229"], {}, tempDir("tome-args-"));
+    expect(leap.stderr).not.toContain("--start-day");
+  });
+
+  test("--snapshot given and no snapshots/ folder: says where the update would go and how to move it, not to build a snapshot there", async () => {
+    const dir = tempDir("tome-args-");
+    const r = await runToExit(["bun", FOLLOW, "--snapshot", join(dir, "en.tome")], {}, dir);
+    expect([r.code, r.stderr.trim()]).toEqual([
+      1,
+      `snapshot:follow: no folder snapshots/ to write the updated snapshot in: create it, or pass --dir (e.g. --dir ${dir}, beside --snapshot).`,
+    ]);
+  });
+});

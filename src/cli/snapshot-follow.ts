@@ -1,6 +1,6 @@
 /** bun run snapshot:follow — keeps a snapshot up to date from its wiki's daily incremental dumps. */
 import { existsSync, readdirSync, rmSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { UserError } from "../errors";
 import { takeLock } from "../files";
 import {
@@ -78,6 +78,14 @@ interface FollowArgs {
   workers?: number;
 }
 
+/** A day of the calendar as YYYYMMDD: 20261301 and 20260230 are none (taken, they were "up to date: no dump from 20261301 on"). */
+function isDay(text: string): boolean {
+  const m = /^((?:19|20)\d\d)(\d\d)(\d\d)$/.exec(text);
+  if (!m) return false;
+  const date = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return date.getUTCMonth() === Number(m[2]) - 1 && date.getUTCDate() === Number(m[3]);
+}
+
 function parseFollowArgs(argv: string[]): FollowArgs | "help" {
   const v = readOptions(argv, {
     dir: { type: "string" },
@@ -92,7 +100,7 @@ function parseFollowArgs(argv: string[]): FollowArgs | "help" {
     workers: { type: "string" },
   });
   if (v === "help") return "help";
-  if (v["start-day"] !== undefined && !/^(19|20)\d{6}$/.test(v["start-day"]))
+  if (v["start-day"] !== undefined && !isDay(v["start-day"]))
     throw new ArgumentError(`--start-day takes a day as YYYYMMDD, not "${v["start-day"]}".`);
   if (v.every !== undefined && !(Number(v.every) > 0))
     throw new ArgumentError(`--every takes a number of hours > 0, not "${v.every}".`);
@@ -214,7 +222,9 @@ export async function main(argv: string[]): Promise<void> {
     const log = (line: string) => note(`${new Date().toISOString().slice(0, 19)}Z ${line}`);
     if (!existsSync(args.dir))
       throw new SnapshotError(
-        `no folder ${args.dir}/. Build a snapshot there first with \`${commandLine("snapshot:build")} --dump <dump>\`, or pass --dir.`,
+        args.snapshot
+          ? `no folder ${args.dir}/ to write the updated snapshot in: create it, or pass --dir (e.g. --dir ${dirname(args.snapshot)}, beside --snapshot).`
+          : `no folder ${args.dir}/. Build a snapshot there first with \`${commandLine("snapshot:build")} --dump <dump>\`, or pass --dir.`,
       );
     const unlock = lock(args.dir);
     process.on("exit", unlock);
