@@ -74,8 +74,12 @@ describe("settings", () => {
         TOME_ZSTD: "node",
         TOME_BUILD_WORKERS: "3",
         TOME_TRUSTED_PROXIES: "127.0.0.1, ::FFFF:10.0.0.2,2001:db8::1",
+        TOME_PUBLIC_URL: "https://tome.example.com:8443",
+        TOME_DUMP: "https://dumps.example.org/x.xml.bz2",
       }),
     ).toMatchObject({
+      publicUrl: "https://tome.example.com:8443",
+      dump: "https://dumps.example.org/x.xml.bz2",
       trustedProxies: ["127.0.0.1", "::FFFF:10.0.0.2", "2001:db8::1"],
       auth: false,
       keyMsPerSecond: 0,
@@ -106,6 +110,11 @@ describe("settings", () => {
       ["TOME_BUILD_WORKERS", "1000"],
       ["TOME_TRUSTED_PROXIES", "127.0.0.1,proxy.local"],
       ["TOME_TRUSTED_PROXIES", "10.0.0.0/8"],
+      // URLs the dashboard and the download parse: the pattern alone passed them, and they threw there with a stack.
+      ["TOME_PUBLIC_URL", "https://tome example.com"],
+      ["TOME_PUBLIC_URL", "https://tome.example.com:99999"],
+      ["TOME_DUMP", "https://"],
+      ["TOME_DUMP", "http://dumps example.org/x.xml.bz2"],
     ] as const) {
       expect(() => readConfig({ [name]: value })).toThrow(ConfigError);
       expect(() => readConfig({ [name]: value })).toThrow(name);

@@ -261,7 +261,8 @@ export function readConfig(env: Env = process.env): Config {
     );
   }
   const publicUrl = given("TOME_PUBLIC_URL");
-  if (publicUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(publicUrl)) {
+  // Parsed as the dashboard parses it at start: "https://exa mple.com" or port 99999 passed the pattern, then threw there.
+  if (publicUrl !== undefined && !(/^https?:\/\/[^\s/]+/.test(publicUrl) && URL.canParse(publicUrl))) {
     throw new ConfigError(
       `TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT], not "${publicUrl}".`,
     );
@@ -277,6 +278,13 @@ export function readConfig(env: Env = process.env): Config {
       `TOME_TRUSTED_PROXIES must be IP addresses separated by commas (e.g. 127.0.0.1,10.0.0.2), not "${notAddress}".`,
     );
   }
+  const dump = given("TOME_DUMP");
+  // An http(s) address is downloaded (start's downloadDump): one that is no URL threw a TypeError there, with its stack.
+  if (dump !== undefined && /^https?:\/\//i.test(dump) && !URL.canParse(dump)) {
+    throw new ConfigError(
+      `TOME_DUMP must be simple, en, a dump file or an http(s) URL; "${dump}" starts as a URL but is not one.`,
+    );
+  }
   const buildWorkers = given("TOME_BUILD_WORKERS");
   if (
     buildWorkers !== undefined &&
@@ -290,7 +298,7 @@ export function readConfig(env: Env = process.env): Config {
   return {
     snapshot: given("TOME_SNAPSHOT"),
     snapshotWatch: oneOf(env, "TOME_SNAPSHOT_WATCH", ["on", "off"], "on") === "on",
-    dump: given("TOME_DUMP"),
+    dump,
     host: given("HOST"),
     port: given("PORT"),
     dataDir: given("TOME_DATA") ?? DEFAULT_DATA_DIR,
