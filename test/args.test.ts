@@ -71,6 +71,15 @@ describe("an option that takes one value, given twice (D118)", () => {
     });
   }
 
+  test("--help beside it shows the help, exit 0, as beside a value the command would refuse", async () => {
+    const r = await runToExit(
+      ["bun", join(ROOT, "src/cli/snapshot-build.ts"), "--out", "a", "--out", "b", "--help"],
+      {},
+    );
+    expect([r.code, r.stderr]).toEqual([0, ""]);
+    expect(r.stdout).toContain("Usage: bun run snapshot:build");
+  });
+
   test("an option that takes several (--dump) and a switch given twice are taken", async () => {
     const dir = tempDir("tome-args-");
     const r = await runToExit(

@@ -50,7 +50,8 @@ export function readArgs<const O extends ParseArgsOptionsConfig>(
     throw new ArgumentError(`unknown option ${option}: ${takes()}`);
   }
   const given = new Map<string, string>();
-  for (const token of parsed.tokens ?? []) {
+  // --help beside it shows the help, as it does beside a value the command would refuse.
+  for (const token of parsed.values.help ? [] : (parsed.tokens ?? [])) {
     if (token.kind !== "option" || token.value === undefined || options[token.name]?.multiple) continue;
     const before = given.get(token.name);
     if (before !== undefined)
