@@ -167,3 +167,14 @@ describe("bun run snapshot:follow's arguments", () => {
     ]);
   });
 });
+
+describe("a file whose name starts with '-'", () => {
+  for (const file of ["snapshot-verify.ts", "snapshot-convert.ts"]) {
+    test(`${file} -old.tome: the option is named with its dash ('o' was), and the way to give the file (./-old.tome)`, async () => {
+      const r = await runToExit(["bun", join(ROOT, "src/cli", file), "-old.tome"], {}, tempDir("tome-args-"));
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain("unknown option -o: the command takes one argument");
+      expect(r.stderr).toContain('(a file whose name starts with "-" is given as ./-old.tome)');
+    });
+  }
+});

@@ -26,11 +26,13 @@ function optionList(options: ParseArgsOptionsConfig): string {
 /**
  * The options in `argv` and at most `positionals` arguments besides them (an ArgumentError
  * otherwise): an unknown option or a surplus argument is answered with the options there are.
+ * `files`: the arguments are files, so one that reads as options is told how to name it.
  */
 export function readArgs<const O extends ParseArgsOptionsConfig>(
   argv: string[],
   options: O,
   positionals = 0,
+  files = false,
 ): { values: Values<O>; positionals: string[] } {
   const takes = () =>
     `the command takes ${positionals ? `${positionals === 1 ? "one argument" : `${positionals} arguments`} and ` : ""}${Object.keys(options).length ? `the options ${optionList(options)}` : "no option but -h/--help"}`;
@@ -46,8 +48,13 @@ export function readArgs<const O extends ParseArgsOptionsConfig>(
   } catch (err) {
     const { code, message } = err as Error & { code?: string };
     if (code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") throw new ArgumentError(message);
-    const option = /Unknown option '([^']*)'/.exec(message)?.[1] ?? "";
-    throw new ArgumentError(`unknown option ${option}: ${takes()}`);
+    // Of a group of short options ("-out.tome") the message names the letter alone ('o').
+    const named = /Unknown option '([^']*)'/.exec(message)?.[1] ?? "";
+    const option = named.startsWith("-") ? named : `-${named}`;
+    // A file named "-x.tome" reads as options, and `bun file.ts -- -x.tome` drops the "--" before the command sees it.
+    const single = argv.find((a) => /^-[^-]/.test(a) && a.slice(1).includes(option.slice(1)));
+    const file = files && single ? ` (a file whose name starts with "-" is given as ./${single})` : "";
+    throw new ArgumentError(`unknown option ${option}: ${takes()}${file}`);
   }
   const given = new Map<string, string>();
   // --help beside it shows the help, as it does beside a value the command would refuse.

@@ -24,7 +24,7 @@ export async function main(args: string[]): Promise<void> {
   let out: string | undefined;
   let wrong = "give one format-1 snapshot, and optionally --out <file>.";
   try {
-    const parsed = readArgs(args, { out: { type: "string" } }, 1);
+    const parsed = readArgs(args, { out: { type: "string" } }, 1, true);
     inputs = parsed.positionals;
     out = parsed.values.out;
   } catch (err) {

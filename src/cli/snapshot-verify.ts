@@ -25,7 +25,7 @@ export async function main(args: string[]): Promise<void> {
   let files: string[] = [];
   let wrong = "give one snapshot file.";
   try {
-    files = readArgs(args, {}, 1).positionals;
+    files = readArgs(args, {}, 1, true).positionals;
   } catch (err) {
     wrong = `${(err as Error).message}.`;
   }
