@@ -178,3 +178,24 @@ describe("a file whose name starts with '-'", () => {
     });
   }
 });
+
+describe("an option followed by what reads as an option", () => {
+  const BUILD = join(ROOT, "src/cli/snapshot-build.ts");
+  for (const [args, said] of [
+    [
+      ["--workers", "-1"],
+      'snapshot:build: --workers is followed by "-1", which reads as an option: if it is --workers\'s value, write --workers=-1.',
+    ],
+    [
+      ["--out", "-x ü.tome"],
+      'snapshot:build: --out is followed by "-x ü.tome", which reads as an option: if it is --out\'s value, write "--out=-x ü.tome".',
+    ],
+    [["--out", "--limit", "5"], "snapshot:build: --out takes a value, and is followed by --limit."],
+  ] as const) {
+    test(`${args.join(" ")}: one line naming the value, where parseArgs gave three showing '--workers=-XYZ'`, async () => {
+      const r = await runToExit(["bun", BUILD, "--dump", "none.xml", ...args], {}, tempDir("tome-args-"));
+      expect(r.code).toBe(2);
+      expect(r.stderr.split("\n")[0]).toBe(said);
+    });
+  }
+});

@@ -24,6 +24,18 @@ function optionList(options: ParseArgsOptionsConfig): string {
 }
 
 /**
+ * An option followed by what reads as another (--workers -1, --out -x.tome): said in one line with the value, where
+ * parseArgs said in three that the value may have been forgotten and showed '--workers=-XYZ'.
+ */
+function ambiguity(argv: string[], option: string): string {
+  const next = argv[argv.indexOf(option) + 1];
+  if (next === undefined || next.startsWith("--"))
+    return `${option} takes a value${next ? `, and is followed by ${next}` : ""}.`;
+  const write = /\s/.test(next) ? `"${option}=${next}"` : `${option}=${next}`;
+  return `${option} is followed by "${next}", which reads as an option: if it is ${option}'s value, write ${write}.`;
+}
+
+/**
  * The options in `argv` and at most `positionals` arguments besides them (an ArgumentError
  * otherwise): an unknown option or a surplus argument is answered with the options there are.
  * `files`: the arguments are files, so one that reads as options is told how to name it.
@@ -47,6 +59,8 @@ export function readArgs<const O extends ParseArgsOptionsConfig>(
     });
   } catch (err) {
     const { code, message } = err as Error & { code?: string };
+    const ambiguous = /^Option '(--[^']+)' argument is ambiguous/.exec(message)?.[1];
+    if (ambiguous) throw new ArgumentError(ambiguity(argv, ambiguous));
     if (code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") throw new ArgumentError(message);
     // Of a group of short options ("-out.tome") the message names the letter alone ('o').
     const named = /Unknown option '([^']*)'/.exec(message)?.[1] ?? "";
