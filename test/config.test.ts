@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { ConfigError, readConfig, SETTINGS, settingsTable } from "../src/cli/config";
+import { type ListenError, readHost } from "../src/cli/listen";
 
 const ROOT = resolve(import.meta.dir, "..");
 const SRC = join(ROOT, "src");
@@ -130,5 +131,26 @@ describe("settings", () => {
       'TOME_BUILD_WORKERS must be a whole number of threads, 1 to 64 (each holds about 17 MB), not "1000".',
     );
     expect(() => readConfig({ TOME_SEARCH_WORKERS: "65" })).toThrow("0 to 64");
+  });
+});
+
+describe("HOST", () => {
+  test("an address with its port is said so, with the two settings to give, exit 2: it was 'neither an IP address nor a name that resolves'", async () => {
+    for (const [raw, host] of [
+      ["127.0.0.1:8080", "127.0.0.1"],
+      ["[::1]:8080", "[::1]"],
+      ["localhost:8080", "localhost"],
+    ]) {
+      const err = await readHost(raw).then(
+        () => undefined,
+        (e: ListenError) => e,
+      );
+      expect(err?.message).toBe(
+        `HOST "${raw}" holds a port: HOST is the address alone, the port is PORT (HOST=${host} PORT=8080).`,
+      );
+      expect(err?.exitCode).toBe(2);
+    }
+    expect(await readHost("::1")).toBe("::1");
+    expect(await readHost("[::1]")).toBe("::1");
   });
 });

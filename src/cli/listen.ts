@@ -34,6 +34,13 @@ export async function readHost(raw: string | undefined): Promise<string | undefi
   if (raw === undefined || raw === "") return undefined;
   const host = raw.replace(/^\[(.*)\]$/, "$1");
   if (isIP(host)) return host;
+  // An address with its port (127.0.0.1:8080, [::1]:8080, localhost:8080): the port is PORT's.
+  const withPort = /^(\[[^\]]+\]|[^:]+):([0-9]+)$/.exec(raw);
+  if (withPort)
+    throw new ListenError(
+      `HOST "${raw}" holds a port: HOST is the address alone, the port is PORT (HOST=${withPort[1]} PORT=${withPort[2]}).`,
+      2,
+    );
   try {
     return (await lookup(host)).address;
   } catch {
