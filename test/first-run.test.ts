@@ -5,7 +5,16 @@
  * downloads and builds the dump TOME_DUMP names.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { zstdDecompressSync } from "node:zlib";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -257,17 +266,27 @@ describe("npm start with no snapshot", () => {
     hostname: "127.0.0.1",
     port: 0,
     fetch: (req) =>
-      new URL(req.url).pathname.endsWith("/cut.xml.bz2")
-        ? // Cut short, and chunked: the download cannot tell it is not whole.
+      new URL(req.url).pathname.endsWith("/stall.xml.bz2")
+        ? // Its first bytes, then nothing more until the client leaves: a download stopped mid-way.
           new Response(
             new ReadableStream({
               start(ctl) {
                 ctl.enqueue(dumpBytes.subarray(0, 20_000));
-                ctl.close();
               },
             }),
+            { headers: { "content-length": String(dumpBytes.length) } },
           )
-        : new Response(dumpBytes, { headers: { etag: '"squad"' } }),
+        : new URL(req.url).pathname.endsWith("/cut.xml.bz2")
+          ? // Cut short, and chunked: the download cannot tell it is not whole.
+            new Response(
+              new ReadableStream({
+                start(ctl) {
+                  ctl.enqueue(dumpBytes.subarray(0, 20_000));
+                  ctl.close();
+                },
+              }),
+            )
+          : new Response(dumpBytes, { headers: { etag: '"squad"' } }),
   });
   afterAll(() => http.stop(true));
 
@@ -282,6 +301,32 @@ describe("npm start with no snapshot", () => {
       `). It was downloaded from ${url}: moved to dumps/cut.xml.bz2.damaged (delete it to free the space); the next start downloads it again.`,
     );
     expect(readdirSync(join(cwd, "dumps"))).toEqual(["cut.xml.bz2.damaged"]);
+  });
+
+  test("a download stopped by Ctrl-C on a terminal gives the cursor back and says what is kept; the part stays to resume", async () => {
+    const cwd = tempDir();
+    const url = `http://127.0.0.1:${http.port}/stall.xml.bz2`;
+    const pidFile = join(cwd, "pid");
+    // script(1) gives start a terminal; the shell it starts writes its id and becomes start (exec).
+    const command = `echo $$ > ${pidFile}; exec env TOME_SNAPSHOT= TOME_DUMP=${url} PORT=0 HOST=127.0.0.1 bun ${join(ROOT, "src/cli/start.ts")}`;
+    const proc = Bun.spawn(["script", "-qfec", command, "/dev/null"], { cwd, stdout: "pipe", stderr: "pipe" });
+    const reader = proc.stdout.getReader();
+    let screen = "";
+    const part = join(cwd, "dumps/stall.xml.bz2.part");
+    while (!(screen.includes("\x1b[?25l") && existsSync(part) && statSync(part).size >= 20_000)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`start ended before its download's bar showed:\n${screen}`);
+      screen += new TextDecoder().decode(value);
+    }
+    process.kill(Number(readFileSync(pidFile, "utf8")), "SIGINT");
+    for (let r = await reader.read(); !r.done; r = await reader.read()) screen += new TextDecoder().decode(r.value);
+    expect(await proc.exited).toBe(130);
+    const shownAgain = screen.lastIndexOf("\x1b[?25h");
+    expect(shownAgain).toBeGreaterThan(screen.lastIndexOf("\x1b[?25l"));
+    expect(screen.slice(shownAgain)).toContain(
+      "Download stopped: 20,000 bytes of it kept in dumps/stall.xml.bz2.part; the next start resumes from there.",
+    );
+    expect(statSync(part).size).toBe(20_000);
   });
 
   test("TOME_DUMP as a URL is downloaded into dumps/ and kept, then built and served", async () => {

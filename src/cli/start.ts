@@ -9,7 +9,7 @@
  * creates one and prints it once the server is up. `npm start` runs this after installing
  * what is missing (src/cli/run.sh).
  */
-import { existsSync, mkdirSync, renameSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import {
   Access,
@@ -25,6 +25,7 @@ import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { type Engine, openUnguarded } from "../search";
 import { buildSnapshot } from "./snapshot-build";
 import { download, fileNameOf } from "./download";
+import { STOPPED_EXIT_CODE } from "../files";
 import { downloadProgress } from "./progress";
 // A file import: the executable (bun run compile) carries the sample.
 import SAMPLE_DUMP from "../../test/fixtures/data/dumps/enwiki-2016-sample.xml.bz2" with { type: "file" };
@@ -212,12 +213,25 @@ async function downloadDump(url: string): Promise<string> {
     `No snapshot in ${SNAPSHOT_DIR}/: downloading ${url} into ${dest} (stopped, it resumes where it was when run again).`,
   );
   const bar = downloadProgress(name);
+  // Stopped (Ctrl-C, SIGTERM): the bar gives the terminal back its cursor, and the log says what is kept, not nothing.
+  const stop = () => {
+    bar.stop();
+    const kept = existsSync(`${dest}.part`) ? statSync(`${dest}.part`).size : 0;
+    note(
+      `Download stopped: ${kept.toLocaleString("en-US")} bytes of it kept in ${dest}.part; the next start resumes from there.`,
+    );
+    process.exit(STOPPED_EXIT_CODE);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
   try {
     await download(url, dest, {
       onProgress: (received, total) => bar.update(received, total),
       log: (line) => note(line),
     });
   } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
     bar.stop();
   }
   note(
