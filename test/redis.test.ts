@@ -691,9 +691,10 @@ describe("keys import and export", () => {
   });
 
   test("a wrong or unreachable TOME_REDIS_URL is a clear error, never a stack trace", async () => {
+    // A setting that cannot be used: exit 2, as start says it (ConfigError), where the key tool said 1.
     const wrong = await keysOn("http://127.0.0.1:1", ["list"]);
     expect([wrong.code, wrong.stderr.trim()]).toEqual([
-      1,
+      2,
       "keys list: TOME_REDIS_URL must start with redis:// or rediss:// (or redis+unix://), not http://.",
     ]);
     const gone = await keysOn("redis://127.0.0.1:1", ["create", "--name", "x"]);

@@ -3,7 +3,7 @@
  * set (as the server does). Both are read whole and changed under their own guard: keys.json
  * under its lock file, Redis by compare-and-set.
  */
-import type { Config } from "./config";
+import { type Config, ConfigError } from "./config";
 import {
   checkRedisUrl,
   keysPath,
@@ -33,7 +33,8 @@ export async function openRedis(url: string | undefined): Promise<RedisKeyStore>
   if (!url)
     throw new KeyStoreError("TOME_REDIS_URL is not set: say which Redis, e.g. TOME_REDIS_URL=redis://127.0.0.1:6379.");
   const wrong = checkRedisUrl(url);
-  if (wrong) throw new KeyStoreError(wrong);
+  // A setting that cannot be used, as start says it (exit 2), not a store that failed (1).
+  if (wrong) throw new ConfigError(wrong);
   return RedisKeyStore.open(url);
 }
 
