@@ -10,7 +10,6 @@ import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { readArgs } from "./args";
 import { createGzip, createZstdCompress } from "node:zlib";
-import { UserError } from "../errors";
 import { ApiError, Attributions, readSince, Resources } from "../http";
 import { openSnapshot, type Snapshot, SnapshotError } from "../snapshot";
 import { countProgress } from "./progress";
@@ -123,7 +122,7 @@ function compressorFor(out: string) {
   if (/\.zst$/i.test(out)) return createZstdCompress();
   const other = OTHER_COMPRESSION.exec(out);
   if (other)
-    throw new UserError(
+    throw new ArgumentError(
       `--out ${out}: snapshot:export compresses to .gz or .zst only, and a name ending in ${other[0]} would hold plain JSON Lines. Name it ${out.slice(0, -other[0].length)}.gz, .zst, or without the ending.`,
     );
   return undefined;
@@ -138,7 +137,7 @@ function outputKind(out: string): "file" | "other" {
     return "file";
   }
   if (statSync(out, { throwIfNoEntry: false })?.isDirectory())
-    throw new UserError(
+    throw new ArgumentError(
       `--out names a folder (${out}): name the file to write, e.g. ${join(out, "chunks.jsonl.zst")}.`,
     );
   return link.isFile() ? "file" : "other";
@@ -157,7 +156,7 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
   // as it is (renamed over, /dev/null would become a file).
   const partial = target === "file" ? join(dirname(args.out), `.${basename(args.out)}.partial`) : undefined;
   if (target === "file" && !existsSync(dirname(args.out)))
-    throw new UserError(`no folder ${dirname(args.out)}/ to write ${basename(args.out)} in.`);
+    throw new ArgumentError(`no folder ${dirname(args.out)}/ to write ${basename(args.out)} in.`);
   // Stopped (Ctrl-C, SIGTERM): the part written goes, as a build's files do (D116), rather than staying hidden beside --out.
   const stop = () => {
     progress.stop();
