@@ -170,7 +170,7 @@ export const SETTINGS = [
     default: "off",
     meaning:
       'any value: log the build\'s memory phase by phase on stderr; "gc": collect first, so that the heap figures are what is live',
-    usedBy: "snapshot:build, start",
+    usedBy: "snapshot:build, snapshot:update, snapshot:follow, start",
   },
 ] as const satisfies readonly Setting[];
 
