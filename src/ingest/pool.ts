@@ -45,18 +45,17 @@ export function endResting(): void {
     }
 }
 
-function takeResting(script: string | URL): Worker | undefined {
-  const entry = resting.get(String(script))?.pop();
+function takeResting(script: string): Worker | undefined {
+  const entry = resting.get(script)?.pop();
   if (!entry) return undefined;
   clearTimeout(entry.timer);
   entry.worker.ref();
   return entry.worker;
 }
 
-function rest(script: string | URL, worker: Worker): void {
-  const key = String(script);
-  const list = resting.get(key) ?? [];
-  resting.set(key, list);
+function rest(script: string, worker: Worker): void {
+  const list = resting.get(script) ?? [];
+  resting.set(script, list);
   const leave = () => {
     const at = list.findIndex((e) => e.worker === worker);
     if (at >= 0) list.splice(at, 1);
