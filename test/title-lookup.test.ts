@@ -29,7 +29,7 @@ describe("the title lookup", () => {
     writeTitleLookup(out, lookup);
     out.finish({});
     expect(readdirSync(dir)).toEqual(["lookup.tome"]);
-    const titles = new TitleLookup(openContainer(path));
+    const titles = new TitleLookup(openContainer(path), articles.length);
     for (const [i, a] of articles.entries()) if (a.chunks.length) expect(titles.get(titleKey(a.title))).toBe(i);
     const byTitle = new Map(articles.map((a, i) => [a.title, i]));
     for (const r of redirects)

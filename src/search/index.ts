@@ -7,8 +7,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { said } from "../errors";
-import { commandLine } from "../invocation";
-import { openSnapshot, SnapshotError } from "../snapshot";
+import { damagedSections, openSnapshot, SnapshotError } from "../snapshot";
 import { Engine } from "./engine";
 import type { IndexBuildProgress } from "./indexer/merge";
 import { PRUNE_FROM, READ_WHOLE } from "./options";
@@ -91,17 +90,8 @@ export function openUnguarded(snapshotPath: string): Engine {
   }
 }
 
-/**
- * A snapshot whose header and table are whole (openContainer checked them) but whose sections cannot be read: a
- * SnapshotError saying how to find out whether the file is damaged, where a damaged index said only "JSON Parse
- * error" or "Out of memory". Its sections are hashed only by snapshot:verify and a server's background check (D38).
- */
+/** What broke reading a snapshot's sections at open, as a SnapshotError naming snapshot:verify (damagedSections). */
 function unreadable(path: string, err: unknown): Error {
   if (err instanceof SnapshotError) return err;
-  return Object.assign(
-    new SnapshotError(
-      `${path} cannot be read (${(err as Error).message}): is it damaged? \`${commandLine(`snapshot:verify ${path}`)}\` checks every section against its hash; rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\` if one does not match.`,
-    ),
-    { cause: err },
-  );
+  return damagedSections(path, (err as Error).message, err);
 }

@@ -45,6 +45,20 @@ interface Table {
 
 const rebuild = `Rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`;
 
+/**
+ * A snapshot whose header and table are whole (openContainer checked them) but whose sections do not hold together:
+ * a SnapshotError saying how to find out whether the file is damaged. Its sections are hashed only by snapshot:verify,
+ * a server's background check and the engine's verify() (D38, D119), not at open.
+ */
+export function damagedSections(path: string, what: string, cause?: unknown): SnapshotError {
+  return Object.assign(
+    new SnapshotError(
+      `${path} cannot be read (${what}): is it damaged? \`${commandLine(`snapshot:verify ${path}`)}\` checks every section against its hash; rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\` if one does not match.`,
+    ),
+    cause === undefined ? {} : { cause },
+  );
+}
+
 /** Writes a container as a stream of sections into a temporary file, renamed into place by finish(). */
 export class ContainerWriter {
   private readonly fd: number;

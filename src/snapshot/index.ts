@@ -16,7 +16,7 @@ export { eachRedirect, openSnapshot, readSnapshotMeta, type Snapshot } from "./r
 export { SnapshotWriter, type PageInput, type RedirectIds } from "./write";
 export { format1Modifications, readFormat1 } from "./format1";
 export { Growable, lowerBound, StoredStrings, StringColumn, viewOf } from "../columns";
-export { ContainerWriter, MAX_SECTION_BYTES, openContainer, type Container } from "./container";
+export { ContainerWriter, damagedSections, MAX_SECTION_BYTES, openContainer, type Container } from "./container";
 export type { LeaseRefused } from "./mapping";
 export { Spool } from "./spool";
 export { PageTable, isoSeconds, type PageRow } from "./pages";

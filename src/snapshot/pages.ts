@@ -13,9 +13,9 @@ import { makeScratch, removeScratch } from "../files";
 import { join } from "node:path";
 import { Growable, lowerBound, StoredStrings, StringColumn, viewOf } from "../columns";
 import { SortedRuns } from "../sorted-runs";
-import type { Container, ContainerWriter } from "./container";
+import { type Container, type ContainerWriter, damagedSections } from "./container";
 import { Spool } from "./spool";
-import type { SnapshotChunk, SnapshotPage, SnapshotSection } from "./format";
+import type { SnapshotChunk, SnapshotMeta, SnapshotPage, SnapshotSection } from "./format";
 import type { TextStore } from "./text";
 
 export interface PageRow {
@@ -231,6 +231,54 @@ export class PageTable {
     this.levels = container.section("sections.level");
     this.headings = new StoredStrings(container.section("sections.heading"), u32("sections.headingEnd"));
     this.chunkSection = viewOf(Uint16Array, container.section("text.chunkSection"));
+    const fault = this.fault(container.meta as SnapshotMeta, text.chunkCount);
+    if (fault) throw damagedSections(container.path, fault);
+  }
+
+  /**
+   * What reading a page relies on to stay within its sections and end soon (D119), in one pass over the pages: every
+   * column a row a page, as many as the meta says; each page's chunks, sections and timestamp where they can be. A
+   * damaged count was a loop of billions of chunks (a hang), a damaged first chunk a TypeError from inside the text
+   * store, a damaged time "Invalid Date"; the sections' hashes are checked only by verify().
+   */
+  private fault(meta: SnapshotMeta, textChunks: number): string | undefined {
+    const n = this.ids.length;
+    if (n !== meta.indexedPages) return `pages.id holds ${n} pages, the snapshot ${meta.indexedPages}`;
+    const columns: [string, ArrayLike<number>][] = [
+      ["pages.rev", this.rev],
+      ["pages.ts", this.ts],
+      ["pages.firstText", this.firstText],
+      ["pages.firstDoc", this.firstDoc],
+      ["pages.chunkCount", this.chunkCounts],
+      ["pages.sectionStart", this.sectionStart],
+      ["pages.sectionCount", this.sectionCount],
+      ["pages.titleEnd", { length: this.titles.length }],
+    ];
+    for (const [name, column] of columns)
+      if (column.length !== n) return `${name} holds ${column.length} rows for ${n} pages`;
+    const sections = this.levels.length;
+    if (this.headings.length !== sections)
+      return `sections.headingEnd holds ${this.headings.length} rows for ${sections} sections`;
+    if (this.chunkSection.length !== textChunks)
+      return `text.chunkSection holds ${this.chunkSection.length} rows for ${textChunks} chunks`;
+    const { ts, firstText, firstDoc, chunkCounts, sectionStart, sectionCount } = this;
+    const documents = meta.indexedChunks;
+    let chunks = 0;
+    let headed = 0;
+    for (let i = 0; i < n; i++) {
+      const count = chunkCounts[i]!;
+      chunks += count;
+      headed += sectionCount[i]!;
+      if (firstText[i]! + count > textChunks || firstDoc[i]! + count > documents)
+        return `page ${i}'s ${count} chunks from ${firstText[i]} (text), ${firstDoc[i]} (index) run past the ${textChunks} and ${documents} chunks there are`;
+      if (sectionStart[i]! + sectionCount[i]! > sections)
+        return `page ${i}'s ${sectionCount[i]} sections from ${sectionStart[i]} run past the ${sections} there are`;
+      // Past ±8.64e12 s (or NaN) a Date is invalid: toISOString() threw "Invalid Date".
+      if (!(Math.abs(ts[i]!) <= MAX_DATE_SECONDS)) return `page ${i}'s time is ${ts[i]}, no date`;
+    }
+    if (chunks !== documents) return `pages.chunkCount counts ${chunks} chunks, the snapshot ${documents}`;
+    if (headed > sections) return `pages.sectionCount counts ${headed} sections, sections.level ${sections}`;
+    return undefined;
   }
 
   get length(): number {
@@ -390,6 +438,9 @@ class StoredChunk implements SnapshotChunk {
     return { section: this.section, text: this.text };
   }
 }
+
+/** The furthest a Date reaches from 1970, in seconds. */
+const MAX_DATE_SECONDS = 8.64e12;
 
 /** ISO 8601 in whole seconds, as ingest writes timestamps. */
 const WHOLE_SECONDS = /\.000Z$/;

@@ -19,8 +19,14 @@ export interface Snapshot {
 
 export function openSnapshot(path: string): Snapshot {
   const container = openContainer(path);
-  const text = new TextStore(container);
-  const pages = new PageTable(container, text);
+  let pages: PageTable;
+  try {
+    pages = new PageTable(container, new TextStore(container));
+  } catch (err) {
+    // The file and what was mapped let go now, not at a collection (damage found in the page or block tables).
+    container.letGo();
+    throw err;
+  }
   let redirects: Redirect[] | undefined;
   return {
     meta: container.meta as SnapshotMeta,

@@ -11,7 +11,8 @@
  */
 import { constants, zstdCompress, zstdCompressSync } from "node:zlib";
 import { Growable, viewOf } from "../columns";
-import { MAX_SECTION_BYTES, type Container, type ContainerWriter } from "./container";
+import { damagedSections, MAX_SECTION_BYTES, type Container, type ContainerWriter } from "./container";
+import { SnapshotError } from "./format";
 import { sameBytes } from "./hash";
 import { Compressors } from "./compressors";
 import {
@@ -404,6 +405,30 @@ export class TextStore {
     this.chunkEnd = viewOf(Uint32Array, container.section("text.chunkEnd"));
     this.dictionary = textDictionaryOf(container);
     this.decompress = blockDecompressor(this.dictionary);
+    const fault = this.fault();
+    if (fault) throw damagedSections(container.path, fault);
+  }
+
+  /**
+   * What reading a chunk relies on to stay within the sections (D119), in one pass over the blocks: each block in a
+   * part there is and within it, their first chunks rising from 0 to the chunk count. Damage there was a TypeError
+   * from inside ("this.parts[this.blockPart[b]]"), or a size zstd could not take ("cannot convert argument to 'u64'").
+   */
+  private fault(): string | undefined {
+    const { blockPart, blockStart, blockLength, blockFirst, parts } = this;
+    const blocks = blockLength.length;
+    if (blockPart.length !== blocks || blockStart.length !== blocks || blockFirst.length !== blocks + 1)
+      return `text.blockLength holds ${blocks} blocks, text.blockPart ${blockPart.length}, text.blockStart ${blockStart.length}, text.blockFirst ${blockFirst.length - 1}`;
+    if (blockFirst[0] !== 0 || blockFirst[blocks] !== this.chunkCount)
+      return `text.blockFirst runs from ${blockFirst[0]} to ${blockFirst[blocks]}, not from 0 to the ${this.chunkCount} chunks of text.chunkEnd`;
+    for (let b = 0; b < blocks; b++) {
+      const part = parts[blockPart[b]!];
+      const start = blockStart[b]!;
+      if (!part || !(Number.isInteger(start) && start >= 0 && start + blockLength[b]! <= part.byteLength))
+        return `text block ${b} lies outside the text (part ${blockPart[b]} of ${parts.length}, at ${start})`;
+      if (blockFirst[b + 1]! < blockFirst[b]!) return `text.blockFirst falls at block ${b}`;
+    }
+    return undefined;
   }
 
   get chunkCount(): number {
@@ -417,7 +442,13 @@ export class TextStore {
     const b = this.blockOf(i);
     const bytes = this.block(b);
     const start = i === this.blockFirst[b] ? 0 : this.chunkEnd[i - 1]!;
-    return this.decoder.decode(bytes.subarray(start, this.chunkEnd[i]!));
+    const end = this.chunkEnd[i]!;
+    // Ends are checked as a block is read, not at open (one a chunk): a damaged one read another chunk's text, or none.
+    if (!(start <= end && end <= bytes.byteLength))
+      throw new SnapshotError(
+        `a text block is damaged: chunk ${i} runs from ${start} to ${end} of its ${bytes.byteLength} bytes`,
+      );
+    return this.decoder.decode(bytes.subarray(start, end));
   }
 
   private blockOf(chunk: number): number {

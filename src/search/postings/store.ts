@@ -2,7 +2,14 @@
  * The search indexes in a snapshot's sections (`${prefix}.meta`, vocabulary, postings.N,
  * lists.first/fields/at/df, fieldLengths): written by the build, mapped back as shards at boot.
  */
-import { type Container, type ContainerWriter, type Snapshot, SnapshotError, viewOf } from "../../snapshot";
+import {
+  type Container,
+  type ContainerWriter,
+  damagedSections,
+  type Snapshot,
+  SnapshotError,
+  viewOf,
+} from "../../snapshot";
 import { ANALYZER_VERSION } from "../text/analyze";
 import { TEXT_BOOSTS, TITLE_BOOSTS } from "./fields";
 import type { TermListsData } from "./term-lists";
@@ -17,10 +24,20 @@ export interface Indexes {
 }
 
 export function loadIndexes(snapshot: Snapshot): Indexes {
-  return {
-    text: new Shard(readShardData(snapshot.container, "index.text"), TEXT_BOOSTS),
-    titles: new Shard(readShardData(snapshot.container, "index.titles"), TITLE_BOOSTS),
-  };
+  const { container, meta } = snapshot;
+  const text = readShardData(container, "index.text");
+  const titles = readShardData(container, "index.titles");
+  // Each shard's entries are the snapshot's chunks and pages (D119): its per-entry arrays are sized by this count.
+  for (const [prefix, shard, entries] of [
+    ["index.text", text, meta.indexedChunks],
+    ["index.titles", titles, meta.indexedPages],
+  ] as const)
+    if (shard.documentCount !== entries)
+      throw damagedSections(
+        container.path,
+        `${prefix}.meta counts ${shard.documentCount} entries, the snapshot ${entries}`,
+      );
+  return { text: new Shard(text, TEXT_BOOSTS), titles: new Shard(titles, TITLE_BOOSTS) };
 }
 
 const LIST_COLUMNS: (keyof TermListsData)[] = ["first", "fields", "at", "df"];
@@ -115,6 +132,15 @@ export function readShardData(container: Container, prefix: string): ShardData {
         `Rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
     );
   }
+  // The meta's counts are read as sizes: a damaged digit was "postings: no part 0" at the first search.
+  const parts = meta.postingsParts;
+  if (
+    !Number.isInteger(parts) ||
+    parts < 0 ||
+    (parts > 0 && !container.has(`${prefix}.postings.${parts - 1}`)) ||
+    container.has(`${prefix}.postings.${parts}`)
+  )
+    throw damagedSections(container.path, `${prefix}.meta says ${parts} postings parts`);
   return {
     fields: meta.fields,
     documentCount: meta.documentCount,

@@ -3,12 +3,23 @@
  * its page (title-keys.ts), sorted, in the snapshot's sections titles.key/keyEnd/page; found by
  * binary search instead of a Map of millions of entries.
  */
-import { type Container, type ContainerWriter, type Spool, StoredStrings, viewOf } from "../../snapshot";
+import {
+  type Container,
+  type ContainerWriter,
+  damagedSections,
+  type Spool,
+  StoredStrings,
+  viewOf,
+} from "../../snapshot";
 
 export class TitleLookup {
   private readonly keys: StoredStrings;
   private readonly pages: Uint32Array;
-  constructor(container: Container) {
+  /** `pageCount`: the page table's, which every page found must be within (checked as found, not at open: D119). */
+  constructor(
+    private readonly container: Container,
+    private readonly pageCount: number,
+  ) {
     this.keys = new StoredStrings(
       container.section("titles.key"),
       viewOf(Uint32Array, container.section("titles.keyEnd")),
@@ -25,7 +36,12 @@ export class TitleLookup {
       else hi = mid;
     }
     // Compared in place: decoding a key at each step of every search's lookup made ~30 objects.
-    return lo < this.keys.length && this.keys.compare(lo, key) === 0 ? this.pages[lo] : undefined;
+    if (!(lo < this.keys.length && this.keys.compare(lo, key) === 0)) return undefined;
+    const page = this.pages[lo]!;
+    // A damaged one was a page past the table: its time read as undefined, "RangeError: Invalid Date".
+    if (!(page < this.pageCount))
+      throw damagedSections(this.container.path, `titles.page names page ${page} of ${this.pageCount}`);
+    return page;
   }
 }
 

@@ -23,7 +23,7 @@ export class Catalog implements ChunkLayout {
   constructor(snapshot: Snapshot, chunks: number) {
     this.pages = snapshot.pages;
     this.chunkCounts = this.pages.chunkCounts;
-    this.titles = new TitleLookup(snapshot.container);
+    this.titles = new TitleLookup(snapshot.container, this.pages.length);
     this.pageOfChunk = new Int32Array(chunks);
     this.firstChunk = new Int32Array(this.pages.length + 1);
     const { firstDoc, chunkCounts } = this.pages;
