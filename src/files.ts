@@ -9,6 +9,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeSync,
 } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
@@ -228,6 +229,39 @@ export function createLockFile(path: string, text: string): void {
 }
 
 /**
+ * Removes the lock file `path` if it still holds `stale`, the text of a holder found gone. Two processes that found one
+ * lock stale must not both remove it: the later would remove the lock the earlier took meanwhile, and both would go on
+ * as its holder (after a key command killed with its lock, two at once lost one's change). So it is removed only under
+ * `path.break`, which one process at a time creates, the lock read again there. Returns false when another process is
+ * at it (the caller tries its lock again soon).
+ */
+export function breakStaleLock(path: string, stale: string): boolean {
+  const breaking = `${path}.break`;
+  try {
+    createLockFile(breaking, lockText());
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    // One killed at it left it: its holder is gone (or it stayed empty 10 s, killed before its text was written).
+    try {
+      const text = readFileSync(breaking, "utf8");
+      const gone = text.trim() ? lockHolder(text) === undefined : Date.now() - statSync(breaking).mtimeMs > 10_000;
+      if (gone) rmSync(breaking, { force: true });
+    } catch {}
+    return false;
+  }
+  try {
+    let text: string | undefined;
+    try {
+      text = readFileSync(path, "utf8");
+    } catch {}
+    if (text === stale) rmSync(path, { force: true });
+    return true;
+  } finally {
+    rmSync(breaking, { force: true });
+  }
+}
+
+/**
  * Takes the lock file `path` for this process (its id and start time in it): a function that lets it go. While a
  * live process other than this one holds it, throws `held(pid)`; a lock whose process is gone, or whose id another
  * process now has (ids are reused, in containers soon), is taken over. A folder that cannot be written: `unwritable`.
@@ -246,11 +280,16 @@ export function takeLock(
       try {
         text = readFileSync(path, "utf8");
       } catch {}
+      // Empty: its holder has made it and not yet written its text (or was killed between): given a moment first.
+      if (!text.trim() && attempt < 20) {
+        Bun.sleepSync(10);
+        continue;
+      }
       const holder = lockHolder(text);
       if (holder === process.pid) return () => {};
       if (holder !== undefined) throw errors.held(holder);
-      if (attempt > 2) throw errors.unwritable(new Error(`${path} cannot be replaced`));
-      rmSync(path, { force: true });
+      if (attempt > 50) throw errors.unwritable(new Error(`${path} cannot be replaced`));
+      if (!breakStaleLock(path, text)) Bun.sleepSync(10);
       continue;
     }
     const release = () => {

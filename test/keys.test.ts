@@ -21,6 +21,7 @@ import {
   type KeyStoreState,
 } from "../src/access";
 import { GenerationCounter } from "../src/access/generation";
+import { lockDataFolder } from "../src/access/server-lock";
 import { writeUsage } from "../src/access/usage";
 import { lockText } from "../src/files";
 import { keys, newKey, ROOT, runToExit, snapshotFor, SQUAD, START, startServer, tempDir } from "./helpers";
@@ -287,6 +288,71 @@ describe("the key tool", () => {
     expect(performance.now() - waitedFrom).toBeGreaterThan(500);
     await remover.exited;
   }, 30_000);
+
+  test("a stale lock found by two key commands at once is removed by one: the other waits for the lock the first took, never removes it", () => {
+    const dir = tempDir("tome-data-");
+    updateKeyFile(dir, (file) => void createKey(file, { name: "first", account: "a", scope: "full", now: Date.now() }));
+    const lock = `${keysPath(dir)}.lock`;
+    // Left by a key command killed with it (its process gone).
+    writeFileSync(lock, "999999 1\n");
+    // Another command (this test) reads the stale lock just after this one did, removes it and takes its own.
+    const theOther = lockText();
+    let reads = 0;
+    let heldAsTaken: string | undefined;
+    const read = fs.readFileSync as (...a: unknown[]) => string;
+    const raced = spyOn(fs, "readFileSync").mockImplementation(((...args: unknown[]) => {
+      if (args[0] !== lock) return read(...args);
+      const text = read(...args);
+      if (++reads === 1) {
+        rmSync(lock);
+        writeFileSync(lock, theOther);
+      } else if (reads === 3) {
+        // The other command is done: its lock as it left it, then let go.
+        heldAsTaken = text;
+        rmSync(lock);
+      }
+      return text;
+    }) as typeof fs.readFileSync);
+    try {
+      updateKeyFile(
+        dir,
+        (file) => void createKey(file, { name: "second", account: "a", scope: "full", now: Date.now() }),
+      );
+    } finally {
+      raced.mockRestore();
+    }
+    // On the code before, this command removed the other's lock and wrote the store while the other held it.
+    expect(heldAsTaken).toBe(theOther);
+    expect(readKeyFile(keysPath(dir)).keys.map((k) => k.name)).toEqual(["first", "second"]);
+    expect(readdirSync(dir).sort()).toEqual(["keys.gen", "keys.json"]);
+  });
+
+  test("a stale server.lock found by two servers at once: the second is refused, never takes the first's lock", async () => {
+    const dir = tempDir("tome-data-");
+    mkdirSync(dir, { recursive: true });
+    const lock = join(dir, "server.lock");
+    writeFileSync(lock, "999999 1\n");
+    // The first server: a live process, which reads the stale lock just after this one, removes it and takes its own.
+    const first = Bun.spawn(["sleep", "60"]);
+    let reads = 0;
+    const read = fs.readFileSync as (...a: unknown[]) => string;
+    const raced = spyOn(fs, "readFileSync").mockImplementation(((...args: unknown[]) => {
+      const text = read(...args);
+      if (args[0] === lock && ++reads === 1) {
+        rmSync(lock);
+        writeFileSync(lock, `${first.pid}\n`);
+      }
+      return text;
+    }) as typeof fs.readFileSync);
+    try {
+      expect(() => lockDataFolder(dir)).toThrow(`another Tome server (process ${first.pid})`);
+    } finally {
+      raced.mockRestore();
+      first.kill();
+      await first.exited;
+    }
+    expect(readFileSync(lock, "utf8")).toBe(`${first.pid}\n`);
+  });
 
   test("revoke takes the key's own text as well as its id, matched by its hash, and never prints it", async () => {
     const dir = tempDir("tome-data-");

@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { atomicWrite, createLockFile, lockHolder, lockText } from "../files";
+import { atomicWrite, breakStaleLock, createLockFile, lockHolder, lockText } from "../files";
 import { KeyStoreError } from "./errors";
 import { bumpGeneration, checkGeneration, generationPath, readGeneration } from "./generation";
 import { usagePath } from "./usage";
@@ -205,8 +205,10 @@ export function updateKeyFile<T>(dataDir: string, change: (file: KeyFile) => T):
       locked = true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      if (staleLock(lock)) rmSync(lock, { force: true });
-      else if (Date.now() > deadline)
+      const stale = staleLock(lock);
+      if (stale === null) continue;
+      if (stale !== undefined && breakStaleLock(lock, stale)) continue;
+      if (Date.now() > deadline)
         throw new KeyStoreError(`${lock} is held by another key command. If none is running, delete the lock file.`);
       else Bun.sleepSync(20);
     }
@@ -225,16 +227,16 @@ export function updateKeyFile<T>(dataDir: string, change: (file: KeyFile) => T):
 }
 
 /**
- * Whether the lock's holder is gone: no live process has its id, or one that started at another time does (ids are
+ * The lock's text if its holder is gone: no live process has its id, or one that started at another time does (ids are
  * reused, in a container soon: a key command killed there as process 1 left the next one's pid in its lock). A lock
- * still empty is its holder's until 10 s have passed.
+ * still empty is its holder's until 10 s have passed. undefined: held; null: gone already.
  */
-function staleLock(lock: string): boolean {
+function staleLock(lock: string): string | null | undefined {
   try {
     const text = readFileSync(lock, "utf8");
-    if (!text.trim()) return Date.now() - statSync(lock).mtimeMs > 10_000;
-    return lockHolder(text) === undefined;
+    if (!text.trim()) return Date.now() - statSync(lock).mtimeMs > 10_000 ? text : undefined;
+    return lockHolder(text) === undefined ? text : undefined;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ENOENT";
+    return (err as NodeJS.ErrnoException).code === "ENOENT" ? null : undefined;
   }
 }
