@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import {
@@ -34,6 +34,7 @@ import { startRedis, type RedisServer } from "./redis-server";
 import { connect } from "node:net";
 import { ADDRESS_FAILURES, createAccountAccess, keysPath, readKeyFile, updateKeyFile } from "../src/access";
 import type { App } from "../src/http";
+import { lockText } from "../src/files";
 
 setDefaultTimeout(180_000);
 
@@ -1080,6 +1081,76 @@ describe("in process (app.handle)", () => {
       `dashboard: could not write ${join(data, "keys.json")}.lock: ENOSPC: no space left on device, write; no key or plan was changed.`,
     ]);
     expect(readFileSync(join(data, "keys.json"), "utf8")).toBe(stored);
+  });
+
+  /**
+   * A key created by a new account's holder while keys.json's lock is held by a live process (this one, as a key
+   * command stopped with Ctrl-Z would): resolves once the server found the lock held, with the lock's path and the
+   * create's response to come; `late` moves the clock by as much once the lock was first read.
+   */
+  async function createWhileLocked(name: string, late = 0) {
+    const holder = updateKeyFile(data, (f) => createAccountAccess(f, name, "free").token);
+    const cookie = await sessionCookie(holder);
+    const csrf = csrfOf(await (await handle("/dashboard", { headers: { cookie } })).text());
+    const lock = `${keysPath(data)}.lock`;
+    writeFileSync(lock, lockText());
+    const read = fs.readFileSync as (...a: unknown[]) => string;
+    const clock = Date.now;
+    let moved = 0;
+    let found!: () => void;
+    const held = new Promise<void>((resolve) => (found = resolve));
+    const reads = spyOn(fs, "readFileSync").mockImplementation(((...args: unknown[]) => {
+      if (args[0] === lock) {
+        moved = late;
+        found();
+      }
+      return read(...args);
+    }) as typeof fs.readFileSync);
+    const now = spyOn(Date, "now").mockImplementation(() => clock() + moved);
+    const response = Promise.resolve(
+      handle("/dashboard/keys", {
+        method: "POST",
+        headers: { "content-type": FORM, cookie },
+        body: new URLSearchParams({ csrf, name: "While locked", scope: "read" }),
+      }),
+    ).finally(() => {
+      reads.mockRestore();
+      now.mockRestore();
+    });
+    await held;
+    return { lock, response };
+  }
+
+  test("a key created while a stopped key command holds keys.json's lock: the server answers other requests meanwhile, and creates the key once the lock is let go", async () => {
+    const { lock, response } = await createWhileLocked("held");
+    let settled = false;
+    void response.finally(() => (settled = true));
+    try {
+      expect((await handle("/healthz")).status).toBe(200);
+      // On the code before, the server's thread slept waiting for the lock: /healthz was answered only after the
+      // create gave up (10 s) and was refused (409), the lock still held.
+      expect(settled).toBe(false);
+    } finally {
+      rmSync(lock, { force: true });
+    }
+    const created = await response;
+    expect(created.status).toBe(201);
+    expect(await created.text()).toContain('id="new-key"');
+  });
+
+  test("a key created while keys.json's lock stays held past the wait: refused, saying the lock is held, no key made", async () => {
+    const { lock, response } = await createWhileLocked("held-long", 10_001);
+    let refused: Response;
+    try {
+      refused = await response;
+    } finally {
+      rmSync(lock, { force: true });
+    }
+    expect(refused.status).toBe(409);
+    expect(await refused.text()).toContain(
+      `${lock} is held by another key command. If none is running, delete the lock file.`,
+    );
+    expect(readKeyFile(keysPath(data)).keys.filter((k) => k.account === "held-long")).toEqual([]);
   });
 
   test("a page's address with a slash at its end is sent to the page's own (308, the query kept); other addresses are still 404", async () => {

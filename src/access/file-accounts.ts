@@ -5,7 +5,7 @@
 import { MAX_SESSIONS, SESSIONS_PER_ACCOUNT, type AccountStore, type Session } from "./accounts";
 import type { KeyRing } from "./ring";
 import { KeyStoreError, KeyStoreUnwritable } from "./errors";
-import { updateKeyFile } from "./store";
+import { updateKeyFileAsync } from "./store";
 import type { UsageLedger } from "./usage";
 import { MemorySignIns } from "./sign-in-limits";
 import type { WorkShare } from "./work";
@@ -76,7 +76,7 @@ export function fileAccountStore(dataDir: string, ring: KeyRing, usage: UsageLed
     update: async (_account, change) => {
       let result: ReturnType<typeof change>;
       try {
-        result = updateKeyFile(dataDir, change);
+        result = await updateKeyFileAsync(dataDir, change);
       } catch (err) {
         if (err instanceof KeyStoreError || typeof (err as NodeJS.ErrnoException).code !== "string") throw err;
         // Once per change tried (a person's action, not a request's): the disk is the operator's to fix.

@@ -1,9 +1,9 @@
 /**
  * The key store's file: accounts (plan, enterprise rate) and API keys (their sha256 only), in
  * TOME_DATA/keys.json; its format, its checks, and its one writer, updateKeyFile (atomically,
- * under a lock), which then bumps the counter in keys.gen (generation.ts) that running servers
- * watch (ring.ts). A store that is empty, damaged or gone is refused, never silently replaced
- * (checkKeyStore).
+ * under a lock; updateKeyFileAsync in a running server), which then bumps the counter in
+ * keys.gen (generation.ts) that running servers watch (ring.ts). A store that is empty,
+ * damaged or gone is refused, never silently replaced (checkKeyStore).
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -192,17 +192,36 @@ function writeKeyFile(path: string, file: KeyFile): void {
 
 /**
  * Runs `change` on the store under an exclusive lock, and writes the result: two key
- * commands at once never lose each other's change.
+ * commands at once never lose each other's change. Waits for the lock on this thread: for the
+ * key tool; a running server waits with updateKeyFileAsync.
  */
 export function updateKeyFile<T>(dataDir: string, change: (file: KeyFile) => T): T {
+  const lock = lockPath(dataDir);
+  for (const _ of lockWaits(lock)) Bun.sleepSync(LOCK_RETRY_MS);
+  return changeLocked(dataDir, lock, change);
+}
+
+/** updateKeyFile for a running server: while the lock is held, its other requests are answered. */
+export async function updateKeyFileAsync<T>(dataDir: string, change: (file: KeyFile) => T): Promise<T> {
+  const lock = lockPath(dataDir);
+  for (const _ of lockWaits(lock)) await Bun.sleep(LOCK_RETRY_MS);
+  return changeLocked(dataDir, lock, change);
+}
+
+const LOCK_RETRY_MS = 20;
+
+function lockPath(dataDir: string): string {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const path = keysPath(dataDir);
-  const lock = `${path}.lock`;
+  return `${keysPath(dataDir)}.lock`;
+}
+
+/** Takes keys.json's lock, yielding each time its caller should wait before trying again (each caller waits its own way: one loop for both); a holder there after 10 s is refused. */
+function* lockWaits(lock: string): Generator<void, void, void> {
   const deadline = Date.now() + 10_000;
-  for (let locked = false; !locked; ) {
+  for (;;) {
     try {
       createLockFile(lock, lockText());
-      locked = true;
+      return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       const stale = staleLock(lock);
@@ -210,9 +229,13 @@ export function updateKeyFile<T>(dataDir: string, change: (file: KeyFile) => T):
       if (stale !== undefined && breakStaleLock(lock, stale)) continue;
       if (Date.now() > deadline)
         throw new KeyStoreError(`${lock} is held by another key command. If none is running, delete the lock file.`);
-      else Bun.sleepSync(20);
+      yield;
     }
   }
+}
+
+function changeLocked<T>(dataDir: string, lock: string, change: (file: KeyFile) => T): T {
+  const path = keysPath(dataDir);
   try {
     // Checked before anything is written: a change the servers cannot be told of is not made.
     checkGeneration(generationPath(dataDir));
