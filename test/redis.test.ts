@@ -541,7 +541,7 @@ describe("Redis that answers, but not as asked", () => {
     // A database that is not a number: Bun's client refuses the URL when it is made, which threw a stack trace.
     const bad = await keysOn("redis://:pw4@127.0.0.1:1/abc", ["list"]);
     expect([bad.code, bad.stderr.trim()]).toEqual([
-      1,
+      2,
       'keys list: TOME_REDIS_URL cannot be used (Invalid database number in Redis URL: "abc"): give it as redis://[:PASSWORD@]HOST:PORT[/DATABASE NUMBER].',
     ]);
   });
