@@ -380,3 +380,13 @@ export function decodedDuring<T>(work: () => T): { result: T; decoded: number } 
     BlockCursor.prototype.decode = decode;
   }
 }
+
+/** What a call says: "answered", or the error it throws, as "Name: message". */
+export function refused(call: () => unknown): string {
+  try {
+    call();
+    return "answered";
+  } catch (error) {
+    return `${(error as Error).name}: ${(error as Error).message}`;
+  }
+}

@@ -10,7 +10,7 @@ import MiniSearch from "minisearch";
 import { closeSync, copyFileSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { openContainer } from "../src/snapshot";
 import { join } from "node:path";
-import { EN_2006, EN_2016, engineFor, ingested, snapshotFor, SQUAD, tempDir, TRUNCATED_XZ } from "./helpers";
+import { EN_2006, EN_2016, engineFor, ingested, refused, snapshotFor, SQUAD, tempDir, TRUNCATED_XZ } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -312,16 +312,6 @@ describe("Japanese", () => {
     for (const p of titled) expect(tome.search(p.title).hits[0]!.page.title).toBe(p.title);
   });
 });
-
-/** What a call says: "answered", or the error it throws, as "Name: message". */
-function refused(call: () => unknown): string {
-  try {
-    call();
-    return "answered";
-  } catch (error) {
-    return `${(error as Error).name}: ${(error as Error).message}`;
-  }
-}
 
 describe("the library API, as the README shows it (open(path).search(q, options))", () => {
   test("a bad argument is a TypeError or RangeError naming it, never a crash inside or a silently wrong answer", async () => {
