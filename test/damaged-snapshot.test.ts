@@ -6,23 +6,15 @@
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { writeIngested } from "../src/build";
+import { ingest } from "../src/ingest";
 import { open } from "../src/search";
 import { ContainerWriter, openSnapshot, SnapshotError } from "../src/snapshot";
-import { snapshotFor, SQUAD, tempDir } from "./helpers";
+import { refused, snapshotFor, SQUAD, tempDir, wikiOf, writeExport } from "./helpers";
 
 // Per file (bun applies it to the current file only): the snapshot is built from a real dump.
 setDefaultTimeout(120_000);
-
-/** What a call says: "answered", or the error it throws, as "Name: message". */
-function refused(call: () => unknown): string {
-  try {
-    call();
-    return "answered";
-  } catch (error) {
-    return `${(error as Error).name}: ${(error as Error).message}`;
-  }
-}
 
 /** The SnapshotError open() throws for sections that do not hold together, saying `what`. */
 const cannotRead = (path: string, what: string) =>
@@ -250,5 +242,34 @@ describe("a damaged snapshot, opened as a library (D119)", () => {
     await expect(damaged.verify()).rejects.toThrow(
       new SnapshotError(`${path} is closed: open() it again to search it.`),
     );
+  });
+});
+
+describe("a whole snapshot of an edge shape opens, its checks passed (D119)", () => {
+  test("0 pages, 1 page, and a page of 0 chunks beside others: open() answers, verify() finds nothing", async () => {
+    const none = await wikiOf([{ title: "Alpha", text: "Beta", redirect: true }]);
+    expect(none.snapshot.pages.length).toBe(0);
+    expect(none.search("beta").hits).toEqual([]);
+    expect(await none.verify()).toEqual([]);
+    const one = await wikiOf([{ title: "Alpha", text: "Alpha is a word." }]);
+    expect(one.search("alpha").hits.map((h) => h.page.title)).toEqual(["Alpha"]);
+    expect(await one.verify()).toEqual([]);
+    // A page of no chunks, first: its firstText and firstDoc are those of the page after it.
+    const xml = writeExport([
+      { title: "Alpha", text: "Alpha is a word." },
+      { title: "Beta", text: "Beta is another word." },
+    ]);
+    const ingested = await ingest({ dumps: [xml], workers: 1 });
+    ingested.articles[0]!.chunks = [];
+    const out = join(dirname(xml), "empty-page.tome");
+    writeIngested(ingested, out, 300);
+    const empty = open(out);
+    expect(empty.snapshot.pages.list().map((p) => [p.title, p.chunks.length])).toEqual([
+      ["Alpha", 0],
+      ["Beta", 1],
+    ]);
+    expect(empty.search("beta").hits.map((h) => h.page.title)).toEqual(["Beta"]);
+    expect(await empty.verify()).toEqual([]);
+    for (const engine of [none, one, empty]) engine.close();
   });
 });
