@@ -288,7 +288,12 @@ describe("npm start with no snapshot", () => {
             )
           : new Response(dumpBytes, { headers: { etag: '"squad"' } }),
   });
-  afterAll(() => http.stop(true));
+  /** Ends a start still running: one whose test failed or timed out (a stalled download never ends by itself). */
+  let leftRunning = async () => {};
+  afterAll(async () => {
+    await leftRunning();
+    await http.stop(true);
+  });
 
   test("TOME_DUMP as a URL whose download is damaged (cut short) is put aside, not taken as whole by the next start", async () => {
     const cwd = tempDir();
@@ -310,17 +315,27 @@ describe("npm start with no snapshot", () => {
     // script(1) gives start a terminal; the shell it starts writes its id and becomes start (exec).
     const command = `echo $$ > ${pidFile}; exec env TOME_SNAPSHOT= TOME_DUMP=${url} PORT=0 HOST=127.0.0.1 bun ${join(ROOT, "src/cli/start.ts")}`;
     const proc = Bun.spawn(["script", "-qfec", command, "/dev/null"], { cwd, stdout: "pipe", stderr: "pipe" });
+    leftRunning = async () => {
+      if (proc.exitCode !== null) return;
+      if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, "utf8")), "SIGKILL");
+      proc.kill();
+      await proc.exited;
+    };
     const reader = proc.stdout.getReader();
     let screen = "";
     const part = join(cwd, "dumps/stall.xml.bz2.part");
-    while (!(screen.includes("\x1b[?25l") && existsSync(part) && statSync(part).size >= 20_000)) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`start ended before its download's bar showed:\n${screen}`);
-      screen += new TextDecoder().decode(value);
+    try {
+      while (!(screen.includes("\x1b[?25l") && existsSync(part) && statSync(part).size >= 20_000)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`start ended before its download's bar showed:\n${screen}`);
+        screen += new TextDecoder().decode(value);
+      }
+      process.kill(Number(readFileSync(pidFile, "utf8")), "SIGINT");
+      for (let r = await reader.read(); !r.done; r = await reader.read()) screen += new TextDecoder().decode(r.value);
+      expect(await proc.exited).toBe(130);
+    } finally {
+      await leftRunning();
     }
-    process.kill(Number(readFileSync(pidFile, "utf8")), "SIGINT");
-    for (let r = await reader.read(); !r.done; r = await reader.read()) screen += new TextDecoder().decode(r.value);
-    expect(await proc.exited).toBe(130);
     const shownAgain = screen.lastIndexOf("\x1b[?25h");
     expect(shownAgain).toBeGreaterThan(screen.lastIndexOf("\x1b[?25l"));
     expect(screen.slice(shownAgain)).toContain(
