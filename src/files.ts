@@ -233,7 +233,9 @@ export function createLockFile(path: string, text: string): void {
  * lock stale must not both remove it: the later would remove the lock the earlier took meanwhile, and both would go on
  * as its holder (after a key command killed with its lock, two at once lost one's change). So it is removed only under
  * `path.break`, which one process at a time creates, the lock read again there. Returns false when another process is
- * at it (the caller tries its lock again soon).
+ * at it (the caller tries its lock again soon). Left open: a `.break` whose own holder was killed in the microseconds it
+ * exists is cleared by whoever finds it stale, and two finding it at once could both clear it; closing that needs a
+ * kernel lock (flock), which Bun does not offer.
  */
 export function breakStaleLock(path: string, stale: string): boolean {
   const breaking = `${path}.break`;
