@@ -18,6 +18,10 @@ import { EN_2006, EN_2016, engineFor, TRUNCATED_XZ } from "./helpers";
 
 const en = () => engineFor({ dumps: [EN_2006, EN_2016] });
 const ja = () => engineFor({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });
+/** Words with joiners inside (D120). */
+const mr = () => engineFor({ dumps: [TRUNCATED_XZ[4]!], allowTruncated: true });
+/** Words with apostrophes inside (D120). */
+const uk = () => engineFor({ dumps: [TRUNCATED_XZ[5]!], allowTruncated: true });
 
 const terms = (set: Set<string>): MatchedTerms => ({ candidates: set, has: (t) => set.has(t) });
 
@@ -107,6 +111,8 @@ describe("crop and highlight", () => {
   for (const [name, engine] of [
     ["English", en],
     ["Japanese", ja],
+    ["Marathi", mr],
+    ["Ukrainian", uk],
   ] as const) {
     test(`agree with a plain reading of D9 on every chunk (${name})`, async () => {
       const e = await engine();

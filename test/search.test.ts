@@ -18,6 +18,8 @@ setDefaultTimeout(120_000);
 const en = () => engineFor({ dumps: [EN_2006, EN_2016] });
 const squad = () => engineFor({ dumps: [SQUAD] });
 const ja = () => engineFor({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });
+const mr = () => engineFor({ dumps: [TRUNCATED_XZ[4]!], allowTruncated: true });
+const uk = () => engineFor({ dumps: [TRUNCATED_XZ[5]!], allowTruncated: true });
 
 const plain = (formatted: string) => formatted.replaceAll("<em>", "").replaceAll("</em>", "");
 const unescapeHtml = (s: string) => s.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&amp;", "&");
@@ -29,6 +31,40 @@ describe("analysis", () => {
     expect(fold("Đà Nẵng")).toBe("đa nang");
     expect(terms("東京都に住む", "ja").length).toBeGreaterThan(2);
     expect(terms("मराठी भाषा")).toEqual(["मराठी", "भाषा"]); // Indic vowel signs are not accents
+  });
+
+  test("a joiner inside a word and a Cyrillic word's apostrophe keep it one word, in any of its forms (D120)", () => {
+    expect(terms("रत्\u200dनागिरी কল\u200d্যাণী")).toEqual(terms("रत्नागिरी কল্যাণী"));
+    expect(terms("रत्\u200dनागिरी")).toEqual(["रत्नागिरी"]);
+    expect(terms("об'єкт об’єкт обʼєкт Об'Єкт")).toEqual(["обʼєкт", "обʼєкт", "обʼєкт", "обʼєкт"]);
+    // Latin words stay split at an apostrophe (the possessive), and joiners between emoji join no word.
+    expect(terms("Einstein's don’t")).toEqual(["einstein", "s", "don", "t"]);
+    expect(terms("a \u{1f468}\u200d\u{1f469} b\u200d")).toEqual(["a", "b"]);
+  });
+});
+
+describe("one word in every form a reader types it (D120)", () => {
+  test("Marathi written with a zero-width joiner inside a word: found as typed without it, highlighted whole", async () => {
+    const tome = await mr();
+    // The dump writes Ratnagiri रत्‍नागिरी, a joiner after the virama; a reader types रत्नागिरी (before: no hit at all).
+    const plainly = tome.search("रत्नागिरी");
+    expect(plainly.hits[0]!.page.title).toBe("रत्\u200dनागिरी");
+    expect(plainly.hits[0]!.formatted.text).toContain("<em>रत्\u200dनागिरी</em>");
+    const asWritten = tome.search("रत्\u200dनागिरी");
+    expect(asWritten.hits.map((h) => h.page.title)).toEqual(plainly.hits.map((h) => h.page.title));
+    // No <em> closes inside the word, between the virama and the joiner (before: <em>भारतरत्</em>‍न).
+    for (const h of tome.search("भारतरत्न", { limit: 20 }).hits) expect(h.formatted.text).not.toMatch(/<\/em>\u200d/);
+  });
+
+  test("a Ukrainian word with an apostrophe, typed ' ’ or ʼ: the same hits, the whole word highlighted", async () => {
+    const tome = await uk();
+    const [straight, typographic, letter] = ["об'єкт", "об’єкт", "обʼєкт"].map((q) => tome.search(q, { limit: 20 }));
+    expect(straight!.hits.length).toBeGreaterThan(10);
+    // Before: ʼ (U+02BC, a letter) found nothing; ' and ’ split the word into об and єкт.
+    for (const other of [typographic!, letter!])
+      expect(other.hits.map((h) => h.page.title)).toEqual(straight!.hits.map((h) => h.page.title));
+    for (const h of straight!.hits)
+      for (const [, word] of h.formatted.text.matchAll(/<em>(.*?)<\/em>/g)) expect(fold(word!)).toStartWith("обʼєкт");
   });
 });
 

@@ -1,14 +1,47 @@
 /**
  * The one text analysis used for indexing and for queries: Unicode word segmentation
  * (Intl.Segmenter for scripts written without spaces), case folding and accent folding
- * (é = e, ά = α), numbers kept.
+ * (é = e, ά = α), numbers kept. One word in every form a reader may type it (D120).
  */
 import { escapeRegExp, UNSPACED, wordLocale } from "../../scripts";
 
 /** Bump when analysis changes: stored indexes built with another version are rebuilt. */
-export const ANALYZER_VERSION = 1;
+export const ANALYZER_VERSION = 2;
 
-const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+/**
+ * A word: letters, marks and digits, and what ICU's word boundaries (UAX #29) keep inside a word (D120): zero-width
+ * joiners and non-joiners between its characters (WB4; Bengali and Marathi write them inside words), and an apostrophe
+ * between two Cyrillic letters (WB6, WB7: Ukrainian п'ять). Latin words stay split at an apostrophe, as charabia splits
+ * them (the possessive 's).
+ */
+const WORD =
+  /[\p{L}\p{M}\p{N}](?:[\p{L}\p{M}\p{N}]|[\u200c\u200d]+(?=[\p{L}\p{M}\p{N}])|(?<=\p{Script=Cyrillic}\p{M}*)['\u2019](?=\p{Script=Cyrillic}))*/gu;
+/** WORD for the texts without a joiner or an apostrophe: most, and faster. */
+const PLAIN_WORD = /[\p{L}\p{M}\p{N}]+/gu;
+const JOINING = /\u200c|\u200d|['\u2019]/;
+const wordPattern = (text: string) => (JOINING.test(text) ? WORD : PLAIN_WORD);
+
+/**
+ * Where the word going on before `i` goes on after the joiner or apostrophe at `i`, as WORD reads it; `i` if it ends there.
+ * For highlight.ts, which reads the words of a text without WORD.
+ */
+export function joinedUntil(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c === 0x200c || c === 0x200d) {
+    let j = i + 1;
+    while (j < text.length && (text.charCodeAt(j) === 0x200c || text.charCodeAt(j) === 0x200d)) j++;
+    return j < text.length && WORD_CHAR.test(String.fromCodePoint(text.codePointAt(j)!)) ? j : i;
+  }
+  if ((c !== 0x27 && c !== 0x2019) || !CYRILLIC.test(text[i + 1] ?? "")) return i;
+  for (let b = i - 1; b >= 0; b--) {
+    if (CYRILLIC.test(text[b]!)) return i + 1;
+    if (!MARK.test(text[b]!)) break;
+  }
+  return i;
+}
+const WORD_CHAR = /^[\p{L}\p{M}\p{N}]$/u;
+const MARK = /\p{M}/u;
+const CYRILLIC = /\p{Script=Cyrillic}/u;
 /** Combining diacritics of Latin, Greek and Cyrillic (and Vietnamese tones) — not the vowel signs of Indic scripts. */
 const DIACRITICS = /[\u0300-\u036f]/g;
 
@@ -29,11 +62,21 @@ export function fold(token: string): string {
   return folded;
 }
 
-/** fold() without its cache: for whole titles, which would crowd the words out of it (and hold one entry a title at the end of a build). */
+/** fold() without its cache, and a whole text folded as fold() folds each word: for whole titles, which would crowd the words out of it (and hold one entry a title at the end of a build). */
 export function foldUncached(text: string): string {
   if (ASCII.test(text)) return text.toLowerCase();
-  return text.normalize("NFKD").replace(DIACRITICS, "").toLowerCase().normalize("NFC");
+  let folded = text.normalize("NFKD").replace(DIACRITICS, "").toLowerCase();
+  if (FOLDED.test(folded)) folded = folded.replace(JOINERS, "").replace(IN_WORD_APOSTROPHE, "\u02bc");
+  return folded.normalize("NFC");
 }
+
+/**
+ * What folding drops or makes one (D120): zero-width joiners and non-joiners (invisible, typed or not: রত্‍ন = রত্ন),
+ * and the apostrophes of a Cyrillic word (' ’ ʼ: об'єкт = об’єкт = обʼєкт, as Lucene's Ukrainian analyzer makes them one).
+ */
+const FOLDED = /\u200c|\u200d|['\u2019]/;
+const JOINERS = /\u200c|\u200d/g;
+const IN_WORD_APOSTROPHE = /(?<=\p{Script=Cyrillic}\p{M}*)['\u2019](?=\p{Script=Cyrillic})/gu;
 
 interface Token {
   /** Folded form, as indexed. */
@@ -56,7 +99,7 @@ export function segmenter(lang: string): Intl.Segmenter {
 /** Words of a text with their positions. Runs of unspaced script are split by Intl.Segmenter. */
 export function tokens(text: string, lang = ""): Token[] {
   const out: Token[] = [];
-  for (const m of text.matchAll(WORD)) {
+  for (const m of text.matchAll(wordPattern(text))) {
     const run = m[0];
     if (!UNSPACED.test(run)) {
       out.push({ term: fold(run), start: m.index, end: m.index + run.length });
@@ -83,7 +126,7 @@ const SEGMENTED_LIMIT = 100_000;
 
 /** The words of a text as written (terms() before folding). */
 export function words(text: string, lang = ""): string[] {
-  const runs = text.match(WORD) ?? [];
+  const runs = text.match(wordPattern(text)) ?? [];
   if (!UNSPACED.test(text)) return runs;
   const out: string[] = [];
   for (const run of runs) {
@@ -106,12 +149,6 @@ export function words(text: string, lang = ""): string[] {
   return out;
 }
 
-/** A whole text folded as fold() folds each word. */
-function foldText(text: string): string {
-  if (ASCII.test(text)) return text.toLowerCase();
-  return text.normalize("NFKD").replace(DIACRITICS, "").toLowerCase().normalize("NFC");
-}
-
 /**
  * A test for texts holding a phrase (folded words) as consecutive words. Without unspaced
  * script in the phrase, a pattern over the folded text, which spares splitting and folding
@@ -125,7 +162,7 @@ export function phraseTest(phrase: string[], lang = ""): (text: string) => boole
     `(?<!${spaced})${phrase.map(escapeRegExp).join("[^\\p{L}\\p{M}\\p{N}]+")}(?!${spaced})`,
     "u",
   );
-  return (text) => pattern.test(foldText(text));
+  return (text) => pattern.test(foldUncached(text));
 }
 
 function containsSequence(words: string[], seq: string[]): boolean {

@@ -9,7 +9,7 @@
  * the matched terms.
  */
 import { UNSPACED } from "../../scripts";
-import { fold, segmenter } from "./analyze";
+import { fold, joinedUntil, segmenter } from "./analyze";
 import {
   answer,
   asciiCandidate,
@@ -134,7 +134,7 @@ function scan(text: string, lang: string, matched: MatchedTerms): boolean {
         if (++i === n) break;
         c = text.charCodeAt(i);
       } while (c < 128 && (lower = ASCII_WORD_LOWER[c]!) !== 0);
-      if (i === n || c < 128 || !startsWord(text, i)) {
+      if (i === n || c < 128 || !goesOn(text, i)) {
         wordStarts[words] = start;
         wordEnds[words] = i;
         const c = filled[h & mask] !== 0 ? asciiCandidate(text, start, i, h) : -1;
@@ -188,18 +188,23 @@ function markPhrases(phrases: readonly Phrase[]): void {
   }
 }
 
-/** Whether a word character starts at i (a surrogate pair read as one code point). */
-function startsWord(text: string, i: number): boolean {
-  return isWordChar(text.codePointAt(i)!);
+/** Whether the word before i goes on at i: a word character (a surrogate pair read as one code point), or a joiner or apostrophe it holds (D120). */
+function goesOn(text: string, i: number): boolean {
+  return isWordChar(text.codePointAt(i)!) || joinedUntil(text, i) > i;
 }
 
-/** Where the run of word characters going on at i ends. */
+/** Where the word going on at i ends: its run of word characters, with the joiners and apostrophes it holds (D120). */
 function wordEnd(text: string, i: number, n: number): number {
   while (i < n) {
     const c = text.charCodeAt(i);
     if (c >= 0xd800 && c <= 0xdbff) wide = true;
     const cp = c < 0xd800 ? c : text.codePointAt(i)!;
-    if (!isWordChar(cp)) break;
+    if (!isWordChar(cp)) {
+      const joined = joinedUntil(text, i);
+      if (joined === i) break;
+      i = joined;
+      continue;
+    }
     i += cp > 0xffff ? 2 : 1;
   }
   return i;
