@@ -18,8 +18,10 @@ setDefaultTimeout(120_000);
 const en = () => engineFor({ dumps: [EN_2006, EN_2016] });
 const squad = () => engineFor({ dumps: [SQUAD] });
 const ja = () => engineFor({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });
+const el = () => engineFor({ dumps: [TRUNCATED_XZ[1]!], allowTruncated: true });
 const mr = () => engineFor({ dumps: [TRUNCATED_XZ[4]!], allowTruncated: true });
 const uk = () => engineFor({ dumps: [TRUNCATED_XZ[5]!], allowTruncated: true });
+const vi = () => engineFor({ dumps: [TRUNCATED_XZ[6]!], allowTruncated: true });
 
 const plain = (formatted: string) => formatted.replaceAll("<em>", "").replaceAll("</em>", "");
 const unescapeHtml = (s: string) => s.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&amp;", "&");
@@ -28,7 +30,10 @@ const chunkText = (h: { page: { chunks: { text: string }[] }; chunk: number }) =
 describe("analysis", () => {
   test("case, accents, numbers, and scripts without spaces", () => {
     expect(terms("Café ÉCOLE naïve 1760 Ά")).toEqual(["cafe", "ecole", "naive", "1760", "α"]);
-    expect(fold("Đà Nẵng")).toBe("đa nang");
+    // đ is no accented d to Unicode (no decomposition), but is to a reader typing without accents (D120).
+    expect(fold("Đà Nẵng")).toBe("da nang");
+    // A final sigma is a sigma (D120), in capitals as in lowercase.
+    expect(terms("ΠΟΛΕΜΟΣ πόλεμος πολεμοσ")).toEqual(["πολεμοσ", "πολεμοσ", "πολεμοσ"]);
     expect(terms("東京都に住む", "ja").length).toBeGreaterThan(2);
     expect(terms("मराठी भाषा")).toEqual(["मराठी", "भाषा"]); // Indic vowel signs are not accents
   });
@@ -65,6 +70,26 @@ describe("one word in every form a reader types it (D120)", () => {
       expect(other.hits.map((h) => h.page.title)).toEqual(straight!.hits.map((h) => h.page.title));
     for (const h of straight!.hits)
       for (const [, word] of h.formatted.text.matchAll(/<em>(.*?)<\/em>/g)) expect(fold(word!)).toStartWith("обʼєкт");
+  });
+
+  test("Vietnamese typed without accents finds the words with đ: Dien Bien Phu is Điện Biên Phủ", async () => {
+    const tome = await vi();
+    const accented = tome.search("Điện Biên Phủ", { limit: 5 });
+    expect(accented.hits.length).toBe(5);
+    // Before: the first five were pages saying phủ, biến, diện, none holding the name.
+    const typed = tome.search("Dien Bien Phu", { limit: 5 });
+    expect(typed.hits.map((h) => h.page.title)).toEqual(accented.hits.map((h) => h.page.title));
+    expect(typed.hits[0]!.formatted.text).toContain("<em>Điện</em> <em>Biên</em> <em>Phủ</em>");
+  });
+
+  test("Greek typed in capitals: the last word's final Σ begins the words it is a prefix of (ΠΑΣ finds Πάσχα)", async () => {
+    const tome = await el();
+    const lower = tome.search("πασ", { limit: 50 });
+    expect(lower.hits.some((h) => h.formatted.text.includes("<em>Πάσχα</em>"))).toBe(true);
+    // Before: ΠΑΣ lowercased to πας, a word of 5 pages, the prefix of none.
+    const capitals = tome.search("ΠΑΣ", { limit: 50 });
+    expect(capitals.estimatedTotalHits).toBe(lower.estimatedTotalHits);
+    expect(capitals.hits.map((h) => h.page.title)).toEqual(lower.hits.map((h) => h.page.title));
   });
 });
 

@@ -6,7 +6,7 @@
 import { escapeRegExp, UNSPACED, wordLocale } from "../../scripts";
 
 /** Bump when analysis changes: stored indexes built with another version are rebuilt. */
-export const ANALYZER_VERSION = 2;
+export const ANALYZER_VERSION = 3;
 
 /**
  * A word: letters, marks and digits, and what ICU's word boundaries (UAX #29) keep inside a word (D120): zero-width
@@ -67,8 +67,18 @@ export function foldUncached(text: string): string {
   if (ASCII.test(text)) return text.toLowerCase();
   let folded = text.normalize("NFKD").replace(DIACRITICS, "").toLowerCase();
   if (FOLDED.test(folded)) folded = folded.replace(JOINERS, "").replace(IN_WORD_APOSTROPHE, "\u02bc");
+  if (ONE_LETTER.test(folded)) folded = folded.replace(FINAL_SIGMA, "σ").replace(D_WITH_STROKE, "d");
   return folded.normalize("NFC");
 }
+
+/**
+ * Letters folded into another as accents are (D120): the Greek final sigma into σ (Lucene's GreekLowerCaseFilter), so
+ * that a word typed in capitals or cut short as a prefix (ΠΑΣ, lowercased πας) is the word's beginning; the Vietnamese
+ * đ into d (charabia's VietnameseNormalizer), which no decomposition strips, so that Dien Bien Phu is Điện Biên Phủ.
+ */
+const ONE_LETTER = /[ςđ]/;
+const FINAL_SIGMA = /ς/g;
+const D_WITH_STROKE = /đ/g;
 
 /**
  * What folding drops or makes one (D120): zero-width joiners and non-joiners (invisible, typed or not: রত্‍ন = রত্ন),
