@@ -79,17 +79,28 @@ function reference(text: string, matched: Set<string>, crop: number, highlight: 
   const end = Math.min(n, start + crop);
   start = Math.max(0, end - crop);
   const inside = words.filter((w) => cp[w.start]! >= start && cp[w.end]! <= end);
-  if (!inside.length)
+  // Grapheme clusters, by UTF-16 offset: where a cut may fall.
+  const clusters = [...graphemes.segment(text)].map((g) => ({ start: g.index, end: g.index + g.segment.length }));
+  if (!inside.length) {
+    const kept = clusters.filter((g) => cp[g.start]! >= start && cp[g.end]! <= end);
+    if (!kept.length) return CROP_MARKER;
+    const [first, last] = [kept[0]!.start, kept.at(-1)!.end];
     return (
-      (start > 0 ? CROP_MARKER : "") +
-      escapeHtml(Array.from(text).slice(start, end).join("")) +
-      (end < n ? CROP_MARKER : "")
+      (first > 0 ? CROP_MARKER : "") + escapeHtml(text.slice(first, last)) + (last < text.length ? CROP_MARKER : "")
     );
+  }
   const from = start === 0 ? 0 : inside[0]!.start;
   let to = end === n ? text.length : inside.at(-1)!.end;
-  while (to < text.length && cp[to + 1]! - cp[from]! <= crop && /[^\s\p{L}\p{N}]/u.test(text[to]!)) to++;
+  // Closing punctuation after the last word, a whole cluster at a time.
+  for (const g of clusters) {
+    if (g.start < to) continue;
+    if (g.start > to || cp[g.end]! - cp[from]! > crop || !/[^\s\p{L}\p{N}]/u.test(text[g.start]!)) break;
+    to = g.end;
+  }
   return (from > 0 ? CROP_MARKER : "") + render(from, to) + (to < text.length ? CROP_MARKER : "");
 }
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
 /** Every chunk of the engine's snapshot, with a few of its own words (and a word of another chunk) as the matched terms. */
 function* chunkCases(engine: Engine): Generator<{ title: string; text: string; matched: Set<string> }> {
@@ -138,6 +149,44 @@ describe("crop and highlight", () => {
       if (name === "Japanese") expect(wide).toBeGreaterThan(0);
     }, 300_000);
   }
+
+  test("never cut a grapheme cluster: the crop's ends and every <em> fall between user-perceived characters", async () => {
+    const bn = await engineFor({ dumps: [TRUNCATED_XZ[0]!], allowTruncated: true });
+    const e = await ja();
+    // Real text: a Japanese sentence ending in a flag, "…輩出している。🇨🇴". Before, the closing punctuation kept after
+    // the last word took the flag's first half (a lone surrogate at some lengths, a regional indicator at others).
+    const flagged = [...chunkCases(e)].find((c) => c.text.includes("輩出している。🇨🇴"))!;
+    const cases = [
+      ...[...chunkCases(bn)].map((c) => ({ ...c, lang: bn.lang })),
+      ...[...chunkCases(e)].map((c) => ({ ...c, lang: e.lang })),
+      { text: flagged.text, matched: new Set(["輩出"]), lang: e.lang },
+    ];
+    let cut = 0;
+    for (const { text, matched, lang } of cases) {
+      const bounds = new Set([...graphemes.segment(text)].map((g) => g.index).concat(text.length));
+      const m = terms(matched);
+      // Short crops as the library allows (crop_length ≥ 1): a word longer than the window is cut inside.
+      for (const crop of [4, 12, 27, 50]) {
+        const got = formatText(text, m, crop, true, lang);
+        expect(got).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
+        const body = got.replace(new RegExp(`^${CROP_MARKER}|${CROP_MARKER}$`, "g"), "");
+        // The shown text's offsets in the chunk: the body's ends and each tag's place.
+        const tagsAt: number[] = [];
+        let shown = "";
+        for (const part of body.split(/(<\/?em>)/))
+          if (part === "<em>" || part === "</em>") tagsAt.push(shown.length);
+          else shown += part.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&amp;", "&");
+        if (!shown) continue;
+        cut++;
+        // Some place of it in the chunk (a short body may stand at several) has every offset between clusters.
+        let at = text.indexOf(shown);
+        const between = (a: number) => [a, a + shown.length, ...tagsAt.map((t) => a + t)].every((o) => bounds.has(o));
+        while (at >= 0 && !between(at)) at = text.indexOf(shown, at + 1);
+        expect([crop, got, at >= 0]).toEqual([crop, got, true]);
+      }
+    }
+    expect(cut).toBeGreaterThan(10_000);
+  }, 300_000);
 
   test("typo and prefix expansions are highlighted where the hit's chunk holds them, and nowhere else", async () => {
     const e = await en();

@@ -6,18 +6,20 @@
 import { escapeRegExp, UNSPACED, wordLocale } from "../../scripts";
 
 /** Bump when analysis changes: stored indexes built with another version are rebuilt. */
-export const ANALYZER_VERSION = 3;
+export const ANALYZER_VERSION = 4;
 
 /**
- * A word: letters, marks and digits, and what ICU's word boundaries (UAX #29) keep inside a word (D120): zero-width
- * joiners and non-joiners between its characters (WB4; Bengali and Marathi write them inside words), and an apostrophe
+ * A word: a letter or digit, then letters, marks and digits (a mark after no letter goes with the character before it,
+ * as in UAX #29's WB4, and begins no word: the overline of a formula's z̅ ̅+̅ ̅w̅), and what ICU's word boundaries (UAX #29) keep in a word (D120): zero-width
+ * joiners and non-joiners after its characters (WB4; Bengali and Marathi write them inside words, and after a final
+ * virama), and an apostrophe
  * between two Cyrillic letters (WB6, WB7: Ukrainian п'ять). Latin words stay split at an apostrophe, as charabia splits
  * them (the possessive 's).
  */
 const WORD =
-  /[\p{L}\p{M}\p{N}](?:[\p{L}\p{M}\p{N}]|[\u200c\u200d]+(?=[\p{L}\p{M}\p{N}])|(?<=\p{Script=Cyrillic}\p{M}*)['\u2019](?=\p{Script=Cyrillic}))*/gu;
+  /[\p{L}\p{N}](?:[\p{L}\p{M}\p{N}]|\u200c|\u200d|(?<=\p{Script=Cyrillic}\p{M}*)['\u2019](?=\p{Script=Cyrillic}))*/gu;
 /** WORD for the texts without a joiner or an apostrophe: most, and faster. */
-const PLAIN_WORD = /[\p{L}\p{M}\p{N}]+/gu;
+const PLAIN_WORD = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu;
 const JOINING = /\u200c|\u200d|['\u2019]/;
 const wordPattern = (text: string) => (JOINING.test(text) ? WORD : PLAIN_WORD);
 
@@ -27,11 +29,7 @@ const wordPattern = (text: string) => (JOINING.test(text) ? WORD : PLAIN_WORD);
  */
 export function joinedUntil(text: string, i: number): number {
   const c = text.charCodeAt(i);
-  if (c === 0x200c || c === 0x200d) {
-    let j = i + 1;
-    while (j < text.length && (text.charCodeAt(j) === 0x200c || text.charCodeAt(j) === 0x200d)) j++;
-    return j < text.length && WORD_CHAR.test(String.fromCodePoint(text.codePointAt(j)!)) ? j : i;
-  }
+  if (c === 0x200c || c === 0x200d) return i + 1;
   if ((c !== 0x27 && c !== 0x2019) || !CYRILLIC.test(text[i + 1] ?? "")) return i;
   for (let b = i - 1; b >= 0; b--) {
     if (CYRILLIC.test(text[b]!)) return i + 1;
@@ -39,7 +37,6 @@ export function joinedUntil(text: string, i: number): number {
   }
   return i;
 }
-const WORD_CHAR = /^[\p{L}\p{M}\p{N}]$/u;
 const MARK = /\p{M}/u;
 const CYRILLIC = /\p{Script=Cyrillic}/u;
 /** Combining diacritics of Latin, Greek and Cyrillic (and Vietnamese tones) — not the vowel signs of Indic scripts. */
@@ -163,13 +160,16 @@ export function words(text: string, lang = ""): string[] {
  * A test for texts holding a phrase (folded words) as consecutive words. Without unspaced
  * script in the phrase, a pattern over the folded text, which spares splitting and folding
  * every word: the phrase's words, apart from any word character outside unspaced scripts
- * (those are split off as words of their own), with only non-word characters between.
+ * (those are split off as words of their own), with no letter or digit between.
  */
 export function phraseTest(phrase: string[], lang = ""): (text: string) => boolean {
   if (phrase.some((w) => UNSPACED.test(w))) return (text) => containsSequence(terms(text, lang), phrase);
   const spaced = `(?:(?!${UNSPACED.source})[\\p{L}\\p{M}\\p{N}])`;
+  // Not within a word before (a letter or digit of spaced script, and any marks after it); between the words, no letter
+  // or digit (marks that begin no word may stand there).
+  const spacedStart = `(?:(?!${UNSPACED.source})[\\p{L}\\p{N}])`;
   const pattern = new RegExp(
-    `(?<!${spaced})${phrase.map(escapeRegExp).join("[^\\p{L}\\p{M}\\p{N}]+")}(?!${spaced})`,
+    `(?<!${spacedStart}[\\p{M}]*)${phrase.map(escapeRegExp).join("[^\\p{L}\\p{M}\\p{N}][^\\p{L}\\p{N}]*")}(?!${spaced})`,
     "u",
   );
   return (text) => pattern.test(foldUncached(text));

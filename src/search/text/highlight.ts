@@ -75,18 +75,32 @@ function pushWord(start: number, end: number, term: string, matched: MatchedTerm
   count++;
 }
 
-const WORD_CHAR = /^[\p{L}\p{M}\p{N}]$/u;
-/** Per BMP code unit: 0 not yet known, 1 a word character (\p{L}, \p{M}, \p{N}), 2 not. */
+const WORD_START = /^[\p{L}\p{N}]$/u;
+const MARK = /^\p{M}$/u;
+/** Per BMP code unit: 0 not yet known, 1 a letter or digit (\p{L}, \p{N}), 3 a mark (\p{M}), 2 neither. */
 const bmpWordChar = new Uint8Array(65536);
 
+function kindOf(cp: number): number {
+  const c = String.fromCodePoint(cp);
+  return WORD_START.test(c) ? 1 : MARK.test(c) ? 3 : 2;
+}
+
+/** A character of a word: a letter, digit or mark. */
 function isWordChar(cp: number): boolean {
   if (cp < 128) return (cp >= 48 && cp <= 57) || (cp >= 65 && cp <= 90) || (cp >= 97 && cp <= 122);
   if (cp < 65536) {
     let known = bmpWordChar[cp]!;
-    if (!known) bmpWordChar[cp] = known = WORD_CHAR.test(String.fromCharCode(cp)) ? 1 : 2;
-    return known === 1;
+    if (!known) bmpWordChar[cp] = known = kindOf(cp);
+    return known !== 2;
   }
-  return WORD_CHAR.test(String.fromCodePoint(cp));
+  return kindOf(cp) !== 2;
+}
+
+/** A character a word begins with: a letter or digit; a mark goes with the character before it (D120). */
+function startsWord(cp: number): boolean {
+  if (cp < 128) return isWordChar(cp);
+  if (cp < 65536) return isWordChar(cp) && bmpWordChar[cp] === 1;
+  return kindOf(cp) === 1;
 }
 
 /** Per ASCII code: its lowercase code for a word character (digits and letters), 0 for the others. */
@@ -154,7 +168,7 @@ function scan(text: string, lang: string, matched: MatchedTerms): boolean {
     if (c >= 0xd800 && c <= 0xdbff) wide = true;
     const cp = text.codePointAt(i)!;
     const width = cp > 0xffff ? 2 : 1;
-    if (!isWordChar(cp)) {
+    if (!startsWord(cp)) {
       i += width;
       continue;
     }
@@ -222,6 +236,44 @@ function pushRun(text: string, start: number, end: number, lang: string, matched
     const term = fold(seg.segment);
     if (term) pushWord(start + seg.index, start + seg.index + seg.segment.length, term, matched);
   }
+}
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+/** The longest grapheme cluster clusterEnd() reads, in code units: a longer one (stacked marks) is not taken. */
+const CLUSTER_REACH = 32;
+
+/** Where the grapheme cluster (a user-perceived character) starting at i ends; -1 past CLUSTER_REACH. */
+function clusterEnd(text: string, i: number): number {
+  const n = text.length;
+  // ASCII before ASCII (or the end) is a cluster of its own, CR LF apart; \r is no closing punctuation.
+  if (text.charCodeAt(i) < 128 && (i + 1 === n || text.charCodeAt(i + 1) < 128)) return i + 1;
+  const reach = text.slice(i, i + CLUSTER_REACH);
+  const first = graphemes.segment(reach)[Symbol.iterator]().next().value!.segment;
+  return first.length === reach.length && i + reach.length < n ? -1 : i + first.length;
+}
+
+/**
+ * Not one whole word fits the window of code points [start, end) (a very long word): the grapheme clusters inside it,
+ * so that no letter loses its marks, or a flag half of itself.
+ */
+function cutInside(text: string, start: number, end: number, length: number): string {
+  let body = "";
+  let first = -1;
+  let last = -1;
+  let at = 0;
+  for (const { segment } of graphemes.segment(text)) {
+    let n = 0;
+    for (const _ of segment) n++;
+    if (at >= start && at + n <= end) {
+      body += segment;
+      if (first < 0) first = at;
+      last = at + n;
+    }
+    at += n;
+    if (at >= end) break;
+  }
+  if (first < 0) return CROP_MARKER;
+  return (first > 0 ? CROP_MARKER : "") + escapeHtml(body) + (last < length ? CROP_MARKER : "");
 }
 
 /** Offsets that are their own code-point offsets (a text without surrogates), grown as longer texts come. */
@@ -331,17 +383,16 @@ export function formatText(
       to = ends[t]!;
     }
   }
-  if (from < 0) {
-    // Not one whole word fits (a very long word): cut inside it.
-    const chars = Array.from(text);
-    return (
-      (start > 0 ? CROP_MARKER : "") + escapeHtml(chars.slice(start, end).join("")) + (end < length ? CROP_MARKER : "")
-    );
-  }
+  if (from < 0) return cutInside(text, start, end, length);
   if (start === 0) from = 0;
   if (end === length) to = text.length;
-  // Keep punctuation that closes the last word (a full stop, a bracket) when it fits.
-  while (to < text.length && cp[to + 1]! - cp[from]! <= cropLength && CLOSING.test(text[to]!)) to++;
+  // Keep punctuation that closes the last word (a full stop, a bracket) when it fits, each character whole: an emoji
+  // flag's two halves, a mark with its base.
+  while (to < text.length && CLOSING.test(text[to]!)) {
+    const next = clusterEnd(text, to);
+    if (next < 0 || cp[next]! - cp[from]! > cropLength) break;
+    to = next;
+  }
   const body = render(text, from, to, highlight);
   return (from > 0 ? CROP_MARKER : "") + body + (to < text.length ? CROP_MARKER : "");
 }
