@@ -57,6 +57,11 @@ describe("one word in every form a reader types it (D120)", () => {
     expect(plainly.hits[0]!.formatted.text).toContain("<em>रत्\u200dनागिरी</em>");
     const asWritten = tome.search("रत्\u200dनागिरी");
     expect(asWritten.hits.map((h) => h.page.title)).toEqual(plainly.hits.map((h) => h.page.title));
+    // The word being typed, up to a joiner, is a prefix as any other last word (before: रत्‍ found nothing).
+    expect(tome.search("रत्\u200d").hits.map((h) => h.page.title)).toEqual(
+      tome.search("रत्").hits.map((h) => h.page.title),
+    );
+    expect(tome.search("रत्\u200d").hits[0]!.page.title).toBe("रत्\u200dनागिरी");
     // No <em> closes inside the word, between the virama and the joiner (before: <em>भारतरत्</em>‍न).
     for (const h of tome.search("भारतरत्न", { limit: 20 }).hits) expect(h.formatted.text).not.toMatch(/<\/em>\u200d/);
   });

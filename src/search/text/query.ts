@@ -45,7 +45,8 @@ export function parseQuery(query: string, lang: string): ParsedQuery {
   const free = terms(rest.replace(QUOTES, " "), lang);
   free.forEach(add);
   const trimmed = q.trimEnd();
-  const endsInWord = /[\p{L}\p{N}\p{M}]$/u.test(trimmed) && !QUOTES.test(trimmed.slice(-1));
+  // A joiner typed after the last letter is still inside the word being typed (D120): रत्‍ goes on as रत्‍नागिरी.
+  const endsInWord = /[\p{L}\p{N}\p{M}](?:\u200c|\u200d)*$/u.test(trimmed) && !QUOTES.test(trimmed.slice(-1));
   QUOTES.lastIndex = 0;
   const last = free.at(-1);
   const prefixLast = endsInWord && last !== undefined && last === words.at(-1) && [...last].length >= MIN_PREFIX;
