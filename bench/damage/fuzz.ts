@@ -16,10 +16,23 @@ import { tempDir } from "../temp-dirs";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { seed: { type: "string", default: "7" }, section: { type: "string" }, heavy: { type: "boolean" } },
+  options: {
+    seed: { type: "string", default: "7" },
+    section: { type: "string" },
+    heavy: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
 });
+const USAGE = "Usage: bun bench/damage/fuzz.ts <snapshot> [--seed 7] [--section pages.] [--heavy]   (D119)";
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const source = positionals[0];
-if (!source) throw new Error("usage: bun bench/damage/fuzz.ts <snapshot> [--seed 7] [--section pages.] [--heavy]");
+if (!source) {
+  console.error(USAGE);
+  process.exit(2);
+}
 const whole = readFileSync(source);
 let seed = Number(values.seed);
 const random = () => {

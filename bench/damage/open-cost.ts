@@ -5,8 +5,16 @@
 import { openContainer, PageTable, type SnapshotMeta, TextStore } from "../../src/snapshot";
 import { median } from "../stats";
 
+const USAGE = "Usage: bun bench/damage/open-cost.ts <snapshot> [runs]   (what D119's checks add to open(), ms)";
 const [path, runs = "7"] = process.argv.slice(2);
-if (!path) throw new Error("usage: bun bench/damage/open-cost.ts <snapshot> [runs]");
+if (path === "--help" || path === "-h") {
+  console.log(USAGE);
+  process.exit(0);
+}
+if (!path) {
+  console.error(USAGE);
+  process.exit(2);
+}
 const made: number[] = [];
 const again: number[] = [];
 for (let r = 0; r < Number(runs); r++) {

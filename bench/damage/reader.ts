@@ -5,6 +5,12 @@
  */
 import { open, type Engine } from "../../src/search";
 
+if (process.argv.includes("--help") || process.argv.includes("-h") || !process.argv[2]) {
+  console.log(
+    "Usage: bun bench/damage/reader.ts <snapshot> [--heavy]   (fuzz.ts's child: prints the errors met as JSON)",
+  );
+  process.exit(process.argv[2] ? 0 : 2);
+}
 const [path, heavy] = [process.argv[2]!, process.argv.includes("--heavy")];
 const errors: string[] = [];
 const note = (call: string, run: () => unknown) => {
