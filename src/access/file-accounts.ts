@@ -4,7 +4,7 @@
  */
 import { MAX_SESSIONS, SESSIONS_PER_ACCOUNT, type AccountStore, type Session } from "./accounts";
 import type { KeyRing } from "./ring";
-import { KeyStoreError, KeyStoreUnwritable } from "./errors";
+import { KeyStoreError, KeyStoreLocked, KeyStoreUnwritable } from "./errors";
 import { updateKeyFileAsync } from "./store";
 import type { UsageLedger } from "./usage";
 import { MemorySignIns } from "./sign-in-limits";
@@ -78,8 +78,10 @@ export function fileAccountStore(dataDir: string, ring: KeyRing, usage: UsageLed
       try {
         result = await updateKeyFileAsync(dataDir, change);
       } catch (err) {
-        if (err instanceof KeyStoreError || typeof (err as NodeJS.ErrnoException).code !== "string") throw err;
-        // Once per change tried (a person's action, not a request's): the disk is the operator's to fix.
+        const system = !(err instanceof KeyStoreError) && typeof (err as NodeJS.ErrnoException).code === "string";
+        if (!system && !(err instanceof KeyStoreLocked)) throw err;
+        // Once per change tried (a person's action, not a request's): the disk, or a key command holding the lock, is
+        // the operator's to see to, not the account holder's (the message names the data folder).
         console.error(`dashboard: ${(err as Error).message}; no key or plan was changed.`);
         throw new KeyStoreUnwritable((err as Error).message);
       }

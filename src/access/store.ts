@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { atomicWrite, breakStaleLock, createLockFile, lockHolder, lockText } from "../files";
-import { KeyStoreError } from "./errors";
+import { KeyStoreError, KeyStoreLocked } from "./errors";
 import { bumpGeneration, checkGeneration, generationPath, readGeneration } from "./generation";
 import { usagePath } from "./usage";
 import { isPlan, type PlanName } from "./plans";
@@ -228,7 +228,7 @@ function* lockWaits(lock: string): Generator<void, void, void> {
       if (stale === null) continue;
       if (stale !== undefined && breakStaleLock(lock, stale)) continue;
       if (Date.now() > deadline)
-        throw new KeyStoreError(`${lock} is held by another key command. If none is running, delete the lock file.`);
+        throw new KeyStoreLocked(`${lock} is held by another key command. If none is running, delete the lock file.`);
       yield;
     }
   }
