@@ -186,21 +186,29 @@ async function errorBody(res: Response): Promise<ErrorBody> {
   return { error: `http_${res.status}`, message: text.trim().slice(0, 200) || res.statusText || "no body" };
 }
 
+function headline(query: string, total: number, shown: number): string {
+  if (total === 0) return `No page matches "${query}".`;
+  const head = total === 1 ? `1 page matches "${query}"` : `${total} pages match "${query}"`;
+  return shown < total ? `${head}; the top ${shown}:` : `${head}:`;
+}
+
 async function demo(query: string): Promise<void> {
   const tome = new TomeClient();
   const result = await tome.search(query, { limit: 5 });
-  console.log(`${result.estimatedTotalHits} pages match "${query}"; the top ${result.hits.length}:`);
+  console.log(headline(query, result.estimatedTotalHits, result.hits.length));
   result.hits.forEach((hit, i) => {
     console.log(`${i + 1}. ${hit.title}${hit.section ? ` / ${hit.section}` : ""}`);
     console.log(`   ${hit.url} (${hit.license.name}, ${hit.license.url})`);
     console.log(`   revision: ${hit.source.permalink}`);
-    console.log(`   ${hit.text.slice(0, 160).replaceAll("\n", " ")}…`);
+    const text = hit.text.replaceAll("\n", " ");
+    console.log(`   ${text.length > 160 ? `${text.slice(0, 160)}…` : text}`);
   });
   console.log(`\n${result.attribution.attribution_notice}`);
 }
 
 if (import.meta.main) {
-  demo(process.argv.slice(2).join(" ") || "albedo").catch((e: Error) => {
+  // No argument: a demo query. An empty one is sent as given, and the API says what is wrong with it.
+  demo(process.argv.length > 2 ? process.argv.slice(2).join(" ") : "albedo").catch((e: Error) => {
     console.error(`error: ${e.message}`);
     process.exit(1);
   });

@@ -159,23 +159,32 @@ def _error_body(e):
     return {"error": f"http_{e.code}", "message": text or (e.reason or "no body")}
 
 
+def _headline(query, total, shown):
+    if total == 0:
+        return f'No page matches "{query}".'
+    head = f'1 page matches "{query}"' if total == 1 else f'{total} pages match "{query}"'
+    return f"{head}; the top {shown}:" if shown < total else f"{head}:"
+
+
 def _demo(query):
     tome = TomeClient()
     result = tome.search(query, limit=5)
-    print(f'{result["estimatedTotalHits"]} pages match "{query}"; the top {len(result["hits"])}:')
+    print(_headline(query, result["estimatedTotalHits"], len(result["hits"])))
     for n, hit in enumerate(result["hits"], 1):
         section = f' / {hit["section"]}' if hit["section"] else ""
         print(f'{n}. {hit["title"]}{section}')
         print(f'   {hit["url"]} ({hit["license"]["name"]}, {hit["license"]["url"]})')
         print(f'   revision: {hit["source"]["permalink"]}')
-        print(f'   {hit["text"][:160].replace(chr(10), " ")}…')
+        text = hit["text"].replace(chr(10), " ")
+        print(f'   {text[:160]}…' if len(text) > 160 else f"   {text}")
     print()
     print(result["attribution"]["attribution_notice"])
 
 
 if __name__ == "__main__":
     try:
-        _demo(" ".join(sys.argv[1:]) or "albedo")
+        # No argument: a demo query. An empty one is sent as given, and the API says what is wrong with it.
+        _demo(" ".join(sys.argv[1:]) if len(sys.argv) > 1 else "albedo")
     except (TomeError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(1)

@@ -84,7 +84,9 @@ async function expectDemo(stdout: string, query: string) {
   const { body } = await direct(`/v1/search?q=${encodeURIComponent(query)}&limit=5`);
   expect(body.hits.length).toBeGreaterThan(0);
   const lines = stdout.split("\n");
-  expect(lines[0]).toBe(`${body.estimatedTotalHits} pages match "${query}"; the top ${body.hits.length}:`);
+  const total = body.estimatedTotalHits;
+  const head = total === 1 ? `1 page matches "${query}"` : `${total} pages match "${query}"`;
+  expect(lines[0]).toBe(body.hits.length < total ? `${head}; the top ${body.hits.length}:` : `${head}:`);
   body.hits.forEach((hit: Json, i: number) => {
     const at = lines.indexOf(`${i + 1}. ${hit.title}${hit.section ? ` / ${hit.section}` : ""}`);
     expect(at).toBeGreaterThan(0);
@@ -94,6 +96,34 @@ async function expectDemo(stdout: string, query: string) {
   expect(stdout.trimEnd().endsWith(body.attribution.attribution_notice)).toBe(true);
   return body;
 }
+
+describe("the demos of the Python and TypeScript clients", () => {
+  const demos = () => [
+    [python3(), join(EXAMPLES, "tome_client.py")],
+    ["bun", join(EXAMPLES, "client.ts")],
+  ];
+
+  test("an empty query is sent as given, not replaced by the demo's: the API's missing q, exit 1", async () => {
+    const { body } = await direct("/v1/search?q=");
+    for (const demo of demos()) {
+      const r = await run([...demo, ""], { TOME_URL: server.url, TOME_API_KEY: key });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(`error: 400 missing q: ${body.message}\n`);
+      expect(r.stdout).toBe("");
+    }
+  });
+
+  test("a query nothing matches says so, in words, then the notice", async () => {
+    const query = "zzqqxxjj";
+    const { body } = await direct(`/v1/search?q=${query}`);
+    expect(body.estimatedTotalHits).toBe(0);
+    for (const demo of demos()) {
+      const r = await run([...demo, query], { TOME_URL: server.url, TOME_API_KEY: key });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(`No page matches "${query}".\n\n${body.attribution.attribution_notice}\n`);
+    }
+  });
+});
 
 describe("the Python client (examples/tome_client.py)", () => {
   test("its demo prints the top hits with their attribution: Albedo first for albedo", async () => {
