@@ -1,7 +1,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildFromDumps, buildParsingWorker, SnapshotBuild } from "../src/build";
+import { buildFromDumps, buildParsingWorker, SnapshotBuild, updateSnapshot } from "../src/build";
 import { ingest } from "../src/ingest";
 import { IndexBuilder, open } from "../src/search";
 import { ContainerWriter, openContainer, redirectListOf, sameBytes, type RedirectList } from "../src/snapshot";
@@ -443,6 +443,11 @@ console.log(typeof ingest, tome.search("Normans", { limit: 1 }).hits[0].page.tit
         `RangeError: ${build}: pageLimitMs must be a number of milliseconds above 0, not -1.`,
       ],
       [
+        { dumps: [dump] },
+        { out, chunkWords: 300, signal: "stop" },
+        `RangeError: ${build}: signal must be an AbortSignal, not "stop".`,
+      ],
+      [
         { dumps: [dump], chunk_words: 50 },
         { out, chunkWords: 300 },
         `TypeError: ${build}: chunk_words is no option (did you mean chunkWords?); the options are dumps, limit, chunkWords, allowTruncated, workers, parsingWorker, pageLimitMs, onProgress, onArticle, ready, allRead, onPage, spillDir, listClaims.`,
@@ -476,5 +481,84 @@ console.log(typeof ingest, tome.search("Normans", { limit: 1 }).hits[0].page.tit
     const tome = open(out);
     expect(tome.page(1)!.chunks.map((c) => c.text.split(" ").length)).toEqual([50, 50, 20]);
     tome.close();
+  });
+});
+
+describe("a library caller's signals (D160)", () => {
+  test("the build installs no signal handler: the caller's own SIGINT listener runs, and its process is not exited", async () => {
+    const dir = tempDir();
+    // SIGINT sent to itself while the build reads: the build used to add a listener of its own that exited 130.
+    const script = `import { buildFromDumps } from ${JSON.stringify(join(ROOT, "src/build"))};
+let sent = false;
+process.on("SIGINT", () => console.log("the caller's listener"));
+const report = await buildFromDumps(
+  { dumps: [${JSON.stringify(EN_2016)}], onProgress: () => sent || (sent = process.kill(process.pid, "SIGINT")) },
+  { out: "en.tome", chunkWords: 300 },
+);
+console.log("built", report.meta.indexedPages);`;
+    writeFileSync(join(dir, "rag.ts"), script);
+    const run = await runToExit(["bun", "rag.ts"], {}, dir);
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 0, stdout: "the caller's listener\nbuilt 106\n" });
+    expect(readdirSync(dir).sort()).toEqual(["en.tome", "rag.ts"]);
+  });
+
+  const scratch = (dir: string) => readdirSync(dir).filter((f) => f.startsWith("."));
+  const outcome = (run: Promise<unknown>) =>
+    run.then(
+      () => "built",
+      (err: Error) => err.name,
+    );
+
+  test("aborted while it reads, or while it writes its indexes, a build rejects with an AbortError and leaves no file", async () => {
+    for (const stage of ["reading", "indexing"] as const) {
+      const dir = tempDir();
+      const controller = new AbortController();
+      let seen: string[] = [];
+      // Aborted once its scratch folders and its temporary snapshot are there.
+      const abortNow = () => {
+        seen = scratch(dir).map((f) => f.replace(/-\d+-.*|\.\d+\.tmp$/, ""));
+        if (seen.includes(".tome-runs") && !controller.signal.aborted) controller.abort();
+      };
+      const said = await outcome(
+        buildFromDumps(
+          { dumps: [EN_2016], workers: 2, onProgress: stage === "reading" ? abortNow : undefined },
+          {
+            out: join(dir, "en.tome"),
+            chunkWords: 300,
+            memoryBytes: 2e6,
+            progress: stage === "indexing" ? abortNow : undefined,
+            signal: controller.signal,
+          },
+        ),
+      );
+      expect({ stage, said, aborted: controller.signal.aborted }).toEqual({ stage, said: "AbortError", aborted: true });
+      expect(seen).toEqual(expect.arrayContaining([".tome-runs", ".en.tome"]));
+      expect(readdirSync(dir)).toEqual([]);
+    }
+  });
+
+  test("aborted while it reads its dumps, an update rejects with an AbortError and leaves no file beside its base", async () => {
+    const dir = tempDir();
+    const base = join(dir, "base.tome");
+    await buildFromDumps({ dumps: [EN_2006], workers: 2 }, { out: base, chunkWords: 300 });
+    const controller = new AbortController();
+    let seen: string[] = [];
+    const said = await outcome(
+      updateSnapshot({
+        base,
+        dumps: [EN_2016],
+        out: join(dir, "updated.tome"),
+        workers: 2,
+        memoryBytes: 2e6,
+        signal: controller.signal,
+        onProgress: () => {
+          seen = scratch(dir);
+          controller.abort();
+        },
+      }),
+    );
+    expect(said).toBe("AbortError");
+    expect(seen.some((f) => f.startsWith(".updated.tome."))).toBe(true);
+    expect(readdirSync(dir)).toEqual(["base.tome"]);
   });
 });

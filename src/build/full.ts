@@ -22,7 +22,6 @@ import {
   type Wiki,
 } from "../snapshot";
 import { IndexBuilder, logMemory, pageOrderSection, type IndexBuildProgress } from "../search";
-import { removeAllScratch, STOPPED_EXIT_CODE } from "../files";
 import { checkOptions, integerFrom, type OptionRule } from "../errors";
 import { type AnalysedArticle, buildParsingWorker } from "./analysed";
 
@@ -36,6 +35,12 @@ export interface BuildOptions {
   memoryBytes?: number;
   createdAt?: Date;
   progress?: IndexBuildProgress;
+  /**
+   * Aborted, the build stops at its next safe point (the next page read, the end of a stage), removes its files and
+   * rejects with the signal's reason (an AbortError unless the caller gave another); it handles no signal of the
+   * process itself (D160).
+   */
+  signal?: AbortSignal;
 }
 
 export interface BuildReport {
@@ -59,13 +64,24 @@ export interface BuildAbout {
  * (and the modifications a reuser is shown, and what an update cuts its chunks by), a createdAt that is not a Date
  * failed after the whole build, and an out that names a folder failed at the rename, the build done.
  */
-const BUILD_RULES: Record<keyof BuildOptions, OptionRule> = {
+export const BUILD_RULES: Record<keyof BuildOptions, OptionRule> = {
   out: [(v) => typeof v === "string" && v !== "", "the snapshot file's path"],
   chunkWords: [integerFrom(1), "an integer of 1 or more (the words a chunk holds at most)"],
   memoryBytes: [(v) => typeof v === "number" && v > 0, "a number of bytes above 0"],
   createdAt: [(v) => v instanceof Date && !Number.isNaN(v.getTime()), "a valid Date"],
   progress: [(v) => typeof v === "function", "a function"],
+  signal: [(v) => v instanceof AbortSignal, "an AbortSignal"],
 };
+
+/**
+ * A safe point of a build or update (D160): throws the signal's reason when it is aborted. The event loop turns first,
+ * so that an abort asked during the stage before (a signal's listener waits for that stage's synchronous work) is seen.
+ */
+export async function stopIfAborted(signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return;
+  await new Promise((r) => setImmediate(r));
+  signal.throwIfAborted();
+}
 
 /** A library caller's build options (D115), checked before anything is read or written; `out`'s folder made. */
 function checkBuild(options: BuildOptions, call: string): void {
@@ -265,24 +281,16 @@ export async function buildFromDumps(
     throw new RangeError(
       `${call}: ingestOptions.chunkWords (${chunkWords}) and options.chunkWords (${options.chunkWords}) differ: give the size of chunk once, in options.`,
     );
+  options.signal?.throwIfAborted();
   const build = new SnapshotBuild(options, true, call);
-  const stop = () => {
-    build.abandon();
-    // The ingest's runs too (the claims'), which the build does not own.
-    removeAllScratch();
-    process.exit(STOPPED_EXIT_CODE);
-  };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  // Stopped (options.signal), the ingest removes its runs as on any failure, and the build its own (D160).
   try {
-    const { result, counts } = await ingestAndIndex(build, { ...ingestOptions, chunkWords }, options.out);
+    const { result, counts } = await ingestAndIndex(build, { ...ingestOptions, chunkWords }, options);
+    await stopIfAborted(options.signal);
     return { ...build.seal(result, counts), result };
   } catch (err) {
     build.abandon();
     throw err;
-  } finally {
-    process.off("SIGINT", stop);
-    process.off("SIGTERM", stop);
   }
 }
 
@@ -290,9 +298,14 @@ export async function buildFromDumps(
  * Ingests the dumps into a build and writes its pages and indexes (SnapshotBuild.writeIndexes): what
  * the ingest kept (ids, redirects) is held in this function's frame only, gone once it returns.
  */
-async function ingestAndIndex(build: SnapshotBuild, ingestOptions: Omit<IngestOptions, "onArticle">, out: string) {
-  const { result, redirects } = await ingestInto(build, ingestOptions, out);
+async function ingestAndIndex(
+  build: SnapshotBuild,
+  ingestOptions: Omit<IngestOptions, "onArticle">,
+  { out, signal }: BuildOptions,
+) {
+  const { result, redirects } = await ingestInto(build, ingestOptions, out, signal);
   try {
+    await stopIfAborted(signal);
     return { result, counts: build.writeIndexes(redirects, result, redirects.idLists) };
   } finally {
     // Their file, when the build failed before the title index let it go.
@@ -301,13 +314,22 @@ async function ingestAndIndex(build: SnapshotBuild, ingestOptions: Omit<IngestOp
 }
 
 /** Ingests the dumps into a build (the claims' runs beside its output), which keeps the pages kept: returns what else writeIndexes() needs. */
-async function ingestInto(build: SnapshotBuild, ingestOptions: Omit<IngestOptions, "onArticle">, out: string) {
+async function ingestInto(
+  build: SnapshotBuild,
+  ingestOptions: Omit<IngestOptions, "onArticle">,
+  out: string,
+  signal: AbortSignal | undefined,
+) {
   const ingested = await ingest({
     ...ingestOptions,
     spillDir: dirname(out),
     parsingWorker: buildParsingWorker(),
     onArticle: (a, wiki) => build.add(a, wiki.lang),
-    ready: () => build.ready(),
+    // Asked before each page is parsed: a safe point (D160).
+    ready: () => {
+      signal?.throwIfAborted();
+      return build.ready();
+    },
     // The last run's inversion (up to --memory) goes to its file before the claims' resolution allocates (D128).
     allRead: () => build.settle(),
   }).finally(endResting);
@@ -326,6 +348,8 @@ export function buildFromPages(
 ): BuildReport {
   const build = new SnapshotBuild(options, false, "buildFromPages(pages, redirects, about, options)");
   try {
+    // Synchronous: a signal can only have been aborted before (D160).
+    options.signal?.throwIfAborted();
     const pageIds = new Growable(Uint32Array);
     const revIds = new Growable(Float64Array);
     for (const p of pages) {

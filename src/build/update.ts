@@ -47,11 +47,11 @@ import {
   viewOf,
 } from "../snapshot";
 import { IndexBuilder, logMemory, pageOrderSection, readShardData, type IndexBuildProgress } from "../search";
-import { DEFAULT_MEMORY_BYTES } from "./full";
+import { BUILD_RULES, DEFAULT_MEMORY_BYTES, stopIfAborted } from "./full";
 import type { Deletions } from "./deletions";
 import { commandLine } from "../invocation";
 import { SortedRuns } from "../sorted-runs";
-import { removeAllScratch, STOPPED_EXIT_CODE } from "../files";
+import { checkOption } from "../errors";
 
 export interface UpdateOptions {
   base: string;
@@ -68,6 +68,8 @@ export interface UpdateOptions {
   days?: string[];
   onProgress?: (progress: IngestProgress) => void;
   progress?: IndexBuildProgress;
+  /** Aborted, the update stops at its next safe point, removes its files and rejects with the signal's reason (D160). */
+  signal?: AbortSignal;
 }
 
 export interface UpdateReport {
@@ -98,7 +100,7 @@ export function dayOfDump(spec: string): string | undefined {
 }
 
 /** Opens the base and checks it whole (every section's hash): a damaged base would pass its damage on. */
-async function openBase(path: string): Promise<Snapshot> {
+async function openBase(path: string, signal: AbortSignal | undefined): Promise<Snapshot> {
   const base = openSnapshot(path);
   if (!base.container.has("index.text.meta"))
     throw new SnapshotError(
@@ -106,8 +108,12 @@ async function openBase(path: string): Promise<Snapshot> {
     );
   // Hashed through a mapping of its own, its pages dropped as they are hashed and the file let go after.
   const check = openContainer(path);
-  const damaged = await check.verify(undefined, { readOnce: true });
-  check.letGo();
+  let damaged: string[];
+  try {
+    damaged = await check.verify(undefined, { readOnce: true, signal });
+  } finally {
+    check.letGo();
+  }
   if (damaged.length) {
     throw new SnapshotError(
       `${path} is corrupt (section${damaged.length > 1 ? "s" : ""} ${damaged.slice(0, 3).join(", ")}${damaged.length > 3 ? ", …" : ""} do${damaged.length > 1 ? "" : "es"} not match ${damaged.length > 1 ? "their" : "its"} checksum): nothing was written. Update from an intact copy, or rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
@@ -125,20 +131,16 @@ interface UpdateParts {
 export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
   if (!o.dumps.length && !o.deleted)
     throw new DumpError("nothing to apply: give at least one --dump or a --deleted list.");
+  checkOption("updateSnapshot(options)", "signal", o.signal, BUILD_RULES.signal);
+  o.signal?.throwIfAborted();
   const parts: UpdateParts = {};
   const abandon = () => {
     parts.index?.abandon();
     parts.writer?.abandon();
   };
-  const stop = () => {
-    abandon();
-    removeAllScratch();
-    process.exit(STOPPED_EXIT_CODE);
-  };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
   try {
     const { writer, meta: about, report } = await writeUpdate(o, parts);
+    await stopIfAborted(o.signal);
     // Nothing of the base nor of the merge is held here (D127): collected before the page orders map the new file.
     Bun.gc(true);
     logMemory("page orders: start");
@@ -148,9 +150,6 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
   } catch (err) {
     abandon();
     throw err;
-  } finally {
-    process.off("SIGINT", stop);
-    process.off("SIGTERM", stop);
   }
 }
 
@@ -168,7 +167,7 @@ async function writeUpdate(
   meta: Parameters<SnapshotWriter["finish"]>[0];
   report: Omit<UpdateReport, "meta" | "bytes">;
 }> {
-  const base = await openBase(o.base);
+  const base = await openBase(o.base, o.signal);
   logMemory("update: base opened");
   const wiki = { ...base.meta.wiki };
   for (const dump of o.dumps) {
@@ -212,6 +211,7 @@ async function writeUpdate(
         newChunks += a.chunks.length;
       })
     : empty;
+  await stopIfAborted(o.signal);
   // The update weighs the dumps' claims (result.claims), not the redirects the ingest kept: their file goes now.
   result.redirectList.release();
   logMemory("update: dumps read");
@@ -376,6 +376,11 @@ async function ingestDumps(
       parsingWorker: buildParsingWorker(),
       onProgress: o.onProgress,
       onArticle: add,
+      // Asked before each page is parsed: a safe point (D160).
+      ready: () => {
+        o.signal?.throwIfAborted();
+        return undefined;
+      },
       spillDir: dirname(o.out),
       listClaims: true,
     }).finally(endResting);

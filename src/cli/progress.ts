@@ -11,7 +11,7 @@ const mb = (n: number) => (n / 1e6).toFixed(1);
 
 /**
  * Every bar of Tome's scripts: this format, the same width, left on screen when done. A bar still shown when the
- * process exits (a build's SIGINT handler exits under it) is stopped then: its line ended and the cursor it hid shown
+ * process exits (a build command stopped by SIGINT exits under it) is stopped then: its line ended and the cursor it hid shown
  * again, not left hidden in the shell that ran the command.
  */
 function terminalBar(stream: NodeJS.WriteStream, format: string): SingleBar {

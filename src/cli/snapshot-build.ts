@@ -10,7 +10,7 @@ import { readArgs } from "./args";
 import { ArgumentError, mainOf } from "./main";
 import { checkOut } from "./out";
 import { commandLine } from "../invocation";
-import { clearStaleScratch, STOPPED_EXIT_CODE, takeLock } from "../files";
+import { clearStaleScratch, removeAllScratch, STOPPED_EXIT_CODE, takeLock } from "../files";
 import { UserError } from "../errors";
 
 const HELP = `Usage: ${commandLine("snapshot:build")} --dump <path|url> [--dump <path|url> …] [options]
@@ -156,21 +156,24 @@ async function buildTo(out: string, args: BuildArgs, log: (line: string) => void
   const progress = buildProgress();
   let report: Awaited<ReturnType<typeof buildFromDumps>>;
   try {
-    report = await buildFromDumps(
-      {
-        dumps: args.dumps,
-        limit: args.limit,
-        chunkWords: args.chunkWords,
-        allowTruncated: args.allowTruncated,
-        workers: args.workers,
-        onProgress: progress.reading,
-      },
-      {
-        out,
-        chunkWords: args.chunkWords,
-        memoryBytes: args.memoryBytes,
-        progress: progress.stage,
-      },
+    report = await stoppable((signal) =>
+      buildFromDumps(
+        {
+          dumps: args.dumps,
+          limit: args.limit,
+          chunkWords: args.chunkWords,
+          allowTruncated: args.allowTruncated,
+          workers: args.workers,
+          onProgress: progress.reading,
+        },
+        {
+          out,
+          chunkWords: args.chunkWords,
+          memoryBytes: args.memoryBytes,
+          progress: progress.stage,
+          signal,
+        },
+      ),
     );
   } finally {
     progress.stop();
@@ -233,6 +236,40 @@ export function claimOutput(out: string, log: (line: string) => void): () => voi
     process.off("exit", stopped);
     release();
   };
+}
+
+/** A second SIGINT or SIGTERM this soon after the first is the same Ctrl-C, passed on by npm or bun run. */
+const SIGNAL_ECHO_MS = 1000;
+
+/**
+ * Runs a build or update with a signal that SIGINT and SIGTERM abort (D160): the library stops at its next safe point
+ * and removes its files, then the command exits STOPPED_EXIT_CODE, its log saying so (claimOutput, D116). A signal
+ * again, later than an echo of the first, stops at once (a build waiting on a stalled download reaches no safe point).
+ */
+export async function stoppable<T>(run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let first = 0;
+  const stop = () => {
+    if (first && performance.now() - first >= SIGNAL_ECHO_MS) {
+      removeAllScratch();
+      process.exit(STOPPED_EXIT_CODE);
+    }
+    first ||= performance.now();
+    controller.abort();
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  try {
+    return await run(controller.signal);
+  } catch (err) {
+    // Whatever it failed with once stopped, the stop is what the person asked for.
+    if (!controller.signal.aborted) throw err;
+    removeAllScratch();
+    process.exit(STOPPED_EXIT_CODE);
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  }
 }
 
 /** What a build or an update wrote, for its last line: the snapshot's size, its index runs, the time since `started`, the peak memory. */

@@ -3,7 +3,7 @@ import { DEFAULT_MEMORY_BYTES, readDeletions, updateSnapshot, type UpdateReport 
 import { buildProgress } from "./progress";
 import { ArgumentError, mainOf, note } from "./main";
 import { checkOut } from "./out";
-import { bytesOf, claimOutput, logSources, readOptions, workersOf, writtenSummary } from "./snapshot-build";
+import { bytesOf, claimOutput, logSources, readOptions, stoppable, workersOf, writtenSummary } from "./snapshot-build";
 import { MAX_BUILD_WORKERS } from "../ingest";
 import { commandLine } from "../invocation";
 
@@ -114,17 +114,20 @@ async function updateTo(
   const progress = buildProgress();
   let report: UpdateReport;
   try {
-    report = await updateSnapshot({
-      base: args.base,
-      dumps: args.dumps,
-      deleted,
-      out: args.out,
-      memoryBytes: args.memoryBytes,
-      workers: args.workers,
-      days,
-      onProgress: progress.reading,
-      progress: progress.stage,
-    });
+    report = await stoppable((signal) =>
+      updateSnapshot({
+        base: args.base,
+        dumps: args.dumps,
+        deleted,
+        out: args.out,
+        memoryBytes: args.memoryBytes,
+        workers: args.workers,
+        days,
+        onProgress: progress.reading,
+        progress: progress.stage,
+        signal,
+      }),
+    );
   } finally {
     progress.stop();
   }

@@ -295,11 +295,12 @@ export class Container {
   /** Checks every section's hash; resolves to the names of the damaged ones (none: the file is whole). */
   /**
    * `readOnce`: the pages hashed leave the resident set as it goes (dropResident, every 64 MB, and at the end),
-   * for a caller that reads the file through once (an update's base), not a server's mapping.
+   * for a caller that reads the file through once (an update's base), not a server's mapping. `signal`: aborted,
+   * the hashing stops at its next turn and throws the signal's reason (an update stopped, D160).
    */
   async verify(
     progress: (done: number, total: number) => void = () => {},
-    { readOnce = false }: { readOnce?: boolean } = {},
+    { readOnce = false, signal }: { readOnce?: boolean; signal?: AbortSignal } = {},
   ): Promise<string[]> {
     const damaged: string[] = [];
     const total = this.sections.reduce((n, s) => n + s.length, 0);
@@ -323,6 +324,7 @@ export class Container {
         // each turn of the event loop waits for every ready request (7.6 s for 4 MB at 200 connections).
         if (performance.now() - resumed >= VERIFY_TURN_MS) {
           await new Promise((r) => setImmediate(r));
+          signal?.throwIfAborted();
           resumed = performance.now();
         }
       }
