@@ -644,7 +644,7 @@ describe("bun run mcp", () => {
     expect(r.stdout).toContain("/mcp");
   });
 
-  test("a line it cannot read is said on stderr; one over 10 MB closes it, said, exit 1 (stdout stays the protocol's)", async () => {
+  test("a line it cannot read is answered and said on stderr; one over 10 MB closes it, said, exit 1 (stdout stays the protocol's)", async () => {
     const proc = await mcpOverStdio("pipe");
     // The server stops reading once past the bound: the rest of the write finds the pipe closed.
     try {
@@ -658,9 +658,45 @@ describe("bun run mcp", () => {
       proc.exited,
     ]);
     expect(code).toBe(1);
-    expect(stdout).toBe("");
+    expect(stdout.split("\n").map((line) => line && (JSON.parse(line) as Json).error?.code)).toEqual([-32700, ""]);
     expect(stderr).toContain("mcp: JSON Parse error");
     expect(stderr).toContain("mcp: the connection is closed (ReadBuffer exceeded maximum size");
+  });
+
+  test("a line that is not JSON is answered -32700 Parse error, JSON that is no message -32600 Invalid Request (id null, JSON-RPC 2.0), and it serves on", async () => {
+    const proc = await mcpOverStdio("ignore");
+    try {
+      for (const line of ["not json", '{"jsonrpc":"2.0"', JSON.stringify({ method: "ping" }), "[]"])
+        proc.stdin.write(`${line}\n`);
+      proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })}\n`);
+      await proc.stdin.flush();
+      const reader = proc.stdout.getReader();
+      let out = "";
+      // Until the ping's answer: before, the lines it could not read had none, and the ping's came alone.
+      while (!out.includes('"id":1')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        out += new TextDecoder().decode(value);
+      }
+      const answers = out
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Json);
+      const refusal = (code: number, message: string) => ({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code, message: expect.stringMatching(new RegExp(`^${message}: `)) },
+      });
+      expect(answers).toEqual([
+        refusal(-32700, "Parse error"),
+        refusal(-32700, "Parse error"),
+        refusal(-32600, "Invalid Request"),
+        refusal(-32600, "Invalid Request"),
+        { jsonrpc: "2.0", id: 1, result: {} },
+      ]);
+    } finally {
+      proc.kill();
+    }
   });
 
   test("as over HTTP: a request whose params its schema refuses is -32602 Invalid params; a call's task is ignored", async () => {

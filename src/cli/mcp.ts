@@ -4,11 +4,11 @@
  * serves in snapshots/: snapshots.ts), with no key. stdout carries the protocol only; everything else goes to
  * stderr. Unlike start, it builds no snapshot: a client would time out waiting for one.
  */
-import { apiContext, invalidParams, mcpTools, withoutTask } from "../http";
+import { apiContext, invalidParams, mcpTools, unreadLine, withoutTask } from "../http";
 import { UserError } from "../errors";
 import { open } from "../search";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
+import { isJSONRPCRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { settingsHelp } from "./config";
 import { mainOf } from "./main";
 import { commandLine } from "../invocation";
@@ -71,7 +71,15 @@ export async function main(args: string[]): Promise<void> {
       if (invalid) transport.send(invalid).catch((error) => server.onerror?.(error as Error));
       else deliver?.(withoutTask(message));
     };
-    // A line it cannot read is said on stderr (stdout is the protocol's); one past the transport's 10 MB closes it: said, exit 1.
+    // A line that is no message is answered as JSON-RPC says (-32700, -32600; id null), and the server reads on; the SDK's
+    // transport only reports it. Its answer's id is null, which the SDK's type of an error leaves out.
+    const reported = transport.onerror;
+    transport.onerror = (error) => {
+      const answer = unreadLine(error);
+      if (answer) transport.send(answer as unknown as JSONRPCMessage).catch((e) => server.onerror?.(e as Error));
+      reported?.(error);
+    };
+    // A line it cannot read is also said on stderr; one past the transport's 10 MB closes it: said, exit 1.
     let lastError: Error | undefined;
     server.onerror = (error) => {
       lastError = error;

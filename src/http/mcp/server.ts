@@ -87,6 +87,35 @@ export function invalidParams(message: JSONRPCRequest): JSONRPCErrorResponse | u
   };
 }
 
+/** JSON-RPC's answer to a message that could not be read: there is no id to answer with, so null (JSON-RPC 2.0 section 5). */
+export interface UnreadMessageAnswer {
+  jsonrpc: "2.0";
+  id: null;
+  error: { code: number; message: string };
+}
+
+/**
+ * The answer to a stdio line the SDK's transport could not read as a message (its error, which it only reports): -32700
+ * Parse error for a line that is not JSON, -32600 Invalid Request for JSON that is no JSON-RPC message (a batch
+ * among them), as POST /mcp answers a body (http.ts). Undefined for the transport's other errors.
+ */
+export function unreadLine(error: Error): UnreadMessageAnswer | undefined {
+  const answer = (code: number, message: string): UnreadMessageAnswer => ({
+    jsonrpc: "2.0",
+    id: null,
+    error: { code, message },
+  });
+  // JSON.parse's, then the SDK's schema's (zod), in the SDK's deserializeMessage.
+  if (error instanceof SyntaxError)
+    return answer(ErrorCode.ParseError, "Parse error: the line is not JSON (a message is one line of JSON).");
+  if (error.name === "ZodError")
+    return answer(
+      ErrorCode.InvalidRequest,
+      'Invalid Request: the line is JSON but no JSON-RPC 2.0 message: a request has "jsonrpc": "2.0", an "id" (a string or an integer) and a "method".',
+    );
+  return undefined;
+}
+
 /**
  * The message without a request's `task`: MCP 2025-11-25 has a server that declares no tasks (Tome's tools answer at
  * once) process the request normally, ignoring it. The SDK refused it, -32603 Internal error.
