@@ -1,9 +1,9 @@
 import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import * as fs from "node:fs";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { clearStaleScratch, makeScratch, removeScratch, takeLock } from "../src/files";
-import { EN_2016, tempDir } from "./helpers";
+import { EN_2006, EN_2016, snapshotFor, tempDir } from "./helpers";
 
 setDefaultTimeout(120_000);
 
@@ -135,5 +135,43 @@ describe("a build's lock file", () => {
       full.mockRestore();
     }
     expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe("snapshot:follow stopped while it waits for its next look", () => {
+  test("SIGINT (Ctrl-C) as SIGTERM: it exits 0 and lets its lock go (SIGINT killed it, the lock left behind)", async () => {
+    const base = await snapshotFor({ dumps: [EN_2006] });
+    const ends: Record<string, unknown> = {};
+    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+      const dir = tempDir();
+      const mirror = tempDir();
+      mkdirSync(join(mirror, "enwiki"));
+      copyFileSync(base, join(dir, "enwiki.tome"));
+      const proc = Bun.spawn(
+        [
+          "bun",
+          join(import.meta.dir, "../src/cli/snapshot-follow.ts"),
+          "--dir",
+          dir,
+          "--from",
+          mirror,
+          "--every",
+          "24",
+        ],
+        { stdout: "pipe", stderr: "pipe" },
+      );
+      const reader = proc.stderr.getReader();
+      let said = "";
+      while (!said.includes("next look in 24 h")) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`snapshot:follow ended before it waited:\n${said}`);
+        said += new TextDecoder().decode(value);
+      }
+      proc.kill(signal);
+      await proc.exited;
+      ends[signal] = { code: proc.exitCode, killedBy: proc.signalCode, files: readdirSync(dir) };
+    }
+    const stopped = { code: 0, killedBy: null, files: ["enwiki.tome"] };
+    expect(ends).toEqual({ SIGINT: stopped, SIGTERM: stopped });
   });
 });

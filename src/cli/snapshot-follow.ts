@@ -230,8 +230,10 @@ export async function main(argv: string[]): Promise<void> {
     process.on("exit", unlock);
     // While an update runs, its own handler removes its temporary files and exits.
     let updating = false;
-    // Before the update has its own handler (listing the days, fetching the index), nothing is written yet: stop at once.
-    process.on("SIGTERM", () => (updating && process.listenerCount("SIGTERM") > 1) || process.exit(0));
+    // Before the update has its own handler (listing the days, fetching the index, waiting for the next look), nothing
+    // is written yet: stop at once, the lock let go, on Ctrl-C as on SIGTERM (SIGINT had no handler: killed, the lock left).
+    for (const signal of ["SIGINT", "SIGTERM"] as const)
+      process.on(signal, () => (updating && process.listenerCount(signal) > 1) || process.exit(0));
     const pass = async () => {
       updating = true;
       try {
