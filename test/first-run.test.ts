@@ -105,8 +105,7 @@ describe("npm start with no snapshot", () => {
   const cwd = tempDir();
   const samplePath = join(cwd, "snapshots", SAMPLE_NAME);
 
-  test("with nothing set, serves the sample at once, says so, and keeps it in snapshots/ when stopped", async () => {
-    const started = performance.now();
+  test("with nothing set, builds the sample once and serves it, says so, and keeps it in snapshots/ when stopped", async () => {
     const server = await startServer({
       CWD: cwd,
       TOME_SNAPSHOT: "",
@@ -114,10 +113,18 @@ describe("npm start with no snapshot", () => {
       HOST: "127.0.0.1",
       TOME_AUTH: "off",
     });
-    const seconds = (performance.now() - started) / 1000;
     try {
-      expect(seconds).toBeLessThan(60);
       const err = server.stderr();
+      // "At once" is how long that takes, which is bench/'s business; what a test can hold is that no work is done twice
+      // (a second build, the file just built swapped in over itself) and nothing is downloaded.
+      const times = (line: string) => err.split(line).length - 1;
+      expect({
+        built: times("building the sample"),
+        written: times(`wrote snapshots/${SAMPLE_NAME}`),
+        loaded: times("Loaded "),
+        swapped: times("swap: "),
+      }).toEqual({ built: 1, written: 1, loaded: 1, swapped: 0 });
+      expect(existsSync(join(cwd, "dumps"))).toBe(false);
       expect(err).toContain("no TOME_DUMP: building the sample that ships with Tome");
       expect(err).toContain(`Loaded snapshots/${SAMPLE_NAME}: en.wikipedia.org, 106 pages`);
       expect(err).toContain("This is a SAMPLE: 106 articles of English Wikipedia (2016)");
