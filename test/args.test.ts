@@ -5,6 +5,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { totalmem } from "node:os";
+import { DEFAULT_MEMORY_BYTES } from "../src/build";
 import { ROOT, runToExit, tempDir } from "./helpers";
 
 const COMMANDS: [file: string, args: string[], takes: string][] = [
@@ -118,6 +120,41 @@ describe("--memory below 1M (D118)", () => {
       const least = await runToExit(["bun", join(ROOT, "src/cli", file), ...args, "--memory", "1M"], {}, dir);
       expect(least.stderr).not.toContain("--memory");
       expect(least.code).toBe(1);
+    });
+  }
+});
+
+describe("--memory above the machine's memory (D161)", () => {
+  // One gigabyte past it, written as a user would: accepted, the build swapped, or was killed, hours in.
+  const past = `${Math.ceil(totalmem() / 1e9) + 1}G`;
+  const machine = `${(totalmem() / 1e9).toFixed(1)} GB`;
+  const most = `${Math.floor(totalmem() / 1e8) / 10}G`;
+  for (const file of ["snapshot-build.ts", "snapshot-update.ts", "snapshot-follow.ts"]) {
+    test(`${file}: --memory a gigabyte past the machine's memory, or 100T, refused at once, exit 2, naming its memory and what to give`, async () => {
+      const dir = tempDir("tome-args-");
+      const args = {
+        "snapshot-build.ts": ["--dump", "none.xml"],
+        "snapshot-update.ts": ["--base", "none.tome", "--dump", "none.xml", "--out", "y.tome"],
+        "snapshot-follow.ts": ["--snapshot", "none.tome"],
+      }[file]!;
+      for (const size of [past, "100T"]) {
+        const r = await runToExit(["bun", join(ROOT, "src/cli", file), ...args, "--memory", size], {}, dir);
+        expect({ size, code: r.code, said: r.stderr.split("\n")[0] }).toEqual({
+          size,
+          code: 2,
+          said: expect.stringContaining(
+            `--memory ${size} is more than this machine's memory (${machine}): give at most ${most}, less to leave room for the rest of the build, or leave --memory out for the default (${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G).`,
+          ),
+        });
+      }
+      // The machine's memory itself is taken (the budget over-counts what the inversion holds: D118).
+      const whole = await runToExit(
+        ["bun", join(ROOT, "src/cli", file), ...args, "--memory", String(totalmem())],
+        {},
+        dir,
+      );
+      expect(whole.stderr).not.toContain("--memory");
+      expect(whole.code).toBe(1);
     });
   }
 });

@@ -1,5 +1,6 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { totalmem } from "node:os";
 import { join } from "node:path";
 import { buildFromDumps, buildParsingWorker, SnapshotBuild, updateSnapshot } from "../src/build";
 import { ingest } from "../src/ingest";
@@ -372,6 +373,7 @@ console.log(typeof ingest, tome.search("Normans", { limit: 1 }).hits[0].page.tit
     expect(run.code).toBe(0);
   });
 
+  const MEMORY_RULE = `a number of bytes above 0, at most this machine's memory (${totalmem().toLocaleString("en-US")})`;
   const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(" ");
   const said = async (run: () => Promise<unknown> | unknown) => {
     try {
@@ -421,7 +423,7 @@ console.log(typeof ingest, tome.search("Normans", { limit: 1 }).hits[0].page.tit
       [
         { dumps: [dump] },
         { out, chunkWords: 300, memoryBytes: -1 },
-        `RangeError: ${build}: memoryBytes must be a number of bytes above 0, not -1.`,
+        `RangeError: ${build}: memoryBytes must be ${MEMORY_RULE}, not -1.`,
       ],
       // "options.dumps.entries is not a function".
       [
@@ -469,6 +471,30 @@ console.log(typeof ingest, tome.search("Normans", { limit: 1 }).hits[0].page.tit
       expect(await said(() => ingest({ dumps: [dump], workers: 1, chunkWords }))).toBe(
         `RangeError: ingest(options): chunkWords must be an integer of 1 or more (the words a chunk holds at most), not ${chunkWords}.`,
       );
+  });
+
+  test("memoryBytes above the machine's memory is a RangeError, before anything is read or written (D161)", async () => {
+    const dump = writeExport([{ title: "Alpha", text: words(120) }]);
+    const dir = tempDir();
+    const out = join(dir, "a.tome");
+    const past = totalmem() + 1;
+    const refused = (call: string, value: number) =>
+      `RangeError: ${call}: memoryBytes must be ${MEMORY_RULE}, not ${value}.`;
+    expect({
+      build: await said(() => buildFromDumps({ dumps: [dump] }, { out, chunkWords: 300, memoryBytes: past })),
+      snapshotBuild: await said(() => new SnapshotBuild({ out, chunkWords: 300, memoryBytes: past })),
+      // updateSnapshot took any memoryBytes, -1 too.
+      update: await said(() => updateSnapshot({ base: join(dir, "none.tome"), dumps: [dump], out, memoryBytes: past })),
+      updateNegative: await said(() =>
+        updateSnapshot({ base: join(dir, "none.tome"), dumps: [dump], out, memoryBytes: -1 }),
+      ),
+    }).toEqual({
+      build: refused("buildFromDumps(ingestOptions, options)", past),
+      snapshotBuild: refused("new SnapshotBuild(options)", past),
+      update: refused("updateSnapshot(options)", past),
+      updateNegative: refused("updateSnapshot(options)", -1),
+    });
+    expect(readdirSync(dir)).toEqual([]);
   });
 
   test("the size of chunk is given once: the ingest cuts by options.chunkWords, the meta records it", async () => {

@@ -28,6 +28,15 @@ import { type AnalysedArticle, buildParsingWorker } from "./analysed";
 /** The default memory budget: a quarter of the machine's memory, at most 2 GB. */
 export const DEFAULT_MEMORY_BYTES = Math.min(2e9, Math.floor(totalmem() / 4));
 
+/** The most memoryBytes taken (D161): a budget above the machine's memory swaps, or is killed, hours into a build. */
+export const MOST_MEMORY_BYTES = totalmem();
+
+/** memoryBytes' rule, for the build's and the update's options. */
+export const MEMORY_RULE: OptionRule = [
+  (v) => typeof v === "number" && v > 0 && v <= MOST_MEMORY_BYTES,
+  `a number of bytes above 0, at most this machine's memory (${MOST_MEMORY_BYTES.toLocaleString("en-US")})`,
+];
+
 export interface BuildOptions {
   out: string;
   chunkWords: number;
@@ -67,7 +76,7 @@ export interface BuildAbout {
 export const BUILD_RULES: Record<keyof BuildOptions, OptionRule> = {
   out: [(v) => typeof v === "string" && v !== "", "the snapshot file's path"],
   chunkWords: [integerFrom(1), "an integer of 1 or more (the words a chunk holds at most)"],
-  memoryBytes: [(v) => typeof v === "number" && v > 0, "a number of bytes above 0"],
+  memoryBytes: MEMORY_RULE,
   createdAt: [(v) => v instanceof Date && !Number.isNaN(v.getTime()), "a valid Date"],
   progress: [(v) => typeof v === "function", "a function"],
   signal: [(v) => v instanceof AbortSignal, "an AbortSignal"],

@@ -6,6 +6,7 @@ export {
   buildFromDumps,
   buildFromPages,
   DEFAULT_MEMORY_BYTES,
+  MOST_MEMORY_BYTES,
   SnapshotBuild,
   writeIngested,
   type BuildAbout,

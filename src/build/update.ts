@@ -47,7 +47,7 @@ import {
   viewOf,
 } from "../snapshot";
 import { IndexBuilder, logMemory, pageOrderSection, readShardData, type IndexBuildProgress } from "../search";
-import { BUILD_RULES, DEFAULT_MEMORY_BYTES, stopIfAborted } from "./full";
+import { BUILD_RULES, DEFAULT_MEMORY_BYTES, MEMORY_RULE, stopIfAborted } from "./full";
 import type { Deletions } from "./deletions";
 import { commandLine } from "../invocation";
 import { SortedRuns } from "../sorted-runs";
@@ -129,6 +129,8 @@ interface UpdateParts {
 }
 
 export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
+  // A program's budget, unlike the command's, was taken as given: -1, or more than the machine holds (D161).
+  checkOption("updateSnapshot(options)", "memoryBytes", o.memoryBytes, MEMORY_RULE);
   if (!o.dumps.length && !o.deleted)
     throw new DumpError("nothing to apply: give at least one --dump or a --deleted list.");
   checkOption("updateSnapshot(options)", "signal", o.signal, BUILD_RULES.signal);

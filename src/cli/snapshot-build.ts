@@ -2,7 +2,7 @@
 import { basename, dirname, join } from "node:path";
 import type { ParseArgsOptionsConfig } from "node:util";
 import { mkdirSync, readFileSync } from "node:fs";
-import { buildFromDumps, DEFAULT_MEMORY_BYTES } from "../build";
+import { buildFromDumps, DEFAULT_MEMORY_BYTES, MOST_MEMORY_BYTES } from "../build";
 import { DEFAULT_CHUNK_WORDS, type IngestResult, MAX_BUILD_WORKERS, siteOf } from "../ingest";
 import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
 import { buildProgress } from "./progress";
@@ -32,8 +32,8 @@ Options:
   --workers <n>         parsing threads, at most ${MAX_BUILD_WORKERS} (default: TOME_BUILD_WORKERS, else one per core);
                         the snapshot is the same bytes whatever their number
   --memory <size>       memory for the search index's inversion before it spills a sorted
-                        run to disk (e.g. 500M, 2G; at least 1M; default ${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G, a quarter
-                        of this machine's memory, at most 2G). The merge of the runs stays below
+                        run to disk (e.g. 500M, 2G; at least 1M, at most this machine's
+                        memory; default ${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G, a quarter of it, at most 2G). The merge of the runs stays below
                         the inversion's peak: with 500M the build peaked at 0.70 GB on
                         200,000 chunks and 0.80 GB on 1M (bench/scale/RESULTS.md).
   -h, --help            show this help
@@ -78,14 +78,18 @@ const LEAST_MEMORY_BYTES = 1e6;
 
 export function bytesOf(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const m = /^([0-9]+(?:\.[0-9]+)?)([KMG]?)B?$/i.exec(value.trim());
+  const m = /^([0-9]+(?:\.[0-9]+)?)([KMGT]?)B?$/i.exec(value.trim());
   if (!m || Number(m[1]) <= 0) throw new ArgumentError(`--memory takes a size such as 500M or 2G, not "${value}".`);
   const bytes = Math.round(
-    Number(m[1]) * { "": 1, K: 1e3, M: 1e6, G: 1e9 }[m[2]!.toUpperCase() as "" | "K" | "M" | "G"],
+    Number(m[1]) * { "": 1, K: 1e3, M: 1e6, G: 1e9, T: 1e12 }[m[2]!.toUpperCase() as "" | "K" | "M" | "G" | "T"],
   );
   if (bytes < LEAST_MEMORY_BYTES)
     throw new ArgumentError(
       `--memory ${value} is ${bytes.toLocaleString("en-US")} bytes, below the least it takes (1M): give a size with its unit, such as 500M or 2G.`,
+    );
+  if (bytes > MOST_MEMORY_BYTES)
+    throw new ArgumentError(
+      `--memory ${value} is more than this machine's memory (${(MOST_MEMORY_BYTES / 1e9).toFixed(1)} GB): give at most ${Math.floor(MOST_MEMORY_BYTES / 1e8) / 10}G, less to leave room for the rest of the build, or leave --memory out for the default (${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G).`,
     );
   return bytes;
 }
