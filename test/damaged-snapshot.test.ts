@@ -5,12 +5,12 @@
  * Each damage here was a hang, a TypeError or RangeError from inside, or a silently wrong answer.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { writeIngested } from "../src/build";
 import { ingest } from "../src/ingest";
-import { open } from "../src/search";
-import { ContainerWriter, openSnapshot, SnapshotError } from "../src/snapshot";
+import { open, openUnguarded } from "../src/search";
+import { ContainerWriter, openContainer, openSnapshot, SnapshotError } from "../src/snapshot";
 import { refused, snapshotFor, SQUAD, tempDir, wikiOf, writeExport } from "./helpers";
 
 // Per file (bun applies it to the current file only): the snapshot is built from a real dump.
@@ -168,6 +168,34 @@ describe("a damaged snapshot, opened as a library (D119)", () => {
       (m) => ({ ...m, indexedPages: meta.indexedPages + 1 }),
     );
     expect(refused(() => open(path))).toBe(cannotRead(path, `pages.id holds ${n} pages, the snapshot ${n + 1}`));
+  });
+
+  test("handed the identity of the very file it opens (a search worker's open of what the request thread checked), openSnapshot skips the pass; otherwise, and in open(), it runs", async () => {
+    const { pages, meta, damaged, text } = await fixture();
+    // Damage the pass over the pages finds, then damage the pass over the text blocks finds.
+    const damages: (() => [path: string, what: string])[] = [
+      () => [
+        damaged("pages.chunkCount", Uint32Array, [0, 0xffffffff]),
+        `page 0's 4294967295 chunks from ${pages.firstText[0]} (text), ${pages.firstDoc[0]} (index) run past the ${text.chunks} and ${meta.indexedChunks} chunks there are`,
+      ],
+      () => [damaged("text.blockPart", Uint8Array, [0, 1]), "text block 0 lies outside the text (part 1 of 1, at 0)"],
+    ];
+    for (const damage of damages) {
+      const [path, what] = damage();
+      const refusal = cannotRead(path, what);
+      const identity = openContainer(path).identity;
+      // Trusted only for this file as it is: the identity is all the pass is skipped on (the request thread hands it
+      // on once its own open has checked the file).
+      const trusted = openSnapshot(path, identity);
+      expect(trusted.checked).toBe(identity);
+      trusted.container.letGo();
+      expect(refused(() => openSnapshot(path, `${identity}0`))).toBe(refusal);
+      expect(refused(() => openUnguarded(path))).toBe(refusal);
+      expect(refused(() => open(path))).toBe(refusal);
+      // The same file changed since (its times here; a write changes its size or table too) is checked again.
+      utimesSync(path, new Date(0), new Date(0));
+      expect(refused(() => openSnapshot(path, identity))).toBe(refusal);
+    }
   });
 
   test("an index whose meta counts other entries or postings parts than there are is refused at open", async () => {

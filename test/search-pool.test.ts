@@ -13,7 +13,8 @@ import { packAnswer, unpackAnswer, type WorkerRequest } from "../src/http/pool/m
 import { ClientGone, SearchPool } from "../src/http/pool/pool";
 import { open } from "../src/search";
 import { threadsOf } from "../bench/servers";
-import { copyFileSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { pinned, SnapshotSwapper } from "../src/cli/swap";
+import { copyFileSync, readdirSync, readFileSync, readlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { getPriority } from "node:os";
 import { join } from "node:path";
 import { EN_2006, EN_2016, ingested, snapshotFor, startServer, tempDir, writeSnapshot } from "./helpers";
@@ -205,8 +206,18 @@ describe("what a worker and the request thread send each other (D131)", () => {
       const id = engine.snapshot.meta.contentHash;
       let next = heard();
       // No time limit that a loaded machine could reach on either side: the two answers are compared.
-      worker.postMessage({ kind: "open", generation: 1, path, id, searchTimeoutMs: 60_000 } satisfies WorkerRequest);
+      const checked = engine.snapshot.checked;
+      worker.postMessage({
+        kind: "open",
+        generation: 1,
+        path,
+        id,
+        checked,
+        searchTimeoutMs: 60_000,
+      } satisfies WorkerRequest);
       await next;
+      // The file the request thread opened, and so checked: the worker does not check it again (D119).
+      expect(replies[0]).toEqual({ opened: 1, checkedAgain: false });
       const query = { q: "thé café naïve", limit: 3, offset: 0, crop_length: 60, highlight: true };
       const task = { kind: "run", job: 7, generation: 1, task: "search", args: JSON.stringify(query) } as const;
       expect(Object.values(task).every((v) => typeof v === "string" || typeof v === "number")).toBe(true);
@@ -609,6 +620,66 @@ describe("opening a snapshot in the workers", () => {
       expect(pool.stats()).toMatchObject({ answered: 2, missing: 1, generations: 2 });
     } finally {
       pool.stop();
+    }
+  });
+});
+
+describe("a snapshot's structure checked once, on the request thread (D119)", () => {
+  test("a worker opening the file the request thread checked does not check it again; one given no identity, or a file changed since, does", async () => {
+    const pool = new SearchPool({ workers: 2 });
+    const dir = tempDir("tome-pool-checked-");
+    const copy = join(dir, "copy.tome");
+    copyFileSync(path, copy);
+    try {
+      const args = { q: "albedo", limit: 5, offset: 0, crop_length: 200, highlight: false };
+      const engine = open(copy);
+      const { checked } = engine.snapshot;
+      const id = engine.snapshot.meta.contentHash;
+      const same = pool.generation(copy, id, undefined, checked);
+      await same.ready;
+      expect(pool.stats().checkedAgain).toBe(0);
+      expect("json" in (await pool.run(same.generation, "search", args))).toBe(true);
+      // A worker replaced opens every generation served as the first ones did (a worker reads its messages in order:
+      // once the next generation is open everywhere, so is the first in the new worker).
+      pool.terminate(0);
+      await pool.generation(copy, id, undefined, checked).ready;
+      expect(pool.stats()).toMatchObject({ replaced: 1, checkedAgain: 0 });
+      // Given no identity, each worker checks.
+      await pool.generation(copy, id).ready;
+      expect(pool.stats().checkedAgain).toBe(2);
+      // Its times changed (a write in place changes them): not the file checked, so each worker checks it.
+      utimesSync(copy, new Date(0), new Date(0));
+      await pool.generation(copy, id, undefined, checked).ready;
+      expect(pool.stats().checkedAgain).toBe(4);
+    } finally {
+      pool.stop();
+    }
+  });
+
+  test("a damaged file is refused by the request thread at a swap: no worker opens or maps it", async () => {
+    const dir = tempDir("tome-pool-damaged-");
+    const [served, damaged] = [join(dir, "served.tome"), join(dir, "damaged.tome")];
+    copyFileSync(path, served);
+    // A page of 4 billion chunks (pages.chunkCount's first value 2^32-1): what the pass over the pages refuses.
+    const bytes = readFileSync(path);
+    const section = open(path).snapshot.container.sections.find((s) => s.name === "pages.chunkCount")!;
+    bytes.writeUInt32LE(0xffffffff, section.offset);
+    writeFileSync(damaged, bytes);
+    const app = createApp(open(served), { searchWorkers: 2 });
+    try {
+      await app.ready();
+      const lines: string[] = [];
+      await new SnapshotSwapper(app, pinned(damaged), (line) => lines.push(line)).check("SIGHUP");
+      expect(lines[0]).toStartWith(
+        `swap: refused ${damaged} (after SIGHUP): ${damaged} cannot be read (page 0's 4294967295 chunks`,
+      );
+      expect(app.pool!.stats()).toMatchObject({ generations: 1, checkedAgain: 0 });
+      const mapped = readFileSync("/proc/self/maps", "utf8")
+        .split("\n")
+        .filter((line) => line.endsWith(damaged));
+      expect(mapped).toEqual([]);
+    } finally {
+      app.close();
     }
   });
 });

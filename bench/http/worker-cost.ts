@@ -160,6 +160,7 @@ if (!Bun.isMainThread) {
       generation: 1,
       path: snapshot,
       id,
+      checked: engine.snapshot.checked,
       searchTimeoutMs: 100,
     } satisfies WorkerRequest);
   });

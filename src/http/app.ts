@@ -130,9 +130,14 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
 
   /** What the app makes of one snapshot: its routes and MCP tools, built over it alone (and opened in the search pool's workers). */
   const viewOf = (engine: Engine) => {
-    const searches = pool?.generation(engine.snapshot.path, engine.snapshot.meta.contentHash, (work) => {
-      for (const watcher of workWatchers) watcher(work);
-    });
+    const searches = pool?.generation(
+      engine.snapshot.path,
+      engine.snapshot.meta.contentHash,
+      (work) => {
+        for (const watcher of workWatchers) watcher(work);
+      },
+      engine.snapshot.checked,
+    );
     const ctx = apiContext(engine, checks, options.searchTimeoutMs, searches);
     const mcp = mcpOverHttp(mcpTools(ctx, { logError: (error) => logError(error, undefined) }));
     const unwatch = engine.watch((work) => {

@@ -38,6 +38,8 @@ export interface SearchPoolStats {
   replaced: number;
   /** Generations open now. */
   generations: number;
+  /** Workers' opens that checked the file's structure again (D119): one the request thread had not checked as it is now. */
+  checkedAgain: number;
 }
 
 export interface MetricsSources {

@@ -41,24 +41,29 @@ const identity = (path: string) => {
   return `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`;
 };
 
-function opened(path: string, id: string, searchTimeoutMs: number | undefined): Opened | string {
+/** A snapshot opened here, or why not; and whether its structure was checked here again (D119). */
+function opened(path: string, id: string, checked: string, searchTimeoutMs: number | undefined) {
+  let checkedAgain = true;
+  const outcome = (at: Opened | string) => ({ at, checkedAgain });
   try {
     const before = identity(path);
     // No lease here: the request thread holds it and lets go for every thread (D84); a lease breaking signals the process, whose listener is the request thread's.
-    const engine = openUnguarded(path);
+    // The file the request thread checked (its identity the same) is not checked again here (D119).
+    const engine = openUnguarded(path, checked);
+    checkedAgain = engine.snapshot.checked !== checked;
     // The file may have been replaced since the request thread opened it: another snapshot must not answer.
-    if (engine.snapshot.meta.contentHash !== id) return `${path} holds another snapshot now`;
+    if (engine.snapshot.meta.contentHash !== id) return outcome(`${path} holds another snapshot now`);
     // Every section mapped now (not when first read, from whatever file is then at the path), all from the file whose header was read.
     engine.snapshot.container.mapAll();
     if (identity(path) !== before) {
       engine.snapshot.container.letGo();
-      return `${path} was replaced while it was being opened`;
+      return outcome(`${path} was replaced while it was being opened`);
     }
     engine.watch((done) => work.push(done));
     const ctx = apiContext(engine, [], searchTimeoutMs);
-    return { ctx, tools: new Map(toolsOf(ctx).map((tool) => [tool.name, tool])) };
+    return outcome({ ctx, tools: new Map(toolsOf(ctx).map((tool) => [tool.name, tool])) });
   } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    return outcome(err instanceof Error ? err.message : String(err));
   }
 }
 
@@ -85,8 +90,9 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
     return;
   }
   if (m.kind === "open") {
-    served.set(m.generation, opened(m.path, m.id, m.searchTimeoutMs));
-    self.postMessage({ opened: m.generation } satisfies WorkerOpened);
+    const { at, checkedAgain } = opened(m.path, m.id, m.checked, m.searchTimeoutMs);
+    served.set(m.generation, at);
+    self.postMessage({ opened: m.generation, checkedAgain } satisfies WorkerOpened);
     return;
   }
   if (m.kind === "close") {

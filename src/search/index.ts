@@ -77,9 +77,13 @@ export function open(snapshotPath: string | URL): Engine {
   return engine;
 }
 
-/** open() without the lease: for the server, whose swap takes and answers the lease itself (D84), its search workers, and a build reading the file it writes. */
-export function openUnguarded(snapshotPath: string): Engine {
-  const snapshot = openSnapshot(snapshotPath);
+/**
+ * open() without the lease: for the server, whose swap takes and answers the lease itself (D84), its search workers, and a build reading the file it writes.
+ * `checked`: the identity of the file as the request thread checked it (its snapshot's `checked`), for a worker's open
+ * not to check it again (D119).
+ */
+export function openUnguarded(snapshotPath: string, checked?: string): Engine {
+  const snapshot = openSnapshot(snapshotPath, checked);
   try {
     const indexes = loadIndexes(snapshot);
     return new Engine(snapshot, indexes.text, indexes.titles);

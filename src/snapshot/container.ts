@@ -207,6 +207,11 @@ export class Container {
     readonly meta: unknown,
     readonly sections: SectionEntry[],
     readonly bytes: number,
+    /**
+     * The file whose header was read, as no other file is: device, inode, size, modification and change times, and
+     * its table's checksum. A write to it, or a file renamed over it, gives another (openSnapshot's `checked`).
+     */
+    readonly identity: string,
   ) {}
 
   has(name: string): boolean {
@@ -396,7 +401,8 @@ export function openContainer(path: string): Container {
       if (s.offset < HEADER_BYTES || s.offset + s.length > tableOffset)
         throw new SnapshotError(`${path} is corrupt: section ${s.name} lies outside the file. ${rebuild}`);
     }
-    return new Container(path, parsed.meta, parsed.sections, size);
+    const identity = `${stat.dev}:${stat.ino}:${size}:${stat.mtimeMs}:${stat.ctimeMs}:${Buffer.from(header.subarray(32, 64)).toString("hex")}`;
+    return new Container(path, parsed.meta, parsed.sections, size, identity);
   } finally {
     closeSync(fd);
   }

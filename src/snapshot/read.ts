@@ -10,6 +10,8 @@ const unpackr = new Unpackr({ useRecords: false, moreTypes: false });
 export interface Snapshot {
   meta: SnapshotMeta;
   path: string;
+  /** The identity of the file whose structure open checked (D119): what a search worker's open is handed, not to check it again. */
+  checked: string;
   /** The file's sections, for the layers that add their own (the search indexes). */
   container: Container;
   pages: PageTable;
@@ -17,11 +19,17 @@ export interface Snapshot {
   readonly redirects: Redirect[];
 }
 
-export function openSnapshot(path: string): Snapshot {
+/**
+ * Opens a snapshot, checking its structure (D119) in a pass over its pages and text blocks, unless `checked` is the
+ * identity of this very file (Container.identity), whose structure was checked already in this process: a search
+ * worker opening the file the request thread opened. The library's open() passes none.
+ */
+export function openSnapshot(path: string, checked?: string): Snapshot {
   const container = openContainer(path);
+  const known = Boolean(checked) && checked === container.identity;
   let pages: PageTable;
   try {
-    pages = new PageTable(container, new TextStore(container));
+    pages = new PageTable(container, new TextStore(container, undefined, known), known);
   } catch (err) {
     // The file and what was mapped let go now, not at a collection (damage found in the page or block tables).
     container.letGo();
@@ -31,6 +39,7 @@ export function openSnapshot(path: string): Snapshot {
   return {
     meta: container.meta as SnapshotMeta,
     path,
+    checked: container.identity,
     container,
     pages,
     get redirects() {

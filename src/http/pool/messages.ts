@@ -10,7 +10,15 @@ export type WorkerTask = "search" | "lucky" | "tool:search" | "tool:lucky";
  * thread without its structured clone's serializer (bench/http/RESULTS.md, D131).
  */
 export type WorkerRequest =
-  | { kind: "open"; generation: number; path: string; id: string; searchTimeoutMs: number | undefined }
+  | {
+      kind: "open";
+      generation: number;
+      path: string;
+      id: string;
+      /** The file's identity as the request thread checked its structure (D119): the same file is not checked again. */
+      checked: string;
+      searchTimeoutMs: number | undefined;
+    }
   | { kind: "close"; generation: number }
   /** Sent first: lower the worker's thread's scheduling priority by this many nice steps (D142). */
   | { kind: "nice"; steps: number }
@@ -39,6 +47,8 @@ export type WorkerOutcome =
 /** A worker has opened a generation (or found it cannot: it then answers its tasks as `missing`); it reads it no more until a task comes. */
 export interface WorkerOpened {
   opened: number;
+  /** Whether the worker checked the file's structure (D119): not the file the request thread checked (or not opened). */
+  checkedAgain: boolean;
 }
 
 /** A worker's first message: the file its clock of waits for a core reads (D144), for the pool to close once it ends the worker. */

@@ -110,13 +110,13 @@ function end(slot: Slot): void {
 export class SearchPool {
   private readonly slots: Slot[] = [];
   /** Generations open in every worker (a replacement opens them all), by number. */
-  private readonly open = new Map<number, { path: string; id: string }>();
+  private readonly open = new Map<number, { path: string; id: string; checked: string }>();
   /** Generations some worker is still opening: the workers that have, and who waits until all have. */
   private readonly opening = new Map<number, { done: Set<Worker>; told: () => void }>();
   private generations = 0;
   private jobs = 0;
   private readonly queueLength: number;
-  private readonly counts = { answered: 0, missing: 0, refusals: 0, keyRefusals: 0, replaced: 0 };
+  private readonly counts = { answered: 0, missing: 0, refusals: 0, keyRefusals: 0, replaced: 0, checkedAgain: 0 };
   /** Requests not yet sent to a worker, a lane per key. */
   private readonly queue = new FairQueue<Job>();
   private closed = false;
@@ -141,14 +141,20 @@ export class SearchPool {
   /**
    * Opens a snapshot in every worker; what the app serves from it runs there until close(). `watch` is
    * told the work of each search run there (as the engine's watchers are on the request thread: /metrics).
+   * `checked`: the file's identity as this thread checked its structure (its snapshot's `checked`, D119): a worker
+   * finding the same file there does not check it again; given none, every worker does.
    */
-  generation(path: string, id: string, watch: (work: SearchWork) => void = () => {}): PoolGeneration {
+  generation(path: string, id: string, watch: (work: SearchWork) => void = () => {}, checked = ""): PoolGeneration {
     const generation = ++this.generations;
-    this.open.set(generation, { path, id });
+    this.open.set(generation, { path, id, checked });
     const ready = new Promise<void>((told) => this.opening.set(generation, { done: new Set(), told }));
-    for (const slot of this.slots)
-      this.post(slot, { kind: "open", generation, path, id, searchTimeoutMs: this.options.searchTimeoutMs });
+    for (const slot of this.slots) this.post(slot, this.openMessage(generation));
     return new PoolGeneration(this, generation, watch, ready);
+  }
+
+  private openMessage(generation: number): WorkerRequest {
+    const { path, id, checked } = this.open.get(generation)!;
+    return { kind: "open", generation, path, id, checked, searchTimeoutMs: this.options.searchTimeoutMs };
   }
 
   /** A worker has opened a generation: once every worker has, whoever waits on it is told. */
@@ -273,7 +279,10 @@ export class SearchPool {
         return;
       }
       slot.heard = performance.now();
-      if ("opened" in reply) return this.opened(worker, reply.opened);
+      if ("opened" in reply) {
+        if (reply.checkedAgain) this.counts.checkedAgain++;
+        return this.opened(worker, reply.opened);
+      }
       const job = slot.pending.get(reply.job);
       if (!job) return;
       slot.pending.delete(reply.job);
@@ -292,8 +301,7 @@ export class SearchPool {
     if (nice > 0) this.post(slot, { kind: "nice", steps: nice });
     // Not unref()'d: with nothing else keeping the event loop alive, Bun's main thread then spins while it waits for an
     // unref()'d worker's answer (as much CPU as the worker takes). stop() ends the workers.
-    for (const [generation, { path, id }] of this.open)
-      this.post(slot, { kind: "open", generation, path, id, searchTimeoutMs: this.options.searchTimeoutMs });
+    for (const generation of this.open.keys()) this.post(slot, this.openMessage(generation));
     return slot;
   }
 
