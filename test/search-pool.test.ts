@@ -28,8 +28,9 @@ let pooled: App;
 
 beforeAll(async () => {
   path = await snapshotFor(DUMPS);
-  single = createApp(open(path));
-  pooled = createApp(open(path), { searchWorkers: 2 });
+  // No time limit that a loaded machine could reach in one app and not the other (D91 answers with what it found).
+  single = createApp(open(path), { searchTimeoutMs: 60_000 });
+  pooled = createApp(open(path), { searchWorkers: 2, searchTimeoutMs: 60_000 });
 });
 
 afterAll(() => {
