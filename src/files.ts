@@ -205,7 +205,7 @@ function processStart(pid: number): string {
 export const lockText = (): string => `${process.pid} ${processStart(process.pid)}`;
 
 /** The process a lock file names, if it is still that process (its id may have been given to another since: the start times differ). */
-export function lockHolder(text: string): number | undefined {
+function lockHolder(text: string): number | undefined {
   const [pidText = "", started = ""] = text.trim().split(" ");
   const pid = Number(pidText);
   if (!Number.isInteger(pid) || pid <= 0 || !processAlive(pid)) return undefined;
@@ -216,7 +216,7 @@ export function lockHolder(text: string): number | undefined {
  * Creates the lock file `path` (never one already there: EEXIST) holding `text`. A write that fails (a full disk
  * takes the file but not its text) removes it again: an empty lock left behind would hold off the next command.
  */
-export function createLockFile(path: string, text: string): void {
+function createLockFile(path: string, text: string): void {
   const fd = openSync(path, "wx", 0o600);
   try {
     writeSync(fd, text);
@@ -237,16 +237,18 @@ export function createLockFile(path: string, text: string): void {
  * exists is cleared by whoever finds it stale, and two finding it at once could both clear it; closing that needs a
  * kernel lock (flock), which Bun does not offer.
  */
-export function breakStaleLock(path: string, stale: string): boolean {
+function breakStaleLock(path: string, stale: string): boolean {
   const breaking = `${path}.break`;
   try {
     createLockFile(breaking, lockText());
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    // One killed at it left it: its holder is gone (or it stayed empty 10 s, killed before its text was written).
+    // One killed at it left it: its holder is gone (or it stayed empty EMPTY_LOCK_GRACE_MS, killed before its text was written).
     try {
       const text = readFileSync(breaking, "utf8");
-      const gone = text.trim() ? lockHolder(text) === undefined : Date.now() - statSync(breaking).mtimeMs > 10_000;
+      const gone = text.trim()
+        ? lockHolder(text) === undefined
+        : Date.now() - statSync(breaking).mtimeMs > EMPTY_LOCK_GRACE_MS;
       if (gone) rmSync(breaking, { force: true });
     } catch {}
     return false;
@@ -264,34 +266,59 @@ export function breakStaleLock(path: string, stale: string): boolean {
 }
 
 /**
- * Takes the lock file `path` for this process (its id and start time in it): a function that lets it go. While a
- * live process other than this one holds it, throws `held(pid)`; a lock whose process is gone, or whose id another
- * process now has (ids are reused, in containers soon), is taken over. A folder that cannot be written: `unwritable`.
+ * How long an empty lock file is its maker's, from when it was made (its mtime). The maker writes its text right after
+ * creating it (createLockFile), so an empty lock is being made, or was left by a process killed in between or a machine
+ * stopped before the text reached the disk. A maker merely paused there (Ctrl-Z, a debugger, a machine too loaded to
+ * run it) is alive and goes on as the holder: breaking its lock would make two holders, the lost change breakStaleLock
+ * is there to prevent. So 10 s, the longer of the two rules this replaced (takeLock broke it after 200 ms, the key
+ * store's lock after 10 s): the cost, one wait of up to 10 s after a kill in that instant, is rare; a lock left empty
+ * longer ago (a reboot) is broken at once.
  */
-export function takeLock(
-  path: string,
-  errors: { held: (pid: number) => Error; unwritable: (err: Error) => Error },
-): () => void {
+export const EMPTY_LOCK_GRACE_MS = 10_000;
+
+/** How long a taker of a lock waits before looking at it again. */
+const LOCK_RETRY_MS = 20;
+
+export interface LockPolicy {
+  /** The error when a live holder still holds the lock once `patience` has passed. */
+  held: (pid: number) => Error;
+  /** The lock file cannot be made or read (not because it exists). */
+  unwritable: (err: Error) => Error;
+  /** How long a live holder is waited for before held(): 0 (the default) refuses at once, as a second server or build is. */
+  patience?: number;
+  /**
+   * A lock naming this process is waited for as any holder's, for locks that several calls of one process take in
+   * turn (keys.json's, by the dashboard's changes); otherwise it is taken again, a release that does nothing.
+   */
+  waitForThisProcess?: boolean;
+}
+
+/**
+ * Takes the lock file `path` for this process (its id and start time in it), one look at a time: yields the milliseconds
+ * its caller is to wait before the next look (sleeping its thread in takeLock, awaiting in takeLockAsync: every lock
+ * follows these steps), and returns the function that lets it go. A lock whose process is gone, or whose id another
+ * process now has (ids are reused, in containers soon), is broken (breakStaleLock); an empty one once it is
+ * EMPTY_LOCK_GRACE_MS old; a live holder's is waited for `patience` ms, then held(pid).
+ */
+function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => void, void> {
   const mine = lockText();
-  for (let attempt = 0; ; attempt++) {
+  const deadline = Date.now() + (policy.patience ?? 0);
+  for (let breaks = 0; ; ) {
     try {
       createLockFile(path, `${mine}\n`);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw errors.unwritable(err as Error);
-      let text = "";
-      try {
-        text = readFileSync(path, "utf8");
-      } catch {}
-      // Empty: its holder has made it and not yet written its text (or was killed between): given a moment first.
-      if (!text.trim() && attempt < 20) {
-        Bun.sleepSync(10);
-        continue;
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw policy.unwritable(err as Error);
+      const found = lockFound(path);
+      if (found === "gone") continue;
+      if (found instanceof Error) throw policy.unwritable(found);
+      if (typeof found === "number") {
+        if (found === process.pid && !policy.waitForThisProcess) return () => {};
+        if (Date.now() >= deadline) throw policy.held(found);
+      } else if (found !== "young") {
+        if (++breaks > 50) throw policy.unwritable(new Error(`${path} cannot be replaced`));
+        if (breakStaleLock(path, found.stale)) continue;
       }
-      const holder = lockHolder(text);
-      if (holder === process.pid) return () => {};
-      if (holder !== undefined) throw errors.held(holder);
-      if (attempt > 50) throw errors.unwritable(new Error(`${path} cannot be replaced`));
-      if (!breakStaleLock(path, text)) Bun.sleepSync(10);
+      yield LOCK_RETRY_MS;
       continue;
     }
     const release = () => {
@@ -302,5 +329,41 @@ export function takeLock(
     };
     heldLocks.add(release);
     return release;
+  }
+}
+
+/**
+ * What the lock file `path` tells of its holder: its process id while it runs; "young" while it is empty and younger than
+ * EMPTY_LOCK_GRACE_MS; its text, to break, when its holder is gone; "gone" if it was removed meanwhile; the error if it
+ * cannot be read.
+ */
+function lockFound(path: string): number | "young" | "gone" | { stale: string } | Error {
+  try {
+    const text = readFileSync(path, "utf8");
+    if (!text.trim())
+      return Math.abs(Date.now() - statSync(path).mtimeMs) < EMPTY_LOCK_GRACE_MS ? "young" : { stale: text };
+    return lockHolder(text) ?? { stale: text };
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ENOENT" ? "gone" : (err as Error);
+  }
+}
+
+/** Takes the lock file `path` (lockSteps), waiting on this thread: a function that lets it go. */
+export function takeLock(path: string, policy: LockPolicy): () => void {
+  const steps = lockSteps(path, policy);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    Bun.sleepSync(step.value);
+  }
+}
+
+/** takeLock for a running server: while it waits, its other requests are answered. */
+export async function takeLockAsync(path: string, policy: LockPolicy): Promise<() => void> {
+  const steps = lockSteps(path, policy);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await Bun.sleep(step.value);
   }
 }

@@ -5,9 +5,9 @@
  * keys.gen (generation.ts) that running servers watch (ring.ts). A store that is empty,
  * damaged or gone is refused, never silently replaced (checkKeyStore).
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { atomicWrite, breakStaleLock, createLockFile, lockHolder, lockText } from "../files";
+import { atomicWrite, type LockPolicy, takeLock, takeLockAsync } from "../files";
 import { KeyStoreError, KeyStoreLocked } from "./errors";
 import { bumpGeneration, checkGeneration, generationPath, readGeneration } from "./generation";
 import { usagePath } from "./usage";
@@ -197,44 +197,31 @@ function writeKeyFile(path: string, file: KeyFile): void {
  */
 export function updateKeyFile<T>(dataDir: string, change: (file: KeyFile) => T): T {
   const lock = lockPath(dataDir);
-  for (const _ of lockWaits(lock)) Bun.sleepSync(LOCK_RETRY_MS);
-  return changeLocked(dataDir, lock, change);
+  return changeLocked(dataDir, takeLock(lock, keysLock(lock)), change);
 }
 
 /** updateKeyFile for a running server: while the lock is held, its other requests are answered. */
 export async function updateKeyFileAsync<T>(dataDir: string, change: (file: KeyFile) => T): Promise<T> {
   const lock = lockPath(dataDir);
-  for (const _ of lockWaits(lock)) await Bun.sleep(LOCK_RETRY_MS);
-  return changeLocked(dataDir, lock, change);
+  return changeLocked(dataDir, await takeLockAsync(lock, keysLock(lock)), change);
 }
-
-const LOCK_RETRY_MS = 20;
 
 function lockPath(dataDir: string): string {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   return `${keysPath(dataDir)}.lock`;
 }
 
-/** Takes keys.json's lock, yielding each time its caller should wait before trying again (each caller waits its own way: one loop for both); a holder there after 10 s is refused. */
-function* lockWaits(lock: string): Generator<void, void, void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      createLockFile(lock, lockText());
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      const stale = staleLock(lock);
-      if (stale === null) continue;
-      if (stale !== undefined && breakStaleLock(lock, stale)) continue;
-      if (Date.now() > deadline)
-        throw new KeyStoreLocked(`${lock} is held by another key command. If none is running, delete the lock file.`);
-      yield;
-    }
-  }
+/** keys.json's lock: a key command waits its turn (a holder there after 10 s is refused), as does each change of a running server's dashboard. */
+function keysLock(lock: string): LockPolicy {
+  return {
+    patience: 10_000,
+    waitForThisProcess: true,
+    held: () => new KeyStoreLocked(`${lock} is held by another key command. If none is running, delete the lock file.`),
+    unwritable: (err) => err,
+  };
 }
 
-function changeLocked<T>(dataDir: string, lock: string, change: (file: KeyFile) => T): T {
+function changeLocked<T>(dataDir: string, release: () => void, change: (file: KeyFile) => T): T {
   const path = keysPath(dataDir);
   try {
     // Checked before anything is written: a change the servers cannot be told of is not made.
@@ -245,21 +232,6 @@ function changeLocked<T>(dataDir: string, lock: string, change: (file: KeyFile) 
     bumpGeneration(generationPath(dataDir));
     return result;
   } finally {
-    rmSync(lock, { force: true });
-  }
-}
-
-/**
- * The lock's text if its holder is gone: no live process has its id, or one that started at another time does (ids are
- * reused, in a container soon: a key command killed there as process 1 left the next one's pid in its lock). A lock
- * still empty is its holder's until 10 s have passed. undefined: held; null: gone already.
- */
-function staleLock(lock: string): string | null | undefined {
-  try {
-    const text = readFileSync(lock, "utf8");
-    if (!text.trim()) return Date.now() - statSync(lock).mtimeMs > 10_000 ? text : undefined;
-    return lockHolder(text) === undefined ? text : undefined;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ENOENT" ? null : undefined;
+    release();
   }
 }

@@ -1,0 +1,142 @@
+/**
+ * Every lock file of Tome's is taken by one routine (src/files.ts lockSteps): the server's, a build's or a follower's
+ * (takeLock, refusing a live holder at once) and keys.json's (updateKeyFile on its thread, updateKeyFileAsync for the
+ * dashboard, both waiting their turn). The same rules for all: a lock whose holder is gone is broken; an empty one is
+ * its maker's until EMPTY_LOCK_GRACE_MS have passed, and broken after.
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { keysPath, readKeyFile, updateKeyFile, updateKeyFileAsync } from "../src/access/store";
+import { createKey } from "../src/access/commands";
+import { EMPTY_LOCK_GRACE_MS, takeLock } from "../src/files";
+import { ROOT, tempDir } from "./helpers";
+
+class Held extends Error {}
+
+/** Each way a lock is taken, on a data folder: resolves to how it went, "taken" or the holder's process id. */
+const TAKERS: Record<
+  string,
+  { waits: boolean; lock: (dir: string) => string; take: (dir: string) => Promise<"taken" | number> }
+> = {
+  "takeLock (server, build, follow)": {
+    waits: false,
+    lock: (dir) => join(dir, "server.lock"),
+    take: async (dir) => {
+      try {
+        takeLock(join(dir, "server.lock"), {
+          held: (pid) => Object.assign(new Held(), { pid }),
+          unwritable: (e) => e,
+        })();
+        return "taken";
+      } catch (err) {
+        if (err instanceof Held) return (err as Held & { pid: number }).pid;
+        throw err;
+      }
+    },
+  },
+  "updateKeyFile (the key tool)": {
+    waits: true,
+    lock: (dir) => `${keysPath(dir)}.lock`,
+    take: async (dir) => {
+      updateKeyFile(dir, (file) => void createKey(file, { name: "k", account: "a", scope: "read", now: Date.now() }));
+      return "taken";
+    },
+  },
+  "updateKeyFileAsync (the dashboard)": {
+    waits: true,
+    lock: (dir) => `${keysPath(dir)}.lock`,
+    take: async (dir) => {
+      await updateKeyFileAsync(
+        dir,
+        (file) => void createKey(file, { name: "k", account: "a", scope: "read", now: Date.now() }),
+      );
+      return "taken";
+    },
+  },
+};
+
+function dataDir(): string {
+  const dir = tempDir("tome-locks-");
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** What the taker left: the lock gone, and (for keys.json's) the change made. */
+function expectTaken(dir: string, lock: string): void {
+  expect(existsSync(lock)).toBe(false);
+  if (lock.startsWith(keysPath(dir))) expect(readKeyFile(keysPath(dir)).keys.map((k) => k.name)).toEqual(["k"]);
+}
+
+describe.each(Object.entries(TAKERS))("%s", (_, { waits, lock: lockOf, take }) => {
+  test("an empty lock older than EMPTY_LOCK_GRACE_MS (its maker killed before writing its text) is broken", async () => {
+    const dir = dataDir();
+    const lock = lockOf(dir);
+    writeFileSync(lock, "");
+    const made = (Date.now() - EMPTY_LOCK_GRACE_MS - 1_000) / 1000;
+    utimesSync(lock, made, made);
+    expect(await take(dir)).toBe("taken");
+    expectTaken(dir, lock);
+  });
+
+  test("an empty lock whose maker writes its text late (paused between making and writing it) is not broken: its maker stays the holder", async () => {
+    const dir = dataDir();
+    const lock = lockOf(dir);
+    // The maker: makes the lock empty, writes its text 1 s later (takeLock broke it after 200 ms), holds it 0.5 s and
+    // lets it go, exiting 0 only if its lock was its own throughout.
+    const maker = Bun.spawn(
+      [
+        process.execPath,
+        "-e",
+        `import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+         import { lockText } from ${JSON.stringify(join(ROOT, "src/files.ts"))};
+         const lock = ${JSON.stringify(lock)};
+         const fd = openSync(lock, "wx", 0o600);
+         Bun.sleepSync(1000);
+         const mine = lockText() + "\\n";
+         writeSync(fd, mine);
+         closeSync(fd);
+         Bun.sleepSync(500);
+         const still = readFileSync(lock, "utf8") === mine;
+         rmSync(lock, { force: true });
+         process.exit(still ? 0 : 1);`,
+      ],
+      { stdout: "inherit", stderr: "inherit" },
+    );
+    while (!existsSync(lock)) await Bun.sleep(5);
+    const took = await take(dir);
+    expect(await maker.exited).toBe(0);
+    // takeLock refuses a live holder; keys.json's takers wait their turn.
+    expect(took).toBe(waits ? "taken" : maker.pid);
+    if (waits) expectTaken(dir, lock);
+  }, 30_000);
+
+  test("a lock whose holder's process is gone is broken", async () => {
+    const dir = dataDir();
+    const lock = lockOf(dir);
+    const gone = Bun.spawn(["true"]);
+    await gone.exited;
+    writeFileSync(lock, `${gone.pid}\n`);
+    expect(await take(dir)).toBe("taken");
+    expectTaken(dir, lock);
+  });
+
+  test("a live holder's lock is never broken: waited for until it goes (keys.json's) or refused (takeLock)", async () => {
+    const dir = dataDir();
+    const lock = lockOf(dir);
+    const holder = Bun.spawn(["sleep", "60"]);
+    writeFileSync(lock, `${holder.pid}\n`);
+    const remover = Bun.spawn(["sh", "-c", `sleep 0.5; rm "${lock}"`]);
+    try {
+      const took = await take(dir);
+      expect(took).toBe(waits ? "taken" : holder.pid);
+      if (waits) expectTaken(dir, lock);
+      else expect(readFileSync(lock, "utf8")).toBe(`${holder.pid}\n`);
+    } finally {
+      holder.kill();
+      await holder.exited;
+      await remover.exited;
+    }
+    expect(readdirSync(dir).filter((f) => f.endsWith(".lock") || f.endsWith(".break"))).toEqual([]);
+  });
+});
