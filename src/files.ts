@@ -166,6 +166,25 @@ const heldLocks = new Set<() => void>();
  * are is unknown).
  */
 export function clearStaleScratch(dir: string): string[] {
+  return removeLeftovers(dir, (name) =>
+    LEFTOVER.map((pattern) => pattern.exec(name)?.[1]).find((p) => p !== undefined),
+  );
+}
+
+/**
+ * Removes the temporary files atomicWrite left beside `path` (`.<name>.<pid>.tmp`) when its writer was killed between
+ * writing one and renaming it into place, its process gone: returns their names. A live process's is a write under way,
+ * left (and so is one whose id a live process has since been given: it goes once that one is gone).
+ */
+export function clearDeadWrites(path: string): string[] {
+  const prefix = `.${basename(path)}.`;
+  return removeLeftovers(dirname(path), (name) =>
+    name.startsWith(prefix) ? /^(\d+)\.tmp$/.exec(name.slice(prefix.length))?.[1] : undefined,
+  );
+}
+
+/** Removes the files and folders in `dir` whose name carries (pidOf) a process id that is not this process's and runs no more: their names. */
+function removeLeftovers(dir: string, pidOf: (name: string) => string | undefined): string[] {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -173,7 +192,7 @@ export function clearStaleScratch(dir: string): string[] {
     return [];
   }
   const stale = names.filter((name) => {
-    const pid = LEFTOVER.map((pattern) => pattern.exec(name)?.[1]).find((p) => p !== undefined);
+    const pid = pidOf(name);
     return pid !== undefined && Number(pid) !== process.pid && !processAlive(Number(pid));
   });
   for (const name of stale) rmSync(join(dir, name), { recursive: true, force: true, maxRetries: 3 });

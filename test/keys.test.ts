@@ -599,6 +599,44 @@ describe("the key tool", () => {
     expect(readKeyFile(keysPath(dir)).keys.map((k) => k.name)).toEqual(["first", "second"]);
   });
 
+  test("a key command killed between writing keys.json's temporary file and renaming it: the next change removes that file, never a live writer's", async () => {
+    const dir = tempDir("tome-data-");
+    updateKeyFile(dir, (file) => void createKey(file, { name: "first", account: "a", scope: "full", now: Date.now() }));
+    // A key command whose rename of .keys.json.<pid>.tmp never comes, killed there (kill -9).
+    const killed = Bun.spawn(
+      [
+        process.execPath,
+        "-e",
+        `import { spyOn } from "bun:test";
+         import * as fs from "node:fs";
+         import { createKey } from ${JSON.stringify(join(ROOT, "src/access/commands.ts"))};
+         import { updateKeyFile } from ${JSON.stringify(join(ROOT, "src/access/store.ts"))};
+         spyOn(fs, "renameSync").mockImplementation(() => Bun.sleepSync(60_000));
+         updateKeyFile(${JSON.stringify(dir)}, (file) => void createKey(file, { name: "lost", account: "a", scope: "full", now: Date.now() }));`,
+      ],
+      { stderr: "inherit" },
+    );
+    const leftover = `.keys.json.${killed.pid}.tmp`;
+    while (!readdirSync(dir).includes(leftover)) await Bun.sleep(10);
+    killed.kill("SIGKILL");
+    await killed.exited;
+    // One of a live process: its write under way.
+    const writing = Bun.spawn(["sleep", "60"]);
+    const live = `.keys.json.${writing.pid}.tmp`;
+    writeFileSync(join(dir, live), "{}");
+    try {
+      updateKeyFile(
+        dir,
+        (file) => void createKey(file, { name: "second", account: "a", scope: "full", now: Date.now() }),
+      );
+      expect(readdirSync(dir).sort()).toEqual([live, "keys.gen", "keys.json"]);
+    } finally {
+      writing.kill();
+      await writing.exited;
+    }
+    expect(readKeyFile(keysPath(dir)).keys.map((k) => k.name)).toEqual(["first", "second"]);
+  });
+
   test("updateKeyFile never writes over a damaged store", () => {
     const dir = tempDir("tome-data-");
     writeFileSync(keysPath(dir), "");

@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { atomicWrite, type LockPolicy, takeLock, takeLockAsync } from "../files";
+import { atomicWrite, clearDeadWrites, type LockPolicy, takeLock, takeLockAsync } from "../files";
 import { KeyStoreError, KeyStoreLocked } from "./errors";
 import { bumpGeneration, checkGeneration, generationPath, readGeneration } from "./generation";
 import { usagePath } from "./usage";
@@ -224,6 +224,10 @@ function keysLock(lock: string): LockPolicy {
 function changeLocked<T>(dataDir: string, release: () => void, change: (file: KeyFile) => T): T {
   const path = keysPath(dataDir);
   try {
+    // A writer killed between writing its temporary file and renaming it left that file (under this lock, only a gone
+    // writer's can be there; clearDeadWrites leaves a live process's all the same).
+    clearDeadWrites(path);
+    clearDeadWrites(generationPath(dataDir));
     // Checked before anything is written: a change the servers cannot be told of is not made.
     checkGeneration(generationPath(dataDir));
     const file = readKeyFile(path);
