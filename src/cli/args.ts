@@ -6,6 +6,7 @@
  * value, given twice, is refused (D118): parseArgs keeps the last, silently.
  */
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
+import { commandLine } from "../invocation";
 import { ArgumentError } from "./main";
 
 const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
@@ -84,4 +85,31 @@ export function readArgs<const O extends ParseArgsOptionsConfig>(
   const surplus = parsed.positionals[positionals];
   if (surplus !== undefined) throw new ArgumentError(`unexpected argument "${surplus}": ${takes()}`);
   return parsed as { values: Values<O>; positionals: string[] };
+}
+
+/**
+ * The one file `name` takes, with its options (readArgs, the arguments read as files): -h/--help anywhere prints `help`
+ * and exits 0; anything but one file is said, with how to see the help, and exits 2. `wrong` says what to give when
+ * nothing else is wrong (no file at all).
+ */
+export function oneFileArgs<const O extends ParseArgsOptionsConfig>(
+  name: string,
+  args: string[],
+  options: O,
+  help: string,
+  wrong: string,
+): { file: string; values: Values<O> } {
+  if (args.includes("-h") || args.includes("--help")) {
+    process.stdout.write(help);
+    process.exit(0);
+  }
+  // An unknown option is named, with the options there are, rather than `wrong`.
+  try {
+    const { values, positionals } = readArgs(args, options, 1, true);
+    if (positionals.length === 1) return { file: positionals[0]!, values };
+  } catch (err) {
+    wrong = `${(err as Error).message}.`;
+  }
+  console.error(`${name}: ${wrong}\nRun \`${commandLine(name)} --help\` for usage.`);
+  process.exit(2);
 }

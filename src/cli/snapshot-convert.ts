@@ -1,5 +1,5 @@
 /** bun run snapshot:convert — turns a format-1 snapshot into format 2, without the dump. */
-import { readArgs } from "./args";
+import { oneFileArgs } from "./args";
 import { buildFromPages } from "../build";
 import { readFormat1 } from "../snapshot";
 import { mainOf, note } from "./main";
@@ -16,36 +16,26 @@ new file is renamed over it only when whole).
 
 /** The command, on its arguments (what follows its name). */
 export async function main(args: string[]): Promise<void> {
-  if (args.includes("-h") || args.includes("--help")) {
-    process.stdout.write(HELP);
-    process.exit(0);
-  }
-  let inputs: string[] = [];
-  let out: string | undefined;
-  let wrong = "give one format-1 snapshot, and optionally --out <file>.";
-  try {
-    const parsed = readArgs(args, { out: { type: "string" } }, 1, true);
-    inputs = parsed.positionals;
-    out = parsed.values.out;
-  } catch (err) {
-    wrong = `${(err as Error).message}.`;
-  }
-  if (inputs.length !== 1) {
-    console.error(`snapshot:convert: ${wrong}\nRun \`${commandLine("snapshot:convert")} --help\` for usage.`);
-    process.exit(2);
-  }
+  const { file, values } = oneFileArgs(
+    "snapshot:convert",
+    args,
+    { out: { type: "string" } },
+    HELP,
+    "give one format-1 snapshot, and optionally --out <file>.",
+  );
+  const out = values.out;
   await mainOf("snapshot:convert", async () => {
     // Found now, not when the new file is renamed into place after the conversion (a folder, '-', under a file).
     if (out !== undefined) checkOut(out, []);
-    const old = readFormat1(inputs[0]!);
-    const target = out ?? inputs[0]!;
+    const old = readFormat1(file);
+    const target = out ?? file;
     const report = buildFromPages(old.pages, old.redirects, old.meta, {
       out: target,
       chunkWords: old.meta.chunkWords,
       createdAt: new Date(old.meta.createdAt),
     });
     note(
-      `converted ${inputs[0]} → ${target}: ${report.meta.indexedPages} pages, ${report.meta.indexedChunks} chunks, ${(report.bytes / 1e6).toFixed(1)} MB.`,
+      `converted ${file} → ${target}: ${report.meta.indexedPages} pages, ${report.meta.indexedChunks} chunks, ${(report.bytes / 1e6).toFixed(1)} MB.`,
     );
   });
 }

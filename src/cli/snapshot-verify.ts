@@ -1,6 +1,6 @@
 /** bun run snapshot:verify — checks every section of a snapshot against its hash. */
 import { openSnapshot } from "../snapshot";
-import { readArgs } from "./args";
+import { oneFileArgs } from "./args";
 import { mainOf } from "./main";
 import { commandLine } from "../invocation";
 
@@ -17,24 +17,9 @@ Exit status: 0 whole, 1 damaged or unreadable, 2 usage.
 
 /** The command, on its arguments (what follows its name). */
 export async function main(args: string[]): Promise<void> {
-  if (args.includes("-h") || args.includes("--help")) {
-    process.stdout.write(HELP);
-    process.exit(0);
-  }
-  // An unknown option is named, with the options there are (args.ts), rather than "give one snapshot file".
-  let files: string[] = [];
-  let wrong = "give one snapshot file.";
-  try {
-    files = readArgs(args, {}, 1, true).positionals;
-  } catch (err) {
-    wrong = `${(err as Error).message}.`;
-  }
-  if (files.length !== 1) {
-    console.error(`snapshot:verify: ${wrong}\nRun \`${commandLine("snapshot:verify")} --help\` for usage.`);
-    process.exit(2);
-  }
+  const { file } = oneFileArgs("snapshot:verify", args, {}, HELP, "give one snapshot file.");
   await mainOf("snapshot:verify", async () => {
-    const snapshot = openSnapshot(files[0]!);
+    const snapshot = openSnapshot(file);
     const started = performance.now();
     let last = 0;
     const damaged = await snapshot.container.verify((done, total) => {
@@ -46,12 +31,12 @@ export async function main(args: string[]): Promise<void> {
     if (process.stderr.isTTY) process.stderr.write("\n");
     if (damaged.length) {
       console.error(
-        `snapshot:verify: ${files[0]} is damaged: section(s) ${damaged.join(", ")} do not match their hash. Rebuild it with \`${commandLine("snapshot:build")}\`, or copy it again.`,
+        `snapshot:verify: ${file} is damaged: section(s) ${damaged.join(", ")} do not match their hash. Rebuild it with \`${commandLine("snapshot:build")}\`, or copy it again.`,
       );
       process.exit(1);
     }
     console.error(
-      `${files[0]}: whole (${snapshot.container.sections.length} sections, ${(snapshot.container.bytes / 1e6).toFixed(1)} MB checked in ${((performance.now() - started) / 1000).toFixed(1)} s).`,
+      `${file}: whole (${snapshot.container.sections.length} sections, ${(snapshot.container.bytes / 1e6).toFixed(1)} MB checked in ${((performance.now() - started) / 1000).toFixed(1)} s).`,
     );
   });
 }
