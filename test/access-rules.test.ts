@@ -28,7 +28,7 @@ import {
 } from "../src/access";
 import type { PlanName } from "../src/access";
 import { tempDir } from "./helpers";
-import { startRedis, type RedisServer } from "./redis-server";
+import { startRedis, type RedisServer } from "../bench/redis-server";
 
 setDefaultTimeout(60_000);
 

@@ -24,6 +24,7 @@ const scripts = filesIn(BENCH, ".ts");
 const MODULES = new Set([
   "support.ts",
   "temp-dirs.ts",
+  "redis-server.ts",
   "servers.ts",
   "queries.ts",
   "cores.ts",

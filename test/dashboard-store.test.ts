@@ -25,7 +25,7 @@ import {
 import { MAX_SESSIONS, SESSIONS_PER_ACCOUNT } from "../src/access/accounts";
 import { MAX_COUNTED_ADDRESSES } from "../src/access/sign-in-limits";
 import { tempDir } from "./helpers";
-import { startRedis, type RedisServer } from "./redis-server";
+import { startRedis, type RedisServer } from "../bench/redis-server";
 
 setDefaultTimeout(60_000);
 

@@ -30,7 +30,7 @@ import {
   tempDir,
   type ServerProcess,
 } from "./helpers";
-import { startRedis, type RedisServer } from "./redis-server";
+import { startRedis, type RedisServer } from "../bench/redis-server";
 import { connect } from "node:net";
 import { ADDRESS_FAILURES, createAccountAccess, keysPath, readKeyFile, updateKeyFile } from "../src/access";
 import type { App } from "../src/http";

@@ -11,7 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { compile } from "../src/cli/compile";
 import { EN_2016, ROOT, runToExit, type ServerProcess, spawnServer, tempDir } from "./helpers";
-import { startRedis } from "./redis-server";
+import { startRedis } from "../bench/redis-server";
 
 setDefaultTimeout(180_000);
 

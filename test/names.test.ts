@@ -29,7 +29,7 @@ import {
   START,
   tempDir,
 } from "./helpers";
-import { startRedis, type RedisServer } from "./redis-server";
+import { startRedis, type RedisServer } from "../bench/redis-server";
 
 setDefaultTimeout(120_000);
 

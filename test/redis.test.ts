@@ -30,7 +30,7 @@ import {
   startServer,
   tempDir,
 } from "./helpers";
-import { startRedis, type RedisServer } from "./redis-server";
+import { startRedis, type RedisServer } from "../bench/redis-server";
 
 setDefaultTimeout(60_000);
 

@@ -6,7 +6,7 @@ import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { EN_2016, ROOT, runToExit, snapshotFor, tempDir } from "./helpers";
-import { freePort } from "./redis-server";
+import { freePort } from "../bench/redis-server";
 
 setDefaultTimeout(90_000);
 

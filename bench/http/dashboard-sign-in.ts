@@ -12,10 +12,11 @@
  * keys in Redis (`keys import`).
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { updateKeyFile } from "../../src/access";
+import { startRedis } from "../redis-server";
 import { benchSnapshot, ROOT, spawnServer } from "../servers";
 import { median } from "../stats";
 
@@ -139,21 +140,10 @@ async function measure(mode: string, env: Record<string, string>) {
 console.log(`root ${root}; ${keyCount} keys; medians of ${rounds}`);
 await measure("files", { TOME_DATA: data });
 if (values.redis) {
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
-  mkdirSync(join(work, "redis"));
-  const redis = Bun.spawn(
-    ["redis-server", "--port", String(port), "--bind", "127.0.0.1", "--dir", join(work, "redis"), "--save", ""],
-    { stdout: "ignore", stderr: "ignore" },
-  );
-  const url = `redis://127.0.0.1:${port}`;
-  while (
-    Bun.spawnSync(["redis-cli", "-p", String(port), "ping"])
-      .stdout.toString()
-      .trim() !== "PONG"
-  )
-    await Bun.sleep(25);
+  const redis = await startRedis({ aof: false });
+  const url = redis.url;
   await tool({ TOME_DATA: data, TOME_REDIS_URL: url }, "import");
   await measure("redis", { TOME_REDIS_URL: url, TOME_DATA: join(work, "unused") });
-  redis.kill();
+  await redis.stop();
 }
 await Bun.$`rm -rf ${work}`;

@@ -11,13 +11,13 @@
  * Bun's client adds to them. Starts its own redis-server (AOF, everysec).
  */
 import { RedisClient } from "bun";
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Access, type Gate, type Grant, type Refusal } from "../../src/access";
 import { RedisAccess } from "../../src/access/redis";
 import { createApp } from "../../src/http";
 import { open } from "../../src/search";
+import { startRedis } from "../redis-server";
 import { benchKey, benchSnapshot, randomChunkIds, ROOT } from "../servers";
 import { median } from "../stats";
 
@@ -40,38 +40,8 @@ const requests = Number(values.requests);
 const rounds = Number(values.rounds);
 const tempDir = (await Bun.$`mktemp -d`.text()).trim();
 
-const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-const port = probe.port;
-probe.stop(true);
-mkdirSync(join(tempDir, "redis"));
-const redisServer = Bun.spawn(
-  [
-    "redis-server",
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--dir",
-    join(tempDir, "redis"),
-    "--appendonly",
-    "yes",
-    "--appendfsync",
-    "everysec",
-    "--save",
-    "",
-  ],
-  {
-    stdout: "ignore",
-    stderr: "ignore",
-  },
-);
-const url = `redis://127.0.0.1:${port}`;
-while (
-  Bun.spawnSync(["redis-cli", "-p", String(port), "ping"])
-    .stdout.toString()
-    .trim() !== "PONG"
-)
-  await Bun.sleep(25);
+const redisServer = await startRedis();
+const url = redisServer.url;
 
 const { path, snapshot } = await benchSnapshot(values.snapshot, tempDir);
 const data = join(tempDir, "data");
@@ -105,7 +75,7 @@ await client.connect();
 const waiters: (() => void)[] = [];
 const socket = await Bun.connect({
   hostname: "127.0.0.1",
-  port,
+  port: redisServer.port,
   socket: {
     data(_s, bytes) {
       for (let i = bytes.toString().split("\r\n").length - 1; i > 0; i--) waiters.shift()?.();
@@ -159,8 +129,7 @@ files.stop();
 redis.stop();
 client.close();
 socket.end();
-redisServer.kill("SIGTERM");
-await redisServer.exited;
+await redisServer.stop();
 
 console.log(
   `/v1/chunk through app.handle(), 10 in flight, ${requests} requests × ${rounds} rounds (medians), CPU of this process per request:`,

@@ -19,10 +19,10 @@
  * the load generator and Redis, so two replicas cannot reach twice one's figure here.
  */
 import autocannon from "autocannon";
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { PINNED, pinLoadGenerator } from "../cores";
+import { startRedis } from "../redis-server";
 import { queryMix } from "../queries";
 import {
   BENCH_WORK_SHARE,
@@ -70,45 +70,10 @@ const rounds = Number(values.rounds);
 const tempDir = (await Bun.$`mktemp -d`.text()).trim();
 const onCore = (core: number, command: string[]) => (PINNED ? ["taskset", "-c", String(core), ...command] : command);
 
-// Redis on a free port, with its own directory.
-const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-const redisPort = probe.port;
-probe.stop(true);
-mkdirSync(join(tempDir, "redis"));
-const redis = Bun.spawn(
-  onCore(1, [
-    "redis-server",
-    "--port",
-    String(redisPort),
-    "--bind",
-    "127.0.0.1",
-    "--dir",
-    join(tempDir, "redis"),
-    "--appendonly",
-    "yes",
-    "--appendfsync",
-    "everysec",
-    "--save",
-    "",
-  ]),
-  { stdout: "ignore", stderr: "ignore" },
-);
-const redisUrl = `redis://127.0.0.1:${redisPort}`;
-for (
-  let i = 0;
-  Bun.spawnSync(["redis-cli", "-p", String(redisPort), "ping"])
-    .stdout.toString()
-    .trim() !== "PONG";
-  i++
-) {
-  if (i > 200) throw new Error("redis-server did not start");
-  await Bun.sleep(25);
-}
-const redisPid = Number(
-  /process_id:(\d+)/.exec(
-    Bun.spawnSync(["redis-cli", "-p", String(redisPort), "info", "server"]).stdout.toString(),
-  )![1],
-);
+// Redis on a free port, with its own directory, on core 1.
+const redis = await startRedis({ command: (argv) => onCore(1, argv) });
+const redisUrl = redis.url;
+const redisPid = redis.pid();
 
 await pinLoadGenerator();
 const { path, snapshot } = await benchSnapshot(values.snapshot, tempDir);
@@ -203,8 +168,7 @@ for (let round = 1; round <= rounds; round++) {
 }
 
 await Promise.all([files, viaRedis, second].map((s) => s.stop()));
-redis.kill("SIGTERM");
-await redis.exited;
+await redis.stop();
 
 const summary = (runs: Run[]) => ({
   requestsPerSecond: median(runs.map((r) => r.rps)),

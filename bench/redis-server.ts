@@ -1,11 +1,11 @@
 /**
- * A real redis-server (Debian's package; src/cli/run.sh setup installs it) started by a test on
- * a free port, with its own temporary directory and the persistence docs/redis.md asks for
- * (AOF, appendfsync everysec). Never the machine's own Redis service.
+ * A real redis-server (Debian's package; src/cli/run.sh setup installs it) started by a test or a
+ * benchmark on a free port, with its own temporary directory and the persistence docs/redis.md
+ * asks for (AOF, appendfsync everysec). Never the machine's own Redis service.
  */
 import { spawn, spawnSync } from "bun";
 import { join } from "node:path";
-import { tempDir } from "./helpers";
+import { tempDir } from "./temp-dirs";
 
 export interface RedisServer {
   url: string;
@@ -30,7 +30,14 @@ export function freePort(): number {
   return port;
 }
 
-export async function startRedis(): Promise<RedisServer> {
+export interface RedisOptions {
+  /** The persistence docs/redis.md asks for, AOF fsynced every second (default true); without it Redis keeps nothing on disk. */
+  aof?: boolean;
+  /** The command line as it is run (a benchmark pins it to a core with taskset). */
+  command?: (argv: string[]) => string[];
+}
+
+export async function startRedis({ aof = true, command = (argv) => argv }: RedisOptions = {}): Promise<RedisServer> {
   const dir = tempDir("tome-redis-");
   const port = freePort();
   let proc: ReturnType<typeof spawn> | undefined;
@@ -40,7 +47,7 @@ export async function startRedis(): Promise<RedisServer> {
       .trim();
   const launch = async () => {
     proc = spawn(
-      [
+      command([
         "redis-server",
         "--port",
         String(port),
@@ -48,15 +55,12 @@ export async function startRedis(): Promise<RedisServer> {
         "127.0.0.1",
         "--dir",
         dir,
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "everysec",
+        ...(aof ? ["--appendonly", "yes", "--appendfsync", "everysec"] : []),
         "--save",
         "",
         "--logfile",
         join(dir, "redis.log"),
-      ],
+      ]),
       {
         stdout: "ignore",
         stderr: "ignore",
