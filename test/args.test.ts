@@ -4,9 +4,9 @@
  * of these commands takes an argument starting with "-"), with the way to its --help after it.
  */
 import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { totalmem } from "node:os";
-import { DEFAULT_MEMORY_BYTES } from "../src/build";
 import { ROOT, runToExit, tempDir } from "./helpers";
 
 const COMMANDS: [file: string, args: string[], takes: string][] = [
@@ -124,39 +124,80 @@ describe("--memory below 1M (D118)", () => {
   }
 });
 
+/**
+ * A process of the command whose process.constrainedMemory() (Bun's reading of its cgroup's limit: build.test.ts
+ * "the memory bound read from a container's cgroup files") says `limit`, as Bun does in a container of that size; Bun
+ * says the machine's memory where there is no limit.
+ */
+function underLimit(file: string, args: string[], limit: number, dir: string) {
+  const preload = join(dir, "limit.ts");
+  writeFileSync(preload, `process.constrainedMemory = () => ${limit};`);
+  return runToExit(["bun", "--preload", preload, join(ROOT, "src/cli", file), ...args], {}, dir);
+}
+
+const MEMORY_ARGS: Record<string, string[]> = {
+  "snapshot-build.ts": ["--dump", "none.xml"],
+  "snapshot-update.ts": ["--base", "none.tome", "--dump", "none.xml", "--out", "y.tome"],
+  "snapshot-follow.ts": ["--snapshot", "none.tome"],
+};
+
 describe("--memory above the machine's memory (D161)", () => {
   // One gigabyte past it, written as a user would: accepted, the build swapped, or was killed, hours in.
   const past = `${Math.ceil(totalmem() / 1e9) + 1}G`;
   const machine = `${(totalmem() / 1e9).toFixed(1)} GB`;
-  const most = `${Math.floor(totalmem() / 1e8) / 10}G`;
-  for (const file of ["snapshot-build.ts", "snapshot-update.ts", "snapshot-follow.ts"]) {
+  const most = `${(Math.floor(totalmem() / 1e8) / 10).toFixed(1)}G`;
+  const fallback = `${(Math.min(2e9, totalmem() / 4) / 1e9).toFixed(1)}G`;
+  for (const [file, args] of Object.entries(MEMORY_ARGS)) {
     test(`${file}: --memory a gigabyte past the machine's memory, or 100T, refused at once, exit 2, naming its memory and what to give`, async () => {
       const dir = tempDir("tome-args-");
-      const args = {
-        "snapshot-build.ts": ["--dump", "none.xml"],
-        "snapshot-update.ts": ["--base", "none.tome", "--dump", "none.xml", "--out", "y.tome"],
-        "snapshot-follow.ts": ["--snapshot", "none.tome"],
-      }[file]!;
       for (const size of [past, "100T"]) {
-        const r = await runToExit(["bun", join(ROOT, "src/cli", file), ...args, "--memory", size], {}, dir);
+        const r = await underLimit(file, [...args, "--memory", size], totalmem(), dir);
         expect({ size, code: r.code, said: r.stderr.split("\n")[0] }).toEqual({
           size,
           code: 2,
           said: expect.stringContaining(
-            `--memory ${size} is more than this machine's memory (${machine}): give at most ${most}, less to leave room for the rest of the build, or leave --memory out for the default (${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G).`,
+            `--memory ${size} is more than this machine's memory (${machine}): give at most ${most}, less to leave room for the rest of the build, or leave --memory out for the default (${fallback}).`,
           ),
         });
       }
       // The machine's memory itself is taken (the budget over-counts what the inversion holds: D118).
-      const whole = await runToExit(
-        ["bun", join(ROOT, "src/cli", file), ...args, "--memory", String(totalmem())],
-        {},
-        dir,
-      );
+      const whole = await underLimit(file, [...args, "--memory", String(totalmem())], totalmem(), dir);
       expect(whole.stderr).not.toContain("--memory");
       expect(whole.code).toBe(1);
     });
   }
+});
+
+describe("--memory in a container held to less than the machine (D161)", () => {
+  // A container of 1 GB on a larger machine: --memory 2G was taken (only the machine's memory bounded it), and the
+  // default of 2 GB too; the kernel kills the build at the container's limit, hours in.
+  const LIMIT = 1e9;
+  const machine = `${(totalmem() / 1e9).toFixed(1)} GB`;
+  for (const [file, args] of Object.entries(MEMORY_ARGS)) {
+    test(`${file}: --memory past the container's limit refused at once, exit 2, naming the limit; the default falls to a quarter of it`, async () => {
+      const dir = tempDir("tome-args-");
+      const r = await underLimit(file, [...args, "--memory", "2G"], LIMIT, dir);
+      expect({ code: r.code, said: r.stderr.split("\n")[0] }).toEqual({
+        code: 2,
+        said: expect.stringContaining(
+          `--memory 2G is more than this container's memory limit (1.0 GB, its cgroup's; the machine has ${machine}): give at most 1.0G, less to leave room for the rest of the build, or leave --memory out for the default (250M).`,
+        ),
+      });
+      const limit = await underLimit(file, [...args, "--memory", "1G"], LIMIT, dir);
+      expect(limit.stderr).not.toContain("--memory");
+      expect(limit.code).toBe(1);
+    });
+  }
+  test("snapshot:build's and snapshot:update's --help say the container's limit and the default that fits it", async () => {
+    const dir = tempDir("tome-args-");
+    const help = async (file: string) => (await underLimit(file, ["--help"], LIMIT, dir)).stdout.replace(/\s+/g, " ");
+    expect(await help("snapshot-build.ts")).toContain(
+      "at most this machine's memory or its container's limit, here the container's, 1.0G; default a quarter of that, at most 2G: 250M)",
+    );
+    expect(await help("snapshot-update.ts")).toContain(
+      "at most this machine's memory or its container's limit, here the container's, 1.0G; default 250M)",
+    );
+  });
 });
 
 describe("bun run compile --out", () => {

@@ -2,7 +2,15 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { totalmem } from "node:os";
 import { join } from "node:path";
-import { buildFromDumps, buildParsingWorker, SnapshotBuild, updateSnapshot } from "../src/build";
+import {
+  buildFromDumps,
+  buildParsingWorker,
+  MEMORY_BOUND,
+  memoryBound,
+  MOST_MEMORY_BYTES,
+  SnapshotBuild,
+  updateSnapshot,
+} from "../src/build";
 import { ingest } from "../src/ingest";
 import { IndexBuilder, open } from "../src/search";
 import { ContainerWriter, openContainer, redirectListOf, sameBytes, type RedirectList } from "../src/snapshot";
@@ -373,7 +381,7 @@ console.log(typeof ingest, tome.search("Normans", { limit: 1 }).hits[0].page.tit
     expect(run.code).toBe(0);
   });
 
-  const MEMORY_RULE = `a number of bytes above 0, at most this machine's memory (${totalmem().toLocaleString("en-US")})`;
+  const MEMORY_RULE = `a number of bytes above 0, at most ${MEMORY_BOUND.limited ? "this container's memory limit" : "this machine's memory"} (${MOST_MEMORY_BYTES.toLocaleString("en-US")})`;
   const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(" ");
   const said = async (run: () => Promise<unknown> | unknown) => {
     try {
@@ -477,7 +485,7 @@ console.log(typeof ingest, tome.search("Normans", { limit: 1 }).hits[0].page.tit
     const dump = writeExport([{ title: "Alpha", text: words(120) }]);
     const dir = tempDir();
     const out = join(dir, "a.tome");
-    const past = totalmem() + 1;
+    const past = MOST_MEMORY_BYTES + 1;
     const refused = (call: string, value: number) =>
       `RangeError: ${call}: memoryBytes must be ${MEMORY_RULE}, not ${value}.`;
     expect({
@@ -496,6 +504,79 @@ console.log(typeof ingest, tome.search("Normans", { limit: 1 }).hits[0].page.tit
     });
     expect(readdirSync(dir)).toEqual([]);
   });
+
+  test("the memory bound is the container's limit when less than the machine's memory, else the machine's (D161)", () => {
+    const total = 256e9;
+    expect({
+      bunNoLimit: memoryBound(total, total),
+      limit: memoryBound(total, 8e9),
+      limitAboveTheMachine: memoryBound(total, 512e9),
+      nodeNoLimit: memoryBound(total, 0),
+      nodeNoLimitMax: memoryBound(total, 2 ** 64 - 1),
+      noReading: memoryBound(total, undefined),
+    }).toEqual({
+      bunNoLimit: { bytes: total, limited: false },
+      limit: { bytes: 8e9, limited: true },
+      limitAboveTheMachine: { bytes: total, limited: false },
+      nodeNoLimit: { bytes: total, limited: false },
+      nodeNoLimitMax: { bytes: total, limited: false },
+      noReading: { bytes: total, limited: false },
+    });
+  });
+
+  // Files put in place in a mount namespace of its own (root only): /sys/fs/cgroup a tmpfs holding them, and the
+  // process's /proc/self/cgroup said by a bind mount; the bound is what a process of the build reads under them.
+  const CAN_FAKE_CGROUPS =
+    process.getuid?.() === 0 && Bun.spawnSync(["unshare", "-m", "--propagation", "private", "true"]).exitCode === 0;
+  test.skipIf(!CAN_FAKE_CGROUPS)(
+    "the memory bound read from a container's cgroup files: v2 memory.max or max, v1 limit_in_bytes or its huge none, none (D161)",
+    () => {
+      const total = totalmem();
+      const NONE_V1 = "9223372036854771712";
+      const V1 = "12:memory:/docker/abc\n0::/";
+      const layouts: [name: string, cgroup: string, files: Record<string, string>, bound: number][] = [
+        ["v2, no limit", "0::/", { "memory.max": "max", "memory.high": "max" }, total],
+        ["v2, 1 GB", "0::/", { "memory.max": "1000000000", "memory.high": "max" }, 1e9],
+        ["v2, 1 GB, no memory.high", "0::/", { "memory.max": "1000000000" }, 1e9],
+        ["v2, the process's own cgroup", "0::/kubepods/pod1", { "kubepods/pod1/memory.max": "2000000000" }, 2e9],
+        ["v2, a limit above the machine's memory", "0::/", { "memory.max": String(2 * total) }, total],
+        // memory.high throttles the build to a crawl past it; Bun takes the lower (so does Node, through libuv).
+        ["v2, memory.high under memory.max", "0::/", { "memory.max": "2000000000", "memory.high": "1000000000" }, 1e9],
+        [
+          "v1, no limit",
+          V1,
+          { "memory/memory.limit_in_bytes": NONE_V1, "memory/memory.soft_limit_in_bytes": NONE_V1 },
+          total,
+        ],
+        [
+          "v1, 1 GB",
+          V1,
+          { "memory/memory.limit_in_bytes": "1000000000", "memory/memory.soft_limit_in_bytes": NONE_V1 },
+          1e9,
+        ],
+        ["no cgroup files", "0::/", {}, total],
+      ];
+      const dir = tempDir();
+      const read = (cgroup: string, files: Record<string, string>) => {
+        writeFileSync(join(dir, "cgroup"), `${cgroup}\n`);
+        const put = Object.entries(files).map(
+          ([file, text]) => `mkdir -p "$(dirname /sys/fs/cgroup/${file})" && echo ${text} > /sys/fs/cgroup/${file}`,
+        );
+        const script = [
+          "set -e",
+          "mount -t tmpfs none /sys/fs/cgroup",
+          ...put,
+          `mount --bind ${join(dir, "cgroup")} /proc/$$/cgroup`,
+          `exec bun -e 'console.log(JSON.stringify((await import("${join(ROOT, "src/build")}")).MEMORY_BOUND.bytes))'`,
+        ].join("\n");
+        const run = Bun.spawnSync(["unshare", "-m", "--propagation", "private", "bash", "-c", script]);
+        return run.exitCode === 0 ? Number(run.stdout.toString()) : run.stderr.toString();
+      };
+      expect(Object.fromEntries(layouts.map(([name, cgroup, files]) => [name, read(cgroup, files)]))).toEqual(
+        Object.fromEntries(layouts.map(([name, , , bound]) => [name, bound])),
+      );
+    },
+  );
 
   test("the size of chunk is given once: the ingest cuts by options.chunkWords, the meta records it", async () => {
     const out = join(tempDir(), "a.tome");

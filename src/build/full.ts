@@ -25,16 +25,32 @@ import { IndexBuilder, logMemory, pageOrderSection, type IndexBuildProgress } fr
 import { checkOptions, integerFrom, type OptionRule } from "../errors";
 import { type AnalysedArticle, buildParsingWorker } from "./analysed";
 
-/** The default memory budget: a quarter of the machine's memory, at most 2 GB. */
-export const DEFAULT_MEMORY_BYTES = Math.min(2e9, Math.floor(totalmem() / 4));
+/**
+ * The memory a build may take (D161): the machine's, or its container's limit when that is less, for the kernel kills
+ * a process past its cgroup's limit however much the machine holds. `constrained` is process.constrainedMemory(),
+ * which in Bun reads the process's own cgroup (v2 memory.max and memory.high; v1 memory.limit_in_bytes and
+ * memory.soft_limit_in_bytes, else the root's) and says the machine's memory when there is no limit; Node says 0,
+ * or 2⁶⁴ − 1, and a runtime without it undefined.
+ */
+export function memoryBound(total: number, constrained: number | undefined): { bytes: number; limited: boolean } {
+  return constrained !== undefined && constrained > 0 && constrained < total
+    ? { bytes: constrained, limited: true }
+    : { bytes: total, limited: false };
+}
 
-/** The most memoryBytes taken (D161): a budget above the machine's memory swaps, or is killed, hours into a build. */
-export const MOST_MEMORY_BYTES = totalmem();
+/** The bound this process is under (D161). */
+export const MEMORY_BOUND = memoryBound(totalmem(), process.constrainedMemory?.());
+
+/** The most memoryBytes taken (D161): a budget above the bound swaps, or is killed, hours into a build. */
+export const MOST_MEMORY_BYTES = MEMORY_BOUND.bytes;
+
+/** The default memory budget: a quarter of the bound (so a small container's too), at most 2 GB. */
+export const DEFAULT_MEMORY_BYTES = Math.min(2e9, Math.floor(MOST_MEMORY_BYTES / 4));
 
 /** memoryBytes' rule, for the build's and the update's options. */
 export const MEMORY_RULE: OptionRule = [
   (v) => typeof v === "number" && v > 0 && v <= MOST_MEMORY_BYTES,
-  `a number of bytes above 0, at most this machine's memory (${MOST_MEMORY_BYTES.toLocaleString("en-US")})`,
+  `a number of bytes above 0, at most ${MEMORY_BOUND.limited ? "this container's memory limit" : "this machine's memory"} (${MOST_MEMORY_BYTES.toLocaleString("en-US")})`,
 ];
 
 export interface BuildOptions {

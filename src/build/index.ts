@@ -6,6 +6,8 @@ export {
   buildFromDumps,
   buildFromPages,
   DEFAULT_MEMORY_BYTES,
+  MEMORY_BOUND,
+  memoryBound,
   MOST_MEMORY_BYTES,
   SnapshotBuild,
   writeIngested,

@@ -2,7 +2,8 @@
 import { basename, dirname, join } from "node:path";
 import type { ParseArgsOptionsConfig } from "node:util";
 import { mkdirSync, readFileSync } from "node:fs";
-import { buildFromDumps, DEFAULT_MEMORY_BYTES, MOST_MEMORY_BYTES } from "../build";
+import { totalmem } from "node:os";
+import { buildFromDumps, DEFAULT_MEMORY_BYTES, MEMORY_BOUND, MOST_MEMORY_BYTES } from "../build";
 import { DEFAULT_CHUNK_WORDS, type IngestResult, MAX_BUILD_WORKERS, siteOf } from "../ingest";
 import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
 import { buildProgress } from "./progress";
@@ -33,7 +34,8 @@ Options:
                         the snapshot is the same bytes whatever their number
   --memory <size>       memory for the search index's inversion before it spills a sorted
                         run to disk (e.g. 500M, 2G; at least 1M, at most this machine's
-                        memory; default ${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G, a quarter of it, at most 2G). The merge of the runs stays below
+                        memory or its container's limit, ${memoryHere()}; default a quarter
+                        of that, at most 2G: ${sizeText(DEFAULT_MEMORY_BYTES)}). The merge of the runs stays below
                         the inversion's peak: with 500M the build peaked at 0.70 GB on
                         200,000 chunks and 0.80 GB on 1M (bench/scale/RESULTS.md).
   -h, --help            show this help
@@ -76,6 +78,18 @@ export function workersOf(value: string | undefined): number | undefined {
  */
 const LEAST_MEMORY_BYTES = 1e6;
 
+const gigabytes = (bytes: number) => `${(bytes / 1e9).toFixed(1)} GB`;
+
+/** A size as --memory takes it, rounded down so that the figure given is taken: 25.2G, 2.0G, 250M. */
+export function sizeText(bytes: number): string {
+  return bytes >= 1e9 ? `${(Math.floor(bytes / 1e8) / 10).toFixed(1)}G` : `${Math.floor(bytes / 1e6)}M`;
+}
+
+/** The --memory bound, for the commands' --help (D161). */
+export function memoryHere(): string {
+  return `here ${MEMORY_BOUND.limited ? "the container's, " : ""}${sizeText(MOST_MEMORY_BYTES)}`;
+}
+
 export function bytesOf(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const m = /^([0-9]+(?:\.[0-9]+)?)([KMGT]?)B?$/i.exec(value.trim());
@@ -89,7 +103,11 @@ export function bytesOf(value: string | undefined): number | undefined {
     );
   if (bytes > MOST_MEMORY_BYTES)
     throw new ArgumentError(
-      `--memory ${value} is more than this machine's memory (${(MOST_MEMORY_BYTES / 1e9).toFixed(1)} GB): give at most ${Math.floor(MOST_MEMORY_BYTES / 1e8) / 10}G, less to leave room for the rest of the build, or leave --memory out for the default (${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G).`,
+      `--memory ${value} is more than ${
+        MEMORY_BOUND.limited
+          ? `this container's memory limit (${gigabytes(MOST_MEMORY_BYTES)}, its cgroup's; the machine has ${gigabytes(totalmem())})`
+          : `this machine's memory (${gigabytes(MOST_MEMORY_BYTES)})`
+      }: give at most ${sizeText(MOST_MEMORY_BYTES)}, less to leave room for the rest of the build, or leave --memory out for the default (${sizeText(DEFAULT_MEMORY_BYTES)}).`,
     );
   return bytes;
 }

@@ -3,7 +3,17 @@ import { DEFAULT_MEMORY_BYTES, readDeletions, updateSnapshot, type UpdateReport 
 import { buildProgress } from "./progress";
 import { ArgumentError, mainOf, note } from "./main";
 import { checkOut } from "./out";
-import { bytesOf, claimOutput, logSources, readOptions, stoppable, workersOf, writtenSummary } from "./snapshot-build";
+import {
+  bytesOf,
+  claimOutput,
+  logSources,
+  memoryHere,
+  readOptions,
+  sizeText,
+  stoppable,
+  workersOf,
+  writtenSummary,
+} from "./snapshot-build";
 import { MAX_BUILD_WORKERS } from "../ingest";
 import { commandLine } from "../invocation";
 
@@ -41,7 +51,8 @@ Options:
   --out <file>          where to write the new snapshot (required; written to a temporary
                         file and renamed into place)
   --memory <size>       memory for the new pages' index inversion before it spills a run
-                        (e.g. 500M, 2G; at least 1M, at most this machine's memory; default ${(DEFAULT_MEMORY_BYTES / 1e9).toFixed(1)}G), as for snapshot:build
+                        (e.g. 500M, 2G; at least 1M, at most this machine's memory or its container's
+                        limit, ${memoryHere()}; default ${sizeText(DEFAULT_MEMORY_BYTES)}), as for snapshot:build
   --workers <n>         parsing threads, at most ${MAX_BUILD_WORKERS} (default: TOME_BUILD_WORKERS, else one per core);
                         the snapshot is the same bytes whatever their number
   -h, --help            show this help
