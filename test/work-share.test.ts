@@ -234,6 +234,77 @@ describe("what a request is charged (D57)", () => {
     }
   });
 
+  test("POST /mcp requests admitted while their bodies were held back are checked against the share again as their bodies arrive (D162)", async () => {
+    const engine = await engineFor({ dumps: [EN_2016, EN_2006] });
+    const dir = tempDir("tome-data-");
+    const keyOf = (name: string) =>
+      updateKeyFile(dir, (f) =>
+        createKey(f, { name, account: name, plan: "enterprise", scope: "read", now: Date.now() }),
+      ).key;
+    const [held, other] = [keyOf("held"), keyOf("other")];
+    // A share of 1 ms a second: a few get_page calls of the longest page use it up.
+    const access = new Access({ dataDir: dir, keyMsPerSecond: 1 });
+    const app = createApp(engine, { access });
+    try {
+      const pages = engine.snapshot.pages;
+      let longest = 0;
+      for (let i = 1; i < pages.length; i++) if (pages.chunkCounts[i]! > pages.chunkCounts[longest]!) longest = i;
+      const message = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "get_page", arguments: { page_id: pages.ids[longest] } },
+      });
+      // Each request is admitted (nothing charged yet: none has done its work) with all of its body but the last byte.
+      const ends: (() => void)[] = [];
+      const answers = Array.from({ length: 30 }, () => {
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode(message.slice(0, -1)));
+            ends.push(() => {
+              controller.enqueue(new TextEncoder().encode(message.slice(-1)));
+              controller.close();
+            });
+          },
+        });
+        return app.handle(
+          new Request("http://localhost/mcp", {
+            method: "POST",
+            headers: {
+              "X-API-Key": held,
+              "content-type": "application/json",
+              accept: "application/json, text/event-stream",
+            },
+            body,
+          }),
+        );
+      });
+      await Bun.sleep(50);
+      // Another key uses the server, so the share binds; then every body arrives, one after the other as a server's
+      // sockets deliver them (each in a task of its own).
+      expect(
+        (await app.handle(new Request("http://localhost/v1/chunk/39_0", { headers: { "X-API-Key": other } }))).status,
+      ).toBe(200);
+      for (const end of ends) {
+        end();
+        await new Promise((next) => setImmediate(next));
+      }
+      const statuses = await Promise.all(
+        answers.map(async (a) => {
+          const r = await a;
+          await r.arrayBuffer();
+          return r.status;
+        }),
+      );
+      // The first calls use the key's share up; the rest are refused as a request past it is at admission, not run.
+      expect(statuses[0]).toBe(200);
+      expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(20);
+    } finally {
+      app.close();
+      access.stop();
+    }
+  });
+
   test("over HTTP: a key that had the server to itself for seconds is refused for at most about a second once another key comes", async () => {
     const dir = tempDir("tome-data-");
     const keyOf = (name: string) =>

@@ -128,6 +128,11 @@ export interface Gate {
   /** What a request of the grant's key cost the server's thread, in milliseconds (D25). */
   spent(grant: Grant, ms: number): void;
   /**
+   * Admission's work share check again, for a request that waited (for its body) before its work began: 0, or the
+   * seconds until the grant's key may start work, its share having been used up meanwhile (D162).
+   */
+  workWait(grant: Grant): number;
+  /**
    * A 2xx answer spends the grant's hold; anything else gives it back. Once only. The file store
    * settles at once; Redis resolves to true when the answer may go out, else to why it is withheld.
    */

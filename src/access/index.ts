@@ -222,6 +222,11 @@ export class Access implements Gate {
     return { key, cost, rateRemaining, rateReset: second + 1, held, workWait };
   }
 
+  /** Admission's work share check again, for a request whose work starts later (D162). */
+  workWait(grant: Grant): number {
+    return this.work.wait(grant.key.record.id, this.now());
+  }
+
   /** What a request of the grant's key cost the server's thread, in milliseconds (WorkShare). */
   spent(grant: Grant, ms: number): void {
     this.work.spend(grant.key.record.id, ms, this.now());

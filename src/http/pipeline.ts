@@ -54,6 +54,11 @@ export interface Exchange {
    */
   overQuota: (() => ApiError) | undefined;
   /**
+   * Set by the keys step: the work share's 429 if the key has used its share up since its request was admitted, for
+   * a request that waited for its body before its work began (POST /mcp, D162).
+   */
+  overShare: (() => Response | undefined) | undefined;
+  /**
    * A keyed request's time on the server's thread, for its key's work share (the keys step; D25,
    * D57): when it was admitted, how long it has since waited outside the thread (outsideWork),
    * and its time in a search worker meanwhile (chargeElsewhere, D101).
@@ -135,6 +140,7 @@ export function exchange(request: Request, server: Server<undefined> | undefined
     head: false,
     grant: undefined,
     overQuota: undefined,
+    overShare: undefined,
     work: undefined,
     served,
   };

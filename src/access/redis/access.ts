@@ -268,6 +268,11 @@ export class RedisAccess implements Gate {
     return key;
   }
 
+  /** Admission's work share check again, for a request whose work starts later (D162). */
+  workWait(grant: Grant): number {
+    return this.work.wait(grant.key.record.id, this.now());
+  }
+
   spent(grant: Grant, ms: number): void {
     this.work.spend(grant.key.record.id, ms, this.now());
     this.workByPlan.add(grant.key.plan, ms);

@@ -84,6 +84,10 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
     const request = x.request;
     if (request.method !== "POST") return overQuota(x) ?? serve(tools, x, undefined);
     const text = await outsideWork(x, boundedText(request, MAX_BODY_BYTES));
+    // Admitted when its headers came, its work starts now: a key that held bodies back while it was admitted again and
+    // again would otherwise have them all run at once, past its share (D162). Refused as at admission, before any 400.
+    const overShare = x.overShare?.();
+    if (overShare) return overShare;
     if (text === undefined) return tooLarge();
     // A batch's members are left uncounted: its own refusal below says more, and comes before any schema reads it.
     const batch = /^[ \t\n\r]*\[/.test(text);
