@@ -15,7 +15,12 @@
  *   mcp-batch     /mcp JSON-RPC batches of 100 get_page calls of the longest page (D54 refuses them)
  *   mcp-get-page  /mcp get_page calls of the longest page, one a request
  *   mcp-deep      /mcp bodies of 64 KB nested 30,000 arrays deep
+ *   mcp-held      /mcp get_page calls of the longest page whose bodies' last byte is held back until a second and a
+ *                 half before the round ends, then sent for all at once (D162)
  *   page-concat   /v1/page/{longest}?format=concat
+ *   head-page     HEAD /v1/page/{longest}?format=concat
+ *   if-none-match-page  /v1/page/{longest}?format=concat with its ETag in If-None-Match (304s, no credit)
+ *   lucky-hostile /v1/lucky of hostile-search's queries (most find nothing: 404, no credit)
  *   changes       /v1/changes?limit=1000
  *   pdf           /v1/pdf of a different page each time, the longest first (none kept yet: each one rendered)
  *   docs-asset    Swagger UI's script, /docs/assets/swagger-ui-bundle.js (1.7 MB; served without a key)
@@ -35,8 +40,8 @@ import { median } from "../stats";
 
 const HELP = `Usage: bun bench/load/fairness.ts [options]
 
-  --attack KIND     search, hostile-search, mcp-batch, mcp-get-page, mcp-deep, page-concat, changes, pdf or
-                    docs-asset
+  --attack KIND     search, hostile-search, mcp-batch, mcp-get-page, mcp-deep, mcp-held, page-concat, head-page,
+                    if-none-match-page, lucky-hostile, changes, pdf or docs-asset
                     (default search)
   --victim ROUTE    what the victim asks: chunk (/v1/chunk, default) or search (/v1/search of one word: with
                     --workers W > 0 its searches wait for the search workers beside the attacker's)
@@ -199,7 +204,11 @@ const ATTACKS: Record<string, (n: number) => [string, RequestInit]> = {
   ],
   "mcp-get-page": (n) => ["/mcp", { method: "POST", headers: MCP_HEADERS, body: JSON.stringify(getPage(n)) }],
   "mcp-deep": () => ["/mcp", { method: "POST", headers: MCP_HEADERS, body: "[".repeat(30_000) + "]".repeat(30_000) }],
+  "mcp-held": (n) => ["/mcp", { method: "POST", headers: MCP_HEADERS, body: JSON.stringify(getPage(n)) }],
   "page-concat": () => [`/v1/page/${longest}?format=concat`, {}],
+  "head-page": () => [`/v1/page/${longest}?format=concat`, { method: "HEAD" }],
+  "if-none-match-page": () => [`/v1/page/${longest}?format=concat`, { headers: { "if-none-match": pageEtag } }],
+  "lucky-hostile": (n) => [`/v1/lucky?q=${encodeURIComponent(hostile[n % hostile.length]!)}`, {}],
   changes: () => ["/v1/changes?limit=1000", {}],
   pdf: (n) => [`/v1/pdf/${longestFirst[n % longestFirst.length]}`, {}],
   "docs-asset": () => ["/docs/assets/swagger-ui-bundle.js", {}],
@@ -207,6 +216,11 @@ const ATTACKS: Record<string, (n: number) => [string, RequestInit]> = {
 const chosen = ATTACKS[values.attack!];
 if (!chosen) throw new Error(`--attack must be one of ${Object.keys(ATTACKS).join(", ")}`);
 const attackRequest = chosen;
+/** The longest page's ETag, for if-none-match-page. */
+const pageEtag =
+  (await fetch(`${server.url}/v1/page/${longest}?format=concat`, { headers: { "x-api-key": victimKey } })).headers.get(
+    "etag",
+  ) ?? "";
 
 async function victim(phase: string): Promise<{ p50: number; p99: number; rps: number }> {
   let i = 0;
@@ -225,8 +239,73 @@ async function victim(phase: string): Promise<{ p50: number; p99: number; rps: n
   return { p50: result.latency.p50, p99: result.latency.p99, rps: result.requests.average };
 }
 
+/**
+ * mcp-held: each request over its own socket, all of its body but the last byte sent at once; the last bytes of all
+ * sent together a second and a half before the round ends (those made later are sent whole).
+ */
+function heldAttack(): { stop: () => Promise<Record<number, number>> } {
+  const statuses: Record<number, number> = {};
+  const { hostname, port } = new URL(server.url);
+  const sockets: { write(data: string): unknown; end(): void }[] = [];
+  const answered: Promise<void>[] = [];
+  let released = false;
+  let n = 0;
+  const timer = setInterval(() => {
+    const [, init] = attackRequest(n++);
+    const body = init.body as string;
+    const head = `POST /mcp HTTP/1.1\r\nHost: ${hostname}\r\nX-API-Key: ${attackerKey}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+    let got = "";
+    answered.push(
+      new Promise<void>((done) => {
+        Bun.connect({
+          hostname,
+          port: Number(port),
+          socket: {
+            data: (_s, bytes) => {
+              got += bytes.toString();
+            },
+            close: () => {
+              const status = Number(/^HTTP\/1\.1 (\d+)/.exec(got)?.[1] ?? 0);
+              statuses[status] = (statuses[status] ?? 0) + 1;
+              done();
+            },
+            error: () => {},
+          },
+        }).then(
+          (socket) => {
+            socket.write(head + (released ? body : body.slice(0, -1)));
+            sockets.push({ write: (d) => socket.write(d), end: () => socket.end() });
+            if (released) setTimeout(() => socket.end(), 1000);
+          },
+          () => done(),
+        );
+      }),
+    );
+  }, 1000 / rate);
+  const release = setTimeout(
+    () => {
+      released = true;
+      for (const socket of sockets) socket.write("}");
+      setTimeout(() => {
+        for (const socket of sockets) socket.end();
+      }, 1000);
+    },
+    Math.max(0, duration * 1000 - 1500),
+  );
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      clearTimeout(release);
+      for (const socket of sockets) socket.end();
+      await Promise.all(answered);
+      return statuses;
+    },
+  };
+}
+
 /** The attacker at its plan's rate, open loop, until stopped: statuses counted. */
 function attack(): { stop: () => Promise<Record<number, number>> } {
+  if (values.attack === "mcp-held") return heldAttack();
   const statuses: Record<number, number> = {};
   const inFlight = new Set<Promise<void>>();
   let n = 0;
