@@ -3,8 +3,8 @@
  * D18–D21). Month rollover runs the same app in process, where the test holds the clock.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { Access, FLUSH_INTERVAL_MS, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { dayOf, isoTime, UsageLedger, writeUsage } from "../src/access/usage";
 import { atomicWriteAsync } from "../src/files";
@@ -634,6 +634,44 @@ describe("usage on disk", () => {
       expect(said.at(-1)).toContain("usage saved to");
     } finally {
       console.error = error;
+    }
+  });
+
+  test("a server killed between writing usage.json's temporary file and renaming it: the next start removes that file, never a live writer's", async () => {
+    const dir = tempDir("tome-data-");
+    const path = usagePath(dir);
+    // A server whose save's rename never comes, killed there (kill -9).
+    const killed = Bun.spawn(
+      [
+        process.execPath,
+        "-e",
+        `import { spyOn } from "bun:test";
+         import * as fsp from "node:fs/promises";
+         import { UsageLedger } from ${JSON.stringify(resolve(import.meta.dir, "../src/access/usage.ts"))};
+         spyOn(fsp, "rename").mockImplementation(() => new Promise(() => {}));
+         const ledger = new UsageLedger(${JSON.stringify(path)});
+         ledger.start();
+         ledger.settle(ledger.hold("acct", "2026-11", 1, 100), 1, true, "key_a", Date.now());
+         await ledger.flush();`,
+      ],
+      { stderr: "inherit" },
+    );
+    const leftover = `.usage.json.${killed.pid}.tmp`;
+    while (!readdirSync(dir).includes(leftover)) await Bun.sleep(10);
+    killed.kill("SIGKILL");
+    await killed.exited;
+    // One of a live process: its save under way.
+    const writing = Bun.spawn(["sleep", "60"]);
+    const live = `.usage.json.${writing.pid}.tmp`;
+    writeFileSync(join(dir, live), "{}");
+    const access = new Access({ dataDir: dir });
+    try {
+      access.start();
+      expect(readdirSync(dir).filter((name) => name.endsWith(".tmp"))).toEqual([live]);
+    } finally {
+      await access.stop();
+      writing.kill();
+      await writing.exited;
     }
   });
 

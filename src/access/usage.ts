@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../errors";
-import { atomicWrite, atomicWriteAsync } from "../files";
+import { atomicWrite, atomicWriteAsync, clearDeadWrites } from "../files";
 import { nameTable } from "./names";
 
 export const FLUSH_INTERVAL_MS = 100;
@@ -186,8 +186,13 @@ export class UsageLedger {
     this.data = readUsage(path);
   }
 
-  /** From now on a change is saved within FLUSH_INTERVAL_MS, by a timer if no later change saves it first. */
+  /**
+   * From now on a change is saved within FLUSH_INTERVAL_MS, by a timer if no later change saves it first. The temporary
+   * files of saves whose process was killed before their rename (a server's kill -9, a cut-short export) go now.
+   */
   start(): void {
+    // Once at the start, not at each save (a folder read every 100 ms); a live process's is left (clearDeadWrites).
+    clearDeadWrites(this.path);
     this.started = true;
     if (this.dirty) this.schedule();
   }
