@@ -577,6 +577,96 @@ console.log(typeof ingest, tome.search("Normans", { limit: 1 }).hits[0].page.tit
       );
     },
   );
+  test("updateSnapshot: a bad option is a TypeError or RangeError naming it, by the build's rules, before anything is read or written", async () => {
+    const dump = writeExport([{ title: "Alpha", text: words(120) }]);
+    const dir = tempDir();
+    const base = join(dir, "base.tome");
+    await buildFromDumps(
+      { dumps: [writeExport([{ title: "Beta", text: words(40) }])], workers: 1 },
+      { out: base, chunkWords: 300 },
+    );
+    const out = join(dir, "updated.tome");
+    const update = "updateSnapshot(options)";
+    const cases: [unknown, string][] = [
+      ["base.tome", `TypeError: ${update}: options must be an object, not "base.tome".`],
+      [{ dumps: [dump], out }, `TypeError: ${update}: options.base must be given.`],
+      [{ base, out }, `TypeError: ${update}: options.dumps must be given.`],
+      [{ base, dumps: [dump] }, `TypeError: ${update}: options.out must be given.`],
+      [{ base: "", dumps: [dump], out }, `RangeError: ${update}: base must be the base snapshot's path, not "".`],
+      // Read a character a dump ("/ is a folder, not a dump").
+      [
+        { base, dumps: dump, out },
+        `RangeError: ${update}: dumps must be a list of dump paths or URLs, not ${JSON.stringify(dump)}.`,
+      ],
+      // The list's path, not the list read: failed inside ("deleted?.ids.has").
+      [
+        { base, dumps: [dump], deleted: "gone.txt", out },
+        `RangeError: ${update}: deleted must be a deletion list as readDeletions or parseDeletions makes it ({ file, ids: a Set of page ids, titles: a Set of titles }), not "gone.txt".`,
+      ],
+      // Failed at the rename, the update done.
+      [
+        { base, dumps: [dump], out: dir },
+        `RangeError: ${update}: out is a folder, ${dir}: name the snapshot file to write in it (a .tome).`,
+      ],
+      // Failed once the base was merged: "toISOString is not a function".
+      [
+        { base, dumps: [dump], out, createdAt: "2026-01-01" },
+        `RangeError: ${update}: createdAt must be a valid Date, not "2026-01-01".`,
+      ],
+      [
+        { base, dumps: [dump], out, workers: 0 },
+        `RangeError: ${update}: workers must be a whole number of parsing threads from 1 to 64, not 0.`,
+      ],
+      // A run a title, or none ever written.
+      [
+        { base, dumps: [dump], out, titleRunBytes: Number.NaN },
+        `RangeError: ${update}: titleRunBytes must be an integer of 1 or more (bytes), not NaN.`,
+      ],
+      // Recorded as days applied, which snapshot:follow reads.
+      [
+        { base, dumps: [dump], out, days: ["2026-01-01"] },
+        `RangeError: ${update}: days must be a list of days, each YYYYMMDD, not [ "2026-01-01" ].`,
+      ],
+      [
+        { base, dumps: [dump], out, onProgress: "log" },
+        `RangeError: ${update}: onProgress must be a function, not "log".`,
+      ],
+      // The base's chunk size is the update's: one given was ignored.
+      [
+        { base, dumps: [dump], out, chunkWords: 50 },
+        `TypeError: ${update}: chunkWords is no option; the options are base, dumps, deleted, out, memoryBytes, workers, createdAt, titleRunBytes, days, onProgress, progress, signal.`,
+      ],
+      [
+        { base, dumps: [dump], out, memory_bytes: 2e6 },
+        `TypeError: ${update}: memory_bytes is no option (did you mean memoryBytes?); the options are base, dumps, deleted, out, memoryBytes, workers, createdAt, titleRunBytes, days, onProgress, progress, signal.`,
+      ],
+    ];
+    for (const [options, expected] of cases)
+      expect({ options, said: await said(() => updateSnapshot(options as never)) }).toEqual({
+        options,
+        said: expected,
+      });
+    expect(readdirSync(dir)).toEqual(["base.tome"]);
+  });
+
+  test("new IndexBuilder checks its memory budget (exported from the package's root), before it makes its folder", async () => {
+    const dir = tempDir();
+    const call = "new IndexBuilder(lang, memoryBytes, besides)";
+    expect(
+      await Promise.all(
+        [Number.NaN, -1, "2e9", totalmem() + 1, undefined].map((memoryBytes) =>
+          said(() => new IndexBuilder("en", memoryBytes as never, dir)),
+        ),
+      ),
+    ).toEqual([
+      `RangeError: ${call}: memoryBytes must be ${MEMORY_RULE}, not NaN.`,
+      `RangeError: ${call}: memoryBytes must be ${MEMORY_RULE}, not -1.`,
+      `RangeError: ${call}: memoryBytes must be ${MEMORY_RULE}, not "2e9".`,
+      `RangeError: ${call}: memoryBytes must be ${MEMORY_RULE}, not ${totalmem() + 1}.`,
+      `TypeError: ${call}: memoryBytes must be given.`,
+    ]);
+    expect(readdirSync(dir)).toEqual([]);
+  });
 
   test("the size of chunk is given once: the ingest cuts by options.chunkWords, the meta records it", async () => {
     const out = join(tempDir(), "a.tome");

@@ -3,7 +3,6 @@
  * its text goes to the file at once (snapshot), its words into the search index's runs
  * (search); the page table, the merged index and the table of contents follow at the end.
  */
-import { totalmem } from "node:os";
 import { dirname } from "node:path";
 import { mkdirSync, statSync } from "node:fs";
 import { checkIngest, endResting, ingest, modifications, type IngestOptions, type IngestResult } from "../ingest";
@@ -21,37 +20,19 @@ import {
   type SourceReport,
   type Wiki,
 } from "../snapshot";
-import { IndexBuilder, logMemory, pageOrderSection, type IndexBuildProgress } from "../search";
+import {
+  IndexBuilder,
+  logMemory,
+  MEMORY_RULE,
+  MOST_MEMORY_BYTES,
+  pageOrderSection,
+  type IndexBuildProgress,
+} from "../search";
 import { checkOptions, integerFrom, type OptionRule } from "../errors";
 import { type AnalysedArticle, buildParsingWorker } from "./analysed";
 
-/**
- * The memory a build may take (D161): the machine's, or its container's limit when that is less, for the kernel kills
- * a process past its cgroup's limit however much the machine holds. `constrained` is process.constrainedMemory(),
- * which in Bun reads the process's own cgroup (v2 memory.max and memory.high; v1 memory.limit_in_bytes and
- * memory.soft_limit_in_bytes, else the root's) and says the machine's memory when there is no limit; Node says 0,
- * or 2⁶⁴ − 1, and a runtime without it undefined.
- */
-export function memoryBound(total: number, constrained: number | undefined): { bytes: number; limited: boolean } {
-  return constrained !== undefined && constrained > 0 && constrained < total
-    ? { bytes: constrained, limited: true }
-    : { bytes: total, limited: false };
-}
-
-/** The bound this process is under (D161). */
-export const MEMORY_BOUND = memoryBound(totalmem(), process.constrainedMemory?.());
-
-/** The most memoryBytes taken (D161): a budget above the bound swaps, or is killed, hours into a build. */
-export const MOST_MEMORY_BYTES = MEMORY_BOUND.bytes;
-
 /** The default memory budget: a quarter of the bound (so a small container's too), at most 2 GB. */
 export const DEFAULT_MEMORY_BYTES = Math.min(2e9, Math.floor(MOST_MEMORY_BYTES / 4));
-
-/** memoryBytes' rule, for the build's and the update's options. */
-export const MEMORY_RULE: OptionRule = [
-  (v) => typeof v === "number" && v > 0 && v <= MOST_MEMORY_BYTES,
-  `a number of bytes above 0, at most ${MEMORY_BOUND.limited ? "this container's memory limit" : "this machine's memory"} (${MOST_MEMORY_BYTES.toLocaleString("en-US")})`,
-];
 
 export interface BuildOptions {
   out: string;
@@ -113,12 +94,17 @@ function checkBuild(options: BuildOptions, call: string): void {
   checkOptions(call, options, BUILD_RULES);
   for (const name of ["out", "chunkWords"] as const)
     if (options[name] === undefined) throw new TypeError(`${call}: options.${name} must be given.`);
-  if (statSync(options.out, { throwIfNoEntry: false })?.isDirectory())
-    throw new RangeError(`${call}: out is a folder, ${options.out}: name the snapshot file to write in it (a .tome).`);
+  checkOut(options.out, call);
+}
+
+/** A build's or update's `out` (its rule checked): not a folder (the rename would fail, the work done), its folder made. */
+export function checkOut(out: string, call: string): void {
+  if (statSync(out, { throwIfNoEntry: false })?.isDirectory())
+    throw new RangeError(`${call}: out is a folder, ${out}: name the snapshot file to write in it (a .tome).`);
   try {
-    mkdirSync(dirname(options.out), { recursive: true });
+    mkdirSync(dirname(out), { recursive: true });
   } catch (err) {
-    throw new SnapshotError(`cannot write the snapshot to ${options.out}: ${(err as Error).message}`);
+    throw new SnapshotError(`cannot write the snapshot to ${out}: ${(err as Error).message}`);
   }
 }
 

@@ -6,15 +6,13 @@ export {
   buildFromDumps,
   buildFromPages,
   DEFAULT_MEMORY_BYTES,
-  MEMORY_BOUND,
-  memoryBound,
-  MOST_MEMORY_BYTES,
   SnapshotBuild,
   writeIngested,
   type BuildAbout,
   type BuildOptions,
   type BuildReport,
 } from "./full";
+export { MEMORY_BOUND, memoryBound, MOST_MEMORY_BYTES } from "../search";
 export { buildParsingWorker, type AnalysedArticle } from "./analysed";
 export { dayOfDump, updateSnapshot, type UpdateOptions, type UpdateReport } from "./update";
 export { DeletionsError, parseDeletions, readDeletions, type Deletions } from "./deletions";

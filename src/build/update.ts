@@ -15,7 +15,6 @@
  * kept their revisions counts them older than anything in the dumps.
  */
 import { basename, dirname } from "node:path";
-import { mkdirSync } from "node:fs";
 import { type AnalysedArticle, buildParsingWorker } from "./analysed";
 import {
   canonicalTitle,
@@ -23,6 +22,7 @@ import {
   DumpError,
   endResting,
   ingest,
+  INGEST_RULES,
   modifications,
   newer,
   sameWiki,
@@ -46,12 +46,19 @@ import {
   TextStore,
   viewOf,
 } from "../snapshot";
-import { IndexBuilder, logMemory, pageOrderSection, readShardData, type IndexBuildProgress } from "../search";
-import { BUILD_RULES, DEFAULT_MEMORY_BYTES, MEMORY_RULE, stopIfAborted } from "./full";
+import {
+  IndexBuilder,
+  logMemory,
+  MEMORY_RULE,
+  pageOrderSection,
+  readShardData,
+  type IndexBuildProgress,
+} from "../search";
+import { BUILD_RULES, checkOut, DEFAULT_MEMORY_BYTES, stopIfAborted } from "./full";
 import type { Deletions } from "./deletions";
 import { commandLine } from "../invocation";
 import { SortedRuns } from "../sorted-runs";
-import { checkOption } from "../errors";
+import { checkOptions, integerFrom, type OptionRule } from "../errors";
 
 export interface UpdateOptions {
   base: string;
@@ -128,12 +135,57 @@ interface UpdateParts {
   index?: IndexBuilder;
 }
 
-export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
-  // A program's budget, unlike the command's, was taken as given: -1, or more than the machine holds (D161).
-  checkOption("updateSnapshot(options)", "memoryBytes", o.memoryBytes, MEMORY_RULE);
+/**
+ * What an update takes, and the rule of each (D115), by the build's and the ingest's rules where it shares an option:
+ * unchecked, a dump's path not in a list was read a character a dump, a deletion list given as its file's path failed
+ * inside ("deleted?.ids.has"), a createdAt that is not a Date once the base was merged, an out naming a folder at the
+ * rename, and days not YYYYMMDD were recorded in the meta, where snapshot:follow reads which days are applied.
+ */
+const UPDATE_RULES: Record<keyof UpdateOptions, OptionRule> = {
+  base: [(v) => typeof v === "string" && v !== "", "the base snapshot's path"],
+  dumps: INGEST_RULES.dumps,
+  deleted: [
+    (v) => {
+      const d = v as Deletions;
+      return (
+        typeof d === "object" &&
+        d !== null &&
+        typeof d.file === "string" &&
+        d.ids instanceof Set &&
+        [...d.ids].every(integerFrom(0)) &&
+        d.titles instanceof Set &&
+        [...d.titles].every((t) => typeof t === "string")
+      );
+    },
+    "a deletion list as readDeletions or parseDeletions makes it ({ file, ids: a Set of page ids, titles: a Set of titles })",
+  ],
+  out: BUILD_RULES.out,
+  memoryBytes: MEMORY_RULE,
+  workers: INGEST_RULES.workers,
+  createdAt: BUILD_RULES.createdAt,
+  titleRunBytes: [integerFrom(1), "an integer of 1 or more (bytes)"],
+  days: [
+    (v) => Array.isArray(v) && v.every((d) => typeof d === "string" && /^\d{8}$/.test(d)),
+    "a list of days, each YYYYMMDD",
+  ],
+  onProgress: INGEST_RULES.onProgress,
+  progress: BUILD_RULES.progress,
+  signal: BUILD_RULES.signal,
+};
+
+/** A library caller's update options (D115), checked before the base or any dump is read; `out`'s folder made. */
+function checkUpdate(o: UpdateOptions): void {
+  const call = "updateSnapshot(options)";
+  checkOptions(call, o, UPDATE_RULES);
+  for (const name of ["base", "dumps", "out"] as const)
+    if (o[name] === undefined) throw new TypeError(`${call}: options.${name} must be given.`);
   if (!o.dumps.length && !o.deleted)
     throw new DumpError("nothing to apply: give at least one --dump or a --deleted list.");
-  checkOption("updateSnapshot(options)", "signal", o.signal, BUILD_RULES.signal);
+  checkOut(o.out, call);
+}
+
+export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
+  checkUpdate(o);
   o.signal?.throwIfAborted();
   const parts: UpdateParts = {};
   const abandon = () => {
@@ -181,7 +233,6 @@ async function writeUpdate(
     }
     if (!wiki.dbname && site.dbname) wiki.dbname = site.dbname;
   }
-  mkdirSync(dirname(o.out), { recursive: true });
   // The base's dictionary, so that its text blocks are copied as they are compressed.
   // Copied: the base's mapping is let go before the writer is done with it.
   const writer = (parts.writer = new SnapshotWriter(o.out, false, textDictionaryOf(base.container)?.slice()));

@@ -11,7 +11,7 @@ export { RedirectColumns } from "./claim-table";
 export { canonicalTitle, newer } from "./claims";
 export type { Claim, RedirectIdLists } from "./claim-table";
 export { DumpError } from "./errors";
-export { checkIngest, ingest, sameWiki, siteOf } from "./ingestion";
+export { checkIngest, ingest, INGEST_RULES, sameWiki, siteOf } from "./ingestion";
 export { dumpLeaks, type DumpLeaks } from "./leaks";
 export { modifications } from "./modifications";
 export { type ArticleExtension, serveParsing } from "./parsing";

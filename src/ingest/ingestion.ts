@@ -299,7 +299,7 @@ const aBoolean: OptionRule = [(v) => typeof v === "boolean", "true or false"];
  * chunks of another size than asked, limit -1 said the dumps were no MediaWiki exports, pageLimitMs -1 left every
  * page out, and a dump path given as a string, not a list, failed inside.
  */
-const INGEST_RULES: Record<keyof IngestOptions, OptionRule> = {
+export const INGEST_RULES: Record<keyof IngestOptions, OptionRule> = {
   dumps: [(v) => Array.isArray(v) && v.every((d) => typeof d === "string"), "a list of dump paths or URLs"],
   limit: [integerFrom(1), "an integer of 1 or more (articles)"],
   chunkWords: [integerFrom(1), "an integer of 1 or more (the words a chunk holds at most)"],
