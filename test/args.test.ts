@@ -3,11 +3,14 @@
  * message naming the options it does take, never node:util's hint to pass `-- "--bogus"` (none
  * of these commands takes an argument starting with "-"), with the way to its --help after it.
  */
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { totalmem } from "node:os";
 import { ROOT, runToExit, tempDir } from "./helpers";
+
+// Each case runs a command or several (bun starting each): seconds on a loaded machine, past bun test's 5 s default.
+setDefaultTimeout(60_000);
 
 const COMMANDS: [file: string, args: string[], takes: string][] = [
   ["keys.ts", ["create"], "the options --name, --account, --plan, --scope, --expires, --json and -h/--help"],
