@@ -19,7 +19,7 @@ export { Growable, lowerBound, StoredStrings, StringColumn, viewOf } from "../co
 export { ContainerWriter, damagedSections, MAX_SECTION_BYTES, openContainer, type Container } from "./container";
 export type { LeaseRefused } from "./mapping";
 export { Spool } from "./spool";
-export { PageTable, isoSeconds, type PageRow } from "./pages";
+export { PageTable, isoSeconds, timeOrder, type PageRow } from "./pages";
 export { compressTextBlock, TextStore, TextWriter, textDictionaryOf } from "./text";
 export { blockDecompressor, preferZstd, zstdInUse } from "./zstd";
 export {

@@ -150,6 +150,8 @@ export class PageWriter {
     const titles = new StringColumn(this.titleBytes, kept);
     const chunkCounts = new Growable(Uint32Array, kept);
     let newestTs = 0;
+    // Held for the time order (8 bytes a page kept: 56 MB at English Wikipedia's 7M), written after the columns.
+    const times = new Float64Array(kept);
     try {
       // Each page id is kept once at most: by page id, the order is the one a sort of the kept rows gives.
       for (const row of this.rows.drain()) {
@@ -166,12 +168,14 @@ export class PageWriter {
         columns.sectionCount.push(v[5]!);
         chunkCounts.push(this.chunkCount.get(a));
         titles.pushBytes(row.string(0));
+        times[chunkCounts.length - 1] = v[3]!;
         newestTs = Math.max(newestTs, v[3]!);
       }
       for (const [name, column] of Object.entries(columns)) column.copyInto(out, `pages.${name}`);
     } finally {
       for (const column of Object.values(columns)) column.close();
     }
+    out.section(TIME_ORDER_SECTION, timeOrder(times));
     out.section("pages.title", titles.blob());
     out.section("pages.titleEnd", titles.ends.view());
     this.levels.copyInto(out, "sections.level");
@@ -213,6 +217,9 @@ export class PageTable {
   private readonly levels: Uint8Array;
   private readonly headings: StoredStrings;
   private readonly chunkSection: Uint16Array;
+
+  /** The pages by time of change, then page id (/v1/changes, D12): byTime(). */
+  private timeOrdered: Uint32Array | undefined;
 
   /** `checked`: this file's structure was checked already (openSnapshot's `checked`): the pass is not run again. */
   constructor(
@@ -281,6 +288,23 @@ export class PageTable {
     if (chunks !== documents) return `pages.chunkCount counts ${chunks} chunks, the snapshot ${documents}`;
     if (headed > sections) return `pages.sectionCount counts ${headed} sections, sections.level ${sections}`;
     return undefined;
+  }
+
+  /**
+   * The pages' indexes by time of change, then page id (the table is in page id order): the snapshot's stored order, read
+   * from its mapping, or, in a snapshot written before it was stored, made on the first call. Sorting English
+   * Wikipedia's 7M pages with a comparator took 15–23 s of the thread that asked, every other request waiting.
+   */
+  byTime(): Uint32Array {
+    if (this.timeOrdered) return this.timeOrdered;
+    if (!this.container.has(TIME_ORDER_SECTION)) return (this.timeOrdered = timeOrder(this.ts));
+    const stored = viewOf(Uint32Array, this.container.section(TIME_ORDER_SECTION));
+    // What keeps a read within the table (D119), checked once here rather than at every open: one index a page, each a page's.
+    const n = this.ts.length;
+    let inTable = stored.length === n;
+    for (let i = 0; inTable && i < n; i++) inTable = stored[i]! < n;
+    if (!inTable) throw damagedSections(this.container.path, `${TIME_ORDER_SECTION} does not list the ${n} pages`);
+    return (this.timeOrdered = stored);
   }
 
   get length(): number {
@@ -443,6 +467,39 @@ class StoredChunk implements SnapshotChunk {
 
 /** The furthest a Date reaches from 1970, in seconds. */
 const MAX_DATE_SECONDS = 8.64e12;
+
+/** The section of a snapshot's pages by time of change (PageTable.byTime). */
+const TIME_ORDER_SECTION = "pages.byTime";
+
+/**
+ * The indexes of `times` (a page's time of change, in page id order) sorted by time, then index. Whole seconds within a
+ * span whose product with the count stays below 2⁵³ (English Wikipedia's 25 years × 7M pages is 5.5e15) are sorted as
+ * one number each, time × count + index, by the typed array's own sort: seconds at 7M pages, where a comparator took
+ * 15–23 s. Other times take the comparator.
+ */
+export function timeOrder(times: Float64Array): Uint32Array {
+  const n = times.length;
+  const order = new Uint32Array(n);
+  let least = Infinity;
+  let most = -Infinity;
+  let whole = true;
+  for (let i = 0; i < n; i++) {
+    const t = times[i]!;
+    if (t < least) least = t;
+    if (t > most) most = t;
+    if (!Number.isInteger(t)) whole = false;
+  }
+  if (!n) return order;
+  if (whole && (most - least + 1) * n < Number.MAX_SAFE_INTEGER) {
+    const keys = new Float64Array(n);
+    for (let i = 0; i < n; i++) keys[i] = (times[i]! - least) * n + i;
+    keys.sort();
+    for (let i = 0; i < n; i++) order[i] = keys[i]! % n;
+    return order;
+  }
+  for (let i = 0; i < n; i++) order[i] = i;
+  return order.sort((a, b) => times[a]! - times[b]! || a - b);
+}
 
 /** ISO 8601 in whole seconds, as ingest writes timestamps. */
 const WHOLE_SECONDS = /\.000Z$/;

@@ -17,8 +17,6 @@ export class Catalog implements ChunkLayout {
   readonly chunkCounts: PageTable["chunkCounts"];
   /** titleKey → page index, redirects resolved. */
   readonly titles: TitleLookup;
-  /** Page indexes by (tsUnix, pageId), built on the first changes() call. */
-  private byTime: Int32Array | undefined;
 
   constructor(snapshot: Snapshot, chunks: number) {
     this.pages = snapshot.pages;
@@ -59,7 +57,7 @@ export class Catalog implements ChunkLayout {
 
   /** Pages changed at or after `since` (Unix seconds), oldest first, then by page id (D12). */
   changes(since: number, offset: number, limit: number): ChangesResult {
-    const order = (this.byTime ??= this.timeOrder());
+    const order = this.pages.byTime();
     let lo = 0;
     let hi = order.length;
     while (lo < hi) {
@@ -73,11 +71,5 @@ export class Catalog implements ChunkLayout {
     const pages: SnapshotPage[] = [];
     for (let i = start; i < end; i++) pages.push(this.pages.at(order[i]!));
     return { pages, total };
-  }
-
-  private timeOrder(): Int32Array {
-    const order = Int32Array.from({ length: this.pages.length }, (_x, i) => i);
-    const { ts, ids } = this.pages;
-    return order.sort((a, b) => ts[a]! - ts[b]! || ids[a]! - ids[b]!);
   }
 }
