@@ -10,6 +10,8 @@ import { dirname, join } from "node:path";
 import { writeIngested } from "../src/build";
 import { ingest } from "../src/ingest";
 import { open, openUnguarded } from "../src/search";
+import { TEXT_FIELD } from "../src/search/postings/fields";
+import { BLOCK } from "../src/search/postings/postings-format";
 import { ContainerWriter, openContainer, openSnapshot, SnapshotError } from "../src/snapshot";
 import { refused, snapshotFor, SQUAD, tempDir, wikiOf, writeExport } from "./helpers";
 
@@ -269,6 +271,54 @@ describe("a damaged snapshot, opened as a library (D119)", () => {
     damaged.close();
     await expect(damaged.verify()).rejects.toThrow(
       new SnapshotError(`${path} is closed: open() it again to search it.`),
+    );
+  });
+});
+
+/**
+ * What searching `q` in the snapshot at `path` says (as refused()), from a child process given 60 s: a search that
+ * never ends would hold this process, and the test runner, for good. "no answer" when it was stopped.
+ */
+async function searchedApart(path: string, q: string): Promise<string> {
+  const script = `import { open } from ${JSON.stringify(join(import.meta.dir, "../src/search"))};
+    try { open(process.argv[1]).search(process.argv[2]); console.log("answered"); }
+    catch (e) { console.log(e.name + ": " + e.message); }`;
+  const child = Bun.spawn([process.execPath, "-e", script, path, q], { timeout: 60_000, stderr: "pipe" });
+  const said = (await new Response(child.stdout).text()).trim();
+  await child.exited;
+  return said || `no answer (${child.signalCode ?? child.exitCode})`;
+}
+
+describe("a damaged postings list, met by a search (D163)", () => {
+  test("a block whose documents run past the index's, or skip data saying so, throws a SnapshotError naming snapshot:verify, where the search never ended or ran out of memory", async () => {
+    const { source, meta, damaged } = await fixture();
+    const whole = open(source);
+    const listOf = (word: string) =>
+      whole.text.termLists(whole.text.termOf(word)!).find((l) => l.field === TEXT_FIELD)!;
+    const [design, first] = [listOf("design"), listOf("first")];
+    whole.close();
+    // A list starts with varint(df·2 + 1) (postings-format.ts): a byte below 64 documents, two up to 8192.
+    const headerBytes = (df: number) => (df < 64 ? 1 : 2);
+    expect([design.df < BLOCK, first.df > BLOCK]).toEqual([true, true]);
+    const documents = meta.indexedChunks;
+    // A short list's one block, its token made gaps of 24 bits without exceptions: documents past the chunks. The
+    // conjunction's windows went past the last chunk and never ended.
+    let path = damaged("index.text.postings.0", Uint8Array, [design.address + headerBytes(design.df) + 3, 24]);
+    expect(await searchedApart(path, "design")).toBe(
+      cannotRead(
+        path,
+        `the postings list at byte ${design.address} of part 0 has a block (0) whose documents do not rise within the ${documents} there are to the last its skip data holds, within its bytes`,
+      ),
+    );
+    // A long list's skip data (4-byte aligned, after the documents' length): block 1's last document past the chunks.
+    // Was "RangeError: Out of memory", a window as long as that.
+    const lastDocs = ((first.address + headerBytes(first.df) + 3) >> 2) + 1;
+    path = damaged("index.text.postings.0", Uint32Array, [lastDocs + 1, 0xffffffff]);
+    expect(await searchedApart(path, "first state")).toBe(
+      cannotRead(
+        path,
+        `the postings list at byte ${first.address} of part 0 has block 1 end at document 4294967295 of ${documents}`,
+      ),
     );
   });
 });

@@ -19,7 +19,7 @@
  *   formatted.
  * Every per-search buffer is in one Scratch, restored after each search by its reset().
  */
-import { type LeaseRefused, SnapshotError, type Snapshot, type SnapshotPage } from "../snapshot";
+import { damagedSections, type LeaseRefused, SnapshotError, type Snapshot, type SnapshotPage } from "../snapshot";
 import {
   checkChanges,
   checkSearch,
@@ -41,6 +41,7 @@ import { buildPageOrders } from "./plans/orders";
 import { RangeScorer } from "./ranking/range-scores";
 import { parseQuery, type ParsedQuery } from "./text/query";
 import type { Shard } from "./postings/shard";
+import { DamagedPostings } from "./postings/block-cursor";
 import { planOf } from "./plans/choose";
 import { Catalog } from "./stages/catalog";
 import type { SearchContext } from "./stages/context";
@@ -232,10 +233,16 @@ export class Engine {
     return { page: exact, best: intro(this.catalog.firstChunk[exact]!, 0), group: 0 };
   }
 
-  /** Runs a search's stages, then restores the scratch buffers, whatever happened. */
+  /**
+   * Runs a search's stages, then restores the scratch buffers, whatever happened. A postings list found damaged
+   * (open() does not read the postings: D119, D163) is a SnapshotError naming snapshot:verify.
+   */
   private withScratch<T>(run: () => T): T {
     try {
       return run();
+    } catch (err) {
+      if (err instanceof DamagedPostings) throw damagedSections(this.snapshot.path, err.message, err);
+      throw err;
     } finally {
       this.stages.scratch.reset();
       this.stages.ranges.release();

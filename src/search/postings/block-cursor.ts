@@ -1,5 +1,22 @@
 import { unpack } from "./packed-runs";
-import { ALIGN, BLOCK, COARSE, PACKED_FROM, PART_BYTES, skipBytes } from "./postings-format";
+import { ALIGN, BLOCK, COARSE, MAX_DOC, PACKED_FROM, PART_BYTES, skipBytes } from "./postings-format";
+
+/**
+ * Bytes read as a list that cannot be one (D163): a count past the shard's documents, a block whose documents do not
+ * rise within them to its skip data's last one, or that runs out of its list. Only a damaged snapshot holds such a
+ * list; the engine answers it as a SnapshotError naming snapshot:verify.
+ */
+export class DamagedPostings extends Error {
+  override name = "DamagedPostings";
+}
+
+/** What a cursor reads: the shard's parts of postings, and its documents, which every list's lie within. */
+interface PostingsParts {
+  readonly parts: Uint8Array[];
+  readonly words: Uint32Array[];
+  /** The shard's documents (MAX_DOC + 1 when not known: a build's runs). */
+  readonly documents: number;
+}
 
 /** A cursor's reading of one list's skip data and document blocks (postings.ts adds the positions). */
 export class BlockCursor {
@@ -30,7 +47,20 @@ export class BlockCursor {
   /** positionsInto()'s block (postings.ts), forgotten when another list is opened. */
   protected positionBlock = -1;
 
-  constructor(private readonly reader: { readonly parts: Uint8Array[]; readonly words: Uint32Array[] }) {}
+  /** The shard's documents: a decoded document, a block's last, a list's count past them is damage. */
+  private readonly documents: number;
+  /** The open list's address, for what damage says. */
+  private address = 0;
+
+  constructor(private readonly reader: PostingsParts) {
+    this.documents = Math.min(reader.documents, MAX_DOC + 1);
+  }
+
+  /** Damage found in the open list (D163): thrown, never read on. */
+  protected damaged(what: string): DamagedPostings {
+    const part = Math.floor(this.address / PART_BYTES);
+    return new DamagedPostings(`the postings list at byte ${this.address - part * PART_BYTES} of part ${part} ${what}`);
+  }
 
   open(address: number): this {
     // Opened for every (term, field) a query touches, most of them short lists: kept to integer arithmetic.
@@ -47,6 +77,8 @@ export class BlockCursor {
     const v = this.varint32(bytes, at);
     at = this.next;
     const df = v >>> 1;
+    this.address = address;
+    if (df > this.documents) throw this.damaged(`counts ${df} documents of ${this.documents}`);
     this.df = df;
     this.hasPositions = (v & 1) === 1;
     this.blocks = df < BLOCK ? 1 : ((df + BLOCK - 1) / BLOCK) | 0;
@@ -69,6 +101,9 @@ export class BlockCursor {
       this.impactAt = at + 4 * (1 + blocks * (this.hasPositions ? 3 : 2));
       this.docsAt = this.impactAt + 3 * (blocks + this.coarse);
       this.positionsAt = this.docsAt + docsLength;
+      // Read as sizes and places: past the part, or a last document past the shard's, the skip data is not a list's.
+      if (!(this.positionsAt <= bytes.length) || !(this.words[this.skip + blocks - 1]! < this.documents))
+        throw this.damaged(`runs past its part's ${bytes.length} bytes or its ${this.documents} documents`);
     }
     return this;
   }
@@ -94,7 +129,12 @@ export class BlockCursor {
 
   /** The last document of block b. */
   lastDoc(b: number): number {
-    if (this.df >= BLOCK) return this.words[this.skip + b]!;
+    if (this.df >= BLOCK) {
+      const last = this.words[this.skip + b]!;
+      // A block's place is told from it without decoding the block: a window beyond the documents would never end.
+      if (!(last < this.documents)) throw this.damaged(`has block ${b} end at document ${last} of ${this.documents}`);
+      return last;
+    }
     const n = this.decode(0);
     return this.docs[n - 1]!;
   }
@@ -131,7 +171,11 @@ export class BlockCursor {
   blockOf(doc: number): number {
     if (this.df < BLOCK) return this.df > 0 && this.lastDoc(0) >= doc ? 0 : this.blocks;
     const b = firstAtLeast(this.words, this.skip, this.blocks, this.lastBlock, doc);
-    this.lastBlock = b < this.blocks ? b : this.blocks - 1;
+    if (b < this.blocks) {
+      if (!(this.words[this.skip + b]! < this.documents))
+        throw this.damaged(`has block ${b} end at document ${this.words[this.skip + b]} of ${this.documents}`);
+      this.lastBlock = b;
+    } else this.lastBlock = this.blocks - 1;
     return b;
   }
   /** blockOf()'s last answer (a block of the open list). */
@@ -143,15 +187,25 @@ export class BlockCursor {
     const bytes = this.bytes;
     const docs = this.docs;
     const tfs = this.tfs;
+    const documents = this.documents;
+    const long = this.df >= BLOCK;
     let at: number;
     let doc: number;
-    if (this.df < BLOCK) {
+    /** Where the block's documents must end: the list's positions (a long list), else its part. */
+    let end: number;
+    if (!long) {
       at = this.docsAt;
       doc = -1;
+      end = bytes.length;
     } else {
       at = this.docsAt + this.words[this.skip + this.blocks + b]!;
       doc = b > 0 ? this.words[this.skip + b - 1]! | 0 : -1;
+      end = this.positionsAt;
     }
+    // Gaps are at least 1, so from a start of -1 or more the documents rise; they stay below `documents` when the
+    // last does and no sum wrapped. Checked once a block, after it (D163): a damaged list never sends a reader
+    // past the documents (a window beyond them never ended) nor back.
+    const start = doc;
     const n = b < this.blocks - 1 ? BLOCK : this.df - BLOCK * (this.blocks - 1);
     if (n >= PACKED_FROM) {
       const token = bytes[at]!;
@@ -174,10 +228,13 @@ export class BlockCursor {
         }
       } else {
         at = unpack(bytes, at, n, docs, 0);
+        // Exceptions make gaps of up to 2^32: summed as doubles, exact, so that no wrap hides a document past the last.
+        let sum = doc;
         for (let i = 0; i < n; i++) {
-          doc = (doc + docs[i]! + 1) | 0;
-          docs[i] = doc;
+          sum += docs[i]! + 1;
+          docs[i] = sum;
         }
+        doc = sum < documents ? sum | 0 : -2;
       }
       if (bytes[at] === 0) {
         // Every tf is 1: the token alone.
@@ -210,6 +267,8 @@ export class BlockCursor {
         }
       }
     } else {
+      // Gaps of up to 2^31: summed as doubles, as unpack()'s.
+      let sum = doc;
       for (let i = 0; i < n; i++) {
         // v = (gap − 1)·2 + (tf > 1) < 2^32: its top bits may make it a negative int32, which >>> reads right.
         let c = bytes[at++]!;
@@ -227,13 +286,19 @@ export class BlockCursor {
             }
           }
         }
-        doc = (doc + (v >>> 1) + 1) | 0;
-        docs[i] = doc;
+        sum += (v >>> 1) + 1;
+        docs[i] = sum;
         const more = v & 1;
         tfs[i] = 1 + ((bytes[at]! - 1) & -more);
         at += more;
       }
+      doc = sum < documents ? sum | 0 : -2;
     }
+    // A negative last document (-2: a sum past them) is past the documents as an unsigned one.
+    if (n > 0 && (doc >>> 0 >= documents || start < -1 || at > end || (long && doc !== this.words[this.skip + b])))
+      throw this.damaged(
+        `has a block (${b}) whose documents do not rise within the ${documents} there are to the last its skip data holds, within its bytes`,
+      );
     this.docsEnd = at;
     this.decoded = b;
     this.decodedCount = n;

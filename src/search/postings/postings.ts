@@ -1,7 +1,13 @@
 /** Postings lists read (the layout: postings-format.ts; writing them: postings-writer.ts). */
 import { BlockCursor } from "./block-cursor";
 import { readRun, readRunPart, skipRun } from "./packed-runs";
-import { ALIGN, BLOCK, MAX_TF, RUN } from "./postings-format";
+import { ALIGN, BLOCK, MAX_DOC, MAX_TF, RUN } from "./postings-format";
+
+/**
+ * More positions than one document of a list can hold: a page's wikitext is at most 8 M characters (D150), a word at
+ * least one. A count past it (or a block's past what its bytes can hold) is damage (D163), not an array to make.
+ */
+const MAX_DOC_POSITIONS = 2 ** 24;
 
 /**
  * Reads lists from their parts (typed-array views of a mapped file, or memory). Each part
@@ -11,8 +17,12 @@ export class PostingsReader {
   readonly parts: Uint8Array[];
   readonly words: Uint32Array[];
 
-  constructor(parts: Uint8Array[]) {
+  /** The shard's documents, which every list's lie within (D163); unknown for a build's runs. */
+  readonly documents: number;
+
+  constructor(parts: Uint8Array[], documents = MAX_DOC + 1) {
     this.parts = parts;
+    this.documents = documents;
     this.words = parts.map((p) => {
       if (p.byteOffset % ALIGN) throw new Error("postings: a part must start at a multiple of 4 bytes");
       return new Uint32Array(p.buffer, p.byteOffset, p.byteLength >>> 2);
@@ -101,6 +111,7 @@ export class PostingsCursor extends BlockCursor {
   private openDensePositions(dense: Uint8Array, b: number): void {
     const from = b > 0 ? this.lastDoc(b - 1) + 1 : 0;
     const span = this.lastDoc(b) - from + 1;
+    if (span < 1) throw this.damaged(`has block ${b} end before block ${b - 1}`);
     if (this.denseStarts.length <= span) this.denseStarts = new Uint32Array(span * 2 + 1);
     const starts = this.denseStarts;
     const bytes = this.bytes;
@@ -110,12 +121,13 @@ export class PostingsCursor extends BlockCursor {
       starts[i] = total;
       let c = dense[from + i]!;
       if (c === MAX_TF) {
-        c += this.varint(bytes, at);
+        c = this.overflow(bytes, at);
         at = this.next;
       }
       total += c;
     }
     starts[span] = total;
+    this.checkValues(at, total);
     this.startRuns(b, at, total);
     this.denseFrom = from;
   }
@@ -171,14 +183,28 @@ export class PostingsCursor extends BlockCursor {
     for (let i = 0; i < n; i++) {
       let c = tfs[i]!;
       if (c === MAX_TF) {
-        c += this.varint(bytes, at);
+        c = this.overflow(bytes, at);
         at = this.next;
       }
       starts[i] = total;
       total += c;
     }
     starts[n] = total;
+    this.checkValues(at, total);
     return at;
+  }
+
+  /** A document's count of positions, past MAX_TF: read from the block's row at `at` (this.next then past it). */
+  private overflow(bytes: Uint8Array, at: number): number {
+    const c = MAX_TF + this.varint(bytes, at);
+    if (c > MAX_DOC_POSITIONS) throw this.damaged(`has a document of ${c} positions`);
+    return c;
+  }
+
+  /** Whether `total` position values can start at `at`: a run of them takes a byte at least. */
+  private checkValues(at: number, total: number): void {
+    if (total > RUN * (this.bytes.length - at))
+      throw this.damaged(`has a block of ${total} positions from byte ${at} of ${this.bytes.length}`);
   }
 
   /** Where run r of positionsInto()'s block starts, the runs before it located first (skipped, not read). */

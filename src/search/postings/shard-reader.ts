@@ -38,7 +38,7 @@ export class ShardReader {
     this.documentCount = data.documentCount;
     this.boosts = boosts;
     this.lists = new TermLists(data.lists);
-    this.reader = new PostingsReader(data.postings);
+    this.reader = new PostingsReader(data.postings, data.documentCount);
     this.cursor = this.reader.cursor();
     this.lengths = data.fieldLengths;
     this.vocabulary = new Vocabulary(data.vocabulary);
