@@ -340,6 +340,8 @@ describe("the server watching snapshots/", () => {
       async () => server.stderr(),
       (err) => /swap: refused \S*c-truncated\.tome \(after a change in snapshots\/\): \S+ is truncated/.test(err),
     );
+    // One sentence's end: the reason's own period, not a second one.
+    expect(server.stderr()).toMatch(/swap: refused \S*c-truncated\.tome .*`\. Still serving/);
     expect(await servedBy(server)).toBe(b.id);
 
     // The same length and table, one byte changed inside a section: only the hashes see it (A's content, not B's: it is not skipped
@@ -362,7 +364,7 @@ describe("the server watching snapshots/", () => {
       "foreign refused",
       async () => server.stderr(),
       (err) =>
-        /swap: refused \S*e-foreign\.tome .*it is a snapshot of el\.wikipedia\.org, and this server serves en\.wikipedia\.org/.test(
+        /swap: refused (\S*e-foreign\.tome) .*it is a snapshot of el\.wikipedia\.org, and this server serves en\.wikipedia\.org\. To serve it, restart the server as TOME_SNAPSHOT=\1 /.test(
           err,
         ),
     );

@@ -9,7 +9,7 @@
  * the server keeps answering). A damaged file is then refused while the old one keeps serving,
  * instead of stopping a server that was serving well; the cost is the time to hash the file,
  * which also brings it into the page cache before the first request needs it. A snapshot of
- * another wiki is refused too (a restart serves another wiki), unless the sample is served (D86). Each refusal is one log line,
+ * another wiki is refused too (a restart with TOME_SNAPSHOT serves another wiki), unless the sample is served (D86). Each refusal is one log line,
  * and the same file is not tried again until it changes (its size, time or inode).
  *
  * Files being written are ignored: a snapshot is complete when it is renamed into place under
@@ -316,7 +316,9 @@ export class SnapshotSwapper {
       const seenAs = file.identity ?? `skipped: ${file.reason}`;
       if ((key === this.served.path && !this.suspended) || this.dealtWith.get(key) === seenAs) continue;
       this.dealtWith.set(key, seenAs);
-      this.log(`swap: refused ${file.path} (after ${reason}): ${file.reason}. ${this.stillServing()}`);
+      this.log(
+        `swap: refused ${file.path} (after ${reason}): ${file.reason.replace(/\.$/, "")}. ${this.stillServing()}`,
+      );
     }
     // A snapshot served whose file is still there keeps its place in the order (even if that
     // file no longer opens: its mapping holds what was renamed over); one removed gives way to the best left.
@@ -370,7 +372,8 @@ export class SnapshotSwapper {
       // The host names the wiki (D14: it is in every URL served); old dumps have no dbname. The sample gives way to any wiki (D86).
       if (meta.wiki.host !== now.wiki.host && !isSample(served.path)) {
         throw new SnapshotError(
-          `it is a snapshot of ${meta.wiki.host}, and this server serves ${now.wiki.host}: restart the server to serve another wiki.`,
+          // Named by TOME_SNAPSHOT: a plain restart serves D55's best of the folder, which may be the wiki served again.
+          `it is a snapshot of ${meta.wiki.host}, and this server serves ${now.wiki.host}. To serve it, restart the server as TOME_SNAPSHOT=${path} ${commandLine("start")}.`,
         );
       }
       if (!this.guard(engine)) {
