@@ -602,6 +602,30 @@ describe("keys import and export", () => {
     }
   });
 
+  test("an import from a folder a server still serves is refused, as its help says to stop it first; after its stop it goes", async () => {
+    const data = tempDir("tome-data-");
+    const a = await newKey(data, "--name", "a", "--account", "mover");
+    const empty = await startRedis();
+    try {
+      const single = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
+      try {
+        expect((await call(single.url, a.key)).status).toBe(200);
+        const refused = await keysOn(empty.url, ["import"], data);
+        expect([refused.code, refused.stderr]).toEqual([
+          1,
+          expect.stringContaining(`a Tome server (process ${single.pid}) serves from ${data}`),
+        ]);
+        expect(empty.cli("--scan", "--pattern", "tome:*")).toBe("");
+      } finally {
+        await single.stop();
+      }
+      const imported = await keysOn(empty.url, ["import"], data);
+      expect([imported.code, imported.stderr]).toEqual([0, expect.stringContaining("Imported 1 key(s)")]);
+    } finally {
+      await empty.stop();
+    }
+  });
+
   test("a usage.json or keys.json Redis cannot take is refused before anything is written, and the import can be run again", async () => {
     const data = tempDir("tome-data-");
     const a = await newKey(data, "--name", "a", "--account", "mover");

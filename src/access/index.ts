@@ -63,7 +63,7 @@ export {
   signInRetrySeconds,
   type SignInCounts,
 } from "./sign-in-limits";
-export { DataFolderTaken } from "./server-lock";
+export { DataFolderTaken, lockDataFolder } from "./server-lock";
 export { KeyStoreError, KeyStoreUnwritable } from "./errors";
 export { accountNameProblem, KEY_NAME_MAX, keyNameProblem, printableJson, printableName } from "./names";
 export { KEY_SHAPE, keyIdFrom } from "./key-text";

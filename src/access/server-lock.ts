@@ -12,11 +12,15 @@ import { takeLock } from "../files";
 
 export class DataFolderTaken extends UserError {}
 
-/** Takes `dataDir`'s server lock: a function that lets it go. Throws DataFolderTaken while another server holds it. */
-export function lockDataFolder(dataDir: string): () => void {
+/**
+ * Takes `dataDir`'s server lock: a function that lets it go. Throws DataFolderTaken while another server holds it, or
+ * `taken`'s error for a command that is no server (keys import).
+ */
+export function lockDataFolder(dataDir: string, taken?: (pid: number) => Error): () => void {
   const path = join(dataDir, "server.lock");
   return takeLock(path, {
     held: (pid) =>
+      taken?.(pid) ??
       new DataFolderTaken(
         `another Tome server (process ${pid}) uses the data folder ${dataDir}: two servers on one folder would each write over the other's usage counts. ` +
           `Give this one a TOME_DATA of its own, or run replicas with TOME_REDIS_URL (README, "Running replicas"). If no server is running, delete ${path}.`,

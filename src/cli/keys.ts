@@ -15,6 +15,7 @@ import {
   KeyStoreError,
   keysPath,
   limitsOf,
+  lockDataFolder,
   monthOf,
   PLAN_NAMES,
   printableJson,
@@ -111,7 +112,8 @@ token once (only its hash is kept); give it to the holder privately.
 
 Copies keys.json (every key and account) and this month's usage and last uses from
 usage.json in TOME_DATA into Redis, for servers started with TOME_REDIS_URL. Refused when
-Redis already holds keys or accounts. TOME_DATA is left as it was: stop the servers that used it first.
+Redis already holds keys or accounts, and while a server serves from TOME_DATA: stop the servers that
+used it first. TOME_DATA is left as it was.
 `,
   export: `Usage: TOME_REDIS_URL=redis://HOST:PORT TOME_DATA=DIR ${commandLine("keys")} export
 
@@ -311,6 +313,22 @@ async function importStore(args: string[]): Promise<void> {
   const dir = dataDir();
   if (!existsSync(keysPath(dir)))
     throw new KeyStoreError(`${keysPath(dir)} does not exist: there is nothing to import (TOME_DATA is ${dir}).`);
+  // A server on this folder keeps counting usage there after the import has read it: Redis would never get those credits.
+  const unlock = lockDataFolder(
+    dir,
+    (pid) =>
+      new KeyStoreError(
+        `a Tome server (process ${pid}) serves from ${dir}: it keeps counting this month's usage there, which Redis would not get. Stop it first (it saves its counts as it stops), then import; nothing was imported.`,
+      ),
+  );
+  try {
+    await importFrom(dir);
+  } finally {
+    unlock();
+  }
+}
+
+async function importFrom(dir: string): Promise<void> {
   const file = readKeyFile(keysPath(dir));
   const usage = readUsage(usagePath(dir));
   const month = monthOf(Date.now());
