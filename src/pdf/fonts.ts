@@ -8,6 +8,7 @@ import "regenerator-runtime/runtime";
 import fontkit from "@pdf-lib/fontkit";
 import type { PDFDocument, PDFFont } from "pdf-lib";
 import { readFileSync } from "node:fs";
+import { shapeByWord } from "./glyphs";
 import notoSansLatinRegular from "@fontsource/noto-sans/files/noto-sans-latin-400-normal.woff" with { type: "file" };
 import notoSansLatinBold from "@fontsource/noto-sans/files/noto-sans-latin-700-normal.woff" with { type: "file" };
 import notoSansLatinExtRegular from "@fontsource/noto-sans/files/noto-sans-latin-ext-400-normal.woff" with {
@@ -111,30 +112,6 @@ function loadFaces() {
   return faces;
 }
 
-type Layout = (text: string, features?: unknown) => { glyphs: unknown[] };
-
-/**
- * pdf-lib lays out (shapes) every string it measures or draws, and fontkit's layout is slow.
- * Shaping never crosses a space, so lay out each word once and reuse it.
- */
-function memoizeLayout(font: PDFFont): void {
-  const fk = (font as unknown as { embedder: { font: { layout: Layout } } }).embedder.font;
-  const layout = fk.layout.bind(fk);
-  const words = new Map<string, unknown[]>();
-  fk.layout = (text, features) => {
-    const glyphs: unknown[] = [];
-    for (const part of text.split(/(?<= )|(?= )/)) {
-      let g = words.get(part);
-      if (!g) {
-        g = layout(part, features).glyphs;
-        words.set(part, g);
-      }
-      for (const x of g) glyphs.push(x);
-    }
-    return { glyphs };
-  };
-}
-
 /** family index of each code point asked about: the first family that has it; -1 for none. */
 const familyOf = new Map<number, number>();
 
@@ -186,7 +163,7 @@ export class FontSet {
     let f = this.embedded.get(key);
     if (!f) {
       f = await this.pdf.embedFont(face.bytes, { subset: true });
-      memoizeLayout(f);
+      shapeByWord(f);
       this.embedded.set(key, f);
     }
     return f;

@@ -4,7 +4,7 @@
  * lists as bulleted items, a footer on every page ("page N of M" and the license), and the
  * source attribution with links at the end.
  *
- * pdf-lib draws glyphs as the font's cmap gives them: no complex-script shaping (see docs/api.md, "PDFs").
+ * Glyphs are drawn where fontkit's shaper places them (glyphs.ts); what that does not cover: docs/api.md, "PDFs".
  */
 import {
   PDFDocument,
@@ -21,6 +21,7 @@ import {
 import type { PdfArticle } from "./article";
 import { creditFor } from "./credit";
 import { FontSet, type Run } from "./fonts";
+import { drawShaped, widthOf } from "./glyphs";
 import { LineBreaker } from "./linebreak";
 
 const A4: [number, number] = [595.28, 841.89];
@@ -242,7 +243,7 @@ class Writer {
     let x = MARGIN.side + line.indent;
     if (line.bullet) {
       const bullet = this.fonts.runs("•", false)[0];
-      if (bullet) this.page.drawText("•", { x: MARGIN.side + 4, y: this.y, size, font: bullet.font, color: INK });
+      if (bullet) drawShaped(this.page, bullet.font, "•", { x: MARGIN.side + 4, y: this.y, size, color: INK });
     }
     for (const p of line.pieces) {
       const color = p.link ? LINK : INK;
@@ -254,7 +255,7 @@ class Writer {
           setLineWidth(size * 0.04),
           setStrokingColor(color),
         );
-      this.page.drawText(p.text, { x, y: this.y, size, font: p.font, color });
+      drawShaped(this.page, p.font, p.text, { x, y: this.y, size, color });
       if (p.emboldened) this.page.pushOperators(popGraphicsState());
       if (p.link) this.linkArea(this.page, x, this.y - size * 0.25, p.width, size * 1.15, p.link);
       x += p.width;
@@ -286,10 +287,8 @@ class Writer {
       pendingSpace = [];
     };
     const measure = (text: string, link?: string): Piece[] =>
-      this.fonts
-        .runs(text, style.bold)
-        .map((r) => ({ ...r, link, width: r.font.widthOfTextAtSize(r.text, style.size) }));
-    const widthOf = (ps: Piece[]) => ps.reduce((n, p) => n + p.width, 0);
+      this.fonts.runs(text, style.bold).map((r) => ({ ...r, link, width: widthOf(r.font, r.text, style.size) }));
+    const widthOfPieces = (ps: Piece[]) => ps.reduce((n, p) => n + p.width, 0);
     // The word the line ends with, while no space follows it: a part that starts right after
     // it (a link after "(") continues that word, and moves to the next line with it.
     let lastWord: Piece[] = [];
@@ -306,14 +305,14 @@ class Writer {
         const glued = first ? lastWord : [];
         first = false;
         const word = measure(segment, part.link);
-        const ww = widthOf(word);
-        const sw = widthOf(pendingSpace);
+        const ww = widthOfPieces(word);
+        const sw = widthOfPieces(pendingSpace);
         if (x > 0 && x + sw + ww > width) {
           const carried = glued.length < pieces.length ? glued : [];
           pieces.splice(pieces.length - carried.length);
           push();
           pieces.push(...carried);
-          x = widthOf(carried);
+          x = widthOfPieces(carried);
         } else if (x > 0) {
           pieces.push(...pendingSpace);
           x += sw;
@@ -323,7 +322,7 @@ class Writer {
           // A word (or a run of unspaced text) longer than a line: break between graphemes.
           for (const g of this.breaker.pieces(segment)) {
             const gp = measure(g, part.link);
-            const gw = widthOf(gp);
+            const gw = widthOfPieces(gp);
             if (x > 0 && x + gw > width) push();
             pieces.push(...gp);
             x += gw;
@@ -353,16 +352,15 @@ class Writer {
         color: GREY,
       });
       const left = `${license.name} · ${license.url}`;
-      page.drawText(left, { x: MARGIN.side, y: FOOTER_Y, size, font, color: GREY });
-      const prefixWidth = font.widthOfTextAtSize(`${license.name} · `, size);
-      const urlWidth = font.widthOfTextAtSize(license.url, size);
+      drawShaped(page, font, left, { x: MARGIN.side, y: FOOTER_Y, size, color: GREY });
+      const prefixWidth = widthOf(font, `${license.name} · `, size);
+      const urlWidth = widthOf(font, license.url, size);
       this.linkArea(page, MARGIN.side + prefixWidth, FOOTER_Y - 2, urlWidth, size * 1.2, license.url);
       const right = `page ${i + 1} of ${total}`;
-      page.drawText(right, {
-        x: A4[0] - MARGIN.side - font.widthOfTextAtSize(right, size),
+      drawShaped(page, font, right, {
+        x: A4[0] - MARGIN.side - widthOf(font, right, size),
         y: FOOTER_Y,
         size,
-        font,
         color: GREY,
       });
     });
