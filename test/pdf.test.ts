@@ -4,6 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
+import { inflateSync } from "node:zlib";
+import * as hb from "harfbuzzjs";
 import fontkit from "@pdf-lib/fontkit";
 import { decodeXML } from "entities";
 import {
@@ -240,6 +242,112 @@ function drawnGlyphs(page: PDFPage): Drawn[] {
     }
   }
   return drawn;
+}
+
+/** The regular face the PDF draws a language's script with, as fontkit reads it. */
+const faceOf = async (l: "bn" | "mr") =>
+  fontkit.create(await Bun.file(l === "bn" ? bengaliRegular : devanagariRegular).bytes()) as unknown as Shaper;
+
+/** A WOFF (1.0) font's plain sfnt: its tables inflated. */
+function unwoff(woff: Uint8Array): Uint8Array {
+  const view = new DataView(woff.buffer, woff.byteOffset, woff.byteLength);
+  const count = view.getUint16(12);
+  const tables = Array.from({ length: count }, (_, i) => {
+    const at = 44 + i * 20;
+    const [offset, packed, size] = [view.getUint32(at + 4), view.getUint32(at + 8), view.getUint32(at + 12)];
+    const raw = woff.subarray(offset, offset + packed);
+    return {
+      entry: woff.subarray(at, at + 4),
+      check: view.getUint32(at + 16),
+      data: packed < size ? inflateSync(raw) : raw,
+    };
+  });
+  const out = new Uint8Array(12 + 16 * count + tables.reduce((n, t) => n + ((t.data.length + 3) & ~3), 0));
+  const w = new DataView(out.buffer);
+  w.setUint32(0, view.getUint32(4));
+  w.setUint16(4, count);
+  let at = 12 + 16 * count;
+  tables.forEach((t, i) => {
+    out.set(t.entry, 12 + 16 * i);
+    w.setUint32(16 + 16 * i, t.check);
+    w.setUint32(20 + 16 * i, at);
+    w.setUint32(24 + 16 * i, t.data.length);
+    out.set(t.data, at);
+    at += (t.data.length + 3) & ~3;
+  });
+  return out;
+}
+
+type Placement = { xAdvance: number; xOffset: number; yOffset: number };
+
+/**
+ * Renders the bn or mr page the tests use and finds in its content streams each word of the
+ * script with vowel signs, viramas (conjuncts) or anusvara, by the outlines of the glyphs
+ * `shape` gives it (in the regular face); then holds each glyph drawn to the position `shape`
+ * gives: the pen's advances plus its x offset, its y offset off the baseline, within 0.01 pt.
+ */
+async function placements(l: "bn" | "mr", shape: (word: string) => { ids: number[]; positions: Placement[] }) {
+  const face = await faceOf(l);
+  const engine = await engineFor({ ...lang(l), limit: 60 });
+  const page = engine.snapshot.pages.list().find((p) => p.chunks.length >= 3 && p.chunks.length <= 10)!;
+  const doc = await PDFDocument.load(await pdfOf(engine, page));
+  const script = l === "bn" ? /[\u0980-\u09FF]+/g : /[\u0900-\u0963\u0966-\u097F]+/g;
+  const signs = l === "bn" ? /[িো্]/ : /[ि्ं]/;
+  const words = [
+    ...new Set(
+      page.chunks
+        .map((c) => c.text)
+        .join(" ")
+        .match(script),
+    ),
+  ].filter((w) => signs.test(w));
+  // What each drawn glyph looks like, from the embedded subset.
+  const outlines = new Map<string, (code: number) => string>();
+  const outline = (page: PDFPage, font: string, code: number) => {
+    const fonts = page.node.Resources()!.lookup(PDFName.of("Font"), PDFDict);
+    const ref = String(fonts.get(PDFName.of(font.slice(1))));
+    let of = outlines.get(ref);
+    if (!of) {
+      const dict = fonts.lookup(PDFName.of(font.slice(1)), PDFDict);
+      const cid = (dict.lookup(PDFName.of("DescendantFonts")) as PDFArray).lookup(0) as PDFDict;
+      const file = cid.lookup(PDFName.of("FontDescriptor"), PDFDict).lookup(PDFName.of("FontFile2")) as PDFRawStream;
+      const subset = fontkit.create(decodePDFRawStream(file).decode()) as unknown as Shaper;
+      const svg = new Map<number, string>();
+      of = (c) => svg.get(c) ?? svg.set(c, subset.getGlyph(c).path.toSVG()).get(c)!;
+      outlines.set(ref, of);
+    }
+    return of(code);
+  };
+  const drawn = doc
+    .getPages()
+    .flatMap((p) => drawnGlyphs(p).map((g) => ({ ...g, outline: outline(p, g.font, g.code) })));
+  const failures: Json[] = [];
+  let checked = 0;
+  let withOffsets = 0;
+  for (const word of words) {
+    const { ids, positions } = shape(word);
+    const wanted = ids.map((id) => face.getGlyph(id).path.toSVG());
+    let found = 0;
+    for (let at = 0; at + wanted.length <= drawn.length; at++) {
+      if (!wanted.every((o, k) => drawn[at + k]!.outline === o && drawn[at + k]!.font === drawn[at]!.font)) continue;
+      found++;
+      const first = drawn[at]!;
+      const scale = first.size / face.unitsPerEm;
+      const origin = first.x - positions[0]!.xOffset * scale;
+      let pen = 0;
+      positions.forEach((p, k) => {
+        const g = drawn[at + k]!;
+        const dx = g.x - (origin + (pen + p.xOffset) * scale);
+        const dy = g.y - g.baseline - p.yOffset * scale;
+        if (Math.abs(dx) > 0.01 || Math.abs(dy) > 0.01) failures.push({ word, glyph: k, dx, dy });
+        pen += p.xAdvance;
+      });
+    }
+    if (!found) continue;
+    checked++;
+    if (positions.some((p) => p.xOffset || p.yOffset)) withOffsets++;
+  }
+  return { failures, checked, withOffsets };
 }
 
 /** A page with text in several sections, not too long for a test. */
@@ -672,75 +780,12 @@ describe("the document", () => {
   });
 
   test("Bengali and Marathi glyphs are drawn where the shaper places them: advances, and marks at their GPOS offsets", async () => {
-    const faces = {
-      bn: fontkit.create(await Bun.file(bengaliRegular).bytes()),
-      mr: fontkit.create(await Bun.file(devanagariRegular).bytes()),
-    } as unknown as Record<string, Shaper>;
-    for (const l of ["bn", "mr"]) {
-      const face = faces[l]!;
-      const engine = await engineFor({ ...lang(l), limit: 60 });
-      const page = engine.snapshot.pages.list().find((p) => p.chunks.length >= 3 && p.chunks.length <= 10)!;
-      const doc = await PDFDocument.load(await pdfOf(engine, page));
-      // Words of the script with vowel signs, viramas (conjuncts) or anusvara, as the regular face lays them out.
-      const script = l === "bn" ? /[\u0980-\u09FF]+/g : /[\u0900-\u0963\u0966-\u097F]+/g;
-      const signs = l === "bn" ? /[িো্]/ : /[ि्ं]/;
-      const words = [
-        ...new Set(
-          page.chunks
-            .map((c) => c.text)
-            .join(" ")
-            .match(script),
-        ),
-      ].filter((w) => signs.test(w));
-      // What each drawn glyph looks like, from the embedded subset: glyphs are matched to the face's by outline.
-      const outlines = new Map<string, (code: number) => string>();
-      const outline = (page: PDFPage, font: string, code: number) => {
-        const fonts = page.node.Resources()!.lookup(PDFName.of("Font"), PDFDict);
-        const ref = String(fonts.get(PDFName.of(font.slice(1))));
-        let of = outlines.get(ref);
-        if (!of) {
-          const dict = fonts.lookup(PDFName.of(font.slice(1)), PDFDict);
-          const cid = (dict.lookup(PDFName.of("DescendantFonts")) as PDFArray).lookup(0) as PDFDict;
-          const file = cid
-            .lookup(PDFName.of("FontDescriptor"), PDFDict)
-            .lookup(PDFName.of("FontFile2")) as PDFRawStream;
-          const subset = fontkit.create(decodePDFRawStream(file).decode()) as unknown as Shaper;
-          const svg = new Map<number, string>();
-          of = (c) => svg.get(c) ?? svg.set(c, subset.getGlyph(c).path.toSVG()).get(c)!;
-          outlines.set(ref, of);
-        }
-        return of(code);
-      };
-      const drawn = doc
-        .getPages()
-        .flatMap((p) => drawnGlyphs(p).map((g) => ({ ...g, outline: outline(p, g.font, g.code) })));
-      const failures: Json[] = [];
-      let checked = 0;
-      let withOffsets = 0;
-      for (const word of words) {
+    for (const l of ["bn", "mr"] as const) {
+      const face = await faceOf(l);
+      const { failures, checked, withOffsets } = await placements(l, (word) => {
         const { glyphs, positions } = face.layout(word);
-        const wanted = glyphs.map((g) => face.getGlyph(g.id).path.toSVG());
-        let found = 0;
-        for (let at = 0; at + wanted.length <= drawn.length; at++) {
-          if (!wanted.every((o, k) => drawn[at + k]!.outline === o && drawn[at + k]!.font === drawn[at]!.font))
-            continue;
-          found++;
-          const first = drawn[at]!;
-          const scale = first.size / face.unitsPerEm;
-          const origin = first.x - positions[0]!.xOffset * scale;
-          let pen = 0;
-          positions.forEach((p, k) => {
-            const g = drawn[at + k]!;
-            const dx = g.x - (origin + (pen + p.xOffset) * scale);
-            const dy = g.y - g.baseline - p.yOffset * scale;
-            if (Math.abs(dx) > 0.01 || Math.abs(dy) > 0.01) failures.push({ word, glyph: k, dx, dy });
-            pen += p.xAdvance;
-          });
-        }
-        if (!found) continue;
-        checked++;
-        if (positions.some((p) => p.xOffset || p.yOffset)) withOffsets++;
-      }
+        return { ids: glyphs.map((g) => g.id), positions };
+      });
       expect({ l, failures: failures.slice(0, 5) }).toEqual({ l, failures: [] });
       // Enough words found on the page, and enough of them with marks the shaper moves off their pen position.
       expect({ l, checked: checked >= 30, withOffsets: withOffsets >= 10 }).toEqual({
@@ -749,6 +794,20 @@ describe("the document", () => {
         withOffsets: true,
       });
     }
+  });
+
+  test("Marathi glyphs are where HarfBuzz places them too (an independent shaper; fontkit's Bengali differs from it)", async () => {
+    // HarfBuzz reads no WOFF: the face as the plain font file it wraps.
+    const font = new hb.Font(new hb.Face(new hb.Blob(unwoff(await Bun.file(devanagariRegular).bytes()))));
+    const { failures, checked, withOffsets } = await placements("mr", (word) => {
+      const buffer = new hb.Buffer();
+      buffer.addText(word);
+      buffer.guessSegmentProperties();
+      hb.shape(font, buffer);
+      return { ids: buffer.getGlyphInfos().map((g) => g.codepoint), positions: buffer.getGlyphPositions() };
+    });
+    expect(failures.slice(0, 5)).toEqual([]);
+    expect({ checked: checked >= 30, withOffsets: withOffsets >= 10 }).toEqual({ checked: true, withOffsets: true });
   });
 });
 
