@@ -101,15 +101,13 @@ export function bytesOf(value: string | undefined): number | undefined {
     throw new ArgumentError(
       `--memory ${value} is ${bytes.toLocaleString("en-US")} bytes, below the least it takes (1M): give a size with its unit, such as 500M or 2G.`,
     );
-  if (bytes > MOST_MEMORY_BYTES)
-    throw new ArgumentError(
-      `--memory ${value} is more than ${
-        MEMORY_BOUND.limited
-          ? `this container's memory limit (${gigabytes(MOST_MEMORY_BYTES)}, its cgroup's; the machine has ${gigabytes(totalmem())})`
-          : `this machine's memory (${gigabytes(MOST_MEMORY_BYTES)})`
-      }: give at most ${sizeText(MOST_MEMORY_BYTES)}, less to leave room for the rest of the build, or leave --memory out for the default (${sizeText(DEFAULT_MEMORY_BYTES)}).`,
-    );
-  return bytes;
+  if (bytes <= MOST_MEMORY_BYTES) return bytes;
+  const bound = MEMORY_BOUND.limited
+    ? `this container's memory limit (${gigabytes(MOST_MEMORY_BYTES)}, its cgroup's; the machine has ${gigabytes(totalmem())})`
+    : `this machine's memory (${gigabytes(MOST_MEMORY_BYTES)})`;
+  throw new ArgumentError(
+    `--memory ${value} is more than ${bound}: give at most ${sizeText(MOST_MEMORY_BYTES)}, less to leave room for the rest of the build, or leave --memory out for the default (${sizeText(DEFAULT_MEMORY_BYTES)}).`,
+  );
 }
 
 /** A snapshot script's options (args.ts: no arguments besides them): the values, or "help". */
