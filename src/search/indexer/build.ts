@@ -7,8 +7,8 @@
  * and the rest renumbered, which keeps that order.
  */
 import { makeScratch, removeScratch } from "../../files";
-import { checkOption, type OptionRule } from "../../errors";
-import { totalmem } from "node:os";
+import { checkOption } from "../../errors";
+import { MEMORY_RULE } from "./memory";
 import { basename, join } from "node:path";
 import { ContainerWriter, type RedirectList, Spool } from "../../snapshot";
 import { textShardOptions, titleShardOptions } from "../postings/fields";
@@ -31,31 +31,6 @@ import { type IndexBuildProgress, mergeRuns, RunCursor, TITLE_INDEX } from "./me
  * writing while the next is inverted.
  */
 const BYTES_PER_TEXT_BYTE = 13;
-
-/**
- * The memory a build may take (D161): the machine's, or its container's limit when that is less, for the kernel kills
- * a process past its cgroup's limit however much the machine holds. `constrained` is process.constrainedMemory(),
- * which in Bun reads the process's own cgroup (v2 memory.max and memory.high; v1 memory.limit_in_bytes and
- * memory.soft_limit_in_bytes, else the root's) and says the machine's memory when there is no limit; Node says 0,
- * or 2⁶⁴ − 1, and a runtime without it undefined.
- */
-export function memoryBound(total: number, constrained: number | undefined): { bytes: number; limited: boolean } {
-  return constrained !== undefined && constrained > 0 && constrained < total
-    ? { bytes: constrained, limited: true }
-    : { bytes: total, limited: false };
-}
-
-/** The bound this process is under (D161). */
-export const MEMORY_BOUND = memoryBound(totalmem(), process.constrainedMemory?.());
-
-/** The most memory budget taken (D161): one above the bound swaps, or is killed, hours into a build. */
-export const MOST_MEMORY_BYTES = MEMORY_BOUND.bytes;
-
-/** A memory budget's rule (D115): the build's, the update's and the index builder's. */
-export const MEMORY_RULE: OptionRule = [
-  (v) => typeof v === "number" && v > 0 && v <= MOST_MEMORY_BYTES,
-  `a number of bytes above 0, at most ${MEMORY_BOUND.limited ? "this container's memory limit" : "this machine's memory"} (${MOST_MEMORY_BYTES.toLocaleString("en-US")})`,
-];
 
 /** Analysed pages' bytes taken between two collections of the heap (collectEvery). */
 const ANALYSED_GARBAGE = 64 << 20;
