@@ -20,6 +20,7 @@ import {
   START,
   startServer,
   tempDir,
+  killedMidWrite,
 } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
@@ -641,11 +642,10 @@ describe("usage on disk", () => {
     const dir = tempDir("tome-data-");
     const path = usagePath(dir);
     // A server whose save's rename never comes, killed there (kill -9).
-    const killed = Bun.spawn(
-      [
-        process.execPath,
-        "-e",
-        `import { spyOn } from "bun:test";
+    const { live, writing } = await killedMidWrite(
+      dir,
+      "usage.json",
+      `import { spyOn } from "bun:test";
          import * as fsp from "node:fs/promises";
          import { UsageLedger } from ${JSON.stringify(resolve(import.meta.dir, "../src/access/usage.ts"))};
          spyOn(fsp, "rename").mockImplementation(() => new Promise(() => {}));
@@ -653,17 +653,7 @@ describe("usage on disk", () => {
          ledger.start();
          ledger.settle(ledger.hold("acct", "2026-11", 1, 100), 1, true, "key_a", Date.now());
          await ledger.flush();`,
-      ],
-      { stderr: "inherit" },
     );
-    const leftover = `.usage.json.${killed.pid}.tmp`;
-    while (!readdirSync(dir).includes(leftover)) await Bun.sleep(10);
-    killed.kill("SIGKILL");
-    await killed.exited;
-    // One of a live process: its save under way.
-    const writing = Bun.spawn(["sleep", "60"]);
-    const live = `.usage.json.${writing.pid}.tmp`;
-    writeFileSync(join(dir, live), "{}");
     const access = new Access({ dataDir: dir });
     try {
       access.start();

@@ -390,3 +390,20 @@ export function refused(call: () => unknown): string {
     return `${(error as Error).name}: ${(error as Error).message}`;
   }
 }
+
+/**
+ * A writer killed (kill -9) between writing `<dir>/.<name>.<pid>.tmp` and renaming it (`script`: a bun program whose
+ * rename never comes), and beside its leftover the same file of a live process (its write under way): `live`'s name
+ * and `writing`, to end once the test is done.
+ */
+export async function killedMidWrite(dir: string, name: string, script: string) {
+  const killed = Bun.spawn([process.execPath, "-e", script], { stderr: "inherit" });
+  const leftover = `.${name}.${killed.pid}.tmp`;
+  while (!readdirSync(dir).includes(leftover)) await Bun.sleep(10);
+  killed.kill("SIGKILL");
+  await killed.exited;
+  const writing = Bun.spawn(["sleep", "60"]);
+  const live = `.${name}.${writing.pid}.tmp`;
+  writeFileSync(join(dir, live), "{}");
+  return { live, writing };
+}

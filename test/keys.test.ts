@@ -24,7 +24,18 @@ import { GenerationCounter } from "../src/access/generation";
 import { lockDataFolder } from "../src/access/server-lock";
 import { writeUsage } from "../src/access/usage";
 import { lockText } from "../src/files";
-import { keys, newKey, ROOT, runToExit, snapshotFor, SQUAD, START, startServer, tempDir } from "./helpers";
+import {
+  keys,
+  killedMidWrite,
+  newKey,
+  ROOT,
+  runToExit,
+  snapshotFor,
+  SQUAD,
+  START,
+  startServer,
+  tempDir,
+} from "./helpers";
 
 // Per file (bun applies it to the current file only): one test builds a snapshot from a real dump.
 setDefaultTimeout(120_000);
@@ -603,27 +614,16 @@ describe("the key tool", () => {
     const dir = tempDir("tome-data-");
     updateKeyFile(dir, (file) => void createKey(file, { name: "first", account: "a", scope: "full", now: Date.now() }));
     // A key command whose rename of .keys.json.<pid>.tmp never comes, killed there (kill -9).
-    const killed = Bun.spawn(
-      [
-        process.execPath,
-        "-e",
-        `import { spyOn } from "bun:test";
+    const { live, writing } = await killedMidWrite(
+      dir,
+      "keys.json",
+      `import { spyOn } from "bun:test";
          import * as fs from "node:fs";
          import { createKey } from ${JSON.stringify(join(ROOT, "src/access/commands.ts"))};
          import { updateKeyFile } from ${JSON.stringify(join(ROOT, "src/access/store.ts"))};
          spyOn(fs, "renameSync").mockImplementation(() => Bun.sleepSync(60_000));
          updateKeyFile(${JSON.stringify(dir)}, (file) => void createKey(file, { name: "lost", account: "a", scope: "full", now: Date.now() }));`,
-      ],
-      { stderr: "inherit" },
     );
-    const leftover = `.keys.json.${killed.pid}.tmp`;
-    while (!readdirSync(dir).includes(leftover)) await Bun.sleep(10);
-    killed.kill("SIGKILL");
-    await killed.exited;
-    // One of a live process: its write under way.
-    const writing = Bun.spawn(["sleep", "60"]);
-    const live = `.keys.json.${writing.pid}.tmp`;
-    writeFileSync(join(dir, live), "{}");
     try {
       updateKeyFile(
         dir,

@@ -300,6 +300,21 @@ function post(message: Json, headers: Record<string, string> = {}, url = server.
   });
 }
 
+/** The JSON-RPC messages the stdio server wrote, a line each, read until `enough` holds of its output (or it ends). */
+async function stdoutAnswers(proc: { stdout: ReadableStream<Uint8Array> }, enough: (out: string) => boolean) {
+  const reader = proc.stdout.getReader();
+  let out = "";
+  while (!enough(out)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    out += new TextDecoder().decode(value);
+  }
+  return out
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Json);
+}
+
 describe("/mcp on the server", () => {
   test("needs a key: 401 without one", async () => {
     const r = await post({ id: 1, method: "tools/list" });
@@ -670,18 +685,8 @@ describe("bun run mcp", () => {
         proc.stdin.write(`${line}\n`);
       proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })}\n`);
       await proc.stdin.flush();
-      const reader = proc.stdout.getReader();
-      let out = "";
       // Until the ping's answer: before, the lines it could not read had none, and the ping's came alone.
-      while (!out.includes('"id":1')) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        out += new TextDecoder().decode(value);
-      }
-      const answers = out
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as Json);
+      const answers = await stdoutAnswers(proc, (out) => out.includes('"id":1'));
       const refusal = (code: number, message: string) => ({
         jsonrpc: "2.0",
         id: null,
@@ -706,17 +711,7 @@ describe("bun run mcp", () => {
       proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call" })}\n`);
       proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: task })}\n`);
       await proc.stdin.flush();
-      const reader = proc.stdout.getReader();
-      let out = "";
-      while (out.split("\n").length < 3) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        out += new TextDecoder().decode(value);
-      }
-      const answers = out
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as Json);
+      const answers = await stdoutAnswers(proc, (out) => out.split("\n").length >= 3);
       const [invalid, called] = [1, 2].map((id) => answers.find((a) => a.id === id));
       expect(invalid).toEqual({
         jsonrpc: "2.0",
