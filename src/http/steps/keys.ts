@@ -160,10 +160,12 @@ export function keys(access: Gate | undefined): Step {
     if (grant.rateRemaining < 0 || grant.workWait) return rateRefusal(grant);
     x.grant = grant;
     if (!grant.held) x.overQuota = quotaError(grant);
-    x.overShare = () => {
-      grant.workWait = access.workWait(grant);
-      return grant.workWait ? rateRefusal(grant) : undefined;
-    };
+    // Only a request with a body to wait for (POST /mcp) starts its work after admission: no closure for the others.
+    if (x.request.method === "POST")
+      x.overShare = () => {
+        grant.workWait = access.workWait(grant);
+        return grant.workWait ? rateRefusal(grant) : undefined;
+      };
     // Every keyed request is timed for the work share (D25, D57): the whole request on the
     // server's thread, from here to its settlement (the route, the answer's validation and
     // serialization, the ETag's hash; a PDF's article read and hashed), less what it waited for
