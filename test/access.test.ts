@@ -729,7 +729,10 @@ describe("usage on disk", () => {
     await s.proc.exited;
     const month = new Date().toISOString().slice(0, 7);
     const saved = readUsage(usagePath(dir)).months[month]!.crash!;
-    const beforeBound = done.filter((t) => t <= killedAt - 100).length;
+    // D130: a kill loses at most the last 100 ms and the save under way when it came (begun up to 100 ms before, its
+    // write not yet renamed); 50 ms more for late timers (a CI run failed with 100 ms).
+    // Saves only at a stop always fail; 400 ms apart failed 3 runs in 4 (the spacing has its own exact test below).
+    const beforeBound = done.filter((t) => t <= killedAt - 250).length;
     expect(done.length).toBeGreaterThan(50);
     expect(saved).toBeLessThanOrEqual(done.length);
     expect(saved).toBeGreaterThanOrEqual(beforeBound);
