@@ -700,6 +700,22 @@ describe("/docs", () => {
     expect((await get("/docs/assets/package.json", null)).status).toBe(404);
   });
 
+  test("still answers while the snapshot served may not be read (D84, D165): the page, its files and the document; the routes and /healthz get 503", async () => {
+    const app = createApp(engine, { pdf: { render: async () => new Uint8Array() } });
+    const status = async (path: string, method = "GET") =>
+      (await app.handle(new Request(`http://localhost${path}`, { method }))).status;
+    const document = await (await app.handle(new Request(`http://localhost/v1/openapi.json`))).text();
+    app.suspend("The snapshot is being replaced; retry in a few seconds.");
+    const open = ["/v1/openapi.json", "/v1/openapi.json/", "/docs", "/docs/", "/docs/assets/swagger-ui.css"];
+    for (const path of open)
+      for (const method of ["GET", "HEAD"])
+        expect({ path, method, status: await status(path, method) }).toEqual({ path, method, status: 200 });
+    expect(await (await app.handle(new Request(`http://localhost/v1/openapi.json`))).text()).toBe(document);
+    for (const path of ["/healthz", "/v1/meta", "/v1/openapi.jsonx", "/docsx"])
+      expect({ path, status: await status(path) }).toEqual({ path, status: 503 });
+    app.close();
+  });
+
   test("the UI's script is sent gzipped to a client that takes it (a third of its size), as it is to one that does not", async () => {
     const path = "/docs/assets/swagger-ui-bundle.js";
     const file = readFileSync(join(ROOT, "node_modules/swagger-ui-dist/swagger-ui-bundle.js"));

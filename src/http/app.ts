@@ -15,7 +15,7 @@ import { LOWEST } from "../scheduling";
 import { checkOption, type Engine, MAX_SEARCH_WORKERS, type OptionRule, type SearchWork } from "../search";
 import { apiContext, type ApiContext } from "./context";
 import { CurrentSnapshot, type Served } from "./current";
-import { DOCS_PATH, OPENAPI_PATH, openApi } from "./docs";
+import { DOCS_PATH, isDocumentation, OPENAPI_PATH, openApi } from "./docs";
 import { ApiError, errorAnswer, errorBody, ERRORS, INTERNAL_ERROR, noSuchRoute, retryLater } from "./errors";
 import { Metrics } from "./metrics";
 import { SearchPool } from "./pool/pool";
@@ -205,7 +205,8 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
   const handler = compose(
     steps,
     (x) => {
-      if (unavailable !== undefined)
+      // The API's description reads nothing of the snapshot: it still answers (D165).
+      if (unavailable !== undefined && !isDocumentation(x.path))
         return errorAnswer(retryLater(ERRORS.serviceUnavailable, UNAVAILABLE_RETRY_AFTER_S, unavailable));
       const view = (x.served as Served<View>).view;
       return isMcpPath(x.path) ? view.mcp(x) : view.routes.handle(handOver(x));
@@ -249,7 +250,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     },
     /**
      * Stops reading the snapshot served (its file is being written over in place: reading its
-     * mapping could kill the process, D56): every request answers 503 until the next swap.
+     * mapping could kill the process, D56): every request but the API's description answers 503 until the next swap (D165).
      */
     suspend: (reason: string): void => {
       unavailable = reason;

@@ -27,9 +27,19 @@ import { ErrorBody, LimitErrorBody, UnavailableBody } from "./schemas";
 import { EXAMPLE } from "./examples";
 import { MAX_BODY_BYTES } from "./body";
 import { errorBody, ERRORS } from "./errors";
+import { routedPath } from "./pipeline";
 
 export const OPENAPI_PATH = "/v1/openapi.json";
 export const DOCS_PATH = "/docs";
+
+/**
+ * The API's description: this document, its UI and the UI's files (one slash at their end too, as the router serves
+ * them). They need no key (D29), and read nothing of the snapshot: they answer while it may not be read (D165).
+ */
+export function isDocumentation(path: string): boolean {
+  const routed = routedPath(path);
+  return routed === OPENAPI_PATH || routed === DOCS_PATH || path.startsWith(`${DOCS_PATH}/`);
+}
 
 type Headers = Record<string, HeaderDoc>;
 

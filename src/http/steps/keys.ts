@@ -23,18 +23,14 @@ import {
   type Refusal,
   type Withheld,
 } from "../../access";
-import { OPENAPI_PATH } from "../docs";
+import { isDocumentation, OPENAPI_PATH } from "../docs";
 import { ApiError, errorAnswer, errorResponse, ERRORS, noSuchRoute, retryLater } from "../errors";
 import { routedPath, type Exchange, type Step } from "../pipeline";
 import { isMcpPath } from "./methods";
 
-/** What answers without a key: the liveness check, the API's description and its UI. */
-const OPEN_PATHS = new Set(["/healthz", "/v1/openapi.json", "/docs"]);
-const OPEN_PREFIX = "/docs/";
-
-/** Whether a path needs a key: all but the open ones, with one slash at their end too, as the router serves them (/healthz/). */
+/** Whether a path needs a key: all but the liveness check and the API's description (its document and UI), with one slash at their end too, as the router serves them (/healthz/). */
 export function needsKey(path: string): boolean {
-  return !OPEN_PATHS.has(routedPath(path)) && !path.startsWith(OPEN_PREFIX);
+  return routedPath(path) !== "/healthz" && !isDocumentation(path);
 }
 
 /** The API's own paths: /v1 and under it, and /mcp. Any other path that needs a key is no route at all. */
