@@ -24,6 +24,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import { pinned, SnapshotSwapper } from "../src/cli/swap";
 import { createApp } from "../src/http";
 import { Attributions } from "../src/http/attribution";
 import { Resources } from "../src/http/resources";
@@ -874,6 +875,40 @@ describe("a pinned snapshot (TOME_SNAPSHOT), not watched: SIGHUP", () => {
       expect((await metaOf(server)).dataset.snapshot).toBe("served.tome");
     } finally {
       await server.stop();
+    }
+  });
+});
+
+describe("in process: what the log says is served once the file it came from is gone", () => {
+  test("a damaged file renamed over it, then none: the refusal and SIGHUP's line name the snapshot loaded from that path and when, not the path as if its file were served", async () => {
+    const folder = tempDir("tome-swap-named-");
+    const served = join(folder, "served.tome");
+    copyFileSync(a.path, served);
+    const app = createApp(open(served), { pdf: { render: async () => new Uint8Array() } });
+    const lines: string[] = [];
+    try {
+      const swapper = new SnapshotSwapper(app, pinned(served), (line) => lines.push(line));
+      const bytes = readFileSync(a.path);
+      bytes[a.engine.snapshot.container.sections.find((s) => s.length > 0)!.offset]! ^= 0xff;
+      dropIn(a.path, served, bytes);
+      await swapper.check("SIGHUP");
+      const loaded = `the snapshot loaded from ${served} at `;
+      expect(lines[0]).toStartWith(`swap: refused ${served} (after SIGHUP): it is damaged`);
+      expect(lines[0]).toContain(`Still serving ${loaded}`);
+      expect(lines[0]).toEndWith(`(content hash ${a.id.slice(0, 12)}; the file there now is another).`);
+      expect(lines[1]).toStartWith(`swap: SIGHUP: no other snapshot can be served; still serving ${loaded}`);
+      rmSync(served);
+      await swapper.check("SIGHUP");
+      expect(lines.slice(2)).toEqual([
+        expect.stringMatching(
+          /^swap: SIGHUP: no other snapshot can be served; still serving the snapshot loaded from /,
+        ),
+      ]);
+      expect(lines[2]).toEndWith(`(content hash ${a.id.slice(0, 12)}; that file is removed).`);
+      expect(lines.join("\n")).not.toContain(`serving ${served}`);
+      expect((await app.handle(new Request("http://x/v1/meta"))).headers.get("x-snapshot")).toBe(a.id);
+    } finally {
+      app.close();
     }
   });
 });

@@ -100,8 +100,8 @@ type Outcome = "swapped" | "refused" | "same";
 export class SnapshotSwapper {
   /** Files already dealt with (refused, or holding the content served), by resolved path: their identity then; not tried again until it changes. */
   private readonly dealtWith = new Map<string, string>();
-  /** The file served: its resolved path, its identity when it was opened, and its place in the order (D55). */
-  private served: { path: string; identity: string | undefined; file: SnapshotFile | undefined };
+  /** The file served: its resolved path, its identity when it was opened, its place in the order (D55), and when it was loaded. */
+  private served: { path: string; identity: string | undefined; file: SnapshotFile | undefined; since: Date };
   /** Set once the file served is written over in place (D56), until a swap. */
   private suspended = false;
   private watcher: FSWatcher | undefined;
@@ -126,6 +126,7 @@ export class SnapshotSwapper {
       path: resolve(found.path),
       identity: found.identity,
       file: isSnapshotFile(found) ? found : undefined,
+      since: new Date(),
     };
     if (!this.guard(app.served().engine))
       this.log(
@@ -337,15 +338,34 @@ export class SnapshotSwapper {
       if (atServed && !this.suspended) break;
     }
     if (reason !== "SIGHUP") return;
-    const served = this.app.served().path;
-    if (servedThere) this.log(`swap: SIGHUP: nothing newer than ${served}, which is still served.`);
-    else this.log(`swap: SIGHUP: ${served} is removed, and no other snapshot can be served; still serving it.`);
+    if (this.servedFileThere() === "there")
+      this.log(`swap: SIGHUP: nothing newer than ${this.app.served().path}, which is still served.`);
+    else this.log(`swap: SIGHUP: no other snapshot can be served; still serving ${this.servedNamed()}.`);
   }
 
   /** What a refusal's line ends with: the snapshot still served, or, while the one served was written over in place, that none is. */
   private stillServing(): string {
-    if (!this.suspended) return `Still serving ${this.app.served().path}.`;
+    if (!this.suspended) return `Still serving ${this.servedNamed()}.`;
     return `Nothing is served (requests get 503) until a whole snapshot is put in place: copy one under a temporary name in the same folder, then mv it into place.`;
+  }
+
+  /** Whether the file at the served path is still the one served (its mapping outlives a file renamed over it, or removed). */
+  private servedFileThere(): "there" | "replaced" | "removed" {
+    const now = identityOf(this.served.path);
+    if (now === undefined) return "removed";
+    // Identities are "inode:size:mtime": written in place it is still the file (guardServed watches that).
+    return this.served.identity === undefined || now.split(":")[0] === this.served.identity.split(":")[0]
+      ? "there"
+      : "replaced";
+  }
+
+  /** The snapshot served, as a log line names it: its path, or, once another file is there or none, what was loaded from it and when. */
+  private servedNamed(): string {
+    const { path, id } = this.app.served();
+    const there = this.servedFileThere();
+    if (there === "there") return path;
+    const now = there === "removed" ? "that file is removed" : "the file there now is another";
+    return `the snapshot loaded from ${path} at ${this.served.since.toISOString()} (content hash ${id.slice(0, 12)}; ${now})`;
   }
 
   private async tryServing(file: SnapshotFile, reason: string): Promise<Outcome> {
@@ -402,7 +422,7 @@ export class SnapshotSwapper {
     const verified = performance.now();
     const previous = this.app.served();
     this.app.swap(engine);
-    this.served = { path: resolve(path), identity: file.identity, file };
+    this.served = { path: resolve(path), identity: file.identity, file, since: new Date() };
     this.suspended = false;
     const switched = performance.now();
     const report: SwapReport = {
