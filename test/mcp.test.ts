@@ -5,7 +5,7 @@
  * same question on the same snapshot; /mcp is checked for its key, credit, work share and methods.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { closeSync, copyFileSync, openSync } from "node:fs";
+import { closeSync, copyFileSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -25,6 +25,7 @@ import {
   startServer,
   tempDir,
   type ServerProcess,
+  wikiOf,
 } from "./helpers";
 
 setDefaultTimeout(120_000);
@@ -756,6 +757,66 @@ describe("bun run mcp", () => {
     } finally {
       await client.close();
     }
+  });
+
+  test("a damaged file copied over its snapshot is said to be damaged, naming snapshot:verify, in the tool error and once on stderr; a whole one is served again", async () => {
+    const whole = (await wikiOf([{ title: "Albedo", text: "Albedo is the fraction of light reflected." }])).snapshot;
+    const file = join(tempDir(), "served.tome");
+    copyFileSync(whole.path, file);
+    const bytes = readFileSync(whole.path);
+    // A text block's first byte (its zstd frame's): the file opens, the chunk cannot be read.
+    const textDamaged = Buffer.from(bytes);
+    textDamaged[whole.container.sections.find((s) => s.name.startsWith("text.blocks"))!.offset]! ^= 0xff;
+    // A byte of the table: the file cannot be opened.
+    const tableDamaged = Buffer.from(bytes);
+    tableDamaged[bytes.length - 5]! ^= 0xff;
+    const copyOver = (content: Buffer) => {
+      const from = join(tempDir(), "from.tome");
+      writeFileSync(from, content);
+      expect(Bun.spawnSync(["cp", from, file]).exitCode).toBe(0);
+    };
+    const client = new Client({ name: "tome-test", version: "1" });
+    const transport = new StdioClientTransport({
+      command: "bun",
+      args: [join(ROOT, "src/cli/mcp.ts")],
+      cwd: ROOT,
+      env: { ...(process.env as Record<string, string>), TOME_SNAPSHOT: file },
+      stderr: "pipe",
+    });
+    let stderr = "";
+    transport.stderr?.on("data", (data: Buffer) => (stderr += data.toString()));
+    await client.connect(transport);
+    const chunk = async () => (await client.callTool({ name: "get_chunk", arguments: { id: "1_0" } })) as Json;
+    const verify = `\`bun run snapshot:verify ${file}\``;
+    try {
+      expect((await chunk()).structuredContent?.id).toBe("1_0");
+      copyOver(textDamaged);
+      for (const _ of [1, 2]) {
+        const answer = await chunk();
+        expect(answer.isError).toBe(true);
+        expect(answer.content[0].text).toStartWith(`service_unavailable: The snapshot ${file} is damaged (`);
+        expect(answer.content[0].text).toContain(verify);
+      }
+      copyOver(tableDamaged);
+      const unopened = await chunk();
+      expect(unopened.content[0].text).toStartWith(
+        `service_unavailable: The snapshot ${file} was replaced by a file that cannot be served (`,
+      );
+      expect(unopened.content[0].text).toContain(verify);
+      copyOver(bytes);
+      expect((await chunk()).structuredContent?.id).toBe("1_0");
+    } finally {
+      await client.close();
+    }
+    // What it said of its snapshot: not its first line, nor its last (the connection closed, said or not before it exits).
+    const lines = stderr.split("\n").filter((line) => /^mcp: (?!serving |the connection )/.test(line));
+    expect(lines.map((line) => line.replace(/ \(.*/, ""))).toEqual([
+      `mcp: ${file} was replaced: serving it again`,
+      `mcp: The snapshot ${file} is damaged`,
+      `mcp: The snapshot ${file} was replaced by a file that cannot be served`,
+      `mcp: ${file} was replaced: serving it again`,
+    ]);
+    for (const line of lines.slice(1, 3)) expect(line).toContain(verify);
   });
 
   test("without a snapshot it says how to get one, on stderr, and exits 1 (stdout stays the protocol's)", async () => {

@@ -6,7 +6,8 @@
  */
 import { apiContext, invalidParams, mcpTools, unreadLine, withoutTask } from "../http";
 import { UserError } from "../errors";
-import { open } from "../search";
+import { type Engine, open } from "../search";
+import { beingWritten } from "../snapshot";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { isJSONRPCRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { settingsHelp } from "./config";
@@ -45,18 +46,46 @@ export async function main(args: string[]): Promise<void> {
       process.exit(1);
     }
     let engine = open(path);
+    /** The last fault said on stderr: a call meeting the same one again says nothing more. */
+    let said: string | undefined;
+    const say = (line: string) => {
+      if (line !== said) console.error(`mcp: ${line}`);
+      said = line;
+    };
+    const damaged = (what: string, next: string) =>
+      `${what}: check it with \`${commandLine(`snapshot:verify ${path}`)}\`, and copy or build it again (\`${commandLine("snapshot:build")}\`); ${next}.`;
     // A copy over the file lets it go (D84); the next call opens it again once it is whole, as the server's swap does (D47).
+    // A file still held was not replaced: what the call read of it is damaged.
     const reopen = (error: Error): ReturnType<typeof apiContext> | string => {
+      const cause = error.message.replace(/\.$/, "");
+      if (holds(engine)) {
+        const message = damaged(`The snapshot ${path} is damaged (${cause})`, "then restart the MCP server");
+        say(message);
+        return message;
+      }
+      let next: Engine;
       try {
-        const next = open(path);
-        engine.close();
-        engine = next;
-        console.error(`mcp: ${path} was replaced: serving it again (${next.snapshot.meta.indexedPages} pages).`);
-        return apiContext(next);
+        next = open(path);
       } catch (err) {
         if (!(err instanceof UserError)) throw err;
-        return `The snapshot ${path} was replaced while this MCP server read it (${error.message.replace(/\.$/, "")}), and cannot be opened again yet: ${err.message.replace(/\.$/, "")}. Try again once it is whole; if this goes on, restart the MCP server.`;
+        const why = err.message.replace(/\.$/, "");
+        if (beingWritten(path))
+          return `The snapshot ${path} was replaced while this MCP server read it (${cause}), and cannot be opened again yet: ${why}. Try again once it is whole; if this goes on, restart the MCP server.`;
+        const message = damaged(
+          `The snapshot ${path} was replaced by a file that cannot be served (${why})`,
+          "the next call opens it once it is whole",
+        );
+        say(message);
+        return message;
       }
+      engine.close();
+      engine = next;
+      said = undefined;
+      const m = next.snapshot.meta;
+      console.error(
+        `mcp: ${path} was replaced: serving it again (${m.indexedPages} pages, content hash ${m.contentHash.slice(0, 12)}).`,
+      );
+      return apiContext(next);
     };
     const tools = mcpTools(apiContext(engine), { logError: (error) => console.error(error), reopen });
     const server = tools.server();
@@ -96,6 +125,16 @@ export async function main(args: string[]): Promise<void> {
     // The client ends the server by closing its stdin.
     process.stdin.once("end", () => process.exit(0));
   });
+}
+
+/** Whether the engine still reads its file: not let go, as a copy over it makes it (D84). */
+function holds(engine: Engine): boolean {
+  try {
+    engine.snapshot.container.checkReadable();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The stdio transport's bound on one message (the MCP SDK's STDIO_DEFAULT_MAX_BUFFER_SIZE). */

@@ -17,7 +17,7 @@ export { SnapshotWriter, type PageInput, type RedirectIds } from "./write";
 export { format1Modifications, readFormat1 } from "./format1";
 export { Growable, lowerBound, StoredStrings, StringColumn, viewOf } from "../columns";
 export { ContainerWriter, damagedSections, MAX_SECTION_BYTES, openContainer, type Container } from "./container";
-export type { LeaseRefused } from "./mapping";
+export { beingWritten, type LeaseRefused } from "./mapping";
 export { Spool } from "./spool";
 export { PageTable, isoSeconds, timeOrder, type PageRow } from "./pages";
 export { compressTextBlock, TextStore, TextWriter, textDictionaryOf } from "./text";

@@ -232,3 +232,22 @@ export class FileMapping {
     closeSync(this.fd);
   }
 }
+
+/**
+ * Whether another process holds the file open for writing now (being copied): a read lease on it is refused so. False
+ * where that cannot be told (not Linux, no such file, leases refused for another reason).
+ */
+export function beingWritten(path: string): boolean {
+  let mapping: FileMapping | undefined;
+  try {
+    mapping = FileMapping.open(path);
+  } catch {
+    return false;
+  }
+  if (!mapping) return false;
+  try {
+    return mapping.lease(() => {})?.writing === true;
+  } finally {
+    mapping.letGo();
+  }
+}

@@ -130,9 +130,10 @@ export interface McpOptions {
   /** Where faults are reported (the caller only sees internal_error). */
   logError: (error: unknown) => void;
   /**
-   * Over stdio, where no swap watches the file (D47): the snapshot was let go (a copy over it broke its lease, D84). The
-   * context of the file opened again, whole, on which the call is made again; or why it cannot be yet, answered as a
-   * tool error (service_unavailable), never internal_error.
+   * Over stdio, where no swap watches the file (D47): a call met a SnapshotError, as when the snapshot was let go (a copy
+   * over it broke its lease, D84). The context of the file opened again, whole, on which the call is made again (once);
+   * or why it cannot be (the file damaged, or still being written), answered as a tool error (service_unavailable),
+   * never internal_error.
    */
   reopen?: (error: SnapshotError) => ApiContext | string;
 }
@@ -165,9 +166,11 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
         return failure(error.code, error.message);
       }
       if (error instanceof SnapshotError && options.reopen) {
-        const reopened = again ? options.reopen(error) : error.message;
+        // Told again after the call made again, so that a file opened again but found damaged is said so.
+        const reopened = options.reopen(error);
         if (typeof reopened === "string") return failure(ERRORS.serviceUnavailable.code, reopened);
         byName = new Map(toolsOf(reopened).map((t) => [t.name, t]));
+        if (!again) return failure(ERRORS.serviceUnavailable.code, error.message);
         return call(byName.get(tool.name) ?? tool, args, x, refused, false);
       }
       options.logError(error);
