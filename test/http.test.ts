@@ -3,15 +3,15 @@
  * (enwiki-2016-sample + enwik8-head), checked over HTTP against api.md and docs/decisions/.
  * Expected values come from the snapshot itself, read independently of the server.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { articleUrl, createApp, LICENSE } from "../src/http";
-import type { ApiError } from "../src/http/errors";
+import { type ApiError, INTERNAL_ERROR } from "../src/http/errors";
 import { readQuery } from "../src/http/params";
 import { readSince } from "../src/http/routes/changes";
 import { PageQuery, SearchQuery } from "../src/http/schemas";
-import type { Engine } from "../src/search";
+import { type Engine, openUnguarded } from "../src/search";
 import { openSnapshot, type Snapshot, type SnapshotPage } from "../src/snapshot";
 import {
   dump,
@@ -25,6 +25,7 @@ import {
   START,
   startServer,
   tempDir,
+  wikiOf,
 } from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
@@ -1136,6 +1137,53 @@ describe("server faults", () => {
     expect(text).not.toContain("boom");
     expect(text).not.toContain("/src/");
     expect(logged.length).toBe(1);
+  });
+
+  test("damage in the snapshot (D119, D163): every route and /mcp answer D1's 500 internal_error, and the log says once which file and `snapshot:verify`, not a stack trace a request", async () => {
+    const whole = (await wikiOf([{ title: "Albedo", text: "Albedo is the fraction of light reflected." }])).snapshot;
+    const bytes = Buffer.from(readFileSync(whole.path));
+    // A text block's first byte (its zstd frame's): the file opens; every read of the page's text fails.
+    bytes[whole.container.sections.find((s) => s.name.startsWith("text.blocks"))!.offset]! ^= 0xff;
+    const path = join(tempDir(), "served.tome");
+    writeFileSync(path, bytes);
+    const faults: unknown[] = [];
+    const lines: string[] = [];
+    // As the server serves: a search worker searches (its SnapshotError crosses to the request thread).
+    const app = createApp(openUnguarded(path), {
+      searchWorkers: 1,
+      logError: (error) => faults.push(error),
+      notice: (line) => lines.push(line),
+      pdf: { render: async () => new Uint8Array() },
+    });
+    await app.ready();
+    const mcp = (name: string, args: object) =>
+      new Request("http://tome/mcp", {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+      });
+    try {
+      for (const route of ["/v1/search?q=albedo", "/v1/lucky?q=albedo", "/v1/page/1", "/v1/chunk/1_0", "/v1/pdf/1"]) {
+        const answer = await app.handle(new Request(`http://tome${route}`));
+        expect([route, answer.status, await answer.json()]).toEqual([route, 500, INTERNAL_ERROR]);
+      }
+      for (const [name, args] of [
+        ["search", { q: "albedo" }],
+        ["get_chunk", { id: "1_0" }],
+      ] as const) {
+        const answer = (await (await app.handle(mcp(name, args))).json()) as {
+          result: { isError: boolean; content: { text: string }[] };
+        };
+        expect(answer.result.isError).toBe(true);
+        expect(answer.result.content[0]?.text).toBe(`${INTERNAL_ERROR.error}: ${INTERNAL_ERROR.message}`);
+      }
+    } finally {
+      app.close();
+    }
+    expect(faults).toEqual([]);
+    expect(lines).toEqual([
+      `serve: a request met damage in the snapshot served: ${path} cannot be read (a text block is damaged: zstd says "Unknown frame descriptor"): is it damaged? \`bun run snapshot:verify ${path}\` checks every section against its hash; rebuild it with \`bun run snapshot:build --dump <dump>\` if one does not match. Requests that read the damage are answered 500 internal_error meanwhile (said once for this snapshot).`,
+    ]);
   });
 });
 

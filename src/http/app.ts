@@ -15,6 +15,7 @@ import { LOWEST } from "../scheduling";
 import { checkOption, type Engine, MAX_SEARCH_WORKERS, type OptionRule, type SearchWork } from "../search";
 import { apiContext, type ApiContext } from "./context";
 import { CurrentSnapshot, type Served } from "./current";
+import { damageReporter } from "./damage";
 import { DOCS_PATH, isDocumentation, OPENAPI_PATH, openApi } from "./docs";
 import { ApiError, errorAnswer, errorBody, ERRORS, INTERNAL_ERROR, noSuchRoute, retryLater } from "./errors";
 import { Metrics } from "./metrics";
@@ -114,6 +115,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
   const access = options.access;
   const checks = access ? [() => access.health()] : [];
   const logError = options.logError ?? ((error) => console.error(error));
+  const notice = options.notice ?? ((line: string) => console.error(line));
   const pdf = options.pdf ?? new PdfRenderer({ nice: options.searchWorkerNice });
   /** The search work of every snapshot served, for /metrics (each snapshot's engine reports to these). */
   const workWatchers = new Set<(work: SearchWork) => void>();
@@ -139,11 +141,12 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
       engine.snapshot.checked,
     );
     const ctx = apiContext(engine, checks, options.searchTimeoutMs, searches);
-    const mcp = mcpOverHttp(mcpTools(ctx, { logError: (error) => logError(error, undefined) }));
+    const report = damageReporter(engine, logError, notice);
+    const mcp = mcpOverHttp(mcpTools(ctx, { logError: (error) => report(error, undefined) }));
     const unwatch = engine.watch((work) => {
       for (const watcher of workWatchers) watcher(work);
     });
-    return { engine, ctx, routes: snapshotRoutes(ctx, pdf, logError), mcp, unwatch };
+    return { engine, ctx, routes: snapshotRoutes(ctx, pdf, report), mcp, unwatch, report };
   };
   type View = ReturnType<typeof viewOf>;
   const served = (engine: Engine) => ({
@@ -211,7 +214,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
       const view = (x.served as Served<View>).view;
       return isMcpPath(x.path) ? view.mcp(x) : view.routes.handle(handOver(x));
     },
-    faults((error, x) => logError(error, x.request)),
+    faults((error, x) => ((x.served as Served<View>).view?.report ?? logError)(error, x.request)),
   );
 
   return {

@@ -5,6 +5,7 @@
  */
 import { statSync } from "node:fs";
 import { openUnguarded, type SearchWork } from "../search";
+import { SnapshotError } from "../snapshot";
 import { apiContext, type ApiContext } from "./context";
 import { ApiError } from "./errors";
 import { coreWaitClock, lowerThisThread } from "../scheduling";
@@ -126,7 +127,9 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
                 headers: err.headers,
               },
             }
-          : { fault: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
+          : err instanceof SnapshotError
+            ? { damaged: err.message }
+            : { fault: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
     }
   }
   // The task's time in this thread, less what it waited for a core while other threads ran (D144), where it is known.

@@ -41,6 +41,8 @@ export type WorkerOutcome =
   | { tool: { structured: Record<string, unknown>; text: string } }
   | { error: ErrorFields }
   | { fault: string }
+  /** A SnapshotError (the snapshot damaged where the task read it, D119, D163): thrown again as one on the request thread. */
+  | { damaged: string }
   /** The generation is not open in this worker (it could not be opened): the request thread answers. */
   | { missing: string };
 

@@ -30,6 +30,7 @@
 import { closeSync } from "node:fs";
 import { workerUrl } from "../../files";
 import type { SearchWork } from "../../search";
+import { SnapshotError } from "../../snapshot";
 import { ApiError, ERRORS, retryLater } from "../errors";
 import type { SearchPoolStats } from "../metrics";
 import { CLIENT_GONE, type Exchange } from "../pipeline";
@@ -392,6 +393,7 @@ export class PoolGeneration {
       throw new ApiError(e.status, e.code, e.message, e.details, e.extra, e.headers);
     }
     if ("fault" in reply) throw new Error(`a search worker failed: ${reply.fault}`);
+    if ("damaged" in reply) throw new SnapshotError(reply.damaged);
     return reply;
   }
 }
