@@ -529,7 +529,7 @@ console.log(typeof ingest, tome.search("Normans", { limit: 1 }).hits[0].page.tit
   const CAN_FAKE_CGROUPS =
     process.getuid?.() === 0 && Bun.spawnSync(["unshare", "-m", "--propagation", "private", "true"]).exitCode === 0;
   test.skipIf(!CAN_FAKE_CGROUPS)(
-    "the memory bound read from a container's cgroup files: v2 memory.max or max, v1 limit_in_bytes or its huge none, none (D161)",
+    "the memory bound read from a container's cgroup files: v2 memory.max or max (its own cgroup's or a parent's), v1 limit_in_bytes or its huge none, none (D161)",
     () => {
       const total = totalmem();
       const NONE_V1 = "9223372036854771712";
@@ -539,6 +539,13 @@ console.log(typeof ingest, tome.search("Normans", { limit: 1 }).hits[0].page.tit
         ["v2, 1 GB", "0::/", { "memory.max": "1000000000", "memory.high": "max" }, 1e9],
         ["v2, 1 GB, no memory.high", "0::/", { "memory.max": "1000000000" }, 1e9],
         ["v2, the process's own cgroup", "0::/kubepods/pod1", { "kubepods/pod1/memory.max": "2000000000" }, 2e9],
+        // A systemd slice's limit over a service without one: Bun walks up to /sys/fs/cgroup, taking the lowest.
+        [
+          "v2, a parent's limit (a systemd slice), none on the own cgroup",
+          "0::/system.slice/tome.service",
+          { "system.slice/memory.max": "1000000000", "system.slice/tome.service/memory.max": "max" },
+          1e9,
+        ],
         ["v2, a limit above the machine's memory", "0::/", { "memory.max": String(2 * total) }, total],
         // memory.high throttles the build to a crawl past it; Bun takes the lower (so does Node, through libuv).
         ["v2, memory.high under memory.max", "0::/", { "memory.max": "2000000000", "memory.high": "1000000000" }, 1e9],

@@ -5,9 +5,9 @@ import type { OptionRule } from "../../errors";
 /**
  * The memory a build may take (D161): the machine's, or its container's limit when that is less, for the kernel kills
  * a process past its cgroup's limit however much the machine holds. `constrained` is process.constrainedMemory(),
- * which in Bun reads the process's own cgroup (v2 memory.max and memory.high; v1 memory.limit_in_bytes and
- * memory.soft_limit_in_bytes, else the root's) and says the machine's memory when there is no limit; Node says 0,
- * or 2⁶⁴ − 1, and a runtime without it undefined.
+ * which in Bun reads the process's cgroup (v2 memory.max and memory.high, the lowest of its own and every parent's up
+ * to /sys/fs/cgroup; v1 memory.limit_in_bytes and memory.soft_limit_in_bytes, its own only, else the root's) and says
+ * the machine's memory when there is no limit; Node says 0, or 2⁶⁴ − 1, and a runtime without it undefined.
  */
 export function memoryBound(total: number, constrained: number | undefined): { bytes: number; limited: boolean } {
   return constrained !== undefined && constrained > 0 && constrained < total
