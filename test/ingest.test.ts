@@ -30,7 +30,10 @@ setDefaultTimeout(120_000);
 
 const byTitle = (r: Awaited<ReturnType<typeof ingest>>, title: string) => r.articles.find((a) => a.title === title)!;
 
-/** Each dump converted once (a damaged one up to its damage) with its leaks counted: three tests read it. */
+/**
+ * Each dump converted once (a damaged one up to its damage, as --allow-truncated does) with its leaks counted: the
+ * tests that read a dump so converted read it here.
+ */
 const scans = new Map<string, ReturnType<typeof dumpLeaks>>();
 const scanned = (path: string) => {
   let scan = scans.get(path);
@@ -190,7 +193,7 @@ describe("damaged dumps", () => {
 
   test("--allow-truncated keeps every complete page before the damage", async () => {
     const [cut, whole] = await Promise.all([
-      ingested({ dumps: [EN_2006_TRUNCATED], allowTruncated: true }),
+      scanned(EN_2006_TRUNCATED).then((scan) => scan.result),
       ingested({ dumps: [EN_2006] }),
     ]);
     expect(cut.truncated).toBe(true);
@@ -314,7 +317,7 @@ describe("sections and chunks", () => {
   });
 
   test("Japanese is sized by characters (two to a word)", async () => {
-    const r = await ingested({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });
+    const r = (await scanned(TRUNCATED_XZ[3]!)).result;
     const kana = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
     // Chunks written mostly in Japanese; chunks of Latin names separated by spaces count by words.
     const japanese = r.articles
