@@ -25,7 +25,7 @@ const uk = () => engineFor({ dumps: [TRUNCATED_XZ[5]!], allowTruncated: true });
 
 const terms = (set: Set<string>): MatchedTerms => ({ candidates: set, has: (t) => set.has(t) });
 
-/** tokens(), kept for the last text: the reference reads each chunk three times (Japanese's segmenter is slow). */
+/** tokens(), kept for the last text: chunkCases and the reference read each chunk four times (Japanese's segmenter is slow). */
 const tokensOf = (() => {
   let last: { text: string; lang: string; words: ReturnType<typeof tokens> } | undefined;
   return (text: string, lang: string) => {
@@ -80,7 +80,7 @@ function reference(text: string, matched: Set<string>, crop: number, highlight: 
   start = Math.max(0, end - crop);
   const inside = words.filter((w) => cp[w.start]! >= start && cp[w.end]! <= end);
   // Grapheme clusters, by UTF-16 offset: where a cut may fall.
-  const clusters = [...graphemes.segment(text)].map((g) => ({ start: g.index, end: g.index + g.segment.length }));
+  const clusters = clustersOf(text);
   if (!inside.length) {
     const kept = clusters.filter((g) => cp[g.start]! >= start && cp[g.end]! <= end);
     if (!kept.length) return CROP_MARKER;
@@ -102,6 +102,19 @@ function reference(text: string, matched: Set<string>, crop: number, highlight: 
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
+/** A text's grapheme clusters by UTF-16 offset, kept for the last text as tokensOf keeps its words. */
+const clustersOf = (() => {
+  let last: { text: string; clusters: { start: number; end: number }[] } | undefined;
+  return (text: string) => {
+    if (last?.text !== text)
+      last = {
+        text,
+        clusters: [...graphemes.segment(text)].map((g) => ({ start: g.index, end: g.index + g.segment.length })),
+      };
+    return last.clusters;
+  };
+})();
+
 /** Every chunk of the engine's snapshot, with a few of its own words (and a word of another chunk) as the matched terms. */
 function* chunkCases(engine: Engine): Generator<{ title: string; text: string; matched: Set<string> }> {
   const table = engine.snapshot.pages;
@@ -110,7 +123,7 @@ function* chunkCases(engine: Engine): Generator<{ title: string; text: string; m
     const title = table.at(i).title;
     for (let c = 0; c < table.chunkCounts[i]!; c++) {
       const text = table.chunkText(i, c);
-      const words = tokens(text, engine.lang).map((t) => t.term);
+      const words = tokensOf(text, engine.lang).map((t) => t.term);
       const matched = new Set([other, ...words.filter((_, k) => k % 37 === 5)]);
       if (words.length) other = words[words.length >> 1]!;
       yield { title, text, matched };
