@@ -36,6 +36,19 @@ async function builtAt(path: string, createdAt = new Date("2026-01-02T03:04:05Z"
   return writeSnapshot(await ingested(options), path, options, createdAt);
 }
 
+/** builtAt(path)'s file, built once for the tests that read or damage one (a build of the sample takes 2 s): a copy. */
+const copyOfBuilt = (() => {
+  let built: Promise<string> | undefined;
+  return async (path: string) => {
+    built ??= (async () => {
+      const once = join(tempDir(), "built.tome");
+      await builtAt(once);
+      return once;
+    })();
+    copyFileSync(await built, path);
+  };
+})();
+
 describe("snapshot file (format 2)", () => {
   test("a sealed file opens with the sections so far; sections after the seal are in the finished file, nothing of the first table left", async () => {
     const path = join(tempDir(), "sealed.tome");
@@ -214,7 +227,7 @@ describe("snapshot file (format 2)", () => {
   test("chunk text reads back right through block evictions (evicted blocks are freed at once)", async () => {
     const source = await ingested({ dumps: [EN_2016] });
     const path = join(tempDir(), "en.tome");
-    await builtAt(path);
+    await copyOfBuilt(path);
     const texts = source.articles.flatMap((a) => a.chunks.map((c) => c.text));
     const store = new TextStore(openContainer(path), 2);
     let random = 7;
@@ -234,7 +247,7 @@ describe("snapshot file (format 2)", () => {
     const source = await ingested({ dumps: [EN_2016] });
     const dir = tempDir();
     const path = join(dir, "en.tome");
-    await builtAt(path);
+    await copyOfBuilt(path);
     const back = openSnapshot(path);
     expect(back.pages.length).toBe(source.articles.length);
     source.articles.forEach((a, i) => {
@@ -280,7 +293,7 @@ describe("snapshot file (format 2)", () => {
   test("a truncated file is refused at open, with what to do", async () => {
     const dir = tempDir();
     const path = join(dir, "s.tome");
-    await builtAt(path);
+    await copyOfBuilt(path);
     const bytes = readFileSync(path);
     writeFileSync(path, bytes.subarray(0, bytes.length - 1000));
     expect(() => openSnapshot(path)).toThrow(/truncated: \d+ bytes, expected \d+\. Rebuild it/);
@@ -291,7 +304,7 @@ describe("snapshot file (format 2)", () => {
   test("damage in the table is refused at open; damage in a section is found by verify()", async () => {
     const dir = tempDir();
     const path = join(dir, "s.tome");
-    await builtAt(path);
+    await copyOfBuilt(path);
     const bytes = readFileSync(path);
     const copy = Buffer.from(bytes);
     copy[copy.length - 5]! ^= 0x01;
@@ -312,7 +325,7 @@ describe("snapshot file (format 2)", () => {
     const path = join(dir, "x.tome");
     writeFileSync(path, "<mediawiki>…");
     expect(() => openSnapshot(path)).toThrow(/not a Tome snapshot/);
-    await builtAt(path);
+    await copyOfBuilt(path);
     const bytes = Buffer.from(readFileSync(path));
     bytes.writeUInt32LE(1, 8);
     writeFileSync(path, bytes);
@@ -326,7 +339,7 @@ describe("snapshot file (format 2)", () => {
   test("a file whose search index is in an older layout (varint postings; term tables with empty entries; blocks without impacts) is refused with how to rebuild it", async () => {
     const dir = tempDir();
     const path = join(dir, "new.tome");
-    await builtAt(path);
+    await copyOfBuilt(path);
     expect(open(path).search("the").hits.length).toBeGreaterThan(0);
     // The same file but for the shards' meta: layout 1 recorded nothing, layout 2 its postings codec, layout 3 its number.
     const older = (layout: number) => {
@@ -411,9 +424,9 @@ describe("snapshot file (format 2)", () => {
     const dir = tempDir();
     expect(latestSnapshot(dir)).toBeUndefined();
     expect(latestSnapshot(join(dir, "missing"))).toBeUndefined();
-    await builtAt(join(dir, "a.tome"));
+    await copyOfBuilt(join(dir, "a.tome"));
     await Bun.sleep(20);
-    await builtAt(join(dir, "b.tome"));
+    await copyOfBuilt(join(dir, "b.tome"));
     await Bun.write(join(dir, "c.txt"), "x");
     expect(latestSnapshot(dir)).toBe(join(dir, "b.tome"));
   });
@@ -422,7 +435,7 @@ describe("snapshot file (format 2)", () => {
 describe("a snapshot mapped read-only under a read lease (D84)", () => {
   test("a cp over the file waits until the holder lets go; then every view reads zeros, not a file cut short, and the writer goes on", async () => {
     const served = join(tempDir(), "served.tome");
-    await builtAt(served);
+    await copyOfBuilt(served);
     const container = openContainer(served);
     let letGo!: () => void;
     const holding = new Promise<void>((r) => (letGo = r));
@@ -469,7 +482,7 @@ describe("a file read through once leaves the resident set as it is read (D127)"
   test("dropResident: the pages read leave the resident set, and the sections read the same bytes after", async () => {
     // A copy: nothing else in this process maps it (the build's own mappings go only when collected).
     const built = join(tempDir(), "built.tome");
-    await builtAt(built);
+    await copyOfBuilt(built);
     const path = join(tempDir(), "once.tome");
     copyFileSync(built, path);
     expect(residentKb(path)).toBe(0);
@@ -487,7 +500,7 @@ describe("a file read through once leaves the resident set as it is read (D127)"
   test("verify({ readOnce }) hashes the whole file and leaves none of it resident; a plain verify leaves it mapped in", async () => {
     // A copy: nothing else in this process maps it (the build's own mappings go only when collected).
     const built = join(tempDir(), "built.tome");
-    await builtAt(built);
+    await copyOfBuilt(built);
     const path = join(tempDir(), "verified.tome");
     copyFileSync(built, path);
     expect(residentKb(path)).toBe(0);
