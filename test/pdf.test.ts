@@ -280,6 +280,23 @@ function unwoff(woff: Uint8Array): Uint8Array {
 
 type Placement = { xAdvance: number; xOffset: number; yOffset: number };
 
+const rendered = new Map<string, Promise<{ page: SnapshotPage; bytes: Uint8Array }>>();
+/**
+ * The bn or mr page the tests use, of 3 to 10 chunks, among the first 60 articles (pages of every length, without
+ * building the whole dump), and its PDF: rendered once for the three tests that read it (3 s each).
+ */
+function renderedPage(l: "bn" | "mr"): Promise<{ page: SnapshotPage; bytes: Uint8Array }> {
+  let made = rendered.get(l);
+  if (!made) {
+    made = engineFor({ ...lang(l), limit: 60 }).then(async (engine) => {
+      const page = engine.snapshot.pages.list().find((p) => p.chunks.length >= 3 && p.chunks.length <= 10)!;
+      return { page, bytes: await pdfOf(engine, page) };
+    });
+    rendered.set(l, made);
+  }
+  return made;
+}
+
 /**
  * Renders the bn or mr page the tests use and finds in its content streams each word of the
  * script with vowel signs, viramas (conjuncts) or anusvara, by the outlines of the glyphs
@@ -288,9 +305,8 @@ type Placement = { xAdvance: number; xOffset: number; yOffset: number };
  */
 async function placements(l: "bn" | "mr", shape: (word: string) => { ids: number[]; positions: Placement[] }) {
   const face = await faceOf(l);
-  const engine = await engineFor({ ...lang(l), limit: 60 });
-  const page = engine.snapshot.pages.list().find((p) => p.chunks.length >= 3 && p.chunks.length <= 10)!;
-  const doc = await PDFDocument.load(await pdfOf(engine, page));
+  const { page, bytes } = await renderedPage(l);
+  const doc = await PDFDocument.load(bytes);
   const script = l === "bn" ? /[\u0980-\u09FF]+/g : /[\u0900-\u0963\u0966-\u097F]+/g;
   const signs = l === "bn" ? /[িো্]/ : /[ि्ं]/;
   const words = [
@@ -750,11 +766,9 @@ describe("the document", () => {
   });
 
   test("Bengali and Marathi come out as their own characters, in their order (/ActualText)", async () => {
-    for (const l of ["bn", "mr"]) {
-      // The first 60 articles: pages of every length, without building the whole dump (most of this test's time).
-      const engine = await engineFor({ ...lang(l), limit: 60 });
-      const page = engine.snapshot.pages.list().find((p) => p.chunks.length >= 3 && p.chunks.length <= 10)!;
-      const extracted = await text(await pdfOf(engine, page));
+    for (const l of ["bn", "mr"] as const) {
+      const { page, bytes } = await renderedPage(l);
+      const extracted = await text(bytes);
       // The glyphs alone would read back reordered (Bengali ি before its consonant) or as other
       // characters (a glyph a shaper shares between two); each such word carries its text.
       const flat = squeeze(withoutFooters(extracted));
