@@ -167,6 +167,30 @@ describe("start with an empty, damaged or missing keys.json", () => {
     }
   });
 
+  test("a store edited by hand: a key's created_at not a date, its name not text, or two keys with one id is damaged (keys list printed a TypeError's stack)", async () => {
+    const dir = tempDir("tome-data-");
+    await newKey(dir, "--name", "k");
+    const good = JSON.parse(readFileSync(keysPath(dir), "utf8"));
+    const key = good.keys[0];
+    for (const [keys, says] of [
+      [[{ ...key, created_at: 5 }], `key ${key.id} has an invalid created_at`],
+      [[{ ...key, created_at: "yesterday" }], `key ${key.id} has an invalid created_at`],
+      [[{ ...key, name: 5 }], `key ${key.id} has no name`],
+      [[key, { ...key, hash: "0".repeat(64) }], `two keys have the id ${key.id}`],
+    ] as const) {
+      writeFileSync(keysPath(dir), JSON.stringify({ ...good, keys }));
+      expect(() => readKeyFile(keysPath(dir))).toThrow(
+        `${keysPath(dir)} is damaged: ${says}. Restore it from a backup`,
+      );
+    }
+    writeFileSync(keysPath(dir), JSON.stringify({ ...good, keys: [{ ...key, created_at: 5 }] }));
+    const list = await keys(dir, "list");
+    expect({ code: list.code, stderr: list.stderr }).toEqual({
+      code: 1,
+      stderr: `keys list: ${keysPath(dir)} is damaged: key ${key.id} has an invalid created_at. Restore it from a backup; nothing was changed.\n`,
+    });
+  });
+
   test("keys.json that is a directory: start and the key tool say so, without a stack trace", async () => {
     const dir = tempDir("tome-data-");
     mkdirSync(keysPath(dir));

@@ -165,6 +165,7 @@ function checkKeyFile(data: unknown): string | undefined {
     if (a.dashboard_token !== undefined && !/^[0-9a-f]{64}$/.test(a.dashboard_token))
       return `account ${id} has an invalid dashboard_token`;
   }
+  const ids = new Set<string>();
   for (const k of f.keys) {
     if (
       !k ||
@@ -177,6 +178,12 @@ function checkKeyFile(data: unknown): string | undefined {
     }
     if (!Array.isArray(k.scopes) || !k.scopes.length || !k.scopes.every((s) => SCOPES.includes(s)))
       return `key ${k.id} has no valid scopes`;
+    // What the key tool and the dashboard print of every key; a revoke by id takes the first of two keys with it.
+    if (ids.has(k.id)) return `two keys have the id ${k.id}`;
+    ids.add(k.id);
+    if (typeof k.name !== "string") return `key ${k.id} has no name`;
+    if (!(typeof k.created_at === "string" && !Number.isNaN(Date.parse(k.created_at))))
+      return `key ${k.id} has an invalid created_at`;
     // An expiry that does not parse would never end.
     if (k.expires_at !== null && !(typeof k.expires_at === "string" && !Number.isNaN(Date.parse(k.expires_at))))
       return `key ${k.id} has an invalid expires_at`;
