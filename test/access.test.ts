@@ -305,6 +305,16 @@ describe("the key tool and a running server (D18)", () => {
     expect((await keys(data, "create", "--name", "k6", "--account", "small")).stderr).toContain(
       "5 active keys, the most its starter plan allows",
     );
+    // A smaller plan than the keys held: said, the keys kept (it said only the new plan's rate and credits).
+    const smaller = await keys(data, "plan", "--account", "small", "--plan", "free");
+    expect(smaller).toEqual({
+      code: 0,
+      stdout: "",
+      stderr:
+        "Account small is on the free plan: 10 requests per second per key, 5000 credits a month.\n" +
+        "It holds 5 active keys, more than the 3 its free plan allows (D21): they keep working, but no key can be made " +
+        "for it until fewer than 3 are active. To keep within the plan, revoke 2 (bun run keys revoke ID; the ids: bun run keys list).\n",
+    });
   });
 
   test("only a hash is stored, files are the owner's only, the key is never listed", async () => {

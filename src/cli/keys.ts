@@ -298,12 +298,23 @@ async function plan(args: string[], store: KeyToolStore): Promise<void> {
     if (!(rate >= 1 && rate <= 1_000_000))
       throw new ArgumentError("--rate must be a whole number of requests per second from 1 to 1000000");
   }
-  const a = await store.update((file) => setPlan(file, account, p, rate));
+  const now = Date.now();
+  const { a, active } = await store.update((file) => ({
+    a: setPlan(file, account, p, rate),
+    active: file.keys.filter((k) => k.account === account && stateOf(k, now) === "active").length,
+  }));
   const limits = limitsOf(a.plan, a.rate);
   note(
     `Account ${account} is on the ${a.plan} plan: ${limits.rate} requests per second per key, ` +
       `${Number.isFinite(limits.quota) ? `${limits.quota} credits a month` : "unlimited credits"}.`,
   );
+  // D21 refuses only a key made past the plan's number: those the account holds stay.
+  if (active > limits.keys)
+    note(
+      `It holds ${active} active keys, more than the ${limits.keys} its ${a.plan} plan allows (D21): they keep working, ` +
+        `but no key can be made for it until fewer than ${limits.keys} are active. To keep within the plan, revoke ` +
+        `${active - limits.keys} (${commandLine("keys revoke ID")}; the ids: ${commandLine("keys list")}).`,
+    );
 }
 
 /** TOME_DATA → Redis. */
