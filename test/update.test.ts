@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, 
 import { join } from "node:path";
 import { buildFromDumps } from "../src/build";
 import { updateSnapshot } from "../src/build/update";
-import { parseDeletions } from "../src/build/deletions";
+import { parseDeletions, readDeletions } from "../src/build/deletions";
 import { runUpdate } from "../src/cli/snapshot-update";
 import { type Article, ingest } from "../src/ingest";
 import { openContainer, readSnapshotMeta } from "../src/snapshot";
@@ -215,6 +215,12 @@ describe("deletions", () => {
     expect([...d.ids]).toEqual([12, 13]);
     expect([...d.titles]).toEqual(["Albert einstein", "1984"]);
     expect(() => parseDeletions("id:x12\n", "f")).toThrow(/line 1/);
+    // A list not there, or a folder, said as a dump's is (it said "…: ENOENT." and "…: EISDIR.").
+    const folder = tempDir("tome-deletions-");
+    expect(() => readDeletions(join(folder, "gone.txt"))).toThrow(
+      `deletion list not found: ${join(folder, "gone.txt")}. Give the file of pages to remove, one a line.`,
+    );
+    expect(() => readDeletions(folder)).toThrow(`${folder} is a folder, not a deletion list: name the file in it.`);
   });
 
   test("a deleted id is gone from page, chunk, search, lucky and changes (404 where the route answers one)", async () => {

@@ -49,9 +49,12 @@ export function readDeletions(file: string): Deletions {
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    throw new DeletionsError(
-      `cannot read the deletion list ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
-    );
+    const code = (err as NodeJS.ErrnoException).code;
+    // As a dump or a snapshot not found, or a folder given for one, is said.
+    if (code === "ENOENT")
+      throw new DeletionsError(`deletion list not found: ${file}. Give the file of pages to remove, one a line.`);
+    if (code === "EISDIR") throw new DeletionsError(`${file} is a folder, not a deletion list: name the file in it.`);
+    throw new DeletionsError(`cannot read the deletion list ${file}: ${code ?? (err as Error).message}.`);
   }
   return parseDeletions(text, file);
 }
