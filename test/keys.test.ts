@@ -517,9 +517,12 @@ describe("the key tool", () => {
     writeFileSync(file, "not a folder");
     for (const data of [file, join(file, "data")]) {
       const made = await keys(data, "create", "--name", "x");
+      // keys list said "No keys in <file>/keys.json", exit 0.
+      const listed = await keys(data, "list");
       const served = await start(data);
       for (const { code, said } of [
         { code: made.code, said: made.stderr },
+        { code: listed.code, said: listed.stderr },
         { code: served.code, said: served.out },
       ]) {
         expect({ data, code }).toEqual({ data, code: 1 });

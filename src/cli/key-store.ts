@@ -3,6 +3,7 @@
  * set (as the server does). Both are read whole and changed under their own guard: keys.json
  * under its lock file, Redis by compare-and-set.
  */
+import { statSync } from "node:fs";
 import { type Config, ConfigError } from "./config";
 import {
   checkRedisUrl,
@@ -65,7 +66,11 @@ export function keyStoreOf(config: Pick<Config, "dataDir" | "redisUrl">): KeyToo
   return {
     where: keysPath(dataDir),
     update: async (change) => updateKeyFile(dataDir, change),
-    read: async () => ({ file: readKeyFile(keysPath(dataDir)), usage: readUsage(usagePath(dataDir)) }),
+    read: async () => {
+      // keys.json under a file (TOME_DATA=data/keys.json) is not found, as under a folder not made yet: said as a change says it.
+      if (statSync(dataDir, { throwIfNoEntry: false })?.isDirectory() === false) statSync(keysPath(dataDir));
+      return { file: readKeyFile(keysPath(dataDir)), usage: readUsage(usagePath(dataDir)) };
+    },
     close: () => {},
   };
 }
