@@ -7,7 +7,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { totalmem } from "node:os";
-import { ROOT, runToExit, tempDir } from "./helpers";
+import { ROOT, runToExit, snapshotFor, SQUAD, tempDir } from "./helpers";
 
 // Each case runs a command or several (bun starting each): seconds on a loaded machine, past bun test's 5 s default.
 setDefaultTimeout(60_000);
@@ -237,6 +237,20 @@ describe("bun run snapshot:follow's arguments", () => {
     }
     const leap = await runToExit(["bun", FOLLOW, "--start-day", "20240229"], {}, tempDir("tome-args-"));
     expect(leap.stderr).not.toContain("--start-day");
+  });
+
+  test("--wiki naming another wiki than the snapshot's is refused, where it said 'up to date: no frwiki incremental dump'", async () => {
+    const dir = tempDir("tome-args-");
+    const snapshot = await snapshotFor({ dumps: [SQUAD], limit: 10 });
+    const r = await runToExit(
+      ["bun", FOLLOW, "--snapshot", snapshot, "--dir", dir, "--from", dir, "--wiki", "frwiki"],
+      {},
+      dir,
+    );
+    expect([r.code, r.stderr.trim()]).toEqual([
+      2,
+      `snapshot:follow: ${snapshot} is a snapshot of enwiki (en.wikipedia.org), not frwiki: only its own wiki's dumps apply to it. Leave --wiki out, or give --snapshot a snapshot of frwiki.\nRun \`bun run snapshot:follow --help\` for usage.`,
+    ]);
   });
 
   test("--snapshot given and no snapshots/ folder: says where the update would go and how to move it, not to build a snapshot there", async () => {

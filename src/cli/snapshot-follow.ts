@@ -44,7 +44,8 @@ Options:
                         as <dir>/<wiki>/<YYYYMMDD>/<file> (a mirror; a status.txt there must
                         say "done") or with the files side by side in <dir>
   --url <url>           a mirror of other/incr (default ${WIKIMEDIA_INCR})
-  --wiki <dbname>       the wiki's database name, e.g. enwiki (default: from the snapshot)
+  --wiki <dbname>       the wiki's database name, e.g. enwiki (default: from the snapshot; for
+                        one that does not record it; another than the one it records is refused)
   --start-day <YYYYMMDD>  apply days from this one on (skips days never published)
   --every <hours>       keep running: look again every this many hours (default: run once)
   --keep <n>            snapshots of this wiki made by snapshot:follow to keep (default 3; the
@@ -136,6 +137,11 @@ async function followOnce(args: FollowArgs, log: (line: string) => void): Promis
   const snapshot = openSnapshot(current);
   const meta = snapshot.meta;
   const wiki = args.wiki ?? wikiOf(meta);
+  // Another wiki's days were looked for ("up to date: no frwiki incremental dump"), and one found was refused by the update.
+  if (args.wiki && meta.wiki.dbname && args.wiki !== meta.wiki.dbname)
+    throw new ArgumentError(
+      `${current} is a snapshot of ${meta.wiki.dbname} (${meta.wiki.host}), not ${args.wiki}: only its own wiki's dumps apply to it. Leave --wiki out, or give --snapshot a snapshot of ${args.wiki}.`,
+    );
   if (!wiki)
     throw new ArgumentError(`${current} does not name its wiki's database: pass --wiki <dbname> (e.g. enwiki).`);
   // The name comes from the dump (<dbname>), and goes into paths, URLs and the pattern of the snapshots --keep deletes.
