@@ -480,6 +480,13 @@ describe("the key tool", () => {
     const revoked = await keys(dir, "revoke", made.id);
     expect(revoked.code).toBe(0);
     expect(revoked.stdout + revoked.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    // Revoked again: the refusal names it escaped too (it sent the name raw).
+    const again = await keys(dir, "revoke", made.id);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(
+      `${made.id} ("a\\u001b]52;c;cHduZWQ=\\u0007b\\u000afake row", account acme) was already revoked`,
+    );
+    expect(again.stdout + again.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
   });
 
   test("keys list --json escapes the C1 controls and the direction marks in a name as \\uXXXX, as the table does, where it sent them raw", async () => {

@@ -5,7 +5,7 @@
  */
 import { KeyStoreError } from "./errors";
 import { hashKey, KEY_BODY, KEY_PREFIX, KEY_SHAPE, newKey, randomAlphanumeric } from "./key-text";
-import { checkAccountName, checkKeyName } from "./names";
+import { checkAccountName, checkKeyName, printableName } from "./names";
 import { PLANS, type PlanName } from "./plans";
 import { stateOf, type Account, type KeyFile, type KeyRecord, type Scope } from "./store";
 import { commandLine } from "../invocation";
@@ -89,7 +89,7 @@ export function revokeKey(file: KeyFile, idOrKey: string, now: number): KeyRecor
   const record = findKey(file, idOrKey);
   if (record.revoked_at) {
     throw new KeyStoreError(
-      `${record.id} ("${record.name}", account ${record.account}) was already revoked at ${record.revoked_at}; nothing was changed. ` +
+      `${record.id} ("${printableName(record.name)}", account ${record.account}) was already revoked at ${record.revoked_at}; nothing was changed. ` +
         `To stop a key that still works, find its id with: ${commandLine("keys list")}`,
     );
   }
