@@ -402,7 +402,8 @@ describe("the key tool", () => {
       expect(r.stderr).toContain(says);
       expect(r.stderr).not.toContain(text);
     }
-    const r = await keys(dir, "revoke", made.key);
+    // As pasted, with blanks and a line break about it (it was "not a whole key").
+    const r = await keys(dir, "revoke", ` ${made.key}\n`);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain(`Revoked ${made.id} ("k", account default)`);
     expect(r.stdout + r.stderr).not.toContain(made.key);
@@ -410,7 +411,7 @@ describe("the key tool", () => {
     expect(list.map((k) => [k.id, k.state])).toEqual([[made.id, "revoked"]]);
     // Again: refused, saying when, and nothing changed (the operator may have named the wrong key).
     const before = filesOf(dir);
-    const again = await keys(dir, "revoke", made.id);
+    const again = await keys(dir, "revoke", `${made.id} `);
     expect({ code: again.code, stdout: again.stdout, stderr: again.stderr.trim() }).toEqual({
       code: 1,
       stdout: "",

@@ -274,7 +274,8 @@ function printTable(table: string[][]): void {
 async function revoke(args: string[], store: KeyToolStore): Promise<void> {
   const { values, positionals } = readArgs(args, {}, 1);
   if (values.help) return void process.stdout.write(HELP.revoke!);
-  const idOrKey = positionals[0];
+  // As pasted: blanks or a line break about the id or the key are no part of it.
+  const idOrKey = positionals[0]?.trim();
   if (!idOrKey)
     throw new ArgumentError(`which key? ${commandLine("keys revoke ID|KEY")} (ids: ${commandLine("keys list")})`);
   const record = await store.update((file) => revokeKey(file, idOrKey, Date.now()));
