@@ -18,7 +18,7 @@
  * /proc/self/task), so that what stays on the request thread per request can be read off.
  */
 import autocannon from "autocannon";
-import { readFileSync } from "node:fs";
+import { cpSync, readFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -88,11 +88,15 @@ const { path, snapshot } = await benchSnapshot(values.snapshot, tempDir);
 const key = await benchKey(join(tempDir, "data"));
 const load0 = loadavg()[0]!;
 
+let started = 0;
+/** A server on the snapshot, with a data folder of its own holding the bench key (one server a folder: server.lock). */
 function startServer(searchWorkers: number, root = ROOT): Promise<BenchServer> {
+  const data = join(tempDir, `data-${++started}`);
+  cpSync(join(tempDir, "data"), data, { recursive: true });
   return spawnServer(["bun", join(root, "src/cli/start.ts")], {
     TOME_SNAPSHOT: path,
     TOME_SNAPSHOT_WATCH: "off",
-    TOME_DATA: join(tempDir, "data"),
+    TOME_DATA: data,
     TOME_KEY_MS_PER_SECOND: BENCH_WORK_SHARE,
     TOME_SEARCH_WORKERS: String(searchWorkers),
   });
