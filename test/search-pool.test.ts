@@ -9,7 +9,14 @@ import { Access, createKey, updateKeyFile } from "../src/access";
 import { apiContext, createApp, type App } from "../src/http";
 import { ApiError } from "../src/http/errors";
 import { FairQueue } from "../src/http/pool/fair-queue";
-import { packAnswer, unpackAnswer, type WorkerRequest } from "../src/http/pool/messages";
+import {
+  packAnswer,
+  packAnswers,
+  unpackAnswer,
+  unpackAnswers,
+  type WorkerReply,
+  type WorkerRequest,
+} from "../src/http/pool/messages";
 import { ClientGone, SearchPool } from "../src/http/pool/pool";
 import { open } from "../src/search";
 import { threadsOf } from "../bench/servers";
@@ -240,6 +247,34 @@ describe("what a worker and the request thread send each other (D131)", () => {
     } finally {
       worker.terminate();
     }
+  });
+
+  test("several answers packed in one buffer read back as they were, each body a view of it (D166)", () => {
+    const bodies = [JSON.stringify({ title: "Zoë — 東京 🙂" }), "", JSON.stringify({ text: '\u0000 "q"\n' })];
+    const work = [{ candidates: 3, postings: 40, plan: "exhaustive", cutOff: true }];
+    const error = { status: 404, code: "not_found", message: "no results found" };
+    const tool = { structured: { hits: [] }, text: "nothing — 無" };
+    const packed = packAnswers([
+      { job: 1, ms: 0.5, work, text: bodies[0]! },
+      { job: 2, ms: 1, work: [], error },
+      { job: 3, ms: 2, work, text: bodies[1]! },
+      { job: 4, ms: 0, work: [], tool },
+      { job: 2 ** 40, ms: 3.25, work: [], text: bodies[2]! },
+      { job: 6, ms: 0, work: [], missing: "not opened here" },
+    ]);
+    const replies = unpackAnswers(packed);
+    const decoded = replies.map((r) => ("json" in r ? { ...r, json: new TextDecoder().decode(r.json) } : r));
+    expect(decoded).toEqual([
+      { job: 1, ms: 0.5, work, json: bodies[0]! },
+      { job: 2, ms: 1, work: [], error },
+      { job: 3, ms: 2, work, json: bodies[1]! },
+      { job: 4, ms: 0, work: [], tool },
+      { job: 2 ** 40, ms: 3.25, work: [], json: bodies[2]! },
+      { job: 6, ms: 0, work: [], missing: "not opened here" },
+    ]);
+    for (const r of replies) if ("json" in r) expect(r.json.buffer).toBe(packed);
+    // One answer packed alone reads back through the same door.
+    expect(unpackAnswers(packAnswer({ job: 9, ms: 1, work: [] }, "{}")).map((r) => r.job)).toEqual([9]);
   });
 
   test("a packed answer's head and body read back as they were, whatever the characters", () => {
@@ -515,6 +550,142 @@ describe("fair queueing between keys (D106)", () => {
     } finally {
       pool.stop();
     }
+  });
+});
+
+describe("several requests in one message to a worker (D166)", () => {
+  const cheap = (q: string) => ({ q, limit: 3, offset: 0, crop_length: 60, highlight: true });
+  /** The tasks of each message the workers are sent from now on ("run": one, "runs": several), until `stop`. */
+  function sentTasks() {
+    const sent: number[] = [];
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (this: Worker, message: WorkerRequest, ...rest: unknown[]) {
+      if (message.kind === "run") sent.push(1);
+      if (message.kind === "runs") sent.push((JSON.parse(message.tasks) as unknown[]).length);
+      return (post as (...a: unknown[]) => void).call(this, message, ...rest);
+    } as typeof post;
+    return { sent, stop: () => (Worker.prototype.postMessage = post) };
+  }
+
+  test("a busy key's cheap searches go several to a message, each answered and charged as its own", async () => {
+    const spy = sentTasks();
+    // Every key whose searches were answered counts as cheap here, however loaded the machine (no timing in the test).
+    const pool = new SearchPool({ workers: 1, queueLength: 32, batchBelowMs: 60_000, searchTimeoutMs: 60_000 });
+    try {
+      const engine = open(path);
+      const generation = pool.generation(path, engine.snapshot.meta.contentHash);
+      await generation.ready;
+      const queries = ["albedo", "anarchism", "Aristotle", "snow", "thé café naïve", "history", "light", "zzqqxx"];
+      const replies = await Promise.all(
+        queries.map((q) => pool.run(generation.generation, "search", cheap(q), "k").then((r) => r as WorkerReply)),
+      );
+      // The first two were sent one each (nothing of the key answered yet); the rest together, once it was.
+      expect(spy.sent.slice(0, 2)).toEqual([1, 1]);
+      expect(Math.max(...spy.sent)).toBeGreaterThan(1);
+      expect(spy.sent.reduce((a, b) => a + b)).toBe(queries.length);
+      const here = apiContext(engine, [], 60_000).answers;
+      const zeroTimes = (text: string) => JSON.parse(text, (k, v) => (TIMES.includes(k) ? 0 : v));
+      for (const [i, reply] of replies.entries()) {
+        // Its own answer, its own search's work and its own time: nothing of the other requests of its message.
+        expect(zeroTimes(new TextDecoder().decode((reply as { json: Uint8Array }).json))).toEqual(
+          zeroTimes(JSON.stringify(here.search(cheap(queries[i]!)))),
+        );
+        expect(reply.work.length).toBe(1);
+        expect(reply.ms).toBeGreaterThanOrEqual(0);
+      }
+      expect(new Set(replies.map((r) => r.job)).size).toBe(queries.length);
+      expect(pool.stats()).toMatchObject({ answered: queries.length, pending: 0 });
+    } finally {
+      spy.stop();
+      pool.stop();
+    }
+  });
+
+  test("a message's requests answered alike: an error, a tool's answer and a route's, each its own", async () => {
+    const pool = new SearchPool({ workers: 1, queueLength: 32, batchBelowMs: 60_000, searchTimeoutMs: 60_000 });
+    const spy = sentTasks();
+    try {
+      const generation = pool.generation(path, open(path).snapshot.meta.contentHash);
+      await generation.ready;
+      const g = generation.generation;
+      const asked = [
+        pool.run(g, "search", cheap("albedo"), "k"),
+        pool.run(g, "search", cheap("snow"), "k"),
+        pool.run(g, "lucky", { q: "zzqqxxnothingmatches", format: "chunks" }, "k"),
+        pool.run(g, "tool:search", cheap("albedo"), "k"),
+        pool.run(g, "search", cheap("light"), "k"),
+      ].map((p) => p.then((r) => Object.keys(r).filter((k) => !["job", "ms", "work"].includes(k))));
+      expect(await Promise.all(asked)).toEqual([["json"], ["json"], ["error"], ["tool"], ["json"]]);
+      expect(Math.max(...spy.sent)).toBeGreaterThan(1);
+    } finally {
+      spy.stop();
+      pool.stop();
+    }
+  });
+
+  test("a key not yet answered goes alone: another key's one search is still answered third (D106)", async () => {
+    const pool = new SearchPool({ workers: 1, queueLength: 32, batchBelowMs: 60_000 });
+    try {
+      const generation = pool.generation(path, open(path).snapshot.meta.contentHash);
+      await generation.ready;
+      const order: string[] = [];
+      const run = (key: string) =>
+        pool.run(generation.generation, "search", cheap("albedo"), key).then(() => order.push(key));
+      const burst = Array.from({ length: 12 }, () => run("burst"));
+      const lone = run("lone");
+      await Promise.all([...burst, lone]);
+      expect(order.indexOf("lone")).toBe(2);
+    } finally {
+      pool.stop();
+    }
+  });
+
+  test("a worker that dies holding a message of several: each of them is answered 503, those waiting go to the new worker", async () => {
+    const pool = new SearchPool({ workers: 1, queueLength: 32, batchBelowMs: 60_000 });
+    const spy = sentTasks();
+    try {
+      const generation = pool.generation(path, open(path).snapshot.meta.contentHash);
+      await generation.ready;
+      const post = Worker.prototype.postMessage;
+      let killed = false;
+      // The first message of several: the worker is ended before it can answer any of it.
+      Worker.prototype.postMessage = function (this: Worker, message: WorkerRequest, ...rest: unknown[]) {
+        if (message.kind === "runs" && !killed) {
+          killed = true;
+          queueMicrotask(() => pool.terminate(0));
+        }
+        return (post as (...a: unknown[]) => void).call(this, message, ...rest);
+      } as typeof post;
+      const asked = Array.from({ length: 8 }, (_, i) =>
+        pool.run(generation.generation, "search", cheap(`albedo ${i}`), "k").then(
+          () => 200,
+          (error: ApiError) => error.status,
+        ),
+      );
+      // Sent one each: the first (answered) and the second; then two in one message, and the worker ended.
+      expect(await Promise.all(asked)).toEqual([200, 503, 503, 503, 200, 200, 200, 200]);
+      expect(pool.stats()).toMatchObject({ replaced: 1, pending: 0, answered: 5 });
+    } finally {
+      spy.stop();
+      pool.stop();
+    }
+  });
+
+  test("a lane's cost is known once one of its requests is answered: a failed one says nothing; next(costing) takes only cheaper", () => {
+    const queue = new FairQueue<number>();
+    for (let i = 0; i < 6; i++) queue.push("k", i);
+    expect(queue.next()).toEqual({ key: "k", item: 0, cost: Number.NaN });
+    // Not answered yet: not known to cost under any bound.
+    expect(queue.next(1e9)).toBeUndefined();
+    const sent = queue.next()!;
+    queue.done(sent.key, 0, false);
+    expect(queue.next(1e9)).toBeUndefined();
+    queue.done("k", 8);
+    expect(queue.next(7)).toBeUndefined();
+    // A moving mean: each answer moves it a quarter of the way.
+    expect(queue.next(8)).toEqual({ key: "k", item: 2, cost: 8 });
+    queue.done("k", 4);
+    expect(queue.next()!.cost).toBe(7);
   });
 });
 

@@ -11,7 +11,9 @@ import { ApiError } from "./errors";
 import { coreWaitClock, lowerThisThread } from "../scheduling";
 import { toolsOf, type Tool } from "./mcp/tools";
 import {
+  type BatchedTask,
   packAnswer,
+  packAnswers,
   type WorkerFile,
   type WorkerOpened,
   type WorkerOutcome,
@@ -105,15 +107,36 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
     setTimeout(() => Bun.gc(true), 0);
     return;
   }
+  if (m.kind === "runs") {
+    // Several tasks sent together (D166): each run and timed on its own, as one sent alone; one message answers them.
+    const replies = (JSON.parse(m.tasks) as BatchedTask[]).map(([job, generation, task, args]) =>
+      perform(job, generation, task, args),
+    );
+    const packed = packAnswers(replies);
+    self.postMessage(packed, [packed]);
+    return;
+  }
+  const reply = perform(m.job, m.generation, m.task, JSON.parse(m.args));
+  if ("text" in reply) {
+    // The body's bytes are handed over, not copied: the request thread sends them as they are.
+    const packed = packAnswer(reply, reply.text);
+    self.postMessage(packed, [packed]);
+    return;
+  }
+  self.postMessage(reply satisfies WorkerReply);
+};
+
+/** Runs one task, and times it: its time in this thread, less what it waited for a core while other threads ran (D144). */
+function perform(job: number, generation: number, task: WorkerTask, args: unknown) {
   const started = performance.now();
   const waitedBefore = coreWait.read();
   work = [];
-  const at = served.get(m.generation);
+  const at = served.get(generation);
   let outcome: Outcome;
   if (at === undefined || typeof at === "string") outcome = { missing: at ?? "not opened here" };
   else {
     try {
-      outcome = run(at, m.task, JSON.parse(m.args));
+      outcome = run(at, task, args);
     } catch (err) {
       outcome =
         err instanceof ApiError
@@ -132,15 +155,8 @@ self.onmessage = (event: MessageEvent<WorkerRequest>) => {
             : { fault: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
     }
   }
-  // The task's time in this thread, less what it waited for a core while other threads ran (D144), where it is known.
+  // Where the clock of waits is known (D144); the answer's JSON is made, its bytes not yet packed.
   const waited = coreWait.read() - waitedBefore;
   const ms = Math.max(0, performance.now() - started - (Number.isFinite(waited) ? waited : 0));
-  if ("text" in outcome) {
-    // The body's bytes are handed over, not copied: the request thread sends them as they are. Its time includes
-    // them, all but the head's few bytes.
-    const packed = packAnswer({ job: m.job, ms, work }, outcome.text);
-    self.postMessage(packed, [packed]);
-    return;
-  }
-  self.postMessage({ job: m.job, ms, work, ...outcome } satisfies WorkerReply);
-};
+  return { job, ms, work, ...outcome };
+}

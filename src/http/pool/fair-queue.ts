@@ -10,6 +10,9 @@
  * for nothing earns no credit to spend in a burst later. A lane is dropped once it holds nothing, so the lanes are
  * those of the requests in the pool.
  */
+/** A lane's cost is a moving mean: each request answered moves it by this fraction of the way to its own charge. */
+const COST_WEIGHT = 4;
+
 interface Lane<T> {
   readonly waiting: T[];
   /** The workers' milliseconds charged to it, counted from the time it came in at. */
@@ -18,6 +21,8 @@ interface Lane<T> {
   served: number;
   /** Its requests sent to a worker and not yet answered. */
   running: number;
+  /** What its recent requests cost a worker, in ms (a moving mean of their charges); NaN until one is answered. */
+  cost: number;
 }
 
 export class FairQueue<T> {
@@ -41,7 +46,7 @@ export class FairQueue<T> {
 
   push(key: string | undefined, item: T): void {
     let lane = this.lanes.get(key);
-    if (!lane) this.lanes.set(key, (lane = { waiting: [], used: this.now, served: 0, running: 0 }));
+    if (!lane) this.lanes.set(key, (lane = { waiting: [], used: this.now, served: 0, running: 0, cost: Number.NaN }));
     else if (!lane.waiting.length) lane.used = Math.max(lane.used, this.now);
     lane.waiting.push(item);
     this.count++;
@@ -58,8 +63,12 @@ export class FairQueue<T> {
     return true;
   }
 
-  /** The next request to send to a worker; done() says what it cost once answered. */
-  next(): { key: string | undefined; item: T } | undefined {
+  /**
+   * The next request to send to a worker, with what its lane's recent requests cost (`cost`, NaN if none answered
+   * yet); done() says what it cost once answered. Given `costing`, only if its lane's recent requests cost at most
+   * that many ms each: otherwise nothing is taken (D166).
+   */
+  next(costing = Number.POSITIVE_INFINITY): { key: string | undefined; item: T; cost: number } | undefined {
     let chosen: Lane<T> | undefined;
     let chosenKey: string | undefined;
     for (const [key, lane] of this.lanes) {
@@ -69,19 +78,23 @@ export class FairQueue<T> {
         chosenKey = key;
       }
     }
-    if (!chosen) return undefined;
+    if (!chosen || (costing < Number.POSITIVE_INFINITY && !(chosen.cost <= costing))) return undefined;
     this.now = chosen.used;
     chosen.served = ++this.servings;
     chosen.running++;
     this.count--;
-    return { key: chosenKey, item: chosen.waiting.shift()! };
+    return { key: chosenKey, item: chosen.waiting.shift()!, cost: chosen.cost };
   }
 
-  /** A request sent has been answered (or failed): its lane is charged what it cost, in the workers' milliseconds. */
-  done(key: string | undefined, ms: number): void {
+  /**
+   * A request sent has been answered (or failed): its lane is charged what it cost, in the workers' milliseconds. A
+   * request that failed (`answered` false: its worker died) says nothing of what its lane's requests cost.
+   */
+  done(key: string | undefined, ms: number, answered = true): void {
     const lane = this.lanes.get(key);
     if (!lane) return;
     lane.used += ms;
+    if (answered) lane.cost = Number.isNaN(lane.cost) ? ms : lane.cost + (ms - lane.cost) / COST_WEIGHT;
     lane.running--;
     if (!lane.running && !lane.waiting.length) this.lanes.delete(key);
   }

@@ -22,7 +22,15 @@ export type WorkerRequest =
   | { kind: "close"; generation: number }
   /** Sent first: lower the worker's thread's scheduling priority by this many nice steps (D142). */
   | { kind: "nice"; steps: number }
-  | { kind: "run"; job: number; generation: number; task: WorkerTask; args: string };
+  | { kind: "run"; job: number; generation: number; task: WorkerTask; args: string }
+  /**
+   * Several tasks in one message (D166): `tasks` is JSON text of `[job, generation, task, args]` each, `args` the
+   * task's arguments as they are (not as text within the text). The worker answers them in one message (packAnswers).
+   */
+  | { kind: "runs"; tasks: string };
+
+/** One task of a "runs" message, as its JSON reads back. */
+export type BatchedTask = [job: number, generation: number, task: WorkerTask, args: unknown];
 
 /** An ApiError's fields, to throw it again on the request thread. */
 interface ErrorFields {
@@ -90,6 +98,58 @@ export function unpackAnswer(packed: ArrayBuffer): WorkerReply {
     SearchWork[],
   ];
   return { job, ms, work, json: new Uint8Array(packed, 4 + headBytes) };
+}
+
+/** The top bit of a packed buffer's first word: it holds several answers (packAnswers), not one. */
+const SEVERAL = 0x8000_0000;
+
+/**
+ * Several tasks' replies in one ArrayBuffer, transferred (D166): the first 4 bytes are the head's length with the top
+ * bit set, then the head (JSON, UTF-8: `[job, ms, work, n]` a reply, `n` the byte length of its body when it is a
+ * route's answer, which follow the head one after another in the order of the replies, or the outcome itself when it
+ * is not: a tool's answer, an error, a fault, a generation missing), then the bodies.
+ */
+export function packAnswers(replies: (ReplyHead & (WorkerOutcome | { text: string }))[]): ArrayBuffer {
+  const head: unknown[] = [];
+  let bodies = 0;
+  for (const r of replies) {
+    if ("text" in r) {
+      const n = Buffer.byteLength(r.text);
+      bodies += n;
+      head.push([r.job, r.ms, r.work, n]);
+    } else {
+      const { job, ms, work, ...outcome } = r;
+      head.push([job, ms, work, outcome]);
+    }
+  }
+  const headText = JSON.stringify(head);
+  const headBytes = Buffer.byteLength(headText);
+  const packed = new Uint8Array(4 + headBytes + bodies);
+  new DataView(packed.buffer).setUint32(0, (headBytes | SEVERAL) >>> 0, true);
+  utf8.encodeInto(headText, packed.subarray(4));
+  let at = 4 + headBytes;
+  for (const r of replies) if ("text" in r) at += utf8.encodeInto(r.text, packed.subarray(at)).written;
+  return packed.buffer;
+}
+
+/** A packed buffer's replies: one (packAnswer) or several (packAnswers); each body a view of the bytes, not a copy. */
+export function unpackAnswers(packed: ArrayBuffer): WorkerReply[] {
+  const first = new DataView(packed).getUint32(0, true);
+  if (!(first & SEVERAL)) return [unpackAnswer(packed)];
+  const headBytes = first & ~SEVERAL;
+  const head = JSON.parse(utf8Text.decode(new Uint8Array(packed, 4, headBytes))) as [
+    number,
+    number,
+    SearchWork[],
+    number | WorkerOutcome,
+  ][];
+  let at = 4 + headBytes;
+  return head.map(([job, ms, work, n]) => {
+    if (typeof n === "object") return { job, ms, work, ...n };
+    const json = new Uint8Array(packed, at, n);
+    at += n;
+    return { job, ms, work, json };
+  });
 }
 
 const utf8 = new TextEncoder();

@@ -37,7 +37,7 @@ import { CLIENT_GONE, type Exchange } from "../pipeline";
 import { chargeElsewhere, outsideWork } from "../steps/keys";
 import { FairQueue } from "./fair-queue";
 import {
-  unpackAnswer,
+  unpackAnswers,
   type WorkerFile,
   type WorkerOpened,
   type WorkerReply,
@@ -48,10 +48,18 @@ import {
 /** Requests the pool holds a worker (running and waiting) before it is full. */
 const QUEUE_LENGTH = 64;
 /**
- * Requests sent to one worker at once: the one it runs and the next, so that it does not wait for the request thread
- * between two; the rest wait in the fair queue, where another key's search can pass them.
+ * Messages of requests sent to one worker at once: the one it runs and the next, so that it does not wait for the
+ * request thread between two; the rest wait in the fair queue, where another key's search can pass them.
  */
 const SENT_PER_WORKER = 2;
+/**
+ * At most this many requests in one message (D166): two, as many as the workers are sent one at a time, so that the
+ * pool holds no more than twice as many requests for its workers as before; four a message left the connections of
+ * the bench all in the workers, and gained nothing (bench/http/RESULTS.md).
+ */
+const BATCH = 2;
+/** A key whose recent searches cost a worker at most this many ms each has them sent several to a message (D166). */
+const BATCH_BELOW_MS = 1;
 /** How long a worker holding requests may answer none before it is taken for stuck and replaced: a search ends within its time limit (D91), 100 ms by default. */
 const STUCK_MS = 30_000;
 /** What a refusal for a full pool says to wait, in seconds: searches take milliseconds, so the queues drain within one. */
@@ -68,6 +76,11 @@ export interface SearchPoolOptions {
   nice?: number;
   /** A worker holding requests that answers none for this long is replaced (default 30 s). */
   stuckMs?: number;
+  /**
+   * A key whose recent requests cost a worker at most this many ms each has them sent to a worker two to a message,
+   * answered in one (D166; default 1 ms; 0 or less: never).
+   */
+  batchBelowMs?: number;
   /** Where a worker's death is reported. */
   logError?: (error: unknown) => void;
 }
@@ -92,6 +105,8 @@ interface Slot {
   worker: Worker;
   /** Requests sent and not answered, by job number. */
   pending: Map<number, Job>;
+  /** Messages of requests sent and not answered (each answered by one message, D166). */
+  messages: number;
   /** When it last answered, or was given a request while it held none (performance.now()). */
   heard: number;
   /** The file the worker's clock of waits reads (D144): closed here once the worker is ended. */
@@ -117,6 +132,7 @@ export class SearchPool {
   private generations = 0;
   private jobs = 0;
   private readonly queueLength: number;
+  private readonly batchBelowMs: number;
   private readonly counts = { answered: 0, missing: 0, refusals: 0, keyRefusals: 0, replaced: 0, checkedAgain: 0 };
   /** Requests not yet sent to a worker, a lane per key. */
   private readonly queue = new FairQueue<Job>();
@@ -125,6 +141,7 @@ export class SearchPool {
 
   constructor(private readonly options: SearchPoolOptions) {
     this.queueLength = options.queueLength ?? QUEUE_LENGTH;
+    this.batchBelowMs = options.batchBelowMs ?? BATCH_BELOW_MS;
     for (let i = 0; i < Math.max(1, options.workers); i++) this.slots.push(this.start());
     const stuckMs = options.stuckMs ?? STUCK_MS;
     this.watchdog = setInterval(
@@ -224,21 +241,47 @@ export class SearchPool {
     return Math.max(1, Math.floor((this.slots.length * this.queueLength) / 2));
   }
 
-  /** Sends waiting requests, each key in its turn, to the workers holding fewer than they may. */
+  /**
+   * Sends waiting requests, each key in its turn, to the workers holding fewer messages than they may. A message holds
+   * one request, or up to BATCH of keys whose recent requests each cost a worker at most `batchBelowMs` (D166): the
+   * worker answers them in one message, one wake-up of each thread for several requests.
+   */
   private send(): void {
     for (;;) {
       let slot = this.slots[0]!;
-      for (const s of this.slots) if (s.pending.size < slot.pending.size) slot = s;
-      if (slot.pending.size >= SENT_PER_WORKER) return;
-      const next = this.queue.next();
-      if (!next) return;
-      const job = next.item;
-      job.sent = true;
-      job.unwatch?.();
+      for (const s of this.slots) if (s.messages < slot.messages) slot = s;
+      if (slot.messages >= SENT_PER_WORKER) return;
+      const first = this.queue.next();
+      if (!first) return;
+      const batch = [first.item];
+      const cheap = this.batchBelowMs > 0 && first.cost <= this.batchBelowMs;
+      while (cheap && batch.length < BATCH) {
+        const more = this.queue.next(this.batchBelowMs);
+        if (!more) break;
+        batch.push(more.item);
+      }
       if (!slot.pending.size) slot.heard = performance.now();
-      slot.pending.set(job.job, job);
-      const args = JSON.stringify(job.args);
-      this.post(slot, { kind: "run", job: job.job, generation: job.generation, task: job.task, args });
+      for (const job of batch) {
+        job.sent = true;
+        job.unwatch?.();
+        slot.pending.set(job.job, job);
+      }
+      slot.messages++;
+      if (batch.length === 1) {
+        const args = JSON.stringify(first.item.args);
+        this.post(slot, {
+          kind: "run",
+          job: first.item.job,
+          generation: first.item.generation,
+          task: first.item.task,
+          args,
+        });
+        continue;
+      }
+      let tasks = "";
+      for (const job of batch)
+        tasks += `${tasks ? "," : "["}[${job.job},${job.generation},"${job.task}",${JSON.stringify(job.args)}]`;
+      this.post(slot, { kind: "runs", tasks: `${tasks}]` });
     }
   }
 
@@ -272,25 +315,27 @@ export class SearchPool {
 
   private start(): Slot {
     const worker = new Worker(workerUrl(new URL("../search-worker.ts", import.meta.url), "http/search-worker.ts"));
-    const slot: Slot = { worker, pending: new Map(), heard: performance.now() };
+    const slot: Slot = { worker, pending: new Map(), messages: 0, heard: performance.now() };
     worker.onmessage = (event: MessageEvent<ArrayBuffer | WorkerReply | WorkerOpened | WorkerFile>) => {
-      const reply = event.data instanceof ArrayBuffer ? unpackAnswer(event.data) : event.data;
-      if ("file" in reply) {
-        slot.file = reply.file;
+      const data = event.data;
+      if (data instanceof ArrayBuffer) {
+        slot.heard = performance.now();
+        slot.messages--;
+        for (const reply of unpackAnswers(data)) this.answered(slot, reply);
+        this.send();
+        return;
+      }
+      if ("file" in data) {
+        slot.file = data.file;
         return;
       }
       slot.heard = performance.now();
-      if ("opened" in reply) {
-        if (reply.checkedAgain) this.counts.checkedAgain++;
-        return this.opened(worker, reply.opened);
+      if ("opened" in data) {
+        if (data.checkedAgain) this.counts.checkedAgain++;
+        return this.opened(worker, data.opened);
       }
-      const job = slot.pending.get(reply.job);
-      if (!job) return;
-      slot.pending.delete(reply.job);
-      this.queue.done(job.key, reply.ms);
-      this.counts.answered++;
-      if ("missing" in reply) this.counts.missing++;
-      job.resolve(reply);
+      slot.messages--;
+      this.answered(slot, data);
       this.send();
     };
     worker.onerror = (event) => {
@@ -304,6 +349,17 @@ export class SearchPool {
     // unref()'d worker's answer (as much CPU as the worker takes). stop() ends the workers.
     for (const generation of this.open.keys()) this.post(slot, this.openMessage(generation));
     return slot;
+  }
+
+  /** A request answered by `slot`'s worker: its key's lane charged what the worker spent on it (D106). */
+  private answered(slot: Slot, reply: WorkerReply): void {
+    const job = slot.pending.get(reply.job);
+    if (!job) return;
+    slot.pending.delete(reply.job);
+    this.queue.done(job.key, reply.ms);
+    this.counts.answered++;
+    if ("missing" in reply) this.counts.missing++;
+    job.resolve(reply);
   }
 
   private post(slot: Slot, message: WorkerRequest): void {
@@ -328,8 +384,9 @@ export class SearchPool {
   private fail(slot: Slot, why: string): void {
     const sent = [...slot.pending.values()];
     slot.pending.clear();
+    slot.messages = 0;
     for (const job of sent) {
-      this.queue.done(job.key, 0);
+      this.queue.done(job.key, 0, false);
       job.reject(stopped(why));
     }
   }
