@@ -1,7 +1,8 @@
 /**
  * A search worker (pool/pool.ts): opens each snapshot served (mapped, its pages shared with every
  * thread) and answers the tasks sent to it, one at a time, in the order sent, building each
- * answer's JSON here. A snapshot let go is collected at once, so that its mappings go.
+ * answer's JSON here; the tasks of one message (D166) are answered in one message. A snapshot let
+ * go is collected at once, so that its mappings go.
  */
 import { statSync } from "node:fs";
 import { openUnguarded, type SearchWork } from "../search";

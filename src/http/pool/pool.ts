@@ -11,9 +11,13 @@
  * messages in order, so a generation is open there before any request on it is read.
  *
  * Fair queueing (D106): requests wait here, on the request thread, in a lane per key (fair-queue.ts), and each worker
- * is sent two at a time (the one it runs and the next); as it answers one, the next sent is from the key that has had
- * the least of the workers' time since it came. One key's burst waits behind itself, not in front of another key's
- * search.
+ * is sent two messages at a time (the one it runs and the next); as it answers one, the next sent is from the key that
+ * has had the least of the workers' time since it came. One key's burst waits behind itself, not in front of another
+ * key's search.
+ *
+ * Batches (D166): a message holds one request, or two of keys whose recent requests cost a worker at most
+ * `batchBelowMs` each (0.5 ms): the worker runs them one after the other, timing and charging each as its own, and
+ * answers both in one message, so that each thread wakes once for two cheap searches rather than once for each.
  *
  * Backpressure: the pool holds at most `queueLength` requests a worker, waiting and running; past it a request is
  * refused at once (503 with Retry-After) instead of waiting without bound. A worker that dies is replaced (opening
@@ -59,7 +63,7 @@ const SENT_PER_WORKER = 2;
  */
 const BATCH = 2;
 /** A key whose recent searches cost a worker at most this many ms each has them sent several to a message (D166). */
-const BATCH_BELOW_MS = 1;
+const BATCH_BELOW_MS = 0.5;
 /** How long a worker holding requests may answer none before it is taken for stuck and replaced: a search ends within its time limit (D91), 100 ms by default. */
 const STUCK_MS = 30_000;
 /** What a refusal for a full pool says to wait, in seconds: searches take milliseconds, so the queues drain within one. */
@@ -78,7 +82,7 @@ export interface SearchPoolOptions {
   stuckMs?: number;
   /**
    * A key whose recent requests cost a worker at most this many ms each has them sent to a worker two to a message,
-   * answered in one (D166; default 1 ms; 0 or less: never).
+   * answered in one (D166; default 0.5 ms; 0 or less: never).
    */
   batchBelowMs?: number;
   /** Where a worker's death is reported. */
