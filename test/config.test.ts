@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, relative, resolve } from "node:path";
+import { checkRedisUrl } from "../src/access";
 import { ConfigError, readConfig, SETTINGS, settingsTable } from "../src/cli/config";
 import { type ListenError, readHost } from "../src/cli/listen";
 
@@ -131,6 +132,18 @@ describe("settings", () => {
       'TOME_BUILD_WORKERS must be a whole number of threads, 1 to 64 (each holds about 17 MB), not "1000".',
     );
     expect(() => readConfig({ TOME_SEARCH_WORKERS: "65" })).toThrow("0 to 64");
+  });
+});
+
+describe("TOME_REDIS_URL", () => {
+  test("a URL with no host (redis://, rediss://) is refused naming the setting, where the server started and answered 503 to every keyed request", () => {
+    for (const url of ["redis://", "rediss://", "redis:///0"])
+      expect([url, checkRedisUrl(url)]).toEqual([
+        url,
+        "TOME_REDIS_URL names no host: give it as redis://HOST:PORT, e.g. redis://127.0.0.1:6379.",
+      ]);
+    for (const url of ["redis://127.0.0.1:6379", "redis://localhost", "redis+unix:///tmp/redis.sock"])
+      expect([url, checkRedisUrl(url)]).toEqual([url, undefined]);
   });
 });
 

@@ -72,6 +72,10 @@ export function checkRedisUrl(url: string): string | undefined {
   ) {
     return `TOME_REDIS_URL must start with redis:// or rediss:// (or redis+unix://), not ${u.protocol}//.`;
   }
+  // "redis://" (a host left out, or a variable empty in redis://${HOST}:6379) was taken: the server then served 503 to every
+  // keyed request, saying Redis was unreachable ("Expected either "hostname" or "unix"").
+  if (!u.protocol.includes("unix") && !u.hostname)
+    return `TOME_REDIS_URL names no host: give it as redis://HOST:PORT, e.g. redis://127.0.0.1:6379.`;
   // Bun's client reads the rest (a database number that is not one) when it is made, which connects nothing.
   try {
     new RedisClient(url, { autoReconnect: false }).close();
