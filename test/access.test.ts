@@ -315,6 +315,10 @@ describe("the key tool and a running server (D18)", () => {
         "It holds 5 active keys, more than the 3 its free plan allows (D21): they keep working, but no key can be made " +
         "for it until fewer than 3 are active. To keep within the plan, revoke 2 (bun run keys revoke ID; the ids: bun run keys list).\n",
     });
+    // And a key asked for then is refused saying so (it said 5 was "the most" the free plan allows).
+    expect((await keys(data, "create", "--name", "k6", "--account", "small")).stderr).toContain(
+      "already holds 5 active keys, more than the 3 its free plan allows (D21). Revoke 3 (bun run keys revoke ID)",
+    );
   });
 
   test("only a hash is stored, files are the owner's only, the key is never listed", async () => {

@@ -37,8 +37,9 @@ export function createKey(file: KeyFile, o: CreateKeyOptions): { key: string; re
   const held = file.keys.filter((k) => k.account === o.account && stateOf(k, o.now) === "active").length;
   if (held >= limit) {
     throw new KeyStoreError(
-      `account ${o.account} already holds ${held} active keys, the most its ${account.plan} plan allows (D21). ` +
-        `Revoke one (${commandLine("keys revoke ID")}) or move the account to a larger plan (${commandLine(`keys plan --account ${o.account} --plan PLAN`)}).`,
+      // More than the plan's number after a move to a smaller plan, which keeps the keys held.
+      `account ${o.account} already holds ${held} active keys, ${held > limit ? `more than the ${limit}` : "the most"} its ${account.plan} plan allows (D21). ` +
+        `Revoke ${held > limit ? held - limit + 1 : "one"} (${commandLine("keys revoke ID")}) or move the account to a larger plan (${commandLine(`keys plan --account ${o.account} --plan PLAN`)}).`,
     );
   }
   file.accounts[o.account] = account;
