@@ -32,7 +32,14 @@ import {
 } from "./helpers";
 import { startRedis, type RedisServer } from "../bench/redis-server";
 import { connect } from "node:net";
-import { ADDRESS_FAILURES, createAccountAccess, keysPath, readKeyFile, updateKeyFile } from "../src/access";
+import {
+  ADDRESS_FAILURES,
+  createAccountAccess,
+  createKey as addKey,
+  keysPath,
+  readKeyFile,
+  updateKeyFile,
+} from "../src/access";
 import type { App } from "../src/http";
 import { lockText } from "../src/files";
 
@@ -546,6 +553,22 @@ describe("one server, keys in files", () => {
       body: new URLSearchParams({ csrf, plan: "starter" }),
     });
     expect([changed.status, changed.headers.get("location")]).toEqual([303, "/dashboard?plan=acme"]);
+    // A plan smaller than the keys held: they stay, and the page says so (it said only the new plan).
+    updateKeyFile(data, (f) => {
+      for (const name of ["a", "b", "c", "d"])
+        addKey(f, { name, account: "many", plan: "starter", scope: "read", now: Date.now() });
+    });
+    const cookie = await cookieHeader(page);
+    const smaller = await fetch(`${base}/dashboard/accounts/many/plan`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ csrf, plan: "free" }),
+    });
+    expect(smaller.status).toBe(303);
+    expect(await (await fetch(`${base}/dashboard?plan=many`, { headers: { cookie } })).text()).toContain(
+      "Account many is now on the free plan. It holds 4 active keys, more than the 3 the plan allows: they keep working, but no key can be made for it until fewer than 3 are active.",
+    );
     await page.type("#account", "globex");
     expect(await submit(page, "form[action='/dashboard/accounts'] button")).toBe(201);
     const issued = await page.$eval("#new-key", (el) => (el as unknown as { value: string }).value);

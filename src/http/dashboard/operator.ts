@@ -11,8 +11,10 @@ import {
   KeyStoreError,
   monthOf,
   PLAN_NAMES,
+  PLANS,
   replaceAccountToken,
   setPlan,
+  stateOf,
 } from "../../access";
 import { DASHBOARD_PATH } from "./cookies";
 import { readForm } from "./forms";
@@ -50,7 +52,17 @@ export async function showAccounts(v: Visit): Promise<Response> {
   const query = new URL(v.request.url).searchParams;
   const changed = query.get(PLAN_CHANGED);
   const account = changed && !accountNameProblem(changed) ? await v.store.account(changed) : undefined;
-  const notice = account ? `Account ${changed} is now on the ${account.plan} plan.` : undefined;
+  let notice: string | undefined;
+  if (account) {
+    // A smaller plan keeps the keys held (D21 refuses only a key made past its number): said, as keys plan says it.
+    const limit = PLANS[account.plan].keys;
+    const active = (await v.store.keysOf(changed!)).filter((k) => stateOf(k, v.now) === "active").length;
+    notice =
+      `Account ${changed} is now on the ${account.plan} plan.` +
+      (active > limit
+        ? ` It holds ${active} active keys, more than the ${limit} the plan allows: they keep working, but no key can be made for it until fewer than ${limit} are active.`
+        : "");
+  }
   return respond(v, 200, await accountsPage(v, query.get("after") ?? "", { notice }));
 }
 
