@@ -3,7 +3,7 @@
  * real servers on one snapshot and one real redis-server started here, with the real key tool.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   INVALID_KEY,
@@ -559,6 +559,14 @@ describe("keys import and export", () => {
     });
     const empty = await startRedis();
     try {
+      // Nothing there yet: an export says so and writes nothing (it wrote a store without keys, which no server starts on).
+      const none = tempDir("tome-data-");
+      const nothing = await keysOn(empty.url, ["export"], none);
+      expect([nothing.code, nothing.stderr]).toEqual([
+        1,
+        expect.stringContaining(`holds no keys or accounts: there is nothing to export.`),
+      ]);
+      expect(readdirSync(none)).toEqual([]);
       const imported = await keysOn(empty.url, ["import"], data);
       expect([imported.code, imported.stderr]).toEqual([
         0,

@@ -380,6 +380,11 @@ async function exportStore(args: string[]): Promise<void> {
   const redis = await openRedis(settings.redisUrl);
   try {
     const { file } = await redis.read();
+    // An empty store written here is refused by start ("holds no key") and by the next export ("already exists").
+    if (!file.keys.length && !Object.keys(file.accounts).length)
+      throw new KeyStoreError(
+        `Redis at ${redis.address} holds no keys or accounts: there is nothing to export. Is TOME_REDIS_URL the Redis the servers use (its host, port and database number)? Nothing was written.`,
+      );
     const usage = await redis.usage(month);
     // usage.json first, under keys.json's lock: an export cut short then leaves no keys.json, without which no server
     // starts there; keys.json alone would be served with this month's usage lost. Taken back only if this export wrote it.
