@@ -547,6 +547,12 @@ describe("the key tool", () => {
     expect({ code: long.code, stdout: long.stdout }).toEqual({ code: 1, stdout: "" });
     expect(long.stderr).toContain("a key's name must be 1 to 100 characters, not 101");
     expect(existsSync(keysPath(dir))).toBe(false);
+    // Given empty or blank (an empty variable: --name "$APP"): said so, where it said "--name is required".
+    const blank = await keys(dir, "create", "--name", "  ", "--account", "acme");
+    expect({ code: blank.code, stdout: blank.stdout }).toEqual({ code: 2, stdout: "" });
+    expect(blank.stderr).toStartWith(
+      "keys create: --name is only blanks: give the key a name of 1 to 100 characters.\n",
+    );
     const made = await newKey(dir, "--name", "x".repeat(100), "--account", "acme");
     expect(made.name).toBe("x".repeat(100));
   });

@@ -12,6 +12,7 @@ import {
   DEFAULT_DATA_DIR,
   ENTERPRISE_DEFAULT_RATE,
   isPlan,
+  KEY_NAME_MAX,
   KeyStoreError,
   keysPath,
   limitsOf,
@@ -165,7 +166,12 @@ async function create(args: string[], store: KeyToolStore): Promise<void> {
     json: { type: "boolean" },
   });
   if (values.help) return void process.stdout.write(HELP.create!);
-  if (!values.name?.trim()) throw new ArgumentError("--name is required");
+  if (values.name === undefined) throw new ArgumentError("--name is required");
+  // Given, but "" or blanks (an empty variable: --name "$APP"): it said "--name is required".
+  if (!values.name.trim())
+    throw new ArgumentError(
+      `--name is ${values.name ? "only blanks" : "empty"}: give the key a name of 1 to ${KEY_NAME_MAX} characters.`,
+    );
   const scope = (values.scope ?? "read") as Scope;
   if (!SCOPES.includes(scope)) throw new ArgumentError(`--scope must be read or full, not "${values.scope}"`);
   const account = accountArg(values.account) ?? "default";
