@@ -28,6 +28,18 @@ setDefaultTimeout(300_000);
 
 const EN = { dumps: [EN_2016, EN_2006] };
 
+/**
+ * The text of every chunk of a dump, read from its snapshot: the one the test files share (test/helpers.ts snapshotFor),
+ * which holds the chunks the ingest made, as they came; not a conversion of the dump of this file's own.
+ */
+async function chunkTexts(dump: string): Promise<string[]> {
+  const pages = (await engineFor({ dumps: [dump], allowTruncated: true })).snapshot.pages;
+  const texts: string[] = [];
+  for (let i = 0; i < pages.length; i++)
+    for (let c = 0; c < pages.chunkCounts[i]!; c++) texts.push(pages.chunkText(i, c));
+  return texts;
+}
+
 /** Every key of a vocabulary, by term number. */
 const keysOf = (v: Vocabulary) => Array.from({ length: v.size }, (_x, t) => v.keyOf(t));
 
@@ -287,10 +299,8 @@ describe("a vocabulary where a run of the trie holds more than 65,535 keys", () 
 
 describe("the vocabulary of a Japanese dump (every key non-ASCII, many letters per node)", () => {
   test("answers get, atPrefix and typoNeighbours as the radix tree did", async () => {
-    const source = await ingested({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });
-    const keys = [
-      ...new Set(source.articles.flatMap((a) => a.chunks.flatMap((c) => terms(c.text, "ja"))).map(indexKey)),
-    ].sort();
+    const texts = await chunkTexts(TRUNCATED_XZ[3]!);
+    const keys = [...new Set(texts.flatMap((text) => terms(text, "ja")).map(indexKey))].sort();
     expect(keys.length).toBeGreaterThan(5000);
     const vocabulary = new Vocabulary(vocabularyOf(keys));
     const letters = [...new Set(keys.join(""))].filter((c) => c.charCodeAt(0) < 0xe000).join("");
@@ -360,10 +370,8 @@ describe("vocabularyArrays", () => {
   }
 
   test("holds only typed arrays, and a vocabulary made from their copies answers the same", async () => {
-    const source = await ingested({ dumps: [TRUNCATED_XZ[0]!], allowTruncated: true }); // Bengali
-    const keys = [
-      ...new Set(source.articles.flatMap((a) => a.chunks.flatMap((c) => terms(c.text, "bn"))).map(indexKey)),
-    ].sort();
+    const texts = await chunkTexts(TRUNCATED_XZ[0]!); // Bengali
+    const keys = [...new Set(texts.flatMap((text) => terms(text, "bn")).map(indexKey))].sort();
     const data: VocabularyData = vocabularyOf(keys);
     const arrays = vocabularyArrays(data);
     for (const a of Object.values(arrays)) expect(ArrayBuffer.isView(a)).toBe(true);
