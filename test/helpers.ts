@@ -352,12 +352,28 @@ export async function wikiOf(pages: InlinePage[], lang = "en"): Promise<Engine> 
   return openEngine(out);
 }
 
+const madeOrders = new WeakMap<Engine, Map<string, Uint8Array>>();
+
 /**
- * The engine with page orders (D51) made from its own index: every one-word query of `least`
+ * engine.pageOrders(least, length, undefined, typoLeast), made once per engine and arguments in a test file: a
+ * section's bytes, which PageOrders only reads. Orders of every word of the English dumps take 7 s to make, and
+ * test/plans.test.ts and test/windows.test.ts ask for them more than once.
+ */
+export function pageOrdersOf(engine: Engine, least: number, length: number, typoLeast = least): Uint8Array {
+  let made = madeOrders.get(engine);
+  if (!made) madeOrders.set(engine, (made = new Map()));
+  const key = `${least} ${length} ${typoLeast}`;
+  let bytes = made.get(key);
+  if (!bytes) made.set(key, (bytes = engine.pageOrders(least, length, undefined, typoLeast)));
+  return bytes;
+}
+
+/**
+ * The engine with page orders (D51) made from its own index (pageOrdersOf): every one-word query of `least`
  * postings or more, `length` pages each, and the typo orders (D124) of words of `typoLeast` up to `least`.
  */
 export function withOrders(engine: Engine, least: number, length: number, typoLeast = least): Engine {
-  const orders = new PageOrders(engine.pageOrders(least, length, undefined, typoLeast));
+  const orders = new PageOrders(pageOrdersOf(engine, least, length, typoLeast));
   return new Engine(engine.snapshot, engine.text, engine.titleIndex, orders);
 }
 

@@ -8,7 +8,7 @@ import { FUNCTION_WORD_PAGES } from "../src/search/plans/function-words";
 import { PLAN_NAMES } from "../src/search/plans/plan";
 import { PageOrders } from "../src/search/ranking/page-orders";
 import { indexKey } from "../src/search/text/analyze";
-import { EN_2006, EN_2016, engineFor, withOrders } from "./helpers";
+import { EN_2006, EN_2016, engineFor, pageOrdersOf, withOrders } from "./helpers";
 
 // Snapshots with their orders are built in the tests: seconds, more on a loaded machine.
 setDefaultTimeout(120_000);
@@ -61,8 +61,8 @@ describe("typo orders (D124)", async () => {
   const typoQueries = ["ameeica", "geeat", "seeond", "unien", "moeern", "importaet", "lenguage", "beeame"];
 
   test("a word between the two thresholds has an order for its typos only, not for a one-word search", () => {
-    const orders = new PageOrders(engine.pageOrders(400, 1000, undefined, 200));
-    const small = new PageOrders(engine.pageOrders(400, 1000));
+    const orders = new PageOrders(pageOrdersOf(engine, 400, 1000, 200));
+    const small = new PageOrders(pageOrdersOf(engine, 400, 1000));
     expect(orders.size).toBeGreaterThan(small.size);
     const spec = { key: indexKey("language"), prefix: false, fuzzy: 0 };
     expect(small.get(spec)).toBeUndefined();
@@ -110,7 +110,7 @@ describe("typo orders (D124)", async () => {
 describe("a query of function words only (D99)", async () => {
   const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
   const ordered = withOrders(engine, 1, 1000);
-  const orders = new PageOrders(engine.pageOrders(1, 1000));
+  const orders = new PageOrders(pageOrdersOf(engine, 1, 1000));
   const q = "what was the of and";
   const words = q.split(" ").map((w) => orders.get({ key: indexKey(w), prefix: false, fuzzy: 0 })!);
   const rarest = words.reduce((a, b) => (b.holding < a.holding ? b : a));
