@@ -58,7 +58,7 @@ export async function main(args: string[]): Promise<void> {
     // A file still held was not replaced: what the call read of it is damaged.
     const reopen = (error: Error): ReturnType<typeof apiContext> | string => {
       const cause = error.message.replace(/\.$/, "");
-      if (holds(engine)) {
+      if (engine.snapshot.container.readable) {
         const message = damaged(`The snapshot ${path} is damaged (${cause})`, "then restart the MCP server");
         say(message);
         return message;
@@ -125,16 +125,6 @@ export async function main(args: string[]): Promise<void> {
     // The client ends the server by closing its stdin.
     process.stdin.once("end", () => process.exit(0));
   });
-}
-
-/** Whether the engine still reads its file: not let go, as a copy over it makes it (D84). */
-function holds(engine: Engine): boolean {
-  try {
-    engine.snapshot.container.checkReadable();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The stdio transport's bound on one message (the MCP SDK's STDIO_DEFAULT_MAX_BUFFER_SIZE). */

@@ -15,7 +15,7 @@ export function damageReporter(
 ): (error: unknown, request: Request | undefined) => void {
   let said = false;
   return (error, request) => {
-    if (!(error instanceof SnapshotError) || letGo(engine)) return logError(error, request);
+    if (!(error instanceof SnapshotError) || !engine.snapshot.container.readable) return logError(error, request);
     if (said) return;
     said = true;
     const path = engine.snapshot.path;
@@ -27,13 +27,4 @@ export function damageReporter(
       `serve: a request met damage in the snapshot served: ${what} Requests that read the damage are answered 500 internal_error meanwhile (said once for this snapshot).`,
     );
   };
-}
-
-function letGo(engine: Engine): boolean {
-  try {
-    engine.snapshot.container.checkReadable();
-    return false;
-  } catch {
-    return true;
-  }
 }

@@ -287,6 +287,11 @@ export class Container {
     this.file?.letGo();
   }
 
+  /** Whether it is still read: false once its file is let go (a copy over it broke its lease, D84), as checkReadable throws then. */
+  get readable(): boolean {
+    return !this.stopped;
+  }
+
   /** Throws why once the file is let go: what is read from a section after that is zeros, not the snapshot. */
   checkReadable(): void {
     if (this.stopped) throw new SnapshotError(this.stopped);
