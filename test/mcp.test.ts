@@ -84,12 +84,19 @@ function timeless(body: Json): Json {
   return rest;
 }
 
-async function stdioClient(): Promise<Client> {
+/** `bun run mcp` over stdio, serving `file`; what it writes to stderr goes to `heard`. */
+async function stdioClient(file = snapshot, heard?: (text: string) => void): Promise<Client> {
   const client = new Client({ name: "tome-test", version: "1" });
-  const env = { ...(process.env as Record<string, string>), TOME_SNAPSHOT: snapshot };
-  await client.connect(
-    new StdioClientTransport({ command: "bun", args: [join(ROOT, "src/cli/mcp.ts")], cwd: ROOT, env, stderr: "pipe" }),
-  );
+  const env = { ...(process.env as Record<string, string>), TOME_SNAPSHOT: file };
+  const transport = new StdioClientTransport({
+    command: "bun",
+    args: [join(ROOT, "src/cli/mcp.ts")],
+    cwd: ROOT,
+    env,
+    stderr: "pipe",
+  });
+  if (heard) transport.stderr?.on("data", (data: Buffer) => heard(data.toString()));
+  await client.connect(transport);
   return client;
 }
 
@@ -729,15 +736,7 @@ describe("bun run mcp", () => {
     const source = await snapshotFor({ dumps: [EN_2016] });
     const file = join(tempDir(), "copied.tome");
     copyFileSync(source, file);
-    const client = new Client({ name: "tome-test", version: "1" });
-    const transport = new StdioClientTransport({
-      command: "bun",
-      args: [join(ROOT, "src/cli/mcp.ts")],
-      cwd: ROOT,
-      env: { ...(process.env as Record<string, string>), TOME_SNAPSHOT: file },
-      stderr: "pipe",
-    });
-    await client.connect(transport);
+    const client = await stdioClient(file);
     const chunk = async () => (await client.callTool({ name: "get_chunk", arguments: { id: "39_0" } })) as Json;
     try {
       expect((await chunk()).structuredContent?.id).toBe("39_0");
@@ -775,17 +774,8 @@ describe("bun run mcp", () => {
       writeFileSync(from, content);
       expect(Bun.spawnSync(["cp", from, file]).exitCode).toBe(0);
     };
-    const client = new Client({ name: "tome-test", version: "1" });
-    const transport = new StdioClientTransport({
-      command: "bun",
-      args: [join(ROOT, "src/cli/mcp.ts")],
-      cwd: ROOT,
-      env: { ...(process.env as Record<string, string>), TOME_SNAPSHOT: file },
-      stderr: "pipe",
-    });
     let stderr = "";
-    transport.stderr?.on("data", (data: Buffer) => (stderr += data.toString()));
-    await client.connect(transport);
+    const client = await stdioClient(file, (text) => (stderr += text));
     const chunk = async () => (await client.callTool({ name: "get_chunk", arguments: { id: "1_0" } })) as Json;
     const verify = `\`bun run snapshot:verify ${file}\``;
     try {
