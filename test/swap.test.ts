@@ -911,6 +911,33 @@ describe("in process: what the log says is served once the file it came from is 
       app.close();
     }
   });
+
+  test("a file cut short renamed over it is refused, saying why, where nothing was said of it (the watcher's look, or SIGHUP)", async () => {
+    const folder = tempDir("tome-swap-named-");
+    const served = join(folder, "served.tome");
+    copyFileSync(a.path, served);
+    const app = createApp(open(served), { pdf: { render: async () => new Uint8Array() } });
+    const lines: string[] = [];
+    try {
+      const swapper = new SnapshotSwapper(app, pinned(served), (line) => lines.push(line));
+      const bytes = readFileSync(a.path);
+      dropIn(a.path, served, bytes.subarray(0, bytes.length - 1000));
+      await swapper.check("a change");
+      expect(lines).toEqual([expect.stringMatching(/^swap: refused .* \(after a change\): .* is truncated: /)]);
+      expect(lines[0]).toContain(`Still serving the snapshot loaded from ${served} at `);
+      expect(lines[0]).toEndWith(`(content hash ${a.id.slice(0, 12)}; the file there now is another).`);
+      // Said once: SIGHUP adds only its own line.
+      await swapper.check("SIGHUP");
+      expect(lines.slice(1)).toEqual([
+        expect.stringMatching(
+          /^swap: SIGHUP: no other snapshot can be served; still serving the snapshot loaded from /,
+        ),
+      ]);
+      expect((await app.handle(new Request("http://x/v1/meta"))).headers.get("x-snapshot")).toBe(a.id);
+    } finally {
+      app.close();
+    }
+  });
 });
 
 describe("in process: a request in flight across a swap", () => {

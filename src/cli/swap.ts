@@ -315,7 +315,9 @@ export class SnapshotSwapper {
     for (const file of skipped) {
       const key = resolve(file.path);
       const seenAs = file.identity ?? `skipped: ${file.reason}`;
-      if ((key === this.served.path && !this.suspended) || this.dealtWith.get(key) === seenAs) continue;
+      // The file served, still there (touched: guardServed looked at it) or removed, is no refusal; another renamed over it is.
+      const servedOrGone = key === this.served.path && !this.suspended && this.servedFileThere() !== "replaced";
+      if (servedOrGone || this.dealtWith.get(key) === seenAs) continue;
       this.dealtWith.set(key, seenAs);
       this.log(
         `swap: refused ${file.path} (after ${reason}): ${file.reason.replace(/\.$/, "")}. ${this.stillServing()}`,
