@@ -253,7 +253,9 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     },
     /**
      * Stops reading the snapshot served (its file is being written over in place: reading its
-     * mapping could kill the process, D56): every request but the API's description answers 503 until the next swap (D165).
+     * mapping could kill the process, D56): every request the steps hand to the snapshot's routes or /mcp answers 503
+     * until the next swap, but the API's description (D165); what the steps answer themselves (GET /, /metrics, the
+     * dashboard, a key refused) reads nothing of the snapshot and answers as usual.
      */
     suspend: (reason: string): void => {
       unavailable = reason;
