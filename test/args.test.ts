@@ -239,6 +239,20 @@ describe("bun run snapshot:follow's arguments", () => {
     expect(leap.stderr).not.toContain("--start-day");
   });
 
+  test("--every below a minute (1e-9, which looked again with no pause), 0, Infinity or no number is refused, naming the least (D168)", async () => {
+    for (const every of ["1e-9", "0.01", "0", "Infinity", "six"]) {
+      const r = await runToExit(["bun", FOLLOW, "--every", every], {}, tempDir("tome-args-"));
+      expect({ every, code: r.code }).toEqual({ every, code: 2 });
+      expect(r.stderr).toContain(`--every takes a number of hours from 0.0167 (a minute) up, e.g. 6, not "${every}"`);
+    }
+    const minute = await runToExit(
+      ["bun", FOLLOW, "--every", "0.0167", "--start-day", "20261301"],
+      {},
+      tempDir("tome-args-"),
+    );
+    expect(minute.stderr).not.toContain("--every");
+  });
+
   test("--wiki naming another wiki than the snapshot's is refused, where it said 'up to date: no frwiki incremental dump'", async () => {
     const dir = tempDir("tome-args-");
     const snapshot = await snapshotFor({ dumps: [SQUAD], limit: 10 });

@@ -47,7 +47,8 @@ Options:
   --wiki <dbname>       the wiki's database name, e.g. enwiki (default: from the snapshot; for
                         one that does not record it; another than the one it records is refused)
   --start-day <YYYYMMDD>  apply days from this one on (skips days never published)
-  --every <hours>       keep running: look again every this many hours (default: run once)
+  --every <hours>       keep running: look again every this many hours, at least 0.0167 (a
+                        minute; default: run once)
   --keep <n>            snapshots of this wiki made by snapshot:follow to keep (default 3; the
                         older ones are deleted; others are never touched)
   --memory <size>       as for snapshot:update
@@ -87,6 +88,12 @@ function isDay(text: string): boolean {
   return date.getUTCMonth() === Number(m[2]) - 1 && date.getUTCDate() === Number(m[3]);
 }
 
+/**
+ * The least --every (D168): a minute. `--every 1e-9` looked again with no pause, listing the dumps' folder over and over
+ * (by default on dumps.wikimedia.org), where a new day comes once a day.
+ */
+const LEAST_EVERY_HOURS = 1 / 60;
+
 function parseFollowArgs(argv: string[]): FollowArgs | "help" {
   const v = readOptions(argv, {
     dir: { type: "string" },
@@ -103,8 +110,10 @@ function parseFollowArgs(argv: string[]): FollowArgs | "help" {
   if (v === "help") return "help";
   if (v["start-day"] !== undefined && !isDay(v["start-day"]))
     throw new ArgumentError(`--start-day takes a day as YYYYMMDD, not "${v["start-day"]}".`);
-  if (v.every !== undefined && !(Number(v.every) > 0))
-    throw new ArgumentError(`--every takes a number of hours > 0, not "${v.every}".`);
+  if (v.every !== undefined && !(Number(v.every) >= LEAST_EVERY_HOURS && Number.isFinite(Number(v.every))))
+    throw new ArgumentError(
+      `--every takes a number of hours from 0.0167 (a minute) up, e.g. 6, not "${v.every}": Wikimedia publishes a day's incremental dump once a day (D168).`,
+    );
   // fetch reads a file: URL but not a folder (the listing), and a dump named by one would be opened as a path.
   if (v.url !== undefined && !/^https?:\/\/./i.test(v.url))
     throw new ArgumentError(
