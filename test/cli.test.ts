@@ -141,7 +141,7 @@ describe("bun run snapshot:build", () => {
     expect(verified.stderr).not.toContain("    at ");
   });
 
-  test("an --out found wrong only at the end is refused before the work: empty, '-', under a file, a file it reads (which it replaced)", async () => {
+  test("an --out found wrong only at the end is refused before the work: empty, '-', under a file, a file it reads (which it replaced), in snapshots/ under a name start does not serve", async () => {
     const dir = tempDir();
     const dump = join(dir, "squad.xml.bz2");
     copyFileSync(SQUAD, dump);
@@ -172,6 +172,19 @@ describe("bun run snapshot:build", () => {
       [
         [EXPORT, "--snapshot", snapshot, "--out", snapshot],
         `snapshot:export: --out ${snapshot} names a file this command reads: writing it would replace it. Name another file.`,
+      ],
+      // In the folder start serves, a name it does not serve (built, then never read: start built the sample).
+      [
+        [BUILD, "--dump", dump, "--out", "snapshots/en", "CWD"],
+        `snapshot:build: --out snapshots/en is in snapshots/, where start serves only files named *.tome not starting with ".": this one would never be served. Name it e.g. --out snapshots/en.tome, or write it outside snapshots/.`,
+      ],
+      [
+        [UPDATE, "--base", snapshot, "--deleted", list, "--out", "./snapshots/.en.tome", "CWD"],
+        `snapshot:update: --out ./snapshots/.en.tome is in snapshots/, where start serves only files named *.tome not starting with ".": this one would never be served. Name it e.g. --out snapshots/en.tome, or write it outside snapshots/.`,
+      ],
+      [
+        [join(ROOT, "src/cli/snapshot-convert.ts"), snapshot, "--out", join(dir, "snapshots/en.tome.new"), "CWD"],
+        `snapshot:convert: --out ${join(dir, "snapshots/en.tome.new")} is in snapshots/, where start serves only files named *.tome not starting with ".": this one would never be served. Name it e.g. --out ${join(dir, "snapshots/en.tome")}, or write it outside snapshots/.`,
       ],
     ];
     for (const [args, message] of refusals) {

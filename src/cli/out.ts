@@ -1,7 +1,9 @@
 /** What the snapshot commands' --out may name: checked before their work, not found wrong at its end. */
 import { statSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
+import { SNAPSHOT_EXTENSION } from "../snapshot";
 import { ArgumentError } from "./main";
+import { SNAPSHOT_DIR } from "./snapshots";
 
 const statOf = (path: string) => {
   try {
@@ -51,4 +53,21 @@ export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_
     throw new ArgumentError(
       `--out ${out} names a file this command reads${read === out ? "" : ` (${read})`}: writing it would replace it. Name another file.`,
     );
+}
+
+/**
+ * Refuses a snapshot's --out in the folder start serves from (snapshots/, D86) under a name it does not serve: start,
+ * mcp and snapshot:export read only `*.tome` there, and not a dot file, so `--out snapshots/en` was built, then left
+ * unread, and start built and served the sample beside it.
+ */
+export function checkServedName(out: string): void {
+  const name = basename(out);
+  if (resolve(dirname(out)) !== resolve(SNAPSHOT_DIR)) return;
+  if (name.endsWith(SNAPSHOT_EXTENSION) && !name.startsWith(".")) return;
+  // en → en.tome, .en.tome → en.tome, en.tome.new → en.tome.
+  const bare = name.replace(/^\.+/, "").split(SNAPSHOT_EXTENSION)[0] || "en";
+  const served = `${bare}${SNAPSHOT_EXTENSION}`;
+  throw new ArgumentError(
+    `--out ${out} is in ${SNAPSHOT_DIR}/, where start serves only files named *${SNAPSHOT_EXTENSION} not starting with ".": this one would never be served. Name it e.g. --out ${join(dirname(out), served)}, or write it outside ${SNAPSHOT_DIR}/.`,
+  );
 }

@@ -9,7 +9,7 @@ import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
 import { buildProgress } from "./progress";
 import { readArgs } from "./args";
 import { ArgumentError, mainOf } from "./main";
-import { checkOut } from "./out";
+import { checkOut, checkServedName } from "./out";
 import { commandLine } from "../invocation";
 import { clearStaleScratch, removeAllScratch, STOPPED_EXIT_CODE, takeLock } from "../files";
 import { UserError } from "../errors";
@@ -129,7 +129,10 @@ export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
   if (v === "help") return "help";
   if (!v.dump?.length) throw new ArgumentError("no dump given: pass --dump <path|url>.");
   // Found now, not after the hours a build may take: its snapshot is renamed to --out at the end.
-  if (v.out !== undefined) checkOut(v.out, v.dump);
+  if (v.out !== undefined) {
+    checkOut(v.out, v.dump);
+    checkServedName(v.out);
+  }
   return {
     dumps: v.dump,
     out: v.out,

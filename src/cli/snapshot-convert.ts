@@ -3,7 +3,7 @@ import { oneFileArgs } from "./args";
 import { buildFromPages } from "../build";
 import { readFormat1 } from "../snapshot";
 import { mainOf, note } from "./main";
-import { checkOut } from "./out";
+import { checkOut, checkServedName } from "./out";
 import { commandLine } from "../invocation";
 
 const HELP = `Usage: ${commandLine("snapshot:convert")} <old.tome> [--out <new.tome>]
@@ -26,7 +26,10 @@ export async function main(args: string[]): Promise<void> {
   const out = values.out;
   await mainOf("snapshot:convert", async () => {
     // Found now, not when the new file is renamed into place after the conversion (a folder, '-', under a file).
-    if (out !== undefined) checkOut(out, []);
+    if (out !== undefined) {
+      checkOut(out, []);
+      checkServedName(out);
+    }
     const old = readFormat1(file);
     const target = out ?? file;
     const report = buildFromPages(old.pages, old.redirects, old.meta, {
