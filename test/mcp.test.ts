@@ -712,14 +712,30 @@ describe("bun run mcp", () => {
     }
   });
 
-  test("as over HTTP: a request whose params its schema refuses is -32602 Invalid params; a call's task is ignored", async () => {
+  test("as over HTTP: a request whose params its schema refuses is -32602 Invalid params; a call's task is ignored; an argument nested 100,000 deep is invalid_parameter", async () => {
     const proc = await mcpOverStdio("ignore");
     try {
       const task = { name: "get_chunk", arguments: { id: "39_0" }, task: { ttl: 60_000 } };
       proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call" })}\n`);
       proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: task })}\n`);
+      // No D155 bound over stdio: echoing it overflowed JSON.stringify's stack, answered internal_error.
+      const deep = "[".repeat(100_000) + "]".repeat(100_000);
+      for (const [id, args] of [
+        [3, `{"q":${deep}}`],
+        [4, `{"q":"x","nested":${deep}}`],
+      ])
+        proc.stdin.write(
+          `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"search","arguments":${args}}}\n`,
+        );
       await proc.stdin.flush();
-      const answers = await stdoutAnswers(proc, (out) => out.split("\n").length >= 3);
+      const answers = await stdoutAnswers(proc, (out) => out.split("\n").length >= 5);
+      for (const [id, error] of [
+        [3, "invalid_parameter: q must be a string, a number or a boolean."],
+        [4, "invalid_parameter: Unknown argument nested: this tool takes q,"],
+      ] as const) {
+        const text = answers.find((a) => a.id === id)?.result?.content?.[0]?.text;
+        expect({ id, text: text?.slice(0, error.length) }).toEqual({ id, text: error });
+      }
       const [invalid, called] = [1, 2].map((id) => answers.find((a) => a.id === id));
       expect(invalid).toEqual({
         jsonrpc: "2.0",

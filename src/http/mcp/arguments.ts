@@ -21,7 +21,7 @@ export function readArguments<T extends TObject>(
   if (unknown.length) {
     const name = unknown[0]!;
     const message = `Unknown argument ${name}: this tool takes ${names.join(", ")}.`;
-    throw parameterError(name, String(JSON.stringify(given[name])), `one of ${names.join(", ")}`, undefined, message);
+    throw parameterError(name, shown(given[name]), `one of ${names.join(", ")}`, undefined, message);
   }
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(given)) {
@@ -29,11 +29,24 @@ export function readArguments<T extends TObject>(
     if (value === null || value === undefined) continue;
     if (typeof value === "string") query.set(name, value);
     else if (typeof value === "number" || typeof value === "boolean") query.set(name, String(value));
-    else throw invalidParameter(name, JSON.stringify(value), "a string, a number or a boolean");
+    else throw invalidParameter(name, shown(value), "a string, a number or a boolean");
   }
   for (const name of schema.required ?? []) {
     const value = query.get(name);
     if (value === null || value.trim() === "") throw missingParameter(name, `The argument ${name} is required.`);
   }
   return readQuery(schema, `?${query}`, options);
+}
+
+/**
+ * A refused argument's value as JSON, for its error's details. Over stdio no bound on nesting is met before (POST /mcp's
+ * D155 is HTTP's): an array nested 100,000 deep, a 200 KB line, overflowed JSON.stringify's stack, and the client's
+ * mistake was answered internal_error, with a stack trace in the log.
+ */
+function shown(value: unknown): string {
+  try {
+    return String(JSON.stringify(value));
+  } catch {
+    return Array.isArray(value) ? "[…]" : "{…}";
+  }
 }
