@@ -686,8 +686,8 @@ describe("bun run mcp", () => {
     expect(stderr).toContain("mcp: the connection is closed (ReadBuffer exceeded maximum size");
   });
 
-  test("a line that is not JSON is answered -32700 Parse error, JSON that is no message -32600 Invalid Request (id null, JSON-RPC 2.0), and it serves on", async () => {
-    const proc = await mcpOverStdio("ignore");
+  test("a line that is not JSON is answered -32700 Parse error, JSON that is no message -32600 Invalid Request (id null, JSON-RPC 2.0), and it serves on; each said in one line on stderr", async () => {
+    const proc = await mcpOverStdio("pipe");
     try {
       for (const line of ["not json", '{"jsonrpc":"2.0"', JSON.stringify({ method: "ping" }), "[]"])
         proc.stdin.write(`${line}\n`);
@@ -710,6 +710,14 @@ describe("bun run mcp", () => {
     } finally {
       proc.kill();
     }
+    // Before, each -32600 was the SDK's schema issues as indented JSON, some twenty lines.
+    const said = (await new Response(proc.stderr).text()).split("\n").filter((line) => !line.includes("serving"));
+    expect(said.filter(Boolean)).toEqual([
+      expect.stringMatching(/^mcp: JSON Parse error: /),
+      expect.stringMatching(/^mcp: JSON Parse error: /),
+      "mcp: a line is JSON but no JSON-RPC 2.0 message (answered -32600 Invalid Request)",
+      "mcp: a line is JSON but no JSON-RPC 2.0 message (answered -32600 Invalid Request)",
+    ]);
   });
 
   test("as over HTTP: a request whose params its schema refuses is -32602 Invalid params; a call's task is ignored; an argument nested 100,000 deep is invalid_parameter", async () => {

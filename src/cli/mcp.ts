@@ -112,7 +112,12 @@ export async function main(args: string[]): Promise<void> {
     let lastError: Error | undefined;
     server.onerror = (error) => {
       lastError = error;
-      console.error(`mcp: ${error.message}`);
+      // The SDK's schema error's message is its issues as indented JSON, some twenty lines a line refused.
+      const said =
+        error.name === "ZodError"
+          ? "a line is JSON but no JSON-RPC 2.0 message (answered -32600 Invalid Request)"
+          : error.message;
+      console.error(`mcp: ${said}`);
     };
     server.onclose = () => {
       console.error(
