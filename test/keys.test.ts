@@ -488,6 +488,45 @@ describe("the key tool", () => {
       `${made.id} ("a\\u001b]52;c;cHduZWQ=\\u0007b\\u000afake row", account acme) was already revoked`,
     );
     expect(again.stdout + again.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    // A key's id and its account's name written into keys.json by hand: listed, revoked and named as damage
+    // escaped too (each was sent raw).
+    const id = "key_\u001b]52;c;cHduZWQ=\u0007x";
+    const account = "ac\u001b[2Jme";
+    const shownId = "key_\\u001b]52;c;cHduZWQ=\\u0007x";
+    const shownAccount = "ac\\u001b[2Jme";
+    const other = await newKey(dir, "--name", "other", "--account", "acme");
+    updateKeyFile(dir, (f) => {
+      const k = f.keys.find((k) => k.id === other.id)!;
+      k.id = id;
+      k.account = account;
+      f.accounts[account] = f.accounts.acme!;
+    });
+    const listed = await keys(dir, "list");
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(listed.stdout).toContain(`${shownId}  other`);
+    expect(listed.stdout).toContain(`\n${shownAccount} `);
+    const first = await keys(dir, "revoke", id);
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain(`Revoked ${shownId} ("other", account ${shownAccount})`);
+    const second = await keys(dir, "revoke", id);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`${shownId} ("other", account ${shownAccount}) was already revoked`);
+    for (const r of [first, second])
+      expect(r.stdout + r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    const good = JSON.parse(readFileSync(keysPath(dir), "utf8"));
+    const theirs = good.keys.find((k: Json) => k.id === id);
+    for (const [damage, says] of [
+      [{ keys: [...good.keys, theirs] }, `two keys have the id ${shownId}`],
+      [{ keys: [{ ...theirs, scopes: [] }] }, `key ${shownId} has no valid scopes`],
+      [{ accounts: { ...good.accounts, [account]: { plan: "gold" } } }, `account ${shownAccount} has no valid plan`],
+    ] as const) {
+      writeFileSync(keysPath(dir), JSON.stringify({ ...good, ...damage }));
+      const r = await keys(dir, "list");
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`is damaged: ${says}.`);
+      expect(r.stdout + r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    }
   });
 
   test("keys list --json escapes the C1 controls and the direction marks in a name as \\uXXXX, as the table does, where it sent them raw", async () => {

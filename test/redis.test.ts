@@ -637,21 +637,25 @@ describe("keys import and export", () => {
   test("a usage.json or keys.json Redis cannot take is refused before anything is written, and the import can be run again", async () => {
     const data = tempDir("tome-data-");
     const a = await newKey(data, "--name", "a", "--account", "mover");
-    writeUsage(usagePath(data), { months: { [month()]: { mover: 3 } }, last_used: { [a.id]: "yesterday" } });
+    // Written by hand, with a terminal escape (ESC [2J clears the screen): named escaped, where it was sent raw.
+    writeUsage(usagePath(data), { months: { [month()]: { mover: 3 } }, last_used: { [a.id]: "yester\u001b[2Jday" } });
     const empty = await startRedis();
     try {
       const bad = await keysOn(empty.url, ["import"], data);
-      expect([bad.code, bad.stderr]).toEqual([1, expect.stringContaining(`last use of key ${a.id} is not a time`)]);
+      expect([bad.code, bad.stderr]).toEqual([
+        1,
+        expect.stringContaining(`last use of key ${a.id} is not a time ("yester\\u001b[2Jday")`),
+      ]);
       expect(empty.cli("--scan", "--pattern", "tome:*")).toBe("");
       const file = readKeyFile(join(data, "keys.json"));
-      file.accounts["two words"] = { plan: "free" };
-      file.keys[0]!.account = "two words";
+      file.accounts["two\u001b[2J words"] = { plan: "free" };
+      file.keys[0]!.account = "two\u001b[2J words";
       writeFileSync(join(data, "keys.json"), JSON.stringify(file));
       writeUsage(usagePath(data), { months: {}, last_used: {} });
       const spaced = await keysOn(empty.url, ["import"], data);
       expect([spaced.code, spaced.stderr]).toEqual([
         1,
-        expect.stringContaining("has a space in its id or its account's name"),
+        expect.stringContaining(`of account "two\\u001b[2J words" has a space in its id or its account's name`),
       ]);
       expect(empty.cli("--scan", "--pattern", "tome:*")).toBe("");
       file.keys[0]!.account = "mover";

@@ -90,7 +90,7 @@ export function revokeKey(file: KeyFile, idOrKey: string, now: number): KeyRecor
   const record = findKey(file, idOrKey);
   if (record.revoked_at) {
     throw new KeyStoreError(
-      `${record.id} ("${printableName(record.name)}", account ${record.account}) was already revoked at ${record.revoked_at}; nothing was changed. ` +
+      `${printableName(record.id)} ("${printableName(record.name)}", account ${printableName(record.account)}) was already revoked at ${record.revoked_at}; nothing was changed. ` +
         `To stop a key that still works, find its id with: ${commandLine("keys list")}`,
     );
   }

@@ -45,7 +45,10 @@ const UNSHOWN = /[\p{Cc}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069
 const UNSHOWN_ALL = new RegExp(UNSHOWN.source, "gu");
 const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
 
-/** A key's name as printed on a terminal: what UNSHOWN names written as \u escapes (a name kept before they were refused). */
+/**
+ * A key's name as printed on a terminal: what UNSHOWN names written as \u escapes (a name kept before they were refused).
+ * Key ids and account names read from a store are printed through it too: keys.json edited by hand may hold anything.
+ */
 export function printableName(name: string): string {
   return name.replace(UNSHOWN_ALL, escaped);
 }

@@ -12,7 +12,7 @@ import { KeyStoreError, KeyStoreLocked } from "./errors";
 import { bumpGeneration, checkGeneration, generationPath, readGeneration } from "./generation";
 import { usagePath } from "./usage";
 import { isPlan, type PlanName } from "./plans";
-import { isReservedName, nameTable } from "./names";
+import { isReservedName, nameTable, printableName } from "./names";
 import { commandLine } from "../invocation";
 
 export type Scope = "read" | "full";
@@ -160,10 +160,11 @@ function checkKeyFile(data: unknown): string | undefined {
   if (f.version !== 1) return `its version ${String(f.version)} is not one this Tome reads`;
   if (!f.accounts || typeof f.accounts !== "object" || !Array.isArray(f.keys)) return "accounts or keys are missing";
   for (const [id, a] of Object.entries(f.accounts)) {
-    if (!a || !isPlan(a.plan)) return `account ${id} has no valid plan`;
-    if (a.rate !== undefined && !(Number.isInteger(a.rate) && a.rate > 0)) return `account ${id} has an invalid rate`;
+    if (!a || !isPlan(a.plan)) return `account ${printableName(id)} has no valid plan`;
+    if (a.rate !== undefined && !(Number.isInteger(a.rate) && a.rate > 0))
+      return `account ${printableName(id)} has an invalid rate`;
     if (a.dashboard_token !== undefined && !/^[0-9a-f]{64}$/.test(a.dashboard_token))
-      return `account ${id} has an invalid dashboard_token`;
+      return `account ${printableName(id)} has an invalid dashboard_token`;
   }
   const ids = new Set<string>();
   for (const k of f.keys) {
@@ -174,21 +175,23 @@ function checkKeyFile(data: unknown): string | undefined {
       typeof k.account !== "string" ||
       !Object.hasOwn(f.accounts, k.account)
     ) {
-      return `key ${String(k?.id)} is incomplete or names an unknown account`;
+      return `key ${printableName(String(k?.id))} is incomplete or names an unknown account`;
     }
     if (!Array.isArray(k.scopes) || !k.scopes.length || !k.scopes.every((s) => SCOPES.includes(s)))
-      return `key ${k.id} has no valid scopes`;
+      return `key ${printableName(k.id)} has no valid scopes`;
     // What the key tool and the dashboard print of every key; a revoke by id takes the first of two keys with it.
-    if (ids.has(k.id)) return `two keys have the id ${k.id}`;
+    if (ids.has(k.id)) return `two keys have the id ${printableName(k.id)}`;
     ids.add(k.id);
-    if (typeof k.name !== "string") return `key ${k.id} has no name`;
+    if (typeof k.name !== "string") return `key ${printableName(k.id)} has no name`;
     if (!(typeof k.created_at === "string" && !Number.isNaN(Date.parse(k.created_at))))
-      return `key ${k.id} has an invalid created_at`;
+      return `key ${printableName(k.id)} has an invalid created_at`;
     // An expiry that does not parse would never end.
     if (k.expires_at !== null && !(typeof k.expires_at === "string" && !Number.isNaN(Date.parse(k.expires_at))))
-      return `key ${k.id} has an invalid expires_at`;
-    if (k.revoked_at !== null && typeof k.revoked_at !== "string") return `key ${k.id} has an invalid revoked_at`;
-    if (k.prefix !== undefined && !/^wk_[A-Za-z0-9]{4}$/.test(k.prefix)) return `key ${k.id} has an invalid prefix`;
+      return `key ${printableName(k.id)} has an invalid expires_at`;
+    if (k.revoked_at !== null && typeof k.revoked_at !== "string")
+      return `key ${printableName(k.id)} has an invalid revoked_at`;
+    if (k.prefix !== undefined && !/^wk_[A-Za-z0-9]{4}$/.test(k.prefix))
+      return `key ${printableName(k.id)} has an invalid prefix`;
   }
   return undefined;
 }

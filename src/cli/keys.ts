@@ -236,9 +236,9 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
   const keyTable = [["ID", "NAME", "ACCOUNT", "PLAN", "SCOPES", "STATE", "CREATED", "EXPIRES", "LAST USED"]];
   for (const r of rows) {
     keyTable.push([
-      r.id,
+      printableName(r.id),
       printableName(r.name),
-      r.account,
+      printableName(r.account),
       r.plan,
       r.scopes.join(","),
       r.state,
@@ -254,7 +254,7 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
     if (!first) continue;
     const active = rows.filter((r) => r.account === name && r.state === "active").length;
     accountTable.push([
-      name,
+      printableName(name),
       a.plan,
       String(active),
       `${first.usage_this_month} / ${first.quota}`,
@@ -285,7 +285,9 @@ async function revoke(args: string[], store: KeyToolStore): Promise<void> {
   if (!idOrKey)
     throw new ArgumentError(`which key? ${commandLine("keys revoke ID|KEY")} (ids: ${commandLine("keys list")})`);
   const record = await store.update((file) => revokeKey(file, idOrKey, Date.now()));
-  note(`Revoked ${record.id} ("${printableName(record.name)}", account ${record.account}) at ${record.revoked_at}.`);
+  note(
+    `Revoked ${printableName(record.id)} ("${printableName(record.name)}", account ${printableName(record.account)}) at ${record.revoked_at}.`,
+  );
 }
 
 async function plan(args: string[], store: KeyToolStore): Promise<void> {

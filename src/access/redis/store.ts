@@ -8,7 +8,7 @@
  */
 import { commandLine } from "../../invocation";
 import { KeyStoreError } from "../errors";
-import { nameTable } from "../names";
+import { nameTable, printableName } from "../names";
 import { emptyKeyFile, type Account, type KeyFile, type KeyRecord } from "../store";
 import type { UsageData } from "../usage";
 import { HANDSHAKE_MS, NO_ANSWER, REFUSED, RedisConnection, RedisUnavailable } from "./connection";
@@ -154,18 +154,18 @@ export class RedisKeyStore {
   async importStore(file: KeyFile, usage: UsageData, month: string): Promise<boolean> {
     for (const k of file.keys) {
       if (!/^[0-9a-f]{64}$/.test(k.hash))
-        throw new KeyStoreError(`key ${k.id} has no sha256 hash; nothing was imported.`);
+        throw new KeyStoreError(`key ${printableName(k.id)} has no sha256 hash; nothing was imported.`);
       // tome:auth's entry is split on spaces by the admission script.
       if (/\s/.test(k.id) || /\s/.test(k.account))
         throw new KeyStoreError(
-          `key "${k.id}" of account "${k.account}" has a space in its id or its account's name, which Redis's entries cannot hold; rename it in keys.json. Nothing was imported.`,
+          `key "${printableName(k.id)}" of account "${printableName(k.account)}" has a space in its id or its account's name, which Redis's entries cannot hold; rename it in keys.json. Nothing was imported.`,
         );
     }
     const lastUsed = Object.entries(usage.last_used).map(([id, iso]) => [id, Date.parse(iso)] as const);
     const unreadable = lastUsed.find(([, ms]) => !Number.isFinite(ms));
     if (unreadable)
       throw new KeyStoreError(
-        `usage.json's last use of key ${unreadable[0]} is not a time ("${usage.last_used[unreadable[0]]}"); correct or remove it. Nothing was imported.`,
+        `usage.json's last use of key ${printableName(unreadable[0])} is not a time ("${printableName(String(usage.last_used[unreadable[0]]))}"); correct or remove it. Nothing was imported.`,
       );
     const data = {
       keys: file.keys.map((k) => [k.id, k.hash, JSON.stringify(k), authEntry(k)]),
