@@ -11,9 +11,11 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { Access, createKey, updateKeyFile, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
-import { createApp, serve } from "../src/http";
+import { apiContext, createApp, mcpTools, serve } from "../src/http";
+import { type Engine, open } from "../src/search";
 import { ChangesQuery, ChunkParams, PageQuery, SearchQuery } from "../src/http/schemas";
 import {
   EN_2006,
@@ -802,6 +804,8 @@ describe("bun run mcp", () => {
     const client = await stdioClient(file, (text) => (stderr += text));
     const chunk = async () => (await client.callTool({ name: "get_chunk", arguments: { id: "1_0" } })) as Json;
     const verify = `\`bun run snapshot:verify ${file}\``;
+    // As the server's line for damage says (D167); it named snapshot:build without the dump it needs.
+    const rebuild = "`bun run snapshot:build --dump <dump>`";
     try {
       expect((await chunk()).structuredContent?.id).toBe("1_0");
       copyOver(textDamaged);
@@ -810,6 +814,12 @@ describe("bun run mcp", () => {
         expect(answer.isError).toBe(true);
         expect(answer.content[0].text).toStartWith(`service_unavailable: The snapshot ${file} is damaged (`);
         expect(answer.content[0].text).toContain(verify);
+        expect(answer.content[0].text).toContain(rebuild);
+        // Still held: a copy over it is opened on the next call (as below); a file moved over it needs a restart. It
+        // said to restart in either case.
+        expect(answer.content[0].text).toEndWith(
+          "a file copied over it (cp) is opened on the next call, one moved over it (mv, or built to it) once the MCP server is restarted.",
+        );
       }
       copyOver(tableDamaged);
       const unopened = await chunk();
@@ -817,6 +827,7 @@ describe("bun run mcp", () => {
         `service_unavailable: The snapshot ${file} was replaced by a file that cannot be served (`,
       );
       expect(unopened.content[0].text).toContain(verify);
+      expect(unopened.content[0].text).toContain(rebuild);
       copyOver(bytes);
       expect((await chunk()).structuredContent?.id).toBe("1_0");
     } finally {
@@ -831,6 +842,36 @@ describe("bun run mcp", () => {
       `mcp: ${file} was replaced: serving it again`,
     ]);
     for (const line of lines.slice(1, 3)) expect(line).toContain(verify);
+  });
+
+  test("a file copied over twice within one call: the tool error says it was replaced and to try again, not the bare reason the read failed", async () => {
+    const path = (await wikiOf([{ title: "Albedo", text: "Albedo is the fraction of light reflected." }])).snapshot
+      .path;
+    // Every file opened is stopped reading at once, as a copy over it lets it go (D84): as when a copy comes again before
+    // the call made again reads it. (Its sections still read the file, so the call comes as far as the text.)
+    const opened: Engine[] = [];
+    const replaced = () => {
+      const engine = open(path);
+      engine.snapshot.container.stopReading(`${path} is let go`);
+      opened.push(engine);
+      return apiContext(engine);
+    };
+    const tools = mcpTools(replaced(), { logError: (error) => console.error(error), reopen: replaced });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await tools.server().connect(serverSide);
+    const client = new Client({ name: "test", version: "1" });
+    await client.connect(clientSide);
+    try {
+      const answer = (await client.callTool({ name: "get_chunk", arguments: { id: "1_0" } })) as Json;
+      expect(answer.isError).toBe(true);
+      // It answered "<path> is let go" alone.
+      expect(answer.content[0].text).toBe(
+        `service_unavailable: The snapshot ${path} was replaced while this MCP server read it (${path} is let go), twice within this call: it is opened again now. Try again.`,
+      );
+    } finally {
+      await client.close();
+      for (const engine of opened) engine.close();
+    }
   });
 
   test("without a snapshot it says how to get one, on stderr, and exits 1 (stdout stays the protocol's)", async () => {

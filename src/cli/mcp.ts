@@ -53,13 +53,18 @@ export async function main(args: string[]): Promise<void> {
       said = line;
     };
     const damaged = (what: string, next: string) =>
-      `${what}: check it with \`${commandLine(`snapshot:verify ${path}`)}\`, and copy or build it again (\`${commandLine("snapshot:build")}\`); ${next}.`;
+      `${what}: check it with \`${commandLine(`snapshot:verify ${path}`)}\`, and copy a whole one over it or rebuild it ` +
+      `(\`${commandLine("snapshot:build --dump <dump>")}\`) if a section does not match; ${next}.`;
     // A copy over the file lets it go (D84); the next call opens it again once it is whole, as the server's swap does (D47).
-    // A file still held was not replaced: what the call read of it is damaged.
+    // A file still held was not replaced: what the call read of it is damaged. A file moved over it (mv, or the rename
+    // that ends snapshot:build) leaves the damaged one held, read until a restart; a copy over it is opened on the next call.
     const reopen = (error: Error): ReturnType<typeof apiContext> | string => {
       const cause = error.message.replace(/\.$/, "");
       if (engine.snapshot.container.readable) {
-        const message = damaged(`The snapshot ${path} is damaged (${cause})`, "then restart the MCP server");
+        const message = damaged(
+          `The snapshot ${path} is damaged (${cause})`,
+          "a file copied over it (cp) is opened on the next call, one moved over it (mv, or built to it) once the MCP server is restarted",
+        );
         say(message);
         return message;
       }

@@ -170,7 +170,13 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
         const reopened = options.reopen(error);
         if (typeof reopened === "string") return failure(ERRORS.serviceUnavailable.code, reopened);
         byName = new Map(toolsOf(reopened).map((t) => [t.name, t]));
-        if (!again) return failure(ERRORS.serviceUnavailable.code, error.message);
+        // Replaced again while the call was made again (copied over twice within it): opened again, for the next call.
+        if (!again)
+          return failure(
+            ERRORS.serviceUnavailable.code,
+            `The snapshot ${reopened.engine.snapshot.container.path} was replaced while this MCP server read it ` +
+              `(${error.message.replace(/\.$/, "")}), twice within this call: it is opened again now. Try again.`,
+          );
         return call(byName.get(tool.name) ?? tool, args, x, refused, false);
       }
       options.logError(error);
