@@ -700,18 +700,27 @@ describe("/docs", () => {
     expect((await get("/docs/assets/package.json", null)).status).toBe(404);
   });
 
-  test("still answers while the snapshot served may not be read (D84, D165): the page, its files and the document; the routes and /healthz get 503", async () => {
+  test("still answers while the snapshot served may not be read (D84, D165): the page, its files and the document; a path that is no route its 404 (D169); the routes and /healthz get 503", async () => {
     const app = createApp(engine, { pdf: { render: async () => new Uint8Array() } });
     const status = async (path: string, method = "GET") =>
       (await app.handle(new Request(`http://localhost${path}`, { method }))).status;
     const document = await (await app.handle(new Request(`http://localhost/v1/openapi.json`))).text();
+    const answer = async (path: string) => {
+      const r = await app.handle(new Request(`http://localhost${path}`));
+      return { path, status: r.status, body: await r.text() };
+    };
+    // Paths that are no route, told from the path alone (D169): the router's 404, as before; they were 503.
+    const noRoute = ["/nope", "/favicon.ico", "/docsx", "/healthz/x"];
+    const unrouted = await Promise.all(noRoute.map(answer));
+    expect(unrouted.map((a) => a.status)).toEqual([404, 404, 404, 404]);
     app.suspend("The snapshot is being replaced; retry in a few seconds.");
+    expect(await Promise.all(noRoute.map(answer))).toEqual(unrouted);
     const open = ["/v1/openapi.json", "/v1/openapi.json/", "/docs", "/docs/", "/docs/assets/swagger-ui.css"];
     for (const path of open)
       for (const method of ["GET", "HEAD"])
         expect({ path, method, status: await status(path, method) }).toEqual({ path, method, status: 200 });
     expect(await (await app.handle(new Request(`http://localhost/v1/openapi.json`))).text()).toBe(document);
-    for (const path of ["/healthz", "/v1/meta", "/v1/openapi.jsonx", "/docsx"])
+    for (const path of ["/healthz", "/v1/meta", "/v1/openapi.jsonx", "/v1/nope"])
       expect({ path, status: await status(path) }).toEqual({ path, status: 503 });
     app.close();
   });

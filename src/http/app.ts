@@ -17,7 +17,16 @@ import { apiContext, type ApiContext } from "./context";
 import { CurrentSnapshot, type Served } from "./current";
 import { damageReporter } from "./damage";
 import { DOCS_PATH, isDocumentation, OPENAPI_PATH, openApi } from "./docs";
-import { ApiError, errorAnswer, errorBody, ERRORS, INTERNAL_ERROR, noSuchRoute, retryLater } from "./errors";
+import {
+  ApiError,
+  errorAnswer,
+  errorBody,
+  errorResponse,
+  ERRORS,
+  INTERNAL_ERROR,
+  noSuchRoute,
+  retryLater,
+} from "./errors";
 import { Metrics } from "./metrics";
 import { SearchPool } from "./pool/pool";
 import { compose, exchange, handOver, type Step } from "./pipeline";
@@ -31,7 +40,7 @@ import { bodies } from "./steps/bodies";
 import { conditional } from "./steps/conditional";
 import { faults } from "./steps/faults";
 import { home } from "./steps/home";
-import { keys } from "./steps/keys";
+import { isNoRoute, keys } from "./steps/keys";
 import { log, type LogSink } from "./steps/log";
 import { measure, metricsEndpoint } from "./steps/metrics";
 import { isMcpPath, MCP_PATH, methods } from "./steps/methods";
@@ -208,9 +217,12 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
   const handler = compose(
     steps,
     (x) => {
-      // The API's description reads nothing of the snapshot: it still answers (D165).
-      if (unavailable !== undefined && !isDocumentation(x.path))
+      // The API's description reads nothing of the snapshot: it still answers (D165); nor does a path that is no route,
+      // answered 404 as the router answers it (D169; the keys step answers it so to a request without a key).
+      if (unavailable !== undefined && !isDocumentation(x.path)) {
+        if (isNoRoute(x.path)) return errorResponse(ERRORS.notFound, [noSuchRoute(OPENAPI_PATH)]);
         return errorAnswer(retryLater(ERRORS.serviceUnavailable, UNAVAILABLE_RETRY_AFTER_S, unavailable));
+      }
       const view = (x.served as Served<View>).view;
       return isMcpPath(x.path) ? view.mcp(x) : view.routes.handle(handOver(x));
     },
@@ -254,7 +266,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     /**
      * Stops reading the snapshot served (its file is being written over in place: reading its
      * mapping could kill the process, D56): every request the steps hand to the snapshot's routes or /mcp answers 503
-     * until the next swap, but the API's description (D165); what the steps answer themselves (GET /, /metrics, the
+     * until the next swap, but the API's description (D165) and a path that is no route (404, D169); what the steps answer themselves (GET /, /metrics, the
      * dashboard, a key refused) reads nothing of the snapshot and answers as usual.
      */
     suspend: (reason: string): void => {

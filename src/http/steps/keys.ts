@@ -36,6 +36,12 @@ export function needsKey(path: string): boolean {
 /** The API's own paths: /v1 and under it, and /mcp. Any other path that needs a key is no route at all. */
 const isApiPath = (path: string) => isMcpPath(path) || path === "/v1" || path.startsWith("/v1/");
 
+/**
+ * A path the router answers 404 whatever the snapshot, told from the path alone: neither the API's own (isApiPath), nor
+ * the liveness check, nor the API's description (needsKey). A path under /v1 is not told so: only the router knows it.
+ */
+export const isNoRoute = (path: string): boolean => needsKey(path) && !isApiPath(path);
+
 const PDF_PREFIX = "/v1/pdf/";
 const PDF_COST = String(COST.pdf);
 
@@ -149,7 +155,7 @@ export function keys(access: Gate | undefined): Step {
   const decide = (x: Exchange, grant: Grant | Refusal): Response | undefined => {
     if ("reason" in grant) {
       // Answered here, not by the router: a path outside the API never reaches the routes without a key.
-      if (grant.reason === "no key" && !isApiPath(x.path))
+      if (grant.reason === "no key" && isNoRoute(x.path))
         return errorResponse(ERRORS.notFound, [noSuchRoute(OPENAPI_PATH)]);
       return refused(grant);
     }
