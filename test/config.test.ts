@@ -123,6 +123,17 @@ describe("settings", () => {
     }
   });
 
+  test("TOME_PUBLIC_URL with a path (a proxy serving Tome under /tome), a query or a user is refused naming the setting, where only its origin was kept silently (D170)", () => {
+    for (const url of ["https://x.com/tome", "https://x.com/tome/", "https://x.com/?a=b", "https://u:p@x.com"]) {
+      expect(() => readConfig({ TOME_PUBLIC_URL: url })).toThrow(ConfigError);
+      expect(() => readConfig({ TOME_PUBLIC_URL: url })).toThrow(
+        `TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT] and nothing more, not "${url}": Tome answers at the root of its origin`,
+      );
+    }
+    expect(readConfig({ TOME_PUBLIC_URL: "https://x.com/" })).toMatchObject({ publicUrl: "https://x.com/" });
+    expect(readConfig({ TOME_PUBLIC_URL: "http://x.com:8080" })).toMatchObject({ publicUrl: "http://x.com:8080" });
+  });
+
   test("worker threads stop at 64, the limit named (D113, D101): each holds memory, and 1000 asked for ~17 GB", () => {
     expect(readConfig({ TOME_BUILD_WORKERS: "64", TOME_SEARCH_WORKERS: "64" })).toMatchObject({
       buildWorkers: 64,

@@ -95,7 +95,7 @@ export const SETTINGS = [
     name: "TOME_PUBLIC_URL",
     default: "unset",
     meaning:
-      "where clients reach this server (e.g. https://tome.example.com): an https URL makes the dashboard's cookies Secure (so do https requests and X-Forwarded-Proto: https from a proxy), and its forms may come from this origin whatever Host header a proxy passes",
+      "where clients reach this server, an origin with no path (e.g. https://tome.example.com; Tome is served at the root, D170): an https URL makes the dashboard's cookies Secure (so do https requests and X-Forwarded-Proto: https from a proxy), and its forms may come from this origin whatever Host header a proxy passes",
     usedBy: "start",
   },
   {
@@ -266,6 +266,16 @@ export function readConfig(env: Env = process.env): Config {
     throw new ConfigError(
       `TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT], not "${publicUrl}".`,
     );
+  }
+  // D170: only its origin is used, and Tome answers at the root (its pages link to /dashboard, its cookies have
+  // Path=/dashboard): a prefix ("https://x.com/tome", a proxy serving Tome under a path) was kept silently and broke there.
+  if (publicUrl !== undefined) {
+    const u = new URL(publicUrl);
+    if (u.pathname !== "/" || u.search !== "" || u.hash !== "" || u.username !== "" || u.password !== "") {
+      throw new ConfigError(
+        `TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT] and nothing more, not "${publicUrl}": Tome answers at the root of its origin (its pages link to /dashboard, /v1/…), so it cannot be served under a path behind a proxy (D170).`,
+      );
+    }
   }
   const trustedProxies = (given("TOME_TRUSTED_PROXIES") ?? "")
     .split(",")
