@@ -2,7 +2,8 @@ import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import * as fs from "node:fs";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { clearStaleScratch, makeScratch, removeScratch, takeLock } from "../src/files";
+import { claimOutput } from "../src/cli/snapshot-build";
+import { clearStaleScratch, makeScratch, removeScratch, STOPPED_EXIT_CODE, takeLock } from "../src/files";
 import { EN_2006, EN_2016, snapshotFor, tempDir } from "./helpers";
 
 setDefaultTimeout(120_000);
@@ -119,6 +120,36 @@ describe("a build's scratch folders", () => {
     ]);
     removeScratch(mine);
     expect(existsSync(mine)).toBe(false);
+  });
+});
+
+describe("a build or update stopped before its end", () => {
+  /** What claimOutput logs for `out` when the process exits as stopped (its exit listener, called as the exit would). */
+  function stoppedLine(out: string): string[] {
+    const lines: string[] = [];
+    const before = process.listeners("exit");
+    const release = claimOutput(out, (l) => lines.push(l));
+    try {
+      const added = process.listeners("exit").filter((l) => !before.includes(l));
+      expect(added).toHaveLength(1);
+      for (const l of added) (l as (code: number) => void)(STOPPED_EXIT_CODE);
+    } finally {
+      release();
+    }
+    return lines;
+  }
+
+  test("says an --out already there (an update's own --base) is as it was, where it said it 'was not written'", () => {
+    const dir = tempDir();
+    const base = join(dir, "en.tome");
+    writeFileSync(base, "the base");
+    expect(stoppedLine(base)).toEqual([
+      `stopped before its end: ${base} is as it was (nothing was written over it), and the temporary files were removed. Run it again to write it.`,
+    ]);
+    expect(readFileSync(base, "utf8")).toBe("the base");
+    expect(stoppedLine(join(dir, "new.tome"))).toEqual([
+      `stopped before its end: ${join(dir, "new.tome")} was not written, and the temporary files were removed. Run it again to write it.`,
+    ]);
   });
 });
 

@@ -1,7 +1,7 @@
 /** bun run snapshot:build — MediaWiki dumps → a Tome snapshot. */
 import { basename, dirname, join } from "node:path";
 import type { ParseArgsOptionsConfig } from "node:util";
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { totalmem } from "node:os";
 import { buildFromDumps, DEFAULT_MEMORY_BYTES, MEMORY_BOUND, MOST_MEMORY_BYTES } from "../build";
 import { DEFAULT_CHUNK_WORDS, type IngestResult, MAX_BUILD_WORKERS, siteOf } from "../ingest";
@@ -248,11 +248,11 @@ export function claimOutput(out: string, log: (line: string) => void): () => voi
       `removed ${stale.length} temporary file(s) in ${dirname(out)} left by a build or update that was killed (its process is gone): ${stale.join(", ")}`,
     );
   // Stopped by SIGINT or SIGTERM, the build or update removes its files and exits (D116): its log says so, not nothing.
+  // An `out` already there (an update's --out its --base) is untouched: "was not written" sounded as if it were lost.
+  const was = existsSync(out) ? `${out} is as it was (nothing was written over it)` : `${out} was not written`;
   const stopped = (code: number) => {
     if (code === STOPPED_EXIT_CODE)
-      log(
-        `stopped before its end: ${out} was not written, and the temporary files were removed. Run it again to write it.`,
-      );
+      log(`stopped before its end: ${was}, and the temporary files were removed. Run it again to write it.`);
   };
   process.on("exit", stopped);
   return () => {
