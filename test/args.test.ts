@@ -7,6 +7,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { totalmem } from "node:os";
+import { readArgs } from "../src/cli/args";
 import { ROOT, runToExit, snapshotFor, SQUAD, tempDir } from "./helpers";
 
 // Each case runs a command or several (bun starting each): seconds on a loaded machine, past bun test's 5 s default.
@@ -75,6 +76,23 @@ describe("an option that takes one value, given twice (D118)", () => {
       expect(r.stdout).toBe("");
     });
   }
+
+  test("its values, an unknown option and a surplus argument are said with their terminal escapes and controls written \\u…, where an ESC went to the terminal raw", () => {
+    const options = { name: { type: "string" } } as const;
+    const said = (argv: string[]) => {
+      try {
+        readArgs(argv, options);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      throw new Error("taken");
+    };
+    expect(said(["--name", "\x1b[31mred", "--name", "b\u202eb"])).toBe(
+      '--name is given twice ("\\u001b[31mred", then "b\\u202eb"): it takes one value. Give it once.',
+    );
+    expect(said(["--name", "a", "x\x1b]0;t\x07"])).toStartWith('unexpected argument "x\\u001b]0;t\\u0007": ');
+    expect(said(["--na\x1bme"])).toStartWith("unknown option --na\\u001bme: ");
+  });
 
   test("--help beside it shows the help, exit 0, as beside a value the command would refuse", async () => {
     const r = await runToExit(

@@ -6,6 +6,7 @@
  * value, given twice, is refused (D118): parseArgs keeps the last, silently.
  */
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
+import { printableName } from "../access/names";
 import { commandLine } from "../invocation";
 import { ArgumentError } from "./main";
 
@@ -28,8 +29,10 @@ function optionList(options: ParseArgsOptionsConfig): string {
  * An option followed by what reads as another (--workers -1, --out -x.tome): said in one line with the value, where
  * parseArgs said in three that the value may have been forgotten and showed '--workers=-XYZ'.
  */
-function ambiguity(argv: string[], option: string): string {
-  const next = argv[argv.indexOf(option) + 1];
+function ambiguity(argv: string[], given: string): string {
+  const option = printableName(given);
+  const found = argv[argv.indexOf(given) + 1];
+  const next = found === undefined ? undefined : printableName(found);
   if (next === undefined || next.startsWith("--"))
     return `${option} takes a value${next ? `, and is followed by ${next}` : ""}.`;
   const write = /\s/.test(next) ? `"${option}=${next}"` : `${option}=${next}`;
@@ -69,7 +72,7 @@ export function readArgs<const O extends ParseArgsOptionsConfig>(
     // A file named "-x.tome" reads as options, and `bun file.ts -- -x.tome` drops the "--" before the command sees it.
     const single = argv.find((a) => /^-[^-]/.test(a) && a.slice(1).includes(option.slice(1)));
     const file = files && single ? ` (a file whose name starts with "-" is given as ./${single})` : "";
-    throw new ArgumentError(`unknown option ${option}: ${takes()}${file}`);
+    throw new ArgumentError(`unknown option ${printableName(option)}: ${takes()}${printableName(file)}`);
   }
   const given = new Map<string, string>();
   // --help beside it shows the help, as it does beside a value the command would refuse.
@@ -78,12 +81,12 @@ export function readArgs<const O extends ParseArgsOptionsConfig>(
     const before = given.get(token.name);
     if (before !== undefined)
       throw new ArgumentError(
-        `--${token.name} is given twice ("${before}", then "${token.value}"): it takes one value. Give it once.`,
+        `--${token.name} is given twice ("${printableName(before)}", then "${printableName(token.value)}"): it takes one value. Give it once.`,
       );
     given.set(token.name, token.value);
   }
   const surplus = parsed.positionals[positionals];
-  if (surplus !== undefined) throw new ArgumentError(`unexpected argument "${surplus}": ${takes()}`);
+  if (surplus !== undefined) throw new ArgumentError(`unexpected argument "${printableName(surplus)}": ${takes()}`);
   return parsed as { values: Values<O>; positionals: string[] };
 }
 
