@@ -420,13 +420,20 @@ describe("the key tool", () => {
     expect(filesOf(dir)).toEqual(before);
   });
 
-  test("list: each key with its expiry; each account's usage once, on its own line", async () => {
+  test("list: each key with its expiry; each account's usage once, on its own line, with its active keys out of its plan's", async () => {
     const dir = tempDir("tome-data-");
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
     const a = await newKey(dir, "--name", "a", "--account", "acme", "--plan", "starter", "--expires", tomorrow);
     await newKey(dir, "--name", "b", "--account", "acme");
     await newKey(dir, "--name", "c", "--account", "solo");
     await keys(dir, "revoke", a.id);
+    // Four keys made on growth, then the account moved to free (3 keys): over its plan, where the list said "4" alone.
+    updateKeyFile(dir, (f) => {
+      for (const name of ["d", "e", "f", "g"])
+        createKey(f, { name, account: "shrunk", plan: "growth", scope: "full", now: Date.now() });
+      f.accounts.shrunk!.plan = "free";
+      createKey(f, { name: "h", account: "big", plan: "enterprise", scope: "full", now: Date.now() });
+    });
     const month = new Date().toISOString().slice(0, 7);
     writeUsage(join(dir, "usage.json"), { months: { [month]: { acme: 1234, solo: 5 } }, last_used: {} });
     const r = await keys(dir, "list");
@@ -446,7 +453,7 @@ describe("the key tool", () => {
       "EXPIRES",
       "LAST USED",
     ]);
-    expect(keyLines!.slice(1).map((l) => [l[1], l[5], l[7]])).toEqual([
+    expect(keyLines!.slice(1, 4).map((l) => [l[1], l[5], l[7]])).toEqual([
       ["a", "revoked", `${tomorrow} 00:00:00`],
       ["b", "active", "never"],
       ["c", "active", "never"],
@@ -454,8 +461,10 @@ describe("the key tool", () => {
     expect(r.stdout.match(/1234/g)).toHaveLength(1);
     expect(accountLines).toEqual([
       ["ACCOUNT", "PLAN", "ACTIVE KEYS", `USAGE ${month}`, "RATE/S PER KEY"],
-      ["acme", "starter", "1", "1234 / 50000", "25"],
-      ["solo", "free", "1", "5 / 5000", "10"],
+      ["acme", "starter", "1 / 5", "1234 / 50000", "25"],
+      ["solo", "free", "1 / 3", "5 / 5000", "10"],
+      ["shrunk", "free", "4 / 3", "0 / 5000", "10"],
+      ["big", "enterprise", "1 / unlimited", "0 / unlimited", "1000"],
     ]);
   });
 

@@ -74,8 +74,8 @@ growth 10, business 20, enterprise unlimited (D21).
   list: `Usage: ${commandLine("keys")} list [--json]
 
 Every key: id, name, account, plan, scopes, state (active, revoked, expired), created,
-expires and last used; then every account: its plan, active keys, and its usage this month
-against its quota (credits are counted per account, not per key). The keys themselves are
+expires and last used; then every account: its plan, its active keys against the plan's
+(more after a move to a smaller plan), and its usage this month against its quota (credits are counted per account, not per key). The keys themselves are
 never shown again. --json prints one object per key; its usage_this_month is its
 account's.
 `,
@@ -253,10 +253,12 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
     const first = rows.find((r) => r.account === name);
     if (!first) continue;
     const active = rows.filter((r) => r.account === name && r.state === "active").length;
+    // Out of the plan's keys (D21), as usage is out of its quota: an account moved to a smaller plan may hold more.
+    const keys = limitsOf(a.plan, a.rate).keys;
     accountTable.push([
       printableName(name),
       a.plan,
-      String(active),
+      `${active} / ${Number.isFinite(keys) ? keys : "unlimited"}`,
       `${first.usage_this_month} / ${first.quota}`,
       String(first.rate_per_second),
     ]);
