@@ -134,6 +134,13 @@ describe("settings", () => {
     expect(readConfig({ TOME_PUBLIC_URL: "http://x.com:8080" })).toMatchObject({ publicUrl: "http://x.com:8080" });
   });
 
+  test("TOME_SEARCH_TIMEOUT_MS=0 is taken, and what it does is said where the setting is (README, start --help): every search cut off, not no limit", () => {
+    expect(readConfig({ TOME_SEARCH_TIMEOUT_MS: "0" })).toMatchObject({ searchTimeoutMs: 0 });
+    const { meaning } = SETTINGS.find((s) => s.name === "TOME_SEARCH_TIMEOUT_MS")!;
+    expect(meaning).toContain("0 answers every search from those alone, timed out");
+    expect(meaning).toContain("for that, give a large number, e.g. 60000");
+  });
+
   test("worker threads stop at 64, the limit named (D113, D101): each holds memory, and 1000 asked for ~17 GB", () => {
     expect(readConfig({ TOME_BUILD_WORKERS: "64", TOME_SEARCH_WORKERS: "64" })).toMatchObject({
       buildWorkers: 64,

@@ -129,7 +129,7 @@ export const SETTINGS = [
     name: "TOME_SEARCH_TIMEOUT_MS",
     default: String(GUARDS.budgetMs),
     meaning:
-      "milliseconds a search may work; past it, it answers with the best it has found and says so (timedOut: true, D91)",
+      'milliseconds a search may work; past it, it answers with the best it has found and says so (timedOut: true, D91). A search reads at least its first pages, so 0 answers every search from those alone, timed out (0 is not "no limit": for that, give a large number, e.g. 60000)',
     usedBy: "start",
   },
   {
