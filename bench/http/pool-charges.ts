@@ -1,5 +1,5 @@
 /**
- * bun bench/http/pool-charges.ts [--snapshot FILE] [--workers W] [--concurrency N] [--seconds S]
+ * bun bench/http/pool-charges.ts [--snapshot FILE] [--workers W] [--concurrency N] [--seconds S] [--cheap Q]
  *
  * What a pooled search is charged (`ms`, the worker's time on it less its waits for a core: D102, D144), the figure a
  * key's lane averages to decide whether its searches go two to a message (D166): the cheapest query alone, then the
@@ -13,6 +13,13 @@ import { open } from "../../src/search";
 import { queryMix, REQUEST_DEFAULTS } from "../queries";
 import { benchSnapshot } from "../servers";
 
+const USAGE = `Usage: bun bench/http/pool-charges.ts [--snapshot FILE] [--workers W] [--concurrency N] [--seconds S] [--cheap Q]
+  --snapshot FILE   the snapshot (default: enwiki-2016-sample and enwik8-head, built into a temporary folder)
+  --workers W       search workers (default 2)
+  --concurrency N   requests at a time, of one key (default 16)
+  --seconds S       seconds measured, after as many of warm-up (default 4)
+  --cheap Q         the cheapest query (default albedo)`;
+
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
   options: {
@@ -21,8 +28,13 @@ const { values } = parseArgs({
     concurrency: { type: "string", default: "16" },
     seconds: { type: "string", default: "4" },
     cheap: { type: "string", default: "albedo" },
+    help: { type: "boolean", short: "h" },
   },
 });
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const { path, snapshot } = await benchSnapshot(values.snapshot, tmpdir());
 const mix = Object.values(queryMix(snapshot));
 const pool = new SearchPool({ workers: Number(values.workers), batchBelowMs: 0 });
