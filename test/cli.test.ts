@@ -716,7 +716,7 @@ describe("bun run snapshot:export", () => {
     ]);
   });
 
-  test("stopped mid-work (SIGTERM, Ctrl-C), it removes the part it wrote beside --out and says so, exit 130", async () => {
+  test("stopped mid-work (SIGTERM, Ctrl-C), it removes the part it wrote beside --out and says so, exit 130; an --out already there is said as it was", async () => {
     const snapshot = await snapshotFor({ dumps: [SQUAD] });
     for (const signal of ["SIGTERM", "SIGINT"] as const) {
       const dir = tempDir();
@@ -724,6 +724,9 @@ describe("bun run snapshot:export", () => {
       // mid-work (its writes wait for the reader) until the signal.
       const partial = join(dir, ".chunks.jsonl.partial");
       Bun.spawnSync(["mkfifo", partial]);
+      // Ctrl-C's round writes over an export already there: it is untouched, and said so, not "was not written".
+      const before = signal === "SIGINT" ? "an earlier export\n" : undefined;
+      if (before) writeFileSync(join(dir, "chunks.jsonl"), before);
       const proc = Bun.spawn(["bun", EXPORT, "--snapshot", snapshot, "--out", join(dir, "chunks.jsonl")], {
         stdout: "pipe",
         stderr: "pipe",
@@ -744,9 +747,10 @@ describe("bun run snapshot:export", () => {
       closeSync(fd);
       expect({ signal, code }).toEqual({ signal, code: 130 });
       expect(await new Response(proc.stderr).text()).toContain(
-        `snapshot:export: stopped before its end: ${join(dir, "chunks.jsonl")} was not written.`,
+        `snapshot:export: stopped before its end: ${join(dir, "chunks.jsonl")} ${before ? "is as it was (nothing was written over it)" : "was not written"}.`,
       );
-      expect(readdirSync(dir)).toEqual([]);
+      expect(readdirSync(dir)).toEqual(before ? ["chunks.jsonl"] : []);
+      if (before) expect(readFileSync(join(dir, "chunks.jsonl"), "utf8")).toBe(before);
     }
   });
 

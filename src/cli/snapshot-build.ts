@@ -1,7 +1,7 @@
 /** bun run snapshot:build — MediaWiki dumps → a Tome snapshot. */
 import { basename, dirname, join } from "node:path";
 import type { ParseArgsOptionsConfig } from "node:util";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { totalmem } from "node:os";
 import { buildFromDumps, DEFAULT_MEMORY_BYTES, MEMORY_BOUND, MOST_MEMORY_BYTES } from "../build";
 import { DEFAULT_CHUNK_WORDS, type IngestResult, MAX_BUILD_WORKERS, siteOf } from "../ingest";
@@ -11,7 +11,7 @@ import { readArgs } from "./args";
 import { ArgumentError, mainOf } from "./main";
 import { checkOut, checkServedName } from "./out";
 import { commandLine } from "../invocation";
-import { clearStaleScratch, removeAllScratch, STOPPED_EXIT_CODE, takeLock } from "../files";
+import { clearStaleScratch, removeAllScratch, STOPPED_EXIT_CODE, stoppedOutput, takeLock } from "../files";
 import { UserError } from "../errors";
 
 const HELP = `Usage: ${commandLine("snapshot:build")} --dump <path|url> [--dump <path|url> …] [options]
@@ -249,7 +249,7 @@ export function claimOutput(out: string, log: (line: string) => void): () => voi
     );
   // Stopped by SIGINT or SIGTERM, the build or update removes its files and exits (D116): its log says so, not nothing.
   // An `out` already there (an update's --out its --base) is untouched: "was not written" sounded as if it were lost.
-  const was = existsSync(out) ? `${out} is as it was (nothing was written over it)` : `${out} was not written`;
+  const was = stoppedOutput(out);
   const stopped = (code: number) => {
     if (code === STOPPED_EXIT_CODE)
       log(`stopped before its end: ${was}, and the temporary files were removed. Run it again to write it.`);

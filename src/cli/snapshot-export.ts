@@ -14,7 +14,7 @@ import { ApiError, Attributions, readSince, Resources } from "../http";
 import { openSnapshot, type Snapshot, SnapshotError } from "../snapshot";
 import { countProgress } from "./progress";
 import { ArgumentError, mainOf, note } from "./main";
-import { STOPPED_EXIT_CODE, writeFailed } from "../files";
+import { STOPPED_EXIT_CODE, stoppedOutput, writeFailed } from "../files";
 import { commandLine } from "../invocation";
 import { SNAPSHOT_DIR, snapshotToRead } from "./snapshots";
 import { checkOut } from "./out";
@@ -157,12 +157,14 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
   const partial = target === "file" ? join(dirname(args.out), `.${basename(args.out)}.partial`) : undefined;
   if (target === "file" && !existsSync(dirname(args.out)))
     throw new ArgumentError(`no folder ${dirname(args.out)}/ to write ${basename(args.out)} in.`);
-  // Stopped (Ctrl-C, SIGTERM): the part written goes, as a build's files do (D116), rather than staying hidden beside --out.
+  // Stopped (Ctrl-C, SIGTERM): the part written goes, as a build's files do (D116), rather than staying hidden beside --out;
+  // an --out already there is untouched (it is renamed over only when the export is whole), and is said so.
+  const was = partial ? stoppedOutput(args.out) : undefined;
   const stop = () => {
     progress.stop();
     if (partial) {
       rmSync(partial, { force: true });
-      note(`snapshot:export: stopped before its end: ${args.out} was not written.`);
+      note(`snapshot:export: stopped before its end: ${was}.`);
     }
     process.exit(STOPPED_EXIT_CODE);
   };
