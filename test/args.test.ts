@@ -8,6 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { totalmem } from "node:os";
 import { readArgs } from "../src/cli/args";
+import { bytesOf, positiveInt } from "../src/cli/snapshot-build";
 import { ROOT, runToExit, snapshotFor, SQUAD, tempDir } from "./helpers";
 
 // Each case runs a command or several (bun starting each): seconds on a loaded machine, past bun test's 5 s default.
@@ -92,6 +93,29 @@ describe("an option that takes one value, given twice (D118)", () => {
     );
     expect(said(["--name", "a", "x\x1b]0;t\x07"])).toStartWith('unexpected argument "x\\u001b]0;t\\u0007": ');
     expect(said(["--na\x1bme"])).toStartWith("unknown option --na\\u001bme: ");
+  });
+
+  test("a value a command refuses (--workers, --memory, --since, …) is said back with its terminal escapes written \\u…, where it went to the terminal raw", async () => {
+    const refused = (read: () => unknown) => {
+      try {
+        read();
+      } catch (err) {
+        return (err as Error).message;
+      }
+      throw new Error("taken");
+    };
+    expect(refused(() => positiveInt("workers", "\x1b[31m2"))).toBe(
+      '--workers takes a whole number ≥ 1, not "\\u001b[31m2".',
+    );
+    expect(refused(() => bytesOf("2G\u202e"))).toBe('--memory takes a size such as 500M or 2G, not "2G\\u202e".');
+    const r = await runToExit(
+      ["bun", join(ROOT, "src/cli/snapshot-export.ts"), "--snapshot", "none.tome", "--since", "\x1b]0;t\x07"],
+      {},
+    );
+    expect([r.code, r.stderr.split("\n")[0]]).toEqual([
+      2,
+      'snapshot:export: --since takes Unix seconds or an RFC 3339 date-time with a zone (2026-01-01T00:00:00Z), not "\\u001b]0;t\\u0007".',
+    ]);
   });
 
   test("--help beside it shows the help, exit 0, as beside a value the command would refuse", async () => {

@@ -10,6 +10,14 @@ import { printableName } from "../access/names";
 import { commandLine } from "../invocation";
 import { ArgumentError } from "./main";
 
+/**
+ * An argument a command refuses, said back in its message: quoted, its terminal escapes and controls written \u… (as
+ * readArgs says its own), so that an ESC in it does not reach the terminal raw.
+ */
+export function given(value: string): string {
+  return `"${printableName(value)}"`;
+}
+
 const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
 
 type WithHelp<O> = { [K in keyof O | "help"]: K extends "help" ? (typeof HELP_OPTION)["help"] : O[K & keyof O] };

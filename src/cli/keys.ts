@@ -35,7 +35,7 @@ import {
   type Scope,
 } from "../access";
 import type { Config } from "./config";
-import { readArgs } from "./args";
+import { given, readArgs } from "./args";
 import { keyStoreOf, openRedis, type KeyToolStore } from "./key-store";
 import { ArgumentError, mainOf, note } from "./main";
 import { commandLine } from "../invocation";
@@ -130,7 +130,7 @@ const dataDir = () => settings.dataDir;
 
 function planArg(value: string | undefined): PlanName | undefined {
   if (value === undefined) return undefined;
-  if (!isPlan(value)) throw new ArgumentError(`--plan must be one of ${PLAN_NAMES.join(", ")}, not "${value}"`);
+  if (!isPlan(value)) throw new ArgumentError(`--plan must be one of ${PLAN_NAMES.join(", ")}, not ${given(value)}`);
   return value;
 }
 
@@ -146,7 +146,7 @@ function expiryArg(value: string | undefined, now: number): string | undefined {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   const ms = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
   if (!m || new Date(ms).toISOString().slice(0, 10) !== value)
-    throw new ArgumentError(`--expires must be a date as YYYY-MM-DD, not "${value}"`);
+    throw new ArgumentError(`--expires must be a date as YYYY-MM-DD, not ${given(value)}`);
   if (ms <= now) {
     throw new ArgumentError(
       `--expires ${value} is not in the future: the key would stop working at 00:00 UTC that day, which has passed ` +
@@ -173,7 +173,7 @@ async function create(args: string[], store: KeyToolStore): Promise<void> {
       `--name is ${values.name ? "only blanks" : "empty"}: give the key a name of 1 to ${KEY_NAME_MAX} characters.`,
     );
   const scope = (values.scope ?? "read") as Scope;
-  if (!SCOPES.includes(scope)) throw new ArgumentError(`--scope must be read or full, not "${values.scope}"`);
+  if (!SCOPES.includes(scope)) throw new ArgumentError(`--scope must be read or full, not ${given(scope)}`);
   const account = accountArg(values.account) ?? "default";
   const plan = planArg(values.plan);
   const now = Date.now();
@@ -426,7 +426,7 @@ async function account(args: string[], store: KeyToolStore): Promise<void> {
   const [which, ...rest] = args;
   if (which === "--help" || which === "-h") return void process.stdout.write(HELP.account!);
   if (which !== "create" && which !== "token")
-    throw new ArgumentError(`keys account takes create or token${which === undefined ? "" : `, not "${which}"`}`);
+    throw new ArgumentError(`keys account takes create or token${which === undefined ? "" : `, not ${given(which)}`}`);
   const { values } = readArgs(rest, {
     account: { type: "string" },
     plan: { type: "string" },

@@ -7,7 +7,7 @@ import { buildFromDumps, DEFAULT_MEMORY_BYTES, MEMORY_BOUND, MOST_MEMORY_BYTES }
 import { DEFAULT_CHUNK_WORDS, type IngestResult, MAX_BUILD_WORKERS, siteOf } from "../ingest";
 import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
 import { buildProgress } from "./progress";
-import { readArgs } from "./args";
+import { given, readArgs } from "./args";
 import { ArgumentError, mainOf } from "./main";
 import { checkOut, checkServedName } from "./out";
 import { commandLine } from "../invocation";
@@ -58,7 +58,7 @@ export interface BuildArgs {
 export function positiveInt(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^[0-9]+$/.test(value) || Number(value) < 1)
-    throw new ArgumentError(`--${name} takes a whole number ≥ 1, not "${value}".`);
+    throw new ArgumentError(`--${name} takes a whole number ≥ 1, not ${given(value)}.`);
   return Number(value);
 }
 
@@ -93,7 +93,8 @@ export function memoryHere(): string {
 export function bytesOf(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const m = /^([0-9]+(?:\.[0-9]+)?)([KMGT]?)B?$/i.exec(value.trim());
-  if (!m || Number(m[1]) <= 0) throw new ArgumentError(`--memory takes a size such as 500M or 2G, not "${value}".`);
+  if (!m || Number(m[1]) <= 0)
+    throw new ArgumentError(`--memory takes a size such as 500M or 2G, not ${given(value)}.`);
   const bytes = Math.round(
     Number(m[1]) * { "": 1, K: 1e3, M: 1e6, G: 1e9, T: 1e12 }[m[2]!.toUpperCase() as "" | "K" | "M" | "G" | "T"],
   );

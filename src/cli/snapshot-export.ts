@@ -8,7 +8,7 @@ import { createWriteStream, existsSync, lstatSync, renameSync, rmSync, type Stat
 import { basename, dirname, join } from "node:path";
 import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { readArgs } from "./args";
+import { given, readArgs } from "./args";
 import { createGzip, createZstdCompress } from "node:zlib";
 import { ApiError, Attributions, readSince, Resources } from "../http";
 import { openSnapshot, type Snapshot, SnapshotError } from "../snapshot";
@@ -70,7 +70,7 @@ function parseExportArgs(args: string[], pinned: string | undefined): ExportArgs
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       throw new ArgumentError(
-        `--since takes Unix seconds or an RFC 3339 date-time with a zone (2026-01-01T00:00:00Z), not "${values.since}".`,
+        `--since takes Unix seconds or an RFC 3339 date-time with a zone (2026-01-01T00:00:00Z), not ${given(values.since)}.`,
       );
     }
   }

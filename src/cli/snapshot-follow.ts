@@ -16,6 +16,7 @@ import {
 } from "../build";
 import { latestSnapshot, openSnapshot, SNAPSHOT_EXTENSION } from "../snapshot";
 import { SnapshotError } from "../snapshot";
+import { given } from "./args";
 import { ArgumentError, mainOf, note } from "./main";
 import { runUpdate } from "./snapshot-update";
 import { bytesOf, positiveInt, readOptions, workersOf } from "./snapshot-build";
@@ -109,15 +110,15 @@ function parseFollowArgs(argv: string[]): FollowArgs | "help" {
   });
   if (v === "help") return "help";
   if (v["start-day"] !== undefined && !isDay(v["start-day"]))
-    throw new ArgumentError(`--start-day takes a day as YYYYMMDD, not "${v["start-day"]}".`);
+    throw new ArgumentError(`--start-day takes a day as YYYYMMDD, not ${given(v["start-day"])}.`);
   if (v.every !== undefined && !(Number(v.every) >= LEAST_EVERY_HOURS && Number.isFinite(Number(v.every))))
     throw new ArgumentError(
-      `--every takes a number of hours from 0.0167 (a minute) up, e.g. 6, not "${v.every}": Wikimedia publishes a day's incremental dump once a day (D168).`,
+      `--every takes a number of hours from 0.0167 (a minute) up, e.g. 6, not ${given(v.every)}: Wikimedia publishes a day's incremental dump once a day (D168).`,
     );
   // fetch reads a file: URL but not a folder (the listing), and a dump named by one would be opened as a path.
   if (v.url !== undefined && !/^https?:\/\/./i.test(v.url))
     throw new ArgumentError(
-      `--url takes an http(s) address, not "${v.url}": for a folder on this machine use --from <dir>.`,
+      `--url takes an http(s) address, not ${given(v.url)}: for a folder on this machine use --from <dir>.`,
     );
   if (v.from && v.url) throw new ArgumentError("--from and --url both say where the dumps are: give one.");
   return {
