@@ -17,6 +17,7 @@ import { writeUsage } from "../src/access/usage";
 import { apiContext, createApp, mcpTools, serve } from "../src/http";
 import { type Engine, open } from "../src/search";
 import { ChangesQuery, ChunkParams, PageQuery, SearchQuery } from "../src/http/schemas";
+import { toolsOf } from "../src/http/mcp/tools";
 import {
   EN_2006,
   EN_2016,
@@ -1018,6 +1019,52 @@ describe("a body that never arrives", () => {
       expect(faults).toEqual([]);
     } finally {
       await running.stop();
+    }
+  });
+});
+
+describe("a refused argument's value, quoted in its error's details", () => {
+  test("at most 200 characters of its JSON are built, however large it is (nothing bounds it over stdio); a short one is quoted whole", () => {
+    const engine = open(snapshot);
+    const search = toolsOf(apiContext(engine)).find((tool) => tool.name === "search")!;
+    // The characters JSON.stringify writes while the call is refused: before, the whole value's JSON.
+    const stringify = JSON.stringify;
+    let written = 0;
+    const quoted = (args: Record<string, unknown>) => {
+      written = 0;
+      JSON.stringify = ((...a: Parameters<typeof stringify>) => {
+        const text = stringify(...a);
+        written += text?.length ?? 0;
+        return text;
+      }) as typeof stringify;
+      try {
+        search.call(args, undefined);
+      } catch (error) {
+        return (error as { details?: { value?: string } }).details?.value;
+      } finally {
+        JSON.stringify = stringify;
+      }
+      return "not refused";
+    };
+    try {
+      const huge = "x".repeat(5_000_000);
+      const cases: [Record<string, unknown>, string][] = [
+        [{ q: [huge] }, `["${"x".repeat(198)}`],
+        [{ q: "albedo", extra: { [huge]: 1 } }, `{"${"x".repeat(198)}`],
+        [
+          { q: Array.from({ length: 1_000_000 }, () => ({ a: [1, "b"] })) },
+          `[${'{"a":[1,"b"]},'.repeat(15)}`.slice(0, 200),
+        ],
+        [{ q: "albedo", extra: `${"😀".repeat(100)}${huge}` }, `"${"😀".repeat(99)}`],
+        // Short: as before, the whole of its JSON.
+        [{ q: ["albedo", 1, null, { a: "\n" }] }, '["albedo",1,null,{"a":"\\n"}]'],
+      ];
+      for (const [args, value] of cases) {
+        const got = quoted(args);
+        expect({ got, built: written < 1_000 }).toEqual({ got: value, built: true });
+      }
+    } finally {
+      engine.close();
     }
   });
 });
