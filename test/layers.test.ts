@@ -19,6 +19,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   "columns.ts": ["files.ts"],
   "sorted-runs.ts": ["columns.ts", "files.ts"],
   "invocation.ts": [],
+  /** Text from outside escaped for a terminal (key names, a store edited by hand, a command's arguments). */
+  "printable.ts": [],
   /** A worker thread's scheduling: its priority (D142, D143) and its time waiting for a core (D144). */
   "scheduling.ts": [],
   /** Declarations only: files imported `with { type: "file" }` are their paths. */
@@ -27,7 +29,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   snapshot: ["errors.ts", "invocation.ts", "files.ts", "columns.ts", "sorted-runs.ts"],
   search: ["errors.ts", "invocation.ts", "snapshot", "files.ts", "scripts.ts"],
   build: ["errors.ts", "invocation.ts", "ingest", "snapshot", "search", "files.ts", "sorted-runs.ts"],
-  access: ["errors.ts", "invocation.ts", "files.ts"],
+  access: ["errors.ts", "invocation.ts", "files.ts", "printable.ts"],
   pdf: ["errors.ts", "files.ts", "scripts.ts", "scheduling.ts"],
   http: [
     "errors.ts",
@@ -52,6 +54,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     "http",
     "files.ts",
     "scripts.ts",
+    "printable.ts",
     // TOME_SEARCH_WORKER_NICE's bound, the highest nice (LOWEST).
     "scheduling.ts",
   ],

@@ -7,6 +7,9 @@
  * that no store holds one for a plain object elsewhere to trip over.
  */
 import { KeyStoreError } from "./errors";
+import { printableName, UNSHOWN } from "../printable";
+
+export { printableJson, printableName } from "../printable";
 
 /** What an account's name is made of. */
 const ACCOUNT_NAME = /^[A-Za-z0-9._-]{1,64}$/;
@@ -33,33 +36,6 @@ export function accountNameProblem(name: string): string | undefined {
 export function checkAccountName(name: string): void {
   const problem = accountNameProblem(name);
   if (problem) throw new KeyStoreError(`an account's name ${problem}. Nothing was changed.`);
-}
-
-/**
- * What a key's name may not hold: control characters (a terminal acts on ESC and the other C0 and C1 controls, and a
- * line break makes rows of its own in `keys list`) and the marks that turn the direction of the text after them or
- * around them (the embeddings and isolates, and the left-to-right, right-to-left and Arabic letter marks).
- * An account holder names keys on the dashboard; the operator reads the names in a terminal.
- */
-const UNSHOWN = /[\p{Cc}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
-const UNSHOWN_ALL = new RegExp(UNSHOWN.source, "gu");
-const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
-
-/**
- * A key's name as printed on a terminal: what UNSHOWN names written as \u escapes (a name kept before they were refused).
- * Key ids and account names read from a store are printed through it too: keys.json edited by hand may hold anything.
- */
-export function printableName(name: string): string {
-  return name.replace(UNSHOWN_ALL, escaped);
-}
-
-/**
- * JSON text safe to print on a terminal, read back as the same value: JSON.stringify escapes the C0 controls only, and
- * leaves the C1 ones (U+009B is a terminal's CSI, as ESC [ is) and the direction marks raw in the strings.
- */
-export function printableJson(value: unknown): string {
-  // A line break left raw is the layout's: JSON.stringify escapes every one in a string.
-  return JSON.stringify(value, null, 2).replace(UNSHOWN_ALL, (c) => (c === "\n" ? c : escaped(c)));
 }
 
 /** A key's name at most: the dashboard's field holds this many, and the key tool's list stays a table. */

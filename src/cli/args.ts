@@ -6,7 +6,7 @@
  * value, given twice, is refused (D118): parseArgs keeps the last, silently.
  */
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
-import { printableName } from "../access/names";
+import { printableName } from "../printable";
 import { commandLine } from "../invocation";
 import { ArgumentError } from "./main";
 
