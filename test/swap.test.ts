@@ -880,14 +880,19 @@ describe("a pinned snapshot (TOME_SNAPSHOT), not watched: SIGHUP", () => {
 });
 
 describe("in process: what the log says is served once the file it came from is gone", () => {
-  test("a damaged file renamed over it, then none: the refusal and SIGHUP's line name the snapshot loaded from that path and when, not the path as if its file were served", async () => {
-    const folder = tempDir("tome-swap-named-");
-    const served = join(folder, "served.tome");
+  /** A copy of snapshot a served in process, pinned, with the lines its swapper logs. */
+  function servedCopy() {
+    const served = join(tempDir("tome-swap-named-"), "served.tome");
     copyFileSync(a.path, served);
     const app = createApp(open(served), { pdf: { render: async () => new Uint8Array() } });
     const lines: string[] = [];
+    const swapper = new SnapshotSwapper(app, pinned(served), (line) => lines.push(line));
+    return { served, app, lines, swapper };
+  }
+
+  test("a damaged file renamed over it, then none: the refusal and SIGHUP's line name the snapshot loaded from that path and when, not the path as if its file were served", async () => {
+    const { served, app, lines, swapper } = servedCopy();
     try {
-      const swapper = new SnapshotSwapper(app, pinned(served), (line) => lines.push(line));
       const bytes = readFileSync(a.path);
       bytes[a.engine.snapshot.container.sections.find((s) => s.length > 0)!.offset]! ^= 0xff;
       dropIn(a.path, served, bytes);
@@ -913,13 +918,8 @@ describe("in process: what the log says is served once the file it came from is 
   });
 
   test("a file cut short renamed over it is refused, saying why, where nothing was said of it (the watcher's look, or SIGHUP)", async () => {
-    const folder = tempDir("tome-swap-named-");
-    const served = join(folder, "served.tome");
-    copyFileSync(a.path, served);
-    const app = createApp(open(served), { pdf: { render: async () => new Uint8Array() } });
-    const lines: string[] = [];
+    const { served, app, lines, swapper } = servedCopy();
     try {
-      const swapper = new SnapshotSwapper(app, pinned(served), (line) => lines.push(line));
       const bytes = readFileSync(a.path);
       dropIn(a.path, served, bytes.subarray(0, bytes.length - 1000));
       await swapper.check("a change");
