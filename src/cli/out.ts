@@ -1,7 +1,7 @@
 /** What the snapshot commands' --out may name: checked before their work, not found wrong at its end. */
 import { statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { SNAPSHOT_EXTENSION } from "../snapshot";
+import { isSnapshotName, SNAPSHOT_EXTENSION } from "../snapshot";
 import { ArgumentError } from "./main";
 import { SNAPSHOT_DIR } from "./snapshots";
 
@@ -63,7 +63,7 @@ export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_
 export function checkServedName(out: string): void {
   const name = basename(out);
   if (resolve(dirname(out)) !== resolve(SNAPSHOT_DIR)) return;
-  if (name.endsWith(SNAPSHOT_EXTENSION) && !name.startsWith(".")) return;
+  if (isSnapshotName(name)) return;
   // en → en.tome, .en.tome → en.tome, en.tome.new → en.tome.
   const bare = name.replace(/^\.+/, "").split(SNAPSHOT_EXTENSION)[0] || "en";
   const served = `${bare}${SNAPSHOT_EXTENSION}`;

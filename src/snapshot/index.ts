@@ -26,6 +26,7 @@ export {
   bySnapshotOrder,
   identityOf,
   isSnapshotFile,
+  isSnapshotName,
   latestSnapshot,
   snapshotFile,
   snapshotsIn,

@@ -98,6 +98,9 @@ export function bySnapshotOrder(a: SnapshotFile, b: SnapshotFile): number {
   );
 }
 
+/** A file name a folder's snapshots are looked for by (D55): *.tome, not hidden (a hidden one is being written). */
+export const isSnapshotName = (name: string): boolean => name.endsWith(SNAPSHOT_EXTENSION) && !name.startsWith(".");
+
 /** The *.tome files of a folder (hidden ones are being written): those that open, best first, and those skipped. */
 export function snapshotsIn(dir: string): { usable: SnapshotFile[]; skipped: SkippedFile[] } {
   const usable: SnapshotFile[] = [];
@@ -109,7 +112,7 @@ export function snapshotsIn(dir: string): { usable: SnapshotFile[]; skipped: Ski
     return { usable, skipped };
   }
   for (const name of names.sort()) {
-    if (!name.endsWith(SNAPSHOT_EXTENSION) || name.startsWith(".")) continue;
+    if (!isSnapshotName(name)) continue;
     const found = snapshotFile(join(dir, name));
     if (isSnapshotFile(found)) usable.push(found);
     else skipped.push(found);
