@@ -973,6 +973,30 @@ describe("GET /v1/changes", () => {
       expect(body.details.parameter).toBe("since");
     }
   });
+
+  test("since whose zone's + the query string read as a space (`date -Iseconds` unescaped) is refused saying to send %2B (D12)", async () => {
+    const body = await fails(
+      "/v1/changes?since=2016-01-31T12:00:00+01:00",
+      400,
+      "since must be unix seconds or RFC3339",
+    );
+    expect(body.details.value).toBe("2016-01-31T12:00:00 01:00");
+    expect(body.message).toEndWith(
+      "Its zone's + was read as a space, as a query string reads one: send it as %2B (2016-01-31T12:00:00%2B01:00).",
+    );
+    expect((await ok("/v1/changes?since=2016-01-31T12:00:00%2B01:00")).total).toBe(
+      (await ok("/v1/changes?since=2016-01-31T11:00:00Z")).total,
+    );
+    // A space elsewhere, or a zone that would still be wrong with its +, gets D12's message alone.
+    for (const since of ["2016-01-31 12:00:00Z", "2016-01-31T12:00:00 25:00", "2016-02-30T12:00:00 01:00"]) {
+      const other = await fails(
+        `/v1/changes?since=${encodeURIComponent(since)}`,
+        400,
+        "since must be unix seconds or RFC3339",
+      );
+      expect(other.message).not.toContain("%2B");
+    }
+  });
 });
 
 describe("GET /v1/lucky", () => {

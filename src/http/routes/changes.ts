@@ -9,7 +9,9 @@ import { ChangesQuery, ChangesResponse, ErrorBody } from "../schemas";
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
 export const changesRoutes = ({ answers }: ApiContext) => {
-  const changes = route({ query: ChangesQuery, readers: { since: readSince } }, ({ query }) => answers.changes(query));
+  const changes = route({ query: ChangesQuery, readers: { since: readQuerySince } }, ({ query }) =>
+    answers.changes(query),
+  );
   return new Elysia().get("/v1/changes", changes.handler, {
     ...changes.hooks,
     parse: JSON_ONLY,
@@ -41,6 +43,30 @@ export const changesRoutes = ({ answers }: ApiContext) => {
         "Pages whose last modification is at or after since, ordered by ts_unix then page_id, so a client can poll with the last ts_unix it saw.",
     },
   });
+};
+
+/**
+ * readSince of a query string's since. A query string reads + as a space, so an offset sent unescaped, as
+ * `?since=$(date -Iseconds)` sends it, arrives as "2016-01-31T12:00:00 01:00": refused, its message says so.
+ */
+function readQuerySince(raw: string): number {
+  try {
+    return readSince(raw);
+  } catch (error) {
+    const plus = raw.replace(/ (?=\d{2}:\d{2}$)/, "+");
+    if (!(error instanceof ApiError) || plus === raw || !readable(plus)) throw error;
+    const hint = `Its zone's + was read as a space, as a query string reads one: send it as %2B (${plus.replace("+", "%2B")}).`;
+    throw new ApiError(error.status, error.code, `${error.message} ${hint}`, error.details);
+  }
+}
+
+const readable = (since: string) => {
+  try {
+    readSince(since);
+    return true;
+  } catch {
+    return false;
+  }
 };
 
 /** D12: Unix seconds (digits only) or an RFC 3339 date-time with a zone, as whole Unix seconds (never below 0). */
