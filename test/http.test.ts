@@ -870,6 +870,20 @@ describe("GET /v1/chunk/{id}", () => {
     const text = await r.text();
     expect([r.status, JSON.parse(text).error, text.length < 1000]).toEqual([400, "invalid_parameter", true]);
   });
+
+  test("a path parameter whose escapes are no UTF-8 is refused echoing it as sent, not as an empty value", async () => {
+    const cases: [string, string, string][] = [
+      ["/v1/chunk/39_%E0%A4%A", "invalid_parameter", "39_%E0%A4%A"],
+      ["/v1/chunk/%FF_0/", "invalid_parameter", "%FF_0"],
+      ["/v1/page/%E0%A4%A", "page_id must be an integer", "%E0%A4%A"],
+      ["/v1/page/3%zz9", "page_id must be an integer", "3%zz9"],
+      ["/v1/pdf/%ED%A0%80.pdf", "page_id must be an integer", "%ED%A0%80.pdf"],
+    ];
+    for (const [path, code, value] of cases) {
+      const body = await fails(path, 400, code);
+      expect({ path, value: body.details.value }).toEqual({ path, value });
+    }
+  });
 });
 
 describe("GET /v1/changes", () => {

@@ -12,7 +12,7 @@ import { Kind, type Static, type TObject, type TSchema } from "@sinclair/typebox
 import { escapeRegExp } from "../scripts";
 import { invalidParameter, missingParameter, parameterError, type ParameterRow } from "./errors";
 import { PARAMETERS } from "./openapi";
-import { exchangeOf, type Exchange } from "./pipeline";
+import { exchangeOf, routedPath, type Exchange } from "./pipeline";
 import { MAX_INTEGER } from "./schemas";
 
 const DIGITS = /^[0-9]+$/;
@@ -83,7 +83,7 @@ export function route<
   }): RouteInput<Q, P, R> => {
     const x = exchangeOf(request);
     // The path first: its error wins over the query's (as it did when a transform hook read them).
-    const pathParams = spec.params && readParams(spec.params, params, spec);
+    const pathParams = spec.params && readParams(spec.params, params, x.path, spec);
     const input = { query: spec.query && readQuery(spec.query, request.url, spec), params: pathParams, x };
     if (!spec.ownQuota) checkQuota(x);
     // The one cast: readQuery and readParams return what the schemas (and readers) describe.
@@ -214,18 +214,28 @@ function valuesOf(search: string, names: Names): Map<string, string[]> {
   return found;
 }
 
-/** Path parameters (split out and percent-decoded by the router) as the schema's typed object. */
+/**
+ * Path parameters (split out and percent-decoded by the router) as the schema's typed object. A parameter whose escapes
+ * are no UTF-8 (%E0%A4%A) the router gives as null: it is read, and echoed in its error, as sent, the path's last segment
+ * (where each route's one parameter is).
+ */
 function readParams<T extends TObject>(
   schema: T,
-  params: Record<string, string | undefined>,
+  params: Record<string, string | null | undefined>,
+  path: string,
   options: ReadOptions = {},
 ): T["static"] {
   const out: Record<string, unknown> = {};
   for (const [name, prop] of Object.entries(schema.properties)) {
-    out[name] = read(name, prop, params[name] ?? "", options);
+    out[name] = read(name, prop, params[name] ?? lastSegment(path), options);
   }
   return out as T["static"];
 }
+
+const lastSegment = (path: string) => {
+  const routed = routedPath(path);
+  return routed.slice(routed.lastIndexOf("/") + 1);
+};
 
 function read(name: string, prop: TSchema, raw: string, options: ReadOptions): unknown {
   const custom = options.readers?.[name];
