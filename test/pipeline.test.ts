@@ -40,6 +40,10 @@ const UNREADABLE_HOSTS: [string, string[]][] = [
   ["Host: a b", ["Host: a b"]],
   ["Host: a?b", ["Host: a?b"]],
   ["Host: a@b", ["Host: a@b"]],
+  // RFC 9112 3.2: more than one Host line is a 400. Bun joins them ("a, b") and reads the URL from the first.
+  ["two Host lines", ["Host: a", "Host: b"]],
+  ["two equal Host lines", ["Host: a", "Host: a"]],
+  ["a Host line and an empty one", ["Host: a", "Host:"]],
 ];
 /** Legitimate Host headers, short ones included. */
 const READABLE_HOSTS: [string, string[]][] = [

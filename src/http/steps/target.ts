@@ -2,7 +2,7 @@
  * The request's path, decided once for every later step and the router. Bun gives request.url
  * as a bare path when the Host header is missing or invalid ("", "a/", "a b"), and as
  * http://{host}{path} otherwise, however short the host ("api", "x:1"). A URL that is not the
- * latter is refused with a 400 before anything reads it, as is one holding a fragment (a request
+ * latter is refused with a 400 before anything reads it, as are several Host lines and one holding a fragment (a request
  * target has none, RFC 9112 3.2); otherwise the path starts at the first "/" after "http://",
  * which is where the router (Elysia with standardHostname off) reads it.
  */
@@ -20,7 +20,9 @@ export const target: Step = {
   before(x) {
     const url = x.request.url;
     const start = pathStartOf(url);
-    if (start < 0) return errorResponse(ERRORS.badRequest, ["host"]);
+    // Several Host lines (RFC 9112 3.2: a 400) Bun joins into one value, "a, b", and makes the URL of the first: a proxy
+    // before Tome may have read another. No host name holds a comma.
+    if (start < 0 || x.request.headers.get("host")?.includes(",")) return errorResponse(ERRORS.badRequest, ["host"]);
     // Bun keeps a raw client's "#…" in the URL: read as part of the path or the query, it named no route (404) or a wrong value.
     if (url.includes("#", start)) return errorResponse(ERRORS.badRequest, ["fragment"]);
     const query = url.indexOf("?", start);
