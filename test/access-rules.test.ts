@@ -159,6 +159,39 @@ for (const [backend, open] of Object.entries(BACKENDS)) {
       }
     });
 
+    test("D19, D20, D23: a read key refused a PDF is told where its key stands, its rate not counted and nothing charged", async () => {
+      const o = await open({
+        keys: [
+          { name: "reader", account: "a", plan: "free", scope: "read" },
+          { name: "other", account: "a", plan: "free" },
+        ],
+        spent: { a: 100 },
+      });
+      try {
+        for (let i = 0; i < 3; i++) await o.gate.settle(await granted(o, "reader"), true);
+        // Another key's request of the same account, in flight: the standing counts what it holds.
+        const inFlight = await granted(o, "other", COST.pdf, NEEDS.pdf);
+        const refusal = (await admit(o, "reader", COST.pdf, NEEDS.pdf)) as Refusal;
+        expect(refusal.reason).toBe("read scope");
+        const standing = refusal.standing!;
+        expect(standing).toMatchObject({ rateRemaining: 7, rateReset: Math.floor(T0 / 1000) + 1, held: undefined });
+        expect(o.gate.quotaOf(standing)).toMatchObject({ limit: 5_000, used: 113, remaining: 4_887 });
+        expect(o.gate.quotaTextsOf(standing)).toEqual(["4887", String(NEXT_MONTH)]);
+        await o.gate.settle(inFlight, false);
+        // Neither the rate nor the quota counted the refusal.
+        const next = await granted(o, "reader");
+        expect(next.rateRemaining).toBe(6);
+        expect(o.gate.quotaOf(next)).toMatchObject({ used: 104, remaining: 4_896 });
+        await o.gate.settle(next, false);
+        // A key over its rate is told so, not a negative count.
+        for (let i = 0; i < 6; i++) await o.gate.settle(await granted(o, "reader"), false);
+        const over = (await admit(o, "reader", COST.pdf, NEEDS.pdf)) as Refusal;
+        expect(over.standing!.rateRemaining).toBe(0);
+      } finally {
+        o.close();
+      }
+    });
+
     test("D18: only spaces and tabs are taken off around a key; one wrapped in U+00A0 or another space String's trim() strips is malformed", async () => {
       const o = await open({ keys: [{ name: "k", account: "a", plan: "free" }] });
       const key = o.key.k!;

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { invalidKey, NO_KEY, READ_SCOPE } from "../src/access/grant";
+import { invalidKey, NO_KEY, readScope, type Grant } from "../src/access/grant";
 import { REFUSAL_ROWS } from "../src/http/steps/keys";
 import { sharedData } from "../src/cli/shared-data";
 import {
@@ -110,7 +110,7 @@ describe("the error table", () => {
     >[0];
     for (const [refusal, row] of [
       [NO_KEY, ERRORS.unauthorized],
-      [READ_SCOPE, ERRORS.forbidden],
+      [readScope({} as Grant), ERRORS.forbidden],
       [invalidKey(undefined), ERRORS.forbidden],
       [invalidKey(expired), ERRORS.forbidden],
     ] as const) {

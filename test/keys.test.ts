@@ -633,7 +633,7 @@ describe("the key tool", () => {
     expect(outcome(read.key, COST.request, NEEDS.request)).toBe("granted");
     expect(outcome(full.key, COST.request, NEEDS.request)).toBe("granted");
     expect(outcome(full.key, COST.pdf, NEEDS.pdf)).toBe("granted");
-    expect(outcome(read.key, COST.pdf, NEEDS.pdf)).toEqual({
+    expect(outcome(read.key, COST.pdf, NEEDS.pdf)).toMatchObject({
       reason: "read scope",
       message: expect.stringContaining("This API key's scope is read, which does not allow this request"),
     });

@@ -28,6 +28,8 @@ let base: string;
 let key: string;
 /** A free key (10 a second), to be rate-limited. */
 let freeKey: string;
+/** A key of scope read, which may not render a PDF (D23). */
+let readKey: string;
 let doc: Json;
 
 beforeAll(async () => {
@@ -35,6 +37,7 @@ beforeAll(async () => {
   engine = await engineFor(DUMPS);
   key = (await newKey(data, "--name", "docs", "--account", "docs", "--plan", "business", "--scope", "full")).key;
   freeKey = (await newKey(data, "--name", "free", "--account", "free", "--plan", "free", "--scope", "full")).key;
+  readKey = (await newKey(data, "--name", "read", "--account", "read", "--plan", "free", "--scope", "read")).key;
   // No work share: on a loaded machine the examples' requests could use up the key's time (test/work-share.test.ts tests it).
   running = serve(createApp(engine, { access: new Access({ dataDir: data, keyMsPerSecond: 0 }) }), {
     port: 0,
@@ -284,8 +287,9 @@ describe("/v1/openapi.json", () => {
         const names = Object.keys((r as Json).headers);
         expect({ path, status, requestId: names.includes("X-Request-Id") }).toEqual({ path, status, requestId: true });
         // Answered before the key is admitted: its refusals, and a request that cannot be read (a route without
-        // parameters has no 400 of its own).
-        const beforeKey = ["401", "403", "413"].includes(status) || (status === "400" && !op.parameters.length);
+        // parameters has no 400 of its own); but a read key's 403 for a PDF is told its limits (D23).
+        const refusal = ["401", "413"].includes(status) || (status === "403" && !path.startsWith("/v1/pdf/"));
+        const beforeKey = refusal || (status === "400" && !op.parameters.length);
         const keyed = op.security.length > 0 && !beforeKey;
         expect({ path, status, limits: limits.filter((h) => names.includes(h)) }).toEqual({
           path,
@@ -439,6 +443,8 @@ describe("/v1/openapi.json", () => {
       "getPagePdf 404 page not found": [key, "/v1/pdf/1"],
       "getPagePdfFile 400 page_id must be an integer": [key, "/v1/pdf/abc"],
       "getPagePdfFile 404 page not found": [key, "/v1/pdf/1.pdf"],
+      "getPagePdf 403 read scope": [readKey, "/v1/pdf/39"],
+      "getPagePdfFile 403 read scope": [readKey, "/v1/pdf/39.pdf"],
       "* 401 unauthorized": [null, "/v1/search?q=albedo"],
       "* 403 forbidden": [`wk_${"F".repeat(32)}`, "/v1/search?q=albedo"],
       "* 429 rate_limit_exceeded": [free, "/v1/chunk/39_0"],
@@ -557,6 +563,7 @@ describe("/v1/openapi.json", () => {
     await record("/v1/search?q=albedo (no key)", await get("/v1/search?q=albedo", null), "refused");
     await record("/v1/meta (unknown key)", await get("/v1/meta", `wk_${"F".repeat(32)}`), "refused");
     await record("/v1/chunk/39_0 (over the rate)", await rateLimited(freeKey, "/v1/chunk/39_0"), "key");
+    await record("/v1/pdf/39 (read key)", await get("/v1/pdf/39", readKey), "key");
     for (const path of ["/v1/chunk/39_0", "/v1/pdf/39"]) {
       const etag = (await get(path)).headers.get("etag")!;
       await record(

@@ -215,6 +215,49 @@ describe("three replicas on one Redis", () => {
     }
   });
 
+  test("a read key's 403 for a PDF carries its key's X-RateLimit-* and X-Quota-* headers, counting nothing, as with files (D23)", async () => {
+    const data = tempDir("tome-data-");
+    const fileServer = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
+    try {
+      const fileKey = (await newKey(data, "--name", "r", "--account", "reader", "--plan", "free", "--scope", "read"))
+        .key;
+      const redisKey = (
+        await keyOn(redis.url, "--name", "r", "--account", "reader", "--plan", "free", "--scope", "read")
+      ).key;
+      const paths = ["/v1/chunk/39_1", "/v1/chunk/39_1", "/v1/pdf/39", "/v1/pdf/39.pdf", "/v1/chunk/39_1"];
+      const seen = async (url: string, key: string) => {
+        // Within one second, as the rate window is.
+        while (Date.now() % 1000 > 500) await Bun.sleep(10);
+        const out: string[] = [];
+        for (const path of paths) {
+          const r = await call(url, key, path);
+          const reset = Number(r.headers.get("x-ratelimit-reset"));
+          expect({ path, reset }).toEqual({ path, reset: Math.floor(Date.now() / 1000) + 1 });
+          const now = new Date();
+          const monthEnd = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1) / 1000;
+          expect({ path, quotaReset: r.headers.get("x-quota-reset") }).toEqual({ path, quotaReset: String(monthEnd) });
+          const h = (name: string) => r.headers.get(name);
+          out.push(
+            `${r.status} ${r.body.error ?? ""}: rate ${h("x-ratelimit-remaining")} of ${h("x-ratelimit-limit")}, quota ${h("x-quota-remaining")} of ${h("x-quota-limit")}`,
+          );
+        }
+        return out;
+      };
+      const fromFiles = await seen(fileServer.url, fileKey);
+      // The 403s report the key's standing, and the request after them finds neither its rate nor its quota counted them.
+      expect(fromFiles).toEqual([
+        "200 : rate 9 of 10, quota 4999 of 5000",
+        "200 : rate 8 of 10, quota 4998 of 5000",
+        "403 forbidden: rate 8 of 10, quota 4998 of 5000",
+        "403 forbidden: rate 8 of 10, quota 4998 of 5000",
+        "200 : rate 7 of 10, quota 4997 of 5000",
+      ]);
+      expect(await seen(replicas[1]!.url, redisKey)).toEqual(fromFiles);
+    } finally {
+      await fileServer.stop();
+    }
+  });
+
   test("the key tool on Redis: a revocation and a plan change hold on every replica's next request", async () => {
     const made = await keyOn(redis.url, "--name", "rev", "--account", "rev", "--plan", "free");
     for (const r of replicas) expect((await call(r.url, made.key)).headers.get("x-ratelimit-limit")).toBe("10");

@@ -42,6 +42,11 @@ export interface Refusal {
   message: string;
   /** Seconds to wait before retrying (unavailable). */
   retryAfter?: number;
+  /**
+   * A read key refused a PDF (D23): where its key stands, for the X-RateLimit-* and X-Quota-* headers every answer to a
+   * valid key carries (D19, D20). Its rate is not counted and nothing is held: a grant never settled.
+   */
+  standing?: Grant;
 }
 
 export const NO_KEY: Refusal = {
@@ -49,12 +54,15 @@ export const NO_KEY: Refusal = {
   message: "An API key is required via the X-API-Key header (or Authorization: Bearer <key>).",
 };
 
-export const READ_SCOPE: Refusal = {
-  reason: "read scope",
-  message:
-    "This API key's scope is read, which does not allow this request (rendering a PDF needs scope full). " +
-    `Use a key with scope full: make one on the server's /dashboard, or ask its operator (${commandLine("keys create --name NAME --account ACCOUNT --scope full")}).`,
-};
+/** What a read key asking for what needs full is told (D23). */
+export const READ_SCOPE_MESSAGE =
+  "This API key's scope is read, which does not allow this request (rendering a PDF needs scope full). " +
+  `Use a key with scope full: make one on the server's /dashboard, or ask its operator (${commandLine("keys create --name NAME --account ACCOUNT --scope full")}).`;
+
+/** A read key asking for what needs full (D23), with where its key stands (Refusal.standing). */
+export function readScope(standing: Grant): Refusal {
+  return { reason: "read scope", message: READ_SCOPE_MESSAGE, standing };
+}
 
 /** What a 403 for the key itself says (api.md 5.5), and what to do next. */
 export const INVALID_KEY = "The API key is invalid or revoked.";

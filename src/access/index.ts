@@ -8,7 +8,7 @@ import {
   invalidKey,
   keyText,
   NO_KEY,
-  READ_SCOPE,
+  readScope,
   type Gate,
   type Grant,
   type Health,
@@ -67,7 +67,7 @@ export { DataFolderTaken, lockDataFolder } from "./server-lock";
 export { KeyStoreError, KeyStoreUnwritable } from "./errors";
 export { accountNameProblem, KEY_NAME_MAX, keyNameProblem, printableJson, printableName } from "./names";
 export { KEY_SHAPE, keyIdFrom } from "./key-text";
-export { INVALID_KEY, INVALID_KEY_NEXT } from "./grant";
+export { INVALID_KEY, INVALID_KEY_NEXT, READ_SCOPE_MESSAGE } from "./grant";
 export type { KnownKey } from "./ring";
 export type { Gate, Grant, Health, Hold, QuotaState, Refusal, Withheld } from "./grant";
 export { ENTERPRISE_DEFAULT_RATE, isPlan, limitsOf, PLAN_NAMES, PLANS, type Plan, type PlanName } from "./plans";
@@ -200,8 +200,8 @@ export class Access implements Gate {
   /**
    * D2's first checks, with one reading of the clock: the key (D18 and api.md section 5;
    * X-API-Key wins over Authorization: Bearer) and its scope (a read key asking for what
-   * needs full: 403), then its rate limit (D19); and for a request within its rate, its cost
-   * held from the quota (D20), to be settled once it is answered.
+   * needs full: 403, with where its key stands, counting nothing: D23), then its rate limit (D19); and for a request
+   * within its rate, its cost held from the quota (D20), to be settled once it is answered.
    */
   admit(headers: Headers, cost: number, needs: Scope = NEEDS.request): Grant | Refusal {
     const text = keyText(headers);
@@ -209,10 +209,13 @@ export class Access implements Gate {
     const key = this.keys.find(text);
     const now = this.now();
     if (key === undefined || now >= key.endsAt) return invalidKey(key);
-    if (needs === "full" && key.scope !== "full") return READ_SCOPE;
     const id = key.record.id;
-    this.usage.touch(id, now);
     const second = Math.floor(now / 1000);
+    if (needs === "full" && key.scope !== "full") {
+      const rateRemaining = this.rates.remaining(id, key.limits.rate, second);
+      return readScope({ key, cost, rateRemaining, rateReset: second + 1, held: undefined, workWait: 0 });
+    }
+    this.usage.touch(id, now);
     const rateRemaining = this.rates.admit(id, key.limits.rate, second);
     const workWait = rateRemaining < 0 ? 0 : this.work.wait(id, now);
     const held =

@@ -20,4 +20,10 @@ export class RateLimiter {
     if (w.count >= limit) return -1;
     return limit - ++w.count;
   }
+
+  /** How many more requests the key's window allows this second, counting none. */
+  remaining(keyId: string, limit: number, second: number): number {
+    const w = this.windows.get(keyId);
+    return Math.max(0, limit - (w?.second === second ? w.count : 0));
+  }
 }

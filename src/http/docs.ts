@@ -7,7 +7,7 @@
 import { Type as t, type TSchema } from "@sinclair/typebox";
 import { readFileSync } from "node:fs";
 import { Elysia, type DocumentDecoration } from "elysia";
-import { COST, INVALID_KEY, INVALID_KEY_NEXT } from "../access";
+import { COST, INVALID_KEY, INVALID_KEY_NEXT, READ_SCOPE_MESSAGE } from "../access";
 // Imported as files, so that the executable (bun run compile) carries them.
 import swaggerUiBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import swaggerUiCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
@@ -101,10 +101,8 @@ const UNSTORED: Headers = {
   },
 };
 
-/** Sent with every response to a request with a valid key (an answer with an ETag replaces its Cache-Control: CACHED_HEADERS). */
-const KEYED_HEADERS: Headers = {
-  ...COMMON_HEADERS,
-  ...UNSTORED,
+/** The key's rate (D19) and its account's quota (D20): sent with every response to a request with a valid key. */
+const LIMIT_HEADERS: Headers = {
   "X-RateLimit-Limit": header(
     "Requests per second this key may make (by its plan)",
     { type: "integer", minimum: 1 },
@@ -120,6 +118,9 @@ const KEYED_HEADERS: Headers = {
     1764547200,
   ),
 };
+
+/** Sent with every response to a request with a valid key (an answer with an ETag replaces its Cache-Control: CACHED_HEADERS). */
+const KEYED_HEADERS: Headers = { ...COMMON_HEADERS, ...UNSTORED, ...LIMIT_HEADERS };
 
 /** Sent with an answer a client may keep and revalidate, and with its 304. */
 const CACHE_HEADERS: Headers = {
@@ -242,6 +243,26 @@ const KEYED_UNREADABLE = unreadable({ ...REFUSAL_HEADERS, ...UNSTORED });
 /** The 400 of a keyed route that reads no parameters: a request it cannot read. */
 export const BAD_REQUEST = { 400: KEYED_UNREADABLE[400] };
 
+const FORBIDDEN = "`forbidden`: the key is malformed, unknown, revoked or expired";
+
+/**
+ * The PDF route's 403: also a read key's (D23), which carries its key's limits, as they stand: the refusal counts
+ * against neither.
+ */
+export const PDF_FORBIDDEN = {
+  403: described(
+    ErrorBody,
+    `${FORBIDDEN}; or its scope is read, which may not render a PDF (then with the key's X-RateLimit-* and X-Quota-* headers, the refusal counted against neither)`,
+    {
+      headers: { ...REFUSAL_HEADERS, ...UNSTORED, ...LIMIT_HEADERS },
+      examples: {
+        [ERRORS.forbidden.code]: errorBody(ERRORS.forbidden, `${INVALID_KEY}${INVALID_KEY_NEXT}`),
+        "read scope": errorBody(ERRORS.forbidden, READ_SCOPE_MESSAGE),
+      },
+    },
+  ),
+};
+
 /** The answers every keyed route can give before its own work: authentication, then the rate limit and the quota; and 503 while its key store or snapshot cannot be read. */
 export const KEY_ERRORS = {
   413: KEYED_UNREADABLE[413],
@@ -254,7 +275,7 @@ export const KEY_ERRORS = {
       ),
     },
   }),
-  403: described(ErrorBody, "`forbidden`: the key is malformed, unknown, revoked or expired", {
+  403: described(ErrorBody, FORBIDDEN, {
     headers: { ...REFUSAL_HEADERS, ...UNSTORED },
     examples: { [ERRORS.forbidden.code]: errorBody(ERRORS.forbidden, `${INVALID_KEY}${INVALID_KEY_NEXT}`) },
   }),

@@ -19,7 +19,7 @@ import {
   invalidKey,
   keyText,
   NO_KEY,
-  READ_SCOPE,
+  readScope,
   type Gate,
   type Grant,
   type Health,
@@ -226,10 +226,9 @@ export class RedisAccess implements Gate {
     this.storeFound();
     const key = this.keyOf(r, String(reply[1]), String(reply[2]), String(reply[3]));
     if (status === 1) return invalidKey(key);
-    if (status === 2) return READ_SCOPE;
     const rateRemaining = Number(reply[4]);
     const id = key.record.id;
-    const workWait = rateRemaining < 0 ? 0 : this.work.wait(id, r.now);
+    const workWait = rateRemaining < 0 || status === 2 ? 0 : this.work.wait(id, r.now);
     const holdState = Number(reply[7]);
     let held: RedisHold | undefined;
     if (holdState === 1) held = { account: key.account, month: r.month.name, holdId: r.holdId };
@@ -245,6 +244,7 @@ export class RedisAccess implements Gate {
       heldThisMonth: Number(reply[6]),
       month: r.month,
     };
+    if (status === 2) return readScope(grant);
     // Over its share of this replica's time: refused (429), so its hold goes back; were this
     // lost, the hold would lapse by itself.
     if (workWait && held) {

@@ -53,9 +53,10 @@ const planTable = PLAN_NAMES.map((name) => {
  * version else 0} for an unknown key (a store that had one and lost it was flushed: D156); else {status, version, record, account, …}, where
  * record and account are the key's JSON, or "" when the version is the one the replica gave
  * (it holds them already: every change of the store bumps the version). Status 1: revoked or
- * expired; 2: the scope lacks full; 3: admitted to the rate check, followed by rate remaining
- * (-1: over the limit), spent, held, hold (0 none, 1 held, 2 unlimited quota: nothing to hold).
- * Spent and held are the month's, this request's hold included.
+ * expired; 3: admitted to the rate check, followed by rate remaining (-1: over the limit), spent, held, hold (0 none, 1
+ * held, 2 unlimited quota: nothing to hold); 2: the scope lacks full, followed by the same, counting nothing and holding
+ * nothing (the rate's remaining at least 0), for the refusal's headers (D23). Spent and held are the month's, this
+ * request's hold included.
  */
 export const ADMIT = script(
   "admit",
@@ -74,10 +75,12 @@ if version ~= ARGV[8] then
   sentAccount = accountJson
 end
 if now >= tonumber(ends) then return {1, version, record, sentAccount} end
-if needsFull == '1' and scope ~= 'full' then return {2, version, record, sentAccount} end
-redis.call('HSET', 'tome:last_used', id, ARGV[2])
-local useKey = 'tome:use:' .. ARGV[9]
-if redis.call('HINCRBY', useKey, id .. ':r', 1) == 1 then redis.call('PEXPIRE', useKey, ${USE_DAYS_MS}) end
+local counted = needsFull ~= '1' or scope == 'full'
+if counted then
+  redis.call('HSET', 'tome:last_used', id, ARGV[2])
+  local useKey = 'tome:use:' .. ARGV[9]
+  if redis.call('HINCRBY', useKey, id .. ':r', 1) == 1 then redis.call('PEXPIRE', useKey, ${USE_DAYS_MS}) end
+end
 local acct = cjson.decode(accountJson)
 local plan = PLANS[acct.plan]
 if not plan then return redis.error_reply('account ' .. account .. ' has an unknown plan') end
@@ -86,7 +89,9 @@ if acct.plan == 'enterprise' and type(acct.rate) == 'number' then rate = acct.ra
 local window = 'tome:rate:' .. id .. ':' .. string.format('%d', math.floor(now / 1000))
 local count = tonumber(redis.call('GET', window) or '0')
 local rateRemaining = -1
-if count < rate then
+if not counted then
+  rateRemaining = math.max(0, rate - count)
+elseif count < rate then
   count = redis.call('INCR', window)
   if count == 1 then redis.call('PEXPIRE', window, 2000) end
   rateRemaining = rate - count
@@ -104,7 +109,7 @@ end
 local spent = tonumber(redis.call('HGET', spentKey, account) or '0')
 local held = tonumber(redis.call('HGET', heldKey, account) or '0')
 local hold = 0
-if rateRemaining >= 0 then
+if counted and rateRemaining >= 0 then
   if quota < 0 then
     hold = 2
   elseif quota - spent - held >= cost then
@@ -113,7 +118,7 @@ if rateRemaining >= 0 then
     hold = 1
   end
 end
-return {3, version, record, sentAccount, rateRemaining, spent, held, hold}`,
+return {counted and 3 or 2, version, record, sentAccount, rateRemaining, spent, held, hold}`,
 );
 
 /**

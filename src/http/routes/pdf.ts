@@ -5,7 +5,7 @@ import { Elysia } from "elysia";
 import { COST } from "../../access";
 import { articleKey, PdfAbortedError, PdfBusyError, type PdfArticle, type PdfRenderService } from "../../pdf";
 import type { ApiContext } from "../context";
-import { alsoAt, described, KEY_ERRORS, KEYED, NOT_MODIFIED, PDF_HEADERS, RETRY_HEADERS } from "../docs";
+import { alsoAt, described, KEY_ERRORS, KEYED, NOT_MODIFIED, PDF_FORBIDDEN, PDF_HEADERS, RETRY_HEADERS } from "../docs";
 import { apiError, errorBody, ERRORS, parameterError, retryLater } from "../errors";
 import { checkQuota, route } from "../params";
 import { CLIENT_GONE } from "../pipeline";
@@ -83,6 +83,7 @@ export const pdfRoutes = (
     response: {
       // First: the route's own 503 (the render queue full) says more than theirs.
       ...KEY_ERRORS,
+      ...PDF_FORBIDDEN,
       200: described(
         t.Any({ type: "string", format: "binary", description: "An A4 PDF of the page" }),
         "The page as a PDF file, to download",

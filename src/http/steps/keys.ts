@@ -157,7 +157,9 @@ export function keys(access: Gate | undefined): Step {
       // Answered here, not by the router: a path outside the API never reaches the routes without a key.
       if (grant.reason === "no key" && isNoRoute(x.path))
         return errorResponse(ERRORS.notFound, [noSuchRoute(OPENAPI_PATH)]);
-      return refused(grant);
+      const answer = refused(grant);
+      if (grant.standing) writeLimits(answer.headers, grant.standing, undefined);
+      return answer;
     }
     if (grant.rateRemaining < 0 || grant.workWait) return rateRefusal(grant);
     x.grant = grant;
