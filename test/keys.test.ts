@@ -298,7 +298,7 @@ describe("keys.json damaged while the server runs", () => {
     expect(access.health()).toEqual({ ok: true, problems: [] });
     admitted();
     expect(logged.slice(2)).toEqual([`${keysPath(dir)} is whole again: serving its 1 key(s).`]);
-    access.stop();
+    await access.stop();
   });
 });
 
@@ -643,7 +643,7 @@ describe("the key tool", () => {
     // A refusal costs nothing: the account spent 1 + 1 + 10.
     const known = access.admit(headersOf(read.key), COST.request);
     expect("reason" in known ? known : access.quota(known.key).used).toBe(12 + 1);
-    access.stop();
+    await access.stop();
   });
 
   test("over HTTP, a read key gets 403 forbidden for a PDF, in either path form, and its other routes; a full key gets the PDF", async () => {
