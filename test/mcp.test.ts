@@ -723,6 +723,33 @@ describe("bun run mcp", () => {
     ]);
   });
 
+  test("a line starting with a UTF-8 byte order mark (as some Windows clients write the first) is read as the JSON after it; a mark inside a line is still -32700", async () => {
+    const proc = await mcpOverStdio("ignore");
+    const bom = "\ufeff";
+    const ping = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "ping" });
+    try {
+      proc.stdin.write(`${bom}${ping(1)}\n${bom}${ping(2)}\r\n`);
+      // A mark split between writes, then one inside a line.
+      proc.stdin.write(Buffer.from(bom).subarray(0, 2));
+      await proc.stdin.flush();
+      proc.stdin.write(Buffer.concat([Buffer.from(bom).subarray(2), Buffer.from(`${ping(3)}\n`)]));
+      proc.stdin.write(`{${bom}"jsonrpc":"2.0","id":4,"method":"ping"}\n${ping(5)}\n`);
+      await proc.stdin.flush();
+      const answers = await stdoutAnswers(proc, (out) => out.includes('"id":5'));
+      // A line it cannot read is answered at once, before the pings' answers: by id, not in order.
+      expect(Object.fromEntries(answers.map((a) => [String(a.id), a.error?.code ?? "ok"]))).toEqual({
+        1: "ok",
+        2: "ok",
+        3: "ok",
+        null: -32700,
+        5: "ok",
+      });
+      expect(answers).toHaveLength(5);
+    } finally {
+      proc.kill();
+    }
+  });
+
   test("as over HTTP: a request whose params its schema refuses is -32602 Invalid params; a call's task is ignored; an argument nested 100,000 deep is invalid_parameter", async () => {
     const proc = await mcpOverStdio("ignore");
     try {

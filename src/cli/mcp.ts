@@ -14,6 +14,7 @@ import { settingsHelp } from "./config";
 import { mainOf } from "./main";
 import { commandLine } from "../invocation";
 import { SNAPSHOT_DIR, snapshotToRead } from "./snapshots";
+import { Transform } from "node:stream";
 
 const HELP = `Usage: ${commandLine("mcp")}     (run from the repository, or give TOME_SNAPSHOT)
 
@@ -94,7 +95,7 @@ export async function main(args: string[]): Promise<void> {
     };
     const tools = mcpTools(apiContext(engine), { logError: (error) => console.error(error), reopen });
     const server = tools.server();
-    const transport = new StdioServerTransport();
+    const transport = new StdioServerTransport(process.stdin.pipe(withoutLineBoms()));
     await server.connect(transport);
     // As over HTTP: a request whose params its method's schema refuses is answered -32602 (the SDK's answer is -32603),
     // and a request's task is ignored.
@@ -134,6 +135,48 @@ export async function main(args: string[]): Promise<void> {
     console.error(`mcp: serving ${path} (${m.wiki.host}, ${m.indexedPages} pages) over stdio.`);
     // The client ends the server by closing its stdin.
     process.stdin.once("end", () => process.exit(0));
+  });
+}
+
+const BOM = [0xef, 0xbb, 0xbf];
+
+/**
+ * stdin with a UTF-8 byte order mark at the start of a line left out: some Windows clients write one before their first
+ * line, which the SDK's transport reads as part of the JSON (-32700 Parse error). A BOM elsewhere in a line is kept,
+ * and stays an error. A mark split between chunks is held until the next.
+ */
+function withoutLineBoms(): Transform {
+  let held: Buffer = Buffer.alloc(0);
+  let lineStart = true;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      const data = held.length ? Buffer.concat([held, chunk]) : chunk;
+      held = Buffer.alloc(0);
+      const parts: Buffer[] = [];
+      let from = 0;
+      let at = lineStart ? 0 : data.indexOf(0x0a) + 1 || -1;
+      lineStart = false;
+      while (at !== -1) {
+        const rest = data.length - at;
+        if (rest < BOM.length && BOM.slice(0, rest).every((byte, i) => data[at + i] === byte)) {
+          held = data.subarray(at);
+          lineStart = true;
+          parts.push(data.subarray(from, at));
+          from = data.length;
+          break;
+        }
+        if (BOM.every((byte, i) => data[at + i] === byte)) {
+          parts.push(data.subarray(from, at));
+          from = at + BOM.length;
+        }
+        at = data.indexOf(0x0a, at) + 1 || -1;
+      }
+      parts.push(data.subarray(from));
+      done(null, Buffer.concat(parts));
+    },
+    flush(done) {
+      done(null, held);
+    },
   });
 }
 
