@@ -1050,47 +1050,47 @@ describe("a body that never arrives", () => {
   });
 });
 
-describe("a refused argument's value, quoted in its error's details", () => {
-  test("at most 200 characters of its JSON are built, however large it is (nothing bounds it over stdio); a short one is quoted whole", () => {
+describe("an argument a tool refuses on its own (unknown, or an object or array)", () => {
+  test("is its code and message, all a tool error sends: no D1 details, no quote of the value built (D173); an unknown name is quoted to 200 characters", async () => {
     const engine = open(snapshot);
+    const tools = mcpTools(apiContext(engine), { logError: () => {} });
+    const client = new Client({ name: "tome-test", version: "1" });
+    const [near, far] = InMemoryTransport.createLinkedPair();
+    const server = tools.server();
+    await server.connect(far);
+    await client.connect(near);
     const search = toolsOf(apiContext(engine)).find((tool) => tool.name === "search")!;
-    // The characters JSON.stringify writes while the call is refused: before, the whole value's JSON.
-    const stringify = JSON.stringify;
-    let written = 0;
-    const quoted = (args: Record<string, unknown>) => {
-      written = 0;
-      JSON.stringify = ((...a: Parameters<typeof stringify>) => {
-        const text = stringify(...a);
-        written += text?.length ?? 0;
-        return text;
-      }) as typeof stringify;
+    const huge = "x".repeat(5_000_000);
+    const refusal = (args: Record<string, unknown>) => {
       try {
         search.call(args, undefined);
       } catch (error) {
-        return (error as { details?: { value?: string } }).details?.value;
-      } finally {
-        JSON.stringify = stringify;
+        const { code, message, details } = error as { code: string; message: string; details?: unknown };
+        return { code, message: message.slice(0, 60), length: message.length, details };
       }
       return "not refused";
     };
     try {
-      const huge = "x".repeat(5_000_000);
+      const takes = "q, limit, offset, page_id, crop_length, highlight, show_ranking_score";
       const cases: [Record<string, unknown>, string][] = [
-        [{ q: [huge] }, `["${"x".repeat(198)}`],
-        [{ q: "albedo", extra: { [huge]: 1 } }, `{"${"x".repeat(198)}`],
-        [
-          { q: Array.from({ length: 1_000_000 }, () => ({ a: [1, "b"] })) },
-          `[${'{"a":[1,"b"]},'.repeat(15)}`.slice(0, 200),
-        ],
-        [{ q: "albedo", extra: `${"😀".repeat(100)}${huge}` }, `"${"😀".repeat(99)}`],
-        // Short: as before, the whole of its JSON.
-        [{ q: ["albedo", 1, null, { a: "\n" }] }, '["albedo",1,null,{"a":"\\n"}]'],
+        [{ q: [huge] }, "q must be a string, a number or a boolean."],
+        [{ q: Array.from({ length: 100_000 }, () => ({ a: [1, "b"] })) }, "q must be a string, a number or a boolean."],
+        [{ q: "albedo", extra: { [huge]: 1 } }, `Unknown argument extra: this tool takes ${takes}.`],
+        [{ q: "albedo", [huge]: 1 }, `Unknown argument ${"x".repeat(200)}…: this tool takes ${takes}.`],
       ];
-      for (const [args, value] of cases) {
-        const got = quoted(args);
-        expect({ got, built: written < 1_000 }).toEqual({ got: value, built: true });
+      for (const [args, message] of cases) {
+        expect(refusal(args)).toEqual({
+          code: "invalid_parameter",
+          message: message.slice(0, 60),
+          length: message.length,
+          details: undefined,
+        });
+        // What the client is sent: the code and message as text, nothing else.
+        const result = await client.callTool({ name: "search", arguments: args });
+        expect(result).toEqual({ isError: true, content: [{ type: "text", text: `invalid_parameter: ${message}` }] });
       }
     } finally {
+      await client.close();
       engine.close();
     }
   });
