@@ -294,10 +294,17 @@ for (const [name, connect] of [
       expect(((await client.callTool({ name: "get_chunk", arguments: { id: "39_0" } })) as Json).isError).toBeFalsy();
     });
 
-    test("an unknown tool is a protocol error naming the tools", async () => {
-      expect(client.callTool({ name: "find", arguments: {} })).rejects.toThrow(
-        "There is no tool find: the tools are search, get_page, get_chunk, lucky, changes.",
-      );
+    test('an unknown tool is a protocol error naming the tools, its message said once (not "MCP error -32602: MCP error -32602: …"); a long name quoted to 200 characters', async () => {
+      const tools = "the tools are search, get_page, get_chunk, lucky, changes.";
+      for (const [name, said] of [
+        ["find", "find"],
+        ["__proto__", "__proto__"],
+        ["constructor", "constructor"],
+        ["x".repeat(20_000), `${"x".repeat(200)}…`],
+      ]) {
+        const error = await client.callTool({ name: name!, arguments: {} }).catch((e: Error) => e);
+        expect(error).toMatchObject({ code: -32602, message: `MCP error -32602: There is no tool ${said}: ${tools}` });
+      }
     });
   });
 }

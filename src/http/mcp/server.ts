@@ -12,7 +12,6 @@ import {
   ErrorCode,
   InitializeRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   PingRequestSchema,
   type CallToolResult,
   type JSONRPCErrorResponse,
@@ -23,7 +22,7 @@ import type { TSchema } from "@sinclair/typebox";
 import pkg from "../../../package.json";
 import type { ApiContext } from "../context";
 import { SnapshotError } from "../../snapshot";
-import { ApiError, ERRORS, INTERNAL_ERROR } from "../errors";
+import { ApiError, echoed, ERRORS, INTERNAL_ERROR } from "../errors";
 import type { Exchange } from "../pipeline";
 import { toolsOf, type Tool } from "./tools";
 
@@ -197,12 +196,18 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
       );
       server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: list }));
       server.setRequestHandler(CallToolRequestSchema, (request) => {
-        const tool = byName.get(request.params.name);
-        if (!tool)
-          throw new McpError(
-            ErrorCode.InvalidParams,
-            `There is no tool ${request.params.name}: the tools are ${[...byName.keys()].join(", ")}.`,
+        const name = request.params.name;
+        const tool = byName.get(name);
+        if (!tool) {
+          const cut = echoed(name);
+          // Not an McpError: its message is "MCP error -32602: …", which the SDK sends as it is and a client prefixes again.
+          throw Object.assign(
+            new Error(
+              `There is no tool ${cut}${cut === name ? "" : "…"}: the tools are ${[...byName.keys()].join(", ")}.`,
+            ),
+            { code: ErrorCode.InvalidParams },
           );
+        }
         return call(tool, request.params.arguments, x, refused);
       });
       return server;
