@@ -564,6 +564,14 @@ describe("open(path), as a program calls it", () => {
         expect(refused(() => open(path as string))).toBe(
           `TypeError: open(path): path must be a snapshot file's path, a string, not ${shown}.`,
         );
+      // Said "TypeError: The URL must be of scheme file", whose argument not said.
+      for (const [url, why] of [
+        ["http://example.com/en.tome", "The URL must be of scheme file"],
+        ["file://example.com/en.tome", 'File URL host must be "localhost" or empty on linux'],
+      ])
+        expect(refused(() => open(new URL(url!)))).toBe(
+          `TypeError: open(path): path must be a file: URL of a snapshot, not ${url} (${why}).`,
+        );
       const whole = readFileSync(await snapshotFor({ dumps: [SQUAD] }));
       const path = join(tempDir(), "damaged.tome");
       // Said "is truncated: … bytes, expected 13021231110855195000".

@@ -64,7 +64,17 @@ export function pageOrderSection(
  */
 export function open(snapshotPath: string | URL): Engine {
   // Read as a file's name, undefined or 42 was said to be a snapshot that "cannot be read (ERR_INVALID_ARG_TYPE)".
-  if (snapshotPath instanceof URL) snapshotPath = fileURLToPath(snapshotPath);
+  if (snapshotPath instanceof URL) {
+    const url = snapshotPath;
+    // fileURLToPath's own refusal ("The URL must be of scheme file") did not say whose argument it was.
+    try {
+      snapshotPath = fileURLToPath(url);
+    } catch (err) {
+      throw new TypeError(
+        `open(path): path must be a file: URL of a snapshot, not ${url.href} (${(err as Error).message}).`,
+      );
+    }
+  }
   if (typeof snapshotPath !== "string")
     throw new TypeError(`open(path): path must be a snapshot file's path, a string, not ${said(snapshotPath)}.`);
   const engine = openUnguarded(snapshotPath);
