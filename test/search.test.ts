@@ -487,7 +487,7 @@ describe("the library API, as the README shows it (open(path).search(q, options)
     expect(tome.search("the").hits.length).toBe(10);
   });
 
-  test("changes() and pageByTitle() too: a date's text, a negative offset or a fractional limit is refused, naming it", async () => {
+  test("changes(), page() and pageByTitle() too: a page id as text, a date's text, a negative offset or a fractional limit is refused, naming it", async () => {
     const tome = open(await snapshotFor({ dumps: [SQUAD] }));
     const every = tome.changes(0, 0, 1000);
     // Compared as NaN: every page, whatever the date.
@@ -509,6 +509,22 @@ describe("the library API, as the README shows it (open(path).search(q, options)
     expect(refused(() => tome.pageByTitle(undefined as unknown as string))).toBe(
       "TypeError: pageByTitle(title): title must be a string, not undefined.",
     );
+    // Each was no page (undefined), as if the snapshot had none by that id.
+    for (const [pageId, shown] of [
+      ["39", '"39"'],
+      [-1, "-1"],
+      [2.5, "2.5"],
+      [Number.NaN, "NaN"],
+      [undefined, "undefined"],
+    ])
+      expect(refused(() => tome.page(pageId as number))).toBe(
+        `RangeError: page(pageId): pageId must be a page id, an integer of 0 or more, not ${shown}.`,
+      );
+    expect(refused(() => tome.pageByTitle(Object.create(null)))).toBe(
+      "TypeError: pageByTitle(title): title must be a string, not [Object: null prototype] {}.",
+    );
+    const first = every.pages[0]!.pageId;
+    expect(tome.page(first)?.pageId).toBe(first);
     expect(tome.changes(0, 1, 2).pages).toEqual(every.pages.slice(1, 3));
   });
 

@@ -20,8 +20,10 @@
  * Every per-search buffer is in one Scratch, restored after each search by its reset().
  */
 import { damagedSections, type LeaseRefused, SnapshotError, type Snapshot, type SnapshotPage } from "../snapshot";
+import { said } from "../errors";
 import {
   checkChanges,
+  checkPageId,
   checkSearch,
   collector,
   DEFAULTS,
@@ -129,6 +131,7 @@ export class Engine {
 
   page(pageId: number): SnapshotPage | undefined {
     this.usable();
+    checkPageId(pageId);
     return this.catalog.page(pageId);
   }
 
@@ -136,7 +139,7 @@ export class Engine {
   pageByTitle(title: string): SnapshotPage | undefined {
     this.usable();
     if (typeof title !== "string")
-      throw new TypeError(`pageByTitle(title): title must be a string, not ${String(title)}.`);
+      throw new TypeError(`pageByTitle(title): title must be a string, not ${said(title)}.`);
     return this.catalog.pageByTitle(title);
   }
 

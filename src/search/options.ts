@@ -133,6 +133,12 @@ export function checkChanges(since: unknown, offset: unknown, limit: unknown): v
     throw new RangeError(`${call}: limit must be an integer of 1 or more, not ${said(limit)}.`);
 }
 
+/** page()'s argument, checked as search()'s pageId is: a page id given as text ("39", from a URL) was no page, silently. */
+export function checkPageId(pageId: unknown): void {
+  if (!integerFrom(0)(pageId))
+    throw new RangeError(`page(pageId): pageId must be a page id, an integer of 0 or more, not ${said(pageId)}.`);
+}
+
 /**
  * What one search may cost, whatever its query (the guards Meilisearch has): words past
  * maxWords are ignored; typos are looked for in at most typoWords words (the first the index
