@@ -757,6 +757,40 @@ describe("bun run mcp", () => {
     }
   });
 
+  test("stdin closed after the last request: every answer is written before it exits 0, with no drain-listener leak warning; a client gone from stdout ends it quietly", async () => {
+    const call = (id: number) =>
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: "get_page", arguments: { page_id: 39, max_chunks: 1000 } },
+      });
+    const calls = Array.from({ length: 40 }, (_, i) => call(i + 1));
+    const proc = await mcpOverStdio("pipe");
+    proc.stdin.write(`${calls.join("\n")}\n`);
+    await proc.stdin.end();
+    // A client reading slowly: the pipe is full before the answers are all written. (The wait only lets the server
+    // reach stdin's end meanwhile; it does not decide what is asserted.)
+    await Promise.race([proc.exited, Bun.sleep(2_000)]);
+    const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    // Before, it exited on stdin's end at once, answers still queued lost (10 of 20 in one run of five).
+    const lines = stdout.split("\n").filter(Boolean);
+    expect({ code, answered: lines.length }).toEqual({ code: 0, answered: 40 });
+    expect(lines.map((line) => (JSON.parse(line) as Json).result?.structuredContent?.page?.page_id)).toEqual(
+      calls.map(() => 39),
+    );
+    // Its client gone from stdout (the pipe broken), stdin closed: it exits, with no EPIPE trace or listener warning.
+    const gone = await mcpOverStdio("pipe");
+    await gone.stdout.cancel();
+    gone.stdin.write(`${calls.join("\n")}\n`);
+    await gone.stdin.end();
+    const [said, exited] = await Promise.all([new Response(gone.stderr).text(), gone.exited]);
+    expect({ exited, said: said.split("\n").filter((line) => line && !line.includes("serving")) }).toEqual({
+      exited: 0,
+      said: [],
+    });
+  });
+
   test("as over HTTP: a request whose params its schema refuses is -32602 Invalid params; a call's task is ignored; an argument nested 100,000 deep is invalid_parameter", async () => {
     const proc = await mcpOverStdio("ignore");
     try {

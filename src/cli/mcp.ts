@@ -133,8 +133,14 @@ export async function main(args: string[]): Promise<void> {
     };
     const m = engine.snapshot.meta;
     console.error(`mcp: serving ${path} (${m.wiki.host}, ${m.indexedPages} pages) over stdio.`);
-    // The client ends the server by closing its stdin.
-    process.stdin.once("end", () => process.exit(0));
+    // The client ends the server by closing its stdin: the calls its last lines made are answered (on this thread, before
+    // setImmediate's turn) and what is queued for stdout is written, then it exits; exiting at once could lose answers
+    // (10 of 20 were, for a client reading slowly). A client that closed its end of stdout is gone: nothing can reach it.
+    process.stdin.once("end", () => setImmediate(() => process.stdout.end(() => process.exit(0))));
+    process.stdout.on("error", () => process.exit(0));
+    // The SDK's transport waits for "drain" once per answer the pipe has no room for: a client reading slowly has more
+    // than 10 waiting, which Node's default would warn of on stderr as a leak.
+    process.stdout.setMaxListeners(0);
   });
 }
 
