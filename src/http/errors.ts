@@ -171,6 +171,11 @@ export function echoed(value: string): string {
   return /[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut;
 }
 
+/** echoed(value) in a sentence: "…" after it when the value is longer. */
+export function shortened(value: string): string {
+  return value.length > 200 ? `${echoed(value)}…` : echoed(value);
+}
+
 /** D1's `invalid_parameter`, for the cases api.md leaves open. */
 export const invalidParameter = (parameter: string, value: string, constraint: string): ApiError =>
   parameterError(parameter, value, constraint);

@@ -10,7 +10,7 @@
  * (an object or array, of any size over stdio) no client would see.
  */
 import type { TObject } from "@sinclair/typebox";
-import { ApiError, echoed, ERRORS, missingParameter } from "../errors";
+import { ApiError, ERRORS, missingParameter, shortened } from "../errors";
 import { readQuery, type Filled, type ReadOptions } from "../params";
 
 export function readArguments<T extends TObject>(
@@ -22,9 +22,7 @@ export function readArguments<T extends TObject>(
   const names = Object.keys(schema.properties);
   const unknown = Object.keys(given).filter((name) => !names.includes(name));
   if (unknown.length) {
-    const name = unknown[0]!;
-    const cut = echoed(name);
-    throw refused(`Unknown argument ${cut}${cut === name ? "" : "…"}: this tool takes ${names.join(", ")}.`);
+    throw refused(`Unknown argument ${shortened(unknown[0]!)}: this tool takes ${names.join(", ")}.`);
   }
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(given)) {

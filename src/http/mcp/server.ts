@@ -22,7 +22,7 @@ import type { TSchema } from "@sinclair/typebox";
 import pkg from "../../../package.json";
 import type { ApiContext } from "../context";
 import { SnapshotError } from "../../snapshot";
-import { ApiError, echoed, ERRORS, INTERNAL_ERROR } from "../errors";
+import { ApiError, ERRORS, INTERNAL_ERROR, shortened } from "../errors";
 import type { Exchange } from "../pipeline";
 import { toolsOf, type Tool } from "./tools";
 
@@ -196,17 +196,11 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
       );
       server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: list }));
       server.setRequestHandler(CallToolRequestSchema, (request) => {
-        const name = request.params.name;
-        const tool = byName.get(name);
+        const tool = byName.get(request.params.name);
         if (!tool) {
-          const cut = echoed(name);
           // Not an McpError: its message is "MCP error -32602: …", which the SDK sends as it is and a client prefixes again.
-          throw Object.assign(
-            new Error(
-              `There is no tool ${cut}${cut === name ? "" : "…"}: the tools are ${[...byName.keys()].join(", ")}.`,
-            ),
-            { code: ErrorCode.InvalidParams },
-          );
+          const message = `There is no tool ${shortened(request.params.name)}: the tools are ${[...byName.keys()].join(", ")}.`;
+          throw Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
         }
         return call(tool, request.params.arguments, x, refused);
       });
