@@ -580,6 +580,13 @@ describe("open(path), as a program calls it", () => {
         expect(refused(() => open(path as string))).toBe(
           `TypeError: open(path): path must be a snapshot file's path, a string, not ${shown}.`,
         );
+      // Waited for a writer to the FIFO, forever.
+      const fifo = join(tempDir(), "fifo.tome");
+      Bun.spawnSync(["mkfifo", fifo]);
+      for (const path of [fifo, "/dev/null"])
+        expect(refused(() => open(path))).toBe(
+          `SnapshotError: ${path} is not a file (a FIFO or a device?): a snapshot is a .tome file, mapped to be read.`,
+        );
       // Said "TypeError: The URL must be of scheme file", whose argument not said.
       for (const [url, why] of [
         ["http://example.com/en.tome", "The URL must be of scheme file"],

@@ -13,7 +13,17 @@
  * `bun run snapshot:verify`, and the server in the background after boot (one that does not
  * match gives way to the next snapshot, D85). Hashing 20 GB at every boot would cost minutes.
  */
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, rmSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { Packr, Unpackr } from "msgpackr";
 import { SnapshotError } from "./format";
@@ -349,8 +359,16 @@ export class Container {
 export function openContainer(path: string): Container {
   let fd: number;
   try {
+    // Opened to read, a FIFO (a shell's <(…), /dev/stdin) waits for a writer, forever if none comes: a snapshot is
+    // mapped, so it can only be a file (or a folder, said below).
+    const stat = statSync(path);
+    if (!stat.isFile() && !stat.isDirectory())
+      throw new SnapshotError(
+        `${path} is not a file (a FIFO or a device?): a snapshot is a .tome file, mapped to be read.`,
+      );
     fd = openSync(path, "r");
   } catch (err) {
+    if (err instanceof SnapshotError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== "ENOENT") throw new SnapshotError(`${path} cannot be read (${code ?? (err as Error).message}).`);
     throw new SnapshotError(
