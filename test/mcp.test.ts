@@ -793,6 +793,35 @@ describe("bun run mcp", () => {
     });
   });
 
+  test("a notification whose params its schema refuses is not answered, and said in one line on stderr, not as an uncaught error", async () => {
+    const proc = await mcpOverStdio("pipe");
+    try {
+      for (const message of [
+        { method: "notifications/cancelled", params: { requestId: {} } },
+        { method: "notifications/progress", params: {} },
+        // As MCP says: served as before, nothing said.
+        { method: "notifications/initialized" },
+        { method: "notifications/cancelled", params: { requestId: 7 } },
+        { id: 1, method: "ping" },
+      ])
+        proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+      await proc.stdin.flush();
+      expect(await stdoutAnswers(proc, (out) => out.includes('"id":1'))).toEqual([
+        { jsonrpc: "2.0", id: 1, result: {} },
+      ]);
+    } finally {
+      proc.kill();
+    }
+    // Before, each was "mcp: Uncaught error in notification handler: [" and the schema's issues, some thirty lines.
+    const said = (await new Response(proc.stderr).text())
+      .split("\n")
+      .filter((line) => line && !line.includes("serving"));
+    expect(said).toEqual([
+      "mcp: a notifications/cancelled notification was ignored, its params not as MCP says (params.requestId: Invalid input).",
+      "mcp: a notifications/progress notification was ignored, its params not as MCP says (params.progress: Invalid input: expected number, received undefined; params.progressToken: Invalid input).",
+    ]);
+  });
+
   test("as over HTTP: a request whose params its schema refuses is -32602 Invalid params; a call's task is ignored; an argument nested 100,000 deep is invalid_parameter", async () => {
     const proc = await mcpOverStdio("ignore");
     try {

@@ -4,12 +4,12 @@
  * serves in snapshots/: snapshots.ts), with no key. stdout carries the protocol only; everything else goes to
  * stderr. Unlike start, it builds no snapshot: a client would time out waiting for one.
  */
-import { apiContext, invalidParams, mcpTools, unreadLine, withoutTask } from "../http";
+import { apiContext, invalidParams, mcpTools, refusedNotification, unreadLine, withoutTask } from "../http";
 import { UserError } from "../errors";
 import { type Engine, open } from "../search";
 import { beingWritten } from "../snapshot";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { isJSONRPCRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { isJSONRPCNotification, isJSONRPCRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { settingsHelp } from "./config";
 import { mainOf } from "./main";
 import { commandLine } from "../invocation";
@@ -98,9 +98,15 @@ export async function main(args: string[]): Promise<void> {
     const transport = new StdioServerTransport(process.stdin.pipe(withoutLineBoms()));
     await server.connect(transport);
     // As over HTTP: a request whose params its method's schema refuses is answered -32602 (the SDK's answer is -32603),
-    // and a request's task is ignored.
+    // and a request's task is ignored. A notification its schema refuses is said in a line and ignored.
     const deliver = transport.onmessage;
     transport.onmessage = (message) => {
+      if (isJSONRPCNotification(message)) {
+        const refused = refusedNotification(message);
+        if (refused) console.error(`mcp: ${refused}`);
+        else deliver?.(message);
+        return;
+      }
       if (!isJSONRPCRequest(message)) return deliver?.(message);
       const invalid = invalidParams(message);
       if (invalid) transport.send(invalid).catch((error) => server.onerror?.(error as Error));

@@ -7,4 +7,4 @@ export { ApiError } from "./errors";
 export { serve, type RunningServer, type ServeOptions } from "./server";
 export { stdoutLog } from "./steps/log";
 export { apiContext } from "./context";
-export { invalidParams, mcpTools, unreadLine, withoutTask } from "./mcp";
+export { invalidParams, mcpTools, refusedNotification, unreadLine, withoutTask } from "./mcp";

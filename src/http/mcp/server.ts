@@ -9,12 +9,16 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
+  CancelledNotificationSchema,
   ErrorCode,
+  InitializedNotificationSchema,
   InitializeRequestSchema,
   ListToolsRequestSchema,
   PingRequestSchema,
+  ProgressNotificationSchema,
   type CallToolResult,
   type JSONRPCErrorResponse,
+  type JSONRPCNotification,
   type JSONRPCRequest,
   type Tool as ListedTool,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -84,6 +88,25 @@ export function invalidParams(message: JSONRPCRequest): JSONRPCErrorResponse | u
     id: message.id,
     error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${message.method}: ${wrong}.` },
   };
+}
+
+/** The notifications the SDK's server handles, each read by its schema before its handler. */
+const NOTIFICATIONS = new Map<string, RequestSchema>([
+  ["notifications/cancelled", CancelledNotificationSchema],
+  ["notifications/progress", ProgressNotificationSchema],
+  ["notifications/initialized", InitializedNotificationSchema],
+]);
+
+/**
+ * What is wrong with a notification whose params its method's schema refuses, in a line, or undefined. A notification
+ * is never answered; the SDK reports one it refuses as "Uncaught error in notification handler:" and its schema's
+ * issues as indented JSON, some thirty lines, as if the server had failed.
+ */
+export function refusedNotification(message: JSONRPCNotification): string | undefined {
+  const issues = NOTIFICATIONS.get(message.method)?.safeParse(message).error?.issues;
+  if (!issues?.length) return undefined;
+  const wrong = issues.map((issue) => `${issue.path.map(String).join(".")}: ${issue.message}`).join("; ");
+  return `a ${message.method} notification was ignored, its params not as MCP says (${wrong}).`;
 }
 
 /** JSON-RPC's answer to a message that could not be read: there is no id to answer with, so null (JSON-RPC 2.0 section 5). */
