@@ -482,6 +482,29 @@ describe("/mcp on the server", () => {
     }
   });
 
+  test("a notification whose params its schema refuses is 400 -32602 (id null), as MCP says of one the server cannot accept, not 202", async () => {
+    const r = await post({ method: "notifications/cancelled", params: { requestId: {} } }, { "X-API-Key": key });
+    expect({ status: r.status, body: await r.json() }).toEqual({
+      status: 400,
+      body: {
+        jsonrpc: "2.0",
+        id: null,
+        error: {
+          code: -32602,
+          message:
+            "Invalid params: the notifications/cancelled notification's params are not as MCP says (params.requestId: Invalid input).",
+        },
+      },
+    });
+    for (const message of [
+      { method: "notifications/initialized" },
+      { method: "notifications/cancelled", params: { requestId: 7 } },
+    ]) {
+      const accepted = await post(message, { "X-API-Key": key });
+      expect({ message, status: accepted.status }).toEqual({ message, status: 202 });
+    }
+  });
+
   test("an argument named __proto__ is refused (D33), not dropped unseen with the call run without it", async () => {
     const r = await fetch(`${server.url}/mcp`, {
       method: "POST",

@@ -102,8 +102,9 @@ export async function main(args: string[]): Promise<void> {
     const deliver = transport.onmessage;
     transport.onmessage = (message) => {
       if (isJSONRPCNotification(message)) {
-        const refused = refusedNotification(message);
-        if (refused) console.error(`mcp: ${refused}`);
+        const wrong = refusedNotification(message);
+        if (wrong)
+          console.error(`mcp: a ${message.method} notification was ignored, its params not as MCP says (${wrong}).`);
         else deliver?.(message);
         return;
       }

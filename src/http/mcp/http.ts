@@ -11,12 +11,17 @@
  * body makes the parser or the SDK's schema checks work for long. JSON that is no JSON-RPC message is -32600 Invalid Request (-32700 is for no JSON).
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { isJSONRPCRequest, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  JSONRPCMessageSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { boundedText, MAX_BODY_BYTES } from "../body";
 import type { ApiError } from "../errors";
 import type { Exchange } from "../pipeline";
 import { outsideWork } from "../steps/keys";
-import { invalidParams, withoutTask, type McpTools } from "./server";
+import { invalidParams, refusedNotification, withoutTask, type McpTools } from "./server";
 
 /** A tool call nests 4 levels ({params: {arguments: {…}}}); clients' extensions a few more. */
 const MAX_DEPTH = 32;
@@ -130,6 +135,15 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
         'Invalid Request: the body is JSON but no JSON-RPC 2.0 message: a request has "jsonrpc": "2.0", an "id" (a string or an integer) and a "method".',
       );
     }
+    // A notification the server cannot accept is an HTTP error (MCP), not the 202 the SDK answers before reading it.
+    const notification = !asRequest && isJSONRPCNotification(message) ? message : undefined;
+    const wrong = notification && refusedNotification(notification);
+    if (notification && wrong)
+      return rpcError(
+        400,
+        ErrorCode.InvalidParams,
+        `Invalid params: the ${notification.method} notification's params are not as MCP says (${wrong}).`,
+      );
     // A body refused above is the request's 400 or 413, before the quota's 429 (D2), as a REST route's bad parameter is.
     const refused = overQuota(x);
     if (refused) return refused;

@@ -98,15 +98,15 @@ const NOTIFICATIONS = new Map<string, RequestSchema>([
 ]);
 
 /**
- * What is wrong with a notification whose params its method's schema refuses, in a line, or undefined. A notification
- * is never answered; the SDK reports one it refuses as "Uncaught error in notification handler:" and its schema's
- * issues as indented JSON, some thirty lines, as if the server had failed.
+ * What is wrong with a notification whose params its method's schema refuses ("params.requestId: Invalid input"), or
+ * undefined. The SDK reads it only in its handler, after POST /mcp has answered 202 (MCP: a notification the server
+ * cannot accept is an HTTP error, 400), and reports it over stdio as "Uncaught error in notification handler:" with its
+ * schema's issues as indented JSON, some thirty lines, as if the server had failed.
  */
 export function refusedNotification(message: JSONRPCNotification): string | undefined {
   const issues = NOTIFICATIONS.get(message.method)?.safeParse(message).error?.issues;
   if (!issues?.length) return undefined;
-  const wrong = issues.map((issue) => `${issue.path.map(String).join(".")}: ${issue.message}`).join("; ");
-  return `a ${message.method} notification was ignored, its params not as MCP says (${wrong}).`;
+  return issues.map((issue) => `${issue.path.map(String).join(".")}: ${issue.message}`).join("; ");
 }
 
 /** JSON-RPC's answer to a message that could not be read: there is no id to answer with, so null (JSON-RPC 2.0 section 5). */
