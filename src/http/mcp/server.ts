@@ -57,12 +57,12 @@ const failure = (code: string, message: string): CallToolResult => ({
   content: [{ type: "text", text: `${code}: ${message}` }],
 });
 
-interface RequestSchema {
+interface MessageSchema {
   safeParse(message: unknown): { error?: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
 }
 
 /** The requests served, each read by its schema before its handler. */
-const REQUESTS = new Map<string, RequestSchema>([
+const REQUESTS = new Map<string, MessageSchema>([
   ["initialize", InitializeRequestSchema],
   ["ping", PingRequestSchema],
   ["tools/list", ListToolsRequestSchema],
@@ -91,7 +91,7 @@ export function invalidParams(message: JSONRPCRequest): JSONRPCErrorResponse | u
 }
 
 /** The notifications the SDK's server handles, each read by its schema before its handler. */
-const NOTIFICATIONS = new Map<string, RequestSchema>([
+const NOTIFICATIONS = new Map<string, MessageSchema>([
   ["notifications/cancelled", CancelledNotificationSchema],
   ["notifications/progress", ProgressNotificationSchema],
   ["notifications/initialized", InitializedNotificationSchema],
