@@ -381,6 +381,27 @@ describe("inputs", () => {
     expect(notXml.message).toContain("not a MediaWiki XML export");
   });
 
+  test("a device as the dump (/dev/null, /dev/zero) is refused as one, not said missing nor failed with EPERM; a FIFO is read", async () => {
+    // /dev/null was "dump not found" (Bun.file().exists() is false for it); /dev/zero failed "EPERM: epoll_ctl".
+    for (const device of ["/dev/null", "/dev/zero"]) {
+      const err = await ingest({ dumps: [device] }).catch((e) => e);
+      expect(err).toBeInstanceOf(DumpError);
+      expect(err.message).toBe(`${device} is a device, not a dump: give a dump file, a pipe or an http(s) URL.`);
+    }
+    const fifo = join(tempDir(), "dump.fifo");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    const writer = Bun.spawn([
+      "sh",
+      "-c",
+      'cat "$0" > "$1"',
+      writeExport([{ title: "Alpha", text: "Alpha is a word." }]),
+      fifo,
+    ]);
+    const r = await ingest({ dumps: [fifo], workers: 1 });
+    await writer.exited;
+    expect(r.articles.map((a) => a.title)).toEqual(["Alpha"]);
+  });
+
   test("a corrupt compressed stream is reported as damage", async () => {
     const bytes = new Uint8Array(await Bun.file(SQUAD).arrayBuffer());
     bytes.fill(0x55, 400_000, 400_400); // in the second bzip2 block: the first one decodes

@@ -4,7 +4,7 @@
  * system's bzip2 (lbzip2 or pbzip2 when installed), xz or gzip in a separate process (so it
  * runs on cores of its own), read ahead of the XML parser.
  */
-import { statSync } from "node:fs";
+import { type Stats, statSync } from "node:fs";
 import { DumpError } from "./errors";
 
 type Compression = "bzip2" | "xz" | "gzip" | "none";
@@ -95,13 +95,20 @@ async function openRaw(spec: string): Promise<{ stream: ReadableStream<Uint8Arra
     const len = Number(res.headers.get("content-length"));
     return { stream: res.body, size: Number.isFinite(len) && len > 0 ? len : undefined };
   }
-  const file = Bun.file(spec);
-  if (!(await file.exists())) {
-    if (statSync(spec, { throwIfNoEntry: false })?.isDirectory())
-      throw new DumpError(`${spec} is a folder, not a dump: name the dump file in it.`);
-    throw new DumpError(`dump not found: ${spec}. Give an existing file or an http(s) URL.`);
+  // Bun.file().exists() is false for a device (/dev/null was "dump not found"), whose stream() throws EPERM from epoll.
+  let stat: Stats | undefined;
+  try {
+    stat = statSync(spec, { throwIfNoEntry: false });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== "ENOTDIR") throw new DumpError(`cannot read the dump ${spec} (${code}): check its path and rights.`);
   }
-  return { stream: file.stream(), size: file.size };
+  if (!stat) throw new DumpError(`dump not found: ${spec}. Give an existing file or an http(s) URL.`);
+  if (stat.isDirectory()) throw new DumpError(`${spec} is a folder, not a dump: name the dump file in it.`);
+  if (!stat.isFile() && !stat.isFIFO())
+    throw new DumpError(`${spec} is a device, not a dump: give a dump file, a pipe or an http(s) URL.`);
+  const file = Bun.file(spec);
+  return { stream: file.stream(), size: stat.isFile() ? stat.size : undefined };
 }
 
 /** Reads the first chunk of a stream and returns it with a stream that replays it. */
