@@ -423,6 +423,28 @@ describe("inputs", () => {
     expect(kept.articles.length).toBeLessThan(48);
   });
 
+  test("kept with allowTruncated, a damage before the first complete page (or before <siteinfo>) fails, saying so: no empty snapshot", async () => {
+    const bytes = new Uint8Array(await Bun.file(SQUAD).arrayBuffer());
+    bytes.fill(0x55, 100, 400); // in the first bzip2 block: nothing decodes
+    const corrupt = `${tempDir()}/first-block.xml.bz2`;
+    await Bun.write(corrupt, bytes);
+    const xml = await Bun.file(writeExport([{ title: "Alpha", text: "Alpha is a word." }])).text();
+    const cut = `${tempDir()}/cut.xml`;
+    await Bun.write(cut, xml.slice(0, xml.indexOf("Alpha is")));
+    for (const path of [corrupt, cut]) {
+      // Were "no <siteinfo> found in the dumps: they are not MediaWiki exports" and an empty result (written: 0 pages).
+      const err = await ingest({ dumps: [path], workers: 1, allowTruncated: true }).catch((e) => e);
+      expect(err).toBeInstanceOf(DumpError);
+      expect(err.damaged).toBe(true);
+      expect(err.message).toStartWith(
+        path === cut ? `${cut} is truncated or corrupt at` : `${corrupt}: the bzip2 stream is damaged`,
+      );
+      expect(err.message).toEndWith(
+        "No complete page comes before the damage, so there is nothing to keep: no snapshot was written. Use a complete dump.",
+      );
+    }
+  });
+
   test("a page whose conversion does not end (templates nested 6,000 deep keep wtf busy for hours) is left out in time, as a failure; the pages around it are kept", async () => {
     const nested = `Intro. ${"{{a|".repeat(6000)}x${"}}".repeat(6000)} after.`;
     const pages = [

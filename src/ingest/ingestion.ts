@@ -130,6 +130,14 @@ class Ingestion {
    * own; the claims' runs are read once, and removed.
    */
   result(): IngestResult {
+    const damages = this.sources.filter((s) => s.damage).map((s) => s.damage);
+    // Kept with --allow-truncated, a damage before the first page was an empty snapshot written (over the last good one
+    // of its name), and one before <siteinfo> was said to be "not MediaWiki exports".
+    if (damages.length && this.accepted === 0 && !this.claims.size)
+      throw new DumpError(
+        `${damages.join("\n")}\nNo complete page comes before the damage, so there is nothing to keep: no snapshot was written. Use a complete dump.`,
+        { damaged: true },
+      );
     if (!this.wiki) throw new DumpError("no <siteinfo> found in the dumps: they are not MediaWiki exports.");
     // The read's garbage (pages parsed, their rows) goes before the claims' resolution allocates:
     // left to the collector, it added 100–150 MB to the build's peak here at 200,000 articles.
