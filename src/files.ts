@@ -132,8 +132,20 @@ export function workerUrl(beside: URL, underSrc: string): string {
  */
 const LEFTOVER = [/^\.tome-(?:sorted|pages|runs|strings)-(\d+)-/, /^\..+\.tome\.(\d+)\.tmp$/];
 
-/** This process's scratch folders not yet removed: removed together if it is stopped (removeAllScratch). */
+/** This process's scratch folders and snapshot being written, not yet removed: removed together if it is stopped (removeAllScratch). */
 const scratchDirs = new Set<string>();
+
+/**
+ * A snapshot being written (`.<name>.tome.<pid>.tmp`), removed with the scratch folders if the process is stopped at
+ * once (a second signal: it was left behind); forgetScratch() once renamed into place or removed.
+ */
+export function trackScratchFile(path: string): void {
+  scratchDirs.add(path);
+}
+
+export function forgetScratch(path: string): void {
+  scratchDirs.delete(path);
+}
 
 /** Makes a scratch folder in `besides` (`kind`: sorted, pages, runs or strings); removeScratch() when done with it. */
 export function makeScratch(besides: string, kind: "sorted" | "pages" | "runs" | "strings"): string {

@@ -51,6 +51,27 @@ describe("a build's scratch folders", () => {
     );
   });
 
+  test("a build stuck at no safe point (its dump a FIFO no one writes) stopped by a second SIGTERM leaves nothing: not its snapshot's temporary file", async () => {
+    const dir = tempDir();
+    const fifo = join(tempDir(), "dump.fifo");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    const proc = Bun.spawn(
+      ["bun", join(import.meta.dir, "../src/cli/snapshot-build.ts"), "--dump", fifo, "--out", join(dir, "en.tome")],
+      { stdout: "pipe", stderr: "pipe" },
+    );
+    const deadline = performance.now() + 60_000;
+    while (!scratchIn(dir).some((f) => f.endsWith(".tmp"))) {
+      if (performance.now() > deadline) throw new Error("the build began no snapshot in a minute");
+      await Bun.sleep(10);
+    }
+    proc.kill("SIGTERM");
+    await Bun.sleep(1100); // past the echo of the first (SIGNAL_ECHO_MS): the second stops at once
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(130);
+    // Left `.en.tome.<pid>.tmp` (removeAllScratch knew the scratch folders, not the snapshot being written).
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   test("Ctrl-C on a terminal: the bar's line is ended and the cursor it hid shown again, then the stop is said", async () => {
     const dir = tempDir();
     const pidFile = join(dir, "pid");

@@ -30,7 +30,7 @@ import { SnapshotError } from "./format";
 import { sameBytes, sha256 } from "./hash";
 import { FileMapping, type LeaseRefused } from "./mapping";
 import { commandLine } from "../invocation";
-import { writeFailed, writeFully } from "../files";
+import { forgetScratch, trackScratchFile, writeFailed, writeFully } from "../files";
 
 const MAGIC = "TOMESNAP";
 export const FORMAT_VERSION = 2;
@@ -85,6 +85,7 @@ export class ContainerWriter {
     } catch (err) {
       throw new SnapshotError(`cannot write the snapshot to ${path}: ${(err as Error).message}`);
     }
+    trackScratchFile(this.tmp);
     writeFully(this.fd, new Uint8Array(HEADER_BYTES), this.path, 0);
   }
 
@@ -154,6 +155,7 @@ export class ContainerWriter {
     } catch (err) {
       throw writeFailed(this.path, err);
     }
+    forgetScratch(this.tmp);
     this.done = true;
     try {
       const dfd = openSync(dirname(this.path), "r");
@@ -195,6 +197,7 @@ export class ContainerWriter {
       // already closed
     }
     rmSync(this.tmp, { force: true });
+    forgetScratch(this.tmp);
     this.done = true;
   }
 }
