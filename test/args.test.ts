@@ -8,7 +8,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { totalmem } from "node:os";
 import { readArgs } from "../src/cli/args";
-import { bytesOf, positiveInt } from "../src/cli/snapshot-build";
+import { bytesOf, parseBuildArgs, positiveInt } from "../src/cli/snapshot-build";
+import { parseUpdateArgs } from "../src/cli/snapshot-update";
 import { ROOT, runToExit, snapshotFor, SQUAD, tempDir } from "./helpers";
 
 // Each case runs a command or several (bun starting each): seconds on a loaded machine, past bun test's 5 s default.
@@ -242,6 +243,21 @@ describe("--memory in a container held to less than the machine (D161)", () => {
     expect(await help("snapshot-update.ts")).toContain(
       "at most this machine's memory or its container's limit, here the container's, 1.0G; default 250M)",
     );
+  });
+});
+
+describe("--out a device or a pipe", () => {
+  test("is refused before the work by build and update (renamed over, as root /dev/null became the snapshot); a FIFO too", () => {
+    const fifo = join(tempDir("tome-args-"), "out.fifo");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    for (const [out, kind] of [
+      ["/dev/null", "a device"],
+      [fifo, "a pipe"],
+    ]) {
+      const said = `--out ${out} is ${kind}, not a file: the snapshot is written beside it and renamed over it, which would replace it. Name a file.`;
+      expect(() => parseBuildArgs(["--dump", SQUAD, "--out", out!])).toThrow(said);
+      expect(() => parseUpdateArgs(["--base", "en.tome", "--dump", SQUAD, "--out", out!])).toThrow(said);
+    }
   });
 });
 

@@ -28,9 +28,9 @@ const SNAPSHOT_FILE: OutFile = { what: "snapshot", example: "en.tome" };
 /**
  * Refuses at once an --out that the command would find wrong only at its end, after its work: empty, "-", a folder,
  * under a file rather than a folder, or one of the files it reads (`reads`: its dumps, its list, its snapshot), which the
- * file written would replace.
+ * file written would replace; unless it is written to as it is (not `renamedOver`), a device or a pipe.
  */
-export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_FILE): void {
+export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_FILE, renamedOver = true): void {
   if (!out) throw new ArgumentError("--out is empty: name the file to write.");
   // snapshot:export's "-" is standard output; a snapshot is a file read in place, never a stream.
   if (out === "-")
@@ -52,6 +52,11 @@ export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_
   if (read !== undefined)
     throw new ArgumentError(
       `--out ${out} names a file this command reads${read === out ? "" : ` (${read})`}: writing it would replace it. Name another file.`,
+    );
+  // Written beside it and renamed over it: as root, --out /dev/null made /dev/null a regular file, the snapshot.
+  if (renamedOver && written && !written.isFile())
+    throw new ArgumentError(
+      `--out ${out} is ${written.isFIFO() ? "a pipe" : written.isSocket() ? "a socket" : "a device"}, not a file: the ${file.what} is written beside it and renamed over it, which would replace it. Name a file.`,
     );
 }
 
