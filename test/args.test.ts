@@ -261,6 +261,21 @@ describe("--out a device or a pipe", () => {
   });
 });
 
+describe("--out a file that is not a snapshot", () => {
+  test("is refused before the work by build and update (it was replaced by the snapshot); a snapshot there, or an empty file, is written over", async () => {
+    const dir = tempDir("tome-args-");
+    const notes = join(dir, "notes.md");
+    writeFileSync(notes, "# my notes\n");
+    const said = `--out ${notes} is a file that is not a snapshot: writing the snapshot would replace it. Name another file, or remove that one first.`;
+    expect(() => parseBuildArgs(["--dump", SQUAD, "--out", notes])).toThrow(said);
+    expect(() => parseUpdateArgs(["--base", "en.tome", "--dump", SQUAD, "--out", notes])).toThrow(said);
+    const empty = join(dir, "empty.tome");
+    writeFileSync(empty, "");
+    const snapshot = await snapshotFor({ dumps: [SQUAD] });
+    for (const out of [empty, snapshot]) expect(parseBuildArgs(["--dump", SQUAD, "--out", out])).toMatchObject({ out });
+  });
+});
+
 describe("bun run compile --out", () => {
   test("a folder is refused at once, exit 2, in one line: not bun build's uncaught error after its bundling", async () => {
     const dir = tempDir("tome-args-");

@@ -1,5 +1,5 @@
 /** What the snapshot commands' --out may name: checked before their work, not found wrong at its end. */
-import { statSync } from "node:fs";
+import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { isSnapshotName, SNAPSHOT_EXTENSION } from "../snapshot";
 import { ArgumentError } from "./main";
@@ -21,14 +21,31 @@ export interface OutFile {
   what: string;
   /** A name for it, given as an example in a folder --out names. */
   example: string;
+  /** How such a file begins: another file there is not replaced. */
+  magic?: string;
 }
 
-const SNAPSHOT_FILE: OutFile = { what: "snapshot", example: "en.tome" };
+const SNAPSHOT_FILE: OutFile = { what: "snapshot", example: "en.tome", magic: "TOMESNAP" };
+
+/** Whether the file at `path` begins with `magic`. */
+function beginsWith(path: string, magic: string): boolean {
+  const head = new Uint8Array(magic.length);
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "r");
+    return readSync(fd, head) === head.length && new TextDecoder().decode(head) === magic;
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
 
 /**
  * Refuses at once an --out that the command would find wrong only at its end, after its work: empty, "-", a folder,
  * under a file rather than a folder, or one of the files it reads (`reads`: its dumps, its list, its snapshot), which the
- * file written would replace; unless it is written to as it is (not `renamedOver`), a device or a pipe.
+ * file written would replace; unless it is written to as it is (not `renamedOver`), a device or a pipe, or a file that
+ * is not of its kind (`file.magic`).
  */
 export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_FILE, renamedOver = true): void {
   if (!out) throw new ArgumentError("--out is empty: name the file to write.");
@@ -52,6 +69,11 @@ export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_
   if (read !== undefined)
     throw new ArgumentError(
       `--out ${out} names a file this command reads${read === out ? "" : ` (${read})`}: writing it would replace it. Name another file.`,
+    );
+  // A typo (--out notes.md) replaced the file with the snapshot; a snapshot, even a damaged one, is rebuilt over.
+  if (renamedOver && written?.isFile() && written.size > 0 && file.magic && !beginsWith(out, file.magic))
+    throw new ArgumentError(
+      `--out ${out} is a file that is not a ${file.what}: writing the ${file.what} would replace it. Name another file, or remove that one first.`,
     );
   // Written beside it and renamed over it: as root, --out /dev/null made /dev/null a regular file, the snapshot.
   if (renamedOver && written && !written.isFile())

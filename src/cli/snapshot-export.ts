@@ -151,7 +151,7 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
   const lines = Readable.from(exportLines(snapshot, rows, progress.update), { objectMode: false });
   const compressor = compressorFor(args.out);
   const target = args.out === "-" ? undefined : outputKind(args.out);
-  if (target) checkOut(args.out, [args.snapshot], undefined, target === "file");
+  if (target) checkOut(args.out, [args.snapshot], { what: "export", example: "chunks.jsonl.zst" }, target === "file");
   // A regular file is written beside itself and renamed into place when whole; a device, a pipe or a link is written to
   // as it is (renamed over, /dev/null would become a file).
   const partial = target === "file" ? join(dirname(args.out), `.${basename(args.out)}.partial`) : undefined;
