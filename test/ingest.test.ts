@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterEach, describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
+import * as fs from "node:fs";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildFromDumps, writeIngested } from "../src/build";
@@ -421,6 +422,21 @@ describe("inputs", () => {
     expect(kept.truncated).toBe(true);
     expect(kept.articles.length).toBeGreaterThan(0);
     expect(kept.articles.length).toBeLessThan(48);
+  });
+
+  test('a dump this user may not read is said so, not as a write refused ("may not write there: write elsewhere (--out)")', async () => {
+    const path = writeExport([{ title: "Alpha", text: "Alpha is a word." }]);
+    // Root reads every file: the refusal is made as chmod 600 made it for another user.
+    const refused = spyOn(fs, "accessSync").mockImplementation(() => {
+      throw Object.assign(new Error(`EACCES: permission denied, access '${path}'`), { code: "EACCES" });
+    });
+    try {
+      const err = await ingest({ dumps: [path], workers: 1 }).catch((e) => e);
+      expect(err).toBeInstanceOf(DumpError);
+      expect(err.message).toBe(`cannot read the dump ${path} (EACCES): check its path and its rights (this user's).`);
+    } finally {
+      refused.mockRestore();
+    }
   });
 
   test("kept with allowTruncated, a damage before the first complete page (or before <siteinfo>) fails, saying so: no empty snapshot", async () => {

@@ -4,7 +4,7 @@
  * system's bzip2 (lbzip2 or pbzip2 when installed), xz or gzip in a separate process (so it
  * runs on cores of its own), read ahead of the XML parser.
  */
-import { type Stats, statSync } from "node:fs";
+import { accessSync, constants, type Stats, statSync } from "node:fs";
 import { DumpError } from "./errors";
 
 type Compression = "bzip2" | "xz" | "gzip" | "none";
@@ -97,16 +97,26 @@ async function openRaw(spec: string): Promise<{ stream: ReadableStream<Uint8Arra
   }
   // Bun.file().exists() is false for a device (/dev/null was "dump not found"), whose stream() throws EPERM from epoll.
   let stat: Stats | undefined;
+  const unreadable = (err: unknown) =>
+    new DumpError(
+      `cannot read the dump ${spec} (${(err as NodeJS.ErrnoException).code}): check its path and its rights (this user's).`,
+    );
   try {
     stat = statSync(spec, { throwIfNoEntry: false });
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== "ENOTDIR") throw new DumpError(`cannot read the dump ${spec} (${code}): check its path and rights.`);
+    if ((err as NodeJS.ErrnoException).code !== "ENOTDIR") throw unreadable(err);
   }
   if (!stat) throw new DumpError(`dump not found: ${spec}. Give an existing file or an http(s) URL.`);
   if (stat.isDirectory()) throw new DumpError(`${spec} is a folder, not a dump: name the dump file in it.`);
   if (!stat.isFile() && !stat.isFIFO())
     throw new DumpError(`${spec} is a device, not a dump: give a dump file, a pipe or an http(s) URL.`);
+  // Refused only at its first read, it was said to be a write refused: "this user may not write there: write elsewhere
+  // (--out)". Asked, not opened: opening a FIFO waits for its writer.
+  try {
+    accessSync(spec, constants.R_OK);
+  } catch (err) {
+    throw unreadable(err);
+  }
   const file = Bun.file(spec);
   return { stream: file.stream(), size: stat.isFile() ? stat.size : undefined };
 }
