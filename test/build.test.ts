@@ -11,6 +11,8 @@ import {
   SnapshotBuild,
   updateSnapshot,
 } from "../src/build";
+import { buildSnapshot } from "../src/cli/snapshot-build";
+import { runUpdate } from "../src/cli/snapshot-update";
 import { ingest } from "../src/ingest";
 import { IndexBuilder, open } from "../src/search";
 import { ContainerWriter, openContainer, redirectListOf, sameBytes, type RedirectList } from "../src/snapshot";
@@ -767,5 +769,38 @@ console.log("built", report.meta.indexedPages);`;
     expect(said).toBe("AbortError");
     expect(seen.some((f) => f.startsWith(".updated.tome."))).toBe(true);
     expect(readdirSync(dir)).toEqual(["base.tome"]);
+  });
+});
+
+describe("pages without text (D174)", () => {
+  test("are kept, found by id and not by title, and the build's and the update's summaries count them on a line of their own", async () => {
+    const pages = [
+      { title: "Alpha", text: "Alpha is a word that stands first." },
+      { title: "Only Table", text: '{| class="wikitable"\n|-\n! a !! b\n|-\n| 1 || 2\n|}' },
+      { title: "Empty", text: "" },
+      { title: "Only Template", text: "{{Infobox person|name=X}}\n{{stub}}" },
+    ];
+    const dir = tempDir();
+    const base = join(dir, "base.tome");
+    const built: string[] = [];
+    await buildSnapshot(
+      { dumps: [writeExport(pages.slice(0, 3))], out: base, chunkWords: 300, allowTruncated: false, workers: 1 },
+      (l) => built.push(l),
+    );
+    const said = (n: number) =>
+      `  ${n} of the pages kept have no text (empty, or only tables, templates or lists, which the conversion drops): /v1/page/{id} and /v1/changes show them, but no search or title finds them (D174)`;
+    // Counted among the pages written, and said nowhere: a user found "Only Table" neither by its title nor in search.
+    expect(built.at(-2)).toStartWith(`wrote ${base}: 3 pages, 1 chunks,`);
+    expect(built.at(-1)).toBe(said(2));
+    const engine = open(base);
+    expect([2, 3].map((id) => engine.page(id)?.chunks.length)).toEqual([0, 0]);
+    expect(engine.pageByTitle("Only Table")).toBeUndefined();
+    engine.close();
+    const updated: string[] = [];
+    await runUpdate({ base, dumps: [writeExport(pages)], out: join(dir, "updated.tome"), workers: 1 }, (l) =>
+      updated.push(l),
+    );
+    expect(updated.at(-2)).toContain("0 pages changed, 1 added, 0 removed; 4 pages, 1 chunks,");
+    expect(updated.at(-1)).toBe(said(3));
   });
 });

@@ -54,6 +54,15 @@ export interface BuildReport {
   bytes: number;
   runs: number;
   text: { raw: number; compressed: number };
+  /** Pages kept without text: no chunk, never a hit nor a title's answer (D174). */
+  textless: number;
+}
+
+/** The pages of a page table's chunk counts that have no chunk (D174). */
+export function countTextless(chunkCounts: ArrayLike<number>): number {
+  let n = 0;
+  for (let i = 0; i < chunkCounts.length; i++) if (chunkCounts[i] === 0) n++;
+  return n;
 }
 
 /** Where a snapshot's pages came from; and what was done to their text, when not this build's ingest. */
@@ -182,7 +191,13 @@ export class SnapshotBuild {
     const index = this.indexFor(about.wiki.lang, false);
     // Each chunk's document is held in `pages` only: the index lets it go once the text index is merged.
     index.finish(table, Object.assign(pages, { redirects }), this.options.progress);
-    return { pages: pages.pages, documents: pages.documents, redirects: redirects.length, runs: index.runCount };
+    return {
+      pages: pages.pages,
+      documents: pages.documents,
+      redirects: redirects.length,
+      runs: index.runCount,
+      textless: countTextless(pages.chunkCounts),
+    };
   }
 
   /** Whether each arrival is kept (keptRevisions): the pages kept and the arrival columns are let go once read. */
@@ -217,7 +232,7 @@ export class SnapshotBuild {
       (path) => [pageOrderSection(path, this.options.progress)],
     );
     logMemory("page orders: done");
-    return { meta, bytes, runs: counts.runs, text: this.writer.textBytes };
+    return { meta, bytes, runs: counts.runs, text: this.writer.textBytes, textless: counts.textless };
   }
 
   /** The index builder, made with the first page (the wiki's language is known from then). */
@@ -243,6 +258,7 @@ interface IndexedCounts {
   documents: number;
   redirects: number;
   runs: number;
+  textless: number;
 }
 
 /** The pages a build keeps: their ids and revisions, in any order (a page id listed twice keeps its last). */

@@ -54,7 +54,7 @@ import {
   readShardData,
   type IndexBuildProgress,
 } from "../search";
-import { BUILD_RULES, checkOut, DEFAULT_MEMORY_BYTES, stopIfAborted } from "./full";
+import { BUILD_RULES, checkOut, countTextless, DEFAULT_MEMORY_BYTES, stopIfAborted } from "./full";
 import type { Deletions } from "./deletions";
 import { commandLine } from "../invocation";
 import { SortedRuns } from "../sorted-runs";
@@ -85,6 +85,8 @@ export interface UpdateReport {
   runs: number;
   applied: AppliedUpdate;
   result: IngestResult;
+  /** Pages kept without text: no chunk, never a hit nor a title's answer (D174). */
+  textless: number;
 }
 
 /** A page id's claim on its page and title, from the base (row) or the dumps (arrival). */
@@ -272,12 +274,14 @@ async function writeUpdate(
   const redirects = merged.redirects;
   let done: ReturnType<typeof writePages>;
   let baseDocuments: number;
+  let textless: number;
   try {
     // The sort's garbage (its runs' buffers read) goes before the copy allocates.
     Bun.gc(true);
     logMemory("update: titles resolved");
     baseDocuments = readShardData(base.container, "index.text").documentCount;
     done = writePages(writer, base, o.base, merged, arrivals.length, baseDocuments, newChunks);
+    textless = countTextless(done.chunkCounts);
     // The base is read: its mapping goes now, not when collected (its pages read would stay resident until then).
     base.container.letGo();
     Bun.gc(true);
@@ -319,7 +323,7 @@ async function writeUpdate(
       base: base.meta.contentHash,
       updates: [...(base.meta.updates ?? []), applied],
     },
-    report: { runs: index.runCount, applied, result },
+    report: { runs: index.runCount, applied, result, textless },
   };
 }
 

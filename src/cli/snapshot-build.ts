@@ -205,6 +205,7 @@ async function buildTo(out: string, args: BuildArgs, log: (line: string) => void
   const { result, meta: m, bytes } = report;
   logSources(result, log);
   log(`wrote ${out}: ${writtenSummary(m, bytes, report.runs, started)}`);
+  logTextless(report.textless, log);
   return out;
 }
 
@@ -294,6 +295,17 @@ export async function stoppable<T>(run: (signal: AbortSignal) => Promise<T>): Pr
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
   }
+}
+
+/**
+ * The pages kept without text (D174), on a line of their own after what was written: in the page count, found by id,
+ * and never a hit nor a title's answer, they were nowhere said.
+ */
+export function logTextless(textless: number, log: (line: string) => void): void {
+  if (textless)
+    log(
+      `  ${textless} of the pages kept have no text (empty, or only tables, templates or lists, which the conversion drops): /v1/page/{id} and /v1/changes show them, but no search or title finds them (D174)`,
+    );
 }
 
 /** What a build or an update wrote, for its last line: the snapshot's size, its index runs, the time since `started`, the peak memory. */

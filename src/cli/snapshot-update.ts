@@ -12,6 +12,7 @@ import {
   sizeText,
   stoppable,
   workersOf,
+  logTextless,
   writtenSummary,
 } from "./snapshot-build";
 import { MAX_BUILD_WORKERS } from "../ingest";
@@ -151,6 +152,7 @@ async function updateTo(
   log(
     `wrote ${args.out}: ${a.changed} pages changed, ${a.added} added, ${a.removed} removed${byList}; ${writtenSummary(m, report.bytes, report.runs, started)}`,
   );
+  logTextless(report.textless, log);
   return report;
 }
 
