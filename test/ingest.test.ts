@@ -439,6 +439,15 @@ describe("inputs", () => {
     }
   });
 
+  test("a bzip2 dump cut short is said damaged in bzip2's words, without its trailing ';'", async () => {
+    const bytes = new Uint8Array(await Bun.file(SQUAD).arrayBuffer());
+    const path = `${tempDir()}/cut.xml.bz2`;
+    await Bun.write(path, bytes.subarray(0, 420_000)); // past the first block: its pages are kept
+    const kept = await ingest({ dumps: [path], workers: 1, allowTruncated: true });
+    // Was "(Compressed file ends unexpectedly;)".
+    expect(kept.sources[0]!.damage).toBe(`${path}: the bzip2 stream is damaged (Compressed file ends unexpectedly)`);
+  });
+
   test("kept with allowTruncated, a damage before the first complete page (or before <siteinfo>) fails, saying so: no empty snapshot", async () => {
     const bytes = new Uint8Array(await Bun.file(SQUAD).arrayBuffer());
     bytes.fill(0x55, 100, 400); // in the first bzip2 block: nothing decodes

@@ -187,9 +187,9 @@ export async function openDump(spec: string, serial = false): Promise<DumpSource
   const failure = async (code: number): Promise<DumpError | null> => {
     if (code === 0 || proc.signalCode !== null) return null;
     // The decoders put the reason on their first line: "bzip2: Data integrity error…", "xz: (stdin): Unexpected end of
-    // input", "lbzip2: stdin: compressed data error: bad block header magic".
+    // input", "lbzip2: stdin: compressed data error: bad block header magic", "bzip2: Compressed file ends unexpectedly;".
     const first = (await stderr).trim().split("\n")[0] || `exit code ${code}`;
-    const why = first.replace(/^[\w.-]+:\s*(\(stdin\):\s*|stdin:\s*)?/, "").replace(/\.$/, "");
+    const why = first.replace(/^[\w.-]+:\s*(\(stdin\):\s*|stdin:\s*)?/, "").replace(/[.;]$/, "");
     return new DumpError(`${spec}: the ${compression} stream is damaged (${why})`, {
       damaged: true,
     });
