@@ -20,6 +20,7 @@ import {
   ingested,
   ROOT,
   SQUAD,
+  snapshotFor,
   tempDir,
   TRUNCATED_XZ,
   wikiOf,
@@ -446,6 +447,15 @@ describe("inputs", () => {
     const kept = await ingest({ dumps: [path], workers: 1, allowTruncated: true });
     // Was "(Compressed file ends unexpectedly;)".
     expect(kept.sources[0]!.damage).toBe(`${path}: the bzip2 stream is damaged (Compressed file ends unexpectedly)`);
+  });
+
+  test("a snapshot given as the dump is said to be one, not XML with a disallowed character", async () => {
+    const snapshot = await snapshotFor({ dumps: [SQUAD] });
+    const err = await ingest({ dumps: [snapshot], workers: 1 }).catch((e) => e);
+    expect(err).toBeInstanceOf(DumpError);
+    expect(err.message).toBe(
+      `${snapshot} is a Tome snapshot, not a dump: give the MediaWiki dump it is to be built from, or apply dumps to it with snapshot:update --base ${snapshot}.`,
+    );
   });
 
   test("kept with allowTruncated, a damage before the first complete page (or before <siteinfo>) fails, saying so: no empty snapshot", async () => {

@@ -149,6 +149,11 @@ export async function openDump(spec: string, serial = false): Promise<DumpSource
   const raw = await openRaw(spec);
   const { head, stream } = await peek(raw.stream);
   if (head.byteLength === 0) throw new DumpError(`${spec} is empty: it holds no XML.`);
+  // Was "not a MediaWiki XML export (disallowed character at line 1)": a snapshot given where its dump goes.
+  if (new TextDecoder().decode(head.subarray(0, 8)) === "TOMESNAP")
+    throw new DumpError(
+      `${spec} is a Tome snapshot, not a dump: give the MediaWiki dump it is to be built from, or apply dumps to it with snapshot:update --base ${spec}.`,
+    );
   const compression = detectCompression(head);
 
   let read = 0;
