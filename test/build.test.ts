@@ -804,3 +804,26 @@ describe("pages without text (D174)", () => {
     expect(updated.at(-1)).toBe(said(3));
   });
 });
+
+describe("a dump that does not name its wiki", () => {
+  test("is built as en.wikipedia.org's, as before, and the build says so: every page's source names that wiki", async () => {
+    const dir = tempDir();
+    const bare = join(dir, "bare.xml");
+    writeFileSync(
+      bare,
+      `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10"><page><title>Alpha</title><ns>0</ns><id>1</id><revision><id>10</id><timestamp>2024-01-01T00:00:00Z</timestamp><text>Alpha is a word.</text></revision></page></mediawiki>`,
+    );
+    const lines: string[] = [];
+    const args = { out: join(dir, "bare.tome"), chunkWords: 300, allowTruncated: false, workers: 1 };
+    await buildSnapshot({ ...args, dumps: [bare] }, (l) => lines.push(l));
+    // Said nowhere: a dump of another wiki without its <siteinfo> was attributed to en.wikipedia.org.
+    expect(lines).toContain(
+      "  no dump names its wiki (no <siteinfo><base>): taken to be en.wikipedia.org (language en), which every page's source and attribution names. If it is another wiki, add its <siteinfo> to the dump.",
+    );
+    const named: string[] = [];
+    await buildSnapshot({ ...args, dumps: [writeExport([{ title: "Alpha", text: "Alpha is a word." }])] }, (l) =>
+      named.push(l),
+    );
+    expect(named.some((l) => l.includes("no dump names its wiki"))).toBe(false);
+  });
+});

@@ -292,7 +292,10 @@ function keptRevisions(kept: KeptPages): { take(pageId: number, revId: number): 
 }
 
 /** What a build reports of its ingest. */
-type IngestSummary = Pick<IngestResult, "wiki" | "sources" | "truncated" | "failures" | "wikitextChars">;
+type IngestSummary = Pick<
+  IngestResult,
+  "wiki" | "sources" | "truncated" | "failures" | "wikitextChars" | "hostGuessed"
+>;
 
 /** Builds a snapshot from dumps. The file appears only when whole. */
 export async function buildFromDumps(
@@ -360,8 +363,8 @@ async function ingestInto(
     // The last run's inversion (up to --memory) goes to its file before the claims' resolution allocates (D128).
     allRead: () => build.settle(),
   }).finally(endResting);
-  const { wiki, sources, truncated, failures, wikitextChars } = ingested;
-  const result: IngestSummary = { wiki, sources, truncated, failures, wikitextChars };
+  const { wiki, sources, truncated, failures, wikitextChars, hostGuessed } = ingested;
+  const result: IngestSummary = { wiki, sources, truncated, failures, wikitextChars, hostGuessed };
   build.keep(ingested.kept);
   return { result, redirects: ingested.redirectList };
 }

@@ -46,6 +46,7 @@ class Ingestion {
   private wikitextChars = 0;
   /** Article claims held: what the limit counts. */
   private accepted = 0;
+  private hostGuessed = false;
 
   constructor(private readonly options: IngestOptions) {
     this.chunkWords = options.chunkWords ?? DEFAULT_CHUNK_WORDS;
@@ -202,6 +203,7 @@ class Ingestion {
       truncated: this.sources.some((s) => s.truncated),
       failures: this.failures,
       wikitextChars: this.wikitextChars,
+      hostGuessed: this.hostGuessed,
       claims: listed ?? [],
       get redirectIds() {
         return redirectList.idLists;
@@ -223,6 +225,7 @@ class Ingestion {
       );
     }
     const lang = site.lang || site.host.split(".")[0] || "en";
+    if (!this.wiki) this.hostGuessed = !site.host;
     const wiki = (this.wiki ??= {
       // The language the wiki is taken to be in names its host too: with neither, not ".wikipedia.org".
       host: site.host || `${lang}.wikipedia.org`,

@@ -98,6 +98,8 @@ export interface IngestResult {
   failures: { pageId: number; title: string; error: string }[];
   /** Characters of wikitext converted, for throughput figures. */
   wikitextChars: number;
+  /** Set when no dump named its wiki (no <siteinfo><base>): its host was taken from its language, or "en". */
+  hostGuessed?: boolean;
   /**
    * The newest page read for each page id, article or redirect, before title clashes are
    * resolved (an update weighs them against the snapshot it starts from): listed only when
