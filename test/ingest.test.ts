@@ -458,6 +458,22 @@ describe("inputs", () => {
     );
   });
 
+  test("a disallowed character is said at its own byte of the XML, not at the end of the read that held it", async () => {
+    const pages = Array.from({ length: 40 }, (_, i) => ({
+      title: `Сторінка ${i}`,
+      text: "Слово за словом. ".repeat(400),
+    }));
+    const xml = await Bun.file(writeExport(pages)).text();
+    const at = xml.indexOf("Сторінка 30");
+    const path = join(tempDir(), "control.xml");
+    await Bun.write(path, `${xml.slice(0, at)}\u0001${xml.slice(at)}`);
+    const byte = Buffer.byteLength(xml.slice(0, at)) + 1; // counted from 1, as the line is
+    const err = await ingest({ dumps: [path], workers: 1 }).catch((e) => e);
+    expect(err).toBeInstanceOf(DumpError);
+    // Was the bytes read so far: here the end of the file, read at once.
+    expect(err.message).toContain(`, byte ${byte} of the decompressed XML, after 30 complete pages`);
+  });
+
   test("kept with allowTruncated, a damage before the first complete page (or before <siteinfo>) fails, saying so: no empty snapshot", async () => {
     const bytes = new Uint8Array(await Bun.file(SQUAD).arrayBuffer());
     bytes.fill(0x55, 100, 400); // in the first bzip2 block: nothing decodes

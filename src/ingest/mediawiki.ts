@@ -31,16 +31,26 @@ export async function* readExport(xml: ReadableStream<Uint8Array>, label: string
   });
 
   let bytes = 0;
+  // Where the text given to the parser last began, in bytes and in characters, and that text: the damage's byte is
+  // counted within it (the bytes read so far put it up to a read's length past it: at the end of a small file). 1-based.
+  let chunkBytes = 0;
+  let chunkChars = 0;
+  let chunkText = "";
+  const byteOfDamage = () =>
+    chunkBytes + Buffer.byteLength(chunkText.slice(0, Math.max(0, parser.position - chunkChars)), "utf8");
   const damage = (why: string): DumpError => {
     if (!state.rootSeen)
       return new DumpError(`${label} is not a MediaWiki XML export (${why} at line ${parser.line}).`);
-    const where = `line ${parser.line}, byte ${bytes} of the decompressed XML`;
+    const where = `line ${parser.line}, byte ${byteOfDamage()} of the decompressed XML`;
     const after = state.pagesRead
       ? `after ${state.pagesRead} complete pages (the last was "${state.lastPage}")`
       : "before any complete page";
     return new DumpError(`${label} is truncated or corrupt at ${where}, ${after}: ${why}.`, { damaged: true });
   };
   const write = (text: string, end: boolean) => {
+    chunkChars += chunkText.length;
+    chunkBytes += Buffer.byteLength(chunkText, "utf8");
+    chunkText = text;
     try {
       parser.write(text);
       if (end) parser.close();
