@@ -36,6 +36,8 @@ export async function* readExport(xml: ReadableStream<Uint8Array>, label: string
   let chunkBytes = 0;
   let chunkChars = 0;
   let chunkText = "";
+  let decodedEnd = 0;
+  let lastRead: Uint8Array = new Uint8Array(0);
   const byteOfDamage = () =>
     chunkBytes + Buffer.byteLength(chunkText.slice(0, Math.max(0, parser.position - chunkChars)), "utf8");
   const damage = (why: string): DumpError => {
@@ -49,7 +51,9 @@ export async function* readExport(xml: ReadableStream<Uint8Array>, label: string
   };
   const write = (text: string, end: boolean) => {
     chunkChars += chunkText.length;
-    chunkBytes += Buffer.byteLength(chunkText, "utf8");
+    chunkBytes = decodedEnd;
+    // Not Buffer.byteLength of every text: a pass over the whole dump on the thread that bounds the build.
+    decodedEnd = bytes - (end ? 0 : pendingBytes(lastRead));
     chunkText = text;
     try {
       parser.write(text);
@@ -72,6 +76,7 @@ export async function* readExport(xml: ReadableStream<Uint8Array>, label: string
           `${label} is UTF-16: Tome reads UTF-8, as MediaWiki writes its dumps. Convert it first (iconv -f UTF-16 -t UTF-8).`,
         );
       bytes += value.byteLength;
+      lastRead = value;
       const text = decoder.decode(value, { stream: true });
       const lastMarkup = text.lastIndexOf("<");
       sinceMarkup = lastMarkup < 0 ? sinceMarkup + text.length : text.length - lastMarkup - 1;
@@ -101,4 +106,15 @@ function cleanSaxesMessage(err: unknown): string {
 function isUtf16(head: Uint8Array): boolean {
   const [a, b] = head;
   return (a === 0xff && b === 0xfe) || (a === 0xfe && b === 0xff) || (a === 0x3c && b === 0) || (a === 0 && b === 0x3c);
+}
+
+/** The bytes at the end of `read` that begin a UTF-8 character it does not end (the decoder holds them for the next). */
+function pendingBytes(read: Uint8Array): number {
+  for (let k = 1; k <= Math.min(4, read.length); k++) {
+    const b = read[read.length - k]!;
+    if ((b & 0xc0) === 0x80) continue;
+    const length = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return length > k ? k : 0;
+  }
+  return 0;
 }
