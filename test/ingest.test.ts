@@ -474,6 +474,45 @@ describe("inputs", () => {
     expect(err.message).toContain(`, byte ${byte} of the decompressed XML, after 30 complete pages`);
   });
 
+  test("a download that breaks off mid-way is said to, without a stack: plain, and through a decoder", async () => {
+    const xml = writeExport([{ title: "Alpha", text: "Alpha is a word. ".repeat(4000) }]);
+    const bz2 = `${xml}.bz2`;
+    await Bun.write(bz2, Bun.spawnSync(["bzip2", "-c", xml]).stdout);
+    // In a process of its own: a body stream's error in this one's server was not a reset connection.
+    const script = join(tempDir(), "server.ts");
+    writeFileSync(
+      script,
+      `const s = Bun.serve({ port: 0, hostname: "127.0.0.1", async fetch(req) {
+        const bytes = await Bun.file(req.url.endsWith(".bz2") ? ${JSON.stringify(bz2)} : ${JSON.stringify(xml)}).bytes();
+        return new Response(new ReadableStream({ start(ctl) {
+          ctl.enqueue(bytes.subarray(0, bytes.length >> 1));
+          setTimeout(() => ctl.error(new Error("cut")), 200);
+        } }), { headers: { "content-length": String(bytes.length) } });
+      } });
+      console.log(s.port);`,
+    );
+    const server = Bun.spawn(["bun", script], { stdout: "pipe", stderr: "ignore" });
+    try {
+      const port = (await server.stdout.getReader().read()).value;
+      for (const [name, file] of [
+        ["dump.xml", xml],
+        ["dump.xml.bz2", bz2],
+      ]) {
+        const url = `http://127.0.0.1:${new TextDecoder().decode(port).trim()}/${name}`;
+        const half = (Bun.file(file!).size >> 1).toLocaleString("en-US");
+        const err = await ingest({ dumps: [url], workers: 1 }).catch((e) => e);
+        // Was fetch's "TypeError: ECONNRESET: The socket connection was closed unexpectedly…" with its stack; through
+        // bzip2, "the bzip2 stream is damaged (Compressed file ends unexpectedly)".
+        expect(err).toBeInstanceOf(DumpError);
+        expect(err.message).toStartWith(
+          `the download of ${url} broke off after ${half} bytes (ECONNRESET): run the command again, or download the dump first and build from its file.`,
+        );
+      }
+    } finally {
+      server.kill();
+    }
+  });
+
   test("kept with allowTruncated, a damage before the first complete page (or before <siteinfo>) fails, saying so: no empty snapshot", async () => {
     const bytes = new Uint8Array(await Bun.file(SQUAD).arrayBuffer());
     bytes.fill(0x55, 100, 400); // in the first bzip2 block: nothing decodes

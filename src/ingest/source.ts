@@ -77,7 +77,9 @@ function isUrl(spec: string): boolean {
   return /^https?:\/\//i.test(spec);
 }
 
-async function openRaw(spec: string): Promise<{ stream: ReadableStream<Uint8Array>; size: number | undefined }> {
+async function openRaw(
+  spec: string,
+): Promise<{ stream: ReadableStream<Uint8Array>; size: number | undefined; broken?: () => DumpError | undefined }> {
   if (isUrl(spec)) {
     let res: Response;
     try {
@@ -93,7 +95,7 @@ async function openRaw(spec: string): Promise<{ stream: ReadableStream<Uint8Arra
       );
     }
     const len = Number(res.headers.get("content-length"));
-    return { stream: res.body, size: Number.isFinite(len) && len > 0 ? len : undefined };
+    return { ...brokenOffSaid(res.body, spec), size: Number.isFinite(len) && len > 0 ? len : undefined };
   }
   // Bun.file().exists() is false for a device (/dev/null was "dump not found"), whose stream() throws EPERM from epoll.
   let stat: Stats | undefined;
@@ -119,6 +121,41 @@ async function openRaw(spec: string): Promise<{ stream: ReadableStream<Uint8Arra
   }
   const file = Bun.file(spec);
   return { stream: file.stream(), size: stat.isFile() ? stat.size : undefined };
+}
+
+/**
+ * A download's body, whose break (the connection reset mid-way) is a damaged dump said as such: it was fetch's
+ * TypeError, thrown out of the build with its stack. `broken`: that damage, for a decoder's complaint to give way to
+ * (the input it was given ended: "Compressed file ends unexpectedly").
+ */
+function brokenOffSaid(
+  body: ReadableStream<Uint8Array>,
+  spec: string,
+): { stream: ReadableStream<Uint8Array>; broken: () => DumpError | undefined } {
+  const reader = body.getReader();
+  let got = 0;
+  let broken: DumpError | undefined;
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(ctl) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) return ctl.close();
+        got += value.byteLength;
+        ctl.enqueue(value);
+      } catch (err) {
+        const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+        broken = new DumpError(
+          `the download of ${spec} broke off after ${got.toLocaleString("en-US")} bytes (${why}): run the command again, or download the dump first and build from its file.`,
+          { damaged: true },
+        );
+        ctl.error(broken);
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+  return { stream, broken: () => broken };
 }
 
 /** Reads the first chunk of a stream and returns it with a stream that replays it. */
@@ -191,6 +228,8 @@ export async function openDump(spec: string, serial = false): Promise<DumpSource
   const stderr = new Response(proc.stderr).text();
   const failure = async (code: number): Promise<DumpError | null> => {
     if (code === 0 || proc.signalCode !== null) return null;
+    const broken = raw.broken?.();
+    if (broken) return broken;
     // The decoders put the reason on their first line: "bzip2: Data integrity error…", "xz: (stdin): Unexpected end of
     // input", "lbzip2: stdin: compressed data error: bad block header magic", "bzip2: Compressed file ends unexpectedly;".
     const first = (await stderr).trim().split("\n")[0] || `exit code ${code}`;
