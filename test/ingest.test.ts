@@ -474,7 +474,18 @@ describe("inputs", () => {
     expect(err.message).toContain(`, byte ${byte} of the decompressed XML, after 30 complete pages`);
   });
 
-  test("a download that breaks off mid-way is said to, without a stack: plain, and through a decoder", async () => {
+  test("a URL that cannot be reached is said without a stray '.' after Bun's question", async () => {
+    const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
+    const url = `http://127.0.0.1:${closed.port}/dump.xml`;
+    closed.stop(true);
+    const err = await ingest({ dumps: [url], workers: 1 }).catch((e) => e);
+    // Was "…: ECONNREFUSED: Unable to connect. Is the computer able to access the url?. Check the address…".
+    expect(err.message).toBe(
+      `cannot reach ${url}: ECONNREFUSED: Unable to connect. Is the computer able to access the url? Check the address and the network, or use a local dump file.`,
+    );
+  });
+
+  test("a download that breaks off mid-way is said to, without a stack: plain, and through a decoder; one reset at once, without Bun's advice", async () => {
     const xml = writeExport([{ title: "Alpha", text: "Alpha is a word. ".repeat(4000) }]);
     const bz2 = `${xml}.bz2`;
     await Bun.write(bz2, Bun.spawnSync(["bzip2", "-c", xml]).stdout);
@@ -483,6 +494,7 @@ describe("inputs", () => {
     writeFileSync(
       script,
       `const s = Bun.serve({ port: 0, hostname: "127.0.0.1", async fetch(req) {
+        if (req.url.endsWith("/reset")) return new Response(new ReadableStream({ start(ctl) { ctl.error(new Error("cut")); } }));
         const bytes = await Bun.file(req.url.endsWith(".bz2") ? ${JSON.stringify(bz2)} : ${JSON.stringify(xml)}).bytes();
         return new Response(new ReadableStream({ start(ctl) {
           ctl.enqueue(bytes.subarray(0, bytes.length >> 1));
@@ -508,6 +520,13 @@ describe("inputs", () => {
           `the download of ${url} broke off after ${half} bytes (ECONNRESET): run the command again, or download the dump first and build from its file.`,
         );
       }
+      // Reset before any byte: Bun's advice to fetch()'s programmer ("For more information, pass `verbose: true`…") was
+      // said to the person at the terminal.
+      const reset = `http://127.0.0.1:${new TextDecoder().decode(port).trim()}/reset`;
+      const refused = await ingest({ dumps: [reset], workers: 1 }).catch((e) => e);
+      expect(refused.message).toBe(
+        `cannot reach ${reset}: ECONNRESET: The socket connection was closed unexpectedly. Check the address and the network, or use a local dump file.`,
+      );
     } finally {
       server.kill();
     }

@@ -85,8 +85,11 @@ async function openRaw(
     try {
       res = await fetch(spec, { redirect: "follow" });
     } catch (err) {
+      // Bun's advice to its own programmer goes ("For more information, pass `verbose: true` … to fetch()"), and its
+      // question keeps its mark ("…access the url?." was said).
+      const why = (err as Error).message.replace(/\s*For more information, pass `verbose: true`.*$/s, "");
       throw new DumpError(
-        `cannot reach ${spec}: ${(err as Error).message}. Check the address and the network, or use a local dump file.`,
+        `cannot reach ${spec}: ${why}${/[.?!]$/.test(why) ? "" : "."} Check the address and the network, or use a local dump file.`,
       );
     }
     if (!res.ok || !res.body) {
