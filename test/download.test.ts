@@ -135,6 +135,19 @@ describe("download", () => {
     expect(performance.now() - started).toBeLessThan(5000);
   });
 
+  test("fetch's failures are said without Bun's advice to its programmer or a stray '.' after its question", async () => {
+    const unreachable = await download("http://127.0.0.1:9/x.xml.bz2", join(tempDir(), "x")).catch((e: Error) => e);
+    expect((unreachable as Error).message).toContain("cannot reach http://127.0.0.1:9/x.xml.bz2: ");
+    expect((unreachable as Error).message).not.toContain("?.");
+    reset(DUMP.length >> 1);
+    const logged: string[] = [];
+    await download(URL_, join(tempDir(), "dump.xml.bz2"), { retryDelayMs: 10, log: (line) => logged.push(line) });
+    const brokeOff = logged.find((line) => line.includes("broke off"));
+    expect(brokeOff).toBeDefined();
+    expect(brokeOff).not.toContain("verbose");
+    expect(brokeOff).not.toContain("fetch()");
+  });
+
   test("a disk full while downloading is not retried as a broken connection: one error naming the part and the space to free", async () => {
     reset();
     const dest = join(tempDir(), "dump.xml.bz2");

@@ -8,7 +8,7 @@
 import { existsSync, readFileSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { basename, dirname } from "node:path";
-import { DumpError } from "../ingest";
+import { cannotReachSaid, DumpError, fetchFailureSaid } from "../ingest";
 
 export interface DownloadOptions {
   onProgress?: (received: number, total: number | undefined) => void;
@@ -100,7 +100,7 @@ export async function download(url: string, dest: string, options: DownloadOptio
       return {
         done: false,
         retry: true,
-        why: `cannot reach ${url}: ${(err as Error).message}. Check the address and the network, or use a local dump file.`,
+        why: cannotReachSaid(url, err),
       };
     }
     reached = true;
@@ -193,7 +193,7 @@ export async function download(url: string, dest: string, options: DownloadOptio
       return {
         done: false,
         retry: true,
-        why: `the download of ${url} broke off at ${mb(received)}${total ? ` of ${mb(total)}` : ""} (${(err as Error).message}).`,
+        why: `the download of ${url} broke off at ${mb(received)}${total ? ` of ${mb(total)}` : ""} (${fetchFailureSaid(err)}).`,
       };
     } finally {
       await file.close();

@@ -14,6 +14,7 @@ export { DumpError } from "./errors";
 export { checkIngest, ingest, INGEST_RULES, sameWiki, siteOf } from "./ingestion";
 export { dumpLeaks, type DumpLeaks } from "./leaks";
 export { modifications } from "./modifications";
+export { cannotReachSaid, fetchFailureSaid } from "./source";
 export { type ArticleExtension, serveParsing } from "./parsing";
 export { buildWorkers, endResting, MAX_BUILD_WORKERS, setBuildWorkers } from "./pool";
 export type { RawPage, SiteInfo } from "./raw-page";

@@ -77,6 +77,20 @@ function isUrl(spec: string): boolean {
   return /^https?:\/\//i.test(spec);
 }
 
+/**
+ * fetch's complaint as said to a user: Bun's advice to its own programmer goes ("For more information, pass
+ * `verbose: true` … to fetch()"), and so does a closing '.', for the sentence it is put in to end as it needs.
+ */
+export function fetchFailureSaid(err: unknown): string {
+  return (err as Error).message.replace(/\s*For more information, pass `verbose: true`.*$/s, "").replace(/\.$/, "");
+}
+
+/** A URL fetch could not reach, said; Bun's question keeps its own mark ("…access the url?." was said). */
+export function cannotReachSaid(url: string, err: unknown): string {
+  const why = fetchFailureSaid(err);
+  return `cannot reach ${url}: ${why}${/[?!]$/.test(why) ? "" : "."} Check the address and the network, or use a local dump file.`;
+}
+
 async function openRaw(
   spec: string,
 ): Promise<{ stream: ReadableStream<Uint8Array>; size: number | undefined; broken?: () => DumpError | undefined }> {
@@ -85,12 +99,7 @@ async function openRaw(
     try {
       res = await fetch(spec, { redirect: "follow" });
     } catch (err) {
-      // Bun's advice to its own programmer goes ("For more information, pass `verbose: true` … to fetch()"), and its
-      // question keeps its mark ("…access the url?." was said).
-      const why = (err as Error).message.replace(/\s*For more information, pass `verbose: true`.*$/s, "");
-      throw new DumpError(
-        `cannot reach ${spec}: ${why}${/[.?!]$/.test(why) ? "" : "."} Check the address and the network, or use a local dump file.`,
-      );
+      throw new DumpError(cannotReachSaid(spec, err));
     }
     if (!res.ok || !res.body) {
       throw new DumpError(
