@@ -462,7 +462,7 @@ console.log(typeof ingest, tome.search("Normans", { limit: 1 }).hits[0].page.tit
       [
         { dumps: [dump], chunk_words: 50 },
         { out, chunkWords: 300 },
-        `TypeError: ${build}: chunk_words is no option (did you mean chunkWords?); the options are dumps, limit, chunkWords, allowTruncated, workers, parsingWorker, pageLimitMs, onProgress, onArticle, ready, allRead, onPage, spillDir, listClaims.`,
+        `TypeError: ${build}: chunk_words is no option (did you mean chunkWords?); the options are dumps, limit, chunkWords, allowTruncated, workers, parsingWorker, pageLimitMs, onProgress, onArticle, ready, allRead, onPage, spillDir, listClaims, signal.`,
       ],
     ];
     for (const [ingestOptions, options, expected] of cases)

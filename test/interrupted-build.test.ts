@@ -72,6 +72,37 @@ describe("a build's scratch folders", () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  test("a build whose dump stalls (a FIFO held open, no byte written) stops on ONE SIGTERM, as timeout(1), systemd and Docker send, and leaves nothing", async () => {
+    const dir = tempDir();
+    const fifo = join(tempDir(), "dump.fifo");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    // Read and write: the open waits for no reader, and the build's read waits on a writer that never writes.
+    const writer = fs.openSync(fifo, "r+");
+    try {
+      const proc = Bun.spawn(
+        ["bun", join(import.meta.dir, "../src/cli/snapshot-build.ts"), "--dump", fifo, "--out", join(dir, "en.tome")],
+        { stdout: "pipe", stderr: "pipe" },
+      );
+      const deadline = performance.now() + 60_000;
+      while (!scratchIn(dir).some((f) => f.endsWith(".tmp"))) {
+        if (performance.now() > deadline) throw new Error("the build began no snapshot in a minute");
+        await Bun.sleep(10);
+      }
+      proc.kill("SIGTERM");
+      // Only to see the hang (it waited for a second signal): an ended build ends this race at once.
+      const hung = Bun.sleep(20_000).then(() => "still running 20 s after one SIGTERM");
+      const ended = await Promise.race([proc.exited, hung]);
+      if (typeof ended === "string") proc.kill("SIGKILL");
+      expect(ended).toBe(STOPPED_EXIT_CODE);
+      expect(readdirSync(dir)).toEqual([]);
+      expect(await new Response(proc.stdout).text()).toContain(
+        `stopped before its end: ${join(dir, "en.tome")} was not written, and the temporary files were removed.`,
+      );
+    } finally {
+      fs.closeSync(writer);
+    }
+  });
+
   test("Ctrl-C on a terminal: the bar's line is ended and the cursor it hid shown again, then the stop is said", async () => {
     const dir = tempDir();
     const pidFile = join(dir, "pid");

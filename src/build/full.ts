@@ -353,6 +353,7 @@ async function ingestInto(
   const ingested = await ingest({
     ...ingestOptions,
     spillDir: dirname(out),
+    signal,
     parsingWorker: buildParsingWorker(),
     onArticle: (a, wiki) => build.add(a, wiki.lang),
     // Asked before each page is parsed: a safe point (D160).

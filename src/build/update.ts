@@ -440,6 +440,7 @@ async function ingestDumps(
       },
       spillDir: dirname(o.out),
       listClaims: true,
+      signal: o.signal,
     }).finally(endResting);
   } catch (err) {
     if (err instanceof DumpError && err.damaged) {

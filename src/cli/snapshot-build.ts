@@ -273,8 +273,8 @@ const SIGNAL_ECHO_MS = 1000;
 
 /**
  * Runs a build or update with a signal that SIGINT and SIGTERM abort (D160): the library stops at its next safe point
- * and removes its files, then the command exits STOPPED_EXIT_CODE, its log saying so (claimOutput, D116). A signal
- * again, later than an echo of the first, stops at once (a build waiting on a stalled download reaches no safe point).
+ * and removes its files, then the command exits STOPPED_EXIT_CODE, its log saying so (claimOutput, D116); a read
+ * waiting on a stalled dump is abandoned a second on (D176). A signal again, later than an echo of the first, stops at once.
  */
 export async function stoppable<T>(run: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();

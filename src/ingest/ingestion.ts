@@ -66,7 +66,7 @@ class Ingestion {
 
   /** Reads one dump to its end (or to the limit, or to its damage when that may be kept). */
   async readDump(spec: string, dumpIndex: number): Promise<void> {
-    const source = await openDump(spec, this.options.allowTruncated);
+    const source = await openDump(spec, this.options.allowTruncated, this.options.signal);
     const report: SourceReport = {
       dump: spec,
       schema: "",
@@ -111,6 +111,11 @@ class Ingestion {
       if (this.full) source.cancel();
       else await source.finished();
     } catch (err) {
+      // Stopped, whatever the read failed with (a decoder killed with the read it waited on, D176) is no damage.
+      if (this.options.signal?.aborted) {
+        source.cancel();
+        throw this.options.signal.reason;
+      }
       await this.keepDamaged(err, source, report);
     }
     progress();
@@ -328,6 +333,7 @@ export const INGEST_RULES: Record<keyof IngestOptions, OptionRule> = {
   onPage: aFunction,
   spillDir: [(v) => typeof v === "string" && v !== "", "a folder's path"],
   listClaims: aBoolean,
+  signal: [(v) => v instanceof AbortSignal, "an AbortSignal"],
 };
 
 /** A library caller's options (D115): a TypeError or RangeError naming the option, before any dump is opened. */

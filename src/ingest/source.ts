@@ -91,15 +91,29 @@ export function cannotReachSaid(url: string, err: unknown): string {
   return `cannot reach ${url}: ${why}${/[?!]$/.test(why) ? "" : "."} Check the address and the network, or use a local dump file.`;
 }
 
-async function openRaw(
-  spec: string,
-): Promise<{ stream: ReadableStream<Uint8Array>; size: number | undefined; broken?: () => DumpError | undefined }> {
+interface RawSource {
+  stream: ReadableStream<Uint8Array>;
+  size: number | undefined;
+  broken?: () => DumpError | undefined;
+  /** Lets go of the source (the download's connection). */
+  abandon?: () => void;
+}
+
+async function openRaw(spec: string, signal: AbortSignal | undefined): Promise<RawSource> {
   if (isUrl(spec)) {
     let res: Response;
+    // Not the signal itself: it would cut a download that still brings bytes, which is stopped at a safe point (D160).
+    const connection = new AbortController();
+    const cut = () => connection.abort(signal?.reason);
+    // No answer yet is no byte coming: stopped, the wait is left at once (D176).
+    signal?.addEventListener("abort", cut, { once: true });
     try {
-      res = await fetch(spec, { redirect: "follow" });
+      res = await fetch(spec, { redirect: "follow", signal: connection.signal });
     } catch (err) {
+      signal?.throwIfAborted();
       throw new DumpError(cannotReachSaid(spec, err));
+    } finally {
+      signal?.removeEventListener("abort", cut);
     }
     if (!res.ok || !res.body) {
       throw new DumpError(
@@ -107,7 +121,11 @@ async function openRaw(
       );
     }
     const len = Number(res.headers.get("content-length"));
-    return { ...brokenOffSaid(res.body, spec), size: Number.isFinite(len) && len > 0 ? len : undefined };
+    return {
+      ...brokenOffSaid(res.body, spec),
+      size: Number.isFinite(len) && len > 0 ? len : undefined,
+      abandon: () => connection.abort(signal?.reason),
+    };
   }
   // Bun.file().exists() is false for a device (/dev/null was "dump not found"), whose stream() throws EPERM from epoll.
   let stat: Stats | undefined;
@@ -170,6 +188,51 @@ function brokenOffSaid(
   return { stream, broken: () => broken };
 }
 
+/** How long a read of a stopped build's dump may wait for its next bytes before it is abandoned (D176). */
+const STALLED_MS = 1000;
+
+/**
+ * The source's bytes, whose read is abandoned when the signal is aborted and no bytes come for STALLED_MS (a FIFO no
+ * one writes, a download that stopped sending): the build stopped would otherwise wait there for ever, never reaching
+ * its next safe point (D160), and one SIGTERM (timeout(1), systemd, Docker) would never end it. Abandoned, the stream
+ * fails with the signal's reason and `abandon` lets go of what it read from. A read that brings bytes is not cut.
+ */
+function abandonedWhenStalled(
+  source: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
+  abandon: () => void,
+): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(ctl) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let watch = () => {};
+      const stalled = new Promise<null>((resolve) => {
+        watch = () => {
+          timer = setTimeout(() => resolve(null), STALLED_MS);
+        };
+      });
+      if (signal.aborted) watch();
+      else signal.addEventListener("abort", watch, { once: true });
+      try {
+        const got = await Promise.race([reader.read(), stalled]);
+        if (got === null) {
+          abandon();
+          reader.cancel(signal.reason).catch(() => {});
+          ctl.error(signal.reason);
+        } else if (got.done) ctl.close();
+        else ctl.enqueue(got.value);
+      } finally {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", watch);
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+}
+
 /** Reads the first chunk of a stream and returns it with a stream that replays it. */
 async function peek(
   stream: ReadableStream<Uint8Array>,
@@ -193,10 +256,20 @@ async function peek(
   return { head, stream: replay };
 }
 
-/** `serial`: decode with the serial decoder, which gives every page before a damage (decoderFor). */
-export async function openDump(spec: string, serial = false): Promise<DumpSource> {
-  const raw = await openRaw(spec);
-  const { head, stream } = await peek(raw.stream);
+/**
+ * `serial`: decode with the serial decoder, which gives every page before a damage (decoderFor). `signal`: aborted, a
+ * read waiting on the source is abandoned (abandonedWhenStalled, D176).
+ */
+export async function openDump(spec: string, serial = false, signal?: AbortSignal): Promise<DumpSource> {
+  const raw = await openRaw(spec, signal);
+  let decoder: Bun.Subprocess | undefined;
+  const source = signal
+    ? abandonedWhenStalled(raw.stream, signal, () => {
+        raw.abandon?.();
+        decoder?.kill();
+      })
+    : raw.stream;
+  const { head, stream } = await peek(source);
   if (head.byteLength === 0) throw new DumpError(`${spec} is empty: it holds no XML.`);
   // Was "not a MediaWiki XML export (disallowed character at line 1)": a snapshot given where its dump goes.
   if (new TextDecoder().decode(head.subarray(0, 8)) === "TOMESNAP")
@@ -232,6 +305,7 @@ export async function openDump(spec: string, serial = false): Promise<DumpSource
   let proc: Bun.Subprocess<ReadableStream<Uint8Array>, "pipe", "pipe">;
   try {
     proc = Bun.spawn(argv, { stdin: counted, stdout: "pipe", stderr: "pipe" });
+    decoder = proc;
   } catch {
     throw new DumpError(
       `${spec} is ${compression}-compressed, but the '${argv[0]}' command is not installed. Install it (apt-get install ${argv[0] === "xz" ? "xz-utils" : argv[0]}${compression === "bzip2" ? ", or lbzip2 to decode on every core" : ""}) and try again.`,

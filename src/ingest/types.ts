@@ -45,6 +45,11 @@ export interface IngestOptions {
   spillDir?: string;
   /** List every claim in the result (`claims`): an update weighs them against its base. */
   listClaims?: boolean;
+  /**
+   * Aborted, a read waiting on a dump that brings no bytes for a second is abandoned, and ingest rejects with the
+   * signal's reason (D176); its safe points between pages are the caller's (`ready`).
+   */
+  signal?: AbortSignal;
 }
 
 export interface IngestProgress {
