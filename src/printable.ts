@@ -1,7 +1,7 @@
 /**
  * Text from outside (a key's name, a key store edited by hand, a command's arguments) as printed on a terminal: what a
  * terminal would act on, or what would turn the text's direction, written as \u escapes. Used by access (names, key
- * stores) and cli (arguments), below both.
+ * stores), cli (arguments) and the layers whose errors name a file (ingest, snapshot, build), below them all.
  */
 
 /**
@@ -29,4 +29,13 @@ export function printableName(name: string): string {
 export function printableJson(value: unknown): string {
   // A line break left raw is the layout's: JSON.stringify escapes every one in a string.
   return JSON.stringify(value, null, 2).replace(UNSHOWN_ALL, (c) => (c === "\n" ? c : escaped(c)));
+}
+
+/**
+ * A message for a terminal, its own line breaks kept: what every command prints of an error, whatever named a path
+ * raw in it (a file system's own message, a path given to the library). A path a message names is put in through
+ * printableName, its line breaks escaped too.
+ */
+export function printableMessage(text: string): string {
+  return text.replace(UNSHOWN_ALL, (c) => (c === "\n" ? c : escaped(c)));
 }

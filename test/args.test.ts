@@ -4,7 +4,7 @@
  * of these commands takes an argument starting with "-"), with the way to its --help after it.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { totalmem } from "node:os";
 import { readArgs } from "../src/cli/args";
@@ -380,4 +380,98 @@ describe("an option followed by what reads as an option", () => {
       expect(r.stderr.split("\n")[0]).toBe(said);
     });
   }
+});
+
+describe("a path with terminal escapes and a line break in its name", () => {
+  // ESC [ 31 m turns the terminal red, ESC ] 0 ; … BEL retitles it; the line break made the message two lines.
+  const odd = "a\x1b[31mred\nline \x1b]0;t\x07.tome";
+  const shown = "a\\u001b[31mred\\u000aline \\u001b]0;t\\u0007.tome";
+  const cli = (file: string) => join(ROOT, "src/cli", file);
+  test("each message naming it writes the escapes and controls as \\u…, where they went to the terminal raw", async () => {
+    const dir = tempDir("tome-args-");
+    const junk = join(dir, `junk-${odd}`);
+    writeFileSync(junk, "not a snapshot, not XML");
+    const folder = join(dir, `folder-${odd}`);
+    mkdirSync(folder);
+    const none = join(dir, `none-${odd}`);
+    const fifo = join(dir, `fifo-${odd}`);
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    const snapshotAsDump = join(dir, `snap-${odd}`);
+    writeFileSync(snapshotAsDump, "TOMESNAP, not a dump");
+    const show = (path: string) => path.replace(odd, shown);
+    const url = `http://127.0.0.1:1/${odd}`;
+    for (const [argv, env, code, said] of [
+      [[cli("snapshot-verify.ts"), none], {}, 1, `snapshot:verify: snapshot not found: ${show(none)}.`],
+      [[cli("snapshot-verify.ts"), folder], {}, 1, `snapshot:verify: ${show(folder)} is a folder, not a snapshot file`],
+      [[cli("snapshot-verify.ts"), junk], {}, 1, `snapshot:verify: ${show(junk)} is not a Tome snapshot`],
+      [[cli("snapshot-convert.ts"), none], {}, 1, `snapshot:convert: no file ${show(none)}: name`],
+      [[cli("snapshot-convert.ts"), junk], {}, 1, `snapshot:convert: ${show(junk)} is not a format-1 Tome snapshot.`],
+      [[cli("snapshot-export.ts"), "--snapshot", none], {}, 1, `snapshot:export: snapshot not found: ${show(none)}.`],
+      [
+        [cli("snapshot-build.ts"), "--dump", none, "--out", join(dir, "o.tome")],
+        {},
+        1,
+        `snapshot:build: dump not found: ${show(none)}.`,
+      ],
+      [
+        [cli("snapshot-build.ts"), "--dump", folder, "--out", join(dir, "o.tome")],
+        {},
+        1,
+        `snapshot:build: ${show(folder)} is a folder, not a dump`,
+      ],
+      [
+        [cli("snapshot-build.ts"), "--dump", junk, "--out", join(dir, "o.tome")],
+        {},
+        1,
+        `snapshot:build: ${show(junk)} is not a MediaWiki XML export`,
+      ],
+      [
+        [cli("snapshot-build.ts"), "--dump", SQUAD, "--out", folder],
+        {},
+        2,
+        `snapshot:build: --out names a folder (${show(folder)})`,
+      ],
+      [
+        [cli("snapshot-build.ts"), "--dump", SQUAD, "--out", junk],
+        {},
+        2,
+        `snapshot:build: --out ${show(junk)} is a file that is not a snapshot: writing the snapshot would replace it.`,
+      ],
+      [
+        [cli("snapshot-build.ts"), "--dump", SQUAD, "--out", fifo],
+        {},
+        2,
+        `snapshot:build: --out ${show(fifo)} is a pipe, not a file:`,
+      ],
+      [[cli("snapshot-verify.ts"), fifo], {}, 1, `snapshot:verify: ${show(fifo)} is not a file (a FIFO or a device?)`],
+      [
+        [cli("snapshot-build.ts"), "--dump", snapshotAsDump, "--out", join(dir, "o.tome")],
+        {},
+        1,
+        `snapshot:build: ${show(snapshotAsDump)} is a Tome snapshot, not a dump: give the MediaWiki dump it is to be built from, or apply dumps to it with snapshot:update --base ${show(snapshotAsDump)}.`,
+      ],
+      [
+        [cli("snapshot-build.ts"), "--dump", url, "--out", join(dir, "o.tome")],
+        {},
+        1,
+        `snapshot:build: cannot reach ${show(url)}: `,
+      ],
+      [
+        [cli("keys.ts"), "list"],
+        { TOME_DATA: junk },
+        1,
+        `keys list: ENOTDIR: not a directory, stat '${show(junk)}/keys.json'`,
+      ],
+      [[cli("mcp.ts")], { TOME_SNAPSHOT: none }, 1, `mcp: snapshot not found: ${show(none)}.`],
+    ] as const) {
+      const r = await runToExit(["bun", ...argv], env, dir);
+      expect({ argv, code: r.code, said: r.stderr.split("\n")[0]!.slice(0, said.length) }).toEqual({
+        argv,
+        code,
+        said,
+      });
+      expect(r.stderr).not.toMatch(/[\x07\x1b]/);
+      expect(r.stderr).not.toContain("    at ");
+    }
+  });
 });

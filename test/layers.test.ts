@@ -25,10 +25,10 @@ const MAY_IMPORT: Record<string, string[]> = {
   "scheduling.ts": [],
   /** Declarations only: files imported `with { type: "file" }` are their paths. */
   "assets.d.ts": [],
-  ingest: ["errors.ts", "files.ts", "scripts.ts", "columns.ts", "sorted-runs.ts"],
-  snapshot: ["errors.ts", "invocation.ts", "files.ts", "columns.ts", "sorted-runs.ts"],
+  ingest: ["errors.ts", "files.ts", "scripts.ts", "columns.ts", "sorted-runs.ts", "printable.ts"],
+  snapshot: ["errors.ts", "invocation.ts", "files.ts", "columns.ts", "sorted-runs.ts", "printable.ts"],
   search: ["errors.ts", "invocation.ts", "snapshot", "files.ts", "scripts.ts"],
-  build: ["errors.ts", "invocation.ts", "ingest", "snapshot", "search", "files.ts", "sorted-runs.ts"],
+  build: ["errors.ts", "invocation.ts", "ingest", "snapshot", "search", "files.ts", "sorted-runs.ts", "printable.ts"],
   access: ["errors.ts", "invocation.ts", "files.ts", "printable.ts"],
   pdf: ["errors.ts", "files.ts", "scripts.ts", "scheduling.ts"],
   http: [

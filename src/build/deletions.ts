@@ -11,6 +11,7 @@
 import { readFileSync } from "node:fs";
 import { canonicalTitle } from "../ingest";
 import { UserError } from "../errors";
+import { printableName } from "../printable";
 
 export interface Deletions {
   /** The file read, for the snapshot's metadata. */
@@ -33,11 +34,11 @@ export function parseDeletions(text: string, file: string): Deletions {
     const value = explicit ? explicit[2]!.trim() : line;
     if (kind === "id") {
       if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(Number(value)))
-        throw new DeletionsError(`${file}, line ${i + 1}: "${value}" is not a page id.`);
+        throw new DeletionsError(`${printableName(file)}, line ${i + 1}: "${printableName(value)}" is not a page id.`);
       out.ids.add(Number(value));
     } else {
       const title = canonicalTitle(value);
-      if (!title) throw new DeletionsError(`${file}, line ${i + 1}: an empty title.`);
+      if (!title) throw new DeletionsError(`${printableName(file)}, line ${i + 1}: an empty title.`);
       out.titles.add(title);
     }
   });
@@ -52,9 +53,14 @@ export function readDeletions(file: string): Deletions {
     const code = (err as NodeJS.ErrnoException).code;
     // As a dump or a snapshot not found, or a folder given for one, is said.
     if (code === "ENOENT")
-      throw new DeletionsError(`deletion list not found: ${file}. Give the file of pages to remove, one a line.`);
-    if (code === "EISDIR") throw new DeletionsError(`${file} is a folder, not a deletion list: name the file in it.`);
-    throw new DeletionsError(`cannot read the deletion list ${file}: ${code ?? (err as Error).message}.`);
+      throw new DeletionsError(
+        `deletion list not found: ${printableName(file)}. Give the file of pages to remove, one a line.`,
+      );
+    if (code === "EISDIR")
+      throw new DeletionsError(`${printableName(file)} is a folder, not a deletion list: name the file in it.`);
+    throw new DeletionsError(
+      `cannot read the deletion list ${printableName(file)}: ${code ?? (err as Error).message}.`,
+    );
   }
   return parseDeletions(text, file);
 }

@@ -58,6 +58,7 @@ import { BUILD_RULES, checkOut, countTextless, DEFAULT_MEMORY_BYTES, stopIfAbort
 import type { Deletions } from "./deletions";
 import { commandLine } from "../invocation";
 import { SortedRuns } from "../sorted-runs";
+import { printableName } from "../printable";
 import { checkOptions, integerFrom, type OptionRule } from "../errors";
 
 export interface UpdateOptions {
@@ -113,7 +114,7 @@ async function openBase(path: string, signal: AbortSignal | undefined): Promise<
   const base = openSnapshot(path);
   if (!base.container.has("index.text.meta"))
     throw new SnapshotError(
-      `${path} has no text index. Rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
+      `${printableName(path)} has no text index. Rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
     );
   // Hashed through a mapping of its own, its pages dropped as they are hashed and the file let go after.
   const check = openContainer(path);
@@ -125,7 +126,7 @@ async function openBase(path: string, signal: AbortSignal | undefined): Promise<
   }
   if (damaged.length) {
     throw new SnapshotError(
-      `${path} is corrupt (section${damaged.length > 1 ? "s" : ""} ${damaged.slice(0, 3).join(", ")}${damaged.length > 3 ? ", …" : ""} do${damaged.length > 1 ? "" : "es"} not match ${damaged.length > 1 ? "their" : "its"} checksum): nothing was written. Update from an intact copy, or rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
+      `${printableName(path)} is corrupt (section${damaged.length > 1 ? "s" : ""} ${damaged.slice(0, 3).join(", ")}${damaged.length > 3 ? ", …" : ""} do${damaged.length > 1 ? "" : "es"} not match ${damaged.length > 1 ? "their" : "its"} checksum): nothing was written. Update from an intact copy, or rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
     );
   }
   return base;

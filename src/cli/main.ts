@@ -6,6 +6,7 @@
 import { isAbsolute, relative, resolve } from "node:path";
 import { UserError } from "../errors";
 import { commandLine } from "../invocation";
+import { printableMessage, printableName } from "../printable";
 import { applyConfig, readConfig, type Config } from "./config";
 
 /** A mistake in how a command was called (an unknown option, a missing value): exit code 2, with the usage hint. */
@@ -78,8 +79,9 @@ export async function mainOf(name: string, run: (config: Config) => unknown, opt
       const fixed = refusedIn(err, options.fixedFolder);
       const where = fixed ? ` (${options.fixedFolder}/ is ${resolve(options.fixedFolder!)}; no setting moves it)` : "";
       // The writes go to temporary files renamed into place when whole: nothing the command replaces is lost.
+      // A file system's message is one line, its path put in raw.
       console.error(
-        `${name}: ${(err as Error).message}: ${fix(fixed ? undefined : elsewhereFor(name))}${where}. Nothing it would have replaced was changed.`,
+        `${name}: ${printableName((err as Error).message)}: ${fix(fixed ? undefined : elsewhereFor(name))}${where}. Nothing it would have replaced was changed.`,
       );
       process.exit(1);
     }
@@ -87,7 +89,7 @@ export async function mainOf(name: string, run: (config: Config) => unknown, opt
     if (exitCode === undefined) throw err;
     const usage =
       err instanceof ArgumentError ? `\n${options.usage ?? `Run \`${commandLine(`${name} --help`)}\` for usage.`}` : "";
-    console.error(`${name}: ${(err as Error).message}${usage}`);
+    console.error(`${name}: ${printableMessage((err as Error).message)}${usage}`);
     process.exit(exitCode);
   }
 }

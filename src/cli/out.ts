@@ -2,6 +2,7 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { isSnapshotName, SNAPSHOT_EXTENSION } from "../snapshot";
+import { printableName } from "../printable";
 import { ArgumentError } from "./main";
 import { SNAPSHOT_DIR } from "./snapshots";
 
@@ -56,29 +57,31 @@ export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_
     );
   if (out.endsWith("/") || isFolder(out))
     throw new ArgumentError(
-      `--out names a folder (${out}): name the ${file.what} file, e.g. --out ${join(out, file.example)}.`,
+      `--out names a folder (${printableName(out)}): name the ${file.what} file, e.g. --out ${printableName(join(out, file.example))}.`,
     );
   for (let dir = dirname(out); ; dir = dirname(dir)) {
     const stat = statOf(dir);
     if (stat && !stat.isDirectory())
-      throw new ArgumentError(`--out ${out} is under ${dir}, which is a file, not a folder: write it elsewhere.`);
+      throw new ArgumentError(
+        `--out ${printableName(out)} is under ${printableName(dir)}, which is a file, not a folder: write it elsewhere.`,
+      );
     if (stat || dirname(dir) === dir) break;
   }
   const written = statOf(out);
   const read = written && reads.find((r) => statOf(r)?.ino === written.ino && statOf(r)?.dev === written.dev);
   if (read !== undefined)
     throw new ArgumentError(
-      `--out ${out} names a file this command reads${read === out ? "" : ` (${read})`}: writing it would replace it. Name another file.`,
+      `--out ${printableName(out)} names a file this command reads${read === out ? "" : ` (${printableName(read)})`}: writing it would replace it. Name another file.`,
     );
   // A typo (--out notes.md) replaced the file with the snapshot; a snapshot, even a damaged one, is rebuilt over.
   if (renamedOver && written?.isFile() && written.size > 0 && file.magic && !beginsWith(out, file.magic))
     throw new ArgumentError(
-      `--out ${out} is a file that is not a ${file.what}: writing the ${file.what} would replace it. Name another file, or remove that one first.`,
+      `--out ${printableName(out)} is a file that is not a ${file.what}: writing the ${file.what} would replace it. Name another file, or remove that one first.`,
     );
   // Written beside it and renamed over it: as root, --out /dev/null made /dev/null a regular file, the snapshot.
   if (renamedOver && written && !written.isFile())
     throw new ArgumentError(
-      `--out ${out} is ${written.isFIFO() ? "a pipe" : written.isSocket() ? "a socket" : "a device"}, not a file: the ${file.what} is written beside it and renamed over it, which would replace it. Name a file.`,
+      `--out ${printableName(out)} is ${written.isFIFO() ? "a pipe" : written.isSocket() ? "a socket" : "a device"}, not a file: the ${file.what} is written beside it and renamed over it, which would replace it. Name a file.`,
     );
 }
 
@@ -95,6 +98,6 @@ export function checkServedName(out: string): void {
   const bare = name.replace(/^\.+/, "").split(SNAPSHOT_EXTENSION)[0] || "en";
   const served = `${bare}${SNAPSHOT_EXTENSION}`;
   throw new ArgumentError(
-    `--out ${out} is in ${SNAPSHOT_DIR}/, where start serves only files named *${SNAPSHOT_EXTENSION} not starting with ".": this one would never be served. Name it e.g. --out ${join(dirname(out), served)}, or write it outside ${SNAPSHOT_DIR}/.`,
+    `--out ${printableName(out)} is in ${SNAPSHOT_DIR}/, where start serves only files named *${SNAPSHOT_EXTENSION} not starting with ".": this one would never be served. Name it e.g. --out ${printableName(join(dirname(out), served))}, or write it outside ${SNAPSHOT_DIR}/.`,
   );
 }

@@ -23,6 +23,7 @@ import {
   type SourceReport,
   type Wiki,
 } from "./types";
+import { printableName } from "../printable";
 
 /** What takePage did with a page: claimed it, passed over it, or stopped (the limit is reached). */
 type Taken = "claimed" | "passed" | "full";
@@ -88,7 +89,7 @@ class Ingestion {
       });
     let lastProgress = 0;
     try {
-      for await (const item of readExport(source.xml, spec)) {
+      for await (const item of readExport(source.xml, printableName(spec))) {
         if (item.kind === "site") {
           this.takeSite(item.site, spec, report);
           continue;
@@ -226,7 +227,7 @@ class Ingestion {
     report.schema = site.schema;
     if (this.wiki && !sameWiki(this.wiki, site)) {
       throw new DumpError(
-        `${spec} is from ${site.host || site.dbname}, but the snapshot is of ${this.wiki.host || this.wiki.dbname}: one snapshot holds one wiki. Build a separate snapshot for each wiki.`,
+        `${printableName(spec)} is from ${site.host || site.dbname}, but the snapshot is of ${this.wiki.host || this.wiki.dbname}: one snapshot holds one wiki. Build a separate snapshot for each wiki.`,
       );
     }
     const lang = site.lang || site.host.split(".")[0] || "en";
@@ -370,14 +371,14 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
 export async function siteOf(spec: string): Promise<SiteInfo> {
   const source = await openDump(spec, true);
   try {
-    for await (const item of readExport(source.xml, spec)) if (item.kind === "site") return item.site;
+    for await (const item of readExport(source.xml, printableName(spec))) if (item.kind === "site") return item.site;
   } catch (err) {
     const decoderError = err instanceof DumpError ? await source.decoderError() : null;
     throw decoderError ?? err;
   } finally {
     source.cancel();
   }
-  throw new DumpError(`${spec} has no <siteinfo>: it is not a MediaWiki export.`);
+  throw new DumpError(`${printableName(spec)} has no <siteinfo>: it is not a MediaWiki export.`);
 }
 
 /** Whether a dump's site information names the given wiki (by host when both have one, else dbname and language). */

@@ -16,7 +16,8 @@ const MAX_TEXT_RUN = 64 << 20;
 /**
  * Yields the site information first, then every page in document order.
  * Throws a DumpError with `damaged: true` and the position of the damage when the XML
- * is cut short or malformed; every page yielded before that is complete.
+ * is cut short or malformed; every page yielded before that is complete. `label` names the dump in those messages,
+ * as printed (printableName).
  */
 export async function* readExport(xml: ReadableStream<Uint8Array>, label: string): AsyncGenerator<ExportItem> {
   const parser = new SaxesParser({ position: true });

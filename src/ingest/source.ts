@@ -6,6 +6,7 @@
  */
 import { accessSync, constants, type Stats, statSync } from "node:fs";
 import { DumpError } from "./errors";
+import { printableName } from "../printable";
 
 type Compression = "bzip2" | "xz" | "gzip" | "none";
 
@@ -88,7 +89,7 @@ export function fetchFailureSaid(err: unknown): string {
 /** A URL fetch could not reach, said; Bun's question keeps its own mark ("…access the url?." was said). */
 export function cannotReachSaid(url: string, err: unknown): string {
   const why = fetchFailureSaid(err);
-  return `cannot reach ${url}: ${why}${/[?!]$/.test(why) ? "" : "."} Check the address and the network, or use a local dump file.`;
+  return `cannot reach ${printableName(url)}: ${why}${/[?!]$/.test(why) ? "" : "."} Check the address and the network, or use a local dump file.`;
 }
 
 interface RawSource {
@@ -117,7 +118,7 @@ async function openRaw(spec: string, signal: AbortSignal | undefined): Promise<R
     }
     if (!res.ok || !res.body) {
       throw new DumpError(
-        `cannot download ${spec}: HTTP ${res.status} ${res.statusText}. Check the address, or use a local dump file.`,
+        `cannot download ${printableName(spec)}: HTTP ${res.status} ${res.statusText}. Check the address, or use a local dump file.`,
       );
     }
     const len = Number(res.headers.get("content-length"));
@@ -131,17 +132,18 @@ async function openRaw(spec: string, signal: AbortSignal | undefined): Promise<R
   let stat: Stats | undefined;
   const unreadable = (err: unknown) =>
     new DumpError(
-      `cannot read the dump ${spec} (${(err as NodeJS.ErrnoException).code}): check its path and its rights (this user's).`,
+      `cannot read the dump ${printableName(spec)} (${(err as NodeJS.ErrnoException).code}): check its path and its rights (this user's).`,
     );
   try {
     stat = statSync(spec, { throwIfNoEntry: false });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOTDIR") throw unreadable(err);
   }
-  if (!stat) throw new DumpError(`dump not found: ${spec}. Give an existing file or an http(s) URL.`);
-  if (stat.isDirectory()) throw new DumpError(`${spec} is a folder, not a dump: name the dump file in it.`);
+  if (!stat) throw new DumpError(`dump not found: ${printableName(spec)}. Give an existing file or an http(s) URL.`);
+  if (stat.isDirectory())
+    throw new DumpError(`${printableName(spec)} is a folder, not a dump: name the dump file in it.`);
   if (!stat.isFile() && !stat.isFIFO())
-    throw new DumpError(`${spec} is a device, not a dump: give a dump file, a pipe or an http(s) URL.`);
+    throw new DumpError(`${printableName(spec)} is a device, not a dump: give a dump file, a pipe or an http(s) URL.`);
   // Refused only at its first read, it was said to be a write refused: "this user may not write there: write elsewhere
   // (--out)". Asked, not opened: opening a FIFO waits for its writer.
   try {
@@ -175,7 +177,7 @@ function brokenOffSaid(
       } catch (err) {
         const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
         broken = new DumpError(
-          `the download of ${spec} broke off after ${got.toLocaleString("en-US")} bytes (${why}): run the command again, or download the dump first and build from its file.`,
+          `the download of ${printableName(spec)} broke off after ${got.toLocaleString("en-US")} bytes (${why}): run the command again, or download the dump first and build from its file.`,
           { damaged: true },
         );
         ctl.error(broken);
@@ -270,11 +272,11 @@ export async function openDump(spec: string, serial = false, signal?: AbortSigna
       })
     : raw.stream;
   const { head, stream } = await peek(source);
-  if (head.byteLength === 0) throw new DumpError(`${spec} is empty: it holds no XML.`);
+  if (head.byteLength === 0) throw new DumpError(`${printableName(spec)} is empty: it holds no XML.`);
   // Was "not a MediaWiki XML export (disallowed character at line 1)": a snapshot given where its dump goes.
   if (new TextDecoder().decode(head.subarray(0, 8)) === "TOMESNAP")
     throw new DumpError(
-      `${spec} is a Tome snapshot, not a dump: give the MediaWiki dump it is to be built from, or apply dumps to it with snapshot:update --base ${spec}.`,
+      `${printableName(spec)} is a Tome snapshot, not a dump: give the MediaWiki dump it is to be built from, or apply dumps to it with snapshot:update --base ${printableName(spec)}.`,
     );
   const compression = detectCompression(head);
 
@@ -308,7 +310,7 @@ export async function openDump(spec: string, serial = false, signal?: AbortSigna
     decoder = proc;
   } catch {
     throw new DumpError(
-      `${spec} is ${compression}-compressed, but the '${argv[0]}' command is not installed. Install it (apt-get install ${argv[0] === "xz" ? "xz-utils" : argv[0]}${compression === "bzip2" ? ", or lbzip2 to decode on every core" : ""}) and try again.`,
+      `${printableName(spec)} is ${compression}-compressed, but the '${argv[0]}' command is not installed. Install it (apt-get install ${argv[0] === "xz" ? "xz-utils" : argv[0]}${compression === "bzip2" ? ", or lbzip2 to decode on every core" : ""}) and try again.`,
     );
   }
   const stderr = new Response(proc.stderr).text();
@@ -320,7 +322,7 @@ export async function openDump(spec: string, serial = false, signal?: AbortSigna
     // input", "lbzip2: stdin: compressed data error: bad block header magic", "bzip2: Compressed file ends unexpectedly;".
     const first = (await stderr).trim().split("\n")[0] || `exit code ${code}`;
     const why = first.replace(/^[\w.-]+:\s*(\(stdin\):\s*|stdin:\s*)?/, "").replace(/[.;]$/, "");
-    return new DumpError(`${spec}: the ${compression} stream is damaged (${why})`, {
+    return new DumpError(`${printableName(spec)}: the ${compression} stream is damaged (${why})`, {
       damaged: true,
     });
   };

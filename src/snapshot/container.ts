@@ -31,6 +31,7 @@ import { sameBytes, sha256 } from "./hash";
 import { FileMapping, type LeaseRefused } from "./mapping";
 import { commandLine } from "../invocation";
 import { forgetScratch, trackScratchFile, writeFailed, writeFully } from "../files";
+import { printableName } from "../printable";
 
 const MAGIC = "TOMESNAP";
 export const FORMAT_VERSION = 2;
@@ -63,7 +64,7 @@ const rebuild = `Rebuild it with \`${commandLine("snapshot:build --dump <dump>")
 export function damagedSections(path: string, what: string, cause?: unknown): SnapshotError {
   return Object.assign(
     new SnapshotError(
-      `${path} cannot be read (${what}): is it damaged? \`${commandLine(`snapshot:verify ${path}`)}\` checks every section against its hash; rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\` if one does not match.`,
+      `${printableName(path)} cannot be read (${what}): is it damaged? \`${commandLine(`snapshot:verify ${printableName(path)}`)}\` checks every section against its hash; rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\` if one does not match.`,
     ),
     cause === undefined ? {} : { cause },
   );
@@ -83,7 +84,9 @@ export class ContainerWriter {
     try {
       this.fd = openSync(this.tmp, "w", 0o644);
     } catch (err) {
-      throw new SnapshotError(`cannot write the snapshot to ${path}: ${(err as Error).message}`);
+      throw new SnapshotError(
+        `cannot write the snapshot to ${printableName(path)}: ${printableName((err as Error).message)}`,
+      );
     }
     trackScratchFile(this.tmp);
     writeFully(this.fd, new Uint8Array(HEADER_BYTES), this.path, 0);
@@ -236,7 +239,7 @@ export class Container {
     let bytes = this.mapped.get(name);
     if (!bytes) {
       const entry = this.sections.find((s) => s.name === name);
-      if (!entry) throw new SnapshotError(`${this.path} has no section "${name}". ${rebuild}`);
+      if (!entry) throw new SnapshotError(`${printableName(this.path)} has no section "${name}". ${rebuild}`);
       if (this.stopped) throw new SnapshotError(this.stopped);
       if (this.file === undefined) this.file = FileMapping.open(this.path) ?? null;
       bytes = !entry.length
@@ -261,7 +264,7 @@ export class Container {
     this.mapAll();
     if (!this.file) return { reason: "leases are taken on Linux only", writing: false };
     return this.file.lease((graceMs) => {
-      this.stopReading(`${this.path} is being written over in place: it is let go`);
+      this.stopReading(`${printableName(this.path)} is being written over in place: it is let go`);
       return onWriter(graceMs);
     });
   }
@@ -269,12 +272,12 @@ export class Container {
   /** A section's bytes read from the file (a copy, nothing mapped): for a look at a file not served. */
   read(name: string): Uint8Array {
     const entry = this.sections.find((s) => s.name === name);
-    if (!entry) throw new SnapshotError(`${this.path} has no section "${name}". ${rebuild}`);
+    if (!entry) throw new SnapshotError(`${printableName(this.path)} has no section "${name}". ${rebuild}`);
     const bytes = new Uint8Array(entry.length);
     const fd = openSync(this.path, "r");
     try {
       if (readSync(fd, bytes, 0, entry.length, entry.offset) !== entry.length)
-        throw new SnapshotError(`${this.path} is truncated: section ${name} is cut short. ${rebuild}`);
+        throw new SnapshotError(`${printableName(this.path)} is truncated: section ${name} is cut short. ${rebuild}`);
     } finally {
       closeSync(fd);
     }
@@ -295,7 +298,7 @@ export class Container {
   }
 
   /** Nothing will read this container again: its file is let go now (every section reads zeros from now on); `why` is what a later read throws. */
-  letGo(why = `${this.path} is let go`): void {
+  letGo(why = `${printableName(this.path)} is let go`): void {
     this.stopReading(why);
     this.file?.letGo();
   }
@@ -367,65 +370,74 @@ export function openContainer(path: string): Container {
     const stat = statSync(path);
     if (!stat.isFile() && !stat.isDirectory())
       throw new SnapshotError(
-        `${path} is not a file (a FIFO or a device?): a snapshot is a .tome file, mapped to be read.`,
+        `${printableName(path)} is not a file (a FIFO or a device?): a snapshot is a .tome file, mapped to be read.`,
       );
     fd = openSync(path, "r");
   } catch (err) {
     if (err instanceof SnapshotError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    if (code !== "ENOENT") throw new SnapshotError(`${path} cannot be read (${code ?? (err as Error).message}).`);
+    if (code !== "ENOENT")
+      throw new SnapshotError(`${printableName(path)} cannot be read (${code ?? (err as Error).message}).`);
     throw new SnapshotError(
-      `snapshot not found: ${path}. Build one with \`${commandLine("snapshot:build --dump <path|url>")}\`.`,
+      `snapshot not found: ${printableName(path)}. Build one with \`${commandLine("snapshot:build --dump <path|url>")}\`.`,
     );
   }
   try {
     const stat = fstatSync(fd);
     if (stat.isDirectory())
-      throw new SnapshotError(`${path} is a folder, not a snapshot file: name a .tome file in it.`);
+      throw new SnapshotError(`${printableName(path)} is a folder, not a snapshot file: name a .tome file in it.`);
     const size = stat.size;
     const header = new Uint8Array(HEADER_BYTES);
     const read = readSync(fd, header, 0, HEADER_BYTES, 0);
     if (read < 12 || new TextDecoder().decode(header.subarray(0, 8)) !== MAGIC) {
-      throw new SnapshotError(`${path} is not a Tome snapshot (no TOMESNAP header). ${rebuild}`);
+      throw new SnapshotError(`${printableName(path)} is not a Tome snapshot (no TOMESNAP header). ${rebuild}`);
     }
     const view = new DataView(header.buffer);
     const version = view.getUint32(8, true);
     if (version === 1) {
       throw new SnapshotError(
-        `${path} has snapshot format 1, which this Tome no longer reads (format 2 is mapped, not decoded). ` +
-          `Convert it with \`${commandLine(`snapshot:convert ${path}`)}\`, or rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
+        `${printableName(path)} has snapshot format 1, which this Tome no longer reads (format 2 is mapped, not decoded). ` +
+          `Convert it with \`${commandLine(`snapshot:convert ${printableName(path)}`)}\`, or rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
       );
     }
     if (version !== FORMAT_VERSION)
       throw new SnapshotError(
-        `${path} has snapshot format ${version}; this Tome reads format ${FORMAT_VERSION}. ${rebuild}`,
+        `${printableName(path)} has snapshot format ${version}; this Tome reads format ${FORMAT_VERSION}. ${rebuild}`,
       );
     if (read < HEADER_BYTES)
-      throw new SnapshotError(`${path} is truncated: ${size} bytes, shorter than its header. ${rebuild}`);
+      throw new SnapshotError(
+        `${printableName(path)} is truncated: ${size} bytes, shorter than its header. ${rebuild}`,
+      );
     const tableOffset = Number(view.getBigUint64(16, true));
     const tableLength = Number(view.getBigUint64(24, true));
     const expected = tableOffset + tableLength;
     // Past 2^53 bytes, or a table inside the header: numbers no file has, said to be a file "truncated: expected 13021231110855195000".
     if (tableOffset < HEADER_BYTES || tableLength === 0 || !Number.isSafeInteger(expected))
-      throw new SnapshotError(`${path} is corrupt: its header does not say where its table of contents is. ${rebuild}`);
+      throw new SnapshotError(
+        `${printableName(path)} is corrupt: its header does not say where its table of contents is. ${rebuild}`,
+      );
     if (size !== expected) {
       throw new SnapshotError(
-        `${path} is ${size < expected ? "truncated" : "longer than its header says"}: ${size} bytes, expected ${expected}. ${rebuild}`,
+        `${printableName(path)} is ${size < expected ? "truncated" : "longer than its header says"}: ${size} bytes, expected ${expected}. ${rebuild}`,
       );
     }
     const table = new Uint8Array(tableLength);
     readSync(fd, table, 0, tableLength, tableOffset);
     if (!sameBytes(sha256(table), header.subarray(32, 64)))
-      throw new SnapshotError(`${path} is corrupt: its table of contents does not match its checksum. ${rebuild}`);
+      throw new SnapshotError(
+        `${printableName(path)} is corrupt: its table of contents does not match its checksum. ${rebuild}`,
+      );
     let parsed: Table;
     try {
       parsed = unpackr.unpack(table) as Table;
     } catch (err) {
-      throw new SnapshotError(`${path} cannot be decoded (${(err as Error).message}). ${rebuild}`);
+      throw new SnapshotError(`${printableName(path)} cannot be decoded (${(err as Error).message}). ${rebuild}`);
     }
     for (const s of parsed.sections) {
       if (s.offset < HEADER_BYTES || s.offset + s.length > tableOffset)
-        throw new SnapshotError(`${path} is corrupt: section ${s.name} lies outside the file. ${rebuild}`);
+        throw new SnapshotError(
+          `${printableName(path)} is corrupt: section ${s.name} lies outside the file. ${rebuild}`,
+        );
     }
     const identity = `${stat.dev}:${stat.ino}:${size}:${stat.mtimeMs}:${stat.ctimeMs}:${Buffer.from(header.subarray(32, 64)).toString("hex")}`;
     return new Container(path, parsed.meta, parsed.sections, size, identity);

@@ -11,6 +11,7 @@ import type { Redirect, SnapshotMeta, SnapshotPage } from "./format";
 import { SnapshotError } from "./format";
 import { FORMAT_VERSION } from "./container";
 import { sameBytes, sha256 } from "./hash";
+import { printableName } from "../printable";
 
 const unpackr = new Unpackr({ useRecords: true, moreTypes: false });
 const HEADER_BYTES = 64;
@@ -44,10 +45,11 @@ function readWhole(path: string): Uint8Array {
     return new Uint8Array(readFileSync(path));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") throw new SnapshotError(`no file ${path}: name the format-1 snapshot to convert.`);
+    if (code === "ENOENT")
+      throw new SnapshotError(`no file ${printableName(path)}: name the format-1 snapshot to convert.`);
     if (code === "EISDIR")
-      throw new SnapshotError(`${path} is a folder, not a snapshot file: name a .tome file in it.`);
-    throw new SnapshotError(`${path} cannot be read (${code ?? (err as Error).message}).`);
+      throw new SnapshotError(`${printableName(path)} is a folder, not a snapshot file: name a .tome file in it.`);
+    throw new SnapshotError(`${printableName(path)} cannot be read (${code ?? (err as Error).message}).`);
   }
 }
 
@@ -56,17 +58,22 @@ export function readFormat1(path: string): Format1 {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const tome = bytes.byteLength >= 12 && new TextDecoder().decode(bytes.subarray(0, 8)) === "TOMESNAP";
   if (tome && view.getUint32(8, true) === FORMAT_VERSION)
-    throw new SnapshotError(`${path} has snapshot format 2 already: there is nothing to convert; serve it as it is.`);
+    throw new SnapshotError(
+      `${printableName(path)} has snapshot format 2 already: there is nothing to convert; serve it as it is.`,
+    );
   if (!tome || bytes.byteLength < HEADER_BYTES || view.getUint32(8, true) !== 1) {
-    throw new SnapshotError(`${path} is not a format-1 Tome snapshot.`);
+    throw new SnapshotError(`${printableName(path)} is not a format-1 Tome snapshot.`);
   }
   const metaLength = Number(view.getBigUint64(16, true));
   const contentLength = Number(view.getBigUint64(24, true));
   if (bytes.byteLength !== HEADER_BYTES + metaLength + contentLength)
-    throw new SnapshotError(`${path} is truncated; rebuild it from its dump instead.`);
+    throw new SnapshotError(`${printableName(path)} is truncated; rebuild it from its dump instead.`);
   if (!sameBytes(sha256(bytes.subarray(HEADER_BYTES)), bytes.subarray(32, 64)))
-    throw new SnapshotError(`${path} is corrupt: its checksum does not match; rebuild it from its dump instead.`);
-  const corrupt = (what: string) => new SnapshotError(`${path} is corrupt: ${what}; rebuild it from its dump instead.`);
+    throw new SnapshotError(
+      `${printableName(path)} is corrupt: its checksum does not match; rebuild it from its dump instead.`,
+    );
+  const corrupt = (what: string) =>
+    new SnapshotError(`${printableName(path)} is corrupt: ${what}; rebuild it from its dump instead.`);
   let stored: Omit<SnapshotMeta, "modifications">;
   let content: { pages: SnapshotPage[]; redirects: Redirect[] };
   try {
