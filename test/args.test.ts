@@ -4,13 +4,13 @@
  * of these commands takes an argument starting with "-"), with the way to its --help after it.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { totalmem } from "node:os";
 import { readArgs } from "../src/cli/args";
 import { bytesOf, parseBuildArgs, positiveInt } from "../src/cli/snapshot-build";
 import { parseUpdateArgs } from "../src/cli/snapshot-update";
-import { ROOT, runToExit, snapshotFor, SQUAD, tempDir } from "./helpers";
+import { EN_2016, ROOT, runToExit, snapshotFor, SQUAD, tempDir } from "./helpers";
 
 // Each case runs a command or several (bun starting each): seconds on a loaded machine, past bun test's 5 s default.
 setDefaultTimeout(60_000);
@@ -473,5 +473,38 @@ describe("a path with terminal escapes and a line break in its name", () => {
       expect(r.stderr).not.toMatch(/[\x07\x1b]/);
       expect(r.stderr).not.toContain("    at ");
     }
+  });
+
+  test("the reports and notes naming it, and a setting's or an argument's value said back, write them as \\u… too", async () => {
+    const dir = tempDir("tome-args-");
+    const dump = join(dir, `dump-${odd}.xml.bz2`);
+    writeFileSync(dump, readFileSync(EN_2016));
+    const out = join(dir, `out-${odd}`);
+    const exported = join(dir, `export-${odd}.jsonl`);
+    const show = (path: string) => path.replace(odd, shown);
+    const lines = async (argv: string[], env: Record<string, string> = {}) => {
+      const r = await runToExit(["bun", ...argv], env, dir);
+      expect(`${r.stdout}${r.stderr}`).not.toMatch(/[\x07\x1b]/);
+      return { code: r.code, lines: `${r.stdout}${r.stderr}`.split("\n") };
+    };
+    const built = await lines([cli("snapshot-build.ts"), "--dump", dump, "--out", out, "--limit", "3"]);
+    expect(built.code).toBe(0);
+    expect(built.lines.find((l) => l.includes(": schema 0.10"))).toStartWith(`${show(dump)}: schema 0.10, 3 articles`);
+    expect(built.lines.find((l) => l.startsWith("wrote "))).toStartWith(`wrote ${show(out)}: 3 pages`);
+    expect((await lines([cli("snapshot-verify.ts"), out])).lines[0]).toStartWith(`${show(out)}: whole (`);
+    const exportSaid = await lines([cli("snapshot-export.ts"), "--snapshot", out, "--out", exported]);
+    expect(exportSaid.lines[0]).toStartWith(`snapshot:export: `);
+    expect(exportSaid.lines[0]).toContain(` chunks of ${show(out)} → ${show(exported)} in `);
+    const none = join(dir, `none-${odd}`);
+    expect((await lines([cli("keys.ts"), "list"], { TOME_DATA: none })).lines[0]).toStartWith(
+      `No keys in ${show(none)}/keys.json.`,
+    );
+    expect(
+      (await lines([cli("start.ts")], { TOME_DUMP: none, TOME_DATA: join(dir, "data"), PORT: "0" })).lines,
+    ).toContain(
+      `start: TOME_DUMP is ${show(none)}, which does not exist. Set TOME_DUMP to simple or en (the latest Simple English or English Wikipedia), a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve.`,
+    );
+    expect((await lines([cli("mcp.ts"), odd])).lines[0]).toStartWith(`mcp: it takes no arguments, not "${shown}":`);
+    expect((await lines([cli("start.ts")], { TOME_SEARCH_WORKERS: odd })).lines[0]).toEndWith(`not "${shown}".`);
   });
 });

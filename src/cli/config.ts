@@ -18,6 +18,7 @@ import { MAX_BUILD_WORKERS, setBuildWorkers } from "../ingest";
 import { LOWEST } from "../scheduling";
 import { GUARDS, MAX_SEARCH_WORKERS, setMemoryLog } from "../search";
 import { preferZstd } from "../snapshot";
+import { printableName } from "../printable";
 
 export interface Setting {
   name: string;
@@ -222,7 +223,7 @@ function oneOf<T extends string>(env: Env, name: Name, allowed: readonly T[], fa
   if (value === undefined || value === "") return fallback;
   if ((allowed as readonly string[]).includes(value)) return value as T;
   throw new ConfigError(
-    `${name} must be ${allowed.map((a) => `"${a}"`).join(" or ")} (the default is "${fallback}"), not "${value}".`,
+    `${name} must be ${allowed.map((a) => `"${a}"`).join(" or ")} (the default is "${fallback}"), not "${printableName(value)}".`,
   );
 }
 
@@ -232,12 +233,14 @@ export function readConfig(env: Env = process.env): Config {
   const share = given("TOME_KEY_MS_PER_SECOND");
   if (share !== undefined && !/^[0-9]+$/.test(share)) {
     throw new ConfigError(
-      `TOME_KEY_MS_PER_SECOND must be a whole number of milliseconds (0: no limit), not "${share}".`,
+      `TOME_KEY_MS_PER_SECOND must be a whole number of milliseconds (0: no limit), not "${printableName(share)}".`,
     );
   }
   const timeout = given("TOME_SEARCH_TIMEOUT_MS");
   if (timeout !== undefined && !/^[0-9]+$/.test(timeout)) {
-    throw new ConfigError(`TOME_SEARCH_TIMEOUT_MS must be a whole number of milliseconds, not "${timeout}".`);
+    throw new ConfigError(
+      `TOME_SEARCH_TIMEOUT_MS must be a whole number of milliseconds, not "${printableName(timeout)}".`,
+    );
   }
   const searchWorkers = given("TOME_SEARCH_WORKERS");
   if (
@@ -245,13 +248,13 @@ export function readConfig(env: Env = process.env): Config {
     !(/^[0-9]{1,3}$/.test(searchWorkers) && Number(searchWorkers) <= MAX_SEARCH_WORKERS)
   ) {
     throw new ConfigError(
-      `TOME_SEARCH_WORKERS must be a whole number of threads, 0 to ${MAX_SEARCH_WORKERS} (0: searches on the request thread), not "${searchWorkers}".`,
+      `TOME_SEARCH_WORKERS must be a whole number of threads, 0 to ${MAX_SEARCH_WORKERS} (0: searches on the request thread), not "${printableName(searchWorkers)}".`,
     );
   }
   const workerNice = given("TOME_SEARCH_WORKER_NICE");
   if (workerNice !== undefined && !(/^[0-9]{1,2}$/.test(workerNice) && Number(workerNice) <= LOWEST)) {
     throw new ConfigError(
-      `TOME_SEARCH_WORKER_NICE must be a whole number of nice steps, 0 to ${LOWEST} (0: the search threads as the request thread), not "${workerNice}".`,
+      `TOME_SEARCH_WORKER_NICE must be a whole number of nice steps, 0 to ${LOWEST} (0: the search threads as the request thread), not "${printableName(workerNice)}".`,
     );
   }
   const adminToken = given("TOME_ADMIN_TOKEN");
@@ -264,7 +267,7 @@ export function readConfig(env: Env = process.env): Config {
   // Parsed as the dashboard parses it at start: "https://exa mple.com" or port 99999 passed the pattern, then threw there.
   if (publicUrl !== undefined && !(/^https?:\/\/[^\s/]+/.test(publicUrl) && URL.canParse(publicUrl))) {
     throw new ConfigError(
-      `TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT], not "${publicUrl}".`,
+      `TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT], not "${printableName(publicUrl)}".`,
     );
   }
   // D170: only its origin is used, and Tome answers at the root (its pages link to /dashboard, its cookies have
@@ -273,7 +276,7 @@ export function readConfig(env: Env = process.env): Config {
     const u = new URL(publicUrl);
     if (u.pathname !== "/" || u.search !== "" || u.hash !== "" || u.username !== "" || u.password !== "") {
       throw new ConfigError(
-        `TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT] and nothing more, not "${publicUrl}": Tome answers at the root of its origin (its pages link to /dashboard, /v1/…), so it cannot be served under a path behind a proxy (D170).`,
+        `TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT] and nothing more, not "${printableName(publicUrl)}": Tome answers at the root of its origin (its pages link to /dashboard, /v1/…), so it cannot be served under a path behind a proxy (D170).`,
       );
     }
   }
@@ -285,14 +288,14 @@ export function readConfig(env: Env = process.env): Config {
   const notAddress = trustedProxies.find((a) => isIP(a) === 0);
   if (notAddress !== undefined) {
     throw new ConfigError(
-      `TOME_TRUSTED_PROXIES must be IP addresses separated by commas (e.g. 127.0.0.1,10.0.0.2), not "${notAddress}".`,
+      `TOME_TRUSTED_PROXIES must be IP addresses separated by commas (e.g. 127.0.0.1,10.0.0.2), not "${printableName(notAddress)}".`,
     );
   }
   const dump = given("TOME_DUMP");
   // An http(s) address is downloaded (start's downloadDump): one that is no URL threw a TypeError there, with its stack.
   if (dump !== undefined && /^https?:\/\//i.test(dump) && !URL.canParse(dump)) {
     throw new ConfigError(
-      `TOME_DUMP must be simple, en, a dump file or an http(s) URL; "${dump}" starts as a URL but is not one.`,
+      `TOME_DUMP must be simple, en, a dump file or an http(s) URL; "${printableName(dump)}" starts as a URL but is not one.`,
     );
   }
   const buildWorkers = given("TOME_BUILD_WORKERS");
@@ -301,7 +304,7 @@ export function readConfig(env: Env = process.env): Config {
     !(/^[1-9][0-9]{0,2}$/.test(buildWorkers) && Number(buildWorkers) <= MAX_BUILD_WORKERS)
   ) {
     throw new ConfigError(
-      `TOME_BUILD_WORKERS must be a whole number of threads, 1 to ${MAX_BUILD_WORKERS} (each holds about 17 MB), not "${buildWorkers}".`,
+      `TOME_BUILD_WORKERS must be a whole number of threads, 1 to ${MAX_BUILD_WORKERS} (each holds about 17 MB), not "${printableName(buildWorkers)}".`,
     );
   }
   const debugMem = given("TOME_DEBUG_MEM");

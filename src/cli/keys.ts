@@ -231,7 +231,9 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
   });
   if (values.json) return console.log(printableJson(rows));
   if (!rows.length)
-    return console.log(`No keys in ${store.where}. Create one with: ${commandLine("keys")} create --name NAME`);
+    return console.log(
+      `No keys in ${printableName(store.where)}. Create one with: ${commandLine("keys")} create --name NAME`,
+    );
   const time = (iso: string | null, never: string) => iso?.replace("T", " ").slice(0, 19) ?? never;
   const keyTable = [["ID", "NAME", "ACCOUNT", "PLAN", "SCOPES", "STATE", "CREATED", "EXPIRES", "LAST USED"]];
   for (const r of rows) {

@@ -5,6 +5,7 @@
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { UserError } from "../errors";
+import { printableName } from "../printable";
 
 export const DEFAULT_PORT = 8080;
 
@@ -25,7 +26,10 @@ export function readPort(raw: string | undefined): number {
   if (raw === undefined || raw === "") return DEFAULT_PORT;
   const port = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
   if (!(port <= 65535))
-    throw new ListenError(`PORT must be a number from 0 to 65535 (0 picks a free port), not "${raw}".`, 2);
+    throw new ListenError(
+      `PORT must be a number from 0 to 65535 (0 picks a free port), not "${printableName(raw)}".`,
+      2,
+    );
   return port;
 }
 
@@ -38,14 +42,14 @@ export async function readHost(raw: string | undefined): Promise<string | undefi
   const withPort = /^(\[[^\]]+\]|[^:]+):([0-9]+)$/.exec(raw);
   if (withPort)
     throw new ListenError(
-      `HOST "${raw}" holds a port: HOST is the address alone, the port is PORT (HOST=${withPort[1]} PORT=${withPort[2]}).`,
+      `HOST "${printableName(raw)}" holds a port: HOST is the address alone, the port is PORT (HOST=${withPort[1]} PORT=${withPort[2]}).`,
       2,
     );
   try {
     return (await lookup(host)).address;
   } catch {
     throw new ListenError(
-      `HOST "${raw}" is neither an IP address nor a name that resolves: use e.g. 127.0.0.1 (this machine only) or leave HOST unset (every interface).`,
+      `HOST "${printableName(raw)}" is neither an IP address nor a name that resolves: use e.g. 127.0.0.1 (this machine only) or leave HOST unset (every interface).`,
       2,
     );
   }
@@ -72,7 +76,7 @@ export function listenFailure(err: unknown, { hostname, port }: Address): unknow
   }
   if (code === "EADDRNOTAVAIL")
     return new ListenError(
-      `HOST "${hostname}" is not an address of this machine: use one of its addresses, 127.0.0.1, or leave HOST unset (every interface).`,
+      `HOST "${printableName(hostname ?? "")}" is not an address of this machine: use one of its addresses, 127.0.0.1, or leave HOST unset (every interface).`,
       2,
     );
   if (code === "EACCES")

@@ -59,9 +59,12 @@ function refusedIn(err: unknown, folder: string | undefined): boolean {
   return within === "" || (!within.startsWith("..") && !isAbsolute(within));
 }
 
-/** A line for the person at the terminal on stderr, as it is: console.error prints in red on a terminal, which says "error". */
+/**
+ * A line for the person at the terminal on stderr, its controls escaped (printableMessage), not coloured: console.error
+ * prints in red on a terminal, which says "error".
+ */
 export function note(line: string): void {
-  process.stderr.write(`${line}\n`);
+  process.stderr.write(`${printableMessage(line)}\n`);
 }
 
 /**

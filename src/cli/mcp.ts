@@ -15,6 +15,7 @@ import { mainOf } from "./main";
 import { commandLine } from "../invocation";
 import { SNAPSHOT_DIR, snapshotToRead } from "./snapshots";
 import { Transform } from "node:stream";
+import { printableName } from "../printable";
 
 const HELP = `Usage: ${commandLine("mcp")}     (run from the repository, or give TOME_SNAPSHOT)
 
@@ -34,7 +35,7 @@ export async function main(args: string[]): Promise<void> {
   }
   if (args.length > 0) {
     console.error(
-      `mcp: it takes no arguments, not "${args.join(" ")}": set TOME_SNAPSHOT to choose the snapshot (see --help).`,
+      `mcp: it takes no arguments, not "${printableName(args.join(" "))}": set TOME_SNAPSHOT to choose the snapshot (see --help).`,
     );
     process.exit(2);
   }
@@ -139,7 +140,7 @@ export async function main(args: string[]): Promise<void> {
       process.exit(lastError ? 1 : 0);
     };
     const m = engine.snapshot.meta;
-    console.error(`mcp: serving ${path} (${m.wiki.host}, ${m.indexedPages} pages) over stdio.`);
+    console.error(`mcp: serving ${printableName(path)} (${m.wiki.host}, ${m.indexedPages} pages) over stdio.`);
     // The client ends the server by closing its stdin: the calls its last lines made are answered (on this thread, before
     // setImmediate's turn) and what is queued for stdout is written, then it exits; exiting at once could lose answers
     // (10 of 20 were, for a client reading slowly). A client that closed its end of stdout is gone: nothing can reach it.

@@ -13,6 +13,7 @@ import { checkOut, checkServedName } from "./out";
 import { commandLine } from "../invocation";
 import { clearStaleScratch, removeAllScratch, STOPPED_EXIT_CODE, stoppedOutput, takeLock } from "../files";
 import { UserError } from "../errors";
+import { printableMessage, printableName } from "../printable";
 
 const HELP = `Usage: ${commandLine("snapshot:build")} --dump <path|url> [--dump <path|url> …] [options]
 
@@ -149,12 +150,14 @@ export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
 export function logSources(result: Pick<IngestResult, "sources" | "failures">, log: (line: string) => void): void {
   for (const s of result.sources) {
     log(
-      `${s.dump}: schema ${s.schema}, ${s.articles} articles, ${s.redirects} redirects${s.truncated ? " (TRUNCATED)" : ""}`,
+      `${printableName(s.dump)}: schema ${s.schema}, ${s.articles} articles, ${s.redirects} redirects${s.truncated ? " (TRUNCATED)" : ""}`,
     );
     if (s.damage) log(`  kept the complete pages before the damage: ${s.damage}`);
   }
   for (const f of result.failures.slice(0, 20))
-    log(`  left out page ${Number.isNaN(f.pageId) ? "without an id" : f.pageId} "${f.title}": ${f.error}`);
+    log(
+      `  left out page ${Number.isNaN(f.pageId) ? "without an id" : f.pageId} "${printableName(f.title)}": ${printableMessage(f.error)}`,
+    );
   if (result.failures.length > 20) log(`  … and ${result.failures.length - 20} more pages left out`);
 }
 
@@ -164,7 +167,7 @@ export function logSources(result: Pick<IngestResult, "sources" | "failures">, l
  */
 export async function buildSnapshot(
   args: BuildArgs,
-  log: (line: string) => void = (l) => console.log(l),
+  log: (line: string) => void = (l) => console.log(printableMessage(l)),
 ): Promise<string> {
   const started = performance.now();
   const out = args.out ?? (await defaultOut(args.dumps[0]!));
@@ -209,7 +212,7 @@ async function buildTo(out: string, args: BuildArgs, log: (line: string) => void
     log(
       `  no dump names its wiki (no <siteinfo><base>): taken to be ${m.wiki.host} (language ${m.wiki.lang}), which every page's source and attribution names. If it is another wiki, add its <siteinfo> to the dump.`,
     );
-  log(`wrote ${out}: ${writtenSummary(m, bytes, report.runs, started)}`);
+  log(`wrote ${printableName(out)}: ${writtenSummary(m, bytes, report.runs, started)}`);
   logTextless(report.textless, log);
   return out;
 }

@@ -5,6 +5,7 @@ import { readFormat1 } from "../snapshot";
 import { mainOf, note } from "./main";
 import { checkOut, checkServedName } from "./out";
 import { commandLine } from "../invocation";
+import { printableName } from "../printable";
 
 const HELP = `Usage: ${commandLine("snapshot:convert")} <old.tome> [--out <new.tome>]
 
@@ -38,7 +39,7 @@ export async function main(args: string[]): Promise<void> {
       createdAt: new Date(old.meta.createdAt),
     });
     note(
-      `converted ${file} → ${target}: ${report.meta.indexedPages} pages, ${report.meta.indexedChunks} chunks, ${(report.bytes / 1e6).toFixed(1)} MB.`,
+      `converted ${printableName(file)} → ${printableName(target)}: ${report.meta.indexedPages} pages, ${report.meta.indexedChunks} chunks, ${(report.bytes / 1e6).toFixed(1)} MB.`,
     );
   });
 }

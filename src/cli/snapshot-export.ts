@@ -18,6 +18,7 @@ import { STOPPED_EXIT_CODE, stoppedOutput, writeFailed } from "../files";
 import { commandLine } from "../invocation";
 import { SNAPSHOT_DIR, snapshotToRead } from "./snapshots";
 import { checkOut } from "./out";
+import { printableName } from "../printable";
 
 /** Lines are joined into writes of about this many characters: one write per line would cost more than the line. */
 const WRITE_CHARS = 1 << 18;
@@ -205,7 +206,7 @@ export async function main(argv: string[]): Promise<void> {
     if (chunks === undefined) return;
     const seconds = (performance.now() - started) / 1000;
     note(
-      `snapshot:export: ${chunks} chunks of ${args.snapshot} → ${args.out === "-" ? "standard output" : args.out} in ${seconds.toFixed(1)} s (${Math.round(chunks / Math.max(seconds, 0.001))} chunks/s).`,
+      `snapshot:export: ${chunks} chunks of ${printableName(args.snapshot)} → ${args.out === "-" ? "standard output" : printableName(args.out)} in ${seconds.toFixed(1)} s (${Math.round(chunks / Math.max(seconds, 0.001))} chunks/s).`,
     );
   });
 }

@@ -3,6 +3,7 @@ import { openSnapshot } from "../snapshot";
 import { oneFileArgs } from "./args";
 import { mainOf } from "./main";
 import { commandLine } from "../invocation";
+import { printableName } from "../printable";
 
 const HELP = `Usage: ${commandLine("snapshot:verify")} <snapshot.tome>
 
@@ -31,12 +32,12 @@ export async function main(args: string[]): Promise<void> {
     if (process.stderr.isTTY) process.stderr.write("\n");
     if (damaged.length) {
       console.error(
-        `snapshot:verify: ${file} is damaged: section(s) ${damaged.join(", ")} do not match their hash. Rebuild it with \`${commandLine("snapshot:build")}\`, or copy it again.`,
+        `snapshot:verify: ${printableName(file)} is damaged: section(s) ${damaged.join(", ")} do not match their hash. Rebuild it with \`${commandLine("snapshot:build")}\`, or copy it again.`,
       );
       process.exit(1);
     }
     console.error(
-      `${file}: whole (${snapshot.container.sections.length} sections, ${(snapshot.container.bytes / 1e6).toFixed(1)} MB checked in ${((performance.now() - started) / 1000).toFixed(1)} s).`,
+      `${printableName(file)}: whole (${snapshot.container.sections.length} sections, ${(snapshot.container.bytes / 1e6).toFixed(1)} MB checked in ${((performance.now() - started) / 1000).toFixed(1)} s).`,
     );
   });
 }

@@ -35,6 +35,7 @@ import { mainOf, note } from "./main";
 import { ConfigError, settingsHelp, settingsReadBy, type Config } from "./config";
 import { isSample, SAMPLE_NAME, SNAPSHOT_DIR, snapshotsToServe } from "./snapshots";
 import { commandLine, inExecutable } from "../invocation";
+import { printableName } from "../printable";
 
 /** What TOME_DUMP may name instead of a path or URL. */
 const NAMED_DUMPS: Record<string, string> = {
@@ -151,12 +152,12 @@ async function ensureSnapshot(config: Config): Promise<string> {
   const explicit = config.snapshot;
   if (explicit) return explicit;
   const { usable, skipped } = snapshotsToServe(SNAPSHOT_DIR);
-  for (const file of skipped) note(`start: skipped ${file.path}: ${file.reason}`);
+  for (const file of skipped) note(`start: skipped ${printableName(file.path)}: ${file.reason}`);
   const found = usable[0]?.path;
   if (found && !(config.dump && isSample(found))) {
     if (config.dump)
       note(
-        `TOME_DUMP is set, but ${found} exists: serving it. Move it out of ${SNAPSHOT_DIR}/ to build from TOME_DUMP.`,
+        `TOME_DUMP is set, but ${printableName(found)} exists: serving it. Move it out of ${SNAPSHOT_DIR}/ to build from TOME_DUMP.`,
       );
     return found;
   }
@@ -180,11 +181,11 @@ async function ensureSnapshot(config: Config): Promise<string> {
   if (url) dump = await downloadDump(url);
   else if (!existsSync(dump)) {
     throw new DumpError(
-      `TOME_DUMP is ${dump}, which does not exist. Set TOME_DUMP to simple or en (the latest Simple English or English Wikipedia), a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve.`,
+      `TOME_DUMP is ${printableName(dump)}, which does not exist. Set TOME_DUMP to simple or en (the latest Simple English or English Wikipedia), a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve.`,
     );
   }
   note(
-    `${found ? `Only the sample (${found}) is in ${SNAPSHOT_DIR}/` : `No snapshot in ${SNAPSHOT_DIR}/`}: building one from ${dump} (set TOME_DUMP to use another dump).`,
+    `${found ? `Only the sample (${printableName(found)}) is in ${SNAPSHOT_DIR}/` : `No snapshot in ${SNAPSHOT_DIR}/`}: building one from ${printableName(dump)} (set TOME_DUMP to use another dump).`,
   );
   // On stderr, where the server says what it does (stdout is its request log), uncoloured.
   try {
@@ -194,7 +195,7 @@ async function ensureSnapshot(config: Config): Promise<string> {
     if (!url || !(err instanceof DumpError) || !err.damaged) throw err;
     renameSync(dump, `${dump}.damaged`);
     throw new DumpError(
-      `${err.message}. It was downloaded from ${url}: moved to ${dump}.damaged (delete it to free the space); the next start downloads it again.`,
+      `${err.message}. It was downloaded from ${printableName(url)}: moved to ${printableName(dump)}.damaged (delete it to free the space); the next start downloads it again.`,
       { damaged: true },
     );
   }
@@ -264,7 +265,7 @@ export async function main(args: string[]): Promise<void> {
   }
   if (args.length > 0) {
     console.error(
-      `start: it takes no arguments, not "${args.join(" ")}": its settings are environment variables, e.g. PORT=8081 ${commandLine("start")} (see --help).`,
+      `start: it takes no arguments, not "${printableName(args.join(" "))}": its settings are environment variables, e.g. PORT=8081 ${commandLine("start")} (see --help).`,
     );
     process.exit(2);
   }
