@@ -165,10 +165,11 @@ export const STOPPED_EXIT_CODE = 130;
 
 /**
  * What a command stopped before its end says of its output `out`, asked at its start: one already there is untouched
- * (it is replaced only when the new one is whole), and "was not written" would sound as if it were lost.
+ * (it is replaced only when the new one is whole), and "was not written" would sound as if it were lost. `shown`: `out`
+ * as printed.
  */
-export function stoppedOutput(out: string): string {
-  return existsSync(out) ? `${out} is as it was (nothing was written over it)` : `${out} was not written`;
+export function stoppedOutput(out: string, shown = out): string {
+  return existsSync(out) ? `${shown} is as it was (nothing was written over it)` : `${shown} was not written`;
 }
 
 /** Removes every scratch folder of this process, and lets go of its lock files (takeLock): when it is stopped by a signal, before it exits. */

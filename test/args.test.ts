@@ -507,4 +507,33 @@ describe("a path with terminal escapes and a line break in its name", () => {
     expect((await lines([cli("mcp.ts"), odd])).lines[0]).toStartWith(`mcp: it takes no arguments, not "${shown}":`);
     expect((await lines([cli("start.ts")], { TOME_SEARCH_WORKERS: odd })).lines[0]).toEndWith(`not "${shown}".`);
   });
+
+  test("a build's lock held, snapshot:export's --out of another compression, snapshot:follow's --dir missing: named with \\u… too", async () => {
+    const dir = tempDir("tome-args-");
+    const show = (path: string) => path.replace(odd, shown);
+    const held = join(dir, `held-${odd}`);
+    // This test's process stands for a build writing it.
+    writeFileSync(join(dir, `.held-${odd}.lock`), `${process.pid}\n`);
+    const none = join(dir, `none-${odd}`);
+    for (const [argv, code, said] of [
+      [
+        [cli("snapshot-build.ts"), "--dump", SQUAD, "--out", held],
+        1,
+        `snapshot:build: another build or update (process ${process.pid}) is writing ${show(held)}: wait for it, or write this one elsewhere with --out. If none is running, delete ${join(dir, `.held-${shown}.lock`)}.`,
+      ],
+      [
+        [cli("snapshot-export.ts"), "--snapshot", await snapshotFor({ dumps: [SQUAD] }), "--out", `${none}.bz2`],
+        2,
+        `snapshot:export: --out ${show(none)}.bz2: snapshot:export compresses to .gz or .zst only, and a name ending in .bz2 would hold plain JSON Lines. Name it ${show(none)}.gz, .zst, or without the ending.`,
+      ],
+      [
+        [cli("snapshot-follow.ts"), "--dir", none],
+        1,
+        `snapshot:follow: no folder ${show(none)}/. Build a snapshot there first with \`bun run snapshot:build --dump <dump>\`, or pass --dir.`,
+      ],
+    ] as const) {
+      const r = await runToExit(["bun", ...argv], {}, dir);
+      expect({ argv, code: r.code, said: r.stderr.split("\n")[0] }).toEqual({ argv, code, said });
+    }
+  });
 });

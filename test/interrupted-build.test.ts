@@ -203,6 +203,13 @@ describe("a build or update stopped before its end", () => {
       `stopped before its end: ${join(dir, "new.tome")} was not written, and the temporary files were removed. Run it again to write it.`,
     ]);
   });
+
+  test("names an --out holding terminal escapes and a line break with them written \\u…, where they went to the terminal raw", () => {
+    const dir = tempDir();
+    expect(stoppedLine(join(dir, "a\x1b[31mred\nline.tome"))).toEqual([
+      `stopped before its end: ${join(dir, "a\\u001b[31mred\\u000aline.tome")} was not written, and the temporary files were removed. Run it again to write it.`,
+    ]);
+  });
 });
 
 describe("a build's lock file", () => {

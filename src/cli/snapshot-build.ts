@@ -248,18 +248,19 @@ export function claimOutput(out: string, log: (line: string) => void): () => voi
   const release = takeLock(lock, {
     held: (pid) =>
       new UserError(
-        `another build or update (process ${pid}) is writing ${out}: wait for it, or write this one elsewhere with --out. If none is running, delete ${lock}.`,
+        `another build or update (process ${pid}) is writing ${printableName(out)}: wait for it, or write this one elsewhere with --out. If none is running, delete ${printableName(lock)}.`,
       ),
-    unwritable: (err) => new UserError(`cannot write beside ${out} (${err.message}): choose another --out.`),
+    unwritable: (err) =>
+      new UserError(`cannot write beside ${printableName(out)} (${printableName(err.message)}): choose another --out.`),
   });
   const stale = clearStaleScratch(dirname(out));
   if (stale.length)
     log(
-      `removed ${stale.length} temporary file(s) in ${dirname(out)} left by a build or update that was killed (its process is gone): ${stale.join(", ")}`,
+      `removed ${stale.length} temporary file(s) in ${printableName(dirname(out))} left by a build or update that was killed (its process is gone): ${stale.map(printableName).join(", ")}`,
     );
   // Stopped by SIGINT or SIGTERM, the build or update removes its files and exits (D116): its log says so, not nothing.
   // An `out` already there (an update's --out its --base) is untouched: "was not written" sounded as if it were lost.
-  const was = stoppedOutput(out);
+  const was = stoppedOutput(out, printableName(out));
   const stopped = (code: number) => {
     if (code === STOPPED_EXIT_CODE)
       log(`stopped before its end: ${was}, and the temporary files were removed. Run it again to write it.`);

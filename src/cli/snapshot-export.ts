@@ -124,7 +124,7 @@ function compressorFor(out: string) {
   const other = OTHER_COMPRESSION.exec(out);
   if (other)
     throw new ArgumentError(
-      `--out ${out}: snapshot:export compresses to .gz or .zst only, and a name ending in ${other[0]} would hold plain JSON Lines. Name it ${out.slice(0, -other[0].length)}.gz, .zst, or without the ending.`,
+      `--out ${printableName(out)}: snapshot:export compresses to .gz or .zst only, and a name ending in ${other[0]} would hold plain JSON Lines. Name it ${printableName(out.slice(0, -other[0].length))}.gz, .zst, or without the ending.`,
     );
   return undefined;
 }
@@ -139,7 +139,7 @@ function outputKind(out: string): "file" | "other" {
   }
   if (statSync(out, { throwIfNoEntry: false })?.isDirectory())
     throw new ArgumentError(
-      `--out names a folder (${out}): name the file to write, e.g. ${join(out, "chunks.jsonl.zst")}.`,
+      `--out names a folder (${printableName(out)}): name the file to write, e.g. ${printableName(join(out, "chunks.jsonl.zst"))}.`,
     );
   return link.isFile() ? "file" : "other";
 }
@@ -160,7 +160,7 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
     throw new ArgumentError(`no folder ${dirname(args.out)}/ to write ${basename(args.out)} in.`);
   // Stopped (Ctrl-C, SIGTERM): the part written goes, as a build's files do (D116), rather than staying hidden beside --out;
   // an --out already there is untouched (it is renamed over only when the export is whole), and is said so.
-  const was = partial ? stoppedOutput(args.out) : undefined;
+  const was = partial ? stoppedOutput(args.out, printableName(args.out)) : undefined;
   const stop = () => {
     progress.stop();
     if (partial) {

@@ -22,6 +22,7 @@ import { runUpdate } from "./snapshot-update";
 import { bytesOf, positiveInt, readOptions, workersOf } from "./snapshot-build";
 import { commandLine } from "../invocation";
 import { MAX_BUILD_WORKERS } from "../ingest";
+import { printableName } from "../printable";
 
 const HELP = `Usage: ${commandLine("snapshot:follow")} [options]
 
@@ -142,7 +143,7 @@ async function followOnce(args: FollowArgs, log: (line: string) => void): Promis
   const current = args.snapshot ?? latestSnapshot(args.dir);
   if (!current)
     throw new SnapshotError(
-      `no snapshot in ${args.dir}/. Build one first with \`${commandLine("snapshot:build")} --dump <dump>\`.`,
+      `no snapshot in ${printableName(args.dir)}/. Build one first with \`${commandLine("snapshot:build")} --dump <dump>\`.`,
     );
   const snapshot = openSnapshot(current);
   const meta = snapshot.meta;
@@ -150,10 +151,12 @@ async function followOnce(args: FollowArgs, log: (line: string) => void): Promis
   // Another wiki's days were looked for ("up to date: no frwiki incremental dump"), and one found was refused by the update.
   if (args.wiki && meta.wiki.dbname && args.wiki !== meta.wiki.dbname)
     throw new ArgumentError(
-      `${current} is a snapshot of ${meta.wiki.dbname} (${meta.wiki.host}), not ${args.wiki}: only its own wiki's dumps apply to it. Leave --wiki out, or give --snapshot a snapshot of ${args.wiki}.`,
+      `${printableName(current)} is a snapshot of ${meta.wiki.dbname} (${meta.wiki.host}), not ${args.wiki}: only its own wiki's dumps apply to it. Leave --wiki out, or give --snapshot a snapshot of ${args.wiki}.`,
     );
   if (!wiki)
-    throw new ArgumentError(`${current} does not name its wiki's database: pass --wiki <dbname> (e.g. enwiki).`);
+    throw new ArgumentError(
+      `${printableName(current)} does not name its wiki's database: pass --wiki <dbname> (e.g. enwiki).`,
+    );
   // The name comes from the dump (<dbname>), and goes into paths, URLs and the pattern of the snapshots --keep deletes.
   if (!DATABASE_NAME.test(wiki))
     throw new ArgumentError(
@@ -178,7 +181,7 @@ async function followOnce(args: FollowArgs, log: (line: string) => void): Promis
   const fresh = days.filter((d) => !applied.includes(d));
   if (!fresh.length) {
     log(
-      `${basename(current)} is up to date: no ${wiki} incremental dump from ${start} on${applied.length ? ` (last applied: ${applied.at(-1)})` : ""}.`,
+      `${printableName(basename(current))} is up to date: no ${wiki} incremental dump from ${start} on${applied.length ? ` (last applied: ${applied.at(-1)})` : ""}.`,
     );
     return undefined;
   }
@@ -186,7 +189,7 @@ async function followOnce(args: FollowArgs, log: (line: string) => void): Promis
     log(`not published, passed over: ${m.first}${m.count > 1 ? `…${m.last} (${m.count} days)` : ""}`);
   const out = join(args.dir, `${wiki}-${fresh.at(-1)}${SNAPSHOT_EXTENSION}`);
   log(
-    `applying ${fresh.length} day(s) ${fresh[0]}${fresh.length > 1 ? `…${fresh.at(-1)}` : ""} to ${basename(current)}`,
+    `applying ${fresh.length} day(s) ${fresh[0]}${fresh.length > 1 ? `…${fresh.at(-1)}` : ""} to ${printableName(basename(current))}`,
   );
   await runUpdate(
     {
@@ -214,7 +217,7 @@ function prune(dir: string, wiki: string, keep: number, spare: string[], log: (l
     const path = join(dir, name);
     if (spare.some((s) => resolve(s) === resolve(path))) continue;
     rmSync(path, { force: true });
-    log(`removed ${path} (--keep ${keep})`);
+    log(`removed ${printableName(path)} (--keep ${keep})`);
   }
 }
 
@@ -222,8 +225,11 @@ function prune(dir: string, wiki: string, keep: number, spare: string[], log: (l
 function lock(dir: string): () => void {
   return takeLock(join(dir, ".follow.lock"), {
     held: (pid) =>
-      new UserError(`another snapshot:follow (process ${pid}) is running on ${dir}/; wait for it to finish.`),
-    unwritable: (err) => new SnapshotError(`cannot write the lock in ${dir}/: ${err.message}.`),
+      new UserError(
+        `another snapshot:follow (process ${pid}) is running on ${printableName(dir)}/; wait for it to finish.`,
+      ),
+    unwritable: (err) =>
+      new SnapshotError(`cannot write the lock in ${printableName(dir)}/: ${printableName(err.message)}.`),
   });
 }
 
@@ -239,8 +245,8 @@ export async function main(argv: string[]): Promise<void> {
     if (!existsSync(args.dir))
       throw new SnapshotError(
         args.snapshot
-          ? `no folder ${args.dir}/ to write the updated snapshot in: create it, or pass --dir (e.g. --dir ${dirname(args.snapshot)}, beside --snapshot).`
-          : `no folder ${args.dir}/. Build a snapshot there first with \`${commandLine("snapshot:build")} --dump <dump>\`, or pass --dir.`,
+          ? `no folder ${printableName(args.dir)}/ to write the updated snapshot in: create it, or pass --dir (e.g. --dir ${printableName(dirname(args.snapshot))}, beside --snapshot).`
+          : `no folder ${printableName(args.dir)}/. Build a snapshot there first with \`${commandLine("snapshot:build")} --dump <dump>\`, or pass --dir.`,
       );
     const unlock = lock(args.dir);
     process.on("exit", unlock);

@@ -17,6 +17,7 @@ import {
 } from "./snapshot-build";
 import { MAX_BUILD_WORKERS } from "../ingest";
 import { commandLine } from "../invocation";
+import { printableName } from "../printable";
 
 const HELP = `Usage: ${commandLine("snapshot:update")} --base <snapshot> --dump <path|url> [--dump …] [--deleted <file>] --out <snapshot>
 
@@ -147,10 +148,10 @@ async function updateTo(
   const { meta: m, applied: a, result } = report;
   logSources(result, log);
   const byList = a.deleted
-    ? ` (${a.deleted.pages} by ${a.deleted.file}), ${a.deleted.redirects} redirect(s) removed by ${a.deleted.file}`
+    ? ` (${a.deleted.pages} by ${printableName(a.deleted.file)}), ${a.deleted.redirects} redirect(s) removed by ${printableName(a.deleted.file)}`
     : "";
   log(
-    `wrote ${args.out}: ${a.changed} pages changed, ${a.added} added, ${a.removed} removed${byList}; ${writtenSummary(m, report.bytes, report.runs, started)}`,
+    `wrote ${printableName(args.out)}: ${a.changed} pages changed, ${a.added} added, ${a.removed} removed${byList}; ${writtenSummary(m, report.bytes, report.runs, started)}`,
   );
   logTextless(report.textless, log);
   return report;
