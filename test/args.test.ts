@@ -536,4 +536,21 @@ describe("a path with terminal escapes and a line break in its name", () => {
       expect({ argv, code: r.code, said: r.stderr.split("\n")[0] }).toEqual({ argv, code, said });
     }
   });
+
+  test("a command or key id no command knows, said back (tome, keys, keys revoke): with \\u… too", async () => {
+    const dir = tempDir("tome-args-");
+    for (const [argv, code, said] of [
+      [[cli("tome.ts"), odd], 2, `tome: unknown command "${shown}".`],
+      [[cli("keys.ts"), odd], 2, `keys: unknown command "${shown}".`],
+      [
+        [cli("keys.ts"), "revoke", odd],
+        1,
+        `keys revoke: there is no key ${shown}. See the ids with: bun run keys list`,
+      ],
+    ] as const) {
+      const r = await runToExit(["bun", ...argv], { TOME_DATA: dir }, dir);
+      expect({ argv, code: r.code, said: r.stderr.split("\n")[0] }).toEqual({ argv, code, said });
+      expect(r.stderr).not.toMatch(/[\x07\x1b]/);
+    }
+  });
 });

@@ -66,7 +66,10 @@ export function createKey(file: KeyFile, o: CreateKeyOptions): { key: string; re
 export function findKey(file: KeyFile, idOrKey: string): KeyRecord {
   if (!idOrKey.startsWith(KEY_PREFIX)) {
     const record = file.keys.find((k) => k.id === idOrKey);
-    if (!record) throw new KeyStoreError(`there is no key ${idOrKey}. See the ids with: ${commandLine("keys list")}`);
+    if (!record)
+      throw new KeyStoreError(
+        `there is no key ${printableName(idOrKey)}. See the ids with: ${commandLine("keys list")}`,
+      );
     return record;
   }
   if (!KEY_SHAPE.test(idOrKey))

@@ -480,7 +480,7 @@ export async function main(args: string[]): Promise<void> {
   const run = COMMANDS[command];
   const move = MOVES[command];
   if (!run && !move) {
-    console.error(`keys: unknown command "${command}".\n\n${HELP.main}`);
+    console.error(`keys: unknown command "${printableName(command)}".\n\n${HELP.main}`);
     process.exit(2);
   }
   let store: KeyToolStore | undefined;

@@ -4,6 +4,7 @@
  * options and environment variables as `bun run <command>`. A command's module is loaded only
  * when it runs, so that `tome keys` does not load the server.
  */
+import { printableName } from "../printable";
 import { mainOf, note } from "./main";
 
 interface Command {
@@ -60,7 +61,7 @@ if (import.meta.main) {
   }
   const command = COMMANDS[name];
   if (!command) {
-    note(`tome: unknown command "${name}".\n\n${HELP}`);
+    note(`tome: unknown command "${printableName(name)}".\n\n${HELP}`);
     process.exit(2);
   }
   await mainOf("tome", async () => (await command.load()).main(args));
