@@ -4,7 +4,7 @@
  * of these commands takes an argument starting with "-"), with the way to its --help after it.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { totalmem } from "node:os";
 import { readArgs } from "../src/cli/args";
@@ -552,5 +552,33 @@ describe("a path with terminal escapes and a line break in its name", () => {
       expect({ argv, code: r.code, said: r.stderr.split("\n")[0] }).toEqual({ argv, code, said });
       expect(r.stderr).not.toMatch(/[\x07\x1b]/);
     }
+  });
+
+  test("a data folder (TOME_DATA) so named: its key store refused, its server lock held, with \\u… too", async () => {
+    const dir = tempDir("tome-args-");
+    const data = join(dir, `data-${odd}`);
+    const show = (path: string) => path.replace(odd, shown);
+    mkdirSync(data);
+    writeFileSync(join(data, "keys.json"), "{");
+    const keys = await runToExit(["bun", cli("keys.ts"), "list"], { TOME_DATA: data }, dir);
+    expect([keys.code, keys.stderr.split("\n")[0]]).toEqual([
+      1,
+      `keys list: ${show(data)}/keys.json is not valid JSON (JSON Parse error: Expected '}'). Restore it from a backup; nothing was changed.`,
+    ]);
+    rmSync(join(data, "keys.json"));
+    // This test's process stands for a server on the folder.
+    writeFileSync(join(data, "server.lock"), `${process.pid}\n`);
+    const snapshot = await snapshotFor({ dumps: [SQUAD] });
+    const start = await runToExit(
+      ["bun", cli("start.ts")],
+      { TOME_DATA: data, TOME_SNAPSHOT: snapshot, PORT: "0" },
+      dir,
+    );
+    expect(start.code).toBe(1);
+    expect(start.stderr).toContain(
+      `start: another Tome server (process ${process.pid}) uses the data folder ${show(data)}: two servers on one folder`,
+    );
+    expect(start.stderr).toContain(`If no server is running, delete ${show(data)}/server.lock.`);
+    expect(start.stderr).not.toMatch(/[\x07\x1b]/);
   });
 });

@@ -22,6 +22,7 @@ import {
 import { dirname, join } from "node:path";
 import { writeFailed } from "../files";
 import { KeyStoreError } from "./errors";
+import { printableName } from "../printable";
 
 /** The file's whole size; the counter is its first 4 bytes (little-endian). */
 const GENERATION_BYTES = 8;
@@ -41,7 +42,7 @@ export function checkGeneration(path: string): void {
       : undefined;
   if (what) {
     throw new KeyStoreError(
-      `${path} is damaged: it ${what}. It only tells running servers that keys.json changed, so nothing is lost by ` +
+      `${printableName(path)} is damaged: it ${what}. It only tells running servers that keys.json changed, so nothing is lost by ` +
         `deleting it: delete it and start again (it is made anew; keys.json is untouched).`,
     );
   }

@@ -16,6 +16,7 @@ import { GenerationCounter, generationPath } from "./generation";
 import { hashKey, KEY_SHAPE } from "./key-text";
 import { keysPath, parseKeyFile, readKeyText, type Account, type KeyRecord, type Scope } from "./store";
 import { limitsOf, type Plan, type PlanName } from "./plans";
+import { printableName } from "../printable";
 
 /**
  * A key of the store as the server holds it, whatever its state (active, revoked or expired:
@@ -110,7 +111,9 @@ export class KeyRing {
       this.reload(generation);
     } catch (err) {
       const message =
-        err instanceof KeyStoreError ? err.message : `cannot read ${this.path}: ${(err as Error).message}.`;
+        err instanceof KeyStoreError
+          ? err.message
+          : `cannot read ${printableName(this.path)}: ${(err as Error).message}.`;
       this.problem ??= { message, since: Date.now() };
       this.problem.message = message;
       this.log(
@@ -129,7 +132,7 @@ export class KeyRing {
     // Each version of the file is read once, whole or not: a damaged one is reported once, not every second.
     [this.ino, this.mtimeMs, this.size, this.seenGeneration] = [ino, mtimeMs, size, generation];
     if (!s && !this.loaded) return;
-    if (!s) throw new KeyStoreError(`${this.path} is missing. Restore it from a backup.`);
+    if (!s) throw new KeyStoreError(`${printableName(this.path)} is missing. Restore it from a backup.`);
     const file = parseKeyFile(this.path, readKeyText(this.path));
     this.byHash = new Map(file.keys.map((record) => [record.hash, knownKey(record, file.accounts[record.account]!)]));
     this.accounts = new Map(Object.entries(file.accounts));
@@ -143,7 +146,7 @@ export class KeyRing {
     this.seen.clear();
     this.loaded = true;
     if (this.problem) {
-      this.log(`${this.path} is whole again: serving its ${this.byHash.size} key(s).`);
+      this.log(`${printableName(this.path)} is whole again: serving its ${this.byHash.size} key(s).`);
       this.problem = undefined;
     }
   }

@@ -81,10 +81,10 @@ export function readKeyText(path: string): string {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "EISDIR")
       throw new KeyStoreError(
-        `${path} is a directory, not the key store's file. Move it away and restore keys.json from a backup; nothing was changed.`,
+        `${printableName(path)} is a directory, not the key store's file. Move it away and restore keys.json from a backup; nothing was changed.`,
       );
     throw new KeyStoreError(
-      `${path} cannot be read (${code ?? (err as Error).message}). Make it a file this user can read; nothing was changed.`,
+      `${printableName(path)} cannot be read (${code ?? (err as Error).message}). Make it a file this user can read; nothing was changed.`,
     );
   }
 }
@@ -93,15 +93,17 @@ export function readKeyText(path: string): string {
 export function parseKeyFile(path: string, text: string): KeyFile {
   const restore = "Restore it from a backup; nothing was changed.";
   if (!text.trim())
-    throw new KeyStoreError(`${path} is empty (a crash or a full disk may have cut it short). ${restore}`);
+    throw new KeyStoreError(
+      `${printableName(path)} is empty (a crash or a full disk may have cut it short). ${restore}`,
+    );
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch (err) {
-    throw new KeyStoreError(`${path} is not valid JSON (${(err as Error).message}). ${restore}`);
+    throw new KeyStoreError(`${printableName(path)} is not valid JSON (${(err as Error).message}). ${restore}`);
   }
   const problem = checkKeyFile(data);
-  if (problem) throw new KeyStoreError(`${path} is damaged: ${problem}. ${restore}`);
+  if (problem) throw new KeyStoreError(`${printableName(path)} is damaged: ${problem}. ${restore}`);
   const file = data as KeyFile;
   // JSON.parse makes every name an own key, "__proto__" too; the table keeps them so.
   file.accounts = nameTable(Object.entries(file.accounts));
@@ -109,7 +111,7 @@ export function parseKeyFile(path: string, text: string): KeyFile {
   const reserved = Object.keys(file.accounts).find(isReservedName);
   if (reserved !== undefined) {
     throw new KeyStoreError(
-      `${path} is damaged: it holds an account named "${reserved}", a name no account may have (D89: the members every JavaScript object has, such as __proto__ and constructor, prototype, "." and ".."). ` +
+      `${printableName(path)} is damaged: it holds an account named "${reserved}", a name no account may have (D89: the members every JavaScript object has, such as __proto__ and constructor, prototype, "." and ".."). ` +
         `Rename the account in keys.json (its entry under "accounts" and the "account" of each of its keys) to another of letters, digits, '.', '_' or '-', then try again; nothing was changed.`,
     );
   }
@@ -139,7 +141,7 @@ export function checkKeyStore(dataDir: string): KeyStoreState {
     ].filter(Boolean);
     if (!traces.length) return "fresh";
     throw new KeyStoreError(
-      `${path} is missing, but ${traces.join(" and ")} show${traces.length > 1 ? "" : "s"} that a key store was kept here: ` +
+      `${printableName(path)} is missing, but ${traces.join(" and ")} show${traces.length > 1 ? "" : "s"} that a key store was kept here: ` +
         `starting without it would refuse every earlier key. Restore keys.json from a backup. To start a new store instead ` +
         `(every earlier key stays refused), create its first key: ${commandLine("keys create --name NAME --scope full")}`,
     );
@@ -148,7 +150,7 @@ export function checkKeyStore(dataDir: string): KeyStoreState {
   // Accounts given the dashboard make their own keys there.
   if (!file.keys.length && !Object.values(file.accounts).some((a) => a.dashboard_token)) {
     throw new KeyStoreError(
-      `${path} holds no key, so every request would be refused. Create one: ${commandLine("keys create --name NAME --scope full")}`,
+      `${printableName(path)} holds no key, so every request would be refused. Create one: ${commandLine("keys create --name NAME --scope full")}`,
     );
   }
   return "present";
@@ -226,7 +228,10 @@ function keysLock(lock: string): LockPolicy {
   return {
     patience: 10_000,
     waitForThisProcess: true,
-    held: () => new KeyStoreLocked(`${lock} is held by another key command. If none is running, delete the lock file.`),
+    held: () =>
+      new KeyStoreLocked(
+        `${printableName(lock)} is held by another key command. If none is running, delete the lock file.`,
+      ),
     unwritable: (err) => err,
   };
 }

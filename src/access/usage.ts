@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { UserError } from "../errors";
 import { atomicWrite, atomicWriteAsync, clearDeadWrites } from "../files";
 import { nameTable } from "./names";
+import { printableName } from "../printable";
 
 export const FLUSH_INTERVAL_MS = 100;
 
@@ -86,7 +87,7 @@ export function readUsage(path: string): UsageData {
   if (!existsSync(path)) return { months: nameTable(), last_used: nameTable() };
   const fail = (why: string) =>
     new UsageFileError(
-      `${path} is damaged (${why}), so this month's usage is unknown. Restore it from a backup; or, to start counting from zero (every account's usage this month is lost), move it away.`,
+      `${printableName(path)} is damaged (${why}), so this month's usage is unknown. Restore it from a backup; or, to start counting from zero (every account's usage this month is lost), move it away.`,
     );
   let file: UsageFile;
   try {
@@ -205,7 +206,7 @@ export class UsageLedger {
     await this.flush();
     if (this.dirty)
       throw new UsageNotSaved(
-        `${this.unsavedCredits} credit(s) spent, and the requests counted, since the last save could not be saved to ${this.path} (${this.lastFailure}): they are lost. Free space or make the folder writable before the next start.`,
+        `${this.unsavedCredits} credit(s) spent, and the requests counted, since the last save could not be saved to ${printableName(this.path)} (${this.lastFailure}): they are lost. Free space or make the folder writable before the next start.`,
       );
   }
 
@@ -227,7 +228,7 @@ export class UsageLedger {
     const saving = this.write(this.path, text).then(
       () => {
         if (this.failedSaves)
-          console.error(`usage saved to ${this.path} again, after ${this.failedSaves} failed save(s).`);
+          console.error(`usage saved to ${printableName(this.path)} again, after ${this.failedSaves} failed save(s).`);
         this.failedSaves = 0;
       },
       (err: Error) => {
@@ -238,7 +239,7 @@ export class UsageLedger {
         // Said at the first failure, then at every tenth: a full disk must not fill the log too.
         if (this.failedSaves++ % 10 === 0)
           console.error(
-            `cannot save usage to ${this.path}: ${err.message} (${this.failedSaves} failed save(s); the counts are kept in memory and saved when it can be written).`,
+            `cannot save usage to ${printableName(this.path)}: ${err.message} (${this.failedSaves} failed save(s); the counts are kept in memory and saved when it can be written).`,
           );
       },
     );

@@ -115,16 +115,16 @@ async function announceRedisKeys(access: RedisAccess): Promise<void> {
  */
 function announceKeys(access: Access, config: Config): void {
   const dataDir = config.dataDir;
-  const command = config.dataDirGiven ? `TOME_DATA=${dataDir} ${NEW_KEY_COMMAND}` : NEW_KEY_COMMAND;
+  const command = config.dataDirGiven ? `TOME_DATA=${printableName(dataDir)} ${NEW_KEY_COMMAND}` : NEW_KEY_COMMAND;
   if (!access.firstStart) {
-    note(`API keys are in ${dataDir}/. Without one at hand, make one with: ${command}`);
+    note(`API keys are in ${printableName(dataDir)}/. Without one at hand, make one with: ${command}`);
     return;
   }
   const { key, record } = updateKeyFile(dataDir, (file) =>
     createKey(file, { name: "default", account: "default", plan: "enterprise", scope: "full", now: Date.now() }),
   );
   console.error(
-    `No API key existed in ${dataDir}/, so one was created (${record.id}, account default, enterprise plan):\n\n` +
+    `No API key existed in ${printableName(dataDir)}/, so one was created (${record.id}, account default, enterprise plan):\n\n` +
       `    ${key}\n\nIt is shown only this once: keep it. Send it as X-API-Key (or Authorization: Bearer). ` +
       `Lost it? Make another with: ${command}. Manage keys with "${commandLine("keys")}" (see --help).`,
   );
@@ -142,7 +142,7 @@ function serveFirst(path: string, makeApp: (tome: Engine) => App): App {
   tome.snapshot.container.mapAll();
   const m = tome.snapshot.meta;
   note(
-    `Loaded ${path}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
+    `Loaded ${printableName(path)}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
   );
   return makeApp(tome);
 }
@@ -247,7 +247,7 @@ function sampleBanner(path: string, pages: number): string {
   const line = (dump: string, what?: string) =>
     `    ${what ? `${`TOME_DUMP=${dump} ${start}`.padEnd(start.length + 22)}${what}` : `TOME_DUMP=${dump} ${start}`}\n`;
   return (
-    `\nThis is a SAMPLE: ${pages} articles of English Wikipedia (2016), shipped with Tome to show it working, kept in ${path}.\n` +
+    `\nThis is a SAMPLE: ${pages} articles of English Wikipedia (2016), shipped with Tome to show it working, kept in ${printableName(path)}.\n` +
     `To serve a whole wiki, stop it and start it again with one of:\n` +
     line("simple", "# Simple English Wikipedia: a few hundred MB to download") +
     line("en", "# English Wikipedia: over 20 GB to download, then a build of hours") +
@@ -289,7 +289,7 @@ export async function main(args: string[]): Promise<void> {
           const started = performance.now();
           Bun.gc(true);
           console.error(
-            `swap: ${freed.path} is let go: its requests in flight are answered (collected in ${(performance.now() - started).toFixed(0)} ms).`,
+            `swap: ${printableName(freed.path)} is let go: its requests in flight are answered (collected in ${(performance.now() - started).toFixed(0)} ms).`,
           );
         }, 0);
       // Opened in a function of its own: no closure of this one may hold the first snapshot once it is swapped out.
@@ -358,7 +358,7 @@ export async function main(args: string[]): Promise<void> {
       const { url, where } = describeListening(address.hostname, running.server.port ?? address.port);
       // The line that says it serves comes last: whoever waits for it has read the others.
       if (isSample(path)) note(sampleBanner(path, app.served().engine.snapshot.meta.indexedPages));
-      const what = config.snapshot ? `${path} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
+      const what = config.snapshot ? `${printableName(path)} replaced` : `a newer snapshot in ${SNAPSHOT_DIR}/`;
       // One stream for the three: lines written through two could reach the reader out of order.
       note(watching ? `Watching for ${what} (SIGHUP also checks).` : `Send SIGHUP to load ${what}.`);
       note(`Tome is serving on ${url} (API docs: ${url}${DOCS_PATH}), ${where}. Stop it with Ctrl-C or SIGTERM.`);
