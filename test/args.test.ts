@@ -508,7 +508,7 @@ describe("a path with terminal escapes and a line break in its name", () => {
     expect((await lines([cli("start.ts")], { TOME_SEARCH_WORKERS: odd })).lines[0]).toEndWith(`not "${shown}".`);
   });
 
-  test("a build's lock held, snapshot:export's --out of another compression, snapshot:follow's --dir missing: named with \\u… too", async () => {
+  test("a build's lock held, snapshot:export's --out of another compression, snapshot:follow's --dir or --from missing: named with \\u… too", async () => {
     const dir = tempDir("tome-args-");
     const show = (path: string) => path.replace(odd, shown);
     const held = join(dir, `held-${odd}`);
@@ -525,6 +525,11 @@ describe("a path with terminal escapes and a line break in its name", () => {
         [cli("snapshot-export.ts"), "--snapshot", await snapshotFor({ dumps: [SQUAD] }), "--out", `${none}.bz2`],
         2,
         `snapshot:export: --out ${show(none)}.bz2: snapshot:export compresses to .gz or .zst only, and a name ending in .bz2 would hold plain JSON Lines. Name it ${show(none)}.gz, .zst, or without the ending.`,
+      ],
+      [
+        [cli("snapshot-follow.ts"), "--snapshot", await snapshotFor({ dumps: [SQUAD] }), "--dir", dir, "--from", none],
+        1,
+        `snapshot:follow: no such directory: ${show(none)}. Give the folder holding the incremental dumps.`,
       ],
       [
         [cli("snapshot-follow.ts"), "--dir", none],

@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { DumpError } from "../ingest";
 import type { SnapshotMeta } from "../snapshot";
+import { printableName } from "../printable";
 
 export const WIKIMEDIA_INCR = "https://dumps.wikimedia.org/other/incr";
 
@@ -42,9 +43,11 @@ const DAY = /^(\d{8})$/;
 /** A local directory: <dir>/<wiki>/<day>/<name> (as mirrored) or <dir>/<name>. */
 export function localPlace(dir: string): DumpPlace {
   if (!existsSync(dir))
-    throw new DumpError(`no such directory: ${dir}. Give the folder holding the incremental dumps.`);
+    throw new DumpError(`no such directory: ${printableName(dir)}. Give the folder holding the incremental dumps.`);
   if (!statSync(dir).isDirectory())
-    throw new DumpError(`${dir} is a file: give the folder holding the incremental dumps (<dir>/<wiki>/<YYYYMMDD>/).`);
+    throw new DumpError(
+      `${printableName(dir)} is a file: give the folder holding the incremental dumps (<dir>/<wiki>/<YYYYMMDD>/).`,
+    );
   const nested = (wiki: string, day: string) => join(dir, wiki, day, incrName(wiki, day));
   return {
     async days(wiki) {
