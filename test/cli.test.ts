@@ -608,6 +608,38 @@ describe("bun run snapshot:verify and snapshot:convert", () => {
   const VERIFY = join(ROOT, "src/cli/snapshot-verify.ts");
   const CONVERT = join(ROOT, "src/cli/snapshot-convert.ts");
 
+  // Files this user may not read: run as nobody, which root can do (CI runs as root).
+  const asNobody = process.getuid?.() === 0 && Bun.which("setpriv") !== null;
+  test.skipIf(!asNobody)(
+    "a snapshot, or snapshot:follow's --from folder, this user may not read: said so with what to do, where it was '(EACCES).' or a write refused with --dir to change",
+    async () => {
+      const dir = tempDir();
+      chmodSync(dir, 0o777);
+      const secret = join(dir, "secret.tome");
+      copyFileSync(await snapshotFor({ dumps: [SQUAD] }), secret);
+      chmodSync(secret, 0o600);
+      const readable = join(dir, "readable.tome");
+      copyFileSync(secret, readable);
+      chmodSync(readable, 0o644);
+      const incr = join(dir, "incr");
+      mkdirSync(join(incr, "enwiki"), { recursive: true });
+      chmodSync(incr, 0o700);
+      const nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "bun"];
+      const fix = "make it readable to this user (chmod a+r), or run as a user who may read it.";
+      for (const [args, said] of [
+        [[VERIFY, secret], `snapshot:verify: ${secret} cannot be read by this user (EACCES): ${fix}`],
+        [[CONVERT, secret], `snapshot:convert: ${secret} cannot be read by this user (EACCES): ${fix}`],
+        [
+          [join(ROOT, "src/cli/snapshot-follow.ts"), "--snapshot", readable, "--dir", dir, "--from", incr],
+          `snapshot:follow: EACCES: permission denied, scandir '${incr}': this user may not read there: change its permissions, or run as a user who may read it. Nothing it would have replaced was changed.`,
+        ],
+      ] as const) {
+        const r = await runToExit([...nobody, ...args], { HOME: dir }, dir);
+        expect({ args, code: r.code, said: r.stderr.trim() }).toEqual({ args, code: 1, said });
+      }
+    },
+  );
+
   test("verify passes a whole snapshot and names the damaged section of an altered one", async () => {
     expect((await run([VERIFY, "--help"])).stdout).toContain("Usage: bun run snapshot:verify");
     expect((await run([VERIFY])).code).toBe(2);

@@ -30,9 +30,14 @@ const FILE_SYSTEM_FIXES: Record<string, (elsewhere: string | undefined) => strin
     `a file stands where that path needs a folder: ${elsewhere ? `name a folder (${elsewhere})` : "move it away"}`,
 };
 
+/** Calls that only read: a refusal of one is no write refused, and no setting that moves a write is the fix. */
+const READS = new Set(["scandir", "opendir", "readdir", "read"]);
+
 /** The fix for a file system's refusal, if it is one a person can make; mkdir of a folder a file holds the name of is EEXIST. */
 function fileSystemFix(err: unknown): ((elsewhere: string | undefined) => string) | undefined {
   const { code, syscall } = (err ?? {}) as NodeJS.ErrnoException;
+  if ((code === "EACCES" || code === "EPERM") && READS.has(syscall ?? ""))
+    return () => "this user may not read there: change its permissions, or run as a user who may read it";
   return code === "EEXIST" && syscall === "mkdir" ? FILE_SYSTEM_FIXES.ENOTDIR : FILE_SYSTEM_FIXES[code ?? ""];
 }
 

@@ -361,6 +361,16 @@ export class Container {
   }
 }
 
+/** A snapshot file that cannot be opened (other than missing): why, and for a refusal, what to do. */
+export function unreadable(path: string, err: unknown): SnapshotError {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "EACCES" || code === "EPERM")
+    return new SnapshotError(
+      `${printableName(path)} cannot be read by this user (${code}): make it readable to this user (chmod a+r), or run as a user who may read it.`,
+    );
+  return new SnapshotError(`${printableName(path)} cannot be read (${code ?? (err as Error).message}).`);
+}
+
 /** Opens a container: checks its header, length and table; refuses a format-1 file with what to do. */
 export function openContainer(path: string): Container {
   let fd: number;
@@ -376,8 +386,7 @@ export function openContainer(path: string): Container {
   } catch (err) {
     if (err instanceof SnapshotError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    if (code !== "ENOENT")
-      throw new SnapshotError(`${printableName(path)} cannot be read (${code ?? (err as Error).message}).`);
+    if (code !== "ENOENT") throw unreadable(path, err);
     throw new SnapshotError(
       `snapshot not found: ${printableName(path)}. Build one with \`${commandLine("snapshot:build --dump <path|url>")}\`.`,
     );

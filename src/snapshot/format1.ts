@@ -9,7 +9,7 @@ import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { Unpackr } from "msgpackr";
 import type { Redirect, SnapshotMeta, SnapshotPage } from "./format";
 import { SnapshotError } from "./format";
-import { FORMAT_VERSION } from "./container";
+import { FORMAT_VERSION, unreadable } from "./container";
 import { sameBytes, sha256 } from "./hash";
 import { printableName } from "../printable";
 
@@ -49,7 +49,7 @@ function readWhole(path: string): Uint8Array {
       throw new SnapshotError(`no file ${printableName(path)}: name the format-1 snapshot to convert.`);
     if (code === "EISDIR")
       throw new SnapshotError(`${printableName(path)} is a folder, not a snapshot file: name a .tome file in it.`);
-    throw new SnapshotError(`${printableName(path)} cannot be read (${code ?? (err as Error).message}).`);
+    throw unreadable(path, err);
   }
 }
 
