@@ -505,6 +505,10 @@ describe("a path with terminal escapes and a line break in its name", () => {
       `start: TOME_DUMP is ${show(none)}, which does not exist. Set TOME_DUMP to simple or en (the latest Simple English or English Wikipedia), a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve.`,
     );
     expect((await lines([cli("mcp.ts"), odd])).lines[0]).toStartWith(`mcp: it takes no arguments, not "${shown}":`);
+    const oddCwd = join(dir, `cwd-${odd}`);
+    mkdirSync(oddCwd);
+    const looked = await runToExit(["bun", cli("mcp.ts")], { TOME_SNAPSHOT: "" }, oddCwd);
+    expect(looked.stderr.split("\n")[0]).toStartWith(`mcp: no snapshot in snapshots/ (looked from ${show(oddCwd)}).`);
     expect((await lines([cli("start.ts")], { TOME_SEARCH_WORKERS: odd })).lines[0]).toEndWith(`not "${shown}".`);
   });
 

@@ -43,7 +43,7 @@ export async function main(args: string[]): Promise<void> {
     const path = snapshotToRead(config.snapshot);
     if (!path) {
       console.error(
-        `mcp: no snapshot in ${SNAPSHOT_DIR}/ (looked from ${process.cwd()}). Run ${commandLine("start")} once (it keeps the sample it serves there), build one with ${commandLine("snapshot:build")}, or set TOME_SNAPSHOT to a .tome file.`,
+        `mcp: no snapshot in ${SNAPSHOT_DIR}/ (looked from ${printableName(process.cwd())}). Run ${commandLine("start")} once (it keeps the sample it serves there), build one with ${commandLine("snapshot:build")}, or set TOME_SNAPSHOT to a .tome file.`,
       );
       process.exit(1);
     }
