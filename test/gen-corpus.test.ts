@@ -4,6 +4,7 @@
  * gives the same file.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { corpusStats, type CorpusStats } from "../bench/corpus/corpus-stats";
 import { englishModel, generateEnglish, type EnglishModel } from "../bench/corpus/english-model";
@@ -88,6 +89,23 @@ describe("the command line", () => {
       expect(r.code).toBe(2);
       expect(r.stderr).toContain(message);
       expect(r.stderr).not.toContain("    at ");
+    }
+  });
+
+  test("an option it does not take (--chunk for --chunks, --compare with --mode mixed) is refused before it writes, where it wrote a million chunks or threw", async () => {
+    const out = join(tempDir("tome-gen-corpus-"), "c.xml");
+    for (const [args, message] of [
+      [["--chunk", "300", "--out", out], "unknown option --chunk"],
+      [["--mode", "mixed", "--compare", "--out", out], "--compare is for --mode english"],
+    ] as const) {
+      const r = await run(...args);
+      expect({ args, code: r.code, said: r.stderr.split("\n")[0] }).toEqual({
+        args,
+        code: 2,
+        said: expect.stringContaining(message),
+      });
+      expect(r.stderr).not.toContain("    at ");
+      expect(existsSync(out)).toBe(false);
     }
   });
 });

@@ -18,10 +18,12 @@
  * 25M chunks; the wikitext read is the chunks times the wikitext per chunk measured here.
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildParsingWorker, SnapshotBuild } from "../../src/build";
+import { given, readArgs } from "../../src/cli/args";
+import { ArgumentError } from "../../src/cli/main";
+import { positiveInt } from "../../src/cli/snapshot-build";
 import { ingest, type Article } from "../../src/ingest";
 import { readExport } from "../../src/ingest/mediawiki";
 import { redirectListOf } from "../../src/snapshot";
@@ -182,10 +184,16 @@ function mainThreadCpu(): number {
 
 const hours = (seconds: number) => `${(seconds / 3600).toFixed(1)} h`;
 
-async function main() {
-  const { values } = parseArgs({
-    args: Bun.argv.slice(2),
-    options: {
+const USAGE =
+  "Usage: bun bench/build/projection.ts [--runs N] [--cores 2,8,16] [--repeat N] [--index-dump FILE --index-limit ARTICLES]\n" +
+  "Projects an English Wikipedia build's wall time from ingest and index rates measured on this machine.\n" +
+  "--index-dump: measure the index on this dump (e.g. a corpus of bench/corpus/gen-corpus.ts) rather than the shared English dumps.\n" +
+  "--repeat: measure the ingest on the English dumps' pages N times over (new ids and titles, one plain XML file): what each run pays once weighs less.";
+
+/** The options, checked before any measuring (a --runs of "x" threw after the runs, with its stack). */
+function optionsOf(argv: string[]) {
+  try {
+    const { values } = readArgs(argv, {
       runs: { type: "string", default: "3" },
       cores: { type: "string", default: "2,8,16" },
       "index-dump": { type: "string" },
@@ -194,16 +202,26 @@ async function main() {
       workers: { type: "string" },
       repeat: { type: "string", default: "1" },
       "ingest-dump": { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+    });
+    positiveInt("runs", values.runs);
+    positiveInt("repeat", values.repeat);
+    positiveInt("index-limit", values["index-limit"]);
+    if (!/^[0-9]+(,[0-9]+)*$/.test(values.cores ?? "") || values.cores!.split(",").some((c) => Number(c) < 1))
+      throw new ArgumentError(
+        `--cores takes whole numbers ≥ 1 separated by commas (2,8,16), not ${given(values.cores ?? "")}.`,
+      );
+    return values;
+  } catch (err) {
+    if (!(err instanceof ArgumentError)) throw err;
+    console.error(`projection: ${err.message}\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+async function main() {
+  const values = optionsOf(Bun.argv.slice(2));
   if (values.help) {
-    console.log(
-      "Usage: bun bench/build/projection.ts [--runs N] [--cores 2,8,16] [--repeat N] [--index-dump FILE --index-limit ARTICLES]\n" +
-        "Projects an English Wikipedia build's wall time from ingest and index rates measured on this machine.\n" +
-        "--index-dump: measure the index on this dump (e.g. a corpus of bench/corpus/gen-corpus.ts) rather than the shared English dumps.\n" +
-        "--repeat: measure the ingest on the English dumps' pages N times over (new ids and titles, one plain XML file): what each run pays once weighs less.",
-    );
+    console.log(USAGE);
     return;
   }
   const indexLimit = values["index-limit"] ? Number(values["index-limit"]) : undefined;
