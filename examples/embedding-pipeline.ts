@@ -16,7 +16,7 @@
  * permalink, the license and the modifications (CC BY-SA 4.0; see GET /v1/license).
  */
 import * as lancedb from "@lancedb/lancedb";
-import { createReadStream, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createReadStream, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
@@ -163,6 +163,10 @@ export async function loadExport(options: {
 }): Promise<number> {
   if (!existsSync(options.exportPath))
     throw new Error(`no export at ${options.exportPath}: write one with \`bun run snapshot:export --out FILE\`.`);
+  if (statSync(options.exportPath).isDirectory())
+    throw new Error(
+      `${options.exportPath} is a folder, not an export: name the file snapshot:export wrote in it (e.g. chunks.jsonl.zst).`,
+    );
   const connection = await lancedb.connect(options.db);
   // "overwrite" where there is no table yet would log a warning that it creates one.
   const mode = (await connection.tableNames()).includes(TABLE) ? "overwrite" : "create";

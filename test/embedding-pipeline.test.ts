@@ -223,6 +223,12 @@ describe("examples/embedding-pipeline.ts", () => {
       [["sync", "--db", cli], { TOME_API_KEY: "wk_00000000000000000000000000000000" }, 1, "GET /v1/changes"],
       [["query", "--db", join(dir, "nowhere"), "albedo"], {}, 1, "no store at"],
       [["load", "--export", join(dir, "missing.jsonl"), "--db", cli], {}, 1, "no export at"],
+      [
+        ["load", "--export", dir, "--db", cli],
+        {},
+        1,
+        `${dir} is a folder, not an export: name the file snapshot:export wrote in it (e.g. chunks.jsonl.zst).`,
+      ],
       [["load", "--bogus", "--db", cli], {}, 2, "embedding-pipeline: "],
       [
         ["load", "--export", bzip2ed, "--db", cli],
