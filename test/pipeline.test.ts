@@ -71,6 +71,8 @@ describe("every route and Host form, over a raw socket", () => {
               status: 400,
               error: "bad_request",
             });
+            // Several lines are said as several, not as a Host missing.
+            expect(JSON.parse(r.body).message).toContain(hostLines.length > 1 ? "several Host lines" : "no valid Host");
             expect(r.headers["content-type"]).toBe("application/json; charset=utf-8");
             expect(r.headers["x-request-id"]).toBeTruthy();
             expect(r.headers["x-quota-remaining"]).toBeUndefined();

@@ -231,7 +231,7 @@ function unreadable(headers: Headers) {
   );
   const badRequest = described(
     ErrorBody,
-    "`bad_request`: the request has no valid Host header, or its target holds a fragment (`#…`)",
+    "`bad_request`: the request has no valid Host header, several Host lines, or its target holds a fragment (`#…`)",
     { headers },
   );
   return { 400: badRequest, 413: bodyTooLarge };

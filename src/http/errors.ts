@@ -44,10 +44,12 @@ export const ERRORS = {
       "since must be Unix seconds (digits only) or an RFC 3339 date-time with a zone, such as 2016-01-31T12:00:00Z.",
   ),
   invalidParameter: row(400, "invalid_parameter", "D1", mustBe),
-  badRequest: row(400, "bad_request", "tome", (why: "host" | "fragment") =>
+  badRequest: row(400, "bad_request", "tome", (why: "host" | "hosts" | "fragment") =>
     why === "host"
       ? "The request has no valid Host header, so its address cannot be read. Send Host: with the server's name or address."
-      : "The request's target holds a fragment (#…), which a request never carries (RFC 9112 3.2): send it without the # and what follows it, and a # that belongs to a value as %23.",
+      : why === "hosts"
+        ? "The request has several Host lines (RFC 9112 3.2: a 400), which may name different servers: send one."
+        : "The request's target holds a fragment (#…), which a request never carries (RFC 9112 3.2): send it without the # and what follows it, and a # that belongs to a value as %23.",
   ),
   unauthorized: row(401, "unauthorized", "api.md", given),
   forbidden: row(403, "forbidden", "api.md", given),

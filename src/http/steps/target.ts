@@ -22,7 +22,8 @@ export const target: Step = {
     const start = pathStartOf(url);
     // Several Host lines (RFC 9112 3.2: a 400) Bun joins into one value, "a, b", and makes the URL of the first: a proxy
     // before Tome may have read another. No host name holds a comma.
-    if (start < 0 || x.request.headers.get("host")?.includes(",")) return errorResponse(ERRORS.badRequest, ["host"]);
+    if (x.request.headers.get("host")?.includes(",")) return errorResponse(ERRORS.badRequest, ["hosts"]);
+    if (start < 0) return errorResponse(ERRORS.badRequest, ["host"]);
     // Bun keeps a raw client's "#…" in the URL: read as part of the path or the query, it named no route (404) or a wrong value.
     if (url.includes("#", start)) return errorResponse(ERRORS.badRequest, ["fragment"]);
     const query = url.indexOf("?", start);
