@@ -28,11 +28,11 @@ import {
   bySnapshotOrder,
   identityOf,
   isSnapshotFile,
+  isSnapshotName,
   openContainer,
   type SkippedFile,
   type SnapshotFile,
   snapshotFile,
-  SNAPSHOT_EXTENSION,
   SnapshotError,
 } from "../snapshot";
 import { isSample, servingOrder, snapshotsToServe } from "./snapshots";
@@ -56,7 +56,7 @@ export function newestIn(dir: string): SnapshotSource {
     look: () => snapshotsToServe(dir),
     order: servingOrder,
     dir,
-    relevant: (name) => name.endsWith(SNAPSHOT_EXTENSION) && !name.startsWith("."),
+    relevant: isSnapshotName,
   };
 }
 
