@@ -216,8 +216,8 @@ function valuesOf(search: string, names: Names): Map<string, string[]> {
 
 /**
  * Path parameters (split out and percent-decoded by the router) as the schema's typed object. A parameter whose escapes
- * are no UTF-8 (%E0%A4%A) the router gives as null: it is read, and echoed in its error, as sent, the path's last segment
- * (where each route's one parameter is).
+ * are no UTF-8 (%E0%A4%A) the router gives as null: it is refused, echoed in its error as sent, the path's last segment
+ * (where each route's one parameter is); never read as a value.
  */
 function readParams<T extends TObject>(
   schema: T,
@@ -227,9 +227,21 @@ function readParams<T extends TObject>(
 ): T["static"] {
   const out: Record<string, unknown> = {};
   for (const [name, prop] of Object.entries(schema.properties)) {
-    out[name] = read(name, prop, params[name] ?? lastSegment(path), options);
+    const value = params[name];
+    if (value === null || value === undefined) throw unreadable(name, prop, lastSegment(path), options);
+    out[name] = read(name, prop, value, options);
   }
   return out as T["static"];
+}
+
+/** The error of a parameter the router could not decode: its schema's own, for what was sent, else the escapes'. */
+function unreadable(name: string, prop: TSchema, sent: string, options: ReadOptions): unknown {
+  try {
+    read(name, prop, sent, options);
+  } catch (error) {
+    return error;
+  }
+  return parameterError(name, sent, "percent escapes of UTF-8", options.codes?.[name]);
 }
 
 const lastSegment = (path: string) => {
