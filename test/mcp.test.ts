@@ -301,8 +301,9 @@ for (const [name, connect] of [
         ["__proto__", "__proto__"],
         ["constructor", "constructor"],
         ["x".repeat(20_000), `${"x".repeat(200)}…`],
-        // Said "…", as if cut: echoed leaves a lone half of a surrogate pair out.
-        ["a\ud800", "a"],
+        // A lone half of a surrogate pair is said as U+FFFD: left out, "a" named a tool never sent.
+        ["a\ud800", "a\ufffd"],
+        ["\udc00b", "\ufffdb"],
       ]) {
         const error = await client.callTool({ name: name!, arguments: {} }).catch((e: Error) => e);
         expect(error).toMatchObject({ code: -32602, message: `MCP error -32602: There is no tool ${said}: ${tools}` });

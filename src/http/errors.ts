@@ -173,9 +173,13 @@ export function echoed(value: string): string {
   return /[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut;
 }
 
-/** echoed(value) in a sentence: "…" after it when the value is longer. */
+/**
+ * echoed(value) in a sentence: "…" after it when the value is longer. A lone half of a surrogate pair is said as U+FFFD,
+ * not left out (the sentence would name a value never sent) nor written as a lone escape.
+ */
 export function shortened(value: string): string {
-  return value.length > 200 ? `${echoed(value)}…` : echoed(value);
+  const whole = value.toWellFormed();
+  return whole.length > 200 ? `${echoed(whole)}…` : whole;
 }
 
 /** D1's `invalid_parameter`, for the cases api.md leaves open. */
