@@ -243,7 +243,7 @@ const KEYED_UNREADABLE = unreadable({ ...REFUSAL_HEADERS, ...UNSTORED });
 /** The 400 of a keyed route that reads no parameters: a request it cannot read. */
 export const BAD_REQUEST = { 400: KEYED_UNREADABLE[400] };
 
-const FORBIDDEN = "`forbidden`: the key is malformed, unknown, revoked or expired";
+const FORBIDDEN_DESCRIPTION = "`forbidden`: the key is malformed, unknown, revoked or expired";
 
 /**
  * The PDF route's 403: also a read key's (D23), which carries its key's limits, as they stand: the refusal counts
@@ -252,7 +252,7 @@ const FORBIDDEN = "`forbidden`: the key is malformed, unknown, revoked or expire
 export const PDF_FORBIDDEN = {
   403: described(
     ErrorBody,
-    `${FORBIDDEN}; or its scope is read, which may not render a PDF (then with the key's X-RateLimit-* and X-Quota-* headers, the refusal counted against neither)`,
+    `${FORBIDDEN_DESCRIPTION}; or its scope is read, which may not render a PDF (then with the key's X-RateLimit-* and X-Quota-* headers, the refusal counted against neither)`,
     {
       headers: { ...REFUSAL_HEADERS, ...UNSTORED, ...LIMIT_HEADERS },
       examples: {
@@ -275,7 +275,7 @@ export const KEY_ERRORS = {
       ),
     },
   }),
-  403: described(ErrorBody, FORBIDDEN, {
+  403: described(ErrorBody, FORBIDDEN_DESCRIPTION, {
     headers: { ...REFUSAL_HEADERS, ...UNSTORED },
     examples: { [ERRORS.forbidden.code]: errorBody(ERRORS.forbidden, `${INVALID_KEY}${INVALID_KEY_NEXT}`) },
   }),
