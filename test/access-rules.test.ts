@@ -55,7 +55,7 @@ interface Opened {
   /** The key text of each spec, by name. */
   key: Record<string, string>;
   clock: { now: number };
-  close(): void;
+  close(): Promise<void> | void;
 }
 
 /** The keys and usage of a seed, made as the key tool makes them. */
@@ -155,7 +155,7 @@ for (const [backend, open] of Object.entries(BACKENDS)) {
         expect(((await admit(o, "live", COST.pdf, NEEDS.pdf)) as Refusal).reason).toBe("read scope");
         expect(isGrant(await admit(o, "live"))).toBe(true);
       } finally {
-        o.close();
+        await o.close();
       }
     });
 
@@ -188,7 +188,7 @@ for (const [backend, open] of Object.entries(BACKENDS)) {
         const over = (await admit(o, "reader", COST.pdf, NEEDS.pdf)) as Refusal;
         expect(over.standing!.rateRemaining).toBe(0);
       } finally {
-        o.close();
+        await o.close();
       }
     });
 
@@ -222,7 +222,7 @@ for (const [backend, open] of Object.entries(BACKENDS)) {
           });
         }
       } finally {
-        o.close();
+        await o.close();
       }
     });
 
@@ -246,7 +246,7 @@ for (const [backend, open] of Object.entries(BACKENDS)) {
         const next = await granted(o, "k");
         expect([next.rateRemaining, next.rateReset]).toEqual([9, second + 2]);
       } finally {
-        o.close();
+        await o.close();
       }
     });
 
@@ -274,7 +274,7 @@ for (const [backend, open] of Object.entries(BACKENDS)) {
         expect(o.gate.quotaTextsOf(empty)).toEqual(["0", String(NEXT_MONTH)]);
         await o.gate.settle(empty, false);
       } finally {
-        o.close();
+        await o.close();
       }
     });
 
@@ -296,7 +296,7 @@ for (const [backend, open] of Object.entries(BACKENDS)) {
         expect(o.gate.quotaOf(fresh)).toMatchObject({ used: 1, remaining: 4_999, reset: Date.UTC(2027, 0, 1) / 1000 });
         await o.gate.settle(fresh, true);
       } finally {
-        o.close();
+        await o.close();
       }
     });
 
@@ -311,7 +311,7 @@ for (const [backend, open] of Object.entries(BACKENDS)) {
         expect([after.held, o.gate.quotaOf(after).remaining]).toEqual([undefined, 0]);
         await o.gate.settle(after, false);
       } finally {
-        o.close();
+        await o.close();
       }
     });
 
@@ -323,7 +323,7 @@ for (const [backend, open] of Object.entries(BACKENDS)) {
         expect(o.gate.quotaTextsOf(g)).toEqual(["unlimited", String(NEXT_MONTH)]);
         await o.gate.settle(g, true);
       } finally {
-        o.close();
+        await o.close();
       }
     });
   });

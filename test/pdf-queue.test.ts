@@ -178,7 +178,7 @@ describe("PDFs over HTTP under load", () => {
   });
   afterAll(async () => {
     await running?.stop();
-    access?.stop();
+    await access?.stop();
   });
 
   const get = (key: string, path: string, init: RequestInit = {}) =>

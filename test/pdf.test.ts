@@ -511,7 +511,7 @@ describe("GET /v1/pdf/{page_id}", () => {
       expect(r.headers.get("x-quota-remaining")).toBe("5000");
       expect(logged.length).toBe(1);
       await Bun.sleep(20);
-      access.stop();
+      await access.stop();
       expect(readUsage(usagePath(dir)).months).toEqual({});
     } finally {
       await running.stop();

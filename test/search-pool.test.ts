@@ -383,7 +383,7 @@ describe("backpressure and dead workers", () => {
       expect(app.pool!.stats().keyRefusals).toBe(4);
     } finally {
       app.close();
-      access.stop();
+      await access.stop();
     }
   });
 
@@ -422,7 +422,7 @@ describe("backpressure and dead workers", () => {
       expect(Number(chunk.headers.get("x-quota-remaining"))).toBe(credits - 1);
     } finally {
       app.close();
-      access.stop();
+      await access.stop();
     }
   });
 

@@ -162,7 +162,7 @@ describe("what a request is charged (D57)", () => {
       expect((charged() - before) / wall).toBeGreaterThan(0.7);
     } finally {
       app.close();
-      access.stop();
+      await access.stop();
     }
   });
 
@@ -201,7 +201,7 @@ describe("what a request is charged (D57)", () => {
       expect(get).toBeLessThan(RENDER_MS);
     } finally {
       app.close();
-      access.stop();
+      await access.stop();
     }
   });
 
@@ -230,7 +230,7 @@ describe("what a request is charged (D57)", () => {
       expect(app.pool!.stats()).toMatchObject({ answered: 70, missing: 0 });
     } finally {
       app.close();
-      access.stop();
+      await access.stop();
     }
   });
 
@@ -301,7 +301,7 @@ describe("what a request is charged (D57)", () => {
       expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(20);
     } finally {
       app.close();
-      access.stop();
+      await access.stop();
     }
   });
 
