@@ -580,13 +580,27 @@ describe("open(path), as a program calls it", () => {
         expect(refused(() => open(path as string))).toBe(
           `TypeError: open(path): path must be a snapshot file's path, a string, not ${shown}.`,
         );
-      // Waited for a writer to the FIFO, forever.
+      // Waited for a writer to the FIFO, forever: opened in a process of its own, killed if it waits, so that a
+      // return of the wait fails this test instead of hanging the run.
       const fifo = join(tempDir(), "fifo.tome");
       Bun.spawnSync(["mkfifo", fifo]);
-      for (const path of [fifo, "/dev/null"])
-        expect(refused(() => open(path))).toBe(
-          `SnapshotError: ${path} is not a file (a FIFO or a device?): a snapshot is a .tome file, mapped to be read.`,
+      const search = join(import.meta.dir, "../src/search");
+      for (const path of [fifo, "/dev/null"]) {
+        const opening = Bun.spawnSync(
+          [
+            "bun",
+            "-e",
+            `import { open } from ${JSON.stringify(search)};
+            try { open(${JSON.stringify(path)}); console.log("answered"); } catch (e) { console.log(e.name + ": " + e.message); }`,
+          ],
+          { timeout: 30_000, stderr: "inherit" },
         );
+        expect({ path, said: opening.stdout.toString().trim(), signal: opening.signalCode ?? null }).toEqual({
+          path,
+          said: `SnapshotError: ${path} is not a file (a FIFO or a device?): a snapshot is a .tome file, mapped to be read.`,
+          signal: null,
+        });
+      }
       // Said "TypeError: The URL must be of scheme file", whose argument not said.
       for (const [url, why] of [
         ["http://example.com/en.tome", "The URL must be of scheme file"],
