@@ -185,6 +185,7 @@ function withoutLineBoms(): Transform {
         }
         at = data.indexOf(0x0a, at) + 1 || -1;
       }
+      if (from === 0) return done(null, data);
       parts.push(data.subarray(from));
       done(null, Buffer.concat(parts));
     },
