@@ -12,6 +12,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { PassThrough } from "node:stream";
+import { transportInput } from "../src/cli/mcp";
 import { Access, createKey, updateKeyFile, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { apiContext, createApp, mcpTools, serve } from "../src/http";
@@ -815,6 +817,67 @@ describe("bun run mcp", () => {
       exited: 0,
       said: [],
     });
+  });
+
+  test("an error reading stdin (EIO) reaches the transport's listener, not thrown uncaught through pipe()", () => {
+    const stdin = new PassThrough();
+    const input = transportInput(stdin);
+    const heard: string[] = [];
+    input.on("error", (error) => heard.push(error.message));
+    stdin.emit("error", new Error("EIO: i/o error, read"));
+    expect(heard).toEqual(["EIO: i/o error, read"]);
+  });
+
+  test("stdout failing for another reason than a client gone (ENOSPC) is said on stderr, exit 1, not a quiet exit 0", async () => {
+    const full = openSync("/dev/full", "w");
+    const proc = Bun.spawn(["bun", join(ROOT, "src/cli/mcp.ts")], {
+      cwd: ROOT,
+      env: { ...process.env, TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }) },
+      stdin: "pipe",
+      stdout: full,
+      stderr: "pipe",
+    });
+    closeSync(full);
+    proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })}\n`);
+    await proc.stdin.flush();
+    const [said, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    expect({ code, said: said.split("\n").filter((line) => line && !line.includes("serving")) }).toEqual({
+      code: 1,
+      said: ["mcp: stdout: ENOSPC: no space left on device, write"],
+    });
+  });
+
+  test("stdin closed by a client that never reads stdout: it exits all the same (said on stderr), not waiting forever for the answers to drain", async () => {
+    // A pipe no one reads, which the answers fill: a FIFO opened for reading and writing, so that opening it waits for no one.
+    const fifo = join(tempDir(), "stdout");
+    Bun.spawnSync(["mkfifo", fifo]);
+    const unread = openSync(fifo, "r+");
+    const proc = Bun.spawn(["bun", join(ROOT, "src/cli/mcp.ts")], {
+      cwd: ROOT,
+      env: { ...process.env, TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }) },
+      stdin: "pipe",
+      stdout: unread,
+      stderr: "pipe",
+    });
+    try {
+      const call = (id: number) =>
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id,
+          method: "tools/call",
+          params: { name: "get_page", arguments: { page_id: 39, max_chunks: 1000 } },
+        });
+      proc.stdin.write(`${Array.from({ length: 40 }, (_, i) => call(i + 1)).join("\n")}\n`);
+      await proc.stdin.end();
+      const [said, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+      expect({ code, said: said.split("\n").filter((line) => line && !line.includes("serving")) }).toEqual({
+        code: 0,
+        said: ["mcp: stdin is closed and the client read no more of stdout in 5 s: exiting."],
+      });
+    } finally {
+      proc.kill();
+      closeSync(unread);
+    }
   });
 
   test("a notification whose params its schema refuses is not answered, and said in one line on stderr, not as an uncaught error", async () => {

@@ -96,7 +96,7 @@ export async function main(args: string[]): Promise<void> {
     };
     const tools = mcpTools(apiContext(engine), { logError: (error) => console.error(error), reopen });
     const server = tools.server();
-    const transport = new StdioServerTransport(process.stdin.pipe(withoutLineBoms()));
+    const transport = new StdioServerTransport(transportInput(process.stdin));
     await server.connect(transport);
     // As over HTTP: a request whose params its method's schema refuses is answered -32602 (the SDK's answer is -32603),
     // and a request's task is ignored. A notification its schema refuses is said in a line and ignored.
@@ -144,12 +144,35 @@ export async function main(args: string[]): Promise<void> {
     // The client ends the server by closing its stdin: the calls its last lines made are answered (on this thread, before
     // setImmediate's turn) and what is queued for stdout is written, then it exits; exiting at once could lose answers
     // (10 of 20 were, for a client reading slowly). A client that closed its end of stdout is gone: nothing can reach it.
-    process.stdin.once("end", () => setImmediate(() => process.stdout.end(() => process.exit(0))));
-    process.stdout.on("error", () => process.exit(0));
+    // A client that never reads them would keep it waiting forever: after 5 s it exits all the same.
+    process.stdin.once("end", () =>
+      setImmediate(() => {
+        setTimeout(() => {
+          console.error("mcp: stdin is closed and the client read no more of stdout in 5 s: exiting.");
+          process.exit(0);
+        }, 5000).unref();
+        process.stdout.end(() => process.exit(0));
+      }),
+    );
+    process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EPIPE") process.exit(0);
+      console.error(`mcp: stdout: ${error.message}`);
+      process.exit(1);
+    });
     // The SDK's transport waits for "drain" once per answer the pipe has no room for: a client reading slowly has more
     // than 10 waiting, which Node's default would warn of on stderr as a leak.
     process.stdout.setMaxListeners(0);
   });
+}
+
+/**
+ * stdin as the transport reads it (withoutLineBoms). pipe() passes on no error of its source: one reading stdin (EIO)
+ * reaches the transport's listener, said `mcp: …`, not thrown uncaught with a stack.
+ */
+export function transportInput(stdin: NodeJS.ReadableStream): Transform {
+  const input = stdin.pipe(withoutLineBoms());
+  stdin.on("error", (error) => input.emit("error", error));
+  return input;
 }
 
 const BOM = [0xef, 0xbb, 0xbf];
