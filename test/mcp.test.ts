@@ -785,7 +785,7 @@ describe("bun run mcp", () => {
     }
   });
 
-  test("stdin closed after the last request: every answer is written before it exits 0, with no drain-listener leak warning; a client gone from stdout ends it quietly", async () => {
+  test("stdin closed after the last request: it exits 0 with every answer written and no drain-listener leak warning; a client gone from stdout ends it quietly", async () => {
     const call = (id: number) =>
       JSON.stringify({
         jsonrpc: "2.0",
