@@ -51,10 +51,8 @@ describe("a build's scratch folders", () => {
     );
   });
 
-  test("a build stuck at no safe point (its dump a FIFO no one writes) stopped by a second SIGTERM leaves nothing: not its snapshot's temporary file", async () => {
-    const dir = tempDir();
-    const fifo = join(tempDir(), "dump.fifo");
-    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+  /** A build of the dump `fifo` into `dir`, once it has begun writing its snapshot (its temporary file is there). */
+  async function buildBegun(fifo: string, dir: string) {
     const proc = Bun.spawn(
       ["bun", join(import.meta.dir, "../src/cli/snapshot-build.ts"), "--dump", fifo, "--out", join(dir, "en.tome")],
       { stdout: "pipe", stderr: "pipe" },
@@ -64,6 +62,14 @@ describe("a build's scratch folders", () => {
       if (performance.now() > deadline) throw new Error("the build began no snapshot in a minute");
       await Bun.sleep(10);
     }
+    return proc;
+  }
+
+  test("a build stuck at no safe point (its dump a FIFO no one writes) stopped by a second SIGTERM leaves nothing: not its snapshot's temporary file", async () => {
+    const dir = tempDir();
+    const fifo = join(tempDir(), "dump.fifo");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    const proc = await buildBegun(fifo, dir);
     proc.kill("SIGTERM");
     await Bun.sleep(1100); // past the echo of the first (SIGNAL_ECHO_MS): the second stops at once
     proc.kill("SIGTERM");
@@ -79,15 +85,7 @@ describe("a build's scratch folders", () => {
     // Read and write: the open waits for no reader, and the build's read waits on a writer that never writes.
     const writer = fs.openSync(fifo, "r+");
     try {
-      const proc = Bun.spawn(
-        ["bun", join(import.meta.dir, "../src/cli/snapshot-build.ts"), "--dump", fifo, "--out", join(dir, "en.tome")],
-        { stdout: "pipe", stderr: "pipe" },
-      );
-      const deadline = performance.now() + 60_000;
-      while (!scratchIn(dir).some((f) => f.endsWith(".tmp"))) {
-        if (performance.now() > deadline) throw new Error("the build began no snapshot in a minute");
-        await Bun.sleep(10);
-      }
+      const proc = await buildBegun(fifo, dir);
       proc.kill("SIGTERM");
       // Only to see the hang (it waited for a second signal): an ended build ends this race at once.
       const hung = Bun.sleep(20_000).then(() => "still running 20 s after one SIGTERM");

@@ -685,6 +685,17 @@ describe("/mcp on the server", () => {
   );
 });
 
+/** `n` tools/call lines asking for a whole page (its every chunk): answers large enough to fill a pipe. */
+const bigPageCalls = (n: number) =>
+  Array.from({ length: n }, (_, i) =>
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: i + 1,
+      method: "tools/call",
+      params: { name: "get_page", arguments: { page_id: 39, max_chunks: 1000 } },
+    }),
+  );
+
 describe("bun run mcp", () => {
   /** `bun run mcp` on the English sample, its stdin and stdout piped. */
   const mcpOverStdio = async <E extends "pipe" | "ignore">(stderr: E) =>
@@ -786,14 +797,7 @@ describe("bun run mcp", () => {
   });
 
   test("stdin closed after the last request: it exits 0 with every answer written and no drain-listener leak warning; a client gone from stdout ends it quietly", async () => {
-    const call = (id: number) =>
-      JSON.stringify({
-        jsonrpc: "2.0",
-        id,
-        method: "tools/call",
-        params: { name: "get_page", arguments: { page_id: 39, max_chunks: 1000 } },
-      });
-    const calls = Array.from({ length: 40 }, (_, i) => call(i + 1));
+    const calls = bigPageCalls(40);
     const proc = await mcpOverStdio("pipe");
     proc.stdin.write(`${calls.join("\n")}\n`);
     await proc.stdin.end();
@@ -860,14 +864,7 @@ describe("bun run mcp", () => {
       stderr: "pipe",
     });
     try {
-      const call = (id: number) =>
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id,
-          method: "tools/call",
-          params: { name: "get_page", arguments: { page_id: 39, max_chunks: 1000 } },
-        });
-      proc.stdin.write(`${Array.from({ length: 40 }, (_, i) => call(i + 1)).join("\n")}\n`);
+      proc.stdin.write(`${bigPageCalls(40).join("\n")}\n`);
       await proc.stdin.end();
       const [said, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
       expect({ code, said: said.split("\n").filter((line) => line && !line.includes("serving")) }).toEqual({
