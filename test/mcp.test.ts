@@ -698,14 +698,15 @@ const bigPageCalls = (n: number) =>
 
 describe("bun run mcp", () => {
   /** `bun run mcp` on the English sample, its stdin and stdout piped. */
+  /** bun run mcp on the English sample, its stdin a pipe: the options but stdout's and stderr's. */
+  const mcpSpawn = async () => ({
+    cmd: ["bun", join(ROOT, "src/cli/mcp.ts")],
+    cwd: ROOT,
+    env: { ...process.env, TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }) },
+    stdin: "pipe" as const,
+  });
   const mcpOverStdio = async <E extends "pipe" | "ignore">(stderr: E) =>
-    Bun.spawn(["bun", join(ROOT, "src/cli/mcp.ts")], {
-      cwd: ROOT,
-      env: { ...process.env, TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }) },
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr,
-    });
+    Bun.spawn({ ...(await mcpSpawn()), stdout: "pipe", stderr });
   const run = (args: string[], env: Record<string, string>, cwd = ROOT) =>
     runToExit(["bun", join(ROOT, "src/cli/mcp.ts"), ...args], env, cwd);
 
@@ -834,13 +835,7 @@ describe("bun run mcp", () => {
 
   test("stdout failing for another reason than a client gone (ENOSPC) is said on stderr, exit 1, not a quiet exit 0", async () => {
     const full = openSync("/dev/full", "w");
-    const proc = Bun.spawn(["bun", join(ROOT, "src/cli/mcp.ts")], {
-      cwd: ROOT,
-      env: { ...process.env, TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }) },
-      stdin: "pipe",
-      stdout: full,
-      stderr: "pipe",
-    });
+    const proc = Bun.spawn({ ...(await mcpSpawn()), stdout: full, stderr: "pipe" });
     closeSync(full);
     proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })}\n`);
     await proc.stdin.flush();
@@ -856,13 +851,7 @@ describe("bun run mcp", () => {
     const fifo = join(tempDir(), "stdout");
     Bun.spawnSync(["mkfifo", fifo]);
     const unread = openSync(fifo, "r+");
-    const proc = Bun.spawn(["bun", join(ROOT, "src/cli/mcp.ts")], {
-      cwd: ROOT,
-      env: { ...process.env, TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }) },
-      stdin: "pipe",
-      stdout: unread,
-      stderr: "pipe",
-    });
+    const proc = Bun.spawn({ ...(await mcpSpawn()), stdout: unread, stderr: "pipe" });
     try {
       proc.stdin.write(`${bigPageCalls(40).join("\n")}\n`);
       await proc.stdin.end();
