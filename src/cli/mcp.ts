@@ -9,7 +9,7 @@ import { UserError } from "../errors";
 import { type Engine, open } from "../search";
 import { beingWritten } from "../snapshot";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { isJSONRPCNotification, isJSONRPCRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { isJSONRPCRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { settingsHelp } from "./config";
 import { mainOf } from "./main";
 import { commandLine } from "../invocation";
@@ -102,17 +102,17 @@ export async function main(args: string[]): Promise<void> {
     // and a request's task is ignored. A notification its schema refuses is said in a line and ignored.
     const deliver = transport.onmessage;
     transport.onmessage = (message) => {
-      if (isJSONRPCNotification(message)) {
-        const wrong = refusedNotification(message);
-        if (wrong)
-          console.error(`mcp: a ${message.method} notification was ignored, its params not as MCP says (${wrong}).`);
-        else deliver?.(message);
+      if (isJSONRPCRequest(message)) {
+        const invalid = invalidParams(message);
+        if (invalid) transport.send(invalid).catch((error) => server.onerror?.(error as Error));
+        else deliver?.(withoutTask(message));
         return;
       }
-      if (!isJSONRPCRequest(message)) return deliver?.(message);
-      const invalid = invalidParams(message);
-      if (invalid) transport.send(invalid).catch((error) => server.onerror?.(error as Error));
-      else deliver?.(withoutTask(message));
+      // Past the transport's schema, a message with a method that is no request is a notification.
+      const wrong = "method" in message ? refusedNotification(message) : undefined;
+      if (wrong && "method" in message)
+        console.error(`mcp: a ${message.method} notification was ignored, its params not as MCP says (${wrong}).`);
+      else deliver?.(message);
     };
     // A line that is no message is answered as JSON-RPC says (-32700, -32600; id null), and the server reads on; the SDK's
     // transport only reports it. Its answer's id is null, which the SDK's type of an error leaves out.
@@ -195,6 +195,11 @@ function withoutLineBoms(): Transform {
       lineStart = false;
       while (at !== -1) {
         const rest = data.length - at;
+        // The chunk ends a line: nothing to hold, and nothing to copy.
+        if (rest === 0) {
+          lineStart = true;
+          break;
+        }
         if (rest < BOM.length && BOM.slice(0, rest).every((byte, i) => data[at + i] === byte)) {
           held = data.subarray(at);
           lineStart = true;

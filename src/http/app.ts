@@ -16,17 +16,8 @@ import { checkOption, type Engine, MAX_SEARCH_WORKERS, type OptionRule, type Sea
 import { apiContext, type ApiContext } from "./context";
 import { CurrentSnapshot, type Served } from "./current";
 import { damageReporter } from "./damage";
-import { DOCS_PATH, isDocumentation, OPENAPI_PATH, openApi } from "./docs";
-import {
-  ApiError,
-  errorAnswer,
-  errorBody,
-  errorResponse,
-  ERRORS,
-  INTERNAL_ERROR,
-  noSuchRoute,
-  retryLater,
-} from "./errors";
+import { DOCS_PATH, isDocumentation, noRouteAnswer, OPENAPI_PATH, openApi } from "./docs";
+import { ApiError, errorAnswer, errorBody, ERRORS, INTERNAL_ERROR, noSuchRoute, retryLater } from "./errors";
 import { Metrics } from "./metrics";
 import { SearchPool } from "./pool/pool";
 import { compose, exchange, handOver, type Step } from "./pipeline";
@@ -220,7 +211,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
       // The API's description reads nothing of the snapshot: it still answers (D165); nor does a path that is no route,
       // answered 404 as the router answers it (D169; the keys step answers it so to a request without a key).
       if (unavailable !== undefined && !isDocumentation(x.path)) {
-        if (isNoRoute(x.path)) return errorResponse(ERRORS.notFound, [noSuchRoute(OPENAPI_PATH)]);
+        if (isNoRoute(x.path)) return noRouteAnswer();
         return errorAnswer(retryLater(ERRORS.serviceUnavailable, UNAVAILABLE_RETRY_AFTER_S, unavailable));
       }
       const view = (x.served as Served<View>).view;

@@ -26,10 +26,13 @@ import * as schemas from "./schemas";
 import { ErrorBody, LimitErrorBody, UnavailableBody } from "./schemas";
 import { EXAMPLE } from "./examples";
 import { MAX_BODY_BYTES } from "./body";
-import { errorBody, ERRORS } from "./errors";
+import { errorBody, errorResponse, ERRORS, noSuchRoute } from "./errors";
 import { routedPath } from "./pipeline";
 
 export const OPENAPI_PATH = "/v1/openapi.json";
+
+/** The 404 of a path no route answers, pointing at the API's description. */
+export const noRouteAnswer = (): Response => errorResponse(ERRORS.notFound, [noSuchRoute(OPENAPI_PATH)]);
 export const DOCS_PATH = "/docs";
 
 /**

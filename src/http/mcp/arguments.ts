@@ -10,7 +10,7 @@
  * (an object or array, of any size over stdio) no client would see.
  */
 import type { TObject } from "@sinclair/typebox";
-import { ApiError, ERRORS, missingParameter, shortened } from "../errors";
+import { ApiError, apiError, ERRORS, missingParameter, shortened } from "../errors";
 import { readQuery, type Filled, type ReadOptions } from "../params";
 
 export function readArguments<T extends TObject>(
@@ -22,7 +22,11 @@ export function readArguments<T extends TObject>(
   const names = Object.keys(schema.properties);
   const unknown = Object.keys(given).filter((name) => !names.includes(name));
   if (unknown.length) {
-    throw refused(`Unknown argument ${shortened(unknown[0]!)}: this tool takes ${names.join(", ")}.`);
+    throw new ApiError(
+      ERRORS.invalidParameter.status,
+      ERRORS.invalidParameter.code,
+      `Unknown argument ${shortened(unknown[0]!)}: this tool takes ${names.join(", ")}.`,
+    );
   }
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(given)) {
@@ -30,7 +34,7 @@ export function readArguments<T extends TObject>(
     if (value === null || value === undefined) continue;
     if (typeof value === "string") query.set(name, value);
     else if (typeof value === "number" || typeof value === "boolean") query.set(name, String(value));
-    else throw refused(ERRORS.invalidParameter.message(name, "a string, a number or a boolean"));
+    else throw apiError(ERRORS.invalidParameter, name, "a string, a number or a boolean");
   }
   for (const name of schema.required ?? []) {
     const value = query.get(name);
@@ -38,6 +42,3 @@ export function readArguments<T extends TObject>(
   }
   return readQuery(schema, `?${query}`, options);
 }
-
-const refused = (message: string) =>
-  new ApiError(ERRORS.invalidParameter.status, ERRORS.invalidParameter.code, message);

@@ -11,12 +11,7 @@
  * body makes the parser or the SDK's schema checks work for long. JSON that is no JSON-RPC message is -32600 Invalid Request (-32700 is for no JSON).
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import {
-  ErrorCode,
-  isJSONRPCNotification,
-  isJSONRPCRequest,
-  JSONRPCMessageSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, isJSONRPCRequest, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { boundedText, MAX_BODY_BYTES } from "../body";
 import type { ApiError } from "../errors";
 import type { Exchange } from "../pipeline";
@@ -128,7 +123,8 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
     // Checked as a request once (a schema's walk over the message), for the message check, invalidParams and withoutTask.
     const asRequest = isJSONRPCRequest(message) ? message : undefined;
     // JSON, but no JSON-RPC message: the SDK calls it -32700 Parse error, which is for a body that is not JSON.
-    if (!asRequest && !JSONRPCMessageSchema.safeParse(message).success) {
+    const parsed = asRequest ? undefined : JSONRPCMessageSchema.safeParse(message);
+    if (parsed && !parsed.success) {
       return rpcError(
         400,
         INVALID_REQUEST,
@@ -136,9 +132,10 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
       );
     }
     // A notification the server cannot accept is an HTTP error (MCP), not the 202 the SDK answers before reading it.
-    const notification = !asRequest && isJSONRPCNotification(message) ? message : undefined;
-    const wrong = notification && refusedNotification(notification);
-    if (notification && wrong)
+    // Past the schema, a message with a method that is no request is a notification.
+    const notification = parsed?.success && "method" in parsed.data ? parsed.data : undefined;
+    const wrong = notification && refusedNotification(message as typeof notification);
+    if (wrong)
       return rpcError(
         400,
         ErrorCode.InvalidParams,

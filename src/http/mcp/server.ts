@@ -82,13 +82,17 @@ export function invalidParams(message: JSONRPCRequest): JSONRPCErrorResponse | u
   if (message.method === "tools/call" && typeof args === "object" && args !== null && Object.hasOwn(args, "__proto__"))
     issues.push({ path: ["params", "arguments", "__proto__"], message: "no tool takes this argument" });
   if (!issues.length) return undefined;
-  const wrong = issues.map((issue) => `${issue.path.map(String).join(".")}: ${issue.message}`).join("; ");
+  const wrong = issuesSaid(issues);
   return {
     jsonrpc: "2.0",
     id: message.id,
     error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${message.method}: ${wrong}.` },
   };
 }
+
+/** A schema's issues in a line: "params.requestId: Invalid input; …". */
+const issuesSaid = (issues: readonly { path: readonly PropertyKey[]; message: string }[]) =>
+  issues.map((issue) => `${issue.path.map(String).join(".")}: ${issue.message}`).join("; ");
 
 /** The notifications the SDK's server handles, each read by its schema before its handler. */
 const NOTIFICATIONS = new Map<string, MessageSchema>([
@@ -103,10 +107,10 @@ const NOTIFICATIONS = new Map<string, MessageSchema>([
  * cannot accept is an HTTP error, 400), and reports it over stdio as "Uncaught error in notification handler:" with its
  * schema's issues as indented JSON, some thirty lines, as if the server had failed.
  */
-export function refusedNotification(message: JSONRPCNotification): string | undefined {
+export function refusedNotification(message: Pick<JSONRPCNotification, "method">): string | undefined {
   const issues = NOTIFICATIONS.get(message.method)?.safeParse(message).error?.issues;
   if (!issues?.length) return undefined;
-  return issues.map((issue) => `${issue.path.map(String).join(".")}: ${issue.message}`).join("; ");
+  return issuesSaid(issues);
 }
 
 /** JSON-RPC's answer to a message that could not be read: there is no id to answer with, so null (JSON-RPC 2.0 section 5). */

@@ -23,8 +23,8 @@ import {
   type Refusal,
   type Withheld,
 } from "../../access";
-import { isDocumentation, OPENAPI_PATH } from "../docs";
-import { ApiError, errorAnswer, errorResponse, ERRORS, noSuchRoute, retryLater } from "../errors";
+import { isDocumentation, noRouteAnswer } from "../docs";
+import { ApiError, errorAnswer, errorResponse, ERRORS, retryLater } from "../errors";
 import { routedPath, type Exchange, type Step } from "../pipeline";
 import { isMcpPath } from "./methods";
 
@@ -155,8 +155,7 @@ export function keys(access: Gate | undefined): Step {
   const decide = (x: Exchange, grant: Grant | Refusal): Response | undefined => {
     if ("reason" in grant) {
       // Answered here, not by the router: a path outside the API never reaches the routes without a key.
-      if (grant.reason === "no key" && isNoRoute(x.path))
-        return errorResponse(ERRORS.notFound, [noSuchRoute(OPENAPI_PATH)]);
+      if (grant.reason === "no key" && !isApiPath(x.path)) return noRouteAnswer();
       const answer = refused(grant);
       if (grant.standing) writeLimits(answer.headers, grant.standing, undefined);
       return answer;

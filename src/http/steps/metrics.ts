@@ -20,8 +20,8 @@ import {
   type SignInCounts,
 } from "../../access";
 import { addressGroup, clientAddress, normalAddress } from "../client-address";
-import { OPENAPI_PATH } from "../docs";
-import { errorAnswer, errorResponse, ERRORS, noSuchRoute, retryLater } from "../errors";
+import { noRouteAnswer } from "../docs";
+import { errorAnswer, errorResponse, ERRORS, retryLater } from "../errors";
 import type { Metrics } from "../metrics";
 import type { Exchange, Step } from "../pipeline";
 
@@ -77,7 +77,7 @@ export function metricsEndpoint(
   };
 
   async function answer(x: Exchange): Promise<Response> {
-    if (!metrics || !expected) return errorResponse(ERRORS.notFound, [noSuchRoute(OPENAPI_PATH)]);
+    if (!metrics || !expected) return noRouteAnswer();
     // Spaces and tabs alone around the token (RFC 9110's OWS): \s would take U+00A0 and the other Unicode spaces off it too.
     const given = /^bearer[ \t]+([^ \t]+)[ \t]*$/i.exec(x.request.headers.get("authorization") ?? "")?.[1];
     if (!given)
