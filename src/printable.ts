@@ -28,7 +28,7 @@ export function printableName(name: string): string {
  */
 export function printableJson(value: unknown): string {
   // A line break left raw is the layout's: JSON.stringify escapes every one in a string.
-  return JSON.stringify(value, null, 2).replace(UNSHOWN_ALL, (c) => (c === "\n" ? c : escaped(c)));
+  return printableMessage(JSON.stringify(value, null, 2));
 }
 
 /**

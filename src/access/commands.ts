@@ -5,7 +5,8 @@
  */
 import { KeyStoreError } from "./errors";
 import { hashKey, KEY_BODY, KEY_PREFIX, KEY_SHAPE, newKey, randomAlphanumeric } from "./key-text";
-import { checkAccountName, checkKeyName, printableName } from "./names";
+import { checkAccountName, checkKeyName } from "./names";
+import { printableName } from "../printable";
 import { PLANS, type PlanName } from "./plans";
 import { stateOf, type Account, type KeyFile, type KeyRecord, type Scope } from "./store";
 import { commandLine } from "../invocation";

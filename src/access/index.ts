@@ -65,7 +65,7 @@ export {
 } from "./sign-in-limits";
 export { DataFolderTaken, lockDataFolder } from "./server-lock";
 export { KeyStoreError, KeyStoreUnwritable } from "./errors";
-export { accountNameProblem, KEY_NAME_MAX, keyNameProblem, printableJson, printableName } from "./names";
+export { accountNameProblem, KEY_NAME_MAX, keyNameProblem } from "./names";
 export { KEY_SHAPE, keyIdFrom } from "./key-text";
 export { INVALID_KEY, INVALID_KEY_NEXT, READ_SCOPE_MESSAGE } from "./grant";
 export type { KnownKey } from "./ring";

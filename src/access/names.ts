@@ -9,8 +9,6 @@
 import { KeyStoreError } from "./errors";
 import { printableName, UNSHOWN } from "../printable";
 
-export { printableJson, printableName } from "../printable";
-
 /** What an account's name is made of. */
 const ACCOUNT_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 

@@ -12,7 +12,8 @@ import { KeyStoreError, KeyStoreLocked } from "./errors";
 import { bumpGeneration, checkGeneration, generationPath, readGeneration } from "./generation";
 import { usagePath } from "./usage";
 import { isPlan, type PlanName } from "./plans";
-import { isReservedName, nameTable, printableName } from "./names";
+import { isReservedName, nameTable } from "./names";
+import { printableName } from "../printable";
 import { commandLine } from "../invocation";
 
 export type Scope = "read" | "full";

@@ -19,8 +19,6 @@ import {
   lockDataFolder,
   monthOf,
   PLAN_NAMES,
-  printableJson,
-  printableName,
   readKeyFile,
   readUsage,
   replaceAccountToken,
@@ -34,6 +32,7 @@ import {
   type PlanName,
   type Scope,
 } from "../access";
+import { printableJson, printableName } from "../printable";
 import type { Config } from "./config";
 import { given, readArgs } from "./args";
 import { keyStoreOf, openRedis, type KeyToolStore } from "./key-store";

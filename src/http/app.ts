@@ -255,10 +255,9 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
       unavailable = undefined;
     },
     /**
-     * Stops reading the snapshot served (its file is being written over in place: reading its
-     * mapping could kill the process, D56): every request the steps hand to the snapshot's routes or /mcp answers 503
-     * until the next swap, but the API's description (D165) and a path that is no route (404, D169); what the steps answer themselves (GET /, /metrics, the
-     * dashboard, a key refused) reads nothing of the snapshot and answers as usual.
+     * Stops reading the snapshot served (its file is being written over in place: reading its mapping could kill the
+     * process, D56): every request reaching the snapshot's routes or /mcp answers 503 until the next swap, but the API's
+     * description (D165) and a path that is no route (404, D169).
      */
     suspend: (reason: string): void => {
       unavailable = reason;

@@ -247,6 +247,8 @@ const KEYED_UNREADABLE = unreadable({ ...REFUSAL_HEADERS, ...UNSTORED });
 export const BAD_REQUEST = { 400: KEYED_UNREADABLE[400] };
 
 const FORBIDDEN_DESCRIPTION = "`forbidden`: the key is malformed, unknown, revoked or expired";
+/** The forbidden example of a key that is none: its message as the keys step says it. */
+const INVALID_KEY_EXAMPLE = errorBody(ERRORS.forbidden, `${INVALID_KEY}${INVALID_KEY_NEXT}`);
 
 /**
  * The PDF route's 403: also a read key's (D23), which carries its key's limits, as they stand: the refusal counts
@@ -259,7 +261,7 @@ export const PDF_FORBIDDEN = {
     {
       headers: { ...REFUSAL_HEADERS, ...UNSTORED, ...LIMIT_HEADERS },
       examples: {
-        [ERRORS.forbidden.code]: errorBody(ERRORS.forbidden, `${INVALID_KEY}${INVALID_KEY_NEXT}`),
+        [ERRORS.forbidden.code]: INVALID_KEY_EXAMPLE,
         "read scope": errorBody(ERRORS.forbidden, READ_SCOPE_MESSAGE),
       },
     },
@@ -280,7 +282,7 @@ export const KEY_ERRORS = {
   }),
   403: described(ErrorBody, FORBIDDEN_DESCRIPTION, {
     headers: { ...REFUSAL_HEADERS, ...UNSTORED },
-    examples: { [ERRORS.forbidden.code]: errorBody(ERRORS.forbidden, `${INVALID_KEY}${INVALID_KEY_NEXT}`) },
+    examples: { [ERRORS.forbidden.code]: INVALID_KEY_EXAMPLE },
   }),
   429: described(
     LimitErrorBody,

@@ -135,8 +135,8 @@ export function checkChanges(since: unknown, offset: unknown, limit: unknown): v
 
 /** page()'s argument, checked as search()'s pageId is: a page id given as text ("39", from a URL) was no page, silently. */
 export function checkPageId(pageId: unknown): void {
-  if (!integerFrom(0)(pageId))
-    throw new RangeError(`page(pageId): pageId must be a page id, an integer of 0 or more, not ${said(pageId)}.`);
+  const [isPageId, rule] = OPTION_RULES.pageId;
+  if (!isPageId(pageId)) throw new RangeError(`page(pageId): pageId must be ${rule}, not ${said(pageId)}.`);
 }
 
 /**

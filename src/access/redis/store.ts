@@ -8,7 +8,8 @@
  */
 import { commandLine } from "../../invocation";
 import { KeyStoreError } from "../errors";
-import { nameTable, printableName } from "../names";
+import { nameTable } from "../names";
+import { printableName } from "../../printable";
 import { emptyKeyFile, type Account, type KeyFile, type KeyRecord } from "../store";
 import type { UsageData } from "../usage";
 import { HANDSHAKE_MS, NO_ANSWER, REFUSED, RedisConnection, RedisUnavailable } from "./connection";

@@ -54,20 +54,16 @@ function readQuerySince(raw: string): number {
     return readSince(raw);
   } catch (error) {
     const plus = raw.replace(/ (?=\d{2}:\d{2}$)/, "+");
-    if (!(error instanceof ApiError) || plus === raw || !readable(plus)) throw error;
+    if (!(error instanceof ApiError) || plus === raw) throw error;
+    try {
+      readSince(plus);
+    } catch {
+      throw error;
+    }
     const hint = `Its zone's + was read as a space, as a query string reads one: send it as %2B (${plus.replace("+", "%2B")}).`;
     throw new ApiError(error.status, error.code, `${error.message} ${hint}`, error.details);
   }
 }
-
-const readable = (since: string) => {
-  try {
-    readSince(since);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** D12: Unix seconds (digits only) or an RFC 3339 date-time with a zone, as whole Unix seconds (never below 0). */
 export function readSince(raw: string): number {
