@@ -311,7 +311,7 @@ const escapeXml = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 /** A MediaWiki export (schema 0.10) of the pages, of the wiki of language `lang`, page ids 1, 2, 3… in order. */
-function exportXml(pages: InlinePage[], lang: string): string {
+export function exportXml(pages: InlinePage[], lang = "en"): string {
   const namespaces = [
     [6, "File"],
     [10, "Template"],

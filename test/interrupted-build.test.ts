@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFi
 import { join } from "node:path";
 import { claimOutput } from "../src/cli/snapshot-build";
 import { clearStaleScratch, makeScratch, removeScratch, STOPPED_EXIT_CODE, takeLock } from "../src/files";
-import { EN_2006, EN_2016, snapshotFor, tempDir } from "./helpers";
+import { EN_2006, EN_2016, exportXml, snapshotFor, tempDir } from "./helpers";
 
 setDefaultTimeout(120_000);
 
@@ -65,17 +65,27 @@ describe("a build's scratch folders", () => {
     return proc;
   }
 
-  test("a build stuck at no safe point (its dump a FIFO no one writes) stopped by a second SIGTERM leaves nothing: not its snapshot's temporary file", async () => {
+  test("a build stuck at no safe point (its dump a FIFO that brings one page's text a word at a time) stopped by a second SIGTERM leaves nothing: not its snapshot's temporary file", async () => {
     const dir = tempDir();
     const fifo = join(tempDir(), "dump.fifo");
     expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
-    const proc = await buildBegun(fifo, dir);
-    proc.kill("SIGTERM");
-    await Bun.sleep(1100); // past the echo of the first (SIGNAL_ECHO_MS): the second stops at once
-    proc.kill("SIGTERM");
-    expect(await proc.exited).toBe(130);
-    // Left `.en.tome.<pid>.tmp` (removeAllScratch knew the scratch folders, not the snapshot being written).
-    expect(readdirSync(dir)).toEqual([]);
+    const writer = fs.openSync(fifo, "r+");
+    const xml = exportXml([{ title: "Albedo", text: "TEXT" }]);
+    fs.writeSync(writer, xml.slice(0, xml.indexOf("TEXT")));
+    // Bytes keep coming inside the page's text: no read waits long enough to be abandoned (D176), and no page ends.
+    const dripping = setInterval(() => fs.writeSync(writer, "word "), 200);
+    try {
+      const proc = await buildBegun(fifo, dir);
+      proc.kill("SIGTERM");
+      await Bun.sleep(1100); // past the echo of the first (SIGNAL_ECHO_MS): the second stops at once
+      proc.kill("SIGTERM");
+      expect(await proc.exited).toBe(130);
+      // Left `.en.tome.<pid>.tmp` (removeAllScratch knew the scratch folders, not the snapshot being written).
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      clearInterval(dripping);
+      fs.closeSync(writer);
+    }
   });
 
   test("a build whose dump stalls (a FIFO held open, no byte written) stops on ONE SIGTERM, as timeout(1), systemd and Docker send, and leaves nothing", async () => {
