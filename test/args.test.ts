@@ -323,7 +323,9 @@ describe("bun run snapshot:follow's arguments", () => {
       {},
       tempDir("tome-args-"),
     );
+    // A minute is taken: the run goes on to --start-day, which it refuses.
     expect(minute.stderr).not.toContain("--every");
+    expect(minute.stderr).toContain("--start-day takes a day");
   });
 
   test("--wiki naming another wiki than the snapshot's is refused, where it said 'up to date: no frwiki incremental dump'", async () => {
@@ -387,6 +389,7 @@ describe("a path with terminal escapes and a line break in its name", () => {
   const odd = "a\x1b[31mred\nline \x1b]0;t\x07.tome";
   const shown = "a\\u001b[31mred\\u000aline \\u001b]0;t\\u0007.tome";
   const cli = (file: string) => join(ROOT, "src/cli", file);
+  const show = (path: string) => path.replace(odd, shown);
   test("each message naming it writes the escapes and controls as \\u…, where they went to the terminal raw", async () => {
     const dir = tempDir("tome-args-");
     const junk = join(dir, `junk-${odd}`);
@@ -398,7 +401,6 @@ describe("a path with terminal escapes and a line break in its name", () => {
     expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
     const snapshotAsDump = join(dir, `snap-${odd}`);
     writeFileSync(snapshotAsDump, "TOMESNAP, not a dump");
-    const show = (path: string) => path.replace(odd, shown);
     const url = `http://127.0.0.1:1/${odd}`;
     for (const [argv, env, code, said] of [
       [[cli("snapshot-verify.ts"), none], {}, 1, `snapshot:verify: snapshot not found: ${show(none)}.`],
@@ -481,7 +483,6 @@ describe("a path with terminal escapes and a line break in its name", () => {
     writeFileSync(dump, readFileSync(EN_2016));
     const out = join(dir, `out-${odd}`);
     const exported = join(dir, `export-${odd}.jsonl`);
-    const show = (path: string) => path.replace(odd, shown);
     const lines = async (argv: string[], env: Record<string, string> = {}) => {
       const r = await runToExit(["bun", ...argv], env, dir);
       expect(`${r.stdout}${r.stderr}`).not.toMatch(/[\x07\x1b]/);
@@ -514,7 +515,6 @@ describe("a path with terminal escapes and a line break in its name", () => {
 
   test("a build's lock held, snapshot:export's --out of another compression, snapshot:follow's --dir or --from missing: named with \\u… too", async () => {
     const dir = tempDir("tome-args-");
-    const show = (path: string) => path.replace(odd, shown);
     const held = join(dir, `held-${odd}`);
     // This test's process stands for a build writing it.
     writeFileSync(join(dir, `.held-${odd}.lock`), `${process.pid}\n`);
@@ -566,7 +566,6 @@ describe("a path with terminal escapes and a line break in its name", () => {
   test("a data folder (TOME_DATA) so named: its key store refused, its server lock held, with \\u… too", async () => {
     const dir = tempDir("tome-args-");
     const data = join(dir, `data-${odd}`);
-    const show = (path: string) => path.replace(odd, shown);
     mkdirSync(data);
     writeFileSync(join(data, "keys.json"), "{");
     const keys = await runToExit(["bun", cli("keys.ts"), "list"], { TOME_DATA: data }, dir);

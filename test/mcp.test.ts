@@ -697,7 +697,6 @@ const bigPageCalls = (n: number) =>
   );
 
 describe("bun run mcp", () => {
-  /** `bun run mcp` on the English sample, its stdin and stdout piped. */
   /** bun run mcp on the English sample, its stdin a pipe: the options but stdout's and stderr's. */
   const mcpSpawn = async () => ({
     cmd: ["bun", join(ROOT, "src/cli/mcp.ts")],
@@ -797,7 +796,7 @@ describe("bun run mcp", () => {
     }
   });
 
-  test("stdin closed after the last request: it exits 0 with every answer written and no drain-listener leak warning; a client gone from stdout ends it quietly", async () => {
+  test("stdin closed after the last request: it exits 0 with every answer written; a client gone from stdout ends it quietly", async () => {
     const calls = bigPageCalls(40);
     const proc = await mcpOverStdio("pipe");
     proc.stdin.write(`${calls.join("\n")}\n`);
