@@ -37,9 +37,9 @@ function optionList(options: ParseArgsOptionsConfig): string {
  * An option followed by what reads as another (--workers -1, --out -x.tome): said in one line with the value, where
  * parseArgs said in three that the value may have been forgotten and showed '--workers=-XYZ'.
  */
-function ambiguity(argv: string[], given: string): string {
-  const option = printableName(given);
-  const found = argv[argv.indexOf(given) + 1];
+function ambiguity(argv: string[], named: string): string {
+  const option = printableName(named);
+  const found = argv[argv.indexOf(named) + 1];
   const next = found === undefined ? undefined : printableName(found);
   if (next === undefined || next.startsWith("--"))
     return `${option} takes a value${next ? `, and is followed by ${next}` : ""}.`;
@@ -82,19 +82,19 @@ export function readArgs<const O extends ParseArgsOptionsConfig>(
     const file = files && single ? ` (a file whose name starts with "-" is given as ./${single})` : "";
     throw new ArgumentError(`unknown option ${printableName(option)}: ${takes()}${printableName(file)}`);
   }
-  const given = new Map<string, string>();
+  const seen = new Map<string, string>();
   // --help beside it shows the help, as it does beside a value the command would refuse.
   for (const token of parsed.values.help ? [] : (parsed.tokens ?? [])) {
     if (token.kind !== "option" || token.value === undefined || options[token.name]?.multiple) continue;
-    const before = given.get(token.name);
+    const before = seen.get(token.name);
     if (before !== undefined)
       throw new ArgumentError(
-        `--${token.name} is given twice ("${printableName(before)}", then "${printableName(token.value)}"): it takes one value. Give it once.`,
+        `--${token.name} is given twice (${given(before)}, then ${given(token.value)}): it takes one value. Give it once.`,
       );
-    given.set(token.name, token.value);
+    seen.set(token.name, token.value);
   }
   const surplus = parsed.positionals[positionals];
-  if (surplus !== undefined) throw new ArgumentError(`unexpected argument "${printableName(surplus)}": ${takes()}`);
+  if (surplus !== undefined) throw new ArgumentError(`unexpected argument ${given(surplus)}: ${takes()}`);
   return parsed as { values: Values<O>; positionals: string[] };
 }
 

@@ -237,9 +237,9 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
   const keyTable = [["ID", "NAME", "ACCOUNT", "PLAN", "SCOPES", "STATE", "CREATED", "EXPIRES", "LAST USED"]];
   for (const r of rows) {
     keyTable.push([
-      printableName(r.id),
-      printableName(r.name),
-      printableName(r.account),
+      r.id,
+      r.name,
+      r.account,
       r.plan,
       r.scopes.join(","),
       r.state,
@@ -257,7 +257,7 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
     // Out of the plan's keys (D21), as usage is out of its quota: an account moved to a smaller plan may hold more.
     const keys = limitsOf(a.plan, a.rate).keys;
     accountTable.push([
-      printableName(name),
+      name,
       a.plan,
       `${active} / ${Number.isFinite(keys) ? keys : "unlimited"}`,
       `${first.usage_this_month} / ${first.quota}`,
@@ -269,7 +269,9 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
   printTable(accountTable);
 }
 
-function printTable(table: string[][]): void {
+/** Rows in columns, every cell printable (ids, names and accounts come from a store that may have been edited by hand). */
+function printTable(rows: string[][]): void {
+  const table = rows.map((row) => row.map(printableName));
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   for (const row of table)
     console.log(

@@ -14,8 +14,6 @@ const statOf = (path: string) => {
   }
 };
 
-const isFolder = (path: string) => statOf(path)?.isDirectory() ?? false;
-
 /** What --out writes, for the messages: a snapshot, unless told otherwise. */
 export interface OutFile {
   /** "snapshot", "executable". */
@@ -55,7 +53,8 @@ export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_
     throw new ArgumentError(
       `--out - would be a file named '-': ${/^[aeiou]/.test(file.what) ? "an" : "a"} ${file.what} cannot go to standard output. Name its file.`,
     );
-  if (out.endsWith("/") || isFolder(out))
+  const written = statOf(out);
+  if (out.endsWith("/") || written?.isDirectory())
     throw new ArgumentError(
       `--out names a folder (${printableName(out)}): name the ${file.what} file, e.g. --out ${printableName(join(out, file.example))}.`,
     );
@@ -67,8 +66,12 @@ export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_
       );
     if (stat || dirname(dir) === dir) break;
   }
-  const written = statOf(out);
-  const read = written && reads.find((r) => statOf(r)?.ino === written.ino && statOf(r)?.dev === written.dev);
+  const read =
+    written &&
+    reads.find((r) => {
+      const s = statOf(r);
+      return s?.ino === written.ino && s?.dev === written.dev;
+    });
   if (read !== undefined)
     throw new ArgumentError(
       `--out ${printableName(out)} names a file this command reads${read === out ? "" : ` (${printableName(read)})`}: writing it would replace it. Name another file.`,

@@ -207,7 +207,7 @@ async function buildTo(out: string, args: BuildArgs, log: (line: string) => void
   }
   const { result, meta: m, bytes } = report;
   logSources(result, log);
-  // Said nowhere, a dump without its <siteinfo> was attributed to en.wikipedia.org, whichever wiki it came from.
+  // Said nowhere, a dump whose <siteinfo> has no <base> was attributed to <lang>.wikipedia.org, whichever wiki it came from.
   if (result.hostGuessed)
     log(
       `  no dump names its wiki (no <siteinfo><base>): taken to be ${m.wiki.host} (language ${m.wiki.lang}), which every page's source and attribution names. If it is another wiki, add its <siteinfo> to the dump.`,

@@ -113,15 +113,19 @@ export class SnapshotSwapper {
   private unleased = false;
   /** Files open for writing when they were to be served, as logged (path → identity): tried again shortly, logged once. */
   private readonly busy = new Map<string, string>();
+  /** Says a line of what it does, printable. */
+  private readonly log: (line: string) => void;
 
   constructor(
     private readonly app: Swappable,
     private readonly source: SnapshotSource,
-    private readonly log: (line: string) => void,
+    log: (line: string) => void,
     /** Told of each swap done (benchmarks, tests). */
     private readonly onSwap: (report: SwapReport) => void = () => {},
     private readonly debounceMs = 500,
   ) {
+    // Every line printable here, whatever path or message it names (a file's name may hold a terminal's escapes).
+    this.log = (line) => log(printableName(line));
     const found = snapshotFile(app.served().path);
     this.served = {
       path: resolve(found.path),
@@ -143,20 +147,15 @@ export class SnapshotSwapper {
         // At once, not after the pause: a request reading the file cut short would kill the process.
         if (!name || resolve(this.source.dir, name) === this.served.path) this.guardServed();
         clearTimeout(this.timer);
-        this.timer = setTimeout(
-          () => void this.check(`a change in ${printableName(this.source.dir)}/`),
-          this.debounceMs,
-        );
+        this.timer = setTimeout(() => void this.check(`a change in ${this.source.dir}/`), this.debounceMs);
       });
       this.watcher.on("error", (err) =>
-        this.log(
-          `swap: watching ${printableName(this.source.dir)}/ failed (${err.message}); send SIGHUP to load a newer snapshot.`,
-        ),
+        this.log(`swap: watching ${this.source.dir}/ failed (${err.message}); send SIGHUP to load a newer snapshot.`),
       );
       return true;
     } catch (err) {
       this.log(
-        `swap: cannot watch ${printableName(this.source.dir)}/ (${(err as Error).message}); send SIGHUP to load a newer snapshot.`,
+        `swap: cannot watch ${this.source.dir}/ (${(err as Error).message}); send SIGHUP to load a newer snapshot.`,
       );
       return false;
     }
@@ -180,11 +179,11 @@ export class SnapshotSwapper {
       damaged = await engine.snapshot.container.verify();
     } catch (err) {
       // Stopped: its file is being written over in place (logged where that was seen).
-      this.log(`start: checking ${printableName(path)} stopped: ${(err as Error).message}`);
+      this.log(`start: checking ${path} stopped: ${(err as Error).message}`);
       return true;
     }
     if (!damaged.length) return true;
-    const what = `${printableName(path)} is damaged (section(s) ${damaged.join(", ")} do not match their hash)`;
+    const what = `${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash)`;
     // Swapped out meanwhile: it no longer matters.
     if (this.app.served().engine !== engine) {
       this.log(`start: ${what}; it is no longer served.`);
@@ -195,7 +194,7 @@ export class SnapshotSwapper {
     this.log(
       `start: ${what}: it is not served (requests get 503 meanwhile); looking for the next snapshot. Copy it or build it again (${commandLine("snapshot:build")}), or remove it.`,
     );
-    await this.check(`${printableName(path)} was found damaged`);
+    await this.check(`${path} was found damaged`);
     if (this.app.served().engine !== engine) return true;
     this.log(
       `start: ${what}, and no other snapshot can be served; stopping. Rebuild it with \`${commandLine("snapshot:build")}\`, or copy it again.`,
@@ -222,7 +221,7 @@ export class SnapshotSwapper {
     if (refused.writing) return false;
     if (!this.unleased)
       this.log(
-        `swap: cannot take a read lease on ${printableName(engine.snapshot.path)} (${refused.reason}): copying over a snapshot while it is served can stop the server here. Replace snapshots by renaming: copy to a temporary name in the same folder, then mv it into place. (Said once.)`,
+        `swap: cannot take a read lease on ${engine.snapshot.path} (${refused.reason}): copying over a snapshot while it is served can stop the server here. Replace snapshots by renaming: copy to a temporary name in the same folder, then mv it into place. (Said once.)`,
       );
     this.unleased = true;
     return true;
@@ -233,7 +232,7 @@ export class SnapshotSwapper {
     const path = engine.snapshot.path;
     const served = this.app.served().engine === engine;
     if (served) {
-      const why = `${printableName(path)} is being written over in place while it is served`;
+      const why = `${path} is being written over in place while it is served`;
       if (!this.suspended) this.suspendServed(why);
       // Loaded again once whole, even if nothing in it changed.
       this.dealtWith.delete(this.served.path);
@@ -247,9 +246,9 @@ export class SnapshotSwapper {
     ]);
     if (!answered)
       this.log(
-        `swap: ${printableName(path)}: requests still in flight on it after ${graceMs} ms are let go with it (the writer waits only so long: they read zeros from now on).`,
+        `swap: ${path}: requests still in flight on it after ${graceMs} ms are let go with it (the writer waits only so long: they read zeros from now on).`,
       );
-    if (served) this.recheck(`${printableName(path)} was opened to be written`);
+    if (served) this.recheck(`${path} was opened to be written`);
   }
 
   /** Looks again after the watch's pause (a change seen meanwhile moves it later). */
@@ -373,7 +372,7 @@ export class SnapshotSwapper {
     const there = this.servedFileThere();
     if (there === "there") return path;
     const now = there === "removed" ? "that file is removed" : "the file there now is another";
-    return `the snapshot loaded from ${printableName(path)} at ${this.served.since.toISOString()} (content hash ${id.slice(0, 12)}; ${now})`;
+    return `the snapshot loaded from ${path} at ${this.served.since.toISOString()} (content hash ${id.slice(0, 12)}; ${now})`;
   }
 
   private async tryServing(file: SnapshotFile, reason: string): Promise<Outcome> {
@@ -393,7 +392,7 @@ export class SnapshotSwapper {
       const replacesServed = resolve(path) === this.served.path && file.identity !== this.served.identity;
       if (meta.contentHash === served.id && !this.suspended && !replacesServed) {
         this.log(
-          `swap: ${printableName(path)} holds the same content as ${printableName(served.path)} (content hash ${served.id.slice(0, 12)}); nothing to do.`,
+          `swap: ${path} holds the same content as ${served.path} (content hash ${served.id.slice(0, 12)}); nothing to do.`,
         );
         return "same";
       }
@@ -401,13 +400,13 @@ export class SnapshotSwapper {
       if (meta.wiki.host !== now.wiki.host && !isSample(served.path)) {
         throw new SnapshotError(
           // Named by TOME_SNAPSHOT: a plain restart serves D55's best of the folder, which may be the wiki served again.
-          `it is a snapshot of ${meta.wiki.host}, and this server serves ${now.wiki.host}. To serve it, restart the server as TOME_SNAPSHOT=${printableName(path)} ${commandLine("start")}.`,
+          `it is a snapshot of ${meta.wiki.host}, and this server serves ${now.wiki.host}. To serve it, restart the server as TOME_SNAPSHOT=${path} ${commandLine("start")}.`,
         );
       }
       if (!this.guard(engine)) {
         // Being written: looked at again shortly, and said once.
         this.dealtWith.delete(resolve(path));
-        this.recheck(`${printableName(path)} was open for writing`);
+        this.recheck(`${path} was open for writing`);
         if (this.busy.get(path) === file.identity) return "refused";
         this.busy.set(path, file.identity);
         throw new SnapshotError("it is open for writing (being copied?); it is looked at again once it is closed.");
@@ -419,7 +418,7 @@ export class SnapshotSwapper {
         );
     } catch (err) {
       const message = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ");
-      this.log(`swap: refused ${printableName(path)} (after ${reason}): ${message} ${this.stillServing()}`);
+      this.log(`swap: refused ${path} (after ${reason}): ${message} ${this.stillServing()}`);
       // What was being copied in is no snapshot to serve: clients are told it will not come by waiting a few seconds.
       if (this.suspended)
         this.app.suspend(
@@ -443,7 +442,7 @@ export class SnapshotSwapper {
     };
     const m = engine.snapshot.meta;
     this.log(
-      `swap: now serving ${printableName(path)} (after ${reason}): ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks, content hash ${m.contentHash.slice(0, 12)}; ` +
+      `swap: now serving ${path} (after ${reason}): ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks, content hash ${m.contentHash.slice(0, 12)}; ` +
         `opened in ${ms(report.openMs)}, verified in ${ms(report.verifyMs)}, switched in ${ms(report.switchMs)}. ` +
         `${previous.path} is let go once its ${previous.inFlight} request(s) in flight are answered.`,
     );

@@ -32,8 +32,8 @@ export async function* readExport(xml: ReadableStream<Uint8Array>, label: string
   });
 
   let bytes = 0;
-  // Where the text given to the parser last began, in bytes and in characters, and that text: the damage's byte is
-  // counted within it (the bytes read so far put it up to a read's length past it: at the end of a small file). 1-based.
+  // Where the text given to the parser last began, in bytes and in characters, and that text: a damage's byte (1-based)
+  // is the bytes before that text and the UTF-8 length of the text up to parser.position.
   let chunkBytes = 0;
   let chunkChars = 0;
   let chunkText = "";

@@ -125,7 +125,7 @@ async function openRaw(spec: string, signal: AbortSignal | undefined): Promise<R
     return {
       ...brokenOffSaid(res.body, spec),
       size: Number.isFinite(len) && len > 0 ? len : undefined,
-      abandon: () => connection.abort(signal?.reason),
+      abandon: cut,
     };
   }
   // Bun.file().exists() is false for a device (/dev/null was "dump not found"), whose stream() throws EPERM from epoll.
@@ -208,12 +208,10 @@ function abandonedWhenStalled(
   return new ReadableStream<Uint8Array>({
     async pull(ctl) {
       let timer: ReturnType<typeof setTimeout> | undefined;
-      let watch = () => {};
-      const stalled = new Promise<null>((resolve) => {
-        watch = () => {
-          timer = setTimeout(() => resolve(null), STALLED_MS);
-        };
-      });
+      const { promise: stalled, resolve } = Promise.withResolvers<null>();
+      const watch = () => {
+        timer = setTimeout(resolve, STALLED_MS, null);
+      };
       if (signal.aborted) watch();
       else signal.addEventListener("abort", watch, { once: true });
       try {

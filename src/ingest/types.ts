@@ -103,7 +103,7 @@ export interface IngestResult {
   failures: { pageId: number; title: string; error: string }[];
   /** Characters of wikitext converted, for throughput figures. */
   wikitextChars: number;
-  /** Set when no dump named its wiki (no <siteinfo><base>): its host was taken from its language, or "en". */
+  /** Set when the first dump named no wiki (no <siteinfo><base>): its host was taken from its language, or "en". */
   hostGuessed?: boolean;
   /**
    * The newest page read for each page id, article or redirect, before title clashes are
