@@ -332,6 +332,18 @@ ${body}
 </mediawiki>`;
 }
 
+/**
+ * The text of every chunk of a snapshot, in order: the chunks the ingest made, as they came (the same, text for text,
+ * as a conversion of the dump), read from the snapshots the test files share rather than converted again.
+ */
+export function chunkTextsOf(engine: Engine): string[] {
+  const pages = engine.snapshot.pages;
+  const texts: string[] = [];
+  for (let i = 0; i < pages.length; i++)
+    for (let c = 0; c < pages.chunkCounts[i]!; c++) texts.push(pages.chunkText(i, c));
+  return texts;
+}
+
 /** The export written to a fresh directory; its path. */
 export function writeExport(pages: InlinePage[], lang = "en"): string {
   const path = join(tempDir("tome-rules-"), "pages.xml");

@@ -105,6 +105,15 @@ async function stdioClient(file = snapshot, heard?: (text: string) => void): Pro
   return client;
 }
 
+/** A client of `tools`' server in this process, linked in memory. */
+async function inMemoryClient(tools: ReturnType<typeof mcpTools>): Promise<Client> {
+  const [near, far] = InMemoryTransport.createLinkedPair();
+  await tools.server().connect(far);
+  const client = new Client({ name: "tome-test", version: "1" });
+  await client.connect(near);
+  return client;
+}
+
 /** An HTTP client with the key; `seen` collects every answer's status and X-Quota-Remaining. */
 async function httpClient(seen: { method: string; status: number; quota: string | null }[] = []): Promise<Client> {
   const client = new Client({ name: "tome-test", version: "1" });
@@ -1029,10 +1038,7 @@ describe("bun run mcp", () => {
       return apiContext(engine);
     };
     const tools = mcpTools(replaced(), { logError: (error) => console.error(error), reopen: replaced });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await tools.server().connect(serverSide);
-    const client = new Client({ name: "test", version: "1" });
-    await client.connect(clientSide);
+    const client = await inMemoryClient(tools);
     try {
       const answer = (await client.callTool({ name: "get_chunk", arguments: { id: "1_0" } })) as Json;
       expect(answer.isError).toBe(true);
@@ -1198,11 +1204,7 @@ describe("an argument a tool refuses on its own (unknown, or an object or array)
   test("is its code and message, all a tool error sends: no D1 details, no quote of the value built (D173); an unknown name is quoted to 200 characters", async () => {
     const engine = open(snapshot);
     const tools = mcpTools(apiContext(engine), { logError: () => {} });
-    const client = new Client({ name: "tome-test", version: "1" });
-    const [near, far] = InMemoryTransport.createLinkedPair();
-    const server = tools.server();
-    await server.connect(far);
-    await client.connect(near);
+    const client = await inMemoryClient(tools);
     const search = toolsOf(apiContext(engine)).find((tool) => tool.name === "search")!;
     const huge = "x".repeat(5_000_000);
     const refusal = (args: Record<string, unknown>) => {

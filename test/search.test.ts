@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
-import { CROP_MARKER, type Engine, fold, open, phraseTest, terms } from "../src/search";
+import { CROP_MARKER, fold, open, phraseTest, terms } from "../src/search";
 import SearchableMap from "minisearch/SearchableMap";
 import { indexKey, termOfKey } from "../src/search/text/analyze";
 import { buildShard } from "../src/search/indexer/invert";
@@ -10,7 +10,18 @@ import MiniSearch from "minisearch";
 import { closeSync, copyFileSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { openContainer } from "../src/snapshot";
 import { join } from "node:path";
-import { EN_2006, EN_2016, engineFor, ingested, refused, snapshotFor, SQUAD, tempDir, TRUNCATED_XZ } from "./helpers";
+import {
+  chunkTextsOf,
+  EN_2006,
+  EN_2016,
+  engineFor,
+  ingested,
+  refused,
+  snapshotFor,
+  SQUAD,
+  tempDir,
+  TRUNCATED_XZ,
+} from "./helpers";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -22,18 +33,6 @@ const el = () => engineFor({ dumps: [TRUNCATED_XZ[1]!], allowTruncated: true });
 const mr = () => engineFor({ dumps: [TRUNCATED_XZ[4]!], allowTruncated: true });
 const uk = () => engineFor({ dumps: [TRUNCATED_XZ[5]!], allowTruncated: true });
 const vi = () => engineFor({ dumps: [TRUNCATED_XZ[6]!], allowTruncated: true });
-
-/**
- * The text of every chunk of a snapshot, in order: the chunks the ingest made, as they came (the same, text for text,
- * as a conversion of the dump), read from the snapshots this file and others share rather than converted again here.
- */
-function chunkTextsOf(engine: Engine): string[] {
-  const pages = engine.snapshot.pages;
-  const texts: string[] = [];
-  for (let i = 0; i < pages.length; i++)
-    for (let c = 0; c < pages.chunkCounts[i]!; c++) texts.push(pages.chunkText(i, c));
-  return texts;
-}
 
 const plain = (formatted: string) => formatted.replaceAll("<em>", "").replaceAll("</em>", "");
 const unescapeHtml = (s: string) => s.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&amp;", "&");

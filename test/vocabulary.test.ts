@@ -19,7 +19,7 @@ import {
   type VocabularyArrays,
   type VocabularyData,
 } from "../src/search/postings/vocabulary";
-import { EN_2006, EN_2016, engineFor, ingested, snapshotFor, TRUNCATED_XZ } from "./helpers";
+import { chunkTextsOf, EN_2006, EN_2016, engineFor, ingested, snapshotFor, TRUNCATED_XZ } from "./helpers";
 import { radixTree, typoNeighbours } from "../bench/search/radix-tree";
 import { TOP_LEVELS, trieTop } from "../src/search/postings/trie-runs";
 import { walkByMasks } from "../src/search/postings/typo-walk";
@@ -28,17 +28,8 @@ setDefaultTimeout(300_000);
 
 const EN = { dumps: [EN_2016, EN_2006] };
 
-/**
- * The text of every chunk of a dump, read from its snapshot: the one the test files share (test/helpers.ts snapshotFor),
- * which holds the chunks the ingest made, as they came; not a conversion of the dump of this file's own.
- */
-async function chunkTexts(dump: string): Promise<string[]> {
-  const pages = (await engineFor({ dumps: [dump], allowTruncated: true })).snapshot.pages;
-  const texts: string[] = [];
-  for (let i = 0; i < pages.length; i++)
-    for (let c = 0; c < pages.chunkCounts[i]!; c++) texts.push(pages.chunkText(i, c));
-  return texts;
-}
+/** The text of every chunk of a dump, from the snapshot the test files share (not a conversion of this file's own). */
+const chunkTexts = async (dump: string) => chunkTextsOf(await engineFor({ dumps: [dump], allowTruncated: true }));
 
 /** Every key of a vocabulary, by term number. */
 const keysOf = (v: Vocabulary) => Array.from({ length: v.size }, (_x, t) => v.keyOf(t));
