@@ -86,6 +86,7 @@ export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_
     throw new ArgumentError(
       `--out ${printableName(out)} is ${written.isFIFO() ? "a pipe" : written.isSocket() ? "a socket" : "a device"}, not a file: the ${file.what} is written beside it and renamed over it, which would replace it. Name a file.`,
     );
+  if (file === SNAPSHOT_FILE) checkServedName(out);
 }
 
 /**
@@ -93,7 +94,7 @@ export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_
  * mcp and snapshot:export read only `*.tome` there, and not a dot file, so `--out snapshots/en` was built, then left
  * unread, and start built and served the sample beside it.
  */
-export function checkServedName(out: string): void {
+function checkServedName(out: string): void {
   const name = basename(out);
   if (resolve(dirname(out)) !== resolve(SNAPSHOT_DIR)) return;
   if (isSnapshotName(name)) return;

@@ -9,7 +9,7 @@ import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
 import { buildProgress } from "./progress";
 import { given, readArgs } from "./args";
 import { ArgumentError, mainOf } from "./main";
-import { checkOut, checkServedName } from "./out";
+import { checkOut } from "./out";
 import { commandLine } from "../invocation";
 import { clearStaleScratch, removeAllScratch, STOPPED_EXIT_CODE, stoppedOutput, takeLock } from "../files";
 import { UserError } from "../errors";
@@ -133,7 +133,6 @@ export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
   // Found now, not after the hours a build may take: its snapshot is renamed to --out at the end.
   if (v.out !== undefined) {
     checkOut(v.out, v.dump);
-    checkServedName(v.out);
   }
   return {
     dumps: v.dump,

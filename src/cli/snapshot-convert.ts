@@ -3,7 +3,7 @@ import { oneFileArgs } from "./args";
 import { buildFromPages } from "../build";
 import { readFormat1 } from "../snapshot";
 import { mainOf, note } from "./main";
-import { checkOut, checkServedName } from "./out";
+import { checkOut } from "./out";
 import { commandLine } from "../invocation";
 import { printableName } from "../printable";
 
@@ -29,7 +29,6 @@ export async function main(args: string[]): Promise<void> {
     // Found now, not when the new file is renamed into place after the conversion (a folder, '-', under a file).
     if (out !== undefined) {
       checkOut(out, []);
-      checkServedName(out);
     }
     const old = readFormat1(file);
     const target = out ?? file;

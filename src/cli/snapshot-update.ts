@@ -2,7 +2,7 @@
 import { DEFAULT_MEMORY_BYTES, readDeletions, updateSnapshot, type UpdateReport } from "../build";
 import { buildProgress } from "./progress";
 import { ArgumentError, mainOf, note } from "./main";
-import { checkOut, checkServedName } from "./out";
+import { checkOut } from "./out";
 import {
   bytesOf,
   claimOutput,
@@ -91,7 +91,6 @@ export function parseUpdateArgs(argv: string[]): UpdateArgs | "help" {
   if (!v.out) throw new ArgumentError("no output given: pass --out <snapshot>.");
   // Found now, not after the update's work: its snapshot is renamed to --out at the end. The base it may replace.
   checkOut(v.out, [...(v.dump ?? []), ...(v.deleted ? [v.deleted] : [])]);
-  checkServedName(v.out);
   return {
     base: v.base,
     dumps: v.dump ?? [],
