@@ -7,8 +7,8 @@ import { KeyStoreError } from "./errors";
 import { hashKey, KEY_BODY, KEY_PREFIX, KEY_SHAPE, newKey, randomAlphanumeric } from "./key-text";
 import { checkAccountName, checkKeyName } from "./names";
 import { printableName } from "../printable";
-import { PLANS, type PlanName } from "./plans";
-import { stateOf, type Account, type KeyFile, type KeyRecord, type Scope } from "./store";
+import type { PlanName } from "./plans";
+import { keysHeld, type Account, type KeyFile, type KeyRecord, type Scope } from "./store";
 import { commandLine } from "../invocation";
 
 export interface CreateKeyOptions {
@@ -34,8 +34,7 @@ export function createKey(file: KeyFile, o: CreateKeyOptions): { key: string; re
     );
   }
   const account = existing ?? { plan: o.plan ?? "free" };
-  const limit = PLANS[account.plan].keys;
-  const held = file.keys.filter((k) => k.account === o.account && stateOf(k, o.now) === "active").length;
+  const { active: held, limit } = keysHeld(file.keys, o.account, account, o.now);
   if (held >= limit) {
     throw new KeyStoreError(
       // More than the plan's number after a move to a smaller plan, which keeps the keys held.

@@ -27,6 +27,7 @@ import { lockDataFolder } from "./server-lock";
 
 export {
   checkKeyStore,
+  keysHeld,
   keysPath,
   readKeyFile,
   SCOPES,

@@ -11,7 +11,7 @@ import { atomicWrite, clearDeadWrites, type LockPolicy, takeLock, takeLockAsync 
 import { KeyStoreError, KeyStoreLocked } from "./errors";
 import { bumpGeneration, checkGeneration, generationPath, readGeneration } from "./generation";
 import { usagePath } from "./usage";
-import { isPlan, type PlanName } from "./plans";
+import { isPlan, limitsOf, type PlanName } from "./plans";
 import { isReservedName, nameTable } from "./names";
 import { printableName } from "../printable";
 import { commandLine } from "../invocation";
@@ -61,6 +61,17 @@ export function stateOf(key: KeyRecord, now: number): KeyState {
   if (key.revoked_at) return "revoked";
   if (key.expires_at && Date.parse(key.expires_at) <= now) return "expired";
   return "active";
+}
+
+/** An account's active keys and the number its plan allows (D21): the one count the key tool, the dashboard and the operator show and refuse by. */
+export function keysHeld(
+  keys: readonly KeyRecord[],
+  name: string,
+  account: Account,
+  now: number,
+): { active: number; limit: number } {
+  const active = keys.filter((k) => k.account === name && stateOf(k, now) === "active").length;
+  return { active, limit: limitsOf(account.plan, account.rate).keys };
 }
 
 /** A store without accounts or keys. */

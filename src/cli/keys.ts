@@ -14,6 +14,7 @@ import {
   isPlan,
   KEY_NAME_MAX,
   KeyStoreError,
+  keysHeld,
   keysPath,
   limitsOf,
   lockDataFolder,
@@ -253,9 +254,8 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
   for (const [name, a] of Object.entries(file.accounts)) {
     const first = rows.find((r) => r.account === name);
     if (!first) continue;
-    const active = rows.filter((r) => r.account === name && r.state === "active").length;
     // Out of the plan's keys (D21), as usage is out of its quota: an account moved to a smaller plan may hold more.
-    const keys = limitsOf(a.plan, a.rate).keys;
+    const { active, limit: keys } = keysHeld(file.keys, name, a, now);
     accountTable.push([
       name,
       a.plan,
@@ -313,21 +313,21 @@ async function plan(args: string[], store: KeyToolStore): Promise<void> {
       throw new ArgumentError("--rate must be a whole number of requests per second from 1 to 1000000");
   }
   const now = Date.now();
-  const { a, active } = await store.update((file) => ({
-    a: setPlan(file, account, p, rate),
-    active: file.keys.filter((k) => k.account === account && stateOf(k, now) === "active").length,
-  }));
+  const { a, held } = await store.update((file) => {
+    const a = setPlan(file, account, p, rate);
+    return { a, held: keysHeld(file.keys, account, a, now) };
+  });
   const limits = limitsOf(a.plan, a.rate);
   note(
     `Account ${account} is on the ${a.plan} plan: ${limits.rate} requests per second per key, ` +
       `${Number.isFinite(limits.quota) ? `${limits.quota} credits a month` : "unlimited credits"}.`,
   );
   // D21 refuses only a key made past the plan's number: those the account holds stay.
-  if (active > limits.keys)
+  if (held.active > held.limit)
     note(
-      `It holds ${active} active keys, more than the ${limits.keys} its ${a.plan} plan allows (D21): they keep working, ` +
-        `but no key can be made for it until fewer than ${limits.keys} are active. To keep within the plan, revoke ` +
-        `${active - limits.keys} (${commandLine("keys revoke ID")}; the ids: ${commandLine("keys list")}).`,
+      `It holds ${held.active} active keys, more than the ${held.limit} its ${a.plan} plan allows (D21): they keep working, ` +
+        `but no key can be made for it until fewer than ${held.limit} are active. To keep within the plan, revoke ` +
+        `${held.active - held.limit} (${commandLine("keys revoke ID")}; the ids: ${commandLine("keys list")}).`,
     );
 }
 

@@ -9,10 +9,9 @@ import {
   keyIdFrom,
   KeyStoreError,
   keyNameProblem,
-  limitsOf,
+  keysHeld,
   monthOf,
   revokeKey,
-  stateOf,
   type KeyRecord,
 } from "../../access";
 import { accountPage, revokePage, type AccountView } from "./account-page";
@@ -104,8 +103,7 @@ export async function createOwnKey(v: Visit): Promise<Response> {
           `This form was sent before, and made the key “${made.name}” then: no other key was created, and a key's text is shown only once. If you did not copy it, revoke it and create another.`,
         );
       }
-      const limit = limitsOf(a.plan, a.rate).keys;
-      const active = f.keys.filter((k) => k.account === account && stateOf(k, v.now) === "active").length;
+      const { active, limit } = keysHeld(f.keys, account, a, v.now);
       if (active >= limit) {
         throw new KeyStoreError(
           `Your ${a.plan} plan allows ${limit} active keys, and you have ${active}: no key was created. Revoke a key to create another, or ask your operator for a larger plan.`,

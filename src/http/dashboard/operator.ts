@@ -11,10 +11,9 @@ import {
   KeyStoreError,
   monthOf,
   PLAN_NAMES,
-  PLANS,
+  keysHeld,
   replaceAccountToken,
   setPlan,
-  stateOf,
 } from "../../access";
 import { DASHBOARD_PATH } from "./cookies";
 import { readForm } from "./forms";
@@ -55,8 +54,7 @@ export async function showAccounts(v: Visit): Promise<Response> {
   let notice: string | undefined;
   if (account) {
     // A smaller plan keeps the keys held (D21 refuses only a key made past its number): said, as keys plan says it.
-    const limit = PLANS[account.plan].keys;
-    const active = (await v.store.keysOf(changed!)).filter((k) => stateOf(k, v.now) === "active").length;
+    const { active, limit } = keysHeld(await v.store.keysOf(changed!), changed!, account, v.now);
     notice =
       `Account ${changed} is now on the ${account.plan} plan.` +
       (active > limit

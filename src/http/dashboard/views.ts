@@ -3,7 +3,7 @@
  * month's usage: an account's keys with their use this month and its usage by day, and the
  * accounts for the operator. Pure: the handlers (account.ts, operator.ts) read the store.
  */
-import { limitsOf, monthOf, stateOf, type Account, type KeyRecord, type UsageData } from "../../access";
+import { keysHeld, limitsOf, monthOf, stateOf, type Account, type KeyRecord, type UsageData } from "../../access";
 import type { AccountView, KeyRow } from "./account-page";
 import type { DayUse } from "./chart";
 import type { AccountSummary } from "./operator-page";
@@ -124,7 +124,7 @@ export function accountSummaries(
   return accounts.map(({ name, account: a, keys }, i) => ({
     name,
     plan: a.plan,
-    activeKeys: keys.filter((k) => stateOf(k, t) === "active").length,
+    activeKeys: keysHeld(keys, name, a, t).active,
     spent: spent[i] ?? 0,
     quota: limitsOf(a.plan, a.rate).quota,
     dashboard: Boolean(a.dashboard_token),
