@@ -1,7 +1,6 @@
 /** Files that must never be left half-written, and the scratch folders a build must not leave behind. */
 import {
   closeSync,
-  existsSync,
   fsyncSync,
   mkdirSync,
   mkdtempSync,
@@ -162,15 +161,6 @@ export function removeScratch(dir: string): void {
 
 /** The exit code of a build or update stopped by SIGINT or SIGTERM, once it has removed its files (D116). */
 export const STOPPED_EXIT_CODE = 130;
-
-/**
- * What a command stopped before its end says of its output `out`, asked at its start: one already there is untouched
- * (it is replaced only when the new one is whole), and "was not written" would sound as if it were lost. `shown`: `out`
- * as printed.
- */
-export function stoppedOutput(out: string, shown = out): string {
-  return existsSync(out) ? `${shown} is as it was (nothing was written over it)` : `${shown} was not written`;
-}
 
 /** Removes every scratch folder of this process, and lets go of its lock files (takeLock): when it is stopped by a signal, before it exits. */
 export function removeAllScratch(): void {

@@ -1,5 +1,5 @@
 /** What the snapshot commands' --out may name: checked before their work, not found wrong at its end. */
-import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { isSnapshotName, SNAPSHOT_EXTENSION } from "../snapshot";
 import { printableName } from "../printable";
@@ -104,4 +104,13 @@ function checkServedName(out: string): void {
   throw new ArgumentError(
     `--out ${printableName(out)} is in ${SNAPSHOT_DIR}/, where start serves only files named *${SNAPSHOT_EXTENSION} not starting with ".": this one would never be served. Name it e.g. --out ${printableName(join(dirname(out), served))}, or write it outside ${SNAPSHOT_DIR}/.`,
   );
+}
+
+/**
+ * What a command stopped before its end says of its output `out`, asked at its start: one already there is untouched
+ * (it is replaced only when the new one is whole), and "was not written" would sound as if it were lost.
+ */
+export function stoppedOutput(out: string): string {
+  const shown = printableName(out);
+  return existsSync(out) ? `${shown} is as it was (nothing was written over it)` : `${shown} was not written`;
 }

@@ -9,9 +9,9 @@ import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
 import { buildProgress } from "./progress";
 import { given, readArgs } from "./args";
 import { ArgumentError, mainOf } from "./main";
-import { checkOut } from "./out";
+import { checkOut, stoppedOutput } from "./out";
 import { commandLine } from "../invocation";
-import { clearStaleScratch, removeAllScratch, STOPPED_EXIT_CODE, stoppedOutput, takeLock } from "../files";
+import { clearStaleScratch, removeAllScratch, STOPPED_EXIT_CODE, takeLock } from "../files";
 import { UserError } from "../errors";
 import { printableMessage, printableName } from "../printable";
 
@@ -259,7 +259,7 @@ export function claimOutput(out: string, log: (line: string) => void): () => voi
     );
   // Stopped by SIGINT or SIGTERM, the build or update removes its files and exits (D116): its log says so, not nothing.
   // An `out` already there (an update's --out its --base) is untouched: "was not written" sounded as if it were lost.
-  const was = stoppedOutput(out, printableName(out));
+  const was = stoppedOutput(out);
   const stopped = (code: number) => {
     if (code === STOPPED_EXIT_CODE)
       log(`stopped before its end: ${was}, and the temporary files were removed. Run it again to write it.`);

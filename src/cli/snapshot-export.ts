@@ -14,10 +14,10 @@ import { ApiError, Attributions, readSince, Resources } from "../http";
 import { openSnapshot, type Snapshot, SnapshotError } from "../snapshot";
 import { countProgress } from "./progress";
 import { ArgumentError, mainOf, note } from "./main";
-import { STOPPED_EXIT_CODE, stoppedOutput, writeFailed } from "../files";
+import { STOPPED_EXIT_CODE, writeFailed } from "../files";
 import { commandLine } from "../invocation";
 import { SNAPSHOT_DIR, snapshotToRead } from "./snapshots";
-import { checkOut } from "./out";
+import { checkOut, stoppedOutput } from "./out";
 import { printableName } from "../printable";
 
 /** Lines are joined into writes of about this many characters: one write per line would cost more than the line. */
@@ -160,7 +160,7 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
     throw new ArgumentError(`no folder ${dirname(args.out)}/ to write ${basename(args.out)} in.`);
   // Stopped (Ctrl-C, SIGTERM): the part written goes, as a build's files do (D116), rather than staying hidden beside --out;
   // an --out already there is untouched (it is renamed over only when the export is whole), and is said so.
-  const was = partial ? stoppedOutput(args.out, printableName(args.out)) : undefined;
+  const was = partial ? stoppedOutput(args.out) : undefined;
   const stop = () => {
     progress.stop();
     if (partial) {
