@@ -13,7 +13,7 @@ import { DEFAULT_CHUNK_WORDS, ingest, type IngestOptions, type IngestResult } fr
 import { readExport } from "../src/ingest/mediawiki";
 import type { RawPage } from "../src/ingest/raw-page";
 import { openDump } from "../src/ingest/source";
-import type { Snapshot } from "../src/snapshot";
+import { SNAPSHOT_MAGIC, type Snapshot } from "../src/snapshot";
 
 export { tempDir } from "./temp-dirs";
 
@@ -238,7 +238,7 @@ export function format1Bytes(meta: unknown, content: unknown): Uint8Array {
   const contentBytes = packr.pack(content);
   const file = new Uint8Array(64 + metaBytes.length + contentBytes.length);
   const view = new DataView(file.buffer);
-  file.set(new TextEncoder().encode("TOMESNAP"));
+  file.set(new TextEncoder().encode(SNAPSHOT_MAGIC));
   view.setUint32(8, 1, true);
   view.setBigUint64(16, BigInt(metaBytes.length), true);
   view.setBigUint64(24, BigInt(contentBytes.length), true);

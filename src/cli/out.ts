@@ -1,7 +1,7 @@
 /** What the snapshot commands' --out may name: checked before their work, not found wrong at its end. */
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { isSnapshotName, SNAPSHOT_EXTENSION } from "../snapshot";
+import { isSnapshotName, SNAPSHOT_EXTENSION, SNAPSHOT_MAGIC } from "../snapshot";
 import { printableName } from "../printable";
 import { ArgumentError } from "./main";
 import { SNAPSHOT_DIR } from "./snapshots";
@@ -24,7 +24,7 @@ export interface OutFile {
   magic?: string;
 }
 
-const SNAPSHOT_FILE: OutFile = { what: "snapshot", example: "en.tome", magic: "TOMESNAP" };
+const SNAPSHOT_FILE: OutFile = { what: "snapshot", example: "en.tome", magic: SNAPSHOT_MAGIC };
 
 /** Whether the file at `path` begins with `magic`. */
 function beginsWith(path: string, magic: string): boolean {

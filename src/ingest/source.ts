@@ -7,6 +7,7 @@
 import { accessSync, constants, type Stats, statSync } from "node:fs";
 import { DumpError } from "./errors";
 import { printableName } from "../printable";
+import { beginsAsSnapshot } from "../snapshot/format";
 
 type Compression = "bzip2" | "xz" | "gzip" | "none";
 
@@ -272,7 +273,7 @@ export async function openDump(spec: string, serial = false, signal?: AbortSigna
   const { head, stream } = await peek(source);
   if (head.byteLength === 0) throw new DumpError(`${printableName(spec)} is empty: it holds no XML.`);
   // Was "not a MediaWiki XML export (disallowed character at line 1)": a snapshot given where its dump goes.
-  if (new TextDecoder().decode(head.subarray(0, 8)) === "TOMESNAP")
+  if (beginsAsSnapshot(head))
     throw new DumpError(
       `${printableName(spec)} is a Tome snapshot, not a dump: give the MediaWiki dump it is to be built from, or apply dumps to it with snapshot:update --base ${printableName(spec)}.`,
     );

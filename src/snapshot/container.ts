@@ -26,14 +26,13 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { Packr, Unpackr } from "msgpackr";
-import { SnapshotError } from "./format";
+import { beginsAsSnapshot, SNAPSHOT_MAGIC, SnapshotError } from "./format";
 import { sameBytes, sha256 } from "./hash";
 import { FileMapping, type LeaseRefused } from "./mapping";
 import { commandLine } from "../invocation";
 import { forgetScratch, trackScratchFile, writeFailed, writeFully } from "../files";
 import { printableName } from "../printable";
 
-const MAGIC = "TOMESNAP";
 export const FORMAT_VERSION = 2;
 const HEADER_BYTES = 64;
 /** JavaScriptCore's largest ArrayBuffer is 4 GiB: sections stay below it. */
@@ -182,7 +181,7 @@ export class ContainerWriter {
     }
     const header = new Uint8Array(HEADER_BYTES);
     const view = new DataView(header.buffer);
-    header.set(new TextEncoder().encode(MAGIC), 0);
+    header.set(new TextEncoder().encode(SNAPSHOT_MAGIC), 0);
     view.setUint32(8, FORMAT_VERSION, true);
     view.setBigUint64(16, BigInt(tableOffset), true);
     view.setBigUint64(24, BigInt(table.byteLength), true);
@@ -398,8 +397,10 @@ export function openContainer(path: string): Container {
     const size = stat.size;
     const header = new Uint8Array(HEADER_BYTES);
     const read = readSync(fd, header, 0, HEADER_BYTES, 0);
-    if (read < 12 || new TextDecoder().decode(header.subarray(0, 8)) !== MAGIC) {
-      throw new SnapshotError(`${printableName(path)} is not a Tome snapshot (no TOMESNAP header). ${rebuild}`);
+    if (read < 12 || !beginsAsSnapshot(header)) {
+      throw new SnapshotError(
+        `${printableName(path)} is not a Tome snapshot (no ${SNAPSHOT_MAGIC} header). ${rebuild}`,
+      );
     }
     const view = new DataView(header.buffer);
     const version = view.getUint32(8, true);

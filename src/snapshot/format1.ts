@@ -8,7 +8,7 @@ import { FormatRegistry, type Static, Type as t, type TSchema } from "@sinclair/
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { Unpackr } from "msgpackr";
 import type { Redirect, SnapshotMeta, SnapshotPage } from "./format";
-import { SnapshotError } from "./format";
+import { beginsAsSnapshot, SnapshotError } from "./format";
 import { FORMAT_VERSION, unreadable } from "./container";
 import { sameBytes, sha256 } from "./hash";
 import { printableName } from "../printable";
@@ -56,7 +56,7 @@ function readWhole(path: string): Uint8Array {
 export function readFormat1(path: string): Format1 {
   const bytes = readWhole(path);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const tome = bytes.byteLength >= 12 && new TextDecoder().decode(bytes.subarray(0, 8)) === "TOMESNAP";
+  const tome = bytes.byteLength >= 12 && beginsAsSnapshot(bytes);
   if (tome && view.getUint32(8, true) === FORMAT_VERSION)
     throw new SnapshotError(
       `${printableName(path)} has snapshot format 2 already: there is nothing to convert; serve it as it is.`,
