@@ -90,6 +90,17 @@ export async function atomicWriteAsync(path: string, bytes: Uint8Array | string,
 }
 
 /**
+ * A file or folder that cannot be read, said the one way a dump, a snapshot and any other read are: `shown` is its name
+ * as printed ("the dump x.xml"). Refused to this user (EACCES, EPERM), it is told what to do; otherwise, the code.
+ */
+export function cannotRead(shown: string, err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "EACCES" || code === "EPERM")
+    return `${shown} cannot be read by this user (${code}): make it readable to this user, or run as a user who may read it.`;
+  return `${shown} cannot be read (${code ?? (err as Error).message}).`;
+}
+
+/**
  * A file system's refusal met writing `path` (ENOSPC, EROFS…), saying which file: the system's message for a write
  * to an open file names none, and the person must learn which folder to free. Its code is kept, for the CLI to say
  * what to do (src/cli/main.ts). Any other error is returned as it is.

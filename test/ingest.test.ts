@@ -434,7 +434,9 @@ describe("inputs", () => {
     try {
       const err = await ingest({ dumps: [path], workers: 1 }).catch((e) => e);
       expect(err).toBeInstanceOf(DumpError);
-      expect(err.message).toBe(`cannot read the dump ${path} (EACCES): check its path and its rights (this user's).`);
+      expect(err.message).toBe(
+        `the dump ${path} cannot be read by this user (EACCES): make it readable to this user, or run as a user who may read it.`,
+      );
     } finally {
       refused.mockRestore();
     }

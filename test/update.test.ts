@@ -2,7 +2,8 @@
  * snapshot:update on the shared dumps: a base built from enwik8-head (2006) updated with
  * enwiki-2016-sample (newer revisions of the same pages) against a full build over both.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
+import * as fs from "node:fs";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildFromDumps } from "../src/build";
@@ -221,6 +222,18 @@ describe("deletions", () => {
       `deletion list not found: ${join(folder, "gone.txt")}. Give the file of pages to remove, one a line.`,
     );
     expect(() => readDeletions(folder)).toThrow(`${folder} is a folder, not a deletion list: name the file in it.`);
+    // One this user may not read, said as a dump's and a snapshot's are (it said "…: EACCES."); root reads every file.
+    const list = join(folder, "deleted.txt");
+    const refused = spyOn(fs, "readFileSync").mockImplementation(() => {
+      throw Object.assign(new Error(`EACCES: permission denied, open '${list}'`), { code: "EACCES" });
+    });
+    try {
+      expect(() => readDeletions(list)).toThrow(
+        `the deletion list ${list} cannot be read by this user (EACCES): make it readable to this user, or run as a user who may read it.`,
+      );
+    } finally {
+      refused.mockRestore();
+    }
   });
 
   test("a deleted id is gone from page, chunk, search, lucky and changes (404 where the route answers one)", async () => {

@@ -11,6 +11,7 @@
 import { readFileSync } from "node:fs";
 import { canonicalTitle } from "../ingest";
 import { UserError } from "../errors";
+import { cannotRead } from "../files";
 import { printableName } from "../printable";
 
 export interface Deletions {
@@ -58,9 +59,7 @@ export function readDeletions(file: string): Deletions {
       );
     if (code === "EISDIR")
       throw new DeletionsError(`${printableName(file)} is a folder, not a deletion list: name the file in it.`);
-    throw new DeletionsError(
-      `cannot read the deletion list ${printableName(file)}: ${code ?? (err as Error).message}.`,
-    );
+    throw new DeletionsError(cannotRead(`the deletion list ${printableName(file)}`, err));
   }
   return parseDeletions(text, file);
 }

@@ -5,6 +5,7 @@
  */
 import { isAbsolute, relative, resolve } from "node:path";
 import { UserError } from "../errors";
+import { cannotRead } from "../files";
 import { commandLine } from "../invocation";
 import { printableMessage, printableName } from "../printable";
 import { applyConfig, readConfig, type Config } from "./config";
@@ -33,11 +34,15 @@ const FILE_SYSTEM_FIXES: Record<string, (elsewhere: string | undefined) => strin
 /** Calls that only read: a refusal of one is no write refused, and no setting that moves a write is the fix. */
 const READS = new Set(["scandir", "opendir", "readdir", "read"]);
 
-/** The fix for a file system's refusal, if it is one a person can make; mkdir of a folder a file holds the name of is EEXIST. */
+/** A read the file system refused to this user (no write refused: no setting that moves a write is the fix). */
+function readRefused(err: unknown): boolean {
+  const { code, syscall } = (err ?? {}) as NodeJS.ErrnoException;
+  return (code === "EACCES" || code === "EPERM") && READS.has(syscall ?? "");
+}
+
+/** The fix for a file system's refusal of a write, if it is one a person can make; mkdir of a folder a file holds the name of is EEXIST. */
 function fileSystemFix(err: unknown): ((elsewhere: string | undefined) => string) | undefined {
   const { code, syscall } = (err ?? {}) as NodeJS.ErrnoException;
-  if ((code === "EACCES" || code === "EPERM") && READS.has(syscall ?? ""))
-    return () => "this user may not read there: change its permissions, or run as a user who may read it";
   return code === "EEXIST" && syscall === "mkdir" ? FILE_SYSTEM_FIXES.ENOTDIR : FILE_SYSTEM_FIXES[code ?? ""];
 }
 
@@ -82,6 +87,11 @@ export async function mainOf(name: string, run: (config: Config) => unknown, opt
     applyConfig(config);
     await run(config);
   } catch (err) {
+    if (readRefused(err)) {
+      const { path, message } = err as NodeJS.ErrnoException;
+      console.error(`${name}: ${cannotRead(printableName(path ?? message), err)}`);
+      process.exit(1);
+    }
     const fix = fileSystemFix(err);
     if (fix) {
       const fixed = refusedIn(err, options.fixedFolder);

@@ -6,6 +6,7 @@
  */
 import { accessSync, constants, type Stats, statSync } from "node:fs";
 import { DumpError } from "./errors";
+import { cannotRead } from "../files";
 import { printableName } from "../printable";
 import { beginsAsSnapshot } from "../snapshot/format";
 
@@ -131,10 +132,7 @@ async function openRaw(spec: string, signal: AbortSignal | undefined): Promise<R
   }
   // Bun.file().exists() is false for a device (/dev/null was "dump not found"), whose stream() throws EPERM from epoll.
   let stat: Stats | undefined;
-  const unreadable = (err: unknown) =>
-    new DumpError(
-      `cannot read the dump ${printableName(spec)} (${(err as NodeJS.ErrnoException).code}): check its path and its rights (this user's).`,
-    );
+  const unreadable = (err: unknown) => new DumpError(cannotRead(`the dump ${printableName(spec)}`, err));
   try {
     stat = statSync(spec, { throwIfNoEntry: false });
   } catch (err) {

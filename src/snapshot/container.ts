@@ -30,7 +30,7 @@ import { beginsAsSnapshot, SNAPSHOT_MAGIC, SnapshotError } from "./format";
 import { sameBytes, sha256 } from "./hash";
 import { FileMapping, type LeaseRefused } from "./mapping";
 import { commandLine } from "../invocation";
-import { forgetScratch, trackScratchFile, writeFailed, writeFully } from "../files";
+import { cannotRead, forgetScratch, trackScratchFile, writeFailed, writeFully } from "../files";
 import { printableName } from "../printable";
 
 export const FORMAT_VERSION = 2;
@@ -362,12 +362,7 @@ export class Container {
 
 /** A snapshot file that cannot be opened (other than missing): why, and for a refusal, what to do. */
 export function unreadable(path: string, err: unknown): SnapshotError {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === "EACCES" || code === "EPERM")
-    return new SnapshotError(
-      `${printableName(path)} cannot be read by this user (${code}): make it readable to this user (chmod a+r), or run as a user who may read it.`,
-    );
-  return new SnapshotError(`${printableName(path)} cannot be read (${code ?? (err as Error).message}).`);
+  return new SnapshotError(cannotRead(printableName(path), err));
 }
 
 /** Opens a container: checks its header, length and table; refuses a format-1 file with what to do. */
