@@ -336,6 +336,20 @@ describe("snapshot file (format 2)", () => {
     expect(() => openSnapshot("/nonexistent/x.tome")).toThrow(/snapshot not found/);
   });
 
+  test("a folder is refused before it is opened: said in one line, no descriptor taken for it", () => {
+    const dir = tempDir();
+    // It was opened, fstat'd, then refused (the descriptor closed again): its stat says enough.
+    const opened = spyOn(fs, "openSync");
+    try {
+      expect(() => openContainer(dir)).toThrow(
+        new SnapshotError(`${dir} is a folder, not a snapshot file: name a .tome file in it.`),
+      );
+      expect(opened.mock.calls.map(([path]) => path)).toEqual([]);
+    } finally {
+      opened.mockRestore();
+    }
+  });
+
   test("a file whose search index is in an older layout (varint postings; term tables with empty entries; blocks without impacts) is refused with how to rebuild it", async () => {
     const dir = tempDir();
     const path = join(dir, "new.tome");

@@ -365,14 +365,20 @@ export function unreadable(path: string, err: unknown): SnapshotError {
   return new SnapshotError(cannotRead(printableName(path), err));
 }
 
+/** A folder named where a snapshot file goes. */
+export function aFolder(path: string): SnapshotError {
+  return new SnapshotError(`${printableName(path)} is a folder, not a snapshot file: name a .tome file in it.`);
+}
+
 /** Opens a container: checks its header, length and table; refuses a format-1 file with what to do. */
 export function openContainer(path: string): Container {
   let fd: number;
   try {
-    // Opened to read, a FIFO (a shell's <(…), /dev/stdin) waits for a writer, forever if none comes: a snapshot is
-    // mapped, so it can only be a file (or a folder, said below).
+    // Refused by its stat, not opened: opened to read, a FIFO (a shell's <(…), /dev/stdin) waits for a writer, forever
+    // if none comes; a snapshot is mapped, so it can only be a file.
     const stat = statSync(path);
-    if (!stat.isFile() && !stat.isDirectory())
+    if (stat.isDirectory()) throw aFolder(path);
+    if (!stat.isFile())
       throw new SnapshotError(
         `${printableName(path)} is not a file (a FIFO or a device?): a snapshot is a .tome file, mapped to be read.`,
       );
@@ -387,8 +393,6 @@ export function openContainer(path: string): Container {
   }
   try {
     const stat = fstatSync(fd);
-    if (stat.isDirectory())
-      throw new SnapshotError(`${printableName(path)} is a folder, not a snapshot file: name a .tome file in it.`);
     const size = stat.size;
     const header = new Uint8Array(HEADER_BYTES);
     const read = readSync(fd, header, 0, HEADER_BYTES, 0);

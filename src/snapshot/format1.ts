@@ -9,7 +9,7 @@ import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { Unpackr } from "msgpackr";
 import type { Redirect, SnapshotMeta, SnapshotPage } from "./format";
 import { beginsAsSnapshot, SnapshotError } from "./format";
-import { FORMAT_VERSION, unreadable } from "./container";
+import { aFolder, FORMAT_VERSION, unreadable } from "./container";
 import { sameBytes, sha256 } from "./hash";
 import { printableName } from "../printable";
 
@@ -47,8 +47,7 @@ function readWhole(path: string): Uint8Array {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT")
       throw new SnapshotError(`no file ${printableName(path)}: name the format-1 snapshot to convert.`);
-    if (code === "EISDIR")
-      throw new SnapshotError(`${printableName(path)} is a folder, not a snapshot file: name a .tome file in it.`);
+    if (code === "EISDIR") throw aFolder(path);
     throw unreadable(path, err);
   }
 }
