@@ -465,6 +465,13 @@ describe("a path with terminal escapes and a line break in its name", () => {
         `keys list: ENOTDIR: not a directory, stat '${show(junk)}/keys.json'`,
       ],
       [[cli("mcp.ts")], { TOME_SNAPSHOT: none }, 1, `mcp: snapshot not found: ${show(none)}.`],
+      // The URL start downloads from (fetch drops a line break, so it is downloaded all the same) was named raw.
+      [
+        [cli("start.ts")],
+        { TOME_DUMP: url, TOME_DATA: join(dir, "data"), PORT: "0" },
+        1,
+        `No snapshot in snapshots/: downloading ${show(url)} into dumps/`,
+      ],
     ] as const) {
       const r = await runToExit(["bun", ...argv], env, dir);
       expect({ argv, code: r.code, said: r.stderr.split("\n")[0]!.slice(0, said.length) }).toEqual({
@@ -513,7 +520,7 @@ describe("a path with terminal escapes and a line break in its name", () => {
     expect((await lines([cli("start.ts")], { TOME_SEARCH_WORKERS: odd })).lines[0]).toEndWith(`not "${shown}".`);
   });
 
-  test("a build's lock held, snapshot:export's --out of another compression, snapshot:follow's --dir or --from missing: named with \\u… too", async () => {
+  test("a build's lock held, snapshot:export's --out of another compression or in no folder, snapshot:follow's --dir or --from missing: named with \\u… too", async () => {
     const dir = tempDir("tome-args-");
     const held = join(dir, `held-${odd}`);
     // This test's process stands for a build writing it.
@@ -529,6 +536,12 @@ describe("a path with terminal escapes and a line break in its name", () => {
         [cli("snapshot-export.ts"), "--snapshot", await snapshotFor({ dumps: [SQUAD] }), "--out", `${none}.bz2`],
         2,
         `snapshot:export: --out ${show(none)}.bz2: snapshot:export compresses to .gz or .zst only, and a name ending in .bz2 would hold plain JSON Lines. Name it ${show(none)}.gz, .zst, or without the ending.`,
+      ],
+      // Named the folder raw: its ESC acted on, its line break a line of its own.
+      [
+        [cli("snapshot-export.ts"), "--snapshot", await snapshotFor({ dumps: [SQUAD] }), "--out", join(none, odd)],
+        2,
+        `snapshot:export: no folder ${show(none)}/ to write ${shown} in.`,
       ],
       [
         [cli("snapshot-follow.ts"), "--snapshot", await snapshotFor({ dumps: [SQUAD] }), "--dir", dir, "--from", none],

@@ -507,6 +507,26 @@ console.log(typeof ingest, tome.search("Normans", { limit: 1 }).hits[0].page.tit
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  test("an out under a file, or a folder, is said with the path's ESC and line breaks \\u-escaped, before anything is read", async () => {
+    const dump = writeExport([{ title: "Alpha", text: words(120) }]);
+    const dir = tempDir();
+    const odd = "a\x1b[31mred\nline";
+    const shown = "a\\u001b[31mred\\u000aline";
+    writeFileSync(join(dir, odd), "a file");
+    mkdirSync(join(dir, `folder-${odd}`));
+    const build = "buildFromDumps(ingestOptions, options)";
+    // Were the file system's ENOTDIR thrown from stat (the path in it raw), and the folder's path raw.
+    expect({
+      underFile: await said(() =>
+        buildFromDumps({ dumps: [dump] }, { out: join(dir, odd, "a.tome"), chunkWords: 300 }),
+      ),
+      folder: await said(() => buildFromDumps({ dumps: [dump] }, { out: join(dir, `folder-${odd}`), chunkWords: 300 })),
+    }).toEqual({
+      underFile: `SnapshotError: cannot write the snapshot to ${dir}/${shown}/a.tome: EEXIST: file already exists, mkdir '${dir}/${shown}'`,
+      folder: `RangeError: ${build}: out is a folder, ${dir}/folder-${shown}: name the snapshot file to write in it (a .tome).`,
+    });
+  });
+
   test("the memory bound is the container's limit when less than the machine's memory, else the machine's (D161)", () => {
     const total = 256e9;
     expect({

@@ -148,6 +148,23 @@ describe("download", () => {
     expect(brokeOff).not.toContain("fetch()");
   });
 
+  test("a URL with a line break or ESC in it (fetch drops the one, encodes the other) is named \\u-escaped in the broken-off line and the error", async () => {
+    reset(DUMP.length >> 1);
+    server.downAfterDrop = 3;
+    const url = `${URL_.replace(/[^/]*$/, "")}a\x1b[31mred\nline.xml.bz2`;
+    const shown = `${URL_.replace(/[^/]*$/, "")}a\\u001b[31mred\\u000aline.xml.bz2`;
+    const logged: string[] = [];
+    const err = await download(url, join(tempDir(), "dump.xml.bz2"), {
+      retries: 1,
+      retryDelayMs: 10,
+      log: (line) => logged.push(line),
+    }).catch((e: Error) => e);
+    // Were the URL as given: its ESC acted on by the terminal, its line break a line of its own.
+    expect(logged[0]).toStartWith(`download: the download of ${shown} broke off at `);
+    expect((err as Error).message).toStartWith(`cannot download ${shown}: HTTP 503`);
+    for (const said of [...logged, (err as Error).message]) expect(said).not.toMatch(/[\x1b\n]/);
+  });
+
   test("a disk full while downloading is not retried as a broken connection: one error naming the part and the space to free", async () => {
     reset();
     const dest = join(tempDir(), "dump.xml.bz2");

@@ -965,9 +965,13 @@ describe("bun run mcp", () => {
     }
   });
 
-  test("a damaged file copied over its snapshot is said to be damaged, naming snapshot:verify, in the tool error and once on stderr; a whole one is served again", async () => {
+  test("a damaged file copied over its snapshot is said to be damaged, naming snapshot:verify, in the tool error and once on stderr; a whole one is served again; its name's ESC and line break \\u-escaped", async () => {
     const whole = (await wikiOf([{ title: "Albedo", text: "Albedo is the fraction of light reflected." }])).snapshot;
-    const file = join(tempDir(), "served.tome");
+    const dir = tempDir();
+    const file = join(dir, "served-\x1b[31mred\nline.tome");
+    // As every other line names a path (printableName): the lines below named it raw, its ESC acted on, its line break
+    // a line of their own.
+    const shown = join(dir, "served-\\u001b[31mred\\u000aline.tome");
     copyFileSync(whole.path, file);
     const bytes = readFileSync(whole.path);
     // A text block's first byte (its zstd frame's): the file opens, the chunk cannot be read.
@@ -984,7 +988,7 @@ describe("bun run mcp", () => {
     let stderr = "";
     const client = await stdioClient(file, (text) => (stderr += text));
     const chunk = async () => (await client.callTool({ name: "get_chunk", arguments: { id: "1_0" } })) as Json;
-    const verify = `\`bun run snapshot:verify ${file}\``;
+    const verify = `\`bun run snapshot:verify ${shown}\``;
     // As the server's line for damage says (D167); it named snapshot:build without the dump it needs.
     const rebuild = "`bun run snapshot:build --dump <dump>`";
     try {
@@ -993,7 +997,7 @@ describe("bun run mcp", () => {
       for (const _ of [1, 2]) {
         const answer = await chunk();
         expect(answer.isError).toBe(true);
-        expect(answer.content[0].text).toStartWith(`service_unavailable: The snapshot ${file} is damaged (`);
+        expect(answer.content[0].text).toStartWith(`service_unavailable: The snapshot ${shown} is damaged (`);
         expect(answer.content[0].text).toContain(verify);
         expect(answer.content[0].text).toContain(rebuild);
         // Still held: a copy over it is opened on the next call (as below); a file moved over it needs a restart. It
@@ -1005,7 +1009,7 @@ describe("bun run mcp", () => {
       copyOver(tableDamaged);
       const unopened = await chunk();
       expect(unopened.content[0].text).toStartWith(
-        `service_unavailable: The snapshot ${file} was replaced by a file that cannot be served (`,
+        `service_unavailable: The snapshot ${shown} was replaced by a file that cannot be served (`,
       );
       expect(unopened.content[0].text).toContain(verify);
       expect(unopened.content[0].text).toContain(rebuild);
@@ -1017,10 +1021,10 @@ describe("bun run mcp", () => {
     // What it said of its snapshot: not its first line, nor its last (the connection closed, said or not before it exits).
     const lines = stderr.split("\n").filter((line) => /^mcp: (?!serving |the connection )/.test(line));
     expect(lines.map((line) => line.replace(/ \(.*/, ""))).toEqual([
-      `mcp: ${file} was replaced: serving it again`,
-      `mcp: The snapshot ${file} is damaged`,
-      `mcp: The snapshot ${file} was replaced by a file that cannot be served`,
-      `mcp: ${file} was replaced: serving it again`,
+      `mcp: ${shown} was replaced: serving it again`,
+      `mcp: The snapshot ${shown} is damaged`,
+      `mcp: The snapshot ${shown} was replaced by a file that cannot be served`,
+      `mcp: ${shown} was replaced: serving it again`,
     ]);
     for (const line of lines.slice(1, 3)) expect(line).toContain(verify);
   });

@@ -30,6 +30,7 @@ import {
 } from "../search";
 import { checkOptions, integerFrom, type OptionRule } from "../errors";
 import { type AnalysedArticle, buildParsingWorker } from "./analysed";
+import { printableName } from "../printable";
 
 /** The default memory budget: a quarter of the bound (so a small container's too), at most 2 GB. */
 export const DEFAULT_MEMORY_BYTES = Math.min(2e9, Math.floor(MOST_MEMORY_BYTES / 4));
@@ -108,13 +109,20 @@ function checkBuild(options: BuildOptions, call: string): void {
 
 /** A build's or update's `out` (its rule checked): not a folder (the rename would fail, the work done), its folder made. */
 export function checkOut(out: string, call: string): void {
-  if (statSync(out, { throwIfNoEntry: false })?.isDirectory())
-    throw new RangeError(`${call}: out is a folder, ${out}: name the snapshot file to write in it (a .tome).`);
+  let folder: boolean | undefined;
+  // Its folder first: a stat under a file (ENOTDIR) threw the file system's error, the path in it raw.
   try {
     mkdirSync(dirname(out), { recursive: true });
+    folder = statSync(out, { throwIfNoEntry: false })?.isDirectory();
   } catch (err) {
-    throw new SnapshotError(`cannot write the snapshot to ${out}: ${(err as Error).message}`);
+    throw new SnapshotError(
+      `cannot write the snapshot to ${printableName(out)}: ${printableName((err as Error).message)}`,
+    );
   }
+  if (folder)
+    throw new RangeError(
+      `${call}: out is a folder, ${printableName(out)}: name the snapshot file to write in it (a .tome).`,
+    );
 }
 
 /** A build in progress: pages are added as they come, then finish() writes the file. */

@@ -9,6 +9,7 @@ import { existsSync, readFileSync, renameSync, rmSync, statfsSync, statSync, wri
 import { open } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import { cannotReachSaid, DumpError, fetchFailureSaid } from "../ingest";
+import { printableName } from "../printable";
 
 export interface DownloadOptions {
   onProgress?: (received: number, total: number | undefined) => void;
@@ -57,6 +58,9 @@ type Attempt = { done: true } | { done: false; why: string; retry: boolean };
 export async function download(url: string, dest: string, options: DownloadOptions = {}): Promise<void> {
   if (existsSync(dest)) return;
   const part = `${dest}.part`;
+  // What a message names: the URL as given (fetch drops its line breaks, so it downloads all the same) and the part.
+  const shownUrl = printableName(url);
+  const shownPart = printableName(part);
   const versionFile = `${part}.version`;
   const log = options.log ?? (() => {});
   const retries = options.retries ?? 5;
@@ -73,7 +77,7 @@ export async function download(url: string, dest: string, options: DownloadOptio
     if (!attempt.retry || !reached || failures > retries) {
       const kept = sizeOf(part);
       throw new DumpError(
-        `${attempt.why}${kept ? ` ${mb(kept)} of it are kept in ${part}: run again to resume from there.` : ""}`,
+        `${attempt.why}${kept ? ` ${mb(kept)} of it are kept in ${shownPart}: run again to resume from there.` : ""}`,
       );
     }
     const wait = progressed ? 0 : retryDelayMs * 2 ** (failures - 1);
@@ -116,7 +120,7 @@ export async function download(url: string, dest: string, options: DownloadOptio
         return {
           done: false,
           retry: true,
-          why: `${url} answered another range than the one asked for (${res.headers.get("content-range")}): starting over.`,
+          why: `${shownUrl} answered another range than the one asked for (${res.headers.get("content-range")}): starting over.`,
         };
       }
     } else if (res.status === 200) {
@@ -125,7 +129,7 @@ export async function download(url: string, dest: string, options: DownloadOptio
       total = Number.isFinite(length) && length > 0 ? length : undefined;
       if (offset > 0)
         log(
-          `download: ${url} changed since the part in ${part} was downloaded, or cannot resume: downloading it again from the start.`,
+          `download: ${shownUrl} changed since the part in ${shownPart} was downloaded, or cannot resume: downloading it again from the start.`,
         );
       const seen = res.headers.get("etag") ?? res.headers.get("last-modified");
       if (seen) writeFileSync(versionFile, seen);
@@ -136,23 +140,27 @@ export async function download(url: string, dest: string, options: DownloadOptio
       const whole = Number(/\/(\d+)$/.exec(res.headers.get("content-range") ?? "")?.[1]);
       if (whole === offset) return { done: true };
       rmSync(part, { force: true });
-      return { done: false, retry: true, why: `${part} is not a part of ${url} as it is now: starting over.` };
+      return {
+        done: false,
+        retry: true,
+        why: `${shownPart} is not a part of ${shownUrl} as it is now: starting over.`,
+      };
     } else {
       await res.body?.cancel();
       return {
         done: false,
         retry: res.status >= 500 || res.status === 429,
-        why: `cannot download ${url}: HTTP ${res.status} ${res.statusText}.`,
+        why: `cannot download ${shownUrl}: HTTP ${res.status} ${res.statusText}.`,
       };
     }
-    if (!res.body) return { done: false, retry: true, why: `${url} answered with no body.` };
+    if (!res.body) return { done: false, retry: true, why: `${shownUrl} answered with no body.` };
     // A mirror's error or login page sent as 200 would be kept as the dump, and taken as whole by every later run.
     if (/^\s*text\/html\b/i.test(res.headers.get("content-type") ?? "")) {
       await res.body.cancel();
       return {
         done: false,
         retry: false,
-        why: `${url} answered with a web page (Content-Type ${res.headers.get("content-type")}), not a dump: check the address.`,
+        why: `${shownUrl} answered with a web page (Content-Type ${res.headers.get("content-type")}), not a dump: check the address.`,
       };
     }
     // A size the disk cannot hold (or a server's bogus one) is said before a byte is written, not at ENOSPC hours later.
@@ -162,7 +170,7 @@ export async function download(url: string, dest: string, options: DownloadOptio
       return {
         done: false,
         retry: false,
-        why: `${url} is ${mb(total)}: the ${mb(total - start)} still to download do not fit in the ${mb(free)} free on the disk of ${dirname(part)}. Free space there and run again.`,
+        why: `${shownUrl} is ${mb(total)}: the ${mb(total - start)} still to download do not fit in the ${mb(free)} free on the disk of ${printableName(dirname(part))}. Free space there and run again.`,
       };
     }
     const file = await open(part, start === 0 ? "w" : "a");
@@ -187,19 +195,19 @@ export async function download(url: string, dest: string, options: DownloadOptio
       if (err instanceof WriteFailure) {
         const need = total === undefined ? "" : `, ${mb(total - received)} more for the rest`;
         throw new DumpError(
-          `cannot write ${part}: ${err.cause.message}. Free space on the disk of ${dirname(part)} (${mb(received)} of ${url} are kept in ${part}${need}), then run again to resume from there.`,
+          `cannot write ${shownPart}: ${printableName(err.cause.message)}. Free space on the disk of ${printableName(dirname(part))} (${mb(received)} of ${shownUrl} are kept in ${shownPart}${need}), then run again to resume from there.`,
         );
       }
       return {
         done: false,
         retry: true,
-        why: `the download of ${url} broke off at ${mb(received)}${total ? ` of ${mb(total)}` : ""} (${fetchFailureSaid(err)}).`,
+        why: `the download of ${shownUrl} broke off at ${mb(received)}${total ? ` of ${mb(total)}` : ""} (${fetchFailureSaid(err)}).`,
       };
     } finally {
       await file.close();
     }
     if (total !== undefined && received < total) {
-      return { done: false, retry: true, why: `the download of ${url} ended at ${mb(received)} of ${mb(total)}.` };
+      return { done: false, retry: true, why: `the download of ${shownUrl} ended at ${mb(received)} of ${mb(total)}.` };
     }
     return { done: true };
   }

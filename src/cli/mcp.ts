@@ -48,6 +48,7 @@ export async function main(args: string[]): Promise<void> {
       process.exit(1);
     }
     let engine = open(path);
+    const shown = printableName(path);
     /** The last fault said on stderr: a call meeting the same one again says nothing more. */
     let said: string | undefined;
     const say = (line: string) => {
@@ -55,7 +56,7 @@ export async function main(args: string[]): Promise<void> {
       said = line;
     };
     const damaged = (what: string, next: string) =>
-      `${what}: check it with \`${commandLine(`snapshot:verify ${path}`)}\`, and copy a whole one over it or rebuild it ` +
+      `${what}: check it with \`${commandLine(`snapshot:verify ${shown}`)}\`, and copy a whole one over it or rebuild it ` +
       `(\`${commandLine("snapshot:build --dump <dump>")}\`) if a section does not match; ${next}.`;
     // A copy over the file lets it go (D84); the next call opens it again once it is whole, as the server's swap does (D47).
     // A file still held was not replaced: what the call read of it is damaged. A file moved over it (mv, or the rename
@@ -64,7 +65,7 @@ export async function main(args: string[]): Promise<void> {
       const cause = error.message.replace(/\.$/, "");
       if (engine.snapshot.container.readable) {
         const message = damaged(
-          `The snapshot ${path} is damaged (${cause})`,
+          `The snapshot ${shown} is damaged (${cause})`,
           "a file copied over it (cp) is opened on the next call, one moved over it (mv, or built to it) once the MCP server is restarted",
         );
         say(message);
@@ -77,9 +78,9 @@ export async function main(args: string[]): Promise<void> {
         if (!(err instanceof UserError)) throw err;
         const why = err.message.replace(/\.$/, "");
         if (beingWritten(path))
-          return `The snapshot ${path} was replaced while this MCP server read it (${cause}), and cannot be opened again yet: ${why}. Try again once it is whole; if this goes on, restart the MCP server.`;
+          return `The snapshot ${shown} was replaced while this MCP server read it (${cause}), and cannot be opened again yet: ${why}. Try again once it is whole; if this goes on, restart the MCP server.`;
         const message = damaged(
-          `The snapshot ${path} was replaced by a file that cannot be served (${why})`,
+          `The snapshot ${shown} was replaced by a file that cannot be served (${why})`,
           "the next call opens it once it is whole",
         );
         say(message);
@@ -90,7 +91,7 @@ export async function main(args: string[]): Promise<void> {
       said = undefined;
       const m = next.snapshot.meta;
       console.error(
-        `mcp: ${path} was replaced: serving it again (${m.indexedPages} pages, content hash ${m.contentHash.slice(0, 12)}).`,
+        `mcp: ${shown} was replaced: serving it again (${m.indexedPages} pages, content hash ${m.contentHash.slice(0, 12)}).`,
       );
       return apiContext(next);
     };
@@ -140,7 +141,7 @@ export async function main(args: string[]): Promise<void> {
       process.exit(lastError ? 1 : 0);
     };
     const m = engine.snapshot.meta;
-    console.error(`mcp: serving ${printableName(path)} (${m.wiki.host}, ${m.indexedPages} pages) over stdio.`);
+    console.error(`mcp: serving ${shown} (${m.wiki.host}, ${m.indexedPages} pages) over stdio.`);
     // The client ends the server by closing its stdin: the calls its last lines made are answered (on this thread, before
     // setImmediate's turn) and what is queued for stdout is written, then it exits; exiting at once could lose answers
     // (10 of 20 were, for a client reading slowly). A client that closed its end of stdout is gone: nothing can reach it.

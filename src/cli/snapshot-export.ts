@@ -148,7 +148,7 @@ function outputKind(out: string): "file" | "other" {
 export async function runExport(args: ExportArgs, stdout: Writable = process.stdout): Promise<number | undefined> {
   const snapshot = openSnapshot(args.snapshot);
   const { rows, chunks } = exportedRows(snapshot, args.since);
-  const progress = countProgress(basename(args.snapshot), chunks, "chunks");
+  const progress = countProgress(printableName(basename(args.snapshot)), chunks, "chunks");
   const lines = Readable.from(exportLines(snapshot, rows, progress.update), { objectMode: false });
   const compressor = compressorFor(args.out);
   const target = args.out === "-" ? undefined : outputKind(args.out);
@@ -157,7 +157,9 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
   // as it is (renamed over, /dev/null would become a file).
   const partial = target === "file" ? join(dirname(args.out), `.${basename(args.out)}.partial`) : undefined;
   if (target === "file" && !existsSync(dirname(args.out)))
-    throw new ArgumentError(`no folder ${dirname(args.out)}/ to write ${basename(args.out)} in.`);
+    throw new ArgumentError(
+      `no folder ${printableName(dirname(args.out))}/ to write ${printableName(basename(args.out))} in.`,
+    );
   // Stopped (Ctrl-C, SIGTERM): the part written goes, as a build's files do (D116), rather than staying hidden beside --out;
   // an --out already there is untouched (it is renamed over only when the export is whole), and is said so.
   const was = partial ? stoppedOutput(args.out) : undefined;
@@ -182,7 +184,7 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
     if (!partial && (err as NodeJS.ErrnoException).code === "EPIPE") return undefined;
     if (err instanceof SnapshotError)
       throw new SnapshotError(
-        `${args.snapshot}: ${err.message}. ${partial ? "Nothing was written" : "The export stops there"}: check it with ${commandLine(`snapshot:verify ${args.snapshot}`)}, then copy or build it again.`,
+        `${printableName(args.snapshot)}: ${err.message}. ${partial ? "Nothing was written" : "The export stops there"}: check it with ${commandLine(`snapshot:verify ${printableName(args.snapshot)}`)}, then copy or build it again.`,
       );
     throw target ? writeFailed(args.out, err) : err;
   } finally {

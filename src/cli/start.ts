@@ -205,13 +205,14 @@ async function ensureSnapshot(config: Config): Promise<string> {
 async function downloadDump(url: string): Promise<string> {
   const name = fileNameOf(url);
   const dest = join(DOWNLOAD_DIR, name);
+  const shown = printableName(url);
   if (existsSync(dest)) {
-    note(`Using ${dest}, downloaded earlier from ${url} (delete it to download again).`);
+    note(`Using ${dest}, downloaded earlier from ${shown} (delete it to download again).`);
     return dest;
   }
   mkdirSync(DOWNLOAD_DIR, { recursive: true });
   note(
-    `No snapshot in ${SNAPSHOT_DIR}/: downloading ${url} into ${dest} (stopped, it resumes where it was when run again).`,
+    `No snapshot in ${SNAPSHOT_DIR}/: downloading ${shown} into ${dest} (stopped, it resumes where it was when run again).`,
   );
   const bar = downloadProgress(name);
   // Stopped (Ctrl-C, SIGTERM): the bar gives the terminal back its cursor, and the log says what is kept, not nothing.
