@@ -182,4 +182,21 @@ describe("a refused value echoed in details", () => {
       expect(echoedValue).toBe(`a${"😀".repeat(99)}`);
     }
   });
+
+  test("a lone half of a surrogate pair in the value is said as U+FFFD, not written as a lone \\ud800 escape; one at the cut, not a pair's, too", async () => {
+    // No request's query or path decodes to one (%ED%A0%80 is read as U+FFFD three times); a value from elsewhere may.
+    const lateHigh = `${"x".repeat(199)}\ud800yz`;
+    for (const [value, said] of [
+      ["a\ud800b", "a\ufffdb"],
+      ["\udc00b", "\ufffdb"],
+      [lateHigh, `${"x".repeat(199)}\ufffd`],
+    ]) {
+      for (const answer of [errorAnswer(parameterError("q", value!, "at most 500 characters")), refusedSince(value!)]) {
+        const text = await answer.text();
+        // Were "a\ud800b" and "\udc00b" as escapes; the lone half at 199 was left out.
+        expect(text).not.toMatch(/\\ud[89a-f][0-9a-f]{2}/);
+        expect(JSON.parse(text).details.value).toBe(said);
+      }
+    }
+  });
 });

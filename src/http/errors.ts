@@ -166,11 +166,13 @@ export function parameterError(
 /**
  * At most 200 characters of a refused value, for its error's details. Cut between code points: half of a surrogate pair
  * is written as a lone `\ud83d` escape, which strict JSON readers (Rust's serde_json) refuse, so the client could not read
- * why it was refused.
+ * why it was refused. A lone half in the value itself is said as U+FFFD, as shortened() says it: the decoders of a
+ * request's query and path never give one, but a value from elsewhere (a JSON body, a caller's string) may hold one.
  */
 export function echoed(value: string): string {
   const cut = value.slice(0, 200);
-  return /[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut;
+  const split = /[\ud800-\udbff]$/.test(cut) && /^[\udc00-\udfff]/.test(value.slice(200, 201));
+  return (split ? cut.slice(0, -1) : cut).toWellFormed();
 }
 
 /**
