@@ -1,7 +1,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { totalmem } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import {
   buildFromDumps,
   buildParsingWorker,
@@ -13,7 +13,7 @@ import {
 } from "../src/build";
 import { buildSnapshot } from "../src/cli/snapshot-build";
 import { runUpdate } from "../src/cli/snapshot-update";
-import { ingest } from "../src/ingest";
+import { DumpError, ingest } from "../src/ingest";
 import { IndexBuilder, open } from "../src/search";
 import { ContainerWriter, openContainer, redirectListOf, sameBytes, type RedirectList } from "../src/snapshot";
 import { writeRedirects } from "../src/snapshot/write";
@@ -208,28 +208,56 @@ describe("the end of the read (D128)", () => {
 });
 
 describe("a build of no article", () => {
-  test("dumps of only redirects, or whose every article is left out, make a snapshot of no page, not a crash at the index", async () => {
+  test("dumps of only a <siteinfo>, only redirects, or whose every article is left out are refused, saying so, and nothing is written (D171): not a snapshot of no page, nor a crash at the index", async () => {
     const dir = tempDir();
     const page = (body: string) =>
       `<page><title>Alpha</title><ns>0</ns><id>1</id>${body}<revision><id>10</id><timestamp>2024-01-01T00:00:00Z</timestamp><text>${body ? "#REDIRECT [[Beta]]" : "Word. ".repeat(1_500_000)}</text></revision></page>`;
-    for (const [name, body] of [
-      ["redirects", '<redirect title="Beta" />'],
-      ["left out", ""],
+    const said =
+      "a snapshot of no pages would answer nothing, so none was written. Give a dump of the wiki's articles (pages-articles).";
+    for (const [name, pages, held] of [
+      ["siteinfo", "", "no article (a page of the main namespace that is no redirect)"],
+      [
+        "redirects",
+        page('<redirect title="Beta" />'),
+        "no article (a page of the main namespace that is no redirect), only a redirect",
+      ],
+      ["left out", page(""), "1 article, left out (its wikitext could not be converted: "],
     ]) {
       const dump = join(dir, `${name}.xml`);
       writeFileSync(
         dump,
-        `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en"><siteinfo><dbname>enwiki</dbname></siteinfo>${page(body!)}</mediawiki>`,
+        `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en"><siteinfo><dbname>enwiki</dbname></siteinfo>${pages}</mediawiki>`,
       );
       const out = join(dir, `${name}.tome`);
-      const report = await buildFromDumps({ dumps: [dump], workers: 1 }, { out, chunkWords: 300 });
-      expect({ name, pages: report.meta.indexedPages, redirects: report.meta.skippedRedirects }).toEqual({
+      // Wrote a snapshot of 0 pages.
+      const err = await buildFromDumps({ dumps: [dump], workers: 1 }, { out, chunkWords: 300 }).catch((e) => e);
+      expect({ name, error: err instanceof DumpError, message: err.message }).toEqual({
         name,
-        pages: 0,
-        redirects: body ? 1 : 0,
+        error: true,
+        message: expect.stringContaining(`${dump} holds ${held}`),
       });
-      expect(open(out).search("alpha").hits).toEqual([]);
+      expect(err.message).toEndWith(said);
+      expect(existsSync(out)).toBe(false);
     }
+    // Without --out, it replaced the wiki's snapshot in snapshots/ (a server serving it would have swapped to it).
+    const served = join(dir, "snapshots", "enwiki.tome");
+    mkdirSync(dirname(served));
+    await buildFromDumps(
+      { dumps: [writeExport([{ title: "Alpha", text: "Alpha is a word." }])] },
+      { out: served, chunkWords: 300 },
+    );
+    const before = readFileSync(served);
+    const run = await runToExit(
+      ["bun", join(ROOT, "src/cli/snapshot-build.ts"), "--dump", join(dir, "siteinfo.xml")],
+      {},
+      dir,
+    );
+    expect({ code: run.code, said: run.stderr.trim() }).toEqual({
+      code: 1,
+      said: `snapshot:build: ${join(dir, "siteinfo.xml")} holds no article (a page of the main namespace that is no redirect): ${said}`,
+    });
+    expect(Buffer.compare(readFileSync(served), before)).toBe(0);
+    expect(readdirSync(dirname(served))).toEqual(["enwiki.tome"]);
   });
 });
 

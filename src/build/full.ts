@@ -5,7 +5,15 @@
  */
 import { dirname } from "node:path";
 import { mkdirSync, statSync } from "node:fs";
-import { checkIngest, endResting, ingest, modifications, type IngestOptions, type IngestResult } from "../ingest";
+import {
+  checkIngest,
+  DumpError,
+  endResting,
+  ingest,
+  modifications,
+  type IngestOptions,
+  type IngestResult,
+} from "../ingest";
 import {
   SnapshotError,
   Growable,
@@ -30,7 +38,7 @@ import {
 } from "../search";
 import { checkOptions, integerFrom, type OptionRule } from "../errors";
 import { type AnalysedArticle, buildParsingWorker } from "./analysed";
-import { printableName } from "../printable";
+import { printableMessage, printableName } from "../printable";
 
 /** The default memory budget: a quarter of the bound (so a small container's too), at most 2 GB. */
 export const DEFAULT_MEMORY_BYTES = Math.min(2e9, Math.floor(MOST_MEMORY_BYTES / 4));
@@ -372,10 +380,30 @@ async function ingestInto(
     // The last run's inversion (up to --memory) goes to its file before the claims' resolution allocates (D128).
     allRead: () => build.settle(),
   }).finally(endResting);
+  if (!ingested.kept.pageIds.length) {
+    ingested.redirectList.close();
+    throw noPageKept(ingested);
+  }
   const { wiki, sources, truncated, failures, wikitextChars, hostGuessed } = ingested;
   const result: IngestSummary = { wiki, sources, truncated, failures, wikitextChars, hostGuessed };
   build.keep(ingested.kept);
   return { result, redirects: ingested.redirectList };
+}
+
+/**
+ * D171: dumps that keep no page are refused, nothing written. Their snapshot would answer nothing, and written to
+ * snapshot:build's default (snapshots/<dbname>.tome) it replaced the one served there, which the server then swapped to.
+ */
+function noPageKept({ sources, failures }: IngestResult): DumpError {
+  const articles = sources.reduce((n, s) => n + s.articles, 0);
+  const redirects = sources.reduce((n, s) => n + s.redirects, 0);
+  const what = sources.length === 1 ? `${printableName(sources[0]!.dump)} holds` : `the ${sources.length} dumps hold`;
+  const held = articles
+    ? `${articles === 1 ? "1 article, left out" : `${articles} articles, every one left out`} (its wikitext could not be converted${failures[0] ? `: ${printableMessage(failures[0].error)}` : ""})`
+    : `no article (a page of the main namespace that is no redirect)${redirects ? `, only ${redirects === 1 ? "a redirect" : `${redirects} redirects`}` : ""}`;
+  return new DumpError(
+    `${what} ${held}: a snapshot of no pages would answer nothing, so none was written. Give a dump of the wiki's articles (pages-articles).`,
+  );
 }
 
 /** Builds a snapshot from pages already in memory (tests, conversion of a format-1 file). */
