@@ -7,9 +7,11 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   renameSync,
   rmSync,
   statSync,
+  utimesSync,
   writeSync,
 } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
@@ -243,14 +245,42 @@ function processStart(pid: number): string {
   }
 }
 
-/** What a lock file of this process holds: its id and start time (lockHolder reads them). */
-export const lockText = (): string => `${process.pid} ${processStart(process.pid)}`;
+/**
+ * Where this process's id means what it says: the machine's boot and the pid namespace ("" where /proc cannot tell).
+ * Another container on the same volume (its own namespace, often pid 1 there too) or another machine on a shared
+ * folder has another: there, its holder's id names some other process here, or none, and says nothing of it.
+ */
+const PID_SPACE = (() => {
+  try {
+    const boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    return `${boot}/${readlinkSync("/proc/self/ns/pid").replace(/\D/g, "")}`;
+  } catch {
+    return "";
+  }
+})();
 
-/** The process a lock file names, if it is still that process (its id may have been given to another since: the start times differ). */
-function lockHolder(text: string): number | undefined {
-  const [pidText = "", started = ""] = text.trim().split(" ");
+/**
+ * A lock's holder renews its file's mtime this often; a lock of another pid space (PID_SPACE) is live while it was
+ * renewed within LOCK_STALE_MS, and broken after, its holder gone (its thread would have to stand still 30 s: a
+ * renewal missed then is the price of telling a crashed container's lock from a running one's).
+ */
+export const LOCK_RENEW_MS = 2_000;
+export const LOCK_STALE_MS = 30_000;
+
+/** What a lock file of this process holds: its id, start time and pid space (lockHolder reads them). */
+export const lockText = (): string => `${process.pid} ${processStart(process.pid)}${PID_SPACE && ` ${PID_SPACE}`}`;
+
+/**
+ * The process a lock file names, if it is still that process (its id may have been given to another since: the start
+ * times differ). One of another pid space is judged by when its file was last renewed (`mtimeMs`), never by its id.
+ */
+function lockHolder(text: string, mtimeMs: number): number | { elsewhere: number } | undefined {
+  const [pidText = "", started = "", space = ""] = text.trim().split(" ");
   const pid = Number(pidText);
-  if (!Number.isInteger(pid) || pid <= 0 || !processAlive(pid)) return undefined;
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  if (space && space !== PID_SPACE)
+    return Math.abs(Date.now() - mtimeMs) < LOCK_STALE_MS ? { elsewhere: pid } : undefined;
+  if (!processAlive(pid)) return undefined;
   return !started || processStart(pid) === started ? pid : undefined;
 }
 
@@ -289,7 +319,7 @@ function breakStaleLock(path: string, stale: string): boolean {
     try {
       const text = readFileSync(breaking, "utf8");
       const gone = text.trim()
-        ? lockHolder(text) === undefined
+        ? lockHolder(text, statSync(breaking).mtimeMs) === undefined
         : Date.now() - statSync(breaking).mtimeMs > EMPTY_LOCK_GRACE_MS;
       if (gone) rmSync(breaking, { force: true });
     } catch {}
@@ -353,9 +383,9 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
       const found = lockFound(path);
       if (found === "gone") continue;
       if (found instanceof Error) throw policy.unwritable(found);
-      if (typeof found === "number") {
+      if (typeof found === "number" || (typeof found === "object" && "elsewhere" in found)) {
         if (found === process.pid && !policy.waitForThisProcess) return () => {};
-        if (Date.now() >= deadline) throw policy.held(found);
+        if (Date.now() >= deadline) throw policy.held(typeof found === "number" ? found : found.elsewhere);
       } else if (found !== "young") {
         if (++breaks > 50) throw policy.unwritable(new Error(`${path} cannot be replaced`));
         if (breakStaleLock(path, found.stale)) continue;
@@ -363,7 +393,16 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
       yield LOCK_RETRY_MS;
       continue;
     }
+    // Its holder's sign of life for a taker in another pid space (lockHolder), which cannot see its process.
+    const renew = setInterval(() => {
+      try {
+        const now = new Date();
+        utimesSync(path, now, now);
+      } catch {}
+    }, LOCK_RENEW_MS);
+    renew.unref();
     const release = () => {
+      clearInterval(renew);
       heldLocks.delete(release);
       try {
         if (readFileSync(path, "utf8").trim() === mine) rmSync(path, { force: true });
@@ -375,16 +414,17 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
 }
 
 /**
- * What the lock file `path` tells of its holder: its process id while it runs; "young" while it is empty and younger than
+ * What the lock file `path` tells of its holder: its process id while it runs (`elsewhere`: in another pid space,
+ * renewed lately); "young" while it is empty and younger than
  * EMPTY_LOCK_GRACE_MS; its text, to break, when its holder is gone; "gone" if it was removed meanwhile; the error if it
  * cannot be read.
  */
-function lockFound(path: string): number | "young" | "gone" | { stale: string } | Error {
+function lockFound(path: string): number | { elsewhere: number } | "young" | "gone" | { stale: string } | Error {
   try {
     const text = readFileSync(path, "utf8");
     if (!text.trim())
       return Math.abs(Date.now() - statSync(path).mtimeMs) < EMPTY_LOCK_GRACE_MS ? "young" : { stale: text };
-    return lockHolder(text) ?? { stale: text };
+    return lockHolder(text, statSync(path).mtimeMs) ?? { stale: text };
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "ENOENT" ? "gone" : (err as Error);
   }

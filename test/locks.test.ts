@@ -5,14 +5,18 @@
  * its maker's until EMPTY_LOCK_GRACE_MS have passed, and broken after.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { keysPath, readKeyFile, updateKeyFile, updateKeyFileAsync } from "../src/access/store";
 import { createKey } from "../src/access/commands";
-import { EMPTY_LOCK_GRACE_MS, takeLock } from "../src/files";
+import { EMPTY_LOCK_GRACE_MS, LOCK_RENEW_MS, LOCK_STALE_MS, takeLock } from "../src/files";
 import { ROOT, tempDir } from "./helpers";
 
 class Held extends Error {}
+
+/** Runs a command as pid 1 of a pid namespace of its own, as a container's entry point runs (util-linux's unshare). */
+const IN_OWN_PID_SPACE = ["unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount-proc"];
+const ownPidSpaces = Bun.spawnSync([...IN_OWN_PID_SPACE, "true"]).exitCode === 0;
 
 /** Each way a lock is taken, on a data folder: resolves to how it went, "taken" or the holder's process id. */
 const TAKERS: Record<
@@ -138,5 +142,74 @@ describe.each(Object.entries(TAKERS))("%s", (_, { waits, lock: lockOf, take }) =
       await remover.exited;
     }
     expect(readdirSync(dir).filter((f) => f.endsWith(".lock") || f.endsWith(".break"))).toEqual([]);
+  });
+
+  test.skipIf(!ownPidSpaces)(
+    "a lock held from another pid namespace (another container on the same volume, its holder pid 1 there) is its holder's: refused (takeLock) or waited for, never broken",
+    async () => {
+      const dir = dataDir();
+      const lock = lockOf(dir);
+      // The holder: takes the lock as a server or key command does, holds it 1.5 s and lets it go, exiting 0 only if
+      // it was its own throughout. Its id means nothing here: pid 1 is another process, and its own start time differs.
+      const holder = Bun.spawn(
+        [
+          ...IN_OWN_PID_SPACE,
+          process.execPath,
+          "-e",
+          `import { readFileSync } from "node:fs";
+           import { takeLock } from ${JSON.stringify(join(ROOT, "src/files.ts"))};
+           const lock = ${JSON.stringify(lock)};
+           const release = takeLock(lock, { held: () => new Error("held"), unwritable: (e) => e });
+           const mine = readFileSync(lock, "utf8");
+           Bun.sleepSync(1500);
+           const still = readFileSync(lock, "utf8") === mine;
+           release();
+           process.exit(still ? 0 : 1);`,
+        ],
+        { stdout: "inherit", stderr: "inherit" },
+      );
+      while (!existsSync(lock) || !readFileSync(lock, "utf8").trim()) await Bun.sleep(5);
+      const took = await take(dir);
+      expect(await holder.exited).toBe(0);
+      expect(took).toBe(waits ? "taken" : 1);
+      if (waits) expectTaken(dir, lock);
+    },
+    30_000,
+  );
+});
+
+describe("a lock of another pid namespace or machine (its text names another boot or namespace)", () => {
+  const take = TAKERS["takeLock (server, build, follow)"]!.take;
+  /** What such a holder writes: pid 1 (alive here, started at another time), and a pid space that is not this one's. */
+  const elsewhere = "1 1 00000000-0000-0000-0000-000000000000/4026531836\n";
+
+  test("renewed within LOCK_STALE_MS, it is held: its id is not looked for here", async () => {
+    const dir = dataDir();
+    writeFileSync(join(dir, "server.lock"), elsewhere);
+    expect(await take(dir)).toBe(1);
+    expect(readFileSync(join(dir, "server.lock"), "utf8")).toBe(elsewhere);
+  });
+
+  test("not renewed for LOCK_STALE_MS (its holder gone: a container killed, a machine stopped), it is broken", async () => {
+    const dir = dataDir();
+    const lock = join(dir, "server.lock");
+    writeFileSync(lock, elsewhere);
+    const renewed = (Date.now() - LOCK_STALE_MS - 1_000) / 1000;
+    utimesSync(lock, renewed, renewed);
+    expect(await take(dir)).toBe("taken");
+  });
+
+  test("a lock's holder renews it every LOCK_RENEW_MS, so that a taker elsewhere sees it live", async () => {
+    const dir = dataDir();
+    const lock = join(dir, "server.lock");
+    const release = takeLock(lock, { held: () => new Held(), unwritable: (e) => e });
+    try {
+      const long = (Date.now() - LOCK_STALE_MS) / 1000;
+      utimesSync(lock, long, long);
+      await Bun.sleep(LOCK_RENEW_MS + 1_000);
+      expect(Date.now() - statSync(lock).mtimeMs).toBeLessThan(LOCK_STALE_MS / 2);
+    } finally {
+      release();
+    }
   });
 });
