@@ -42,6 +42,7 @@ import {
 } from "../src/access";
 import type { App } from "../src/http";
 import { lockText } from "../src/files";
+import { KEYS_A_DAY } from "../src/http/dashboard/account";
 
 setDefaultTimeout(180_000);
 
@@ -1102,6 +1103,43 @@ describe("in process (app.handle)", () => {
     // The page that answered carries a new form: it makes a key.
     form.set("form", /name="form" value="([^"]+)"/.exec(said)![1]!);
     expect((await send()).status).toBe(201);
+  });
+
+  test("a free account makes at most KEYS_A_DAY keys in 24 hours through the dashboard, revoked ones counted: keys.json, read whole by every change, is not grown without end by creating and revoking (D82)", async () => {
+    const churn = updateKeyFile(data, (f) => createAccountAccess(f, "churn", "free").token);
+    const cookie = await sessionCookie(churn);
+    const csrf = csrfOf(await (await handle("/dashboard", { headers: { cookie } })).text());
+    const create = (name: string) =>
+      handle("/dashboard/keys", {
+        method: "POST",
+        headers: { "content-type": FORM, cookie },
+        body: new URLSearchParams({ csrf, name, scope: "read" }),
+      });
+    for (let i = 0; i < KEYS_A_DAY; i++) {
+      const made = await create(`Churn ${i}`);
+      expect(made.status).toBe(201);
+      const id = /\/dashboard\/keys\/(key_\w+)\/revoke/.exec(await made.text())![1]!;
+      const revoked = await handle(`/dashboard/keys/${id}/revoke`, {
+        method: "POST",
+        headers: { "content-type": FORM, cookie },
+        body: new URLSearchParams({ csrf }),
+      });
+      expect(revoked.status).toBe(303);
+    }
+    const refused = await create("One more");
+    expect(refused.status).toBe(409);
+    const said = await refused.text();
+    expect(said).toContain(`Your account has made ${KEYS_A_DAY} keys in the last 24 hours`);
+    expect(said).not.toContain('id="new-key"');
+    const churned = () => readKeyFile(keysPath(data)).keys.filter((k) => k.account === "churn");
+    expect(churned()).toHaveLength(KEYS_A_DAY);
+    // A day later the first no longer counts: one more may be made.
+    const dayAgo = new Date(Date.now() - 86_400_000 - 1_000).toISOString();
+    updateKeyFile(data, (f) => {
+      f.keys.find((k) => k.account === "churn")!.created_at = dayAgo;
+    });
+    expect((await create("One more")).status).toBe(201);
+    expect(churned()).toHaveLength(KEYS_A_DAY + 1);
   });
 
   test("a key made while the server's disk is full: no key shown, the holder told nothing was changed (not a 500), the store as it was", async () => {

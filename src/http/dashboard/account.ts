@@ -45,6 +45,15 @@ async function viewOf(v: Visit, extra: Partial<AccountView> = {}): Promise<Accou
   };
 }
 
+/**
+ * Keys an account may make through the dashboard in 24 hours, revoked ones included (D82): the plan's number of keys,
+ * at least KEYS_A_DAY and at most KEYS_A_DAY_MAX. Every key stays in the store, which each change reads and writes
+ * whole (keys.json) and each account page lists: without it, creating and revoking in a loop grew them without end.
+ */
+export const KEYS_A_DAY = 10;
+const KEYS_A_DAY_MAX = 100;
+const DAY_MS = 86_400_000;
+
 /** A create form's id: random bytes, base64url as randomToken writes them (16 bytes, 22 characters). */
 const FORM_ID_BYTES = 16;
 const FORM_ID = new RegExp(`^[A-Za-z0-9_-]{${Math.ceil((FORM_ID_BYTES * 4) / 3)}}$`);
@@ -107,6 +116,12 @@ export async function createOwnKey(v: Visit): Promise<Response> {
       if (active >= limit) {
         throw new KeyStoreError(
           `Your ${a.plan} plan allows ${limit} active keys, and you have ${active}: no key was created. Revoke a key to create another, or ask your operator for a larger plan.`,
+        );
+      }
+      const lately = f.keys.filter((k) => k.account === account && Date.parse(k.created_at) > v.now - DAY_MS).length;
+      if (lately >= Math.min(KEYS_A_DAY_MAX, Math.max(KEYS_A_DAY, limit))) {
+        throw new KeyStoreError(
+          `Your account has made ${lately} keys in the last 24 hours, the most the dashboard makes in a day: no key was created. Create it tomorrow, or ask your operator.`,
         );
       }
       return createKey(f, { name, account, scope, expiresAt, now: v.now, id });
