@@ -675,6 +675,35 @@ describe("the document", () => {
     expect(uris).toContain("https://en.wikipedia.org/wiki/Smile_:)");
   });
 
+  test("characters no font has are counted among the modifications, by script: a Korean or Arabic page is not a silently blank PDF (D177)", async () => {
+    const article = (title: string, paragraphs: string[]) =>
+      renderPdf({
+        pageId: 1,
+        revId: 2,
+        title,
+        lang: "en",
+        sitename: "Wikipedia",
+        project: "en.wikipedia.org",
+        url: articleUrl("en.wikipedia.org", title),
+        permalink: "https://en.wikipedia.org/w/index.php?curid=1&oldid=2",
+        timestamp: "2016-01-01T00:00:00Z",
+        retrievedAt: "2016-01-02T00:00:00Z",
+        sections: [{ heading: "", level: 0, paragraphs }],
+        license: LICENSE,
+        modifications: ["Converted from wikitext markup to plain text"],
+      });
+    // 한국어 (3), مرحبا (5), שלום (4) and 😀 (1, with its zero-width joiner and variation selector not counted).
+    const mixed = await text(await article("Hangul 한국어", ["Some text, مرحبا שלום, and 😀\u200d\ufe0f."]));
+    const note = mixed.slice(mixed.indexOf("The text was modified")).replace(/\s+/g, " ");
+    expect(note).toContain("Converted from wikitext markup to plain text");
+    expect(note).toContain(
+      "Left out 13 characters that no font of this document has (Arabic, Hangul, Hebrew, emoji and other symbols): the article online has them",
+    );
+    // Everything drawn: no such line.
+    const plain = await text(await article("Albedo", ["Plain text, Ελληνικά, русский, 日本語."]));
+    expect(plain).not.toContain("Left out");
+  });
+
   test("each heading level has its own size: smaller with depth, below the title, above the text", async () => {
     // Albedo: == and === headings; 1780 (Ukrainian): == to =====; 音楽家 (Japanese): == to ====.
     for (const [opts, id] of [

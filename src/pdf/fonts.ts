@@ -129,6 +129,66 @@ export function canRender(char: string): boolean {
   return familyFor(char.codePointAt(0)!) >= 0;
 }
 
+/** Scripts of wikis no font here draws, named when a PDF leaves their letters out (D177); others are OTHERS. */
+const UNDRAWN_SCRIPTS = [
+  "Arabic",
+  "Hebrew",
+  "Hangul",
+  "Han",
+  "Thai",
+  "Lao",
+  "Khmer",
+  "Myanmar",
+  "Georgian",
+  "Ethiopic",
+  "Tibetan",
+  "Sinhala",
+  "Tamil",
+  "Telugu",
+  "Kannada",
+  "Malayalam",
+  "Gujarati",
+  "Gurmukhi",
+  "Oriya",
+  "Syriac",
+  "Thaana",
+  "Mongolian",
+  "Cherokee",
+  "Canadian_Aboriginal",
+  "Tifinagh",
+  "Javanese",
+  "Ol_Chiki",
+  "Nko",
+  "Yi",
+  "Coptic",
+  "Gothic",
+  "Runic",
+].map((name) => ({ name: name.replace("_", " "), pattern: new RegExp(`^\\p{Script=${name}}$`, "u") }));
+
+const SYMBOLS = "emoji and other symbols";
+/** Letters of a script not in the list, or of none (mathematical 𝔘), and digits or punctuation so left out. */
+const OTHERS = "other characters";
+/** What a reader misses when it is left out: letters, digits, punctuation, symbols (not marks, joiners or spaces). */
+const CONTENT = /^[\p{L}\p{N}\p{P}\p{S}]$/u;
+
+/**
+ * The characters of these texts that no font has, which the PDF leaves out (D177): how many, and what they are, by
+ * script ("emoji and other symbols" for symbols of no script), sorted.
+ */
+export function undrawn(texts: Iterable<string>): { count: number; kinds: string[] } {
+  let count = 0;
+  const kinds = new Set<string>();
+  for (const text of texts)
+    for (const ch of text) {
+      if (canRender(ch) || !CONTENT.test(ch)) continue;
+      count++;
+      const script = UNDRAWN_SCRIPTS.find((s) => s.pattern.test(ch));
+      kinds.add(script ? script.name : /^\p{S}$/u.test(ch) ? SYMBOLS : OTHERS);
+    }
+  const named = [...kinds].filter((k) => k !== SYMBOLS && k !== OTHERS).sort();
+  return { count, kinds: [...named, ...[SYMBOLS, OTHERS].filter((k) => kinds.has(k))] };
+}
+
 export interface Run {
   text: string;
   font: PDFFont;

@@ -20,7 +20,7 @@ import {
 } from "pdf-lib";
 import type { PdfArticle } from "./article";
 import { creditFor } from "./credit";
-import { FontSet, type Run } from "./fonts";
+import { FontSet, type Run, undrawn } from "./fonts";
 import { drawShaped, widthOf } from "./glyphs";
 import { LineBreaker } from "./linebreak";
 
@@ -132,7 +132,11 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
       {},
     ],
     ["The text was modified from the original:", STYLE.small, { after: 2 }],
-    ...article.modifications.map((m): [Parts, Style, BlockOptions] => [m, STYLE.small, { bullet: true, after: 2 }]),
+    ...[...article.modifications, ...leftOut(article)].map((m): [Parts, Style, BlockOptions] => [
+      m,
+      STYLE.small,
+      { bullet: true, after: 2 },
+    ]),
   ];
   const laidOut = [];
   for (const [parts, style, opts] of attribution)
@@ -156,6 +160,18 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
   pdf.setModificationDate(now);
   w.goOn();
   return pdf.save();
+}
+
+/**
+ * D177: the characters no font has are left out of the document, a change to the text the attribution must state:
+ * how many, of which scripts. Without it a Korean or Arabic page was a blank PDF that said it reproduced the article.
+ */
+function leftOut(article: PdfArticle): string[] {
+  const texts = [article.title, ...article.sections.flatMap((s) => [s.heading, ...s.paragraphs])];
+  const { count, kinds } = undrawn(texts);
+  if (count === 0) return [];
+  const what = count === 1 ? "1 character" : `${count.toLocaleString("en")} characters`;
+  return [`Left out ${what} that no font of this document has (${kinds.join(", ")}): the article online has them`];
 }
 
 type Parts = string | { text: string; link?: string }[];
