@@ -104,7 +104,7 @@ export function accountViewOf(
     account,
     plan: a.plan,
     limits: limitsOf(a.plan, a.rate),
-    activeKeys: keys.filter((k) => k.state === "active").length,
+    activeKeys: keysHeld(mine, account, a, m.t).active,
     keys,
     spent: m.usage.months[m.name]?.[account] ?? 0,
     days,
