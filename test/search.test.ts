@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
-import { CROP_MARKER, fold, open, phraseTest, terms } from "../src/search";
+import { CROP_MARKER, fold, GUARDS, open, phraseTest, terms } from "../src/search";
 import SearchableMap from "minisearch/SearchableMap";
 import { indexKey, termOfKey } from "../src/search/text/analyze";
 import { buildShard } from "../src/search/indexer/invert";
@@ -10,6 +10,7 @@ import MiniSearch from "minisearch";
 import { closeSync, copyFileSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { openContainer } from "../src/snapshot";
 import { join } from "node:path";
+import { SearchQuery } from "../src/http/schemas";
 import {
   chunkTextsOf,
   EN_2006,
@@ -390,6 +391,41 @@ describe("Japanese", () => {
 });
 
 describe("the library API, as the README shows it (open(path).search(q, options))", () => {
+  test("q longer than the HTTP API's 500 characters (spaces around it not counted, a surrogate pair one) is a RangeError naming the bound, before it is read (D172)", async () => {
+    const tome = open(await snapshotFor({ dumps: [SQUAD] }));
+    try {
+      const phrase = `"${Array.from({ length: 200_000 }, (_, i) => `w${i}`).join(" ")}"`;
+      const refused = (call: string, n: string) =>
+        `RangeError: ${call}: q must be at most ${GUARDS.maxQueryChars} characters, spaces around it not counted, as the HTTP API's q (a longer one costs more to read than a search's time), not one of ${n}.`;
+      const said = (run: () => unknown) => {
+        try {
+          run();
+          return "answered";
+        } catch (err) {
+          return `${(err as Error).name}: ${(err as Error).message}`;
+        }
+      };
+      // The 200,000-word phrase was read (about 650 ms) and searched, past the 100 ms a search is given.
+      expect({
+        phrase: said(() => tome.search(phrase)),
+        lucky: said(() => tome.lucky(phrase)),
+        emoji: said(() => tome.search("😀".repeat(501))),
+        spaced: said(() => tome.search(` ${"a".repeat(500)}\n`)),
+        emoji500: said(() => tome.search("😀".repeat(500))),
+      }).toEqual({
+        phrase: refused("search(q, options)", phrase.length.toLocaleString("en-US")),
+        lucky: refused("lucky(q, budgetMs)", phrase.length.toLocaleString("en-US")),
+        emoji: refused("search(q, options)", "501"),
+        spaced: "answered",
+        emoji500: "answered",
+      });
+      // The bound is the HTTP API's: one number (GUARDS.maxQueryChars, its schema's maxLength).
+      expect(SearchQuery.properties.q.maxLength).toBe(GUARDS.maxQueryChars);
+    } finally {
+      tome.close();
+    }
+  });
+
   test("a bad argument is a TypeError or RangeError naming it, never a crash inside or a silently wrong answer", async () => {
     const tome = open(await snapshotFor({ dumps: [SQUAD] }));
     const all = tome.search("the", { limit: 50 });
@@ -729,10 +765,10 @@ describe("hostile queries never throw", () => {
     expect(tome.search("...").hits).toEqual([]);
   });
 
-  test("a word longer than any in the index (a program's query of 100,000 letters) answers nothing, where its typo walk ran out of memory", async () => {
+  test("a word longer than any in the index (the 500 letters q may hold) answers nothing, where its typo walk ran out of memory (at 100,000, now refused: D172)", async () => {
     const tome = open(await snapshotFor({ dumps: [SQUAD] }));
-    expect(tome.search("a".repeat(100_000)).hits).toEqual([]);
-    expect(tome.lucky("x".repeat(100_000))).toBeUndefined();
+    expect(tome.search("a".repeat(500)).hits).toEqual([]);
+    expect(tome.lucky("x".repeat(500))).toBeUndefined();
     tome.close();
   });
 

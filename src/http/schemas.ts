@@ -5,7 +5,7 @@
  * (D…) are in docs/decisions/.
  */
 import { Kind, Type as t, TypeRegistry, type Static, type TSchema } from "@sinclair/typebox";
-import { DEFAULTS } from "../search";
+import { DEFAULTS, GUARDS } from "../search";
 import { ERRORS } from "./errors";
 import { EXAMPLE } from "./examples";
 
@@ -445,10 +445,9 @@ function int(minimum: number, maximum: number, def: number | undefined, descript
 export const SearchQuery = t.Object({
   q: Text({
     minLength: 1,
-    maxLength: 500,
+    maxLength: GUARDS.maxQueryChars,
     "x-trimmed": true,
-    description:
-      "Search query: 1 to 500 characters, leading and trailing spaces ignored. Text in double quotes must match as a phrase.",
+    description: `Search query: 1 to ${GUARDS.maxQueryChars} characters, leading and trailing spaces ignored. Text in double quotes must match as a phrase.`,
     examples: [EXAMPLE.query],
   }),
   limit: t.Optional(int(1, 50, DEFAULTS.limit, "Hits per page")),

@@ -115,7 +115,25 @@ export { checkOption, type OptionRule };
  */
 export function checkSearch(q: unknown, options: unknown, call = "search(q, options)"): void {
   if (typeof q !== "string") throw new TypeError(`${call}: q must be a string, not ${said(q)}.`);
+  const chars = q.length > GUARDS.maxQueryChars ? characters(q.trim()) : q.length;
+  if (chars > GUARDS.maxQueryChars)
+    throw new RangeError(
+      `${call}: q must be at most ${GUARDS.maxQueryChars} characters, spaces around it not counted, as the HTTP API's q (a longer one costs more to read than a search's time), not one of ${chars.toLocaleString("en-US")}.`,
+    );
   if (options !== undefined) checkOptions(call, options, OPTION_RULES);
+}
+
+/** The characters (code points) of `text`, as the HTTP API counts q's (D6): a surrogate pair is one. */
+function characters(text: string): number {
+  let pairs = 0;
+  for (let i = 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xdc00 && c <= 0xdfff) {
+      const before = text.charCodeAt(i - 1);
+      if (before >= 0xd800 && before <= 0xdbff) pairs++;
+    }
+  }
+  return text.length - pairs;
 }
 
 /**
@@ -140,13 +158,14 @@ export function checkPageId(pageId: unknown): void {
 }
 
 /**
- * What one search may cost, whatever its query (the guards Meilisearch has): words past
+ * What one search may cost, whatever its query (the guards Meilisearch has): a query holds at most maxQueryChars
+ * characters, refused past them (D6 over HTTP, D172 in the library: reading a query is not within budgetMs); words past
  * maxWords are ignored; typos are looked for in at most typoWords words (the first the index
  * does not know), and each word expands to at most MAX_EXPANSIONS terms by prefix and by
  * typo (shard.ts); past budgetMs, the search skips its remaining passes and checks and answers
  * with the best it has.
  */
-export const GUARDS = { maxWords: MAX_WORDS, typoWords: 4, budgetMs: 100 } as const;
+export const GUARDS = { maxQueryChars: 500, maxWords: MAX_WORDS, typoWords: 4, budgetMs: 100 } as const;
 
 /**
  * The most threads one process searches a snapshot from (the server's search pool, D101: TOME_SEARCH_WORKERS and
