@@ -56,6 +56,26 @@ describe("WorkShare", () => {
     expect(share.wait("a", 61_002)).toBe(10);
   });
 
+  test("what it keeps is bounded by the clients of the last second, not by every client ever seen (the dashboard's are addresses, D82)", () => {
+    const share = new WorkShare(100);
+    const t0 = 1_700_000_000_000;
+    // 100,000 addresses, one request each, a millisecond apart: each share grows back within 10 ms of its request.
+    for (let i = 0; i < 100_000; i++) {
+      expect(share.wait(`dashboard address 2001:db8:${i.toString(16)}::`, t0 + i)).toBe(0);
+      share.spend(`dashboard address 2001:db8:${i.toString(16)}::`, 1, t0 + i);
+    }
+    expect(share.size).toBeLessThanOrEqual(2048);
+    // A key in debt keeps its bucket, and its wait, through the sweeps that 5,000 more addresses make.
+    const t1 = t0 + 100_000;
+    share.wait("key_other", t1);
+    expect(share.wait("key_heavy", t1)).toBe(0);
+    share.spend("key_heavy", 2_000, t1);
+    for (let i = 0; i < 5_000; i++) share.spend(`dashboard address 2001:db9:${i.toString(16)}::`, 1, t1 + i / 10);
+    share.wait("key_other", t1 + 500);
+    // 1,900 ms owed, less 50 grown back in half a second.
+    expect(share.wait("key_heavy", t1 + 500)).toBe(Math.ceil(1_850 / 100));
+  });
+
   test("no limit when the share is 0", () => {
     const share = new WorkShare(0);
     share.spend("a", 1e9, 0);

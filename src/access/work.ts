@@ -11,9 +11,17 @@
  * had the server to itself. While others are there its debt is not floored: a request that
  * cost a second is paid for with ten seconds of waiting at a 100 ms share.
  */
+/** Below this many buckets none is dropped. */
+const MIN_SWEEP = 1024;
+
 export class WorkShare {
-  /** Per key id: milliseconds it may still spend, as of `at` (ms since the epoch). */
+  /**
+   * Per key id (or dashboard client, D82): milliseconds it may still spend, as of `at` (ms since the epoch). A bucket
+   * grown back full is as none, and is dropped when the map reaches `sweepAt`: a dashboard's clients are addresses,
+   * as many as there are clients, which kept a bucket each for good.
+   */
   private readonly buckets = new Map<string, { left: number; at: number }>();
+  private sweepAt = MIN_SWEEP;
   /** The key of the last request and when it came, and when a key other than the last one was last seen. */
   private lastKey = "";
   private lastAt = -Infinity;
@@ -43,10 +51,25 @@ export class WorkShare {
   spend(keyId: string, ms: number, now: number): void {
     if (this.msPerSecond <= 0) return;
     let bucket = this.buckets.get(keyId);
-    if (!bucket) this.buckets.set(keyId, (bucket = { left: this.msPerSecond, at: now }));
+    if (!bucket) {
+      if (this.buckets.size >= this.sweepAt) this.sweep(now);
+      this.buckets.set(keyId, (bucket = { left: this.msPerSecond, at: now }));
+    }
     const left = this.refilled(bucket, now) - ms;
     bucket.left = this.alone(keyId, now) ? Math.max(-this.msPerSecond, left) : left;
     bucket.at = now;
+  }
+
+  /** Drops the buckets grown back full; the next sweep comes when the map has twice what is left (each costs its size, once). */
+  private sweep(now: number): void {
+    for (const [id, bucket] of this.buckets)
+      if (this.refilled(bucket, now) >= this.msPerSecond) this.buckets.delete(id);
+    this.sweepAt = Math.max(MIN_SWEEP, 2 * this.buckets.size);
+  }
+
+  /** How many keys and clients hold a bucket. */
+  get size(): number {
+    return this.buckets.size;
   }
 
   private refilled(bucket: { left: number; at: number }, now: number): number {
