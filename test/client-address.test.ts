@@ -5,6 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { addressGroup, clientAddress } from "../src/http/client-address";
+import { widerBlock } from "../src/access/window-counts";
 
 const proxies = new Set(["127.0.0.1", "10.0.0.2"]);
 
@@ -53,6 +54,14 @@ describe("what limits count an address as (D83)", () => {
     expect(addressGroup("2001:db8:1:2:3:4::")).toBe("2001:db8:1:2::/64");
     expect(addressGroup("203.0.113.9")).toBe("203.0.113.9");
     expect(addressGroup("unknown")).toBe("unknown");
+  });
+
+  test("once the names counted are full (D82), an address is counted with its block: an IPv6 /48, an IPv4 /24", () => {
+    expect(widerBlock(addressGroup("2001:db8:1:2::1"))).toBe("2001:db8:1::/48");
+    expect(widerBlock(addressGroup("2001:0db8:0001:ffff:aaaa::1"))).toBe("2001:db8:1::/48");
+    expect(widerBlock(addressGroup("2001:db8::1"))).toBe("2001:db8:0::/48");
+    expect(widerBlock(addressGroup("203.0.113.9"))).toBe("203.0.113.0/24");
+    expect(widerBlock(addressGroup("unknown"))).toBeUndefined();
   });
 
   test("behind a trusted proxy, the client it names", () => {

@@ -23,7 +23,7 @@ import {
   writeUsage,
 } from "../src/access";
 import { MAX_SESSIONS, SESSIONS_PER_ACCOUNT } from "../src/access/accounts";
-import { MAX_COUNTED_ADDRESSES } from "../src/access/sign-in-limits";
+import { ADDRESS_FAILURES, MAX_COUNTED_ADDRESSES } from "../src/access/sign-in-limits";
 import { tempDir } from "./helpers";
 import { startRedis, type RedisServer } from "../bench/redis-server";
 
@@ -95,6 +95,20 @@ describe("what the store keeps is bounded (D82)", () => {
     expect(await store.failures("address:2001:db8:ffff::/64", false, T0)).toBe(200_000 - MAX_COUNTED_ADDRESSES);
     // A new window starts afresh.
     expect(await store.failures("address:2001:db8:ffff::/64", false, T0 + 15 * 60_000)).toBe(0);
+  });
+
+  test("a flood of new addresses from one IPv6 /48 fills the names; past them a new address is counted with its /48 or IPv4 /24, so that other clients are not refused with the flood (D82)", async () => {
+    const store = fileStore();
+    // 10,020 /64s of 2001:db8:1::/48, as addressGroup writes them, each failing once.
+    for (let i = 0; i < MAX_COUNTED_ADDRESSES + ADDRESS_FAILURES; i++)
+      await store.failures(`address:2001:db8:1:${i.toString(16)}::/64`, true, T0);
+    expect(await store.failures("address:2001:db8:1:ffff::/64", false, T0)).toBe(ADDRESS_FAILURES);
+    expect(await store.failures("address:2001:db8:2:0::/64", false, T0)).toBe(0);
+    expect(await store.failures("address:192.0.2.7", false, T0)).toBe(0);
+    // The blocks are bounded too: past as many again, new ones share one count.
+    for (let i = 0; i < MAX_COUNTED_ADDRESSES + 5; i++)
+      await store.failures(`address:2001:db9:${i.toString(16)}:0::/64`, true, T0);
+    expect(await store.failures("address:2001:dba:1:0::/64", false, T0)).toBe(6);
   });
 
   test("in Redis too, an account keeps its last SESSIONS_PER_ACCOUNT sessions", async () => {

@@ -19,6 +19,7 @@ import {
   cookieOf,
   csrfOf,
   dashboardSignIn,
+  engineFor,
   EN_2016,
   FORM,
   keys,
@@ -33,6 +34,7 @@ import {
 import { startRedis, type RedisServer } from "../bench/redis-server";
 import { connect } from "node:net";
 import {
+  Access,
   ADDRESS_FAILURES,
   createAccountAccess,
   createKey as addKey,
@@ -40,7 +42,8 @@ import {
   readKeyFile,
   updateKeyFile,
 } from "../src/access";
-import type { App } from "../src/http";
+import { createApp, type App } from "../src/http";
+import { MAX_COUNTED_ADDRESSES } from "../src/access/sign-in-limits";
 import { lockText } from "../src/files";
 import { KEYS_A_DAY } from "../src/http/dashboard/account";
 
@@ -907,6 +910,44 @@ describe("dashboard requests are limited and charged (D82)", () => {
     expect(answer.status).toBe(429);
     expect(Number(answer.retry)).toBeGreaterThan(0);
     expect(answer.text).toContain("used their share of the server");
+  });
+});
+
+describe("a flood of addresses from one IPv6 /48 (D82, D83)", () => {
+  test("10,020 failed sign-ins from as many /64s of one /48 fill the counts: a holder elsewhere still signs in, the flood's next /64 is refused", async () => {
+    const data = tempDir("tome-dash-flood-");
+    const holder = updateKeyFile(data, (f) => createAccountAccess(f, "acme", "free").token);
+    // One instant: every request falls in one window of each count. In process, "unknown" is the socket's address.
+    const now = Date.UTC(2026, 10, 15, 12);
+    const access = new Access({ dataDir: data, now: () => now, keyMsPerSecond: 0, log: () => {} });
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), {
+      access,
+      accounts: access.accounts(),
+      trustedProxies: ["unknown"],
+    });
+    try {
+      const from = (address: string) => ({ host: "localhost", "x-forwarded-for": address });
+      const form = await app.handle(new Request("http://localhost/dashboard/sign-in", { headers: from("192.0.2.1") }));
+      const csrf = csrfOf(await form.clone().text());
+      const guess = (address: string) =>
+        app.handle(
+          new Request("http://localhost/dashboard/sign-in", {
+            method: "POST",
+            headers: { ...from(address), cookie: cookieOf(form), "content-type": FORM },
+            body: new URLSearchParams({ csrf, token: `wd_${"x".repeat(32)}.acme` }),
+          }),
+        );
+      for (let i = 0; i < MAX_COUNTED_ADDRESSES + ADDRESS_FAILURES; i++) {
+        const r = await guess(`2001:db8:1:${i.toString(16)}::1`);
+        expect(r.status).toBe(401);
+        await r.arrayBuffer();
+      }
+      expect((await guess("2001:db8:1:ffff::1")).status).toBe(429);
+      expect((await dashboardSignIn(app, holder, from("2001:db8:2::1"))).status).toBe(303);
+      expect((await dashboardSignIn(app, holder, from("198.51.100.7"))).status).toBe(303);
+    } finally {
+      app.close();
+    }
   });
 });
 

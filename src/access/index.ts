@@ -50,7 +50,7 @@ export {
   type AccountStore,
   type Session,
 } from "./accounts";
-export { WindowCounts } from "./window-counts";
+export { blockAfter, WindowCounts } from "./window-counts";
 export {
   ADDRESS_FAILURES,
   KNOWN_ADDRESS_MS,

@@ -3,7 +3,7 @@
  * bearer (D147) count into the same ones. An AccountStore keeps them (in Redis with replicas, where every replica
  * counts the same failures); without one, a server's memory.
  */
-import { secondsLeftIn, WindowCounts } from "./window-counts";
+import { blockAfter, secondsLeftIn, WindowCounts } from "./window-counts";
 
 /** Failed sign-ins are counted in windows this long. */
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
@@ -29,9 +29,12 @@ export interface SignInCounts {
   known(name: string, now: number): Promise<boolean>;
 }
 
+/** The prefix of an address's name among the counts. */
+const ADDRESS = "address:";
+
 /** The counts in one server's memory, bounded (D82): MAX_COUNTED_ADDRESSES names a window. */
 export class MemorySignIns implements SignInCounts {
-  private readonly failed = new WindowCounts(SIGN_IN_WINDOW_MS, MAX_COUNTED_ADDRESSES);
+  private readonly failed = new WindowCounts(SIGN_IN_WINDOW_MS, MAX_COUNTED_ADDRESSES, blockAfter(ADDRESS));
   private readonly remembered = new Map<string, number>();
 
   async failures(name: string, fail: boolean, now: number): Promise<number> {
@@ -60,7 +63,7 @@ export async function signInRefusal(
   now: number,
   operatorGuess: boolean,
 ): Promise<"address" | "operator" | undefined> {
-  if ((await counts.failures(`address:${address}`, false, now)) >= ADDRESS_FAILURES) return "address";
+  if ((await counts.failures(`${ADDRESS}${address}`, false, now)) >= ADDRESS_FAILURES) return "address";
   if (
     operatorGuess &&
     (await counts.failures("operator", false, now)) >= OPERATOR_FAILURES &&
@@ -76,7 +79,7 @@ export async function signInFailed(
   now: number,
   operatorGuess: boolean,
 ): Promise<void> {
-  await counts.failures(`address:${address}`, true, now);
+  await counts.failures(`${ADDRESS}${address}`, true, now);
   if (operatorGuess) await counts.failures("operator", true, now);
 }
 

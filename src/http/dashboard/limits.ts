@@ -19,7 +19,7 @@ import {
   SIGN_IN_WINDOW_MS,
 } from "../../access";
 import { tooMany } from "./respond";
-import type { Visit } from "./visit";
+import { ADDRESS, type Visit } from "./visit";
 
 /** A page is at most 4 requests (the page, its stylesheet, script and icon); a person loads a few a second at most. */
 const ADDRESS_REQUESTS = 100;
@@ -28,7 +28,7 @@ const SESSION_REQUESTS = 60;
 /** Counts the visit against its address's requests; refuses it past them. */
 export function countRequest(v: Visit): void {
   const requests = v.site.requests;
-  if (requests.count(`address ${v.address}`, 1, v.now) > ADDRESS_REQUESTS)
+  if (requests.count(`${ADDRESS}${v.address}`, 1, v.now) > ADDRESS_REQUESTS)
     throw tooMany("Too many requests from your address.", requests.secondsLeft(v.now));
 }
 
