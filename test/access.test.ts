@@ -875,6 +875,10 @@ describe("usage on disk", () => {
       garbage: "\u0000\u0001garbage",
       "counter altered": valid.replace("1234", "1"),
       empty: "",
+      // By hand, to reset a month or a day: the checks read them before the checksum.
+      "a month made null": valid.replace('{"g":1234}', "null"),
+      "a day made null": valid.replace(/,"checksum"/, ',"key_days":{"2026-11-02":null},"checksum"'),
+      "a last use made a number": valid.replace('"last_used":{}', '"last_used":{"key_x":5}'),
     };
     for (const [what, text] of Object.entries(damaged)) {
       writeFileSync(usagePath(dir), text);

@@ -82,6 +82,9 @@ const countersText = (data: UsageData) =>
 const checksum = (data: UsageData) => sha256(countersText(data));
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
+/** A JSON object (not null, not an array): what each level of the counters is. */
+const isTable = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
+
 /** Reads and verifies usage.json; a missing file is no usage yet. */
 export function readUsage(path: string): UsageData {
   if (!existsSync(path)) return { months: nameTable(), last_used: nameTable() };
@@ -97,17 +100,19 @@ export function readUsage(path: string): UsageData {
   }
   if (!file || typeof file !== "object" || file.format !== "tome-usage") throw fail("not a Tome usage file");
   if (file.version !== 1) throw fail(`version ${String(file.version)} is not one this Tome reads`);
-  if (!file.months || typeof file.months !== "object" || !file.last_used || typeof file.last_used !== "object")
-    throw fail("counters missing");
+  if (!isTable(file.months) || !isTable(file.last_used)) throw fail("counters missing");
   for (const [month, accounts] of Object.entries(file.months)) {
     if (!/^\d{4}-\d{2}$/.test(month)) throw fail(`bad month ${month}`);
+    // A month edited to null (to reset it) was a TypeError with its stack, at start and in keys list.
+    if (!isTable(accounts)) throw fail(`bad counters in ${month}`);
     for (const n of Object.values(accounts))
       if (!Number.isSafeInteger(n) || n < 0) throw fail(`bad counter in ${month}`);
   }
+  if (Object.values(file.last_used).some((t) => typeof t !== "string")) throw fail("bad last use");
   if (file.key_days !== undefined) {
-    if (!file.key_days || typeof file.key_days !== "object") throw fail("per-key counters damaged");
+    if (!isTable(file.key_days)) throw fail("per-key counters damaged");
     for (const [day, keys] of Object.entries(file.key_days)) {
-      if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw fail(`bad day ${day}`);
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || !isTable(keys)) throw fail(`bad day ${day}`);
       for (const use of Object.values(keys))
         if (!Array.isArray(use) || use.length !== 2 || !use.every((n) => Number.isSafeInteger(n) && n >= 0))
           throw fail(`bad counter on ${day}`);
