@@ -17,6 +17,14 @@ import {
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
+/** The bytes every snapshot begins with, in every format (its number follows): here, below snapshot/, since the dump reader (ingest) tells a snapshot given as a dump by them too. */
+export const SNAPSHOT_MAGIC = "TOMESNAP";
+
+/** Whether `head`, a file's first bytes, begins as a snapshot does. */
+export function beginsAsSnapshot(head: Uint8Array): boolean {
+  return new TextDecoder().decode(head.subarray(0, SNAPSHOT_MAGIC.length)) === SNAPSHOT_MAGIC;
+}
+
 export interface AtomicWriteOptions {
   /** Permission bits of the file (default 0o644). */
   mode?: number;

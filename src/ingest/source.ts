@@ -6,9 +6,8 @@
  */
 import { accessSync, constants, type Stats, statSync } from "node:fs";
 import { DumpError } from "./errors";
-import { cannotRead } from "../files";
+import { beginsAsSnapshot, cannotRead } from "../files";
 import { printableName } from "../printable";
-import { beginsAsSnapshot } from "../snapshot/format";
 
 type Compression = "bzip2" | "xz" | "gzip" | "none";
 

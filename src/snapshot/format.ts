@@ -5,15 +5,9 @@
  */
 import { UserError } from "../errors";
 
+export { beginsAsSnapshot, SNAPSHOT_MAGIC } from "../files";
+
 export const SNAPSHOT_EXTENSION = ".tome";
-
-/** The bytes every snapshot begins with, in every format (its number follows): told apart from a dump or any other file by them. */
-export const SNAPSHOT_MAGIC = "TOMESNAP";
-
-/** Whether `head`, a file's first bytes, begins as a snapshot does. */
-export function beginsAsSnapshot(head: Uint8Array): boolean {
-  return new TextDecoder().decode(head.subarray(0, SNAPSHOT_MAGIC.length)) === SNAPSHOT_MAGIC;
-}
 
 export interface Wiki {
   host: string;
