@@ -779,15 +779,20 @@ describe("the document", () => {
     }
   });
 
-  test("the attribution names a wiki in English: its language and project, or its host", () => {
+  test("the attribution names a wiki in English: its language and project (as Wikimedia names a wiki its host names otherwise: Simple English, Alemannic), or its host (D30)", () => {
     expect(creditFor("fr.wiktionary.org", "fr", "chat")).toEqual({
       article: 'French Wiktionary article "chat"',
       authors: "Wiktionary contributors",
     });
-    expect(creditFor("simple.wikipedia.org", "simple", "Cat")).toEqual({
-      article: 'Wikipedia article "Cat"',
+    // A host that names the wiki otherwise than its dump's xml:lang does: Simple English's dumps say "en", which alone
+    // credited the English Wikipedia; als.wikipedia.org's say "gsw" (Swiss German), Wikimedia calls it Alemannic.
+    expect(creditFor("simple.wikipedia.org", "en", "Cat")).toEqual({
+      article: 'Simple English Wikipedia article "Cat"',
       authors: "Wikipedia contributors",
     });
+    expect(creditFor("als.wikipedia.org", "gsw", "Katze").article).toBe('Alemannic Wikipedia article "Katze"');
+    expect(creditFor("zh-yue.wikipedia.org", "yue", "貓").article).toBe('Cantonese Wikipedia article "貓"');
+    expect(creditFor("no.wikipedia.org", "nb", "Katt").article).toBe('Norwegian Bokmål Wikipedia article "Katt"');
     expect(creditFor("wiki.example.org", "de", "Katze")).toEqual({
       article: 'article "Katze" from wiki.example.org',
       authors: "wiki.example.org contributors",

@@ -17,6 +17,29 @@ export interface Credit {
   authors: string;
 }
 
+/**
+ * Wikimedia wikis whose host does not name their content language (their dump's xml:lang): simple.wikipedia.org is
+ * "en", so the language alone would credit the English Wikipedia; als.wikipedia.org is "gsw". Named as Wikimedia
+ * names them (meta.wikimedia.org, "Special language codes"), by the host's first label.
+ */
+const WIKI_NAMES = new Map([
+  ["simple", "Simple English"],
+  ["als", "Alemannic"],
+  ["bat-smg", "Samogitian"],
+  ["be-x-old", "Belarusian (Taraškievica)"],
+  ["be-tarask", "Belarusian (Taraškievica)"],
+  ["cbk-zam", "Chavacano"],
+  ["fiu-vro", "Võro"],
+  ["map-bms", "Banyumasan"],
+  ["nds-nl", "Dutch Low Saxon"],
+  ["nrm", "Norman"],
+  ["roa-rup", "Aromanian"],
+  ["roa-tara", "Tarantino"],
+  ["zh-classical", "Classical Chinese"],
+  ["zh-min-nan", "Min Nan"],
+  ["zh-yue", "Cantonese"],
+]);
+
 /** The English name of a language code ("el" → "Greek"), or "" where there is none ("simple"). */
 function languageName(code: string): string {
   try {
@@ -32,6 +55,7 @@ export function creditFor(project: string, lang: string, title: string): Credit 
   const family = PROJECTS.exec(project)?.[1];
   if (!family) return { article: `article "${title}" from ${project}`, authors: `${project} contributors` };
   const name = family[0]!.toUpperCase() + family.slice(1).toLowerCase();
-  const wiki = [languageName(lang), name].filter(Boolean).join(" ");
+  const language = WIKI_NAMES.get(project.split(".")[0]!.toLowerCase()) ?? languageName(lang);
+  const wiki = [language, name].filter(Boolean).join(" ");
   return { article: `${wiki} article "${title}"`, authors: `${name} contributors` };
 }
