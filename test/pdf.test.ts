@@ -432,6 +432,20 @@ describe("GET /v1/pdf/{page_id}", () => {
       expect({ id, status: r.status }).toEqual({ id, status: 400 });
       expect(((await r.json()) as Json).error).toBe("page_id must be an integer");
     }
+    // Past 2^53 - 1 it is refused saying the bound, as /v1/page says it; the details' rule names the .pdf form too.
+    const constraint = "an integer from 0 to 9007199254740991 (base-10 digits), optionally followed by .pdf";
+    for (const id of ["9007199254740992", "9007199254740992.pdf"]) {
+      const r = await get(`/v1/pdf/${id}`);
+      expect({ id, status: r.status, body: await r.json() }).toEqual({
+        id,
+        status: 400,
+        body: {
+          error: "page_id must be an integer",
+          message: `page_id must be ${constraint}.`,
+          details: { parameter: "page_id", value: id, constraint },
+        },
+      });
+    }
     for (const id of ["999999999", "999999999.pdf"]) {
       const r = await get(`/v1/pdf/${id}`);
       expect(r.status).toBe(404);

@@ -13,18 +13,15 @@ import { ErrorBody, MAX_INTEGER, PdfParams, UnavailableBody } from "../schemas";
 import { notModified, REVALIDATE, wantsNotModified } from "../steps/conditional";
 import { outsideWork } from "../steps/keys";
 
-const PAGE_ID_CONSTRAINT = `an integer from 0 to ${MAX_INTEGER} (base-10 digits)`;
-const PAGE_ID_MESSAGE = ERRORS.pageIdNotInteger.message(
-  "page_id",
-  "an integer (base-10 digits), optionally followed by .pdf",
-);
+/** The message and the details say one rule: its bound, which /v1/page's states, and the .pdf the path may end with. */
+const PAGE_ID_CONSTRAINT = `an integer from 0 to ${MAX_INTEGER} (base-10 digits), optionally followed by .pdf`;
 
 /** The path's page id, with or without ".pdf". */
 function readPdfId(raw: string): number {
   const digits = raw.endsWith(".pdf") ? raw.slice(0, -4) : raw;
   const n = /^[0-9]+$/.test(digits) ? Number(digits) : NaN;
   if (!(n <= MAX_INTEGER)) {
-    throw parameterError("page_id", raw, PAGE_ID_CONSTRAINT, ERRORS.pageIdNotInteger, PAGE_ID_MESSAGE);
+    throw parameterError("page_id", raw, PAGE_ID_CONSTRAINT, ERRORS.pageIdNotInteger);
   }
   return n;
 }
@@ -96,11 +93,7 @@ export const pdfRoutes = (
       400: described(ErrorBody, "`page_id must be an integer`", {
         examples: {
           [ERRORS.pageIdNotInteger.code]: {
-            ...errorBody(
-              ERRORS.pageIdNotInteger,
-              "page_id",
-              "an integer (base-10 digits), optionally followed by .pdf",
-            ),
+            ...errorBody(ERRORS.pageIdNotInteger, "page_id", PAGE_ID_CONSTRAINT),
             details: { parameter: "page_id", value: "abc", constraint: PAGE_ID_CONSTRAINT },
           },
         },
