@@ -424,6 +424,12 @@ describe("GET /v1/pdf/{page_id}", () => {
     );
     expect(contentDisposition("東京タワー", 9)).toStartWith(`attachment; filename="page-9.pdf";`);
     expect(contentDisposition("???", 3)).toStartWith(`attachment; filename="page-3.pdf";`);
+    // A leading dot would save it hidden (curl -OJ, wget --content-disposition take filename as it is): left out of the
+    // ASCII name; filename* keeps the title.
+    expect(contentDisposition(".NET Framework", 4)).toBe(
+      `attachment; filename="NET Framework.pdf"; filename*=UTF-8''.NET%20Framework.pdf`,
+    );
+    expect(contentDisposition("...", 6)).toStartWith(`attachment; filename="page-6.pdf";`);
   });
 
   test("errors: page_id must be an integer; page not found; HEAD works", async () => {

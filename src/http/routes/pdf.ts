@@ -166,7 +166,8 @@ const gone = () => new Response(null, { status: CLIENT_GONE, headers: { "x-credi
  * attachment; an ASCII filename for old clients, the real title in filename* (RFC 6266, RFC 5987).
  * The ASCII name is the title transliterated (any-ascii): Greek, Cyrillic, kana… A Han
  * character is read differently in each language (音楽 is ongaku in Japanese, yinyue in
- * Chinese), so a title with one, or with no letter or digit left, is named by its page id.
+ * Chinese), so a title with one, or with no letter or digit left, is named by its page id. Leading dots are left out
+ * of the ASCII name (".NET Framework" would be saved as a hidden file).
  */
 export function contentDisposition(title: string, pageId: number): string {
   const ascii = /\p{Script=Han}/u.test(title)
@@ -175,6 +176,7 @@ export function contentDisposition(title: string, pageId: number): string {
         .replace(/[^\x20-\x7e]+/g, "_")
         .replace(/["\\/:*?<>|%;]+/g, "_")
         .replace(/\s+/g, " ")
+        .replace(/^[.\s]+/, "")
         .trim()
         .slice(0, 150);
   const name = /[A-Za-z0-9]/.test(ascii) ? ascii : `page-${pageId}`;
