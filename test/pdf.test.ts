@@ -457,6 +457,12 @@ describe("GET /v1/pdf/{page_id}", () => {
       expect(r.status).toBe(404);
       expect(await r.json()).toEqual({ error: "page not found", message: expect.any(String) });
     }
+    // A HEAD has the GET's length when the PDF is kept (D26): made here, so that the test does not need the one before.
+    const made = await get("/v1/pdf/39");
+    expect({ status: made.status, bytes: (await made.arrayBuffer()).byteLength > 1000 }).toEqual({
+      status: 200,
+      bytes: true,
+    });
     const head = await fetch(`${server.url}/v1/pdf/39.pdf`, { method: "HEAD", headers: { "X-API-Key": key } });
     expect(head.status).toBe(200);
     expect(head.headers.get("content-type")).toBe("application/pdf");
