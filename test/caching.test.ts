@@ -241,6 +241,16 @@ test("a snapshot of the same revisions chunked otherwise gives other ETags", asy
   }
 });
 
+test("a PDF's ETag names the renderer's version: a client's PDF from an older renderer is sent again, not a 304", async () => {
+  const etagUnder = async (version: string) => {
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { pdf: { ...renderer, version } });
+    return (await app.handle(new Request("http://localhost/v1/pdf/39", { method: "HEAD" }))).headers.get("etag");
+  };
+  const [one, again, two] = await Promise.all([etagUnder("1"), etagUnder("1"), etagUnder("2")]);
+  expect(one).toMatch(/^W\/"[0-9a-f]{16}"$/);
+  expect({ same: one === again, other: one !== two }).toEqual({ same: true, other: true });
+});
+
 test("a web page's script may send If-None-Match and read the ETag (CORS)", async () => {
   const preflight = await fetch(`${running.url.origin}/v1/page/39`, {
     method: "OPTIONS",

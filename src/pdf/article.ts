@@ -28,6 +28,13 @@ export interface PdfArticle {
   modifications: string[];
 }
 
+/**
+ * The renderer's version (render.ts), in every PDF's ETag (D34): one more whenever a PDF of the same article comes out
+ * saying something else, not only laid out otherwise, so that a client revalidating a PDF kept from before gets the
+ * new one. 2: the characters left out are stated (D177), a wiki named by its host (D30).
+ */
+export const PDF_VERSION = "2";
+
 const keys = new WeakMap<PdfArticle, string>();
 
 /**

@@ -14,6 +14,8 @@ export {
 
 /** What renders PDFs for the server (PdfRenderer, or a stand-in in tests). */
 export interface PdfRenderService {
+  /** What it draws, as a version: a PDF's ETag names it beside the article, so that an older renderer's PDF is sent again. */
+  readonly version?: string;
   render(article: import("./article").PdfArticle, request?: import("./renderer").RenderRequest): Promise<Uint8Array>;
   /** The article's PDF if it is kept, without rendering (for HEAD). */
   cachedPdf?(article: import("./article").PdfArticle): Uint8Array | undefined;

@@ -15,7 +15,7 @@
  * way that the last request waiting for it leaves is given up at its next block of text (D26).
  */
 import { workerUrl } from "../files";
-import { articleKey, type PdfArticle } from "./article";
+import { articleKey, PDF_VERSION, type PdfArticle } from "./article";
 
 export class PdfError extends Error {
   constructor(message: string) {
@@ -108,6 +108,7 @@ interface Slot {
 const ASSUMED_RENDER_MS = 1000;
 
 export class PdfRenderer {
+  readonly version = PDF_VERSION;
   private readonly cache = new Map<string, Uint8Array>();
   private cached = 0;
   /** Waiting jobs per requester, in the order asked. */

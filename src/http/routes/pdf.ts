@@ -42,7 +42,7 @@ export const pdfRoutes = (
       const kept = x.head && article ? pdf.cachedPdf?.(article) : undefined;
       if (!(x.head && article && !kept)) checkQuota(x);
       if (!page || !article) throw apiError(ERRORS.pageNotFound, page_id);
-      const etag = pdfEtag(article);
+      const etag = pdfEtag(article, pdf.version);
       // Before any rendering: a 304 renders nothing, and costs nothing.
       if (wantsNotModified(request, etag)) return notModified(etag);
       const headers = {
@@ -143,12 +143,13 @@ export const pdfRoutes = (
 
 /**
  * The PDF's ETag, known before rendering: a hash of everything the renderer is given (the
- * page's revision and text, the snapshot's date and wiki, the license). Weak, because two
- * renders of one article are the same document but not the same bytes (each has its own
- * creation date, and a newer renderer may lay it out differently).
+ * page's revision and text, the snapshot's date and wiki, the license) and of the renderer's version. Weak, because
+ * two renders of one article are the same document but not the same bytes (each has its own creation date).
  */
-function pdfEtag(article: PdfArticle): string {
-  return `W/"${articleKey(article)}"`;
+function pdfEtag(article: PdfArticle, version = ""): string {
+  return `W/"${Bun.hash(`${articleKey(article)} ${version}`)
+    .toString(16)
+    .padStart(16, "0")}"`;
 }
 
 /** The renderer's queue is full: 503, with when to come back; nothing is charged. */
