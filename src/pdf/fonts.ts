@@ -129,7 +129,7 @@ export function canRender(char: string): boolean {
   return familyFor(char.codePointAt(0)!) >= 0;
 }
 
-/** Scripts of wikis no font here draws, named when a PDF leaves their letters out (D177); others are OTHERS. */
+/** Scripts of wikis no font here draws, by name when a PDF leaves their letters out (D177). */
 const UNDRAWN_SCRIPTS = [
   "Arabic",
   "Hebrew",
@@ -173,7 +173,7 @@ const CONTENT = /^[\p{L}\p{N}\p{P}\p{S}]$/u;
 
 /**
  * The characters of these texts that no font has, which the PDF leaves out (D177): how many, and what they are, by
- * script ("emoji and other symbols" for symbols of no script), sorted.
+ * script (then SYMBOLS and OTHERS).
  */
 export function undrawn(texts: Iterable<string>): { count: number; kinds: string[] } {
   let count = 0;
