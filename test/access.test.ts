@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Access, FLUSH_INTERVAL_MS, readUsage, updateKeyFile, usagePath } from "../src/access";
+import { Access, FLUSH_INTERVAL_MS, keysPath, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { dayOf, isoTime, UsageLedger, writeUsage } from "../src/access/usage";
 import { atomicWriteAsync } from "../src/files";
 import { createApp, serve } from "../src/http";
@@ -311,7 +311,7 @@ describe("the key tool and a running server (D18)", () => {
       code: 0,
       stdout: "",
       stderr:
-        "Account small is on the free plan: 10 requests per second per key, 5000 credits a month.\n" +
+        `Account small is on the free plan: 10 requests per second per key, 5000 credits a month (in ${keysPath(data)}).\n` +
         "It holds 5 active keys, more than the 3 its free plan allows (D21): they keep working, but no key can be made " +
         "for it until fewer than 3 are active. To keep within the plan, revoke 2 (bun run keys revoke ID; the ids: bun run keys list).\n",
     });

@@ -740,7 +740,7 @@ describe("the key tool", () => {
     const token = made.stdout.trim();
     expect(token).toMatch(/^wd_[A-Za-z0-9]{32}\.acme$/);
     expect(made.stderr).toContain(
-      "Created the account, and its dashboard sign-in token for account acme (starter plan). It is shown only this once",
+      `Created the account, and its dashboard sign-in token for account acme (starter plan), in ${keysPath(dir)}. It is shown only this once`,
     );
     const stored = JSON.parse(readFileSync(keysPath(dir), "utf8"));
     expect(stored.accounts.acme).toEqual({
@@ -813,6 +813,27 @@ describe("the key tool", () => {
     }
     expect((await keys(dir, "--help")).stdout).toContain(
       'account  give an account holder the dashboard (/dashboard): "account create", "account token"',
+    );
+  });
+
+  test("create, revoke, plan and account name the store they wrote to, as a whole path: a key made from another folder than the server's is not silently in another store", async () => {
+    const cwd = tempDir("tome-cwd-");
+    // TOME_DATA unset: ./data of the folder the command runs in (it said nothing of which).
+    const run = (...args: string[]) =>
+      runToExit(["bun", join(ROOT, "src/cli/keys.ts"), ...args], { TOME_DATA: undefined }, cwd);
+    const store = join(cwd, "data", "keys.json");
+    const made = await run("create", "--name", "k", "--account", "acme");
+    expect(made.code).toBe(0);
+    expect(made.stderr).toContain(`(free plan, scope read) in ${store}. This is the only time the key is shown`);
+    const id = /Created (key_\w+)/.exec(made.stderr)![1]!;
+    const revoked = await run("revoke", id);
+    expect(revoked.stderr).toStartWith(`Revoked ${id} ("k", account acme) at `);
+    expect(revoked.stderr).toEndWith(`, in ${store}.\n`);
+    expect((await run("plan", "--account", "acme", "--plan", "starter")).stderr).toContain(
+      `50000 credits a month (in ${store}).`,
+    );
+    expect((await run("account", "token", "--account", "acme")).stderr).toContain(
+      `(starter plan), in ${store}. It is shown`,
     );
   });
 

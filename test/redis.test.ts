@@ -579,6 +579,24 @@ describe("Redis that answers, but not as asked", () => {
     }
   });
 
+  test("create, revoke and plan name the Redis they wrote to, without its user or password", async () => {
+    const password = "pw-Nm27sEcRet";
+    const url = `${redis.url.replace("redis://", `redis://default:${password}@`)}/3`;
+    redis.cli("CONFIG", "SET", "requirepass", password);
+    try {
+      const made = await keysOn(url, ["create", "--name", "where", "--account", "where"]);
+      expect(made.stderr).toContain(`(free plan, scope read) in Redis at ${redis.url}/3. This is the only time`);
+      const id = /Created (key_\w+)/.exec(made.stderr)![1]!;
+      const revoked = await keysOn(url, ["revoke", id]);
+      expect(revoked.stderr).toEndWith(`, in Redis at ${redis.url}/3.\n`);
+      const plan = await keysOn(url, ["plan", "--account", "where", "--plan", "growth"]);
+      expect(plan.stderr).toContain(`credits a month (in Redis at ${redis.url}/3).`);
+      for (const out of [made, revoked, plan]) expect(out.stderr).not.toContain(password);
+    } finally {
+      redis.cli("-a", password, "--no-auth-warning", "CONFIG", "SET", "requirepass", "");
+    }
+  });
+
   test("TOME_REDIS_URL's password is never printed: not from its query, nor when the client refuses the URL", async () => {
     expect(redisAddress("redis://u:pw1@10.0.0.5:6379/2?password=pw2#pw3")).toBe("redis://10.0.0.5:6379/2");
     // A database that is not a number: Bun's client refuses the URL when it is made, which threw a stack trace.

@@ -4,6 +4,7 @@
  * under its lock file, Redis by compare-and-set.
  */
 import { statSync } from "node:fs";
+import { resolve } from "node:path";
 import { type Config, ConfigError } from "./config";
 import {
   checkRedisUrl,
@@ -20,7 +21,10 @@ import {
 } from "../access";
 
 export interface KeyToolStore {
-  /** Where the keys are, for messages: "data/keys.json" or "Redis at redis://…". */
+  /**
+   * Where the keys are, for messages: keys.json's whole path (a key made from another folder than the server's lands in
+   * another store, and the server answers it 403), or "Redis at redis://HOST:PORT/DB" (no user, password or query).
+   */
   readonly where: string;
   /** Applies a change to the whole store; whatever it returns is returned. */
   update<T>(change: (file: KeyFile) => T): Promise<T>;
@@ -64,7 +68,7 @@ export function keyStoreOf(config: Pick<Config, "dataDir" | "redisUrl">): KeyToo
   }
   const dataDir = config.dataDir;
   return {
-    where: keysPath(dataDir),
+    where: resolve(keysPath(dataDir)),
     update: async (change) => updateKeyFile(dataDir, change),
     read: async () => {
       // keys.json under a file (TOME_DATA=data/keys.json) is not found, as under a folder not made yet: said as a change says it.

@@ -199,7 +199,7 @@ async function create(args: string[], store: KeyToolStore): Promise<void> {
   console.log(key);
   note(
     `Created ${record.id} ("${record.name}") for account ${record.account} (${made.account.plan} plan, scope ${scope}` +
-      `${record.expires_at ? `, expires ${record.expires_at}` : ""}). This is the only time the key is shown: keep it.`,
+      `${record.expires_at ? `, expires ${record.expires_at}` : ""}) in ${printableName(store.where)}. This is the only time the key is shown: keep it.`,
   );
 }
 
@@ -291,7 +291,7 @@ async function revoke(args: string[], store: KeyToolStore): Promise<void> {
     throw new ArgumentError(`which key? ${commandLine("keys revoke ID|KEY")} (ids: ${commandLine("keys list")})`);
   const record = await store.update((file) => revokeKey(file, idOrKey, Date.now()));
   note(
-    `Revoked ${printableName(record.id)} ("${printableName(record.name)}", account ${printableName(record.account)}) at ${record.revoked_at}.`,
+    `Revoked ${printableName(record.id)} ("${printableName(record.name)}", account ${printableName(record.account)}) at ${record.revoked_at}, in ${printableName(store.where)}.`,
   );
 }
 
@@ -320,7 +320,7 @@ async function plan(args: string[], store: KeyToolStore): Promise<void> {
   const limits = limitsOf(a.plan, a.rate);
   note(
     `Account ${account} is on the ${a.plan} plan: ${limits.rate} requests per second per key, ` +
-      `${Number.isFinite(limits.quota) ? `${limits.quota} credits a month` : "unlimited credits"}.`,
+      `${Number.isFinite(limits.quota) ? `${limits.quota} credits a month` : "unlimited credits"} (in ${printableName(store.where)}).`,
   );
   // D21 refuses only a key made past the plan's number: those the account holds stay.
   if (held.active > held.limit)
@@ -456,7 +456,7 @@ async function account(args: string[], store: KeyToolStore): Promise<void> {
         ? "Created the account, and its dashboard sign-in token"
         : "The dashboard sign-in token";
   note(
-    `${what} for account ${name} (${made.account.plan} plan). It is shown only this once: give it to the account holder, who signs in at /dashboard.`,
+    `${what} for account ${name} (${made.account.plan} plan), in ${printableName(store.where)}. It is shown only this once: give it to the account holder, who signs in at /dashboard.`,
   );
 }
 
