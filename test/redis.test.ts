@@ -439,6 +439,82 @@ describe("Redis unreachable", () => {
   });
 });
 
+describe("a hold that lapsed (D181)", () => {
+  test("a 2xx settled after its hold lapsed is not answered free: with the quota spent meanwhile it is 429 quota_exceeded; with room, charged its whole cost", async () => {
+    const { key } = await keyOn(redis.url, "--name", "drip", "--account", "drip", "--plan", "starter");
+    redis.cli("HSET", `tome:spent:${month()}`, "drip", "49999");
+    let now = Date.now();
+    const access = new RedisAccess({ url: redis.url, now: () => now, keyMsPerSecond: 0, log: () => {} });
+    await access.start();
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access });
+    try {
+      // A request held past its hold's 30 s lease (in-process, a body not yet sent; over HTTP, another replica whose clock
+      // runs 30 s ahead of this one's lapses its holds at once): it holds the last credit.
+      let send!: (text: string) => void;
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          send = (text) => {
+            c.enqueue(new TextEncoder().encode(text));
+            c.close();
+          };
+        },
+      });
+      const slow = app.handle(
+        new Request("http://localhost/mcp", {
+          method: "POST",
+          headers: {
+            "X-API-Key": key,
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+          },
+          body,
+        }),
+      );
+      for (let i = 0; i < 200 && redis.cli("HGET", `tome:held:${month()}`, "drip") !== "1"; i++) await Bun.sleep(10);
+      expect(redis.cli("HGET", `tome:held:${month()}`, "drip")).toBe("1");
+      // Past the hold's lease: the next request finds it lapsed, takes the credit back, and spends it.
+      now += 31_000;
+      const next = await app.handle(new Request("http://localhost/v1/chunk/39_2", { headers: { "X-API-Key": key } }));
+      expect([next.status, next.headers.get("x-quota-remaining")]).toEqual([200, "0"]);
+      send(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "get_chunk", arguments: { id: "39_0" } },
+        }),
+      );
+      const late = await slow;
+      const answer = (await late.json()) as Json;
+      // It was answered 200 with the chunk, and nothing charged for it: its hold had lapsed, the last credit spent meanwhile.
+      expect([late.status, answer.error, late.headers.get("x-quota-remaining")]).toEqual([429, "quota_exceeded", "0"]);
+      expect(redis.cli("HGET", `tome:spent:${month()}`, "drip")).toBe("50000");
+      // With room left, a lapsed hold's 2xx is answered and charged, as before.
+      redis.cli("HSET", `tome:spent:${month()}`, "drip", "49995");
+      const gate = Object.assign(Object.create(access) as RedisAccess, {
+        admit: async (headers: Headers, cost: number, needs?: "read" | "full") => {
+          const grant = await access.admit(headers, cost, needs);
+          now += 31_000;
+          // Another request lapses its hold and takes 3 of the 5 credits left meanwhile.
+          for (let i = 0; i < 3; i++) await access.settle((await access.admit(headers, 1)) as Grant, true);
+          return grant;
+        },
+      });
+      const second = createApp(await engineFor({ dumps: [EN_2016] }), { access: gate });
+      try {
+        const r = await second.handle(new Request("http://localhost/v1/chunk/39_2", { headers: { "X-API-Key": key } }));
+        expect([r.status, r.headers.get("x-quota-remaining")]).toEqual([200, "1"]);
+        expect(redis.cli("HGET", `tome:spent:${month()}`, "drip")).toBe("49999");
+      } finally {
+        second.close();
+      }
+    } finally {
+      app.close();
+      access.stop();
+    }
+  });
+});
+
 describe("Redis that lost its keys (D156)", () => {
   test("a store flushed under a running replica is 503 and /healthz degraded, not 403 for every key, until the keys are imported again", async () => {
     const store = await startRedis();

@@ -108,8 +108,11 @@ export function keyText(headers: Headers): string | undefined {
   return withoutOws(header.slice(scheme[0].length)) || undefined;
 }
 
-/** Why a 2xx's answer is withheld (Gate.settle): the store could not be reached, or has lost its keys (D156). */
-export type Withheld = "unreachable" | "keys lost";
+/**
+ * Why a 2xx's answer is withheld (Gate.settle): the store could not be reached, or has lost its keys (D156), or the
+ * request's hold lapsed before it was settled and the quota no longer has its cost (D181).
+ */
+export type Withheld = "unreachable" | "keys lost" | "quota spent";
 
 /** Whether the server serves from its key store as it is (Gate.health). */
 export interface Health {

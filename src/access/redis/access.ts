@@ -307,6 +307,8 @@ export class RedisAccess implements Gate {
           return succeeded ? "keys lost" : true;
         }
         if (hold.month === g.month.name) [g.spentThisMonth, g.heldThisMonth] = [Number(reply[0]), Number(reply[1])];
+        // Its hold lapsed (a body that took its time to arrive) and the quota was spent meanwhile (D181).
+        if (succeeded && Number(reply[2]) === 0) return "quota spent";
         if (succeeded) this.spentByPlan.add(g.key.plan, g.cost);
         return true;
       },

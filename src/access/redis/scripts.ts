@@ -124,9 +124,11 @@ return {counted and 3 or 2, version, record, sentAccount, rateRemaining, spent, 
 /**
  * Settlement, when the answer's status is known. ARGV: month, account, hold id ("" for an
  * unlimited quota, which holds nothing), cost, spend (1: a 2xx; 0: give it back), quota (-1:
- * unlimited), the UTC day and the key id its credits are counted to (tome:use). A hold that lapsed meanwhile was given back already: a 2xx then spends only what
- * the quota still has, so the quota is never overspent. Replies {spent, held}, or {-1} and writes nothing when the account is
- * gone (accounts are never deleted: the store was flushed while the request ran, D156).
+ * unlimited), the UTC day and the key id its credits are counted to (tome:use). A hold that lapsed meanwhile was given back already: a 2xx then
+ * spends its whole cost if the quota still has it, else nothing, and its answer is withheld (D181), so the quota is never
+ * overspent and nothing goes out unpaid. Replies {spent, held, charged (1, or 0 for a 2xx the quota no longer had room
+ * for)}, or {-1} and writes nothing when the account is gone (accounts are never deleted: the store was flushed while the
+ * request ran, D156).
  */
 export const SETTLE = script(
   "settle",
@@ -141,16 +143,13 @@ end
 local spent = tonumber(redis.call('HGET', spentKey, account) or '0')
 local held = tonumber(redis.call('HGET', heldKey, account) or '0')
 if spend then
-  local charge = cost
-  if kept == 0 and quota >= 0 then charge = math.max(0, math.min(cost, quota - spent - held)) end
-  if charge > 0 then
-    spent = redis.call('HINCRBY', spentKey, account, charge)
-    local useKey = 'tome:use:' .. ARGV[7]
-    redis.call('HINCRBY', useKey, ARGV[8] .. ':c', charge)
-    redis.call('PEXPIRE', useKey, ${USE_DAYS_MS})
-  end
+  if kept == 0 and quota >= 0 and quota - spent - held < cost then return {spent, held, 0} end
+  spent = redis.call('HINCRBY', spentKey, account, cost)
+  local useKey = 'tome:use:' .. ARGV[7]
+  redis.call('HINCRBY', useKey, ARGV[8] .. ':c', cost)
+  redis.call('PEXPIRE', useKey, ${USE_DAYS_MS})
 end
-return {spent, held}`,
+return {spent, held, 1}`,
 );
 
 /**

@@ -88,13 +88,13 @@ function refused(refusal: Refusal): Response {
 }
 
 /** Why the store did not take a 2xx's credit, as the client is told it. */
-const WITHHELD_BECAUSE: Record<Withheld, string> = {
+const WITHHELD_BECAUSE: Record<Exclude<Withheld, "quota spent">, string> = {
   unreachable: "its shared store is unreachable",
   "keys lost": KEYS_LOST,
 };
 
 /** A 2xx whose credit the key store did not take (Redis went away, or lost its keys, meanwhile): withheld, as nothing unpaid goes out. */
-function unsettled(why: Withheld): Response {
+function unsettled(why: Exclude<Withheld, "quota spent">): Response {
   const retry = UNAVAILABLE_RETRY_AFTER;
   const message = `The service could not record this request's cost (${WITHHELD_BECAUSE[why]}), so its answer is withheld; nothing was charged. Retry after ${retry} s.`;
   return errorAnswer(retryLater(ERRORS.serviceUnavailable, retry, message));
@@ -196,7 +196,13 @@ export function keys(access: Gate | undefined): Step {
       const settled = access.settle(grant, succeeded(grant, response));
       if (settled instanceof Promise) {
         return settled.then((deliver) => {
-          const answer = deliver === true ? response : unsettled(deliver);
+          // A hold that lapsed, the quota spent meanwhile (D181): the quota's refusal, as had it lacked the cost at admission.
+          const answer =
+            deliver === true
+              ? response
+              : deliver === "quota spent"
+                ? errorAnswer(quotaError(grant)())
+                : unsettled(deliver);
           writeLimits(answer.headers, grant, deliver ? (grant as RefusedGrant).retryAfter : undefined);
           return answer;
         });
