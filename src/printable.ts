@@ -23,6 +23,16 @@ export function printableName(name: string): string {
 }
 
 /**
+ * A path or value put into a command line a message tells the person to run, as printableName shows it: in single quotes
+ * when a shell would read it as more than one word or expand it (a space, a quote, $), so that the line pasted as printed
+ * names that file (TOME_DATA=/srv/my data, a snapshot at ~/Wiki copies/en.tome).
+ */
+export function shellWord(name: string): string {
+  const shown = printableName(name);
+  return /^[\w./:=@%+,-]+$/.test(shown) ? shown : `'${shown.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
  * JSON text safe to print on a terminal, read back as the same value: JSON.stringify escapes the C0 controls only, and
  * leaves the C1 ones (U+009B is a terminal's CSI, as ESC [ is) and the direction marks raw in the strings.
  */

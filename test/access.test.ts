@@ -85,6 +85,22 @@ describe("the first start", () => {
   });
 });
 
+describe("the first start on a TOME_DATA with a space and a quote", () => {
+  test("the command it prints to make another key, pasted as printed, makes one in that folder", async () => {
+    const data = join(tempDir("tome-data-"), "my data", "it's");
+    const first = await startServer({ TOME_SNAPSHOT: await snapshotFor(DUMPS), TOME_DATA: data });
+    const said = first.stderr();
+    await first.stop();
+    const command = /Lost it\? Make another with: (.+)\. Manage keys/.exec(said)?.[1] ?? said;
+    const made = await runToExit(["bash", "-c", command.replace("NAME", "again")], {});
+    expect(made.stderr).toContain("Created key_");
+    expect(JSON.parse((await keys(data, "list", "--json")).stdout).map((k: Json) => k.name)).toEqual([
+      "default",
+      "again",
+    ]);
+  });
+});
+
 describe("authentication (api.md section 5, D18)", () => {
   let key: string;
   beforeAll(async () => {

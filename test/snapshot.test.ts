@@ -24,6 +24,7 @@ import {
   format1Bytes,
   format1Page,
   ingested,
+  refused,
   tempDir,
   writeSnapshot,
 } from "./helpers";
@@ -348,6 +349,21 @@ describe("snapshot file (format 2)", () => {
     } finally {
       opened.mockRestore();
     }
+  });
+
+  test("the command a refusal says to run names a path with a space or a quote as one word of the shell", () => {
+    const path = join(tempDir(), "Wiki copies", "it's en.tome");
+    fs.mkdirSync(join(path, ".."));
+    // A format-1 header: refused before anything past it is read.
+    const bytes = Buffer.alloc(64);
+    bytes.write("TOMESNAP");
+    bytes.writeUInt32LE(1, 8);
+    writeFileSync(path, bytes);
+    const message = refused(() => openSnapshot(path));
+    const command = /Convert it with `([^`]+)`/.exec(message)?.[1] ?? message;
+    // What a shell makes of the line pasted: its words, one a line.
+    const words = Bun.spawnSync(["bash", "-c", `printf '%s\\n' ${command}`]).stdout.toString();
+    expect(words).toBe(`bun\nrun\nsnapshot:convert\n${path}\n`);
   });
 
   test("a file whose search index is in an older layout (varint postings; term tables with empty entries; blocks without impacts) is refused with how to rebuild it", async () => {

@@ -15,7 +15,7 @@ import { mainOf } from "./main";
 import { commandLine } from "../invocation";
 import { SNAPSHOT_DIR, snapshotToRead } from "./snapshots";
 import { Transform } from "node:stream";
-import { printableName } from "../printable";
+import { printableName, shellWord } from "../printable";
 
 const HELP = `Usage: ${commandLine("mcp")}     (run from the repository, or give TOME_SNAPSHOT)
 
@@ -56,7 +56,7 @@ export async function main(args: string[]): Promise<void> {
       said = line;
     };
     const damaged = (what: string, next: string) =>
-      `${what}: check it with \`${commandLine(`snapshot:verify ${shown}`)}\`, and copy a whole one over it or rebuild it ` +
+      `${what}: check it with \`${commandLine(`snapshot:verify ${shellWord(path)}`)}\`, and copy a whole one over it or rebuild it ` +
       `(\`${commandLine("snapshot:build --dump <dump>")}\`) if a section does not match; ${next}.`;
     // A copy over the file lets it go (D84); the next call opens it again once it is whole, as the server's swap does (D47).
     // A file still held was not replaced: what the call read of it is damaged. A file moved over it (mv, or the rename

@@ -35,7 +35,7 @@ import { mainOf, note } from "./main";
 import { ConfigError, settingsHelp, settingsReadBy, type Config } from "./config";
 import { isSample, SAMPLE_NAME, SNAPSHOT_DIR, snapshotsToServe } from "./snapshots";
 import { commandLine, inExecutable } from "../invocation";
-import { printableName } from "../printable";
+import { printableName, shellWord } from "../printable";
 
 /** What TOME_DUMP may name instead of a path or URL. */
 const NAMED_DUMPS: Record<string, string> = {
@@ -115,7 +115,7 @@ async function announceRedisKeys(access: RedisAccess): Promise<void> {
  */
 function announceKeys(access: Access, config: Config): void {
   const dataDir = config.dataDir;
-  const command = config.dataDirGiven ? `TOME_DATA=${printableName(dataDir)} ${NEW_KEY_COMMAND}` : NEW_KEY_COMMAND;
+  const command = config.dataDirGiven ? `TOME_DATA=${shellWord(dataDir)} ${NEW_KEY_COMMAND}` : NEW_KEY_COMMAND;
   if (!access.firstStart) {
     note(`API keys are in ${printableName(dataDir)}/. Without one at hand, make one with: ${command}`);
     return;

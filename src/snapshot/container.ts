@@ -31,7 +31,7 @@ import { sameBytes, sha256 } from "./hash";
 import { FileMapping, type LeaseRefused } from "./mapping";
 import { commandLine } from "../invocation";
 import { cannotRead, forgetScratch, trackScratchFile, writeFailed, writeFully } from "../files";
-import { printableName } from "../printable";
+import { printableName, shellWord } from "../printable";
 
 export const FORMAT_VERSION = 2;
 const HEADER_BYTES = 64;
@@ -63,7 +63,7 @@ const rebuild = `Rebuild it with \`${commandLine("snapshot:build --dump <dump>")
 export function damagedSections(path: string, what: string, cause?: unknown): SnapshotError {
   return Object.assign(
     new SnapshotError(
-      `${printableName(path)} cannot be read (${what}): is it damaged? \`${commandLine(`snapshot:verify ${printableName(path)}`)}\` checks every section against its hash; rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\` if one does not match.`,
+      `${printableName(path)} cannot be read (${what}): is it damaged? \`${commandLine(`snapshot:verify ${shellWord(path)}`)}\` checks every section against its hash; rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\` if one does not match.`,
     ),
     cause === undefined ? {} : { cause },
   );
@@ -406,7 +406,7 @@ export function openContainer(path: string): Container {
     if (version === 1) {
       throw new SnapshotError(
         `${printableName(path)} has snapshot format 1, which this Tome no longer reads (format 2 is mapped, not decoded). ` +
-          `Convert it with \`${commandLine(`snapshot:convert ${printableName(path)}`)}\`, or rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
+          `Convert it with \`${commandLine(`snapshot:convert ${shellWord(path)}`)}\`, or rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
       );
     }
     if (version !== FORMAT_VERSION)
