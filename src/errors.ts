@@ -4,6 +4,8 @@
  * never with a stack trace (src/cli/main.ts); anything else is a fault of ours and is thrown.
  */
 export class UserError extends Error {
+  /** A file or folder the person named that is not there, as named: the CLI says where a relative one was looked for. */
+  missing?: string;
   constructor(
     message: string,
     /** The process's exit code: 1 by default, 2 for a mistake in how the command was called. */

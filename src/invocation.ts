@@ -14,9 +14,18 @@ const executable = inExecutable ? basename(process.execPath) : undefined;
 /** npm ran the start script (npm start), as src/cli/config.ts, the one reader of the environment, says. */
 let npmStart = false;
 
+/** A package script (bun run, npm run) ran the command: in Tome's folder, whichever folder it was typed in. */
+let packageScript = false;
+
 /** Told by src/cli/config.ts when it is loaded, before any command's text is made. */
-export function startedByNpm(yes: boolean): void {
+export function startedByNpm(yes: boolean, script: boolean): void {
   npmStart = yes;
+  packageScript = script;
+}
+
+/** Whether a relative path the person typed is read from Tome's folder rather than theirs (a package script ran the command). */
+export function runByPackageScript(): boolean {
+  return packageScript;
 }
 
 /**

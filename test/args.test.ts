@@ -363,6 +363,33 @@ describe("a file whose name starts with '-'", () => {
   }
 });
 
+describe("a relative path not there, typed in a folder of the checkout", () => {
+  const readFrom = `A relative path is read from ${ROOT}: \`bun run\` and \`npm start\` run every command in Tome's folder`;
+  test("bun run, which runs the command in Tome's folder, says where the path was read from", async () => {
+    const docs = join(ROOT, "docs");
+    const verify = await runToExit(["bun", "run", "snapshot:verify", "../snapshots/none.tome"], {}, docs);
+    expect(verify.stderr).toContain(`snapshot not found: ../snapshots/none.tome. Build one with`);
+    expect(verify.stderr).toContain(readFrom);
+    const build = await runToExit(["bun", "run", "snapshot:build", "--dump", "none.xml.bz2"], {}, docs);
+    expect(build.stderr).toContain(
+      `dump not found: none.xml.bz2. Give an existing file or an http(s) URL. ${readFrom}`,
+    );
+  });
+
+  test("run as a file, the command reads it from the folder it was typed in, and says nothing more", async () => {
+    // Not as npm test's child, which a package script started.
+    const alone = { npm_lifecycle_event: undefined };
+    const r = await runToExit(
+      ["bun", join(ROOT, "src/cli/snapshot-verify.ts"), "none.tome"],
+      alone,
+      join(ROOT, "docs"),
+    );
+    expect(r.stderr).toBe(
+      "snapshot:verify: snapshot not found: none.tome. Build one with `bun run snapshot:build --dump <path|url>`.\n",
+    );
+  });
+});
+
 describe("an option followed by what reads as an option", () => {
   const BUILD = join(ROOT, "src/cli/snapshot-build.ts");
   for (const [args, said] of [

@@ -43,7 +43,10 @@ const DAY = /^(\d{8})$/;
 /** A local directory: <dir>/<wiki>/<day>/<name> (as mirrored) or <dir>/<name>. */
 export function localPlace(dir: string): DumpPlace {
   if (!existsSync(dir))
-    throw new DumpError(`no such directory: ${printableName(dir)}. Give the folder holding the incremental dumps.`);
+    throw Object.assign(
+      new DumpError(`no such directory: ${printableName(dir)}. Give the folder holding the incremental dumps.`),
+      { missing: dir },
+    );
   if (!statSync(dir).isDirectory())
     throw new DumpError(
       `${printableName(dir)} is a file: give the folder holding the incremental dumps (<dir>/<wiki>/<YYYYMMDD>/).`,

@@ -38,6 +38,8 @@ startedByNpm(
   process.env.npm_lifecycle_event === "start" &&
     (process.env.npm_command === "start" || process.env.npm_command === "run") &&
     process.env.npm_config_user_agent?.startsWith("npm/") === true,
+  // Both set it to the script's name; a relative path typed with either is read from Tome's folder (src/cli/main.ts).
+  process.env.npm_lifecycle_event !== undefined,
 );
 
 /** The server's search threads run this many nice steps below its request thread unless told otherwise (D142). */

@@ -6,7 +6,7 @@
 import { isAbsolute, relative, resolve } from "node:path";
 import { UserError } from "../errors";
 import { cannotRead } from "../files";
-import { commandLine } from "../invocation";
+import { commandLine, runByPackageScript } from "../invocation";
 import { printableMessage, printableName } from "../printable";
 import { applyConfig, readConfig, type Config } from "./config";
 
@@ -78,6 +78,16 @@ export function note(line: string): void {
 }
 
 /**
+ * Where a relative path that is not there was read from, when a package script ran the command: `bun run` runs it in
+ * Tome's folder, so `bun run snapshot:verify ../x.tome` typed in docs/ looks beside Tome's folder, not beside docs/.
+ */
+function lookedFrom(err: unknown): string {
+  const missing = err instanceof UserError ? err.missing : undefined;
+  if (missing === undefined || isAbsolute(missing) || /^https?:\/\//i.test(missing) || !runByPackageScript()) return "";
+  return ` A relative path is read from ${printableName(process.cwd())}: \`bun run\` and \`npm start\` run every command in Tome's folder, whichever folder it is typed in. Give the path from there, or an absolute one.`;
+}
+
+/**
  * Runs a command's main with the settings read once (config.ts), turning the errors a user can
  * fix into one line and an exit code.
  */
@@ -107,7 +117,7 @@ export async function mainOf(name: string, run: (config: Config) => unknown, opt
     if (exitCode === undefined) throw err;
     const usage =
       err instanceof ArgumentError ? `\n${options.usage ?? `Run \`${commandLine(`${name} --help`)}\` for usage.`}` : "";
-    console.error(`${name}: ${printableMessage((err as Error).message)}${usage}`);
+    console.error(`${name}: ${printableMessage((err as Error).message)}${lookedFrom(err)}${usage}`);
     process.exit(exitCode);
   }
 }
