@@ -374,6 +374,13 @@ describe("a relative path not there, typed in a folder of the checkout", () => {
     expect(build.stderr).toContain(
       `dump not found: none.xml.bz2. Give an existing file or an http(s) URL. ${readFrom}`,
     );
+    // npm start's run.sh runs the server in Tome's folder too (here, a folder with no snapshot: it would build one).
+    const dir = tempDir("tome-args-");
+    const env = { npm_lifecycle_event: "start", TOME_DUMP: "none.xml.bz2", TOME_DATA: join(dir, "data") };
+    const start = await runToExit(["bun", join(ROOT, "src/cli/start.ts")], env, dir);
+    expect(start.stderr).toContain(
+      `TOME_DUMP is none.xml.bz2, which does not exist. Set TOME_DUMP to simple or en (the latest Simple English or English Wikipedia), a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve. A relative path is read from ${dir}:`,
+    );
   });
 
   test("run as a file, the command reads it from the folder it was typed in, and says nothing more", async () => {

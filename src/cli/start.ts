@@ -180,8 +180,11 @@ async function ensureSnapshot(config: Config): Promise<string> {
   const url = /^https?:\/\//i.test(dump) ? dump : undefined;
   if (url) dump = await downloadDump(url);
   else if (!existsSync(dump)) {
-    throw new DumpError(
-      `TOME_DUMP is ${printableName(dump)}, which does not exist. Set TOME_DUMP to simple or en (the latest Simple English or English Wikipedia), a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve.`,
+    throw Object.assign(
+      new DumpError(
+        `TOME_DUMP is ${printableName(dump)}, which does not exist. Set TOME_DUMP to simple or en (the latest Simple English or English Wikipedia), a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve.`,
+      ),
+      { missing: dump },
     );
   }
   note(
