@@ -454,7 +454,18 @@ describe("which snapshot folder mode serves (D55), and the first one let go (iss
     try {
       expect(await servedBy(server)).toBe(b.id);
       dropIn(old, join(folder, "en-2006.tome"));
-      await Bun.sleep(1500);
+      // Said, not waited on in silence: why it is not served, and how to serve it.
+      await until(
+        "the older snapshot passed over",
+        async () => server.stderr(),
+        (err) => err.includes("swap: snapshots/en-2006.tome (after a change in snapshots/) is not served"),
+      );
+      expect(server.stderr()).toContain(
+        "swap: snapshots/en-2006.tome (after a change in snapshots/) is not served: its newest revision (2006-",
+      );
+      expect(server.stderr()).toMatch(
+        /is older than snapshots\/b\.tome's \(2016-\d\d-\d\d\)\. Still serving snapshots\/b\.tome\. To serve it, remove the snapshots before it from snapshots\/, or start the server with TOME_SNAPSHOT=snapshots\/en-2006\.tome\./,
+      );
       server.proc.kill("SIGHUP");
       await until(
         "SIGHUP checked",

@@ -37,7 +37,7 @@ import {
 } from "../snapshot";
 import { isSample, servingOrder, snapshotsToServe } from "./snapshots";
 import { commandLine } from "../invocation";
-import { printableName } from "../printable";
+import { printableName, shellWord } from "../printable";
 
 /** Where the snapshot to serve comes from. */
 export interface SnapshotSource {
@@ -111,6 +111,8 @@ export class SnapshotSwapper {
   private again: string | undefined;
   /** Said once: why this server cannot take read leases on its snapshots (D84). */
   private unleased = false;
+  /** Files that come after the one served in the order (D55), as said (path → identity): said once each, those there at start never. */
+  private readonly passedOver = new Map<string, string>();
   /** Files open for writing when they were to be served, as logged (path → identity): tried again shortly, logged once. */
   private readonly busy = new Map<string, string>();
   /** Says a line of what it does, printable. */
@@ -133,6 +135,7 @@ export class SnapshotSwapper {
       file: isSnapshotFile(found) ? found : undefined,
       since: new Date(),
     };
+    for (const file of source.look().usable) this.passedOver.set(resolve(file.path), file.identity);
     if (!this.guard(app.served().engine))
       this.log(
         `swap: ${app.served().path} is open for writing by another process as the server starts: it cannot be guarded (D84), and writing it in place can stop the server.`,
@@ -331,12 +334,18 @@ export class SnapshotSwapper {
     // A snapshot served whose file is still there keeps its place in the order (even if that
     // file no longer opens: its mapping holds what was renamed over); one removed gives way to the best left.
     const servedThere = identityOf(this.served.path) !== undefined;
-    for (const file of usable) {
+    for (const [i, file] of usable.entries()) {
       const key = resolve(file.path);
       const atServed = key === this.served.path;
       if (!this.suspended) {
-        if (atServed && file.identity === this.served.identity) break;
-        if (!atServed && servedThere && this.served.file && this.source.order(file, this.served.file) > 0) break;
+        if (atServed && file.identity === this.served.identity) {
+          this.sayPassedOver(usable.slice(i + 1), reason);
+          break;
+        }
+        if (!atServed && servedThere && this.served.file && this.source.order(file, this.served.file) > 0) {
+          this.sayPassedOver(usable.slice(i), reason);
+          break;
+        }
       }
       if (this.dealtWith.get(key) !== file.identity) {
         this.dealtWith.set(key, file.identity);
@@ -348,6 +357,30 @@ export class SnapshotSwapper {
     if (this.servedFileThere() === "there")
       this.log(`swap: SIGHUP: nothing newer than ${this.app.served().path}, which is still served.`);
     else this.log(`swap: SIGHUP: no other snapshot can be served; still serving ${this.servedNamed()}.`);
+  }
+
+  /**
+   * Says why a snapshot put in the folder is not served (once per file as it is): the one served comes first in the
+   * order (D55), which a newcomer renaming an older snapshot into place would otherwise wait on in silence.
+   */
+  private sayPassedOver(files: SnapshotFile[], reason: string): void {
+    const served = this.served.file;
+    if (!served) return;
+    for (const file of files) {
+      const key = resolve(file.path);
+      if (key === this.served.path || this.passedOver.get(key) === file.identity) continue;
+      this.passedOver.set(key, file.identity);
+      const day = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10);
+      const why =
+        file.newestRevision < served.newestRevision
+          ? `its newest revision (${day(file.newestRevision)}) is older than ${served.path}'s (${day(served.newestRevision)})`
+          : file.createdAt < served.createdAt
+            ? `it was built before ${served.path}, from data as new`
+            : `${served.path} comes before it (the newest data first, then the newest build, D55)`;
+      this.log(
+        `swap: ${file.path} (after ${reason}) is not served: ${why}. Still serving ${this.servedNamed()}. To serve it, remove the snapshots before it from ${this.source.dir}/, or start the server with TOME_SNAPSHOT=${shellWord(file.path)}.`,
+      );
+    }
   }
 
   /** What a refusal's line ends with: the snapshot still served, or, while the one served was written over in place, that none is. */
@@ -429,6 +462,8 @@ export class SnapshotSwapper {
     const verified = performance.now();
     const previous = this.app.served();
     this.app.swap(engine);
+    // The file served until now comes after this one: no news to say of it.
+    if (this.served.identity) this.passedOver.set(this.served.path, this.served.identity);
     this.served = { path: resolve(path), identity: file.identity, file, since: new Date() };
     this.suspended = false;
     const switched = performance.now();
