@@ -747,6 +747,26 @@ describe("keys import and export", () => {
     }
   });
 
+  test("an import with no TOME_REDIS_URL, or a Redis that does not answer, says so before asking to stop the server that serves the folder", async () => {
+    const data = tempDir("tome-data-");
+    await newKey(data, "--name", "a", "--account", "mover");
+    const single = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
+    try {
+      const unset = await keys(data, "import");
+      expect([unset.code, unset.stderr]).toEqual([
+        1,
+        expect.stringContaining("keys import: TOME_REDIS_URL is not set"),
+      ]);
+      const away = await keysOn("redis://127.0.0.1:1", ["import"], data);
+      expect([away.code, away.stderr]).toEqual([
+        1,
+        expect.stringContaining("keys import: cannot reach Redis at redis://127.0.0.1:1"),
+      ]);
+    } finally {
+      await single.stop();
+    }
+  });
+
   test("an import from a folder a server still serves is refused, as its help says to stop it first; after its stop it goes", async () => {
     const data = tempDir("tome-data-");
     const a = await newKey(data, "--name", "a", "--account", "mover");

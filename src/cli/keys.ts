@@ -22,6 +22,7 @@ import {
   PLAN_NAMES,
   readKeyFile,
   readUsage,
+  type RedisKeyStore,
   replaceAccountToken,
   revokeKey,
   SCOPES,
@@ -338,40 +339,41 @@ async function importStore(args: string[]): Promise<void> {
   const dir = dataDir();
   if (!existsSync(keysPath(dir)))
     throw new KeyStoreError(`${keysPath(dir)} does not exist: there is nothing to import (TOME_DATA is ${dir}).`);
-  // A server on this folder keeps counting usage there after the import has read it: Redis would never get those credits.
-  const unlock = lockDataFolder(
-    dir,
-    (pid) =>
-      new KeyStoreError(
-        `a Tome server (process ${pid}) serves from ${dir}: it keeps counting this month's usage there, which Redis would not get. Stop it first (it saves its counts as it stops), then import; nothing was imported.`,
-      ),
-  );
-  try {
-    await importFrom(dir);
-  } finally {
-    unlock();
-  }
-}
-
-async function importFrom(dir: string): Promise<void> {
-  const file = readKeyFile(keysPath(dir));
-  const usage = readUsage(usagePath(dir));
-  const month = monthOf(Date.now());
+  // Which Redis, and whether it answers, before a server is told to stop for an import that could not have run.
   const redis = await openRedis(settings.redisUrl);
   try {
-    if (!(await redis.importStore(file, usage, month))) {
-      throw new KeyStoreError(
-        `Redis at ${redis.address} already holds keys or accounts; nothing was imported. Import only into a Redis that holds no Tome keys or accounts.`,
-      );
-    }
-    const credits = Object.values(usage.months[month] ?? {}).reduce((a, b) => a + b, 0);
-    note(
-      `Imported ${file.keys.length} key(s) of ${Object.keys(file.accounts).length} account(s) and ${month}'s usage (${credits} credits) ` +
-        `from ${dir} into Redis at ${redis.address}. Start the servers with TOME_REDIS_URL set; ${dir} is no longer read by them.`,
+    // A server on this folder keeps counting usage there after the import has read it: Redis would never get those credits.
+    const unlock = lockDataFolder(
+      dir,
+      (pid) =>
+        new KeyStoreError(
+          `a Tome server (process ${pid}) serves from ${dir}: it keeps counting this month's usage there, which Redis would not get. Stop it first (it saves its counts as it stops), then import; nothing was imported.`,
+        ),
     );
+    try {
+      await importFrom(dir, redis);
+    } finally {
+      unlock();
+    }
   } finally {
     redis.close();
   }
+}
+
+async function importFrom(dir: string, redis: RedisKeyStore): Promise<void> {
+  const file = readKeyFile(keysPath(dir));
+  const usage = readUsage(usagePath(dir));
+  const month = monthOf(Date.now());
+  if (!(await redis.importStore(file, usage, month))) {
+    throw new KeyStoreError(
+      `Redis at ${redis.address} already holds keys or accounts; nothing was imported. Import only into a Redis that holds no Tome keys or accounts.`,
+    );
+  }
+  const credits = Object.values(usage.months[month] ?? {}).reduce((a, b) => a + b, 0);
+  note(
+    `Imported ${file.keys.length} key(s) of ${Object.keys(file.accounts).length} account(s) and ${month}'s usage (${credits} credits) ` +
+      `from ${dir} into Redis at ${redis.address}. Start the servers with TOME_REDIS_URL set; ${dir} is no longer read by them.`,
+  );
 }
 
 /** Redis → TOME_DATA. */
