@@ -164,6 +164,27 @@ describe("snapshot:update (base 2006 + the 2016 dump)", () => {
     expect(readdirSync(dir).filter((f) => f.startsWith(".tome-"))).toEqual([]);
   });
 
+  test("checking the base whole, before any dump is read, is a stage of its progress, in MB", async () => {
+    const stages: [stage: string, done: number, total: number][] = [];
+    let readingBefore = false;
+    await updateSnapshot({
+      base: BASE,
+      dumps: [EN_2016],
+      out: join(dir, "progress.tome"),
+      workers: 2,
+      onProgress: () => {
+        readingBefore ||= stages.length === 0;
+      },
+      progress: (stage, done, total) => stages.push([stage, done, total]),
+    });
+    const checking = stages.filter(([stage]) => stage === "checking base.tome whole (MB)");
+    expect(stages[0]![0]).toBe("checking base.tome whole (MB)");
+    expect(readingBefore).toBe(false);
+    const [, done, total] = checking.at(-1)!;
+    expect(done).toBe(total);
+    expect(Math.abs(total - openContainer(BASE).bytes / 1e6)).toBeLessThan(1);
+  });
+
   test("the metadata records the base's content hash and the dumps applied", () => {
     const meta = readSnapshotMeta(UPDATED);
     expect(meta.base).toBe(readSnapshotMeta(BASE).contentHash);

@@ -110,7 +110,11 @@ export function dayOfDump(spec: string): string | undefined {
 }
 
 /** Opens the base and checks it whole (every section's hash): a damaged base would pass its damage on. */
-async function openBase(path: string, signal: AbortSignal | undefined): Promise<Snapshot> {
+async function openBase(
+  path: string,
+  signal: AbortSignal | undefined,
+  progress: IndexBuildProgress | undefined,
+): Promise<Snapshot> {
   const base = openSnapshot(path);
   if (!base.container.has("index.text.meta"))
     throw new SnapshotError(
@@ -120,7 +124,12 @@ async function openBase(path: string, signal: AbortSignal | undefined): Promise<
   const check = openContainer(path);
   let damaged: string[];
   try {
-    damaged = await check.verify(undefined, { readOnce: true, signal });
+    // Minutes at the size of English Wikipedia, before any dump is read: in MB, as a stage of its own.
+    const stage = `checking ${printableName(basename(path))} whole (MB)`;
+    damaged = await check.verify(
+      progress && ((done, total) => progress(stage, Math.round(done / 1e6), Math.round(total / 1e6))),
+      { readOnce: true, signal },
+    );
   } finally {
     check.letGo();
   }
@@ -224,7 +233,7 @@ async function writeUpdate(
   meta: Parameters<SnapshotWriter["finish"]>[0];
   report: Omit<UpdateReport, "meta" | "bytes">;
 }> {
-  const base = await openBase(o.base, o.signal);
+  const base = await openBase(o.base, o.signal, o.progress);
   logMemory("update: base opened");
   const wiki = { ...base.meta.wiki };
   for (const dump of o.dumps) {

@@ -193,7 +193,11 @@ export function buildProgress(stream: NodeJS.WriteStream = process.stderr): Buil
   const reading = ingestProgress(stream);
   const stages = indexProgress(stream);
   return {
-    reading: (p) => reading.update(p),
+    // The base's check of an update comes before the reading: its bar gives way too.
+    reading: (p) => {
+      stages.stop();
+      reading.update(p);
+    },
     stage(stage, done, total) {
       reading.stop();
       stages.update(stage, done, total);
