@@ -17,6 +17,7 @@ import {
   TextWriter,
 } from "../src/snapshot";
 import { PageTable, PageWriter } from "../src/snapshot/pages";
+import { convert } from "../src/cli/snapshot-convert";
 import {
   EN_2006_TRUNCATED,
   EN_2016,
@@ -561,6 +562,15 @@ describe("format 1, read only to convert it", () => {
     writeFileSync(path, format1Bytes(meta, { pages, redirects }));
     const read = readFormat1(path);
     expect(read).toEqual({ meta: { ...meta, modifications: format1Modifications(300) }, pages, redirects });
+  });
+
+  test("snapshot:convert builds the index anew a stage at a time, each told to its progress (a bar on a terminal)", () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "old.tome"), format1Bytes(meta, { pages, redirects }));
+    const stages = new Set<string>();
+    convert(join(dir, "old.tome"), join(dir, "new.tome"), (stage) => stages.add(stage));
+    expect([...stages]).toContain("title index");
+    expect(openSnapshot(join(dir, "new.tome")).pages.length).toBe(2);
   });
 
   test("a damaged file is refused in one line that says what is wrong (the first fault, in the order of the file)", () => {

@@ -1,9 +1,11 @@
 /** bun run snapshot:convert — turns a format-1 snapshot into format 2, without the dump. */
 import { oneFileArgs } from "./args";
-import { buildFromPages } from "../build";
+import { type BuildReport, buildFromPages } from "../build";
+import type { IndexBuildProgress } from "../search";
 import { readFormat1 } from "../snapshot";
 import { mainOf, note } from "./main";
 import { checkOut } from "./out";
+import { buildProgress } from "./progress";
 import { commandLine } from "../invocation";
 import { printableName } from "../printable";
 
@@ -14,6 +16,17 @@ Converts a snapshot of format 1 (one msgpackr blob, decoded whole at boot) into 
 are kept as they are; the index is built anew. Without --out the file is replaced (the
 new file is renamed over it only when whole).
 `;
+
+/** Writes the format-1 snapshot `file` as format 2 at `out`; its index is built anew, a stage at a time (`progress`). */
+export function convert(file: string, out: string, progress?: IndexBuildProgress): BuildReport {
+  const old = readFormat1(file);
+  return buildFromPages(old.pages, old.redirects, old.meta, {
+    out,
+    chunkWords: old.meta.chunkWords,
+    createdAt: new Date(old.meta.createdAt),
+    progress,
+  });
+}
 
 /** The command, on its arguments (what follows its name). */
 export async function main(args: string[]): Promise<void> {
@@ -30,13 +43,14 @@ export async function main(args: string[]): Promise<void> {
     if (out !== undefined) {
       checkOut(out, []);
     }
-    const old = readFormat1(file);
     const target = out ?? file;
-    const report = buildFromPages(old.pages, old.redirects, old.meta, {
-      out: target,
-      chunkWords: old.meta.chunkWords,
-      createdAt: new Date(old.meta.createdAt),
-    });
+    const progress = buildProgress();
+    let report: BuildReport;
+    try {
+      report = convert(file, target, progress.stage);
+    } finally {
+      progress.stop();
+    }
     note(
       `converted ${printableName(file)} → ${printableName(target)}: ${report.meta.indexedPages} pages, ${report.meta.indexedChunks} chunks, ${(report.bytes / 1e6).toFixed(1)} MB.`,
     );
