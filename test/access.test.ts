@@ -14,6 +14,7 @@ import {
   engineFor,
   keys,
   newKey,
+  ROOT,
   runToExit,
   type ServerProcess,
   snapshotFor,
@@ -82,6 +83,33 @@ describe("the first start", () => {
     expect(server.key).toBeUndefined();
     expect(server.stderr()).not.toContain("No API key existed");
     expect(JSON.parse((await keys(data, "list", "--json")).stdout).length).toBe(1);
+  });
+});
+
+describe("the first start on a terminal", () => {
+  test("prints the key and the stop after Ctrl-C plainly, not in the red Bun gives console.error (which says 'error')", async () => {
+    // `script` gives the server a terminal: its output as the person at it sees it.
+    const env = { TOME_SNAPSHOT: await snapshotFor(DUMPS), TOME_DATA: tempDir("tome-data-"), PORT: "0" };
+    const run = Bun.spawn(["script", "-qfec", `bun ${START}`, "/dev/null"], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdin: "pipe",
+      stdout: "pipe",
+    });
+    let seen = "";
+    const read = (async () => {
+      for await (const part of run.stdout) seen += new TextDecoder().decode(part);
+    })();
+    for (const deadline = Date.now() + 60_000; !seen.includes("Tome is serving") && Date.now() < deadline; )
+      await Bun.sleep(50);
+    // Ctrl-C, as typed at that terminal.
+    run.stdin.write("\x03");
+    run.stdin.flush();
+    await run.exited;
+    await read;
+    expect(seen).toMatch(/No API key existed in .*\r\n\r\n {4}wk_[A-Za-z0-9]{32}\r\n/);
+    expect(seen).toContain("Stopped: 0 request(s) answered after SIGINT.");
+    expect(seen).not.toContain("\x1b[31m");
   });
 });
 

@@ -123,7 +123,7 @@ function announceKeys(access: Access, config: Config): void {
   const { key, record } = updateKeyFile(dataDir, (file) =>
     createKey(file, { name: "default", account: "default", plan: "enterprise", scope: "full", now: Date.now() }),
   );
-  console.error(
+  note(
     `No API key existed in ${printableName(dataDir)}/, so one was created (${record.id}, account default, enterprise plan):\n\n` +
       `    ${key}\n\nIt is shown only this once: keep it. Send it as X-API-Key (or Authorization: Bearer). ` +
       `Lost it? Make another with: ${command}. Manage keys with "${commandLine("keys")}" (see --help).`,
@@ -337,7 +337,7 @@ export async function main(args: string[]): Promise<void> {
           process.exit(130);
         }
         stopping = performance.now();
-        console.error(`${signal}: no new connections; finishing the requests in flight.`);
+        note(`${signal}: no new connections; finishing the requests in flight.`);
         swapper.stop();
         const before = running.answered();
         await running.stop();
@@ -350,7 +350,7 @@ export async function main(args: string[]): Promise<void> {
           console.error(`start: ${err.message}`);
           saved = false;
         }
-        console.error(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
+        note(`Stopped: ${running.answered() - before} request(s) answered after ${signal}.`);
         process.exit(saved ? 0 : 1);
       };
       // The signals are handled before the server says it serves: one sent as soon as it does is a graceful stop.
