@@ -110,6 +110,16 @@ describe("one word in every form a reader types it (D120)", () => {
   });
 });
 
+describe("a result as console.log shows it (the README's RAG example)", () => {
+  test("each hit's page names its table by its size, not every column of every page", async () => {
+    const tome = await squad();
+    const shown = Bun.inspect(tome.search("Super Bowl", { limit: 5 }).hits);
+    expect(shown).toContain(`table: PageTable { ${tome.snapshot.pages.length} pages of `);
+    expect(shown).toContain('title: "Super Bowl 50"');
+    expect(shown).not.toContain("Uint32Array");
+  });
+});
+
 describe("dedup and page_id (D7)", () => {
   test("one hit per page, and estimatedTotalHits counts pages", async () => {
     const tome = await en();

@@ -13,6 +13,7 @@ import { makeScratch, removeScratch } from "../files";
 import { join } from "node:path";
 import { Growable, lowerBound, StoredStrings, StringColumn, viewOf } from "../columns";
 import { SortedRuns } from "../sorted-runs";
+import { printableName } from "../printable";
 import { type Container, type ContainerWriter, damagedSections } from "./container";
 import { Spool } from "./spool";
 import type { SnapshotChunk, SnapshotMeta, SnapshotPage, SnapshotSection } from "./format";
@@ -242,6 +243,11 @@ export class PageTable {
     this.chunkSection = viewOf(Uint16Array, container.section("text.chunkSection"));
     const fault = checked ? undefined : this.fault(container.meta as SnapshotMeta, text.chunkCount);
     if (fault) throw damagedSections(container.path, fault);
+  }
+
+  /** As console.log shows it: every page and hit holds its table, whose columns would fill the screen for each one. */
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return `PageTable { ${this.ids.length} pages of ${printableName(this.container.path)} }`;
   }
 
   /**
