@@ -21,6 +21,8 @@ setDefaultTimeout(120_000);
 type Json = Record<string, any>;
 
 const DUMPS = { dumps: [EN_2016] };
+/** Declared headers sent only with some answers: X-PDF-Truncated with a PDF of a page longer than a PDF holds (D182), none of the fixtures'. */
+const SOMETIMES = ["X-PDF-Truncated"];
 let engine: Engine;
 let running: RunningServer;
 let base: string;
@@ -307,7 +309,7 @@ describe("/v1/openapi.json", () => {
       ["/v1/chunk/39_0", doc.paths["/v1/chunk/{id}"].get.responses["200"].headers],
     ] as const) {
       const sent = (await get(path)).headers;
-      for (const name of Object.keys(documented))
+      for (const name of Object.keys(documented).filter((h) => !SOMETIMES.includes(h)))
         expect({ path, name, sent: sent.has(name) }).toEqual({ path, name, sent: true });
     }
     const disposition = doc.components.headers[pdf["Content-Disposition"].$ref.replace("#/components/headers/", "")];
@@ -629,6 +631,7 @@ describe("/v1/openapi.json", () => {
       for (const name of Object.keys(response.headers)) {
         if (a.to !== "key" && /^X-(RateLimit|Quota)-/.test(name)) continue;
         if (unadmitted && a.status >= 400 && name === "X-Snapshot") continue;
+        if (SOMETIMES.includes(name)) continue;
         if (!a.headers.has(name)) found.push(`${a.at} ${a.status}: ${name} is declared, not sent`);
       }
       const media = Object.keys(response.content ?? {});

@@ -26,7 +26,7 @@ import bengaliRegular from "@expo-google-fonts/noto-sans-bengali/400Regular/Noto
 import { Access, createKey, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { createApp, serve } from "../src/http";
-import { canRender, renderPdf } from "../src/pdf";
+import { canRender, PdfRenderer, renderPdf } from "../src/pdf";
 import { articleUrl, LICENSE } from "../src/http/attribution";
 import { creditFor } from "../src/pdf/credit";
 import { contentDisposition } from "../src/http/routes/pdf";
@@ -728,6 +728,49 @@ describe("the document", () => {
     // Everything drawn: no such line.
     const plain = await text(await article("Albedo", ["Plain text, Ελληνικά, русский, 日本語."]));
     expect(plain).not.toContain("Left out");
+  });
+
+  test("a page longer than a PDF holds is cut there and says so, in the document and in X-PDF-Truncated; a shorter one is whole (D182)", async () => {
+    const long = en.page(39)!;
+    const words = (page: SnapshotPage) => page.chunks.flatMap((c) => c.text.split("\n\n")).join("");
+    const total = words(long).length;
+    const max = Math.floor(total / 2);
+    const short = en.snapshot.pages
+      .list()
+      .find((p) => p.chunks.length && words(p).length <= max && words(p).length > 200)!;
+    const pdf = new PdfRenderer({ maxCharacters: max });
+    const app = createApp(en, { pdf });
+    const get = (page: SnapshotPage, method = "GET") =>
+      app.handle(new Request(`http://localhost/v1/pdf/${page.pageId}`, { method }));
+    try {
+      // Known before any render: a HEAD says it too.
+      const head = await get(long, "HEAD");
+      expect(head.headers.get("x-pdf-truncated")).toMatch(new RegExp(`^\\d+ of ${total} characters$`));
+      const r = await get(long);
+      expect(r.status).toBe(200);
+      const shown = Number(r.headers.get("x-pdf-truncated")!.split(" ")[0]);
+      expect(shown).toBeGreaterThan(max / 2);
+      expect(shown).toBeLessThanOrEqual(max);
+      const extracted = (await text(new Uint8Array(await r.arrayBuffer()))).replace(/\s+/g, " ");
+      const url = `https://en.wikipedia.org/wiki/${encodeURIComponent(long.title.replace(/ /g, "_"))}`;
+      expect(squeeze(extracted)).toContain(
+        squeeze(
+          `Cut after ${shown.toLocaleString("en")} of the article's ${total.toLocaleString("en")} characters ` +
+            `(a PDF holds at most ${max.toLocaleString("en")}): the article continues online at ${url}`,
+        ),
+      );
+      // The text stops at the cut: its last paragraph is not there.
+      const last = long.chunks.at(-1)!.text.split("\n\n").at(-1)!;
+      expect(squeeze(withoutFooters(extracted))).not.toContain(squeeze(renderable(last)));
+      const whole = await get(short);
+      expect(whole.headers.get("x-pdf-truncated")).toBeNull();
+      const all = await text(new Uint8Array(await whole.arrayBuffer()));
+      expect(all).not.toContain("Cut after");
+      const end = short.chunks.at(-1)!.text.split("\n\n").at(-1)!;
+      expect(squeeze(withoutFooters(all))).toContain(squeeze(renderable(end)));
+    } finally {
+      pdf.close();
+    }
   });
 
   test("each heading level has its own size: smaller with depth, below the title, above the text", async () => {

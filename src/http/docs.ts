@@ -8,6 +8,7 @@ import { Type as t, type TSchema } from "@sinclair/typebox";
 import { readFileSync } from "node:fs";
 import { Elysia, type DocumentDecoration } from "elysia";
 import { COST, INVALID_KEY, INVALID_KEY_NEXT, READ_SCOPE_MESSAGE } from "../access";
+import { PDF_MAX_CHARACTERS } from "../pdf";
 // Imported as files, so that the executable (bun run compile) carries them.
 import swaggerUiBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import swaggerUiCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
@@ -60,7 +61,7 @@ const unlimitedOr = {
 
 /** The response headers a web page's script may read (CORS): every one the API documents but the safelisted. */
 export const EXPOSED_HEADERS =
-  "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, X-Quota-Reset, Retry-After, X-Credit-Cost, Content-Disposition, ETag, X-Snapshot";
+  "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, X-Quota-Reset, Retry-After, X-Credit-Cost, X-PDF-Truncated, Content-Disposition, ETag, X-Snapshot";
 
 /** Sent with every response, a refusal of its key too. */
 const REFUSAL_HEADERS: Headers = {
@@ -155,6 +156,12 @@ export const PDF_HEADERS: Headers = {
     `Credits this response cost: a PDF costs ${COST.pdf}; a HEAD that rendered nothing, 0`,
     { type: "integer", enum: [0, COST.pdf] },
     COST.pdf,
+  ),
+  "X-PDF-Truncated": header(
+    `Sent when the article's text is longer than a PDF holds (${PDF_MAX_CHARACTERS.toLocaleString("en")} characters): the characters the PDF shows, of the article's. ` +
+      "The document stops there and says so in its list of modifications, with the article's address, where it continues",
+    { type: "string", pattern: "^[0-9]+ of [0-9]+ characters$" },
+    "500000 of 6712345 characters",
   ),
 };
 

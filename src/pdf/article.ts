@@ -26,14 +26,67 @@ export interface PdfArticle {
   sections: PdfSection[];
   license: { name: string; full_name: string; url: string };
   modifications: string[];
+  /** Set when the text was cut at the PDF's bound (cutForPdf, D182): the characters it shows, of the article's, and the bound. */
+  cut?: { shown: number; total: number; max: number };
+}
+
+/**
+ * The most characters of article text a PDF holds (D182). A render keeps every page it lays out until the document is
+ * written, in one worker: measured, about 0.3 KB a character of English text, 0.5 of Japanese and 1.2 of Bengali, and a
+ * 6.7-million-character page (1,801 A4 pages, which a build keeps: D150) raised the server's memory by 1.05 GB. Half a
+ * million characters is 125 to 140 English pages (121 MB measured), twice the longest article of the shared dumps (271,842 characters).
+ */
+export const PDF_MAX_CHARACTERS = 500_000;
+
+/** The article's text: its paragraphs' characters (the title and headings not counted). */
+export function textLength(article: PdfArticle): number {
+  let chars = 0;
+  for (const section of article.sections) for (const p of section.paragraphs) chars += p.length;
+  return chars;
+}
+
+/**
+ * The article as its PDF shows it: whole when its text is at most `max` characters, else cut there (at the last space
+ * in the paragraph it reaches, not inside a word where one is near) with `cut` set, and the sections after left out.
+ */
+export function cutForPdf(article: PdfArticle, max = PDF_MAX_CHARACTERS): PdfArticle {
+  const total = textLength(article);
+  if (total <= max || article.cut) return article;
+  let shown = 0;
+  let reached = false;
+  const sections: PdfSection[] = [];
+  for (const section of article.sections) {
+    if (reached) break;
+    const paragraphs: string[] = [];
+    for (const p of section.paragraphs) {
+      const left = max - shown;
+      if (p.length <= left) {
+        paragraphs.push(p);
+        shown += p.length;
+        continue;
+      }
+      let kept = p.slice(0, left);
+      const space = kept.search(/\s\S*$/);
+      if (space > left / 2) kept = kept.slice(0, space);
+      else if (/[\uD800-\uDBFF]$/.test(kept)) kept = kept.slice(0, -1);
+      if (kept) paragraphs.push(`${kept.trimEnd()}…`);
+      shown += kept.length;
+      // Nothing after the cut: the sections that follow are left out too.
+      reached = true;
+      break;
+    }
+    if (!reached || paragraphs.length) sections.push({ ...section, paragraphs });
+  }
+  return { ...article, sections, cut: { shown, total, max } };
 }
 
 /**
  * The renderer's version (render.ts), in every PDF's ETag (D34): one more whenever a PDF of the same article comes out
  * saying something else, not only laid out otherwise, so that a client revalidating a PDF kept from before gets the
- * new one. 2: the characters left out are stated (D177), a wiki named by its host (D30).
+ * new one. 2: the characters left out are stated (D177), a wiki named by its host (D30). 3: a text longer than
+ * PDF_MAX_CHARACTERS is cut there, and the document says so (D182).
  */
-export const PDF_VERSION = "2";
+export const PDF_VERSION = "3";
 
 const keys = new WeakMap<PdfArticle, string>();
 

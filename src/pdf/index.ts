@@ -1,5 +1,5 @@
 /** pdf: an article as an A4 PDF document, rendered off the server's thread. */
-export { articleKey, type PdfArticle, type PdfSection } from "./article";
+export { articleKey, cutForPdf, PDF_MAX_CHARACTERS, type PdfArticle, type PdfSection } from "./article";
 export { canRender } from "./fonts";
 export { renderPdf, type RenderOptions } from "./render";
 export {
@@ -16,6 +16,8 @@ export {
 export interface PdfRenderService {
   /** What it draws, as a version: a PDF's ETag names it beside the article, so that an older renderer's PDF is sent again. */
   readonly version?: string;
+  /** Characters of article text a PDF holds at most (D182; default PDF_MAX_CHARACTERS): the route cuts the article there. */
+  readonly maxCharacters?: number;
   render(article: import("./article").PdfArticle, request?: import("./renderer").RenderRequest): Promise<Uint8Array>;
   /** The article's PDF if it is kept, without rendering (for HEAD). */
   cachedPdf?(article: import("./article").PdfArticle): Uint8Array | undefined;

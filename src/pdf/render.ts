@@ -132,7 +132,7 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
       {},
     ],
     ["The text was modified from the original:", STYLE.small, { after: 2 }],
-    ...[...article.modifications, ...leftOut(article)].map((m): [Parts, Style, BlockOptions] => [
+    ...[...article.modifications, ...cutNote(article), ...leftOut(article)].map((m): [Parts, Style, BlockOptions] => [
       m,
       STYLE.small,
       { bullet: true, after: 2 },
@@ -160,6 +160,15 @@ export async function renderPdf(article: PdfArticle, options: RenderOptions = {}
   pdf.setModificationDate(now);
   w.goOn();
   return pdf.save();
+}
+
+/** D182: a text cut at the PDF's bound says where it stops, and where the rest is. */
+function cutNote({ cut, url }: PdfArticle): string[] {
+  if (!cut) return [];
+  const n = (x: number) => x.toLocaleString("en");
+  return [
+    `Cut after ${n(cut.shown)} of the article's ${n(cut.total)} characters (a PDF holds at most ${n(cut.max)}): the article continues online at ${url}`,
+  ];
 }
 
 /**

@@ -15,7 +15,7 @@
  * way that the last request waiting for it leaves is given up at its next block of text (D26).
  */
 import { workerUrl } from "../files";
-import { articleKey, PDF_VERSION, type PdfArticle } from "./article";
+import { articleKey, cutForPdf, PDF_MAX_CHARACTERS, PDF_VERSION, type PdfArticle, textLength } from "./article";
 
 export class PdfError extends Error {
   constructor(message: string) {
@@ -56,6 +56,8 @@ export interface PdfRendererOptions {
   perRequester?: number;
   /** How many nice steps below the request thread each worker renders (0 to 19; default 0 here, the server's 10: D143). */
   nice?: number;
+  /** Characters of article text a PDF holds at most, past which it is cut (default PDF_MAX_CHARACTERS: D182). */
+  maxCharacters?: number;
 }
 
 export interface RenderRequest {
@@ -109,6 +111,7 @@ const ASSUMED_RENDER_MS = 1000;
 
 export class PdfRenderer {
   readonly version = PDF_VERSION;
+  readonly maxCharacters: number;
   private readonly cache = new Map<string, Uint8Array>();
   private cached = 0;
   /** Waiting jobs per requester, in the order asked. */
@@ -139,6 +142,7 @@ export class PdfRenderer {
     this.queueChars = options.queueChars ?? 8_000_000;
     this.perRequester = options.perRequester ?? 4;
     this.nice = options.nice ?? 0;
+    this.maxCharacters = options.maxCharacters ?? PDF_MAX_CHARACTERS;
     this.slots = Array.from({ length: Math.max(1, options.workers ?? 1) }, () => ({
       worker: undefined,
       job: undefined,
@@ -151,7 +155,7 @@ export class PdfRenderer {
 
   /** The article's PDF if it is kept, without rendering. */
   cachedPdf(article: PdfArticle): Uint8Array | undefined {
-    const key = articleKey(article);
+    const key = articleKey(cutForPdf(article, this.maxCharacters));
     const hit = this.cache.get(key);
     if (hit) {
       this.cache.delete(key);
@@ -164,7 +168,9 @@ export class PdfRenderer {
    * Renders (or finds kept) the article's PDF; fails with PdfBusyError when the queue, or the
    * requester's share of it, is full, and with PdfAbortedError if the signal aborts first.
    */
-  render(article: PdfArticle, { signal, requester = "" }: RenderRequest = {}): Promise<Uint8Array> {
+  render(whole: PdfArticle, { signal, requester = "" }: RenderRequest = {}): Promise<Uint8Array> {
+    // The route cuts it already (its headers say so); an article handed here uncut is bounded all the same.
+    const article = cutForPdf(whole, this.maxCharacters);
     const hit = this.cachedPdf(article);
     if (hit) {
       this.counts.cacheHits++;
@@ -335,7 +341,5 @@ export class PdfRenderer {
 }
 
 function textSize(article: PdfArticle): number {
-  let chars = article.title.length;
-  for (const section of article.sections) for (const p of section.paragraphs) chars += p.length;
-  return chars;
+  return article.title.length + textLength(article);
 }

@@ -3,7 +3,15 @@ import { Type as t } from "@sinclair/typebox";
 import anyAscii from "any-ascii";
 import { Elysia } from "elysia";
 import { COST } from "../../access";
-import { articleKey, PdfAbortedError, PdfBusyError, type PdfArticle, type PdfRenderService } from "../../pdf";
+import {
+  articleKey,
+  cutForPdf,
+  PDF_MAX_CHARACTERS,
+  PdfAbortedError,
+  PdfBusyError,
+  type PdfArticle,
+  type PdfRenderService,
+} from "../../pdf";
 import type { ApiContext } from "../context";
 import { alsoAt, described, KEY_ERRORS, KEYED, NOT_MODIFIED, PDF_FORBIDDEN, PDF_HEADERS, RETRY_HEADERS } from "../docs";
 import { apiError, errorBody, ERRORS, parameterError, retryLater } from "../errors";
@@ -37,7 +45,8 @@ export const pdfRoutes = (
       const { page_id } = params;
       const request = x.request;
       const page = engine.page(page_id);
-      const article = page && resources.pdfArticle(page);
+      // Cut at the renderer's bound (D182), before anything: the ETag, the headers and the render are of what the PDF holds.
+      const article = page && cutForPdf(resources.pdfArticle(page), pdf.maxCharacters ?? PDF_MAX_CHARACTERS);
       // A HEAD that renders nothing costs nothing (D26): only one whose PDF is kept asks the quota for its 10 credits.
       const kept = x.head && article ? pdf.cachedPdf?.(article) : undefined;
       if (!(x.head && article && !kept)) checkQuota(x);
@@ -51,6 +60,7 @@ export const pdfRoutes = (
         "x-credit-cost": String(COST.pdf),
         etag,
         "cache-control": REVALIDATE,
+        ...(article.cut && { "x-pdf-truncated": `${article.cut.shown} of ${article.cut.total} characters` }),
       };
       if (x.head) {
         // A HEAD renders nothing: the kept PDF's headers if there is one, else the headers without a length, free.
@@ -136,6 +146,9 @@ export const pdfRoutes = (
       description:
         "An A4 PDF of the page: title, headings, paragraphs and lists, a footer with page numbers and the license on every page, " +
         `and the source attribution with links at the end. Costs ${COST.pdf} credits; with fewer left, 429 quota_exceeded. ` +
+        `A PDF holds at most ${PDF_MAX_CHARACTERS.toLocaleString("en")} characters of the article's text (about 125 to 140 pages of English): ` +
+        "a longer article is cut there, the document's list of modifications says so and gives the address where it continues, " +
+        "and the answer (a HEAD's too) carries `X-PDF-Truncated`. " +
         "/v1/pdf/{page_id} and /v1/pdf/{page_id}.pdf are the same.",
     },
   });
