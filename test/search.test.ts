@@ -252,6 +252,33 @@ describe("query semantics (D6)", () => {
     }
   });
 
+  test("a phrase written several times is one phrase: checked once, with the answer of writing it once", async () => {
+    const tome = await squad();
+    const text = tome.text;
+    const sequenceCheck = text.sequenceCheck.bind(text);
+    let checks = 0;
+    text.sequenceCheck = (terms, field) => {
+      checks++;
+      return sequenceCheck(terms, field);
+    };
+    try {
+      // 55 copies of a phrase no chunk holds, in any case and quotes: each was checked for the ranking, then looked
+      // for (4 checks each), so that the search ran out of its time (100 ms) with no hit, where once it has many.
+      const once = tome.search('"current alternating"', { budgetMs: 60_000 });
+      checks = 0;
+      const q = ['"current alternating"', "“Current ALTERNATING”", "«current alternating»"].join(" ").repeat(18);
+      const repeated = tome.search(q, { budgetMs: 60_000 });
+      expect(checks).toBe(4);
+      expect(repeated.hits.map((h) => [h.page.title, h.chunk])).toEqual(once.hits.map((h) => [h.page.title, h.chunk]));
+      expect(repeated.hits.length).toBeGreaterThan(0);
+      checks = 0;
+      tome.search('"alternating current" "Alternating  current"');
+      expect(checks).toBe(2);
+    } finally {
+      text.sequenceCheck = sequenceCheck;
+    }
+  });
+
   test("the phrase test agrees with consecutive words, on real text of five scripts", async () => {
     const holds = (ws: string[], seq: string[]) => ws.some((_w, i) => seq.every((x, j) => ws[i + j] === x));
     let random = 42;

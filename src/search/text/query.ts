@@ -5,7 +5,7 @@ import { foldUncached, terms } from "./analyze";
 export interface ParsedQuery {
   /** Every folded word, phrases' words included, first occurrence order. */
   words: string[];
-  /** Quoted phrases, as folded word sequences of two words or more. */
+  /** Quoted phrases, as folded word sequences of two words or more, each once. */
   phrases: string[][];
   /** The last word is still being typed: match it as a prefix. */
   prefixLast: boolean;
@@ -29,6 +29,7 @@ export function parseQuery(query: string, lang: string): ParsedQuery {
   const phrases: string[][] = [];
   const words: string[] = [];
   const seen = new Set<string>();
+  const quoted = new Set<string>();
   const add = (w: string) => {
     if (!seen.has(w)) {
       seen.add(w);
@@ -38,7 +39,12 @@ export function parseQuery(query: string, lang: string): ParsedQuery {
   const rest = q.replace(QUOTED, (_m, inner: string) => {
     const ws = terms(inner, lang);
     ws.forEach(add);
-    if (ws.length > 1) phrases.push(ws);
+    // A phrase written again asks nothing more: each copy was checked, and looked for, on its own.
+    const key = ws.join(" ");
+    if (ws.length > 1 && !quoted.has(key)) {
+      quoted.add(key);
+      phrases.push(ws);
+    }
     return " ";
   });
   // An unbalanced quote is plain text.
