@@ -344,6 +344,19 @@ describe("query semantics (D6)", () => {
     expect(tome.search("solar photovolt ").hits.some((h) => /photovolt\b/i.test(chunkText(h)))).toBe(false);
   });
 
+  test("an invisible mark typed after the last word keeps it a prefix, as a space does (UAX #29 WB4, D120)", async () => {
+    const tome = await en();
+    const found = (q: string) => tome.search(q).hits.map((h) => [h.page.title, h.chunk]);
+    const prefixed = found("albe");
+    expect(prefixed.length).toBe(10);
+    // A mark such as "." ends the word being typed (docs/search.md): albe is then looked for whole, found nowhere.
+    expect(found("albe.")).toEqual([]);
+    // Left-to-right and right-to-left marks (an RTL keyboard or a copied label adds them), a word joiner, a zero-width
+    // space, the end of a directional isolate: each ended the word as "." does: albe found nothing, where albedo, Alberta and 33 more pages begin with it.
+    for (const mark of ["\u200e", "\u200f", "\u2060", "\u200b", "\u2069", "\u200f \u200e"])
+      expect([mark, found(`albe${mark}`)]).toEqual([mark, prefixed]);
+  });
+
   test("paging: offset/limit slice one ranking; past the end is empty", async () => {
     const tome = await en();
     const all = tome.search("the", { limit: 50 });

@@ -20,6 +20,7 @@ export interface ParsedQuery {
 
 const QUOTED = /["“”„«»]([^"“”„«»]*)["“”„«»]/g;
 const QUOTES = /["“”„«»]/g;
+const TRAILING_INVISIBLE = /[\s\p{Cf}]+$/u;
 /** The last query word is typed on (a prefix) when it has this many letters or more. */
 export const MIN_PREFIX = 2;
 
@@ -50,9 +51,10 @@ export function parseQuery(query: string, lang: string): ParsedQuery {
   // An unbalanced quote is plain text.
   const free = terms(rest.replace(QUOTES, " "), lang);
   free.forEach(add);
-  const trimmed = q.trimEnd();
-  // A joiner typed after the last letter is still inside the word being typed (D120): रत्‍ goes on as रत्‍नागिरी.
-  const endsInWord = /[\p{L}\p{N}\p{M}](?:\u200c|\u200d)*$/u.test(trimmed) && !QUOTES.test(trimmed.slice(-1));
+  // Invisible format characters after the last letter leave the word being typed, as spaces do (D120, UAX #29 WB4):
+  // a joiner (रत्‍ goes on as रत्‍नागिरी), a direction mark an RTL keyboard adds, a zero-width space.
+  const trimmed = q.replace(TRAILING_INVISIBLE, "");
+  const endsInWord = /[\p{L}\p{N}\p{M}]$/u.test(trimmed) && !QUOTES.test(trimmed.slice(-1));
   QUOTES.lastIndex = 0;
   const last = free.at(-1);
   const prefixLast = endsInWord && last !== undefined && last === words.at(-1) && [...last].length >= MIN_PREFIX;
