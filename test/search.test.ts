@@ -336,12 +336,15 @@ describe("query semantics (D6)", () => {
     ); // 4 letters: no typo
   });
 
-  test("the last word matches as a prefix unless followed by a space", async () => {
+  test("the last word matches as a prefix, a trailing space or not (docs/search.md)", async () => {
     const tome = await en();
     const prefixed = tome.search("solar photovolt");
     expect(prefixed.hits.length).toBeGreaterThan(0);
     expect(prefixed.hits.some((h) => /photovoltaic/i.test(chunkText(h)))).toBe(true);
-    expect(tome.search("solar photovolt ").hits.some((h) => /photovolt\b/i.test(chunkText(h)))).toBe(false);
+    // This said "unless followed by a space" and checked only that no text holds photovolt as a word, which none does.
+    const found = (q: string) => tome.search(q, { limit: 50 }).hits.map((h) => [h.page.title, h.chunk]);
+    expect(found("photovolt ")).toEqual(found("photovolt"));
+    expect(found("photovolt").length).toBeGreaterThan(0);
   });
 
   test("an invisible mark typed after the last word keeps it a prefix, as a space does (UAX #29 WB4, D120)", async () => {
