@@ -455,6 +455,45 @@ describe("backpressure and dead workers", () => {
   });
 });
 
+describe("a worker that stops on its own", () => {
+  test("as a crash stops it: its request is answered 503, and the log names the thread that stopped", async () => {
+    // The pool's Worker, kept so that it can be stopped from outside the pool, as a crash in the thread would stop it.
+    const made: Worker[] = [];
+    const Original = globalThis.Worker;
+    globalThis.Worker = class extends Original {
+      constructor(...args: ConstructorParameters<typeof Worker>) {
+        super(...args);
+        made.push(this);
+      }
+    } as typeof Worker;
+    const logged: unknown[] = [];
+    let pool: SearchPool;
+    try {
+      pool = new SearchPool({ workers: 1, logError: (e) => logged.push(e) });
+    } finally {
+      globalThis.Worker = Original;
+    }
+    try {
+      const generation = pool.generation(path, open(path).snapshot.meta.contentHash);
+      await generation.ready;
+      const [stopping] = pool.threadIds();
+      const args = { q: "history of the world", limit: 50, offset: 0, crop_length: 200, highlight: true };
+      const asked = pool.run(generation.generation, "search", args).then(
+        () => 200,
+        (error: ApiError) => error.status,
+      );
+      made[0]!.terminate();
+      expect(await asked).toBe(503);
+      // It said "search worker -1": a stopped thread's id.
+      expect(logged.map(String)).toEqual([`Error: search worker ${stopping} is replaced: it stopped`]);
+      expect(pool.threadIds()[0]).not.toBe(stopping);
+      expect(pool.stats()).toMatchObject({ replaced: 1, pending: 0 });
+    } finally {
+      pool.stop();
+    }
+  });
+});
+
 describe("a stuck worker", () => {
   test("one that holds a request and answers nothing for stuckMs is replaced, and the request answered 503", async () => {
     const logged: unknown[] = [];

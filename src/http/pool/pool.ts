@@ -107,6 +107,8 @@ interface Job {
 
 interface Slot {
   worker: Worker;
+  /** The worker's thread id, kept: a thread that has stopped answers -1. */
+  threadId: number;
   /** Requests sent and not answered, by job number. */
   pending: Map<number, Job>;
   /** Messages of requests sent and not answered (each answered by one message, D166). */
@@ -297,7 +299,7 @@ export class SearchPool {
 
   /** The workers' thread ids (Worker.threadId), in order: a worker replaced has a new one. */
   threadIds(): number[] {
-    return this.slots.map((s) => s.worker.threadId);
+    return this.slots.map((s) => s.threadId);
   }
 
   stats(): SearchPoolStats {
@@ -319,7 +321,7 @@ export class SearchPool {
 
   private start(): Slot {
     const worker = new Worker(workerUrl(new URL("../search-worker.ts", import.meta.url), "http/search-worker.ts"));
-    const slot: Slot = { worker, pending: new Map(), messages: 0, heard: performance.now() };
+    const slot: Slot = { worker, threadId: worker.threadId, pending: new Map(), messages: 0, heard: performance.now() };
     worker.onmessage = (event: MessageEvent<ArrayBuffer | WorkerReply | WorkerOpened | WorkerFile>) => {
       const data = event.data;
       if (data instanceof ArrayBuffer) {
@@ -375,7 +377,7 @@ export class SearchPool {
     const index = this.slots.indexOf(slot);
     if (index < 0 || this.closed) return;
     this.counts.replaced++;
-    this.options.logError?.(new Error(`search worker ${slot.worker.threadId} is replaced: ${why}`));
+    this.options.logError?.(new Error(`search worker ${slot.threadId} is replaced: ${why}`));
     this.slots[index] = this.start();
     end(slot);
     this.fail(slot, "the search worker answering it stopped");
