@@ -272,7 +272,7 @@ describe("query semantics (D6)", () => {
       expect(repeated.hits.map((h) => [h.page.title, h.chunk])).toEqual(once.hits.map((h) => [h.page.title, h.chunk]));
       expect(repeated.hits.length).toBeGreaterThan(0);
       checks = 0;
-      tome.search('"alternating current" "Alternating  current"');
+      tome.search('"alternating current" "Alternating  current"', { budgetMs: 60_000 });
       expect(checks).toBe(2);
     } finally {
       text.sequenceCheck = sequenceCheck;
