@@ -184,6 +184,26 @@ describe("title priority and redirects (D8, D13)", () => {
     }
   });
 
+  test("a title copied with direction marks is still the title, as MediaWiki reads it (D179)", async () => {
+    const tome = await en();
+    const redirect = tome.snapshot.redirects.find((r) => r.title === "AtlasShrugged")!;
+    expect(tome.pageByTitle(redirect.target)!.title).toBe("Atlas Shrugged");
+    const typedTitles: [string, string][] = [
+      ["AtlasShrugged", "Atlas Shrugged"],
+      ["Albedo", "Albedo"],
+    ];
+    for (const [typed, title] of typedTitles) {
+      // A left-to-right or right-to-left mark, an embedding or override and its end, an isolate and its end: an RTL
+      // page's link or label copied brings them. The redirect was missed: lucky answered "List of Atlas Shrugged
+      // characters", its best hit.
+      for (const marked of [`${typed}\u200e`, `\u200f${typed}`, `\u202b${typed}\u202c`, `\u2068${typed}\u2069`]) {
+        expect([marked, tome.lucky(marked)!.page.title, tome.lucky(marked)!.hit.chunk]).toEqual([marked, title, 0]);
+        expect([marked, tome.pageByTitle(marked)?.title]).toEqual([marked, title]);
+        expect([marked, tome.search(marked).hits[0]!.page.title]).toEqual([marked, title]);
+      }
+    }
+  });
+
   test("lucky: exact title wins with chunk 0; else the best hit; nothing → undefined", async () => {
     const tome = await en();
     const exact = tome.lucky("Albedo")!;

@@ -75,7 +75,13 @@ function joinedWords(q: string, lang: string): string[][] {
   return out;
 }
 
-/** How titles are compared: case- and accent-insensitive, `_` = space. */
+/**
+ * Direction marks, embeddings, overrides and isolates: MediaWiki drops the first three from every title, as they slip
+ * into titles copied from an RTL page (D179), so a title key drops them all.
+ */
+const BIDI_CONTROLS = /[\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** How titles are compared: case- and accent-insensitive, `_` = space, direction marks left out (D179). */
 export function titleKey(title: string): string {
-  return foldUncached(title.replace(/_/g, " ").replace(/\s+/g, " ").trim());
+  return foldUncached(title.replace(BIDI_CONTROLS, "").replace(/_/g, " ").replace(/\s+/g, " ").trim());
 }
