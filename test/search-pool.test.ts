@@ -439,7 +439,13 @@ describe("backpressure and dead workers", () => {
       app.pool!.terminate(0);
       const lost = await waiting;
       expect(lost.status).toBe(503);
-      expect(lost.body).toMatchObject({ error: "service_unavailable", retry_after: 1 });
+      expect(lost.body).toEqual({
+        error: "service_unavailable",
+        // As every other 503 of the pool says when to try again, in its sentence as in retry_after.
+        message:
+          "This search could not be answered (the search worker answering it stopped); nothing was charged. Retry after 1 s.",
+        retry_after: 1,
+      });
       expect(app.pool!.threadIds()[0]).not.toBe(before);
       expect(app.pool!.stats()).toMatchObject({ replaced: 1, pending: 0 });
       expect(String(logged[0])).toContain("is replaced: it was terminated");

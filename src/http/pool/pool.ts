@@ -486,7 +486,7 @@ const stopped = (why: string) =>
   retryLater(
     ERRORS.serviceUnavailable,
     BUSY_RETRY_AFTER,
-    `This search could not be answered (${why}); nothing was charged.`,
+    `This search could not be answered (${why}); nothing was charged. Retry after ${BUSY_RETRY_AFTER} s.`,
   );
 
 const busy = () =>
