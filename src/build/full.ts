@@ -398,12 +398,20 @@ function noPageKept({ sources, failures }: IngestResult): DumpError {
   const articles = sources.reduce((n, s) => n + s.articles, 0);
   const redirects = sources.reduce((n, s) => n + s.redirects, 0);
   const what = sources.length === 1 ? `${printableName(sources[0]!.dump)} holds` : `the ${sources.length} dumps hold`;
+  const none = "a snapshot of no pages would answer nothing, so none was written.";
+  // The pages left out are the reason, and mending them the next step: the dump is of articles already.
+  const first = failures[0];
+  if (first) {
+    const n = failures.length;
+    return new DumpError(
+      `${what} no article that could be kept: ${n === 1 ? "1 page was" : `${n} pages were`} left out (${n === 1 ? "" : "the first, "}"${printableName(first.title)}": ${printableMessage(first.error)}): ${none} Mend what the error names in ${n === 1 ? "that page" : "those pages"} (D150 lists why a page is left out), or report the error if the page is as MediaWiki exported it.`,
+    );
+  }
+  // An article with no failure was replaced by a newer redirect of its page id.
   const held = articles
-    ? `${articles === 1 ? "1 article, left out" : `${articles} articles, every one left out`} (its wikitext could not be converted${failures[0] ? `: ${printableMessage(failures[0].error)}` : ""})`
+    ? `no article kept: ${articles === 1 ? "its 1 article was" : `its ${articles} articles were`} replaced by newer redirects`
     : `no article (a page of the main namespace that is no redirect)${redirects ? `, only ${redirects === 1 ? "a redirect" : `${redirects} redirects`}` : ""}`;
-  return new DumpError(
-    `${what} ${held}: a snapshot of no pages would answer nothing, so none was written. Give a dump of the wiki's articles (pages-articles).`,
-  );
+  return new DumpError(`${what} ${held}: ${none} Give a dump of the wiki's articles (pages-articles).`);
 }
 
 /** Builds a snapshot from pages already in memory (tests, conversion of a format-1 file). */
