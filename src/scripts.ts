@@ -26,5 +26,22 @@ const SOFT_HYPHENS = /\u00ad/g;
 /** `text` without its soft hyphens: left in, they cut a word in two for the index and for a query (D153). */
 export const withoutSoftHyphens = (text: string) => text.replace(SOFT_HYPHENS, "");
 
+/**
+ * The characters (code points) of `text`, as users count them and D6 bounds q: a surrogate pair is one. Counted in
+ * place: `[...text].length` makes an array of every character first, 200,000 elements for a pasted 200,000-word q
+ * that is only to be refused.
+ */
+export function codePoints(text: string): number {
+  let pairs = 0;
+  for (let i = 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xdc00 && c <= 0xdfff) {
+      const before = text.charCodeAt(i - 1);
+      if (before >= 0xd800 && before <= 0xdbff) pairs++;
+    }
+  }
+  return text.length - pairs;
+}
+
 /** `text` as a regular expression that matches it literally. */
 export const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

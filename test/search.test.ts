@@ -469,7 +469,7 @@ describe("the library API, as the README shows it (open(path).search(q, options)
     try {
       const phrase = `"${Array.from({ length: 200_000 }, (_, i) => `w${i}`).join(" ")}"`;
       const refused = (call: string, n: string) =>
-        `RangeError: ${call}: q must be at most ${GUARDS.maxQueryChars} characters, spaces around it not counted, as the HTTP API's q (a longer one costs more to read than a search's time), not one of ${n}.`;
+        `RangeError: ${call}: q must be at most ${GUARDS.maxQueryChars} characters, spaces around it not counted, as the HTTP API's q (a longer one costs more to read than a search's time), not one of ${n}: cut it first (only its first ${GUARDS.maxWords} words are searched anyway).`;
       const said = (run: () => unknown) => {
         try {
           run();

@@ -9,7 +9,7 @@
  * Unknown parameters are ignored (D3).
  */
 import { Kind, type Static, type TObject, type TSchema } from "@sinclair/typebox";
-import { escapeRegExp } from "../scripts";
+import { codePoints, escapeRegExp } from "../scripts";
 import { invalidParameter, missingParameter, parameterError, type ParameterRow } from "./errors";
 import { PARAMETERS } from "./openapi";
 import { exchangeOf, routedPath, type Exchange } from "./pipeline";
@@ -274,7 +274,7 @@ function read(name: string, prop: TSchema, raw: string, options: ReadOptions): u
   if (prop.type === "string") {
     const max = prop.maxLength as number | undefined;
     // Characters as users count them (code points), not UTF-16 units.
-    if (max !== undefined && [...raw].length > max) throw fail(`at most ${max} characters`);
+    if (max !== undefined && codePoints(raw) > max) throw fail(`at most ${max} characters`);
     const pattern = prop.pattern as string | undefined;
     if (pattern !== undefined && !compiled(pattern).test(raw))
       throw fail(prop.description ? `of the form ${prop.description}` : `matching ${pattern}`);

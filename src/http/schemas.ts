@@ -5,6 +5,7 @@
  * (D…) are in docs/decisions/.
  */
 import { Kind, Type as t, TypeRegistry, type Static, type TSchema } from "@sinclair/typebox";
+import { codePoints } from "../scripts";
 import { DEFAULTS, GUARDS } from "../search";
 import { ERRORS } from "./errors";
 import { EXAMPLE } from "./examples";
@@ -30,7 +31,7 @@ const Modifications = t.Array(t.String(), {
 // means and D6 asks; TypeBox's own String counts UTF-16 units.
 TypeRegistry.Set<{ minLength?: number; maxLength?: number }>("Text", (schema, value) => {
   if (typeof value !== "string") return false;
-  const n = [...value].length;
+  const n = codePoints(value);
   return n >= (schema.minLength ?? 0) && n <= (schema.maxLength ?? Infinity);
 });
 const Text = (options: { minLength?: number; maxLength?: number; description?: string; [k: string]: unknown }) =>

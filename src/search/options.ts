@@ -3,6 +3,7 @@
  * its guards. Every stage reads them here; engine.ts re-exports them.
  */
 import { checkOption, checkOptions, integerFrom, type OptionRule, said } from "../errors";
+import { codePoints } from "../scripts";
 import type { SnapshotPage } from "../snapshot";
 import { MAX_WORDS } from "./postings/shard-types";
 
@@ -115,25 +116,12 @@ export { checkOption, type OptionRule };
  */
 export function checkSearch(q: unknown, options: unknown, call = "search(q, options)"): void {
   if (typeof q !== "string") throw new TypeError(`${call}: q must be a string, not ${said(q)}.`);
-  const chars = q.length > GUARDS.maxQueryChars ? characters(q.trim()) : q.length;
+  const chars = q.length > GUARDS.maxQueryChars ? codePoints(q.trim()) : q.length;
   if (chars > GUARDS.maxQueryChars)
     throw new RangeError(
-      `${call}: q must be at most ${GUARDS.maxQueryChars} characters, spaces around it not counted, as the HTTP API's q (a longer one costs more to read than a search's time), not one of ${chars.toLocaleString("en-US")}.`,
+      `${call}: q must be at most ${GUARDS.maxQueryChars} characters, spaces around it not counted, as the HTTP API's q (a longer one costs more to read than a search's time), not one of ${chars.toLocaleString("en-US")}: cut it first (only its first ${GUARDS.maxWords} words are searched anyway).`,
     );
   if (options !== undefined) checkOptions(call, options, OPTION_RULES);
-}
-
-/** The characters (code points) of `text`, as the HTTP API counts q's (D6): a surrogate pair is one. */
-function characters(text: string): number {
-  let pairs = 0;
-  for (let i = 1; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xdc00 && c <= 0xdfff) {
-      const before = text.charCodeAt(i - 1);
-      if (before >= 0xd800 && before <= 0xdbff) pairs++;
-    }
-  }
-  return text.length - pairs;
 }
 
 /**
