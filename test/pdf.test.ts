@@ -26,7 +26,7 @@ import bengaliRegular from "@expo-google-fonts/noto-sans-bengali/400Regular/Noto
 import { Access, createKey, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { createApp, serve } from "../src/http";
-import { canRender, PdfRenderer, renderPdf } from "../src/pdf";
+import { canRender, type PdfArticle, PdfRenderer, renderPdf } from "../src/pdf";
 import { articleUrl, LICENSE } from "../src/http/attribution";
 import { creditFor } from "../src/pdf/credit";
 import { contentDisposition } from "../src/http/routes/pdf";
@@ -553,6 +553,24 @@ async function pdfResponse(engine: Engine, page: SnapshotPage): Promise<{ bytes:
 }
 const pdfOf = async (engine: Engine, page: SnapshotPage) => (await pdfResponse(engine, page)).bytes;
 
+/** An article of English Wikipedia (page 1, revision 2) made here, not read from a snapshot: one section of these paragraphs. */
+const articleWith = (title: string, paragraphs: string[], overrides: Partial<PdfArticle> = {}): PdfArticle => ({
+  pageId: 1,
+  revId: 2,
+  title,
+  lang: "en",
+  sitename: "Wikipedia",
+  project: "en.wikipedia.org",
+  url: articleUrl("en.wikipedia.org", title),
+  permalink: "https://en.wikipedia.org/w/index.php?curid=1&oldid=2",
+  timestamp: "2016-01-01T00:00:00Z",
+  retrievedAt: "2016-01-02T00:00:00Z",
+  sections: [{ heading: "", level: 0, paragraphs }],
+  license: LICENSE,
+  modifications: [],
+  ...overrides,
+});
+
 describe("the document", () => {
   const cases = [
     ["English", EN],
@@ -673,23 +691,7 @@ describe("the document", () => {
   });
 
   test("a link to a title with an unbalanced parenthesis is one whole URI: the PDF parses, the link is the article's", async () => {
-    const title = "Smile :)";
-    const url = articleUrl("en.wikipedia.org", title);
-    const bytes = await renderPdf({
-      pageId: 1,
-      revId: 2,
-      title,
-      lang: "en",
-      sitename: "Wikipedia",
-      project: "en.wikipedia.org",
-      url,
-      permalink: "https://en.wikipedia.org/w/index.php?curid=1&oldid=2",
-      timestamp: "2016-01-01T00:00:00Z",
-      retrievedAt: "2016-01-02T00:00:00Z",
-      sections: [{ heading: "", level: 0, paragraphs: ["A face."] }],
-      license: LICENSE,
-      modifications: [],
-    });
+    const bytes = await renderPdf(articleWith("Smile :)", ["A face."]));
     const uris = (await PDFDocument.load(bytes)).getPages().flatMap((p) => {
       const annots = p.node.Annots();
       return Array.from({ length: annots?.size() ?? 0 }, (_, i) =>
@@ -703,21 +705,7 @@ describe("the document", () => {
 
   test("characters no font has are counted among the modifications, by script: a Korean or Arabic page is not a silently blank PDF (D177)", async () => {
     const article = (title: string, paragraphs: string[]) =>
-      renderPdf({
-        pageId: 1,
-        revId: 2,
-        title,
-        lang: "en",
-        sitename: "Wikipedia",
-        project: "en.wikipedia.org",
-        url: articleUrl("en.wikipedia.org", title),
-        permalink: "https://en.wikipedia.org/w/index.php?curid=1&oldid=2",
-        timestamp: "2016-01-01T00:00:00Z",
-        retrievedAt: "2016-01-02T00:00:00Z",
-        sections: [{ heading: "", level: 0, paragraphs }],
-        license: LICENSE,
-        modifications: ["Converted from wikitext markup to plain text"],
-      });
+      renderPdf(articleWith(title, paragraphs, { modifications: ["Converted from wikitext markup to plain text"] }));
     // 한국어 (3), مرحبا (5), שלום (4) and 😀 (1, with its zero-width joiner and variation selector not counted).
     const mixed = await text(await article("Hangul 한국어", ["Some text, مرحبا שלום, and 😀\u200d\ufe0f."]));
     const note = mixed.slice(mixed.indexOf("The text was modified")).replace(/\s+/g, " ");
