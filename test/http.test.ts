@@ -3,7 +3,7 @@
  * (enwiki-2016-sample + enwik8-head), checked over HTTP against api.md and docs/decisions/.
  * Expected values come from the snapshot itself, read independently of the server.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { articleUrl, createApp, LICENSE } from "../src/http";
@@ -1303,5 +1303,22 @@ describe("bun run start", () => {
     });
     expect(code).toBe(2);
     expect(stderr).toContain("PORT must be a number");
+  });
+
+  test.each([
+    [{ PORT: "abc" }, 2, 'start: PORT must be a number from 0 to 65535 (0 picks a free port), not "abc".'],
+    [{ HOST: "127.0.0.1:8080" }, 2, 'start: HOST "127.0.0.1:8080" holds a port'],
+    [{ TOME_SNAPSHOT: "missing.tome" }, 1, "start: snapshot not found: missing.tome."],
+    [{ TOME_DUMP: "missing.xml.bz2" }, 1, "start: TOME_DUMP is missing.xml.bz2, which does not exist."],
+  ])("a wrong %o is said before the data folder is touched: a fresh one is left empty", async (setting, exit, said) => {
+    // Run where there is no snapshots/: TOME_DUMP is then read (a snapshot there would be served instead).
+    const dir = tempDir("tome-wrong-setting-");
+    const data = join(dir, "data");
+    mkdirSync(data);
+    const { code, stderr } = await runToExit(["bun", START], { TOME_DATA: data, ...setting }, dir);
+    expect(stderr).toContain(said);
+    expect(code).toBe(exit);
+    // Before, keys.gen and a server.lock: the lock was taken, and the setting read, after.
+    expect(readdirSync(data)).toEqual([]);
   });
 });

@@ -23,6 +23,7 @@ import {
 import { type App, createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { type Engine, openUnguarded } from "../search";
+import { openContainer } from "../snapshot";
 import { buildSnapshot } from "./snapshot-build";
 import { download, fileNameOf } from "./download";
 import { STOPPED_EXIT_CODE } from "../files";
@@ -147,10 +148,23 @@ function serveFirst(path: string, makeApp: (tome: Engine) => App): App {
   return makeApp(tome);
 }
 
-/** The snapshot to serve, building one first if there is none (or only the sample, and TOME_DUMP is set). */
-async function ensureSnapshot(config: Config): Promise<string> {
+/** What start serves: a snapshot there is, or one it builds first from the sample, or from TOME_DUMP's dump (a path or a URL). */
+type SnapshotPlan =
+  | { serve: string }
+  | { sample: true }
+  | { dump: string; url: string | undefined; found: string | undefined };
+
+/**
+ * The snapshot to serve, or what to build it from when there is none (or only the sample, and TOME_DUMP is set): read,
+ * not written, so that a TOME_SNAPSHOT or TOME_DUMP that names nothing is said before the data folder is touched.
+ */
+function planSnapshot(config: Config): SnapshotPlan {
   const explicit = config.snapshot;
-  if (explicit) return explicit;
+  if (explicit) {
+    // Its header only (the sections are mapped when it is served): a file missing, or no snapshot, is said here.
+    openContainer(explicit);
+    return { serve: explicit };
+  }
   const { usable, skipped } = snapshotsToServe(SNAPSHOT_DIR);
   for (const file of skipped) note(`start: skipped ${printableName(file.path)}: ${file.reason}`);
   const found = usable[0]?.path;
@@ -159,10 +173,27 @@ async function ensureSnapshot(config: Config): Promise<string> {
       note(
         `TOME_DUMP is set, but ${printableName(found)} exists: serving it. Move it out of ${SNAPSHOT_DIR}/ to build from TOME_DUMP.`,
       );
-    return found;
+    return { serve: found };
   }
   if (skipped.length) note(`start: no usable snapshot in ${SNAPSHOT_DIR}/ (${skipped.length} file(s) skipped, above).`);
-  if (!config.dump) {
+  if (!config.dump) return { sample: true };
+  const dump = NAMED_DUMPS[config.dump] ?? config.dump;
+  const url = /^https?:\/\//i.test(dump) ? dump : undefined;
+  if (!url && !existsSync(dump)) {
+    throw Object.assign(
+      new DumpError(
+        `TOME_DUMP is ${printableName(dump)}, which does not exist. Set TOME_DUMP to simple or en (the latest Simple English or English Wikipedia), a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve.`,
+      ),
+      { missing: dump },
+    );
+  }
+  return { dump, url, found };
+}
+
+/** The snapshot to serve, built first (downloading its dump first) when the plan says so. */
+async function ensureSnapshot(plan: SnapshotPlan): Promise<string> {
+  if ("serve" in plan) return plan.serve;
+  if ("sample" in plan) {
     note(
       `No snapshot in ${SNAPSHOT_DIR}/ and no TOME_DUMP: building the sample that ships with Tome, from ${SAMPLE_SHOWN}, into ${SNAPSHOT_DIR}/${SAMPLE_NAME}.`,
     );
@@ -176,17 +207,8 @@ async function ensureSnapshot(config: Config): Promise<string> {
       note,
     );
   }
-  let dump = NAMED_DUMPS[config.dump] ?? config.dump;
-  const url = /^https?:\/\//i.test(dump) ? dump : undefined;
-  if (url) dump = await downloadDump(url);
-  else if (!existsSync(dump)) {
-    throw Object.assign(
-      new DumpError(
-        `TOME_DUMP is ${printableName(dump)}, which does not exist. Set TOME_DUMP to simple or en (the latest Simple English or English Wikipedia), a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve.`,
-      ),
-      { missing: dump },
-    );
-  }
+  const { url, found } = plan;
+  const dump = url ? await downloadDump(url) : plan.dump;
   note(
     `${found ? `Only the sample (${printableName(found)}) is in ${SNAPSHOT_DIR}/` : `No snapshot in ${SNAPSHOT_DIR}/`}: building one from ${printableName(dump)} (set TOME_DUMP to use another dump).`,
   );
@@ -276,15 +298,19 @@ export async function main(args: string[]): Promise<void> {
   await mainOf(
     "start",
     async (config) => {
+      // HOST, PORT, TOME_SNAPSHOT and TOME_DUMP checked (the rest by readConfig) before the data folder is locked or
+      // written: a wrong one was said after a fresh folder got keys.gen and a server.lock, or after "another Tome server
+      // uses the data folder" when one ran there.
+      const address = await readAddress(config);
+      const plan = planSnapshot(config);
       const access = openAccess(config);
       if (access instanceof Access) access.claim();
       // Connecting early; an unreachable Redis is not fatal (503 until it answers).
       if (access instanceof RedisAccess) await access.start();
       const { adminToken, publicUrl, trustedProxies, snapshotWatch: watch } = config;
-      const address = await readAddress(config);
       // Checked before a snapshot build or load that can take minutes, and again just before serving.
       ensurePortFree(address);
-      const path = await ensureSnapshot(config);
+      const path = await ensureSnapshot(plan);
       const requests = stdoutLog();
       let running: ReturnType<typeof serve>;
       // A snapshot swapped out is let go after its last request; collected soon after, so that its memory goes back at once.
