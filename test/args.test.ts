@@ -631,7 +631,7 @@ describe("a path with terminal escapes and a line break in its name", () => {
     );
     expect(start.code).toBe(1);
     expect(start.stderr).toContain(
-      `start: another Tome server (process ${process.pid}) uses the data folder ${show(data)}: two servers on one folder`,
+      `start: another Tome server (process ${process.pid}) uses the data folder ${show(data)}/: two servers on one folder`,
     );
     expect(start.stderr).toContain(`If no server is running, delete ${show(data)}/server.lock.`);
     expect(start.stderr).not.toMatch(/[\x07\x1b]/);

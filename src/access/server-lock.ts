@@ -23,12 +23,12 @@ export function lockDataFolder(dataDir: string, taken?: (pid: number) => Error):
     held: (pid) =>
       taken?.(pid) ??
       new DataFolderTaken(
-        `another Tome server (process ${pid}) uses the data folder ${printableName(dataDir)}: two servers on one folder would each write over the other's usage counts. ` +
+        `another Tome server (process ${pid}) uses the data folder ${printableName(dataDir)}/: two servers on one folder would each write over the other's usage counts. ` +
           `Give this one a TOME_DATA of its own, or run replicas with TOME_REDIS_URL (README, "Running replicas"). If no server is running, delete ${printableName(path)}.`,
       ),
     unwritable: (err) =>
       new UserError(
-        `cannot write to the data folder ${printableName(dataDir)} (${err.message}): the server keeps its usage counts there. Make it writable by this user, or set TOME_DATA to a folder that is.`,
+        `cannot write to the data folder ${printableName(dataDir)}/ (${err.message}): the server keeps its usage counts there. Make it writable by this user, or set TOME_DATA to a folder that is.`,
       ),
   });
 }
