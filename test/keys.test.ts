@@ -740,7 +740,7 @@ describe("the key tool", () => {
     const token = made.stdout.trim();
     expect(token).toMatch(/^wd_[A-Za-z0-9]{32}\.acme$/);
     expect(made.stderr).toContain(
-      `Created the account, and its dashboard sign-in token for account acme (starter plan), in ${keysPath(dir)}. It is shown only this once`,
+      `Created the account acme (starter plan) and its dashboard sign-in token, in ${keysPath(dir)}. It is shown only this once`,
     );
     const stored = JSON.parse(readFileSync(keysPath(dir), "utf8"));
     expect(stored.accounts.acme).toEqual({

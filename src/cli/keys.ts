@@ -451,14 +451,15 @@ async function account(args: string[], store: KeyToolStore): Promise<void> {
   if (values.json)
     return console.log(printableJson({ account: name, plan: made.account.plan, dashboard_token: made.token }));
   console.log(made.token);
+  const account = `account ${name} (${made.account.plan} plan)`;
   const what =
     which === "token"
-      ? "A new dashboard sign-in token (the old one no longer works)"
+      ? `A new dashboard sign-in token (the old one no longer works) for ${account}`
       : made.created
-        ? "Created the account, and its dashboard sign-in token"
-        : "The dashboard sign-in token";
+        ? `Created the ${account} and its dashboard sign-in token`
+        : `The dashboard sign-in token for ${account}`;
   note(
-    `${what} for account ${name} (${made.account.plan} plan), in ${printableName(store.where)}. It is shown only this once: give it to the account holder, who signs in at /dashboard.`,
+    `${what}, in ${printableName(store.where)}. It is shown only this once: give it to the account holder, who signs in at /dashboard.`,
   );
 }
 
