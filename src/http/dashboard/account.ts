@@ -46,8 +46,8 @@ async function viewOf(v: Visit, extra: Partial<AccountView> = {}): Promise<Accou
 }
 
 /**
- * Keys an account may make through the dashboard in 24 hours, revoked ones included (D82): the plan's number of keys,
- * at least KEYS_A_DAY and at most KEYS_A_DAY_MAX. Every key stays in the store, which each change reads and writes
+ * Keys an account may have made in the last 24 hours for the dashboard to make one more (D82), revoked ones and the
+ * key tool's included: the plan's number of keys, at least KEYS_A_DAY and at most KEYS_A_DAY_MAX. Every key stays in the store, which each change reads and writes
  * whole (keys.json) and each account page lists: without it, creating and revoking in a loop grew them without end.
  */
 export const KEYS_A_DAY = 10;
@@ -118,10 +118,17 @@ export async function createOwnKey(v: Visit): Promise<Response> {
           `Your ${a.plan} plan allows ${limit} active keys, and you have ${active}: no key was created. Revoke a key to create another, or ask your operator for a larger plan.`,
         );
       }
-      const lately = f.keys.filter((k) => k.account === account && Date.parse(k.created_at) > v.now - DAY_MS).length;
-      if (lately >= Math.min(KEYS_A_DAY_MAX, Math.max(KEYS_A_DAY, limit))) {
+      // Every key made in the last 24 hours counts, the key tool's too: a key's record does not say what made it.
+      const lately = f.keys
+        .filter((k) => k.account === account && Date.parse(k.created_at) > v.now - DAY_MS)
+        .map((k) => Date.parse(k.created_at))
+        .sort((a, b) => a - b);
+      const most = Math.min(KEYS_A_DAY_MAX, Math.max(KEYS_A_DAY, limit));
+      if (lately.length >= most) {
+        // The window rolls: one more may be made once all but most - 1 of them are 24 hours old.
+        const from = new Date(Math.ceil((lately[lately.length - most]! + DAY_MS) / 60_000) * 60_000).toISOString();
         throw new KeyStoreError(
-          `Your account has made ${lately} keys in the last 24 hours, the most the dashboard makes in a day: no key was created. Create it tomorrow, or ask your operator.`,
+          `Your account has made ${lately.length} keys in the last 24 hours (those your operator made included), the most the dashboard allows in 24 hours: no key was created. You may create one from ${from.slice(0, 10)} ${from.slice(11, 16)} UTC, or ask your operator.`,
         );
       }
       return createKey(f, { name, account, scope, expiresAt, now: v.now, id });
