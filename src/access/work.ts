@@ -1,4 +1,11 @@
 /**
+ * Below this many buckets none is dropped: a server's API keys are usually far fewer, so it rarely sweeps, and 1,024
+ * buckets take a few hundred KB at most. Past it the sweeps' cost is what bounds them (each walks the map once, for at least as many new
+ * buckets as it leaves): the number only keeps a small map from being walked every few requests.
+ */
+const MIN_SWEEP = 1024;
+
+/**
  * Server time per key: limits count requests, but one search can cost a hundred times what a
  * chunk costs, so each key may also keep the server's thread busy for at most `msPerSecond`
  * milliseconds per second on average (a token bucket of time, one second deep). The share
@@ -11,9 +18,6 @@
  * had the server to itself. While others are there its debt is not floored: a request that
  * cost a second is paid for with ten seconds of waiting at a 100 ms share.
  */
-/** Below this many buckets none is dropped. */
-const MIN_SWEEP = 1024;
-
 export class WorkShare {
   /**
    * Per key id (or dashboard client, D82): milliseconds it may still spend, as of `at` (ms since the epoch). A bucket
@@ -67,7 +71,7 @@ export class WorkShare {
     this.sweepAt = Math.max(MIN_SWEEP, 2 * this.buckets.size);
   }
 
-  /** How many keys and clients hold a bucket. */
+  /** How many keys and clients hold a bucket: for the test of the bound (test/work-share.test.ts). */
   get size(): number {
     return this.buckets.size;
   }
