@@ -486,7 +486,8 @@ describe("a hold that lapsed (D181)", () => {
       );
       const late = await slow;
       const answer = (await late.json()) as Json;
-      // It was answered 200 with the chunk, and nothing charged for it: its hold had lapsed, the last credit spent meanwhile.
+      // Its hold had lapsed and the last credit was spent meanwhile: before D181 it was answered 200 with the chunk and
+      // charged nothing; now it is withheld as the quota's 429, still charging nothing.
       expect([late.status, answer.error, late.headers.get("x-quota-remaining")]).toEqual([429, "quota_exceeded", "0"]);
       expect(redis.cli("HGET", `tome:spent:${month()}`, "drip")).toBe("50000");
       // With room left, a lapsed hold's 2xx is answered and charged, as before.
