@@ -50,7 +50,8 @@ export {
   type AccountStore,
   type Session,
 } from "./accounts";
-export { blockAfter, WindowCounts } from "./window-counts";
+export { WindowCounts } from "./window-counts";
+export { ADDRESS, addressBlockFor, addressGroup } from "./address-blocks";
 export {
   ADDRESS_FAILURES,
   KNOWN_ADDRESS_MS,

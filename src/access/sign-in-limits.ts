@@ -3,7 +3,8 @@
  * bearer (D147) count into the same ones. An AccountStore keeps them (in Redis with replicas, where every replica
  * counts the same failures); without one, a server's memory.
  */
-import { blockAfter, secondsLeftIn, WindowCounts } from "./window-counts";
+import { ADDRESS, addressBlockFor } from "./address-blocks";
+import { secondsLeftIn, WindowCounts } from "./window-counts";
 
 /** Failed sign-ins are counted in windows this long. */
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
@@ -29,12 +30,9 @@ export interface SignInCounts {
   known(name: string, now: number): Promise<boolean>;
 }
 
-/** The prefix of an address's name among the counts. */
-const ADDRESS = "address:";
-
 /** The counts in one server's memory, bounded (D82): MAX_COUNTED_ADDRESSES names a window. */
 export class MemorySignIns implements SignInCounts {
-  private readonly failed = new WindowCounts(SIGN_IN_WINDOW_MS, MAX_COUNTED_ADDRESSES, blockAfter(ADDRESS));
+  private readonly failed = new WindowCounts(SIGN_IN_WINDOW_MS, MAX_COUNTED_ADDRESSES, addressBlockFor);
   private readonly remembered = new Map<string, number>();
 
   async failures(name: string, fail: boolean, now: number): Promise<number> {

@@ -28,24 +28,3 @@ export function clientAddress(socket: string, forwardedFor: string | null, trust
   }
   return address;
 }
-
-/**
- * What limits count an address as (D83): an IPv4 address itself; an IPv6 address its /64, the
- * block one subscriber is given (RFC 6177), whose 2^64 addresses are one client's to use. A
- * normalAddress() is expected; anything else (a name, "unknown") is itself.
- */
-export function addressGroup(address: string): string {
-  if (isIP(address) !== 6) return address;
-  const [head = "", tail] = address.split("::");
-  const hextets = head ? head.split(":") : [];
-  if (tail !== undefined && hextets.length < 4) {
-    const rest = tail ? tail.split(":") : [];
-    // "::" stands for the zeros between: enough of them that head, zeros and tail make 8 groups (an IPv4 tail is 2).
-    const tailGroups = rest.reduce((n, part) => n + (part.includes(".") ? 2 : 1), 0);
-    hextets.push(...Array(8 - hextets.length - tailGroups).fill("0"), ...rest);
-  }
-  return `${hextets
-    .slice(0, 4)
-    .map((h) => (Number.parseInt(h, 16) || 0).toString(16))
-    .join(":")}::/64`;
-}

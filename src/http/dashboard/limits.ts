@@ -13,13 +13,14 @@
  *   out (D83, amending D70's).
  */
 import {
+  ADDRESS,
   operatorSignedIn as signedIn,
   signInFailed as failed,
   signInRefusal as refusalOf,
   SIGN_IN_WINDOW_MS,
 } from "../../access";
 import { tooMany } from "./respond";
-import { ADDRESS, type Visit } from "./visit";
+import type { Visit } from "./visit";
 
 /** A page is at most 4 requests (the page, its stylesheet, script and icon); a person loads a few a second at most. */
 const ADDRESS_REQUESTS = 100;

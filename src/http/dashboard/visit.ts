@@ -5,8 +5,8 @@
  * so its store is one whose waits are set apart.
  */
 import type { Account, AccountStore, Session } from "../../access";
-import { blockAfter, WindowCounts } from "../../access";
-import { addressGroup, clientAddress, normalAddress } from "../client-address";
+import { addressBlockFor, addressGroup, WindowCounts } from "../../access";
+import { clientAddress, normalAddress } from "../client-address";
 import type { Exchange } from "../pipeline";
 import { secureOf } from "./cookies";
 
@@ -20,9 +20,6 @@ export interface DashboardOptions {
   trustedProxies?: string[];
   now?: () => number;
 }
-
-/** The prefix of an address's name among the request counts (limits.ts). */
-export const ADDRESS = "address ";
 
 /** Dashboard requests are counted in windows this long, per address and per session (D82). */
 const REQUEST_WINDOW_MS = 10_000;
@@ -45,7 +42,7 @@ export function siteOf(o: DashboardOptions, adminHash: string | undefined): Site
     publicUrl: o.publicUrl ? new URL(o.publicUrl) : undefined,
     trusted: new Set((o.trustedProxies ?? []).map(normalAddress)),
     now: o.now ?? Date.now,
-    requests: new WindowCounts(REQUEST_WINDOW_MS, 10_000, blockAfter(ADDRESS)),
+    requests: new WindowCounts(REQUEST_WINDOW_MS, 10_000, addressBlockFor),
   };
 }
 

@@ -12,6 +12,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import {
+  addressGroup,
   MemorySignIns,
   operatorSignedIn,
   signInFailed,
@@ -19,7 +20,7 @@ import {
   signInRetrySeconds,
   type SignInCounts,
 } from "../../access";
-import { addressGroup, clientAddress, normalAddress } from "../client-address";
+import { clientAddress, normalAddress } from "../client-address";
 import { noRouteAnswer } from "../docs";
 import { errorAnswer, errorResponse, ERRORS, retryLater } from "../errors";
 import type { Metrics } from "../metrics";
