@@ -21,6 +21,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   "invocation.ts": [],
   /** Text from outside escaped for a terminal (key names, a store edited by hand, a command's arguments). */
   "printable.ts": [],
+  /** The bounds on a request's time the server enforces and the quota's holds outlast (D181). */
+  "request-time.ts": [],
   /** A worker thread's scheduling: its priority (D142, D143) and its time waiting for a core (D144). */
   "scheduling.ts": [],
   /** Declarations only: files imported `with { type: "file" }` are their paths. */
@@ -29,7 +31,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   snapshot: ["errors.ts", "invocation.ts", "files.ts", "columns.ts", "sorted-runs.ts", "printable.ts"],
   search: ["errors.ts", "invocation.ts", "snapshot", "files.ts", "scripts.ts"],
   build: ["errors.ts", "invocation.ts", "ingest", "snapshot", "search", "files.ts", "sorted-runs.ts", "printable.ts"],
-  access: ["errors.ts", "invocation.ts", "files.ts", "printable.ts"],
+  access: ["errors.ts", "invocation.ts", "files.ts", "printable.ts", "request-time.ts"],
   pdf: ["errors.ts", "files.ts", "scripts.ts", "scheduling.ts"],
   http: [
     "errors.ts",
@@ -41,6 +43,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     "files.ts",
     "scripts.ts",
     "scheduling.ts",
+    "request-time.ts",
   ],
   cli: [
     "errors.ts",

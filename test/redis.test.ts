@@ -17,6 +17,8 @@ import {
 } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { RedisAccess, RedisKeyStore } from "../src/access/redis";
+import { REQUEST_HOLD_LEASE_MS } from "../src/access/redis/scripts";
+import { SOCKET_IDLE_SECONDS, WORKER_STUCK_MS } from "../src/request-time";
 import { createApp } from "../src/http";
 import {
   EN_2016,
@@ -448,8 +450,8 @@ describe("a hold that lapsed (D181)", () => {
     await access.start();
     const app = createApp(await engineFor({ dumps: [EN_2016] }), { access });
     try {
-      // A request held past its hold's 30 s lease (in-process, a body not yet sent; over HTTP, another replica whose clock
-      // runs 30 s ahead of this one's lapses its holds at once): it holds the last credit.
+      // A request held past its hold's lease (in-process, a body not yet sent; over HTTP, another replica whose clock runs
+      // that far ahead of this one's lapses its holds at once): it holds the last credit.
       let send!: (text: string) => void;
       const body = new ReadableStream<Uint8Array>({
         start(c) {
@@ -473,7 +475,7 @@ describe("a hold that lapsed (D181)", () => {
       for (let i = 0; i < 200 && redis.cli("HGET", `tome:held:${month()}`, "drip") !== "1"; i++) await Bun.sleep(10);
       expect(redis.cli("HGET", `tome:held:${month()}`, "drip")).toBe("1");
       // Past the hold's lease: the next request finds it lapsed, takes the credit back, and spends it.
-      now += 31_000;
+      now += REQUEST_HOLD_LEASE_MS + 1_000;
       const next = await app.handle(new Request("http://localhost/v1/chunk/39_2", { headers: { "X-API-Key": key } }));
       expect([next.status, next.headers.get("x-quota-remaining")]).toEqual([200, "0"]);
       send(
@@ -495,7 +497,7 @@ describe("a hold that lapsed (D181)", () => {
       const gate = Object.assign(Object.create(access) as RedisAccess, {
         admit: async (headers: Headers, cost: number, needs?: "read" | "full") => {
           const grant = await access.admit(headers, cost, needs);
-          now += 31_000;
+          now += REQUEST_HOLD_LEASE_MS + 1_000;
           // Another request lapses its hold and takes 3 of the 5 credits left meanwhile.
           for (let i = 0; i < 3; i++) await access.settle((await access.admit(headers, 1)) as Grant, true);
           return grant;
@@ -511,6 +513,28 @@ describe("a hold that lapsed (D181)", () => {
       }
     } finally {
       app.close();
+      access.stop();
+    }
+  });
+  test("a request as slow as one answered in time may be (its body closed by Bun 12 s after it came, then a search until its worker is taken for stuck) keeps its hold: the credit is not another's meanwhile, and it is charged, not withheld", async () => {
+    const { key } = await keyOn(redis.url, "--name", "slowest", "--account", "slowest", "--plan", "starter");
+    redis.cli("HSET", `tome:spent:${month()}`, "slowest", "49999");
+    let now = Date.now();
+    const access = new RedisAccess({ url: redis.url, now: () => now, keyMsPerSecond: 0, log: () => {} });
+    await access.start();
+    try {
+      const headers = new Headers({ "X-API-Key": key });
+      const slow = (await access.admit(headers, 1)) as Grant;
+      expect(slow.held).toBeDefined();
+      // Bun closes a socket whose body is not whole at its next check after the idle timeout: 12 s for 10 (measured).
+      expect(SOCKET_IDLE_SECONDS).toBe(10);
+      now += 12_000 + WORKER_STUCK_MS - 1;
+      // Another request finds the last credit still held: it is refused it.
+      const other = (await access.admit(headers, 1)) as Grant;
+      expect(other.held).toBeUndefined();
+      expect(await access.settle(slow, true)).toBe(true);
+      expect(redis.cli("HGET", `tome:spent:${month()}`, "slowest")).toBe("50000");
+    } finally {
       access.stop();
     }
   });

@@ -38,10 +38,9 @@ import { isMcpPath, MCP_PATH, methods } from "./steps/methods";
 import { responseHeaders } from "./steps/response-headers";
 import { socketTime } from "./steps/socket-time";
 import { target } from "./steps/target";
+import { PDF_SOCKET_SECONDS } from "../request-time";
 
 export { DOCS_PATH, OPENAPI_PATH };
-/** How long a PDF request's connection may stay silent: the render queue's wait plus a render's time limit. */
-const PDF_SOCKET_SECONDS = 180;
 /** What a 503 while the served file is written over in place says to wait, in seconds (D56). */
 const UNAVAILABLE_RETRY_AFTER_S = 5;
 

@@ -6,6 +6,7 @@ import http from "node:http";
 import type { Server } from "bun";
 import type { App } from "./app";
 import { INTERNAL_ERROR } from "./errors";
+import { SOCKET_IDLE_SECONDS } from "../request-time";
 
 /**
  * The most a request's line and headers may take (D88): 8 times Bun's 16 KiB, so that a query of
@@ -45,6 +46,8 @@ export function serve(app: App, options: ServeOptions): RunningServer {
     development: false,
     // Off: past it Bun answers a bare 413 itself; the bodies step bounds bodies with D1's 413 (D28).
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    // Bun's default, named: the holds on the quota are made to outlast it (request-time.ts).
+    idleTimeout: SOCKET_IDLE_SECONDS,
     fetch(request, server) {
       const response = app.handle(request, server);
       return response instanceof Promise ? response.then(count) : count(response);

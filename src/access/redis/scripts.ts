@@ -29,11 +29,18 @@
 import { PLAN_NAMES, PLANS } from "../plans";
 import { ACCOUNT_SCRIPTS } from "./account-scripts";
 import { script } from "./connection";
+import { SOCKET_IDLE_SECONDS, WORKER_STUCK_MS } from "../../request-time";
 
-/** Longer than a PDF can take (its queue and render are bounded by 180 s). */
+/** Longer than a PDF can take (its queue and render are bounded by PDF_SOCKET_SECONDS, 180 s). */
 export const HOLD_LEASE_MS = 5 * 60_000;
-/** Longer than any other request can take: it is settled before its body is sent, within its search budget and its route's work (D58). */
-export const REQUEST_HOLD_LEASE_MS = 30_000;
+/**
+ * Longer than any other request can take (D181), so that one answered in time is not found lapsed: its body is whole
+ * within the socket's idle timeout, closed up to Bun's check later (less than another idle timeout), and then its work
+ * waits in a search worker at most until the worker is taken for stuck; it is settled before its answer is sent.
+ * (The socket's idle timeout closes one sooner, but a hold lasting longer costs only a killed replica's credits coming
+ * back later.)
+ */
+export const REQUEST_HOLD_LEASE_MS = 2 * SOCKET_IDLE_SECONDS * 1000 + WORKER_STUCK_MS;
 
 /** How long a day's per-key counts are kept: this month's and the last are shown. */
 const USE_DAYS_MS = 70 * 86_400_000;

@@ -40,6 +40,7 @@ import type { SearchPoolStats } from "../metrics";
 import { CLIENT_GONE, type Exchange } from "../pipeline";
 import { chargeElsewhere, outsideWork } from "../steps/keys";
 import { FairQueue } from "./fair-queue";
+import { WORKER_STUCK_MS } from "../../request-time";
 import {
   unpackAnswers,
   type WorkerFile,
@@ -69,7 +70,7 @@ const BATCH_BELOW_MS = 0.5;
  * time limit (D91), 100 ms by default; a larger limit (TOME_SEARCH_TIMEOUT_MS=60000 is how --help says to lift it) adds
  * that limit for each search of a message, so that no search within its limit is taken for stuck.
  */
-const STUCK_MS = 30_000;
+const STUCK_MS = WORKER_STUCK_MS;
 /** What a refusal for a full pool says to wait, in seconds: searches take milliseconds, so the queues drain within one. */
 const BUSY_RETRY_AFTER = 1;
 

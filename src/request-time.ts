@@ -1,0 +1,18 @@
+/**
+ * The bounds on how long a request may last, which the server and its pool enforce (http) and Redis's holds on the
+ * quota must outlast (access: src/access/redis/scripts.ts), so that a request answered in time is never found lapsed
+ * at its settlement (D181).
+ */
+
+/**
+ * Bun's idle timeout for the server's sockets (its default, set explicitly): a request whose body is not whole this
+ * long after it came, or whose answer has not begun this long after its body was whole, is closed unanswered. Bun
+ * checks it every few seconds, so the close comes up to that much later (12 s measured for 10 s).
+ */
+export const SOCKET_IDLE_SECONDS = 10;
+
+/** How long a search worker holding requests may answer none before it is taken for stuck, replaced, and they are answered 503. */
+export const WORKER_STUCK_MS = 30_000;
+
+/** How long a PDF request's connection may stay silent (Bun's idle timeout raised for it): the render queue's wait plus a render's time limit. */
+export const PDF_SOCKET_SECONDS = 180;
