@@ -1029,15 +1029,19 @@ describe("bun run mcp", () => {
     for (const line of lines.slice(1, 3)) expect(line).toContain(verify);
   });
 
-  test("a file copied over twice within one call: the tool error says it was replaced and to try again, not the bare reason the read failed", async () => {
-    const path = (await wikiOf([{ title: "Albedo", text: "Albedo is the fraction of light reflected." }])).snapshot
-      .path;
+  test("a file copied over twice within one call: the tool error says it was replaced and to try again, not the bare reason the read failed; its name's ESC and line break \\u-escaped", async () => {
+    const whole = (await wikiOf([{ title: "Albedo", text: "Albedo is the fraction of light reflected." }])).snapshot;
+    const dir = tempDir();
+    const path = join(dir, "served-\x1b[31mred\nline.tome");
+    // As the stdio MCP's own lines and every other tool error name it: this one named it raw.
+    const shown = join(dir, "served-\\u001b[31mred\\u000aline.tome");
+    copyFileSync(whole.path, path);
     // Every file opened is stopped reading at once, as a copy over it lets it go (D84): as when a copy comes again before
     // the call made again reads it. (Its sections still read the file, so the call comes as far as the text.)
     const opened: Engine[] = [];
     const replaced = () => {
       const engine = open(path);
-      engine.snapshot.container.stopReading(`${path} is let go`);
+      engine.snapshot.container.stopReading(`${shown} is let go`);
       opened.push(engine);
       return apiContext(engine);
     };
@@ -1048,7 +1052,7 @@ describe("bun run mcp", () => {
       expect(answer.isError).toBe(true);
       // It answered "<path> is let go" alone.
       expect(answer.content[0].text).toBe(
-        `service_unavailable: The snapshot ${path} was replaced while this MCP server read it (${path} is let go), twice within this call: it is opened again now. Try again.`,
+        `service_unavailable: The snapshot ${shown} was replaced while this MCP server read it (${shown} is let go), twice within this call: it is opened again now. Try again.`,
       );
     } finally {
       await client.close();

@@ -28,6 +28,7 @@ import type { ApiContext } from "../context";
 import { SnapshotError } from "../../snapshot";
 import { ApiError, ERRORS, INTERNAL_ERROR, shortened } from "../errors";
 import type { Exchange } from "../pipeline";
+import { printableName } from "../../printable";
 import { toolsOf, type Tool } from "./tools";
 
 /** A TypeBox schema as plain JSON Schema: its symbols dropped, and the x- extensions only the REST reader uses. */
@@ -200,7 +201,7 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
         if (!again)
           return failure(
             ERRORS.serviceUnavailable.code,
-            `The snapshot ${reopened.engine.snapshot.container.path} was replaced while this MCP server read it ` +
+            `The snapshot ${printableName(reopened.engine.snapshot.container.path)} was replaced while this MCP server read it ` +
               `(${error.message.replace(/\.$/, "")}), twice within this call: it is opened again now. Try again.`,
           );
         return call(byName.get(tool.name) ?? tool, args, x, refused, false);
