@@ -16,6 +16,7 @@ import {
 } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { printableName } from "./printable";
 
 /** The bytes every snapshot begins with, in every format (its number follows): here, below snapshot/, since the dump reader (ingest) tells a snapshot given as a dump by them too. */
 export const SNAPSHOT_MAGIC = "TOMESNAP";
@@ -112,13 +113,18 @@ export function cannotRead(shown: string, err: unknown): string {
 
 /**
  * A file system's refusal met writing `path` (ENOSPC, EROFS…), saying which file: the system's message for a write
- * to an open file names none, and the person must learn which folder to free. Its code is kept, for the CLI to say
- * what to do (src/cli/main.ts). Any other error is returned as it is.
+ * to an open file names none, and the person must learn which folder to free. The message names it printable (a server's
+ * log and the dashboard print it as it is); its `path`, as it is, and code are kept, for the CLI to say what to do
+ * (src/cli/main.ts). Any other error is returned as it is.
  */
 export function writeFailed(path: string, err: unknown): unknown {
   const e = err as NodeJS.ErrnoException;
   if (!(e instanceof Error) || typeof e.code !== "string" || e.message.includes(path)) return err;
-  return Object.assign(new Error(`could not write ${path}: ${e.message}`), { code: e.code, syscall: e.syscall, path });
+  return Object.assign(new Error(`could not write ${printableName(path)}: ${e.message}`), {
+    code: e.code,
+    syscall: e.syscall,
+    path,
+  });
 }
 
 /** Writes all of `bytes` to the open file `path` at `position` (null: where it is), naming the file if that fails (writeFailed). */
@@ -126,7 +132,7 @@ export function writeFully(fd: number, bytes: Uint8Array, path: string, position
   try {
     for (let off = 0; off < bytes.byteLength; ) {
       const n = writeSync(fd, bytes, off, bytes.byteLength - off, position === null ? null : position + off);
-      if (n <= 0) throw new Error(`${path}: could not write`);
+      if (n <= 0) throw new Error(`${printableName(path)}: could not write`);
       off += n;
     }
   } catch (err) {

@@ -47,6 +47,12 @@ describe("the run worker", () => {
     });
     expect(err.message).toBe(`could not write the index's run ${path}: ENOSPC: no space left on device, write`);
     expect((err as NodeJS.ErrnoException).code).toBe("ENOSPC");
+    // A folder whose name holds an ESC and a line break: the writer names it \u-escaped (files.ts writeFailed), and so
+    // does this, once.
+    const odd = "/data/snap\x1b[31m\nshots/.tome-runs-1-x/run-0.bin";
+    const shown = "/data/snap\\u001b[31m\\u000ashots/.tome-runs-1-x/run-0.bin";
+    const named = runError({ path: odd, error: `could not write ${shown}: ENOSPC: no space left on device, write` });
+    expect(named.message).toBe(`could not write the index's run ${shown}: ENOSPC: no space left on device, write`);
   });
 
   test("a run it cannot write fails with the path and the reason, and the worker stops", async () => {

@@ -451,6 +451,29 @@ describe("snapshot file (format 2)", () => {
     }
   });
 
+  test("a disk full writing a file whose name holds an ESC and a line break: the error names it with them \\u-escaped, its path kept as it is", () => {
+    const dir = tempDir();
+    const path = join(dir, "s-\x1b[31mred\nline.tome");
+    const full = spyOn(fs, "writeSync").mockImplementation(() => {
+      throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+    });
+    let err: NodeJS.ErrnoException | undefined;
+    try {
+      new ContainerWriter(path).section("a", new Uint8Array(1000));
+    } catch (e) {
+      err = e as NodeJS.ErrnoException;
+    } finally {
+      full.mockRestore();
+    }
+    // It named the file raw: the message is printed as it is by the server's log and the dashboard.
+    expect(err?.message).toBe(
+      `could not write ${join(dir, "s-\\u001b[31mred\\u000aline.tome")}: ENOSPC: no space left on device, write`,
+    );
+    // Which folder is to be freed is judged from it (src/cli/main.ts).
+    expect(err?.path).toBe(path);
+    expect(err?.code).toBe("ENOSPC");
+  });
+
   test("latestSnapshot picks the newest .tome file", async () => {
     const dir = tempDir();
     expect(latestSnapshot(dir)).toBeUndefined();

@@ -5,6 +5,7 @@
  */
 import { workerUrl } from "../../files";
 import { ContainerWriter } from "../../snapshot";
+import { printableName } from "../../printable";
 import { textShardOptions } from "../postings/fields";
 import { Inversion, type InvertedData } from "./invert";
 import { writeShardData } from "../postings/store";
@@ -125,9 +126,9 @@ export class RunSorter {
 /** A run the worker could not write, as the user reads it: where, and why, with its code (the CLI says what to do: src/cli/main.ts). */
 export function runError({ path, error = "", code }: RunResponse): Error {
   // The run's writer may have named its file already (files.ts writeFailed): said once.
-  const named = `could not write ${path}: `;
+  const named = `could not write ${printableName(path)}: `;
   const why = error.startsWith(named) ? error.slice(named.length) : error;
-  const err = new Error(`could not write the index's run ${path}: ${why}`) as NodeJS.ErrnoException;
+  const err = new Error(`could not write the index's run ${printableName(path)}: ${why}`) as NodeJS.ErrnoException;
   if (code) err.code = code;
   return err;
 }
