@@ -2,7 +2,7 @@ import { describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import * as fs from "node:fs";
 import { copyFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_CHUNK_WORDS, modifications } from "../src/ingest";
+import { DEFAULT_CHUNK_WORDS, ingest, modifications } from "../src/ingest";
 import { open } from "../src/search";
 import {
   ContainerWriter,
@@ -21,6 +21,7 @@ import { convert } from "../src/cli/snapshot-convert";
 import {
   EN_2006_TRUNCATED,
   EN_2016,
+  exportXml,
   FORMAT1_META,
   format1Bytes,
   format1Page,
@@ -483,6 +484,26 @@ describe("snapshot file (format 2)", () => {
     await copyOfBuilt(join(dir, "b.tome"));
     await Bun.write(join(dir, "c.txt"), "x");
     expect(latestSnapshot(dir)).toBe(join(dir, "b.tome"));
+  });
+
+  test("a page dated after its snapshot was built (a wrong clock) does not put that snapshot first: its newest page before counts (D180)", async () => {
+    const dir = tempDir();
+    /** A snapshot built at `createdAt` of pages dated `dates`. */
+    const built = async (name: string, createdAt: string, dates: string[]) => {
+      const xml = join(tempDir(), "pages.xml");
+      let text = exportXml(dates.map((_, i) => ({ title: `Page ${i}`, text: `Page ${i} is a page.` })));
+      for (const date of dates) text = text.replace("<timestamp>2024-01-01T00:00:00Z", `<timestamp>${date}`);
+      writeFileSync(xml, text);
+      const options = { dumps: [xml], workers: 1 };
+      writeSnapshot(await ingest(options), join(dir, name), options, new Date(createdAt));
+    };
+    await built("wrong-clock.tome", "2026-01-01T00:00:00Z", ["2024-01-01T00:00:00Z", "2099-06-01T00:00:00Z"]);
+    await built("newer.tome", "2026-02-01T00:00:00Z", ["2025-06-01T00:00:00Z"]);
+    // It served wrong-clock.tome, and would have until 2099, over every later build of newer data.
+    expect(latestSnapshot(dir)).toBe(join(dir, "newer.tome"));
+    // Every page dated after its build: counted as built that day, still after newer.tome's 2025 data.
+    await built("all-wrong.tome", "2026-03-01T00:00:00Z", ["2099-06-01T00:00:00Z"]);
+    expect(latestSnapshot(dir)).toBe(join(dir, "all-wrong.tome"));
   });
 });
 

@@ -464,6 +464,40 @@ describe("snapshot:follow --from a local mirror", () => {
     expect(readdirSync(snapshots).sort()).toEqual(["e.tome", "enwiki-20230101.tome", "enwiki-20230102.tome"]);
   });
 
+  test("a page dated after the snapshot was built (a wrong clock) does not hold the days back: they count from its newest page before, and it is said", async () => {
+    const snapshots = tempDir("tome-follow-");
+    const mirror = tempDir("tome-incr-");
+    const page = (id: number, title: string, text: string, when: string) =>
+      `<page><title>${title}</title><ns>0</ns><id>${id}</id><revision><id>${id}${when.slice(0, 4)}</id><timestamp>${when}</timestamp><text>${text}</text></revision></page>`;
+    const xml = (...pages: string[]) =>
+      `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en"><siteinfo><dbname>enwiki</dbname><base>https://en.wikipedia.org/wiki/Main_Page</base></siteinfo>
+${pages.join("\n")}</mediawiki>`;
+    const dump = join(mirror, "base.xml");
+    writeFileSync(
+      dump,
+      xml(
+        page(1, "Alpha", "Alpha is a word.", "2024-01-01T00:00:00Z"),
+        page(2, "Beta", "Beta is a letter.", "2099-06-01T00:00:00Z"),
+      ),
+    );
+    await buildFromDumps({ dumps: [dump], workers: 1 }, { out: join(snapshots, "enwiki.tome"), chunkWords: 300 });
+    rmSync(dump);
+    writeFileSync(
+      join(mirror, "enwiki-20240102-pages-meta-hist-incr.xml.bz2"),
+      xml(page(1, "Alpha", "Alpha is a new word.", "2024-01-02T00:00:00Z")),
+    );
+    const r = await follow("--dir", snapshots, "--from", mirror);
+    // It was "enwiki.tome is up to date: no enwiki incremental dump from 20990601 on", at every run until 2099.
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(
+      "enwiki.tome has 1 page dated after it was built (the latest 2099-06-01T00:00:00Z): a clock was wrong; its days are counted from its newest page before that (20240101).",
+    );
+    expect(r.stderr).toMatch(/applying 1 day\(s\) 20240102 to enwiki\.tome/);
+    expect(readSnapshotMeta(join(snapshots, "enwiki-20240102.tome")).updates!.map((u) => u.days)).toEqual([
+      ["20240102"],
+    ]);
+  });
+
   test("--help documents cron use", async () => {
     const { code, stdout: help } = await runToExit(["bun", FOLLOW, "--help"], {});
     expect(code).toBe(0);

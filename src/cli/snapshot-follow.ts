@@ -14,7 +14,7 @@ import {
   wikiOf,
   type DumpPlace,
 } from "../build";
-import { latestSnapshot, openSnapshot, SNAPSHOT_EXTENSION } from "../snapshot";
+import { latestSnapshot, openSnapshot, type Snapshot, type SnapshotMeta, SNAPSHOT_EXTENSION } from "../snapshot";
 import { SnapshotError } from "../snapshot";
 import { given } from "./args";
 import { ArgumentError, mainOf, note } from "./main";
@@ -34,7 +34,8 @@ and writes the result beside it as snapshots/<wiki>-<last day>${SNAPSHOT_EXTENSI
 renamed into place when whole). A running server (${commandLine("start")}) picks it up.
 
 The days applied are recorded in the snapshot's metadata (meta.updates[].days): the next run
-starts after the last of them. The first run starts at the day of the snapshot's newest page.
+starts after the last of them. The first run starts at the day of the snapshot's newest page
+(a page dated after the snapshot was built, by a wrong clock, is not counted).
 Days missing in between (Wikimedia keeps about two weeks, and sometimes skips a day) are
 reported and passed over: pages edited only on those days stay as they were until they are
 edited again or the next full build. Deletions and page moves are not in these dumps.
@@ -163,9 +164,7 @@ async function followOnce(args: FollowArgs, log: (line: string) => void): Promis
       `"${wiki}" is not a wiki's database name (letters, digits, _ and -, e.g. enwiki): pass --wiki <dbname>.`,
     );
   const applied = appliedDays(meta);
-  let newest = 0;
-  for (const ts of snapshot.pages.ts) if (ts > newest) newest = ts;
-  const start = args.startDay ?? (applied.length ? nextDay(applied.at(-1)!) : dayOf(newest));
+  const start = args.startDay ?? (applied.length ? nextDay(applied.at(-1)!) : firstDay(current, meta, snapshot, log));
   const place: DumpPlace = args.from ? localPlace(args.from) : httpPlace(args.url);
   const listed = await place.days(wiki);
   // A day still being written holds back the days after it: applied without it, its changes would never be.
@@ -204,6 +203,30 @@ async function followOnce(args: FollowArgs, log: (line: string) => void): Promis
   );
   prune(args.dir, wiki, args.keep, [out, current], log);
   return out;
+}
+
+/**
+ * The day a snapshot's first follow starts at: its newest page's. A page dated after the snapshot was built is a clock's
+ * error (a mirror's, a hand-made dump's): counted, it held every day back until its date, each run "up to date" (D180).
+ */
+function firstDay(current: string, meta: SnapshotMeta, snapshot: Snapshot, log: (line: string) => void): string {
+  const built = Date.parse(meta.createdAt) / 1000;
+  let newest = 0;
+  let later = 0;
+  let latest = 0;
+  for (const ts of snapshot.pages.ts) {
+    if (ts > built) {
+      later++;
+      latest = Math.max(latest, ts);
+    } else newest = Math.max(newest, ts);
+  }
+  if (!later) return dayOf(newest);
+  const day = dayOf(newest || built);
+  log(
+    `${printableName(basename(current))} has ${later} page${later > 1 ? "s" : ""} dated after it was built (the latest ${new Date(latest * 1000).toISOString().replace(".000Z", "Z")}): ` +
+      `a clock was wrong; its days are counted from ${newest ? "its newest page before that" : "the day it was built"} (${day}).`,
+  );
+  return day;
 }
 
 /** Deletes this wiki's follow-made snapshots (<wiki>-YYYYMMDD.tome) beyond the newest `keep`; never those in `spare`. */

@@ -40,7 +40,10 @@ export function identityOf(path: string): string | undefined {
   }
 }
 
-/** Snapshots written before meta.newestRevision: read once from the page table, per file identity. */
+/**
+ * Snapshots written before meta.newestRevision, or whose newest is dated after their build: read once from the page
+ * table, per file identity.
+ */
 const newestReadFromPages = new Map<string, number>();
 
 /** Looks at one file as a snapshot to serve. */
@@ -67,18 +70,27 @@ export function snapshotFile(path: string): SnapshotFile | SkippedFile {
   try {
     const container = openContainer(path);
     const meta = container.meta as SnapshotMeta;
-    let newest = meta.newestRevision ? Date.parse(meta.newestRevision) / 1000 : newestReadFromPages.get(identity);
-    if (newest === undefined) {
-      newest = 0;
-      for (const ts of new Float64Array(container.read("pages.ts").buffer)) newest = Math.max(newest, ts);
-      newestReadFromPages.set(identity, newest);
+    const createdAt = Date.parse(meta.createdAt) || 0;
+    const built = createdAt ? createdAt / 1000 : Infinity;
+    let newest = meta.newestRevision ? Date.parse(meta.newestRevision) / 1000 : undefined;
+    // A revision dated after the build is a clock's error (D180): counted, it put the file first until that date.
+    if (newest === undefined || newest > built) {
+      newest = newestReadFromPages.get(identity);
+      if (newest === undefined) {
+        newest = 0;
+        for (const ts of new Float64Array(container.read("pages.ts").buffer))
+          if (ts <= built) newest = Math.max(newest, ts);
+        // Every page dated after it: the day it was built.
+        if (!newest && createdAt) newest = built;
+        newestReadFromPages.set(identity, newest);
+      }
     }
     return {
       path,
       identity,
       meta,
       newestRevision: newest,
-      createdAt: Date.parse(meta.createdAt) || 0,
+      createdAt,
       mtimeMs: stats.mtimeMs,
     };
   } catch (err) {
