@@ -15,7 +15,9 @@ import {
   copyFileSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
+  readlinkSync,
   renameSync,
   rmSync,
   symlinkSync,
@@ -24,7 +26,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { pinned, SnapshotSwapper } from "../src/cli/swap";
+import { newestIn, pinned, SnapshotSwapper } from "../src/cli/swap";
 import { createApp } from "../src/http";
 import { Attributions } from "../src/http/attribution";
 import { Resources } from "../src/http/resources";
@@ -42,6 +44,7 @@ import {
   startServer,
   tempDir,
   TRUNCATED_XZ,
+  wikiOf,
   writeSnapshot,
 } from "./helpers";
 
@@ -944,6 +947,50 @@ describe("in process: what the log says is served once the file it came from is 
           /^swap: SIGHUP: no other snapshot can be served; still serving the snapshot loaded from /,
         ),
       ]);
+      expect((await app.handle(new Request("http://x/v1/meta"))).headers.get("x-snapshot")).toBe(a.id);
+    } finally {
+      app.close();
+    }
+  });
+});
+
+describe("in process: a snapshot refused is let go", () => {
+  test("another wiki's, a damaged copy and one of the same content, each refused: none stays mapped or open, so that one removed gives its disk space back at once", async () => {
+    const folder = tempDir("tome-swap-refused-");
+    const served = join(folder, "a.tome");
+    copyFileSync(a.path, served);
+    const app = createApp(open(served), { pdf: { render: async () => new Uint8Array() } });
+    const lines: string[] = [];
+    const swapper = new SnapshotSwapper(app, newestIn(folder), (line) => lines.push(line));
+    const other = await wikiOf([{ title: "Albédo", text: "L'albédo est la fraction de la lumière réfléchie." }], "fr");
+    other.close();
+    try {
+      // Each before A in D55's order: newer data (2024), then C's content (A's, built later), then B's (built after A).
+      dropIn(other.snapshot.path, join(folder, "other-wiki.tome"));
+      dropIn(cPath, join(folder, "same.tome"));
+      const bytes = readFileSync(b.path);
+      bytes[b.engine.snapshot.container.sections.find((s) => s.length > 0)!.offset]! ^= 0xff;
+      dropIn(b.path, join(folder, "damaged.tome"), bytes);
+      await swapper.check("a change");
+      expect(lines).toEqual([
+        expect.stringMatching(/^swap: refused \S*other-wiki\.tome \(after a change\): it is a snapshot of fr\./),
+        expect.stringMatching(/^swap: \S*same\.tome holds the same content as /),
+        expect.stringMatching(/^swap: refused \S*damaged\.tome \(after a change\): it is damaged/),
+      ]);
+      // They stayed mapped (and the damaged one open, under its lease) until a collection, which an idle server may
+      // not make for hours: removed, a refused 20 GB file kept its 20 GB.
+      const held = () =>
+        [
+          ...readFileSync("/proc/self/maps", "utf8").split("\n"),
+          ...readdirSync("/proc/self/fd").map((fd) => {
+            try {
+              return readlinkSync(join("/proc/self/fd", fd));
+            } catch {
+              return "";
+            }
+          }),
+        ].filter((line) => line.includes(folder) && !line.endsWith(served));
+      expect(held()).toEqual([]);
       expect((await app.handle(new Request("http://x/v1/meta"))).headers.get("x-snapshot")).toBe(a.id);
     } finally {
       app.close();

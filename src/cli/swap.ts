@@ -412,7 +412,7 @@ export class SnapshotSwapper {
     const served = this.app.served();
     const { path } = file;
     const started = performance.now();
-    let engine: Engine;
+    let engine: Engine | undefined;
     let opened: number;
     try {
       engine = openUnguarded(path);
@@ -427,6 +427,7 @@ export class SnapshotSwapper {
         this.log(
           `swap: ${path} holds the same content as ${served.path} (content hash ${served.id.slice(0, 12)}); nothing to do.`,
         );
+        engine.close();
         return "same";
       }
       // The host names the wiki (D14: it is in every URL served); old dumps have no dbname. The sample gives way to any wiki (D86).
@@ -450,6 +451,9 @@ export class SnapshotSwapper {
           `it is damaged: section(s) ${damaged.join(", ")} do not match their hash. Copy or build it again.`,
         );
     } catch (err) {
+      // Let go now, not when collected (an idle server may not collect for hours): mapped whole, and perhaps leased,
+      // a file refused and then removed kept its disk space.
+      engine?.close();
       const message = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ");
       this.log(`swap: refused ${path} (after ${reason}): ${message} ${this.stillServing()}`);
       // What was being copied in is no snapshot to serve: clients are told it will not come by waiting a few seconds.
