@@ -498,6 +498,31 @@ ${pages.join("\n")}</mediawiki>`;
     ]);
   });
 
+  test("--wiki picks its wiki's newest snapshot of the folder: another wiki's snapshot dropped in with newer data is not taken and refused", async () => {
+    const snapshots = tempDir("tome-follow-");
+    const mirror = tempDir("tome-incr-");
+    const xml = (lang: string, text: string, when: string) =>
+      `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="${lang}"><siteinfo><dbname>${lang}wiki</dbname><base>https://${lang}.wikipedia.org/wiki/Main_Page</base></siteinfo>
+<page><title>Alpha</title><ns>0</ns><id>1</id><revision><id>${when.slice(0, 4)}</id><timestamp>${when}</timestamp><text>${text}</text></revision></page></mediawiki>`;
+    const build = async (name: string, lang: string, when: string) => {
+      const dump = join(mirror, "base.xml");
+      writeFileSync(dump, xml(lang, "Alpha is a word.", when));
+      await buildFromDumps({ dumps: [dump], workers: 1 }, { out: join(snapshots, name), chunkWords: 300 });
+      rmSync(dump);
+    };
+    await build("enwiki.tome", "en", "2024-01-01T00:00:00Z");
+    // Another wiki's, its data newer: first in the folder's order.
+    await build("frwiki.tome", "fr", "2025-01-01T00:00:00Z");
+    writeFileSync(
+      join(mirror, "enwiki-20240102-pages-meta-hist-incr.xml.bz2"),
+      xml("en", "Alpha is a new word.", "2024-01-02T00:00:00Z"),
+    );
+    const r = await follow("--dir", snapshots, "--from", mirror, "--wiki", "enwiki");
+    // It was 2: "frwiki.tome is a snapshot of frwiki (fr.wikipedia.org), not enwiki", at every run while it was there.
+    expect([r.code, r.stderr]).toEqual([0, expect.stringMatching(/applying 1 day\(s\) 20240102 to enwiki\.tome/)]);
+    expect(readdirSync(snapshots).sort()).toEqual(["enwiki-20240102.tome", "enwiki.tome", "frwiki.tome"]);
+  });
+
   test("--help documents cron use", async () => {
     const { code, stdout: help } = await runToExit(["bun", FOLLOW, "--help"], {});
     expect(code).toBe(0);

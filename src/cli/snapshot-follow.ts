@@ -14,7 +14,7 @@ import {
   wikiOf,
   type DumpPlace,
 } from "../build";
-import { latestSnapshot, openSnapshot, type Snapshot, type SnapshotMeta, SNAPSHOT_EXTENSION } from "../snapshot";
+import { openSnapshot, type Snapshot, type SnapshotMeta, SNAPSHOT_EXTENSION, snapshotsIn } from "../snapshot";
 import { SnapshotError } from "../snapshot";
 import { given } from "./args";
 import { ArgumentError, mainOf, note } from "./main";
@@ -48,7 +48,8 @@ Options:
                         say "done") or with the files side by side in <dir>
   --url <url>           a mirror of other/incr (default ${WIKIMEDIA_INCR})
   --wiki <dbname>       the wiki's database name, e.g. enwiki (default: from the snapshot; for
-                        one that does not record it; another than the one it records is refused)
+                        one that does not record it; another than the one it records is refused);
+                        without --snapshot, the newest snapshot of this wiki in --dir is followed
   --start-day <YYYYMMDD>  apply days from this one on (skips days never published)
   --every <hours>       keep running: look again every this many hours, at least 0.0167 (a
                         minute; default: run once)
@@ -141,7 +142,7 @@ const DATABASE_NAME = /^[\w-]+$/;
 
 /** One pass: applies what is new; returns the snapshot written, if any. */
 async function followOnce(args: FollowArgs, log: (line: string) => void): Promise<string | undefined> {
-  const current = args.snapshot ?? latestSnapshot(args.dir);
+  const current = args.snapshot ?? toFollow(args.dir, args.wiki);
   if (!current)
     throw new SnapshotError(
       `no snapshot in ${printableName(args.dir)}/. Build one first with \`${commandLine("snapshot:build")} --dump <dump>\`.`,
@@ -203,6 +204,15 @@ async function followOnce(args: FollowArgs, log: (line: string) => void): Promis
   );
   prune(args.dir, wiki, args.keep, [out, current], log);
   return out;
+}
+
+/**
+ * The snapshot of the folder to follow: its newest (D55), or with --wiki the newest of that wiki (another wiki's with newer
+ * data, dropped in, came first and was refused at every run); none of it: the newest, refused naming its wiki.
+ */
+function toFollow(dir: string, wiki: string | undefined): string | undefined {
+  const { usable } = snapshotsIn(dir);
+  return (usable.find((file) => wiki && file.meta.wiki.dbname === wiki) ?? usable[0])?.path;
 }
 
 /**
