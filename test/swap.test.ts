@@ -998,6 +998,51 @@ describe("in process: a snapshot refused is let go", () => {
   });
 });
 
+describe("in process: the folder watched is moved away and made again", () => {
+  test("mv snapshots snapshots.old, or rm -rf snapshots; mkdir snapshots: a snapshot put in the new folder is served, and a line says so", async () => {
+    const folder = join(tempDir("tome-swap-moved-"), "snapshots");
+    mkdirSync(folder);
+    const served = join(folder, "a.tome");
+    copyFileSync(a.path, served);
+    const app = createApp(open(served), { pdf: { render: async () => new Uint8Array() } });
+    const lines: string[] = [];
+    const swapper = new SnapshotSwapper(app, newestIn(folder), (line) => lines.push(line), undefined, 50);
+    expect(swapper.watch()).toBe(true);
+    const servedNow = async () => (await app.handle(new Request("http://x/v1/meta"))).headers.get("x-snapshot");
+    try {
+      renameSync(folder, `${folder}.old`);
+      await until(
+        "the move seen",
+        async () => lines.join("\n"),
+        (log) => log.includes("was moved or removed"),
+      );
+      mkdirSync(folder);
+      dropIn(b.path, join(folder, "b.tome"));
+      // Its watch followed the old folder (an inotify watch is on the inode): the new one was never looked at.
+      await until("B served", servedNow, (id) => id === b.id);
+      expect(lines[0]).toBe(
+        `swap: ${folder}/ was moved or removed: the folder of that name is watched once it is there again (SIGHUP looks at it at once).`,
+      );
+      expect(lines.at(-1)).toStartWith(`swap: now serving ${join(folder, "b.tome")} (after a change in ${folder}/)`);
+
+      // Removed while the file served is open in it, the folder says nothing of itself: seen at the look its files' removal asks.
+      const said = lines.length;
+      rmSync(folder, { recursive: true });
+      await until(
+        "the removal seen",
+        async () => lines.slice(said).join("\n"),
+        (log) => log.includes("was moved or removed"),
+      );
+      mkdirSync(folder);
+      dropIn(cPath, join(folder, "c.tome"));
+      await until("C served", servedNow, (id) => id === a.id);
+    } finally {
+      swapper.stop();
+      app.close();
+    }
+  });
+});
+
 describe("in process: a request in flight across a swap", () => {
   test("keeps the snapshot it started on; the old snapshot is let go only after it, and later requests get the new one", async () => {
     let finish!: () => void;

@@ -21,7 +21,7 @@
  * it (503 until a whole snapshot is loaded) and let go of it; where no lease can be taken, a
  * write in place is only seen once it has begun (D56).
  */
-import { type FSWatcher, watch } from "node:fs";
+import { type FSWatcher, statSync, watch } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { type Engine, openUnguarded } from "../search";
 import {
@@ -107,6 +107,8 @@ export class SnapshotSwapper {
   private suspended = false;
   private watcher: FSWatcher | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Looks for the folder watched again, once moved or removed (folderMoved). */
+  private refolder: ReturnType<typeof setTimeout> | undefined;
   private running: Promise<void> | undefined;
   private again: string | undefined;
   /** Said once: why this server cannot take read leases on its snapshots (D84). */
@@ -144,13 +146,22 @@ export class SnapshotSwapper {
 
   /** Watches the source's folder; false (and a log line) if it cannot be watched. */
   watch(): boolean {
+    const dir = this.source.dir;
     try {
-      this.watcher = watch(this.source.dir, (_event, name) => {
+      const folder = statSync(dir).ino;
+      // Moved, its watch follows it; removed while a file in it is open (the one served), it says nothing of itself.
+      const moved = (): boolean => {
+        if (statSync(dir, { throwIfNoEntry: false })?.ino === folder) return false;
+        this.folderMoved();
+        return true;
+      };
+      this.watcher = watch(dir, (_event, name) => {
+        if (name === basename(dir) && moved()) return;
         if (name && !this.source.relevant(name)) return;
         // At once, not after the pause: a request reading the file cut short would kill the process.
         if (!name || resolve(this.source.dir, name) === this.served.path) this.guardServed();
         clearTimeout(this.timer);
-        this.timer = setTimeout(() => void this.check(`a change in ${this.source.dir}/`), this.debounceMs);
+        this.timer = setTimeout(() => moved() || void this.check(`a change in ${dir}/`), this.debounceMs);
       });
       this.watcher.on("error", (err) =>
         this.log(`swap: watching ${this.source.dir}/ failed (${err.message}); send SIGHUP to load a newer snapshot.`),
@@ -166,7 +177,28 @@ export class SnapshotSwapper {
 
   stop(): void {
     clearTimeout(this.timer);
+    clearTimeout(this.refolder);
     this.watcher?.close();
+  }
+
+  /**
+   * The folder watched was moved or removed (mv snapshots snapshots.old; mkdir snapshots): its watch is on the old one,
+   * and a snapshot put in the new folder was never seen. The folder of that name is watched again once it is there.
+   */
+  private folderMoved(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+    const dir = this.source.dir;
+    this.log(
+      `swap: ${dir}/ was moved or removed: the folder of that name is watched once it is there again (SIGHUP looks at it at once).`,
+    );
+    const again = () => {
+      this.refolder = setTimeout(() => {
+        if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) again();
+        else if (this.watch()) void this.check(`a change in ${dir}/`);
+      }, this.debounceMs);
+    };
+    again();
   }
 
   /**
