@@ -202,12 +202,32 @@ const heldLocks = new Set<() => void>();
  * Removes the scratch folders and half-written snapshots in `dir` left by builds whose process
  * is gone (killed, or the machine restarted): returns their names. Those of a process still
  * running are left, and so are folders named before they carried their process (whose they
- * are is unknown).
+ * are is unknown). So are those whose id a live lock in `dir` of another pid space names (a build in another container
+ * writing into the same folder, D175): its id says nothing of any process here.
  */
 export function clearStaleScratch(dir: string): string[] {
-  return removeLeftovers(dir, (name) =>
-    LEFTOVER.map((pattern) => pattern.exec(name)?.[1]).find((p) => p !== undefined),
-  );
+  const elsewhere = liveHoldersElsewhere(dir);
+  return removeLeftovers(dir, (name) => {
+    const pid = LEFTOVER.map((pattern) => pattern.exec(name)?.[1]).find((p) => p !== undefined);
+    return pid !== undefined && elsewhere.has(Number(pid)) ? undefined : pid;
+  });
+}
+
+/** The ids named by the live locks (`*.lock`) in `dir` held from another pid space. */
+function liveHoldersElsewhere(dir: string): Set<number> {
+  const pids = new Set<number>();
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return pids;
+  }
+  for (const name of names) {
+    if (!name.endsWith(".lock")) continue;
+    const found = lockFound(join(dir, name));
+    if (typeof found === "object" && "elsewhere" in found) pids.add(found.elsewhere);
+  }
+  return pids;
 }
 
 /**

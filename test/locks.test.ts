@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync,
 import { join } from "node:path";
 import { keysPath, readKeyFile, updateKeyFile, updateKeyFileAsync } from "../src/access/store";
 import { createKey } from "../src/access/commands";
+import { claimOutput } from "../src/cli/snapshot-build";
 import { EMPTY_LOCK_GRACE_MS, LOCK_RENEW_MS, LOCK_STALE_MS, takeLock } from "../src/files";
 import { ROOT, tempDir } from "./helpers";
 
@@ -211,5 +212,33 @@ describe("a lock of another pid namespace or machine (its text names another boo
     } finally {
       release();
     }
+  });
+});
+
+describe("a build's leftovers beside a lock held from another pid namespace", () => {
+  /** A build of enwiki in another container writing into the same snapshots/ folder: its lock, its scratch folder and its snapshot being written. */
+  function otherBuild(renewedAgoMs: number): { dir: string; leftovers: string[] } {
+    const dir = dataDir();
+    const lock = join(dir, ".enwiki.tome.lock");
+    writeFileSync(lock, "4000000 1 00000000-0000-0000-0000-000000000000/4026531836\n");
+    const renewed = (Date.now() - renewedAgoMs) / 1000;
+    utimesSync(lock, renewed, renewed);
+    mkdirSync(join(dir, ".tome-sorted-4000000-abc"));
+    writeFileSync(join(dir, ".enwiki.tome.4000000.tmp"), "TOMESNAP");
+    return { dir, leftovers: [".tome-sorted-4000000-abc", ".enwiki.tome.4000000.tmp"] };
+  }
+
+  test("are that build's work, left while its lock is renewed: another build's claimOutput beside it removes none", () => {
+    const { dir, leftovers } = otherBuild(0);
+    const lines: string[] = [];
+    claimOutput(join(dir, "simplewiki.tome"), (line) => lines.push(line))();
+    expect(leftovers.filter((name) => existsSync(join(dir, name)))).toEqual(leftovers);
+    expect(lines).toEqual([]);
+  });
+
+  test("are removed once its lock is no longer renewed (that build gone)", () => {
+    const { dir, leftovers } = otherBuild(LOCK_STALE_MS + 1_000);
+    claimOutput(join(dir, "simplewiki.tome"), () => {})();
+    expect(leftovers.filter((name) => existsSync(join(dir, name)))).toEqual([]);
   });
 });
