@@ -213,6 +213,17 @@ describe("a lock of another pid namespace or machine (its text names another boo
       release();
     }
   });
+  test("a released lock is renewed no more: another holder's lock at its path keeps the mtime it has", async () => {
+    const dir = dataDir();
+    const lock = join(dir, "server.lock");
+    takeLock(lock, { held: () => new Held(), unwritable: (e) => e })();
+    writeFileSync(lock, elsewhere);
+    const long = (Date.now() - LOCK_STALE_MS) / 1000;
+    utimesSync(lock, long, long);
+    const before = statSync(lock).mtimeMs;
+    await Bun.sleep(LOCK_RENEW_MS + 1_000);
+    expect(statSync(lock).mtimeMs).toBe(before);
+  });
 });
 
 describe("a build's leftovers beside a lock held from another pid namespace", () => {
