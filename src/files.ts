@@ -397,6 +397,8 @@ export interface LockPolicy {
    * turn (keys.json's, by the dashboard's changes); otherwise it is taken again, a release that does nothing.
    */
   waitForThisProcess?: boolean;
+  /** Called once if the lock, while held, is found no longer this process's (removed, or broken and taken by another). */
+  lost?: () => void;
 }
 
 /**
@@ -427,8 +429,21 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
       yield LOCK_RETRY_MS;
       continue;
     }
-    // Its holder's sign of life for a taker in another pid space (lockHolder), which cannot see its process.
+    // Its holder's sign of life for a taker in another pid space (lockHolder), which cannot see its process. Only while
+    // the file is still its own: one broken and taken by another (this holder stood still past LOCK_STALE_MS, or the
+    // file was deleted) is the other's to renew, and this holder is told it lost the lock.
     const renew = setInterval(() => {
+      let text: string | undefined;
+      try {
+        text = readFileSync(path, "utf8");
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") return;
+      }
+      if (text?.trim() !== mine) {
+        clearInterval(renew);
+        policy.lost?.();
+        return;
+      }
       try {
         const now = new Date();
         utimesSync(path, now, now);

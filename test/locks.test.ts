@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync,
 import { join } from "node:path";
 import { keysPath, readKeyFile, updateKeyFile, updateKeyFileAsync } from "../src/access/store";
 import { createKey } from "../src/access/commands";
+import { Access } from "../src/access";
 import { claimOutput } from "../src/cli/snapshot-build";
 import { EMPTY_LOCK_GRACE_MS, LOCK_RENEW_MS, LOCK_STALE_MS, takeLock } from "../src/files";
 import { ROOT, tempDir } from "./helpers";
@@ -216,14 +217,50 @@ describe("a lock of another pid namespace or machine (its text names another boo
   test("a released lock is renewed no more: another holder's lock at its path keeps the mtime it has", async () => {
     const dir = dataDir();
     const lock = join(dir, "server.lock");
-    takeLock(lock, { held: () => new Held(), unwritable: (e) => e })();
+    let losses = 0;
+    takeLock(lock, { held: () => new Held(), unwritable: (e) => e, lost: () => losses++ })();
     writeFileSync(lock, elsewhere);
     const long = (Date.now() - LOCK_STALE_MS) / 1000;
     utimesSync(lock, long, long);
     const before = statSync(lock).mtimeMs;
     await Bun.sleep(LOCK_RENEW_MS + 1_000);
     expect(statSync(lock).mtimeMs).toBe(before);
+    expect(losses).toBe(0);
   });
+
+  test("a held lock broken and taken by another holder is renewed no more, and its holder is told it lost it", async () => {
+    const dir = dataDir();
+    const lock = join(dir, "server.lock");
+    let losses = 0;
+    const release = takeLock(lock, { held: () => new Held(), unwritable: (e) => e, lost: () => losses++ });
+    try {
+      // As a taker elsewhere does once this holder stood still past LOCK_STALE_MS: its lock replaced by its own.
+      writeFileSync(lock, elsewhere);
+      const long = (Date.now() - LOCK_STALE_MS) / 1000;
+      utimesSync(lock, long, long);
+      const before = statSync(lock).mtimeMs;
+      await Bun.sleep(2 * LOCK_RENEW_MS + 1_000);
+      expect(statSync(lock).mtimeMs).toBe(before);
+      expect(losses).toBe(1);
+    } finally {
+      release();
+    }
+    expect(readFileSync(lock, "utf8")).toBe(elsewhere);
+  }, 15_000);
+
+  test("a server whose server.lock was taken by another says so in its log", async () => {
+    const dir = dataDir();
+    const lines: string[] = [];
+    const access = new Access({ dataDir: dir, log: (line) => lines.push(line) });
+    access.claim();
+    try {
+      writeFileSync(join(dir, "server.lock"), elsewhere);
+      await Bun.sleep(LOCK_RENEW_MS + 1_000);
+      expect(lines.filter((line) => line.includes("server.lock is no longer this server's")).length).toBe(1);
+    } finally {
+      await access.stop();
+    }
+  }, 15_000);
 });
 
 describe("a build's leftovers beside a lock held from another pid namespace", () => {

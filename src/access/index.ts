@@ -144,7 +144,8 @@ export class Access implements Gate {
     // Before anything is written here: keys.gen, made by the key ring, is one of the traces it looks for.
     this.firstStart = checkKeyStore(this.dataDir) === "fresh";
     this.usage = new UsageLedger(usagePath(this.dataDir));
-    this.keys = new KeyRing(this.dataDir, options.log ?? ((line) => console.error(line)));
+    this.log = options.log ?? ((line) => console.error(line));
+    this.keys = new KeyRing(this.dataDir, this.log);
   }
 
   /** Whether the store holds any key (right after construction, false only on a first start). */
@@ -180,9 +181,10 @@ export class Access implements Gate {
 
   /** Takes the data folder now (start() does too): a server checks before the minutes a snapshot may take to load. */
   claim(): void {
-    this.unlock ??= lockDataFolder(this.dataDir);
+    this.unlock ??= lockDataFolder(this.dataDir, undefined, this.log);
   }
   private unlock: (() => void) | undefined;
+  private readonly log: (line: string) => void;
 
   /** The dashboard's accounts, sessions and usage: keys.json as the key ring holds it, and this server's own counts. */
   accounts(): AccountStore {

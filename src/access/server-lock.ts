@@ -15,11 +15,19 @@ export class DataFolderTaken extends UserError {}
 
 /**
  * Takes `dataDir`'s server lock: a function that lets it go. Throws DataFolderTaken while another server holds it, or
- * `taken`'s error for a command that is no server (keys import).
+ * `taken`'s error for a command that is no server (keys import). `log` is told if the lock is lost while held.
  */
-export function lockDataFolder(dataDir: string, taken?: (pid: number) => Error): () => void {
+export function lockDataFolder(
+  dataDir: string,
+  taken?: (pid: number) => Error,
+  log?: (line: string) => void,
+): () => void {
   const path = join(dataDir, "server.lock");
   return takeLock(path, {
+    lost: () =>
+      log?.(
+        `${printableName(path)} is no longer this server's (deleted, or taken by another process after this one stood still over 30 s): another server may now write over this one's usage counts. Stop one of them.`,
+      ),
     held: (pid) =>
       taken?.(pid) ??
       new DataFolderTaken(
