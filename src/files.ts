@@ -301,6 +301,18 @@ const PID_SPACE = (() => {
 export const LOCK_RENEW_MS = 2_000;
 export const LOCK_STALE_MS = 30_000;
 
+/**
+ * A live lock's holder as a message names it, after the words for it ("another Tome server"): its id, and, held from
+ * another pid space, that it runs in another container or machine, its id there. Deleting such a lock would let a
+ * second holder in beside a running one, so a message never advises it: it says the lock frees itself (LOCK_STALE_MS).
+ */
+export function lockHolderShown(pid: number, elsewhere: boolean): string {
+  return elsewhere ? `in another container or machine (process ${pid} there)` : `(process ${pid})`;
+}
+
+/** How soon a lock held from another container or machine frees itself, for messages. */
+export const LOCK_FREES_ITSELF = `its lock frees itself ${LOCK_STALE_MS / 1000} s after that process stops`;
+
 /** What a lock file of this process holds: its id, start time and pid space (lockHolder reads them). */
 export const lockText = (): string => `${process.pid} ${processStart(process.pid)}${PID_SPACE && ` ${PID_SPACE}`}`;
 
@@ -386,8 +398,11 @@ export const EMPTY_LOCK_GRACE_MS = 10_000;
 const LOCK_RETRY_MS = 20;
 
 export interface LockPolicy {
-  /** The error when a live holder still holds the lock once `patience` has passed. */
-  held: (pid: number) => Error;
+  /**
+   * The error when a live holder still holds the lock once `patience` has passed: `pid` its id, in another container or
+   * machine if `elsewhere` (lockHolderShown says so).
+   */
+  held: (pid: number, elsewhere: boolean) => Error;
   /** The lock file cannot be made or read (not because it exists). */
   unwritable: (err: Error) => Error;
   /** How long a live holder is waited for before held(): 0 (the default) refuses at once, as a second server or build is. */
@@ -406,7 +421,7 @@ export interface LockPolicy {
  * its caller is to wait before the next look (sleeping its thread in takeLock, awaiting in takeLockAsync: every lock
  * follows these steps), and returns the function that lets it go. A lock whose process is gone, or whose id another
  * process now has (ids are reused, in containers soon), is broken (breakStaleLock); an empty one once it is
- * EMPTY_LOCK_GRACE_MS old; a live holder's is waited for `patience` ms, then held(pid).
+ * EMPTY_LOCK_GRACE_MS old; a live holder's is waited for `patience` ms, then held(pid, elsewhere).
  */
 function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => void, void> {
   const mine = lockText();
@@ -421,7 +436,8 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
       if (found instanceof Error) throw policy.unwritable(found);
       if (typeof found === "number" || (typeof found === "object" && "elsewhere" in found)) {
         if (found === process.pid && !policy.waitForThisProcess) return () => {};
-        if (Date.now() >= deadline) throw policy.held(typeof found === "number" ? found : found.elsewhere);
+        if (Date.now() >= deadline)
+          throw typeof found === "number" ? policy.held(found, false) : policy.held(found.elsewhere, true);
       } else if (found !== "young") {
         if (++breaks > 50) throw policy.unwritable(new Error(`${path} cannot be replaced`));
         if (breakStaleLock(path, found.stale)) continue;

@@ -11,6 +11,7 @@ import { keysPath, readKeyFile, updateKeyFile, updateKeyFileAsync } from "../src
 import { createKey } from "../src/access/commands";
 import { Access } from "../src/access";
 import { claimOutput } from "../src/cli/snapshot-build";
+import { lockDataFolder } from "../src/access/server-lock";
 import { EMPTY_LOCK_GRACE_MS, LOCK_RENEW_MS, LOCK_STALE_MS, takeLock } from "../src/files";
 import { ROOT, tempDir } from "./helpers";
 
@@ -289,4 +290,40 @@ describe("a build's leftovers beside a lock held from another pid namespace", ()
     claimOutput(join(dir, "simplewiki.tome"), () => {})();
     expect(leftovers.filter((name) => existsSync(join(dir, name)))).toEqual([]);
   });
+});
+
+describe("a lock held from another container or machine, as its taker is told", () => {
+  const elsewhere = "1 1 00000000-0000-0000-0000-000000000000/4026531836\n";
+  /** The message of each taker that refuses a live holder, on a data or snapshots folder holding such a lock. */
+  const REFUSALS: Record<string, (dir: string) => unknown> = {
+    "a second server (server.lock)": (dir) => {
+      writeFileSync(join(dir, "server.lock"), elsewhere);
+      return lockDataFolder(dir);
+    },
+    "a build (.<name>.lock)": (dir) => {
+      writeFileSync(join(dir, ".simplewiki.tome.lock"), elsewhere);
+      return claimOutput(join(dir, "simplewiki.tome"), () => {});
+    },
+    "the key tool (keys.json.lock, after its 10 s wait)": (dir) => {
+      writeFileSync(`${keysPath(dir)}.lock`, elsewhere);
+      return updateKeyFile(dir, () => {});
+    },
+  };
+
+  test.each(Object.keys(REFUSALS))(
+    "%s: the holder is in another container or machine, its id there; its lock frees itself, never to be deleted",
+    (name) => {
+      const dir = dataDir();
+      let message = "";
+      try {
+        REFUSALS[name]!(dir);
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toContain("in another container or machine (process 1 there)");
+      expect(message).toContain(`frees itself ${LOCK_STALE_MS / 1000} s after`);
+      expect(message).not.toMatch(/If no .* running, delete/);
+    },
+    20_000,
+  );
 });

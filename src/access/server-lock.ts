@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import { UserError } from "../errors";
-import { takeLock } from "../files";
+import { LOCK_FREES_ITSELF, lockHolderShown, takeLock } from "../files";
 import { printableName } from "../printable";
 
 export class DataFolderTaken extends UserError {}
@@ -19,7 +19,7 @@ export class DataFolderTaken extends UserError {}
  */
 export function lockDataFolder(
   dataDir: string,
-  taken?: (pid: number) => Error,
+  taken?: (pid: number, elsewhere: boolean) => Error,
   log?: (line: string) => void,
 ): () => void {
   const path = join(dataDir, "server.lock");
@@ -28,11 +28,14 @@ export function lockDataFolder(
       log?.(
         `${printableName(path)} is no longer this server's (deleted, or taken by another process after this one stood still over 30 s): another server may now write over this one's usage counts. Stop one of them.`,
       ),
-    held: (pid) =>
-      taken?.(pid) ??
+    held: (pid, elsewhere) =>
+      taken?.(pid, elsewhere) ??
       new DataFolderTaken(
-        `another Tome server (process ${pid}) uses the data folder ${printableName(dataDir)}/: two servers on one folder would each write over the other's usage counts. ` +
-          `Give this one a TOME_DATA of its own, or run replicas with TOME_REDIS_URL (README, "Running replicas"). If no server is running, delete ${printableName(path)}.`,
+        `another Tome server ${lockHolderShown(pid, elsewhere)} uses the data folder ${printableName(dataDir)}/: two servers on one folder would each write over the other's usage counts. ` +
+          `Give this one a TOME_DATA of its own, or run replicas with TOME_REDIS_URL (README, "Running replicas"). ` +
+          (elsewhere
+            ? `Do not delete ${printableName(path)}: ${LOCK_FREES_ITSELF}.`
+            : `If no server is running, delete ${printableName(path)}.`),
       ),
     unwritable: (err) =>
       new UserError(

@@ -7,7 +7,15 @@
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { atomicWrite, clearDeadWrites, type LockPolicy, takeLock, takeLockAsync } from "../files";
+import {
+  atomicWrite,
+  clearDeadWrites,
+  LOCK_FREES_ITSELF,
+  type LockPolicy,
+  lockHolderShown,
+  takeLock,
+  takeLockAsync,
+} from "../files";
 import { KeyStoreError, KeyStoreLocked } from "./errors";
 import { bumpGeneration, checkGeneration, generationPath, readGeneration } from "./generation";
 import { usagePath } from "./usage";
@@ -240,9 +248,11 @@ function keysLock(lock: string): LockPolicy {
   return {
     patience: 10_000,
     waitForThisProcess: true,
-    held: () =>
+    held: (pid, elsewhere) =>
       new KeyStoreLocked(
-        `${printableName(lock)} is held by another key command. If none is running, delete the lock file.`,
+        elsewhere
+          ? `${printableName(lock)} is held by a key command or a server's dashboard ${lockHolderShown(pid, elsewhere)}. Try again soon; do not delete it: ${LOCK_FREES_ITSELF}.`
+          : `${printableName(lock)} is held by another key command. If none is running, delete the lock file.`,
       ),
     unwritable: (err) => err,
   };

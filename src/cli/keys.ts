@@ -34,6 +34,7 @@ import {
   type PlanName,
   type Scope,
 } from "../access";
+import { lockHolderShown } from "../files";
 import { printableJson, printableName } from "../printable";
 import type { Config } from "./config";
 import { given, readArgs } from "./args";
@@ -345,9 +346,9 @@ async function importStore(args: string[]): Promise<void> {
     // A server on this folder keeps counting usage there after the import has read it: Redis would never get those credits.
     const unlock = lockDataFolder(
       dir,
-      (pid) =>
+      (pid, elsewhere) =>
         new KeyStoreError(
-          `a Tome server (process ${pid}) serves from ${dir}: it keeps counting this month's usage there, which Redis would not get. Stop it first (it saves its counts as it stops), then import; nothing was imported.`,
+          `a Tome server ${lockHolderShown(pid, elsewhere)} serves from ${dir}: it keeps counting this month's usage there, which Redis would not get. Stop it first (it saves its counts as it stops), then import; nothing was imported.`,
         ),
     );
     try {

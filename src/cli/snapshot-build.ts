@@ -11,7 +11,14 @@ import { given, readArgs } from "./args";
 import { ArgumentError, mainOf } from "./main";
 import { checkOut, stoppedOutput } from "./out";
 import { commandLine } from "../invocation";
-import { clearStaleScratch, removeAllScratch, STOPPED_EXIT_CODE, takeLock } from "../files";
+import {
+  clearStaleScratch,
+  LOCK_FREES_ITSELF,
+  lockHolderShown,
+  removeAllScratch,
+  STOPPED_EXIT_CODE,
+  takeLock,
+} from "../files";
 import { UserError } from "../errors";
 import { printableMessage, printableName } from "../printable";
 
@@ -245,9 +252,12 @@ export function claimOutput(out: string, log: (line: string) => void): () => voi
   mkdirSync(dirname(out), { recursive: true });
   const lock = join(dirname(out), `.${basename(out)}.lock`);
   const release = takeLock(lock, {
-    held: (pid) =>
+    held: (pid, elsewhere) =>
       new UserError(
-        `another build or update (process ${pid}) is writing ${printableName(out)}: wait for it, or write this one elsewhere with --out. If none is running, delete ${printableName(lock)}.`,
+        `another build or update ${lockHolderShown(pid, elsewhere)} is writing ${printableName(out)}: wait for it, or write this one elsewhere with --out. ` +
+          (elsewhere
+            ? `Do not delete ${printableName(lock)}: ${LOCK_FREES_ITSELF}.`
+            : `If none is running, delete ${printableName(lock)}.`),
       ),
     unwritable: (err) =>
       new UserError(`cannot write beside ${printableName(out)} (${printableName(err.message)}): choose another --out.`),

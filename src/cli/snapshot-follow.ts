@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { UserError } from "../errors";
-import { takeLock } from "../files";
+import { lockHolderShown, takeLock } from "../files";
 import {
   appliedDays,
   dayOf,
@@ -257,9 +257,9 @@ function prune(dir: string, wiki: string, keep: number, spare: string[], log: (l
 /** A lock file in the snapshots' folder: refuses a second follower while the first is alive (takeLock: a lock left by a process that is gone, or by an earlier process of the same id, is taken over). */
 function lock(dir: string): () => void {
   return takeLock(join(dir, ".follow.lock"), {
-    held: (pid) =>
+    held: (pid, elsewhere) =>
       new UserError(
-        `another snapshot:follow (process ${pid}) is running on ${printableName(dir)}/; wait for it to finish.`,
+        `another snapshot:follow ${lockHolderShown(pid, elsewhere)} is running on ${printableName(dir)}/; wait for it to finish.`,
       ),
     unwritable: (err) =>
       new SnapshotError(`cannot write the lock in ${printableName(dir)}/: ${printableName(err.message)}.`),
