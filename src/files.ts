@@ -417,7 +417,7 @@ export interface LockPolicy {
 }
 
 /**
- * Takes the lock file `path` for this process (its id and start time in it), one look at a time: yields the milliseconds
+ * Takes the lock file `path` for this process (its id, start time and pid space in it: lockText), one look at a time: yields the milliseconds
  * its caller is to wait before the next look (sleeping its thread in takeLock, awaiting in takeLockAsync: every lock
  * follows these steps), and returns the function that lets it go. A lock whose process is gone, or whose id another
  * process now has (ids are reused, in containers soon), is broken (breakStaleLock); an empty one once it is

@@ -2,9 +2,10 @@
  * One server per data folder (without Redis): its usage counts live in that server's memory and
  * are written over usage.json whole, so a second server on the same folder would overwrite the
  * first's counts with its own (each believes it holds them all) and quotas would be under-counted.
- * The first takes TOME_DATA/server.lock (its process id and start time); another finds it held and
- * is refused, told what to do. A lock left by a process that is gone, or whose id another process
- * now has (its start time differs: ids are reused, in containers soon), is taken over.
+ * The first takes TOME_DATA/server.lock (src/files.ts takeLock: its process id, start time and pid space, its mtime
+ * renewed while held); another finds it held and is refused, told what to do. A lock left by a process that is gone, or
+ * whose id another process now has (its start time differs: ids are reused, in containers soon), is taken over; one of
+ * another container or machine once it has not been renewed for 30 s (D175).
  */
 import { join } from "node:path";
 import { UserError } from "../errors";
