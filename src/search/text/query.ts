@@ -20,7 +20,7 @@ export interface ParsedQuery {
 
 const QUOTED = /["“”„«»]([^"“”„«»]*)["“”„«»]/g;
 const QUOTES = /["“”„«»]/g;
-const TRAILING_INVISIBLE = /[\s\p{Cf}]+$/u;
+const INVISIBLE = /^[\s\p{Cf}]$/u;
 /** The last query word is typed on (a prefix) when it has this many letters or more. */
 export const MIN_PREFIX = 2;
 
@@ -53,12 +53,28 @@ export function parseQuery(query: string, lang: string): ParsedQuery {
   free.forEach(add);
   // Invisible format characters after the last letter leave the word being typed, as spaces do (D120, UAX #29 WB4):
   // a joiner (रत्‍ goes on as रत्‍नागिरी), a direction mark an RTL keyboard adds, a zero-width space.
-  const trimmed = q.replace(TRAILING_INVISIBLE, "");
+  const trimmed = withoutTrailingInvisible(q);
   const endsInWord = /[\p{L}\p{N}\p{M}]$/u.test(trimmed) && !QUOTES.test(trimmed.slice(-1));
   QUOTES.lastIndex = 0;
   const last = free.at(-1);
   const prefixLast = endsInWord && last !== undefined && last === words.at(-1) && [...last].length >= MIN_PREFIX;
   return { words, phrases, prefixLast, asTitle: titleKey(q), joined: joinedWords(q, lang) };
+}
+
+/**
+ * `q` without the spaces and format characters at its end, read back from the end: a pattern anchored at the end
+ * (/[\s\p{Cf}]+$/) is tried from every space of a run, quadratic in a run of spaces before the words (40,000 of them
+ * took 5 s; the library's q is not trimmed before it is parsed, its leading spaces not counted in its 500 characters).
+ */
+function withoutTrailingInvisible(q: string): string {
+  let end = q.length;
+  while (end > 0) {
+    const low = q.charCodeAt(end - 1);
+    const width = low >= 0xdc00 && low <= 0xdfff && end > 1 ? 2 : 1;
+    if (!INVISIBLE.test(q.slice(end - width, end))) break;
+    end -= width;
+  }
+  return q.slice(0, end);
 }
 
 const RUN = /[\p{L}\p{M}\p{N}]+/gu;
