@@ -11,6 +11,14 @@
  */
 export const SOCKET_IDLE_SECONDS = 10;
 
+/**
+ * The longest time limit a search may be given (TOME_SEARCH_TIMEOUT_MS, D91): two fifths of the idle timeout, so that a
+ * search sent to a worker behind another (two are sent to each: the pool's SENT_PER_WORKER), each within its limit, has
+ * its answer begun before the socket is closed. A longer limit would only let a search work on for an answer no client
+ * would receive.
+ */
+export const MAX_SEARCH_TIMEOUT_MS = (SOCKET_IDLE_SECONDS * 1000 * 2) / 5;
+
 /** How long a search worker holding requests may answer none before it is taken for stuck, replaced, and they are answered 503. */
 export const WORKER_STUCK_MS = 30_000;
 

@@ -1252,7 +1252,7 @@ describe("bun run start", () => {
   test("SIGTERM lets in-flight requests finish, then exits 0", async () => {
     // The searches' time limit out of the way: 40 at once in the search pool's workers, on a busy machine, can pass
     // 100 ms of wall time each and be cut off (D91, D101), which is not what this test is about.
-    const other = await startServer({ TOME_SNAPSHOT: await snapshotFor(DUMPS), TOME_SEARCH_TIMEOUT_MS: "60000" });
+    const other = await startServer({ TOME_SNAPSHOT: await snapshotFor(DUMPS), TOME_SEARCH_TIMEOUT_MS: "4000" });
     const otherKey = other.key!;
     const p = longest();
     const pending = Array.from({ length: 40 }, (_, i) =>

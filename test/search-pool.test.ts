@@ -527,18 +527,6 @@ describe("a stuck worker", () => {
       pool.stop();
     }
   });
-  test("a time limit raised past 30 s (TOME_SEARCH_TIMEOUT_MS=60000, as --help says to lift it) is not taken for stuck: the watchdog waits out each search of a message", () => {
-    // It waited 30 s whatever the limit: a search working 40 s within its 60 s was answered 503 and its worker replaced.
-    const lifted = new SearchPool({ workers: 1, searchTimeoutMs: 60_000 });
-    const usual = new SearchPool({ workers: 1 });
-    try {
-      expect(lifted.stuckMs).toBeGreaterThan(2 * 60_000);
-      expect(usual.stuckMs).toBe(30_000);
-    } finally {
-      lifted.stop();
-      usual.stop();
-    }
-  });
 });
 
 describe("fair queueing between keys (D106)", () => {

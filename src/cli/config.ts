@@ -19,6 +19,7 @@ import { LOWEST } from "../scheduling";
 import { GUARDS, MAX_SEARCH_WORKERS, setMemoryLog } from "../search";
 import { preferZstd } from "../snapshot";
 import { printableName } from "../printable";
+import { MAX_SEARCH_TIMEOUT_MS } from "../request-time";
 
 export interface Setting {
   name: string;
@@ -131,8 +132,7 @@ export const SETTINGS = [
   {
     name: "TOME_SEARCH_TIMEOUT_MS",
     default: String(GUARDS.budgetMs),
-    meaning:
-      'milliseconds a search may work; past it, it answers with the best it has found and says so (timedOut: true, D91). A search reads at least its first pages, so 0 answers every search from those alone, timed out (0 is not "no limit": for that, give a large number, e.g. 60000)',
+    meaning: `milliseconds a search may work; past it, it answers with the best it has found and says so (timedOut: true, D91). A search reads at least its first pages, so 0 answers every search from those alone, timed out (0 is not "no limit"). At most ${MAX_SEARCH_TIMEOUT_MS}: a connection that has no answer begun 10 s after its request is closed, so a longer limit would only let a search work on for an answer no client receives`,
     usedBy: "start",
   },
   {
@@ -239,9 +239,9 @@ export function readConfig(env: Env = process.env): Config {
     );
   }
   const timeout = given("TOME_SEARCH_TIMEOUT_MS");
-  if (timeout !== undefined && !/^[0-9]+$/.test(timeout)) {
+  if (timeout !== undefined && !(/^[0-9]{1,9}$/.test(timeout) && Number(timeout) <= MAX_SEARCH_TIMEOUT_MS)) {
     throw new ConfigError(
-      `TOME_SEARCH_TIMEOUT_MS must be a whole number of milliseconds, not "${printableName(timeout)}".`,
+      `TOME_SEARCH_TIMEOUT_MS must be a whole number of milliseconds, 0 to ${MAX_SEARCH_TIMEOUT_MS}, not "${printableName(timeout)}": a connection with no answer begun 10 s after its request is closed (D91).`,
     );
   }
   const searchWorkers = given("TOME_SEARCH_WORKERS");

@@ -65,11 +65,7 @@ const SENT_PER_WORKER = 2;
 const BATCH = 2;
 /** A key whose recent searches cost a worker at most this many ms each has them sent several to a message (D166). */
 const BATCH_BELOW_MS = 0.5;
-/**
- * How long a worker holding requests may answer none before it is taken for stuck and replaced: a search ends within its
- * time limit (D91), 100 ms by default; a larger limit (TOME_SEARCH_TIMEOUT_MS=60000 is how --help says to lift it) adds
- * that limit for each search of a message, so that no search within its limit is taken for stuck.
- */
+/** How long a worker holding requests may answer none before it is taken for stuck and replaced: a search ends within its time limit (D91: 100 ms by default, at most MAX_SEARCH_TIMEOUT_MS). */
 const STUCK_MS = WORKER_STUCK_MS;
 /** What a refusal for a full pool says to wait, in seconds: searches take milliseconds, so the queues drain within one. */
 const BUSY_RETRY_AFTER = 1;
@@ -83,7 +79,7 @@ export interface SearchPoolOptions {
   searchTimeoutMs?: number;
   /** How many nice steps below the request thread each worker runs (0 to 19; default 0 here, the server's 10: D142). */
   nice?: number;
-  /** A worker holding requests that answers none for this long is replaced (default 30 s and the time limit of each search of a message). */
+  /** A worker holding requests that answers none for this long is replaced (default 30 s). */
   stuckMs?: number;
   /**
    * A key whose recent requests cost a worker at most this many ms each has them sent to a worker two to a message,
@@ -149,15 +145,12 @@ export class SearchPool {
   private readonly queue = new FairQueue<Job>();
   private closed = false;
   private readonly watchdog: ReturnType<typeof setInterval>;
-  /** How long a worker holding requests may answer none before it is replaced. */
-  readonly stuckMs: number;
 
   constructor(private readonly options: SearchPoolOptions) {
     this.queueLength = options.queueLength ?? QUEUE_LENGTH;
     this.batchBelowMs = options.batchBelowMs ?? BATCH_BELOW_MS;
     for (let i = 0; i < Math.max(1, options.workers); i++) this.slots.push(this.start());
-    const stuckMs = options.stuckMs ?? STUCK_MS + BATCH * (options.searchTimeoutMs ?? 0);
-    this.stuckMs = stuckMs;
+    const stuckMs = options.stuckMs ?? STUCK_MS;
     this.watchdog = setInterval(
       () => {
         const now = performance.now();
