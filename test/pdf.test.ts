@@ -2,7 +2,7 @@
  * /v1/pdf (api.md 4.6): headers, errors, the document as pdfinfo and pdftotext read it, links,
  * and the server answering while a long article renders. Real snapshots of the shared dumps.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import { join } from "node:path";
 import { inflateSync } from "node:zlib";
 import * as hb from "harfbuzzjs";
@@ -26,7 +26,7 @@ import bengaliRegular from "@expo-google-fonts/noto-sans-bengali/400Regular/Noto
 import { Access, createKey, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { createApp, serve } from "../src/http";
-import { canRender, type PdfArticle, PdfRenderer, renderPdf } from "../src/pdf";
+import { canRender, cutForPdf, type PdfArticle, PdfRenderer, renderPdf } from "../src/pdf";
 import { articleUrl, LICENSE } from "../src/http/attribution";
 import { creditFor } from "../src/pdf/credit";
 import { contentDisposition } from "../src/http/routes/pdf";
@@ -759,6 +759,45 @@ describe("the document", () => {
     } finally {
       pdf.close();
     }
+  });
+
+  test("a cut page asked for again is not hashed again: its cut article is kept (D182)", async () => {
+    const long = en.page(39)!;
+    const max = 2_000;
+    const pdf = new PdfRenderer({ maxCharacters: max });
+    const app = createApp(en, { pdf });
+    const get = (method: string) => app.handle(new Request(`http://localhost/v1/pdf/${long.pageId}`, { method }));
+    const hash = spyOn(Bun, "hash");
+    try {
+      for (const method of ["HEAD", "GET", "HEAD", "GET"]) {
+        const r = await get(method);
+        expect(r.headers.get("x-pdf-truncated")).toMatch(/^\d+ of \d+ characters$/);
+        await r.arrayBuffer();
+      }
+      // Only an article's key hashes text that long: once, for the four requests.
+      const articles = hash.mock.calls.filter(([data]) => typeof data === "string" && data.length > max);
+      expect(articles.length).toBe(1);
+    } finally {
+      hash.mockRestore();
+      pdf.close();
+    }
+  });
+
+  test("the cut counts characters as code points, and never splits a surrogate pair (D182)", () => {
+    // 𝔘 and 😀 are one character each, two UTF-16 units: 24 characters in all, 12 astral.
+    const paragraph = "𝔘😀 ".repeat(8);
+    const article = articleWith("Astral", [paragraph]);
+    expect(cutForPdf(article, 24)).toBe(article);
+    for (let max = 1; max < 24; max++) {
+      const cut = cutForPdf(article, max);
+      expect(cut.cut).toEqual({ shown: expect.any(Number), total: 24, max });
+      const kept = cut.sections.flatMap((s) => s.paragraphs).join("");
+      expect(kept).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+      expect(kept).toBe(kept ? `${[...paragraph].slice(0, cut.cut!.shown).join("").trimEnd()}…` : "");
+      expect(cut.cut!.shown).toBeLessThanOrEqual(max);
+    }
+    // 23 of 24: the whole paragraph but its last space, cut at the last space before it.
+    expect(cutForPdf(article, 23).cut!.shown).toBe(20);
   });
 
   test("each heading level has its own size: smaller with depth, below the title, above the text", async () => {

@@ -1,3 +1,5 @@
+import { codePoints } from "../scripts";
+
 /** What a PDF shows: one page of the snapshot with its source, license and modifications (D14–D16). */
 export interface PdfSection {
   heading: string;
@@ -38,11 +40,22 @@ export interface PdfArticle {
  */
 export const PDF_MAX_CHARACTERS = 500_000;
 
-/** The article's text: its paragraphs' characters (the title and headings not counted). */
+/** The article's text: its paragraphs' characters, counted as code points (D6); the title and headings not counted. */
 export function textLength(article: PdfArticle): number {
   let chars = 0;
-  for (const section of article.sections) for (const p of section.paragraphs) chars += p.length;
+  for (const section of article.sections) for (const p of section.paragraphs) chars += codePoints(p);
   return chars;
+}
+
+/** Where the first `n` code points of `text` end, as an index into it: never between the halves of a surrogate pair. */
+function codePointEnd(text: string, n: number): number {
+  let i = 0;
+  for (let seen = 0; seen < n && i < text.length; seen++) {
+    const c = text.charCodeAt(i);
+    const next = text.charCodeAt(i + 1);
+    i += c >= 0xd800 && c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff ? 2 : 1;
+  }
+  return i;
 }
 
 /**
@@ -60,17 +73,17 @@ export function cutForPdf(article: PdfArticle, max = PDF_MAX_CHARACTERS): PdfArt
     const paragraphs: string[] = [];
     for (const p of section.paragraphs) {
       const left = max - shown;
-      if (p.length <= left) {
+      const chars = codePoints(p);
+      if (chars <= left) {
         paragraphs.push(p);
-        shown += p.length;
+        shown += chars;
         continue;
       }
-      let kept = p.slice(0, left);
+      let kept = p.slice(0, codePointEnd(p, left));
       const space = kept.search(/\s\S*$/);
-      if (space > left / 2) kept = kept.slice(0, space);
-      else if (/[\uD800-\uDBFF]$/.test(kept)) kept = kept.slice(0, -1);
+      if (space > kept.length / 2) kept = kept.slice(0, space);
       if (kept) paragraphs.push(`${kept.trimEnd()}…`);
-      shown += kept.length;
+      shown += codePoints(kept);
       // Nothing after the cut: the sections that follow are left out too.
       reached = true;
       break;

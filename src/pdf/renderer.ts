@@ -15,6 +15,7 @@
  * way that the last request waiting for it leaves is given up at its next block of text (D26).
  */
 import { workerUrl } from "../files";
+import { codePoints } from "../scripts";
 import { articleKey, cutForPdf, PDF_MAX_CHARACTERS, PDF_VERSION, type PdfArticle, textLength } from "./article";
 
 export class PdfError extends Error {
@@ -341,5 +342,5 @@ export class PdfRenderer {
 }
 
 function textSize(article: PdfArticle): number {
-  return article.title.length + textLength(article);
+  return codePoints(article.title) + textLength(article);
 }
