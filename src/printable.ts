@@ -23,14 +23,21 @@ export function printableName(name: string): string {
 }
 
 /**
- * A path or value put into a command line a message tells the person to run, as printableName shows it: in single quotes
- * when a shell would read it as more than one word or expand it (a space, a quote, $), so that the line pasted as printed
- * names that file (TOME_DATA=/srv/my data, a snapshot at ~/Wiki copies/en.tome).
+ * A path or value put into a command line a message tells the person to run, so that the line pasted as printed names
+ * that file: as it is when a shell reads it as one word (TOME_DATA=/srv/data), in single quotes when it would read it as
+ * more than one or expand it (a space, a quote, $: /srv/my data, ~/Wiki copies/en.tome), and in bash's $'…' when it
+ * holds what printableName escapes (a line break, ESC), each such character's UTF-8 bytes written \xHH: a printed \u
+ * escape pasted in single quotes would name another file. A relative name starting with - is given ./ so that the
+ * command does not read it as an option.
  */
 export function shellWord(name: string): string {
-  const shown = printableName(name);
-  return /^[\w./:=@%+,-]+$/.test(shown) ? shown : `'${shown.replaceAll("'", `'\\''`)}'`;
+  const path = name.startsWith("-") ? `./${name}` : name;
+  if (UNSHOWN.test(path)) return `$'${path.replace(/[\\']/g, "\\$&").replace(UNSHOWN_ALL, bytesEscaped)}'`;
+  return /^[\w./:=@%+,-]+$/.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`;
 }
+
+const bytesEscaped = (c: string) =>
+  [...new TextEncoder().encode(c)].map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join("");
 
 /**
  * JSON text safe to print on a terminal, read back as the same value: JSON.stringify escapes the C0 controls only, and

@@ -988,7 +988,8 @@ describe("bun run mcp", () => {
     let stderr = "";
     const client = await stdioClient(file, (text) => (stderr += text));
     const chunk = async () => (await client.callTool({ name: "get_chunk", arguments: { id: "1_0" } })) as Json;
-    const verify = `\`bun run snapshot:verify ${shown}\``;
+    // The command in bash's $'…', its ESC and line break written as bytes: pasted, it names the file (shellWord).
+    const verify = `\`bun run snapshot:verify $'${join(dir, "served-\\x1b[31mred\\x0aline.tome")}'\``;
     // As the server's line for damage says (D167); it named snapshot:build without the dump it needs.
     const rebuild = "`bun run snapshot:build --dump <dump>`";
     try {

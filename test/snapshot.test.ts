@@ -18,6 +18,7 @@ import {
 } from "../src/snapshot";
 import { PageTable, PageWriter } from "../src/snapshot/pages";
 import { convert } from "../src/cli/snapshot-convert";
+import { printableName, shellWord } from "../src/printable";
 import {
   EN_2006_TRUNCATED,
   EN_2016,
@@ -366,6 +367,31 @@ describe("snapshot file (format 2)", () => {
     // What a shell makes of the line pasted: its words, one a line.
     const words = Bun.spawnSync(["bash", "-c", `printf '%s\\n' ${command}`]).stdout.toString();
     expect(words).toBe(`bun\nrun\nsnapshot:convert\n${path}\n`);
+  });
+
+  test("a name a command line is given, pasted as printed, names that file: a control character or a leading - too", () => {
+    const dir = tempDir();
+    const names = [
+      "line\nbreak.tome",
+      "esc\x1b[31m.tome",
+      "csi\u009b.tome",
+      "turned\u202eemot.tome",
+      "it's \\ a\ttab.tome",
+      "-n",
+      "-rf x.tome",
+      "plain.tome",
+    ];
+    for (const [i, name] of names.entries()) {
+      writeFileSync(join(dir, name), `file ${i}\n`);
+      const word = shellWord(name);
+      // Printed, the word shows nothing a terminal acts on.
+      expect(printableName(word)).toBe(word);
+      const read = Bun.spawnSync(["bash", "-c", `cat ${word}`], { cwd: dir, stdin: "ignore" });
+      expect({ word, out: read.stdout.toString() }).toEqual({ word, out: `file ${i}\n` });
+    }
+    // An absolute path is left as it is, a plain one unquoted.
+    expect(shellWord("/srv/-x/en.tome")).toBe("/srv/-x/en.tome");
+    expect(shellWord("plain.tome")).toBe("plain.tome");
   });
 
   test("a file whose search index is in an older layout (varint postings; term tables with empty entries; blocks without impacts) is refused with how to rebuild it", async () => {
