@@ -4,16 +4,22 @@
  * never with a stack trace (src/cli/main.ts); anything else is a fault of ours and is thrown.
  */
 export class UserError extends Error {
+  /** The process's exit code: 1 by default, 2 for a mistake in how the command was called. */
+  readonly exitCode: number;
   /** A file or folder the person named that is not there, as named: the CLI says where a relative one was looked for. */
-  missing?: string;
-  constructor(
-    message: string,
-    /** The process's exit code: 1 by default, 2 for a mistake in how the command was called. */
-    readonly exitCode: number = 1,
-  ) {
+  readonly missing?: string;
+  constructor(message: string, { exitCode = 1, missing }: UserErrorOptions = {}) {
     super(message);
     this.name = new.target.name;
+    this.exitCode = exitCode;
+    this.missing = missing;
   }
+}
+
+/** What a UserError carries beside its message. */
+export interface UserErrorOptions {
+  exitCode?: number;
+  missing?: string;
 }
 
 /** A value as an argument's message shows it: a string quoted, an object or array as written, a bigint with its n. */

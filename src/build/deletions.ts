@@ -54,10 +54,8 @@ export function readDeletions(file: string): Deletions {
     const code = (err as NodeJS.ErrnoException).code;
     // As a dump or a snapshot not found, or a folder given for one, is said.
     if (code === "ENOENT")
-      throw Object.assign(
-        new DeletionsError(
-          `deletion list not found: ${printableName(file)}. Give the file of pages to remove, one a line.`,
-        ),
+      throw new DeletionsError(
+        `deletion list not found: ${printableName(file)}. Give the file of pages to remove, one a line.`,
         { missing: file },
       );
     if (code === "EISDIR")

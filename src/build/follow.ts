@@ -43,10 +43,9 @@ const DAY = /^(\d{8})$/;
 /** A local directory: <dir>/<wiki>/<day>/<name> (as mirrored) or <dir>/<name>. */
 export function localPlace(dir: string): DumpPlace {
   if (!existsSync(dir))
-    throw Object.assign(
-      new DumpError(`no such directory: ${printableName(dir)}. Give the folder holding the incremental dumps.`),
-      { missing: dir },
-    );
+    throw new DumpError(`no such directory: ${printableName(dir)}. Give the folder holding the incremental dumps.`, {
+      missing: dir,
+    });
   if (!statSync(dir).isDirectory())
     throw new DumpError(
       `${printableName(dir)} is a file: give the folder holding the incremental dumps (<dir>/<wiki>/<YYYYMMDD>/).`,

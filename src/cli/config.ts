@@ -214,7 +214,7 @@ export interface Config {
 /** A setting that cannot be used: its message names it and what it takes (exit code 2). */
 export class ConfigError extends UserError {
   constructor(message: string) {
-    super(message, 2);
+    super(message, { exitCode: 2 });
   }
 }
 

@@ -34,7 +34,7 @@ export async function main(argv: string[]): Promise<void> {
           .sort()
           .map((f) => join(dir, f));
       } catch (err) {
-        throw new UserError(`${(err as Error).message} Or pass --dump <path|url>.`, 2);
+        throw new UserError(`${(err as Error).message} Or pass --dump <path|url>.`, { exitCode: 2 });
       }
     }
 

@@ -12,7 +12,7 @@ export const DEFAULT_PORT = 8080;
 /** A refusal to start, with its exit code: 2 for a bad HOST or PORT, 1 for a port in use. */
 export class ListenError extends UserError {
   constructor(message: string, exitCode: 1 | 2) {
-    super(message, exitCode);
+    super(message, { exitCode });
   }
 }
 

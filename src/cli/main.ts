@@ -13,7 +13,7 @@ import { applyConfig, readConfig, type Config } from "./config";
 /** A mistake in how a command was called (an unknown option, a missing value): exit code 2, with the usage hint. */
 export class ArgumentError extends UserError {
   constructor(message: string) {
-    super(message, 2);
+    super(message, { exitCode: 2 });
   }
 }
 

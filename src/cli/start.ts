@@ -180,10 +180,8 @@ function planSnapshot(config: Config): SnapshotPlan {
   const dump = NAMED_DUMPS[config.dump] ?? config.dump;
   const url = /^https?:\/\//i.test(dump) ? dump : undefined;
   if (!url && !existsSync(dump)) {
-    throw Object.assign(
-      new DumpError(
-        `TOME_DUMP is ${printableName(dump)}, which does not exist. Set TOME_DUMP to simple or en (the latest Simple English or English Wikipedia), a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve.`,
-      ),
+    throw new DumpError(
+      `TOME_DUMP is ${printableName(dump)}, which does not exist. Set TOME_DUMP to simple or en (the latest Simple English or English Wikipedia), a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve.`,
       { missing: dump },
     );
   }

@@ -138,10 +138,9 @@ async function openRaw(spec: string, signal: AbortSignal | undefined): Promise<R
     if ((err as NodeJS.ErrnoException).code !== "ENOTDIR") throw unreadable(err);
   }
   if (!stat)
-    throw Object.assign(
-      new DumpError(`dump not found: ${printableName(spec)}. Give an existing file or an http(s) URL.`),
-      { missing: spec },
-    );
+    throw new DumpError(`dump not found: ${printableName(spec)}. Give an existing file or an http(s) URL.`, {
+      missing: spec,
+    });
   if (stat.isDirectory())
     throw new DumpError(`${printableName(spec)} is a folder, not a dump: name the dump file in it.`);
   if (!stat.isFile() && !stat.isFIFO())

@@ -387,10 +387,8 @@ export function openContainer(path: string): Container {
     if (err instanceof SnapshotError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== "ENOENT") throw unreadable(path, err);
-    throw Object.assign(
-      new SnapshotError(
-        `snapshot not found: ${printableName(path)}. Build one with \`${commandLine("snapshot:build --dump <path|url>")}\`.`,
-      ),
+    throw new SnapshotError(
+      `snapshot not found: ${printableName(path)}. Build one with \`${commandLine("snapshot:build --dump <path|url>")}\`.`,
       { missing: path },
     );
   }

@@ -46,7 +46,7 @@ function readWhole(path: string): Uint8Array {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT")
-      throw Object.assign(new SnapshotError(`no file ${printableName(path)}: name the format-1 snapshot to convert.`), {
+      throw new SnapshotError(`no file ${printableName(path)}: name the format-1 snapshot to convert.`, {
         missing: path,
       });
     if (code === "EISDIR") throw aFolder(path);
