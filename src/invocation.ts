@@ -14,7 +14,7 @@ const executable = inExecutable ? basename(process.execPath) : undefined;
 /** npm ran the start script (npm start), as src/cli/config.ts, the one reader of the environment, says. */
 let npmStart = false;
 
-/** A package script (bun run, npm run) ran the command: in Tome's folder, whichever folder it was typed in. */
+/** A package script (bun run, npm run) ran the command: in its package's folder, whichever folder it was typed in. */
 let packageScript = false;
 
 /** Told by src/cli/config.ts when it is loaded, before any command's text is made. */
@@ -23,7 +23,7 @@ export function startedByNpm(yes: boolean, script: boolean): void {
   packageScript = script;
 }
 
-/** Whether a relative path the person typed is read from Tome's folder rather than theirs (a package script ran the command). */
+/** Whether a relative path the person typed is read from a package's folder rather than theirs (a package script ran the command). */
 export function runByPackageScript(): boolean {
   return packageScript;
 }

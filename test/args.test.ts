@@ -364,8 +364,10 @@ describe("a file whose name starts with '-'", () => {
 });
 
 describe("a relative path not there, typed in a folder of the checkout", () => {
-  const readFrom = `A relative path is read from ${ROOT}: \`bun run\` and \`npm start\` run every command in Tome's folder`;
-  test("bun run, which runs the command in Tome's folder, says where the path was read from", async () => {
+  const runsIn = (folder: string) =>
+    `A relative path is read from ${folder}: a package script (\`bun run\`, \`npm start\`) runs its command in the folder of its package, whichever folder it is typed in. Give the path from there, or an absolute one.`;
+  const readFrom = runsIn(ROOT);
+  test("bun run, which runs the command in its package's folder, says where the path was read from", async () => {
     const docs = join(ROOT, "docs");
     const verify = await runToExit(["bun", "run", "snapshot:verify", "../snapshots/none.tome"], {}, docs);
     expect(verify.stderr).toContain(`snapshot not found: ../snapshots/none.tome. Build one with`);
@@ -374,12 +376,13 @@ describe("a relative path not there, typed in a folder of the checkout", () => {
     expect(build.stderr).toContain(
       `dump not found: none.xml.bz2. Give an existing file or an http(s) URL. ${readFrom}`,
     );
-    // npm start's run.sh runs the server in Tome's folder too (here, a folder with no snapshot: it would build one).
+    // npm start's run.sh runs the server in its package's folder too; here another package's, which runs Tome (a
+    // folder with no snapshot: it would build one). It was said to be Tome's folder.
     const dir = tempDir("tome-args-");
     const env = { npm_lifecycle_event: "start", TOME_DUMP: "none.xml.bz2", TOME_DATA: join(dir, "data") };
     const start = await runToExit(["bun", join(ROOT, "src/cli/start.ts")], env, dir);
     expect(start.stderr).toContain(
-      `TOME_DUMP is none.xml.bz2, which does not exist. Set TOME_DUMP to simple or en (the latest Simple English or English Wikipedia), a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve. A relative path is read from ${dir}:`,
+      `TOME_DUMP is none.xml.bz2, which does not exist. Set TOME_DUMP to simple or en (the latest Simple English or English Wikipedia), a dump file (plain, .bz2, .gz or .xz) or an http(s) URL, or TOME_SNAPSHOT to a snapshot to serve. ${runsIn(dir)}`,
     );
   });
 

@@ -39,7 +39,8 @@ startedByNpm(
   process.env.npm_lifecycle_event === "start" &&
     (process.env.npm_command === "start" || process.env.npm_command === "run") &&
     process.env.npm_config_user_agent?.startsWith("npm/") === true,
-  // Both set it to the script's name; a relative path typed with either is read from Tome's folder (src/cli/main.ts).
+  // Both set it to the script's name; a relative path typed with either is read from the folder of the script's
+  // package, Tome's or another's that runs Tome (src/cli/main.ts).
   process.env.npm_lifecycle_event !== undefined,
 );
 

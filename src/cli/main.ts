@@ -79,12 +79,13 @@ export function note(line: string): void {
 
 /**
  * Where a relative path that is not there was read from, when a package script ran the command: `bun run` runs it in
- * Tome's folder, so `bun run snapshot:verify ../x.tome` typed in docs/ looks beside Tome's folder, not beside docs/.
+ * the folder of the script's package, so `bun run snapshot:verify ../x.tome` typed in Tome's docs/ looks beside Tome's
+ * folder, not beside docs/; Tome run by another package's script reads it from that package's folder.
  */
 function lookedFrom(err: unknown): string {
   const missing = err instanceof UserError ? err.missing : undefined;
   if (missing === undefined || isAbsolute(missing) || /^https?:\/\//i.test(missing) || !runByPackageScript()) return "";
-  return ` A relative path is read from ${printableName(process.cwd())}: \`bun run\` and \`npm start\` run every command in Tome's folder, whichever folder it is typed in. Give the path from there, or an absolute one.`;
+  return ` A relative path is read from ${printableName(process.cwd())}: a package script (\`bun run\`, \`npm start\`) runs its command in the folder of its package, whichever folder it is typed in. Give the path from there, or an absolute one.`;
 }
 
 /**
