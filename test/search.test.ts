@@ -282,9 +282,9 @@ describe("query semantics (D6)", () => {
       return sequenceCheck(terms, field);
     };
     try {
-      // 21 copies of a phrase, in any case and quotes, within q's 500 characters (D172): each was checked for the ranking,
-      // then looked for (4 checks each); 55 of them (over HTTP, 500 characters of "the of") ran out of the search's time
-      // (100 ms) with no hit, where once it has many.
+      // Copies of a phrase no chunk holds, in any case and quotes: each was checked for the ranking, then looked for
+      // (4 checks each), so that 55 ran out of the search's time (100 ms) with no hit, where once it has many. Here 21,
+      // as many as q's 500 characters hold (D172).
       const once = tome.search('"current alternating"', { budgetMs: 60_000 });
       checks = 0;
       const q = ['"current alternating"', "“Current ALTERNATING”", "«current alternating»"].join(" ").repeat(7);
