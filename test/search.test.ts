@@ -249,54 +249,42 @@ describe("query semantics (D6)", () => {
 
   test("a phrase the ranking finds is not looked for again; one it does not find is, then dropped (D121)", async () => {
     const tome = await squad();
-    const text = tome.text;
-    const sequenceCheck = text.sequenceCheck.bind(text);
-    let checks = 0;
-    text.sequenceCheck = (terms, field) => {
-      checks++;
-      return sequenceCheck(terms, field);
-    };
+    const checks = spyOn(tome.text, "sequenceCheck");
     try {
       // Its text and heading checks once each, for the ranking: no second reading to learn that it exists.
       expect(tome.search('"alternating current"').hits.length).toBeGreaterThan(0);
-      expect(checks).toBe(2);
-      checks = 0;
+      expect(checks).toHaveBeenCalledTimes(2);
+      checks.mockClear();
       // Found nowhere by the ranking: then looked for (D36) and, absent, dropped: its words searched plainly.
       const reversed = tome.search('"current alternating"');
-      expect(checks).toBe(4);
+      expect(checks).toHaveBeenCalledTimes(4);
       expect(reversed.hits.map((h) => h.page.title)).toEqual(
         tome.search("current alternating").hits.map((h) => h.page.title),
       );
     } finally {
-      text.sequenceCheck = sequenceCheck;
+      checks.mockRestore();
     }
   });
 
   test("a phrase written several times is one phrase: checked once, with the answer of writing it once", async () => {
     const tome = await squad();
-    const text = tome.text;
-    const sequenceCheck = text.sequenceCheck.bind(text);
-    let checks = 0;
-    text.sequenceCheck = (terms, field) => {
-      checks++;
-      return sequenceCheck(terms, field);
-    };
+    const checks = spyOn(tome.text, "sequenceCheck");
     try {
       // Copies of a phrase no chunk holds, in any case and quotes: each was checked for the ranking, then looked for
       // (4 checks each), so that 55 ran out of the search's time (100 ms) with no hit, where once it has many. Here 21,
       // as many as q's 500 characters hold (D172).
       const once = tome.search('"current alternating"', { budgetMs: 60_000 });
-      checks = 0;
+      checks.mockClear();
       const q = ['"current alternating"', "“Current ALTERNATING”", "«current alternating»"].join(" ").repeat(7);
       const repeated = tome.search(q, { budgetMs: 60_000 });
-      expect(checks).toBe(4);
+      expect(checks).toHaveBeenCalledTimes(4);
       expect(repeated.hits.map((h) => [h.page.title, h.chunk])).toEqual(once.hits.map((h) => [h.page.title, h.chunk]));
       expect(repeated.hits.length).toBeGreaterThan(0);
-      checks = 0;
+      checks.mockClear();
       tome.search('"alternating current" "Alternating  current"', { budgetMs: 60_000 });
-      expect(checks).toBe(2);
+      expect(checks).toHaveBeenCalledTimes(2);
     } finally {
-      text.sequenceCheck = sequenceCheck;
+      checks.mockRestore();
     }
   });
 
