@@ -1,5 +1,5 @@
-import { describe, expect, test } from "bun:test";
-import { duration, eta, readingLine } from "../src/cli/progress";
+import { describe, expect, spyOn, test } from "bun:test";
+import { buildProgress, duration, eta, readingLine } from "../src/cli/progress";
 
 describe("a long build's progress, as a person reads it", () => {
   test("durations: seconds, then minutes, then hours and minutes", () => {
@@ -31,5 +31,29 @@ describe("a long build's progress, as a person reads it", () => {
     expect(line).toBe(
       "reading [1/2] enwiki-latest-pages-articles.xml.bz2: 5000.0 of 22000.0 MB (22%), 1,620,000 articles, 2,400,000 redirects, 450 articles/s, 3 h 24 min left\n",
     );
+  });
+
+  test("off a terminal, a stage's line a minute names it as its bar does: the base's check of an update, an index stage", () => {
+    // The display's clock, moved by the test alone: its lines come a minute apart.
+    let clock = 1e9;
+    const now = spyOn(performance, "now").mockImplementation(() => clock);
+    const lines: string[] = [];
+    const stream = { isTTY: false, write: (line: string) => lines.push(line) > 0 } as unknown as NodeJS.WriteStream;
+    try {
+      const progress = buildProgress(stream);
+      progress.stage("checking en.tome whole (MB)", 0, 2000);
+      clock += 60_000;
+      progress.stage("checking en.tome whole (MB)", 500, 2000);
+      progress.stage("merging the text index (terms)", 0, 0);
+      clock += 60_000;
+      progress.stage("merging the text index (terms)", 120_000, 120_000);
+      progress.stop();
+    } finally {
+      now.mockRestore();
+    }
+    expect(lines).toEqual([
+      "checking en.tome whole (MB): 500 of 2,000 (25%), 8 a second, 3 min left\n",
+      "merging the text index (terms): 120,000 of 120,000 (100%), 2,000 a second, 0 s left\n",
+    ]);
   });
 });

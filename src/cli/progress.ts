@@ -155,7 +155,8 @@ function indexProgress(stream: NodeJS.WriteStream = process.stderr): IndexProgre
         if (!due()) return;
         const f = figures(done, total);
         const share = total > 0 ? ` (${Math.floor((done / total) * 100)}%)` : "";
-        stream.write(`index ${stage}: ${count(done)} of ${count(total)}${share}, ${f.rate} a second, ${f.left} left\n`);
+        // The stage as its bar names it: the base's check of an update is no index stage ('index checking …' was said).
+        stream.write(`${stage}: ${count(done)} of ${count(total)}${share}, ${f.rate} a second, ${f.left} left\n`);
       },
       stop() {},
     };
