@@ -305,6 +305,8 @@ export interface InlinePage {
   /** Wikitext; for a redirect, its target's title. */
   text: string;
   redirect?: boolean;
+  /** Its revision's time, ISO 8601: 2024-01-01T00:00:00Z unless given. */
+  timestamp?: string;
 }
 
 const escapeXml = (s: string) =>
@@ -323,7 +325,7 @@ export function exportXml(pages: InlinePage[], lang = "en"): string {
     .map((p, i) => {
       const text = p.redirect ? `#REDIRECT [[${p.text}]]` : p.text;
       const redirect = p.redirect ? `<redirect title="${escapeXml(p.text)}" />` : "";
-      return `<page><title>${escapeXml(p.title)}</title><ns>0</ns><id>${i + 1}</id>${redirect}<revision><id>${100 + i}</id><timestamp>2024-01-01T00:00:00Z</timestamp><text xml:space="preserve">${escapeXml(text)}</text></revision></page>`;
+      return `<page><title>${escapeXml(p.title)}</title><ns>0</ns><id>${i + 1}</id>${redirect}<revision><id>${100 + i}</id><timestamp>${p.timestamp ?? "2024-01-01T00:00:00Z"}</timestamp><text xml:space="preserve">${escapeXml(text)}</text></revision></page>`;
     })
     .join("\n");
   return `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="${lang}">

@@ -998,6 +998,35 @@ describe("in process: a snapshot refused is let go", () => {
   });
 });
 
+describe("in process: a snapshot of older data passed over", () => {
+  test("its newest revision and the served one's, of the same day, are said to the second", async () => {
+    const folder = tempDir("tome-swap-same-day-");
+    const wikiAt = async (timestamp: string) => {
+      const engine = await wikiOf([{ title: "Albedo", text: "Albedo is the fraction of light reflected.", timestamp }]);
+      engine.close();
+      return engine.snapshot.path;
+    };
+    const served = join(folder, "evening.tome");
+    copyFileSync(await wikiAt("2026-11-01T18:30:00Z"), served);
+    const morning = await wikiAt("2026-11-01T09:15:00Z");
+    const app = createApp(open(served), { pdf: { render: async () => new Uint8Array() } });
+    const lines: string[] = [];
+    const swapper = new SnapshotSwapper(app, newestIn(folder), (line) => lines.push(line));
+    try {
+      dropIn(morning, join(folder, "morning.tome"));
+      await swapper.check("a change");
+      // To the day, it read '(2026-11-01) is older than …'s (2026-11-01)'.
+      expect(lines).toEqual([
+        expect.stringContaining(
+          `swap: ${folder}/morning.tome (after a change) is not served: its newest revision (2026-11-01T09:15:00Z) is older than ${folder}/evening.tome's (2026-11-01T18:30:00Z).`,
+        ),
+      ]);
+    } finally {
+      app.close();
+    }
+  });
+});
+
 describe("in process: the folder watched is moved away and made again", () => {
   test("mv snapshots snapshots.old, or rm -rf snapshots; mkdir snapshots: a snapshot put in the new folder is served, and a line says so", async () => {
     const folder = join(tempDir("tome-swap-moved-"), "snapshots");

@@ -29,6 +29,7 @@ import {
   identityOf,
   isSnapshotFile,
   isSnapshotName,
+  isoSeconds,
   openContainer,
   type SkippedFile,
   type SnapshotFile,
@@ -38,6 +39,15 @@ import {
 import { isSample, servingOrder, snapshotsToServe } from "./snapshots";
 import { commandLine } from "../invocation";
 import { printableName, shellWord } from "../printable";
+
+/**
+ * Two times (Unix seconds) as a message sets them side by side: their days, or their times to the second where the days
+ * are equal ('(2026-11-01) is older than … (2026-11-01)' read as no difference).
+ */
+function timesApart(a: number, b: number): [string, string] {
+  const [x, y] = [isoSeconds(a), isoSeconds(b)];
+  return x.slice(0, 10) === y.slice(0, 10) ? [x, y] : [x.slice(0, 10), y.slice(0, 10)];
+}
 
 /** Where the snapshot to serve comes from. */
 export interface SnapshotSource {
@@ -402,10 +412,10 @@ export class SnapshotSwapper {
       const key = resolve(file.path);
       if (key === this.served.path || this.passedOver.get(key) === file.identity) continue;
       this.passedOver.set(key, file.identity);
-      const day = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10);
+      const [older, newer] = timesApart(file.newestRevision, served.newestRevision);
       const why =
         file.newestRevision < served.newestRevision
-          ? `its newest revision (${day(file.newestRevision)}) is older than ${served.path}'s (${day(served.newestRevision)})`
+          ? `its newest revision (${older}) is older than ${served.path}'s (${newer})`
           : file.createdAt < served.createdAt
             ? `it was built before ${served.path}, from data as new`
             : `${served.path} comes before it (the newest data first, then the newest build, D55)`;
