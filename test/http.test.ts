@@ -3,9 +3,10 @@
  * (enwiki-2016-sample + enwik8-head), checked over HTTP against api.md and docs/decisions/.
  * Expected values come from the snapshot itself, read independently of the server.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { lockDataFolder } from "../src/access/server-lock";
 import { articleUrl, createApp, LICENSE } from "../src/http";
 import { type ApiError, INTERNAL_ERROR } from "../src/http/errors";
 import { readQuery } from "../src/http/params";
@@ -1320,5 +1321,26 @@ describe("bun run start", () => {
     expect(code).toBe(exit);
     // Before, keys.gen and a server.lock: the lock was taken, and the setting read, after.
     expect(readdirSync(data)).toEqual([]);
+  });
+
+  test("what start finds in snapshots/ is said once it holds the data folder: refused, it says only the refusal", async () => {
+    const dir = tempDir("tome-held-folder-");
+    mkdirSync(join(dir, "snapshots"));
+    copyFileSync(await snapshotFor(DUMPS), join(dir, "snapshots", "served.tome"));
+    writeFileSync(join(dir, "snapshots", "empty.tome"), "");
+    const data = join(dir, "data");
+    mkdirSync(data);
+    // Held by this (live) process, as by another server.
+    const release = lockDataFolder(data);
+    try {
+      const { code, stderr } = await runToExit(["bun", START], { TOME_DATA: data, TOME_DUMP: "simple" }, dir);
+      expect(code).toBe(1);
+      expect(stderr).toContain(`another Tome server (process ${process.pid}) uses the data folder`);
+      // Before: "TOME_DUMP is set, but snapshots/served.tome exists: serving it", and the empty file skipped, said first.
+      expect(stderr).not.toContain("serving it");
+      expect(stderr).not.toContain("start: skipped");
+    } finally {
+      release();
+    }
   });
 });

@@ -157,8 +157,9 @@ type SnapshotPlan =
 /**
  * The snapshot to serve, or what to build it from when there is none (or only the sample, and TOME_DUMP is set): read,
  * not written, so that a TOME_SNAPSHOT or TOME_DUMP that names nothing is said before the data folder is touched.
+ * What it finds in snapshots/ (a file skipped, a snapshot served over TOME_DUMP) goes to `say`.
  */
-function planSnapshot(config: Config): SnapshotPlan {
+function planSnapshot(config: Config, say: (line: string) => void): SnapshotPlan {
   const explicit = config.snapshot;
   if (explicit) {
     // Its header only (the sections are mapped when it is served): a file missing, or no snapshot, is said here.
@@ -166,16 +167,16 @@ function planSnapshot(config: Config): SnapshotPlan {
     return { serve: explicit };
   }
   const { usable, skipped } = snapshotsToServe(SNAPSHOT_DIR);
-  for (const file of skipped) note(`start: skipped ${printableName(file.path)}: ${file.reason}`);
+  for (const file of skipped) say(`start: skipped ${printableName(file.path)}: ${file.reason}`);
   const found = usable[0]?.path;
   if (found && !(config.dump && isSample(found))) {
     if (config.dump)
-      note(
+      say(
         `TOME_DUMP is set, but ${printableName(found)} exists: serving it. Move it out of ${SNAPSHOT_DIR}/ to build from TOME_DUMP.`,
       );
     return { serve: found };
   }
-  if (skipped.length) note(`start: no usable snapshot in ${SNAPSHOT_DIR}/ (${skipped.length} file(s) skipped, above).`);
+  if (skipped.length) say(`start: no usable snapshot in ${SNAPSHOT_DIR}/ (${skipped.length} file(s) skipped, above).`);
   if (!config.dump) return { sample: true };
   const dump = NAMED_DUMPS[config.dump] ?? config.dump;
   const url = /^https?:\/\//i.test(dump) ? dump : undefined;
@@ -300,9 +301,19 @@ export async function main(args: string[]): Promise<void> {
       // written: a wrong one was said after a fresh folder got keys.gen and a server.lock, or after "another Tome server
       // uses the data folder" when one ran there.
       const address = await readAddress(config);
-      const plan = planSnapshot(config);
+      // Its notes wait for the lock: "serving it" was said, then "another Tome server uses the data folder". Said
+      // with its error, they say why TOME_DUMP was read.
+      const found: string[] = [];
+      let plan: SnapshotPlan;
+      try {
+        plan = planSnapshot(config, (line) => found.push(line));
+      } catch (err) {
+        for (const line of found) note(line);
+        throw err;
+      }
       const access = openAccess(config);
       if (access instanceof Access) access.claim();
+      for (const line of found) note(line);
       // Connecting early; an unreachable Redis is not fatal (503 until it answers).
       if (access instanceof RedisAccess) await access.start();
       const { adminToken, publicUrl, trustedProxies, snapshotWatch: watch } = config;
