@@ -1343,4 +1343,32 @@ describe("bun run start", () => {
       release();
     }
   });
+
+  test("a snapshot written into snapshots/ while start connects to Redis is served, not built over", async () => {
+    const dir = tempDir("tome-late-snapshot-");
+    const snapshot = await snapshotFor(DUMPS);
+    // A "Redis" that, once start connects (what to serve already planned), gets a snapshot written, as snapshot:build
+    // would, then hangs up: an outage, which start rides out.
+    const redis = Bun.listen({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        open(socket) {
+          mkdirSync(join(dir, "snapshots"), { recursive: true });
+          copyFileSync(snapshot, join(dir, "snapshots", "late.tome"));
+          socket.end();
+        },
+        data() {},
+      },
+    });
+    try {
+      const started = await startServer({ CWD: dir, TOME_REDIS_URL: `redis://127.0.0.1:${redis.port}` });
+      expect(await started.stop()).toBe(0);
+      // Before: snapshots/ was listed before Redis was reached, found empty, and the sample built.
+      expect(started.stderr()).not.toContain("building the sample");
+      expect(started.stderr()).toContain("Loaded snapshots/late.tome:");
+    } finally {
+      redis.stop(true);
+    }
+  });
 });

@@ -157,7 +157,8 @@ type SnapshotPlan =
 /**
  * The snapshot to serve, or what to build it from when there is none (or only the sample, and TOME_DUMP is set): read,
  * not written, so that a TOME_SNAPSHOT or TOME_DUMP that names nothing is said before the data folder is touched.
- * What it finds in snapshots/ (a file skipped, a snapshot served over TOME_DUMP) goes to `say`.
+ * What it finds in snapshots/ (a file skipped, a snapshot served over TOME_DUMP) goes to `say`. Start runs it twice:
+ * before the lock as that check, and after the lock (and Redis) for the plan, snapshots/ as it is by then.
  */
 function planSnapshot(config: Config, say: (line: string) => void): SnapshotPlan {
   const explicit = config.snapshot;
@@ -301,25 +302,24 @@ export async function main(args: string[]): Promise<void> {
       // written: a wrong one was said after a fresh folder got keys.gen and a server.lock, or after "another Tome server
       // uses the data folder" when one ran there.
       const address = await readAddress(config);
-      // Its notes wait for the lock: "serving it" was said, then "another Tome server uses the data folder". Said
-      // with its error, they say why TOME_DUMP was read.
+      // A check only: its notes are said with its error (why TOME_DUMP was read), else by the plan made after the lock
+      // ("serving it" was said, then "another Tome server uses the data folder").
       const found: string[] = [];
-      let plan: SnapshotPlan;
       try {
-        plan = planSnapshot(config, (line) => found.push(line));
+        planSnapshot(config, (line) => found.push(line));
       } catch (err) {
         for (const line of found) note(line);
         throw err;
       }
       const access = openAccess(config);
       if (access instanceof Access) access.claim();
-      for (const line of found) note(line);
       // Connecting early; an unreachable Redis is not fatal (503 until it answers).
       if (access instanceof RedisAccess) await access.start();
       const { adminToken, publicUrl, trustedProxies, snapshotWatch: watch } = config;
       // Checked before a snapshot build or load that can take minutes, and again just before serving.
       ensurePortFree(address);
-      const path = await ensureSnapshot(plan);
+      // Planned again, snapshots/ listed again: one that snapshot:build wrote while Redis was connecting is served, not built over.
+      const path = await ensureSnapshot(planSnapshot(config, note));
       const requests = stdoutLog();
       let running: ReturnType<typeof serve>;
       // A snapshot swapped out is let go after its last request; collected soon after, so that its memory goes back at once.
