@@ -495,6 +495,14 @@ function lockFound(path: string): number | { elsewhere: number } | "young" | "go
   }
 }
 
+/** The live holder of the lock file `path`, looked at without taking it (lockFound): none when it is free, stale or unreadable. */
+export function lockHeld(path: string): { pid: number; elsewhere: boolean } | undefined {
+  const found = lockFound(path);
+  if (typeof found === "number") return { pid: found, elsewhere: false };
+  if (typeof found === "object" && "elsewhere" in found) return { pid: found.elsewhere, elsewhere: true };
+  return undefined;
+}
+
 /** Takes the lock file `path` (lockSteps), waiting on this thread: a function that lets it go. */
 export function takeLock(path: string, policy: LockPolicy): () => void {
   const steps = lockSteps(path, policy);

@@ -1371,4 +1371,30 @@ describe("bun run start", () => {
       redis.stop(true);
     }
   });
+
+  test("a busy port is said before the data folder is touched; a server holding that folder too is said first", async () => {
+    const other = Bun.listen({ hostname: "0.0.0.0", port: 0, socket: { data() {} } });
+    const data = tempDir("tome-busy-port-");
+    const run = async () =>
+      runToExit(["bun", START], { TOME_DATA: data, TOME_SNAPSHOT: await snapshotFor(DUMPS), PORT: String(other.port) });
+    try {
+      const fresh = await run();
+      expect(fresh.code).toBe(1);
+      expect(fresh.stderr).toContain(`start: port ${other.port} is already in use`);
+      // Before, keys.gen and a server.lock: the port was checked after the lock.
+      expect(readdirSync(data)).toEqual([]);
+      // Held by this (live) process, as by the Tome that has the port too: the lock is what keeps this one out.
+      const release = lockDataFolder(data);
+      try {
+        const held = await run();
+        expect(held.code).toBe(1);
+        expect(held.stderr).toContain(`start: another Tome server (process ${process.pid}) uses the data folder`);
+        expect(held.stderr).toContain(`server.lock. And port ${other.port} is already in use`);
+      } finally {
+        release();
+      }
+    } finally {
+      other.stop(true);
+    }
+  });
 });

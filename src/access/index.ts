@@ -65,7 +65,7 @@ export {
   signInRetrySeconds,
   type SignInCounts,
 } from "./sign-in-limits";
-export { DataFolderTaken, lockDataFolder } from "./server-lock";
+export { DataFolderTaken, dataFolderHeld, lockDataFolder } from "./server-lock";
 export { KeyStoreError, KeyStoreUnwritable } from "./errors";
 export { accountNameProblem, KEY_NAME_MAX, keyNameProblem } from "./names";
 export { KEY_SHAPE, keyIdFrom } from "./key-text";

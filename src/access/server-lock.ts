@@ -9,7 +9,7 @@
  */
 import { join } from "node:path";
 import { UserError } from "../errors";
-import { LOCK_FREES_ITSELF, lockHolderShown, takeLock } from "../files";
+import { LOCK_FREES_ITSELF, lockHeld, lockHolderShown, takeLock } from "../files";
 import { printableName } from "../printable";
 
 export class DataFolderTaken extends UserError {}
@@ -29,18 +29,27 @@ export function lockDataFolder(
       log?.(
         `${printableName(path)} is no longer this server's (deleted, or taken by another process after this one stood still over 30 s): another server may now write over this one's usage counts. Stop one of them.`,
       ),
-    held: (pid, elsewhere) =>
-      taken?.(pid, elsewhere) ??
-      new DataFolderTaken(
-        `another Tome server ${lockHolderShown(pid, elsewhere)} uses the data folder ${printableName(dataDir)}/: two servers on one folder would each write over the other's usage counts. ` +
-          `Give this one a TOME_DATA of its own, or run replicas with TOME_REDIS_URL (README, "Running replicas"). ` +
-          (elsewhere
-            ? `Do not delete ${printableName(path)}: ${LOCK_FREES_ITSELF}.`
-            : `If no server is running, delete ${printableName(path)}.`),
-      ),
+    held: (pid, elsewhere) => taken?.(pid, elsewhere) ?? folderTaken(dataDir, pid, elsewhere),
     unwritable: (err) =>
       new UserError(
         `cannot write to the data folder ${printableName(dataDir)}/ (${err.message}): the server keeps its usage counts there. Make it writable by this user, or set TOME_DATA to a folder that is.`,
       ),
   });
+}
+
+/** The refusal lockDataFolder would throw now, looked for without taking the lock or writing in the folder: none while it is free. */
+export function dataFolderHeld(dataDir: string): DataFolderTaken | undefined {
+  const holder = lockHeld(join(dataDir, "server.lock"));
+  return holder && folderTaken(dataDir, holder.pid, holder.elsewhere);
+}
+
+function folderTaken(dataDir: string, pid: number, elsewhere: boolean): DataFolderTaken {
+  const path = join(dataDir, "server.lock");
+  return new DataFolderTaken(
+    `another Tome server ${lockHolderShown(pid, elsewhere)} uses the data folder ${printableName(dataDir)}/: two servers on one folder would each write over the other's usage counts. ` +
+      `Give this one a TOME_DATA of its own, or run replicas with TOME_REDIS_URL (README, "Running replicas"). ` +
+      (elsewhere
+        ? `Do not delete ${printableName(path)}: ${LOCK_FREES_ITSELF}.`
+        : `If no server is running, delete ${printableName(path)}.`),
+  );
 }

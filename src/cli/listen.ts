@@ -16,6 +16,9 @@ export class ListenError extends UserError {
   }
 }
 
+/** A port another process listens on. */
+export class PortInUse extends ListenError {}
+
 export interface Address {
   /** What Bun.serve is given: an IP address, or undefined for its default (every interface, IPv4 and IPv6). */
   hostname: string | undefined;
@@ -67,7 +70,7 @@ function where(hostname: string | undefined): string {
 export function listenFailure(err: unknown, { hostname, port }: Address): unknown {
   const code = (err as { code?: string } | null)?.code;
   if (code === "EADDRINUSE") {
-    return new ListenError(
+    return new PortInUse(
       `port ${port} is already in use${where(hostname)}: another Tome, or another program, listens there ` +
         `(see which with: ss -ltnp 'sport = :${port}'). Stop it, or start on another port: PORT=${port === 65535 ? 8081 : port + 1} ` +
         `(PORT=0 picks a free one).`,

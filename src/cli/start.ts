@@ -15,6 +15,8 @@ import {
   Access,
   checkRedisUrl,
   createKey,
+  DataFolderTaken,
+  dataFolderHeld,
   DEFAULT_KEY_MS_PER_SECOND,
   RedisAccess,
   updateKeyFile,
@@ -31,7 +33,7 @@ import { downloadProgress } from "./progress";
 // A file import: the executable (bun run compile) carries the sample.
 import SAMPLE_DUMP from "../../test/fixtures/data/dumps/enwiki-2016-sample.xml.bz2" with { type: "file" };
 import { newestIn, pinned, SnapshotSwapper } from "./swap";
-import { describeListening, ensurePortFree, listenFailure, readAddress } from "./listen";
+import { type Address, describeListening, ensurePortFree, listenFailure, PortInUse, readAddress } from "./listen";
 import { mainOf, note } from "./main";
 import { ConfigError, settingsHelp, settingsReadBy, type Config } from "./config";
 import { isSample, SAMPLE_NAME, SNAPSHOT_DIR, snapshotsToServe } from "./snapshots";
@@ -146,6 +148,21 @@ function serveFirst(path: string, makeApp: (tome: Engine) => App): App {
     `Loaded ${printableName(path)}: ${m.wiki.host}, ${m.indexedPages} pages, ${m.indexedChunks} chunks${m.truncated ? " (truncated)" : ""}, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
   );
   return makeApp(tome);
+}
+
+/**
+ * A busy port, refused before the data folder is touched (a fresh one was left with keys.gen and a server.lock). When a
+ * live server holds the folder too (most often the same Tome, started twice), its lock is said first: on another port,
+ * this one would still be refused.
+ */
+function ensurePortFreeFor(address: Address, config: Config): void {
+  try {
+    ensurePortFree(address);
+  } catch (err) {
+    const taken =
+      err instanceof PortInUse && config.auth && !config.redisUrl ? dataFolderHeld(config.dataDir) : undefined;
+    throw taken ? new DataFolderTaken(`${taken.message} And ${(err as Error).message}`) : err;
+  }
 }
 
 /** What start serves: a snapshot there is, or one it builds first from the sample, or from TOME_DUMP's dump (a path or a URL). */
@@ -311,13 +328,13 @@ export async function main(args: string[]): Promise<void> {
         for (const line of found) note(line);
         throw err;
       }
+      // Checked before the data folder is locked or written, and a snapshot built or loaded (minutes), and again just before serving.
+      ensurePortFreeFor(address, config);
       const access = openAccess(config);
       if (access instanceof Access) access.claim();
       // Connecting early; an unreachable Redis is not fatal (503 until it answers).
       if (access instanceof RedisAccess) await access.start();
       const { adminToken, publicUrl, trustedProxies, snapshotWatch: watch } = config;
-      // Checked before a snapshot build or load that can take minutes, and again just before serving.
-      ensurePortFree(address);
       // Planned again, snapshots/ listed again: one that snapshot:build wrote while Redis was connecting is served, not built over.
       const path = await ensureSnapshot(planSnapshot(config, note));
       const requests = stdoutLog();
