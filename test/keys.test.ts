@@ -44,10 +44,13 @@ type Json = Record<string, any>;
 const genPath = (dir: string) => join(dir, "keys.gen");
 const headersOf = (key: string) => new Headers({ "X-API-Key": key });
 
-/** Runs `bun run start` on dataDir until it exits: a refusal comes before any snapshot is read. */
+/**
+ * Runs `bun run start` on dataDir until it exits, refused by its key store: the snapshot named is a real one, since
+ * start checks the one TOME_SNAPSHOT names before it opens the data folder (b3ad77b).
+ */
 async function start(dataDir: string) {
   const { code, stdout, stderr } = await runToExit(["bun", START], {
-    TOME_SNAPSHOT: join(dataDir, "no-such.tome"),
+    TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD] }),
     TOME_DATA: dataDir,
   });
   return { code, out: stdout + stderr };
