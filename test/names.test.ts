@@ -26,6 +26,7 @@ import {
   keys,
   ROOT,
   runToExit,
+  snapshotFor,
   START,
   tempDir,
 } from "./helpers";
@@ -176,7 +177,11 @@ describe("the key tool", () => {
         `${keysPath(dir)} is damaged: it holds an account named "${name}", a name no account may have (D89`,
         `Rename the account in keys.json (its entry under "accounts" and the "account" of each of its keys)`,
       ];
-      const started = await runToExit(["bun", START], { TOME_SNAPSHOT: join(dir, "no-such.tome"), TOME_DATA: dir });
+      // A real snapshot: start checks the one named before it opens the data folder, whose keys.json is to refuse it.
+      const started = await runToExit(["bun", START], {
+        TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }),
+        TOME_DATA: dir,
+      });
       const list = await keys(dir, "list");
       const imported = await runToExit(["bun", join(ROOT, "src/cli/keys.ts"), "import"], {
         TOME_DATA: dir,

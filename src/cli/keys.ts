@@ -340,7 +340,9 @@ async function importStore(args: string[]): Promise<void> {
   const dir = dataDir();
   if (!existsSync(keysPath(dir)))
     throw new KeyStoreError(`${keysPath(dir)} does not exist: there is nothing to import (TOME_DATA is ${dir}).`);
-  // Which Redis, and whether it answers, before a server is told to stop for an import that could not have run.
+  // A damaged store, then which Redis and whether it answers, before a server is told to stop for an import that could
+  // not have run; the store is read again under the lock, as the server last wrote it.
+  readKeyFile(keysPath(dir));
   const redis = await openRedis(settings.redisUrl);
   try {
     // A server on this folder keeps counting usage there after the import has read it: Redis would never get those credits.
