@@ -1,6 +1,7 @@
 /** What the snapshot commands' --out may name: checked before their work, not found wrong at its end. */
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
+import { beginsAsSnapshot } from "../files";
 import { isSnapshotName, SNAPSHOT_EXTENSION, SNAPSHOT_MAGIC } from "../snapshot";
 import { printableName } from "../printable";
 import { ArgumentError } from "./main";
@@ -20,19 +21,17 @@ export interface OutFile {
   what: string;
   /** A name for it, given as an example in a folder --out names. */
   example: string;
-  /** How such a file begins: another file there is not replaced. */
-  magic?: string;
 }
 
-const SNAPSHOT_FILE: OutFile = { what: "snapshot", example: "en.tome", magic: SNAPSHOT_MAGIC };
+const SNAPSHOT_FILE: OutFile = { what: "snapshot", example: "en.tome" };
 
-/** Whether the file at `path` begins with `magic`. */
-function beginsWith(path: string, magic: string): boolean {
-  const head = new Uint8Array(magic.length);
+/** Whether the file at `path` begins as a snapshot does (beginsAsSnapshot, on its first bytes). */
+function holdsSnapshot(path: string): boolean {
+  const head = new Uint8Array(SNAPSHOT_MAGIC.length);
   let fd: number | undefined;
   try {
     fd = openSync(path, "r");
-    return readSync(fd, head) === head.length && new TextDecoder().decode(head) === magic;
+    return readSync(fd, head) === head.length && beginsAsSnapshot(head);
   } catch {
     return false;
   } finally {
@@ -44,7 +43,7 @@ function beginsWith(path: string, magic: string): boolean {
  * Refuses at once an --out that the command would find wrong only at its end, after its work: empty, "-", a folder,
  * under a file rather than a folder, or one of the files it reads (`reads`: its dumps, its list, its snapshot), which the
  * file written would replace; unless it is written to as it is (not `renamedOver`), a device or a pipe, or a file that
- * is not of its kind (`file.magic`).
+ * is not a snapshot where a snapshot is written.
  */
 export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_FILE, renamedOver = true): void {
   if (!out) throw new ArgumentError("--out is empty: name the file to write.");
@@ -77,7 +76,7 @@ export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_
       `--out ${printableName(out)} names a file this command reads${read === out ? "" : ` (${printableName(read)})`}: writing it would replace it. Name another file.`,
     );
   // A typo (--out notes.md) replaced the file with the snapshot; a snapshot, even a damaged one, is rebuilt over.
-  if (renamedOver && written?.isFile() && written.size > 0 && file.magic && !beginsWith(out, file.magic))
+  if (renamedOver && written?.isFile() && written.size > 0 && file === SNAPSHOT_FILE && !holdsSnapshot(out))
     throw new ArgumentError(
       `--out ${printableName(out)} is a file that is not a ${file.what}: writing the ${file.what} would replace it. Name another file, or remove that one first.`,
     );

@@ -74,6 +74,9 @@ ${settingsHelp(settingsReadBy("start"))}
 Make another key with: ${NEW_KEY_COMMAND}
 `;
 
+/** Whether start keeps keys and usage in the data folder (and locks it): with keys on, and not in Redis. */
+const keysInDataFolder = (config: Config): boolean => config.auth && !config.redisUrl;
+
 /** Keys and usage (in files, or in Redis with TOME_REDIS_URL), or none when TOME_AUTH=off. */
 function openAccess(config: Config): Access | RedisAccess | undefined {
   if (!config.auth) {
@@ -90,6 +93,7 @@ function openAccess(config: Config): Access | RedisAccess | undefined {
       keyMsPerSecond: config.keyMsPerSecond ?? DEFAULT_KEY_MS_PER_SECOND,
     });
   }
+  // keysInDataFolder: the folder start locks.
   return new Access({ dataDir: config.dataDir, keyMsPerSecond: config.keyMsPerSecond });
 }
 
@@ -159,8 +163,7 @@ function ensurePortFreeFor(address: Address, config: Config): void {
   try {
     ensurePortFree(address);
   } catch (err) {
-    const taken =
-      err instanceof PortInUse && config.auth && !config.redisUrl ? dataFolderHeld(config.dataDir) : undefined;
+    const taken = err instanceof PortInUse && keysInDataFolder(config) ? dataFolderHeld(config.dataDir) : undefined;
     throw taken ? new DataFolderTaken(`${taken.message} And ${(err as Error).message}`) : err;
   }
 }
@@ -172,18 +175,34 @@ type SnapshotPlan =
   | { dump: string; url: string | undefined; found: string | undefined };
 
 /**
+ * A TOME_SNAPSHOT or TOME_DUMP that names nothing, said before the data folder is touched: TOME_SNAPSHOT's header (the
+ * sections are mapped when it is served), or a dump file not there when no snapshot in snapshots/ would be served
+ * instead (only then is the folder listed, its notes said with the error: why TOME_DUMP was read).
+ */
+function checkSnapshotSettings(config: Config): void {
+  if (config.snapshot) {
+    openContainer(config.snapshot);
+    return;
+  }
+  const dump = config.dump && (NAMED_DUMPS[config.dump] ?? config.dump);
+  if (!dump || /^https?:\/\//i.test(dump) || existsSync(dump)) return;
+  const found: string[] = [];
+  try {
+    planSnapshot(config, (line) => found.push(line));
+  } catch (err) {
+    for (const line of found) note(line);
+    throw err;
+  }
+}
+
+/**
  * The snapshot to serve, or what to build it from when there is none (or only the sample, and TOME_DUMP is set): read,
- * not written, so that a TOME_SNAPSHOT or TOME_DUMP that names nothing is said before the data folder is touched.
- * What it finds in snapshots/ (a file skipped, a snapshot served over TOME_DUMP) goes to `say`. Start runs it twice:
- * before the lock as that check, and after the lock (and Redis) for the plan, snapshots/ as it is by then.
+ * not written. What it finds in snapshots/ (a file skipped, a snapshot served over TOME_DUMP) goes to `say`. Made once
+ * the data folder is locked (and Redis connected), snapshots/ as it is by then.
  */
 function planSnapshot(config: Config, say: (line: string) => void): SnapshotPlan {
   const explicit = config.snapshot;
-  if (explicit) {
-    // Its header only (the sections are mapped when it is served): a file missing, or no snapshot, is said here.
-    openContainer(explicit);
-    return { serve: explicit };
-  }
+  if (explicit) return { serve: explicit };
   const { usable, skipped } = snapshotsToServe(SNAPSHOT_DIR);
   for (const file of skipped) say(`start: skipped ${printableName(file.path)}: ${file.reason}`);
   const found = usable[0]?.path;
@@ -319,15 +338,8 @@ export async function main(args: string[]): Promise<void> {
       // written: a wrong one was said after a fresh folder got keys.gen and a server.lock, or after "another Tome server
       // uses the data folder" when one ran there.
       const address = await readAddress(config);
-      // A check only: its notes are said with its error (why TOME_DUMP was read), else by the plan made after the lock
-      // ("serving it" was said, then "another Tome server uses the data folder").
-      const found: string[] = [];
-      try {
-        planSnapshot(config, (line) => found.push(line));
-      } catch (err) {
-        for (const line of found) note(line);
-        throw err;
-      }
+      // Its notes are said by the plan made after the lock ("serving it" was said, then "another Tome server uses the data folder").
+      checkSnapshotSettings(config);
       // Checked before the data folder is locked or written, and a snapshot built or loaded (minutes), and again just before serving.
       ensurePortFreeFor(address, config);
       const access = openAccess(config);
@@ -335,7 +347,7 @@ export async function main(args: string[]): Promise<void> {
       // Connecting early; an unreachable Redis is not fatal (503 until it answers).
       if (access instanceof RedisAccess) await access.start();
       const { adminToken, publicUrl, trustedProxies, snapshotWatch: watch } = config;
-      // Planned again, snapshots/ listed again: one that snapshot:build wrote while Redis was connecting is served, not built over.
+      // Planned now, snapshots/ listed now: one that snapshot:build wrote while Redis was connecting is served, not built over.
       const path = await ensureSnapshot(planSnapshot(config, note));
       const requests = stdoutLog();
       let running: ReturnType<typeof serve>;
