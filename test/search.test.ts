@@ -369,12 +369,12 @@ describe("query semantics (D6)", () => {
       expect([mark, found(`albe${mark}`)]).toEqual([mark, prefixed]);
   });
 
-  test("spaces before the words, which the library's 500 characters do not count, are read once: 100,000 of them search as none do", async () => {
+  test("spaces before the words, which the library's 500 characters do not count, are read as none: a mark after the last word too", async () => {
     const tome = await en();
     const found = (q: string) => tome.search(q).hits.map((h) => [h.page.title, h.chunk]);
-    // The end's spaces and marks were found by a pattern anchored at the end, tried from every space of the run: 40,000
-    // spaces took 5 s to parse, before the search's time limit began; 100,000 would take about 30.
-    expect(found(`${" ".repeat(100_000)}albe\u200e`)).toEqual(found("albe"));
+    // Their speed (a run of them was read quadratically: 40,000 took 1.8 s) is bench/search/query-parse.ts's.
+    expect(found(`${" ".repeat(1_000)}albe\u200e`)).toEqual(found("albe"));
+    expect(found("albe").length).toBeGreaterThan(0);
   });
 
   test("paging: offset/limit slice one ranking; past the end is empty", async () => {

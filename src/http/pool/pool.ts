@@ -65,8 +65,6 @@ const SENT_PER_WORKER = 2;
 const BATCH = 2;
 /** A key whose recent searches cost a worker at most this many ms each has them sent several to a message (D166). */
 const BATCH_BELOW_MS = 0.5;
-/** How long a worker holding requests may answer none before it is taken for stuck and replaced: a search ends within its time limit (D91: 100 ms by default, at most MAX_SEARCH_TIMEOUT_MS). */
-const STUCK_MS = WORKER_STUCK_MS;
 /** What a refusal for a full pool says to wait, in seconds: searches take milliseconds, so the queues drain within one. */
 const BUSY_RETRY_AFTER = 1;
 
@@ -150,7 +148,7 @@ export class SearchPool {
     this.queueLength = options.queueLength ?? QUEUE_LENGTH;
     this.batchBelowMs = options.batchBelowMs ?? BATCH_BELOW_MS;
     for (let i = 0; i < Math.max(1, options.workers); i++) this.slots.push(this.start());
-    const stuckMs = options.stuckMs ?? STUCK_MS;
+    const stuckMs = options.stuckMs ?? WORKER_STUCK_MS;
     this.watchdog = setInterval(
       () => {
         const now = performance.now();

@@ -6,6 +6,7 @@
  */
 import stopwordsIso from "stopwords-iso/stopwords-iso.json";
 import { fold, indexKey, termOfKey } from "../text/analyze";
+import { codePoints } from "../../scripts";
 import { GUARDS } from "../options";
 import type { ParsedQuery } from "../text/query";
 import type { Shard } from "../postings/shard";
@@ -54,7 +55,7 @@ export const ONE_TYPO_FROM = 5;
 const TWO_TYPOS_FROM = 9;
 
 const typos = (term: string): number => {
-  const n = [...term].length;
+  const n = codePoints(term);
   return n >= TWO_TYPOS_FROM ? 2 : n >= ONE_TYPO_FROM ? 1 : 0;
 };
 

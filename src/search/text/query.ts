@@ -1,5 +1,5 @@
 /** A search query, analysed: its words, its quoted phrases, and whether the last word is a prefix. */
-import { UNSPACED, withoutSoftHyphens } from "../../scripts";
+import { codePoints, UNSPACED, withoutSoftHyphens } from "../../scripts";
 import { foldUncached, terms } from "./analyze";
 
 export interface ParsedQuery {
@@ -57,7 +57,7 @@ export function parseQuery(query: string, lang: string): ParsedQuery {
   const endsInWord = /[\p{L}\p{N}\p{M}]$/u.test(trimmed) && !QUOTES.test(trimmed.slice(-1));
   QUOTES.lastIndex = 0;
   const last = free.at(-1);
-  const prefixLast = endsInWord && last !== undefined && last === words.at(-1) && [...last].length >= MIN_PREFIX;
+  const prefixLast = endsInWord && last !== undefined && last === words.at(-1) && codePoints(last) >= MIN_PREFIX;
   return { words, phrases, prefixLast, asTitle: titleKey(q), joined: joinedWords(q, lang) };
 }
 
