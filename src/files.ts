@@ -224,8 +224,8 @@ function liveHoldersElsewhere(dir: string): Set<number> {
   }
   for (const name of names) {
     if (!name.endsWith(".lock")) continue;
-    const found = lockFound(join(dir, name));
-    if (typeof found === "object" && "elsewhere" in found) pids.add(found.elsewhere);
+    const holder = lockHeld(join(dir, name));
+    if (holder?.elsewhere) pids.add(holder.pid);
   }
   return pids;
 }
@@ -316,18 +316,25 @@ export const LOCK_FREES_ITSELF = `its lock frees itself ${LOCK_STALE_MS / 1000} 
 /** What a lock file of this process holds: its id, start time and pid space (lockHolder reads them). */
 export const lockText = (): string => `${process.pid} ${processStart(process.pid)}${PID_SPACE && ` ${PID_SPACE}`}`;
 
+/** A lock's live holder: its process id, and whether that id is of another pid space (`elsewhere`, D175). */
+interface LockHolder {
+  pid: number;
+  elsewhere: boolean;
+}
+
 /**
  * The process a lock file names, if it is still that process (its id may have been given to another since: the start
- * times differ). One of another pid space is judged by when its file was last renewed (`mtimeMs`), never by its id.
+ * times differ). One of another pid space is judged by when its file was last renewed (`mtimeMs`, read only then),
+ * never by its id.
  */
-function lockHolder(text: string, mtimeMs: number): number | { elsewhere: number } | undefined {
+function lockHolder(text: string, mtimeMs: () => number): LockHolder | undefined {
   const [pidText = "", started = "", space = ""] = text.trim().split(" ");
   const pid = Number(pidText);
   if (!Number.isInteger(pid) || pid <= 0) return undefined;
   if (space && space !== PID_SPACE)
-    return Math.abs(Date.now() - mtimeMs) < LOCK_STALE_MS ? { elsewhere: pid } : undefined;
+    return Math.abs(Date.now() - mtimeMs()) < LOCK_STALE_MS ? { pid, elsewhere: true } : undefined;
   if (!processAlive(pid)) return undefined;
-  return !started || processStart(pid) === started ? pid : undefined;
+  return !started || processStart(pid) === started ? { pid, elsewhere: false } : undefined;
 }
 
 /**
@@ -365,7 +372,7 @@ function breakStaleLock(path: string, stale: string): boolean {
     try {
       const text = readFileSync(breaking, "utf8");
       const gone = text.trim()
-        ? lockHolder(text, statSync(breaking).mtimeMs) === undefined
+        ? lockHolder(text, () => statSync(breaking).mtimeMs) === undefined
         : Date.now() - statSync(breaking).mtimeMs > EMPTY_LOCK_GRACE_MS;
       if (gone) rmSync(breaking, { force: true });
     } catch {}
@@ -434,10 +441,9 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
       const found = lockFound(path);
       if (found === "gone") continue;
       if (found instanceof Error) throw policy.unwritable(found);
-      if (typeof found === "number" || (typeof found === "object" && "elsewhere" in found)) {
-        if (found === process.pid && !policy.waitForThisProcess) return () => {};
-        if (Date.now() >= deadline)
-          throw typeof found === "number" ? policy.held(found, false) : policy.held(found.elsewhere, true);
+      if (typeof found === "object" && "pid" in found) {
+        if (found.pid === process.pid && !found.elsewhere && !policy.waitForThisProcess) return () => {};
+        if (Date.now() >= deadline) throw policy.held(found.pid, found.elsewhere);
       } else if (found !== "young") {
         if (++breaks > 50) throw policy.unwritable(new Error(`${path} cannot be replaced`));
         if (breakStaleLock(path, found.stale)) continue;
@@ -484,23 +490,21 @@ function* lockSteps(path: string, policy: LockPolicy): Generator<number, () => v
  * EMPTY_LOCK_GRACE_MS; its text, to break, when its holder is gone; "gone" if it was removed meanwhile; the error if it
  * cannot be read.
  */
-function lockFound(path: string): number | { elsewhere: number } | "young" | "gone" | { stale: string } | Error {
+function lockFound(path: string): LockHolder | "young" | "gone" | { stale: string } | Error {
   try {
     const text = readFileSync(path, "utf8");
     if (!text.trim())
       return Math.abs(Date.now() - statSync(path).mtimeMs) < EMPTY_LOCK_GRACE_MS ? "young" : { stale: text };
-    return lockHolder(text, statSync(path).mtimeMs) ?? { stale: text };
+    return lockHolder(text, () => statSync(path).mtimeMs) ?? { stale: text };
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "ENOENT" ? "gone" : (err as Error);
   }
 }
 
 /** The live holder of the lock file `path`, looked at without taking it (lockFound): none when it is free, stale or unreadable. */
-export function lockHeld(path: string): { pid: number; elsewhere: boolean } | undefined {
+export function lockHeld(path: string): LockHolder | undefined {
   const found = lockFound(path);
-  if (typeof found === "number") return { pid: found, elsewhere: false };
-  if (typeof found === "object" && "elsewhere" in found) return { pid: found.elsewhere, elsewhere: true };
-  return undefined;
+  return typeof found === "object" && "pid" in found ? found : undefined;
 }
 
 /** Takes the lock file `path` (lockSteps), waiting on this thread: a function that lets it go. */
