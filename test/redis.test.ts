@@ -442,12 +442,21 @@ describe("Redis unreachable", () => {
 });
 
 describe("a hold that lapsed (D181)", () => {
-  test("a 2xx settled after its hold lapsed is not answered free: with the quota spent meanwhile it is 429 quota_exceeded; with room, charged its whole cost", async () => {
-    const { key } = await keyOn(redis.url, "--name", "drip", "--account", "drip", "--plan", "starter");
-    redis.cli("HSET", `tome:spent:${month()}`, "drip", "49999");
+  /** A starter key of account `name` with one credit left, and a started RedisAccess whose clock `later` moves on. */
+  async function oneCreditLeft(name: string) {
+    const { key } = await keyOn(redis.url, "--name", name, "--account", name, "--plan", "starter");
+    redis.cli("HSET", `tome:spent:${month()}`, name, "49999");
     let now = Date.now();
     const access = new RedisAccess({ url: redis.url, now: () => now, keyMsPerSecond: 0, log: () => {} });
     await access.start();
+    const later = (ms: number) => {
+      now += ms;
+    };
+    return { key, access, later };
+  }
+
+  test("a 2xx settled after its hold lapsed is not answered free: with the quota spent meanwhile it is 429 quota_exceeded; with room, charged its whole cost", async () => {
+    const { key, access, later } = await oneCreditLeft("drip");
     const app = createApp(await engineFor({ dumps: [EN_2016] }), { access });
     try {
       // A request held past its hold's lease (in-process, a body not yet sent; over HTTP, another replica whose clock runs
@@ -475,7 +484,7 @@ describe("a hold that lapsed (D181)", () => {
       for (let i = 0; i < 200 && redis.cli("HGET", `tome:held:${month()}`, "drip") !== "1"; i++) await Bun.sleep(10);
       expect(redis.cli("HGET", `tome:held:${month()}`, "drip")).toBe("1");
       // Past the hold's lease: the next request finds it lapsed, takes the credit back, and spends it.
-      now += REQUEST_HOLD_LEASE_MS + 1_000;
+      later(REQUEST_HOLD_LEASE_MS + 1_000);
       const next = await app.handle(new Request("http://localhost/v1/chunk/39_2", { headers: { "X-API-Key": key } }));
       expect([next.status, next.headers.get("x-quota-remaining")]).toEqual([200, "0"]);
       send(
@@ -497,7 +506,7 @@ describe("a hold that lapsed (D181)", () => {
       const gate = Object.assign(Object.create(access) as RedisAccess, {
         admit: async (headers: Headers, cost: number, needs?: "read" | "full") => {
           const grant = await access.admit(headers, cost, needs);
-          now += REQUEST_HOLD_LEASE_MS + 1_000;
+          later(REQUEST_HOLD_LEASE_MS + 1_000);
           // Another request lapses its hold and takes 3 of the 5 credits left meanwhile.
           for (let i = 0; i < 3; i++) await access.settle((await access.admit(headers, 1)) as Grant, true);
           return grant;
@@ -517,17 +526,13 @@ describe("a hold that lapsed (D181)", () => {
     }
   });
   test("a request as slow as one answered in time may be (its body closed by Bun 2 s past its idle timeout, then a search until its worker is taken for stuck) keeps its hold: the credit is not another's meanwhile, and it is charged, not withheld", async () => {
-    const { key } = await keyOn(redis.url, "--name", "slowest", "--account", "slowest", "--plan", "starter");
-    redis.cli("HSET", `tome:spent:${month()}`, "slowest", "49999");
-    let now = Date.now();
-    const access = new RedisAccess({ url: redis.url, now: () => now, keyMsPerSecond: 0, log: () => {} });
-    await access.start();
+    const { key, access, later } = await oneCreditLeft("slowest");
     try {
       const headers = new Headers({ "X-API-Key": key });
       const slow = (await access.admit(headers, 1)) as Grant;
       expect(slow.held).toBeDefined();
       // Bun closes a socket whose body is not whole at its next check after the idle timeout: 2 s late (12 s for 10, measured).
-      now += (SOCKET_IDLE_SECONDS + 2) * 1000 + WORKER_STUCK_MS - 1;
+      later((SOCKET_IDLE_SECONDS + 2) * 1000 + WORKER_STUCK_MS - 1);
       // Another request finds the last credit still held: it is refused it, by the quota (not its rate or work share).
       const other = (await access.admit(headers, 1)) as Grant;
       expect(["reason" in other, other.rateRemaining >= 0, other.workWait, other.held]).toEqual([
