@@ -14,7 +14,14 @@ import {
   wikiOf,
   type DumpPlace,
 } from "../build";
-import { openSnapshot, type Snapshot, type SnapshotMeta, SNAPSHOT_EXTENSION, snapshotsIn } from "../snapshot";
+import {
+  openSnapshot,
+  pageDates,
+  type Snapshot,
+  type SnapshotMeta,
+  SNAPSHOT_EXTENSION,
+  snapshotsIn,
+} from "../snapshot";
 import { SnapshotError } from "../snapshot";
 import { given } from "./args";
 import { ArgumentError, mainOf, note } from "./main";
@@ -221,15 +228,7 @@ function toFollow(dir: string, wiki: string | undefined): string | undefined {
  */
 function firstDay(current: string, meta: SnapshotMeta, snapshot: Snapshot, log: (line: string) => void): string {
   const built = Date.parse(meta.createdAt) / 1000;
-  let newest = 0;
-  let later = 0;
-  let latest = 0;
-  for (const ts of snapshot.pages.ts) {
-    if (ts > built) {
-      later++;
-      latest = Math.max(latest, ts);
-    } else newest = Math.max(newest, ts);
-  }
+  const { newest, later, latest } = pageDates(snapshot.pages.ts, built);
   if (!later) return dayOf(newest);
   const day = dayOf(newest || built);
   log(

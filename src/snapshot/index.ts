@@ -28,6 +28,7 @@ export {
   isSnapshotFile,
   isSnapshotName,
   latestSnapshot,
+  pageDates,
   snapshotFile,
   snapshotsIn,
   type SkippedFile,

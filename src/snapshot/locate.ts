@@ -77,9 +77,7 @@ export function snapshotFile(path: string): SnapshotFile | SkippedFile {
     if (newest === undefined || newest > built) {
       newest = newestReadFromPages.get(identity);
       if (newest === undefined) {
-        newest = 0;
-        for (const ts of new Float64Array(container.read("pages.ts").buffer))
-          if (ts <= built) newest = Math.max(newest, ts);
+        newest = pageDates(new Float64Array(container.read("pages.ts").buffer), built).newest;
         // Every page dated after it: the day it was built.
         if (!newest && createdAt) newest = built;
         newestReadFromPages.set(identity, newest);
@@ -135,4 +133,22 @@ export function snapshotsIn(dir: string): { usable: SnapshotFile[]; skipped: Ski
 /** The snapshot of a folder to serve (D55), if any opens. */
 export function latestSnapshot(dir: string): string | undefined {
   return snapshotsIn(dir).usable[0]?.path;
+}
+
+/**
+ * A snapshot's page dates (Unix seconds) against when it was built (`built`, seconds): the newest no later than that
+ * (0 if none), and those dated after it, a clock's error (D180): how many, and the latest.
+ */
+export function pageDates(ts: ArrayLike<number>, built: number): { newest: number; later: number; latest: number } {
+  let newest = 0;
+  let later = 0;
+  let latest = 0;
+  for (let i = 0; i < ts.length; i++) {
+    const t = ts[i]!;
+    if (t > built) {
+      later++;
+      latest = Math.max(latest, t);
+    } else newest = Math.max(newest, t);
+  }
+  return { newest, later, latest };
 }
