@@ -25,7 +25,7 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { newestIn, pinned, SnapshotSwapper } from "../src/cli/swap";
 import { createApp } from "../src/http";
 import { Attributions } from "../src/http/attribution";
@@ -893,16 +893,24 @@ describe("a pinned snapshot (TOME_SNAPSHOT), not watched: SIGHUP", () => {
   });
 });
 
+/**
+ * Snapshot `from` copied to `served` and served in process (no PDF rendered), its swapper on `source` (default: the
+ * folder of `served`, newest first), with the lines it logs; `pollMs` as SnapshotSwapper's.
+ */
+function servedIn(served: string, from: string, source = newestIn(dirname(served)), pollMs?: number) {
+  copyFileSync(from, served);
+  const app = createApp(open(served), { pdf: { render: async () => new Uint8Array() } });
+  const lines: string[] = [];
+  const swapper = new SnapshotSwapper(app, source, (line) => lines.push(line), undefined, pollMs);
+  return { served, app, lines, swapper };
+}
+
 describe("in process: what the log says is served once the file it came from is gone", () => {
   /** A copy of snapshot a served in process, pinned, with the lines its swapper logs. */
-  function servedCopy() {
+  const servedCopy = () => {
     const served = join(tempDir("tome-swap-named-"), "served.tome");
-    copyFileSync(a.path, served);
-    const app = createApp(open(served), { pdf: { render: async () => new Uint8Array() } });
-    const lines: string[] = [];
-    const swapper = new SnapshotSwapper(app, pinned(served), (line) => lines.push(line));
-    return { served, app, lines, swapper };
-  }
+    return servedIn(served, a.path, pinned(served));
+  };
 
   test("a damaged file renamed over it, then none: the refusal and SIGHUP's line name the snapshot loaded from that path and when, not the path as if its file were served", async () => {
     const { served, app, lines, swapper } = servedCopy();
@@ -957,11 +965,7 @@ describe("in process: what the log says is served once the file it came from is 
 describe("in process: a snapshot refused is let go", () => {
   test("another wiki's, a damaged copy and one of the same content, each refused: none stays mapped or open, so that one removed gives its disk space back at once", async () => {
     const folder = tempDir("tome-swap-refused-");
-    const served = join(folder, "a.tome");
-    copyFileSync(a.path, served);
-    const app = createApp(open(served), { pdf: { render: async () => new Uint8Array() } });
-    const lines: string[] = [];
-    const swapper = new SnapshotSwapper(app, newestIn(folder), (line) => lines.push(line));
+    const { served, app, lines, swapper } = servedIn(join(folder, "a.tome"), a.path);
     const other = await wikiOf([{ title: "Albédo", text: "L'albédo est la fraction de la lumière réfléchie." }], "fr");
     other.close();
     try {
@@ -1006,12 +1010,8 @@ describe("in process: a snapshot of older data passed over", () => {
       engine.close();
       return engine.snapshot.path;
     };
-    const served = join(folder, "evening.tome");
-    copyFileSync(await wikiAt("2026-11-01T18:30:00Z"), served);
+    const { app, lines, swapper } = servedIn(join(folder, "evening.tome"), await wikiAt("2026-11-01T18:30:00Z"));
     const morning = await wikiAt("2026-11-01T09:15:00Z");
-    const app = createApp(open(served), { pdf: { render: async () => new Uint8Array() } });
-    const lines: string[] = [];
-    const swapper = new SnapshotSwapper(app, newestIn(folder), (line) => lines.push(line));
     try {
       dropIn(morning, join(folder, "morning.tome"));
       await swapper.check("a change");
@@ -1031,11 +1031,7 @@ describe("in process: the folder watched is moved away and made again", () => {
   test("mv snapshots snapshots.old, or rm -rf snapshots; mkdir snapshots: a snapshot put in the new folder is served, and a line says so", async () => {
     const folder = join(tempDir("tome-swap-moved-"), "snapshots");
     mkdirSync(folder);
-    const served = join(folder, "a.tome");
-    copyFileSync(a.path, served);
-    const app = createApp(open(served), { pdf: { render: async () => new Uint8Array() } });
-    const lines: string[] = [];
-    const swapper = new SnapshotSwapper(app, newestIn(folder), (line) => lines.push(line), undefined, 50);
+    const { served, app, lines, swapper } = servedIn(join(folder, "a.tome"), a.path, newestIn(folder), 50);
     expect(swapper.watch()).toBe(true);
     const servedNow = async () => (await app.handle(new Request("http://x/v1/meta"))).headers.get("x-snapshot");
     try {
