@@ -33,14 +33,23 @@ export const withoutSoftHyphens = (text: string) => text.replace(SOFT_HYPHENS, "
  */
 export function codePoints(text: string): number {
   let pairs = 0;
-  for (let i = 1; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xdc00 && c <= 0xdfff) {
-      const before = text.charCodeAt(i - 1);
-      if (before >= 0xd800 && before <= 0xdbff) pairs++;
-    }
-  }
+  for (let i = 0; i < text.length - 1; i++) if (pairAt(text, i)) pairs++;
   return text.length - pairs;
+}
+
+/** Where the first `n` code points of `text` end, as an index into it: never between the halves of a surrogate pair. */
+export function codePointEnd(text: string, n: number): number {
+  let i = 0;
+  for (let seen = 0; seen < n && i < text.length; seen++) i += pairAt(text, i) ? 2 : 1;
+  return i;
+}
+
+/** Whether `text[i]` and `text[i + 1]` are the two halves of one character (a surrogate pair). */
+function pairAt(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  if (c < 0xd800 || c > 0xdbff) return false;
+  const next = text.charCodeAt(i + 1);
+  return next >= 0xdc00 && next <= 0xdfff;
 }
 
 /** `text` as a regular expression that matches it literally. */

@@ -29,6 +29,7 @@ import { createApp, serve } from "../src/http";
 import { canRender, cutForPdf, type PdfArticle, PdfRenderer, renderPdf } from "../src/pdf";
 import { articleUrl, LICENSE } from "../src/http/attribution";
 import { creditFor } from "../src/pdf/credit";
+import * as scripts from "../src/scripts";
 import { contentDisposition } from "../src/http/routes/pdf";
 import type { Engine } from "../src/search";
 import type { SnapshotPage } from "../src/snapshot";
@@ -779,6 +780,38 @@ describe("the document", () => {
       expect(articles.length).toBe(1);
     } finally {
       hash.mockRestore();
+      pdf.close();
+    }
+  });
+
+  test("a whole page asked for again is neither hashed nor counted again: its checked article is kept (D182)", async () => {
+    const max = 2_000;
+    const paragraphs = (page: SnapshotPage) => page.chunks.flatMap((c) => c.text.split("\n\n"));
+    const short = en.snapshot.pages.list().find((p) => {
+      const length = paragraphs(p).join("").length;
+      return p.chunks.length && length <= max && length > 200;
+    })!;
+    const first = paragraphs(short)[0]!;
+    const pdf = new PdfRenderer({ maxCharacters: max });
+    const app = createApp(en, { pdf });
+    const get = (method: string) => app.handle(new Request(`http://localhost/v1/pdf/${short.pageId}`, { method }));
+    const hash = spyOn(Bun, "hash");
+    const counted = spyOn(scripts, "codePoints");
+    try {
+      for (const method of ["HEAD", "GET", "HEAD", "GET"]) {
+        const r = await get(method);
+        expect(r.headers.get("x-pdf-truncated")).toBeNull();
+        await r.arrayBuffer();
+      }
+      // The article's key hashes its JSON, and its length counts each paragraph: once each, for the four requests.
+      const keys = hash.mock.calls.filter(
+        ([data]) => typeof data === "string" && data.startsWith(`{"pageId":${short.pageId},`),
+      );
+      expect(keys.length).toBe(1);
+      expect(counted.mock.calls.filter(([text]) => text === first).length).toBe(1);
+    } finally {
+      hash.mockRestore();
+      counted.mockRestore();
       pdf.close();
     }
   });

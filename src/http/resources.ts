@@ -2,14 +2,22 @@
  * Snapshot pages and search hits as the API's resources (api.md 2). One instance per loaded
  * snapshot: it knows the wiki's host (D14) and its attribution (D16).
  */
-import type { PdfArticle } from "../pdf";
+import { cutForPdf, PDF_MAX_CHARACTERS, type PdfArticle } from "../pdf";
 import type { Hit } from "../search";
 import type { SnapshotMeta, SnapshotPage } from "../snapshot";
 import { articleUrl, type Attributions, LICENSE, SHORT_LICENSE, sourceOf } from "./attribution";
 import type { Chunk, LuckyPage, Page, PageChunk, SearchHit } from "./schemas";
 
+/** How many pages' PDF articles are kept (each at most PDF_MAX_CHARACTERS of text, about 1 MB). */
+const KEPT_PDF_ARTICLES = 8;
+
 export class Resources {
   readonly attributions: Attributions;
+  /**
+   * The PDF articles of the pages asked for last, as cut for their bound: an article made anew is a new object, whose
+   * key (a hash of all its text) and length would be made again on every GET and HEAD of its page; kept, once.
+   */
+  private readonly pdfArticles = new Map<number, { max: number; article: PdfArticle }>();
 
   constructor(
     readonly meta: SnapshotMeta,
@@ -99,8 +107,19 @@ export class Resources {
     };
   }
 
-  /** The page as the PDF shows it: sections in order (headings of empty ones too), chunks cut back into paragraphs. */
-  pdfArticle(page: SnapshotPage): PdfArticle {
+  /** The page as the PDF shows it, cut at `max` characters of text (cutForPdf, D182). */
+  pdfArticle(page: SnapshotPage, max = PDF_MAX_CHARACTERS): PdfArticle {
+    const known = this.pdfArticles.get(page.pageId);
+    this.pdfArticles.delete(page.pageId);
+    const article = known?.max === max ? known.article : cutForPdf(this.wholePdfArticle(page), max);
+    this.pdfArticles.set(page.pageId, { max, article });
+    for (const oldest of this.pdfArticles.keys())
+      if (this.pdfArticles.size > KEPT_PDF_ARTICLES) this.pdfArticles.delete(oldest);
+    return article;
+  }
+
+  /** The whole page for the PDF: sections in order (headings of empty ones too), chunks cut back into paragraphs. */
+  private wholePdfArticle(page: SnapshotPage): PdfArticle {
     const sections = page.sections.map((s) => ({ heading: s.heading, level: s.level, paragraphs: [] as string[] }));
     for (const c of page.chunks) sections[c.section]?.paragraphs.push(...c.text.split("\n\n"));
     const url = this.url(page);

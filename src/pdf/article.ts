@@ -1,4 +1,4 @@
-import { codePoints } from "../scripts";
+import { codePointEnd, codePoints } from "../scripts";
 
 /** What a PDF shows: one page of the snapshot with its source, license and modifications (D14–D16). */
 export interface PdfSection {
@@ -40,22 +40,18 @@ export interface PdfArticle {
  */
 export const PDF_MAX_CHARACTERS = 500_000;
 
+/** Each article's textLength, counted once: the route, cachedPdf, render and the queue's bound all ask for it. */
+const lengths = new WeakMap<PdfArticle, number>();
+
 /** The article's text: its paragraphs' characters, counted as code points (D6); the title and headings not counted. */
 export function textLength(article: PdfArticle): number {
-  let chars = 0;
-  for (const section of article.sections) for (const p of section.paragraphs) chars += codePoints(p);
-  return chars;
-}
-
-/** Where the first `n` code points of `text` end, as an index into it: never between the halves of a surrogate pair. */
-function codePointEnd(text: string, n: number): number {
-  let i = 0;
-  for (let seen = 0; seen < n && i < text.length; seen++) {
-    const c = text.charCodeAt(i);
-    const next = text.charCodeAt(i + 1);
-    i += c >= 0xd800 && c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff ? 2 : 1;
+  let chars = lengths.get(article);
+  if (chars === undefined) {
+    chars = 0;
+    for (const section of article.sections) for (const p of section.paragraphs) chars += codePoints(p);
+    lengths.set(article, chars);
   }
-  return i;
+  return chars;
 }
 
 /**
@@ -63,8 +59,9 @@ function codePointEnd(text: string, n: number): number {
  * in the paragraph it reaches, not inside a word where one is near) with `cut` set, and the sections after left out.
  */
 export function cutForPdf(article: PdfArticle, max = PDF_MAX_CHARACTERS): PdfArticle {
+  if (article.cut) return article;
   const total = textLength(article);
-  if (total <= max || article.cut) return article;
+  if (total <= max) return article;
   let shown = 0;
   let reached = false;
   const sections: PdfSection[] = [];

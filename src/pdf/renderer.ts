@@ -156,7 +156,11 @@ export class PdfRenderer {
 
   /** The article's PDF if it is kept, without rendering. */
   cachedPdf(article: PdfArticle): Uint8Array | undefined {
-    const key = articleKey(cutForPdf(article, this.maxCharacters));
+    return this.kept(articleKey(cutForPdf(article, this.maxCharacters)));
+  }
+
+  /** The PDF kept by that article key, made the most recently used. */
+  private kept(key: string): Uint8Array | undefined {
     const hit = this.cache.get(key);
     if (hit) {
       this.cache.delete(key);
@@ -172,13 +176,13 @@ export class PdfRenderer {
   render(whole: PdfArticle, { signal, requester = "" }: RenderRequest = {}): Promise<Uint8Array> {
     // The route cuts it already (its headers say so); an article handed here uncut is bounded all the same.
     const article = cutForPdf(whole, this.maxCharacters);
-    const hit = this.cachedPdf(article);
+    const key = articleKey(article);
+    const hit = this.kept(key);
     if (hit) {
       this.counts.cacheHits++;
       return Promise.resolve(hit);
     }
     if (signal?.aborted) return Promise.reject(new PdfAbortedError(false));
-    const key = articleKey(article);
     let job = this.jobs.get(key);
     if (!job) {
       const chars = textSize(article);

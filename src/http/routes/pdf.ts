@@ -5,14 +5,12 @@ import { Elysia } from "elysia";
 import { COST } from "../../access";
 import {
   articleKey,
-  cutForPdf,
   PDF_MAX_CHARACTERS,
   PdfAbortedError,
   PdfBusyError,
   type PdfArticle,
   type PdfRenderService,
 } from "../../pdf";
-import type { SnapshotPage } from "../../snapshot";
 import type { ApiContext } from "../context";
 import { alsoAt, described, KEY_ERRORS, KEYED, NOT_MODIFIED, PDF_FORBIDDEN, PDF_HEADERS, RETRY_HEADERS } from "../docs";
 import { apiError, errorBody, ERRORS, parameterError, retryLater } from "../errors";
@@ -24,9 +22,6 @@ import { outsideWork } from "../steps/keys";
 
 /** The message and the details say one rule: its bound, which /v1/page's states, and the .pdf the path may end with. */
 const PAGE_ID_CONSTRAINT = `an integer from 0 to ${MAX_INTEGER} (base-10 digits), optionally followed by .pdf`;
-
-/** How many cut articles the route keeps (each at most PDF_MAX_CHARACTERS of text, about 1 MB). */
-const KEPT_CUTS = 8;
 
 /** The path's page id, with or without ".pdf". */
 function readPdfId(raw: string): number {
@@ -44,23 +39,6 @@ export const pdfRoutes = (
   logError: (error: unknown) => void,
 ) => {
   const max = pdf.maxCharacters ?? PDF_MAX_CHARACTERS;
-  // The cut articles of the pages asked for last: a cut one is a new object, whose key (a hash of up to 500,000
-  // characters) would be made again on every GET and HEAD of that page; kept here it is hashed once.
-  const cuts = new Map<number, PdfArticle>();
-  const pdfArticle = (page: SnapshotPage): PdfArticle => {
-    const known = cuts.get(page.pageId);
-    if (known && known.revId === page.revId && known.timestamp === page.timestamp) {
-      cuts.delete(page.pageId);
-      cuts.set(page.pageId, known);
-      return known;
-    }
-    const article = cutForPdf(resources.pdfArticle(page), max);
-    if (article.cut) {
-      cuts.set(page.pageId, article);
-      for (const oldest of cuts.keys()) if (cuts.size > KEPT_CUTS) cuts.delete(oldest);
-    }
-    return article;
-  };
   const pdfRoute = route(
     { params: PdfParams, readers: { page_id: readPdfId }, ownQuota: true },
     async ({ params, x }) => {
@@ -68,7 +46,7 @@ export const pdfRoutes = (
       const request = x.request;
       const page = engine.page(page_id);
       // Cut at the renderer's bound (D182), before anything: the ETag, the headers and the render are of what the PDF holds.
-      const article = page && pdfArticle(page);
+      const article = page && resources.pdfArticle(page, max);
       // A HEAD that renders nothing costs nothing (D26): only one whose PDF is kept asks the quota for its 10 credits.
       const kept = x.head && article ? pdf.cachedPdf?.(article) : undefined;
       if (!(x.head && article && !kept)) checkQuota(x);
