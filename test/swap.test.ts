@@ -1031,7 +1031,7 @@ describe("in process: the folder watched is moved away and made again", () => {
   test("mv snapshots snapshots.old, or rm -rf snapshots; mkdir snapshots: a snapshot put in the new folder is served, and a line says so", async () => {
     const folder = join(tempDir("tome-swap-moved-"), "snapshots");
     mkdirSync(folder);
-    const { served, app, lines, swapper } = servedIn(join(folder, "a.tome"), a.path, newestIn(folder), 50);
+    const { app, lines, swapper } = servedIn(join(folder, "a.tome"), a.path, newestIn(folder), 50);
     expect(swapper.watch()).toBe(true);
     const servedNow = async () => (await app.handle(new Request("http://x/v1/meta"))).headers.get("x-snapshot");
     try {
