@@ -868,7 +868,7 @@ describe("pages without text (D174)", () => {
 });
 
 describe("a dump that does not name its wiki", () => {
-  test("is built as en.wikipedia.org's, as before, and the build says so: every page's source names that wiki", async () => {
+  test("is built as en.wikipedia.org's, as before, and the build says so: the snapshot's wiki, which every page's source names", async () => {
     const dir = tempDir();
     const bare = join(dir, "bare.xml");
     writeFileSync(
@@ -878,6 +878,9 @@ describe("a dump that does not name its wiki", () => {
     const lines: string[] = [];
     const args = { out: join(dir, "bare.tome"), chunkWords: 300, allowTruncated: false, workers: 1 };
     await buildSnapshot({ ...args, dumps: [bare] }, (l) => lines.push(l));
+    const built = open(args.out);
+    expect(built.snapshot.meta.wiki.host).toBe("en.wikipedia.org");
+    built.close();
     // Said nowhere: a dump of another wiki without its <siteinfo> was attributed to en.wikipedia.org.
     expect(lines).toContain(
       "  no dump names its wiki (no <siteinfo><base>): taken to be en.wikipedia.org (language en), which every page's source and attribution names. If it is another wiki, add its <siteinfo> to the dump.",
