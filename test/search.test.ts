@@ -465,27 +465,19 @@ describe("the library API, as the README shows it (open(path).search(q, options)
     const tome = open(await snapshotFor({ dumps: [SQUAD] }));
     try {
       const phrase = `"${Array.from({ length: 200_000 }, (_, i) => `w${i}`).join(" ")}"`;
-      const refused = (call: string, n: string) =>
+      const bound = (call: string, n: string) =>
         `RangeError: ${call}: q must be at most ${GUARDS.maxQueryChars} characters, spaces around it not counted, as the HTTP API's q (a longer one costs more to read than a search's time), not one of ${n}: cut it first (only its first ${GUARDS.maxWords} words are searched anyway).`;
-      const said = (run: () => unknown) => {
-        try {
-          run();
-          return "answered";
-        } catch (err) {
-          return `${(err as Error).name}: ${(err as Error).message}`;
-        }
-      };
       // The 200,000-word phrase was read (about 650 ms) and searched, past the 100 ms a search is given.
       expect({
-        phrase: said(() => tome.search(phrase)),
-        lucky: said(() => tome.lucky(phrase)),
-        emoji: said(() => tome.search("😀".repeat(501))),
-        spaced: said(() => tome.search(` ${"a".repeat(500)}\n`)),
-        emoji500: said(() => tome.search("😀".repeat(500))),
+        phrase: refused(() => tome.search(phrase)),
+        lucky: refused(() => tome.lucky(phrase)),
+        emoji: refused(() => tome.search("😀".repeat(501))),
+        spaced: refused(() => tome.search(` ${"a".repeat(500)}\n`)),
+        emoji500: refused(() => tome.search("😀".repeat(500))),
       }).toEqual({
-        phrase: refused("search(q, options)", phrase.length.toLocaleString("en-US")),
-        lucky: refused("lucky(q, budgetMs)", phrase.length.toLocaleString("en-US")),
-        emoji: refused("search(q, options)", "501"),
+        phrase: bound("search(q, options)", phrase.length.toLocaleString("en-US")),
+        lucky: bound("lucky(q, budgetMs)", phrase.length.toLocaleString("en-US")),
+        emoji: bound("search(q, options)", "501"),
         spaced: "answered",
         emoji500: "answered",
       });
