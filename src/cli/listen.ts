@@ -63,7 +63,12 @@ export async function readAddress(settings: { host: string | undefined; port: st
 }
 
 function where(hostname: string | undefined): string {
-  return hostname === undefined ? "" : ` on ${hostname.includes(":") ? `[${hostname}]` : hostname}`;
+  return hostname === undefined ? "" : ` on ${inUrl(hostname)}`;
+}
+
+/** An IPv6 address in brackets, as a URL or a "host:port" writes it (RFC 3986). */
+function inUrl(hostname: string): string {
+  return hostname.includes(":") ? `[${hostname}]` : hostname;
 }
 
 /** A listen error (Bun.serve's) as a ListenError saying what to do, or the error itself when it is another kind. */
@@ -125,6 +130,5 @@ export function describeListening(hostname: string | undefined, port: number): {
       where: `listening on every IPv4 interface, port ${port}: from another machine use this machine's address`,
     };
   }
-  const host = hostname.includes(":") ? `[${hostname}]` : hostname;
-  return { url: `http://${host}:${port}`, where: `listening on ${hostname} only, port ${port}` };
+  return { url: `http://${inUrl(hostname)}:${port}`, where: `listening on ${hostname} only, port ${port}` };
 }
