@@ -1098,6 +1098,41 @@ describe("a key whose quota is spent", () => {
       app.close();
     }
   });
+
+  test("a header the transport refuses is still its 406, 415 or 400 (D2), not the quota's 429", async () => {
+    const data = tempDir("tome-data-");
+    const key = keyIn(data, "k", "free");
+    writeUsage(usagePath(data), { months: { [new Date().toISOString().slice(0, 7)]: { k: 5000 } }, last_used: {} });
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access: new Access({ dataDir: data }) });
+    const ping = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" });
+    const initialize = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    });
+    const status = async (headers: Record<string, string>, body = ping) => {
+      const r = await app.handle(
+        new Request("http://localhost/mcp", {
+          method: "POST",
+          headers: { ...MCP_HEADERS, "X-API-Key": key, ...headers },
+          body,
+        }),
+      );
+      await r.body?.cancel();
+      return [r.status, r.headers.has("retry-after")];
+    };
+    try {
+      expect(await status({ Accept: "application/json" })).toEqual([406, false]);
+      expect(await status({ "Content-Type": "text/plain" })).toEqual([415, false]);
+      expect(await status({ "Mcp-Protocol-Version": "1999-01-01" })).toEqual([400, false]);
+      // An initialize names its version in its params: the header is not read, and the quota refuses it.
+      expect(await status({ "Mcp-Protocol-Version": "1999-01-01" }, initialize)).toEqual([429, true]);
+      expect(await status({})).toEqual([429, true]);
+    } finally {
+      app.close();
+    }
+  });
 });
 
 describe("/mcp/, with a slash at its end", () => {

@@ -11,7 +11,12 @@
  * body makes the parser or the SDK's schema checks work for long. JSON that is no JSON-RPC message is -32600 Invalid Request (-32700 is for no JSON).
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { ErrorCode, isJSONRPCRequest, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  isInitializeRequest,
+  isJSONRPCRequest,
+  JSONRPCMessageSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { boundedText, MAX_BODY_BYTES } from "../body";
 import type { ApiError } from "../errors";
 import type { Exchange } from "../pipeline";
@@ -141,14 +146,37 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
         ErrorCode.InvalidParams,
         `Invalid params: the ${notification.method} notification's params are not as MCP says (${wrong}).`,
       );
-    // A body refused above is the request's 400 or 413, before the quota's 429 (D2), as a REST route's bad parameter is.
-    const refused = overQuota(x);
+    // A body refused above is the request's 400 or 413, before the quota's 429 (D2), as a REST route's bad parameter is;
+    // so are the headers the transport refuses.
+    // (Asked first: the quota's refusal, once made, gives the answer its Retry-After.)
+    const refused = x.overQuota && ((await headersRefused(request, message)) ?? overQuota(x));
     if (refused) return refused;
     if (!asRequest) return serve(tools, x, message);
     const invalid = invalidParams(asRequest);
     if (invalid) return Response.json(invalid);
     return serve(tools, x, withoutTask(asRequest));
   };
+}
+
+/** A message that runs nothing: the transport answers it 202 once it has checked the request's headers. */
+const PROBE = { jsonrpc: "2.0", method: "notifications/initialized" };
+
+/**
+ * The transport's own refusal of the request's headers (406 for an Accept without both media types, 415 for a
+ * Content-Type that is not JSON, 400 for an Mcp-Protocol-Version it does not know), or undefined: asked with a
+ * notification in the message's place, and no server connected, so that nothing runs whatever it answers. An
+ * initialize names its version in its params, and the transport reads the header only of other messages.
+ */
+async function headersRefused(request: Request, message: unknown): Promise<Response | undefined> {
+  const probe = new Request(request.url, { method: "POST", headers: request.headers });
+  if (isInitializeRequest(message)) probe.headers.delete("mcp-protocol-version");
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  try {
+    const answer = await transport.handleRequest(probe, { parsedBody: PROBE });
+    return answer.status === 202 ? undefined : answer;
+  } finally {
+    await transport.close();
+  }
 }
 
 /**
