@@ -139,6 +139,16 @@ describe("every route and Host form, over a raw socket", () => {
       expect({ path, status: r.status }).toEqual({ path, status });
     }
   });
+
+  test("a CONNECT, whose target is a host and port, is D1's 405 for a method the API does not take, not a Host it cannot read", async () => {
+    const connect = "CONNECT localhost:443 HTTP/1.1\r\nHost: localhost:443\r\nConnection: close\r\n\r\n";
+    const r = await rawRequest(server.url, connect);
+    expect([r.status, JSON.parse(r.body).error, r.headers.allow]).toEqual([
+      405,
+      "method not allowed",
+      "GET, HEAD, OPTIONS",
+    ]);
+  });
 });
 
 test("the dashboard's 308 for an address ending in a slash always sends to a path of its own, never another origin", async () => {

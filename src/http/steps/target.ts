@@ -3,7 +3,8 @@
  * as a bare path when the Host header is missing or invalid ("", "a/", "a b"), and as
  * http://{host}{path} otherwise, however short the host ("api", "x:1"). A URL that is not the
  * latter is refused with a 400 before anything reads it, as are several Host lines and one holding a fragment (a request
- * target has none, RFC 9112 3.2); otherwise the path starts at the first "/" after "http://",
+ * target has none, RFC 9112 3.2), but a CONNECT (its target a host and port), left with no path for the methods step's 405;
+ * otherwise the path starts at the first "/" after "http://",
  * which is where the router (Elysia with standardHostname off) reads it.
  */
 import { errorResponse, ERRORS } from "../errors";
@@ -23,7 +24,12 @@ export const target: Step = {
     // Several Host lines (RFC 9112 3.2: a 400) Bun joins into one value, "a, b", and makes the URL of the first: a proxy
     // before Tome may have read another. No host name holds a comma.
     if (x.request.headers.get("host")?.includes(",")) return errorResponse(ERRORS.badRequest, ["hosts"]);
-    if (start < 0) return errorResponse(ERRORS.badRequest, ["host"]);
+    if (start < 0) {
+      // A CONNECT's target is a host and port (RFC 9110 9.3.6), which Bun gives as the URL whatever the Host: no path,
+      // and a method the API does not take, which the methods step refuses (D1's 405), not a Host it could not read.
+      if (x.request.method === "CONNECT") return undefined;
+      return errorResponse(ERRORS.badRequest, ["host"]);
+    }
     // Bun keeps a raw client's "#…" in the URL: read as part of the path or the query, it named no route (404) or a wrong value.
     if (url.includes("#", start)) return errorResponse(ERRORS.badRequest, ["fragment"]);
     const query = url.indexOf("?", start);
