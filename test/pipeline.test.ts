@@ -281,10 +281,11 @@ describe("pipelined requests", () => {
   let own: ServerProcess;
   let acme: string;
   let beta: string;
+  let flood: string;
   beforeAll(async () => {
     const data = tempDir("tome-data-");
-    [acme, beta] = await Promise.all(
-      ["acme", "beta"].map(
+    [acme, beta, flood] = await Promise.all(
+      ["acme", "beta", "flood"].map(
         async (account) => (await newKey(data, "--name", account, "--account", account, "--plan", "starter")).key,
       ),
     );
@@ -332,6 +333,21 @@ describe("pipelined requests", () => {
   // Bun (uWS) closes a connection on which a request arrives while the answer before it waits ("denying async
   // pipelining"): that answer and the requests behind it are never sent, and no hook reaches it (D28). What matters is
   // that nothing is charged for them, and that this test says so if Bun ever changes it.
+  test("a refusal of the key or its rate ends the connection: the requests written behind it are not answered (D183)", async () => {
+    for (const refused of [`wk_${"a".repeat(32)}`, ""]) {
+      const answers = await pipelined([
+        ["/v1/license", refused],
+        ["/v1/license", acme],
+      ]);
+      expect(answers.map((a) => [a.status, a.headers.connection])).toEqual([[refused ? 403 : 401, "close"]]);
+    }
+    // 60 at once past a rate of 25 a second: answered until the first 429, the rest dropped unread.
+    const answers = await pipelined(Array.from({ length: 60 }, (): [string, string] => ["/v1/license", flood]));
+    expect(answers.at(-1)?.status).toBe(429);
+    expect(answers.filter((a) => a.status !== 200)).toHaveLength(1);
+    expect(answers.length).toBeLessThan(60);
+  });
+
   test("behind an answer that waits (a search in a worker), Bun closes the connection: the rest is not answered, nor charged", async () => {
     const [acmeBefore, betaBefore] = [await quotaOf(acme), await quotaOf(beta)];
     const answers = await pipelined([

@@ -87,6 +87,16 @@ function refused(refusal: Refusal): Response {
   return errorAnswer(retryLater(row, refusal.retryAfter, refusal.message));
 }
 
+/**
+ * A refusal of the key or its rate ends its connection (D183): Bun drops unread the requests pipelined behind it, so that
+ * a client that writes hundreds of requests a connection past its rate, or with no usable key, costs the request thread
+ * one answer a connection rather than one a request, while the other keys' requests wait behind them.
+ */
+function closing(answer: Response): Response {
+  answer.headers.set("connection", "close");
+  return answer;
+}
+
 /** Why the store did not take a 2xx's credit, as the client is told it. */
 const WITHHELD_BECAUSE: Record<Exclude<Withheld, "quota spent">, string> = {
   unreachable: "its shared store is unreachable",
@@ -155,12 +165,12 @@ export function keys(access: Gate | undefined): Step {
   const decide = (x: Exchange, grant: Grant | Refusal): Response | undefined => {
     if ("reason" in grant) {
       // Answered here, not by the router: a path outside the API never reaches the routes without a key.
-      if (grant.reason === "no key" && !isApiPath(x.path)) return noRouteAnswer();
+      if (grant.reason === "no key" && !isApiPath(x.path)) return closing(noRouteAnswer());
       const answer = refused(grant);
       if (grant.standing) writeLimits(answer.headers, grant.standing, undefined);
-      return answer;
+      return closing(answer);
     }
-    if (grant.rateRemaining < 0 || grant.workWait) return rateRefusal(grant);
+    if (grant.rateRemaining < 0 || grant.workWait) return closing(rateRefusal(grant));
     x.grant = grant;
     if (!grant.held) x.overQuota = quotaError(grant);
     // Only a request with a body to wait for (POST /mcp) starts its work after admission: no closure for the others.
