@@ -796,6 +796,21 @@ describe("bun run snapshot:export", () => {
     expect(err?.code).toBe("ENOSPC");
   });
 
+  test("a file system refusal no fix is known for (/proc takes no new file) is its message on one line, no stack trace (D184)", async () => {
+    const snapshot = await snapshotFor({ dumps: [SQUAD] });
+    const { code, stderr } = await run([
+      join(ROOT, "src/cli/snapshot-export.ts"),
+      "--snapshot",
+      snapshot,
+      "--out",
+      "/proc/version",
+    ]);
+    expect(code).toBe(1);
+    expect(stderr.trim()).toBe(
+      "snapshot:export: could not write /proc/version: ENOENT: no such file or directory, open '/proc/.version.partial'",
+    );
+  });
+
   test("a name ending in .gz or .zst is compressed however its ending is spelt (.GZ, .Zst)", async () => {
     const snapshot = await snapshotFor({ dumps: [SQUAD] });
     const dir = tempDir();

@@ -1,6 +1,6 @@
 /**
  * How every CLI ends on an error the user can fix: `name: message` on stderr, with the usage
- * hint after a mistake in the arguments, and the error's exit code; no stack trace. Any other
+ * hint after a mistake in the arguments, and the error's exit code; no stack trace; a system call refused on a file, its own message (D184). Any other
  * error is ours, and is thrown as it is.
  */
 import { isAbsolute, relative, resolve } from "node:path";
@@ -44,6 +44,18 @@ function readRefused(err: unknown): boolean {
 function fileSystemFix(err: unknown): ((elsewhere: string | undefined) => string) | undefined {
   const { code, syscall } = (err ?? {}) as NodeJS.ErrnoException;
   return code === "EEXIST" && syscall === "mkdir" ? FILE_SYSTEM_FIXES.ENOTDIR : FILE_SYSTEM_FIXES[code ?? ""];
+}
+
+/** An error a system call gave on a file (an errno code, the call and the file it named), not one of Tome's own. */
+function systemRefusal(err: unknown): boolean {
+  const { code, syscall, path } = (err ?? {}) as NodeJS.ErrnoException;
+  return (
+    err instanceof Error &&
+    typeof code === "string" &&
+    /^E[A-Z]+$/.test(code) &&
+    typeof syscall === "string" &&
+    typeof path === "string"
+  );
 }
 
 /** Where a command is told to write instead. */
@@ -112,6 +124,12 @@ export async function mainOf(name: string, run: (config: Config) => unknown, opt
       console.error(
         `${name}: ${printableName((err as Error).message)}: ${fix(fixed ? undefined : elsewhereFor(name))}${where}. Nothing it would have replaced was changed.`,
       );
+      process.exit(1);
+    }
+    // A system call refused on a file no fix above names (ENOENT creating a file in /proc, EIO, EPERM): the file
+    // system's own message, which names the call and the file, on one line (D184); no stack trace.
+    if (systemRefusal(err)) {
+      console.error(`${name}: ${printableName((err as Error).message)}`);
       process.exit(1);
     }
     const exitCode = err instanceof UserError ? err.exitCode : undefined;
