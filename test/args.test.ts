@@ -328,6 +328,14 @@ describe("bun run snapshot:follow's arguments", () => {
     expect(minute.stderr).toContain("--start-day takes a day");
   });
 
+  test("--every is decimal hours: 0x10 (read as 16 hours), 0b11, 1e3 and ' 6' are refused (D168)", async () => {
+    for (const every of ["0x10", "0b11", "1e3", " 6"]) {
+      const r = await runToExit(["bun", FOLLOW, "--every", every], {}, tempDir("tome-args-"));
+      expect({ every, code: r.code }).toEqual({ every, code: 2 });
+      expect(r.stderr).toContain(`--every takes a number of hours from 0.0167 (a minute) up, e.g. 6, not "${every}"`);
+    }
+  });
+
   test("--wiki naming another wiki than the snapshot's is refused, where it said 'up to date: no frwiki incremental dump'", async () => {
     const dir = tempDir("tome-args-");
     const snapshot = await snapshotFor({ dumps: [SQUAD], limit: 10 });

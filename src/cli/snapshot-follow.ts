@@ -121,7 +121,8 @@ function parseFollowArgs(argv: string[]): FollowArgs | "help" {
   if (v === "help") return "help";
   if (v["start-day"] !== undefined && !isDay(v["start-day"]))
     throw new ArgumentError(`--start-day takes a day as YYYYMMDD, not ${given(v["start-day"])}.`);
-  if (v.every !== undefined && !(Number(v.every) >= LEAST_EVERY_HOURS && Number.isFinite(Number(v.every))))
+  // Decimal digits only, as --memory's figure (D168): Number() read "0x10" as 16 hours, "0b11" as 3, " 6 " as 6.
+  if (v.every !== undefined && !(/^[0-9]+(?:\.[0-9]+)?$/.test(v.every) && Number(v.every) >= LEAST_EVERY_HOURS))
     throw new ArgumentError(
       `--every takes a number of hours from 0.0167 (a minute) up, e.g. 6, not ${given(v.every)}: Wikimedia publishes a day's incremental dump once a day (D168).`,
     );
