@@ -96,6 +96,26 @@ describe("an option that takes one value, given twice (D118)", () => {
     expect(said(["--na\x1bme"])).toStartWith("unknown option --na\\u001bme: ");
   });
 
+  test("a count past 2^53 - 1 (--limit 99999999999999999999999) is refused with the usage, where the build threw the library's RangeError with its stack", async () => {
+    const r = await runToExit(
+      [
+        "bun",
+        join(ROOT, "src/cli/snapshot-build.ts"),
+        "--dump",
+        SQUAD,
+        "--out",
+        join(tempDir("tome-args-"), "x.tome"),
+        "--limit",
+        "99999999999999999999999",
+      ],
+      {},
+    );
+    expect([r.code, r.stderr.split("\n")[0]]).toEqual([
+      2,
+      'snapshot:build: --limit takes a whole number from 1 to 9007199254740991, not "99999999999999999999999".',
+    ]);
+  });
+
   test("a value a command refuses (--workers, --memory, --since, …) is said back with its terminal escapes written \\u…, where it went to the terminal raw", async () => {
     const refused = (read: () => unknown) => {
       try {
