@@ -281,6 +281,15 @@ describe("--out a device or a pipe", () => {
   });
 });
 
+describe("--out starting with ~ the shell did not expand", () => {
+  test("is refused before the work (--out=~/en.tome made a folder named '~' where the command ran, and wrote there)", () => {
+    const said =
+      '--out ~/en.tome starts with "~", which the shell did not turn into a home folder (it does not after "="): write --out ~/en.tome with a space, or the full path.';
+    expect(() => parseBuildArgs(["--out=~/en.tome", "--dump", SQUAD])).toThrow(said);
+    expect(() => parseUpdateArgs(["--base", "en.tome", "--dump", SQUAD, "--out=~/en.tome"])).toThrow(said);
+  });
+});
+
 describe("--out a file that is not a snapshot", () => {
   test("is refused before the work by build and update (it was replaced by the snapshot); a snapshot there, or an empty file, is written over", async () => {
     const dir = tempDir("tome-args-");

@@ -52,6 +52,12 @@ export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_
     throw new ArgumentError(
       `--out - would be a file named '-': ${/^[aeiou]/.test(file.what) ? "an" : "a"} ${file.what} cannot go to standard output. Name its file.`,
     );
+  // "--out=~/en.tome": the shell turns ~ into the home folder only at a word's start, so the command made a folder
+  // named "~" where it runs (Tome's, under bun run) and wrote there. A "~" folder already there is taken as meant.
+  if (/^~[^/]*(\/|$)/.test(out) && !statOf(out.split("/")[0]!)?.isDirectory())
+    throw new ArgumentError(
+      `--out ${printableName(out)} starts with "~", which the shell did not turn into a home folder (it does not after "="): write --out ${printableName(out)} with a space, or the full path.`,
+    );
   const written = statOf(out);
   if (out.endsWith("/") || written?.isDirectory())
     throw new ArgumentError(
