@@ -137,6 +137,13 @@ describe("settings", () => {
     expect(readConfig({ TOME_PUBLIC_URL: "http://x.com:8080" })).toMatchObject({ publicUrl: "http://x.com:8080" });
   });
 
+  test("TOME_DATA starting with a ~ the shell left (quoted, an env file) is refused, where start made a folder named '~' (D187)", () => {
+    expect(() => readConfig({ TOME_DATA: "~/data" })).toThrow(
+      'TOME_DATA starts with "~", which the shell did not turn into a home folder (it does not in quotes or an env file), not "~/data": give the full path (D187).',
+    );
+    expect(readConfig({ TOME_DATA: "data~/x" })).toMatchObject({ dataDir: "data~/x" });
+  });
+
   test("TOME_SEARCH_TIMEOUT_MS=0 is taken, and what it does is said where the setting is (README, start --help): every search cut off, not no limit", () => {
     expect(readConfig({ TOME_SEARCH_TIMEOUT_MS: "0" })).toMatchObject({ searchTimeoutMs: 0 });
     const { meaning } = SETTINGS.find((s) => s.name === "TOME_SEARCH_TIMEOUT_MS")!;

@@ -8,6 +8,7 @@
  * `bun src/cli/config.ts` prints the table as Markdown (README.md's "Configuration" holds it;
  * test/config.test.ts checks that they agree).
  */
+import { statSync } from "node:fs";
 import { isIP } from "node:net";
 import { availableParallelism } from "node:os";
 import { DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND } from "../access";
@@ -221,6 +222,20 @@ export class ConfigError extends UserError {
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * Whether `path` starts with a "~" or "~name" the shell left as it is (it expands one only at a word's start, and not in
+ * quotes or an env file), where no folder of that name is (D187): the command would make a folder named "~" and write
+ * there.
+ */
+export function unexpandedTilde(path: string): boolean {
+  if (!/^~[^/]*(\/|$)/.test(path)) return false;
+  try {
+    return !statSync(path.split("/")[0]!).isDirectory();
+  } catch {
+    return true;
+  }
+}
+
 function oneOf<T extends string>(env: Env, name: Name, allowed: readonly T[], fallback: T): T {
   const value = env[name];
   if (value === undefined || value === "") return fallback;
@@ -310,6 +325,12 @@ export function readConfig(env: Env = process.env): Config {
       `TOME_BUILD_WORKERS must be a whole number of threads, 1 to ${MAX_BUILD_WORKERS} (each holds about 17 MB), not "${printableName(buildWorkers)}".`,
     );
   }
+  const dataDir = given("TOME_DATA");
+  if (dataDir !== undefined && unexpandedTilde(dataDir)) {
+    throw new ConfigError(
+      `TOME_DATA starts with "~", which the shell did not turn into a home folder (it does not in quotes or an env file), not "${printableName(dataDir)}": give the full path (D187).`,
+    );
+  }
   const debugMem = given("TOME_DEBUG_MEM");
   return {
     snapshot: given("TOME_SNAPSHOT"),
@@ -317,8 +338,8 @@ export function readConfig(env: Env = process.env): Config {
     dump,
     host: given("HOST"),
     port: given("PORT"),
-    dataDir: given("TOME_DATA") ?? DEFAULT_DATA_DIR,
-    dataDirGiven: given("TOME_DATA") !== undefined,
+    dataDir: dataDir ?? DEFAULT_DATA_DIR,
+    dataDirGiven: dataDir !== undefined,
     adminToken,
     publicUrl,
     redisUrl: given("TOME_REDIS_URL"),

@@ -4,6 +4,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { beginsAsSnapshot } from "../files";
 import { isSnapshotName, SNAPSHOT_EXTENSION, SNAPSHOT_MAGIC } from "../snapshot";
 import { printableName } from "../printable";
+import { unexpandedTilde } from "./config";
 import { ArgumentError } from "./main";
 import { SNAPSHOT_DIR } from "./snapshots";
 
@@ -53,8 +54,8 @@ export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_
       `--out - would be a file named '-': ${/^[aeiou]/.test(file.what) ? "an" : "a"} ${file.what} cannot go to standard output. Name its file.`,
     );
   // "--out=~/en.tome": the shell turns ~ into the home folder only at a word's start, so the command made a folder
-  // named "~" where it runs (Tome's, under bun run) and wrote there. A "~" folder already there is taken as meant.
-  if (/^~[^/]*(\/|$)/.test(out) && !statOf(out.split("/")[0]!)?.isDirectory())
+  // named "~" where it runs (Tome's, under bun run) and wrote there (D187).
+  if (unexpandedTilde(out))
     throw new ArgumentError(
       `--out ${printableName(out)} starts with "~", which the shell did not turn into a home folder (it does not after "="): write --out ${printableName(out)} with a space, or the full path.`,
     );
