@@ -290,6 +290,25 @@ describe("--out starting with ~ the shell did not expand", () => {
   });
 });
 
+describe("an option given an empty value (D118)", () => {
+  test("is refused naming it, where --dump '' was 'dump not found: .' and follow's --from '' went to Wikimedia", async () => {
+    const said = "--dump is empty: give it a value, or leave it out.";
+    expect(() => parseBuildArgs(["--dump", ""])).toThrow(said);
+    expect(() => parseUpdateArgs(["--base", "en.tome", "--dump", SQUAD, "--dump", "", "--out", "x.tome"])).toThrow(
+      said,
+    );
+    const r = await runToExit(
+      ["bun", join(ROOT, "src/cli/snapshot-follow.ts"), "--from", ""],
+      {},
+      tempDir("tome-args-"),
+    );
+    expect([r.code, r.stderr.split("\n")[0]]).toEqual([
+      2,
+      "snapshot:follow: --from is empty: give it a value, or leave it out.",
+    ]);
+  });
+});
+
 describe("--out a file that is not a snapshot", () => {
   test("is refused before the work by build and update (it was replaced by the snapshot); a snapshot there, or an empty file, is written over", async () => {
     const dir = tempDir("tome-args-");

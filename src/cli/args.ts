@@ -99,6 +99,19 @@ export function readArgs<const O extends ParseArgsOptionsConfig>(
 }
 
 /**
+ * Refuses an option given an empty value (`--dump ""`, `--from "$UNSET"`): read as left out, it sent follow to Wikimedia
+ * instead of a mirror and export to the wrong message; read as a path, it said "dump not found: ." (D118). `--out`, which
+ * checkOut refuses empty with its own message, is left to it.
+ */
+export function refuseEmpty(values: Record<string, unknown>): void {
+  for (const [name, value] of Object.entries(values)) {
+    if (name === "out") continue;
+    if (value === "" || (Array.isArray(value) && value.includes("")))
+      throw new ArgumentError(`--${name} is empty: give it a value, or leave it out.`);
+  }
+}
+
+/**
  * The one file `name` takes, with its options (readArgs, the arguments read as files): -h/--help anywhere prints `help`
  * and exits 0; anything but one file is said, with how to see the help, and exits 2. `wrong` says what to give when
  * nothing else is wrong (no file at all).
