@@ -334,6 +334,16 @@ describe("bun run compile --out", () => {
     expect(r.stderr).not.toContain("Bun v");
     expect(r.code).toBe(2);
   });
+
+  test("a folder that takes no new file (/proc) is said in one line, exit 1: not bun build's uncaught AggregateError (D184)", async () => {
+    const r = await runToExit(
+      ["bun", join(ROOT, "src/cli/compile.ts"), "--out", "/proc/tome"],
+      {},
+      tempDir("tome-args-"),
+    );
+    expect(r.stderr.trim()).toMatch(/^compile: could not write \/proc\/tome: failed to rename \S+ to tome: ENOENT\.$/);
+    expect(r.code).toBe(1);
+  });
 });
 
 describe("tome (the executable's commands) without a command", () => {

@@ -5,6 +5,8 @@
  */
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { UserError } from "../errors";
+import { printableName } from "../printable";
 import { readArgs } from "./args";
 import { mainOf, note } from "./main";
 import { checkOut } from "./out";
@@ -38,12 +40,22 @@ Options:
 
 /** Compiles the executable to `out`; returns its size in bytes. */
 export async function compile(out: string): Promise<number> {
-  const result = await Bun.build({
-    entrypoints: [join(ROOT, "src/cli/tome.ts"), ...WORKERS.map((w) => join(ROOT, w))],
-    compile: { outfile: out },
-    minify: true,
-    sourcemap: "none",
-  });
+  let result: Awaited<ReturnType<typeof Bun.build>>;
+  try {
+    result = await Bun.build({
+      entrypoints: [join(ROOT, "src/cli/tome.ts"), ...WORKERS.map((w) => join(ROOT, w))],
+      compile: { outfile: out },
+      minify: true,
+      sourcemap: "none",
+    });
+  } catch (err) {
+    // Putting the executable in place is bun build's last step: a folder that takes no new file (/proc) made it throw an
+    // AggregateError, uncaught, after the bundling (D184). Said as the file system's refusal; any other failure is ours.
+    const messages = err instanceof AggregateError ? err.errors.map((e) => String((e as Error)?.message ?? e)) : [];
+    const write = messages.find((m) => /^failed to (rename|write|open|create)/i.test(m));
+    if (write) throw new UserError(`could not write ${printableName(out)}: ${printableName(write)}.`);
+    throw err;
+  }
   if (!result.success) throw new Error(`bun build --compile failed:\n${result.logs.join("\n")}`);
   return statSync(out).size;
 }
