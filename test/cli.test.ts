@@ -839,6 +839,23 @@ describe("bun run snapshot:export", () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  test("a snapshot whose damage decodes into other text (one flipped byte in a text block) writes no export (D66)", async () => {
+    const snapshot = await snapshotFor({ dumps: [SQUAD] });
+    const damaged = join(tempDir(), "damaged.tome");
+    const bytes = readFileSync(snapshot);
+    const block = openContainer(snapshot).sections.find((s) => s.name === "text.blocks.0")!;
+    // A byte of the block's literal text: zstd's decoder decodes it (it changes one character of a chunk's text).
+    bytes[block.offset + 300] = bytes[block.offset + 300]! ^ 0x01;
+    writeFileSync(damaged, bytes);
+    const out = join(dirname(damaged), "out.jsonl");
+    const { code, stderr } = await run([EXPORT, "--snapshot", damaged, "--out", out]);
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      `snapshot:export: ${damaged}: section(s) text.blocks.0 do not match their hash, so its text may be altered. Nothing was written`,
+    );
+    expect(existsSync(out)).toBe(false);
+  });
+
   test("a damaged text block is one line saying what to do, to a file or to standard output", async () => {
     const snapshot = await snapshotFor({ dumps: [SQUAD] });
     const damaged = join(tempDir(), "damaged.tome");

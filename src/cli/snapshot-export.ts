@@ -176,8 +176,17 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
   process.once("SIGTERM", stop);
   const sink = partial ? createWriteStream(partial) : target ? createWriteStream(args.out) : stdout;
   const ends = target !== undefined;
+  /** Whether the whole export went out before its damage was found (to standard output, it cannot be taken back). */
+  let written = false;
   try {
     await (compressor ? pipeline(lines, compressor, sink, { end: ends }) : pipeline(lines, sink, { end: ends }));
+    // A damaged byte that zstd's decoder does not catch (its frames carry no checksum), or in a section read as it is,
+    // decodes into other text: every section is checked against its hash before the export is put in place (D66).
+    const damaged = await snapshot.container.verify();
+    if (damaged.length) {
+      written = true;
+      throw new SnapshotError(`section(s) ${damaged.join(", ")} do not match their hash, so its text may be altered`);
+    }
     if (partial) renameSync(partial, args.out);
   } catch (err) {
     if (partial && existsSync(partial)) rmSync(partial);
@@ -185,7 +194,7 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
     if (!partial && (err as NodeJS.ErrnoException).code === "EPIPE") return undefined;
     if (err instanceof SnapshotError)
       throw new SnapshotError(
-        `${printableName(args.snapshot)}: ${err.message}. ${partial ? "Nothing was written" : "The export stops there"}: check it with ${commandLine(`snapshot:verify ${printableName(args.snapshot)}`)}, then copy or build it again.`,
+        `${printableName(args.snapshot)}: ${err.message}. ${partial ? "Nothing was written" : written ? "What was written may hold it" : "The export stops there"}: check it with ${commandLine(`snapshot:verify ${printableName(args.snapshot)}`)}, then copy or build it again.`,
       );
     throw target ? writeFailed(args.out, err) : err;
   } finally {
