@@ -346,6 +346,23 @@ describe("bun run compile --out", () => {
   });
 });
 
+describe("tome and keys with an object's member as their command", () => {
+  test("__proto__, constructor and toString are unknown commands of tome and keys, exit 2, where they threw a TypeError with its stack or did nothing with exit 0 (D89)", async () => {
+    for (const [file, tool] of [
+      ["tome.ts", "tome"],
+      ["keys.ts", "keys"],
+    ])
+      for (const name of ["__proto__", "constructor", "toString"]) {
+        const r = await runToExit(["bun", join(ROOT, "src/cli", file!), name], { TOME_DATA: tempDir("tome-args-") });
+        expect({ name, code: r.code, first: r.stderr.split("\n")[0] }).toEqual({
+          name,
+          code: 2,
+          first: `${tool}: unknown command "${name}".`,
+        });
+      }
+  });
+});
+
 describe("tome (the executable's commands) without a command", () => {
   test("its usage is a usage error's, on stderr with exit 2, where it went to stdout; --help is on stdout, exit 0", async () => {
     const none = await runToExit(["bun", join(ROOT, "src/cli/tome.ts")], {});

@@ -484,8 +484,9 @@ export async function main(args: string[]): Promise<void> {
     (command ? process.stdout : process.stderr).write(HELP.main!);
     process.exit(command ? 0 : 2);
   }
-  const run = COMMANDS[command];
-  const move = MOVES[command];
+  // Its own commands only: COMMANDS["toString"] ran Object's toString (exit 0, nothing done), "__proto__" threw (D89).
+  const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  const move = Object.hasOwn(MOVES, command) ? MOVES[command] : undefined;
   if (!run && !move) {
     console.error(`keys: unknown command "${printableName(command)}".\n\n${HELP.main}`);
     process.exit(2);

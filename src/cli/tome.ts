@@ -59,7 +59,8 @@ if (import.meta.main) {
     (name ? process.stdout : process.stderr).write(HELP);
     process.exit(name ? 0 : 2);
   }
-  const command = COMMANDS[name];
+  // Its own commands only: COMMANDS["toString"] and COMMANDS["__proto__"] are an object's members (D89).
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
     note(`tome: unknown command "${printableName(name)}".\n\n${HELP}`);
     process.exit(2);
