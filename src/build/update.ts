@@ -454,8 +454,10 @@ async function ingestDumps(
     }).finally(endResting);
   } catch (err) {
     if (err instanceof DumpError && err.damaged) {
+      // The damage's line ends with its cause in parentheses for a compressed dump ("… (Compressed file ends unexpectedly)").
+      const said = err.message.split("\n")[0]!.replace(/(?<![.!?])$/, ".");
       throw new DumpError(
-        `${err.message.split("\n")[0]} Nothing was written: fetch the dump again (applying part of a day would leave pages stale).`,
+        `${said} Nothing was written: fetch the dump again (applying part of a day would leave pages stale).`,
         { damaged: true },
       );
     }
