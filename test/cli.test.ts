@@ -212,6 +212,13 @@ await mainOf("snapshot:build", () => { throw Object.assign(new Error("ENOSPC: no
     );
   });
 
+  test("a build refused for a damaged dump leaves no folder it made for --out (D171)", async () => {
+    const dir = tempDir();
+    const { code } = await run([BUILD, "--dump", EN_2006_TRUNCATED, "--out", join(dir, "a", "b", "x.tome")]);
+    expect(code).toBe(1);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   test("two builds never write one --out: the second is refused while the first runs; a lock whose process is gone is taken over", async () => {
     const dir = tempDir();
     const out = join(dir, "x.tome");

@@ -1,7 +1,7 @@
 /** bun run snapshot:build — MediaWiki dumps → a Tome snapshot. */
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import type { ParseArgsOptionsConfig } from "node:util";
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmdirSync } from "node:fs";
 import { totalmem } from "node:os";
 import { buildFromDumps, DEFAULT_MEMORY_BYTES, MEMORY_BOUND, MOST_MEMORY_BYTES } from "../build";
 import { DEFAULT_CHUNK_WORDS, type IngestResult, MAX_BUILD_WORKERS, siteOf } from "../ingest";
@@ -256,7 +256,19 @@ function fileNameOf(wiki: string): string {
  * the function that lets `out` go.
  */
 export function claimOutput(out: string, log: (line: string) => void): () => void {
-  mkdirSync(dirname(out), { recursive: true });
+  // The first folder made for `out`, if any: one that holds nothing once the command failed goes again (D171).
+  const made = mkdirSync(dirname(out), { recursive: true });
+  const unmake = () => {
+    if (made === undefined || existsSync(out)) return;
+    for (let dir = dirname(out); ; dir = dirname(dir)) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        return;
+      }
+      if (resolve(dir) === resolve(made)) return;
+    }
+  };
   const lock = join(dirname(out), `.${basename(out)}.lock`);
   const release = takeLock(lock, {
     held: (pid, elsewhere) =>
@@ -285,6 +297,7 @@ export function claimOutput(out: string, log: (line: string) => void): () => voi
   return () => {
     process.off("exit", stopped);
     release();
+    unmake();
   };
 }
 
