@@ -840,6 +840,19 @@ describe("the key tool", () => {
     );
   });
 
+  test("keys plan --rate refused says the value it was given, as the other options' refusals do", async () => {
+    const r = await runToExit(
+      ["bun", join(ROOT, "src/cli/keys.ts"), "plan", "--account", "acme", "--plan", "enterprise", "--rate", "0x10"],
+      {
+        TOME_DATA: tempDir(),
+      },
+    );
+    expect([r.code, r.stderr.split("\n")[0]]).toEqual([
+      2,
+      'keys plan: --rate must be a whole number of requests per second from 1 to 1000000, not "0x10"',
+    ]);
+  });
+
   test("keys and keys account without their command: a usage error (stderr, exit 2) as an unknown one is, where account said nothing was wrong (exit 0)", async () => {
     const dir = tempDir();
     for (const [args, says] of [

@@ -312,7 +312,9 @@ async function plan(args: string[], store: KeyToolStore): Promise<void> {
   if (values.rate !== undefined) {
     rate = /^[0-9]+$/.test(values.rate) ? Number(values.rate) : NaN;
     if (!(rate >= 1 && rate <= 1_000_000))
-      throw new ArgumentError("--rate must be a whole number of requests per second from 1 to 1000000");
+      throw new ArgumentError(
+        `--rate must be a whole number of requests per second from 1 to 1000000, not ${given(values.rate)}`,
+      );
   }
   const now = Date.now();
   const { a, held } = await store.update((file) => {
