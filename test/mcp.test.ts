@@ -354,7 +354,7 @@ describe("/mcp on the server", () => {
     expect(((await r.json()) as Json).error).toBeString();
   });
 
-  test("each answered POST costs one credit (X-Quota-Remaining moves by one), a tool error included", async () => {
+  test("each answered call costs one credit (X-Quota-Remaining moves by one), a tool error included; the notification none (D32)", async () => {
     const seen: { method: string; status: number; quota: string | null }[] = [];
     const client = await httpClient(seen);
     try {
@@ -364,10 +364,10 @@ describe("/mcp on the server", () => {
       await client.close();
     }
     const posts = seen.filter((s) => s.method === "POST");
-    // initialize, notifications/initialized (202), then the two calls.
+    // initialize, notifications/initialized (202, asking for no work), then the two calls.
     expect(posts.map((p) => p.status)).toEqual([200, 202, 200, 200]);
     const quotas = posts.map((p) => Number(p.quota));
-    expect(quotas.slice(1).map((q, i) => quotas[i]! - q)).toEqual([1, 1, 1]);
+    expect(quotas.slice(1).map((q, i) => quotas[i]! - q)).toEqual([0, 1, 1]);
     // The client's GET for a server stream is refused (stateless), without a key and without a charge.
     expect(seen.filter((s) => s.method === "GET").map((s) => s.status)).toEqual([405]);
   });
@@ -539,6 +539,48 @@ describe("/mcp on the server", () => {
     expect(body.result.structuredContent.id).toBe("39_0");
     const ping = await post({ id: 4, method: "ping", params: { task: {} } }, { "X-API-Key": key });
     expect(await ping.json()).toEqual({ jsonrpc: "2.0", id: 4, result: {} });
+  });
+
+  /** What `message` cost: X-Quota-Remaining after a charged tools/list, less after it; and its answer's status and JSON-RPC error code. */
+  const spentOn = async (message: Json) => {
+    const quotaOf = (r: Response) => Number(r.headers.get("x-quota-remaining"));
+    const before = await post({ id: 0, method: "tools/list" }, { "X-API-Key": key });
+    expect(before.status).toBe(200);
+    const r = await post(message, { "X-API-Key": key });
+    const text = await r.text();
+    return { status: r.status, code: text && JSON.parse(text).error?.code, spent: quotaOf(before) - quotaOf(r) };
+  };
+
+  test("a call answered -32601 (method not found) costs no credit, as REST's 404 (D32)", async () => {
+    expect(await spentOn({ id: 1, method: "resources/list" })).toEqual({ status: 200, code: -32601, spent: 0 });
+  });
+
+  test("a tools/call of a tool that is not costs no credit (-32602, D32)", async () => {
+    const message = { id: 1, method: "tools/call", params: { name: "get_pages", arguments: { page_id: 39 } } };
+    expect(await spentOn(message)).toEqual({ status: 200, code: -32602, spent: 0 });
+  });
+
+  test("a tools/call whose arguments are an array costs no credit (-32602, D32)", async () => {
+    const message = { id: 1, method: "tools/call", params: { name: "get_page", arguments: [] } };
+    expect(await spentOn(message)).toEqual({ status: 200, code: -32602, spent: 0 });
+  });
+
+  test("a notification costs no credit (202, D32)", async () => {
+    const message = { method: "notifications/cancelled", params: { requestId: 7 } };
+    expect(await spentOn(message)).toEqual({ status: 202, code: "", spent: 0 });
+  });
+
+  test("a JSON-RPC response sent to the server costs no credit (202, D32)", async () => {
+    expect(await spentOn({ id: 7, result: {} })).toEqual({ status: 202, code: "", spent: 0 });
+  });
+
+  test("a tool call that ran costs one credit, a tool error included (D32)", async () => {
+    const message = {
+      id: 1,
+      method: "tools/call",
+      params: { name: "get_page", arguments: { page_id: 39, limit: -1 } },
+    };
+    expect(await spentOn(message)).toEqual({ status: 200, code: undefined, spent: 1 });
   });
 
   test("a JSON-RPC batch is refused whole (400, -32600), costing no credit: each call is its own request (D54)", async () => {

@@ -59,6 +59,12 @@ export interface Exchange {
    */
   overShare: (() => Response | undefined) | undefined;
   /**
+   * Set by the route when its 2xx did no work the key asked for, so that it costs no credit (D32): POST /mcp's
+   * JSON-RPC protocol error (-32601, -32602: its REST equivalent is a free 404 or 400) and a message that asks for no
+   * answer (a notification or a response, 202). It still counted against the rate and the work share.
+   */
+  free: boolean;
+  /**
    * A keyed request's time on the server's thread, for its key's work share (the keys step; D25,
    * D57): when it was admitted, how long it has since waited outside the thread (outsideWork),
    * and its time in a search worker meanwhile (chargeElsewhere, D101).
@@ -141,6 +147,7 @@ export function exchange(request: Request, server: Server<undefined> | undefined
     grant: undefined,
     overQuota: undefined,
     overShare: undefined,
+    free: false,
     work: undefined,
     served,
   };

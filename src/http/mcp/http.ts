@@ -21,7 +21,7 @@ import { boundedText, MAX_BODY_BYTES } from "../body";
 import type { ApiError } from "../errors";
 import type { Exchange } from "../pipeline";
 import { outsideWork } from "../steps/keys";
-import { invalidParams, refusedNotification, withoutTask, type McpTools } from "./server";
+import { invalidParams, isServed, refusedNotification, withoutTask, type McpTools } from "./server";
 
 /** A tool call nests 4 levels ({params: {arguments: {…}}}); clients' extensions a few more. */
 const MAX_DEPTH = 32;
@@ -151,9 +151,20 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
     // (Asked first: the quota's refusal, once made, gives the answer its Retry-After.)
     const refused = x.overQuota && ((await headersRefused(request, message)) ?? overQuota(x));
     if (refused) return refused;
-    if (!asRequest) return serve(tools, x, message);
+    // A JSON-RPC protocol error or a message that asks for no answer costs no credit, as REST's 400 and 404 (D32); the
+    // SDK answers both over HTTP 200 or 202. An unknown tool is told so by the tools/call handler (server.ts).
+    if (!asRequest) {
+      // A notification or a response (202): it asks for no work.
+      x.free = true;
+      return serve(tools, x, message);
+    }
     const invalid = invalidParams(asRequest);
-    if (invalid) return Response.json(invalid);
+    if (invalid) {
+      x.free = true;
+      return Response.json(invalid);
+    }
+    // -32601 Method not found, the SDK's answer.
+    if (!isServed(asRequest.method)) x.free = true;
     return serve(tools, x, withoutTask(asRequest));
   };
 }

@@ -70,6 +70,9 @@ const REQUESTS = new Map<string, MessageSchema>([
   ["tools/call", CallToolRequestSchema],
 ]);
 
+/** Whether the server answers a request of this method; any other is -32601 Method not found (the SDK's answer). */
+export const isServed = (method: string): boolean => REQUESTS.has(method);
+
 /**
  * A request whose params its method's schema refuses (initialize without protocolVersion, tools/call without a name or
  * with arguments that are not an object, or with one named __proto__), answered -32602 Invalid params with what is wrong. The SDK answers it
@@ -228,6 +231,8 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
         if (!tool) {
           // Not an McpError: its message is "MCP error -32602: …", which the SDK sends as it is and a client prefixes again.
           const message = `There is no tool ${shortened(request.params.name)}: the tools are ${[...byName.keys()].join(", ")}.`;
+          // A protocol error, the client's mistake, as REST's 404 for a route that is not: no credit (D32).
+          if (x) x.free = true;
           throw Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
         }
         return call(tool, request.params.arguments, x, refused);

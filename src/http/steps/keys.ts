@@ -152,8 +152,12 @@ export function keys(access: Gate | undefined): Step {
     });
   };
 
-  /** Whether the request is charged its cost (D20): a 2xx; for a PDF, one rendered or kept, as its X-Credit-Cost says (D26). */
-  const succeeded = (grant: Grant, response: Response) => {
+  /**
+   * Whether the request is charged its cost (D20): a 2xx; for a PDF, one rendered or kept, as its X-Credit-Cost says (D26);
+   * not a 2xx its route said was free (x.free: /mcp's protocol errors and notifications, D32).
+   */
+  const succeeded = (x: Exchange, grant: Grant, response: Response) => {
+    if (x.free) return false;
     const status = response.status;
     const ok = status >= 200 && status < 300;
     if (grant.cost === COST.request) return ok;
@@ -203,7 +207,7 @@ export function keys(access: Gate | undefined): Step {
       if (!grant) return response;
       const work = x.work;
       if (work) access.spent(grant, UNTIMED_MS + performance.now() - work.started - work.waited + work.elsewhere);
-      const settled = access.settle(grant, succeeded(grant, response));
+      const settled = access.settle(grant, succeeded(x, grant, response));
       if (settled instanceof Promise) {
         return settled.then((deliver) => {
           // A hold that lapsed, the quota spent meanwhile (D181): the quota's refusal, as had it lacked the cost at admission.
