@@ -1141,6 +1141,35 @@ describe("a key whose quota is spent", () => {
     }
   });
 
+  test("a protocol error or a notification is still answered, free (D32), not the quota's 429: as REST's 400 before it (D2)", async () => {
+    const data = tempDir("tome-data-");
+    const key = keyIn(data, "k", "free");
+    writeUsage(usagePath(data), { months: { [new Date().toISOString().slice(0, 7)]: { k: 5000 } }, last_used: {} });
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access: new Access({ dataDir: data }) });
+    const answer = async (message: Json) => {
+      const body = JSON.stringify({ jsonrpc: "2.0", ...message });
+      const headers = { ...MCP_HEADERS, "X-API-Key": key };
+      const r = await app.handle(new Request("http://localhost/mcp", { method: "POST", headers, body }));
+      const text = await r.text();
+      return [r.status, text && (JSON.parse(text).error?.code ?? JSON.parse(text).error)];
+    };
+    try {
+      expect(await answer({ id: 1, method: "resources/list" })).toEqual([200, -32601]);
+      expect(await answer({ id: 1, method: "tools/call", params: { name: "nope", arguments: {} } })).toEqual([
+        200, -32602,
+      ]);
+      expect(await answer({ id: 1, method: "tools/call", params: { name: "get_page", arguments: [] } })).toEqual([
+        200, -32602,
+      ]);
+      expect(await answer({ method: "notifications/initialized" })).toEqual([202, ""]);
+      expect(
+        await answer({ id: 1, method: "tools/call", params: { name: "get_page", arguments: { page_id: 39 } } }),
+      ).toEqual([429, "quota_exceeded"]);
+    } finally {
+      app.close();
+    }
+  });
+
   test("a header the transport refuses is still its 406, 415 or 400 (D2), not the quota's 429", async () => {
     const data = tempDir("tome-data-");
     const key = keyIn(data, "k", "free");

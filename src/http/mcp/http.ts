@@ -146,25 +146,22 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
         ErrorCode.InvalidParams,
         `Invalid params: the ${notification.method} notification's params are not as MCP says (${wrong}).`,
       );
+    // A JSON-RPC protocol error or a message that asks for no work (a notification or a response, 202) costs no credit,
+    // as REST's 400 and 404 (D32), and so needs none: answered whether or not the quota could hold one, as REST's 400
+    // comes before the quota's 429 (D2). -32601 (a method not served) and -32602 for a tool that is not are the SDK's.
+    const invalid = asRequest && invalidParams(asRequest);
+    x.free =
+      !asRequest ||
+      invalid !== undefined ||
+      !isServed(asRequest.method) ||
+      (asRequest.method === "tools/call" && !tools.isTool(asRequest.params?.name));
     // A body refused above is the request's 400 or 413, before the quota's 429 (D2), as a REST route's bad parameter is;
     // so are the headers the transport refuses.
     // (Asked first: the quota's refusal, once made, gives the answer its Retry-After.)
-    const refused = x.overQuota && ((await headersRefused(request, message)) ?? overQuota(x));
+    const refused = !x.free && x.overQuota && ((await headersRefused(request, message)) ?? overQuota(x));
     if (refused) return refused;
-    // A JSON-RPC protocol error or a message that asks for no answer costs no credit, as REST's 400 and 404 (D32); the
-    // SDK answers both over HTTP 200 or 202. An unknown tool is told so by the tools/call handler (server.ts).
-    if (!asRequest) {
-      // A notification or a response (202): it asks for no work.
-      x.free = true;
-      return serve(tools, x, message);
-    }
-    const invalid = invalidParams(asRequest);
-    if (invalid) {
-      x.free = true;
-      return Response.json(invalid);
-    }
-    // -32601 Method not found, the SDK's answer.
-    if (!isServed(asRequest.method)) x.free = true;
+    if (!asRequest) return serve(tools, x, message);
+    if (invalid) return Response.json(invalid);
     return serve(tools, x, withoutTask(asRequest));
   };
 }

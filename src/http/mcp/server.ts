@@ -216,6 +216,8 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
 
   return {
     tools: list,
+    /** Whether a tools/call names one of the tools; any other name is answered -32602 (the handler below). */
+    isTool: (name: unknown): boolean => typeof name === "string" && byName.has(name),
     /**
      * A server for one request (`x`: its exchange, whose key is charged a search worker's time); `refused` is told a
      * tool call's refusal that says when to come back (Retry-After).
@@ -231,8 +233,6 @@ export function mcpTools(ctx: ApiContext, options: McpOptions) {
         if (!tool) {
           // Not an McpError: its message is "MCP error -32602: …", which the SDK sends as it is and a client prefixes again.
           const message = `There is no tool ${shortened(request.params.name)}: the tools are ${[...byName.keys()].join(", ")}.`;
-          // A protocol error, the client's mistake, as REST's 404 for a route that is not: no credit (D32).
-          if (x) x.free = true;
           throw Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
         }
         return call(tool, request.params.arguments, x, refused);
