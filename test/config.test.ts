@@ -144,6 +144,17 @@ describe("settings", () => {
     expect(readConfig({ TOME_DATA: "data~/x" })).toMatchObject({ dataDir: "data~/x" });
   });
 
+  test("TOME_KEY_MS_PER_SECOND past 65000 (a second of the request thread and 64 search workers) is refused with the bound, where any run of digits was taken and a huge one became Infinity (D25)", () => {
+    expect(readConfig({ TOME_KEY_MS_PER_SECOND: "65000" })).toMatchObject({ keyMsPerSecond: 65000 });
+    for (const value of ["65001", "9".repeat(400)]) {
+      expect(() => readConfig({ TOME_KEY_MS_PER_SECOND: value })).toThrow(ConfigError);
+      expect(() => readConfig({ TOME_KEY_MS_PER_SECOND: value })).toThrow(
+        `TOME_KEY_MS_PER_SECOND must be a whole number of milliseconds, 0 to 65000 (0: no limit), not "${value}": a second holds at most 65000 ms of the server's threads, its request thread's and 64 search workers' (D25).`,
+      );
+    }
+    expect(SETTINGS.find((s) => s.name === "TOME_KEY_MS_PER_SECOND")!.meaning).toContain("at most 65000");
+  });
+
   test("TOME_SEARCH_TIMEOUT_MS=0 is taken, and what it does is said where the setting is (README, start --help): every search cut off, not no limit", () => {
     expect(readConfig({ TOME_SEARCH_TIMEOUT_MS: "0" })).toMatchObject({ searchTimeoutMs: 0 });
     const { meaning } = SETTINGS.find((s) => s.name === "TOME_SEARCH_TIMEOUT_MS")!;

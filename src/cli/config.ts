@@ -45,6 +45,13 @@ startedByNpm(
   process.env.npm_lifecycle_event !== undefined,
 );
 
+/**
+ * The most TOME_KEY_MS_PER_SECOND may be (D25): a second of the server's time on its request thread and the most
+ * search workers it may have. More could never be spent, so it would mean no limit, which is 0; a figure past a
+ * number's range (any run of digits was taken) became Infinity, and the work share computed NaN.
+ */
+const MAX_KEY_MS_PER_SECOND = 1000 * (1 + MAX_SEARCH_WORKERS);
+
 /** The server's search threads run this many nice steps below its request thread unless told otherwise (D142). */
 const SEARCH_WORKER_NICE = 10;
 
@@ -127,8 +134,7 @@ export const SETTINGS = [
   {
     name: "TOME_KEY_MS_PER_SECOND",
     default: String(DEFAULT_KEY_MS_PER_SECOND),
-    meaning:
-      "milliseconds of the server's time (its request thread's and its search workers', less a worker's waits for a core) one key may use per second, on average (0: no limit); past it, 429 rate_limit_exceeded (D25, D101, D144)",
+    meaning: `milliseconds of the server's time (its request thread's and its search workers', less a worker's waits for a core) one key may use per second, on average (0: no limit; at most ${MAX_KEY_MS_PER_SECOND}, a second of the request thread and ${MAX_SEARCH_WORKERS} search workers); past it, 429 rate_limit_exceeded (D25, D101, D144)`,
     usedBy: "start",
   },
   {
@@ -249,9 +255,9 @@ function oneOf<T extends string>(env: Env, name: Name, allowed: readonly T[], fa
 export function readConfig(env: Env = process.env): Config {
   const given = (name: Name) => (env[name] === "" ? undefined : env[name]);
   const share = given("TOME_KEY_MS_PER_SECOND");
-  if (share !== undefined && !/^[0-9]+$/.test(share)) {
+  if (share !== undefined && !(/^[0-9]{1,9}$/.test(share) && Number(share) <= MAX_KEY_MS_PER_SECOND)) {
     throw new ConfigError(
-      `TOME_KEY_MS_PER_SECOND must be a whole number of milliseconds (0: no limit), not "${printableName(share)}".`,
+      `TOME_KEY_MS_PER_SECOND must be a whole number of milliseconds, 0 to ${MAX_KEY_MS_PER_SECOND} (0: no limit), not "${printableName(share)}": a second holds at most ${MAX_KEY_MS_PER_SECOND} ms of the server's threads, its request thread's and ${MAX_SEARCH_WORKERS} search workers' (D25).`,
     );
   }
   const timeout = given("TOME_SEARCH_TIMEOUT_MS");
