@@ -867,6 +867,25 @@ describe("pages without text (D174)", () => {
   });
 });
 
+describe("dumps of different wikis with --limit", () => {
+  test("the limit reached in the first dump, the second's <siteinfo> is still read and a dump of another wiki refused, nothing written (D186): it was passed over unread", async () => {
+    const dir = tempDir();
+    const out = join(dir, "mixed.tome");
+    const args = { out, chunkWords: 300, allowTruncated: false, workers: 1, limit: 20 };
+    const err = await buildSnapshot({ ...args, dumps: [EN_2016, TRUNCATED_XZ[3]!] }, () => {}).catch((e) => e);
+    expect(err).toBeInstanceOf(DumpError);
+    expect(err.message).toBe(
+      `${TRUNCATED_XZ[3]} is from ja.wikipedia.org, but the snapshot is of en.wikipedia.org: one snapshot holds one wiki. Build a separate snapshot for each wiki.`,
+    );
+    expect(existsSync(out)).toBe(false);
+    // Two dumps of one wiki, the limit reached in the first: built, as before.
+    await buildSnapshot({ ...args, dumps: [EN_2016, EN_2016] }, () => {});
+    const built = open(out);
+    expect(built.snapshot.pages.length).toBe(20);
+    built.close();
+  });
+});
+
 describe("a dump that does not name its wiki", () => {
   test("is built as en.wikipedia.org's, as before, and the build says so: the snapshot's wiki, which every page's source names", async () => {
     const dir = tempDir();

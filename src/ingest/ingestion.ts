@@ -222,14 +222,28 @@ class Ingestion {
     this.claims.close();
   }
 
-  /** A dump's <siteinfo>: it must be of the wiki read so far; the workers learn its namespaces. */
-  private takeSite(site: SiteInfo, spec: string, report: SourceReport): void {
-    report.schema = site.schema;
+  /** A dump of another wiki than the one read so far is refused: one snapshot holds one wiki. */
+  private checkWiki(site: SiteInfo, spec: string): void {
     if (this.wiki && !sameWiki(this.wiki, site)) {
       throw new DumpError(
         `${printableName(spec)} is from ${site.host || site.dbname}, but the snapshot is of ${this.wiki.host || this.wiki.dbname}: one snapshot holds one wiki. Build a separate snapshot for each wiki.`,
       );
     }
+  }
+
+  /**
+   * A dump the limit leaves unread: its head is read up to its <siteinfo>, which must be of the wiki read, as a dump
+   * read is (D186): with --limit a dump of another wiki after the limit was passed over, neither refused nor said.
+   */
+  async checkUnread(spec: string): Promise<void> {
+    const site = await headOf(spec);
+    if (site) this.checkWiki(site, spec);
+  }
+
+  /** A dump's <siteinfo>: it must be of the wiki read so far; the workers learn its namespaces. */
+  private takeSite(site: SiteInfo, spec: string, report: SourceReport): void {
+    report.schema = site.schema;
+    this.checkWiki(site, spec);
     const lang = site.lang || site.host.split(".")[0] || "en";
     if (!this.wiki) this.hostGuessed = !site.host;
     const wiki = (this.wiki ??= {
@@ -350,8 +364,8 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
   const run = new Ingestion(options);
   try {
     for (const [dumpIndex, spec] of options.dumps.entries()) {
-      if (run.full) break;
-      await run.readDump(spec, dumpIndex);
+      if (run.full) await run.checkUnread(spec);
+      else await run.readDump(spec, dumpIndex);
     }
     await run.drain();
     run.close();
@@ -379,6 +393,24 @@ export async function siteOf(spec: string): Promise<SiteInfo> {
     source.cancel();
   }
   throw new DumpError(`${printableName(spec)} has no <siteinfo>: it is not a MediaWiki export.`);
+}
+
+/**
+ * A dump's <siteinfo> if it comes before its first page (where MediaWiki writes it), else undefined (a dump that does
+ * not name its wiki, taken as any other's): read no further than that.
+ */
+async function headOf(spec: string): Promise<SiteInfo | undefined> {
+  const source = await openDump(spec, true);
+  try {
+    for await (const item of readExport(source.xml, printableName(spec)))
+      return item.kind === "site" ? item.site : undefined;
+  } catch (err) {
+    const decoderError = err instanceof DumpError ? await source.decoderError() : null;
+    throw decoderError ?? err;
+  } finally {
+    source.cancel();
+  }
+  return undefined;
 }
 
 /** Whether a dump's site information names the given wiki (by host when both have one, else dbname and language). */
