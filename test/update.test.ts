@@ -312,6 +312,32 @@ describe("deletions counted by what they removed", () => {
   });
 });
 
+describe("a deletion list that names nothing (D45)", () => {
+  test("lines that match no page or redirect are counted in a warning naming the first, where the update said only '0 removed'", async () => {
+    const list = join(dir, "deleted-unmatched.txt");
+    // 12 (Anarchism) is in the base; the rest name nothing: an id no page has, a title no page holds.
+    writeFileSync(list, "# pages gone\n12\n__proto__\n999999999\n");
+    const lines: string[] = [];
+    await runUpdate(
+      { base: UPDATED, dumps: [], deleted: list, out: join(dir, "deleted-unmatched.tome"), workers: 2 },
+      (l) => lines.push(l),
+    );
+    expect(lines.at(-2)).toContain("1 removed (1 by");
+    expect(lines.at(-1)).toBe(
+      `  warning: 2 lines of ${list} matched no page or redirect of the base or the dumps, the first line 3: "__proto__". Check that it is the list meant, page ids or titles one a line (D45).`,
+    );
+  });
+
+  test("a file that is not text (a dump given for the list) is refused before anything is read, naming its line", () => {
+    expect(() => readDeletions(EN_2016)).toThrow(
+      `${EN_2016} is not a text file (line 1 holds bytes that are not UTF-8 text): a deletion list holds page ids or titles, one a line (D45). Give the list, as text; nothing was written.`,
+    );
+    const nul = join(dir, "deleted-nul.txt");
+    writeFileSync(nul, "12\n1\u00003\n");
+    expect(() => readDeletions(nul)).toThrow(`${nul} is not a text file (line 2 holds bytes that are not UTF-8 text)`);
+  });
+});
+
 describe("refusals: nothing is written, one line says what to do", () => {
   async function update(...args: string[]): Promise<{ code: number; stderr: string; out: string }> {
     const out = join(tempDir("tome-refused-"), "out.tome");

@@ -6,7 +6,8 @@
  *   Some title     a title (MediaWiki's form: `_` = space, first letter either case)
  *   title:1984     a title, said explicitly (for titles made only of digits)
  *
- * Blank lines and lines starting with # are ignored.
+ * Blank lines and lines starting with # are ignored. A file that is not text (a NUL byte, bytes that are not UTF-8)
+ * is refused; lines that match no page or redirect are counted, and the update says how many (D45).
  */
 import { readFileSync } from "node:fs";
 import { canonicalTitle } from "../ingest";
@@ -20,13 +21,38 @@ export interface Deletions {
   ids: Set<number>;
   /** Canonical titles. */
   titles: Set<string>;
+  /** Each entry's line (1-based) and text as written, in the file's order, to say which matched nothing (D45). */
+  lines?: DeletionLine[];
+}
+
+/** One entry of the list: a page id or a canonical title, with where it was written. */
+interface DeletionLine {
+  line: number;
+  text: string;
+  id?: number;
+  title?: string;
+}
+
+/** The entries that named no page or redirect (neither `matchedIds` nor `matchedTitles` holds theirs): how many, the first. */
+export function unmatchedDeletions(
+  deleted: Deletions,
+  matchedIds: Set<number>,
+  matchedTitles: Set<string>,
+): { count: number; first: { line: number; text: string } } | undefined {
+  const unmatched = (deleted.lines ?? []).filter((l) =>
+    l.id !== undefined ? !matchedIds.has(l.id) : !matchedTitles.has(l.title!),
+  );
+  if (!unmatched.length) return undefined;
+  const { line, text } = unmatched[0]!;
+  return { count: unmatched.length, first: { line, text } };
 }
 
 /** A deletion list that cannot be read, said for the person at the terminal. */
 export class DeletionsError extends UserError {}
 
 export function parseDeletions(text: string, file: string): Deletions {
-  const out: Deletions = { file, ids: new Set(), titles: new Set() };
+  const lines: DeletionLine[] = [];
+  const out: Deletions = { file, ids: new Set(), titles: new Set(), lines };
   text.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.trim();
     if (!line || line.startsWith("#")) return;
@@ -37,19 +63,21 @@ export function parseDeletions(text: string, file: string): Deletions {
       if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(Number(value)))
         throw new DeletionsError(`${printableName(file)}, line ${i + 1}: "${printableName(value)}" is not a page id.`);
       out.ids.add(Number(value));
+      lines.push({ line: i + 1, text: line, id: Number(value) });
     } else {
       const title = canonicalTitle(value);
       if (!title) throw new DeletionsError(`${printableName(file)}, line ${i + 1}: an empty title.`);
       out.titles.add(title);
+      lines.push({ line: i + 1, text: line, title });
     }
   });
   return out;
 }
 
 export function readDeletions(file: string): Deletions {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, "utf8");
+    bytes = readFileSync(file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // As a dump or a snapshot not found, or a folder given for one, is said.
@@ -62,5 +90,31 @@ export function readDeletions(file: string): Deletions {
       throw new DeletionsError(`${printableName(file)} is a folder, not a deletion list: name the file in it.`);
     throw new DeletionsError(cannotRead(`the deletion list ${printableName(file)}`, err));
   }
-  return parseDeletions(text, file);
+  return parseDeletions(textOf(bytes, file), file);
+}
+
+/**
+ * The list's text; a file that is not text is refused, naming the first byte that is not (D45): read as UTF-8 anyway,
+ * a wrong file (a dump, a snapshot) was a list of "titles" that matched nothing, and the update said "0 removed".
+ */
+function textOf(bytes: Buffer, file: string): string {
+  const strict = new TextDecoder("utf-8", { fatal: true });
+  let line = 0;
+  for (let at = 0; at <= bytes.length; ) {
+    const end = bytes.indexOf(10, at) < 0 ? bytes.length : bytes.indexOf(10, at);
+    line++;
+    const bytesOfLine = bytes.subarray(at, end);
+    let text = true;
+    try {
+      strict.decode(bytesOfLine);
+    } catch {
+      text = false;
+    }
+    if (!text || bytesOfLine.includes(0))
+      throw new DeletionsError(
+        `${printableName(file)} is not a text file (line ${line} holds bytes that are not UTF-8 text): a deletion list holds page ids or titles, one a line (D45). Give the list, as text; nothing was written.`,
+      );
+    at = end + 1;
+  }
+  return strict.decode(bytes);
 }

@@ -55,7 +55,7 @@ import {
   type IndexBuildProgress,
 } from "../search";
 import { BUILD_RULES, checkOut, countTextless, DEFAULT_MEMORY_BYTES, stopIfAborted } from "./full";
-import type { Deletions } from "./deletions";
+import { type Deletions, unmatchedDeletions } from "./deletions";
 import { commandLine } from "../invocation";
 import { SortedRuns } from "../sorted-runs";
 import { printableName } from "../printable";
@@ -88,7 +88,11 @@ export interface UpdateReport {
   result: IngestResult;
   /** Pages kept without text: no chunk, never a hit nor a title's answer (D174). */
   textless: number;
+  /** The --deleted list's lines that named no page or redirect of the base or the dumps: how many, the first (D45). */
+  unmatchedDeletions?: UnmatchedDeletions;
 }
+
+type UnmatchedDeletions = ReturnType<typeof unmatchedDeletions>;
 
 /** A page id's claim on its page and title, from the base (row) or the dumps (arrival). */
 interface Holder {
@@ -333,7 +337,7 @@ async function writeUpdate(
       base: base.meta.contentHash,
       updates: [...(base.meta.updates ?? []), applied],
     },
-    report: { runs: index.runCount, applied, result, textless },
+    report: { runs: index.runCount, applied, result, textless, unmatchedDeletions: merged.unmatched },
   };
 }
 
@@ -492,6 +496,7 @@ function resolve(
   added: number;
   removed: number;
   deletedOfBase: { pages: number; redirects: number };
+  unmatched: UnmatchedDeletions;
 } {
   const pages = base.pages;
   const claims = new Map(result.claims);
@@ -522,10 +527,17 @@ function resolve(
   });
   // What the list removed of the base, counted by what the base held (an article the dumps made a redirect is a page).
   const deletedOfBase = { pages: 0, redirects: 0 };
+  // The list's ids and titles that named a page or redirect, to say the lines that named none (D45).
+  const matchedIds = new Set<number>();
+  const matchedTitles = new Set<string>();
   let written = 0;
   const write = (h: Holder | undefined, inBase?: keyof typeof deletedOfBase) => {
     if (!h) return;
-    if ((h.pageId !== undefined && deleted?.ids.has(h.pageId)) || deleted?.titles.has(h.title)) {
+    const byId = h.pageId !== undefined && deleted?.ids.has(h.pageId);
+    const titled = deleted?.titles.has(h.title);
+    if (byId || titled) {
+      if (byId) matchedIds.add(h.pageId!);
+      if (titled) matchedTitles.add(h.title);
       if (inBase) deletedOfBase[inBase]++;
       return;
     }
@@ -622,6 +634,7 @@ function resolve(
     added: kept.newArrivals.length - changed,
     removed,
     deletedOfBase,
+    unmatched: deleted ? unmatchedDeletions(deleted, matchedIds, matchedTitles) : undefined,
   };
 }
 

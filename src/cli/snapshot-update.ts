@@ -49,7 +49,8 @@ Options:
   --deleted <file>      pages to remove, one a line: a page id (digits, or id:123), or a
                         title (title:1984 for a title of digits); blank lines and # comments
                         are ignored. Deletions are not in the incremental dumps (they come
-                        from the mediawiki.page_change event stream).
+                        from the mediawiki.page_change event stream). A file that is not
+                        text is refused; lines naming no page are counted in a warning.
   --out <file>          where to write the new snapshot (required; written to a temporary
                         file and renamed into place)
   --memory <size>       memory for the new pages' index inversion before it spills a run
@@ -152,6 +153,13 @@ async function updateTo(
   log(
     `wrote ${printableName(args.out)}: ${a.changed} pages changed, ${a.added} added, ${a.removed} removed${byList}; ${writtenSummary(m, report.bytes, report.runs, started)}`,
   );
+  const unmatched = report.unmatchedDeletions;
+  if (unmatched && a.deleted) {
+    const lines = unmatched.count === 1 ? "1 line" : `${unmatched.count} lines`;
+    log(
+      `  warning: ${lines} of ${printableName(a.deleted.file)} matched no page or redirect of the base or the dumps, the first line ${unmatched.first.line}: "${printableName(unmatched.first.text)}". Check that it is the list meant, page ids or titles one a line (D45).`,
+    );
+  }
   logTextless(report.textless, log);
   return report;
 }
