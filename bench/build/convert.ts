@@ -9,8 +9,6 @@
  * apart. The two alternate round by round, after a first round that warms both, so that a change
  * in the machine's load falls on both; medians over the rounds.
  */
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import wtf from "wtf_wikipedia";
 import { articleBuilder } from "../../src/ingest/article";
@@ -19,7 +17,7 @@ import { readExport } from "../../src/ingest/mediawiki";
 import type { RawPage } from "../../src/ingest/raw-page";
 import { openDump } from "../../src/ingest/source";
 import { makeConverter } from "../../src/ingest/wikitext";
-import { dumpsDir } from "../support";
+import { dumpsOr } from "../support";
 import { median } from "../stats";
 
 type Step = (page: RawPage) => unknown;
@@ -60,11 +58,7 @@ async function main() {
     console.log("Usage: bun bench/build/convert.ts [--rounds N] [dump …]   (default: every shared dump)");
     return;
   }
-  const dumps = positionals.length
-    ? positionals
-    : readdirSync(dumpsDir())
-        .sort()
-        .map((f) => join(dumpsDir(), f));
+  const dumps = dumpsOr(positionals);
   const sets = await Promise.all(dumps.map(articlesOf));
   const names = Object.keys(sets[0]!.steps);
   const seconds = new Map(names.map((n) => [n, [] as number[]]));

@@ -20,7 +20,6 @@
  * parse, D139), the two counts in turn; the wall throughput of 2 workers ÷ 1, the median of the
  * pairs. Each dump is its own ingest (one snapshot holds one wiki); the workers of one rest for the next (D159).
  */
-import { readdirSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -29,10 +28,8 @@ import { buildParsingWorker } from "../../src/build";
 import { ingest } from "../../src/ingest";
 import { readExport } from "../../src/ingest/mediawiki";
 import { openDump } from "../../src/ingest/source";
-import { dumpsDir, inChild, writeSnapshot } from "../support";
+import { dumpsOr, inChild, writeSnapshot } from "../support";
 import { median } from "../stats";
-
-const SHARED = dumpsDir();
 
 interface Sample {
   dump: string;
@@ -189,11 +186,7 @@ async function main() {
     console.log(JSON.stringify(await child(values.child)));
     return;
   }
-  const dumps = positionals.length
-    ? positionals
-    : readdirSync(SHARED)
-        .sort()
-        .map((f) => join(SHARED, f));
+  const dumps = dumpsOr(positionals);
   const runs = Number(values.runs);
   if (!values["workers-only"]) await perDumpTable(dumps, runs);
   if (!values["no-workers"]) await workersTable(dumps, runs);

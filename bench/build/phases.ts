@@ -10,12 +10,11 @@
  * The bzip2/xz decoders are processes of their own and not counted. One run a dump: read the medians of ingest.ts
  * for rates; this says what a run's CPU is made of.
  */
-import { readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ingest } from "../../src/ingest";
-import { dumpsDir, inChild, writeSnapshot } from "../support";
+import { dumpsOr, inChild, threadSeconds, writeSnapshot } from "../support";
 
 type ByName = Record<string, number>;
 
@@ -25,22 +24,6 @@ interface Phases {
   write: ByName;
   collections: number;
   collectionsCpu: number;
-}
-
-/** CPU seconds of each thread so far, keyed "tid name". */
-function threadSeconds(): Map<string, number> {
-  const seconds = new Map<string, number>();
-  for (const tid of readdirSync("/proc/self/task")) {
-    try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      seconds.set(`${tid} ${name}`, (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch {
-      // a thread that ended meanwhile
-    }
-  }
-  return seconds;
 }
 
 function spentByName(before: Map<string, number>, after: Map<string, number>): ByName {
@@ -109,11 +92,7 @@ async function main() {
     console.log(JSON.stringify(await child(values.child)));
     return;
   }
-  const dumps = positionals.length
-    ? positionals
-    : readdirSync(dumpsDir())
-        .sort()
-        .map((f) => join(dumpsDir(), f));
+  const dumps = dumpsOr(positionals);
   const all: Phases[] = [];
   console.log(
     `| dump, phase | CPU s | ${COLUMNS.join(" | ")} | other threads | compiler threads' share |\n|---|---|${"---|".repeat(COLUMNS.length + 2)}`,

@@ -7,12 +7,10 @@
  * (/proc/self/task/<tid>/stat, by the thread's name: Worker, JITWorker, bun = the main thread, …), and at the end
  * the totals by name. The bzip2/xz decoders are processes of their own and not counted.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { buildParsingWorker } from "../../src/build";
 import { ingest } from "../../src/ingest";
-import { dumpsDir } from "../support";
+import { dumpsOr, threadSeconds } from "../support";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -24,28 +22,7 @@ if (values.help) {
   process.exit(0);
 }
 const workers = Number(values.workers);
-const dumps = positionals.length
-  ? positionals
-  : readdirSync(dumpsDir())
-      .filter((f) => f.includes(".xml"))
-      .sort()
-      .map((f) => join(dumpsDir(), f));
-
-/** CPU seconds of each thread so far, keyed "tid name". */
-function threadSeconds(): Map<string, number> {
-  const seconds = new Map<string, number>();
-  for (const tid of readdirSync("/proc/self/task")) {
-    try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      seconds.set(`${tid} ${name}`, (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch {
-      // a thread that ended meanwhile
-    }
-  }
-  return seconds;
-}
+const dumps = dumpsOr(positionals);
 
 const nameOf = (key: string) => key.slice(key.indexOf(" ") + 1);
 const byName = new Map<string, number>();
