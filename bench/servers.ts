@@ -115,6 +115,25 @@ export function threadsOf(pid: number | "self" = "self"): { tid: number; name: s
   });
 }
 
+/** CPU seconds each thread of this process has spent so far, keyed "tid name" (to tell threads of one name apart). */
+export const threadSeconds = (): Map<string, number> =>
+  new Map(
+    threadsOf().map(({ tid, name, fields }) => [`${tid} ${name}`, (Number(fields[11]) + Number(fields[12])) / 100]),
+  );
+
+/** What each thread name spent between two readings of threadSeconds(), added into `into`. */
+export function spentByName(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  into: Record<string, number> = {},
+): Record<string, number> {
+  for (const [key, s] of after) {
+    const name = key.slice(key.indexOf(" ") + 1);
+    into[name] = (into[name] ?? 0) + s - (before.get(key) ?? 0);
+  }
+  return into;
+}
+
 /** count chunk ids of the snapshot, drawn at random with a fixed seed. */
 export function randomChunkIds(snapshot: Snapshot, count = 1000): string[] {
   const table = snapshot.pages;

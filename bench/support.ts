@@ -4,7 +4,7 @@
  * older formats, and the FTS5 baseline. test/helpers.ts adds the per-run caches the test files use.
  */
 import { Database } from "bun:sqlite";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Packr } from "msgpackr";
 import { writeIngested, type BuildReport } from "../src/build";
@@ -33,22 +33,6 @@ export const dumpsOr = (given: string[]): string[] =>
         .filter((f) => f.includes(".xml"))
         .sort()
         .map(dump);
-
-/** CPU seconds each thread of this process has spent so far, keyed "tid name" (/proc/self/task/<tid>/stat). */
-export function threadSeconds(): Map<string, number> {
-  const seconds = new Map<string, number>();
-  for (const tid of readdirSync("/proc/self/task")) {
-    try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      seconds.set(`${tid} ${name}`, (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch {
-      // a thread that ended meanwhile
-    }
-  }
-  return seconds;
-}
 
 /**
  * A page's wikitext broken as a cut or hostile revision is, for the markup pass (stripMarkup): bench/build/markup.ts

@@ -4,9 +4,9 @@
  * Where the CPU of `ingest.ts`'s pipeline goes (issue 61: pipeline ÷ wtf_wikipedia alone), by phase and by thread:
  * each dump in a fresh process, as ingest.ts's per-dump table runs it (ingest() with its default workers, then
  * the snapshot written on this thread), and after each phase the CPU seconds of every thread of the process by its
- * name (/proc/self/task/<tid>/stat: Worker = the parsing workers, JITWorker = JavaScriptCore's compiler threads,
- * bun = the main thread, mi-scavenger = the allocator giving freed memory back, JSCWarmUp and HeapHelper = the
- * collector's), and the main thread's own full collections (Bun.gc(true): how many, and their CPU on that thread).
+ * name as Bun and JavaScriptCore give it (/proc/self/task/<tid>/stat: Worker = the parsing workers, JITWorker =
+ * JavaScriptCore's compiler threads, bun = the main thread, mi-scavenger = mimalloc's, Bun's allocator; JSCWarmUp,
+ * HeapHelper and the rest: the engine's own, not told apart here), and the main thread's own full collections (Bun.gc(true): how many, and their CPU on that thread).
  * The bzip2/xz decoders are processes of their own and not counted. One run a dump: read the medians of ingest.ts
  * for rates; this says what a run's CPU is made of.
  */
@@ -14,7 +14,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ingest } from "../../src/ingest";
-import { dumpsOr, inChild, threadSeconds, writeSnapshot } from "../support";
+import { spentByName, threadSeconds } from "../servers";
+import { dumpsOr, inChild, writeSnapshot } from "../support";
 
 type ByName = Record<string, number>;
 
@@ -26,16 +27,7 @@ interface Phases {
   collectionsCpu: number;
 }
 
-function spentByName(before: Map<string, number>, after: Map<string, number>): ByName {
-  const out: ByName = {};
-  for (const [key, s] of after) {
-    const name = key.slice(key.indexOf(" ") + 1);
-    out[name] = (out[name] ?? 0) + s - (before.get(key) ?? 0);
-  }
-  return out;
-}
-
-const threadCpu = () => {
+const mainThreadSeconds = () => {
   const u = process.threadCpuUsage();
   return (u.user + u.system) / 1e6;
 };
@@ -46,9 +38,9 @@ async function child(dump: string): Promise<Phases> {
   let collectionsCpu = 0;
   Bun.gc = (full?: boolean) => {
     if (!full) return gc(full);
-    const c0 = threadCpu();
+    const c0 = mainThreadSeconds();
     const heap = gc(true);
-    collectionsCpu += threadCpu() - c0;
+    collectionsCpu += mainThreadSeconds() - c0;
     collections++;
     return heap;
   };
@@ -105,17 +97,14 @@ async function main() {
       `${row(`${p.dump}, write`, p.write)} (${p.collections} full collections: ${p.collectionsCpu.toFixed(2)} s of the main thread)`,
     );
   }
-  const total = (phase: "ingest" | "write"): ByName => {
+  const sumOf = (bys: ByName[]): ByName => {
     const out: ByName = {};
-    for (const p of all) for (const [k, s] of Object.entries(p[phase])) out[k] = (out[k] ?? 0) + s;
+    for (const by of bys) for (const [k, s] of Object.entries(by)) out[k] = (out[k] ?? 0) + s;
     return out;
   };
-  const both: ByName = {};
-  for (const by of [total("ingest"), total("write")])
-    for (const [k, s] of Object.entries(by)) both[k] = (both[k] ?? 0) + s;
-  console.log(row("**all, ingest**", total("ingest")));
-  console.log(row("**all, write**", total("write")));
-  console.log(row("**all**", both));
+  console.log(row("**all, ingest**", sumOf(all.map((p) => p.ingest))));
+  console.log(row("**all, write**", sumOf(all.map((p) => p.write))));
+  console.log(row("**all**", sumOf(all.flatMap((p) => [p.ingest, p.write]))));
   const full = all.reduce((n, p) => n + p.collections, 0);
   const fullCpu = all.reduce((n, p) => n + p.collectionsCpu, 0);
   console.log(`\nThe main thread's full collections: ${full} in all, ${fullCpu.toFixed(2)} CPU-s.`);

@@ -10,7 +10,8 @@
 import { parseArgs } from "node:util";
 import { buildParsingWorker } from "../../src/build";
 import { ingest } from "../../src/ingest";
-import { dumpsOr, threadSeconds } from "../support";
+import { spentByName, threadSeconds } from "../servers";
+import { dumpsOr } from "../support";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -25,7 +26,7 @@ const workers = Number(values.workers);
 const dumps = dumpsOr(positionals);
 
 const nameOf = (key: string) => key.slice(key.indexOf(" ") + 1);
-const byName = new Map<string, number>();
+const byName: Record<string, number> = {};
 let before = threadSeconds();
 const t0 = performance.now();
 console.log("| dump | wall s | CPU s by thread (over 0.05) |");
@@ -43,14 +44,14 @@ for (const dump of dumps) {
   const spent: string[] = [];
   for (const [key, s] of now) {
     const d = s - (before.get(key) ?? 0);
-    byName.set(nameOf(key), (byName.get(nameOf(key)) ?? 0) + d);
     if (d > 0.05) spent.push(`${nameOf(key)} ${d.toFixed(2)}`);
   }
+  spentByName(before, now, byName);
   before = now;
   console.log(`| ${dump.split("/").pop()} | ${((performance.now() - d0) / 1000).toFixed(2)} | ${spent.join(", ")} |`);
 }
 console.log(
   `\n${workers} worker(s), ${((performance.now() - t0) / 1000).toFixed(1)} s wall in all; CPU s by thread name:`,
 );
-for (const [name, s] of [...byName].sort((a, b) => b[1] - a[1]))
+for (const [name, s] of Object.entries(byName).sort((a, b) => b[1] - a[1]))
   if (s > 0.05) console.log(`- ${name}: ${s.toFixed(1)}`);
