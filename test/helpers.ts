@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { writeIngested } from "../src/build";
 import { takeLock } from "../src/files";
-import { ingest, type Article, type IngestOptions, type IngestResult } from "../src/ingest";
+import { DEFAULT_CHUNK_WORDS, ingest, type Article, type IngestOptions, type IngestResult } from "../src/ingest";
 import type { App, AppOptions } from "../src/http";
 import { Engine, open as openEngine } from "../src/search";
 import { BlockCursor } from "../src/search/postings/block-cursor";
@@ -84,11 +84,12 @@ export const format1Page = (pageId: number, title: string) => ({
   chunks: [{ section: 0, text: `${title} is a word.` }],
 });
 
-/** One promise per distinct set of options, for the whole test run. */
+/** One promise per distinct set of options, for the whole test run (the default chunk size given or not: one). */
 function cached<T>(make: (options: IngestOptions) => Promise<T>): (options: IngestOptions) => Promise<T> {
   const made = new Map<string, Promise<T>>();
   return (options) => {
-    const key = JSON.stringify(options);
+    const { chunkWords, ...rest } = options;
+    const key = JSON.stringify(chunkWords === DEFAULT_CHUNK_WORDS ? rest : options);
     let p = made.get(key);
     if (!p) {
       p = make(options);

@@ -281,21 +281,14 @@ function unwoff(woff: Uint8Array): Uint8Array {
 
 type Placement = { xAdvance: number; xOffset: number; yOffset: number };
 
-const rendered = new Map<string, Promise<{ page: SnapshotPage; bytes: Uint8Array }>>();
 /**
  * The bn or mr page the tests use, of 3 to 10 chunks, among the first 60 articles (pages of every length, without
- * building the whole dump), and its PDF: rendered once for the three tests that read it (3 s each).
+ * building the whole dump), and its PDF (pdfResponse renders it once for the three tests that read it, 3 s each).
  */
-function renderedPage(l: "bn" | "mr"): Promise<{ page: SnapshotPage; bytes: Uint8Array }> {
-  let made = rendered.get(l);
-  if (!made) {
-    made = engineFor({ ...lang(l), limit: 60 }).then(async (engine) => {
-      const page = engine.snapshot.pages.list().find((p) => p.chunks.length >= 3 && p.chunks.length <= 10)!;
-      return { page, bytes: await pdfOf(engine, page) };
-    });
-    rendered.set(l, made);
-  }
-  return made;
+async function renderedPage(l: "bn" | "mr"): Promise<{ page: SnapshotPage; bytes: Uint8Array }> {
+  const engine = await engineFor({ ...lang(l), limit: 60 });
+  const page = engine.snapshot.pages.list().find((p) => p.chunks.length >= 3 && p.chunks.length <= 10)!;
+  return { page, bytes: await pdfOf(engine, page) };
 }
 
 /**
@@ -546,10 +539,10 @@ describe("GET /v1/pdf/{page_id}", () => {
   });
 });
 
-/** Renders a page through the route, in process (no key needed without an Access). */
 const responses = new WeakMap<Engine, Map<number, Promise<{ bytes: Uint8Array; disposition: string }>>>();
 /**
- * A page's PDF as an app over the engine answers GET /v1/pdf/{page_id}: rendered once per engine and page for the
+ * A page's PDF as an app over the engine answers GET /v1/pdf/{page_id}, in process (no key needed without an
+ * Access): rendered once per engine and page for the
  * tests that read it (English page 39 is read by three, Japanese page 141 by two), which only read the bytes.
  */
 function pdfResponse(engine: Engine, page: SnapshotPage): Promise<{ bytes: Uint8Array; disposition: string }> {
