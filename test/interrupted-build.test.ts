@@ -111,6 +111,42 @@ describe("a build's scratch folders", () => {
     }
   });
 
+  test("a build whose limit is reached before a stalled dump (a FIFO held open, no byte written), whose <siteinfo> is still read (D186), stops on ONE SIGTERM and leaves nothing", async () => {
+    const dir = tempDir();
+    const fifo = join(tempDir(), "dump.fifo");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    const out = join(dir, "en.tome");
+    const proc = Bun.spawn(
+      [
+        "bun",
+        join(import.meta.dir, "../src/cli/snapshot-build.ts"),
+        "--dump",
+        EN_2016,
+        "--dump",
+        fifo,
+        "--limit",
+        "5",
+        "--out",
+        out,
+      ],
+      { stdout: "pipe", stderr: "pipe" },
+    );
+    // Opened for writing once the build opens it to read its head, after the limit: it then waits on a byte never written.
+    const writer = await Promise.race([fs.promises.open(fifo, "w"), proc.exited.then(() => null)]);
+    try {
+      expect(writer).not.toBeNull();
+      proc.kill("SIGTERM");
+      // Only to see the hang: the head of the dump after the limit was read without the build's signal.
+      const hung = Bun.sleep(20_000).then(() => "still running 20 s after one SIGTERM");
+      const ended = await Promise.race([proc.exited, hung]);
+      if (typeof ended === "string") proc.kill("SIGKILL");
+      expect(ended).toBe(STOPPED_EXIT_CODE);
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      await writer?.close();
+    }
+  });
+
   test("Ctrl-C on a terminal: the bar's line is ended and the cursor it hid shown again, then the stop is said", async () => {
     const dir = tempDir();
     const pidFile = join(dir, "pid");

@@ -236,7 +236,7 @@ class Ingestion {
    * read is (D186): with --limit a dump of another wiki after the limit was passed over, neither refused nor said.
    */
   async checkUnread(spec: string): Promise<void> {
-    const site = await headOf(spec);
+    const site = await headOf(spec, this.options.signal);
     if (site) this.checkWiki(site, spec);
   }
 
@@ -383,24 +383,18 @@ export async function ingest(options: IngestOptions): Promise<IngestResult> {
  * writes the first block at once (a parallel one decodes ahead, and of a damaged dump may write nothing: D111).
  */
 export async function siteOf(spec: string): Promise<SiteInfo> {
-  const source = await openDump(spec, true);
-  try {
-    for await (const item of readExport(source.xml, printableName(spec))) if (item.kind === "site") return item.site;
-  } catch (err) {
-    const decoderError = err instanceof DumpError ? await source.decoderError() : null;
-    throw decoderError ?? err;
-  } finally {
-    source.cancel();
-  }
+  const site = await headOf(spec);
+  if (site) return site;
   throw new DumpError(`${printableName(spec)} has no <siteinfo>: it is not a MediaWiki export.`);
 }
 
 /**
  * A dump's <siteinfo> if it comes before its first page (where MediaWiki writes it), else undefined (a dump that does
- * not name its wiki, taken as any other's): read no further than that.
+ * not name its wiki, taken as any other's): read no further than that. The signal abandons a read that stalls once it
+ * is aborted (D176), as a dump read is.
  */
-async function headOf(spec: string): Promise<SiteInfo | undefined> {
-  const source = await openDump(spec, true);
+async function headOf(spec: string, signal?: AbortSignal): Promise<SiteInfo | undefined> {
+  const source = await openDump(spec, true, signal);
   try {
     for await (const item of readExport(source.xml, printableName(spec)))
       return item.kind === "site" ? item.site : undefined;
