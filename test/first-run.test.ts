@@ -283,17 +283,20 @@ describe("npm start with no snapshot", () => {
             }),
             { headers: { "content-length": String(dumpBytes.length) } },
           )
-        : new URL(req.url).pathname.endsWith("/cut.xml.bz2")
-          ? // Cut short, and chunked: the download cannot tell it is not whole.
-            new Response(
-              new ReadableStream({
-                start(ctl) {
-                  ctl.enqueue(dumpBytes.subarray(0, 20_000));
-                  ctl.close();
-                },
-              }),
-            )
-          : new Response(dumpBytes, { headers: { etag: '"squad"' } }),
+        : new URL(req.url).pathname.endsWith("/cut-late.xml.bz2")
+          ? // Past its first block: its <siteinfo> is read, the damage found by the build.
+            new Response(dumpBytes.subarray(0, 420_000))
+          : new URL(req.url).pathname.endsWith("/cut.xml.bz2")
+            ? // Cut short, and chunked: the download cannot tell it is not whole.
+              new Response(
+                new ReadableStream({
+                  start(ctl) {
+                    ctl.enqueue(dumpBytes.subarray(0, 20_000));
+                    ctl.close();
+                  },
+                }),
+              )
+            : new Response(dumpBytes, { headers: { etag: '"squad"' } }),
   });
   /** Ends a start still running: one whose test failed or timed out (a stalled download never ends by itself). */
   let leftRunning = async () => {};
@@ -313,6 +316,18 @@ describe("npm start with no snapshot", () => {
       `). It was downloaded from ${url}: moved to dumps/cut.xml.bz2.damaged (delete it to free the space); the next start downloads it again.`,
     );
     expect(readdirSync(join(cwd, "dumps"))).toEqual(["cut.xml.bz2.damaged"]);
+  });
+
+  test("a download damaged past its <siteinfo>: the build's refusal, then where it came from, one period between", async () => {
+    const cwd = tempDir();
+    const url = `http://127.0.0.1:${http.port}/cut-late.xml.bz2`;
+    const env = { TOME_SNAPSHOT: "", TOME_DUMP: url, TOME_AUTH: "off", PORT: "0", HOST: "127.0.0.1" };
+    const r = await runToExit(["bun", join(ROOT, "src/cli/start.ts")], env, cwd);
+    expect(r.code).toBe(1);
+    // Was "…read before the damage.. It was downloaded from": the build's message ends its sentence already.
+    expect(r.stderr).toContain(
+      `pass --allow-truncated to keep the complete pages read before the damage. It was downloaded from ${url}: moved to dumps/cut-late.xml.bz2.damaged`,
+    );
   });
 
   test("a download stopped by Ctrl-C on a terminal gives the cursor back and says what is kept; the part stays to resume", async () => {

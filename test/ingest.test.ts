@@ -451,7 +451,7 @@ describe("inputs", () => {
     await Bun.write(path, bytes.subarray(0, 420_000)); // past the first block: its pages are kept
     const kept = await ingest({ dumps: [path], workers: 1, allowTruncated: true });
     // Was "(Compressed file ends unexpectedly;)".
-    expect(kept.sources[0]!.damage).toBe(`${path}: the bzip2 stream is damaged (Compressed file ends unexpectedly)`);
+    expect(kept.sources[0]!.damage).toBe(`${path}: the bzip2 stream is damaged (Compressed file ends unexpectedly).`);
   });
 
   test("a snapshot given as the dump is said to be one, not XML with a disallowed character", async () => {

@@ -458,8 +458,8 @@ async function ingestDumps(
     }).finally(endResting);
   } catch (err) {
     if (err instanceof DumpError && err.damaged) {
-      // The damage's line ends with its cause in parentheses for a compressed dump ("… (Compressed file ends unexpectedly)").
-      const said = err.message.split("\n")[0]!.replace(/(?<![.!?])$/, ".");
+      // The damage's own sentence (every one ends in a period), without the build's advice after it.
+      const said = err.message.split("\n")[0]!;
       throw new DumpError(
         `${said} Nothing was written: fetch the dump again (applying part of a day would leave pages stale).`,
         { damaged: true },

@@ -256,7 +256,7 @@ async function ensureSnapshot(plan: SnapshotPlan): Promise<string> {
     if (!url || !(err instanceof DumpError) || !err.damaged) throw err;
     renameSync(dump, `${dump}.damaged`);
     throw new DumpError(
-      `${err.message}. It was downloaded from ${printableName(url)}: moved to ${printableName(dump)}.damaged (delete it to free the space); the next start downloads it again.`,
+      `${err.message} It was downloaded from ${printableName(url)}: moved to ${printableName(dump)}.damaged (delete it to free the space); the next start downloads it again.`,
       { damaged: true },
     );
   }

@@ -319,9 +319,11 @@ export async function openDump(spec: string, serial = false, signal?: AbortSigna
     if (broken) return broken;
     // The decoders put the reason on their first line: "bzip2: Data integrity error…", "xz: (stdin): Unexpected end of
     // input", "lbzip2: stdin: compressed data error: bad block header magic", "bzip2: Compressed file ends unexpectedly;".
+    // Its own final "." or ";" gives way to the message's: every damage is a sentence that ends, as the XML's is, and
+    // what follows it (update's, start's) is joined with a space.
     const first = (await stderr).trim().split("\n")[0] || `exit code ${code}`;
     const why = first.replace(/^[\w.-]+:\s*(\(stdin\):\s*|stdin:\s*)?/, "").replace(/[.;]$/, "");
-    return new DumpError(`${printableName(spec)}: the ${compression} stream is damaged (${why})`, {
+    return new DumpError(`${printableName(spec)}: the ${compression} stream is damaged (${why}).`, {
       damaged: true,
     });
   };
