@@ -307,6 +307,11 @@ describe("an option given an empty value (D118)", () => {
       "snapshot:follow: --from is empty: give it a value, or leave it out.",
     ]);
   });
+
+  test("is refused by every command, not the snapshot ones alone: leaks --dump '' checked a dump named ''", async () => {
+    const r = await runToExit(["bun", join(ROOT, "src/cli/leaks.ts"), "--dump", ""], {}, tempDir("tome-args-"));
+    expect([r.code, r.stderr.split("\n")[0]]).toEqual([2, "leaks: --dump is empty: give it a value, or leave it out."]);
+  });
 });
 
 describe("--out a file that is not a snapshot", () => {

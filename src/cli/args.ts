@@ -48,6 +48,14 @@ function ambiguity(argv: string[], named: string): string {
 }
 
 /**
+ * The options that say an empty value in words of their own, left to them by readArgs, which refuses every other one
+ * given empty (`--dump ""`, `--from "$UNSET"`): read as left out, it sent follow to Wikimedia instead of a mirror and
+ * export to the wrong message; read as a path, it said "dump not found: ." (D118). `--out` (checkOut: "name the file
+ * to write") and keys create's `--name` ("give the key a name of 1 to 100 characters").
+ */
+const OWN_EMPTY = new Set(["out", "name"]);
+
+/**
  * The options in `argv` and at most `positionals` arguments besides them (an ArgumentError
  * otherwise): an unknown option or a surplus argument is answered with the options there are.
  * `files`: the arguments are files, so one that reads as options is told how to name it.
@@ -85,7 +93,10 @@ export function readArgs<const O extends ParseArgsOptionsConfig>(
   const seen = new Map<string, string>();
   // --help beside it shows the help, as it does beside a value the command would refuse.
   for (const token of parsed.values.help ? [] : (parsed.tokens ?? [])) {
-    if (token.kind !== "option" || token.value === undefined || options[token.name]?.multiple) continue;
+    if (token.kind !== "option" || token.value === undefined) continue;
+    if (token.value === "" && !OWN_EMPTY.has(token.name))
+      throw new ArgumentError(`--${token.name} is empty: give it a value, or leave it out.`);
+    if (options[token.name]?.multiple) continue;
     const before = seen.get(token.name);
     if (before !== undefined)
       throw new ArgumentError(
@@ -96,19 +107,6 @@ export function readArgs<const O extends ParseArgsOptionsConfig>(
   const surplus = parsed.positionals[positionals];
   if (surplus !== undefined) throw new ArgumentError(`unexpected argument ${given(surplus)}: ${takes()}`);
   return parsed as { values: Values<O>; positionals: string[] };
-}
-
-/**
- * Refuses an option given an empty value (`--dump ""`, `--from "$UNSET"`): read as left out, it sent follow to Wikimedia
- * instead of a mirror and export to the wrong message; read as a path, it said "dump not found: ." (D118). `--out`, which
- * checkOut refuses empty with its own message, is left to it.
- */
-export function refuseEmpty(values: Record<string, unknown>): void {
-  for (const [name, value] of Object.entries(values)) {
-    if (name === "out") continue;
-    if (value === "" || (Array.isArray(value) && value.includes("")))
-      throw new ArgumentError(`--${name} is empty: give it a value, or leave it out.`);
-  }
 }
 
 /**

@@ -7,7 +7,7 @@ import { buildFromDumps, DEFAULT_MEMORY_BYTES, MEMORY_BOUND, MOST_MEMORY_BYTES }
 import { DEFAULT_CHUNK_WORDS, type IngestResult, MAX_BUILD_WORKERS, siteOf } from "../ingest";
 import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
 import { buildProgress } from "./progress";
-import { given, readArgs, refuseEmpty } from "./args";
+import { given, readArgs } from "./args";
 import { ArgumentError, mainOf } from "./main";
 import { checkOut, stoppedOutput } from "./out";
 import { commandLine } from "../invocation";
@@ -128,7 +128,6 @@ export function bytesOf(value: string | undefined): number | undefined {
 export function readOptions<const O extends ParseArgsOptionsConfig>(argv: string[], options: O) {
   const { values } = readArgs(argv, options);
   if ((values as { help?: boolean }).help) return "help";
-  refuseEmpty(values);
   return values;
 }
 

@@ -8,7 +8,7 @@ import { createWriteStream, existsSync, lstatSync, renameSync, rmSync, type Stat
 import { basename, dirname, join } from "node:path";
 import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { given, readArgs, refuseEmpty } from "./args";
+import { given, readArgs } from "./args";
 import { createGzip, createZstdCompress } from "node:zlib";
 import { ApiError, Attributions, readSince, Resources } from "../http";
 import { openSnapshot, type Snapshot, SnapshotError } from "../snapshot";
@@ -59,7 +59,6 @@ function parseExportArgs(args: string[], pinned: string | undefined): ExportArgs
     since: { type: "string" },
   });
   if (values.help) return "help";
-  refuseEmpty(values);
   const snapshot = values.snapshot ?? snapshotToRead(pinned);
   if (!snapshot)
     throw new ArgumentError(
