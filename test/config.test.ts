@@ -4,12 +4,13 @@
  * refused with a message naming the setting.
  */
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { checkRedisUrl } from "../src/access";
 import { ConfigError, readConfig, SETTINGS, settingsTable } from "../src/cli/config";
 import { type ListenError, readHost } from "../src/cli/listen";
+import { tempDir } from "./helpers";
 
 const ROOT = resolve(import.meta.dir, "..");
 const SRC = join(ROOT, "src");
@@ -138,10 +139,22 @@ describe("settings", () => {
   });
 
   test("TOME_DATA starting with a ~ the shell left (quoted, an env file) is refused, where start made a folder named '~' (D187)", () => {
-    expect(() => readConfig({ TOME_DATA: "~/data" })).toThrow(
-      'TOME_DATA starts with "~", which the shell did not turn into a home folder (it does not in quotes or an env file), not "~/data": give the full path (D187).',
-    );
+    // Where the test runs and in a folder holding a "~" (which the bug left in Tome's): refused in both.
+    const withTilde = tempDir("tome-config-");
+    mkdirSync(join(withTilde, "~"));
+    for (const cwd of [process.cwd(), withTilde]) {
+      const was = process.cwd();
+      process.chdir(cwd);
+      try {
+        expect(() => readConfig({ TOME_DATA: "~/data" })).toThrow(
+          'TOME_DATA starts with "~", which the shell did not turn into a home folder (it does not in quotes or an env file), not "~/data": give the full path, or ./~/data for a folder really named so (D187).',
+        );
+      } finally {
+        process.chdir(was);
+      }
+    }
     expect(readConfig({ TOME_DATA: "data~/x" })).toMatchObject({ dataDir: "data~/x" });
+    expect(readConfig({ TOME_DATA: "./~/data" })).toMatchObject({ dataDir: "./~/data" });
   });
 
   test("TOME_KEY_MS_PER_SECOND past 65000 (a second of the request thread and 64 search workers) is refused with the bound, where any run of digits was taken and a huge one became Infinity (D25)", () => {

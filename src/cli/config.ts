@@ -8,7 +8,6 @@
  * `bun src/cli/config.ts` prints the table as Markdown (README.md's "Configuration" holds it;
  * test/config.test.ts checks that they agree).
  */
-import { statSync } from "node:fs";
 import { isIP } from "node:net";
 import { availableParallelism } from "node:os";
 import { DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND } from "../access";
@@ -229,17 +228,13 @@ export class ConfigError extends UserError {
 type Env = Record<string, string | undefined>;
 
 /**
- * Whether `path` starts with a "~" or "~name" the shell left as it is (it expands one only at a word's start, and not in
- * quotes or an env file), where no folder of that name is (D187): the command would make a folder named "~" and write
- * there.
+ * Whether `path` is a "~" alone or starts with a folder part "~" or "~name" the shell left as it is (it expands one only
+ * at a word's start, and not in quotes or an env file) (D187): the command would make a folder named "~" and write
+ * there. A file "~x.tome" makes no such folder; one really named so is given as ./~… (a folder "~" found where the
+ * command runs proves nothing: the bug itself left them).
  */
 export function unexpandedTilde(path: string): boolean {
-  if (!/^~[^/]*(\/|$)/.test(path)) return false;
-  try {
-    return !statSync(path.split("/")[0]!).isDirectory();
-  } catch {
-    return true;
-  }
+  return path === "~" || /^~[^/]*\//.test(path);
 }
 
 function oneOf<T extends string>(env: Env, name: Name, allowed: readonly T[], fallback: T): T {
@@ -334,7 +329,7 @@ export function readConfig(env: Env = process.env): Config {
   const dataDir = given("TOME_DATA");
   if (dataDir !== undefined && unexpandedTilde(dataDir)) {
     throw new ConfigError(
-      `TOME_DATA starts with "~", which the shell did not turn into a home folder (it does not in quotes or an env file), not "${printableName(dataDir)}": give the full path (D187).`,
+      `TOME_DATA starts with "~", which the shell did not turn into a home folder (it does not in quotes or an env file), not "${printableName(dataDir)}": give the full path, or ./${printableName(dataDir)} for a folder really named so (D187).`,
     );
   }
   const debugMem = given("TOME_DEBUG_MEM");

@@ -57,7 +57,7 @@ export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_
   // named "~" where it runs (Tome's, under bun run) and wrote there (D187).
   if (unexpandedTilde(out))
     throw new ArgumentError(
-      `--out ${printableName(out)} starts with "~", which the shell did not turn into a home folder (it does not after "="): write --out ${printableName(out)} with a space, or the full path.`,
+      `--out ${printableName(out)} starts with "~", which the shell did not turn into a home folder (it does not after "="): write --out ${printableName(out)} with a space, or the full path, or ./${printableName(out)} for a file or folder really named so.`,
     );
   const written = statOf(out);
   if (out.endsWith("/") || written?.isDirectory())
