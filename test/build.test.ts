@@ -672,7 +672,7 @@ console.log(typeof ingest, tome.search("Normans", { limit: 1 }).hits[0].page.tit
       // The list's path, not the list read: failed inside ("deleted?.ids.has").
       [
         { base, dumps: [dump], deleted: "gone.txt", out },
-        `RangeError: ${update}: deleted must be a deletion list as readDeletions or parseDeletions makes it ({ file, ids: a Set of page ids, titles: a Set of titles }), not "gone.txt".`,
+        `RangeError: ${update}: deleted must be a deletion list as readDeletions or parseDeletions makes it ({ file, ids: a Map of page ids, titles: a Map of titles, each to its line { line, text } }), not "gone.txt".`,
       ],
       // Failed at the rename, the update done.
       [

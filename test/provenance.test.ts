@@ -66,7 +66,7 @@ describe("modifications recorded by the build", () => {
     const onlyDeleted = await updateSnapshot({
       base,
       dumps: [],
-      deleted: { file: "none", ids: new Set(), titles: new Set() },
+      deleted: { file: "none", ids: new Map(), titles: new Map() },
       out: deletions,
       workers: 2,
     });

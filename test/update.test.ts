@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, 
 import { join } from "node:path";
 import { buildFromDumps } from "../src/build";
 import { updateSnapshot } from "../src/build/update";
-import { parseDeletions, readDeletions } from "../src/build/deletions";
+import { type Deletions, parseDeletions, readDeletions, unmatchedDeletions } from "../src/build/deletions";
 import { runUpdate } from "../src/cli/snapshot-update";
 import { type Article, ingest } from "../src/ingest";
 import { openContainer, readSnapshotMeta } from "../src/snapshot";
@@ -237,8 +237,8 @@ describe("deletions", () => {
 
   test("the list's format: ids, titles, explicit prefixes, comments", () => {
     const d = parseDeletions("# c\n\n12\nid:13\nalbert_einstein\ntitle:1984\n", "f");
-    expect([...d.ids]).toEqual([12, 13]);
-    expect([...d.titles]).toEqual(["Albert einstein", "1984"]);
+    expect([...d.ids.keys()]).toEqual([12, 13]);
+    expect([...d.titles.keys()]).toEqual(["Albert einstein", "1984"]);
     expect(() => parseDeletions("id:x12\n", "f")).toThrow(/line 1/);
     // A list not there, or a folder, said as a dump's is (it said "…: ENOENT." and "…: EISDIR.").
     const folder = tempDir("tome-deletions-");
@@ -329,6 +329,19 @@ describe("a deletion list that names nothing (D45)", () => {
     expect(lines.at(-1)).toBe(
       `  warning: 2 lines of ${list} matched no page or redirect of the base or the dumps, the first line 3: "__proto__". Check that it is the list meant, page ids or titles one a line (D45).`,
     );
+  });
+
+  test("a list built by hand, not read from a file, is said too: its ids and titles hold each one's line", () => {
+    // Its lines were a third field, optional: a Deletions built without it never warned.
+    const byHand: Deletions = {
+      file: "by hand",
+      ids: new Map([[999999999, { line: 2, text: "999999999" }]]),
+      titles: new Map([["Anarchism", { line: 1, text: "anarchism" }]]),
+    };
+    expect(unmatchedDeletions(byHand, new Set(), new Set(["Anarchism"]))).toEqual({
+      count: 1,
+      first: { line: 2, text: "999999999" },
+    });
   });
 
   test("a file that is not text (a dump given for the list) is refused before anything is read, naming its line", () => {

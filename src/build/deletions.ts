@@ -18,19 +18,16 @@ import { printableName } from "../printable";
 export interface Deletions {
   /** The file read, for the snapshot's metadata. */
   file: string;
-  ids: Set<number>;
-  /** Canonical titles. */
-  titles: Set<string>;
-  /** Each entry's line (1-based) and text as written, in the file's order, to say which matched nothing (D45). */
-  lines?: DeletionLine[];
+  /** Page ids, each with the line that named it first, to say which matched nothing (D45). */
+  ids: Map<number, DeletionLine>;
+  /** Canonical titles, each with the line that named it first. */
+  titles: Map<string, DeletionLine>;
 }
 
-/** One entry of the list: a page id or a canonical title, with where it was written. */
-interface DeletionLine {
+/** Where an entry of the list was written: its line (1-based) and its text there. */
+export interface DeletionLine {
   line: number;
   text: string;
-  id?: number;
-  title?: string;
 }
 
 /** The entries that named no page or redirect (neither `matchedIds` nor `matchedTitles` holds theirs): how many, the first. */
@@ -38,21 +35,21 @@ export function unmatchedDeletions(
   deleted: Deletions,
   matchedIds: Set<number>,
   matchedTitles: Set<string>,
-): { count: number; first: { line: number; text: string } } | undefined {
-  const unmatched = (deleted.lines ?? []).filter((l) =>
-    l.id !== undefined ? !matchedIds.has(l.id) : !matchedTitles.has(l.title!),
-  );
+): { count: number; first: DeletionLine } | undefined {
+  const unmatched = [
+    ...[...deleted.ids].filter(([id]) => !matchedIds.has(id)),
+    ...[...deleted.titles].filter(([title]) => !matchedTitles.has(title)),
+  ].map(([, at]) => at);
   if (!unmatched.length) return undefined;
-  const { line, text } = unmatched[0]!;
-  return { count: unmatched.length, first: { line, text } };
+  const first = unmatched.reduce((a, b) => (b.line < a.line ? b : a));
+  return { count: unmatched.length, first: { line: first.line, text: first.text } };
 }
 
 /** A deletion list that cannot be read, said for the person at the terminal. */
 export class DeletionsError extends UserError {}
 
 export function parseDeletions(text: string, file: string): Deletions {
-  const lines: DeletionLine[] = [];
-  const out: Deletions = { file, ids: new Set(), titles: new Set(), lines };
+  const out: Deletions = { file, ids: new Map(), titles: new Map() };
   text.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.trim();
     if (!line || line.startsWith("#")) return;
@@ -62,13 +59,11 @@ export function parseDeletions(text: string, file: string): Deletions {
     if (kind === "id") {
       if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(Number(value)))
         throw new DeletionsError(`${printableName(file)}, line ${i + 1}: "${printableName(value)}" is not a page id.`);
-      out.ids.add(Number(value));
-      lines.push({ line: i + 1, text: line, id: Number(value) });
+      if (!out.ids.has(Number(value))) out.ids.set(Number(value), { line: i + 1, text: line });
     } else {
       const title = canonicalTitle(value);
       if (!title) throw new DeletionsError(`${printableName(file)}, line ${i + 1}: an empty title.`);
-      out.titles.add(title);
-      lines.push({ line: i + 1, text: line, title });
+      if (!out.titles.has(title)) out.titles.set(title, { line: i + 1, text: line });
     }
   });
   return out;

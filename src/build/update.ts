@@ -55,7 +55,7 @@ import {
   type IndexBuildProgress,
 } from "../search";
 import { BUILD_RULES, checkOut, countTextless, DEFAULT_MEMORY_BYTES, stopIfAborted } from "./full";
-import { type Deletions, unmatchedDeletions } from "./deletions";
+import { type DeletionLine, type Deletions, unmatchedDeletions } from "./deletions";
 import { commandLine } from "../invocation";
 import { SortedRuns } from "../sorted-runs";
 import { printableName } from "../printable";
@@ -157,6 +157,16 @@ interface UpdateParts {
  * inside ("deleted?.ids.has"), a createdAt that is not a Date once the base was merged, an out naming a folder at the
  * rename, and days not YYYYMMDD were recorded in the meta, where snapshot:follow reads which days are applied.
  */
+/** A Map of a deletion list (its ids or its titles), each key taken by `key` and held to the line that named it. */
+function linedMap(m: unknown, key: (k: unknown) => boolean): boolean {
+  return (
+    m instanceof Map &&
+    [...(m as Map<unknown, Partial<DeletionLine> | null>)].every(
+      ([k, at]) => key(k) && Number.isInteger(at?.line) && typeof at?.text === "string",
+    )
+  );
+}
+
 const UPDATE_RULES: Record<keyof UpdateOptions, OptionRule> = {
   base: [(v) => typeof v === "string" && v !== "", "the base snapshot's path"],
   dumps: INGEST_RULES.dumps,
@@ -167,13 +177,11 @@ const UPDATE_RULES: Record<keyof UpdateOptions, OptionRule> = {
         typeof d === "object" &&
         d !== null &&
         typeof d.file === "string" &&
-        d.ids instanceof Set &&
-        [...d.ids].every(integerFrom(0)) &&
-        d.titles instanceof Set &&
-        [...d.titles].every((t) => typeof t === "string")
+        linedMap(d.ids, integerFrom(0)) &&
+        linedMap(d.titles, (t) => typeof t === "string")
       );
     },
-    "a deletion list as readDeletions or parseDeletions makes it ({ file, ids: a Set of page ids, titles: a Set of titles })",
+    "a deletion list as readDeletions or parseDeletions makes it ({ file, ids: a Map of page ids, titles: a Map of titles, each to its line { line, text } })",
   ],
   out: BUILD_RULES.out,
   memoryBytes: MEMORY_RULE,
