@@ -346,11 +346,11 @@ describe("a deletion list that names nothing (D45)", () => {
 
   test("a file that is not text (a dump given for the list) is refused before anything is read, naming its line", () => {
     expect(() => readDeletions(EN_2016)).toThrow(
-      `${EN_2016} is not a text file (line 1 holds bytes that are not UTF-8 text): a deletion list holds page ids or titles, one a line (D45). Give the list, as text; nothing was written.`,
+      `${EN_2016} is not a text file (line 1 holds bytes that are not text): a deletion list holds page ids or titles, one a line (D45). Give the list, as text; nothing was written.`,
     );
     const nul = join(dir, "deleted-nul.txt");
     writeFileSync(nul, "12\n1\u00003\n");
-    expect(() => readDeletions(nul)).toThrow(`${nul} is not a text file (line 2 holds bytes that are not UTF-8 text)`);
+    expect(() => readDeletions(nul)).toThrow(`${nul} is not a text file (line 2 holds bytes that are not text)`);
   });
 });
 

@@ -92,24 +92,29 @@ export function readDeletions(file: string): Deletions {
  * The list's text; a file that is not text is refused, naming the first byte that is not (D45): read as UTF-8 anyway,
  * a wrong file (a dump, a snapshot) was a list of "titles" that matched nothing, and the update said "0 removed".
  */
-function textOf(bytes: Buffer, file: string): string {
+function textOf(bytes: Uint8Array, file: string): string {
+  let text: string | undefined;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {}
+  if (text !== undefined && !text.includes("\0")) return text;
+  throw new DeletionsError(
+    `${printableName(file)} is not a text file (line ${firstLineNotText(bytes)} holds bytes that are not text): a deletion list holds page ids or titles, one a line (D45). Give the list, as text; nothing was written.`,
+  );
+}
+
+/** The first line (1-based) of `bytes` holding a NUL byte or bytes that are not UTF-8: read only to name it, once refused. */
+function firstLineNotText(bytes: Uint8Array): number {
   const strict = new TextDecoder("utf-8", { fatal: true });
-  let line = 0;
-  for (let at = 0; at <= bytes.length; ) {
-    const end = bytes.indexOf(10, at) < 0 ? bytes.length : bytes.indexOf(10, at);
-    line++;
-    const bytesOfLine = bytes.subarray(at, end);
-    let text = true;
+  for (let at = 0, line = 1; ; line++) {
+    const newline = bytes.indexOf(10, at);
+    const ofLine = bytes.subarray(at, newline < 0 ? bytes.length : newline);
+    if (ofLine.includes(0) || newline < 0) return line;
     try {
-      strict.decode(bytesOfLine);
+      strict.decode(ofLine);
     } catch {
-      text = false;
+      return line;
     }
-    if (!text || bytesOfLine.includes(0))
-      throw new DeletionsError(
-        `${printableName(file)} is not a text file (line ${line} holds bytes that are not UTF-8 text): a deletion list holds page ids or titles, one a line (D45). Give the list, as text; nothing was written.`,
-      );
-    at = end + 1;
+    at = newline + 1;
   }
-  return strict.decode(bytes);
 }
