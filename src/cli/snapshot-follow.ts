@@ -105,7 +105,7 @@ function isDay(text: string): boolean {
  */
 const LEAST_EVERY_HOURS = 1 / 60;
 
-function parseFollowArgs(argv: string[]): FollowArgs | "help" {
+export function parseFollowArgs(argv: string[]): FollowArgs | "help" {
   const v = readOptions(argv, {
     dir: { type: "string" },
     snapshot: { type: "string" },
