@@ -248,7 +248,7 @@ describe("deletions", () => {
     expect(() => readDeletions(folder)).toThrow(`${folder} is a folder, not a deletion list: name the file in it.`);
     // One this user may not read, said as a dump's and a snapshot's are (it said "…: EACCES."); root reads every file.
     const list = join(folder, "deleted.txt");
-    const refused = spyOn(fs, "readFileSync").mockImplementation(() => {
+    const refused = spyOn(fs, "openSync").mockImplementation(() => {
       throw Object.assign(new Error(`EACCES: permission denied, open '${list}'`), { code: "EACCES" });
     });
     try {
@@ -351,6 +351,27 @@ describe("a deletion list that names nothing (D45)", () => {
     const nul = join(dir, "deleted-nul.txt");
     writeFileSync(nul, "12\n1\u00003\n");
     expect(() => readDeletions(nul)).toThrow(`${nul} is not a text file (line 2 holds bytes that are not text)`);
+  });
+
+  test("a wrong file is refused by its first 64 KiB, not read whole; a list past them is read whole, a character cut there taken", () => {
+    const read = spyOn(fs, "readFileSync");
+    try {
+      expect(() => readDeletions(EN_2016)).toThrow(`${EN_2016} is not a text file (line 1`);
+      // The 1.7 MB dump was read whole before its first line was refused.
+      expect(read).not.toHaveBeenCalled();
+    } finally {
+      read.mockRestore();
+    }
+    // "é" (two bytes) across byte 65,536: the first 64 KiB end within it.
+    const long = `12\n${"a".repeat(65_536 - 4)}é\nid:13\n`;
+    expect(Buffer.from(long).indexOf("é")).toBe(65_535);
+    const list = join(dir, "deleted-long.txt");
+    writeFileSync(list, long);
+    const d = readDeletions(list);
+    expect([...d.ids.keys()]).toEqual([12, 13]);
+    expect([...d.titles.values()]).toEqual([{ line: 2, text: `${"a".repeat(65_532)}é` }]);
+    writeFileSync(list, Buffer.concat([Buffer.from(long), Buffer.from([0xff, 10])]));
+    expect(() => readDeletions(list)).toThrow(`${list} is not a text file (line 4 holds bytes that are not text)`);
   });
 });
 

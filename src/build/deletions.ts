@@ -9,7 +9,7 @@
  * Blank lines and lines starting with # are ignored. A file that is not text (a NUL byte, bytes that are not UTF-8)
  * is refused; lines that match no page or redirect are counted, and the update says how many (D45).
  */
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { canonicalTitle } from "../ingest";
 import { UserError } from "../errors";
 import { cannotRead } from "../files";
@@ -69,10 +69,27 @@ export function parseDeletions(text: string, file: string): Deletions {
   return out;
 }
 
+/** The bytes of a list read and checked first (D45): a wrong file, a dump of gigabytes, is refused by them, not read whole. */
+const HEAD_BYTES = 64 * 1024;
+
 export function readDeletions(file: string): Deletions {
-  let bytes: Buffer;
+  const head = readList(file, HEAD_BYTES);
+  if (head.length < HEAD_BYTES) return parseDeletions(textOf(head, file), file);
+  textOf(head, file, { cut: true });
+  return parseDeletions(textOf(readList(file), file), file);
+}
+
+/** The list's bytes, whole or its first `upTo`; a file not there, a folder, or one not readable, said for the person. */
+function readList(file: string, upTo?: number): Buffer {
   try {
-    bytes = readFileSync(file);
+    if (upTo === undefined) return readFileSync(file);
+    const fd = openSync(file, "r");
+    try {
+      const head = Buffer.alloc(upTo);
+      return head.subarray(0, readSync(fd, head, 0, upTo, 0));
+    } finally {
+      closeSync(fd);
+    }
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // As a dump or a snapshot not found, or a folder given for one, is said.
@@ -85,17 +102,17 @@ export function readDeletions(file: string): Deletions {
       throw new DeletionsError(`${printableName(file)} is a folder, not a deletion list: name the file in it.`);
     throw new DeletionsError(cannotRead(`the deletion list ${printableName(file)}`, err));
   }
-  return parseDeletions(textOf(bytes, file), file);
 }
 
 /**
  * The list's text; a file that is not text is refused, naming the first byte that is not (D45): read as UTF-8 anyway,
  * a wrong file (a dump, a snapshot) was a list of "titles" that matched nothing, and the update said "0 removed".
  */
-function textOf(bytes: Uint8Array, file: string): string {
+function textOf(bytes: Uint8Array, file: string, { cut = false } = {}): string {
   let text: string | undefined;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    // Cut (the file's first bytes), a character its last bytes begin is not refused.
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes, { stream: cut });
   } catch {}
   if (text !== undefined && !text.includes("\0")) return text;
   throw new DeletionsError(
