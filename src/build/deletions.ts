@@ -105,7 +105,7 @@ function readList(file: string, upTo?: number): Buffer {
 }
 
 /**
- * The list's text; a file that is not text is refused, naming the first byte that is not (D45): read as UTF-8 anyway,
+ * The list's text; a file that is not text is refused, naming the first line that is not (D45): read as UTF-8 anyway,
  * a wrong file (a dump, a snapshot) was a list of "titles" that matched nothing, and the update said "0 removed".
  */
 function textOf(bytes: Uint8Array, file: string, { cut = false } = {}): string {
