@@ -11,8 +11,8 @@ import { pipeline } from "node:stream/promises";
 import { given, readArgs } from "./args";
 import { createGzip, createZstdCompress } from "node:zlib";
 import { ApiError, Attributions, readSince, Resources } from "../http";
-import { openSnapshot, type Snapshot, SnapshotError } from "../snapshot";
-import { countProgress } from "./progress";
+import { openContainer, openSnapshot, type Snapshot, SnapshotError } from "../snapshot";
+import { type CountProgressDisplay, countProgress } from "./progress";
 import { ArgumentError, mainOf, note } from "./main";
 import { STOPPED_EXIT_CODE, writeFailed } from "../files";
 import { commandLine } from "../invocation";
@@ -144,15 +144,46 @@ function outputKind(out: string): "file" | "other" {
   return link.isFile() ? "file" : "other";
 }
 
+/** The sections an export reads: its text and page tables, and the sections' headings (not the search indexes). */
+const EXPORTED = /^(text|pages|sections)\./;
+
+/**
+ * Checks the sections an export reads against their hashes before a line is written (D66): a damaged byte that zstd's
+ * decoder does not catch (its frames carry no checksum), or in a section read as it is, decodes into other text. As an
+ * update checks its base: through a mapping of its own, its pages dropped as they are hashed, in MB as a stage of its own.
+ */
+async function checkExported(path: string): Promise<void> {
+  const check = openContainer(path);
+  let progress: CountProgressDisplay | undefined;
+  let damaged: string[];
+  try {
+    damaged = await check.verify(
+      (done, total) => {
+        progress ??= countProgress(`checking ${printableName(basename(path))}`, Math.round(total / 1e6), "MB");
+        progress.update(Math.round(done / 1e6));
+      },
+      { readOnce: true, only: (name) => EXPORTED.test(name) },
+    );
+  } finally {
+    progress?.stop();
+    check.letGo();
+  }
+  if (damaged.length)
+    throw new SnapshotError(
+      `${printableName(path)}: section(s) ${damaged.join(", ")} do not match their hash, so its text may be altered. Nothing was written: check it with ${commandLine(`snapshot:verify ${printableName(path)}`)}, then copy or build it again.`,
+    );
+}
+
 /** Writes the export; returns the chunks written, or undefined when the reader of standard output stopped first. */
 export async function runExport(args: ExportArgs, stdout: Writable = process.stdout): Promise<number | undefined> {
   const snapshot = openSnapshot(args.snapshot);
   const { rows, chunks } = exportedRows(snapshot, args.since);
-  const progress = countProgress(printableName(basename(args.snapshot)), chunks, "chunks");
-  const lines = Readable.from(exportLines(snapshot, rows, progress.update), { objectMode: false });
   const compressor = compressorFor(args.out);
   const target = args.out === "-" ? undefined : outputKind(args.out);
   if (target) checkOut(args.out, [args.snapshot], { what: "export", example: "chunks.jsonl.zst" }, target === "file");
+  await checkExported(args.snapshot);
+  const progress = countProgress(printableName(basename(args.snapshot)), chunks, "chunks");
+  const lines = Readable.from(exportLines(snapshot, rows, progress.update), { objectMode: false });
   // A regular file is written beside itself and renamed into place when whole; a device, a pipe or a link is written to
   // as it is (renamed over, /dev/null would become a file).
   const partial = target === "file" ? join(dirname(args.out), `.${basename(args.out)}.partial`) : undefined;
@@ -175,17 +206,8 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
   process.once("SIGTERM", stop);
   const sink = partial ? createWriteStream(partial) : target ? createWriteStream(args.out) : stdout;
   const ends = target !== undefined;
-  /** Whether the whole export went out before its damage was found (to standard output, it cannot be taken back). */
-  let written = false;
   try {
     await (compressor ? pipeline(lines, compressor, sink, { end: ends }) : pipeline(lines, sink, { end: ends }));
-    // A damaged byte that zstd's decoder does not catch (its frames carry no checksum), or in a section read as it is,
-    // decodes into other text: every section is checked against its hash before the export is put in place (D66).
-    const damaged = await snapshot.container.verify();
-    if (damaged.length) {
-      written = true;
-      throw new SnapshotError(`section(s) ${damaged.join(", ")} do not match their hash, so its text may be altered`);
-    }
     if (partial) renameSync(partial, args.out);
   } catch (err) {
     if (partial && existsSync(partial)) rmSync(partial);
@@ -193,7 +215,7 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
     if (!partial && (err as NodeJS.ErrnoException).code === "EPIPE") return undefined;
     if (err instanceof SnapshotError)
       throw new SnapshotError(
-        `${printableName(args.snapshot)}: ${err.message}. ${partial ? "Nothing was written" : written ? "What was written may hold it" : "The export stops there"}: check it with ${commandLine(`snapshot:verify ${printableName(args.snapshot)}`)}, then copy or build it again.`,
+        `${printableName(args.snapshot)}: ${err.message}. ${partial ? "Nothing was written" : "The export stops there"}: check it with ${commandLine(`snapshot:verify ${printableName(args.snapshot)}`)}, then copy or build it again.`,
       );
     throw target ? writeFailed(args.out, err) : err;
   } finally {

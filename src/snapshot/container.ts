@@ -317,23 +317,29 @@ export class Container {
     this.stopped = why;
   }
 
-  /** Checks every section's hash; resolves to the names of the damaged ones (none: the file is whole). */
   /**
+   * Checks every section's hash; resolves to the names of the damaged ones (none: the file is whole).
    * `readOnce`: the pages hashed leave the resident set as it goes (dropResident, every 64 MB, and at the end),
    * for a caller that reads the file through once (an update's base), not a server's mapping. `signal`: aborted,
-   * the hashing stops at its next turn and throws the signal's reason (an update stopped, D160).
+   * the hashing stops at its next turn and throws the signal's reason (an update stopped, D160). `only`: the sections
+   * hashed, by name (all when absent), for a caller that reads some of them only (an export: its text, not its index).
    */
   async verify(
     progress: (done: number, total: number) => void = () => {},
-    { readOnce = false, signal }: { readOnce?: boolean; signal?: AbortSignal } = {},
+    {
+      readOnce = false,
+      signal,
+      only = () => true,
+    }: { readOnce?: boolean; signal?: AbortSignal; only?: (name: string) => boolean } = {},
   ): Promise<string[]> {
     const damaged: string[] = [];
-    const total = this.sections.reduce((n, s) => n + s.length, 0);
+    const hashed = this.sections.filter((s) => only(s.name));
+    const total = hashed.reduce((n, s) => n + s.length, 0);
     let done = 0;
     let dropped = 0;
     const slice = 4 << 20;
     let resumed = performance.now();
-    for (const entry of this.sections) {
+    for (const entry of hashed) {
       const bytes = this.section(entry.name);
       const hasher = new Bun.CryptoHasher("sha256");
       for (let at = 0; at < bytes.byteLength; at += slice) {
