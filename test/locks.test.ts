@@ -303,6 +303,14 @@ describe("a build's leftovers beside a lock held from another pid namespace", ()
   });
 });
 
+test("a build whose lock cannot be taken leaves no folder it made for its --out (D171)", () => {
+  const dir = tempDir();
+  // A name of 250 bytes is a file name; its lock's, `.<name>.lock`, is past the 255 a file name may hold.
+  const out = join(dir, "a", "b", `${"x".repeat(245)}.tome`);
+  expect(() => claimOutput(out, () => {})).toThrow("cannot write beside");
+  expect(readdirSync(dir)).toEqual([]);
+});
+
 describe("a lock held from another container or machine, as its taker is told", () => {
   const elsewhere = "1 1 00000000-0000-0000-0000-000000000000/4026531836\n";
   /** The message of each taker that refuses a live holder, on a data or snapshots folder holding such a lock. */

@@ -18,6 +18,7 @@ import {
   removeAllScratch,
   STOPPED_EXIT_CODE,
   takeLock,
+  type LockPolicy,
 } from "../files";
 import { UserError } from "../errors";
 import { printableMessage, printableName } from "../printable";
@@ -248,6 +249,21 @@ function fileNameOf(wiki: string): string {
   return wiki.replace(/[^\w.-]/g, "_").replace(/^\.+/, "") || "wiki";
 }
 
+/** How claimOutput's lock on `out` is refused: held by another build or update, or not writable. */
+function policyFor(out: string, lock: string): LockPolicy {
+  return {
+    held: (pid, elsewhere) =>
+      new UserError(
+        `another build or update ${lockHolderShown(pid, elsewhere)} is writing ${printableName(out)}: wait for it, or write this one elsewhere with --out. ` +
+          (elsewhere
+            ? `Do not delete ${printableName(lock)}: ${LOCK_FREES_ITSELF}.`
+            : `If none is running, delete ${printableName(lock)}.`),
+      ),
+    unwritable: (err) =>
+      new UserError(`cannot write beside ${printableName(out)} (${printableName(err.message)}): choose another --out.`),
+  };
+}
+
 /**
  * Takes `out` for this build or update, or throws while another writes it (two would each report the file as
  * theirs, the last renamed in winning: a lock file beside it, `.<name>.lock`); then removes, and says so, the scratch
@@ -269,17 +285,14 @@ export function claimOutput(out: string, log: (line: string) => void): () => voi
     }
   };
   const lock = join(dirname(out), `.${basename(out)}.lock`);
-  const release = takeLock(lock, {
-    held: (pid, elsewhere) =>
-      new UserError(
-        `another build or update ${lockHolderShown(pid, elsewhere)} is writing ${printableName(out)}: wait for it, or write this one elsewhere with --out. ` +
-          (elsewhere
-            ? `Do not delete ${printableName(lock)}: ${LOCK_FREES_ITSELF}.`
-            : `If none is running, delete ${printableName(lock)}.`),
-      ),
-    unwritable: (err) =>
-      new UserError(`cannot write beside ${printableName(out)} (${printableName(err.message)}): choose another --out.`),
-  });
+  let release: () => void;
+  try {
+    release = takeLock(lock, policyFor(out, lock));
+  } catch (err) {
+    // Refused (held, or not writable): the folders made for it go, as a failed build's do (D171).
+    unmake();
+    throw err;
+  }
   const stale = clearStaleScratch(dirname(out));
   if (stale.length)
     log(
