@@ -128,7 +128,7 @@ describe("an option that takes one value, given twice (D118)", () => {
       throw new Error("taken");
     };
     expect(refused(() => positiveInt("workers", "\x1b[31m2"))).toBe(
-      '--workers takes a whole number ≥ 1, not "\\u001b[31m2".',
+      '--workers takes a whole number from 1 to 9007199254740991, not "\\u001b[31m2".',
     );
     expect(refused(() => bytesOf("2G\u202e"))).toBe('--memory takes a size such as 500M or 2G, not "2G\\u202e".');
     const r = await runToExit(

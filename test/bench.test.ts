@@ -95,9 +95,9 @@ describe("bench/", () => {
   test("bench/build/projection.ts refuses an unknown option or a --runs, --repeat, --index-limit or --cores that is no whole number, exit 2, before measuring, with no stack trace", async () => {
     for (const [args, said] of [
       [["--bogus"], "unknown option --bogus"],
-      [["--runs", "x"], '--runs takes a whole number ≥ 1, not "x".'],
-      [["--repeat", "0"], '--repeat takes a whole number ≥ 1, not "0".'],
-      [["--index-limit", "many"], '--index-limit takes a whole number ≥ 1, not "many".'],
+      [["--runs", "x"], '--runs takes a whole number from 1 to 9007199254740991, not "x".'],
+      [["--repeat", "0"], '--repeat takes a whole number from 1 to 9007199254740991, not "0".'],
+      [["--index-limit", "many"], '--index-limit takes a whole number from 1 to 9007199254740991, not "many".'],
       [["--cores", "2,x"], '--cores takes whole numbers ≥ 1 separated by commas (2,8,16), not "2,x".'],
     ] as const) {
       const run = Bun.spawnSync(["bun", join(BENCH, "build/projection.ts"), ...args], { cwd: ROOT });

@@ -66,10 +66,8 @@ export interface BuildArgs {
 
 export function positiveInt(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^[0-9]+$/.test(value) || Number(value) < 1)
-    throw new ArgumentError(`--${name} takes a whole number ≥ 1, not ${given(value)}.`);
   // Past 2^53 - 1 the figure is not the one given (and the library refused it with a RangeError's stack trace).
-  if (!Number.isSafeInteger(Number(value)))
+  if (!/^[0-9]+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value)))
     throw new ArgumentError(
       `--${name} takes a whole number from 1 to ${Number.MAX_SAFE_INTEGER}, not ${given(value)}.`,
     );
