@@ -1,7 +1,7 @@
 /**
- * How every CLI ends on an error the user can fix: `name: message` on stderr, with the usage
- * hint after a mistake in the arguments, and the error's exit code; no stack trace; a system call refused on a file, its own message (D184). Any other
- * error is ours, and is thrown as it is.
+ * How every CLI ends on an error the user can fix: `name: message` on stderr, with the usage hint after a mistake in
+ * the arguments, and the error's exit code; no stack trace; a system call refused on a file, its own message (D184).
+ * Any other error is ours, and is thrown as it is.
  */
 import { isAbsolute, relative, resolve } from "node:path";
 import { UserError } from "../errors";
