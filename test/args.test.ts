@@ -368,7 +368,7 @@ describe("bun run compile --out", () => {
       {},
       tempDir("tome-args-"),
     );
-    expect(r.stderr.trim()).toMatch(/^compile: could not write \/proc\/tome: failed to rename \S+ to tome: ENOENT\.$/);
+    expect(r.stderr.trim()).toMatch(/^compile: could not write \/proc\/tome: failed to rename \S+ to tome: ENOENT$/);
     expect(r.code).toBe(1);
   });
 });

@@ -5,8 +5,7 @@
  */
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { UserError } from "../errors";
-import { printableName } from "../printable";
+import { writeFailed } from "../files";
 import { readArgs } from "./args";
 import { mainOf, note } from "./main";
 import { checkOut } from "./out";
@@ -50,10 +49,17 @@ export async function compile(out: string): Promise<number> {
     });
   } catch (err) {
     // Putting the executable in place is bun build's last step: a folder that takes no new file (/proc) made it throw an
-    // AggregateError, uncaught, after the bundling (D184). Said as the file system's refusal; any other failure is ours.
+    // AggregateError, uncaught, after the bundling (D184). Its message's errno makes it the file system's refusal, said
+    // as every command's is (writeFailed, then mainOf: its fix if one is known); any other failure is ours.
     const messages = err instanceof AggregateError ? err.errors.map((e) => String((e as Error)?.message ?? e)) : [];
-    const write = messages.find((m) => /^failed to (rename|write|open|create)/i.test(m));
-    if (write) throw new UserError(`could not write ${printableName(out)}: ${printableName(write)}.`);
+    for (const message of messages) {
+      const refused = /^[Ff]ailed to (rename|write|open|create)\b.*\b(E[A-Z]+)\b/.exec(message);
+      if (refused)
+        throw writeFailed(
+          out,
+          Object.assign(new Error(message), { code: refused[2], syscall: refused[1]!.toLowerCase(), path: out }),
+        );
+    }
     throw err;
   }
   if (!result.success) throw new Error(`bun build --compile failed:\n${result.logs.join("\n")}`);
