@@ -246,36 +246,46 @@ function oneOf<T extends string>(env: Env, name: Name, allowed: readonly T[], fa
   );
 }
 
+/**
+ * A setting that is a whole number from `min` (default 0) to `max`, or undefined when not given; anything else is
+ * refused as "NAME must be a whole number of UNIT, MIN to MAX (NOTE), not "VALUE": WHY.".
+ */
+function wholeSetting(
+  name: Name,
+  value: string | undefined,
+  { unit, min = 0, max, note, why }: { unit: string; min?: number; max: number; note?: string; why?: string },
+): number | undefined {
+  if (value === undefined) return undefined;
+  if (/^[0-9]+$/.test(value) && Number(value) >= min && Number(value) <= max) return Number(value);
+  throw new ConfigError(
+    `${name} must be a whole number of ${unit}, ${min} to ${max}${note ? ` (${note})` : ""}, not "${printableName(value)}"${why ? `: ${why}` : ""}.`,
+  );
+}
+
 /** Every setting, read and checked once. */
 export function readConfig(env: Env = process.env): Config {
   const given = (name: Name) => (env[name] === "" ? undefined : env[name]);
-  const share = given("TOME_KEY_MS_PER_SECOND");
-  if (share !== undefined && !(/^[0-9]{1,9}$/.test(share) && Number(share) <= MAX_KEY_MS_PER_SECOND)) {
-    throw new ConfigError(
-      `TOME_KEY_MS_PER_SECOND must be a whole number of milliseconds, 0 to ${MAX_KEY_MS_PER_SECOND} (0: no limit), not "${printableName(share)}": a second holds at most ${MAX_KEY_MS_PER_SECOND} ms of the server's threads, its request thread's and ${MAX_SEARCH_WORKERS} search workers' (D25).`,
-    );
-  }
-  const timeout = given("TOME_SEARCH_TIMEOUT_MS");
-  if (timeout !== undefined && !(/^[0-9]{1,9}$/.test(timeout) && Number(timeout) <= MAX_SEARCH_TIMEOUT_MS)) {
-    throw new ConfigError(
-      `TOME_SEARCH_TIMEOUT_MS must be a whole number of milliseconds, 0 to ${MAX_SEARCH_TIMEOUT_MS}, not "${printableName(timeout)}": a connection with no answer begun 10 s after its request is closed (D91).`,
-    );
-  }
-  const searchWorkers = given("TOME_SEARCH_WORKERS");
-  if (
-    searchWorkers !== undefined &&
-    !(/^[0-9]{1,3}$/.test(searchWorkers) && Number(searchWorkers) <= MAX_SEARCH_WORKERS)
-  ) {
-    throw new ConfigError(
-      `TOME_SEARCH_WORKERS must be a whole number of threads, 0 to ${MAX_SEARCH_WORKERS} (0: searches on the request thread), not "${printableName(searchWorkers)}".`,
-    );
-  }
-  const workerNice = given("TOME_SEARCH_WORKER_NICE");
-  if (workerNice !== undefined && !(/^[0-9]{1,2}$/.test(workerNice) && Number(workerNice) <= LOWEST)) {
-    throw new ConfigError(
-      `TOME_SEARCH_WORKER_NICE must be a whole number of nice steps, 0 to ${LOWEST} (0: the search threads as the request thread), not "${printableName(workerNice)}".`,
-    );
-  }
+  const share = wholeSetting("TOME_KEY_MS_PER_SECOND", given("TOME_KEY_MS_PER_SECOND"), {
+    unit: "milliseconds",
+    max: MAX_KEY_MS_PER_SECOND,
+    note: "0: no limit",
+    why: `a second holds at most ${MAX_KEY_MS_PER_SECOND} ms of the server's threads, its request thread's and ${MAX_SEARCH_WORKERS} search workers' (D25)`,
+  });
+  const timeout = wholeSetting("TOME_SEARCH_TIMEOUT_MS", given("TOME_SEARCH_TIMEOUT_MS"), {
+    unit: "milliseconds",
+    max: MAX_SEARCH_TIMEOUT_MS,
+    why: "a connection with no answer begun 10 s after its request is closed (D91)",
+  });
+  const searchWorkers = wholeSetting("TOME_SEARCH_WORKERS", given("TOME_SEARCH_WORKERS"), {
+    unit: "threads",
+    max: MAX_SEARCH_WORKERS,
+    note: "0: searches on the request thread",
+  });
+  const workerNice = wholeSetting("TOME_SEARCH_WORKER_NICE", given("TOME_SEARCH_WORKER_NICE"), {
+    unit: "nice steps",
+    max: LOWEST,
+    note: "0: the search threads as the request thread",
+  });
   const adminToken = given("TOME_ADMIN_TOKEN");
   if (adminToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(adminToken)) {
     throw new ConfigError(
@@ -317,15 +327,12 @@ export function readConfig(env: Env = process.env): Config {
       `TOME_DUMP must be simple, en, a dump file or an http(s) URL; "${printableName(dump)}" starts as a URL but is not one.`,
     );
   }
-  const buildWorkers = given("TOME_BUILD_WORKERS");
-  if (
-    buildWorkers !== undefined &&
-    !(/^[1-9][0-9]{0,2}$/.test(buildWorkers) && Number(buildWorkers) <= MAX_BUILD_WORKERS)
-  ) {
-    throw new ConfigError(
-      `TOME_BUILD_WORKERS must be a whole number of threads, 1 to ${MAX_BUILD_WORKERS} (each holds about 17 MB), not "${printableName(buildWorkers)}".`,
-    );
-  }
+  const buildWorkers = wholeSetting("TOME_BUILD_WORKERS", given("TOME_BUILD_WORKERS"), {
+    unit: "threads",
+    min: 1,
+    max: MAX_BUILD_WORKERS,
+    note: "each holds about 17 MB",
+  });
   const dataDir = given("TOME_DATA");
   if (dataDir !== undefined && unexpandedTilde(dataDir)) {
     throw new ConfigError(
@@ -346,15 +353,14 @@ export function readConfig(env: Env = process.env): Config {
     redisUrl: given("TOME_REDIS_URL"),
     trustedProxies,
     auth: oneOf(env, "TOME_AUTH", ["on", "off"], "on") === "on",
-    keyMsPerSecond: share === undefined ? undefined : Number(share),
-    searchTimeoutMs: timeout === undefined ? undefined : Number(timeout),
-    searchWorkers:
-      searchWorkers === undefined ? Math.min(availableParallelism(), MAX_SEARCH_WORKERS) : Number(searchWorkers),
-    searchWorkerNice: workerNice === undefined ? SEARCH_WORKER_NICE : Number(workerNice),
+    keyMsPerSecond: share,
+    searchTimeoutMs: timeout,
+    searchWorkers: searchWorkers ?? Math.min(availableParallelism(), MAX_SEARCH_WORKERS),
+    searchWorkerNice: workerNice ?? SEARCH_WORKER_NICE,
     sharedData: given("TOME_SHARED_DATA"),
     zstd: oneOf(env, "TOME_ZSTD", ["system", "node"], "system"),
     memoryLog: debugMem === undefined ? "off" : debugMem === "gc" ? "gc" : "on",
-    buildWorkers: buildWorkers === undefined ? undefined : Number(buildWorkers),
+    buildWorkers,
   };
 }
 
