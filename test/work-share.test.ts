@@ -309,16 +309,21 @@ describe("what a request is charged (D57)", () => {
         end();
         await new Promise((next) => setImmediate(next));
       }
-      const statuses = await Promise.all(
+      const answered = await Promise.all(
         answers.map(async (a) => {
           const r = await a;
           await r.arrayBuffer();
-          return r.status;
+          return r;
         }),
       );
-      // The first calls use the key's share up; the rest are refused as a request past it is at admission, not run.
+      const statuses = answered.map((r) => r.status);
+      // The first calls use the key's share up; the rest are refused as a request past it is at admission, not run,
+      // and end their connection as it does (D183).
       expect(statuses[0]).toBe(200);
       expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(20);
+      expect(answered.filter((r) => r.status === 429).map((r) => r.headers.get("connection"))).toEqual(
+        answered.filter((r) => r.status === 429).map(() => "close"),
+      );
     } finally {
       app.close();
       await access.stop();

@@ -137,7 +137,7 @@ export function keys(access: Gate | undefined): Step {
       : `Too many requests: this key's plan allows ${grant.key.limits.rate} per second. Retry after ${retry} s.`;
     const refusal = errorAnswer(retryLater(ERRORS.rateLimitExceeded, retry, message));
     writeLimits(refusal.headers, grant, undefined);
-    return refusal;
+    return closing(refusal);
   };
 
   /** The quota's refusal, thrown by the route; its Retry-After is then written with the limits. */
@@ -165,16 +165,19 @@ export function keys(access: Gate | undefined): Step {
     return ok && response.headers.get("x-credit-cost") === PDF_COST;
   };
 
-  /** Whether the request goes on to the routes (undefined) or is answered here. */
+  /** The refusal of the key (or, without one, of a path outside the API), answered here. */
+  const keyRefusal = (x: Exchange, grant: Refusal): Response => {
+    // Answered here, not by the router: a path outside the API never reaches the routes without a key.
+    if (grant.reason === "no key" && !isApiPath(x.path)) return noRouteAnswer();
+    const answer = refused(grant);
+    if (grant.standing) writeLimits(answer.headers, grant.standing, undefined);
+    return answer;
+  };
+
+  /** Whether the request goes on to the routes (undefined) or is answered here: a refusal, which ends its connection (D183). */
   const decide = (x: Exchange, grant: Grant | Refusal): Response | undefined => {
-    if ("reason" in grant) {
-      // Answered here, not by the router: a path outside the API never reaches the routes without a key.
-      if (grant.reason === "no key" && !isApiPath(x.path)) return closing(noRouteAnswer());
-      const answer = refused(grant);
-      if (grant.standing) writeLimits(answer.headers, grant.standing, undefined);
-      return closing(answer);
-    }
-    if (grant.rateRemaining < 0 || grant.workWait) return closing(rateRefusal(grant));
+    if ("reason" in grant) return closing(keyRefusal(x, grant));
+    if (grant.rateRemaining < 0 || grant.workWait) return rateRefusal(grant);
     x.grant = grant;
     if (!grant.held) x.overQuota = quotaError(grant);
     // Only a request with a body to wait for (POST /mcp) starts its work after admission: no closure for the others.
