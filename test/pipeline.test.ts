@@ -330,9 +330,6 @@ describe("pipelined requests", () => {
     ]);
   });
 
-  // Bun (uWS) closes a connection on which a request arrives while the answer before it waits ("denying async
-  // pipelining"): that answer and the requests behind it are never sent, and no hook reaches it (D28). What matters is
-  // that nothing is charged for them, and that this test says so if Bun ever changes it.
   test("a refusal of the key or its rate ends the connection: the requests written behind it are not answered (D183)", async () => {
     for (const refused of [`wk_${"a".repeat(32)}`, ""]) {
       const answers = await pipelined([
@@ -348,6 +345,22 @@ describe("pipelined requests", () => {
     expect(answers.length).toBeLessThan(60);
   });
 
+  test("an answer the routes give a key in good standing (a 400, a 404 of an API path) does not end the connection (D183)", async () => {
+    const answers = await pipelined([
+      ["/v1/changes?limit=abc", acme],
+      ["/v1/chunk/999999999_0", acme],
+      ["/v1/license", acme],
+    ]);
+    expect(answers.map((a) => [a.status, a.headers.connection])).toEqual([
+      [400, undefined],
+      [404, undefined],
+      [200, undefined],
+    ]);
+  });
+
+  // Bun (uWS) closes a connection on which a request arrives while the answer before it waits ("denying async
+  // pipelining"): that answer and the requests behind it are never sent, and no hook reaches it (D28). What matters is
+  // that nothing is charged for them, and that this test says so if Bun ever changes it.
   test("behind an answer that waits (a search in a worker), Bun closes the connection: the rest is not answered, nor charged", async () => {
     const [acmeBefore, betaBefore] = [await quotaOf(acme), await quotaOf(beta)];
     const answers = await pipelined([
