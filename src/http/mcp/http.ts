@@ -11,12 +11,7 @@
  * body makes the parser or the SDK's schema checks work for long. JSON that is no JSON-RPC message is -32600 Invalid Request (-32700 is for no JSON).
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import {
-  ErrorCode,
-  isInitializeRequest,
-  isJSONRPCRequest,
-  JSONRPCMessageSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, isJSONRPCRequest, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { boundedText, MAX_BODY_BYTES } from "../body";
 import type { ApiError } from "../errors";
 import type { Exchange } from "../pipeline";
@@ -155,36 +150,10 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
       invalid !== undefined ||
       !isServed(asRequest.method) ||
       (asRequest.method === "tools/call" && !tools.isTool(asRequest.params?.name));
-    // A body refused above is the request's 400 or 413, before the quota's 429 (D2), as a REST route's bad parameter is;
-    // so are the headers the transport refuses.
-    // (Asked first: the quota's refusal, once made, gives the answer its Retry-After.)
-    const refused = !x.free && x.overQuota && ((await headersRefused(request, message)) ?? overQuota(x));
-    if (refused) return refused;
     if (!asRequest) return serve(tools, x, message);
     if (invalid) return Response.json(invalid);
     return serve(tools, x, withoutTask(asRequest));
   };
-}
-
-/** A message that runs nothing: the transport answers it 202 once it has checked the request's headers. */
-const PROBE = { jsonrpc: "2.0", method: "notifications/initialized" };
-
-/**
- * The transport's own refusal of the request's headers (406 for an Accept without both media types, 415 for a
- * Content-Type that is not JSON, 400 for an Mcp-Protocol-Version it does not know), or undefined: asked with a
- * notification in the message's place, and no server connected, so that nothing runs whatever it answers. An
- * initialize names its version in its params, and the transport reads the header only of other messages.
- */
-async function headersRefused(request: Request, message: unknown): Promise<Response | undefined> {
-  const probe = new Request(request.url, { method: "POST", headers: request.headers });
-  if (isInitializeRequest(message)) probe.headers.delete("mcp-protocol-version");
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-  try {
-    const answer = await transport.handleRequest(probe, { parsedBody: PROBE });
-    return answer.status === 202 ? undefined : answer;
-  } finally {
-    await transport.close();
-  }
 }
 
 /**
@@ -202,6 +171,21 @@ async function serve(tools: McpTools, x: Exchange, parsedBody: unknown): Promise
     maxRequestBodySize: MAX_BODY_BYTES,
   });
   await server.connect(transport);
+  // A message that costs a credit, when the quota could not hold one, is the quota's 429, not run. Asked here, as the
+  // transport hands the message over: the body's 400 or 413 above, and the transport's refusal of the request's headers
+  // (406 Accept, 415 Content-Type, 400 Mcp-Protocol-Version), come before it, as a REST route's bad parameter does (D2).
+  const handle = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if (x.free || !x.overQuota || !isJSONRPCRequest(message)) return handle?.(message, extra);
+    const spent = x.overQuota();
+    refusal.error = spent;
+    // Its exchange answered, so that the transport makes its answer (which the refusal replaces below).
+    void transport.send({
+      jsonrpc: "2.0",
+      id: message.id,
+      error: { code: ErrorCode.InternalError, message: spent.message },
+    });
+  };
   try {
     const answer = await transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
     const refused = refusal.error;
