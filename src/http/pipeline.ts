@@ -60,8 +60,9 @@ export interface Exchange {
   overShare: (() => Response | undefined) | undefined;
   /**
    * Set by the route when its 2xx did no work the key asked for, so that it costs no credit (D32): POST /mcp's
-   * JSON-RPC protocol error (-32601, -32602: its REST equivalent is a free 404 or 400) and a message that asks for no
-   * answer (a notification or a response, 202). It still counted against the rate and the work share.
+   * JSON-RPC protocol error (-32601, -32602: no tool or method's work ran, as no route's runs for REST's free 404 or
+   * 400) and a message that asks for no answer (a notification or a response, 202). It still counted against the rate
+   * and the work share.
    */
   free: boolean;
   /**

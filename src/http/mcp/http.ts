@@ -141,8 +141,9 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
         ErrorCode.InvalidParams,
         `Invalid params: the ${notification.method} notification's params are not as MCP says (${wrong}).`,
       );
-    // A JSON-RPC protocol error or a message that asks for no work (a notification or a response, 202) costs no credit,
-    // as REST's 400 and 404 (D32), and so needs none: answered whether or not the quota could hold one, as REST's 400
+    // A JSON-RPC protocol error or a message that asks for no work (a notification or a response, 202) costs no credit:
+    // no tool or method's work ran, as no route's runs for REST's 400 and 404 (D32; a tool's bad argument is a tool error,
+    // from the tool, and costs one). Needing none, it is answered whether or not the quota could hold one, as REST's 400
     // comes before the quota's 429 (D2). -32601 (a method not served) and -32602 for a tool that is not are the SDK's.
     const invalid = asRequest && invalidParams(asRequest);
     x.free =
