@@ -1,0 +1,154 @@
+/**
+ * bun bench/http/pipelined-flood.ts [--snapshot FILE] [--seconds S] [--connections N] [--depth D] [--rate R] [--workers W] [--attacker rate|none] [--nice]
+ *
+ * A flood of refusals written pipelined (D183): one server in its own process; a victim (an enterprise key) sends --rate
+ * requests a second, in turn /v1/chunk, a one-word search and /v1/lucky, for --seconds, first alone, then while an
+ * attacker (a child process: this script with --attack) writes --depth requests at once on each of --connections
+ * connections, again and again, with a key past its rate (a starter key) or with none. Prints the victim's
+ * p50 and p99 per path in each phase, and how many answers the attacker read. With D183 each refusal ends its
+ * connection, so the attacker reads one answer a connection, not --depth.
+ */
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { benchKey, benchSnapshot, randomChunkIds, ROOT, spawnServer } from "../servers";
+import { quantile } from "../stats";
+import { tempDir } from "../support";
+
+const { values } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: {
+    snapshot: { type: "string" },
+    seconds: { type: "string", default: "10" },
+    connections: { type: "string", default: "4" },
+    depth: { type: "string", default: "200" },
+    rate: { type: "string", default: "25" },
+    workers: { type: "string", default: "2" },
+    attacker: { type: "string", default: "rate" },
+    nice: { type: "boolean", default: false },
+    // The attacker's own run (the child): the server's URL and its key ("" for none).
+    attack: { type: "string" },
+    key: { type: "string", default: "" },
+    help: { type: "boolean", short: "h", default: false },
+  },
+});
+if (values.help) {
+  process.stdout.write(
+    "Usage: bun bench/http/pipelined-flood.ts [--snapshot FILE] [--seconds S (default 10)] [--connections N (default 4)]\n" +
+      "       [--depth D (requests written at once a connection, default 200)] [--rate R (victim's requests a second, default 25)]\n" +
+      "       [--workers W (TOME_SEARCH_WORKERS, default 2)] [--attacker rate|none (a key past its rate, or none; default rate)]\n" +
+      "       [--nice (the attacker at nice 10)]\n",
+  );
+  process.exit(0);
+}
+const seconds = Number(values.seconds);
+
+/** The attacker: writes --depth requests on each connection, reads what comes back until it closes, and again. */
+async function attack(url: string, key: string): Promise<void> {
+  const { hostname, port } = new URL(url);
+  const line = `GET /v1/license HTTP/1.1\r\nHost: a\r\n${key ? `X-API-Key: ${key}\r\n` : ""}\r\n`;
+  const burst = line.repeat(Number(values.depth));
+  const end = performance.now() + seconds * 1000;
+  let answers = 0;
+  const connection = async () => {
+    while (performance.now() < end) {
+      await new Promise<void>((done) => {
+        let tail = "";
+        Bun.connect({
+          hostname,
+          port: Number(port),
+          socket: {
+            open: (socket) => void socket.write(burst),
+            data(socket, data) {
+              const text = tail + data.toString("latin1");
+              answers += text.split("HTTP/1.1 ").length - 1;
+              tail = text.slice(-9);
+              if (performance.now() >= end) socket.end();
+            },
+            close: () => done(),
+            error: () => done(),
+            connectError: () => done(),
+          },
+        }).catch(() => done());
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: Number(values.connections) }, connection));
+  console.log(JSON.stringify({ answers }));
+}
+
+if (values.attack !== undefined) {
+  await attack(values.attack, values.key);
+  process.exit(0);
+}
+
+const work = tempDir("tome-pipelined-flood-");
+const { path, snapshot } = await benchSnapshot(values.snapshot, work);
+const data = join(work, "data");
+const victim = await benchKey(data);
+const attackerKey =
+  values.attacker === "none"
+    ? ""
+    : JSON.parse(
+        await Bun.$`bun ${join(ROOT, "src/cli/keys.ts")} create --name flood --account flood --plan starter --json`
+          .env({ ...process.env, TOME_DATA: data })
+          .text(),
+      ).key;
+const server = await spawnServer(["bun", join(ROOT, "src/cli/start.ts")], {
+  TOME_SNAPSHOT: path,
+  TOME_SNAPSHOT_WATCH: "off",
+  TOME_DATA: data,
+  TOME_SEARCH_WORKERS: values.workers,
+  // No work share (0): the victim's first searches, cold, would be refused; the attacker is refused before any work.
+  TOME_KEY_MS_PER_SECOND: "0",
+});
+const paths = [`/v1/chunk/${randomChunkIds(snapshot, 1)[0]}`, "/v1/search?q=albedo", "/v1/lucky?q=albedo"];
+
+/** The victim for --seconds: --rate requests a second, each path in turn; each path's times in ms. */
+async function victimRun(): Promise<number[][]> {
+  const times = paths.map((): number[] => []);
+  const gap = 1000 / Number(values.rate);
+  const asked: Promise<void>[] = [];
+  const start = performance.now();
+  for (let i = 0; performance.now() - start < seconds * 1000; i++) {
+    const at = start + i * gap;
+    await Bun.sleep(Math.max(0, at - performance.now()));
+    const which = i % paths.length;
+    asked.push(
+      (async () => {
+        const t = performance.now();
+        const r = await fetch(server.url + paths[which], { headers: { "X-API-Key": victim } });
+        if (r.status !== 200) throw new Error(`${paths[which]}: ${r.status} ${await r.text()}`);
+        await r.arrayBuffer();
+        times[which]!.push(performance.now() - t);
+      })(),
+    );
+  }
+  await Promise.all(asked);
+  return times;
+}
+
+function report(phase: string, times: number[][]): void {
+  for (const [i, p] of paths.entries()) {
+    const ms = (q: number) => quantile(times[i]!, q).toFixed(0);
+    console.log(`${phase}: ${p}: p50 ${ms(0.5)} ms, p99 ${ms(0.99)} ms (${times[i]!.length})`);
+  }
+}
+
+try {
+  // Each path once first, so that neither phase pays for the first search's cold start.
+  for (const p of paths) await (await fetch(server.url + p, { headers: { "X-API-Key": victim } })).arrayBuffer();
+  report("victim alone", await victimRun());
+  const self = join(ROOT, "bench/http/pipelined-flood.ts");
+  const command = ["bun", self, "--attack", server.url, "--key", attackerKey, "--seconds", String(seconds)];
+  command.push("--connections", values.connections, "--depth", values.depth);
+  const attacker = Bun.spawn(values.nice ? ["nice", "-n", "10", ...command] : command, { stdout: "pipe" });
+  report(
+    `victim with the attacker (${values.attacker === "none" ? "no key" : "a key past its rate"})`,
+    await victimRun(),
+  );
+  await attacker.exited;
+  const { answers } = JSON.parse(await new Response(attacker.stdout).text());
+  console.log(`attacker: ${answers} answers read in ${seconds} s`);
+} finally {
+  await server.stop();
+}
