@@ -20,6 +20,8 @@ import { apiContext, createApp, mcpTools, serve } from "../src/http";
 import { type Engine, open } from "../src/search";
 import { ChangesQuery, ChunkParams, PageQuery, SearchQuery } from "../src/http/schemas";
 import { toolsOf } from "../src/http/mcp/tools";
+import { isServed } from "../src/http/mcp/server";
+import { ClientRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
   EN_2006,
   EN_2016,
@@ -1203,6 +1205,27 @@ describe("a key whose quota is spent", () => {
     } finally {
       app.close();
     }
+  });
+});
+
+describe("the methods served", () => {
+  test("isServed, which says a request is free before the SDK answers it (D32), agrees with the server: -32601 for every MCP client request it says is not served", async () => {
+    const app = createApp(await engineFor({ dumps: [EN_2016] }));
+    const methods = (ClientRequestSchema.options as unknown as { shape: { method: { value: string } } }[]).map(
+      (schema) => schema.shape.method.value,
+    );
+    const answered: [string, boolean][] = [];
+    try {
+      for (const method of methods) {
+        const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: {} });
+        const r = await app.handle(new Request("http://localhost/mcp", { method: "POST", headers: MCP_HEADERS, body }));
+        answered.push([method, ((await r.json()) as { error?: { code: number } }).error?.code !== -32601]);
+      }
+    } finally {
+      app.close();
+    }
+    expect(answered).toEqual(methods.map((method) => [method, isServed(method)]));
+    expect(methods.filter(isServed).sort()).toEqual(["initialize", "ping", "tools/call", "tools/list"]);
   });
 });
 

@@ -62,7 +62,11 @@ interface MessageSchema {
   safeParse(message: unknown): { error?: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
 }
 
-/** The requests served, each read by its schema before its handler. */
+/**
+ * The requests served, each read by its schema before its handler: initialize and ping the SDK's Server answers itself,
+ * tools/list and tools/call the handlers server() registers below. isServed reads it to say which requests are free
+ * (D32); test/mcp.test.ts -t isServed asks the server every MCP client request to keep the two in step.
+ */
 const REQUESTS = new Map<string, MessageSchema>([
   ["initialize", InitializeRequestSchema],
   ["ping", PingRequestSchema],
