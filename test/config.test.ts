@@ -10,6 +10,7 @@ import { join, relative, resolve } from "node:path";
 import { checkRedisUrl } from "../src/access";
 import { ConfigError, readConfig, SETTINGS, settingsTable } from "../src/cli/config";
 import { type ListenError, readHost } from "../src/cli/listen";
+import { BENCH_WORK_SHARE } from "../bench/servers";
 import { tempDir } from "./helpers";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -155,6 +156,12 @@ describe("settings", () => {
     }
     expect(readConfig({ TOME_DATA: "data~/x" })).toMatchObject({ dataDir: "data~/x" });
     expect(readConfig({ TOME_DATA: "./~/data" })).toMatchObject({ dataDir: "./~/data" });
+  });
+
+  test("the benchmarks' servers are given a work share the server takes (bench/servers.ts)", () => {
+    expect(readConfig({ TOME_KEY_MS_PER_SECOND: BENCH_WORK_SHARE })).toMatchObject({
+      keyMsPerSecond: Number(BENCH_WORK_SHARE),
+    });
   });
 
   test("TOME_KEY_MS_PER_SECOND past 65000 (a second of the request thread and 64 search workers) is refused with the bound, where any run of digits was taken and a huge one became Infinity (D25)", () => {
