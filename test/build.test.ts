@@ -95,10 +95,11 @@ describe("a build in bounded memory", () => {
     const large = await build("2G");
     expect(large.runs).toBe(1);
     expect(small.runs).toBeGreaterThanOrEqual(5);
-    // Not compared with the large build's peak: 278 MB against 406 MB alone, but 283 against 303 with another test
-    // file beside it, and 391 against 384 with two more processes (the parsing workers' garbage piles up on busy cores,
-    // and it is most of a peak on dumps this small). The budget plus the runtime and the ingest workers (about 230 MB).
-    expect(small.peak).toBeLessThan(4e6 + 400e6);
+    // The runtime and the parsing workers are most of a peak on dumps this small, and their garbage piles up on busy
+    // cores: 337-371 MB alone, past 404 MB in a CI run beside another test file. So the small budget's peak is
+    // measured against the large one's in the same run (278 MB against 406 alone, 391 against 384 with two more
+    // processes): spilling 20 runs holds no more than building one, give or take the garbage.
+    expect(small.peak).toBeLessThan(large.peak + 150e6);
   });
 
   test("a tiny budget (many runs merged) and a large one write the same snapshot and give the same answers", async () => {
