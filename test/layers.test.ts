@@ -150,3 +150,16 @@ describe("layers of src/", () => {
     expect(ingested).toContain("snapshot/index.ts");
   });
 });
+
+describe("what the server's thread loads", () => {
+  test("no PDF library: pdf-lib, fontkit and the fonts are the render workers' (0.5 CPU-s at every start and test file, when src/pdf's face exported renderPdf)", async () => {
+    const script = `await import(${JSON.stringify(join(SRC, "http/index.ts"))});
+      const loaded = Object.keys(require.cache);
+      console.log(JSON.stringify({ all: loaded.length, pdf: loaded.filter((m) => /pdf-lib|fontkit/.test(m)) }));`;
+    const proc = Bun.spawn(["bun", "-e", script], { stdout: "pipe", stderr: "inherit" });
+    const loaded = JSON.parse(await new Response(proc.stdout).text());
+    expect(await proc.exited).toBe(0);
+    expect(loaded.all).toBeGreaterThan(100); // the list is seen: Elysia, TypeBox, the MCP SDK, ours
+    expect(loaded.pdf).toEqual([]);
+  });
+});

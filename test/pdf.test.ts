@@ -26,7 +26,9 @@ import bengaliRegular from "@expo-google-fonts/noto-sans-bengali/400Regular/Noto
 import { Access, createKey, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { createApp, serve } from "../src/http";
-import { canRender, cutForPdf, type PdfArticle, PdfRenderer, renderPdf } from "../src/pdf";
+import { cutForPdf, type PdfArticle, PdfRenderer } from "../src/pdf";
+import { canRender } from "../src/pdf/fonts";
+import { renderPdf } from "../src/pdf/render";
 import { articleUrl, LICENSE } from "../src/http/attribution";
 import { creditFor } from "../src/pdf/credit";
 import * as scripts from "../src/scripts";

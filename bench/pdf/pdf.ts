@@ -13,7 +13,7 @@ import { parseArgs } from "node:util";
 import { PDFDocument } from "pdf-lib";
 import { Attributions } from "../../src/http/attribution";
 import { Resources } from "../../src/http/resources";
-import { renderPdf } from "../../src/pdf";
+import { renderPdf } from "../../src/pdf/render";
 import { openSnapshot, type Snapshot, type SnapshotPage } from "../../src/snapshot";
 import { buildSnapshot, dump, START } from "../support";
 import { spawnServer } from "../servers";

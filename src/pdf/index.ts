@@ -1,7 +1,10 @@
-/** pdf: an article as an A4 PDF document, rendered off the server's thread. */
+/**
+ * pdf: an article as an A4 PDF document, rendered off the server's thread. pdf-lib, fontkit and the fonts are loaded
+ * by the render workers (worker.ts) and by whoever renders on their own thread (render.ts' renderPdf, fonts.ts'
+ * canRender: benchmarks, tests), never by the server's thread through this face: they cost 0.6 CPU-s at every start.
+ */
 export { articleKey, cutForPdf, PDF_MAX_CHARACTERS, type PdfArticle, type PdfSection } from "./article";
-export { canRender } from "./fonts";
-export { renderPdf, type RenderOptions } from "./render";
+export type { RenderOptions } from "./render";
 export {
   PdfAbortedError,
   PdfBusyError,
