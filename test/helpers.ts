@@ -21,6 +21,7 @@ import { writeIngested } from "../src/build";
 import { takeLock } from "../src/files";
 import { DEFAULT_CHUNK_WORDS, ingest, type Article, type IngestOptions, type IngestResult } from "../src/ingest";
 import type { App, AppOptions } from "../src/http";
+import type { KeyFile, PlanName, Scope } from "../src/access";
 import { Engine, open as openEngine } from "../src/search";
 import { BlockCursor } from "../src/search/postings/block-cursor";
 import { PageOrders } from "../src/search/ranking/page-orders";
@@ -254,6 +255,53 @@ export async function newKey(dataDir: string, ...args: string[]): Promise<Record
   const r = await keys(dataDir, "create", "--json", ...args);
   if (r.code !== 0) throw new Error(r.stderr);
   return JSON.parse(r.stdout);
+}
+
+export interface KeyMade {
+  name: string;
+  /** "default" unless given. */
+  account?: string;
+  /** A new account's plan (free unless given). */
+  plan?: PlanName;
+  /** "read" unless given. */
+  scope?: Scope;
+  /** Its last day, YYYY-MM-DD: it stops at 00:00 UTC that day. */
+  expires?: string;
+}
+
+/**
+ * A new key made in this process as `keys create --json` makes it: createKey applied to the store, the files of a data
+ * folder (under keys.json's lock, updateKeyFile) or a Redis (its compare-and-set, RedisKeyStore.update); the same store
+ * and the same JSON, without a process of the key tool (about half a CPU-second). For a test's set-up; a test of the
+ * key tool's own work runs it (newKey, keys).
+ */
+export async function keyMade(
+  store: string | { update<T>(change: (file: KeyFile) => T): Promise<T> },
+  o: KeyMade,
+): Promise<Record<string, any>> {
+  const { createKey, updateKeyFile } = await import("../src/access");
+  const now = Date.now();
+  const change = (file: KeyFile) =>
+    createKey(file, {
+      name: o.name,
+      account: o.account ?? "default",
+      plan: o.plan,
+      scope: o.scope ?? "read",
+      expiresAt: o.expires === undefined ? undefined : `${o.expires}T00:00:00.000Z`,
+      now,
+    });
+  const made = typeof store === "string" ? updateKeyFile(store, change) : await store.update(change);
+  const { key, record, account } = made;
+  return {
+    key,
+    id: record.id,
+    name: record.name,
+    account: record.account,
+    plan: account.plan,
+    scopes: record.scopes,
+    expires_at: record.expires_at,
+    created_at: record.created_at,
+  };
 }
 
 // An app in this process (app.handle) with a dashboard: src/http and src/access are imported when first asked for,

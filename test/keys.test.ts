@@ -17,6 +17,7 @@ import {
   keysPath,
   NEEDS,
   readKeyFile,
+  revokeKey,
   updateKeyFile,
   type KeyStoreState,
 } from "../src/access";
@@ -25,6 +26,7 @@ import { lockDataFolder } from "../src/access/server-lock";
 import { writeUsage } from "../src/access/usage";
 import { lockText } from "../src/files";
 import {
+  keyMade,
   keys,
   killedMidWrite,
   newKey,
@@ -77,7 +79,7 @@ async function expectRefused(dir: string, ...says: string[]) {
 describe("a damaged keys.gen", () => {
   test("start and the key tool refuse an empty or garbage keys.gen: which file, what is wrong, what to do; no stack", async () => {
     const dir = tempDir("tome-data-");
-    await newKey(dir, "--name", "k", "--scope", "full");
+    await keyMade(dir, { name: "k", scope: "full" });
     for (const content of ["", "garbage", "0123456789abcdef"]) {
       writeFileSync(genPath(dir), content);
       await expectRefused(
@@ -122,7 +124,7 @@ describe("a damaged keys.gen", () => {
 describe("start with an empty, damaged or missing keys.json", () => {
   test("a missing keys.json where an earlier store left keys.gen or usage.json is refused, and the way on is the key tool", async () => {
     const withGen = tempDir("tome-data-");
-    await newKey(withGen, "--name", "k");
+    await keyMade(withGen, { name: "k" });
     rmSync(keysPath(withGen));
     await expectRefused(
       withGen,
@@ -142,7 +144,7 @@ describe("start with an empty, damaged or missing keys.json", () => {
 
   test("an empty keys.json is refused: no bytes, blanks, or a store without a key", async () => {
     const dir = tempDir("tome-data-");
-    await newKey(dir, "--name", "k");
+    await keyMade(dir, { name: "k" });
     const cases: Record<string, [text: string, says: string]> = {
       "no bytes": ["", "is empty (a crash or a full disk may have cut it short). Restore it from a backup"],
       blanks: ["\n  \n", "is empty"],
@@ -159,7 +161,7 @@ describe("start with an empty, damaged or missing keys.json", () => {
 
   test("a store whose keys would misbehave is damaged: unknown scopes, an expiry that does not parse", async () => {
     const dir = tempDir("tome-data-");
-    await newKey(dir, "--name", "k");
+    await keyMade(dir, { name: "k" });
     const good = JSON.parse(readFileSync(keysPath(dir), "utf8"));
     for (const [field, value, says] of [
       ["scopes", ["admin"], "has no valid scopes"],
@@ -172,7 +174,7 @@ describe("start with an empty, damaged or missing keys.json", () => {
 
   test("a store edited by hand: a key's created_at not a date, its name not text, or two keys with one id is damaged (keys list printed a TypeError's stack)", async () => {
     const dir = tempDir("tome-data-");
-    await newKey(dir, "--name", "k");
+    await keyMade(dir, { name: "k" });
     const good = JSON.parse(readFileSync(keysPath(dir), "utf8"));
     const key = good.keys[0];
     for (const [keys, says] of [
@@ -263,7 +265,7 @@ describe("keys.json damaged while the server runs", () => {
 
   test("health: ok; then a problem (no path) while keys.json is damaged or gone, the request still served; ok again once whole", async () => {
     const dir = tempDir("tome-data-");
-    const { key } = await newKey(dir, "--name", "k");
+    const { key } = await keyMade(dir, { name: "k" });
     const logged: string[] = [];
     const access = new Access({ dataDir: dir, log: (line) => logged.push(line) });
     const admitted = () => {
@@ -394,7 +396,7 @@ describe("the key tool", () => {
 
   test("revoke takes the key's own text as well as its id, matched by its hash, and never prints it", async () => {
     const dir = tempDir("tome-data-");
-    const made = await newKey(dir, "--name", "k");
+    const made = await keyMade(dir, { name: "k" });
     const unknown = `wk_${"Z".repeat(32)}`;
     for (const [text, says] of [
       [unknown, "the key given is not in this store"],
@@ -426,10 +428,10 @@ describe("the key tool", () => {
   test("list: each key with its expiry; each account's usage once, on its own line, with its active keys out of its plan's", async () => {
     const dir = tempDir("tome-data-");
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
-    const a = await newKey(dir, "--name", "a", "--account", "acme", "--plan", "starter", "--expires", tomorrow);
-    await newKey(dir, "--name", "b", "--account", "acme");
-    await newKey(dir, "--name", "c", "--account", "solo");
-    await keys(dir, "revoke", a.id);
+    const a = await keyMade(dir, { name: "a", account: "acme", plan: "starter", expires: tomorrow });
+    await keyMade(dir, { name: "b", account: "acme" });
+    await keyMade(dir, { name: "c", account: "solo" });
+    updateKeyFile(dir, (f) => revokeKey(f, a.id, Date.now()));
     // Four keys made on growth, then the account moved to free (3 keys): over its plan, where the list said "4" alone.
     updateKeyFile(dir, (f) => {
       for (const name of ["d", "e", "f", "g"])
@@ -482,7 +484,7 @@ describe("the key tool", () => {
     }
     expect(existsSync(keysPath(dir))).toBe(false);
     // Kept before they were refused (or written into keys.json by hand): listed, and revoked, escaped.
-    const made = await newKey(dir, "--name", "plain", "--account", "acme");
+    const made = await keyMade(dir, { name: "plain", account: "acme" });
     updateKeyFile(dir, (f) => {
       f.keys[0]!.name = "a\u001b]52;c;cHduZWQ=\u0007b\nfake row";
     });
@@ -506,7 +508,7 @@ describe("the key tool", () => {
     const account = "ac\u001b[2Jme";
     const shownId = "key_\\u001b]52;c;cHduZWQ=\\u0007x";
     const shownAccount = "ac\\u001b[2Jme";
-    const other = await newKey(dir, "--name", "other", "--account", "acme");
+    const other = await keyMade(dir, { name: "other", account: "acme" });
     updateKeyFile(dir, (f) => {
       const k = f.keys.find((k) => k.id === other.id)!;
       k.id = id;
@@ -543,7 +545,7 @@ describe("the key tool", () => {
 
   test("keys list --json escapes the C1 controls and the direction marks in a name as \\uXXXX, as the table does, where it sent them raw", async () => {
     const dir = tempDir("tome-data-");
-    const made = await newKey(dir, "--name", "plain", "--account", "acme");
+    const made = await keyMade(dir, { name: "plain", account: "acme" });
     // U+009B is a terminal's CSI (ESC [): "\u009b2J" clears the screen; U+0085 is a line break; the marks turn the row round.
     const name = "a\u009b2Jb\u0085c\u202eevil\u2066d\u2069\u200fe\u200e\u061cf\u2028g\u007f";
     updateKeyFile(dir, (f) => {
@@ -624,8 +626,8 @@ describe("the key tool", () => {
 
   test("scopes hold: a read key may do everything but render a PDF (403, saying why and what to do); a full key may", async () => {
     const dir = tempDir("tome-data-");
-    const read = await newKey(dir, "--name", "r", "--scope", "read");
-    const full = await newKey(dir, "--name", "f", "--scope", "full");
+    const read = await keyMade(dir, { name: "r", scope: "read" });
+    const full = await keyMade(dir, { name: "f", scope: "full" });
     const access = new Access({ dataDir: dir });
     const outcome = (key: string, cost: number, needs: "read" | "full") => {
       const r = access.admit(headersOf(key), cost, needs);
@@ -651,8 +653,8 @@ describe("the key tool", () => {
 
   test("over HTTP, a read key gets 403 forbidden for a PDF, in either path form, and its other routes; a full key gets the PDF", async () => {
     const dir = tempDir("tome-data-");
-    const read = await newKey(dir, "--name", "r", "--scope", "read");
-    const full = await newKey(dir, "--name", "f", "--scope", "full");
+    const read = await keyMade(dir, { name: "r", scope: "read" });
+    const full = await keyMade(dir, { name: "f", scope: "full" });
     const server = await startServer({ TOME_SNAPSHOT: await snapshotFor({ dumps: [SQUAD] }), TOME_DATA: dir });
     try {
       const get = (path: string, key: string) => fetch(server.url + path, { headers: { "X-API-Key": key } });
@@ -774,7 +776,7 @@ describe("the key tool", () => {
     );
 
     // An existing account (made with its first key) keeps its plan; --json has the three fields.
-    await newKey(dir, "--name", "k", "--account", "globex", "--plan", "growth");
+    await keyMade(dir, { name: "k", account: "globex", plan: "growth" });
     const existing = JSON.parse((await keys(dir, "account", "create", "--account", "globex", "--json")).stdout);
     expect(Object.keys(existing)).toEqual(["account", "plan", "dashboard_token"]);
     expect(existing.plan).toBe("growth");
