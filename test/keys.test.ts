@@ -27,7 +27,7 @@ import { writeUsage } from "../src/access/usage";
 import { lockText } from "../src/files";
 import {
   keyMade,
-  keys,
+  keyTool,
   killedMidWrite,
   newKey,
   ROOT,
@@ -89,7 +89,7 @@ describe("a damaged keys.gen", () => {
         "delete it and start again",
       );
       const before = filesOf(dir);
-      const tool = await keys(dir, "create", "--name", "k2");
+      const tool = await keyTool(dir, "create", "--name", "k2");
       expect({ code: tool.code, stdout: tool.stdout }).toEqual({ code: 1, stdout: "" });
       expect(tool.stderr).toContain(`${genPath(dir)} is damaged`);
       expect(tool.stderr).not.toContain("    at ");
@@ -189,7 +189,7 @@ describe("start with an empty, damaged or missing keys.json", () => {
       );
     }
     writeFileSync(keysPath(dir), JSON.stringify({ ...good, keys: [{ ...key, created_at: 5 }] }));
-    const list = await keys(dir, "list");
+    const list = await keyTool(dir, "list");
     expect({ code: list.code, stderr: list.stderr }).toEqual({
       code: 1,
       stderr: `keys list: ${keysPath(dir)} is damaged: key ${key.id} has an invalid created_at. Restore it from a backup; nothing was changed.\n`,
@@ -203,7 +203,7 @@ describe("start with an empty, damaged or missing keys.json", () => {
     const { code, out } = await start(dir);
     expect({ code, out: out.trim() }).toEqual({ code: 1, out: `start: ${says}` });
     for (const args of [["list"], ["create", "--name", "k"], ["revoke", "key_x"]]) {
-      const r = await keys(dir, ...args);
+      const r = await keyTool(dir, ...args);
       expect({ args, code: r.code, stdout: r.stdout, stderr: r.stderr.trim() }).toEqual({
         args,
         code: 1,
@@ -402,21 +402,21 @@ describe("the key tool", () => {
       [unknown, "the key given is not in this store"],
       ["wk_short", "the key given is not a whole key"],
     ] as const) {
-      const r = await keys(dir, "revoke", text);
+      const r = await keyTool(dir, "revoke", text);
       expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: "" });
       expect(r.stderr).toContain(says);
       expect(r.stderr).not.toContain(text);
     }
     // As pasted, with blanks and a line break about it (it was "not a whole key").
-    const r = await keys(dir, "revoke", ` ${made.key}\n`);
+    const r = await keyTool(dir, "revoke", ` ${made.key}\n`);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain(`Revoked ${made.id} ("k", account default)`);
     expect(r.stdout + r.stderr).not.toContain(made.key);
-    const list = JSON.parse((await keys(dir, "list", "--json")).stdout) as Json[];
+    const list = JSON.parse((await keyTool(dir, "list", "--json")).stdout) as Json[];
     expect(list.map((k) => [k.id, k.state])).toEqual([[made.id, "revoked"]]);
     // Again: refused, saying when, and nothing changed (the operator may have named the wrong key).
     const before = filesOf(dir);
-    const again = await keys(dir, "revoke", `${made.id} `);
+    const again = await keyTool(dir, "revoke", `${made.id} `);
     expect({ code: again.code, stdout: again.stdout, stderr: again.stderr.trim() }).toEqual({
       code: 1,
       stdout: "",
@@ -441,7 +441,7 @@ describe("the key tool", () => {
     });
     const month = new Date().toISOString().slice(0, 7);
     writeUsage(join(dir, "usage.json"), { months: { [month]: { acme: 1234, solo: 5 } }, last_used: {} });
-    const r = await keys(dir, "list");
+    const r = await keyTool(dir, "list");
     expect(r.code).toBe(0);
     const [keyLines, accountLines] = r.stdout
       .trim()
@@ -477,7 +477,7 @@ describe("the key tool", () => {
     const dir = tempDir("tome-data-");
     // ESC [2J clears the operator's screen; a line break makes a row of its own in the list; U+202E turns the text round.
     for (const name of ["a\u001b[2Jb", "x\ny", "\u202eevil", "c\u009b1m"]) {
-      const r = await keys(dir, "create", "--name", name, "--account", "acme");
+      const r = await keyTool(dir, "create", "--name", name, "--account", "acme");
       expect({ name, code: r.code, stdout: r.stdout }).toEqual({ name, code: 1, stdout: "" });
       expect(r.stderr).toContain("a key's name may not hold control characters");
       expect(r.stderr).not.toContain(name);
@@ -488,15 +488,15 @@ describe("the key tool", () => {
     updateKeyFile(dir, (f) => {
       f.keys[0]!.name = "a\u001b]52;c;cHduZWQ=\u0007b\nfake row";
     });
-    const list = await keys(dir, "list");
+    const list = await keyTool(dir, "list");
     expect(list.code).toBe(0);
     expect(list.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
     expect(list.stdout).toContain("a\\u001b]52;c;cHduZWQ=\\u0007b\\u000afake row");
-    const revoked = await keys(dir, "revoke", made.id);
+    const revoked = await keyTool(dir, "revoke", made.id);
     expect(revoked.code).toBe(0);
     expect(revoked.stdout + revoked.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
     // Revoked again: the refusal names it escaped too (it sent the name raw).
-    const again = await keys(dir, "revoke", made.id);
+    const again = await keyTool(dir, "revoke", made.id);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(
       `${made.id} ("a\\u001b]52;c;cHduZWQ=\\u0007b\\u000afake row", account acme) was already revoked`,
@@ -515,15 +515,15 @@ describe("the key tool", () => {
       k.account = account;
       f.accounts[account] = f.accounts.acme!;
     });
-    const listed = await keys(dir, "list");
+    const listed = await keyTool(dir, "list");
     expect(listed.code).toBe(0);
     expect(listed.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
     expect(listed.stdout).toContain(`${shownId}  other`);
     expect(listed.stdout).toContain(`\n${shownAccount} `);
-    const first = await keys(dir, "revoke", id);
+    const first = await keyTool(dir, "revoke", id);
     expect(first.code).toBe(0);
     expect(first.stderr).toContain(`Revoked ${shownId} ("other", account ${shownAccount})`);
-    const second = await keys(dir, "revoke", id);
+    const second = await keyTool(dir, "revoke", id);
     expect(second.code).toBe(1);
     expect(second.stderr).toContain(`${shownId} ("other", account ${shownAccount}) was already revoked`);
     for (const r of [first, second])
@@ -536,7 +536,7 @@ describe("the key tool", () => {
       [{ accounts: { ...good.accounts, [account]: { plan: "gold" } } }, `account ${shownAccount} has no valid plan`],
     ] as const) {
       writeFileSync(keysPath(dir), JSON.stringify({ ...good, ...damage }));
-      const r = await keys(dir, "list");
+      const r = await keyTool(dir, "list");
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`is damaged: ${says}.`);
       expect(r.stdout + r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
@@ -552,7 +552,7 @@ describe("the key tool", () => {
       f.keys[0]!.name = name;
     });
     const unshown = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
-    const json = await keys(dir, "list", "--json");
+    const json = await keyTool(dir, "list", "--json");
     expect(json.code).toBe(0);
     expect(json.stdout).not.toMatch(unshown);
     expect(json.stdout).toContain(
@@ -560,14 +560,14 @@ describe("the key tool", () => {
     );
     // Still JSON, read back as the name kept.
     expect(JSON.parse(json.stdout)).toMatchObject([{ id: made.id, name }]);
-    const table = await keys(dir, "list");
+    const table = await keyTool(dir, "list");
     expect(table.stdout).not.toMatch(unshown);
     expect(table.stdout).toContain(
       String.raw`a\u009b2Jb\u0085c\u202eevil\u2066d\u2069\u200fe\u200e\u061cf\u2028g\u007f`,
     );
     // And the marks the table did not escape (left-to-right, right-to-left, Arabic letter mark) are refused in a new name.
     for (const mark of ["\u200e", "\u200f", "\u061c"]) {
-      const r = await keys(dir, "create", "--name", `x${mark}y`, "--account", "acme");
+      const r = await keyTool(dir, "create", "--name", `x${mark}y`, "--account", "acme");
       expect({ mark, code: r.code }).toEqual({ mark, code: 1 });
       expect(r.stderr).toContain("a key's name may not hold control characters");
     }
@@ -577,9 +577,9 @@ describe("the key tool", () => {
     const file = join(tempDir("tome-data-"), "keys.json");
     writeFileSync(file, "not a folder");
     for (const data of [file, join(file, "data")]) {
-      const made = await keys(data, "create", "--name", "x");
+      const made = await keyTool(data, "create", "--name", "x");
       // keys list said "No keys in <file>/keys.json", exit 0.
-      const listed = await keys(data, "list");
+      const listed = await keyTool(data, "list");
       const served = await start(data);
       for (const { code, said } of [
         { code: made.code, said: made.stderr },
@@ -596,12 +596,12 @@ describe("the key tool", () => {
 
   test("a key's name longer than the dashboard's 100 characters is refused, as the dashboard refuses it; 100 is taken", async () => {
     const dir = tempDir("tome-data-");
-    const long = await keys(dir, "create", "--name", "x".repeat(101), "--account", "acme");
+    const long = await keyTool(dir, "create", "--name", "x".repeat(101), "--account", "acme");
     expect({ code: long.code, stdout: long.stdout }).toEqual({ code: 1, stdout: "" });
     expect(long.stderr).toContain("a key's name must be 1 to 100 characters, not 101");
     expect(existsSync(keysPath(dir))).toBe(false);
     // Given empty or blank (an empty variable: --name "$APP"): said so, where it said "--name is required".
-    const blank = await keys(dir, "create", "--name", "  ", "--account", "acme");
+    const blank = await keyTool(dir, "create", "--name", "  ", "--account", "acme");
     expect({ code: blank.code, stdout: blank.stdout }).toEqual({ code: 2, stdout: "" });
     expect(blank.stderr).toStartWith(
       "keys create: --name is only blanks: give the key a name of 1 to 100 characters.\n",
@@ -614,7 +614,7 @@ describe("the key tool", () => {
     const dir = tempDir("tome-data-");
     const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
     for (const date of ["2020-01-01", day(0)]) {
-      const r = await keys(dir, "create", "--name", "k", "--expires", date);
+      const r = await keyTool(dir, "create", "--name", "k", "--expires", date);
       expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 2, stdout: "" });
       expect(r.stderr).toContain(`--expires ${date} is not in the future`);
       expect(r.stderr).toContain("Give a later date");
@@ -740,7 +740,7 @@ describe("the key tool", () => {
 
   test("account create and account token: a sign-in token printed once, kept as its hash; the old one replaced; --help; clear refusals", async () => {
     const dir = tempDir("tome-data-");
-    const made = await keys(dir, "account", "create", "--account", "acme", "--plan", "starter");
+    const made = await keyTool(dir, "account", "create", "--account", "acme", "--plan", "starter");
     expect(made.code).toBe(0);
     const token = made.stdout.trim();
     expect(token).toMatch(/^wd_[A-Za-z0-9]{32}\.acme$/);
@@ -757,12 +757,12 @@ describe("the key tool", () => {
     expect(checkKeyStore(dir)).toBe("present");
 
     // An account with a token keeps it: "account token" replaces it, and only that.
-    const again = await keys(dir, "account", "create", "--account", "acme");
+    const again = await keyTool(dir, "account", "create", "--account", "acme");
     expect([again.code, again.stdout]).toEqual([1, ""]);
     expect(again.stderr).toContain(
       "account acme has a dashboard sign-in token already; nothing was changed. To replace it (the old one stops working): bun run keys account token --account acme",
     );
-    const replaced = await keys(dir, "account", "token", "--account", "acme", "--json");
+    const replaced = await keyTool(dir, "account", "token", "--account", "acme", "--json");
     expect(replaced.code).toBe(0);
     const json = JSON.parse(replaced.stdout);
     expect(json).toEqual({
@@ -777,7 +777,7 @@ describe("the key tool", () => {
 
     // An existing account (made with its first key) keeps its plan; --json has the three fields.
     await keyMade(dir, { name: "k", account: "globex", plan: "growth" });
-    const existing = JSON.parse((await keys(dir, "account", "create", "--account", "globex", "--json")).stdout);
+    const existing = JSON.parse((await keyTool(dir, "account", "create", "--account", "globex", "--json")).stdout);
     expect(Object.keys(existing)).toEqual(["account", "plan", "dashboard_token"]);
     expect(existing.plan).toBe("growth");
 
@@ -800,7 +800,7 @@ describe("the key tool", () => {
       [["account", "rename"], 'keys account takes create or token, not "rename"'],
     ];
     for (const [args, says] of refusals) {
-      const r = await keys(dir, ...args);
+      const r = await keyTool(dir, ...args);
       expect([r.code === 0, r.stdout]).toEqual([false, ""]);
       expect(r.stderr).toContain(says);
       expect(r.stderr).not.toContain("    at ");
@@ -810,13 +810,13 @@ describe("the key tool", () => {
       ["account", "create", "--help"],
       ["account", "token", "-h"],
     ]) {
-      const help = await keys(dir, ...args);
+      const help = await keyTool(dir, ...args);
       expect([help.code, help.stdout]).toEqual([
         0,
         expect.stringContaining("Usage: bun run keys account create --account NAME [--plan PLAN] [--json]"),
       ]);
     }
-    expect((await keys(dir, "--help")).stdout).toContain(
+    expect((await keyTool(dir, "--help")).stdout).toContain(
       'account  give an account holder the dashboard (/dashboard): "account create", "account token"',
     );
   });
@@ -861,7 +861,7 @@ describe("the key tool", () => {
       [[], "Usage: bun run keys <command> [options]"],
       [["account"], "keys account: keys account takes create or token\n"],
     ] as const) {
-      const r = await keys(dir, ...args);
+      const r = await keyTool(dir, ...args);
       expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 2, stdout: "" });
       expect(r.stderr).toContain(says);
     }
