@@ -690,50 +690,51 @@ describe("/mcp on the server", () => {
     expect(deep.error.message).toContain("nests deeper than 32");
   });
 
+  /**
+   * One server with a small work share for both tools' tests, each with keys of its own (the share is per key): 2 ms a
+   * second, which get_page, answered from the page table and far cheaper than a search, needs to show it is counted.
+   */
+  const shared = { dir: tempDir("tome-data-"), server: undefined as Promise<ServerProcess> | undefined };
+  afterAll(async () => {
+    await (await shared.server)?.stop();
+  });
+
   test.each(["search", "get_page"])(
     "%s calls count their time against the key's work share (429 rate_limit_exceeded)",
     async (tool) => {
-      const dir = tempDir("tome-data-");
-      const heavy = keyIn(dir, "heavy");
-      const other = keyIn(dir, "other");
-      // get_page answers from the page table, far cheaper than a search: a smaller share shows it is counted too.
-      const small = await startServer({
-        TOME_SNAPSHOT: snapshot,
-        TOME_DATA: dir,
-        TOME_KEY_MS_PER_SECOND: tool === "search" ? "20" : "2",
-      });
-      try {
-        const q = "the of and in to a is was for on as by with from that at his which";
-        const args = tool === "search" ? { q, limit: 50 } : { page_id: 39 };
-        // Warm the chunk route with a key of its own (a first answer also compiles the route), then let that activity age out.
-        await (
-          await fetch(`${small.url}/v1/chunk/39_0`, { headers: { "X-API-Key": keyIn(dir, "warm") } })
-        ).arrayBuffer();
-        await Bun.sleep(1100);
-        const statuses: number[] = [];
-        let refusal: Json | undefined;
-        for (let i = 0; i < 40 && !refusal; i++) {
-          // The share binds only while another key has been active in the last second (a few cheap chunks keep it within its own).
-          if (i % 5 === 0)
-            expect((await fetch(`${small.url}/v1/chunk/39_0`, { headers: { "X-API-Key": other } })).status).toBe(200);
-          const r = await post(
-            { id: i, method: "tools/call", params: { name: tool, arguments: args } },
-            { "X-API-Key": heavy },
-            small.url,
-          );
-          statuses.push(r.status);
-          const body = (await r.json()) as Json;
-          if (r.status === 429) refusal = body;
-        }
-        expect(statuses[0]).toBe(200);
-        expect(refusal).toEqual({
-          error: "rate_limit_exceeded",
-          message: expect.stringContaining("share of the server's time"),
-          retry_after: expect.any(Number),
-        });
-      } finally {
-        await small.stop();
+      const dir = shared.dir;
+      const heavy = keyIn(dir, `heavy-${tool}`);
+      const other = keyIn(dir, `other-${tool}`);
+      shared.server ??= startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: dir, TOME_KEY_MS_PER_SECOND: "2" });
+      const small = await shared.server;
+      const q = "the of and in to a is was for on as by with from that at his which";
+      const args = tool === "search" ? { q, limit: 50 } : { page_id: 39 };
+      // Warm the chunk route with a key of its own (a first answer also compiles the route), then let that activity age out.
+      await (
+        await fetch(`${small.url}/v1/chunk/39_0`, { headers: { "X-API-Key": keyIn(dir, `warm-${tool}`) } })
+      ).arrayBuffer();
+      await Bun.sleep(1100);
+      const statuses: number[] = [];
+      let refusal: Json | undefined;
+      for (let i = 0; i < 40 && !refusal; i++) {
+        // The share binds only while another key has been active in the last second (a few cheap chunks keep it within its own).
+        if (i % 5 === 0)
+          expect((await fetch(`${small.url}/v1/chunk/39_0`, { headers: { "X-API-Key": other } })).status).toBe(200);
+        const r = await post(
+          { id: i, method: "tools/call", params: { name: tool, arguments: args } },
+          { "X-API-Key": heavy },
+          small.url,
+        );
+        statuses.push(r.status);
+        const body = (await r.json()) as Json;
+        if (r.status === 429) refusal = body;
       }
+      expect(statuses[0]).toBe(200);
+      expect(refusal).toEqual({
+        error: "rate_limit_exceeded",
+        message: expect.stringContaining("share of the server's time"),
+        retry_after: expect.any(Number),
+      });
     },
   );
 });
