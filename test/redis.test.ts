@@ -23,8 +23,9 @@ import { createApp } from "../src/http";
 import {
   EN_2016,
   engineFor,
-  keys,
-  newKey,
+  keyMade,
+  type KeyMade,
+  keyTool,
   ROOT,
   runToExit,
   type ServerProcess,
@@ -45,13 +46,22 @@ let replicas: ServerProcess[] = [];
 
 /** The key tool against a Redis (and, for import and export, a data directory). */
 function keysOn(url: string, args: string[], dataDir = tempDir("tome-data-")) {
+  return keyTool({ TOME_REDIS_URL: url, TOME_DATA: dataDir }, ...args);
+}
+
+/** The same in a process of its own: for the commands that race each other. */
+function keysOnSpawned(url: string, args: string[], dataDir = tempDir("tome-data-")) {
   return runToExit(["bun", join(ROOT, "src/cli/keys.ts"), ...args], { TOME_REDIS_URL: url, TOME_DATA: dataDir });
 }
 
-async function keyOn(url: string, ...args: string[]): Promise<Json> {
-  const r = await keysOn(url, ["create", "--json", ...args]);
-  if (r.code !== 0) throw new Error(r.stderr);
-  return JSON.parse(r.stdout);
+/** A new key in the Redis at url, made in this process as `keys create --json` makes it there (keyMade): for set-up. */
+async function keyOn(url: string, o: KeyMade): Promise<Json> {
+  const store = await RedisKeyStore.open(url);
+  try {
+    return await keyMade(store, o);
+  } finally {
+    store.close();
+  }
 }
 
 async function call(url: string, key: string | undefined, path = "/v1/chunk/39_2") {
@@ -66,7 +76,8 @@ beforeAll(async () => {
   snapshot = await snapshotFor({ dumps: [EN_2016] });
   redis = await startRedis();
   replicas = await Promise.all([startReplica(), startReplica(), startReplica()]);
-});
+  // Three servers starting at once beside other test files' processes: past the tests' 60 s on a loaded machine.
+}, 180_000);
 
 afterAll(async () => {
   await Promise.all(replicas.map((r) => r.stop()));
@@ -97,7 +108,7 @@ describe("three replicas on one Redis", () => {
   });
 
   test("per key, the answers of all replicas counted per second never exceed the plan's rate", async () => {
-    const { key } = await keyOn(redis.url, "--name", "rate", "--account", "rate", "--plan", "free");
+    const { key } = await keyOn(redis.url, { name: "rate", account: "rate", plan: "free" });
     const admitted = new Map<number, number>();
     const until = Date.now() + 2600;
     while (Date.now() < until) {
@@ -127,8 +138,7 @@ describe("three replicas on one Redis", () => {
 
   test("the quota is never overspent: 200 requests in flight over 3 replicas and 4 keys, 50 credits left", async () => {
     const made: Json[] = [];
-    for (let i = 0; i < 4; i++)
-      made.push(await keyOn(redis.url, "--name", `q${i}`, "--account", "acct", "--plan", "business"));
+    for (let i = 0; i < 4; i++) made.push(await keyOn(redis.url, { name: `q${i}`, account: "acct", plan: "business" }));
     redis.cli("HSET", `tome:spent:${month()}`, "acct", "999950");
     const results = await Promise.all(
       Array.from({ length: 200 }, (_, i) => call(replicas[i % 3]!.url, made[i % 4]!.key, `/v1/chunk/39_${i % 5}`)),
@@ -158,8 +168,8 @@ describe("three replicas on one Redis", () => {
     const data = tempDir("tome-data-");
     const single = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
     try {
-      const fileKey = (await newKey(data, "--name", "h", "--account", "h", "--plan", "free")).key;
-      const redisKey = (await keyOn(redis.url, "--name", "h", "--account", "h", "--plan", "free")).key;
+      const fileKey = (await keyMade(data, { name: "h", account: "h", plan: "free" })).key;
+      const redisKey = (await keyOn(redis.url, { name: "h", account: "h", plan: "free" })).key;
       writeUsage(usagePath(data), { months: { [month()]: { h: 4995 } }, last_used: {} });
       redis.cli("HSET", `tome:spent:${month()}`, "h", "4995");
       // A restart reads the usage written above.
@@ -221,11 +231,8 @@ describe("three replicas on one Redis", () => {
     const data = tempDir("tome-data-");
     const fileServer = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
     try {
-      const fileKey = (await newKey(data, "--name", "r", "--account", "reader", "--plan", "free", "--scope", "read"))
-        .key;
-      const redisKey = (
-        await keyOn(redis.url, "--name", "r", "--account", "reader", "--plan", "free", "--scope", "read")
-      ).key;
+      const fileKey = (await keyMade(data, { name: "r", account: "reader", plan: "free", scope: "read" })).key;
+      const redisKey = (await keyOn(redis.url, { name: "r", account: "reader", plan: "free", scope: "read" })).key;
       const paths = ["/v1/chunk/39_1", "/v1/chunk/39_1", "/v1/pdf/39", "/v1/pdf/39.pdf", "/v1/chunk/39_1"];
       const seen = async (url: string, key: string) => {
         // Within one second, as the rate window is.
@@ -261,7 +268,7 @@ describe("three replicas on one Redis", () => {
   });
 
   test("the key tool on Redis: a revocation and a plan change hold on every replica's next request", async () => {
-    const made = await keyOn(redis.url, "--name", "rev", "--account", "rev", "--plan", "free");
+    const made = await keyOn(redis.url, { name: "rev", account: "rev", plan: "free" });
     for (const r of replicas) expect((await call(r.url, made.key)).headers.get("x-ratelimit-limit")).toBe("10");
     // Scope (D23): a read key may not render a PDF, on any replica, and that costs nothing.
     const pdf = await call(replicas[0]!.url, made.key, "/v1/pdf/39");
@@ -285,7 +292,7 @@ describe("three replicas on one Redis", () => {
   });
 
   test("a plan change holds on every replica after Redis came back from an older state (its store's version counted again)", async () => {
-    const made = await keyOn(redis.url, "--name", "rewind", "--account", "rewind", "--plan", "free");
+    const made = await keyOn(redis.url, { name: "rewind", account: "rewind", plan: "free" });
     expect((await call(replicas[0]!.url, made.key)).headers.get("x-ratelimit-limit")).toBe("10");
     // A Redis restored from a backup, or one whose AOF lost its last writes, holds an earlier version.
     const seen = Number(redis.cli("GET", "tome:keys:version"));
@@ -296,7 +303,7 @@ describe("three replicas on one Redis", () => {
 
   test("keys per plan (D21) hold when key commands race: 6 creates at once, 3 made", async () => {
     const runs = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => keysOn(redis.url, ["create", "--name", `r${i}`, "--account", "race"])),
+      Array.from({ length: 6 }, (_, i) => keysOnSpawned(redis.url, ["create", "--name", `r${i}`, "--account", "race"])),
     );
     expect(runs.filter((r) => r.code === 0).length).toBe(3);
     for (const r of runs.filter((r) => r.code !== 0)) expect(r.stderr).toContain("already holds 3 active keys");
@@ -305,7 +312,7 @@ describe("three replicas on one Redis", () => {
   });
 
   test("kill -9 of a replica loses nothing: every answer it gave is spent, and the others go on", async () => {
-    const { key } = await keyOn(redis.url, "--name", "kill", "--account", "kill", "--plan", "business");
+    const { key } = await keyOn(redis.url, { name: "kill", account: "kill", plan: "business" });
     const victim = await startReplica();
     let ok = 0;
     let inFlight = 0;
@@ -348,7 +355,7 @@ describe("three replicas on one Redis", () => {
 
 describe("Redis unreachable", () => {
   test("keyed requests get 503 with Retry-After on every replica, /healthz is degraded, and all recover when it returns", async () => {
-    const { key } = await keyOn(redis.url, "--name", "down", "--account", "down", "--plan", "starter");
+    const { key } = await keyOn(redis.url, { name: "down", account: "down", plan: "starter" });
     expect((await call(replicas[0]!.url, key)).status).toBe(200);
     await redis.kill();
     for (const r of replicas) {
@@ -387,7 +394,7 @@ describe("Redis unreachable", () => {
   });
 
   test("a Redis that hangs (SIGSTOP) is unreachable after 2 s: 503, not requests waiting on it; it recovers when it runs again", async () => {
-    const { key } = await keyOn(redis.url, "--name", "hang", "--account", "hang", "--plan", "starter");
+    const { key } = await keyOn(redis.url, { name: "hang", account: "hang", plan: "starter" });
     expect((await call(replicas[1]!.url, key)).status).toBe(200);
     process.kill(redis.pid(), "SIGSTOP");
     try {
@@ -413,7 +420,7 @@ describe("Redis unreachable", () => {
   });
 
   test("an answer whose credit Redis can no longer take is withheld: 503, nothing free, nothing charged", async () => {
-    const { key } = await keyOn(redis.url, "--name", "late", "--account", "late", "--plan", "starter");
+    const { key } = await keyOn(redis.url, { name: "late", account: "late", plan: "starter" });
     const access = new RedisAccess({ url: redis.url, keyMsPerSecond: 0, log: () => {} });
     await access.start();
     // Redis goes away between the request's admission and its settlement.
@@ -444,7 +451,7 @@ describe("Redis unreachable", () => {
 describe("a hold that lapsed (D181)", () => {
   /** A starter key of account `name` with one credit left, and a started RedisAccess whose clock `later` moves on. */
   async function oneCreditLeft(name: string) {
-    const { key } = await keyOn(redis.url, "--name", name, "--account", name, "--plan", "starter");
+    const { key } = await keyOn(redis.url, { name, account: name, plan: "starter" });
     redis.cli("HSET", `tome:spent:${month()}`, name, "49999");
     let now = Date.now();
     const access = new RedisAccess({ url: redis.url, now: () => now, keyMsPerSecond: 0, log: () => {} });
@@ -561,7 +568,7 @@ describe("Redis that lost its keys (D156)", () => {
       return { status: r.status, body: (await r.json()) as Json };
     };
     try {
-      const { key } = await keyOn(store.url, "--name", "flushed", "--account", "flushed", "--plan", "starter");
+      const { key } = await keyOn(store.url, { name: "flushed", account: "flushed", plan: "starter" });
       await access.start();
       expect((await get(key)).status).toBe(200);
       const saved = tempDir("tome-data-");
@@ -605,7 +612,7 @@ describe("Redis that lost its keys (D156)", () => {
     });
     const app = createApp(await engineFor({ dumps: [EN_2016] }), { access: gate });
     try {
-      const { key } = await keyOn(store.url, "--name", "inflight", "--account", "inflight", "--plan", "starter");
+      const { key } = await keyOn(store.url, { name: "inflight", account: "inflight", plan: "starter" });
       await access.start();
       const r = await app.handle(new Request("http://localhost/v1/chunk/39_2", { headers: { "X-API-Key": key } }));
       const body = (await r.json()) as Json;
@@ -637,7 +644,7 @@ describe("Redis that lost its keys (D156)", () => {
 
 describe("Redis that answers, but not as asked", () => {
   test("a Redis out of memory (noeviction) refuses every request's script: 503 until it has room, not service back at each PING it answers", async () => {
-    const { key } = await keyOn(redis.url, "--name", "oom", "--account", "oom", "--plan", "starter");
+    const { key } = await keyOn(redis.url, { name: "oom", account: "oom", plan: "starter" });
     const logged: string[] = [];
     const access = new RedisAccess({ url: redis.url, keyMsPerSecond: 0, log: (line) => logged.push(line) });
     await access.start();
@@ -722,9 +729,9 @@ describe("Redis that answers, but not as asked", () => {
 describe("keys import and export", () => {
   test("move keys and this month's usage from files into an empty Redis and back", async () => {
     const data = tempDir("tome-data-");
-    const a = await newKey(data, "--name", "a", "--account", "mover", "--plan", "starter");
-    const b = await newKey(data, "--name", "b", "--account", "mover", "--scope", "full");
-    expect((await keys(data, "revoke", b.id)).code).toBe(0);
+    const a = await keyMade(data, { name: "a", account: "mover", plan: "starter" });
+    const b = await keyMade(data, { name: "b", account: "mover", scope: "full" });
+    expect((await keyTool(data, "revoke", b.id)).code).toBe(0);
     writeUsage(usagePath(data), {
       months: { [month()]: { mover: 1234 }, "2001-01": { mover: 7 } },
       last_used: { [a.id]: "2026-01-02T03:04:05.000Z" },
@@ -784,10 +791,10 @@ describe("keys import and export", () => {
 
   test("an import with no TOME_REDIS_URL, or a Redis that does not answer, says so before asking to stop the server that serves the folder", async () => {
     const data = tempDir("tome-data-");
-    await newKey(data, "--name", "a", "--account", "mover");
+    await keyMade(data, { name: "a", account: "mover" });
     const single = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
     try {
-      const unset = await keys(data, "import");
+      const unset = await keyTool(data, "import");
       expect([unset.code, unset.stderr]).toEqual([
         1,
         expect.stringContaining("keys import: TOME_REDIS_URL is not set"),
@@ -804,7 +811,7 @@ describe("keys import and export", () => {
 
   test("an import from a folder a server still serves is refused, as its help says to stop it first; after its stop it goes", async () => {
     const data = tempDir("tome-data-");
-    const a = await newKey(data, "--name", "a", "--account", "mover");
+    const a = await keyMade(data, { name: "a", account: "mover" });
     const empty = await startRedis();
     try {
       const single = await startServer({ TOME_SNAPSHOT: snapshot, TOME_DATA: data });
@@ -828,7 +835,7 @@ describe("keys import and export", () => {
 
   test("a usage.json or keys.json Redis cannot take is refused before anything is written, and the import can be run again", async () => {
     const data = tempDir("tome-data-");
-    const a = await newKey(data, "--name", "a", "--account", "mover");
+    const a = await keyMade(data, { name: "a", account: "mover" });
     // Written by hand, with a terminal escape (ESC [2J clears the screen): named escaped, where it was sent raw.
     writeUsage(usagePath(data), { months: { [month()]: { mover: 3 } }, last_used: { [a.id]: "yester\u001b[2Jday" } });
     const empty = await startRedis();
@@ -888,7 +895,7 @@ describe("keys import and export", () => {
       expect((await keysOn(target.url, ["account", "create", "--account", "acme", "--plan", "business"])).code).toBe(0);
       const before = target.cli("HGET", "tome:accounts", "acme");
       const data = tempDir("tome-data-");
-      await newKey(data, "--name", "a", "--account", "acme", "--plan", "free");
+      await keyMade(data, { name: "a", account: "acme", plan: "free" });
       const refused = await keysOn(target.url, ["import"], data);
       expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining("already holds keys or accounts")]);
       expect(target.cli("HGET", "tome:accounts", "acme")).toBe(before);
@@ -903,7 +910,7 @@ describe("keys import and export", () => {
     const store = await RedisKeyStore.open(slow.url);
     try {
       const data = tempDir("tome-data-");
-      await newKey(data, "--name", "a", "--account", "big");
+      await keyMade(data, { name: "a", account: "big" });
       // Redis answering nothing for 2.5 s, as while it runs the script of an import of a few hundred thousand keys
       // (paused, not busy: the machine's cores stay the tests').
       slow.cli("CLIENT", "PAUSE", "2500", "ALL");
