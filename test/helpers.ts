@@ -233,14 +233,15 @@ export interface ServerProcess extends SpawnedServer {
  * is off unless env sets TOME_KEY_MS_PER_SECOND: it counts wall time, which a machine busy
  * with the other test files inflates, and only its own tests are about it; so are the search workers' lower priority
  * (D142: beside another test file's processes a search could pass its time limit, also wall time). env.CWD, if set,
- * is the directory it runs in.
+ * is the directory it runs in. timeoutMs (default spawnServer's) bounds the wait: a start that builds its snapshot first
+ * takes longer on a machine busy with other test files.
  */
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+export async function startServer(env: Record<string, string>, timeoutMs?: number): Promise<ServerProcess> {
   const { CWD, ...rest } = env;
   const server = await spawnServer(
     ["bun", START],
     { TOME_DATA: tempDir("tome-data-"), TOME_KEY_MS_PER_SECOND: "0", TOME_SEARCH_WORKER_NICE: "0", ...rest },
-    { cwd: CWD },
+    { cwd: CWD, timeoutMs },
   );
   return { ...server, key: /^\s+(wk_[A-Za-z0-9]{32})$/m.exec(server.stderr())?.[1] };
 }
