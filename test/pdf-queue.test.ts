@@ -4,7 +4,7 @@
  * client left before its render started, its credits for one that left during it (which is given
  * up), and HEAD that renders nothing. Real renders of the shared dumps.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, jest, setDefaultTimeout, test } from "bun:test";
 import { Access, createKey, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { createApp, serve, type RunningServer } from "../src/http";
 import { apiContext } from "../src/http/context";
@@ -52,32 +52,37 @@ describe("the render queue", () => {
   });
 
   test("the time limit runs from a render's start: renders queued longer than it still succeed", async () => {
-    // The limit: well above the slowest of these renders alone (timed here, on this machine as loaded as it is now),
-    // well below all of them one after another.
-    const probe = new PdfRenderer();
-    let slowestMs = 0;
+    // The renderer's clock is the test's (fake timers: its setTimeout and performance.now), so that how long a render
+    // takes on this machine, however loaded, does not matter: each of four renders is taken to last 600 ms of a
+    // 1,000 ms limit, so that the fourth, asked for with the others, starts 1,800 ms after it was queued.
+    const [limit, each] = [1000, 600];
+    jest.useFakeTimers();
+    const renderer = new PdfRenderer({ timeoutMs: limit, queueLength: 8, perRequester: 8 });
     try {
-      await probe.render(articles[10]!); // warm: fonts loaded
-      for (const a of articles.slice(12, 28)) {
-        const t = performance.now();
-        await probe.render(a);
-        slowestMs = Math.max(slowestMs, performance.now() - t);
-      }
-    } finally {
-      probe.close();
-    }
-    // Six times the slowest, and 40 renders queued: a busy machine (CI beside other work) slowed one render past three
-    // times the slowest probed; 40 one after another still take far longer than six of the slowest.
-    const limit = Math.max(400, slowestMs * 6);
-    const renderer = new PdfRenderer({ timeoutMs: limit, queueLength: 48, perRequester: 48 });
-    try {
-      await renderer.render(articles[10]!);
       const started = performance.now();
-      const all = await Promise.allSettled(articles.slice(12, 52).map((a) => renderer.render(a)));
-      const waited = performance.now() - started;
-      expect(waited).toBeGreaterThan(limit); // the last ones waited longer than the limit…
-      expect(all.filter((r) => r.status === "rejected")).toEqual([]); // …and were rendered all the same
+      let waited = 0;
+      // When a render is done the next has started (one worker): it takes its 600 ms. The first takes them here.
+      const all = Promise.allSettled(
+        articles.slice(12, 16).map((a) =>
+          renderer.render(a).then(() => {
+            waited = performance.now() - started;
+            jest.advanceTimersByTime(each);
+          }),
+        ),
+      );
+      jest.advanceTimersByTime(each);
+      expect((await all).filter((r) => r.status === "rejected")).toEqual([]); // rendered all the same…
+      expect(waited).toBe(4 * each); // …the last after waiting longer than the limit
+      expect(waited).toBeGreaterThan(limit);
+      // And the limit is this clock's: a render under way for longer than it fails.
+      const late = renderer.render(articles[16]!).then(
+        () => "rendered",
+        (e: Error) => e.message,
+      );
+      jest.advanceTimersByTime(limit + 1);
+      expect(await late).toBe(`rendering took longer than ${limit} ms`);
     } finally {
+      jest.useRealTimers();
       renderer.close();
     }
   });
