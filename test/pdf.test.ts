@@ -23,9 +23,9 @@ import devanagariRegular from "@fontsource/noto-sans/files/noto-sans-devanagari-
 import bengaliRegular from "@expo-google-fonts/noto-sans-bengali/400Regular/NotoSansBengali_400Regular.ttf" with {
   type: "file",
 };
-import { Access, createKey, readUsage, updateKeyFile, usagePath } from "../src/access";
+import { Access, createKey, type PlanName, readUsage, updateKeyFile, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
-import { createApp, serve } from "../src/http";
+import { type App, createApp, type RunningServer, serve } from "../src/http";
 import { cutForPdf, type PdfArticle, PdfRenderer } from "../src/pdf";
 import { canRender } from "../src/pdf/fonts";
 import { renderPdf } from "../src/pdf/render";
@@ -35,17 +35,7 @@ import * as scripts from "../src/scripts";
 import { contentDisposition } from "../src/http/routes/pdf";
 import type { Engine } from "../src/search";
 import type { SnapshotPage } from "../src/snapshot";
-import {
-  dump,
-  EN_2016,
-  engineFor,
-  newKey,
-  ROOT,
-  snapshotFor,
-  startServer,
-  tempDir,
-  type ServerProcess,
-} from "./helpers";
+import { dump, EN_2016, engineFor, ROOT, tempDir } from "./helpers";
 
 interface Shaper {
   unitsPerEm: number;
@@ -369,22 +359,38 @@ const sample = (engine: Engine): SnapshotPage =>
     .find((p) => p.chunks.length >= 8 && p.chunks.length <= 25 && p.sections.filter((s) => s.heading).length >= 3)!;
 
 let en: Engine;
-let server: ServerProcess;
-let data: string;
+/**
+ * One renderer (one worker thread, its fonts loaded once) for the apps of the tests that only read a PDF: the server
+ * here and pdfResponse's apps. A test that needs a renderer with no PDF kept, or other options, makes its own.
+ */
+let renderer: PdfRenderer;
+let access: Access;
+let running: RunningServer;
 let key: string;
+
+/** A key of `plan` made in the data folder `dir`, as `bun run keys create` makes it. */
+const keyIn = (dir: string, name: string, plan: PlanName) =>
+  updateKeyFile(dir, (f) => createKey(f, { name, account: name, plan, scope: "full", now: Date.now() })).key;
 
 beforeAll(async () => {
   en = await engineFor(EN);
-  data = tempDir("tome-data-");
-  server = await startServer({ TOME_SNAPSHOT: await snapshotFor(EN), TOME_DATA: data });
-  key = server.key!;
+  renderer = new PdfRenderer();
+  // In this process, as `bun run start` serves (the key it makes at its first start: enterprise, unlimited); the work
+  // share off, as startServer has it.
+  const data = tempDir("tome-data-");
+  key = keyIn(data, "default", "enterprise");
+  access = new Access({ dataDir: data, keyMsPerSecond: 0 });
+  access.start();
+  running = serve(createApp(en, { access, pdf: renderer }), { port: 0 });
 });
 
 afterAll(async () => {
-  await server?.stop();
+  await running?.stop();
+  await access?.stop();
+  renderer?.close();
 });
 
-const get = (path: string, apiKey = key) => fetch(server.url + path, { headers: { "X-API-Key": apiKey } });
+const get = (path: string, apiKey = key) => fetch(running.url.origin + path, { headers: { "X-API-Key": apiKey } });
 
 describe("GET /v1/pdf/{page_id}", () => {
   test("headers: PDF, attachment with an ASCII filename and the real title, credit cost, length, quota", async () => {
@@ -459,7 +465,7 @@ describe("GET /v1/pdf/{page_id}", () => {
       status: 200,
       bytes: true,
     });
-    const head = await fetch(`${server.url}/v1/pdf/39.pdf`, { method: "HEAD", headers: { "X-API-Key": key } });
+    const head = await fetch(`${running.url.origin}/v1/pdf/39.pdf`, { method: "HEAD", headers: { "X-API-Key": key } });
     expect(head.status).toBe(200);
     expect(head.headers.get("content-type")).toBe("application/pdf");
     expect(Number(head.headers.get("content-length"))).toBeGreaterThan(1000);
@@ -467,20 +473,25 @@ describe("GET /v1/pdf/{page_id}", () => {
 
   test("quota: a PDF costs 10; with 9 credits left, 429 quota_exceeded and nothing spent", async () => {
     const dir = tempDir("tome-data-");
-    const ten = await newKey(dir, "--name", "ten", "--account", "ten", "--plan", "free", "--scope", "full");
-    const nine = await newKey(dir, "--name", "nine", "--account", "nine", "--plan", "free", "--scope", "full");
+    const ten = keyIn(dir, "ten", "free");
+    const nine = keyIn(dir, "nine", "free");
     const month = new Date().toISOString().slice(0, 7);
     writeUsage(usagePath(dir), { months: { [month]: { ten: 4990, nine: 4991 } }, last_used: {} });
-    const s = await startServer({ TOME_SNAPSHOT: await snapshotFor(EN), TOME_DATA: dir });
+    // Its own renderer: no PDF of page 39 kept yet.
+    const pdf = new PdfRenderer();
+    const quotaAccess = new Access({ dataDir: dir, keyMsPerSecond: 0 });
+    quotaAccess.start();
+    const s = serve(createApp(en, { access: quotaAccess, pdf }), { port: 0 });
+    const url = s.url.origin;
     try {
       // A HEAD renders nothing when no PDF of the page is kept: it costs nothing, so 9 credits are enough (D26).
-      const free = await fetch(`${s.url}/v1/pdf/39`, { method: "HEAD", headers: { "X-API-Key": nine.key } });
+      const free = await fetch(`${url}/v1/pdf/39`, { method: "HEAD", headers: { "X-API-Key": nine } });
       expect([free.status, free.headers.get("x-credit-cost"), free.headers.get("x-quota-remaining")]).toEqual([
         200,
         "0",
         "9",
       ]);
-      const refused = await fetch(`${s.url}/v1/pdf/39`, { headers: { "X-API-Key": nine.key } });
+      const refused = await fetch(`${url}/v1/pdf/39`, { headers: { "X-API-Key": nine } });
       expect(refused.status).toBe(429);
       const body = (await refused.json()) as Json;
       expect(body).toEqual({
@@ -493,21 +504,22 @@ describe("GET /v1/pdf/{page_id}", () => {
       expect(refused.headers.get("x-quota-remaining")).toBe("9");
       expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
       // One credit is still there for anything else.
-      const chunk = await fetch(`${s.url}/v1/chunk/39_0`, { headers: { "X-API-Key": nine.key } });
+      const chunk = await fetch(`${url}/v1/chunk/39_0`, { headers: { "X-API-Key": nine } });
       expect(chunk.status).toBe(200);
       expect(chunk.headers.get("x-quota-remaining")).toBe("8");
-      const ok = await fetch(`${s.url}/v1/pdf/39.pdf`, { headers: { "X-API-Key": ten.key } });
+      const ok = await fetch(`${url}/v1/pdf/39.pdf`, { headers: { "X-API-Key": ten } });
       expect(ok.status).toBe(200);
       expect(ok.headers.get("x-quota-remaining")).toBe("0");
       await ok.arrayBuffer();
       // Now the PDF is kept: its HEAD costs 10 like the GET, more than the 8 credits left.
-      const kept = await fetch(`${s.url}/v1/pdf/39`, { method: "HEAD", headers: { "X-API-Key": nine.key } });
+      const kept = await fetch(`${url}/v1/pdf/39`, { method: "HEAD", headers: { "X-API-Key": nine } });
       expect([kept.status, kept.headers.get("x-quota-remaining")]).toEqual([429, "8"]);
-      await Bun.sleep(150);
-      expect(readUsage(usagePath(dir)).months[month]).toEqual({ ten: 5000, nine: 4992 });
     } finally {
-      await s.stop();
+      await s.stop(); // closes the renderer too
+      await quotaAccess.stop();
     }
+    // The counts as saved once the server has stopped (it saves the last of them then).
+    expect(readUsage(usagePath(dir)).months[month]).toEqual({ ten: 5000, nine: 4992 });
   });
 
   test("a rendering fault is 500 PDF generation failed: no detail leaked, nothing charged", async () => {
@@ -542,6 +554,13 @@ describe("GET /v1/pdf/{page_id}", () => {
 });
 
 const responses = new WeakMap<Engine, Map<number, Promise<{ bytes: Uint8Array; disposition: string }>>>();
+const apps = new WeakMap<Engine, App>();
+/** An app over the engine with the file's renderer (no key needed without an Access): one per engine. */
+const appOf = (engine: Engine): App => {
+  let app = apps.get(engine);
+  if (!app) apps.set(engine, (app = createApp(engine, { pdf: renderer })));
+  return app;
+};
 /**
  * A page's PDF as an app over the engine answers GET /v1/pdf/{page_id}, in process (no key needed without an
  * Access): rendered once per engine and page for the
@@ -553,7 +572,7 @@ function pdfResponse(engine: Engine, page: SnapshotPage): Promise<{ bytes: Uint8
   let response = made.get(page.pageId);
   if (!response) {
     response = (async () => {
-      const r = await createApp(engine).handle(new Request(`http://localhost/v1/pdf/${page.pageId}`));
+      const r = await appOf(engine).handle(new Request(`http://localhost/v1/pdf/${page.pageId}`));
       expect(r.status).toBe(200);
       return { bytes: new Uint8Array(await r.arrayBuffer()), disposition: r.headers.get("content-disposition")! };
     })();
@@ -1001,7 +1020,8 @@ describe("rendering does not freeze the server", () => {
   test("/v1/chunk keeps being answered while a long article renders", async () => {
     const engine = await engineFor(lang("el"));
     const longest = engine.snapshot.pages.list().reduce((a, b) => (b.chunks.length > a.chunks.length ? b : a));
-    const running = serve(createApp(engine), { port: 0 });
+    // The file's renderer: a worker thread, as every app's.
+    const running = serve(appOf(engine), { port: 0 });
     try {
       const started = performance.now();
       let pdfDone = 0;
