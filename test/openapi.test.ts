@@ -7,13 +7,13 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Access } from "../src/access";
+import { Access, createKey, type PlanName, type Scope, updateKeyFile } from "../src/access";
 import { createApp, serve, type RunningServer } from "../src/http";
 import type { Engine } from "../src/search";
-import { openChromium } from "./chromium";
+import { openChromium, type Tab } from "./chromium";
 import { PdfBusyError } from "../src/pdf";
 import { ERRORS } from "../src/http/errors";
-import { EN_2016, engineFor, newKey, ROOT, tempDir } from "./helpers";
+import { EN_2016, engineFor, ROOT, tempDir } from "./helpers";
 
 // Per file: the snapshot is built from the real dump.
 setDefaultTimeout(120_000);
@@ -37,9 +37,12 @@ let doc: Json;
 beforeAll(async () => {
   const data = tempDir("tome-data-");
   engine = await engineFor(DUMPS);
-  key = (await newKey(data, "--name", "docs", "--account", "docs", "--plan", "business", "--scope", "full")).key;
-  freeKey = (await newKey(data, "--name", "free", "--account", "free", "--plan", "free", "--scope", "full")).key;
-  readKey = (await newKey(data, "--name", "read", "--account", "read", "--plan", "free", "--scope", "read")).key;
+  // Made as `bun run keys create` makes them (test/keys.test.ts runs the command), in this process.
+  const keyOf = (name: string, plan: PlanName, scope: Scope) =>
+    updateKeyFile(data, (f) => createKey(f, { name, account: name, plan, scope, now: Date.now() })).key;
+  key = keyOf("docs", "business", "full");
+  freeKey = keyOf("free", "free", "full");
+  readKey = keyOf("read", "free", "read");
   // No work share: on a loaded machine the examples' requests could use up the key's time (test/work-share.test.ts tests it).
   running = serve(createApp(engine, { access: new Access({ dataDir: data, keyMsPerSecond: 0 }) }), {
     port: 0,
@@ -692,6 +695,14 @@ const VARYING = new Set([
 const OTHER_NOTICE = /^(search|changes|meta)\.attribution\.attribution_notice$/;
 
 describe("/docs", () => {
+  // One Chromium for the tests that open /docs (each navigates afresh, which loads the page anew): opened when first
+  // asked for.
+  let opened: Promise<Tab> | undefined;
+  const docsTab = () => (opened ??= openChromium());
+  afterAll(async () => {
+    await (await opened)?.close();
+  });
+
   test("needs no key: the page, the UI's files and the document", async () => {
     for (const path of ["/docs", "/docs/"]) {
       const r = await get(path, null);
@@ -752,34 +763,30 @@ describe("/docs", () => {
   });
 
   test("renders every operation and the examples in headless Chromium, from our server alone", async () => {
-    const tab = await openChromium();
-    try {
-      const documented = operations()
-        .map((o) => `${o.method.toUpperCase()} ${o.path}`)
-        .sort();
-      for (const path of ["/docs", "/docs/"]) {
-        // The anchor opens /v1/chunk/{id}, whose example answer is page 39's first chunk.
-        await tab.navigate(`${base}${path}#/Pages/getChunk`);
-        await tab.waitFor("document.querySelectorAll('.opblock').length > 0");
-        const shown = await tab.evaluate<string[]>(
-          "[...document.querySelectorAll('.opblock')].map(o => o.querySelector('.opblock-summary-method').textContent + ' ' + o.querySelector('.opblock-summary-path').dataset.path)",
-        );
-        expect(shown.sort()).toEqual(documented);
-        await tab.waitFor(
-          "document.querySelector('#operations-Pages-getChunk .responses-wrapper')?.innerText.includes('Albedo or reflection coefficient')",
-        );
-        expect(tab.requests.filter((url) => !url.startsWith(`${base}/`) && !url.startsWith("data:"))).toEqual([]);
-        expect(tab.requests).toContain(`${base}/v1/openapi.json`);
-      }
-      // To look at it: TOME_DOCS_SCREENSHOT=/tmp/docs.png bun test test/openapi.test.ts
-      if (process.env.TOME_DOCS_SCREENSHOT) await tab.screenshot(process.env.TOME_DOCS_SCREENSHOT);
-    } finally {
-      await tab.close();
+    const tab = await docsTab();
+    const documented = operations()
+      .map((o) => `${o.method.toUpperCase()} ${o.path}`)
+      .sort();
+    for (const path of ["/docs", "/docs/"]) {
+      // The anchor opens /v1/chunk/{id}, whose example answer is page 39's first chunk.
+      await tab.navigate(`${base}${path}#/Pages/getChunk`);
+      await tab.waitFor("document.querySelectorAll('.opblock').length > 0");
+      const shown = await tab.evaluate<string[]>(
+        "[...document.querySelectorAll('.opblock')].map(o => o.querySelector('.opblock-summary-method').textContent + ' ' + o.querySelector('.opblock-summary-path').dataset.path)",
+      );
+      expect(shown.sort()).toEqual(documented);
+      await tab.waitFor(
+        "document.querySelector('#operations-Pages-getChunk .responses-wrapper')?.innerText.includes('Albedo or reflection coefficient')",
+      );
+      expect(tab.requests.filter((url) => !url.startsWith(`${base}/`) && !url.startsWith("data:"))).toEqual([]);
+      expect(tab.requests).toContain(`${base}/v1/openapi.json`);
     }
+    // To look at it: TOME_DOCS_SCREENSHOT=/tmp/docs.png bun test test/openapi.test.ts
+    if (process.env.TOME_DOCS_SCREENSHOT) await tab.screenshot(process.env.TOME_DOCS_SCREENSHOT);
   });
 
   test("Try it out: with a key given to Authorize, the page calls the API and shows its answer", async () => {
-    const tab = await openChromium();
+    const tab = await docsTab();
     const op = "#operations-Pages-getChunk";
     /** Types into a React-controlled input, as a person would: its value, then the input event. */
     const type = (selector: string, value: string) =>
@@ -788,37 +795,33 @@ describe("/docs", () => {
       );
     const click = (selector: string) =>
       tab.evaluate(`(document.querySelector(${JSON.stringify(selector)}).click(), true)`);
-    try {
-      await tab.navigate(`${base}/docs#/Pages/getChunk`);
-      await tab.waitFor(`document.querySelector('${op} .try-out__btn') !== null`);
-      // Without a key: the page's call is refused, as any other client's.
-      await click(`${op} .try-out__btn`);
-      await tab.waitFor(`document.querySelector('${op} .execute') !== null`);
-      // The id is filled in with the document's example.
-      expect(await tab.evaluate<string>(`document.querySelector('${op} input[placeholder="id"]').value`)).toBe("39_0");
-      await click(`${op} .execute`);
-      await tab.waitFor(
-        `document.querySelector('${op} .live-responses-table tbody .response-col_status')?.textContent.trim() === "401"`,
-      );
-      // Authorize with the key (the X-API-Key scheme), then call again.
-      await click(".auth-wrapper .authorize");
-      await tab.waitFor("document.querySelector('#api_key_value') !== null");
-      await type("#api_key_value", key);
-      await click(".auth-container .auth-btn-wrapper .authorize");
-      await tab.waitFor(
-        "[...document.querySelectorAll('.auth-container button')].some((b) => b.textContent === 'Logout')",
-      );
-      await click(".auth-btn-wrapper .btn-done");
-      await click(`${op} .execute`);
-      await tab.waitFor(
-        `document.querySelector('${op} .live-responses-table tbody .response-col_status')?.textContent.trim() === "200"`,
-      );
-      const shown = await tab.evaluate<string>(`document.querySelector('${op} .live-responses-table').innerText`);
-      expect(shown).toContain("Albedo or reflection coefficient");
-      expect(shown).toContain("x-ratelimit-remaining");
-      expect(tab.requests.filter((url) => url === `${base}/v1/chunk/39_0`).length).toBe(2);
-    } finally {
-      await tab.close();
-    }
+    await tab.navigate(`${base}/docs#/Pages/getChunk`);
+    await tab.waitFor(`document.querySelector('${op} .try-out__btn') !== null`);
+    // Without a key: the page's call is refused, as any other client's.
+    await click(`${op} .try-out__btn`);
+    await tab.waitFor(`document.querySelector('${op} .execute') !== null`);
+    // The id is filled in with the document's example.
+    expect(await tab.evaluate<string>(`document.querySelector('${op} input[placeholder="id"]').value`)).toBe("39_0");
+    await click(`${op} .execute`);
+    await tab.waitFor(
+      `document.querySelector('${op} .live-responses-table tbody .response-col_status')?.textContent.trim() === "401"`,
+    );
+    // Authorize with the key (the X-API-Key scheme), then call again.
+    await click(".auth-wrapper .authorize");
+    await tab.waitFor("document.querySelector('#api_key_value') !== null");
+    await type("#api_key_value", key);
+    await click(".auth-container .auth-btn-wrapper .authorize");
+    await tab.waitFor(
+      "[...document.querySelectorAll('.auth-container button')].some((b) => b.textContent === 'Logout')",
+    );
+    await click(".auth-btn-wrapper .btn-done");
+    await click(`${op} .execute`);
+    await tab.waitFor(
+      `document.querySelector('${op} .live-responses-table tbody .response-col_status')?.textContent.trim() === "200"`,
+    );
+    const shown = await tab.evaluate<string>(`document.querySelector('${op} .live-responses-table').innerText`);
+    expect(shown).toContain("Albedo or reflection coefficient");
+    expect(shown).toContain("x-ratelimit-remaining");
+    expect(tab.requests.filter((url) => url === `${base}/v1/chunk/39_0`).length).toBe(2);
   });
 });
