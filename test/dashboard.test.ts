@@ -22,8 +22,6 @@ import {
   engineFor,
   EN_2016,
   FORM,
-  keys,
-  newKey,
   ROOT,
   runToExit,
   snapshotFor,
@@ -39,10 +37,12 @@ import {
   createAccountAccess,
   createKey as addKey,
   keysPath,
+  type PlanName,
   readKeyFile,
+  replaceAccountToken,
   updateKeyFile,
 } from "../src/access";
-import { createApp, type App } from "../src/http";
+import { type App, type AppOptions, createApp, serve } from "../src/http";
 import { MAX_COUNTED_ADDRESSES } from "../src/access/sign-in-limits";
 import { lockText } from "../src/files";
 import { KEYS_A_DAY } from "../src/http/dashboard/account";
@@ -171,7 +171,8 @@ async function cookieHeader(page: Page): Promise<string> {
   return cookies.map((c) => `${c.name}=${c.value}`).join("; ");
 }
 
-async function issueToken(env: Record<string, string>, account: string, plan: string): Promise<string> {
+/** An account made in the Redis store at `env.TOME_REDIS_URL` by the key tool (`keys account create --json`): its dashboard token. */
+async function issueRedisToken(env: Record<string, string>, account: string, plan: string): Promise<string> {
   const r = await runToExit(
     ["bun", join(ROOT, "src/cli/keys.ts"), "account", "create", "--account", account, "--plan", plan, "--json"],
     env,
@@ -185,6 +186,23 @@ async function issueToken(env: Record<string, string>, account: string, plan: st
   });
   return made.dashboard_token;
 }
+
+/**
+ * An account made in the data folder `dir` as `bun run keys account create` makes it (test/keys.test.ts runs the
+ * command itself), in this process: its dashboard token.
+ */
+function issueToken(dir: string, account: string, plan: PlanName): string {
+  const made = updateKeyFile(dir, (file) => createAccountAccess(file, account, plan));
+  expect({ plan: made.account.plan, token: made.token }).toEqual({
+    plan,
+    token: expect.stringMatching(new RegExp(`^wd_[A-Za-z0-9]{32}\\.${account}$`)),
+  });
+  return made.token;
+}
+
+/** An API key made in the data folder `dir` as `bun run keys create` makes it (default scope read), in this process. */
+const apiKeyIn = (dir: string, name: string, account: string, plan?: PlanName, scope: "read" | "full" = "read") =>
+  updateKeyFile(dir, (file) => addKey(file, { name, account, plan, scope, now: Date.now() })).key;
 
 /** At a phone's width (390 px): the height of each key's row, where "Create a key" starts on the page, and whether the new key's field holds its text. */
 async function onPhone(
@@ -242,20 +260,38 @@ async function signInAttempt(base: string, token: string, headers: Record<string
   return answer.status;
 }
 
+/**
+ * A server in this process over the English snapshot, as `bun run start` serves it with TOME_DATA=dir and `app`'s
+ * settings (its keys and accounts in the folder's files, the folder taken and its usage saved; the work share off, as
+ * startServer has it): its URL, and stop.
+ */
+async function serveInProcess(dir: string, app: AppOptions): Promise<{ url: string; stop: () => Promise<void> }> {
+  const access = new Access({ dataDir: dir, keyMsPerSecond: 0 });
+  const engine = await engineFor({ dumps: [EN_2016] });
+  const running = serve(createApp(engine, { access, accounts: access.accounts(), ...app }), {
+    port: 0,
+    hostname: "127.0.0.1",
+  });
+  access.start();
+  return {
+    url: running.url.origin,
+    stop: async () => {
+      await running.stop();
+      await access.stop();
+    },
+  };
+}
+
 describe("one server, keys in files", () => {
-  let server: ServerProcess;
+  let server: { url: string; stop: () => Promise<void> };
   let base: string;
   let data: string;
   let token: string;
 
   beforeAll(async () => {
     data = tempDir("tome-dash-");
-    token = await issueToken({ TOME_DATA: data }, "acme", "free");
-    server = await startServer({
-      TOME_DATA: data,
-      TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }),
-      TOME_ADMIN_TOKEN: ADMIN_TOKEN,
-    });
+    token = issueToken(data, "acme", "free");
+    server = await serveInProcess(data, { adminToken: ADMIN_TOKEN });
     base = server.url;
   });
   afterAll(async () => {
@@ -291,22 +327,8 @@ describe("one server, keys in files", () => {
     expect(await signIn(page, base, "wd_0000000000000000000000000000000A.acme")).toBe(401);
     expect(await page.$eval("[role=alert]", (el) => el.textContent)).toContain("not valid");
     await shoot(page, "sign-in-error");
-    const apiKey = (
-      await keys(
-        data,
-        "create",
-        "--json",
-        "--name",
-        "ops",
-        "--account",
-        "ops",
-        "--plan",
-        "enterprise",
-        "--scope",
-        "full",
-      )
-    ).stdout;
-    expect(await signIn(page, base, JSON.parse(apiKey).key)).toBe(401);
+    const apiKey = apiKeyIn(data, "ops", "ops", "enterprise", "full");
+    expect(await signIn(page, base, apiKey)).toBe(401);
     expect(await page.$eval("[role=alert]", (el) => el.textContent)).toContain("API keys never sign in here");
 
     expect(await signIn(page, base, token)).toBe(200);
@@ -376,7 +398,7 @@ describe("one server, keys in files", () => {
 
   test("what a new user meets (issue 57): a whole-credit axis, a new key that wraps on a phone, a compact list of keys there, a signed-out message", async () => {
     await roomFor(50); // 35 sent when counted
-    const mobile = await issueToken({ TOME_DATA: data }, "mobile", "growth");
+    const mobile = issueToken(data, "mobile", "growth");
     const page = await newPage();
     expect(await signIn(page, base, mobile)).toBe(200);
     // An empty month's axis reads whole credits (0, 1, 2), not 0, 2.5, 5.
@@ -402,7 +424,7 @@ describe("one server, keys in files", () => {
 
   test("a key's name of 100 letters without a space wraps in its cell: the desktop page does not run wider than the window", async () => {
     await roomFor(30); // 18 sent when counted
-    const long = await issueToken({ TOME_DATA: data }, "longnames", "growth");
+    const long = issueToken(data, "longnames", "growth");
     const page = await newPage();
     expect(await signIn(page, base, long)).toBe(200);
     expect((await createKey(page, "x".repeat(100))).status).toBe(201);
@@ -483,8 +505,7 @@ describe("one server, keys in files", () => {
       ).status,
     ).toBe(403);
 
-    const key = JSON.parse((await keys(data, "create", "--json", "--name", "k", "--account", "ops")).stdout)
-      .key as string;
+    const key = apiKeyIn(data, "k", "ops");
     for (const headers of [
       { "x-api-key": key },
       { authorization: `Bearer ${key}` },
@@ -640,14 +661,11 @@ describe("one server, keys in files", () => {
     const page = await newPage();
     expect(await signIn(page, base, token)).toBe(200);
     const cookie = await cookieHeader(page);
-    const replaced = await runToExit(
-      ["bun", join(ROOT, "src/cli/keys.ts"), "account", "token", "--account", "acme", "--json"],
-      { TOME_DATA: data },
-    );
-    expect(replaced.code).toBe(0);
+    // As `bun run keys account token --account acme` replaces it (test/keys.test.ts runs the command itself).
+    const replaced = updateKeyFile(data, (file) => replaceAccountToken(file, "acme")).token;
     expect((await fetch(`${base}/dashboard`, { headers: { cookie }, redirect: "manual" })).status).toBe(303);
     expect(await signIn(page, base, token)).toBe(401);
-    expect(await signIn(page, base, JSON.parse(replaced.stdout).dashboard_token)).toBe(200);
+    expect(await signIn(page, base, replaced)).toBe(200);
     await page.close();
   });
 
@@ -702,18 +720,13 @@ describe("one server, keys in files", () => {
 });
 
 describe("behind a trusted proxy (D80)", () => {
-  let server: ServerProcess;
+  let server: { url: string; stop: () => Promise<void> };
   let data: string;
 
   beforeAll(async () => {
     data = tempDir("tome-dash-proxy-");
     // The test's requests come from this machine (127.0.0.1 or ::1), as a proxy's on it would.
-    server = await startServer({
-      TOME_DATA: data,
-      TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }),
-      TOME_TRUSTED_PROXIES: "127.0.0.1,::1",
-      TOME_ADMIN_TOKEN: ADMIN_TOKEN,
-    });
+    server = await serveInProcess(data, { trustedProxies: ["127.0.0.1", "::1"], adminToken: ADMIN_TOKEN });
   });
   afterAll(async () => {
     await server?.stop();
@@ -743,7 +756,7 @@ describe("behind a trusted proxy (D80)", () => {
   });
 
   test("strangers naming an account cannot lock its holder out (D83): no limit per account", async () => {
-    const token = await issueToken({ TOME_DATA: data }, "alice", "free");
+    const token = issueToken(data, "alice", "free");
     for (let i = 0; i < 15; i++)
       expect(await signInAttempt(server.url, wrong("alice"), from(`198.51.100.${100 + i}`))).toBe(401);
     expect(await signInAttempt(server.url, token, from("192.0.2.10"))).toBe(303);
@@ -766,7 +779,7 @@ describe("behind a trusted proxy (D80)", () => {
     expect(await signInAttempt(server.url, ADMIN_TOKEN, from("192.0.2.41"))).toBe(429);
     expect(await signInAttempt(server.url, ADMIN_TOKEN, from(operatorAt))).toBe(303);
     // Accounts' tokens are not held back by it.
-    const token = await issueToken({ TOME_DATA: data }, "bob", "free");
+    const token = issueToken(data, "bob", "free");
     expect(await signInAttempt(server.url, token, from("192.0.2.42"))).toBe(303);
   });
 });
@@ -796,7 +809,7 @@ describe("a store of 50,000 keys (D81)", () => {
           });
       }
     });
-    token = await issueToken({ TOME_DATA: data }, "acme", "free");
+    token = issueToken(data, "acme", "free");
     storeBytes = statSync(join(data, "keys.json")).size;
     server = await startServer({
       TOME_DATA: data,
@@ -855,7 +868,7 @@ describe("dashboard requests are limited and charged (D82)", () => {
 
   beforeAll(async () => {
     data = tempDir("tome-dash-limits-");
-    apiKey = (await newKey(data, "--name", "other", "--account", "other", "--plan", "enterprise")).key;
+    apiKey = apiKeyIn(data, "other", "other", "enterprise");
     server = await startServer({
       TOME_DATA: data,
       TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }),
@@ -885,7 +898,7 @@ describe("dashboard requests are limited and charged (D82)", () => {
   });
 
   test("per session, from any number of addresses", async () => {
-    const token = await issueToken({ TOME_DATA: data }, "acme", "free");
+    const token = issueToken(data, "acme", "free");
     const signedIn = await postSignIn(server.url, await signInForm(server.url), token, {
       "x-forwarded-for": "192.0.2.1",
     });
@@ -970,7 +983,7 @@ describe("two replicas on one Redis", () => {
 
   test("signing in, an account's page and a new key read that account only: no command reads a whole hash (D81)", async () => {
     const [a] = replicas.map((r) => r.url) as [string];
-    const token = await issueToken({ TOME_REDIS_URL: redis.url }, "umbrella", "growth");
+    const token = await issueRedisToken({ TOME_REDIS_URL: redis.url }, "umbrella", "growth");
     /** Calls of each command Redis has run (scripts' commands included), by name. */
     const calls = () =>
       Object.fromEntries(
@@ -1010,7 +1023,7 @@ describe("two replicas on one Redis", () => {
 
   test("sign in and revoke on one replica: the other refuses the key at once (403), and shares the session and the usage", async () => {
     const [a, b] = replicas.map((r) => r.url) as [string, string];
-    const token = await issueToken({ TOME_REDIS_URL: redis.url }, "initech", "growth");
+    const token = await issueRedisToken({ TOME_REDIS_URL: redis.url }, "initech", "growth");
     const page = await newPage();
     expect(await signIn(page, a, token)).toBe(200);
     const made = await createKey(page, "Replicated");
