@@ -323,6 +323,13 @@ async function placements(l: "bn" | "mr", shape: (word: string) => { ids: number
   const drawn = doc
     .getPages()
     .flatMap((p) => drawnGlyphs(p).map((g) => ({ ...g, outline: outline(p, g.font, g.code) })));
+  // Where each outline is drawn, in order: the places a word whose first glyph it is may start.
+  const drawnAt = new Map<string, number[]>();
+  drawn.forEach((g, at) => {
+    const places = drawnAt.get(g.outline);
+    if (places) places.push(at);
+    else drawnAt.set(g.outline, [at]);
+  });
   const failures: Json[] = [];
   let checked = 0;
   let withOffsets = 0;
@@ -330,7 +337,8 @@ async function placements(l: "bn" | "mr", shape: (word: string) => { ids: number
     const { ids, positions } = shape(word);
     const wanted = ids.map((id) => face.getGlyph(id).path.toSVG());
     let found = 0;
-    for (let at = 0; at + wanted.length <= drawn.length; at++) {
+    for (const at of drawnAt.get(wanted[0]!) ?? []) {
+      if (at + wanted.length > drawn.length) break;
       if (!wanted.every((o, k) => drawn[at + k]!.outline === o && drawn[at + k]!.font === drawn[at]!.font)) continue;
       found++;
       const first = drawn[at]!;
