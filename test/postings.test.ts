@@ -164,6 +164,29 @@ interface Fixture {
   flat: Flat;
 }
 
+/**
+ * The options with their tokenize and processTerm remembered: each field's text is tokenized once in this file, though
+ * buildShard, the flat layout and the tests' own expectations each ask for its tokens (a Japanese text's took 7 s of
+ * CPU a time). The same functions on the same text: the same tokens, frozen so that no reader changes them for another.
+ */
+function remembered(options: ShardOptions): ShardOptions {
+  const tokens = new Map<string, string[]>();
+  const keys = new Map<string, string>();
+  return {
+    ...options,
+    tokenize: (text) => {
+      let made = tokens.get(text);
+      if (!made) tokens.set(text, (made = Object.freeze(options.tokenize(text)) as string[]));
+      return made;
+    },
+    processTerm: (token) => {
+      let key = keys.get(token);
+      if (key === undefined) keys.set(token, (key = options.processTerm(token)));
+      return key;
+    },
+  };
+}
+
 const fixtures = new Map<string, Promise<Fixture>>();
 function fixture(name: "en" | "ja"): Promise<Fixture> {
   let p = fixtures.get(name);
@@ -175,7 +198,7 @@ function fixture(name: "en" | "ja"): Promise<Fixture> {
           : await snapshotFor({ dumps: [TRUNCATED_XZ[3]!], allowTruncated: true });
       const snapshot = openSnapshot(path);
       const docs = textDocs(snapshot);
-      const options = textShardOptions(snapshot.meta.wiki.lang);
+      const options = remembered(textShardOptions(snapshot.meta.wiki.lang));
       const data = buildShard(docs.length, (i) => docs[i]!, options);
       return { docs, options, data, shard: new Shard(data, TEXT_BOOSTS), flat: flatPostings(docs, options) };
     })();
