@@ -19,7 +19,7 @@ import {
   type VocabularyArrays,
   type VocabularyData,
 } from "../src/search/postings/vocabulary";
-import { chunkTextsOf, EN_2006, EN_2016, engineFor, ingested, snapshotFor, TRUNCATED_XZ } from "./helpers";
+import { chunkTextsOf, EN_2006, EN_2016, engineFor, snapshotFor, TRUNCATED_XZ } from "./helpers";
 import { radixTree, typoNeighbours } from "../bench/search/radix-tree";
 import { TOP_LEVELS, trieTop } from "../src/search/postings/trie-runs";
 import { walkByMasks } from "../src/search/postings/typo-walk";
@@ -164,16 +164,13 @@ describe("the vocabulary of the shared English dumps", () => {
     const keys = keysOf(built);
     expect(keys.length).toBeGreaterThan(40_000);
     for (let i = 1; i < keys.length; i++) expect(keys[i - 1]! < keys[i]!).toBe(true);
-    // The keys are the corpus's words, as the analyzer makes them (non-ASCII ones with their buckets).
-    const source = await ingested(EN);
-    const words = [
-      ...new Set(
-        source.articles
-          .slice(0, 200)
-          .flatMap((a) => a.chunks.flatMap((c) => terms(c.text, "en")))
-          .map(indexKey),
-      ),
-    ];
+    // The keys are the corpus's words, as the analyzer makes them (non-ASCII ones with their buckets): those of the
+    // first 200 articles, read from the snapshot, which holds the ingest's articles in its order and their chunks as
+    // the ingest made them (chunkTextsOf), rather than from an ingest of this file's own.
+    const pages = engine.snapshot.pages;
+    const texts: string[] = [];
+    for (let i = 0; i < 200; i++) for (let c = 0; c < pages.chunkCounts[i]!; c++) texts.push(pages.chunkText(i, c));
+    const words = [...new Set(texts.flatMap((text) => terms(text, "en")).map(indexKey))];
     for (const w of words) expect(built.get(w)).toBeDefined();
     const nonAscii = keys.filter((k) => k.charCodeAt(0) >= 0xe000);
     expect(nonAscii.length).toBeGreaterThan(100);
