@@ -43,6 +43,24 @@ const scanned = (path: string) => {
   return scan;
 };
 
+/**
+ * A parsing worker that converts no page (ingest's parsingWorker option): for the tests whose claim is about the
+ * reading of a dump (its damage, its pages' raw text), not about the conversion of its pages.
+ */
+const readingWorker = (() => {
+  let script: string | undefined;
+  return () => {
+    if (!script) {
+      script = join(tempDir("tome-worker-"), "reads.ts");
+      writeFileSync(
+        script,
+        `self.onmessage = (e) => { if (e.data.type === "batch") self.postMessage({ type: "done", id: e.data.id, articles: [], failures: [] }); };\n`,
+      );
+    }
+    return script;
+  };
+})();
+
 describe("counts on the real dumps", () => {
   // Expected figures were counted independently, with Python's ElementTree over the same files.
   test("enwiki-2016-sample: 106 articles, 99 namespace-0 redirects", async () => {
@@ -123,8 +141,12 @@ describe("merging dumps of one wiki", () => {
   });
 
   test("a title two page ids claim goes to the newest claim (on a tie, the first read), whatever the order of the dumps", async () => {
+    // The articles as this file's other tests read them; the raw pages from a reading of the dump that converts none.
     const raw: RawPage[] = [];
-    const base = await ingest({ dumps: [EN_2016], onPage: (p) => raw.push(p) });
+    const [base] = await Promise.all([
+      ingested({ dumps: [EN_2016] }),
+      ingest({ dumps: [EN_2016], onPage: (p) => raw.push(p), parsingWorker: readingWorker() }),
+    ]);
     const [moved, kept, tied] = base.articles.filter((a) => a.chunks.length > 2);
     const oldRedirect = base.redirects[0]!;
     const rawOf = (id: number) => raw.find((p) => p.pageId === id)!;
@@ -175,7 +197,12 @@ describe("merging dumps of one wiki", () => {
   });
 
   test("dumps of different wikis are refused", async () => {
-    const err = await ingest({ dumps: [EN_2016, TRUNCATED_XZ[3]!], allowTruncated: true }).catch((e) => e);
+    // Refused by the reader at the second dump's <siteinfo>: the first one's pages need no converting.
+    const err = await ingest({
+      dumps: [EN_2016, TRUNCATED_XZ[3]!],
+      allowTruncated: true,
+      parsingWorker: readingWorker(),
+    }).catch((e) => e);
     expect(err).toBeInstanceOf(DumpError);
     expect(err.message).toContain("one snapshot holds one wiki");
     expect(err.message).toContain("ja.wikipedia.org");
@@ -184,7 +211,8 @@ describe("merging dumps of one wiki", () => {
 
 describe("damaged dumps", () => {
   test("a truncated dump fails by default and says where", async () => {
-    const err = await ingest({ dumps: [EN_2006_TRUNCATED] }).catch((e) => e);
+    // The reader's refusal, at the damage: the pages before it need no converting (readingWorker).
+    const err = await ingest({ dumps: [EN_2006_TRUNCATED], parsingWorker: readingWorker() }).catch((e) => e);
     expect(err).toBeInstanceOf(DumpError);
     expect(err.damaged).toBe(true);
     expect(err.message).toContain("enwik8-head-truncated.xml.bz2");
@@ -208,7 +236,9 @@ describe("damaged dumps", () => {
   test.each(TRUNCATED_XZ.map((p) => [p.split("/").pop()!, p]))(
     "%s fails by default, works with --allow-truncated",
     async (_name, path) => {
-      const err = await ingest({ dumps: [path], limit: 1_000_000 }).catch((e) => e);
+      // The refusal is the reader's, at the damage: the pages before it are read by parsing workers that convert none
+      // (converted, they were thrown away with the error, 8 s of CPU a dump).
+      const err = await ingest({ dumps: [path], limit: 1_000_000, parsingWorker: readingWorker() }).catch((e) => e);
       expect(err).toBeInstanceOf(DumpError);
       expect(err.message).toContain("truncated or corrupt");
       const r = (await scanned(path)).result;
