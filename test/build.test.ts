@@ -1,5 +1,14 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import {
@@ -24,7 +33,18 @@ import {
   type RedirectList,
 } from "../src/snapshot";
 import { writeRedirects } from "../src/snapshot/write";
-import { EN_2006, EN_2016, ingested, ROOT, runToExit, SQUAD, tempDir, TRUNCATED_XZ, writeExport } from "./helpers";
+import {
+  EN_2006,
+  EN_2016,
+  ingested,
+  ROOT,
+  runToExit,
+  snapshotFor,
+  SQUAD,
+  tempDir,
+  TRUNCATED_XZ,
+  writeExport,
+} from "./helpers";
 
 setDefaultTimeout(300_000);
 
@@ -137,21 +157,50 @@ describe("a build in bounded memory", () => {
   });
 });
 
+/**
+ * A snapshot of the dumps (a small budget: many runs, a page's chunks never split between two), its words analysed in
+ * `workers` parsing workers or, given "main", on the main thread: built once in this file for the tests below that
+ * compare the same builds (the English dumps' two workers: one against one worker, one against the main thread).
+ */
+const builtWith = (() => {
+  const made = new Map<string, Promise<{ analysed: number; runs: number; bytes: Uint8Array }>>();
+  const build = async (dumps: string[], workers: number | "main") => {
+    const parsingWorker = workers === "main" ? undefined : buildParsingWorker();
+    const result = await ingest({
+      dumps,
+      parsingWorker,
+      workers: workers === "main" ? undefined : workers,
+      allowTruncated: true,
+    });
+    const out = join(tempDir(), `${workers}.tome`);
+    const snapshot = new SnapshotBuild({ out, chunkWords: 300, memoryBytes: 2e6, createdAt: new Date(0) }, true);
+    let analysed = 0;
+    for (const a of result.articles) {
+      if ("analysed" in a) analysed++;
+      snapshot.add(a, result.wiki.lang);
+      await snapshot.ready();
+    }
+    await snapshot.settle();
+    const report = snapshot.finish(result.kept, redirectListOf(result.redirects), result, result.redirectIds);
+    return { analysed, runs: report.runs, bytes: new Uint8Array(await Bun.file(out).arrayBuffer()) };
+  };
+  return (dumps: string[], workers: number | "main") => {
+    const key = JSON.stringify([dumps, workers]);
+    let p = made.get(key);
+    if (!p) made.set(key, (p = build(dumps, workers)));
+    return p;
+  };
+})();
+
 describe("a build on every core", () => {
   test("one parsing worker and two write the same snapshot, byte for byte", async () => {
-    const dir = tempDir();
-    const build = async (workers: number) => {
-      const out = join(dir, `${workers}.tome`);
-      await buildFromDumps(
-        { dumps: [EN_2006], workers },
-        { out, chunkWords: 300, createdAt: new Date("2026-01-01T00:00:00Z") },
-      );
-      return new Uint8Array(await Bun.file(out).arrayBuffer());
-    };
-    const one = await build(1);
-    const two = await build(2);
-    expect(one.length).toBeGreaterThan(1e6);
-    expect(sameBytes(one, two)).toBe(true);
+    // The English dumps of the test of D139 below: its build with two workers is this one's.
+    const one = await builtWith([EN_2006, SQUAD], 1);
+    const two = await builtWith([EN_2006, SQUAD], 2);
+    expect(one.analysed).toBeGreaterThan(100);
+    expect(two.runs).toBeGreaterThan(3);
+    expect(one.bytes.length).toBeGreaterThan(1e6);
+    expect(sameBytes(one.bytes, two.bytes)).toBe(true);
   });
 });
 
@@ -159,23 +208,8 @@ describe("the words analysed in the parsing workers (D139)", () => {
   // Japanese too: its words are cut by another tokenizer. A small budget: many runs, a page's chunks never split between two.
   for (const dumps of [[EN_2006, SQUAD], [TRUNCATED_XZ.find((d) => d.includes("jawiki"))!]])
     test(`the same snapshot as analysed on the main thread, byte for byte (${dumps.map((d) => d.split("/").pop()).join(", ")})`, async () => {
-      const dir = tempDir();
-      const build = async (parsingWorker: string | undefined) => {
-        const result = await ingest({ dumps, parsingWorker, allowTruncated: true });
-        const out = join(dir, `${parsingWorker ? "workers" : "main"}.tome`);
-        const snapshot = new SnapshotBuild({ out, chunkWords: 300, memoryBytes: 2e6, createdAt: new Date(0) }, true);
-        let analysed = 0;
-        for (const a of result.articles) {
-          if ("analysed" in a) analysed++;
-          snapshot.add(a, result.wiki.lang);
-          await snapshot.ready();
-        }
-        await snapshot.settle();
-        const report = snapshot.finish(result.kept, redirectListOf(result.redirects), result, result.redirectIds);
-        return { analysed, runs: report.runs, bytes: new Uint8Array(await Bun.file(out).arrayBuffer()) };
-      };
-      const workers = await build(buildParsingWorker());
-      const main = await build(undefined);
+      const workers = await builtWith(dumps, 2);
+      const main = await builtWith(dumps, "main");
       expect(workers.analysed).toBeGreaterThan(100);
       expect(main.analysed).toBe(0);
       expect(workers.runs).toBeGreaterThan(3);
@@ -273,7 +307,8 @@ describe("a build of no article", () => {
 
 describe("what a build holds to its end", () => {
   test("the pages kept are held until the page table is written, not after: writing the indexes again asks for them", async () => {
-    const r = await ingested({ dumps: [EN_2006] });
+    const r = await ingested({ dumps: [EN_2006, EN_2016] });
+    // The dumps the tests below read (ingested once in this file): the claim is of any pages.
     const build = new SnapshotBuild({ out: join(tempDir(), "kept.tome"), chunkWords: 300 });
     try {
       for (const a of r.articles) build.add(a, r.wiki.lang);
@@ -346,7 +381,7 @@ describe("the redirects kept in a file (D134)", () => {
 
 describe("the title index in bounded memory", () => {
   test("each chunk's document is let go once the text index is merged (D135): the object given holds an empty array after", async () => {
-    const r = await ingested({ dumps: [EN_2006] });
+    const r = await ingested({ dumps: [EN_2006, EN_2016] });
     const dir = tempDir();
     const out = new ContainerWriter(join(dir, "index.bin"));
     const index = new IndexBuilder("en", 2e9, dir);
@@ -815,8 +850,9 @@ console.log("built", report.meta.indexedPages);`;
   test("aborted while it reads its dumps, an update rejects with an AbortError and leaves no file beside its base", async () => {
     const dir = tempDir();
     const base = join(dir, "base.tome");
-    // Any base will do: the update stops at its first progress, reading the 2016 dump.
-    await buildFromDumps({ dumps: [EN_2006], workers: 2, limit: 20 }, { out: base, chunkWords: 300 });
+    // Any base will do: the update stops at its first progress, reading the 2016 dump. The sample's first 10 articles,
+    // the snapshot other test files read (built once per test run), not one built here.
+    copyFileSync(await snapshotFor({ dumps: [SQUAD], limit: 10 }), base);
     const controller = new AbortController();
     let seen: string[] = [];
     const said = await outcome(
