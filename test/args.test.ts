@@ -17,6 +17,20 @@ import { EN_2016, ROOT, runToExit, snapshotFor, SQUAD, tempDir } from "./helpers
 // Each case runs a command or several (bun starting each): seconds on a loaded machine, past bun test's 5 s default.
 setDefaultTimeout(60_000);
 
+/**
+ * The usage error a command's exported parse function throws for `argv` (its message, as main prints it after the
+ * command's name, with exit 2: the spawns of "an option a command does not take" show that of each command).
+ */
+function refusedBy(parse: (argv: string[]) => unknown, argv: string[]): string {
+  try {
+    parse(argv);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ArgumentError);
+    return (err as Error).message;
+  }
+  throw new Error(`taken: ${argv.join(" ")}`);
+}
+
 const COMMANDS: [file: string, args: string[], takes: string][] = [
   ["keys.ts", ["create"], "the options --name, --account, --plan, --scope, --expires, --json and -h/--help"],
   ["keys.ts", ["list"], "the options --json and -h/--help"],
@@ -71,8 +85,18 @@ describe("an option that takes one value, given twice (D118)", () => {
     ],
     ["keys.ts", ["create", "--name", "first", "--name", "second"], '--name is given twice ("first", then "second")'],
   ];
+  const parses: Record<string, (argv: string[]) => unknown> = {
+    "snapshot-build.ts": parseBuildArgs,
+    "snapshot-update.ts": parseUpdateArgs,
+  };
   for (const [file, args, said] of given) {
     test(`${file} ${args.join(" ")}: refused, exit 2, where parseArgs kept the last silently`, async () => {
+      // In process where the command's parse function is exported (a usage error: exit 2, as its --bogus spawn shows).
+      const parse = parses[file];
+      if (parse) {
+        expect(refusedBy(parse, args)).toBe(`${said}: it takes one value. Give it once.`);
+        return;
+      }
       const dir = tempDir("tome-args-");
       const r = await runToExit(["bun", join(ROOT, "src/cli", file), ...args], { TOME_DATA: dir }, dir);
       expect(r.stderr).toContain(`${said}: it takes one value. Give it once.`);
@@ -98,24 +122,18 @@ describe("an option that takes one value, given twice (D118)", () => {
     expect(said(["--na\x1bme"])).toStartWith("unknown option --na\\u001bme: ");
   });
 
-  test("a count past 2^53 - 1 (--limit 99999999999999999999999) is refused with the usage, where the build threw the library's RangeError with its stack", async () => {
-    const r = await runToExit(
-      [
-        "bun",
-        join(ROOT, "src/cli/snapshot-build.ts"),
+  test("a count past 2^53 - 1 (--limit 99999999999999999999999) is refused with the usage, where the build threw the library's RangeError with its stack", () => {
+    // A usage error (ArgumentError: the usage follows it, exit 2), not a RangeError.
+    expect(
+      refusedBy(parseBuildArgs, [
         "--dump",
         SQUAD,
         "--out",
         join(tempDir("tome-args-"), "x.tome"),
         "--limit",
         "99999999999999999999999",
-      ],
-      {},
-    );
-    expect([r.code, r.stderr.split("\n")[0]]).toEqual([
-      2,
-      'snapshot:build: --limit takes a whole number from 1 to 9007199254740991, not "99999999999999999999999".',
-    ]);
+      ]),
+    ).toBe('--limit takes a whole number from 1 to 9007199254740991, not "99999999999999999999999".');
   });
 
   test("a value a command refuses (--workers, --memory, --since, …) is said back with its terminal escapes written \\u…, where it went to the terminal raw", async () => {
@@ -150,44 +168,38 @@ describe("an option that takes one value, given twice (D118)", () => {
     expect(r.stdout).toContain("Usage: bun run snapshot:build");
   });
 
-  test("an option that takes several (--dump) and a switch given twice are taken", async () => {
-    const dir = tempDir("tome-args-");
-    const r = await runToExit(
-      [
-        "bun",
-        join(ROOT, "src/cli/snapshot-build.ts"),
-        "--dump",
-        "a.xml",
-        "--dump",
-        "b.xml",
-        "--allow-truncated",
-        "--allow-truncated",
-      ],
-      {},
-      dir,
-    );
-    expect(r.stderr).toContain("dump not found: a.xml");
-    expect(r.code).toBe(1);
+  test("an option that takes several (--dump) and a switch given twice are taken", () => {
+    expect(
+      parseBuildArgs(["--dump", "a.xml", "--dump", "b.xml", "--allow-truncated", "--allow-truncated"]),
+    ).toMatchObject({ dumps: ["a.xml", "b.xml"], allowTruncated: true });
   });
 });
 
 describe("--memory below 1M (D118)", () => {
-  for (const file of ["snapshot-build.ts", "snapshot-update.ts", "snapshot-follow.ts"]) {
-    test(`${file}: --memory 2, meant as 2G, is 2 bytes: refused at once, exit 2; 1M is taken`, async () => {
-      const dir = tempDir("tome-args-");
+  const parses = {
+    "snapshot-build.ts": parseBuildArgs,
+    "snapshot-update.ts": parseUpdateArgs,
+    "snapshot-follow.ts": parseFollowArgs,
+  };
+  for (const file of ["snapshot-build.ts", "snapshot-update.ts", "snapshot-follow.ts"] as const) {
+    test(`${file}: --memory 2, meant as 2G, is 2 bytes: refused at once, exit 2; 1M is taken`, () => {
+      // In process: the command's parse function, before any work (a usage error: exit 2, as its --bogus spawn shows).
       const args = {
         "snapshot-build.ts": ["--dump", "none.xml"],
-        "snapshot-update.ts": ["--base", "none.tome", "--dump", "none.xml", "--out", "y.tome"],
+        "snapshot-update.ts": [
+          "--base",
+          "none.tome",
+          "--dump",
+          "none.xml",
+          "--out",
+          join(tempDir("tome-args-"), "y.tome"),
+        ],
         "snapshot-follow.ts": ["--snapshot", "none.tome"],
-      }[file]!;
-      const small = await runToExit(["bun", join(ROOT, "src/cli", file), ...args, "--memory", "2"], {}, dir);
-      expect(small.stderr).toContain(
+      }[file];
+      expect(refusedBy(parses[file], [...args, "--memory", "2"])).toBe(
         "--memory 2 is 2 bytes, below the least it takes (1M): give a size with its unit, such as 500M or 2G.",
       );
-      expect(small.code).toBe(2);
-      const least = await runToExit(["bun", join(ROOT, "src/cli", file), ...args, "--memory", "1M"], {}, dir);
-      expect(least.stderr).not.toContain("--memory");
-      expect(least.code).toBe(1);
+      expect(parses[file]([...args, "--memory", "1M"])).toMatchObject({ memoryBytes: 1_000_000 });
     });
   }
 });
@@ -405,29 +417,28 @@ describe("bun run snapshot:follow's arguments", () => {
   const FOLLOW = join(ROOT, "src/cli/snapshot-follow.ts");
 
   test("--start-day that is no day of the calendar (month 13, February 30) is refused, where it was 'up to date: no dump from 20261301 on'", async () => {
-    for (const day of ["20261301", "20260230", "20250229"]) {
-      const r = await runToExit(["bun", FOLLOW, "--start-day", day], {}, tempDir("tome-args-"));
-      expect({ day, code: r.code }).toEqual({ day, code: 2 });
-      expect(r.stderr).toContain(`--start-day takes a day as YYYYMMDD, not "${day}".`);
-    }
-    const leap = await runToExit(["bun", FOLLOW, "--start-day", "20240229"], {}, tempDir("tome-args-"));
-    expect(leap.stderr).not.toContain("--start-day");
+    // One process, to show the refusal exits 2; the other days in process (parseFollowArgs: the same usage error).
+    const r = await runToExit(["bun", FOLLOW, "--start-day", "20261301"], {}, tempDir("tome-args-"));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--start-day takes a day as YYYYMMDD, not "20261301".');
+    for (const day of ["20261301", "20260230", "20250229"])
+      expect(refusedBy(parseFollowArgs, ["--start-day", day])).toBe(
+        `--start-day takes a day as YYYYMMDD, not "${day}".`,
+      );
+    expect(parseFollowArgs(["--start-day", "20240229"])).toMatchObject({ startDay: "20240229" });
   });
 
   test("--every below a minute (1e-9, which looked again with no pause), 0, Infinity or no number is refused, naming the least (D168)", async () => {
-    for (const every of ["1e-9", "0.01", "0", "Infinity", "six"]) {
-      const r = await runToExit(["bun", FOLLOW, "--every", every], {}, tempDir("tome-args-"));
-      expect({ every, code: r.code }).toEqual({ every, code: 2 });
-      expect(r.stderr).toContain(`--every takes a number of hours from 0.0167 (a minute) up, e.g. 6, not "${every}"`);
-    }
-    const minute = await runToExit(
-      ["bun", FOLLOW, "--every", "0.0167", "--start-day", "20261301"],
-      {},
-      tempDir("tome-args-"),
-    );
-    // A minute is taken: the run goes on to --start-day, which it refuses.
-    expect(minute.stderr).not.toContain("--every");
-    expect(minute.stderr).toContain("--start-day takes a day");
+    // One process, to show the refusal exits 2; every value in process (parseFollowArgs: the same usage error).
+    const r = await runToExit(["bun", FOLLOW, "--every", "1e-9"], {}, tempDir("tome-args-"));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--every takes a number of hours from 0.0167 (a minute) up, e.g. 6, not "1e-9"');
+    for (const every of ["1e-9", "0.01", "0", "Infinity", "six"])
+      expect(refusedBy(parseFollowArgs, ["--every", every])).toStartWith(
+        `--every takes a number of hours from 0.0167 (a minute) up, e.g. 6, not "${every}"`,
+      );
+    // A minute is taken.
+    expect(parseFollowArgs(["--every", "0.0167"])).toMatchObject({ everyHours: 0.0167 });
   });
 
   test("--every is decimal hours: 0x10 (read as 16 hours), 0b11, 1e3 and ' 6' are refused (D168)", () => {
@@ -527,6 +538,12 @@ describe("an option followed by what reads as an option", () => {
     [["--out", "--limit", "5"], "snapshot:build: --out takes a value, and is followed by --limit."],
   ] as const) {
     test(`${args.join(" ")}: one line naming the value, where parseArgs gave three showing '--workers=-XYZ'`, async () => {
+      // One line: the message (main puts the command's name before it, and the usage on the next line).
+      const message = refusedBy(parseBuildArgs, ["--dump", "none.xml", ...args]);
+      expect(`snapshot:build: ${message}`).toBe(said);
+      expect(message).not.toContain("\n");
+      if (args[0] !== "--workers") return;
+      // One process, to show it is the first line of stderr, exit 2.
       const r = await runToExit(["bun", BUILD, "--dump", "none.xml", ...args], {}, tempDir("tome-args-"));
       expect(r.code).toBe(2);
       expect(r.stderr.split("\n")[0]).toBe(said);
