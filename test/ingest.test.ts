@@ -380,14 +380,24 @@ describe("inputs", () => {
     await Bun.write(plain, xml);
     const gz = `${dir}/gz.dat`;
     await Bun.write(gz, Bun.gzipSync(new Uint8Array(xml)));
+    // The claim is the reading (the decoder chosen, the XML it gives): read by parsing workers that convert none, each
+    // file's article pages must be the 48 that squad-dev-articles.xml.bz2 converts into its 48 articles (the counts
+    // test), text for text.
+    const pagesOf = async (path: string) => {
+      const pages: RawPage[] = [];
+      const r = await ingest({ dumps: [path], onPage: (p) => pages.push(p), parsingWorker: readingWorker() });
+      return { compression: r.sources[0]!.compression, pages };
+    };
+    const misnamed = await pagesOf(bz);
+    expect(misnamed.compression).toBe("bzip2");
+    expect(misnamed.pages.length).toBe(48);
     for (const [path, compression] of [
-      [bz, "bzip2"],
       [plain, "none"],
       [gz, "gzip"],
-    ]) {
-      const r = await ingest({ dumps: [path!] });
-      expect(r.articles.length).toBe(48);
-      expect(r.sources[0]!.compression).toBe(compression!);
+    ] as const) {
+      const read = await pagesOf(path);
+      expect(read.compression).toBe(compression);
+      expect(read.pages).toEqual(misnamed.pages);
     }
   });
 
@@ -442,7 +452,8 @@ describe("inputs", () => {
     bytes.fill(0x55, 400_000, 400_400); // in the second bzip2 block: the first one decodes
     const path = `${tempDir()}/corrupt.xml.bz2`;
     await Bun.write(path, bytes);
-    const err = await ingest({ dumps: [path] }).catch((e) => e);
+    // The reader's refusal, at the damage: the pages before it need no converting (readingWorker).
+    const err = await ingest({ dumps: [path], parsingWorker: readingWorker() }).catch((e) => e);
     expect(err).toBeInstanceOf(DumpError);
     expect(err.damaged).toBe(true);
     // A parallel decoder (lbzip2, when installed) had the blocks before the damage in flight and writes none; with
