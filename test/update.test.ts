@@ -23,7 +23,7 @@ import type { App } from "../src/http";
 import { openContainer, readSnapshotMeta, type SnapshotPage } from "../src/snapshot";
 import { type Engine, open } from "../src/search";
 import { indexKey } from "../src/search/text/analyze";
-import { EN_2006, EN_2016, engineFor, ROOT, runToExit, snapshotFor, tempDir, TRUNCATED_XZ } from "./helpers";
+import { EN_2006, EN_2016, engineFor, ROOT, runToExit, snapshotFor, SQUAD, tempDir, TRUNCATED_XZ } from "./helpers";
 
 setDefaultTimeout(120_000);
 
@@ -454,15 +454,18 @@ describe("snapshot:follow --from a local mirror", () => {
 
   /**
    * A snapshots' folder holding the base as enwiki.tome, and a mirror of these days: each a dump (the English
-   * sample) and a status.txt of the status given.
+   * sample unless `dumps` names another for the day) and a status.txt of the status given.
    */
-  function withMirror(days: Record<string, string>): { snapshots: string; mirror: string } {
+  function withMirror(
+    days: Record<string, string>,
+    dumps: Record<string, string> = {},
+  ): { snapshots: string; mirror: string } {
     const snapshots = tempDir("tome-follow-");
     const mirror = tempDir("tome-incr-");
     writeFileSync(join(snapshots, "enwiki.tome"), readFileSync(BASE));
     for (const [d, status] of Object.entries(days)) {
       mkdirSync(join(mirror, "enwiki", d), { recursive: true });
-      symlinkSync(EN_2016, join(mirror, "enwiki", d, `enwiki-${d}-pages-meta-hist-incr.xml.bz2`));
+      symlinkSync(dumps[d] ?? EN_2016, join(mirror, "enwiki", d, `enwiki-${d}-pages-meta-hist-incr.xml.bz2`));
       writeFileSync(statusOf(mirror, d), status);
     }
     return { snapshots, mirror };
@@ -471,7 +474,12 @@ describe("snapshot:follow --from a local mirror", () => {
   const follow = (...args: string[]) => runToExit(["bun", FOLLOW, ...args, "--workers", "2"], {});
 
   test("applies the days published since the snapshot's newest page, remembers them, and leaves the result in the snapshots' folder", async () => {
-    const { snapshots, mirror } = withMirror({ "20160501": "done\n", "20160502": "in-progress\n" });
+    // The second day is the SQuAD articles (enwiki, a quarter of the 2016 sample's size): what is claimed of it is
+    // that it is applied and recorded after the first, which no page of it changes (its pages are all new).
+    const { snapshots, mirror } = withMirror(
+      { "20160501": "done\n", "20160502": "in-progress\n" },
+      { "20160502": SQUAD },
+    );
 
     const first = await follow("--dir", snapshots, "--from", mirror);
     expect(first.code).toBe(0);
@@ -497,14 +505,21 @@ describe("snapshot:follow --from a local mirror", () => {
     writeFileSync(statusOf(mirror, "20160502"), "done\n");
     const third = await follow("--dir", snapshots, "--from", mirror);
     expect(third.code).toBe(0);
-    expect(readSnapshotMeta(join(snapshots, "enwiki-20160502.tome")).updates!.map((u) => [u.days, u.changed])).toEqual([
+    const after = readSnapshotMeta(join(snapshots, "enwiki-20160502.tome"));
+    expect(after.updates!.map((u) => [u.days, u.changed])).toEqual([
       [["20160501"], meta.updates![0]!.changed],
       [["20160502"], 0],
     ]);
+    expect(after.updates![1]!.added).toBeGreaterThan(0);
   });
 
   test("a day still being written holds back the days after it; --dir however spelt, --keep never removes what it wrote", async () => {
-    const { snapshots, mirror } = withMirror({ "20160501": "in-progress\n", "20160502": "done\n" });
+    // Both days are the SQuAD articles (enwiki, a quarter of the 2016 sample's size): the claim is which days are
+    // applied and which files are kept, not what the dumps hold.
+    const { snapshots, mirror } = withMirror(
+      { "20160501": "in-progress\n", "20160502": "done\n" },
+      { "20160501": SQUAD, "20160502": SQUAD },
+    );
     const held = await follow("--dir", `${snapshots}/`, "--from", mirror, "--keep", "1");
     expect(held.code).toBe(0);
     expect(held.stderr).toContain("20160501 is not finished yet");
