@@ -72,7 +72,7 @@ describe("bench/", () => {
 
   test("no bench imports from test/", () => {
     const importers = scripts
-      .filter((file) => /from\s+["'](?:\.\.\/)+test\//.test(readFileSync(file, "utf8")))
+      .filter((file) => /(?:from\s+|import\(\s*)["'](?:\.\.\/)+test\//.test(readFileSync(file, "utf8")))
       .map((f) => relative(ROOT, f));
     expect(importers).toEqual([]);
   });

@@ -13,11 +13,7 @@
 import { mkdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { buildSnapshot } from "../../src/cli/snapshot-build";
-import { DEFAULT_CHUNK_WORDS } from "../../src/ingest";
-import { openSnapshot, redirectListOf, SnapshotWriter } from "../../src/snapshot";
 import { median } from "../stats";
-import { dump, ROOT, tempDir } from "../support";
 
 const USAGE = `Usage: bun bench/export/export.ts [--chunks N] [--rounds N] [--dir DIR]
   --chunks N   chunks in the snapshot exported (default 1000000)
@@ -38,6 +34,13 @@ if (values.help) {
   console.log(USAGE);
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { buildSnapshot } = await import("../../src/cli/snapshot-build");
+const { DEFAULT_CHUNK_WORDS } = await import("../../src/ingest");
+const { openSnapshot, redirectListOf, SnapshotWriter } = await import("../../src/snapshot");
+const { dump, ROOT, tempDir } = await import("../support");
+
 const target = Number(values.chunks);
 const rounds = Number(values.rounds);
 if (!Number.isInteger(target) || target < 1 || !Number.isInteger(rounds) || rounds < 1) {

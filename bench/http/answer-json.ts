@@ -18,10 +18,6 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { apiContext } from "../../src/http";
-import { open } from "../../src/search";
-import { REQUEST_DEFAULTS } from "../queries";
-import { benchSnapshot } from "../servers";
 import { median } from "../stats";
 
 const HELP = `Usage: bun bench/http/answer-json.ts [options]
@@ -41,6 +37,13 @@ if (values.help) {
   process.stdout.write(HELP);
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { apiContext } = await import("../../src/http");
+const { open } = await import("../../src/search");
+const { REQUEST_DEFAULTS } = await import("../queries");
+const { benchSnapshot } = await import("../servers");
+
 const rounds = Number(values.rounds);
 
 /** µs per call of `f`, the median of the rounds. */

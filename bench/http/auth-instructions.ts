@@ -14,19 +14,10 @@
  * --root DIR measures another checkout (its src/) with this script, for a before/after.
  * Needs valgrind (Debian: apt-get install valgrind). About 3 minutes on this machine.
  */
-import autocannon from "autocannon";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import {
-  BENCH_WORK_SHARE,
-  benchKey,
-  benchSnapshot,
-  randomChunkIds,
-  ROOT,
-  spawnServer,
-  type BenchServer,
-} from "../servers";
+import type { BenchServer } from "../servers";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -49,6 +40,11 @@ if (values.help) {
 Needs valgrind (Debian: apt-get install valgrind).`);
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { default: autocannon } = await import("autocannon");
+const { BENCH_WORK_SHARE, benchKey, benchSnapshot, randomChunkIds, ROOT, spawnServer } = await import("../servers");
+
 for (const tool of ["valgrind", "callgrind_control"]) {
   if (!Bun.which(tool)) {
     console.error(`${tool} is not installed; install valgrind (Debian: apt-get install valgrind) and run again.`);

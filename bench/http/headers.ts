@@ -7,10 +7,7 @@
  * them. Server CPU per request (from /proc) and requests/s under autocannon, medians of R
  * alternating rounds; the servers on core 0 and the load on core 1, as in bench/http/http.ts.
  */
-import autocannon from "autocannon";
 import { parseArgs } from "node:util";
-import { onServerCore, pinLoadGenerator } from "../cores";
-import { cpuMs } from "../servers";
 import { median } from "../stats";
 
 const { values } = parseArgs({
@@ -21,6 +18,12 @@ if (values.help) {
   console.log("Usage: bun bench/http/headers.ts [--rounds R]");
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { default: autocannon } = await import("autocannon");
+const { onServerCore, pinLoadGenerator } = await import("../cores");
+const { cpuMs } = await import("../servers");
+
 const SERVER = `
 const body = JSON.stringify({ text: "x".repeat(1700) });
 const extra = ${JSON.stringify({ "x-ratelimit-limit": "100", "x-ratelimit-remaining": "99", "x-ratelimit-reset": "1795246178", "x-quota-limit": "1000000", "x-quota-remaining": "999950", "x-quota-reset": "1796083200" })};

@@ -22,24 +22,11 @@
  * by ±20% from the machine alone. P pairs of 2-second runs (one started each way, see below);
  * the median and the quartiles of the pairs' figures.
  */
-import autocannon from "autocannon";
 import { cpSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { buildFromPages } from "../../src/build";
 import type { Snapshot } from "../../src/snapshot";
-import { onServerCore, pinLoadGenerator, PINNED } from "../cores";
-import { queryMix } from "../queries";
-import {
-  BENCH_WORK_SHARE,
-  benchKey,
-  benchSnapshot,
-  cpuMs,
-  randomChunkIds,
-  ROOT,
-  spawnServer,
-  type BenchServer,
-} from "../servers";
+import type { BenchServer } from "../servers";
 import { median, quantile } from "../stats";
 
 const { values } = parseArgs({
@@ -66,6 +53,16 @@ if (values.help) {
                     dumps, plus a 10,000-chunk page)`);
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { default: autocannon } = await import("autocannon");
+const { buildFromPages } = await import("../../src/build");
+const { onServerCore, pinLoadGenerator, PINNED } = await import("../cores");
+const { queryMix } = await import("../queries");
+const { BENCH_WORK_SHARE, benchKey, benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer } = await import(
+  "../servers"
+);
+
 const duration = Number(values.duration);
 const connections = Number(values.connections);
 const rounds = Number(values.rounds);

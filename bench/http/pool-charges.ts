@@ -8,10 +8,6 @@
  */
 import { tmpdir } from "node:os";
 import { parseArgs } from "node:util";
-import { SearchPool } from "../../src/http/pool/pool";
-import { open } from "../../src/search";
-import { queryMix, REQUEST_DEFAULTS } from "../queries";
-import { benchSnapshot } from "../servers";
 
 const USAGE = `Usage: bun bench/http/pool-charges.ts [--snapshot FILE] [--workers W] [--concurrency N] [--seconds S] [--cheap Q]
   --snapshot FILE   the snapshot (default: enwiki-2016-sample and enwik8-head, built into a temporary folder)
@@ -35,6 +31,13 @@ if (values.help) {
   console.log(USAGE);
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { SearchPool } = await import("../../src/http/pool/pool");
+const { open } = await import("../../src/search");
+const { queryMix, REQUEST_DEFAULTS } = await import("../queries");
+const { benchSnapshot } = await import("../servers");
+
 const { path, snapshot } = await benchSnapshot(values.snapshot, tmpdir());
 const mix = Object.values(queryMix(snapshot));
 const pool = new SearchPool({ workers: Number(values.workers), batchBelowMs: 0 });

@@ -17,24 +17,11 @@
  * workers in turn, each round; the request thread's CPU and the workers' per request (from
  * /proc/self/task), so that what stays on the request thread per request can be read off.
  */
-import autocannon from "autocannon";
 import { cpSync, readFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { createApp } from "../../src/http";
-import { open } from "../../src/search";
-import { queryMix } from "../queries";
-import {
-  BENCH_WORK_SHARE,
-  benchKey,
-  benchSnapshot,
-  cpuMs,
-  ROOT,
-  spawnServer,
-  threadCpu,
-  type BenchServer,
-} from "../servers";
+import type { BenchServer } from "../servers";
 import { median } from "../stats";
 
 const { values } = parseArgs({
@@ -71,6 +58,14 @@ if (values.help) {
   --snapshot FILE   serve this snapshot as is (default: build one from the shared English dumps)`);
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { default: autocannon } = await import("autocannon");
+const { createApp } = await import("../../src/http");
+const { open } = await import("../../src/search");
+const { queryMix } = await import("../queries");
+const { BENCH_WORK_SHARE, benchKey, benchSnapshot, cpuMs, ROOT, spawnServer, threadCpu } = await import("../servers");
+
 const duration = Number(values.duration);
 const connections = Number(values.connections);
 const rounds = Number(values.rounds);

@@ -8,15 +8,10 @@
  * autocannon on core 1, C connections). Rounds interleave the two; the figures are medians,
  * and the ratio server ÷ in process is taken per round. The target: at least 0.5 for every class.
  */
-import autocannon from "autocannon";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { DEFAULTS, open } from "../../src/search";
-import { onServerCore, pinLoadGenerator } from "../cores";
-import { queryMix } from "../queries";
-import { BENCH_WORK_SHARE, benchKey, benchSnapshot, ROOT, spawnServer } from "../servers";
 import { median } from "../stats";
 
 const HELP = `Usage: bun bench/http/request-path.ts [options]
@@ -45,6 +40,14 @@ if (values.help) {
   process.stdout.write(HELP);
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { default: autocannon } = await import("autocannon");
+const { DEFAULTS, open } = await import("../../src/search");
+const { onServerCore, pinLoadGenerator } = await import("../cores");
+const { queryMix } = await import("../queries");
+const { BENCH_WORK_SHARE, benchKey, benchSnapshot, ROOT, spawnServer } = await import("../servers");
+
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const rounds = Number(values.rounds);

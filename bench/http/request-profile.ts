@@ -12,11 +12,6 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import * as tools from "../../src/access";
-import { apiContext, createApp } from "../../src/http";
-import { DEFAULTS, open } from "../../src/search";
-import { mixClass, queryMix, REQUEST_DEFAULTS } from "../queries";
-import { benchSnapshot, inProcessBenchKey } from "../servers";
 import { median } from "../stats";
 
 const HELP = `Usage: bun bench/http/request-profile.ts [options]
@@ -40,6 +35,14 @@ if (values.help) {
   process.stdout.write(HELP);
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const tools = await import("../../src/access");
+const { apiContext, createApp } = await import("../../src/http");
+const { DEFAULTS, open } = await import("../../src/search");
+const { mixClass, queryMix, REQUEST_DEFAULTS } = await import("../queries");
+const { benchSnapshot, inProcessBenchKey } = await import("../servers");
+
 const seconds = Number(values.seconds);
 const work = mkdtempSync(join(tmpdir(), "tome-request-profile-"));
 const { path, snapshot } = await benchSnapshot(values.snapshot, work);

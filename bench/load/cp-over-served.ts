@@ -14,10 +14,8 @@
 import { copyFileSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import type { Instance, Result } from "autocannon";
 import { parseArgs } from "node:util";
-import autocannon from "autocannon";
-import { dump, ROOT, spawnServer, writeSnapshot } from "../support";
-import { ingest } from "../../src/ingest";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -39,6 +37,12 @@ if (values.help) {
 `);
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { default: autocannon } = await import("autocannon");
+const { dump, ROOT, spawnServer, writeSnapshot } = await import("../support");
+const { ingest } = await import("../../src/ingest");
+
 const trials = Number(values.trials);
 const root = values.root ? resolve(values.root) : ROOT;
 
@@ -78,8 +82,8 @@ const requests = [
   ...pages.map((p) => ({ method: "GET" as const, path: `/v1/chunk/${p}_0` })),
   ...pages.map((p) => ({ method: "GET" as const, path: `/v1/page/${p}` })),
 ];
-let load!: autocannon.Instance;
-const finished = new Promise<autocannon.Result>((done, fail) => {
+let load!: Instance;
+const finished = new Promise<Result>((done, fail) => {
   load = autocannon(
     { url: server.url, connections: Number(values.connections), duration: 3600, requests },
     (err, result) => (err ? fail(err) : done(result)),

@@ -27,15 +27,10 @@
  * Rounds alternate idle and attack; the figures are medians over rounds. The target: the
  * victim's p99 under attack stays under 3× its idle p99.
  */
-import autocannon from "autocannon";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { onServerCore, pinLoadGenerator } from "../cores";
-import { open } from "../../src/search";
-import { hostileQueries, querySampler } from "../queries";
-import { benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer } from "../servers";
 import { median } from "../stats";
 
 const HELP = `Usage: bun bench/load/fairness.ts [options]
@@ -83,6 +78,14 @@ if (values.help) {
   process.stdout.write(HELP);
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { default: autocannon } = await import("autocannon");
+const { onServerCore, pinLoadGenerator } = await import("../cores");
+const { open } = await import("../../src/search");
+const { hostileQueries, querySampler } = await import("../queries");
+const { benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer } = await import("../servers");
+
 const duration = Number(values.duration);
 const rounds = Number(values.rounds);
 const connections = Number(values.connections);

@@ -7,16 +7,9 @@
  *   - /v1/chunk requests/s on the real server while PDFs render (a client asking for PDFs of
  *     different pages, one at a time), against requests/s without them, in the same run.
  */
-import autocannon from "autocannon";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { PDFDocument } from "pdf-lib";
-import { Attributions } from "../../src/http/attribution";
-import { Resources } from "../../src/http/resources";
-import { renderPdf } from "../../src/pdf/render";
-import { openSnapshot, type Snapshot, type SnapshotPage } from "../../src/snapshot";
-import { buildSnapshot, dump, START } from "../support";
-import { spawnServer } from "../servers";
+import type { Snapshot, SnapshotPage } from "../../src/snapshot";
 import { median } from "../stats";
 
 const { values } = parseArgs({
@@ -31,6 +24,17 @@ if (values.help) {
   console.log("Usage: bun bench/pdf/pdf.ts [--rounds R] [--duration S]");
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { default: autocannon } = await import("autocannon");
+const { PDFDocument } = await import("pdf-lib");
+const { Attributions } = await import("../../src/http/attribution");
+const { Resources } = await import("../../src/http/resources");
+const { renderPdf } = await import("../../src/pdf/render");
+const { openSnapshot } = await import("../../src/snapshot");
+const { buildSnapshot, dump, START } = await import("../support");
+const { spawnServer } = await import("../servers");
+
 const rounds = Number(values.rounds);
 const duration = Number(values.duration);
 const tmp = (await Bun.$`mktemp -d`.text()).trim();

@@ -13,12 +13,7 @@
 import { RedisClient } from "bun";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { Access, type Gate, type Grant, type Refusal } from "../../src/access";
-import { RedisAccess } from "../../src/access/redis";
-import { createApp } from "../../src/http";
-import { open } from "../../src/search";
-import { startRedis } from "../redis-server";
-import { benchKey, benchSnapshot, randomChunkIds, ROOT } from "../servers";
+import type { Gate, Grant, Refusal } from "../../src/access";
 import { median } from "../stats";
 
 const { values } = parseArgs({
@@ -36,6 +31,15 @@ if (values.help) {
   );
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { Access } = await import("../../src/access");
+const { RedisAccess } = await import("../../src/access/redis");
+const { createApp } = await import("../../src/http");
+const { open } = await import("../../src/search");
+const { startRedis } = await import("../redis-server");
+const { benchKey, benchSnapshot, randomChunkIds, ROOT } = await import("../servers");
+
 const requests = Number(values.requests);
 const rounds = Number(values.rounds);
 const tempDir = (await Bun.$`mktemp -d`.text()).trim();

@@ -18,22 +18,9 @@
  * (Redis stands for another machine); for part 2 the second replica takes core 1, shared with
  * the load generator and Redis, so two replicas cannot reach twice one's figure here.
  */
-import autocannon from "autocannon";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { PINNED, pinLoadGenerator } from "../cores";
-import { startRedis } from "../redis-server";
-import { queryMix } from "../queries";
-import {
-  BENCH_WORK_SHARE,
-  benchKey,
-  benchSnapshot,
-  cpuMs,
-  randomChunkIds,
-  ROOT,
-  spawnServer,
-  type BenchServer,
-} from "../servers";
+import type { BenchServer } from "../servers";
 import { median, quantile } from "../stats";
 
 const { values } = parseArgs({
@@ -59,6 +46,16 @@ if (values.help) {
 Needs redis-server (Debian: apt-get install redis-server).`);
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { default: autocannon } = await import("autocannon");
+const { PINNED, pinLoadGenerator } = await import("../cores");
+const { startRedis } = await import("../redis-server");
+const { queryMix } = await import("../queries");
+const { BENCH_WORK_SHARE, benchKey, benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer } = await import(
+  "../servers"
+);
+
 if (!Bun.which("redis-server")) {
   console.error("redis-server is not installed (Debian: apt-get install redis-server).");
   process.exit(1);

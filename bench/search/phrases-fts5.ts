@@ -12,10 +12,7 @@
  * leaves FTS5 out (a workload for the profiler: bun --cpu-prof-md … --tome-only).
  */
 import { parseArgs } from "node:util";
-import { open } from "../../src/search";
-import { querySampler } from "../queries";
 import { quantile } from "../stats";
-import { fts5Chunks } from "../support";
 
 const USAGE = `Usage: bun bench/search/phrases-fts5.ts <snapshot.tome> [--queries N] [--words 2|3] [--json]
   --queries N   phrases to search (default 500)
@@ -38,6 +35,11 @@ if (values.help || !positionals[0]) {
   console.log(USAGE);
   process.exit(values.help ? 0 : 2);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { open } = await import("../../src/search");
+const { querySampler } = await import("../queries");
+const { fts5Chunks } = await import("../support");
 
 const engine = open(positionals[0]);
 const pages = engine.snapshot.pages;

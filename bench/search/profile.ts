@@ -13,9 +13,6 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { open } from "../../src/search";
-import { mixClass, queryMix } from "../queries";
-import { tempDir } from "../support";
 
 const USAGE = `Usage: bun bench/search/profile.ts <snapshot.tome> --class C [--plan P] [--queries N] [--out DIR]
   --class C     a class of bench/queries.ts's mix ("2-4 words", question, phrase, …); several joined by commas
@@ -40,6 +37,11 @@ if (values.help || !positionals[0] || (!values.class && !values.searches)) {
   console.log(USAGE);
   process.exit(values.help ? 0 : 2);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { open } = await import("../../src/search");
+const { mixClass, queryMix } = await import("../queries");
+const { tempDir } = await import("../support");
 
 const engine = open(positionals[0]);
 if (values.searches) {

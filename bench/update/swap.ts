@@ -23,12 +23,9 @@
  *   bun run snapshot:build --dump $WORK/syn20k.xml --out $WORK/syn20k.tome
  *   bun bench/update/swap.ts $WORK/syn20k.tome $WORK/w1m/scale.tome $WORK/syn20k.tome
  */
-import autocannon from "autocannon";
 import { copyFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { START, tempDir } from "../support";
-import { spawnServer } from "../servers";
 
 const { values, positionals: files } = parseArgs({
   options: { connections: { type: "string", default: "0" }, help: { type: "boolean" } },
@@ -39,6 +36,11 @@ if (values.help || files.length < 2 || !Number.isInteger(connections)) {
   console.error("Usage: bun bench/update/swap.ts [--connections N] FIRST.tome NEXT.tome [NEXT.tome…]");
   process.exit(values.help ? 0 : 2);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { default: autocannon } = await import("autocannon");
+const { START, tempDir } = await import("../support");
+const { spawnServer } = await import("../servers");
 
 interface Status {
   hwm: number;
