@@ -9,9 +9,7 @@
  * every unclosed tag or link grows them with the copies. Medians over the runs, after a warm-up.
  */
 import { parseArgs } from "node:util";
-import { stripMarkup } from "../../src/ingest/wikitext/markup";
 import { median } from "../stats";
-import { dump, MARKUP_BREAKINGS, pagesOf } from "../support";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -28,6 +26,11 @@ if (values.help) {
   );
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { stripMarkup } = await import("../../src/ingest/wikitext/markup");
+const { dump, MARKUP_BREAKINGS, pagesOf } = await import("../support");
+
 const spec = positionals[0] ?? dump("enwiki-2016-sample.xml.bz2");
 const page = (await pagesOf([spec])).find((p) => p.title === values.title);
 if (!page) {

@@ -8,10 +8,6 @@
  * the totals by name. The bzip2/xz decoders are processes of their own and not counted.
  */
 import { parseArgs } from "node:util";
-import { buildParsingWorker } from "../../src/build";
-import { ingest } from "../../src/ingest";
-import { spentByName, threadSeconds } from "../servers";
-import { dumpsOr } from "../support";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -22,6 +18,13 @@ if (values.help) {
   console.log("Usage: bun bench/build/threads.ts [--workers N] [dump …]   (default: 2 workers, every shared dump)");
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { buildParsingWorker } = await import("../../src/build");
+const { ingest } = await import("../../src/ingest");
+const { spentByName, threadSeconds } = await import("../servers");
+const { dumpsOr } = await import("../support");
+
 const workers = Number(values.workers);
 const dumps = dumpsOr(positionals);
 

@@ -9,7 +9,6 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { ROOT } from "../servers";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -25,6 +24,9 @@ if (values.help) {
   );
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { ROOT } = await import("../servers");
 
 let open = 0;
 let requests = 0;

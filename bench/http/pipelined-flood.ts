@@ -10,9 +10,7 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { benchKey, benchSnapshot, randomChunkIds, ROOT, spawnServer } from "../servers";
 import { quantile } from "../stats";
-import { tempDir } from "../support";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -40,6 +38,11 @@ if (values.help) {
   );
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { benchKey, benchSnapshot, randomChunkIds, ROOT, spawnServer } = await import("../servers");
+const { tempDir } = await import("../support");
+
 const seconds = Number(values.seconds);
 
 /** The attacker: writes --depth requests on each connection, reads what comes back until it closes, and again. */

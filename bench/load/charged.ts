@@ -12,9 +12,6 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { onServerCore, pinLoadGenerator } from "../cores";
-import { longestPageId } from "../queries";
-import { benchKey, benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer } from "../servers";
 import { median } from "../stats";
 
 const HELP = `Usage: bun bench/load/charged.ts [options]
@@ -41,6 +38,12 @@ if (values.help) {
   process.stdout.write(HELP);
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { onServerCore, pinLoadGenerator } = await import("../cores");
+const { longestPageId } = await import("../queries");
+const { benchKey, benchSnapshot, cpuMs, randomChunkIds, ROOT, spawnServer } = await import("../servers");
+
 const requests = Number(values.requests);
 const connections = Number(values.connections);
 const rounds = Number(values.rounds);

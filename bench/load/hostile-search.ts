@@ -9,9 +9,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { open } from "../../src/search";
-import { hostileQueries } from "../queries";
-import { benchSnapshot } from "../servers";
 import { quantile } from "../stats";
 
 const USAGE = `Usage: bun bench/load/hostile-search.ts [--snapshot FILE] [--limit-ms N,N…] [--rounds R]
@@ -32,6 +29,11 @@ if (values.help) {
   console.log(USAGE);
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { open } = await import("../../src/search");
+const { hostileQueries } = await import("../queries");
+const { benchSnapshot } = await import("../servers");
 
 const work = mkdtempSync(join(tmpdir(), "tome-hostile-"));
 try {

@@ -12,8 +12,6 @@
  */
 import { mkdirSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { sharedDataDir } from "../support";
-import { engineOf, holdsAnswer, setSnapshot, squadQuestions } from "./question-sets";
 
 const USAGE = `Usage: bun bench/relevance/passage-misses.ts [--snapshots DIR] [--show N] [--kinds]
   --snapshots DIR  build SQuAD's snapshot there once (squad.tome, as tune.ts names it) and reuse it (default: /tmp/tome-passage-misses)
@@ -33,6 +31,10 @@ if (values.help) {
   console.log(USAGE);
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { sharedDataDir } = await import("../support");
+const { engineOf, holdsAnswer, setSnapshot, squadQuestions } = await import("./question-sets");
 
 const data = sharedDataDir();
 mkdirSync(values.snapshots, { recursive: true });

@@ -11,9 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { open } from "../../src/search";
 import { quantile } from "../stats";
-import { buildSnapshot, sharedDataDir } from "../support";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -23,6 +21,10 @@ if (values.help) {
   console.log("Usage: bun bench/relevance/ranking-score.ts [--json]");
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { open } = await import("../../src/search");
+const { buildSnapshot, sharedDataDir } = await import("../support");
 
 const SHARED = sharedDataDir();
 const dir = mkdtempSync(join(tmpdir(), "tome-ranking-score-"));

@@ -10,11 +10,7 @@
  * the medians over the class.
  */
 import { parseArgs } from "node:util";
-import { open } from "../../src/search";
-import { queryTerms } from "../../src/search/stages/terms";
-import { parseQuery } from "../../src/search/text/query";
 import { median } from "../stats";
-import { mixClass, queryMix } from "../queries";
 
 const USAGE = `Usage: bun bench/search/per-query.ts <snapshot.tome> --class C [--queries N] [--runs R]
   --class C     a class of bench/queries.ts's mix ("2-4 words", question, phrase, …)
@@ -35,6 +31,12 @@ if (values.help || !positionals[0] || !values.class) {
   console.log(USAGE);
   process.exit(values.help ? 0 : 2);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { open } = await import("../../src/search");
+const { queryTerms } = await import("../../src/search/stages/terms");
+const { parseQuery } = await import("../../src/search/text/query");
+const { mixClass, queryMix } = await import("../queries");
 
 const engine = open(positionals[0]);
 const queries = Array.from({ length: Number(values.queries) }, mixClass(queryMix(engine.snapshot), values.class));
