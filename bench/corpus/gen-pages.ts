@@ -8,7 +8,6 @@
  */
 import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { SYNTHETIC_DUMP_HEAD } from "./english-model";
 
 const USAGE = `Usage: bun bench/corpus/gen-pages.ts --articles N --words FILE --out FILE
 
@@ -30,6 +29,10 @@ if (values.help) {
   console.log(USAGE);
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { SYNTHETIC_DUMP_HEAD } = await import("./english-model");
+
 const n = Number(values.articles);
 if (!Number.isInteger(n) || n < 1 || !values.words || !values.out) {
   console.error(USAGE);

@@ -13,9 +13,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { openSnapshot } from "../../src/snapshot";
-import { queryMix } from "../queries";
-import { cpuMs, ROOT, spawnServer } from "../servers";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -30,6 +27,12 @@ if (values.help || !values.snapshot) {
   console.log("Usage: bun bench/http/pool-memory.ts --snapshot FILE [--workers W] [--searches N]");
   process.exit(values.help ? 0 : 2);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { openSnapshot } = await import("../../src/snapshot");
+const { queryMix } = await import("../queries");
+const { cpuMs, ROOT, spawnServer } = await import("../servers");
+
 const path = values.snapshot;
 const workers = Number(values.workers);
 const searches = Number(values.searches);

@@ -14,9 +14,6 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { readUsage, usagePath } from "../../src/access";
-import { onServerCore, pinLoadGenerator } from "../cores";
-import { benchSnapshot, cpuMs, ROOT, spawnServer } from "../servers";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -36,6 +33,12 @@ if (values.help) {
 `);
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { readUsage, usagePath } = await import("../../src/access");
+const { onServerCore, pinLoadGenerator } = await import("../cores");
+const { benchSnapshot, cpuMs, ROOT, spawnServer } = await import("../servers");
+
 const n = Number(values.concurrent);
 
 await pinLoadGenerator();

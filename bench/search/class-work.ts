@@ -11,7 +11,6 @@
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { mixClass, queryMix } from "../queries";
 
 const USAGE = `Usage: bun bench/search/class-work.ts <snapshot.tome> --class C [--queries N] [--root DIR] [--hits FILE]
   --class C     a class of bench/queries.ts's mix (typo, prefix, "2-4 words", …)
@@ -34,6 +33,9 @@ if (values.help || !positionals[0] || !values.class) {
   console.log(USAGE);
   process.exit(values.help ? 0 : 2);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { mixClass, queryMix } = await import("../queries");
 
 const count = Number(values.queries);
 if (!Number.isInteger(count) || count < 1) {

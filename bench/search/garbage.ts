@@ -7,14 +7,17 @@
  * One line per kind: the most made types with their count per search.
  */
 import { heapStats } from "bun:jsc";
-import { open } from "../../src/search";
-import { queryMix } from "../queries";
 
 const [path, count = "100"] = process.argv.slice(2);
 if (!path || path === "--help") {
   console.error("usage: bun bench/search/garbage.ts SNAPSHOT [COUNT]");
   process.exit(path ? 0 : 2);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { open } = await import("../../src/search");
+const { queryMix } = await import("../queries");
+
 const n = Number(count);
 const tome = open(path);
 const mix = queryMix(tome.snapshot);

@@ -17,8 +17,6 @@
  * --slowest N prints each class's N slowest first runs, with their plan and work (where a p99 comes from).
  */
 import { parseArgs } from "node:util";
-import { open } from "../../src/search";
-import { mixClass, queryMix, questionBefore } from "../queries";
 import { median, quantile } from "../stats";
 
 const USAGE = `Usage: bun bench/search/latency.ts <snapshot.tome> [--queries N] [--warm-up W] [--json] [--before-classes] [--class K]...
@@ -48,6 +46,10 @@ if (values.help || !positionals[0]) {
   console.log(USAGE);
   process.exit(values.help ? 0 : 2);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { open } = await import("../../src/search");
+const { mixClass, queryMix, questionBefore } = await import("../queries");
 
 const engine = open(positionals[0]);
 const perClass = Number(values.queries);

@@ -7,9 +7,6 @@
  * orders took and the section's size before and after.
  */
 import { parseArgs } from "node:util";
-import { ContainerWriter, openContainer } from "../../src/snapshot";
-import { pageOrderSection } from "../../src/search";
-import { ORDERS_SECTION as ORDERS } from "../../src/search/ranking/page-orders";
 
 const USAGE = `Usage: bun bench/search/reorder.ts <snapshot.tome> --out OUT.tome
   --out OUT   the copy to write (not the snapshot itself)`;
@@ -23,6 +20,11 @@ if (values.help || !positionals[0] || !values.out || values.out === positionals[
   console.log(USAGE);
   process.exit(values.help ? 0 : 2);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { ContainerWriter, openContainer } = await import("../../src/snapshot");
+const { pageOrderSection } = await import("../../src/search");
+const { ORDERS_SECTION: ORDERS } = await import("../../src/search/ranking/page-orders");
 
 const from = openContainer(positionals[0]);
 const out = new ContainerWriter(values.out);

@@ -14,7 +14,6 @@
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { mixClass, queryMix } from "../queries";
 
 const USAGE = `Usage: bun bench/search/typo-walk.ts <snapshot.tome> [--root DIR] [--queries N] [--derive [--terms]] [--cold] [--boot]
   --root DIR    the checkout whose engine walks (default: this one)
@@ -41,6 +40,9 @@ if (values.help || !positionals[0]) {
   console.log(USAGE);
   process.exit(values.help ? 0 : 2);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { mixClass, queryMix } = await import("../queries");
 
 const root = resolve(values.root ?? resolve(import.meta.dir, "../.."));
 const { open } = (await import(`${root}/src/search`)) as typeof import("../../src/search");
