@@ -15,9 +15,6 @@ import { createHash } from "node:crypto";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { updateKeyFile } from "../../src/access";
-import { startRedis } from "../redis-server";
-import { benchSnapshot, ROOT, spawnServer } from "../servers";
 import { median } from "../stats";
 
 const { values } = parseArgs({
@@ -27,7 +24,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "15" },
     redis: { type: "boolean", default: false },
     snapshot: { type: "string" },
-    root: { type: "string", default: ROOT },
+    root: { type: "string" },
     help: { type: "boolean", short: "h" },
   },
 });
@@ -38,7 +35,13 @@ if (values.help) {
   );
   process.exit(0);
 }
-const [keyCount, rounds, root] = [Number(values.keys), Number(values.rounds), values.root];
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { updateKeyFile } = await import("../../src/access");
+const { startRedis } = await import("../redis-server");
+const { benchSnapshot, ROOT, spawnServer } = await import("../servers");
+
+const [keyCount, rounds, root] = [Number(values.keys), Number(values.rounds), values.root ?? ROOT];
 const work = (await Bun.$`mktemp -d`.text()).trim();
 const { path: snapshot } = await benchSnapshot(values.snapshot, work);
 const data = join(work, "data");

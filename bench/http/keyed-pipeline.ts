@@ -12,7 +12,6 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { benchSnapshot, inProcessBenchKey, ROOT, threadCpu } from "../servers";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -22,7 +21,7 @@ const { values } = parseArgs({
     path: { type: "string", default: "/v1/chunk/39_3" },
     workers: { type: "string", default: "0" },
     concurrency: { type: "string", default: "1" },
-    root: { type: "string", default: ROOT },
+    root: { type: "string" },
     warmup: { type: "string", default: "0" },
     help: { type: "boolean", short: "h", default: false },
   },
@@ -35,8 +34,12 @@ if (values.help) {
   );
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { benchSnapshot, inProcessBenchKey, ROOT, threadCpu } = await import("../servers");
+
 // The app of --root (another checkout: before and after, in turns), its access layer and engine with it.
-const root = values.root;
+const root = values.root ?? ROOT;
 const tools = (await import(`${root}/src/access`)) as typeof import("../../src/access");
 const { createApp } = (await import(`${root}/src/http`)) as typeof import("../../src/http");
 const { open } = (await import(`${root}/src/search`)) as typeof import("../../src/search");

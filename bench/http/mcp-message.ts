@@ -14,7 +14,6 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { benchSnapshot, inProcessBenchKey, ROOT } from "../servers";
 import { median } from "../stats";
 
 const { values } = parseArgs({
@@ -23,7 +22,7 @@ const { values } = parseArgs({
     snapshot: { type: "string" },
     requests: { type: "string", default: "200" },
     rounds: { type: "string", default: "5" },
-    root: { type: "string", default: ROOT },
+    root: { type: "string" },
     baseline: { type: "string" },
     help: { type: "boolean", short: "h", default: false },
   },
@@ -36,6 +35,10 @@ if (values.help) {
   );
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { benchSnapshot, inProcessBenchKey, ROOT } = await import("../servers");
+
 const work = mkdtempSync(join(tmpdir(), "tome-mcp-message-"));
 const { path } = await benchSnapshot(values.snapshot, work);
 
@@ -76,7 +79,7 @@ async function appOf(root: string, name: string) {
     },
   };
 }
-const apps = [await appOf(values.root, "A")];
+const apps = [await appOf(values.root ?? ROOT, "A")];
 if (values.baseline) apps.push(await appOf(values.baseline, "B"));
 
 const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_chunk", arguments: { id: "39_0" } } };
