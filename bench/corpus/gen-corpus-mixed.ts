@@ -11,10 +11,6 @@ import { createWriteStream } from "node:fs";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { ingest } from "../../src/ingest";
-import { dumpsDir } from "../support";
-
-const SHARED = dumpsDir();
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -30,6 +26,12 @@ if (values.help) {
   console.log("Usage: bun bench/corpus/gen-corpus.ts --mode mixed [--chunks N] [--out FILE] [--seed N]");
   process.exit(0);
 }
+
+// The modules that measure, loaded once the arguments are read: --help answers at once.
+const { ingest } = await import("../../src/ingest");
+const { dumpsDir } = await import("../support");
+
+const SHARED = dumpsDir();
 const target = Number(values.chunks);
 
 // Vocabulary: every word of the shared dumps' chunks, ranked by frequency.
