@@ -22,6 +22,7 @@ import {
   engineFor,
   EN_2016,
   FORM,
+  keyMade,
   ROOT,
   runToExit,
   snapshotFor,
@@ -201,8 +202,8 @@ function issueToken(dir: string, account: string, plan: PlanName): string {
 }
 
 /** An API key made in the data folder `dir` as `bun run keys create` makes it (default scope read), in this process. */
-const apiKeyIn = (dir: string, name: string, account: string, plan?: PlanName, scope: "read" | "full" = "read") =>
-  updateKeyFile(dir, (file) => addKey(file, { name, account, plan, scope, now: Date.now() })).key;
+const apiKeyIn = async (dir: string, name: string, account: string, plan?: PlanName, scope: "read" | "full" = "read") =>
+  (await keyMade(dir, { name, account, plan, scope })).key;
 
 /** At a phone's width (390 px): the height of each key's row, where "Create a key" starts on the page, and whether the new key's field holds its text. */
 async function onPhone(
@@ -327,7 +328,7 @@ describe("one server, keys in files", () => {
     expect(await signIn(page, base, "wd_0000000000000000000000000000000A.acme")).toBe(401);
     expect(await page.$eval("[role=alert]", (el) => el.textContent)).toContain("not valid");
     await shoot(page, "sign-in-error");
-    const apiKey = apiKeyIn(data, "ops", "ops", "enterprise", "full");
+    const apiKey = await apiKeyIn(data, "ops", "ops", "enterprise", "full");
     expect(await signIn(page, base, apiKey)).toBe(401);
     expect(await page.$eval("[role=alert]", (el) => el.textContent)).toContain("API keys never sign in here");
 
@@ -505,7 +506,7 @@ describe("one server, keys in files", () => {
       ).status,
     ).toBe(403);
 
-    const key = apiKeyIn(data, "k", "ops");
+    const key = await apiKeyIn(data, "k", "ops");
     for (const headers of [
       { "x-api-key": key },
       { authorization: `Bearer ${key}` },
@@ -868,7 +869,7 @@ describe("dashboard requests are limited and charged (D82)", () => {
 
   beforeAll(async () => {
     data = tempDir("tome-dash-limits-");
-    apiKey = apiKeyIn(data, "other", "other", "enterprise");
+    apiKey = await apiKeyIn(data, "other", "other", "enterprise");
     server = await startServer({
       TOME_DATA: data,
       TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016] }),

@@ -7,13 +7,13 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Access, createKey, type PlanName, type Scope, updateKeyFile } from "../src/access";
+import { Access, type PlanName, type Scope } from "../src/access";
 import { createApp, serve, type RunningServer } from "../src/http";
 import type { Engine } from "../src/search";
 import { openChromium, type Tab } from "./chromium";
 import { PdfBusyError } from "../src/pdf";
 import { ERRORS } from "../src/http/errors";
-import { EN_2016, engineFor, ROOT, tempDir } from "./helpers";
+import { EN_2016, engineFor, keyMade, ROOT, tempDir } from "./helpers";
 
 // Per file: the snapshot is built from the real dump.
 setDefaultTimeout(120_000);
@@ -38,11 +38,11 @@ beforeAll(async () => {
   const data = tempDir("tome-data-");
   engine = await engineFor(DUMPS);
   // Made as `bun run keys create` makes them (test/keys.test.ts runs the command), in this process.
-  const keyOf = (name: string, plan: PlanName, scope: Scope) =>
-    updateKeyFile(data, (f) => createKey(f, { name, account: name, plan, scope, now: Date.now() })).key;
-  key = keyOf("docs", "business", "full");
-  freeKey = keyOf("free", "free", "full");
-  readKey = keyOf("read", "free", "read");
+  const keyOf = async (name: string, plan: PlanName, scope: Scope) =>
+    (await keyMade(data, { name, account: name, plan, scope })).key;
+  key = await keyOf("docs", "business", "full");
+  freeKey = await keyOf("free", "free", "full");
+  readKey = await keyOf("read", "free", "read");
   // No work share: on a loaded machine the examples' requests could use up the key's time (test/work-share.test.ts tests it).
   running = serve(createApp(engine, { access: new Access({ dataDir: data, keyMsPerSecond: 0 }) }), {
     port: 0,

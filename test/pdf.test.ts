@@ -23,7 +23,7 @@ import devanagariRegular from "@fontsource/noto-sans/files/noto-sans-devanagari-
 import bengaliRegular from "@expo-google-fonts/noto-sans-bengali/400Regular/NotoSansBengali_400Regular.ttf" with {
   type: "file",
 };
-import { Access, createKey, type PlanName, readUsage, updateKeyFile, usagePath } from "../src/access";
+import { Access, type PlanName, readUsage, usagePath } from "../src/access";
 import { writeUsage } from "../src/access/usage";
 import { type App, createApp, type RunningServer, serve } from "../src/http";
 import { cutForPdf, type PdfArticle, PdfRenderer } from "../src/pdf";
@@ -35,7 +35,7 @@ import * as scripts from "../src/scripts";
 import { contentDisposition } from "../src/http/routes/pdf";
 import type { Engine } from "../src/search";
 import type { SnapshotPage } from "../src/snapshot";
-import { dump, EN_2016, engineFor, ROOT, tempDir } from "./helpers";
+import { dump, EN_2016, engineFor, keyMade, ROOT, tempDir } from "./helpers";
 
 interface Shaper {
   unitsPerEm: number;
@@ -377,8 +377,8 @@ let running: RunningServer;
 let key: string;
 
 /** A key of `plan` made in the data folder `dir`, as `bun run keys create` makes it. */
-const keyIn = (dir: string, name: string, plan: PlanName) =>
-  updateKeyFile(dir, (f) => createKey(f, { name, account: name, plan, scope: "full", now: Date.now() })).key;
+const keyIn = async (dir: string, name: string, plan: PlanName): Promise<string> =>
+  (await keyMade(dir, { name, account: name, plan, scope: "full" })).key;
 
 beforeAll(async () => {
   en = await engineFor(EN);
@@ -386,7 +386,7 @@ beforeAll(async () => {
   // In this process, as `bun run start` serves (the key it makes at its first start: enterprise, unlimited); the work
   // share off, as startServer has it.
   const data = tempDir("tome-data-");
-  key = keyIn(data, "default", "enterprise");
+  key = await keyIn(data, "default", "enterprise");
   access = new Access({ dataDir: data, keyMsPerSecond: 0 });
   access.start();
   running = serve(createApp(en, { access, pdf: renderer }), { port: 0 });
@@ -481,8 +481,8 @@ describe("GET /v1/pdf/{page_id}", () => {
 
   test("quota: a PDF costs 10; with 9 credits left, 429 quota_exceeded and nothing spent", async () => {
     const dir = tempDir("tome-data-");
-    const ten = keyIn(dir, "ten", "free");
-    const nine = keyIn(dir, "nine", "free");
+    const ten = await keyIn(dir, "ten", "free");
+    const nine = await keyIn(dir, "nine", "free");
     const month = new Date().toISOString().slice(0, 7);
     writeUsage(usagePath(dir), { months: { [month]: { ten: 4990, nine: 4991 } }, last_used: {} });
     // Its own renderer: no PDF of page 39 kept yet.
@@ -532,9 +532,7 @@ describe("GET /v1/pdf/{page_id}", () => {
 
   test("a rendering fault is 500 PDF generation failed: no detail leaked, nothing charged", async () => {
     const dir = tempDir("tome-data-");
-    const { key: k } = updateKeyFile(dir, (f) =>
-      createKey(f, { name: "f", account: "f", plan: "free", scope: "full", now: Date.now() }),
-    );
+    const k = await keyIn(dir, "f", "free");
     const access = new Access({ dataDir: dir });
     const logged: unknown[] = [];
     const app = createApp(en, {
