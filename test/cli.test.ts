@@ -828,6 +828,33 @@ describe("bun run snapshot:export", () => {
     }
   });
 
+  test("an --out that is a snapshot, or named as one (.tome), is refused, the snapshot untouched; through a link too", async () => {
+    const snapshot = await snapshotFor({ dumps: [SQUAD] });
+    const dir = tempDir();
+    // snapshot:export --out snapshots/enwiki-2016-sample.tome wrote JSON Lines over the snapshot start serves.
+    const served = join(dir, "en.tome");
+    copyFileSync(snapshot, served);
+    const bytes = readFileSync(served);
+    const link = join(dir, "link.jsonl");
+    symlinkSync(served, link);
+    const refusal = (out: string) =>
+      runExport({ snapshot, out, since: 0 }).then(
+        () => "written",
+        (e: Error) => e.message,
+      );
+    expect(await refusal(served)).toBe(
+      `--out ${served} is a snapshot: writing the export would replace it. Name another file.`,
+    );
+    expect(await refusal(link)).toBe(
+      `--out ${link} is a snapshot: writing the export would replace it. Name another file.`,
+    );
+    expect(readFileSync(served).equals(bytes)).toBe(true);
+    expect(await refusal(join(dir, "new.tome"))).toStartWith(
+      `--out ${join(dir, "new.tome")} ends in .tome, a snapshot's name`,
+    );
+    expect(readdirSync(dir).sort()).toEqual(["en.tome", "link.jsonl"]);
+  });
+
   test("a disk full under the export (/dev/full refuses every write) is said naming the file, with its code", async () => {
     const snapshot = await snapshotFor({ dumps: [SQUAD] });
     const err = await runExport({ snapshot, out: "/dev/full", since: 0 }).then(

@@ -82,6 +82,16 @@ export function checkOut(out: string, reads: string[], file: OutFile = SNAPSHOT_
     throw new ArgumentError(
       `--out ${printableName(out)} names a file this command reads${read === out ? "" : ` (${printableName(read)})`}: writing it would replace it. Name another file.`,
     );
+  // snapshot:export --out snapshots/en.tome wrote JSON Lines over the snapshot start serves (a running server kept its
+  // mapping; the next start found no snapshot). Through a link too: a link is written through.
+  if (file !== SNAPSHOT_FILE && written?.isFile() && holdsSnapshot(out))
+    throw new ArgumentError(
+      `--out ${printableName(out)} is a snapshot: writing the ${file.what} would replace it. Name another file.`,
+    );
+  if (file !== SNAPSHOT_FILE && isSnapshotName(basename(out)))
+    throw new ArgumentError(
+      `--out ${printableName(out)} ends in ${SNAPSHOT_EXTENSION}, a snapshot's name: start, mcp and snapshot:export would take the ${file.what} for a snapshot. Name it otherwise, e.g. --out ${printableName(join(dirname(out), file.example))}.`,
+    );
   // A typo (--out notes.md) replaced the file with the snapshot; a snapshot, even a damaged one, is rebuilt over.
   if (renamedOver && written?.isFile() && written.size > 0 && file === SNAPSHOT_FILE && !holdsSnapshot(out))
     throw new ArgumentError(
