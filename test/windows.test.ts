@@ -115,6 +115,20 @@ describe("every window is a slice of one order", () => {
     expect(plans).toContain("words");
   }, 600_000);
 
+  test("English, numbers and function words from stored page orders (D185): a number is required, orders or not", async () => {
+    const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
+    // stopwords-iso lists 10 and 39 as English function words: orders made while they were one ranked "39 10" at
+    // offset 5 unlike the exhaustive plan (4 hits of 5). Orders of every word, 12 pages deep, as the D51 walk above.
+    const ordered = withOrders(engine, 1, 12);
+    const queries = ["39 10", "Apollo 10 crew", "what is 10", "10", "39", "the 10", "10 of the", "what is 39 10"].map(
+      (q) => ({ q }),
+    );
+    const { compared, plans } = walk(ordered, queries);
+    expect(compared).toBe(queries.length * WINDOWS.length * 2);
+    expect(plans).toContain("one-word");
+    expect(plans).toContain("words");
+  }, 600_000);
+
   test("English, one word with typos from its typo terms' stored orders (D100), to their threshold", async () => {
     const engine = await engineFor({ dumps: [EN_2006, EN_2016] });
     const { sampleWords, typo } = querySampler(engine.snapshot, 23);

@@ -435,6 +435,28 @@ describe("function words (stopwords-iso) are optional in the every-word tier", (
   });
 });
 
+describe("a number is no function word, though stopwords-iso lists 10 and 39 (D185)", () => {
+  const wiki = wikiOf([
+    page(
+      "Apollo 8",
+      "Apollo 8 was the first crewed spacecraft to leave Earth orbit. The crew of Apollo 8, Frank Borman, James Lovell and William Anders, were the first humans to see the far side of the Moon. The Apollo crew read from the Book of Genesis.",
+    ),
+    page(
+      "Apollo 11",
+      "Apollo 11 was the spaceflight that landed the first two people on the Moon. Its crew was the second all-veteran multi-person crew (the first being Apollo 10) in human spaceflight history. Neil Armstrong and Buzz Aldrin landed the Lunar Module Eagle on July 20, 1969, and spent about two and a quarter hours together outside the spacecraft.",
+    ),
+    page("Decimal", "The decimal numeral system has ten as its base: 10 is written with two of its digits."),
+    page("Bowling", "In ten-pin bowling a game has 10 frames, and a bowler rolls up to 10 pins down in each."),
+  ]);
+
+  test("“Apollo 10 crew”: the page holding 10 with the other words first, though the other says them more", async () => {
+    const { hits } = search(await wiki, "Apollo 10 crew");
+    expect(hits.map((h) => h.page.title)).toEqual(["Apollo 11", "Apollo 8", "Bowling", "Decimal"]);
+    // Apollo 8's page, saying "Apollo" and "crew" more, scores higher: the tier (every word, 10 among them) decides.
+    expect(hits[1]!.score).toBeGreaterThan(hits[0]!.score);
+  });
+});
+
 describe("quoted phrases must match when some chunk holds them (D37)", () => {
   const wiki = wikiOf([
     page("Arctic Ocean", "Much of the Arctic Ocean is covered by sea ice for the whole year."),

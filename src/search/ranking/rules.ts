@@ -99,8 +99,12 @@ export function pageScore(first: number, second: number, third: number, titleBoo
   );
 }
 
-/** The rules' version: 2 since D61 (evidence of the best tier only), 4 since D90 (BM25F, a word's best form, its weight outside the saturation). */
-const RULES_VERSION = 4;
+/**
+ * The rules' version: 2 since D61 (evidence of the best tier only), 4 since D90 (BM25F, a word's best form, its weight
+ * outside the saturation), 5 since D185 (a number is no function word: the function-word list decides which orders a
+ * build stores and which plan a query takes).
+ */
+const RULES_VERSION = 5;
 
 /** A number that changes with the rules, their parameters and the analysis: FNV-1a of what the stored page orders depend on. */
 export const rulesFingerprint = (): number =>

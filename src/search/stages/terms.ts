@@ -39,12 +39,18 @@ export interface QueryTerms {
 
 const functionWordSets = new Map<string, Set<string>>();
 
-/** A language's function words, folded (stopwords-iso). */
+/**
+ * A word holding a digit is no function word (D185): stopwords-iso lists "10" and "39" for English, 0 to 9 for Spanish,
+ * Korean, Chinese and Persian, where no stop list of Lucene, Snowball or NLTK has a number. "Apollo 10" asks for 10.
+ */
+const NUMBER = /\p{N}/u;
+
+/** A language's function words, folded (stopwords-iso, its numbers left out). */
 export function functionWords(lang: string): Set<string> {
   let set = functionWordSets.get(lang);
   if (!set) {
     const list = Object.hasOwn(stopwordsIso, lang) ? (stopwordsIso as Record<string, string[]>)[lang]! : [];
-    set = new Set(list.map((w) => fold(w)));
+    set = new Set(list.filter((w) => !NUMBER.test(w)).map((w) => fold(w)));
     functionWordSets.set(lang, set);
   }
   return set;
