@@ -19,7 +19,9 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { Engine, SearchOptions } from "../../src/search";
+import stopwordsIso from "stopwords-iso/stopwords-iso.json";
 import { DEFAULT_PARAMETERS, setScoreParameters } from "../../src/search/ranking/parameters";
+import { functionWords } from "../../src/search/stages/terms";
 import { wikiOf, type InlinePage } from "../helpers";
 
 /**
@@ -455,6 +457,18 @@ describe("a number is no function word, though stopwords-iso lists 10 and 39 (D1
     // Apollo 8's page, saying "Apollo" and "crew" more, scores higher: the tier (every word, 10 among them) decides.
     expect(hits[1]!.score).toBeGreaterThan(hits[0]!.score);
   });
+});
+
+test("the function-word lists are those RULES_VERSION 5 was raised for: another list raises it again (D185)", () => {
+  // The lists decide which page orders a build stores and which plan a query takes (D99), and rulesFingerprint() does
+  // not read them: orders made under another list, searched under this one, ranked "39 10" at offset 5 unlike the
+  // exhaustive plan. A change to them (an entry left out, stopwords-iso upgraded) must raise RULES_VERSION
+  // (src/search/ranking/rules.ts) so that older snapshots are refused with how to rebuild them; then pin the new digest.
+  const lists = Object.keys(stopwordsIso)
+    .sort()
+    .map((lang) => [lang, [...functionWords(lang)].sort()]);
+  const digest = new Bun.CryptoHasher("sha256").update(JSON.stringify(lists)).digest("hex").slice(0, 16);
+  expect(digest).toBe("86c3ade053f24630");
 });
 
 describe("quoted phrases must match when some chunk holds them (D37)", () => {
