@@ -14,9 +14,10 @@
  * A key is the word's index key after "1" when it is a prefix (the query's last word, typed
  * on), "0" when it is not.
  */
-import type { Container } from "../../snapshot";
+import { type Container, SnapshotError } from "../../snapshot";
 import type { WordSpec } from "../postings/shard-types";
 import { commandLine } from "../../invocation";
+import { printableName } from "../../printable";
 import { rulesFingerprint } from "./rules";
 
 export const ORDERS_SECTION = "index.text.orders";
@@ -39,13 +40,15 @@ export class PageOrders {
   private readonly holding: Uint32Array;
   private readonly pages: Uint32Array;
 
-  constructor(bytes: Uint8Array) {
+  /** `path`: the snapshot's, for the refusal of orders made under other rules. */
+  constructor(bytes: Uint8Array, path?: string) {
     const words = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2);
-    // Orders are ranking output: made under other rules they would rank wrongly (D61).
+    // Orders are ranking output: made under other rules they would rank wrongly (D61). A SnapshotError, as the
+    // analyzer version's refusal: a plain Error was taken for damage at open ("is it damaged? snapshot:verify …").
     const fingerprint = rulesFingerprint();
     if (words[0] !== fingerprint)
-      throw new Error(
-        `this snapshot's page orders were made under other ranking rules (${words[0]}; this Tome ranks by ${fingerprint}). Rebuild it from its dump with \`${commandLine("snapshot:build")}\`, then start again.`,
+      throw new SnapshotError(
+        `${path === undefined ? "this snapshot" : printableName(path)}: its page orders were made under other ranking rules (${words[0]}; this Tome ranks by ${fingerprint}), by another release of Tome or under other score parameters; it is not damaged. Rebuild it from its dump with \`${commandLine("snapshot:build --dump <dump>")}\`, then start again.`,
       );
     const count = words[1]!;
     const keyBytes = words[2]!;
@@ -58,7 +61,9 @@ export class PageOrders {
   }
 
   static of(container: Container): PageOrders | undefined {
-    return container.has(ORDERS_SECTION) ? new PageOrders(container.section(ORDERS_SECTION)) : undefined;
+    return container.has(ORDERS_SECTION)
+      ? new PageOrders(container.section(ORDERS_SECTION), container.path)
+      : undefined;
   }
 
   get size(): number {
