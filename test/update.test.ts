@@ -441,7 +441,7 @@ describe("refusals: nothing is written, one line says what to do", () => {
     writeFileSync(bad, bytes);
     refused(
       await update("--base", bad, "--dump", EN_2016),
-      /bad\.tome is corrupt \(section index\.text\.postings\.0 does not match its checksum\): nothing was written/,
+      /bad\.tome is corrupt \(section\(s\) index\.text\.postings\.0 do not match their hash\): nothing was written/,
     );
     writeFileSync(bad, bytes.subarray(0, 100_000));
     refused(await update("--base", bad, "--dump", EN_2016), /bad\.tome is truncated/);

@@ -33,6 +33,7 @@ import {
 } from "../ingest";
 import {
   type AppliedUpdate,
+  checkSections,
   openContainer,
   eachRedirect,
   Growable,
@@ -124,24 +125,16 @@ async function openBase(
     throw new SnapshotError(
       `${printableName(path)} has no text index. Rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
     );
-  // Hashed through a mapping of its own, its pages dropped as they are hashed and the file let go after.
-  const check = openContainer(path);
-  let damaged: string[];
-  try {
-    // Minutes at the size of English Wikipedia, before any dump is read: in MB, as a stage of its own.
-    const stage = `checking ${printableName(basename(path))} whole (MB)`;
-    damaged = await check.verify(
-      progress && ((done, total) => progress(stage, Math.round(done / 1e6), Math.round(total / 1e6))),
-      { readOnce: true, signal },
-    );
-  } finally {
-    check.letGo();
-  }
-  if (damaged.length) {
+  // Minutes at the size of English Wikipedia, before any dump is read: in MB, as a stage of its own.
+  const stage = `checking ${printableName(basename(path))} whole (MB)`;
+  const { damage } = await checkSections(path, {
+    signal,
+    progress: progress && ((done, total) => progress(stage, Math.round(done / 1e6), Math.round(total / 1e6))),
+  });
+  if (damage)
     throw new SnapshotError(
-      `${printableName(path)} is corrupt (section${damaged.length > 1 ? "s" : ""} ${damaged.slice(0, 3).join(", ")}${damaged.length > 3 ? ", …" : ""} do${damaged.length > 1 ? "" : "es"} not match ${damaged.length > 1 ? "their" : "its"} checksum): nothing was written. Update from an intact copy, or rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
+      `${printableName(path)} is corrupt (${damage}): nothing was written. Update from an intact copy, or rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
     );
-  }
   return base;
 }
 

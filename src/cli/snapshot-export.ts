@@ -11,7 +11,7 @@ import { pipeline } from "node:stream/promises";
 import { given, readArgs } from "./args";
 import { createGzip, createZstdCompress } from "node:zlib";
 import { ApiError, Attributions, readSince, Resources } from "../http";
-import { openContainer, openSnapshot, type Snapshot, SnapshotError } from "../snapshot";
+import { checkSections, openSnapshot, type Snapshot, SnapshotError } from "../snapshot";
 import { type CountProgressDisplay, countProgress } from "./progress";
 import { ArgumentError, mainOf, note } from "./main";
 import { STOPPED_EXIT_CODE, writeFailed } from "../files";
@@ -150,27 +150,26 @@ const EXPORTED = /^(text|pages|sections)\./;
 /**
  * Checks the sections an export reads against their hashes before a line is written (D66): a damaged byte that zstd's
  * decoder does not catch (its frames carry no checksum), or in a section read as it is, decodes into other text. As an
- * update checks its base: through a mapping of its own, its pages dropped as they are hashed, in MB as a stage of its own.
+ * update checks its base (checkSections: a mapping of its own, its pages dropped as they are hashed), in MB as a stage
+ * of its own.
  */
 async function checkExported(path: string): Promise<void> {
-  const check = openContainer(path);
   let progress: CountProgressDisplay | undefined;
-  let damaged: string[];
+  let damage: string | undefined;
   try {
-    damaged = await check.verify(
-      (done, total) => {
+    ({ damage } = await checkSections(path, {
+      only: (name) => EXPORTED.test(name),
+      progress: (done, total) => {
         progress ??= countProgress(`checking ${printableName(basename(path))}`, Math.round(total / 1e6), "MB");
         progress.update(Math.round(done / 1e6));
       },
-      { readOnce: true, only: (name) => EXPORTED.test(name) },
-    );
+    }));
   } finally {
     progress?.stop();
-    check.letGo();
   }
-  if (damaged.length)
+  if (damage)
     throw new SnapshotError(
-      `${printableName(path)}: section(s) ${damaged.join(", ")} do not match their hash, so its text may be altered. Nothing was written: check it with ${commandLine(`snapshot:verify ${printableName(path)}`)}, then copy or build it again.`,
+      `${printableName(path)}: ${damage}, so its text may be altered. Nothing was written: check it with ${commandLine(`snapshot:verify ${printableName(path)}`)}, then copy or build it again.`,
     );
 }
 

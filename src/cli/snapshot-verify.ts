@@ -1,5 +1,5 @@
 /** bun run snapshot:verify — checks every section of a snapshot against its hash. */
-import { openSnapshot } from "../snapshot";
+import { checkSections } from "../snapshot";
 import { oneFileArgs } from "./args";
 import { mainOf } from "./main";
 import { commandLine } from "../invocation";
@@ -20,24 +20,25 @@ Exit status: 0 whole, 1 damaged or unreadable, 2 usage.
 export async function main(args: string[]): Promise<void> {
   const { file } = oneFileArgs("snapshot:verify", args, {}, HELP, "give one snapshot file.");
   await mainOf("snapshot:verify", async () => {
-    const snapshot = openSnapshot(file);
     const started = performance.now();
     let last = 0;
-    const damaged = await snapshot.container.verify((done, total) => {
-      if (process.stderr.isTTY && performance.now() - last > 200) {
-        last = performance.now();
-        process.stderr.write(`\r verifying ${((100 * done) / total).toFixed(0)}% of ${(total / 1e6).toFixed(0)} MB`);
-      }
+    const { damage, sections, bytes } = await checkSections(file, {
+      progress: (done, total) => {
+        if (process.stderr.isTTY && performance.now() - last > 200) {
+          last = performance.now();
+          process.stderr.write(`\r verifying ${((100 * done) / total).toFixed(0)}% of ${(total / 1e6).toFixed(0)} MB`);
+        }
+      },
     });
     if (process.stderr.isTTY) process.stderr.write("\n");
-    if (damaged.length) {
+    if (damage) {
       console.error(
-        `snapshot:verify: ${printableName(file)} is damaged: section(s) ${damaged.join(", ")} do not match their hash. Rebuild it with \`${commandLine("snapshot:build")}\`, or copy it again.`,
+        `snapshot:verify: ${printableName(file)} is damaged: ${damage}. Rebuild it with \`${commandLine("snapshot:build")}\`, or copy it again.`,
       );
       process.exit(1);
     }
     console.error(
-      `${printableName(file)}: whole (${snapshot.container.sections.length} sections, ${(snapshot.container.bytes / 1e6).toFixed(1)} MB checked in ${((performance.now() - started) / 1000).toFixed(1)} s).`,
+      `${printableName(file)}: whole (${sections} sections, ${(bytes / 1e6).toFixed(1)} MB checked in ${((performance.now() - started) / 1000).toFixed(1)} s).`,
     );
   });
 }
