@@ -931,6 +931,17 @@ describe("bun run snapshot:export", () => {
     expect(existsSync(out)).toBe(false);
   });
 
+  test("an export refused for damage lets its snapshot go: nothing of it stays mapped (D66)", async () => {
+    const damaged = await squadWithFlippedByte("text.blocks.0");
+    const out = join(dirname(damaged), "out.jsonl");
+    await expect(runExport({ snapshot: damaged, out, since: 0 })).rejects.toThrow(
+      `${damaged}: section(s) text.blocks.0 do not match their hash, so its text may be altered. Nothing was written`,
+    );
+    // It stayed mapped (its page table and text store) until collected.
+    expect(readFileSync("/proc/self/maps", "utf8").includes(damaged)).toBe(false);
+    expect(existsSync(out)).toBe(false);
+  });
+
   test("damage in a section the export does not read (the search index) does not refuse its export (D66)", async () => {
     const damaged = await squadWithFlippedByte("index.text.postings.0");
     const out = join(dirname(damaged), "out.jsonl");

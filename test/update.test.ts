@@ -448,6 +448,45 @@ describe("refusals: nothing is written, one line says what to do", () => {
   });
 });
 
+describe("the base let go on every path: nothing of it stays mapped once an update is refused or stopped", () => {
+  /**
+   * Updates a base holding `bytes` (a copy of BASE unless given) with `options`: the update throws `says`, writes
+   * nothing, and nothing of the base stays mapped in this process (a file let go reads zeros from no file, D84).
+   */
+  async function refusedLettingGo(
+    options: Omit<Parameters<typeof updateSnapshot>[0], "base" | "out">,
+    says: string,
+    bytes: Uint8Array = readFileSync(BASE),
+  ): Promise<void> {
+    const base = join(tempDir("tome-let-go-"), "base.tome");
+    writeFileSync(base, bytes);
+    const out = join(tempDir("tome-refused-"), "out.tome");
+    await expect(updateSnapshot({ ...options, base, out, workers: 2 })).rejects.toThrow(says);
+    expect(readFileSync("/proc/self/maps", "utf8").includes(base)).toBe(false);
+    expect(existsSync(out)).toBe(false);
+  }
+
+  test("a damaged base, refused after its check, is not left mapped (it stayed until collected)", async () => {
+    const bytes = readFileSync(BASE);
+    const at = openContainer(BASE).sections.find((s) => s.name === "text.blocks.0")!.offset + 100;
+    bytes[at] = bytes[at]! ^ 0xff;
+    await refusedLettingGo({ dumps: [EN_2016] }, "base.tome is corrupt (", bytes);
+  });
+
+  test("an update refused after its check (a dump of another wiki) lets the base go", async () => {
+    const vi = TRUNCATED_XZ.find((d) => d.includes("viwiki"))!;
+    await refusedLettingGo({ dumps: [vi] }, "is a dump of vi.wikipedia.org");
+  });
+
+  test("an update stopped (its signal) while it checks its base lets the base go", async () => {
+    const stop = new AbortController();
+    const progress = (stage: string) => {
+      if (stage.startsWith("checking")) stop.abort(new Error("stopped"));
+    };
+    await refusedLettingGo({ dumps: [EN_2016], signal: stop.signal, progress }, "stopped");
+  });
+});
+
 describe("snapshot:follow --from a local mirror", () => {
   /** A day's status.txt in the mirror: "done" once its dump is written. */
   const statusOf = (mirror: string, d: string) => join(mirror, "enwiki", d, "status.txt");

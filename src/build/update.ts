@@ -114,32 +114,42 @@ export function dayOfDump(spec: string): string | undefined {
   return /(?:^|[-_.])((?:19|20)\d{6})(?=[-_.])/.exec(basename(spec))?.[1];
 }
 
-/** Opens the base and checks it whole (every section's hash): a damaged base would pass its damage on. */
+/**
+ * Opens the base and checks it whole (every section's hash): a damaged base would pass its damage on. Refused (no text
+ * index, damaged) or stopped while checked, the base is let go before this throws, not left mapped until collected.
+ */
 async function openBase(
   path: string,
   signal: AbortSignal | undefined,
   progress: IndexBuildProgress | undefined,
 ): Promise<Snapshot> {
   const base = openSnapshot(path);
-  if (!base.container.has("index.text.meta"))
-    throw new SnapshotError(
-      `${printableName(path)} has no text index. Rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
-    );
-  // Minutes at the size of English Wikipedia, before any dump is read: in MB, as a stage of its own.
-  const stage = `checking ${printableName(basename(path))} whole (MB)`;
-  const { damage } = await checkSections(path, {
-    signal,
-    progress: progress && ((done, total) => progress(stage, Math.round(done / 1e6), Math.round(total / 1e6))),
-  });
-  if (damage)
-    throw new SnapshotError(
-      `${printableName(path)} is corrupt (${damage}): nothing was written. Update from an intact copy, or rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
-    );
-  return base;
+  try {
+    if (!base.container.has("index.text.meta"))
+      throw new SnapshotError(
+        `${printableName(path)} has no text index. Rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
+      );
+    // Minutes at the size of English Wikipedia, before any dump is read: in MB, as a stage of its own.
+    const stage = `checking ${printableName(basename(path))} whole (MB)`;
+    const { damage } = await checkSections(path, {
+      signal,
+      progress: progress && ((done, total) => progress(stage, Math.round(done / 1e6), Math.round(total / 1e6))),
+    });
+    if (damage)
+      throw new SnapshotError(
+        `${printableName(path)} is corrupt (${damage}): nothing was written. Update from an intact copy, or rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
+      );
+    return base;
+  } catch (err) {
+    base.container.letGo();
+    throw err;
+  }
 }
 
 /** What an update makes before it seals its file (the writer and index builder made, to abandon on a failure). */
 interface UpdateParts {
+  /** The base, let go by a failed or stopped update (a finished one lets it go once its pages are copied). */
+  base?: Snapshot;
   writer?: SnapshotWriter;
   index?: IndexBuilder;
 }
@@ -206,6 +216,7 @@ export async function updateSnapshot(o: UpdateOptions): Promise<UpdateReport> {
   o.signal?.throwIfAborted();
   const parts: UpdateParts = {};
   const abandon = () => {
+    parts.base?.container.letGo();
     parts.index?.abandon();
     parts.writer?.abandon();
   };
@@ -238,7 +249,7 @@ async function writeUpdate(
   meta: Parameters<SnapshotWriter["finish"]>[0];
   report: Omit<UpdateReport, "meta" | "bytes">;
 }> {
-  const base = await openBase(o.base, o.signal, o.progress);
+  const base = (parts.base = await openBase(o.base, o.signal, o.progress));
   logMemory("update: base opened");
   const wiki = { ...base.meta.wiki };
   for (const dump of o.dumps) {
@@ -420,18 +431,20 @@ function modificationsAfter(base: SnapshotMeta, converted: boolean): string[] {
  */
 function copyText(writer: SnapshotWriter, path: string, pages: PageTable, rows: Uint32Array): Int32Array {
   const container = openContainer(path);
-  const text = new TextStore(container, 0);
-  const alive = new Uint8Array(text.chunkCount);
-  for (const r of rows) alive.fill(1, pages.firstText[r]!, pages.firstText[r]! + pages.chunkCounts[r]!);
-  // Its blocks read leave the resident set as the copy goes (the whole base text would count otherwise), and the file goes after.
-  // The copy's garbage (a few objects a block) is collected as it goes: the collector, paced by the
-  // base's mapped bytes, let it pile up to 500 MB at 1M articles.
-  const numbers = writer.copyText(text, alive, () => {
-    container.dropResident();
-    Bun.gc(false);
-  });
-  container.letGo();
-  return numbers;
+  try {
+    const text = new TextStore(container, 0);
+    const alive = new Uint8Array(text.chunkCount);
+    for (const r of rows) alive.fill(1, pages.firstText[r]!, pages.firstText[r]! + pages.chunkCounts[r]!);
+    // Its blocks read leave the resident set as the copy goes (the whole base text would count otherwise), and the file
+    // goes after, the copy done or failed. The copy's garbage (a few objects a block) is collected as it goes: the
+    // collector, paced by the base's mapped bytes, let it pile up to 500 MB at 1M articles.
+    return writer.copyText(text, alive, () => {
+      container.dropResident();
+      Bun.gc(false);
+    });
+  } finally {
+    container.letGo();
+  }
 }
 
 /** Ingests the dumps, streaming each article to `add`; a damaged dump is refused whole. */

@@ -173,9 +173,20 @@ async function checkExported(path: string): Promise<void> {
     );
 }
 
-/** Writes the export; returns the chunks written, or undefined when the reader of standard output stopped first. */
+/**
+ * Writes the export; returns the chunks written, or undefined when the reader of standard output stopped first. The
+ * snapshot is let go when it returns or throws (refused, damaged, a write failed), not left mapped until collected.
+ */
 export async function runExport(args: ExportArgs, stdout: Writable = process.stdout): Promise<number | undefined> {
   const snapshot = openSnapshot(args.snapshot);
+  try {
+    return await exportFrom(snapshot, args, stdout);
+  } finally {
+    snapshot.container.letGo();
+  }
+}
+
+async function exportFrom(snapshot: Snapshot, args: ExportArgs, stdout: Writable): Promise<number | undefined> {
   const { rows, chunks } = exportedRows(snapshot, args.since);
   const compressor = compressorFor(args.out);
   const target = args.out === "-" ? undefined : outputKind(args.out);
