@@ -31,6 +31,7 @@ import {
   isSnapshotName,
   isoSeconds,
   openContainer,
+  sectionsDamaged,
   type SkippedFile,
   type SnapshotFile,
   snapshotFile,
@@ -219,16 +220,16 @@ export class SnapshotSwapper {
    */
   async verifyFirst(): Promise<boolean> {
     const { engine, path } = this.app.served();
-    let damaged: string[];
+    let damage: string | undefined;
     try {
-      damaged = await engine.snapshot.container.verify();
+      damage = sectionsDamaged(await engine.snapshot.container.verify());
     } catch (err) {
       // Stopped: its file is being written over in place (logged where that was seen).
       this.log(`start: checking ${path} stopped: ${(err as Error).message}`);
       return true;
     }
-    if (!damaged.length) return true;
-    const what = `${path} is damaged (section(s) ${damaged.join(", ")} do not match their hash)`;
+    if (!damage) return true;
+    const what = `${path} is damaged (${damage})`;
     // Swapped out meanwhile: it no longer matters.
     if (this.app.served().engine !== engine) {
       this.log(`start: ${what}; it is no longer served.`);
@@ -487,11 +488,8 @@ export class SnapshotSwapper {
         this.busy.set(path, file.identity);
         throw new SnapshotError("it is open for writing (being copied?); it is looked at again once it is closed.");
       }
-      const damaged = await engine.snapshot.container.verify();
-      if (damaged.length)
-        throw new SnapshotError(
-          `it is damaged: section(s) ${damaged.join(", ")} do not match their hash. Copy or build it again.`,
-        );
+      const damage = sectionsDamaged(await engine.snapshot.container.verify());
+      if (damage) throw new SnapshotError(`it is damaged: ${damage}. Copy or build it again.`);
     } catch (err) {
       // Let go now, not when collected (an idle server may not collect for hours): mapped whole, and perhaps leased,
       // a file refused and then removed kept its disk space.

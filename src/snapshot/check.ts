@@ -1,6 +1,11 @@
 /** A file's sections checked against their hashes by a reader of its own: snapshot:verify, an export, an update's base. */
 import { openContainer } from "./container";
 
+/** The sections whose bytes do not match their hash, worded as every check says it (none: undefined). */
+export function sectionsDamaged(names: string[]): string | undefined {
+  return names.length ? `section(s) ${names.join(", ")} do not match their hash` : undefined;
+}
+
 /** What checkSections found: the damage worded (undefined: whole), and the file's sections and bytes. */
 export interface SectionsChecked {
   /** `section(s) a, b do not match their hash`, or undefined when every section checked matches. */
@@ -28,7 +33,7 @@ export async function checkSections(
   try {
     const damaged = await container.verify(progress, { readOnce: true, signal, only });
     return {
-      damage: damaged.length ? `section(s) ${damaged.join(", ")} do not match their hash` : undefined,
+      damage: sectionsDamaged(damaged),
       sections: container.sections.length,
       bytes: container.bytes,
     };

@@ -18,7 +18,7 @@ export { format1Modifications, readFormat1 } from "./format1";
 export { Growable, lowerBound, StoredStrings, StringColumn, viewOf } from "../columns";
 export { ContainerWriter, damagedSections, MAX_SECTION_BYTES, openContainer, type Container } from "./container";
 export { beingWritten, type LeaseRefused } from "./mapping";
-export { checkSections, type SectionsChecked } from "./check";
+export { checkSections, sectionsDamaged, type SectionsChecked } from "./check";
 export { Spool } from "./spool";
 export { PageTable, isoSeconds, timeOrder, type PageRow } from "./pages";
 export { compressTextBlock, TextStore, TextWriter, textDictionaryOf } from "./text";
