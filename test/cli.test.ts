@@ -699,6 +699,21 @@ describe("bun run snapshot:verify and snapshot:convert", () => {
     expect(damaged.stderr).not.toContain("    at ");
   });
 
+  test("verify names a damaged page table by its hash, where it refused the file as unreadable and told to run snapshot:verify", async () => {
+    const path = join(tempDir(), "pages.tome");
+    writeFileSync(path, readFileSync(await snapshotFor({ dumps: [SQUAD] })));
+    const section = openContainer(path).sections.find((s) => s.name === "pages.chunkCount")!;
+    const bytes = readFileSync(path);
+    // The first page's count of chunks, made past the chunks there are: opening the snapshot refuses it (PageTable).
+    bytes[section.offset + 3]! ^= 0x40;
+    writeFileSync(path, bytes);
+    const damaged = await run([VERIFY, path]);
+    expect(damaged.code).toBe(1);
+    expect(damaged.stderr).toBe(
+      `snapshot:verify: ${path} is damaged: section(s) pages.chunkCount do not match their hash. Rebuild it with \`bun run snapshot:build\`, or copy it again.\n`,
+    );
+  });
+
   test("convert turns a format-1 file into format 2 with the same pages, and serving a format-1 file says how", async () => {
     const source = openSnapshot(await snapshotFor({ dumps: [SQUAD] }));
     const pages = source.pages.list();
