@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { EN_2006, EN_2016, newKey, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
 import { compose, exchange, type Step } from "../src/http/pipeline";
+import { KEYLESS_PER_CONNECTION } from "../src/http/steps/keyless";
 import { rawGet, rawRequest, rawResponses, rawUpload } from "./raw-http";
 
 setDefaultTimeout(120_000);
@@ -282,11 +283,17 @@ describe("pipelined requests", () => {
   let acme: string;
   let beta: string;
   let flood: string;
+  let wide: string;
   beforeAll(async () => {
     const data = tempDir("tome-data-");
-    [acme, beta, flood] = await Promise.all(
-      ["acme", "beta", "flood"].map(
-        async (account) => (await newKey(data, "--name", account, "--account", account, "--plan", "starter")).key,
+    [acme, beta, flood, wide] = await Promise.all(
+      [
+        ["acme", "starter"],
+        ["beta", "starter"],
+        ["flood", "starter"],
+        ["wide", "enterprise"],
+      ].map(
+        async ([account, plan]) => (await newKey(data, "--name", account!, "--account", account!, "--plan", plan!)).key,
       ),
     );
     own = await startServer({ TOME_DATA: data, TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016, EN_2006] }) });
@@ -356,6 +363,42 @@ describe("pipelined requests", () => {
       [404, undefined],
       [200, undefined],
     ]);
+  });
+
+  /** `count` requests written at once on one connection, the last asking to close it (Bun's answer does not say so): `line` their request line, `lines` their headers. */
+  const repeated = (line: string, count: number, lines: string[] = []) =>
+    rawResponses(
+      own.url,
+      Array.from({ length: count }, (_, i) =>
+        [line, "Host: a", ...lines, ...(i === count - 1 ? ["Connection: close"] : []), "", ""].join("\r\n"),
+      ).join(""),
+    );
+
+  test("300 answers without a key pipelined on one connection (preflights, health checks): it ends at the 100th (D188)", async () => {
+    for (const [line, status] of [
+      ["OPTIONS /v1/search HTTP/1.1", 204],
+      ["GET /healthz HTTP/1.1", 200],
+    ] as const) {
+      const answers = await repeated(line, 300);
+      expect({ line, count: answers.length }).toEqual({ line, count: KEYLESS_PER_CONNECTION });
+      expect(answers.every((a) => a.status === status)).toBe(true);
+      expect(answers.map((a) => a.headers.connection).filter(Boolean)).toEqual(["close"]);
+    }
+  });
+
+  test("a 405 without a key ends its connection, as a refusal of the key does (D188)", async () => {
+    const answers = await repeated("DELETE /v1/license HTTP/1.1", 3);
+    expect(answers.map((a) => [a.status, a.headers.connection])).toEqual([[405, "close"]]);
+  });
+
+  test("a few health checks on one connection, and a key's 300 requests on another, are all answered on it (D188)", async () => {
+    const checks = await repeated("GET /healthz HTTP/1.1", 5);
+    expect(checks.map((a) => [a.status, a.headers.connection])).toEqual(
+      Array.from({ length: 5 }, () => [200, undefined]),
+    );
+    const keyed = await repeated("GET /v1/license HTTP/1.1", 300, [`X-API-Key: ${wide}`]);
+    expect(keyed).toHaveLength(300);
+    expect(keyed.filter((a) => a.status !== 200 || a.headers.connection)).toEqual([]);
   });
 
   // Bun (uWS) closes a connection on which a request arrives while the answer before it waits ("denying async

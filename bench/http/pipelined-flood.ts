@@ -1,12 +1,15 @@
 /**
- * bun bench/http/pipelined-flood.ts [--snapshot FILE] [--seconds S] [--connections N] [--depth D] [--rate R] [--workers W] [--attacker rate|none] [--nice]
+ * bun bench/http/pipelined-flood.ts [--snapshot FILE] [--seconds S] [--connections N] [--depth D] [--rate R] [--workers W] [--attacker rate|none|options|method|healthz] [--nice]
  *
- * A flood of refusals written pipelined (D183): one server in its own process; a victim (an enterprise key) sends --rate
+ * A flood written pipelined (D183, D188): one server in its own process; a victim (an enterprise key) sends --rate
  * requests a second, in turn /v1/chunk, a one-word search and /v1/lucky, for --seconds, first alone, then while an
  * attacker (a child process: this script with --attack) writes --depth requests at once on each of --connections
- * connections, again and again, with a key past its rate (a starter key) or with none. Prints the victim's
- * p50 and p99 per path in each phase, and how many answers the attacker read. With D183 each refusal ends its
- * connection, so the attacker reads one answer a connection, not --depth.
+ * connections, again and again: GET /v1/license with a key past its rate (a starter key, `rate`) or with none (`none`),
+ * refusals (D183); or requests answered without a key (D188): a CORS preflight (`options`: OPTIONS /v1/search), a
+ * method the API does not take (`method`: DELETE /v1/license, 405) or the liveness check (`healthz`: GET /healthz).
+ * Prints the victim's p50 and p99 per path in each phase, and how many answers the attacker read. With D183 each
+ * refusal ends its connection, so the attacker reads one answer a connection, not --depth; with D188 a connection
+ * ends after its keyless answers pass their bound.
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -33,7 +36,9 @@ if (values.help) {
   process.stdout.write(
     "Usage: bun bench/http/pipelined-flood.ts [--snapshot FILE] [--seconds S (default 10)] [--connections N (default 4)]\n" +
       "       [--depth D (requests written at once a connection, default 200)] [--rate R (victim's requests a second, default 25)]\n" +
-      "       [--workers W (TOME_SEARCH_WORKERS, default 2)] [--attacker rate|none (a key past its rate, or none; default rate)]\n" +
+      "       [--workers W (TOME_SEARCH_WORKERS, default 2)]\n" +
+      "       [--attacker rate|none|options|method|healthz (GET /v1/license with a key past its rate, or with none; or,\n" +
+      "        answered without a key, OPTIONS /v1/search, DELETE /v1/license (405), GET /healthz; default rate)]\n" +
       "       [--nice (the attacker at nice 10)]\n",
   );
   process.exit(0);
@@ -45,17 +50,38 @@ const { tempDir } = await import("../support");
 
 const seconds = Number(values.seconds);
 
-/** The attacker: writes --depth requests on each connection, reads what comes back until it closes, and again. */
+/** The attacker's request line for each --attacker: a refusal of its key (D183) or an answer given without one (D188). */
+const ATTACKS: Record<string, string> = {
+  rate: "GET /v1/license",
+  none: "GET /v1/license",
+  options: "OPTIONS /v1/search",
+  method: "DELETE /v1/license",
+  healthz: "GET /healthz",
+};
+const attackLine = ATTACKS[values.attacker];
+if (attackLine === undefined) {
+  process.stderr.write(`--attacker: one of ${Object.keys(ATTACKS).join(", ")}, not ${values.attacker}\n`);
+  process.exit(2);
+}
+
+/**
+ * The attacker: writes --depth requests on each connection and reads what comes back; once every one is answered (the
+ * connection kept open), writes --depth more; once the server closes it, opens another; until --seconds pass.
+ */
 async function attack(url: string, key: string): Promise<void> {
   const { hostname, port } = new URL(url);
-  const line = `GET /v1/license HTTP/1.1\r\nHost: a\r\n${key ? `X-API-Key: ${key}\r\n` : ""}\r\n`;
-  const burst = line.repeat(Number(values.depth));
+  const line = `${attackLine} HTTP/1.1\r\nHost: a\r\n${key ? `X-API-Key: ${key}\r\n` : ""}\r\n`;
+  const depth = Number(values.depth);
+  const burst = line.repeat(depth);
   const end = performance.now() + seconds * 1000;
   let answers = 0;
   const connection = async () => {
     while (performance.now() < end) {
       await new Promise<void>((done) => {
+        // The status line's start, looked for across reads: the last 8 characters read are kept (one short of it, so
+        // that none is counted twice).
         let tail = "";
+        let read = 0;
         Bun.connect({
           hostname,
           port: Number(port),
@@ -63,9 +89,17 @@ async function attack(url: string, key: string): Promise<void> {
             open: (socket) => void socket.write(burst),
             data(socket, data) {
               const text = tail + data.toString("latin1");
-              answers += text.split("HTTP/1.1 ").length - 1;
-              tail = text.slice(-9);
+              const met = text.split("HTTP/1.1 ").length - 1;
+              answers += met;
+              read += met;
+              tail = text.slice(-8);
               if (performance.now() >= end) socket.end();
+              // Every request of the burst answered and the connection open: the next burst on it. (The last answer's
+              // body may still be on its way: it is read with the next burst's.)
+              else if (read === depth) {
+                read = 0;
+                socket.write(burst);
+              }
             },
             close: () => done(),
             error: () => done(),
@@ -89,7 +123,7 @@ const { path, snapshot } = await benchSnapshot(values.snapshot, work);
 const data = join(work, "data");
 const victim = await benchKey(data);
 const attackerKey =
-  values.attacker === "none"
+  values.attacker !== "rate"
     ? ""
     : JSON.parse(
         await Bun.$`bun ${join(ROOT, "src/cli/keys.ts")} create --name flood --account flood --plan starter --json`
@@ -104,6 +138,13 @@ const server = await spawnServer(["bun", join(ROOT, "src/cli/start.ts")], {
   // No work share (0): the victim's first searches, cold, would be refused; the attacker is refused before any work.
   TOME_KEY_MS_PER_SECOND: "0",
 });
+const ATTACKER_NAMES: Record<string, string> = {
+  rate: "a key past its rate",
+  none: "no key",
+  options: "OPTIONS, no key",
+  method: "405s, no key",
+  healthz: "/healthz, no key",
+};
 const paths = [`/v1/chunk/${randomChunkIds(snapshot, 1)[0]}`, "/v1/search?q=albedo", "/v1/lucky?q=albedo"];
 
 /** The victim for --seconds: --rate requests a second, each path in turn; each path's times in ms. */
@@ -143,12 +184,9 @@ try {
   report("victim alone", await victimRun());
   const self = join(ROOT, "bench/http/pipelined-flood.ts");
   const command = ["bun", self, "--attack", server.url, "--key", attackerKey, "--seconds", String(seconds)];
-  command.push("--connections", values.connections, "--depth", values.depth);
+  command.push("--connections", values.connections, "--depth", values.depth, "--attacker", values.attacker);
   const attacker = Bun.spawn(values.nice ? ["nice", "-n", "10", ...command] : command, { stdout: "pipe" });
-  report(
-    `victim with the attacker (${values.attacker === "none" ? "no key" : "a key past its rate"})`,
-    await victimRun(),
-  );
+  report(`victim with the attacker (${ATTACKER_NAMES[values.attacker]})`, await victimRun());
   await attacker.exited;
   const { answers } = JSON.parse(await new Response(attacker.stdout).text());
   console.log(`attacker: ${answers} answers read in ${seconds} s`);

@@ -31,6 +31,7 @@ import { bodies } from "./steps/bodies";
 import { conditional } from "./steps/conditional";
 import { faults } from "./steps/faults";
 import { home } from "./steps/home";
+import { keyless } from "./steps/keyless";
 import { isNoRoute, keys } from "./steps/keys";
 import { log, type LogSink } from "./steps/log";
 import { measure, metricsEndpoint } from "./steps/metrics";
@@ -179,6 +180,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     ...(metrics ? [measure(metrics)] : []),
     responseHeaders,
     ...(options.log ? [log(options.log)] : []),
+    ...(access ? [keyless()] : []),
     target,
     bodies,
     ...(options.accounts
