@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { EN_2006, EN_2016, newKey, snapshotFor, startServer, tempDir, type ServerProcess } from "./helpers";
 import { compose, exchange, type Step } from "../src/http/pipeline";
-import { KEYLESS_PER_CONNECTION } from "../src/http/steps/keyless";
+import { KEYLESS_PER_ADDRESS } from "../src/http/steps/keyless";
 import { rawGet, rawRequest, rawResponses, rawUpload } from "./raw-http";
 
 setDefaultTimeout(120_000);
@@ -296,7 +296,11 @@ describe("pipelined requests", () => {
         async ([account, plan]) => (await newKey(data, "--name", account!, "--account", account!, "--plan", plan!)).key,
       ),
     );
-    own = await startServer({ TOME_DATA: data, TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016, EN_2006] }) });
+    own = await startServer({
+      TOME_DATA: data,
+      TOME_SNAPSHOT: await snapshotFor({ dumps: [EN_2016, EN_2006] }),
+      TOME_TRUSTED_PROXIES: "127.0.0.1",
+    });
   });
   afterAll(() => own?.stop());
 
@@ -374,25 +378,30 @@ describe("pipelined requests", () => {
       ).join(""),
     );
 
-  test("300 answers without a key pipelined on one connection (preflights, health checks): it ends at the 100th (D188)", async () => {
-    for (const [line, status] of [
-      ["OPTIONS /v1/search HTTP/1.1", 204],
-      ["GET /healthz HTTP/1.1", 200],
+  // Each test's clients are told apart by the address a proxy (the test, from 127.0.0.1, trusted) says they came from:
+  // the counts of keyless answers are an address's (D188).
+  test("300 answers without a key pipelined on one connection (preflights, health checks): it ends at the address's 100th, and each after it ends its connection (D188)", async () => {
+    for (const [line, status, from] of [
+      ["OPTIONS /v1/search HTTP/1.1", 204, "203.0.113.1"],
+      ["GET /healthz HTTP/1.1", 200, "203.0.113.2"],
     ] as const) {
-      const answers = await repeated(line, 300);
-      expect({ line, count: answers.length }).toEqual({ line, count: KEYLESS_PER_CONNECTION });
+      const answers = await repeated(line, 300, [`X-Forwarded-For: ${from}`]);
+      expect({ line, count: answers.length }).toEqual({ line, count: KEYLESS_PER_ADDRESS });
       expect(answers.every((a) => a.status === status)).toBe(true);
       expect(answers.map((a) => a.headers.connection).filter(Boolean)).toEqual(["close"]);
+      // A new connection from the same address: its first answer ends it.
+      const again = await repeated(line, 3, [`X-Forwarded-For: ${from}`]);
+      expect(again.map((a) => [a.status, a.headers.connection])).toEqual([[status, "close"]]);
     }
   });
 
   test("a 405 without a key ends its connection, as a refusal of the key does (D188)", async () => {
-    const answers = await repeated("DELETE /v1/license HTTP/1.1", 3);
+    const answers = await repeated("DELETE /v1/license HTTP/1.1", 3, ["X-Forwarded-For: 203.0.113.3"]);
     expect(answers.map((a) => [a.status, a.headers.connection])).toEqual([[405, "close"]]);
   });
 
   test("a few health checks on one connection, and a key's 300 requests on another, are all answered on it (D188)", async () => {
-    const checks = await repeated("GET /healthz HTTP/1.1", 5);
+    const checks = await repeated("GET /healthz HTTP/1.1", 5, ["X-Forwarded-For: 203.0.113.4"]);
     expect(checks.map((a) => [a.status, a.headers.connection])).toEqual(
       Array.from({ length: 5 }, () => [200, undefined]),
     );

@@ -180,7 +180,7 @@ export function createApp(engine: Engine, options: AppOptions = {}) {
     ...(metrics ? [measure(metrics)] : []),
     responseHeaders,
     ...(options.log ? [log(options.log)] : []),
-    ...(access ? [keyless()] : []),
+    ...(access ? [keyless({ trustedProxies: options.trustedProxies })] : []),
     target,
     bodies,
     ...(options.accounts

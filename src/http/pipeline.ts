@@ -7,7 +7,7 @@
  * hash aside).
  *
  * The steps, in order (app.ts lists them): measure (for /metrics) → response headers (D22) →
- * log → keyless (an answer without a key ends its connection if a 4xx, or its connection's 100th in a window: D188) →
+ * log → keyless (an answer without a key ends its connection if a 4xx, or past its address's 100 in a window: D188) →
  * target (the request's one path) → bodies (413 past 64 KiB) → the dashboard (/dashboard, answered whole there, when
  * the server has keys) → socket time → methods (HEAD, OPTIONS, 405) → home (GET /, open) → the
  * /metrics endpoint (admin token) → keys (D2: 401/403, 429, quota hold) → conditional (ETag,

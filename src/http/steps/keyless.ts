@@ -1,29 +1,33 @@
 /**
- * Answers given without a key end their connection before a client can pipeline hundreds of them on it (D188), as D183
- * ends it at a refusal of the key: the CORS preflight (OPTIONS), the liveness check (/healthz), GET /, the API's
- * description, the dashboard's pages and /metrics are answered to anyone, each cheaply, and a client that writes
- * hundreds of them at once on a connection had the one request thread answer them all, back to back, while other keys'
+ * Answers given without a key end their connection before a client can have hundreds of them answered back to back
+ * (D188), as D183 ends it at a refusal of the key: the CORS preflight (OPTIONS), the liveness check (/healthz), GET /,
+ * the API's description, the dashboard's pages and /metrics are answered to anyone, each cheaply, and a client that
+ * writes hundreds of them at once on a connection had the one request thread answer them all while other keys'
  * requests waited.
  *
  * - A keyless answer that tells the client of its own mistake (a 4xx: the methods step's 405, the target step's 400, a
  *   sign-in refused) ends its connection at once, as D183's refusals do: nothing a client does right comes behind it.
- * - Any other keyless answer (a 2xx, 3xx or 5xx) is counted for its connection, told by the client's address and port
- *   (Bun's `server.requestIP`); the KEYLESS_PER_CONNECTION-th of a window of KEYLESS_WINDOW_MS ends it. A browser's
- *   preflights and a load balancer's health checks come a few a second at most, and are not pipelined: should one of
- *   them reach the bound, its answer is delivered whole, and the client opens a new connection for the next.
+ * - Any other keyless answer (a 2xx, 3xx or 5xx) is counted for its client's address (D80's, an IPv6 one by its /64),
+ *   and from the KEYLESS_PER_ADDRESS-th of a window of KEYLESS_WINDOW_MS on, each ends its connection: the client then
+ *   pays a new connection for every answer, as after a refusal. Counted by connection instead, a client would simply
+ *   open another when one closes, at no cost worth the name (measured: D188). A browser's preflights and a load
+ *   balancer's health checks come a few a second at most, one at a time: should one reach the bound, its answer is
+ *   delivered whole, and the client opens a new connection for the next.
  *
- * The counts are of one window, all dropped when it ends, and of KEYLESS_CONNECTIONS_HELD connections at most: past
- * that, a keyless answer on a connection not counted yet ends its connection (only a flood of connections fills them).
- * A request admitted with a key (x.grant) is not counted: its key's rate and work share bound it.
+ * The counts are of one window, all dropped when it ends, and of KEYLESS_ADDRESSES_HELD addresses at most: past that, a
+ * keyless answer to an address not counted yet ends its connection (only a flood from many addresses fills them). A
+ * request admitted with a key (x.grant) is not counted: its key's rate and work share bound it.
  */
+import { addressGroup } from "../../access";
+import { clientAddress, normalAddress } from "../client-address";
 import type { Exchange, Step } from "../pipeline";
 
-/** The keyless answers one connection is given in a window; the last of them ends it. */
-export const KEYLESS_PER_CONNECTION = 100;
+/** The keyless answers an address is given in a window on connections kept open; the last of them ends its connection, as every one after it does. */
+export const KEYLESS_PER_ADDRESS = 100;
 /** The window the counts are kept for: dropped, all, when it ends. */
 const KEYLESS_WINDOW_MS = 10_000;
-/** The connections counted at once, at most (some 100 bytes each). */
-const KEYLESS_CONNECTIONS_HELD = 10_000;
+/** The addresses counted at once, at most (some 100 bytes each). */
+const KEYLESS_ADDRESSES_HELD = 10_000;
 
 /** Ends the connection once this answer is sent: Bun drops unread the requests pipelined behind it. */
 function closing(response: Response): Response {
@@ -31,13 +35,14 @@ function closing(response: Response): Response {
   return response;
 }
 
-export function keyless(): Step {
-  /** Keyless answers a connection ("port address") has been given in this window. */
+export function keyless(options: { trustedProxies?: string[] } = {}): Step {
+  const trusted = new Set((options.trustedProxies ?? []).map(normalAddress));
+  /** Keyless answers each client address has been given in this window. */
   const counts = new Map<string, number>();
   let windowEnds = 0;
 
-  /** Whether this keyless answer is the last its connection is given. */
-  const last = (x: Exchange): boolean => {
+  /** Whether this keyless answer ends its connection: its address has had its share of the window. */
+  const past = (x: Exchange): boolean => {
     // A request handed to the app outside a server (no connection), or whose connection is already gone.
     const socket = x.server?.requestIP(x.request);
     if (!socket) return false;
@@ -46,18 +51,18 @@ export function keyless(): Step {
       counts.clear();
       windowEnds = now + KEYLESS_WINDOW_MS;
     }
-    const connection = `${socket.port} ${socket.address}`;
-    const count = (counts.get(connection) ?? 0) + 1;
-    if (count === 1 && counts.size >= KEYLESS_CONNECTIONS_HELD) return true;
-    counts.set(connection, count);
-    return count >= KEYLESS_PER_CONNECTION;
+    const address = addressGroup(clientAddress(socket.address, x.request.headers.get("x-forwarded-for"), trusted));
+    const count = (counts.get(address) ?? 0) + 1;
+    if (count === 1 && counts.size >= KEYLESS_ADDRESSES_HELD) return true;
+    counts.set(address, count);
+    return count >= KEYLESS_PER_ADDRESS;
   };
 
   return {
     after(x, response) {
       if (x.grant) return response;
       const status = response.status;
-      if ((status >= 400 && status < 500) || last(x)) return closing(response);
+      if ((status >= 400 && status < 500) || past(x)) return closing(response);
       return response;
     },
   };
