@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Access } from "../src/access";
 import { createApp } from "../src/http/app";
+import { serve } from "../src/http";
 import {
   appWithAccounts,
   dashboardSignIn,
@@ -325,6 +326,27 @@ describe("guesses at the admin token (D147)", () => {
     expect(await scrape("203.0.113.9", TOKEN)).toEqual([429, true]);
     // The address that scraped before goes on scraping.
     expect(await scrape(scraper, TOKEN)).toBe(200);
+  });
+
+  test("a HEAD's wrong tokens are its client address's, as a GET's are (they were all counted as from one unknown address)", async () => {
+    // Over a server: the address is the socket's (Bun's requestIP), which knew nothing of the GET a HEAD is made into.
+    const app = createApp(await engineFor(SQUAD_OPTIONS), { adminToken: TOKEN, trustedProxies: ["127.0.0.1"] });
+    const running = serve(app, { port: 0, hostname: "127.0.0.1" });
+    try {
+      const scrape = async (method: string, token: string) => {
+        const r = await fetch(new URL("/metrics", running.url), {
+          method,
+          headers: { authorization: `Bearer ${token}`, "x-forwarded-for": "198.51.100.1" },
+        });
+        await r.arrayBuffer();
+        return r.status;
+      };
+      for (let i = 0; i < 20; i++) expect(await scrape("HEAD", `${TOKEN}${i}`)).toBe(403);
+      // The address's 20 spent: its GET is refused too.
+      expect(await scrape("GET", TOKEN)).toBe(429);
+    } finally {
+      await running.stop();
+    }
   });
 
   test("counted with the dashboard's failed sign-ins where the server has an account store: 20 in all from an address, not 20 on each", async () => {

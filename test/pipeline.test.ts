@@ -395,6 +395,25 @@ describe("pipelined requests", () => {
     }
   });
 
+  test("300 HEAD /healthz pipelined on one connection are counted as their GETs are (D188)", async () => {
+    // A HEAD's answers say a length and send no body: told apart by their status lines, not by rawResponses.
+    const requests = Array.from({ length: 300 }, (_, i) =>
+      [
+        "HEAD /healthz HTTP/1.1",
+        "Host: a",
+        "X-Forwarded-For: 203.0.113.5",
+        ...(i === 299 ? ["Connection: close"] : []),
+        "",
+        "",
+      ].join("\r\n"),
+    ).join("");
+    const { status, headers, body } = await rawRequest(own.url, requests);
+    expect(status).toBe(200);
+    const all = `${JSON.stringify(headers)}${body}`;
+    expect(1 + body.split("HTTP/1.1 200 ").length - 1).toBe(KEYLESS_PER_ADDRESS);
+    expect(all.match(/connection"?: ?"?close/gi)).toHaveLength(1);
+  });
+
   test("a 405 without a key ends its connection, as a refusal of the key does (D188)", async () => {
     const answers = await repeated("DELETE /v1/license HTTP/1.1", 3, ["X-Forwarded-For: 203.0.113.3"]);
     expect(answers.map((a) => [a.status, a.headers.connection])).toEqual([[405, "close"]]);

@@ -32,6 +32,11 @@ export const routedPath = (path: string): string => (path.length > 1 && path.end
  */
 export interface Exchange {
   request: Request;
+  /**
+   * The request as the server received it: for a HEAD, the methods step makes `request` a GET, a new Request that
+   * Bun's server knows nothing of (server.requestIP gives null for it). Its connection is asked of this one.
+   */
+  received: Request;
   /** The server that received it, when it came over HTTP (for per-request socket timeouts). */
   server: Server<undefined> | undefined;
   /** X-Request-Id (D22), set by the first step. */
@@ -140,6 +145,7 @@ export function compose(
 export function exchange(request: Request, server: Server<undefined> | undefined, served: Served<unknown>): Exchange {
   return {
     request,
+    received: request,
     server,
     id: "",
     started: 0,

@@ -44,7 +44,7 @@ export function keyless(options: { trustedProxies?: string[] } = {}): Step {
   /** Whether this keyless answer ends its connection: its address has had its share of the window. */
   const past = (x: Exchange): boolean => {
     // A request handed to the app outside a server (no connection), or whose connection is already gone.
-    const socket = x.server?.requestIP(x.request);
+    const socket = x.server?.requestIP(x.received);
     if (!socket) return false;
     const now = performance.now();
     if (now >= windowEnds) {

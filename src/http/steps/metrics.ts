@@ -86,7 +86,7 @@ export function metricsEndpoint(
         headers: { "www-authenticate": 'Bearer realm="metrics"' },
       });
     const t = now();
-    const socket = x.server?.requestIP(x.request)?.address ?? "unknown";
+    const socket = x.server?.requestIP(x.received)?.address ?? "unknown";
     const address = addressGroup(clientAddress(socket, x.request.headers.get("x-forwarded-for"), trusted));
     const refused = await signInRefusal(counts, address, t, true);
     if (refused === "address") return refuse("Too many wrong admin tokens from your address.", t);
