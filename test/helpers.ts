@@ -22,6 +22,7 @@ import { takeLock } from "../src/files";
 import { DEFAULT_CHUNK_WORDS, ingest, type Article, type IngestOptions, type IngestResult } from "../src/ingest";
 import type { App, AppOptions } from "../src/http";
 import type { KeyFile, PlanName, Scope } from "../src/access";
+import type { CommandIo } from "../src/cli/main";
 import { Engine, open as openEngine } from "../src/search";
 import { BlockCursor } from "../src/search/postings/block-cursor";
 import { PageOrders } from "../src/search/ranking/page-orders";
@@ -281,80 +282,48 @@ export function keys(dataDir: string, ...args: string[]): Promise<{ code: number
   return runToExit(["bun", join(ROOT, "src/cli/keys.ts"), ...args], { TOME_DATA: dataDir });
 }
 
-/** The end of a command run in this process: the code it gave process.exit. */
+/** The end of a command run in this process: the code it gave its io's exit. */
 class Exited extends Error {
   constructor(readonly code: number) {
     super(`exit ${code}`);
   }
 }
 
-let toolQueue: Promise<unknown> = Promise.resolve();
-
 /**
  * The key tool's main (src/cli/keys.ts, as `bun run keys` runs it) in this process, on a data directory: its exit code
- * (what it gives process.exit, 0 if it returns), and what it writes to stdout and stderr (process.stdout/stderr.write,
- * console.log/error), as `keys` gives them, without a process of the tool (about half a CPU-second each). An error it
- * throws is what a process would print, its stack, with code 1. TOME_DATA (or, given an object, the variables it
- * holds, as TOME_REDIS_URL) is set meanwhile; one run at a time.
+ * (what it gives its exit, 0 if it returns), and what it writes to stdout and stderr, as `keys` gives them, without a
+ * process of the tool (about half a CPU-second each). An error it throws is what a process would print, its stack,
+ * with code 1. Its environment is this process's with TOME_DATA (or, given an object, the variables it holds, as
+ * TOME_REDIS_URL). It runs with an io of its own (CommandIo): nothing of this process is replaced meanwhile (not
+ * console, process.exit or process.env), so a server started by the test logs and exits as it would.
  * For tests of what the tool does and says; a test about the process itself runs it (keys).
  */
-export function keyTool(
+export async function keyTool(
   dataDir: string | Record<string, string>,
   ...args: string[]
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const run = toolQueue.then(() => keyToolNow(typeof dataDir === "string" ? { TOME_DATA: dataDir } : dataDir, args));
-  toolQueue = run.catch(() => {});
-  return run;
-}
-
-async function keyToolNow(
-  env: Record<string, string>,
-  args: string[],
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const { main } = await import("../src/cli/keys");
   let stdout = "";
   let stderr = "";
-  const line = (args: unknown[]) => {
-    // The tool logs one string at a time: anything else would be formatted by console, not as here.
-    if (args.length !== 1 || typeof args[0] !== "string")
-      throw new Error("keyTool: console given other than one string");
-    return `${args[0]}\n`;
+  const io: CommandIo = {
+    env: { ...process.env, PORT: "0", ...(typeof dataDir === "string" ? { TOME_DATA: dataDir } : dataDir) },
+    log: (line) => void (stdout += `${line}\n`),
+    error: (line) => void (stderr += `${line}\n`),
+    out: (text) => void (stdout += text),
+    err: (text) => void (stderr += text),
+    exit: (code) => {
+      throw new Exited(code);
+    },
   };
-  const text = (chunk: unknown) => (typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk as Uint8Array));
-  const saved = { env: { ...process.env }, exit: process.exit, log: console.log, error: console.error };
-  const out = process.stdout.write;
-  const err = process.stderr.write;
-  Object.assign(process.env, { PORT: "0", ...env });
-  process.exit = ((code?: number) => {
-    throw new Exited(code ?? 0);
-  }) as typeof process.exit;
-  console.log = (...a: unknown[]) => void (stdout += line(a));
-  console.error = (...a: unknown[]) => void (stderr += line(a));
-  process.stdout.write = ((chunk: unknown) => {
-    stdout += text(chunk);
-    return true;
-  }) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: unknown) => {
-    stderr += text(chunk);
-    return true;
-  }) as typeof process.stderr.write;
   let code = 0;
   try {
-    await main(args);
+    await main(args, io);
   } catch (error) {
     if (error instanceof Exited) code = error.code;
     else {
       stderr += `${(error as Error).stack ?? String(error)}\n`;
       code = 1;
     }
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-    console.log = saved.log;
-    console.error = saved.error;
-    process.exit = saved.exit;
-    for (const name of Object.keys(process.env)) if (!(name in saved.env)) delete process.env[name];
-    Object.assign(process.env, saved.env);
   }
   return { code, stdout, stderr };
 }

@@ -884,6 +884,23 @@ describe("the key tool on a Redis that takes the connection and answers nothing 
     return { url: `redis://127.0.0.1:${port}`, server, heard };
   }
 
+  test("keyTool runs the tool with an io of its own: while it waits on Redis, this process's console, process.exit and process.env are its own (a server in the test's process logged into the tool's output)", async () => {
+    const { url, server, heard } = await silentServer(false);
+    try {
+      const own = { log: console.log, error: console.error, exit: process.exit, redis: process.env.TOME_REDIS_URL };
+      const run = keyTool({ TOME_REDIS_URL: url, TOME_DATA: tempDir("tome-data-") }, "list");
+      // The tool has connected and waits for an answer, as a server's handlers in this process would find it.
+      while (!heard.length) await Bun.sleep(10);
+      const now = { log: console.log, error: console.error, exit: process.exit, redis: process.env.TOME_REDIS_URL };
+      const r = await run;
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("did not answer within 3 s");
+      expect(Object.keys(now).filter((k) => now[k as keyof typeof now] !== own[k as keyof typeof own])).toEqual([]);
+    } finally {
+      server.close();
+    }
+  });
+
   test("list and create fail with a message saying Redis did not answer and what to check, exit 1, and show no key", async () => {
     // Silent from the start (another service on the port), and greeting then silent (a Redis stuck behind a proxy):
     // the first said "the connection closed (Connection closed)"; the second waited for good on its SCRIPT LOAD.

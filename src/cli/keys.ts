@@ -39,7 +39,7 @@ import { printableJson, printableName } from "../printable";
 import type { Config } from "./config";
 import { given, readArgs } from "./args";
 import { keyStoreOf, openRedis, type KeyToolStore } from "./key-store";
-import { ArgumentError, mainOf, note } from "./main";
+import { ArgumentError, type CommandIo, mainOf, note, PROCESS_IO } from "./main";
 import { commandLine } from "../invocation";
 
 const HELP: Record<string, string> = {
@@ -126,10 +126,6 @@ already holds a key store or usage. Redis is left as it was.
 `,
 };
 
-/** The settings, read once by mainOf. */
-let settings: Config;
-const dataDir = () => settings.dataDir;
-
 function planArg(value: string | undefined): PlanName | undefined {
   if (value === undefined) return undefined;
   if (!isPlan(value)) throw new ArgumentError(`--plan must be one of ${PLAN_NAMES.join(", ")}, not ${given(value)}`);
@@ -158,7 +154,7 @@ function expiryArg(value: string | undefined, now: number): string | undefined {
   return new Date(ms).toISOString();
 }
 
-async function create(args: string[], store: KeyToolStore): Promise<void> {
+async function create(args: string[], store: KeyToolStore, io: CommandIo): Promise<void> {
   const { values } = readArgs(args, {
     name: { type: "string" },
     account: { type: "string" },
@@ -167,7 +163,7 @@ async function create(args: string[], store: KeyToolStore): Promise<void> {
     expires: { type: "string" },
     json: { type: "boolean" },
   });
-  if (values.help) return void process.stdout.write(HELP.create!);
+  if (values.help) return void io.out(HELP.create!);
   if (values.name === undefined) throw new ArgumentError("--name is required");
   // Given, but "" or blanks (an empty variable: --name "$APP"): it said "--name is required".
   if (!values.name.trim())
@@ -195,19 +191,20 @@ async function create(args: string[], store: KeyToolStore): Promise<void> {
       expires_at: record.expires_at,
       created_at: record.created_at,
     };
-    console.log(printableJson(out));
+    io.log(printableJson(out));
     return;
   }
-  console.log(key);
+  io.log(key);
   note(
     `Created ${record.id} ("${record.name}") for account ${record.account} (${made.account.plan} plan, scope ${scope}` +
       `${record.expires_at ? `, expires ${record.expires_at}` : ""}) in ${printableName(store.where)}. This is the only time the key is shown: keep it.`,
+    io,
   );
 }
 
-async function list(args: string[], store: KeyToolStore): Promise<void> {
+async function list(args: string[], store: KeyToolStore, io: CommandIo): Promise<void> {
   const { values } = readArgs(args, { json: { type: "boolean" } });
-  if (values.help) return void process.stdout.write(HELP.list!);
+  if (values.help) return void io.out(HELP.list!);
   const now = Date.now();
   const month = monthOf(now);
   const { file, usage } = await store.read(month);
@@ -231,9 +228,9 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
       rate_per_second: limits.rate,
     };
   });
-  if (values.json) return console.log(printableJson(rows));
+  if (values.json) return io.log(printableJson(rows));
   if (!rows.length)
-    return console.log(
+    return io.log(
       `No keys in ${printableName(store.where)}. Create one with: ${commandLine("keys")} create --name NAME`,
     );
   const time = (iso: string | null, never: string) => iso?.replace("T", " ").slice(0, 19) ?? never;
@@ -266,17 +263,17 @@ async function list(args: string[], store: KeyToolStore): Promise<void> {
       String(first.rate_per_second),
     ]);
   }
-  printTable(keyTable);
-  console.log("");
-  printTable(accountTable);
+  printTable(keyTable, io);
+  io.log("");
+  printTable(accountTable, io);
 }
 
 /** Rows in columns, every cell printable (ids, names and accounts come from a store that may have been edited by hand). */
-function printTable(rows: string[][]): void {
+function printTable(rows: string[][], io: CommandIo): void {
   const table = rows.map((row) => row.map(printableName));
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   for (const row of table)
-    console.log(
+    io.log(
       row
         .map((c, i) => c.padEnd(widths[i]!))
         .join("  ")
@@ -284,9 +281,9 @@ function printTable(rows: string[][]): void {
     );
 }
 
-async function revoke(args: string[], store: KeyToolStore): Promise<void> {
+async function revoke(args: string[], store: KeyToolStore, io: CommandIo): Promise<void> {
   const { values, positionals } = readArgs(args, {}, 1);
-  if (values.help) return void process.stdout.write(HELP.revoke!);
+  if (values.help) return void io.out(HELP.revoke!);
   // As pasted: blanks or a line break about the id or the key are no part of it.
   const idOrKey = positionals[0]?.trim();
   if (!idOrKey)
@@ -294,16 +291,17 @@ async function revoke(args: string[], store: KeyToolStore): Promise<void> {
   const record = await store.update((file) => revokeKey(file, idOrKey, Date.now()));
   note(
     `Revoked ${printableName(record.id)} ("${printableName(record.name)}", account ${printableName(record.account)}) at ${record.revoked_at}, in ${printableName(store.where)}.`,
+    io,
   );
 }
 
-async function plan(args: string[], store: KeyToolStore): Promise<void> {
+async function plan(args: string[], store: KeyToolStore, io: CommandIo): Promise<void> {
   const { values } = readArgs(args, {
     account: { type: "string" },
     plan: { type: "string" },
     rate: { type: "string" },
   });
-  if (values.help) return void process.stdout.write(HELP.plan!);
+  if (values.help) return void io.out(HELP.plan!);
   const account = accountArg(values.account);
   if (!account) throw new ArgumentError("--account is required");
   const p = planArg(values.plan);
@@ -325,6 +323,7 @@ async function plan(args: string[], store: KeyToolStore): Promise<void> {
   note(
     `Account ${account} is on the ${a.plan} plan: ${limits.rate} requests per second per key, ` +
       `${Number.isFinite(limits.quota) ? `${limits.quota} credits a month` : "unlimited credits"} (in ${printableName(store.where)}).`,
+    io,
   );
   // D21 refuses only a key made past the plan's number: those the account holds stay.
   if (held.active > held.limit)
@@ -332,14 +331,15 @@ async function plan(args: string[], store: KeyToolStore): Promise<void> {
       `It holds ${held.active} active keys, more than the ${held.limit} its ${a.plan} plan allows (D21): they keep working, ` +
         `but no key can be made for it until fewer than ${held.limit} are active. To keep within the plan, revoke ` +
         `${held.active - held.limit} (${commandLine("keys revoke ID")}; the ids: ${commandLine("keys list")}).`,
+      io,
     );
 }
 
 /** TOME_DATA → Redis. */
-async function importStore(args: string[]): Promise<void> {
+async function importStore(args: string[], settings: Config, io: CommandIo): Promise<void> {
   const { values } = readArgs(args, {});
-  if (values.help) return void process.stdout.write(HELP.import!);
-  const dir = dataDir();
+  if (values.help) return void io.out(HELP.import!);
+  const dir = settings.dataDir;
   if (!existsSync(keysPath(dir)))
     throw new KeyStoreError(`${keysPath(dir)} does not exist: there is nothing to import (TOME_DATA is ${dir}).`);
   // A damaged store, then which Redis and whether it answers, before a server is told to stop for an import that could
@@ -356,7 +356,7 @@ async function importStore(args: string[]): Promise<void> {
         ),
     );
     try {
-      await importFrom(dir, redis);
+      await importFrom(dir, redis, io);
     } finally {
       unlock();
     }
@@ -365,7 +365,7 @@ async function importStore(args: string[]): Promise<void> {
   }
 }
 
-async function importFrom(dir: string, redis: RedisKeyStore): Promise<void> {
+async function importFrom(dir: string, redis: RedisKeyStore, io: CommandIo): Promise<void> {
   const file = readKeyFile(keysPath(dir));
   const usage = readUsage(usagePath(dir));
   const month = monthOf(Date.now());
@@ -378,14 +378,15 @@ async function importFrom(dir: string, redis: RedisKeyStore): Promise<void> {
   note(
     `Imported ${file.keys.length} key(s) of ${Object.keys(file.accounts).length} account(s) and ${month}'s usage (${credits} credits) ` +
       `from ${dir} into Redis at ${redis.address}. Start the servers with TOME_REDIS_URL set; ${dir} is no longer read by them.`,
+    io,
   );
 }
 
 /** Redis → TOME_DATA. */
-async function exportStore(args: string[]): Promise<void> {
+async function exportStore(args: string[], settings: Config, io: CommandIo): Promise<void> {
   const { values } = readArgs(args, {});
-  if (values.help) return void process.stdout.write(HELP.export!);
-  const dir = dataDir();
+  if (values.help) return void io.out(HELP.export!);
+  const dir = settings.dataDir;
   if (existsSync(usagePath(dir)) && !existsSync(keysPath(dir)))
     throw new KeyStoreError(
       `${usagePath(dir)} exists without keys.json: an export into ${dir} may have been cut short. If so, delete it and run the export again; nothing was written.`,
@@ -425,6 +426,7 @@ async function exportStore(args: string[]): Promise<void> {
     note(
       `Exported ${file.keys.length} key(s) of ${Object.keys(file.accounts).length} account(s) and ${month}'s usage (${credits} credits) ` +
         `from Redis at ${redis.address} into ${dir}. Start a server without TOME_REDIS_URL to serve from it.`,
+      io,
     );
   } finally {
     redis.close();
@@ -432,9 +434,9 @@ async function exportStore(args: string[]): Promise<void> {
 }
 
 /** `keys account create|token`: an account holder's dashboard sign-in token (printed once). */
-async function account(args: string[], store: KeyToolStore): Promise<void> {
+async function account(args: string[], store: KeyToolStore, io: CommandIo): Promise<void> {
   const [which, ...rest] = args;
-  if (which === "--help" || which === "-h") return void process.stdout.write(HELP.account!);
+  if (which === "--help" || which === "-h") return void io.out(HELP.account!);
   if (which !== "create" && which !== "token")
     throw new ArgumentError(`keys account takes create or token${which === undefined ? "" : `, not ${given(which)}`}`);
   const { values } = readArgs(rest, {
@@ -442,7 +444,7 @@ async function account(args: string[], store: KeyToolStore): Promise<void> {
     plan: { type: "string" },
     json: { type: "boolean" },
   });
-  if (values.help) return void process.stdout.write(HELP.account!);
+  if (values.help) return void io.out(HELP.account!);
   const name = accountArg(values.account);
   if (!name) throw new ArgumentError("--account is required");
   if (which === "token" && values.plan !== undefined)
@@ -454,8 +456,8 @@ async function account(args: string[], store: KeyToolStore): Promise<void> {
     which === "create" ? createAccountAccess(file, name, plan) : { created: false, ...replaceAccountToken(file, name) },
   );
   if (values.json)
-    return console.log(printableJson({ account: name, plan: made.account.plan, dashboard_token: made.token }));
-  console.log(made.token);
+    return io.log(printableJson({ account: name, plan: made.account.plan, dashboard_token: made.token }));
+  io.log(made.token);
   const account = `account ${name} (${made.account.plan} plan)`;
   const what =
     which === "token"
@@ -465,10 +467,11 @@ async function account(args: string[], store: KeyToolStore): Promise<void> {
         : `The dashboard sign-in token for ${account}`;
   note(
     `${what}, in ${printableName(store.where)}. It is shown only this once: give it to the account holder, who signs in at /dashboard.`,
+    io,
   );
 }
 
-const COMMANDS: Record<string, (args: string[], store: KeyToolStore) => Promise<void>> = {
+const COMMANDS: Record<string, (args: string[], store: KeyToolStore, io: CommandIo) => Promise<void>> = {
   create,
   list,
   revoke,
@@ -476,34 +479,36 @@ const COMMANDS: Record<string, (args: string[], store: KeyToolStore) => Promise<
   account,
 };
 /** Commands that name both stores themselves. */
-const MOVES: Record<string, (args: string[]) => Promise<void>> = { import: importStore, export: exportStore };
+const MOVES: Record<string, (args: string[], settings: Config, io: CommandIo) => Promise<void>> = {
+  import: importStore,
+  export: exportStore,
+};
 
-/** The command, on its arguments (what follows its name). */
-export async function main(args: string[]): Promise<void> {
+/** The command, on its arguments (what follows its name), in `io`: the process's environment and output unless told. */
+export async function main(args: string[], io: CommandIo = PROCESS_IO): Promise<void> {
   const [command, ...rest] = args;
   if (!command || command === "--help" || command === "-h" || command === "help") {
     // Asked for, the help is the answer (stdout, 0); without a command, it is a usage error's (stderr, 2).
-    (command ? process.stdout : process.stderr).write(HELP.main!);
-    process.exit(command ? 0 : 2);
+    (command ? io.out : io.err)(HELP.main!);
+    io.exit(command ? 0 : 2);
   }
   // Its own commands only: COMMANDS["toString"] ran Object's toString (exit 0, nothing done), "__proto__" threw (D89).
   const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   const move = Object.hasOwn(MOVES, command) ? MOVES[command] : undefined;
   if (!run && !move) {
-    console.error(`keys: unknown command "${printableName(command)}".\n\n${HELP.main}`);
-    process.exit(2);
+    io.error(`keys: unknown command "${printableName(command)}".\n\n${HELP.main}`);
+    io.exit(2);
   }
   let store: KeyToolStore | undefined;
   try {
     await mainOf(
       `keys ${command}`,
       (config) => {
-        settings = config;
-        if (move) return move(rest);
+        if (move) return move(rest, config, io);
         store = keyStoreOf(config);
-        return run!(rest, store);
+        return run!(rest, store, io);
       },
-      { usage: `\n${HELP[command]}` },
+      { usage: `\n${HELP[command]}`, io },
     );
   } finally {
     store?.close();

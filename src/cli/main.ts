@@ -66,11 +66,43 @@ const elsewhereFor = (name: string) =>
       ? "--dir"
       : "--out";
 
+/**
+ * What a command is given by its process and says through it: its environment, its output and its end. A command's
+ * main takes one, the process's own by default (PROCESS_IO); test/helpers.ts' keyTool runs the key tool in the test's
+ * process with its own, and so replaces no console method, process.exit or process.env that a server in the same
+ * process uses meanwhile.
+ */
+export interface CommandIo {
+  /** The environment the settings are read from (readConfig; the process's when not given). */
+  env?: Record<string, string | undefined>;
+  /** A line on stdout, as console.log writes one. */
+  log(line: string): void;
+  /** A line on stderr, as console.error writes one. */
+  error(line: string): void;
+  /** Text on stdout as it is (a help text). */
+  out(text: string): void;
+  /** Text on stderr as it is. */
+  err(text: string): void;
+  /** The command's end, with this exit code. */
+  exit(code: number): never;
+}
+
+/** The process's own: its environment, console, stdout and stderr, and exit. */
+export const PROCESS_IO: CommandIo = {
+  log: (line) => console.log(line),
+  error: (line) => console.error(line),
+  out: (text) => void process.stdout.write(text),
+  err: (text) => void process.stderr.write(text),
+  exit: (code) => process.exit(code),
+};
+
 export interface MainOptions {
   /** What follows an ArgumentError's message (default: how to see the command's --help). */
   usage?: string;
   /** A folder the command writes that no setting moves (start's snapshots/, D86): a write refused in it is not told to go elsewhere. */
   fixedFolder?: string;
+  /** Where the settings come from and the errors go (default: the process's own). */
+  io?: CommandIo;
 }
 
 /** Whether the refused write's path (an fs error's, or writeFailed's) lies in `folder`. */
@@ -85,8 +117,8 @@ function refusedIn(err: unknown, folder: string | undefined): boolean {
  * A line for the person at the terminal on stderr, its controls escaped (printableMessage), not coloured: console.error
  * prints in red on a terminal, which says "error".
  */
-export function note(line: string): void {
-  process.stderr.write(`${printableMessage(line)}\n`);
+export function note(line: string, io: CommandIo = PROCESS_IO): void {
+  io.err(`${printableMessage(line)}\n`);
 }
 
 /**
@@ -105,15 +137,16 @@ function lookedFrom(err: unknown): string {
  * fix into one line and an exit code.
  */
 export async function mainOf(name: string, run: (config: Config) => unknown, options: MainOptions = {}): Promise<void> {
+  const io = options.io ?? PROCESS_IO;
   try {
-    const config = readConfig();
+    const config = readConfig(io.env);
     applyConfig(config);
     await run(config);
   } catch (err) {
     if (readRefused(err)) {
       const { path, message } = err as NodeJS.ErrnoException;
-      console.error(`${name}: ${cannotRead(printableName(path ?? message), err)}`);
-      process.exit(1);
+      io.error(`${name}: ${cannotRead(printableName(path ?? message), err)}`);
+      io.exit(1);
     }
     const fix = fileSystemFix(err);
     if (fix) {
@@ -121,22 +154,22 @@ export async function mainOf(name: string, run: (config: Config) => unknown, opt
       const where = fixed ? ` (${options.fixedFolder}/ is ${resolve(options.fixedFolder!)}; no setting moves it)` : "";
       // The writes go to temporary files renamed into place when whole: nothing the command replaces is lost.
       // A file system's message is one line, its path put in raw.
-      console.error(
+      io.error(
         `${name}: ${printableName((err as Error).message)}: ${fix(fixed ? undefined : elsewhereFor(name))}${where}. Nothing it would have replaced was changed.`,
       );
-      process.exit(1);
+      io.exit(1);
     }
     // A system call refused on a file no fix above names (ENOENT creating a file in /proc, EIO, EPERM): the file
     // system's own message, which names the call and the file, on one line (D184); no stack trace.
     if (systemRefusal(err)) {
-      console.error(`${name}: ${printableName((err as Error).message)}`);
-      process.exit(1);
+      io.error(`${name}: ${printableName((err as Error).message)}`);
+      io.exit(1);
     }
     const exitCode = err instanceof UserError ? err.exitCode : undefined;
     if (exitCode === undefined) throw err;
     const usage =
       err instanceof ArgumentError ? `\n${options.usage ?? `Run \`${commandLine(`${name} --help`)}\` for usage.`}` : "";
-    console.error(`${name}: ${printableMessage((err as Error).message)}${lookedFrom(err)}${usage}`);
-    process.exit(exitCode);
+    io.error(`${name}: ${printableMessage((err as Error).message)}${lookedFrom(err)}${usage}`);
+    io.exit(exitCode);
   }
 }
