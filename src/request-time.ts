@@ -19,6 +19,13 @@ export const SOCKET_IDLE_SECONDS = 10;
  */
 export const MAX_SEARCH_TIMEOUT_MS = (SOCKET_IDLE_SECONDS * 1000 * 2) / 5;
 
+/**
+ * How long a search may work unless told otherwise (GUARDS.budgetMs; TOME_SEARCH_TIMEOUT_MS's default, D91): past it, it
+ * answers with the best it has found. Here rather than in search, so that the settings (src/cli/config.ts) say it
+ * without loading the engine.
+ */
+export const SEARCH_BUDGET_MS = 100;
+
 /** How long a search worker holding requests may answer none before it is taken for stuck, replaced, and they are answered 503. */
 export const WORKER_STUCK_MS = 30_000;
 

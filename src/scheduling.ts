@@ -9,6 +9,19 @@
 import { openSync, readlinkSync, readSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
 
+/**
+ * The most threads one process searches a snapshot from (the server's search pool, D101: TOME_SEARCH_WORKERS and
+ * createApp's searchWorkers): each opens it on its own heap, and past the cores more answer no faster. Here, beside the
+ * threads' scheduling, rather than in search: the settings (src/cli/config.ts) say it without loading the engine.
+ */
+export const MAX_SEARCH_WORKERS = 64;
+
+/**
+ * The most parsing workers a build starts (D113): each holds about 17 MB idle, so 64 is about 1.1 GB, and past the
+ * cores more parse no faster. TOME_BUILD_WORKERS and --workers above it are refused; one per core stops at it.
+ */
+export const MAX_BUILD_WORKERS = 64;
+
 /** The highest nice Linux allows (the lowest priority): also the most steps a thread can be lowered by. */
 export const LOWEST = 19;
 

@@ -16,7 +16,7 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { gunzipSync, zstdDecompressSync } from "node:zlib";
-import { runExport } from "../src/cli/snapshot-export";
+import { runExport } from "../src/cli/export-run";
 import { openDump } from "../src/ingest/source";
 import { open } from "../src/search";
 import { openContainer, openSnapshot } from "../src/snapshot";

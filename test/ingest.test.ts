@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildFromDumps, writeIngested } from "../src/build";
-import { exportedRows } from "../src/cli/snapshot-export";
+import { exportedRows } from "../src/cli/export-run";
 import { DumpError, endResting, ingest, type RawPage, wordCount } from "../src/ingest";
 import { logSources } from "../src/cli/snapshot-build";
 import { dumpLeaks } from "../src/ingest/leaks";

@@ -6,7 +6,8 @@
  * every static import and export-from, and dynamic import() of a literal.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 
 const SRC = resolve(import.meta.dir, "../src");
@@ -28,9 +29,11 @@ const MAY_IMPORT: Record<string, string[]> = {
   "scheduling.ts": [],
   /** Declarations only: files imported `with { type: "file" }` are their paths. */
   "assets.d.ts": [],
-  ingest: ["errors.ts", "files.ts", "scripts.ts", "columns.ts", "sorted-runs.ts", "printable.ts"],
+  /** The most parsing workers (scheduling.ts), which the settings say without loading ingest. */
+  ingest: ["errors.ts", "files.ts", "scripts.ts", "columns.ts", "sorted-runs.ts", "printable.ts", "scheduling.ts"],
   snapshot: ["errors.ts", "invocation.ts", "files.ts", "columns.ts", "sorted-runs.ts", "printable.ts"],
-  search: ["errors.ts", "invocation.ts", "snapshot", "files.ts", "scripts.ts", "printable.ts"],
+  /** The default time a search may work (request-time.ts), which the settings say without loading search. */
+  search: ["errors.ts", "invocation.ts", "snapshot", "files.ts", "scripts.ts", "printable.ts", "request-time.ts"],
   build: ["errors.ts", "invocation.ts", "ingest", "snapshot", "search", "files.ts", "sorted-runs.ts", "printable.ts"],
   access: ["errors.ts", "invocation.ts", "files.ts", "printable.ts", "request-time.ts"],
   pdf: ["errors.ts", "files.ts", "scripts.ts", "scheduling.ts"],
@@ -162,4 +165,73 @@ describe("what the server's thread loads", () => {
     expect(loaded.all).toBeGreaterThan(100); // the list is seen: Elysia, TypeBox, the MCP SDK, ours
     expect(loaded.pdf).toEqual([]);
   }, 60_000); // a bun process loading src/http: past bun test's 5 s on a loaded machine
+});
+
+describe("what a command loads to answer --help or refuse an unknown option", () => {
+  /** The package.json scripts that run a command of src/cli, as file names (start through run.sh). */
+  const scripts = Object.values(
+    (JSON.parse(readFileSync(join(SRC, "../package.json"), "utf8")) as { scripts: Record<string, string> }).scripts,
+  ).flatMap((script) => {
+    const file = /src\/cli\/([\w-]+)\.ts/.exec(script)?.[1] ?? (/run\.sh start/.test(script) ? "start" : undefined);
+    return file ? [file] : [];
+  });
+  /** The engine and the server: a command loads them once its arguments are read, never for its --help (0.3 to 0.7 CPU-s each). */
+  const HEAVY = /\/src\/(ingest|snapshot|search|build|http|pdf)\//;
+  /**
+   * Commands that still load some of them, each with what fixing it needs. The test fails on any other, and on an entry
+   * here that no longer loads them (so the list only shrinks).
+   */
+  const BUILDS =
+    "its --help and its option checks state constants of the layers (search's MEMORY_BOUND, build's DEFAULT_MEMORY_BYTES, ingest's DEFAULT_CHUNK_WORDS, snapshot's SNAPSHOT_EXTENSION; out.ts's checks of --out, snapshot's SNAPSHOT_MAGIC): they would move to leaf modules, as MAX_BUILD_WORKERS did";
+  const KNOWN: Record<string, string> = {
+    "snapshot-build": BUILDS,
+    "snapshot-update": BUILDS,
+    "snapshot-follow": `${BUILDS} (it reads its options with snapshot:build's)`,
+  };
+  // A module loaded by the process, as a preloaded file finds them when the command exits.
+  const probe = join(mkdtempSync(join(tmpdir(), "tome-probe-")), "probe.ts");
+  writeFileSync(
+    probe,
+    `process.on("exit", () => require("node:fs").writeSync(2, "\\nLOADED " + JSON.stringify(Object.keys(require.cache)) + "\\n"));`,
+  );
+
+  async function loads(file: string, arg: string): Promise<{ code: number; heavy: string[] }> {
+    const proc = Bun.spawn(["bun", "--preload", probe, join(SRC, `cli/${file}.ts`), arg], {
+      stdout: "ignore",
+      stderr: "pipe",
+      stdin: "ignore",
+    });
+    const stderr = await new Response(proc.stderr).text();
+    const loaded = JSON.parse(/\nLOADED (.*)\n/.exec(stderr)?.[1] ?? "null") as string[];
+    expect(loaded.length).toBeGreaterThan(3); // the list is seen: the command's own modules
+    return { code: await proc.exited, heavy: loaded.filter((m) => HEAVY.test(m)).map((m) => relative(SRC, m)) };
+  }
+
+  test("the scripts are found", () => {
+    expect(scripts).toContain("start");
+    expect(scripts).toContain("snapshot-build");
+    expect(scripts.length).toBeGreaterThan(8);
+  });
+
+  test("--help: exit 0, none of the engine or the server loaded", async () => {
+    const found: Record<string, string[]> = {};
+    for (const file of scripts) {
+      const { code, heavy } = await loads(file, "--help");
+      expect({ file, code }).toEqual({ file, code: 0 });
+      if (heavy.length) found[file] = heavy;
+    }
+    expect(Object.keys(found).filter((file) => !KNOWN[file])).toEqual([]);
+    expect(Object.keys(KNOWN).filter((file) => !found[file])).toEqual([]);
+  }, 120_000); // a bun process per command, on a loaded machine
+
+  test("an unknown option: exit 2, none of the engine or the server loaded", async () => {
+    const found: Record<string, string[]> = {};
+    for (const file of scripts) {
+      const { code, heavy } = await loads(file, "--no-such-option");
+      expect({ file, code }).toEqual({ file, code: 2 });
+      if (heavy.length) found[file] = heavy;
+    }
+    expect(Object.keys(found).filter((file) => !KNOWN[file])).toEqual([]);
+    expect(Object.keys(KNOWN).filter((file) => !found[file])).toEqual([]);
+  }, 120_000);
 });

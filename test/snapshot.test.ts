@@ -636,11 +636,11 @@ describe("format 1, read only to convert it", () => {
     expect(read).toEqual({ meta: { ...meta, modifications: format1Modifications(300) }, pages, redirects });
   });
 
-  test("snapshot:convert builds the index anew a stage at a time, each told to its progress (a bar on a terminal)", () => {
+  test("snapshot:convert builds the index anew a stage at a time, each told to its progress (a bar on a terminal)", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "old.tome"), format1Bytes(meta, { pages, redirects }));
     const stages = new Set<string>();
-    convert(join(dir, "old.tome"), join(dir, "new.tome"), (stage) => stages.add(stage));
+    await convert(join(dir, "old.tome"), join(dir, "new.tome"), (stage) => stages.add(stage));
     expect([...stages]).toContain("title index");
     expect(openSnapshot(join(dir, "new.tome")).pages.length).toBe(2);
   });

@@ -8,7 +8,6 @@ import { join, resolve } from "node:path";
 import { writeFailed } from "../files";
 import { readArgs } from "./args";
 import { mainOf, note } from "./main";
-import { checkOut } from "./out";
 
 const ROOT = resolve(import.meta.dir, "../..");
 /**
@@ -75,7 +74,8 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     // Found now, not by bun build after its bundling, as an uncaught error.
-    if (values.out !== undefined) checkOut(values.out, [], { what: "executable", example: "tome" });
+    if (values.out !== undefined)
+      (await import("./out")).checkOut(values.out, [], { what: "executable", example: "tome" });
     const out = resolve(values.out ?? join(ROOT, "dist/tome"));
     const started = performance.now();
     const bytes = await compile(out);

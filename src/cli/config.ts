@@ -13,13 +13,12 @@ import { availableParallelism } from "node:os";
 import { DEFAULT_DATA_DIR, DEFAULT_KEY_MS_PER_SECOND } from "../access";
 import { UserError } from "../errors";
 import { commandLine, startedByNpm } from "../invocation";
-import { MAX_BUILD_WORKERS, setBuildWorkers } from "../ingest";
-// TOME_SEARCH_WORKERS above MAX_SEARCH_WORKERS is refused; one per core stops at it.
-import { LOWEST } from "../scheduling";
-import { GUARDS, MAX_SEARCH_WORKERS, setMemoryLog } from "../search";
-import { preferZstd } from "../snapshot";
+// TOME_SEARCH_WORKERS above MAX_SEARCH_WORKERS is refused; one per core stops at it. The bounds and defaults come
+// from leaf modules, not from the layers they bound: a command's --help and its arguments are read before the engine
+// loads (the layers are loaded by applyConfig only to be told a setting, and by the command after its arguments).
+import { LOWEST, MAX_BUILD_WORKERS, MAX_SEARCH_WORKERS } from "../scheduling";
 import { printableName } from "../printable";
-import { MAX_SEARCH_TIMEOUT_MS } from "../request-time";
+import { MAX_SEARCH_TIMEOUT_MS, SEARCH_BUDGET_MS } from "../request-time";
 
 export interface Setting {
   name: string;
@@ -53,6 +52,12 @@ const MAX_KEY_MS_PER_SECOND = 1000 * (1 + MAX_SEARCH_WORKERS);
 
 /** The server's search threads run this many nice steps below its request thread unless told otherwise (D142). */
 const SEARCH_WORKER_NICE = 10;
+
+/**
+ * The snapshots folder every command reads (D86; src/cli/snapshots.ts): not a setting, no setting moves it. Here, so
+ * that the commands' --help names it without loading the snapshot layer.
+ */
+export const SNAPSHOT_DIR = "snapshots";
 
 /** The settings, in the order `--help` and the README list them. */
 export const SETTINGS = [
@@ -138,7 +143,7 @@ export const SETTINGS = [
   },
   {
     name: "TOME_SEARCH_TIMEOUT_MS",
-    default: String(GUARDS.budgetMs),
+    default: String(SEARCH_BUDGET_MS),
     meaning: `milliseconds a search may work; past it, it answers with the best it has found and says so (timedOut: true, D91). A search reads at least its first pages, so 0 answers every search from those alone, timed out (0 is not "no limit"). At most ${MAX_SEARCH_TIMEOUT_MS}: a connection that has no answer begun 10 s after its request is closed, so a longer limit would only let a search work on for an answer no client receives`,
     usedBy: "start",
   },
@@ -205,7 +210,7 @@ export interface Config {
   auth: boolean;
   /** TOME_KEY_MS_PER_SECOND, or undefined for the default. */
   keyMsPerSecond: number | undefined;
-  /** TOME_SEARCH_TIMEOUT_MS, or undefined for the default (GUARDS.budgetMs). */
+  /** TOME_SEARCH_TIMEOUT_MS, or undefined for the default (SEARCH_BUDGET_MS, search's GUARDS.budgetMs). */
   searchTimeoutMs: number | undefined;
   /** TOME_SEARCH_WORKERS (default: the number of cores). */
   searchWorkers: number;
@@ -364,11 +369,28 @@ export function readConfig(env: Env = process.env): Config {
   };
 }
 
-/** Tells the library layers the settings they need (they never read the environment). */
-export function applyConfig(config: Config): void {
-  preferZstd(config.zstd);
-  setMemoryLog(config.memoryLog);
-  setBuildWorkers(config.buildWorkers);
+/** Whether a layer has been told a setting other than its default in this process (so must be told again). */
+const told = { zstd: false, memoryLog: false, buildWorkers: false };
+
+/**
+ * Tells the library layers the settings they need (they never read the environment). A layer not loaded yet is loaded
+ * only to be told a setting other than its default: until told, each holds the default (the system's zstd, no memory
+ * log, one parsing worker per core), so that a command's --help and a mistaken argument load no engine. One told
+ * otherwise before in this process (a command's main run again, as test/helpers.ts' keyTool runs keys') is told again.
+ */
+export async function applyConfig(config: Config): Promise<void> {
+  if (config.zstd !== "system" || told.zstd) {
+    told.zstd = true;
+    (await import("../snapshot")).preferZstd(config.zstd);
+  }
+  if (config.memoryLog !== "off" || told.memoryLog) {
+    told.memoryLog = true;
+    (await import("../search")).setMemoryLog(config.memoryLog);
+  }
+  if (config.buildWorkers !== undefined || told.buildWorkers) {
+    told.buildWorkers = true;
+    (await import("../ingest")).setBuildWorkers(config.buildWorkers);
+  }
 }
 
 /** Lines of at most `width` characters. */

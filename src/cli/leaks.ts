@@ -2,7 +2,6 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../errors";
-import { dumpLeaks } from "../ingest";
 import { readArgs } from "./args";
 import { mainOf } from "./main";
 import { sharedDumps } from "./shared-data";
@@ -38,6 +37,8 @@ export async function main(argv: string[]): Promise<void> {
       }
     }
 
+    // Loaded once the arguments are read: --help and a wrong argument load no engine.
+    const { dumpLeaks } = await import("../ingest");
     let total = 0;
     // A DumpError is a UserError: mainOf prints it and exits 1.
     for (const dump of dumps) {

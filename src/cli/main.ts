@@ -140,7 +140,7 @@ export async function mainOf(name: string, run: (config: Config) => unknown, opt
   const io = options.io ?? PROCESS_IO;
   try {
     const config = readConfig(io.env);
-    applyConfig(config);
+    await applyConfig(config);
     await run(config);
   } catch (err) {
     if (readRefused(err)) {

@@ -4,9 +4,8 @@ import { basename, dirname, join, resolve } from "node:path";
 import { beginsAsSnapshot } from "../files";
 import { isSnapshotName, SNAPSHOT_EXTENSION, SNAPSHOT_MAGIC } from "../snapshot";
 import { printableName } from "../printable";
-import { unexpandedTilde } from "./config";
 import { ArgumentError } from "./main";
-import { SNAPSHOT_DIR } from "./snapshots";
+import { SNAPSHOT_DIR, unexpandedTilde } from "./config";
 
 const statOf = (path: string) => {
   try {

@@ -1,11 +1,8 @@
 /** bun run snapshot:convert — turns a format-1 snapshot into format 2, without the dump. */
 import { oneFileArgs } from "./args";
-import { type BuildReport, buildFromPages } from "../build";
+import type { BuildReport } from "../build";
 import type { IndexBuildProgress } from "../search";
-import { readFormat1 } from "../snapshot";
 import { mainOf, note } from "./main";
-import { checkOut } from "./out";
-import { buildProgress } from "./progress";
 import { commandLine } from "../invocation";
 import { printableName } from "../printable";
 
@@ -17,8 +14,12 @@ are kept as they are; the index is built anew. Without --out the file is replace
 new file is renamed over it only when whole).
 `;
 
-/** Writes the format-1 snapshot `file` as format 2 at `out`; its index is built anew, a stage at a time (`progress`). */
-export function convert(file: string, out: string, progress?: IndexBuildProgress): BuildReport {
+/**
+ * Writes the format-1 snapshot `file` as format 2 at `out`; its index is built anew, a stage at a time (`progress`).
+ * The build and the snapshot's reader are loaded here, once the arguments are read: --help loads neither.
+ */
+export async function convert(file: string, out: string, progress?: IndexBuildProgress): Promise<BuildReport> {
+  const [{ buildFromPages }, { readFormat1 }] = await Promise.all([import("../build"), import("../snapshot")]);
   const old = readFormat1(file);
   return buildFromPages(old.pages, old.redirects, old.meta, {
     out,
@@ -41,13 +42,13 @@ export async function main(args: string[]): Promise<void> {
   await mainOf("snapshot:convert", async () => {
     // Found now, not when the new file is renamed into place after the conversion (a folder, '-', under a file).
     if (out !== undefined) {
-      checkOut(out, []);
+      (await import("./out")).checkOut(out, []);
     }
     const target = out ?? file;
-    const progress = buildProgress();
+    const progress = (await import("./progress")).buildProgress();
     let report: BuildReport;
     try {
-      report = convert(file, target, progress.stage);
+      report = await convert(file, target, progress.stage);
     } finally {
       progress.stop();
     }

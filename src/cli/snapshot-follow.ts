@@ -28,7 +28,7 @@ import { ArgumentError, mainOf, note } from "./main";
 import { runUpdate } from "./snapshot-update";
 import { bytesOf, positiveInt, readOptions, workersOf } from "./snapshot-build";
 import { commandLine } from "../invocation";
-import { MAX_BUILD_WORKERS } from "../ingest";
+import { MAX_BUILD_WORKERS } from "../scheduling";
 import { printableName } from "../printable";
 
 const HELP = `Usage: ${commandLine("snapshot:follow")} [options]

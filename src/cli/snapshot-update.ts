@@ -15,7 +15,7 @@ import {
   logTextless,
   writtenSummary,
 } from "./snapshot-build";
-import { MAX_BUILD_WORKERS } from "../ingest";
+import { MAX_BUILD_WORKERS } from "../scheduling";
 import { commandLine } from "../invocation";
 import { printableName } from "../printable";
 

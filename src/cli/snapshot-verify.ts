@@ -1,5 +1,4 @@
 /** bun run snapshot:verify — checks every section of a snapshot against its hash. */
-import { checkSections } from "../snapshot";
 import { oneFileArgs } from "./args";
 import { mainOf } from "./main";
 import { commandLine } from "../invocation";
@@ -20,6 +19,8 @@ Exit status: 0 whole, 1 damaged or unreadable, 2 usage.
 export async function main(args: string[]): Promise<void> {
   const { file } = oneFileArgs("snapshot:verify", args, {}, HELP, "give one snapshot file.");
   await mainOf("snapshot:verify", async () => {
+    // Loaded once the arguments are read: --help and a wrong argument load no engine.
+    const { checkSections } = await import("../snapshot");
     const started = performance.now();
     let last = 0;
     const { damage, sections, bytes } = await checkSections(file, {

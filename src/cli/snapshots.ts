@@ -7,8 +7,8 @@
  */
 import { basename } from "node:path";
 import { bySnapshotOrder, type SkippedFile, type SnapshotFile, snapshotsIn } from "../snapshot";
+import { SNAPSHOT_DIR } from "./config";
 
-export const SNAPSHOT_DIR = "snapshots";
 /** The sample's file name in the folder (built from test/fixtures/data/dumps/enwiki-2016-sample.xml.bz2). */
 export const SAMPLE_NAME = "enwiki-2016-sample.tome";
 

@@ -16,7 +16,7 @@ export { dumpLeaks, type DumpLeaks } from "./leaks";
 export { modifications } from "./modifications";
 export { cannotReachSaid, fetchFailureSaid } from "./source";
 export { type ArticleExtension, serveParsing } from "./parsing";
-export { buildWorkers, endResting, MAX_BUILD_WORKERS, setBuildWorkers } from "./pool";
+export { buildWorkers, endResting, setBuildWorkers } from "./pool";
 export type { RawPage, SiteInfo } from "./raw-page";
 export {
   DEFAULT_CHUNK_WORDS,

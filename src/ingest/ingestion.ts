@@ -13,7 +13,8 @@ import { DumpError } from "./errors";
 import { checkOptions, integerFrom, type OptionRule } from "../errors";
 import { readExport } from "./mediawiki";
 import type { RawPage, SiteInfo } from "./raw-page";
-import { buildWorkers, MAX_BUILD_WORKERS, ParserPool, type PoolResult } from "./pool";
+import { MAX_BUILD_WORKERS } from "../scheduling";
+import { buildWorkers, ParserPool, type PoolResult } from "./pool";
 import { type DumpSource, openDump } from "./source";
 import {
   DEFAULT_CHUNK_WORDS,

@@ -5,6 +5,7 @@
 import { availableParallelism } from "node:os";
 import type { Article } from "./article";
 import { workerUrl } from "../files";
+import { MAX_BUILD_WORKERS } from "../scheduling";
 import type { RawPage, SiteInfo } from "./raw-page";
 import { PageWatch, type WorkerRequest, type WorkerResponse } from "./parsing";
 
@@ -68,12 +69,6 @@ function rest(script: string, worker: Worker): void {
   timer.unref();
   list.push({ worker, timer });
 }
-
-/**
- * The most parsing workers a build starts (D113): each holds about 17 MB idle, so 64 is about 1.1 GB, and past the
- * cores more parse no faster. TOME_BUILD_WORKERS and --workers above it are refused; one per core stops at it.
- */
-export const MAX_BUILD_WORKERS = 64;
 
 /** How many parsing workers a build starts when it is not told: TOME_BUILD_WORKERS (set by the commands), else one per core. */
 export function setBuildWorkers(count: number | undefined): void {

@@ -20,7 +20,6 @@ export {
   DEFAULTS,
   GUARDS,
   checkOption,
-  MAX_SEARCH_WORKERS,
   type OptionRule,
   type ChangesResult,
   type Hit,

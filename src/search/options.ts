@@ -4,6 +4,7 @@
  */
 import { checkOption, checkOptions, integerFrom, type OptionRule, said } from "../errors";
 import { codePoints } from "../scripts";
+import { SEARCH_BUDGET_MS } from "../request-time";
 import type { SnapshotPage } from "../snapshot";
 import { MAX_WORDS } from "./postings/shard-types";
 
@@ -153,13 +154,7 @@ export function checkPageId(pageId: unknown): void {
  * typo (shard.ts); past budgetMs, the search skips its remaining passes and checks and answers
  * with the best it has.
  */
-export const GUARDS = { maxQueryChars: 500, maxWords: MAX_WORDS, typoWords: 4, budgetMs: 100 } as const;
-
-/**
- * The most threads one process searches a snapshot from (the server's search pool, D101: TOME_SEARCH_WORKERS and
- * createApp's searchWorkers): each opens it on its own heap, and past the cores more answer no faster.
- */
-export const MAX_SEARCH_WORKERS = 64;
+export const GUARDS = { maxQueryChars: 500, maxWords: MAX_WORDS, typoWords: 4, budgetMs: SEARCH_BUDGET_MS } as const;
 
 /**
  * A query whose lists hold fewer postings is ranked to the end of every tier: pruning would

@@ -1,0 +1,180 @@
+/**
+ * snapshot:export's work (src/cli/snapshot-export.ts runs it once its arguments are read): a snapshot's chunks as
+ * JSON lines, each what GET /v1/chunk/{id} answers, streamed one page at a time.
+ */
+import { createWriteStream, existsSync, lstatSync, renameSync, rmSync, type Stats, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { Readable, type Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { createGzip, createZstdCompress } from "node:zlib";
+import { Attributions, Resources } from "../http";
+import { checkSections, openSnapshot, type Snapshot, SnapshotError } from "../snapshot";
+import { type CountProgressDisplay, countProgress } from "./progress";
+import { ArgumentError, note } from "./main";
+import { STOPPED_EXIT_CODE, writeFailed } from "../files";
+import { commandLine } from "../invocation";
+import { checkOut, stoppedOutput } from "./out";
+import { printableName } from "../printable";
+
+import type { ExportArgs } from "./snapshot-export";
+
+/** Lines are joined into writes of about this many characters: one write per line would cost more than the line. */
+const WRITE_CHARS = 1 << 18;
+
+/** The rows of the pages changed at or after `since`, in page-id order, and how many chunks they hold. */
+export function exportedRows(snapshot: Snapshot, since: number): { rows: number[]; chunks: number } {
+  const { ts, chunkCounts } = snapshot.pages;
+  const rows: number[] = [];
+  let chunks = 0;
+  for (let i = 0; i < ts.length; i++) {
+    if (ts[i]! < since) continue;
+    rows.push(i);
+    chunks += chunkCounts[i]!;
+  }
+  return { rows, chunks };
+}
+
+/** The export's lines, joined into strings of about WRITE_CHARS; `done` is told the chunks written so far. */
+export function* exportLines(
+  snapshot: Snapshot,
+  rows: Iterable<number>,
+  done: (chunks: number) => void = () => {},
+): Generator<string> {
+  const resources = new Resources(snapshot.meta, new Attributions(snapshot.meta));
+  let batch = "";
+  let chunks = 0;
+  for (const i of rows) {
+    const page = snapshot.pages.at(i);
+    for (let c = 0; c < page.chunks.length; c++) batch += `${JSON.stringify(resources.chunk(page, c))}\n`;
+    chunks += page.chunks.length;
+    if (batch.length >= WRITE_CHARS) {
+      yield batch;
+      batch = "";
+      done(chunks);
+    }
+  }
+  if (batch) yield batch;
+  done(chunks);
+}
+
+/** Endings of compressed files this command does not write: such a name would hold plain JSON Lines, which bzcat or xz then refuse. */
+const OTHER_COMPRESSION = /\.(bz2|xz|lzma|lz4|br|zip|7z|z)$/i;
+
+/** The compressor a file name asks for, if any, however its ending is spelt (.gz, .GZ, .Zst). */
+function compressorFor(out: string) {
+  if (/\.gz$/i.test(out)) return createGzip();
+  if (/\.zst$/i.test(out)) return createZstdCompress();
+  const other = OTHER_COMPRESSION.exec(out);
+  if (other)
+    throw new ArgumentError(
+      `--out ${printableName(out)}: snapshot:export compresses to .gz or .zst only, and a name ending in ${other[0]} would hold plain JSON Lines. Name it ${printableName(out.slice(0, -other[0].length))}.gz, .zst, or without the ending.`,
+    );
+  return undefined;
+}
+
+/** What --out names: a regular file (or none yet), or something else that is written to as it is. */
+function outputKind(out: string): "file" | "other" {
+  let link: Stats;
+  try {
+    link = lstatSync(out);
+  } catch {
+    return "file";
+  }
+  if (statSync(out, { throwIfNoEntry: false })?.isDirectory())
+    throw new ArgumentError(
+      `--out names a folder (${printableName(out)}): name the file to write, e.g. ${printableName(join(out, "chunks.jsonl.zst"))}.`,
+    );
+  return link.isFile() ? "file" : "other";
+}
+
+/** The sections an export reads: its text and page tables, and the sections' headings (not the search indexes). */
+const EXPORTED = /^(text|pages|sections)\./;
+
+/**
+ * Checks the sections an export reads against their hashes before a line is written (D66): a damaged byte that zstd's
+ * decoder does not catch (its frames carry no checksum), or in a section read as it is, decodes into other text. As an
+ * update checks its base (checkSections: a mapping of its own, its pages dropped as they are hashed), in MB as a stage
+ * of its own.
+ */
+async function checkExported(path: string): Promise<void> {
+  let progress: CountProgressDisplay | undefined;
+  let damage: string | undefined;
+  try {
+    ({ damage } = await checkSections(path, {
+      only: (name) => EXPORTED.test(name),
+      progress: (done, total) => {
+        progress ??= countProgress(`checking ${printableName(basename(path))}`, Math.round(total / 1e6), "MB");
+        progress.update(Math.round(done / 1e6));
+      },
+    }));
+  } finally {
+    progress?.stop();
+  }
+  if (damage)
+    throw new SnapshotError(
+      `${printableName(path)}: ${damage}, so its text may be altered. Nothing was written: check it with ${commandLine(`snapshot:verify ${printableName(path)}`)}, then copy or build it again.`,
+    );
+}
+
+/**
+ * Writes the export; returns the chunks written, or undefined when the reader of standard output stopped first. The
+ * snapshot is let go when it returns or throws (refused, damaged, a write failed), not left mapped until collected.
+ */
+export async function runExport(args: ExportArgs, stdout: Writable = process.stdout): Promise<number | undefined> {
+  const snapshot = openSnapshot(args.snapshot);
+  try {
+    return await exportFrom(snapshot, args, stdout);
+  } finally {
+    snapshot.container.letGo();
+  }
+}
+
+async function exportFrom(snapshot: Snapshot, args: ExportArgs, stdout: Writable): Promise<number | undefined> {
+  const { rows, chunks } = exportedRows(snapshot, args.since);
+  const compressor = compressorFor(args.out);
+  const target = args.out === "-" ? undefined : outputKind(args.out);
+  if (target) checkOut(args.out, [args.snapshot], { what: "export", example: "chunks.jsonl.zst" }, target === "file");
+  await checkExported(args.snapshot);
+  const progress = countProgress(printableName(basename(args.snapshot)), chunks, "chunks");
+  const lines = Readable.from(exportLines(snapshot, rows, progress.update), { objectMode: false });
+  // A regular file is written beside itself and renamed into place when whole; a device, a pipe or a link is written to
+  // as it is (renamed over, /dev/null would become a file).
+  const partial = target === "file" ? join(dirname(args.out), `.${basename(args.out)}.partial`) : undefined;
+  if (target === "file" && !existsSync(dirname(args.out)))
+    throw new ArgumentError(
+      `no folder ${printableName(dirname(args.out))}/ to write ${printableName(basename(args.out))} in.`,
+    );
+  // Stopped (Ctrl-C, SIGTERM): the part written goes, as a build's files do (D116), rather than staying hidden beside --out;
+  // an --out already there is untouched (it is renamed over only when the export is whole), and is said so.
+  const was = partial ? stoppedOutput(args.out) : undefined;
+  const stop = () => {
+    progress.stop();
+    if (partial) {
+      rmSync(partial, { force: true });
+      note(`snapshot:export: stopped before its end: ${was}.`);
+    }
+    process.exit(STOPPED_EXIT_CODE);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  const sink = partial ? createWriteStream(partial) : target ? createWriteStream(args.out) : stdout;
+  const ends = target !== undefined;
+  try {
+    await (compressor ? pipeline(lines, compressor, sink, { end: ends }) : pipeline(lines, sink, { end: ends }));
+    if (partial) renameSync(partial, args.out);
+  } catch (err) {
+    if (partial && existsSync(partial)) rmSync(partial);
+    // The reader of standard output stopped (| head): what it read is what it wanted.
+    if (!partial && (err as NodeJS.ErrnoException).code === "EPIPE") return undefined;
+    if (err instanceof SnapshotError)
+      throw new SnapshotError(
+        `${printableName(args.snapshot)}: ${err.message}. ${partial ? "Nothing was written" : "The export stops there"}: check it with ${commandLine(`snapshot:verify ${printableName(args.snapshot)}`)}, then copy or build it again.`,
+      );
+    throw target ? writeFailed(args.out, err) : err;
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+    progress.stop();
+  }
+  return chunks;
+}
