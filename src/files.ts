@@ -21,6 +21,12 @@ import { printableName } from "./printable";
 /** The bytes every snapshot begins with, in every format (its number follows): here, below snapshot/, since the dump reader (ingest) tells a snapshot given as a dump by them too. */
 export const SNAPSHOT_MAGIC = "TOMESNAP";
 
+/** A snapshot file's extension: here with its magic, so that the commands check an --out name without loading snapshot/. */
+export const SNAPSHOT_EXTENSION = ".tome";
+
+/** A file name a folder's snapshots are looked for by (D55): *.tome, not hidden (a hidden one is being written). */
+export const isSnapshotName = (name: string): boolean => name.endsWith(SNAPSHOT_EXTENSION) && !name.startsWith(".");
+
 /** Whether `head`, a file's first bytes, begins as a snapshot does. */
 export function beginsAsSnapshot(head: Uint8Array): boolean {
   return new TextDecoder().decode(head.subarray(0, SNAPSHOT_MAGIC.length)) === SNAPSHOT_MAGIC;

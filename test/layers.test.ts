@@ -25,16 +25,46 @@ const MAY_IMPORT: Record<string, string[]> = {
   "printable.ts": [],
   /** The bounds on a request's time the server enforces and the quota's holds outlast (D181). */
   "request-time.ts": [],
+  /** What a build may take and uses when not told (memory, chunk words, the daily dumps), which the commands state without loading the layers. */
+  "build-defaults.ts": [],
   /** A worker thread's scheduling: its priority (D142, D143) and its time waiting for a core (D144). */
   "scheduling.ts": [],
   /** Declarations only: files imported `with { type: "file" }` are their paths. */
   "assets.d.ts": [],
   /** The most parsing workers (scheduling.ts), which the settings say without loading ingest. */
-  ingest: ["errors.ts", "files.ts", "scripts.ts", "columns.ts", "sorted-runs.ts", "printable.ts", "scheduling.ts"],
+  ingest: [
+    "errors.ts",
+    "files.ts",
+    "scripts.ts",
+    "columns.ts",
+    "sorted-runs.ts",
+    "printable.ts",
+    "scheduling.ts",
+    "build-defaults.ts",
+  ],
   snapshot: ["errors.ts", "invocation.ts", "files.ts", "columns.ts", "sorted-runs.ts", "printable.ts"],
   /** The default time a search may work (request-time.ts), which the settings say without loading search. */
-  search: ["errors.ts", "invocation.ts", "snapshot", "files.ts", "scripts.ts", "printable.ts", "request-time.ts"],
-  build: ["errors.ts", "invocation.ts", "ingest", "snapshot", "search", "files.ts", "sorted-runs.ts", "printable.ts"],
+  search: [
+    "errors.ts",
+    "invocation.ts",
+    "snapshot",
+    "files.ts",
+    "scripts.ts",
+    "printable.ts",
+    "request-time.ts",
+    "build-defaults.ts",
+  ],
+  build: [
+    "errors.ts",
+    "invocation.ts",
+    "ingest",
+    "snapshot",
+    "search",
+    "files.ts",
+    "sorted-runs.ts",
+    "printable.ts",
+    "build-defaults.ts",
+  ],
   access: ["errors.ts", "invocation.ts", "files.ts", "printable.ts", "request-time.ts"],
   pdf: ["errors.ts", "files.ts", "scripts.ts", "scheduling.ts"],
   http: [
@@ -66,6 +96,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     "printable.ts",
     // TOME_SEARCH_WORKER_NICE's bound, the highest nice (LOWEST).
     "scheduling.ts",
+    "build-defaults.ts",
   ],
 };
 
@@ -178,16 +209,10 @@ describe("what a command loads to answer --help or refuse an unknown option", ()
   /** The engine and the server: a command loads them once its arguments are read, never for its --help (0.3 to 0.7 CPU-s each). */
   const HEAVY = /\/src\/(ingest|snapshot|search|build|http|pdf)\//;
   /**
-   * Commands that still load some of them, each with what fixing it needs. The test fails on any other, and on an entry
-   * here that no longer loads them (so the list only shrinks).
+   * Commands that still load some of them, each with what fixing it needs: none today. The test fails on any other,
+   * and on an entry here that no longer loads them (so the list only shrinks).
    */
-  const BUILDS =
-    "its --help and its option checks state constants of the layers (search's MEMORY_BOUND, build's DEFAULT_MEMORY_BYTES, ingest's DEFAULT_CHUNK_WORDS, snapshot's SNAPSHOT_EXTENSION; out.ts's checks of --out, snapshot's SNAPSHOT_MAGIC): they would move to leaf modules, as MAX_BUILD_WORKERS did";
-  const KNOWN: Record<string, string> = {
-    "snapshot-build": BUILDS,
-    "snapshot-update": BUILDS,
-    "snapshot-follow": `${BUILDS} (it reads its options with snapshot:build's)`,
-  };
+  const KNOWN: Record<string, string> = {};
   // A module loaded by the process, as a preloaded file finds them when the command exits.
   const probe = join(mkdtempSync(join(tmpdir(), "tome-probe-")), "probe.ts");
   writeFileSync(

@@ -10,7 +10,9 @@ import { DumpError } from "../ingest";
 import type { SnapshotMeta } from "../snapshot";
 import { printableName } from "../printable";
 
-export const WIKIMEDIA_INCR = "https://dumps.wikimedia.org/other/incr";
+import { WIKIMEDIA_INCR } from "../build-defaults";
+
+export { WIKIMEDIA_INCR };
 
 /** The name of a day's incremental dump. */
 export const incrName = (wiki: string, day: string) => `${wiki}-${day}-pages-meta-hist-incr.xml.bz2`;

@@ -28,20 +28,11 @@ import {
   type SourceReport,
   type Wiki,
 } from "../snapshot";
-import {
-  IndexBuilder,
-  logMemory,
-  MEMORY_RULE,
-  MOST_MEMORY_BYTES,
-  pageOrderSection,
-  type IndexBuildProgress,
-} from "../search";
+import { IndexBuilder, logMemory, MEMORY_RULE, pageOrderSection, type IndexBuildProgress } from "../search";
 import { checkOptions, integerFrom, type OptionRule } from "../errors";
 import { type AnalysedArticle, buildParsingWorker } from "./analysed";
 import { printableMessage, printableName } from "../printable";
-
-/** The default memory budget: a quarter of the bound (so a small container's too), at most 2 GB. */
-export const DEFAULT_MEMORY_BYTES = Math.min(2e9, Math.floor(MOST_MEMORY_BYTES / 4));
+import { DEFAULT_MEMORY_BYTES } from "../build-defaults";
 
 export interface BuildOptions {
   out: string;

@@ -5,7 +5,6 @@
 export {
   buildFromDumps,
   buildFromPages,
-  DEFAULT_MEMORY_BYTES,
   SnapshotBuild,
   writeIngested,
   type BuildAbout,
@@ -13,6 +12,7 @@ export {
   type BuildReport,
 } from "./full";
 export { MEMORY_BOUND, memoryBound, MOST_MEMORY_BYTES } from "../search";
+export { DEFAULT_MEMORY_BYTES } from "../build-defaults";
 export { buildParsingWorker, type AnalysedArticle } from "./analysed";
 export { dayOfDump, updateSnapshot, type UpdateOptions, type UpdateReport } from "./update";
 export { DeletionsError, parseDeletions, readDeletions, type Deletions } from "./deletions";

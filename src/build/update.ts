@@ -55,7 +55,8 @@ import {
   readShardData,
   type IndexBuildProgress,
 } from "../search";
-import { BUILD_RULES, checkOut, countTextless, DEFAULT_MEMORY_BYTES, stopIfAborted } from "./full";
+import { BUILD_RULES, checkOut, countTextless, stopIfAborted } from "./full";
+import { DEFAULT_MEMORY_BYTES } from "../build-defaults";
 import { type DeletionLine, type Deletions, unmatchedDeletions } from "./deletions";
 import { commandLine } from "../invocation";
 import { SortedRuns } from "../sorted-runs";

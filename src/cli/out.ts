@@ -1,8 +1,7 @@
 /** What the snapshot commands' --out may name: checked before their work, not found wrong at its end. */
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { beginsAsSnapshot } from "../files";
-import { isSnapshotName, SNAPSHOT_EXTENSION, SNAPSHOT_MAGIC } from "../snapshot";
+import { beginsAsSnapshot, isSnapshotName, SNAPSHOT_EXTENSION, SNAPSHOT_MAGIC } from "../files";
 import { printableName } from "../printable";
 import { ArgumentError } from "./main";
 import { SNAPSHOT_DIR, unexpandedTilde } from "./config";

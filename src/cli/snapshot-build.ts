@@ -3,11 +3,11 @@ import { basename, dirname, join, resolve } from "node:path";
 import type { ParseArgsOptionsConfig } from "node:util";
 import { existsSync, mkdirSync, readFileSync, rmdirSync } from "node:fs";
 import { totalmem } from "node:os";
-import { buildFromDumps, DEFAULT_MEMORY_BYTES, MEMORY_BOUND, MOST_MEMORY_BYTES } from "../build";
-import { DEFAULT_CHUNK_WORDS, type IngestResult, siteOf } from "../ingest";
+import type { buildFromDumps } from "../build";
+import { DEFAULT_CHUNK_WORDS, DEFAULT_MEMORY_BYTES, MEMORY_BOUND, MOST_MEMORY_BYTES } from "../build-defaults";
+import type { IngestResult } from "../ingest";
 import { MAX_BUILD_WORKERS } from "../scheduling";
-import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "../snapshot";
-import { buildProgress } from "./progress";
+import type { SnapshotMeta } from "../snapshot";
 import { given, readArgs } from "./args";
 import { ArgumentError, mainOf } from "./main";
 import { checkOut, stoppedOutput } from "./out";
@@ -17,6 +17,7 @@ import {
   LOCK_FREES_ITSELF,
   lockHolderShown,
   removeAllScratch,
+  SNAPSHOT_EXTENSION,
   STOPPED_EXIT_CODE,
   takeLock,
   type LockPolicy,
@@ -192,11 +193,13 @@ export async function buildSnapshot(
 }
 
 async function buildTo(out: string, args: BuildArgs, log: (line: string) => void, started: number): Promise<string> {
+  // The build is loaded once the arguments are read: --help and a wrong option load no engine.
+  const [build, { buildProgress }] = await Promise.all([import("../build"), import("./progress")]);
   const progress = buildProgress();
   let report: Awaited<ReturnType<typeof buildFromDumps>>;
   try {
     report = await stoppable((signal) =>
-      buildFromDumps(
+      build.buildFromDumps(
         {
           dumps: args.dumps,
           limit: args.limit,
@@ -235,7 +238,7 @@ async function buildTo(out: string, args: BuildArgs, log: (line: string) => void
  * are one refused, not the last renamed in winning (D116).
  */
 async function defaultOut(dump: string): Promise<string> {
-  const site = await siteOf(dump);
+  const site = await (await import("../ingest")).siteOf(dump);
   const wiki = site.dbname || site.host || `${site.lang || "en"}.wikipedia.org`;
   return join("snapshots", `${fileNameOf(wiki)}${SNAPSHOT_EXTENSION}`);
 }

@@ -1,6 +1,6 @@
 /** bun run snapshot:update — a snapshot plus incremental dumps (and deletions) → a new snapshot. */
-import { DEFAULT_MEMORY_BYTES, readDeletions, updateSnapshot, type UpdateReport } from "../build";
-import { buildProgress } from "./progress";
+import type { Deletions, UpdateReport } from "../build";
+import { DEFAULT_MEMORY_BYTES } from "../build-defaults";
 import { ArgumentError, mainOf, note } from "./main";
 import { checkOut } from "./out";
 import {
@@ -109,6 +109,8 @@ export async function runUpdate(
   days?: string[],
 ): Promise<UpdateReport> {
   const started = performance.now();
+  // The build is loaded once the arguments are read: --help and a wrong option load no engine.
+  const { readDeletions } = await import("../build");
   const deleted = args.deleted ? readDeletions(args.deleted) : undefined;
   const release = claimOutput(args.out, log);
   try {
@@ -122,9 +124,10 @@ async function updateTo(
   args: UpdateArgs,
   log: (line: string) => void,
   started: number,
-  deleted: ReturnType<typeof readDeletions> | undefined,
+  deleted: Deletions | undefined,
   days: string[] | undefined,
 ): Promise<UpdateReport> {
+  const [{ updateSnapshot }, { buildProgress }] = await Promise.all([import("../build"), import("./progress")]);
   const progress = buildProgress();
   let report: UpdateReport;
   try {

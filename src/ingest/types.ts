@@ -3,7 +3,7 @@ import type { Article } from "./article";
 import type { Claim, RedirectColumns, RedirectIdLists } from "./claim-table";
 import type { RawPage } from "./raw-page";
 
-export const DEFAULT_CHUNK_WORDS = 300;
+export { DEFAULT_CHUNK_WORDS } from "../build-defaults";
 
 export interface IngestOptions {
   dumps: string[];

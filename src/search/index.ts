@@ -31,7 +31,8 @@ export {
 } from "./options";
 export { CROP_MARKER, escapeHtml } from "./text/highlight";
 export { IndexBuilder } from "./indexer/build";
-export { MEMORY_BOUND, memoryBound, MEMORY_RULE, MOST_MEMORY_BYTES } from "./indexer/memory";
+export { MEMORY_RULE } from "./indexer/memory";
+export { MEMORY_BOUND, memoryBound, MOST_MEMORY_BYTES } from "../build-defaults";
 export { type AnalysedPage, collectEvery, textPageAnalyser, transferOf } from "./indexer/analysis";
 export type { IndexBuildProgress } from "./indexer/merge";
 export { loadIndexes, readShardData } from "./postings/store";

@@ -5,9 +5,7 @@
  */
 import { UserError } from "../errors";
 
-export { beginsAsSnapshot, SNAPSHOT_MAGIC } from "../files";
-
-export const SNAPSHOT_EXTENSION = ".tome";
+export { beginsAsSnapshot, SNAPSHOT_EXTENSION, SNAPSHOT_MAGIC } from "../files";
 
 export interface Wiki {
   host: string;

@@ -8,7 +8,8 @@
 import { lstatSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { openContainer } from "./container";
-import { SNAPSHOT_EXTENSION, type SnapshotMeta } from "./format";
+import type { SnapshotMeta } from "./format";
+import { isSnapshotName } from "../files";
 
 /** A snapshot file that opens (header, length and table checked; sections not verified). */
 export interface SnapshotFile {
@@ -108,8 +109,7 @@ export function bySnapshotOrder(a: SnapshotFile, b: SnapshotFile): number {
   );
 }
 
-/** A file name a folder's snapshots are looked for by (D55): *.tome, not hidden (a hidden one is being written). */
-export const isSnapshotName = (name: string): boolean => name.endsWith(SNAPSHOT_EXTENSION) && !name.startsWith(".");
+export { isSnapshotName };
 
 /** The *.tome files of a folder (hidden ones are being written): those that open, best first, and those skipped. */
 export function snapshotsIn(dir: string): { usable: SnapshotFile[]; skipped: SkippedFile[] } {
