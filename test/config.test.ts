@@ -198,6 +198,30 @@ describe("settings", () => {
   });
 });
 
+describe("applyConfig", () => {
+  test("loads a layer only to tell it a setting other than its default (a command's --help loads none); one told otherwise is told the default again", async () => {
+    const path = (p: string) => JSON.stringify(join(SRC, p));
+    const script = `const { applyConfig, readConfig } = await import(${path("cli/config.ts")});
+      const layers = () => Object.keys(require.cache).filter((m) => /\\/src\\/(ingest|search|snapshot|build)\\//.test(m)).length;
+      await applyConfig(readConfig({}));
+      const byDefaults = layers();
+      await applyConfig(readConfig({ TOME_ZSTD: "node", TOME_DEBUG_MEM: "1", TOME_BUILD_WORKERS: "3" }));
+      const { zstdInUse } = await import(${path("snapshot/index.ts")});
+      const { buildWorkers } = await import(${path("ingest/index.ts")});
+      const told = { zstd: zstdInUse(), workers: buildWorkers() };
+      await applyConfig(readConfig({}));
+      console.log(JSON.stringify({ byDefaults, told, workersAfter: buildWorkers() }));`;
+    const proc = Bun.spawn(["bun", "-e", script], { stdout: "pipe", stderr: "inherit" });
+    const out = await new Response(proc.stdout).text();
+    expect(await proc.exited).toBe(0);
+    expect(JSON.parse(out)).toEqual({
+      byDefaults: 0,
+      told: { zstd: "node", workers: 3 },
+      workersAfter: Math.min(availableParallelism(), 64),
+    });
+  }, 60_000); // a bun process loading the layers, on a loaded machine
+});
+
 describe("TOME_REDIS_URL", () => {
   test("a URL with no host (redis://, rediss://) is refused naming the setting, where the server started and answered 503 to every keyed request", () => {
     for (const url of ["redis://", "rediss://", "redis:///0"])
