@@ -20,6 +20,9 @@ import { LOWEST, MAX_BUILD_WORKERS, MAX_SEARCH_WORKERS } from "../scheduling";
 import { printableName } from "../printable";
 import { MAX_SEARCH_TIMEOUT_MS, SEARCH_BUDGET_MS } from "../request-time";
 
+/** The command that makes a key with every right, on the account the first start creates (start's help and its advice). */
+export const NEW_KEY_COMMAND = commandLine("keys create --name NAME --plan enterprise --scope full");
+
 export interface Setting {
   name: string;
   /** The default, as a reader sees it ("" when unset means off or none). */

@@ -16,7 +16,12 @@ import { commandLine } from "../invocation";
 import { checkOut, stoppedOutput } from "./out";
 import { printableName } from "../printable";
 
-import type { ExportArgs } from "./snapshot-export";
+/** snapshot:export's arguments, as parsed (src/cli/snapshot-export.ts). */
+export interface ExportArgs {
+  snapshot: string;
+  out: string;
+  since: number;
+}
 
 /** Lines are joined into writes of about this many characters: one write per line would cost more than the line. */
 const WRITE_CHARS = 1 << 18;

@@ -21,7 +21,19 @@ import { runUpdate } from "./snapshot-update";
 import { commandLine } from "../invocation";
 import { printableName } from "../printable";
 
-import type { FollowArgs } from "./snapshot-follow";
+/** snapshot:follow's arguments, as parsed (src/cli/snapshot-follow.ts). */
+export interface FollowArgs {
+  dir: string;
+  snapshot?: string;
+  from?: string;
+  url: string;
+  wiki?: string;
+  startDay?: string;
+  everyHours?: number;
+  keep: number;
+  memoryBytes?: number;
+  workers?: number;
+}
 
 const DATABASE_NAME = /^[\w-]+$/;
 

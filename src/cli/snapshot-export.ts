@@ -6,6 +6,7 @@
  */
 import { given, readArgs } from "./args";
 import { ArgumentError, mainOf, note } from "./main";
+import type { ExportArgs } from "./export-run";
 import { commandLine } from "../invocation";
 import { SNAPSHOT_DIR } from "./config";
 import { printableName } from "../printable";
@@ -32,12 +33,6 @@ Options:
 
 A progress bar shows on a terminal (stderr). Memory stays flat: one page at a time.
 `;
-
-export interface ExportArgs {
-  snapshot: string;
-  out: string;
-  since: number;
-}
 
 async function parseExportArgs(args: string[], pinned: string | undefined): Promise<ExportArgs | "help"> {
   const { values } = readArgs(args, {

@@ -2,6 +2,7 @@ import { SNAPSHOT_EXTENSION } from "../files";
 import { WIKIMEDIA_INCR } from "../build-defaults";
 import { given } from "./args";
 import { ArgumentError, mainOf } from "./main";
+import type { FollowArgs } from "./follow-run";
 import { bytesOf, positiveInt, readOptions, workersOf } from "./snapshot-build";
 import { commandLine } from "../invocation";
 import { MAX_BUILD_WORKERS } from "../scheduling";
@@ -52,19 +53,6 @@ From cron, once a day (at 14:00 UTC the previous day's dump is usually published
 Or as a long-running process instead of cron:  ${commandLine("snapshot:follow")} --every 6
 Two runs at once are refused (a lock file, snapshots/.follow.lock).
 `;
-
-export interface FollowArgs {
-  dir: string;
-  snapshot?: string;
-  from?: string;
-  url: string;
-  wiki?: string;
-  startDay?: string;
-  everyHours?: number;
-  keep: number;
-  memoryBytes?: number;
-  workers?: number;
-}
 
 /** A day of the calendar as YYYYMMDD: 20261301 and 20260230 are none (taken, they were "up to date: no dump from 20261301 on"). */
 function isDay(text: string): boolean {

@@ -29,12 +29,10 @@ import SAMPLE_DUMP from "../../test/fixtures/data/dumps/enwiki-2016-sample.xml.b
 import { newestIn, pinned, SnapshotSwapper } from "./swap";
 import { type Address, describeListening, ensurePortFree, listenFailure, PortInUse, readAddress } from "./listen";
 import { note } from "./main";
-import { ConfigError, SNAPSHOT_DIR, type Config } from "./config";
+import { ConfigError, NEW_KEY_COMMAND, SNAPSHOT_DIR, type Config } from "./config";
 import { isSample, SAMPLE_NAME, snapshotsToServe } from "./snapshots";
 import { commandLine } from "../invocation";
 import { printableName, shellWord } from "../printable";
-
-import { NEW_KEY_COMMAND } from "./start";
 
 /** What TOME_DUMP may name instead of a path or URL. */
 const NAMED_DUMPS: Record<string, string> = {

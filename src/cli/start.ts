@@ -10,12 +10,9 @@
  * what is missing (src/cli/run.sh).
  */
 import { mainOf } from "./main";
-import { settingsHelp, settingsReadBy, SNAPSHOT_DIR } from "./config";
+import { NEW_KEY_COMMAND, settingsHelp, settingsReadBy, SNAPSHOT_DIR } from "./config";
 import { commandLine, inExecutable } from "../invocation";
 import { printableName } from "../printable";
-
-/** The command that makes a key with every right, on the account the first start creates. */
-export const NEW_KEY_COMMAND = commandLine("keys create --name NAME --plan enterprise --scope full");
 
 const HELP = `Usage: ${commandLine("start")}${inExecutable ? "" : "     (npm start also installs Bun and the dependencies when missing)"}
 
