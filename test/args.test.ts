@@ -714,9 +714,15 @@ describe("a path with terminal escapes and a line break in its name", () => {
       ],
       // Named the folder raw: its ESC acted on, its line break a line of its own.
       [
-        [cli("snapshot-export.ts"), "--snapshot", await snapshotFor({ dumps: [SQUAD] }), "--out", join(none, odd)],
+        [
+          cli("snapshot-export.ts"),
+          "--snapshot",
+          await snapshotFor({ dumps: [SQUAD] }),
+          "--out",
+          join(none, `${odd}.jsonl`),
+        ],
         2,
-        `snapshot:export: no folder ${show(none)}/ to write ${shown} in.`,
+        `snapshot:export: no folder ${show(none)}/ to write ${shown}.jsonl in.`,
       ],
       [
         [cli("snapshot-follow.ts"), "--snapshot", await snapshotFor({ dumps: [SQUAD] }), "--dir", dir, "--from", none],
