@@ -55,6 +55,8 @@ const MAX_KEY_MS_PER_SECOND = 1000 * (1 + MAX_SEARCH_WORKERS);
 
 /** The server's search threads run this many nice steps below its request thread unless told otherwise (D142). */
 const SEARCH_WORKER_NICE = 10;
+/** Nice steps a build lowers itself by (D189): as far as the search workers are below the request thread (D142). */
+const BUILD_NICE = 10;
 
 /**
  * The snapshots folder every command reads (D86; src/cli/snapshots.ts): not a setting, no setting moves it. Here, so
@@ -184,6 +186,13 @@ export const SETTINGS = [
     usedBy: "snapshot:build, snapshot:update, snapshot:follow, start",
   },
   {
+    name: "TOME_BUILD_NICE",
+    default: String(BUILD_NICE),
+    meaning:
+      "how many nice steps a build, update or follow lowers its own process by, 0 to 19 (Linux): beside a serving Tome it leaves the cores to the searches when both want them (the README builds into snapshots/ while the server serves); alone, it runs as fast (D189)",
+    usedBy: "snapshot:build, snapshot:update, snapshot:follow",
+  },
+  {
     name: "TOME_DEBUG_MEM",
     default: "off",
     meaning:
@@ -224,6 +233,8 @@ export interface Config {
   memoryLog: "off" | "on" | "gc";
   /** TOME_BUILD_WORKERS, or undefined: one per core. */
   buildWorkers: number | undefined;
+  /** TOME_BUILD_NICE (default 10). */
+  buildNice: number;
 }
 
 /** A setting that cannot be used: its message names it and what it takes (exit code 2). */
@@ -293,6 +304,11 @@ export function readConfig(env: Env = process.env): Config {
     unit: "nice steps",
     max: LOWEST,
     note: "0: the search threads as the request thread",
+  });
+  const buildNice = wholeSetting("TOME_BUILD_NICE", given("TOME_BUILD_NICE"), {
+    unit: "nice steps",
+    max: LOWEST,
+    note: "0: a build at the priority it was started at",
   });
   const adminToken = given("TOME_ADMIN_TOKEN");
   if (adminToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(adminToken)) {
@@ -365,6 +381,7 @@ export function readConfig(env: Env = process.env): Config {
     searchTimeoutMs: timeout,
     searchWorkers: searchWorkers ?? Math.min(availableParallelism(), MAX_SEARCH_WORKERS),
     searchWorkerNice: workerNice ?? SEARCH_WORKER_NICE,
+    buildNice: buildNice ?? BUILD_NICE,
     sharedData: given("TOME_SHARED_DATA"),
     zstd: oneOf(env, "TOME_ZSTD", ["system", "node"], "system"),
     memoryLog: debugMem === undefined ? "off" : debugMem === "gc" ? "gc" : "on",

@@ -6,7 +6,7 @@ import { totalmem } from "node:os";
 import type { buildFromDumps } from "../build";
 import { DEFAULT_CHUNK_WORDS, DEFAULT_MEMORY_BYTES, MEMORY_BOUND, MOST_MEMORY_BYTES } from "../build-defaults";
 import type { IngestResult } from "../ingest";
-import { MAX_BUILD_WORKERS } from "../scheduling";
+import { MAX_BUILD_WORKERS, lowerThisProcess } from "../scheduling";
 import type { SnapshotMeta } from "../snapshot";
 import { given, readArgs } from "./args";
 import { ArgumentError, mainOf } from "./main";
@@ -370,12 +370,14 @@ export function writtenSummary(m: SnapshotMeta, bytes: number, runs: number, sta
 
 /** The command, on its arguments (what follows its name). */
 export async function main(argv: string[]): Promise<void> {
-  await mainOf("snapshot:build", async () => {
+  await mainOf("snapshot:build", async (config) => {
     const args = parseBuildArgs(argv);
     if (args === "help") {
       process.stdout.write(HELP);
       process.exit(0);
     }
+    // Below a server beside it, before the parsing workers and the decompressors start: they start at its nice (D189).
+    lowerThisProcess(config.buildNice);
     await buildSnapshot(args);
   });
 }

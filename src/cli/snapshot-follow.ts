@@ -5,7 +5,7 @@ import { ArgumentError, mainOf } from "./main";
 import type { FollowArgs } from "./follow-run";
 import { bytesOf, positiveInt, readOptions, workersOf } from "./snapshot-build";
 import { commandLine } from "../invocation";
-import { MAX_BUILD_WORKERS } from "../scheduling";
+import { MAX_BUILD_WORKERS, lowerThisProcess } from "../scheduling";
 
 const HELP = `Usage: ${commandLine("snapshot:follow")} [options]
 
@@ -111,12 +111,13 @@ export function parseFollowArgs(argv: string[]): FollowArgs | "help" {
 
 /** The command, on its arguments (what follows its name). */
 export async function main(argv: string[]): Promise<void> {
-  await mainOf("snapshot:follow", async () => {
+  await mainOf("snapshot:follow", async (config) => {
     const args = parseFollowArgs(argv);
     if (args === "help") {
       process.stdout.write(HELP);
       return;
     }
+    lowerThisProcess(config.buildNice);
     // The build and the snapshot layer are loaded once the arguments are read: --help and a wrong option load neither.
     await (await import("./follow-run")).follow(args);
   });

@@ -15,7 +15,7 @@ import {
   logTextless,
   writtenSummary,
 } from "./snapshot-build";
-import { MAX_BUILD_WORKERS } from "../scheduling";
+import { MAX_BUILD_WORKERS, lowerThisProcess } from "../scheduling";
 import { commandLine } from "../invocation";
 import { printableName } from "../printable";
 
@@ -169,12 +169,13 @@ async function updateTo(
 
 /** The command, on its arguments (what follows its name). */
 export async function main(argv: string[]): Promise<void> {
-  await mainOf("snapshot:update", async () => {
+  await mainOf("snapshot:update", async (config) => {
     const args = parseUpdateArgs(argv);
     if (args === "help") {
       process.stdout.write(HELP);
       return;
     }
+    lowerThisProcess(config.buildNice);
     await runUpdate(args);
   });
 }
