@@ -188,6 +188,8 @@ export class UsageLedger {
   constructor(
     private readonly path: string,
     private readonly write: UsageWriter = writeUsageText,
+    /** Where a failed save and the first save after it are said (the server's log). */
+    private readonly log: (line: string) => void = console.error,
   ) {
     this.data = readUsage(path);
   }
@@ -233,7 +235,7 @@ export class UsageLedger {
     const saving = this.write(this.path, text).then(
       () => {
         if (this.failedSaves)
-          console.error(`usage saved to ${printableName(this.path)} again, after ${this.failedSaves} failed save(s).`);
+          this.log(`usage saved to ${printableName(this.path)} again, after ${this.failedSaves} failed save(s).`);
         this.failedSaves = 0;
       },
       (err: Error) => {
@@ -243,7 +245,7 @@ export class UsageLedger {
         this.lastFailure = err.message;
         // Said at the first failure, then at every tenth: a full disk must not fill the log too.
         if (this.failedSaves++ % 10 === 0)
-          console.error(
+          this.log(
             `cannot save usage to ${printableName(this.path)}: ${err.message} (${this.failedSaves} failed save(s); the counts are kept in memory and saved when it can be written).`,
           );
       },
