@@ -238,25 +238,18 @@ describe("what a command loads to answer --help or refuse an unknown option", ()
     expect(scripts.length).toBeGreaterThan(8);
   });
 
-  test("--help: exit 0, none of the engine or the server loaded", async () => {
-    const found: Record<string, string[]> = {};
-    for (const file of scripts) {
-      const { code, heavy } = await loads(file, "--help");
-      expect({ file, code }).toEqual({ file, code: 0 });
-      if (heavy.length) found[file] = heavy;
-    }
-    expect(Object.keys(found).filter((file) => !KNOWN[file])).toEqual([]);
-    expect(Object.keys(KNOWN).filter((file) => !found[file])).toEqual([]);
-  }, 120_000); // a bun process per command, on a loaded machine
-
-  test("an unknown option: exit 2, none of the engine or the server loaded", async () => {
-    const found: Record<string, string[]> = {};
-    for (const file of scripts) {
-      const { code, heavy } = await loads(file, "--no-such-option");
-      expect({ file, code }).toEqual({ file, code: 2 });
-      if (heavy.length) found[file] = heavy;
-    }
-    expect(Object.keys(found).filter((file) => !KNOWN[file])).toEqual([]);
-    expect(Object.keys(KNOWN).filter((file) => !found[file])).toEqual([]);
-  }, 120_000);
+  for (const [arg, exit, what] of [
+    ["--help", 0, "--help"],
+    ["--no-such-option", 2, "an unknown option"],
+  ] as const)
+    test(`${what}: exit ${exit}, none of the engine or the server loaded`, async () => {
+      const found: Record<string, string[]> = {};
+      for (const file of scripts) {
+        const { code, heavy } = await loads(file, arg);
+        expect({ file, code }).toEqual({ file, code: exit });
+        if (heavy.length) found[file] = heavy;
+      }
+      expect(Object.keys(found).filter((file) => !KNOWN[file])).toEqual([]);
+      expect(Object.keys(KNOWN).filter((file) => !found[file])).toEqual([]);
+    }, 120_000); // a bun process per command, on a loaded machine
 });
