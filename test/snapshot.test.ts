@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { DEFAULT_CHUNK_WORDS, ingest, modifications } from "../src/ingest";
 import { open } from "../src/search";
 import {
+  checkSections,
   ContainerWriter,
   format1Modifications,
   latestSnapshot,
@@ -614,6 +615,23 @@ describe("a file read through once leaves the resident set as it is read (D127)"
     served.letGo();
     const once = openContainer(path);
     expect(await once.verify(undefined, { readOnce: true })).toEqual([]);
+    expect(residentKb(path)).toBe(0);
+  });
+
+  test("checkSections stopped before it began (an aborted signal) throws its reason and maps nothing, however small the file", async () => {
+    const path = join(tempDir(), "stopped.tome");
+    await copyOfBuilt(path);
+    const stop = new AbortController();
+    stop.abort(new Error("stopped by the caller"));
+    let hashed = 0;
+    const checked = checkSections(path, { signal: stop.signal, progress: (done) => (hashed = done) });
+    expect(
+      await checked.then(
+        () => "checked",
+        (err: Error) => err.message,
+      ),
+    ).toBe("stopped by the caller");
+    expect(hashed).toBe(0);
     expect(residentKb(path)).toBe(0);
   });
 });

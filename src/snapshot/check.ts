@@ -29,6 +29,8 @@ export async function checkSections(
     progress,
   }: { only?: (name: string) => boolean; signal?: AbortSignal; progress?: (done: number, total: number) => void } = {},
 ): Promise<SectionsChecked> {
+  // Stopped before it began: a small file would be hashed whole before the first pause looked at the signal.
+  signal?.throwIfAborted();
   const container = openContainer(path);
   try {
     const damaged = await container.verify(progress, { readOnce: true, signal, only });
