@@ -1199,6 +1199,11 @@ describe("a key whose quota is spent", () => {
     try {
       expect(await status({ Accept: "application/json" })).toEqual([406, false]);
       expect(await status({ "Content-Type": "text/plain" })).toEqual([415, false]);
+      // A compressed body: refused by its coding, not read as JSON that fails to parse (400).
+      expect(await status({ "Content-Encoding": "gzip" }, Bun.gzipSync(ping) as unknown as string)).toEqual([
+        415,
+        false,
+      ]);
       expect(await status({ "Mcp-Protocol-Version": "1999-01-01" })).toEqual([400, false]);
       // An initialize names its version in its params: the header is not read, and the quota refuses it.
       expect(await status({ "Mcp-Protocol-Version": "1999-01-01" }, initialize)).toEqual([429, true]);

@@ -29,6 +29,8 @@ const MAX_MEMBERS = 256;
 /** JSON-RPC's error codes (JSON-RPC 2.0 section 5.1). */
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
+/** The code the MCP SDK's transport answers a refused header with (its 406 and 415). */
+const UNSUPPORTED = -32000;
 
 function rpcError(status: number, code: number, message: string): Response {
   return Response.json({ jsonrpc: "2.0", id: null, error: { code, message } }, { status });
@@ -83,6 +85,15 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
   return async (x) => {
     const request = x.request;
     if (request.method !== "POST") return overQuota(x) ?? serve(tools, x, undefined);
+    // A compressed body was read as the JSON it is not ("Parse error"): the coding is refused by name, as the transport
+    // refuses a Content-Type (415, RFC 9110 15.5.16), before the quota's 429 (D2).
+    const coding = request.headers.get("content-encoding")?.trim().toLowerCase();
+    if (coding && coding !== "identity")
+      return rpcError(
+        415,
+        UNSUPPORTED,
+        `Unsupported Media Type: Content-Encoding ${JSON.stringify(coding)} is not accepted; send the message uncompressed (it is at most ${MAX_BODY_BYTES / 1024} KiB).`,
+      );
     const text = await outsideWork(x, boundedText(request, MAX_BODY_BYTES));
     // Admitted when its headers came, its work starts now: a key that held bodies back while it was admitted again and
     // again would otherwise have them all run at once, past its share (D162). Refused as at admission, before any 400.
