@@ -12,8 +12,6 @@ import { printableName } from "../printable";
 
 import { WIKIMEDIA_INCR } from "../build-defaults";
 
-export { WIKIMEDIA_INCR };
-
 /** The name of a day's incremental dump. */
 export const incrName = (wiki: string, day: string) => `${wiki}-${day}-pages-meta-hist-incr.xml.bz2`;
 

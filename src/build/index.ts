@@ -12,7 +12,7 @@ export {
   type BuildReport,
 } from "./full";
 export { MEMORY_BOUND, memoryBound, MOST_MEMORY_BYTES } from "../search";
-export { DEFAULT_MEMORY_BYTES } from "../build-defaults";
+export { DEFAULT_MEMORY_BYTES, WIKIMEDIA_INCR } from "../build-defaults";
 export { buildParsingWorker, type AnalysedArticle } from "./analysed";
 export { dayOfDump, updateSnapshot, type UpdateOptions, type UpdateReport } from "./update";
 export { DeletionsError, parseDeletions, readDeletions, type Deletions } from "./deletions";
@@ -24,7 +24,6 @@ export {
   incrName,
   localPlace,
   nextDay,
-  WIKIMEDIA_INCR,
   wikiOf,
   type DumpPlace,
 } from "./follow";
