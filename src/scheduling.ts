@@ -34,7 +34,14 @@ export function lowerThisThread(steps: number): void {
   try {
     // "PID/task/TID"
     const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
-    setPriority(tid, Math.min(LOWEST, getPriority(tid) + steps));
+    lowerTo(tid, Math.min(LOWEST, getPriority(tid) + steps));
+  } catch {}
+}
+
+/** Sets thread `tid`'s nice to `nice` unless it is there or lower already; where it cannot be set, nothing. */
+function lowerTo(tid: number, nice: number): void {
+  try {
+    if (getPriority(tid) < nice) setPriority(tid, nice);
   } catch {}
 }
 
@@ -44,8 +51,9 @@ export function lowerThisThread(steps: number): void {
  */
 export function lowerThisProcess(steps: number): void {
   if (steps <= 0 || process.platform !== "linux") return;
-  const lowered = new Set<string>();
-  // Twice: a thread started during the first pass by one not yet lowered is lowered by the second.
+  // One level for every thread, from the process's (its main thread's) own: a thread started during the first pass
+  // by one already lowered starts there, and the second pass, for one started by a thread not yet lowered, leaves it.
+  const nice = Math.min(LOWEST, getPriority(process.pid) + steps);
   for (let pass = 0; pass < 2; pass++) {
     let tids: string[];
     try {
@@ -53,13 +61,7 @@ export function lowerThisProcess(steps: number): void {
     } catch {
       return;
     }
-    for (const tid of tids) {
-      if (lowered.has(tid)) continue;
-      lowered.add(tid);
-      try {
-        setPriority(Number(tid), Math.min(LOWEST, getPriority(Number(tid)) + steps));
-      } catch {}
-    }
+    for (const tid of tids) lowerTo(Number(tid), nice);
   }
 }
 

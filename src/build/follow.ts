@@ -9,7 +9,6 @@ import { join } from "node:path";
 import { DumpError } from "../ingest";
 import type { SnapshotMeta } from "../snapshot";
 import { printableName } from "../printable";
-
 import { WIKIMEDIA_INCR } from "../build-defaults";
 
 /** The name of a day's incremental dump. */

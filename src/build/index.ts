@@ -11,8 +11,7 @@ export {
   type BuildOptions,
   type BuildReport,
 } from "./full";
-export { MEMORY_BOUND, memoryBound, MOST_MEMORY_BYTES } from "../search";
-export { DEFAULT_MEMORY_BYTES, WIKIMEDIA_INCR } from "../build-defaults";
+export { DEFAULT_MEMORY_BYTES, MEMORY_BOUND, memoryBound, MOST_MEMORY_BYTES, WIKIMEDIA_INCR } from "../build-defaults";
 export { buildParsingWorker, type AnalysedArticle } from "./analysed";
 export { dayOfDump, updateSnapshot, type UpdateOptions, type UpdateReport } from "./update";
 export { DeletionsError, parseDeletions, readDeletions, type Deletions } from "./deletions";

@@ -3,6 +3,7 @@
  * command (tome.ts), the workers, the fonts, Swagger UI's files, the stopword lists and the
  * sample dump, so that it runs where neither Bun nor node_modules is.
  */
+import { checkOut } from "./out";
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { writeFailed } from "../files";
@@ -74,8 +75,7 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     // Found now, not by bun build after its bundling, as an uncaught error.
-    if (values.out !== undefined)
-      (await import("./out")).checkOut(values.out, [], { what: "executable", example: "tome" });
+    if (values.out !== undefined) checkOut(values.out, [], { what: "executable", example: "tome" });
     const out = resolve(values.out ?? join(ROOT, "dist/tome"));
     const started = performance.now();
     const bytes = await compile(out);

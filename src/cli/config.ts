@@ -56,7 +56,7 @@ const MAX_KEY_MS_PER_SECOND = 1000 * (1 + MAX_SEARCH_WORKERS);
 /** The server's search threads run this many nice steps below its request thread unless told otherwise (D142). */
 const SEARCH_WORKER_NICE = 10;
 /** Nice steps a build lowers itself by (D189): as far as the search workers are below the request thread (D142). */
-const BUILD_NICE = 10;
+const BUILD_NICE = SEARCH_WORKER_NICE;
 
 /**
  * The snapshots folder every command reads (D86; src/cli/snapshots.ts): not a setting, no setting moves it. Here, so

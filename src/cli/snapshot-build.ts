@@ -182,19 +182,20 @@ export async function buildSnapshot(
   args: BuildArgs,
   log: (line: string) => void = (l) => console.log(printableMessage(l)),
 ): Promise<string> {
-  const started = performance.now();
   const out = args.out ?? (await defaultOut(args.dumps[0]!));
   const release = claimOutput(out, log);
   try {
-    return await buildTo(out, args, log, started);
+    return await buildTo(out, args, log);
   } finally {
     release();
   }
 }
 
-async function buildTo(out: string, args: BuildArgs, log: (line: string) => void, started: number): Promise<string> {
-  // The build is loaded once the arguments are read: --help and a wrong option load no engine.
+async function buildTo(out: string, args: BuildArgs, log: (line: string) => void): Promise<string> {
+  // The build is loaded once the arguments are read: --help and a wrong option load no engine. Timed from after it, as
+  // when it was loaded at the process's start.
   const [build, { buildProgress }] = await Promise.all([import("../build"), import("./progress")]);
+  const started = performance.now();
   const progress = buildProgress();
   let report: Awaited<ReturnType<typeof buildFromDumps>>;
   try {

@@ -1,4 +1,5 @@
 /** bun run snapshot:convert — turns a format-1 snapshot into format 2, without the dump. */
+import { checkOut } from "./out";
 import { oneFileArgs } from "./args";
 import type { BuildReport } from "../build";
 import type { IndexBuildProgress } from "../search";
@@ -41,9 +42,7 @@ export async function main(args: string[]): Promise<void> {
   const out = values.out;
   await mainOf("snapshot:convert", async () => {
     // Found now, not when the new file is renamed into place after the conversion (a folder, '-', under a file).
-    if (out !== undefined) {
-      (await import("./out")).checkOut(out, []);
-    }
+    if (out !== undefined) checkOut(out, []);
     const target = out ?? file;
     const progress = (await import("./progress")).buildProgress();
     let report: BuildReport;

@@ -70,8 +70,10 @@ export async function main(argv: string[]): Promise<void> {
       process.stdout.write(HELP);
       return;
     }
+    // Loaded once the arguments are read, and timed from after it.
+    const { runExport } = await import("./export-run");
     const started = performance.now();
-    const chunks = await (await import("./export-run")).runExport(args);
+    const chunks = await runExport(args);
     if (chunks === undefined) return;
     const seconds = (performance.now() - started) / 1000;
     note(

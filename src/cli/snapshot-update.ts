@@ -108,9 +108,9 @@ export async function runUpdate(
   log: (line: string) => void = note,
   days?: string[],
 ): Promise<UpdateReport> {
-  const started = performance.now();
-  // The build is loaded once the arguments are read: --help and a wrong option load no engine.
+  // The build is loaded once the arguments are read: --help and a wrong option load no engine. Timed from after it.
   const { readDeletions } = await import("../build");
+  const started = performance.now();
   const deleted = args.deleted ? readDeletions(args.deleted) : undefined;
   const release = claimOutput(args.out, log);
   try {

@@ -23,11 +23,11 @@ export { Spool } from "./spool";
 export { PageTable, isoSeconds, timeOrder, type PageRow } from "./pages";
 export { compressTextBlock, TextStore, TextWriter, textDictionaryOf } from "./text";
 export { blockDecompressor, preferZstd, zstdInUse } from "./zstd";
+export { isSnapshotName } from "../files";
 export {
   bySnapshotOrder,
   identityOf,
   isSnapshotFile,
-  isSnapshotName,
   latestSnapshot,
   pageDates,
   snapshotFile,

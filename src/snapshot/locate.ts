@@ -109,8 +109,6 @@ export function bySnapshotOrder(a: SnapshotFile, b: SnapshotFile): number {
   );
 }
 
-export { isSnapshotName };
-
 /** The *.tome files of a folder (hidden ones are being written): those that open, best first, and those skipped. */
 export function snapshotsIn(dir: string): { usable: SnapshotFile[]; skipped: SkippedFile[] } {
   const usable: SnapshotFile[] = [];
