@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { threadsOf } from "../bench/servers";
 import { EN_2016, tempDir } from "./helpers";
 
-/** The nice of a process's (or thread's) stat line: its 19th field, the 17th after the name's closing parenthesis. */
-const niceOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+/** The nice of a process (its main thread's): the 19th field of its stat, the 17th after its name. */
+const niceOf = (pid: number) => Number(threadsOf(pid).find((t) => t.tid === pid)?.fields[16]);
 
 /** The processes a process started (its main thread's), as pids. */
 const childrenOf = (pid: number): number[] => {
@@ -44,7 +44,7 @@ async function niceOfBuild(nice: string | undefined) {
       if (threads.filter((t) => t.name === "Worker").length === 2 && children.length > 0)
         return {
           threads: [...new Set(threads.map((t) => Number(t.fields[16])))],
-          decompressor: children.map((pid) => niceOf(readFileSync(`/proc/${pid}/stat`, "utf8"))),
+          decompressor: children.map(niceOf),
         };
       await Bun.sleep(10);
     }
