@@ -6,6 +6,10 @@
  * target has none, RFC 9112 3.2), but a CONNECT (its target a host and port), left with no path for the methods step's 405;
  * otherwise the path starts at the first "/" after "http://",
  * which is where the router (Elysia with standardHostname off) reads it.
+ *
+ * Bun also makes an absolute URL of a Host no URL parser reads (a:99999, [::1, a%zz, 1.2.3.999): it then leaves the
+ * path as sent, dot segments and all (/v1/./meta was no route with such a Host, a route with any other), and new URL()
+ * of it throws (the dashboard's sign-in page answered 500). Such a Host is as unreadable as one Bun makes no URL of.
  */
 import { errorResponse, ERRORS } from "../errors";
 import type { Step } from "../pipeline";
@@ -30,6 +34,8 @@ export const target: Step = {
       if (x.request.method === "CONNECT") return undefined;
       return errorResponse(ERRORS.badRequest, ["host"]);
     }
+    // The origin alone is parsed (a few dozen characters): a path or a query never makes an http URL unparseable.
+    if (!URL.canParse(url.slice(0, start))) return errorResponse(ERRORS.badRequest, ["host"]);
     // Bun keeps a raw client's "#…" in the URL: read as part of the path or the query, it named no route (404) or a wrong value.
     if (url.includes("#", start)) return errorResponse(ERRORS.badRequest, ["fragment"]);
     const query = url.indexOf("?", start);
