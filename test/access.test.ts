@@ -24,6 +24,7 @@ import {
   tempDir,
   killedMidWrite,
 } from "./helpers";
+import { rawGet, rawRequest } from "./raw-http";
 
 // Per file (bun applies it to the current file only): these tests build snapshots from the real dumps.
 setDefaultTimeout(120_000);
@@ -174,6 +175,26 @@ describe("authentication (api.md section 5, D18)", () => {
         status: 403,
         body: { error: "forbidden", message: expect.stringContaining("invalid or revoked") },
       });
+    }
+  });
+
+  test("a key header sent twice is 403 saying so, not that the key may be copied wrong: whatever the two keys, neither is read", async () => {
+    const other = `wk_${"D".repeat(32)}`;
+    for (const lines of [
+      [`X-API-Key: ${key}`, `X-API-Key: ${key}`],
+      [`X-API-Key: ${key}`, `X-API-Key: ${other}`],
+      [`X-API-Key: ${other}`, `X-API-Key: ${key}`],
+      [`Authorization: Bearer ${key}`, `Authorization: Bearer ${key}`],
+      [`X-API-Key: ${key}, ${key}`],
+    ]) {
+      const r = await rawRequest(server.url, rawGet("/v1/chunk/39_2", "1.1", ["Host: localhost", ...lines]));
+      expect({ lines, status: r.status, body: JSON.parse(r.body) }).toEqual({
+        lines,
+        status: 403,
+        body: { error: "forbidden", message: expect.stringContaining("more than one key") },
+      });
+      expect(JSON.parse(r.body).message).toContain("invalid or revoked");
+      expect(JSON.parse(r.body).message).not.toContain("copied whole");
     }
   });
 

@@ -275,6 +275,9 @@ describe("three replicas on one Redis", () => {
     expect([pdf.status, pdf.body.message]).toEqual([403, expect.stringContaining("scope is read")]);
     expect((await keysOn(redis.url, ["plan", "--account", "rev", "--plan", "growth"])).code).toBe(0);
     for (const r of replicas) expect((await call(r.url, made.key)).headers.get("x-ratelimit-limit")).toBe("50");
+    // The key's header sent twice (HTTP joins the two with a comma) is refused as it is from the file store (D18).
+    const twice = await call(replicas[1]!.url, `${made.key}, ${made.key}`);
+    expect([twice.status, twice.body.message]).toEqual([403, expect.stringContaining("more than one key")]);
     expect((await keysOn(redis.url, ["revoke", made.id])).code).toBe(0);
     for (const r of replicas) {
       const refused = await call(r.url, made.key);

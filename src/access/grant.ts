@@ -69,6 +69,16 @@ export const INVALID_KEY = "The API key is invalid or revoked.";
 export const INVALID_KEY_NEXT =
   " Check that it was copied whole (wk_ and 32 letters and digits), or use another key of your account.";
 
+/**
+ * A key header sent more than once, which HTTP joins into one value with a comma (no key holds one): neither key is
+ * read, and the client is told why rather than to check that its key was copied whole (D18).
+ */
+export const SEVERAL_KEYS: Refusal = {
+  reason: "invalid key",
+  message:
+    "The API key is invalid or revoked: this request sends more than one key (X-API-Key or Authorization given more than once, which HTTP joins with a comma). Send one key, once.",
+};
+
 /** A key that is unknown, revoked or expired. */
 export function invalidKey(key: KnownKey | undefined): Refusal {
   const why = key && !key.record.revoked_at ? ` It expired at ${key.record.expires_at}.` : "";

@@ -8,6 +8,7 @@ import {
   invalidKey,
   keyText,
   NO_KEY,
+  SEVERAL_KEYS,
   readScope,
   type Gate,
   type Grant,
@@ -210,6 +211,7 @@ export class Access implements Gate {
   admit(headers: Headers, cost: number, needs: Scope = NEEDS.request): Grant | Refusal {
     const text = keyText(headers);
     if (!text) return NO_KEY;
+    if (text.includes(",")) return SEVERAL_KEYS;
     const key = this.keys.find(text);
     const now = this.now();
     if (key === undefined || now >= key.endsAt) return invalidKey(key);

@@ -19,6 +19,7 @@ import {
   invalidKey,
   keyText,
   NO_KEY,
+  SEVERAL_KEYS,
   readScope,
   type Gate,
   type Grant,
@@ -175,6 +176,7 @@ export class RedisAccess implements Gate {
   admit(headers: Headers, cost: number, needs: Scope = "read"): Grant | Refusal | Promise<Grant | Refusal> {
     const text = keyText(headers);
     if (!text) return NO_KEY;
+    if (text.includes(",")) return SEVERAL_KEYS;
     if (!KEY_SHAPE.test(text)) return invalidKey(undefined);
     if (this.redis.outage) return UNAVAILABLE;
     const now = this.now();
