@@ -1,7 +1,7 @@
 /**
  * The bounds on how long a request may last, which the server and its pool enforce (http) and Redis's holds on the
  * quota must outlast (access: src/access/redis/scripts.ts), so that a request answered in time is never found lapsed
- * at its settlement (D181).
+ * at its settlement (D181). And the server's time a key may use per second unless told otherwise (D25).
  */
 
 /**
@@ -31,3 +31,11 @@ export const WORKER_STUCK_MS = 30_000;
 
 /** How long a PDF request's connection may stay silent (Bun's idle timeout raised for it): the render queue's wait plus a render's time limit. */
 export const PDF_SOCKET_SECONDS = 180;
+
+/**
+ * A tenth of the server's thread per key while others use it too (TOME_KEY_MS_PER_SECOND's default, D25): measured
+ * (bench/load/fairness.ts), a key sending the costliest searches then leaves another key's p99 within 3× its idle p99.
+ * Here rather than in access, which applies it, so that the settings (src/cli/config.ts) say it without loading the key
+ * store.
+ */
+export const DEFAULT_KEY_MS_PER_SECOND = 100;

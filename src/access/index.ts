@@ -25,6 +25,7 @@ import { monthEnd, monthOf, monthStart, UsageLedger, usagePath, type Meter } fro
 import type { AccountStore } from "./accounts";
 import { fileAccountStore } from "./file-accounts";
 import { lockDataFolder } from "./server-lock";
+import { DEFAULT_KEY_MS_PER_SECOND } from "../request-time";
 
 export {
   checkKeyStore,
@@ -89,8 +90,6 @@ export {
 export { checkRedisUrl, KEYS_LOST, RedisAccess, RedisKeyStore, UNAVAILABLE_RETRY_AFTER } from "./redis";
 export { redisAddress } from "./redis/connection";
 
-export const DEFAULT_DATA_DIR = "data";
-
 /** D20: what a successful request costs. */
 export const COST = { request: 1, pdf: 10 } as const;
 
@@ -106,12 +105,6 @@ export interface AccessOptions {
   /** Milliseconds of the server's thread one key may use per second (default DEFAULT_KEY_MS_PER_SECOND; 0: no limit). */
   keyMsPerSecond?: number;
 }
-
-/**
- * A tenth of the server's thread per key while others use it too: measured (bench/load/fairness.ts),
- * a key sending the costliest searches then leaves another key's p99 within 3× its idle p99.
- */
-export const DEFAULT_KEY_MS_PER_SECOND = 100;
 
 export class Access implements Gate {
   readonly dataDir: string;

@@ -9,7 +9,6 @@ import {
   accountNameProblem,
   createAccountAccess,
   createKey,
-  DEFAULT_DATA_DIR,
   ENTERPRISE_DEFAULT_RATE,
   isPlan,
   KEY_NAME_MAX,
@@ -36,7 +35,7 @@ import {
 } from "../access";
 import { lockHolderShown } from "../files";
 import { printableJson, printableName } from "../printable";
-import type { Config } from "./config";
+import { DEFAULT_DATA_DIR, type Config } from "./config";
 import { given, readArgs } from "./args";
 import { keyStoreOf, openRedis, type KeyToolStore } from "./key-store";
 import { ArgumentError, type CommandIo, mainOf, note, PROCESS_IO } from "./main";

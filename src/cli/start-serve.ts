@@ -11,7 +11,6 @@ import {
   createKey,
   DataFolderTaken,
   dataFolderHeld,
-  DEFAULT_KEY_MS_PER_SECOND,
   RedisAccess,
   updateKeyFile,
   UsageNotSaved,
@@ -33,6 +32,7 @@ import { ConfigError, NEW_KEY_COMMAND, SNAPSHOT_DIR, type Config } from "./confi
 import { isSample, SAMPLE_NAME, snapshotsToServe } from "./snapshots";
 import { commandLine } from "../invocation";
 import { printableName, shellWord } from "../printable";
+import { DEFAULT_KEY_MS_PER_SECOND } from "../request-time";
 
 /** What TOME_DUMP may name instead of a path or URL. */
 const NAMED_DUMPS: Record<string, string> = {
