@@ -226,8 +226,15 @@ describe("what a command loads to answer --help or refuse an unknown option", ()
     `process.on("exit", () => require("node:fs").writeSync(2, "\\nLOADED " + JSON.stringify(Object.keys(require.cache)) + "\\n"));`,
   );
 
+  /**
+   * The settings that have applyConfig load a layer to tell it (src/cli/config.ts), each other than its default: set
+   * whatever the caller's environment holds, so that a command reading its options after applying them is seen.
+   */
+  const TOLD = { TOME_ZSTD: "node", TOME_DEBUG_MEM: "on", TOME_BUILD_WORKERS: "2" };
+
   async function loads(file: string, arg: string): Promise<{ code: number; heavy: string[] }> {
     const proc = Bun.spawn(["bun", "--preload", probe, join(SRC, `cli/${file}.ts`), arg], {
+      env: { ...process.env, ...TOLD },
       stdout: "ignore",
       stderr: "pipe",
       stdin: "ignore",

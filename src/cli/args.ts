@@ -109,6 +109,12 @@ export function readArgs<const O extends ParseArgsOptionsConfig>(
   return parsed as { values: Values<O>; positionals: string[] };
 }
 
+/** A command's options, and no argument besides them (readArgs): their values, or "help" for -h/--help. */
+export function readOptions<const O extends ParseArgsOptionsConfig>(argv: string[], options: O): Values<O> | "help" {
+  const { values } = readArgs(argv, options);
+  return (values as { help?: boolean }).help ? "help" : values;
+}
+
 /**
  * The one file `name` takes, with its options (readArgs, the arguments read as files): -h/--help anywhere prints `help`
  * and exits 0; anything but one file is said, with how to see the help, and exits 2. `wrong` says what to give when

@@ -7,8 +7,8 @@ import { checkOut } from "./out";
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { writeFailed } from "../files";
-import { readArgs } from "./args";
-import { mainOf, note } from "./main";
+import { readOptions } from "./args";
+import { mainAfterOptions, note } from "./main";
 
 const ROOT = resolve(import.meta.dir, "../..");
 /**
@@ -68,19 +68,21 @@ export async function compile(out: string): Promise<number> {
 
 /** The command, on its arguments. */
 export async function main(argv: string[]): Promise<void> {
-  await mainOf("compile", async () => {
-    const { values } = readArgs(argv, { out: { type: "string" } });
-    if (values.help) {
-      process.stdout.write(HELP);
-      return;
-    }
-    // Found now, not by bun build after its bundling, as an uncaught error.
-    if (values.out !== undefined) checkOut(values.out, [], { what: "executable", example: "tome" });
-    const out = resolve(values.out ?? join(ROOT, "dist/tome"));
-    const started = performance.now();
-    const bytes = await compile(out);
-    note(`compile: ${out}, ${(bytes / 1e6).toFixed(1)} MB, in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
-  });
+  await mainAfterOptions(
+    "compile",
+    () => readOptions(argv, { out: { type: "string" } }),
+    HELP,
+    async (values) => {
+      // Found now, not by bun build after its bundling, as an uncaught error.
+      if (values.out !== undefined) checkOut(values.out, [], { what: "executable", example: "tome" });
+      const out = resolve(values.out ?? join(ROOT, "dist/tome"));
+      const started = performance.now();
+      const bytes = await compile(out);
+      note(
+        `compile: ${out}, ${(bytes / 1e6).toFixed(1)} MB, in ${((performance.now() - started) / 1000).toFixed(1)} s.`,
+      );
+    },
+  );
 }
 
 if (import.meta.main) await main(Bun.argv.slice(2));

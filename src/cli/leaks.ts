@@ -2,8 +2,8 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../errors";
-import { readArgs } from "./args";
-import { mainOf } from "./main";
+import { readOptions } from "./args";
+import { mainAfterOptions } from "./main";
 import { sharedDumps } from "./shared-data";
 
 const HELP = `Usage: bun run leaks [--dump <path|url> …]
@@ -19,43 +19,43 @@ Exits 1 when any chunk leaks.
 
 /** The command, on its arguments. */
 export async function main(argv: string[]): Promise<void> {
-  await mainOf("leaks", async () => {
-    const { values } = readArgs(argv, { dump: { type: "string", multiple: true } });
-    if (values.help) {
-      process.stdout.write(HELP);
-      return;
-    }
-    let dumps = values.dump ?? [];
-    if (!dumps.length) {
-      try {
-        const dir = sharedDumps();
-        dumps = readdirSync(dir)
-          .sort()
-          .map((f) => join(dir, f));
-      } catch (err) {
-        throw new UserError(`${(err as Error).message} Or pass --dump <path|url>.`, { exitCode: 2 });
+  await mainAfterOptions(
+    "leaks",
+    () => readOptions(argv, { dump: { type: "string", multiple: true } }),
+    HELP,
+    async (values) => {
+      let dumps = values.dump ?? [];
+      if (!dumps.length) {
+        try {
+          const dir = sharedDumps();
+          dumps = readdirSync(dir)
+            .sort()
+            .map((f) => join(dir, f));
+        } catch (err) {
+          throw new UserError(`${(err as Error).message} Or pass --dump <path|url>.`, { exitCode: 2 });
+        }
       }
-    }
 
-    // Loaded once the arguments are read: --help and a wrong argument load no engine.
-    const { dumpLeaks } = await import("../ingest");
-    let total = 0;
-    // A DumpError is a UserError: mainOf prints it and exits 1.
-    for (const dump of dumps) {
-      const { articles, texts, counts } = await dumpLeaks(dump);
-      const leaked = Object.values(counts).reduce((a, b) => a + b, 0);
-      total += leaked;
-      const detail = Object.entries(counts)
-        .filter(([, n]) => n)
-        .map(([p, n]) => `${p}×${n}`)
-        .join(" ");
-      console.log(
-        `${dump.split("/").pop()}: ${articles} articles, ${texts} chunks and headings, ${leaked} leaks${detail ? ` (${detail})` : ""}`,
-      );
-    }
-    console.log(`total leaks: ${total}`);
-    process.exit(total ? 1 : 0);
-  });
+      // Loaded once the arguments are read: --help and a wrong argument load no engine.
+      const { dumpLeaks } = await import("../ingest");
+      let total = 0;
+      // A DumpError is a UserError: mainOf prints it and exits 1.
+      for (const dump of dumps) {
+        const { articles, texts, counts } = await dumpLeaks(dump);
+        const leaked = Object.values(counts).reduce((a, b) => a + b, 0);
+        total += leaked;
+        const detail = Object.entries(counts)
+          .filter(([, n]) => n)
+          .map(([p, n]) => `${p}×${n}`)
+          .join(" ");
+        console.log(
+          `${dump.split("/").pop()}: ${articles} articles, ${texts} chunks and headings, ${leaked} leaks${detail ? ` (${detail})` : ""}`,
+        );
+      }
+      console.log(`total leaks: ${total}`);
+      process.exit(total ? 1 : 0);
+    },
+  );
 }
 
 if (import.meta.main) await main(Bun.argv.slice(2));

@@ -133,15 +133,50 @@ function lookedFrom(err: unknown): string {
 }
 
 /**
- * Runs a command's main with the settings read once (config.ts), turning the errors a user can
- * fix into one line and an exit code.
+ * Runs a command's main with the settings read once (config.ts) and applied (applyConfig), turning the errors a user
+ * can fix into one line and an exit code. A command that reads its options in it is mainAfterOptions.
  */
 export async function mainOf(name: string, run: (config: Config) => unknown, options: MainOptions = {}): Promise<void> {
+  await settled(
+    name,
+    async (config) => {
+      await applyConfig(config);
+      await run(config);
+    },
+    options,
+  );
+}
+
+/**
+ * A command that reads its options with its settings at hand, their mistakes said as its others are (mainOf): `read`
+ * reads them, "help" for -h/--help (readOptions), then `help` is printed, or the settings are applied and `run` runs
+ * on the options. Read before applyConfig, which loads a layer to tell it a setting other than its default (TOME_ZSTD,
+ * TOME_DEBUG_MEM, TOME_BUILD_WORKERS): --help and a mistaken option load no engine, whatever the environment says.
+ */
+export async function mainAfterOptions<A>(
+  name: string,
+  read: (config: Config) => A | "help" | Promise<A | "help">,
+  help: string,
+  run: (args: A, config: Config) => unknown,
+  options: MainOptions = {},
+): Promise<void> {
+  await settled(
+    name,
+    async (config) => {
+      const args = await read(config);
+      if (args === "help") return void (options.io ?? PROCESS_IO).out(help);
+      await applyConfig(config);
+      await run(args, config);
+    },
+    options,
+  );
+}
+
+/** `run` with the settings read (config.ts), the errors a user can fix turned into one line and an exit code. */
+async function settled(name: string, run: (config: Config) => unknown, options: MainOptions): Promise<void> {
   const io = options.io ?? PROCESS_IO;
   try {
-    const config = readConfig(io.env);
-    await applyConfig(config);
-    await run(config);
+    await run(readConfig(io.env));
   } catch (err) {
     if (readRefused(err)) {
       const { path, message } = err as NodeJS.ErrnoException;

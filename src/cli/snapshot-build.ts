@@ -1,6 +1,5 @@
 /** bun run snapshot:build — MediaWiki dumps → a Tome snapshot. */
 import { basename, dirname, join, resolve } from "node:path";
-import type { ParseArgsOptionsConfig } from "node:util";
 import { existsSync, mkdirSync, readFileSync, rmdirSync } from "node:fs";
 import { totalmem } from "node:os";
 import type { buildFromDumps } from "../build";
@@ -8,8 +7,8 @@ import { DEFAULT_CHUNK_WORDS, DEFAULT_MEMORY_BYTES, MEMORY_BOUND, MOST_MEMORY_BY
 import type { IngestResult } from "../ingest";
 import { MAX_BUILD_WORKERS, lowerThisProcess } from "../scheduling";
 import type { SnapshotMeta } from "../snapshot";
-import { given, readArgs } from "./args";
-import { ArgumentError, mainOf } from "./main";
+import { given, readOptions } from "./args";
+import { ArgumentError, mainAfterOptions } from "./main";
 import { checkOut, stoppedOutput } from "./out";
 import { commandLine } from "../invocation";
 import {
@@ -123,13 +122,6 @@ export function bytesOf(value: string | undefined): number | undefined {
   throw new ArgumentError(
     `--memory ${value} is more than ${bound}: give at most ${sizeText(MOST_MEMORY_BYTES)}, less to leave room for the rest of the build, or leave --memory out for the default (${sizeText(DEFAULT_MEMORY_BYTES)}).`,
   );
-}
-
-/** A snapshot script's options (args.ts: no arguments besides them): the values, or "help". */
-export function readOptions<const O extends ParseArgsOptionsConfig>(argv: string[], options: O) {
-  const { values } = readArgs(argv, options);
-  if ((values as { help?: boolean }).help) return "help";
-  return values;
 }
 
 export function parseBuildArgs(argv: string[]): BuildArgs | "help" {
@@ -371,16 +363,16 @@ export function writtenSummary(m: SnapshotMeta, bytes: number, runs: number, sta
 
 /** The command, on its arguments (what follows its name). */
 export async function main(argv: string[]): Promise<void> {
-  await mainOf("snapshot:build", async (config) => {
-    const args = parseBuildArgs(argv);
-    if (args === "help") {
-      process.stdout.write(HELP);
-      process.exit(0);
-    }
-    // Below a server beside it, before the parsing workers and the decompressors start: they start at its nice (D189).
-    lowerThisProcess(config.buildNice);
-    await buildSnapshot(args);
-  });
+  await mainAfterOptions(
+    "snapshot:build",
+    () => parseBuildArgs(argv),
+    HELP,
+    async (args, config) => {
+      // Below a server beside it, before the parsing workers and the decompressors start: they start at its nice (D189).
+      lowerThisProcess(config.buildNice);
+      await buildSnapshot(args);
+    },
+  );
 }
 
 if (import.meta.main) await main(Bun.argv.slice(2));

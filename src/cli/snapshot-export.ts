@@ -5,7 +5,7 @@
  * a time, and a slow reader (a pipe, the compressor) holds the loop back.
  */
 import { given, readArgs } from "./args";
-import { ArgumentError, mainOf, note } from "./main";
+import { ArgumentError, mainAfterOptions, note } from "./main";
 import type { ExportArgs } from "./export-run";
 import { commandLine } from "../invocation";
 import { SNAPSHOT_DIR } from "./config";
@@ -64,22 +64,22 @@ async function parseExportArgs(args: string[], pinned: string | undefined): Prom
 
 /** The command, on its arguments (what follows its name). */
 export async function main(argv: string[]): Promise<void> {
-  await mainOf("snapshot:export", async (config) => {
-    const args = await parseExportArgs(argv, config.snapshot);
-    if (args === "help") {
-      process.stdout.write(HELP);
-      return;
-    }
-    // Loaded once the arguments are read, and timed from after it.
-    const { runExport } = await import("./export-run");
-    const started = performance.now();
-    const chunks = await runExport(args);
-    if (chunks === undefined) return;
-    const seconds = (performance.now() - started) / 1000;
-    note(
-      `snapshot:export: ${chunks} chunks of ${printableName(args.snapshot)} → ${args.out === "-" ? "standard output" : printableName(args.out)} in ${seconds.toFixed(1)} s (${Math.round(chunks / Math.max(seconds, 0.001))} chunks/s).`,
-    );
-  });
+  await mainAfterOptions(
+    "snapshot:export",
+    (config) => parseExportArgs(argv, config.snapshot),
+    HELP,
+    async (args) => {
+      // Loaded once the arguments are read, and timed from after it.
+      const { runExport } = await import("./export-run");
+      const started = performance.now();
+      const chunks = await runExport(args);
+      if (chunks === undefined) return;
+      const seconds = (performance.now() - started) / 1000;
+      note(
+        `snapshot:export: ${chunks} chunks of ${printableName(args.snapshot)} → ${args.out === "-" ? "standard output" : printableName(args.out)} in ${seconds.toFixed(1)} s (${Math.round(chunks / Math.max(seconds, 0.001))} chunks/s).`,
+      );
+    },
+  );
 }
 
 if (import.meta.main) await main(Bun.argv.slice(2));

@@ -1,9 +1,9 @@
 import { SNAPSHOT_EXTENSION } from "../files";
 import { WIKIMEDIA_INCR } from "../build-defaults";
-import { given } from "./args";
-import { ArgumentError, mainOf } from "./main";
+import { given, readOptions } from "./args";
+import { ArgumentError, mainAfterOptions } from "./main";
 import type { FollowArgs } from "./follow-run";
-import { bytesOf, positiveInt, readOptions, workersOf } from "./snapshot-build";
+import { bytesOf, positiveInt, workersOf } from "./snapshot-build";
 import { commandLine } from "../invocation";
 import { MAX_BUILD_WORKERS, lowerThisProcess } from "../scheduling";
 
@@ -111,16 +111,16 @@ export function parseFollowArgs(argv: string[]): FollowArgs | "help" {
 
 /** The command, on its arguments (what follows its name). */
 export async function main(argv: string[]): Promise<void> {
-  await mainOf("snapshot:follow", async (config) => {
-    const args = parseFollowArgs(argv);
-    if (args === "help") {
-      process.stdout.write(HELP);
-      return;
-    }
-    lowerThisProcess(config.buildNice);
-    // The build and the snapshot layer are loaded once the arguments are read: --help and a wrong option load neither.
-    await (await import("./follow-run")).follow(args);
-  });
+  await mainAfterOptions(
+    "snapshot:follow",
+    () => parseFollowArgs(argv),
+    HELP,
+    async (args, config) => {
+      lowerThisProcess(config.buildNice);
+      // The build and the snapshot layer are loaded once the arguments are read: --help and a wrong option load neither.
+      await (await import("./follow-run")).follow(args);
+    },
+  );
 }
 
 if (import.meta.main) await main(Bun.argv.slice(2));

@@ -1,14 +1,14 @@
 /** bun run snapshot:update — a snapshot plus incremental dumps (and deletions) → a new snapshot. */
 import type { Deletions, UpdateReport } from "../build";
 import { DEFAULT_MEMORY_BYTES } from "../build-defaults";
-import { ArgumentError, mainOf, note } from "./main";
+import { ArgumentError, mainAfterOptions, note } from "./main";
+import { readOptions } from "./args";
 import { checkOut } from "./out";
 import {
   bytesOf,
   claimOutput,
   logSources,
   memoryHere,
-  readOptions,
   sizeText,
   stoppable,
   workersOf,
@@ -169,15 +169,15 @@ async function updateTo(
 
 /** The command, on its arguments (what follows its name). */
 export async function main(argv: string[]): Promise<void> {
-  await mainOf("snapshot:update", async (config) => {
-    const args = parseUpdateArgs(argv);
-    if (args === "help") {
-      process.stdout.write(HELP);
-      return;
-    }
-    lowerThisProcess(config.buildNice);
-    await runUpdate(args);
-  });
+  await mainAfterOptions(
+    "snapshot:update",
+    () => parseUpdateArgs(argv),
+    HELP,
+    async (args, config) => {
+      lowerThisProcess(config.buildNice);
+      await runUpdate(args);
+    },
+  );
 }
 
 if (import.meta.main) await main(Bun.argv.slice(2));
