@@ -413,6 +413,22 @@ describe("tome (the executable's commands) without a command", () => {
   });
 });
 
+describe("tome <command>: the settings read by the command alone, as bun run <command> reads them", () => {
+  test("a setting refused is named by the command, where tome read them first and refused its --help too", async () => {
+    const env = { TOME_ZSTD: "lz4", TOME_DATA: tempDir("tome-args-") };
+    const tome = (...args: string[]) => runToExit(["bun", join(ROOT, "src/cli/tome.ts"), ...args], env);
+    const refused = await tome("snapshot:verify", "x.tome");
+    expect([refused.code, refused.stderr]).toEqual([
+      2,
+      'snapshot:verify: TOME_ZSTD must be "system" or "node" (the default is "system"), not "lz4".\n',
+    ]);
+    const help = await tome("start", "--help");
+    expect([help.code, help.stderr]).toEqual([0, ""]);
+    expect(help.stdout).toContain("Usage: ");
+    expect(help.stdout).toContain("Environment:");
+  });
+});
+
 describe("bun run snapshot:follow's arguments", () => {
   const FOLLOW = join(ROOT, "src/cli/snapshot-follow.ts");
 

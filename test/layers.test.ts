@@ -232,8 +232,8 @@ describe("what a command loads to answer --help or refuse an unknown option", ()
    */
   const TOLD = { TOME_ZSTD: "node", TOME_DEBUG_MEM: "on", TOME_BUILD_WORKERS: "2" };
 
-  async function loads(file: string, arg: string): Promise<{ code: number; heavy: string[] }> {
-    const proc = Bun.spawn(["bun", "--preload", probe, join(SRC, `cli/${file}.ts`), arg], {
+  async function loads(file: string, ...args: string[]): Promise<{ code: number; heavy: string[] }> {
+    const proc = Bun.spawn(["bun", "--preload", probe, join(SRC, `cli/${file}.ts`), ...args], {
       env: { ...process.env, ...TOLD },
       stdout: "ignore",
       stderr: "pipe",
@@ -265,4 +265,8 @@ describe("what a command loads to answer --help or refuse an unknown option", ()
       expect(Object.keys(found).filter((file) => !KNOWN[file])).toEqual([]);
       expect(Object.keys(KNOWN).filter((file) => !found[file])).toEqual([]);
     }, 120_000); // a bun process per command, on a loaded machine
+
+  test("the executable's tome <command> --help loads no more than the command's own --help (tome read and applied the settings first)", async () => {
+    expect(await loads("tome", "snapshot:build", "--help")).toEqual({ code: 0, heavy: [] });
+  }, 30_000);
 });

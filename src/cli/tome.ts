@@ -5,7 +5,7 @@
  * when it runs, so that `tome keys` does not load the server.
  */
 import { printableName } from "../printable";
-import { mainOf, note } from "./main";
+import { note } from "./main";
 
 interface Command {
   what: string;
@@ -65,5 +65,7 @@ if (import.meta.main) {
     note(`tome: unknown command "${printableName(name)}".\n\n${HELP}`);
     process.exit(2);
   }
-  await mainOf("tome", async () => (await command.load()).main(args));
+  // The command's main reads and applies the settings (mainOf), once: read here first, a setting refused was named
+  // "tome:", and refused the command's --help, which bun run <command> answers whatever the settings.
+  await (await command.load()).main(args);
 }
