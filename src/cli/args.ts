@@ -116,6 +116,21 @@ export function readOptions<const O extends ParseArgsOptionsConfig>(argv: string
 }
 
 /**
+ * For a command that takes no arguments (its settings are environment variables): -h/--help anywhere prints `help` and
+ * exits 0; any other argument is said back with `instead`, what to do, and exits 2.
+ */
+export function noArgs(name: string, args: string[], help: string, instead: string): void {
+  if (args.includes("-h") || args.includes("--help")) {
+    process.stdout.write(help);
+    process.exit(0);
+  }
+  if (args.length > 0) {
+    console.error(`${name}: it takes no arguments, not "${printableName(args.join(" "))}": ${instead} (see --help).`);
+    process.exit(2);
+  }
+}
+
+/**
  * The one file `name` takes, with its options (readArgs, the arguments read as files): -h/--help anywhere prints `help`
  * and exits 0; anything but one file is said, with how to see the help, and exits 2. `wrong` says what to give when
  * nothing else is wrong (no file at all).

@@ -8,6 +8,7 @@ import { UserError } from "../errors";
 import { cannotRead } from "../files";
 import { commandLine, runByPackageScript } from "../invocation";
 import { printableMessage, printableName } from "../printable";
+import { lowerThisProcess } from "../scheduling";
 import { applyConfig, readConfig, type Config } from "./config";
 
 /** A mistake in how a command was called (an unknown option, a missing value): exit code 2, with the usage hint. */
@@ -103,6 +104,11 @@ export interface MainOptions {
   fixedFolder?: string;
   /** Where the settings come from and the errors go (default: the process's own). */
   io?: CommandIo;
+  /**
+   * A build (snapshot:build, update, follow; mainAfterOptions): once its options are read, the process lowers itself by
+   * TOME_BUILD_NICE, below a server beside it, before its parsing workers and decompressors start at its nice (D189).
+   */
+  lowered?: boolean;
 }
 
 /** Whether the refused write's path (an fs error's, or writeFailed's) lies in `folder`. */
@@ -166,6 +172,7 @@ export async function mainAfterOptions<A>(
       const args = await read(config);
       if (args === "help") return void (options.io ?? PROCESS_IO).out(help);
       await applyConfig(config);
+      if (options.lowered) lowerThisProcess(config.buildNice);
       await run(args, config);
     },
     options,

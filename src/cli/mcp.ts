@@ -8,7 +8,7 @@
 import { settingsHelp } from "./config";
 import { mainOf } from "./main";
 import { commandLine } from "../invocation";
-import { printableName } from "../printable";
+import { noArgs } from "./args";
 
 const HELP = `Usage: ${commandLine("mcp")}     (run from the repository, or give TOME_SNAPSHOT)
 
@@ -22,16 +22,7 @@ ${settingsHelp(["TOME_SNAPSHOT"])}Make a snapshot with ${commandLine("start")} o
 
 /** The command, on its arguments (what follows its name). */
 export async function main(args: string[]): Promise<void> {
-  if (args.includes("--help") || args.includes("-h")) {
-    process.stdout.write(HELP);
-    process.exit(0);
-  }
-  if (args.length > 0) {
-    console.error(
-      `mcp: it takes no arguments, not "${printableName(args.join(" "))}": set TOME_SNAPSHOT to choose the snapshot (see --help).`,
-    );
-    process.exit(2);
-  }
+  noArgs("mcp", args, HELP, "set TOME_SNAPSHOT to choose the snapshot");
   // The engine, the server's MCP tools and the SDK are loaded once the arguments are read: --help loads none of them.
   await mainOf("mcp", async (config) => (await import("./mcp-serve")).serveMcp(config));
 }

@@ -5,7 +5,7 @@ import { totalmem } from "node:os";
 import type { buildFromDumps } from "../build";
 import { DEFAULT_CHUNK_WORDS, DEFAULT_MEMORY_BYTES, MEMORY_BOUND, MOST_MEMORY_BYTES } from "../build-defaults";
 import type { IngestResult } from "../ingest";
-import { MAX_BUILD_WORKERS, lowerThisProcess } from "../scheduling";
+import { MAX_BUILD_WORKERS } from "../scheduling";
 import type { SnapshotMeta } from "../snapshot";
 import { given, readOptions } from "./args";
 import { ArgumentError, mainAfterOptions } from "./main";
@@ -367,10 +367,9 @@ export async function main(argv: string[]): Promise<void> {
     "snapshot:build",
     () => parseBuildArgs(argv),
     HELP,
-    async (args, config) => {
-      // Below a server beside it, before the parsing workers and the decompressors start: they start at its nice (D189).
-      lowerThisProcess(config.buildNice);
-      await buildSnapshot(args);
+    (args) => buildSnapshot(args),
+    {
+      lowered: true,
     },
   );
 }

@@ -5,7 +5,7 @@ import { ArgumentError, mainAfterOptions } from "./main";
 import type { FollowArgs } from "./follow-run";
 import { bytesOf, positiveInt, workersOf } from "./snapshot-build";
 import { commandLine } from "../invocation";
-import { MAX_BUILD_WORKERS, lowerThisProcess } from "../scheduling";
+import { MAX_BUILD_WORKERS } from "../scheduling";
 
 const HELP = `Usage: ${commandLine("snapshot:follow")} [options]
 
@@ -115,11 +115,9 @@ export async function main(argv: string[]): Promise<void> {
     "snapshot:follow",
     () => parseFollowArgs(argv),
     HELP,
-    async (args, config) => {
-      lowerThisProcess(config.buildNice);
-      // The build and the snapshot layer are loaded once the arguments are read: --help and a wrong option load neither.
-      await (await import("./follow-run")).follow(args);
-    },
+    // The build and the snapshot layer are loaded once the arguments are read: --help and a wrong option load neither.
+    async (args) => (await import("./follow-run")).follow(args),
+    { lowered: true },
   );
 }
 

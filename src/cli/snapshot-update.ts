@@ -15,7 +15,7 @@ import {
   logTextless,
   writtenSummary,
 } from "./snapshot-build";
-import { MAX_BUILD_WORKERS, lowerThisProcess } from "../scheduling";
+import { MAX_BUILD_WORKERS } from "../scheduling";
 import { commandLine } from "../invocation";
 import { printableName } from "../printable";
 
@@ -173,9 +173,9 @@ export async function main(argv: string[]): Promise<void> {
     "snapshot:update",
     () => parseUpdateArgs(argv),
     HELP,
-    async (args, config) => {
-      lowerThisProcess(config.buildNice);
-      await runUpdate(args);
+    (args) => runUpdate(args),
+    {
+      lowered: true,
     },
   );
 }

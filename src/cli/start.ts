@@ -12,7 +12,7 @@
 import { mainOf } from "./main";
 import { NEW_KEY_COMMAND, settingsHelp, settingsReadBy, SNAPSHOT_DIR } from "./config";
 import { commandLine, inExecutable } from "../invocation";
-import { printableName } from "../printable";
+import { noArgs } from "./args";
 
 const HELP = `Usage: ${commandLine("start")}${inExecutable ? "" : "     (npm start also installs Bun and the dependencies when missing)"}
 
@@ -32,16 +32,7 @@ Make another key with: ${NEW_KEY_COMMAND}
 
 /** The command, on its arguments (what follows its name). */
 export async function main(args: string[]): Promise<void> {
-  if (args.includes("--help") || args.includes("-h")) {
-    process.stdout.write(HELP);
-    process.exit(0);
-  }
-  if (args.length > 0) {
-    console.error(
-      `start: it takes no arguments, not "${printableName(args.join(" "))}": its settings are environment variables, e.g. PORT=8081 ${commandLine("start")} (see --help).`,
-    );
-    process.exit(2);
-  }
+  noArgs("start", args, HELP, `its settings are environment variables, e.g. PORT=8081 ${commandLine("start")}`);
   await mainOf(
     "start",
     // The server, the engine and the build are loaded once the arguments are read: --help loads none of them.
