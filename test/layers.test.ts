@@ -213,12 +213,10 @@ describe("what a command loads to answer --help or refuse an unknown option", ()
    */
   const HEAVY = /\/src\/(ingest|snapshot|search|build|http|pdf|access)\//;
   /**
-   * Commands that still load some of them, each with what fixing it needs. The test fails on any other, and on an entry
-   * here that no longer loads them (so the list only shrinks).
+   * Commands that still load some of them, each with what fixing it needs: none today. The test fails on any other,
+   * and on an entry here that no longer loads them (so the list only shrinks).
    */
-  const KNOWN: Record<string, string> = {
-    keys: "keys.ts is one module: its subcommands import access statically, and its help texts name PLAN_NAMES and ENTERPRISE_DEFAULT_RATE from it. Fixing it: a thin keys.ts (the help texts, the dispatch) over a keys-run.ts loaded once the subcommand's arguments are read, those constants in a leaf module",
-  };
+  const KNOWN: Record<string, string> = {};
   // A module loaded by the process, as a preloaded file finds them when the command exits.
   const probe = join(mkdtempSync(join(tmpdir(), "tome-probe-")), "probe.ts");
   writeFileSync(
