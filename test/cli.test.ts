@@ -14,7 +14,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { gunzipSync, zstdDecompressSync } from "node:zlib";
 import { runExport } from "../src/cli/export-run";
 import { openDump } from "../src/ingest/source";
@@ -805,35 +805,50 @@ describe("bun run snapshot:export", () => {
     ]);
   });
 
+  /**
+   * An export to `out` held mid-work: a shell makes a pipe where the export writes its part (.<name>.<pid>.tmp, the pid
+   * the shell's, which exec keeps) and execs it; the pipe, read a little then no more, holds the export's writes until
+   * the test stops it. Resolves once the export has written its first line there.
+   */
+  async function heldExport(snapshot: string, out: string) {
+    const part = (pid: number) => join(dirname(out), `.${basename(out)}.${pid}.tmp`);
+    const proc = Bun.spawn(
+      ["bash", "-c", 'mkfifo "$0.$$.tmp" && exec "$@"', join(dirname(out), `.${basename(out)}`)].concat([
+        "bun",
+        EXPORT,
+        "--snapshot",
+        snapshot,
+        "--out",
+        out,
+      ]),
+      { stdout: "pipe", stderr: "pipe" },
+    );
+    const first = Buffer.alloc(64);
+    let fd: number | undefined;
+    for (const deadline = performance.now() + 30_000; ; await Bun.sleep(10)) {
+      if (performance.now() > deadline) throw new Error(`the export wrote nothing to ${part(proc.pid)} in 30 s`);
+      try {
+        fd ??= openSync(part(proc.pid), constants.O_RDONLY | constants.O_NONBLOCK);
+        if (readSync(fd, first) > 0) break;
+      } catch (err) {
+        if (!["EAGAIN", "ENOENT"].includes((err as NodeJS.ErrnoException).code!)) throw err;
+      }
+    }
+    expect(first.toString()).toStartWith('{"id":');
+    return { proc, part: part(proc.pid), release: () => closeSync(fd!) };
+  }
+
   test("stopped mid-work (SIGTERM, Ctrl-C), it removes the part it wrote beside --out and says so, exit 130; an --out already there is said as it was", async () => {
     const snapshot = await snapshotFor({ dumps: [SQUAD] });
     for (const signal of ["SIGTERM", "SIGINT"] as const) {
       const dir = tempDir();
-      // The part is written to .chunks.jsonl.partial: a pipe there, read a little then no more, holds the export
-      // mid-work (its writes wait for the reader) until the signal.
-      const partial = join(dir, ".chunks.jsonl.partial");
-      Bun.spawnSync(["mkfifo", partial]);
       // Ctrl-C's round writes over an export already there: it is untouched, and said so, not "was not written".
       const before = signal === "SIGINT" ? "an earlier export\n" : undefined;
       if (before) writeFileSync(join(dir, "chunks.jsonl"), before);
-      const proc = Bun.spawn(["bun", EXPORT, "--snapshot", snapshot, "--out", join(dir, "chunks.jsonl")], {
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      const fd = openSync(partial, constants.O_RDONLY | constants.O_NONBLOCK);
-      const first = Buffer.alloc(64);
-      for (const deadline = performance.now() + 60_000; ; await Bun.sleep(10)) {
-        if (performance.now() > deadline) throw new Error("the export wrote nothing in a minute");
-        try {
-          if (readSync(fd, first) > 0) break;
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
-        }
-      }
-      expect(first.toString()).toStartWith('{"id":');
+      const { proc, release } = await heldExport(snapshot, join(dir, "chunks.jsonl"));
       proc.kill(signal);
       const code = await proc.exited;
-      closeSync(fd);
+      release();
       expect({ signal, code }).toEqual({ signal, code: 130 });
       expect(await new Response(proc.stderr).text()).toContain(
         `snapshot:export: stopped before its end: ${join(dir, "chunks.jsonl")} ${before ? "is as it was (nothing was written over it)" : "was not written"}.`,
@@ -841,6 +856,28 @@ describe("bun run snapshot:export", () => {
       expect(readdirSync(dir)).toEqual(before ? ["chunks.jsonl"] : []);
       if (before) expect(readFileSync(join(dir, "chunks.jsonl"), "utf8")).toBe(before);
     }
+  });
+
+  test("killed outright mid-work (kill -9), its part stays hidden beside --out, never in its place; the next export removes it, says so, and is whole", async () => {
+    const snapshot = await snapshotFor({ dumps: [SQUAD] });
+    const dir = tempDir();
+    const out = join(dir, "chunks.jsonl");
+    const { proc, part, release } = await heldExport(snapshot, out);
+    proc.kill("SIGKILL");
+    await proc.exited;
+    release();
+    expect(readdirSync(dir)).toEqual([basename(part)]);
+    // The part of a killed export (named .chunks.jsonl.partial, for every export) stayed until an export to the same
+    // name wrote over it: of an export of English Wikipedia, tens of GB hidden beside --out.
+    const again = await run([EXPORT, "--snapshot", snapshot, "--out", out]);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain(
+      `snapshot:export: removed 1 part(s) of ${out} left by an export that was killed (its process is gone): ${basename(part)}.`,
+    );
+    expect(readdirSync(dir)).toEqual(["chunks.jsonl"]);
+    expect(readFileSync(out, "utf8").split("\n").filter(Boolean)).toHaveLength(
+      openSnapshot(snapshot).meta.indexedChunks,
+    );
   });
 
   test("an --out that is a snapshot, or named as one (.tome), is refused, the snapshot untouched; through a link too", async () => {
@@ -890,8 +927,8 @@ describe("bun run snapshot:export", () => {
       "/proc/version",
     ]);
     expect(code).toBe(1);
-    expect(stderr.trim()).toBe(
-      "snapshot:export: could not write /proc/version: ENOENT: no such file or directory, open '/proc/.version.partial'",
+    expect(stderr.trim()).toMatch(
+      /^snapshot:export: could not write \/proc\/version: ENOENT: no such file or directory, open '\/proc\/\.version\.\d+\.tmp'$/,
     );
   });
 

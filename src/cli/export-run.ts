@@ -11,7 +11,7 @@ import { Attributions, Resources } from "../http";
 import { checkSections, openSnapshot, type Snapshot, SnapshotError } from "../snapshot";
 import { type CountProgressDisplay, countProgress } from "./progress";
 import { ArgumentError, note } from "./main";
-import { STOPPED_EXIT_CODE, writeFailed } from "../files";
+import { clearDeadWrites, STOPPED_EXIT_CODE, writeFailed } from "../files";
 import { commandLine } from "../invocation";
 import { checkOut, stoppedOutput } from "./out";
 import { printableName } from "../printable";
@@ -143,11 +143,17 @@ async function exportFrom(snapshot: Snapshot, args: ExportArgs, stdout: Writable
   const progress = countProgress(printableName(basename(args.snapshot)), chunks, "chunks");
   const lines = Readable.from(exportLines(snapshot, rows, progress.update), { objectMode: false });
   // A regular file is written beside itself and renamed into place when whole; a device, a pipe or a link is written to
-  // as it is (renamed over, /dev/null would become a file).
-  const partial = target === "file" ? join(dirname(args.out), `.${basename(args.out)}.partial`) : undefined;
+  // as it is (renamed over, /dev/null would become a file). The part is named with this process's id, as atomicWrite's
+  // are: one killed outright (kill -9, the OOM killer) leaves it, and the next export to this name removes it.
+  const partial = target === "file" ? join(dirname(args.out), `.${basename(args.out)}.${process.pid}.tmp`) : undefined;
   if (target === "file" && !existsSync(dirname(args.out)))
     throw new ArgumentError(
       `no folder ${printableName(dirname(args.out))}/ to write ${printableName(basename(args.out))} in.`,
+    );
+  const stale = partial ? clearDeadWrites(args.out) : [];
+  if (stale.length > 0)
+    note(
+      `snapshot:export: removed ${stale.length} part(s) of ${printableName(args.out)} left by an export that was killed (its process is gone): ${stale.map(printableName).join(", ")}.`,
     );
   // Stopped (Ctrl-C, SIGTERM): the part written goes, as a build's files do (D116), rather than staying hidden beside --out;
   // an --out already there is untouched (it is renamed over only when the export is whole), and is said so.
