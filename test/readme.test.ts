@@ -4,7 +4,7 @@
  * page id, by title through /v1/lucky: /v1/page takes no title, api.md's page_id is an integer).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { EN_2016, ROOT, type ServerProcess, snapshotFor, startServer } from "./helpers";
 
@@ -43,6 +43,27 @@ describe("README.md", () => {
       const { hits } = (await (await get(path)).json()) as { hits: unknown[] };
       expect({ path, found: hits.length > 0 }).toEqual({ path, found: true });
     }
+  });
+
+  test("the snapshot commands of 'Building and updating snapshots' read only files that are there: the repository's, or one an earlier line writes", () => {
+    const section = README.slice(README.indexOf("## Building and updating snapshots"));
+    const block = section.slice(section.indexOf("```sh\n") + 6, section.indexOf("\n```", section.indexOf("```sh\n")));
+    const written = new Set<string>();
+    const read: string[] = [];
+    // A line continued with "\" is one command; [--option value] is optional and not read here.
+    for (const command of block.replace(/\\\n\s*/g, " ").split("\n")) {
+      const given = command.replace(/\[[^\]]*\]/g, "").replace(/#.*$/, "");
+      for (const [, option, path] of given.matchAll(/--(dump|base|out) (\S+)/g)) {
+        if (option === "out") written.add(path!);
+        else read.push(path!);
+      }
+    }
+    expect(read.length).toBeGreaterThanOrEqual(3);
+    // The update named enwiki-20261122-pages-meta-hist-incr.xml.bz2, a file nowhere: run as written, it said "dump not found".
+    const missing = read.filter(
+      (path) => !written.has(path) && !/^https?:/.test(path) && !existsSync(join(ROOT, path)),
+    );
+    expect(missing).toEqual([]);
   });
 
   test("the routes its feature list names answer; an article is found by title through /v1/lucky, not /v1/page", async () => {
