@@ -322,6 +322,23 @@ describe("npm start with no snapshot", () => {
     await http.stop(true);
   });
 
+  test("TOME_DUMP as a URL past the sample kept in snapshots/ says the sample is there, not 'No snapshot', as it downloads", async () => {
+    const cwd = tempDir();
+    mkdirSync(join(cwd, "snapshots"));
+    // Only its name makes a file the sample (isSample): any snapshot serves.
+    copyFileSync(await snapshotFor({ dumps: [SQUAD] }), join(cwd, "snapshots", SAMPLE_NAME));
+    // A download that cannot start (a port nothing listens on): the line said before it is what is tested.
+    const refused = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+    const url = `http://127.0.0.1:${refused.port}/simplewiki-latest-pages-articles.xml.bz2`;
+    await refused.stop(true);
+    const env = { TOME_SNAPSHOT: "", TOME_DUMP: url, TOME_AUTH: "off", PORT: "0", HOST: "127.0.0.1" };
+    const r = await runToExit(["bun", join(ROOT, "src/cli/start.ts")], env, cwd);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `Only the sample (snapshots/${SAMPLE_NAME}) is in snapshots/: downloading ${url} into dumps/simplewiki-latest-pages-articles.xml.bz2`,
+    );
+  });
+
   test("TOME_DUMP as a URL whose download is damaged (cut short) is put aside, not taken as whole by the next start", async () => {
     const cwd = tempDir();
     const url = `http://127.0.0.1:${http.port}/cut.xml.bz2`;

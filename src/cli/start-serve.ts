@@ -219,10 +219,12 @@ async function ensureSnapshot(plan: SnapshotPlan): Promise<string> {
     );
   }
   const { url, found } = plan;
-  const dump = url ? await downloadDump(url) : plan.dump;
-  note(
-    `${found ? `Only the sample (${printableName(found)}) is in ${SNAPSHOT_DIR}/` : `No snapshot in ${SNAPSHOT_DIR}/`}: building one from ${printableName(dump)} (set TOME_DUMP to use another dump).`,
-  );
+  // The README's and the sample's own way to a whole wiki (TOME_DUMP=simple npm start) finds the sample there.
+  const why = found
+    ? `Only the sample (${printableName(found)}) is in ${SNAPSHOT_DIR}/`
+    : `No snapshot in ${SNAPSHOT_DIR}/`;
+  const dump = url ? await downloadDump(url, why) : plan.dump;
+  note(`${why}: building one from ${printableName(dump)} (set TOME_DUMP to use another dump).`);
   // On stderr, where the server says what it does (stdout is its request log), uncoloured.
   try {
     return await buildSnapshot({ dumps: [dump], chunkWords: DEFAULT_CHUNK_WORDS, allowTruncated: false }, note);
@@ -237,8 +239,8 @@ async function ensureSnapshot(plan: SnapshotPlan): Promise<string> {
   }
 }
 
-/** Downloads a dump into DOWNLOAD_DIR (resuming a part left there), and returns its path. */
-async function downloadDump(url: string): Promise<string> {
+/** Downloads a dump into DOWNLOAD_DIR (resuming a part left there), and returns its path; `why`: what snapshots/ holds. */
+async function downloadDump(url: string, why: string): Promise<string> {
   const name = fileNameOf(url);
   const dest = join(DOWNLOAD_DIR, name);
   const shown = printableName(url);
@@ -247,9 +249,7 @@ async function downloadDump(url: string): Promise<string> {
     return dest;
   }
   mkdirSync(DOWNLOAD_DIR, { recursive: true });
-  note(
-    `No snapshot in ${SNAPSHOT_DIR}/: downloading ${shown} into ${dest} (stopped, it resumes where it was when run again).`,
-  );
+  note(`${why}: downloading ${shown} into ${dest} (stopped, it resumes where it was when run again).`);
   const bar = downloadProgress(name);
   // Stopped (Ctrl-C, SIGTERM): the bar gives the terminal back its cursor, and the log says what is kept, not nothing.
   const stop = () => {
