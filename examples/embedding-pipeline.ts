@@ -16,7 +16,7 @@
  * permalink, the license and the modifications (CC BY-SA 4.0; see GET /v1/license).
  */
 import * as lancedb from "@lancedb/lancedb";
-import { createReadStream, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createReadStream, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
@@ -65,6 +65,12 @@ const TABLE = "chunks";
  * changed at or after it) and skips those pages when their revision is the one stored.
  */
 const SYNC_FILE = "tome-sync.json";
+/**
+ * There while a load replaces the table, removed once it has stored the export's last chunk: a load stopped part-way
+ * (killed, or its export not read to its end) leaves it, and sync and query then refuse the store, which holds part of
+ * an export (and the sync point of the load before).
+ */
+const LOADING_FILE = "tome-loading";
 
 /** What the next sync starts from: a time in Unix seconds, and the pages (id → revision) already stored from that second. */
 interface SyncPoint {
@@ -176,12 +182,16 @@ export async function loadExport(options: {
   for await (const batch of batches(readExport(options.exportPath), options.batchSize ?? 256)) {
     const rows = await rowsOf(batch, options.embed);
     if (table) await table.add(rows);
-    else table = await connection.createTable(TABLE, rows, { mode });
+    else {
+      writeFileSync(join(options.db, LOADING_FILE), "");
+      table = await connection.createTable(TABLE, rows, { mode });
+    }
     stored += rows.length;
     for (const c of batch) advance(point, { ...c, ts_unix: Math.floor(Date.parse(c.timestamp) / 1000) });
     options.onBatch?.(stored);
   }
   writeSyncPoint(options.db, point);
+  rmSync(join(options.db, LOADING_FILE), { force: true });
   return stored;
 }
 
@@ -297,6 +307,10 @@ async function openStore(db: string): Promise<lancedb.Table> {
   if (!existsSync(db)) throw none();
   const connection = await lancedb.connect(db);
   if (!(await connection.tableNames()).includes(TABLE)) throw none();
+  if (existsSync(join(db, LOADING_FILE)))
+    throw new Error(
+      `the last load into ${db} did not finish (stopped, or its export not read to its end): the store holds part of an export. Load it again: load --export FILE --db ${db}.`,
+    );
   return connection.openTable(TABLE);
 }
 

@@ -6,8 +6,9 @@
  * deterministicHashEmbedding, hashed words.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { copyFileSync, existsSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import {
   batches,
   deterministicHashEmbedding,
@@ -193,6 +194,28 @@ describe("examples/embedding-pipeline.ts", () => {
     } finally {
       limited.stop(true);
     }
+  });
+
+  test("a load stopped part-way (killed, or its export cut short) leaves a store that sync and query refuse, saying to load again, where they took its part for the whole", async () => {
+    const store = join(dir, "stopped-vectors");
+    await loadExport({ exportPath: exported, db: store, embed, batchSize: 100 });
+    // A copy of the export stopped in its 250th line: the load replaces the table, stores two batches, then fails, as
+    // one killed there (kill -9, the OOM killer) stops. The sync point of the load before stayed, so sync went on from
+    // it ("synced 0 pages") and query answered from 200 of the export's chunks.
+    const lines = gunzipSync(readFileSync(exported)).toString().split("\n");
+    const cut = join(dir, "cut.jsonl");
+    writeFileSync(cut, `${lines.slice(0, 249).join("\n")}\n${lines[249]!.slice(0, 40)}`);
+    await expect(loadExport({ exportPath: cut, db: store, embed, batchSize: 100 })).rejects.toThrow(
+      `line 250 of ${cut}`,
+    );
+    const refused = `the last load into ${store} did not finish (stopped, or its export not read to its end): the store holds part of an export. Load it again: load --export FILE --db ${store}`;
+    await expect(syncChanges({ db: store, server: { url: server.url, apiKey: key }, embed })).rejects.toThrow(refused);
+    await expect(nearest({ db: store, embed, query: "albedo" })).rejects.toThrow(refused);
+    // Loaded again to its end: both answer.
+    const stored = await loadExport({ exportPath: exported, db: store, embed, batchSize: 100 });
+    expect(stored).toBe(openSnapshot(before).meta.indexedChunks);
+    expect(await nearest({ db: store, embed, query: "albedo" })).toHaveLength(5);
+    expect((await syncChanges({ db: store, server: { url: server.url, apiKey: key }, embed })).pages).toBe(0);
   });
 
   test("the command line: load then sync fetches nothing it holds; --since takes an RFC 3339 date-time, as its help says", async () => {
