@@ -90,7 +90,7 @@ export const SETTINGS = [
     name: "TOME_DUMP",
     default: "the sample that ships with Tome",
     meaning:
-      'the dump to build a snapshot from when there is none: "simple" (the latest Simple English Wikipedia), "en" (English Wikipedia, over 20 GB), a file (plain, .bz2, .gz or .xz) or an http(s) URL, downloaded resumably into dumps/',
+      'the dump to build a snapshot from when snapshots/ holds none, or only the sample (which it then builds past, and keeps): "simple" (the latest Simple English Wikipedia), "en" (English Wikipedia, over 20 GB), a file (plain, .bz2, .gz or .xz) or an http(s) URL, downloaded resumably into dumps/',
     usedBy: "start",
   },
   {
