@@ -22,6 +22,7 @@ import { open } from "../src/search";
 import { openContainer, openSnapshot } from "../src/snapshot";
 import {
   EN_2006_TRUNCATED,
+  EN_2016,
   FORMAT1_META,
   format1Bytes,
   format1Page,
@@ -1002,6 +1003,60 @@ describe("bun run snapshot:export", () => {
     expect((await run([EXPORT, "--snapshot", await snapshotFor({ dumps: [SQUAD] }), "--out", exported])).code).toBe(0);
     expect(readFileSync(out).equals(readFileSync(exported))).toBe(true);
   });
+
+  test.if(process.platform === "linux")(
+    "a copy over the snapshot mid-export waits while the export lets go, and the export stops saying why, where it was killed reading the file cut short (SIGBUS)",
+    async () => {
+      const dir = tempDir();
+      const snapshot = join(dir, "served.tome");
+      copyFileSync(await snapshotFor({ dumps: [EN_2016] }), snapshot);
+      // Written to a pipe read a little, then no more until the copy is done: the export is held mid-work (its writes
+      // wait for the reader), about 7 MB of lines still to come.
+      const fifo = join(dir, "chunks.jsonl");
+      Bun.spawnSync(["mkfifo", fifo]);
+      const proc = Bun.spawn(["bun", EXPORT, "--snapshot", snapshot, "--out", fifo], {
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const fd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+      /** What the pipe holds now: undefined while the export writes nothing, empty when no writer is there. */
+      const readSome = () => {
+        const bytes = Buffer.alloc(1 << 16);
+        try {
+          return bytes.subarray(0, readSync(fd, bytes));
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
+          return undefined;
+        }
+      };
+      const chunks: Buffer[] = [];
+      for (const deadline = performance.now() + 60_000; !chunks.length; await Bun.sleep(10)) {
+        if (performance.now() > deadline) throw new Error("the export wrote nothing in a minute");
+        const read = readSome();
+        if (read?.length) chunks.push(read);
+      }
+      expect(await Bun.spawn(["cp", SQUAD, snapshot]).exited).toBe(0);
+      for (;;) {
+        const read = readSome();
+        if (read?.length) chunks.push(read);
+        else if (read && (proc.exitCode !== null || proc.signalCode)) break;
+        else await Bun.sleep(5);
+      }
+      closeSync(fd);
+      const stderr = await new Response(proc.stderr).text();
+      await proc.exited;
+      expect({ code: proc.exitCode, signal: proc.signalCode ?? null, said: stderr.split("\n")[0] }).toEqual({
+        code: 1,
+        signal: null,
+        said: `snapshot:export: ${snapshot} was opened for writing by another process (a copy over it?) while it was read: it was let go, as reading a file cut short would crash the process (D84). Run it again once the file is whole; replace a snapshot by renaming a new file onto it. The export stops there.`,
+      });
+      // What it wrote before is whole lines of the snapshot, none read from the zeros it let go to.
+      const lines = Buffer.concat(chunks).toString("utf8").split("\n");
+      expect(lines.pop()).toBe("");
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) expect((JSON.parse(line) as { title: string }).title).not.toBe("");
+    },
+  );
 
   test("a damaged text block is one line saying what to do, to a file or to standard output", async () => {
     const snapshot = await snapshotFor({ dumps: [SQUAD] });

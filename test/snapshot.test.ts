@@ -568,6 +568,35 @@ describe("a snapshot mapped read-only under a read lease (D84)", () => {
     expect(mapped()).toBe(false);
     await expect(container.verify()).rejects.toThrow(/is being written over in place: it is let go/);
   });
+
+  test.if(process.platform === "linux")(
+    "checkSections (snapshot:verify, an export's and an update's check) holds a lease too: a writer mid-check stops it saying why, where the process was killed (SIGBUS)",
+    async () => {
+      const path = join(tempDir(), "checked.tome");
+      await copyOfBuilt(path);
+      // In a process of its own, which a read of the file cut short kills. After its first section, a writer opens the
+      // file (`truncate` opens it without waiting: refused while a lease is held, the holder signalled all the same);
+      // each section then takes 20 ms, so that the check turns the event loop, and hears the signal, before its end.
+      const script = `import { checkSections } from ${JSON.stringify(join(import.meta.dir, "../src/snapshot"))};
+        let first = true;
+        const progress = () => {
+          if (first) Bun.spawnSync(["truncate", "-s", "0", ${JSON.stringify(path)}]);
+          first = false;
+          Bun.sleepSync(20);
+        };
+        try { console.log("checked", (await checkSections(${JSON.stringify(path)}, { progress })).damage); }
+        catch (e) { console.log(e.name + ": " + e.message); }`;
+      const checking = Bun.spawnSync(["bun", "-e", script], { timeout: 60_000, stderr: "pipe" });
+      expect({ said: checking.stdout.toString().trim(), signal: checking.signalCode ?? null }).toEqual({
+        said: `SnapshotError: ${path} was opened for writing by another process (a copy over it?) while it was read: it was let go, as reading a file cut short would crash the process (D84). Run it again once the file is whole; replace a snapshot by renaming a new file onto it.`,
+        signal: null,
+      });
+      // The writer was refused, the file left whole.
+      const whole = join(tempDir(), "whole.tome");
+      await copyOfBuilt(whole);
+      expect(readFileSync(path).equals(readFileSync(whole))).toBe(true);
+    },
+  );
 });
 
 describe("a file read through once leaves the resident set as it is read (D127)", () => {

@@ -49,6 +49,9 @@ export function* exportLines(
   let batch = "";
   let chunks = 0;
   for (const i of rows) {
+    // Let go for a writer (a copy over the file, D84): its pages read zeros now. The lines read before are written
+    // whole, then exportFrom says why the export stopped.
+    if (!snapshot.container.readable) break;
     const page = snapshot.pages.at(i);
     for (let c = 0; c < page.chunks.length; c++) batch += `${JSON.stringify(resources.chunk(page, c))}\n`;
     chunks += page.chunks.length;
@@ -128,6 +131,8 @@ async function checkExported(path: string): Promise<void> {
 export async function runExport(args: ExportArgs, stdout: Writable = process.stdout): Promise<number | undefined> {
   const snapshot = openSnapshot(args.snapshot);
   try {
+    // A copy over the file mid-export stops it saying why, where reading the file cut short killed it (D84).
+    snapshot.container.leaseForReading();
     return await exportFrom(snapshot, args, stdout);
   } finally {
     snapshot.container.letGo();
@@ -172,11 +177,14 @@ async function exportFrom(snapshot: Snapshot, args: ExportArgs, stdout: Writable
   const ends = target !== undefined;
   try {
     await (compressor ? pipeline(lines, compressor, sink, { end: ends }) : pipeline(lines, sink, { end: ends }));
+    snapshot.container.checkReadable();
     if (partial) renameSync(partial, args.out);
   } catch (err) {
     if (partial && existsSync(partial)) rmSync(partial);
     // The reader of standard output stopped (| head): what it read is what it wanted.
     if (!partial && (err as NodeJS.ErrnoException).code === "EPIPE") return undefined;
+    if (err instanceof SnapshotError && !snapshot.container.readable)
+      throw new SnapshotError(`${err.message} ${partial ? "Nothing was written." : "The export stops there."}`);
     if (err instanceof SnapshotError)
       throw new SnapshotError(
         `${printableName(args.snapshot)}: ${err.message}. ${partial ? "Nothing was written" : "The export stops there"}: check it with ${commandLine(`snapshot:verify ${printableName(args.snapshot)}`)}, then copy or build it again.`,

@@ -17,7 +17,7 @@ export interface SectionsChecked {
 
 /**
  * Checks the sections of the file at `path` against the sha256 its table records, through a mapping of its own (not
- * a served one): its pages leave the resident set as they are hashed (verify's readOnce), and the file is let go on
+ * a served one) under a read lease (a writer stops it, D84): its pages leave the resident set as they are hashed (verify's readOnce), and the file is let go on
  * every path, whole, damaged, stopped by `signal` (which throws its reason) or failed. `only`: the sections checked, by
  * name (all when absent); `progress`: called with the bytes hashed and the bytes to hash.
  */
@@ -33,6 +33,7 @@ export async function checkSections(
   signal?.throwIfAborted();
   const container = openContainer(path);
   try {
+    container.leaseForReading();
     const damaged = await container.verify(progress, { readOnce: true, signal, only });
     return {
       damage: sectionsDamaged(damaged),

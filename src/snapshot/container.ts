@@ -268,6 +268,23 @@ export class Container {
     });
   }
 
+  /**
+   * lease() for a reader of the file through once (snapshot:export, a check of its hashes): a writer's open waits while
+   * the reader lets go, and its next read (checkReadable, verify's next slice) throws a SnapshotError saying why, where
+   * reading the file cut short killed the process (SIGBUS). A file open for writing now (being copied) is refused;
+   * where no lease can be taken it is read unguarded, as before (D84).
+   */
+  leaseForReading(): void {
+    const path = printableName(this.path);
+    const refused = this.lease(() =>
+      this.stopReading(
+        `${path} was opened for writing by another process (a copy over it?) while it was read: it was let go, as reading a file cut short would crash the process (D84). Run it again once the file is whole; replace a snapshot by renaming a new file onto it.`,
+      ),
+    );
+    if (refused?.writing)
+      throw new SnapshotError(`${path} is open for writing (being copied?): run it again once it is whole and closed.`);
+  }
+
   /** A section's bytes read from the file (a copy, nothing mapped): for a look at a file not served. */
   read(name: string): Uint8Array {
     const entry = this.sections.find((s) => s.name === name);
