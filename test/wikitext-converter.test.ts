@@ -30,6 +30,16 @@ describe("formulas stay in their sentence", () => {
     expect(text("<math>\\mathbb{R}\\sub \\mathbb{C}</math>, <math>\\sin^2\\alpha</math>")).toBe("ℝ ⊂ ℂ, sin² α");
   });
 
+  test("a TeX command or a unit named as a member of every object (\\constructor, \\not\\valueOf, {{convert|5|constructor|10}}) is its name, not the JavaScript function's source", () => {
+    // Read from the symbol tables with `in` and [name]: inherited members of Object.prototype were found too, and the
+    // chunk said "function Object { [native code]}".
+    expect(
+      text(
+        "<math>\\constructor + \\toString</math>, <math>\\not\\valueOf</math>, {{convert|5|constructor|10}}, <math>\\hat{x}</math>.",
+      ),
+    ).toBe("constructor + toString, valueOf\u0338, 5 constructor, x̂.");
+  });
+
   test("{{math}}, {{mvar}} and {{tmath}}", () => {
     expect(text("the square {{math|''x''<sup>2</sup>}} of {{mvar|x}} is {{tmath|\\tfrac{1}{2} }}.")).toBe(
       "the square x² of x is 1/2.",

@@ -77,7 +77,7 @@ const RANGE: Record<string, string> = {
 /** {{convert|5|mi|km}} → "5 mi"; {{convert|1|-|2|km}} → "1–2 km": the value as the author wrote it. */
 const convert: TemplateFn = (body, _list, parse) => {
   const [value = "", second = "", third = "", fourth = ""] = positional(parse(body));
-  const joint = RANGE[second];
+  const joint = Object.hasOwn(RANGE, second) ? RANGE[second] : undefined;
   if (joint !== undefined && third) return `${value}${joint}${third} ${fourth}`.trim();
   return `${value} ${second}`.trim();
 };
