@@ -467,6 +467,59 @@ console.log(typeof ingest, tome.search("Normans", { limit: 1 }).hits[0].page.tit
     expect(run.code).toBe(0);
   });
 
+  test("a linked project's strict TypeScript catches what the library throws by the names the README gives, from 'tome': SnapshotError and the page's types", async () => {
+    const project = tempDir("tome-project-");
+    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "rag", type: "module" }));
+    mkdirSync(join(project, "node_modules"));
+    symlinkSync(ROOT, join(project, "node_modules", "tome"));
+    // bun init's compiler options, types from Tome's own @types/bun.
+    writeFileSync(
+      join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          lib: ["ESNext"],
+          target: "ESNext",
+          module: "Preserve",
+          moduleDetection: "force",
+          moduleResolution: "bundler",
+          verbatimModuleSyntax: true,
+          noEmit: true,
+          strict: true,
+          skipLibCheck: true,
+          noUncheckedIndexedAccess: true,
+          noImplicitOverride: true,
+          typeRoots: [join(ROOT, "node_modules/@types")],
+          types: ["bun"],
+        },
+        include: ["rag.ts"],
+      }),
+    );
+    // SnapshotError was exported by "tome/snapshot" only: `import { SnapshotError } from "tome"` did not compile, and
+    // Bun refused to run it (SyntaxError: Export named 'SnapshotError' not found).
+    const script = `import { open, SnapshotError, type Hit, type SnapshotPage } from "tome";
+const title = (page: SnapshotPage): string => page.title;
+try {
+  open("missing.tome");
+} catch (err) {
+  if (!(err instanceof SnapshotError)) throw err;
+  console.log(err.name);
+}
+const tome = open(${JSON.stringify(await snapshotFor({ dumps: [SQUAD] }))});
+const hit: Hit | undefined = tome.search("Normans", { limit: 1 }).hits[0];
+tome.close();
+try {
+  tome.search("Normans");
+} catch (err) {
+  console.log(err instanceof SnapshotError, hit && title(hit.page));
+}
+`;
+    writeFileSync(join(project, "rag.ts"), script);
+    const typecheck = await runToExit([join(ROOT, "node_modules/.bin/tsc"), "-p", project], {}, project);
+    expect(typecheck.stdout + typecheck.stderr).toBe("");
+    const run = await runToExit(["bun", "rag.ts"], {}, project);
+    expect({ stderr: run.stderr, stdout: run.stdout }).toEqual({ stderr: "", stdout: "SnapshotError\ntrue Normans\n" });
+  });
+
   const MEMORY_RULE = `a number of bytes above 0, at most ${MEMORY_BOUND.limited ? "this container's memory limit" : "this machine's memory"} (${MOST_MEMORY_BYTES.toLocaleString("en-US")})`;
   const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(" ");
   const said = async (run: () => Promise<unknown> | unknown) => {

@@ -677,6 +677,8 @@ describe("open(path), as a program calls it", () => {
         expect(refused(() => open(path as string))).toBe(
           `TypeError: open(path): path must be a snapshot file's path, a string, not ${shown}.`,
         );
+      // Said "snapshot not found: . Build one with …".
+      expect(refused(() => open(""))).toBe("RangeError: open(path): path is empty: name a snapshot file (a .tome).");
       // Waited for a writer to the FIFO, forever: opened in a process of its own, killed if it waits, so that a
       // return of the wait fails this test instead of hanging the run.
       const fifo = join(tempDir(), "fifo.tome");

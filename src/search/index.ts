@@ -1,7 +1,7 @@
 /**
  * search: a snapshot in memory, searchable. Also the library API for RAG pipelines:
  *
- *   import { open } from "tome/src/search";
+ *   import { open, SnapshotError } from "tome";
  *   const tome = open("snapshots/enwiki.tome");
  *   const { hits } = tome.search("albedo of snow", { limit: 5 });
  */
@@ -15,6 +15,8 @@ import { ORDER_LENGTH, ORDERS_SECTION } from "./ranking/page-orders";
 import { loadIndexes } from "./postings/store";
 
 export { ANALYZER_VERSION, fold, phraseTest, terms, tokens } from "./text/analyze";
+// What the engine throws and returns, for a program to catch and type by the package's own name ("tome").
+export { SnapshotError, type SnapshotChunk, type SnapshotPage, type SnapshotSection } from "../snapshot";
 export { Engine } from "./engine";
 export {
   DEFAULTS,
@@ -77,6 +79,8 @@ export function open(snapshotPath: string | URL): Engine {
   }
   if (typeof snapshotPath !== "string")
     throw new TypeError(`open(path): path must be a snapshot file's path, a string, not ${said(snapshotPath)}.`);
+  // Said "snapshot not found: . Build one with …".
+  if (snapshotPath === "") throw new RangeError("open(path): path is empty: name a snapshot file (a .tome).");
   const engine = openUnguarded(snapshotPath);
   const refused = engine.guard();
   if (refused?.writing) {
