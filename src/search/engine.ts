@@ -107,7 +107,9 @@ export class Engine {
    */
   guard(): LeaseRefused | undefined {
     const { path, container } = this.snapshot;
-    return container.lease(() => {
+    // Answered at each call too (usable), not only at the lease signal: a program's loop of searches may never turn
+    // the event loop.
+    return container.leaseAnsweredAtRead(() => {
       this.closed ??= `${path} was opened for writing by another process (a copy over it?): this engine let go of it, as reading a file cut short would crash the process (D84). open() it again once it is whole; replace a snapshot by renaming a new file onto it.`;
       container.stopReading(this.closed);
     });
@@ -126,6 +128,8 @@ export class Engine {
 
   /** Throws once the engine is closed. */
   private usable(): void {
+    // A writer waiting on the lease (guard) is let in now: this sets closed.
+    this.snapshot.container.answerWriter();
     if (this.closed !== undefined) throw new SnapshotError(this.closed);
   }
 

@@ -326,7 +326,28 @@ export class Container {
 
   /** Throws why once the file is let go: what is read from a section after that is zeros, not the snapshot. */
   checkReadable(): void {
+    this.answerWriter();
     if (this.stopped) throw new SnapshotError(this.stopped);
+  }
+
+  /** Lets a writer waiting on a lease answered at read (leaseAnsweredAtRead) in now; nothing for any other. */
+  answerWriter(): void {
+    if (this.answersAtRead && !this.stopped) this.file?.answerWaitingWriter();
+  }
+
+  /** Set by leaseAnsweredAtRead: every checkReadable asks whether a writer waits on the lease. */
+  private answersAtRead = false;
+
+  /**
+   * lease() for an owner reading from synchronous calls (a library engine, D151): its every read (checkReadable) also
+   * asks whether a writer waits, and lets go at once, where the lease signal waited for a turn of the event loop that
+   * a loop of searches never gave, and the kernel, past the lease-break time, let the writer cut the file under it.
+   * `onWriter` must stop the reading before it returns.
+   */
+  leaseAnsweredAtRead(onWriter: () => void): LeaseRefused | undefined {
+    const refused = this.lease(onWriter);
+    this.answersAtRead = refused === undefined;
+    return refused;
   }
 
   /** Stops a verify() under way, at its next turn: the file is being written over in place, and reading its mapping could kill the process (D56). */

@@ -30,6 +30,8 @@ const F_GETLEASE = 1025;
 const F_RDLCK = 0;
 const F_UNLCK = 2;
 const PAGE = 4096;
+/** How often, at most, a reader answering its lease at read asks whether a writer waits (answerWaitingWriter). */
+const ASK_WRITER_MS = 100;
 /** The signal a lease breaking sends: its default is to be ignored, and nothing else of Tome's uses it. */
 const LEASE_SIGNAL = "SIGURG";
 
@@ -125,6 +127,8 @@ export class FileMapping {
   private readonly ranges: { address: number; length: number; buffer: WeakRef<ArrayBuffer> }[] = [];
   private leaseHeld = false;
   private onWriter: ((graceMs: number) => Promise<void> | void) | undefined;
+  /** When answerWaitingWriter last asked the kernel whether a writer waits. */
+  private writerAskedAt = Number.NEGATIVE_INFINITY;
   /** Set once every range reads zeros: nothing more is mapped from the file. */
   private dropped = false;
 
@@ -189,6 +193,25 @@ export class FileMapping {
     this.leaseHeld = true;
     leased.set(this.fd, new WeakRef(this));
     return undefined;
+  }
+
+  /**
+   * writerCame() now, asked by an owner reading from synchronous calls (a program's loop of searches), which may not
+   * turn the event loop for the whole lease-break time: the signal waits for a turn, and past that time the kernel
+   * lets the writer cut the file under the mapping (SIGBUS at the next read). When a writer waits on the lease
+   * (F_GETLEASE reads F_UNLCK), the owner's onWriter, which must stop its reading before it returns, then every range
+   * reads zeros and the lease is let go. Asked of the kernel at most every ASK_WRITER_MS (an fcntl through bun:ffi
+   * tripled the time of a page() read), well within the lease-break time.
+   */
+  answerWaitingWriter(): void {
+    if (!this.leaseHeld) return;
+    const now = performance.now();
+    if (now - this.writerAskedAt < ASK_WRITER_MS) return;
+    this.writerAskedAt = now;
+    if (libcOf()!.fcntl(this.fd, F_GETLEASE, 0) !== F_UNLCK) return;
+    this.leaseHeld = false;
+    void this.onWriter?.(0);
+    this.drop();
   }
 
   /** Called when the lease is being broken: lets the owner stop reading, then lets go of the file. */
