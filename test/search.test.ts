@@ -584,7 +584,7 @@ describe("the library API, as the README shows it (open(path).search(q, options)
     expect(tome.search("the").hits.length).toBe(10);
   });
 
-  test("changes(), page() and pageByTitle() too: a page id as text, a date's text, a negative offset or a fractional limit is refused, naming it", async () => {
+  test("changes(), page(), pageByTitle() and watch() too: a page id as text, a date's text, a negative offset, a fractional limit or a watcher that is no function is refused, naming it", async () => {
     const tome = open(await snapshotFor({ dumps: [SQUAD] }));
     const every = tome.changes(0, 0, 1000);
     // Compared as NaN: every page, whatever the date.
@@ -617,6 +617,11 @@ describe("the library API, as the README shows it (open(path).search(q, options)
       expect(refused(() => tome.page(pageId as number))).toBe(
         `RangeError: page(pageId): pageId must be a page id, an integer of 0 or more, not ${shown}.`,
       );
+    // Taken, then every later search threw "watcher is not a function" from inside.
+    expect(refused(() => tome.watch(undefined as unknown as () => void))).toBe(
+      "TypeError: watch(watcher): watcher must be a function, not undefined.",
+    );
+    expect(tome.search("the", { limit: 1 }).hits.length).toBe(1);
     expect(refused(() => tome.pageByTitle(Object.create(null)))).toBe(
       "TypeError: pageByTitle(title): title must be a string, not [Object: null prototype] {}.",
     );

@@ -156,6 +156,9 @@ export class Engine {
 
   /** Calls `watcher` with the work of every later search and lucky lookup, until the function returned is called. */
   watch(watcher: (work: SearchWork) => void): () => void {
+    // Taken as it came, anything but a function made every later search throw "watcher is not a function" from inside.
+    if (typeof watcher !== "function")
+      throw new TypeError(`watch(watcher): watcher must be a function, not ${said(watcher)}.`);
     this.watchers.add(watcher);
     return () => this.watchers.delete(watcher);
   }
