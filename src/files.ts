@@ -1,6 +1,7 @@
 /** Files that must never be left half-written, and the scratch folders a build must not leave behind. */
 import {
   closeSync,
+  existsSync,
   fsyncSync,
   mkdirSync,
   mkdtempSync,
@@ -204,31 +205,47 @@ export function removeAllScratch(): void {
 /** The lock files this process holds (takeLock), each by the function that lets it go. */
 const heldLocks = new Set<() => void>();
 
+/** The lock files a build, an update (`.<name>.tome.lock`, claimOutput) or a follower (`.follow.lock`) holds in its folder. */
+const FOLDER_LOCK = /^(?:\..+\.tome|\.follow)\.lock$/;
+
 /**
  * Removes the scratch folders and half-written snapshots in `dir` left by builds whose process
  * is gone (killed, or the machine restarted): returns their names. Those of a process still
  * running are left, and so are folders named before they carried their process (whose they
  * are is unknown). So are those whose id a live lock in `dir` of another pid space names (a build in another container
  * writing into the same folder, D175): its id says nothing of any process here.
+ * The locks of builds, updates and followers there whose holder is gone, by the rules a taker breaks them by (D175: its
+ * process gone or its id reused here; not renewed for LOCK_STALE_MS, held from another pid space), go too
+ * (breakStaleLock: never one a taker has taken meanwhile), named among the rest (D196).
  */
 export function clearStaleScratch(dir: string): string[] {
   const elsewhere = liveHoldersElsewhere(dir);
-  return removeLeftovers(dir, (name) => {
+  const removed = removeLeftovers(dir, (name) => {
     const pid = LEFTOVER.map((pattern) => pattern.exec(name)?.[1]).find((p) => p !== undefined);
     return pid !== undefined && elsewhere.has(Number(pid)) ? undefined : pid;
   });
+  for (const name of namesIn(dir).filter((name) => FOLDER_LOCK.test(name))) {
+    const found = lockFound(join(dir, name));
+    if (typeof found !== "object" || !("stale" in found)) continue;
+    // breakStaleLock leaves a lock taken meanwhile (its text another's), and one another process is breaking.
+    if (breakStaleLock(join(dir, name), found.stale) && !existsSync(join(dir, name))) removed.push(name);
+  }
+  return removed;
+}
+
+/** The names in `dir`, none if it cannot be read. */
+function namesIn(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
 }
 
 /** The ids named by the live locks (`*.lock`) in `dir` held from another pid space. */
 function liveHoldersElsewhere(dir: string): Set<number> {
   const pids = new Set<number>();
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return pids;
-  }
-  for (const name of names) {
+  for (const name of namesIn(dir)) {
     if (!name.endsWith(".lock")) continue;
     const holder = lockHeld(join(dir, name));
     if (holder?.elsewhere) pids.add(holder.pid);
@@ -250,13 +267,7 @@ export function clearDeadWrites(path: string): string[] {
 
 /** Removes the files and folders in `dir` whose name carries (pidOf) a process id that is not this process's and runs no more: their names. */
 function removeLeftovers(dir: string, pidOf: (name: string) => string | undefined): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const stale = names.filter((name) => {
+  const stale = namesIn(dir).filter((name) => {
     const pid = pidOf(name);
     return pid !== undefined && Number(pid) !== process.pid && !processAlive(Number(pid));
   });

@@ -229,6 +229,24 @@ describe("a build's scratch folders", () => {
     removeScratch(mine);
     expect(existsSync(mine)).toBe(false);
   });
+
+  test("the locks of builds and followers whose holder is gone go with their leftovers; a live holder's and other programs' stay (D196)", async () => {
+    const dir = tempDir();
+    const gone = Bun.spawn(["true"]);
+    await gone.exited;
+    // Killed (kill -9) builds and a follower, as takeLock wrote their locks (id and start time); a build that runs (the
+    // test runner, its id alone); another program's lock, and an empty lock being made (a taker's first instant).
+    const locks: [string, string][] = [
+      [".enwiki.tome.lock", `${gone.pid} 12345\n`],
+      [".follow.lock", `${gone.pid} 12345\n`],
+      [".simplewiki.tome.lock", `${process.ppid}\n`],
+      [".other.lock", `${gone.pid}\n`],
+      [".dewiki.tome.lock", ""],
+    ];
+    for (const [name, text] of locks) writeFileSync(join(dir, name), text);
+    expect(clearStaleScratch(dir).sort()).toEqual([".enwiki.tome.lock", ".follow.lock"]);
+    expect(readdirSync(dir).sort()).toEqual([".dewiki.tome.lock", ".other.lock", ".simplewiki.tome.lock"]);
+  });
 });
 
 describe("a build or update stopped before its end", () => {
