@@ -309,6 +309,38 @@ await mainOf("snapshot:build", () => { throw Object.assign(new Error("ENOSPC: no
 });
 
 describe("bun run start", () => {
+  test("removes what a build killed outright left in snapshots/, its process gone, and says so; a running one's stays (D196)", async () => {
+    const cwd = tempDir();
+    const folder = join(cwd, "snapshots");
+    mkdirSync(folder);
+    copyFileSync(await snapshotFor({ dumps: [SQUAD], limit: 10 }), join(folder, "enwiki.tome"));
+    const gone = Bun.spawn(["true"]);
+    await gone.exited;
+    // A build of simplewiki killed with kill -9: its sorted runs, its snapshot half written, its lock.
+    const left = [`.tome-sorted-${gone.pid}-abcdef`, `.simplewiki.tome.${gone.pid}.tmp`, ".simplewiki.tome.lock"];
+    mkdirSync(join(folder, left[0]!));
+    writeFileSync(join(folder, left[0]!, "run-0"), "claims");
+    writeFileSync(join(folder, left[1]!), "TOMESNAP");
+    writeFileSync(join(folder, left[2]!), `${gone.pid} 12345\n`);
+    // A build still running (this test's runner) beside it.
+    const running = `.tome-pages-${process.ppid}-abcdef`;
+    mkdirSync(join(folder, running));
+    const server = await startServer({ CWD: cwd, TOME_SNAPSHOT: "", TOME_AUTH: "off" });
+    try {
+      const said = server
+        .stderr()
+        .split("\n")
+        .find((line) => line.startsWith("start: removed 3 temporary file(s)"));
+      expect(said).toStartWith(
+        "start: removed 3 temporary file(s) in snapshots left by a build or update that was killed (its process is gone): ",
+      );
+      for (const name of left) expect(said).toContain(name);
+      expect(readdirSync(folder).sort()).toEqual([running, "enwiki.tome"]);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
   test("builds a snapshot from TOME_DUMP when there is none, then serves it", async () => {
     const cwd = tempDir();
     // It builds before it serves: spawnServer's 60 s was passed here at load 38 on 2 cores (the build done, "Loaded" the

@@ -288,11 +288,7 @@ export function claimOutput(out: string, log: (line: string) => void): () => voi
     unmake();
     throw err;
   }
-  const stale = clearStaleScratch(dirname(out));
-  if (stale.length)
-    log(
-      `removed ${stale.length} temporary file(s) in ${printableName(dirname(out))} left by a build or update that was killed (its process is gone): ${stale.map(printableName).join(", ")}`,
-    );
+  clearLeftovers(dirname(out), log);
   // Stopped by SIGINT or SIGTERM, the build or update removes its files and exits (D116): its log says so, not nothing.
   // An `out` already there (an update's --out its --base) is untouched: "was not written" sounded as if it were lost.
   const was = stoppedOutput(out);
@@ -306,6 +302,19 @@ export function claimOutput(out: string, log: (line: string) => void): () => voi
     release();
     unmake();
   };
+}
+
+/**
+ * Removes from `dir` what builds, updates and followers killed outright left there, their process gone
+ * (clearStaleScratch: scratch folders, half-written snapshots, locks), and says which to `log`: at the start of a build
+ * or update into `dir` (claimOutput), and of a server on snapshots/ (D196).
+ */
+export function clearLeftovers(dir: string, log: (line: string) => void): void {
+  const stale = clearStaleScratch(dir);
+  if (stale.length)
+    log(
+      `removed ${stale.length} temporary file(s) in ${printableName(dir)} left by a build or update that was killed (its process is gone): ${stale.map(printableName).join(", ")}`,
+    );
 }
 
 /** A second SIGINT or SIGTERM this soon after the first is the same Ctrl-C, passed on by npm or bun run. */

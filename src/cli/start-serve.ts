@@ -19,7 +19,7 @@ import { type App, createApp, DOCS_PATH, serve, stdoutLog } from "../http";
 import { DEFAULT_CHUNK_WORDS, DumpError } from "../ingest";
 import { type Engine, openUnguarded } from "../search";
 import { openContainer } from "../snapshot";
-import { buildSnapshot } from "./snapshot-build";
+import { buildSnapshot, clearLeftovers } from "./snapshot-build";
 import { download, fileNameOf } from "./download";
 import { STOPPED_EXIT_CODE } from "../files";
 import { downloadProgress } from "./progress";
@@ -309,6 +309,9 @@ export async function serveFromConfig(config: Config): Promise<void> {
   // Connecting early; an unreachable Redis is not fatal (503 until it answers).
   if (access instanceof RedisAccess) await access.start();
   const { adminToken, publicUrl, trustedProxies, snapshotWatch: watch } = config;
+  // A build or update of snapshots/ killed outright (kill -9, the OOM killer) left its scratch there, gigabytes at English
+  // Wikipedia's size, and its lock: gone now, not at the next build into snapshots/ (D196). A running one's stay.
+  clearLeftovers(SNAPSHOT_DIR, (line) => note(`start: ${line}.`));
   // Planned now, snapshots/ listed now: one that snapshot:build wrote while Redis was connecting is served, not built over.
   const path = await ensureSnapshot(planSnapshot(config, note));
   const requests = stdoutLog();
