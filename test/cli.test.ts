@@ -913,6 +913,21 @@ describe("bun run snapshot:export", () => {
     );
   });
 
+  test("the part an earlier Tome's export left (.NAME.partial, no process named) is left, and the export to that name says so and how to remove it (D196)", async () => {
+    const snapshot = await snapshotFor({ dumps: [SQUAD], limit: 10 });
+    const dir = tempDir();
+    const out = join(dir, "chunks.jsonl");
+    // Exports before 080e1022 wrote .NAME.partial, one name for every export, and held no lock.
+    const part = join(dir, ".chunks.jsonl.partial");
+    writeFileSync(part, Buffer.alloc(3_000_000));
+    const done = await run([EXPORT, "--snapshot", snapshot, "--out", out]);
+    expect(done.code).toBe(0);
+    expect(done.stderr).toContain(
+      `snapshot:export: left ${part} (3 MB), the part of an export by a Tome from before 2 December 2026, whose parts named no process: whether that export still runs (here or in another container) cannot be told. Once none runs, delete it: rm ${part}`,
+    );
+    expect(readdirSync(dir).sort()).toEqual([".chunks.jsonl.partial", "chunks.jsonl"]);
+  });
+
   test("an --out that is a snapshot, or named as one (.tome), is refused, the snapshot untouched; through a link too", async () => {
     const snapshot = await snapshotFor({ dumps: [SQUAD] });
     const dir = tempDir();

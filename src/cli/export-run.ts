@@ -14,7 +14,7 @@ import { ArgumentError, note } from "./main";
 import { clearDeadWrites, STOPPED_EXIT_CODE, writeFailed } from "../files";
 import { commandLine } from "../invocation";
 import { checkOut, stoppedOutput } from "./out";
-import { printableName } from "../printable";
+import { printableName, shellWord } from "../printable";
 
 /** snapshot:export's arguments, as parsed (src/cli/snapshot-export.ts). */
 export interface ExportArgs {
@@ -154,6 +154,24 @@ export async function runExport(args: ExportArgs, stdout: Writable = process.std
   }
 }
 
+/**
+ * Says that the part an export by an earlier Tome left beside `out`, `.NAME.partial`, is there, and leaves it (D196):
+ * that name carried no process and no lock was held, so whether its export still writes it (here, or in another
+ * container on a shared folder) cannot be told, and removing a live export's part would lose its work.
+ */
+function noteOldPart(out: string): void {
+  const part = join(dirname(out), `.${basename(out)}.partial`);
+  let size: number;
+  try {
+    size = statSync(part).size;
+  } catch {
+    return;
+  }
+  note(
+    `snapshot:export: left ${printableName(part)} (${Math.round(size / 1e6)} MB), the part of an export by a Tome from before 2 December 2026, whose parts named no process: whether that export still runs (here or in another container) cannot be told. Once none runs, delete it: rm ${shellWord(part)}`,
+  );
+}
+
 async function exportFrom(snapshot: Snapshot, args: ExportArgs, stdout: Writable): Promise<number | undefined> {
   const { rows, chunks } = exportedRows(snapshot, args.since);
   const compressor = compressorFor(args.out);
@@ -175,6 +193,7 @@ async function exportFrom(snapshot: Snapshot, args: ExportArgs, stdout: Writable
     note(
       `snapshot:export: removed ${stale.length} part(s) of ${printableName(args.out)} left by an export that was killed (its process is gone): ${stale.map(printableName).join(", ")}.`,
     );
+  if (partial) noteOldPart(args.out);
   // Stopped (Ctrl-C, SIGTERM): the part written goes, as a build's files do (D116), rather than staying hidden beside --out;
   // an --out already there is untouched (it is renamed over only when the export is whole), and is said so.
   const was = partial ? stoppedOutput(args.out) : undefined;
