@@ -425,6 +425,33 @@ describe("the key tool", () => {
     expect(filesOf(dir)).toEqual(before);
   });
 
+  test("a key made but printed to no one (keys create killed between its write and its print) is found by keys list, by its first characters, and revoked (D196)", async () => {
+    const dir = tempDir("tome-data-");
+    // What the kill leaves: the key in keys.json, counted against the plan, its text shown to nobody.
+    const unseen = await keyMade(dir, { name: "app", plan: "free" });
+    const retried = await keyTool(dir, "create", "--name", "app");
+    expect(retried.code).toBe(0);
+    const held = retried.stdout.trim();
+    const list = await keyTool(dir, "list");
+    const rows = list.stdout
+      .split("\n\n")[0]!
+      .split("\n")
+      .map((line) => line.split(/ {2,}/));
+    expect(rows[0]!.slice(0, 3)).toEqual(["ID", "KEY", "NAME"]);
+    // The key whose first characters are not the printed one's, never used: the unseen one, with its time of making.
+    const [other] = rows.slice(1).filter((row) => row[2] === "app" && !held.startsWith(row[1]!.replace("…", "")));
+    expect(other).toBeDefined();
+    expect([other![0], other![1], other![7], other![9]]).toEqual([
+      unseen.id,
+      `${unseen.key.slice(0, 7)}…`,
+      unseen.created_at.replace("T", " ").slice(0, 19),
+      "never",
+    ]);
+    expect(JSON.parse((await keyTool(dir, "list", "--json")).stdout)[0].prefix).toBe(unseen.key.slice(0, 7));
+    expect((await keyTool(dir, "revoke", other![0]!)).code).toBe(0);
+    expect((await keyTool(dir, "list")).stdout).toMatch(/^default +free +1 \/ 3 /m);
+  });
+
   test("list: each key with its expiry; each account's usage once, on its own line, with its active keys out of its plan's", async () => {
     const dir = tempDir("tome-data-");
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
@@ -449,6 +476,7 @@ describe("the key tool", () => {
       .map((block) => block.split("\n").map((line) => line.split(/ {2,}/)));
     expect(keyLines![0]).toEqual([
       "ID",
+      "KEY",
       "NAME",
       "ACCOUNT",
       "PLAN",
@@ -458,7 +486,7 @@ describe("the key tool", () => {
       "EXPIRES",
       "LAST USED",
     ]);
-    expect(keyLines!.slice(1, 4).map((l) => [l[1], l[5], l[7]])).toEqual([
+    expect(keyLines!.slice(1, 4).map((l) => [l[2], l[6], l[8]])).toEqual([
       ["a", "revoked", `${tomorrow} 00:00:00`],
       ["b", "active", "never"],
       ["c", "active", "never"],
@@ -518,7 +546,7 @@ describe("the key tool", () => {
     const listed = await keyTool(dir, "list");
     expect(listed.code).toBe(0);
     expect(listed.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
-    expect(listed.stdout).toContain(`${shownId}  other`);
+    expect(listed.stdout).toContain(`${shownId}  ${other.key.slice(0, 7)}…  other`);
     expect(listed.stdout).toContain(`\n${shownAccount} `);
     const first = await keyTool(dir, "revoke", id);
     expect(first.code).toBe(0);

@@ -53,12 +53,15 @@ const HELP: Record<string, string> = {
   --json               print {key, id, name, account, plan, scopes, expires_at, created_at}
 
 The key is printed once: only its hash is kept. Keys per account: free 3, starter 5,
-growth 10, business 20, enterprise unlimited (D21).
+growth 10, business 20, enterprise unlimited (D21). A key made but never seen (the
+command killed before it printed it, its output lost) still counts: find it in
+"keys list" (its first characters are none you hold, last used never) and revoke it.
 `,
   list: `Usage: ${commandLine("keys")} list [--json]
 
-Every key: id, name, account, plan, scopes, state (active, revoked, expired), created,
-expires and last used; then every account: its plan, its active keys against the plan's
+Every key: id, its first characters (wk_ and 4 more, to tell it from the keys you
+hold), name, account, plan, scopes, state (active, revoked, expired), created, expires
+and last used; then every account: its plan, its active keys against the plan's
 (more after a move to a smaller plan), and its usage this month against its quota (credits are counted per account, not per key). The keys themselves are
 never shown again. --json prints one object per key; its usage_this_month is its
 account's.
@@ -195,6 +198,8 @@ async function list(args: string[], store: KeyToolStore, io: CommandIo): Promise
     const limits = limitsOf(account.plan, account.rate);
     return {
       id: k.id,
+      // The key's first characters (absent on keys made before they were kept): a key made but printed to no one (D196) is the one whose first characters nobody holds.
+      prefix: k.prefix ?? null,
       name: k.name,
       account: k.account,
       plan: account.plan,
@@ -216,16 +221,17 @@ async function list(args: string[], store: KeyToolStore, io: CommandIo): Promise
       `No keys in ${printableName(store.where)}. Create one with: ${commandLine("keys")} create --name NAME`,
     );
   const time = (iso: string | null, never: string) => iso?.replace("T", " ").slice(0, 19) ?? never;
-  const keyTable = [["ID", "NAME", "ACCOUNT", "PLAN", "SCOPES", "STATE", "CREATED", "EXPIRES", "LAST USED"]];
+  const keyTable = [["ID", "KEY", "NAME", "ACCOUNT", "PLAN", "SCOPES", "STATE", "CREATED", "EXPIRES", "LAST USED"]];
   for (const r of rows) {
     keyTable.push([
       r.id,
+      r.prefix ? `${r.prefix}…` : "—",
       r.name,
       r.account,
       r.plan,
       r.scopes.join(","),
       r.state,
-      r.created_at.slice(0, 10),
+      time(r.created_at, "-"),
       time(r.expires_at, "never"),
       time(r.last_used_at, "never"),
     ]);
