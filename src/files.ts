@@ -216,19 +216,29 @@ const FOLDER_LOCK = /^(?:\..+\.tome|\.follow)\.lock$/;
  * writing into the same folder, D175): its id says nothing of any process here.
  * The locks of builds, updates and followers there whose holder is gone, by the rules a taker breaks them by (D175: its
  * process gone or its id reused here; not renewed for LOCK_STALE_MS, held from another pid space), go too
- * (breakStaleLock: never one a taker has taken meanwhile), named among the rest (D196).
+ * (breakStaleLock: never one a taker has taken meanwhile), named among the rest (D196). One that cannot be removed (the
+ * folder mounted read-only for a server, another user's files) is passed to `failed` and left, where given; else thrown.
  */
-export function clearStaleScratch(dir: string): string[] {
+export function clearStaleScratch(dir: string, failed?: (name: string, err: Error) => void): string[] {
   const elsewhere = liveHoldersElsewhere(dir);
-  const removed = removeLeftovers(dir, (name) => {
-    const pid = LEFTOVER.map((pattern) => pattern.exec(name)?.[1]).find((p) => p !== undefined);
-    return pid !== undefined && elsewhere.has(Number(pid)) ? undefined : pid;
-  });
+  const removed = removeLeftovers(
+    dir,
+    (name) => {
+      const pid = LEFTOVER.map((pattern) => pattern.exec(name)?.[1]).find((p) => p !== undefined);
+      return pid !== undefined && elsewhere.has(Number(pid)) ? undefined : pid;
+    },
+    failed,
+  );
   for (const name of namesIn(dir).filter((name) => FOLDER_LOCK.test(name))) {
     const found = lockFound(join(dir, name));
     if (typeof found !== "object" || !("stale" in found)) continue;
-    // breakStaleLock leaves a lock taken meanwhile (its text another's), and one another process is breaking.
-    if (breakStaleLock(join(dir, name), found.stale) && !existsSync(join(dir, name))) removed.push(name);
+    try {
+      // breakStaleLock leaves a lock taken meanwhile (its text another's), and one another process is breaking.
+      if (breakStaleLock(join(dir, name), found.stale) && !existsSync(join(dir, name))) removed.push(name);
+    } catch (err) {
+      if (!failed) throw err;
+      failed(name, err as Error);
+    }
   }
   return removed;
 }
@@ -266,13 +276,26 @@ export function clearDeadWrites(path: string): string[] {
 }
 
 /** Removes the files and folders in `dir` whose name carries (pidOf) a process id that is not this process's and runs no more: their names. */
-function removeLeftovers(dir: string, pidOf: (name: string) => string | undefined): string[] {
+function removeLeftovers(
+  dir: string,
+  pidOf: (name: string) => string | undefined,
+  failed?: (name: string, err: Error) => void,
+): string[] {
   const stale = namesIn(dir).filter((name) => {
     const pid = pidOf(name);
     return pid !== undefined && Number(pid) !== process.pid && !processAlive(Number(pid));
   });
-  for (const name of stale) rmSync(join(dir, name), { recursive: true, force: true, maxRetries: 3 });
-  return stale;
+  // One that cannot be removed (a folder mounted read-only, another user's) is `failed`'s to say, if given; the rest go.
+  return stale.filter((name) => {
+    try {
+      rmSync(join(dir, name), { recursive: true, force: true, maxRetries: 3 });
+      return true;
+    } catch (err) {
+      if (!failed) throw err;
+      failed(name, err as Error);
+      return false;
+    }
+  });
 }
 
 function processAlive(pid: number): boolean {

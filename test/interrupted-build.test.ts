@@ -3,7 +3,7 @@ import type { Subprocess } from "bun";
 import * as fs from "node:fs";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { claimOutput } from "../src/cli/snapshot-build";
+import { claimOutput, clearLeftovers } from "../src/cli/snapshot-build";
 import { clearStaleScratch, makeScratch, removeScratch, STOPPED_EXIT_CODE, takeLock } from "../src/files";
 import { EN_2006, EN_2016, exportXml, snapshotFor, tempDir } from "./helpers";
 
@@ -228,6 +228,35 @@ describe("a build's scratch folders", () => {
     ]);
     removeScratch(mine);
     expect(existsSync(mine)).toBe(false);
+  });
+
+  test("what cannot be removed (snapshots/ mounted read-only for a server) is left and said, the rest of the start going on (D196)", async () => {
+    const dir = tempDir();
+    const gone = Bun.spawn(["true"]);
+    await gone.exited;
+    const left = [`.tome-runs-${gone.pid}-abcdef`, ".enwiki.tome.lock"];
+    mkdirSync(join(dir, left[0]!));
+    writeFileSync(join(dir, left[1]!), `${gone.pid} 12345\n`);
+    // The tests run as root, whom no mode refuses: the folder's refusals are the calls', as a read-only mount gives them.
+    const readOnly = (path: unknown) => {
+      if (String(path).startsWith(dir))
+        throw Object.assign(new Error(`EROFS: read-only file system, ${path}`), { code: "EROFS" });
+    };
+    const rm = spyOn(fs, "rmSync").mockImplementation(readOnly as typeof fs.rmSync);
+    const open = spyOn(fs, "openSync").mockImplementation(readOnly as unknown as typeof fs.openSync);
+    const lines: string[] = [];
+    try {
+      clearLeftovers(dir, (line) => lines.push(line));
+    } finally {
+      rm.mockRestore();
+      open.mockRestore();
+    }
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toStartWith(
+      `could not remove 2 temporary file(s) in ${dir} left by a build or update that was killed (its process is gone): `,
+    );
+    for (const name of left) expect(lines[0]).toContain(`${name} (EROFS: read-only file system`);
+    expect(readdirSync(dir).sort()).toEqual([".enwiki.tome.lock", left[0]!]);
   });
 
   test("the locks of builds and followers whose holder is gone go with their leftovers; a live holder's and other programs' stay (D196)", async () => {
