@@ -1312,6 +1312,42 @@ describe("JSON that is no JSON-RPC message", () => {
       app.close();
     }
   });
+  test('params given as an array (JSON-RPC\'s by position) is -32600 saying "params" must be an object, not that an id or method is missing', async () => {
+    const data = tempDir("tome-data-");
+    const key = keyIn(data, "k");
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access: new Access({ dataDir: data }) });
+    const headers = { ...MCP_HEADERS, "X-API-Key": key };
+    const answer = async (message: Json) => {
+      const body = JSON.stringify(message);
+      const r = await app.handle(new Request("http://localhost/mcp", { method: "POST", headers, body }));
+      const json = (await r.json()) as Json;
+      return [r.status, json.error?.code, json.error?.message];
+    };
+    const params = (kind: string) => [
+      400,
+      -32600,
+      `Invalid Request: "params" is ${kind}, where MCP takes an object (named members, not JSON-RPC's by position), or no params at all.`,
+    ];
+    try {
+      expect(await answer({ jsonrpc: "2.0", id: 1, method: "tools/list", params: [] })).toEqual(params("an array"));
+      expect(
+        await answer({ jsonrpc: "2.0", id: 1, method: "tools/call", params: ["search", { q: "albedo" }] }),
+      ).toEqual(params("an array"));
+      expect(await answer({ jsonrpc: "2.0", method: "notifications/initialized", params: [] })).toEqual(
+        params("an array"),
+      );
+      expect(await answer({ jsonrpc: "2.0", id: 1, method: "ping", params: null })).toEqual(params("null"));
+      expect(await answer({ jsonrpc: "2.0", id: 1, result: [] })).toEqual([
+        400,
+        -32600,
+        `Invalid Request: "result" is an array, where MCP takes an object (named members, not JSON-RPC's by position).`,
+      ]);
+      // Something else wrong too: what a request has, as before.
+      expect((await answer({ jsonrpc: "2.0", method: 5, params: [] }))[2]).toContain('a request has "jsonrpc": "2.0"');
+    } finally {
+      app.close();
+    }
+  });
 });
 
 describe("a body that never arrives", () => {

@@ -75,6 +75,26 @@ function messageShape(text: string, limits: { depth: number; members: number }):
   return { depth: deepest, members };
 }
 
+/** A message's members that MCP has be an object where JSON-RPC 2.0 also takes an array (params by position). */
+const OBJECT_MEMBERS = ["params", "result"] as const;
+
+/**
+ * What makes JSON no MCP message, said to the client: the member that is no object when the message is one without it
+ * (`"params": []`, JSON-RPC's params by position, which MCP does not take), else what a request has.
+ */
+function noMessage(message: unknown): string {
+  if (typeof message === "object" && message !== null) {
+    for (const name of OBJECT_MEMBERS) {
+      const value: unknown = (message as Record<string, unknown>)[name];
+      if (value === undefined || (typeof value === "object" && value !== null && !Array.isArray(value))) continue;
+      if (!JSONRPCMessageSchema.safeParse({ ...message, [name]: {} }).success) continue;
+      const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
+      return `"${name}" is ${kind}, where MCP takes an object (named members, not JSON-RPC's by position)${name === "params" ? ", or no params at all" : ""}.`;
+    }
+  }
+  return 'the body is JSON but no JSON-RPC 2.0 message: a request has "jsonrpc": "2.0", an "id" (a string or an integer) and a "method".';
+}
+
 /** The quota's 429, when it could not hold the request's credit (the keys step let it on for its 400 to come first, D2). */
 function overQuota(x: Exchange): Response | undefined {
   const refusal = x.overQuota?.();
@@ -135,13 +155,7 @@ export function mcpOverHttp(tools: McpTools): (x: Exchange) => Promise<Response>
     const asRequest = isJSONRPCRequest(message) ? message : undefined;
     // JSON, but no JSON-RPC message: the SDK calls it -32700 Parse error, which is for a body that is not JSON.
     const parsed = asRequest ? undefined : JSONRPCMessageSchema.safeParse(message);
-    if (parsed && !parsed.success) {
-      return rpcError(
-        400,
-        INVALID_REQUEST,
-        'Invalid Request: the body is JSON but no JSON-RPC 2.0 message: a request has "jsonrpc": "2.0", an "id" (a string or an integer) and a "method".',
-      );
-    }
+    if (parsed && !parsed.success) return rpcError(400, INVALID_REQUEST, `Invalid Request: ${noMessage(message)}`);
     // A notification the server cannot accept is an HTTP error (MCP), not the 202 the SDK answers before reading it.
     // Past the schema, a message with a method that is no request is a notification.
     const notification = parsed?.success && "method" in parsed.data ? parsed.data : undefined;
