@@ -451,6 +451,50 @@ describe("Redis unreachable", () => {
   });
 });
 
+describe("a settlement Redis runs after the replica gave up on it", () => {
+  test("a withheld answer is not charged when its settlement, queued in a stalled Redis, runs later (stopped past the 2 s timeout)", async () => {
+    const { key } = await keyOn(redis.url, { name: "queued", account: "queued", plan: "starter" });
+    const access = new RedisAccess({ url: redis.url, keyMsPerSecond: 0, log: () => {} });
+    await access.start();
+    // Redis stalls between the request's admission and its settlement (SIGSTOP): the settlement waits in its socket past
+    // the replica's timeout, and runs when Redis goes on (as after DEBUG SLEEP 3, or a reply lost as Redis shut down).
+    let paused = false;
+    const gate = Object.assign(Object.create(access) as RedisAccess, {
+      admit: async (headers: Headers, cost: number, needs?: "read" | "full") => {
+        const grant = await access.admit(headers, cost, needs);
+        if (!paused) process.kill(redis.pid(), "SIGSTOP");
+        paused = true;
+        return grant;
+      },
+    });
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access: gate });
+    const get = () => app.handle(new Request("http://localhost/v1/chunk/39_2", { headers: { "X-API-Key": key } }));
+    try {
+      const withheld = await get();
+      const body = (await withheld.json()) as Json;
+      expect([withheld.status, body.message]).toEqual([503, expect.stringContaining("nothing was charged")]);
+      // Redis goes on, and runs the settlement it was sent; the replica serves again: one answer, one credit.
+      process.kill(redis.pid(), "SIGCONT");
+      let status = 0;
+      for (const deadline = Date.now() + 10_000; status !== 200 && Date.now() < deadline; ) {
+        status = (await get()).status;
+        if (status !== 200) await Bun.sleep(100);
+      }
+      expect(status).toBe(200);
+      let spent = "";
+      for (const deadline = Date.now() + 5_000; Date.now() < deadline; await Bun.sleep(100)) {
+        spent = redis.cli("HGET", `tome:spent:${month()}`, "queued");
+        if (spent === "1" && redis.cli("HGET", `tome:held:${month()}`, "queued") === "0") break;
+      }
+      expect([spent, redis.cli("HGET", `tome:held:${month()}`, "queued")]).toEqual(["1", "0"]);
+    } finally {
+      process.kill(redis.pid(), "SIGCONT");
+      app.close();
+      access.stop();
+    }
+  });
+});
+
 describe("a hold that lapsed (D181)", () => {
   /** A starter key of account `name` with one credit left, and a started RedisAccess whose clock `later` moves on. */
   async function oneCreditLeft(name: string) {

@@ -37,7 +37,7 @@ import type { AccountStore } from "../accounts";
 import { redisAccountStore } from "./accounts";
 import { RedisConnection } from "./connection";
 import { INDEX } from "./account-scripts";
-import { ADMIT, HOLD_LEASE_MS, REQUEST_HOLD_LEASE_MS, SCRIPTS, SETTLE } from "./scripts";
+import { ADMIT, HOLD_LEASE_MS, REQUEST_HOLD_LEASE_MS, SCRIPTS, SETTLE, UNSETTLE } from "./scripts";
 
 /** Seconds a client is told to wait while Redis is unreachable (a probe runs every 250 ms). */
 export const UNAVAILABLE_RETRY_AFTER = 2;
@@ -64,7 +64,12 @@ const STORE_EMPTY: Refusal = {
 /** A hold in Redis: its id in the account's holds (empty for an unlimited quota, which holds nothing). */
 interface RedisHold extends Hold {
   readonly holdId: string;
+  /** When it lapses (ms, this replica's clock). */
+  readonly lapsesAt: number;
 }
+
+/** Settlements given up on at most, kept to be undone (UNSETTLE) once Redis answers again; past it, the oldest are dropped. */
+const UNSETTLED_LIMIT = 100_000;
 
 /** A grant with the account's ledger as Redis last reported it (for X-Quota-Remaining and the quota's 429). */
 interface RedisGrant extends Grant {
@@ -114,6 +119,9 @@ export class RedisAccess implements Gate {
   /** Since when (ms) the store has been found without its keys, while it is. */
   private storeLostSince: number | undefined;
   private readonly log: (line: string) => void;
+  /** The arguments of UNSETTLE for each 2xx's settlement given up on (its answer withheld), until Redis has run it. */
+  private unsettled: string[][] = [];
+  private unsettling = false;
 
   constructor(options: RedisAccessOptions) {
     this.now = options.now ?? Date.now;
@@ -233,8 +241,10 @@ export class RedisAccess implements Gate {
     const workWait = rateRemaining < 0 || status === 2 ? 0 : this.work.wait(id, r.now);
     const holdState = Number(reply[7]);
     let held: RedisHold | undefined;
-    if (holdState === 1) held = { account: key.account, month: r.month.name, holdId: r.holdId };
-    else if (holdState === 2) held = { account: key.account, month: r.month.name, holdId: "" };
+    const lapsesAt = r.now + (r.cost > 1 ? HOLD_LEASE_MS : REQUEST_HOLD_LEASE_MS);
+    if (holdState === 1) held = { account: key.account, month: r.month.name, holdId: r.holdId, lapsesAt };
+    else if (holdState === 2) held = { account: key.account, month: r.month.name, holdId: "", lapsesAt };
+    if (this.unsettled.length > 0) void this.unsettle();
     const grant: RedisGrant = {
       key,
       cost: r.cost,
@@ -314,8 +324,37 @@ export class RedisAccess implements Gate {
         if (succeeded) this.spentByPlan.add(g.key.plan, g.cost);
         return true;
       },
-      () => (succeeded ? "unreachable" : true),
+      () => {
+        if (!succeeded) return true;
+        // Redis may have run it, or run it still: undone once Redis answers, so that the answer withheld costs nothing.
+        if (hold.holdId !== "") {
+          if (this.unsettled.length >= UNSETTLED_LIMIT) this.unsettled.shift();
+          this.unsettled.push([...args.slice(0, 4), args[6]!, args[7]!, "", String(hold.lapsesAt)]);
+        }
+        return "unreachable" as const;
+      },
     );
+  }
+
+  /** Runs UNSETTLE for the settlements given up on (one run at a time); those Redis does not take wait for the next. */
+  private async unsettle(): Promise<void> {
+    if (this.unsettling) return;
+    this.unsettling = true;
+    const todo = this.unsettled;
+    this.unsettled = [];
+    try {
+      for (const [i, args] of todo.entries()) {
+        args[6] = String(this.now());
+        try {
+          await this.redis.run(UNSETTLE, args);
+        } catch {
+          this.unsettled = todo.slice(i).concat(this.unsettled);
+          return;
+        }
+      }
+    } finally {
+      this.unsettling = false;
+    }
   }
 
   /** Logged once, when first found. */

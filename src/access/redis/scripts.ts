@@ -15,6 +15,7 @@
  *   tome:account_keys:NAME set   the ids of account NAME's keys (the dashboard reads one account's keys: D81)
  *   tome:account_names     zset  every account's name, all scored 0 (read in name order, a page at a time)
  *   tome:indexed           int   1 once the two above were built from a store written before them
+ *   tome:void:HOLD         string  a hold whose 2xx's settlement the replica gave up on: a settlement still to come spends nothing; expires after HOLD_LEASE_MS
  *   tome:probe             string  written by a replica's probe while Redis is unreachable (a Redis that answers PING may refuse writes); expires after 10 s
  *   tome:session:SHA       string  a dashboard session (JSON), by the sha256 of its cookie; expires with it
  *   tome:account_sessions:NAME  zset  the hashes of account NAME's sessions ("@operator": the operator's), scored by their end
@@ -150,6 +151,7 @@ end
 local spent = tonumber(redis.call('HGET', spentKey, account) or '0')
 local held = tonumber(redis.call('HGET', heldKey, account) or '0')
 if spend then
+  if kept == 0 and holdId ~= '' and redis.call('EXISTS', 'tome:void:' .. holdId) == 1 then return {spent, held, 0} end
   if kept == 0 and quota >= 0 and quota - spent - held < cost then return {spent, held, 0} end
   spent = redis.call('HINCRBY', spentKey, account, cost)
   local useKey = 'tome:use:' .. ARGV[7]
@@ -157,6 +159,33 @@ if spend then
   redis.call('PEXPIRE', useKey, ${USE_DAYS_MS})
 end
 return {spent, held, 1}`,
+);
+
+/**
+ * A 2xx's settlement the replica gave up on (no answer within its timeout, or the connection lost): its answer was
+ * withheld, "nothing charged", yet Redis may have run the settlement before, or may run it still (a stalled Redis runs
+ * what waits in its socket when it goes on). Run once Redis answers again. ARGV: month, account, hold id, cost, the UTC
+ * day and key id it was counted to, now and when the hold lapses (both ms, the replica's clock). Its hold still held:
+ * the settlement has not run, so the hold goes back and a settlement yet to come spends nothing (tome:void:HOLD). Gone
+ * before it lapsed: the settlement ran, and its spending is undone. Lapsed: admission gave it back, and a settlement
+ * yet to come spends nothing. Replies 1, 2 or 3 for these.
+ */
+export const UNSETTLE = script(
+  "unsettle",
+  `local month, account, holdId, cost = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local holdsKey = 'tome:holds:' .. month .. ':' .. account
+if redis.call('ZREM', holdsKey, holdId .. ':' .. cost) == 1 then
+  redis.call('HINCRBY', 'tome:held:' .. month, account, -cost)
+  redis.call('SET', 'tome:void:' .. holdId, '1', 'PX', ${HOLD_LEASE_MS})
+  return 1
+end
+if tonumber(ARGV[7]) < tonumber(ARGV[8]) and redis.call('HEXISTS', 'tome:accounts', account) == 1 then
+  redis.call('HINCRBY', 'tome:spent:' .. month, account, -cost)
+  redis.call('HINCRBY', 'tome:use:' .. ARGV[5], ARGV[6] .. ':c', -cost)
+  return 2
+end
+redis.call('SET', 'tome:void:' .. holdId, '1', 'PX', ${HOLD_LEASE_MS})
+return 3`,
 );
 
 /**
@@ -230,4 +259,4 @@ for _, u in ipairs(data.last_used) do redis.call('HSET', 'tome:last_used', u[1],
 ${BUMP_VERSION}`,
 );
 
-export const SCRIPTS = [ADMIT, SETTLE, READ_KEYS, WRITE_KEYS, IMPORT, ...ACCOUNT_SCRIPTS];
+export const SCRIPTS = [ADMIT, SETTLE, UNSETTLE, READ_KEYS, WRITE_KEYS, IMPORT, ...ACCOUNT_SCRIPTS];
