@@ -92,6 +92,31 @@ describe("three replicas on one Redis", () => {
     }
   });
 
+  test("a replica started with other settings than the replica before it says so at start, naming each; the same settings say nothing (D39)", async () => {
+    const said = async (server: ServerProcess) => {
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; await Bun.sleep(100))
+        if (/holds no API key|key\(s\)/.test(server.stderr())) break;
+      return server.stderr();
+    };
+    for (const started of replicas) expect(await said(started)).not.toContain("settings differ");
+    const other = await startServer({
+      TOME_SNAPSHOT: snapshot,
+      TOME_REDIS_URL: redis.url,
+      TOME_KEY_MS_PER_SECOND: "100",
+      TOME_ADMIN_TOKEN: "operator-token-of-another-replica",
+    });
+    try {
+      const warning = (await said(other)).split("\n").find((line) => line.includes("settings differ"));
+      expect(warning).toContain("TOME_KEY_MS_PER_SECOND is 100 here, 0 there");
+      expect(warning).toContain("TOME_ADMIN_TOKEN is a token whose sha256 begins ");
+      expect(warning).toContain(", unset there");
+      expect(warning).not.toContain("operator-token-of-another-replica");
+      expect(warning).not.toContain("TOME_PUBLIC_URL");
+    } finally {
+      await other.stop();
+    }
+  });
+
   test("a Redis without the append-only file is found, for the replica's warning at start (what a restart of Redis would lose)", async () => {
     const bare = await startRedis();
     const withAof = new RedisAccess({ url: redis.url, keyMsPerSecond: 0 });

@@ -11,6 +11,9 @@ import {
   createKey,
   DataFolderTaken,
   dataFolderHeld,
+  hashToken,
+  PLAN_NAMES,
+  PLANS,
   RedisAccess,
   updateKeyFile,
   UsageNotSaved,
@@ -72,8 +75,29 @@ function openAccess(config: Config): Access | RedisAccess | undefined {
   return new Access({ dataDir: config.dataDir, keyMsPerSecond: config.keyMsPerSecond });
 }
 
+/**
+ * The settings each replica applies on its own, as said when replicas differ (D39): the work share, the dashboard's
+ * operator token (by the start of its sha256), the proxies trusted, the public URL, and the plans (a Tome of another version).
+ */
+function replicaSettings(config: Config): Record<string, string> {
+  return {
+    TOME_KEY_MS_PER_SECOND: String(config.keyMsPerSecond ?? DEFAULT_KEY_MS_PER_SECOND),
+    TOME_ADMIN_TOKEN: config.adminToken
+      ? `a token whose sha256 begins ${hashToken(config.adminToken).slice(0, 8)}`
+      : "unset",
+    TOME_TRUSTED_PROXIES: [...config.trustedProxies].sort().join(",") || "none",
+    TOME_PUBLIC_URL: config.publicUrl ?? "unset",
+    plans: PLAN_NAMES.map((name) => `${name} ${PLANS[name].rate}/s ${PLANS[name].quota}`).join(", "),
+  };
+}
+
 /** Once the server is up: whether Redis holds a key, else how to make one (a replica never makes one: several start at once). */
-async function announceRedisKeys(access: RedisAccess): Promise<void> {
+async function announceRedisKeys(access: RedisAccess, config: Config): Promise<void> {
+  const shared = await access.shareSettings(replicaSettings(config));
+  if (shared?.differ.length)
+    note(
+      `WARNING: this replica's settings differ from those of the replica started before it on Redis at ${access.redis.address}${shared.at ? ` (at ${shared.at})` : ""}: ${shared.differ.map((d) => `${d.name} is ${d.here} here, ${d.there} there`).join("; ")}. Each replica applies its own (a key's work share is its replica's; an operator signed in on one is signed out by a replica with another TOME_ADMIN_TOKEN): give every replica the same settings (docs/redis.md).`,
+    );
   const count = await access.keyCount();
   const where = `Redis at ${access.redis.address}`;
   if (count === undefined) note(`${where} cannot be reached yet: requests that need a key get 503 until it answers.`);
@@ -350,7 +374,7 @@ export async function serveFromConfig(config: Config): Promise<void> {
   }
   if (access instanceof Access) access.start();
   if (access instanceof Access) announceKeys(access, config);
-  else if (access) await announceRedisKeys(access);
+  else if (access) await announceRedisKeys(access, config);
   const source = config.snapshot ? pinned(path) : newestIn(SNAPSHOT_DIR);
   const swapper = new SnapshotSwapper(app, source, (line) => console.error(line));
   void swapper.verifyFirst().then((served) => served || process.exit(1));

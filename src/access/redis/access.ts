@@ -78,6 +78,12 @@ interface RedisGrant extends Grant {
   month: { name: string; end: number; endText: string };
 }
 
+/** How this replica's settings differ from those the replica started before it wrote to Redis (at: when). */
+export interface SettingsDiffer {
+  at: string;
+  differ: { name: string; here: string; there: string }[];
+}
+
 export interface RedisAccessOptions {
   url: string;
   /** The clock (ms since the epoch). Replicas must keep theirs in step (NTP): rate windows are named by it. */
@@ -154,6 +160,33 @@ export class RedisAccess implements Gate {
   /** How many keys Redis holds (for the start's announcement); undefined while it is unreachable. */
   async keyCount(): Promise<number | undefined> {
     return this.redis.command("HLEN", ["tome:keys"]).then(Number, () => undefined);
+  }
+
+  /**
+   * Writes this replica's settings (name → value as said) to tome:settings, where the replica started before it wrote its
+   * own, and returns how they differ from those (undefined when they cannot be read, or none were written): each replica
+   * applies its own, so a replica started with others is told (D39).
+   */
+  async shareSettings(settings: Record<string, string>): Promise<SettingsDiffer | undefined> {
+    const mine = JSON.stringify({ at: new Date(this.now()).toISOString(), settings });
+    const before = await this.redis.command("SET", ["tome:settings", mine, "GET"]).then(
+      (reply) => (typeof reply === "string" ? reply : undefined),
+      () => undefined,
+    );
+    if (before === undefined) return undefined;
+    let theirs: { at?: unknown; settings?: unknown };
+    try {
+      theirs = JSON.parse(before) as typeof theirs;
+    } catch {
+      return undefined;
+    }
+    const other = typeof theirs.settings === "object" && theirs.settings !== null ? theirs.settings : {};
+    const differ: SettingsDiffer["differ"] = [];
+    for (const [name, here] of Object.entries(settings)) {
+      const there: unknown = (other as Record<string, unknown>)[name];
+      if (typeof there === "string" && there !== here) differ.push({ name, here, there });
+    }
+    return { at: typeof theirs.at === "string" ? theirs.at : "", differ };
   }
 
   /** Whether Redis keeps the append-only file (INFO, which managed services allow where CONFIG may not be); undefined while it cannot say. */

@@ -16,6 +16,7 @@
  *   tome:account_names     zset  every account's name, all scored 0 (read in name order, a page at a time)
  *   tome:indexed           int   1 once the two above were built from a store written before them
  *   tome:void:HOLD         string  a hold whose 2xx's settlement the replica gave up on: a settlement still to come spends nothing; expires after HOLD_LEASE_MS
+ *   tome:settings          string  the settings the replica started last runs with (JSON), for the next to compare its own (D39)
  *   tome:probe             string  written by a replica's probe while Redis is unreachable (a Redis that answers PING may refuse writes); expires after 10 s
  *   tome:session:SHA       string  a dashboard session (JSON), by the sha256 of its cookie; expires with it
  *   tome:account_sessions:NAME  zset  the hashes of account NAME's sessions ("@operator": the operator's), scored by their end
