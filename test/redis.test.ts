@@ -520,6 +520,36 @@ describe("a settlement Redis runs after the replica gave up on it", () => {
   });
 });
 
+describe("an admission Redis runs after the replica gave up on it", () => {
+  test("its hold goes back when Redis answers again: the account's last credit is not kept from it by a request answered 503", async () => {
+    const { key } = await keyOn(redis.url, { name: "stalled", account: "stalled", plan: "starter" });
+    redis.cli("HSET", `tome:spent:${month()}`, "stalled", "49999");
+    const access = new RedisAccess({ url: redis.url, keyMsPerSecond: 0, log: () => {} });
+    await access.start();
+    const app = createApp(await engineFor({ dumps: [EN_2016] }), { access });
+    const get = () => app.handle(new Request("http://localhost/v1/chunk/39_2", { headers: { "X-API-Key": key } }));
+    try {
+      // Redis stops with the admission in its socket: the request is 503 after 2 s; Redis runs it when it goes on.
+      process.kill(redis.pid(), "SIGSTOP");
+      const stalled = get();
+      try {
+        expect((await stalled).status).toBe(503);
+      } finally {
+        process.kill(redis.pid(), "SIGCONT");
+      }
+      let answer = await get();
+      for (const deadline = Date.now() + 10_000; answer.status === 503 && Date.now() < deadline; answer = await get())
+        await Bun.sleep(100);
+      expect([answer.status, answer.headers.get("x-quota-remaining")]).toEqual([200, "0"]);
+      expect(redis.cli("HGET", `tome:spent:${month()}`, "stalled")).toBe("50000");
+    } finally {
+      process.kill(redis.pid(), "SIGCONT");
+      app.close();
+      access.stop();
+    }
+  });
+});
+
 describe("a hold that lapsed (D181)", () => {
   /** A starter key of account `name` with one credit left, and a started RedisAccess whose clock `later` moves on. */
   async function oneCreditLeft(name: string) {

@@ -37,7 +37,8 @@ import type { AccountStore } from "../accounts";
 import { redisAccountStore } from "./accounts";
 import { RedisConnection } from "./connection";
 import { INDEX } from "./account-scripts";
-import { ADMIT, HOLD_LEASE_MS, REQUEST_HOLD_LEASE_MS, SCRIPTS, SETTLE, UNSETTLE } from "./scripts";
+import { ADMIT, HOLD_LEASE_MS, REQUEST_HOLD_LEASE_MS, SCRIPTS, SETTLE, UNADMIT, UNSETTLE } from "./scripts";
+import type { Script } from "./connection";
 
 /** Seconds a client is told to wait while Redis is unreachable (a probe runs every 250 ms). */
 export const UNAVAILABLE_RETRY_AFTER = 2;
@@ -68,8 +69,8 @@ interface RedisHold extends Hold {
   readonly lapsesAt: number;
 }
 
-/** Settlements given up on at most, kept to be undone (UNSETTLE) once Redis answers again; past it, the oldest are dropped. */
-const UNSETTLED_LIMIT = 100_000;
+/** Admissions and settlements given up on at most, kept to be undone (UNADMIT, UNSETTLE) once Redis answers again; past it, the oldest are dropped. */
+const UNDO_LIMIT = 100_000;
 
 /** A grant with the account's ledger as Redis last reported it (for X-Quota-Remaining and the quota's 429). */
 interface RedisGrant extends Grant {
@@ -125,15 +126,21 @@ export class RedisAccess implements Gate {
   /** Since when (ms) the store has been found without its keys, while it is. */
   private storeLostSince: number | undefined;
   private readonly log: (line: string) => void;
-  /** The arguments of UNSETTLE for each 2xx's settlement given up on (its answer withheld), until Redis has run it. */
-  private unsettled: string[][] = [];
-  private unsettling = false;
+  /**
+   * What Redis may have run though the replica gave up on it (D194), until Redis has run its undoing: each admission
+   * (UNADMIT: its request was answered 503, its hold would keep the quota's credits for a lease), and each 2xx's
+   * settlement (UNSETTLE: its answer withheld).
+   */
+  private undo: { script: Script; args: string[] }[] = [];
+  /** While the undoing runs: admissions wait for it, so that none finds a hold it gives back. */
+  private undoing: Promise<void> | undefined;
 
   constructor(options: RedisAccessOptions) {
     this.now = options.now ?? Date.now;
     this.log = options.log ?? ((line) => console.error(line));
     this.work = new WorkShare(options.keyMsPerSecond);
     this.redis = new RedisConnection(options.url, SCRIPTS, options.log);
+    this.redis.onAnswering = () => this.undoGivenUp();
   }
 
   /** The dashboard's accounts, sessions and usage, in this replica's Redis. */
@@ -220,6 +227,7 @@ export class RedisAccess implements Gate {
     if (text.includes(",")) return SEVERAL_KEYS;
     if (!KEY_SHAPE.test(text)) return invalidKey(undefined);
     if (this.redis.outage) return UNAVAILABLE;
+    if (this.undoing) return this.undoing.then(() => this.admit(headers, cost, needs));
     const now = this.now();
     const month = this.currentMonth(now);
     const known = this.known.get(text);
@@ -240,7 +248,12 @@ export class RedisAccess implements Gate {
     ];
     return this.redis.run(ADMIT, args).then(
       (reply: any[]) => this.answer(reply, { text, sha, known, now, cost, month, holdId }),
-      () => UNAVAILABLE,
+      () => {
+        // Sent (an outage found before is refused above), and given up on: Redis may run it still, or have run it,
+        // holding credits for a request answered 503.
+        this.givenUp(UNADMIT, [sha, month.name, holdId, String(cost), dayOf(now)]);
+        return UNAVAILABLE;
+      },
     );
   }
 
@@ -277,7 +290,6 @@ export class RedisAccess implements Gate {
     const lapsesAt = r.now + (r.cost > 1 ? HOLD_LEASE_MS : REQUEST_HOLD_LEASE_MS);
     if (holdState === 1) held = { account: key.account, month: r.month.name, holdId: r.holdId, lapsesAt };
     else if (holdState === 2) held = { account: key.account, month: r.month.name, holdId: "", lapsesAt };
-    if (this.unsettled.length > 0) void this.unsettle();
     const grant: RedisGrant = {
       key,
       cost: r.cost,
@@ -361,33 +373,34 @@ export class RedisAccess implements Gate {
         if (!succeeded) return true;
         // Redis may have run it, or run it still: undone once Redis answers, so that the answer withheld costs nothing.
         if (hold.holdId !== "") {
-          if (this.unsettled.length >= UNSETTLED_LIMIT) this.unsettled.shift();
-          this.unsettled.push([...args.slice(0, 4), args[6]!, args[7]!, "", String(hold.lapsesAt)]);
+          this.givenUp(UNSETTLE, [...args.slice(0, 4), args[6]!, args[7]!, "", String(hold.lapsesAt)]);
         }
         return "unreachable" as const;
       },
     );
   }
 
-  /** Runs UNSETTLE for the settlements given up on (one run at a time); those Redis does not take wait for the next. */
-  private async unsettle(): Promise<void> {
-    if (this.unsettling) return;
-    this.unsettling = true;
-    const todo = this.unsettled;
-    this.unsettled = [];
-    try {
-      for (const [i, args] of todo.entries()) {
-        args[6] = String(this.now());
+  private givenUp(script: Script, args: string[]): void {
+    if (this.undo.length >= UNDO_LIMIT) this.undo.shift();
+    this.undo.push({ script, args });
+  }
+
+  /** Undoes what was given up on (one run at a time), as Redis answers again; what Redis does not take waits for the next time. */
+  private undoGivenUp(): void {
+    if (this.undoing || this.undo.length === 0) return;
+    const todo = this.undo;
+    this.undo = [];
+    this.undoing = (async () => {
+      for (const [i, { script, args }] of todo.entries()) {
+        if (script === UNSETTLE) args[6] = String(this.now());
         try {
-          await this.redis.run(UNSETTLE, args);
+          await this.redis.run(script, args);
         } catch {
-          this.unsettled = todo.slice(i).concat(this.unsettled);
+          this.undo = todo.slice(i).concat(this.undo);
           return;
         }
       }
-    } finally {
-      this.unsettling = false;
-    }
+    })().finally(() => (this.undoing = undefined));
   }
 
   /** Logged once, when first found. */

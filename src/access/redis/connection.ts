@@ -175,6 +175,8 @@ export class RedisConnection {
   private readonly scripts: Script[];
   /** Set while Redis is unreachable: commands fail at once until a probe is answered. */
   outage: Outage | undefined;
+  /** Called when a probe ends an outage, before any command is sent after it. */
+  onAnswering: (() => void) | undefined;
   private probe: ReturnType<typeof setInterval> | undefined;
   private probing = false;
   private handshaking = false;
@@ -382,6 +384,7 @@ export class RedisConnection {
       this.outage = undefined;
       clearInterval(this.probe);
       this.probe = undefined;
+      this.onAnswering?.();
       this.log(`Redis at ${this.address} answers again (after ${down} s): serving keyed requests.`);
     } catch {
       // Still down: the next probe tries again.

@@ -190,6 +190,24 @@ return 3`,
 );
 
 /**
+ * An admission the replica gave up on (its request answered 503, "nothing was charged"), which Redis may have run, or
+ * run still when it goes on: its hold, if Redis took one, goes back now rather than keep the account's credits until
+ * it lapses, with the request's count of the day (D194). ARGV: sha256 of the key, month, hold id, cost, UTC day.
+ * Replies 1 when a hold went back, else 0.
+ */
+export const UNADMIT = script(
+  "unadmit",
+  `local auth = redis.call('HGET', 'tome:auth', ARGV[1])
+if not auth then return 0 end
+local account, id = string.match(auth, '^%S+ %S+ (%S+) (%S+)$')
+local month, holdId, cost = ARGV[2], ARGV[3], tonumber(ARGV[4])
+if redis.call('ZREM', 'tome:holds:' .. month .. ':' .. account, holdId .. ':' .. cost) == 0 then return 0 end
+redis.call('HINCRBY', 'tome:held:' .. month, account, -cost)
+redis.call('HINCRBY', 'tome:use:' .. ARGV[5], id .. ':r', -1)
+return 1`,
+);
+
+/**
  * A change's new version: past the last one, and never below Redis's clock in microseconds. A replica keeps a key as sent at a
  * version (ADMIT); a store flushed, or restored from an older state, counted again from where it stood, and its next change
  * took a version a replica had seen with other contents, which it then went on using (the plan before a change).
@@ -260,4 +278,4 @@ for _, u in ipairs(data.last_used) do redis.call('HSET', 'tome:last_used', u[1],
 ${BUMP_VERSION}`,
 );
 
-export const SCRIPTS = [ADMIT, SETTLE, UNSETTLE, READ_KEYS, WRITE_KEYS, IMPORT, ...ACCOUNT_SCRIPTS];
+export const SCRIPTS = [ADMIT, SETTLE, UNSETTLE, UNADMIT, READ_KEYS, WRITE_KEYS, IMPORT, ...ACCOUNT_SCRIPTS];
