@@ -745,7 +745,7 @@ describe("Redis that lost its keys (D156)", () => {
 });
 
 describe("Redis that answers, but not as asked", () => {
-  test("a Redis out of memory (noeviction) refuses every request's script: 503 until it has room, not service back at each PING it answers", async () => {
+  test("a Redis out of memory (noeviction) refuses every request's script: 503 until it has room, not service back at each PING it answers; /healthz says why", async () => {
     const { key } = await keyOn(redis.url, { name: "oom", account: "oom", plan: "starter" });
     const logged: string[] = [];
     const access = new RedisAccess({ url: redis.url, keyMsPerSecond: 0, log: (line) => logged.push(line) });
@@ -760,6 +760,8 @@ describe("Redis that answers, but not as asked", () => {
         await Bun.sleep(1000);
         expect(await admit()).toMatchObject({ reason: "unavailable" });
         expect(logged).toEqual([expect.stringContaining("is unreachable (OOM command not allowed")]);
+        // /healthz says why, as the log does: Redis answers, so "cannot be reached" alone points at the network.
+        expect(access.health().problems).toEqual([expect.stringContaining("(OOM command not allowed")]);
       } finally {
         redis.cli("CONFIG", "SET", "maxmemory", "0");
       }

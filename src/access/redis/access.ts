@@ -216,7 +216,7 @@ export class RedisAccess implements Gate {
     return {
       ok: false,
       problems: [
-        `the shared store of keys and quotas (Redis) cannot be reached since ${new Date(outage.since).toISOString()}: requests that need a key get 503 until it answers again`,
+        `the shared store of keys and quotas (Redis) cannot be reached since ${new Date(outage.since).toISOString()} (${outage.reason}): requests that need a key get 503 until it answers again`,
       ],
     };
   }
