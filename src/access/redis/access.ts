@@ -249,9 +249,9 @@ export class RedisAccess implements Gate {
     return this.redis.run(ADMIT, args).then(
       (reply: any[]) => this.answer(reply, { text, sha, known, now, cost, month, holdId }),
       () => {
-        // Sent (an outage found before is refused above), and given up on: Redis may run it still, or have run it,
-        // holding credits for a request answered 503.
-        this.givenUp(UNADMIT, [sha, month.name, holdId, String(cost), dayOf(now)]);
+        // Sent (an outage found before is refused above), and given up on as Redis became unreachable: it may run it
+        // still, or have run it, holding credits for a request answered 503. (A command Redis refused ran nothing.)
+        if (this.redis.outage) this.givenUp(UNADMIT, [sha, month.name, holdId, String(cost), dayOf(now)]);
         return UNAVAILABLE;
       },
     );
@@ -372,7 +372,7 @@ export class RedisAccess implements Gate {
       () => {
         if (!succeeded) return true;
         // Redis may have run it, or run it still: undone once Redis answers, so that the answer withheld costs nothing.
-        if (hold.holdId !== "") {
+        if (hold.holdId !== "" && this.redis.outage) {
           this.givenUp(UNSETTLE, [...args.slice(0, 4), args[6]!, args[7]!, "", String(hold.lapsesAt)]);
         }
         return "unreachable" as const;
