@@ -823,6 +823,33 @@ describe("bun run mcp", () => {
     ]);
   });
 
+  test('a line whose "params" is an array or null is told so (-32600), as over HTTP, not what a request has', async () => {
+    const proc = await mcpOverStdio("pipe");
+    try {
+      for (const params of [[], null, "x"])
+        proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list", params })}\n`);
+      proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" })}\n`);
+      await proc.stdin.flush();
+      const answers = await stdoutAnswers(proc, (out) => out.includes('"id":1'));
+      const told = (kind: string) => ({
+        jsonrpc: "2.0",
+        id: null,
+        error: {
+          code: -32600,
+          message: `Invalid Request: "params" is ${kind}, where MCP takes an object (named members, not JSON-RPC's by position), or no params at all.`,
+        },
+      });
+      expect(answers).toEqual([
+        told("an array"),
+        told("null"),
+        told("a string"),
+        { jsonrpc: "2.0", id: 1, result: {} },
+      ]);
+    } finally {
+      proc.kill();
+    }
+  });
+
   test("a line starting with a UTF-8 byte order mark (as some Windows clients write the first) is read as the JSON after it; a mark inside a line is still -32700", async () => {
     const proc = await mcpOverStdio("ignore");
     const bom = "\ufeff";

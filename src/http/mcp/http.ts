@@ -16,7 +16,15 @@ import { boundedText, MAX_BODY_BYTES } from "../body";
 import type { ApiError } from "../errors";
 import type { Exchange } from "../pipeline";
 import { outsideWork } from "../steps/keys";
-import { invalidParams, isServed, refusedNotification, withoutTask, type McpTools } from "./server";
+import {
+  invalidParams,
+  isServed,
+  memberNoObject,
+  OBJECT_MEMBERS,
+  refusedNotification,
+  withoutTask,
+  type McpTools,
+} from "./server";
 
 /** A tool call nests 4 levels ({params: {arguments: {…}}}); clients' extensions a few more. */
 const MAX_DEPTH = 32;
@@ -75,9 +83,6 @@ function messageShape(text: string, limits: { depth: number; members: number }):
   return { depth: deepest, members };
 }
 
-/** A message's members that MCP has be an object where JSON-RPC 2.0 also takes an array (params by position). */
-const OBJECT_MEMBERS = ["params", "result"] as const;
-
 /**
  * What makes JSON no MCP message, said to the client: the member that is no object when the message is one without it
  * (`"params": []`, JSON-RPC's params by position, which MCP does not take), else what a request has.
@@ -88,8 +93,7 @@ function noMessage(message: unknown): string {
       const value: unknown = (message as Record<string, unknown>)[name];
       if (value === undefined || (typeof value === "object" && value !== null && !Array.isArray(value))) continue;
       if (!JSONRPCMessageSchema.safeParse({ ...message, [name]: {} }).success) continue;
-      const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
-      return `"${name}" is ${kind}, where MCP takes an object (named members, not JSON-RPC's by position)${name === "params" ? ", or no params at all" : ""}.`;
+      return memberNoObject(name, value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`);
     }
   }
   return 'the body is JSON but no JSON-RPC 2.0 message: a request has "jsonrpc": "2.0", an "id" (a string or an integer) and a "method".';

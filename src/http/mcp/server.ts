@@ -128,6 +128,35 @@ export interface UnreadMessageAnswer {
   error: { code: number; message: string };
 }
 
+/** A message's members that MCP has be an object where JSON-RPC 2.0 also takes an array (params by position). */
+export const OBJECT_MEMBERS = ["params", "result"] as const;
+
+/** What a message is told whose `name` member is `kind` ("an array", "null"…) where MCP takes an object (D54). */
+export function memberNoObject(name: string, kind: string): string {
+  return `"${name}" is ${kind}, where MCP takes an object (named members, not JSON-RPC's by position)${name === "params" ? ", or no params at all" : ""}.`;
+}
+
+/**
+ * The member of OBJECT_MEMBERS that alone kept a line from being a message, as the SDK's schema error (zod) says it: one
+ * reading of the union (a request, a notification…) whose only issue is that member's type, with the type it had.
+ */
+function memberAtFault(error: Error): { name: string; kind: string } | undefined {
+  type Issue = { code?: string; path?: unknown[]; errors?: Issue[][]; message?: string };
+  for (const top of (error as { issues?: Issue[] }).issues ?? [])
+    for (const branch of top.code === "invalid_union" ? (top.errors ?? []) : [[top]]) {
+      const [only] = branch;
+      const name = only?.path?.length === 1 ? only.path[0] : undefined;
+      if (branch.length !== 1 || only?.code !== "invalid_type" || !OBJECT_MEMBERS.includes(name as "params")) continue;
+      const received = /received (\w+)$/.exec(only.message ?? "")?.[1];
+      if (received)
+        return {
+          name: name as string,
+          kind: received === "null" ? "null" : `an ${received}`.replace(/^an ([^aeiou])/, "a $1"),
+        };
+    }
+  return undefined;
+}
+
 /**
  * The answer to a stdio line the SDK's transport could not read as a message (its error, which it only reports): -32700
  * Parse error for a line that is not JSON, -32600 Invalid Request for JSON that is no JSON-RPC message (a batch
@@ -142,11 +171,15 @@ export function unreadLine(error: Error): UnreadMessageAnswer | undefined {
   // JSON.parse's, then the SDK's schema's (zod), in the SDK's deserializeMessage.
   if (error instanceof SyntaxError)
     return answer(ErrorCode.ParseError, "Parse error: the line is not JSON (a message is one line of JSON).");
-  if (error.name === "ZodError")
+  if (error.name === "ZodError") {
+    const fault = memberAtFault(error);
     return answer(
       ErrorCode.InvalidRequest,
-      'Invalid Request: the line is JSON but no JSON-RPC 2.0 message: a request has "jsonrpc": "2.0", an "id" (a string or an integer) and a "method".',
+      fault
+        ? `Invalid Request: ${memberNoObject(fault.name, fault.kind)}`
+        : 'Invalid Request: the line is JSON but no JSON-RPC 2.0 message: a request has "jsonrpc": "2.0", an "id" (a string or an integer) and a "method".',
     );
+  }
   return undefined;
 }
 
