@@ -29,6 +29,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   "build-defaults.ts": [],
   /** A worker thread's scheduling: its priority (D142, D143) and its time waiting for a core (D144). */
   "scheduling.ts": [],
+  /** What each plan allows, which the key tool's --help states without loading access. */
+  "plans.ts": [],
   /** Declarations only: files imported `with { type: "file" }` are their paths. */
   "assets.d.ts": [],
   /** The most parsing workers (scheduling.ts), which the settings say without loading ingest. */
@@ -65,7 +67,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     "printable.ts",
     "build-defaults.ts",
   ],
-  access: ["errors.ts", "invocation.ts", "files.ts", "printable.ts", "request-time.ts"],
+  access: ["errors.ts", "invocation.ts", "files.ts", "printable.ts", "request-time.ts", "plans.ts"],
   pdf: ["errors.ts", "files.ts", "scripts.ts", "scheduling.ts"],
   http: [
     "errors.ts",
@@ -97,6 +99,7 @@ const MAY_IMPORT: Record<string, string[]> = {
     // TOME_SEARCH_WORKER_NICE's bound, the highest nice (LOWEST).
     "scheduling.ts",
     "build-defaults.ts",
+    "plans.ts",
   ],
 };
 
@@ -230,9 +233,13 @@ describe("what a command loads to answer --help or refuse an unknown option", ()
    */
   const TOLD = { TOME_ZSTD: "node", TOME_DEBUG_MEM: "on", TOME_BUILD_WORKERS: "2" };
 
-  async function loads(file: string, ...args: string[]): Promise<{ code: number; heavy: string[] }> {
+  async function loads(
+    file: string,
+    args: string[],
+    env: Record<string, string> = {},
+  ): Promise<{ code: number; heavy: string[] }> {
     const proc = Bun.spawn(["bun", "--preload", probe, join(SRC, `cli/${file}.ts`), ...args], {
-      env: { ...process.env, ...TOLD },
+      env: { ...process.env, ...TOLD, ...env },
       stdout: "ignore",
       stderr: "pipe",
       stdin: "ignore",
@@ -256,7 +263,7 @@ describe("what a command loads to answer --help or refuse an unknown option", ()
     test(`${what}: exit ${exit}, none of the engine or the server loaded`, async () => {
       const found: Record<string, string[]> = {};
       for (const file of scripts) {
-        const { code, heavy } = await loads(file, arg);
+        const { code, heavy } = await loads(file, [arg]);
         expect({ file, code }).toEqual({ file, code: exit });
         if (heavy.length) found[file] = heavy;
       }
@@ -265,6 +272,33 @@ describe("what a command loads to answer --help or refuse an unknown option", ()
     }, 120_000); // a bun process per command, on a loaded machine
 
   test("the executable's tome <command> --help loads no more than the command's own --help (tome read and applied the settings first)", async () => {
-    expect(await loads("tome", "snapshot:build", "--help")).toEqual({ code: 0, heavy: [] });
+    expect(await loads("tome", ["snapshot:build", "--help"])).toEqual({ code: 0, heavy: [] });
+  }, 30_000);
+
+  test("a keys command's --help or mistaken option loads no access layer (keys-run.ts imported it before reading them)", async () => {
+    const found: Record<string, unknown> = {};
+    for (const args of [
+      ["create", "--help"],
+      ["create", "--no-such-option"],
+      ["account", "create", "--help"],
+      ["account", "--help"],
+      ["revoke", "--help"],
+    ])
+      found[args.join(" ")] = await loads("keys", [...args]);
+    expect(found).toEqual({
+      "create --help": { code: 0, heavy: [] },
+      "create --no-such-option": { code: 2, heavy: [] },
+      "account create --help": { code: 0, heavy: [] },
+      "account --help": { code: 0, heavy: [] },
+      "revoke --help": { code: 0, heavy: [] },
+    });
+  }, 60_000);
+
+  test("a keys command run loads access, none of snapshot, search or ingest, whatever TOME_ZSTD, TOME_DEBUG_MEM or TOME_BUILD_WORKERS say", async () => {
+    const data = mkdtempSync(join(tmpdir(), "tome-probe-data-"));
+    const { code, heavy } = await loads("keys", ["list"], { TOME_DATA: data });
+    expect(code).toBe(0);
+    expect(heavy.some((m) => m.startsWith("access/"))).toBe(true); // the list is seen
+    expect(heavy.filter((m) => !m.startsWith("access/"))).toEqual([]);
   }, 30_000);
 });

@@ -1,13 +1,12 @@
 /**
- * The key tool's commands (keys.ts reads which one, and answers its own --help): loaded once a command is named, so
- * that `keys --help` and an unknown command load no access layer.
+ * The key tool's commands (keys.ts reads which one and its options, and answers the --help of both): loaded once a
+ * command's options are read, so that `keys --help`, `keys create --help`, an unknown command or option load no access layer.
  */
 import { existsSync, rmSync } from "node:fs";
 import {
   accountNameProblem,
   createAccountAccess,
   createKey,
-  ENTERPRISE_DEFAULT_RATE,
   isPlan,
   KEY_NAME_MAX,
   KeyStoreError,
@@ -34,82 +33,11 @@ import {
 import { lockHolderShown } from "../files";
 import { printableJson, printableName } from "../printable";
 import type { Config } from "./config";
-import { given, readArgs } from "./args";
+import { given } from "./args";
+import type { KeyArgs, KeyCommand } from "./keys";
 import { keyStoreOf, openRedis, type KeyToolStore } from "./key-store";
-import { ArgumentError, type CommandIo, mainOf, note } from "./main";
+import { ArgumentError, type CommandIo, note } from "./main";
 import { commandLine } from "../invocation";
-
-const HELP: Record<string, string> = {
-  create: `Usage: ${commandLine("keys")} create --name NAME [--account ID] [--plan PLAN] [--scope read|full]
-                           [--expires YYYY-MM-DD] [--json]
-
-  --name NAME          a label for the key (required)
-  --account ID         the account it belongs to (default: "default"); a new account is made
-  --plan PLAN          a new account's plan: ${PLAN_NAMES.join(", ")} (default free);
-                       an existing account keeps its plan (change it with "keys plan")
-  --scope read|full    what the key may do: read, every route but the PDF render;
-                       full, every route (default read)
-  --expires DATE       the key stops working at 00:00 UTC on this date (a later day than today)
-  --json               print {key, id, name, account, plan, scopes, expires_at, created_at}
-
-The key is printed once: only its hash is kept. Keys per account: free 3, starter 5,
-growth 10, business 20, enterprise unlimited (D21). A key made but never seen (the
-command killed before it printed it, its output lost) still counts: find it in
-"keys list" (its first characters are none you hold, last used never) and revoke it.
-`,
-  list: `Usage: ${commandLine("keys")} list [--json]
-
-Every key: id, its first characters (wk_ and 4 more, to tell it from the keys you
-hold), name, account, plan, scopes, state (active, revoked, expired), created, expires
-and last used; then every account: its plan, its active keys against the plan's
-(more after a move to a smaller plan), and its usage this month against its quota (credits are counted per account, not per key). The keys themselves are
-never shown again. --json prints one object per key; its usage_this_month is its
-account's.
-`,
-  revoke: `Usage: ${commandLine("keys")} revoke ID|KEY
-
-Revokes the key with this id (see "keys list"), or the key given by its own text (wk_…,
-matched by its hash; never printed). A running server refuses it (403) from its next
-request on.
-`,
-  plan: `Usage: ${commandLine("keys")} plan --account ID --plan PLAN [--rate N]
-
-  --plan PLAN   ${PLAN_NAMES.join(", ")}
-  --rate N      enterprise only: requests per second per key (default ${ENTERPRISE_DEFAULT_RATE})
-
-Takes effect on a running server's next request.
-`,
-  account: `Usage: ${commandLine("keys")} account create --account NAME [--plan PLAN] [--json]
-       ${commandLine("keys")} account token --account NAME [--json]
-
-The account holder signs in to the dashboard (/dashboard on the server) with a token: there
-they list, create and revoke their own keys and see their usage. Each command prints the
-token once (only its hash is kept); give it to the holder privately.
-
-  create   makes the account if it is new (on --plan, default free) and prints its first
-           sign-in token; refused for an account that has one (use "account token")
-  token    prints a new token for an existing account: the old one, and every dashboard
-           session signed in with it, stop working at once
-
-  --account NAME   1 to 64 letters, digits, '.', '_' or '-'; not a name every JavaScript
-                   object has, such as __proto__ or constructor (D89)
-  --plan PLAN      ${PLAN_NAMES.join(", ")} (create only; an existing account keeps its plan)
-  --json           print {"account", "plan", "dashboard_token"}
-`,
-  import: `Usage: TOME_REDIS_URL=redis://HOST:PORT TOME_DATA=DIR ${commandLine("keys")} import
-
-Copies keys.json (every key and account) and this month's usage and last uses from
-usage.json in TOME_DATA into Redis, for servers started with TOME_REDIS_URL. Refused when
-Redis already holds keys or accounts, and while a server serves from TOME_DATA: stop the servers that
-used it first. TOME_DATA is left as it was.
-`,
-  export: `Usage: TOME_REDIS_URL=redis://HOST:PORT TOME_DATA=DIR ${commandLine("keys")} export
-
-Writes Redis's keys and accounts into TOME_DATA/keys.json, and this month's usage and last
-uses into TOME_DATA/usage.json, for a single server without Redis. Refused when TOME_DATA
-already holds a key store or usage. Redis is left as it was.
-`,
-};
 
 function planArg(value: string | undefined): PlanName | undefined {
   if (value === undefined) return undefined;
@@ -139,16 +67,7 @@ function expiryArg(value: string | undefined, now: number): string | undefined {
   return new Date(ms).toISOString();
 }
 
-async function create(args: string[], store: KeyToolStore, io: CommandIo): Promise<void> {
-  const { values } = readArgs(args, {
-    name: { type: "string" },
-    account: { type: "string" },
-    plan: { type: "string" },
-    scope: { type: "string" },
-    expires: { type: "string" },
-    json: { type: "boolean" },
-  });
-  if (values.help) return void io.out(HELP.create!);
+async function create({ values }: KeyArgs["create"], store: KeyToolStore, io: CommandIo): Promise<void> {
   if (values.name === undefined) throw new ArgumentError("--name is required");
   // Given, but "" or blanks (an empty variable: --name "$APP"): it said "--name is required".
   if (!values.name.trim())
@@ -187,9 +106,7 @@ async function create(args: string[], store: KeyToolStore, io: CommandIo): Promi
   );
 }
 
-async function list(args: string[], store: KeyToolStore, io: CommandIo): Promise<void> {
-  const { values } = readArgs(args, { json: { type: "boolean" } });
-  if (values.help) return void io.out(HELP.list!);
+async function list({ values }: KeyArgs["list"], store: KeyToolStore, io: CommandIo): Promise<void> {
   const now = Date.now();
   const month = monthOf(now);
   const { file, usage } = await store.read(month);
@@ -269,9 +186,7 @@ function printTable(rows: string[][], io: CommandIo): void {
     );
 }
 
-async function revoke(args: string[], store: KeyToolStore, io: CommandIo): Promise<void> {
-  const { values, positionals } = readArgs(args, {}, 1);
-  if (values.help) return void io.out(HELP.revoke!);
+async function revoke({ positionals }: KeyArgs["revoke"], store: KeyToolStore, io: CommandIo): Promise<void> {
   // As pasted: blanks or a line break about the id or the key are no part of it.
   const idOrKey = positionals[0]?.trim();
   if (!idOrKey)
@@ -283,13 +198,7 @@ async function revoke(args: string[], store: KeyToolStore, io: CommandIo): Promi
   );
 }
 
-async function plan(args: string[], store: KeyToolStore, io: CommandIo): Promise<void> {
-  const { values } = readArgs(args, {
-    account: { type: "string" },
-    plan: { type: "string" },
-    rate: { type: "string" },
-  });
-  if (values.help) return void io.out(HELP.plan!);
+async function plan({ values }: KeyArgs["plan"], store: KeyToolStore, io: CommandIo): Promise<void> {
   const account = accountArg(values.account);
   if (!account) throw new ArgumentError("--account is required");
   const p = planArg(values.plan);
@@ -324,9 +233,7 @@ async function plan(args: string[], store: KeyToolStore, io: CommandIo): Promise
 }
 
 /** TOME_DATA → Redis. */
-async function importStore(args: string[], settings: Config, io: CommandIo): Promise<void> {
-  const { values } = readArgs(args, {});
-  if (values.help) return void io.out(HELP.import!);
+async function importStore(_: KeyArgs["import"], settings: Config, io: CommandIo): Promise<void> {
   const dir = settings.dataDir;
   if (!existsSync(keysPath(dir)))
     throw new KeyStoreError(`${keysPath(dir)} does not exist: there is nothing to import (TOME_DATA is ${dir}).`);
@@ -371,9 +278,7 @@ async function importFrom(dir: string, redis: RedisKeyStore, io: CommandIo): Pro
 }
 
 /** Redis → TOME_DATA. */
-async function exportStore(args: string[], settings: Config, io: CommandIo): Promise<void> {
-  const { values } = readArgs(args, {});
-  if (values.help) return void io.out(HELP.export!);
+async function exportStore(_: KeyArgs["export"], settings: Config, io: CommandIo): Promise<void> {
   const dir = settings.dataDir;
   if (existsSync(usagePath(dir)) && !existsSync(keysPath(dir)))
     throw new KeyStoreError(
@@ -422,17 +327,7 @@ async function exportStore(args: string[], settings: Config, io: CommandIo): Pro
 }
 
 /** `keys account create|token`: an account holder's dashboard sign-in token (printed once). */
-async function account(args: string[], store: KeyToolStore, io: CommandIo): Promise<void> {
-  const [which, ...rest] = args;
-  if (which === "--help" || which === "-h") return void io.out(HELP.account!);
-  if (which !== "create" && which !== "token")
-    throw new ArgumentError(`keys account takes create or token${which === undefined ? "" : `, not ${given(which)}`}`);
-  const { values } = readArgs(rest, {
-    account: { type: "string" },
-    plan: { type: "string" },
-    json: { type: "boolean" },
-  });
-  if (values.help) return void io.out(HELP.account!);
+async function account({ which, values }: KeyArgs["account"], store: KeyToolStore, io: CommandIo): Promise<void> {
   const name = accountArg(values.account);
   if (!name) throw new ArgumentError("--account is required");
   if (which === "token" && values.plan !== undefined)
@@ -459,38 +354,44 @@ async function account(args: string[], store: KeyToolStore, io: CommandIo): Prom
   );
 }
 
-const COMMANDS = {
+const COMMANDS: {
+  [C in Exclude<KeyCommand, "import" | "export">]: (
+    args: KeyArgs[C],
+    store: KeyToolStore,
+    io: CommandIo,
+  ) => Promise<void>;
+} = {
   create,
   list,
   revoke,
   plan,
   account,
-} satisfies Record<string, (args: string[], store: KeyToolStore, io: CommandIo) => Promise<void>>;
+};
 /** Commands that name both stores themselves. */
-const MOVES = {
+const MOVES: { [C in "import" | "export"]: (args: KeyArgs[C], settings: Config, io: CommandIo) => Promise<void> } = {
   import: importStore,
   export: exportStore,
-} satisfies Record<string, (args: string[], settings: Config, io: CommandIo) => Promise<void>>;
+};
 
-/** The key tool's commands, by name: those of a store, then those that move one (they name both stores themselves). */
-export type KeyCommand = keyof typeof COMMANDS | keyof typeof MOVES;
-
-/** Runs `command` (one of KeyCommand: keys.ts checks) on its arguments, in `io`. */
-export async function runKeys(command: KeyCommand, rest: string[], io: CommandIo): Promise<void> {
-  const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command as keyof typeof COMMANDS] : undefined;
-  const move = Object.hasOwn(MOVES, command) ? MOVES[command as keyof typeof MOVES] : undefined;
-  let store: KeyToolStore | undefined;
+/**
+ * Runs `command` on its options, read by keys.ts (which answers its --help and its mistaken options without loading
+ * this module, nor the access layer), with the settings read, in `io`.
+ */
+export async function runKeys<C extends KeyCommand>(
+  command: C,
+  args: KeyArgs[C],
+  config: Config,
+  io: CommandIo,
+): Promise<void> {
+  if (Object.hasOwn(MOVES, command)) {
+    const move = MOVES[command as "import"] as (args: KeyArgs[C], settings: Config, io: CommandIo) => Promise<void>;
+    return move(args, config, io);
+  }
+  const run = COMMANDS[command as "create"] as (args: KeyArgs[C], store: KeyToolStore, io: CommandIo) => Promise<void>;
+  const store = keyStoreOf(config);
   try {
-    await mainOf(
-      `keys ${command}`,
-      (config) => {
-        if (move) return move(rest, config, io);
-        store = keyStoreOf(config);
-        return run!(rest, store, io);
-      },
-      { usage: `\n${HELP[command]}`, io },
-    );
+    await run(args, store, io);
   } finally {
-    store?.close();
+    store.close();
   }
 }

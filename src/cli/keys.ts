@@ -3,13 +3,15 @@
  * in Redis when TOME_REDIS_URL is set (key-store.ts). Keys are never managed through the public
  * API (api.md section 2.6). A running server (every replica, with Redis) sees every change on
  * its next request. `import` and `export` move a store and this month's usage between the two.
- * The commands are keys-run.ts, loaded once one is named: `keys --help` and an unknown command load no access layer.
+ * The commands are keys-run.ts, loaded once one is named and its options read: `keys --help`, a command's --help, an
+ * unknown command or option load no access layer.
  */
 import { commandLine } from "../invocation";
 import { printableName } from "../printable";
+import { ENTERPRISE_DEFAULT_RATE, PLAN_NAMES } from "../plans";
+import { given, readArgs } from "./args";
 import { DEFAULT_DATA_DIR } from "./config";
-import type { KeyCommand } from "./keys-run";
-import { type CommandIo, PROCESS_IO } from "./main";
+import { ArgumentError, type CommandIo, mainAfterOptions, PROCESS_IO } from "./main";
 
 const HELP = `Usage: ${commandLine("keys")} <command> [options]
 
@@ -27,16 +29,121 @@ Everything is kept under TOME_DATA (default ./${DEFAULT_DATA_DIR}), or in Redis 
 TOME_REDIS_URL is set (redis://HOST:PORT), as the server keeps it.
 `;
 
-/** The commands keys-run.ts runs, each once (the type checker holds them to its list). */
-const COMMANDS: Record<KeyCommand, true> = {
-  create: true,
-  list: true,
-  revoke: true,
-  plan: true,
-  account: true,
-  import: true,
-  export: true,
+/** Each command's --help. */
+const COMMAND_HELP: Record<KeyCommand, string> = {
+  create: `Usage: ${commandLine("keys")} create --name NAME [--account ID] [--plan PLAN] [--scope read|full]
+                           [--expires YYYY-MM-DD] [--json]
+
+  --name NAME          a label for the key (required)
+  --account ID         the account it belongs to (default: "default"); a new account is made
+  --plan PLAN          a new account's plan: ${PLAN_NAMES.join(", ")} (default free);
+                       an existing account keeps its plan (change it with "keys plan")
+  --scope read|full    what the key may do: read, every route but the PDF render;
+                       full, every route (default read)
+  --expires DATE       the key stops working at 00:00 UTC on this date (a later day than today)
+  --json               print {key, id, name, account, plan, scopes, expires_at, created_at}
+
+The key is printed once: only its hash is kept. Keys per account: free 3, starter 5,
+growth 10, business 20, enterprise unlimited (D21). A key made but never seen (the
+command killed before it printed it, its output lost) still counts: find it in
+"keys list" (its first characters are none you hold, last used never) and revoke it.
+`,
+  list: `Usage: ${commandLine("keys")} list [--json]
+
+Every key: id, its first characters (wk_ and 4 more, to tell it from the keys you
+hold), name, account, plan, scopes, state (active, revoked, expired), created, expires
+and last used; then every account: its plan, its active keys against the plan's
+(more after a move to a smaller plan), and its usage this month against its quota (credits are counted per account, not per key). The keys themselves are
+never shown again. --json prints one object per key; its usage_this_month is its
+account's.
+`,
+  revoke: `Usage: ${commandLine("keys")} revoke ID|KEY
+
+Revokes the key with this id (see "keys list"), or the key given by its own text (wk_…,
+matched by its hash; never printed). A running server refuses it (403) from its next
+request on.
+`,
+  plan: `Usage: ${commandLine("keys")} plan --account ID --plan PLAN [--rate N]
+
+  --plan PLAN   ${PLAN_NAMES.join(", ")}
+  --rate N      enterprise only: requests per second per key (default ${ENTERPRISE_DEFAULT_RATE})
+
+Takes effect on a running server's next request.
+`,
+  account: `Usage: ${commandLine("keys")} account create --account NAME [--plan PLAN] [--json]
+       ${commandLine("keys")} account token --account NAME [--json]
+
+The account holder signs in to the dashboard (/dashboard on the server) with a token: there
+they list, create and revoke their own keys and see their usage. Each command prints the
+token once (only its hash is kept); give it to the holder privately.
+
+  create   makes the account if it is new (on --plan, default free) and prints its first
+           sign-in token; refused for an account that has one (use "account token")
+  token    prints a new token for an existing account: the old one, and every dashboard
+           session signed in with it, stop working at once
+
+  --account NAME   1 to 64 letters, digits, '.', '_' or '-'; not a name every JavaScript
+                   object has, such as __proto__ or constructor (D89)
+  --plan PLAN      ${PLAN_NAMES.join(", ")} (create only; an existing account keeps its plan)
+  --json           print {"account", "plan", "dashboard_token"}
+`,
+  import: `Usage: TOME_REDIS_URL=redis://HOST:PORT TOME_DATA=DIR ${commandLine("keys")} import
+
+Copies keys.json (every key and account) and this month's usage and last uses from
+usage.json in TOME_DATA into Redis, for servers started with TOME_REDIS_URL. Refused when
+Redis already holds keys or accounts, and while a server serves from TOME_DATA: stop the servers that
+used it first. TOME_DATA is left as it was.
+`,
+  export: `Usage: TOME_REDIS_URL=redis://HOST:PORT TOME_DATA=DIR ${commandLine("keys")} export
+
+Writes Redis's keys and accounts into TOME_DATA/keys.json, and this month's usage and last
+uses into TOME_DATA/usage.json, for a single server without Redis. Refused when TOME_DATA
+already holds a key store or usage. Redis is left as it was.
+`,
 };
+
+/** `-h`/`--help` read (readArgs), said as "help"; else the options read. */
+function orHelp<T extends { values: { help?: boolean } }>(read: T): T | "help" {
+  return read.values.help ? "help" : read;
+}
+
+/**
+ * How each command reads its options (mainAfterOptions): here, so that a command's --help and a mistaken option load
+ * no access layer (keys-run.ts, which runs the commands, imports it), whatever the settings.
+ */
+const READ = {
+  create: (args: string[]) =>
+    orHelp(
+      readArgs(args, {
+        name: { type: "string" },
+        account: { type: "string" },
+        plan: { type: "string" },
+        scope: { type: "string" },
+        expires: { type: "string" },
+        json: { type: "boolean" },
+      }),
+    ),
+  list: (args: string[]) => orHelp(readArgs(args, { json: { type: "boolean" } })),
+  revoke: (args: string[]) => orHelp(readArgs(args, {}, 1)),
+  plan: (args: string[]) =>
+    orHelp(readArgs(args, { account: { type: "string" }, plan: { type: "string" }, rate: { type: "string" } })),
+  account: ([which, ...rest]: string[]) => {
+    if (which === "--help" || which === "-h") return "help";
+    if (which !== "create" && which !== "token")
+      throw new ArgumentError(
+        `keys account takes create or token${which === undefined ? "" : `, not ${given(which)}`}`,
+      );
+    const read = readArgs(rest, { account: { type: "string" }, plan: { type: "string" }, json: { type: "boolean" } });
+    return read.values.help ? "help" : { which, ...read };
+  },
+  import: (args: string[]) => orHelp(readArgs(args, {})),
+  export: (args: string[]) => orHelp(readArgs(args, {})),
+};
+
+/** The key tool's commands, by name. */
+export type KeyCommand = keyof typeof READ;
+/** A command's options, as read. */
+export type KeyArgs = { [C in KeyCommand]: Exclude<ReturnType<(typeof READ)[C]>, "help"> };
 
 /** The command, on its arguments (what follows its name), in `io`: the process's environment and output unless told. */
 export async function main(args: string[], io: CommandIo = PROCESS_IO): Promise<void> {
@@ -46,12 +153,20 @@ export async function main(args: string[], io: CommandIo = PROCESS_IO): Promise<
     (command ? io.out : io.err)(HELP);
     io.exit(command ? 0 : 2);
   }
-  // Its own commands only: COMMANDS["toString"] ran Object's toString (exit 0, nothing done), "__proto__" threw (D89).
-  if (!Object.hasOwn(COMMANDS, command)) {
+  // Its own commands only: READ["toString"] ran Object's toString (exit 0, nothing done), "__proto__" threw (D89).
+  if (!Object.hasOwn(READ, command)) {
     io.error(`keys: unknown command "${printableName(command)}".\n\n${HELP}`);
     io.exit(2);
   }
-  await (await import("./keys-run")).runKeys(command as KeyCommand, rest, io);
+  const name = command as KeyCommand;
+  // The keys commands use none of the layers applyConfig tells (snapshot, search, ingest): usesLayers false.
+  await mainAfterOptions(
+    `keys ${name}`,
+    () => READ[name](rest),
+    COMMAND_HELP[name],
+    async (read, config) => (await import("./keys-run")).runKeys(name, read as KeyArgs[typeof name], config, io),
+    { usage: `\n${COMMAND_HELP[name]}`, io, usesLayers: false },
+  );
 }
 
 if (import.meta.main) await main(Bun.argv.slice(2));

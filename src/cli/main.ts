@@ -109,6 +109,11 @@ export interface MainOptions {
    * TOME_BUILD_NICE, below a server beside it, before its parsing workers and decompressors start at its nice (D189).
    */
   lowered?: boolean;
+  /**
+   * false: the command uses none of the layers applyConfig loads to tell them a setting (snapshot, search, ingest),
+   * which it then does not apply (the key tool, whatever TOME_ZSTD, TOME_DEBUG_MEM or TOME_BUILD_WORKERS say).
+   */
+  usesLayers?: boolean;
 }
 
 /** Whether the refused write's path (an fs error's, or writeFailed's) lies in `folder`. */
@@ -171,7 +176,7 @@ export async function mainAfterOptions<A>(
     async (config) => {
       const args = await read(config);
       if (args === "help") return void (options.io ?? PROCESS_IO).out(help);
-      await applyConfig(config);
+      if (options.usesLayers !== false) await applyConfig(config);
       if (options.lowered) lowerThisProcess(config.buildNice);
       await run(args, config);
     },
