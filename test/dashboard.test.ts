@@ -47,6 +47,7 @@ import { type App, type AppOptions, createApp, serve } from "../src/http";
 import { MAX_COUNTED_ADDRESSES } from "../src/access/sign-in-limits";
 import { lockText } from "../src/files";
 import { KEYS_A_DAY } from "../src/http/dashboard/account";
+import { usageChart } from "../src/http/dashboard/chart";
 
 setDefaultTimeout(180_000);
 
@@ -1403,6 +1404,22 @@ test("TOME_PUBLIC_URL must be an http(s) URL: start says so and stops", async ()
     2,
     'start: TOME_PUBLIC_URL must be where clients reach the server, as http(s)://HOST[:PORT], not "tome.example.com".',
   ]);
+});
+
+test('the usage chart\'s day labels stand apart on a phone: the 30th and the 31st, a day apart, were drawn over each other ("3031" at 375 px)', () => {
+  // The chart is drawn 720 units wide and shrunk to the screen; on a phone its labels are 24 units high (dashboard.css),
+  // so two digits take about 27: labels' centres closer than two such widths meet.
+  const PHONE_LABELS_APART = 48;
+  const gaps: Record<number, number> = {};
+  for (const length of [28, 29, 30, 31]) {
+    const days = Array.from({ length }, (_, i) => ({ day: i + 1, requests: 0, credits: 0 }));
+    const svg = usageChart(days, 1, "December").text;
+    const ticks = [...svg.matchAll(/<text class="axis" x="([\d.]+)" y="\d+" text-anchor="middle">(\d+)</g)];
+    expect(ticks.map((t) => Number(t[2]))).toContain(length); // the month's last day is labelled
+    const xs = ticks.map((t) => Number(t[1]));
+    gaps[length] = Math.min(...xs.slice(1).map((x, i) => x - xs[i]!));
+  }
+  expect(Object.entries(gaps).filter(([, gap]) => gap < PHONE_LABELS_APART)).toEqual([]);
 });
 
 test("no page loaded anything from another origin", () => {

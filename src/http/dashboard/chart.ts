@@ -49,8 +49,11 @@ export function usageChart(days: DayUse[], today: number, monthName: string): Ht
     const kind = d.day > today ? "bar future" : d.day === today ? "bar today" : "bar";
     return html`<g><title>${label}</title><rect class="hit" x="${(PLOT.left + (d.day - 1) * slot).toFixed(1)}" y="${PLOT.top}" width="${slot.toFixed(1)}" height="${plotH}"/><rect class="${kind}" x="${x.toFixed(1)}" y="${(PLOT.top + plotH - h).toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}" rx="1.5"/></g>`;
   });
+  // Day 1, every fifth day and the month's last; a fifth day fewer than 3 days before the last is left out (the 30th of
+  // a 31-day month): on a phone, where the labels are drawn larger, the two were drawn over each other ("3031").
+  const last = days.length;
   const ticks = days
-    .filter((d) => d.day === 1 || d.day % 5 === 0 || d.day === days.length)
+    .filter((d) => d.day === 1 || d.day === last || (d.day % 5 === 0 && last - d.day >= 3))
     .map(
       (d) =>
         html`<text class="axis" x="${(PLOT.left + (d.day - 0.5) * slot).toFixed(1)}" y="${HEIGHT - 10}" text-anchor="middle">${d.day}</text>`,
