@@ -1074,6 +1074,31 @@ describe("in process (app.handle)", () => {
     return cookieOf(signedIn);
   }
 
+  test("a form sent without an Origin but with another site's Referer is refused (403): sign-in and sign-out took it", async () => {
+    const cookie = await sessionCookie(token);
+    const csrf = csrfOf(await (await handle("/dashboard", { headers: { cookie } })).text());
+    const foreign = { referer: "http://evil.example/page" };
+    const signOut = (headers: Record<string, string>) =>
+      handle("/dashboard/sign-out", {
+        method: "POST",
+        headers: { "content-type": FORM, cookie, ...headers },
+        body: new URLSearchParams({ csrf }),
+      });
+    // A Referer that is not a URL is no page of this server's either.
+    for (const referer of [foreign.referer, "https://localhost/dashboard", "not a url"])
+      expect((await signOut({ referer })).status).toBe(403);
+    expect((await handle("/dashboard", { headers: { cookie } })).status).toBe(200); // still signed in
+    const form = await handle("/dashboard/sign-in");
+    const signIn = await handle("/dashboard/sign-in", {
+      method: "POST",
+      headers: { "content-type": FORM, cookie: cookieOf(form), ...foreign },
+      body: new URLSearchParams({ csrf: csrfOf(await form.text()), token }),
+    });
+    expect(signIn.status).toBe(403);
+    // This server's own page as the Referer, or none at all (a client that sends neither): the CSRF token decides.
+    expect((await signOut({ referer: "http://localhost/dashboard" })).status).toBe(303);
+  });
+
   test("a sign-in form loaded in one tab still signs in after another tab loaded the form: the CSRF cookie is kept, not replaced", async () => {
     const first = await handle("/dashboard/sign-in");
     const csrf = csrfOf(await first.text());

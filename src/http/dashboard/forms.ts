@@ -1,6 +1,6 @@
 /**
- * A form POST, checked before anything is done with it (D70, D82): its Origin must be this
- * server's (scheme, host and port), its media type exactly application/x-www-form-urlencoded
+ * A form POST, checked before anything is done with it (D70, D82): its Origin (without one, its
+ * Referer, if it has one) must be this server's (scheme, host and port), its media type exactly application/x-www-form-urlencoded
  * (parameters allowed), its body at most MAX_FORM_BYTES, counted while it is read (../body.ts:
  * reading stops there, chunked or not), and its CSRF token the one expected, compared in
  * constant time.
@@ -32,10 +32,15 @@ function sameOrigin(v: Visit, origin: string): boolean {
   return from.host === v.request.headers.get("host") && from.protocol === (v.secure ? "https:" : "http:");
 }
 
-/** Refuses a POST sent from another site (D70), before anything is done with it. */
+/**
+ * Refuses a POST sent from another site (D70), before anything is done with it: its Origin, or without one (a client
+ * that sends none) its Referer when there is one, names another origin.
+ */
 export function checkOrigin(v: Visit): void {
   const origin = v.request.headers.get("origin");
-  if (origin !== null && !sameOrigin(v, origin))
+  const referer = v.request.headers.get("referer");
+  const from = origin ?? (referer && URL.canParse(referer) ? new URL(referer).origin : referer || null);
+  if (from !== null && !sameOrigin(v, from))
     throw new Refused(403, "Refused", "This form was sent from another site, so it was not acted on.");
 }
 
