@@ -557,6 +557,22 @@ describe("one server, keys in files", () => {
     await page.close();
   });
 
+  test('the sentence that opens the operator\'s "Give an account the dashboard" stands apart from its form at 1280 and 375 px: it ran into the Account label', async () => {
+    await roomFor(10); // 4 sent when counted
+    const page = await newPage();
+    expect(await signIn(page, base, ADMIN_TOKEN)).toBe(200);
+    const gaps: Record<number, number> = {};
+    for (const width of [1280, 375]) {
+      await page.setViewport({ width, height: 800 });
+      gaps[width] = await page.$eval(
+        "#access-title + p",
+        (p) => p.nextElementSibling!.getBoundingClientRect().top - p.getBoundingClientRect().bottom,
+      );
+    }
+    expect(Object.entries(gaps).filter(([, gap]) => gap < 8)).toEqual([]);
+    await page.close();
+  });
+
   test("the operator's view: every account, change a plan, give an account the dashboard", async () => {
     await roomFor(40); // 30 sent when counted
     const page = await newPage();
