@@ -1115,6 +1115,20 @@ describe("in process (app.handle)", () => {
     expect((await signOut({ referer: "http://localhost/dashboard" })).status).toBe(303);
   });
 
+  test("the operator's issue form refused for its account's name gives back what was typed (the name and the plan), not an empty form", async () => {
+    const cookie = await sessionCookie(ADMIN_TOKEN);
+    const csrf = csrfOf(await (await handle("/dashboard", { headers: { cookie } })).text());
+    const refused = await handle("/dashboard/accounts", {
+      method: "POST",
+      headers: { "content-type": FORM, cookie },
+      body: new URLSearchParams({ csrf, account: "Acme Corp <b>", plan: "growth" }),
+    });
+    expect(refused.status).toBe(400);
+    const page = await refused.text();
+    expect(/<input id="account"[^>]*>/.exec(page)?.[0]).toContain('value="Acme Corp &lt;b&gt;"');
+    expect(/<select id="new-plan"[^]*?<\/select>/.exec(page)?.[0]).toContain('<option value="growth" selected>');
+  });
+
   test("a sign-in form loaded in one tab still signs in after another tab loaded the form: the CSRF cookie is kept, not replaced", async () => {
     const first = await handle("/dashboard/sign-in");
     const csrf = csrfOf(await first.text());

@@ -23,11 +23,13 @@ export function adminPage(o: {
   notice?: string;
   error?: string;
   issued?: { account: string; token: string };
+  /** What the issue form held when it was refused: given back, not typed again. */
+  form?: { account: string; plan: string };
   /** The name the next page of accounts starts after, if more follow; whether this is a later page. */
   next?: string;
   later?: boolean;
 }): string {
-  const planOptions = (selected: PlanName | undefined) =>
+  const planOptions = (selected: string | undefined) =>
     o.plans.map((p) => html`<option value="${p}" ${p === selected ? html`selected` : ""}>${p}</option>`);
   const rows = o.accounts.map(
     (a) => html`<tr>
@@ -70,8 +72,8 @@ ${
 <p class="help">Makes the account if it is new and shows its holder's sign-in token once. An account that has a token gets a new one: the old one stops working.</p>
 <form method="post" action="/dashboard/accounts" class="create">
 ${csrfField(o.csrf)}
-<div class="field"><label for="account">Account</label><input id="account" name="account" required maxlength="64" pattern="[A-Za-z0-9._\\-]{1,64}" aria-describedby="account-help"><p id="account-help" class="help">Letters, digits, “.”, “_” or “-”.</p></div>
-<div class="field"><label for="new-plan">Plan (a new account's)</label><select id="new-plan" name="plan">${planOptions("free")}</select></div>
+<div class="field"><label for="account">Account</label><input id="account" name="account" required maxlength="64" pattern="[A-Za-z0-9._\\-]{1,64}" aria-describedby="account-help" value="${o.form?.account ?? ""}"><p id="account-help" class="help">Letters, digits, “.”, “_” or “-”.</p></div>
+<div class="field"><label for="new-plan">Plan (a new account's)</label><select id="new-plan" name="plan">${planOptions(o.form?.plan ?? "free")}</select></div>
 <div class="field submit"><button class="button primary" type="submit">Issue sign-in token</button></div>
 </form>
 </section>`,

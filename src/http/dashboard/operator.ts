@@ -22,7 +22,7 @@ import { redirect, respond } from "./respond";
 import { accountSummaries, monthNameOf } from "./views";
 import type { Visit } from "./visit";
 
-type PageExtra = Pick<Parameters<typeof adminPage>[0], "notice" | "error" | "issued">;
+type PageExtra = Pick<Parameters<typeof adminPage>[0], "notice" | "error" | "issued" | "form">;
 
 const PLAN_CHANGED = "plan";
 
@@ -69,7 +69,8 @@ export async function issueToken(v: Visit): Promise<Response> {
   const form = await readForm(v, v.signedIn!.session.csrf);
   const name = (form.get("account") ?? "").trim();
   const plan = form.get("plan") ?? "free";
-  const refuse = async (error: string) => respond(v, 400, await accountsPage(v, "", { error }));
+  const refuse = async (error: string) =>
+    respond(v, 400, await accountsPage(v, "", { error, form: { account: name, plan } }));
   const wrong = accountNameProblem(name);
   if (wrong) return refuse(`An account's name ${wrong}.`);
   if (!isPlan(plan)) return refuse(`The plan must be one of ${PLAN_NAMES.join(", ")}.`);
