@@ -491,7 +491,7 @@ describe("one server, keys in files", () => {
     expect(await typed("application/x-www-form-urlencodedX; charset=utf-8")).toBe(415);
     expect(await typed("Application/X-WWW-Form-Urlencoded; charset=UTF-8")).toBe(400);
     expect((await fetch(`${base}/dashboard/keys`, { method: "PUT", headers: { cookie } })).headers.get("allow")).toBe(
-      "POST",
+      "GET, HEAD, POST",
     );
     expect((await fetch(`${base}/dashboard/sign-in`, { method: "PUT" })).headers.get("allow")).toBe("GET, HEAD, POST");
     expect((await fetch(`${base}/dashboard/nothing`, { headers: { cookie } })).status).toBe(404);
@@ -1068,13 +1068,13 @@ describe("two replicas on one Redis", () => {
   });
 });
 
-describe("in process (app.handle)", () => {
+/** Its own app, so its own counts of requests (D82: 100 in 10 s from one address; in process, every request is one). */
+describe("in process: forms' origins, refusals and addresses", () => {
   let app: App;
   let token: string;
-  let data: string;
 
   beforeAll(async () => {
-    data = tempDir("tome-dash-app-");
+    const data = tempDir("tome-dash-forms-");
     token = updateKeyFile(data, (f) => createAccountAccess(f, "acme", "free").token);
     app = await appWithAccounts(data, { dumps: [EN_2016] }, { adminToken: ADMIN_TOKEN });
   });
@@ -1083,7 +1083,6 @@ describe("in process (app.handle)", () => {
   const handle = (path: string, init: RequestInit = {}) =>
     app.handle(new Request(`http://localhost${path}`, { ...init, headers: { host: "localhost", ...init.headers } }));
 
-  /** Signs `token` in: the session's Cookie header. */
   async function sessionCookie(signInToken: string): Promise<string> {
     const signedIn = await dashboardSignIn(app, signInToken, { host: "localhost" });
     expect(signedIn.status).toBe(303);
@@ -1128,6 +1127,51 @@ describe("in process (app.handle)", () => {
     expect(/<input id="account"[^>]*>/.exec(page)?.[0]).toContain('value="Acme Corp &lt;b&gt;"');
     expect(/<select id="new-plan"[\s\S]*?<\/select>/.exec(page)?.[0]).toContain('<option value="growth" selected>');
   });
+
+  test('the address a form\'s answer leaves in the address bar, opened again, is the dashboard (303), not 405 "This page takes POST only"', async () => {
+    const cookie = await sessionCookie(token);
+    const page = await (await handle("/dashboard", { headers: { cookie } })).text();
+    // A refused create is answered in place: the address bar then reads /dashboard/keys.
+    const refused = await handle("/dashboard/keys", {
+      method: "POST",
+      headers: { "content-type": FORM, cookie },
+      body: new URLSearchParams({ csrf: csrfOf(page), name: " ", scope: "read" }),
+    });
+    expect(refused.status).toBe(400);
+    const opened: Record<string, unknown> = {};
+    for (const path of ["/dashboard/keys", "/dashboard/accounts", "/dashboard/accounts/acme/plan"]) {
+      const r = await handle(path, { headers: { cookie } });
+      opened[path] = [r.status, r.headers.get("location")];
+    }
+    expect(opened).toEqual({
+      "/dashboard/keys": [303, "/dashboard"],
+      "/dashboard/accounts": [303, "/dashboard"],
+      "/dashboard/accounts/acme/plan": [303, "/dashboard"],
+    });
+  });
+});
+
+describe("in process (app.handle)", () => {
+  let app: App;
+  let token: string;
+  let data: string;
+
+  beforeAll(async () => {
+    data = tempDir("tome-dash-app-");
+    token = updateKeyFile(data, (f) => createAccountAccess(f, "acme", "free").token);
+    app = await appWithAccounts(data, { dumps: [EN_2016] }, { adminToken: ADMIN_TOKEN });
+  });
+  afterAll(() => app?.close());
+
+  const handle = (path: string, init: RequestInit = {}) =>
+    app.handle(new Request(`http://localhost${path}`, { ...init, headers: { host: "localhost", ...init.headers } }));
+
+  /** Signs `token` in: the session's Cookie header. */
+  async function sessionCookie(signInToken: string): Promise<string> {
+    const signedIn = await dashboardSignIn(app, signInToken, { host: "localhost" });
+    expect(signedIn.status).toBe(303);
+    return cookieOf(signedIn);
+  }
 
   test("a sign-in form loaded in one tab still signs in after another tab loaded the form: the CSRF cookie is kept, not replaced", async () => {
     const first = await handle("/dashboard/sign-in");
@@ -1391,7 +1435,7 @@ describe("in process (app.handle)", () => {
       [308, "/dashboard/sign-out", ""],
     );
     // No page of that address for the method, or none at all: 404 as before.
-    for (const path of ["/dashboard/keys/", "/dashboard/nope/", `/dashboard/${"/".repeat(50_000)}x/`])
+    for (const path of ["/dashboard/sign-out/", "/dashboard/nope/", `/dashboard/${"/".repeat(50_000)}x/`])
       expect([path.slice(0, 20), (await handle(path)).status]).toEqual([path.slice(0, 20), 404]);
   });
 

@@ -55,6 +55,9 @@ const asset = (body: string, type: string) => (v: Visit) => {
   return r;
 };
 
+/** The dashboard's page: the account's, the operator's, or the sign-in form (303, as after a form). */
+const toDashboard = (v: Visit) => redirect(v, DASHBOARD_PATH);
+
 const KEY = ":id(key_[A-Za-z0-9]{1,64})";
 const ACCOUNT = ":name([A-Za-z0-9._-]{1,64})";
 
@@ -72,6 +75,11 @@ const ROUTES: Route[] = [
   route("GET", "/dashboard", "operator", showAccounts),
   route("POST", "/dashboard/accounts", "operator", issueToken),
   route("POST", `/dashboard/accounts/${ACCOUNT}/plan`, "operator", changePlan),
+  // The addresses a form's answer leaves in the address bar (a new key or token shown, 201; a refusal, 4xx): opened
+  // again (Enter there, a new tab, a bookmark), the dashboard, where they said "This page takes POST only" (405).
+  route("GET", "/dashboard/keys", "anyone", toDashboard),
+  route("GET", "/dashboard/accounts", "anyone", toDashboard),
+  route("GET", `/dashboard/accounts/${ACCOUNT}/plan`, "anyone", toDashboard),
 ];
 
 /** The path without the slashes it ends with (a loop: /\/+$/ takes time quadratic in a run of slashes not at the end). */
