@@ -491,7 +491,7 @@ describe("one server, keys in files", () => {
     expect(await typed("application/x-www-form-urlencodedX; charset=utf-8")).toBe(415);
     expect(await typed("Application/X-WWW-Form-Urlencoded; charset=UTF-8")).toBe(400);
     expect((await fetch(`${base}/dashboard/keys`, { method: "PUT", headers: { cookie } })).headers.get("allow")).toBe(
-      "GET, HEAD, POST",
+      "POST, GET, HEAD",
     );
     expect((await fetch(`${base}/dashboard/sign-in`, { method: "PUT" })).headers.get("allow")).toBe("GET, HEAD, POST");
     expect((await fetch(`${base}/dashboard/nothing`, { headers: { cookie } })).status).toBe(404);
