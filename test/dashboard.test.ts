@@ -1128,6 +1128,25 @@ describe("in process: forms' origins, refusals and addresses", () => {
     expect(/<select id="new-plan"[\s\S]*?<\/select>/.exec(page)?.[0]).toContain('<option value="growth" selected>');
   });
 
+  test("a sign-in form sent after its cookie expired (an hour) is answered with the form again, ready to sign in, not a page sending the person back to reload it", async () => {
+    const form = await handle("/dashboard/sign-in");
+    const sent = await handle("/dashboard/sign-in", {
+      method: "POST",
+      headers: { "content-type": FORM }, // the cookie gone: the browser dropped it at its Max-Age
+      body: new URLSearchParams({ csrf: csrfOf(await form.text()), token }),
+    });
+    expect(sent.status).toBe(403);
+    const again = await sent.text();
+    expect(again).toContain('<input id="token" name="token"');
+    expect(again).toContain("This sign-in form had expired");
+    const signedIn = await handle("/dashboard/sign-in", {
+      method: "POST",
+      headers: { "content-type": FORM, cookie: cookieOf(sent) },
+      body: new URLSearchParams({ csrf: csrfOf(again), token }),
+    });
+    expect(signedIn.status).toBe(303);
+  });
+
   test('the address a form\'s answer leaves in the address bar, opened again, is the dashboard (303), not 405 "This page takes POST only"', async () => {
     const cookie = await sessionCookie(token);
     const page = await (await handle("/dashboard", { headers: { cookie } })).text();

@@ -44,6 +44,17 @@ export function checkOrigin(v: Visit): void {
     throw new Refused(403, "Refused", "This form was sent from another site, so it was not acted on.");
 }
 
+/** A form whose CSRF token is missing or not the one expected: an old page's, or one whose cookie has expired. */
+export class FormExpired extends Refused {
+  constructor() {
+    super(
+      403,
+      "Form expired",
+      "This form could not be checked (its security token is missing or old), so nothing was done. Go back, reload the page and try again.",
+    );
+  }
+}
+
 /** The fields of a form POST, after its origin, type, length and CSRF token (against `expected`) are checked. */
 export async function readForm(v: Visit, expected: string | undefined): Promise<URLSearchParams> {
   checkOrigin(v);
@@ -56,12 +67,6 @@ export async function readForm(v: Visit, expected: string | undefined): Promise<
     throw new Refused(413, "Too long", "That form is longer than any of the dashboard's.", { connection: "close" });
   const form = new URLSearchParams(text);
   const csrf = form.get("csrf") ?? "";
-  if (!expected || !csrf || !sameText(csrf, expected)) {
-    throw new Refused(
-      403,
-      "Form expired",
-      "This form could not be checked (its security token is missing or old), so nothing was done. Go back, reload the page and try again.",
-    );
-  }
+  if (!expected || !csrf || !sameText(csrf, expected)) throw new FormExpired();
   return form;
 }

@@ -6,13 +6,15 @@
  */
 import { accountOfToken, hashToken, KEY_SHAPE, SESSION_MS, type Session } from "../../access";
 import { DASHBOARD_PATH, readCookie, setCookie } from "./cookies";
-import { checkOrigin, readForm, sameText } from "./forms";
+import { checkOrigin, FormExpired, readForm, sameText } from "./forms";
 import { signInPage } from "./frame";
 import { operatorSignedIn, signInFailed, signInRefusal, signInRetryMinutes } from "./limits";
 import { redirect, respond } from "./respond";
 import type { SignedIn, Visit } from "./visit";
 
 const SIGNED_OUT = "signed-out";
+const EXPIRED =
+  "This sign-in form had expired (it is good for an hour), so nothing was sent: paste your token and sign in again.";
 const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;
 
 /** `bytes` random bytes in base64url: a session's cookie, a CSRF token (32), a create form's id (16, D157). */
@@ -54,7 +56,15 @@ async function sessionFor(v: Visit, token: string, account: string | undefined):
 }
 
 export async function signIn(v: Visit): Promise<Response> {
-  const form = await readForm(v, readCookie(v.request, "signIn", v.secure));
+  let form: URLSearchParams;
+  try {
+    form = await readForm(v, readCookie(v.request, "signIn", v.secure));
+  } catch (err) {
+    // The form's cookie ends after an hour (D70): the sign-in form again, with a token of its own, not a page that sends
+    // the person back to a form they must reload. Nothing is read of the token sent, nor counted as a failure.
+    if (err instanceof FormExpired) return showSignIn(v, 403, EXPIRED);
+    throw err;
+  }
   const token = (form.get("token") ?? "").trim();
   const account = accountOfToken(token);
   // Only the operator signs in with a token that is not an account's.
