@@ -627,12 +627,22 @@ describe("one server, keys in files", () => {
     await holder.close();
   });
 
-  test("every page passes axe-core's WCAG 2.1 A and AA checks (labels, contrast, landmarks, names)", async () => {
+  test("every page passes axe-core's WCAG 2.1 A and AA checks (labels, contrast, landmarks, names), at 1280 and at 375 px wide", async () => {
     await roomFor(65); // 50 sent when counted
     const AXE = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
-    /** Violations on the page as it is: rule id, then the first offending element. */
+    /** Violations on the page as it is at a desktop's width and a small phone's (its own layout: keys as cards). */
     const audit = async (page: Page) => {
       await page.addScriptTag({ content: AXE });
+      const found: string[] = [];
+      for (const width of [1280, 375]) {
+        await page.setViewport({ width, height: 900 });
+        found.push(...(await auditNow(page)).map((v) => `${width}px ${v}`));
+      }
+      await page.setViewport(WIDTHS.desktop);
+      return found;
+    };
+    /** Violations on the page as it is: rule id, then the first offending element. */
+    const auditNow = async (page: Page) => {
       return page.evaluate(async () => {
         type Result = { id: string; nodes: { html: string }[] }[];
         const axe = (
