@@ -77,27 +77,37 @@ export function cpuMs(pid: number): number {
 
 /**
  * CPU ms of a process's threads (this one by default), by kind: the request (main) thread, the search workers (Bun
- * names their threads "Worker"), JavaScriptCore's optimizing compilers ("JITWorker": every heap, the main thread's and
- * each worker's, compiles its hot code for itself), and the rest (GC, the allocator, Bun's own, and threads that
- * have ended: a JIT thread that ends takes its time there).
+ * names their threads "Worker"), and the rest (JIT, GC, Bun's own, and threads that have ended); `compilers` holds
+ * each live optimizing-compiler thread's ms by thread id ("JITWorker": every heap, the main thread's and each
+ * worker's, compiles its hot code for itself), for compilerMs().
  */
 export function threadCpu(pid: number | "self" = "self"): {
   main: number;
   workers: number;
-  jit: number;
   other: number;
+  compilers: Map<number, number>;
 } {
-  const cpu = { main: 0, workers: 0, jit: 0, other: 0 };
+  const cpu = { main: 0, workers: 0, other: 0, compilers: new Map<number, number>() };
   const main = pid === "self" ? process.pid : pid;
   for (const { tid, name, fields } of threadsOf(pid)) {
     const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
     if (tid === main) cpu.main += ms;
     else if (name === "Worker") cpu.workers += ms;
-    else if (name === "JITWorker") cpu.jit += ms;
+    else if (name === "JITWorker") cpu.compilers.set(tid, ms);
   }
-  // The rest from the process's total, which keeps the time of threads that have ended.
-  cpu.other = cpuMs(main) - cpu.main - cpu.workers - cpu.jit;
+  // The rest from the process's total, which keeps the time of threads that have ended (JIT threads come and go).
+  cpu.other = cpuMs(main) - cpu.main - cpu.workers;
   return cpu;
+}
+
+/**
+ * The optimizing compilers' ms between two readings of threadCpu(), thread by thread (a thread started meanwhile from
+ * 0). A compiler thread that ended meanwhile is not there to read: its time stays in `other` only.
+ */
+export function compilerMs(before: ReturnType<typeof threadCpu>, after: ReturnType<typeof threadCpu>): number {
+  let ms = 0;
+  for (const [tid, now] of after.compilers) ms += Math.max(0, now - (before.compilers.get(tid) ?? 0));
+  return ms;
 }
 
 /**

@@ -72,7 +72,7 @@ const before = threadCpu();
 await Promise.all(Array.from({ length: Number(values.concurrency) }, one));
 const after = threadCpu();
 clearInterval(holder);
-const per = (k: keyof typeof before) => (((after[k] - before[k]) * 1000) / n).toFixed(0);
+const per = (k: "main" | "workers" | "other") => (((after[k] - before[k]) * 1000) / n).toFixed(0);
 console.log(`${values.path}: ${(n / seconds).toFixed(0)} requests a second through the keyed pipeline, in process`);
 console.log(
   `CPU µs per request: request thread ${per("main")}, search workers ${per("workers")}, other threads ${per("other")}`,
