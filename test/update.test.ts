@@ -487,6 +487,49 @@ describe("the base let go on every path: nothing of it stays mapped once an upda
   });
 });
 
+describe("a copy over the base mid-update (D84)", () => {
+  // The update reads its base with no turn of the event loop from the dumps read to its index merged: its rows copied
+  // (read through the base's own mapping) and its text index merged (through another). `phase`: what the update says
+  // (TOME_DEBUG_MEM's log) just before it reads them.
+  test.if(process.platform === "linux").each([
+    ["its rows are copied", "update: text copied"],
+    ["its text index is merged", "merge: start"],
+  ])("stops the update saying why, while %s, where the process was killed (SIGBUS); nothing is written", (_, phase) => {
+    const at = tempDir("tome-update-copied-");
+    const base = join(at, "base.tome");
+    const out = join(at, "out.tome");
+    copyFileSync(BASE, base);
+    // In a process of its own, which a read of the file cut short kills. At `phase`, a writer opens the base
+    // (`truncate` opens it without waiting: refused while a lease is held, the holder told all the same); the
+    // update then reads on, asking the kernel again at most every 100 ms: the 150 ms slept make its next read ask.
+    const script = `import { updateSnapshot } from ${JSON.stringify(join(ROOT, "src/build/update.ts"))};
+        import { setMemoryLog } from ${JSON.stringify(join(ROOT, "src/search/indexer/memory-log.ts"))};
+        setMemoryLog("on");
+        let cut = false;
+        const write = process.stderr.write.bind(process.stderr);
+        process.stderr.write = (line, ...rest) => {
+          if (!cut && String(line).includes(${JSON.stringify(`] ${phase}:`)})) {
+            cut = true;
+            Bun.spawnSync(["truncate", "-s", "0", ${JSON.stringify(base)}]);
+            Bun.sleepSync(150);
+          }
+          return write(line, ...rest);
+        };
+        try {
+          await updateSnapshot({ base: ${JSON.stringify(base)}, dumps: [${JSON.stringify(EN_2016)}], out: ${JSON.stringify(out)}, workers: 2 });
+          console.log("updated, cut: " + cut);
+        } catch (e) { console.log(e.name + ": " + e.message); }`;
+    const updating = Bun.spawnSync(["bun", "-e", script], { timeout: 120_000, stderr: "pipe" });
+    expect({ said: updating.stdout.toString().trim(), signal: updating.signalCode ?? null }).toEqual({
+      said: `SnapshotError: ${base} was opened for writing by another process (a copy over it?) while it was read: it was let go, as reading a file cut short would crash the process (D84). Run it again once the file is whole; replace a snapshot by renaming a new file onto it.`,
+      signal: null,
+    });
+    expect(existsSync(out)).toBe(false);
+    // The writer was refused, the base left whole.
+    expect(readFileSync(base).equals(readFileSync(BASE))).toBe(true);
+  });
+});
+
 describe("snapshot:follow --from a local mirror", () => {
   /** A day's status.txt in the mirror: "done" once its dump is written. */
   const statusOf = (mirror: string, d: string) => join(mirror, "enwiki", d, "status.txt");

@@ -34,6 +34,7 @@ import {
 import {
   type AppliedUpdate,
   checkSections,
+  type Container,
   openContainer,
   eachRedirect,
   Growable,
@@ -126,6 +127,10 @@ async function openBase(
 ): Promise<Snapshot> {
   const base = openSnapshot(path);
   try {
+    // Read for minutes without a turn of the event loop (the copy, the merge): a copy over it mid-update waits while
+    // the update lets go and stops saying why, where reading the file cut short killed it (SIGBUS, D84). Every read
+    // of the base (through this container or another of its file) asks checkReadable first.
+    base.container.leaseForReading(true);
     if (!base.container.has("index.text.meta"))
       throw new SnapshotError(
         `${printableName(path)} has no text index. Rebuild it with \`${commandLine("snapshot:build --dump <dump>")}\`.`,
@@ -283,6 +288,7 @@ async function writeUpdate(
   };
   const result = o.dumps.length
     ? await ingestDumps(o, base.meta.chunkWords, (a) => {
+        base.container.checkReadable();
         // A revision the base already has (or older), or a page to delete: its text would be dead weight in the file.
         const row = base.pages.indexOf(a.pageId);
         if (row >= 0 && !newer(a, { tsUnix: base.pages.ts[row]!, revId: base.pages.revOf(row) })) return;
@@ -294,6 +300,8 @@ async function writeUpdate(
       })
     : empty;
   await stopIfAborted(o.signal);
+  // No turn of the event loop from here to the seal: the lease's signal, heard while the dumps were read, is said now.
+  base.container.checkReadable();
   // The update weighs the dumps' claims (result.claims), not the redirects the ingest kept: their file goes now.
   result.redirectList.release();
   logMemory("update: dumps read");
@@ -309,15 +317,19 @@ async function writeUpdate(
     baseDocuments = readShardData(base.container, "index.text").documentCount;
     done = writePages(writer, base, o.base, merged, arrivals.length, baseDocuments, newChunks);
     textless = countTextless(done.chunkCounts);
-    // The base is read: its mapping goes now, not when collected (its pages read would stay resident until then).
-    base.container.letGo();
+    // Its pages read leave the resident set now; its lease is held until its text index is merged.
+    base.container.dropResident();
     Bun.gc(true);
     logMemory("update: page table written");
     // Each chunk's number is held in `done` only: the index lets it go once the text index is merged.
     index.finish(writer.out, Object.assign(done, { redirects }), o.progress, {
       path: o.base,
       documents: baseDocuments,
+      checkReadable: () => base.container.checkReadable(),
     });
+    // The base is read: its mapping goes now, not when collected (its pages read would stay resident until then).
+    base.container.checkReadable();
+    base.container.letGo();
   } finally {
     // Their file, when the update failed before the title index let it go.
     redirects.close();
@@ -372,11 +384,12 @@ function writePages(
 ) {
   const pages = base.pages;
   const kept = merged.baseRows;
-  const textNumber = copyText(writer, basePath, pages, kept);
+  const textNumber = copyText(writer, basePath, pages, kept, base.container);
   Bun.gc(true);
   logMemory("update: text copied");
   const firstTextOf = new Uint32Array(kept.length);
   for (const [k, r] of kept.entries()) {
+    base.container.checkReadable();
     const row = pages.row(r);
     row.firstText = row.chunkSections.length ? textNumber[row.firstText]! : 0;
     firstTextOf[k] = row.firstText;
@@ -430,7 +443,14 @@ function modificationsAfter(base: SnapshotMeta, converted: boolean): string[] {
  * (the base's text is read once; its pages would stay resident while mapped). Returns each
  * base chunk's number in the new text store.
  */
-function copyText(writer: SnapshotWriter, path: string, pages: PageTable, rows: Uint32Array): Int32Array {
+function copyText(
+  writer: SnapshotWriter,
+  path: string,
+  pages: PageTable,
+  rows: Uint32Array,
+  /** The base's container, whose lease guards this file's reads too (D84). */
+  leased: Container,
+): Int32Array {
   const container = openContainer(path);
   try {
     const text = new TextStore(container, 0);
@@ -440,6 +460,7 @@ function copyText(writer: SnapshotWriter, path: string, pages: PageTable, rows: 
     // goes after, the copy done or failed. The copy's garbage (a few objects a block) is collected as it goes: the
     // collector, paced by the base's mapped bytes, let it pile up to 500 MB at 1M articles.
     return writer.copyText(text, alive, () => {
+      leased.checkReadable();
       container.dropResident();
       Bun.gc(false);
     });
@@ -558,6 +579,8 @@ function resolve(
     }
     const kind = h.kind === "redirect" ? 1 : h.row !== undefined ? 0 : 2;
     byTitle.push([kind, h.pageId ?? -1, h.revId, h.tsUnix, h.row ?? h.arrival ?? -1], [h.title, h.target ?? ""]);
+    // A copy over the base waits on its lease: answered within a few thousand rows (D84).
+    if ((written & 0xfff) === 0) base.container.checkReadable();
     // Each row read leaves a few strings behind: collected as they go (fully, as the rows' copy does), they
     // do not pile up; the base's pages read leave the resident set as they go (it is read through once).
     if ((++written & 0xffff) === 0) {

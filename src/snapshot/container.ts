@@ -272,15 +272,16 @@ export class Container {
    * lease() for a reader of the file through once (snapshot:export, a check of its hashes): a writer's open waits while
    * the reader lets go, and its next read (checkReadable, verify's next slice) throws a SnapshotError saying why, where
    * reading the file cut short killed the process (SIGBUS). A file open for writing now (being copied) is refused;
-   * where no lease can be taken it is read unguarded, as before (D84).
+   * where no lease can be taken it is read unguarded, as before (D84). `atRead`: the lease is answered at read too
+   * (leaseAnsweredAtRead), for a reader whose reads run for long without a turn of the event loop (an update's base).
    */
-  leaseForReading(): void {
+  leaseForReading(atRead = false): void {
     const path = printableName(this.path);
-    const refused = this.lease(() =>
+    const onWriter = () =>
       this.stopReading(
         `${path} was opened for writing by another process (a copy over it?) while it was read: it was let go, as reading a file cut short would crash the process (D84). Run it again once the file is whole; replace a snapshot by renaming a new file onto it.`,
-      ),
-    );
+      );
+    const refused = atRead ? this.leaseAnsweredAtRead(onWriter) : this.lease(onWriter);
     if (refused?.writing)
       throw new SnapshotError(`${path} is open for writing (being copied?): run it again once it is whole and closed.`);
   }

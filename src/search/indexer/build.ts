@@ -32,6 +32,14 @@ import { type IndexBuildProgress, mergeRuns, RunCursor, TITLE_INDEX } from "./me
  */
 const BYTES_PER_TEXT_BYTE = 13;
 
+/** A base snapshot's text index merged first (an update): its file, its documents, and its readability asked (D84). */
+interface BaseIndex {
+  path: string;
+  documents: number;
+  /** Throws when the base may no longer be read (a copy over it broke its lease): asked before each key is read. */
+  checkReadable?: () => void;
+}
+
 /** Analysed pages' bytes taken between two collections of the heap (collectEvery). */
 const ANALYSED_GARBAGE = 64 << 20;
 
@@ -186,7 +194,7 @@ export class IndexBuilder {
       redirects: RedirectList;
     },
     progress: IndexBuildProgress = () => {},
-    base?: { path: string; documents: number },
+    base?: BaseIndex,
   ): void {
     try {
       if (this.sorter) throw new Error("index: finish() while runs are being written: settle() first");
@@ -290,12 +298,12 @@ export class IndexBuilder {
     out: ContainerWriter,
     kept: { docOfText: Int32Array; documents: number },
     progress: IndexBuildProgress,
-    base?: { path: string; documents: number },
+    base?: BaseIndex,
   ): void {
     // A base snapshot's text index (an update) is the oldest run: equal keys take it first.
     const sources = this.runs.map((path) => ({ path, prefix: "run", offset: base?.documents ?? 0 }));
-    if (base) sources.unshift({ path: base.path, prefix: "index.text", offset: 0 });
-    const cursors = sources.map((s, rank) => new RunCursor(s.path, s.prefix, s.offset, rank));
+    const cursors = sources.map((s, rank) => new RunCursor(s.path, s.prefix, s.offset, rank + (base ? 1 : 0)));
+    if (base) cursors.unshift(new RunCursor(base.path, "index.text", 0, 0, base.checkReadable));
     mergeRuns(out, this.dir, cursors, this.options, kept.docOfText, kept.documents, progress);
   }
 

@@ -62,6 +62,11 @@ export class RunCursor {
     offset: number,
     /** The run's place among the runs: equal keys are taken in this order. */
     readonly rank: number,
+    /**
+     * Called before the run is mapped and before each key: throws when the file may no longer be read (an update's
+     * base, whose lease a copy over it broke, D84). Keys are read between two calls.
+     */
+    private readonly checkReadable: () => void = () => {},
   ) {
     const meta = this.map().meta as { base?: number };
     // A spilled run's metadata says where its chunks start; a snapshot's index starts at 0.
@@ -69,6 +74,7 @@ export class RunCursor {
   }
   /** Maps the run afresh (the old mapping goes when collected), keeping the place. */
   map(): Container {
+    this.checkReadable();
     const container = openContainer(this.path);
     this.data = readShardData(container, this.prefix);
     this.lists = new TermLists(this.data.lists);
@@ -78,6 +84,7 @@ export class RunCursor {
   }
   /** Moves to the next key; false at the end. */
   next(): boolean {
+    this.checkReadable();
     if (this.term + 1 >= this.vocabulary.size) return false;
     this.term++;
     return true;
