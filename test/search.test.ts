@@ -488,6 +488,35 @@ describe("the library API, as the README shows it (open(path).search(q, options)
     }
   });
 
+  test("a hit serialises (JSON.stringify, structuredClone) to its fields and its page's identity, not the page's every chunk (D151)", async () => {
+    const tome = open(await snapshotFor({ dumps: [SQUAD] }));
+    try {
+      const { hits } = tome.search("normans", { limit: 3 });
+      const hit = hits[0]!;
+      const { pageId, revId, title, timestamp, tsUnix } = hit.page;
+      const { chunk, score, rankingScore, text, section, formatted } = hit;
+      const fields = {
+        page: { pageId, revId, title, timestamp, tsUnix },
+        chunk,
+        score,
+        rankingScore,
+        text,
+        section,
+        formatted,
+      };
+      // The page's chunks are many (a RAG program logging its hits wrote the whole page with each).
+      expect(hit.page.chunks.length).toBeGreaterThan(3);
+      expect(JSON.parse(JSON.stringify(hit))).toEqual(fields);
+      // It threw (DataCloneError): the page held its table, whose functions cannot be cloned.
+      expect(structuredClone(hit) as unknown).toEqual(fields);
+      expect(JSON.parse(JSON.stringify(tome.lucky("Normans")!.page))).toEqual(fields.page);
+      // Read on the hit, its page is whole: its sections and chunks are read when asked for.
+      expect(hit.page.chunks[chunk]!.text).toBe(text);
+    } finally {
+      tome.close();
+    }
+  });
+
   test("a bad argument is a TypeError or RangeError naming it, never a crash inside or a silently wrong answer", async () => {
     const tome = open(await snapshotFor({ dumps: [SQUAD] }));
     const all = tome.search("the", { limit: 50 });

@@ -372,7 +372,7 @@ export class PageTable {
   }
 
   /**
-   * Page i as a search hit shows it: its title read now, its sections, chunks and timestamp
+   * Page i as a search hit shows it: its title and timestamp made now, its sections and chunks
    * only when asked for (a search ranks many pages and shows one chunk of each).
    */
   shown(i: number): SnapshotPage & { chunkText(c: number): string } {
@@ -412,46 +412,52 @@ export class PageTable {
   }
 }
 
-/** A page of the table whose sections, chunks and timestamp are made when first asked for. */
+/** A page of the table whose sections and chunks are read when first asked for. */
 class StoredPage implements SnapshotPage {
+  // Its own properties are its identity, what a hit's page serialises to (JSON.stringify, structuredClone: D151);
+  // what it reads from is private (#), not cloned (the table's functions made structuredClone throw) nor written out.
   readonly pageId: number;
   readonly revId: number;
+  readonly title: string;
+  readonly timestamp: string;
   readonly tsUnix: number;
-  private shownAt = -1;
-  private shownText: string | undefined;
-  private timestamp_: string | undefined;
-  private sections_: SnapshotSection[] | undefined;
-  private chunks_: SnapshotChunk[] | undefined;
-  constructor(
-    private readonly table: PageTable,
-    private readonly row: number,
-    readonly title: string,
-  ) {
+  readonly #table: PageTable;
+  readonly #row: number;
+  #shownAt = -1;
+  #shownText: string | undefined;
+  #sections: SnapshotSection[] | undefined;
+  #chunks: SnapshotChunk[] | undefined;
+  constructor(table: PageTable, row: number, title: string) {
+    this.#table = table;
+    this.#row = row;
     this.pageId = table.ids[row]!;
     this.revId = table.revOf(row);
+    this.title = title;
     this.tsUnix = table.ts[row]!;
-  }
-  get timestamp(): string {
-    return (this.timestamp_ ??= isoSeconds(this.tsUnix));
+    this.timestamp = isoSeconds(this.tsUnix);
   }
   get sections(): SnapshotSection[] {
-    return (this.sections_ ??= this.table.sectionsOf(this.row));
+    return (this.#sections ??= this.#table.sectionsOf(this.#row));
   }
   get chunks(): SnapshotChunk[] {
-    return (this.chunks_ ??= this.table.chunksOf(this.row, this.shownAt, this.shownText));
+    return (this.#chunks ??= this.#table.chunksOf(this.#row, this.#shownAt, this.#shownText));
   }
   /** The text of chunk c, kept for the chunks asked for later (a hit shows one chunk, and the response reads it again). */
   chunkText(c: number): string {
-    if (this.chunks_) return this.chunks_[c]!.text;
-    if (this.shownAt !== c) {
-      this.shownText = this.table.chunkText(this.row, c);
-      this.shownAt = c;
+    if (this.#chunks) return this.#chunks[c]!.text;
+    if (this.#shownAt !== c) {
+      this.#shownText = this.#table.chunkText(this.#row, c);
+      this.#shownAt = c;
     }
-    return this.shownText!;
+    return this.#shownText!;
   }
-  toJSON(): SnapshotPage {
-    const { pageId, revId, title, timestamp, tsUnix, sections, chunks } = this;
-    return { pageId, revId, title, timestamp, tsUnix, sections, chunks };
+  /**
+   * Its identity, not its sections and chunks (a hit's page in a log or a cache was the whole page, megabytes for a
+   * long one, D151); engine.page(pageId) gives the whole page.
+   */
+  toJSON(): Omit<SnapshotPage, "sections" | "chunks"> {
+    const { pageId, revId, title, timestamp, tsUnix } = this;
+    return { pageId, revId, title, timestamp, tsUnix };
   }
 }
 
