@@ -18,6 +18,7 @@ import {
   engineFor,
   ingested,
   refused,
+  ROOT,
   snapshotFor,
   SQUAD,
   tempDir,
@@ -516,6 +517,35 @@ describe("the library API, as the README shows it (open(path).search(q, options)
       tome.close();
     }
   });
+
+  test.if(process.platform === "linux")(
+    "engines opened and never closed, past what the process may map, are a SnapshotError saying to close() them, where it was a plain Error ('(errno 12)') or taken for damage (D151)",
+    async () => {
+      const path = await snapshotFor({ dumps: [SQUAD] });
+      // In a process of its own, whose address space (prlimit --as, on itself once started) has room for about 40
+      // engines' mappings besides 256 MB for its heap: the mapping refused as at vm.max_map_count's limit (about 1,400
+      // engines, each mapping its sections), without using up the machine's. It says, then exits at once.
+      const script = `import { open } from ${JSON.stringify(join(ROOT, "src/search/index.ts"))};
+        import { readFileSync, statSync, writeSync } from "node:fs";
+        const path = ${JSON.stringify(path)};
+        const vm = Number(/VmSize:\\s+(\\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"))[1]) * 1024;
+        const limit = vm + 256 * 2 ** 20 + 40 * statSync(path).size;
+        if (Bun.spawnSync(["prlimit", "--pid=" + process.pid, "--as=" + limit]).exitCode !== 0) process.exit(3);
+        const kept = [];
+        try {
+          for (let i = 0; i < 1000; i++) kept.push(open(path));
+          writeSync(1, "opened 1000");
+        } catch (e) {
+          writeSync(1, (kept.length >= 10) + " " + e.name + ": " + e.message.replace(path, "<path>"));
+        }
+        process.exit(0);`;
+      const opening = Bun.spawnSync(["bun", "-e", script], { timeout: 60_000, stderr: "pipe" });
+      expect({ said: opening.stdout.toString(), exitCode: opening.exitCode }).toEqual({
+        said: "true SnapshotError: <path> cannot be mapped: this process has no room for another mapping (errno 12, ENOMEM: it holds as many as /proc/sys/vm/max_map_count allows, or its address space, ulimit -v, is full). An engine holds its file's mappings until it is closed: close() each engine once done with it, or open() a snapshot once and reuse its engine.",
+        exitCode: 0,
+      });
+    },
+  );
 
   test("a bad argument is a TypeError or RangeError naming it, never a crash inside or a silently wrong answer", async () => {
     const tome = open(await snapshotFor({ dumps: [SQUAD] }));

@@ -16,6 +16,8 @@
 import { dlopen, FFIType, type Pointer, read, toArrayBuffer } from "bun:ffi";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { constants } from "node:os";
+import { printableName } from "../printable";
+import { SnapshotError } from "./format";
 
 const PROT_READ = 1;
 const MAP_SHARED = 0x01;
@@ -89,6 +91,18 @@ export interface LeaseRefused {
   writing: boolean;
 }
 
+/**
+ * A mapping refused (mmap failed): a SnapshotError, not damage. ENOMEM: the process has no room for another mapping,
+ * most often a program that open()s engines and never closes them (at about 1,400 of them at vm.max_map_count's 65,530:
+ * an engine maps each of its file's sections), told what to do, where a plain Error said "(errno 12)" (D151).
+ */
+function mapFailed(what: string, code: number): SnapshotError {
+  if (code !== constants.errno.ENOMEM) return new SnapshotError(`${what} (errno ${code}).`);
+  return new SnapshotError(
+    `${what}: this process has no room for another mapping (errno 12, ENOMEM: it holds as many as /proc/sys/vm/max_map_count allows, or its address space, ulimit -v, is full). An engine holds its file's mappings until it is closed: close() each engine once done with it, or open() a snapshot once and reuse its engine.`,
+  );
+}
+
 /** Why a lease is refused, by errno, for the log. */
 const LEASE_REFUSED = new Map<number, string>([
   [constants.errno.EAGAIN, "it is open for writing"],
@@ -149,7 +163,7 @@ export class FileMapping {
     const skip = offset % PAGE;
     const size = length + skip;
     const address = Number(lib.mmap(0, size, PROT_READ, MAP_SHARED, this.fd, offset - skip));
-    if (address === -1) throw new Error(`${this.path} cannot be mapped (errno ${errno(lib)})`);
+    if (address === -1) throw mapFailed(`${printableName(this.path)} cannot be mapped`, errno(lib));
     const buffer = mappedBuffer(address, 0, size, size, (lib.munmap as unknown as { ptr: Pointer }).ptr);
     this.ranges.push({ address, length: size, buffer: new WeakRef(buffer) });
     return new Uint8Array(buffer, skip, length);
@@ -246,7 +260,7 @@ export class FileMapping {
       if (!buffer) continue;
       const flags = MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS | MAP_NORESERVE;
       if (Number(lib.mmap(range.address, range.length, PROT_READ, flags, -1, 0)) !== range.address)
-        throw new Error(`${this.path}: its mapping could not be let go (errno ${errno(lib)})`);
+        throw mapFailed(`${printableName(this.path)}: its mapping could not be let go`, errno(lib));
     }
     this.dropped = true;
     leased.delete(this.fd);
