@@ -112,11 +112,13 @@ describe("one word in every form a reader types it (D120)", () => {
 });
 
 describe("a result as console.log shows it (the README's RAG example)", () => {
-  test("each hit's page names its table by its size, not every column of every page", async () => {
+  test("each hit's page shows who it is, not its table's columns", async () => {
     const tome = await squad();
     const shown = Bun.inspect(tome.search("Super Bowl", { limit: 5 }).hits);
-    expect(shown).toContain(`table: PageTable { ${tome.snapshot.pages.length} pages of `);
+    // The table it reads from is private (D151: what a hit's page serialises to), so not shown at all.
+    expect(shown).not.toContain("PageTable");
     expect(shown).toContain('title: "Super Bowl 50"');
+    expect(shown).toContain("pageId: 5000001");
     expect(shown).not.toContain("Uint32Array");
   });
 });
