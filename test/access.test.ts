@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Access, FLUSH_INTERVAL_MS, keysPath, readUsage, updateKeyFile, usagePath } from "../src/access";
+import { NO_KEY, readKey } from "../src/access/grant";
 import { dayOf, isoTime, UsageLedger, writeUsage } from "../src/access/usage";
 import { atomicWriteAsync } from "../src/files";
 import { createApp, serve } from "../src/http";
@@ -129,6 +130,21 @@ describe("the first start on a TOME_DATA with a space and a quote", () => {
   });
 });
 
+test("readKey, which both gates (file and Redis) read the key with: the key, none (401) or several (403)", () => {
+  const key = `wk_${"D".repeat(32)}`;
+  expect(readKey(new Headers({ "x-api-key": ` ${key}\t` }))).toBe(key);
+  expect(readKey(new Headers({ authorization: `Bearer ${key}` }))).toBe(key);
+  expect(readKey(new Headers({ "x-api-key": "" }))).toBe(NO_KEY);
+  const twice = new Headers([
+    ["x-api-key", key],
+    ["x-api-key", key],
+  ]);
+  expect(readKey(twice)).toMatchObject({
+    reason: "invalid key",
+    message: expect.stringContaining("more than one key"),
+  });
+});
+
 describe("authentication (api.md section 5, D18)", () => {
   let key: string;
   beforeAll(async () => {
@@ -211,9 +227,9 @@ describe("authentication (api.md section 5, D18)", () => {
       [
         process.execPath,
         "-e",
-        `const { keyText } = await import(${JSON.stringify(join(import.meta.dir, "../src/access/grant.ts"))});
+        `const { readKey } = await import(${JSON.stringify(join(import.meta.dir, "../src/access/grant.ts"))});
          const s = " ".repeat(${spaces});
-         console.log(keyText(new Headers({ authorization: "Bearer a" + s + "b" + s })).length);`,
+         console.log(readKey(new Headers({ authorization: "Bearer a" + s + "b" + s })).length);`,
       ],
       { timeout: 60_000, stderr: "pipe" },
     );

@@ -73,7 +73,7 @@ export const INVALID_KEY_NEXT =
  * A key header sent more than once, which HTTP joins into one value with a comma (no key holds one): neither key is
  * read, and the client is told why rather than to check that its key was copied whole (D18).
  */
-export const SEVERAL_KEYS: Refusal = {
+const SEVERAL_KEYS: Refusal = {
   reason: "invalid key",
   message:
     "The API key is invalid or revoked: this request sends more than one key (X-API-Key or Authorization given more than once, which HTTP joins with a comma). Send one key, once.",
@@ -109,13 +109,23 @@ function withoutOws(value: string): string {
  * (401); only a header with no Bearer credential at all sends no key. Only spaces and tabs are
  * taken off around a key (withoutOws).
  */
-export function keyText(headers: Headers): string | undefined {
+function keyText(headers: Headers): string | undefined {
   const text = withoutOws(headers.get("x-api-key") ?? "");
   if (text) return text;
   const header = headers.get("authorization");
   const scheme = header && /^bearer[ \t]+/i.exec(header);
   if (!scheme) return undefined;
   return withoutOws(header.slice(scheme[0].length)) || undefined;
+}
+
+/**
+ * The key a request sends (keyText), or why none is read: no key (401), or a key header sent more than once, which
+ * HTTP joins with a comma, a character no key holds (SEVERAL_KEYS, D18). Both gates read the key through this.
+ */
+export function readKey(headers: Headers): string | Refusal {
+  const text = keyText(headers);
+  if (!text) return NO_KEY;
+  return text.includes(",") ? SEVERAL_KEYS : text;
 }
 
 /**

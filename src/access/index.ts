@@ -6,9 +6,7 @@
  */
 import {
   invalidKey,
-  keyText,
-  NO_KEY,
-  SEVERAL_KEYS,
+  readKey,
   readScope,
   type Gate,
   type Grant,
@@ -202,9 +200,8 @@ export class Access implements Gate {
    * within its rate, its cost held from the quota (D20), to be settled once it is answered.
    */
   admit(headers: Headers, cost: number, needs: Scope = NEEDS.request): Grant | Refusal {
-    const text = keyText(headers);
-    if (!text) return NO_KEY;
-    if (text.includes(",")) return SEVERAL_KEYS;
+    const text = readKey(headers);
+    if (typeof text !== "string") return text;
     const key = this.keys.find(text);
     const now = this.now();
     if (key === undefined || now >= key.endsAt) return invalidKey(key);

@@ -17,9 +17,7 @@ import { hashKey, KEY_SHAPE, randomAlphanumeric } from "../key-text";
 import type { Account, KeyRecord, Scope } from "../store";
 import {
   invalidKey,
-  keyText,
-  NO_KEY,
-  SEVERAL_KEYS,
+  readKey,
   readScope,
   type Gate,
   type Grant,
@@ -222,9 +220,8 @@ export class RedisAccess implements Gate {
   }
 
   admit(headers: Headers, cost: number, needs: Scope = "read"): Grant | Refusal | Promise<Grant | Refusal> {
-    const text = keyText(headers);
-    if (!text) return NO_KEY;
-    if (text.includes(",")) return SEVERAL_KEYS;
+    const text = readKey(headers);
+    if (typeof text !== "string") return text;
     if (!KEY_SHAPE.test(text)) return invalidKey(undefined);
     if (this.redis.outage) return UNAVAILABLE;
     if (this.undoing) return this.undoing.then(() => this.admit(headers, cost, needs));
