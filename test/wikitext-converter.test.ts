@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { countLeaks, findLeaks } from "../src/ingest";
 import { makeConverter } from "../src/ingest/wikitext";
 import { stripMarkup } from "../src/ingest/wikitext/markup";
+import * as texSymbols from "../src/ingest/wikitext/tex-symbols";
 import { dump, EN_2016, engineFor, MARKUP_BREAKINGS, pagesOf } from "./helpers";
 
 // Per file: the last tests convert real dumps.
@@ -32,12 +33,18 @@ describe("formulas stay in their sentence", () => {
 
   test("a TeX command or a unit named as a member of every object (\\constructor, \\not\\valueOf, {{convert|5|constructor|10}}) is its name, not the JavaScript function's source", () => {
     // Read from the symbol tables with `in` and [name]: inherited members of Object.prototype were found too, and the
-    // chunk said "function Object { [native code]}".
+    // chunk said "function Object { [native code]}". The tables have no prototype now (next test).
     expect(
       text(
         "<math>\\constructor + \\toString</math>, <math>\\not\\valueOf</math>, {{convert|5|constructor|10}}, <math>\\hat{x}</math>.",
       ),
     ).toBe("constructor + toString, valueOf\u0338, 5 constructor, x̂.");
+  });
+
+  test("the TeX symbol tables have no prototype, so that a plain table[name] finds their own entries only", () => {
+    const tables = Object.entries(texSymbols).filter(([, t]) => typeof t === "object" && !(t instanceof Set));
+    expect(tables.length).toBeGreaterThan(5);
+    for (const [name, table] of tables) expect([name, Object.getPrototypeOf(table)]).toEqual([name, null]);
   });
 
   test("{{math}}, {{mvar}} and {{tmath}}", () => {

@@ -7,6 +7,7 @@
 import { decodeHTML } from "entities";
 import { toSubscript, toSuperscript } from "./scripts";
 import { fractionText, texToText } from "./tex";
+import { ownTable } from "./tex-symbols";
 
 /** wtf_wikipedia's template parameter parser: named and positional values as plain text. */
 export type Parse = (body: string, order?: string[]) => Record<string, string | string[] | undefined>;
@@ -59,7 +60,7 @@ const val: TemplateFn = (body, _list, parse) => {
 };
 
 /** Words of {{convert}} that join the two ends of a range. */
-const RANGE: Record<string, string> = {
+const RANGE = ownTable({
   "-": "–",
   "–": "–",
   to: " to ",
@@ -72,12 +73,12 @@ const RANGE: Record<string, string> = {
   by: " × ",
   x: " × ",
   "×": " × ",
-};
+});
 
 /** {{convert|5|mi|km}} → "5 mi"; {{convert|1|-|2|km}} → "1–2 km": the value as the author wrote it. */
 const convert: TemplateFn = (body, _list, parse) => {
   const [value = "", second = "", third = "", fourth = ""] = positional(parse(body));
-  const joint = Object.hasOwn(RANGE, second) ? RANGE[second] : undefined;
+  const joint = RANGE[second];
   if (joint !== undefined && third) return `${value}${joint}${third} ${fourth}`.trim();
   return `${value} ${second}`.trim();
 };

@@ -3,8 +3,17 @@
  * Used by ./tex; names follow TeX and texvc (MediaWiki's math), aliases included.
  */
 
+/**
+ * A table the wikitext's names are looked up in: without a prototype, so that table[name] and `name in table` find its
+ * own entries only (\\constructor or {{convert|5|constructor|10}} are no entry of it, where a plain object finds
+ * Object.prototype's members). As access's nameTable, which ingest may not import (layers).
+ */
+export function ownTable<T>(entries: Record<string, T>): Record<string, T> {
+  return Object.assign(Object.create(null) as Record<string, T>, entries);
+}
+
 /** Greek letters. */
-export const GREEK: Record<string, string> = {
+export const GREEK = ownTable({
   alpha: "α",
   beta: "β",
   gamma: "γ",
@@ -48,10 +57,10 @@ export const GREEK: Record<string, string> = {
   Psi: "Ψ",
   Omega: "Ω",
   digamma: "ϝ",
-};
+});
 
 /** Binary operators: a space either side, unless nothing stands before them ("−1"). */
-export const BINARY: Record<string, string> = {
+export const BINARY = ownTable({
   times: "×",
   cdot: "·",
   sdot: "·",
@@ -79,10 +88,10 @@ export const BINARY: Record<string, string> = {
   or: "∨",
   sqcup: "⊔",
   sqcap: "⊓",
-};
+});
 
 /** Relations and arrows: a space either side. */
-export const RELATIONS: Record<string, string> = {
+export const RELATIONS = ownTable({
   leq: "≤",
   le: "≤",
   geq: "≥",
@@ -145,10 +154,10 @@ export const RELATIONS: Record<string, string> = {
   darr: "↓",
   hookrightarrow: "↪",
   rightleftharpoons: "⇌",
-};
+});
 
 /** Sums and integrals: spaced from what stands either side, like function names. */
-export const BIG_OPERATORS: Record<string, string> = {
+export const BIG_OPERATORS = ownTable({
   sum: "∑",
   prod: "∏",
   coprod: "∐",
@@ -162,10 +171,10 @@ export const BIG_OPERATORS: Record<string, string> = {
   bigotimes: "⨂",
   bigvee: "⋁",
   bigwedge: "⋀",
-};
+});
 
 /** Symbols written as they are. */
-export const SYMBOLS: Record<string, string> = {
+export const SYMBOLS = ownTable({
   infty: "∞",
   infin: "∞",
   partial: "∂",
@@ -255,7 +264,7 @@ export const SYMBOLS: Record<string, string> = {
   Rho: "Ρ",
   Tau: "Τ",
   Chi: "Χ",
-};
+});
 
 /** Named functions, written upright and followed by a space before their argument. */
 export const FUNCTIONS = new Set([
@@ -410,7 +419,7 @@ export const SPACES = new Set([
 ]);
 
 /** Accents: the combining mark they put on their argument. */
-export const ACCENTS: Record<string, string> = {
+export const ACCENTS = ownTable({
   bar: "\u0304",
   overline: "\u0305",
   hat: "\u0302",
@@ -425,13 +434,13 @@ export const ACCENTS: Record<string, string> = {
   grave: "\u0300",
   check: "\u030c",
   breve: "\u0306",
-};
+});
 
 /** \\mathbb letters Unicode has in its basic plane. */
-export const DOUBLE_STRUCK: Record<string, string> = { C: "ℂ", H: "ℍ", N: "ℕ", P: "ℙ", Q: "ℚ", R: "ℝ", Z: "ℤ" };
+export const DOUBLE_STRUCK = ownTable({ C: "ℂ", H: "ℍ", N: "ℕ", P: "ℙ", Q: "ℚ", R: "ℝ", Z: "ℤ" });
 
 /** \\not before these: the negated symbol; before others, a combining stroke. */
-export const NEGATED: Record<string, string> = {
+export const NEGATED = ownTable({
   "=": "≠",
   "∈": "∉",
   "≡": "≢",
@@ -440,4 +449,4 @@ export const NEGATED: Record<string, string> = {
   "∃": "∄",
   "<": "≮",
   ">": "≯",
-};
+});

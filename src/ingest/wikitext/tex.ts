@@ -240,12 +240,12 @@ class Renderer {
   }
 
   private command(name: string): string {
-    if (Object.hasOwn(GREEK, name)) return GREEK[name]!;
-    if (Object.hasOwn(BINARY, name)) return this.binary(BINARY[name]!);
-    if (Object.hasOwn(RELATIONS, name)) return ` ${RELATIONS[name]} `;
-    if (Object.hasOwn(SYMBOLS, name)) return SYMBOLS[name]!;
+    if (name in GREEK) return GREEK[name]!;
+    if (name in BINARY) return this.binary(BINARY[name]!);
+    if (name in RELATIONS) return ` ${RELATIONS[name]} `;
+    if (name in SYMBOLS) return SYMBOLS[name]!;
     if (FUNCTIONS.has(name)) return BEFORE_TERM + name + AFTER_TERM;
-    if (Object.hasOwn(BIG_OPERATORS, name)) return BEFORE_TERM + BIG_OPERATORS[name]! + AFTER_TERM;
+    if (name in BIG_OPERATORS) return BEFORE_TERM + BIG_OPERATORS[name]! + AFTER_TERM;
     if (SPACES.has(name)) return " ";
     if (name === "!" || name === "/") return "";
     if (name === "\\" || name === "cr" || name === "newline") return "; ";
@@ -284,7 +284,7 @@ class Renderer {
       const root = `√${atomic(radicand) ? radicand : `(${radicand})`}`;
       return degree ? (toSuperscript(degree) ?? degree.trim()) + root : root;
     }
-    if (Object.hasOwn(ACCENTS, name)) return accent(this.argument().trim(), ACCENTS[name]!);
+    if (name in ACCENTS) return accent(this.argument().trim(), ACCENTS[name]!);
     if (name === "mathbb") return [...this.argument()].map((c) => DOUBLE_STRUCK[c] ?? c).join("");
     if (name === "stackrel" || name === "overset" || name === "underset") {
       this.argument();
@@ -299,7 +299,7 @@ class Renderer {
     if (name === "pmod") return ` (mod ${this.argument().trim()})`;
     if (name === "not") {
       const next = this.argument().trim();
-      return ` ${Object.hasOwn(NEGATED, next) ? NEGATED[next] : `${next}\u0338`} `;
+      return ` ${NEGATED[next] ?? `${next}\u0338`} `;
     }
     // An escaped character (\{ \% \$ \# \& \_) is itself; an unknown command keeps its name.
     return name;
